@@ -1,0 +1,10 @@
+"""RoBERTa from scratch: model, tokenizer, masking and pipelines, weight-compatible with `transformers`."""
+from .config import PRESETS, RobertaConfig
+from .masking import DynamicMasker, StaticMasker, make_masker
+from .model import (ModelOutput, RobertaForMaskedLM, RobertaForSequenceClassification, RobertaModel)
+from .tokenizer import load_tokenizer, train_tokenizer
+
+__all__ = [
+    "PRESETS", "RobertaConfig", "RobertaModel", "RobertaForMaskedLM", "RobertaForSequenceClassification",
+    "ModelOutput", "DynamicMasker", "StaticMasker", "make_masker", "load_tokenizer", "train_tokenizer",
+]

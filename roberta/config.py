@@ -1,0 +1,102 @@
+"""RobertaConfig: one dataclass with Hugging Face's field names, plus named presets."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RobertaConfig:
+    vocab_size: int = 50265
+    hidden_size: int = 768
+    num_hidden_layers: int = 12
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072
+    max_position_embeddings: int = 514  # RoBERTa: max sequence length + pad_token_id + 1
+    layer_norm_eps: float = 1e-5
+    hidden_dropout_prob: float = 0.1
+    attention_probs_dropout_prob: float = 0.1
+    classifier_dropout: float | None = None  # None: use hidden_dropout_prob
+    initializer_range: float = 0.02
+    hidden_act: str = "gelu"
+    pad_token_id: int = 1
+    bos_token_id: int = 0
+    eos_token_id: int = 2
+    # Sequence classification labels (id -> name); JSON turns int keys into strings, we turn them back.
+    id2label: dict[int, str] = field(default_factory=lambda: {0: "LABEL_0", 1: "LABEL_1"})
+
+    def __post_init__(self):
+        self.id2label = {int(k): str(v) for k, v in self.id2label.items()}
+        if self.hidden_size % self.num_attention_heads:
+            raise ValueError(
+                f"hidden_size ({self.hidden_size}) must be divisible by "
+                f"num_attention_heads ({self.num_attention_heads})"
+            )
+        if self.hidden_act != "gelu":
+            raise ValueError(f"only hidden_act='gelu' is supported, got {self.hidden_act!r}")
+
+    @property
+    def num_labels(self) -> int:
+        return len(self.id2label)
+
+    @property
+    def label2id(self) -> dict[str, int]:
+        return {v: k for k, v in self.id2label.items()}
+
+    @property
+    def max_length(self) -> int:
+        """Longest input (special tokens included) the position table can hold."""
+        return self.max_position_embeddings - self.pad_token_id - 1
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def to_hf_dict(self, architecture: str) -> dict:
+        """The config.json that `transformers` reads as a RoBERTa checkpoint (and so do we)."""
+        d = self.to_dict()
+        d.update(
+            model_type="roberta",
+            architectures=[architecture],
+            type_vocab_size=1,  # RoBERTa has no segments; we save a single all-zero segment row
+            tie_word_embeddings=True,
+            label2id=self.label2id,
+            position_embedding_type="absolute",
+        )
+        d["id2label"] = {str(k): v for k, v in self.id2label.items()}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RobertaConfig":
+        """Build from a dict (e.g. a config.json), ignoring keys that are not fields."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    @classmethod
+    def from_preset(cls, name: str, tokenizer=None, **overrides) -> "RobertaConfig":
+        """A named preset; with a `tokenizers.Tokenizer`, the vocabulary and special ids follow it."""
+        if name not in PRESETS:
+            raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
+        if tokenizer is not None:
+            special = {"pad_token_id": "<pad>", "bos_token_id": "<s>", "eos_token_id": "</s>"}
+            for key, token in special.items():
+                token_id = tokenizer.token_to_id(token)
+                if token_id is None:
+                    raise ValueError(f"the tokenizer has no {token} token")
+                overrides.setdefault(key, token_id)
+            overrides.setdefault("vocab_size", tokenizer.get_vocab_size())
+        return dataclasses.replace(PRESETS[name], **overrides)
+
+
+PRESETS: dict[str, RobertaConfig] = {
+    # The reference MiniRoBERTa: 17.7M parameters with the MLM head, 128-token inputs.
+    "mini": RobertaConfig(
+        hidden_size=256, num_hidden_layers=6, num_attention_heads=8, intermediate_size=1024,
+        max_position_embeddings=130,
+    ),
+    "roberta-base": RobertaConfig(),
+    # For tests: seconds to build and run.
+    "tiny": RobertaConfig(
+        vocab_size=1000, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=64, max_position_embeddings=66,
+    ),
+}

@@ -1,0 +1,132 @@
+"""Masked-language-model corruption: BERT's static masking and RoBERTa's dynamic masking.
+
+The one place this logic lives; training, tests and the app all use it.
+
+Of the tokens that are not special (<s>, </s>, <pad>, ...), each is selected with probability 15%.
+A selected token becomes a prediction target (its label is the original id; every other label is -100)
+and is replaced by <mask> 80% of the time, by a random regular token 10% of the time, and left as is 10%.
+
+- Dynamic (RoBERTa): a fresh mask every time a sequence is fed to the model.
+- Static (BERT): masks are fixed at preprocessing. BERT duplicates the data `dupe_factor` times (10) with
+  different masks, so over many epochs each sequence cycles through the same 10 masks. `dupe_factor=1` is
+  the "one fixed mask" variant. Masks are a pure function of (seed, example id, copy), which is exactly
+  what precomputing them would store, without holding dupe_factor copies of the corpus in memory.
+"""
+from dataclasses import dataclass
+
+import torch
+
+IGNORE_INDEX = -100
+# What happened to each token, for display and statistics.
+NOT_SELECTED, MASKED, RANDOM, KEPT = 0, 1, 2, 3
+OUTCOME_NAMES = {NOT_SELECTED: "not selected", MASKED: "<mask>", RANDOM: "random token", KEPT: "unchanged"}
+
+
+@dataclass
+class MaskedBatch:
+    input_ids: torch.Tensor  # (B, T) corrupted inputs
+    labels: torch.Tensor  # (B, T) original id where selected, -100 elsewhere
+    outcome: torch.Tensor  # (B, T) NOT_SELECTED / MASKED / RANDOM / KEPT
+
+
+class Masker:
+    """Shared corruption rule. `mask(input_ids, generator)` applies it with the given randomness."""
+
+    def __init__(self, mask_token_id: int, vocab_size: int, special_ids, mlm_probability: float = 0.15,
+                 mask_fraction: float = 0.8, random_fraction: float = 0.1, seed: int = 0):
+        if not 0 < mlm_probability < 1:
+            raise ValueError(f"mlm_probability must be in (0, 1), got {mlm_probability}")
+        if mask_fraction < 0 or random_fraction < 0 or mask_fraction + random_fraction > 1:
+            raise ValueError("mask_fraction and random_fraction must be >= 0 and sum to at most 1")
+        self.mask_token_id = mask_token_id
+        self.mlm_probability = mlm_probability
+        self.mask_fraction = mask_fraction
+        self.random_fraction = random_fraction
+        self.seed = seed
+        self.special_ids = torch.tensor(sorted(set(special_ids) | {mask_token_id}), dtype=torch.long)
+        is_special = torch.zeros(vocab_size, dtype=torch.bool)
+        is_special[self.special_ids] = True
+        self.regular_ids = torch.nonzero(~is_special).squeeze(1)  # random replacements come from these
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer, **kwargs):
+        """Build from a `tokenizers.Tokenizer` with RoBERTa's special tokens."""
+        special = [tokenizer.token_to_id(t) for t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")]
+        if any(i is None for i in special):
+            raise ValueError("the tokenizer lacks one of RoBERTa's special tokens <s> <pad> </s> <unk> <mask>")
+        return cls(tokenizer.token_to_id("<mask>"), tokenizer.get_vocab_size(), special, **kwargs)
+
+    def mask(self, input_ids: torch.Tensor, generator: torch.Generator) -> MaskedBatch:
+        input_ids = torch.as_tensor(input_ids)
+        shape = input_ids.shape
+        eligible = ~torch.isin(input_ids, self.special_ids.to(input_ids.device))  # (B, T)
+        u_select = torch.rand(shape, generator=generator)
+        u_action = torch.rand(shape, generator=generator)
+        random_pick = torch.randint(len(self.regular_ids), shape, generator=generator)
+        selected = (u_select < self.mlm_probability).to(input_ids.device) & eligible
+        u_action = u_action.to(input_ids.device)
+        to_mask = selected & (u_action < self.mask_fraction)
+        to_random = selected & ~to_mask & (u_action < self.mask_fraction + self.random_fraction)
+
+        corrupted = input_ids.clone()
+        corrupted[to_mask] = self.mask_token_id
+        corrupted[to_random] = self.regular_ids.to(input_ids.device)[random_pick.to(input_ids.device)][to_random]
+        labels = torch.where(selected, input_ids, torch.full_like(input_ids, IGNORE_INDEX))
+        outcome = torch.full_like(input_ids, NOT_SELECTED)
+        outcome[selected] = KEPT
+        outcome[to_mask] = MASKED
+        outcome[to_random] = RANDOM
+        return MaskedBatch(corrupted, labels, outcome)
+
+
+class DynamicMasker(Masker):
+    """RoBERTa: every call draws a new mask from one seeded stream (reproducible, never repeating)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.generator = torch.Generator().manual_seed(self.seed)
+
+    def __call__(self, input_ids, example_ids=None, epoch=None) -> MaskedBatch:
+        return self.mask(input_ids, self.generator)
+
+    def state_dict(self) -> dict:
+        return {"generator": self.generator.get_state()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.generator.set_state(state["generator"])
+
+
+class StaticMasker(Masker):
+    """BERT: example i in epoch e always gets mask copy (e % dupe_factor), fixed by (seed, i, copy)."""
+
+    def __init__(self, *args, dupe_factor: int = 10, **kwargs):
+        super().__init__(*args, **kwargs)
+        if dupe_factor < 1:
+            raise ValueError(f"dupe_factor must be >= 1, got {dupe_factor}")
+        self.dupe_factor = dupe_factor
+
+    def __call__(self, input_ids, example_ids, epoch: int) -> MaskedBatch:
+        """input_ids (B, T), example_ids (B,): a stable id per sequence (its index in the dataset)."""
+        input_ids = torch.as_tensor(input_ids)
+        rows = [self.fixed_mask(input_ids[i:i + 1], int(ex), epoch % self.dupe_factor)
+                for i, ex in enumerate(example_ids)]
+        return MaskedBatch(*(torch.cat([getattr(r, f) for r in rows]) for f in ("input_ids", "labels", "outcome")))
+
+    def fixed_mask(self, input_ids, example_id: int, copy: int) -> MaskedBatch:
+        seed = (self.seed * 1_000_003 + example_id) * 101 + copy  # one stream per (seed, example, copy)
+        return self.mask(input_ids, torch.Generator().manual_seed(seed))
+
+    def state_dict(self) -> dict:
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        pass
+
+
+def make_masker(kind: str, tokenizer, seed: int = 0, dupe_factor: int = 10, **kwargs) -> Masker:
+    """`kind` is "dynamic" (RoBERTa) or "static" (BERT, with `dupe_factor` copies)."""
+    if kind == "dynamic":
+        return DynamicMasker.from_tokenizer(tokenizer, seed=seed, **kwargs)
+    if kind == "static":
+        return StaticMasker.from_tokenizer(tokenizer, seed=seed, dupe_factor=dupe_factor, **kwargs)
+    raise ValueError(f"masking must be 'dynamic' or 'static', got {kind!r}")

@@ -1,0 +1,332 @@
+"""RoBERTa written from scratch (Liu et al. 2019), weight-compatible with `transformers`.
+
+Module and parameter names follow Hugging Face's `modeling_roberta.py`, so a state dict moves between
+the two unchanged except for one detail: RoBERTa has no segments, so we keep no token-type embedding
+(a saved checkpoint carries an all-zero one that `transformers` expects; see `roberta.convert`).
+
+Shapes: B batch, T sequence length, H hidden size, nh heads, hd head size, V vocabulary, N masked tokens.
+"""
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from huggingface_hub import PyTorchModelHubMixin
+from safetensors.torch import load_file, save_file
+
+from .config import RobertaConfig
+from .convert import from_hf_state_dict, to_hf_state_dict
+from .hub import CONFIG_NAME, WEIGHTS_NAME, resolve_file
+
+IGNORE_INDEX = -100  # label of positions that are not prediction targets
+
+
+@dataclass
+class ModelOutput:
+    loss: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    last_hidden_state: torch.Tensor | None = None  # (B, T, H)
+    attentions: tuple[torch.Tensor, ...] | None = None  # one (B, nh, T, T) per layer
+
+
+def position_ids_from_input_ids(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    """RoBERTa's positions: count from pad_token_id + 1 over real tokens; padding gets pad_token_id."""
+    not_pad = input_ids.ne(pad_token_id).long()  # (B, T)
+    return torch.cumsum(not_pad, dim=1) * not_pad + pad_token_id
+
+
+class RobertaEmbeddings(nn.Module):
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.pad_token_id = config.pad_token_id
+        self.max_length = config.max_length
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
+        self.position_embeddings = nn.Embedding(
+            config.max_position_embeddings, config.hidden_size, padding_idx=config.pad_token_id
+        )
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        if input_ids.shape[1] > self.max_length:
+            raise ValueError(
+                f"input has {input_ids.shape[1]} tokens but the model takes at most {self.max_length}; truncate it"
+            )
+        positions = position_ids_from_input_ids(input_ids, self.pad_token_id)  # (B, T)
+        x = self.word_embeddings(input_ids) + self.position_embeddings(positions)  # (B, T, H)
+        return self.dropout(self.LayerNorm(x))
+
+
+class RobertaSelfAttention(nn.Module):
+    """Bidirectional multi-head attention: every token sees every non-padding token."""
+
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.num_heads = config.num_attention_heads
+        self.head_size = config.hidden_size // config.num_attention_heads
+        self.query = nn.Linear(config.hidden_size, config.hidden_size)
+        self.key = nn.Linear(config.hidden_size, config.hidden_size)
+        self.value = nn.Linear(config.hidden_size, config.hidden_size)
+        self.dropout_p = config.attention_probs_dropout_prob
+
+    def forward(self, x, keep_mask=None, output_attentions=False):
+        B, T, H = x.shape
+        # (B, T, H) -> (B, nh, T, hd)
+        q, k, v = (proj(x).view(B, T, self.num_heads, self.head_size).transpose(1, 2)
+                   for proj in (self.query, self.key, self.value))
+        dropout_p = self.dropout_p if self.training else 0.0
+        probs = None
+        if output_attentions:  # explicit path: we need the probabilities themselves
+            scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_size)  # (B, nh, T, T)
+            if keep_mask is not None:
+                scores = scores.masked_fill(~keep_mask, torch.finfo(scores.dtype).min)
+            probs = scores.softmax(dim=-1)  # (B, nh, T, T)
+            context = F.dropout(probs, dropout_p, self.training) @ v  # (B, nh, T, hd)
+        else:  # fused kernel
+            context = F.scaled_dot_product_attention(q, k, v, attn_mask=keep_mask, dropout_p=dropout_p)
+        return context.transpose(1, 2).reshape(B, T, H), probs
+
+
+class RobertaSelfOutput(nn.Module):
+    """Projection, dropout, residual, LayerNorm (post-norm)."""
+
+    def __init__(self, config: RobertaConfig, in_size: int):
+        super().__init__()
+        self.dense = nn.Linear(in_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, x, residual):
+        return self.LayerNorm(self.dropout(self.dense(x)) + residual)
+
+
+class RobertaAttention(nn.Module):
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.self = RobertaSelfAttention(config)
+        self.output = RobertaSelfOutput(config, config.hidden_size)
+
+    def forward(self, x, keep_mask=None, output_attentions=False):
+        context, probs = self.self(x, keep_mask, output_attentions)
+        return self.output(context, x), probs
+
+
+class RobertaIntermediate(nn.Module):
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
+
+    def forward(self, x):
+        return F.gelu(self.dense(x))  # (B, T, intermediate_size)
+
+
+class RobertaLayer(nn.Module):
+    """Post-norm encoder block: x = LN(x + Attn(x)); x = LN(x + FFN(x))."""
+
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.attention = RobertaAttention(config)
+        self.intermediate = RobertaIntermediate(config)
+        self.output = RobertaSelfOutput(config, config.intermediate_size)  # HF calls it RobertaOutput
+
+    def forward(self, x, keep_mask=None, output_attentions=False):
+        x, probs = self.attention(x, keep_mask, output_attentions)
+        return self.output(self.intermediate(x), x), probs
+
+
+class RobertaEncoder(nn.Module):
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.layer = nn.ModuleList(RobertaLayer(config) for _ in range(config.num_hidden_layers))
+
+
+class RobertaModel(nn.Module):
+    """Embeddings + encoder stack; returns the last hidden states (B, T, H) and, on request, attentions."""
+
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.config = config
+        self.embeddings = RobertaEmbeddings(config)
+        self.encoder = RobertaEncoder(config)
+
+    def forward(self, input_ids, attention_mask=None, output_attentions=False):
+        if attention_mask is None:
+            attention_mask = input_ids.ne(self.config.pad_token_id)
+        # (B, 1, 1, T): True where a key may be attended to; None when nothing is padding (faster kernels)
+        keep_mask = None if bool(attention_mask.all()) else attention_mask.bool()[:, None, None, :]
+        x = self.embeddings(input_ids)  # (B, T, H)
+        attentions = []
+        for layer in self.encoder.layer:
+            x, probs = layer(x, keep_mask, output_attentions)
+            if output_attentions:
+                attentions.append(probs)
+        return x, (tuple(attentions) if output_attentions else None)
+
+
+class RobertaLMHead(nn.Module):
+    """dense -> GELU -> LayerNorm -> decoder tied to the word embeddings, plus a bias."""
+
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.layer_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
+
+    def forward(self, features, decoder_weight):
+        x = self.layer_norm(F.gelu(self.dense(features)))  # (..., H)
+        return F.linear(x, decoder_weight, self.bias)  # (..., V)
+
+
+class RobertaClassificationHead(nn.Module):
+    """Sentence-level head on the <s> token: dropout, dense, tanh, dropout, projection."""
+
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        p = config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.dropout = nn.Dropout(p)
+        self.out_proj = nn.Linear(config.hidden_size, config.num_labels)
+
+    def forward(self, hidden):
+        x = self.dropout(hidden[:, 0])  # (B, H) the <s> token
+        x = self.dropout(torch.tanh(self.dense(x)))
+        return self.out_proj(x)  # (B, num_labels)
+
+
+class RobertaPreTrainedModel(
+    nn.Module,
+    PyTorchModelHubMixin,
+    library_name="roberta-from-scratch",
+    license="mit",
+    tags=["roberta", "from-scratch"],
+):
+    """Initialisation, save/load (`save_pretrained`, `from_pretrained`, `push_to_hub`) shared by the heads."""
+
+    architecture = "RobertaModel"
+
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.config = config
+
+    def _init_weights(self, module):  # as in transformers: N(0, 0.02), zero biases, unit LayerNorms
+        std = self.config.initializer_range
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, std=std)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, std=std)
+            if module.padding_idx is not None:
+                nn.init.zeros_(module.weight[module.padding_idx])
+        elif isinstance(module, nn.LayerNorm):
+            nn.init.ones_(module.weight)
+            nn.init.zeros_(module.bias)
+        elif isinstance(module, RobertaLMHead):
+            nn.init.zeros_(module.bias)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    # ----- persistence: config.json + model.safetensors, readable by transformers too -----
+    def _save_pretrained(self, save_directory: Path) -> None:
+        save_directory = Path(save_directory)
+        (save_directory / CONFIG_NAME).write_text(
+            json.dumps(self.config.to_hf_dict(self.architecture), indent=2, sort_keys=True) + "\n"
+        )
+        save_file(to_hf_state_dict(self.state_dict()), str(save_directory / WEIGHTS_NAME), metadata={"format": "pt"})
+
+    @classmethod
+    def _from_pretrained(cls, *, model_id, config=None, map_location="cpu", strict=True, **hub_kwargs):
+        config = _as_config(config, model_id)
+        model = cls(config)
+        state = load_state_dict(model_id, map_location, **hub_kwargs)
+        _check_keys(model, state, model_id, strict=strict)
+        model.load_state_dict(state, strict=strict)
+        return model.eval()
+
+
+class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag="fill-mask"):
+    architecture = "RobertaForMaskedLM"
+
+    def __init__(self, config: RobertaConfig):
+        super().__init__(config)
+        self.roberta = RobertaModel(config)
+        self.lm_head = RobertaLMHead(config)
+        self.apply(self._init_weights)
+
+    def forward(self, input_ids, attention_mask=None, labels=None, output_attentions=False) -> ModelOutput:
+        """Without labels, `logits` is (B, T, V). With labels, only the N positions whose label is not -100
+        are projected onto the vocabulary: `logits` is (N, V), in the order of `labels[labels != -100]`."""
+        hidden, attentions = self.roberta(input_ids, attention_mask, output_attentions)  # (B, T, H)
+        decoder_weight = self.roberta.embeddings.word_embeddings.weight  # (V, H), tied
+        if labels is None:
+            return ModelOutput(None, self.lm_head(hidden, decoder_weight), hidden, attentions)
+        targets = labels.ne(IGNORE_INDEX)  # (B, T)
+        logits = self.lm_head(hidden[targets], decoder_weight)  # (N, V)
+        loss = F.cross_entropy(logits.float(), labels[targets])
+        return ModelOutput(loss, logits, hidden, attentions)
+
+
+class RobertaForSequenceClassification(RobertaPreTrainedModel, pipeline_tag="text-classification"):
+    architecture = "RobertaForSequenceClassification"
+
+    def __init__(self, config: RobertaConfig):
+        super().__init__(config)
+        self.roberta = RobertaModel(config)
+        self.classifier = RobertaClassificationHead(config)
+        self.apply(self._init_weights)
+
+    def forward(self, input_ids, attention_mask=None, labels=None, output_attentions=False) -> ModelOutput:
+        hidden, attentions = self.roberta(input_ids, attention_mask, output_attentions)  # (B, T, H)
+        logits = self.classifier(hidden)  # (B, num_labels)
+        loss = None if labels is None else F.cross_entropy(logits.float(), labels)
+        return ModelOutput(loss, logits, hidden, attentions)
+
+    @classmethod
+    def from_pretrained_encoder(cls, model_id, id2label=None, map_location="cpu", **config_overrides):
+        """Start fine-tuning: the encoder (`roberta.*`) from a pretrained checkpoint, a fresh classifier head."""
+        config = _as_config(None, model_id)
+        if id2label is not None:
+            config_overrides["id2label"] = id2label
+        for key, value in config_overrides.items():
+            setattr(config, key, value)
+        config.__post_init__()
+        model = cls(config)
+        state = {k: v for k, v in load_state_dict(model_id, map_location).items() if k.startswith("roberta.")}
+        encoder_keys = {k for k in model.state_dict() if k.startswith("roberta.")}
+        if missing := sorted(encoder_keys - state.keys()):
+            raise ValueError(f"{model_id}: the checkpoint lacks encoder weights {missing[:5]}")
+        model.load_state_dict(state, strict=False)
+        return model
+
+
+# ----- loading helpers -----
+def load_state_dict(model_id, map_location="cpu", **hub_kwargs) -> dict[str, torch.Tensor]:
+    """Our state dict from a checkpoint in `transformers`' layout (safetensors only, never pickle)."""
+    return from_hf_state_dict(load_file(resolve_file(model_id, WEIGHTS_NAME, **hub_kwargs), device=str(map_location)))
+
+
+def _as_config(config, model_id) -> RobertaConfig:
+    if isinstance(config, RobertaConfig):
+        return config
+    if config is None:
+        config = json.loads(Path(resolve_file(model_id, CONFIG_NAME)).read_text())
+    return RobertaConfig.from_dict(config)
+
+
+def _check_keys(model, state, model_id, strict=True):
+    expected = set(model.state_dict())
+    missing, unexpected = sorted(expected - state.keys()), sorted(state.keys() - expected)
+    if strict and (missing or unexpected):
+        raise ValueError(
+            f"{model_id} does not fit {type(model).__name__}: "
+            f"missing keys {missing[:5]}{' ...' if len(missing) > 5 else ''}, "
+            f"unexpected keys {unexpected[:5]}{' ...' if len(unexpected) > 5 else ''}"
+        )
+    for name, tensor in state.items():
+        if name in expected and tensor.shape != model.state_dict()[name].shape:
+            raise ValueError(f"{model_id}: {name} has shape {tuple(tensor.shape)}, "
+                             f"the config wants {tuple(model.state_dict()[name].shape)}")

@@ -1,0 +1,45 @@
+"""Byte-level BPE tokenizer with RoBERTa's special tokens, trained and saved with `tokenizers`.
+
+The saved `tokenizer.json` also loads in `transformers.PreTrainedTokenizerFast(tokenizer_file=...)`, and
+roberta-base's own `tokenizer.json` loads here with the same code.
+"""
+from collections.abc import Iterable
+
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+from .hub import TOKENIZER_NAME, resolve_file
+
+SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]  # ids 0..4, as in roberta-base
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 50265, min_frequency: int = 2,
+                    show_progress: bool = True) -> Tokenizer:
+    """Train byte-level BPE on an iterator of texts; `<s> ... </s>` is added around every input."""
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    specials = [AddedToken(t, special=True, lstrip=(t == "<mask>"), normalized=False) for t in SPECIAL_TOKENS]
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=show_progress,
+    )
+    tokenizer.train_from_iterator(texts, trainer=trainer)
+    # <mask> absorbs the space before it, so "capital of <mask>." predicts " Paris" (a word with its space)
+    tokenizer.add_special_tokens([AddedToken("<mask>", special=True, lstrip=True, normalized=False)])
+    tokenizer.post_processor = processors.RobertaProcessing(
+        ("</s>", tokenizer.token_to_id("</s>")), ("<s>", tokenizer.token_to_id("<s>")),
+        add_prefix_space=False, trim_offsets=True,
+    )
+    return tokenizer
+
+
+def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
+    """A `tokenizer.json` file, a folder holding one, or a Hub repo id."""
+    path = str(path_or_hub_id)
+    if not path.endswith(".json"):
+        path = resolve_file(path, TOKENIZER_NAME, **hub_kwargs)
+    tokenizer = Tokenizer.from_file(path)
+    missing = [t for t in SPECIAL_TOKENS if tokenizer.token_to_id(t) is None]
+    if missing:
+        raise ValueError(f"{path} lacks RoBERTa's special tokens {missing}")
+    return tokenizer
