@@ -1,0 +1,245 @@
+"""train.data: corpus readers, mixtures, FULL-SENTENCES packing, labelled data, classifier normalisation."""
+from pathlib import Path
+
+import pytest
+import torch
+
+from train import data
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+WIKITEXT = """ 
+ = Homarus gammarus = 
+ 
+ Homarus gammarus , known as the European lobster , is a species of <unk> lobster . It is 23 @-@ 38 cm long .
+ It weighs 1 @,@ 500 g ( about 0 @.@ 7 kg ) and the " cutter " claw is sharp ; it 's used for tearing .
+ 
+ = = Description = = 
+ 
+ The <unk> is blue above , with spots .
+ 
+ = Papa Stour = 
+ 
+ Papa Stour is one of the Shetland Islands .
+ 
+"""
+
+
+@pytest.fixture
+def wikitext_file(tmp_path):
+    path = tmp_path / "wiki.train.tokens"
+    path.write_text(WIKITEXT)
+    return path
+
+
+def test_wikitext_layout_is_split_cleaned_and_detokenized(wikitext_file):
+    docs = data.read_documents(str(wikitext_file))
+    assert len(docs) == 2
+    first = docs[0].split("\n")
+    assert first[0] == "Homarus gammarus"  # title kept as the first line, without = signs
+    assert first[1] == ("Homarus gammarus, known as the European lobster, is a species of<unk> lobster. "
+                        "It is 23-38 cm long.")
+    assert first[2] == 'It weighs 1,500 g (about 0.7 kg) and the "cutter" claw is sharp; it\'s used for tearing.'
+    assert first[3] == "Description"  # section heading kept as its own line
+    assert first[4] == "The<unk> is blue above, with spots."
+    assert docs[1] == "Papa Stour\nPapa Stour is one of the Shetland Islands."
+    assert "@" not in "".join(docs)
+
+
+def test_unk_drop_option(wikitext_file):
+    docs = data.read_documents(str(wikitext_file), unk="drop")
+    assert "<unk>" not in docs[0] and "a species of lobster." in docs[0]
+
+
+def test_unk_encodes_as_one_special_token(wikitext_file, tokenizer):
+    doc = data.read_documents(str(wikitext_file))[0]
+    ids = tokenizer.encode(doc, add_special_tokens=False).ids
+    unk_id, space_id = tokenizer.token_to_id("<unk>"), tokenizer.token_to_id("Ġ")
+    assert ids.count(unk_id) == 2
+    assert all(ids[i - 1] != space_id for i, t in enumerate(ids) if t == unk_id)
+
+
+def test_one_document_per_line_and_folders(tmp_path):
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "a.txt").write_text("First review, it's great.\n\nSecond review (short).\n")
+    (tmp_path / "corpus" / "b.txt").write_text(" = Title = \n Body text , spaced .\n")
+    (tmp_path / "corpus" / "ignored.json").write_text("{}")
+    docs = data.read_documents(str(tmp_path / "corpus" / "a.txt"))
+    assert docs == ["First review, it's great.", "Second review (short)."]  # natural text untouched
+    assert data.read_documents(str(tmp_path / "corpus")) == docs + ["Title\nBody text, spaced."]
+
+
+def test_missing_and_empty_corpus_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.txt"):
+        data.read_documents(str(tmp_path / "nope.txt"))
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n  \n")
+    with pytest.raises(data.DataError, match="empty.txt.*no documents"):
+        data.read_documents(str(empty))
+
+
+def test_hub_spec_parsing():
+    assert data.parse_hub_spec("hub:Salesforce/wikitext:wikitext-2-raw-v1:train") == (
+        "Salesforce/wikitext", "wikitext-2-raw-v1", "train", None)
+    assert data.parse_hub_spec("hub:stanfordnlp/sst2:default:validation") == ("stanfordnlp/sst2", None, "validation", None)
+    assert data.parse_hub_spec("hub:stanfordnlp/imdb") == ("stanfordnlp/imdb", None, "train", None)
+
+
+def test_parse_mixture():
+    assert data.parse_mixture("a/b.txt") == [("a/b.txt", 1.0)]
+    assert data.parse_mixture("../x/wiki.train.tokens=0.5, ../y=0.5") == [("../x/wiki.train.tokens", 0.5), ("../y", 0.5)]
+    assert data.parse_mixture("hub:Salesforce/wikitext:wikitext-2-raw-v1:train=2") == [
+        ("hub:Salesforce/wikitext:wikitext-2-raw-v1:train", 2.0)]
+    with pytest.raises(ValueError, match="not a number"):
+        data.parse_mixture("a=half")
+    with pytest.raises(ValueError, match="positive"):
+        data.parse_mixture("a=0")
+
+
+def _lines_file(path, prefix, n, length):
+    path.write_text("".join(f"{prefix}{i} " + "x" * length + "\n" for i in range(n)))
+    return str(path)
+
+
+def test_mixture_proportions_and_determinism(tmp_path):
+    a = _lines_file(tmp_path / "a.txt", "alpha", 400, 50)
+    b = _lines_file(tmp_path / "b.txt", "beta", 400, 100)
+    spec = f"{a}=0.25,{b}=0.75"
+    docs, stats = data.load_mixture_with_stats(spec, char_budget=20_000, seed=1)
+    chars_a = sum(len(d) for d in docs if d.startswith("alpha"))
+    chars_b = sum(len(d) for d in docs if d.startswith("beta"))
+    assert abs(chars_a / (chars_a + chars_b) - 0.25) < 0.02
+    assert abs(chars_a + chars_b - 20_000) < 300
+    assert [s["passes"] for s in stats] == [1, 1]
+    assert data.load_mixture(spec, char_budget=20_000, seed=1) == docs
+    assert data.load_mixture(spec, char_budget=20_000, seed=2) != docs
+    # without a budget: the most constraining source is used exactly once, the others in proportion
+    docs = data.load_mixture(f"{a}=0.5,{b}=0.5", seed=0)
+    assert sum(d.startswith("alpha") for d in docs) == 400
+    # a source smaller than its share is repeated, and the stats say so
+    _, stats = data.load_mixture_with_stats(f"{a}=0.9,{b}=0.1", char_budget=100_000)
+    assert stats[0]["passes"] > 1 and stats[1]["passes"] == 1
+    assert data.load_mixture(a, token_budget=1000, chars_per_token=4.0, seed=0)  # tokens -> chars
+
+
+def test_pack_sequences_full_sentences(tokenizer, sentences, tmp_path):
+    docs = [" ".join(sentences[i:i + 3]) for i in range(0, 30, 3)]
+    max_length = 16
+    rows = data.pack_sequences(docs, tokenizer, max_length)
+    bos, eos, pad = (tokenizer.token_to_id(t) for t in ("<s>", "</s>", "<pad>"))
+    assert rows.dtype == torch.long and rows.shape[1] == max_length
+    assert (rows[:, 0] == bos).all()
+    assert (rows[:-1, -1] == eos).all()
+    # the body of each row, concatenated, is exactly the documents' tokens joined by </s>
+    stream = []
+    for i, doc in enumerate(docs):
+        stream += ([eos] if i else []) + tokenizer.encode(doc, add_special_tokens=False).ids
+    last = rows[-1].tolist()
+    n_pad = last.count(pad)
+    bodies = [r[1:-1] for r in rows[:-1].tolist()] + [last[1:max_length - n_pad - 1]]
+    assert sum(bodies, []) == stream
+    assert last[max_length - n_pad - 1] == eos and last[max_length - n_pad:] == [pad] * n_pad
+    assert rows.shape[0] == -(-len(stream) // (max_length - 2))
+
+
+def test_pack_sequences_cache(tokenizer, sentences, tmp_path, monkeypatch):
+    docs = sentences[:50]
+    first = data.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path)
+    files = list(tmp_path.glob("packed-*.safetensors"))
+    assert len(files) == 1
+    # a cache hit does not tokenize again
+    monkeypatch.setattr(data, "tokenize_documents", lambda *a, **k: pytest.fail("tokenized again"))
+    assert torch.equal(data.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path), first)
+    monkeypatch.undo()
+    data.pack_sequences(docs, tokenizer, 24, cache_dir=tmp_path)  # another max_length: another file
+    data.pack_sequences(docs[:-1], tokenizer, 32, cache_dir=tmp_path)  # other documents: another file
+    assert len(list(tmp_path.glob("packed-*.safetensors"))) == 3
+
+
+def test_read_labeled_tsv_and_csv(tmp_path):
+    tsv = tmp_path / "sst2" / "dev.tsv"
+    tsv.parent.mkdir()
+    tsv.write_text('sentence\tlabel\nit \'s a " good " film .\t1\ndoes n\'t work\t0\n')
+    texts, labels, id2label = data.read_labeled(str(tsv))
+    assert texts == ['it \'s a " good " film .', "does n't work"] and labels == [1, 0]
+    assert id2label == {0: "negative", 1: "positive"}
+    csv_file = tmp_path / "topics.csv"
+    csv_file.write_text('id,body,topic\n1,"Hello, world",sport\n2,Plain text,news\n')
+    texts, labels, id2label = data.read_labeled(str(csv_file), text_column="body", label_column="topic",
+                                                label_names=["news", "sport"])
+    assert texts == ["Hello, world", "Plain text"] and labels == [1, 0] and id2label == {0: "news", 1: "sport"}
+
+
+def test_read_labeled_errors_name_file_and_line(tmp_path):
+    with pytest.raises(FileNotFoundError, match="missing.tsv"):
+        data.read_labeled(str(tmp_path / "missing.tsv"))
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("")
+    with pytest.raises(data.DataError, match="empty.tsv: empty file"):
+        data.read_labeled(str(empty))
+    wrong = tmp_path / "wrong.tsv"
+    wrong.write_text("review\tstars\ngood\t1\n")
+    with pytest.raises(data.DataError, match=r"wrong.tsv: no text column.*columns present: \['review', 'stars'\]"):
+        data.read_labeled(str(wrong))
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("sentence\tlabel\ngood\t1\nbad\tnegative\n")
+    with pytest.raises(data.DataError, match="bad.tsv line 3: label 'negative' is not an int"):
+        data.read_labeled(str(bad))
+    with pytest.raises(data.DataError, match=r"bad.tsv line 2: label 1 is not in the label set \[0\]"):
+        data.read_labeled(str(bad), label_names=["only"])
+    blank = tmp_path / "blank.tsv"
+    blank.write_text("sentence\tlabel\nfine\t0\n \t1\n")
+    with pytest.raises(data.DataError, match="blank.tsv line 3: empty text"):
+        data.read_labeled(str(blank))
+
+
+def test_imdb_sample_is_fixed(tmp_path):
+    path = tmp_path / "imdb.tsv"
+    path.write_text("text\tlabel\n" + "".join(f"Review {i}, \"quoted\".\t{i % 2}\n" for i in range(50)))
+    texts, labels = data.imdb_sample(str(path), n=10, seed=3)
+    assert len(texts) == 10 and data.imdb_sample(str(path), n=10, seed=3) == (texts, labels)
+    assert all(int(t.split()[1].rstrip(",")) % 2 == y for t, y in zip(texts, labels))
+    assert data.imdb_sample(str(path), n=10, seed=4)[0] != texts
+
+
+@pytest.mark.parametrize("raw, natural", [
+    ("it 's a film that does n't work , really .", "it's a film that doesn't work, really."),
+    ("`` the time machine '' is a movie", '"the time machine" is a movie'),
+    ("his distinctive ` blundering ' style", "his distinctive 'blundering' style"),
+    ("like one of ( spears ' ) music videos", "like one of (spears') music videos"),
+    ("ca n't , wo n't \\/ you 're", "can't, won't / you're"),
+])
+def test_detokenize_sst2(raw, natural):
+    assert data.detokenize_sst2(raw) == natural
+
+
+def test_normalize_for_classifier_meets_sst2_and_user_text():
+    user = "It's a GREAT film, isn't it?"
+    sst = "it 's a great film , is n't it ?"
+    assert data.normalize_for_classifier(user) == data.normalize_for_classifier(sst) == "it's a great film, isn't it?"
+    once = data.normalize_for_classifier(sst)
+    assert data.normalize_for_classifier(once) == once  # idempotent
+
+
+# ----- the real shared files (skipped where absent) -----
+def _need(path):
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    return path
+
+
+def test_real_wikitext_valid_loads(tmp_path):
+    src = _need(SHARED / "wikitext-2" / "wiki.valid.tokens")
+    head = tmp_path / "head.tokens"
+    head.write_text("".join(src.open().readlines()[:200]))
+    docs = data.read_documents(str(head))
+    assert docs[0].startswith("Homarus gammarus\n")
+    text = "\n".join(docs)
+    assert " @-@ " not in text and " , " not in text and " <unk>" not in text
+
+
+def test_real_sst2_and_imdb_load():
+    texts, labels, id2label = data.read_labeled(str(_need(SHARED / "sst2" / "dev.tsv")))
+    assert len(texts) == 872 and set(labels) == {0, 1} and id2label == {0: "negative", 1: "positive"}
+    texts, labels = data.imdb_sample(str(_need(SHARED / "imdb" / "train.tsv")), n=200, seed=0)
+    assert len(texts) == 200 and set(labels) == {0, 1} and min(map(len, texts)) > 0

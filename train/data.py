@@ -1,0 +1,463 @@
+"""Corpora for pretraining and labelled data for fine-tuning, from local files or the Hugging Face Hub.
+
+Sources
+- A local path: a WikiText-style text file (` = Title = ` starts a document, one paragraph per line), a
+  folder of such `.txt`/`.tokens` files, or a text file with one document per line (IMDB `unsup.txt`).
+  A file with no ` = Title = ` heading is read as one document per non-empty line.
+- A Hub spec `hub:NAME[:CONFIG[:SPLIT[:COLUMN]]]`, e.g. `hub:Salesforce/wikitext:wikitext-2-raw-v1:train`,
+  read with `datasets.load_dataset` (CONFIG `default` or empty means none; SPLIT defaults to train).
+
+Decisions (applied to every source, so training, evaluation and the app see the same text)
+- Headings: a document's title is kept as its first line and section headings as lines of their own,
+  without the `=` signs: they are natural text and tell the model what the paragraphs are about.
+- WikiText markup: ` @-@ ` -> `-`, ` @,@ ` -> `,`, ` @.@ ` -> `.`; and when a file is tokenized (spaced
+  punctuation, as in WikiText and SST-2) it is detokenized to natural English: `word , word` -> `word, word`,
+  `it 's` -> `it's`, `( x )` -> `(x)`, `" x "` -> `"x"`. Natural text (Wikipedia, IMDB) is left as it is.
+- `<unk>` (WikiText-2 v1 replaced rare words by it): kept as the tokenizer's `<unk>` special token, glued
+  to the previous word (`of<unk> lobster`) so that it encodes as exactly one `<unk>` id with no stray
+  space token. Dropping it would leave broken sentences (5% of WikiText-2's words); as a special token
+  it is never a masking target, so the model is never asked to predict an unknown word. `unk="drop"`
+  removes it instead. (`train.tokenizer` strips it from the BPE training text so no merges are spent on it.)
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import math
+import os
+import random
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+HUB_PREFIX = "hub:"
+TEXT_SUFFIXES = (".txt", ".tokens", ".raw")
+UNK = "<unk>"
+SENTIMENT_LABELS = {0: "negative", 1: "positive"}
+
+
+class DataError(ValueError):
+    """Bad input data; the message names the file (and the line when there is one)."""
+
+
+# ----------------------------------------------------------------------------------------------------
+# Detokenization
+# ----------------------------------------------------------------------------------------------------
+_TOKENIZED_RULES = [
+    (re.compile(r" @([-,.])@ "), r"\1"),  # WikiText number/compound markers
+    (re.compile(r"\\/"), "/"),  # SST-2 escapes slashes
+    (re.compile(r"-lrb-", re.I), "("), (re.compile(r"-rrb-", re.I), ")"),
+    (re.compile(r"``|''"), '"'),  # PTB quotes
+    (re.compile(r" n't\b", re.I), "n't"),  # does n't -> doesn't, ca n't -> can't
+    (re.compile(r" '(s|re|ve|m|ll|d)\b", re.I), r"'\1"),  # it 's -> it's
+    (re.compile(r"`\s*([^'`]*?)\s*'"), r"'\1'"),  # ` quoted ' -> 'quoted'
+    (re.compile(r'"\s*([^"]*?)\s*"'), r'"\1"'),  # " quoted " -> "quoted"
+    (re.compile(r"([(\[{])\s+"), r"\1"),  # ( x ) -> (x)
+    (re.compile(r"\s+([)\]}])"), r"\1"),
+    (re.compile(r"\s+([,.;:!?%])"), r"\1"),  # word , word -> word, word
+    (re.compile(r"([$#£€])\s+(?=\d)"), r"\1"),  # $ 5 -> $5
+    (re.compile(r"(?<=s) '(?=[\s)\],.;:!?]|$)"), "'"),  # the players ' union -> the players' union
+    (re.compile(r"\s{2,}"), " "),
+]
+_WIKI_MARKERS = re.compile(r" @([-,.])@ ")
+_SPACED_PUNCT = re.compile(r" [,.;:] | [,.]$")
+_ATTACHED_PUNCT = re.compile(r"\w[,.;:](?: |$)")
+
+
+def detokenize(text: str) -> str:
+    """Turn tokenized text (`it 's`, `word , word`, `( x )`, WikiText's ` @-@ `) into natural English."""
+    for pattern, repl in _TOKENIZED_RULES:
+        text = pattern.sub(repl, text)
+    return text.strip()
+
+
+def detokenize_sst2(text: str) -> str:
+    """SST-2 as GLUE ships it (`it 's a film that does n't ...`) -> `it's a film that doesn't ...`.
+
+    Lower case stays lower case: see `normalize_for_classifier`."""
+    return detokenize(text)
+
+
+def normalize_for_classifier(text: str) -> str:
+    """The one normalisation applied to classifier inputs, at training AND at inference time.
+
+    SST-2 is lower-cased and tokenized (`it 's`, `does n't`, ` , `); people type natural text
+    (`It's`, `doesn't`, `,`). A byte-level BPE tokenizes the two forms differently (` it`,` '`,`s` versus
+    ` it`,`'s`; `Great` versus ` great`), so a classifier trained on one form sees unfamiliar tokens in the
+    other. We meet in the middle: detokenize (fixes spacing, a no-op on natural text) and lower-case
+    (SST-2's case cannot be restored reliably, user text can always be lower-cased). The function is
+    idempotent, so applying it to already-normalised text changes nothing. Measured in
+    `train/evaluate.py`'s docstring (bag-of-BPE-tokens probe trained on SST-2, tested on IMDB).
+    """
+    return detokenize(text).lower()
+
+
+def _looks_tokenized(lines: list[str]) -> bool:
+    """WikiText/SST-style spaced punctuation (` , `) rather than natural text (`word, `)?"""
+    sample = " \n".join(lines[:2000])
+    if _WIKI_MARKERS.search(sample):
+        return True
+    spaced, attached = len(_SPACED_PUNCT.findall(sample)), len(_ATTACHED_PUNCT.findall(sample))
+    return spaced > attached
+
+
+def _clean_line(line: str, tokenized: bool, unk: str) -> str:
+    line = line.strip()
+    if tokenized:
+        line = detokenize(line)
+    if UNK in line:
+        if unk == "drop":
+            line = re.sub(r"\s*<unk>", "", line).strip()
+        else:  # glue to the previous word: encodes as one <unk> id, without a lone space token before it
+            line = re.sub(r"\s+<unk>", UNK, line)
+    return line
+
+
+# ----------------------------------------------------------------------------------------------------
+# Documents
+# ----------------------------------------------------------------------------------------------------
+_TITLE = re.compile(r"^ ?= ([^=].*?) = ?$")  # ` = Title = `
+_SECTION = re.compile(r"^ ?(?:= ){2,}(.*?)(?: =){2,} ?$")  # ` = = Section = = `
+
+
+def documents_from_lines(lines: list[str], unk: str = "token") -> list[str]:
+    """Split text lines into documents (WikiText layout if it has ` = Title = ` lines, else one per line)."""
+    if unk not in ("token", "drop"):
+        raise ValueError(f"unk must be 'token' or 'drop', got {unk!r}")
+    lines = [line.rstrip("\r\n") for line in lines]
+    tokenized = _looks_tokenized([line for line in lines if line.strip()])
+    if not any(_TITLE.match(line) for line in lines):
+        docs = (_clean_line(line, tokenized, unk) for line in lines)
+        return [d for d in docs if d]
+    documents, current = [], []
+    for line in lines:
+        if not line.strip():
+            continue
+        title = _TITLE.match(line)
+        if title:
+            if current:
+                documents.append("\n".join(current))
+            current = [_clean_line(title.group(1), tokenized, unk)]
+            continue
+        section = _SECTION.match(line)
+        text = _clean_line(section.group(1) if section else line, tokenized, unk)
+        if text:
+            current.append(text)
+    if current:
+        documents.append("\n".join(current))
+    return documents
+
+
+def _text_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
+        if not files:
+            raise DataError(f"{path}: folder holds no {'/'.join(TEXT_SUFFIXES)} files")
+        return files
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    return [path]
+
+
+def parse_hub_spec(spec: str) -> tuple[str, str | None, str, str | None]:
+    """`hub:NAME[:CONFIG[:SPLIT[:COLUMN]]]` -> (name, config or None, split, column or None)."""
+    parts = spec[len(HUB_PREFIX):].split(":")
+    if not parts[0]:
+        raise ValueError(f"{spec!r}: expected hub:NAME[:CONFIG[:SPLIT[:COLUMN]]]")
+    parts += [""] * (4 - len(parts))
+    name, config, split, column = parts[:4]
+    return name, (None if config in ("", "default") else config), split or "train", column or None
+
+
+def _load_hub(spec: str):
+    import datasets  # imported lazily: slow to import and only needed online
+
+    name, config, split, column = parse_hub_spec(spec)
+    try:
+        return datasets.load_dataset(name, config, split=split), column
+    except Exception as err:
+        raise OSError(f"could not load {spec!r} from the Hugging Face Hub (offline? use a local path): {err}") from err
+
+
+def read_documents(source: str, unk: str = "token") -> list[str]:
+    """One string per document (paragraphs joined by "\\n") from a local path or a `hub:` spec."""
+    source = os.fspath(source)
+    if source.startswith(HUB_PREFIX):
+        ds, column = _load_hub(source)
+        column = column or ("text" if "text" in ds.column_names else ds.column_names[0])
+        documents = documents_from_lines(ds[column], unk=unk)
+    else:
+        documents = []
+        for file in _text_files(Path(source)):
+            with open(file, encoding="utf-8") as f:
+                documents += documents_from_lines(f.readlines(), unk=unk)
+    if not documents:
+        raise DataError(f"{source}: no documents found (the file is empty or blank)")
+    return documents
+
+
+# ----------------------------------------------------------------------------------------------------
+# Mixtures
+# ----------------------------------------------------------------------------------------------------
+def parse_mixture(spec: str) -> list[tuple[str, float]]:
+    """`"a=0.5,b=0.5"` -> [("a", 0.5), ("b", 0.5)]; a source without `=weight` weighs 1.0."""
+    mixture = []
+    for item in (s.strip() for s in spec.split(",")):
+        if not item:
+            continue
+        source, weight = item, 1.0
+        if "=" in item:
+            head, tail = item.rsplit("=", 1)
+            try:
+                source, weight = head.strip(), float(tail)
+            except ValueError:
+                raise ValueError(f"mixture {spec!r}: weight {tail!r} of {head!r} is not a number") from None
+        if not weight > 0 or math.isinf(weight):
+            raise ValueError(f"mixture {spec!r}: weight of {source!r} must be a positive number, got {weight}")
+        mixture.append((source, weight))
+    if not mixture:
+        raise ValueError(f"empty mixture spec {spec!r}")
+    return mixture
+
+
+def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int = 0,
+                            token_budget: int | None = None, chars_per_token: float = 4.0):
+    """Documents sampled to the mixture's proportions by characters, and per-source statistics.
+
+    Each source's documents are shuffled (seeded) and taken in turn until its share of the budget is
+    reached; a source smaller than its share is repeated (its stats say so). Without a budget, the budget is
+    the largest one no source has to repeat for. A `token_budget` is turned into characters with
+    `chars_per_token` (about 4 for English with a 32k byte-level BPE). Deterministic for a seed.
+    """
+    if token_budget is not None and char_budget is None:
+        char_budget = int(token_budget * chars_per_token)
+    mixture = parse_mixture(spec)
+    total_weight = sum(w for _, w in mixture)
+    sources = [(src, w / total_weight, read_documents(src)) for src, w in mixture]
+    if char_budget is None:
+        char_budget = min(sum(map(len, docs)) / share for _, share, docs in sources)
+    chosen, stats = [], []
+    for i, (src, share, docs) in enumerate(sources):
+        rng = random.Random(f"{seed}:{i}:{src}")
+        target, taken, passes, picked = share * char_budget, 0, 0, []
+        while taken < target:
+            order = list(range(len(docs)))
+            rng.shuffle(order)
+            passes += 1
+            for j in order:
+                if taken >= target:
+                    break
+                picked.append(docs[j])
+                taken += len(docs[j])
+        chosen += picked
+        stats.append({"source": src, "share": share, "documents": len(picked), "chars": taken,
+                      "available_chars": sum(map(len, docs)), "passes": passes})
+    random.Random(seed).shuffle(chosen)
+    return chosen, stats
+
+
+def load_mixture(spec: str, char_budget: int | None = None, seed: int = 0,
+                 token_budget: int | None = None, chars_per_token: float = 4.0) -> list[str]:
+    """Documents sampled to the mixture's proportions (by characters); see `load_mixture_with_stats`."""
+    return load_mixture_with_stats(spec, char_budget, seed, token_budget, chars_per_token)[0]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Packing (RoBERTa FULL-SENTENCES)
+# ----------------------------------------------------------------------------------------------------
+def _special_id(tokenizer, token: str) -> int:
+    token_id = tokenizer.token_to_id(token)
+    if token_id is None:
+        raise ValueError(f"the tokenizer has no {token} token")
+    return token_id
+
+
+def packing_cache_key(documents: list[str], tokenizer, max_length: int) -> str:
+    h = hashlib.sha256(f"full-sentences-v1|{max_length}|{len(documents)}|".encode())
+    h.update(tokenizer.to_str().encode())
+    for doc in documents:
+        h.update(doc.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def tokenize_documents(documents: list[str], tokenizer, show_progress: bool | None = None,
+                       batch_size: int = 1000) -> list[np.ndarray]:
+    """Token ids of every document (no special tokens), batch-encoded, with a progress bar if long."""
+    from tqdm.auto import tqdm
+
+    if show_progress is None:
+        show_progress = sum(map(len, documents)) > 2_000_000
+    encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
+    out = []
+    with tqdm(total=len(documents), unit="doc", desc="tokenizing", disable=not show_progress) as bar:
+        for start in range(0, len(documents), batch_size):
+            batch = documents[start:start + batch_size]
+            out += [np.asarray(e.ids, dtype=np.int32) for e in encode(batch, add_special_tokens=False)]
+            bar.update(len(batch))
+    return out
+
+
+def pack_sequences(documents: list[str], tokenizer, max_length: int, cache_dir=None,
+                   show_progress: bool | None = None) -> torch.Tensor:
+    """RoBERTa FULL-SENTENCES packing -> LongTensor (N, max_length).
+
+    Documents are tokenized and concatenated into one stream with `</s>` between documents, which is cut
+    into rows of `max_length - 2` tokens, each wrapped in `<s> ... </s>`. Rows cross document boundaries
+    (as in RoBERTa) so no token is wasted on padding; only the last row is padded with `<pad>`.
+    With `cache_dir`, the result is saved as safetensors keyed by a hash of (documents, tokenizer.json,
+    max_length) and reused: a corpus is tokenized once.
+    """
+    if max_length < 3:
+        raise ValueError(f"max_length must be at least 3 (<s> token </s>), got {max_length}")
+    cache_file = None
+    if cache_dir is not None:
+        from safetensors.torch import load_file
+
+        cache_file = Path(cache_dir) / f"packed-{packing_cache_key(documents, tokenizer, max_length)}.safetensors"
+        if cache_file.exists():
+            return load_file(str(cache_file))["input_ids"].long()
+    bos, eos, pad = (_special_id(tokenizer, t) for t in ("<s>", "</s>", "<pad>"))
+    pieces = []
+    for ids in tokenize_documents(documents, tokenizer, show_progress):
+        if len(ids):
+            if pieces:
+                pieces.append(np.array([eos], dtype=np.int32))
+            pieces.append(ids)
+    if not pieces:
+        raise DataError("nothing to pack: the documents hold no tokens")
+    stream = np.concatenate(pieces)
+    body = max_length - 2
+    full, rest = divmod(len(stream), body)
+    rows = np.full((full + (rest > 0), max_length), pad, dtype=np.int32)
+    rows[:, 0] = bos
+    rows[:full, 1:-1] = stream[:full * body].reshape(full, body)
+    rows[:full, -1] = eos
+    if rest:
+        rows[full, 1:1 + rest] = stream[full * body:]
+        rows[full, 1 + rest] = eos
+    packed = torch.from_numpy(rows)
+    if cache_file is not None:
+        from safetensors.torch import save_file
+
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
+        save_file({"input_ids": packed}, str(tmp), metadata={"max_length": str(max_length)})
+        os.replace(tmp, cache_file)  # atomic: concurrent processes never read a half-written file
+    return packed.long()
+
+
+# ----------------------------------------------------------------------------------------------------
+# Labelled data
+# ----------------------------------------------------------------------------------------------------
+def _default_label_names(source: str, labels: list[int]) -> dict[int, str]:
+    name = source.lower()
+    if set(labels) <= {0, 1} and any(k in name for k in ("sst", "imdb", "sentiment")):
+        return dict(SENTIMENT_LABELS)
+    return {i: f"LABEL_{i}" for i in range(max(labels) + 1)}
+
+
+def _pick_column(columns, wanted, defaults, source, what) -> str:
+    if wanted is not None:
+        if wanted not in columns:
+            raise DataError(f"{source}: no {what} column {wanted!r}; columns present: {list(columns)}")
+        return wanted
+    for name in defaults:
+        if name in columns:
+            return name
+    raise DataError(f"{source}: no {what} column (looked for {list(defaults)}); columns present: {list(columns)}")
+
+
+def _parse_label(value, where: str, label2id: dict[str, int] | None, id2label: dict[int, str] | None) -> int:
+    text = str(value).strip()
+    if label2id is not None and text in label2id:
+        return label2id[text]
+    try:
+        label = int(text)
+    except ValueError:
+        known = f"; expected an int or one of {sorted(label2id)}" if label2id else "; expected an int"
+        raise DataError(f"{where}: label {text!r} is not an int{known}") from None
+    if label < 0 or (id2label is not None and label not in id2label):
+        allowed = sorted(id2label) if id2label is not None else "ints >= 0"
+        raise DataError(f"{where}: label {label} is not in the label set {allowed}")
+    return label
+
+
+def _rows_from_file(path: Path):
+    """(columns, iterator of (line number, row dict)) from a TSV or CSV file with a header."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    f = open(path, encoding="utf-8", newline="")
+    header = f.readline()
+    if not header.strip():
+        f.close()
+        raise DataError(f"{path}: empty file (expected a header line such as 'sentence<TAB>label')")
+    tsv = path.suffix.lower() == ".tsv" or (path.suffix.lower() != ".csv" and "\t" in header)
+    f.seek(0)
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    reader = (csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE) if tsv else csv.reader(f))
+    columns = [c.strip() for c in next(reader)]
+
+    def rows():
+        with f:
+            for row in reader:
+                if not any(cell.strip() for cell in row):
+                    continue
+                if len(row) != len(columns):
+                    raise DataError(f"{path} line {reader.line_num}: {len(row)} fields, the header has {len(columns)}")
+                yield reader.line_num, dict(zip(columns, row))
+
+    return columns, rows()
+
+
+def read_labeled(source: str, text_column: str | None = None, label_column: str | None = None,
+                 label_names=None) -> tuple[list[str], list[int], dict[int, str]]:
+    """(texts, labels, id2label) from a TSV/CSV with a header, or a `hub:NAME:CONFIG:SPLIT` spec.
+
+    Text column defaults to `sentence` then `text`, label column to `label`. `label_names` (a list in id
+    order, or a dict id -> name) fixes the label set; labels may then also be given by name. Without it, a
+    Hub ClassLabel's names are used, SST-2/IMDB get {0: negative, 1: positive}, and anything else LABEL_i.
+    Texts are returned as stored (apply `normalize_for_classifier` before tokenizing).
+    """
+    source = os.fspath(source)
+    id2label = None
+    if label_names is not None:
+        id2label = dict(label_names) if isinstance(label_names, dict) else dict(enumerate(label_names))
+        id2label = {int(k): str(v) for k, v in id2label.items()}
+    if source.startswith(HUB_PREFIX):
+        ds, _ = _load_hub(source)
+        columns = ds.column_names
+        label_col = _pick_column(columns, label_column, ["label"], source, "label")
+        feature = ds.features[label_col]
+        if id2label is None and hasattr(feature, "names"):
+            id2label = dict(enumerate(feature.names))
+        text_col = _pick_column(columns, text_column, ["sentence", "text"], source, "text")
+        rows = ((i + 1, row) for i, row in enumerate(ds))
+        place = "row"
+    else:
+        columns, rows = _rows_from_file(Path(source))
+        text_col = _pick_column(columns, text_column, ["sentence", "text"], source, "text")
+        label_col = _pick_column(columns, label_column, ["label"], source, "label")
+        place = "line"
+    label2id = {v: k for k, v in id2label.items()} if id2label else None
+    texts, labels = [], []
+    for number, row in rows:
+        where = f"{source} {place} {number}"
+        text = str(row[text_col] or "").strip()
+        if not text:
+            raise DataError(f"{where}: empty text in column {text_col!r}")
+        texts.append(text)
+        labels.append(_parse_label(row[label_col], where, label2id, id2label))
+    if not texts:
+        raise DataError(f"{source}: no examples (only a header?)")
+    return texts, labels, id2label or _default_label_names(source, labels)
+
+
+def imdb_sample(path: str, n: int = 1000, seed: int = 0) -> tuple[list[str], list[int]]:
+    """A fixed random sample of n labelled reviews (IMDB train.tsv: header text<TAB>label, 1 = positive)."""
+    texts, labels, _ = read_labeled(path, text_column="text", label_column="label")
+    picked = sorted(random.Random(seed).sample(range(len(texts)), min(n, len(texts))))
+    return [texts[i] for i in picked], [labels[i] for i in picked]
