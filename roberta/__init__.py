@@ -2,9 +2,11 @@
 from .config import PRESETS, RobertaConfig
 from .masking import DynamicMasker, StaticMasker, make_masker
 from .model import (ModelOutput, RobertaForMaskedLM, RobertaForSequenceClassification, RobertaModel)
+from .pipelines import FillMaskPipeline, TextClassificationPipeline, encode, pipeline
 from .tokenizer import load_tokenizer, train_tokenizer
 
 __all__ = [
     "PRESETS", "RobertaConfig", "RobertaModel", "RobertaForMaskedLM", "RobertaForSequenceClassification",
     "ModelOutput", "DynamicMasker", "StaticMasker", "make_masker", "load_tokenizer", "train_tokenizer",
+    "pipeline", "FillMaskPipeline", "TextClassificationPipeline", "encode",
 ]

@@ -113,7 +113,8 @@ class StaticMasker(Masker):
         return MaskedBatch(*(torch.cat([getattr(r, f) for r in rows]) for f in ("input_ids", "labels", "outcome")))
 
     def fixed_mask(self, input_ids, example_id: int, copy: int) -> MaskedBatch:
-        seed = (self.seed * 1_000_003 + example_id) * 101 + copy  # one stream per (seed, example, copy)
+        # One stream per (example, copy): copy < dupe_factor, so no two pairs share a seed
+        seed = (self.seed * 1_000_003 + example_id) * self.dupe_factor + copy
         return self.mask(input_ids, torch.Generator().manual_seed(seed))
 
     def state_dict(self) -> dict:

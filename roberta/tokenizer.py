@@ -9,7 +9,8 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, 
 
 from .hub import TOKENIZER_NAME, resolve_file
 
-SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]  # ids 0..4, as in roberta-base
+# ids 0..4. roberta-base has <s> <pad> </s> <unk> at 0..3 too but <mask> last (50264); code reads ids by name.
+SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 50265, min_frequency: int = 2,

@@ -57,3 +57,46 @@ def tiny_clf_dir(tmp_path_factory, tokenizer, tiny_config):
     config = roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer, id2label={0: "negative", 1: "positive"})
     model = roberta.RobertaForSequenceClassification(config)
     return _save_with_tokenizer(model, tokenizer, tmp_path_factory.mktemp("tiny-clf"))
+
+
+@pytest.fixture(scope="session")
+def roberta_base_style_tokenizer_file(tmp_path_factory, tokenizer):
+    """Our vocabulary written the way roberta-base's tokenizer.json is laid out: <s> <pad> </s> <unk> are ids
+    0..3, <mask> is the *last* id (50264 in roberta-base), merges are "a b" strings, the first four added
+    tokens are `normalized`, <mask> has lstrip, and the BPE model carries no "type" tag (older file format)."""
+    import json
+
+    ours = json.loads(tokenizer.to_str())
+    vocab = sorted(ours["model"]["vocab"].items(), key=lambda kv: kv[1])
+    regular = [token for token, _ in vocab if token not in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")]
+    new_vocab = {token: i for i, token in enumerate(["<s>", "<pad>", "</s>", "<unk>", *regular, "<mask>"])}
+
+    def added(token, **flags):
+        return {"id": new_vocab[token], "special": True, "content": token, "single_word": False,
+                "lstrip": False, "rstrip": False, "normalized": True, **flags}
+
+    data = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [added("<s>"), added("<pad>"), added("</s>"), added("<unk>"),
+                         added("<mask>", lstrip=True, normalized=False)],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True},
+        "post_processor": {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0],
+                           "trim_offsets": True, "add_prefix_space": False},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True},
+        "model": {"dropout": None, "unk_token": None, "continuing_subword_prefix": "", "end_of_word_suffix": "",
+                  "fuse_unk": False, "vocab": new_vocab,
+                  "merges": [" ".join(m) if isinstance(m, list) else m for m in ours["model"]["merges"]]},
+    }
+    path = tmp_path_factory.mktemp("roberta-base-style") / "tokenizer.json"
+    path.write_text(json.dumps(data, ensure_ascii=False))
+    return path
+
+
+@pytest.fixture(scope="module")
+def single_thread():
+    """Tiny models run ~100x faster on one thread when the CPU is shared (no OpenMP spinning); restored after."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

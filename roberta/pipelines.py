@@ -1,0 +1,199 @@
+"""Inference pipelines shaped like `transformers.pipeline`: "fill-mask" and "sentiment-analysis".
+
+    >>> fill = roberta.pipeline("fill-mask", model="path/to/folder")   # config.json, model.safetensors, tokenizer.json
+    >>> fill("The capital of France is <mask>.")                        # [{score, token, token_str, sequence}, ...]
+
+Outputs match `transformers`' FillMaskPipeline / TextClassificationPipeline, plus a "truncated": True key on
+every result of a text that was cut to the model's maximum length.
+Shapes: B batch, T sequence length, V vocabulary, M masks in one text, L labels.
+"""
+import os
+
+import torch
+from tokenizers import Tokenizer
+
+from .model import RobertaForMaskedLM, RobertaForSequenceClassification
+from .tokenizer import load_tokenizer
+
+MAX_MASKS = 5  # most <mask> tokens one fill-mask input may hold
+MASK, ALT_MASK = "<mask>", "[MASK]"  # [MASK] (BERT's spelling) is accepted and read as <mask>
+
+
+def encode(tokenizer: Tokenizer, texts, max_length: int):
+    """Tokenize `texts` (a string or a list) as `<s> ... </s>`, cut to `max_length` tokens (keeping </s> last),
+    pad with <pad>. Returns input_ids (B, T) long, attention_mask (B, T) long, truncated: list[bool]."""
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    if tokenizer.truncation or tokenizer.padding:  # we cut and pad ourselves; leave the caller's tokenizer alone
+        tokenizer = Tokenizer.from_str(tokenizer.to_str())
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+    rows = [e.ids for e in tokenizer.encode_batch(texts)]  # <s> ... </s>, added by the post-processor
+    truncated = [len(ids) > max_length for ids in rows]
+    rows = [ids[:max_length - 1] + ids[-1:] if cut else ids for ids, cut in zip(rows, truncated)]
+    B, T = len(rows), max(map(len, rows), default=0)
+    input_ids = torch.full((B, T), tokenizer.token_to_id("<pad>"), dtype=torch.long)  # (B, T)
+    attention_mask = torch.zeros(B, T, dtype=torch.long)  # (B, T)
+    for i, ids in enumerate(rows):
+        input_ids[i, :len(ids)] = torch.tensor(ids, dtype=torch.long)
+        attention_mask[i, :len(ids)] = 1
+    return input_ids, attention_mask, truncated
+
+
+def _check_texts(texts) -> list[str]:
+    """Validate one text or a list of texts; return them as a list of clean strings."""
+    batch = [texts] if isinstance(texts, str) else texts
+    if not isinstance(batch, (list, tuple)) or not batch:
+        raise ValueError(f"expected a text or a non-empty list of texts, got {type(texts).__name__}")
+    clean = []
+    for text in batch:
+        if not isinstance(text, str):
+            raise ValueError(f"expected text (a string), got {type(text).__name__}")
+        if not text.strip():
+            raise ValueError("the text is empty: type a sentence")
+        # Lone surrogates (from broken copy-paste) cannot be encoded as UTF-8: turn them into "?"
+        clean.append(text.encode("utf-8", errors="replace").decode("utf-8"))
+    return clean
+
+
+class Pipeline:
+    """A model in eval mode on `device`, with its tokenizer."""
+
+    model_class = torch.nn.Module
+
+    def __init__(self, model, tokenizer: Tokenizer, device=None):
+        if not isinstance(model, self.model_class):
+            raise ValueError(f"{type(self).__name__} needs a {self.model_class.__name__}, got {type(model).__name__}")
+        if tokenizer.get_vocab_size() > model.config.vocab_size:
+            raise ValueError(f"the tokenizer has {tokenizer.get_vocab_size()} tokens but the model only "
+                             f"{model.config.vocab_size}: they do not belong together")
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.model = model.to(self.device).eval()
+        self.tokenizer = tokenizer
+        self.max_length = model.config.max_length
+
+    def _forward(self, texts):
+        """Encode, run the model; returns logits, input_ids (B, T) on the CPU, truncated flags."""
+        input_ids, attention_mask, truncated = encode(self.tokenizer, texts, self.max_length)  # (B, T)
+        with torch.inference_mode():
+            logits = self.model(input_ids.to(self.device), attention_mask.to(self.device)).logits
+        return logits.float().cpu(), input_ids, truncated
+
+
+class FillMaskPipeline(Pipeline):
+    """Predict the tokens behind `<mask>` (or `[MASK]`), like `transformers`' fill-mask pipeline."""
+
+    model_class = RobertaForMaskedLM
+
+    def __call__(self, text, top_k: int = 5, targets=None):
+        """One text: a list of {score, token, token_str, sequence} for one mask, a list of such lists for several.
+        A list of texts: a list of those. `targets` (a word or list) restricts the candidates to those tokens."""
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise ValueError(f"top_k must be a whole number >= 1, got {top_k!r}")
+        texts = [t.replace(ALT_MASK, MASK) for t in _check_texts(text)]
+        for t in texts:
+            n = t.count(MASK)
+            if n == 0:
+                raise ValueError(f"no mask in {t[:80]!r}: put {MASK} (or {ALT_MASK}) where a word should be predicted")
+            if n > MAX_MASKS:
+                raise ValueError(f"the text has {n} masks; at most {MAX_MASKS} are allowed")
+        target_ids = None if targets is None else self.target_ids(targets)
+        logits, input_ids, truncated = self._forward(texts)  # (B, T, V), (B, T)
+        results = [self._postprocess(logits[i], input_ids[i], t.count(MASK), top_k, target_ids, truncated[i])
+                   for i, t in enumerate(texts)]
+        return results[0] if isinstance(text, str) else results
+
+    def target_ids(self, targets) -> torch.Tensor:
+        """As `transformers`: a target that is a vocabulary entry is used as is, otherwise its first token.
+        (So "Paris" is the sentence-initial token; " Paris" is the word after a space, as in "of Paris".)"""
+        targets = [targets] if isinstance(targets, str) else targets
+        if not isinstance(targets, (list, tuple)) or not all(isinstance(t, str) for t in targets):
+            raise ValueError(f"targets must be a word or a list of words, got {targets!r}")
+        ids = []
+        for target in targets:
+            token_id = self.tokenizer.token_to_id(target)
+            if token_id is None:
+                pieces = self.tokenizer.encode(target, add_special_tokens=False).ids
+                if not pieces:
+                    continue  # transformers skips it too (with a warning)
+                token_id = pieces[0]
+            ids.append(token_id)
+        if not ids:
+            raise ValueError(f"none of the targets {targets!r} is a token of this model's vocabulary")
+        return torch.tensor(sorted(set(ids)), dtype=torch.long)
+
+    def _postprocess(self, logits, input_ids, n_masks, top_k, target_ids, truncated):
+        mask_id = self.tokenizer.token_to_id(MASK)
+        positions = torch.nonzero(input_ids == mask_id).squeeze(-1)  # (M,)
+        if len(positions) < n_masks:
+            raise ValueError(f"the mask is beyond the first {self.max_length} tokens, which is all the model "
+                             "reads: shorten the text or move the mask earlier")
+        probs = logits[positions].softmax(dim=-1)  # (M, V)
+        if target_ids is not None:
+            probs = probs[:, target_ids]  # (M, n_targets), not renormalised (as transformers)
+        scores, picks = probs.topk(min(top_k, probs.shape[-1]), dim=-1)  # (M, k)
+        pad_id = self.tokenizer.token_to_id("<pad>")
+        single = len(positions) == 1
+        rows = []
+        for position, row_scores, row_picks in zip(positions.tolist(), scores.tolist(), picks.tolist()):
+            row = []
+            for score, pick in zip(row_scores, row_picks):
+                token = int(target_ids[pick]) if target_ids is not None else pick
+                ids = input_ids.clone()
+                ids[position] = token
+                ids = ids[ids != pad_id].tolist()
+                # Several masks: keep special tokens, or the other <mask>s would vanish (as transformers)
+                result = {"score": score, "token": token,
+                          "token_str": self.tokenizer.decode([token], skip_special_tokens=False),
+                          "sequence": self.tokenizer.decode(ids, skip_special_tokens=single)}
+                if truncated:
+                    result["truncated"] = True
+                row.append(result)
+            rows.append(row)
+        return rows[0] if single else rows
+
+
+class TextClassificationPipeline(Pipeline):
+    """Label a text (e.g. sentiment): every label with its probability, best first."""
+
+    model_class = RobertaForSequenceClassification
+
+    def __call__(self, text, top_k: int | None = None):
+        """One text: [{label, score}, ...] best first (all labels, or the best `top_k`). A list: a list of those."""
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+            raise ValueError(f"top_k must be None or a whole number >= 1, got {top_k!r}")
+        logits, _, truncated = self._forward(_check_texts(text))  # (B, L)
+        probs = logits.softmax(dim=-1) if logits.shape[-1] > 1 else logits.sigmoid()  # (B, L)
+        id2label = self.model.config.id2label
+        results = []
+        for row, cut in zip(probs.tolist(), truncated):
+            ranked = sorted(enumerate(row), key=lambda pair: -pair[1])[:top_k]
+            flag = {"truncated": True} if cut else {}
+            results.append([{"label": id2label.get(i, f"LABEL_{i}"), "score": score, **flag} for i, score in ranked])
+        return results[0] if isinstance(text, str) else results
+
+
+TASKS = {
+    "fill-mask": FillMaskPipeline,
+    "sentiment-analysis": TextClassificationPipeline,
+    "text-classification": TextClassificationPipeline,
+}
+
+
+def pipeline(task: str, model, tokenizer=None, device=None, **hub_kwargs) -> Pipeline:
+    """`model`: a folder written by `save_pretrained` (with tokenizer.json), a Hub repo id, or a model object
+    (then pass `tokenizer` too: a `tokenizers.Tokenizer`, a tokenizer.json path or a folder).
+    `hub_kwargs` (revision, token, cache_dir, ...) are passed on when downloading from the Hub."""
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
+    cls = TASKS[task]
+    if isinstance(model, (str, os.PathLike)):
+        model_id = os.fspath(model)
+        model = cls.model_class.from_pretrained(model_id, **hub_kwargs)
+        if tokenizer is None:
+            tokenizer = load_tokenizer(model_id, **hub_kwargs)
+    elif tokenizer is None:
+        raise ValueError("pass tokenizer= together with a model object (a Tokenizer or a tokenizer.json path)")
+    if isinstance(tokenizer, (str, os.PathLike)):
+        tokenizer = load_tokenizer(tokenizer, **hub_kwargs)
+    tokenizer = getattr(tokenizer, "backend_tokenizer", tokenizer)  # a transformers fast tokenizer: its Tokenizer
+    return cls(model, tokenizer, device)

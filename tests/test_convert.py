@@ -1,0 +1,192 @@
+"""Weight compatibility with `transformers`: conversion both ways, saved folders, and the fill-mask pipeline."""
+import pytest
+import torch
+
+import roberta
+from roberta.convert import from_transformers, to_transformers
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+transformers = pytest.importorskip("transformers")
+transformers.logging.set_verbosity_error()
+
+# (layers, heads, hidden, vocab, num_labels)
+CONFIGS = [(1, 2, 16, 64, 2), (2, 4, 32, 300, 3), (3, 3, 24, 150, 5)]
+
+
+def hf_config(layers, heads, hidden, vocab, num_labels, **kwargs):
+    return transformers.RobertaConfig(
+        vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+        intermediate_size=2 * hidden, max_position_embeddings=40, layer_norm_eps=1e-5,
+        pad_token_id=1, bos_token_id=0, eos_token_id=2, num_labels=num_labels, **kwargs)
+
+
+def randomise(model, seed=0):
+    """Every parameter random (also biases, LayerNorms and the token-type table), so nothing passes by luck."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            noise = torch.randn(p.shape, generator=g) * 0.05
+            p.copy_(1 + noise if "LayerNorm.weight" in name or "layer_norm.weight" in name else noise)
+    return model.eval()
+
+
+def padded_batch(vocab, lengths=(10, 4, 7), seed=0):
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.full((len(lengths), max(lengths)), 1)
+    for i, n in enumerate(lengths):
+        ids[i, :n] = torch.randint(5, vocab, (n,), generator=g)
+        ids[i, 0], ids[i, n - 1] = 0, 2
+    return ids, ids.ne(1).long()
+
+
+@pytest.mark.parametrize("dims", CONFIGS)
+@pytest.mark.parametrize("arch", ["RobertaForMaskedLM", "RobertaForSequenceClassification"])
+def test_converted_model_gives_same_logits(arch, dims):
+    torch.manual_seed(0)
+    hf = randomise(getattr(transformers, arch)(hf_config(*dims, attn_implementation="eager")))
+    assert hf.roberta.embeddings.token_type_embeddings.weight[0].abs().sum() > 0  # non-zero row to fold in
+    ours = from_transformers(hf)
+    assert isinstance(ours, getattr(roberta, arch)) and not ours.training
+    ids, mask = padded_batch(dims[3])
+    with torch.no_grad():
+        theirs = hf(input_ids=ids, attention_mask=mask, output_attentions=True)
+        mine = ours(ids, mask, output_attentions=True)
+        mine_fused = ours(ids, mask)
+    real = mask.bool()
+    if arch == "RobertaForMaskedLM":
+        assert mine.logits.shape == theirs.logits.shape == (*ids.shape, dims[3])
+        theirs_logits, mine_logits, fused_logits = theirs.logits[real], mine.logits[real], mine_fused.logits[real]
+    else:
+        assert mine.logits.shape == theirs.logits.shape == (ids.shape[0], dims[4])
+        theirs_logits, mine_logits, fused_logits = theirs.logits, mine.logits, mine_fused.logits
+    torch.testing.assert_close(mine_logits, theirs_logits, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(fused_logits, theirs_logits, atol=1e-5, rtol=1e-5)
+    for a, b in zip(mine.attentions, theirs.attentions, strict=True):
+        keep = real[:, None, :, None].expand_as(a)  # query rows of real tokens
+        torch.testing.assert_close(a[keep], b[keep], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("arch", ["RobertaForMaskedLM", "RobertaForSequenceClassification"])
+def test_round_trip_through_transformers_is_exact(arch, tiny_config):
+    torch.manual_seed(0)
+    ours = randomise(getattr(roberta, arch)(tiny_config))
+    back = from_transformers(to_transformers(ours))
+    assert back.config == ours.config
+    a, b = ours.state_dict(), back.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_token_type_row_is_folded_into_positions():
+    hf = randomise(transformers.RobertaForMaskedLM(hf_config(2, 2, 16, 64, 2)))
+    token_type = hf.roberta.embeddings.token_type_embeddings.weight
+    with torch.no_grad():
+        token_type[0] = torch.linspace(-1, 1, token_type.shape[1])  # large, unmistakable row
+    ours = from_transformers(hf)
+    expected = hf.roberta.embeddings.position_embeddings.weight + token_type[0]
+    assert torch.equal(ours.roberta.embeddings.position_embeddings.weight, expected)
+    ids, mask = padded_batch(64)
+    with torch.no_grad():
+        torch.testing.assert_close(ours(ids, mask).logits[mask.bool()], hf(input_ids=ids, attention_mask=mask)
+                                   .logits[mask.bool()], atol=1e-5, rtol=1e-5)
+    # Going back, the row lives in the positions and the token-type table is zero: same function again.
+    again = to_transformers(ours)
+    assert torch.all(again.roberta.embeddings.token_type_embeddings.weight == 0)
+    with torch.no_grad():
+        torch.testing.assert_close(again(input_ids=ids, attention_mask=mask).logits,
+                                   hf(input_ids=ids, attention_mask=mask).logits, atol=1e-5, rtol=1e-5)
+
+
+def test_unsupported_models_are_refused():
+    with pytest.raises(TypeError, match="RobertaModel"):
+        from_transformers(transformers.RobertaModel(hf_config(1, 2, 16, 64, 2)))
+    with pytest.raises(ValueError, match="absolute"):
+        from_transformers(transformers.RobertaForMaskedLM(
+            hf_config(1, 2, 16, 64, 2, position_embedding_type="relative_key")))
+
+
+@pytest.fixture(scope="module")
+def trained_looking_mlm_dir(tmp_path_factory, tokenizer, tiny_config):
+    """A saved MLM with random (non-trivial) weights and our tokenizer.json: nothing else in the folder."""
+    torch.manual_seed(0)
+    model = randomise(roberta.RobertaForMaskedLM(tiny_config), seed=3)
+    folder = tmp_path_factory.mktemp("hf-compat")
+    model.save_pretrained(folder)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    return folder
+
+
+def test_saved_folder_loads_in_transformers(trained_looking_mlm_dir, tiny_config):
+    ours = roberta.RobertaForMaskedLM.from_pretrained(trained_looking_mlm_dir)
+    hf = transformers.AutoModelForMaskedLM.from_pretrained(trained_looking_mlm_dir).eval()
+    assert type(hf).__name__ == "RobertaForMaskedLM"
+    ids, mask = padded_batch(tiny_config.vocab_size)
+    with torch.no_grad():
+        torch.testing.assert_close(ours(ids, mask).logits[mask.bool()],
+                                   hf(input_ids=ids, attention_mask=mask).logits[mask.bool()], atol=1e-5, rtol=1e-5)
+
+
+def test_saved_classifier_loads_in_transformers(tiny_clf_dir, tiny_config):
+    ours = roberta.RobertaForSequenceClassification.from_pretrained(tiny_clf_dir)
+    hf = transformers.AutoModelForSequenceClassification.from_pretrained(tiny_clf_dir).eval()
+    assert hf.config.id2label == {0: "negative", 1: "positive"}
+    ids, mask = padded_batch(tiny_config.vocab_size)
+    with torch.no_grad():
+        torch.testing.assert_close(ours(ids, mask).logits, hf(input_ids=ids, attention_mask=mask).logits,
+                                   atol=1e-5, rtol=1e-5)
+
+
+def _flat(result):
+    """One mask: a list of dicts; several: a list of lists of dicts -> one flat list of dicts."""
+    return [d for row in result for d in (row if isinstance(row, list) else [row])]
+
+
+@pytest.fixture(scope="module")
+def both_fill_mask(trained_looking_mlm_dir):
+    """The folder needs only config.json, model.safetensors and tokenizer.json: transformers picks
+    RobertaTokenizer from config.json's model_type and reads tokenizer.json (no tokenizer_config.json)."""
+    theirs = transformers.pipeline("fill-mask", model=str(trained_looking_mlm_dir), device="cpu")
+    ours = roberta.pipeline("fill-mask", model=trained_looking_mlm_dir, device="cpu")
+    return theirs, ours
+
+
+@pytest.mark.parametrize("text, kwargs", [
+    ("The cat likes <mask>.", {}),
+    ("The cat likes <mask>.", {"top_k": 3}),
+    ("<mask> sees the sea <mask> again.", {"top_k": 2}),
+    ("A dog finds <mask> every day.", {"targets": [" the", "the", " music", "zzqx"]}),
+    ("A dog finds <mask> every day.", {"targets": " France", "top_k": 4}),
+    ("😀 中文 <mask> עברית", {}),
+])
+def test_fill_mask_matches_transformers_pipeline(both_fill_mask, text, kwargs):
+    theirs, ours = both_fill_mask
+    expected, got = theirs(text, **kwargs), ours(text, **kwargs)
+    assert isinstance(got[0], list) == isinstance(expected[0], list)  # same nesting: one mask or several
+    if isinstance(got[0], list):
+        assert [len(r) for r in got] == [len(r) for r in expected]
+    expected, got = _flat(expected), _flat(got)
+    assert len(got) == len(expected) > 0
+    for a, b in zip(got, expected):
+        assert a.keys() == b.keys() == {"score", "token", "token_str", "sequence"}
+        assert (a["token"], a["token_str"], a["sequence"]) == (b["token"], b["token_str"], b["sequence"])
+        assert a["score"] == pytest.approx(b["score"], abs=1e-6)
+
+
+def test_tokenizer_config_lets_transformers_truncate_like_us(trained_looking_mlm_dir, tiny_config, tmp_path):
+    """Optional extra file: tokenizer_config.json with model_max_length = config.max_length. Without it
+    transformers does not know the limit and a too-long input fails inside the model."""
+    import json
+    import shutil
+
+    folder = tmp_path / "with-tokenizer-config"
+    shutil.copytree(trained_looking_mlm_dir, folder)
+    (folder / "tokenizer_config.json").write_text(json.dumps(
+        {"tokenizer_class": "RobertaTokenizer", "model_max_length": tiny_config.max_length}))
+    theirs = transformers.pipeline("fill-mask", model=str(folder), device="cpu")
+    ours = roberta.pipeline("fill-mask", model=folder, device="cpu")
+    text = "The cat likes <mask>. " + "the sea " * 100
+    expected = theirs(text, tokenizer_kwargs={"truncation": True})
+    got = ours(text)
+    assert all(r["truncated"] for r in got)
+    assert [(r["token"], r["sequence"]) for r in got] == [(r["token"], r["sequence"]) for r in expected]
+    assert [r["score"] for r in got] == pytest.approx([r["score"] for r in expected], abs=1e-6)

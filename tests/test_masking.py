@@ -1,0 +1,197 @@
+"""MLM corruption: rates (binomial bounds), the 80/10/10 split, special tokens, dynamic vs static masks."""
+import math
+
+import pytest
+import torch
+
+from roberta.masking import (IGNORE_INDEX, KEPT, MASKED, NOT_SELECTED, RANDOM, DynamicMasker, StaticMasker,
+                             make_masker)
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+SIGMAS = 5  # a correct implementation fails a bound about once in 1.7 million runs
+
+
+def within_binomial(count, n, p):
+    return abs(count - n * p) <= SIGMAS * math.sqrt(n * p * (1 - p))
+
+
+def special_ids(tokenizer):
+    return [tokenizer.token_to_id(t) for t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")]
+
+
+def corpus_batch(tokenizer, B=1100, T=256, seed=0):
+    """(B, T) ids: <s> regular tokens (with some <unk>/<mask> inside) </s> <pad>...; about 200k eligible."""
+    g = torch.Generator().manual_seed(seed)
+    s, pad, eos, unk, mask = special_ids(tokenizer)
+    ids = torch.randint(5, tokenizer.get_vocab_size(), (B, T), generator=g)
+    lengths = torch.randint(T // 2, T + 1, (B,), generator=g)
+    for i, n in enumerate(lengths.tolist()):
+        ids[i, 0], ids[i, n - 1], ids[i, n:] = s, eos, pad
+    inside = torch.rand(B, T, generator=g) < 0.02
+    ids[inside & (ids > 4)] = unk
+    ids[(torch.rand(B, T, generator=g) < 0.01) & (ids > 4)] = mask
+    return ids
+
+
+@pytest.fixture(scope="module")
+def batch(tokenizer):
+    return corpus_batch(tokenizer)
+
+
+@pytest.fixture(scope="module")
+def masked(tokenizer, batch):
+    return DynamicMasker.from_tokenizer(tokenizer, seed=123)(batch)
+
+
+def test_selection_rate_and_split(tokenizer, batch, masked):
+    eligible = batch > 4
+    n = int(eligible.sum())
+    assert n > 200_000
+    selected = masked.outcome != NOT_SELECTED
+    n_sel = int(selected.sum())
+    assert within_binomial(n_sel, n, 0.15), n_sel / n
+    for outcome, p in ((MASKED, 0.8), (RANDOM, 0.1), (KEPT, 0.1)):
+        count = int((masked.outcome == outcome).sum())
+        assert within_binomial(count, n_sel, p), (outcome, count / n_sel)
+
+
+def test_outcomes_match_the_corruption(tokenizer, batch, masked):
+    mask_id = tokenizer.token_to_id("<mask>")
+    out = masked.outcome
+    assert torch.all(masked.input_ids[out == MASKED] == mask_id)
+    assert torch.equal(masked.input_ids[out == KEPT], batch[out == KEPT])
+    assert torch.equal(masked.input_ids[out == NOT_SELECTED], batch[out == NOT_SELECTED])
+    random_ids = masked.input_ids[out == RANDOM]
+    assert random_ids.min() > 4, "random replacements are never special tokens"
+    assert random_ids.unique().numel() > 0.9 * (tokenizer.get_vocab_size() - 5), "drawn from the whole vocabulary"
+
+
+def test_special_tokens_are_never_selected(tokenizer, batch, masked):
+    special = torch.isin(batch, torch.tensor(special_ids(tokenizer)))
+    assert special.sum() > 10_000  # <s>, </s>, padding, and the <unk>/<mask> sprinkled inside
+    assert torch.all(masked.outcome[special] == NOT_SELECTED)
+    assert torch.equal(masked.input_ids[special], batch[special])
+    assert torch.all(masked.labels[special] == IGNORE_INDEX)
+
+
+def test_labels_are_originals_exactly_where_selected(batch, masked):
+    selected = masked.outcome != NOT_SELECTED
+    assert torch.equal(masked.labels.ne(IGNORE_INDEX), selected)
+    assert torch.equal(masked.labels[selected], batch[selected])
+
+
+def test_custom_rates_are_respected(tokenizer, batch):
+    out = DynamicMasker.from_tokenizer(tokenizer, mlm_probability=0.3, mask_fraction=1.0, random_fraction=0.0)(batch)
+    n = int((batch > 4).sum())
+    n_sel = int((out.outcome != NOT_SELECTED).sum())
+    assert within_binomial(n_sel, n, 0.3)
+    assert n_sel == int((out.outcome == MASKED).sum())
+
+
+# ----- dynamic masking -----
+def small_batch(tokenizer):
+    return corpus_batch(tokenizer, B=4, T=64, seed=1)
+
+
+def test_dynamic_masks_differ_across_calls_and_reproduce_by_seed(tokenizer):
+    ids = small_batch(tokenizer)
+    a = DynamicMasker.from_tokenizer(tokenizer, seed=7)
+    b = DynamicMasker.from_tokenizer(tokenizer, seed=7)
+    first, second = a(ids), a(ids)
+    assert not torch.equal(first.labels, second.labels), "a fresh mask every call"
+    again_first, again_second = b(ids), b(ids)
+    assert torch.equal(first.input_ids, again_first.input_ids) and torch.equal(first.labels, again_first.labels)
+    assert torch.equal(second.input_ids, again_second.input_ids)
+    other = DynamicMasker.from_tokenizer(tokenizer, seed=8)(ids)
+    assert not torch.equal(first.labels, other.labels)
+
+
+def test_dynamic_state_dict_resumes_the_stream(tokenizer):
+    ids = small_batch(tokenizer)
+    a = DynamicMasker.from_tokenizer(tokenizer, seed=3)
+    a(ids)
+    state = a.state_dict()
+    expected = [a(ids).input_ids for _ in range(3)]
+    b = DynamicMasker.from_tokenizer(tokenizer, seed=999)
+    b.load_state_dict(state)
+    assert all(torch.equal(b(ids).input_ids, e) for e in expected)
+
+
+# ----- static masking -----
+def test_static_masks_cycle_with_period_dupe_factor(tokenizer):
+    ids = small_batch(tokenizer)
+    examples = torch.arange(len(ids))
+    masker = StaticMasker.from_tokenizer(tokenizer, seed=5, dupe_factor=3)
+    by_epoch = [masker(ids, examples, epoch=e).labels for e in range(7)]
+    for e in range(4):
+        assert torch.equal(by_epoch[e], by_epoch[e + 3])
+    assert not torch.equal(by_epoch[0], by_epoch[1]) and not torch.equal(by_epoch[1], by_epoch[2])
+    assert not torch.equal(by_epoch[0], by_epoch[2])
+    # A pure function of (seed, example id, copy): a new masker and another batch order give the same masks.
+    again = StaticMasker.from_tokenizer(tokenizer, seed=5, dupe_factor=3)
+    order = torch.tensor([2, 0, 3, 1])
+    shuffled = again(ids[order], examples[order], epoch=4)
+    assert torch.equal(shuffled.labels, by_epoch[4][order])
+
+
+def test_static_examples_with_same_tokens_get_different_masks(tokenizer):
+    ids = small_batch(tokenizer)[:1].repeat(2, 1)
+    out = StaticMasker.from_tokenizer(tokenizer, dupe_factor=2)(ids, [10, 11], epoch=0)
+    assert not torch.equal(out.labels[0], out.labels[1])
+
+
+def test_static_streams_never_collide_for_large_dupe_factor(tokenizer):
+    """Every (example, copy) pair has its own stream, whatever dupe_factor (101 used to alias copies)."""
+    row = small_batch(tokenizer)[:1]
+    masker = StaticMasker.from_tokenizer(tokenizer, dupe_factor=150)
+    pairs = [(0, 0), (0, 101), (1, 0), (1, 101), (0, 149), (1, 48)]
+    labels = [masker.fixed_mask(row, example, copy).labels for example, copy in pairs]
+    for i in range(len(pairs)):
+        for j in range(i):
+            assert not torch.equal(labels[i], labels[j]), (pairs[i], pairs[j])
+
+
+def test_dupe_factor_one_is_one_fixed_mask(tokenizer):
+    ids = small_batch(tokenizer)
+    masker = make_masker("static", tokenizer, dupe_factor=1)
+    first = masker(ids, range(len(ids)), epoch=0)
+    for epoch in (1, 2, 10):
+        out = masker(ids, range(len(ids)), epoch=epoch)
+        assert torch.equal(out.input_ids, first.input_ids) and torch.equal(out.labels, first.labels)
+    assert masker.state_dict() == {}
+
+
+def test_static_statistics_match_dynamic(tokenizer, batch):
+    out = StaticMasker.from_tokenizer(tokenizer, dupe_factor=10)(batch[:200], range(200), epoch=3)
+    eligible = batch[:200] > 4
+    n, n_sel = int(eligible.sum()), int((out.outcome != NOT_SELECTED).sum())
+    assert within_binomial(n_sel, n, 0.15)
+    assert within_binomial(int((out.outcome == MASKED).sum()), n_sel, 0.8)
+    assert torch.all(out.outcome[~eligible] == NOT_SELECTED)
+
+
+def test_make_masker_kinds(tokenizer):
+    assert isinstance(make_masker("dynamic", tokenizer), DynamicMasker)
+    assert make_masker("static", tokenizer, dupe_factor=4).dupe_factor == 4
+
+
+# ----- bad parameters -----
+@pytest.mark.parametrize("kwargs, message", [
+    ({"mlm_probability": 0.0}, "mlm_probability"),
+    ({"mlm_probability": 1.0}, "mlm_probability"),
+    ({"mlm_probability": -0.1}, "mlm_probability"),
+    ({"mask_fraction": 0.8, "random_fraction": 0.3}, "sum to at most 1"),
+    ({"mask_fraction": -0.1}, "mask_fraction"),
+    ({"random_fraction": -0.1}, "random_fraction"),
+])
+def test_bad_rates_raise(tokenizer, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        DynamicMasker.from_tokenizer(tokenizer, **kwargs)
+
+
+def test_bad_dupe_factor_and_kind_raise(tokenizer):
+    with pytest.raises(ValueError, match="dupe_factor"):
+        make_masker("static", tokenizer, dupe_factor=0)
+    with pytest.raises(ValueError, match="dynamic"):
+        make_masker("sometimes", tokenizer)

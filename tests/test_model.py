@@ -1,0 +1,253 @@
+"""The from-scratch model: sizes, attention paths, loss, save/load, and the tied embedding."""
+import json
+import pickle
+
+import pytest
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
+
+import roberta
+from roberta.model import position_ids_from_input_ids
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+
+def padded_batch(config, lengths=(9, 5, 12), seed=0):
+    """input_ids (B, T): <s> random regular tokens </s>, then <pad>; attention_mask (B, T)."""
+    g = torch.Generator().manual_seed(seed)
+    T = max(lengths)
+    ids = torch.full((len(lengths), T), config.pad_token_id)
+    for i, n in enumerate(lengths):
+        ids[i, :n] = torch.randint(5, config.vocab_size, (n,), generator=g)
+        ids[i, 0], ids[i, n - 1] = config.bos_token_id, config.eos_token_id
+    return ids, ids.ne(config.pad_token_id).long()
+
+
+@pytest.fixture
+def mlm(tiny_config):
+    torch.manual_seed(0)
+    return roberta.RobertaForMaskedLM(tiny_config).eval()
+
+
+# ----- sizes -----
+def test_mini_preset_has_17_7m_parameters():
+    model = roberta.RobertaForMaskedLM(roberta.PRESETS["mini"])
+    assert abs(model.num_parameters() - 17.7e6) <= 0.1e6
+
+
+def test_roberta_base_parameter_count_matches_transformers():
+    """Same count as transformers' RobertaForMaskedLM, minus its token-type table (type_vocab_size=1, H=768):
+    RoBERTa has no segments, so we keep no token-type embedding (convert.py folds row 0 into the positions)."""
+    transformers = pytest.importorskip("transformers")
+    config = roberta.PRESETS["roberta-base"]
+    with torch.device("meta"):  # shapes only: no memory, no initialisation time
+        ours = roberta.RobertaForMaskedLM(config)
+        theirs = transformers.RobertaForMaskedLM(
+            transformers.RobertaConfig(**config.to_hf_dict("RobertaForMaskedLM")))
+    token_type = theirs.roberta.embeddings.token_type_embeddings.weight
+    assert token_type.shape == (1, config.hidden_size)
+    theirs_count = sum(p.numel() for p in theirs.parameters())  # tied weights counted once
+    assert ours.num_parameters() == theirs_count - token_type.numel()
+    assert 124e6 < ours.num_parameters() < 126e6
+
+
+# ----- attention -----
+def test_sdpa_and_explicit_attention_agree(mlm, tiny_config):
+    ids, mask = padded_batch(tiny_config)
+    with torch.no_grad():
+        fused = mlm(ids, mask)
+        explicit = mlm(ids, mask, output_attentions=True)
+    assert fused.attentions is None
+    real = mask.bool()
+    torch.testing.assert_close(fused.logits[real], explicit.logits[real], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(fused.last_hidden_state[real], explicit.last_hidden_state[real], atol=1e-5, rtol=1e-5)
+
+
+def test_attentions_shape_normalised_and_blind_to_padding(mlm, tiny_config):
+    ids, mask = padded_batch(tiny_config)
+    B, T = ids.shape
+    with torch.no_grad():
+        out = mlm(ids, mask, output_attentions=True)
+    assert len(out.attentions) == tiny_config.num_hidden_layers
+    for probs in out.attentions:
+        assert probs.shape == (B, tiny_config.num_attention_heads, T, T)
+        torch.testing.assert_close(probs.sum(-1), torch.ones(B, tiny_config.num_attention_heads, T))
+        pad_keys = ~mask.bool()[:, None, None, :].expand_as(probs)  # (B, nh, T, T)
+        assert pad_keys.any() and probs[pad_keys].abs().max() == 0
+
+
+def test_padding_does_not_change_real_tokens(mlm, tiny_config):
+    ids, mask = padded_batch(tiny_config, lengths=(7, 12))
+    with torch.no_grad():
+        batched = mlm(ids, mask).logits[0, :7]
+        alone = mlm(ids[:1, :7]).logits[0]
+    torch.testing.assert_close(batched, alone, atol=1e-5, rtol=1e-5)
+
+
+# ----- loss -----
+def test_loss_equals_cross_entropy_at_labelled_positions(mlm, tiny_config):
+    ids, mask = padded_batch(tiny_config)
+    labels = torch.full_like(ids, -100)
+    picks = [(0, 2), (0, 5), (1, 1), (2, 10)]
+    for b, t in picks:
+        labels[b, t] = ids[b, t]
+    labels[2, 3] = 7  # a label different from the input token
+    with torch.no_grad():
+        out = mlm(ids, mask, labels=labels)
+        full = mlm(ids, mask).logits  # (B, T, V)
+    selected = labels.ne(-100)
+    assert out.logits.shape == (int(selected.sum()), tiny_config.vocab_size)
+    torch.testing.assert_close(out.logits, full[selected], atol=1e-5, rtol=1e-5)
+    expected = F.cross_entropy(full[selected], labels[selected])
+    torch.testing.assert_close(out.loss, expected, atol=1e-5, rtol=1e-5)
+
+
+def test_classifier_loss_and_logits_shape(tiny_config):
+    config = roberta.RobertaConfig.from_preset("tiny", vocab_size=tiny_config.vocab_size,
+                                               id2label={0: "a", 1: "b", 2: "c"})
+    model = roberta.RobertaForSequenceClassification(config).eval()
+    ids, mask = padded_batch(config)
+    labels = torch.tensor([0, 2, 1])
+    out = model(ids, mask, labels=labels)
+    assert out.logits.shape == (3, 3)
+    torch.testing.assert_close(out.loss, F.cross_entropy(out.logits, labels))
+
+
+# ----- save / load -----
+def test_save_pretrained_round_trips_exactly(mlm, tiny_config, tmp_path):
+    mlm.save_pretrained(tmp_path)
+    assert (tmp_path / "config.json").is_file() and (tmp_path / "model.safetensors").is_file()
+    saved = json.loads((tmp_path / "config.json").read_text())
+    assert saved["model_type"] == "roberta" and saved["architectures"] == ["RobertaForMaskedLM"]
+    loaded = roberta.RobertaForMaskedLM.from_pretrained(tmp_path)
+    assert loaded.config == tiny_config and not loaded.training
+    ours, theirs = mlm.state_dict(), loaded.state_dict()
+    assert ours.keys() == theirs.keys()
+    assert all(torch.equal(ours[k], theirs[k]) for k in ours)
+    ids, mask = padded_batch(tiny_config)
+    with torch.no_grad():
+        assert torch.equal(mlm(ids, mask).logits, loaded(ids, mask).logits)
+
+
+def test_classifier_round_trip_keeps_labels(tiny_clf_dir):
+    model = roberta.RobertaForSequenceClassification.from_pretrained(tiny_clf_dir)
+    assert model.config.id2label == {0: "negative", 1: "positive"}
+    assert model.config.label2id == {"negative": 0, "positive": 1}
+
+
+def _rewrite_weights(folder, change):
+    path = folder / "model.safetensors"
+    state = load_file(str(path))
+    change(state)
+    save_file(state, str(path))
+
+
+def test_missing_key_is_named(mlm, tmp_path):
+    mlm.save_pretrained(tmp_path)
+    key = "roberta.encoder.layer.1.attention.self.query.weight"
+    _rewrite_weights(tmp_path, lambda s: s.pop(key))
+    with pytest.raises(ValueError, match=key.replace(".", r"\.")):
+        roberta.RobertaForMaskedLM.from_pretrained(tmp_path)
+
+
+def test_unexpected_key_is_named(mlm, tmp_path):
+    mlm.save_pretrained(tmp_path)
+    _rewrite_weights(tmp_path, lambda s: s.update({"roberta.extra.weight": torch.zeros(3)}))
+    with pytest.raises(ValueError, match=r"roberta\.extra\.weight"):
+        roberta.RobertaForMaskedLM.from_pretrained(tmp_path)
+
+
+def test_wrong_shape_is_named(mlm, tmp_path):
+    mlm.save_pretrained(tmp_path)
+    key = "lm_head.dense.weight"
+    _rewrite_weights(tmp_path, lambda s: s.update({key: torch.zeros(3, 3)}))
+    with pytest.raises(ValueError, match=r"lm_head\.dense\.weight"):
+        roberta.RobertaForMaskedLM.from_pretrained(tmp_path)
+
+
+def test_folder_without_weights_gives_clear_error(mlm, tmp_path):
+    mlm.save_pretrained(tmp_path)
+    (tmp_path / "model.safetensors").unlink()
+    with pytest.raises(FileNotFoundError, match="model.safetensors"):
+        roberta.RobertaForMaskedLM.from_pretrained(tmp_path)
+
+
+def test_pickle_checkpoints_are_never_loaded(mlm, tmp_path, monkeypatch):
+    # A pytorch_model.bin alone is refused ...
+    only_bin = tmp_path / "only-bin"
+    mlm.save_pretrained(only_bin)
+    (only_bin / "model.safetensors").unlink()
+    torch.save(mlm.state_dict(), only_bin / "pytorch_model.bin")
+    with pytest.raises(FileNotFoundError, match="model.safetensors"):
+        roberta.RobertaForMaskedLM.from_pretrained(only_bin)
+    # ... and next to model.safetensors it is ignored: nothing is unpickled.
+    both = tmp_path / "both"
+    mlm.save_pretrained(both)
+    (both / "pytorch_model.bin").write_bytes(b"not a pickle: loading this would fail")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a pickle loader was called")
+    monkeypatch.setattr(torch, "load", refuse)
+    monkeypatch.setattr(pickle, "load", refuse)
+    monkeypatch.setattr(pickle, "loads", refuse)
+    loaded = roberta.RobertaForMaskedLM.from_pretrained(both)
+    assert torch.equal(loaded.lm_head.bias, mlm.lm_head.bias)
+
+
+def test_from_pretrained_encoder_loads_encoder_and_fresh_head(tiny_mlm_dir):
+    mlm = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir)
+    torch.manual_seed(1)
+    clf = roberta.RobertaForSequenceClassification.from_pretrained_encoder(
+        tiny_mlm_dir, id2label={0: "neg", 1: "neutral", 2: "pos"})
+    assert clf.config.num_labels == 3 and clf.config.id2label[2] == "pos"
+    encoder = {k: v for k, v in mlm.state_dict().items() if k.startswith("roberta.")}
+    clf_state = clf.state_dict()
+    assert encoder and all(torch.equal(v, clf_state[k]) for k, v in encoder.items())
+    assert not any(k.startswith("lm_head") for k in clf_state)
+    head = clf.classifier
+    assert head.out_proj.weight.shape == (3, clf.config.hidden_size)
+    assert torch.all(head.out_proj.bias == 0) and torch.all(head.dense.bias == 0)  # freshly initialised
+    assert 0.005 < head.dense.weight.std() < 0.05  # N(0, 0.02), not copied from anything
+    ids, mask = padded_batch(clf.config)
+    assert clf.eval()(ids, mask).logits.shape == (3, 3)
+
+
+# ----- positions, limits, training -----
+def test_position_ids_follow_roberta():
+    pad = 1
+    ids = torch.tensor([[0, 50, 51, 2, 1, 1],
+                        [0, 60, 61, 62, 63, 2]])
+    expected = torch.tensor([[2, 3, 4, 5, 1, 1],  # real tokens count from pad + 1; padding gets pad
+                             [2, 3, 4, 5, 6, 7]])
+    assert torch.equal(position_ids_from_input_ids(ids, pad), expected)
+
+
+def test_longest_input_works_and_longer_raises(mlm, tiny_config):
+    n = tiny_config.max_length
+    assert n == tiny_config.max_position_embeddings - tiny_config.pad_token_id - 1
+    ids = torch.randint(5, tiny_config.vocab_size, (1, n))
+    with torch.no_grad():
+        assert mlm(ids).logits.shape == (1, n, tiny_config.vocab_size)
+        with pytest.raises(ValueError, match=str(n)):
+            mlm(torch.randint(5, tiny_config.vocab_size, (1, n + 1)))
+
+
+def test_training_backward_reaches_tied_embedding(tiny_config):
+    torch.manual_seed(0)
+    model = roberta.RobertaForMaskedLM(tiny_config).train()
+    ids, mask = padded_batch(tiny_config)
+    labels = torch.full_like(ids, -100)
+    labels[:, 1] = ids[:, 1]
+    with torch.no_grad():  # dropout is active in train mode
+        assert not torch.equal(model(ids, mask).logits, model(ids, mask).logits)
+    out = model(ids, mask, labels=labels)
+    out.loss.backward()
+    emb = model.roberta.embeddings.word_embeddings.weight
+    assert emb is not None and emb.grad is not None
+    # Rows of tokens absent from the input get gradient only through the tied decoder.
+    absent = torch.ones(tiny_config.vocab_size, dtype=torch.bool)
+    absent[ids.unique()] = False
+    absent[tiny_config.pad_token_id] = False
+    assert emb.grad[absent].abs().sum(-1).gt(0).all()
+    assert all(p.grad is not None for n, p in model.named_parameters()), "every parameter gets a gradient"

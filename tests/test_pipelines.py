@@ -1,0 +1,245 @@
+"""roberta.pipeline: fill-mask and sentiment outputs, targets, [MASK], bad inputs, truncation, batches."""
+import pytest
+import torch
+from tokenizers import Tokenizer
+
+import roberta
+from roberta.pipelines import MAX_MASKS, encode
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+KEYS = {"score", "token", "token_str", "sequence"}
+
+
+@pytest.fixture(scope="module")
+def fill(tiny_mlm_dir):
+    return roberta.pipeline("fill-mask", model=tiny_mlm_dir, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def sentiment(tiny_clf_dir):
+    return roberta.pipeline("sentiment-analysis", model=tiny_clf_dir, device="cpu")
+
+
+def long_text(n_words=200):
+    return " ".join(["the cat likes the sea"] * (n_words // 5))
+
+
+# ----- encode -----
+def test_encode_pads_and_truncates(tokenizer):
+    texts = ["The cat likes the sea.", "A dog.", long_text()]
+    input_ids, attention_mask, truncated = encode(tokenizer, texts, max_length=16)
+    assert input_ids.dtype == torch.long and input_ids.shape == attention_mask.shape == (3, 16)
+    assert truncated == [False, False, True]
+    lengths = attention_mask.sum(1).tolist()
+    for row, n, text in zip(input_ids, lengths, texts):
+        assert row[0] == 0 and row[n - 1] == 2  # <s> ... </s>, also after truncation
+        assert torch.all(row[n:] == 1)  # <pad>
+    assert input_ids[0, :lengths[0]].tolist() == tokenizer.encode(texts[0]).ids
+    assert input_ids[2, :15].tolist() == tokenizer.encode(texts[2]).ids[:15]
+    one = encode(tokenizer, "A dog.", 16)
+    assert one[0].tolist() == [tokenizer.encode("A dog.").ids] and one[2] == [False]
+
+
+def test_encode_ignores_the_tokenizers_own_padding_and_truncation(tokenizer):
+    configured = Tokenizer.from_str(tokenizer.to_str())
+    configured.enable_truncation(8)
+    configured.enable_padding(length=40)
+    expected = encode(tokenizer, ["A dog.", long_text()], 20)
+    got = encode(configured, ["A dog.", long_text()], 20)
+    assert torch.equal(got[0], expected[0]) and got[2] == expected[2] == [False, True]
+    assert configured.truncation is not None and configured.padding is not None  # left as the caller set them
+
+
+# ----- fill-mask -----
+def test_one_mask_output_shape(fill):
+    result = fill("The cat likes <mask>.")
+    assert isinstance(result, list) and len(result) == 5
+    assert all(set(r) == KEYS for r in result)
+    scores = [r["score"] for r in result]
+    assert scores == sorted(scores, reverse=True) and all(0 < s < 1 for s in scores)
+    assert all(isinstance(r["token"], int) and isinstance(r["token_str"], str) for r in result)
+    assert all("<s>" not in r["sequence"] and "<mask>" not in r["sequence"] for r in result)
+
+
+def test_scores_are_the_model_probabilities(fill, tokenizer):
+    text = "A dog finds <mask> every day."
+    result = fill(text, top_k=3)
+    ids = torch.tensor([tokenizer.encode(text).ids])
+    with torch.no_grad():
+        probs = fill.model(ids).logits[0, ids[0].tolist().index(4)].softmax(-1)  # (V,)
+    top = probs.topk(3)
+    assert [r["token"] for r in result] == top.indices.tolist()
+    assert [r["score"] for r in result] == pytest.approx(top.values.tolist(), abs=1e-6)
+
+
+def test_several_masks_give_one_list_per_mask(fill):
+    result = fill("<mask> sees the <mask> again <mask>.", top_k=2)
+    assert len(result) == 3 and all(len(row) == 2 for row in result)
+    assert all(set(r) == KEYS for row in result for r in row)
+    # As transformers: each sequence fills one mask and keeps the others (and <s> </s>) visible.
+    for row in result:
+        assert all(r["sequence"].count("<mask>") == 2 and r["sequence"].startswith("<s>") for r in row)
+    assert len(fill("<mask> " * MAX_MASKS + ".", top_k=1)) == MAX_MASKS
+
+
+@pytest.mark.parametrize("top_k", [1, 3, 12])
+def test_top_k(fill, top_k):
+    assert len(fill("The cat likes <mask>.", top_k=top_k)) == top_k
+
+
+def test_targets_restrict_and_keep_full_vocabulary_scores(fill, tokenizer):
+    text = "The cat likes <mask>."
+    everything = {r["token"]: r["score"] for r in fill(text, top_k=tokenizer.get_vocab_size())}
+    the = tokenizer.token_to_id("Ġthe")
+    assert the is not None
+    # As transformers: a vocabulary entry is used as is ("Ġthe"); anything else gives its first token
+    # (" the" -> Ġthe; "the", not an entry of this small vocabulary, -> "t").
+    assert tokenizer.token_to_id("the") is None
+    t = tokenizer.encode("the", add_special_tokens=False).ids[0]
+    result = fill(text, targets=[" the", "the", "Ġthe"])
+    assert {r["token"] for r in result} == {the, t}
+    assert len(result) == 2  # top_k is capped at the number of distinct targets
+    for r in result:
+        assert r["score"] == pytest.approx(everything[r["token"]], abs=1e-7)  # not renormalised
+    single = fill(text, targets=" the")
+    assert single[0]["token_str"] == " the" and single[0]["sequence"] == "The cat likes the."
+    # Unknown words fall back to their first token; nothing usable is an error.
+    assert fill(text, targets=["zzzz"])[0]["token"] == tokenizer.encode("zzzz", add_special_tokens=False).ids[0]
+    for bad in ([""], [], 5, [" the", 3]):
+        with pytest.raises(ValueError, match="targets"):
+            fill(text, targets=bad)
+
+
+def test_bracket_mask_equals_mask(fill):
+    for a, b in [("The cat likes [MASK].", "The cat likes <mask>."),
+                 ("[MASK] sees the sea [MASK].", "<mask> sees the sea <mask>."),
+                 ("The cat likes[MASK] today", "The cat likes<mask> today")]:
+        assert fill(a, top_k=3) == fill(b, top_k=3)
+
+
+def test_batch_of_texts(fill):
+    texts = ["The cat likes <mask>.", "<mask> sees the <mask>."]
+    batched = fill(texts, top_k=2)
+    assert len(batched) == 2
+    for got, text in zip(batched, texts):
+        alone = fill(text, top_k=2)
+        flat_got = got if isinstance(got[0], dict) else sum(got, [])
+        flat_alone = alone if isinstance(alone[0], dict) else sum(alone, [])
+        assert [r["token"] for r in flat_got] == [r["token"] for r in flat_alone]
+        assert [r["score"] for r in flat_got] == pytest.approx([r["score"] for r in flat_alone], abs=1e-5)
+
+
+@pytest.mark.parametrize("text, kwargs, message", [
+    ("", {}, "empty"),
+    ("   \n\t", {}, "empty"),
+    ("The cat likes the sea.", {}, "no mask"),
+    (" ".join(["<mask>"] * (MAX_MASKS + 1)), {}, f"at most {MAX_MASKS}"),
+    ("The cat likes <mask>.", {"top_k": 0}, "top_k"),
+    ("The cat likes <mask>.", {"top_k": -2}, "top_k"),
+    ("The cat likes <mask>.", {"top_k": 1.5}, "top_k"),
+    (None, {}, "text"),
+    ([], {}, "text"),
+    (["The cat likes <mask>.", ""], {}, "empty"),
+])
+def test_fill_mask_bad_input(fill, text, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        fill(text, **kwargs)
+
+
+def test_fill_mask_truncation_is_flagged(fill, tiny_config):
+    result = fill("The cat likes <mask>. " + long_text())
+    assert all(r["truncated"] is True for r in result)
+    assert "truncated" not in fill("The cat likes <mask>.")[0]
+    with pytest.raises(ValueError, match=f"beyond the first {tiny_config.max_length} tokens"):
+        fill(long_text() + " <mask>.")
+
+
+@pytest.mark.parametrize("text", [
+    "Emoji 😀👍🏽 <mask> 👨‍👩‍👧", "中文 <mask> 日本語", "עברית <mask> مرحبا", "\u202e<mask>\u202c",
+    "ctrl \x00\x07\x1b <mask>\r\n", "broken \ud800 surrogate <mask>", "<mask>",
+])
+def test_fill_mask_never_crashes_on_odd_characters(fill, text):
+    result = fill(text, top_k=2)
+    assert len(result) == 2 and all(set(r) == KEYS for r in result)
+
+
+# ----- sentiment -----
+def test_sentiment_returns_every_label_best_first(sentiment):
+    result = sentiment("The film is good.")
+    assert {r["label"] for r in result} == {"negative", "positive"}
+    assert all(set(r) == {"label", "score"} for r in result)
+    assert result[0]["score"] >= result[1]["score"]
+    assert sum(r["score"] for r in result) == pytest.approx(1.0, abs=1e-6)
+    assert sentiment("The film is good.", top_k=1) == result[:1]
+
+
+def test_sentiment_scores_are_softmax_of_logits(sentiment, tokenizer):
+    ids = torch.tensor([tokenizer.encode("the sea").ids])
+    with torch.no_grad():
+        probs = sentiment.model(ids).logits[0].softmax(-1).tolist()
+    got = {r["label"]: r["score"] for r in sentiment("the sea")}
+    assert [got["negative"], got["positive"]] == pytest.approx(probs, abs=1e-6)
+
+
+def test_sentiment_batch(sentiment):
+    texts = ["The film is good.", "a dog", "The old man hates the house at night."]
+    batched = sentiment(texts)
+    assert len(batched) == 3
+    for got, text in zip(batched, texts):
+        alone = sentiment(text)
+        assert [r["label"] for r in got] == [r["label"] for r in alone]
+        assert [r["score"] for r in got] == pytest.approx([r["score"] for r in alone], abs=1e-5)
+
+
+def test_sentiment_truncation_and_bad_input(sentiment):
+    assert all(r["truncated"] is True for r in sentiment(long_text()))
+    mixed = sentiment(["short", long_text()])
+    assert "truncated" not in mixed[0][0] and mixed[1][0]["truncated"] is True
+    for bad, message in [("", "empty"), ("  ", "empty"), ([], "text"), (3, "text")]:
+        with pytest.raises(ValueError, match=message):
+            sentiment(bad)
+    with pytest.raises(ValueError, match="top_k"):
+        sentiment("fine", top_k=0)
+    assert sentiment("😀 \x00 中文")[0]["label"] in {"negative", "positive"}
+
+
+# ----- the factory -----
+def test_pipeline_attributes_and_aliases(fill, tiny_clf_dir):
+    assert isinstance(fill, roberta.FillMaskPipeline)
+    assert isinstance(fill.model, roberta.RobertaForMaskedLM) and not fill.model.training
+    assert fill.device == torch.device("cpu") and fill.tokenizer.token_to_id("<mask>") == 4
+    clf = roberta.pipeline("text-classification", model=str(tiny_clf_dir))
+    assert isinstance(clf, roberta.TextClassificationPipeline)
+    assert clf.device.type == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_pipeline_with_model_object(tiny_mlm_dir, tokenizer, fill):
+    model = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir).train()
+    p = roberta.pipeline("fill-mask", model=model, tokenizer=tokenizer)
+    assert not p.model.training and p.model is model
+    assert p("The cat likes <mask>.") == fill("The cat likes <mask>.")
+    p2 = roberta.pipeline("fill-mask", model=model, tokenizer=tiny_mlm_dir / "tokenizer.json")
+    assert p2.tokenizer.encode("a dog").ids == tokenizer.encode("a dog").ids
+
+
+def test_pipeline_bad_arguments(tiny_mlm_dir, tiny_clf_dir, tokenizer):
+    with pytest.raises(ValueError, match="unknown task"):
+        roberta.pipeline("translation", model=tiny_mlm_dir)
+    model = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir)
+    with pytest.raises(ValueError, match="tokenizer"):
+        roberta.pipeline("fill-mask", model=model)
+    with pytest.raises(ValueError, match="RobertaForSequenceClassification"):
+        roberta.pipeline("sentiment-analysis", model=model, tokenizer=tokenizer)
+    with pytest.raises(ValueError, match="missing keys"):  # a classifier folder is not an MLM
+        roberta.pipeline("fill-mask", model=tiny_clf_dir)
+
+
+def test_pipeline_with_roberta_base_layout_tokenizer(roberta_base_style_tokenizer_file):
+    """Nothing assumes <mask> is id 4: roberta-base has it last."""
+    tok = roberta.load_tokenizer(roberta_base_style_tokenizer_file)
+    torch.manual_seed(0)
+    model = roberta.RobertaForMaskedLM(roberta.RobertaConfig.from_preset("tiny", tokenizer=tok))
+    result = roberta.pipeline("fill-mask", model=model, tokenizer=tok)("The cat [MASK] the sea.", top_k=3)
+    assert len(result) == 3 and all(set(r) == KEYS for r in result)
+    assert all("<mask>" not in r["sequence"] for r in result)

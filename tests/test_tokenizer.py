@@ -1,0 +1,109 @@
+"""Byte-level BPE tokenizer: special tokens, <s> ... </s>, the <mask> space rule, unicode, transformers parity."""
+import json
+
+import pytest
+
+import roberta
+from roberta.tokenizer import SPECIAL_TOKENS
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+UNICODE_TEXTS = [
+    "Emoji 😀👍🏽 and a family 👨‍👩‍👧",
+    "中文分词 和 日本語のテキスト",
+    "עברית וערבית: مرحبا بالعالم",
+    "Combining e\u0301 and \u202eright-to-left override\u202c",
+    "control \x00 \x07 \t tab \r\n newline",
+    "  leading, trailing and   multiple spaces  ",
+    "Ünïcödé ßtraße, naïve café",
+]
+
+
+def test_special_tokens_have_ids_0_to_4(tokenizer):
+    assert SPECIAL_TOKENS == ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    assert [tokenizer.token_to_id(t) for t in SPECIAL_TOKENS] == [0, 1, 2, 3, 4]
+    assert tokenizer.get_vocab_size() == 300
+
+
+@pytest.mark.parametrize("text", ["", "The cat likes the sea.", "<mask>", *UNICODE_TEXTS])
+def test_every_encoding_is_wrapped_in_s_and_slash_s(tokenizer, text):
+    ids = tokenizer.encode(text).ids
+    assert ids[0] == 0 and ids[-1] == 2
+    assert 0 not in ids[1:] and 2 not in ids[:-1]
+
+
+def test_mask_absorbs_the_space_before_it(tokenizer):
+    text = "The capital of <mask>."
+    encoding = tokenizer.encode(text)
+    mask_at = encoding.ids.index(4)
+    assert encoding.ids.count(4) == 1
+    # The space went into <mask>: the token before it is "of" (with its own leading space), no lone "Ġ".
+    assert "Ġ" not in encoding.tokens
+    assert encoding.tokens[mask_at] == " <mask>"  # the matched text includes the space
+    assert encoding.ids[:mask_at] == tokenizer.encode("The capital of").ids[:-1]
+    # So a predicted word carries its space: putting " London" in the mask's place reads back as the text.
+    london = tokenizer.encode(" London", add_special_tokens=False).ids
+    filled = encoding.ids[:mask_at] + london + encoding.ids[mask_at + 1:]
+    assert tokenizer.decode(filled) == "The capital of London."
+    # Without a mask the text round-trips exactly.
+    assert tokenizer.decode(tokenizer.encode("The capital of London.").ids) == "The capital of London."
+
+
+def test_mask_without_space_before_is_the_same_single_token(tokenizer):
+    assert tokenizer.encode("(<mask>)").ids == [0, tokenizer.token_to_id("("), 4, tokenizer.token_to_id(")"), 2]
+
+
+@pytest.mark.parametrize("text", UNICODE_TEXTS)
+def test_byte_level_round_trip(tokenizer, text):
+    encoding = tokenizer.encode(text)
+    assert 3 not in encoding.ids, "byte-level BPE never needs <unk>"
+    assert tokenizer.decode(encoding.ids) == text
+
+
+def test_transformers_fast_tokenizer_gives_identical_ids(tokenizer, tiny_mlm_dir):
+    transformers = pytest.importorskip("transformers")
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tiny_mlm_dir / "tokenizer.json"))
+    auto = transformers.AutoTokenizer.from_pretrained(str(tiny_mlm_dir))  # what transformers.pipeline uses
+    assert auto.mask_token_id == 4 and auto.pad_token_id == 1
+    for text in ["The cat likes <mask>.", "A dog <mask> the <mask> again", *UNICODE_TEXTS]:
+        expected = tokenizer.encode(text).ids
+        assert fast(text)["input_ids"] == expected
+        assert auto(text)["input_ids"] == expected
+
+
+def test_load_tokenizer_from_file_and_folder(tokenizer, tiny_mlm_dir):
+    text = "Paris is near the sea <mask>."
+    expected = tokenizer.encode(text).ids
+    assert roberta.load_tokenizer(tiny_mlm_dir / "tokenizer.json").encode(text).ids == expected
+    assert roberta.load_tokenizer(tiny_mlm_dir).encode(text).ids == expected
+    assert roberta.load_tokenizer(str(tiny_mlm_dir)).encode(text).ids == expected
+
+
+def test_load_tokenizer_errors_clearly(tmp_path, tokenizer):
+    with pytest.raises(FileNotFoundError, match="tokenizer.json"):
+        roberta.load_tokenizer(tmp_path)
+    # A tokenizer without RoBERTa's special tokens is refused by name.
+    data = json.loads(tokenizer.to_str())
+    data["added_tokens"] = [t for t in data["added_tokens"] if t["content"] != "<mask>"]
+    del data["model"]["vocab"]["<mask>"]
+    path = tmp_path / "no-mask.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="<mask>"):
+        roberta.load_tokenizer(path)
+
+
+def test_roberta_base_layout_loads_with_the_same_code(tokenizer, roberta_base_style_tokenizer_file):
+    """roberta-base's tokenizer.json puts <mask> last (50264) and uses the older file format."""
+    theirs = roberta.load_tokenizer(roberta_base_style_tokenizer_file)
+    assert theirs.token_to_id("<mask>") == theirs.get_vocab_size() - 1 == 299
+    assert [theirs.token_to_id(t) for t in ("<s>", "<pad>", "</s>", "<unk>")] == [0, 1, 2, 3]
+    for text in ["The capital of <mask>.", *UNICODE_TEXTS]:
+        a, b = tokenizer.encode(text), theirs.encode(text)
+        assert a.tokens == b.tokens  # same pieces, ids differ by the layout
+        assert b.ids[0] == 0 and b.ids[-1] == 2
+        assert theirs.decode(b.ids) == tokenizer.decode(a.ids)
+    # Everything that reads special ids from the tokenizer follows the layout.
+    config = roberta.RobertaConfig.from_preset("tiny", tokenizer=theirs)
+    assert (config.vocab_size, config.pad_token_id, config.bos_token_id, config.eos_token_id) == (300, 1, 0, 2)
+    masker = roberta.make_masker("dynamic", theirs)
+    assert masker.mask_token_id == 299 and set(masker.special_ids.tolist()) == {0, 1, 2, 3, 299}
