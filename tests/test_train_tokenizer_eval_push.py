@@ -1,0 +1,216 @@
+"""train.tokenizer CLI, train.evaluate (functions and CLI), train.push offline behaviour, train.model_card."""
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+import roberta
+from train import evaluate, model_card, push
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_module(module, *args, env=None, timeout=120):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+# ----- tokenizer -----
+def test_tokenizer_cli_end_to_end(tmp_path, sentences):
+    wiki = tmp_path / "wiki.tokens"
+    wiki.write_text("".join(f" = Doc {i} = \n {s[:-1]} , and <unk> again .\n" for i, s in enumerate(sentences)))
+    reviews = tmp_path / "reviews.txt"
+    reviews.write_text("\n".join(sentences[::-1]) + "\n")
+    out = tmp_path / "tok"
+    result = run_module("train.tokenizer", "--corpus", f"{wiki}=0.5,{reviews}=0.5", "--vocab-size", 400,
+                        "--min-frequency", 1, "--max-chars", 20_000, "--eval-text", wiki, "--out", out, "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "tokens per word" in result.stdout and "documents" in result.stdout
+    tok = roberta.load_tokenizer(out / "tokenizer.json")
+    assert tok.get_vocab_size() == 400
+    assert [tok.token_to_id(t) for t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")] == [0, 1, 2, 3, 4]
+    assert not any("unk" in t for t in tok.get_vocab() if t != "<unk>")  # no merges spent on <unk>
+    assert tok.encode("The cat sees the sea.").ids[0] == 0
+
+
+def test_tokenizer_cli_bad_corpus(tmp_path):
+    result = run_module("train.tokenizer", "--corpus", tmp_path / "nope.txt", "--out", tmp_path / "t")
+    assert result.returncode == 1 and "nope.txt" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_tokens_per_word(tokenizer):
+    assert 1.0 <= __import__("train.tokenizer").tokenizer.tokens_per_word(tokenizer, ["the cat sees the sea"]) < 3
+
+
+# ----- evaluate -----
+def test_evaluate_mlm_fixed_mask(tiny_mlm_dir, tokenizer, sentences):
+    model = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir)
+    docs = [" ".join(sentences[i:i + 5]) for i in range(0, 100, 5)]
+    a = evaluate.evaluate_mlm(model, tokenizer, docs, batch_size=4, seed=0)
+    assert a["tokens"] > 0 and math.isfinite(a["loss"]) and 0 <= a["accuracy"] <= 1
+    assert a["perplexity"] == pytest.approx(math.exp(a["loss"]))
+    # a random model is near-uniform over the vocabulary
+    assert abs(a["loss"] - math.log(tokenizer.get_vocab_size())) < 1.0
+    # the same mask whatever the batch size; another seed masks other positions
+    b = evaluate.evaluate_mlm(model, tokenizer, docs, batch_size=16, seed=0)
+    assert b["tokens"] == a["tokens"] and b["loss"] == pytest.approx(a["loss"], rel=1e-5)
+    assert evaluate.evaluate_mlm(model, tokenizer, docs, batch_size=4, seed=1)["loss"] != a["loss"]
+    assert model.training is False
+
+
+def test_evaluate_classifier(tiny_clf_dir, tokenizer, sentences):
+    model = roberta.RobertaForSequenceClassification.from_pretrained(tiny_clf_dir)
+    model.train()
+    texts, labels = sentences[:30] + ["x " * 500], [i % 2 for i in range(31)]  # one text longer than the model
+    m = evaluate.evaluate_classifier(model, tokenizer, texts, labels, batch_size=8)
+    assert m["n"] == 31 and 0 <= m["accuracy"] <= 1 and math.isfinite(m["loss"]) and 0 <= m["macro_f1"] <= 1
+    assert sum(map(sum, m["confusion"])) == 31
+    assert sum(m["confusion"][i][i] for i in range(2)) == round(m["accuracy"] * 31)
+    assert model.training  # mode restored
+    with pytest.raises(ValueError, match="do not fit"):
+        evaluate.evaluate_classifier(model, tokenizer, ["a"], [5])
+
+
+def test_evaluate_cli_writes_and_merges_json(tiny_mlm_dir, tiny_clf_dir, sentences, tmp_path):
+    text = tmp_path / "valid.txt"
+    text.write_text("\n".join(" ".join(sentences[i:i + 4]) for i in range(0, 200, 4)) + "\n")
+    labeled = tmp_path / "sst2-dev.tsv"
+    labeled.write_text("sentence\tlabel\n" + "".join(f"{s.lower()[:-1]} .\t{i % 2}\n" for i, s in enumerate(sentences[:40])))
+    imdb = tmp_path / "imdb.tsv"
+    imdb.write_text("text\tlabel\n" + "".join(f"{s}\t{i % 2}\n" for i, s in enumerate(sentences[:60])))
+    out = tmp_path / "metrics.json"
+    out.write_text(json.dumps({"earlier": {"kept": True}}))
+    r = run_module("train.evaluate", "--model", tiny_mlm_dir, "--mlm-text", text, "--out", out)
+    assert r.returncode == 0, r.stderr
+    r = run_module("train.evaluate", "--model", tiny_clf_dir, "--labeled", labeled, "--imdb", imdb,
+                   "--imdb-n", 25, "--out", out)
+    assert r.returncode == 0, r.stderr
+    metrics = json.loads(out.read_text())
+    assert metrics["earlier"] == {"kept": True}
+    assert metrics["mlm"]["tokens"] > 0 and math.isfinite(metrics["mlm"]["perplexity"])
+    assert 0 <= metrics["mlm"]["accuracy"] <= 1
+    assert metrics["labeled"]["n"] == 40 and 0 <= metrics["labeled"]["accuracy"] <= 1
+    assert metrics["imdb"]["n"] == 25 and 0 <= metrics["imdb"]["accuracy"] <= 1
+
+
+def test_evaluate_cli_rejects_wrong_head(tiny_mlm_dir, tmp_path):
+    labeled = tmp_path / "dev.tsv"
+    labeled.write_text("sentence\tlabel\ngood\t1\n")
+    r = run_module("train.evaluate", "--model", tiny_mlm_dir, "--labeled", labeled)
+    assert r.returncode == 1 and "masked-LM model" in r.stderr and "Traceback" not in r.stderr
+
+
+# ----- push -----
+@pytest.fixture
+def model_folder(tiny_mlm_dir, tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    for name in ("config.json", "model.safetensors", "tokenizer.json"):
+        (folder / name).write_bytes((tiny_mlm_dir / name).read_bytes())
+    (folder / "README.md").write_text("---\nlicense: mit\n---\n# card\n")
+    return folder
+
+
+def test_push_offline_fails_fast_and_clearly(model_folder):
+    start = time.time()  # an endpoint that refuses connections: no network needed, never hangs
+    r = run_module("train.push", model_folder, "--repo-id", "someone/tiny", env={"HF_ENDPOINT": "http://127.0.0.1:9"},
+                   timeout=60)
+    assert time.time() - start < 30
+    assert r.returncode == 1
+    assert "cannot reach the Hugging Face Hub" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_push_offline_env_and_unreachable_host(model_folder, monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(push.PushError, match="cannot reach the Hugging Face Hub"):
+        push.push_folder(model_folder, "someone/tiny")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    start = time.time()
+    with pytest.raises(push.PushError, match="cannot reach the Hugging Face Hub"):
+        push.check_hub_reachable("http://127.0.0.1:9", timeout=2)
+    assert time.time() - start < 5
+
+
+def test_push_rejects_incomplete_folder(model_folder, monkeypatch):
+    monkeypatch.setattr(push, "check_hub_reachable", lambda *a, **k: pytest.fail("must not go online"))
+    (model_folder / "README.md").unlink()
+    with pytest.raises(push.PushError, match="lacks README.md"):
+        push.push_folder(model_folder, "someone/tiny")
+    r = run_module("train.push", model_folder, "--repo-id", "someone/tiny")
+    assert r.returncode == 1 and "lacks README.md" in r.stderr
+
+
+def test_push_uploads_through_huggingface_hub(model_folder, monkeypatch):
+    calls = {}
+
+    class FakeApi:
+        def __init__(self, endpoint=None, token=None):
+            calls["token"] = token
+
+        def create_repo(self, repo_id, private, exist_ok, repo_type):
+            calls["create"] = (repo_id, private, exist_ok)
+            return f"https://huggingface.co/{repo_id}"
+
+        def upload_folder(self, folder_path, repo_id, **kwargs):
+            calls["upload"] = (folder_path, repo_id, kwargs["ignore_patterns"])
+
+    import huggingface_hub
+
+    monkeypatch.setattr(push, "check_hub_reachable", lambda *a, **k: None)
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    url = push.push_folder(model_folder, "someone/tiny", token="hf_x", private=True)
+    assert url == "https://huggingface.co/someone/tiny"
+    assert calls["create"] == ("someone/tiny", True, True) and calls["token"] == "hf_x"
+    assert calls["upload"][:2] == (str(model_folder), "someone/tiny") and "*.pt" in calls["upload"][2]
+
+
+# ----- model card -----
+def _front_matter(text):
+    assert text.startswith("---\n")
+    return yaml.safe_load(text.split("---\n", 2)[1])
+
+
+def test_model_card_fill_mask(model_folder):
+    (model_folder / "curves.png").write_bytes(b"\x89PNG")
+    metrics = {"mlm": {"source": "../shared/data/wikitext-2/wiki.valid.tokens", "loss": 3.25, "perplexity": 25.79,
+                       "accuracy": 0.4123, "tokens": 31337}}
+    recipe = {"command": "python -m train.pretrain --preset mini", "tokens_seen": 4_200_000, "wall_time": "2h 5m",
+              "hardware": "2 CPU cores", "mixture": "../shared/data/wikipedia-en=0.5,../shared/data/imdb/unsup.txt=0.5"}
+    path = model_card.write_model_card(model_folder, title="MiniRoBERTa", task="fill-mask", metrics=metrics,
+                                       recipe=recipe, notes="Trained for a demo.", repo_id="someone/mini")
+    text = path.read_text()
+    meta = _front_matter(text)
+    assert meta["pipeline_tag"] == "fill-mask" and meta["license"] == "mit"
+    assert set(meta["metrics"]) >= {"accuracy", "perplexity"}
+    assert set(meta["datasets"]) == {"Salesforce/wikitext", "wikimedia/wikipedia", "stanfordnlp/imdb"}
+    assert meta["model-index"][0]["results"][0]["metrics"][0]["value"] in (25.79, 0.4123)
+    for expected in ("25.79", "0.4123", "31,337", "4,200,000", "2h 5m", "2 CPU cores", "python -m train.pretrain --preset mini",
+                     "![training curves](curves.png)", "Trained for a demo.", 'pipeline("fill-mask", model="someone/mini")'):
+        assert expected in text
+    config = roberta.RobertaConfig.from_dict(json.loads((model_folder / "config.json").read_text()))
+    n_params = roberta.RobertaForMaskedLM(config).num_parameters()
+    assert f"| parameters | {n_params:,} |" in text
+
+
+def test_model_card_classifier_without_curves(tiny_clf_dir, tmp_path):
+    folder = tmp_path / "clf"
+    folder.mkdir()
+    (folder / "config.json").write_bytes((tiny_clf_dir / "config.json").read_bytes())
+    path = model_card.write_model_card(folder, title="SST-2 classifier", task="text-classification",
+                                       metrics={"sst2_dev_accuracy": 0.5}, recipe={})
+    text = path.read_text()
+    meta = _front_matter(text)
+    assert meta["pipeline_tag"] == "text-classification" and meta["metrics"] == ["accuracy"]
+    assert "0.5" in text and "0: negative, 1: positive" in text and "curves.png" not in text
+    with pytest.raises(ValueError, match="task"):
+        model_card.write_model_card(folder, title="x", task="translation", metrics={}, recipe={})

@@ -1,0 +1,227 @@
+"""Write a model folder's README.md (the Hub model card) from its config and the values passed in.
+
+Nothing is invented: the architecture comes from config.json, everything else (metrics, recipe, notes)
+from the caller. Sections: architecture, data, training recipe, metrics, curves (if curves.png is in the
+folder), limitations, usage (with `roberta.pipeline` and with `transformers`).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification
+
+TASKS = {"fill-mask": "fill-mask", "mlm": "fill-mask", "pretrain": "fill-mask",
+         "text-classification": "text-classification", "sentiment-analysis": "text-classification",
+         "classification": "text-classification"}
+# substrings of a source path or hub spec -> the Hub dataset it is (a local copy of)
+KNOWN_DATASETS = {"wikitext": "Salesforce/wikitext", "wikipedia": "wikimedia/wikipedia",
+                  "imdb": "stanfordnlp/imdb", "sst2": "stanfordnlp/sst2", "sst-2": "stanfordnlp/sst2"}
+METRIC_NAMES = {"accuracy": "accuracy", "perplexity": "perplexity", "loss": "loss", "macro_f1": "f1", "f1": "f1"}
+DATA_KEYS = ("corpus", "mixture", "data", "dataset", "datasets", "train", "train_data", "dev", "eval", "tokenizer")
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+
+
+def infer_datasets(*values) -> list[str]:
+    """Hub dataset ids named by paths/specs anywhere in `values` (e.g. ../shared/data/sst2 -> stanfordnlp/sst2)."""
+    found = []
+    for text in (s.lower() for v in values for s in _strings(v)):
+        for key, hub_id in KNOWN_DATASETS.items():
+            if key in text and hub_id not in found:
+                found.append(hub_id)
+    return found
+
+
+def _flatten(metrics: dict, prefix: str = "") -> list[tuple[str, object]]:
+    rows = []
+    for key, value in metrics.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            rows += _flatten(value, f"{name} / ")
+        elif isinstance(value, (int, float, str, bool)) and not isinstance(value, list):
+            rows.append((name, value))
+    return rows
+
+
+def _metric_name(key: str) -> str | None:
+    """The Hub metric a (flattened) key reports: "mlm / perplexity" -> perplexity, "sst2_dev_accuracy" -> accuracy."""
+    last = key.rsplit(" / ", 1)[-1].lower()
+    for name in sorted(METRIC_NAMES, key=len, reverse=True):
+        if last == name or last.endswith("_" + name):
+            return METRIC_NAMES[name]
+    return None
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(rows, header=("", "")) -> str:
+    lines = [f"| {header[0]} | {header[1]} |", "|---|---|"]
+    return "\n".join(lines + [f"| {k} | {_fmt(v)} |" for k, v in rows])
+
+
+def count_parameters(config: RobertaConfig, task: str) -> int:
+    """Parameters of the model (tied embeddings counted once), built on the meta device: no memory used."""
+    cls = RobertaForMaskedLM if task == "fill-mask" else RobertaForSequenceClassification
+    with torch.device("meta"):
+        return cls(config).num_parameters()
+
+
+def _eval_results(metrics: dict, task: str, model_name: str) -> list[EvalResult]:
+    """model-index entries for metric groups that name their source (e.g. {"labeled": {"source": ..., "accuracy": ...}})."""
+    results = []
+    for group in metrics.values():
+        if not isinstance(group, dict) or not isinstance(group.get("source"), str):
+            continue
+        ids = infer_datasets(group["source"])
+        if not ids:
+            continue
+        source = group["source"].lower()
+        split = "validation" if any(s in source for s in ("dev", "valid")) else "train" if "train" in source else None
+        for key, value in group.items():
+            if key in ("accuracy", "perplexity") and isinstance(value, (int, float)):
+                results.append(EvalResult(task_type=task, dataset_type=ids[0], dataset_name=ids[0], dataset_split=split,
+                                          metric_type=key, metric_value=float(value)))
+    return results
+
+
+def _usage(task: str, repo: str, max_length: int) -> str:
+    if task == "fill-mask":
+        return f"""With this project's from-scratch code (`pip install` its requirements, then from its root):
+
+```python
+import roberta
+fill = roberta.pipeline("fill-mask", model="{repo}")
+fill("The capital of France is <mask>.")
+```
+
+With `transformers` (the weights are in its RoBERTa layout):
+
+```python
+from transformers import pipeline
+fill = pipeline("fill-mask", model="{repo}")
+fill("The capital of France is <mask>.")
+```"""
+    return f"""The classifier was trained on lower-cased text: lower-case inputs (the project's
+`train.data.normalize_for_classifier` does that and fixes tokenized spacing such as `it 's`).
+Inputs longer than {max_length} tokens are truncated.
+
+With this project's from-scratch code:
+
+```python
+import roberta
+from train.data import normalize_for_classifier
+classify = roberta.pipeline("sentiment-analysis", model="{repo}")
+classify(normalize_for_classifier("A gripping, beautifully acted film."))
+```
+
+With `transformers`:
+
+```python
+from transformers import pipeline
+classify = pipeline("text-classification", model="{repo}")
+classify("A gripping, beautifully acted film.".lower())
+```"""
+
+
+def _limitations(task: str, max_length: int) -> str:
+    items = [
+        "A teaching model: small and trained on a small budget (see the recipe), so far weaker than "
+        "`roberta-base`; not meant for production use.",
+        "English only. The training text (see Data) carries its sources' topical, cultural and gender biases.",
+        f"Inputs are limited to {max_length} tokens including `<s>` and `</s>`.",
+    ]
+    if task == "text-classification":
+        items.append("Binary sentiment learnt from short movie-review phrases (SST-2): expect errors on other "
+                     "domains, sarcasm, mixed opinions and long texts.")
+    else:
+        items.append("WikiText-2 v1 marks rare words as `<unk>`; the model never learnt to predict them.")
+    return "\n".join(f"- {item}" for item in items)
+
+
+def write_model_card(folder, *, title: str, task: str, metrics: dict, recipe: dict, notes: str = "",
+                     repo_id: str | None = None, datasets: list[str] | None = None, license: str = "mit",
+                     base_model: str | None = None) -> Path:
+    """Write folder/README.md (YAML front matter + sections) from config.json and the values passed in.
+
+    `task`: "fill-mask" or "text-classification". `metrics`: flat or nested dicts of values (e.g. the JSON
+    written by `train.evaluate`). `recipe`: how it was trained; a "command" entry is shown as a code block,
+    every other entry in a table (e.g. tokens_seen, wall_time, hardware, mixture). `datasets` default to
+    those recognised in the recipe's and metrics' paths.
+    """
+    folder = Path(folder)
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {sorted(TASKS)}, got {task!r}")
+    task = TASKS[task]
+    config_path = folder / "config.json"
+    if not config_path.is_file():
+        raise FileNotFoundError(f"{config_path}: no such file (save the model first)")
+    config = RobertaConfig.from_dict(json.loads(config_path.read_text()))
+    repo = repo_id or str(folder)
+    datasets = list(datasets) if datasets is not None else infer_datasets(recipe, metrics)
+    metric_names = sorted({_metric_name(k) for k, _ in _flatten(metrics)} - {None})
+    eval_results = _eval_results(metrics, task, title)
+    card_data = ModelCardData(
+        license=license, language="en", library_name="roberta-from-scratch", pipeline_tag=task,
+        tags=["roberta", "from-scratch", "masked-lm" if task == "fill-mask" else "sentiment-analysis"],
+        datasets=datasets or None, metrics=metric_names or None, base_model=base_model,
+        model_name=title if eval_results else None, eval_results=eval_results or None,
+    )
+
+    arch_rows = [("layers", config.num_hidden_layers), ("hidden size", config.hidden_size),
+                 ("attention heads", config.num_attention_heads), ("feed-forward size", config.intermediate_size),
+                 ("vocabulary", config.vocab_size), ("max input tokens", config.max_length),
+                 ("parameters", count_parameters(config, task))]
+    if task == "text-classification":
+        arch_rows.append(("labels", ", ".join(f"{i}: {n}" for i, n in sorted(config.id2label.items()))))
+    head = "masked-LM head (tied to the word embeddings)" if task == "fill-mask" else "classification head on `<s>`"
+    data_rows = [(k, v) for k, v in recipe.items() if k in DATA_KEYS]
+    other_rows = [(k, v) for k, v in recipe.items() if k not in DATA_KEYS and k != "command"
+                  and not isinstance(v, (dict, list))]
+    other_rows += [(f"{k} / {k2}", v2) for k, v in recipe.items() if isinstance(v, dict) and k not in DATA_KEYS
+                   for k2, v2 in _flatten(v)]
+
+    sections = [f"# {title}",
+                f"A RoBERTa encoder ({config.num_hidden_layers} layers, hidden size {config.hidden_size}) with a {head}, "
+                "written and trained from scratch in PyTorch by the *RoBERTa from scratch* teaching project. "
+                "The weights use `transformers`' RoBERTa layout, so both libraries load them."]
+    sections += ["## Architecture", _table(arch_rows, ("", "value"))]
+    data_text = "\n".join(f"- [{d}](https://huggingface.co/datasets/{d})" for d in datasets) or "- (not given)"
+    if data_rows:
+        data_text += "\n\n" + _table(data_rows, ("", "value"))
+    sections += ["## Data", data_text]
+    recipe_text = f"```bash\n{recipe['command']}\n```" if recipe.get("command") else ""
+    if other_rows:
+        recipe_text += ("\n\n" if recipe_text else "") + _table(other_rows, ("setting", "value"))
+    sections += ["## Training recipe", recipe_text or "(not given)"]
+    metric_rows = _flatten(metrics)
+    sections += ["## Metrics", _table(metric_rows, ("metric", "value")) if metric_rows else "(none given)"]
+    if (folder / "curves.png").is_file():
+        sections += ["## Training curves", "![training curves](curves.png)"]
+    sections += ["## Limitations", _limitations(task, config.max_length)]
+    sections += ["## Usage", _usage(task, repo, config.max_length)]
+    if notes:
+        sections += ["## Notes", notes.strip()]
+
+    card = ModelCard(f"---\n{card_data.to_yaml()}\n---\n\n" + "\n\n".join(sections) + "\n")
+    path = folder / "README.md"
+    path.write_text(str(card) if str(card).endswith("\n") else str(card) + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,111 @@
+"""Upload a trained model folder to the Hugging Face Hub.
+
+    python -m train.push runs/mini --repo-id USER/roberta-mini [--private] [--token hf_...]
+
+The folder must hold config.json, model.safetensors, tokenizer.json and README.md (the model card, see
+`train.model_card`). Checkpoints and optimizer states (`checkpoint*/`, `*.pt`) are not uploaded. The token
+defaults to the one saved by `hf auth login` or the HF_TOKEN variable. Offline, the command stops within
+a few seconds with "cannot reach the Hugging Face Hub" and exit code 1.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json", "README.md")
+IGNORE_PATTERNS = ["checkpoint*", "checkpoint*/**", "*.pt", "*.pth", "*.ckpt", "__pycache__/**", ".*", "**/.*"]
+CONNECT_TIMEOUT = 5.0  # seconds
+
+
+class PushError(Exception):
+    """A push that cannot be done; the message says why."""
+
+
+def check_folder(folder) -> Path:
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise PushError(f"{folder} is not a folder")
+    missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
+    if missing:
+        raise PushError(f"{folder} lacks {', '.join(missing)} (a model folder needs {', '.join(REQUIRED_FILES)})")
+    return folder
+
+
+def _endpoint() -> str:
+    from huggingface_hub import constants
+
+    return os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
+
+
+def check_hub_reachable(endpoint: str | None = None, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Raise PushError unless a TCP connection to the Hub opens within `timeout` seconds (DNS included)."""
+    from huggingface_hub import constants
+
+    endpoint = endpoint or _endpoint()
+    if constants.HF_HUB_OFFLINE:
+        raise PushError(f"cannot reach the Hugging Face Hub: HF_HUB_OFFLINE is set ({endpoint})")
+    url = urlparse(endpoint)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    error = ["timed out"]
+
+    def connect():  # in a thread: getaddrinfo has no timeout of its own
+        try:
+            socket.create_connection((url.hostname, port), timeout=timeout).close()
+            error[0] = None
+        except OSError as err:
+            error[0] = str(err) or type(err).__name__
+
+    thread = threading.Thread(target=connect, daemon=True)
+    thread.start()
+    thread.join(timeout + 1)
+    if error[0] is not None:
+        raise PushError(f"cannot reach the Hugging Face Hub at {endpoint} ({error[0]}); are you online?")
+
+
+def push_folder(folder, repo_id: str, token: str | None = None, private: bool = False,
+                commit_message: str = "Upload model") -> str:
+    """Create `repo_id` (if needed) and upload `folder` to it; returns the repo URL."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+
+    folder = check_folder(folder)
+    if repo_id.count("/") != 1:
+        raise PushError(f"--repo-id must look like USER/NAME, got {repo_id!r}")
+    check_hub_reachable()
+    api = HfApi(endpoint=_endpoint(), token=token)
+    try:
+        url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
+        api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="model",
+                          commit_message=commit_message, ignore_patterns=IGNORE_PATTERNS)
+    except HfHubHTTPError as err:
+        raise PushError(f"the Hub refused the upload to {repo_id}: {err} (logged in? `hf auth login` or --token)") from err
+    except OSError as err:
+        raise PushError(f"cannot reach the Hugging Face Hub: {err}") from err
+    return str(url)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m train.push", description=__doc__.split("\n\n")[0])
+    p.add_argument("folder", help="model folder (config.json, model.safetensors, tokenizer.json, README.md)")
+    p.add_argument("--repo-id", required=True, help="USER/NAME on the Hub")
+    p.add_argument("--private", action="store_true", help="create the repo private")
+    p.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the saved login)")
+    p.add_argument("--message", default="Upload model", help="commit message")
+    args = p.parse_args(argv)
+    try:
+        url = push_folder(args.folder, args.repo_id, token=args.token, private=args.private,
+                          commit_message=args.message)
+    except PushError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print(f"pushed {args.folder} -> {url}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,103 @@
+"""Train the byte-level BPE tokenizer on a corpus or a mixture; writes OUT/tokenizer.json.
+
+    python -m train.tokenizer --out runs/tokenizer              # the shipped recipe (defaults below)
+    python -m train.tokenizer --corpus ../shared/data/wikitext-2/wiki.train.tokens --vocab-size 8192 --out tok
+
+Defaults = the shipped recipe: a 32,768-token vocabulary learnt from 20M characters of the pretraining
+mixture (Wikipedia, WikiText-2 train, IMDB unlabelled reviews, so movie-review words are in the vocabulary
+the classifier fine-tunes with). WikiText's `<unk>` is stripped from the BPE training text (it is a special
+token already; see `train.data`).
+
+Measured (2 CPU cores, 7-15 s per run): tokens per whitespace word on the cleaned wiki.valid.tokens
+(a `<unk>` counts as one word and one token), BPE trained on the default mixture, default --max-chars:
+
+    python -m train.tokenizer --vocab-size N --out /tmp/tok-N
+
+    vocab  8192: 1.446    vocab 16384: 1.313    vocab 32768: 1.233    vocab 50265: 1.204
+    vocab 32768 with --max-chars 60000000 (40 s): 1.226   (so 20M characters are enough)
+
+32k is the knee: 50k saves only 2.4% of the tokens for 53% more embedding rows, which a small model
+trained on a few million tokens cannot fill; 16k -> 32k saves 6% of every sequence. With this tokenizer
+there are 4.75 characters per token on wiki.valid, 4.56 on Wikipedia, 4.44 on IMDB reviews.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from roberta import train_tokenizer
+
+from .data import UNK, load_mixture_with_stats, read_documents
+
+DEFAULT_CORPUS = ("../shared/data/wikipedia-en=0.5,../shared/data/wikitext-2/wiki.train.tokens=0.25,"
+                  "../shared/data/imdb/unsup.txt=0.25")
+DEFAULT_EVAL = "../shared/data/wikitext-2/wiki.valid.tokens"
+DEFAULT_VOCAB_SIZE = 32768
+DEFAULT_MIN_FREQUENCY = 2
+DEFAULT_MAX_CHARS = 20_000_000
+
+
+def tokens_per_word(tokenizer, documents: list[str]) -> float:
+    """Mean number of BPE tokens per whitespace-separated word (lower is a more efficient vocabulary)."""
+    words = sum(len(d.replace(UNK, " " + UNK).split()) for d in documents)  # "of<unk>" is two words
+    tokens = sum(len(e.ids) for e in tokenizer.encode_batch(documents, add_special_tokens=False))
+    return tokens / max(words, 1)
+
+
+def build_tokenizer(corpus: str, vocab_size: int = DEFAULT_VOCAB_SIZE, min_frequency: int = DEFAULT_MIN_FREQUENCY,
+                    max_chars: int | None = DEFAULT_MAX_CHARS, seed: int = 0, show_progress: bool = True):
+    """(tokenizer, mixture stats): BPE trained on up to `max_chars` characters of the mixture `corpus`."""
+    documents, stats = load_mixture_with_stats(corpus, char_budget=max_chars, seed=seed)
+    texts = (d.replace(UNK, "") for d in documents)
+    return train_tokenizer(texts, vocab_size=vocab_size, min_frequency=min_frequency,
+                           show_progress=show_progress), stats
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(prog="python -m train.tokenizer", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", default=DEFAULT_CORPUS,
+                   help="a source or mixture 'PATH=weight,...' (paths, folders or hub:NAME:CONFIG:SPLIT); "
+                        f"default: {DEFAULT_CORPUS}")
+    p.add_argument("--vocab-size", type=int, default=DEFAULT_VOCAB_SIZE, help="default: %(default)s")
+    p.add_argument("--min-frequency", type=int, default=DEFAULT_MIN_FREQUENCY,
+                   help="a merge must occur this often; default: %(default)s")
+    p.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS,
+                   help="train on at most this many characters of the mixture (0: all); default: %(default)s")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed of the mixture; default: %(default)s")
+    p.add_argument("--eval-text", default=DEFAULT_EVAL,
+                   help="report tokens per word on this corpus if it exists ('' to skip); default: %(default)s")
+    p.add_argument("--out", required=True, help="output folder; writes OUT/tokenizer.json")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    start = time.time()
+    print(f"reading {args.corpus} (max {args.max_chars or 'all'} chars)", flush=True)
+    try:
+        tokenizer, stats = build_tokenizer(args.corpus, args.vocab_size, args.min_frequency,
+                                           args.max_chars or None, args.seed, show_progress=not args.quiet)
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    for s in stats:
+        print(f"  {s['source']}: {s['chars']:,} chars, {s['documents']:,} documents, share {s['share']:.2f}"
+              + (f" (repeated {s['passes']}x)" if s["passes"] > 1 else ""))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(str(out / "tokenizer.json"))
+    print(f"vocabulary {tokenizer.get_vocab_size():,} tokens -> {out / 'tokenizer.json'} "
+          f"({time.time() - start:.0f} s)")
+    if args.eval_text and os.path.exists(args.eval_text):
+        tpw = tokens_per_word(tokenizer, read_documents(args.eval_text))
+        print(f"tokens per word on {args.eval_text}: {tpw:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
