@@ -1,0 +1,169 @@
+"""RoBERTa from scratch: the Gradio demo (`python app.py`, a Hugging Face Space, or an API).
+
+Layout and wiring only; the work is in demo/ (handlers.py, figures.py, models.py). Models are loaded once,
+here, from MLM_MODEL / SENTIMENT_MODEL (a folder or a Hub repo id; default the assets/ folders).
+"""
+import os
+
+import gradio as gr
+
+from demo import handlers as H
+from demo.models import configure_torch, load_models, read_ablation
+
+configure_torch()
+MODELS = load_models()
+handlers = H.Handlers(MODELS)
+ABOUT = H.about_sections(MODELS)
+ABLATION = read_ablation()
+CFG = next((m.config for m in (MODELS.mlm, MODELS.sentiment) if m.available), None)
+N_LAYERS, N_HEADS = (CFG.num_hidden_layers, CFG.num_attention_heads) if CFG else (6, 8)
+
+
+class Slider(gr.Slider):
+    """gr.Slider that passes out-of-range API values on, so the handler's message names the field."""
+
+    is_template = True  # rendered by the frontend's slider
+
+    def preprocess(self, payload):
+        return payload
+
+
+CSS = ".notice {border-left: 4px solid #f59e0b; padding-left: 12px}"
+
+
+def notice(*keys):
+    errors = [MODELS[k].error for k in keys if not MODELS[k].available]
+    if errors:
+        gr.Markdown("\n\n".join(f"⚠️ {e}" for e in errors), elem_classes="notice")
+
+
+with gr.Blocks(title="RoBERTa from scratch") as demo:
+    gr.Markdown("# RoBERTa from scratch\nA small RoBERTa written from scratch in PyTorch, pretrained with masked "
+                "language modelling and fine-tuned on SST-2 sentiment. Try it, look inside, see how it learned.")
+    with gr.Tabs():
+        with gr.Tab("Fill mask", id="fill"):
+            notice("mlm")
+            with gr.Row():
+                with gr.Column():
+                    fm_text = gr.Textbox(label="Text with one or more <mask> (or [MASK])", lines=3,
+                                         value="Paris is the capital of <mask>.")
+                    fm_k = Slider(1, H.MAX_TOP_K, value=5, step=1, label="Predictions per mask (top-k)")
+                    fm_targets = gr.Textbox("", label="Candidate words to score (optional)", placeholder="France, Germany",
+                                            info="Comma-separated; only these words are scored.")
+                    fm_btn = gr.Button("Predict", variant="primary")
+                with gr.Column():
+                    fm_filled = gr.HighlightedText(label="Completed sentence (top prediction for each mask)")
+                    fm_labels = [gr.Label(label=f"<mask> {i + 1}", visible=i == 0) for i in range(H.MAX_MASKS)]
+                    with gr.Accordion("Raw pipeline output (transformers format)", open=False):
+                        fm_raw = gr.JSON(label="results")
+            fm_out = [fm_filled, *fm_labels, fm_raw]
+            gr.on([fm_btn.click, fm_text.submit], handlers.fill_mask, [fm_text, fm_k, fm_targets], fm_out,
+                  api_name="fill_mask")
+            fm_raw.change(H.mask_slots, fm_raw, fm_labels, api_name="fill_mask_slots", api_visibility="undocumented")
+            gr.Examples([["Paris is the capital of <mask>.", 5], ["The <mask> barked at the mailman.", 5],
+                         ["The <mask> sat on the <mask> all day.", 3]], [fm_text, fm_k], fm_out, handlers.fill_mask,
+                        run_on_click=True, api_name="fill_mask_example")
+
+        with gr.Tab("Sentiment", id="sentiment"):
+            notice("sentiment")
+            with gr.Row():
+                with gr.Column():
+                    st_text = gr.Textbox(label="Text", lines=3, value="A gorgeous, funny and deeply moving film.")
+                    st_btn = gr.Button("Classify", variant="primary")
+                with gr.Column():
+                    st_label = gr.Label(label="Sentiment", num_top_classes=2)
+            st_words = gr.HighlightedText(label="Which words drove the decision", show_legend=True)
+            st_explain = gr.Markdown()
+            st_out = [st_label, st_words, st_explain]
+            gr.on([st_btn.click, st_text.submit], handlers.classify, st_text, st_out, api_name="classify")
+            gr.Examples(["A gorgeous, funny and deeply moving film.", "A dull, lifeless and painfully slow mess.",
+                         "The acting was not bad at all.",
+                         "The visuals are stunning, but the story is a boring mess."], st_text, st_out,
+                        handlers.classify, run_on_click=True, api_name="classify_example")
+
+        with gr.Tab("Attention", id="attention"):
+            notice("mlm", "sentiment")
+            with gr.Row():
+                at_text = gr.Textbox(label="Text", lines=2, scale=3,
+                                     value="The cat sat on the mat because it was tired.")
+                with gr.Column(scale=2):
+                    with gr.Row():
+                        at_layer = gr.Dropdown(list(range(1, N_LAYERS + 1)), value=N_LAYERS, label="Layer",
+                                               allow_custom_value=True)
+                        at_head = gr.Dropdown([("average of heads", "average")] +
+                                              [(f"head {h}", h) for h in range(1, N_HEADS + 1)],
+                                              value="average", label="Head", allow_custom_value=True)
+                    at_model = gr.Radio(H.MODEL_CHOICES, value="mlm", label="Model")
+                    at_btn = gr.Button("Show attention", variant="primary")
+            at_notes = gr.Markdown()
+            with gr.Tabs():
+                with gr.Tab("Heatmap"):
+                    at_heat = gr.Plot(label="Attention heatmap", show_label=False)
+                with gr.Tab("All heads of the layer"):
+                    at_grid = gr.Plot(label="All heads of the layer", show_label=False)
+                with gr.Tab("Rollout across layers"):
+                    at_roll = gr.Plot(label="Attention rollout (Abnar & Zuidema 2020)", show_label=False)
+                with gr.Tab("Where one token attends"):
+                    at_token = gr.Dropdown(label="Token", choices=[], allow_custom_value=True)
+                    at_bars = gr.Plot(label="Where the token attends", show_label=False)
+            at_in = [at_text, at_layer, at_head, at_model]
+            at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes]
+            gr.on([at_btn.click, at_text.submit, at_layer.input, at_head.input, at_model.input], handlers.attention,
+                  at_in, at_out, api_name="attention")
+            at_token.input(handlers.attention_token, [at_text, at_layer, at_head, at_token, at_model], at_bars,
+                           api_name="attention_token")
+            gr.Examples([["The cat sat on the mat because it was tired.", N_LAYERS, "average", "mlm"],
+                         ["The trophy did not fit in the suitcase because it was too big.", 1, 1, "mlm"],
+                         ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_out,
+                        handlers.attention, run_on_click=True, api_name="attention_example")
+
+        with gr.Tab("Static vs dynamic masking", id="masking"):
+            gr.Markdown("BERT masked its training data once, at preprocessing (*static*; it duplicated the data "
+                        "10 times with different masks). RoBERTa draws a new mask every time a sentence is fed "
+                        "to the model (*dynamic*). Same sentence, same seed, epoch by epoch:")
+            notice("mlm")
+            with gr.Row():
+                mk_text = gr.Textbox(label="Sentence", lines=2, scale=3,
+                                     value="The quick brown fox jumps over the lazy dog near the river bank.")
+                mk_epochs = Slider(1, H.MAX_EPOCHS, value=12, step=1, label="Epochs")
+                mk_seed = gr.Number(value=0, precision=0, label="Seed")
+                mk_btn = gr.Button("Mask", variant="primary")
+            mk_table = gr.HTML()
+            mk_stats = gr.Dataframe(headers=H.MASKING_COLUMNS, label="What each scheme showed", interactive=False)
+            mk_plot = gr.Plot(label="Coverage against epochs", show_label=False)
+            mk_preds = gr.Dataframe(headers=H.PREDICTION_COLUMNS, interactive=False,
+                                    label="The MLM's top-1 prediction at every target of the last epoch")
+            mk_out = [mk_table, mk_stats, mk_plot, mk_preds]
+            gr.on([mk_btn.click, mk_text.submit], handlers.masking, [mk_text, mk_epochs, mk_seed], mk_out,
+                  api_name="masking")
+            gr.Examples([["The quick brown fox jumps over the lazy dog near the river bank.", 12, 0],
+                         ["Paris is the capital of France and the largest city of the country.", 40, 1]],
+                        [mk_text, mk_epochs, mk_seed], mk_out, handlers.masking, run_on_click=True,
+                        api_name="masking_example")
+            gr.Markdown(H.ablation_markdown(ABLATION))
+            if "curves" in ABLATION:
+                gr.Image(ABLATION["curves"], label="Ablation curves", interactive=False)
+
+        with gr.Tab("About the model", id="about"):
+            gr.Markdown("## Models\n" + ABOUT["status"])
+            gr.Markdown("## Architecture\n" + ABOUT["architecture"])
+            gr.Markdown("## Compared with the MiniRoBERTa reference\n" + ABOUT["comparison"])
+            gr.Markdown(H.RECIPE)
+            for key, title in (("mlm", "Pretraining (MLM)"), ("sentiment", "Fine-tuning (SST-2)")):
+                with gr.Accordion(title, open=key == "mlm"):
+                    gr.Markdown("#### Metrics\n" + ABOUT[f"{key}_metrics"])
+                    if ABOUT[f"{key}_curves"]:
+                        gr.Image(ABOUT[f"{key}_curves"], label="Training curves", interactive=False)
+                    else:
+                        gr.Markdown("_curves.png: not available._")
+                    gr.Markdown("#### Model card (README.md)\n" + ABOUT[f"{key}_readme"])
+
+demo.queue(default_concurrency_limit=int(os.environ.get("APP_CONCURRENCY", "2")),
+           max_size=int(os.environ.get("APP_QUEUE_SIZE", "64")))
+
+if __name__ == "__main__":
+    demo.launch(
+        server_name=os.environ.get("GRADIO_SERVER_NAME") or ("0.0.0.0" if os.environ.get("SPACE_ID") else "127.0.0.1"),
+        server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
+        theme=gr.themes.Soft(), css=CSS,
+    )

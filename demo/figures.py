@@ -1,0 +1,145 @@
+"""Matplotlib figures of the demo: attention heatmaps, head grids, bar charts, masking coverage.
+
+Figures are built with the object-oriented API (`Figure`, never `pyplot`), so requests can draw them in
+parallel threads. Sizes and fonts scale with the number of tokens, so inputs up to the model's maximum
+length stay readable; beyond what fits, every k-th token is labelled.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import matplotlib
+
+matplotlib.use("Agg")
+matplotlib.rcParams["text.parse_math"] = False  # a token like "$x$" is text, not math
+matplotlib.rcParams["text.usetex"] = False
+import numpy as np  # noqa: E402
+from matplotlib import font_manager  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+# Fall back to fonts with CJK, Arabic, Hebrew or emoji glyphs when the system has them (matplotlib >= 3.6).
+_FALLBACKS = ["Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans Arabic", "Noto Sans Hebrew", "Noto Sans",
+              "Noto Emoji", "Symbola"]
+_INSTALLED = {f.name for f in font_manager.fontManager.ttflist}
+matplotlib.rcParams["font.family"] = ["DejaVu Sans"] + [f for f in _FALLBACKS if f in _INSTALLED]
+
+# Glyphs the font lacks (CJK, emoji) are drawn as boxes; the warnings would only fill the server log.
+warnings.filterwarnings("ignore", message=r"Glyph .* missing from", category=UserWarning)
+warnings.filterwarnings("ignore", message=r"Matplotlib currently does not support", category=UserWarning)
+
+SCHEME_COLORS = {"static1": "#7f7f7f", "static10": "#1f77b4", "dynamic": "#d62728"}
+MIN_FONT, MAX_FONT, MAX_FONT_SKIPPING = 6.0, 11.0, 9.0
+
+
+def _short(label: str, width: int = 14) -> str:
+    label = label.replace("\n", "\\n").replace("\t", "\\t")
+    return label if len(label) <= width else label[:width - 1] + "…"
+
+
+def _tick_layout(n: int, axis_inches: float) -> tuple[float, int]:
+    """Font size and label step so that n labels fit along an axis of axis_inches."""
+    per_label_pt = axis_inches * 72 / max(n, 1)
+    font = min(MAX_FONT, per_label_pt * 0.9)
+    step = 1
+    if font < MIN_FONT:
+        step = math.ceil(MIN_FONT / font)
+        font = min(MAX_FONT_SKIPPING, per_label_pt * step * 0.9)
+    return font, step
+
+
+def _set_ticks(ax, axis: str, labels, font: float, step: int, rotation: int = 0):
+    positions = list(range(0, len(labels), step))
+    texts = [_short(labels[i]) for i in positions]
+    if axis == "x":
+        ax.set_xticks(positions, texts, fontsize=font, rotation=rotation, ha="right" if rotation else "center",
+                      rotation_mode="anchor")
+    else:
+        ax.set_yticks(positions, texts, fontsize=font)
+
+
+def _square_size(n: int) -> float:
+    return float(min(14.0, max(5.0, 3.0 + 0.09 * n)))
+
+
+def attention_heatmap(matrix: np.ndarray, labels: list[str], title: str, cbar_label: str = "attention weight"):
+    """A (T, T) matrix: row = the token that attends (query), column = the token attended to (key)."""
+    n = len(labels)
+    side = _square_size(n)
+    fig = Figure(figsize=(side + 1.2, side), dpi=100, layout="constrained")
+    ax = fig.add_subplot()
+    im = ax.imshow(matrix, cmap="viridis", vmin=0.0, vmax=max(float(np.max(matrix)), 1e-9), aspect="equal",
+                   interpolation="nearest")
+    font, step = _tick_layout(n, side * 0.78)
+    _set_ticks(ax, "x", labels, font, step, rotation=60)
+    _set_ticks(ax, "y", labels, font, step)
+    ax.set_xlabel("attended to (key)", fontsize=10)
+    ax.set_ylabel("attending token (query)", fontsize=10)
+    ax.set_title(title, fontsize=12)
+    fig.colorbar(im, ax=ax, shrink=0.8, label=cbar_label)
+    return fig
+
+
+def head_grid(layer_attention: np.ndarray, labels: list[str], layer: int):
+    """All heads of one layer, (nh, T, T), as small heatmaps."""
+    nh, n = layer_attention.shape[0], len(labels)
+    cols = min(4, nh)
+    rows = math.ceil(nh / cols)
+    cell = 3.2 if n <= 32 else 3.6
+    fig = Figure(figsize=(cols * cell, rows * cell + 0.6), dpi=100, layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
+    for h in range(rows * cols):
+        ax = axes[h // cols][h % cols]
+        if h >= nh:
+            ax.axis("off")
+            continue
+        ax.imshow(layer_attention[h], cmap="viridis", vmin=0.0, interpolation="nearest")
+        ax.set_title(f"head {h + 1}", fontsize=10)
+        if n <= 20:
+            font, step = _tick_layout(n, cell * 0.7)
+            _set_ticks(ax, "x", labels, font, step, rotation=90)
+            _set_ticks(ax, "y", labels, font, step)
+        else:
+            ax.set_xticks([])
+            ax.set_yticks([])
+    fig.suptitle(f"Layer {layer}: every head (rows attend to columns)", fontsize=12)
+    return fig
+
+
+def attention_bars(weights: np.ndarray, labels: list[str], query: int, title: str):
+    """Where one token (query) attends: one bar per token it can see."""
+    n = len(labels)
+    width = float(min(16.0, max(6.0, 2.0 + 0.12 * n)))
+    fig = Figure(figsize=(width, 3.8), dpi=100, layout="constrained")
+    ax = fig.add_subplot()
+    colors = ["#d62728" if i == query else "#1f77b4" for i in range(n)]
+    ax.bar(range(n), weights, color=colors)
+    font, step = _tick_layout(n, width * 0.9)
+    _set_ticks(ax, "x", labels, font, step, rotation=60)
+    ax.set_xlim(-0.6, n - 0.4)
+    ax.set_ylabel("attention weight")
+    ax.set_title(title, fontsize=11)
+    ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def coverage_plot(curves: dict[str, list[float]], names: dict[str, str], mlm_probability: float = 0.15):
+    """Fraction of positions that were ever a prediction target, after each epoch, one line per scheme."""
+    epochs = len(next(iter(curves.values())))
+    x = np.arange(1, epochs + 1)
+    fig = Figure(figsize=(8, 3.8), dpi=100, layout="constrained")
+    ax = fig.add_subplot()
+    styles = {"static1": "s-", "static10": "o-", "dynamic": "^-"}
+    for key, values in curves.items():
+        ax.plot(x, np.asarray(values) * 100, styles.get(key, "o-"), color=SCHEME_COLORS.get(key), label=names[key],
+                markersize=4)
+    ax.plot(x, (1 - (1 - mlm_probability) ** x) * 100, ":", color="black", alpha=0.6,
+            label=f"expected with a new mask every epoch: 1 − {1 - mlm_probability:.2f}^epochs")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("positions ever a target (%)")
+    ax.set_ylim(0, 105)
+    ax.set_xlim(0.5, epochs + 0.5)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title("Coverage: how much of the sentence the model was ever asked to predict", fontsize=11)
+    return fig

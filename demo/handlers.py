@@ -1,0 +1,756 @@
+"""What the app's buttons do: plain functions of plain values, testable without a browser.
+
+`Handlers(models)` holds the models loaded once at start-up (`demo.models.load_models`) and exposes one
+method per API endpoint. Every method checks its inputs and raises `gr.Error` with a plain message on bad
+input; other failures become a generic `gr.Error` (the traceback goes to the server log, never to the UI).
+Truncated inputs give a `gr.Warning` (a Python warning outside Gradio).
+"""
+from __future__ import annotations
+
+import bisect
+import functools
+import html
+import json
+import logging
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import gradio as gr
+import numpy as np
+import torch
+
+import roberta
+from roberta.masking import KEPT, NOT_SELECTED, OUTCOME_NAMES, DynamicMasker, StaticMasker
+from roberta.model import position_ids_from_input_ids
+from train.data import normalize_for_classifier
+
+from . import figures
+from .models import Models
+
+log = logging.getLogger(__name__)
+
+MAX_CHARS = 200_000  # longer texts are refused outright; anything shorter is cut to the model's max length
+MAX_TOP_K = 20
+MAX_MASKS = roberta.pipelines.MAX_MASKS
+MAX_EPOCHS = 40
+MAX_SEED = 2**31 - 1
+IG_STEPS = 20
+MASK_RE = re.compile(r"<mask>|\[MASK\]")
+# C0/C1 control characters except tab and newlines; they are invisible and mean nothing to the model
+CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+MODEL_CHOICES = [("fill-mask model (pretrained)", "mlm"), ("sentiment model (fine-tuned)", "sentiment")]
+SCHEMES = {
+    "static1": "BERT static, one fixed mask (dupe_factor=1)",
+    "static10": "BERT static, 10 masks cycling (dupe_factor=10)",
+    "dynamic": "RoBERTa dynamic (new mask every epoch)",
+}
+TRUNCATED_WARNING = ("The text is longer than the {n} tokens the model reads; only the first {n} tokens were "
+                     "used.")
+
+
+# ----------------------------------------------------------------------------- input checks and errors
+def user_errors(fn):
+    """Turn ValueError (user-facing messages of the pipelines and of our checks) into gr.Error, and any
+    other exception into a generic gr.Error; log the traceback server-side."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except gr.Error:
+            raise
+        except ValueError as err:
+            message = str(err)
+            raise gr.Error(message[:1].upper() + message[1:], print_exception=False) from None
+        except Exception:
+            log.exception("unexpected error in %s", fn.__name__)
+            raise gr.Error("Something went wrong while processing this input. Please try another text.",
+                           print_exception=False) from None
+
+    return wrapper
+
+
+def clean_text(text) -> str:
+    """The text as the model will read it: control characters removed, broken surrogates replaced."""
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
+        raise gr.Error(f"The text must be a string, got {type(text).__name__}.", print_exception=False)
+    if len(text) > MAX_CHARS:
+        raise gr.Error(f"The text is too long ({len(text):,} characters); paste at most {MAX_CHARS:,}.",
+                       print_exception=False)
+    text = CONTROL_RE.sub("", text).encode("utf-8", errors="replace").decode("utf-8")
+    if not text.strip():
+        raise gr.Error("The text is empty: type a sentence first.", print_exception=False)
+    return text
+
+
+def parse_int(value, name: str, lo: int, hi: int) -> int:
+    """A whole number in [lo, hi] from an int, a whole float or a numeric string."""
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        number = float(value)
+        if not number.is_integer():
+            raise ValueError
+        number = int(number)
+    except (TypeError, ValueError, OverflowError):
+        raise gr.Error(f"{name} must be a whole number between {lo} and {hi}, got {value!r}.",
+                       print_exception=False) from None
+    if not lo <= number <= hi:
+        raise gr.Error(f"{name} must be between {lo} and {hi}, got {number}.", print_exception=False)
+    return number
+
+
+def parse_head(value, num_heads: int) -> int | None:
+    """None for the average of heads, else a 1-based head number."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "average", "mean", "avg", "all")):
+        return None
+    return parse_int(value, "Head", 1, num_heads)
+
+
+def md_escape(text: str) -> str:
+    """User text inside Markdown: shown literally (no HTML, no emphasis, no links)."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|~>])", r"\\\1", html.escape(text, quote=False))
+
+
+def warn(message: str) -> None:
+    gr.Warning(message)
+
+
+# ----------------------------------------------------------------------------- tokens for display
+@dataclass
+class Tokens:
+    """One text as the model reads it, with what each token covers in the text."""
+
+    text: str
+    ids: list[int]
+    offsets: list[tuple[int, int]]  # character span in `text`; (0, 0) for special tokens
+    special: list[bool]
+    truncated: bool
+    pieces: list[str]  # each token decoded on its own (special tokens by name)
+
+    @functools.cached_property
+    def labels(self) -> list[str]:
+        """Readable token labels: the characters a token covers (special tokens by name). The byte pieces
+        of one character (an emoji, a CJK character) show it with a piece number: 東·1 東·2 東·3."""
+        out = []
+        for i, ((start, end), special, piece) in enumerate(zip(self.offsets, self.special, self.pieces)):
+            if special or end <= start:
+                out.append(piece if special or piece.strip() else "␣")
+                continue
+            label = self.text[start:end]
+            if not label.strip():
+                label = "␣"
+            same = [j for j in range(len(self.offsets)) if self.offsets[j] == (start, end) and not self.special[j]]
+            if len(same) > 1:
+                label += f"·{same.index(i) + 1}"
+            out.append(label)
+        return out
+
+    @functools.cached_property
+    def word_index(self) -> list[int | None]:
+        """For each token, the index of the whitespace-separated word of `text` it belongs to (None for
+        special tokens). A token that covers only whitespace belongs to the word after it."""
+        spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", self.text)]
+        starts = [s for s, _ in spans]
+        out = []
+        for (start, _), special in zip(self.offsets, self.special):
+            if special or not spans:
+                out.append(None)
+                continue
+            k = bisect.bisect_right(starts, start) - 1
+            if k < 0 or start >= spans[k][1]:
+                k += 1
+            out.append(min(k, len(spans) - 1))
+        return out
+
+    @functools.cached_property
+    def word_start(self) -> list[bool]:
+        """True for a regular token that begins a whitespace-separated word."""
+        index, previous = self.word_index, None
+        starts = []
+        for k in index:
+            starts.append(k is not None and k != previous)
+            if k is not None:
+                previous = k
+        return starts
+
+    def words(self) -> list[tuple[int, int]]:
+        """(start, end) of the words the model read, in order."""
+        spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", self.text)]
+        return [spans[k] for k in sorted({k for k in self.word_index if k is not None})]
+
+
+def tokenize(tokenizer, text: str, max_length: int) -> Tokens:
+    """`roberta.encode` (the ids the pipelines use) plus character offsets for display."""
+    input_ids, _, truncated = roberta.encode(tokenizer, text, max_length)
+    ids = input_ids[0].tolist()
+    encoding = tokenizer.encode(text)
+    offsets, all_ids = list(encoding.offsets), list(encoding.ids)
+    if truncated[0]:
+        offsets, all_ids = offsets[:max_length - 1] + offsets[-1:], all_ids[:max_length - 1] + all_ids[-1:]
+    if all_ids != ids:  # cannot happen with a plain tokenizer; fall back to no offsets rather than wrong ones
+        offsets = [(0, 0)] * len(ids)
+    special_ids = {tokenizer.token_to_id(t) for t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")}
+    pieces = [tokenizer.decode([i], skip_special_tokens=False) for i in ids]
+    return Tokens(text, ids, [tuple(o) for o in offsets], [i in special_ids for i in ids], bool(truncated[0]), pieces)
+
+
+def token_text(tokenizer, token_id: int) -> str:
+    return tokenizer.decode([token_id], skip_special_tokens=False)
+
+
+# ----------------------------------------------------------------------------- attribution and rollout
+def _forward_from_word_embeddings(model, input_ids, word_embeds):
+    """RobertaForSequenceClassification's forward with the word embeddings given (no padding, eval mode).
+    Re-traced here instead of hooking the shared model, which other requests use at the same time."""
+    emb = model.roberta.embeddings
+    positions = position_ids_from_input_ids(input_ids, model.config.pad_token_id)  # (B, T)
+    x = emb.dropout(emb.LayerNorm(word_embeds + emb.position_embeddings(positions)))  # (B, T, H)
+    for layer in model.roberta.encoder.layer:
+        x, _ = layer(x, None, False)
+    return model.classifier(x)  # (B, L)
+
+
+def _class_score(logits: torch.Tensor, target: int) -> torch.Tensor:
+    """Evidence for `target`: its logit minus the mean of the other logits (the log-odds for two labels)."""
+    if logits.shape[-1] == 1:
+        return logits[:, 0]
+    others = torch.cat([logits[:, :target], logits[:, target + 1:]], dim=-1)
+    return logits[:, target] - others.mean(dim=-1)
+
+
+def integrated_gradients(model, input_ids: list[int], target: int, baseline_id: int, special_ids,
+                         steps: int = IG_STEPS):
+    """Integrated gradients (Sundararajan et al. 2017) on the word embeddings for the class score of
+    `target`, from a baseline where every regular token is `baseline_id` (special tokens kept), with the
+    midpoint rule over `steps` points, one batch. Returns (attributions (T,), score(x), score(baseline));
+    the attributions sum to about score(x) - score(baseline) (completeness)."""
+    with torch.inference_mode(False), torch.enable_grad():
+        ids = torch.tensor([input_ids], dtype=torch.long)  # (1, T)
+        table = model.roberta.embeddings.word_embeddings
+        is_special = torch.isin(ids, torch.tensor(sorted(special_ids), dtype=torch.long))
+        base_ids = torch.where(is_special, ids, torch.full_like(ids, baseline_id))
+        x, base = table(ids).detach(), table(base_ids).detach()  # (1, T, H)
+        alphas = (torch.arange(steps, dtype=x.dtype) + 0.5) / steps  # (S,)
+        path = (base + alphas[:, None, None] * (x - base)).requires_grad_(True)  # (S, T, H)
+        scores = _class_score(_forward_from_word_embeddings(model, ids.expand(steps, -1), path), target)  # (S,)
+        (grads,) = torch.autograd.grad(scores.sum(), path)  # (S, T, H)
+        attributions = ((x - base)[0] * grads.mean(dim=0)).sum(dim=-1)  # (T,)
+        with torch.no_grad():
+            ends = _class_score(_forward_from_word_embeddings(model, ids.expand(2, -1), torch.cat([x, base])), target)
+    return attributions.detach().numpy(), float(ends[0]), float(ends[1])
+
+
+def merge_words(tokens: Tokens, token_scores) -> list[tuple[int, int, float]]:
+    """Sum token scores over the BPE pieces of each whitespace-separated word: [(start, end, score)]."""
+    totals: dict[int, float] = {}
+    for k, score in zip(tokens.word_index, token_scores):
+        if k is not None:
+            totals[k] = totals.get(k, 0.0) + float(score)
+    spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", tokens.text)]
+    return [(*spans[k], totals[k]) for k in sorted(totals)]
+
+
+def attention_rollout(attentions: np.ndarray) -> np.ndarray:
+    """Abnar & Zuidema (2020): average heads, add the residual (0.5 A + 0.5 I), renormalise rows, multiply
+    through the layers. attentions (L, nh, T, T) -> (T, T), each row a distribution over input tokens."""
+    T = attentions.shape[-1]
+    eye = np.eye(T, dtype=np.float64)
+    rollout = eye
+    for layer in attentions.astype(np.float64).mean(axis=1):  # (T, T) per layer, bottom to top
+        a = 0.5 * layer + 0.5 * eye
+        a = a / a.sum(axis=-1, keepdims=True)
+        rollout = a @ rollout
+    return rollout
+
+
+# ----------------------------------------------------------------------------- the handlers
+class Handlers:
+    def __init__(self, models: Models):
+        self.models = models
+        self._attention_cache: OrderedDict = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    def _need(self, key: str):
+        loaded = self.models[key]
+        if not loaded.available:
+            raise gr.Error(loaded.error, print_exception=False)
+        return loaded
+
+    # ---- 1. fill mask
+    @user_errors
+    def fill_mask(self, text, top_k=5, targets=None):
+        """Predictions for every <mask>: (completed sentence, one label update per mask slot, raw results)."""
+        pipe = self._need("mlm").pipeline
+        text = clean_text(text)
+        top_k = parse_int(top_k, "Top-k", 1, MAX_TOP_K)
+        n_masks = len(MASK_RE.findall(text))
+        if n_masks == 0:
+            raise gr.Error("There is no <mask> in the text: put <mask> (or [MASK]) where a word should be "
+                           "predicted, e.g. “Paris is the capital of <mask>.”", print_exception=False)
+        if n_masks > MAX_MASKS:
+            raise gr.Error(f"The text has {n_masks} masks; at most {MAX_MASKS} are allowed.", print_exception=False)
+        words = [w.strip() for w in re.split(r"[,\n]", targets or "") if w.strip()]
+        target_tokens = None
+        if words:  # after a space (the usual case), a word is the token with its leading space
+            at_start = MASK_RE.match(text.lstrip()) is not None
+            target_tokens = [w if at_start else " " + w for w in words]
+        results = pipe(text, top_k=top_k, targets=target_tokens)
+        per_mask = results if n_masks > 1 else [results]
+        if any(r.get("truncated") for row in per_mask for r in row):
+            warn(TRUNCATED_WARNING.format(n=pipe.max_length))
+        labels = []
+        for i in range(MAX_MASKS):
+            if i < len(per_mask):
+                scores = {}
+                for r in per_mask[i]:
+                    name = r["token_str"].strip() or repr(r["token_str"])
+                    while name in scores:  # " Paris" and "Paris" both show as Paris
+                        name += "\u200b"
+                    scores[name] = float(r["score"])
+                labels.append(scores)
+            else:
+                labels.append(None)
+        filled = self._completed(text, [row[0]["token_str"] for row in per_mask])
+        raw = [[{k: v for k, v in r.items()} for r in row] for row in per_mask]
+        return (filled, *labels, raw)
+
+    @staticmethod
+    def _completed(text: str, fills: list[str]) -> list[tuple[str, str | None]]:
+        """The text with each mask (and the space it absorbs) replaced by its top prediction, highlighted."""
+        parts, last = [], 0
+        for i, match in enumerate(re.finditer(r"\s*(?:<mask>|\[MASK\])", text)):
+            if i >= len(fills):
+                break
+            parts.append((text[last:match.start()], None))
+            parts.append((fills[i], f"<mask> {i + 1}"))
+            last = match.end()
+        parts.append((text[last:], None))
+        return [(t, c) for t, c in parts if t]
+
+    # ---- 2. sentiment
+    @user_errors
+    def classify(self, text):
+        """(label probabilities, per-word attribution in [-1, 1] for HighlightedText, explanation)."""
+        loaded = self._need("sentiment")
+        pipe, model, tokenizer = loaded.pipeline, loaded.model, loaded.tokenizer
+        text = clean_text(text)
+        model_text = normalize_for_classifier(text)  # as in fine-tuning: detokenized, lower-cased
+        if not model_text.strip():
+            raise gr.Error("The text is empty: type a sentence first.", print_exception=False)
+        results = pipe(model_text)
+        if results and results[0].get("truncated"):
+            warn(TRUNCATED_WARNING.format(n=pipe.max_length))
+        probabilities = {r["label"]: float(r["score"]) for r in results}
+        best = results[0]["label"]
+        target = model.config.label2id.get(best, 0)
+        tokens = tokenize(tokenizer, model_text, pipe.max_length)
+        special_ids = {tokenizer.token_to_id(t) for t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")}
+        attributions, _, _ = integrated_gradients(model, tokens.ids, target, tokenizer.token_to_id("<pad>"),
+                                                  special_ids)
+        words = merge_words(tokens, attributions)
+        # Show the user's own text when normalising only changed the case (same characters, same places)
+        shown = text if model_text == text.lower() and len(text) == len(model_text) else model_text
+        scale = max((abs(v) for _, _, v in words), default=0.0) or 1.0
+        highlighted, last = [], words[0][0] if words else 0
+        for start, end, score in words:
+            if start > last:
+                highlighted.append((shown[last:start], None))
+            highlighted.append((shown[start:end], round(score / scale, 3)))
+            last = end
+        if tokens.truncated:
+            highlighted.append((" … (the rest was cut off)", None))
+        text = shown
+        ranked = sorted(words, key=lambda w: -w[2])
+        pro = [md_escape(text[s:e]) for s, e, v in ranked[:3] if v > 0]
+        con = [md_escape(text[s:e]) for s, e, v in reversed(ranked[-3:]) if v < 0]
+        explanation = (
+            f"**How to read it:** red words pushed the model towards its answer (**{md_escape(best)}**), purple words "
+            f"pulled against it; the stronger the colour, the bigger the push (integrated gradients over "
+            f"{IG_STEPS} steps from an all-padding input, summed over each word's pieces, scaled so the "
+            f"strongest word is ±1).\n\n"
+            f"Most for *{md_escape(best)}*: {', '.join(f'“{w}”' for w in pro) or '—'} · "
+            f"most against: {', '.join(f'“{w}”' for w in con) or '—'}"
+        )
+        return probabilities, highlighted, explanation
+
+    # ---- 3. attention
+    def _attention_data(self, key: str, text: str):
+        """Tokens and attentions (L, nh, T, T) of one text, cached for the token picker."""
+        cache_key = (key, text)
+        with self._cache_lock:
+            if cache_key in self._attention_cache:
+                self._attention_cache.move_to_end(cache_key)
+                return self._attention_cache[cache_key]
+        loaded = self._need(key)
+        tokens = tokenize(loaded.tokenizer, text, loaded.config.max_length)
+        with torch.inference_mode():
+            out = loaded.model(torch.tensor([tokens.ids]), output_attentions=True)
+        attentions = torch.stack([a[0] for a in out.attentions]).float().numpy()  # (L, nh, T, T)
+        with self._cache_lock:
+            self._attention_cache[cache_key] = (tokens, attentions)
+            while len(self._attention_cache) > 8:
+                self._attention_cache.popitem(last=False)
+        return tokens, attentions
+
+    def _attention_inputs(self, text, layer, head, model):
+        if model not in ("mlm", "sentiment"):
+            raise gr.Error(f"model must be one of {[v for _, v in MODEL_CHOICES]}, got {model!r}.",
+                           print_exception=False)
+        loaded = self._need(model)
+        text = clean_text(text)
+        if model == "sentiment":  # the classifier reads normalised text, as in fine-tuning
+            text = normalize_for_classifier(text)
+        cfg = loaded.config
+        layer = parse_int(layer, "Layer", 1, cfg.num_hidden_layers)
+        head = parse_head(head, cfg.num_attention_heads)
+        tokens, attentions = self._attention_data(model, text)
+        return loaded, tokens, attentions, layer, head
+
+    @staticmethod
+    def _matrix(attentions, layer, head):
+        chosen = attentions[layer - 1]  # (nh, T, T)
+        if head is None:
+            return chosen.mean(axis=0), f"layer {layer}, average of {chosen.shape[0]} heads"
+        return chosen[head - 1], f"layer {layer}, head {head}"
+
+    @staticmethod
+    def _default_query(tokens: Tokens) -> int:
+        return next((i for i, s in enumerate(tokens.special) if not s), 0)
+
+    @user_errors
+    def attention(self, text, layer=1, head="average", model="mlm"):
+        """(heatmap, all heads of the layer, rollout, bars of the first word, token picker update, notes)."""
+        loaded, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
+        if tokens.truncated:
+            warn(TRUNCATED_WARNING.format(n=loaded.config.max_length))
+        labels = tokens.labels
+        matrix, what = self._matrix(attentions, layer, head)
+        heatmap = figures.attention_heatmap(matrix, labels, f"Attention, {what}")
+        grid = figures.head_grid(attentions[layer - 1], labels, layer)
+        rollout = figures.attention_heatmap(attention_rollout(attentions), labels,
+                                            f"Attention rollout through all {attentions.shape[0]} layers",
+                                            cbar_label="share of information from each input token")
+        query = self._default_query(tokens)
+        bars = figures.attention_bars(matrix[query], labels, query,
+                                      f"Where token {query} “{labels[query]}” attends ({what})")
+        picker = gr.update(choices=[(f"{i}: {label}", i) for i, label in enumerate(labels)], value=query)
+        notes = (f"{len(labels)} tokens{' (cut to the maximum length)' if tokens.truncated else ''} · "
+                 f"{loaded.title} · {attentions.shape[0]} layers × {attentions.shape[1]} heads. "
+                 "Each row of a heatmap is one token's attention over all tokens (it sums to 1). "
+                 "Rollout follows attention through every layer, counting the residual connection, to "
+                 "estimate how much each input token contributes to each position at the top.")
+        return heatmap, grid, rollout, bars, picker, notes
+
+    @user_errors
+    def attention_token(self, text, layer=1, head="average", token=1, model="mlm"):
+        """Bar chart of where one token (0-based index, <s> is 0) attends in the chosen layer/head."""
+        _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
+        labels = tokens.labels
+        query = parse_int(token, "Token", 0, len(labels) - 1)
+        matrix, what = self._matrix(attentions, layer, head)
+        return figures.attention_bars(matrix[query], labels, query,
+                                      f"Where token {query} “{labels[query]}” attends ({what})")
+
+    # ---- 4. static vs dynamic masking
+    @user_errors
+    def masking(self, text, epochs=10, seed=0):
+        """(HTML table epoch by epoch, summary rows, coverage plot, MLM predictions at the last epoch)."""
+        mlm = self.models.mlm
+        loaded = mlm if mlm.available else self._need("sentiment")  # its tokenizer, at least
+        tokenizer, max_length = loaded.tokenizer, loaded.config.max_length
+        text = clean_text(text)
+        epochs = parse_int(epochs, "Epochs", 1, MAX_EPOCHS)
+        seed = parse_int(seed, "Seed", 0, MAX_SEED)
+        tokens = tokenize(tokenizer, text, max_length)
+        if tokens.truncated:
+            warn(TRUNCATED_WARNING.format(n=max_length))
+        eligible = [not s for s in tokens.special]
+        n_eligible = sum(eligible)
+        if n_eligible == 0:
+            raise gr.Error("The text has no ordinary tokens to mask (only special tokens such as <mask>).",
+                           print_exception=False)
+        ids = torch.tensor([tokens.ids])  # (1, T)
+        runs = simulate_masking(tokenizer, ids, epochs, seed)
+        stats, curves = [], {}
+        for key, batches in runs.items():
+            seen, ever, curve = set(), np.zeros(len(tokens.ids), dtype=bool), []
+            for b in batches:
+                seen.add((tuple(b.input_ids[0].tolist()), tuple(b.outcome[0].tolist())))
+                ever |= (b.outcome[0] != NOT_SELECTED).numpy()
+                curve.append(float(ever.sum()) / n_eligible)
+            curves[key] = curve
+            stats.append([SCHEMES[key], len(seen), f"{int(ever.sum())} of {n_eligible}",
+                          round(100 * curve[-1], 1)])
+        table = masking_table(tokenizer, tokens, runs)
+        plot = figures.coverage_plot(curves, SCHEMES)
+        predictions = self._mlm_predictions(tokens, runs) if mlm.available else [
+            ["(the fill-mask model is not available)", None, "", "", "", "", None, ""]]
+        return table, stats, plot, predictions
+
+    def _mlm_predictions(self, tokens: Tokens, runs) -> list[list]:
+        """Top-1 prediction of the MLM at every target of each scheme's last epoch."""
+        mlm = self.models.mlm
+        tokenizer, labels = mlm.tokenizer, tokens.labels
+        last = {key: batches[-1] for key, batches in runs.items()}
+        inputs = torch.cat([b.input_ids for b in last.values()])  # (3, T)
+        with torch.inference_mode():
+            probs = mlm.model(inputs).logits.float().softmax(dim=-1)  # (3, T, V)
+        rows = []
+        for row, (key, b) in enumerate(last.items()):
+            positions = torch.nonzero(b.outcome[0] != NOT_SELECTED).squeeze(-1).tolist()
+            if not positions:
+                rows.append([SCHEMES[key], None, "(no token selected in this epoch)", "", "", "", None, ""])
+            for pos in positions:
+                p, pick = probs[row, pos].max(dim=-1)
+                original = int(tokens.ids[pos])
+                outcome = int(b.outcome[0, pos])
+                shown = token_text(tokenizer, int(b.input_ids[0, pos]))
+                rows.append([SCHEMES[key], pos, labels[pos], OUTCOME_NAMES[outcome], shown,
+                             token_text(tokenizer, int(pick)), round(float(p), 3),
+                             "✓" if int(pick) == original else "✗"])
+        return rows
+
+
+def mask_slots(raw) -> list:
+    """Show one label per mask of the last fill-mask result, hide the rest."""
+    n = len(raw) if isinstance(raw, list) else 0
+    return [gr.update(visible=i < max(n, 1)) for i in range(MAX_MASKS)]
+
+
+def simulate_masking(tokenizer, ids: torch.Tensor, epochs: int, seed: int) -> dict:
+    """What each scheme feeds the model for one sequence (example id 0), epoch by epoch."""
+    maskers = {
+        "static1": StaticMasker.from_tokenizer(tokenizer, seed=seed, dupe_factor=1),
+        "static10": StaticMasker.from_tokenizer(tokenizer, seed=seed, dupe_factor=10),
+        "dynamic": DynamicMasker.from_tokenizer(tokenizer, seed=seed),
+    }
+    runs = {}
+    for key, masker in maskers.items():
+        if key == "dynamic":
+            runs[key] = [masker(ids) for _ in range(epochs)]
+        else:
+            runs[key] = [masker(ids, [0], epoch) for epoch in range(epochs)]
+    return runs
+
+
+RECIPE = """## Training recipe
+- **Pretraining** (`python -m train.pretrain`): masked language modelling only, no next-sentence prediction;
+documents packed into full rows (RoBERTa's FULL-SENTENCES); 15% of tokens selected, of which 80% become
+`<mask>`, 10% a random token and 10% stay unchanged, with a fresh mask every time a row is seen (dynamic
+masking); byte-level BPE tokenizer; AdamW with warm-up and a decaying learning rate.
+- **Fine-tuning** (`python -m train.finetune`): the pretrained encoder plus a new classification head on `<s>`,
+trained on SST-2 (texts detokenized and lower-cased, here as in training), the best checkpoint on the SST-2
+dev set kept.
+
+The exact settings, data, hardware and times of each run are in its metrics and model card below.
+"""
+
+MASKING_CSS = """<style>
+.mk-scroll{max-height:640px;overflow:auto;border:1px solid #d4d4d8}
+.mk-table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:13px;line-height:1.9}
+.mk-table th,.mk-table td{border:1px solid #d4d4d8;padding:4px 6px;vertical-align:top;text-align:left;
+  overflow-wrap:anywhere}
+.mk-table thead th{position:sticky;top:0;background:#f4f4f5;color:#18181b;z-index:1}
+.mk-table tbody th{background:#f4f4f5;color:#18181b;white-space:nowrap;font-weight:600}
+.mk-table col.mk-epoch{width:5.5em}
+.mk-t{border-radius:3px;padding:1px 1px;color:inherit}
+.mk-1{background:#fca5a5;color:#18181b;font-weight:600}
+.mk-2{background:#fdba74;color:#18181b}
+.mk-3{background:#93c5fd;color:#18181b}
+.mk-copy{font-size:11px;color:#71717a;margin-right:.4em}
+.mk-legend span{margin-right:1em;padding:1px 6px;border-radius:3px;color:#18181b}
+</style>"""
+
+
+def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
+    """An HTML table, one row per epoch, one column per scheme; every token escaped and coloured by outcome."""
+    labels, starts = tokens.labels, tokens.word_start
+    legend = ('<div class="mk-legend"><span class="mk-1">&lt;mask&gt; (80% of targets)</span>'
+              '<span class="mk-2">random token (10%)</span><span class="mk-3">unchanged, still a target (10%)'
+              '</span><span style="border:1px solid #d4d4d8">not selected (85% of tokens)</span></div>')
+    head = "".join(f"<th>{html.escape(name)}</th>" for name in SCHEMES.values())
+    rows = []
+    epochs = len(next(iter(runs.values())))
+    for e in range(epochs):
+        cells = []
+        for key in SCHEMES:
+            b = runs[key][e]
+            spans = []
+            for pos, (token_id, outcome) in enumerate(zip(b.input_ids[0].tolist(), b.outcome[0].tolist())):
+                if tokens.special[pos]:
+                    continue
+                original = labels[pos]
+                shown = original if outcome in (NOT_SELECTED, KEPT) else token_text(tokenizer, token_id).strip()
+                gap = " " if starts[pos] and spans else ""  # a real space: lines can wrap between words
+                title = (f"original: {original}" if outcome == NOT_SELECTED
+                         else f"{OUTCOME_NAMES[outcome]}; the model must predict “{original}”")
+                cls = "mk-t" + (f" mk-{outcome}" if outcome != NOT_SELECTED else "")
+                spans.append(f'{gap}<span class="{cls}" title="{html.escape(title)}">{html.escape(shown)}</span>')
+            copy = {"static1": "the one mask", "static10": f"mask {e % 10 + 1} of 10", "dynamic": "new mask"}[key]
+            cells.append(f'<td><span class="mk-copy">{copy}</span> {"".join(spans)}</td>')
+        rows.append(f"<tr><th>epoch {e + 1}</th>{''.join(cells)}</tr>")
+    note = ('<p>Hover over a token to see the original. Static masking repeats its masks (BERT duplicated its '
+            'data 10 times with different masks, so over 40 epochs each mask was seen 4 times); dynamic '
+            'masking draws a new one every time the sentence is fed to the model.</p>')
+    return (f'{MASKING_CSS}<div class="mk-wrap">{legend}<div class="mk-scroll"><table class="mk-table">'
+            f'<colgroup><col class="mk-epoch"><col><col><col></colgroup><thead><tr><th></th>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>{note}</div>')
+
+
+MASKING_COLUMNS = ["scheme", "distinct masks shown", "positions ever a target", "coverage %"]
+PREDICTION_COLUMNS = ["scheme", "position", "original", "what happened", "model saw", "top-1 prediction",
+                      "probability", "correct"]
+
+
+# ----------------------------------------------------------------------------- about tab and ablation
+def _flatten(d, prefix=""):
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            yield from _flatten(v, key + ".")
+        else:
+            yield key, v
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, (list, tuple)):
+        return f"[{len(v)} values]" if len(v) > 6 else ", ".join(_fmt(x) for x in v)
+    return str(v)
+
+
+def _md_cell(v) -> str:
+    return html.escape(_fmt(v)).replace("|", "\\|").replace("\n", " ")
+
+
+def metrics_markdown(metrics) -> str:
+    if not isinstance(metrics, dict) or not metrics:
+        return "_metrics.json: not available._"
+    rows = [f"| {_md_cell(k)} | {_md_cell(v)} |" for k, v in _flatten(metrics)]
+    return "| metric | value |\n|---|---|\n" + "\n".join(rows[:60])
+
+
+def find_accuracy(metrics) -> float | None:
+    """An SST-2 accuracy in metrics.json (validation/eval preferred), as a fraction."""
+    if not isinstance(metrics, dict):
+        return None
+    found = [(k.lower(), v) for k, v in _flatten(metrics) if "acc" in k.lower() and isinstance(v, (int, float))
+             and not isinstance(v, bool)]
+    if not found:
+        return None
+    found.sort(key=lambda kv: (not any(w in kv[0] for w in ("val", "eval", "dev", "test")), "best" not in kv[0]))
+    value = float(found[0][1])
+    return value / 100 if value > 1 else value
+
+
+def parameter_table(model) -> tuple[str, int]:
+    """Markdown table of components with their parameter counts, and the total."""
+    cfg = model.config
+    named = dict(model.named_parameters())
+
+    def count(prefix):
+        return sum(p.numel() for n, p in named.items() if n.startswith(prefix))
+
+    H, L, nh, ff, V = (cfg.hidden_size, cfg.num_hidden_layers, cfg.num_attention_heads, cfg.intermediate_size,
+                       cfg.vocab_size)
+    layer = "roberta.encoder.layer.0."
+    rows = [
+        ("Token embeddings", f"{V:,} × {H}", count("roberta.embeddings.word_embeddings")),
+        ("Position embeddings", f"{cfg.max_position_embeddings} × {H}", count("roberta.embeddings.position_embeddings")),
+        ("Embedding LayerNorm", f"2 × {H}", count("roberta.embeddings.LayerNorm")),
+        (f"Self-attention Q, K, V ({nh} heads of {H // nh}) × {L} layers", f"3 × ({H} × {H} + {H})",
+         L * sum(count(layer + f"attention.self.{m}") for m in ("query", "key", "value"))),
+        (f"Attention output + LayerNorm × {L}", f"{H} × {H} + {H} + 2 × {H}", L * count(layer + "attention.output")),
+        (f"Feed-forward (GELU) × {L}", f"{H} × {ff} + {ff} + {ff} × {H} + {H}",
+         L * (count(layer + "intermediate") + count(layer + "output.dense"))),
+        (f"Feed-forward LayerNorm × {L}", f"2 × {H}", L * count(layer + "output.LayerNorm")),
+    ]
+    if any(n.startswith("lm_head") for n in named):
+        rows.append(("MLM head: dense + GELU + LayerNorm + bias (decoder tied to token embeddings)",
+                     f"{H} × {H} + {H} + 2 × {H} + {V:,}", count("lm_head")))
+    if any(n.startswith("classifier") for n in named):
+        rows.append(("Classification head on <s>: dense + tanh + projection",
+                     f"{H} × {H} + {H} + {H} × {cfg.num_labels} + {cfg.num_labels}", count("classifier")))
+    total = sum(p.numel() for p in named.values())
+    lines = ["| component | shape | parameters |", "|---|---|---:|"]
+    lines += [f"| {html.escape(a)} | {b} | {c:,} |" for a, b, c in rows]
+    lines.append(f"| **total** | | **{total:,}** |")
+    return "\n".join(lines), total
+
+
+def _strip_front_matter(readme: str) -> str:
+    if readme.startswith("---"):
+        end = readme.find("\n---", 3)
+        if end != -1:
+            return readme[end + 4:].lstrip()
+    return readme
+
+
+def _millions(n: int) -> str:
+    return f"{n / 1e6:.1f}M" if n >= 100_000 else f"{n:,}"
+
+
+def about_sections(models: Models) -> dict:
+    """Markdown for the About tab, built once at start-up from whatever exists."""
+    out = {}
+    status = []
+    for loaded in (models.mlm, models.sentiment):
+        if loaded.available:
+            status.append(f"- **{loaded.title}**: loaded from `{loaded.source}` "
+                          f"({loaded.model.num_parameters():,} parameters)")
+        else:
+            status.append(f"- **{loaded.title}**: {loaded.error}")
+    out["status"] = "\n".join(status)
+
+    reference = models.mlm if models.mlm.available else models.sentiment
+    if reference.available:
+        cfg = reference.config
+        table, _ = parameter_table(reference.model)
+        out["architecture"] = (
+            f"Post-norm Transformer encoder, {cfg.num_hidden_layers} layers, hidden size {cfg.hidden_size}, "
+            f"{cfg.num_attention_heads} heads, feed-forward {cfg.intermediate_size}, vocabulary "
+            f"{cfg.vocab_size:,} (byte-level BPE), up to {cfg.max_length} tokens per input. Counts of the "
+            f"{reference.title} model:\n\n{table}"
+        )
+    else:
+        out["architecture"] = "Architecture: not available (no model loaded)."
+
+    mlm_params = models.mlm.model.num_parameters() if models.mlm.available else None
+    accuracy = find_accuracy(models.sentiment.extras.get("metrics")) if models.sentiment.available else None
+    out["comparison"] = (
+        "| | this project | MiniRoBERTa reference |\n|---|---:|---:|\n"
+        f"| parameters (with the MLM head) | {_millions(mlm_params) if mlm_params else 'not available'} | 17.7M |\n"
+        f"| SST-2 accuracy (validation) | {f'{accuracy:.1%}' if accuracy is not None else 'not available'} | 80% |"
+    )
+    for loaded in (models.mlm, models.sentiment):
+        extras = loaded.extras
+        out[f"{loaded.key}_metrics"] = (metrics_markdown(extras["metrics"]) if "metrics" in extras
+                                        else "_metrics.json: not available._")
+        out[f"{loaded.key}_readme"] = (_strip_front_matter(extras["readme"]) if "readme" in extras
+                                       else "_README.md: not available._")
+        out[f"{loaded.key}_curves"] = extras.get("curves")
+    return out
+
+
+def ablation_markdown(ablation: dict) -> str:
+    """assets/masking-ablation/results.json as a table (or JSON), or a note that it is not there yet."""
+    results = ablation.get("results")
+    if results is None:
+        return ("_The static-vs-dynamic masking ablation (assets/masking-ablation/results.json) is not available "
+                "yet._")
+    header = "### Ablation: pretraining with static vs dynamic masking\n\n"
+    if isinstance(results, dict) and results and all(isinstance(v, dict) for v in results.values()):
+        columns = sorted({k for v in results.values() for k, _ in _flatten(v)})[:10]
+        lines = ["| run | " + " | ".join(map(_md_cell, columns)) + " |", "|---" * (len(columns) + 1) + "|"]
+        for name, values in results.items():
+            flat = dict(_flatten(values))
+            lines.append(f"| {_md_cell(name)} | " + " | ".join(_md_cell(flat.get(c, "")) for c in columns) + " |")
+        return header + "\n".join(lines)
+    text = json.dumps(results, indent=2)[:4000]
+    return header + "```json\n" + text + "\n```"

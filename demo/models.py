@@ -1,0 +1,142 @@
+"""Load the demo's two models once, at start-up, from env vars or the assets folders.
+
+MLM_MODEL / SENTIMENT_MODEL: a local model folder or a Hugging Face Hub repo id. Defaults: the trained
+models in assets/. A model that cannot be loaded does not stop the app: it is recorded with a message the
+UI shows, and the tabs that need it say so.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+import roberta
+
+log = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSETS = ROOT / "assets"
+DEFAULTS = {"mlm": ASSETS / "mini-roberta-mlm", "sentiment": ASSETS / "mini-roberta-sst2"}
+ENV_VARS = {"mlm": "MLM_MODEL", "sentiment": "SENTIMENT_MODEL"}
+TASKS = {"mlm": "fill-mask", "sentiment": "sentiment-analysis"}
+TITLES = {"mlm": "fill-mask (pretrained MLM)", "sentiment": "sentiment (fine-tuned on SST-2)"}
+ABLATION_DIR = ASSETS / "masking-ablation"
+
+
+@dataclass
+class LoadedModel:
+    """One pipeline (or the reason it is missing) plus the files of its folder that the About tab shows."""
+
+    key: str  # "mlm" or "sentiment"
+    source: str  # folder or Hub repo id it was loaded from
+    pipeline: object | None = None
+    error: str | None = None
+    extras: dict = field(default_factory=dict)  # README.md text, metrics.json dict, curves.png path
+
+    @property
+    def available(self) -> bool:
+        return self.pipeline is not None
+
+    @property
+    def model(self):
+        return self.pipeline.model
+
+    @property
+    def tokenizer(self):
+        return self.pipeline.tokenizer
+
+    @property
+    def config(self):
+        return self.pipeline.model.config
+
+    @property
+    def title(self) -> str:
+        return TITLES[self.key]
+
+
+@dataclass
+class Models:
+    mlm: LoadedModel
+    sentiment: LoadedModel
+
+    def __getitem__(self, key: str) -> LoadedModel:
+        return {"mlm": self.mlm, "sentiment": self.sentiment}[key]
+
+
+def _is_local(source: str) -> bool:
+    return os.path.isdir(source) or source.startswith((".", "/", "~")) or os.path.exists(source)
+
+
+def _missing_message(key: str, source: str, err: Exception) -> str:
+    env = ENV_VARS[key]
+    if _is_local(source) and not os.path.isdir(source):
+        reason = f"the folder `{source}` does not exist"
+    elif _is_local(source):
+        reason = f"`{source}` is not a complete model folder ({err})"
+    else:
+        reason = f"could not load `{source}` ({err})"
+    return (f"The {TITLES[key]} model is not available: {reason}. Train it (see the README) or set "
+            f"{env} to a model folder or a Hugging Face Hub repo id, then restart the app.")
+
+
+def _read_extras(source: str) -> dict:
+    """README.md, metrics.json and curves.png of a model folder (or Hub repo), when they exist."""
+    extras = {}
+    for name in ("README.md", "metrics.json", "curves.png"):
+        try:
+            path = roberta.hub.resolve_file(source, name)
+        except Exception:  # missing file, or offline: the About tab says "not available"
+            continue
+        try:
+            if name == "README.md":
+                extras["readme"] = Path(path).read_text(encoding="utf-8")
+            elif name == "metrics.json":
+                extras["metrics"] = json.loads(Path(path).read_text(encoding="utf-8"))
+            else:
+                extras["curves"] = str(path)
+        except (OSError, ValueError) as err:
+            log.warning("could not read %s of %s: %s", name, source, err)
+    return extras
+
+
+def load_model(key: str, source=None) -> LoadedModel:
+    """Load one pipeline, frozen for read-only sharing between requests; never raises."""
+    source = os.fspath(source or os.environ.get(ENV_VARS[key]) or DEFAULTS[key])
+    loaded = LoadedModel(key, source)
+    try:
+        loaded.pipeline = roberta.pipeline(TASKS[key], model=source, device="cpu")
+    except Exception as err:  # missing folder, offline Hub, wrong files: the app starts anyway
+        loaded.error = _missing_message(key, source, err)
+        log.warning(loaded.error)
+        return loaded
+    loaded.pipeline.model.eval().requires_grad_(False)  # shared by all requests; gradients only w.r.t. inputs
+    loaded.extras = _read_extras(source)
+    return loaded
+
+
+def load_models(mlm=None, sentiment=None) -> Models:
+    return Models(load_model("mlm", mlm), load_model("sentiment", sentiment))
+
+
+def read_ablation(folder: Path = ABLATION_DIR) -> dict:
+    """assets/masking-ablation/results.json and curves.png, when present."""
+    out = {}
+    results, curves = Path(folder) / "results.json", Path(folder) / "curves.png"
+    if results.is_file():
+        try:
+            out["results"] = json.loads(results.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            log.warning("could not read %s: %s", results, err)
+    if curves.is_file():
+        out["curves"] = str(curves)
+    return out
+
+
+def configure_torch(threads: int | None = None) -> None:
+    """Few threads per op: requests run side by side on a small CPU."""
+    threads = threads or int(os.environ.get("TORCH_THREADS", "0")) or max(1, min(4, os.cpu_count() or 1))
+    torch.set_num_threads(threads)

@@ -1,0 +1,294 @@
+"""The app's handlers as plain functions, with the tiny random fixture models (no server, no browser)."""
+import json
+import shutil
+
+import gradio as gr
+import numpy as np
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from demo import handlers as H
+from demo.models import load_models
+
+# 53 tokens with the fixture tokenizer: long enough for distinct masks, short enough not to be cut
+LONG_SENTENCE = "The old man follows the river every day and our team sees a small bird near the house at night."
+
+
+@pytest.fixture(scope="module")
+def models(tiny_mlm_dir, tiny_clf_dir):
+    return load_models(tiny_mlm_dir, tiny_clf_dir)
+
+
+@pytest.fixture(scope="module")
+def handlers(models):
+    return H.Handlers(models)
+
+
+def _error(match):
+    return pytest.raises(gr.Error, match=match)
+
+
+# ----------------------------------------------------------------------------- fill mask
+def test_fill_mask_one_mask(handlers):
+    filled, *labels, raw = handlers.fill_mask("Paris is the capital of <mask>.", 4)
+    assert len(labels) == H.MAX_MASKS
+    first = labels[0]
+    assert isinstance(first, dict) and len(first) == 4
+    scores = list(first.values())
+    assert all(0 < s <= 1 for s in scores) and scores == sorted(scores, reverse=True)
+    assert labels[1:] == [None] * (H.MAX_MASKS - 1)
+    assert len(raw) == 1 and len(raw[0]) == 4
+    assert set(raw[0][0]) >= {"score", "token", "token_str", "sequence"}
+    # the completed sentence: the text around the mask, the top prediction highlighted as "<mask> 1"
+    assert filled[0] == ("Paris is the capital of", None)
+    assert filled[1] == (raw[0][0]["token_str"], "<mask> 1")
+    assert H.mask_slots(raw)[0]["visible"] and not H.mask_slots(raw)[1]["visible"]
+
+
+def test_fill_mask_two_masks_bert_spelling_and_targets(handlers):
+    filled, *labels, raw = handlers.fill_mask("The [MASK] sees the <mask> today.", 3)
+    assert len(raw) == 2 and all(len(row) == 3 for row in raw)
+    assert isinstance(labels[0], dict) and isinstance(labels[1], dict) and labels[2] is None
+    assert [c for _, c in filled if c] == ["<mask> 1", "<mask> 2"]
+    assert [s["visible"] for s in H.mask_slots(raw)] == [True, True, False, False, False]
+    _, *labels, raw = handlers.fill_mask("The <mask> sees the house.", 5, "cat, dog")
+    assert 1 <= len(labels[0]) <= 2 and len(raw[0]) <= 2
+
+
+@pytest.mark.parametrize("text, top_k, match", [
+    ("", 5, "empty"),
+    ("   \n\t ", 5, "empty"),
+    (None, 5, "empty"),
+    ("\x00\x07\x1b", 5, "empty"),
+    ("no mask here", 5, "no <mask>"),
+    ("<mask> " * 6, 5, "at most 5"),
+    ("a <mask>", 0, "Top-k must be between 1 and 20"),
+    ("a <mask>", 99, "Top-k must be between 1 and 20"),
+    ("a <mask>", "many", "Top-k must be a whole number"),
+    ("the cat " * 100 + "<mask>", 5, "beyond the first 64 tokens"),
+    ("x" * (H.MAX_CHARS + 1), 5, "too long"),
+])
+def test_fill_mask_bad_input(handlers, text, top_k, match):
+    with _error(match):
+        handlers.fill_mask(text, top_k)
+
+
+def test_fill_mask_long_text_warns_and_controls_are_removed(handlers):
+    with pytest.warns(UserWarning, match="only the first 64 tokens"):
+        handlers.fill_mask("<mask> " + "the cat sees the house. " * 4000, 3)  # about 100 KB
+    filled, *_ = handlers.fill_mask("Paris\x00 is\x1b the capital of <mask>.", 2)
+    assert filled[0] == ("Paris is the capital of", None)
+
+
+# ----------------------------------------------------------------------------- sentiment
+def test_classify_outputs(handlers):
+    text = "this film is not bad at all, i loved it."
+    probabilities, highlighted, explanation = handlers.classify(text)
+    assert set(probabilities) == {"negative", "positive"}
+    assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-5)
+    assert "".join(t for t, _ in highlighted) == text  # the whole text, word by word
+    scores = [s for _, s in highlighted if s is not None]
+    assert len(scores) == len(text.split())
+    assert all(-1 <= s <= 1 for s in scores) and max(abs(s) for s in scores) == pytest.approx(1.0)
+    assert "How to read it" in explanation and max(probabilities, key=probabilities.get) in explanation
+
+
+def test_integrated_gradients_completeness_and_signs(models):
+    loaded = models.sentiment
+    tokenizer, model = loaded.tokenizer, loaded.model
+    tokens = H.tokenize(tokenizer, "the cat loves good music every day", loaded.config.max_length)
+    special = {tokenizer.token_to_id(t) for t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")}
+    pad = tokenizer.token_to_id("<pad>")
+    attr1, fx, fbase = H.integrated_gradients(model, tokens.ids, 1, pad, special, steps=64)
+    # completeness: the attributions add up to score(input) - score(baseline)
+    assert attr1.sum() == pytest.approx(fx - fbase, abs=0.02 * max(1.0, abs(fx - fbase)))
+    # special tokens are kept in the baseline, so they get nothing
+    assert np.all(attr1[np.array(tokens.special)] == 0)
+    # two labels: the evidence for one is minus the evidence for the other
+    attr0, _, _ = H.integrated_gradients(model, tokens.ids, 0, pad, special, steps=64)
+    np.testing.assert_allclose(attr0, -attr1, atol=1e-5)
+    # the shared model got no gradients and still needs none
+    assert all(p.grad is None and not p.requires_grad for p in model.parameters())
+
+
+def test_words_merge_bpe_pieces_of_emoji_cjk_and_rtl(models):
+    loaded = models.sentiment
+    text = "東京 is great 😀 مرحبا بالعالم"
+    tokens = H.tokenize(loaded.tokenizer, text, loaded.config.max_length)
+    assert len(tokens.ids) > len(text.split()) + 2  # several pieces per word
+    words = H.merge_words(tokens, np.ones(len(tokens.ids)))
+    assert [text[s:e] for s, e, _ in words] == text.split()
+    labels = tokens.labels
+    assert labels[0] == "<s>" and labels[-1] == "</s>" and "東·1" in labels
+
+
+def test_classify_script_is_text_not_markup(handlers):
+    text = "<script>alert(1)</script> <b>great</b> film"
+    _, highlighted, explanation = handlers.classify(text)
+    assert "".join(t for t, _ in highlighted) == text  # shown as typed (HighlightedText renders text)
+    assert "<script>" not in explanation and "<b>" not in explanation  # Markdown gets escaped words
+
+
+@pytest.mark.parametrize("text", ["", "  ", None, "\x00\x01"])
+def test_classify_empty(handlers, text):
+    with _error("empty"):
+        handlers.classify(text)
+
+
+def test_classify_long_and_unusual_text(handlers):
+    with pytest.warns(UserWarning, match="only the first 64 tokens"):
+        probabilities, highlighted, _ = handlers.classify("a good film. " * 8000)  # about 100 KB
+    assert highlighted[-1] == (" … (the rest was cut off)", None)
+    probabilities, highlighted, _ = handlers.classify("مرحبا بالعالم 😀😀 東京 \u202eevil\u202c")
+    assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-5)
+
+
+# ----------------------------------------------------------------------------- attention
+def test_attention_outputs(handlers, models):
+    text = "The cat sees the house."
+    heatmap, grid, rollout, bars, picker, notes = handlers.attention(text, 2, "average")
+    assert all(isinstance(f, Figure) for f in (heatmap, grid, rollout, bars))
+    tokens = H.tokenize(models.mlm.tokenizer, text, models.mlm.config.max_length)
+    assert len(picker["choices"]) == len(tokens.ids) and picker["value"] == 1
+    assert f"{len(tokens.ids)} tokens" in notes
+    heatmap, *_ = handlers.attention(text, "1", "2", "sentiment")
+    assert isinstance(heatmap, Figure)
+    assert isinstance(handlers.attention_token(text, 1, 3, 0), Figure)
+
+
+def test_attention_rollout_rows_sum_to_one(handlers):
+    _, attentions = handlers._attention_data("mlm", "The old man follows the river.")
+    L, nh, T, _ = attentions.shape
+    assert (L, nh) == (2, 4)
+    np.testing.assert_allclose(attentions.sum(-1), 1.0, atol=1e-5)
+    rollout = H.attention_rollout(attentions)
+    assert rollout.shape == (T, T) and np.all(rollout >= 0)
+    np.testing.assert_allclose(rollout.sum(-1), 1.0, atol=1e-6)
+    # attention that only looks at itself leaves every token with its own information
+    np.testing.assert_allclose(H.attention_rollout(np.broadcast_to(np.eye(T), (L, nh, T, T))), np.eye(T))
+
+
+@pytest.mark.parametrize("layer, head, model, match", [
+    (99, "average", "mlm", "Layer must be between 1 and 2, got 99"),
+    (0, "average", "mlm", "Layer must be between 1 and 2"),
+    ("two", "average", "mlm", "Layer must be a whole number"),
+    (1.5, "average", "mlm", "Layer must be a whole number"),
+    (1, 99, "mlm", "Head must be between 1 and 4, got 99"),
+    (1, "everything", "mlm", "Head must be a whole number"),
+    (1, 1, "gpt", "model must be one of"),
+])
+def test_attention_bad_layer_head_model(handlers, layer, head, model, match):
+    with _error(match):
+        handlers.attention("The cat sees the house.", layer, head, model)
+
+
+def test_attention_bad_token_and_long_text(handlers):
+    with _error("Token must be between 0 and"):
+        handlers.attention_token("The cat.", 1, "average", 500)
+    with pytest.warns(UserWarning, match="only the first 64 tokens"):
+        *_, picker, notes = handlers.attention("the cat sees the house. " * 4000, 1, "average")
+    assert len(picker["choices"]) == 64 and "cut to the maximum length" in notes
+
+
+# ----------------------------------------------------------------------------- masking
+def _stats(rows):
+    return {row[0]: row for row in rows}
+
+
+def test_masking_distinct_masks_and_coverage(handlers):
+    table, stats, plot, predictions = handlers.masking(LONG_SENTENCE, 12, 0)
+    s = _stats(stats)
+    static1, static10, dynamic = (s[H.SCHEMES[k]] for k in ("static1", "static10", "dynamic"))
+    assert static1[1] == 1  # one fixed mask, every epoch
+    assert 1 < static10[1] <= 10  # BERT's 10 copies, cycling
+    assert dynamic[1] == 12  # a new mask every epoch
+    n_eligible = int(static1[2].split(" of ")[1])
+    for row in stats:
+        ever, total = map(int, row[2].split(" of "))
+        assert total == n_eligible and 0 <= ever <= total
+        assert row[3] == pytest.approx(round(100 * ever / total, 1))
+    # copy 0 of the 10 is the one fixed mask, so cycling through 10 covers at least as much
+    assert int(static10[2].split(" of ")[0]) >= int(static1[2].split(" of ")[0])
+    assert isinstance(plot, Figure)
+    assert table.count("<tr><th>epoch ") == 12
+    assert {row[0] for row in predictions} <= set(H.SCHEMES.values())
+    assert all(len(row) == len(H.PREDICTION_COLUMNS) for row in predictions)
+
+
+def test_masking_simulation_matches_maskers(models):
+    tokenizer = models.mlm.tokenizer
+    ids = torch.tensor([H.tokenize(tokenizer, LONG_SENTENCE, 64).ids])
+    runs = H.simulate_masking(tokenizer, ids, 25, seed=3)
+    distinct = {k: len({tuple(b.input_ids[0].tolist()) for b in v}) for k, v in runs.items()}
+    assert distinct["static1"] == 1 and distinct["static10"] <= 10 and distinct["dynamic"] == 25
+    # static masks repeat with period 10; dynamic masks are reproducible from the seed
+    assert torch.equal(runs["static10"][3].input_ids, runs["static10"][13].input_ids)
+    again = H.simulate_masking(tokenizer, ids, 25, seed=3)
+    assert all(torch.equal(a.outcome, b.outcome) for a, b in zip(runs["dynamic"], again["dynamic"]))
+
+
+def test_masking_table_escapes_html(handlers):
+    table, *_ = handlers.masking("<script>alert(1)</script> & <b>bold</b> 東京 😀", 3, 1)
+    body = table.split("</style>", 1)[1]
+    assert "<script" not in body and "<b>" not in body
+    assert "&lt;" in body and "&amp;" in body
+
+
+@pytest.mark.parametrize("text, epochs, seed, match", [
+    ("", 5, 0, "empty"),
+    ("a sentence", 0, 0, "Epochs must be between 1 and 40"),
+    ("a sentence", 41, 0, "Epochs must be between 1 and 40"),
+    ("a sentence", 5, -1, "Seed must be between 0 and"),
+    ("a sentence", 5, "seed", "Seed must be a whole number"),
+    ("<mask>", 5, 0, "no ordinary tokens"),
+])
+def test_masking_bad_input(handlers, text, epochs, seed, match):
+    with _error(match):
+        handlers.masking(text, epochs, seed)
+
+
+def test_masking_long_text_warns(handlers):
+    with pytest.warns(UserWarning, match="only the first 64 tokens"):
+        _, stats, _, _ = handlers.masking("the cat sees the house. " * 4000, 2, 0)
+    assert int(stats[0][2].split(" of ")[1]) == 62  # 64 minus <s> and </s>
+
+
+# ----------------------------------------------------------------------------- missing models, about tab
+def test_missing_models_give_a_clear_message(tmp_path):
+    models = load_models(tmp_path / "no-mlm", tmp_path / "no-sst2")
+    handlers = H.Handlers(models)
+    with _error("fill-mask .* not available: the folder .*no-mlm.* does not exist.*MLM_MODEL"):
+        handlers.fill_mask("a <mask>", 5)
+    with _error("sentiment .* not available.*SENTIMENT_MODEL"):
+        handlers.classify("good")
+    with _error("not available"):
+        handlers.attention("good", 1, "average")
+    with _error("not available"):
+        handlers.masking("good film", 3, 0)
+    about = H.about_sections(models)
+    assert about["status"].count("not available") == 2
+    assert "not available" in about["architecture"] and "not available" in about["comparison"]
+
+
+def test_about_sections(models, tiny_clf_dir, tmp_path):
+    about = H.about_sections(models)
+    assert f"**{models.mlm.model.num_parameters():,}**" in about["architecture"]
+    assert "17.7M" in about["comparison"] and "80%" in about["comparison"]
+    assert "not available" in about["sentiment_metrics"] and about["sentiment_curves"] is None
+    # a fine-tuned folder with metrics and a model card
+    folder = tmp_path / "sst2"
+    shutil.copytree(tiny_clf_dir, folder)
+    (folder / "metrics.json").write_text(json.dumps({"dev": {"accuracy": 0.834, "loss": 0.41}, "steps": 100}))
+    (folder / "README.md").write_text("---\nlicense: mit\n---\n# Tiny SST-2 model\nTrained for a test.\n")
+    about = H.about_sections(load_models(models.mlm.source, folder))
+    assert "83.4%" in about["comparison"]
+    assert "dev.accuracy" in about["sentiment_metrics"]
+    assert about["sentiment_readme"].startswith("# Tiny SST-2 model")
+
+
+def test_ablation_markdown():
+    assert "not available" in H.ablation_markdown({})
+    table = H.ablation_markdown({"results": {"static": {"mlm_loss": 2.5}, "dynamic": {"mlm_loss": 2.4}}})
+    assert "| dynamic | 2.4 |" in table and "mlm_loss" in table
+    assert "```json" in H.ablation_markdown({"results": [1, 2, 3]})
