@@ -100,3 +100,22 @@ def single_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def train_files(tmp_path_factory, sentences, tokenizer):
+    """Tiny files for the training scripts: corpus.txt, valid.txt (one document per line), tokenizer.json,
+    and sentiment TSVs train.tsv / dev.tsv (header sentence, label) and imdb.tsv (header text, label)."""
+    folder = tmp_path_factory.mktemp("train-files")
+    more = make_sentences(1200, seed=1)
+    (folder / "corpus.txt").write_text("\n".join(" ".join(more[i:i + 4]) for i in range(0, 1200, 4)) + "\n")
+    (folder / "valid.txt").write_text("\n".join(" ".join(sentences[i:i + 4]) for i in range(0, 120, 4)) + "\n")
+    tokenizer.save(str(folder / "tokenizer.json"))
+
+    def label(text):  # learnable: positive verbs
+        return int(any(v in text for v in ("likes", "loves", "finds")))
+
+    for name, column, rows in [("train.tsv", "sentence", more[:300]), ("dev.tsv", "sentence", sentences[:60]),
+                               ("imdb.tsv", "text", sentences[60:120])]:
+        (folder / name).write_text(f"{column}\tlabel\n" + "".join(f"{s}\t{label(s)}\n" for s in rows))
+    return folder

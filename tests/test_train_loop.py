@@ -1,0 +1,220 @@
+"""train.loop: schedule, weight decay, resume equivalence, atomic checkpoints, NaN stop, signals, DDP."""
+import dataclasses
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+import roberta
+from train import loop, pretrain
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pretrain_argv(files, out, *extra):
+    return ["--corpus", str(files / "corpus.txt"), "--valid", str(files / "valid.txt"),
+            "--tokenizer", str(files / "tokenizer.json"), "--preset", "tiny", "--max-length", "32",
+            "--batch-size", "8", "--warmup", "2", "--lr", "2e-3", "--eval-every", "0", "--eval-rows", "8",
+            "--final-eval-rows", "8", "--cache-dir", "", "--no-progress", "--out", str(out), *extra]
+
+
+def weights(folder):
+    return load_file(str(Path(folder) / "model.safetensors"))
+
+
+def train_losses(folder):
+    return [(e["step"], e["loss"]) for e in loop.read_log(Path(folder) / "log.jsonl") if e["type"] == "train"]
+
+
+# ----- optimizer and schedule -----
+def test_lr_schedule_shape():
+    warmup, total = 10, 100
+    for schedule in ("linear", "cosine"):
+        lrs = [loop.lr_factor(s, warmup, total, schedule) for s in range(1, total + 1)]
+        assert lrs[:warmup] == pytest.approx([s / warmup for s in range(1, warmup + 1)])  # linear warmup
+        assert lrs[warmup - 1] == 1.0 and lrs[warmup] == 1.0  # peak
+        decay = lrs[warmup:]
+        assert all(a >= b for a, b in zip(decay, decay[1:]))  # monotone decay
+        assert 0 < decay[-1] < 0.05  # ends near zero, never zero
+    linear = [loop.lr_factor(s, warmup, total) for s in range(warmup + 1, total + 1)]
+    steps = [a - b for a, b in zip(linear, linear[1:])]
+    assert max(steps) == pytest.approx(min(steps))  # a straight line
+    assert loop.lr_factor(50, 10, None) == 1.0  # length not known yet (time budget): stay at the peak
+    assert loop.lr_factor(1, 0, 10) == 1.0  # no warmup
+
+
+def test_weight_decay_groups(tiny_config):
+    model = roberta.RobertaForMaskedLM(tiny_config)
+    decay, no_decay = loop.param_groups(model, 0.01)
+    assert decay["weight_decay"] == 0.01 and no_decay["weight_decay"] == 0.0
+    names = {id(p): n for n, p in model.named_parameters()}
+    decayed = {names[id(p)] for p in decay["params"]}
+    not_decayed = {names[id(p)] for p in no_decay["params"]}
+    assert decayed | not_decayed == set(names.values()) and not decayed & not_decayed
+    assert all(n.endswith(".bias") or "LayerNorm" in n or "layer_norm" in n for n in not_decayed)
+    assert "roberta.encoder.layer.0.attention.self.query.bias" in not_decayed
+    assert "roberta.encoder.layer.0.output.LayerNorm.weight" in not_decayed
+    assert "lm_head.bias" in not_decayed
+    assert "roberta.encoder.layer.0.attention.self.query.weight" in decayed
+    assert "roberta.embeddings.word_embeddings.weight" in decayed
+    opt = loop.make_optimizer(model, 1e-3, 0.01)
+    assert opt.defaults["betas"] == (0.9, 0.98) and opt.defaults["eps"] == 1e-6
+
+
+# ----- resume -----
+def interrupt_at(monkeypatch, step):
+    """Send ourselves SIGINT during step `step` (the real signal path): that step completes, then the run stops."""
+    original = loop.Trainer._train_step
+
+    def train_step(self, time_up):
+        if self.step == step:
+            os.kill(os.getpid(), signal.SIGINT)
+        return original(self, time_up)
+
+    monkeypatch.setattr(loop.Trainer, "_train_step", train_step)
+
+
+@pytest.mark.parametrize("masking", ["dynamic", "static"])
+def test_resume_is_bit_identical(train_files, tmp_path, monkeypatch, capsys, masking):
+    # dropout on, gradient accumulation, an evaluation in the middle: all must be restored exactly
+    extra = ["--max-steps", "8", "--grad-accum", "2", "--eval-every", "3", "--masking", masking, "--dupe-factor", "2",
+             "--log-every", "1", "--corpus-chars", "800"]  # about 3 steps per epoch: resume crosses epochs
+    full, split = tmp_path / "full", tmp_path / "split"
+    assert pretrain.main(pretrain_argv(train_files, full, *extra)) == 0
+
+    with monkeypatch.context() as m:
+        interrupt_at(m, 5)
+        assert pretrain.main(pretrain_argv(train_files, split, *extra)) == loop.EXIT_INTERRUPTED
+    err = capsys.readouterr().err
+    assert "SIGINT" in err and "interrupted at step 5" in err and "--resume" in err
+    ckpt = loop.Checkpoints(split).latest()
+    assert ckpt.name == "step-00000005"
+    assert not (split / "model.safetensors").exists()  # no final folder for an interrupted run
+
+    assert pretrain.main(pretrain_argv(train_files, split, *extra, "--resume")) == 0
+    assert "resumed from" in capsys.readouterr().err
+    a, b = weights(full), weights(split)
+    assert a.keys() == b.keys()
+    for name in a:
+        assert torch.equal(a[name], b[name]), name
+    assert train_losses(full) == train_losses(split)  # the log was continued, not duplicated
+    assert not (split / loop.CHECKPOINTS).exists()  # removed after a finished run
+
+
+def test_resume_refuses_to_overwrite_and_checks_folder(train_files, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "2", "--keep-checkpoints")) == 0
+    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "2")) == loop.EXIT_USER_ERROR
+    assert "already holds a run" in capsys.readouterr().err
+
+
+# ----- atomic checkpoints -----
+def test_crash_while_saving_keeps_previous_checkpoint(train_files, tmp_path, monkeypatch, tiny_config):
+    out = tmp_path / "run"
+    calls = []
+    real_save = loop.save_file
+
+    def crashing_save(tensors, filename, *args, **kwargs):
+        calls.append(filename)
+        if len(calls) == 2:  # the second checkpoint: write half a file, then "crash"
+            Path(filename).write_bytes(b"\0" * 100)
+            raise RuntimeError("simulated crash while writing")
+        return real_save(tensors, filename, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "save_file", crashing_save)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        pretrain.main(pretrain_argv(train_files, out, "--max-steps", "6", "--save-every", "2"))
+    monkeypatch.setattr(loop, "save_file", real_save)
+
+    ckpts = loop.Checkpoints(out)
+    latest = ckpts.latest()
+    assert latest.name == "step-00000002"  # the good one, untouched
+    assert [p.name for p in (out / loop.CHECKPOINTS).iterdir()] == ["step-00000002"]  # no half-written folder
+    model_state, state = ckpts.load(latest)  # safetensors + weights_only torch.load
+    assert state["step"] == 2 and set(state) >= {"optimizer", "rng", "task", "epoch", "batch_in_epoch"}
+    model = roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, max_position_embeddings=32 + 2))
+    model.load_state_dict(model_state)
+
+    # a real crash can leave a temporary folder behind: --resume ignores and removes it
+    (out / loop.CHECKPOINTS / ".tmp-step-00000004-123").mkdir()
+    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "6", "--save-every", "2", "--resume")) == 0
+    assert roberta.RobertaForMaskedLM.from_pretrained(out)
+
+
+# ----- divergence -----
+def test_nan_loss_stops_without_saving(train_files, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    real_loss = pretrain.MLMTask.loss_sum
+    steps = []
+
+    def loss_sum(self, model, batch):
+        steps.append(1)
+        loss = real_loss(self, model, batch)
+        return loss * float("nan") if len(steps) >= 3 else loss
+
+    monkeypatch.setattr(pretrain.MLMTask, "loss_sum", loss_sum)
+    code = pretrain.main(pretrain_argv(train_files, out, "--max-steps", "10", "--save-every", "1"))
+    assert code == loop.EXIT_DIVERGED
+    err = capsys.readouterr().err
+    assert "loss became nan at step 3" in err
+    assert "last good checkpoint:" in err and "step-00000002" in err
+    assert "Traceback" not in err
+    assert loop.Checkpoints(out).latest().name == "step-00000002"  # nothing written after the nan
+    assert not (out / "model.safetensors").exists()
+    _, state = loop.Checkpoints.load(loop.Checkpoints(out).latest())
+    assert all(torch.isfinite(v).all() for s in state["optimizer"]["state"].values() for v in s.values())
+
+
+# ----- signals, in a real subprocess -----
+def test_sigterm_saves_checkpoint_and_exits_cleanly(train_files, tmp_path):
+    out = tmp_path / "run"
+    argv = pretrain_argv(train_files, out, "--max-steps", "100000", "--log-every", "1")
+    proc = subprocess.Popen([sys.executable, "-m", "train.pretrain", *argv], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 120
+        while not ((out / "log.jsonl").exists() and (out / "log.jsonl").read_text().strip()):
+            assert proc.poll() is None, proc.communicate()
+            assert time.time() < deadline, "training did not start"
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode in (0, 130), stderr
+    assert "SIGTERM" in stderr and "checkpoint saved" in stderr
+    assert "Traceback" not in stderr
+    latest = loop.Checkpoints(out).latest()
+    _, state = loop.Checkpoints.load(latest)
+    assert state["step"] == loop.Checkpoints.step_of(latest) >= 1
+
+
+# ----- several processes -----
+@pytest.mark.slow
+def test_two_process_ddp_matches_single_process(train_files, tmp_path):
+    extra = ["--max-steps", "4", "--dropout", "0", "--lr", "1e-3", "--log-every", "1"]
+    single, ddp = tmp_path / "single", tmp_path / "ddp"
+    assert pretrain.main(pretrain_argv(train_files, single, *extra)) == 0
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+         "-m", "train.pretrain", *pretrain_argv(train_files, ddp, *extra)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    metrics = json.loads((ddp / "metrics.json").read_text())
+    assert metrics["hardware"]["processes"] == 2
+    losses_single, losses_ddp = train_losses(single), train_losses(ddp)
+    assert [s for s, _ in losses_ddp] == [1, 2, 3, 4]
+    assert all(math.isfinite(v) for _, v in losses_ddp)
+    assert [v for _, v in losses_ddp] == pytest.approx([v for _, v in losses_single], abs=1e-4)
+    a, b = weights(single), weights(ddp)
+    for name in a:
+        torch.testing.assert_close(a[name], b[name], atol=1e-4, rtol=0, msg=name)

@@ -1,0 +1,191 @@
+"""train.pretrain, train.finetune, train.recipe end to end on tiny generated data, and their error messages."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import roberta
+from train import finetune, loop, pretrain, recipe
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pretrain_argv(files, out, *extra):
+    return ["--corpus", str(files / "corpus.txt"), "--valid", str(files / "valid.txt"),
+            "--tokenizer", str(files / "tokenizer.json"), "--preset", "tiny", "--max-length", "32",
+            "--batch-size", "8", "--max-steps", "6", "--warmup", "2", "--lr", "2e-3", "--eval-every", "3",
+            "--eval-rows", "8", "--cache-dir", "", "--no-progress", "--out", str(out), *extra]
+
+
+def finetune_argv(files, out, *extra):
+    return ["--train", str(files / "train.tsv"), "--dev", str(files / "dev.tsv"), "--imdb", str(files / "imdb.tsv"),
+            "--imdb-n", "20", "--batch-size", "8", "--max-steps", "6", "--lr", "1e-3", "--eval-every", "3",
+            "--no-progress", "--out", str(out), *extra]
+
+
+def assert_hub_folder(out: Path):
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "metrics.json", "log.jsonl", "curves.png",
+                 "README.md"):
+        assert (out / name).is_file(), name
+    assert not (out / loop.CHECKPOINTS).exists()
+    entries = loop.read_log(out / "log.jsonl")
+    assert {"train", "eval"} <= {e["type"] for e in entries}
+    train = [e for e in entries if e["type"] == "train"]
+    assert set(train[0]) >= {"step", "tokens", "loss", "lr", "tokens_per_s", "elapsed_s"}
+    return json.loads((out / "metrics.json").read_text())
+
+
+@pytest.mark.parametrize("module", [pretrain, finetune, recipe])
+def test_help(module, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        module.main(["--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert "--out" in text and "usage:" in text
+
+
+def test_help_documents_every_option(capsys):
+    with pytest.raises(SystemExit):
+        pretrain.main(["--help"])
+    text = capsys.readouterr().out
+    for option in ("--corpus", "--valid", "--tokenizer", "--preset", "--hidden-size", "--layers", "--heads",
+                   "--intermediate-size", "--max-length", "--masking", "--dupe-factor", "--batch-size", "--grad-accum",
+                   "--lr", "--warmup", "--max-steps", "--token-budget", "--time-budget-min", "--epochs",
+                   "--eval-every", "--save-every-min", "--seed", "--resume", "--precision", "--compile", "--cache-dir"):
+        assert option in text, option
+
+
+@pytest.mark.parametrize("masking", ["dynamic", "static"])
+def test_pretrain_end_to_end(train_files, tmp_path, masking):
+    out = tmp_path / "mlm"
+    assert pretrain.main(pretrain_argv(train_files, out, "--masking", masking)) == 0
+    metrics = assert_hub_folder(out)
+    model = roberta.RobertaForMaskedLM.from_pretrained(out)
+    assert model.config.max_length == 32 and model.config.num_hidden_layers == 2
+    assert metrics["masking"] == masking and metrics["train_steps"] == 6 and metrics["train_tokens"] > 0
+    assert metrics["eval_loss"] > 0 and 0 <= metrics["eval_accuracy"] <= 1 and metrics["eval_perplexity"] > 1
+    assert "train.pretrain" in metrics["command"] and "cpu" in metrics["hardware"]["device"]
+    evals = [e for e in loop.read_log(out / "log.jsonl") if e["type"] == "eval"]
+    assert [e["step"] for e in evals] == [0, 3, 6]
+
+
+def test_pretrain_token_budget_and_model_overrides(train_files, tmp_path):
+    out = tmp_path / "mlm"
+    argv = pretrain_argv(train_files, out, "--layers", "1", "--hidden-size", "16", "--heads", "2",
+                         "--intermediate-size", "32", "--token-budget", "1000", "--eval-every", "0")
+    argv[argv.index("--max-steps"):argv.index("--max-steps") + 2] = []
+    assert pretrain.main(argv) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert abs(metrics["train_tokens"] - 1000) < 8 * 32  # within one batch of the budget
+    config = roberta.RobertaForMaskedLM.from_pretrained(out).config
+    assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads) == (1, 16, 2)
+
+
+def test_finetune_from_pretrained_and_from_random(train_files, tmp_path, tiny_mlm_dir):
+    pre = tmp_path / "from-pretrained"
+    assert finetune.main(finetune_argv(train_files, pre, "--init", str(tiny_mlm_dir))) == 0
+    metrics = assert_hub_folder(pre)
+    model = roberta.RobertaForSequenceClassification.from_pretrained(pre)
+    assert model.config.id2label == {0: "negative", 1: "positive"}
+    assert 0 <= metrics["dev_accuracy"] <= 1 and 0 <= metrics["imdb_accuracy"] <= 1
+    assert metrics["dev_examples"] == 60 and metrics["imdb_examples"] == 20
+    assert metrics["best_step"] in (0, 3, 6)
+
+    rnd = tmp_path / "random"
+    assert finetune.main(finetune_argv(train_files, rnd, "--init", "random", "--preset", "tiny",
+                                       "--tokenizer", str(train_files / "tokenizer.json"), "--max-length", "32")) == 0
+    metrics = assert_hub_folder(rnd)
+    assert metrics["init"] == "random"
+    assert roberta.RobertaForSequenceClassification.from_pretrained(rnd).config.max_length == 32
+
+
+def test_finetune_keeps_best_dev_checkpoint(train_files, tmp_path, tiny_mlm_dir):
+    out = tmp_path / "clf"
+    assert finetune.main(finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--eval-every", "2")) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    evals = [e for e in loop.read_log(out / "log.jsonl") if e["type"] == "eval"]
+    best = max(evals, key=lambda e: e["accuracy"])  # the first of equals
+    assert metrics["best_step"] == best["step"]
+    assert metrics["dev_accuracy"] == pytest.approx(best["accuracy"])  # the saved model is that checkpoint
+
+
+@pytest.mark.slow
+def test_recipe_quick(train_files, tmp_path, capsys):
+    out = tmp_path / "recipe"
+    argv = ["--out", str(out), "--quick", "--corpus", str(train_files / "corpus.txt"),
+            "--valid", str(train_files / "valid.txt"), "--train", str(train_files / "train.tsv"),
+            "--dev", str(train_files / "dev.tsv"), "--imdb", str(train_files / "imdb.tsv")]
+    assert recipe.main(argv) == 0
+    for folder in ("mlm", "sst2", "sst2-random"):
+        assert_hub_folder(out / folder)
+    assert (out / "tokenizer" / "tokenizer.json").is_file()
+    results = json.loads((out / "results.json").read_text())
+    assert set(results["sst2_dev_accuracy"]) == {"pretrained", "random_init"}
+    assert all(v is not None for v in results["sst2_dev_accuracy"].values())
+    assert "| classifier |" in (out / "results.md").read_text()
+    # running it again: every step is already done
+    capsys.readouterr()
+    assert recipe.main(argv) == 0
+    assert capsys.readouterr().out.count("already done") == 4
+
+
+# ----- user errors: a clear message naming the file, non-zero exit, no traceback -----
+def run_module(module, argv):
+    return subprocess.run([sys.executable, "-m", module, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_missing_corpus_file(train_files, tmp_path):
+    missing = tmp_path / "nope.txt"
+    argv = pretrain_argv(train_files, tmp_path / "out")
+    argv[argv.index("--corpus") + 1] = str(missing)
+    result = run_module("train.pretrain", argv)
+    assert result.returncode != 0
+    assert "error:" in result.stderr and str(missing) in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_empty_corpus(train_files, tmp_path, capsys):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
+    argv = pretrain_argv(train_files, tmp_path / "out")
+    argv[argv.index("--corpus") + 1] = str(empty)
+    assert pretrain.main(argv) == loop.EXIT_USER_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and str(empty) in err
+
+
+def test_wrong_tsv_columns(train_files, tmp_path, tiny_mlm_dir, capsys):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("review\tstars\ngreat film\t1\n")
+    argv = finetune_argv(train_files, tmp_path / "out", "--init", str(tiny_mlm_dir))
+    argv[argv.index("--train") + 1] = str(bad)
+    assert finetune.main(argv) == loop.EXIT_USER_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and str(bad) in err and "column" in err
+
+
+def test_label_outside_label_set(train_files, tmp_path, tiny_mlm_dir):
+    bad = tmp_path / "labels.tsv"
+    bad.write_text("sentence\tlabel\na fine film\t1\na dull film\t0\nwhat is this\t2\n")
+    argv = finetune_argv(train_files, tmp_path / "out", "--init", str(tiny_mlm_dir))
+    argv[argv.index("--train") + 1] = str(bad)
+    result = run_module("train.finetune", argv)
+    assert result.returncode != 0
+    assert "error:" in result.stderr and f"{bad} line 4" in result.stderr and "label 2" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_options(train_files, tmp_path, tiny_mlm_dir, capsys):
+    out = tmp_path / "out"
+    assert pretrain.main(pretrain_argv(train_files, out, "--batch-size", "6", "--grad-accum", "4")) == 2
+    assert "--batch-size" in capsys.readouterr().err
+    argv = pretrain_argv(train_files, out)
+    argv[argv.index("--max-steps"):argv.index("--max-steps") + 2] = []
+    assert pretrain.main(argv) == 2
+    assert "how long to train" in capsys.readouterr().err
+    assert finetune.main(finetune_argv(train_files, out, "--init", "random")) == 2
+    assert "--tokenizer" in capsys.readouterr().err
+    assert finetune.main(finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--layers", "3")) == 2
+    assert "--init random" in capsys.readouterr().err

@@ -1,0 +1,198 @@
+"""Masked-language-model pretraining of RoBERTa from scratch (no next-sentence prediction).
+
+    python -m train.pretrain --tokenizer runs/tokenizer --time-budget-min 180 --out runs/mini-roberta
+    python -m train.pretrain ... --resume                       # continue after an interruption
+    torchrun --nproc_per_node 2 -m train.pretrain ...           # data-parallel, same global batch
+
+Data: the --corpus mixture is read (`train.data.load_mixture`), packed RoBERTa-style into full rows of
+--max-length tokens (FULL-SENTENCES: documents follow each other, separated by </s>) and cached in
+--cache-dir. Masking: dynamic (RoBERTa, a fresh mask every time a row is seen) or static (BERT,
+--dupe-factor fixed masks per row, cycled over epochs). The training machinery is `train.loop`.
+
+Writes a Hub-ready folder: config.json + model.safetensors, tokenizer.json, metrics.json (held-out MLM
+loss/accuracy/perplexity on --valid, tokens seen, wall time, hardware, the command line), log.jsonl,
+curves.png and a model card README.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import torch
+
+import roberta
+from roberta.masking import IGNORE_INDEX
+
+from . import loop
+
+DEFAULT_CORPUS = ("../shared/data/wikipedia-en=0.5,../shared/data/wikitext-2/wiki.train.tokens=0.25,"
+                  "../shared/data/imdb/unsup.txt=0.25")
+DEFAULT_VALID = "../shared/data/wikitext-2/wiki.valid.tokens"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m train.pretrain", description=__doc__.split("\n\n")[0],
+                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=_Formatter)
+    g = p.add_argument_group("data")
+    g.add_argument("--corpus", default=DEFAULT_CORPUS,
+                   help="training text: a file, a folder, hub:NAME[:CONFIG[:SPLIT[:COLUMN]]], or a mixture "
+                        "'SOURCE=weight,...' sampled by characters (default: %(default)s)")
+    g.add_argument("--corpus-chars", type=int, default=None,
+                   help="characters to take from the mixture (default: as much as fits the weights without "
+                        "repeating any source)")
+    g.add_argument("--valid", default=DEFAULT_VALID, help="held-out text for evaluation (default: %(default)s)")
+    g.add_argument("--eval-rows", type=int, default=256,
+                   help="held-out rows used by the periodic evaluations (default: %(default)s)")
+    g.add_argument("--final-eval-rows", type=int, default=0,
+                   help="held-out rows of the final evaluation, 0 = all (default: %(default)s)")
+    g.add_argument("--tokenizer", default=None,
+                   help="tokenizer.json or a folder holding one; default: train one on --corpus with "
+                        "`train.tokenizer` defaults (--vocab-size) and save it in OUT")
+    g.add_argument("--vocab-size", type=int, default=32768,
+                   help="vocabulary of a tokenizer trained on the fly (default: %(default)s)")
+    g.add_argument("--cache-dir", default="cache/packed",
+                   help="where packed rows are cached (default: %(default)s; '' = no cache)")
+    g = p.add_argument_group("masking")
+    g.add_argument("--masking", choices=["dynamic", "static"], default="dynamic",
+                   help="dynamic: new mask every pass (RoBERTa); static: --dupe-factor fixed masks (BERT)")
+    g.add_argument("--dupe-factor", type=int, default=10, help="static masking: masks per row (default: %(default)s)")
+    g.add_argument("--mlm-probability", type=float, default=0.15, help="share of tokens selected (default: %(default)s)")
+    loop.add_training_args(p, batch_size=64, lr=7e-4, warmup=300, weight_decay=0.01, eval_every=250,
+                           out="runs/pretrain", max_length=None)
+    return p
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    pass
+
+
+class MLMTask(loop.Task):
+    """Rows of packed token ids; a batch is masked by the masker (dynamic or static)."""
+
+    def __init__(self, rows: torch.Tensor, masker, pad_id: int, evaluate=None):
+        self.rows, self.masker, self.pad_id, self._evaluate = rows, masker, pad_id, evaluate
+        self.num_rows = len(rows)
+
+    def make_batch(self, indices, epoch):
+        masked = self.masker(self.rows[indices], example_ids=indices.tolist(), epoch=epoch)
+        return {"input_ids": masked.input_ids, "labels": masked.labels}
+
+    def num_targets(self, batch):
+        return int(batch["labels"].ne(IGNORE_INDEX).sum())
+
+    def num_tokens(self, batch):
+        return int(batch["input_ids"].ne(self.pad_id).sum())
+
+    def tokens_per_row(self):
+        return self.rows.ne(self.pad_id).sum().item() / len(self.rows)
+
+    def loss_sum(self, model, batch):
+        out = model(input_ids=batch["input_ids"], labels=batch["labels"])  # logits only at masked positions
+        n = int(batch["labels"].ne(IGNORE_INDEX).sum())
+        return out.loss * n if n else out.logits.sum() * 0.0  # no target in this slice: a zero gradient
+
+    def evaluate(self, model):
+        return self._evaluate(model) if self._evaluate else {}
+
+    def state_dict(self):
+        return {"masker": self.masker.state_dict()}
+
+    def load_state_dict(self, state):
+        self.masker.load_state_dict(state["masker"])
+
+
+def get_tokenizer(args, out: Path, dist: loop.Dist):
+    """--tokenizer, or one trained on --corpus (rank 0 trains and saves it, the others read it)."""
+    if args.tokenizer:
+        return roberta.load_tokenizer(args.tokenizer)
+    path = out / "tokenizer.json"
+    if dist.is_main and not path.exists():
+        from .tokenizer import build_tokenizer
+        print(f"training a {args.vocab_size}-token tokenizer on {args.corpus}", flush=True)
+        tokenizer, _ = build_tokenizer(args.corpus, vocab_size=args.vocab_size, seed=args.seed,
+                                       show_progress=not args.no_progress)
+        out.mkdir(parents=True, exist_ok=True)
+        tokenizer.save(str(path))
+    dist.barrier()
+    return roberta.load_tokenizer(path)
+
+
+def run(args, dist: loop.Dist) -> int:
+    from . import data
+    from .evaluate import evaluate_mlm
+    from .model_card import write_model_card
+
+    started = time.time()
+    out = Path(args.out)
+    loop.seed_everything(args.seed)
+    tokenizer = get_tokenizer(args, out, dist)
+    config = loop.model_config(args, tokenizer)
+    cache = args.cache_dir or None
+
+    say = print if dist.is_main else (lambda *a, **k: None)
+    say(f"reading {args.corpus}", flush=True)
+    documents = data.load_mixture(args.corpus, char_budget=args.corpus_chars, seed=args.seed)
+    rows = data.pack_sequences(documents, tokenizer, config.max_length, cache_dir=cache)
+    valid_rows = data.pack_sequences(data.read_documents(args.valid), tokenizer, config.max_length, cache_dir=cache)
+    del documents
+    say(f"{len(rows):,} training rows of {config.max_length} tokens ({rows.ne(config.pad_token_id).sum():,} "
+        f"tokens), {len(valid_rows):,} held-out rows", flush=True)
+
+    masker = roberta.make_masker(args.masking, tokenizer, seed=args.seed, dupe_factor=args.dupe_factor,
+                                 mlm_probability=args.mlm_probability)
+    eval_batch = max(8, args.batch_size // max(1, args.grad_accum))
+
+    def periodic_eval(model):
+        return evaluate_mlm(model, tokenizer, valid_rows[:args.eval_rows], batch_size=eval_batch, seed=args.seed)
+
+    torch.manual_seed(args.seed)
+    model = roberta.RobertaForMaskedLM(config)
+    say(f"model: {args.preset} preset, {model.num_parameters():,} parameters, "
+        f"vocabulary {config.vocab_size:,}", flush=True)
+    task = MLMTask(rows, masker, config.pad_token_id, periodic_eval)
+    trainer = loop.Trainer(model, task, args, dist, out)
+    result = trainer.fit()
+    if result.status == "interrupted":
+        return loop.EXIT_INTERRUPTED
+    if not dist.is_main:
+        return 0
+
+    # ----- the Hub-ready folder -----
+    model = trainer.model.eval()
+    if args.final_eval_rows:
+        valid_rows = valid_rows[:args.final_eval_rows]
+    print(f"final evaluation on {len(valid_rows):,} held-out rows of {args.valid}", flush=True)
+    with torch.no_grad(), loop.autocast(dist.device, trainer.precision):
+        final = evaluate_mlm(model, tokenizer, valid_rows, batch_size=eval_batch, seed=args.seed)
+    model.save_pretrained(out)
+    tokenizer.save(str(out / "tokenizer.json"))
+    metrics = {
+        "eval_loss": final["loss"], "eval_accuracy": final["accuracy"], "eval_perplexity": final["perplexity"],
+        "eval_tokens": final["tokens"], "eval_data": args.valid,
+        "train_tokens": result.tokens, "train_steps": result.step, "stopped_by": result.status,
+        "train_rows": len(rows), "corpus": args.corpus, "masking": args.masking,
+        "parameters": model.num_parameters(), "train_time_s": round(result.elapsed, 1),
+        "wall_time_s": round(time.time() - started, 1), "hardware": loop.hardware_info(dist, trainer.precision),
+        "command": args._command,
+    }
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    trainer.write_curves()
+    write_model_card(
+        out, title=f"MiniRoBERTa ({args.preset}) pretrained from scratch", task="fill-mask", metrics=metrics,
+        recipe={"command": args._command, **{k: v for k, v in vars(args).items() if not k.startswith("_")}},
+        notes=f"Masked-language-model pretraining ({args.masking} masking, no next-sentence prediction) on "
+              f"{result.tokens:,} tokens of `{args.corpus}`; held-out figures on `{args.valid}`.")
+    trainer.cleanup()
+    print(f"held-out MLM loss {final['loss']:.4f}, accuracy {final['accuracy']:.4f}, perplexity "
+          f"{final['perplexity']:.2f}; wrote {out}", flush=True)
+    return 0
+
+
+def main(argv=None) -> int:
+    return loop.run_cli(build_parser(), run, argv, module="train.pretrain")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
