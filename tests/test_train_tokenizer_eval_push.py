@@ -202,15 +202,25 @@ def test_model_card_fill_mask(model_folder):
     assert f"| parameters | {n_params:,} |" in text
 
 
-def test_model_card_classifier_without_curves(tiny_clf_dir, tmp_path):
+def test_model_card_classifier_flat_metrics(tiny_clf_dir, tmp_path):
+    """The shape train.finetune passes: flat metrics naming their data, a recipe from vars(args) with Nones."""
     folder = tmp_path / "clf"
     folder.mkdir()
     (folder / "config.json").write_bytes((tiny_clf_dir / "config.json").read_bytes())
-    path = model_card.write_model_card(folder, title="SST-2 classifier", task="text-classification",
-                                       metrics={"sst2_dev_accuracy": 0.5}, recipe={})
-    text = path.read_text()
+    metrics = {"dev_accuracy": 0.8765, "dev_data": "../shared/data/sst2/dev.tsv", "imdb_accuracy": None,
+               "hardware": {"device": "cpu", "cpu_count": 2}}
+    recipe = {"command": "python -m train.finetune", "train": "../shared/data/sst2/train.tsv", "imdb": None,
+              "out": "runs/imdb-like-name", "lr": 1e-4, "tokenizer": None}
+    text = model_card.write_model_card(folder, title="SST-2 classifier", task="text-classification",
+                                       metrics=metrics, recipe=recipe).read_text()
     meta = _front_matter(text)
     assert meta["pipeline_tag"] == "text-classification" and meta["metrics"] == ["accuracy"]
-    assert "0.5" in text and "0: negative, 1: positive" in text and "curves.png" not in text
+    assert meta["datasets"] == ["stanfordnlp/sst2"]  # not imdb: the output folder's name is not data
+    result = meta["model-index"][0]["results"][0]
+    assert result["dataset"]["type"] == "stanfordnlp/sst2" and result["dataset"]["split"] == "validation"
+    assert result["metrics"][0] == {"type": "accuracy", "value": 0.8765}
+    assert "| dev_accuracy | 0.8765 |" in text and "| hardware / cpu_count | 2 |" in text
+    assert "| lr | 0.0001 |" in text and "None" not in text
+    assert "0: negative, 1: positive" in text and "curves.png" not in text
     with pytest.raises(ValueError, match="task"):
         model_card.write_model_card(folder, title="x", task="translation", metrics={}, recipe={})

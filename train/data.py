@@ -85,12 +85,21 @@ def normalize_for_classifier(text: str) -> str:
     """The one normalisation applied to classifier inputs, at training AND at inference time.
 
     SST-2 is lower-cased and tokenized (`it 's`, `does n't`, ` , `); people type natural text
-    (`It's`, `doesn't`, `,`). A byte-level BPE tokenizes the two forms differently (` it`,` '`,`s` versus
-    ` it`,`'s`; `Great` versus ` great`), so a classifier trained on one form sees unfamiliar tokens in the
-    other. We meet in the middle: detokenize (fixes spacing, a no-op on natural text) and lower-case
-    (SST-2's case cannot be restored reliably, user text can always be lower-cased). The function is
-    idempotent, so applying it to already-normalised text changes nothing. Measured in
-    `train/evaluate.py`'s docstring (bag-of-BPE-tokens probe trained on SST-2, tested on IMDB).
+    (`It's`, `doesn't`, `,`). A byte-level BPE tokenizes the two forms differently (` does`,` n`,`'t` versus
+    ` doesn`,`'t`; `Great` versus ` great`), so a classifier trained on one form meets unfamiliar tokens in
+    the other. We meet in the middle: detokenize (fixes the spacing; a no-op on natural text) and lower-case
+    (SST-2's case cannot be restored reliably, user text can always be lower-cased). The pretraining text
+    is natural (WikiText is detokenized too), so fine-tuning inputs stay in the form the encoder was
+    pretrained on. Idempotent: normalising normalised text changes nothing.
+
+    Measured with the 32k BPE of `train.tokenizer` (defaults): share of the tokens of 500 IMDB reviews never
+    seen in SST-2 train: 15.3% raw/raw, 4.5% when only user text is lower-cased, 3.0% with this function on
+    both sides. A bag-of-BPE-tokens logistic regression trained on SST-2 train (mean of 2-3 seeds) scores
+    the same on SST-2 dev either way (0.811-0.819) and, on 2000 IMDB reviews with punctuation tokens left
+    out, 0.749 raw/raw, 0.750 lower-cased user text, 0.745 this function: equal within noise for words.
+    With punctuation tokens in, matching forms scored lower on IMDB (0.741 vs 0.772): a bag of tokens
+    learns spurious punctuation cues from SST-2's short phrases, which an encoder reading context should not
+    depend on. The decisive test, fine-tuning the pretrained encoder both ways, is left to `train.finetune`.
     """
     return detokenize(text).lower()
 

@@ -21,7 +21,23 @@ TASKS = {"fill-mask": "fill-mask", "mlm": "fill-mask", "pretrain": "fill-mask",
 KNOWN_DATASETS = {"wikitext": "Salesforce/wikitext", "wikipedia": "wikimedia/wikipedia",
                   "imdb": "stanfordnlp/imdb", "sst2": "stanfordnlp/sst2", "sst-2": "stanfordnlp/sst2"}
 METRIC_NAMES = {"accuracy": "accuracy", "perplexity": "perplexity", "loss": "loss", "macro_f1": "f1", "f1": "f1"}
-DATA_KEYS = ("corpus", "mixture", "data", "dataset", "datasets", "train", "train_data", "dev", "eval", "tokenizer")
+DATA_KEYS = ("corpus", "mixture", "data", "dataset", "datasets", "train", "dev", "valid", "eval", "imdb", "source",
+             "mlm_text", "labeled", "tokenizer")
+
+
+def _is_data_key(key: str) -> bool:
+    return key in DATA_KEYS or key.endswith("_data")
+
+
+def _data_values(d: dict) -> list:
+    """The values of data-like keys (corpus, train, dev_data, source, ...), at any depth."""
+    found = []
+    for key, value in d.items():
+        if isinstance(value, dict):
+            found += _data_values(value)
+        elif _is_data_key(key) and value is not None:
+            found.append(value)
+    return found
 
 
 def _strings(value):
@@ -51,8 +67,10 @@ def _flatten(metrics: dict, prefix: str = "") -> list[tuple[str, object]]:
         name = f"{prefix}{key}"
         if isinstance(value, dict):
             rows += _flatten(value, f"{name} / ")
-        elif isinstance(value, (int, float, str, bool)) and not isinstance(value, list):
+        elif isinstance(value, (int, float, str, bool)):
             rows.append((name, value))
+        elif isinstance(value, (list, tuple)) and all(isinstance(v, (int, float, str)) for v in value):
+            rows.append((name, ", ".join(map(str, value))))
     return rows
 
 
@@ -85,21 +103,30 @@ def count_parameters(config: RobertaConfig, task: str) -> int:
         return cls(config).num_parameters()
 
 
-def _eval_results(metrics: dict, task: str, model_name: str) -> list[EvalResult]:
-    """model-index entries for metric groups that name their source (e.g. {"labeled": {"source": ..., "accuracy": ...}})."""
+def _eval_pairs(metrics: dict):
+    """(source, metric, value) for metrics that name their data: {"dev_accuracy": .8, "dev_data": path} or
+    nested {"labeled": {"source": path, "accuracy": .8}}."""
+    for key, value in metrics.items():
+        if isinstance(value, dict) and isinstance(value.get("source"), str):
+            for k, v in value.items():
+                if k in ("accuracy", "perplexity") and isinstance(v, (int, float)):
+                    yield value["source"], k, v
+        elif isinstance(value, (int, float)) and "_" in key:
+            prefix, metric = key.rsplit("_", 1)
+            if metric in ("accuracy", "perplexity") and isinstance(metrics.get(f"{prefix}_data"), str):
+                yield metrics[f"{prefix}_data"], metric, value
+
+
+def _eval_results(metrics: dict, task: str) -> list[EvalResult]:
+    """model-index entries for the metrics whose data is a known Hub dataset."""
     results = []
-    for group in metrics.values():
-        if not isinstance(group, dict) or not isinstance(group.get("source"), str):
-            continue
-        ids = infer_datasets(group["source"])
-        if not ids:
-            continue
-        source = group["source"].lower()
-        split = "validation" if any(s in source for s in ("dev", "valid")) else "train" if "train" in source else None
-        for key, value in group.items():
-            if key in ("accuracy", "perplexity") and isinstance(value, (int, float)):
-                results.append(EvalResult(task_type=task, dataset_type=ids[0], dataset_name=ids[0], dataset_split=split,
-                                          metric_type=key, metric_value=float(value)))
+    for source, metric, value in _eval_pairs(metrics):
+        ids = infer_datasets(source)
+        if ids:
+            low = source.lower()
+            split = "validation" if any(s in low for s in ("dev", "valid")) else "train" if "train" in low else None
+            results.append(EvalResult(task_type=task, dataset_type=ids[0], dataset_name=ids[0], dataset_split=split,
+                                      metric_type=metric, metric_value=float(value)))
     return results
 
 
@@ -176,9 +203,9 @@ def write_model_card(folder, *, title: str, task: str, metrics: dict, recipe: di
         raise FileNotFoundError(f"{config_path}: no such file (save the model first)")
     config = RobertaConfig.from_dict(json.loads(config_path.read_text()))
     repo = repo_id or str(folder)
-    datasets = list(datasets) if datasets is not None else infer_datasets(recipe, metrics)
+    datasets = list(datasets) if datasets is not None else infer_datasets(_data_values(recipe), _data_values(metrics))
     metric_names = sorted({_metric_name(k) for k, _ in _flatten(metrics)} - {None})
-    eval_results = _eval_results(metrics, task, title)
+    eval_results = _eval_results(metrics, task)
     card_data = ModelCardData(
         license=license, language="en", library_name="roberta-from-scratch", pipeline_tag=task,
         tags=["roberta", "from-scratch", "masked-lm" if task == "fill-mask" else "sentiment-analysis"],
@@ -193,11 +220,9 @@ def write_model_card(folder, *, title: str, task: str, metrics: dict, recipe: di
     if task == "text-classification":
         arch_rows.append(("labels", ", ".join(f"{i}: {n}" for i, n in sorted(config.id2label.items()))))
     head = "masked-LM head (tied to the word embeddings)" if task == "fill-mask" else "classification head on `<s>`"
-    data_rows = [(k, v) for k, v in recipe.items() if k in DATA_KEYS]
-    other_rows = [(k, v) for k, v in recipe.items() if k not in DATA_KEYS and k != "command"
-                  and not isinstance(v, (dict, list))]
-    other_rows += [(f"{k} / {k2}", v2) for k, v in recipe.items() if isinstance(v, dict) and k not in DATA_KEYS
-                   for k2, v2 in _flatten(v)]
+    given = {k: v for k, v in recipe.items() if v is not None and k != "command"}  # None: not set
+    data_rows = [(k, v) for k, v in given.items() if _is_data_key(k) and not isinstance(v, dict)]
+    other_rows = [(k, v) for k, v in _flatten(given) if not _is_data_key(k)]
 
     sections = [f"# {title}",
                 f"A RoBERTa encoder ({config.num_hidden_layers} layers, hidden size {config.hidden_size}) with a {head}, "
