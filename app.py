@@ -34,7 +34,7 @@ CSS = ".notice {border-left: 4px solid #f59e0b; padding-left: 12px}"
 def notice(*keys):
     errors = [MODELS[k].error for k in keys if not MODELS[k].available]
     if errors:
-        gr.Markdown("\n\n".join(f"⚠️ {e}" for e in errors), elem_classes="notice")
+        gr.Markdown("\n\n".join(f"⚠️ {H.md_escape(e)}" for e in errors), elem_classes="notice")
 
 
 with gr.Blocks(title="RoBERTa from scratch") as demo:
@@ -48,12 +48,15 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     fm_text = gr.Textbox(label="Text with one or more <mask> (or [MASK])", lines=3,
                                          value="Paris is the capital of <mask>.")
                     fm_k = Slider(1, H.MAX_TOP_K, value=5, step=1, label="Predictions per mask (top-k)")
-                    fm_targets = gr.Textbox("", label="Candidate words to score (optional)", placeholder="France, Germany",
+                    fm_targets = gr.Textbox("", label="Candidate words to score (optional)",
+                                            placeholder="France, Germany",
                                             info="Comma-separated; only these words are scored.")
                     fm_btn = gr.Button("Predict", variant="primary")
                 with gr.Column():
-                    fm_filled = gr.HighlightedText(label="Completed sentence (top prediction for each mask)")
-                    fm_labels = [gr.Label(label=f"<mask> {i + 1}", visible=i == 0) for i in range(H.MAX_MASKS)]
+                    fm_filled = gr.HighlightedText(label="Completed sentence (top prediction for each mask)",
+                                                   elem_id="fm-filled")
+                    fm_labels = [gr.Label(label=f"<mask> {i + 1}", visible=i == 0, elem_id=f"fm-label-{i + 1}")
+                                 for i in range(H.MAX_MASKS)]
                     with gr.Accordion("Raw pipeline output (transformers format)", open=False):
                         fm_raw = gr.JSON(label="results")
             fm_out = [fm_filled, *fm_labels, fm_raw]
@@ -71,8 +74,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     st_text = gr.Textbox(label="Text", lines=3, value="A gorgeous, funny and deeply moving film.")
                     st_btn = gr.Button("Classify", variant="primary")
                 with gr.Column():
-                    st_label = gr.Label(label="Sentiment", num_top_classes=2)
-            st_words = gr.HighlightedText(label="Which words drove the decision", show_legend=True)
+                    st_label = gr.Label(label="Sentiment", num_top_classes=2, elem_id="st-label")
+            st_words = gr.HighlightedText(label="Which words drove the decision", show_legend=True, elem_id="st-words")
             st_explain = gr.Markdown()
             st_out = [st_label, st_words, st_explain]
             gr.on([st_btn.click, st_text.submit], handlers.classify, st_text, st_out, api_name="classify")
@@ -95,10 +98,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                               value="average", label="Head", allow_custom_value=True)
                     at_model = gr.Radio(H.MODEL_CHOICES, value="mlm", label="Model")
                     at_btn = gr.Button("Show attention", variant="primary")
-            at_notes = gr.Markdown()
+            at_notes = gr.Markdown(elem_id="at-notes")
             with gr.Tabs():
                 with gr.Tab("Heatmap"):
-                    at_heat = gr.Plot(label="Attention heatmap", show_label=False)
+                    at_heat = gr.Plot(label="Attention heatmap", show_label=False, elem_id="at-heat")
                 with gr.Tab("All heads of the layer"):
                     at_grid = gr.Plot(label="All heads of the layer", show_label=False)
                 with gr.Tab("Rollout across layers"):
@@ -128,9 +131,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 mk_epochs = Slider(1, H.MAX_EPOCHS, value=12, step=1, label="Epochs")
                 mk_seed = gr.Number(value=0, precision=0, label="Seed")
                 mk_btn = gr.Button("Mask", variant="primary")
-            mk_table = gr.HTML()
+            mk_table = gr.HTML(elem_id="mk-table")
             mk_stats = gr.Dataframe(headers=H.MASKING_COLUMNS, label="What each scheme showed", interactive=False)
-            mk_plot = gr.Plot(label="Coverage against epochs", show_label=False)
+            mk_plot = gr.Plot(label="Coverage against epochs", show_label=False, elem_id="mk-plot")
             mk_preds = gr.Dataframe(headers=H.PREDICTION_COLUMNS, interactive=False,
                                     label="The MLM's top-1 prediction at every target of the last epoch")
             mk_out = [mk_table, mk_stats, mk_plot, mk_preds]

@@ -53,17 +53,19 @@ TRUNCATED_WARNING = ("The text is longer than the {n} tokens the model reads; on
 # ----------------------------------------------------------------------------- input checks and errors
 def user_errors(fn):
     """Turn ValueError (user-facing messages of the pipelines and of our checks) into gr.Error, and any
-    other exception into a generic gr.Error; log the traceback server-side."""
+    other exception into a generic gr.Error; log the traceback server-side. Gradio renders error messages
+    as HTML, so any "<" or "&" in them (from the user's input) is escaped."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except gr.Error:
-            raise
+        except gr.Error as err:
+            raise gr.Error(html.escape(str(err.message), quote=False), print_exception=False) from None
         except ValueError as err:
             message = str(err)
-            raise gr.Error(message[:1].upper() + message[1:], print_exception=False) from None
+            message = html.escape(message[:1].upper() + message[1:], quote=False)
+            raise gr.Error(message, print_exception=False) from None
         except Exception:
             log.exception("unexpected error in %s", fn.__name__)
             raise gr.Error("Something went wrong while processing this input. Please try another text.",
@@ -290,8 +292,8 @@ class Handlers:
         top_k = parse_int(top_k, "Top-k", 1, MAX_TOP_K)
         n_masks = len(MASK_RE.findall(text))
         if n_masks == 0:
-            raise gr.Error("There is no <mask> in the text: put <mask> (or [MASK]) where a word should be "
-                           "predicted, e.g. “Paris is the capital of <mask>.”", print_exception=False)
+            raise gr.Error("There is no mask in the text: write [MASK] where a word should be predicted, e.g. "
+                           "“Paris is the capital of [MASK].”", print_exception=False)
         if n_masks > MAX_MASKS:
             raise gr.Error(f"The text has {n_masks} masks; at most {MAX_MASKS} are allowed.", print_exception=False)
         words = [w.strip() for w in re.split(r"[,\n]", targets or "") if w.strip()]
@@ -472,7 +474,7 @@ class Handlers:
         eligible = [not s for s in tokens.special]
         n_eligible = sum(eligible)
         if n_eligible == 0:
-            raise gr.Error("The text has no ordinary tokens to mask (only special tokens such as <mask>).",
+            raise gr.Error("The text has no ordinary tokens to mask, only special ones such as the mask token.",
                            print_exception=False)
         ids = torch.tensor([tokens.ids])  # (1, T)
         runs = simulate_masking(tokenizer, ids, epochs, seed)
@@ -705,7 +707,7 @@ def about_sections(models: Models) -> dict:
             status.append(f"- **{loaded.title}**: loaded from `{loaded.source}` "
                           f"({loaded.model.num_parameters():,} parameters)")
         else:
-            status.append(f"- **{loaded.title}**: {loaded.error}")
+            status.append(f"- **{loaded.title}**: {md_escape(loaded.error)}")
     out["status"] = "\n".join(status)
 
     reference = models.mlm if models.mlm.available else models.sentiment

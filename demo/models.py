@@ -74,11 +74,11 @@ def _is_local(source: str) -> bool:
 def _missing_message(key: str, source: str, err: Exception) -> str:
     env = ENV_VARS[key]
     if _is_local(source) and not os.path.isdir(source):
-        reason = f"the folder `{source}` does not exist"
+        reason = f"the folder {source} does not exist"
     elif _is_local(source):
-        reason = f"`{source}` is not a complete model folder ({err})"
+        reason = f"{source} is not a complete model folder ({err})"
     else:
-        reason = f"could not load `{source}` ({err})"
+        reason = f"could not load {source} ({err})"
     return (f"The {TITLES[key]} model is not available: {reason}. Train it (see the README) or set "
             f"{env} to a model folder or a Hugging Face Hub repo id, then restart the app.")
 

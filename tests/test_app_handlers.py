@@ -61,7 +61,7 @@ def test_fill_mask_two_masks_bert_spelling_and_targets(handlers):
     ("   \n\t ", 5, "empty"),
     (None, 5, "empty"),
     ("\x00\x07\x1b", 5, "empty"),
-    ("no mask here", 5, "no <mask>"),
+    ("no mask here", 5, "There is no mask in the text"),
     ("<mask> " * 6, 5, "at most 5"),
     ("a <mask>", 0, "Top-k must be between 1 and 20"),
     ("a <mask>", 99, "Top-k must be between 1 and 20"),
@@ -181,6 +181,12 @@ def test_attention_rollout_rows_sum_to_one(handlers):
 def test_attention_bad_layer_head_model(handlers, layer, head, model, match):
     with _error(match):
         handlers.attention("The cat sees the house.", layer, head, model)
+
+
+def test_error_messages_escape_html(handlers):
+    """Gradio shows error messages as HTML: what the user typed must come back as text."""
+    with _error("got '&lt;img src=x onerror=alert\\(1\\)&gt;'"):
+        handlers.attention("The cat.", "<img src=x onerror=alert(1)>", "average")
 
 
 def test_attention_bad_token_and_long_text(handlers):

@@ -1,0 +1,129 @@
+"""The app as an API: `python app.py` in a subprocess with the tiny fixture models, called with gradio_client."""
+import pytest
+from gradio_client import Client
+from gradio_client.exceptions import AppError
+
+from demo import AppProcess
+
+pytestmark = pytest.mark.timeout(180)
+
+LONG = "the cat sees the house. " * 4300  # about 100 KB
+ODD = "مرحبا بالعالم 😀 東京 \u202eevil\u202c\x00\x07 tab\there"
+SCRIPT = "<script>alert(1)</script> <img src=x onerror=alert(2)>"
+
+
+@pytest.fixture(scope="module")
+def app(tiny_mlm_dir, tiny_clf_dir):
+    with AppProcess({"MLM_MODEL": str(tiny_mlm_dir), "SENTIMENT_MODEL": str(tiny_clf_dir)}) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    return Client(app.url, verbose=False)
+
+
+def test_api_endpoints_and_parameters(client):
+    api = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    leading = {"/fill_mask": ["text", "top_k"], "/classify": ["text"], "/attention": ["text", "layer", "head"],
+               "/masking": ["text", "epochs", "seed"]}
+    for name, params in leading.items():
+        assert name in api, f"{name} missing from {sorted(api)}"
+        info = api[name]["parameters"]
+        assert [p["parameter_name"] for p in info[:len(params)]] == params
+        assert all(p["parameter_has_default"] for p in info[len(params):]), f"{name}: extra inputs need defaults"
+
+
+def test_fill_mask(client):
+    filled, first, second, *_, raw = client.predict("Paris is the capital of <mask>.", 3, api_name="/fill_mask")
+    assert len(first["confidences"]) == 3 and first["label"] == first["confidences"][0]["label"]
+    assert not second or second.get("confidences") is None  # unused mask slot
+    assert raw[0][0]["token_str"] in "".join(part["token"] for part in filled)
+    *_, raw = client.predict("The <mask> sat on the [MASK].", 2, "cat, dog", api_name="/fill_mask")
+    assert len(raw) == 2 and all(len(row) <= 2 for row in raw)
+
+
+def test_classify(client):
+    label, words, explanation = client.predict("a gorgeous, funny and moving film.", api_name="/classify")
+    assert {c["label"] for c in label["confidences"]} == {"negative", "positive"}
+    scores = [w["class_or_confidence"] for w in words if w["class_or_confidence"] is not None]
+    assert scores and all(-1 <= s <= 1 for s in scores)
+    assert "How to read it" in explanation
+
+
+def test_attention(client):
+    heatmap, grid, rollout, bars, picker, notes = client.predict("The cat sees the house.", 2, "average",
+                                                                 api_name="/attention")
+    for plot in (heatmap, grid, rollout, bars):
+        assert plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/")
+    assert "tokens" in notes
+    bars = client.predict("The cat sees the house.", 1, 2, 3, api_name="/attention_token")
+    assert bars["plot"].startswith("data:image/")
+
+
+def test_masking(client):
+    table, stats, plot, predictions = client.predict("The cat sees the house every day.", 12, 0,
+                                                     api_name="/masking")
+    assert table.count("<tr><th>epoch ") == 12
+    rows = {row[0]: row for row in stats["data"]}
+    assert rows["BERT static, one fixed mask (dupe_factor=1)"][1] == 1
+    assert plot["type"] == "matplotlib"
+    assert predictions["headers"][0] == "scheme"
+
+
+@pytest.mark.parametrize("api_name, args, message", [
+    ("/fill_mask", ("", 5), "The text is empty"),
+    ("/fill_mask", ("   \n ", 5), "The text is empty"),
+    ("/fill_mask", ("no mask here", 5), "There is no mask in the text: write [MASK]"),
+    ("/fill_mask", ("<mask> " * 6, 5), "at most 5 are allowed"),
+    ("/fill_mask", (LONG + "<mask>", 5), "The mask is beyond the first 64 tokens"),
+    ("/fill_mask", ("a <mask>", 99), "Top-k must be between 1 and 20, got 99"),
+    ("/classify", ("",), "The text is empty"),
+    ("/classify", ("\x00\x01\x02",), "The text is empty"),
+    ("/attention", ("", 1, "average"), "The text is empty"),
+    ("/attention", ("The cat.", 99, "average"), "Layer must be between 1 and 2, got 99"),
+    ("/attention", ("The cat.", 1, 99), "Head must be between 1 and 4, got 99"),
+    ("/attention", ("The cat.", "top", "average"), "Layer must be a whole number"),
+    ("/attention", ("The cat.", "<b>1</b>", "average"), "got '&lt;b&gt;1&lt;/b&gt;'"),
+    ("/attention_token", ("The cat.", 1, "average", 99), "Token must be between 0 and"),
+    ("/masking", ("", 5, 0), "The text is empty"),
+    ("/masking", ("a sentence", 99, 0), "Epochs must be between 1 and 40, got 99"),
+    ("/masking", ("a sentence", 5, -1), "Seed must be between 0 and"),
+])
+def test_bad_input_gives_clean_error(client, api_name, args, message):
+    with pytest.raises(AppError) as info:
+        client.predict(*args, api_name=api_name)
+    assert message in str(info.value)
+    assert "Traceback" not in str(info.value)
+
+
+@pytest.mark.parametrize("text", [LONG, ODD, SCRIPT])
+def test_long_unusual_and_html_text_is_served(client, text):
+    *_, raw = client.predict("<mask> " + text, 2, api_name="/fill_mask")
+    assert raw[0][0].get("truncated", False) == (text is LONG)
+    label, words, _ = client.predict(text, api_name="/classify")
+    assert len(label["confidences"]) == 2
+    if text is SCRIPT:  # the words come back as plain text, exactly as typed
+        assert "".join(w["token"] for w in words) == text
+    heatmap, *_ = client.predict(text, 1, "average", api_name="/attention")
+    assert heatmap["plot"].startswith("data:image/")
+    table, *_ = client.predict(text, 3, 0, api_name="/masking")
+    assert "<script" not in table.split("</style>", 1)[1]
+
+
+def test_still_serving_after_bad_inputs(app, client):
+    label, *_ = client.predict("still alive?", api_name="/classify")
+    assert label["confidences"]
+    assert app.alive()
+    assert "Traceback" not in app.output(), app.output()[-3000:]
+
+
+def test_missing_models_start_and_explain(tmp_path):
+    env = {"MLM_MODEL": str(tmp_path / "no-mlm"), "SENTIMENT_MODEL": str(tmp_path / "no-sst2")}
+    with AppProcess(env) as app:
+        client = Client(app.url, verbose=False)
+        with pytest.raises(AppError, match="not available: the folder .*no-mlm does not exist.*MLM_MODEL"):
+            client.predict("Paris is the capital of <mask>.", 5, api_name="/fill_mask")
+        with pytest.raises(AppError, match="not available.*SENTIMENT_MODEL"):
+            client.predict("good", api_name="/classify")
+        assert app.alive()

@@ -1,0 +1,151 @@
+"""The app in a real browser: headless Chromium (Debian's /usr/bin/chromium) driven by Playwright.
+
+Visits every tab, runs an example in each, checks what is rendered, and checks that HTML typed into a text
+box is shown as text (no dialog fires). Screenshots go to tests/screenshots/ (git-ignored).
+"""
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from demo import AppProcess
+
+CHROMIUM = "/usr/bin/chromium"
+SCREENSHOTS = Path(__file__).parent / "screenshots"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+TIMEOUT_MS = 30_000
+
+pytestmark = [
+    pytest.mark.timeout(300),
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"),
+]
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def app(tiny_mlm_dir, tiny_clf_dir):
+    with AppProcess({"MLM_MODEL": str(tiny_mlm_dir), "SENTIMENT_MODEL": str(tiny_clf_dir)}) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(app, browser):
+    """One page for the module; every JavaScript dialog (alert, confirm) is recorded and dismissed."""
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.dialogs = []
+    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(app.url)
+    page.get_by_role("heading", name="RoBERTa from scratch").wait_for()
+    yield page
+    page.close()
+
+
+def open_tab(page, name):
+    page.get_by_role("tab", name=name).click()
+
+
+def shot(page, name):
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def test_fill_mask_example(page):
+    open_tab(page, "Fill mask")
+    page.get_by_text("The <mask> sat on the <mask> all day.", exact=True).click()  # two masks
+    sync_api.expect(page.locator("#fm-label-2 [data-testid=label-output-value]")).to_be_visible()
+    sync_api.expect(page.locator("#fm-label-1 [data-testid=label-output-value]")).to_be_visible()
+    sync_api.expect(page.locator("#fm-label-3")).to_be_hidden()
+    sync_api.expect(page.locator("#fm-filled")).to_contain_text("sat on the")
+    sync_api.expect(page.locator("#fm-filled")).to_contain_text("<mask> 2", ignore_case=True)
+    shot(page, "1-fill-mask")
+
+
+def test_sentiment_example(page):
+    open_tab(page, "Sentiment")
+    page.get_by_text("The acting was not bad at all.", exact=True).click()
+    sync_api.expect(page.locator("#st-label [data-testid=label-output-value]")).to_have_text(
+        re.compile("positive|negative"))
+    words = page.locator("#st-words")
+    sync_api.expect(words).to_contain_text("bad")
+    sync_api.expect(words).to_contain_text("not")
+    sync_api.expect(page.get_by_text("How to read it")).to_be_visible()
+    shot(page, "2-sentiment")
+
+
+def test_attention_example(page):
+    open_tab(page, "Attention")
+    page.get_by_text("The cat sat on the mat because it was tired.", exact=True).first.click()
+    image = page.locator("#at-heat img")
+    sync_api.expect(image).to_be_visible()
+    assert image.get_attribute("src").startswith("data:image/")
+    sync_api.expect(page.locator("#at-notes")).to_contain_text("tokens")
+    for name in ("All heads of the layer", "Rollout across layers", "Where one token attends"):
+        page.get_by_role("tab", name=name).click()
+        sync_api.expect(page.get_by_role("tabpanel").locator("img").last).to_be_visible()
+    page.get_by_role("tab", name="Heatmap").click()
+    shot(page, "3-attention")
+
+
+def test_masking_example(page):
+    open_tab(page, "Static vs dynamic masking")
+    page.get_by_text("The quick brown fox jumps over the lazy dog near the river b", exact=False).first.click()
+    table = page.locator("#mk-table table.mk-table")
+    sync_api.expect(table).to_be_visible()
+    sync_api.expect(table.locator("tbody tr")).to_have_count(12)
+    sync_api.expect(table.locator("thead")).to_contain_text("RoBERTa dynamic")
+    assert table.locator("span.mk-t").count() > 3 * 12  # every token of every epoch of every scheme
+    assert table.locator("span.mk-1").count() > 0  # some <mask>s
+    sync_api.expect(page.locator("#mk-plot img")).to_be_visible()
+    shot(page, "4-masking")
+
+
+def test_about_tab(page):
+    open_tab(page, "About the model")
+    sync_api.expect(page.get_by_text("17.7M")).to_be_visible()
+    sync_api.expect(page.get_by_role("heading", name="Architecture")).to_be_visible()
+    sync_api.expect(page.get_by_role("cell", name="Token embeddings", exact=True)).to_be_visible()
+    shot(page, "5-about")
+
+
+def test_script_is_shown_as_text(page):
+    payload = "<script>alert(1)</script> <img src=x onerror=alert(2)>"
+    open_tab(page, "Sentiment")
+    box = page.get_by_label("Text", exact=True).first
+    box.fill(payload + " good")
+    page.get_by_role("button", name="Classify").click()
+    words = page.locator("#st-words")
+    sync_api.expect(words).to_contain_text("<script>alert(1)</script>")
+    assert words.locator("script, img").count() == 0
+    open_tab(page, "Static vs dynamic masking")
+    page.get_by_label("Sentence").fill(payload)
+    page.get_by_role("button", name="Mask", exact=True).click()
+    table = page.locator("#mk-table table.mk-table")
+    sync_api.expect(table).to_contain_text("script")
+    assert page.locator("#mk-table script, #mk-table img").count() == 0
+    page.wait_for_timeout(500)
+    assert page.dialogs == []
+    shot(page, "6-script-as-text")
+
+
+def test_bad_input_shows_a_message_and_the_app_keeps_working(page):
+    open_tab(page, "Fill mask")
+    box = page.get_by_label("Text with one or more <mask> (or [MASK])")
+    box.fill("no mask in this one")
+    page.get_by_role("button", name="Predict").click()
+    sync_api.expect(page.get_by_text("There is no mask in the text: write [MASK]").first).to_be_visible()
+    shot(page, "7-error")
+    assert "Traceback" not in page.content()
+    box.fill("Paris is the capital of <mask>.")
+    page.get_by_role("button", name="Predict").click()
+    sync_api.expect(page.locator("#fm-filled")).to_contain_text("Paris is the capital of")
