@@ -10,7 +10,8 @@ import gradio as gr
 from demo import handlers as H
 from demo.models import configure_torch, load_models, read_ablation
 
-configure_torch()
+CONCURRENCY = int(os.environ.get("APP_CONCURRENCY", "2"))  # requests computed at once, all endpoints together
+configure_torch(concurrency=CONCURRENCY)
 MODELS = load_models()
 handlers = H.Handlers(MODELS)
 ABOUT = H.about_sections(MODELS)
@@ -61,7 +62,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                         fm_raw = gr.JSON(label="results")
             fm_out = [fm_filled, *fm_labels, fm_raw]
             gr.on([fm_btn.click, fm_text.submit], handlers.fill_mask, [fm_text, fm_k, fm_targets], fm_out,
-                  api_name="fill_mask")
+                  api_name="fill_mask", concurrency_id="compute")
             fm_raw.change(H.mask_slots, fm_raw, fm_labels, api_name="fill_mask_slots", api_visibility="undocumented")
             gr.Examples([["Paris is the capital of <mask>.", 5], ["The <mask> barked at the mailman.", 5],
                          ["The <mask> sat on the <mask> all day.", 3]], [fm_text, fm_k], fm_out, handlers.fill_mask,
@@ -78,7 +79,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             st_words = gr.HighlightedText(label="Which words drove the decision", show_legend=True, elem_id="st-words")
             st_explain = gr.Markdown()
             st_out = [st_label, st_words, st_explain]
-            gr.on([st_btn.click, st_text.submit], handlers.classify, st_text, st_out, api_name="classify")
+            gr.on([st_btn.click, st_text.submit], handlers.classify, st_text, st_out, api_name="classify",
+                  concurrency_id="compute")
             gr.Examples(["A gorgeous, funny and deeply moving film.", "A dull, lifeless and painfully slow mess.",
                          "The acting was not bad at all.",
                          "The visuals are stunning, but the story is a boring mess."], st_text, st_out,
@@ -112,9 +114,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             at_in = [at_text, at_layer, at_head, at_model]
             at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes]
             gr.on([at_btn.click, at_text.submit, at_layer.input, at_head.input, at_model.input], handlers.attention,
-                  at_in, at_out, api_name="attention")
+                  at_in, at_out, api_name="attention", concurrency_id="compute")
             at_token.input(handlers.attention_token, [at_text, at_layer, at_head, at_token, at_model], at_bars,
-                           api_name="attention_token")
+                           api_name="attention_token", concurrency_id="compute")
             gr.Examples([["The cat sat on the mat because it was tired.", N_LAYERS, "average", "mlm"],
                          ["The trophy did not fit in the suitcase because it was too big.", 1, 1, "mlm"],
                          ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_out,
@@ -138,7 +140,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                     label="The MLM's top-1 prediction at every target of the last epoch")
             mk_out = [mk_table, mk_stats, mk_plot, mk_preds]
             gr.on([mk_btn.click, mk_text.submit], handlers.masking, [mk_text, mk_epochs, mk_seed], mk_out,
-                  api_name="masking")
+                  api_name="masking", concurrency_id="compute")
             gr.Examples([["The quick brown fox jumps over the lazy dog near the river bank.", 12, 0],
                          ["Paris is the capital of France and the largest city of the country.", 40, 1]],
                         [mk_text, mk_epochs, mk_seed], mk_out, handlers.masking, run_on_click=True,
@@ -161,8 +163,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                         gr.Markdown("_curves.png: not available._")
                     gr.Markdown("#### Model card (README.md)\n" + ABOUT[f"{key}_readme"])
 
-demo.queue(default_concurrency_limit=int(os.environ.get("APP_CONCURRENCY", "2")),
-           max_size=int(os.environ.get("APP_QUEUE_SIZE", "64")))
+demo.queue(default_concurrency_limit=CONCURRENCY, max_size=int(os.environ.get("APP_QUEUE_SIZE", "64")))
 
 if __name__ == "__main__":
     demo.launch(

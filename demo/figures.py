@@ -59,24 +59,36 @@ def _set_ticks(ax, axis: str, labels, font: float, step: int, rotation: int = 0)
 
 
 def _square_size(n: int) -> float:
-    return float(min(14.0, max(5.0, 3.0 + 0.09 * n)))
+    return float(min(11.0, max(4.0, 2.4 + 0.07 * n)))
+
+
+def _label_inches(labels, font: float) -> float:
+    """Rough width of the longest (shortened) tick label, for margins without a costly layout engine."""
+    longest = max((len(_short(label)) for label in labels), default=1)
+    return longest * font * 0.62 / 72
 
 
 def attention_heatmap(matrix: np.ndarray, labels: list[str], title: str, cbar_label: str = "attention weight"):
-    """A (T, T) matrix: row = the token that attends (query), column = the token attended to (key)."""
+    """A (T, T) matrix: row = the token that attends (query), column = the token attended to (key).
+    Margins are computed from the label lengths (a layout engine would double the drawing time)."""
     n = len(labels)
-    side = _square_size(n)
-    fig = Figure(figsize=(side + 1.2, side), dpi=100, layout="constrained")
-    ax = fig.add_subplot()
+    side = _square_size(n)  # the square axes, inches
+    font, step = _tick_layout(n, side)
+    label = _label_inches(labels[::step], font)
+    left, bottom, top, right = label + 0.6, label * 0.87 + 0.6, 0.45, 1.3
+    width, height = left + side + right, bottom + side + top
+    fig = Figure(figsize=(width, height), dpi=100)
+    ax = fig.add_axes((left / width, bottom / height, side / width, side / height))
     im = ax.imshow(matrix, cmap="viridis", vmin=0.0, vmax=max(float(np.max(matrix)), 1e-9), aspect="equal",
                    interpolation="nearest")
-    font, step = _tick_layout(n, side * 0.78)
     _set_ticks(ax, "x", labels, font, step, rotation=60)
     _set_ticks(ax, "y", labels, font, step)
     ax.set_xlabel("attended to (key)", fontsize=10)
     ax.set_ylabel("attending token (query)", fontsize=10)
     ax.set_title(title, fontsize=12)
-    fig.colorbar(im, ax=ax, shrink=0.8, label=cbar_label)
+    cax = fig.add_axes(((left + side + 0.2) / width, (bottom + 0.1 * side) / height, 0.18 / width,
+                        0.8 * side / height))
+    fig.colorbar(im, cax=cax, label=cbar_label)
     return fig
 
 
@@ -109,12 +121,15 @@ def head_grid(layer_attention: np.ndarray, labels: list[str], layer: int):
 def attention_bars(weights: np.ndarray, labels: list[str], query: int, title: str):
     """Where one token (query) attends: one bar per token it can see."""
     n = len(labels)
-    width = float(min(16.0, max(6.0, 2.0 + 0.12 * n)))
-    fig = Figure(figsize=(width, 3.8), dpi=100, layout="constrained")
-    ax = fig.add_subplot()
+    axis = float(min(14.0, max(5.0, 1.0 + 0.11 * n)))
+    font, step = _tick_layout(n, axis)
+    label = _label_inches(labels[::step], font)
+    left, bottom, top, right, plot_h = 0.9, label * 0.87 + 0.25, 0.4, 0.2, 2.6
+    width, height = left + axis + right, bottom + plot_h + top
+    fig = Figure(figsize=(width, height), dpi=100)
+    ax = fig.add_axes((left / width, bottom / height, axis / width, plot_h / height))
     colors = ["#d62728" if i == query else "#1f77b4" for i in range(n)]
     ax.bar(range(n), weights, color=colors)
-    font, step = _tick_layout(n, width * 0.9)
     _set_ticks(ax, "x", labels, font, step, rotation=60)
     ax.set_xlim(-0.6, n - 0.4)
     ax.set_ylabel("attention weight")

@@ -136,7 +136,7 @@ def read_ablation(folder: Path = ABLATION_DIR) -> dict:
     return out
 
 
-def configure_torch(threads: int | None = None) -> None:
-    """Few threads per op: requests run side by side on a small CPU."""
-    threads = threads or int(os.environ.get("TORCH_THREADS", "0")) or max(1, min(4, os.cpu_count() or 1))
+def configure_torch(concurrency: int = 1) -> None:
+    """Share the CPU cores between the requests computed at once (TORCH_THREADS overrides)."""
+    threads = int(os.environ.get("TORCH_THREADS", "0")) or max(1, min(4, (os.cpu_count() or 1) // concurrency))
     torch.set_num_threads(threads)

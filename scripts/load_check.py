@@ -1,0 +1,173 @@
+"""Load check of the Gradio app: cold start, then concurrent gradio_client clients on the four endpoints.
+
+    python scripts/load_check.py                                   # start app.py with the assets/ models
+    MLM_MODEL=path SENTIMENT_MODEL=path python scripts/load_check.py   # ... or with other models
+    python scripts/load_check.py --url http://127.0.0.1:7860/      # an app that is already running
+
+Reports the cold start (process start to the first successful prediction; only when this script starts the
+app), then CLIENTS concurrent clients each sending REQUESTS requests mixed over /fill_mask, /classify,
+/attention and /masking: errors (target 0) and p50/p95 latency per endpoint and overall, as a markdown table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from gradio_client import Client  # noqa: E402
+
+from demo import AppProcess  # noqa: E402
+
+TEXTS = [
+    "The film was a gorgeous, funny and deeply moving experience.",
+    "A dull, lifeless and painfully slow mess that goes nowhere.",
+    "The acting was not bad at all, and the story kept me interested until the end.",
+    "Paris is the capital and largest city of France, on the river Seine.",
+]
+MASKED = ["Paris is the capital of <mask>.", "The <mask> barked at the mailman.",
+          "The <mask> sat on the <mask> all day.", "She opened the <mask> and walked into the garden."]
+ENDPOINTS = ["/fill_mask", "/classify", "/attention", "/masking"]
+
+
+def request_args(endpoint: str, i: int) -> tuple:
+    text = TEXTS[i % len(TEXTS)]
+    return {
+        "/fill_mask": (MASKED[i % len(MASKED)], 5),
+        "/classify": (text,),
+        "/attention": (text, 1, "average"),
+        "/masking": (text, 10, i),
+    }[endpoint]
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def cold_start(env: dict, timeout: float) -> tuple[AppProcess, float, float]:
+    """Start app.py; seconds until it answers HTTP, and until the first prediction succeeds."""
+    app = AppProcess(env, timeout=timeout).start()
+    deadline = app.started_at + timeout
+    while True:
+        try:
+            Client(app.url, verbose=False).predict(*request_args("/classify", 0), api_name="/classify")
+            break
+        except Exception as err:  # a model may still be warming up; a missing one fails for good
+            if time.perf_counter() > deadline:
+                app.stop()
+                raise TimeoutError(f"no successful prediction within {timeout:.0f} s: {err}") from err
+            time.sleep(0.25)
+    return app, app.ready_seconds, time.perf_counter() - app.started_at
+
+
+def run_load(url: str, clients: int, requests: int) -> tuple[dict, list, float]:
+    latencies: dict[str, list[float]] = defaultdict(list)
+    errors: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    start_barrier = threading.Barrier(clients)
+
+    def worker(c: int):
+        try:
+            client = Client(url, verbose=False)
+        except Exception as err:
+            with lock:
+                errors.extend([("connect", repr(err))] * requests)
+            start_barrier.abort()
+            return
+        try:
+            start_barrier.wait(timeout=120)
+        except threading.BrokenBarrierError:
+            pass
+        for r in range(requests):
+            endpoint = ENDPOINTS[(c + r) % len(ENDPOINTS)]
+            t0 = time.perf_counter()
+            try:
+                client.predict(*request_args(endpoint, c * requests + r), api_name=endpoint)
+            except Exception as err:
+                with lock:
+                    errors.append((endpoint, repr(err)[:200]))
+                continue
+            with lock:
+                latencies[endpoint].append(time.perf_counter() - t0)
+
+    threads = [threading.Thread(target=worker, args=(c,)) for c in range(clients)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return latencies, errors, time.perf_counter() - t0
+
+
+def report(latencies: dict, errors: list, wall: float, clients: int, requests: int) -> str:
+    error_counts = defaultdict(int)
+    for endpoint, _ in errors:
+        error_counts[endpoint] += 1
+    lines = ["| endpoint | requests | errors | p50 (s) | p95 (s) | max (s) |", "|---|---:|---:|---:|---:|---:|"]
+    everything = []
+    for endpoint in ENDPOINTS:
+        values = sorted(latencies.get(endpoint, []))
+        everything += values
+        n = len(values) + error_counts[endpoint]
+        lines.append(f"| {endpoint} | {n} | {error_counts[endpoint]} | {percentile(values, 50):.2f} | "
+                     f"{percentile(values, 95):.2f} | {max(values, default=float('nan')):.2f} |")
+    everything.sort()
+    lines.append(f"| **all** | {len(everything) + len(errors)} | {len(errors)} | {percentile(everything, 50):.2f} | "
+                 f"{percentile(everything, 95):.2f} | {max(everything, default=float('nan')):.2f} |")
+    lines.append("")
+    lines.append(f"{clients} concurrent clients × {requests} requests in {wall:.1f} s "
+                 f"({len(everything) / wall:.1f} successful requests/s).")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--url", help="target a running app instead of starting app.py")
+    p.add_argument("--mlm", help="MLM_MODEL for the started app (default: the environment, else assets/)")
+    p.add_argument("--sentiment", help="SENTIMENT_MODEL for the started app")
+    p.add_argument("--clients", type=int, default=20)
+    p.add_argument("--requests", type=int, default=10, help="requests per client")
+    p.add_argument("--timeout", type=float, default=180.0, help="seconds allowed for the cold start")
+    p.add_argument("--json", help="also write the raw figures to this JSON file")
+    args = p.parse_args(argv)
+
+    app = None
+    lines = []
+    if args.url:
+        url = args.url
+    else:
+        env = {k: v for k, v in (("MLM_MODEL", args.mlm), ("SENTIMENT_MODEL", args.sentiment)) if v}
+        app, http_ready, first_prediction = cold_start(env, args.timeout)
+        url = app.url
+        lines += [f"Cold start: HTTP answers after {http_ready:.1f} s, first successful prediction after "
+                  f"{first_prediction:.1f} s (process start to response).", ""]
+    try:
+        latencies, errors, wall = run_load(url, args.clients, args.requests)
+    finally:
+        if app is not None:
+            alive = app.alive()
+            app.stop()
+    lines.append(report(latencies, errors, wall, args.clients, args.requests))
+    if app is not None and not alive:
+        lines.append("\n**The app process died during the load check.**")
+    if errors:
+        lines.append("\nFirst errors:\n" + "\n".join(f"- {e}: {m}" for e, m in errors[:5]))
+    print("\n".join(lines))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"latencies": latencies, "errors": errors, "wall": wall}, indent=1))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
