@@ -251,3 +251,69 @@ def test_training_backward_reaches_tied_embedding(tiny_config):
     absent[tiny_config.pad_token_id] = False
     assert emb.grad[absent].abs().sum(-1).gt(0).all()
     assert all(p.grad is not None for n, p in model.named_parameters()), "every parameter gets a gradient"
+
+
+# ----- the fused training loss and the CPU bfloat16 attention path -----
+def _loss_and_grads(model, ids, mask, labels, fused, autocast=False):
+    """Loss and gradients via the fused training path (train mode) or the plain one (eval-mode head)."""
+    model.zero_grad(set_to_none=True)
+    model.train(fused)  # dropout is 0 in these configs, so train/eval differ only in the loss path
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+        out = model(ids, mask, labels=labels)
+    out.loss.backward()
+    return out, {n: p.grad.clone() for n, p in model.named_parameters()}
+
+
+@pytest.mark.parametrize("chunk_size", [1, 3, 128])
+def test_fused_training_loss_matches_plain_cross_entropy(tiny_config, chunk_size):
+    config = roberta.RobertaConfig(**{**tiny_config.to_dict(), "hidden_dropout_prob": 0.0,
+                                      "attention_probs_dropout_prob": 0.0})
+    torch.manual_seed(0)
+    model = roberta.RobertaForMaskedLM(config)
+    model.loss_chunk_size = chunk_size
+    ids, mask = padded_batch(config)
+    labels = torch.where(torch.rand(ids.shape) < 0.4, ids, torch.full_like(ids, -100))
+    labels[~mask.bool()] = -100
+    fused, fused_grads = _loss_and_grads(model, ids, mask, labels, fused=True)
+    plain, plain_grads = _loss_and_grads(model, ids, mask, labels, fused=False)
+    assert fused.logits is None and plain.logits is not None  # the fused path never builds logits
+    torch.testing.assert_close(fused.loss, plain.loss, atol=1e-5, rtol=1e-5)
+    for name in plain_grads:
+        torch.testing.assert_close(fused_grads[name], plain_grads[name], atol=1e-6, rtol=1e-4, msg=name)
+
+
+def test_fused_training_loss_under_bf16_autocast_is_close(tiny_config):
+    config = roberta.RobertaConfig(**{**tiny_config.to_dict(), "hidden_dropout_prob": 0.0,
+                                      "attention_probs_dropout_prob": 0.0})
+    torch.manual_seed(0)
+    model = roberta.RobertaForMaskedLM(config)
+    ids, mask = padded_batch(config)
+    labels = torch.where(torch.rand(ids.shape) < 0.4, ids, torch.full_like(ids, -100))
+    fused, fused_grads = _loss_and_grads(model, ids, mask, labels, fused=True, autocast=True)
+    plain, plain_grads = _loss_and_grads(model, ids, mask, labels, fused=False, autocast=False)
+    torch.testing.assert_close(fused.loss, plain.loss, atol=2e-2, rtol=2e-2)  # bfloat16 matmuls
+    emb = "roberta.embeddings.word_embeddings.weight"
+    cos = F.cosine_similarity(fused_grads[emb].flatten(), plain_grads[emb].flatten(), dim=0)
+    assert cos > 0.99
+
+
+def test_fused_training_loss_with_no_targets_is_zero_not_nan(tiny_config):
+    model = roberta.RobertaForMaskedLM(tiny_config).train()
+    ids, mask = padded_batch(tiny_config)
+    out = model(ids, mask, labels=torch.full_like(ids, -100))
+    assert out.loss.item() == 0.0
+    out.loss.backward()  # still differentiable
+
+
+def test_bf16_autocast_attention_matches_float32(tiny_config):
+    """On CPU under bfloat16 autocast attention takes the explicit matmul path; it must agree with SDPA."""
+    torch.manual_seed(0)
+    model = roberta.RobertaForMaskedLM(tiny_config).eval()
+    ids, mask = padded_batch(tiny_config)
+    with torch.no_grad():
+        reference = model(ids, mask).logits
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            low = model(ids, mask).logits.float()
+    real = mask.bool()
+    assert (low[real] - reference[real]).abs().max() < 0.1
+    assert (low[real].argmax(-1) == reference[real].argmax(-1)).float().mean() > 0.9
