@@ -500,15 +500,20 @@ class Handlers:
         tokenizer, labels = mlm.tokenizer, tokens.labels
         last = {key: batches[-1] for key, batches in runs.items()}
         inputs = torch.cat([b.input_ids for b in last.values()])  # (3, T)
-        with torch.inference_mode():
-            probs = mlm.model(inputs).logits.float().softmax(dim=-1)  # (3, T, V)
+        targets = torch.cat([b.outcome for b in last.values()]) != NOT_SELECTED  # (3, T)
+        model = mlm.model
+        with torch.inference_mode():  # project only the N targets onto the vocabulary: (N, V), not (3, T, V)
+            hidden, _ = model.roberta(inputs)  # (3, T, H)
+            logits = model.lm_head(hidden[targets], model.roberta.embeddings.word_embeddings.weight)  # (N, V)
+            best_p, best = logits.float().softmax(dim=-1).max(dim=-1)  # (N,), (N,)
+        found = {(r, c): i for i, (r, c) in enumerate(torch.nonzero(targets).tolist())}  # row-major, as hidden[targets]
         rows = []
         for row, (key, b) in enumerate(last.items()):
             positions = torch.nonzero(b.outcome[0] != NOT_SELECTED).squeeze(-1).tolist()
             if not positions:
                 rows.append([SCHEMES[key], None, "(no token selected in this epoch)", "", "", "", None, ""])
             for pos in positions:
-                p, pick = probs[row, pos].max(dim=-1)
+                p, pick = best_p[found[row, pos]], best[found[row, pos]]
                 original = int(tokens.ids[pos])
                 outcome = int(b.outcome[0, pos])
                 shown = token_text(tokenizer, int(b.input_ids[0, pos]))
@@ -664,7 +669,8 @@ def parameter_table(model) -> tuple[str, int]:
     layer = "roberta.encoder.layer.0."
     rows = [
         ("Token embeddings", f"{V:,} × {H}", count("roberta.embeddings.word_embeddings")),
-        ("Position embeddings", f"{cfg.max_position_embeddings} × {H}", count("roberta.embeddings.position_embeddings")),
+        ("Position embeddings", f"{cfg.max_position_embeddings} × {H}",
+         count("roberta.embeddings.position_embeddings")),
         ("Embedding LayerNorm", f"2 × {H}", count("roberta.embeddings.LayerNorm")),
         (f"Self-attention Q, K, V ({nh} heads of {H // nh}) × {L} layers", f"3 × ({H} × {H} + {H})",
          L * sum(count(layer + f"attention.self.{m}") for m in ("query", "key", "value"))),

@@ -222,6 +222,19 @@ def test_masking_distinct_masks_and_coverage(handlers):
     assert all(len(row) == len(H.PREDICTION_COLUMNS) for row in predictions)
 
 
+def test_masking_predictions_match_a_full_forward(handlers, models):
+    tokens = H.tokenize(models.mlm.tokenizer, LONG_SENTENCE, 64)
+    runs = H.simulate_masking(models.mlm.tokenizer, torch.tensor([tokens.ids]), 5, seed=0)
+    rows = handlers._mlm_predictions(tokens, runs)
+    with torch.inference_mode():
+        probs = models.mlm.model(runs["dynamic"][-1].input_ids).logits[0].softmax(-1)  # (T, V)
+    dynamic = [r for r in rows if r[0] == H.SCHEMES["dynamic"] and r[1] is not None]
+    assert len(dynamic) == int((runs["dynamic"][-1].outcome != 0).sum())
+    for row in dynamic:
+        p, pick = probs[row[1]].max(-1)
+        assert row[5] == H.token_text(models.mlm.tokenizer, int(pick)) and row[6] == round(float(p), 3)
+
+
 def test_masking_simulation_matches_maskers(models):
     tokenizer = models.mlm.tokenizer
     ids = torch.tensor([H.tokenize(tokenizer, LONG_SENTENCE, 64).ids])
