@@ -753,12 +753,25 @@ def ablation_markdown(ablation: dict) -> str:
         return ("_The static-vs-dynamic masking ablation (assets/masking-ablation/results.json) is not available "
                 "yet._")
     header = "### Ablation: pretraining with static vs dynamic masking\n\n"
+    runs = None
     if isinstance(results, dict) and results and all(isinstance(v, dict) for v in results.values()):
-        columns = sorted({k for v in results.values() for k, _ in _flatten(v)})[:10]
+        runs = list(results.items())  # {"static": {...}, "dynamic": {...}}
+    else:
+        listed = results if isinstance(results, list) else next(
+            (v for v in results.values() if isinstance(v, list)), None) if isinstance(results, dict) else None
+        if listed and all(isinstance(v, dict) for v in listed):  # [{"masking": "static", ...}, ...]
+            runs = [(str(r.get("name", r.get("masking", r.get("run", i + 1)))), r) for i, r in enumerate(listed)]
+    if runs:
+        columns = list(dict.fromkeys(k for _, v in runs for k, x in _flatten(v)
+                                     if not isinstance(x, (list, dict))))[:10]
         lines = ["| run | " + " | ".join(map(_md_cell, columns)) + " |", "|---" * (len(columns) + 1) + "|"]
-        for name, values in results.items():
+        for name, values in runs:
             flat = dict(_flatten(values))
             lines.append(f"| {_md_cell(name)} | " + " | ".join(_md_cell(flat.get(c, "")) for c in columns) + " |")
-        return header + "\n".join(lines)
+        extra = ""
+        if isinstance(results, dict) and not all(isinstance(v, dict) for v in results.values()):
+            notes = {k: v for k, v in results.items() if not isinstance(v, (list, dict))}
+            extra = "\n\n" + metrics_markdown(notes) if notes else ""
+        return header + "\n".join(lines) + extra
     text = json.dumps(results, indent=2)[:4000]
     return header + "```json\n" + text + "\n```"

@@ -311,3 +311,6 @@ def test_ablation_markdown():
     table = H.ablation_markdown({"results": {"static": {"mlm_loss": 2.5}, "dynamic": {"mlm_loss": 2.4}}})
     assert "| dynamic | 2.4 |" in table and "mlm_loss" in table
     assert "```json" in H.ablation_markdown({"results": [1, 2, 3]})
+    listed = H.ablation_markdown({"results": {"steps": 500, "runs": [{"masking": "static", "loss": 3.0},
+                                                                   {"masking": "dynamic", "loss": 2.9}]}})
+    assert "| dynamic | dynamic | 2.9 |" in listed and "| steps | 500 |" in listed
