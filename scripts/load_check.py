@@ -3,6 +3,7 @@
     python scripts/load_check.py                                   # start app.py with the assets/ models
     MLM_MODEL=path SENTIMENT_MODEL=path python scripts/load_check.py   # ... or with other models
     python scripts/load_check.py --url http://127.0.0.1:7860/      # an app that is already running
+    python scripts/load_check.py --tiny                            # the tests' tiny random models
 
 Reports the cold start (process start to the first successful prediction; only when this script starts the
 app), then CLIENTS concurrent clients each sending REQUESTS requests mixed over /fill_mask, /classify,
@@ -14,12 +15,14 @@ import argparse
 import json
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 from gradio_client import Client  # noqa: E402
 
@@ -44,6 +47,27 @@ def request_args(endpoint: str, i: int) -> tuple:
         "/attention": (text, 1, "average"),
         "/masking": (text, 10, i),
     }[endpoint]
+
+
+def build_tiny_models(folder: Path) -> tuple[str, str]:
+    """The tiny random MLM and classifier of tests/conftest.py (same data, tokenizer and seeds)."""
+    import torch
+
+    import roberta
+    sys.path.insert(0, str(ROOT / "tests"))
+    from conftest import make_sentences
+
+    tokenizer = roberta.train_tokenizer(make_sentences(400), vocab_size=300, min_frequency=1, show_progress=False)
+    out = []
+    for name, cls, labels in (("tiny-mlm", roberta.RobertaForMaskedLM, None),
+                              ("tiny-clf", roberta.RobertaForSequenceClassification, {0: "negative", 1: "positive"})):
+        extra = {"id2label": labels} if labels else {}
+        torch.manual_seed(0)
+        model = cls(roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer, **extra))
+        model.save_pretrained(folder / name)
+        tokenizer.save(str(folder / name / "tokenizer.json"))
+        out.append(str(folder / name))
+    return out[0], out[1]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -136,17 +160,21 @@ def main(argv=None) -> int:
     p.add_argument("--url", help="target a running app instead of starting app.py")
     p.add_argument("--mlm", help="MLM_MODEL for the started app (default: the environment, else assets/)")
     p.add_argument("--sentiment", help="SENTIMENT_MODEL for the started app")
+    p.add_argument("--tiny", action="store_true", help="start the app with the tests' tiny random models")
     p.add_argument("--clients", type=int, default=20)
     p.add_argument("--requests", type=int, default=10, help="requests per client")
     p.add_argument("--timeout", type=float, default=180.0, help="seconds allowed for the cold start")
     p.add_argument("--json", help="also write the raw figures to this JSON file")
     args = p.parse_args(argv)
 
-    app = None
+    app = scratch = None
     lines = []
     if args.url:
         url = args.url
     else:
+        if args.tiny:
+            scratch = tempfile.TemporaryDirectory(prefix="load-check-")
+            args.mlm, args.sentiment = build_tiny_models(Path(scratch.name))
         env = {k: v for k, v in (("MLM_MODEL", args.mlm), ("SENTIMENT_MODEL", args.sentiment)) if v}
         app, http_ready, first_prediction = cold_start(env, args.timeout)
         url = app.url
@@ -158,6 +186,8 @@ def main(argv=None) -> int:
         if app is not None:
             alive = app.alive()
             app.stop()
+        if scratch is not None:
+            scratch.cleanup()
     lines.append(report(latencies, errors, wall, args.clients, args.requests))
     if app is not None and not alive:
         lines.append("\n**The app process died during the load check.**")
