@@ -286,7 +286,7 @@ class Handlers:
     # ---- 1. fill mask
     @user_errors
     def fill_mask(self, text, top_k=5, targets=None):
-        """Predictions for every <mask>: (completed sentence, one label update per mask slot, raw results)."""
+        """Predictions for every <mask>: (completed sentence, {token: probability} per mask slot or None, raw)."""
         pipe = self._need("mlm").pipeline
         text = clean_text(text)
         top_k = parse_int(top_k, "Top-k", 1, MAX_TOP_K)
