@@ -23,7 +23,7 @@ def pretrain_argv(files, out, *extra):
     return ["--corpus", str(files / "corpus.txt"), "--valid", str(files / "valid.txt"),
             "--tokenizer", str(files / "tokenizer.json"), "--preset", "tiny", "--max-length", "32",
             "--batch-size", "8", "--warmup", "2", "--lr", "2e-3", "--eval-every", "0", "--eval-rows", "8",
-            "--final-eval-rows", "8", "--cache-dir", "", "--no-progress", "--out", str(out), *extra]
+            "--final-eval-rows", "8", "--cache-dir", "", "--no-progress", "--precision", "fp32", "--out", str(out), *extra]
 
 
 def weights(folder):
@@ -47,8 +47,22 @@ def test_lr_schedule_shape():
     linear = [loop.lr_factor(s, warmup, total) for s in range(warmup + 1, total + 1)]
     steps = [a - b for a, b in zip(linear, linear[1:])]
     assert max(steps) == pytest.approx(min(steps))  # a straight line
-    assert loop.lr_factor(50, 10, None) == 1.0  # length not known yet (time budget): stay at the peak
     assert loop.lr_factor(1, 0, 10) == 1.0  # no warmup
+    # only a time budget: after warmup the decay follows the share of the time used
+    assert loop.lr_factor(5, 10, None, time_progress=None) == 0.5
+    assert [loop.lr_factor(50, 10, None, time_progress=p) for p in (0, 0.25, 1, 1.5)] == [1, 0.75, 0, 0]
+    assert loop.lr_factor(50, 10, None, "cosine", time_progress=0.5) == pytest.approx(0.5)
+
+
+def test_time_budget_stops_cleanly_with_decayed_lr(train_files, tmp_path):
+    out = tmp_path / "run"
+    argv = pretrain_argv(train_files, out, "--time-budget-min", "0.05", "--warmup", "1", "--log-every", "1")
+    assert pretrain.main(argv) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["stopped_by"] == "time" and 3 <= metrics["train_time_s"] < 30
+    lrs = [e["lr"] for e in loop.read_log(out / "log.jsonl") if e["type"] == "train"]
+    assert lrs[0] == pytest.approx(2e-3) and lrs[-1] < lrs[0]  # decays with the clock
+    assert all(a >= b for a, b in zip(lrs, lrs[1:]))
 
 
 def test_weight_decay_groups(tiny_config):
@@ -82,11 +96,12 @@ def interrupt_at(monkeypatch, step):
     monkeypatch.setattr(loop.Trainer, "_train_step", train_step)
 
 
-@pytest.mark.parametrize("masking", ["dynamic", "static"])
-def test_resume_is_bit_identical(train_files, tmp_path, monkeypatch, capsys, masking):
+@pytest.mark.parametrize("masking,precision", [("dynamic", "fp32"), ("static", "fp32"), ("dynamic", "bf16")])
+def test_resume_is_bit_identical(train_files, tmp_path, monkeypatch, capsys, masking, precision):
     # dropout on, gradient accumulation, an evaluation in the middle: all must be restored exactly
     extra = ["--max-steps", "8", "--grad-accum", "2", "--eval-every", "3", "--masking", masking, "--dupe-factor", "2",
-             "--log-every", "1", "--corpus-chars", "800"]  # about 3 steps per epoch: resume crosses epochs
+             "--log-every", "1", "--corpus-chars", "800",  # about 3 steps per epoch: resume crosses epochs
+             "--precision", precision]
     full, split = tmp_path / "full", tmp_path / "split"
     assert pretrain.main(pretrain_argv(train_files, full, *extra)) == 0
 

@@ -16,13 +16,13 @@ def pretrain_argv(files, out, *extra):
     return ["--corpus", str(files / "corpus.txt"), "--valid", str(files / "valid.txt"),
             "--tokenizer", str(files / "tokenizer.json"), "--preset", "tiny", "--max-length", "32",
             "--batch-size", "8", "--max-steps", "6", "--warmup", "2", "--lr", "2e-3", "--eval-every", "3",
-            "--eval-rows", "8", "--cache-dir", "", "--no-progress", "--out", str(out), *extra]
+            "--eval-rows", "8", "--cache-dir", "", "--no-progress", "--precision", "fp32", "--out", str(out), *extra]
 
 
 def finetune_argv(files, out, *extra):
     return ["--train", str(files / "train.tsv"), "--dev", str(files / "dev.tsv"), "--imdb", str(files / "imdb.tsv"),
             "--imdb-n", "20", "--batch-size", "8", "--max-steps", "6", "--lr", "1e-3", "--eval-every", "3",
-            "--no-progress", "--out", str(out), *extra]
+            "--no-progress", "--precision", "fp32", "--out", str(out), *extra]
 
 
 def assert_hub_folder(out: Path):

@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="dynamic: new mask every pass (RoBERTa); static: --dupe-factor fixed masks (BERT)")
     g.add_argument("--dupe-factor", type=int, default=10, help="static masking: masks per row (default: %(default)s)")
     g.add_argument("--mlm-probability", type=float, default=0.15, help="share of tokens selected (default: %(default)s)")
-    loop.add_training_args(p, batch_size=64, lr=7e-4, warmup=300, weight_decay=0.01, eval_every=250,
+    loop.add_training_args(p, batch_size=64, lr=5e-4, warmup=300, weight_decay=0.01, eval_every=250,
                            out="runs/pretrain", max_length=None)
     return p
 

@@ -64,9 +64,9 @@ def plan(args) -> list[tuple[str, object, list[str], Path]]:
         tok_argv = ["--corpus", corpus, "--vocab-size", "1000", "--max-chars", "300000", "--eval-text", "",
                     "--quiet"]
         pre = ["--preset", "tiny", "--max-length", "64", "--corpus-chars", "200000", "--batch-size", "16",
-               "--max-steps", "30", "--warmup", "5", "--lr", "2e-3", "--eval-every", "15", "--eval-rows", "32",
+               "--max-steps", "20", "--warmup", "4", "--lr", "2e-3", "--eval-every", "10", "--eval-rows", "32",
                "--final-eval-rows", "64", "--cache-dir", "", "--no-progress"]
-        fine = ["--train-n", "2000", "--batch-size", "16", "--max-steps", "30", "--warmup", "0.1", "--lr", "1e-3", "--eval-every", "15",
+        fine = ["--train-n", "2000", "--batch-size", "16", "--max-steps", "20", "--warmup", "0.1", "--lr", "1e-3", "--eval-every", "10",
                 "--imdb-n", "50", "--max-length", "64", "--no-progress"]
     else:
         corpus = args.corpus or pretrain.DEFAULT_CORPUS
