@@ -116,7 +116,7 @@ def test_recipe_quick(train_files, tmp_path, capsys):
     out = tmp_path / "recipe"
     argv = ["--out", str(out), "--quick", "--corpus", str(train_files / "corpus.txt"),
             "--valid", str(train_files / "valid.txt"), "--train", str(train_files / "train.tsv"),
-            "--dev", str(train_files / "dev.tsv"), "--imdb", str(train_files / "imdb.tsv")]
+            "--dev", str(train_files / "dev.tsv"), "--imdb", str(train_files / "imdb.tsv"), "--precision", "fp32"]
     assert recipe.main(argv) == 0
     for folder in ("mlm", "sst2", "sst2-random"):
         assert_hub_folder(out / folder)

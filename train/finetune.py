@@ -33,7 +33,8 @@ DEFAULT_IMDB = "../shared/data/imdb/train.tsv"
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.finetune", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=_Formatter)
+                                epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("initialisation")
     g.add_argument("--init", required=True,
                    help="a pretrained MLM folder (config.json, model.safetensors, tokenizer.json) or a Hub id; "
@@ -58,10 +59,6 @@ def build_parser() -> argparse.ArgumentParser:
                            out="runs/finetune", max_length=128)
     p.set_defaults(epochs=3.0)
     return p
-
-
-class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    pass
 
 
 def _trim(input_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
@@ -189,7 +186,7 @@ def run(args, dist: loop.Dist) -> int:
     write_model_card(
         out, title=f"Sentiment classifier fine-tuned from {'scratch' if args.init == 'random' else args.init}",
         task="text-classification", metrics=metrics,
-        recipe={"command": args._command, **{k: v for k, v in vars(args).items() if not k.startswith("_")}},
+        recipe=loop.card_recipe(args),
         notes=f"Fine-tuned from {init} on `{args.train}`; the checkpoint with the best accuracy on `{args.dev}` "
               f"(step {metrics['best_step']}) is the one kept, so the dev figure is slightly optimistic. "
               "IMDB reviews are out of domain (long, natural-cased reviews versus SST-2's short phrases).")

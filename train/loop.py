@@ -6,7 +6,9 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
 - AdamW with RoBERTa's betas (0.9, 0.98) and eps 1e-6, no weight decay on biases and LayerNorm weights;
   linear warmup, then linear (or cosine) decay; gradient clipping; gradient accumulation.
 - Device and precision: CUDA with bf16 autocast when there is a GPU; on CPU fp32 or bf16 autocast
-  (`--precision`); optional `torch.compile`.
+  (`--precision`, default CPU_DEFAULT_PRECISION); optional `torch.compile`.
+- Length: --max-steps, --epochs, --token-budget fix the schedule; with only --time-budget-min the lr decay
+  follows the clock (rank 0's, shared with the other ranks) and reaches 0 when the time is up.
 - Data order: epoch e visits the rows in a permutation seeded by (seed, e). A step takes the next
   `--batch-size` rows (the *global* batch, wrapping around at the end of the epoch, so every batch is full).
 - Several processes (`torchrun --nproc_per_node N`, DistributedDataParallel): every rank builds the same
@@ -84,8 +86,8 @@ def add_training_args(parser: argparse.ArgumentParser, *, batch_size: int, lr: f
                         ("--heads", "attention heads"), ("--intermediate-size", "feed-forward size")]:
         g.add_argument(name, type=int, default=None, help=f"override the preset's {help_}")
     g.add_argument("--max-length", type=int, default=max_length,
-                   help="tokens per input, <s> and </s> included (default: %(default)s; "
-                        "None = the preset's maximum)")
+                   help="tokens per input, <s> and </s> included (default: "
+                        f"{max_length or 'the preset maximum'})")
     g.add_argument("--dropout", type=float, default=None,
                    help="override hidden and attention dropout (the preset has 0.1; 0 makes runs comparable "
                         "across process counts)")
@@ -110,13 +112,15 @@ def add_training_args(parser: argparse.ArgumentParser, *, batch_size: int, lr: f
     g.add_argument("--token-budget", type=float, default=None, help="training tokens (padding not counted), e.g. 2e7")
     g.add_argument("--time-budget-min", type=float, default=None,
                    help="wall-clock minutes of training (evaluations and checkpoints included; setup and the "
-                        "final evaluation not). Without --max-steps/--epochs/--token-budget, the schedule's "
-                        "length is estimated from the speed of the first steps so the decay ends in time")
+                        "final evaluation not; summed over resumed sessions). Without --max-steps/--epochs/"
+                        "--token-budget, the lr decay after warmup follows the clock and reaches 0 when the "
+                        "time is up")
 
     g = parser.add_argument_group("run")
     g.add_argument("--out", default=out, help="output folder (default: %(default)s)")
     g.add_argument("--resume", action="store_true", help="continue the run in --out from its latest checkpoint")
-    g.add_argument("--seed", type=int, default=0, help="seed of initialisation, data order, masks, dropout")
+    g.add_argument("--seed", type=int, default=0,
+                   help="seed of initialisation, data order, masks, dropout (default: %(default)s)")
     g.add_argument("--eval-every", type=int, default=eval_every, help="evaluate every N steps, 0 = only at the end "
                                                                       "(default: %(default)s)")
     g.add_argument("--log-every", type=int, default=10, help="write a log line every N steps (default: %(default)s)")
@@ -126,9 +130,17 @@ def add_training_args(parser: argparse.ArgumentParser, *, batch_size: int, lr: f
     g.add_argument("--keep-checkpoints", action="store_true",
                    help="keep OUT/checkpoints after a finished run (default: removed, the folder is Hub-ready)")
     g.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto",
-                   help=f"autocast dtype; auto = bf16 on CUDA, {CPU_DEFAULT_PRECISION} on CPU")
+                   help="autocast dtype (default: %(default)s = bf16 on CUDA; on CPU bf16 with AMX, else fp32; "
+                        f"here {CPU_DEFAULT_PRECISION})")
     g.add_argument("--compile", action="store_true", help="torch.compile the model")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def card_recipe(args, drop=()) -> dict:
+    """What a model card shows of the recipe: the command line, then every option that is set."""
+    skip = {"resume", "out", "no_progress", "keep_checkpoints", *drop}
+    return {"command": args._command, **{k: v for k, v in vars(args).items()
+                                         if not k.startswith("_") and k not in skip and v is not None}}
 
 
 def command_line(module: str, argv) -> str:
@@ -504,6 +516,7 @@ class Trainer:
         self.decay_start: float | None = None  # time-budget schedule: `clock` when warmup ended
         self._stop_signal: int | None = None
         self._saved_step = -1
+        self._order: tuple[int, torch.Tensor] | None = None  # (epoch, its permutation of the rows)
         if args.resume:
             self.resumed_from = self._resume()
         else:
@@ -578,13 +591,13 @@ class Trainer:
             setattr(self, key, int(state[key]))
         self.elapsed = self.clock = float(state["elapsed"])
         self.decay_start = state.get("decay_start")
-        self.total_steps = None if state["total_steps"] < 0 else int(state["total_steps"])
+        # the length options of *this* command count (a resumed run may be extended); the others should not change
         self.best = state.get("best")
         self.last_eval = state.get("last_eval")
         self.task.load_state_dict(state["task"])
         set_rng_state(state["rng"])
         changed = {k: (v, getattr(self.args, k, None)) for k, v in state["args"].items()
-                   if k not in ("resume", "out", "no_progress") and getattr(self.args, k, None) != v}
+                   if k not in ("resume", "out", "no_progress", "keep_checkpoints") and getattr(self.args, k, None) != v}
         if self.dist.is_main:
             if changed:
                 self._say("warning: options differ from the checkpointed run: " +
@@ -599,7 +612,8 @@ class Trainer:
                 if not k.startswith("_") and isinstance(v, (int, float, str, bool, type(None)))}
         return {
             "step": self.step, "tokens": self.tokens, "epoch": self.epoch, "batch_in_epoch": self.batch_in_epoch,
-            "elapsed": self.elapsed, "decay_start": self.decay_start, "total_steps": -1 if self.total_steps is None else self.total_steps,
+            "elapsed": self.elapsed, "decay_start": self.decay_start,
+            "total_steps": -1 if self.total_steps is None else self.total_steps,
             "optimizer": self.optimizer.state_dict(), "rng": rng_state(), "task": self.task.state_dict(),
             "best": self.best, "last_eval": self.last_eval, "args": args, "world_size": self.dist.world_size,
         }
@@ -615,13 +629,16 @@ class Trainer:
 
     # ----- data order -----
     def _next_indices(self) -> tuple[torch.Tensor, int]:
+        """Rows of the next global batch: positions batch_in_epoch*B ... of this epoch's permutation."""
         if self.batch_in_epoch >= self.steps_per_epoch:
             self.epoch, self.batch_in_epoch = self.epoch + 1, 0
-        n, b = self.task.num_rows, self.args.batch_size
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(self.args.seed * 100_003 + self.epoch))
-        positions = torch.arange(self.batch_in_epoch * b, (self.batch_in_epoch + 1) * b) % n  # wrap around
+        if self._order is None or self._order[0] != self.epoch:  # a pure function of (seed, epoch)
+            generator = torch.Generator().manual_seed(self.args.seed * 100_003 + self.epoch)
+            self._order = (self.epoch, torch.randperm(self.task.num_rows, generator=generator))
+        b = self.args.batch_size
+        positions = torch.arange(self.batch_in_epoch * b, (self.batch_in_epoch + 1) * b) % self.task.num_rows
         self.batch_in_epoch += 1
-        return order[positions], self.epoch
+        return self._order[1][positions], self.epoch  # the last batch wraps around to the epoch's start
 
     # ----- one optimizer step -----
     def _train_step(self, time_up: bool) -> tuple[float, float, int, bool, bool]:

@@ -27,14 +27,15 @@ from roberta.masking import IGNORE_INDEX
 
 from . import loop
 
-DEFAULT_CORPUS = ("../shared/data/wikipedia-en=0.5,../shared/data/wikitext-2/wiki.train.tokens=0.25,"
-                  "../shared/data/imdb/unsup.txt=0.25")
+from .tokenizer import DEFAULT_CORPUS  # the tokenizer's mixture: Wikipedia, WikiText-2, IMDB unlabelled
+
 DEFAULT_VALID = "../shared/data/wikitext-2/wiki.valid.tokens"
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.pretrain", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=_Formatter)
+                                epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("data")
     g.add_argument("--corpus", default=DEFAULT_CORPUS,
                    help="training text: a file, a folder, hub:NAME[:CONFIG[:SPLIT[:COLUMN]]], or a mixture "
@@ -62,10 +63,6 @@ def build_parser() -> argparse.ArgumentParser:
     loop.add_training_args(p, batch_size=64, lr=5e-4, warmup=300, weight_decay=0.01, eval_every=250,
                            out="runs/pretrain", max_length=None)
     return p
-
-
-class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    pass
 
 
 class MLMTask(loop.Task):
@@ -133,7 +130,7 @@ def run(args, dist: loop.Dist) -> int:
 
     say = print if dist.is_main else (lambda *a, **k: None)
     say(f"reading {args.corpus}", flush=True)
-    documents = data.load_mixture(args.corpus, char_budget=args.corpus_chars, seed=args.seed)
+    documents, sources = data.load_mixture_with_stats(args.corpus, char_budget=args.corpus_chars, seed=args.seed)
     rows = data.pack_sequences(documents, tokenizer, config.max_length, cache_dir=cache)
     valid_rows = data.pack_sequences(data.read_documents(args.valid), tokenizer, config.max_length, cache_dir=cache)
     del documents
@@ -172,7 +169,7 @@ def run(args, dist: loop.Dist) -> int:
         "eval_loss": final["loss"], "eval_accuracy": final["accuracy"], "eval_perplexity": final["perplexity"],
         "eval_tokens": final["tokens"], "eval_data": args.valid,
         "train_tokens": result.tokens, "train_steps": result.step, "stopped_by": result.status,
-        "train_rows": len(rows), "corpus": args.corpus, "masking": args.masking,
+        "train_rows": len(rows), "corpus": args.corpus, "corpus_sources": sources, "masking": args.masking,
         "parameters": model.num_parameters(), "train_time_s": round(result.elapsed, 1),
         "wall_time_s": round(time.time() - started, 1), "hardware": loop.hardware_info(dist, trainer.precision),
         "command": args._command,
@@ -181,7 +178,7 @@ def run(args, dist: loop.Dist) -> int:
     trainer.write_curves()
     write_model_card(
         out, title=f"MiniRoBERTa ({args.preset}) pretrained from scratch", task="fill-mask", metrics=metrics,
-        recipe={"command": args._command, **{k: v for k, v in vars(args).items() if not k.startswith("_")}},
+        recipe=loop.card_recipe(args, drop=["vocab_size"] if args.tokenizer else []),
         notes=f"Masked-language-model pretraining ({args.masking} masking, no next-sentence prediction) on "
               f"{result.tokens:,} tokens of `{args.corpus}`; held-out figures on `{args.valid}`.")
     trainer.cleanup()

@@ -47,8 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dev", default=finetune.DEFAULT_DEV, help="dev set (default: %(default)s)")
     p.add_argument("--imdb", default=finetune.DEFAULT_IMDB, help="out-of-domain IMDB TSV, '' to skip "
                                                                  "(default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto")
+    p.add_argument("--seed", type=int, default=0, help="seed of every step (default: %(default)s)")
+    p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto",
+                   help="autocast of every step (default: %(default)s, see train.pretrain --help)")
     p.add_argument("--push-to-hub", metavar="PREFIX", default=None,
                    help="upload mlm/ as PREFIX-mlm and sst2/ as PREFIX-sst2")
     p.add_argument("--private", action="store_true", help="create the Hub repos private")
