@@ -46,9 +46,9 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.distributed as torch_dist
+from safetensors.torch import load_file, save_file
 
 from roberta.model import enable_fast_cpu_math
-from safetensors.torch import load_file, save_file
 
 
 def _cpu_has_bf16_matmul() -> bool:
