@@ -23,7 +23,8 @@ def pretrain_argv(files, out, *extra):
     return ["--corpus", str(files / "corpus.txt"), "--valid", str(files / "valid.txt"),
             "--tokenizer", str(files / "tokenizer.json"), "--preset", "tiny", "--max-length", "32",
             "--batch-size", "8", "--warmup", "2", "--lr", "2e-3", "--eval-every", "0", "--eval-rows", "8",
-            "--final-eval-rows", "8", "--cache-dir", "", "--no-progress", "--precision", "fp32", "--out", str(out), *extra]
+            "--final-eval-rows", "8", "--cache-dir", "", "--no-progress", "--precision", "fp32",
+            "--out", str(out), *extra]
 
 
 def weights(folder):

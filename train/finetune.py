@@ -116,7 +116,8 @@ def build_model(args, id2label: dict[int, str]):
     torch.manual_seed(args.seed)
     model = roberta.RobertaForSequenceClassification.from_pretrained_encoder(args.init, id2label=id2label, **overrides)
     if model.config.vocab_size != tokenizer.get_vocab_size():
-        raise loop.UserError(f"the tokenizer has {tokenizer.get_vocab_size()} tokens, the model {model.config.vocab_size}")
+        raise loop.UserError(f"the tokenizer has {tokenizer.get_vocab_size()} tokens, "
+                             f"the model {model.config.vocab_size}")
     return model, tokenizer
 
 
@@ -144,7 +145,7 @@ def run(args, dist: loop.Dist) -> int:
     eval_batch = max(32, args.batch_size)
 
     def dev_accuracy(m):
-        return evaluate_classifier(m, tokenizer, dev_texts, dev_labels, batch_size=eval_batch)
+        return evaluate_classifier(m, tokenizer, dev_texts, dev_labels, eval_batch, max_length=max_length)
 
     if dist.is_main:
         print(f"{len(train_texts):,} training examples ({args.train}), {len(dev_texts):,} dev ({args.dev}); "
@@ -167,7 +168,7 @@ def run(args, dist: loop.Dist) -> int:
         dev = dev_accuracy(model)
         ood = None
         if imdb is not None:
-            ood = evaluate_classifier(model, tokenizer, imdb[0], imdb[1], batch_size=eval_batch)
+            ood = evaluate_classifier(model, tokenizer, imdb[0], imdb[1], batch_size=eval_batch, max_length=max_length)
     model.save_pretrained(out)
     tokenizer.save(str(out / "tokenizer.json"))
     metrics = {

@@ -104,7 +104,8 @@ def add_training_args(parser: argparse.ArgumentParser, *, batch_size: int, lr: f
                    help="decay after warmup (default: %(default)s)")
     g.add_argument("--weight-decay", type=float, default=weight_decay,
                    help="AdamW weight decay, not applied to biases and LayerNorm (default: %(default)s)")
-    g.add_argument("--clip-grad", type=float, default=1.0, help="gradient-norm clipping, 0 = off (default: %(default)s)")
+    g.add_argument("--clip-grad", type=float, default=1.0,
+                   help="gradient-norm clipping, 0 = off (default: %(default)s)")
 
     g = parser.add_argument_group("length of the run (the first limit reached ends it)")
     g.add_argument("--max-steps", type=int, default=None, help="optimizer steps")
@@ -394,7 +395,8 @@ class Checkpoints:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
         try:
-            save_file({k: v.detach().contiguous().cpu() for k, v in model_state.items()}, str(tmp / "model.safetensors"))
+            tensors = {k: v.detach().contiguous().cpu() for k, v in model_state.items()}
+            save_file(tensors, str(tmp / "model.safetensors"))
             if trainer_state is not None:
                 with open(tmp / "trainer.pt", "wb") as f:
                     torch.save(trainer_state, f)
@@ -596,8 +598,9 @@ class Trainer:
         self.last_eval = state.get("last_eval")
         self.task.load_state_dict(state["task"])
         set_rng_state(state["rng"])
+        ignored = ("resume", "out", "no_progress", "keep_checkpoints")
         changed = {k: (v, getattr(self.args, k, None)) for k, v in state["args"].items()
-                   if k not in ("resume", "out", "no_progress", "keep_checkpoints") and getattr(self.args, k, None) != v}
+                   if k not in ignored and getattr(self.args, k, None) != v}
         if self.dist.is_main:
             if changed:
                 self._say("warning: options differ from the checkpointed run: " +

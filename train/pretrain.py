@@ -26,7 +26,6 @@ import roberta
 from roberta.masking import IGNORE_INDEX
 
 from . import loop
-
 from .tokenizer import DEFAULT_CORPUS  # the tokenizer's mixture: Wikipedia, WikiText-2, IMDB unlabelled
 
 DEFAULT_VALID = "../shared/data/wikitext-2/wiki.valid.tokens"
@@ -59,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--masking", choices=["dynamic", "static"], default="dynamic",
                    help="dynamic: new mask every pass (RoBERTa); static: --dupe-factor fixed masks (BERT)")
     g.add_argument("--dupe-factor", type=int, default=10, help="static masking: masks per row (default: %(default)s)")
-    g.add_argument("--mlm-probability", type=float, default=0.15, help="share of tokens selected (default: %(default)s)")
+    g.add_argument("--mlm-probability", type=float, default=0.15,
+                   help="share of tokens selected (default: %(default)s)")
     loop.add_training_args(p, batch_size=64, lr=5e-4, warmup=300, weight_decay=0.01, eval_every=250,
                            out="runs/pretrain", max_length=None)
     return p
