@@ -5,7 +5,10 @@ roberta-base's own `tokenizer.json` loads here with the same code.
 """
 from collections.abc import Iterable
 
-from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+import json
+from pathlib import Path
+
+from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 from .hub import TOKENIZER_NAME, resolve_file
 
@@ -44,3 +47,27 @@ def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
     if missing:
         raise ValueError(f"{path} lacks RoBERTa's special tokens {missing}")
     return tokenizer
+
+
+def lowercasing(tokenizer: Tokenizer) -> Tokenizer:
+    """A copy of `tokenizer` that lower-cases text before BPE (special tokens such as <mask> are untouched).
+
+    The SST-2 classifier is trained on lower-cased text; baking the lower-casing into its tokenizer.json
+    means every user of the folder (our pipelines, the app, `transformers`) feeds it the same way.
+    """
+    copy = Tokenizer.from_str(tokenizer.to_str())
+    lower = normalizers.Lowercase()
+    copy.normalizer = lower if copy.normalizer is None else normalizers.Sequence([copy.normalizer, lower])
+    return copy
+
+
+def save_tokenizer(tokenizer: Tokenizer, folder, model_max_length: int) -> None:
+    """Write folder/tokenizer.json plus the tokenizer_config.json `transformers` reads (its length limit, and
+    the fast tokenizer class so it uses tokenizer.json exactly as saved, normalizer included)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(str(folder / TOKENIZER_NAME))
+    config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": model_max_length,
+              "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "sep_token": "</s>",
+              "cls_token": "<s>", "pad_token": "<pad>", "mask_token": "<mask>"}
+    (folder / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n")

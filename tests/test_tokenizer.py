@@ -107,3 +107,25 @@ def test_roberta_base_layout_loads_with_the_same_code(tokenizer, roberta_base_st
     assert (config.vocab_size, config.pad_token_id, config.bos_token_id, config.eos_token_id) == (300, 1, 0, 2)
     masker = roberta.make_masker("dynamic", theirs)
     assert masker.mask_token_id == 299 and set(masker.special_ids.tolist()) == {0, 1, 2, 3, 299}
+
+
+def test_lowercasing_tokenizer_lowercases_text_but_not_special_tokens(tokenizer):
+    from roberta.tokenizer import lowercasing
+    low = lowercasing(tokenizer)
+    assert low.encode("The CAT sees <mask>.").ids == tokenizer.encode("the cat sees <mask>.").ids
+    assert tokenizer.normalizer is None  # the original is left alone
+
+
+def test_save_tokenizer_writes_a_folder_transformers_reads_as_saved(tokenizer, tmp_path):
+    import json
+
+    from transformers import AutoTokenizer
+
+    from roberta.tokenizer import lowercasing, save_tokenizer
+    save_tokenizer(lowercasing(tokenizer), tmp_path, model_max_length=64)
+    config = json.loads((tmp_path / "tokenizer_config.json").read_text())
+    assert config["model_max_length"] == 64
+    hf = AutoTokenizer.from_pretrained(str(tmp_path))
+    ours = roberta.load_tokenizer(tmp_path)
+    text = "My Friend LIKES the <mask> today."
+    assert hf(text)["input_ids"] == ours.encode(text).ids == tokenizer.encode(text.lower()).ids

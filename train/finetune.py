@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 
 import roberta
+from roberta.tokenizer import lowercasing, save_tokenizer
 
 from . import loop
 
@@ -137,6 +138,7 @@ def run(args, dist: loop.Dist) -> int:
     dev_texts, dev_labels, _ = data.read_labeled(args.dev, args.text_column, args.label_column, id2label)
     imdb = data.imdb_sample(args.imdb, args.imdb_n, seed=args.seed) if args.imdb else None
     model, tokenizer = build_model(args, id2label)
+    tokenizer = lowercasing(tokenizer)  # SST-2 is lower-case; the saved tokenizer.json lower-cases every input
     max_length = min(args.max_length or model.config.max_length, model.config.max_length)
     pad_id = model.config.pad_token_id
 
@@ -170,7 +172,7 @@ def run(args, dist: loop.Dist) -> int:
         if imdb is not None:
             ood = evaluate_classifier(model, tokenizer, imdb[0], imdb[1], batch_size=eval_batch, max_length=max_length)
     model.save_pretrained(out)
-    tokenizer.save(str(out / "tokenizer.json"))
+    save_tokenizer(tokenizer, out, model.config.max_length)
     metrics = {
         "dev_accuracy": dev["accuracy"], "dev_examples": dev["n"], "dev_data": args.dev,
         "imdb_accuracy": ood["accuracy"] if ood else None, "imdb_examples": ood["n"] if ood else 0,

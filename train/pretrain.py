@@ -24,9 +24,14 @@ import torch
 
 import roberta
 from roberta.masking import IGNORE_INDEX
+from roberta.tokenizer import save_tokenizer
 
 from . import loop
-from .tokenizer import DEFAULT_CORPUS  # the tokenizer's mixture: Wikipedia, WikiText-2, IMDB unlabelled
+
+# The shipped pretraining mixture, by characters: all of WikiText-2 train, as much Wikipedia and IMDB
+# (unlabelled reviews: the domain of SST-2) as keeps these shares without repeating a source (~23M tokens).
+PRETRAIN_CORPUS = ("../shared/data/wikipedia-en=0.45,../shared/data/wikitext-2/wiki.train.tokens=0.1,"
+                   "../shared/data/imdb/unsup.txt=0.45")
 
 DEFAULT_VALID = "../shared/data/wikitext-2/wiki.valid.tokens"
 
@@ -36,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 epilog=__doc__.split("\n\n", 1)[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_argument_group("data")
-    g.add_argument("--corpus", default=DEFAULT_CORPUS,
+    g.add_argument("--corpus", default=PRETRAIN_CORPUS,
                    help="training text: a file, a folder, hub:NAME[:CONFIG[:SPLIT[:COLUMN]]], or a mixture "
                         "'SOURCE=weight,...' sampled by characters (default: %(default)s)")
     g.add_argument("--corpus-chars", type=int, default=None,
@@ -62,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="share of tokens selected (default: %(default)s)")
     loop.add_training_args(p, batch_size=64, lr=5e-4, warmup=300, weight_decay=0.01, eval_every=250,
                            out="runs/pretrain", max_length=None)
+    # No dropout in pretraining: a run of ~1 pass over the data does not overfit, and dropout's random
+    # masks cost ~30% of a CPU training step (benchmarks/bench_train_step.py). Fine-tuning keeps 0.1.
+    p.set_defaults(dropout=0.0)
     return p
 
 
@@ -164,7 +172,7 @@ def run(args, dist: loop.Dist) -> int:
     with torch.no_grad(), loop.autocast(dist.device, trainer.precision):
         final = evaluate_mlm(model, tokenizer, valid_rows, batch_size=eval_batch, seed=args.seed)
     model.save_pretrained(out)
-    tokenizer.save(str(out / "tokenizer.json"))
+    save_tokenizer(tokenizer, out, model.config.max_length)
     metrics = {
         "eval_loss": final["loss"], "eval_accuracy": final["accuracy"], "eval_perplexity": final["perplexity"],
         "eval_tokens": final["tokens"], "eval_data": args.valid,

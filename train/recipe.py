@@ -1,6 +1,6 @@
 """The whole recipe with one command: tokenizer -> pretraining -> fine-tuning (pretrained and random init).
 
-    python -m train.recipe --out runs/mini --time-budget-min 180        # the shipped recipe
+    python -m train.recipe --out runs/mini                              # the shipped recipe (80 min of pretraining)
     python -m train.recipe --out runs/quick --quick                      # a tiny version in well under a minute
     python -m train.recipe --out runs/mini ... --push-to-hub USER/mini-roberta
 
@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="folder of the whole recipe")
     p.add_argument("--quick", action="store_true",
                    help="tiny model, small corpus slices, a few steps: checks the pipeline end to end")
-    p.add_argument("--time-budget-min", type=float, default=180.0,
+    p.add_argument("--time-budget-min", type=float, default=80.0,
                    help="pretraining wall-clock budget in minutes (default: %(default)s; ignored with --quick)")
     p.add_argument("--tokenizer", default=None, help="use this tokenizer.json (or folder) instead of training one")
     p.add_argument("--corpus", default=None, help="pretraining corpus/mixture (default: train.pretrain's; "
@@ -71,8 +71,8 @@ def plan(args) -> list[tuple[str, object, list[str], Path]]:
                 "--eval-every", "10",
                 "--imdb-n", "50", "--max-length", "64", "--no-progress"]
     else:
-        corpus = args.corpus or pretrain.DEFAULT_CORPUS
-        tok_argv = ["--corpus", corpus]
+        corpus = args.corpus  # None: each script's default (train.tokenizer's, train.pretrain's mixture)
+        tok_argv = ["--corpus", corpus] if corpus else []
         pre = ["--time-budget-min", f"{args.time_budget_min:g}"]
         fine = []
     tok_path = args.tokenizer or str(out / "tokenizer" / "tokenizer.json")
@@ -82,7 +82,7 @@ def plan(args) -> list[tuple[str, object, list[str], Path]]:
         steps.append(("tokenizer", tokenizer, [*tok_argv, "--seed", str(args.seed), "--out", str(out / "tokenizer")],
                       out / "tokenizer"))
     steps += [
-        ("pretrain", pretrain, ["--corpus", corpus, "--valid", args.valid, "--tokenizer", tok_path, *pre, *common,
+        ("pretrain", pretrain, [*(["--corpus", corpus] if corpus else []), "--valid", args.valid, "--tokenizer", tok_path, *pre, *common,
                                 "--out", str(out / "mlm"), "--resume"], out / "mlm"),
         ("finetune", finetune, ["--init", str(out / "mlm"), *data, *fine, *common, "--out", str(out / "sst2"),
                                 "--resume"], out / "sst2"),
