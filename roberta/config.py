@@ -61,6 +61,7 @@ class RobertaConfig:
             tie_word_embeddings=True,
             label2id=self.label2id,
             position_embedding_type="absolute",
+            dtype="float32",  # compute dtype, whatever the stored one (transformers would else adopt float16 files')
         )
         d["id2label"] = {str(k): v for k, v in self.id2label.items()}
         return d

@@ -1,0 +1,37 @@
+"""train.export: a run folder copied for shipping, weights stored in half precision, computing in float32."""
+import pytest
+import torch
+
+import roberta
+from train.export import main
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+
+def test_export_float16_halves_the_file_and_keeps_predictions(tiny_mlm_dir, tmp_path):
+    (tiny_mlm_dir / "checkpoints").mkdir(exist_ok=True)  # never copied
+    out = tmp_path / "shipped"
+    assert main([str(tiny_mlm_dir), str(out), "--dtype", "float16"]) == 0
+    assert not (out / "checkpoints").exists()
+    assert (out / "tokenizer.json").is_file()
+    size = (out / "model.safetensors").stat().st_size
+    assert size < 0.6 * (tiny_mlm_dir / "model.safetensors").stat().st_size
+    original = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir)
+    shipped = roberta.RobertaForMaskedLM.from_pretrained(out)
+    assert next(shipped.parameters()).dtype == torch.float32
+    ids = torch.tensor([[0, 10, 20, 30, 4, 2]])
+    with torch.no_grad():
+        torch.testing.assert_close(shipped(ids).logits, original(ids).logits, atol=2e-3, rtol=1e-2)
+
+
+def test_transformers_loads_a_float16_export_as_float32(tiny_mlm_dir, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    out = tmp_path / "shipped"
+    assert main([str(tiny_mlm_dir), str(out)]) == 0
+    hf = transformers.AutoModelForMaskedLM.from_pretrained(out)
+    assert next(hf.parameters()).dtype == torch.float32
+
+
+def test_export_of_a_folder_without_weights_is_a_clear_error(tmp_path, capsys):
+    assert main([str(tmp_path), str(tmp_path / "out")]) == 2
+    assert "not a finished model folder" in capsys.readouterr().err
