@@ -33,9 +33,7 @@ DEFAULT_IMDB = "../shared/data/imdb/train.tsv"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m train.finetune", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = loop.script_parser("train.finetune", __doc__)
     g = p.add_argument_group("initialisation")
     g.add_argument("--init", required=True,
                    help="a pretrained MLM folder (config.json, model.safetensors, tokenizer.json) or a Hub id; "

@@ -77,6 +77,13 @@ class TrainingDiverged(Exception):
 # ----------------------------------------------------------------------------------------------------------
 # Command line
 # ----------------------------------------------------------------------------------------------------------
+def script_parser(module: str, doc: str) -> argparse.ArgumentParser:
+    """`python -m MODULE`'s parser: the docstring's first paragraph above the options, the rest below."""
+    summary, _, details = doc.partition("\n\n")
+    return argparse.ArgumentParser(prog=f"python -m {module}", description=summary, epilog=details,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def add_training_args(parser: argparse.ArgumentParser, *, batch_size: int, lr: float, warmup: float,
                       weight_decay: float, eval_every: int, out: str, max_length: int | None) -> None:
     """The options every training script shares; the script chooses the defaults of its recipe."""

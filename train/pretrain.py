@@ -37,9 +37,7 @@ DEFAULT_VALID = "../shared/data/wikitext-2/wiki.valid.tokens"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m train.pretrain", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = loop.script_parser("train.pretrain", __doc__)
     g = p.add_argument_group("data")
     g.add_argument("--corpus", default=PRETRAIN_CORPUS,
                    help="training text: a file, a folder, hub:NAME[:CONFIG[:SPLIT[:COLUMN]]], or a mixture "
