@@ -753,6 +753,11 @@ def ablation_markdown(ablation: dict) -> str:
         return ("_The static-vs-dynamic masking ablation (assets/masking-ablation/results.json) is not available "
                 "yet._")
     header = "### Ablation: pretraining with static vs dynamic masking\n\n"
+    if isinstance(results, dict) and isinstance(results.get("arms"), dict):  # train.ablation's results.json
+        try:
+            return header + ablation_arms_markdown(results)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            log.warning("unexpected ablation results layout: %s", err)
     runs = None
     if isinstance(results, dict) and results and all(isinstance(v, dict) for v in results.values()):
         runs = list(results.items())  # {"static": {...}, "dynamic": {...}}
@@ -775,3 +780,53 @@ def ablation_markdown(ablation: dict) -> str:
         return header + "\n".join(lines) + extra
     text = json.dumps(results, indent=2)[:4000]
     return header + "```json\n" + text + "\n```"
+
+
+def _mean_std(arm: dict, key: str, percent: bool = False) -> str:
+    mean, std = arm.get("mean", {}).get(key), arm.get("std", {}).get(key)
+    if mean is None:
+        return "–"
+    scale, digits = (100, 1) if percent else (1, 3)
+    text = f"{mean * scale:.{digits}f}" + (f" ± {std * scale:.{digits}f}" if std is not None else "")
+    return text + (" %" if percent else "")
+
+
+def ablation_arms_markdown(results: dict) -> str:
+    """train.ablation's results.json: arm | seeds | MLM loss | MLM accuracy | SST-2 (mean ± std), the paper's
+    Table 1 beside it, and the setup in one line."""
+    arms = results["arms"]
+    lines = ["| arm | seeds | held-out MLM loss | held-out MLM accuracy | SST-2 dev accuracy |",
+             "|---|---:|---:|---:|---:|"]
+    for name, arm in arms.items():
+        lines.append(f"| {_md_cell(arm.get('label', name))} | {int(arm.get('n', 0))} | "
+                     f"{_mean_std(arm, 'mlm_loss')} | {_mean_std(arm, 'mlm_accuracy', True)} | "
+                     f"{_mean_std(arm, 'sst2_accuracy', True)} |")
+    setup = results.get("setup", {})
+    note = ("Mean ± standard deviation over seeds. Every arm has the same model, seeds, data, token budget, "
+            "held-out mask and SST-2 fine-tuning; only the masking of the training rows differs")
+    if setup.get("parameters") and setup.get("train_tokens_per_run"):
+        corpus = setup.get("corpus") or {}
+        name = str(corpus.get("source") or corpus.get("file") or "the corpus").replace("\\", "/").rsplit("/", 1)[-1]
+        note += (f": a {_millions(setup['parameters'])}-parameter encoder, {setup.get('epochs', 0):g} epochs over "
+                 f"{setup.get('train_rows', 0):,} rows of {html.escape(name)} ({setup['train_tokens_per_run']:,} "
+                 "tokens per run)")
+    if setup.get("valid"):
+        note += f". Held-out: {html.escape(str(setup['valid']).replace(chr(92), '/').rsplit('/', 1)[-1])}"
+    note += "."
+    if results.get("status") != "complete":
+        note += f" **Partial results: {results.get('runs_done')} of {results.get('runs_planned')} runs.**"
+    out = "\n".join(lines) + "\n\n" + note
+    paper = results.get("paper")
+    if isinstance(paper, dict) and paper.get("rows"):
+        def num(v):
+            return f"{v:.1f}" if isinstance(v, (int, float)) else "–"
+
+        rows = ["| masking (paper) | our arm | SQuAD 2.0 F1 | MNLI-m | SST-2 |", "|---|---|---:|---:|---:|"]
+        for r in paper["rows"]:
+            ours = arms.get(r.get("ours"), {}).get("label", "–")
+            rows.append(f"| {_md_cell(r.get('masking'))} | {_md_cell(ours)} | {num(r.get('squad2_f1'))} | "
+                        f"{num(r.get('mnli_m_accuracy'))} | {num(r.get('sst2_accuracy'))} |")
+        out += (f"\n\nFor reference, {_md_cell(paper.get('source', 'the RoBERTa paper'))} "
+                f"({_md_cell(paper.get('model', 'BERT-base'))}; {_md_cell(paper.get('note', ''))}):\n\n"
+                + "\n".join(rows))
+    return out

@@ -314,3 +314,16 @@ def test_ablation_markdown():
     listed = H.ablation_markdown({"results": {"steps": 500, "runs": [{"masking": "static", "loss": 3.0},
                                                                    {"masking": "dynamic", "loss": 2.9}]}})
     assert "| dynamic | dynamic | 2.9 |" in listed and "| steps | 500 |" in listed
+    # train.ablation's layout: one row per arm with mean ± std over seeds, the paper's table beside it
+    arms = {"dynamic": {"label": "dynamic (RoBERTa)", "n": 3, "mean": {"mlm_loss": 4.5, "mlm_accuracy": 0.25,
+                                                                       "sst2_accuracy": 0.8},
+                        "std": {"mlm_loss": 0.01, "mlm_accuracy": 0.002, "sst2_accuracy": 0.01}},
+            "static-dupe1": {"label": "static, one fixed mask", "n": 1, "mean": {"mlm_loss": 4.7},
+                             "std": {"mlm_loss": None}}}
+    paper = {"rows": [{"masking": "dynamic", "ours": "dynamic", "squad2_f1": 78.7, "mnli_m_accuracy": 84.0,
+                       "sst2_accuracy": 92.9}]}
+    table = H.ablation_markdown({"results": {"arms": arms, "paper": paper, "status": "partial", "runs_done": 4,
+                                             "runs_planned": 12}})
+    assert "| dynamic (RoBERTa) | 3 | 4.500 ± 0.010 | 25.0 ± 0.2 % | 80.0 ± 1.0 % |" in table
+    assert "| static, one fixed mask | 1 | 4.700 | – | – |" in table
+    assert "| dynamic | dynamic (RoBERTa) | 78.7 | 84.0 | 92.9 |" in table and "4 of 12 runs" in table

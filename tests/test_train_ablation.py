@@ -1,0 +1,109 @@
+"""train.ablation --quick end to end on tiny generated data, and the app reading what it ships."""
+import json
+
+import pytest
+
+from demo import handlers as H
+from demo.models import read_ablation
+from train import ablation
+
+PRETRAINED_ARMS = ["dynamic", "static-dupe1", "static-dupe10"]
+
+
+def quick_argv(files, out, *extra):
+    return ["--quick", "--out", str(out), "--ship", str(out / "ship"), "--seeds", "0", "1",
+            "--corpus", str(files / "corpus.txt"), "--valid", str(files / "valid.txt"),
+            "--train", str(files / "train.tsv"), "--dev", str(files / "dev.tsv"), "--precision", "fp32", *extra]
+
+
+def test_help(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        ablation.main(["--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    for option in ("--out", "--seeds", "--quick", "--ship", "--time-budget-min", "--corpus-chars", "--epochs",
+                   "--dry-run", "--summarize-only", "Budget"):
+        assert option in text, option
+
+
+def test_dry_run_plans_identical_arms(tmp_path, capsys):
+    assert ablation.main(["--dry-run", "--out", str(tmp_path / "abl")]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("python -m train.pretrain")]
+    assert len(lines) == 9  # 3 arms x 3 seeds
+    assert not (tmp_path / "abl").exists()  # nothing run, nothing written
+
+    def without_masking(line):
+        return (line.replace(" --masking dynamic", "").replace(" --masking static", "")
+                .replace(" --dupe-factor 10", "").replace(" --dupe-factor 1", "")
+                .replace("static-dupe10-", "ARM-").replace("static-dupe1-", "ARM-").replace("dynamic-", "ARM-"))
+    by_seed = {}
+    for line in lines:
+        assert "--dropout 0" in line and "--epochs 20" in line and "--resume" in line
+        by_seed.setdefault(line.split("--seed ")[1].split()[0], set()).add(without_masking(line))
+    assert len(by_seed) == 3 and all(len(v) == 1 for v in by_seed.values())  # only the masking differs
+
+
+@pytest.mark.slow
+def test_ablation_quick_end_to_end(train_files, tmp_path, capsys, single_thread):
+    out = tmp_path / "abl"
+    argv = quick_argv(train_files, out)
+    assert ablation.main(argv) == 0
+    for folder in (out, out / "ship"):
+        assert (folder / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (folder / "results.json").is_file()
+    results = json.loads((out / "ship" / "results.json").read_text())
+    assert results["status"] == "complete" and results["runs_done"] == results["runs_planned"] == 8
+    assert set(results["arms"]) == {*PRETRAINED_ARMS, "random-init"}
+    assert [row["masking"] for row in results["paper"]["rows"]] == ["reference", "static", "dynamic"]
+    assert {r["ours"] for r in results["paper"]["rows"] if "ours" in r} == {"static-dupe10", "dynamic"}
+    assert sum("train.pretrain" in c for c in results["commands"]) == 6
+    assert sum("train.finetune" in c for c in results["commands"]) == 8
+    assert results["setup"]["corpus"]["chars"] >= 20_000 and results["hardware"]["device"] == "cpu"
+    epochs = results["setup"]["epochs"]
+
+    tokens = {}
+    for arm in PRETRAINED_ARMS:
+        info = results["arms"][arm]
+        assert info["n"] == 2 and info["seeds_done"] == [0, 1]
+        for key in ("mlm_loss", "mlm_accuracy", "sst2_accuracy"):
+            assert info["mean"][key] is not None and info["std"][key] is not None, (arm, key)
+        for seed, run in info["seeds"].items():
+            assert run["mlm_loss"] > 0 and 0 <= run["mlm_accuracy"] <= 1 and 0 <= run["sst2_accuracy"] <= 1
+            curve = run["eval_curve"]
+            assert set(curve) == {"step", "tokens", "loss", "accuracy"}
+            assert len(curve["step"]) >= 3 and curve["step"][0] == 0
+            assert len({len(v) for v in curve.values()}) == 1
+            assert len(run["train_curve"]["loss"]) >= 3
+            tokens.setdefault(seed, set()).add((run["train_tokens"], run["train_steps"]))
+            assert f"--seed {seed}" in run["commands"]["pretrain"]
+    assert all(len(v) == 1 for v in tokens.values())  # same token budget in every arm
+    assert "minus_dynamic" in results["arms"]["static-dupe1"] and "minus_dynamic" not in results["arms"]["dynamic"]
+
+    # the masker trains static-dupe1 on one fixed mask per row, dynamic on a new one every epoch
+    masks = {arm: results["arms"][arm]["seeds"]["0"]["masks"] for arm in PRETRAINED_ARMS}
+    assert masks["static-dupe1"]["distinct_per_row_max"] == 1
+    assert masks["dynamic"]["distinct_per_row_min"] == epochs
+    assert masks["static-dupe10"]["distinct_per_row_min"] == min(10, epochs)
+    pre = json.loads((out / "static-dupe1-seed0" / "mlm" / "metrics.json").read_text())
+    assert pre["masking"] == "static" and "--dupe-factor 1 " in pre["command"]
+    assert results["arms"]["static-dupe1"]["mean"]["probe_seen_mask_loss"] is not None
+    assert results["arms"]["dynamic"]["mean"]["probe_seen_mask_loss"] is None
+
+    # the app reads the shipped folder and shows a compact table
+    shown = read_ablation(out / "ship")
+    assert shown["results"] == results and shown["curves"].endswith("curves.png")
+    table = H.ablation_markdown(shown)
+    for arm in PRETRAINED_ARMS + ["random-init"]:
+        assert results["arms"][arm]["label"] in table
+    assert "| arm | seeds | held-out MLM loss |" in table and " ± " in table and "92.9" in table
+
+    # the same command again: every step is done (tokenizer; per seed 3 arms x pretrain/probe/finetune and the
+    # random-init fine-tuning), except a probe that was deleted
+    (out / "static-dupe10-seed1" / "probe.json").unlink()
+    capsys.readouterr()
+    assert ablation.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("already done") == 1 + 2 * (3 * 3 + 1) - 1 and "static-dupe10-seed1/probe: (" in printed
+    # other options in the same folder are refused
+    assert ablation.main(argv + ["--epochs", "4"]) == 2
+    assert "other options" in capsys.readouterr().err
