@@ -11,15 +11,18 @@ Needs `transformers` (a test dependency).
 """
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import torch
 import transformers
 
-import roberta
-from roberta.convert import to_transformers
-from roberta.masking import DynamicMasker
-from roberta.model import enable_fast_cpu_math
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
+import roberta  # noqa: E402
+from roberta.convert import to_transformers  # noqa: E402
+from roberta.masking import DynamicMasker  # noqa: E402
+from roberta.model import enable_fast_cpu_math  # noqa: E402
 
 
 def make_batch(vocab_size, batch_size, seq_len, seed=0):
@@ -110,7 +113,6 @@ def main(argv=None):
             for precision in args.precision:
                 config = roberta.RobertaConfig.from_preset(
                     args.preset, vocab_size=vocab, hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
-                args.precision_now = precision
                 r = bench_training(config, argparse.Namespace(**{**vars(args), "precision": precision}))
                 print(f"| {args.preset} | {vocab} | {dropout} | {precision} | {r['ours']:,.0f} | "
                       f"{r['transformers']:,.0f} | {r['ours'] / r['transformers']:.2f}x |", flush=True)
