@@ -8,6 +8,7 @@ import os
 import gradio as gr
 
 from demo import handlers as H
+from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from demo.models import configure_torch, load_models, read_ablation
 
 CONCURRENCY = int(os.environ.get("APP_CONCURRENCY", "2"))  # requests computed at once, all endpoints together
@@ -64,8 +65,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             gr.on([fm_btn.click, fm_text.submit], handlers.fill_mask, [fm_text, fm_k, fm_targets], fm_out,
                   api_name="fill_mask", concurrency_id="compute")
             fm_raw.change(H.mask_slots, fm_raw, fm_labels, api_name="fill_mask_slots", api_visibility="undocumented")
-            gr.Examples([["Paris is the capital of <mask>.", 5], ["The <mask> barked at the mailman.", 5],
-                         ["The <mask> sat on the <mask> all day.", 3]], [fm_text, fm_k], fm_out, handlers.fill_mask,
+            gr.Examples([list(example) for example in FILL_MASK_EXAMPLES], [fm_text, fm_k], fm_out, handlers.fill_mask,
                         run_on_click=True, api_name="fill_mask_example")
 
         with gr.Tab("Sentiment", id="sentiment"):
@@ -81,9 +81,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             st_out = [st_label, st_words, st_explain]
             gr.on([st_btn.click, st_text.submit], handlers.classify, st_text, st_out, api_name="classify",
                   concurrency_id="compute")
-            gr.Examples(["A gorgeous, funny and deeply moving film.", "A dull, lifeless and painfully slow mess.",
-                         "The acting was not bad at all.",
-                         "The visuals are stunning, but the story is a boring mess."], st_text, st_out,
+            gr.Examples(SENTIMENT_EXAMPLES, st_text, st_out,
                         handlers.classify, run_on_click=True, api_name="classify_example")
 
         with gr.Tab("Attention", id="attention"):

@@ -83,6 +83,24 @@ def test_pretrain_token_budget_and_model_overrides(train_files, tmp_path):
     assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads) == (1, 16, 2)
 
 
+def test_pretrain_continuation_phase_starts_from_init_weights(train_files, tmp_path):
+    phase1, phase2 = tmp_path / "phase1", tmp_path / "phase2"
+    assert pretrain.main(pretrain_argv(train_files, phase1)) == 0
+    argv = pretrain_argv(train_files, phase2, "--init", str(phase1), "--dropout", "0.1")
+    argv[argv.index("--max-length"):argv.index("--max-length") + 2] = []  # the --init model fixes the shape
+    argv[argv.index("--tokenizer"):argv.index("--tokenizer") + 2] = []  # default: the --init folder's
+    assert pretrain.main(argv) == 0
+    metrics = assert_hub_folder(phase2)
+    assert metrics["init"] == str(phase1) and metrics["train_steps"] == 6
+    last_of_phase1 = [e for e in loop.read_log(phase1 / "log.jsonl") if e["type"] == "eval"][-1]
+    first_of_phase2 = [e for e in loop.read_log(phase2 / "log.jsonl") if e["type"] == "eval"][0]
+    assert first_of_phase2["step"] == 0
+    assert first_of_phase2["loss"] == pytest.approx(last_of_phase1["loss"], rel=1e-5)  # same weights, same masks
+    config = roberta.RobertaForMaskedLM.from_pretrained(phase2).config
+    assert config.hidden_dropout_prob == 0.1 and config.max_length == 32
+    assert pretrain.main(argv + ["--layers", "3"]) == 2  # cannot reshape a pretrained model
+
+
 def test_finetune_from_pretrained_and_from_random(train_files, tmp_path, tiny_mlm_dir):
     pre = tmp_path / "from-pretrained"
     assert finetune.main(finetune_argv(train_files, pre, "--init", str(tiny_mlm_dir))) == 0
@@ -189,3 +207,46 @@ def test_bad_options(train_files, tmp_path, tiny_mlm_dir, capsys):
     assert "--tokenizer" in capsys.readouterr().err
     assert finetune.main(finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--layers", "3")) == 2
     assert "--init random" in capsys.readouterr().err
+
+
+def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
+    from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
+    from train import release
+
+    phase1, phase2, clf, rnd = (tmp_path / n for n in ("phase1", "phase2", "clf", "random"))
+    assert pretrain.main(pretrain_argv(train_files, phase1)) == 0
+    argv = pretrain_argv(train_files, phase2, "--init", str(phase1))
+    argv[argv.index("--max-length"):argv.index("--max-length") + 2] = []
+    assert pretrain.main(argv) == 0
+    assert finetune.main(finetune_argv(train_files, clf, "--init", str(phase2))) == 0
+    assert finetune.main(finetune_argv(train_files, rnd, "--init", "random", "--preset", "tiny",
+                                       "--tokenizer", str(train_files / "tokenizer.json"))) == 0
+    out = tmp_path / "assets"
+    argv = ["--mlm", str(phase1), str(phase2), "--classifier", str(clf), "--baseline", str(rnd), "--out", str(out)]
+    for _ in range(2):  # a second release replaces the section instead of adding another
+        assert release.main(argv) == 0
+    mlm_card = (out / release.MLM_NAME / "README.md").read_text()
+    clf_card = (out / release.CLASSIFIER_NAME / "README.md").read_text()
+    for card in (mlm_card, clf_card):
+        assert card.count(release.SECTION) == 1 and card.startswith("---\n")  # YAML front matter kept
+    phase_rows = [line for line in mlm_card.splitlines() if line.startswith(("| 1 |", "| 2 |"))]
+    assert len(phase_rows) == 2 and f"`{phase1}`" in phase_rows[1]
+    assert mlm_card.count("# phase ") == 2 and "--init" in mlm_card
+    for text, _ in FILL_MASK_EXAMPLES:
+        row = next(line for line in mlm_card.splitlines() if line.startswith(f"| {release._cell(text)} |"))
+        assert row.count(" / ") == text.count("<mask>") - 1  # one list of predictions per mask
+    dev = json.loads((clf / "metrics.json").read_text())["dev_accuracy"]
+    assert f"| this model | `{phase2}` | {dev:.1%} |" in clf_card
+    assert "| random initialisation | `random` |" in clf_card
+    for text in SENTIMENT_EXAMPLES:
+        assert f"| {release._cell(text)} | " in clf_card
+    assert roberta.RobertaForSequenceClassification.from_pretrained(out / release.CLASSIFIER_NAME)
+
+
+def test_release_errors(tmp_path, capsys):
+    from train import release
+
+    assert release.main(["--mlm", str(tmp_path / "missing")]) == 2
+    assert "metrics.json: no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        release.main([])

@@ -2,6 +2,7 @@
 
     python -m train.pretrain --tokenizer runs/tokenizer --time-budget-min 180 --out runs/mini-roberta
     python -m train.pretrain ... --resume                       # continue after an interruption
+    python -m train.pretrain --init runs/mini-roberta --out runs/mini-roberta-2   # a continuation phase
     torchrun --nproc_per_node 2 -m train.pretrain ...           # data-parallel, same global batch
 
 Data: the --corpus mixture is read (`train.data.load_mixture`), packed RoBERTa-style into full rows of
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -57,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="vocabulary of a tokenizer trained on the fly (default: %(default)s)")
     g.add_argument("--cache-dir", default="cache/packed",
                    help="where packed rows are cached (default: %(default)s; '' = no cache)")
+    g.add_argument("--init", default=None,
+                   help="start from this pretrained MLM folder (or Hub id) instead of random weights: a "
+                        "continuation phase with a fresh optimizer and schedule; its tokenizer is the default")
     g = p.add_argument_group("masking")
     g.add_argument("--masking", choices=["dynamic", "static"], default="dynamic",
                    help="dynamic: new mask every pass (RoBERTa); static: --dupe-factor fixed masks (BERT)")
@@ -108,8 +113,8 @@ class MLMTask(loop.Task):
 
 def get_tokenizer(args, out: Path, dist: loop.Dist):
     """--tokenizer, or one trained on --corpus (rank 0 trains and saves it, the others read it)."""
-    if args.tokenizer:
-        return roberta.load_tokenizer(args.tokenizer)
+    if args.tokenizer or args.init:
+        return roberta.load_tokenizer(args.tokenizer or args.init)
     path = out / "tokenizer.json"
     if dist.is_main and not path.exists():
         from .tokenizer import build_tokenizer
@@ -122,6 +127,28 @@ def get_tokenizer(args, out: Path, dist: loop.Dist):
     return roberta.load_tokenizer(path)
 
 
+def build_model(args, config, tokenizer) -> roberta.RobertaForMaskedLM:
+    """A random model of `config`, or the --init model (whose config fixes the shape) with --dropout."""
+    if not args.init:
+        return roberta.RobertaForMaskedLM(config)
+    given = [o for o, v in [("--hidden-size", args.hidden_size), ("--layers", args.layers), ("--heads", args.heads),
+                            ("--intermediate-size", args.intermediate_size), ("--max-length", args.max_length)]
+             if v is not None]
+    if given:
+        raise loop.UserError(f"{', '.join(given)} cannot change the shape of the --init model")
+    try:
+        model = roberta.RobertaForMaskedLM.from_pretrained(args.init)
+    except (OSError, ValueError) as err:
+        raise loop.UserError(f"cannot load --init {args.init}: {err}") from None
+    if model.config.vocab_size != tokenizer.get_vocab_size():
+        raise loop.UserError(f"the tokenizer has {tokenizer.get_vocab_size()} tokens, the --init model "
+                             f"{model.config.vocab_size}")
+    p = config.hidden_dropout_prob  # from --dropout; layers read it when built, so rebuild with it
+    resized = roberta.RobertaForMaskedLM(replace(model.config, hidden_dropout_prob=p, attention_probs_dropout_prob=p))
+    resized.load_state_dict(model.state_dict())
+    return resized
+
+
 def run(args, dist: loop.Dist) -> int:
     from . import data
     from .evaluate import evaluate_mlm
@@ -131,10 +158,13 @@ def run(args, dist: loop.Dist) -> int:
     out = Path(args.out)
     loop.seed_everything(args.seed)
     tokenizer = get_tokenizer(args, out, dist)
-    config = loop.model_config(args, tokenizer)
-    cache = args.cache_dir or None
-
     say = print if dist.is_main else (lambda *a, **k: None)
+    torch.manual_seed(args.seed)
+    model = build_model(args, loop.model_config(args, tokenizer), tokenizer)
+    config = model.config
+    say(f"model: {args.init or args.preset + ' preset'}, {model.num_parameters():,} parameters, "
+        f"vocabulary {config.vocab_size:,}", flush=True)
+    cache = args.cache_dir or None
     say(f"reading {args.corpus}", flush=True)
     documents, sources = data.load_mixture_with_stats(args.corpus, char_budget=args.corpus_chars, seed=args.seed)
     rows = data.pack_sequences(documents, tokenizer, config.max_length, cache_dir=cache)
@@ -150,10 +180,6 @@ def run(args, dist: loop.Dist) -> int:
     def periodic_eval(model):
         return evaluate_mlm(model, tokenizer, valid_rows[:args.eval_rows], batch_size=eval_batch, seed=args.seed)
 
-    torch.manual_seed(args.seed)
-    model = roberta.RobertaForMaskedLM(config)
-    say(f"model: {args.preset} preset, {model.num_parameters():,} parameters, "
-        f"vocabulary {config.vocab_size:,}", flush=True)
     task = MLMTask(rows, masker, config.pad_token_id, periodic_eval)
     trainer = loop.Trainer(model, task, args, dist, out)
     result = trainer.fit()
@@ -175,7 +201,7 @@ def run(args, dist: loop.Dist) -> int:
         "eval_loss": final["loss"], "eval_accuracy": final["accuracy"], "eval_perplexity": final["perplexity"],
         "eval_tokens": final["tokens"], "eval_data": args.valid,
         "train_tokens": result.tokens, "train_steps": result.step, "stopped_by": result.status,
-        "train_rows": len(rows), "corpus": args.corpus, "corpus_sources": sources, "masking": args.masking,
+        "train_rows": len(rows), "init": args.init or "random", "corpus": args.corpus, "corpus_sources": sources, "masking": args.masking,
         "parameters": model.num_parameters(), "train_time_s": round(result.elapsed, 1),
         "wall_time_s": round(time.time() - started, 1), "hardware": loop.hardware_info(dist, trainer.precision),
         "command": args._command,

@@ -1,0 +1,179 @@
+"""Ship finished runs as the app's models: export them into assets/ and finish their model cards.
+
+    python -m train.release --mlm runs/mini-roberta-mlm runs/mini-roberta-mlm-2 \\
+        --classifier runs/mini-roberta-sst2 --baseline runs/random-sst2 --out assets
+
+`--mlm` lists the pretraining phases in order (each a `train.pretrain` folder, the next one started with
+`--init` from the one before); the last is shipped. `--classifier` is the `train.finetune` run shipped for
+sentiment, `--baseline` the same recipe from random initialisation (`--init random`).
+
+Each folder is copied with `train.export` (float16 weights by default), then a "Shipped model" section is
+written at the end of its README.md (replacing the one a previous release wrote), with figures read from
+the runs' metrics.json and answers computed by the exported model itself:
+- the MLM card: one row per pretraining phase (command, time, steps, tokens, held-out MLM metrics) and the
+  fill-mask predictions with probabilities on the app's examples;
+- the classifier card: SST-2 dev and IMDB accuracy beside the random-initialisation baseline, and the
+  predictions on the app's sentiment examples.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import roberta
+from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
+
+from .export import DTYPES, export
+
+MLM_NAME, CLASSIFIER_NAME = "mini-roberta-mlm", "mini-roberta-sst2"
+SECTION = "## Shipped model"
+
+
+def read_metrics(run) -> dict:
+    path = Path(run) / "metrics.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file (is {run} a finished training run?)")
+    return json.loads(path.read_text())
+
+
+def _table(header: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    """Markdown table cell: `<mask>` shown literally, pipes escaped."""
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f}"
+
+
+def _hardware(metrics: dict) -> str:
+    hw = metrics.get("hardware", {})
+    return (f"{hw.get('cpu', '?')} ({hw.get('cpu_count', '?')} cores), {hw.get('device', '?')}, "
+            f"{hw.get('torch_threads', '?')} torch threads, {hw.get('precision', '?')}, torch {hw.get('torch', '?')}")
+
+
+def pretraining_section(phases: list[dict]) -> str:
+    rows = [[i + 1, f"`{m.get('init', 'random')}`", _minutes(m["train_time_s"]), f"{m['train_steps']:,}",
+             f"{m['train_tokens']:,}", f"{m['eval_loss']:.3f}", f"{m['eval_accuracy']:.1%}",
+             f"{m['eval_perplexity']:.1f}"] for i, m in enumerate(phases)]
+    total_s = sum(m["train_time_s"] for m in phases)
+    total_tokens = sum(m["train_tokens"] for m in phases)
+    commands = "\n".join(f"# phase {i + 1}\n{m['command']}" for i, m in enumerate(phases))
+    return "\n\n".join([
+        "### Pretraining phases",
+        f"{len(phases)} phase(s), {_minutes(total_s)} minutes of training and {total_tokens:,} tokens in all, on "
+        f"{_hardware(phases[-1])}. Held-out figures: masked-LM loss, accuracy and perplexity on "
+        f"`{phases[-1].get('eval_data', '?')}` at the end of each phase (one fixed mask, all rows).",
+        _table(["phase", "started from", "train minutes", "steps", "tokens", "held-out loss", "accuracy",
+                "perplexity"], rows),
+        f"```bash\n{commands}\n```",
+    ])
+
+
+def fill_mask_section(folder) -> str:
+    fill = roberta.pipeline("fill-mask", model=folder)
+    rows = []
+    for text, top_k in FILL_MASK_EXAMPLES:
+        result = fill(text, top_k=top_k)
+        per_mask = result if result and isinstance(result[0], list) else [result]
+        shown = " / ".join(", ".join(f"`{p['token_str'].strip() or p['token_str']}` {p['score']:.3f}" for p in preds)
+                           for preds in per_mask)
+        rows.append([_cell(text), shown])
+    return "\n\n".join([
+        "### Fill-mask examples",
+        f"The app's examples, answered by this folder (`roberta.pipeline(\"fill-mask\", model=\"{folder}\")`): top "
+        "predictions with their probabilities (several masks: one list per mask, separated by /).",
+        _table(["text", "predictions"], rows),
+    ])
+
+
+def comparison_section(classifier: dict, baseline: dict | None) -> str:
+    def row(name, m):
+        return [name, f"`{m.get('init', '?')}`", f"{m['dev_accuracy']:.1%}", f"{m.get('imdb_accuracy', float('nan')):.1%}",
+                _minutes(m["train_time_s"]), f"{m['train_steps']:,}"]
+
+    rows = [row("this model", classifier)] + ([row("random initialisation", baseline)] if baseline else [])
+    n_imdb = classifier.get("imdb_examples", "?")
+    commands = "\n".join(f"# {name}\n{m['command']}" for name, m in
+                         [("this model", classifier)] + ([("random initialisation", baseline)] if baseline else []))
+    text = [
+        "### What pretraining bought",
+        f"Same fine-tuning recipe, encoder pretrained or random. SST-2 dev: `{classifier.get('dev_data', '?')}` "
+        f"({classifier.get('dev_examples', '?')} sentences); IMDB: a fixed sample of {n_imdb} reviews of "
+        f"`{classifier.get('imdb_data', '?')}`, never trained on. Hardware: {_hardware(classifier)}.",
+        _table(["classifier", "encoder from", "SST-2 dev accuracy", "IMDB accuracy", "train minutes", "steps"], rows),
+        f"```bash\n{commands}\n```",
+    ]
+    return "\n\n".join(text)
+
+
+def sentiment_section(folder) -> str:
+    classify = roberta.pipeline("text-classification", model=folder)
+    rows = [[_cell(text), f"{best['label']} {best['score']:.3f}"] for text in SENTIMENT_EXAMPLES
+            for best in [classify(text)[0]]]
+    return "\n\n".join(["### Sentiment examples",
+                        f"The app's examples, answered by this folder "
+                        f"(`roberta.pipeline(\"text-classification\", model=\"{folder}\")`).",
+                        _table(["text", "prediction"], rows)])
+
+
+def write_section(folder, body: str) -> Path:
+    """Replace (or add) the card's final "Shipped model" section."""
+    card = Path(folder) / "README.md"
+    text = card.read_text(encoding="utf-8") if card.is_file() else ""
+    if SECTION in text:
+        text = text[:text.index(SECTION)]
+    card.write_text(text.rstrip("\n") + f"\n\n{SECTION}\n\n{body.strip()}\n", encoding="utf-8")
+    return card
+
+
+def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtype="float16") -> list[Path]:
+    phases = [read_metrics(run) for run in mlm_phases]
+    written = []
+    if mlm_phases:
+        dst = export(mlm_phases[-1], Path(out) / MLM_NAME, dtype)
+        write_section(dst, pretraining_section(phases) + "\n\n" + fill_mask_section(dst))
+        written.append(dst)
+    if classifier:
+        metrics = read_metrics(classifier)
+        dst = export(classifier, Path(out) / CLASSIFIER_NAME, dtype)
+        body = comparison_section(metrics, read_metrics(baseline) if baseline else None)
+        write_section(dst, body + "\n\n" + sentiment_section(dst))
+        written.append(dst)
+    return written
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m train.release", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mlm", nargs="+", default=[], metavar="RUN",
+                   help="the pretraining phases' run folders, in order; the last is shipped")
+    p.add_argument("--classifier", help="the fine-tuned run folder shipped for sentiment")
+    p.add_argument("--baseline", help="the same fine-tuning from random initialisation, for comparison")
+    p.add_argument("--out", default="assets", help="where the model folders go (default: %(default)s)")
+    p.add_argument("--dtype", choices=sorted(DTYPES), default="float16",
+                   help="stored weight dtype (default: %(default)s)")
+    args = p.parse_args(argv)
+    if not args.mlm and not args.classifier:
+        p.error("nothing to release: give --mlm and/or --classifier")
+    if args.baseline and not args.classifier:
+        p.error("--baseline needs --classifier")
+    try:
+        written = release(args.mlm, args.classifier, args.baseline, args.out, args.dtype)
+    except (OSError, ValueError, KeyError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for folder in written:
+        print(f"wrote {folder} (model card: {folder / 'README.md'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
