@@ -101,6 +101,22 @@ def test_evaluate_cli_writes_and_merges_json(tiny_mlm_dir, tiny_clf_dir, sentenc
     assert metrics["imdb"]["n"] == 25 and 0 <= metrics["imdb"]["accuracy"] <= 1
 
 
+def test_evaluate_cli_mlm_max_length(tiny_mlm_dir, sentences, tmp_path):
+    text = tmp_path / "valid.txt"
+    text.write_text(" ".join(sentences[:120]) + "\n")
+    runs = {}
+    for length in (None, 16):
+        out = tmp_path / f"{length}.json"
+        extra = ["--mlm-max-length", length] if length else []
+        r = run_module("train.evaluate", "--model", tiny_mlm_dir, "--mlm-text", text, "--out", out, *extra)
+        assert r.returncode == 0, r.stderr
+        runs[length] = json.loads(out.read_text())["mlm"]
+    assert runs[16]["max_length"] == 16 and runs[None]["max_length"] > 16
+    assert runs[16]["sequences"] > runs[None]["sequences"]  # the same text in shorter rows
+    r = run_module("train.evaluate", "--model", tiny_mlm_dir, "--mlm-text", text, "--mlm-max-length", 10_000)
+    assert r.returncode == 1 and "--mlm-max-length" in r.stderr
+
+
 def test_evaluate_cli_rejects_wrong_head(tiny_mlm_dir, tmp_path):
     labeled = tmp_path / "dev.tsv"
     labeled.write_text("sentence\tlabel\ngood\t1\n")

@@ -138,6 +138,8 @@ def parse_args(argv=None):
     p.add_argument("--model", required=True, help="a folder from save_pretrained (with tokenizer.json) or a Hub id")
     p.add_argument("--mlm-text", help="held-out text for MLM metrics (a path, folder or hub: spec)")
     p.add_argument("--mlm-max-chars", type=int, default=0, help="use only the first N characters (0: all)")
+    p.add_argument("--mlm-max-length", type=int, default=None,
+                   help="pack the MLM text into rows of N tokens (default: the model's max input length)")
     p.add_argument("--labeled", help="labelled TSV/CSV (header sentence|text, label) or hub: spec")
     p.add_argument("--imdb", help="IMDB train.tsv (text<TAB>label); a fixed sample is scored")
     p.add_argument("--imdb-n", type=int, default=1000, help="IMDB sample size; default: %(default)s")
@@ -163,8 +165,12 @@ def run(args) -> dict:
     metrics = {}
     if args.mlm_text:
         docs = _take_chars(read_documents(args.mlm_text), args.mlm_max_chars)
-        metrics["mlm"] = {"source": args.mlm_text, "seed": args.seed,
-                          **evaluate_mlm(model, tokenizer, docs, args.batch_size, args.seed, cache_dir=args.cache_dir)}
+        max_length = args.mlm_max_length or model.config.max_length
+        if not 3 <= max_length <= model.config.max_length:
+            raise ValueError(f"--mlm-max-length must be between 3 and {model.config.max_length}, got {max_length}")
+        metrics["mlm"] = {"source": args.mlm_text, "seed": args.seed, "max_length": max_length,
+                          **evaluate_mlm(model, tokenizer, docs, args.batch_size, args.seed, max_length=max_length,
+                                         cache_dir=args.cache_dir)}
     if args.labeled:
         texts, labels, _ = read_labeled(args.labeled)
         metrics["labeled"] = {"source": args.labeled,

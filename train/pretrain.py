@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--init", default=None,
                    help="start from this pretrained MLM folder (or Hub id) instead of random weights: a "
                         "continuation phase with a fresh optimizer and schedule; its tokenizer is the default")
+    g.add_argument("--seq-length", type=int, default=None,
+                   help="tokens per packed training row (default: the model's max input length); shorter rows "
+                        "give more optimizer steps for the same tokens. Held-out rows always use the max length")
     g = p.add_argument_group("masking")
     g.add_argument("--masking", choices=["dynamic", "static"], default="dynamic",
                    help="dynamic: new mask every pass (RoBERTa); static: --dupe-factor fixed masks (BERT)")
@@ -164,13 +167,17 @@ def run(args, dist: loop.Dist) -> int:
     config = model.config
     say(f"model: {args.init or args.preset + ' preset'}, {model.num_parameters():,} parameters, "
         f"vocabulary {config.vocab_size:,}", flush=True)
+    seq_length = args.seq_length or config.max_length
+    if not 8 <= seq_length <= config.max_length:
+        raise loop.UserError(f"--seq-length must be between 8 and the model's max length {config.max_length}, "
+                             f"got {seq_length}")
     cache = args.cache_dir or None
     say(f"reading {args.corpus}", flush=True)
     documents, sources = data.load_mixture_with_stats(args.corpus, char_budget=args.corpus_chars, seed=args.seed)
-    rows = data.pack_sequences(documents, tokenizer, config.max_length, cache_dir=cache)
+    rows = data.pack_sequences(documents, tokenizer, seq_length, cache_dir=cache)
     valid_rows = data.pack_sequences(data.read_documents(args.valid), tokenizer, config.max_length, cache_dir=cache)
     del documents
-    say(f"{len(rows):,} training rows of {config.max_length} tokens ({rows.ne(config.pad_token_id).sum():,} "
+    say(f"{len(rows):,} training rows of {seq_length} tokens ({rows.ne(config.pad_token_id).sum():,} "
         f"tokens), {len(valid_rows):,} held-out rows", flush=True)
 
     masker = roberta.make_masker(args.masking, tokenizer, seed=args.seed, dupe_factor=args.dupe_factor,
@@ -201,7 +208,8 @@ def run(args, dist: loop.Dist) -> int:
         "eval_loss": final["loss"], "eval_accuracy": final["accuracy"], "eval_perplexity": final["perplexity"],
         "eval_tokens": final["tokens"], "eval_data": args.valid,
         "train_tokens": result.tokens, "train_steps": result.step, "stopped_by": result.status,
-        "train_rows": len(rows), "init": args.init or "random", "corpus": args.corpus, "corpus_sources": sources, "masking": args.masking,
+        "train_rows": len(rows), "seq_length": seq_length, "init": args.init or "random", "corpus": args.corpus,
+        "corpus_sources": sources, "masking": args.masking,
         "parameters": model.num_parameters(), "train_time_s": round(result.elapsed, 1),
         "wall_time_s": round(time.time() - started, 1), "hardware": loop.hardware_info(dist, trainer.precision),
         "command": args._command,

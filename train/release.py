@@ -38,6 +38,16 @@ def read_metrics(run) -> dict:
     return json.loads(path.read_text())
 
 
+def read_phase(run) -> dict:
+    """A pretraining run's metrics, with the row length it trained on (runs from before `--seq-length`
+    existed trained on full rows: the model's max input length)."""
+    metrics = read_metrics(run)
+    if "seq_length" not in metrics:
+        config = roberta.RobertaConfig.from_dict(json.loads((Path(run) / "config.json").read_text()))
+        metrics["seq_length"] = config.max_length
+    return metrics
+
+
 def _table(header: list[str], rows: list[list]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
@@ -60,19 +70,32 @@ def _hardware(metrics: dict) -> str:
 
 
 def pretraining_section(phases: list[dict]) -> str:
-    rows = [[i + 1, f"`{m.get('init', 'random')}`", _minutes(m["train_time_s"]), f"{m['train_steps']:,}",
-             f"{m['train_tokens']:,}", f"{m['eval_loss']:.3f}", f"{m['eval_accuracy']:.1%}",
+    rows = [[i + 1, f"`{m.get('init', 'random')}`", m.get("seq_length", "?"), _minutes(m["train_time_s"]),
+             f"{m['train_steps']:,}", f"{m['train_tokens']:,}", f"{m['eval_loss']:.3f}", f"{m['eval_accuracy']:.1%}",
              f"{m['eval_perplexity']:.1f}"] for i, m in enumerate(phases)]
     total_s = sum(m["train_time_s"] for m in phases)
     total_tokens = sum(m["train_tokens"] for m in phases)
     commands = "\n".join(f"# phase {i + 1}\n{m['command']}" for i, m in enumerate(phases))
+    later = phases[-1].get("mlm")  # a `train.evaluate --out RUN/metrics.json` evaluation after training
+    if later:
+        later = (f"The shipped model on the same text packed into rows of {later['max_length']} tokens "
+                 f"(`python -m train.evaluate --model RUN --mlm-text {later['source']} --mlm-max-length "
+                 f"{later['max_length']}`): loss {later['loss']:.3f}, accuracy {later['accuracy']:.1%}, "
+                 f"perplexity {later['perplexity']:.1f}.")
+    full = max(m["seq_length"] for m in phases)
+    if phases[-1]["seq_length"] < full:
+        later = (later or "") + (f" The last phase trained on rows of {phases[-1]['seq_length']} tokens only, so "
+                                 f"inputs longer than that are predicted worse than short ones.")
     return "\n\n".join([
         "### Pretraining phases",
-        f"{len(phases)} phase(s), {_minutes(total_s)} minutes of training and {total_tokens:,} tokens in all, on "
+        f"{len(phases)} phase(s), {_minutes(total_s)} minutes of training "
+        f"({_minutes(sum(m.get('wall_time_s', m['train_time_s']) for m in phases))} minutes wall time with data "
+        f"loading and evaluation) and {total_tokens:,} tokens in all, on "
         f"{_hardware(phases[-1])}. Held-out figures: masked-LM loss, accuracy and perplexity on "
         f"`{phases[-1].get('eval_data', '?')}` at the end of each phase (one fixed mask, all rows).",
-        _table(["phase", "started from", "train minutes", "steps", "tokens", "held-out loss", "accuracy",
-                "perplexity"], rows),
+        _table(["phase", "started from", "row length", "train minutes", "steps", "tokens", "held-out loss",
+                "accuracy", "perplexity"], rows),
+        *([later.strip()] if later else []),
         f"```bash\n{commands}\n```",
     ])
 
@@ -135,7 +158,7 @@ def write_section(folder, body: str) -> Path:
 
 
 def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtype="float16") -> list[Path]:
-    phases = [read_metrics(run) for run in mlm_phases]
+    phases = [read_phase(run) for run in mlm_phases]
     written = []
     if mlm_phases:
         dst = export(mlm_phases[-1], Path(out) / MLM_NAME, dtype)
