@@ -106,9 +106,7 @@ def build_model(args, id2label: dict[int, str]):
         config.id2label = dict(id2label)
         torch.manual_seed(args.seed)
         return roberta.RobertaForSequenceClassification(config), tokenizer
-    given = [o for o, v in [("--hidden-size", args.hidden_size), ("--layers", args.layers), ("--heads", args.heads),
-                            ("--intermediate-size", args.intermediate_size)] if v is not None]
-    if given:
+    if given := loop.shape_options_given(args):
         raise loop.UserError(f"{', '.join(given)} only apply with --init random (the pretrained model fixes its shape)")
     tokenizer = roberta.load_tokenizer(args.tokenizer or args.init)
     overrides = {}

@@ -237,6 +237,13 @@ def init_distributed() -> Dist:
     return Dist(rank, world_size, local_rank, device)
 
 
+def shape_options_given(args, *extra: str) -> list[str]:
+    """The model-shape options (--hidden-size, --layers, --heads, --intermediate-size, and `extra` attribute
+    names such as "max_length") set on the command line: refused when a pretrained model fixes the shape."""
+    names = ("hidden_size", "layers", "heads", "intermediate_size", *extra)
+    return ["--" + n.replace("_", "-") for n in names if getattr(args, n) is not None]
+
+
 def model_config(args, tokenizer):
     """A RobertaConfig from --preset and its overrides (--hidden-size, --layers, --heads, --intermediate-size,
     --max-length, --dropout), with the vocabulary and special ids of `tokenizer`."""

@@ -134,10 +134,7 @@ def build_model(args, config, tokenizer) -> roberta.RobertaForMaskedLM:
     """A random model of `config`, or the --init model (whose config fixes the shape) with --dropout."""
     if not args.init:
         return roberta.RobertaForMaskedLM(config)
-    given = [o for o, v in [("--hidden-size", args.hidden_size), ("--layers", args.layers), ("--heads", args.heads),
-                            ("--intermediate-size", args.intermediate_size), ("--max-length", args.max_length)]
-             if v is not None]
-    if given:
+    if given := loop.shape_options_given(args, "max_length"):
         raise loop.UserError(f"{', '.join(given)} cannot change the shape of the --init model")
     try:
         model = roberta.RobertaForMaskedLM.from_pretrained(args.init)

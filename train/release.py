@@ -70,7 +70,7 @@ def _hardware(metrics: dict) -> str:
 
 
 def pretraining_section(phases: list[dict]) -> str:
-    rows = [[i + 1, f"`{m.get('init', 'random')}`", m.get("seq_length", "?"), _minutes(m["train_time_s"]),
+    rows = [[i + 1, f"`{m.get('init', 'random')}`", m["seq_length"], _minutes(m["train_time_s"]),
              f"{m['train_steps']:,}", f"{m['train_tokens']:,}", f"{m['eval_loss']:.3f}", f"{m['eval_accuracy']:.1%}",
              f"{m['eval_perplexity']:.1f}"] for i, m in enumerate(phases)]
     total_s = sum(m["train_time_s"] for m in phases)
@@ -122,10 +122,10 @@ def comparison_section(classifier: dict, baseline: dict | None) -> str:
         return [name, f"`{m.get('init', '?')}`", f"{m['dev_accuracy']:.1%}", f"{m.get('imdb_accuracy', float('nan')):.1%}",
                 _minutes(m["train_time_s"]), f"{m['train_steps']:,}"]
 
-    rows = [row("this model", classifier)] + ([row("random initialisation", baseline)] if baseline else [])
+    runs = [("this model", classifier)] + ([("random initialisation", baseline)] if baseline else [])
+    rows = [row(name, m) for name, m in runs]
     n_imdb = classifier.get("imdb_examples", "?")
-    commands = "\n".join(f"# {name}\n{m['command']}" for name, m in
-                         [("this model", classifier)] + ([("random initialisation", baseline)] if baseline else []))
+    commands = "\n".join(f"# {name}\n{m['command']}" for name, m in runs)
     text = [
         "### What pretraining bought",
         f"Same fine-tuning recipe, encoder pretrained or random. SST-2 dev: `{classifier.get('dev_data', '?')}` "
