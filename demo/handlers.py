@@ -792,18 +792,24 @@ def _mean_std(arm: dict, key: str, percent: bool = False) -> str:
 
 
 def ablation_arms_markdown(results: dict) -> str:
-    """train.ablation's results.json: arm | seeds | MLM loss | MLM accuracy | SST-2 (mean ± std), the paper's
-    Table 1 beside it, and the setup in one line."""
+    """train.ablation's results.json: arm | seeds | MLM loss | MLM accuracy | the mask probe's training-row
+    losses | SST-2 (mean ± std), the paper's Table 1 beside it, and the setup in one line."""
     arms = results["arms"]
-    lines = ["| arm | seeds | held-out MLM loss | held-out MLM accuracy | SST-2 dev accuracy |",
-             "|---|---:|---:|---:|---:|"]
+    lines = ["| arm | seeds | held-out MLM loss | held-out MLM accuracy | training rows, mask trained on | "
+             "training rows, fresh mask | SST-2 dev accuracy |", "|---|---:|---:|---:|---:|---:|---:|"]
     for name, arm in arms.items():
         lines.append(f"| {_md_cell(arm.get('label', name))} | {int(arm.get('n', 0))} | "
                      f"{_mean_std(arm, 'mlm_loss')} | {_mean_std(arm, 'mlm_accuracy', True)} | "
+                     f"{_mean_std(arm, 'probe_seen_mask_loss')} | {_mean_std(arm, 'probe_fresh_mask_loss')} | "
                      f"{_mean_std(arm, 'sst2_accuracy', True)} |")
     setup = results.get("setup", {})
-    note = ("Mean ± standard deviation over seeds. Every arm has the same model, seeds, data, token budget, "
-            "held-out mask and SST-2 fine-tuning; only the masking of the training rows differs")
+    init = setup.get("init")
+    start = (f"the same warm start ({html.escape(str(init).replace(chr(92), '/'))})" if init and init != "random"
+             else "the same model")
+    note = ("Mean ± standard deviation over seeds; the two training-row columns are MLM losses on training rows "
+            "under the mask trained on (static arms) and under fresh masks: their gap is what was memorised of "
+            f"the masks. Every arm has {start}, seeds, data, token budget, held-out mask and SST-2 fine-tuning; "
+            "only the masking of the training rows differs")
     if setup.get("parameters") and setup.get("train_tokens_per_run"):
         corpus = setup.get("corpus") or {}
         name = str(corpus.get("source") or corpus.get("file") or "the corpus").replace("\\", "/").rsplit("/", 1)[-1]

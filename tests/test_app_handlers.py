@@ -318,12 +318,14 @@ def test_ablation_markdown():
     arms = {"dynamic": {"label": "dynamic (RoBERTa)", "n": 3, "mean": {"mlm_loss": 4.5, "mlm_accuracy": 0.25,
                                                                        "sst2_accuracy": 0.8},
                         "std": {"mlm_loss": 0.01, "mlm_accuracy": 0.002, "sst2_accuracy": 0.01}},
-            "static-dupe1": {"label": "static, one fixed mask", "n": 1, "mean": {"mlm_loss": 4.7},
+            "static-dupe1": {"label": "static, one fixed mask", "n": 1,
+                             "mean": {"mlm_loss": 4.7, "probe_seen_mask_loss": 3.9, "probe_fresh_mask_loss": 4.4},
                              "std": {"mlm_loss": None}}}
     paper = {"rows": [{"masking": "dynamic", "ours": "dynamic", "squad2_f1": 78.7, "mnli_m_accuracy": 84.0,
                        "sst2_accuracy": 92.9}]}
     table = H.ablation_markdown({"results": {"arms": arms, "paper": paper, "status": "partial", "runs_done": 4,
-                                             "runs_planned": 12}})
-    assert "| dynamic (RoBERTa) | 3 | 4.500 ± 0.010 | 25.0 ± 0.2 % | 80.0 ± 1.0 % |" in table
-    assert "| static, one fixed mask | 1 | 4.700 | – | – |" in table
+                                             "runs_planned": 12, "setup": {"init": "assets/mini-roberta-mlm"}}})
+    assert "| dynamic (RoBERTa) | 3 | 4.500 ± 0.010 | 25.0 ± 0.2 % | – | – | 80.0 ± 1.0 % |" in table
+    assert "| static, one fixed mask | 1 | 4.700 | – | 3.900 | 4.400 | – |" in table
+    assert "same warm start (assets/mini-roberta-mlm)" in table
     assert "| dynamic | dynamic (RoBERTa) | 78.7 | 84.0 | 92.9 |" in table and "4 of 12 runs" in table

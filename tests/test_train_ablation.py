@@ -39,6 +39,7 @@ def test_dry_run_plans_identical_arms(tmp_path, capsys):
     by_seed = {}
     for line in lines:
         assert "--dropout 0" in line and "--epochs 20" in line and "--resume" in line
+        assert "--init assets/mini-roberta-mlm" in line  # the shared warm start
         by_seed.setdefault(line.split("--seed ")[1].split()[0], set()).add(without_masking(line))
     assert len(by_seed) == 3 and all(len(v) == 1 for v in by_seed.values())  # only the masking differs
 
@@ -107,3 +108,28 @@ def test_ablation_quick_end_to_end(train_files, tmp_path, capsys, single_thread)
     # other options in the same folder are refused
     assert ablation.main(argv + ["--epochs", "4"]) == 2
     assert "other options" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_ablation_warm_start(train_files, tiny_mlm_dir, tmp_path, single_thread):
+    """--init: every arm continues from the same MLM folder (its weights, shape and tokenizer)."""
+    import roberta
+
+    out = tmp_path / "abl-init"
+    argv = quick_argv(train_files, out, "--seeds", "0", "--arms", "dynamic", "static-dupe1",
+                      "--init", str(tiny_mlm_dir))
+    assert ablation.main(argv) == 0
+    assert not (out / "tokenizer").exists()  # the warm start's tokenizer, none trained
+    results = json.loads((out / "results.json").read_text())
+    assert results["status"] == "complete" and results["setup"]["init"] == str(tiny_mlm_dir)
+    assert results["setup"]["tokenizer"] == str(tiny_mlm_dir / "tokenizer.json")
+    pretrain_commands = [c for c in results["commands"] if "train.pretrain" in c]
+    assert len(pretrain_commands) == 2 and all(f"--init {tiny_mlm_dir}" in c for c in pretrain_commands)
+    # same starting point: the held-out loss before the first step is the same in both arms
+    first = {arm: results["arms"][arm]["seeds"]["0"]["eval_curve"]["loss"][0] for arm in ("dynamic", "static-dupe1")}
+    assert first["dynamic"] == pytest.approx(first["static-dupe1"], abs=1e-6)
+    # the no-pretraining baseline has the warm start's shape
+    config = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir).config
+    baseline = roberta.RobertaForSequenceClassification.from_pretrained(out / "random-init-seed0" / "sst2").config
+    for key in ("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "vocab_size"):
+        assert getattr(baseline, key) == getattr(config, key), key

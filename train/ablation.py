@@ -7,25 +7,35 @@
     python -m train.ablation --seeds 0 1 2 3 4        # more seeds later: finished runs are kept
     python -m train.ablation --summarize-only         # results from the runs finished so far (partial)
 
-Arms. Everything is the same in every arm (model, corpus, token budget, seeds, tokenizer, held-out
+Arms. Everything is the same in every arm (warm start, corpus, token budget, seeds, tokenizer, held-out
 evaluation, fine-tuning) except how the training rows are masked (`roberta.masking`):
     dynamic          RoBERTa: a fresh mask every time a row is fed to the model
     static-dupe1     one fixed mask per row, seen again in every epoch
     static-dupe10    BERT: 10 fixed masks per row, cycled over epochs (the paper's "static" row)
-Seed s is the same for the three arms: same initial weights, same order of the rows, same held-out mask.
+Seed s is the same for the three arms: same starting weights, same order of the rows, same held-out mask.
+
+Shared warm start. Every arm continues pretraining from one MLM model that is already off the early MLM
+plateau (--init, default: the shipped assets/mini-roberta-mlm, its weights, shape and tokenizer). Runs
+from random weights that fit this budget never leave the plateau (measured: a 4-layer model, 2,020 steps
+of 32 x 128 tokens, held-out loss 6.49 / accuracy 13.1%; the same on 64-token rows, 4,100 steps: 15.4%),
+and near-unigram models cannot differ by how they were masked. `--init none` runs the arms from random
+weights (then a tokenizer is trained on the corpus first). The warm start saw WikiText-2 train in its own
+pretraining (~3 passes, dynamic masks), so the arms measure what 20 more passes with reused or fresh masks
+do to a model that knows the text, not pretraining from scratch.
 
 Per arm x seed, each step the script's own `main(argv)` (the exact commands are printed and recorded):
-  1. `train.pretrain`, dropout 0, --epochs passes over a fixed slice of WikiText-2 train; held-out MLM
-     loss/accuracy on --eval-rows rows of wiki.valid.tokens every --eval-every steps (log.jsonl), and on
-     all of it at the end (metrics.json).
+  1. `train.pretrain --init`, dropout 0, --epochs passes over a fixed slice of WikiText-2 train; held-out
+     MLM loss/accuracy on --eval-rows rows of wiki.valid.tokens every --eval-every steps (log.jsonl), and
+     on all of it at the end (metrics.json).
   2. a mask probe (here): MLM loss on the first training rows (a) under the mask the model was trained on
      in the last epoch (static arms only) and (b) under fresh masks. (b) - (a) is what the model memorised
      of its fixed masks; held-out - (b) is what it memorised of the text. Also counts the distinct masks
      the training masker gives a row over the run (1 for static-dupe1, by construction).
   3. `train.finetune` on SST-2: identical short fine-tuning (2 epochs over a seeded 8,000-phrase sample,
      no checkpoint selection: the dev accuracy is that of the last step).
-Plus the same fine-tuning from a random encoder per seed (what pretraining buys at all; --no-baseline).
-Then OUT/results.json and OUT/curves.png (held-out loss, training loss, probe, SST-2), copied to --ship.
+Plus the same fine-tuning from a random encoder of the same shape per seed (what pretraining buys at all;
+--no-baseline). Then OUT/results.json and OUT/curves.png (held-out loss, training loss, probe, SST-2),
+copied to --ship.
 
 Resumable: run the same command again. A step whose folder has metrics.json (probe.json) is skipped, an
 interrupted one resumes from its checkpoint (`--resume`, checkpoints every 5 min). OUT/plan.json keeps
@@ -33,33 +43,23 @@ every step's command: changing an option that would make finished runs incompara
 Runs go seed by seed (the three arms of seed 0, then seed 1, ...), so a stopped ablation still holds
 complete, paired seeds; --summarize-only ships them.
 
-Budget (150 minutes of wall time on the 2-core Xeon, bf16 autocast with AMX, nothing else running: a
-second training process on the same 2 cores slows both far more than 2x), the arithmetic:
-  Measured: the shipped pretraining run (preset mini: 6 layers, hidden 256, FFN 1024, vocab 32,768,
-  128-token rows, batch 64) trains at 9,400-11,000 tokens/s on this machine (runs/mini-roberta-mlm/log.jsonl,
-  steps 700-1,320; 9.4k is used below).
-  Measured: the 8,192-token BPE trained on WikiText-2 train gives 4.16 raw file characters per token
-  (10.78M characters -> 2.59M tokens); wiki.valid.tokens packs into 2,037 rows (261k tokens).
-  Training FLOPs per token ~ 6 x body parameters + attention 12*L*T*H + MLM head on 15% of the tokens
-  0.15 x 6 x (V*H + H*H):
-      mini:             6 x 4.72M + 2.4M + 7.6M = 38 MFLOP/token   (9.4k tokens/s = 360 GFLOP/s)
-      ablation model:   6 x 3.15M + 1.6M + 2.0M = 22 MFLOP/token   (4 layers, hidden 256, 4 heads,
-                        FFN 1024, vocab 8,192, 5.36M parameters) -> 1.7x faster, ~16k tokens/s;
-                        planning figure 13k tokens/s (80%: more of a small model's time is outside matmuls)
-  Corpus: the first 1.7M characters of WikiText-2 train (whole articles) ~ 408k tokens ~ 3,240 rows
-  of 128 -> 102 steps of 32 rows per epoch; 20 epochs ~ 2,030 steps ~ 8.3M tokens per pretraining run.
-  Per arm x seed: pretraining 8.3M / 13k = 640 s; 21 held-out evaluations of 512 rows (65k tokens,
-  forward only, ~3x training speed) 35 s; final evaluation on all 2,037 rows 7 s; probe 6 s; SST-2
-  fine-tuning 500 steps of 32 phrases (~0.1 s/step) 60 s; setup 10 s  ->  ~760 s = 12.7 min.
-  Whole ablation: 9 x 12.7 = 114 min + 3 random-init fine-tunings 3 min + tokenizer 0.2 min = 118 min,
-  32 min (21%) under 150. Break-even: it still fits if the 4-layer model trains at >= 9.7k tokens/s,
-  i.e. about as fast as the 1.7x costlier mini model already runs (9.4-11k). After every run the script
-  prints the measured throughput and the projected total against --time-budget-min; if the first run
-  shows it will not fit, stop, delete OUT and pass a smaller --corpus-chars (the token budget follows).
+Budget (150 minutes of wall time on 2 CPU cores, nothing else running), the arithmetic for the 2-core
+AMD EPYC (AVX512-BF16, no AMX) it was run on:
+  Measured: the mini model (6 layers, hidden 256, vocab 32,768) trains at ~4,600 tokens/s in bf16
+  autocast with batch 32 x 128 (median step 0.90 s; 16 x 128: 0.62 s, 3,300 tokens/s).
+  Measured: the shipped 32k tokenizer gives 4.83 raw WikiText characters per token (600k characters ->
+  124k tokens, 972 rows of 128).
+  Corpus: the first 600k characters of WikiText-2 train (whole articles) ~ 126k tokens ~ 987 rows ->
+  31 steps of 32 rows per epoch; 20 epochs ~ 620 steps ~ 2.5M tokens per pretraining run.
+  Per arm x seed: pretraining 2.5M / 4.5k = 560 s; 13 held-out evaluations of 256 rows ~ 30 s; the final
+  evaluation on all 1,775 rows ~ 20 s; probe ~ 10 s; SST-2 fine-tuning (500 steps of 32 phrases) ~ 90 s;
+  setup ~ 15 s  ->  ~725 s = 12 min. Whole ablation: 9 x 12 + 3 random-init fine-tunings 5 min ~ 113 min,
+  under 150. After every run the script prints the measured throughput and the projected total against
+  --time-budget-min; if the first run shows it will not fit, stop, delete OUT and pass a smaller
+  --corpus-chars (the token budget follows).
 Why 20 epochs: with 10, static-dupe10 would show every row each of its 10 masks exactly once, the same
-distribution as dynamic masking (no reuse at all); BERT's 40 epochs (each mask seen 4 times) would leave a
-200k-token corpus in this budget, where memorising the text itself would dominate. With 20, a
-static-dupe10 mask is seen twice and the static-dupe1 mask 20 times. --epochs 40 is one flag away.
+distribution as dynamic masking (no reuse at all); with 20, a static-dupe10 mask is seen twice and the
+static-dupe1 mask 20 times (BERT's 40 epochs, each mask seen 4 times, is `--epochs 40`).
 """
 from __future__ import annotations
 
@@ -104,19 +104,20 @@ PAPER = {
 
 # The two recipes. FULL is the budgeted one (see the module docstring); QUICK checks the pipeline in seconds.
 FULL = {
-    "vocab_size": 8192, "tokenizer_max_chars": 0, "corpus_chars": 1_700_000, "epochs": 20,
-    "model": ["--preset", "mini", "--layers", "4", "--hidden-size", "256", "--heads", "4",
-              "--intermediate-size", "1024", "--max-length", "128"],
-    "pretrain": ["--dropout", "0", "--batch-size", "32", "--lr", "5e-4", "--warmup", "0.06",
-                 "--weight-decay", "0.01", "--eval-every", "100", "--eval-rows", "512", "--final-eval-rows", "0",
+    "init": "assets/mini-roberta-mlm", "vocab_size": 32768, "tokenizer_max_chars": 0, "corpus_chars": 600_000,
+    "epochs": 20, "chars_per_token": 4.83,
+    "model": ["--preset", "mini"],  # from scratch only (--init none); a warm start keeps the --init shape
+    "pretrain": ["--dropout", "0", "--batch-size", "32", "--lr", "2e-4", "--warmup", "0.06",
+                 "--weight-decay", "0.01", "--eval-every", "50", "--eval-rows", "256", "--final-eval-rows", "0",
                  "--log-every", "10", "--save-every-min", "5"],
     "finetune": ["--train-n", "8000", "--epochs", "2", "--batch-size", "32", "--lr", "2e-4", "--warmup", "0.1",
                  "--eval-every", "0", "--max-length", "128"],
     "probe_rows": 256,
-    "planning_tokens_per_s": 13_000,
+    "planning_tokens_per_s": 4_500,
 }
 QUICK = {
-    "vocab_size": 500, "tokenizer_max_chars": 300_000, "corpus_chars": 20_000, "epochs": 3,
+    "init": None, "vocab_size": 500, "tokenizer_max_chars": 300_000, "corpus_chars": 20_000, "epochs": 3,
+    "chars_per_token": None,
     "model": ["--preset", "tiny", "--max-length", "32"],
     "pretrain": ["--dropout", "0", "--batch-size", "16", "--lr", "2e-3", "--warmup", "0.1", "--eval-every", "5",
                  "--eval-rows", "16", "--final-eval-rows", "64", "--log-every", "2"],
@@ -125,7 +126,6 @@ QUICK = {
     "probe_rows": 16,
     "planning_tokens_per_s": None,
 }
-MEASURED_CHARS_PER_TOKEN = 4.16  # WikiText-2 train, raw file characters per token of the 8k BPE (docstring)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -156,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epochs", type=float, default=None,
                    help=f"passes over the corpus slice, the same in every arm (default: {FULL['epochs']}; "
                         f"with --quick {QUICK['epochs']})")
+    p.add_argument("--init", default=None,
+                   help="shared warm start: every arm continues pretraining from this MLM folder (its weights, "
+                        f"shape and tokenizer); 'none' = every arm from random weights (default: {FULL['init']}; "
+                        "with --quick none)")
     p.add_argument("--tokenizer", default=None,
                    help="tokenizer.json (or folder) to use; default: train one on --corpus once "
                         f"({FULL['vocab_size']:,} tokens; with --quick {QUICK['vocab_size']})")
@@ -176,6 +180,8 @@ def recipe_of(args) -> dict:
         recipe["corpus_chars"] = args.corpus_chars
     if args.epochs is not None:
         recipe["epochs"] = args.epochs
+    if args.init is not None:
+        recipe["init"] = None if args.init.lower() == "none" else args.init
     return recipe
 
 
@@ -188,7 +194,23 @@ def corpus_path(args, recipe) -> Path:
 
 
 def tokenizer_path(args) -> str:
-    return args.tokenizer or str(Path(args.out) / "tokenizer" / "tokenizer.json")
+    """--tokenizer, else the warm start's, else the one the plan trains on the corpus."""
+    init = recipe_of(args)["init"]
+    return args.tokenizer or (str(Path(init) / "tokenizer.json") if init else
+                              str(Path(args.out) / "tokenizer" / "tokenizer.json"))
+
+
+def init_shape_args(init: str) -> list[str]:
+    """Options that build a random model of the warm start's shape (the no-pretraining baseline; its max length
+    is the fine-tuning recipe's --max-length)."""
+    import roberta
+
+    try:
+        config = roberta.RobertaConfig.from_dict(json.loads((Path(init) / "config.json").read_text()))
+    except (OSError, ValueError) as err:
+        raise SystemExit(f"error: --init {init}: cannot read its config.json ({err})") from None
+    return ["--layers", str(config.num_hidden_layers), "--hidden-size", str(config.hidden_size),
+            "--heads", str(config.num_attention_heads), "--intermediate-size", str(config.intermediate_size)]
 
 
 def run_dir(out: Path, arm: str, seed: int) -> Path:
@@ -201,7 +223,10 @@ def plan(args) -> list[dict]:
     corpus, tok = corpus_path(args, recipe), tokenizer_path(args)
     common = ["--precision", args.precision, "--no-progress"]
     steps = []
-    if args.tokenizer is None:
+    init = recipe["init"]
+    model_argv = ["--init", init] if init else recipe["model"]
+    baseline_shape = [*recipe["model"], *init_shape_args(init)] if init else recipe["model"]
+    if args.tokenizer is None and not init:
         steps.append({"name": "tokenizer", "kind": "tokenizer", "module": tokenizer, "folder": out / "tokenizer",
                       "argv": ["--corpus", args.corpus, "--vocab-size", str(recipe["vocab_size"]),
                                "--max-chars", str(recipe["tokenizer_max_chars"]), "--seed", "0",
@@ -216,7 +241,7 @@ def plan(args) -> list[dict]:
             steps.append({"name": f"{arm}-seed{seed}/pretrain", "kind": "pretrain", "module": pretrain,
                           "arm": arm, "seed": seed, "folder": folder / "mlm",
                           "argv": ["--corpus", str(corpus), "--valid", args.valid, "--tokenizer", tok,
-                                   *recipe["model"], *masking_argv, "--epochs", f"{recipe['epochs']:g}",
+                                   *model_argv, *masking_argv, "--epochs", f"{recipe['epochs']:g}",
                                    *recipe["pretrain"], "--cache-dir", str(out / "cache"), "--seed", str(seed),
                                    *common, "--out", str(folder / "mlm"), "--resume"]})
             steps.append({"name": f"{arm}-seed{seed}/probe", "kind": "probe", "module": None, "arm": arm,
@@ -229,7 +254,7 @@ def plan(args) -> list[dict]:
             folder = run_dir(out, BASELINE, seed)
             steps.append({"name": f"{BASELINE}-seed{seed}/finetune", "kind": "finetune", "module": finetune,
                           "arm": BASELINE, "seed": seed, "folder": folder / "sst2",
-                          "argv": ["--init", "random", "--tokenizer", tok, *recipe["model"], *data_sst2,
+                          "argv": ["--init", "random", "--tokenizer", tok, *baseline_shape, *data_sst2,
                                    *recipe["finetune"], "--seed", str(seed), *common, "--out",
                                    str(folder / "sst2"), "--resume"]})
     return steps
@@ -481,6 +506,7 @@ def summarize(args, steps: list[dict], corpus_info: dict | None, started_total: 
             "quick": args.quick,
             "corpus": corpus_info or {"file": str(corpus_path(args, recipe))},
             "valid": args.valid, "sst2_train": args.train, "sst2_dev": args.dev,
+            "init": recipe["init"] or "random",
             "tokenizer": tokenizer_path(args), "seeds": args.seeds, "epochs": recipe["epochs"],
             "train_rows": first.get("train_rows"), "train_tokens_per_run": first.get("train_tokens"),
             "train_steps_per_run": first.get("train_steps"), "parameters": first.get("parameters"),
@@ -692,8 +718,8 @@ def _main(args, argv) -> int:
         print(f"# {len([s for s in steps if s['kind'] == 'pretrain'])} pretraining runs, "
               f"{len([s for s in steps if s['kind'] == 'finetune'])} fine-tunings; corpus "
               f"{corpus_path(args, recipe)}")
-        if recipe["corpus_chars"] and recipe["planning_tokens_per_s"]:
-            tokens = recipe["corpus_chars"] / MEASURED_CHARS_PER_TOKEN * recipe["epochs"]
+        if recipe["corpus_chars"] and recipe["planning_tokens_per_s"] and recipe["chars_per_token"]:
+            tokens = recipe["corpus_chars"] / recipe["chars_per_token"] * recipe["epochs"]
             runs = len([s for s in steps if s["kind"] == "pretrain"])
             minutes = runs * (tokens / recipe["planning_tokens_per_s"] + 120) / 60
             print(f"# ~{tokens / 1e6:.1f}M training tokens per run; at the planning figure of "
