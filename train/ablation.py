@@ -600,7 +600,7 @@ def plot(results: dict, png: Path) -> None:
     shown = [arms[a]["mean"].get(k) for a in names for k, _, _ in kinds if arms[a]["mean"].get(k) is not None]
     if shown:  # the differences are a few percent of the loss: do not start the axis at 0
         span = max(shown) - min(shown) or abs(max(shown)) * 0.05 or 1.0
-        ax_probe.set_ylim(min(shown) - 0.6 * span, max(shown) + 0.6 * span)
+        ax_probe.set_ylim(max(0.0, min(shown) - 0.6 * span), max(shown) + 0.6 * span)  # a loss is never < 0
     ax_probe.set_xticks(range(len(names)), [textwrap.fill(arms[a]["label"], 18) for a in names], fontsize=8)
     ax_probe.set(title="what was memorised: final MLM loss (mean, std over seeds)", ylabel="loss")
     ax_probe.legend([Patch(facecolor="white", edgecolor="black", hatch=h) for _, _, h in kinds],
