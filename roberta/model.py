@@ -379,12 +379,15 @@ def load_state_dict(model_id, map_location="cpu", **hub_kwargs) -> dict[str, tor
     return from_hf_state_dict(load_file(resolve_file(model_id, WEIGHTS_NAME, **hub_kwargs), device=str(map_location)))
 
 
+def load_config(model_id, **hub_kwargs) -> RobertaConfig:
+    """The config.json of a model folder or Hub repo."""
+    return RobertaConfig.from_dict(json.loads(Path(resolve_file(model_id, CONFIG_NAME, **hub_kwargs)).read_text()))
+
+
 def _as_config(config, model_id) -> RobertaConfig:
     if isinstance(config, RobertaConfig):
         return config
-    if config is None:
-        config = json.loads(Path(resolve_file(model_id, CONFIG_NAME)).read_text())
-    return RobertaConfig.from_dict(config)
+    return load_config(model_id) if config is None else RobertaConfig.from_dict(config)
 
 
 def _check_keys(model, state, model_id, strict=True):

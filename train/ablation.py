@@ -51,7 +51,7 @@ AMD EPYC (AVX512-BF16, no AMX) it was run on:
   124k tokens, 972 rows of 128).
   Corpus: the first 600k characters of WikiText-2 train (whole articles) ~ 126k tokens ~ 987 rows ->
   31 steps of 32 rows per epoch; 20 epochs ~ 620 steps ~ 2.5M tokens per pretraining run.
-  Per arm x seed: pretraining 2.5M / 4.5k = 560 s; 13 held-out evaluations of 256 rows ~ 30 s; the final
+  Per arm x seed: pretraining 2.5M / 4.5k = 560 s; 14 held-out evaluations of 256 rows ~ 30 s; the final
   evaluation on all 1,775 rows ~ 20 s; probe ~ 10 s; SST-2 fine-tuning (500 steps of 32 phrases) ~ 90 s;
   setup ~ 15 s  ->  ~725 s = 12 min. Whole ablation: 9 x 12 + 3 random-init fine-tunings 5 min ~ 113 min,
   under 150. After every run the script prints the measured throughput and the projected total against
@@ -206,7 +206,7 @@ def init_shape_args(init: str) -> list[str]:
     import roberta
 
     try:
-        config = roberta.RobertaConfig.from_dict(json.loads((Path(init) / "config.json").read_text()))
+        config = roberta.load_config(init)
     except (OSError, ValueError) as err:
         raise SystemExit(f"error: --init {init}: cannot read its config.json ({err})") from None
     return ["--layers", str(config.num_hidden_layers), "--hidden-size", str(config.hidden_size),

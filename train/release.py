@@ -43,8 +43,7 @@ def read_phase(run) -> dict:
     existed trained on full rows: the model's max input length)."""
     metrics = read_metrics(run)
     if "seq_length" not in metrics:
-        config = roberta.RobertaConfig.from_dict(json.loads((Path(run) / "config.json").read_text()))
-        metrics["seq_length"] = config.max_length
+        metrics["seq_length"] = roberta.load_config(run).max_length
     return metrics
 
 
