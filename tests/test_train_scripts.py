@@ -242,6 +242,21 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
     for text in SENTIMENT_EXAMPLES:
         assert f"| {release._cell(text)} | " in clf_card
     assert roberta.RobertaForSequenceClassification.from_pretrained(out / release.CLASSIFIER_NAME)
+    assert "### Fill-mask probe" in mlm_card and "| **all** |" in mlm_card
+
+    # A later session: the run folders are gone, the next phase starts from the shipped folder, whose
+    # phases.json carries the history into the next release.
+    phase3 = tmp_path / "phase3"
+    argv = pretrain_argv(train_files, phase3, "--init", str(out / release.MLM_NAME))
+    argv[argv.index("--max-length"):argv.index("--max-length") + 2] = []
+    assert pretrain.main(argv) == 0
+    out2 = tmp_path / "assets2"
+    assert release.main(["--mlm", str(out / release.MLM_NAME), str(phase3), "--out", str(out2)]) == 0
+    phases = json.loads((out2 / release.MLM_NAME / release.PHASES_FILE).read_text())
+    assert [p["init"] if "init" in p else "random" for p in phases] == ["random", str(phase1), str(out / release.MLM_NAME)]
+    assert "fill_mask_probe" in phases[1] and 0 <= phases[2]["fill_mask_probe"]["top5"] <= 1
+    card = (out2 / release.MLM_NAME / "README.md").read_text()
+    assert len([line for line in card.splitlines() if line.startswith(("| 1 |", "| 2 |", "| 3 |"))]) == 3
 
 
 def test_release_errors(tmp_path, capsys):

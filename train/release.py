@@ -4,7 +4,9 @@
         --classifier runs/mini-roberta-sst2 --baseline runs/random-sst2 --out assets
 
 `--mlm` lists the pretraining phases in order (each a `train.pretrain` folder, the next one started with
-`--init` from the one before); the last is shipped. `--classifier` is the `train.finetune` run shipped for
+`--init` from the one before); the last is shipped. A shipped folder carries the history of the phases
+that made it (`phases.json`, each phase's metrics.json), so a later session continues from it with
+`--mlm assets/mini-roberta-mlm runs/NEXT-PHASE` after the run folders of earlier sessions are gone. `--classifier` is the `train.finetune` run shipped for
 sentiment, `--baseline` the same recipe from random initialisation (`--init random`).
 
 Each folder is copied with `train.export` (float16 weights by default), then a "Shipped model" section is
@@ -26,9 +28,11 @@ import roberta
 from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 
 from .export import DTYPES, export
+from .fill_mask_probe import DEFAULT_PROBE, read_probe, run_probe
 
 MLM_NAME, CLASSIFIER_NAME = "mini-roberta-mlm", "mini-roberta-sst2"
 SECTION = "## Shipped model"
+PHASES_FILE = "phases.json"
 
 
 def read_metrics(run) -> dict:
@@ -45,6 +49,14 @@ def read_phase(run) -> dict:
     if "seq_length" not in metrics:
         metrics["seq_length"] = roberta.load_config(run).max_length
     return metrics
+
+
+def read_phases(run) -> list[dict]:
+    """The pretraining phases that produced `run`: its phases.json (a shipped folder), else the run alone."""
+    history = Path(run) / PHASES_FILE
+    if history.is_file():
+        return json.loads(history.read_text())
+    return [read_phase(run)]
 
 
 def _table(header: list[str], rows: list[list]) -> str:
@@ -68,10 +80,15 @@ def _hardware(metrics: dict) -> str:
             f"{hw.get('torch_threads', '?')} torch threads, {hw.get('precision', '?')}, torch {hw.get('torch', '?')}")
 
 
+def _probe_cell(phase: dict) -> str:
+    probe = phase.get("fill_mask_probe")
+    return f"{probe['top1']:.1%} / {probe['top5']:.1%}" if probe else ""
+
+
 def pretraining_section(phases: list[dict]) -> str:
     rows = [[i + 1, f"`{m.get('init', 'random')}`", m["seq_length"], _minutes(m["train_time_s"]),
              f"{m['train_steps']:,}", f"{m['train_tokens']:,}", f"{m['eval_loss']:.3f}", f"{m['eval_accuracy']:.1%}",
-             f"{m['eval_perplexity']:.1f}"] for i, m in enumerate(phases)]
+             f"{m['eval_perplexity']:.1f}", _probe_cell(m)] for i, m in enumerate(phases)]
     total_s = sum(m["train_time_s"] for m in phases)
     total_tokens = sum(m["train_tokens"] for m in phases)
     commands = "\n".join(f"# phase {i + 1}\n{m['command']}" for i, m in enumerate(phases))
@@ -93,7 +110,7 @@ def pretraining_section(phases: list[dict]) -> str:
         f"{_hardware(phases[-1])}. Held-out figures: masked-LM loss, accuracy and perplexity on "
         f"`{phases[-1].get('eval_data', '?')}` at the end of each phase (one fixed mask, all rows).",
         _table(["phase", "started from", "row length", "train minutes", "steps", "tokens", "held-out loss",
-                "accuracy", "perplexity"], rows),
+                "accuracy", "perplexity", "probe top-1 / top-5"], rows),
         *([later.strip()] if later else []),
         f"```bash\n{commands}\n```",
     ])
@@ -114,6 +131,21 @@ def fill_mask_section(folder) -> str:
         "predictions with their probabilities (several masks: one list per mask, separated by /).",
         _table(["text", "predictions"], rows),
     ])
+
+
+def probe_section(folder) -> tuple[str, dict]:
+    """The fill-mask probe's scores (`train.fill_mask_probe`) for the card, and the overall figures."""
+    result = run_probe(roberta.pipeline("fill-mask", model=folder), read_probe(DEFAULT_PROBE))
+    rows = [[name, c["sentences"], f"{c['top1']:.0%}", f"{c['top5']:.0%}"] for name, c in result["categories"].items()]
+    rows.append(["**all**", result["sentences"], f"**{result['top1']:.1%}**", f"**{result['top5']:.1%}**"])
+    text = "\n\n".join([
+        "### Fill-mask probe",
+        f"{result['sentences']} everyday sentences with one expected word (`tests/data/fill_mask_probe.tsv` in the "
+        "project; `python -m train.fill_mask_probe --model FOLDER` prints every answer): how often the expected "
+        "word is the top prediction, and among the top 5.",
+        _table(["category", "sentences", "top-1", "top-5"], rows),
+    ])
+    return text, {"top1": result["top1"], "top5": result["top5"], "sentences": result["sentences"]}
 
 
 def comparison_section(classifier: dict, baseline: dict | None) -> str:
@@ -157,11 +189,13 @@ def write_section(folder, body: str) -> Path:
 
 
 def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtype="float16") -> list[Path]:
-    phases = [read_phase(run) for run in mlm_phases]
+    phases = [phase for run in mlm_phases for phase in read_phases(run)]
     written = []
     if mlm_phases:
         dst = export(mlm_phases[-1], Path(out) / MLM_NAME, dtype)
-        write_section(dst, pretraining_section(phases) + "\n\n" + fill_mask_section(dst))
+        probe_text, phases[-1]["fill_mask_probe"] = probe_section(dst)
+        (dst / PHASES_FILE).write_text(json.dumps(phases, indent=1) + "\n")
+        write_section(dst, "\n\n".join([pretraining_section(phases), probe_text, fill_mask_section(dst)]))
         written.append(dst)
     if classifier:
         metrics = read_metrics(classifier)
