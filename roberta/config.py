@@ -24,6 +24,9 @@ class RobertaConfig:
     eos_token_id: int = 2
     # Sequence classification labels (id -> name); JSON turns int keys into strings, we turn them back.
     id2label: dict[int, str] = field(default_factory=lambda: {0: "LABEL_0", 1: "LABEL_1"})
+    # Classifiers: probabilities are softmax(logits / calibration_temperature), fitted after fine-tuning
+    # (train.calibrate). The logits stay raw; `transformers` keeps the field as a config attribute.
+    calibration_temperature: float = 1.0
 
     def __post_init__(self):
         self.id2label = {int(k): str(v) for k, v in self.id2label.items()}

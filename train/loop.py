@@ -316,8 +316,9 @@ def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 
-def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
-    return torch.optim.AdamW(param_groups(model, weight_decay), lr=lr, betas=BETAS, eps=EPS)
+def make_optimizer(model: torch.nn.Module, lr: float, weight_decay: float, groups=None) -> torch.optim.AdamW:
+    """AdamW over `groups` (default `param_groups`); a group's optional "lr_scale" multiplies the scheduled lr."""
+    return torch.optim.AdamW(groups or param_groups(model, weight_decay), lr=lr, betas=BETAS, eps=EPS)
 
 
 def decay(progress: float, schedule: str = "linear") -> float:
@@ -491,6 +492,11 @@ class Task:
         """Held-out metrics (called on rank 0 with the bare model in eval mode)."""
         return {}
 
+    def param_groups(self, model, weight_decay: float) -> list[dict] | None:
+        """The optimizer's parameter groups, each may carry an "lr_scale" (e.g. layer-wise lr decay);
+        None: `param_groups` (one lr for all)."""
+        return None
+
     def state_dict(self) -> dict:
         return {}
 
@@ -526,7 +532,8 @@ class Trainer:
         self.steps_per_epoch = math.ceil(task.num_rows / batch)
 
         self.model = model.to(dist.device)  # the bare model: saving, evaluation
-        self.optimizer = make_optimizer(self.model, args.lr, args.weight_decay)
+        self.optimizer = make_optimizer(self.model, args.lr, args.weight_decay,
+                                        task.param_groups(self.model, args.weight_decay))
         self.step = self.tokens = self.epoch = self.batch_in_epoch = 0
         self.elapsed = 0.0
         self.total_steps = self._planned_steps()
@@ -672,7 +679,7 @@ class Trainer:
         micro = per_rank // a.grad_accum
         lr = a.lr * lr_factor(self.step, self.warmup_steps, self.total_steps, a.schedule, self._time_progress())
         for group in self.optimizer.param_groups:
-            group["lr"] = lr
+            group["lr"] = lr * group.get("lr_scale", 1.0)
 
         self.train_model.train()
         loss_sum = torch.zeros((), device=dist.device)
