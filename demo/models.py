@@ -67,15 +67,12 @@ class Models:
         return {"mlm": self.mlm, "sentiment": self.sentiment}[key]
 
 
-def _is_local(source: str) -> bool:
-    return os.path.isdir(source) or source.startswith((".", "/", "~")) or os.path.exists(source)
-
-
 def _missing_message(key: str, source: str, err: Exception) -> str:
     env = ENV_VARS[key]
-    if _is_local(source) and not os.path.isdir(source):
+    local = roberta.hub.is_local(source)
+    if local and not os.path.exists(source):
         reason = f"the folder {source} does not exist"
-    elif _is_local(source):
+    elif local:
         reason = f"{source} is not a complete model folder ({err})"
     else:
         reason = f"could not load {source} ({err})"

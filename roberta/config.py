@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 
 
@@ -29,14 +30,34 @@ class RobertaConfig:
     calibration_temperature: float = 1.0
 
     def __post_init__(self):
-        self.id2label = {int(k): str(v) for k, v in self.id2label.items()}
-        if self.hidden_size % self.num_attention_heads:
-            raise ValueError(
-                f"hidden_size ({self.hidden_size}) must be divisible by "
-                f"num_attention_heads ({self.num_attention_heads})"
-            )
+        """Check every field (a config.json may hold anything); ValueError names the field and the problem."""
+        for name, low in _INTS.items():
+            value = getattr(self, name)
+            if not _is_int(value):
+                raise ValueError(f"{name} must be an integer, got {value!r}")
+            if value < low:
+                raise ValueError(f"{name} must be at least {low}, got {value}")
+        for name, (low, high, low_open) in _FLOATS.items():
+            value = getattr(self, name)
+            if value is None and name in _OPTIONAL:
+                continue
+            if not (_is_int(value) or isinstance(value, float)) or not math.isfinite(value):
+                raise ValueError(f"{name} must be a number, got {value!r}")
+            if value < low or (low_open and value == low) or (high is not None and value > high):
+                bounds = f"{'above' if low_open else 'at least'} {low}" + (f" and at most {high}" if high else "")
+                raise ValueError(f"{name} must be {bounds}, got {value}")
         if self.hidden_act != "gelu":
-            raise ValueError(f"only hidden_act='gelu' is supported, got {self.hidden_act!r}")
+            raise ValueError(f"hidden_act: only 'gelu' is supported, got {self.hidden_act!r}")
+        if self.hidden_size % self.num_attention_heads:
+            raise ValueError(f"hidden_size ({self.hidden_size}) must be divisible by "
+                             f"num_attention_heads ({self.num_attention_heads})")
+        for name in ("pad_token_id", "bos_token_id", "eos_token_id"):
+            if getattr(self, name) >= self.vocab_size:
+                raise ValueError(f"{name} ({getattr(self, name)}) must be below vocab_size ({self.vocab_size})")
+        if self.max_length < 3:  # <s>, one token, </s>; positions start after pad_token_id
+            raise ValueError(f"max_position_embeddings ({self.max_position_embeddings}) must be at least "
+                             f"pad_token_id + 4 = {self.pad_token_id + 4} (room for <s>, a token and </s>)")
+        self.id2label = _check_id2label(self.id2label)
 
     @property
     def num_labels(self) -> int:
@@ -89,6 +110,40 @@ class RobertaConfig:
                 overrides.setdefault(key, token_id)
             overrides.setdefault("vocab_size", tokenizer.get_vocab_size())
         return dataclasses.replace(PRESETS[name], **overrides)
+
+
+# Checked by RobertaConfig.__post_init__: integer fields and their least value; number fields and their range
+# (low, high or None, whether low itself is excluded); number fields that may also be None.
+_INTS = {"vocab_size": 1, "hidden_size": 1, "num_hidden_layers": 1, "num_attention_heads": 1,
+         "intermediate_size": 1, "max_position_embeddings": 1, "pad_token_id": 0, "bos_token_id": 0, "eos_token_id": 0}
+_FLOATS = {"layer_norm_eps": (0, None, True), "hidden_dropout_prob": (0, 1, False),
+           "attention_probs_dropout_prob": (0, 1, False), "classifier_dropout": (0, 1, False),
+           "initializer_range": (0, None, False), "calibration_temperature": (0, None, True)}
+_OPTIONAL = {"classifier_dropout"}
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_id2label(id2label) -> dict[int, str]:
+    """{0: name, 1: name, ...}: ids 0..n-1 (JSON's string keys "0", "1" accepted), distinct names."""
+    if not isinstance(id2label, dict) or not id2label:
+        raise ValueError(f"id2label must be a non-empty mapping {{id: label name}}, got {id2label!r}")
+    out = {}
+    for key, name in id2label.items():
+        try:
+            label_id = key if _is_int(key) else int(str(key).strip())
+        except ValueError:
+            raise ValueError(f"id2label: key {key!r} is not a label id (0, 1, ...)") from None
+        if not isinstance(name, (str, int)) or isinstance(name, bool):
+            raise ValueError(f"id2label: the name of label {key!r} must be a string, got {name!r}")
+        out[label_id] = str(name)
+    if sorted(out) != list(range(len(out))):
+        raise ValueError(f"id2label: ids must be 0..{len(out) - 1}, got {sorted(out)}")
+    if len(set(out.values())) != len(out):
+        raise ValueError(f"id2label: label names must be distinct, got {list(out.values())}")
+    return dict(sorted(out.items()))
 
 
 PRESETS: dict[str, RobertaConfig] = {

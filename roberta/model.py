@@ -6,8 +6,8 @@ the two unchanged except for one detail: RoBERTa has no segments, so we keep no 
 
 Shapes: B batch, T sequence length, H hidden size, nh heads, hd head size, V vocabulary, N masked tokens.
 """
-import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,11 +15,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from huggingface_hub import PyTorchModelHubMixin
-from safetensors.torch import load_file, save_file
 
+from . import hub
 from .config import RobertaConfig
-from .convert import from_hf_state_dict, to_hf_state_dict
-from .hub import CONFIG_NAME, WEIGHTS_NAME, resolve_file
 
 IGNORE_INDEX = -100  # label of positions that are not prediction targets
 
@@ -288,22 +286,34 @@ class RobertaPreTrainedModel(
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
-    # ----- persistence: config.json + model.safetensors, readable by transformers too -----
+    # ----- persistence: config.json + model.safetensors, readable by transformers too (see roberta.hub) -----
     def _save_pretrained(self, save_directory: Path) -> None:
-        save_directory = Path(save_directory)
-        (save_directory / CONFIG_NAME).write_text(
-            json.dumps(self.config.to_hf_dict(self.architecture), indent=2, sort_keys=True) + "\n"
-        )
-        save_file(to_hf_state_dict(self.state_dict()), str(save_directory / WEIGHTS_NAME), metadata={"format": "pt"})
+        hub.save_model(save_directory, self.config, self.architecture, self.state_dict())
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *, config=None, map_location="cpu", strict=True,
+                        **hub_kwargs):
+        """A model folder written by `save_pretrained` (or by `transformers`) or a Hub repo id. `hub_kwargs`:
+        revision, token, cache_dir, force_download, local_files_only. Every file is checked before any weight is
+        used (`roberta.hub`); problems raise `roberta.ModelLoadError` naming the file and the field or tensor."""
+        return cls._from_pretrained(model_id=os.fspath(pretrained_model_name_or_path), config=config,
+                                    map_location=map_location, strict=strict, **hub_kwargs)
 
     @classmethod
     def _from_pretrained(cls, *, model_id, config=None, map_location="cpu", strict=True, **hub_kwargs):
-        config = _as_config(config, model_id)
-        model = cls(config)
-        state = load_state_dict(model_id, map_location, **hub_kwargs)
-        _check_keys(model, state, model_id, strict=strict)
+        config, config_path = _as_config(config, model_id, **hub_kwargs)
+        state, metadata, weights_path = hub.load_weights(model_id, map_location, **hub_kwargs)
+        hub.check_weights(state, cls.expected_shapes(config), config, metadata, weights_path, config_path,
+                          cls.__name__, strict=strict)
+        model = cls(config)  # built only once the weights are known to fit: no allocation from a bad config
         model.load_state_dict(state, strict=strict)
         return model.eval()
+
+    @classmethod
+    def expected_shapes(cls, config: RobertaConfig) -> dict[str, tuple]:
+        """Tensor name -> shape of the model `config` describes (built on the meta device: no memory used)."""
+        with torch.device("meta"):
+            return {name: tuple(t.shape) for name, t in cls(config).state_dict().items()}
 
 
 class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag="fill-mask"):
@@ -358,48 +368,31 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel, pipeline_tag="tex
     @classmethod
     def from_pretrained_encoder(cls, model_id, id2label=None, map_location="cpu", **config_overrides):
         """Start fine-tuning: the encoder (`roberta.*`) from a pretrained checkpoint, a fresh classifier head."""
-        config = _as_config(None, model_id)
+        config, config_path = _as_config(None, model_id)
         if id2label is not None:
             config_overrides["id2label"] = id2label
         for key, value in config_overrides.items():
             setattr(config, key, value)
         config.__post_init__()
+        state, metadata, weights_path = hub.load_weights(model_id, map_location)
+        state = {k: v for k, v in state.items() if k.startswith("roberta.")}
+        encoder = {k: v for k, v in cls.expected_shapes(config).items() if k.startswith("roberta.")}
+        if missing := sorted(encoder.keys() - state.keys()):
+            raise hub.ModelLoadError(f"{weights_path}: the checkpoint lacks encoder weights {missing[:5]}")
+        hub.check_weights(state, encoder, config, metadata, weights_path, config_path, cls.__name__, strict=False)
         model = cls(config)
-        state = {k: v for k, v in load_state_dict(model_id, map_location).items() if k.startswith("roberta.")}
-        encoder_keys = {k for k in model.state_dict() if k.startswith("roberta.")}
-        if missing := sorted(encoder_keys - state.keys()):
-            raise ValueError(f"{model_id}: the checkpoint lacks encoder weights {missing[:5]}")
         model.load_state_dict(state, strict=False)
         return model
 
 
-# ----- loading helpers -----
-def load_state_dict(model_id, map_location="cpu", **hub_kwargs) -> dict[str, torch.Tensor]:
-    """Our state dict from a checkpoint in `transformers`' layout (safetensors only, never pickle)."""
-    return from_hf_state_dict(load_file(resolve_file(model_id, WEIGHTS_NAME, **hub_kwargs), device=str(map_location)))
+# ----- loading helpers (the files themselves: roberta.hub) -----
+load_config = hub.load_config
 
 
-def load_config(model_id, **hub_kwargs) -> RobertaConfig:
-    """The config.json of a model folder or Hub repo."""
-    return RobertaConfig.from_dict(json.loads(Path(resolve_file(model_id, CONFIG_NAME, **hub_kwargs)).read_text()))
-
-
-def _as_config(config, model_id) -> RobertaConfig:
+def _as_config(config, model_id, **hub_kwargs) -> tuple[RobertaConfig, str]:
+    """(config, where it came from): the folder's config.json, or one given as a RobertaConfig or a dict."""
     if isinstance(config, RobertaConfig):
-        return config
-    return load_config(model_id) if config is None else RobertaConfig.from_dict(config)
-
-
-def _check_keys(model, state, model_id, strict=True):
-    expected = set(model.state_dict())
-    missing, unexpected = sorted(expected - state.keys()), sorted(state.keys() - expected)
-    if strict and (missing or unexpected):
-        raise ValueError(
-            f"{model_id} does not fit {type(model).__name__}: "
-            f"missing keys {missing[:5]}{' ...' if len(missing) > 5 else ''}, "
-            f"unexpected keys {unexpected[:5]}{' ...' if len(unexpected) > 5 else ''}"
-        )
-    for name, tensor in state.items():
-        if name in expected and tensor.shape != model.state_dict()[name].shape:
-            raise ValueError(f"{model_id}: {name} has shape {tuple(tensor.shape)}, "
-                             f"the config wants {tuple(model.state_dict()[name].shape)}")
+        return config, "the given config"
+    if config is not None:
+        return hub.config_from_dict(config, "the given config"), "the given config"
+    return hub.find_config(model_id, **hub_kwargs)

@@ -6,11 +6,12 @@ roberta-base's own `tokenizer.json` loads here with the same code.
 from collections.abc import Iterable
 
 import json
+import os
 from pathlib import Path
 
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
-from .hub import TOKENIZER_NAME, resolve_file
+from .hub import TOKENIZER_NAME, ModelLoadError, ModelNotFoundError, resolve_file
 
 # ids 0..4. roberta-base has <s> <pad> </s> <unk> at 0..3 too but <mask> last (50264); code reads ids by name.
 SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
@@ -38,14 +39,20 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 50265, min_frequency
 
 
 def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
-    """A `tokenizer.json` file, a folder holding one, or a Hub repo id."""
-    path = str(path_or_hub_id)
+    """A `tokenizer.json` file, a folder holding one, or a Hub repo id. Errors are `roberta.ModelLoadError`s
+    naming the file (`ModelNotFoundError` when it does not exist)."""
+    path = os.fspath(path_or_hub_id)
     if not path.endswith(".json"):
         path = resolve_file(path, TOKENIZER_NAME, **hub_kwargs)
-    tokenizer = Tokenizer.from_file(path)
+    elif not os.path.isfile(path):
+        raise ModelNotFoundError(f"{path}: no such tokenizer file")
+    try:
+        tokenizer = Tokenizer.from_file(path)
+    except Exception as err:  # tokenizers raises a bare Exception for unreadable or malformed JSON
+        raise ModelLoadError(f"{path}: not a readable tokenizer.json (truncated or corrupt?): {err}") from None
     missing = [t for t in SPECIAL_TOKENS if tokenizer.token_to_id(t) is None]
     if missing:
-        raise ValueError(f"{path} lacks RoBERTa's special tokens {missing}")
+        raise ModelLoadError(f"{path} lacks RoBERTa's special tokens {missing}")
     return tokenizer
 
 

@@ -8,13 +8,12 @@ log.jsonl and phases.json (a shipped MLM's pretraining history); never the check
 back with `roberta` to check it before returning.
 """
 import argparse
-import json
 import shutil
 import sys
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 
 import roberta
 
@@ -31,10 +30,10 @@ def export(src, dst, dtype="float32") -> Path:
     for name in FILES:
         if (src / name).is_file():
             shutil.copy2(src / name, dst / name)
-    weights = load_file(src / "model.safetensors")
+    weights, metadata = roberta.hub.read_weights(src / "model.safetensors")  # metadata: the config it fits
     save_file({k: v.to(DTYPES[dtype]).contiguous() for k, v in weights.items()}, dst / "model.safetensors",
-              metadata={"format": "pt", "stored_dtype": dtype})
-    architecture = json.loads((dst / "config.json").read_text())["architectures"][0]
+              metadata={**metadata, "format": "pt", "stored_dtype": dtype})
+    architecture = roberta.hub.read_json(dst / "config.json")["architectures"][0]
     getattr(roberta, architecture).from_pretrained(dst)  # strict load: the copy is complete
     return dst
 

@@ -6,13 +6,12 @@ folder), limitations, usage (with `roberta.pipeline` and with `transformers`).
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import torch
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
-from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification
+from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification, hub
 
 TASKS = {"fill-mask": "fill-mask", "mlm": "fill-mask", "pretrain": "fill-mask",
          "text-classification": "text-classification", "sentiment-analysis": "text-classification",
@@ -201,7 +200,7 @@ def write_model_card(folder, *, title: str, task: str, metrics: dict, recipe: di
     config_path = folder / "config.json"
     if not config_path.is_file():
         raise FileNotFoundError(f"{config_path}: no such file (save the model first)")
-    config = RobertaConfig.from_dict(json.loads(config_path.read_text()))
+    config = hub.config_from_dict(hub.read_json(config_path), config_path)
     repo = repo_id or str(folder)
     datasets = list(datasets) if datasets is not None else infer_datasets(_data_values(recipe), _data_values(metrics))
     metric_names = sorted({_metric_name(k) for k, _ in _flatten(metrics)} - {None})
