@@ -33,6 +33,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from roberta.text import detokenize, detokenize_sst2, normalize_for_classifier  # noqa: F401  (re-exported)
+
 HUB_PREFIX = "hub:"
 TEXT_SUFFIXES = (".txt", ".tokens", ".raw")
 UNK = "<unk>"
@@ -46,62 +48,11 @@ class DataError(ValueError):
 # ----------------------------------------------------------------------------------------------------
 # Detokenization
 # ----------------------------------------------------------------------------------------------------
-_TOKENIZED_RULES = [
-    (re.compile(r" @([-,.])@ "), r"\1"),  # WikiText number/compound markers
-    (re.compile(r"\\/"), "/"),  # SST-2 escapes slashes
-    (re.compile(r"-lrb-", re.I), "("), (re.compile(r"-rrb-", re.I), ")"),
-    (re.compile(r"``|''"), '"'),  # PTB quotes
-    (re.compile(r" n't\b", re.I), "n't"),  # does n't -> doesn't, ca n't -> can't
-    (re.compile(r" '(s|re|ve|m|ll|d)\b", re.I), r"'\1"),  # it 's -> it's
-    (re.compile(r"`\s*([^'`]*?)\s*'"), r"'\1'"),  # ` quoted ' -> 'quoted'
-    (re.compile(r'"\s*([^"]*?)\s*"'), r'"\1"'),  # " quoted " -> "quoted"
-    (re.compile(r"([(\[{])\s+"), r"\1"),  # ( x ) -> (x)
-    (re.compile(r"\s+([)\]}])"), r"\1"),
-    (re.compile(r"\s+([,.;:!?%])"), r"\1"),  # word , word -> word, word
-    (re.compile(r"([$#£€])\s+(?=\d)"), r"\1"),  # $ 5 -> $5
-    (re.compile(r"(?<=s) '(?=[\s)\],.;:!?]|$)"), "'"),  # the players ' union -> the players' union
-    (re.compile(r"\s{2,}"), " "),
-]
+# detokenize, detokenize_sst2, normalize_for_classifier: imported above from roberta/text.py (one definition for
+# training and the app, linear in time on any input) and re-exported here
 _WIKI_MARKERS = re.compile(r" @([-,.])@ ")
 _SPACED_PUNCT = re.compile(r" [,.;:] | [,.]$")
 _ATTACHED_PUNCT = re.compile(r"\w[,.;:](?: |$)")
-
-
-def detokenize(text: str) -> str:
-    """Turn tokenized text (`it 's`, `word , word`, `( x )`, WikiText's ` @-@ `) into natural English."""
-    for pattern, repl in _TOKENIZED_RULES:
-        text = pattern.sub(repl, text)
-    return text.strip()
-
-
-def detokenize_sst2(text: str) -> str:
-    """SST-2 as GLUE ships it (`it 's a film that does n't ...`) -> `it's a film that doesn't ...`.
-
-    Lower case stays lower case: see `normalize_for_classifier`."""
-    return detokenize(text)
-
-
-def normalize_for_classifier(text: str) -> str:
-    """The one normalisation applied to classifier inputs, at training AND at inference time.
-
-    SST-2 is lower-cased and tokenized (`it 's`, `does n't`, ` , `); people type natural text
-    (`It's`, `doesn't`, `,`). A byte-level BPE tokenizes the two forms differently (` does`,` n`,`'t` versus
-    ` doesn`,`'t`; `Great` versus ` great`), so a classifier trained on one form meets unfamiliar tokens in
-    the other. We meet in the middle: detokenize (fixes the spacing; a no-op on natural text) and lower-case
-    (SST-2's case cannot be restored reliably, user text can always be lower-cased). The pretraining text
-    is natural (WikiText is detokenized too), so fine-tuning inputs stay in the form the encoder was
-    pretrained on. Idempotent: normalising normalised text changes nothing.
-
-    Measured with the 32k BPE of `train.tokenizer` (defaults): share of the tokens of 500 IMDB reviews never
-    seen in SST-2 train: 15.3% raw/raw, 4.5% when only user text is lower-cased, 3.0% with this function on
-    both sides. A bag-of-BPE-tokens logistic regression trained on SST-2 train (mean of 2-3 seeds) scores
-    the same on SST-2 dev either way (0.811-0.819) and, on 2000 IMDB reviews with punctuation tokens left
-    out, 0.749 raw/raw, 0.750 lower-cased user text, 0.745 this function: equal within noise for words.
-    With punctuation tokens in, matching forms scored lower on IMDB (0.741 vs 0.772): a bag of tokens
-    learns spurious punctuation cues from SST-2's short phrases, which an encoder reading context should not
-    depend on. The decisive test, fine-tuning the pretrained encoder both ways, is left to `train.finetune`.
-    """
-    return detokenize(text).lower()
 
 
 def _looks_tokenized(lines: list[str]) -> bool:

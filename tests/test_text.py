@@ -1,0 +1,168 @@
+"""roberta.text: the classifier's text normalisation. Same outputs as the rules it replaced (frozen below as
+the reference) on SST-2-style and natural text, and linear time on the inputs that made those rules quadratic."""
+import csv
+import random
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from roberta import text as T
+from train import data
+
+# ----- the rules as they were in train/data.py before roberta/text.py (quadratic on long whitespace runs)
+_REFERENCE_RULES = [
+    (re.compile(r" @([-,.])@ "), r"\1"),
+    (re.compile(r"\\/"), "/"),
+    (re.compile(r"-lrb-", re.I), "("), (re.compile(r"-rrb-", re.I), ")"),
+    (re.compile(r"``|''"), '"'),
+    (re.compile(r" n't\b", re.I), "n't"),
+    (re.compile(r" '(s|re|ve|m|ll|d)\b", re.I), r"'\1"),
+    (re.compile(r"`\s*([^'`]*?)\s*'"), r"'\1'"),
+    (re.compile(r'"\s*([^"]*?)\s*"'), r'"\1"'),
+    (re.compile(r"([(\[{])\s+"), r"\1"),
+    (re.compile(r"\s+([)\]}])"), r"\1"),
+    (re.compile(r"\s+([,.;:!?%])"), r"\1"),
+    (re.compile(r"([$#£€])\s+(?=\d)"), r"\1"),
+    (re.compile(r"(?<=s) '(?=[\s)\],.;:!?]|$)"), "'"),
+    (re.compile(r"\s{2,}"), " "),
+]
+
+
+def reference_detokenize(text: str) -> str:
+    for pattern, repl in _REFERENCE_RULES:
+        text = pattern.sub(repl, text)
+    return text.strip()
+
+
+def reference_normalize(text: str) -> str:
+    return reference_detokenize(text).lower()
+
+
+REPRESENTATIVE = [
+    # SST-2 as GLUE ships it
+    "it 's a charming and often affecting journey . ",
+    "unflinchingly bleak and desperate ",
+    "the movie does n't work , and it ca n't be saved by its cast .",
+    "`` the time machine '' is a movie that wo n't go away",
+    "his distinctive ` blundering ' style",
+    "like one of ( spears ' ) music videos",
+    "-lrb- a -rrb- rare , beautiful film ; i 'm glad i saw it !",
+    "the players ' union ... and you 're left with 100 % nothing",
+    "it costs $ 5 and is worth # 1 \\/ 10 of that",
+    "i 've seen it , i 'd see it again , we 'll see ; you 'll see .",
+    # natural text, as people type it
+    "It's a GREAT film, isn't it?",
+    "A gorgeous, funny and deeply moving film.",
+    "Not bad at all, a really fun film.",
+    "I didn't like it (the ending was weak) but the acting... wow!",
+    'She said "never again" and meant it.',
+    "Great.  Two spaces after a full stop.\nA second line.\tAnd a tab.",
+    "Prices rose 5% to $12.50 [citation needed] {sic}",
+    "Émile's café in 東京 😀 — très bien !",
+    "مرحبا بالعالم, this is mixed text.",
+    # WikiText-style
+    "The game 's release was delayed to 1 @,@ 200 copies , a well @-@ known 3 @.@ 5 % figure .",
+    " = Valkyria Chronicles III = ",
+    "",
+    "   ",
+]
+
+
+@pytest.mark.parametrize("text", REPRESENTATIVE)
+def test_same_as_the_rules_it_replaced(text):
+    assert T.normalize_for_classifier(text) == reference_normalize(text)
+    assert T.detokenize(text) == reference_detokenize(text)
+    assert data.normalize_for_classifier is T.normalize_for_classifier  # train.data re-exports the one definition
+    assert data.detokenize is T.detokenize and data.detokenize_sst2 is T.detokenize_sst2
+
+
+def test_same_as_the_rules_it_replaced_on_random_tokenized_text():
+    """Random mixes of the pieces the rules look at, words separated by at most one whitespace character
+    (as in SST-2, WikiText and typed text): identical output, every time."""
+    pieces = ["a", "s", "word", "n't", "'s", "'re", "'", "`", "``", "''", '"', "(", ")", "[", "]", "{", "}", ",",
+              ".", "!", "?", ";", ":", "%", "$", "£", "5", "12", "@-@", "@,@", "@.@", "-lrb-", "-rrb-", "\\/", "é"]
+    rng = random.Random(0)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) + rng.choice([" ", " ", " ", "", "\n", "\t"])
+                       for _ in range(rng.randint(1, 12)))
+        assert T.normalize_for_classifier(text) == reference_normalize(text), repr(text)
+
+
+def test_longer_whitespace_runs_are_collapsed_before_the_rules():
+    """The one deliberate difference: a run of whitespace next to a rule is one space first, so the rule
+    applies (the old rules left `does n't` here); the result is the same as for single-spaced text."""
+    assert T.normalize_for_classifier("it does  n't work  , really") == "it doesn't work, really"
+    assert T.normalize_for_classifier("it does n't work , really") == "it doesn't work, really"
+    assert T.collapse_whitespace("a \t\n b\nc\td") == "a b\nc\td"
+
+
+def test_idempotent():
+    for text in REPRESENTATIVE:
+        once = T.normalize_for_classifier(text)
+        assert T.normalize_for_classifier(once) == once
+
+
+def test_max_chars_cuts_before_the_work():
+    text = "it 's a great film , is n't it ? " * 1000
+    full = T.normalize_for_classifier(text)
+    cut = T.normalize_for_classifier(text, max_chars=500)
+    assert len(cut) <= 500 and full.startswith(cut)
+    assert T.normalize_for_classifier("short , text", max_chars=500) == "short, text"
+    # whitespace is collapsed before cutting: a long run of spaces does not eat the budget
+    assert T.normalize_for_classifier("x" + " " * 10_000 + "y", max_chars=10) == "x y"
+
+
+N = 200_000  # the app's cap on a text
+WORST_CASES = {
+    "spaces then a letter": " " * (N - 1) + "x",
+    "spaces then a bracket": "x" + " " * (N - 2) + ")",
+    "spaces then a comma": "x" + " " * (N - 2) + ",",
+    "tabs and newlines": "\t\n" * (N // 2),
+    "ideographic spaces": "\u3000" * N,
+    "an unclosed quote": '"' + " a" * (N // 2 - 1),
+    "an unclosed backquote": "`" + " a" * (N // 2 - 1),
+    "quotes and spaces": '" ' * (N // 2),
+    "backquotes and quotes": "`'" * (N // 2),
+    "dollars and spaces": "$ " * (N // 2),
+    "one letter": "a" * N,
+    "s-quote": "s '" * (N // 3),
+    "n't": " n't" * (N // 4),
+    "brackets": "( " * (N // 2),
+    "spaced commas": " ," * (N // 2),
+    "WikiText markers": " @-@ " * (N // 5),
+    "combining marks": "e" + "\u0301" * (N - 1),
+    "zero-width spaces": "\u200b" * N,
+    "mixed scripts": "abc東京😀مرحبا " * (N // 14),
+}
+
+
+@pytest.mark.parametrize("name", WORST_CASES)
+def test_linear_time_on_worst_case_inputs(name):
+    """200,000 characters of what made the old rules quadratic (40,000 spaces took 29 s): well under a
+    second each (tens of milliseconds on a loaded 2-core machine)."""
+    text = WORST_CASES[name]
+    start = time.perf_counter()
+    T.normalize_for_classifier(text)
+    assert time.perf_counter() - start < 1.0
+
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"  # as in test_train_data.py
+
+
+def _tsv_texts(path, limit):
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    csv.field_size_limit(10**9)
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+        next(rows)
+        return [row[0] for _, row in zip(range(limit), rows) if row]
+
+
+@pytest.mark.parametrize("name, limit", [("sst2/dev.tsv", 10_000), ("sst2/train.tsv", 5_000), ("imdb/train.tsv", 500)])
+def test_same_as_before_on_the_shared_data(name, limit):
+    """The real SST-2 and IMDB texts (where present): identical to the reference rules."""
+    for text in _tsv_texts(SHARED / name, limit):
+        assert T.normalize_for_classifier(text) == reference_normalize(text), text[:200]
