@@ -389,6 +389,11 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel, pipeline_tag="tex
 load_config = hub.load_config
 
 
+def load_state_dict(model_id, map_location="cpu", **hub_kwargs) -> dict[str, torch.Tensor]:
+    """Our state dict from a checkpoint in `transformers`' layout (safetensors only, never pickle)."""
+    return hub.load_weights(model_id, map_location, **hub_kwargs)[0]
+
+
 def _as_config(config, model_id, **hub_kwargs) -> tuple[RobertaConfig, str]:
     """(config, where it came from): the folder's config.json, or one given as a RobertaConfig or a dict."""
     if isinstance(config, RobertaConfig):

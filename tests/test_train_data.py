@@ -193,6 +193,27 @@ def test_read_labeled_errors_name_file_and_line(tmp_path):
         data.read_labeled(str(blank))
 
 
+def test_non_utf8_files_name_the_file_and_line(tmp_path):
+    # issue 13: these ended in a UnicodeDecodeError without the file; a long file is decoded in chunks, so
+    # the bad byte sits on a later line than the one being parsed when the error comes
+    corpus = tmp_path / "latin1.txt"
+    corpus.write_bytes(("plain line\n" * 3000).encode() + "caf\xe9 au lait\n".encode("latin-1"))
+    with pytest.raises(data.DataError, match=r"latin1.txt line 3001: not UTF-8 text \(byte 0xe9 at column 4\)"):
+        data.read_documents(str(corpus))
+    tsv = tmp_path / "latin1.tsv"
+    tsv.write_bytes(("text\tlabel\n" + "good film\t1\n" * 2000).encode() + "na\xefve\t0\n".encode("latin-1"))
+    for read in (lambda: data.read_labeled(str(tsv)), lambda: data.imdb_sample(str(tsv), n=1)):
+        with pytest.raises(data.DataError, match="latin1.tsv line 2002: not UTF-8 text"):
+            read()
+    header = tmp_path / "header.tsv"
+    header.write_bytes("s\xe9ntence\tlabel\n".encode("latin-1"))
+    with pytest.raises(data.DataError, match="header.tsv line 1: not UTF-8"):
+        data.read_labeled(str(header))
+    bom = tmp_path / "bom.tsv"
+    bom.write_bytes("\ufeffsentence\tlabel\nfine\t1\n".encode())  # a byte-order mark is not part of the header
+    assert data.read_labeled(str(bom))[:2] == (["fine"], [1])
+
+
 def test_imdb_sample_is_fixed(tmp_path):
     path = tmp_path / "imdb.tsv"
     path.write_text("text\tlabel\n" + "".join(f"Review {i}, \"quoted\".\t{i % 2}\n" for i in range(50)))

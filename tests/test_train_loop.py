@@ -14,7 +14,7 @@ import torch
 from safetensors.torch import load_file
 
 import roberta
-from train import loop, pretrain
+from train import finetune, loop, pretrain
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -163,6 +163,106 @@ def test_crash_while_saving_keeps_previous_checkpoint(train_files, tmp_path, mon
     (out / loop.CHECKPOINTS / ".tmp-step-00000004-123").mkdir()
     assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "6", "--save-every", "2", "--resume")) == 0
     assert roberta.RobertaForMaskedLM.from_pretrained(out)
+
+
+def test_truncated_checkpoint_on_resume_falls_back_to_the_previous_one(train_files, tmp_path, monkeypatch, capsys):
+    # issue 13: a truncated checkpoint gave a 31-line traceback without the file name, and exit code 1
+    extra = ["--max-steps", "6", "--save-every", "2", "--log-every", "1"]
+    full, split = tmp_path / "full", tmp_path / "split"
+    assert pretrain.main(pretrain_argv(train_files, full, *extra)) == 0
+    with monkeypatch.context() as m:
+        interrupt_at(m, 5)
+        assert pretrain.main(pretrain_argv(train_files, split, *extra)) == loop.EXIT_INTERRUPTED
+    root = split / loop.CHECKPOINTS
+    assert sorted(p.name for p in root.iterdir()) == ["step-00000004", "step-00000005"]  # the previous one kept
+    damaged = root / "step-00000005" / "model.safetensors"
+    damaged.write_bytes(damaged.read_bytes()[:1000])
+    capsys.readouterr()
+
+    assert pretrain.main(pretrain_argv(train_files, split, *extra, "--resume", "--keep-checkpoints")) == 0
+    err = capsys.readouterr().err
+    assert f"{damaged}: unreadable (truncated or corrupt?)" in err
+    assert "falling back to the previous checkpoint" in err and "step-00000004" in err and "Traceback" not in err
+    assert (root / "bad-step-00000005" / "model.safetensors").is_file()  # moved aside, not deleted
+    a, b = weights(full), weights(split)  # resumed from step 4: still the uninterrupted run's result
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert train_losses(full) == train_losses(split)
+
+
+def test_no_readable_checkpoint_is_a_user_error_naming_the_files(train_files, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    extra = ["--max-steps", "6", "--save-every", "2"]
+    with monkeypatch.context() as m:
+        interrupt_at(m, 3)
+        assert pretrain.main(pretrain_argv(train_files, out, *extra)) == loop.EXIT_INTERRUPTED
+    for folder in (out / loop.CHECKPOINTS).iterdir():
+        (folder / "trainer.pt").write_bytes(b"PK\x03\x04 not a whole zip")
+    capsys.readouterr()
+    assert pretrain.main(pretrain_argv(train_files, out, *extra, "--resume")) == loop.EXIT_USER_ERROR
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: no readable checkpoint") and "step-00000003/trainer.pt" in last
+    assert "step-00000002/trainer.pt" in last and "Traceback" not in err
+
+
+def test_a_checkpoint_that_does_not_read_back_is_not_kept(train_files, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    real_save = loop.save_file
+    calls = []
+
+    def silently_short_save(tensors, filename, *args, **kwargs):  # e.g. a full disk that does not say so
+        real_save(tensors, filename, *args, **kwargs)
+        calls.append(filename)
+        if len(calls) == 2:
+            Path(filename).write_bytes(Path(filename).read_bytes()[:500])
+
+    monkeypatch.setattr(loop, "save_file", silently_short_save)
+    code = pretrain.main(pretrain_argv(train_files, out, "--max-steps", "6", "--save-every", "2"))
+    assert code == loop.EXIT_USER_ERROR and "model.safetensors: unreadable" in capsys.readouterr().err
+    assert [p.name for p in (out / loop.CHECKPOINTS).iterdir()] == ["step-00000002"]  # the good one stays
+
+
+def test_exit_codes_are_documented(capsys):
+    for module in (pretrain, finetune):
+        with pytest.raises(SystemExit):
+            module.main(["--help"])
+        text = capsys.readouterr().out
+        assert "exit codes:" in text and "130" in text and "user error" in text
+
+
+def test_inputs_longer_than_the_position_table_are_refused(train_files, tmp_path, tiny_mlm_dir, capsys):
+    # issue 13: --max-length 100000 was accepted; the first step then ignored SIGTERM/SIGINT for 14 minutes
+    start = time.monotonic()
+    assert pretrain.main(pretrain_argv(train_files, tmp_path / "a", "--max-steps", "1", "--max-length", "100000")) == 2
+    assert "--max-length must be between 3 and 64 (the position table of the tiny preset), got 100000" in \
+        capsys.readouterr().err
+    # the same check builds finetune's --init random model
+    args = pretrain.build_parser().parse_args(["--preset", "mini", "--max-length", "129"])
+    with pytest.raises(loop.UserError, match="between 3 and 128 .the position table of the mini preset"):
+        loop.model_config(args, None)
+    args.max_length = 128
+    assert loop.model_config(args, None).max_position_embeddings == 130
+    # under --init the pretrained model fixes the length: pretrain refuses --max-length, --seq-length is bounded
+    init = pretrain_argv(train_files, tmp_path / "c", "--max-steps", "1", "--init", str(tiny_mlm_dir))
+    init.remove("--max-length"), init.remove("32")
+    assert pretrain.main([*init, "--seq-length", "100000"]) == 2
+    assert "--seq-length must be between 8 and the model's max length 64" in capsys.readouterr().err
+    assert time.monotonic() - start < 60
+
+
+def test_missing_tokenizer_and_non_utf8_corpus_are_one_line_errors(train_files, tmp_path, capsys):
+    argv = pretrain_argv(train_files, tmp_path / "out", "--max-steps", "1")
+    missing = tmp_path / "missing.json"
+    argv[argv.index("--tokenizer") + 1] = str(missing)
+    assert pretrain.main(argv) == loop.EXIT_USER_ERROR
+    assert capsys.readouterr().err == f"error: {missing}: no such tokenizer file\n"
+    corpus = tmp_path / "latin1.txt"
+    corpus.write_bytes("A line.\nCaf\xe9.\n".encode("latin-1"))
+    argv = pretrain_argv(train_files, tmp_path / "out", "--max-steps", "1")
+    argv[argv.index("--corpus") + 1] = str(corpus)
+    assert pretrain.main(argv) == loop.EXIT_USER_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {corpus} line 2: not UTF-8 text") and err.count("\n") == 1
 
 
 # ----- divergence -----

@@ -152,8 +152,12 @@ def read_documents(source: str, unk: str = "token") -> list[str]:
     else:
         documents = []
         for file in _text_files(Path(source)):
-            with open(file, encoding="utf-8") as f:
-                documents += documents_from_lines(f.readlines(), unk=unk)
+            try:
+                with open(file, encoding="utf-8") as f:
+                    lines = f.readlines()
+            except UnicodeDecodeError as err:
+                raise _undecodable(file, err) from None
+            documents += documents_from_lines(lines, unk=unk)
     if not documents:
         raise DataError(f"{source}: no documents found (the file is empty or blank)")
     return documents
@@ -346,12 +350,29 @@ def _parse_label(value, where: str, label2id: dict[str, int] | None, id2label: d
     return label
 
 
+def _undecodable(path: Path, err: UnicodeDecodeError) -> DataError:
+    """A DataError naming the file and its first line that is not UTF-8 (found by reading it again, as bytes)."""
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, 1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                return DataError(f"{path} line {number}: not UTF-8 text (byte {line[bad.start]:#04x} at column "
+                                 f"{bad.start + 1}); save the file as UTF-8")
+    return DataError(f"{path}: not UTF-8 text ({err.reason}); save the file as UTF-8")
+
+
 def _rows_from_file(path: Path):
-    """(columns, iterator of (line number, row dict)) from a TSV or CSV file with a header."""
+    """(columns, iterator of (line number, row dict)) from a TSV or CSV file with a header (UTF-8, a byte-order
+    mark allowed)."""
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
-    f = open(path, encoding="utf-8", newline="")
-    header = f.readline()
+    f = open(path, encoding="utf-8-sig", newline="")
+    try:
+        header = f.readline()
+    except UnicodeDecodeError as err:
+        f.close()
+        raise _undecodable(path, err) from None
     if not header.strip():
         f.close()
         raise DataError(f"{path}: empty file (expected a header line such as 'sentence<TAB>label')")
@@ -363,12 +384,16 @@ def _rows_from_file(path: Path):
 
     def rows():
         with f:
-            for row in reader:
-                if not any(cell.strip() for cell in row):
-                    continue
-                if len(row) != len(columns):
-                    raise DataError(f"{path} line {reader.line_num}: {len(row)} fields, the header has {len(columns)}")
-                yield reader.line_num, dict(zip(columns, row))
+            try:
+                for row in reader:
+                    if not any(cell.strip() for cell in row):
+                        continue
+                    if len(row) != len(columns):
+                        raise DataError(f"{path} line {reader.line_num}: {len(row)} fields, the header has "
+                                        f"{len(columns)}")
+                    yield reader.line_num, dict(zip(columns, row))
+            except UnicodeDecodeError as err:
+                raise _undecodable(path, err) from None
 
     return columns, rows()
 

@@ -20,10 +20,14 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
 - Checkpoints in OUT/checkpoints/step-NNNNNNNN/: `model.safetensors` (weights; never pickle) and
   `trainer.pt` (optimizer, RNG, data position, masker, counters: tensors and plain Python values only, so
   `torch.load(..., weights_only=True)` reads it). Each is written into a temporary folder next to it,
-  fsync'ed, and the folder is renamed into place: a crash leaves the previous checkpoint intact.
-  `--resume` continues from the latest one; on CPU the result is bit-identical to an uninterrupted run.
+  fsync'ed, read back, and the folder is renamed into place; the previous checkpoint is deleted only after
+  that, and one older step checkpoint is always kept. `--resume` continues from the latest one (on CPU the
+  result is bit-identical to an uninterrupted run); if that one cannot be read (a truncated file), it is
+  moved aside as bad-step-NNNNNNNN, the file is named, and the previous checkpoint is used.
 - SIGINT/SIGTERM: finish the current step, save a checkpoint, exit with code 130.
   A non-finite loss or gradient stops the run (exit code 1) before the optimizer touches the weights.
+- Exit codes (EXIT_CODES_HELP, shown by each script's --help): 0 finished, 1 training failed, 2 user error
+  (a one-line `error: ...` naming the option or file), 130 interrupted.
 """
 from __future__ import annotations
 
@@ -46,8 +50,10 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.distributed as torch_dist
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from roberta.config import PRESETS
 from roberta.model import enable_fast_cpu_math
 
 
@@ -67,10 +73,23 @@ BETAS, EPS = (0.9, 0.98), 1e-6  # RoBERTa's Adam settings (Liu et al. 2019, tabl
 CHECKPOINTS = "checkpoints"
 LOG_NAME, CURVES_NAME = "log.jsonl", "curves.png"
 EXIT_INTERRUPTED, EXIT_DIVERGED, EXIT_USER_ERROR = 130, 1, 2
+EXIT_CODES_HELP = """
+exit codes:
+  0    finished (a length limit or --time-budget-min was reached); the output folder is written
+  1    training failed: the loss or gradient became nan/inf (the message names the last good checkpoint),
+       or an unexpected error (with its traceback)
+  2    user error: a bad option or a missing, unreadable or malformed file (a one-line `error: ...` naming it)
+  130  interrupted (SIGINT/SIGTERM): a checkpoint was saved; continue with the same command plus --resume
+"""
+TRAINER_STATE_KEYS = ("step", "tokens", "epoch", "batch_in_epoch", "elapsed", "optimizer", "rng", "task", "args")
 
 
 class UserError(Exception):
     """A problem with the command line or the input files: reported as `error: ...`, without a traceback."""
+
+
+class CheckpointError(UserError):
+    """A checkpoint file that cannot be read (truncated, corrupt); the message names the file."""
 
 
 class TrainingDiverged(Exception):
@@ -90,14 +109,17 @@ def script_parser(module: str, doc: str) -> argparse.ArgumentParser:
 def add_training_args(parser: argparse.ArgumentParser, *, batch_size: int, lr: float, warmup: float,
                       weight_decay: float, eval_every: int, out: str, max_length: int | None) -> None:
     """The options every training script shares; the script chooses the defaults of its recipe."""
+    parser.epilog = (parser.epilog or "").rstrip("\n") + "\n" + EXIT_CODES_HELP
     g = parser.add_argument_group("model")
     g.add_argument("--preset", default="mini", help="model size preset from roberta.PRESETS (default: %(default)s)")
     for name, help_ in [("--hidden-size", "hidden size"), ("--layers", "number of encoder layers"),
                         ("--heads", "attention heads"), ("--intermediate-size", "feed-forward size")]:
         g.add_argument(name, type=int, default=None, help=f"override the preset's {help_}")
     g.add_argument("--max-length", type=int, default=max_length,
-                   help="tokens per input, <s> and </s> included (default: "
-                        f"{max_length or 'the preset maximum'})")
+                   help="tokens per input, <s> and </s> included. A new model: its position table, at most the "
+                        "preset's (" + ", ".join(f"{n} {c.max_length}" for n, c in PRESETS.items()) + "); an "
+                        "--init model fixes its own maximum (longer inputs are cut to it) "
+                        f"(default: {max_length or 'the maximum'})")
     g.add_argument("--dropout", type=float, default=None,
                    help="override hidden and attention dropout (the preset has 0.1; 0 makes runs comparable "
                         "across process counts)")
@@ -261,8 +283,11 @@ def model_config(args, tokenizer):
     try:
         config = RobertaConfig.from_preset(args.preset, tokenizer=tokenizer, **overrides)
         if args.max_length is not None:
-            if args.max_length < 3:
-                raise ValueError(f"--max-length must be at least 3, got {args.max_length}")
+            # a longer table than the preset's would be accepted, and the first step could then run for many
+            # minutes without answering SIGINT/SIGTERM (attention grows with the square of the length)
+            if not 3 <= args.max_length <= config.max_length:
+                raise ValueError(f"--max-length must be between 3 and {config.max_length} (the position table of "
+                                 f"the {args.preset} preset), got {args.max_length}")
             config.max_position_embeddings = args.max_length + config.pad_token_id + 1
         config.__post_init__()
     except ValueError as err:
@@ -384,11 +409,14 @@ def _fsync(path: Path) -> None:
 
 
 class Checkpoints:
-    """OUT/checkpoints/step-NNNNNNNN/ (latest, for --resume) and best-NNNNNNNN/ (best evaluation so far).
+    """OUT/checkpoints/step-NNNNNNNN/ (for --resume) and best-NNNNNNNN/ (best evaluation so far).
 
-    A checkpoint is written into `.tmp-*` in the same folder, every file fsync'ed, then renamed into place
-    (a rename is atomic). Older ones are deleted after that, so there is always one complete checkpoint.
+    A checkpoint is written into `.tmp-*` in the same folder, every file fsync'ed and read back, then renamed
+    into place (a rename is atomic). Older ones are deleted only after that; of the step checkpoints the
+    newest two are kept, so that --resume can fall back when the latest is damaged afterwards.
     """
+
+    keep = {"step": 2, "best": 1}
 
     def __init__(self, out: Path):
         self.root = Path(out) / CHECKPOINTS
@@ -424,6 +452,7 @@ class Checkpoints:
             for file in tmp.iterdir():
                 _fsync(file)
             _fsync(tmp)
+            self.load(tmp, trainer_state=trainer_state is not None)  # verified before the old ones go
             if final.exists():  # the same step saved twice (e.g. a signal right after a periodic save)
                 shutil.rmtree(final)
             os.replace(tmp, final)
@@ -431,16 +460,34 @@ class Checkpoints:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        older, n = [d for d in self._dirs(kind) if d.name < final.name], self.keep.get(kind, 1)
+        keep = {final, *(older[-(n - 1):] if n > 1 else [])}
         for old in self._dirs(kind):
-            if old != final:
+            if old not in keep:
                 shutil.rmtree(old, ignore_errors=True)
         return final
 
     @staticmethod
-    def load(path: Path, device="cpu") -> tuple[dict, dict | None]:
-        weights = load_file(str(path / "model.safetensors"), device=str(device))
-        trainer = path / "trainer.pt"
-        state = torch.load(trainer, map_location=device, weights_only=True) if trainer.exists() else None
+    def load(path: Path, device="cpu", trainer_state: bool | None = None) -> tuple[dict, dict | None]:
+        """(weights, trainer state or None); `trainer_state=True` requires trainer.pt. A file that cannot be
+        read, or a trainer state that lacks TRAINER_STATE_KEYS, raises CheckpointError naming the file."""
+        file = Path(path) / "model.safetensors"
+        try:
+            weights = load_file(str(file), device=str(device))
+        except (SafetensorError, OSError) as err:
+            raise CheckpointError(f"{file}: unreadable (truncated or corrupt?): {err}") from None
+        file = Path(path) / "trainer.pt"
+        if trainer_state is None:
+            trainer_state = file.exists()
+        if not trainer_state:
+            return weights, None
+        try:
+            state = torch.load(file, map_location=device, weights_only=True)
+        except Exception as err:  # a missing file, a truncated zip, an unpicklable value: the same answer
+            raise CheckpointError(f"{file}: unreadable (truncated or corrupt?): {err}") from None
+        missing = [k for k in TRAINER_STATE_KEYS if k not in state] if isinstance(state, dict) else "everything"
+        if missing:
+            raise CheckpointError(f"{file}: not a complete trainer state (missing {missing})")
         return weights, state
 
     def clean_partial(self, after_step: int | None = None) -> None:
@@ -608,12 +655,15 @@ class Trainer:
                 _truncate_log(self.out / LOG_NAME, -1)  # from a run stopped before its first checkpoint
             self.dist.barrier()
             return path
-        weights, state = self.ckpt.load(path, self.dist.device)
+        weights, state, path = self._load_latest_readable(path)
         try:
             self.model.load_state_dict(weights)
         except RuntimeError as err:
             raise UserError(f"{path} does not fit this model (were the model options changed?): {err}") from err
-        self.optimizer.load_state_dict(state["optimizer"])
+        try:
+            self.optimizer.load_state_dict(state["optimizer"])
+        except (ValueError, KeyError) as err:
+            raise UserError(f"{path / 'trainer.pt'}: its optimizer state does not fit this model: {err}") from None
         for key in ("step", "tokens", "epoch", "batch_in_epoch"):
             setattr(self, key, int(state[key]))
         self.elapsed = self.clock = float(state["elapsed"])
@@ -634,6 +684,29 @@ class Trainer:
             _truncate_log(self.out / LOG_NAME, self.step)
             self._say(f"resumed from {path} (step {self.step}, {self.tokens:,} tokens)")
         return path
+
+    def _load_latest_readable(self, path: Path) -> tuple[dict, dict, Path]:
+        """The newest step checkpoint that can be read, from `path` back; damaged ones are named, and moved
+        aside (bad-step-NNNNNNNN) by rank 0, so that the next --resume does not trip over them again."""
+        candidates = [d for d in self.ckpt._dirs("step") if d.name <= path.name][::-1]
+        bad = []
+        for candidate in candidates:
+            try:
+                weights, state = self.ckpt.load(candidate, self.dist.device, trainer_state=True)
+            except CheckpointError as err:
+                bad.append((candidate, err))
+                self._say(f"warning: cannot resume from {candidate.name}: {err}")
+                continue
+            if bad and self.dist.is_main:
+                for folder, _ in bad:
+                    aside = folder.with_name("bad-" + folder.name)
+                    shutil.rmtree(aside, ignore_errors=True)
+                    os.replace(folder, aside)
+                self._say(f"falling back to the previous checkpoint {candidate} (the damaged one was moved to "
+                          f"{bad[0][0].with_name('bad-' + bad[0][0].name).name})")
+            return weights, state, candidate
+        raise CheckpointError(f"no readable checkpoint to resume from in {self.ckpt.root}: " +
+                              "; ".join(str(err) for _, err in bad))
 
     def _trainer_state(self) -> dict:
         args = {k: v for k, v in vars(self.args).items()
