@@ -234,14 +234,13 @@ def test_inputs_longer_than_the_position_table_are_refused(train_files, tmp_path
     # issue 13: --max-length 100000 was accepted; the first step then ignored SIGTERM/SIGINT for 14 minutes
     start = time.monotonic()
     assert pretrain.main(pretrain_argv(train_files, tmp_path / "a", "--max-steps", "1", "--max-length", "100000")) == 2
-    assert "--max-length must be between 3 and 64 (the position table of the tiny preset), got 100000" in \
-        capsys.readouterr().err
+    assert "--max-length must be between 3 and 512 (RoBERTa's longest input" in capsys.readouterr().err
     # the same check builds finetune's --init random model
-    args = pretrain.build_parser().parse_args(["--preset", "mini", "--max-length", "129"])
-    with pytest.raises(loop.UserError, match="between 3 and 128 .the position table of the mini preset"):
+    args = pretrain.build_parser().parse_args(["--preset", "mini", "--max-length", "513"])
+    with pytest.raises(loop.UserError, match="between 3 and 512"):
         loop.model_config(args, None)
-    args.max_length = 128
-    assert loop.model_config(args, None).max_position_embeddings == 130
+    args.max_length = 512
+    assert loop.model_config(args, None).max_position_embeddings == 514
     # under --init the pretrained model fixes the length: pretrain refuses --max-length, --seq-length is bounded
     init = pretrain_argv(train_files, tmp_path / "c", "--max-steps", "1", "--init", str(tiny_mlm_dir))
     init.remove("--max-length"), init.remove("32")

@@ -81,6 +81,7 @@ exit codes:
   2    user error: a bad option or a missing, unreadable or malformed file (a one-line `error: ...` naming it)
   130  interrupted (SIGINT/SIGTERM): a checkpoint was saved; continue with the same command plus --resume
 """
+MAX_NEW_MODEL_LENGTH = max(c.max_length for c in PRESETS.values())  # 512: a new model's longest --max-length
 TRAINER_STATE_KEYS = ("step", "tokens", "epoch", "batch_in_epoch", "elapsed", "optimizer", "rng", "task", "args")
 
 
@@ -116,10 +117,9 @@ def add_training_args(parser: argparse.ArgumentParser, *, batch_size: int, lr: f
                         ("--heads", "attention heads"), ("--intermediate-size", "feed-forward size")]:
         g.add_argument(name, type=int, default=None, help=f"override the preset's {help_}")
     g.add_argument("--max-length", type=int, default=max_length,
-                   help="tokens per input, <s> and </s> included. A new model: its position table, at most the "
-                        "preset's (" + ", ".join(f"{n} {c.max_length}" for n, c in PRESETS.items()) + "); an "
-                        "--init model fixes its own maximum (longer inputs are cut to it) "
-                        f"(default: {max_length or 'the maximum'})")
+                   help="tokens per input, <s> and </s> included. A new model gets a position table of this "
+                        f"length (at most {MAX_NEW_MODEL_LENGTH}, RoBERTa's); an --init model fixes its own "
+                        f"maximum (finetune cuts inputs to it) (default: {max_length or 'the preset maximum'})")
     g.add_argument("--dropout", type=float, default=None,
                    help="override hidden and attention dropout (the preset has 0.1; 0 makes runs comparable "
                         "across process counts)")
@@ -283,11 +283,11 @@ def model_config(args, tokenizer):
     try:
         config = RobertaConfig.from_preset(args.preset, tokenizer=tokenizer, **overrides)
         if args.max_length is not None:
-            # a longer table than the preset's would be accepted, and the first step could then run for many
-            # minutes without answering SIGINT/SIGTERM (attention grows with the square of the length)
-            if not 3 <= args.max_length <= config.max_length:
-                raise ValueError(f"--max-length must be between 3 and {config.max_length} (the position table of "
-                                 f"the {args.preset} preset), got {args.max_length}")
+            # any length used to be accepted, and the first step of a huge one ran for many minutes without
+            # answering SIGINT/SIGTERM (attention grows with the square of the length)
+            if not 3 <= args.max_length <= MAX_NEW_MODEL_LENGTH:
+                raise ValueError(f"--max-length must be between 3 and {MAX_NEW_MODEL_LENGTH} (RoBERTa's longest "
+                                 f"input, the roberta-base preset's), got {args.max_length}")
             config.max_position_embeddings = args.max_length + config.pad_token_id + 1
         config.__post_init__()
     except ValueError as err:
