@@ -24,7 +24,7 @@ import torch
 import roberta
 from roberta.masking import KEPT, NOT_SELECTED, OUTCOME_NAMES, DynamicMasker, StaticMasker
 from roberta.model import position_ids_from_input_ids
-from train.data import normalize_for_classifier
+from roberta.text import normalize_for_classifier
 
 from . import figures
 from .models import Models
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 MAX_CHARS = 200_000  # longer texts are refused outright; anything shorter is cut to the model's max length
 MAX_TOP_K = 20
+MAX_TARGETS = 100  # candidate words scored at most
 MAX_MASKS = roberta.pipelines.MAX_MASKS
 MAX_EPOCHS = 40
 MAX_SEED = 2**31 - 1
@@ -40,6 +41,16 @@ IG_STEPS = 20
 MASK_RE = re.compile(r"<mask>|\[MASK\]")
 # C0/C1 control characters except tab and newlines; they are invisible and mean nothing to the model
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Anything but whitespace and the characters that show nothing: zero-width spaces and joiners, direction
+# marks and embeddings, word joiner and invisible operators, BOM, soft hyphen, variation selectors, tags,
+# Hangul fillers. A text made only of those is empty.
+VISIBLE_RE = re.compile(r"[^\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+                        r"\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U0001bca0-\U0001bca3"
+                        r"\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+# Where a mask and the whitespace before it start; the look-behind keeps the pattern from being tried again
+# at every position of a long whitespace run (which made `\s*<mask>` quadratic)
+MASK_WITH_SPACE_RE = re.compile(r"(?<!\s)\s*(?:<mask>|\[MASK\])")
+WORD_START_RE = re.compile(r"\s(?=\S)")
 MODEL_CHOICES = [("fill-mask model (pretrained)", "mlm"), ("sentiment model (fine-tuned)", "sentiment")]
 SCHEMES = {
     "static1": "BERT static, one fixed mask (dupe_factor=1)",
@@ -84,7 +95,7 @@ def clean_text(text) -> str:
         raise gr.Error(f"The text is too long ({len(text):,} characters); paste at most {MAX_CHARS:,}.",
                        print_exception=False)
     text = CONTROL_RE.sub("", text).encode("utf-8", errors="replace").decode("utf-8")
-    if not text.strip():
+    if not VISIBLE_RE.search(text):  # nothing but whitespace and zero-width characters
         raise gr.Error("The text is empty: type a sentence first.", print_exception=False)
     return text
 
@@ -186,8 +197,40 @@ class Tokens:
         return [spans[k] for k in sorted({k for k in self.word_index if k is not None})]
 
 
+_LONGEST_TOKEN: dict[int, tuple] = {}  # id(tokenizer) -> (tokenizer, characters of its longest vocabulary entry)
+
+
+def window_chars(tokenizer, max_length: int) -> int:
+    """A length of text that holds more than `max_length` tokens: twice (max_length + 2) times the longest
+    vocabulary entry. A byte-level BPE token covers at most as many characters as its entry has bytes."""
+    entry = _LONGEST_TOKEN.get(id(tokenizer))
+    if entry is None or entry[0] is not tokenizer:
+        longest = max(map(len, tokenizer.get_vocab(with_added_tokens=True)), default=1)
+        entry = _LONGEST_TOKEN[id(tokenizer)] = (tokenizer, max(longest, 1))
+    return 2 * (max_length + 2) * entry[1]
+
+
+def cut_to_window(text: str, tokenizer, max_length: int) -> str:
+    """The beginning of `text` that still gives the model its first `max_length` tokens, so that a 200,000-
+    character paste is not tokenized (and scanned character by character) for the ~128 tokens the model
+    reads. The cut falls before a space that starts a word, in the second half of `window_chars`, so every
+    word before it tokenizes as in the full text; only a "word" longer than half the window is cut inside.
+    The cut text must still be longer than the window in tokens (checked), else the whole text is kept."""
+    limit = window_chars(tokenizer, max_length)
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    starts = [m.start() for m in WORD_START_RE.finditer(text, half, limit + 1)]
+    cut = text[:starts[-1] if starts else limit]
+    if len(tokenizer.encode(cut).ids) <= max_length:  # a tokenizer that drops characters: no cut
+        return text
+    return cut
+
+
 def tokenize(tokenizer, text: str, max_length: int) -> Tokens:
-    """`roberta.encode` (the ids the pipelines use) plus character offsets for display."""
+    """`roberta.encode` (the ids the pipelines use) plus character offsets for display, of the text cut to
+    what the model can read (`cut_to_window`; `Tokens.text` is that text)."""
+    text = cut_to_window(text, tokenizer, max_length)
     input_ids, _, truncated = roberta.encode(tokenizer, text, max_length)
     ids = input_ids[0].tolist()
     encoding = tokenizer.encode(text)
@@ -287,7 +330,8 @@ class Handlers:
     @user_errors
     def fill_mask(self, text, top_k=5, targets=None):
         """Predictions for every <mask>: (completed sentence, {token: probability} per mask slot or None, raw)."""
-        pipe = self._need("mlm").pipeline
+        loaded = self._need("mlm")
+        pipe = loaded.pipeline
         text = clean_text(text)
         top_k = parse_int(top_k, "Top-k", 1, MAX_TOP_K)
         n_masks = len(MASK_RE.findall(text))
@@ -296,7 +340,20 @@ class Handlers:
                            "“Paris is the capital of [MASK].”", print_exception=False)
         if n_masks > MAX_MASKS:
             raise gr.Error(f"The text has {n_masks} masks; at most {MAX_MASKS} are allowed.", print_exception=False)
+        if targets is not None and not isinstance(targets, str):
+            raise gr.Error(f"The candidate words must be a string, got {type(targets).__name__}.",
+                           print_exception=False)
+        if targets and len(targets) > MAX_CHARS:
+            raise gr.Error(f"The candidate words are too long ({len(targets):,} characters).", print_exception=False)
         words = [w.strip() for w in re.split(r"[,\n]", targets or "") if w.strip()]
+        if len(words) > MAX_TARGETS:
+            raise gr.Error(f"There are {len(words):,} candidate words; at most {MAX_TARGETS} are allowed.",
+                           print_exception=False)
+        full_length = len(text)
+        text = cut_to_window(text, loaded.tokenizer, pipe.max_length)  # the rest is beyond what the model reads
+        if len(MASK_RE.findall(text)) < n_masks:
+            raise gr.Error(f"The mask is beyond the first {pipe.max_length} tokens, which is all the model reads: "
+                           "shorten the text or move the mask earlier.", print_exception=False)
         target_tokens = None
         if words:  # after a space (the usual case), a word is the token with its leading space
             at_start = MASK_RE.match(text.lstrip()) is not None
@@ -318,6 +375,8 @@ class Handlers:
             else:
                 labels.append(None)
         filled = self._completed(text, [row[0]["token_str"] for row in per_mask])
+        if len(text) < full_length:
+            filled.append((" …", None))
         raw = [[{k: v for k, v in r.items()} for r in row] for row in per_mask]
         return (filled, *labels, raw)
 
@@ -325,7 +384,7 @@ class Handlers:
     def _completed(text: str, fills: list[str]) -> list[tuple[str, str | None]]:
         """The text with each mask (and the space it absorbs) replaced by its top prediction, highlighted."""
         parts, last = [], 0
-        for i, match in enumerate(re.finditer(r"\s*(?:<mask>|\[MASK\])", text)):
+        for i, match in enumerate(MASK_WITH_SPACE_RE.finditer(text)):
             if i >= len(fills):
                 break
             parts.append((text[last:match.start()], None))
@@ -341,8 +400,10 @@ class Handlers:
         loaded = self._need("sentiment")
         pipe, model, tokenizer = loaded.pipeline, loaded.model, loaded.tokenizer
         text = clean_text(text)
-        model_text = normalize_for_classifier(text)  # as in fine-tuning: detokenized, lower-cased
-        if not model_text.strip():
+        # as in fine-tuning: detokenized, lower-cased; of no more text than the model can read
+        model_text = normalize_for_classifier(text, max_chars=8 * window_chars(tokenizer, pipe.max_length))
+        model_text = cut_to_window(model_text, tokenizer, pipe.max_length)
+        if not VISIBLE_RE.search(model_text):
             raise gr.Error("The text is empty: type a sentence first.", print_exception=False)
         results = pipe(model_text)
         if results and results[0].get("truncated"):
@@ -356,7 +417,8 @@ class Handlers:
                                                   special_ids)
         words = merge_words(tokens, attributions)
         # Show the user's own text when normalising only changed the case (same characters, same places)
-        shown = text if model_text == text.lower() and len(text) == len(model_text) else model_text
+        own = text[:len(model_text)]
+        shown = own if own.lower() == model_text else model_text
         scale = max((abs(v) for _, _, v in words), default=0.0) or 1.0
         highlighted, last = [], words[0][0] if words else 0
         for start, end, score in words:
@@ -405,9 +467,12 @@ class Handlers:
                            print_exception=False)
         loaded = self._need(model)
         text = clean_text(text)
-        if model == "sentiment":  # the classifier reads normalised text, as in fine-tuning
-            text = normalize_for_classifier(text)
         cfg = loaded.config
+        if model == "sentiment":  # the classifier reads normalised text, as in fine-tuning
+            text = normalize_for_classifier(text, max_chars=8 * window_chars(loaded.tokenizer, cfg.max_length))
+            if not VISIBLE_RE.search(text):
+                raise gr.Error("The text is empty: type a sentence first.", print_exception=False)
+        text = cut_to_window(text, loaded.tokenizer, cfg.max_length)  # also what the cache keeps
         layer = parse_int(layer, "Layer", 1, cfg.num_hidden_layers)
         head = parse_head(head, cfg.num_attention_heads)
         tokens, attentions = self._attention_data(model, text)
@@ -565,7 +630,7 @@ MASKING_CSS = """<style>
 .mk-table thead th{position:sticky;top:0;background:#f4f4f5;color:#18181b;z-index:1}
 .mk-table tbody th{background:#f4f4f5;color:#18181b;white-space:nowrap;font-weight:600}
 .mk-table col.mk-epoch{width:5.5em}
-.mk-t{border-radius:3px;padding:1px 1px;color:inherit}
+.mk-table td i{font-style:normal;border-radius:3px;padding:1px 1px;color:inherit}
 .mk-1{background:#fca5a5;color:#18181b;font-weight:600}
 .mk-2{background:#fdba74;color:#18181b}
 .mk-3{background:#93c5fd;color:#18181b}
@@ -575,35 +640,47 @@ MASKING_CSS = """<style>
 
 
 def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
-    """An HTML table, one row per epoch, one column per scheme; every token escaped and coloured by outcome."""
+    """An HTML table, one row per epoch, one column per scheme; every token escaped and coloured by outcome.
+
+    Sized for 128 tokens x 40 epochs x 3 schemes (15,360 tokens): each token is a bare `<i>` (styled by one
+    CSS rule), and only the prediction targets carry a class and a title (the original token)."""
     labels, starts = tokens.labels, tokens.word_start
+    escaped = [html.escape(label, quote=True) for label in labels]
+    replaced: dict[int, str] = {}  # token id -> how a masked or random replacement shows
+
+    def shown(token_id: int) -> str:
+        if token_id not in replaced:
+            replaced[token_id] = html.escape(token_text(tokenizer, token_id).strip())
+        return replaced[token_id]
+
     legend = ('<div class="mk-legend"><span class="mk-1">&lt;mask&gt; (80% of targets)</span>'
               '<span class="mk-2">random token (10%)</span><span class="mk-3">unchanged, still a target (10%)'
               '</span><span style="border:1px solid #d4d4d8">not selected (85% of tokens)</span></div>')
     head = "".join(f"<th>{html.escape(name)}</th>" for name in SCHEMES.values())
+    regular = [pos for pos, special in enumerate(tokens.special) if not special]
+    gaps = ["" if i == 0 or not starts[pos] else " " for i, pos in enumerate(regular)]  # lines wrap between words
     rows = []
     epochs = len(next(iter(runs.values())))
     for e in range(epochs):
         cells = []
         for key in SCHEMES:
             b = runs[key][e]
-            spans = []
-            for pos, (token_id, outcome) in enumerate(zip(b.input_ids[0].tolist(), b.outcome[0].tolist())):
-                if tokens.special[pos]:
-                    continue
-                original = labels[pos]
-                shown = original if outcome in (NOT_SELECTED, KEPT) else token_text(tokenizer, token_id).strip()
-                gap = " " if starts[pos] and spans else ""  # a real space: lines can wrap between words
-                title = (f"original: {original}" if outcome == NOT_SELECTED
-                         else f"{OUTCOME_NAMES[outcome]}; the model must predict “{original}”")
-                cls = "mk-t" + (f" mk-{outcome}" if outcome != NOT_SELECTED else "")
-                spans.append(f'{gap}<span class="{cls}" title="{html.escape(title)}">{html.escape(shown)}</span>')
+            ids, outcomes = b.input_ids[0].tolist(), b.outcome[0].tolist()
+            parts = []
+            for gap, pos in zip(gaps, regular):
+                outcome = outcomes[pos]
+                if outcome == NOT_SELECTED:
+                    parts.append(f"{gap}<i>{escaped[pos]}</i>")
+                else:
+                    text = escaped[pos] if outcome == KEPT else shown(ids[pos])
+                    parts.append(f'{gap}<i class="mk-{outcome}" title="{escaped[pos]}">{text}</i>')
             copy = {"static1": "the one mask", "static10": f"mask {e % 10 + 1} of 10", "dynamic": "new mask"}[key]
-            cells.append(f'<td><span class="mk-copy">{copy}</span> {"".join(spans)}</td>')
+            cells.append(f'<td><span class="mk-copy">{copy}</span> {"".join(parts)}</td>')
         rows.append(f"<tr><th>epoch {e + 1}</th>{''.join(cells)}</tr>")
-    note = ('<p>Hover over a token to see the original. Static masking repeats its masks (BERT duplicated its '
-            'data 10 times with different masks, so over 40 epochs each mask was seen 4 times); dynamic '
-            'masking draws a new one every time the sentence is fed to the model.</p>')
+    note = ('<p>Hover over a coloured token to see the original, which the model must predict there. Static '
+            'masking repeats its masks (BERT duplicated its data 10 times with different masks, so over 40 epochs '
+            'each mask was seen 4 times); dynamic masking draws a new one every time the sentence is fed to the '
+            'model.</p>')
     return (f'{MASKING_CSS}<div class="mk-wrap">{legend}<div class="mk-scroll"><table class="mk-table">'
             f'<colgroup><col class="mk-epoch"><col><col><col></colgroup><thead><tr><th></th>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div>{note}</div>')

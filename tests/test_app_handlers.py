@@ -1,6 +1,8 @@
 """The app's handlers as plain functions, with the tiny random fixture models (no server, no browser)."""
 import json
 import shutil
+import time
+import warnings
 
 import gradio as gr
 import numpy as np
@@ -10,6 +12,7 @@ from matplotlib.figure import Figure
 
 from demo import handlers as H
 from demo.models import load_models
+from demo.worst_case import with_masks, worst_case_texts
 
 # 53 tokens with the fixture tokenizer: long enough for distinct masks, short enough not to be cut
 LONG_SENTENCE = "The old man follows the river every day and our team sees a small bird near the house at night."
@@ -271,6 +274,114 @@ def test_masking_long_text_warns(handlers):
     with pytest.warns(UserWarning, match="only the first 64 tokens"):
         _, stats, _, _ = handlers.masking("the cat sees the house. " * 4000, 2, 0)
     assert int(stats[0][2].split(" of ")[1]) == 62  # 64 minus <s> and </s>
+
+
+@pytest.mark.parametrize("seed", ["seed", float("nan"), float("inf"), float("-inf"), 1.5, "1.5", "1e400", [1],
+                                  True])
+def test_masking_seed_must_be_a_whole_number(handlers, seed):
+    """Not rounded, not Gradio's generic error: a message that names the field."""
+    with _error("Seed must be a whole number"):
+        handlers.masking("a sentence", 5, seed)
+    assert handlers.masking("a sentence", 2, 7.0)[1] == handlers.masking("a sentence", 2, "7")[1]
+
+
+@pytest.mark.parametrize("text", ["\u200b", "\u200b\u200c\u200d\u2060\ufeff" * 50, " \u200b\n\ufe0f\u00ad ",
+                                  "\u202e\u202c\u200e"])
+def test_zero_width_only_text_is_empty(handlers, text):
+    for call in (lambda: handlers.classify(text), lambda: handlers.fill_mask(text, 5),
+                 lambda: handlers.attention(text, 1, "average", "sentiment"), lambda: handlers.masking(text, 3, 0)):
+        with _error("The text is empty"):
+            call()
+    handlers.classify("good\u200bfilm")  # with something visible it is a text
+
+
+def test_masking_html_size_is_bounded(handlers, models):
+    """128 tokens x 40 epochs used to be ~890 KB of HTML (an inline title and two classes on every token).
+    Now a bare <i> per token, a class and a title on the prediction targets only."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table, stats, _, _ = handlers.masking("the cat sees the house every day. " * 200, 40, 0)
+    n_tokens = int(stats[0][2].split(" of ")[1])
+    assert n_tokens == 62 and table.count("<tr><th>epoch ") == 40
+    assert table.count("<i>") + table.count("<i class=") == 3 * 40 * n_tokens  # every token, every epoch, every scheme
+    assert len(table.encode()) < 20 * 3 * 40 * n_tokens + 6_000  # bytes; 14-17 per token here
+    assert 'class="mk-1"' in table and "&lt;mask&gt;" in table
+
+
+def test_long_text_is_cut_before_tokenizing_with_the_same_tokens(models):
+    """A 200,000-character text is cut to a few thousand characters before tokenizing; the model sees the
+    same tokens as from the whole text."""
+    tokenizer, max_length = models.mlm.tokenizer, models.mlm.config.max_length
+    for text in ["the old man follows the river. " * 6000, "東京 😀 mixed " * 15000, " " * 150_000 + "a cat " * 8000]:
+        tokens = H.tokenize(tokenizer, text, max_length)
+        assert len(tokens.text) <= H.window_chars(tokenizer, max_length) < len(text)
+        full_ids, _, truncated = __import__("roberta").encode(tokenizer, text, max_length)
+        assert tokens.ids == full_ids[0].tolist() and truncated[0] and tokens.truncated
+    short = "a short text"
+    assert H.cut_to_window(short, tokenizer, max_length) is short
+
+
+def test_fill_mask_mask_beyond_the_cut(handlers):
+    with _error("beyond the first 64 tokens"):
+        handlers.fill_mask("the cat " * 20_000 + "<mask>", 5)
+    with pytest.warns(UserWarning, match="only the first 64 tokens"):
+        filled, *_ = handlers.fill_mask("<mask> " + "the cat " * 20_000, 5)
+    assert filled[-1] == (" …", None) and sum(len(t) for t, _ in filled) < 20_000
+
+
+@pytest.mark.parametrize("targets, match", [(", ".join(f"w{i}" for i in range(101)), "at most 100"),
+                                            ("x" * (H.MAX_CHARS + 1), "too long"), (5, "must be a string")])
+def test_fill_mask_bad_targets(handlers, targets, match):
+    with _error(match):
+        handlers.fill_mask("a <mask>", 5, targets)
+
+
+def test_completed_sentence_is_linear_in_whitespace():
+    start = time.perf_counter()
+    parts = H.Handlers._completed("<mask>" + " " * 199_990 + "x", ["word"])
+    assert time.perf_counter() - start < 0.5 and parts[0] == ("word", "<mask> 1")
+    assert H.Handlers._completed("a  <mask> b [MASK]", ["x", "y"]) == [("a", None), ("x", "<mask> 1"), (" b", None),
+                                                                       ("y", "<mask> 2")]
+
+
+# ----------------------------------------------------------------------------- worst-case inputs
+WORST = worst_case_texts()
+WORST_FILL = {**WORST, **with_masks(WORST)}
+BOUND_S = 5.0  # per request, on the tiny models; the guard is that no input can hold the server for long
+
+
+def _run(fn, *args) -> float:
+    """Seconds one call takes; a plain message (gr.Error) is a fine answer, the generic one is not."""
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            fn(*args)
+        except gr.Error as err:
+            assert "Something went wrong" not in err.message, err.message
+    return time.perf_counter() - start
+
+
+@pytest.mark.parametrize("name", WORST_FILL)
+def test_worst_case_fill_mask(handlers, single_thread, name):
+    assert _run(handlers.fill_mask, WORST_FILL[name], 20, "cat, dog") < BOUND_S
+
+
+@pytest.mark.parametrize("name", WORST)
+def test_worst_case_classify(handlers, single_thread, name):
+    assert _run(handlers.classify, WORST[name]) < BOUND_S
+
+
+@pytest.mark.parametrize("name", WORST)
+@pytest.mark.parametrize("model", ["mlm", "sentiment"])
+def test_worst_case_attention(handlers, single_thread, name, model):
+    assert _run(handlers.attention, WORST[name], 1, "average", model) < BOUND_S
+    assert _run(handlers.attention_token, WORST[name], 2, 1, 5, model) < BOUND_S
+
+
+@pytest.mark.parametrize("name", WORST)
+def test_worst_case_masking(handlers, single_thread, name):
+    assert _run(handlers.masking, WORST[name], H.MAX_EPOCHS, 0) < BOUND_S
 
 
 # ----------------------------------------------------------------------------- missing models, about tab
