@@ -10,6 +10,7 @@ import gradio as gr
 from demo import handlers as H
 from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from demo.models import configure_torch, load_models, read_ablation
+from demo.uploads import launch_options
 
 CONCURRENCY = int(os.environ.get("APP_CONCURRENCY", "2"))  # requests computed at once, all endpoints together
 configure_torch(concurrency=CONCURRENCY)
@@ -28,6 +29,27 @@ class Slider(gr.Slider):
 
     def preprocess(self, payload):
         return payload
+
+
+class Number(gr.Number):
+    """gr.Number that passes API values on as sent ("seed", NaN, 1.5), so the handler's message names the field
+    instead of Gradio's generic error (or silent rounding)."""
+
+    is_template = True  # rendered by the frontend's number field
+
+    def preprocess(self, payload):
+        return payload
+
+
+COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, APP_CONCURRENCY at a time
+
+
+def examples(rows, inputs, outputs, fn, name):
+    """Examples that fill the inputs, then run `fn` in the shared compute queue (gr.Examples' own
+    run_on_click event would get a concurrency group, and so a limit, of its own)."""
+    shown = gr.Examples(rows, inputs, api_name=f"{name}_example")
+    shown.load_input_event.then(fn, inputs, outputs, api_name=f"{name}_example_run", api_visibility="undocumented",
+                                **COMPUTE)
 
 
 CSS = ".notice {border-left: 4px solid #f59e0b; padding-left: 12px}"
@@ -63,10 +85,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                         fm_raw = gr.JSON(label="results")
             fm_out = [fm_filled, *fm_labels, fm_raw]
             gr.on([fm_btn.click, fm_text.submit], handlers.fill_mask, [fm_text, fm_k, fm_targets], fm_out,
-                  api_name="fill_mask", concurrency_id="compute")
+                  api_name="fill_mask", **COMPUTE)
             fm_raw.change(H.mask_slots, fm_raw, fm_labels, api_name="fill_mask_slots", api_visibility="undocumented")
-            gr.Examples([list(example) for example in FILL_MASK_EXAMPLES], [fm_text, fm_k], fm_out, handlers.fill_mask,
-                        run_on_click=True, api_name="fill_mask_example")
+            examples([list(example) for example in FILL_MASK_EXAMPLES], [fm_text, fm_k], fm_out, handlers.fill_mask,
+                     "fill_mask")
 
         with gr.Tab("Sentiment", id="sentiment"):
             notice("sentiment")
@@ -79,10 +101,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             st_words = gr.HighlightedText(label="Which words drove the decision", show_legend=True, elem_id="st-words")
             st_explain = gr.Markdown()
             st_out = [st_label, st_words, st_explain]
-            gr.on([st_btn.click, st_text.submit], handlers.classify, st_text, st_out, api_name="classify",
-                  concurrency_id="compute")
-            gr.Examples(SENTIMENT_EXAMPLES, st_text, st_out,
-                        handlers.classify, run_on_click=True, api_name="classify_example")
+            gr.on([st_btn.click, st_text.submit], handlers.classify, st_text, st_out, api_name="classify", **COMPUTE)
+            examples(SENTIMENT_EXAMPLES, st_text, st_out, handlers.classify, "classify")
 
         with gr.Tab("Attention", id="attention"):
             notice("mlm", "sentiment")
@@ -112,13 +132,13 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             at_in = [at_text, at_layer, at_head, at_model]
             at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes]
             gr.on([at_btn.click, at_text.submit, at_layer.input, at_head.input, at_model.input], handlers.attention,
-                  at_in, at_out, api_name="attention", concurrency_id="compute")
+                  at_in, at_out, api_name="attention", **COMPUTE)
             at_token.input(handlers.attention_token, [at_text, at_layer, at_head, at_token, at_model], at_bars,
-                           api_name="attention_token", concurrency_id="compute")
-            gr.Examples([["The cat sat on the mat because it was tired.", N_LAYERS, "average", "mlm"],
-                         ["The trophy did not fit in the suitcase because it was too big.", 1, 1, "mlm"],
-                         ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_out,
-                        handlers.attention, run_on_click=True, api_name="attention_example")
+                           api_name="attention_token", **COMPUTE)
+            examples([["The cat sat on the mat because it was tired.", N_LAYERS, "average", "mlm"],
+                      ["The trophy did not fit in the suitcase because it was too big.", 1, 1, "mlm"],
+                      ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_out,
+                     handlers.attention, "attention")
 
         with gr.Tab("Static vs dynamic masking", id="masking"):
             gr.Markdown("BERT masked its training data once, at preprocessing (*static*; it duplicated the data "
@@ -129,7 +149,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 mk_text = gr.Textbox(label="Sentence", lines=2, scale=3,
                                      value="The quick brown fox jumps over the lazy dog near the river bank.")
                 mk_epochs = Slider(1, H.MAX_EPOCHS, value=12, step=1, label="Epochs")
-                mk_seed = gr.Number(value=0, precision=0, label="Seed")
+                mk_seed = Number(value=0, precision=0, label="Seed")
                 mk_btn = gr.Button("Mask", variant="primary")
             mk_table = gr.HTML(elem_id="mk-table")
             mk_stats = gr.Dataframe(headers=H.MASKING_COLUMNS, label="What each scheme showed", interactive=False)
@@ -138,11 +158,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                     label="The MLM's top-1 prediction at every target of the last epoch")
             mk_out = [mk_table, mk_stats, mk_plot, mk_preds]
             gr.on([mk_btn.click, mk_text.submit], handlers.masking, [mk_text, mk_epochs, mk_seed], mk_out,
-                  api_name="masking", concurrency_id="compute")
-            gr.Examples([["The quick brown fox jumps over the lazy dog near the river bank.", 12, 0],
-                         ["Paris is the capital of France and the largest city of the country.", 40, 1]],
-                        [mk_text, mk_epochs, mk_seed], mk_out, handlers.masking, run_on_click=True,
-                        api_name="masking_example")
+                  api_name="masking", **COMPUTE)
+            examples([["The quick brown fox jumps over the lazy dog near the river bank.", 12, 0],
+                      ["Paris is the capital of France and the largest city of the country.", 40, 1]],
+                     [mk_text, mk_epochs, mk_seed], mk_out, handlers.masking, "masking")
             gr.Markdown(H.ablation_markdown(ABLATION))
             if "curves" in ABLATION:
                 gr.Image(ABLATION["curves"], label="Ablation curves", interactive=False)
@@ -167,5 +186,5 @@ if __name__ == "__main__":
     demo.launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME") or ("0.0.0.0" if os.environ.get("SPACE_ID") else "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
-        theme=gr.themes.Soft(), css=CSS,
+        theme=gr.themes.Soft(), css=CSS, **launch_options(),  # launch_options: the app takes no file uploads
     )

@@ -1,9 +1,17 @@
 """The app as an API: `python app.py` in a subprocess with the tiny fixture models, called with gradio_client."""
+import json
+import os
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+import uuid
+
 import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 
-from demo import AppProcess
+from demo import ROOT, AppProcess
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -89,6 +97,11 @@ def test_masking(client):
     ("/masking", ("", 5, 0), "The text is empty"),
     ("/masking", ("a sentence", 99, 0), "Epochs must be between 1 and 40, got 99"),
     ("/masking", ("a sentence", 5, -1), "Seed must be between 0 and"),
+    ("/masking", ("a sentence", 5, "seed"), "Seed must be a whole number between 0 and"),
+    ("/masking", ("a sentence", 5, "NaN"), "Seed must be a whole number between 0 and"),
+    ("/masking", ("a sentence", 5, "Infinity"), "Seed must be a whole number between 0 and"),
+    ("/masking", ("a sentence", 5, 1.5), "Seed must be a whole number between 0 and"),
+    ("/classify", ("\u200b\u200c\u200d\ufeff",), "The text is empty"),
 ])
 def test_bad_input_gives_clean_error(client, api_name, args, message):
     with pytest.raises(AppError) as info:
@@ -111,6 +124,19 @@ def test_long_unusual_and_html_text_is_served(client, text):
     assert "<script" not in table.split("</style>", 1)[1]
 
 
+@pytest.mark.parametrize("seed", ["NaN", "Infinity", "-Infinity", "1.5", '"seed"'])
+def test_masking_seed_in_raw_json(app, seed):
+    """JSON numbers gradio_client cannot send (NaN, Infinity) posted as they are: the handler's message."""
+    body = f'{{"data": ["a sentence", 5, {seed}]}}'.encode()
+    request = urllib.request.Request(app.url + "gradio_api/call/masking", data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        event_id = json.load(response)["event_id"]
+    with urllib.request.urlopen(app.url + f"gradio_api/call/masking/{event_id}", timeout=60) as response:
+        stream = response.read().decode()
+    assert "event: error" in stream and "Seed must be a whole number" in stream, stream
+
+
 def test_still_serving_after_bad_inputs(app, client):
     label, *_ = client.predict("still alive?", api_name="/classify")
     assert label["confidences"]
@@ -127,3 +153,71 @@ def test_missing_models_start_and_explain(tmp_path):
         with pytest.raises(AppError, match="not available.*SENTIMENT_MODEL"):
             client.predict("good", api_name="/classify")
         assert app.alive()
+
+
+@pytest.mark.parametrize("api_name, args", [
+    ("/fill_mask", ("<mask>" + " " * 199_990, 5)),  # took the server about 4 minutes to recover from
+    ("/classify", (" " * 199_998 + "x",)),  # ran past 120 s, every other request timing out
+    ("/attention", ("x" + " " * 199_997 + ",", 1, "average", "sentiment")),
+    ("/masking", ("x" + " " * 199_997 + ")", 40, 0)),
+])
+def test_worst_case_inputs_are_answered_promptly(client, api_name, args):
+    """Whitespace runs at the 200,000-character cap: answered in seconds (the handler tests bound every
+    handler on the whole worst-case corpus)."""
+    import time
+
+    start = time.perf_counter()
+    client.predict(*args, api_name=api_name)
+    assert time.perf_counter() - start < 20
+
+
+def test_every_compute_event_shares_one_concurrency_group(tiny_mlm_dir, tiny_clf_dir):
+    """Every event that runs a handler, the examples' included (gr.Examples' run_on_click events used to get
+    a concurrency group each: /fill_mask_1, /classify_1...), is in the one "compute" group with the default
+    limit (APP_CONCURRENCY)."""
+    script = ("import json, app\n"
+              "print(json.dumps([{'api_name': f.api_name, 'fn': getattr(f.fn, '__qualname__', None), "
+              "'concurrency_id': f.concurrency_id, 'limit': f.concurrency_limit, 'queue': f.queue} "
+              "for f in app.demo.fns.values()]))")
+    env = {**os.environ, "MLM_MODEL": str(tiny_mlm_dir), "SENTIMENT_MODEL": str(tiny_clf_dir),
+           "GRADIO_ANALYTICS_ENABLED": "False"}
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    events = json.loads(out.strip().splitlines()[-1])
+    compute = [e for e in events if (e["fn"] or "").startswith("Handlers.")]
+    assert {e["fn"].split(".")[1] for e in compute} == {"fill_mask", "classify", "attention", "attention_token",
+                                                        "masking"}
+    assert len(compute) == 9  # the five endpoints and the four examples
+    for e in compute:
+        assert (e["concurrency_id"], e["limit"], e["queue"]) == ("compute", "default", True), e
+    assert not any(e["api_name"].endswith("_1") for e in events), [e["api_name"] for e in events]
+    assert all(not e["queue"] for e in events if e["api_name"].endswith("_example"))  # filling inputs only
+
+
+def _post_file(url: str, size: int) -> int:
+    """POST one file of `size` bytes as multipart/form-data; the HTTP status (0: connection closed early)."""
+    boundary = uuid.uuid4().hex
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"x.bin\"\r\n"
+            "Content-Type: application/octet-stream\r\n\r\n").encode() + b"0" * size + f"\r\n--{boundary}--\r\n".encode()
+    request = urllib.request.Request(url, data=body, method="POST",
+                                     headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code
+    except (ConnectionError, urllib.error.URLError):
+        return 0
+
+
+def test_uploads_are_refused(app):
+    """The app has no file input: Gradio's max_file_size is 0 and the upload routes answer 403, for a file
+    over the limit as for an empty one, so nothing is stored to be served back."""
+    with urllib.request.urlopen(app.url + "config", timeout=10) as response:
+        assert json.load(response)["max_file_size"] == 0
+    for size in (0, 10, 2_000_000):
+        assert _post_file(app.url + "gradio_api/upload", size) in (403, 0)
+    assert _post_file(app.url + "gradio_api/upload", 10) == 403
+    assert _post_file(app.url + "gradio_api/component_server", 10) == 403
+    assert _post_file(app.url + "gradio_api/process_recording", 10) == 403
+    assert app.alive()
