@@ -4,7 +4,9 @@
     >>> fill("The capital of France is <mask>.")                        # [{score, token, token_str, sequence}, ...]
 
 Outputs match `transformers`' FillMaskPipeline / TextClassificationPipeline, plus a "truncated": True key on
-every result of a text that was cut to the model's maximum length.
+every result of a text that was cut to the model's maximum length. A classifier's scores are
+softmax(logits / config.calibration_temperature): the temperature fitted on held-out data after fine-tuning
+(`train.calibrate`; 1.0, i.e. no change, for a model that was never calibrated).
 Shapes: B batch, T sequence length, V vocabulary, M masks in one text, L labels.
 """
 import os
@@ -153,15 +155,25 @@ class FillMaskPipeline(Pipeline):
 
 
 class TextClassificationPipeline(Pipeline):
-    """Label a text (e.g. sentiment): every label with its probability, best first."""
+    """Label a text (e.g. sentiment): every label with its calibrated probability, best first."""
 
     model_class = RobertaForSequenceClassification
+
+    @property
+    def temperature(self) -> float:
+        """config.calibration_temperature: the logits are divided by it before the softmax (1.0 = raw)."""
+        value = getattr(self.model.config, "calibration_temperature", 1.0)
+        value = 1.0 if value is None else float(value)
+        if not (value > 0 and value < float("inf")):
+            raise ValueError(f"the model's calibration_temperature must be a positive number, got {value!r}")
+        return value
 
     def __call__(self, text, top_k: int | None = None):
         """One text: [{label, score}, ...] best first (all labels, or the best `top_k`). A list: a list of those."""
         if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
             raise ValueError(f"top_k must be None or a whole number >= 1, got {top_k!r}")
         logits, _, truncated = self._forward(_check_texts(text))  # (B, L)
+        logits = logits / self.temperature  # calibrated: the ranking of the labels does not change
         probs = logits.softmax(dim=-1) if logits.shape[-1] > 1 else logits.sigmoid()  # (B, L)
         id2label = self.model.config.id2label
         results = []

@@ -22,7 +22,7 @@ def pretrain_argv(files, out, *extra):
 def finetune_argv(files, out, *extra):
     return ["--train", str(files / "train.tsv"), "--dev", str(files / "dev.tsv"), "--imdb", str(files / "imdb.tsv"),
             "--imdb-n", "20", "--batch-size", "8", "--max-steps", "6", "--lr", "1e-3", "--eval-every", "3",
-            "--no-progress", "--precision", "fp32", "--out", str(out), *extra]
+            "--calibration-n", "40", "--no-progress", "--precision", "fp32", "--out", str(out), *extra]
 
 
 def assert_hub_folder(out: Path):
@@ -110,7 +110,7 @@ def test_finetune_from_pretrained_and_from_random(train_files, tmp_path, tiny_ml
     assert model.config.id2label == {0: "negative", 1: "positive"}
     assert 0 <= metrics["dev_accuracy"] <= 1 and 0 <= metrics["imdb_accuracy"] <= 1
     assert metrics["dev_examples"] == 60 and metrics["imdb_examples"] == 20
-    assert metrics["best_step"] in (0, 3, 6)
+    assert metrics["selection"] == "last" and metrics["kept_step"] == 6
 
     rnd = tmp_path / "random"
     assert finetune.main(finetune_argv(train_files, rnd, "--init", "random", "--preset", "tiny",
@@ -120,14 +120,23 @@ def test_finetune_from_pretrained_and_from_random(train_files, tmp_path, tiny_ml
     assert roberta.RobertaForSequenceClassification.from_pretrained(rnd).config.max_length == 32
 
 
-def test_finetune_keeps_best_dev_checkpoint(train_files, tmp_path, tiny_mlm_dir):
+def test_finetune_never_selects_on_dev(train_files, tmp_path, tiny_mlm_dir):
+    """Default: the end-of-run weights. --select calibration: the best checkpoint on the calibration slice."""
     out = tmp_path / "clf"
-    assert finetune.main(finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--eval-every", "2")) == 0
+    assert finetune.main(finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--eval-every", "2",
+                                       "--select", "calibration")) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     evals = [e for e in loop.read_log(out / "log.jsonl") if e["type"] == "eval"]
-    best = max(evals, key=lambda e: e["accuracy"])  # the first of equals
-    assert metrics["best_step"] == best["step"]
-    assert metrics["dev_accuracy"] == pytest.approx(best["accuracy"])  # the saved model is that checkpoint
+    assert all("accuracy" in e and "calibration_accuracy" in e for e in evals)  # dev: logged for the curves
+    best = max(evals, key=lambda e: e["calibration_accuracy"])  # the first of equals
+    assert metrics["selection"] == "calibration" and metrics["kept_step"] == best["step"]
+    last = tmp_path / "last"
+    assert finetune.main(finetune_argv(train_files, last, "--init", str(tiny_mlm_dir), "--eval-every", "2")) == 0
+    metrics = json.loads((last / "metrics.json").read_text())
+    assert metrics["selection"] == "last" and metrics["kept_step"] == metrics["train_steps"] == 6
+    assert not any(p.name.startswith("best") for p in (last / loop.CHECKPOINTS).glob("*"))
+    assert finetune.main(finetune_argv(train_files, tmp_path / "x", "--init", str(tiny_mlm_dir), "--select",
+                                       "calibration", "--calibration-n", "0")) == loop.EXIT_USER_ERROR
 
 
 @pytest.mark.slow

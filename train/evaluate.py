@@ -3,6 +3,11 @@
     python -m train.evaluate --model runs/mini --mlm-text ../shared/data/wikitext-2/wiki.valid.tokens --out runs/mini/metrics.json
     python -m train.evaluate --model runs/sst2 --labeled ../shared/data/sst2/dev.tsv \\
         --imdb ../shared/data/imdb/train.tsv --imdb-n 1000 --out runs/sst2/metrics.json
+    python -m train.evaluate --model runs/sst2 --checks tests/data/sentiment_checks.tsv --out runs/sst2/metrics.json
+
+Classifier probabilities are the calibrated ones (softmax of logits / config.calibration_temperature, as
+`roberta.pipeline` gives them); `--labeled` also reports the expected calibration error with and without
+the temperature. `--checks` scores the behaviour checks (see `score_checks`): accuracy per category.
 
 MLM figures use one fixed, seeded mask over the whole held-out set (the same positions are masked in
 every run and for every batch size), so numbers are comparable between checkpoints and runs.
@@ -22,6 +27,7 @@ from roberta import DynamicMasker, RobertaForMaskedLM, RobertaForSequenceClassif
 from roberta.hub import CONFIG_NAME, resolve_file
 from roberta.masking import IGNORE_INDEX
 
+from .calibrate import expected_calibration_error, probabilities
 from .data import imdb_sample, normalize_for_classifier, pack_sequences, read_documents, read_labeled
 
 
@@ -81,24 +87,41 @@ def pad_batch(sequences: list[list[int]], pad_id: int) -> tuple[torch.Tensor, to
 
 
 @torch.no_grad()
-def evaluate_classifier(model, tokenizer, texts: list[str], labels: list[int], batch_size: int = 32,
-                        max_length: int | None = None, normalize: bool = True) -> dict:
-    """{"accuracy", "n", "loss", "macro_f1", "confusion"} (confusion[true][predicted]) of a classifier."""
-    if len(texts) != len(labels) or not texts:
-        raise ValueError(f"need as many labels as texts (and at least one): {len(texts)} texts, {len(labels)} labels")
-    num_labels = model.config.num_labels
-    if max(labels) >= num_labels or min(labels) < 0:
-        raise ValueError(f"labels {sorted(set(labels))} do not fit the model's {num_labels} classes")
+def classifier_logits(model, tokenizer, texts: list[str], batch_size: int = 32, max_length: int | None = None,
+                      normalize: bool = True) -> torch.Tensor:
+    """Raw logits (N, L), float32 on the CPU, in the order of `texts` (encoded as `encode_for_classifier`)."""
+    if not texts:
+        raise ValueError("no texts to classify")
     seqs = encode_for_classifier(tokenizer, texts, max_length or model.config.max_length, normalize)
     order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))  # similar lengths together: less padding
     was_training, device = model.training, _device(model)
     model.eval()
-    logits = torch.empty(len(seqs), num_labels)
+    logits = torch.empty(len(seqs), model.config.num_labels)
     for start in range(0, len(order), batch_size):
         idx = order[start:start + batch_size]
         ids, mask = pad_batch([seqs[i] for i in idx], model.config.pad_token_id)
         logits[idx] = model(ids.to(device), attention_mask=mask.to(device)).logits.float().cpu()
     model.train(was_training)
+    return logits
+
+
+def temperature_of(model) -> float:
+    """The model's fitted calibration temperature (1.0 when it has none)."""
+    return float(getattr(model.config, "calibration_temperature", 1.0) or 1.0)
+
+
+@torch.no_grad()
+def evaluate_classifier(model, tokenizer, texts: list[str], labels: list[int], batch_size: int = 32,
+                        max_length: int | None = None, normalize: bool = True) -> dict:
+    """{"accuracy", "n", "loss", "macro_f1", "confusion", "ece"} of a classifier (confusion[true][predicted];
+    ece: expected calibration error, 15 bins, of the probabilities the pipeline gives, i.e. with the model's
+    calibration_temperature)."""
+    if len(texts) != len(labels) or not texts:
+        raise ValueError(f"need as many labels as texts (and at least one): {len(texts)} texts, {len(labels)} labels")
+    num_labels = model.config.num_labels
+    if max(labels) >= num_labels or min(labels) < 0:
+        raise ValueError(f"labels {sorted(set(labels))} do not fit the model's {num_labels} classes")
+    logits = classifier_logits(model, tokenizer, texts, batch_size, max_length, normalize)
     gold = torch.tensor(labels)
     pred = logits.argmax(-1)
     confusion = torch.zeros(num_labels, num_labels, dtype=torch.long)
@@ -106,9 +129,109 @@ def evaluate_classifier(model, tokenizer, texts: list[str], labels: list[int], b
     tp = confusion.diag().float()
     f1 = 2 * tp / (confusion.sum(0) + confusion.sum(1)).clamp(min=1)
     present = confusion.sum(1) > 0
+    ece = expected_calibration_error(probabilities(logits, temperature_of(model)), gold)
     return {"accuracy": (pred == gold).float().mean().item(), "n": len(labels),
             "loss": F.cross_entropy(logits, gold).item(), "macro_f1": f1[present].mean().item(),
-            "confusion": confusion.tolist()}
+            "confusion": confusion.tolist(), "ece": ece}
+
+
+# ----- behaviour checks (CheckList-style) -----
+UNSURE = "unsure"
+UNSURE_BELOW = 0.7  # a check that expects "unsure" is right when the top probability is below this
+DEFAULT_CHECKS = Path(__file__).resolve().parents[1] / "tests" / "data" / "sentiment_checks.tsv"
+
+
+def read_checks(path) -> list[dict]:
+    """Rows {category, sentence, expected} of a checks TSV (header category<TAB>sentence<TAB>expected)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such checks file")
+    lines = [line.rstrip("\r\n") for line in path.read_text(encoding="utf-8").splitlines()]
+    header = [c.strip() for c in lines[0].split("\t")] if lines else []
+    if header != ["category", "sentence", "expected"]:
+        raise ValueError(f"{path}: the header must be category<TAB>sentence<TAB>expected, got {header}")
+    rows = []
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cells = [c.strip() for c in line.split("\t")]
+        if len(cells) != 3 or not all(cells):
+            raise ValueError(f"{path} line {number}: expected 3 non-empty tab-separated fields, got {len(cells)}")
+        rows.append(dict(zip(header, cells)))
+    if not rows:
+        raise ValueError(f"{path}: no checks")
+    return rows
+
+
+@torch.no_grad()
+def score_checks(model, tokenizer, checks, batch_size: int = 32, unsure_below: float = UNSURE_BELOW,
+                 max_length: int | None = None) -> dict:
+    """Score behaviour checks (a path or `read_checks` rows) with the model's calibrated probabilities.
+
+    Each sentence gets a verdict: its top label when the top probability is at least `unsure_below`, else
+    "unsure". It is right when the verdict equals the expected value (a label name or "unsure"): a sentence
+    expected positive that the model calls positive at 0.6 counts as wrong (unsure), and one expected
+    unsure is right only below the threshold. Returns {"accuracy", "n", "unsure_below", "temperature",
+    "categories": {name: {"accuracy", "right", "n"}}, "items": [{category, sentence, expected, verdict,
+    label, score, right}]}. A report on the model, not a test that must pass."""
+    source = None
+    if isinstance(checks, (str, Path)):
+        source, checks = _shown_path(checks), read_checks(checks)
+    names = {str(v) for v in model.config.id2label.values()}
+    for row in checks:
+        if row["expected"] != UNSURE and row["expected"] not in names:
+            raise ValueError(f"check {row['sentence']!r}: expected {row['expected']!r} is neither {UNSURE!r} nor "
+                             f"a label of the model ({sorted(names)})")
+    temperature = temperature_of(model)
+    probs = probabilities(classifier_logits(model, tokenizer, [r["sentence"] for r in checks], batch_size,
+                                            max_length), temperature)
+    items, categories = [], {}
+    for row, p in zip(checks, probs):
+        score, index = p.max(-1)
+        label = model.config.id2label.get(int(index), f"LABEL_{int(index)}")
+        verdict = label if score.item() >= unsure_below else UNSURE
+        right = verdict == row["expected"]
+        items.append({**row, "verdict": verdict, "label": label, "score": round(score.item(), 4), "right": right})
+        cat = categories.setdefault(row["category"], {"right": 0, "n": 0})
+        cat["right"] += right
+        cat["n"] += 1
+    for cat in categories.values():
+        cat["accuracy"] = cat["right"] / cat["n"]
+    right = sum(i["right"] for i in items)
+    return {**({"source": source} if source else {}), "accuracy": right / len(items), "right": right,
+            "n": len(items), "unsure_below": unsure_below, "temperature": temperature,
+            "categories": categories, "items": items}
+
+
+def _shown_path(path) -> str:
+    """A path as the project names it: relative to the repository root when it lies inside."""
+    try:
+        return str(Path(path).resolve().relative_to(DEFAULT_CHECKS.parents[2]))
+    except ValueError:
+        return str(path)
+
+
+def checks_markdown(checks: dict | None) -> str:
+    """The model card's behaviour-check section: accuracy per category and the sentences it gets wrong."""
+    if not checks:
+        return ""
+    lines = [f"{checks['n']} short sentences written for this project (`{checks.get('source', 'checks')}`), in "
+             f"CheckList-style categories. A sentence's verdict is the top label when its (calibrated) "
+             f"probability is at least {checks['unsure_below']:g}, else \"unsure\"; it is right when the verdict "
+             f"is the expected one. A report on what the model does, not a test it must pass.", "",
+             "| category | right | accuracy |", "|---|---|---|"]
+    for name, cat in checks["categories"].items():
+        lines.append(f"| {name} | {cat['right']}/{cat['n']} | {cat['accuracy']:.0%} |")
+    lines.append(f"| **all** | {checks['right']}/{checks['n']} | {checks['accuracy']:.0%} |")
+    wrong = [i for i in checks["items"] if not i["right"]]
+    if wrong:
+        lines += ["", "Wrong:", "", "| category | sentence | expected | verdict (top label, probability) |",
+                  "|---|---|---|---|"]
+        for i in wrong:
+            sentence = i["sentence"].replace("|", "\\|")
+            lines.append(f"| {i['category']} | {sentence} | {i['expected']} | {i['verdict']} "
+                         f"({i['label']} {i['score']:.4g}) |")
+    return "\n".join(lines)
 
 
 # ----- command line -----
@@ -143,14 +266,20 @@ def parse_args(argv=None):
     p.add_argument("--labeled", help="labelled TSV/CSV (header sentence|text, label) or hub: spec")
     p.add_argument("--imdb", help="IMDB train.tsv (text<TAB>label); a fixed sample is scored")
     p.add_argument("--imdb-n", type=int, default=1000, help="IMDB sample size; default: %(default)s")
+    p.add_argument("--checks", nargs="?", const=str(DEFAULT_CHECKS), default=None,
+                   help="behaviour checks TSV (category, sentence, expected: a label or 'unsure'), scored per "
+                        f"category; without a value: {_shown_path(DEFAULT_CHECKS)}")
+    p.add_argument("--unsure-below", type=float, default=UNSURE_BELOW,
+                   help="checks: the verdict is 'unsure' when the top (calibrated) probability is below this "
+                        "(default: %(default)s)")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--seed", type=int, default=0, help="seed of the fixed MLM mask and the IMDB sample")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--cache-dir", help="cache the packed MLM text here")
     p.add_argument("--out", help="write the metrics as JSON (merged into the file if it exists)")
     args = p.parse_args(argv)
-    if not (args.mlm_text or args.labeled or args.imdb):
-        p.error("nothing to evaluate: give --mlm-text, --labeled and/or --imdb")
+    if not (args.mlm_text or args.labeled or args.imdb or args.checks):
+        p.error("nothing to evaluate: give --mlm-text, --labeled, --imdb and/or --checks")
     return args
 
 
@@ -160,8 +289,8 @@ def run(args) -> dict:
     is_mlm = isinstance(model, RobertaForMaskedLM)
     if args.mlm_text and not is_mlm:
         raise ValueError(f"{args.model} is a classifier; --mlm-text needs a masked-LM model")
-    if (args.labeled or args.imdb) and is_mlm:
-        raise ValueError(f"{args.model} is a masked-LM model; --labeled/--imdb need a classifier")
+    if (args.labeled or args.imdb or args.checks) and is_mlm:
+        raise ValueError(f"{args.model} is a masked-LM model; --labeled/--imdb/--checks need a classifier")
     metrics = {}
     if args.mlm_text:
         docs = _take_chars(read_documents(args.mlm_text), args.mlm_max_chars)
@@ -172,13 +301,18 @@ def run(args) -> dict:
                           **evaluate_mlm(model, tokenizer, docs, args.batch_size, args.seed, max_length=max_length,
                                          cache_dir=args.cache_dir)}
     if args.labeled:
-        texts, labels, _ = read_labeled(args.labeled)
+        texts, labels, _ = read_labeled(args.labeled, label_names=model.config.id2label)
+        logits = classifier_logits(model, tokenizer, texts, args.batch_size)
         metrics["labeled"] = {"source": args.labeled,
-                              **evaluate_classifier(model, tokenizer, texts, labels, args.batch_size)}
+                              **evaluate_classifier(model, tokenizer, texts, labels, args.batch_size),
+                              "temperature": temperature_of(model),
+                              "ece_uncalibrated": expected_calibration_error(probabilities(logits), labels)}
     if args.imdb:
         texts, labels = imdb_sample(args.imdb, n=args.imdb_n, seed=args.seed)
         metrics["imdb"] = {"source": args.imdb, "seed": args.seed,
                            **evaluate_classifier(model, tokenizer, texts, labels, args.batch_size)}
+    if args.checks:
+        metrics["checks"] = score_checks(model, tokenizer, args.checks, args.batch_size, args.unsure_below)
     return metrics
 
 
@@ -190,6 +324,9 @@ def main(argv=None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 1
     for name, m in metrics.items():
+        if name == "checks":
+            print(checks_markdown(m))
+            continue
         shown = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items() if k != "confusion"}
         print(f"{name}: {shown}")
     if args.out:

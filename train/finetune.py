@@ -1,16 +1,39 @@
-"""Fine-tune a sentence classifier (SST-2 sentiment by default) from a pretrained MLM folder or from scratch.
+"""Fine-tune a sentence classifier (SST-2 sentiment by default) from a pretrained MLM folder, from an earlier
+classifier (a second stage), or from scratch; then calibrate it and score it.
 
     python -m train.finetune --init runs/mini-roberta --out runs/mini-roberta-sst2
     python -m train.finetune --init random --tokenizer runs/mini-roberta --out runs/random-sst2   # no pretraining
+    # two stages: IMDB reviews (first 128 tokens of each), then SST-2 from that classifier
+    python -m train.finetune --init runs/mini-roberta --train ../shared/data/imdb/train.tsv --epochs 1 \\
+        --calibration-n 0 --out runs/imdb
+    python -m train.finetune --init runs/imdb --out runs/imdb-sst2
 
-The encoder comes from --init (`RobertaForSequenceClassification.from_pretrained_encoder`), the classifier
-head is new. Every text goes through `train.data.normalize_for_classifier` (as in evaluation and the app).
-Batches are padded to their longest sentence. The dev set is evaluated every --eval-every steps and the best
-checkpoint is the one kept; it is then also scored on a sample of IMDB reviews (out of domain).
+What it does, in order:
+- Data. Every text goes through `train.data.normalize_for_classifier` (as in evaluation and the app) and is
+  cut to --max-length tokens (long texts such as IMDB reviews: their first 126 tokens plus <s> and </s>,
+  exactly what evaluation and the app feed the model). Batches are padded to their longest row.
+- Held out from training: (1) a calibration slice of the training file (--calibration-n whole sentences,
+  seeded by --calibration-seed, the same for every --seed; see `train.calibrate`), and (2) the reviews of
+  the fixed IMDB evaluation sample (--imdb, --imdb-n, --imdb-seed) wherever they occur in the training
+  file: training on IMDB's train.tsv never sees the 1,000 reviews the IMDB figure is measured on
+  (--keep-imdb-sample turns this off).
+- Initialisation. --init an MLM folder: its encoder, a new classifier head. --init a classifier folder
+  (e.g. the IMDB stage): its encoder and, when its labels are the same, its head (--new-head for a fresh
+  one); its calibration temperature is not carried over. --init random: a from-scratch encoder.
+- Optimisation (`train.loop`): AdamW, warmup then linear decay, --epochs; --layer-lr-decay d < 1 gives the
+  classifier head the full lr, the top encoder layer d x lr, the next d^2 x lr, ..., the embeddings d^(L+1).
+- Which weights are kept: by default the end-of-run model (--select last). --select calibration keeps the
+  checkpoint with the best accuracy on the calibration slice. The dev set is evaluated every --eval-every
+  steps for the curves only: it never chooses anything, so the dev figure is an honest one.
+- Calibration: a temperature T fitted on the calibration slice (`train.calibrate`), stored in config.json
+  as `calibration_temperature` and applied by `roberta.pipeline`; dev ECE before/after and a reliability
+  diagram (reliability.png). With --calibration-n 0 the model stays uncalibrated (T = 1).
+- Scores, in float32 as the pipeline computes: dev accuracy and ECE, IMDB sample accuracy, and the behaviour
+  checks (--checks, per category, see `train.evaluate.score_checks`).
+
+Writes a Hub-ready folder: config.json + model.safetensors, tokenizer.json, metrics.json (everything above,
+train time, the command), log.jsonl, curves.png, reliability.png and a model card README.md.
 Training machinery: `train.loop` (resume, atomic checkpoints, signals, DDP: see there).
-
-Writes a Hub-ready folder: config.json + model.safetensors (best dev checkpoint), tokenizer.json,
-metrics.json (dev and IMDB accuracy, train time, ...), log.jsonl, curves.png and a model card README.md.
 """
 from __future__ import annotations
 
@@ -30,32 +53,66 @@ from . import loop
 DEFAULT_TRAIN = "../shared/data/sst2/train.tsv"
 DEFAULT_DEV = "../shared/data/sst2/dev.tsv"
 DEFAULT_IMDB = "../shared/data/imdb/train.tsv"
+SELECT = ("last", "calibration")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .evaluate import DEFAULT_CHECKS, UNSURE_BELOW, _shown_path
+
     p = loop.script_parser("train.finetune", __doc__)
     g = p.add_argument_group("initialisation")
     g.add_argument("--init", required=True,
-                   help="a pretrained MLM folder (config.json, model.safetensors, tokenizer.json) or a Hub id; "
+                   help="a pretrained MLM folder (config.json, model.safetensors, tokenizer.json) or a Hub id; a "
+                        "classifier folder from an earlier train.finetune (a second stage: encoder and head); "
                         "'random' for a from-scratch encoder (then --preset and --tokenizer)")
+    g.add_argument("--new-head", action="store_true",
+                   help="with a classifier --init: start from a fresh classifier head (default: keep its head "
+                        "when the labels are the same)")
     g.add_argument("--tokenizer", default=None,
                    help="tokenizer.json or a folder holding one (default: the --init folder's)")
     g = p.add_argument_group("data")
     g.add_argument("--train", default=DEFAULT_TRAIN,
                    help="TSV/CSV with a header (sentence or text, label) or hub:NAME:CONFIG:SPLIT, e.g. "
-                        "hub:stanfordnlp/sst2:default:train (default: %(default)s)")
-    g.add_argument("--dev", default=DEFAULT_DEV, help="evaluation set, same format (default: %(default)s)")
+                        "hub:stanfordnlp/sst2:default:train or ../shared/data/imdb/train.tsv (default: %(default)s)")
+    g.add_argument("--dev", default=DEFAULT_DEV,
+                   help="evaluation set, same format; reported, never used to choose (default: %(default)s)")
     g.add_argument("--imdb", default=DEFAULT_IMDB,
-                   help="out-of-domain check: IMDB reviews TSV (text, label); '' to skip (default: %(default)s)")
+                   help="natural-text check: IMDB reviews TSV (text, label); '' to skip (default: %(default)s)")
     g.add_argument("--imdb-n", type=int, default=1000, help="IMDB reviews sampled (default: %(default)s)")
+    g.add_argument("--imdb-seed", type=int, default=0,
+                   help="seed of the IMDB sample, fixed whatever --seed is (default: %(default)s, as train.evaluate)")
+    g.add_argument("--keep-imdb-sample", action="store_true",
+                   help="do not remove the IMDB sample's reviews from the training data (default: removed, so "
+                        "the IMDB figure is on reviews never trained on)")
     g.add_argument("--train-n", type=int, default=0,
-                   help="use a seeded random sample of this many training examples, 0 = all (default: %(default)s)")
+                   help="use a seeded random sample of this many training examples (after the held-out rows are "
+                        "removed), 0 = all (default: %(default)s)")
     g.add_argument("--labels", default="negative,positive",
                    help="label names in id order; labels in the files are ids or these names (default: %(default)s)")
     g.add_argument("--text-column", default=None, help="default: sentence, else text")
     g.add_argument("--label-column", default=None, help="default: label")
+    g = p.add_argument_group("calibration, selection and checks")
+    g.add_argument("--calibration-n", type=int, default=1000,
+                   help="hold this many examples of --train out of training to fit the temperature (and for "
+                        "--select calibration); 0 = none, no calibration (default: %(default)s)")
+    g.add_argument("--calibration-split", choices=["sentences", "random"], default="sentences",
+                   help="'sentences': whole sentences, their sub-phrases removed from training too (SST-2 holds "
+                        "both); 'random': any rows (default: %(default)s; see train.calibrate)")
+    g.add_argument("--calibration-seed", type=int, default=0,
+                   help="seed of the calibration slice, the same for every --seed (default: %(default)s)")
+    g.add_argument("--select", choices=SELECT, default="last",
+                   help="weights kept: 'last' = the end of the run; 'calibration' = the checkpoint with the best "
+                        "calibration-slice accuracy (needs --calibration-n and --eval-every) (default: %(default)s)")
+    g.add_argument("--checks", default=None,
+                   help=f"behaviour checks TSV scored at the end, '' to skip (default: {_shown_path(DEFAULT_CHECKS)})")
+    g.add_argument("--unsure-below", type=float, default=UNSURE_BELOW,
+                   help="checks: a top probability below this is an 'unsure' verdict (default: %(default)s)")
     loop.add_training_args(p, batch_size=32, lr=1e-4, warmup=0.06, weight_decay=0.1, eval_every=500,
                            out="runs/finetune", max_length=128)
+    g = p.add_argument_group("fine-tuning")
+    g.add_argument("--layer-lr-decay", type=float, default=1.0,
+                   help="layer-wise lr decay: the head gets --lr, encoder layer L (the top) lr x d, layer L-1 "
+                        "lr x d^2, ..., the embeddings lr x d^(L+1); 1.0 = off (default: %(default)s)")
     # Two passes over SST-2's 67k phrases; a small encoder wants a larger lr than roberta-base's 1e-5..3e-5.
     # Dropout 0.1 in fine-tuning even when the pretrained config has none (our pretraining runs without).
     p.set_defaults(epochs=2.0, dropout=0.1)
@@ -67,12 +124,37 @@ def _trim(input_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
     return input_ids[:, :max(1, int(input_ids.ne(pad_id).sum(1).max()))]
 
 
-class ClassificationTask(loop.Task):
-    best_metric = "accuracy"
+def layer_of(name: str, num_layers: int) -> int:
+    """Depth of a parameter: 0 embeddings, 1..L encoder layers, L+1 everything above (the head)."""
+    if name.startswith("roberta.embeddings."):
+        return 0
+    if name.startswith("roberta.encoder.layer."):
+        return int(name.split(".")[3]) + 1
+    return num_layers + 1
 
-    def __init__(self, input_ids: torch.Tensor, labels: torch.Tensor, pad_id: int, evaluate=None):
+
+def layer_decay_groups(model, weight_decay: float, decay: float) -> list[dict]:
+    """AdamW groups with an "lr_scale" of decay^(L+1-depth) (head 1, top layer decay, ..., embeddings
+    decay^(L+1)); weight decay on matrices only, as `loop.param_groups`."""
+    num_layers = model.config.num_hidden_layers
+    groups: dict[tuple[int, bool], dict] = {}
+    for name, param in model.named_parameters():
+        if not param.requires_grad:
+            continue
+        depth, matrix = layer_of(name, num_layers), param.ndim >= 2
+        group = groups.setdefault((depth, matrix), {"params": [], "weight_decay": weight_decay if matrix else 0.0,
+                                                    "lr_scale": decay ** (num_layers + 1 - depth)})
+        group["params"].append(param)
+    return [groups[key] for key in sorted(groups)]
+
+
+class ClassificationTask(loop.Task):
+    def __init__(self, input_ids: torch.Tensor, labels: torch.Tensor, pad_id: int, evaluate=None,
+                 best_metric: str | None = None, layer_lr_decay: float = 1.0):
         self.input_ids, self.labels, self.pad_id, self._evaluate = input_ids, labels, pad_id, evaluate
         self.num_rows = len(labels)
+        self.best_metric = best_metric  # None: no best checkpoint, the end-of-run model is kept
+        self.layer_lr_decay = layer_lr_decay
 
     def make_batch(self, indices, epoch):
         return {"input_ids": _trim(self.input_ids[indices], self.pad_id), "labels": self.labels[indices]}
@@ -95,9 +177,33 @@ class ClassificationTask(loop.Task):
     def evaluate(self, model):
         return self._evaluate(model) if self._evaluate else {}
 
+    def param_groups(self, model, weight_decay):
+        if self.layer_lr_decay == 1.0:
+            return None
+        return layer_decay_groups(model, weight_decay, self.layer_lr_decay)
+
+
+def _init_architecture(init: str) -> str:
+    from roberta.hub import CONFIG_NAME, resolve_file
+
+    config = json.loads(Path(resolve_file(init, CONFIG_NAME)).read_text())
+    return (config.get("architectures") or ["RobertaForMaskedLM"])[0]
+
+
+def init_root(init: str) -> str:
+    """Where a chain of fine-tuning stages started: --init itself, or for a classifier folder written by
+    train.finetune, the root of its own --init (so runs of several seeds can be checked for a common start)."""
+    path = Path(init) / "metrics.json"
+    if path.is_file():
+        metrics = json.loads(path.read_text())
+        if metrics.get("init"):
+            return metrics.get("init_root") or metrics["init"]
+    return init
+
 
 def build_model(args, id2label: dict[int, str]):
-    """(model, tokenizer): a pretrained encoder with a new head, or a random one (--init random)."""
+    """(model, tokenizer, what the init gave): a pretrained encoder with a new head, an earlier classifier
+    (encoder and head), or a random one (--init random)."""
     if args.init == "random":
         if not args.tokenizer:
             raise loop.UserError("--init random needs --tokenizer")
@@ -105,38 +211,85 @@ def build_model(args, id2label: dict[int, str]):
         config = loop.model_config(args, tokenizer)
         config.id2label = dict(id2label)
         torch.manual_seed(args.seed)
-        return roberta.RobertaForSequenceClassification(config), tokenizer
+        return roberta.RobertaForSequenceClassification(config), tokenizer, "random encoder"
     if given := loop.shape_options_given(args):
         raise loop.UserError(f"{', '.join(given)} only apply with --init random (the pretrained model fixes its shape)")
     tokenizer = roberta.load_tokenizer(args.tokenizer or args.init)
-    overrides = {}
+    overrides = {"calibration_temperature": 1.0}  # a classifier --init: its temperature belongs to its own head
     if args.dropout is not None:
         overrides.update(hidden_dropout_prob=args.dropout, attention_probs_dropout_prob=args.dropout)
     torch.manual_seed(args.seed)
     model = roberta.RobertaForSequenceClassification.from_pretrained_encoder(args.init, id2label=id2label, **overrides)
+    gave = "encoder"
+    if "SequenceClassification" in _init_architecture(args.init) and not args.new_head:
+        from roberta.model import load_state_dict
+
+        init_labels = roberta.load_config(args.init).id2label
+        if init_labels != model.config.id2label:
+            raise loop.UserError(f"--init {args.init} classifies into {init_labels}, this run into "
+                                 f"{model.config.id2label}: pass --new-head for a fresh head")
+        head = {k: v for k, v in load_state_dict(args.init).items() if k.startswith("classifier.")}
+        wanted = {k for k in model.state_dict() if k.startswith("classifier.")}
+        if head.keys() != wanted:
+            raise loop.UserError(f"{args.init}: the classifier head's weights {sorted(head)} do not fit "
+                                 f"{sorted(wanted)}; pass --new-head")
+        model.load_state_dict(head, strict=False)
+        gave = "encoder and classifier head"
     if model.config.vocab_size != tokenizer.get_vocab_size():
         raise loop.UserError(f"the tokenizer has {tokenizer.get_vocab_size()} tokens, "
                              f"the model {model.config.vocab_size}")
-    return model, tokenizer
+    return model, tokenizer, gave
+
+
+def split_training_data(args, texts: list[str], imdb_texts: list[str] | None):
+    """(training rows, calibration rows, counts) from the training file's rows: the calibration slice and the
+    IMDB sample's reviews held out, then --train-n sampled."""
+    from .calibrate import calibration_split
+
+    try:
+        train_rows, cal_rows, cal_removed = calibration_split(texts, args.calibration_n, args.calibration_seed,
+                                                              args.calibration_split)
+    except ValueError as err:
+        raise loop.UserError(str(err)) from None
+    imdb_removed = 0
+    if imdb_texts and not args.keep_imdb_sample:
+        sample = {t.strip() for t in imdb_texts}
+        kept = [i for i in train_rows if texts[i].strip() not in sample]
+        imdb_removed, train_rows = len(train_rows) - len(kept), kept
+    if 0 < args.train_n < len(train_rows):
+        train_rows = sorted(random.Random(args.seed).sample(train_rows, args.train_n))
+    if not train_rows:
+        raise loop.UserError("no training examples are left after holding out the calibration slice and the "
+                             "IMDB sample")
+    return train_rows, cal_rows, {"calibration_removed_train_rows": cal_removed, "imdb_sample_removed": imdb_removed}
 
 
 def run(args, dist: loop.Dist) -> int:
     from . import data
-    from .evaluate import encode_for_classifier, evaluate_classifier, pad_batch
-    from .model_card import write_model_card
+    from .calibrate import calibrate
+    from .evaluate import DEFAULT_CHECKS, encode_for_classifier, evaluate_classifier, pad_batch, score_checks
 
     started = time.time()
     out = Path(args.out)
     loop.seed_everything(args.seed)
+    if not 0 < args.layer_lr_decay <= 1:
+        raise loop.UserError(f"--layer-lr-decay must be in (0, 1], got {args.layer_lr_decay}")
+    if args.select == "calibration" and not (args.calibration_n > 0 and args.eval_every > 0):
+        raise loop.UserError("--select calibration needs a calibration slice (--calibration-n > 0) and "
+                             "periodic evaluations (--eval-every > 0)")
+    checks_path = args.checks if args.checks is not None else str(DEFAULT_CHECKS)
+    if checks_path and not Path(checks_path).is_file():
+        raise loop.UserError(f"--checks {checks_path}: no such file ('' to skip the behaviour checks)")
     id2label = dict(enumerate(name.strip() for name in args.labels.split(",")))
-    train_texts, train_labels, _ = data.read_labeled(args.train, args.text_column, args.label_column, id2label)
-    if 0 < args.train_n < len(train_texts):
-        keep = sorted(random.Random(args.seed).sample(range(len(train_texts)), args.train_n))
-        train_texts, train_labels = [train_texts[i] for i in keep], [train_labels[i] for i in keep]
+    texts, labels, _ = data.read_labeled(args.train, args.text_column, args.label_column, id2label)
+    imdb = data.imdb_sample(args.imdb, args.imdb_n, seed=args.imdb_seed) if args.imdb else None
+    train_rows, cal_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None)
+    train_texts, train_labels = [texts[i] for i in train_rows], [labels[i] for i in train_rows]
+    cal_texts, cal_labels = [texts[i] for i in cal_rows], [labels[i] for i in cal_rows]
     dev_texts, dev_labels, _ = data.read_labeled(args.dev, args.text_column, args.label_column, id2label)
-    imdb = data.imdb_sample(args.imdb, args.imdb_n, seed=args.seed) if args.imdb else None
-    model, tokenizer = build_model(args, id2label)
-    tokenizer = lowercasing(tokenizer)  # SST-2 is lower-case; the saved tokenizer.json lower-cases every input
+    model, tokenizer, init_gave = build_model(args, id2label)
+    if tokenizer.normalizer is None or tokenizer.normalizer.normalize_str("Ab") != "ab":  # (a classifier --init does)
+        tokenizer = lowercasing(tokenizer)  # SST-2 is lower-case; the saved tokenizer.json lower-cases every input
     max_length = min(args.max_length or model.config.max_length, model.config.max_length)
     pad_id = model.config.pad_token_id
 
@@ -144,13 +297,21 @@ def run(args, dist: loop.Dist) -> int:
     input_ids, _ = pad_batch(encode_for_classifier(tokenizer, train_texts, max_length), pad_id)
     eval_batch = max(32, args.batch_size)
 
-    def dev_accuracy(m):
-        return evaluate_classifier(m, tokenizer, dev_texts, dev_labels, eval_batch, max_length=max_length)
+    def periodic_eval(m):  # dev: for the curves; the calibration slice: for --select calibration
+        metrics = evaluate_classifier(m, tokenizer, dev_texts, dev_labels, eval_batch, max_length=max_length)
+        if cal_texts:
+            cal = evaluate_classifier(m, tokenizer, cal_texts, cal_labels, eval_batch, max_length=max_length)
+            metrics.update(calibration_accuracy=cal["accuracy"], calibration_loss=cal["loss"])
+        return metrics
 
     if dist.is_main:
-        print(f"{len(train_texts):,} training examples ({args.train}), {len(dev_texts):,} dev ({args.dev}); "
-              f"{model.num_parameters():,} parameters, init {args.init}", flush=True)
-    task = ClassificationTask(input_ids, torch.tensor(train_labels), pad_id, dev_accuracy)
+        print(f"{len(train_texts):,} training examples ({args.train}; held out: {len(cal_rows):,} for calibration "
+              f"+ {held_out['calibration_removed_train_rows']:,} of their sub-phrases, "
+              f"{held_out['imdb_sample_removed']:,} IMDB-sample reviews), {len(dev_texts):,} dev ({args.dev}); "
+              f"{model.num_parameters():,} parameters, init {args.init} ({init_gave})", flush=True)
+    task = ClassificationTask(input_ids, torch.tensor(train_labels), pad_id, periodic_eval,
+                              best_metric="calibration_accuracy" if args.select == "calibration" else None,
+                              layer_lr_decay=args.layer_lr_decay)
     trainer = loop.Trainer(model, task, args, dist, out)
     result = trainer.fit()
     if result.status == "interrupted":
@@ -158,43 +319,96 @@ def run(args, dist: loop.Dist) -> int:
     if not dist.is_main:
         return 0
 
-    # ----- the Hub-ready folder, from the best dev checkpoint -----
+    # ----- the Hub-ready folder: the end-of-run model (or the best on the calibration slice) -----
     model = trainer.model
-    if result.best_path is not None:
+    if args.select == "calibration" and result.best_path is not None:
         weights, _ = loop.Checkpoints.load(result.best_path, dist.device)
         model.load_state_dict(weights)
     model.eval()
-    with torch.no_grad(), loop.autocast(dist.device, trainer.precision):
-        dev = dev_accuracy(model)
+    kept_step = result.best["step"] if args.select == "calibration" and result.best else result.step
+    # Final figures in float32, as roberta.pipeline and transformers compute them
+    with torch.no_grad():
+        calibration = None
+        if cal_texts:
+            calibration = calibrate(model, tokenizer, (cal_texts, cal_labels), (dev_texts, dev_labels), out,
+                                    eval_batch, max_length, title=f"{out.name}: {args.dev}")
+            calibration["slice"] = {"data": args.train, "n": args.calibration_n, "seed": args.calibration_seed,
+                                    "split": args.calibration_split, "text_column": args.text_column,
+                                    "label_column": args.label_column}
+            calibration["source"] = (f"{len(cal_texts):,} {'whole sentences' if args.calibration_split == 'sentences' else 'rows'} "
+                                     f"of `{args.train}` held out from fine-tuning, seed {args.calibration_seed}")
+        dev = evaluate_classifier(model, tokenizer, dev_texts, dev_labels, eval_batch, max_length=max_length)
         ood = None
         if imdb is not None:
             ood = evaluate_classifier(model, tokenizer, imdb[0], imdb[1], batch_size=eval_batch, max_length=max_length)
+        checks = score_checks(model, tokenizer, checks_path, eval_batch, args.unsure_below) if checks_path else None
     model.save_pretrained(out)
     save_tokenizer(tokenizer, out, model.config.max_length)
     metrics = {
         "dev_accuracy": dev["accuracy"], "dev_examples": dev["n"], "dev_data": args.dev,
+        "dev_ece": dev["ece"], "dev_ece_uncalibrated": calibration["dev"]["ece_before"] if calibration else dev["ece"],
+        "temperature": model.config.calibration_temperature,
         "imdb_accuracy": ood["accuracy"] if ood else None, "imdb_examples": ood["n"] if ood else 0,
-        "imdb_data": args.imdb or None, "best_step": result.best["step"] if result.best else result.step,
-        "init": args.init, "train_examples": len(train_texts), "train_data": args.train,
+        "imdb_data": args.imdb or None, "imdb_seed": args.imdb_seed,
+        "imdb_sample_removed_from_training": held_out["imdb_sample_removed"],
+        "selection": args.select, "kept_step": kept_step,
+        "init": args.init, "init_gave": init_gave, "init_root": f"random, seed {args.seed}" if args.init == "random" else init_root(args.init), "train_examples": len(train_texts), "train_data": args.train,
+        "max_length": max_length, "layer_lr_decay": args.layer_lr_decay,
+        "calibration_examples": len(cal_texts),
+        "calibration_removed_train_rows": held_out["calibration_removed_train_rows"],
         "train_steps": result.step, "train_tokens": result.tokens, "stopped_by": result.status,
         "parameters": model.num_parameters(), "train_time_s": round(result.elapsed, 1),
         "wall_time_s": round(time.time() - started, 1), "hardware": loop.hardware_info(dist, trainer.precision),
         "command": args._command,
     }
+    if calibration:
+        metrics["calibration"] = calibration
+    if checks:
+        metrics["checks"] = checks
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     trainer.write_curves()
-    init = "a randomly initialised encoder (no pretraining)" if args.init == "random" else f"`{args.init}`"
-    write_model_card(
-        out, title=f"Sentiment classifier fine-tuned from {'scratch' if args.init == 'random' else args.init}",
-        task="text-classification", metrics=metrics,
-        recipe=loop.card_recipe(args),
-        notes=f"Fine-tuned from {init} on `{args.train}`; the checkpoint with the best accuracy on `{args.dev}` "
-              f"(step {metrics['best_step']}) is the one kept, so the dev figure is slightly optimistic. "
-              "IMDB reviews are out of domain (long, natural-cased reviews versus SST-2's short phrases).")
+    write_card(out, metrics, loop.card_recipe(args), args)
     trainer.cleanup()
     imdb_msg = f", IMDB accuracy {ood['accuracy']:.4f}" if ood else ""
-    print(f"dev accuracy {dev['accuracy']:.4f}{imdb_msg}; wrote {out}", flush=True)
+    cal_msg = (f", T {calibration['temperature']:.3f}, dev ECE {calibration['dev']['ece_before']:.4f} -> "
+               f"{calibration['dev']['ece_after']:.4f}") if calibration else ""
+    checks_msg = f", checks {checks['right']}/{checks['n']}" if checks else ""
+    print(f"dev accuracy {dev['accuracy']:.4f}{imdb_msg}{cal_msg}{checks_msg}; wrote {out}", flush=True)
     return 0
+
+
+CARD_SECTION_KEYS = ("calibration", "checks", "members")  # metrics shown in their own sections, not the table
+
+
+def write_card(out: Path, metrics: dict, recipe: dict, args=None, title: str | None = None, notes: str | None = None):
+    """The classifier's model card: metrics, then calibration and behaviour-check sections."""
+    from .calibrate import calibration_markdown
+    from .evaluate import checks_markdown
+    from .model_card import write_model_card
+
+    init = metrics.get("init", "?")
+    if title is None:
+        title = f"Sentiment classifier fine-tuned from {'scratch' if init == 'random' else init}"
+    if notes is None:
+        start = ("a randomly initialised encoder (no pretraining)" if init == "random"
+                 else f"`{init}` ({metrics.get('init_gave', 'encoder')})")
+        kept = ("the end-of-run weights are the ones kept" if metrics.get("selection", "last") == "last" else
+                f"the checkpoint with the best accuracy on the calibration slice (step {metrics.get('kept_step')}) "
+                "is the one kept")
+        imdb = ""
+        if metrics.get("imdb_data"):
+            imdb = (f" IMDB accuracy is on a fixed sample of {metrics.get('imdb_examples')} reviews of "
+                    f"`{metrics['imdb_data']}` (seed {metrics.get('imdb_seed', 0)}), natural text with long reviews "
+                    f"cut to their first {metrics.get('max_length', 128)} tokens; "
+                    f"{metrics.get('imdb_sample_removed_from_training') or 0} of them were in the training file "
+                    "and were removed from training, so the figure is on reviews the model never trained on.")
+        notes = (f"Fine-tuned from {start} on `{metrics.get('train_data')}`; {kept}. The dev set "
+                 f"`{metrics.get('dev_data')}` was evaluated during training for the curves only and chose nothing, "
+                 f"so its figure is not optimistic.{imdb}")
+    shown = {k: v for k, v in metrics.items() if k not in CARD_SECTION_KEYS}
+    write_model_card(out, title=title, task="text-classification", metrics=shown, recipe=recipe, notes=notes,
+                     extra_sections=[("Calibration", calibration_markdown(metrics.get("calibration"))),
+                                     ("Behaviour checks", checks_markdown(metrics.get("checks")))])
 
 
 def main(argv=None) -> int:

@@ -159,12 +159,17 @@ classify = roberta.pipeline("sentiment-analysis", model="{repo}")
 classify(normalize_for_classifier("A gripping, beautifully acted film."))
 ```
 
-With `transformers`:
+With `transformers`, dividing the logits by the calibration temperature stored in config.json (1.0 when
+the model was not calibrated; `transformers.pipeline` would show the uncalibrated softmax):
 
 ```python
-from transformers import pipeline
-classify = pipeline("text-classification", model="{repo}")
-classify("A gripping, beautifully acted film.".lower())
+import torch
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+model = AutoModelForSequenceClassification.from_pretrained("{repo}")
+tokenizer = AutoTokenizer.from_pretrained("{repo}")
+with torch.no_grad():
+    logits = model(**tokenizer(["A gripping, beautifully acted film."], return_tensors="pt")).logits
+probs = (logits / getattr(model.config, "calibration_temperature", 1.0)).softmax(-1)
 ```"""
 
 
@@ -185,13 +190,14 @@ def _limitations(task: str, max_length: int) -> str:
 
 def write_model_card(folder, *, title: str, task: str, metrics: dict, recipe: dict, notes: str = "",
                      repo_id: str | None = None, datasets: list[str] | None = None, license: str = "mit",
-                     base_model: str | None = None) -> Path:
+                     base_model: str | None = None, extra_sections: list[tuple[str, str]] | None = None) -> Path:
     """Write folder/README.md (YAML front matter + sections) from config.json and the values passed in.
 
     `task`: "fill-mask" or "text-classification". `metrics`: flat or nested dicts of values (e.g. the JSON
     written by `train.evaluate`). `recipe`: how it was trained; a "command" entry is shown as a code block,
     every other entry in a table (e.g. tokens_seen, wall_time, hardware, mixture). `datasets` default to
-    those recognised in the recipe's and metrics' paths.
+    those recognised in the recipe's and metrics' paths. `extra_sections`: (heading, markdown) pairs placed
+    after the metrics (e.g. calibration, behaviour checks).
     """
     folder = Path(folder)
     if task not in TASKS:
@@ -238,6 +244,9 @@ def write_model_card(folder, *, title: str, task: str, metrics: dict, recipe: di
     sections += ["## Training recipe", recipe_text or "(not given)"]
     metric_rows = _flatten(metrics)
     sections += ["## Metrics", _table(metric_rows, ("metric", "value")) if metric_rows else "(none given)"]
+    for heading, body in extra_sections or []:
+        if body:
+            sections += [f"## {heading}", body.strip()]
     if (folder / "curves.png").is_file():
         sections += ["## Training curves", "![training curves](curves.png)"]
     sections += ["## Limitations", _limitations(task, config.max_length)]

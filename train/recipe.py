@@ -68,7 +68,7 @@ def plan(args) -> list[tuple[str, object, list[str], Path]]:
                "--max-steps", "20", "--warmup", "4", "--lr", "2e-3", "--eval-every", "10", "--eval-rows", "32",
                "--final-eval-rows", "64", "--cache-dir", "", "--no-progress"]
         fine = ["--train-n", "2000", "--batch-size", "16", "--max-steps", "20", "--warmup", "0.1", "--lr", "1e-3",
-                "--eval-every", "10",
+                "--eval-every", "10", "--calibration-n", "50",
                 "--imdb-n", "50", "--max-length", "64", "--no-progress"]
     else:
         corpus = args.corpus  # None: each script's default (train.tokenizer's, train.pretrain's mixture)

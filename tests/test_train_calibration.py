@@ -1,0 +1,400 @@
+"""Issue 15: calibration (ECE, temperature fitting, the held-out slice), the temperature in config.json and the
+pipeline, two-stage fine-tuning (IMDB then SST-2), layer-wise lr decay, weight averaging, behaviour checks,
+the seeds' summary and the experiment's plan. Tiny models and generated data; the real runs are not tested."""
+import json
+import math
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+import roberta
+from train import average, calibrate, evaluate, finetune, loop, sentiment_recipe, summarize
+
+from test_train_scripts import finetune_argv
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECKS = ROOT / "tests" / "data" / "sentiment_checks.tsv"
+
+
+# ----- expected calibration error and temperature -----
+def test_ece_by_hand():
+    probs = torch.tensor([[0.1, 0.9], [0.2, 0.8], [0.6, 0.4], [0.45, 0.55]])
+    labels = torch.tensor([1, 0, 0, 1])
+    # bins of width 0.5 (n_bins=2): (0.5, 1] holds all four, confidence mean (0.9+0.8+0.6+0.55)/4, accuracy 3/4
+    assert calibrate.expected_calibration_error(probs, labels, n_bins=2) == pytest.approx(abs(0.75 - 0.7125))
+    # 15 bins: 0.9 and 0.8 and 0.6 and 0.55 fall in different bins: |1-0.9|+|0-0.8|+|1-0.6|+|1-0.55| over 4
+    assert calibrate.expected_calibration_error(probs, labels) == pytest.approx((0.1 + 0.8 + 0.4 + 0.45) / 4)
+    bins = calibrate.reliability_bins(probs, labels)
+    assert len(bins) == 15 and sum(b["n"] for b in bins) == 4
+    assert calibrate.reliability_bins(torch.tensor([[0.0, 1.0]]), [1])[-1]["n"] == 1  # confidence 1 in the last bin
+    with pytest.raises(ValueError):
+        calibrate.expected_calibration_error(probs, labels[:2])
+
+
+def synthetic(n=20000, true_temperature=2.5, seed=0):
+    """Logits of an over-confident model: labels drawn from softmax(z / T0), the model reports z."""
+    g = torch.Generator().manual_seed(seed)
+    z = torch.randn(n, 2, generator=g) * 3
+    labels = torch.multinomial((z / true_temperature).softmax(-1), 1, generator=g).squeeze(1)
+    return z, labels
+
+
+def test_ece_of_calibrated_and_overconfident_synthetic_data():
+    z, labels = synthetic()
+    ece_raw = calibrate.expected_calibration_error(calibrate.probabilities(z), labels)
+    ece_true = calibrate.expected_calibration_error(calibrate.probabilities(z, 2.5), labels)
+    assert ece_true < 0.015 < 0.08 < ece_raw  # the true probabilities are calibrated, the raw ones are not
+
+
+def test_fit_temperature_recovers_the_true_one():
+    z, labels = synthetic(true_temperature=2.5)
+    t = calibrate.fit_temperature(z, labels)
+    assert t == pytest.approx(2.5, rel=0.06)
+    assert calibrate.nll(z, labels, t) < calibrate.nll(z, labels, 1.0)
+    z, labels = synthetic(true_temperature=0.5, seed=1)  # under-confident: T < 1
+    assert calibrate.fit_temperature(z, labels) == pytest.approx(0.5, rel=0.06)
+    # all correct with a margin: the NLL keeps falling as T -> 0 (sharper), within the clipping range
+    easy = torch.tensor([[0.0, 5.0], [5.0, 0.0]])
+    t = calibrate.fit_temperature(easy, [1, 0])
+    assert calibrate.T_MIN <= t < 1 and calibrate.nll(easy, [1, 0], t) < calibrate.nll(easy, [1, 0])
+    report = calibrate.calibration_report(z, labels, 0.5)
+    assert report["ece_after"] < report["ece_before"] and report["n"] == len(labels)
+
+
+def test_reliability_diagram(tmp_path):
+    z, labels = synthetic(n=500)
+    path = calibrate.plot_reliability(z, labels, 2.5, tmp_path / "reliability.png", title="synthetic")
+    assert path.is_file() and path.stat().st_size > 10_000
+
+
+# ----- the held-out calibration slice -----
+def test_calibration_split_holds_out_whole_sentences_and_their_phrases():
+    sentences = [f"the film number {i} is good" for i in range(20)] + [f"a dull movie {i}" for i in range(20)]
+    phrases = ["the film number 3", "is good", "number 3 is", "a dull movie 7", "dull movie", "unrelated words"]
+    texts = sentences + phrases + ["is good"]  # a duplicate row
+    train, cal, removed = calibrate.calibration_split(texts, 5, seed=0)
+    assert train == calibrate.calibration_split(texts, 5, seed=0)[0]  # deterministic
+    assert len(cal) == 5 and not set(train) & set(cal)
+    picked = [texts[i] for i in cal]
+    assert all(t in sentences or t == "unrelated words" for t in picked)  # only texts no other text contains
+    for i in train:  # nothing kept for training is part of a held-out sentence
+        assert not any(f" {texts[i]} " in f" {p} " for p in picked)
+    assert len(train) + len(cal) + removed == len(texts)
+    _, cal_other, _ = calibrate.calibration_split(texts, 5, seed=1)
+    assert cal_other != cal
+    train_r, cal_r, removed_r = calibrate.calibration_split(texts, 5, mode="random")
+    assert len(cal_r) == 5 and len(train_r) + 5 + removed_r == len(texts)
+    assert calibrate.calibration_split(texts, 0) == (list(range(len(texts))), [], 0)
+    with pytest.raises(ValueError, match="nothing would be left"):
+        calibrate.calibration_split(texts, 1000)
+
+
+# ----- the temperature in config.json, the pipeline and transformers -----
+def test_temperature_is_stored_and_applied_by_the_pipeline(tiny_clf_dir, tmp_path, tokenizer):
+    import shutil
+
+    folder = tmp_path / "clf"
+    shutil.copytree(tiny_clf_dir, folder)
+    raw = roberta.pipeline("sentiment-analysis", model=folder, device="cpu")
+    calibrate.set_temperature(folder, 3.0)
+    assert json.loads((folder / "config.json").read_text())["calibration_temperature"] == 3.0
+    calibrated = roberta.pipeline("sentiment-analysis", model=folder, device="cpu")
+    assert calibrated.model.config.calibration_temperature == 3.0 and calibrated.temperature == 3.0
+    ids, mask, _ = roberta.encode(tokenizer, ["the sea"], 64)
+    with torch.no_grad():
+        logits = raw.model(ids, mask).logits[0]
+    want = (logits / 3.0).softmax(-1).tolist()
+    got = {r["label"]: r["score"] for r in calibrated("the sea")}
+    assert [got["negative"], got["positive"]] == pytest.approx(want, abs=1e-6)
+    assert [r["label"] for r in calibrated("the sea")] == [r["label"] for r in raw("the sea")]  # same ranking
+    calibrate.set_temperature(folder, -1.0)
+    with pytest.raises(ValueError, match="calibration_temperature"):
+        roberta.pipeline("sentiment-analysis", model=folder, device="cpu")("the sea")
+
+
+def test_transformers_keeps_the_temperature(tiny_clf_dir, tmp_path):
+    import shutil
+    transformers = pytest.importorskip("transformers")
+
+    folder = tmp_path / "clf"
+    shutil.copytree(tiny_clf_dir, folder)
+    calibrate.set_temperature(folder, 1.7)
+    config = transformers.AutoConfig.from_pretrained(folder)
+    assert config.calibration_temperature == 1.7
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(folder)
+    assert model.config.calibration_temperature == 1.7
+    ours = roberta.pipeline("text-classification", model=folder, device="cpu")("the sea")
+    with torch.no_grad():
+        ids, mask, _ = roberta.encode(ours and roberta.load_tokenizer(folder), ["the sea"], 64)
+        probs = (model(input_ids=ids, attention_mask=mask).logits / model.config.calibration_temperature).softmax(-1)
+    got = {r["label"]: r["score"] for r in ours}
+    assert [got["negative"], got["positive"]] == pytest.approx(probs[0].tolist(), abs=1e-5)
+
+
+# ----- behaviour checks -----
+def test_checks_file_is_well_formed():
+    rows = evaluate.read_checks(CHECKS)
+    assert len(rows) >= 40
+    categories = {r["category"] for r in rows}
+    assert {"negated negative", "negated positive", "contrast", "intensifier", "neutral fact", "names"} <= categories
+    assert {r["expected"] for r in rows} == {"positive", "negative", "unsure"}
+    assert len({r["sentence"] for r in rows}) == len(rows)
+
+
+def fixed_output_classifier(folder, bias):
+    """The tiny classifier with its output forced to `bias` for every input."""
+    model = roberta.RobertaForSequenceClassification.from_pretrained(folder)
+    with torch.no_grad():
+        model.classifier.out_proj.weight.zero_()
+        model.classifier.out_proj.bias.copy_(torch.tensor(bias))
+    return model
+
+
+def test_checks_scoring(tiny_clf_dir, tokenizer, tmp_path):
+    checks = tmp_path / "checks.tsv"
+    checks.write_text("category\tsentence\texpected\nA\tgood film\tpositive\nA\tbad film\tnegative\n"
+                      "B\tit is long\tunsure\n")
+    model = fixed_output_classifier(tiny_clf_dir, [0.0, 2.0])  # positive at 0.88 for everything
+    result = evaluate.score_checks(model, tokenizer, checks)
+    assert result["categories"] == {"A": {"right": 1, "n": 2, "accuracy": 0.5}, "B": {"right": 0, "n": 1, "accuracy": 0.0}}
+    assert result["right"] == 1 and result["n"] == 3 and result["unsure_below"] == 0.7
+    assert [i["verdict"] for i in result["items"]] == ["positive"] * 3
+    model.config.calibration_temperature = 4.0  # positive at sigmoid(0.5) = 0.62 < 0.7: unsure
+    result = evaluate.score_checks(model, tokenizer, checks)
+    assert [i["verdict"] for i in result["items"]] == ["unsure"] * 3 and result["right"] == 1
+    assert result["items"][0]["label"] == "positive" and result["items"][0]["score"] == pytest.approx(0.6225, abs=1e-3)
+    text = evaluate.checks_markdown(result)
+    assert "| A | 0/2 | 0% |" in text and "| B | 1/1 | 100% |" in text and "good film" in text
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("category\tsentence\texpected\nA\tgood film\tgreat\n")
+    with pytest.raises(ValueError, match="great"):
+        evaluate.score_checks(model, tokenizer, bad)
+    bad.write_text("sentence\tlabel\ngood\t1\n")
+    with pytest.raises(ValueError, match="header"):
+        evaluate.read_checks(bad)
+
+
+def test_evaluate_cli_checks_and_ece(tiny_clf_dir, train_files, tmp_path, capsys):
+    out = tmp_path / "metrics.json"
+    assert evaluate.main(["--model", str(tiny_clf_dir), "--checks", "--labeled", str(train_files / "dev.tsv"),
+                          "--out", str(out)]) == 0
+    metrics = json.loads(out.read_text())
+    assert metrics["checks"]["n"] == len(evaluate.read_checks(CHECKS))
+    assert metrics["checks"]["source"] == "tests/data/sentiment_checks.tsv"
+    assert set(metrics["checks"]["categories"]) == {r["category"] for r in evaluate.read_checks(CHECKS)}
+    assert 0 <= metrics["labeled"]["ece"] <= 1 and metrics["labeled"]["temperature"] == 1.0
+    assert metrics["labeled"]["ece"] == pytest.approx(metrics["labeled"]["ece_uncalibrated"])
+    assert "| negated negative |" in capsys.readouterr().out
+
+
+# ----- layer-wise lr decay -----
+def test_layer_lr_decay_groups(tiny_clf_dir):
+    model = roberta.RobertaForSequenceClassification.from_pretrained(tiny_clf_dir)  # 2 layers
+    groups = finetune.layer_decay_groups(model, 0.1, 0.5)
+    scale = {id(p): g["lr_scale"] for g in groups for p in g["params"]}
+    decay = {id(p): g["weight_decay"] for g in groups for p in g["params"]}
+    named = dict(model.named_parameters())
+    assert len(scale) == len(named)
+    assert scale[id(named["classifier.out_proj.weight"])] == 1.0
+    assert scale[id(named["roberta.encoder.layer.1.attention.self.query.weight"])] == 0.5
+    assert scale[id(named["roberta.encoder.layer.0.output.dense.weight"])] == 0.25
+    assert scale[id(named["roberta.embeddings.word_embeddings.weight"])] == 0.125
+    assert decay[id(named["roberta.embeddings.LayerNorm.weight"])] == 0.0
+    assert decay[id(named["roberta.embeddings.word_embeddings.weight"])] == 0.1
+
+
+def test_finetune_with_layer_lr_decay_scales_the_lr(train_files, tmp_path, tiny_mlm_dir, monkeypatch):
+    seen = []
+    original = loop.Trainer._train_step
+
+    def spy(self, time_up):
+        out = original(self, time_up)
+        seen.append(sorted({round(g["lr"] / out[1], 6) for g in self.optimizer.param_groups}))
+        return out
+
+    monkeypatch.setattr(loop.Trainer, "_train_step", spy)
+    out = tmp_path / "llrd"
+    assert finetune.main(finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--layer-lr-decay", "0.5")) == 0
+    assert seen and seen[-1] == [0.125, 0.25, 0.5, 1.0]  # embeddings, layer 1, layer 2, head
+    assert json.loads((out / "metrics.json").read_text())["layer_lr_decay"] == 0.5
+    assert finetune.main(finetune_argv(train_files, tmp_path / "bad", "--init", str(tiny_mlm_dir),
+                                       "--layer-lr-decay", "1.5")) == loop.EXIT_USER_ERROR
+
+
+# ----- two stages: IMDB-like reviews, then SST-2-like sentences -----
+@pytest.fixture(scope="module")
+def two_stage(train_files, tiny_mlm_dir, tmp_path_factory):
+    """Stage 1 trains on a file that holds the IMDB evaluation sample's reviews; stage 2 starts from it."""
+    tmp = tmp_path_factory.mktemp("two-stage")
+    reviews = tmp / "reviews.tsv"  # imdb.tsv's 60 reviews (the evaluation sample is drawn from it) + 100 more
+    rows = (train_files / "imdb.tsv").read_text().splitlines()[1:] + \
+        (train_files / "train.tsv").read_text().splitlines()[1:101]
+    reviews.write_text("text\tlabel\n" + "\n".join(rows) + "\n")
+    stage1, stage2 = tmp / "imdb", tmp / "imdb-sst2"
+    argv = finetune_argv(train_files, stage1, "--init", str(tiny_mlm_dir), "--train", str(reviews),
+                         "--calibration-n", "0", "--max-length", "32")
+    assert finetune.main(argv) == 0
+    assert finetune.main(finetune_argv(train_files, stage2, "--init", str(stage1))) == 0
+    return stage1, stage2
+
+
+def test_two_stage_finetune(two_stage, tiny_mlm_dir):
+    stage1, stage2 = two_stage
+    m1 = json.loads((stage1 / "metrics.json").read_text())
+    # the 20 sampled reviews are in the stage-1 training file and were held out of it (with any duplicates)
+    removed = m1["imdb_sample_removed_from_training"]
+    assert removed >= 20 and m1["train_examples"] == 160 - removed
+    assert m1["temperature"] == 1.0 and "calibration" not in m1 and m1["calibration_examples"] == 0
+    assert not (stage1 / calibrate.RELIABILITY_NAME).exists()
+    m2 = json.loads((stage2 / "metrics.json").read_text())
+    assert m2["init"] == str(stage1) and m2["init_gave"] == "encoder and classifier head"
+    assert m2["init_root"] == str(tiny_mlm_dir)
+    assert m2["calibration_examples"] == 40 and m2["train_examples"] + 40 + m2["calibration_removed_train_rows"] <= 300
+    # stage 2's first evaluation is the stage-1 model itself (same weights, head included)
+    first = [e for e in loop.read_log(stage2 / "log.jsonl") if e["type"] == "eval"][0]
+    model1 = roberta.RobertaForSequenceClassification.from_pretrained(stage1)
+    tok = roberta.load_tokenizer(stage1)
+    dev = json.loads((stage1 / "metrics.json").read_text())["dev_data"]
+    from train.data import read_labeled
+    texts, labels, _ = read_labeled(dev)
+    assert first["accuracy"] == pytest.approx(evaluate.evaluate_classifier(model1, tok, texts, labels)["accuracy"])
+    # the tokenizer lower-cases once, not once per stage
+    assert json.loads((stage2 / "tokenizer.json").read_text())["normalizer"] == \
+        json.loads((stage1 / "tokenizer.json").read_text())["normalizer"]
+
+
+def test_finetune_calibrates_and_reports(two_stage):
+    _, out = two_stage
+    metrics = json.loads((out / "metrics.json").read_text())
+    config = json.loads((out / "config.json").read_text())
+    cal = metrics["calibration"]
+    assert config["calibration_temperature"] == pytest.approx(cal["temperature"]) == pytest.approx(metrics["temperature"])
+    assert calibrate.T_MIN <= cal["temperature"] <= calibrate.T_MAX
+    assert cal["calibration"]["nll_after"] <= cal["calibration"]["nll_before"] + 1e-6  # fitted on that slice
+    assert cal["dev"]["n"] == 60 and 0 <= cal["dev"]["ece_after"] <= 1
+    assert metrics["dev_ece"] == pytest.approx(cal["dev"]["ece_after"], abs=1e-6)
+    assert metrics["dev_ece_uncalibrated"] == pytest.approx(cal["dev"]["ece_before"])
+    assert cal["slice"] == {"data": metrics["train_data"], "n": 40, "seed": 0, "split": "sentences",
+                            "text_column": None, "label_column": None}
+    assert (out / calibrate.RELIABILITY_NAME).is_file()
+    assert metrics["checks"]["n"] == len(evaluate.read_checks(CHECKS))
+    card = (out / "README.md").read_text()
+    assert "## Calibration" in card and "## Behaviour checks" in card and "| negated positive |" in card
+    assert "reliability.png" in card and "calibration_temperature" in card
+    assert "chose nothing" in card
+    # the pipeline gives the calibrated probabilities
+    model = roberta.RobertaForSequenceClassification.from_pretrained(out)
+    assert model.config.calibration_temperature == pytest.approx(cal["temperature"])
+
+
+def test_recalibrate_cli(two_stage, tmp_path):
+    import shutil
+
+    folder = tmp_path / "copy"
+    shutil.copytree(two_stage[1], folder)
+    before = json.loads((folder / "metrics.json").read_text())["calibration"]["temperature"]
+    calibrate.set_temperature(folder, 1.0)
+    assert calibrate.main([str(folder)]) == 0  # the slice from metrics.json: the same fit again
+    assert json.loads((folder / "config.json").read_text())["calibration_temperature"] == pytest.approx(before, rel=1e-4)
+    assert calibrate.main([str(folder), "--calibration-data", str(two_stage[0].parent / "reviews.tsv"), "--all"]) == 0
+    metrics = json.loads((folder / "metrics.json").read_text())
+    assert metrics["calibration"]["slice"]["split"] == "all" and metrics["calibration"]["calibration"]["n"] == 160
+
+
+# ----- averaging seeds' weights -----
+@pytest.fixture(scope="module")
+def seeds(train_files, tiny_mlm_dir, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("seeds")
+    folders = []
+    for seed in (0, 1, 2):
+        folder = tmp / f"sst2-s{seed}"
+        assert finetune.main(finetune_argv(train_files, folder, "--init", str(tiny_mlm_dir), "--seed", str(seed))) == 0
+        folders.append(folder)
+    return folders
+
+
+def test_average_is_the_mean_and_a_hub_ready_folder(seeds, tmp_path):
+    out = tmp_path / "avg"
+    assert average.main([*map(str, seeds), "--out", str(out)]) == 0
+    states = [roberta.RobertaForSequenceClassification.from_pretrained(f).state_dict() for f in seeds]
+    avg = roberta.RobertaForSequenceClassification.from_pretrained(out)
+    for key, value in avg.state_dict().items():
+        torch.testing.assert_close(value, sum(s[key] for s in states) / 3, rtol=1e-6, atol=1e-6)
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["averaged"] == 3 and [m["seed"] for m in metrics["members"]] == [0, 1, 2]
+    assert metrics["calibration"]["slice"] == json.loads((seeds[0] / "metrics.json").read_text())["calibration"]["slice"]
+    assert avg.config.calibration_temperature == pytest.approx(metrics["temperature"])
+    assert metrics["checks"]["n"] > 0 and 0 <= metrics["dev_accuracy"] <= 1 and metrics["imdb_examples"] == 20
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "README.md", "reliability.png"):
+        assert (out / name).is_file(), name
+    clf = roberta.pipeline("sentiment-analysis", model=out, device="cpu")
+    assert clf("a fine film")[0]["label"] in {"negative", "positive"}
+    transformers = pytest.importorskip("transformers")
+    assert transformers.AutoModelForSequenceClassification.from_pretrained(out).config.calibration_temperature \
+        == pytest.approx(metrics["temperature"])
+
+
+def test_average_refuses_what_cannot_be_averaged(seeds, two_stage, tmp_path, capsys):
+    import shutil
+
+    assert average.main([str(seeds[0]), "--out", str(tmp_path / "a")]) == 2
+    assert "at least two" in capsys.readouterr().err
+    other = tmp_path / "other-init"
+    shutil.copytree(seeds[1], other)
+    metrics = json.loads((other / "metrics.json").read_text())
+    (other / "metrics.json").write_text(json.dumps({**metrics, "init_root": "somewhere/else"}))
+    assert average.main([str(seeds[0]), str(other), "--out", str(tmp_path / "b")]) == 2
+    assert "different weights" in capsys.readouterr().err
+    assert average.main([str(seeds[0]), str(two_stage[0]), "--out", str(tmp_path / "c")]) == 2  # no shared slice
+    assert "calibration slice" in capsys.readouterr().err
+    assert average.main([str(seeds[0]), str(seeds[1]), "--out", str(seeds[0])]) == 2
+    assert "--out" in capsys.readouterr().err
+
+
+# ----- mean and std over seeds -----
+def test_summarize(seeds, tmp_path, capsys):
+    avg = tmp_path / "avg"
+    assert average.main([*map(str, seeds), "--out", str(avg)]) == 0
+    out = tmp_path / "summary.json"
+    assert summarize.main(["--arm", "sst2", *map(str, seeds), str(avg), "--out", str(out)]) == 0
+    summary = json.loads(out.read_text())["sst2"]
+    devs = [json.loads((f / "metrics.json").read_text())["dev_accuracy"] for f in seeds]
+    mean = sum(devs) / 3
+    assert summary["seeds"] == 3 and summary["stats"]["dev_accuracy"]["mean"] == pytest.approx(mean)
+    assert summary["stats"]["dev_accuracy"]["std"] == pytest.approx(
+        math.sqrt(sum((d - mean) ** 2 for d in devs) / 2))
+    assert summary["averaged"][0]["averaged"] == 3 and summary["stats"]["dev_ece"]["n"] == 3
+    table = out.with_suffix(".md").read_text()
+    assert "| sst2 (mean ± std) | 3 |" in table and "weight average of 3" in table and "negated negative" in table
+    assert summarize.main([str(tmp_path / "missing")]) == 2
+
+
+# ----- the experiment's plan -----
+def test_sentiment_recipe_plan(capsys):
+    assert sentiment_recipe.main(["--init", "runs/mlm", "--out", "runs/x", "--dry-run", "--seeds", "0", "1",
+                                  "--finetune-args", "--layer-lr-decay 0.8"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 + 4 + 2 + 4 + 4 + 1  # 4 arms x 2 seeds (+ IMDB stages), 4 averages, the summary
+    assert "python -m train.finetune --init runs/x/imdb-s1 --seed 1 --resume --layer-lr-decay 0.8 " \
+           "--out runs/x/imdb-sst2-s1" in lines
+    assert any("--init random --tokenizer runs/mlm --train ../shared/data/imdb/train.tsv --epochs 1 "
+               "--calibration-n 0 --seed 0" in line for line in lines)
+    assert lines[-1].startswith("python -m train.summarize --arm sst2 runs/x/sst2-s0 runs/x/sst2-s1 runs/x/sst2-avg")
+    assert sentiment_recipe.main(["--init", "a", "--out", "b", "--arms", "nope", "--dry-run"]) == 2
+
+
+@pytest.mark.slow
+def test_sentiment_recipe_end_to_end(train_files, tiny_mlm_dir, tmp_path):
+    out = tmp_path / "exp"
+    tiny = (f"--train {train_files / 'train.tsv'} --dev {train_files / 'dev.tsv'} --imdb {train_files / 'imdb.tsv'} "
+            "--imdb-n 20 --batch-size 8 --max-steps 4 --eval-every 0 --calibration-n 40 --no-progress "
+            "--precision fp32")
+    argv = ["--init", str(tiny_mlm_dir), "--out", str(out), "--arms", "sst2,imdb-sst2", "--seeds", "0", "1",
+            "--imdb-train", str(train_files / "train.tsv"), "--finetune-args", tiny,
+            "--imdb-args", tiny.replace(f"--train {train_files / 'train.tsv'} ", "").replace("--calibration-n 40", "")]
+    assert sentiment_recipe.main(argv) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert set(summary) == {"sst2", "imdb-sst2"} and all(arm["seeds"] == 2 for arm in summary.values())
+    assert json.loads((out / "imdb-sst2-avg" / "metrics.json").read_text())["averaged"] == 2

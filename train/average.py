@@ -1,0 +1,249 @@
+"""Average the weights of fine-tuned classifiers (a uniform "model soup") into one Hub-ready folder.
+
+    python -m train.average runs/sst2-s0 runs/sst2-s1 runs/sst2-s2 --out runs/sst2-avg
+
+Every weight of the result is the mean of the members' (in float32; Wortsman et al. 2022, "uniform soup").
+Unlike an ensemble of logits this stays one model of the same size: `roberta.pipeline` and `transformers` load
+it like any other folder, and it costs one forward pass. Averaging only makes sense for models fine-tuned
+from the same starting weights (their metrics.json "init_root": the same pretrained folder, followed through
+earlier fine-tuning stages; refused otherwise, --allow-different-init skips the check), with the same
+architecture, labels and tokenizer (always checked).
+
+The result is then finished as `train.finetune` finishes a run: the temperature is refitted on the members'
+calibration slice (they share it: `--calibration-seed` does not follow `--seed`; refused if their slices
+differ, --no-calibration to skip), then dev accuracy and ECE (with reliability.png), the IMDB sample and the
+behaviour checks, all on the data the members' metrics.json name (or --dev/--imdb/--checks). Writes
+config.json, model.safetensors, tokenizer.json, metrics.json (with each member's figures), reliability.png and
+a model card.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+import roberta
+from roberta.hub import TOKENIZER_NAME
+from roberta.model import load_state_dict
+
+from .evaluate import UNSURE_BELOW
+
+
+class AverageError(ValueError):
+    pass
+
+
+def _metrics(folder: Path) -> dict:
+    path = folder / "metrics.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def check_members(folders: list[Path], allow_different_init: bool = False) -> list[dict]:
+    """The members' metrics; raises AverageError naming the first thing that does not match."""
+    if len(folders) < 2:
+        raise AverageError("give at least two classifier folders to average")
+    if len(set(map(str, folders))) != len(folders):
+        raise AverageError("a folder is given twice")
+    configs = [roberta.load_config(f) for f in folders]
+    first = configs[0].to_dict()
+    for folder, config in zip(folders[1:], configs[1:]):
+        for key, value in config.to_dict().items():
+            if key not in ("calibration_temperature", "hidden_dropout_prob", "attention_probs_dropout_prob",
+                           "classifier_dropout") and value != first[key]:
+                raise AverageError(f"{folder}: config {key} is {value!r}, {folders[0]} has {first[key]!r}")
+        if (folder / TOKENIZER_NAME).read_text() != (folders[0] / TOKENIZER_NAME).read_text():
+            raise AverageError(f"{folder}: tokenizer.json differs from {folders[0]}'s")
+    metrics = [_metrics(f) for f in folders]
+    roots = [m.get("init_root") or m.get("init") for m in metrics]
+    if not allow_different_init:
+        if any(r is None for r in roots):
+            raise AverageError("a member's metrics.json does not say what it was fine-tuned from (init): "
+                               "pass --allow-different-init to average anyway")
+        if len(set(roots)) > 1:
+            raise AverageError(f"the members start from different weights ({sorted(set(roots))}): averaging "
+                               "only works for fine-tunings of the same initialisation (--allow-different-init "
+                               "to force it)")
+    return metrics
+
+
+def average_weights(folders: list[Path]) -> dict[str, torch.Tensor]:
+    """The uniform mean of the members' state dicts (float32; integer tensors must be equal and are kept)."""
+    total = None
+    for folder in folders:
+        state = load_state_dict(folder)
+        if total is None:
+            total = {k: v.float().clone() if v.is_floating_point() else v.clone() for k, v in state.items()}
+            continue
+        if state.keys() != total.keys():
+            raise AverageError(f"{folder}: its weights {sorted(state.keys() ^ total.keys())[:5]} do not match")
+        for key, value in state.items():
+            if value.shape != total[key].shape:
+                raise AverageError(f"{folder}: {key} has shape {tuple(value.shape)}, not {tuple(total[key].shape)}")
+            if value.is_floating_point():
+                total[key] += value.float()
+            elif not torch.equal(value, total[key]):
+                raise AverageError(f"{folder}: integer tensor {key} differs between members")
+    return {k: v / len(folders) if v.is_floating_point() else v for k, v in total.items()}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m train.average", description=__doc__.split("\n\n")[0],
+                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("members", nargs="+", help="finished classifier folders (train.finetune output)")
+    p.add_argument("--out", required=True, help="the folder to write")
+    p.add_argument("--allow-different-init", action="store_true",
+                   help="average members fine-tuned from different weights (usually useless)")
+    p.add_argument("--no-calibration", action="store_true", help="do not refit the temperature (T = 1)")
+    p.add_argument("--dev", default=None, help="dev set (default: the members' dev_data)")
+    p.add_argument("--imdb", default=None, help="IMDB TSV, '' to skip (default: the members' imdb_data)")
+    p.add_argument("--imdb-n", type=int, default=None, help="default: the members' imdb_examples")
+    p.add_argument("--imdb-seed", type=int, default=None, help="default: the members' imdb_seed")
+    p.add_argument("--checks", default=None, help="behaviour checks TSV, '' to skip (default: the members')")
+    p.add_argument("--unsure-below", type=float, default=None,
+                   help=f"checks threshold (default: the members', else {UNSURE_BELOW})")
+    p.add_argument("--batch-size", type=int, default=64)
+    return p
+
+
+def run(args) -> dict:
+    from . import data
+    from .calibrate import calibrate, held_out_slice
+    from .evaluate import evaluate_classifier, score_checks
+    from .finetune import write_card
+    from .loop import command_line
+
+    started = time.time()
+    folders = [Path(m) for m in args.members]
+    out = Path(args.out)
+    if out.resolve() in {f.resolve() for f in folders}:
+        raise AverageError("--out must not be one of the members")
+    members = check_members(folders, args.allow_different_init)
+    ref = members[0]
+    config = roberta.load_config(folders[0])
+    config.calibration_temperature = 1.0
+    model = roberta.RobertaForSequenceClassification(config)
+    model.load_state_dict(average_weights(folders))
+    model.eval()
+    tokenizer = roberta.load_tokenizer(folders[0])
+    labels = config.id2label
+
+    slices = [(m.get("calibration") or {}).get("slice") for m in members]
+    calibration_spec = None
+    if not args.no_calibration:
+        if slices[0] is None or any(s != slices[0] for s in slices):
+            raise AverageError("the members do not share one calibration slice (see their metrics.json "
+                               "calibration.slice): pass --no-calibration, then `python -m train.calibrate "
+                               f"{out} --calibration-data FILE` with data none of them trained on")
+        calibration_spec = slices[0]
+    dev_source = args.dev if args.dev is not None else ref.get("dev_data")
+    imdb_source = args.imdb if args.imdb is not None else ref.get("imdb_data")
+    imdb_n = args.imdb_n if args.imdb_n is not None else ref.get("imdb_examples") or 1000
+    imdb_seed = args.imdb_seed if args.imdb_seed is not None else ref.get("imdb_seed", 0)
+    checks_source = args.checks if args.checks is not None else (ref.get("checks") or {}).get("source")
+    unsure_below = args.unsure_below or (ref.get("checks") or {}).get("unsure_below") or UNSURE_BELOW
+    max_length = ref.get("max_length") or config.max_length
+
+    out.mkdir(parents=True, exist_ok=True)
+    dev = data.read_labeled(dev_source, label_names=labels)[:2] if dev_source else None
+    with torch.no_grad():
+        calibration = None
+        if calibration_spec:
+            calibration = calibrate(model, tokenizer, held_out_slice(calibration_spec, labels), dev, out,
+                                    args.batch_size, max_length, title=f"{out.name}: {dev_source}")
+            calibration["slice"] = calibration_spec
+            calibration["source"] = (ref.get("calibration") or {}).get("source", "the members' calibration slice")
+        dev_result = evaluate_classifier(model, tokenizer, *dev, args.batch_size, max_length) if dev else None
+        imdb = None
+        if imdb_source:
+            texts, gold = data.imdb_sample(imdb_source, imdb_n, seed=imdb_seed)
+            imdb = evaluate_classifier(model, tokenizer, texts, gold, args.batch_size, max_length)
+        checks = None
+        if checks_source:
+            path = Path(checks_source)
+            if not path.is_file():
+                from .evaluate import DEFAULT_CHECKS
+                path = DEFAULT_CHECKS.parents[2] / checks_source  # stored relative to the project root
+            checks = score_checks(model, tokenizer, path, args.batch_size, unsure_below, max_length)
+    model.save_pretrained(out)
+    for name in (TOKENIZER_NAME, "tokenizer_config.json"):
+        if (folders[0] / name).is_file():
+            shutil.copy2(folders[0] / name, out / name)
+    for stale in ("log.jsonl", "curves.png"):  # a rerun into the same folder
+        (out / stale).unlink(missing_ok=True)
+
+    def member_row(folder, m):
+        return {"folder": str(folder), "seed": _seed(m.get("command", "")), "init": m.get("init"),
+                "dev_accuracy": m.get("dev_accuracy"), "imdb_accuracy": m.get("imdb_accuracy"),
+                "dev_ece": m.get("dev_ece"), "temperature": m.get("temperature"),
+                "train_time_s": m.get("train_time_s"), "command": m.get("command")}
+
+    metrics = {
+        "dev_accuracy": dev_result["accuracy"] if dev_result else None,
+        "dev_examples": dev_result["n"] if dev_result else 0, "dev_data": dev_source,
+        "dev_ece": dev_result["ece"] if dev_result else None,
+        "dev_ece_uncalibrated": calibration["dev"]["ece_before"] if calibration and "dev" in calibration else None,
+        "temperature": model.config.calibration_temperature,
+        "imdb_accuracy": imdb["accuracy"] if imdb else None, "imdb_examples": imdb["n"] if imdb else 0,
+        "imdb_data": imdb_source or None, "imdb_seed": imdb_seed,
+        "imdb_sample_removed_from_training": ref.get("imdb_sample_removed_from_training"),
+        "averaged": len(folders), "selection": "uniform average of the members' kept weights",
+        "init": ref.get("init") if len({m.get("init") for m in members}) == 1 else "several (see members)",
+        "init_root": ref.get("init_root") or ref.get("init"), "init_gave": ref.get("init_gave"),
+        "train_data": ref.get("train_data"), "train_examples": ref.get("train_examples"),
+        "calibration_examples": ref.get("calibration_examples"), "max_length": max_length,
+        "train_steps": ref.get("train_steps"),
+        "train_time_s": round(sum(m.get("train_time_s") or 0 for m in members), 1),
+        "wall_time_s": round(time.time() - started, 1), "hardware": ref.get("hardware"),
+        "parameters": model.num_parameters(),
+        "command": command_line("train.average", args._argv),
+        "members": [member_row(f, m) for f, m in zip(folders, members)],
+    }
+    if calibration:
+        metrics["calibration"] = calibration
+    if checks:
+        metrics["checks"] = checks
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    member_lines = "\n".join(f"- `{r['folder']}`: dev accuracy {_pct(r['dev_accuracy'])}, IMDB {_pct(r['imdb_accuracy'])}"
+                             for r in metrics["members"])
+    notes = (f"The uniform average of the weights of {len(folders)} classifiers fine-tuned from "
+             f"`{metrics['init_root']}` with the same recipe and different seeds (train_time_s is their sum). "
+             f"Each member kept its end-of-run weights; the dev set chose nothing.\n\n{member_lines}")
+    write_card(out, metrics, {"command": metrics["command"], "members": [str(f) for f in folders]},
+               title=f"Sentiment classifier: weight average of {len(folders)} fine-tuning runs", notes=notes)
+    return metrics
+
+
+def _seed(command: str) -> int:
+    found = re.search(r"--seed[ =](\d+)", command or "")
+    return int(found.group(1)) if found else 0
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    args._argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        metrics = run(args)
+    except (OSError, ValueError, KeyError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    shown = [f"dev accuracy {_pct(metrics['dev_accuracy'])}"]
+    if metrics["imdb_accuracy"] is not None:
+        shown.append(f"IMDB {_pct(metrics['imdb_accuracy'])}")
+    if metrics.get("calibration"):
+        shown.append(f"T {metrics['temperature']:.3f}, dev ECE {_pct(metrics['dev_ece'])}")
+    print(f"averaged {metrics['averaged']} models: {', '.join(shown)}; wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

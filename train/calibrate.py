@@ -1,0 +1,355 @@
+"""Temperature scaling of a classifier (Guo et al. 2017), and how well its confidence matches its accuracy.
+
+    python -m train.calibrate runs/sst2                     # refit on the run's own held-out calibration slice
+    python -m train.calibrate runs/avg --calibration-data ../shared/data/sst2/train.tsv --calibration-n 1000
+
+One number, the temperature T, is fitted on held-out labelled data that is NOT the dev set (by default the
+slice of the training file that `train.finetune --calibration-n` set aside and never trained on): T
+minimises the negative log-likelihood of softmax(logits / T) (L-BFGS on log T). Dividing by T never changes
+which label wins, so accuracy is untouched; only the probabilities move (T > 1 softens an over-confident
+model). T is stored in the model's config.json as `calibration_temperature`; `roberta.pipeline` (and so the
+app) applies it. A `transformers` user applies it by hand:
+
+    logits = model(**inputs).logits
+    probs = (logits / model.config.calibration_temperature).softmax(-1)
+
+Reported on the dev set, before and after: expected calibration error (ECE, 15 equal-width confidence bins:
+the mean over examples of |accuracy - confidence| of their bin) and a reliability diagram (reliability.png).
+
+The calibration slice. `--calibration-split sentences` (default) holds out whole sentences: it picks N texts
+that are not a word-for-word part of another text of the file (SST-2 train holds ~6,900 full sentences and
+60,000 of their sub-phrases) and also removes from training every text that is part of a picked one; so the
+slice looks like SST-2 dev (full, unseen sentences), not like a phrase whose own sentence was trained on,
+which the model would get right with high confidence and so fit too low a temperature. On files without
+sub-phrases (IMDB reviews) it is a plain random sample. `random` samples N rows. The slice depends only on
+the file, N, the mode and `--calibration-seed` (default 0, the same for every training seed, so that runs of
+several seeds, and their weight average, share one slice none of them trained on).
+
+When this command runs on a finished folder, it rewrites config.json's calibration_temperature, merges the
+figures into metrics.json ("calibration") and redraws reliability.png; it does not rewrite the model card.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+N_BINS = 15
+T_MIN, T_MAX = 0.05, 20.0  # fitted temperatures are clipped here (all-correct data would drive T to 0)
+MAX_SPAN_WORDS = 80  # texts longer than this are not searched for sub-phrases (reviews have none)
+RELIABILITY_NAME = "reliability.png"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Calibration error and temperature
+# ----------------------------------------------------------------------------------------------------------
+def probabilities(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """softmax(logits / T) (sigmoid for a single logit), float32."""
+    logits = logits.float() / temperature
+    return logits.softmax(-1) if logits.shape[-1] > 1 else logits.sigmoid()
+
+
+def reliability_bins(probs: torch.Tensor, labels, n_bins: int = N_BINS) -> list[dict]:
+    """Per equal-width confidence bin ((0, 1/n], ..., ((n-1)/n, 1]): {"lower", "upper", "n", "confidence"
+    (mean top probability), "accuracy"}; empty bins have n 0 and None for the means."""
+    probs, labels = torch.as_tensor(probs, dtype=torch.float32), torch.as_tensor(labels)
+    if probs.ndim != 2 or len(probs) != len(labels) or not len(labels):
+        raise ValueError(f"need probabilities (N, L) and N labels, N >= 1: got {tuple(probs.shape)} and {len(labels)}")
+    confidence, predicted = probs.max(-1)
+    correct = (predicted == labels).float()
+    index = (confidence * n_bins).ceil().long().clamp(1, n_bins) - 1
+    bins = []
+    for b in range(n_bins):
+        inside = index == b
+        n = int(inside.sum())
+        bins.append({"lower": b / n_bins, "upper": (b + 1) / n_bins, "n": n,
+                     "confidence": confidence[inside].mean().item() if n else None,
+                     "accuracy": correct[inside].mean().item() if n else None})
+    return bins
+
+
+def expected_calibration_error(probs: torch.Tensor, labels, n_bins: int = N_BINS) -> float:
+    """ECE: sum over bins of (share of examples in the bin) x |accuracy - mean confidence| (0 = calibrated)."""
+    bins = reliability_bins(probs, labels, n_bins)
+    total = sum(b["n"] for b in bins)
+    return sum(b["n"] / total * abs(b["accuracy"] - b["confidence"]) for b in bins if b["n"])
+
+
+def nll(logits: torch.Tensor, labels, temperature: float = 1.0) -> float:
+    """Mean negative log-likelihood of the labels under softmax(logits / T)."""
+    return F.cross_entropy(logits.float() / temperature, torch.as_tensor(labels)).item()
+
+
+def fit_temperature(logits: torch.Tensor, labels, max_iter: int = 100) -> float:
+    """The T minimising the NLL of softmax(logits / T) on (logits, labels): L-BFGS on log T from T = 1.
+
+    The NLL is convex in 1/T, so the optimum is unique. T is clipped to [T_MIN, T_MAX]: when every example
+    is right the NLL keeps falling as T -> 0 (L-BFGS stops once the gradient vanishes; such a T means the
+    calibration data is too easy or too small)."""
+    logits, labels = logits.detach().float(), torch.as_tensor(labels)
+    if logits.ndim != 2 or logits.shape[-1] < 2 or len(logits) != len(labels) or not len(labels):
+        raise ValueError(f"need logits (N, L >= 2) and N labels, N >= 1: got {tuple(logits.shape)}, {len(labels)}")
+    log_t = torch.zeros((), requires_grad=True)
+    optimizer = torch.optim.LBFGS([log_t], lr=1.0, max_iter=max_iter, line_search_fn="strong_wolfe")
+
+    def closure():
+        optimizer.zero_grad()
+        loss = F.cross_entropy(logits / log_t.exp(), labels)
+        loss.backward()
+        return loss
+
+    optimizer.step(closure)
+    value = log_t.detach().exp().item()
+    return float(min(max(value, T_MIN), T_MAX)) if math.isfinite(value) else 1.0
+
+
+def calibration_report(logits: torch.Tensor, labels, temperature: float, n_bins: int = N_BINS) -> dict:
+    """ECE, NLL and mean confidence of (logits, labels) at T = 1 and at `temperature`, with the bins."""
+    raw, scaled = probabilities(logits), probabilities(logits, temperature)
+    return {"n": len(labels), "accuracy": (raw.argmax(-1) == torch.as_tensor(labels)).float().mean().item(),
+            "ece_before": expected_calibration_error(raw, labels, n_bins),
+            "ece_after": expected_calibration_error(scaled, labels, n_bins),
+            "nll_before": nll(logits, labels), "nll_after": nll(logits, labels, temperature),
+            "mean_confidence_before": raw.max(-1).values.mean().item(),
+            "mean_confidence_after": scaled.max(-1).values.mean().item(), "bins": n_bins}
+
+
+def plot_reliability(logits: torch.Tensor, labels, temperature: float, path, title: str = "",
+                     n_bins: int = N_BINS) -> Path:
+    """Reliability diagrams before and after temperature scaling, side by side (accuracy per confidence bin
+    against the diagonal of perfect calibration; the bars' labels are the examples in each bin)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), sharey=True)
+    for ax, (name, t) in zip(axes, [("before: T = 1", 1.0), (f"after: T = {temperature:.3g}", temperature)]):
+        probs = probabilities(logits, t)
+        bins = reliability_bins(probs, labels, n_bins)
+        ece = expected_calibration_error(probs, labels, n_bins)
+        width = 1 / n_bins
+        full = [b for b in bins if b["n"]]
+        ax.bar([b["lower"] for b in full], [b["accuracy"] for b in full], width=width, align="edge",
+               color="#4c72b0", edgecolor="white", label="accuracy")
+        ax.bar([b["lower"] for b in full], [b["confidence"] - b["accuracy"] for b in full], width=width,
+               bottom=[b["accuracy"] for b in full], align="edge", color="#dd8452", alpha=0.45,
+               edgecolor="#dd8452", label="gap to confidence")
+        for b in full:
+            ax.text(b["lower"] + width / 2, 0.02, str(b["n"]), ha="center", va="bottom", fontsize=7, rotation=90,
+                    color="white")
+        ax.plot([0, 1], [0, 1], "k--", lw=1, label="perfect calibration")
+        low = 1 / probs.shape[-1] if probs.shape[-1] > 1 else 0.5  # the top probability is never below 1/L
+        ax.set(xlim=(math.floor(low * n_bins) / n_bins, 1), ylim=(0, 1), xlabel="confidence (top probability)",
+               title=f"{name}  (ECE {ece:.1%})")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("accuracy")
+    axes[0].legend(loc="upper left", fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp, dpi=100)
+    plt.close(fig)
+    tmp.replace(path)
+    return path
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The held-out slice
+# ----------------------------------------------------------------------------------------------------------
+def _spans(words: list[str]):
+    """Every contiguous word span of `words`, joined by spaces (the text itself included)."""
+    n = len(words)
+    for start in range(n):
+        for end in range(start + 1, n + 1):
+            yield " ".join(words[start:end])
+
+
+def calibration_split(texts: list[str], n: int, seed: int = 0, mode: str = "sentences"
+                      ) -> tuple[list[int], list[int], int]:
+    """(training rows, calibration rows, rows removed for the slice's sake) as indices into `texts`.
+
+    The calibration rows are `n` distinct texts (one row each); no row whose text is one of them is kept
+    for training, and in "sentences" mode neither is a row whose text is a word span of one of them (see the
+    module doc). The third value counts the training rows lost beyond the calibration rows themselves.
+    Deterministic for (texts, n, seed, mode)."""
+    if mode not in ("sentences", "random"):
+        raise ValueError(f"--calibration-split must be 'sentences' or 'random', got {mode!r}")
+    if n <= 0:
+        return list(range(len(texts))), [], 0
+    first: dict[str, int] = {}
+    for i, text in enumerate(texts):
+        first.setdefault(text.strip(), i)
+    candidates = list(first)
+    if mode == "sentences":
+        inside = set()  # texts that are a proper word span of another text
+        for text in candidates:
+            words = text.split()
+            if len(words) <= MAX_SPAN_WORDS:
+                inside.update(s for s in _spans(words) if s != text and s in first)
+        candidates = [t for t in candidates if t not in inside]
+    if n >= len(candidates):
+        raise ValueError(f"--calibration-n {n} is not smaller than the {len(candidates)} texts it can be drawn "
+                         f"from ({mode} mode): nothing would be left to train on")
+    picked = random.Random(f"calibration:{seed}").sample(candidates, n)
+    removed = set(picked)
+    if mode == "sentences":
+        for text in picked:
+            words = text.split()
+            if len(words) <= MAX_SPAN_WORDS:
+                removed.update(s for s in _spans(words) if s in first)
+    calibration = sorted(first[t] for t in picked)
+    train = [i for i, text in enumerate(texts) if text.strip() not in removed]
+    return train, calibration, len(texts) - len(train) - len(calibration)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Fit, store, report
+# ----------------------------------------------------------------------------------------------------------
+def set_temperature(folder, temperature: float) -> None:
+    """Write `calibration_temperature` into folder/config.json (nothing else changes)."""
+    path = Path(folder) / "config.json"
+    config = json.loads(path.read_text())
+    config["calibration_temperature"] = float(temperature)
+    path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+
+
+def calibrate(model, tokenizer, calibration: tuple[list[str], list[int]], dev: tuple[list[str], list[int]] | None,
+              out=None, batch_size: int = 64, max_length: int | None = None, title: str = "") -> dict:
+    """Fit T on `calibration` (texts, labels), set model.config.calibration_temperature, and report on `dev`:
+    {"temperature", "calibration": {n, nll before/after, ...}, "dev": calibration_report}; with `out`, also
+    out/reliability.png (dev, before and after)."""
+    from .evaluate import classifier_logits
+
+    cal_logits = classifier_logits(model, tokenizer, calibration[0], batch_size, max_length)
+    temperature = fit_temperature(cal_logits, calibration[1])
+    model.config.calibration_temperature = temperature
+    result = {"temperature": temperature, "bins": N_BINS,
+              "calibration": calibration_report(cal_logits, calibration[1], temperature)}
+    if dev is not None:
+        dev_logits = classifier_logits(model, tokenizer, dev[0], batch_size, max_length)
+        result["dev"] = calibration_report(dev_logits, dev[1], temperature)
+        if out is not None:
+            plot_reliability(dev_logits, dev[1], temperature, Path(out) / RELIABILITY_NAME, title)
+            result["diagram"] = RELIABILITY_NAME
+    return result
+
+
+def calibration_markdown(cal: dict | None, dev_name: str = "dev") -> str:
+    """The model card's calibration section."""
+    if not cal or "temperature" not in cal:
+        return ("Not calibrated (no held-out calibration slice): the probabilities are the raw softmax "
+                "(`calibration_temperature` 1.0).")
+    lines = [f"Temperature scaling: the logits are divided by **T = {cal['temperature']:.3f}** before the softmax "
+             f"(`calibration_temperature` in config.json), fitted by minimising the log-loss on "
+             f"{cal['calibration']['n']:,} held-out examples ({cal.get('source', 'a held-out slice')}) that "
+             f"training never saw and that are not the {dev_name} set. Accuracy does not change."]
+    if "dev" in cal:
+        d = cal["dev"]
+        lines += ["", f"| on the {dev_name} set ({d['n']:,} examples) | before (T = 1) | after |", "|---|---|---|",
+                  f"| expected calibration error ({cal['bins']} bins) | {d['ece_before']:.1%} | {d['ece_after']:.1%} |",
+                  f"| log-loss | {d['nll_before']:.3f} | {d['nll_after']:.3f} |",
+                  f"| mean confidence (accuracy {d['accuracy']:.1%}) | {d['mean_confidence_before']:.1%} | "
+                  f"{d['mean_confidence_after']:.1%} |"]
+    if cal.get("diagram"):
+        lines += ["", f"![reliability diagram]({cal['diagram']})"]
+    lines += ["", "`roberta.pipeline` applies T. With `transformers`, apply it yourself:", "",
+              "```python\nprobs = (model(**inputs).logits / model.config.calibration_temperature).softmax(-1)\n```",
+              "", "(`transformers.pipeline(\"text-classification\")` shows the uncalibrated softmax.)"]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Command line: (re)calibrate a finished folder
+# ----------------------------------------------------------------------------------------------------------
+def held_out_slice(spec: dict, label_names=None) -> tuple[list[str], list[int]]:
+    """The calibration (texts, labels) described by a metrics.json "calibration" entry
+    ({"data", "n", "seed", "split"}), recomputed from the file."""
+    from .data import read_labeled
+
+    texts, labels, _ = read_labeled(spec["data"], spec.get("text_column"), spec.get("label_column"), label_names)
+    _, rows, _ = calibration_split(texts, int(spec["n"]), int(spec.get("seed", 0)), spec.get("split", "sentences"))
+    return [texts[i] for i in rows], [labels[i] for i in rows]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m train.calibrate", description=__doc__.split("\n\n")[0],
+                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", help="a finished classifier folder (config.json, model.safetensors, tokenizer.json)")
+    p.add_argument("--calibration-data", default=None,
+                   help="labelled TSV/CSV or hub: spec to draw the slice from (default: the calibration entry of "
+                        "the folder's metrics.json, i.e. the slice its fine-tuning held out)")
+    p.add_argument("--calibration-n", type=int, default=1000, help="with --calibration-data: slice size "
+                                                                   "(default: %(default)s)")
+    p.add_argument("--calibration-seed", type=int, default=0, help="with --calibration-data (default: %(default)s)")
+    p.add_argument("--calibration-split", choices=["sentences", "random"], default="sentences",
+                   help="with --calibration-data (default: %(default)s)")
+    p.add_argument("--all", action="store_true",
+                   help="with --calibration-data: fit on every row of the file (a file kept apart for calibration)")
+    p.add_argument("--dev", default=None, help="report ECE here (default: metrics.json's dev_data)")
+    p.add_argument("--batch-size", type=int, default=64)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    from roberta import RobertaForSequenceClassification, load_tokenizer
+
+    from .data import read_labeled
+
+    folder = Path(args.model)
+    metrics_path = folder / "metrics.json"
+    try:
+        metrics = json.loads(metrics_path.read_text()) if metrics_path.is_file() else {}
+        model = RobertaForSequenceClassification.from_pretrained(folder)
+        tokenizer = load_tokenizer(folder)
+        names = model.config.id2label
+        if args.calibration_data:
+            spec = {"data": args.calibration_data, "n": args.calibration_n, "seed": args.calibration_seed,
+                    "split": args.calibration_split}
+            if args.all:
+                texts, labels, _ = read_labeled(args.calibration_data, label_names=names)
+                spec = {"data": args.calibration_data, "n": len(texts), "split": "all"}
+                calibration = (texts, labels)
+            else:
+                calibration = held_out_slice(spec, names)
+        else:
+            spec = (metrics.get("calibration") or {}).get("slice")
+            if not spec:
+                raise ValueError(f"{metrics_path} names no calibration slice: pass --calibration-data")
+            calibration = held_out_slice(spec, names)
+        dev_source = args.dev or metrics.get("dev_data")
+        dev = read_labeled(dev_source, label_names=names)[:2] if dev_source else None
+        with torch.no_grad():
+            result = calibrate(model, tokenizer, calibration, dev, out=folder, batch_size=args.batch_size,
+                               title=f"{folder.name}: {dev_source}")
+    except (OSError, ValueError, KeyError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    result["slice"], result["source"] = spec, _describe(spec)
+    set_temperature(folder, result["temperature"])
+    metrics["calibration"] = result
+    metrics_path.write_text(json.dumps(metrics, indent=2) + "\n")
+    shown = f"T = {result['temperature']:.4f}"
+    if "dev" in result:
+        shown += f"; dev ECE {result['dev']['ece_before']:.4f} -> {result['dev']['ece_after']:.4f}"
+    print(f"{shown}; wrote {folder / 'config.json'} and {metrics_path}")
+    return 0
+
+
+def _describe(spec: dict) -> str:
+    if spec.get("split") == "all":
+        return f"all of `{spec['data']}`"
+    return (f"{spec['n']:,} {'whole sentences' if spec.get('split') == 'sentences' else 'rows'} of "
+            f"`{spec['data']}` held out from fine-tuning, seed {spec.get('seed', 0)}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,143 @@
+"""Mean and standard deviation over seeds of fine-tuning runs: SST-2 dev accuracy, IMDB accuracy, calibration.
+
+    python -m train.summarize runs/sst2-s0 runs/sst2-s1 runs/sst2-s2
+    python -m train.summarize --arm sst2 runs/sst2-s* --arm imdb-sst2 runs/imdb-sst2-s* --out runs/summary.json
+
+Each run is the model its fine-tuning kept (by default the end of the run, never a best-of-dev checkpoint),
+so the mean over seeds is an honest estimate and the standard deviation (sample, n - 1) says how much one run
+can differ from the next. An averaged model (`train.average`, metrics.json "averaged") is listed on its own
+row, not mixed into the seeds' mean. Also per run: the fitted temperature, dev ECE before and after it, the
+behaviour checks (all and per category), fine-tuning time. Writes a Markdown table (--out X.json also
+writes X.md next to it).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+FIELDS = [  # (metrics.json key, column title, as a percentage)
+    ("dev_accuracy", "SST-2 dev acc", True),
+    ("imdb_accuracy", "IMDB acc", True),
+    ("dev_ece_uncalibrated", "dev ECE before T", True),
+    ("dev_ece", "dev ECE after T", True),
+    ("temperature", "T", False),
+    ("checks_accuracy", "checks", True),
+    ("train_time_s", "train s", False),
+]
+
+
+def read_run(folder) -> dict:
+    path = Path(folder) / "metrics.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file (is the run finished?)")
+    m = json.loads(path.read_text())
+    row = {key: m.get(key) for key, _, _ in FIELDS}
+    checks = m.get("checks") or {}
+    row["checks_accuracy"] = checks.get("accuracy")
+    row["checks_categories"] = {k: v["accuracy"] for k, v in (checks.get("categories") or {}).items()}
+    row["averaged"] = m.get("averaged")
+    row["folder"] = str(folder)
+    return row
+
+
+def mean_std(values) -> tuple[float | None, float | None, int]:
+    values = [v for v in values if v is not None]
+    if not values:
+        return None, None, 0
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else None
+    return mean, std, len(values)
+
+
+def summarize(arms: dict[str, list[str]]) -> dict:
+    result = {}
+    for name, folders in arms.items():
+        runs = [read_run(f) for f in folders]
+        seeds = [r for r in runs if not r["averaged"]]
+        stats = {}
+        for key, _, _ in FIELDS:
+            mean, std, n = mean_std(r[key] for r in seeds)
+            stats[key] = {"mean": mean, "std": std, "n": n}
+        categories = sorted({c for r in seeds for c in r["checks_categories"]})
+        stats["checks_categories"] = {c: dict(zip(("mean", "std", "n"), mean_std(r["checks_categories"].get(c)
+                                                                                for r in seeds)))
+                                      for c in categories}
+        result[name] = {"runs": runs, "seeds": len(seeds), "stats": stats,
+                        "averaged": [r for r in runs if r["averaged"]]}
+    return result
+
+
+def _fmt(value, pct: bool) -> str:
+    if value is None:
+        return "-"
+    return f"{100 * value:.1f}" if pct else f"{value:.3g}" if value < 100 else f"{value:,.0f}"
+
+
+def to_markdown(summary: dict) -> str:
+    head = "| arm | runs | " + " | ".join(title + (" %" if pct else "") for _, title, pct in FIELDS) + " |"
+    lines = [head, "|" + "---|" * (len(FIELDS) + 2)]
+    for name, arm in summary.items():
+        cells = []
+        for key, _, pct in FIELDS:
+            s = arm["stats"][key]
+            cells.append("-" if s["mean"] is None else _fmt(s["mean"], pct) +
+                         (f" ± {_fmt(s['std'], pct)}" if s["std"] is not None else ""))
+        lines.append(f"| {name} (mean ± std) | {arm['seeds']} | " + " | ".join(cells) + " |")
+        for run in arm["averaged"]:
+            lines.append(f"| {name}: weight average of {run['averaged']} (`{run['folder']}`) | 1 | " +
+                         " | ".join(_fmt(run[key], pct) for key, _, pct in FIELDS) + " |")
+    categories = sorted({c for arm in summary.values() for c in arm["stats"]["checks_categories"]})
+    if categories:
+        lines += ["", "Behaviour checks per category, % right (mean over seeds):", "",
+                  "| arm | " + " | ".join(categories) + " |", "|" + "---|" * (len(categories) + 1)]
+        for name, arm in summary.items():
+            cats = arm["stats"]["checks_categories"]
+            lines.append(f"| {name} | " + " | ".join(_fmt(cats.get(c, {}).get("mean"), True) for c in categories) + " |")
+    lines += ["", "Runs:"] + [f"- {name}: " + ", ".join(f"`{r['folder']}`" for r in arm["runs"])
+                               for name, arm in summary.items()]
+    return "\n".join(lines) + "\n"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m train.summarize", description=__doc__.split("\n\n")[0],
+                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("runs", nargs="*", help="run folders of one arm (or use --arm)")
+    p.add_argument("--arm", nargs="+", action="append", default=[], metavar=("NAME", "RUN"),
+                   help="a named arm and its run folders; repeat for several arms")
+    p.add_argument("--out", default=None, help="write the summary as JSON here (and the table as .md beside it)")
+    return p
+
+
+def main(argv=None) -> int:
+    p = build_parser()
+    args = p.parse_args(argv)
+    arms = {}
+    if args.runs:
+        arms["runs"] = args.runs
+    for arm in args.arm:
+        if len(arm) < 2:
+            p.error(f"--arm {arm[0]}: give the arm's name and at least one run folder")
+        arms[arm[0]] = arm[1:]
+    if not arms:
+        p.error("give run folders, or --arm NAME RUN...")
+    try:
+        summary = summarize(arms)
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    table = to_markdown(summary)
+    print(table, end="")
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(summary, indent=2) + "\n")
+        out.with_suffix(".md").write_text(table)
+        print(f"wrote {out} and {out.with_suffix('.md')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
