@@ -26,9 +26,10 @@ import torch.nn.functional as F
 from roberta import DynamicMasker, RobertaForMaskedLM, RobertaForSequenceClassification, load_tokenizer
 from roberta.hub import CONFIG_NAME, resolve_file
 from roberta.masking import IGNORE_INDEX
+from roberta.text import normalize_for_classifier
 
 from .calibrate import expected_calibration_error, probabilities
-from .data import imdb_sample, normalize_for_classifier, pack_sequences, read_documents, read_labeled
+from .data import imdb_sample, pack_sequences, read_documents, read_labeled
 
 
 def _device(model) -> torch.device:
