@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import lzma
 import math
 import os
 import random
@@ -111,11 +112,24 @@ def documents_from_lines(lines: list[str], unk: str = "token") -> list[str]:
     return documents
 
 
+def open_text(path, mode: str = "r", **kwargs):
+    """`open` for text files that may be xz-compressed (`name.txt.xz`: read as the text inside)."""
+    path = Path(path)
+    if path.suffix == ".xz":
+        return lzma.open(path, mode if "b" in mode else mode + "t", **kwargs)
+    return open(path, mode, **kwargs)
+
+
+def _plain_suffix(path: Path) -> str:
+    """`.txt` for both corpus.txt and corpus.txt.xz."""
+    return Path(path.stem).suffix.lower() if path.suffix == ".xz" else path.suffix.lower()
+
+
 def _text_files(path: Path) -> list[Path]:
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
+        files = sorted(p for p in path.rglob("*") if p.is_file() and _plain_suffix(p) in TEXT_SUFFIXES)
         if not files:
-            raise DataError(f"{path}: folder holds no {'/'.join(TEXT_SUFFIXES)} files")
+            raise DataError(f"{path}: folder holds no {'/'.join(TEXT_SUFFIXES)} files (or .xz-compressed ones)")
         return files
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or folder")
@@ -153,7 +167,7 @@ def read_documents(source: str, unk: str = "token") -> list[str]:
         documents = []
         for file in _text_files(Path(source)):
             try:
-                with open(file, encoding="utf-8") as f:
+                with open_text(file, encoding="utf-8") as f:
                     lines = f.readlines()
             except UnicodeDecodeError as err:
                 raise _undecodable(file, err) from None
@@ -352,7 +366,7 @@ def _parse_label(value, where: str, label2id: dict[str, int] | None, id2label: d
 
 def _undecodable(path: Path, err: UnicodeDecodeError) -> DataError:
     """A DataError naming the file and its first line that is not UTF-8 (found by reading it again, as bytes)."""
-    with open(path, "rb") as f:
+    with open_text(path, "rb") as f:
         for number, line in enumerate(f, 1):
             try:
                 line.decode("utf-8")
@@ -367,7 +381,7 @@ def _rows_from_file(path: Path):
     mark allowed)."""
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
-    f = open(path, encoding="utf-8-sig", newline="")
+    f = open_text(path, encoding="utf-8-sig", newline="")
     try:
         header = f.readline()
     except UnicodeDecodeError as err:
@@ -376,7 +390,7 @@ def _rows_from_file(path: Path):
     if not header.strip():
         f.close()
         raise DataError(f"{path}: empty file (expected a header line such as 'sentence<TAB>label')")
-    tsv = path.suffix.lower() == ".tsv" or (path.suffix.lower() != ".csv" and "\t" in header)
+    tsv = _plain_suffix(path) == ".tsv" or (_plain_suffix(path) != ".csv" and "\t" in header)
     f.seek(0)
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     reader = (csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE) if tsv else csv.reader(f))

@@ -1,0 +1,154 @@
+"""Move a training run to a GPU machine and back, within a file-transfer budget.
+
+    python -m train.gpu_transfer bundle --out gpu-upload [--init assets/mini-roberta-mlm]   # here
+    python -m train.gpu_transfer pack runs/gpu --out $OUT                                   # there
+    python -m train.gpu_transfer unpack RETURNED_FOLDER --out runs/gpu                      # here
+
+`bundle` builds the folder that travels to the GPU machine: the corpora of ../shared/data compressed with
+xz in the same layout (data/wikipedia-en/wiki_00.txt.xz, ...; the training scripts read `.xz` files as
+text), the tokenizer to reuse (tokenizer.json), and optionally a model folder to continue from (`--init`, float16 weights). It prints every file's
+size and refuses to exceed `--max-mib` (default 60: the machine takes 64 MiB with the code). `pack` turns
+the recipe's run folders (export them in float16 first) into at most 8 parts of at most 15 MiB of one
+`runs.tar.xz` (checkpoints left out); `unpack` joins the parts and rebuilds the folders.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import shutil
+import sys
+import tarfile
+from pathlib import Path
+
+DATA_ROOT = Path("../shared/data")
+# What the GPU recipe reads: the pretraining mixture's sources, the held-out text, SST-2 and IMDB.
+DATA_FILES = ["wikipedia-en", "wikitext-2/wiki.train.tokens", "wikitext-2/wiki.valid.tokens",
+              "imdb/unsup.txt", "imdb/train.tsv", "sst2/train.tsv", "sst2/dev.tsv"]
+TOKENIZER = "assets/mini-roberta-mlm/tokenizer.json"
+MIB = 1 << 20
+PART_MIB = 15
+ARCHIVE = "runs.tar.xz"
+
+
+def compress(src: Path, dst: Path) -> Path:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with open(src, "rb") as f, lzma.open(dst, "wb", preset=6) as out:
+        shutil.copyfileobj(f, out, length=4 * MIB)
+    return dst
+
+
+def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init=None,
+           max_mib: float = 60.0) -> list[Path]:
+    """Write the upload folder; returns the files written. Already compressed files are kept."""
+    out, data_root = Path(out), Path(data_root)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [Path(shutil.copy2(tokenizer, out / "tokenizer.json"))]
+    for name in files:
+        src = data_root / name
+        if not src.exists():
+            raise FileNotFoundError(f"{src}: no such file or folder (is --data-root right?)")
+        for file in sorted(p for p in src.rglob("*") if p.is_file()) if src.is_dir() else [src]:
+            if file.suffix == ".md":
+                continue
+            dst = out / "data" / file.relative_to(data_root).with_name(file.name + ".xz")
+            if not dst.is_file() or dst.stat().st_mtime < file.stat().st_mtime:
+                compress(file, dst)
+            written.append(dst)
+    if init:
+        from .export import export
+        written += sorted(p for p in export(init, out / "init", "float16").iterdir())
+    total = sum(p.stat().st_size for p in written)
+    for p in written:
+        print(f"{p.stat().st_size / MIB:8.2f} MiB  {p}")
+    print(f"{total / MIB:8.2f} MiB  in all ({out})")
+    if total > max_mib * MIB:
+        raise ValueError(f"{out} holds {total / MIB:.1f} MiB, over --max-mib {max_mib:g}: bundle fewer files "
+                         "(--files) or no --init")
+    return written
+
+
+def _skip_checkpoints(info: tarfile.TarInfo):
+    path = Path(info.name)
+    return None if "checkpoints" in path.parts or path.suffix == ".pt" else info
+
+
+def pack(runs, out, part_mib: float = PART_MIB, max_files: int = 8) -> list[Path]:
+    """The run folders under `runs` (checkpoints left out) -> `out/runs.tar.xz.partNN`, each at most
+    `part_mib` MiB. Parts, not safetensors shards: the tied embedding matrix alone is 16 MiB in float16."""
+    runs, out = Path(runs), Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    archive = out / ARCHIVE
+    with tarfile.open(archive, "w:xz") as tar:
+        tar.add(runs, arcname=".", filter=_skip_checkpoints)
+    size, part_size = archive.stat().st_size, int(part_mib * MIB)
+    n_parts = -(-size // part_size)
+    if n_parts > max_files:
+        archive.unlink()
+        raise ValueError(f"{runs} packs to {size / MIB:.1f} MiB: more than {max_files} parts of {part_mib:g} MiB")
+    written = []
+    with open(archive, "rb") as f:
+        for i in range(n_parts):
+            written.append(out / f"{ARCHIVE}.part{i:02d}")
+            written[-1].write_bytes(f.read(part_size))
+    archive.unlink()
+    for p in written:
+        print(f"{p.stat().st_size / MIB:8.2f} MiB  {p}")
+    return written
+
+
+def unpack(returned, out) -> Path:
+    """The parts `pack` wrote -> the run folders again, under `out`."""
+    returned, out = Path(returned), Path(out)
+    parts = sorted(returned.glob(f"{ARCHIVE}.part*"))
+    if not parts:
+        raise FileNotFoundError(f"{returned} holds no {ARCHIVE}.partNN files (is it what `pack` wrote?)")
+    out.mkdir(parents=True, exist_ok=True)
+    archive = out / ARCHIVE
+    with open(archive, "wb") as f:
+        for part in parts:
+            f.write(part.read_bytes())
+    try:
+        with tarfile.open(archive, "r:xz") as tar:
+            tar.extractall(out, filter="data")
+    except (tarfile.TarError, EOFError, lzma.LZMAError) as err:
+        raise ValueError(f"{returned}: the parts do not make a whole archive (one missing?): {err}") from err
+    finally:
+        archive.unlink()
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m train.gpu_transfer", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("bundle", help="build the upload folder")
+    b.add_argument("--out", default="gpu-upload", help="default: %(default)s (ignored by git)")
+    b.add_argument("--data-root", default=str(DATA_ROOT), help="default: %(default)s")
+    b.add_argument("--files", nargs="+", default=DATA_FILES, help="files or folders under --data-root "
+                   "(default: %(default)s)")
+    b.add_argument("--tokenizer", default=TOKENIZER, help="tokenizer.json to reuse (default: %(default)s)")
+    b.add_argument("--init", help="a model folder to continue from, shipped as float16 shards")
+    b.add_argument("--max-mib", type=float, default=60.0, help="size limit (default: %(default)s)")
+    k = sub.add_parser("pack", help="run folders -> parts to return (on the GPU machine)")
+    k.add_argument("runs")
+    k.add_argument("--out", required=True)
+    u = sub.add_parser("unpack", help="returned files -> run folders")
+    u.add_argument("returned")
+    u.add_argument("--out", required=True)
+    args = p.parse_args(argv)
+    try:
+        if args.command == "bundle":
+            bundle(args.out, args.data_root, args.files, args.tokenizer, args.init, args.max_mib)
+        elif args.command == "pack":
+            pack(args.runs, args.out)
+        else:
+            print(f"unpacked into {unpack(args.returned, args.out)}")
+    except (OSError, ValueError, tarfile.TarError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
