@@ -303,6 +303,16 @@ def test_recalibrate_cli(two_stage, tmp_path):
     assert metrics["calibration"]["slice"]["split"] == "all" and metrics["calibration"]["calibration"]["n"] == 160
 
 
+def test_export_ships_the_calibration(two_stage, tmp_path):
+    from train import export
+
+    out = tmp_path / "shipped"
+    assert export.main([str(two_stage[1]), str(out), "--dtype", "float16"]) == 0
+    assert (out / calibrate.RELIABILITY_NAME).is_file()
+    temperature = json.loads((two_stage[1] / "config.json").read_text())["calibration_temperature"]
+    assert roberta.pipeline("sentiment-analysis", model=out, device="cpu").temperature == pytest.approx(temperature)
+
+
 # ----- averaging seeds' weights -----
 @pytest.fixture(scope="module")
 def seeds(train_files, tiny_mlm_dir, tmp_path_factory):

@@ -4,7 +4,8 @@ half precision (half the size; the model still computes in float32: it is cast b
     python -m train.export runs/mini-roberta-mlm assets/mini-roberta-mlm --dtype float16
 
 Copies config.json, tokenizer.json, tokenizer_config.json, README.md, metrics.json, curves.png,
-log.jsonl and phases.json (a shipped MLM's pretraining history); never the checkpoints. Loads the result
+reliability.png (a classifier's calibration diagram), log.jsonl and phases.json (a shipped MLM's pretraining
+history); never the checkpoints. Loads the result
 back with `roberta` to check it before returning.
 """
 import argparse
@@ -18,7 +19,7 @@ from safetensors.torch import save_file
 import roberta
 
 FILES = ["config.json", "tokenizer.json", "tokenizer_config.json", "README.md", "metrics.json", "curves.png",
-         "log.jsonl", "phases.json"]
+         "reliability.png", "log.jsonl", "phases.json"]
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 

@@ -26,10 +26,11 @@ once both are done (it only averages and summarizes):
     OMP_NUM_THREADS=1 python -m train.sentiment_recipe ... --seeds 1 --train-only; wait
     python -m train.sentiment_recipe ...
 
-CPU time, estimated from the shipped classifier (2 epochs over SST-2, 1.82M tokens in 1,404 s on one core of
-this project's Xeon, bf16): an SST-2 run ~24 min; an IMDB stage (~23,000 reviews x 128 tokens = 2.9M tokens
-at the same rate, a little slower for the longer rows) ~40-45 min. Four arms x 3 seeds: ~8.6 core-hours,
-~4.3 hours on the 2 cores; sst2 and imdb-sst2 alone: ~4.3 core-hours.
+CPU time, estimated from the shipped classifier (2 epochs over all of SST-2, 1.82M tokens in 1,404 s on one
+core of this project's Xeon with AMX, bf16): an SST-2 run ~20 min (~55,000 phrases are left after the
+calibration sentences and their sub-phrases); an IMDB stage (~24,000 reviews x 128 tokens = 2.9M tokens at
+the same rate, a little slower for the longer rows) ~40-45 min. Four arms x 3 seeds: ~8.5 core-hours,
+~4.3 hours on the 2 cores; sst2 and imdb-sst2 alone: half that.
 """
 from __future__ import annotations
 
