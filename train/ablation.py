@@ -110,8 +110,10 @@ FULL = {
     "pretrain": ["--dropout", "0", "--batch-size", "32", "--lr", "2e-4", "--warmup", "0.06",
                  "--weight-decay", "0.01", "--eval-every", "50", "--eval-rows", "256", "--final-eval-rows", "0",
                  "--log-every", "10", "--save-every-min", "5"],
+    # --calibration-n 0 --checks '': the fine-tuning as the shipped ablation ran it (train.finetune's
+    # calibration slice and behaviour checks came later, issue 15)
     "finetune": ["--train-n", "8000", "--epochs", "2", "--batch-size", "32", "--lr", "2e-4", "--warmup", "0.1",
-                 "--eval-every", "0", "--max-length", "128"],
+                 "--eval-every", "0", "--max-length", "128", "--calibration-n", "0", "--checks", ""],
     "probe_rows": 256,
     "planning_tokens_per_s": 4_500,
 }
@@ -122,7 +124,7 @@ QUICK = {
     "pretrain": ["--dropout", "0", "--batch-size", "16", "--lr", "2e-3", "--warmup", "0.1", "--eval-every", "5",
                  "--eval-rows", "16", "--final-eval-rows", "64", "--log-every", "2"],
     "finetune": ["--train-n", "200", "--max-steps", "8", "--batch-size", "16", "--lr", "1e-3", "--warmup", "0.1",
-                 "--eval-every", "0", "--max-length", "32"],
+                 "--eval-every", "0", "--max-length", "32", "--calibration-n", "0", "--checks", ""],
     "probe_rows": 16,
     "planning_tokens_per_s": None,
 }
