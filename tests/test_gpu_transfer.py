@@ -1,4 +1,5 @@
 """train.gpu_transfer and the .xz corpora it ships: bundle, pack into parts, unpack, read compressed text."""
+import json
 import shutil
 
 import pytest
@@ -54,3 +55,48 @@ def test_pack_and_unpack_round_trip(tiny_mlm_dir, tmp_path):
 def test_command_line_errors(tmp_path, capsys):
     assert gpu_transfer.main(["unpack", str(tmp_path), "--out", str(tmp_path / "x")]) == 2
     assert "runs.tar.xz.partNN" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_gpu_recipe_end_to_end_on_cpu(train_files, tmp_path):
+    """The one-GPU recipe's code path on CPU and a tiny model: bundle (xz corpora in ../shared/data's layout),
+    pretrain + fine-tune 2 seeds + weight average, ship in float16, pack into parts, unpack, release; then a
+    second run continues from the returned weights."""
+    from train import recipe, release
+
+    root = tmp_path / "shared"
+    for name, src in [("wikipedia-en/a.txt", "corpus.txt"), ("wikitext-2/wiki.train.tokens", "corpus.txt"),
+                      ("wikitext-2/wiki.valid.tokens", "valid.txt"), ("imdb/unsup.txt", "corpus.txt"),
+                      ("imdb/train.tsv", "imdb.tsv"), ("sst2/train.tsv", "train.tsv"), ("sst2/dev.tsv", "dev.tsv")]:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(train_files / src, root / name)
+    upload = tmp_path / "upload"
+    gpu_transfer.bundle(upload, root, tokenizer=train_files / "tokenizer.json")
+    assert not list((upload / "data").rglob("*.tsv")) and (upload / "data" / "sst2" / "dev.tsv.xz").is_file()
+
+    def run_recipe(out, *extra):
+        return recipe.main(["--gpu", "--quick", "--data", str(upload / "data"), "--seeds", "0", "1",
+                            "--out", str(out), *extra])
+
+    first = tmp_path / "gpu-1"
+    assert run_recipe(first, "--tokenizer", str(upload / "tokenizer.json")) == 0
+    metrics = json.loads((first / "mlm" / "metrics.json").read_text())
+    assert metrics["eval_data"].endswith("wiki.valid.tokens.xz") and ".xz" in metrics["corpus"]
+    ship = first / "ship"
+    assert {p.name for p in ship.iterdir()} == {"mini-roberta-mlm", "mini-roberta-sst2", "sentiment"}
+    assert json.loads((ship / "mini-roberta-sst2" / "metrics.json").read_text()).get("averaged")
+    assert (ship / "sentiment" / "summary.md").is_file() and (ship / "sentiment" / "sst2-s1" / "metrics.json").is_file()
+
+    parts = gpu_transfer.pack(ship, tmp_path / "returned")
+    assert len(parts) <= 8
+    back = gpu_transfer.unpack(tmp_path / "returned", tmp_path / "runs-gpu-1")
+    assert release.main(["--mlm", str(back / "mini-roberta-mlm"), "--classifier", str(back / "mini-roberta-sst2"),
+                         "--out", str(tmp_path / "assets")]) == 0
+    fill = roberta.pipeline("fill-mask", model=tmp_path / "assets" / "mini-roberta-mlm")
+    assert len(fill("The cat likes <mask>.", top_k=3)) == 3
+
+    # A second 10-minute run continues from the first run's returned weights.
+    second = tmp_path / "gpu-2"
+    assert run_recipe(second, "--init", str(back / "mini-roberta-mlm")) == 0
+    metrics = json.loads((second / "mlm" / "metrics.json").read_text())
+    assert metrics["init"] == str(back / "mini-roberta-mlm")

@@ -3,6 +3,7 @@
     python -m train.recipe --out runs/mini                              # the shipped recipe (80 min of pretraining)
     python -m train.recipe --out runs/quick --quick                      # a tiny version in well under a minute
     python -m train.recipe --out runs/mini ... --push-to-hub USER/mini-roberta
+    python -m train.recipe --gpu --out runs/gpu --time-budget-min 5      # one CUDA device, see below
 
 Folders written under OUT:
     tokenizer/        tokenizer.json (train.tokenizer)
@@ -15,19 +16,56 @@ Running the same command again continues an interrupted recipe: finished steps (
 metrics.json) are skipped, an interrupted one resumes from its checkpoint. Each step is the script's own
 `main(argv)`, and the exact commands are printed, so any step can be rerun by hand.
 --push-to-hub PREFIX uploads mlm/ to PREFIX-mlm and sst2/ to PREFIX-sst2 (train.push).
+
+--gpu: the recipe for one GPU (CUDA, bf16 autocast; the same code runs on CPU, which is how it is tested).
+The tokenizer is reused (--tokenizer, default assets/mini-roberta-mlm's), pretraining takes large batches
+(--gpu-batch-size 512 x 128 tokens, peak lr --gpu-lr 1e-3, 6% warmup, linear decay to 0 at the
+--time-budget-min deadline) from random weights or from --init (a finished MLM folder), then
+`train.sentiment_recipe` fine-tunes SST-2 with --seeds (default 0 1 2; the CPU recipe's settings) and
+averages their weights, and everything to ship is exported in float16 to OUT/ship: mini-roberta-mlm/,
+mini-roberta-sst2/ (the seeds' weight average), sentiment/ (each seed's metrics and the summary). Folders
+written under OUT: mlm/, sentiment/, ship/. --data DIR reads the corpora from DIR instead of
+../shared/data (the same layout, files may be .xz-compressed: `train.gpu_transfer bundle` builds it).
+A 10-minute GPU command then reads, e.g.:
+    python -m train.recipe --gpu --data gpu-upload/data --tokenizer gpu-upload/tokenizer.json \\
+        --time-budget-min 5 --out /tmp/gpu && python -m train.gpu_transfer pack /tmp/gpu/ship --out $OUT
+and here `python -m train.gpu_transfer unpack RETURNED --out runs/gpu-1`, then `train.release`.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
 
-from . import finetune, pretrain, tokenizer
+from . import finetune, pretrain, sentiment_recipe, tokenizer
+from .export import export
 
 QUICK_CORPUS = "../shared/data/wikitext-2/wiki.train.tokens"
+SHARED_DATA = "../shared/data"
+QUICK_FINETUNE = ["--train-n", "2000", "--batch-size", "16", "--max-steps", "20", "--warmup", "0.1", "--lr", "1e-3",
+                  "--eval-every", "10", "--calibration-n", "50", "--imdb-n", "50", "--max-length", "64",
+                  "--no-progress"]
+SHIPPED_TOKENIZER = "assets/mini-roberta-mlm/tokenizer.json"
+
+
+def relocate(spec: str, data: str | None) -> str:
+    """A path or mixture under ../shared/data, moved to the folder `data` (a file that is only there
+    compressed becomes its .xz); hub: specs and other paths are kept."""
+    if not data or not spec:
+        return spec
+    parts = []
+    for part in spec.split(","):
+        source, eq, weight = part.partition("=")
+        if source.startswith(SHARED_DATA):
+            source = str(Path(data) / source[len(SHARED_DATA):].lstrip("/"))
+            if not Path(source).exists() and Path(source + ".xz").is_file():
+                source += ".xz"
+        parts.append(source + eq + weight)
+    return ",".join(parts)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,6 +88,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of every step (default: %(default)s)")
     p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto",
                    help="autocast of every step (default: %(default)s, see train.pretrain --help)")
+    g = p.add_argument_group("one GPU (--gpu)")
+    g.add_argument("--gpu", action="store_true", help="the one-GPU recipe (see below)")
+    g.add_argument("--data", default=None, help=f"read the corpora from this folder instead of {SHARED_DATA}")
+    g.add_argument("--init", default=None, help="--gpu: continue pretraining from this MLM folder")
+    g.add_argument("--gpu-batch-size", type=int, default=512, help="--gpu pretraining batch (default: %(default)s)")
+    g.add_argument("--gpu-lr", type=float, default=1e-3, help="--gpu pretraining peak lr (default: %(default)s)")
+    g.add_argument("--compile", action="store_true", help="--gpu: torch.compile the pretraining model")
+    g.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
+                   help="--gpu: fine-tuning seeds (default: %(default)s)")
+    g.add_argument("--baseline", action="store_true",
+                   help="--gpu: also fine-tune a random encoder with the same seeds (what pretraining buys)")
+    g.add_argument("--finetune-args", default="", help="--gpu: extra train.finetune options for every run")
     p.add_argument("--push-to-hub", metavar="PREFIX", default=None,
                    help="upload mlm/ as PREFIX-mlm and sst2/ as PREFIX-sst2")
     p.add_argument("--private", action="store_true", help="create the Hub repos private")
@@ -67,9 +117,7 @@ def plan(args) -> list[tuple[str, object, list[str], Path]]:
         pre = ["--preset", "tiny", "--max-length", "64", "--corpus-chars", "200000", "--batch-size", "16",
                "--max-steps", "20", "--warmup", "4", "--lr", "2e-3", "--eval-every", "10", "--eval-rows", "32",
                "--final-eval-rows", "64", "--cache-dir", "", "--no-progress"]
-        fine = ["--train-n", "2000", "--batch-size", "16", "--max-steps", "20", "--warmup", "0.1", "--lr", "1e-3",
-                "--eval-every", "10", "--calibration-n", "50",
-                "--imdb-n", "50", "--max-length", "64", "--no-progress"]
+        fine = QUICK_FINETUNE
     else:
         corpus = args.corpus  # None: each script's default (train.tokenizer's, train.pretrain's mixture)
         tok_argv = ["--corpus", corpus] if corpus else []
@@ -94,8 +142,54 @@ def plan(args) -> list[tuple[str, object, list[str], Path]]:
     return steps
 
 
+def plan_gpu(args) -> list[tuple[str, object, list[str], Path]]:
+    """[(name, module, argv, folder)] of the one-GPU recipe: pretraining, then the sentiment experiment."""
+    out = Path(args.out)
+    data = args.data
+    start = ["--init", args.init] if args.init else ["--tokenizer", args.tokenizer or SHIPPED_TOKENIZER]
+    if args.quick:  # the same path on a tiny model for a few steps: how the tests run it on CPU
+        length = ["--max-steps", "20", "--eval-every", "10", "--eval-rows", "32", "--final-eval-rows", "64",
+                  "--batch-size", "16", *([] if args.init else ["--preset", "tiny", "--max-length", "64"])]
+        quick_fine = QUICK_FINETUNE
+    else:
+        length = ["--batch-size", str(args.gpu_batch_size), "--time-budget-min", f"{args.time_budget_min:g}",
+                  "--eval-every", "500"]
+        quick_fine = []
+    pre = ["--corpus", relocate(args.corpus or pretrain.PRETRAIN_CORPUS, data), "--valid", relocate(args.valid, data),
+           *start, "--dropout", "0", "--lr", f"{args.gpu_lr:g}", "--warmup", "0.06", *length,
+           "--save-every-min", "2", "--seed", str(args.seed), "--precision", args.precision,
+           *(["--compile"] if args.compile else []), "--no-progress", "--out", str(out / "mlm"), "--resume"]
+    fine = ["--train", relocate(args.train, data), "--dev", relocate(args.dev, data), "--imdb", relocate(args.imdb, data),
+            "--precision", args.precision, "--no-progress", *quick_fine, *shlex.split(args.finetune_args)]
+    arms = "sst2,random-sst2" if args.baseline else "sst2"
+    sentiment = ["--init", str(out / "mlm"), "--out", str(out / "sentiment"), "--arms", arms,
+                 "--seeds", *map(str, args.seeds), "--imdb-train", relocate(finetune.DEFAULT_IMDB, data),
+                 "--finetune-args", shlex.join(fine), "--imdb-args", shlex.join(fine)]
+    return [("pretrain", pretrain, pre, out / "mlm"),
+            ("sentiment", sentiment_recipe, sentiment, out / "sentiment")]
+
+
+def ship(out: Path) -> Path:
+    """OUT/ship: float16 copies of the pretrained model and of the classifier to release, and the metrics of
+    every fine-tuning run (no weights) with the summary over seeds."""
+    dst = out / "ship"
+    export(out / "mlm", dst / "mini-roberta-mlm", "float16")
+    runs = sorted(p for p in (out / "sentiment").iterdir() if (p / "metrics.json").is_file())
+    averaged = out / "sentiment" / "sst2-avg"
+    export(averaged if averaged.is_dir() else runs[0], dst / "mini-roberta-sst2", "float16")
+    for run in runs:
+        for name in ("metrics.json", "log.jsonl", "curves.png", "reliability.png"):
+            if (run / name).is_file():
+                (dst / "sentiment" / run.name).mkdir(parents=True, exist_ok=True)
+                shutil.copy2(run / name, dst / "sentiment" / run.name / name)
+    for name in ("summary.json", "summary.md"):
+        if (out / "sentiment" / name).is_file():
+            shutil.copy2(out / "sentiment" / name, dst / "sentiment" / name)
+    return dst
+
+
 def _done(name: str, folder: Path) -> bool:
-    marker = "tokenizer.json" if name == "tokenizer" else "metrics.json"
+    marker = {"tokenizer": "tokenizer.json", "sentiment": "summary.json"}.get(name, "metrics.json")
     return (folder / marker).is_file()
 
 
@@ -136,17 +230,22 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    for name, module, step_argv, folder in plan(args):
+    for name, module, step_argv, folder in plan_gpu(args) if args.gpu else plan(args):
         command = shlex.join(["python", "-m", module.__name__, *step_argv])
         if _done(name, folder):
             print(f"== {name}: already done ({folder})", flush=True)
             continue
         print(f"== {name}: {command}", flush=True)
+        step_started = time.time()
         code = module.main(step_argv)
         if code != 0:
             print(f"error: step {name} failed (exit code {code}); fix it and run the same recipe command again "
                   "to continue", file=sys.stderr)
             return code
+        print(f"== {name}: done in {time.time() - step_started:.0f} s", flush=True)
+    if args.gpu:
+        print(f"shipped in {ship(out)}; recipe done in {time.time() - started:.0f} s", flush=True)
+        return 0
     results = summarize(out)
     print((out / "results.md").read_text(), end="")
     print(f"recipe done in {time.time() - started:.0f} s: {out}", flush=True)
