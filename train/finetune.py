@@ -16,7 +16,7 @@ What it does, in order:
   seeded by --calibration-seed, the same for every --seed; see `train.calibrate`), and (2) the reviews of
   the fixed IMDB evaluation sample (--imdb, --imdb-n, --imdb-seed) wherever they occur in the training
   file: training on IMDB's train.tsv never sees the 1,000 reviews the IMDB figure is measured on
-  (--keep-imdb-sample turns this off).
+  (matched by text: give --train and --imdb the same source; --keep-imdb-sample turns this off).
 - Initialisation. --init an MLM folder: its encoder, a new classifier head. --init a classifier folder
   (e.g. the IMDB stage): its encoder and, when its labels are the same, its head (--new-head for a fresh
   one); its calibration temperature is not carried over. --init random: a from-scratch encoder.
