@@ -275,3 +275,25 @@ def test_release_errors(tmp_path, capsys):
     assert "metrics.json: no such file" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         release.main([])
+
+
+def test_unigram_output_bias_starts_at_the_unigram_distribution(train_files, tmp_path, capsys):
+    import torch
+
+    from train.pretrain import unigram_log_probs
+
+    rows = torch.tensor([[0, 5, 5, 6, 2, 1, 1]])
+    log_probs = unigram_log_probs(rows, vocab_size=8, pad_id=1)
+    assert torch.allclose(log_probs.exp().sum(), torch.tensor(1.0))
+    assert log_probs[5] > log_probs[6] > log_probs[7] and log_probs[1] == log_probs[7]  # padding not counted
+
+    def first_eval_loss(out, *extra):
+        assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "1", *extra)) == 0
+        lines = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+        return next(r["loss"] for r in lines if r.get("type") == "eval" and r["step"] == 0)
+
+    zero = first_eval_loss(tmp_path / "zero")
+    unigram = first_eval_loss(tmp_path / "unigram", "--output-bias", "unigram")
+    assert unigram < zero - 0.5  # a uniform start pays log(V) nats; the unigram start much less
+    assert pretrain.main(pretrain_argv(train_files, tmp_path / "x", "--init", str(tmp_path / "zero"),
+                                       "--output-bias", "unigram")) == 2

@@ -71,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--dupe-factor", type=int, default=10, help="static masking: masks per row (default: %(default)s)")
     g.add_argument("--mlm-probability", type=float, default=0.15,
                    help="share of tokens selected (default: %(default)s)")
+    g.add_argument("--output-bias", choices=["zero", "unigram"], default="zero",
+                   help="initial MLM output bias of a new model: zero, or the log unigram frequencies of the "
+                        "training rows (add-one smoothed), so the first prediction is the corpus's unigram "
+                        "distribution instead of a uniform one (default: %(default)s)")
     loop.add_training_args(p, batch_size=64, lr=5e-4, warmup=300, weight_decay=0.01, eval_every=250,
                            out="runs/pretrain", max_length=None)
     # No dropout in pretraining: a run of ~1 pass over the data does not overfit, and dropout's random
@@ -130,6 +134,12 @@ def get_tokenizer(args, out: Path, dist: loop.Dist):
     return roberta.load_tokenizer(path)
 
 
+def unigram_log_probs(rows: torch.Tensor, vocab_size: int, pad_id: int) -> torch.Tensor:
+    """(V,) log frequencies of the tokens in `rows`, padding left out, add-one smoothed."""
+    counts = torch.bincount(rows[rows.ne(pad_id)].flatten(), minlength=vocab_size).double() + 1.0
+    return (counts / counts.sum()).log().float()
+
+
 def build_model(args, config, tokenizer) -> roberta.RobertaForMaskedLM:
     """A random model of `config`, or the --init model (whose config fixes the shape) with --dropout."""
     if not args.init:
@@ -184,6 +194,11 @@ def run(args, dist: loop.Dist) -> int:
     def periodic_eval(model):
         return evaluate_mlm(model, tokenizer, valid_rows[:args.eval_rows], batch_size=eval_batch, seed=args.seed)
 
+    if args.output_bias == "unigram":
+        if args.init:
+            raise loop.UserError("--output-bias unigram initialises a new model; the --init model keeps its bias")
+        with torch.no_grad():
+            model.lm_head.bias.copy_(unigram_log_probs(rows, config.vocab_size, config.pad_token_id))
     task = MLMTask(rows, masker, config.pad_token_id, periodic_eval)
     trainer = loop.Trainer(model, task, args, dist, out)
     result = trainer.fit()
