@@ -52,7 +52,10 @@ def examples(rows, inputs, outputs, fn, name):
                                 **COMPUTE)
 
 
-CSS = ".notice {border-left: 4px solid #f59e0b; padding-left: 12px}"
+CSS = """
+.notice {border-left: 4px solid #f59e0b; padding-left: 12px}
+#fm-filled .label {text-transform: none}  /* the chip reads "<mask> 1", as its panel and the text box */
+"""
 
 
 def notice(*keys):
@@ -69,24 +72,25 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             notice("mlm")
             with gr.Row():
                 with gr.Column():
-                    fm_text = gr.Textbox(label="Text with one or more <mask> (or [MASK])", lines=3,
+                    fm_text = gr.Textbox(label="Text with one or more <mask>", lines=3,
                                          value="Paris is the capital of <mask>.")
                     fm_k = Slider(1, H.MAX_TOP_K, value=5, step=1, label="Predictions per mask (top-k)")
                     fm_targets = gr.Textbox("", label="Candidate words to score (optional)",
                                             placeholder="France, Germany",
-                                            info="Comma-separated; only these words are scored.")
+                                            info="Comma-separated; only these words are scored, all of them whatever top-k.")
                     fm_btn = gr.Button("Predict", variant="primary")
                 with gr.Column():
                     fm_filled = gr.HighlightedText(label="Completed sentence (top prediction for each mask)",
                                                    elem_id="fm-filled")
-                    fm_labels = [gr.Label(label=f"<mask> {i + 1}", visible=i == 0, elem_id=f"fm-label-{i + 1}")
+                    fm_view = gr.HTML(elem_id="fm-view")  # every mask's predictions, readable scores
+                    # the exact probabilities as gr.Label values, for API clients only (the UI shows fm_view)
+                    fm_labels = [gr.Label(label=f"<mask> {i + 1}", visible=False, elem_id=f"fm-label-{i + 1}")
                                  for i in range(H.MAX_MASKS)]
                     with gr.Accordion("Raw pipeline output (transformers format)", open=False):
                         fm_raw = gr.JSON(label="results")
-            fm_out = [fm_filled, *fm_labels, fm_raw]
+            fm_out = [fm_filled, *fm_labels, fm_raw, fm_view]
             gr.on([fm_btn.click, fm_text.submit], handlers.fill_mask, [fm_text, fm_k, fm_targets], fm_out,
                   api_name="fill_mask", **COMPUTE)
-            fm_raw.change(H.mask_slots, fm_raw, fm_labels, api_name="fill_mask_slots", api_visibility="undocumented")
             examples([list(example) for example in FILL_MASK_EXAMPLES], [fm_text, fm_k], fm_out, handlers.fill_mask,
                      "fill_mask")
 

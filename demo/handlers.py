@@ -133,6 +133,69 @@ def warn(message: str) -> None:
     gr.Warning(message)
 
 
+# ----------------------------------------------------------------------------- readable scores
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def format_probability(p: float) -> str:
+    """A probability a person can read: a percentage with three significant digits down to 0.1%
+    ("12.3%", "1.02%", "0.152%"), below that scientific notation with three ("2.05 × 10⁻⁵")."""
+    p = float(p)
+    if not np.isfinite(p):
+        return "–"
+    if p <= 0:
+        return "0"
+    if p >= 1e-3:
+        return f"{float(f'{p * 100:.3g}'):g}%"
+    mantissa, exponent = f"{p:.2e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
+def format_log_probability(p: float) -> str:
+    """ln p with two decimals (what a person compares for tiny probabilities)."""
+    p = float(p)
+    return f"{np.log(p):.2f}" if p > 0 else "−∞"
+
+
+FILL_MASK_CSS = """<style>
+.fm-view{display:flex;flex-direction:column;gap:12px}
+.fm-mask h4{margin:0 0 4px;font-size:14px}
+.fm-mask table{border-collapse:collapse;width:100%;font-size:14px}
+.fm-mask td{padding:2px 6px;vertical-align:middle}
+.fm-mask td.fm-word{white-space:nowrap;max-width:12em;overflow:hidden;text-overflow:ellipsis}
+.fm-mask td.fm-track{width:55%}
+.fm-mask td.fm-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+.fm-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
+.fm-note{font-size:12px;opacity:.75;margin:2px 0 0}
+</style>"""
+
+
+def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = None) -> str:
+    """The fill-mask answers as a person reads them: per mask, each prediction with its probability
+    (`format_probability`; the exact value and ln p on hover) and a bar scaled to the top prediction of
+    that mask, so the ranking shows even when every probability is small."""
+    blocks = []
+    for i, row in enumerate(per_mask):
+        top = max((float(r["score"]) for r in row), default=0.0) or 1.0
+        lines = []
+        for r in row:
+            p = float(r["score"])
+            word = r["token_str"].strip() or repr(r["token_str"])
+            width = max(0.0, min(100.0, 100 * p / top))
+            lines.append(f'<tr><td class="fm-word">{html.escape(word)}</td><td class="fm-track"><span class="fm-bar" '
+                         f'style="width:{width:.1f}%"></span></td><td class="fm-score" title="p = {p:.3e}, ln p = '
+                         f'{format_log_probability(p)}">{format_probability(p)}</td></tr>')
+        what = "your candidate words, all of them" if candidates else f"top {len(row)} of the vocabulary"
+        blocks.append(f'<div class="fm-mask"><h4>&lt;mask&gt; {i + 1} <small>({what})</small></h4>'
+                      f'<table>{"".join(lines)}</table></div>')
+    note = ("Probabilities over the whole vocabulary; bars are scaled to the top answer of each mask. Hover a "
+            "score for the exact value and its log-probability.")
+    if candidates:
+        note += (" A candidate that is not one token of the vocabulary is scored by its first piece, as in "
+                 "transformers.")
+    return f'{FILL_MASK_CSS}<div class="fm-view">{"".join(blocks)}<p class="fm-note">{note}</p></div>'
+
+
 # ----------------------------------------------------------------------------- tokens for display
 @dataclass
 class Tokens:
@@ -329,15 +392,16 @@ class Handlers:
     # ---- 1. fill mask
     @user_errors
     def fill_mask(self, text, top_k=5, targets=None):
-        """Predictions for every <mask>: (completed sentence, {token: probability} per mask slot or None, raw)."""
+        """Predictions for every <mask>: (completed sentence, {token: probability} per mask slot or None, raw,
+        the readable view: per mask, every prediction with its probability and a bar scaled to the top one)."""
         loaded = self._need("mlm")
         pipe = loaded.pipeline
         text = clean_text(text)
         top_k = parse_int(top_k, "Top-k", 1, MAX_TOP_K)
         n_masks = len(MASK_RE.findall(text))
         if n_masks == 0:
-            raise gr.Error("There is no mask in the text: write [MASK] where a word should be predicted, e.g. "
-                           "“Paris is the capital of [MASK].”", print_exception=False)
+            raise gr.Error("There is no mask in the text: write <mask> where a word should be predicted, e.g. "
+                           "“Paris is the capital of <mask>.”", print_exception=False)
         if n_masks > MAX_MASKS:
             raise gr.Error(f"The text has {n_masks} masks; at most {MAX_MASKS} are allowed.", print_exception=False)
         if targets is not None and not isinstance(targets, str):
@@ -358,7 +422,8 @@ class Handlers:
         if words:  # after a space (the usual case), a word is the token with its leading space
             at_start = MASK_RE.match(text.lstrip()) is not None
             target_tokens = [w if at_start else " " + w for w in words]
-        results = pipe(text, top_k=top_k, targets=target_tokens)
+        # every candidate word is scored, whatever top-k (top-k is the number of vocabulary predictions)
+        results = pipe(text, top_k=len(target_tokens) if target_tokens else top_k, targets=target_tokens)
         per_mask = results if n_masks > 1 else [results]
         if any(r.get("truncated") for row in per_mask for r in row):
             warn(TRUNCATED_WARNING.format(n=pipe.max_length))
@@ -378,7 +443,7 @@ class Handlers:
         if len(text) < full_length:
             filled.append((" …", None))
         raw = [[{k: v for k, v in r.items()} for r in row] for row in per_mask]
-        return (filled, *labels, raw)
+        return (filled, *labels, raw, predictions_html(per_mask, words))
 
     @staticmethod
     def _completed(text: str, fills: list[str]) -> list[tuple[str, str | None]]:
@@ -586,12 +651,6 @@ class Handlers:
                              token_text(tokenizer, int(pick)), round(float(p), 3),
                              "✓" if int(pick) == original else "✗"])
         return rows
-
-
-def mask_slots(raw) -> list:
-    """Show one label per mask of the last fill-mask result, hide the rest."""
-    n = len(raw) if isinstance(raw, list) else 0
-    return [gr.update(visible=i < max(n, 1)) for i in range(MAX_MASKS)]
 
 
 def simulate_masking(tokenizer, ids: torch.Tensor, epochs: int, seed: int) -> dict:

@@ -43,12 +43,14 @@ def test_api_endpoints_and_parameters(client):
 
 
 def test_fill_mask(client):
-    filled, first, second, *_, raw = client.predict("Paris is the capital of <mask>.", 3, api_name="/fill_mask")
+    filled, first, second, *_, raw, view = client.predict("Paris is the capital of <mask>.", 3,
+                                                          api_name="/fill_mask")
     assert len(first["confidences"]) == 3 and first["label"] == first["confidences"][0]["label"]
     assert not second or second.get("confidences") is None  # unused mask slot
     assert raw[0][0]["token_str"] in "".join(part["token"] for part in filled)
-    *_, raw = client.predict("The <mask> sat on the [MASK].", 2, "cat, dog", api_name="/fill_mask")
-    assert len(raw) == 2 and all(len(row) <= 2 for row in raw)
+    assert 'class="fm-mask"' in view and "&lt;mask&gt; 1" in view  # the readable view, last
+    *_, raw, _ = client.predict("The <mask> sat on the [MASK].", 1, "cat, dog, sea", api_name="/fill_mask")
+    assert len(raw) == 2 and all(1 <= len(row) <= 3 for row in raw)  # every candidate, whatever top-k
 
 
 def test_classify(client):
@@ -82,7 +84,7 @@ def test_masking(client):
 @pytest.mark.parametrize("api_name, args, message", [
     ("/fill_mask", ("", 5), "The text is empty"),
     ("/fill_mask", ("   \n ", 5), "The text is empty"),
-    ("/fill_mask", ("no mask here", 5), "There is no mask in the text: write [MASK]"),
+    ("/fill_mask", ("no mask here", 5), "There is no mask in the text: write &lt;mask&gt;"),
     ("/fill_mask", ("<mask> " * 6, 5), "at most 5 are allowed"),
     ("/fill_mask", (LONG + "<mask>", 5), "The mask is beyond the first 64 tokens"),
     ("/fill_mask", ("a <mask>", 99), "Top-k must be between 1 and 20, got 99"),
@@ -112,7 +114,7 @@ def test_bad_input_gives_clean_error(client, api_name, args, message):
 
 @pytest.mark.parametrize("text", [LONG, ODD, SCRIPT])
 def test_long_unusual_and_html_text_is_served(client, text):
-    *_, raw = client.predict("<mask> " + text, 2, api_name="/fill_mask")
+    *_, raw, _ = client.predict("<mask> " + text, 2, api_name="/fill_mask")
     assert raw[0][0].get("truncated", False) == (text is LONG)
     label, words, _ = client.predict(text, api_name="/classify")
     assert len(label["confidences"]) == 2

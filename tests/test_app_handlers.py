@@ -34,7 +34,7 @@ def _error(match):
 
 # ----------------------------------------------------------------------------- fill mask
 def test_fill_mask_one_mask(handlers):
-    filled, *labels, raw = handlers.fill_mask("Paris is the capital of <mask>.", 4)
+    filled, *labels, raw, view = handlers.fill_mask("Paris is the capital of <mask>.", 4)
     assert len(labels) == H.MAX_MASKS
     first = labels[0]
     assert isinstance(first, dict) and len(first) == 4
@@ -46,17 +46,43 @@ def test_fill_mask_one_mask(handlers):
     # the completed sentence: the text around the mask, the top prediction highlighted as "<mask> 1"
     assert filled[0] == ("Paris is the capital of", None)
     assert filled[1] == (raw[0][0]["token_str"], "<mask> 1")
-    assert H.mask_slots(raw)[0]["visible"] and not H.mask_slots(raw)[1]["visible"]
+    # the readable view: one block per mask, named as the chip; the top bar is full width
+    assert view.count('class="fm-mask"') == 1 and "&lt;mask&gt; 1" in view
+    assert 'style="width:100.0%"' in view and H.format_probability(raw[0][0]["score"]) in view
+
+
+@pytest.mark.parametrize("p, shown", [(0.123456, "12.3%"), (0.0102, "1.02%"), (0.01, "1%"), (0.00152, "0.152%"),
+                                      (1.0, "100%"), (0.9996, "100%"), (0.001, "0.1%"), (2.05e-5, "2.05 × 10⁻⁵"),
+                                      (1.2e-12, "1.20 × 10⁻¹²"), (0.0, "0"), (float("nan"), "–")])
+def test_format_probability(p, shown):
+    assert H.format_probability(p) == shown
+
+
+def test_predictions_view_scales_bars_to_the_top_answer():
+    row = [{"score": 0.02, "token_str": " France"}, {"score": 0.01, "token_str": " Spain"},
+           {"score": 2e-5, "token_str": "<b>"}]
+    view = H.predictions_html([row])
+    assert 'style="width:100.0%"' in view and 'style="width:50.0%"' in view and 'style="width:0.1%"' in view
+    assert "2% " not in view and ">2%<" in view and ">1%<" in view and "2.00 × 10⁻⁵" in view
+    assert "&lt;b&gt;" in view and "<b>" not in view.split("</style>", 1)[1]  # words are text
+    assert "ln p = -3.91" in view  # the log-probability on hover
 
 
 def test_fill_mask_two_masks_bert_spelling_and_targets(handlers):
-    filled, *labels, raw = handlers.fill_mask("The [MASK] sees the <mask> today.", 3)
+    filled, *labels, raw, view = handlers.fill_mask("The [MASK] sees the <mask> today.", 3)
     assert len(raw) == 2 and all(len(row) == 3 for row in raw)
     assert isinstance(labels[0], dict) and isinstance(labels[1], dict) and labels[2] is None
     assert [c for _, c in filled if c] == ["<mask> 1", "<mask> 2"]
-    assert [s["visible"] for s in H.mask_slots(raw)] == [True, True, False, False, False]
-    _, *labels, raw = handlers.fill_mask("The <mask> sees the house.", 5, "cat, dog")
+    assert view.count('class="fm-mask"') == 2 and "&lt;mask&gt; 2" in view
+    _, *labels, raw, _ = handlers.fill_mask("The <mask> sees the house.", 5, "cat, dog")
     assert 1 <= len(labels[0]) <= 2 and len(raw[0]) <= 2
+
+
+def test_fill_mask_scores_every_candidate_whatever_top_k(handlers):
+    words = "cat, dog, house, river, bird, sea, sun"
+    _, *labels, raw, view = handlers.fill_mask("The <mask> sees the house.", 1, words)
+    assert len(raw[0]) == 7 and len(labels[0]) == 7  # top-k 1, seven candidates: all seven scored
+    assert "your candidate words, all of them" in view
 
 
 @pytest.mark.parametrize("text, top_k, match", [
@@ -64,7 +90,7 @@ def test_fill_mask_two_masks_bert_spelling_and_targets(handlers):
     ("   \n\t ", 5, "empty"),
     (None, 5, "empty"),
     ("\x00\x07\x1b", 5, "empty"),
-    ("no mask here", 5, "There is no mask in the text"),
+    ("no mask here", 5, "There is no mask in the text: write &lt;mask&gt;"),
     ("<mask> " * 6, 5, "at most 5"),
     ("a <mask>", 0, "Top-k must be between 1 and 20"),
     ("a <mask>", 99, "Top-k must be between 1 and 20"),
