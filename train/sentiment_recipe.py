@@ -6,14 +6,14 @@ pretrained encoder and from a random one, several seeds each; weight averages; m
 
 Arms (--arms, default all four), each run with seeds --seeds (default 0 1 2):
     sst2               train.finetune --init INIT                                   -> OUT/sst2-sN
-    imdb-sst2          train.finetune --init INIT --train IMDB --epochs 1 --calibration-n 0   -> OUT/imdb-sN
+    imdb-sst2          train.finetune --init INIT --epochs 1 --calibration-n 0 --train IMDB   -> OUT/imdb-sN
                        train.finetune --init OUT/imdb-sN                            -> OUT/imdb-sst2-sN
     random-sst2        the same as sst2 from a random encoder (--init random --tokenizer INIT)
     random-imdb-sst2   the same as imdb-sst2 from a random encoder
 Every SST-2 run uses train.finetune's defaults (the shipped recipe: 2 epochs, lr 1e-4, warmup 6%, the
 end-of-run weights, a temperature fitted on 1,000 held-out SST-2 train sentences, the same slice for every
 seed); --finetune-args adds options to every SST-2 run (e.g. "--layer-lr-decay 0.8"), --imdb-args to every
-IMDB stage. The IMDB stage trains on the IMDB training reviews minus the fixed 1,000-review evaluation sample
+IMDB stage (whose --train is always --imdb-train). The IMDB stage trains on the IMDB training reviews minus the fixed 1,000-review evaluation sample
 (train.finetune removes them), each review cut to its first 128 tokens.
 Then, per arm, once all its seeds are done: OUT/ARM-avg, the uniform weight average of its seeds
 (train.average, recalibrated on the shared slice), and OUT/summary.json + summary.md (train.summarize:
@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="labelled reviews of the IMDB stage (default: %(default)s)")
     p.add_argument("--finetune-args", default="", help="extra train.finetune options for every SST-2 run")
     p.add_argument("--imdb-args", default="", help="extra train.finetune options for every IMDB stage")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars (train.finetune --no-progress)")
     p.add_argument("--train-only", action="store_true", help="train the runs, skip averaging and the summary")
     p.add_argument("--no-average", action="store_true", help="skip the weight averages")
     p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
@@ -67,7 +68,8 @@ def plan(args) -> tuple[list, list, dict]:
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     if unknown := sorted(set(arms) - set(ARMS)):
         raise ValueError(f"unknown arm(s) {unknown}; choose from {list(ARMS)}")
-    extra, imdb_extra = shlex.split(args.finetune_args), shlex.split(args.imdb_args)
+    quiet = ["--no-progress"] if args.no_progress else []
+    extra, imdb_extra = [*quiet, *shlex.split(args.finetune_args)], [*quiet, *shlex.split(args.imdb_args)]
     train_steps, average_steps, runs = [], [], {}
     for arm in arms:
         random_init = arm.startswith("random-")
@@ -79,8 +81,8 @@ def plan(args) -> tuple[list, list, dict]:
             final = out / f"{arm}-s{seed}"
             if arm.endswith("imdb-sst2"):
                 stage1 = out / f"{prefix}imdb-s{seed}"
-                train_steps.append((finetune, [*init, "--train", args.imdb_train, "--epochs", "1", "--calibration-n",
-                                               "0", *seed_args, *imdb_extra, "--out", str(stage1)], stage1))
+                train_steps.append((finetune, [*init, "--epochs", "1", "--calibration-n", "0", *seed_args, *imdb_extra,
+                                               "--train", args.imdb_train, "--out", str(stage1)], stage1))
                 # stage 2 starts from the stage-1 classifier (shape and tokenizer come with it)
                 train_steps.append((finetune, ["--init", str(stage1), *seed_args, *extra, "--out", str(final)], final))
             else:
