@@ -194,7 +194,7 @@ def init_root(init: str) -> str:
     """Where a chain of fine-tuning stages started: --init itself, or for a classifier folder written by
     train.finetune, the root of its own --init (so runs of several seeds can be checked for a common start)."""
     path = Path(init) / "metrics.json"
-    if path.is_file():
+    if path.is_file() and "SequenceClassification" in _init_architecture(init):  # not an MLM's own phases
         metrics = json.loads(path.read_text())
         if metrics.get("init"):
             return metrics.get("init_root") or metrics["init"]

@@ -1,8 +1,8 @@
 """The sentiment-classifier experiment in one command: SST-2 alone vs an IMDB stage then SST-2, from the
 pretrained encoder and from a random one, several seeds each; weight averages; mean ± std over seeds.
 
-    python -m train.sentiment_recipe --init runs/mini-roberta-mlm-2 --out runs/sentiment --dry-run   # the plan
-    python -m train.sentiment_recipe --init runs/mini-roberta-mlm-2 --out runs/sentiment
+    python -m train.sentiment_recipe --init assets/mini-roberta-mlm --out runs/sentiment --dry-run   # the plan
+    python -m train.sentiment_recipe --init assets/mini-roberta-mlm --out runs/sentiment
 
 Arms (--arms, default all four), each run with seeds --seeds (default 0 1 2):
     sst2               train.finetune --init INIT                                   -> OUT/sst2-sN
