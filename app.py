@@ -44,17 +44,38 @@ class Number(gr.Number):
 COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, APP_CONCURRENCY at a time
 
 
-def examples(rows, inputs, outputs, fn, name):
-    """Examples that fill the inputs, then run `fn` in the shared compute queue (gr.Examples' own
-    run_on_click event would get a concurrency group, and so a limit, of its own)."""
+def error_box():
+    """Where a tab's plain errors show, next to its input (hidden until there is one)."""
+    return gr.HTML(visible=False, elem_classes="input-error-box")
+
+
+def wire(triggers, fn, inputs, outputs, error, name):
+    """The UI event: `fn` with its errors in `error` and the previous results kept (`H.keep_results`); and
+    the public API endpoint `name` on a hidden trigger: `fn` itself, its errors raised as before. Both in
+    the shared compute queue. Returns the UI version of `fn` (for examples and page load)."""
+    ui = H.keep_results(fn, len(outputs))
+    gr.on(triggers, ui, inputs, [*outputs, error], api_name=f"{name}_ui", api_visibility="private", **COMPUTE)
+    gr.Button(visible=False).click(fn, inputs, outputs, api_name=name, **COMPUTE)
+    return ui
+
+
+def examples(rows, inputs, outputs, ui, error, name):
+    """Examples that fill the inputs, then run `ui` (from `wire`) in the shared compute queue (gr.Examples'
+    own run_on_click event would get a concurrency group, and so a limit, of its own)."""
     shown = gr.Examples(rows, inputs, api_name=f"{name}_example")
-    shown.load_input_event.then(fn, inputs, outputs, api_name=f"{name}_example_run", api_visibility="undocumented",
-                                **COMPUTE)
+    shown.load_input_event.then(ui, inputs, [*outputs, error], api_name=f"{name}_example_run",
+                                api_visibility="undocumented", **COMPUTE)
+
+
+ENTER = "Enter runs it; Shift+Enter starts a new line."
+TEXT = {"lines": 1, "max_lines": 8}  # lines=1: Enter submits, Shift+Enter adds a line (the box grows to 8)
 
 
 CSS = """
 .notice {border-left: 4px solid #f59e0b; padding-left: 12px}
 #fm-filled .label {text-transform: none}  /* the chip reads "<mask> 1", as its panel and the text box */
+.input-error {border-left: 4px solid #dc2626; background: #fef2f2; color: #7f1d1d; padding: 6px 10px;
+  border-radius: 4px}
 """
 
 
@@ -72,12 +93,14 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             notice("mlm")
             with gr.Row():
                 with gr.Column():
-                    fm_text = gr.Textbox(label="Text with one or more <mask>", lines=3,
+                    fm_text = gr.Textbox(elem_id="fm-text", label="Text with one or more <mask>", info=ENTER, **TEXT,
                                          value="Paris is the capital of <mask>.")
+                    fm_error = error_box()
                     fm_k = Slider(1, H.MAX_TOP_K, value=5, step=1, label="Predictions per mask (top-k)")
                     fm_targets = gr.Textbox("", label="Candidate words to score (optional)",
                                             placeholder="France, Germany",
-                                            info="Comma-separated; only these words are scored, all of them whatever top-k.")
+                                            info="Comma-separated; these words only, all of them scored "
+                                                 "whatever top-k.")
                     fm_btn = gr.Button("Predict", variant="primary")
                 with gr.Column():
                     fm_filled = gr.HighlightedText(label="Completed sentence (top prediction for each mask)",
@@ -89,30 +112,34 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     with gr.Accordion("Raw pipeline output (transformers format)", open=False):
                         fm_raw = gr.JSON(label="results")
             fm_out = [fm_filled, *fm_labels, fm_raw, fm_view]
-            gr.on([fm_btn.click, fm_text.submit], handlers.fill_mask, [fm_text, fm_k, fm_targets], fm_out,
-                  api_name="fill_mask", **COMPUTE)
-            examples([list(example) for example in FILL_MASK_EXAMPLES], [fm_text, fm_k], fm_out, handlers.fill_mask,
+            fm_ui = wire([fm_btn.click, fm_text.submit, fm_targets.submit], handlers.fill_mask,
+                         [fm_text, fm_k, fm_targets], fm_out, fm_error, "fill_mask")
+            examples([list(example) for example in FILL_MASK_EXAMPLES], [fm_text, fm_k], fm_out, fm_ui, fm_error,
                      "fill_mask")
 
         with gr.Tab("Sentiment", id="sentiment"):
             notice("sentiment")
             with gr.Row():
                 with gr.Column():
-                    st_text = gr.Textbox(label="Text", lines=3, value="A gorgeous, funny and deeply moving film.")
+                    st_text = gr.Textbox(elem_id="st-text", label="Text", info=ENTER, **TEXT,
+                                         value="A gorgeous, funny and deeply moving film.")
+                    st_error = error_box()
                     st_btn = gr.Button("Classify", variant="primary")
                 with gr.Column():
                     st_label = gr.Label(label="Sentiment", num_top_classes=2, elem_id="st-label")
             st_words = gr.HighlightedText(label="Which words drove the decision", show_legend=True, elem_id="st-words")
             st_explain = gr.Markdown()
             st_out = [st_label, st_words, st_explain]
-            gr.on([st_btn.click, st_text.submit], handlers.classify, st_text, st_out, api_name="classify", **COMPUTE)
-            examples(SENTIMENT_EXAMPLES, st_text, st_out, handlers.classify, "classify")
+            st_ui = wire([st_btn.click, st_text.submit], handlers.classify, [st_text], st_out, st_error, "classify")
+            examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify")
 
         with gr.Tab("Attention", id="attention"):
             notice("mlm", "sentiment")
             with gr.Row():
-                at_text = gr.Textbox(label="Text", lines=2, scale=3,
-                                     value="The cat sat on the mat because it was tired.")
+                with gr.Column(scale=3):
+                    at_text = gr.Textbox(elem_id="at-text", label="Text", info=ENTER, **TEXT,
+                                         value="The cat sat on the mat because it was tired.")
+                    at_error = error_box()
                 with gr.Column(scale=2):
                     with gr.Row():
                         at_layer = gr.Dropdown(list(range(1, N_LAYERS + 1)), value=N_LAYERS, label="Layer",
@@ -135,14 +162,14 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     at_bars = gr.Plot(label="Where the token attends", show_label=False)
             at_in = [at_text, at_layer, at_head, at_model]
             at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes]
-            gr.on([at_btn.click, at_text.submit, at_layer.input, at_head.input, at_model.input], handlers.attention,
-                  at_in, at_out, api_name="attention", **COMPUTE)
-            at_token.input(handlers.attention_token, [at_text, at_layer, at_head, at_token, at_model], at_bars,
-                           api_name="attention_token", **COMPUTE)
+            at_ui = wire([at_btn.click, at_text.submit, at_layer.input, at_head.input, at_model.input],
+                         handlers.attention, at_in, at_out, at_error, "attention")
+            wire([at_token.input], handlers.attention_token, [at_text, at_layer, at_head, at_token, at_model],
+                 [at_bars], at_error, "attention_token")
             examples([["The cat sat on the mat because it was tired.", N_LAYERS, "average", "mlm"],
                       ["The trophy did not fit in the suitcase because it was too big.", 1, 1, "mlm"],
                       ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_out,
-                     handlers.attention, "attention")
+                     at_ui, at_error, "attention")
 
         with gr.Tab("Static vs dynamic masking", id="masking"):
             gr.Markdown("BERT masked its training data once, at preprocessing (*static*; it duplicated the data "
@@ -150,8 +177,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                         "to the model (*dynamic*). Same sentence, same seed, epoch by epoch:")
             notice("mlm")
             with gr.Row():
-                mk_text = gr.Textbox(label="Sentence", lines=2, scale=3,
-                                     value="The quick brown fox jumps over the lazy dog near the river bank.")
+                with gr.Column(scale=3):
+                    mk_text = gr.Textbox(elem_id="mk-text", label="Sentence", info=ENTER, **TEXT,
+                                         value="The quick brown fox jumps over the lazy dog near the river bank.")
+                    mk_error = error_box()
                 mk_epochs = Slider(1, H.MAX_EPOCHS, value=12, step=1, label="Epochs")
                 mk_seed = Number(value=0, precision=0, label="Seed")
                 mk_btn = gr.Button("Mask", variant="primary")
@@ -161,11 +190,11 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             mk_preds = gr.Dataframe(headers=H.PREDICTION_COLUMNS, interactive=False,
                                     label="The MLM's top-1 prediction at every target of the last epoch")
             mk_out = [mk_table, mk_stats, mk_plot, mk_preds]
-            gr.on([mk_btn.click, mk_text.submit], handlers.masking, [mk_text, mk_epochs, mk_seed], mk_out,
-                  api_name="masking", **COMPUTE)
+            mk_ui = wire([mk_btn.click, mk_text.submit], handlers.masking, [mk_text, mk_epochs, mk_seed], mk_out,
+                         mk_error, "masking")
             examples([["The quick brown fox jumps over the lazy dog near the river bank.", 12, 0],
                       ["Paris is the capital of France and the largest city of the country.", 40, 1]],
-                     [mk_text, mk_epochs, mk_seed], mk_out, handlers.masking, "masking")
+                     [mk_text, mk_epochs, mk_seed], mk_out, mk_ui, mk_error, "masking")
             gr.Markdown(H.ablation_markdown(ABLATION))
             if "curves" in ABLATION:
                 gr.Image(ABLATION["curves"], label="Ablation curves", interactive=False)

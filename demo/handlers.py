@@ -85,6 +85,29 @@ def user_errors(fn):
     return wrapper
 
 
+def error_html(message: str) -> str:
+    """A message shown next to the input (already HTML-escaped by `user_errors`)."""
+    return f'<div class="input-error" role="alert">⚠️ {message}</div>'
+
+
+def keep_results(fn, n_outputs: int):
+    """The UI's version of a handler: its outputs plus an update of the error box next to the input. On a
+    plain error (`gr.Error`) the outputs stay as they were (`gr.skip()`) and the box shows the message, so a
+    typo does not wipe the last results into red "Error" badges; a success hides the box. The public API
+    endpoints call the handler itself and get the error as before."""
+
+    @functools.wraps(fn)
+    def ui(*args):
+        try:
+            out = fn(*args)
+        except gr.Error as err:
+            return (*[gr.skip()] * n_outputs, gr.update(value=error_html(err.message), visible=True))
+        out = out if isinstance(out, tuple) else (out,)
+        return (*out, gr.update(value="", visible=False))
+
+    return ui
+
+
 def clean_text(text) -> str:
     """The text as the model will read it: control characters removed, broken surrogates replaced."""
     if text is None:

@@ -189,7 +189,11 @@ def test_every_compute_event_shares_one_concurrency_group(tiny_mlm_dir, tiny_clf
     compute = [e for e in events if (e["fn"] or "").startswith("Handlers.")]
     assert {e["fn"].split(".")[1] for e in compute} == {"fill_mask", "classify", "attention", "attention_token",
                                                         "masking"}
-    assert len(compute) == 9  # the five endpoints and the four examples
+    # the five API endpoints, their five UI events (errors shown next to the input) and the four examples
+    assert len(compute) == 14
+    public = {e["api_name"] for e in compute if e["api_name"] in ("fill_mask", "classify", "attention",
+                                                                  "attention_token", "masking")}
+    assert len(public) == 5
     for e in compute:
         assert (e["concurrency_id"], e["limit"], e["queue"]) == ("compute", "default", True), e
     assert not any(e["api_name"].endswith("_1") for e in events), [e["api_name"] for e in events]

@@ -110,6 +110,24 @@ def test_fill_mask_long_text_warns_and_controls_are_removed(handlers):
     assert filled[0] == ("Paris is the capital of", None)
 
 
+def test_ui_errors_keep_the_results_and_show_next_to_the_input(handlers):
+    """The UI's events: a plain error leaves every output as it was (gr.skip) and fills the error box; a
+    success hides the box. The API endpoints (the handlers themselves) still raise."""
+    ui = H.keep_results(handlers.fill_mask, 8)
+    *outputs, box = ui("no mask in this one", 5, "")
+    assert outputs == [gr.skip()] * 8
+    assert box["visible"] and "write &lt;mask&gt;" in box["value"] and 'class="input-error"' in box["value"]
+    *outputs, box = ui("Paris is the capital of <mask>.", 5, "")
+    assert len(outputs) == 8 and outputs[0][0] == ("Paris is the capital of", None)
+    assert box == {"__type__": "update", "value": "", "visible": False}
+    figure, box = H.keep_results(handlers.attention_token, 1)("The cat.", 1, "average", 1)
+    assert isinstance(figure, Figure) and not box["visible"]
+    *_, box = H.keep_results(handlers.masking, 4)("a sentence", 99, 0)
+    assert "Epochs must be between 1 and 40" in box["value"]
+    with _error("no mask"):
+        handlers.fill_mask("no mask in this one", 5)
+
+
 # ----------------------------------------------------------------------------- sentiment
 def test_classify_outputs(handlers):
     text = "this film is not bad at all, i loved it."
