@@ -8,7 +8,7 @@ import os
 import gradio as gr
 
 from demo import handlers as H
-from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
+from demo.examples import ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from demo.models import configure_torch, load_models, read_ablation
 from demo.uploads import launch_options
 
@@ -20,6 +20,9 @@ ABOUT = H.about_sections(MODELS)
 ABLATION = read_ablation()
 CFG = next((m.config for m in (MODELS.mlm, MODELS.sentiment) if m.available), None)
 N_LAYERS, N_HEADS = (CFG.num_hidden_layers, CFG.num_attention_heads) if CFG else (6, 8)
+FAILURES = H.example_failures(MODELS)  # the showcase examples the models get wrong, checked now
+NOTES = {key: H.model_note(MODELS, key, FAILURES) for key in ("mlm", "sentiment")}
+LINK_HINT = H.attention_hint(handlers, ATTENTION_TEXT, ATTENTION_LINK) if MODELS.mlm.available else ""
 
 
 class Slider(gr.Slider):
@@ -49,11 +52,13 @@ def error_box():
     return gr.HTML(visible=False, elem_classes="input-error-box")
 
 
-def wire(triggers, fn, inputs, outputs, error, name):
-    """The UI event: `fn` with its errors in `error` and the previous results kept (`H.keep_results`); and
-    the public API endpoint `name` on a hidden trigger: `fn` itself, its errors raised as before. Both in
-    the shared compute queue. Returns the UI version of `fn` (for examples and page load)."""
+def wire(triggers, fn, inputs, outputs, error, name, on_load=False):
+    """The UI event: `fn` with its errors in `error` and the previous results kept (`H.keep_results`), also
+    run when the page opens if `on_load` (every tab shows its default example computed); and the public API
+    endpoint `name` on a hidden trigger: `fn` itself, its errors raised as before. Both in the shared compute
+    queue. Returns the UI version of `fn` (for the examples)."""
     ui = H.keep_results(fn, len(outputs))
+    triggers = [*triggers, demo.load] if on_load else triggers
     gr.on(triggers, ui, inputs, [*outputs, error], api_name=f"{name}_ui", api_visibility="private", **COMPUTE)
     gr.Button(visible=False).click(fn, inputs, outputs, api_name=name, **COMPUTE)
     return ui
@@ -74,9 +79,22 @@ TEXT = {"lines": 1, "max_lines": 8}  # lines=1: Enter submits, Shift+Enter adds 
 CSS = """
 .notice {border-left: 4px solid #f59e0b; padding-left: 12px}
 #fm-filled .label {text-transform: none}  /* the chip reads "<mask> 1", as its panel and the text box */
+.hint {font-size: 0.95em; opacity: 0.9}
+.model-note {font-size: 0.9em; border-left: 4px solid #a5b4fc; padding-left: 10px}
 .input-error {border-left: 4px solid #dc2626; background: #fef2f2; color: #7f1d1d; padding: 6px 10px;
   border-radius: 4px}
 """
+
+
+def hint(text):
+    """A tab's one- or two-line "what to try, what to notice"."""
+    gr.Markdown(text, elem_classes="hint")
+
+
+def model_note(key):
+    """The plain note on the model's size, held-out scores and known failures, next to the result."""
+    if NOTES.get(key):
+        gr.Markdown(NOTES[key], elem_classes="model-note")
 
 
 def notice(*keys):
@@ -91,6 +109,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
     with gr.Tabs():
         with gr.Tab("Fill mask", id="fill"):
             notice("mlm")
+            hint("**Try** another clue (“Berlin is the capital of &lt;mask&gt;.”), two masks, or candidate words "
+                 "(France, Germany, India). **Notice** how thinly a small model spreads its probability: the bars "
+                 "compare the answers of one mask.")
             with gr.Row():
                 with gr.Column():
                     fm_text = gr.Textbox(elem_id="fm-text", label="Text with one or more <mask>", info=ENTER, **TEXT,
@@ -109,16 +130,20 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     # the exact probabilities as gr.Label values, for API clients only (the UI shows fm_view)
                     fm_labels = [gr.Label(label=f"<mask> {i + 1}", visible=False, elem_id=f"fm-label-{i + 1}")
                                  for i in range(H.MAX_MASKS)]
+                    model_note("mlm")
                     with gr.Accordion("Raw pipeline output (transformers format)", open=False):
                         fm_raw = gr.JSON(label="results")
             fm_out = [fm_filled, *fm_labels, fm_raw, fm_view]
             fm_ui = wire([fm_btn.click, fm_text.submit, fm_targets.submit], handlers.fill_mask,
-                         [fm_text, fm_k, fm_targets], fm_out, fm_error, "fill_mask")
+                         [fm_text, fm_k, fm_targets], fm_out, fm_error, "fill_mask", on_load=True)
             examples([list(example) for example in FILL_MASK_EXAMPLES], [fm_text, fm_k], fm_out, fm_ui, fm_error,
                      "fill_mask")
 
         with gr.Tab("Sentiment", id="sentiment"):
             notice("sentiment")
+            hint("**Try** the negation (“The acting was not bad at all.”) and the “but” example below. **Notice** "
+                 "which words push towards positive and which towards negative, and whether the answer follows "
+                 "the words that matter.")
             with gr.Row():
                 with gr.Column():
                     st_text = gr.Textbox(elem_id="st-text", label="Text", info=ENTER, **TEXT,
@@ -127,18 +152,22 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     st_btn = gr.Button("Classify", variant="primary")
                 with gr.Column():
                     st_label = gr.Label(label="Sentiment", num_top_classes=2, elem_id="st-label")
+                    model_note("sentiment")
             st_words = gr.HighlightedText(label="Which words drove the decision", show_legend=True, elem_id="st-words")
             st_explain = gr.Markdown()
             st_out = [st_label, st_words, st_explain]
-            st_ui = wire([st_btn.click, st_text.submit], handlers.classify, [st_text], st_out, st_error, "classify")
+            st_ui = wire([st_btn.click, st_text.submit], handlers.classify, [st_text], st_out, st_error, "classify",
+                         on_load=True)
             examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify")
 
         with gr.Tab("Attention", id="attention"):
             notice("mlm", "sentiment")
+            hint("**Try** single heads of one layer, then “Where one token attends” for “it”. " + LINK_HINT +
+                 " **Notice** how many heads park their attention on &lt;s&gt;, &lt;/s&gt; or the full stop: "
+                 "attention shows where information flows, not why the model decides.")
             with gr.Row():
                 with gr.Column(scale=3):
-                    at_text = gr.Textbox(elem_id="at-text", label="Text", info=ENTER, **TEXT,
-                                         value="The cat sat on the mat because it was tired.")
+                    at_text = gr.Textbox(elem_id="at-text", label="Text", info=ENTER, **TEXT, value=ATTENTION_TEXT)
                     at_error = error_box()
                 with gr.Column(scale=2):
                     with gr.Row():
@@ -163,10 +192,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             at_in = [at_text, at_layer, at_head, at_model]
             at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes]
             at_ui = wire([at_btn.click, at_text.submit, at_layer.input, at_head.input, at_model.input],
-                         handlers.attention, at_in, at_out, at_error, "attention")
+                         handlers.attention, at_in, at_out, at_error, "attention", on_load=True)
             wire([at_token.input], handlers.attention_token, [at_text, at_layer, at_head, at_token, at_model],
                  [at_bars], at_error, "attention_token")
-            examples([["The cat sat on the mat because it was tired.", N_LAYERS, "average", "mlm"],
+            examples([[ATTENTION_TEXT, N_LAYERS, "average", "mlm"],
                       ["The trophy did not fit in the suitcase because it was too big.", 1, 1, "mlm"],
                       ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_out,
                      at_ui, at_error, "attention")
@@ -176,6 +205,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                         "10 times with different masks). RoBERTa draws a new mask every time a sentence is fed "
                         "to the model (*dynamic*). Same sentence, same seed, epoch by epoch:")
             notice("mlm")
+            hint("**Try** 40 epochs and another seed. **Notice** that the one static mask asks for the same ~15% "
+                 "of the sentence every epoch, BERT's 10 copies cycle, and dynamic masking keeps asking for new "
+                 "positions until nearly all of the sentence has been a target.")
             with gr.Row():
                 with gr.Column(scale=3):
                     mk_text = gr.Textbox(elem_id="mk-text", label="Sentence", info=ENTER, **TEXT,
@@ -189,9 +221,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             mk_plot = gr.Plot(label="Coverage against epochs", show_label=False, elem_id="mk-plot")
             mk_preds = gr.Dataframe(headers=H.PREDICTION_COLUMNS, interactive=False,
                                     label="The MLM's top-1 prediction at every target of the last epoch")
+            model_note("mlm")
             mk_out = [mk_table, mk_stats, mk_plot, mk_preds]
             mk_ui = wire([mk_btn.click, mk_text.submit], handlers.masking, [mk_text, mk_epochs, mk_seed], mk_out,
-                         mk_error, "masking")
+                         mk_error, "masking", on_load=True)
             examples([["The quick brown fox jumps over the lazy dog near the river bank.", 12, 0],
                       ["Paris is the capital of France and the largest city of the country.", 40, 1]],
                      [mk_text, mk_epochs, mk_seed], mk_out, mk_ui, mk_error, "masking")

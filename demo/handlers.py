@@ -183,7 +183,8 @@ def format_log_probability(p: float) -> str:
 FILL_MASK_CSS = """<style>
 .fm-view{display:flex;flex-direction:column;gap:12px}
 .fm-mask h4{margin:0 0 4px;font-size:14px}
-.fm-mask table{border-collapse:collapse;width:100%;font-size:14px}
+.fm-mask table{border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
+.fm-mask tr,.fm-mask td{border:0;background:transparent}
 .fm-mask td{padding:2px 6px;vertical-align:middle}
 .fm-mask td.fm-word{white-space:nowrap;max-width:12em;overflow:hidden;text-overflow:ellipsis}
 .fm-mask td.fm-track{width:55%}
@@ -903,6 +904,179 @@ def about_sections(models: Models) -> dict:
                                        else "_README.md: not available._")
         out[f"{loaded.key}_curves"] = extras.get("curves")
     return out
+
+
+# ----------------------------------------------------------------------------- model notes and summaries
+def _number(d, *keys):
+    """d[k1][k2]... when it is a real number (not a bool), else None."""
+    for key in keys:
+        if not isinstance(d, dict) or key not in d:
+            return None
+        d = d[key]
+    return float(d) if isinstance(d, (int, float)) and not isinstance(d, bool) else None
+
+
+def _runs(loaded) -> list[dict]:
+    """The training runs behind a model: its pretraining phases (phases.json), else its metrics.json."""
+    phases = loaded.extras.get("phases")
+    if isinstance(phases, list) and phases and all(isinstance(p, dict) for p in phases):
+        return phases
+    metrics = loaded.extras.get("metrics")
+    return [metrics] if isinstance(metrics, dict) else []
+
+
+def model_facts(loaded) -> dict:
+    """What the model's metrics.json (and phases.json) say, read at run time; a key is missing when its
+    figure is. Keys: parameters, train_tokens, train_minutes, wall_minutes, cores, device, data, and for an
+    MLM mlm_accuracy / mlm_perplexity / mlm_rows (the release evaluation) and eval_accuracy (the training
+    script's own), for a classifier dev_accuracy / dev_examples / imdb_accuracy / imdb_examples /
+    train_examples and checks (train.evaluate.score_checks' dict)."""
+    facts = {}
+    if loaded.available:
+        facts["parameters"] = loaded.model.num_parameters()
+    metrics = loaded.extras.get("metrics") if isinstance(loaded.extras.get("metrics"), dict) else {}
+    runs = _runs(loaded)
+    tokens = [_number(r, "train_tokens") for r in runs]
+    if runs and all(t is not None for t in tokens):
+        facts["train_tokens"] = int(sum(tokens))
+    for key, out in (("train_time_s", "train_minutes"), ("wall_time_s", "wall_minutes")):
+        values = [_number(r, key) for r in runs]
+        if runs and all(v is not None for v in values):
+            facts[out] = sum(values) / 60
+    hardware = metrics.get("hardware") if isinstance(metrics.get("hardware"), dict) else {}
+    if _number(hardware, "cpu_count"):
+        facts["cores"] = int(hardware["cpu_count"])
+    if isinstance(hardware.get("device"), str):
+        facts["device"] = hardware["device"]
+    sources = metrics.get("corpus_sources")
+    if isinstance(sources, list):
+        facts["data"] = [dataset_name(s.get("source")) for s in sources if isinstance(s, dict) and s.get("source")]
+    elif isinstance(metrics.get("train_data"), str):
+        facts["data"] = [dataset_name(metrics["train_data"])]
+    for key in ("accuracy", "perplexity"):
+        if _number(metrics, "mlm", key) is not None:
+            facts[f"mlm_{key}"] = _number(metrics, "mlm", key)
+    if _number(metrics, "mlm", "max_length"):
+        facts["mlm_rows"] = int(metrics["mlm"]["max_length"])
+    for key in ("eval_accuracy", "dev_accuracy", "imdb_accuracy"):
+        if _number(metrics, key) is not None:
+            facts[key] = _number(metrics, key)
+    for key in ("dev_examples", "imdb_examples", "train_examples"):
+        if _number(metrics, key):
+            facts[key] = int(metrics[key])
+    checks = metrics.get("checks")
+    if isinstance(checks, dict) and _number(checks, "n") and isinstance(checks.get("categories"), dict):
+        facts["checks"] = checks
+    return facts
+
+
+def dataset_name(path) -> str:
+    """A data set as a reader knows it, not where it lies on the training machine:
+    "../shared/data/wikitext-2/wiki.train.tokens" -> "wikitext-2/wiki.train.tokens"."""
+    parts = [p for p in str(path).replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    if "data" in parts:
+        parts = parts[len(parts) - parts[::-1].index("data"):]
+    return "/".join(parts[-2:]) or str(path)
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1%}"
+
+
+def example_failures(models: Models) -> dict:
+    """The showcase examples the loaded models get wrong, checked by running them (at start-up):
+    {"mlm": [(text, expected, [top words])], "sentiment": [(text, expected, label, probability)]}."""
+    from .examples import FILL_MASK_EXPECTED, SENTIMENT_EXPECTED
+
+    out = {"mlm": [], "sentiment": []}
+    try:
+        if models.mlm.available:
+            for text, expected in FILL_MASK_EXPECTED.items():
+                top = [r["token_str"].strip() for r in models.mlm.pipeline(text, top_k=5)]
+                if expected not in top:
+                    out["mlm"].append((text, expected, top))
+        if models.sentiment.available:
+            for text, expected in SENTIMENT_EXPECTED.items():
+                best = models.sentiment.pipeline(normalize_for_classifier(text))[0]
+                if best["label"] != expected:
+                    out["sentiment"].append((text, expected, best["label"], float(best["score"])))
+    except Exception:  # a note is not worth failing the start-up for
+        log.exception("could not check the examples")
+    return out
+
+
+def model_note(models: Models, key: str, failures: dict | None = None) -> str:
+    """One or two plain sentences next to a tab's result: how big the model is, how it scores on held-out
+    data (from its metrics.json) and which of the tab's own examples it gets wrong (`example_failures`)."""
+    loaded = models[key]
+    if not loaded.available:
+        return ""
+    facts, failures = model_facts(loaded), failures or {}
+    size = f"{_millions(facts['parameters'])} parameters" if "parameters" in facts else "a small model"
+    if key == "mlm":
+        trained = (f", pretrained from scratch on {facts['train_tokens'] / 1e6:.0f}M tokens"
+                   if "train_tokens" in facts else ", pretrained from scratch")
+        if "train_minutes" in facts:
+            trained += f" in {facts['train_minutes'] / 60:.1f} hours"
+            trained += f" on {facts['cores']} CPU cores" if facts.get("device") == "cpu" and "cores" in facts else ""
+        score = ""
+        if "mlm_accuracy" in facts:
+            score = (f" It guesses {_pct(facts['mlm_accuracy'])} of hidden words in held-out Wikipedia text "
+                     "right (top-1)")
+            score += f" in {facts['mlm_rows']}-token rows." if "mlm_rows" in facts else "."
+        elif "eval_accuracy" in facts:
+            score = f" It guesses {_pct(facts['eval_accuracy'])} of hidden words in held-out text right (top-1)."
+        note = f"**About this model:** {size}{trained}, a small teaching model.{score} Expect plausible rather " \
+               "than right answers"
+        wrong = failures.get("mlm") or []
+        if wrong:
+            text, expected, top = wrong[0]
+            note += (f": for “{md_escape(text)}” {md_escape(expected)} is not in its top 5 "
+                     f"({', '.join(md_escape(w) for w in top[:3])}…)")
+        return note + "."
+    trained = (f", fine-tuned on {facts['train_examples']:,} SST-2 sentences" if "train_examples" in facts
+               else ", fine-tuned on SST-2")
+    scores = []
+    if "dev_accuracy" in facts:
+        scores.append(f"{_pct(facts['dev_accuracy'])} of the SST-2 dev sentences"
+                      + (f" ({facts['dev_examples']:,})" if "dev_examples" in facts else ""))
+    if "imdb_accuracy" in facts:
+        scores.append(f"{_pct(facts['imdb_accuracy'])} of "
+                      + (f"{facts['imdb_examples']:,} " if "imdb_examples" in facts else "")
+                      + "IMDB reviews (longer, out of domain)")
+    note = f"**About this model:** {size}{trained}, a small teaching model."
+    if scores:
+        note += f" It labels {' and '.join(scores)} right."
+    checks = facts.get("checks")
+    if checks:
+        weak = sorted(((c.get("accuracy", 0), name, c) for name, c in checks["categories"].items()
+                       if isinstance(c, dict)), key=lambda t: t[0])[:2]
+        note += (f" Behaviour checks: {checks.get('right', 0)}/{int(checks['n'])} right; weakest: "
+                 + ", ".join(f"{md_escape(str(name))} ({c.get('right', 0)}/{c.get('n', 0)})" for _, name, c in weak)
+                 + ".")
+    wrong = failures.get("sentiment") or []
+    if wrong:
+        note += " It gets " + ("this example" if len(wrong) == 1 else "these examples") + " wrong: " + "; ".join(
+            f"“{md_escape(text)}” ({md_escape(label)}, {_pct(p)})" for text, _, label, p in wrong) + "."
+    return note
+
+
+def attention_hint(handlers: "Handlers", text: str, link: tuple[str, str]) -> str:
+    """Where to look in the attention tab, found in the loaded model at start-up: the layer and head in
+    which the first word of `link` ("it") gives the largest share of its attention to the second ("cat")."""
+    try:
+        tokens, attentions = handlers._attention_data("mlm", text)
+    except Exception:
+        return ""
+    labels = [label.strip().lower() for label in tokens.labels]
+    if link[0] not in labels or link[1] not in labels:
+        return ""
+    source, target = labels.index(link[0]), labels.index(link[1])
+    weights = attentions[:, :, source, target]  # (L, nh)
+    layer, head = np.unravel_index(int(np.argmax(weights)), weights.shape)
+    return (f"In this model, layer {layer + 1}, head {head + 1} is where “{link[0]}” attends most to "
+            f"“{link[1]}” ({_pct(float(weights[layer, head]))} of its attention; "
+            f"{_pct(float(weights.mean()))} on average over all heads).")
 
 
 def ablation_markdown(ablation: dict) -> str:

@@ -81,9 +81,10 @@ def _missing_message(key: str, source: str, err: Exception) -> str:
 
 
 def _read_extras(source: str) -> dict:
-    """README.md, metrics.json and curves.png of a model folder (or Hub repo), when they exist."""
+    """README.md, metrics.json, phases.json (a shipped MLM's pretraining phases) and curves.png of a model
+    folder (or Hub repo), when they exist."""
     extras = {}
-    for name in ("README.md", "metrics.json", "curves.png"):
+    for name in ("README.md", "metrics.json", "phases.json", "curves.png"):
         try:
             path = roberta.hub.resolve_file(source, name)
         except Exception:  # missing file, or offline: the About tab says "not available"
@@ -91,8 +92,8 @@ def _read_extras(source: str) -> dict:
         try:
             if name == "README.md":
                 extras["readme"] = Path(path).read_text(encoding="utf-8")
-            elif name == "metrics.json":
-                extras["metrics"] = json.loads(Path(path).read_text(encoding="utf-8"))
+            elif name.endswith(".json"):
+                extras[name[:-5]] = json.loads(Path(path).read_text(encoding="utf-8"))
             else:
                 extras["curves"] = str(path)
         except (OSError, ValueError) as err:

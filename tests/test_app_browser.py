@@ -60,6 +60,27 @@ def shot(page, name):
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
+def test_every_tab_opens_with_its_default_example_computed(app, browser):
+    """No click: each tab shows its default example's result, a "what to try" line and the model note."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(app.url)
+    sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
+    sync_api.expect(page.locator("#fm-filled")).to_contain_text("Paris is the capital of")
+    sync_api.expect(page.locator(".model-note").first).to_contain_text("About this model")
+    sync_api.expect(page.locator(".hint").first).to_contain_text("Try")
+    open_tab(page, "Sentiment")
+    sync_api.expect(page.locator("#st-label [data-testid=label-output-value]")).to_have_text(
+        re.compile("positive|negative"))
+    sync_api.expect(page.locator("#st-words")).to_contain_text("gorgeous")
+    open_tab(page, "Attention")
+    sync_api.expect(page.locator("#at-heat img")).to_be_visible()
+    open_tab(page, "Static vs dynamic masking")
+    sync_api.expect(page.locator("#mk-table table.mk-table tbody tr")).to_have_count(12)
+    assert page.locator(".input-error:visible").count() == 0
+    page.close()
+
+
 def test_fill_mask_example(page):
     open_tab(page, "Fill mask")
     page.get_by_text("The <mask> sat on the <mask> all day.", exact=True).click()  # two masks

@@ -1,5 +1,6 @@
 """The app's handlers as plain functions, with the tiny random fixture models (no server, no browser)."""
 import json
+import re
 import shutil
 import time
 import warnings
@@ -459,6 +460,66 @@ def test_about_sections(models, tiny_clf_dir, tmp_path):
     assert "83.4%" in about["comparison"]
     assert "dev.accuracy" in about["sentiment_metrics"]
     assert about["sentiment_readme"].startswith("# Tiny SST-2 model")
+
+
+MLM_METRICS = {"train_tokens": 1_000_000, "train_time_s": 600.0, "wall_time_s": 660.0, "eval_accuracy": 0.2192,
+               "hardware": {"device": "cpu", "cpu_count": 2},
+               "corpus_sources": [{"source": "../shared/data/wikitext-2/wiki.train.tokens"}],
+               "mlm": {"accuracy": 0.3404, "perplexity": 103.7, "max_length": 64}}
+SST2_METRICS = {"dev_accuracy": 0.8291, "dev_examples": 872, "imdb_accuracy": 0.721, "imdb_examples": 1000,
+                "train_examples": 67349, "train_tokens": 1_815_535, "train_time_s": 1404.1,
+                "train_data": "/home/someone/shared/data/sst2/train.tsv"}
+
+
+def _with_metrics(folder, tmp_path, name, metrics, phases=None):
+    copy = tmp_path / name
+    shutil.copytree(folder, copy)
+    (copy / "metrics.json").write_text(json.dumps(metrics))
+    if phases is not None:
+        (copy / "phases.json").write_text(json.dumps(phases))
+    return copy
+
+
+def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tiny_clf_dir, tmp_path):
+    mlm = _with_metrics(tiny_mlm_dir, tmp_path, "mlm", MLM_METRICS,
+                        phases=[{**MLM_METRICS, "train_tokens": 2_000_000, "train_time_s": 1200.0}, MLM_METRICS])
+    clf = _with_metrics(tiny_clf_dir, tmp_path, "clf", SST2_METRICS)
+    models = load_models(mlm, clf)
+    facts = H.model_facts(models.mlm)
+    assert facts["train_tokens"] == 3_000_000 and facts["train_minutes"] == 30  # the phases add up
+    assert facts["data"] == ["wikitext-2/wiki.train.tokens"] and facts["mlm_accuracy"] == 0.3404
+    assert H.model_facts(models.sentiment)["data"] == ["sst2/train.tsv"]  # no local path
+    failures = {"mlm": [("Paris is the capital of <mask>.", "France", ["India", "China", "it"])],
+                "sentiment": [("The acting was not bad at all.", "positive", "negative", 0.9816)]}
+    note = H.model_note(models, "mlm", failures)
+    assert "34.0% of hidden words" in note and "64-token rows" in note and "3M tokens" in note
+    assert "France is not in its top 5" in note and "India" in note and "&lt;mask&gt;" in note
+    note = H.model_note(models, "sentiment", failures)
+    assert "82.9% of the SST-2 dev sentences (872)" in note and "72.1% of 1,000 IMDB reviews" in note
+    assert "not bad at all" in note and "negative, 98.2%" in note
+    checks = {"n": 10, "right": 6, "accuracy": 0.6, "categories": {"negation": {"right": 1, "n": 4, "accuracy": 0.25},
+                                                                  "plain": {"right": 5, "n": 6, "accuracy": 5 / 6}}}
+    clf = _with_metrics(tiny_clf_dir, tmp_path, "clf-checks", {**SST2_METRICS, "checks": checks})
+    assert "Behaviour checks: 6/10 right; weakest: negation (1/4)" in H.model_note(load_models(mlm, clf),
+                                                                                     "sentiment")
+    # no metrics.json: no figures invented, the size still said
+    bare = load_models(tiny_mlm_dir, tiny_clf_dir)
+    note = H.model_note(bare, "sentiment", {})
+    assert "parameters" in note and "%" not in note
+
+
+def test_example_failures_and_attention_hint_come_from_the_model(handlers, models):
+    failures = H.example_failures(models)
+    assert set(failures) == {"mlm", "sentiment"}
+    for text, expected, label, p in failures["sentiment"]:  # the random tiny model gets some wrong
+        assert label != expected and 0.5 <= p <= 1
+    for text, expected, top in failures["mlm"]:
+        assert expected not in top and len(top) == 5
+    hint = H.attention_hint(handlers, "the cat sees the house.", (".", "the"))  # single tokens here
+    layer, head = map(int, re.search(r"layer (\d+), head (\d+)", hint).groups())
+    _, attentions = handlers._attention_data("mlm", "the cat sees the house.")
+    assert 1 <= layer <= attentions.shape[0] and 1 <= head <= attentions.shape[1]
+    assert H.attention_hint(handlers, "no such words here", ("it", "cat")) == ""
 
 
 def test_ablation_markdown():
