@@ -153,7 +153,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 with gr.Column():
                     st_label = gr.Label(label="Sentiment", num_top_classes=2, elem_id="st-label")
                     model_note("sentiment")
-            st_words = gr.HighlightedText(label="Which words drove the decision", show_legend=True, elem_id="st-words")
+            # fixed polarity: red = towards positive, purple = towards negative (the explanation words it)
+            st_words = gr.HighlightedText(label="Which words push towards positive (red) or negative (purple)",
+                                          show_legend=False, elem_id="st-words")
             st_explain = gr.Markdown()
             st_out = [st_label, st_words, st_explain]
             st_ui = wire([st_btn.click, st_text.submit], handlers.classify, [st_text], st_out, st_error, "classify",

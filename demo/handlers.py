@@ -400,6 +400,21 @@ def attention_rollout(attentions: np.ndarray) -> np.ndarray:
     return rollout
 
 
+# HighlightedText's colours: plus rgba(239, 68, 60, a), minus rgba(128, 90, 213, a)
+SWATCH = '<span style="background: rgba({rgb}, 0.75); padding: 0 6px; border-radius: 3px">{name}</span>'
+
+
+def polarity(config) -> tuple[int, str, str]:
+    """(index of the label that plus means "towards", its name, the other side's name): the label named
+    "positive" when there is one, else the second label (index 1), so colours never flip with the answer."""
+    id2label = {int(k): str(v) for k, v in (config.id2label or {}).items()}
+    index = next((i for i, name in id2label.items() if name.lower() in ("positive", "pos")),
+                 1 if len(id2label) > 1 else 0)
+    others = [name for i, name in sorted(id2label.items()) if i != index]
+    away = others[0] if len(others) == 1 else ("the other labels" if others else "the other label")
+    return index, id2label.get(index, f"LABEL_{index}"), away
+
+
 # ----------------------------------------------------------------------------- the handlers
 class Handlers:
     def __init__(self, models: Models):
@@ -485,7 +500,9 @@ class Handlers:
     # ---- 2. sentiment
     @user_errors
     def classify(self, text):
-        """(label probabilities, per-word attribution in [-1, 1] for HighlightedText, explanation)."""
+        """(label probabilities, per-word attribution in [-1, 1] for HighlightedText, explanation). A word's
+        score is its push towards the positive label (`polarity`): plus towards positive, minus towards
+        negative, whatever the prediction."""
         loaded = self._need("sentiment")
         pipe, model, tokenizer = loaded.pipeline, loaded.model, loaded.tokenizer
         text = clean_text(text)
@@ -499,7 +516,9 @@ class Handlers:
             warn(TRUNCATED_WARNING.format(n=pipe.max_length))
         probabilities = {r["label"]: float(r["score"]) for r in results}
         best = results[0]["label"]
-        target = model.config.label2id.get(best, 0)
+        # fixed polarity: every word's push towards the positive label, whatever the prediction (a plus is
+        # always "towards positive", so "gorgeous" and "bad" never share a colour)
+        target, toward, away = polarity(model.config)
         tokens = tokenize(tokenizer, model_text, pipe.max_length)
         special_ids = {tokenizer.token_to_id(t) for t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")}
         attributions, _, _ = integrated_gradients(model, tokens.ids, target, tokenizer.token_to_id("<pad>"),
@@ -521,13 +540,15 @@ class Handlers:
         ranked = sorted(words, key=lambda w: -w[2])
         pro = [md_escape(text[s:e]) for s, e, v in ranked[:3] if v > 0]
         con = [md_escape(text[s:e]) for s, e, v in reversed(ranked[-3:]) if v < 0]
+        toward, away = md_escape(toward), md_escape(away)
         explanation = (
-            f"**How to read it:** red words pushed the model towards its answer (**{md_escape(best)}**), purple words "
-            f"pulled against it; the stronger the colour, the bigger the push (integrated gradients over "
-            f"{IG_STEPS} steps from an all-padding input, summed over each word's pieces, scaled so the "
-            f"strongest word is ±1).\n\n"
-            f"Most for *{md_escape(best)}*: {', '.join(f'“{w}”' for w in pro) or '—'} · "
-            f"most against: {', '.join(f'“{w}”' for w in con) or '—'}"
+            f"**How to read it:** {SWATCH.format(rgb='239, 68, 60', name='red')} words push towards **{toward}**, "
+            f"{SWATCH.format(rgb='128, 90, 213', name='purple')} words push towards **{away}**, whatever the model "
+            f"answers (here **{md_escape(best)}**, {_pct(probabilities[best])}); "
+            f"the stronger the colour, the bigger the push. (Integrated gradients over {IG_STEPS} steps from an "
+            f"all-padding input, summed over each word's pieces, scaled so the strongest word is ±1.)\n\n"
+            f"Most towards *{toward}*: {', '.join(f'“{w}”' for w in pro) or '—'} · "
+            f"most towards *{away}*: {', '.join(f'“{w}”' for w in con) or '—'}"
         )
         return probabilities, highlighted, explanation
 

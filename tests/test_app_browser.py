@@ -101,6 +101,8 @@ def test_sentiment_example(page):
     sync_api.expect(words).to_contain_text("bad")
     sync_api.expect(words).to_contain_text("not")
     sync_api.expect(page.get_by_text("How to read it")).to_be_visible()
+    sync_api.expect(page.get_by_text("red words push towards positive")).to_be_visible()  # a worded legend
+    assert page.locator("#st-words [data-testid='highlighted-text:color-legend']").count() == 0  # not -1/0/+1
     shot(page, "2-sentiment")
 
 

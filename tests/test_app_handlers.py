@@ -140,6 +140,32 @@ def test_classify_outputs(handlers):
     assert len(scores) == len(text.split())
     assert all(-1 <= s <= 1 for s in scores) and max(abs(s) for s in scores) == pytest.approx(1.0)
     assert "How to read it" in explanation and max(probabilities, key=probabilities.get) in explanation
+    assert "red</span> words push towards **positive**" in explanation and "towards **negative**" in explanation
+
+
+def test_attribution_colours_keep_their_polarity_whatever_the_prediction(handlers, models):
+    """Plus is always "towards positive": the scores are the integrated gradients of the positive label,
+    not of the predicted one (which flipped the colours with the answer)."""
+    loaded = models.sentiment
+    tokenizer, model = loaded.tokenizer, loaded.model
+    special = {tokenizer.token_to_id(t) for t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")}
+    assert H.polarity(model.config) == (1, "positive", "negative")
+    predictions = set()
+    for text in ["the cat loves good music every day", "the old man hates the sea at night", "a dog sees the sea"]:
+        probabilities, highlighted, _ = handlers.classify(text)
+        predictions.add(max(probabilities, key=probabilities.get))
+        tokens = H.tokenize(tokenizer, text, loaded.config.max_length)
+        attributions, _, _ = H.integrated_gradients(model, tokens.ids, 1, tokenizer.token_to_id("<pad>"), special)
+        words = H.merge_words(tokens, attributions)
+        scale = max(abs(v) for *_, v in words)
+        assert [s for _, s in highlighted if s is not None] == pytest.approx([v / scale for *_, v in words],
+                                                                             abs=2e-3)
+
+
+def test_polarity_of_other_label_names():
+    from types import SimpleNamespace as NS
+    assert H.polarity(NS(id2label={0: "POSITIVE", 1: "NEGATIVE"})) == (0, "POSITIVE", "NEGATIVE")
+    assert H.polarity(NS(id2label={"0": "LABEL_0", "1": "LABEL_1"})) == (1, "LABEL_1", "LABEL_0")
 
 
 def test_integrated_gradients_completeness_and_signs(models):
