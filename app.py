@@ -235,18 +235,20 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 gr.Image(ABLATION["curves"], label="Ablation curves", interactive=False)
 
         with gr.Tab("About the model", id="about"):
-            gr.Markdown("## Models\n" + ABOUT["status"])
-            gr.Markdown("## Architecture\n" + ABOUT["architecture"])
+            gr.Markdown("## The models\nBoth are small teaching models trained on a CPU; the figures below are "
+                        "read from each model's metrics.json.")
+            with gr.Row(elem_classes="about-cards"):
+                for key in ("mlm", "sentiment"):
+                    with gr.Column(min_width=300):
+                        gr.Markdown(ABOUT[f"{key}_card"], elem_classes="about-card")
+                        if ABOUT[f"{key}_curves"]:
+                            gr.Image(ABOUT[f"{key}_curves"], label="Training curves", interactive=False,
+                                     buttons=[])
             gr.Markdown("## Compared with the MiniRoBERTa reference\n" + ABOUT["comparison"])
-            gr.Markdown(H.RECIPE)
-            for key, title in (("mlm", "Pretraining (MLM)"), ("sentiment", "Fine-tuning (SST-2)")):
-                with gr.Accordion(title, open=key == "mlm"):
-                    gr.Markdown("#### Metrics\n" + ABOUT[f"{key}_metrics"])
-                    if ABOUT[f"{key}_curves"]:
-                        gr.Image(ABOUT[f"{key}_curves"], label="Training curves", interactive=False)
-                    else:
-                        gr.Markdown("_curves.png: not available._")
-                    gr.Markdown("#### Model card (README.md)\n" + ABOUT[f"{key}_readme"])
+            with gr.Accordion("Architecture and parameter counts", open=False):
+                gr.Markdown(ABOUT["architecture"])
+            with gr.Accordion("Training recipe", open=False):
+                gr.Markdown(H.RECIPE)
 
 demo.queue(default_concurrency_limit=CONCURRENCY, max_size=int(os.environ.get("APP_QUEUE_SIZE", "64")))
 

@@ -16,6 +16,7 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 
 import gradio as gr
 import numpy as np
@@ -723,7 +724,7 @@ masking); byte-level BPE tokenizer; AdamW with warm-up and a decaying learning r
 trained on SST-2 (texts detokenized and lower-cased, here as in training), the best checkpoint on the SST-2
 dev set kept.
 
-The exact settings, data, hardware and times of each run are in its metrics and model card below.
+The exact settings, data, hardware and times of each run are in its model card.
 """
 
 MASKING_CSS = """<style>
@@ -873,30 +874,99 @@ def parameter_table(model) -> tuple[str, int]:
     return "\n".join(lines), total
 
 
-def _strip_front_matter(readme: str) -> str:
-    if readme.startswith("---"):
-        end = readme.find("\n---", 3)
-        if end != -1:
-            return readme[end + 4:].lstrip()
-    return readme
-
-
 def _millions(n: int) -> str:
     return f"{n / 1e6:.1f}M" if n >= 100_000 else f"{n:,}"
 
 
-def about_sections(models: Models) -> dict:
-    """Markdown for the About tab, built once at start-up from whatever exists."""
-    out = {}
-    status = []
-    for loaded in (models.mlm, models.sentiment):
-        if loaded.available:
-            status.append(f"- **{loaded.title}**: loaded from `{loaded.source}` "
-                          f"({loaded.model.num_parameters():,} parameters)")
-        else:
-            status.append(f"- **{loaded.title}**: {md_escape(loaded.error)}")
-    out["status"] = "\n".join(status)
+def shown_source(source: str) -> str:
+    """Where a model came from, without the machine's paths: a Hub repo id as it is, a folder inside the
+    repository relative to it (assets/mini-roberta-mlm), any other folder by its name."""
+    from .models import ROOT
 
+    if not roberta.hub.is_local(source):
+        return source
+    path = Path(source).resolve()
+    try:
+        return path.relative_to(ROOT).as_posix()
+    except ValueError:
+        return path.name
+
+
+def card_link(loaded) -> str:
+    """Where the full model card is: its Hub page, or README.md in its folder."""
+    source = shown_source(loaded.source)
+    if not roberta.hub.is_local(loaded.source):
+        return f"full model card: [huggingface.co/{source}](https://huggingface.co/{source})"
+    return f"full model card: {_code(source + '/README.md')}" if "readme" in loaded.extras else "no model card"
+
+
+def _code(text: str) -> str:
+    """Text as Markdown code (shown literally; a backtick inside would end it)."""
+    return f"`{str(text).replace('`', '')}`"  # code spans escape < and & themselves
+
+
+def _minutes(m: float) -> str:
+    return f"{m:.0f} min" if m < 120 else f"{m / 60:.1f} h"
+
+
+def summary_card(loaded) -> str:
+    """A short Markdown card for the About tab, from the model's metrics.json and phases.json (read at
+    run time; a figure that is not there is not shown): size, data, training, held-out figures."""
+    if not loaded.available:
+        return f"### {loaded.title}\n\n{md_escape(loaded.error)}"
+    facts, cfg = model_facts(loaded), loaded.config
+    rows = [("size", f"{_millions(facts['parameters'])} parameters: {cfg.num_hidden_layers} layers, hidden "
+                     f"{cfg.hidden_size}, {cfg.num_attention_heads} heads, up to {cfg.max_length} tokens")]
+    metrics = loaded.extras.get("metrics") if isinstance(loaded.extras.get("metrics"), dict) else {}
+    if facts.get("data"):
+        data = ", ".join(_code(d) for d in facts["data"])
+        if "train_examples" in facts:
+            data += f" ({facts['train_examples']:,} examples)"
+        rows.append(("data", data))
+    training = []
+    if "train_tokens" in facts:
+        training.append(f"{facts['train_tokens'] / 1e6:.1f}M tokens")
+    if "train_minutes" in facts:
+        training.append(f"{_minutes(facts['train_minutes'])} of training"
+                        + (f" ({_minutes(facts['wall_minutes'])} wall time)" if "wall_minutes" in facts else ""))
+    if "cores" in facts and facts.get("device") == "cpu":
+        training.append(f"on a {facts['cores']}-core CPU")
+    phases = loaded.extras.get("phases")
+    if isinstance(phases, list) and len(phases) > 1:
+        training.append(f"in {len(phases)} phases")
+    if training:
+        rows.append(("training", ", ".join(training)))
+    if "mlm_accuracy" in facts:
+        where = dataset_name(metrics["mlm"].get("source", "held-out text"))
+        rows.append(("held-out masked words", (
+            f"**{_pct(facts['mlm_accuracy'])}** guessed right (top-1)"
+            + (f", perplexity {facts['mlm_perplexity']:.0f}" if "mlm_perplexity" in facts else "")
+            + f" on {_code(where)}"
+            + (f" in {facts['mlm_rows']}-token rows, the length it last trained on" if "mlm_rows" in facts else ""))))
+        if "eval_accuracy" in facts:
+            rows.append(("the same, training's own check", (
+                f"{_pct(facts['eval_accuracy'])} at the end of training, in rows of up to {cfg.max_length} tokens: "
+                "longer rows are predicted worse, so the two figures differ")))
+    elif "eval_accuracy" in facts:
+        rows.append(("held-out masked words", f"**{_pct(facts['eval_accuracy'])}** guessed right (top-1)"))
+    if "dev_accuracy" in facts:
+        rows.append(("SST-2 dev", f"**{_pct(facts['dev_accuracy'])}** right"
+                     + (f" of {facts['dev_examples']:,} sentences" if "dev_examples" in facts else "")))
+    if "imdb_accuracy" in facts:
+        rows.append(("IMDB reviews", f"**{_pct(facts['imdb_accuracy'])}** right"
+                     + (f" of {facts['imdb_examples']:,}" if "imdb_examples" in facts else "")
+                     + " (longer texts than it was trained on)"))
+    checks = facts.get("checks")
+    if checks:
+        rows.append(("behaviour checks", f"{checks.get('right', 0)}/{int(checks['n'])} right"))
+    table = "| | |\n|---|---|\n" + "\n".join(f"| {name} | {value} |" for name, value in rows)
+    return f"### {loaded.title}\n\n{table}\n\nLoaded from {_code(shown_source(loaded.source))}; {card_link(loaded)}."
+
+
+def about_sections(models: Models) -> dict:
+    """Markdown for the About tab, built once at start-up from whatever exists: a summary card and the
+    curves per model, the architecture, the comparison. No raw metrics, no machine paths."""
+    out = {}
     reference = models.mlm if models.mlm.available else models.sentiment
     if reference.available:
         cfg = reference.config
@@ -918,12 +988,8 @@ def about_sections(models: Models) -> dict:
         f"| SST-2 accuracy (validation) | {f'{accuracy:.1%}' if accuracy is not None else 'not available'} | 80% |"
     )
     for loaded in (models.mlm, models.sentiment):
-        extras = loaded.extras
-        out[f"{loaded.key}_metrics"] = (metrics_markdown(extras["metrics"]) if "metrics" in extras
-                                        else "_metrics.json: not available._")
-        out[f"{loaded.key}_readme"] = (_strip_front_matter(extras["readme"]) if "readme" in extras
-                                       else "_README.md: not available._")
-        out[f"{loaded.key}_curves"] = extras.get("curves")
+        out[f"{loaded.key}_card"] = summary_card(loaded)
+        out[f"{loaded.key}_curves"] = loaded.extras.get("curves")
     return out
 
 
@@ -1039,7 +1105,7 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
                    if "train_tokens" in facts else ", pretrained from scratch")
         if "train_minutes" in facts:
             trained += f" in {facts['train_minutes'] / 60:.1f} hours"
-            trained += f" on {facts['cores']} CPU cores" if facts.get("device") == "cpu" and "cores" in facts else ""
+            trained += f" on a {facts['cores']}-core CPU" if facts.get("device") == "cpu" and "cores" in facts else ""
         score = ""
         if "mlm_accuracy" in facts:
             score = (f" It guesses {_pct(facts['mlm_accuracy'])} of hidden words in held-out Wikipedia text "

@@ -136,7 +136,13 @@ def test_masking_example(page):
 def test_about_tab(page):
     open_tab(page, "About the model")
     sync_api.expect(page.get_by_text("17.7M")).to_be_visible()
-    sync_api.expect(page.get_by_role("heading", name="Architecture")).to_be_visible()
+    sync_api.expect(page.locator(".about-card").first).to_contain_text("parameters")
+    text = page.get_by_role("tabpanel").inner_text()
+    assert "../" not in text and "/tmp/" not in text and "/work/" not in text  # no machine paths
+    broken = page.evaluate("() => [...document.querySelectorAll('[role=tabpanel] img')]"
+                           ".filter(i => i.complete && i.naturalWidth === 0).length")
+    assert broken == 0
+    page.get_by_text("Architecture and parameter counts").click()
     sync_api.expect(page.get_by_role("cell", name="Token embeddings", exact=True)).to_be_visible()
     shot(page, "5-about")
 

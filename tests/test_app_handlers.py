@@ -468,7 +468,7 @@ def test_missing_models_give_a_clear_message(tmp_path):
     with _error("not available"):
         handlers.masking("good film", 3, 0)
     about = H.about_sections(models)
-    assert about["status"].count("not available") == 2
+    assert about["mlm_card"].count("not available") == 1 and "not available" in about["sentiment_card"]
     assert "not available" in about["architecture"] and "not available" in about["comparison"]
 
 
@@ -476,16 +476,35 @@ def test_about_sections(models, tiny_clf_dir, tmp_path):
     about = H.about_sections(models)
     assert f"**{models.mlm.model.num_parameters():,}**" in about["architecture"]
     assert "17.7M" in about["comparison"] and "80%" in about["comparison"]
-    assert "not available" in about["sentiment_metrics"] and about["sentiment_curves"] is None
+    assert about["sentiment_curves"] is None and "%" not in about["sentiment_card"]  # no metrics: no figures
     # a fine-tuned folder with metrics and a model card
     folder = tmp_path / "sst2"
     shutil.copytree(tiny_clf_dir, folder)
     (folder / "metrics.json").write_text(json.dumps({"dev": {"accuracy": 0.834, "loss": 0.41}, "steps": 100}))
-    (folder / "README.md").write_text("---\nlicense: mit\n---\n# Tiny SST-2 model\nTrained for a test.\n")
+    (folder / "README.md").write_text("---\nlicense: mit\n---\n# Tiny SST-2 model\n![curves](curves.png)\n")
     about = H.about_sections(load_models(models.mlm.source, folder))
     assert "83.4%" in about["comparison"]
-    assert "dev.accuracy" in about["sentiment_metrics"]
-    assert about["sentiment_readme"].startswith("# Tiny SST-2 model")
+    assert "dev.accuracy" not in about["sentiment_card"] and "curves.png" not in about["sentiment_card"]
+    assert "full model card: `sst2/README.md`" in about["sentiment_card"]
+
+
+def test_about_cards_summarise_metrics_without_paths(tiny_mlm_dir, tiny_clf_dir, tmp_path):
+    mlm = _with_metrics(tiny_mlm_dir, tmp_path, "mlm", MLM_METRICS, phases=[MLM_METRICS, MLM_METRICS])
+    clf = _with_metrics(tiny_clf_dir, tmp_path, "clf", SST2_METRICS)
+    about = H.about_sections(load_models(mlm, clf))
+    card = about["mlm_card"]
+    assert "**34.0%** guessed right" in card and "perplexity 104" in card and "64-token rows" in card
+    assert "21.9% at the end of training" in card  # the second MLM accuracy, explained
+    assert "2.0M tokens" in card and "20 min of training (22 min wall time)" in card and "in 2 phases" in card
+    card = about["sentiment_card"]
+    assert "| SST-2 dev | **82.9%** right of 872 sentences |" in card and "**72.1%** right of 1,000" in card
+    assert "`sst2/train.tsv` (67,349 examples)" in card
+    for card in (about["mlm_card"], about["sentiment_card"]):
+        assert "../" not in card and str(tmp_path) not in card and "/home/" not in card
+    assert "Loaded from `mlm`" in about["mlm_card"]  # a folder outside the repository: its name only
+    from demo.models import ROOT
+    assert H.shown_source(str(ROOT / "assets" / "mini-roberta-mlm")) == "assets/mini-roberta-mlm"
+    assert H.shown_source("FacebookAI/roberta-base") == "FacebookAI/roberta-base"
 
 
 MLM_METRICS = {"train_tokens": 1_000_000, "train_time_s": 600.0, "wall_time_s": 660.0, "eval_accuracy": 0.2192,
