@@ -80,6 +80,20 @@ CSS = """
 .notice {border-left: 4px solid #f59e0b; padding-left: 12px}
 #fm-filled .label {text-transform: none}  /* the chip reads "<mask> 1", as its panel and the text box */
 .hint {font-size: 0.95em; opacity: 0.9}
+/* wide tables scroll sideways inside their own box instead of being cut or widening the page */
+.prose table, .md table {display: block; width: max-content; max-width: 100%; overflow-x: auto}
+.prose th, .md th {white-space: nowrap}
+.prose td, .md td {overflow-wrap: normal; word-break: normal}
+/* data tables keep readable columns and scroll sideways (the predictions table was cut at 1280 px) */
+#at-head input {padding-right: 22px; text-overflow: ellipsis}  /* the text stops before the arrow */
+.wide-table table {min-width: 640px}
+.wide-table th, .wide-table td {min-width: 6em}
+/* narrower page margins on phones (outside @media: Gradio scopes rules inside one to .contain) */
+.main.app {padding-left: clamp(6px, 2.5vw, 32px) !important; padding-right: clamp(6px, 2.5vw, 32px) !important}
+@media (max-width: 600px) {
+  /* phones: narrower tab buttons, so the five short tab names fit on one line at 390 px */
+  .tab-container button {padding: 0 7px !important; font-size: 13px !important}
+}
 .model-note {font-size: 0.9em; border-left: 4px solid #a5b4fc; padding-left: 10px}
 .input-error {border-left: 4px solid #dc2626; background: #fef2f2; color: #7f1d1d; padding: 6px 10px;
   border-radius: 4px}
@@ -106,7 +120,7 @@ def notice(*keys):
 with gr.Blocks(title="RoBERTa from scratch") as demo:
     gr.Markdown("# RoBERTa from scratch\nA small RoBERTa written from scratch in PyTorch, pretrained with masked "
                 "language modelling and fine-tuned on SST-2 sentiment. Try it, look inside, see how it learned.")
-    with gr.Tabs():
+    with gr.Tabs(overflow_behavior="wrap"):  # never a "..." menu: short names fit at 390 px, else they wrap
         with gr.Tab("Fill mask", id="fill"):
             notice("mlm")
             hint("**Try** another clue (“Berlin is the capital of &lt;mask&gt;.”), two masks, or candidate words "
@@ -177,7 +191,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                                allow_custom_value=True)
                         at_head = gr.Dropdown([("average of heads", "average")] +
                                               [(f"head {h}", h) for h in range(1, N_HEADS + 1)],
-                                              value="average", label="Head", allow_custom_value=True)
+                                              value="average", label="Head", allow_custom_value=True,
+                                              elem_id="at-head")
                     at_model = gr.Radio(H.MODEL_CHOICES, value="mlm", label="Model")
                     at_btn = gr.Button("Show attention", variant="primary")
             at_notes = gr.Markdown(elem_id="at-notes")
@@ -202,7 +217,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                       ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_out,
                      at_ui, at_error, "attention")
 
-        with gr.Tab("Static vs dynamic masking", id="masking"):
+        with gr.Tab("Masking", id="masking"):
             gr.Markdown("BERT masked its training data once, at preprocessing (*static*; it duplicated the data "
                         "10 times with different masks). RoBERTa draws a new mask every time a sentence is fed "
                         "to the model (*dynamic*). Same sentence, same seed, epoch by epoch:")
@@ -219,10 +234,14 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 mk_seed = Number(value=0, precision=0, label="Seed")
                 mk_btn = gr.Button("Mask", variant="primary")
             mk_table = gr.HTML(elem_id="mk-table")
-            mk_stats = gr.Dataframe(headers=H.MASKING_COLUMNS, label="What each scheme showed", interactive=False)
+            mk_stats = gr.Dataframe(headers=H.MASKING_COLUMNS, label="What each scheme showed", interactive=False,
+                                    wrap=True, elem_id="mk-stats", elem_classes="wide-table",
+                                    column_widths=["180px", "120px", "140px", "100px"])
             mk_plot = gr.Plot(label="Coverage against epochs", show_label=False, elem_id="mk-plot")
-            mk_preds = gr.Dataframe(headers=H.PREDICTION_COLUMNS, interactive=False,
-                                    label="The MLM's top-1 prediction at every target of the last epoch")
+            mk_preds = gr.Dataframe(headers=H.PREDICTION_COLUMNS, interactive=False, wrap=True, elem_id="mk-preds",
+                                    elem_classes="wide-table", label="The MLM's top-1 prediction at every target of "
+                                    "the last epoch", column_widths=["170px", "95px", "100px", "120px", "100px",
+                                                                     "120px", "100px", "80px"])
             model_note("mlm")
             mk_out = [mk_table, mk_stats, mk_plot, mk_preds]
             mk_ui = wire([mk_btn.click, mk_text.submit], handlers.masking, [mk_text, mk_epochs, mk_seed], mk_out,
@@ -232,9 +251,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                      [mk_text, mk_epochs, mk_seed], mk_out, mk_ui, mk_error, "masking")
             gr.Markdown(H.ablation_markdown(ABLATION))
             if "curves" in ABLATION:
-                gr.Image(ABLATION["curves"], label="Ablation curves", interactive=False)
+                gr.Image(ABLATION["curves"], label="Ablation curves", show_label=False, interactive=False,
+                         buttons=[])
 
-        with gr.Tab("About the model", id="about"):
+        with gr.Tab("About", id="about"):
             gr.Markdown("## The models\nBoth are small teaching models trained on a CPU; the figures below are "
                         "read from each model's metrics.json.")
             with gr.Row(elem_classes="about-cards"):
@@ -242,8 +262,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     with gr.Column(min_width=300):
                         gr.Markdown(ABOUT[f"{key}_card"], elem_classes="about-card")
                         if ABOUT[f"{key}_curves"]:
-                            gr.Image(ABOUT[f"{key}_curves"], label="Training curves", interactive=False,
-                                     buttons=[])
+                            gr.Image(ABOUT[f"{key}_curves"], label="Training curves", show_label=False,
+                                     interactive=False, buttons=[])
             gr.Markdown("## Compared with the MiniRoBERTa reference\n" + ABOUT["comparison"])
             with gr.Accordion("Architecture and parameter counts", open=False):
                 gr.Markdown(ABOUT["architecture"])

@@ -142,7 +142,7 @@ def coverage_plot(curves: dict[str, list[float]], names: dict[str, str], mlm_pro
     """Fraction of positions that were ever a prediction target, after each epoch, one line per scheme."""
     epochs = len(next(iter(curves.values())))
     x = np.arange(1, epochs + 1)
-    fig = Figure(figsize=(8, 3.8), dpi=100, layout="constrained")
+    fig = Figure(figsize=(8, 4.4), dpi=100, layout="constrained")
     ax = fig.add_subplot()
     styles = {"static1": "s-", "static10": "o-", "dynamic": "^-"}
     for key, values in curves.items():
@@ -155,6 +155,7 @@ def coverage_plot(curves: dict[str, list[float]], names: dict[str, str], mlm_pro
     ax.set_ylim(0, 105)
     ax.set_xlim(0.5, epochs + 0.5)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    # below the axes, so it never covers a line
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, frameon=False)
     ax.set_title("Coverage: how much of the sentence the model was ever asked to predict", fontsize=11)
     return fig

@@ -740,7 +740,15 @@ MASKING_CSS = """<style>
 .mk-2{background:#fdba74;color:#18181b}
 .mk-3{background:#93c5fd;color:#18181b}
 .mk-copy{font-size:11px;color:#71717a;margin-right:.4em}
-.mk-legend span{margin-right:1em;padding:1px 6px;border-radius:3px;color:#18181b}
+.mk-legend span{margin-right:1em;padding:1px 6px;border-radius:3px;color:#18181b;display:inline-block}
+@media (max-width:700px){
+.mk-table,.mk-table tbody,.mk-table tr,.mk-table td,.mk-table tbody th{display:block;width:auto}
+.mk-table colgroup,.mk-table thead{display:none}
+.mk-table td::before{display:block;font-size:11px;font-weight:600;color:#52525b}
+.mk-table td:nth-of-type(1)::before{content:"BERT static, one fixed mask"}
+.mk-table td:nth-of-type(2)::before{content:"BERT static, 10 masks cycling"}
+.mk-table td:nth-of-type(3)::before{content:"RoBERTa dynamic, a new mask every epoch"}
+}
 </style>"""
 
 
@@ -959,7 +967,7 @@ def summary_card(loaded) -> str:
     checks = facts.get("checks")
     if checks:
         rows.append(("behaviour checks", f"{checks.get('right', 0)}/{int(checks['n'])} right"))
-    table = "| | |\n|---|---|\n" + "\n".join(f"| {name} | {value} |" for name, value in rows)
+    table = "\n".join(f"- **{name}**: {value}" for name, value in rows)  # a list reads well on a phone too
     return f"### {loaded.title}\n\n{table}\n\nLoaded from {_code(shown_source(loaded.source))}; {card_link(loaded)}."
 
 

@@ -75,7 +75,7 @@ def test_every_tab_opens_with_its_default_example_computed(app, browser):
     sync_api.expect(page.locator("#st-words")).to_contain_text("gorgeous")
     open_tab(page, "Attention")
     sync_api.expect(page.locator("#at-heat img")).to_be_visible()
-    open_tab(page, "Static vs dynamic masking")
+    open_tab(page, "Masking")
     sync_api.expect(page.locator("#mk-table table.mk-table tbody tr")).to_have_count(12)
     assert page.locator(".input-error:visible").count() == 0
     page.close()
@@ -121,7 +121,7 @@ def test_attention_example(page):
 
 
 def test_masking_example(page):
-    open_tab(page, "Static vs dynamic masking")
+    open_tab(page, "Masking")
     page.get_by_text("The quick brown fox jumps over the lazy dog near the river b", exact=False).first.click()
     table = page.locator("#mk-table table.mk-table")
     sync_api.expect(table).to_be_visible()
@@ -134,7 +134,7 @@ def test_masking_example(page):
 
 
 def test_about_tab(page):
-    open_tab(page, "About the model")
+    open_tab(page, "About")
     sync_api.expect(page.get_by_text("17.7M")).to_be_visible()
     sync_api.expect(page.locator(".about-card").first).to_contain_text("parameters")
     text = page.get_by_role("tabpanel").inner_text()
@@ -156,7 +156,7 @@ def test_script_is_shown_as_text(page):
     words = page.locator("#st-words")
     sync_api.expect(words).to_contain_text("<script>alert(1)</script>")
     assert words.locator("script, img").count() == 0
-    open_tab(page, "Static vs dynamic masking")
+    open_tab(page, "Masking")
     page.locator("#mk-text textarea").fill(payload)
     page.get_by_role("button", name="Mask", exact=True).click()
     table = page.locator("#mk-table table.mk-table")
@@ -192,3 +192,53 @@ def test_enter_submits_and_errors_show_next_to_the_input_keeping_the_results(pag
     page.get_by_role("button", name="Predict").click()
     sync_api.expect(page.locator("#fm-filled")).to_contain_text("the")
     sync_api.expect(error).to_be_hidden()
+
+
+OVERFLOW_JS = """() => {
+  const width = document.documentElement.clientWidth;
+  const scrolls = el => ['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(el).overflowX);
+  const out = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0 || (r.right <= width + 1 && r.left >= -1)) continue;
+    if (getComputedStyle(el).visibility === 'hidden') continue;
+    let p = el.parentElement, inside = false;
+    for (; p && p !== document.body; p = p.parentElement) {
+      if (scrolls(p)) { const q = p.getBoundingClientRect(); if (q.right <= width + 1 && q.left >= -1) { inside = true; break; } }
+    }
+    if (!inside) out.push(`${el.tagName.toLowerCase()}#${el.id}.${String(el.className).slice(0, 60)} ${Math.round(r.left)}..${Math.round(r.right)}`);
+  }
+  return {width, scrollWidth: document.documentElement.scrollWidth, overflowing: out.slice(0, 15)};
+}"""
+PHONE_TABS = ["Fill mask", "Sentiment", "Attention", "Masking", "About"]
+
+
+def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
+    """390x844: the five short tab names fit (no "..." menu), and on every tab, after its default example,
+    no element sticks out of the viewport horizontally (wide tables scroll inside their own box)."""
+    page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(app.url)
+    sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
+    for name in PHONE_TABS:
+        tab = page.get_by_role("tab", name=name)
+        sync_api.expect(tab).to_be_visible()
+        box = tab.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, (name, box)
+    for i, name in enumerate(PHONE_TABS):
+        open_tab(page, name)
+        if name == "Masking":
+            sync_api.expect(page.locator("#mk-table table.mk-table tbody tr")).to_have_count(12)
+            sync_api.expect(page.locator("#mk-plot img")).to_be_visible()
+        if name == "Attention":
+            sync_api.expect(page.locator("#at-heat img")).to_be_visible()
+        page.wait_for_timeout(300)
+        result = page.evaluate(OVERFLOW_JS)
+        page.screenshot(path=str(SCREENSHOTS / f"phone-{i + 1}-{name.lower().replace(' ', '-')}.png"), full_page=True)
+        assert result["scrollWidth"] <= result["width"] and not result["overflowing"], (name, result)
+    if True:  # the masking schemes stack: one under the other, not three squeezed columns
+        open_tab(page, "Masking")
+        cells = page.locator("#mk-table tbody tr").first.locator("td")
+        boxes = [cells.nth(k).bounding_box() for k in range(3)]
+        assert boxes[0]["y"] < boxes[1]["y"] < boxes[2]["y"] and min(b["width"] for b in boxes) > 250
+    page.close()

@@ -296,6 +296,21 @@ def test_masking_distinct_masks_and_coverage(handlers):
     assert all(len(row) == len(H.PREDICTION_COLUMNS) for row in predictions)
 
 
+def test_coverage_plot_legend_sits_below_the_lines():
+    """The legend used to cover the static scheme's flat line; now it is under the axes."""
+    from demo import figures
+    curves = {k: [0.15] * 12 for k in H.SCHEMES}
+    fig = figures.coverage_plot(curves, H.SCHEMES)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    assert ax.get_legend().get_window_extent().y1 <= ax.get_window_extent().y0
+
+
+def test_masking_table_stacks_the_schemes_on_narrow_screens(handlers):
+    table, *_ = handlers.masking("The cat sees the house.", 2, 0)
+    assert "@media (max-width:700px)" in table and 'td:nth-of-type(3)::before{content:"RoBERTa dynamic' in table
+
+
 def test_masking_predictions_match_a_full_forward(handlers, models):
     tokens = H.tokenize(models.mlm.tokenizer, LONG_SENTENCE, 64)
     runs = H.simulate_masking(models.mlm.tokenizer, torch.tensor([tokens.ids]), 5, seed=0)
@@ -497,7 +512,7 @@ def test_about_cards_summarise_metrics_without_paths(tiny_mlm_dir, tiny_clf_dir,
     assert "21.9% at the end of training" in card  # the second MLM accuracy, explained
     assert "2.0M tokens" in card and "20 min of training (22 min wall time)" in card and "in 2 phases" in card
     card = about["sentiment_card"]
-    assert "| SST-2 dev | **82.9%** right of 872 sentences |" in card and "**72.1%** right of 1,000" in card
+    assert "- **SST-2 dev**: **82.9%** right of 872 sentences" in card and "**72.1%** right of 1,000" in card
     assert "`sst2/train.tsv` (67,349 examples)" in card
     for card in (about["mlm_card"], about["sentiment_card"]):
         assert "../" not in card and str(tmp_path) not in card and "/home/" not in card
