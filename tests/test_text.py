@@ -140,12 +140,12 @@ WORST_CASES = {
 
 @pytest.mark.parametrize("name", WORST_CASES)
 def test_linear_time_on_worst_case_inputs(name):
-    """200,000 characters of what made the old rules quadratic (40,000 spaces took 29 s): well under a
-    second each (tens of milliseconds on a loaded 2-core machine)."""
+    """200,000 characters of what made the old rules quadratic (40,000 spaces took 29 s): a bound far above
+    linear time (0.03-0.5 s each measured on an idle core) and far below quadratic."""
     text = WORST_CASES[name]
     start = time.perf_counter()
     T.normalize_for_classifier(text)
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < 5.0  # measured 0.03-0.5 s; generous for a loaded 2-core CI machine
 
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"  # as in test_train_data.py
