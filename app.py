@@ -155,7 +155,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
 
         with gr.Tab("Sentiment", id="sentiment"):
             notice("sentiment")
-            hint("**Try** the negation (“The acting was not bad at all.”) and the “but” example below. **Notice** "
+            hint("**Try** the negation (“The acting was not bad at all.”) and the “but” example below. "
+                 "**Notice** "
                  "which words push towards positive and which towards negative, and whether the answer follows "
                  "the words that matter.")
             with gr.Row():

@@ -957,6 +957,10 @@ def summary_card(loaded) -> str:
                 "longer rows are predicted worse, so the two figures differ")))
     elif "eval_accuracy" in facts:
         rows.append(("held-out masked words", f"**{_pct(facts['eval_accuracy'])}** guessed right (top-1)"))
+    if "probe" in facts:
+        n = int(facts["probe"]["sentences"])
+        rows.append(("everyday sentences", f"the expected word first in {round(facts['probe']['top1'] * n)} of {n}, "
+                                           f"in the top 5 in {round(facts['probe']['top5'] * n)} of {n}"))
     if "dev_accuracy" in facts:
         rows.append(("SST-2 dev", f"**{_pct(facts['dev_accuracy'])}** right"
                      + (f" of {facts['dev_examples']:,} sentences" if "dev_examples" in facts else "")))
@@ -1023,9 +1027,10 @@ def _runs(loaded) -> list[dict]:
 def model_facts(loaded) -> dict:
     """What the model's metrics.json (and phases.json) say, read at run time; a key is missing when its
     figure is. Keys: parameters, train_tokens, train_minutes, wall_minutes, cores, device, data, and for an
-    MLM mlm_accuracy / mlm_perplexity / mlm_rows (the release evaluation) and eval_accuracy (the training
-    script's own), for a classifier dev_accuracy / dev_examples / imdb_accuracy / imdb_examples /
-    train_examples and checks (train.evaluate.score_checks' dict)."""
+    MLM mlm_accuracy / mlm_perplexity / mlm_rows (the release evaluation), eval_accuracy (the training
+    script's own) and probe (train.fill_mask_probe's top1 / top5 / sentences), for a classifier
+    dev_accuracy / dev_examples / imdb_accuracy / imdb_examples / train_examples and checks
+    (train.evaluate.score_checks' dict)."""
     facts = {}
     if loaded.available:
         facts["parameters"] = loaded.model.num_parameters()
@@ -1062,6 +1067,10 @@ def model_facts(loaded) -> dict:
     checks = metrics.get("checks")
     if isinstance(checks, dict) and _number(checks, "n") and isinstance(checks.get("categories"), dict):
         facts["checks"] = checks
+    # train.fill_mask_probe: everyday sentences with one expected word (the last phase is the shipped model)
+    probe = metrics.get("fill_mask_probe") or (runs[-1].get("fill_mask_probe") if runs else None)
+    if _number(probe, "sentences") and _number(probe, "top1") is not None and _number(probe, "top5") is not None:
+        facts["probe"] = {k: float(probe[k]) for k in ("top1", "top5", "sentences")}
     return facts
 
 
@@ -1121,6 +1130,11 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
             score += f" in {facts['mlm_rows']}-token rows." if "mlm_rows" in facts else "."
         elif "eval_accuracy" in facts:
             score = f" It guesses {_pct(facts['eval_accuracy'])} of hidden words in held-out text right (top-1)."
+        if "probe" in facts:
+            n = int(facts["probe"]["sentences"])
+            first, top5 = round(facts["probe"]["top1"] * n), round(facts["probe"]["top5"] * n)
+            score += f" Of {n} everyday sentences, it puts the expected word first in {first} and in its top 5 in " \
+                     f"{top5}."
         note = f"**About this model:** {size}{trained}, a small teaching model.{score} Expect plausible rather " \
                "than right answers"
         wrong = failures.get("mlm") or []

@@ -204,9 +204,12 @@ OVERFLOW_JS = """() => {
     if (getComputedStyle(el).visibility === 'hidden') continue;
     let p = el.parentElement, inside = false;
     for (; p && p !== document.body; p = p.parentElement) {
-      if (scrolls(p)) { const q = p.getBoundingClientRect(); if (q.right <= width + 1 && q.left >= -1) { inside = true; break; } }
+      if (!scrolls(p)) continue;
+      const q = p.getBoundingClientRect();
+      if (q.right <= width + 1 && q.left >= -1) { inside = true; break; }
     }
-    if (!inside) out.push(`${el.tagName.toLowerCase()}#${el.id}.${String(el.className).slice(0, 60)} ${Math.round(r.left)}..${Math.round(r.right)}`);
+    const name = `${el.tagName.toLowerCase()}#${el.id}.${String(el.className).slice(0, 60)}`;
+    if (!inside) out.push(`${name} ${Math.round(r.left)}..${Math.round(r.right)}`);
   }
   return {width, scrollWidth: document.documentElement.scrollWidth, overflowing: out.slice(0, 15)};
 }"""
@@ -234,11 +237,12 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
             sync_api.expect(page.locator("#at-heat img")).to_be_visible()
         page.wait_for_timeout(300)
         result = page.evaluate(OVERFLOW_JS)
-        page.screenshot(path=str(SCREENSHOTS / f"phone-{i + 1}-{name.lower().replace(' ', '-')}.png"), full_page=True)
+        page.screenshot(path=str(SCREENSHOTS / f"phone-{i + 1}-{name.lower().replace(' ', '-')}.png"),
+                        full_page=True)
         assert result["scrollWidth"] <= result["width"] and not result["overflowing"], (name, result)
-    if True:  # the masking schemes stack: one under the other, not three squeezed columns
-        open_tab(page, "Masking")
-        cells = page.locator("#mk-table tbody tr").first.locator("td")
-        boxes = [cells.nth(k).bounding_box() for k in range(3)]
-        assert boxes[0]["y"] < boxes[1]["y"] < boxes[2]["y"] and min(b["width"] for b in boxes) > 250
+    # the masking schemes stack: one under the other, not three squeezed columns
+    open_tab(page, "Masking")
+    cells = page.locator("#mk-table tbody tr").first.locator("td")
+    boxes = [cells.nth(k).bounding_box() for k in range(3)]
+    assert boxes[0]["y"] < boxes[1]["y"] < boxes[2]["y"] and min(b["width"] for b in boxes) > 250
     page.close()

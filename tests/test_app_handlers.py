@@ -542,7 +542,8 @@ def _with_metrics(folder, tmp_path, name, metrics, phases=None):
 
 def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tiny_clf_dir, tmp_path):
     mlm = _with_metrics(tiny_mlm_dir, tmp_path, "mlm", MLM_METRICS,
-                        phases=[{**MLM_METRICS, "train_tokens": 2_000_000, "train_time_s": 1200.0}, MLM_METRICS])
+                        phases=[{**MLM_METRICS, "train_tokens": 2_000_000, "train_time_s": 1200.0},
+                                {**MLM_METRICS, "fill_mask_probe": {"top1": 1 / 28, "top5": 5 / 28, "sentences": 28}}])
     clf = _with_metrics(tiny_clf_dir, tmp_path, "clf", SST2_METRICS)
     models = load_models(mlm, clf)
     facts = H.model_facts(models.mlm)
@@ -554,6 +555,7 @@ def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tin
     note = H.model_note(models, "mlm", failures)
     assert "34.0% of hidden words" in note and "64-token rows" in note and "3M tokens" in note
     assert "France is not in its top 5" in note and "India" in note and "&lt;mask&gt;" in note
+    assert "Of 28 everyday sentences, it puts the expected word first in 1 and in its top 5 in 5." in note
     note = H.model_note(models, "sentiment", failures)
     assert "82.9% of the SST-2 dev sentences (872)" in note and "72.1% of 1,000 IMDB reviews" in note
     assert "not bad at all" in note and "negative, 98.2%" in note
