@@ -687,7 +687,8 @@ class Handlers:
         for row, (key, b) in enumerate(last.items()):
             positions = torch.nonzero(b.outcome[0] != NOT_SELECTED).squeeze(-1).tolist()
             if not positions:
-                rows.append([SCHEMES[key], None, "(no token selected in this epoch)", "", "", "", None, ""])
+                rows.append([SCHEMES[key], None, "(no token of this short sentence was selected in the last epoch: "
+                             "each is picked with probability 0.15)", "", "", "", None, ""])
             for pos in positions:
                 p, pick = best_p[found[row, pos]], best[found[row, pos]]
                 original = int(tokens.ids[pos])
@@ -740,6 +741,9 @@ MASKING_CSS = """<style>
 .mk-2{background:#fdba74;color:#18181b}
 .mk-3{background:#93c5fd;color:#18181b}
 .mk-copy{font-size:11px;color:#71717a;margin-right:.4em}
+.mk-table i[title]{position:relative;cursor:help}
+.mk-table i[title]:hover::after{content:attr(title);position:absolute;left:0;top:100%;z-index:2;background:#18181b;
+  color:#fff;padding:0 5px;border-radius:3px;font-size:12px;font-weight:400;white-space:nowrap}
 .mk-legend span{margin-right:1em;padding:1px 6px;border-radius:3px;color:#18181b;display:inline-block}
 @media (max-width:700px){
 .mk-table,.mk-table tbody,.mk-table tr,.mk-table td,.mk-table tbody th{display:block;width:auto}
@@ -790,7 +794,7 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
             copy = {"static1": "the one mask", "static10": f"mask {e % 10 + 1} of 10", "dynamic": "new mask"}[key]
             cells.append(f'<td><span class="mk-copy">{copy}</span> {"".join(parts)}</td>')
         rows.append(f"<tr><th>epoch {e + 1}</th>{''.join(cells)}</tr>")
-    note = ('<p>Hover over a coloured token to see the original, which the model must predict there. Static '
+    note = ('<p>Hover over (or tap) a coloured token to see the original, which the model must predict there. Static '
             'masking repeats its masks (BERT duplicated its data 10 times with different masks, so over 40 epochs '
             'each mask was seen 4 times); dynamic masking draws a new one every time the sentence is fed to the '
             'model.</p>')

@@ -129,6 +129,10 @@ def test_masking_example(page):
     sync_api.expect(table.locator("thead")).to_contain_text("RoBERTa dynamic")
     assert table.locator("td i").count() > 3 * 12  # every token of every epoch of every scheme
     assert table.locator("i.mk-1").count() > 0  # some <mask>s
+    target = table.locator("i.mk-1").first
+    target.hover()  # a tap on a phone: the original token shows beside the mask
+    content = target.evaluate("e => getComputedStyle(e, '::after').content")
+    assert content.strip('"') == target.get_attribute("title") != ""
     sync_api.expect(page.locator("#mk-plot img")).to_be_visible()
     shot(page, "4-masking")
 
