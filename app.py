@@ -81,9 +81,9 @@ CSS = """
 #fm-filled .label {text-transform: none}  /* the chip reads "<mask> 1", as its panel and the text box */
 .hint {font-size: 0.95em; opacity: 0.9}
 /* wide tables scroll sideways inside their own box instead of being cut or widening the page */
-.prose table, .md table {display: block; width: max-content; max-width: 100%; overflow-x: auto}
-.prose th, .md th {white-space: nowrap}
-.prose td, .md td {overflow-wrap: normal; word-break: normal}
+.md table:not(.fm-table):not(.mk-table) {display: block; width: max-content; max-width: 100%; overflow-x: auto}
+.md table:not(.fm-table):not(.mk-table) th {white-space: nowrap}
+.md table:not(.fm-table):not(.mk-table) td {overflow-wrap: normal; word-break: normal}
 /* data tables keep readable columns and scroll sideways (the predictions table was cut at 1280 px) */
 #at-head input {padding-right: 22px; text-overflow: ellipsis}  /* the text stops before the arrow */
 .wide-table table {min-width: 640px}

@@ -184,8 +184,8 @@ def format_log_probability(p: float) -> str:
 FILL_MASK_CSS = """<style>
 .fm-view{display:flex;flex-direction:column;gap:12px}
 .fm-mask h4{margin:0 0 4px;font-size:14px}
-.fm-mask table{border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
-.fm-mask tr,.fm-mask td{border:0;background:transparent}
+.fm-mask table.fm-table{display:table;border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
+.fm-mask tr,.fm-mask td{border:0 !important;background:transparent !important}
 .fm-mask td{padding:2px 6px;vertical-align:middle}
 .fm-mask td.fm-word{white-space:nowrap;max-width:12em;overflow:hidden;text-overflow:ellipsis}
 .fm-mask td.fm-track{width:55%}
@@ -212,7 +212,7 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
                          f'{format_log_probability(p)}">{format_probability(p)}</td></tr>')
         what = "your candidate words, all of them" if candidates else f"top {len(row)} of the vocabulary"
         blocks.append(f'<div class="fm-mask"><h4>&lt;mask&gt; {i + 1} <small>({what})</small></h4>'
-                      f'<table>{"".join(lines)}</table></div>')
+                      f'<table class="fm-table">{"".join(lines)}</table></div>')
     note = ("Probabilities over the whole vocabulary; bars are scaled to the top answer of each mask. Hover a "
             "score for the exact value and its log-probability.")
     if candidates:

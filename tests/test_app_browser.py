@@ -89,6 +89,7 @@ def test_fill_mask_example(page):
     sync_api.expect(page.locator("#fm-filled")).to_contain_text("sat on the")
     sync_api.expect(page.locator("#fm-filled")).to_contain_text("<mask> 2")  # as typed, not "<MASK> 2"
     assert "%" in page.locator("#fm-view .fm-score").first.inner_text()
+    assert page.locator("#fm-view .fm-bar").first.bounding_box()["width"] > 100  # the top answer's bar is long
     shot(page, "1-fill-mask")
 
 
