@@ -176,6 +176,12 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             st_ui = wire([st_btn.click, st_text.submit], handlers.classify, [st_text], st_out, st_error, "classify",
                          on_load=True)
             examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify")
+            with gr.Accordion("How far to trust the score (calibration)", open=False, elem_id="st-calibration"):
+                sentiment_extras = MODELS.sentiment.extras
+                gr.Markdown(H.calibration_markdown(sentiment_extras.get("metrics")))
+                if sentiment_extras.get("reliability"):
+                    gr.Image(sentiment_extras["reliability"], show_label=False, interactive=False,
+                             buttons=[], elem_id="st-reliability")
 
         with gr.Tab("Attention", id="attention"):
             notice("mlm", "sentiment")

@@ -979,6 +979,23 @@ def summary_card(loaded) -> str:
     return f"### {loaded.title}\n\n{table}\n\nLoaded from {_code(shown_source(loaded.source))}; {card_link(loaded)}."
 
 
+def calibration_markdown(metrics: dict | None) -> str:
+    """What the sentiment scores mean: the fitted temperature and the dev calibration error before and after it
+    (from the classifier's metrics.json), or a plain warning when the model was never calibrated."""
+    cal = (metrics or {}).get("calibration")
+    if not cal:
+        return ("**This classifier is not calibrated**: its scores are the raw softmax of a small model, often near "
+                "100% even when it is wrong. Read them as a ranking, not as a probability.")
+    dev = cal["dev"]
+    return (f"The scores are calibrated: the logits are divided by a temperature T = {cal['temperature']:.2f} fitted "
+            f"on {cal['calibration']['n']:,} held-out SST-2 training sentences. On the SST-2 dev set "
+            f"({dev['n']:,} sentences) the expected calibration error (the gap between confidence and accuracy, "
+            f"over 15 bins) goes from {dev['ece_before']:.1%} to {dev['ece_after']:.1%}, and the mean confidence "
+            f"from {dev['mean_confidence_before']:.1%} to {dev['mean_confidence_after']:.1%} at an accuracy of "
+            f"{dev['accuracy']:.1%}. A bar on the diagonal below means that answers given with that confidence are "
+            f"right that often.")
+
+
 def about_sections(models: Models) -> dict:
     """Markdown for the About tab, built once at start-up from whatever exists: a summary card and the
     curves per model, the architecture, the comparison. No raw metrics, no machine paths."""

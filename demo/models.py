@@ -81,10 +81,10 @@ def _missing_message(key: str, source: str, err: Exception) -> str:
 
 
 def _read_extras(source: str) -> dict:
-    """README.md, metrics.json, phases.json (a shipped MLM's pretraining phases) and curves.png of a model
-    folder (or Hub repo), when they exist."""
+    """README.md, metrics.json, phases.json (a shipped MLM's pretraining phases), curves.png and reliability.png
+    (a calibrated classifier's reliability diagram) of a model folder (or Hub repo), when they exist."""
     extras = {}
-    for name in ("README.md", "metrics.json", "phases.json", "curves.png"):
+    for name in ("README.md", "metrics.json", "phases.json", "curves.png", "reliability.png"):
         try:
             path = roberta.hub.resolve_file(source, name)
         except Exception:  # missing file, or offline: the About tab says "not available"
@@ -95,7 +95,7 @@ def _read_extras(source: str) -> dict:
             elif name.endswith(".json"):
                 extras[name[:-5]] = json.loads(Path(path).read_text(encoding="utf-8"))
             else:
-                extras["curves"] = str(path)
+                extras[name[:-4]] = str(path)
         except (OSError, ValueError) as err:
             log.warning("could not read %s of %s: %s", name, source, err)
     return extras

@@ -607,3 +607,13 @@ def test_ablation_markdown():
     assert "| static, one fixed mask | 1 | 4.700 | – | 3.900 | 4.400 | – |" in table
     assert "same warm start (assets/mini-roberta-mlm)" in table
     assert "| dynamic | dynamic (RoBERTa) | 78.7 | 84.0 | 92.9 |" in table and "4 of 12 runs" in table
+
+
+def test_calibration_note_reads_the_metrics_and_warns_without_them():
+    metrics = {"calibration": {"temperature": 1.87, "calibration": {"n": 1000},
+                               "dev": {"n": 872, "accuracy": 0.85, "ece_before": 0.091, "ece_after": 0.021,
+                                       "mean_confidence_before": 0.95, "mean_confidence_after": 0.86}}}
+    text = H.calibration_markdown(metrics)
+    assert "T = 1.87" in text and "9.1% to 2.1%" in text and "1,000 held-out" in text and "872" in text
+    assert "not calibrated" in H.calibration_markdown({"dev_accuracy": 0.8})
+    assert "not calibrated" in H.calibration_markdown(None)
