@@ -195,7 +195,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 with gr.Column(scale=2):
                     with gr.Row():
                         at_layer = gr.Dropdown(list(range(1, N_LAYERS + 1)), value=N_LAYERS, label="Layer",
-                                               allow_custom_value=True)
+                                               allow_custom_value=True, elem_id="at-layer")
                         at_head = gr.Dropdown([("average of heads", "average")] +
                                               [(f"head {h}", h) for h in range(1, N_HEADS + 1)],
                                               value="average", label="Head", allow_custom_value=True,
@@ -215,8 +215,14 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     at_bars = gr.Plot(label="Where the token attends", show_label=False)
             at_in = [at_text, at_layer, at_head, at_model]
             at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes]
-            at_ui = wire([at_btn.click, at_text.submit, at_layer.input, at_head.input, at_model.input],
+            at_ui = wire([at_btn.click, at_text.submit, at_model.input],
                          handlers.attention, at_in, at_out, at_error, "attention", on_load=True)
+            # a layer or head change redraws only the figures that depend on it (the attention is cached)
+            at_view_in = [at_text, at_layer, at_head, at_token, at_model]
+            wire([at_layer.input], handlers.attention_layer, at_view_in, [at_heat, at_grid, at_bars], at_error,
+                 "attention_layer")
+            wire([at_head.input], handlers.attention_head, at_view_in, [at_heat, at_bars], at_error,
+                 "attention_head")
             wire([at_token.input], handlers.attention_token, [at_text, at_layer, at_head, at_token, at_model],
                  [at_bars], at_error, "attention_token")
             examples([[ATTENTION_TEXT, N_LAYERS, "average", "mlm"],

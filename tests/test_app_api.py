@@ -188,9 +188,9 @@ def test_every_compute_event_shares_one_concurrency_group(tiny_mlm_dir, tiny_clf
     events = json.loads(out.strip().splitlines()[-1])
     compute = [e for e in events if (e["fn"] or "").startswith("Handlers.")]
     assert {e["fn"].split(".")[1] for e in compute} == {"fill_mask", "classify", "attention", "attention_token",
-                                                        "masking"}
-    # the five API endpoints, their five UI events (errors shown next to the input) and the four examples
-    assert len(compute) == 14
+                                                        "attention_layer", "attention_head", "masking"}
+    # the seven API endpoints, their seven UI events (errors shown next to the input) and the four examples
+    assert len(compute) == 18
     public = {e["api_name"] for e in compute if e["api_name"] in ("fill_mask", "classify", "attention",
                                                                   "attention_token", "masking")}
     assert len(public) == 5

@@ -22,6 +22,7 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"),
 ]
 sync_api = pytest.importorskip("playwright.sync_api")
+sync_api.expect.set_options(timeout=TIMEOUT_MS)  # a loaded 2-core machine can take more than the default 5 s
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +120,11 @@ def test_attention_example(page):
         sync_api.expect(page.get_by_role("tabpanel").locator("img").last).to_be_visible()
     page.get_by_role("tab", name="Heatmap").click()
     shot(page, "3-attention")
+    # a layer change redraws the heatmap (and only the views that depend on the layer)
+    before = image.get_attribute("src")
+    page.locator("#at-layer input").click()
+    page.get_by_role("option", name="1", exact=True).click()
+    sync_api.expect(image).not_to_have_attribute("src", before)
 
 
 def test_masking_example(page):

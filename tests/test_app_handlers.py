@@ -231,6 +231,26 @@ def test_attention_outputs(handlers, models):
     assert isinstance(handlers.attention_token(text, 1, 3, 0), Figure)
 
 
+def test_layer_and_head_changes_redraw_only_what_depends_on_them(handlers):
+    """A layer change gives (heatmap, grid, bars), a head change (heatmap, bars): the same figures as the full
+    view for that layer and head, the picked token kept (an unknown one falls back to the first word)."""
+    def image(fig):
+        return fig.axes[0].images[0].get_array() if fig.axes[0].images else None
+
+    text = "The cat sees the house."
+    heatmap, grid, _, bars, _, _ = handlers.attention(text, 2, 3)
+    layer_view = handlers.attention_layer(text, 2, 3, 1)
+    assert len(layer_view) == 3 and all(isinstance(f, Figure) for f in layer_view)
+    np.testing.assert_array_equal(image(layer_view[0]), image(heatmap))
+    assert len(layer_view[1].axes) == len(grid.axes)
+    head_view = handlers.attention_head(text, 2, 3, 1)
+    assert len(head_view) == 2
+    np.testing.assert_array_equal(image(head_view[0]), image(heatmap))
+    assert "token 2" in handlers.attention_head(text, 2, 3, 2)[1].axes[0].get_title()
+    assert "token 1" in handlers.attention_head(text, 2, 3, 999)[1].axes[0].get_title()
+    assert "token 1" in handlers.attention_layer(text, 1, "average", None)[2].axes[0].get_title()
+
+
 def test_attention_rollout_rows_sum_to_one(handlers):
     _, attentions = handlers._attention_data("mlm", "The old man follows the river.")
     L, nh, T, _ = attentions.shape
