@@ -4,10 +4,15 @@
     MLM_MODEL=path SENTIMENT_MODEL=path python scripts/load_check.py   # ... or with other models
     python scripts/load_check.py --url http://127.0.0.1:7860/      # an app that is already running
     python scripts/load_check.py --tiny                            # the tests' tiny random models
+    python scripts/load_check.py --worst-case 4                    # then again beside 4 hostile clients
 
 Reports the cold start (process start to the first successful prediction; only when this script starts the
 app), then CLIENTS concurrent clients each sending REQUESTS requests mixed over /fill_mask, /classify,
 /attention and /masking: errors (target 0) and p50/p95 latency per endpoint and overall, as a markdown table.
+--worst-case N runs the same load a second time while N more clients send the worst-case inputs of
+`demo.worst_case` (up to 200,000 characters each, every endpoint) as fast as they are answered, and reports
+the normal clients' p95 beside its quiet value: a single request must not hold the server (target: at most
+twice the quiet p95; the exit code is 1 above it).
 """
 from __future__ import annotations
 
@@ -94,6 +99,40 @@ def cold_start(env: dict, timeout: float) -> tuple[AppProcess, float, float]:
     return app, app.ready_seconds, time.perf_counter() - app.started_at
 
 
+def worst_case_requests() -> list[tuple[str, tuple]]:
+    """(endpoint, args) for every worst-case text on every endpoint (fill-mask gets a mask in front)."""
+    from demo.worst_case import worst_case_texts
+
+    return [(endpoint, {"/fill_mask": ("<mask> " + text, 5), "/classify": (text,), "/attention": (text, 1, "average"),
+                        "/masking": (text, 40, 0)}[endpoint])
+            for text in worst_case_texts().values() for endpoint in ENDPOINTS]
+
+
+def hostile_clients(url: str, n: int, stop: threading.Event) -> tuple[list[threading.Thread], list]:
+    """n clients sending worst-case requests back to back until `stop`; their (endpoint, seconds, error)."""
+    hostile = worst_case_requests()
+    sent: list = []
+
+    def worker(c: int):
+        client = Client(url, verbose=False)
+        i = c
+        while not stop.is_set():
+            endpoint, args = hostile[i % len(hostile)]
+            i += n
+            t0 = time.perf_counter()
+            try:
+                client.predict(*args, api_name=endpoint)
+                error = None
+            except Exception as err:  # most worst cases are refused with a user error: expected
+                error = repr(err)[:120]
+            sent.append((endpoint, time.perf_counter() - t0, error))
+
+    threads = [threading.Thread(target=worker, args=(c,), daemon=True) for c in range(n)]
+    for t in threads:
+        t.start()
+    return threads, sent
+
+
 def run_load(url: str, clients: int, requests: int) -> tuple[dict, list, float]:
     latencies: dict[str, list[float]] = defaultdict(list)
     errors: list[tuple[str, str]] = []
@@ -164,6 +203,8 @@ def main(argv=None) -> int:
     p.add_argument("--clients", type=int, default=20)
     p.add_argument("--requests", type=int, default=10, help="requests per client")
     p.add_argument("--timeout", type=float, default=180.0, help="seconds allowed for the cold start")
+    p.add_argument("--worst-case", type=int, default=0, metavar="N",
+                   help="run the load again beside N clients sending worst-case inputs; compare the p95")
     p.add_argument("--json", help="also write the raw figures to this JSON file")
     args = p.parse_args(argv)
 
@@ -180,8 +221,17 @@ def main(argv=None) -> int:
         url = app.url
         lines += [f"Cold start: HTTP answers after {http_ready:.1f} s, first successful prediction after "
                   f"{first_prediction:.1f} s (process start to response).", ""]
+    hostile_figures = None
     try:
         latencies, errors, wall = run_load(url, args.clients, args.requests)
+        if args.worst_case:
+            stop = threading.Event()
+            threads, sent = hostile_clients(url, args.worst_case, stop)
+            loaded = run_load(url, args.clients, args.requests)
+            stop.set()
+            for t in threads:
+                t.join(timeout=300)
+            hostile_figures = (loaded, list(sent))
     finally:
         if app is not None:
             alive = app.alive()
@@ -189,6 +239,20 @@ def main(argv=None) -> int:
         if scratch is not None:
             scratch.cleanup()
     lines.append(report(latencies, errors, wall, args.clients, args.requests))
+    ratio = None
+    if hostile_figures:
+        (latencies2, errors2, wall2), sent = hostile_figures
+        quiet = percentile(sorted(v for vs in latencies.values() for v in vs), 95)
+        loud = percentile(sorted(v for vs in latencies2.values() for v in vs), 95)
+        ratio = loud / quiet
+        slowest = max(sent, key=lambda r: r[1], default=("-", float("nan"), None))
+        lines += ["", f"The same load beside {args.worst_case} clients sending worst-case inputs "
+                      f"({len(sent)} requests, {sum(1 for r in sent if r[2])} refused with a user error, the slowest "
+                      f"{slowest[1]:.2f} s on {slowest[0]}):", "",
+                  report(latencies2, errors2, wall2, args.clients, args.requests), "",
+                  f"p95 of the normal clients: {loud:.2f} s beside the worst-case clients, {quiet:.2f} s without "
+                  f"them ({ratio:.2f}x; target at most 2x)."]
+        errors = errors + errors2
     if app is not None and not alive:
         lines.append("\n**The app process died during the load check.**")
     if errors:
@@ -196,7 +260,7 @@ def main(argv=None) -> int:
     print("\n".join(lines))
     if args.json:
         Path(args.json).write_text(json.dumps({"latencies": latencies, "errors": errors, "wall": wall}, indent=1))
-    return 1 if errors else 0
+    return 1 if errors or (ratio is not None and ratio > 2) else 0
 
 
 if __name__ == "__main__":
