@@ -54,9 +54,12 @@ def read_phase(run) -> dict:
 def read_phases(run) -> list[dict]:
     """The pretraining phases that produced `run`: its phases.json (a shipped folder), else the run alone."""
     history = Path(run) / PHASES_FILE
-    if history.is_file():
-        return json.loads(history.read_text())
-    return [read_phase(run)]
+    if not history.is_file():
+        return [read_phase(run)]
+    phases = json.loads(history.read_text())
+    for phase in phases:  # phases from before --seq-length trained on full rows
+        phase.setdefault("seq_length", roberta.load_config(run).max_length)
+    return phases
 
 
 def _table(header: list[str], rows: list[list]) -> str:
