@@ -43,9 +43,10 @@ from pathlib import Path
 
 from . import finetune, pretrain, sentiment_recipe, tokenizer
 from .export import export
+from .gpu_transfer import DATA_ROOT
 
 QUICK_CORPUS = "../shared/data/wikitext-2/wiki.train.tokens"
-SHARED_DATA = "../shared/data"
+SHARED_DATA = str(DATA_ROOT)  # "../shared/data": where the defaults point
 QUICK_FINETUNE = ["--train-n", "2000", "--batch-size", "16", "--max-steps", "20", "--warmup", "0.1", "--lr", "1e-3",
                   "--eval-every", "10", "--calibration-n", "50", "--imdb-n", "50", "--max-length", "64",
                   "--no-progress"]

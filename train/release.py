@@ -57,8 +57,9 @@ def read_phases(run) -> list[dict]:
     if not history.is_file():
         return [read_phase(run)]
     phases = json.loads(history.read_text())
+    full_rows = roberta.load_config(run).max_length
     for phase in phases:  # phases from before --seq-length trained on full rows
-        phase.setdefault("seq_length", roberta.load_config(run).max_length)
+        phase.setdefault("seq_length", full_rows)
     return phases
 
 
