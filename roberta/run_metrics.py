@@ -1,0 +1,196 @@
+"""metrics.json: what a training run measured, in one schema.
+
+Every run folder (and every shipped model folder) carries a metrics.json: the run's final figures, the data
+they were measured on, its length and cost, and the command that reproduces it. `RunMetrics` is the only
+reader and writer of that file: the training scripts write it, `train.evaluate --out` and `train.calibrate`
+add to it, the model card, the release and the app read it.
+
+    metrics = RunMetrics.read("assets/mini-roberta-sst2")       # a folder or the file itself
+    metrics.dev_accuracy, metrics.classifier_accuracy, metrics.evaluations()
+    RunMetrics(command=..., dev_accuracy=0.84, dev_data="sst2/dev.tsv").write(out)
+
+It lives in `roberta/` because shipped model folders carry the file and the app, which does not import
+`train/`, reads it. Files written before this schema read as they are: `seq_length` (a pretraining run's
+tokens per row) is read as `max_length`, and keys the schema does not know are kept in `extra` and written
+back unchanged.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+METRICS_NAME = "metrics.json"
+# keys of files written before the schema -> the field that holds them now
+RENAMED = {"seq_length": "max_length"}
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One measured figure and the data it was measured on (what the model card's model-index lists)."""
+    name: str  # "held-out MLM", "dev", "IMDB", "labeled", "calibration"
+    data: str  # the source: a path or a hub: spec
+    metric: str  # "accuracy", "perplexity", "loss", "ece"
+    value: float
+
+
+@dataclass
+class RunMetrics:
+    """The fields of metrics.json; every one is optional (a pretraining run has no dev accuracy)."""
+
+    # ----- what made the run -----
+    command: str | None = None  # the command line that reproduces it
+    init: str | None = None  # "random", or the folder / Hub id the weights started from
+    init_root: str | None = None  # where a chain of fine-tuning stages started
+    init_gave: str | None = None  # "encoder", "encoder and classifier head", "random encoder"
+    # ----- data -----
+    corpus: str | None = None  # pretraining text (a mixture spec)
+    corpus_sources: list | None = None  # per source of the mixture: share, documents, characters, passes
+    masking: str | None = None  # "dynamic" or "static"
+    train_data: str | None = None  # fine-tuning data
+    max_length: int | None = None  # tokens per row: packed pretraining rows, or the classifier's truncation
+    # ----- length and cost -----
+    train_rows: int | None = None
+    train_examples: int | None = None
+    train_steps: int | None = None
+    train_tokens: int | None = None
+    stopped_by: str | None = None  # "done" (a length limit), "time" (the time budget)
+    parameters: int | None = None
+    train_time_s: float | None = None
+    wall_time_s: float | None = None
+    hardware: dict | None = None  # device, processes, precision, versions
+    # ----- a pretraining run's final held-out MLM evaluation -----
+    eval_loss: float | None = None
+    eval_accuracy: float | None = None
+    eval_perplexity: float | None = None
+    eval_tokens: int | None = None
+    eval_data: str | None = None
+    # ----- a classifier -----
+    dev_accuracy: float | None = None
+    dev_examples: int | None = None
+    dev_data: str | None = None
+    dev_ece: float | None = None  # expected calibration error after temperature scaling
+    dev_ece_uncalibrated: float | None = None
+    temperature: float | None = None
+    imdb_accuracy: float | None = None  # out of domain: a fixed sample of IMDB reviews
+    imdb_examples: int | None = None
+    imdb_data: str | None = None
+    imdb_seed: int | None = None
+    imdb_sample_removed_from_training: int | None = None
+    selection: str | None = None  # which weights were kept
+    kept_step: int | None = None
+    layer_lr_decay: float | None = None
+    calibration_examples: int | None = None
+    calibration_removed_train_rows: int | None = None
+    averaged: int | None = None  # a weight average of this many members (train.average)
+    members: list | None = None
+    calibration: dict | None = None  # train.calibrate's result (temperature, ECE before/after, the slice)
+    checks: dict | None = None  # behaviour checks per category
+    # ----- added after training: train.evaluate --out, the release's fill-mask probe -----
+    mlm: dict | None = None  # {"source", "max_length", "loss", "accuracy", "perplexity", ...}
+    labeled: dict | None = None  # {"source", "accuracy", "ece", ...}
+    imdb: dict | None = None  # {"source", "seed", "accuracy", ...}
+    fill_mask_probe: dict | None = None  # {"top1", "top5", "sentences", ...}
+    # keys this schema does not know, kept and written back as they are
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # ----- reading and writing -----
+    @classmethod
+    def from_dict(cls, data: dict) -> "RunMetrics":
+        if not isinstance(data, dict):
+            raise ValueError(f"metrics must be a JSON object, got {type(data).__name__}")
+        known = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        values, extra = {}, {}
+        for key, value in data.items():
+            name = RENAMED.get(key, key)
+            if name in known and not (key in RENAMED and name in data):  # the new spelling wins over the old
+                values[name] = value
+            elif name not in known:
+                extra[key] = value
+        return cls(**values, extra=extra)
+
+    def to_dict(self) -> dict:
+        """The JSON object written to metrics.json: the fields that are set, then `extra`."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if f.name != "extra" and getattr(self, f.name) is not None}
+        out.update((k, v) for k, v in self.extra.items() if k not in out)
+        return out
+
+    @staticmethod
+    def path_of(path: str | os.PathLike) -> Path:
+        """A folder's metrics.json, or `path` itself when it names a file."""
+        path = Path(path)
+        return path / METRICS_NAME if path.is_dir() or not path.suffix else path
+
+    @classmethod
+    def read(cls, path: str | os.PathLike, missing_ok: bool = False) -> "RunMetrics | None":
+        """The metrics of a folder (or of a metrics file). A missing file raises FileNotFoundError, or gives
+        None with `missing_ok`; a file that is not a JSON object raises ValueError naming it."""
+        file = cls.path_of(path)
+        if missing_ok and not file.is_file():
+            return None
+        try:
+            return cls.from_dict(json.loads(file.read_text()))
+        except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as err:
+            raise ValueError(f"{file}: not a metrics file: {err}") from None
+
+    def write(self, path: str | os.PathLike) -> Path:
+        """Write to a folder's metrics.json (or to the file `path`), atomically."""
+        file = self.path_of(path)
+        file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = file.with_name(f".{file.name}.tmp-{os.getpid()}")
+        tmp.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        os.replace(tmp, file)
+        return file
+
+    def updated(self, **values) -> "RunMetrics":
+        """A copy with `values` set (unknown names go to `extra`)."""
+        merged = {**self.to_dict(), **values}
+        return type(self).from_dict(merged)
+
+    # ----- what readers ask -----
+    @property
+    def is_classifier(self) -> bool:
+        return any(v is not None for v in (self.dev_accuracy, self.labeled, self.temperature, self.checks))
+
+    @property
+    def classifier_accuracy(self) -> float | None:
+        """The classifier's headline accuracy (dev set, else a later `train.evaluate --labeled`), a fraction."""
+        return _number(self.dev_accuracy) if _number(self.dev_accuracy) is not None else _number(
+            (self.labeled or {}).get("accuracy") if isinstance(self.labeled, dict) else None)
+
+    @property
+    def mlm_accuracy(self) -> float | None:
+        """Held-out masked-token accuracy: a later `train.evaluate --mlm-text`, else the run's own."""
+        later = _number(self.mlm.get("accuracy")) if isinstance(self.mlm, dict) else None
+        return later if later is not None else _number(self.eval_accuracy)
+
+    def evaluations(self) -> list[Evaluation]:
+        """Every figure that names the data it was measured on, in a fixed order."""
+        found: list[Evaluation] = []
+
+        def add(name, data, metric, value):
+            value = _number(value)
+            if isinstance(data, str) and value is not None:
+                found.append(Evaluation(name, data, metric, value))
+
+        add("held-out MLM", self.eval_data, "accuracy", self.eval_accuracy)
+        add("held-out MLM", self.eval_data, "perplexity", self.eval_perplexity)
+        add("dev", self.dev_data, "accuracy", self.dev_accuracy)
+        add("IMDB", self.imdb_data, "accuracy", self.imdb_accuracy)
+        for name, section in (("held-out MLM", self.mlm), ("labeled", self.labeled), ("IMDB", self.imdb)):
+            if isinstance(section, dict):
+                for metric in ("accuracy", "perplexity"):
+                    add(name, section.get("source"), metric, section.get(metric))
+        return found
+
+
+def _number(value) -> float | None:
+    """A finite number, else None (bool is not a number here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return value

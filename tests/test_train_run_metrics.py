@@ -1,0 +1,44 @@
+"""roberta.run_metrics: the one schema of metrics.json; shipped files (written before it) still read."""
+import json
+from pathlib import Path
+
+import pytest
+
+from roberta.run_metrics import RunMetrics
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("folder", ["mini-roberta-mlm", "mini-roberta-sst2"])
+def test_shipped_metrics_read_and_round_trip(folder, tmp_path):
+    original = json.loads((ROOT / "assets" / folder / "metrics.json").read_text())
+    metrics = RunMetrics.read(ROOT / "assets" / folder)
+    assert metrics.extra == {}  # every shipped key is in the schema
+    assert metrics.command == original["command"] and metrics.max_length == 128
+    metrics.write(tmp_path)
+    again = json.loads((tmp_path / "metrics.json").read_text())
+    renamed = {("max_length" if k == "seq_length" else k): v for k, v in original.items()}
+    assert again == renamed
+
+
+def test_headline_figures_and_evaluations():
+    mlm = RunMetrics.read(ROOT / "assets" / "mini-roberta-mlm")
+    sst2 = RunMetrics.read(ROOT / "assets" / "mini-roberta-sst2")
+    assert not mlm.is_classifier and sst2.is_classifier
+    assert 0.3 < mlm.mlm_accuracy < 0.5 and mlm.classifier_accuracy is None
+    assert 0.8 < sst2.classifier_accuracy < 0.9
+    assert {(e.name, e.metric) for e in sst2.evaluations()} == {("dev", "accuracy"), ("IMDB", "accuracy")}
+    # a later train.evaluate section wins over the run's own figure; junk values are not figures
+    later = mlm.updated(mlm={"source": "valid.txt", "accuracy": 0.5}, eval_accuracy="n/a")
+    assert later.mlm_accuracy == 0.5 and ("held-out MLM", "valid.txt", "accuracy", 0.5) in [
+        (e.name, e.data, e.metric, e.value) for e in later.evaluations()]
+
+
+def test_unknown_keys_are_kept_and_bad_files_named(tmp_path):
+    (tmp_path / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.5, "something_new": [1]}))
+    metrics = RunMetrics.read(tmp_path)
+    assert metrics.extra == {"something_new": [1]} and metrics.to_dict()["something_new"] == [1]
+    assert RunMetrics.read(tmp_path / "missing", missing_ok=True) is None
+    (tmp_path / "metrics.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="metrics.json"):
+        RunMetrics.read(tmp_path)
