@@ -1,28 +1,34 @@
 """RoBERTa from scratch: the Gradio demo (`python app.py`, a Hugging Face Space, or an API).
 
-Layout and wiring only; the work is in demo/ (handlers.py, figures.py, models.py). Models are loaded once,
-here, from MLM_MODEL / SENTIMENT_MODEL (a folder or a Hub repo id; default the assets/ folders).
+Layout and wiring only: demo/handlers.py answers the events (over the tabs' views in demo/), demo/about.py
+writes the About tab and the notes on the models. Models are loaded once, here, from MLM_MODEL /
+SENTIMENT_MODEL (a folder or a Hub repo id; default the assets/ folders).
 """
 import os
 
 import gradio as gr
 
-from demo import handlers as H
+from demo import about
+from demo.ablation_view import ablation_markdown
 from demo.examples import ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
+from demo.formatting import md_escape
+from demo.handlers import MODEL_CHOICES, Handlers
+from demo.masking_view import MASKING_COLUMNS, PREDICTION_COLUMNS
 from demo.models import configure_torch, load_models, read_ablation
 from demo.uploads import launch_options
+from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results
 
 CONCURRENCY = int(os.environ.get("APP_CONCURRENCY", "2"))  # requests computed at once, all endpoints together
 configure_torch(concurrency=CONCURRENCY)
 MODELS = load_models()
-handlers = H.Handlers(MODELS)
-ABOUT = H.about_sections(MODELS)
+handlers = Handlers(MODELS)
+ABOUT = about.about_sections(MODELS)
 ABLATION = read_ablation()
 CFG = next((m.config for m in (MODELS.mlm, MODELS.sentiment) if m.available), None)
 N_LAYERS, N_HEADS = (CFG.num_hidden_layers, CFG.num_attention_heads) if CFG else (6, 8)
-FAILURES = H.example_failures(MODELS)  # the showcase examples the models get wrong, checked now
-NOTES = {key: H.model_note(MODELS, key, FAILURES) for key in ("mlm", "sentiment")}
-LINK_HINT = H.attention_hint(handlers, ATTENTION_TEXT, ATTENTION_LINK) if MODELS.mlm.available else ""
+FAILURES = about.example_failures(MODELS)  # the showcase examples the models get wrong, checked now
+NOTES = {key: about.model_note(MODELS, key, FAILURES) for key in ("mlm", "sentiment")}
+LINK_HINT = handlers.attention_hint(ATTENTION_TEXT, ATTENTION_LINK) if MODELS.mlm.available else ""
 
 
 class Slider(gr.Slider):
@@ -53,11 +59,11 @@ def error_box():
 
 
 def wire(triggers, fn, inputs, outputs, error, name, on_load=False):
-    """The UI event: `fn` with its errors in `error` and the previous results kept (`H.keep_results`), also
+    """The UI event: `fn` with its errors in `error` and the previous results kept (`keep_results`), also
     run when the page opens if `on_load` (every tab shows its default example computed); and the public API
     endpoint `name` on a hidden trigger: `fn` itself, its errors raised as before. Both in the shared compute
     queue. Returns the UI version of `fn` (for the examples)."""
-    ui = H.keep_results(fn, len(outputs))
+    ui = keep_results(fn, len(outputs))
     triggers = [*triggers, demo.load] if on_load else triggers
     gr.on(triggers, ui, inputs, [*outputs, error], api_name=f"{name}_ui", api_visibility="private", **COMPUTE)
     gr.Button(visible=False).click(fn, inputs, outputs, api_name=name, **COMPUTE)
@@ -114,7 +120,7 @@ def model_note(key):
 def notice(*keys):
     errors = [MODELS[k].error for k in keys if not MODELS[k].available]
     if errors:
-        gr.Markdown("\n\n".join(f"⚠️ {H.md_escape(e)}" for e in errors), elem_classes="notice")
+        gr.Markdown("\n\n".join(f"⚠️ {md_escape(e)}" for e in errors), elem_classes="notice")
 
 
 with gr.Blocks(title="RoBERTa from scratch") as demo:
@@ -131,7 +137,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     fm_text = gr.Textbox(elem_id="fm-text", label="Text with one or more <mask>", info=ENTER, **TEXT,
                                          value="Paris is the capital of <mask>.")
                     fm_error = error_box()
-                    fm_k = Slider(1, H.MAX_TOP_K, value=5, step=1, label="Predictions per mask (top-k)")
+                    fm_k = Slider(1, MAX_TOP_K, value=5, step=1, label="Predictions per mask (top-k)")
                     fm_targets = gr.Textbox("", label="Candidate words to score (optional)",
                                             placeholder="France, Germany",
                                             info="Comma-separated; these words only, all of them scored "
@@ -143,7 +149,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     fm_view = gr.HTML(elem_id="fm-view")  # every mask's predictions, readable scores
                     # the exact probabilities as gr.Label values, for API clients only (the UI shows fm_view)
                     fm_labels = [gr.Label(label=f"<mask> {i + 1}", visible=False, elem_id=f"fm-label-{i + 1}")
-                                 for i in range(H.MAX_MASKS)]
+                                 for i in range(MAX_MASKS)]
                     model_note("mlm")
                     with gr.Accordion("Raw pipeline output (transformers format)", open=False):
                         fm_raw = gr.JSON(label="results")
@@ -178,7 +184,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify")
             with gr.Accordion("How far to trust the score (calibration)", open=False, elem_id="st-calibration"):
                 sentiment_extras = MODELS.sentiment.extras
-                gr.Markdown(H.calibration_markdown(sentiment_extras.get("metrics")))
+                gr.Markdown(about.calibration_markdown(sentiment_extras.get("metrics")))
                 if sentiment_extras.get("reliability"):
                     gr.Image(sentiment_extras["reliability"], show_label=False, interactive=False,
                              buttons=[], elem_id="st-reliability")
@@ -200,7 +206,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                               [(f"head {h}", h) for h in range(1, N_HEADS + 1)],
                                               value="average", label="Head", allow_custom_value=True,
                                               elem_id="at-head")
-                    at_model = gr.Radio(H.MODEL_CHOICES, value="mlm", label="Model")
+                    at_model = gr.Radio(MODEL_CHOICES, value="mlm", label="Model")
                     at_btn = gr.Button("Show attention", variant="primary")
             at_notes = gr.Markdown(elem_id="at-notes")
             with gr.Tabs():
@@ -243,15 +249,15 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     mk_text = gr.Textbox(elem_id="mk-text", label="Sentence", info=ENTER, **TEXT,
                                          value="The quick brown fox jumps over the lazy dog near the river bank.")
                     mk_error = error_box()
-                mk_epochs = Slider(1, H.MAX_EPOCHS, value=12, step=1, label="Epochs")
+                mk_epochs = Slider(1, MAX_EPOCHS, value=12, step=1, label="Epochs")
                 mk_seed = Number(value=0, precision=0, label="Seed")
                 mk_btn = gr.Button("Mask", variant="primary")
             mk_table = gr.HTML(elem_id="mk-table")
-            mk_stats = gr.Dataframe(headers=H.MASKING_COLUMNS, label="What each scheme showed", interactive=False,
+            mk_stats = gr.Dataframe(headers=MASKING_COLUMNS, label="What each scheme showed", interactive=False,
                                     wrap=True, elem_id="mk-stats", elem_classes="wide-table",
                                     column_widths=["180px", "120px", "140px", "100px"])
             mk_plot = gr.Plot(label="Coverage against epochs", show_label=False, elem_id="mk-plot")
-            mk_preds = gr.Dataframe(headers=H.PREDICTION_COLUMNS, interactive=False, wrap=True, elem_id="mk-preds",
+            mk_preds = gr.Dataframe(headers=PREDICTION_COLUMNS, interactive=False, wrap=True, elem_id="mk-preds",
                                     elem_classes="wide-table", label="The MLM's top-1 prediction at every target of "
                                     "the last epoch", column_widths=["170px", "95px", "100px", "120px", "100px",
                                                                      "120px", "100px", "80px"])
@@ -262,7 +268,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             examples([["The quick brown fox jumps over the lazy dog near the river bank.", 12, 0],
                       ["Paris is the capital of France and the largest city of the country.", 40, 1]],
                      [mk_text, mk_epochs, mk_seed], mk_out, mk_ui, mk_error, "masking")
-            gr.Markdown(H.ablation_markdown(ABLATION))
+            gr.Markdown(ablation_markdown(ABLATION))
             if "curves" in ABLATION:
                 gr.Image(ABLATION["curves"], label="Ablation curves", show_label=False, interactive=False,
                          buttons=[])
@@ -281,7 +287,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             with gr.Accordion("Architecture and parameter counts", open=False):
                 gr.Markdown(ABOUT["architecture"])
             with gr.Accordion("Training recipe", open=False):
-                gr.Markdown(H.RECIPE)
+                gr.Markdown(about.RECIPE)
 
 demo.queue(default_concurrency_limit=CONCURRENCY, max_size=int(os.environ.get("APP_QUEUE_SIZE", "64")))
 

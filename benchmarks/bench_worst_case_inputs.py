@@ -26,6 +26,7 @@ import gradio as gr  # noqa: E402
 import torch  # noqa: E402
 
 from demo import handlers as H  # noqa: E402
+from demo import validation as V  # noqa: E402
 from demo.models import configure_torch, load_models  # noqa: E402
 from demo.worst_case import with_masks, worst_case_texts  # noqa: E402
 
@@ -35,9 +36,9 @@ NORMAL = "The quick brown fox jumps over the lazy dog near the river bank."
 def handler_calls(handlers: H.Handlers, texts: dict[str, str], masked: dict[str, str]) -> dict:
     """handler label -> list of (input name, zero-argument call)."""
     calls = {
-        "fill_mask": [(name, lambda t=t: handlers.fill_mask(t, H.MAX_TOP_K, "cat, dog")) for name, t in masked.items()],
+        "fill_mask": [(name, lambda t=t: handlers.fill_mask(t, V.MAX_TOP_K, "cat, dog")) for name, t in masked.items()],
         "classify": [(name, lambda t=t: handlers.classify(t)) for name, t in texts.items()],
-        "masking (40 epochs)": [(name, lambda t=t: handlers.masking(t, H.MAX_EPOCHS, 0)) for name, t in texts.items()],
+        "masking (40 epochs)": [(name, lambda t=t: handlers.masking(t, V.MAX_EPOCHS, 0)) for name, t in texts.items()],
     }
     for model in ("mlm", "sentiment"):
         # the token picker right after its attention call reads the cache, as in the app
@@ -63,7 +64,7 @@ def timed(call) -> tuple[float, str]:
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--chars", type=int, default=H.MAX_CHARS, help="length of each input (default: the app's cap)")
+    p.add_argument("--chars", type=int, default=V.MAX_CHARS, help="length of each input (default: the app's cap)")
     p.add_argument("--only", nargs="+", default=None, help="inputs whose name contains one of these words")
     p.add_argument("--concurrency", type=int, default=2, help="as APP_CONCURRENCY: sets torch's threads the same way")
     p.add_argument("--json", type=Path, default=None, help="write every timing here")

@@ -11,7 +11,11 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
+from demo import about, explain, fill_mask_view, masking_view, tokens_view
 from demo import handlers as H
+from demo import validation as V
+from demo.ablation_view import ablation_markdown
+from demo.formatting import format_probability
 from demo.models import load_models
 from demo.worst_case import with_masks, worst_case_texts
 
@@ -36,12 +40,12 @@ def _error(match):
 # ----------------------------------------------------------------------------- fill mask
 def test_fill_mask_one_mask(handlers):
     filled, *labels, raw, view = handlers.fill_mask("Paris is the capital of <mask>.", 4)
-    assert len(labels) == H.MAX_MASKS
+    assert len(labels) == V.MAX_MASKS
     first = labels[0]
     assert isinstance(first, dict) and len(first) == 4
     scores = list(first.values())
     assert all(0 < s <= 1 for s in scores) and scores == sorted(scores, reverse=True)
-    assert labels[1:] == [None] * (H.MAX_MASKS - 1)
+    assert labels[1:] == [None] * (V.MAX_MASKS - 1)
     assert len(raw) == 1 and len(raw[0]) == 4
     assert set(raw[0][0]) >= {"score", "token", "token_str", "sequence"}
     # the completed sentence: the text around the mask, the top prediction highlighted as "<mask> 1"
@@ -49,20 +53,20 @@ def test_fill_mask_one_mask(handlers):
     assert filled[1] == (raw[0][0]["token_str"], "<mask> 1")
     # the readable view: one block per mask, named as the chip; the top bar is full width
     assert view.count('class="fm-mask"') == 1 and "&lt;mask&gt; 1" in view
-    assert 'style="width:100.0%"' in view and H.format_probability(raw[0][0]["score"]) in view
+    assert 'style="width:100.0%"' in view and format_probability(raw[0][0]["score"]) in view
 
 
 @pytest.mark.parametrize("p, shown", [(0.123456, "12.3%"), (0.0102, "1.02%"), (0.01, "1%"), (0.00152, "0.152%"),
                                       (1.0, "100%"), (0.9996, "100%"), (0.001, "0.1%"), (2.05e-5, "2.05 × 10⁻⁵"),
                                       (1.2e-12, "1.20 × 10⁻¹²"), (0.0, "0"), (float("nan"), "–")])
 def test_format_probability(p, shown):
-    assert H.format_probability(p) == shown
+    assert format_probability(p) == shown
 
 
 def test_predictions_view_scales_bars_to_the_top_answer():
     row = [{"score": 0.02, "token_str": " France"}, {"score": 0.01, "token_str": " Spain"},
            {"score": 2e-5, "token_str": "<b>"}]
-    view = H.predictions_html([row])
+    view = fill_mask_view.predictions_html([row])
     assert 'style="width:100.0%"' in view and 'style="width:50.0%"' in view and 'style="width:0.1%"' in view
     assert "2% " not in view and ">2%<" in view and ">1%<" in view and "2.00 × 10⁻⁵" in view
     assert "&lt;b&gt;" in view and "<b>" not in view.split("</style>", 1)[1]  # words are text
@@ -97,7 +101,7 @@ def test_fill_mask_scores_every_candidate_whatever_top_k(handlers):
     ("a <mask>", 99, "Top-k must be between 1 and 20"),
     ("a <mask>", "many", "Top-k must be a whole number"),
     ("the cat " * 100 + "<mask>", 5, "beyond the first 64 tokens"),
-    ("x" * (H.MAX_CHARS + 1), 5, "too long"),
+    ("x" * (V.MAX_CHARS + 1), 5, "too long"),
 ])
 def test_fill_mask_bad_input(handlers, text, top_k, match):
     with _error(match):
@@ -114,16 +118,16 @@ def test_fill_mask_long_text_warns_and_controls_are_removed(handlers):
 def test_ui_errors_keep_the_results_and_show_next_to_the_input(handlers):
     """The UI's events: a plain error leaves every output as it was (gr.skip) and fills the error box; a
     success hides the box. The API endpoints (the handlers themselves) still raise."""
-    ui = H.keep_results(handlers.fill_mask, 8)
+    ui = V.keep_results(handlers.fill_mask, 8)
     *outputs, box = ui("no mask in this one", 5, "")
     assert outputs == [gr.skip()] * 8
     assert box["visible"] and "write &lt;mask&gt;" in box["value"] and 'class="input-error"' in box["value"]
     *outputs, box = ui("Paris is the capital of <mask>.", 5, "")
     assert len(outputs) == 8 and outputs[0][0] == ("Paris is the capital of", None)
     assert box == {"__type__": "update", "value": "", "visible": False}
-    figure, box = H.keep_results(handlers.attention_token, 1)("The cat.", 1, "average", 1)
+    figure, box = V.keep_results(handlers.attention_token, 1)("The cat.", 1, "average", 1)
     assert isinstance(figure, Figure) and not box["visible"]
-    *_, box = H.keep_results(handlers.masking, 4)("a sentence", 99, 0)
+    *_, box = V.keep_results(handlers.masking, 4)("a sentence", 99, 0)
     assert "Epochs must be between 1 and 40" in box["value"]
     with _error("no mask"):
         handlers.fill_mask("no mask in this one", 5)
@@ -149,14 +153,14 @@ def test_attribution_colours_keep_their_polarity_whatever_the_prediction(handler
     loaded = models.sentiment
     tokenizer, model = loaded.tokenizer, loaded.model
     special = {tokenizer.token_to_id(t) for t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")}
-    assert H.polarity(model.config) == (1, "positive", "negative")
+    assert explain.polarity(model.config) == (1, "positive", "negative")
     predictions = set()
     for text in ["the cat loves good music every day", "the old man hates the sea at night", "a dog sees the sea"]:
         probabilities, highlighted, _ = handlers.classify(text)
         predictions.add(max(probabilities, key=probabilities.get))
-        tokens = H.tokenize(tokenizer, text, loaded.config.max_length)
-        attributions, _, _ = H.integrated_gradients(model, tokens.ids, 1, tokenizer.token_to_id("<pad>"), special)
-        words = H.merge_words(tokens, attributions)
+        tokens = tokens_view.tokenize(tokenizer, text, loaded.config.max_length)
+        attributions, _, _ = explain.integrated_gradients(model, tokens.ids, 1, tokenizer.token_to_id("<pad>"), special)
+        words = explain.merge_words(tokens, attributions)
         scale = max(abs(v) for *_, v in words)
         assert [s for _, s in highlighted if s is not None] == pytest.approx([v / scale for *_, v in words],
                                                                              abs=2e-3)
@@ -164,23 +168,23 @@ def test_attribution_colours_keep_their_polarity_whatever_the_prediction(handler
 
 def test_polarity_of_other_label_names():
     from types import SimpleNamespace as NS
-    assert H.polarity(NS(id2label={0: "POSITIVE", 1: "NEGATIVE"})) == (0, "POSITIVE", "NEGATIVE")
-    assert H.polarity(NS(id2label={"0": "LABEL_0", "1": "LABEL_1"})) == (1, "LABEL_1", "LABEL_0")
+    assert explain.polarity(NS(id2label={0: "POSITIVE", 1: "NEGATIVE"})) == (0, "POSITIVE", "NEGATIVE")
+    assert explain.polarity(NS(id2label={"0": "LABEL_0", "1": "LABEL_1"})) == (1, "LABEL_1", "LABEL_0")
 
 
 def test_integrated_gradients_completeness_and_signs(models):
     loaded = models.sentiment
     tokenizer, model = loaded.tokenizer, loaded.model
-    tokens = H.tokenize(tokenizer, "the cat loves good music every day", loaded.config.max_length)
+    tokens = tokens_view.tokenize(tokenizer, "the cat loves good music every day", loaded.config.max_length)
     special = {tokenizer.token_to_id(t) for t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")}
     pad = tokenizer.token_to_id("<pad>")
-    attr1, fx, fbase = H.integrated_gradients(model, tokens.ids, 1, pad, special, steps=64)
+    attr1, fx, fbase = explain.integrated_gradients(model, tokens.ids, 1, pad, special, steps=64)
     # completeness: the attributions add up to score(input) - score(baseline)
     assert attr1.sum() == pytest.approx(fx - fbase, abs=0.02 * max(1.0, abs(fx - fbase)))
     # special tokens are kept in the baseline, so they get nothing
     assert np.all(attr1[np.array(tokens.special)] == 0)
     # two labels: the evidence for one is minus the evidence for the other
-    attr0, _, _ = H.integrated_gradients(model, tokens.ids, 0, pad, special, steps=64)
+    attr0, _, _ = explain.integrated_gradients(model, tokens.ids, 0, pad, special, steps=64)
     np.testing.assert_allclose(attr0, -attr1, atol=1e-5)
     # the shared model got no gradients and still needs none
     assert all(p.grad is None and not p.requires_grad for p in model.parameters())
@@ -189,9 +193,9 @@ def test_integrated_gradients_completeness_and_signs(models):
 def test_words_merge_bpe_pieces_of_emoji_cjk_and_rtl(models):
     loaded = models.sentiment
     text = "東京 is great 😀 مرحبا بالعالم"
-    tokens = H.tokenize(loaded.tokenizer, text, loaded.config.max_length)
+    tokens = tokens_view.tokenize(loaded.tokenizer, text, loaded.config.max_length)
     assert len(tokens.ids) > len(text.split()) + 2  # several pieces per word
-    words = H.merge_words(tokens, np.ones(len(tokens.ids)))
+    words = explain.merge_words(tokens, np.ones(len(tokens.ids)))
     assert [text[s:e] for s, e, _ in words] == text.split()
     labels = tokens.labels
     assert labels[0] == "<s>" and labels[-1] == "</s>" and "東·1" in labels
@@ -223,7 +227,7 @@ def test_attention_outputs(handlers, models):
     text = "The cat sees the house."
     heatmap, grid, rollout, bars, picker, notes = handlers.attention(text, 2, "average")
     assert all(isinstance(f, Figure) for f in (heatmap, grid, rollout, bars))
-    tokens = H.tokenize(models.mlm.tokenizer, text, models.mlm.config.max_length)
+    tokens = tokens_view.tokenize(models.mlm.tokenizer, text, models.mlm.config.max_length)
     assert len(picker["choices"]) == len(tokens.ids) and picker["value"] == 1
     assert f"{len(tokens.ids)} tokens" in notes
     heatmap, *_ = handlers.attention(text, "1", "2", "sentiment")
@@ -252,15 +256,15 @@ def test_layer_and_head_changes_redraw_only_what_depends_on_them(handlers):
 
 
 def test_attention_rollout_rows_sum_to_one(handlers):
-    _, attentions = handlers._attention_data("mlm", "The old man follows the river.")
+    _, attentions = handlers.attention_data("mlm", "The old man follows the river.")
     L, nh, T, _ = attentions.shape
     assert (L, nh) == (2, 4)
     np.testing.assert_allclose(attentions.sum(-1), 1.0, atol=1e-5)
-    rollout = H.attention_rollout(attentions)
+    rollout = explain.attention_rollout(attentions)
     assert rollout.shape == (T, T) and np.all(rollout >= 0)
     np.testing.assert_allclose(rollout.sum(-1), 1.0, atol=1e-6)
     # attention that only looks at itself leaves every token with its own information
-    np.testing.assert_allclose(H.attention_rollout(np.broadcast_to(np.eye(T), (L, nh, T, T))), np.eye(T))
+    np.testing.assert_allclose(explain.attention_rollout(np.broadcast_to(np.eye(T), (L, nh, T, T))), np.eye(T))
 
 
 @pytest.mark.parametrize("layer, head, model, match", [
@@ -299,7 +303,7 @@ def _stats(rows):
 def test_masking_distinct_masks_and_coverage(handlers):
     table, stats, plot, predictions = handlers.masking(LONG_SENTENCE, 12, 0)
     s = _stats(stats)
-    static1, static10, dynamic = (s[H.SCHEMES[k]] for k in ("static1", "static10", "dynamic"))
+    static1, static10, dynamic = (s[masking_view.SCHEMES[k]] for k in ("static1", "static10", "dynamic"))
     assert static1[1] == 1  # one fixed mask, every epoch
     assert 1 < static10[1] <= 10  # BERT's 10 copies, cycling
     assert dynamic[1] == 12  # a new mask every epoch
@@ -312,15 +316,15 @@ def test_masking_distinct_masks_and_coverage(handlers):
     assert int(static10[2].split(" of ")[0]) >= int(static1[2].split(" of ")[0])
     assert isinstance(plot, Figure)
     assert table.count("<tr><th>epoch ") == 12
-    assert {row[0] for row in predictions} <= set(H.SCHEMES.values())
-    assert all(len(row) == len(H.PREDICTION_COLUMNS) for row in predictions)
+    assert {row[0] for row in predictions} <= set(masking_view.SCHEMES.values())
+    assert all(len(row) == len(masking_view.PREDICTION_COLUMNS) for row in predictions)
 
 
 def test_coverage_plot_legend_sits_below_the_lines():
     """The legend used to cover the static scheme's flat line; now it is under the axes."""
     from demo import figures
-    curves = {k: [0.15] * 12 for k in H.SCHEMES}
-    fig = figures.coverage_plot(curves, H.SCHEMES)
+    curves = {k: [0.15] * 12 for k in masking_view.SCHEMES}
+    fig = figures.coverage_plot(curves, masking_view.SCHEMES)
     fig.canvas.draw()
     ax = fig.axes[0]
     assert ax.get_legend().get_window_extent().y1 <= ax.get_window_extent().y0
@@ -332,27 +336,27 @@ def test_masking_table_stacks_the_schemes_on_narrow_screens(handlers):
 
 
 def test_masking_predictions_match_a_full_forward(handlers, models):
-    tokens = H.tokenize(models.mlm.tokenizer, LONG_SENTENCE, 64)
-    runs = H.simulate_masking(models.mlm.tokenizer, torch.tensor([tokens.ids]), 5, seed=0)
-    rows = handlers._mlm_predictions(tokens, runs)
+    tokens = tokens_view.tokenize(models.mlm.tokenizer, LONG_SENTENCE, 64)
+    runs = masking_view.simulate_masking(models.mlm.tokenizer, torch.tensor([tokens.ids]), 5, seed=0)
+    rows = masking_view.mlm_predictions(models.mlm.model, models.mlm.tokenizer, tokens, runs)
     with torch.inference_mode():
         probs = models.mlm.model(runs["dynamic"][-1].input_ids).logits[0].softmax(-1)  # (T, V)
-    dynamic = [r for r in rows if r[0] == H.SCHEMES["dynamic"] and r[1] is not None]
+    dynamic = [r for r in rows if r[0] == masking_view.SCHEMES["dynamic"] and r[1] is not None]
     assert len(dynamic) == int((runs["dynamic"][-1].outcome != 0).sum())
     for row in dynamic:
         p, pick = probs[row[1]].max(-1)
-        assert row[5] == H.token_text(models.mlm.tokenizer, int(pick)) and row[6] == round(float(p), 3)
+        assert row[5] == tokens_view.token_text(models.mlm.tokenizer, int(pick)) and row[6] == round(float(p), 3)
 
 
 def test_masking_simulation_matches_maskers(models):
     tokenizer = models.mlm.tokenizer
-    ids = torch.tensor([H.tokenize(tokenizer, LONG_SENTENCE, 64).ids])
-    runs = H.simulate_masking(tokenizer, ids, 25, seed=3)
+    ids = torch.tensor([tokens_view.tokenize(tokenizer, LONG_SENTENCE, 64).ids])
+    runs = masking_view.simulate_masking(tokenizer, ids, 25, seed=3)
     distinct = {k: len({tuple(b.input_ids[0].tolist()) for b in v}) for k, v in runs.items()}
     assert distinct["static1"] == 1 and distinct["static10"] <= 10 and distinct["dynamic"] == 25
     # static masks repeat with period 10; dynamic masks are reproducible from the seed
     assert torch.equal(runs["static10"][3].input_ids, runs["static10"][13].input_ids)
-    again = H.simulate_masking(tokenizer, ids, 25, seed=3)
+    again = masking_view.simulate_masking(tokenizer, ids, 25, seed=3)
     assert all(torch.equal(a.outcome, b.outcome) for a, b in zip(runs["dynamic"], again["dynamic"]))
 
 
@@ -419,12 +423,12 @@ def test_long_text_is_cut_before_tokenizing_with_the_same_tokens(models):
     same tokens as from the whole text."""
     tokenizer, max_length = models.mlm.tokenizer, models.mlm.config.max_length
     for text in ["the old man follows the river. " * 6000, "東京 😀 mixed " * 15000, " " * 150_000 + "a cat " * 8000]:
-        tokens = H.tokenize(tokenizer, text, max_length)
-        assert len(tokens.text) <= H.window_chars(tokenizer, max_length) < len(text)
+        tokens = tokens_view.tokenize(tokenizer, text, max_length)
+        assert len(tokens.text) <= tokens_view.window_chars(tokenizer, max_length) < len(text)
         full_ids, _, truncated = __import__("roberta").encode(tokenizer, text, max_length)
         assert tokens.ids == full_ids[0].tolist() and truncated[0] and tokens.truncated
     short = "a short text"
-    assert H.cut_to_window(short, tokenizer, max_length) is short
+    assert tokens_view.cut_to_window(short, tokenizer, max_length) is short
 
 
 def test_fill_mask_mask_beyond_the_cut(handlers):
@@ -436,7 +440,7 @@ def test_fill_mask_mask_beyond_the_cut(handlers):
 
 
 @pytest.mark.parametrize("targets, match", [(", ".join(f"w{i}" for i in range(101)), "at most 100"),
-                                            ("x" * (H.MAX_CHARS + 1), "too long"), (5, "must be a string")])
+                                            ("x" * (V.MAX_CHARS + 1), "too long"), (5, "must be a string")])
 def test_fill_mask_bad_targets(handlers, targets, match):
     with _error(match):
         handlers.fill_mask("a <mask>", 5, targets)
@@ -444,10 +448,10 @@ def test_fill_mask_bad_targets(handlers, targets, match):
 
 def test_completed_sentence_is_linear_in_whitespace():
     start = time.perf_counter()
-    parts = H.Handlers._completed("<mask>" + " " * 199_990 + "x", ["word"])
+    parts = fill_mask_view.completed_sentence("<mask>" + " " * 199_990 + "x", ["word"])
     assert time.perf_counter() - start < 0.5 and parts[0] == ("word", "<mask> 1")
-    assert H.Handlers._completed("a  <mask> b [MASK]", ["x", "y"]) == [("a", None), ("x", "<mask> 1"), (" b", None),
-                                                                       ("y", "<mask> 2")]
+    assert fill_mask_view.completed_sentence("a  <mask> b [MASK]", ["x", "y"]) == [
+        ("a", None), ("x", "<mask> 1"), (" b", None), ("y", "<mask> 2")]
 
 
 # ----------------------------------------------------------------------------- worst-case inputs
@@ -487,7 +491,7 @@ def test_worst_case_attention(handlers, single_thread, name, model):
 
 @pytest.mark.parametrize("name", WORST)
 def test_worst_case_masking(handlers, single_thread, name):
-    assert _run(handlers.masking, WORST[name], H.MAX_EPOCHS, 0) < BOUND_S
+    assert _run(handlers.masking, WORST[name], V.MAX_EPOCHS, 0) < BOUND_S
 
 
 # ----------------------------------------------------------------------------- missing models, about tab
@@ -502,44 +506,44 @@ def test_missing_models_give_a_clear_message(tmp_path):
         handlers.attention("good", 1, "average")
     with _error("not available"):
         handlers.masking("good film", 3, 0)
-    about = H.about_sections(models)
-    assert about["mlm_card"].count("not available") == 1 and "not available" in about["sentiment_card"]
-    assert "not available" in about["architecture"] and "not available" in about["comparison"]
+    sections = about.about_sections(models)
+    assert sections["mlm_card"].count("not available") == 1 and "not available" in sections["sentiment_card"]
+    assert "not available" in sections["architecture"] and "not available" in sections["comparison"]
 
 
 def test_about_sections(models, tiny_clf_dir, tmp_path):
-    about = H.about_sections(models)
-    assert f"**{models.mlm.model.num_parameters():,}**" in about["architecture"]
-    assert "17.7M" in about["comparison"] and "80%" in about["comparison"]
-    assert about["sentiment_curves"] is None and "%" not in about["sentiment_card"]  # no metrics: no figures
+    sections = about.about_sections(models)
+    assert f"**{models.mlm.model.num_parameters():,}**" in sections["architecture"]
+    assert "17.7M" in sections["comparison"] and "80%" in sections["comparison"]
+    assert sections["sentiment_curves"] is None and "%" not in sections["sentiment_card"]  # no metrics: no figures
     # a fine-tuned folder with metrics and a model card
     folder = tmp_path / "sst2"
     shutil.copytree(tiny_clf_dir, folder)
-    (folder / "metrics.json").write_text(json.dumps({"dev": {"accuracy": 0.834, "loss": 0.41}, "steps": 100}))
+    (folder / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.834, "dev_loss": 0.41, "train_steps": 100}))
     (folder / "README.md").write_text("---\nlicense: mit\n---\n# Tiny SST-2 model\n![curves](curves.png)\n")
-    about = H.about_sections(load_models(models.mlm.source, folder))
-    assert "83.4%" in about["comparison"]
-    assert "dev.accuracy" not in about["sentiment_card"] and "curves.png" not in about["sentiment_card"]
-    assert "full model card: `sst2/README.md`" in about["sentiment_card"]
+    sections = about.about_sections(load_models(models.mlm.source, folder))
+    assert "83.4%" in sections["comparison"]
+    assert "dev_accuracy" not in sections["sentiment_card"] and "curves.png" not in sections["sentiment_card"]
+    assert "full model card: `sst2/README.md`" in sections["sentiment_card"]
 
 
 def test_about_cards_summarise_metrics_without_paths(tiny_mlm_dir, tiny_clf_dir, tmp_path):
     mlm = _with_metrics(tiny_mlm_dir, tmp_path, "mlm", MLM_METRICS, phases=[MLM_METRICS, MLM_METRICS])
     clf = _with_metrics(tiny_clf_dir, tmp_path, "clf", SST2_METRICS)
-    about = H.about_sections(load_models(mlm, clf))
-    card = about["mlm_card"]
+    sections = about.about_sections(load_models(mlm, clf))
+    card = sections["mlm_card"]
     assert "**34.0%** guessed right" in card and "perplexity 104" in card and "64-token rows" in card
     assert "21.9% at the end of training" in card  # the second MLM accuracy, explained
     assert "2.0M tokens" in card and "20 min of training (22 min wall time)" in card and "in 2 phases" in card
-    card = about["sentiment_card"]
+    card = sections["sentiment_card"]
     assert "- **SST-2 dev**: **82.9%** right of 872 sentences" in card and "**72.1%** right of 1,000" in card
     assert "`sst2/train.tsv` (67,349 examples)" in card
-    for card in (about["mlm_card"], about["sentiment_card"]):
+    for card in (sections["mlm_card"], sections["sentiment_card"]):
         assert "../" not in card and str(tmp_path) not in card and "/home/" not in card
-    assert "Loaded from `mlm`" in about["mlm_card"]  # a folder outside the repository: its name only
+    assert "Loaded from `mlm`" in sections["mlm_card"]  # a folder outside the repository: its name only
     from demo.models import ROOT
-    assert H.shown_source(str(ROOT / "assets" / "mini-roberta-mlm")) == "assets/mini-roberta-mlm"
-    assert H.shown_source("FacebookAI/roberta-base") == "FacebookAI/roberta-base"
+    assert about.shown_source(str(ROOT / "assets" / "mini-roberta-mlm")) == "assets/mini-roberta-mlm"
+    assert about.shown_source("FacebookAI/roberta-base") == "FacebookAI/roberta-base"
 
 
 MLM_METRICS = {"train_tokens": 1_000_000, "train_time_s": 600.0, "wall_time_s": 660.0, "eval_accuracy": 0.2192,
@@ -566,52 +570,48 @@ def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tin
                                 {**MLM_METRICS, "fill_mask_probe": {"top1": 1 / 28, "top5": 5 / 28, "sentences": 28}}])
     clf = _with_metrics(tiny_clf_dir, tmp_path, "clf", SST2_METRICS)
     models = load_models(mlm, clf)
-    facts = H.model_facts(models.mlm)
+    facts = about.model_facts(models.mlm)
     assert facts["train_tokens"] == 3_000_000 and facts["train_minutes"] == 30  # the phases add up
     assert facts["data"] == ["wikitext-2/wiki.train.tokens"] and facts["mlm_accuracy"] == 0.3404
-    assert H.model_facts(models.sentiment)["data"] == ["sst2/train.tsv"]  # no local path
+    assert about.model_facts(models.sentiment)["data"] == ["sst2/train.tsv"]  # no local path
     failures = {"mlm": [("Paris is the capital of <mask>.", "France", ["India", "China", "it"])],
                 "sentiment": [("The acting was not bad at all.", "positive", "negative", 0.9816)]}
-    note = H.model_note(models, "mlm", failures)
+    note = about.model_note(models, "mlm", failures)
     assert "34.0% of hidden words" in note and "64-token rows" in note and "3M tokens" in note
     assert "France is not in its top 5" in note and "India" in note and "&lt;mask&gt;" in note
     assert "Of 28 everyday sentences, it puts the expected word first in 1 and in its top 5 in 5." in note
-    note = H.model_note(models, "sentiment", failures)
+    note = about.model_note(models, "sentiment", failures)
     assert "82.9% of the SST-2 dev sentences (872)" in note and "72.1% of 1,000 IMDB reviews" in note
     assert "not bad at all" in note and "negative, 98.2%" in note
     checks = {"n": 10, "right": 6, "accuracy": 0.6, "categories": {"negation": {"right": 1, "n": 4, "accuracy": 0.25},
                                                                   "plain": {"right": 5, "n": 6, "accuracy": 5 / 6}}}
     clf = _with_metrics(tiny_clf_dir, tmp_path, "clf-checks", {**SST2_METRICS, "checks": checks})
-    assert "Behaviour checks: 6/10 right; weakest: negation (1/4)" in H.model_note(load_models(mlm, clf),
+    assert "Behaviour checks: 6/10 right; weakest: negation (1/4)" in about.model_note(load_models(mlm, clf),
                                                                                      "sentiment")
     # no metrics.json: no figures invented, the size still said
     bare = load_models(tiny_mlm_dir, tiny_clf_dir)
-    note = H.model_note(bare, "sentiment", {})
+    note = about.model_note(bare, "sentiment", {})
     assert "parameters" in note and "%" not in note
 
 
 def test_example_failures_and_attention_hint_come_from_the_model(handlers, models):
-    failures = H.example_failures(models)
+    failures = about.example_failures(models)
     assert set(failures) == {"mlm", "sentiment"}
     for text, expected, label, p in failures["sentiment"]:  # the random tiny model gets some wrong
         assert label != expected and 0.5 <= p <= 1
     for text, expected, top in failures["mlm"]:
         assert expected not in top and len(top) == 5
-    hint = H.attention_hint(handlers, "the cat sees the house.", (".", "the"))  # single tokens here
+    hint = handlers.attention_hint("the cat sees the house.", (".", "the"))  # single tokens here
     layer, head = map(int, re.search(r"layer (\d+), head (\d+)", hint).groups())
-    _, attentions = handlers._attention_data("mlm", "the cat sees the house.")
+    _, attentions = handlers.attention_data("mlm", "the cat sees the house.")
     assert 1 <= layer <= attentions.shape[0] and 1 <= head <= attentions.shape[1]
-    assert H.attention_hint(handlers, "no such words here", ("it", "cat")) == ""
+    assert handlers.attention_hint("no such words here", ("it", "cat")) == ""
 
 
 def test_ablation_markdown():
-    assert "not available" in H.ablation_markdown({})
-    table = H.ablation_markdown({"results": {"static": {"mlm_loss": 2.5}, "dynamic": {"mlm_loss": 2.4}}})
-    assert "| dynamic | 2.4 |" in table and "mlm_loss" in table
-    assert "```json" in H.ablation_markdown({"results": [1, 2, 3]})
-    listed = H.ablation_markdown({"results": {"steps": 500, "runs": [{"masking": "static", "loss": 3.0},
-                                                                   {"masking": "dynamic", "loss": 2.9}]}})
-    assert "| dynamic | dynamic | 2.9 |" in listed and "| steps | 500 |" in listed
+    assert "not available" in ablation_markdown({})
+    for other in ([1, 2, 3], {"static": {"mlm_loss": 2.5}}, {"arms": [1]}):  # not what train.ablation writes
+        assert "not in the layout `train.ablation` writes" in ablation_markdown({"results": other})
     # train.ablation's layout: one row per arm with mean ± std over seeds, the paper's table beside it
     arms = {"dynamic": {"label": "dynamic (RoBERTa)", "n": 3, "mean": {"mlm_loss": 4.5, "mlm_accuracy": 0.25,
                                                                        "sst2_accuracy": 0.8},
@@ -621,7 +621,7 @@ def test_ablation_markdown():
                              "std": {"mlm_loss": None}}}
     paper = {"rows": [{"masking": "dynamic", "ours": "dynamic", "squad2_f1": 78.7, "mnli_m_accuracy": 84.0,
                        "sst2_accuracy": 92.9}]}
-    table = H.ablation_markdown({"results": {"arms": arms, "paper": paper, "status": "partial", "runs_done": 4,
+    table = ablation_markdown({"results": {"arms": arms, "paper": paper, "status": "partial", "runs_done": 4,
                                              "runs_planned": 12, "setup": {"init": "assets/mini-roberta-mlm"}}})
     assert "| dynamic (RoBERTa) | 3 | 4.500 ± 0.010 | 25.0 ± 0.2 % | – | – | 80.0 ± 1.0 % |" in table
     assert "| static, one fixed mask | 1 | 4.700 | – | 3.900 | 4.400 | – |" in table
@@ -633,7 +633,7 @@ def test_calibration_note_reads_the_metrics_and_warns_without_them():
     metrics = {"calibration": {"temperature": 1.87, "calibration": {"n": 1000},
                                "dev": {"n": 872, "accuracy": 0.85, "ece_before": 0.091, "ece_after": 0.021,
                                        "mean_confidence_before": 0.95, "mean_confidence_after": 0.86}}}
-    text = H.calibration_markdown(metrics)
+    text = about.calibration_markdown(metrics)
     assert "T = 1.87" in text and "9.1% to 2.1%" in text and "1,000 held-out" in text and "872" in text
-    assert "not calibrated" in H.calibration_markdown({"dev_accuracy": 0.8})
-    assert "not calibrated" in H.calibration_markdown(None)
+    assert "not calibrated" in about.calibration_markdown({"dev_accuracy": 0.8})
+    assert "not calibrated" in about.calibration_markdown(None)

@@ -1,0 +1,79 @@
+"""The masking ablation's results (assets/masking-ablation/results.json, written by `train.ablation`) as the
+Masking tab shows them: one row per arm, mean ± std over seeds, the paper's table beside it."""
+from __future__ import annotations
+
+import html
+import logging
+
+from .formatting import md_cell, millions
+
+log = logging.getLogger(__name__)
+
+
+def ablation_markdown(ablation: dict) -> str:
+    """`demo.models.read_ablation()`'s results as Markdown, or a note that they are not there (yet)."""
+    results = ablation.get("results")
+    if results is None:
+        return ("_The static-vs-dynamic masking ablation (assets/masking-ablation/results.json) is not available "
+                "yet._")
+    try:
+        return "### Ablation: pretraining with static vs dynamic masking\n\n" + ablation_arms_markdown(results)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        log.warning("unexpected ablation results layout: %s", err)
+        return "_The masking ablation's results.json is not in the layout `train.ablation` writes._"
+
+
+def _mean_std(arm: dict, key: str, percent: bool = False) -> str:
+    mean, std = arm.get("mean", {}).get(key), arm.get("std", {}).get(key)
+    if mean is None:
+        return "–"
+    scale, digits = (100, 1) if percent else (1, 3)
+    text = f"{mean * scale:.{digits}f}" + (f" ± {std * scale:.{digits}f}" if std is not None else "")
+    return text + (" %" if percent else "")
+
+
+def ablation_arms_markdown(results: dict) -> str:
+    """train.ablation's results.json: arm | seeds | MLM loss | MLM accuracy | the mask probe's training-row
+    losses | SST-2 (mean ± std), the paper's Table 1 beside it, and the setup in one line."""
+    arms = results["arms"]
+    lines = ["| arm | seeds | held-out MLM loss | held-out MLM accuracy | training rows, mask trained on | "
+             "training rows, fresh mask | SST-2 dev accuracy |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, arm in arms.items():
+        lines.append(f"| {md_cell(arm.get('label', name))} | {int(arm.get('n', 0))} | "
+                     f"{_mean_std(arm, 'mlm_loss')} | {_mean_std(arm, 'mlm_accuracy', True)} | "
+                     f"{_mean_std(arm, 'probe_seen_mask_loss')} | {_mean_std(arm, 'probe_fresh_mask_loss')} | "
+                     f"{_mean_std(arm, 'sst2_accuracy', True)} |")
+    setup = results.get("setup", {})
+    init = setup.get("init")
+    start = (f"the same warm start ({html.escape(str(init).replace(chr(92), '/'))})" if init and init != "random"
+             else "the same model")
+    note = ("Mean ± standard deviation over seeds; the two training-row columns are MLM losses on training rows "
+            "under the mask trained on (static arms) and under fresh masks: their gap is what was memorised of "
+            f"the masks. Every arm has {start}, seeds, data, token budget, held-out mask and SST-2 fine-tuning; "
+            "only the masking of the training rows differs")
+    if setup.get("parameters") and setup.get("train_tokens_per_run"):
+        corpus = setup.get("corpus") or {}
+        name = str(corpus.get("source") or corpus.get("file") or "the corpus").replace("\\", "/").rsplit("/", 1)[-1]
+        note += (f": a {millions(setup['parameters'])}-parameter encoder, {setup.get('epochs', 0):g} epochs over "
+                 f"{setup.get('train_rows', 0):,} rows of {html.escape(name)} ({setup['train_tokens_per_run']:,} "
+                 "tokens per run)")
+    if setup.get("valid"):
+        note += f". Held-out: {html.escape(str(setup['valid']).replace(chr(92), '/').rsplit('/', 1)[-1])}"
+    note += "."
+    if results.get("status") != "complete":
+        note += f" **Partial results: {results.get('runs_done')} of {results.get('runs_planned')} runs.**"
+    out = "\n".join(lines) + "\n\n" + note
+    paper = results.get("paper")
+    if isinstance(paper, dict) and paper.get("rows"):
+        def num(v):
+            return f"{v:.1f}" if isinstance(v, (int, float)) else "–"
+
+        rows = ["| masking (paper) | our arm | SQuAD 2.0 F1 | MNLI-m | SST-2 |", "|---|---|---:|---:|---:|"]
+        for r in paper["rows"]:
+            ours = arms.get(r.get("ours"), {}).get("label", "–")
+            rows.append(f"| {md_cell(r.get('masking'))} | {md_cell(ours)} | {num(r.get('squad2_f1'))} | "
+                        f"{num(r.get('mnli_m_accuracy'))} | {num(r.get('sst2_accuracy'))} |")
+        out += (f"\n\nFor reference, {md_cell(paper.get('source', 'the RoBERTa paper'))} "
+                f"({md_cell(paper.get('model', 'BERT-base'))}; {md_cell(paper.get('note', ''))}):\n\n"
+                + "\n".join(rows))
+    return out

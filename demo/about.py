@@ -1,0 +1,349 @@
+"""The About tab and the notes next to each tab's result, read at start-up from what each model folder holds
+(metrics.json, phases.json, README.md, curves): a short card per model, the notes on its size, held-out
+figures and the showcase examples it gets wrong, the calibration note, the architecture and the recipe."""
+from __future__ import annotations
+
+import html
+import logging
+from pathlib import Path
+
+import roberta
+from roberta.text import normalize_for_classifier
+
+from .examples import FILL_MASK_EXPECTED, SENTIMENT_EXPECTED
+from .formatting import code, md_escape, millions, minutes, pct
+from .models import ROOT, Models
+
+log = logging.getLogger(__name__)
+
+RECIPE = """## Training recipe
+- **Pretraining** (`python -m train.pretrain`): masked language modelling only, no next-sentence prediction;
+documents packed into full rows (RoBERTa's FULL-SENTENCES); 15% of tokens selected, of which 80% become
+`<mask>`, 10% a random token and 10% stay unchanged, with a fresh mask every time a row is seen (dynamic
+masking); byte-level BPE tokenizer; AdamW with warm-up and a decaying learning rate.
+- **Fine-tuning** (`python -m train.finetune`): the pretrained encoder plus a new classification head on `<s>`,
+trained on SST-2 (texts detokenized and lower-cased, here as in training), the best checkpoint on the SST-2
+dev set kept.
+
+The exact settings, data, hardware and times of each run are in its model card.
+"""
+
+
+def parameter_table(model) -> tuple[str, int]:
+    """Markdown table of components with their parameter counts, and the total."""
+    cfg = model.config
+    named = dict(model.named_parameters())
+
+    def count(prefix):
+        return sum(p.numel() for n, p in named.items() if n.startswith(prefix))
+
+    H, L, nh, ff, V = (cfg.hidden_size, cfg.num_hidden_layers, cfg.num_attention_heads, cfg.intermediate_size,
+                       cfg.vocab_size)
+    layer = "roberta.encoder.layer.0."
+    rows = [
+        ("Token embeddings", f"{V:,} × {H}", count("roberta.embeddings.word_embeddings")),
+        ("Position embeddings", f"{cfg.max_position_embeddings} × {H}",
+         count("roberta.embeddings.position_embeddings")),
+        ("Embedding LayerNorm", f"2 × {H}", count("roberta.embeddings.LayerNorm")),
+        (f"Self-attention Q, K, V ({nh} heads of {H // nh}) × {L} layers", f"3 × ({H} × {H} + {H})",
+         L * sum(count(layer + f"attention.self.{m}") for m in ("query", "key", "value"))),
+        (f"Attention output + LayerNorm × {L}", f"{H} × {H} + {H} + 2 × {H}", L * count(layer + "attention.output")),
+        (f"Feed-forward (GELU) × {L}", f"{H} × {ff} + {ff} + {ff} × {H} + {H}",
+         L * (count(layer + "intermediate") + count(layer + "output.dense"))),
+        (f"Feed-forward LayerNorm × {L}", f"2 × {H}", L * count(layer + "output.LayerNorm")),
+    ]
+    if any(n.startswith("lm_head") for n in named):
+        rows.append(("MLM head: dense + GELU + LayerNorm + bias (decoder tied to token embeddings)",
+                     f"{H} × {H} + {H} + 2 × {H} + {V:,}", count("lm_head")))
+    if any(n.startswith("classifier") for n in named):
+        rows.append(("Classification head on <s>: dense + tanh + projection",
+                     f"{H} × {H} + {H} + {H} × {cfg.num_labels} + {cfg.num_labels}", count("classifier")))
+    total = sum(p.numel() for p in named.values())
+    lines = ["| component | shape | parameters |", "|---|---|---:|"]
+    lines += [f"| {html.escape(a)} | {b} | {c:,} |" for a, b, c in rows]
+    lines.append(f"| **total** | | **{total:,}** |")
+    return "\n".join(lines), total
+
+
+def shown_source(source: str) -> str:
+    """Where a model came from, without the machine's paths: a Hub repo id as it is, a folder inside the
+    repository relative to it (assets/mini-roberta-mlm), any other folder by its name."""
+    if not roberta.hub.is_local(source):
+        return source
+    path = Path(source).resolve()
+    try:
+        return path.relative_to(ROOT).as_posix()
+    except ValueError:
+        return path.name
+
+
+def card_link(loaded) -> str:
+    """Where the full model card is: its Hub page, or README.md in its folder."""
+    source = shown_source(loaded.source)
+    if not roberta.hub.is_local(loaded.source):
+        return f"full model card: [huggingface.co/{source}](https://huggingface.co/{source})"
+    return f"full model card: {code(source + '/README.md')}" if "readme" in loaded.extras else "no model card"
+
+
+def summary_card(loaded) -> str:
+    """A short Markdown card for the About tab, from the model's metrics.json and phases.json (read at
+    run time; a figure that is not there is not shown): size, data, training, held-out figures."""
+    if not loaded.available:
+        return f"### {loaded.title}\n\n{md_escape(loaded.error)}"
+    facts, cfg = model_facts(loaded), loaded.config
+    rows = [("size", f"{millions(facts['parameters'])} parameters: {cfg.num_hidden_layers} layers, hidden "
+                     f"{cfg.hidden_size}, {cfg.num_attention_heads} heads, up to {cfg.max_length} tokens")]
+    metrics = loaded.extras.get("metrics") if isinstance(loaded.extras.get("metrics"), dict) else {}
+    if facts.get("data"):
+        data = ", ".join(code(d) for d in facts["data"])
+        if "train_examples" in facts:
+            data += f" ({facts['train_examples']:,} examples)"
+        rows.append(("data", data))
+    training = []
+    if "train_tokens" in facts:
+        training.append(f"{facts['train_tokens'] / 1e6:.1f}M tokens")
+    if "train_minutes" in facts:
+        training.append(f"{minutes(facts['train_minutes'])} of training"
+                        + (f" ({minutes(facts['wall_minutes'])} wall time)" if "wall_minutes" in facts else ""))
+    if "cores" in facts and facts.get("device") == "cpu":
+        training.append(f"on a {facts['cores']}-core CPU")
+    phases = loaded.extras.get("phases")
+    if isinstance(phases, list) and len(phases) > 1:
+        training.append(f"in {len(phases)} phases")
+    if training:
+        rows.append(("training", ", ".join(training)))
+    if "mlm_accuracy" in facts:
+        where = dataset_name(metrics["mlm"].get("source", "held-out text"))
+        rows.append(("held-out masked words", (
+            f"**{pct(facts['mlm_accuracy'])}** guessed right (top-1)"
+            + (f", perplexity {facts['mlm_perplexity']:.0f}" if "mlm_perplexity" in facts else "")
+            + f" on {code(where)}"
+            + (f" in {facts['mlm_rows']}-token rows, the length it last trained on" if "mlm_rows" in facts else ""))))
+        if "eval_accuracy" in facts:
+            rows.append(("the same, training's own check", (
+                f"{pct(facts['eval_accuracy'])} at the end of training, in rows of up to {cfg.max_length} tokens: "
+                "longer rows are predicted worse, so the two figures differ")))
+    elif "eval_accuracy" in facts:
+        rows.append(("held-out masked words", f"**{pct(facts['eval_accuracy'])}** guessed right (top-1)"))
+    if "probe" in facts:
+        n = int(facts["probe"]["sentences"])
+        rows.append(("everyday sentences", f"the expected word first in {round(facts['probe']['top1'] * n)} of {n}, "
+                                           f"in the top 5 in {round(facts['probe']['top5'] * n)} of {n}"))
+    if "dev_accuracy" in facts:
+        rows.append(("SST-2 dev", f"**{pct(facts['dev_accuracy'])}** right"
+                     + (f" of {facts['dev_examples']:,} sentences" if "dev_examples" in facts else "")))
+    if "imdb_accuracy" in facts:
+        rows.append(("IMDB reviews", f"**{pct(facts['imdb_accuracy'])}** right"
+                     + (f" of {facts['imdb_examples']:,}" if "imdb_examples" in facts else "")
+                     + " (longer texts than it was trained on)"))
+    checks = facts.get("checks")
+    if checks:
+        rows.append(("behaviour checks", f"{checks.get('right', 0)}/{int(checks['n'])} right"))
+    table = "\n".join(f"- **{name}**: {value}" for name, value in rows)  # a list reads well on a phone too
+    return f"### {loaded.title}\n\n{table}\n\nLoaded from {code(shown_source(loaded.source))}; {card_link(loaded)}."
+
+
+def calibration_markdown(metrics: dict | None) -> str:
+    """What the sentiment scores mean: the fitted temperature and the dev calibration error before and after it
+    (from the classifier's metrics.json), or a plain warning when the model was never calibrated."""
+    cal = (metrics or {}).get("calibration")
+    if not cal:
+        return ("**This classifier is not calibrated**: its scores are the raw softmax of a small model, often near "
+                "100% even when it is wrong. Read them as a ranking, not as a probability.")
+    dev = cal["dev"]
+    return (f"The scores are calibrated: the logits are divided by a temperature T = {cal['temperature']:.2f} fitted "
+            f"on {cal['calibration']['n']:,} held-out SST-2 training sentences. On the SST-2 dev set "
+            f"({dev['n']:,} sentences) the expected calibration error (the gap between confidence and accuracy, "
+            f"over 15 bins) goes from {dev['ece_before']:.1%} to {dev['ece_after']:.1%}, and the mean confidence "
+            f"from {dev['mean_confidence_before']:.1%} to {dev['mean_confidence_after']:.1%} at an accuracy of "
+            f"{dev['accuracy']:.1%}. A bar on the diagonal below means that answers given with that confidence are "
+            f"right that often.")
+
+
+def about_sections(models: Models) -> dict:
+    """Markdown for the About tab, built once at start-up from whatever exists: a summary card and the
+    curves per model, the architecture, the comparison. No raw metrics, no machine paths."""
+    out = {}
+    reference = models.mlm if models.mlm.available else models.sentiment
+    if reference.available:
+        cfg = reference.config
+        table, _ = parameter_table(reference.model)
+        out["architecture"] = (
+            f"Post-norm Transformer encoder, {cfg.num_hidden_layers} layers, hidden size {cfg.hidden_size}, "
+            f"{cfg.num_attention_heads} heads, feed-forward {cfg.intermediate_size}, vocabulary "
+            f"{cfg.vocab_size:,} (byte-level BPE), up to {cfg.max_length} tokens per input. Counts of the "
+            f"{reference.title} model:\n\n{table}"
+        )
+    else:
+        out["architecture"] = "Architecture: not available (no model loaded)."
+
+    mlm_params = models.mlm.model.num_parameters() if models.mlm.available else None
+    accuracy = model_facts(models.sentiment).get("dev_accuracy") if models.sentiment.available else None
+    out["comparison"] = (
+        "| | this project | MiniRoBERTa reference |\n|---|---:|---:|\n"
+        f"| parameters (with the MLM head) | {millions(mlm_params) if mlm_params else 'not available'} | 17.7M |\n"
+        f"| SST-2 accuracy (validation) | {f'{accuracy:.1%}' if accuracy is not None else 'not available'} | 80% |"
+    )
+    for loaded in (models.mlm, models.sentiment):
+        out[f"{loaded.key}_card"] = summary_card(loaded)
+        out[f"{loaded.key}_curves"] = loaded.extras.get("curves")
+    return out
+
+
+# ----------------------------------------------------------------------------- model notes and summaries
+def _number(d, *keys):
+    """d[k1][k2]... when it is a real number (not a bool), else None."""
+    for key in keys:
+        if not isinstance(d, dict) or key not in d:
+            return None
+        d = d[key]
+    return float(d) if isinstance(d, (int, float)) and not isinstance(d, bool) else None
+
+
+def _runs(loaded) -> list[dict]:
+    """The training runs behind a model: its pretraining phases (phases.json), else its metrics.json."""
+    phases = loaded.extras.get("phases")
+    if isinstance(phases, list) and phases and all(isinstance(p, dict) for p in phases):
+        return phases
+    metrics = loaded.extras.get("metrics")
+    return [metrics] if isinstance(metrics, dict) else []
+
+
+def model_facts(loaded) -> dict:
+    """What the model's metrics.json (and phases.json) say, read at run time; a key is missing when its
+    figure is. Keys: parameters, train_tokens, train_minutes, wall_minutes, cores, device, data, and for an
+    MLM mlm_accuracy / mlm_perplexity / mlm_rows (the release evaluation), eval_accuracy (the training
+    script's own) and probe (train.fill_mask_probe's top1 / top5 / sentences), for a classifier
+    dev_accuracy / dev_examples / imdb_accuracy / imdb_examples / train_examples and checks
+    (train.evaluate.score_checks' dict)."""
+    facts = {}
+    if loaded.available:
+        facts["parameters"] = loaded.model.num_parameters()
+    metrics = loaded.extras.get("metrics") if isinstance(loaded.extras.get("metrics"), dict) else {}
+    runs = _runs(loaded)
+    tokens = [_number(r, "train_tokens") for r in runs]
+    if runs and all(t is not None for t in tokens):
+        facts["train_tokens"] = int(sum(tokens))
+    for key, out in (("train_time_s", "train_minutes"), ("wall_time_s", "wall_minutes")):
+        values = [_number(r, key) for r in runs]
+        if runs and all(v is not None for v in values):
+            facts[out] = sum(values) / 60
+    hardware = metrics.get("hardware") if isinstance(metrics.get("hardware"), dict) else {}
+    if _number(hardware, "cpu_count"):
+        facts["cores"] = int(hardware["cpu_count"])
+    if isinstance(hardware.get("device"), str):
+        facts["device"] = hardware["device"]
+    sources = metrics.get("corpus_sources")
+    if isinstance(sources, list):
+        facts["data"] = [dataset_name(s.get("source")) for s in sources if isinstance(s, dict) and s.get("source")]
+    elif isinstance(metrics.get("train_data"), str):
+        facts["data"] = [dataset_name(metrics["train_data"])]
+    for key in ("accuracy", "perplexity"):
+        if _number(metrics, "mlm", key) is not None:
+            facts[f"mlm_{key}"] = _number(metrics, "mlm", key)
+    if _number(metrics, "mlm", "max_length"):
+        facts["mlm_rows"] = int(metrics["mlm"]["max_length"])
+    for key in ("eval_accuracy", "dev_accuracy", "imdb_accuracy"):
+        if _number(metrics, key) is not None:
+            facts[key] = _number(metrics, key)
+    for key in ("dev_examples", "imdb_examples", "train_examples"):
+        if _number(metrics, key):
+            facts[key] = int(metrics[key])
+    checks = metrics.get("checks")
+    if isinstance(checks, dict) and _number(checks, "n") and isinstance(checks.get("categories"), dict):
+        facts["checks"] = checks
+    # train.fill_mask_probe: everyday sentences with one expected word (the last phase is the shipped model)
+    probe = metrics.get("fill_mask_probe") or (runs[-1].get("fill_mask_probe") if runs else None)
+    if _number(probe, "sentences") and _number(probe, "top1") is not None and _number(probe, "top5") is not None:
+        facts["probe"] = {k: float(probe[k]) for k in ("top1", "top5", "sentences")}
+    return facts
+
+
+def dataset_name(path) -> str:
+    """A data set as a reader knows it, not where it lies on the training machine:
+    "../shared/data/wikitext-2/wiki.train.tokens" -> "wikitext-2/wiki.train.tokens"."""
+    parts = [p for p in str(path).replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    if "data" in parts:
+        parts = parts[len(parts) - parts[::-1].index("data"):]
+    return "/".join(parts[-2:]) or str(path)
+
+
+def example_failures(models: Models) -> dict:
+    """The showcase examples the loaded models get wrong, checked by running them (at start-up):
+    {"mlm": [(text, expected, [top words])], "sentiment": [(text, expected, label, probability)]}."""
+    out = {"mlm": [], "sentiment": []}
+    try:
+        if models.mlm.available:
+            for text, expected in FILL_MASK_EXPECTED.items():
+                top = [r["token_str"].strip() for r in models.mlm.pipeline(text, top_k=5)]
+                if expected not in top:
+                    out["mlm"].append((text, expected, top))
+        if models.sentiment.available:
+            for text, expected in SENTIMENT_EXPECTED.items():
+                best = models.sentiment.pipeline(normalize_for_classifier(text))[0]
+                if best["label"] != expected:
+                    out["sentiment"].append((text, expected, best["label"], float(best["score"])))
+    except Exception:  # a note is not worth failing the start-up for
+        log.exception("could not check the examples")
+    return out
+
+
+def model_note(models: Models, key: str, failures: dict | None = None) -> str:
+    """One or two plain sentences next to a tab's result: how big the model is, how it scores on held-out
+    data (from its metrics.json) and which of the tab's own examples it gets wrong (`example_failures`)."""
+    loaded = models[key]
+    if not loaded.available:
+        return ""
+    facts, failures = model_facts(loaded), failures or {}
+    size = f"{millions(facts['parameters'])} parameters" if "parameters" in facts else "a small model"
+    if key == "mlm":
+        trained = (f", pretrained from scratch on {facts['train_tokens'] / 1e6:.0f}M tokens"
+                   if "train_tokens" in facts else ", pretrained from scratch")
+        if "train_minutes" in facts:
+            trained += f" in {facts['train_minutes'] / 60:.1f} hours"
+            trained += f" on a {facts['cores']}-core CPU" if facts.get("device") == "cpu" and "cores" in facts else ""
+        score = ""
+        if "mlm_accuracy" in facts:
+            score = (f" It guesses {pct(facts['mlm_accuracy'])} of hidden words in held-out Wikipedia text "
+                     "right (top-1)")
+            score += f" in {facts['mlm_rows']}-token rows." if "mlm_rows" in facts else "."
+        elif "eval_accuracy" in facts:
+            score = f" It guesses {pct(facts['eval_accuracy'])} of hidden words in held-out text right (top-1)."
+        if "probe" in facts:
+            n = int(facts["probe"]["sentences"])
+            first, top5 = round(facts["probe"]["top1"] * n), round(facts["probe"]["top5"] * n)
+            score += f" Of {n} everyday sentences, it puts the expected word first in {first} and in its top 5 in " \
+                     f"{top5}."
+        note = f"**About this model:** {size}{trained}, a small teaching model.{score} Expect plausible rather " \
+               "than right answers"
+        wrong = failures.get("mlm") or []
+        if wrong:
+            text, expected, top = wrong[0]
+            note += (f": for “{md_escape(text)}” {md_escape(expected)} is not in its top 5 "
+                     f"({', '.join(md_escape(w) for w in top[:3])}…)")
+        return note + "."
+    trained = (f", fine-tuned on {facts['train_examples']:,} SST-2 sentences" if "train_examples" in facts
+               else ", fine-tuned on SST-2")
+    scores = []
+    if "dev_accuracy" in facts:
+        scores.append(f"{pct(facts['dev_accuracy'])} of the SST-2 dev sentences"
+                      + (f" ({facts['dev_examples']:,})" if "dev_examples" in facts else ""))
+    if "imdb_accuracy" in facts:
+        scores.append(f"{pct(facts['imdb_accuracy'])} of "
+                      + (f"{facts['imdb_examples']:,} " if "imdb_examples" in facts else "")
+                      + "IMDB reviews (longer, out of domain)")
+    note = f"**About this model:** {size}{trained}, a small teaching model."
+    if scores:
+        note += f" It labels {' and '.join(scores)} right."
+    checks = facts.get("checks")
+    if checks:
+        weak = sorted(((c.get("accuracy", 0), name, c) for name, c in checks["categories"].items()
+                       if isinstance(c, dict)), key=lambda t: t[0])[:2]
+        note += (f" Behaviour checks: {checks.get('right', 0)}/{int(checks['n'])} right; weakest: "
+                 + ", ".join(f"{md_escape(str(name))} ({c.get('right', 0)}/{c.get('n', 0)})" for _, name, c in weak)
+                 + ".")
+    wrong = failures.get("sentiment") or []
+    if wrong:
+        note += " It gets " + ("this example" if len(wrong) == 1 else "these examples") + " wrong: " + "; ".join(
+            f"“{md_escape(text)}” ({md_escape(label)}, {pct(p)})" for text, _, label, p in wrong) + "."
+    return note

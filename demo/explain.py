@@ -1,0 +1,157 @@
+"""Looking inside the models: integrated gradients of the classifier's input embeddings (which words pushed the
+answer, and which way), attention maps and attention rollout, and how the Sentiment tab words them.
+
+The models are shared by every request, in eval mode and without gradients: nothing here hooks or changes
+them; integrated gradients differentiate with respect to the inputs only.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from roberta.model import position_ids_from_input_ids
+
+from .formatting import md_escape, pct
+from .tokens_view import Tokens, word_spans
+
+IG_STEPS = 20
+# HighlightedText's colours: plus rgba(239, 68, 60, a), minus rgba(128, 90, 213, a)
+SWATCH = '<span style="background: rgba({rgb}, 0.75); padding: 0 6px; border-radius: 3px">{name}</span>'
+
+
+# ----------------------------------------------------------------------------- integrated gradients
+def _logits_from_word_embeddings(model, input_ids, word_embeds):
+    """RobertaForSequenceClassification's forward with the word embeddings given (no padding, eval mode).
+    Re-traced here instead of hooking the shared model, which other requests use at the same time."""
+    emb = model.roberta.embeddings
+    positions = position_ids_from_input_ids(input_ids, model.config.pad_token_id)  # (B, T)
+    x = emb.dropout(emb.LayerNorm(word_embeds + emb.position_embeddings(positions)))  # (B, T, H)
+    for layer in model.roberta.encoder.layer:
+        x, _ = layer(x, None, False)
+    return model.classifier(x)  # (B, L)
+
+
+def class_score(logits: torch.Tensor, target: int) -> torch.Tensor:
+    """Evidence for `target`: its logit minus the mean of the other logits (the log-odds for two labels)."""
+    if logits.shape[-1] == 1:
+        return logits[:, 0]
+    others = torch.cat([logits[:, :target], logits[:, target + 1:]], dim=-1)
+    return logits[:, target] - others.mean(dim=-1)
+
+
+def integrated_gradients(model, input_ids: list[int], target: int, baseline_id: int, special_ids,
+                         steps: int = IG_STEPS):
+    """Integrated gradients (Sundararajan et al. 2017) on the word embeddings for the class score of
+    `target`, from a baseline where every regular token is `baseline_id` (special tokens kept), with the
+    midpoint rule over `steps` points, one batch. Returns (attributions (T,), score(x), score(baseline));
+    the attributions sum to about score(x) - score(baseline) (completeness)."""
+    with torch.inference_mode(False), torch.enable_grad():
+        ids = torch.tensor([input_ids], dtype=torch.long)  # (1, T)
+        table = model.roberta.embeddings.word_embeddings
+        is_special = torch.isin(ids, torch.tensor(sorted(special_ids), dtype=torch.long))
+        base_ids = torch.where(is_special, ids, torch.full_like(ids, baseline_id))
+        x, base = table(ids).detach(), table(base_ids).detach()  # (1, T, H)
+        alphas = (torch.arange(steps, dtype=x.dtype) + 0.5) / steps  # (S,)
+        path = (base + alphas[:, None, None] * (x - base)).requires_grad_(True)  # (S, T, H)
+        scores = class_score(_logits_from_word_embeddings(model, ids.expand(steps, -1), path), target)  # (S,)
+        (grads,) = torch.autograd.grad(scores.sum(), path)  # (S, T, H)
+        attributions = ((x - base)[0] * grads.mean(dim=0)).sum(dim=-1)  # (T,)
+        with torch.no_grad():
+            ends = class_score(_logits_from_word_embeddings(model, ids.expand(2, -1), torch.cat([x, base])), target)
+    return attributions.detach().numpy(), float(ends[0]), float(ends[1])
+
+
+def merge_words(tokens: Tokens, token_scores) -> list[tuple[int, int, float]]:
+    """Sum token scores over the BPE pieces of each whitespace-separated word: [(start, end, score)]."""
+    totals: dict[int, float] = {}
+    for k, score in zip(tokens.word_index, token_scores):
+        if k is not None:
+            totals[k] = totals.get(k, 0.0) + float(score)
+    spans = word_spans(tokens.text)
+    return [(*spans[k], totals[k]) for k in sorted(totals)]
+
+
+def polarity(config) -> tuple[int, str, str]:
+    """(index of the label that plus means "towards", its name, the other side's name): the label named
+    "positive" when there is one, else the second label (index 1), so colours never flip with the answer."""
+    id2label = {int(k): str(v) for k, v in (config.id2label or {}).items()}
+    index = next((i for i, name in id2label.items() if name.lower() in ("positive", "pos")),
+                 1 if len(id2label) > 1 else 0)
+    others = [name for i, name in sorted(id2label.items()) if i != index]
+    away = others[0] if len(others) == 1 else ("the other labels" if others else "the other label")
+    return index, id2label.get(index, f"LABEL_{index}"), away
+
+
+def highlighted_words(shown: str, words: list[tuple[int, int, float]], truncated: bool) -> list[tuple]:
+    """HighlightedText pairs of `shown`: every word with its score scaled so the strongest is ±1, the text
+    between words unscored."""
+    scale = max((abs(v) for _, _, v in words), default=0.0) or 1.0
+    highlighted, last = [], words[0][0] if words else 0
+    for start, end, score in words:
+        if start > last:
+            highlighted.append((shown[last:start], None))
+        highlighted.append((shown[start:end], round(score / scale, 3)))
+        last = end
+    if truncated:
+        highlighted.append((" … (the rest was cut off)", None))
+    return highlighted
+
+
+def explanation_markdown(shown: str, words, toward: str, away: str, best: str, probability: float) -> str:
+    """How to read the colours, and the words that pushed most each way."""
+    ranked = sorted(words, key=lambda w: -w[2])
+    pro = [md_escape(shown[s:e]) for s, e, v in ranked[:3] if v > 0]
+    con = [md_escape(shown[s:e]) for s, e, v in reversed(ranked[-3:]) if v < 0]
+    toward, away = md_escape(toward), md_escape(away)
+    return (
+        f"**How to read it:** {SWATCH.format(rgb='239, 68, 60', name='red')} words push towards **{toward}**, "
+        f"{SWATCH.format(rgb='128, 90, 213', name='purple')} words push towards **{away}**, whatever the model "
+        f"answers (here **{md_escape(best)}**, {pct(probability)}); "
+        f"the stronger the colour, the bigger the push. (Integrated gradients over {IG_STEPS} steps from an "
+        f"all-padding input, summed over each word's pieces, scaled so the strongest word is ±1.)\n\n"
+        f"Most towards *{toward}*: {', '.join(f'“{w}”' for w in pro) or '—'} · "
+        f"most towards *{away}*: {', '.join(f'“{w}”' for w in con) or '—'}"
+    )
+
+
+# ----------------------------------------------------------------------------- attention
+def attention_maps(model, input_ids: list[int]) -> np.ndarray:
+    """The attention of every layer and head for one sequence: (L, nh, T, T), rows summing to 1."""
+    with torch.inference_mode():
+        out = model(torch.tensor([input_ids]), output_attentions=True)
+    return torch.stack([a[0] for a in out.attentions]).float().numpy()
+
+
+def attention_rollout(attentions: np.ndarray) -> np.ndarray:
+    """Abnar & Zuidema (2020): average heads, add the residual (0.5 A + 0.5 I), renormalise rows, multiply
+    through the layers. attentions (L, nh, T, T) -> (T, T), each row a distribution over input tokens."""
+    T = attentions.shape[-1]
+    eye = np.eye(T, dtype=np.float64)
+    rollout = eye
+    for layer in attentions.astype(np.float64).mean(axis=1):  # (T, T) per layer, bottom to top
+        a = 0.5 * layer + 0.5 * eye
+        a = a / a.sum(axis=-1, keepdims=True)
+        rollout = a @ rollout
+    return rollout
+
+
+def head_matrix(attentions: np.ndarray, layer: int, head: int | None) -> tuple[np.ndarray, str]:
+    """One layer's (T, T) attention of one head (1-based) or the mean of its heads (None), and its name."""
+    chosen = attentions[layer - 1]  # (nh, T, T)
+    if head is None:
+        return chosen.mean(axis=0), f"layer {layer}, average of {chosen.shape[0]} heads"
+    return chosen[head - 1], f"layer {layer}, head {head}"
+
+
+def link_hint(tokens: Tokens, attentions: np.ndarray, link: tuple[str, str]) -> str:
+    """Where to look in the attention tab: the layer and head in which the first word of `link` ("it") gives
+    the largest share of its attention to the second ("cat"); "" when the text lacks either as one token."""
+    labels = [label.strip().lower() for label in tokens.labels]
+    if link[0] not in labels or link[1] not in labels:
+        return ""
+    source, target = labels.index(link[0]), labels.index(link[1])
+    weights = attentions[:, :, source, target]  # (L, nh)
+    layer, head = np.unravel_index(int(np.argmax(weights)), weights.shape)
+    return (f"In this model, layer {layer + 1}, head {head + 1} is where “{link[0]}” attends most to "
+            f"“{link[1]}” ({pct(float(weights[layer, head]))} of its attention; "
+            f"{pct(float(weights.mean()))} on average over all heads).")

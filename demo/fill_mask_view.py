@@ -1,0 +1,80 @@
+"""The fill-mask tab's views: every mask's predictions with readable probabilities and bars, the completed
+sentence, and the per-mask `gr.Label` values of the API."""
+from __future__ import annotations
+
+import html
+import re
+
+from .formatting import format_log_probability, format_probability
+from .validation import MAX_MASKS
+
+# Where a mask and the whitespace before it start; the look-behind keeps the pattern from being tried again
+# at every position of a long whitespace run (which made `\s*<mask>` quadratic)
+MASK_WITH_SPACE_RE = re.compile(r"(?<!\s)\s*(?:<mask>|\[MASK\])")
+
+
+FILL_MASK_CSS = """<style>
+.fm-view{display:flex;flex-direction:column;gap:12px}
+.fm-mask h4{margin:0 0 4px;font-size:14px}
+.fm-mask table.fm-table{display:table;border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
+.fm-mask tr,.fm-mask td{border:0 !important;background:transparent !important}
+.fm-mask td{padding:2px 6px;vertical-align:middle}
+.fm-mask td.fm-word{white-space:nowrap;max-width:12em;overflow:hidden;text-overflow:ellipsis}
+.fm-mask td.fm-track{width:55%}
+.fm-mask td.fm-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+.fm-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
+.fm-note{font-size:12px;opacity:.75;margin:2px 0 0}
+</style>"""
+
+
+def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = None) -> str:
+    """The fill-mask answers as a person reads them: per mask, each prediction with its probability
+    (`format_probability`; the exact value and ln p on hover) and a bar scaled to the top prediction of
+    that mask, so the ranking shows even when every probability is small."""
+    blocks = []
+    for i, row in enumerate(per_mask):
+        top = max((float(r["score"]) for r in row), default=0.0) or 1.0
+        lines = []
+        for r in row:
+            p = float(r["score"])
+            word = r["token_str"].strip() or repr(r["token_str"])
+            width = max(0.0, min(100.0, 100 * p / top))
+            lines.append(f'<tr><td class="fm-word">{html.escape(word)}</td><td class="fm-track"><span class="fm-bar" '
+                         f'style="width:{width:.1f}%"></span></td><td class="fm-score" title="p = {p:.3e}, ln p = '
+                         f'{format_log_probability(p)}">{format_probability(p)}</td></tr>')
+        what = "your candidate words, all of them" if candidates else f"top {len(row)} of the vocabulary"
+        blocks.append(f'<div class="fm-mask"><h4>&lt;mask&gt; {i + 1} <small>({what})</small></h4>'
+                      f'<table class="fm-table">{"".join(lines)}</table></div>')
+    note = ("Probabilities over the whole vocabulary; bars are scaled to the top answer of each mask. Hover a "
+            "score for the exact value and its log-probability.")
+    if candidates:
+        note += (" A candidate that is not one token of the vocabulary is scored by its first piece, as in "
+                 "transformers.")
+    return f'{FILL_MASK_CSS}<div class="fm-view">{"".join(blocks)}<p class="fm-note">{note}</p></div>'
+
+
+def completed_sentence(text: str, fills: list[str]) -> list[tuple[str, str | None]]:
+    """The text with each mask (and the space it absorbs) replaced by its top prediction, highlighted."""
+    parts, last = [], 0
+    for i, match in enumerate(MASK_WITH_SPACE_RE.finditer(text)):
+        if i >= len(fills):
+            break
+        parts.append((text[last:match.start()], None))
+        parts.append((fills[i], f"<mask> {i + 1}"))
+        last = match.end()
+    parts.append((text[last:], None))
+    return [(t, c) for t, c in parts if t]
+
+
+def mask_labels(per_mask: list[list[dict]]) -> list[dict | None]:
+    """One `gr.Label` value ({word: probability}) per mask slot, MAX_MASKS of them, None when unused."""
+    labels = []
+    for row in per_mask:
+        scores = {}
+        for r in row:
+            name = r["token_str"].strip() or repr(r["token_str"])
+            while name in scores:  # " Paris" and "Paris" both show as Paris
+                name += "\u200b"
+            scores[name] = float(r["score"])
+        labels.append(scores)
+    return labels + [None] * (MAX_MASKS - len(labels))

@@ -1,0 +1,141 @@
+"""A text as the model reads it, for display: its tokens, what each covers in the text, readable labels and
+words; and the cut of a long paste to what the model can read, before anything scans it."""
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from dataclasses import dataclass
+
+import roberta
+from roberta.text import normalize_for_classifier
+
+from .validation import require_visible
+
+WORD_START_RE = re.compile(r"\s(?=\S)")
+SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
+
+
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every whitespace-separated word of `text`."""
+    return [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+
+
+@dataclass
+class Tokens:
+    """One text as the model reads it, with what each token covers in the text."""
+
+    text: str
+    ids: list[int]
+    offsets: list[tuple[int, int]]  # character span in `text`; (0, 0) for special tokens
+    special: list[bool]
+    truncated: bool
+    pieces: list[str]  # each token decoded on its own (special tokens by name)
+
+    @functools.cached_property
+    def labels(self) -> list[str]:
+        """Readable token labels: the characters a token covers (special tokens by name). The byte pieces
+        of one character (an emoji, a CJK character) show it with a piece number: 東·1 東·2 東·3."""
+        out = []
+        for i, ((start, end), special, piece) in enumerate(zip(self.offsets, self.special, self.pieces)):
+            if special or end <= start:
+                out.append(piece if special or piece.strip() else "␣")
+                continue
+            label = self.text[start:end]
+            if not label.strip():
+                label = "␣"
+            same = [j for j in range(len(self.offsets)) if self.offsets[j] == (start, end) and not self.special[j]]
+            if len(same) > 1:
+                label += f"·{same.index(i) + 1}"
+            out.append(label)
+        return out
+
+    @functools.cached_property
+    def word_index(self) -> list[int | None]:
+        """For each token, the index of the whitespace-separated word of `text` it belongs to (None for
+        special tokens). A token that covers only whitespace belongs to the word after it."""
+        spans = word_spans(self.text)
+        starts = [s for s, _ in spans]
+        out = []
+        for (start, _), special in zip(self.offsets, self.special):
+            if special or not spans:
+                out.append(None)
+                continue
+            k = bisect.bisect_right(starts, start) - 1
+            if k < 0 or start >= spans[k][1]:
+                k += 1
+            out.append(min(k, len(spans) - 1))
+        return out
+
+    @functools.cached_property
+    def word_start(self) -> list[bool]:
+        """True for a regular token that begins a whitespace-separated word."""
+        index, previous = self.word_index, None
+        starts = []
+        for k in index:
+            starts.append(k is not None and k != previous)
+            if k is not None:
+                previous = k
+        return starts
+
+
+_LONGEST_TOKEN: dict[int, tuple] = {}  # id(tokenizer) -> (tokenizer, characters of its longest vocabulary entry)
+
+
+def window_chars(tokenizer, max_length: int) -> int:
+    """A length of text that holds more than `max_length` tokens: twice (max_length + 2) times the longest
+    vocabulary entry. A byte-level BPE token covers at most as many characters as its entry has bytes."""
+    entry = _LONGEST_TOKEN.get(id(tokenizer))
+    if entry is None or entry[0] is not tokenizer:
+        longest = max(map(len, tokenizer.get_vocab(with_added_tokens=True)), default=1)
+        entry = _LONGEST_TOKEN[id(tokenizer)] = (tokenizer, max(longest, 1))
+    return 2 * (max_length + 2) * entry[1]
+
+
+def cut_to_window(text: str, tokenizer, max_length: int) -> str:
+    """The beginning of `text` that still gives the model its first `max_length` tokens, so that a 200,000-
+    character paste is not tokenized (and scanned character by character) for the ~128 tokens the model
+    reads. The cut falls before a space that starts a word, in the second half of `window_chars`, so every
+    word before it tokenizes as in the full text; only a "word" longer than half the window is cut inside.
+    The cut text must still be longer than the window in tokens (checked), else the whole text is kept."""
+    limit = window_chars(tokenizer, max_length)
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    starts = [m.start() for m in WORD_START_RE.finditer(text, half, limit + 1)]
+    cut = text[:starts[-1] if starts else limit]
+    if len(tokenizer.encode(cut).ids) <= max_length:  # a tokenizer that drops characters: no cut
+        return text
+    return cut
+
+
+def classifier_text(text: str, tokenizer, max_length: int) -> str:
+    """What the classifier reads, as in fine-tuning (detokenized, lower-cased: `roberta.text`), of no more
+    text than it can read."""
+    text = normalize_for_classifier(text, max_chars=8 * window_chars(tokenizer, max_length))
+    return require_visible(cut_to_window(text, tokenizer, max_length))
+
+
+def special_ids(tokenizer) -> set[int]:
+    return {tokenizer.token_to_id(t) for t in SPECIAL_TOKENS}
+
+
+def tokenize(tokenizer, text: str, max_length: int) -> Tokens:
+    """`roberta.encode` (the ids the pipelines use) plus character offsets for display, of the text cut to
+    what the model can read (`cut_to_window`; `Tokens.text` is that text)."""
+    text = cut_to_window(text, tokenizer, max_length)
+    input_ids, _, truncated = roberta.encode(tokenizer, text, max_length)
+    ids = input_ids[0].tolist()
+    encoding = tokenizer.encode(text)
+    offsets, all_ids = list(encoding.offsets), list(encoding.ids)
+    if truncated[0]:
+        offsets, all_ids = offsets[:max_length - 1] + offsets[-1:], all_ids[:max_length - 1] + all_ids[-1:]
+    if all_ids != ids:  # cannot happen with a plain tokenizer; fall back to no offsets rather than wrong ones
+        offsets = [(0, 0)] * len(ids)
+    specials = special_ids(tokenizer)
+    pieces = [token_text(tokenizer, i) for i in ids]
+    return Tokens(text, ids, [tuple(o) for o in offsets], [i in specials for i in ids], bool(truncated[0]), pieces)
+
+
+def token_text(tokenizer, token_id: int) -> str:
+    return tokenizer.decode([token_id], skip_special_tokens=False)

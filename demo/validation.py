@@ -1,0 +1,154 @@
+"""Input checks and error plumbing of the app's handlers.
+
+Every check raises `gr.Error` with a plain message; `user_errors` turns the pipelines' `ValueError`s into the
+same and any other failure into a generic one (the traceback goes to the server log, never to the UI);
+`keep_results` is the UI's version of a handler, which shows the message next to the input and keeps the
+previous results.
+"""
+from __future__ import annotations
+
+import functools
+import html
+import logging
+import re
+
+import gradio as gr
+
+import roberta
+
+log = logging.getLogger(__name__)
+
+MAX_CHARS = 200_000  # longer texts are refused outright; anything shorter is cut to the model's max length
+MAX_TOP_K = 20
+MAX_TARGETS = 100  # candidate words scored at most
+MAX_MASKS = roberta.pipelines.MAX_MASKS
+MAX_EPOCHS = 40
+MAX_SEED = 2**31 - 1
+MASK_RE = re.compile(r"<mask>|\[MASK\]")
+# C0/C1 control characters except tab and newlines; they are invisible and mean nothing to the model
+CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Anything but whitespace and the characters that show nothing: zero-width spaces and joiners, direction
+# marks and embeddings, word joiner and invisible operators, BOM, soft hyphen, variation selectors, tags,
+# Hangul fillers. A text made only of those is empty.
+VISIBLE_RE = re.compile(r"[^\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+                        r"\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U0001bca0-\U0001bca3"
+                        r"\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+TRUNCATED_WARNING = ("The text is longer than the {n} tokens the model reads; only the first {n} tokens were "
+                     "used.")
+
+
+def fail(message: str):
+    """A plain message for the user (raised: `raise fail(...)` reads as what it does)."""
+    return gr.Error(message, print_exception=False)
+
+
+def user_errors(fn):
+    """Turn ValueError (user-facing messages of the pipelines and of our checks) into gr.Error, and any
+    other exception into a generic gr.Error; log the traceback server-side. Gradio renders error messages
+    as HTML, so any "<" or "&" in them (from the user's input) is escaped."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except gr.Error as err:
+            raise fail(html.escape(str(err.message), quote=False)) from None
+        except ValueError as err:
+            message = str(err)
+            raise fail(html.escape(message[:1].upper() + message[1:], quote=False)) from None
+        except Exception:
+            log.exception("unexpected error in %s", fn.__name__)
+            raise fail("Something went wrong while processing this input. Please try another text.") from None
+
+    return wrapper
+
+
+def error_html(message: str) -> str:
+    """A message shown next to the input (already HTML-escaped by `user_errors`)."""
+    return f'<div class="input-error" role="alert">⚠️ {message}</div>'
+
+
+def keep_results(fn, n_outputs: int):
+    """The UI's version of a handler: its outputs plus an update of the error box next to the input. On a
+    plain error (`gr.Error`) the outputs stay as they were (`gr.skip()`) and the box shows the message, so a
+    typo does not wipe the last results into red "Error" badges; a success hides the box. The public API
+    endpoints call the handler itself and get the error as before."""
+
+    @functools.wraps(fn)
+    def ui(*args):
+        try:
+            out = fn(*args)
+        except gr.Error as err:
+            return (*[gr.skip()] * n_outputs, gr.update(value=error_html(err.message), visible=True))
+        out = out if isinstance(out, tuple) else (out,)
+        return (*out, gr.update(value="", visible=False))
+
+    return ui
+
+
+def require_visible(text: str) -> str:
+    """`text`, unless it is nothing but whitespace and zero-width characters."""
+    if not VISIBLE_RE.search(text):
+        raise fail("The text is empty: type a sentence first.")
+    return text
+
+
+def clean_text(text) -> str:
+    """The text as the model will read it: control characters removed, broken surrogates replaced."""
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
+        raise fail(f"The text must be a string, got {type(text).__name__}.")
+    if len(text) > MAX_CHARS:
+        raise fail(f"The text is too long ({len(text):,} characters); paste at most {MAX_CHARS:,}.")
+    return require_visible(CONTROL_RE.sub("", text).encode("utf-8", errors="replace").decode("utf-8"))
+
+
+def parse_int(value, name: str, lo: int, hi: int) -> int:
+    """A whole number in [lo, hi] from an int, a whole float or a numeric string."""
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        number = float(value)
+        if not number.is_integer():
+            raise ValueError
+        number = int(number)
+    except (TypeError, ValueError, OverflowError):
+        raise fail(f"{name} must be a whole number between {lo} and {hi}, got {value!r}.") from None
+    if not lo <= number <= hi:
+        raise fail(f"{name} must be between {lo} and {hi}, got {number}.")
+    return number
+
+
+def parse_head(value, num_heads: int) -> int | None:
+    """None for the average of heads, else a 1-based head number."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "average", "mean", "avg", "all")):
+        return None
+    return parse_int(value, "Head", 1, num_heads)
+
+
+def candidate_words(targets) -> list[str]:
+    """The fill-mask tab's optional candidate words: a comma- or newline-separated string."""
+    if targets is not None and not isinstance(targets, str):
+        raise fail(f"The candidate words must be a string, got {type(targets).__name__}.")
+    if targets and len(targets) > MAX_CHARS:
+        raise fail(f"The candidate words are too long ({len(targets):,} characters).")
+    words = [w.strip() for w in re.split(r"[,\n]", targets or "") if w.strip()]
+    if len(words) > MAX_TARGETS:
+        raise fail(f"There are {len(words):,} candidate words; at most {MAX_TARGETS} are allowed.")
+    return words
+
+
+def count_masks(text: str) -> int:
+    """How many masks the fill-mask text holds: at least one, at most MAX_MASKS."""
+    n_masks = len(MASK_RE.findall(text))
+    if n_masks == 0:
+        raise fail("There is no mask in the text: write <mask> where a word should be predicted, e.g. "
+                   "“Paris is the capital of <mask>.”")
+    if n_masks > MAX_MASKS:
+        raise fail(f"The text has {n_masks} masks; at most {MAX_MASKS} are allowed.")
+    return n_masks
+
+
+def warn_truncated(max_length: int) -> None:
+    gr.Warning(TRUNCATED_WARNING.format(n=max_length))
