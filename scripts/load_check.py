@@ -1,10 +1,10 @@
 """Load check of the Gradio app: cold start, then concurrent gradio_client clients on the four endpoints.
 
-    python scripts/load_check.py                                   # start app.py with the assets/ models
-    MLM_MODEL=path SENTIMENT_MODEL=path python scripts/load_check.py   # ... or with other models
-    python scripts/load_check.py --url http://127.0.0.1:7860/      # an app that is already running
-    python scripts/load_check.py --tiny                            # the tests' tiny random models
-    python scripts/load_check.py --worst-case 4                    # then again beside 4 hostile clients
+    python -m scripts.load_check                                   # start app.py with the assets/ models
+    MLM_MODEL=path SENTIMENT_MODEL=path python -m scripts.load_check   # ... or with other models
+    python -m scripts.load_check --url http://127.0.0.1:7860/      # an app that is already running
+    python -m scripts.load_check --tiny                            # the tests' tiny random models
+    python -m scripts.load_check --worst-case 4                    # then again beside 4 hostile clients
 
 Reports the cold start (process start to the first successful prediction; only when this script starts the
 app), then CLIENTS concurrent clients each sending REQUESTS requests mixed over /fill_mask, /classify,
@@ -26,12 +26,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from gradio_client import Client
 
-from gradio_client import Client  # noqa: E402
-
-from demo import AppProcess  # noqa: E402
+from .app_process import AppProcess
 
 TEXTS = [
     "The film was a gorgeous, funny and deeply moving experience.",
@@ -55,24 +52,12 @@ def request_args(endpoint: str, i: int) -> tuple:
 
 
 def build_tiny_models(folder: Path) -> tuple[str, str]:
-    """The tiny random MLM and classifier of tests/conftest.py (same data, tokenizer and seeds)."""
-    import torch
+    """The tiny random MLM and classifier the tests use (`scripts.tiny_models`: same data, tokenizer and seeds)."""
+    from .tiny_models import save_tiny_model, tiny_tokenizer
 
-    import roberta
-    sys.path.insert(0, str(ROOT / "tests"))
-    from conftest import make_sentences
-
-    tokenizer = roberta.train_tokenizer(make_sentences(400), vocab_size=300, min_frequency=1, show_progress=False)
-    out = []
-    for name, cls, labels in (("tiny-mlm", roberta.RobertaForMaskedLM, None),
-                              ("tiny-clf", roberta.RobertaForSequenceClassification, {0: "negative", 1: "positive"})):
-        extra = {"id2label": labels} if labels else {}
-        torch.manual_seed(0)
-        model = cls(roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer, **extra))
-        model.save_pretrained(folder / name)
-        tokenizer.save(str(folder / name / "tokenizer.json"))
-        out.append(str(folder / name))
-    return out[0], out[1]
+    tokenizer = tiny_tokenizer()
+    return (str(save_tiny_model(folder / "tiny-mlm", tokenizer)),
+            str(save_tiny_model(folder / "tiny-clf", tokenizer, classifier=True)))
 
 
 def percentile(values: list[float], q: float) -> float:

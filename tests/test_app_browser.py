@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from demo import AppProcess
+from scripts.app_process import AppProcess
 
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = Path(__file__).parent / "screenshots"
@@ -18,6 +18,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 TIMEOUT_MS = 30_000
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.timeout(300),
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"),
 ]

@@ -1,0 +1,50 @@
+"""app.py's wiring, imported in this process with the tiny fixture models (no server): every event that runs a
+model shares one queue, and the public endpoints are there."""
+import importlib
+import sys
+
+import pytest
+import torch
+
+
+@pytest.fixture(scope="module")
+def app(tiny_mlm_dir, tiny_clf_dir):
+    """`import app` with the tiny models; the torch thread count it sets and the module are undone after."""
+    patch = pytest.MonkeyPatch()
+    for name, value in (("MLM_MODEL", str(tiny_mlm_dir)), ("SENTIMENT_MODEL", str(tiny_clf_dir)),
+                        ("GRADIO_ANALYTICS_ENABLED", "False")):
+        patch.setenv(name, value)
+    threads = torch.get_num_threads()
+    sys.modules.pop("app", None)
+    try:
+        yield importlib.import_module("app")
+    finally:
+        sys.modules.pop("app", None)
+        torch.set_num_threads(threads)
+        patch.undo()
+
+
+def test_every_compute_event_shares_one_concurrency_group(app):
+    """Every event that runs a handler, the examples' included (gr.Examples' run_on_click events used to get
+    a concurrency group each: /fill_mask_1, /classify_1...), is in the one "compute" group with the default
+    limit (APP_CONCURRENCY)."""
+    events = [{"api_name": f.api_name, "fn": getattr(f.fn, "__qualname__", None), "concurrency_id": f.concurrency_id,
+               "limit": f.concurrency_limit, "queue": f.queue} for f in app.demo.fns.values()]
+    compute = [e for e in events if (e["fn"] or "").startswith("Handlers.")]
+    assert {e["fn"].split(".")[1] for e in compute} == {"fill_mask", "classify", "attention", "attention_token",
+                                                        "attention_layer", "attention_head", "masking"}
+    # the seven API endpoints, their seven UI events (errors shown next to the input) and the four examples
+    assert len(compute) == 18
+    public = {e["api_name"] for e in compute if e["api_name"] in ("fill_mask", "classify", "attention",
+                                                                  "attention_token", "masking")}
+    assert len(public) == 5
+    for e in compute:
+        assert (e["concurrency_id"], e["limit"], e["queue"]) == ("compute", "default", True), e
+    assert not any(e["api_name"].endswith("_1") for e in events), [e["api_name"] for e in events]
+    assert all(not e["queue"] for e in events if e["api_name"].endswith("_example"))  # filling inputs only
+
+
+def test_start_up_notes_come_from_the_loaded_models(app):
+    assert set(app.NOTES) == {"mlm", "sentiment"} and all("parameters" in note for note in app.NOTES.values())
+    assert (app.N_LAYERS, app.N_HEADS) == (2, 4)  # read from the tiny models' config
+    assert "not available" not in app.ABOUT["architecture"]
