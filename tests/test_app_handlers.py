@@ -458,6 +458,7 @@ def test_completed_sentence_is_linear_in_whitespace():
 WORST = worst_case_texts()
 WORST_FILL = {**WORST, **with_masks(WORST)}
 BOUND_S = 5.0  # per request, on the tiny models; the guard is that no input can hold the server for long
+# (marked slow: the whole corpus through every handler takes about a minute)
 
 
 def _run(fn, *args) -> float:
@@ -472,16 +473,19 @@ def _run(fn, *args) -> float:
     return time.perf_counter() - start
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", WORST_FILL)
 def test_worst_case_fill_mask(handlers, single_thread, name):
     assert _run(handlers.fill_mask, WORST_FILL[name], 20, "cat, dog") < BOUND_S
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", WORST)
 def test_worst_case_classify(handlers, single_thread, name):
     assert _run(handlers.classify, WORST[name]) < BOUND_S
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", WORST)
 @pytest.mark.parametrize("model", ["mlm", "sentiment"])
 def test_worst_case_attention(handlers, single_thread, name, model):
@@ -489,6 +493,7 @@ def test_worst_case_attention(handlers, single_thread, name, model):
     assert _run(handlers.attention_token, WORST[name], 2, 1, 5, model) < BOUND_S
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", WORST)
 def test_worst_case_masking(handlers, single_thread, name):
     assert _run(handlers.masking, WORST[name], V.MAX_EPOCHS, 0) < BOUND_S

@@ -1,10 +1,13 @@
-"""The shipped models in assets/ load and run (their quality is reported in their model cards, not tested)."""
+"""The shipped models in assets/ load, run, and get clear cases right (their full figures are in their model
+cards): an MLM trained on Wikipedia and film reviews fills in "member" and "great", the classifier labels an
+obviously positive and an obviously negative review."""
 import json
 from pathlib import Path
 
 import pytest
 
 import roberta
+from roberta.text import normalize_for_classifier
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -24,14 +27,35 @@ def test_shipped_folder_is_hub_ready_and_small(name):
     assert json.loads((folder / "metrics.json").read_text())
 
 
-def test_shipped_mlm_fills_a_mask():
-    fill = roberta.pipeline("fill-mask", model=ASSETS / "mini-roberta-mlm")
-    results = fill("Paris is the capital of <mask>.", top_k=3)
-    assert len(results) == 3 and all(0 < r["score"] <= 1 for r in results)
+@pytest.fixture(scope="module")
+def fill():
+    return roberta.pipeline("fill-mask", model=ASSETS / "mini-roberta-mlm", device="cpu")
 
 
-def test_shipped_classifier_returns_both_labels():
-    classify = roberta.pipeline("sentiment-analysis", model=ASSETS / "mini-roberta-sst2")
-    result = classify("A gorgeous, funny and deeply moving film.")
+@pytest.fixture(scope="module")
+def classify():
+    return roberta.pipeline("sentiment-analysis", model=ASSETS / "mini-roberta-sst2", device="cpu")
+
+
+@pytest.mark.parametrize("text, expected, top_k", [
+    ("She is a <mask> of the United States.", "member", 3),  # top-1 with about 46% in phase 3
+    ("This movie was <mask>.", "great", 5),  # top-1 with about 9%
+])
+def test_shipped_mlm_fills_clear_masks(fill, text, expected, top_k):
+    results = fill(text, top_k=top_k)
+    words = [r["token_str"].strip() for r in results]
+    assert expected in words, words
+    assert all(0 < r["score"] <= 1 for r in results) and results == sorted(results, key=lambda r: -r["score"])
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("A gorgeous, funny and deeply moving film.", "positive"),
+    ("One of the best films of the year.", "positive"),
+    ("A dull, lifeless and painfully slow mess.", "negative"),
+    ("A terrible, boring waste of time.", "negative"),
+])
+def test_shipped_classifier_labels_clear_reviews(classify, text, expected):
+    result = classify(normalize_for_classifier(text))  # lower-cased and detokenized, as in fine-tuning
     assert sorted(r["label"] for r in result) == ["negative", "positive"]
     assert abs(sum(r["score"] for r in result) - 1) < 1e-5
+    assert result[0]["label"] == expected and result[0]["score"] > 0.75, result
