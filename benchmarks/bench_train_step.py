@@ -1,8 +1,9 @@
 """Benchmark: our MLM training step and inference latency against `transformers`' RobertaForMaskedLM.
 
 Both models hold the same weights (converted), see the same batch and masks, and use the same optimizer
-(AdamW); steps of the two are interleaved so that background load hits both alike. Reports tokens/s of a
-full training step (forward, backward, optimizer) and single-sentence inference latency.
+(AdamW); ours takes the pretraining path (`masked_only=True`: the fused masked-only loss of `roberta.loss`,
+as `train.pretrain` does). Steps of the two are interleaved so that background load hits both alike.
+Reports tokens/s of a full training step (forward, backward, optimizer) and single-sentence inference latency.
 
     python benchmarks/bench_train_step.py                      # the README table
     python benchmarks/bench_train_step.py --vocab 50265 --precision bf16 --dropout 0.0
@@ -22,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 import roberta  # noqa: E402
 from roberta.convert import to_transformers  # noqa: E402
 from roberta.masking import DynamicMasker  # noqa: E402
-from roberta.model import enable_fast_cpu_math  # noqa: E402
+from roberta.loss import enable_fast_cpu_math  # noqa: E402
 
 
 def make_batch(vocab_size, batch_size, seq_len, seed=0):
@@ -41,7 +42,7 @@ def train_step_fn(model, batch, precision, is_hf):
             if is_hf:
                 loss = model(input_ids=batch.input_ids, attention_mask=mask, labels=batch.labels).loss
             else:
-                loss = model(batch.input_ids, mask, labels=batch.labels).loss
+                loss = model(batch.input_ids, mask, labels=batch.labels, masked_only=True).loss  # as train.pretrain
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)

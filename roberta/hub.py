@@ -4,6 +4,9 @@
     model.safetensors  the weights in `transformers`' layout (safetensors only: nothing is ever unpickled)
     tokenizer.json     read by `roberta.tokenizer.load_tokenizer`
 
+`load_model` builds one of the package's model classes from them (`from_pretrained` calls it), after
+checking every file; the state-dict mapping to and from `transformers`' layout is at the end.
+
 Every failure to load is a `ModelLoadError` (a ValueError) whose message names the file, and the field or
 tensor when there is one; a folder, file or Hub repo that cannot be found is a `ModelNotFoundError` (also a
 FileNotFoundError). `HF_HUB_OFFLINE=1` is honoured: a Hub id is then looked up in the local cache only,
@@ -11,6 +14,7 @@ without network requests or retries.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -24,11 +28,11 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
 from .config import RobertaConfig
-from .convert import from_hf_state_dict
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"
 TOKENIZER_NAME = "tokenizer.json"
+ARCHITECTURES = ("RobertaForMaskedLM", "RobertaForSequenceClassification")
 HUB_KWARGS = ("revision", "cache_dir", "force_download", "token", "local_files_only")
 # Config fields the weights' shapes do not reveal (4 heads or 8 give the same matrices). They are written into
 # model.safetensors' metadata and compared with config.json at load; files saved before (or by `transformers`)
@@ -144,6 +148,15 @@ def load_config(model_id, **hub_kwargs) -> RobertaConfig:
     return find_config(model_id, **hub_kwargs)[0]
 
 
+def read_architecture(model_id, **hub_kwargs) -> str:
+    """The model class config.json names (`architectures`; RobertaForMaskedLM when it names none)."""
+    path = resolve_file(model_id, CONFIG_NAME, **hub_kwargs)
+    names = read_json(path).get("architectures") or ["RobertaForMaskedLM"]
+    if not isinstance(names, list) or names[0] not in ARCHITECTURES:
+        raise ModelLoadError(f"{path}: architectures is {names!r}; this package loads {list(ARCHITECTURES)}")
+    return names[0]
+
+
 # ----- model.safetensors -----
 def read_weights(path, device="cpu") -> tuple[dict[str, torch.Tensor], dict[str, str]]:
     """(tensors as stored, metadata) of a safetensors file; a truncated or corrupt file is named."""
@@ -165,16 +178,11 @@ def load_weights(model_id, map_location="cpu", **hub_kwargs) -> tuple[dict[str, 
 
 
 def check_weights(state: dict[str, torch.Tensor], expected: dict[str, tuple], config: RobertaConfig,
-                  metadata: dict[str, str], weights_path, config_path, model_name: str, strict: bool = True) -> None:
-    """Refuse weights that do not fit the model `config` builds: missing or unexpected tensors (when
-    `strict`), any tensor whose shape differs, and a config whose SHAPELESS_FIELDS differ from the values the
-    weights were saved with. `expected`: tensor name -> shape of the model built from `config`."""
-    missing, unexpected = sorted(expected.keys() - state.keys()), sorted(state.keys() - expected.keys())
-    if strict and (missing or unexpected):
-        def some(names):
-            return f"{names[:5]}{' ...' if len(names) > 5 else ''}"
-        raise ModelLoadError(f"{weights_path} does not fit {model_name}: missing keys {some(missing)}, "
-                             f"unexpected keys {some(unexpected)}")
+                  metadata: dict[str, str], weights_path, config_path) -> None:
+    """Refuse weights that do not fit the model `config` builds, before it is built: any tensor whose shape
+    differs, and a config whose SHAPELESS_FIELDS differ from the values the weights were saved with.
+    `expected`: tensor name -> shape of the model built from `config`. (Missing and unexpected tensors are
+    reported by `load_state_dict` itself, see `load_model`.)"""
     wrong = [(name, tuple(state[name].shape), tuple(shape)) for name, shape in expected.items()
              if name in state and tuple(state[name].shape) != tuple(shape)]
     if wrong:
@@ -200,8 +208,6 @@ def check_weights(state: dict[str, torch.Tensor], expected: dict[str, tuple], co
 def save_model(folder, config: RobertaConfig, architecture: str, state: dict[str, torch.Tensor]) -> None:
     """config.json + model.safetensors (`transformers`' layout, readable by both), each written to a temporary
     file and renamed into place, so that a crash never leaves a half-written file under the final name."""
-    from .convert import to_hf_state_dict
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     metadata = {"format": "pt", **{_META_PREFIX + f: str(getattr(config, f)) for f in SHAPELESS_FIELDS}}
@@ -211,3 +217,92 @@ def save_model(folder, config: RobertaConfig, architecture: str, state: dict[str
     tmp = folder / f".{CONFIG_NAME}.tmp"
     tmp.write_text(json.dumps(config.to_hf_dict(architecture), indent=2, sort_keys=True) + "\n")
     os.replace(tmp, folder / CONFIG_NAME)
+
+
+# ----- building a model from the files -----
+def load_state_dict(model_id, map_location="cpu", **hub_kwargs) -> dict[str, torch.Tensor]:
+    """Our state dict from a checkpoint in `transformers`' layout (safetensors only, never pickle)."""
+    return load_weights(model_id, map_location, **hub_kwargs)[0]
+
+
+def expected_shapes(cls, config: RobertaConfig) -> dict[str, tuple]:
+    """Tensor name -> shape of the `cls` model `config` describes (built on the meta device: no memory used)."""
+    with torch.device("meta"):
+        return {name: tuple(t.shape) for name, t in cls(config).state_dict().items()}
+
+
+def load_model(cls, model_id, config=None, map_location="cpu", strict=True, **hub_kwargs):
+    """A `cls` model (RobertaForMaskedLM, ...) with the weights of a folder or Hub repo, in eval mode.
+    `config`: a RobertaConfig or a dict instead of the folder's config.json. Every file is checked before the
+    model is built, so a bad config allocates nothing."""
+    if isinstance(config, RobertaConfig):
+        config_path = "the given config"
+    elif config is not None:
+        config, config_path = config_from_dict(config, "the given config"), "the given config"
+    else:
+        config, config_path = find_config(model_id, **hub_kwargs)
+    state, metadata, weights_path = load_weights(model_id, map_location, **hub_kwargs)
+    check_weights(state, expected_shapes(cls, config), config, metadata, weights_path, config_path)
+    model = cls(config)
+    result = model.load_state_dict(state, strict=False)  # reports missing and unexpected tensors; we name 5 of each
+    if strict and (result.missing_keys or result.unexpected_keys):
+        def some(names):
+            return f"{names[:5]}{' ...' if len(names) > 5 else ''}"
+        raise ModelLoadError(f"{weights_path} does not fit {cls.__name__}: missing keys {some(result.missing_keys)}, "
+                             f"unexpected keys {some(result.unexpected_keys)}")
+    return model.eval()
+
+
+def load_encoder(cls, model_id, map_location="cpu", **config_overrides):
+    """A `cls` model whose encoder (`roberta.*`) comes from a checkpoint and whose head is freshly initialised
+    (the start of fine-tuning); `config_overrides` (id2label, dropout, ...) change the checkpoint's config."""
+    config, config_path = find_config(model_id)
+    config = dataclasses.replace(config, **config_overrides)  # checked again, like a config.json
+    state, metadata, weights_path = load_weights(model_id, map_location)
+    state = {k: v for k, v in state.items() if k.startswith("roberta.")}
+    encoder = {k: v for k, v in expected_shapes(cls, config).items() if k.startswith("roberta.")}
+    check_weights(state, encoder, config, metadata, weights_path, config_path)
+    model = cls(config)
+    missing = [k for k in model.load_state_dict(state, strict=False).missing_keys if k.startswith("roberta.")]
+    if missing:
+        raise ModelLoadError(f"{weights_path}: the checkpoint lacks encoder weights {missing[:5]}")
+    return model
+
+
+# ----- the state-dict mapping: ours <-> transformers' layout -----
+# Our modules carry Hugging Face's names, so a state dict maps one to one, with three differences:
+# - RoBERTa has no segments. `transformers` keeps a token-type embedding table anyway and adds row 0 to
+#   every token; we fold that row into the position embeddings (same function) and, going back, write an
+#   all-zero one-row table. Ours -> transformers -> ours is therefore exact.
+# - `transformers`' state dict repeats the tied decoder (`lm_head.decoder.weight`/`.bias`); we drop the copies.
+# - Unused weights of some Hub checkpoints (the pooler, position-id buffers) are dropped.
+TOKEN_TYPE_KEY = "roberta.embeddings.token_type_embeddings.weight"
+POSITION_KEY = "roberta.embeddings.position_embeddings.weight"
+WORD_KEY = "roberta.embeddings.word_embeddings.weight"
+TIED_COPIES = {"lm_head.decoder.weight": WORD_KEY, "lm_head.decoder.bias": "lm_head.bias"}
+UNUSED_PREFIXES = ("roberta.pooler.", "roberta.embeddings.position_ids", "roberta.embeddings.token_type_ids")
+
+
+def from_hf_state_dict(hf_state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A `transformers` RoBERTa state dict (or saved checkpoint) -> ours."""
+    state = {k: v for k, v in hf_state.items() if not k.startswith(UNUSED_PREFIXES)}
+    for copy, original in TIED_COPIES.items():
+        if copy in state and original in state:
+            if not torch.equal(state[copy], state[original]):
+                raise ValueError(f"{copy} differs from {original}: this package needs tied decoder weights")
+            del state[copy]
+        elif copy in state:  # a checkpoint that stored only the decoder copy
+            state[original] = state.pop(copy)
+    if TOKEN_TYPE_KEY in state:
+        token_type = state.pop(TOKEN_TYPE_KEY)  # (type_vocab_size, H); RoBERTa always uses row 0
+        state[POSITION_KEY] = state[POSITION_KEY] + token_type[0]
+    return state
+
+
+def to_hf_state_dict(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Our state dict -> the layout `transformers` saves (contiguous tensors, zero token-type row)."""
+    hf_state = {k: v.detach().contiguous() for k, v in state.items()}
+    if POSITION_KEY in hf_state:
+        position = hf_state[POSITION_KEY]
+        hf_state[TOKEN_TYPE_KEY] = torch.zeros(1, position.shape[1], dtype=position.dtype, device=position.device)
+    return hf_state

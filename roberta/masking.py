@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-IGNORE_INDEX = -100
+from .loss import IGNORE_INDEX  # the label of every position that is not selected
 # What happened to each token, for display and statistics.
 NOT_SELECTED, MASKED, RANDOM, KEPT = 0, 1, 2, 3
 OUTCOME_NAMES = {NOT_SELECTED: "not selected", MASKED: "<mask>", RANDOM: "random token", KEPT: "unchanged"}

@@ -1,15 +1,15 @@
-"""RoBERTa written from scratch (Liu et al. 2019), weight-compatible with `transformers`.
+"""RoBERTa written from scratch (Liu et al. 2019): modules and heads, weight-compatible with `transformers`.
 
 Module and parameter names follow Hugging Face's `modeling_roberta.py`, so a state dict moves between
 the two unchanged except for one detail: RoBERTa has no segments, so we keep no token-type embedding
-(a saved checkpoint carries an all-zero one that `transformers` expects; see `roberta.convert`).
+(a saved checkpoint carries an all-zero one that `transformers` expects; see `roberta.hub`). Files, checks
+and the Hub: `roberta.hub`; the masked-only training loss: `roberta.loss`.
 
-Shapes: B batch, T sequence length, H hidden size, nh heads, hd head size, V vocabulary, N masked tokens.
+Shapes: B batch, T sequence length, H hidden size, nh heads, hd head size, V vocabulary, N labelled tokens.
 """
 import math
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 import torch.nn as nn
@@ -18,8 +18,8 @@ from huggingface_hub import PyTorchModelHubMixin
 
 from . import hub
 from .config import RobertaConfig
-
-IGNORE_INDEX = -100  # label of positions that are not prediction targets
+from .loss import IGNORE_INDEX, masked_lm_loss
+from .loss import enable_fast_cpu_math  # noqa: F401  (re-exported: its import path before roberta.loss)
 
 
 @dataclass
@@ -28,16 +28,6 @@ class ModelOutput:
     logits: torch.Tensor | None = None
     last_hidden_state: torch.Tensor | None = None  # (B, T, H)
     attentions: tuple[torch.Tensor, ...] | None = None  # one (B, nh, T, T) per layer
-
-
-def enable_fast_cpu_math() -> bool:
-    """Flush denormal floats to zero (FTZ/DAZ). Call once per training or benchmark process.
-
-    The MLM softmax produces probabilities far below 1e-38; in float32 these are denormals, and the
-    backward matmul onto the (V, H) decoder weight slows down by 10-30x on x86 CPUs when fed them
-    (seconds per step at V=50265). Rounding them to zero changes nothing measurable in the loss.
-    """
-    return torch.set_flush_denormal(True)
 
 
 def position_ids_from_input_ids(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
@@ -58,13 +48,18 @@ class RobertaEmbeddings(nn.Module):
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        if input_ids.shape[1] > self.max_length:
-            raise ValueError(
-                f"input has {input_ids.shape[1]} tokens but the model takes at most {self.max_length}; truncate it"
-            )
-        positions = position_ids_from_input_ids(input_ids, self.pad_token_id)  # (B, T)
-        x = self.word_embeddings(input_ids) + self.position_embeddings(positions)  # (B, T, H)
+    def forward(self, input_ids=None, position_ids=None, inputs_embeds=None):
+        if inputs_embeds is None:
+            inputs_embeds = self.word_embeddings(input_ids)  # (B, T, H)
+        B, T, _ = inputs_embeds.shape
+        if T > self.max_length:
+            raise ValueError(f"input has {T} tokens but the model takes at most {self.max_length}; truncate it")
+        if position_ids is None and input_ids is not None:
+            position_ids = position_ids_from_input_ids(input_ids, self.pad_token_id)  # (B, T)
+        elif position_ids is None:  # only embeddings given: no padding to see, count on from pad_token_id + 1
+            position_ids = torch.arange(self.pad_token_id + 1, self.pad_token_id + 1 + T,
+                                        device=inputs_embeds.device).expand(B, T)  # (B, T)
+        x = inputs_embeds + self.position_embeddings(position_ids)  # (B, T, H)
         return self.dropout(self.LayerNorm(x))
 
 
@@ -157,7 +152,7 @@ class RobertaEncoder(nn.Module):
 
 
 class RobertaModel(nn.Module):
-    """Embeddings + encoder stack; returns the last hidden states (B, T, H) and, on request, attentions."""
+    """Embeddings + encoder stack; returns (last hidden states (B, T, H), attentions or None)."""
 
     def __init__(self, config: RobertaConfig):
         super().__init__()
@@ -165,59 +160,24 @@ class RobertaModel(nn.Module):
         self.embeddings = RobertaEmbeddings(config)
         self.encoder = RobertaEncoder(config)
 
-    def forward(self, input_ids, attention_mask=None, output_attentions=False):
-        if attention_mask is None:
-            attention_mask = input_ids.ne(self.config.pad_token_id)
-        # (B, 1, 1, T): True where a key may be attended to; None when nothing is padding (faster kernels)
-        keep_mask = None if bool(attention_mask.all()) else attention_mask.bool()[:, None, None, :]
-        x = self.embeddings(input_ids)  # (B, T, H)
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None,
+                output_attentions=False):
+        """`input_ids` (B, T) or `inputs_embeds` (B, T, H), not both. Without `attention_mask`, <pad> tokens of
+        `input_ids` are not attended to (and every position of `inputs_embeds` is)."""
+        if (input_ids is None) == (inputs_embeds is None):
+            raise ValueError("pass exactly one of input_ids and inputs_embeds")
+        if attention_mask is None and input_ids is not None:
+            attention_mask = input_ids.ne(self.config.pad_token_id)  # (B, T)
+        # keep_mask (B, 1, 1, T): True where a key may be attended to; None when nothing is padding (faster kernels)
+        keep_mask = None
+        if attention_mask is not None and not bool(attention_mask.all()):
+            keep_mask = attention_mask.bool()[:, None, None, :]
+        x = self.embeddings(input_ids, position_ids, inputs_embeds)  # (B, T, H)
         attentions = []
         for layer in self.encoder.layer:
-            x, probs = layer(x, keep_mask, output_attentions)
-            if output_attentions:
-                attentions.append(probs)
+            x, probs = layer(x, keep_mask, output_attentions)  # (B, T, H), (B, nh, T, T) or None
+            attentions.append(probs)
         return x, (tuple(attentions) if output_attentions else None)
-
-
-class _LinearCrossEntropy(torch.autograd.Function):
-    """Mean cross-entropy of (x @ weight.T + bias) against targets, for training.
-
-    The (N, V) logits are made a chunk of rows at a time and turned straight into d(loss)/d(logits) =
-    softmax - one_hot, kept in the matmul dtype; the backward pass is then two plain matmuls. Compared
-    with linear -> log_softmax -> nll_loss this makes ~2 passes over an (N, V) tensor instead of ~8.
-    Matmuls run in `matmul_dtype` (bfloat16 under autocast); the softmax is always float32.
-    """
-
-    @staticmethod
-    def forward(ctx, x, weight, bias, targets, chunk_size, matmul_dtype):
-        N = x.shape[0]  # x (N, H), weight (V, H), bias (V,), targets (N,)
-        x_mm, w_mm = x.to(matmul_dtype), weight.to(matmul_dtype)
-        grad_logits = torch.empty(N, weight.shape[0], dtype=matmul_dtype, device=x.device)  # (N, V)
-        grad_bias = torch.zeros(weight.shape[0], dtype=torch.float32, device=x.device)  # (V,)
-        loss = torch.zeros((), dtype=torch.float32, device=x.device)
-        for start in range(0, N, chunk_size):
-            rows = slice(start, start + chunk_size)
-            logits = (x_mm[rows] @ w_mm.t()).float() + bias.float()  # (c, V)
-            lse = torch.logsumexp(logits, dim=-1)  # (c,)
-            tc = targets[rows]
-            loss += (lse - logits.gather(1, tc[:, None]).squeeze(1)).sum()
-            probs = logits.sub_(lse[:, None]).exp_()  # softmax, in place (c, V)
-            probs[torch.arange(len(tc), device=x.device), tc] -= 1.0  # d(loss_i)/d(logits_i)
-            grad_bias += probs.sum(0)
-            grad_logits[rows] = probs
-        n = max(N, 1)
-        ctx.save_for_backward(x_mm, w_mm, grad_logits, grad_bias)
-        ctx.dtypes, ctx.n = (x.dtype, weight.dtype, bias.dtype), n
-        return loss / n
-
-    @staticmethod
-    def backward(ctx, grad_loss):
-        x_mm, w_mm, grad_logits, grad_bias = ctx.saved_tensors
-        x_dtype, w_dtype, b_dtype = ctx.dtypes
-        scale = grad_loss / ctx.n  # applied to the small (N, H) operands, not the (V, H) results
-        grad_x = (grad_logits @ w_mm).to(x_dtype) * scale  # (N, H)
-        grad_w = (grad_logits.t() @ (x_mm * scale.to(x_mm.dtype))).to(w_dtype)  # (V, H)
-        return grad_x, grad_w, (grad_bias * scale).to(b_dtype), None, None, None
 
 
 class RobertaLMHead(nn.Module):
@@ -286,8 +246,8 @@ class RobertaPreTrainedModel(
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
-    # ----- persistence: config.json + model.safetensors, readable by transformers too (see roberta.hub) -----
-    def _save_pretrained(self, save_directory: Path) -> None:
+    # persistence: config.json + model.safetensors, readable by transformers too (roberta.hub)
+    def _save_pretrained(self, save_directory) -> None:
         hub.save_model(save_directory, self.config, self.architecture, self.state_dict())
 
     @classmethod
@@ -296,24 +256,13 @@ class RobertaPreTrainedModel(
         """A model folder written by `save_pretrained` (or by `transformers`) or a Hub repo id. `hub_kwargs`:
         revision, token, cache_dir, force_download, local_files_only. Every file is checked before any weight is
         used (`roberta.hub`); problems raise `roberta.ModelLoadError` naming the file and the field or tensor."""
-        return cls._from_pretrained(model_id=os.fspath(pretrained_model_name_or_path), config=config,
-                                    map_location=map_location, strict=strict, **hub_kwargs)
+        return hub.load_model(cls, os.fspath(pretrained_model_name_or_path), config, map_location, strict,
+                              **hub_kwargs)
 
     @classmethod
     def _from_pretrained(cls, *, model_id, config=None, map_location="cpu", strict=True, **hub_kwargs):
-        config, config_path = _as_config(config, model_id, **hub_kwargs)
-        state, metadata, weights_path = hub.load_weights(model_id, map_location, **hub_kwargs)
-        hub.check_weights(state, cls.expected_shapes(config), config, metadata, weights_path, config_path,
-                          cls.__name__, strict=strict)
-        model = cls(config)  # built only once the weights are known to fit: no allocation from a bad config
-        model.load_state_dict(state, strict=strict)
-        return model.eval()
-
-    @classmethod
-    def expected_shapes(cls, config: RobertaConfig) -> dict[str, tuple]:
-        """Tensor name -> shape of the model `config` describes (built on the meta device: no memory used)."""
-        with torch.device("meta"):
-            return {name: tuple(t.shape) for name, t in cls(config).state_dict().items()}
+        """The mixin's loader, replaced: never its pickle path."""
+        return hub.load_model(cls, model_id, config, map_location, strict, **hub_kwargs)
 
 
 class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag="fill-mask"):
@@ -325,28 +274,28 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag="fill-mask"):
         self.lm_head = RobertaLMHead(config)
         self.apply(self._init_weights)
 
-    # rows of logits per chunk in the fused training loss; 128 x 50265 floats = 26 MB
-    loss_chunk_size = 128
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None, labels=None,
+                output_attentions=False, masked_only=False) -> ModelOutput:
+        """As `transformers`: `logits` (B, T, V); with `labels` (B, T), `loss` is the mean cross-entropy over the
+        positions whose label is not -100.
 
-    def forward(self, input_ids, attention_mask=None, labels=None, output_attentions=False) -> ModelOutput:
-        """Without labels, `logits` is (B, T, V). With labels, only the N positions whose label is not -100
-        are projected onto the vocabulary: `logits` is (N, V), in the order of `labels[labels != -100]`.
-        When training (train mode, gradients on) the loss comes from a fused, chunked projection +
-        cross-entropy that never materialises the logits, and `logits` is None."""
-        hidden, attentions = self.roberta(input_ids, attention_mask, output_attentions)  # (B, T, H)
+        `masked_only=True` (the pretraining opt-in, `roberta.loss`): only those N positions are projected onto
+        the vocabulary. With gradients on, the loss comes from a fused, chunked projection + cross-entropy and
+        `logits` is None; without, `logits` is (N, V), in the order of `labels[labels != -100]`."""
+        hidden, attentions = self.roberta(input_ids, attention_mask, position_ids, inputs_embeds,
+                                          output_attentions)  # (B, T, H)
         decoder_weight = self.roberta.embeddings.word_embeddings.weight  # (V, H), tied
-        if labels is None:
-            return ModelOutput(None, self.lm_head(hidden, decoder_weight), hidden, attentions)
-        targets = labels.ne(IGNORE_INDEX)  # (B, T)
-        features = self.lm_head.transform(hidden[targets])  # (N, H)
-        if self.training and torch.is_grad_enabled():
-            device = features.device.type
-            dtype = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else torch.float32
-            loss = _LinearCrossEntropy.apply(features, decoder_weight, self.lm_head.bias, labels[targets],
-                                             self.loss_chunk_size, dtype)
-            return ModelOutput(loss, None, hidden, attentions)
-        logits = F.linear(features, decoder_weight, self.lm_head.bias)  # (N, V)
-        loss = F.cross_entropy(logits.float(), labels[targets])
+        if masked_only:
+            if labels is None:
+                raise ValueError("masked_only=True needs labels")
+            targets = labels.ne(IGNORE_INDEX)  # (B, T)
+            features = self.lm_head.transform(hidden[targets])  # (N, H)
+            loss, logits = masked_lm_loss(features, decoder_weight, self.lm_head.bias, labels[targets])
+            return ModelOutput(loss, logits, hidden, attentions)
+        logits = self.lm_head(hidden, decoder_weight)  # (B, T, V)
+        loss = None
+        if labels is not None:
+            loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(), ignore_index=IGNORE_INDEX)
         return ModelOutput(loss, logits, hidden, attentions)
 
 
@@ -359,8 +308,10 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel, pipeline_tag="tex
         self.classifier = RobertaClassificationHead(config)
         self.apply(self._init_weights)
 
-    def forward(self, input_ids, attention_mask=None, labels=None, output_attentions=False) -> ModelOutput:
-        hidden, attentions = self.roberta(input_ids, attention_mask, output_attentions)  # (B, T, H)
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None, labels=None,
+                output_attentions=False) -> ModelOutput:
+        hidden, attentions = self.roberta(input_ids, attention_mask, position_ids, inputs_embeds,
+                                          output_attentions)  # (B, T, H)
         logits = self.classifier(hidden)  # (B, num_labels)
         loss = None if labels is None else F.cross_entropy(logits.float(), labels)
         return ModelOutput(loss, logits, hidden, attentions)
@@ -368,36 +319,6 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel, pipeline_tag="tex
     @classmethod
     def from_pretrained_encoder(cls, model_id, id2label=None, map_location="cpu", **config_overrides):
         """Start fine-tuning: the encoder (`roberta.*`) from a pretrained checkpoint, a fresh classifier head."""
-        config, config_path = _as_config(None, model_id)
         if id2label is not None:
             config_overrides["id2label"] = id2label
-        for key, value in config_overrides.items():
-            setattr(config, key, value)
-        config.__post_init__()
-        state, metadata, weights_path = hub.load_weights(model_id, map_location)
-        state = {k: v for k, v in state.items() if k.startswith("roberta.")}
-        encoder = {k: v for k, v in cls.expected_shapes(config).items() if k.startswith("roberta.")}
-        if missing := sorted(encoder.keys() - state.keys()):
-            raise hub.ModelLoadError(f"{weights_path}: the checkpoint lacks encoder weights {missing[:5]}")
-        hub.check_weights(state, encoder, config, metadata, weights_path, config_path, cls.__name__, strict=False)
-        model = cls(config)
-        model.load_state_dict(state, strict=False)
-        return model
-
-
-# ----- loading helpers (the files themselves: roberta.hub) -----
-load_config = hub.load_config
-
-
-def load_state_dict(model_id, map_location="cpu", **hub_kwargs) -> dict[str, torch.Tensor]:
-    """Our state dict from a checkpoint in `transformers`' layout (safetensors only, never pickle)."""
-    return hub.load_weights(model_id, map_location, **hub_kwargs)[0]
-
-
-def _as_config(config, model_id, **hub_kwargs) -> tuple[RobertaConfig, str]:
-    """(config, where it came from): the folder's config.json, or one given as a RobertaConfig or a dict."""
-    if isinstance(config, RobertaConfig):
-        return config, "the given config"
-    if config is not None:
-        return hub.config_from_dict(config, "the given config"), "the given config"
-    return hub.find_config(model_id, **hub_kwargs)
+        return hub.load_encoder(cls, model_id, map_location, **config_overrides)

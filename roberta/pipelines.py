@@ -15,30 +15,10 @@ import torch
 from tokenizers import Tokenizer
 
 from .model import RobertaForMaskedLM, RobertaForSequenceClassification
-from .tokenizer import load_tokenizer
+from .tokenizer import encode, load_tokenizer
 
 MAX_MASKS = 5  # most <mask> tokens one fill-mask input may hold
 MASK, ALT_MASK = "<mask>", "[MASK]"  # [MASK] (BERT's spelling) is accepted and read as <mask>
-
-
-def encode(tokenizer: Tokenizer, texts, max_length: int):
-    """Tokenize `texts` (a string or a list) as `<s> ... </s>`, cut to `max_length` tokens (keeping </s> last),
-    pad with <pad>. Returns input_ids (B, T) long, attention_mask (B, T) long, truncated: list[bool]."""
-    texts = [texts] if isinstance(texts, str) else list(texts)
-    if tokenizer.truncation or tokenizer.padding:  # we cut and pad ourselves; leave the caller's tokenizer alone
-        tokenizer = Tokenizer.from_str(tokenizer.to_str())
-        tokenizer.no_truncation()
-        tokenizer.no_padding()
-    rows = [e.ids for e in tokenizer.encode_batch(texts)]  # <s> ... </s>, added by the post-processor
-    truncated = [len(ids) > max_length for ids in rows]
-    rows = [ids[:max_length - 1] + ids[-1:] if cut else ids for ids, cut in zip(rows, truncated)]
-    B, T = len(rows), max(map(len, rows), default=0)
-    input_ids = torch.full((B, T), tokenizer.token_to_id("<pad>"), dtype=torch.long)  # (B, T)
-    attention_mask = torch.zeros(B, T, dtype=torch.long)  # (B, T)
-    for i, ids in enumerate(rows):
-        input_ids[i, :len(ids)] = torch.tensor(ids, dtype=torch.long)
-        attention_mask[i, :len(ids)] = 1
-    return input_ids, attention_mask, truncated
 
 
 def _check_texts(texts) -> list[str]:

@@ -1,5 +1,6 @@
 """The text normalisation the classifier needs, at training time (`train.data`, `train.finetune`,
 `train.evaluate`) and in the app (`demo.handlers`): one definition, so both sides see the same text.
+Lower-casing, the one step a saved classifier's tokenizer also does, lives here too (`lowercasing`).
 
 Every function here runs in time linear in the length of the text, whatever the text: the app calls them
 inside a request, on up to 200,000 characters a visitor pasted. Python's `re` backtracks, so a pattern
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["collapse_whitespace", "detokenize", "detokenize_sst2", "normalize_for_classifier"]
+from tokenizers import Tokenizer, normalizers
+
+__all__ = ["collapse_whitespace", "detokenize", "detokenize_sst2", "normalize_for_classifier", "lowercasing"]
 
 _WHITESPACE_RUN = re.compile(r"\s{2,}")
 
@@ -86,3 +89,16 @@ def normalize_for_classifier(text: str, max_chars: int | None = None) -> str:
     depend on. The decisive test, fine-tuning the pretrained encoder both ways, is left to `train.finetune`.
     """
     return detokenize(text, max_chars).lower()
+
+
+def lowercasing(tokenizer: Tokenizer) -> Tokenizer:
+    """A copy of `tokenizer` that lower-cases text before BPE (special tokens such as <mask> are untouched).
+
+    The SST-2 classifier is trained on lower-cased text (`normalize_for_classifier`); baking the lower-casing
+    into its tokenizer.json means every user of the folder (our pipelines, the app, `transformers`) feeds it
+    the same way, also without this module.
+    """
+    copy = Tokenizer.from_str(tokenizer.to_str())
+    lower = normalizers.Lowercase()
+    copy.normalizer = lower if copy.normalizer is None else normalizers.Sequence([copy.normalizer, lower])
+    return copy

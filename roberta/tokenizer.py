@@ -1,15 +1,16 @@
 """Byte-level BPE tokenizer with RoBERTa's special tokens, trained and saved with `tokenizers`.
 
 The saved `tokenizer.json` also loads in `transformers.PreTrainedTokenizerFast(tokenizer_file=...)`, and
-roberta-base's own `tokenizer.json` loads here with the same code.
+roberta-base's own `tokenizer.json` loads here with the same code. `encode` turns texts into model inputs.
 """
-from collections.abc import Iterable
-
 import json
 import os
+import weakref
+from collections.abc import Iterable
 from pathlib import Path
 
-from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+import torch
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
 from .hub import TOKENIZER_NAME, ModelLoadError, ModelNotFoundError, resolve_file
 
@@ -56,16 +57,33 @@ def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
     return tokenizer
 
 
-def lowercasing(tokenizer: Tokenizer) -> Tokenizer:
-    """A copy of `tokenizer` that lower-cases text before BPE (special tokens such as <mask> are untouched).
+def for_model(tokenizer: Tokenizer, max_length: int) -> Tokenizer:
+    """A copy of `tokenizer` that cuts every text to `max_length` tokens (`<s> ... </s>`, </s> kept last) and
+    pads a batch with <pad> to its longest text: `tokenizers`' own truncation and padding. The caller's
+    tokenizer is left as it is; the copy is made once per tokenizer and length (parsing a 50k vocabulary
+    takes ~0.1 s, too slow for every request)."""
+    copies = _FOR_MODEL.setdefault(tokenizer, {})
+    if max_length not in copies:
+        copy = Tokenizer.from_str(tokenizer.to_str())
+        copy.enable_truncation(max_length)  # counts the <s> and </s> the post-processor adds
+        copy.enable_padding(pad_id=tokenizer.token_to_id("<pad>"), pad_token="<pad>")
+        copies[max_length] = copy
+    return copies[max_length]
 
-    The SST-2 classifier is trained on lower-cased text; baking the lower-casing into its tokenizer.json
-    means every user of the folder (our pipelines, the app, `transformers`) feeds it the same way.
-    """
-    copy = Tokenizer.from_str(tokenizer.to_str())
-    lower = normalizers.Lowercase()
-    copy.normalizer = lower if copy.normalizer is None else normalizers.Sequence([copy.normalizer, lower])
-    return copy
+
+_FOR_MODEL: "weakref.WeakKeyDictionary[Tokenizer, dict[int, Tokenizer]]" = weakref.WeakKeyDictionary()
+
+
+def encode(tokenizer: Tokenizer, texts, max_length: int):
+    """Model inputs for `texts` (a string or a list): input_ids (B, T) long, attention_mask (B, T) long, and
+    truncated: list[bool], whether each text was cut to `max_length` tokens (see `for_model`)."""
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    if not texts:
+        return torch.zeros(0, 0, dtype=torch.long), torch.zeros(0, 0, dtype=torch.long), []
+    encodings = for_model(tokenizer, max_length).encode_batch(texts)
+    input_ids = torch.tensor([e.ids for e in encodings], dtype=torch.long)  # (B, T)
+    attention_mask = torch.tensor([e.attention_mask for e in encodings], dtype=torch.long)  # (B, T)
+    return input_ids, attention_mask, [bool(e.overflowing) for e in encodings]
 
 
 def save_tokenizer(tokenizer: Tokenizer, folder, model_max_length: int) -> None:

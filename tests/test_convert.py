@@ -42,29 +42,49 @@ def padded_batch(vocab, lengths=(10, 4, 7), seed=0):
 
 @pytest.mark.parametrize("dims", CONFIGS)
 @pytest.mark.parametrize("arch", ["RobertaForMaskedLM", "RobertaForSequenceClassification"])
-def test_converted_model_gives_same_logits(arch, dims):
+def test_converted_model_gives_same_outputs(arch, dims):
+    """Logits at every position (padding too), the loss with labels, and the attentions: SDPA and explicit."""
     torch.manual_seed(0)
     hf = randomise(getattr(transformers, arch)(hf_config(*dims, attn_implementation="eager")))
     assert hf.roberta.embeddings.token_type_embeddings.weight[0].abs().sum() > 0  # non-zero row to fold in
     ours = from_transformers(hf)
     assert isinstance(ours, getattr(roberta, arch)) and not ours.training
     ids, mask = padded_batch(dims[3])
-    with torch.no_grad():
-        theirs = hf(input_ids=ids, attention_mask=mask, output_attentions=True)
-        mine = ours(ids, mask, output_attentions=True)
-        mine_fused = ours(ids, mask)
-    real = mask.bool()
     if arch == "RobertaForMaskedLM":
-        assert mine.logits.shape == theirs.logits.shape == (*ids.shape, dims[3])
-        theirs_logits, mine_logits, fused_logits = theirs.logits[real], mine.logits[real], mine_fused.logits[real]
+        labels = torch.where(torch.rand(ids.shape) < 0.3, ids, torch.full_like(ids, -100))
+        labels[0, 1] = ids[0, 1]
+        shape = (*ids.shape, dims[3])
     else:
-        assert mine.logits.shape == theirs.logits.shape == (ids.shape[0], dims[4])
-        theirs_logits, mine_logits, fused_logits = theirs.logits, mine.logits, mine_fused.logits
-    torch.testing.assert_close(mine_logits, theirs_logits, atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(fused_logits, theirs_logits, atol=1e-5, rtol=1e-5)
-    for a, b in zip(mine.attentions, theirs.attentions, strict=True):
+        labels, shape = torch.arange(len(ids)) % dims[4], (len(ids), dims[4])
+    with torch.no_grad():
+        theirs = hf(input_ids=ids, attention_mask=mask, labels=labels, output_attentions=True)
+        explicit = ours(ids, mask, labels=labels, output_attentions=True)
+        sdpa = ours(ids, mask, labels=labels)
+    for mine in (explicit, sdpa):
+        assert mine.logits.shape == theirs.logits.shape == shape
+        torch.testing.assert_close(mine.logits, theirs.logits, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(mine.loss, theirs.loss, atol=1e-5, rtol=1e-5)
+    real = mask.bool()
+    for a, b in zip(explicit.attentions, theirs.attentions, strict=True):
         keep = real[:, None, :, None].expand_as(a)  # query rows of real tokens
         torch.testing.assert_close(a[keep], b[keep], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("arch", ["RobertaForMaskedLM", "RobertaForSequenceClassification"])
+def test_inputs_embeds_and_position_ids_as_in_transformers(arch):
+    """inputs_embeds alone (positions counted from pad_token_id + 1), and explicit position_ids."""
+    torch.manual_seed(0)
+    hf = randomise(getattr(transformers, arch)(hf_config(*CONFIGS[1])))
+    ours = from_transformers(hf)
+    ids, mask = padded_batch(CONFIGS[1][3])
+    embeds = torch.randn(*ids.shape, CONFIGS[1][2])  # (B, T, H): not any token's embedding
+    positions = torch.randint(2, 40, ids.shape)  # any row of the position table
+    for kwargs in ({"inputs_embeds": embeds, "attention_mask": mask}, {"inputs_embeds": embeds},
+                   {"input_ids": ids, "attention_mask": mask, "position_ids": positions},
+                   {"inputs_embeds": embeds, "attention_mask": mask, "position_ids": positions}):
+        with torch.no_grad():
+            torch.testing.assert_close(ours(**kwargs).logits, hf(**kwargs).logits, atol=1e-5, rtol=1e-5,
+                                       msg=lambda m: f"{sorted(kwargs)}: {m}")
 
 
 @pytest.mark.parametrize("arch", ["RobertaForMaskedLM", "RobertaForSequenceClassification"])

@@ -8,6 +8,7 @@ import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 
 import roberta
+from roberta.loss import masked_lm_loss
 from roberta.model import position_ids_from_input_ids
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -86,21 +87,30 @@ def test_padding_does_not_change_real_tokens(mlm, tiny_config):
 
 
 # ----- loss -----
-def test_loss_equals_cross_entropy_at_labelled_positions(mlm, tiny_config):
-    ids, mask = padded_batch(tiny_config)
+def labelled(ids, picks=((0, 2), (0, 5), (1, 1), (2, 10))):
+    """Labels (B, T): the input token at `picks`, one label that differs from its input, -100 elsewhere."""
     labels = torch.full_like(ids, -100)
-    picks = [(0, 2), (0, 5), (1, 1), (2, 10)]
     for b, t in picks:
         labels[b, t] = ids[b, t]
-    labels[2, 3] = 7  # a label different from the input token
+    labels[2, 3] = 7
+    return labels
+
+
+def test_mlm_loss_and_logits_are_shaped_as_in_transformers(mlm, tiny_config):
+    ids, mask = padded_batch(tiny_config)
+    labels = labelled(ids)
     with torch.no_grad():
         out = mlm(ids, mask, labels=labels)
-        full = mlm(ids, mask).logits  # (B, T, V)
+        masked = mlm(ids, mask, labels=labels, masked_only=True)
     selected = labels.ne(-100)
-    assert out.logits.shape == (int(selected.sum()), tiny_config.vocab_size)
-    torch.testing.assert_close(out.logits, full[selected], atol=1e-5, rtol=1e-5)
-    expected = F.cross_entropy(full[selected], labels[selected])
-    torch.testing.assert_close(out.loss, expected, atol=1e-5, rtol=1e-5)
+    assert out.logits.shape == (*ids.shape, tiny_config.vocab_size)  # every position, labels or not
+    expected = F.cross_entropy(out.logits[selected], labels[selected])
+    torch.testing.assert_close(out.loss, expected)
+    # the masked-only opt-in: (N, V) logits of the labelled positions, in row-major order; the same loss
+    torch.testing.assert_close(masked.logits, out.logits[selected], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(masked.loss, expected, atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="labels"):
+        mlm(ids, mask, masked_only=True)
 
 
 def test_classifier_loss_and_logits_shape(tiny_config):
@@ -223,6 +233,23 @@ def test_position_ids_follow_roberta():
     assert torch.equal(position_ids_from_input_ids(ids, pad), expected)
 
 
+def test_inputs_embeds_and_position_ids_give_the_input_ids_result(mlm, tiny_config):
+    ids, mask = padded_batch(tiny_config)
+    embeds = mlm.roberta.embeddings.word_embeddings(ids)  # (B, T, H)
+    positions = position_ids_from_input_ids(ids, tiny_config.pad_token_id)
+    real = mask.bool()
+    with torch.no_grad():
+        expected = mlm(ids, mask).logits
+        given = mlm(inputs_embeds=embeds, attention_mask=mask, position_ids=positions).logits
+        # without position_ids, embeddings count positions from pad_token_id + 1 (as transformers): the real
+        # tokens of right-padded rows get the positions input_ids give them
+        counted = mlm(inputs_embeds=embeds, attention_mask=mask).logits
+    torch.testing.assert_close(given, expected)
+    torch.testing.assert_close(counted[real], expected[real])
+    with pytest.raises(ValueError, match="exactly one of input_ids and inputs_embeds"):
+        mlm(ids, inputs_embeds=embeds)
+
+
 def test_longest_input_works_and_longer_raises(mlm, tiny_config):
     n = tiny_config.max_length
     assert n == tiny_config.max_position_embeddings - tiny_config.pad_token_id - 1
@@ -241,7 +268,8 @@ def test_training_backward_reaches_tied_embedding(tiny_config):
     labels[:, 1] = ids[:, 1]
     with torch.no_grad():  # dropout is active in train mode
         assert not torch.equal(model(ids, mask).logits, model(ids, mask).logits)
-    out = model(ids, mask, labels=labels)
+    out = model(ids, mask, labels=labels, masked_only=True)  # the pretraining path
+    assert out.logits is None  # the fused loss never builds logits
     out.loss.backward()
     emb = model.roberta.embeddings.word_embeddings.weight
     assert emb is not None and emb.grad is not None
@@ -253,56 +281,69 @@ def test_training_backward_reaches_tied_embedding(tiny_config):
     assert all(p.grad is not None for n, p in model.named_parameters()), "every parameter gets a gradient"
 
 
-# ----- the fused training loss and the CPU bfloat16 attention path -----
-def _loss_and_grads(model, ids, mask, labels, fused, autocast=False):
-    """Loss and gradients via the fused training path (train mode) or the plain one (eval-mode head)."""
+# ----- the fused masked-only loss (roberta.loss) and the CPU bfloat16 attention path -----
+@pytest.mark.parametrize("chunk_size", [1, 3, 128])
+def test_fused_loss_matches_linear_then_cross_entropy(chunk_size):
+    g = torch.Generator().manual_seed(0)
+    x, weight, bias = (torch.randn(shape, generator=g, requires_grad=True) for shape in [(10, 8), (50, 8), (50,)])
+    targets = torch.randint(50, (10,), generator=g)
+    loss, logits = masked_lm_loss(x, weight, bias, targets, chunk_size)
+    assert logits is None  # gradients on: fused, no logits
+    grads = torch.autograd.grad(3 * loss, (x, weight, bias))  # 3: a non-unit upstream gradient
+    expected = F.cross_entropy(F.linear(x, weight, bias), targets)
+    torch.testing.assert_close(loss, expected)
+    for got, want in zip(grads, torch.autograd.grad(3 * expected, (x, weight, bias))):
+        torch.testing.assert_close(got, want, atol=1e-6, rtol=1e-5)
+
+
+def _loss_and_grads(model, ids, mask, labels, masked_only, autocast=False):
     model.zero_grad(set_to_none=True)
-    model.train(fused)  # dropout is 0 in these configs, so train/eval differ only in the loss path
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-        out = model(ids, mask, labels=labels)
+        out = model(ids, mask, labels=labels, masked_only=masked_only)
     out.loss.backward()
     return out, {n: p.grad.clone() for n, p in model.named_parameters()}
 
 
-@pytest.mark.parametrize("chunk_size", [1, 3, 128])
-def test_fused_training_loss_matches_plain_cross_entropy(tiny_config, chunk_size):
+@pytest.fixture
+def mlm_without_dropout(tiny_config):
+    torch.manual_seed(0)
     config = roberta.RobertaConfig(**{**tiny_config.to_dict(), "hidden_dropout_prob": 0.0,
                                       "attention_probs_dropout_prob": 0.0})
-    torch.manual_seed(0)
-    model = roberta.RobertaForMaskedLM(config)
-    model.loss_chunk_size = chunk_size
-    ids, mask = padded_batch(config)
+    return roberta.RobertaForMaskedLM(config).train()
+
+
+def test_masked_only_training_path_matches_the_default_loss(mlm_without_dropout):
+    model = mlm_without_dropout
+    ids, mask = padded_batch(model.config)
     labels = torch.where(torch.rand(ids.shape) < 0.4, ids, torch.full_like(ids, -100))
     labels[~mask.bool()] = -100
-    fused, fused_grads = _loss_and_grads(model, ids, mask, labels, fused=True)
-    plain, plain_grads = _loss_and_grads(model, ids, mask, labels, fused=False)
-    assert fused.logits is None and plain.logits is not None  # the fused path never builds logits
+    fused, fused_grads = _loss_and_grads(model, ids, mask, labels, masked_only=True)
+    plain, plain_grads = _loss_and_grads(model, ids, mask, labels, masked_only=False)
     torch.testing.assert_close(fused.loss, plain.loss, atol=1e-5, rtol=1e-5)
     for name in plain_grads:
         torch.testing.assert_close(fused_grads[name], plain_grads[name], atol=1e-6, rtol=1e-4, msg=name)
 
 
-def test_fused_training_loss_under_bf16_autocast_is_close(tiny_config):
-    config = roberta.RobertaConfig(**{**tiny_config.to_dict(), "hidden_dropout_prob": 0.0,
-                                      "attention_probs_dropout_prob": 0.0})
-    torch.manual_seed(0)
-    model = roberta.RobertaForMaskedLM(config)
-    ids, mask = padded_batch(config)
+def test_masked_only_under_bf16_autocast_is_close(mlm_without_dropout):
+    model = mlm_without_dropout
+    ids, mask = padded_batch(model.config)
     labels = torch.where(torch.rand(ids.shape) < 0.4, ids, torch.full_like(ids, -100))
-    fused, fused_grads = _loss_and_grads(model, ids, mask, labels, fused=True, autocast=True)
-    plain, plain_grads = _loss_and_grads(model, ids, mask, labels, fused=False, autocast=False)
+    fused, fused_grads = _loss_and_grads(model, ids, mask, labels, masked_only=True, autocast=True)
+    plain, plain_grads = _loss_and_grads(model, ids, mask, labels, masked_only=False, autocast=False)
     torch.testing.assert_close(fused.loss, plain.loss, atol=2e-2, rtol=2e-2)  # bfloat16 matmuls
     emb = "roberta.embeddings.word_embeddings.weight"
     cos = F.cosine_similarity(fused_grads[emb].flatten(), plain_grads[emb].flatten(), dim=0)
     assert cos > 0.99
 
 
-def test_fused_training_loss_with_no_targets_is_zero_not_nan(tiny_config):
+def test_masked_only_with_no_targets_is_zero_not_nan(tiny_config):
     model = roberta.RobertaForMaskedLM(tiny_config).train()
     ids, mask = padded_batch(tiny_config)
-    out = model(ids, mask, labels=torch.full_like(ids, -100))
+    out = model(ids, mask, labels=torch.full_like(ids, -100), masked_only=True)
     assert out.loss.item() == 0.0
     out.loss.backward()  # still differentiable
+    with torch.no_grad():
+        assert model(ids, mask, labels=torch.full_like(ids, -100), masked_only=True).loss.item() == 0.0
 
 
 def test_bf16_autocast_attention_matches_float32(tiny_config):

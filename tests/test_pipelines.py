@@ -4,7 +4,8 @@ import torch
 from tokenizers import Tokenizer
 
 import roberta
-from roberta.pipelines import MAX_MASKS, encode
+from roberta.pipelines import MAX_MASKS
+from roberta.tokenizer import encode, for_model
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -49,6 +50,15 @@ def test_encode_ignores_the_tokenizers_own_padding_and_truncation(tokenizer):
     got = encode(configured, ["A dog.", long_text()], 20)
     assert torch.equal(got[0], expected[0]) and got[2] == expected[2] == [False, True]
     assert configured.truncation is not None and configured.padding is not None  # left as the caller set them
+
+
+def test_encode_uses_one_configured_copy_per_tokenizer_and_length(tokenizer):
+    copy = for_model(tokenizer, 16)
+    assert copy is for_model(tokenizer, 16) and copy is not tokenizer and for_model(tokenizer, 20) is not copy
+    assert copy.truncation["max_length"] == 16 and copy.padding["pad_id"] == tokenizer.token_to_id("<pad>")
+    assert tokenizer.truncation is None and tokenizer.padding is None
+    ids, mask, truncated = encode(tokenizer, [], 16)
+    assert ids.shape == mask.shape == (0, 0) and truncated == []
 
 
 # ----- fill-mask -----

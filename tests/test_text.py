@@ -166,3 +166,11 @@ def test_same_as_before_on_the_shared_data(name, limit):
     """The real SST-2 and IMDB texts (where present): identical to the reference rules."""
     for text in _tsv_texts(SHARED / name, limit):
         assert T.normalize_for_classifier(text) == reference_normalize(text), text[:200]
+
+
+def test_lowercasing_tokenizer_lowercases_text_but_not_special_tokens(tokenizer):
+    """The tokenizer side of the classifier's lower-casing (baked into a classifier's tokenizer.json)."""
+    low = T.lowercasing(tokenizer)
+    assert low.encode("The CAT sees <mask>.").ids == tokenizer.encode("the cat sees <mask>.").ids
+    assert low.encode(T.normalize_for_classifier("It 's GOOD .")).ids == low.encode("It's good.").ids
+    assert tokenizer.normalizer is None  # the original is left alone

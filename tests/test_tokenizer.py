@@ -109,19 +109,13 @@ def test_roberta_base_layout_loads_with_the_same_code(tokenizer, roberta_base_st
     assert masker.mask_token_id == 299 and set(masker.special_ids.tolist()) == {0, 1, 2, 3, 299}
 
 
-def test_lowercasing_tokenizer_lowercases_text_but_not_special_tokens(tokenizer):
-    from roberta.tokenizer import lowercasing
-    low = lowercasing(tokenizer)
-    assert low.encode("The CAT sees <mask>.").ids == tokenizer.encode("the cat sees <mask>.").ids
-    assert tokenizer.normalizer is None  # the original is left alone
-
-
 def test_save_tokenizer_writes_a_folder_transformers_reads_as_saved(tokenizer, tmp_path):
     import json
 
     from transformers import AutoTokenizer
 
-    from roberta.tokenizer import lowercasing, save_tokenizer
+    from roberta.text import lowercasing
+    from roberta.tokenizer import save_tokenizer
     save_tokenizer(lowercasing(tokenizer), tmp_path, model_max_length=64)
     config = json.loads((tmp_path / "tokenizer_config.json").read_text())
     assert config["model_max_length"] == 64

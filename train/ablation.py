@@ -339,7 +339,7 @@ def _mlm_scores(model, masked, batch_size: int = 64) -> dict:
             labels = masked.labels[start:start + batch_size]
             if not labels.ne(IGNORE_INDEX).any():
                 continue
-            out = model(masked.input_ids[start:start + batch_size], labels=labels)
+            out = model(masked.input_ids[start:start + batch_size], labels=labels, masked_only=True)  # (N, V)
             targets = labels[labels.ne(IGNORE_INDEX)]
             loss_sum += F.cross_entropy(out.logits.float(), targets, reduction="sum").item()
             correct += (out.logits.argmax(-1) == targets).sum().item()

@@ -30,7 +30,7 @@ import torch
 
 import roberta
 from roberta.hub import TOKENIZER_NAME
-from roberta.model import load_state_dict
+from roberta.hub import load_state_dict
 
 from .evaluate import UNSURE_BELOW
 

@@ -23,8 +23,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from roberta import DynamicMasker, RobertaForMaskedLM, RobertaForSequenceClassification, load_tokenizer
-from roberta.hub import CONFIG_NAME, resolve_file
+from roberta import DynamicMasker, RobertaForMaskedLM, RobertaForSequenceClassification, encode, load_tokenizer
+from roberta.hub import read_architecture
 from roberta.masking import IGNORE_INDEX
 from roberta.text import normalize_for_classifier
 
@@ -57,7 +57,7 @@ def evaluate_mlm(model, tokenizer, documents_or_rows, batch_size: int = 32, seed
         labels = masked.labels[start:start + batch_size].to(device)
         if not labels.ne(IGNORE_INDEX).any():
             continue
-        out = model(masked.input_ids[start:start + batch_size].to(device), labels=labels)
+        out = model(masked.input_ids[start:start + batch_size].to(device), labels=labels, masked_only=True)
         targets = labels[labels.ne(IGNORE_INDEX)]  # (N,) in the order of out.logits (N, V)
         loss_sum += F.cross_entropy(out.logits.float(), targets, reduction="sum").item()
         correct += (out.logits.argmax(-1) == targets).sum().item()
@@ -70,21 +70,14 @@ def evaluate_mlm(model, tokenizer, documents_or_rows, batch_size: int = 32, seed
             "tokens": count, "sequences": len(rows)}
 
 
-def encode_for_classifier(tokenizer, texts: list[str], max_length: int, normalize: bool = True) -> list[list[int]]:
-    """`<s> text </s>` ids per text, normalised (`normalize_for_classifier`) and truncated to max_length."""
+def encode_for_classifier(tokenizer, texts: list[str], max_length: int,
+                          normalize: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """(input_ids, attention_mask), both (B, longest): the texts normalised (`normalize_for_classifier`), then
+    `roberta.encode`d as the pipelines do (`<s> text </s>`, cut to max_length, padded)."""
     if normalize:
         texts = [normalize_for_classifier(t) for t in texts]
-    bos, eos = tokenizer.token_to_id("<s>"), tokenizer.token_to_id("</s>")
-    return [[bos] + e.ids[:max_length - 2] + [eos] for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
-
-
-def pad_batch(sequences: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(input_ids, attention_mask), both (B, longest), padded on the right."""
-    longest = max(map(len, sequences))
-    ids = torch.full((len(sequences), longest), pad_id, dtype=torch.long)
-    for i, seq in enumerate(sequences):
-        ids[i, :len(seq)] = torch.tensor(seq, dtype=torch.long)
-    return ids, ids.ne(pad_id)
+    input_ids, attention_mask, _ = encode(tokenizer, texts, max_length)
+    return input_ids, attention_mask
 
 
 @torch.no_grad()
@@ -93,15 +86,18 @@ def classifier_logits(model, tokenizer, texts: list[str], batch_size: int = 32, 
     """Raw logits (N, L), float32 on the CPU, in the order of `texts` (encoded as `encode_for_classifier`)."""
     if not texts:
         raise ValueError("no texts to classify")
-    seqs = encode_for_classifier(tokenizer, texts, max_length or model.config.max_length, normalize)
-    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))  # similar lengths together: less padding
+    input_ids, attention_mask = encode_for_classifier(tokenizer, texts, max_length or model.config.max_length,
+                                                      normalize)  # (N, T)
+    lengths = attention_mask.sum(1)  # (N,)
+    order = torch.argsort(lengths, stable=True)  # similar lengths together: less padding
     was_training, device = model.training, _device(model)
     model.eval()
-    logits = torch.empty(len(seqs), model.config.num_labels)
+    logits = torch.empty(len(texts), model.config.num_labels)
     for start in range(0, len(order), batch_size):
         idx = order[start:start + batch_size]
-        ids, mask = pad_batch([seqs[i] for i in idx], model.config.pad_token_id)
-        logits[idx] = model(ids.to(device), attention_mask=mask.to(device)).logits.float().cpu()
+        T = int(lengths[idx].max())
+        ids, mask = input_ids[idx, :T].to(device), attention_mask[idx, :T].to(device)  # (b, T)
+        logits[idx] = model(ids, attention_mask=mask).logits.float().cpu()
     model.train(was_training)
     return logits
 
@@ -238,9 +234,8 @@ def checks_markdown(checks: dict | None) -> str:
 # ----- command line -----
 def load_model(model_id: str):
     """(model, tokenizer) from a saved folder or Hub id; the head follows config.json's architecture."""
-    config = json.loads(Path(resolve_file(model_id, CONFIG_NAME)).read_text())
-    arch = (config.get("architectures") or ["RobertaForMaskedLM"])[0]
-    cls = RobertaForSequenceClassification if "SequenceClassification" in arch else RobertaForMaskedLM
+    arch = read_architecture(model_id)
+    cls = RobertaForSequenceClassification if arch == "RobertaForSequenceClassification" else RobertaForMaskedLM
     return cls.from_pretrained(model_id), load_tokenizer(model_id)
 
 

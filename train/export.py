@@ -34,7 +34,7 @@ def export(src, dst, dtype="float32") -> Path:
     weights, metadata = roberta.hub.read_weights(src / "model.safetensors")  # metadata: the config it fits
     save_file({k: v.to(DTYPES[dtype]).contiguous() for k, v in weights.items()}, dst / "model.safetensors",
               metadata={**metadata, "format": "pt", "stored_dtype": dtype})
-    architecture = roberta.hub.read_json(dst / "config.json")["architectures"][0]
+    architecture = roberta.hub.read_architecture(dst)
     getattr(roberta, architecture).from_pretrained(dst)  # strict load: the copy is complete
     return dst
 

@@ -46,7 +46,8 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.tokenizer import lowercasing, save_tokenizer
+from roberta.text import lowercasing
+from roberta.tokenizer import save_tokenizer
 
 from . import loop
 
@@ -184,10 +185,7 @@ class ClassificationTask(loop.Task):
 
 
 def _init_architecture(init: str) -> str:
-    from roberta.hub import CONFIG_NAME, resolve_file
-
-    config = json.loads(Path(resolve_file(init, CONFIG_NAME)).read_text())
-    return (config.get("architectures") or ["RobertaForMaskedLM"])[0]
+    return roberta.hub.read_architecture(init)
 
 
 def init_root(init: str) -> str:
@@ -222,7 +220,7 @@ def build_model(args, id2label: dict[int, str]):
     model = roberta.RobertaForSequenceClassification.from_pretrained_encoder(args.init, id2label=id2label, **overrides)
     gave = "encoder"
     if "SequenceClassification" in _init_architecture(args.init) and not args.new_head:
-        from roberta.model import load_state_dict
+        from roberta.hub import load_state_dict
 
         init_labels = roberta.load_config(args.init).id2label
         if init_labels != model.config.id2label:
@@ -267,7 +265,7 @@ def split_training_data(args, texts: list[str], imdb_texts: list[str] | None):
 def run(args, dist: loop.Dist) -> int:
     from . import data
     from .calibrate import calibrate
-    from .evaluate import DEFAULT_CHECKS, encode_for_classifier, evaluate_classifier, pad_batch, score_checks
+    from .evaluate import DEFAULT_CHECKS, encode_for_classifier, evaluate_classifier, score_checks
 
     started = time.time()
     out = Path(args.out)
@@ -294,7 +292,7 @@ def run(args, dist: loop.Dist) -> int:
     pad_id = model.config.pad_token_id
 
     # normalize_for_classifier, <s> text </s>, truncated: exactly what evaluation (and the app) feed the model
-    input_ids, _ = pad_batch(encode_for_classifier(tokenizer, train_texts, max_length), pad_id)
+    input_ids, _ = encode_for_classifier(tokenizer, train_texts, max_length)
     eval_batch = max(32, args.batch_size)
 
     def periodic_eval(m):  # dev: for the curves; the calibration slice: for --select calibration

@@ -203,10 +203,7 @@ def write_model_card(folder, *, title: str, task: str, metrics: dict, recipe: di
     if task not in TASKS:
         raise ValueError(f"task must be one of {sorted(TASKS)}, got {task!r}")
     task = TASKS[task]
-    config_path = folder / "config.json"
-    if not config_path.is_file():
-        raise FileNotFoundError(f"{config_path}: no such file (save the model first)")
-    config = hub.config_from_dict(hub.read_json(config_path), config_path)
+    config = hub.load_config(folder)  # ModelNotFoundError (a FileNotFoundError) without config.json
     repo = repo_id or str(folder)
     datasets = list(datasets) if datasets is not None else infer_datasets(_data_values(recipe), _data_values(metrics))
     metric_names = sorted({_metric_name(k) for k, _ in _flatten(metrics)} - {None})

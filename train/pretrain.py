@@ -104,9 +104,9 @@ class MLMTask(loop.Task):
         return self.rows.ne(self.pad_id).sum().item() / len(self.rows)
 
     def loss_sum(self, model, batch):
-        out = model(input_ids=batch["input_ids"], labels=batch["labels"])  # logits only at masked positions
-        n = int(batch["labels"].ne(IGNORE_INDEX).sum())
-        return out.loss * n if n else out.logits.sum() * 0.0  # no target in this slice: a zero gradient
+        # masked_only (roberta.loss): only the masked positions meet the vocabulary, by the fused training loss
+        out = model(input_ids=batch["input_ids"], labels=batch["labels"], masked_only=True)
+        return out.loss * int(batch["labels"].ne(IGNORE_INDEX).sum())  # no target in this slice: 0, a zero gradient
 
     def evaluate(self, model):
         return self._evaluate(model) if self._evaluate else {}

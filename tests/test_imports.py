@@ -1,0 +1,62 @@
+"""The package's import graph: no cycles (lazy imports inside functions count too), and no layer above it."""
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "roberta"
+
+
+def imported_modules(path: Path) -> set[str]:
+    """What a module of the package imports, anywhere in it: `roberta.x` as "x", the package itself as
+    "__init__", anything else by its top-level name ("torch", "train")."""
+    dotted = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            dotted |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level and not node.module:  # from . import model
+                dotted |= {f"roberta.{alias.name}" for alias in node.names}
+                continue
+            module = f"roberta.{node.module}" if node.level else node.module
+            dotted |= {module} | {f"{module}.{alias.name}" for alias in node.names}  # from roberta import hub
+    names = set()
+    for name in dotted:
+        parts = name.split(".")
+        names.add(parts[0] if parts[0] != "roberta" else parts[1] if len(parts) > 1 else "__init__")
+    return names
+
+
+def package_graph() -> dict[str, set[str]]:
+    """module -> the package's modules it imports (`__init__` is the package itself)."""
+    modules = {p.stem for p in PACKAGE.glob("*.py")}
+    return {m: imported_modules(PACKAGE / f"{m}.py") & modules - {m} for m in modules}
+
+
+def test_no_import_cycles_in_the_package():
+    graph = package_graph()
+    assert {"model", "hub", "convert", "loss", "tokenizer"} <= graph.keys()
+    done, path = set(), []
+
+    def visit(module):
+        if module in path:
+            raise AssertionError(f"import cycle: {' -> '.join(path[path.index(module):] + [module])}")
+        if module in done:
+            return
+        path.append(module)
+        for dependency in sorted(graph[module]):
+            visit(dependency)
+        path.pop()
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module)
+
+
+def test_layers_below_the_model_do_not_import_it():
+    graph = package_graph()
+    assert "model" not in graph["hub"] | graph["loss"] | graph["config"] | graph["masking"] | graph["tokenizer"]
+    assert graph["model"] <= {"hub", "config", "loss"}  # modules and heads: no pipelines, tokenizer or convert
+
+
+def test_the_package_imports_neither_training_nor_the_app():
+    for path in PACKAGE.glob("*.py"):
+        assert not imported_modules(path) & {"train", "demo", "app", "scripts", "tests", "conftest"}, path.name
