@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 
 import roberta
+from roberta.run_metrics import RunMetrics
 from roberta.text import normalize_for_classifier
 
 from .examples import FILL_MASK_EXPECTED, SENTIMENT_EXPECTED
@@ -93,7 +94,6 @@ def summary_card(loaded) -> str:
     facts, cfg = model_facts(loaded), loaded.config
     rows = [("size", f"{millions(facts['parameters'])} parameters: {cfg.num_hidden_layers} layers, hidden "
                      f"{cfg.hidden_size}, {cfg.num_attention_heads} heads, up to {cfg.max_length} tokens")]
-    metrics = loaded.extras.get("metrics") if isinstance(loaded.extras.get("metrics"), dict) else {}
     if facts.get("data"):
         data = ", ".join(code(d) for d in facts["data"])
         if "train_examples" in facts:
@@ -113,7 +113,7 @@ def summary_card(loaded) -> str:
     if training:
         rows.append(("training", ", ".join(training)))
     if "mlm_accuracy" in facts:
-        where = dataset_name(metrics["mlm"].get("source", "held-out text"))
+        where = dataset_name(loaded.extras["metrics"].mlm.get("source", "held-out text"))
         rows.append(("held-out masked words", (
             f"**{pct(facts['mlm_accuracy'])}** guessed right (top-1)"
             + (f", perplexity {facts['mlm_perplexity']:.0f}" if "mlm_perplexity" in facts else "")
@@ -143,10 +143,10 @@ def summary_card(loaded) -> str:
     return f"### {loaded.title}\n\n{table}\n\nLoaded from {code(shown_source(loaded.source))}; {card_link(loaded)}."
 
 
-def calibration_markdown(metrics: dict | None) -> str:
+def calibration_markdown(metrics: RunMetrics | None) -> str:
     """What the sentiment scores mean: the fitted temperature and the dev calibration error before and after it
     (from the classifier's metrics.json), or a plain warning when the model was never calibrated."""
-    cal = (metrics or {}).get("calibration")
+    cal = metrics.calibration if metrics else None
     if not cal:
         return ("**This classifier is not calibrated**: its scores are the raw softmax of a small model, often near "
                 "100% even when it is wrong. Read them as a ranking, not as a probability.")
@@ -191,69 +191,71 @@ def about_sections(models: Models) -> dict:
 
 
 # ----------------------------------------------------------------------------- model notes and summaries
-def _number(d, *keys):
-    """d[k1][k2]... when it is a real number (not a bool), else None."""
+def _real(value) -> float | None:
+    """`value` when it is a real number (not a bool), else None."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _number(d, *keys) -> float | None:
+    """d[k1][k2]... when it is a real number, else None (metrics.json's sections are free-form dicts)."""
     for key in keys:
         if not isinstance(d, dict) or key not in d:
             return None
         d = d[key]
-    return float(d) if isinstance(d, (int, float)) and not isinstance(d, bool) else None
+    return _real(d)
 
 
-def _runs(loaded) -> list[dict]:
-    """The training runs behind a model: its pretraining phases (phases.json), else its metrics.json."""
-    phases = loaded.extras.get("phases")
-    if isinstance(phases, list) and phases and all(isinstance(p, dict) for p in phases):
-        return phases
-    metrics = loaded.extras.get("metrics")
-    return [metrics] if isinstance(metrics, dict) else []
+def _total(values) -> float | None:
+    """The sum of one figure over a model's runs, when every run has it."""
+    values = [_real(v) for v in values]
+    return sum(values) if values and all(v is not None for v in values) else None
 
 
 def model_facts(loaded) -> dict:
-    """What the model's metrics.json (and phases.json) say, read at run time; a key is missing when its
-    figure is. Keys: parameters, train_tokens, train_minutes, wall_minutes, cores, device, data, and for an
-    MLM mlm_accuracy / mlm_perplexity / mlm_rows (the release evaluation), eval_accuracy (the training
-    script's own) and probe (train.fill_mask_probe's top1 / top5 / sentences), for a classifier
+    """What the model's metrics.json (and phases.json) say, read at start-up through `RunMetrics`; a key is
+    missing when its figure is. Keys: parameters, train_tokens, train_minutes, wall_minutes, cores, device,
+    data, and for an MLM mlm_accuracy / mlm_perplexity / mlm_rows (the release evaluation), eval_accuracy (the
+    training script's own) and probe (train.fill_mask_probe's top1 / top5 / sentences), for a classifier
     dev_accuracy / dev_examples / imdb_accuracy / imdb_examples / train_examples and checks
     (train.evaluate.score_checks' dict)."""
     facts = {}
     if loaded.available:
         facts["parameters"] = loaded.model.num_parameters()
-    metrics = loaded.extras.get("metrics") if isinstance(loaded.extras.get("metrics"), dict) else {}
-    runs = _runs(loaded)
-    tokens = [_number(r, "train_tokens") for r in runs]
-    if runs and all(t is not None for t in tokens):
-        facts["train_tokens"] = int(sum(tokens))
-    for key, out in (("train_time_s", "train_minutes"), ("wall_time_s", "wall_minutes")):
-        values = [_number(r, key) for r in runs]
-        if runs and all(v is not None for v in values):
-            facts[out] = sum(values) / 60
-    hardware = metrics.get("hardware") if isinstance(metrics.get("hardware"), dict) else {}
+    metrics = loaded.extras.get("metrics") or RunMetrics()
+    runs = loaded.extras.get("phases") or ([metrics] if "metrics" in loaded.extras else [])  # the training runs
+    for field, key, scale in (("train_tokens", "train_tokens", 1), ("train_time_s", "train_minutes", 60),
+                              ("wall_time_s", "wall_minutes", 60)):
+        total = _total([getattr(r, field) for r in runs])
+        if total is not None:
+            facts[key] = int(total) if scale == 1 else total / scale
+    hardware = metrics.hardware if isinstance(metrics.hardware, dict) else {}
     if _number(hardware, "cpu_count"):
         facts["cores"] = int(hardware["cpu_count"])
     if isinstance(hardware.get("device"), str):
         facts["device"] = hardware["device"]
-    sources = metrics.get("corpus_sources")
-    if isinstance(sources, list):
-        facts["data"] = [dataset_name(s.get("source")) for s in sources if isinstance(s, dict) and s.get("source")]
-    elif isinstance(metrics.get("train_data"), str):
-        facts["data"] = [dataset_name(metrics["train_data"])]
+    if isinstance(metrics.corpus_sources, list):
+        facts["data"] = [dataset_name(s.get("source")) for s in metrics.corpus_sources
+                         if isinstance(s, dict) and s.get("source")]
+    elif isinstance(metrics.train_data, str):
+        facts["data"] = [dataset_name(metrics.train_data)]
     for key in ("accuracy", "perplexity"):
-        if _number(metrics, "mlm", key) is not None:
-            facts[f"mlm_{key}"] = _number(metrics, "mlm", key)
-    if _number(metrics, "mlm", "max_length"):
-        facts["mlm_rows"] = int(metrics["mlm"]["max_length"])
-    for key in ("eval_accuracy", "dev_accuracy", "imdb_accuracy"):
-        if _number(metrics, key) is not None:
-            facts[key] = _number(metrics, key)
-    for key in ("dev_examples", "imdb_examples", "train_examples"):
-        if _number(metrics, key):
-            facts[key] = int(metrics[key])
-    checks = metrics.get("checks")
+        if _number(metrics.mlm, key) is not None:
+            facts[f"mlm_{key}"] = _number(metrics.mlm, key)
+    if _number(metrics.mlm, "max_length"):
+        facts["mlm_rows"] = int(metrics.mlm["max_length"])
+    for key, value in (("eval_accuracy", metrics.eval_accuracy), ("dev_accuracy", metrics.classifier_accuracy),
+                       ("imdb_accuracy", metrics.imdb_accuracy)):
+        if _real(value) is not None:
+            facts[key] = _real(value)
+    for key, value in (("dev_examples", metrics.dev_examples), ("imdb_examples", metrics.imdb_examples),
+                       ("train_examples", metrics.train_examples)):
+        if _real(value):
+            facts[key] = int(value)
+    checks = metrics.checks
     if isinstance(checks, dict) and _number(checks, "n") and isinstance(checks.get("categories"), dict):
         facts["checks"] = checks
     # train.fill_mask_probe: everyday sentences with one expected word (the last phase is the shipped model)
-    probe = metrics.get("fill_mask_probe") or (runs[-1].get("fill_mask_probe") if runs else None)
+    probe = metrics.fill_mask_probe or (runs[-1].fill_mask_probe if runs else None)
     if _number(probe, "sentences") and _number(probe, "top1") is not None and _number(probe, "top5") is not None:
         facts["probe"] = {k: float(probe[k]) for k in ("top1", "top5", "sentences")}
     return facts

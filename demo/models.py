@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 import roberta
+from roberta.run_metrics import RunMetrics
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,8 @@ class LoadedModel:
     source: str  # folder or Hub repo id it was loaded from
     pipeline: object | None = None
     error: str | None = None
-    extras: dict = field(default_factory=dict)  # README.md text, metrics.json dict, curves.png path
+    # README.md text, metrics.json and phases.json (RunMetrics, a list of them), curves.png and reliability.png paths
+    extras: dict = field(default_factory=dict)
 
     @property
     def available(self) -> bool:
@@ -81,8 +83,9 @@ def _missing_message(key: str, source: str, err: Exception) -> str:
 
 
 def _read_extras(source: str) -> dict:
-    """README.md, metrics.json, phases.json (a shipped MLM's pretraining phases), curves.png and reliability.png
-    (a calibrated classifier's reliability diagram) of a model folder (or Hub repo), when they exist."""
+    """README.md, metrics.json (a `RunMetrics`), phases.json (a shipped MLM's pretraining phases, one
+    `RunMetrics` each), curves.png and reliability.png (a calibrated classifier's reliability diagram) of a
+    model folder (or Hub repo), when they exist and read."""
     extras = {}
     for name in ("README.md", "metrics.json", "phases.json", "curves.png", "reliability.png"):
         try:
@@ -92,8 +95,13 @@ def _read_extras(source: str) -> dict:
         try:
             if name == "README.md":
                 extras["readme"] = Path(path).read_text(encoding="utf-8")
-            elif name.endswith(".json"):
-                extras[name[:-5]] = json.loads(Path(path).read_text(encoding="utf-8"))
+            elif name == "metrics.json":
+                extras["metrics"] = RunMetrics.read(path)
+            elif name == "phases.json":
+                phases = json.loads(Path(path).read_text(encoding="utf-8"))
+                if not isinstance(phases, list):
+                    raise ValueError("not a list of metrics")
+                extras["phases"] = [RunMetrics.from_dict(phase) for phase in phases]
             else:
                 extras[name[:-4]] = str(path)
         except (OSError, ValueError) as err:

@@ -17,6 +17,7 @@ from demo import validation as V
 from demo.ablation_view import ablation_markdown
 from demo.formatting import format_probability
 from demo.models import load_models
+from roberta.run_metrics import RunMetrics
 from demo.worst_case import with_masks, worst_case_texts
 
 # 53 tokens with the fixture tokenizer: long enough for distinct masks, short enough not to be cut
@@ -638,7 +639,7 @@ def test_calibration_note_reads_the_metrics_and_warns_without_them():
     metrics = {"calibration": {"temperature": 1.87, "calibration": {"n": 1000},
                                "dev": {"n": 872, "accuracy": 0.85, "ece_before": 0.091, "ece_after": 0.021,
                                        "mean_confidence_before": 0.95, "mean_confidence_after": 0.86}}}
-    text = about.calibration_markdown(metrics)
+    text = about.calibration_markdown(RunMetrics.from_dict(metrics))
     assert "T = 1.87" in text and "9.1% to 2.1%" in text and "1,000 held-out" in text and "872" in text
-    assert "not calibrated" in about.calibration_markdown({"dev_accuracy": 0.8})
+    assert "not calibrated" in about.calibration_markdown(RunMetrics(dev_accuracy=0.8))
     assert "not calibrated" in about.calibration_markdown(None)
