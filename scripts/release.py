@@ -1,6 +1,6 @@
 """Ship finished runs as the app's models: export them into assets/ and finish their model cards.
 
-    python -m train.release --mlm runs/mini-roberta-mlm runs/mini-roberta-mlm-2 \\
+    python -m scripts.release --mlm runs/mini-roberta-mlm runs/mini-roberta-mlm-2 \\
         --classifier runs/mini-roberta-sst2 --baseline runs/random-sst2 --out assets
 
 `--mlm` lists the pretraining phases in order (each a `train.pretrain` folder, the next one started with
@@ -26,40 +26,33 @@ from pathlib import Path
 
 import roberta
 from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
-
-from .export import DTYPES, export
-from .fill_mask_probe import DEFAULT_PROBE, read_probe, run_probe
+from roberta.run_metrics import RunMetrics
+from train.export import DTYPES, export
+from train.fill_mask_probe import DEFAULT_PROBE, read_probe, run_probe
+from train.runtime import USER_ERRORS, report_user_error
 
 MLM_NAME, CLASSIFIER_NAME = "mini-roberta-mlm", "mini-roberta-sst2"
 SECTION = "## Shipped model"
 PHASES_FILE = "phases.json"
 
 
-def read_metrics(run) -> dict:
-    path = Path(run) / "metrics.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file (is {run} a finished training run?)")
-    return json.loads(path.read_text())
-
-
-def read_phase(run) -> dict:
-    """A pretraining run's metrics, with the row length it trained on (runs from before `--seq-length`
-    existed trained on full rows: the model's max input length)."""
-    metrics = read_metrics(run)
-    if "seq_length" not in metrics:
-        metrics["seq_length"] = roberta.load_config(run).max_length
+def read_metrics(run) -> RunMetrics:
+    metrics = RunMetrics.read(run, missing_ok=True)
+    if metrics is None:
+        raise FileNotFoundError(f"{RunMetrics.path_of(run)}: no such file (is {run} a finished training run?)")
     return metrics
 
 
-def read_phases(run) -> list[dict]:
-    """The pretraining phases that produced `run`: its phases.json (a shipped folder), else the run alone."""
+def read_phases(run) -> list[RunMetrics]:
+    """The pretraining phases that produced `run`: its phases.json (a shipped folder), else the run alone; each
+    with the row length it trained on (runs from before rows could be shorter trained on full rows: the
+    model's longest input)."""
     history = Path(run) / PHASES_FILE
-    if not history.is_file():
-        return [read_phase(run)]
-    phases = json.loads(history.read_text())
+    phases = ([RunMetrics.from_dict(p) for p in json.loads(history.read_text())] if history.is_file()
+              else [read_metrics(run)])
     full_rows = roberta.load_config(run).max_length
-    for phase in phases:  # phases from before --seq-length trained on full rows
-        phase.setdefault("seq_length", full_rows)
+    for phase in phases:
+        phase.max_length = phase.max_length or full_rows
     return phases
 
 
@@ -78,41 +71,41 @@ def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f}"
 
 
-def _hardware(metrics: dict) -> str:
-    hw = metrics.get("hardware", {})
+def _hardware(metrics: RunMetrics) -> str:
+    hw = metrics.hardware or {}
     return (f"{hw.get('cpu', '?')} ({hw.get('cpu_count', '?')} cores), {hw.get('device', '?')}, "
             f"{hw.get('torch_threads', '?')} torch threads, {hw.get('precision', '?')}, torch {hw.get('torch', '?')}")
 
 
-def _probe_cell(phase: dict) -> str:
-    probe = phase.get("fill_mask_probe")
+def _probe_cell(phase: RunMetrics) -> str:
+    probe = phase.fill_mask_probe
     return f"{probe['top1']:.1%} / {probe['top5']:.1%}" if probe else ""
 
 
-def pretraining_section(phases: list[dict]) -> str:
-    rows = [[i + 1, f"`{m.get('init', 'random')}`", m["seq_length"], _minutes(m["train_time_s"]),
-             f"{m['train_steps']:,}", f"{m['train_tokens']:,}", f"{m['eval_loss']:.3f}", f"{m['eval_accuracy']:.1%}",
-             f"{m['eval_perplexity']:.1f}", _probe_cell(m)] for i, m in enumerate(phases)]
-    total_s = sum(m["train_time_s"] for m in phases)
-    total_tokens = sum(m["train_tokens"] for m in phases)
-    commands = "\n".join(f"# phase {i + 1}\n{m['command']}" for i, m in enumerate(phases))
-    later = phases[-1].get("mlm")  # a `train.evaluate --out RUN/metrics.json` evaluation after training
+def pretraining_section(phases: list[RunMetrics]) -> str:
+    rows = [[i + 1, f"`{m.init or 'random'}`", m.max_length, _minutes(m.train_time_s),
+             f"{m.train_steps:,}", f"{m.train_tokens:,}", f"{m.eval_loss:.3f}", f"{m.eval_accuracy:.1%}",
+             f"{m.eval_perplexity:.1f}", _probe_cell(m)] for i, m in enumerate(phases)]
+    total_s = sum(m.train_time_s for m in phases)
+    total_tokens = sum(m.train_tokens for m in phases)
+    commands = "\n".join(f"# phase {i + 1}\n{m.command}" for i, m in enumerate(phases))
+    later = phases[-1].mlm  # a `train.evaluate --out RUN/metrics.json` evaluation after training
     if later:
         later = (f"The shipped model on the same text packed into rows of {later['max_length']} tokens "
-                 f"(`python -m train.evaluate --model RUN --mlm-text {later['source']} --mlm-max-length "
+                 f"(`python -m train.evaluate --model RUN --mlm-text {later['source']} --max-length "
                  f"{later['max_length']}`): loss {later['loss']:.3f}, accuracy {later['accuracy']:.1%}, "
                  f"perplexity {later['perplexity']:.1f}.")
-    full = max(m["seq_length"] for m in phases)
-    if phases[-1]["seq_length"] < full:
-        later = (later or "") + (f" The last phase trained on rows of {phases[-1]['seq_length']} tokens only, so "
+    full = max(m.max_length for m in phases)
+    if phases[-1].max_length < full:
+        later = (later or "") + (f" The last phase trained on rows of {phases[-1].max_length} tokens only, so "
                                  f"inputs longer than that are predicted worse than short ones.")
     return "\n\n".join([
         "### Pretraining phases",
         f"{len(phases)} phase(s), {_minutes(total_s)} minutes of training "
-        f"({_minutes(sum(m.get('wall_time_s', m['train_time_s']) for m in phases))} minutes wall time with data "
+        f"({_minutes(sum(m.wall_time_s or m.train_time_s for m in phases))} minutes wall time with data "
         f"loading and evaluation) and {total_tokens:,} tokens in all, on "
         f"{_hardware(phases[-1])}. Held-out figures: masked-LM loss, accuracy and perplexity on "
-        f"`{phases[-1].get('eval_data', '?')}` at the end of each phase (one fixed mask, all rows).",
+        f"`{phases[-1].eval_data or '?'}` at the end of each phase (one fixed mask, all rows).",
         _table(["phase", "started from", "row length", "train minutes", "steps", "tokens", "held-out loss",
                 "accuracy", "perplexity", "probe top-1 / top-5"], rows),
         *([later.strip()] if later else []),
@@ -152,20 +145,21 @@ def probe_section(folder) -> tuple[str, dict]:
     return text, {"top1": result["top1"], "top5": result["top5"], "sentences": result["sentences"]}
 
 
-def comparison_section(classifier: dict, baseline: dict | None) -> str:
-    def row(name, m):
-        return [name, f"`{m.get('init', '?')}`", f"{m['dev_accuracy']:.1%}", f"{m.get('imdb_accuracy', float('nan')):.1%}",
-                _minutes(m["train_time_s"]), f"{m['train_steps']:,}"]
+def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> str:
+    def row(name, m: RunMetrics):
+        imdb = m.imdb_accuracy if m.imdb_accuracy is not None else float("nan")
+        return [name, f"`{m.init or '?'}`", f"{m.dev_accuracy:.1%}", f"{imdb:.1%}", _minutes(m.train_time_s),
+                f"{m.train_steps:,}"]
 
     runs = [("this model", classifier)] + ([("random initialisation", baseline)] if baseline else [])
     rows = [row(name, m) for name, m in runs]
-    n_imdb = classifier.get("imdb_examples", "?")
-    commands = "\n".join(f"# {name}\n{m['command']}" for name, m in runs)
+    n_imdb = classifier.imdb_examples or "?"
+    commands = "\n".join(f"# {name}\n{m.command}" for name, m in runs)
     text = [
         "### What pretraining bought",
-        f"Same fine-tuning recipe, encoder pretrained or random. SST-2 dev: `{classifier.get('dev_data', '?')}` "
-        f"({classifier.get('dev_examples', '?')} sentences); IMDB: a fixed sample of {n_imdb} reviews of "
-        f"`{classifier.get('imdb_data', '?')}`, never trained on. Hardware: {_hardware(classifier)}.",
+        f"Same fine-tuning recipe, encoder pretrained or random. SST-2 dev: `{classifier.dev_data or '?'}` "
+        f"({classifier.dev_examples or '?'} sentences); IMDB: a fixed sample of {n_imdb} reviews of "
+        f"`{classifier.imdb_data or '?'}`, never trained on. Hardware: {_hardware(classifier)}.",
         _table(["classifier", "encoder from", "SST-2 dev accuracy", "IMDB accuracy", "train minutes", "steps"], rows),
         f"```bash\n{commands}\n```",
     ]
@@ -197,8 +191,8 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
     written = []
     if mlm_phases:
         dst = export(mlm_phases[-1], Path(out) / MLM_NAME, dtype)
-        probe_text, phases[-1]["fill_mask_probe"] = probe_section(dst)
-        (dst / PHASES_FILE).write_text(json.dumps(phases, indent=1) + "\n")
+        probe_text, phases[-1].fill_mask_probe = probe_section(dst)
+        (dst / PHASES_FILE).write_text(json.dumps([p.to_dict() for p in phases], indent=1) + "\n")
         write_section(dst, "\n\n".join([pretraining_section(phases), probe_text, fill_mask_section(dst)]))
         written.append(dst)
     if classifier:
@@ -211,7 +205,7 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m train.release", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m scripts.release", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mlm", nargs="+", default=[], metavar="RUN",
                    help="the pretraining phases' run folders, in order; the last is shipped")
@@ -227,9 +221,8 @@ def main(argv=None) -> int:
         p.error("--baseline needs --classifier")
     try:
         written = release(args.mlm, args.classifier, args.baseline, args.out, args.dtype)
-    except (OSError, ValueError, KeyError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    except (*USER_ERRORS, KeyError) as err:
+        return report_user_error(err)
     for folder in written:
         print(f"wrote {folder} (model card: {folder / 'README.md'})")
     return 0

@@ -62,7 +62,8 @@ def test_gpu_recipe_end_to_end_on_cpu(train_files, tmp_path):
     """The one-GPU recipe's code path on CPU and a tiny model: bundle (xz corpora in ../shared/data's layout),
     pretrain + fine-tune 2 seeds + weight average, ship in float16, pack into parts, unpack, release; then a
     second run continues from the returned weights."""
-    from train import recipe, release
+    from scripts import release
+    from train import recipe
 
     root = tmp_path / "shared"
     for name, src in [("wikipedia-en/a.txt", "corpus.txt"), ("wikitext-2/wiki.train.tokens", "corpus.txt"),

@@ -10,7 +10,8 @@ import pytest
 import torch
 
 import roberta
-from train import average, calibrate, evaluate, finetune, loop, sentiment_recipe, summarize
+from train import (average, calibrate, evaluate, finetune, reporting, runtime, sentiment_recipe, summarize,
+                   trainer)
 
 from test_train_scripts import finetune_argv
 
@@ -207,20 +208,20 @@ def test_layer_lr_decay_groups(tiny_clf_dir):
 
 def test_finetune_with_layer_lr_decay_scales_the_lr(train_files, tmp_path, tiny_mlm_dir, monkeypatch):
     seen = []
-    original = loop.Trainer._train_step
+    original = trainer.Trainer._train_step
 
     def spy(self, time_up):
         out = original(self, time_up)
         seen.append(sorted({round(g["lr"] / out[1], 6) for g in self.optimizer.param_groups}))
         return out
 
-    monkeypatch.setattr(loop.Trainer, "_train_step", spy)
+    monkeypatch.setattr(trainer.Trainer, "_train_step", spy)
     out = tmp_path / "llrd"
     assert finetune.main(finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--layer-lr-decay", "0.5")) == 0
     assert seen and seen[-1] == [0.125, 0.25, 0.5, 1.0]  # embeddings, layer 1, layer 2, head
     assert json.loads((out / "metrics.json").read_text())["layer_lr_decay"] == 0.5
     assert finetune.main(finetune_argv(train_files, tmp_path / "bad", "--init", str(tiny_mlm_dir),
-                                       "--layer-lr-decay", "1.5")) == loop.EXIT_USER_ERROR
+                                       "--layer-lr-decay", "1.5")) == runtime.EXIT_USER_ERROR
 
 
 # ----- two stages: IMDB-like reviews, then SST-2-like sentences -----
@@ -253,7 +254,7 @@ def test_two_stage_finetune(two_stage, tiny_mlm_dir):
     assert m2["init_root"] == str(tiny_mlm_dir)
     assert m2["calibration_examples"] == 40 and m2["train_examples"] + 40 + m2["calibration_removed_train_rows"] <= 300
     # stage 2's first evaluation is the stage-1 model itself (same weights, head included)
-    first = [e for e in loop.read_log(stage2 / "log.jsonl") if e["type"] == "eval"][0]
+    first = [e for e in reporting.read_log(stage2 / "log.jsonl") if e["type"] == "eval"][0]
     model1 = roberta.RobertaForSequenceClassification.from_pretrained(stage1)
     tok = roberta.load_tokenizer(stage1)
     dev = json.loads((stage1 / "metrics.json").read_text())["dev_data"]

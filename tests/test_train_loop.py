@@ -1,4 +1,5 @@
-"""train.loop: schedule, weight decay, resume equivalence, atomic checkpoints, NaN stop, signals, DDP."""
+"""train.trainer and its parts (optim, checkpointing, runtime, reporting): schedule, weight decay, resume
+equivalence, atomic checkpoints, NaN stop, signals, DDP, a checkpoint written before issue 12."""
 import dataclasses
 import json
 import math
@@ -14,14 +15,14 @@ import torch
 from safetensors.torch import load_file
 
 import roberta
-from train import finetune, loop, pretrain
+from train import checkpointing, finetune, optim, pretrain, reporting, runtime, trainer
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def pretrain_argv(files, out, *extra):
     return ["--corpus", str(files / "corpus.txt"), "--valid", str(files / "valid.txt"),
-            "--tokenizer", str(files / "tokenizer.json"), "--preset", "tiny", "--max-length", "32",
+            "--tokenizer", str(files / "tokenizer.json"), "--preset", "tiny", "--model-max-length", "32",
             "--batch-size", "8", "--warmup", "2", "--lr", "2e-3", "--eval-every", "0", "--eval-rows", "8",
             "--final-eval-rows", "8", "--cache-dir", "", "--no-progress", "--precision", "fp32",
             "--out", str(out), *extra]
@@ -32,27 +33,27 @@ def weights(folder):
 
 
 def train_losses(folder):
-    return [(e["step"], e["loss"]) for e in loop.read_log(Path(folder) / "log.jsonl") if e["type"] == "train"]
+    return [(e["step"], e["loss"]) for e in reporting.read_log(Path(folder) / "log.jsonl") if e["type"] == "train"]
 
 
 # ----- optimizer and schedule -----
 def test_lr_schedule_shape():
     warmup, total = 10, 100
     for schedule in ("linear", "cosine"):
-        lrs = [loop.lr_factor(s, warmup, total, schedule) for s in range(1, total + 1)]
+        lrs = [optim.lr_factor(s, warmup, total, schedule) for s in range(1, total + 1)]
         assert lrs[:warmup] == pytest.approx([s / warmup for s in range(1, warmup + 1)])  # linear warmup
         assert lrs[warmup - 1] == 1.0 and lrs[warmup] == 1.0  # peak
         decay = lrs[warmup:]
         assert all(a >= b for a, b in zip(decay, decay[1:]))  # monotone decay
         assert 0 < decay[-1] < 0.05  # ends near zero, never zero
-    linear = [loop.lr_factor(s, warmup, total) for s in range(warmup + 1, total + 1)]
+    linear = [optim.lr_factor(s, warmup, total) for s in range(warmup + 1, total + 1)]
     steps = [a - b for a, b in zip(linear, linear[1:])]
     assert max(steps) == pytest.approx(min(steps))  # a straight line
-    assert loop.lr_factor(1, 0, 10) == 1.0  # no warmup
+    assert optim.lr_factor(1, 0, 10) == 1.0  # no warmup
     # only a time budget: after warmup the decay follows the share of the time used
-    assert loop.lr_factor(5, 10, None, time_progress=None) == 0.5
-    assert [loop.lr_factor(50, 10, None, time_progress=p) for p in (0, 0.25, 1, 1.5)] == [1, 0.75, 0, 0]
-    assert loop.lr_factor(50, 10, None, "cosine", time_progress=0.5) == pytest.approx(0.5)
+    assert optim.lr_factor(5, 10, None, time_progress=None) == 0.5
+    assert [optim.lr_factor(50, 10, None, time_progress=p) for p in (0, 0.25, 1, 1.5)] == [1, 0.75, 0, 0]
+    assert optim.lr_factor(50, 10, None, "cosine", time_progress=0.5) == pytest.approx(0.5)
 
 
 def test_time_budget_stops_cleanly_with_decayed_lr(train_files, tmp_path):
@@ -61,14 +62,14 @@ def test_time_budget_stops_cleanly_with_decayed_lr(train_files, tmp_path):
     assert pretrain.main(argv) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["stopped_by"] == "time" and 3 <= metrics["train_time_s"] < 30
-    lrs = [e["lr"] for e in loop.read_log(out / "log.jsonl") if e["type"] == "train"]
+    lrs = [e["lr"] for e in reporting.read_log(out / "log.jsonl") if e["type"] == "train"]
     assert lrs[0] == pytest.approx(2e-3) and lrs[-1] < lrs[0]  # decays with the clock
     assert all(a >= b for a, b in zip(lrs, lrs[1:]))
 
 
 def test_weight_decay_groups(tiny_config):
     model = roberta.RobertaForMaskedLM(tiny_config)
-    decay, no_decay = loop.param_groups(model, 0.01)
+    decay, no_decay = optim.param_groups(model, 0.01)
     assert decay["weight_decay"] == 0.01 and no_decay["weight_decay"] == 0.0
     names = {id(p): n for n, p in model.named_parameters()}
     decayed = {names[id(p)] for p in decay["params"]}
@@ -80,21 +81,21 @@ def test_weight_decay_groups(tiny_config):
     assert "lm_head.bias" in not_decayed
     assert "roberta.encoder.layer.0.attention.self.query.weight" in decayed
     assert "roberta.embeddings.word_embeddings.weight" in decayed
-    opt = loop.make_optimizer(model, 1e-3, 0.01)
+    opt = optim.make_optimizer(model, 1e-3, 0.01)
     assert opt.defaults["betas"] == (0.9, 0.98) and opt.defaults["eps"] == 1e-6
 
 
 # ----- resume -----
 def interrupt_at(monkeypatch, step):
     """Send ourselves SIGINT during step `step` (the real signal path): that step completes, then the run stops."""
-    original = loop.Trainer._train_step
+    original = trainer.Trainer._train_step
 
     def train_step(self, time_up):
         if self.step == step:
             os.kill(os.getpid(), signal.SIGINT)
         return original(self, time_up)
 
-    monkeypatch.setattr(loop.Trainer, "_train_step", train_step)
+    monkeypatch.setattr(trainer.Trainer, "_train_step", train_step)
 
 
 @pytest.mark.parametrize("masking,precision", [("dynamic", "fp32"), ("static", "fp32"), ("dynamic", "bf16")])
@@ -108,10 +109,10 @@ def test_resume_is_bit_identical(train_files, tmp_path, monkeypatch, capsys, mas
 
     with monkeypatch.context() as m:
         interrupt_at(m, 5)
-        assert pretrain.main(pretrain_argv(train_files, split, *extra)) == loop.EXIT_INTERRUPTED
+        assert pretrain.main(pretrain_argv(train_files, split, *extra)) == runtime.EXIT_INTERRUPTED
     err = capsys.readouterr().err
     assert "SIGINT" in err and "interrupted at step 5" in err and "--resume" in err
-    ckpt = loop.Checkpoints(split).latest()
+    ckpt = checkpointing.Checkpoints(split).latest()
     assert ckpt.name == "step-00000005"
     assert not (split / "model.safetensors").exists()  # no final folder for an interrupted run
 
@@ -122,13 +123,13 @@ def test_resume_is_bit_identical(train_files, tmp_path, monkeypatch, capsys, mas
     for name in a:
         assert torch.equal(a[name], b[name]), name
     assert train_losses(full) == train_losses(split)  # the log was continued, not duplicated
-    assert not (split / loop.CHECKPOINTS).exists()  # removed after a finished run
+    assert not (split / checkpointing.CHECKPOINTS).exists()  # removed after a finished run
 
 
 def test_resume_refuses_to_overwrite_and_checks_folder(train_files, tmp_path, capsys):
     out = tmp_path / "run"
     assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "2", "--keep-checkpoints")) == 0
-    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "2")) == loop.EXIT_USER_ERROR
+    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "2")) == runtime.EXIT_USER_ERROR
     assert "already holds a run" in capsys.readouterr().err
 
 
@@ -136,7 +137,7 @@ def test_resume_refuses_to_overwrite_and_checks_folder(train_files, tmp_path, ca
 def test_crash_while_saving_keeps_previous_checkpoint(train_files, tmp_path, monkeypatch, tiny_config):
     out = tmp_path / "run"
     calls = []
-    real_save = loop.save_file
+    real_save = checkpointing.save_file
 
     def crashing_save(tensors, filename, *args, **kwargs):
         calls.append(filename)
@@ -145,22 +146,22 @@ def test_crash_while_saving_keeps_previous_checkpoint(train_files, tmp_path, mon
             raise RuntimeError("simulated crash while writing")
         return real_save(tensors, filename, *args, **kwargs)
 
-    monkeypatch.setattr(loop, "save_file", crashing_save)
+    monkeypatch.setattr(checkpointing, "save_file", crashing_save)
     with pytest.raises(RuntimeError, match="simulated crash"):
         pretrain.main(pretrain_argv(train_files, out, "--max-steps", "6", "--save-every", "2"))
-    monkeypatch.setattr(loop, "save_file", real_save)
+    monkeypatch.setattr(checkpointing, "save_file", real_save)
 
-    ckpts = loop.Checkpoints(out)
+    ckpts = checkpointing.Checkpoints(out)
     latest = ckpts.latest()
     assert latest.name == "step-00000002"  # the good one, untouched
-    assert [p.name for p in (out / loop.CHECKPOINTS).iterdir()] == ["step-00000002"]  # no half-written folder
+    assert [p.name for p in (out / checkpointing.CHECKPOINTS).iterdir()] == ["step-00000002"]  # no half-written folder
     model_state, state = ckpts.load(latest)  # safetensors + weights_only torch.load
     assert state["step"] == 2 and set(state) >= {"optimizer", "rng", "task", "epoch", "batch_in_epoch"}
     model = roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, max_position_embeddings=32 + 2))
     model.load_state_dict(model_state)
 
     # a real crash can leave a temporary folder behind: --resume ignores and removes it
-    (out / loop.CHECKPOINTS / ".tmp-step-00000004-123").mkdir()
+    (out / checkpointing.CHECKPOINTS / ".tmp-step-00000004-123").mkdir()
     assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "6", "--save-every", "2", "--resume")) == 0
     assert roberta.RobertaForMaskedLM.from_pretrained(out)
 
@@ -172,8 +173,8 @@ def test_truncated_checkpoint_on_resume_falls_back_to_the_previous_one(train_fil
     assert pretrain.main(pretrain_argv(train_files, full, *extra)) == 0
     with monkeypatch.context() as m:
         interrupt_at(m, 5)
-        assert pretrain.main(pretrain_argv(train_files, split, *extra)) == loop.EXIT_INTERRUPTED
-    root = split / loop.CHECKPOINTS
+        assert pretrain.main(pretrain_argv(train_files, split, *extra)) == runtime.EXIT_INTERRUPTED
+    root = split / checkpointing.CHECKPOINTS
     assert sorted(p.name for p in root.iterdir()) == ["step-00000004", "step-00000005"]  # the previous one kept
     damaged = root / "step-00000005" / "model.safetensors"
     damaged.write_bytes(damaged.read_bytes()[:1000])
@@ -194,11 +195,11 @@ def test_no_readable_checkpoint_is_a_user_error_naming_the_files(train_files, tm
     extra = ["--max-steps", "6", "--save-every", "2"]
     with monkeypatch.context() as m:
         interrupt_at(m, 3)
-        assert pretrain.main(pretrain_argv(train_files, out, *extra)) == loop.EXIT_INTERRUPTED
-    for folder in (out / loop.CHECKPOINTS).iterdir():
+        assert pretrain.main(pretrain_argv(train_files, out, *extra)) == runtime.EXIT_INTERRUPTED
+    for folder in (out / checkpointing.CHECKPOINTS).iterdir():
         (folder / "trainer.pt").write_bytes(b"PK\x03\x04 not a whole zip")
     capsys.readouterr()
-    assert pretrain.main(pretrain_argv(train_files, out, *extra, "--resume")) == loop.EXIT_USER_ERROR
+    assert pretrain.main(pretrain_argv(train_files, out, *extra, "--resume")) == runtime.EXIT_USER_ERROR
     err = capsys.readouterr().err
     last = err.strip().splitlines()[-1]
     assert last.startswith("error: no readable checkpoint") and "step-00000003/trainer.pt" in last
@@ -207,7 +208,7 @@ def test_no_readable_checkpoint_is_a_user_error_naming_the_files(train_files, tm
 
 def test_a_checkpoint_that_does_not_read_back_is_not_kept(train_files, tmp_path, monkeypatch, capsys):
     out = tmp_path / "run"
-    real_save = loop.save_file
+    real_save = checkpointing.save_file
     calls = []
 
     def silently_short_save(tensors, filename, *args, **kwargs):  # e.g. a full disk that does not say so
@@ -216,10 +217,10 @@ def test_a_checkpoint_that_does_not_read_back_is_not_kept(train_files, tmp_path,
         if len(calls) == 2:
             Path(filename).write_bytes(Path(filename).read_bytes()[:500])
 
-    monkeypatch.setattr(loop, "save_file", silently_short_save)
+    monkeypatch.setattr(checkpointing, "save_file", silently_short_save)
     code = pretrain.main(pretrain_argv(train_files, out, "--max-steps", "6", "--save-every", "2"))
-    assert code == loop.EXIT_USER_ERROR and "model.safetensors: unreadable" in capsys.readouterr().err
-    assert [p.name for p in (out / loop.CHECKPOINTS).iterdir()] == ["step-00000002"]  # the good one stays
+    assert code == runtime.EXIT_USER_ERROR and "model.safetensors: unreadable" in capsys.readouterr().err
+    assert [p.name for p in (out / checkpointing.CHECKPOINTS).iterdir()] == ["step-00000002"]  # the good one stays
 
 
 def test_exit_codes_are_documented(capsys):
@@ -233,19 +234,24 @@ def test_exit_codes_are_documented(capsys):
 def test_inputs_longer_than_the_position_table_are_refused(train_files, tmp_path, tiny_mlm_dir, capsys):
     # issue 13: --max-length 100000 was accepted; the first step then ignored SIGTERM/SIGINT for 14 minutes
     start = time.monotonic()
-    assert pretrain.main(pretrain_argv(train_files, tmp_path / "a", "--max-steps", "1", "--max-length", "100000")) == 2
-    assert "--max-length must be between 3 and 512 (RoBERTa's longest input" in capsys.readouterr().err
+    argv = pretrain_argv(train_files, tmp_path / "a", "--max-steps", "1", "--model-max-length", "100000")
+    assert pretrain.main(argv) == 2
+    assert "--model-max-length must be between 3 and 512 (RoBERTa's longest input" in capsys.readouterr().err
     # the same check builds finetune's --init random model
-    args = pretrain.build_parser().parse_args(["--preset", "mini", "--max-length", "513"])
-    with pytest.raises(loop.UserError, match="between 3 and 512"):
-        loop.model_config(args, None)
-    args.max_length = 512
-    assert loop.model_config(args, None).max_position_embeddings == 514
-    # under --init the pretrained model fixes the length: pretrain refuses --max-length, --seq-length is bounded
+    args = pretrain.parse_args(["--preset", "mini", "--model-max-length", "513"])
+    with pytest.raises(runtime.UserError, match="between 3 and 512"):
+        args.model_config(None)
+    args.model_max_length = 512
+    assert args.model_config(None).max_position_embeddings == 514
+    # rows longer than the model takes are refused, with or without --init; --seq-length is --max-length's old name
+    assert pretrain.main(pretrain_argv(train_files, tmp_path / "b", "--max-steps", "1", "--max-length", "33")) == 2
+    assert "--max-length must be between 8 and the model's longest input 32" in capsys.readouterr().err
     init = pretrain_argv(train_files, tmp_path / "c", "--max-steps", "1", "--init", str(tiny_mlm_dir))
-    init.remove("--max-length"), init.remove("32")
+    init.remove("--model-max-length"), init.remove("32")
     assert pretrain.main([*init, "--seq-length", "100000"]) == 2
-    assert "--seq-length must be between 8 and the model's max length 64" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--seq-length is deprecated; use --max-length" in err
+    assert "--max-length must be between 8 and the model's longest input 64" in err
     assert time.monotonic() - start < 60
 
 
@@ -253,13 +259,13 @@ def test_missing_tokenizer_and_non_utf8_corpus_are_one_line_errors(train_files, 
     argv = pretrain_argv(train_files, tmp_path / "out", "--max-steps", "1")
     missing = tmp_path / "missing.json"
     argv[argv.index("--tokenizer") + 1] = str(missing)
-    assert pretrain.main(argv) == loop.EXIT_USER_ERROR
+    assert pretrain.main(argv) == runtime.EXIT_USER_ERROR
     assert capsys.readouterr().err == f"error: {missing}: no such tokenizer file\n"
     corpus = tmp_path / "latin1.txt"
     corpus.write_bytes("A line.\nCaf\xe9.\n".encode("latin-1"))
     argv = pretrain_argv(train_files, tmp_path / "out", "--max-steps", "1")
     argv[argv.index("--corpus") + 1] = str(corpus)
-    assert pretrain.main(argv) == loop.EXIT_USER_ERROR
+    assert pretrain.main(argv) == runtime.EXIT_USER_ERROR
     err = capsys.readouterr().err
     assert err.startswith(f"error: {corpus} line 2: not UTF-8 text") and err.count("\n") == 1
 
@@ -277,14 +283,14 @@ def test_nan_loss_stops_without_saving(train_files, tmp_path, monkeypatch, capsy
 
     monkeypatch.setattr(pretrain.MLMTask, "loss_sum", loss_sum)
     code = pretrain.main(pretrain_argv(train_files, out, "--max-steps", "10", "--save-every", "1"))
-    assert code == loop.EXIT_DIVERGED
+    assert code == runtime.EXIT_DIVERGED
     err = capsys.readouterr().err
     assert "loss became nan at step 3" in err
     assert "last good checkpoint:" in err and "step-00000002" in err
     assert "Traceback" not in err
-    assert loop.Checkpoints(out).latest().name == "step-00000002"  # nothing written after the nan
+    assert checkpointing.Checkpoints(out).latest().name == "step-00000002"  # nothing written after the nan
     assert not (out / "model.safetensors").exists()
-    _, state = loop.Checkpoints.load(loop.Checkpoints(out).latest())
+    _, state = checkpointing.Checkpoints.load(checkpointing.Checkpoints(out).latest())
     assert all(torch.isfinite(v).all() for s in state["optimizer"]["state"].values() for v in s.values())
 
 
@@ -307,9 +313,9 @@ def test_sigterm_saves_checkpoint_and_exits_cleanly(train_files, tmp_path):
     assert proc.returncode in (0, 130), stderr
     assert "SIGTERM" in stderr and "checkpoint saved" in stderr
     assert "Traceback" not in stderr
-    latest = loop.Checkpoints(out).latest()
-    _, state = loop.Checkpoints.load(latest)
-    assert state["step"] == loop.Checkpoints.step_of(latest) >= 1
+    latest = checkpointing.Checkpoints(out).latest()
+    _, state = checkpointing.Checkpoints.load(latest)
+    assert state["step"] == checkpointing.Checkpoints.step_of(latest) >= 1
 
 
 # ----- several processes -----
@@ -333,3 +339,29 @@ def test_two_process_ddp_matches_single_process(train_files, tmp_path):
     a, b = weights(single), weights(ddp)
     for name in a:
         torch.testing.assert_close(a[name], b[name], atol=1e-4, rtol=0, msg=name)
+
+
+# ----- a run checkpointed by the code before issue 12 (tests/data/pre-issue12-run) -----
+def test_resume_checkpoint_written_before_issue_12(tmp_path, capsys, monkeypatch):
+    """Resumed with today's code, a step-4 checkpoint of the old code ends with the old run's step-8 weights;
+    its old command (where --max-length set a new model's shape) fails with a message naming the option."""
+    import shutil
+
+    fixture = ROOT / "tests" / "data" / "pre-issue12-run"
+    shutil.copytree(fixture, tmp_path / "run-folder")
+    monkeypatch.chdir(tmp_path / "run-folder")
+    common = ["--corpus", "data/corpus.txt", "--valid", "data/valid.txt", "--tokenizer", "data/tokenizer.json",
+              "--preset", "tiny",
+              "--batch-size", "8", "--warmup", "2", "--lr", "2e-3", "--eval-every", "0", "--eval-rows", "8",
+              "--final-eval-rows", "8", "--cache-dir", "", "--no-progress", "--precision", "fp32", "--max-steps", "8",
+              "--save-every", "4", "--keep-checkpoints", "--out", "run", "--resume"]
+    torch.set_num_threads(1)  # as the fixture was written
+    assert pretrain.main([*common, "--max-length", "32"]) == runtime.EXIT_USER_ERROR
+    assert "add --model-max-length 32" in capsys.readouterr().err
+    assert pretrain.main([*common, "--model-max-length", "32"]) == 0
+    assert "resumed from run/checkpoints/step-00000004 (step 4" in capsys.readouterr().err
+    expected = load_file(str(fixture / "expected-step-00000008.safetensors"))
+    got = weights("run/checkpoints/step-00000008")
+    assert got.keys() == expected.keys()
+    for name in expected:
+        torch.testing.assert_close(got[name], expected[name], rtol=0, atol=1e-6, msg=name)

@@ -14,52 +14,15 @@ evaluation, fine-tuning) except how the training rows are masked (`roberta.maski
     static-dupe10    BERT: 10 fixed masks per row, cycled over epochs (the paper's "static" row)
 Seed s is the same for the three arms: same starting weights, same order of the rows, same held-out mask.
 
-Shared warm start. Every arm continues pretraining from one MLM model that is already off the early MLM
-plateau (--init, default: the shipped assets/mini-roberta-mlm, its weights, shape and tokenizer). Runs
-from random weights that fit this budget never leave the plateau (measured: a 4-layer model, 2,020 steps
-of 32 x 128 tokens, held-out loss 6.49 / accuracy 13.1%; the same on 64-token rows, 4,100 steps: 15.4%),
-and near-unigram models cannot differ by how they were masked. `--init none` runs the arms from random
-weights (then a tokenizer is trained on the corpus first). The warm start saw WikiText-2 train in its own
-pretraining (~3 passes, dynamic masks), so the arms measure what 20 more passes with reused or fresh masks
-do to a model that knows the text, not pretraining from scratch.
+Shared warm start: every arm continues pretraining from one MLM model already off the early MLM plateau
+(--init, default: the shipped assets/mini-roberta-mlm); `--init none` runs the arms from random weights.
+Per arm x seed: `train.pretrain --init` (dropout 0, --epochs passes over a fixed slice of WikiText-2 train),
+a mask probe (MLM loss on training rows under the trained-on and under fresh masks), and `train.finetune`
+on SST-2; plus the same fine-tuning from a random encoder per seed (--no-baseline). Then OUT/results.json
+and OUT/curves.png, copied to --ship. Resumable: run the same command again (finished steps are skipped,
+an interrupted one resumes; OUT/plan.json refuses changes that would make runs incomparable).
 
-Per arm x seed, each step the script's own `main(argv)` (the exact commands are printed and recorded):
-  1. `train.pretrain --init`, dropout 0, --epochs passes over a fixed slice of WikiText-2 train; held-out
-     MLM loss/accuracy on --eval-rows rows of wiki.valid.tokens every --eval-every steps (log.jsonl), and
-     on all of it at the end (metrics.json).
-  2. a mask probe (here): MLM loss on the first training rows (a) under the mask the model was trained on
-     in the last epoch (static arms only) and (b) under fresh masks. (b) - (a) is what the model memorised
-     of its fixed masks; held-out - (b) is what it memorised of the text. Also counts the distinct masks
-     the training masker gives a row over the run (1 for static-dupe1, by construction).
-  3. `train.finetune` on SST-2: identical short fine-tuning (2 epochs over a seeded 8,000-phrase sample,
-     no checkpoint selection: the dev accuracy is that of the last step).
-Plus the same fine-tuning from a random encoder of the same shape per seed (what pretraining buys at all;
---no-baseline). Then OUT/results.json and OUT/curves.png (held-out loss, training loss, probe, SST-2),
-copied to --ship.
-
-Resumable: run the same command again. A step whose folder has metrics.json (probe.json) is skipped, an
-interrupted one resumes from its checkpoint (`--resume`, checkpoints every 5 min). OUT/plan.json keeps
-every step's command: changing an option that would make finished runs incomparable is refused.
-Runs go seed by seed (the three arms of seed 0, then seed 1, ...), so a stopped ablation still holds
-complete, paired seeds; --summarize-only ships them.
-
-Budget (150 minutes of wall time on 2 CPU cores, nothing else running), the arithmetic for the 2-core
-AMD EPYC (AVX512-BF16, no AMX) it was run on:
-  Measured: the mini model (6 layers, hidden 256, vocab 32,768) trains at ~4,600 tokens/s in bf16
-  autocast with batch 32 x 128 (median step 0.90 s; 16 x 128: 0.62 s, 3,300 tokens/s).
-  Measured: the shipped 32k tokenizer gives 4.83 raw WikiText characters per token (600k characters ->
-  124k tokens, 972 rows of 128).
-  Corpus: the first 600k characters of WikiText-2 train (whole articles) ~ 126k tokens ~ 987 rows ->
-  31 steps of 32 rows per epoch; 20 epochs ~ 620 steps ~ 2.5M tokens per pretraining run.
-  Per arm x seed: pretraining 2.5M / 4.5k = 560 s; 14 held-out evaluations of 256 rows ~ 30 s; the final
-  evaluation on all 1,775 rows ~ 20 s; probe ~ 10 s; SST-2 fine-tuning (500 steps of 32 phrases) ~ 90 s;
-  setup ~ 15 s  ->  ~725 s = 12 min. Whole ablation: 9 x 12 + 3 random-init fine-tunings 5 min ~ 113 min,
-  under 150. After every run the script prints the measured throughput and the projected total against
-  --time-budget-min; if the first run shows it will not fit, stop, delete OUT and pass a smaller
-  --corpus-chars (the token budget follows).
-Why 20 epochs: with 10, static-dupe10 would show every row each of its 10 masks exactly once, the same
-distribution as dynamic masking (no reuse at all); with 20, a static-dupe10 mask is seen twice and the
-static-dupe1 mask 20 times (BERT's 40 epochs, each mask seen 4 times, is `--epochs 40`).
+Why these settings, the budget arithmetic and the measurements behind them: docs/training-notes.md.
 """
 from __future__ import annotations
 
@@ -75,7 +38,12 @@ import textwrap
 import time
 from pathlib import Path
 
-from . import finetune, loop, pretrain, tokenizer
+import torch
+
+from . import finetune, pretrain, tokenizer
+from .arguments import command_line, script_parser
+from .reporting import read_log
+from .runtime import USER_ERRORS, UserError, autocast, report_user_error, resolve_precision
 
 WIKITEXT_TRAIN = "../shared/data/wikitext-2/wiki.train.tokens"
 ARMS = {  # name -> (label, masking, dupe factor)
@@ -120,7 +88,7 @@ FULL = {
 QUICK = {
     "init": None, "vocab_size": 500, "tokenizer_max_chars": 300_000, "corpus_chars": 20_000, "epochs": 3,
     "chars_per_token": None,
-    "model": ["--preset", "tiny", "--max-length", "32"],
+    "model": ["--preset", "tiny", "--model-max-length", "32"],
     "pretrain": ["--dropout", "0", "--batch-size", "16", "--lr", "2e-3", "--warmup", "0.1", "--eval-every", "5",
                  "--eval-rows", "16", "--final-eval-rows", "64", "--log-every", "2"],
     "finetune": ["--train-n", "200", "--max-steps", "8", "--batch-size", "16", "--lr", "1e-3", "--warmup", "0.1",
@@ -131,7 +99,7 @@ QUICK = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = loop.script_parser("train.ablation", __doc__)
+    p = script_parser("train.ablation", __doc__)
     p.add_argument("--out", default="runs/ablation", help="folder of the whole ablation (default: %(default)s)")
     p.add_argument("--ship", default="assets/masking-ablation",
                    help="copy results.json and curves.png here when done, '' = do not (default: %(default)s)")
@@ -210,7 +178,7 @@ def init_shape_args(init: str) -> list[str]:
     try:
         config = roberta.load_config(init)
     except (OSError, ValueError) as err:
-        raise SystemExit(f"error: --init {init}: cannot read its config.json ({err})") from None
+        raise UserError(f"--init {init}: cannot read its config.json ({err})") from None
     return ["--layers", str(config.num_hidden_layers), "--hidden-size", str(config.hidden_size),
             "--heads", str(config.num_attention_heads), "--intermediate-size", str(config.intermediate_size)]
 
@@ -382,12 +350,12 @@ def mask_probe(folder: Path, arm: str, seed: int, args, recipe) -> dict:
     model = roberta.RobertaForMaskedLM.from_pretrained(mlm).eval()
     documents, _ = data.load_mixture_with_stats(str(corpus_path(args, recipe)), char_budget=None, seed=seed)
     rows = data.pack_sequences(documents, tok, model.config.max_length, cache_dir=Path(args.out) / "cache")
-    train_log = [e for e in loop.read_log(mlm / "log.jsonl") if e["type"] == "train"]
+    train_log = [e for e in read_log(mlm / "log.jsonl") if e["type"] == "train"]
     last_epoch = train_log[-1]["epoch"] if train_log else 0
     probe_rows = rows[:recipe["probe_rows"]]
     ids = list(range(len(probe_rows)))
-    precision = loop.resolve_precision(args.precision, torch.device("cpu"))
-    with loop.autocast(torch.device("cpu"), precision):
+    precision = resolve_precision(args.precision, torch.device("cpu"))
+    with autocast(torch.device("cpu"), precision):
         fresh = _mlm_scores(model, roberta.DynamicMasker.from_tokenizer(tok, seed=PROBE_SEED_OFFSET + seed)(probe_rows))
         seen = None
         if masking == "static":
@@ -417,7 +385,6 @@ def _columns(entries: list[dict], keys) -> dict:
 
 def run_record(folder: Path, arm: str) -> dict | None:
     """Per-seed figures of one arm (None until its pretraining and fine-tuning are both finished)."""
-    from .loop import read_log
 
     sst2 = _load_json(folder / "sst2" / "metrics.json")
     if arm == BASELINE:
@@ -524,7 +491,7 @@ def summarize(args, steps: list[dict], corpus_info: dict | None, started_total: 
         "wall_time_s": round(wall, 1),
         "wall_time_s_note": "sum of every run's wall time (pretraining incl. evaluations, probe, fine-tuning)",
         "time_budget_min": args.time_budget_min,
-        "command": getattr(args, "_command", None),
+        "command": getattr(args, "command", None),
         "commands": commands,
         "written": time.strftime("%Y-%m-%d %H:%M:%S"),
         "session_time_s": round(time.time() - started_total, 1),
@@ -699,20 +666,19 @@ def _progress(steps: list[dict], budget_min: float, session_start: float) -> Non
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    if not args.quick or args.dry_run:
-        return _main(args, argv)
-    import torch
-
+    args.command = command_line("train.ablation", argv)
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny models: one thread is faster, and a shared CPU is not disturbed
+    if args.quick and not args.dry_run:
+        torch.set_num_threads(1)  # tiny models: one thread is faster, and a shared CPU is not disturbed
     try:
-        return _main(args, argv)
+        return _main(args)
+    except USER_ERRORS as err:
+        return report_user_error(err)
     finally:
         torch.set_num_threads(threads)
 
 
-def _main(args, argv) -> int:
-    args._command = shlex.join(["python", "-m", "train.ablation", *(sys.argv[1:] if argv is None else argv)])
+def _main(args) -> int:
     started = time.time()
     out, recipe = Path(args.out), recipe_of(args)
     steps = plan(args)

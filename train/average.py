@@ -19,7 +19,6 @@ a model card.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shutil
 import sys
@@ -29,6 +28,7 @@ from pathlib import Path
 import torch
 
 import roberta
+from roberta.run_metrics import RunMetrics
 from roberta.hub import TOKENIZER_NAME
 from roberta.hub import load_state_dict
 
@@ -40,8 +40,8 @@ class AverageError(ValueError):
 
 
 def _metrics(folder: Path) -> dict:
-    path = folder / "metrics.json"
-    return json.loads(path.read_text()) if path.is_file() else {}
+    metrics = RunMetrics.read(folder, missing_ok=True)
+    return metrics.to_dict() if metrics else {}
 
 
 def check_members(folders: list[Path], allow_different_init: bool = False) -> list[dict]:
@@ -116,7 +116,7 @@ def run(args) -> dict:
     from .calibrate import calibrate, held_out_slice
     from .evaluate import evaluate_classifier, score_checks
     from .finetune import write_card
-    from .loop import command_line
+    from .arguments import command_line
 
     started = time.time()
     folders = [Path(m) for m in args.members]
@@ -208,7 +208,7 @@ def run(args) -> dict:
         metrics["calibration"] = calibration
     if checks:
         metrics["checks"] = checks
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    RunMetrics.from_dict(metrics).write(out)
     member_lines = "\n".join(f"- `{r['folder']}`: dev accuracy {_pct(r['dev_accuracy'])}, IMDB {_pct(r['imdb_accuracy'])}"
                              for r in metrics["members"])
     notes = (f"The uniform average of the weights of {len(folders)} classifiers fine-tuned from "

@@ -40,6 +40,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from roberta.run_metrics import RunMetrics
+
 N_BINS = 15
 T_MIN, T_MAX = 0.05, 20.0  # fitted temperatures are clipped here (all-correct data would drive T to 0)
 MAX_SPAN_WORDS = 80  # texts longer than this are not searched for sub-phrases (reviews have none)
@@ -307,7 +309,7 @@ def main(argv=None) -> int:
     folder = Path(args.model)
     metrics_path = folder / "metrics.json"
     try:
-        metrics = json.loads(metrics_path.read_text()) if metrics_path.is_file() else {}
+        metrics = (RunMetrics.read(metrics_path, missing_ok=True) or RunMetrics()).to_dict()
         model = RobertaForSequenceClassification.from_pretrained(folder)
         tokenizer = load_tokenizer(folder)
         names = model.config.id2label
@@ -336,7 +338,7 @@ def main(argv=None) -> int:
     result["slice"], result["source"] = spec, _describe(spec)
     set_temperature(folder, result["temperature"])
     metrics["calibration"] = result
-    metrics_path.write_text(json.dumps(metrics, indent=2) + "\n")
+    RunMetrics.from_dict(metrics).write(metrics_path)
     shown = f"T = {result['temperature']:.4f}"
     if "dev" in result:
         shown += f"; dev ECE {result['dev']['ece_before']:.4f} -> {result['dev']['ece_after']:.4f}"

@@ -15,9 +15,7 @@ every run and for every batch size), so numbers are comparable between checkpoin
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import sys
 from pathlib import Path
 
 import torch
@@ -26,10 +24,12 @@ import torch.nn.functional as F
 from roberta import DynamicMasker, RobertaForMaskedLM, RobertaForSequenceClassification, encode, load_tokenizer
 from roberta.hub import read_architecture
 from roberta.masking import IGNORE_INDEX
+from roberta.run_metrics import RunMetrics
 from roberta.text import normalize_for_classifier
 
 from .calibrate import expected_calibration_error, probabilities
 from .data import imdb_sample, pack_sequences, read_documents, read_labeled
+from .runtime import USER_ERRORS, report_user_error
 
 
 def _device(model) -> torch.device:
@@ -257,8 +257,9 @@ def parse_args(argv=None):
     p.add_argument("--model", required=True, help="a folder from save_pretrained (with tokenizer.json) or a Hub id")
     p.add_argument("--mlm-text", help="held-out text for MLM metrics (a path, folder or hub: spec)")
     p.add_argument("--mlm-max-chars", type=int, default=0, help="use only the first N characters (0: all)")
-    p.add_argument("--mlm-max-length", type=int, default=None,
-                   help="pack the MLM text into rows of N tokens (default: the model's max input length)")
+    p.add_argument("--max-length", "--mlm-max-length", type=int, default=None,  # (--mlm-max-length: the old name)
+                   help="tokens per row, <s> and </s> included: the MLM text is packed into rows of N tokens, "
+                        "classifier inputs are cut to N (default: the model's longest input)")
     p.add_argument("--labeled", help="labelled TSV/CSV (header sentence|text, label) or hub: spec")
     p.add_argument("--imdb", help="IMDB train.tsv (text<TAB>label); a fixed sample is scored")
     p.add_argument("--imdb-n", type=int, default=1000, help="IMDB sample size; default: %(default)s")
@@ -290,25 +291,28 @@ def run(args) -> dict:
     metrics = {}
     if args.mlm_text:
         docs = _take_chars(read_documents(args.mlm_text), args.mlm_max_chars)
-        max_length = args.mlm_max_length or model.config.max_length
-        if not 3 <= max_length <= model.config.max_length:
-            raise ValueError(f"--mlm-max-length must be between 3 and {model.config.max_length}, got {max_length}")
+    max_length = args.max_length or model.config.max_length
+    if not 3 <= max_length <= model.config.max_length:
+        raise ValueError(f"--max-length must be between 3 and {model.config.max_length}, got {max_length}")
+    if args.mlm_text:
         metrics["mlm"] = {"source": args.mlm_text, "seed": args.seed, "max_length": max_length,
                           **evaluate_mlm(model, tokenizer, docs, args.batch_size, args.seed, max_length=max_length,
                                          cache_dir=args.cache_dir)}
     if args.labeled:
         texts, labels, _ = read_labeled(args.labeled, label_names=model.config.id2label)
-        logits = classifier_logits(model, tokenizer, texts, args.batch_size)
-        metrics["labeled"] = {"source": args.labeled,
-                              **evaluate_classifier(model, tokenizer, texts, labels, args.batch_size),
+        logits = classifier_logits(model, tokenizer, texts, args.batch_size, max_length)
+        metrics["labeled"] = {"source": args.labeled, "max_length": max_length,
+                              **evaluate_classifier(model, tokenizer, texts, labels, args.batch_size,
+                                                    max_length=max_length),
                               "temperature": temperature_of(model),
                               "ece_uncalibrated": expected_calibration_error(probabilities(logits), labels)}
     if args.imdb:
         texts, labels = imdb_sample(args.imdb, n=args.imdb_n, seed=args.seed)
-        metrics["imdb"] = {"source": args.imdb, "seed": args.seed,
-                           **evaluate_classifier(model, tokenizer, texts, labels, args.batch_size)}
+        metrics["imdb"] = {"source": args.imdb, "seed": args.seed, "max_length": max_length,
+                           **evaluate_classifier(model, tokenizer, texts, labels, args.batch_size,
+                                                 max_length=max_length)}
     if args.checks:
-        metrics["checks"] = score_checks(model, tokenizer, args.checks, args.batch_size, args.unsure_below)
+        metrics["checks"] = score_checks(model, tokenizer, args.checks, args.batch_size, args.unsure_below, max_length)
     return metrics
 
 
@@ -316,9 +320,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     try:
         metrics = run(args)
-    except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+    except USER_ERRORS as err:
+        return report_user_error(err)
     for name, m in metrics.items():
         if name == "checks":
             print(checks_markdown(m))
@@ -327,11 +330,8 @@ def main(argv=None) -> int:
         print(f"{name}: {shown}")
     if args.out:
         out = Path(args.out)
-        merged = json.loads(out.read_text()) if out.exists() and out.stat().st_size else {}
-        merged.update(metrics)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(merged, indent=2) + "\n")
-        print(f"metrics -> {out}")
+        merged = (RunMetrics.read(out) if out.is_file() and out.stat().st_size else RunMetrics()).updated(**metrics)
+        print(f"metrics -> {merged.write(out)}")
     return 0
 
 

@@ -9,8 +9,8 @@ classifier (a second stage), or from scratch; then calibrate it and score it.
     python -m train.finetune --init runs/imdb --out runs/imdb-sst2
 
 What it does, in order:
-- Data. Every text goes through `train.data.normalize_for_classifier` (as in evaluation and the app) and is
-  cut to --max-length tokens (long texts such as IMDB reviews: their first 126 tokens plus <s> and </s>,
+- Data. Every text goes through `roberta.text.normalize_for_classifier` (as in evaluation and the app) and
+  is cut to --max-length tokens (long texts such as IMDB reviews: their first 126 tokens plus <s> and </s>,
   exactly what evaluation and the app feed the model). Batches are padded to their longest row.
 - Held out from training: (1) a calibration slice of the training file (--calibration-n whole sentences,
   seeded by --calibration-seed, the same for every --seed; see `train.calibrate`), and (2) the reviews of
@@ -20,7 +20,7 @@ What it does, in order:
 - Initialisation. --init an MLM folder: its encoder, a new classifier head. --init a classifier folder
   (e.g. the IMDB stage): its encoder and, when its labels are the same, its head (--new-head for a fresh
   one); its calibration temperature is not carried over. --init random: a from-scratch encoder.
-- Optimisation (`train.loop`): AdamW, warmup then linear decay, --epochs; --layer-lr-decay d < 1 gives the
+- Optimisation (`train.trainer`): AdamW, warmup then linear decay, --epochs; --layer-lr-decay d < 1 gives the
   classifier head the full lr, the top encoder layer d x lr, the next d^2 x lr, ..., the embeddings d^(L+1).
 - Which weights are kept: by default the end-of-run model (--select last). --select calibration keeps the
   checkpoint with the best accuracy on the calibration slice. The dev set is evaluated every --eval-every
@@ -33,91 +33,103 @@ What it does, in order:
 
 Writes a Hub-ready folder: config.json + model.safetensors, tokenizer.json, metrics.json (everything above,
 train time, the command), log.jsonl, curves.png, reliability.png and a model card README.md.
-Training machinery: `train.loop` (resume, atomic checkpoints, signals, DDP: see there).
+Training machinery: `train.trainer` (resume, atomic checkpoints, signals, DDP: see there); the options are
+`FinetuneArguments`.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 import roberta
 from roberta.text import lowercasing
+from roberta.run_metrics import RunMetrics
 from roberta.tokenizer import save_tokenizer
 
-from . import loop
+from .arguments import ModelArguments, TrainingArguments, option, parse, redefault
+from .checkpointing import Checkpoints
+from .evaluate import DEFAULT_CHECKS, UNSURE_BELOW, _shown_path
+from .runtime import EXIT_INTERRUPTED, Dist, UserError, hardware_info, run_main, seed_everything
+from .trainer import Task, Trainer
 
 DEFAULT_TRAIN = "../shared/data/sst2/train.tsv"
 DEFAULT_DEV = "../shared/data/sst2/dev.tsv"
 DEFAULT_IMDB = "../shared/data/imdb/train.tsv"
 SELECT = ("last", "calibration")
+CALIBRATION = "calibration, selection and checks"  # a group of options
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from .evaluate import DEFAULT_CHECKS, UNSURE_BELOW, _shown_path
-
-    p = loop.script_parser("train.finetune", __doc__)
-    g = p.add_argument_group("initialisation")
-    g.add_argument("--init", required=True,
-                   help="a pretrained MLM folder (config.json, model.safetensors, tokenizer.json) or a Hub id; a "
-                        "classifier folder from an earlier train.finetune (a second stage: encoder and head); "
-                        "'random' for a from-scratch encoder (then --preset and --tokenizer)")
-    g.add_argument("--new-head", action="store_true",
-                   help="with a classifier --init: start from a fresh classifier head (default: keep its head "
-                        "when the labels are the same)")
-    g.add_argument("--tokenizer", default=None,
-                   help="tokenizer.json or a folder holding one (default: the --init folder's)")
-    g = p.add_argument_group("data")
-    g.add_argument("--train", default=DEFAULT_TRAIN,
-                   help="TSV/CSV with a header (sentence or text, label) or hub:NAME:CONFIG:SPLIT, e.g. "
-                        "hub:stanfordnlp/sst2:default:train or ../shared/data/imdb/train.tsv (default: %(default)s)")
-    g.add_argument("--dev", default=DEFAULT_DEV,
-                   help="evaluation set, same format; reported, never used to choose (default: %(default)s)")
-    g.add_argument("--imdb", default=DEFAULT_IMDB,
-                   help="natural-text check: IMDB reviews TSV (text, label); '' to skip (default: %(default)s)")
-    g.add_argument("--imdb-n", type=int, default=1000, help="IMDB reviews sampled (default: %(default)s)")
-    g.add_argument("--imdb-seed", type=int, default=0,
-                   help="seed of the IMDB sample, fixed whatever --seed is (default: %(default)s, as train.evaluate)")
-    g.add_argument("--keep-imdb-sample", action="store_true",
-                   help="do not remove the IMDB sample's reviews from the training data (default: removed, so "
-                        "the IMDB figure is on reviews never trained on)")
-    g.add_argument("--train-n", type=int, default=0,
-                   help="use a seeded random sample of this many training examples (after the held-out rows are "
-                        "removed), 0 = all (default: %(default)s)")
-    g.add_argument("--labels", default="negative,positive",
-                   help="label names in id order; labels in the files are ids or these names (default: %(default)s)")
-    g.add_argument("--text-column", default=None, help="default: sentence, else text")
-    g.add_argument("--label-column", default=None, help="default: label")
-    g = p.add_argument_group("calibration, selection and checks")
-    g.add_argument("--calibration-n", type=int, default=1000,
-                   help="hold this many examples of --train out of training to fit the temperature (and for "
-                        "--select calibration); 0 = none, no calibration (default: %(default)s)")
-    g.add_argument("--calibration-split", choices=["sentences", "random"], default="sentences",
-                   help="'sentences': whole sentences, their sub-phrases removed from training too (SST-2 holds "
-                        "both); 'random': any rows (default: %(default)s; see train.calibrate)")
-    g.add_argument("--calibration-seed", type=int, default=0,
-                   help="seed of the calibration slice, the same for every --seed (default: %(default)s)")
-    g.add_argument("--select", choices=SELECT, default="last",
-                   help="weights kept: 'last' = the end of the run; 'calibration' = the checkpoint with the best "
-                        "calibration-slice accuracy (needs --calibration-n and --eval-every) (default: %(default)s)")
-    g.add_argument("--checks", default=None,
-                   help=f"behaviour checks TSV scored at the end, '' to skip (default: {_shown_path(DEFAULT_CHECKS)})")
-    g.add_argument("--unsure-below", type=float, default=UNSURE_BELOW,
-                   help="checks: a top probability below this is an 'unsure' verdict (default: %(default)s)")
-    loop.add_training_args(p, batch_size=32, lr=1e-4, warmup=0.06, weight_decay=0.1, eval_every=500,
-                           out="runs/finetune", max_length=128)
-    g = p.add_argument_group("fine-tuning")
-    g.add_argument("--layer-lr-decay", type=float, default=1.0,
-                   help="layer-wise lr decay: the head gets --lr, encoder layer L (the top) lr x d, layer L-1 "
-                        "lr x d^2, ..., the embeddings lr x d^(L+1); 1.0 = off (default: %(default)s)")
+@dataclass
+class FinetuneArguments(ModelArguments, TrainingArguments):
+    """`python -m train.finetune`'s options: initialisation, data, calibration, then the model and the loop."""
+    init: str | None = option(None, "a pretrained MLM folder (config.json, model.safetensors, tokenizer.json) or a "
+                                    "Hub id; a classifier folder from an earlier train.finetune (a second stage: "
+                                    "encoder and head); 'random' for a from-scratch encoder (then --preset and "
+                                    "--tokenizer)", group="initialisation", required=True)
+    new_head: bool = option(False, "with a classifier --init: start from a fresh classifier head (default: keep "
+                                   "its head when the labels are the same)", group="initialisation")
+    tokenizer: str | None = option(None, "tokenizer.json or a folder holding one (default: the --init folder's)",
+                                   group="initialisation")
+    train: str = option(DEFAULT_TRAIN, "TSV/CSV with a header (sentence or text, label) or hub:NAME:CONFIG:SPLIT, "
+                                       "e.g. hub:stanfordnlp/sst2:default:train or ../shared/data/imdb/train.tsv "
+                                       "(default: %(default)s)", group="data")
+    dev: str = option(DEFAULT_DEV, "evaluation set, same format; reported, never used to choose (default: "
+                                   "%(default)s)", group="data")
+    imdb: str = option(DEFAULT_IMDB, "natural-text check: IMDB reviews TSV (text, label); '' to skip (default: "
+                                     "%(default)s)", group="data")
+    imdb_n: int = option(1000, "IMDB reviews sampled (default: %(default)s)", group="data")
+    imdb_seed: int = option(0, "seed of the IMDB sample, fixed whatever --seed is (default: %(default)s, as "
+                               "train.evaluate)", group="data")
+    keep_imdb_sample: bool = option(False, "do not remove the IMDB sample's reviews from the training data "
+                                           "(default: removed, so the IMDB figure is on reviews never trained on)",
+                                    group="data")
+    train_n: int = option(0, "use a seeded random sample of this many training examples (after the held-out rows "
+                             "are removed), 0 = all (default: %(default)s)", group="data")
+    labels: str = option("negative,positive", "label names in id order; labels in the files are ids or these "
+                                              "names (default: %(default)s)", group="data")
+    text_column: str | None = option(None, "default: sentence, else text", group="data")
+    label_column: str | None = option(None, "default: label", group="data")
+    max_length: int | None = option(128, "tokens per input, <s> and </s> included: longer texts are cut to their "
+                                         "first tokens, as evaluation and the app cut them (at most the model's "
+                                         "longest input; default: %(default)s)", group="data")
+    calibration_n: int = option(1000, "hold this many examples of --train out of training to fit the temperature "
+                                      "(and for --select calibration); 0 = none, no calibration (default: "
+                                      "%(default)s)", group=CALIBRATION)
+    calibration_split: str = option("sentences", "'sentences': whole sentences, their sub-phrases removed from "
+                                                 "training too (SST-2 holds both); 'random': any rows (default: "
+                                                 "%(default)s; see train.calibrate)", group=CALIBRATION,
+                                    choices=("sentences", "random"))
+    calibration_seed: int = option(0, "seed of the calibration slice, the same for every --seed (default: "
+                                      "%(default)s)", group=CALIBRATION)
+    select: str = option("last", "weights kept: 'last' = the end of the run; 'calibration' = the checkpoint with "
+                                 "the best calibration-slice accuracy (needs --calibration-n and --eval-every) "
+                                 "(default: %(default)s)", group=CALIBRATION, choices=SELECT)
+    checks: str | None = option(None, f"behaviour checks TSV scored at the end, '' to skip (default: "
+                                      f"{_shown_path(DEFAULT_CHECKS)})", group=CALIBRATION)
+    unsure_below: float = option(UNSURE_BELOW, "checks: a top probability below this is an 'unsure' verdict "
+                                               "(default: %(default)s)", group=CALIBRATION)
+    layer_lr_decay: float = option(1.0, "layer-wise lr decay: the head gets --lr, encoder layer L (the top) lr x d, "
+                                        "layer L-1 lr x d^2, ..., the embeddings lr x d^(L+1); 1.0 = off (default: "
+                                        "%(default)s)", group="fine-tuning")
     # Two passes over SST-2's 67k phrases; a small encoder wants a larger lr than roberta-base's 1e-5..3e-5.
     # Dropout 0.1 in fine-tuning even when the pretrained config has none (our pretraining runs without).
-    p.set_defaults(epochs=2.0, dropout=0.1)
-    return p
+    epochs: float | None = redefault("epochs", 2.0)
+    dropout: float | None = redefault("dropout", 0.1)
+    batch_size: int = redefault("batch_size", 32)
+    lr: float = redefault("lr", 1e-4)
+    warmup: float = redefault("warmup", 0.06)
+    weight_decay: float = redefault("weight_decay", 0.1)
+    eval_every: int = redefault("eval_every", 500)
+    out: str = redefault("out", "runs/finetune")
+
+
+def parse_args(argv=None) -> FinetuneArguments:
+    return parse(FinetuneArguments, argv, "train.finetune", __doc__)
 
 
 def _trim(input_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
@@ -136,7 +148,7 @@ def layer_of(name: str, num_layers: int) -> int:
 
 def layer_decay_groups(model, weight_decay: float, decay: float) -> list[dict]:
     """AdamW groups with an "lr_scale" of decay^(L+1-depth) (head 1, top layer decay, ..., embeddings
-    decay^(L+1)); weight decay on matrices only, as `loop.param_groups`."""
+    decay^(L+1)); weight decay on matrices only, as `train.optim.param_groups`."""
     num_layers = model.config.num_hidden_layers
     groups: dict[tuple[int, bool], dict] = {}
     for name, param in model.named_parameters():
@@ -149,7 +161,7 @@ def layer_decay_groups(model, weight_decay: float, decay: float) -> list[dict]:
     return [groups[key] for key in sorted(groups)]
 
 
-class ClassificationTask(loop.Task):
+class ClassificationTask(Task):
     def __init__(self, input_ids: torch.Tensor, labels: torch.Tensor, pad_id: int, evaluate=None,
                  best_metric: str | None = None, layer_lr_decay: float = 1.0):
         self.input_ids, self.labels, self.pad_id, self._evaluate = input_ids, labels, pad_id, evaluate
@@ -199,19 +211,19 @@ def init_root(init: str) -> str:
     return init
 
 
-def build_model(args, id2label: dict[int, str]):
+def build_model(args: FinetuneArguments, id2label: dict[int, str]):
     """(model, tokenizer, what the init gave): a pretrained encoder with a new head, an earlier classifier
     (encoder and head), or a random one (--init random)."""
     if args.init == "random":
         if not args.tokenizer:
-            raise loop.UserError("--init random needs --tokenizer")
+            raise UserError("--init random needs --tokenizer")
         tokenizer = roberta.load_tokenizer(args.tokenizer)
-        config = loop.model_config(args, tokenizer)
+        config = args.model_config(tokenizer)
         config.id2label = dict(id2label)
         torch.manual_seed(args.seed)
         return roberta.RobertaForSequenceClassification(config), tokenizer, "random encoder"
-    if given := loop.shape_options_given(args):
-        raise loop.UserError(f"{', '.join(given)} only apply with --init random (the pretrained model fixes its shape)")
+    if given := args.shape_options_given():
+        raise UserError(f"{', '.join(given)} only apply with --init random (the pretrained model fixes its shape)")
     tokenizer = roberta.load_tokenizer(args.tokenizer or args.init)
     overrides = {"calibration_temperature": 1.0}  # a classifier --init: its temperature belongs to its own head
     if args.dropout is not None:
@@ -224,22 +236,22 @@ def build_model(args, id2label: dict[int, str]):
 
         init_labels = roberta.load_config(args.init).id2label
         if init_labels != model.config.id2label:
-            raise loop.UserError(f"--init {args.init} classifies into {init_labels}, this run into "
+            raise UserError(f"--init {args.init} classifies into {init_labels}, this run into "
                                  f"{model.config.id2label}: pass --new-head for a fresh head")
         head = {k: v for k, v in load_state_dict(args.init).items() if k.startswith("classifier.")}
         wanted = {k for k in model.state_dict() if k.startswith("classifier.")}
         if head.keys() != wanted:
-            raise loop.UserError(f"{args.init}: the classifier head's weights {sorted(head)} do not fit "
+            raise UserError(f"{args.init}: the classifier head's weights {sorted(head)} do not fit "
                                  f"{sorted(wanted)}; pass --new-head")
         model.load_state_dict(head, strict=False)
         gave = "encoder and classifier head"
     if model.config.vocab_size != tokenizer.get_vocab_size():
-        raise loop.UserError(f"the tokenizer has {tokenizer.get_vocab_size()} tokens, "
+        raise UserError(f"the tokenizer has {tokenizer.get_vocab_size()} tokens, "
                              f"the model {model.config.vocab_size}")
     return model, tokenizer, gave
 
 
-def split_training_data(args, texts: list[str], imdb_texts: list[str] | None):
+def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: list[str] | None):
     """(training rows, calibration rows, counts) from the training file's rows: the calibration slice and the
     IMDB sample's reviews held out, then --train-n sampled."""
     from .calibrate import calibration_split
@@ -248,7 +260,7 @@ def split_training_data(args, texts: list[str], imdb_texts: list[str] | None):
         train_rows, cal_rows, cal_removed = calibration_split(texts, args.calibration_n, args.calibration_seed,
                                                               args.calibration_split)
     except ValueError as err:
-        raise loop.UserError(str(err)) from None
+        raise UserError(str(err)) from None
     imdb_removed = 0
     if imdb_texts and not args.keep_imdb_sample:
         sample = {t.strip() for t in imdb_texts}
@@ -257,27 +269,27 @@ def split_training_data(args, texts: list[str], imdb_texts: list[str] | None):
     if 0 < args.train_n < len(train_rows):
         train_rows = sorted(random.Random(args.seed).sample(train_rows, args.train_n))
     if not train_rows:
-        raise loop.UserError("no training examples are left after holding out the calibration slice and the "
+        raise UserError("no training examples are left after holding out the calibration slice and the "
                              "IMDB sample")
     return train_rows, cal_rows, {"calibration_removed_train_rows": cal_removed, "imdb_sample_removed": imdb_removed}
 
 
-def run(args, dist: loop.Dist) -> int:
+def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     from . import data
     from .calibrate import calibrate
-    from .evaluate import DEFAULT_CHECKS, encode_for_classifier, evaluate_classifier, score_checks
+    from .evaluate import encode_for_classifier, evaluate_classifier, score_checks
 
-    started = time.time()
+    started, dist = time.time(), dist or Dist()
     out = Path(args.out)
-    loop.seed_everything(args.seed)
+    seed_everything(args.seed)
     if not 0 < args.layer_lr_decay <= 1:
-        raise loop.UserError(f"--layer-lr-decay must be in (0, 1], got {args.layer_lr_decay}")
+        raise UserError(f"--layer-lr-decay must be in (0, 1], got {args.layer_lr_decay}")
     if args.select == "calibration" and not (args.calibration_n > 0 and args.eval_every > 0):
-        raise loop.UserError("--select calibration needs a calibration slice (--calibration-n > 0) and "
+        raise UserError("--select calibration needs a calibration slice (--calibration-n > 0) and "
                              "periodic evaluations (--eval-every > 0)")
     checks_path = args.checks if args.checks is not None else str(DEFAULT_CHECKS)
     if checks_path and not Path(checks_path).is_file():
-        raise loop.UserError(f"--checks {checks_path}: no such file ('' to skip the behaviour checks)")
+        raise UserError(f"--checks {checks_path}: no such file ('' to skip the behaviour checks)")
     id2label = dict(enumerate(name.strip() for name in args.labels.split(",")))
     texts, labels, _ = data.read_labeled(args.train, args.text_column, args.label_column, id2label)
     imdb = data.imdb_sample(args.imdb, args.imdb_n, seed=args.imdb_seed) if args.imdb else None
@@ -310,17 +322,17 @@ def run(args, dist: loop.Dist) -> int:
     task = ClassificationTask(input_ids, torch.tensor(train_labels), pad_id, periodic_eval,
                               best_metric="calibration_accuracy" if args.select == "calibration" else None,
                               layer_lr_decay=args.layer_lr_decay)
-    trainer = loop.Trainer(model, task, args, dist, out)
+    trainer = Trainer(model, task, args, dist, out)
     result = trainer.fit()
     if result.status == "interrupted":
-        return loop.EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED
     if not dist.is_main:
         return 0
 
     # ----- the Hub-ready folder: the end-of-run model (or the best on the calibration slice) -----
     model = trainer.model
     if args.select == "calibration" and result.best_path is not None:
-        weights, _ = loop.Checkpoints.load(result.best_path, dist.device)
+        weights, _ = Checkpoints.load(result.best_path, dist.device)
         model.load_state_dict(weights)
     model.eval()
     kept_step = result.best["step"] if args.select == "calibration" and result.best else result.step
@@ -342,30 +354,25 @@ def run(args, dist: loop.Dist) -> int:
         checks = score_checks(model, tokenizer, checks_path, eval_batch, args.unsure_below) if checks_path else None
     model.save_pretrained(out)
     save_tokenizer(tokenizer, out, model.config.max_length)
-    metrics = {
-        "dev_accuracy": dev["accuracy"], "dev_examples": dev["n"], "dev_data": args.dev,
-        "dev_ece": dev["ece"], "dev_ece_uncalibrated": calibration["dev"]["ece_before"] if calibration else dev["ece"],
-        "temperature": model.config.calibration_temperature,
-        "imdb_accuracy": ood["accuracy"] if ood else None, "imdb_examples": ood["n"] if ood else 0,
-        "imdb_data": args.imdb or None, "imdb_seed": args.imdb_seed,
-        "imdb_sample_removed_from_training": held_out["imdb_sample_removed"],
-        "selection": args.select, "kept_step": kept_step,
-        "init": args.init, "init_gave": init_gave, "init_root": f"random, seed {args.seed}" if args.init == "random" else init_root(args.init), "train_examples": len(train_texts), "train_data": args.train,
-        "max_length": max_length, "layer_lr_decay": args.layer_lr_decay,
-        "calibration_examples": len(cal_texts),
-        "calibration_removed_train_rows": held_out["calibration_removed_train_rows"],
-        "train_steps": result.step, "train_tokens": result.tokens, "stopped_by": result.status,
-        "parameters": model.num_parameters(), "train_time_s": round(result.elapsed, 1),
-        "wall_time_s": round(time.time() - started, 1), "hardware": loop.hardware_info(dist, trainer.precision),
-        "command": args._command,
-    }
-    if calibration:
-        metrics["calibration"] = calibration
-    if checks:
-        metrics["checks"] = checks
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    metrics = RunMetrics(
+        dev_accuracy=dev["accuracy"], dev_examples=dev["n"], dev_data=args.dev,
+        dev_ece=dev["ece"], dev_ece_uncalibrated=calibration["dev"]["ece_before"] if calibration else dev["ece"],
+        temperature=model.config.calibration_temperature,
+        imdb_accuracy=ood["accuracy"] if ood else None, imdb_examples=ood["n"] if ood else 0,
+        imdb_data=args.imdb or None, imdb_seed=args.imdb_seed,
+        imdb_sample_removed_from_training=held_out["imdb_sample_removed"],
+        selection=args.select, kept_step=kept_step, init=args.init, init_gave=init_gave,
+        init_root=f"random, seed {args.seed}" if args.init == "random" else init_root(args.init),
+        train_examples=len(train_texts), train_data=args.train, max_length=max_length,
+        layer_lr_decay=args.layer_lr_decay, calibration_examples=len(cal_texts),
+        calibration_removed_train_rows=held_out["calibration_removed_train_rows"],
+        train_steps=result.step, train_tokens=result.tokens, stopped_by=result.status,
+        parameters=model.num_parameters(), train_time_s=round(result.elapsed, 1),
+        wall_time_s=round(time.time() - started, 1), hardware=hardware_info(dist, trainer.precision),
+        command=args.command, calibration=calibration or None, checks=checks or None)
+    metrics.write(out)
     trainer.write_curves()
-    write_card(out, metrics, loop.card_recipe(args), args)
+    write_card(out, metrics, args.recipe())
     trainer.cleanup()
     imdb_msg = f", IMDB accuracy {ood['accuracy']:.4f}" if ood else ""
     cal_msg = (f", T {calibration['temperature']:.3f}, dev ECE {calibration['dev']['ece_before']:.4f} -> "
@@ -375,42 +382,43 @@ def run(args, dist: loop.Dist) -> int:
     return 0
 
 
-CARD_SECTION_KEYS = ("calibration", "checks", "members")  # metrics shown in their own sections, not the table
-
-
-def write_card(out: Path, metrics: dict, recipe: dict, args=None, title: str | None = None, notes: str | None = None):
+def write_card(out: Path, metrics: RunMetrics | dict, recipe: dict, title: str | None = None,
+               notes: str | None = None):
     """The classifier's model card: metrics, then calibration and behaviour-check sections."""
     from .calibrate import calibration_markdown
     from .evaluate import checks_markdown
     from .model_card import write_model_card
 
-    init = metrics.get("init", "?")
+    if not isinstance(metrics, RunMetrics):
+        metrics = RunMetrics.from_dict(metrics)
+    init = metrics.init or "?"
     if title is None:
         title = f"Sentiment classifier fine-tuned from {'scratch' if init == 'random' else init}"
     if notes is None:
         start = ("a randomly initialised encoder (no pretraining)" if init == "random"
-                 else f"`{init}` ({metrics.get('init_gave', 'encoder')})")
-        kept = ("the end-of-run weights are the ones kept" if metrics.get("selection", "last") == "last" else
-                f"the checkpoint with the best accuracy on the calibration slice (step {metrics.get('kept_step')}) "
+                 else f"`{init}` ({metrics.init_gave or 'encoder'})")
+        kept = ("the end-of-run weights are the ones kept" if (metrics.selection or "last") == "last" else
+                f"the checkpoint with the best accuracy on the calibration slice (step {metrics.kept_step}) "
                 "is the one kept")
         imdb = ""
-        if metrics.get("imdb_data"):
-            imdb = (f" IMDB accuracy is on a fixed sample of {metrics.get('imdb_examples')} reviews of "
-                    f"`{metrics['imdb_data']}` (seed {metrics.get('imdb_seed', 0)}), natural text with long reviews "
-                    f"cut to their first {metrics.get('max_length', 128)} tokens; "
-                    f"{metrics.get('imdb_sample_removed_from_training') or 0} of them were in the training file "
+        if metrics.imdb_data:
+            imdb = (f" IMDB accuracy is on a fixed sample of {metrics.imdb_examples} reviews of "
+                    f"`{metrics.imdb_data}` (seed {metrics.imdb_seed or 0}), natural text with long reviews "
+                    f"cut to their first {metrics.max_length or 128} tokens; "
+                    f"{metrics.imdb_sample_removed_from_training or 0} of them were in the training file "
                     "and were removed from training, so the figure is on reviews the model never trained on.")
-        notes = (f"Fine-tuned from {start} on `{metrics.get('train_data')}`; {kept}. The dev set "
-                 f"`{metrics.get('dev_data')}` was evaluated during training for the curves only and chose nothing, "
+        notes = (f"Fine-tuned from {start} on `{metrics.train_data}`; {kept}. The dev set "
+                 f"`{metrics.dev_data}` was evaluated during training for the curves only and chose nothing, "
                  f"so its figure is not optimistic.{imdb}")
-    shown = {k: v for k, v in metrics.items() if k not in CARD_SECTION_KEYS}
+    # calibration, checks and the members have their own sections, not the table
+    shown = metrics.updated(calibration=None, checks=None, members=None)
     write_model_card(out, title=title, task="text-classification", metrics=shown, recipe=recipe, notes=notes,
-                     extra_sections=[("Calibration", calibration_markdown(metrics.get("calibration"))),
-                                     ("Behaviour checks", checks_markdown(metrics.get("checks")))])
+                     extra_sections=[("Calibration", calibration_markdown(metrics.calibration)),
+                                     ("Behaviour checks", checks_markdown(metrics.checks))])
 
 
 def main(argv=None) -> int:
-    return loop.run_cli(build_parser(), run, argv, module="train.finetune")
+    return run_main(run, parse_args(argv))
 
 
 if __name__ == "__main__":

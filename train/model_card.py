@@ -12,31 +12,24 @@ import torch
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification, hub
+from roberta.run_metrics import RunMetrics
 
-TASKS = {"fill-mask": "fill-mask", "mlm": "fill-mask", "pretrain": "fill-mask",
-         "text-classification": "text-classification", "sentiment-analysis": "text-classification",
-         "classification": "text-classification"}
+TASKS = ("fill-mask", "text-classification")
 # substrings of a source path or hub spec -> the Hub dataset it is (a local copy of)
 KNOWN_DATASETS = {"wikitext": "Salesforce/wikitext", "wikipedia": "wikimedia/wikipedia",
                   "imdb": "stanfordnlp/imdb", "sst2": "stanfordnlp/sst2", "sst-2": "stanfordnlp/sst2"}
-METRIC_NAMES = {"accuracy": "accuracy", "perplexity": "perplexity", "loss": "loss", "macro_f1": "f1", "f1": "f1"}
-DATA_KEYS = ("corpus", "mixture", "data", "dataset", "datasets", "train", "dev", "valid", "eval", "imdb", "source",
-             "mlm_text", "labeled", "tokenizer")
+# the recipe's options that name data (train.pretrain's and train.finetune's)
+DATA_KEYS = ("corpus", "valid", "train", "dev", "imdb", "tokenizer")
 
 
 def _is_data_key(key: str) -> bool:
-    return key in DATA_KEYS or key.endswith("_data")
+    return key in DATA_KEYS
 
 
-def _data_values(d: dict) -> list:
-    """The values of data-like keys (corpus, train, dev_data, source, ...), at any depth."""
-    found = []
-    for key, value in d.items():
-        if isinstance(value, dict):
-            found += _data_values(value)
-        elif _is_data_key(key) and value is not None:
-            found.append(value)
-    return found
+def _data_values(recipe: dict, metrics: RunMetrics) -> list:
+    """What the recipe's data options and the metrics' sources name."""
+    named = [recipe.get(k) for k in DATA_KEYS] + [metrics.corpus, metrics.train_data]
+    return [v for v in named + [e.data for e in metrics.evaluations()] if v is not None]
 
 
 def _strings(value):
@@ -73,15 +66,6 @@ def _flatten(metrics: dict, prefix: str = "") -> list[tuple[str, object]]:
     return rows
 
 
-def _metric_name(key: str) -> str | None:
-    """The Hub metric a (flattened) key reports: "mlm / perplexity" -> perplexity, "sst2_dev_accuracy" -> accuracy."""
-    last = key.rsplit(" / ", 1)[-1].lower()
-    for name in sorted(METRIC_NAMES, key=len, reverse=True):
-        if last == name or last.endswith("_" + name):
-            return METRIC_NAMES[name]
-    return None
-
-
 def _fmt(value) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
@@ -102,24 +86,11 @@ def count_parameters(config: RobertaConfig, task: str) -> int:
         return cls(config).num_parameters()
 
 
-def _eval_pairs(metrics: dict):
-    """(source, metric, value) for metrics that name their data: {"dev_accuracy": .8, "dev_data": path} or
-    nested {"labeled": {"source": path, "accuracy": .8}}."""
-    for key, value in metrics.items():
-        if isinstance(value, dict) and isinstance(value.get("source"), str):
-            for k, v in value.items():
-                if k in ("accuracy", "perplexity") and isinstance(v, (int, float)):
-                    yield value["source"], k, v
-        elif isinstance(value, (int, float)) and "_" in key:
-            prefix, metric = key.rsplit("_", 1)
-            if metric in ("accuracy", "perplexity") and isinstance(metrics.get(f"{prefix}_data"), str):
-                yield metrics[f"{prefix}_data"], metric, value
-
-
-def _eval_results(metrics: dict, task: str) -> list[EvalResult]:
+def _eval_results(metrics: RunMetrics, task: str) -> list[EvalResult]:
     """model-index entries for the metrics whose data is a known Hub dataset."""
     results = []
-    for source, metric, value in _eval_pairs(metrics):
+    for evaluation in metrics.evaluations():
+        source, metric, value = evaluation.data, evaluation.metric, evaluation.value
         ids = infer_datasets(source)
         if ids:
             low = source.lower()
@@ -147,14 +118,14 @@ fill = pipeline("fill-mask", model="{repo}")
 fill("The capital of France is <mask>.")
 ```"""
     return f"""The classifier was trained on lower-cased text: lower-case inputs (the project's
-`train.data.normalize_for_classifier` does that and fixes tokenized spacing such as `it 's`).
+`roberta.text.normalize_for_classifier` does that and fixes tokenized spacing such as `it 's`).
 Inputs longer than {max_length} tokens are truncated.
 
 With this project's from-scratch code:
 
 ```python
 import roberta
-from train.data import normalize_for_classifier
+from roberta.text import normalize_for_classifier
 classify = roberta.pipeline("sentiment-analysis", model="{repo}")
 classify(normalize_for_classifier("A gripping, beautifully acted film."))
 ```
@@ -188,30 +159,31 @@ def _limitations(task: str, max_length: int) -> str:
     return "\n".join(f"- {item}" for item in items)
 
 
-def write_model_card(folder, *, title: str, task: str, metrics: dict, recipe: dict, notes: str = "",
-                     repo_id: str | None = None, datasets: list[str] | None = None, license: str = "mit",
-                     base_model: str | None = None, extra_sections: list[tuple[str, str]] | None = None) -> Path:
+def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dict, recipe: dict, notes: str = "",
+                     repo_id: str | None = None, extra_sections: list[tuple[str, str]] | None = None) -> Path:
     """Write folder/README.md (YAML front matter + sections) from config.json and the values passed in.
 
-    `task`: "fill-mask" or "text-classification". `metrics`: flat or nested dicts of values (e.g. the JSON
-    written by `train.evaluate`). `recipe`: how it was trained; a "command" entry is shown as a code block,
-    every other entry in a table (e.g. tokens_seen, wall_time, hardware, mixture). `datasets` default to
-    those recognised in the recipe's and metrics' paths. `extra_sections`: (heading, markdown) pairs placed
-    after the metrics (e.g. calibration, behaviour checks).
+    `task`: "fill-mask" or "text-classification". `metrics`: a RunMetrics (or its dict, the metrics.json
+    schema); every value is shown, and the evaluations that name their data go into the model-index.
+    `recipe`: how it was trained; a "command" entry is shown as a code block, every other entry in a table
+    (e.g. tokens_seen, wall_time, hardware). The datasets are those recognised in the recipe's data options
+    and the metrics' sources. `extra_sections`: (heading, markdown) pairs placed after the metrics (e.g.
+    calibration, behaviour checks).
     """
     folder = Path(folder)
     if task not in TASKS:
         raise ValueError(f"task must be one of {sorted(TASKS)}, got {task!r}")
-    task = TASKS[task]
     config = hub.load_config(folder)  # ModelNotFoundError (a FileNotFoundError) without config.json
     repo = repo_id or str(folder)
-    datasets = list(datasets) if datasets is not None else infer_datasets(_data_values(recipe), _data_values(metrics))
-    metric_names = sorted({_metric_name(k) for k, _ in _flatten(metrics)} - {None})
+    if not isinstance(metrics, RunMetrics):
+        metrics = RunMetrics.from_dict(metrics)
+    datasets = infer_datasets(_data_values(recipe, metrics))
+    metric_names = sorted({e.metric for e in metrics.evaluations()})
     eval_results = _eval_results(metrics, task)
     card_data = ModelCardData(
-        license=license, language="en", library_name="roberta-from-scratch", pipeline_tag=task,
+        license="mit", language="en", library_name="roberta-from-scratch", pipeline_tag=task,
         tags=["roberta", "from-scratch", "masked-lm" if task == "fill-mask" else "sentiment-analysis"],
-        datasets=datasets or None, metrics=metric_names or None, base_model=base_model,
+        datasets=datasets or None, metrics=metric_names or None,
         model_name=title if eval_results else None, eval_results=eval_results or None,
     )
 
@@ -239,7 +211,7 @@ def write_model_card(folder, *, title: str, task: str, metrics: dict, recipe: di
     if other_rows:
         recipe_text += ("\n\n" if recipe_text else "") + _table(other_rows, ("setting", "value"))
     sections += ["## Training recipe", recipe_text or "(not given)"]
-    metric_rows = _flatten(metrics)
+    metric_rows = _flatten(metrics.to_dict())
     sections += ["## Metrics", _table(metric_rows, ("metric", "value")) if metric_rows else "(none given)"]
     for heading, body in extra_sections or []:
         if body:

@@ -29,7 +29,7 @@ written under OUT: mlm/, sentiment/, ship/. --data DIR reads the corpora from DI
 A 10-minute GPU command then reads, e.g.:
     python -m train.recipe --gpu --data gpu-upload/data --tokenizer gpu-upload/tokenizer.json \\
         --time-budget-min 5 --out /tmp/gpu && python -m train.gpu_transfer pack /tmp/gpu/ship --out $OUT
-and here `python -m train.gpu_transfer unpack RETURNED --out runs/gpu-1`, then `train.release`.
+and here `python -m train.gpu_transfer unpack RETURNED --out runs/gpu-1`, then `python -m scripts.release`.
 """
 from __future__ import annotations
 
@@ -40,6 +40,8 @@ import shutil
 import sys
 import time
 from pathlib import Path
+
+from roberta.run_metrics import RunMetrics
 
 from . import finetune, pretrain, sentiment_recipe, tokenizer
 from .export import export
@@ -197,8 +199,8 @@ def _done(name: str, folder: Path) -> bool:
 def summarize(out: Path) -> dict:
     """results.json / results.md: pretraining figures and the two classifiers side by side."""
     def load(name):
-        path = out / name / "metrics.json"
-        return json.loads(path.read_text()) if path.is_file() else {}
+        metrics = RunMetrics.read(out / name, missing_ok=True)
+        return metrics.to_dict() if metrics else {}
 
     mlm, pre, rnd = load("mlm"), load("sst2"), load("sst2-random")
     results = {

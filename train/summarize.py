@@ -18,6 +18,8 @@ import math
 import sys
 from pathlib import Path
 
+from roberta.run_metrics import RunMetrics
+
 FIELDS = [  # (metrics.json key, column title, as a percentage)
     ("dev_accuracy", "SST-2 dev acc", True),
     ("imdb_accuracy", "IMDB acc", True),
@@ -33,7 +35,7 @@ def read_run(folder) -> dict:
     path = Path(folder) / "metrics.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file (is the run finished?)")
-    m = json.loads(path.read_text())
+    m = RunMetrics.read(path).to_dict()
     row = {key: m.get(key) for key, _, _ in FIELDS}
     checks = m.get("checks") or {}
     row["checks_accuracy"] = checks.get("accuracy")

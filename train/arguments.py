@@ -1,0 +1,215 @@
+"""Command-line options as dataclasses: what a training run is told, in one object.
+
+`TrainingArguments` holds the options of the training loop (optimisation, length of the run, output,
+checkpoints), `ModelArguments` the shape of a new model; a script's own dataclass adds its data options
+(`train.pretrain.PretrainArguments`, `train.finetune.FinetuneArguments`) and changes defaults to its recipe.
+`parse(cls, argv, module, doc)` builds the `python -m MODULE` parser from the fields (each field's
+`option(...)` carries its help, group, choices and deprecated spellings) and returns an instance; the
+`Trainer` takes that instance, and an experiment can build one directly:
+
+    args = PretrainArguments(corpus="corpus.txt", tokenizer="runs/tokenizer", max_steps=100, out="runs/x")
+    pretrain.run(args)
+
+Lengths: `--max-length` is the tokens per row everywhere (`<s>` and `</s>` included): the rows pretraining
+packs, the length fine-tuning and evaluation cut inputs to. The shape of a new model is `--preset` and its
+overrides; its position table is `--model-max-length`.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shlex
+import sys
+import typing
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from roberta.config import PRESETS
+
+from .runtime import CPU_DEFAULT_PRECISION, EXIT_CODES_HELP, UserError
+
+MAX_NEW_MODEL_LENGTH = max(c.max_length for c in PRESETS.values())  # 512: RoBERTa's longest input
+# options that do not describe the run (left out of the model card's recipe and of the resume comparison)
+NOT_RECIPE = ("command", "resume", "out", "no_progress", "keep_checkpoints")
+
+
+def option(default=None, help: str = "", *, group: str | None = None, choices=None, required: bool = False,
+           deprecated: tuple[str, ...] = (), cli: bool = True):
+    """A dataclass field that is also a command-line option `--field-name`. `deprecated`: older spellings,
+    still accepted with a warning on stderr; `cli=False`: not an option (set by the script)."""
+    return field(default=default, metadata={"help": help, "group": group, "choices": choices,
+                                            "required": required, "deprecated": deprecated, "cli": cli})
+
+
+@dataclass
+class ModelArguments:
+    """The shape of a new model (a pretrained --init fixes its own)."""
+    preset: str = option("mini", "model size preset from roberta.PRESETS (default: %(default)s)", group="model")
+    hidden_size: int | None = option(None, "override the preset's hidden size", group="model")
+    layers: int | None = option(None, "override the preset's number of encoder layers", group="model")
+    heads: int | None = option(None, "override the preset's attention heads", group="model")
+    intermediate_size: int | None = option(None, "override the preset's feed-forward size", group="model")
+    model_max_length: int | None = option(
+        None, "longest input of a new model, <s> and </s> included: the size of its position table (at most "
+              f"{MAX_NEW_MODEL_LENGTH}, RoBERTa's; default: the preset's)", group="model")
+    dropout: float | None = option(
+        None, "override hidden and attention dropout (the preset has 0.1; 0 makes runs comparable across "
+              "process counts)", group="model")
+
+    SHAPE: ClassVar[tuple[str, ...]] = ("hidden_size", "layers", "heads", "intermediate_size", "model_max_length")
+
+    def shape_options_given(self) -> list[str]:
+        """The model-shape options set: refused when a pretrained model fixes the shape."""
+        return ["--" + n.replace("_", "-") for n in self.SHAPE if getattr(self, n) is not None]
+
+    def model_config(self, tokenizer):
+        """A RobertaConfig from --preset and its overrides, with the vocabulary and special ids of `tokenizer`."""
+        from roberta import RobertaConfig
+
+        overrides = {"hidden_size": self.hidden_size, "num_hidden_layers": self.layers,
+                     "num_attention_heads": self.heads, "intermediate_size": self.intermediate_size}
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        if self.dropout is not None:
+            overrides.update(hidden_dropout_prob=self.dropout, attention_probs_dropout_prob=self.dropout)
+        try:
+            config = RobertaConfig.from_preset(self.preset, tokenizer=tokenizer, **overrides)
+            if self.model_max_length is not None:
+                # attention grows with the square of the length: a huge one ran for minutes without answering
+                # SIGINT/SIGTERM
+                if not 3 <= self.model_max_length <= MAX_NEW_MODEL_LENGTH:
+                    raise ValueError(f"--model-max-length must be between 3 and {MAX_NEW_MODEL_LENGTH} (RoBERTa's "
+                                     f"longest input, the roberta-base preset's), got {self.model_max_length}")
+                config.max_position_embeddings = self.model_max_length + config.pad_token_id + 1
+            config.__post_init__()
+        except ValueError as err:
+            raise UserError(str(err)) from None
+        return config
+
+
+@dataclass
+class TrainingArguments:
+    """The options of the training loop (`train.trainer.Trainer`). The defaults are the pretraining recipe's
+    (batch 64, lr 5e-4, 300 warmup steps); another script changes them with `redefault`."""
+    batch_size: int = option(64, "sequences per optimizer step, summed over processes and accumulation "
+                                 "(default: %(default)s)", group="optimisation")
+    grad_accum: int = option(1, "split each batch into this many micro-batches to save memory (default: "
+                                "%(default)s)", group="optimisation")
+    lr: float = option(5e-4, "peak learning rate (default: %(default)s)", group="optimisation")
+    warmup: float = option(300, "warmup: a number of steps, or a fraction of the run if below 1 (default: "
+                                "%(default)s)", group="optimisation")
+    schedule: str = option("linear", "decay after warmup (default: %(default)s)", group="optimisation",
+                           choices=("linear", "cosine"))
+    weight_decay: float = option(0.01, "AdamW weight decay, not applied to biases and LayerNorm (default: "
+                                       "%(default)s)", group="optimisation")
+    clip_grad: float = option(1.0, "gradient-norm clipping, 0 = off (default: %(default)s)", group="optimisation")
+
+    max_steps: int | None = option(None, "optimizer steps", group="length")
+    epochs: float | None = option(None, "passes over the training rows", group="length")
+    token_budget: float | None = option(None, "training tokens (padding not counted), e.g. 2e7", group="length")
+    time_budget_min: float | None = option(
+        None, "wall-clock minutes of training (evaluations and checkpoints included; setup and the final "
+              "evaluation not; summed over resumed sessions). Without --max-steps/--epochs/--token-budget, the lr "
+              "decay after warmup follows the clock and reaches 0 when the time is up", group="length")
+
+    out: str = option("runs/train", "output folder (default: %(default)s)", group="run")
+    resume: bool = option(False, "continue the run in --out from its latest checkpoint", group="run")
+    seed: int = option(0, "seed of initialisation, data order, masks, dropout (default: %(default)s)", group="run")
+    eval_every: int = option(250, "evaluate every N steps, 0 = only at the end (default: %(default)s)", group="run")
+    log_every: int = option(10, "write a log line every N steps (default: %(default)s)", group="run")
+    save_every_min: float = option(30.0, "checkpoint every N minutes (default: %(default)s)", group="run")
+    save_every: int = option(0, "also checkpoint every N steps, 0 = off", group="run")
+    keep_checkpoints: bool = option(False, "keep OUT/checkpoints after a finished run (default: removed, the "
+                                           "folder is Hub-ready)", group="run")
+    precision: str = option("auto", "autocast dtype (default: %(default)s = bf16 on CUDA; on CPU bf16 with AMX "
+                                    f"or AVX512-BF16, else fp32; here {CPU_DEFAULT_PRECISION})", group="run",
+                            choices=("auto", "fp32", "bf16"))
+    compile: bool = option(False, "torch.compile the model", group="run")
+    no_progress: bool = option(False, "no progress bar", group="run")
+    command: str = option("", cli=False)  # the command line that reproduces the run (set by `parse`)
+
+    def recorded(self) -> dict:
+        """The options as plain values (checkpointed, compared on --resume)."""
+        return {k: v for k, v in dataclasses.asdict(self).items()
+                if k != "command" and isinstance(v, (int, float, str, bool, type(None)))}
+
+    def recipe(self, drop=()) -> dict:
+        """What a model card shows of the recipe: the command line, then every option that is set."""
+        skip = {*NOT_RECIPE, *drop}
+        return {"command": self.command, **{k: v for k, v in self.recorded().items()
+                                            if k not in skip and v is not None}}
+
+
+GROUP_TITLES = {"length": "length of the run (the first limit reached ends it)"}
+
+
+class _Deprecated(argparse.Action):
+    """An older spelling of an option: sets the same value and says which spelling to use."""
+
+    def __init__(self, option_strings, dest, new: str = "", **kwargs):
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"warning: {option_string} is deprecated; use {self.new}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def _value_type(hint):
+    """int / float / str of an annotation such as `int | None`."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+    return args[0]
+
+
+def script_parser(module: str, doc: str, epilog_extra: str = "") -> argparse.ArgumentParser:
+    """`python -m MODULE`'s parser: the docstring's first paragraph above the options, the rest below."""
+    summary, _, details = (doc or "").partition("\n\n")
+    epilog = details.rstrip("\n") + ("\n" + epilog_extra if epilog_extra else "")
+    return argparse.ArgumentParser(prog=f"python -m {module}", description=summary, epilog=epilog,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def build_parser(cls, module: str, doc: str, epilog_extra: str = EXIT_CODES_HELP) -> argparse.ArgumentParser:
+    """`python -m MODULE`'s parser for the dataclass `cls`: the docstring's first paragraph above the options,
+    the rest (and the exit codes) below; one option per field, in groups."""
+    parser = script_parser(module, doc, epilog_extra)
+    hints, groups = typing.get_type_hints(cls), {}
+    for f in dataclasses.fields(cls):
+        meta = f.metadata
+        if not meta.get("cli", False):
+            continue
+        title = meta.get("group") or "options"
+        if title not in groups:
+            groups[title] = parser.add_argument_group(GROUP_TITLES.get(title, title))
+        flag, kind = "--" + f.name.replace("_", "-"), _value_type(hints[f.name])
+        if kind is bool:
+            groups[title].add_argument(flag, action="store_true", help=meta["help"])
+            continue
+        common = {"type": kind, "choices": meta.get("choices")}
+        groups[title].add_argument(flag, default=f.default, required=meta.get("required", False),
+                                   help=meta["help"], **common)
+        for old in meta.get("deprecated", ()):
+            groups[title].add_argument(old, dest=f.name, action=_Deprecated, new=flag, help=argparse.SUPPRESS,
+                                       **common)
+    return parser
+
+
+def command_line(module: str, argv) -> str:
+    """The command that reproduces this run."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    return shlex.join(["python", "-m", module, *args])
+
+
+def parse(cls, argv, module: str, doc: str):
+    """Parse `argv` (default sys.argv) into an instance of `cls`; its `command` reproduces the run."""
+    namespace = build_parser(cls, module, doc).parse_args(argv)
+    return cls(**vars(namespace), command=command_line(module, argv))
+
+
+def redefault(name: str, value, *bases):
+    """The option `name` of `bases` (default: ModelArguments, TrainingArguments) with the default of a script's
+    recipe: `batch_size: int = redefault("batch_size", 32)` in the script's dataclass."""
+    for base in bases or (ModelArguments, TrainingArguments):
+        for f in dataclasses.fields(base):
+            if f.name == name:
+                return field(default=value, metadata=f.metadata)
+    raise KeyError(name)

@@ -1,0 +1,130 @@
+"""Atomic training checkpoints: OUT/checkpoints/step-NNNNNNNN/ (for --resume) and best-NNNNNNNN/.
+
+A checkpoint holds `model.safetensors` (weights; never pickle) and `trainer.pt` (optimizer, RNG, data
+position, masker, counters: tensors and plain Python values only, so `torch.load(..., weights_only=True)`
+reads it). Each is written into a temporary folder next to it, fsync'ed, read back, and the folder is renamed
+into place; the previous checkpoint is deleted only after that, and one older step checkpoint is always kept.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from .runtime import UserError
+
+CHECKPOINTS = "checkpoints"
+TRAINER_STATE_KEYS = ("step", "tokens", "epoch", "batch_in_epoch", "elapsed", "optimizer", "rng", "task", "args")
+
+
+class CheckpointError(UserError):
+    """A checkpoint file that cannot be read (truncated, corrupt); the message names the file."""
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Checkpoints:
+    """OUT/checkpoints/step-NNNNNNNN/ (for --resume) and best-NNNNNNNN/ (best evaluation so far).
+
+    A checkpoint is written into `.tmp-*` in the same folder, every file fsync'ed and read back, then renamed
+    into place (a rename is atomic). Older ones are deleted only after that; of the step checkpoints the
+    newest two are kept, so that --resume can fall back when the latest is damaged afterwards.
+    """
+
+    keep = {"step": 2, "best": 1}
+
+    def __init__(self, out: Path):
+        self.root = Path(out) / CHECKPOINTS
+
+    def _dirs(self, kind: str) -> list[Path]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p for p in self.root.glob(f"{kind}-*") if p.is_dir() and p.name[len(kind) + 1:].isdigit())
+
+    def latest(self, kind: str = "step") -> Path | None:
+        dirs = self._dirs(kind)
+        return dirs[-1] if dirs else None
+
+    @staticmethod
+    def step_of(path: Path) -> int:
+        return int(path.name.split("-")[-1])
+
+    def save(self, kind: str, step: int, model_state: dict, trainer_state: dict | None = None,
+             extra_json: dict | None = None) -> Path:
+        self.root.mkdir(parents=True, exist_ok=True)
+        final = self.root / f"{kind}-{step:08d}"
+        tmp = self.root / f".tmp-{kind}-{step:08d}-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        try:
+            tensors = {k: v.detach().contiguous().cpu() for k, v in model_state.items()}
+            save_file(tensors, str(tmp / "model.safetensors"))
+            if trainer_state is not None:
+                with open(tmp / "trainer.pt", "wb") as f:
+                    torch.save(trainer_state, f)
+            if extra_json is not None:
+                (tmp / "info.json").write_text(json.dumps(extra_json, indent=2) + "\n")
+            for file in tmp.iterdir():
+                _fsync(file)
+            _fsync(tmp)
+            self.load(tmp, trainer_state=trainer_state is not None)  # verified before the old ones go
+            if final.exists():  # the same step saved twice (e.g. a signal right after a periodic save)
+                shutil.rmtree(final)
+            os.replace(tmp, final)
+            _fsync(self.root)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        older, n = [d for d in self._dirs(kind) if d.name < final.name], self.keep.get(kind, 1)
+        keep = {final, *(older[-(n - 1):] if n > 1 else [])}
+        for old in self._dirs(kind):
+            if old not in keep:
+                shutil.rmtree(old, ignore_errors=True)
+        return final
+
+    @staticmethod
+    def load(path: Path, device="cpu", trainer_state: bool | None = None) -> tuple[dict, dict | None]:
+        """(weights, trainer state or None); `trainer_state=True` requires trainer.pt. A file that cannot be
+        read, or a trainer state that lacks TRAINER_STATE_KEYS, raises CheckpointError naming the file."""
+        file = Path(path) / "model.safetensors"
+        try:
+            weights = load_file(str(file), device=str(device))
+        except (SafetensorError, OSError) as err:
+            raise CheckpointError(f"{file}: unreadable (truncated or corrupt?): {err}") from None
+        file = Path(path) / "trainer.pt"
+        if trainer_state is None:
+            trainer_state = file.exists()
+        if not trainer_state:
+            return weights, None
+        try:
+            state = torch.load(file, map_location=device, weights_only=True)
+        except Exception as err:  # a missing file, a truncated zip, an unpicklable value: the same answer
+            raise CheckpointError(f"{file}: unreadable (truncated or corrupt?): {err}") from None
+        missing = [k for k in TRAINER_STATE_KEYS if k not in state] if isinstance(state, dict) else "everything"
+        if missing:
+            raise CheckpointError(f"{file}: not a complete trainer state (missing {missing})")
+        return weights, state
+
+    def clean_partial(self, after_step: int | None = None) -> None:
+        """Remove temporary folders of a crashed save and (on resume) best-* newer than the resume point."""
+        if not self.root.is_dir():
+            return
+        for tmp in self.root.glob(".tmp-*"):
+            shutil.rmtree(tmp, ignore_errors=True)
+        if after_step is not None:
+            for best in self._dirs("best"):
+                if self.step_of(best) > after_step:
+                    shutil.rmtree(best, ignore_errors=True)
+
+

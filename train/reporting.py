@@ -1,0 +1,65 @@
+"""What a run reports while it trains: `log.jsonl` (one JSON object per logged step and per evaluation) and
+`curves.png` (loss and evaluation metrics against tokens seen). The model card is `train.model_card`."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+LOG_NAME, CURVES_NAME = "log.jsonl", "curves.png"
+
+
+def append_log(path: Path, entry: dict) -> None:
+    with open(path, "a") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
+def truncate_log(path: Path, step: int) -> None:
+    """Forget log lines written after the checkpoint we resume from (they will be written again)."""
+    if not path.exists():
+        return
+    kept = [line for line in path.read_text().splitlines() if line.strip() and json.loads(line)["step"] <= step]
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(line + "\n" for line in kept))
+    os.replace(tmp, path)
+
+
+def read_log(path: Path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def plot_curves(log_path: Path, png_path: Path) -> None:
+    """Training loss and evaluation metrics against tokens seen."""
+    if not Path(log_path).exists():
+        return
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    entries = read_log(log_path)
+    train = [e for e in entries if e["type"] == "train"]
+    evals = [e for e in entries if e["type"] == "eval"]
+    other = [k for k in ("accuracy", "f1") if any(k in e for e in evals)]
+    fig, axes = plt.subplots(1, 1 + bool(other), figsize=(11 if other else 6, 4), squeeze=False)
+    ax = axes[0][0]
+    if train:
+        ax.plot([e["tokens"] for e in train], [e["loss"] for e in train], label="train loss", lw=1)
+    if any("loss" in e for e in evals):
+        ax.plot([e["tokens"] for e in evals if "loss" in e], [e["loss"] for e in evals if "loss" in e],
+                "o-", label="eval loss", ms=3)
+    ax.set(xlabel="tokens seen", ylabel="loss", title="loss")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    if other:
+        ax = axes[0][1]
+        for key in other:
+            ax.plot([e["tokens"] for e in evals if key in e], [e[key] for e in evals if key in e], "o-",
+                    label=f"eval {key}", ms=3)
+        ax.set(xlabel="tokens seen", title="evaluation")
+        ax.legend()
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    tmp = Path(png_path).with_suffix(".tmp.png")
+    fig.savefig(tmp, dpi=100)
+    plt.close(fig)
+    os.replace(tmp, png_path)

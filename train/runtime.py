@@ -1,0 +1,207 @@
+"""Where and how training runs: processes (DDP), device, precision, randomness, and how a script ends.
+
+Exit codes, the same for every script in `train/` (and `scripts/release.py`):
+
+    0    finished
+    1    failed: training diverged (nan/inf), or an unexpected error (with its traceback)
+    2    user error: a bad option or a missing, unreadable or malformed file; one line `error: ...` naming
+         it (argparse's own convention for a bad option)
+    130  interrupted (SIGINT/SIGTERM); a training script saved a checkpoint first
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime
+import os
+import platform
+import random
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.distributed as torch_dist
+
+from roberta.model import enable_fast_cpu_math
+
+EXIT_OK, EXIT_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_DIVERGED = EXIT_FAILED
+EXIT_CODES_HELP = """
+exit codes:
+  0    finished (a length limit or --time-budget-min was reached); the output folder is written
+  1    training failed: the loss or gradient became nan/inf (the message names the last good checkpoint),
+       or an unexpected error (with its traceback)
+  2    user error: a bad option or a missing, unreadable or malformed file (a one-line `error: ...` naming it)
+  130  interrupted (SIGINT/SIGTERM): a checkpoint was saved; continue with the same command plus --resume
+"""
+
+
+class UserError(Exception):
+    """A problem with the command line or the input files: reported as `error: ...`, without a traceback."""
+
+
+class TrainingDiverged(Exception):
+    """The loss or the gradient became nan/inf."""
+
+
+USER_ERRORS = (UserError, OSError, ValueError)  # ValueError includes train.data.DataError
+
+
+def report_user_error(err: BaseException) -> int:
+    """Print `error: ...` (the traceback too with TRAIN_DEBUG=1) and give EXIT_USER_ERROR."""
+    if os.environ.get("TRAIN_DEBUG"):
+        raise err
+    print(f"error: {err}", file=sys.stderr)
+    return EXIT_USER_ERROR
+
+
+def run_main(run, args) -> int:
+    """Set up processes, call `run(args, dist) -> exit code`, and turn expected failures into exit codes:
+    user errors (bad options, missing or malformed files, Hub unreachable) -> 2 with one line, a diverged run
+    -> 1, Ctrl-C during setup -> 130. Set TRAIN_DEBUG=1 to see the traceback of a user error."""
+    dist = None
+    try:
+        dist = init_distributed()
+        return run(args, dist)
+    except USER_ERRORS as err:
+        return report_user_error(err)
+    except TrainingDiverged as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_DIVERGED
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if dist is not None:
+            dist.close()
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Processes
+# ----------------------------------------------------------------------------------------------------------
+@dataclass
+class Dist:
+    """This process's place in a (possibly one-process) run."""
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+    device: torch.device = torch.device("cpu")
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    @property
+    def distributed(self) -> bool:
+        return self.world_size > 1
+
+    def all_reduce(self, tensor: torch.Tensor, op=None) -> torch.Tensor:
+        if self.distributed:
+            moved = tensor.to(self.device)
+            torch_dist.all_reduce(moved, op=op or torch_dist.ReduceOp.SUM)
+            tensor = moved.cpu()
+        return tensor
+
+    def barrier(self) -> None:
+        if self.distributed:
+            torch_dist.barrier()
+
+    def close(self) -> None:
+        if self.distributed and torch_dist.is_initialized():
+            torch_dist.destroy_process_group()
+
+
+def init_distributed() -> Dist:
+    """One process, or one of WORLD_SIZE processes started by torchrun (gloo on CPU, nccl on GPU)."""
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    rank, local_rank = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
+    if torch.cuda.is_available():
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+    else:
+        device = torch.device("cpu")
+        enable_fast_cpu_math()  # denormal softmax probabilities make CPU matmuls 10-30x slower
+    if world_size > 1 and not torch_dist.is_initialized():
+        torch_dist.init_process_group("nccl" if device.type == "cuda" else "gloo",
+                                      timeout=datetime.timedelta(minutes=60))
+    return Dist(rank, world_size, local_rank, device)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Device and precision
+# ----------------------------------------------------------------------------------------------------------
+def _cpu_has_bf16_matmul() -> bool:
+    """Native bf16 matrix products: AMX tiles (Intel Sapphire Rapids and later) or AVX512-BF16 (AMD Zen 4+,
+    Intel Cooper Lake); on such CPUs bf16 autocast trains much faster than fp32 (docs/training-notes.md)."""
+    return any(bool(getattr(torch.cpu, probe, lambda: False)())
+               for probe in ("_is_amx_tile_supported", "_is_avx512_bf16_supported"))
+
+
+CPU_DEFAULT_PRECISION = "bf16" if _cpu_has_bf16_matmul() else "fp32"  # what --precision auto means on CPU
+
+
+def resolve_precision(precision: str, device: torch.device) -> str:
+    if precision == "auto":
+        if device.type == "cuda":
+            return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
+        return CPU_DEFAULT_PRECISION
+    return precision
+
+
+def autocast(device: torch.device, precision: str):
+    """bf16 autocast (matrix products in bf16, reductions and the loss in fp32), or nothing for fp32."""
+    if precision == "bf16":
+        return torch.autocast(device.type, dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def hardware_info(dist: Dist, precision: str) -> dict:
+    info = {"device": str(dist.device), "processes": dist.world_size, "precision": precision,
+            "torch": torch.__version__, "torch_threads": torch.get_num_threads(), "python": platform.python_version()}
+    if dist.device.type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(dist.device)
+    else:
+        info["cpu"] = _cpu_name()
+        info["cpu_count"] = os.cpu_count()
+    return info
+
+
+def _cpu_name() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Randomness (every generator training draws from), as weights_only-loadable values
+# ----------------------------------------------------------------------------------------------------------
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def rng_state() -> dict:
+    np_state = np.random.get_state()
+    state = {
+        "torch": torch.get_rng_state(),
+        "python": random.getstate(),
+        "numpy": {"name": np_state[0], "keys": torch.from_numpy(np_state[1].astype(np.int64)),
+                  "pos": int(np_state[2]), "has_gauss": int(np_state[3]), "gauss": float(np_state[4])},
+    }
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict) -> None:
+    torch.set_rng_state(state["torch"])
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    n = state["numpy"]
+    np.random.set_state((n["name"], n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"], n["gauss"]))
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])

@@ -1,0 +1,478 @@
+"""The training loop shared by `train.pretrain` and `train.finetune`.
+
+A script describes *what* to train as a `Task` (how to build a batch, its loss, how to evaluate) and *how* as
+`TrainingArguments` (`train.arguments`); the `Trainer` does the rest, the same way for both:
+
+- AdamW with RoBERTa's betas and eps, no weight decay on biases and LayerNorm weights; warmup, then linear or
+  cosine decay; gradient clipping and accumulation (`train.optim`).
+- Device and precision: CUDA with bf16 autocast when there is a GPU; on CPU fp32 or bf16 autocast
+  (`--precision`); optional `torch.compile` (`train.runtime`).
+- Length: --max-steps, --epochs, --token-budget fix the schedule; with only --time-budget-min the lr decay
+  follows the clock (rank 0's, shared with the other ranks) and reaches 0 when the time is up.
+- Data order: epoch e visits the rows in a permutation seeded by (seed, e). A step takes the next
+  `--batch-size` rows (the *global* batch, wrapping around at the end of the epoch, so every batch is full).
+- Several processes (`torchrun --nproc_per_node N`, DistributedDataParallel): every rank builds the same
+  global batch (masking included, from identically seeded generators), keeps its own 1/N slice of the rows
+  and runs forward/backward on that slice only. The loss is normalised by the *global* number of targets,
+  so the summed gradient equals the single-process one: the global batch does not depend on N.
+- Logging: a tqdm bar (loss, lr, tokens/s), `log.jsonl` and `curves.png` (`train.reporting`); only rank 0
+  writes anything.
+- Checkpoints (`train.checkpointing`): `--resume` continues from the latest one (on CPU the result is
+  bit-identical to an uninterrupted run); if that one cannot be read (a truncated file), it is moved aside as
+  bad-step-NNNNNNNN, the file is named, and the previous checkpoint is used.
+- SIGINT/SIGTERM: finish the current step, save a checkpoint, exit with code 130. A non-finite loss or
+  gradient stops the run (exit code 1) before the optimizer touches the weights.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import shutil
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .arguments import NOT_RECIPE, TrainingArguments
+from .checkpointing import CHECKPOINTS, CheckpointError, Checkpoints
+from .optim import lr_factor, make_optimizer
+from .reporting import CURVES_NAME, LOG_NAME, append_log, plot_curves, truncate_log
+from .runtime import Dist, TrainingDiverged, UserError, autocast, resolve_precision, rng_state, set_rng_state
+
+
+class Task:
+    """A training job seen by the Trainer. Batches are dicts of CPU tensors whose first dimension is the row."""
+
+    num_rows: int = 0  # training examples (rows) per epoch
+    best_metric: str | None = None  # an evaluation metric to maximise: keep the best checkpoint
+
+    def make_batch(self, indices: torch.Tensor, epoch: int) -> dict:
+        """The global batch of rows `indices` (the same on every process, randomness included)."""
+        raise NotImplementedError
+
+    def micro_batch(self, batch: dict, rows: slice) -> dict:
+        """Rows `rows` of a batch (a script may also trim padding here)."""
+        return {k: v[rows] for k, v in batch.items()}
+
+    def num_targets(self, batch: dict) -> int:
+        """What the loss averages over (masked tokens, examples): the loss is normalised by the global count."""
+        raise NotImplementedError
+
+    def num_tokens(self, batch: dict) -> int:
+        """Real (not padding) tokens in the batch, for throughput and token budgets."""
+        raise NotImplementedError
+
+    def tokens_per_row(self) -> float:
+        """Average real tokens in a row (turns --token-budget into a number of steps)."""
+        raise NotImplementedError
+
+    def loss_sum(self, model, batch: dict) -> torch.Tensor:
+        """The loss summed (not averaged) over the batch's targets."""
+        raise NotImplementedError
+
+    def evaluate(self, model) -> dict:
+        """Held-out metrics (called on rank 0 with the bare model in eval mode)."""
+        return {}
+
+    def param_groups(self, model, weight_decay: float) -> list[dict] | None:
+        """The optimizer's parameter groups, each may carry an "lr_scale" (e.g. layer-wise lr decay);
+        None: `param_groups` (one lr for all)."""
+        return None
+
+    def state_dict(self) -> dict:
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        pass
+
+
+@dataclass
+class Result:
+    status: str  # "done" (a length limit was reached), "time" (time budget), "interrupted"
+    step: int
+    tokens: int
+    elapsed: float  # training wall time, summed over resumed sessions (seconds)
+    best: dict | None  # {"step": ..., metric: ...} of the best evaluation
+    best_path: Path | None  # its checkpoint folder
+    last_eval: dict | None
+
+
+def _length_hint(weights: dict, model: torch.nn.Module) -> str:
+    """A run started before `--max-length` stopped setting a new model's shape (issue 12): name the option."""
+    key = next((k for k in weights if k.endswith("position_embeddings.weight")), None)
+    mine = dict(model.state_dict()).get(key) if key else None
+    if mine is None or weights[key].shape == mine.shape:
+        return ""
+    length = weights[key].shape[0] - getattr(model.config, "pad_token_id", 1) - 1
+    return (f" the checkpoint's model takes {length} tokens: add --model-max-length {length}, which a run started "
+            "before train.arguments set with --max-length")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The training loop
+# ----------------------------------------------------------------------------------------------------------
+class Trainer:
+    def __init__(self, model: torch.nn.Module, task: Task, args: TrainingArguments, dist: Dist | None = None,
+                 out: Path | None = None):
+        dist = dist or Dist()
+        self.task, self.args, self.dist, self.out = task, args, dist, Path(out or args.out)
+        self.ckpt = Checkpoints(self.out)
+        self.precision = resolve_precision(args.precision, dist.device)
+        batch, world, accum = args.batch_size, dist.world_size, args.grad_accum
+        if batch < 1 or accum < 1 or batch % (world * accum):
+            raise UserError(f"--batch-size ({batch}) must be a positive multiple of processes ({world}) "
+                            f"x --grad-accum ({accum})")
+        if task.num_rows < 1:
+            raise UserError("there are no training rows")
+        self.steps_per_epoch = math.ceil(task.num_rows / batch)
+
+        self.model = model.to(dist.device)  # the bare model: saving, evaluation
+        self.optimizer = make_optimizer(self.model, args.lr, args.weight_decay,
+                                        task.param_groups(self.model, args.weight_decay))
+        self.step = self.tokens = self.epoch = self.batch_in_epoch = 0
+        self.elapsed = 0.0
+        self.total_steps = self._planned_steps()
+        self.best: dict | None = None
+        self.last_eval: dict | None = None
+        self.clock = 0.0  # rank 0's training time at the last step: the same on every process
+        self.decay_start: float | None = None  # time-budget schedule: `clock` when warmup ended
+        self._stop_signal: int | None = None
+        self._saved_step = -1
+        self._order: tuple[int, torch.Tensor] | None = None  # (epoch, its permutation of the rows)
+        if args.resume:
+            self.resumed_from = self._resume()
+        else:
+            self.resumed_from = None
+            self._prepare_fresh_out()
+        # Randomness of each process: rank 0 continues the seeded (or restored) stream; other ranks get
+        # their own (dropout differs per rank, as with any data-parallel run).
+        if dist.rank > 0:
+            torch.manual_seed(args.seed * 1000 + dist.rank + self.step * 7919)
+
+        self.train_model = self.model
+        if dist.distributed:
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            self.train_model = DDP(self.model, device_ids=[dist.local_rank] if dist.device.type == "cuda" else None)
+        if args.compile:
+            self.train_model = torch.compile(self.train_model)
+
+    # ----- length of the run -----
+    def _planned_steps(self) -> int | None:
+        """Steps of the lr schedule, from the length options (the time budget is converted later)."""
+        a, limits = self.args, []
+        if a.max_steps is not None:
+            limits.append(a.max_steps)
+        if a.epochs is not None:
+            limits.append(math.ceil(a.epochs * self.steps_per_epoch))
+        if a.token_budget is not None:
+            limits.append(math.ceil(a.token_budget / (a.batch_size * self.task.tokens_per_row())))
+        if not limits and a.time_budget_min is None:
+            raise UserError("say how long to train: --max-steps, --epochs, --token-budget or --time-budget-min")
+        if not limits and 0 < a.warmup < 1:
+            raise UserError("with only --time-budget-min the number of steps is not known in advance: "
+                            "give --warmup as a number of steps")
+        if limits and min(limits) < 1:
+            raise UserError(f"the run would have {min(limits)} steps")
+        return min(limits) if limits else None
+
+    @property
+    def warmup_steps(self) -> int:
+        w = self.args.warmup
+        if w < 1:  # a fraction of the run
+            return round(w * self.total_steps) if self.total_steps else 0
+        return int(w)
+
+    # ----- output folder, resume -----
+    def _prepare_fresh_out(self) -> None:
+        if self.dist.is_main:
+            if (self.out / CHECKPOINTS).exists() or (self.out / LOG_NAME).exists():
+                raise UserError(f"{self.out} already holds a run; pass --resume to continue it, "
+                                "or choose another --out")
+            self.out.mkdir(parents=True, exist_ok=True)
+        self.dist.barrier()
+
+    def _resume(self) -> Path | None:
+        path = self.ckpt.latest("step")
+        if path is None:
+            if (self.out / "metrics.json").exists():
+                raise UserError(f"{self.out} holds a finished run (metrics.json) and no checkpoint to resume")
+            if self.dist.is_main:
+                self._say(f"--resume: no checkpoint in {self.out}; starting a new run")
+                self.out.mkdir(parents=True, exist_ok=True)
+                self.ckpt.clean_partial(after_step=-1)
+                truncate_log(self.out / LOG_NAME, -1)  # from a run stopped before its first checkpoint
+            self.dist.barrier()
+            return path
+        weights, state, path = self._load_latest_readable(path)
+        try:
+            self.model.load_state_dict(weights)
+        except RuntimeError as err:
+            hint = _length_hint(weights, self.model)
+            raise UserError(f"{path} does not fit this model (were the model options changed?{hint}): {err}") from err
+        try:
+            self.optimizer.load_state_dict(state["optimizer"])
+        except (ValueError, KeyError) as err:
+            raise UserError(f"{path / 'trainer.pt'}: its optimizer state does not fit this model: {err}") from None
+        for key in ("step", "tokens", "epoch", "batch_in_epoch"):
+            setattr(self, key, int(state[key]))
+        self.elapsed = self.clock = float(state["elapsed"])
+        self.decay_start = state.get("decay_start")
+        # the length options of *this* command count (a resumed run may be extended); the others should not change
+        self.best = state.get("best")
+        self.last_eval = state.get("last_eval")
+        self.task.load_state_dict(state["task"])
+        set_rng_state(state["rng"])
+        now = self.args.recorded()  # options of runs from before train.arguments that no longer exist: ignored
+        changed = {k: (v, now[k]) for k, v in state["args"].items()
+                   if k in now and k not in NOT_RECIPE and now[k] != v}
+        if self.dist.is_main:
+            if changed:
+                self._say("warning: options differ from the checkpointed run: " +
+                          ", ".join(f"{k} {old!r} -> {new!r}" for k, (old, new) in changed.items()))
+            self.ckpt.clean_partial(after_step=self.step)
+            truncate_log(self.out / LOG_NAME, self.step)
+            self._say(f"resumed from {path} (step {self.step}, {self.tokens:,} tokens)")
+        return path
+
+    def _load_latest_readable(self, path: Path) -> tuple[dict, dict, Path]:
+        """The newest step checkpoint that can be read, from `path` back; damaged ones are named, and moved
+        aside (bad-step-NNNNNNNN) by rank 0, so that the next --resume does not trip over them again."""
+        candidates = [d for d in self.ckpt._dirs("step") if d.name <= path.name][::-1]
+        bad = []
+        for candidate in candidates:
+            try:
+                weights, state = self.ckpt.load(candidate, self.dist.device, trainer_state=True)
+            except CheckpointError as err:
+                bad.append((candidate, err))
+                self._say(f"warning: cannot resume from {candidate.name}: {err}")
+                continue
+            if bad and self.dist.is_main:
+                for folder, _ in bad:
+                    aside = folder.with_name("bad-" + folder.name)
+                    shutil.rmtree(aside, ignore_errors=True)
+                    os.replace(folder, aside)
+                self._say(f"falling back to the previous checkpoint {candidate} (the damaged one was moved to "
+                          f"{bad[0][0].with_name('bad-' + bad[0][0].name).name})")
+            return weights, state, candidate
+        raise CheckpointError(f"no readable checkpoint to resume from in {self.ckpt.root}: " +
+                              "; ".join(str(err) for _, err in bad))
+
+    def _trainer_state(self) -> dict:
+        args = self.args.recorded()
+        return {
+            "step": self.step, "tokens": self.tokens, "epoch": self.epoch, "batch_in_epoch": self.batch_in_epoch,
+            "elapsed": self.elapsed, "decay_start": self.decay_start,
+            "total_steps": -1 if self.total_steps is None else self.total_steps,
+            "optimizer": self.optimizer.state_dict(), "rng": rng_state(), "task": self.task.state_dict(),
+            "best": self.best, "last_eval": self.last_eval, "args": args, "world_size": self.dist.world_size,
+        }
+
+    def save_checkpoint(self) -> Path | None:
+        path = None
+        if self.dist.is_main:
+            if self._saved_step == self.step:
+                return self.ckpt.latest("step")
+            path = self.ckpt.save("step", self.step, self.model.state_dict(), self._trainer_state())
+        self._last_save, self._saved_step = time.monotonic(), self.step
+        return path
+
+    # ----- data order -----
+    def _next_indices(self) -> tuple[torch.Tensor, int]:
+        """Rows of the next global batch: positions batch_in_epoch*B ... of this epoch's permutation."""
+        if self.batch_in_epoch >= self.steps_per_epoch:
+            self.epoch, self.batch_in_epoch = self.epoch + 1, 0
+        if self._order is None or self._order[0] != self.epoch:  # a pure function of (seed, epoch)
+            generator = torch.Generator().manual_seed(self.args.seed * 100_003 + self.epoch)
+            self._order = (self.epoch, torch.randperm(self.task.num_rows, generator=generator))
+        b = self.args.batch_size
+        positions = torch.arange(self.batch_in_epoch * b, (self.batch_in_epoch + 1) * b) % self.task.num_rows
+        self.batch_in_epoch += 1
+        return self._order[1][positions], self.epoch  # the last batch wraps around to the epoch's start
+
+    # ----- one optimizer step -----
+    def _train_step(self, time_up: bool) -> tuple[float, float, int, bool, bool]:
+        """-> (loss, lr, tokens, some process got a signal, time is up); all processes get the same answer."""
+        a, dist = self.args, self.dist
+        indices, epoch = self._next_indices()
+        batch = self.task.make_batch(indices, epoch)
+        targets = max(1, self.task.num_targets(batch))
+        per_rank = a.batch_size // dist.world_size
+        micro = per_rank // a.grad_accum
+        lr = a.lr * lr_factor(self.step, self.warmup_steps, self.total_steps, a.schedule, self._time_progress())
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr * group.get("lr_scale", 1.0)
+
+        self.train_model.train()
+        loss_sum = torch.zeros((), device=dist.device)
+        for i in range(a.grad_accum):
+            start = dist.rank * per_rank + i * micro
+            part = {k: v.to(dist.device) for k, v in self.task.micro_batch(batch, slice(start, start + micro)).items()}
+            last = i == a.grad_accum - 1
+            sync = contextlib.nullcontext() if last or not dist.distributed else self.train_model.no_sync()
+            with sync:
+                with autocast(dist.device, self.precision):
+                    loss = self.task.loss_sum(self.train_model, part)
+                # DDP averages gradients over processes: scale so that the result is sum / global targets
+                (loss * dist.world_size / targets).backward()
+            loss_sum += loss.detach().float()
+        grad_norm = torch.nn.utils.clip_grad_norm_(
+            self.model.parameters(), a.clip_grad if a.clip_grad > 0 else float("inf"))
+        # One all-reduce: the global loss, whether any process wants to stop (signal, time budget), and
+        # rank 0's clock (so that a time-based lr is the same on every process)
+        flags = torch.tensor([loss_sum.item(), float(self._stop_signal is not None), float(time_up),
+                              self.elapsed if dist.is_main else 0.0], dtype=torch.float64)
+        flags = dist.all_reduce(flags)
+        self.clock = flags[3].item()
+        loss_value = flags[0].item() / targets
+        if not (math.isfinite(loss_value) and math.isfinite(grad_norm.item())):
+            what = "loss" if not math.isfinite(loss_value) else "gradient norm"
+            value = loss_value if what == "loss" else grad_norm.item()
+            last = self.ckpt.latest("step")
+            raise TrainingDiverged(f"{what} became {value} at step {self.step}; the weights of this step were not "
+                                   f"updated or saved; last good checkpoint: {last if last else 'none'} "
+                                   f"(try a lower --lr, more --warmup or --clip-grad)")
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.tokens += self.task.num_tokens(batch)
+        return loss_value, lr, self.task.num_tokens(batch), bool(flags[1] > 0), bool(flags[2] > 0)
+
+    def _time_progress(self) -> float | None:
+        """Only a time budget: the share of the budget after warmup that is used (drives the lr decay)."""
+        if self.total_steps is not None or self.args.time_budget_min is None or self.step <= self.warmup_steps:
+            return None
+        if self.decay_start is None:
+            self.decay_start = self.clock
+        budget = self.args.time_budget_min * 60
+        return (self.clock - self.decay_start) / max(budget - self.decay_start, 1e-9)
+
+    # ----- evaluation -----
+    def evaluate(self) -> dict | None:
+        """Held-out metrics on rank 0 (training randomness untouched), logged; saves a new best checkpoint."""
+        metrics = None
+        if self.dist.is_main:
+            saved_rng = rng_state()
+            self.model.eval()
+            with torch.no_grad(), autocast(self.dist.device, self.precision):
+                metrics = self.task.evaluate(self.model)
+            self.model.train()
+            set_rng_state(saved_rng)
+            # the log's own fields win; a metric with the same name (e.g. "tokens" evaluated) gets a prefix
+            metrics = {(f"eval_{k}" if k in ("type", "step", "tokens", "elapsed_s") else k): v
+                       for k, v in metrics.items()}
+            self.last_eval = {"step": self.step, **metrics}
+            self._log({"type": "eval", "step": self.step, "tokens": self.tokens,
+                       "elapsed_s": round(self.elapsed, 2), **metrics})
+            name = self.task.best_metric
+            if name is not None and (self.best is None or metrics[name] > self.best[name]):
+                self.best = {"step": self.step, name: metrics[name]}
+                self.ckpt.save("best", self.step, self.model.state_dict(), extra_json=self.last_eval)
+            self.write_curves()
+            shown = ", ".join(f"{k} {v:.4g}" for k, v in metrics.items() if isinstance(v, float))
+            self._say(f"eval at step {self.step}: {shown}")
+        self.dist.barrier()
+        return metrics
+
+    # ----- the loop -----
+    def fit(self) -> Result:
+        a = self.args
+        session_start = time.monotonic()
+        elapsed_at_start = self.elapsed
+        self._last_save = time.monotonic()
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        bar = self._progress_bar()
+        window_loss = window_tokens = window_steps = 0
+        window_start = time.monotonic()
+        status = "done"
+        last_eval_step = self.last_eval["step"] if self.last_eval else None
+        try:
+            if self.step == 0 and a.eval_every:
+                self.evaluate()  # the starting point of the curves
+                last_eval_step = 0
+            while True:
+                if self.total_steps is not None and self.step >= self.total_steps:
+                    break
+                if a.token_budget is not None and self.tokens >= a.token_budget:
+                    break
+                self.elapsed = elapsed_at_start + time.monotonic() - session_start
+                time_up = a.time_budget_min is not None and self.elapsed >= a.time_budget_min * 60
+                self.step += 1
+                loss, lr, tokens, interrupted, time_up = self._train_step(time_up)
+                self.elapsed = elapsed_at_start + time.monotonic() - session_start
+
+                window_loss, window_tokens, window_steps = window_loss + loss, window_tokens + tokens, window_steps + 1
+                now = time.monotonic()
+                tok_s = window_tokens / max(now - window_start, 1e-9)
+                if bar is not None:
+                    if bar.total != self.total_steps:
+                        bar.total = self.total_steps
+                    bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.2e}", tok_s=f"{tok_s:,.0f}", refresh=False)
+                    bar.update(1)
+                if self.step % a.log_every == 0 or self.step == self.total_steps:
+                    self._log({"type": "train", "step": self.step, "tokens": self.tokens,
+                               "loss": round(window_loss / window_steps, 6), "lr": lr,
+                               "tokens_per_s": round(tok_s, 1), "elapsed_s": round(self.elapsed, 2),
+                               "epoch": self.epoch})
+                    window_loss = window_tokens = window_steps = 0
+                    window_start = now
+                if a.eval_every and self.step % a.eval_every == 0:
+                    self.evaluate()
+                    last_eval_step = self.step
+                if interrupted or time_up:
+                    status = "interrupted" if interrupted else "time"
+                    break
+                due_minutes = a.save_every_min and time.monotonic() - self._last_save >= a.save_every_min * 60
+                if (a.save_every and self.step % a.save_every == 0) or due_minutes:
+                    self.save_checkpoint()
+            if status != "interrupted" and last_eval_step != self.step:
+                self.evaluate()  # the end point of the curves (and a candidate for the best checkpoint)
+            self.elapsed = elapsed_at_start + time.monotonic() - session_start
+            path = self.save_checkpoint()
+            if status == "interrupted" and self.dist.is_main:
+                self._say(f"interrupted at step {self.step}: checkpoint saved to {path}; "
+                          f"continue with the same command plus --resume")
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            if bar is not None:
+                bar.close()
+        if self.dist.is_main:
+            self.write_curves()
+        best_path = self.ckpt.latest("best") if self.task.best_metric else None
+        return Result(status, self.step, self.tokens, self.elapsed, self.best, best_path, self.last_eval)
+
+    def _on_signal(self, signum, frame):
+        if self._stop_signal is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt  # second Ctrl-C: stop now, without a checkpoint
+        self._stop_signal = signum
+        if self.dist.is_main:
+            print(f"\n{signal.Signals(signum).name}: saving a checkpoint after this step "
+                  "(Ctrl-C again to quit without saving)", file=sys.stderr, flush=True)
+
+    # ----- output -----
+    def _progress_bar(self):
+        if not self.dist.is_main or self.args.no_progress:
+            return None
+        from tqdm.auto import tqdm
+        return tqdm(total=self.total_steps, initial=self.step, desc="train", unit="step", dynamic_ncols=True)
+
+    def _say(self, message: str) -> None:
+        if self.dist.is_main:
+            from tqdm.auto import tqdm
+            tqdm.write(message, file=sys.stderr)
+
+    def _log(self, entry: dict) -> None:
+        if self.dist.is_main:
+            append_log(self.out / LOG_NAME, entry)
+
+    def write_curves(self) -> None:
+        if self.dist.is_main:
+            plot_curves(self.out / LOG_NAME, self.out / CURVES_NAME)
+
+    def cleanup(self) -> None:
+        """After the final folder is written: drop the checkpoints (unless --keep-checkpoints)."""
+        if self.dist.is_main and not self.args.keep_checkpoints:
+            shutil.rmtree(self.ckpt.root, ignore_errors=True)
