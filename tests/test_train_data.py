@@ -111,15 +111,14 @@ def test_mixture_proportions_and_determinism(tmp_path):
     assert abs(chars_a / (chars_a + chars_b) - 0.25) < 0.02
     assert abs(chars_a + chars_b - 20_000) < 300
     assert [s["passes"] for s in stats] == [1, 1]
-    assert data.load_mixture(spec, char_budget=20_000, seed=1) == docs
-    assert data.load_mixture(spec, char_budget=20_000, seed=2) != docs
+    assert data.load_mixture_with_stats(spec, char_budget=20_000, seed=1)[0] == docs
+    assert data.load_mixture_with_stats(spec, char_budget=20_000, seed=2)[0] != docs
     # without a budget: the most constraining source is used exactly once, the others in proportion
-    docs = data.load_mixture(f"{a}=0.5,{b}=0.5", seed=0)
+    docs, _ = data.load_mixture_with_stats(f"{a}=0.5,{b}=0.5", seed=0)
     assert sum(d.startswith("alpha") for d in docs) == 400
     # a source smaller than its share is repeated, and the stats say so
     _, stats = data.load_mixture_with_stats(f"{a}=0.9,{b}=0.1", char_budget=100_000)
     assert stats[0]["passes"] > 1 and stats[1]["passes"] == 1
-    assert data.load_mixture(a, token_budget=1000, chars_per_token=4.0, seed=0)  # tokens -> chars
 
 
 def test_pack_sequences_full_sentences(tokenizer, sentences, tmp_path):
@@ -221,17 +220,6 @@ def test_imdb_sample_is_fixed(tmp_path):
     assert len(texts) == 10 and data.imdb_sample(str(path), n=10, seed=3) == (texts, labels)
     assert all(int(t.split()[1].rstrip(",")) % 2 == y for t, y in zip(texts, labels))
     assert data.imdb_sample(str(path), n=10, seed=4)[0] != texts
-
-
-@pytest.mark.parametrize("raw, natural", [
-    ("it 's a film that does n't work , really .", "it's a film that doesn't work, really."),
-    ("`` the time machine '' is a movie", '"the time machine" is a movie'),
-    ("his distinctive ` blundering ' style", "his distinctive 'blundering' style"),
-    ("like one of ( spears ' ) music videos", "like one of (spears') music videos"),
-    ("ca n't , wo n't \\/ you 're", "can't, won't / you're"),
-])
-def test_detokenize_sst2(raw, natural):
-    assert data.detokenize_sst2(raw) == natural
 
 
 def test_normalize_for_classifier_meets_sst2_and_user_text():

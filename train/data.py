@@ -201,17 +201,13 @@ def parse_mixture(spec: str) -> list[tuple[str, float]]:
     return mixture
 
 
-def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int = 0,
-                            token_budget: int | None = None, chars_per_token: float = 4.5):
+def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int = 0):
     """Documents sampled to the mixture's proportions by characters, and per-source statistics.
 
     Each source's documents are shuffled (seeded) and taken in turn until its share of the budget is
     reached; a source smaller than its share is repeated (its stats say so). Without a budget, the budget is
-    the largest one no source has to repeat for. A `token_budget` is turned into characters with
-    `chars_per_token` (4.4-4.8 measured for the 32k BPE of `train.tokenizer`). Deterministic for a seed.
+    the largest one no source has to repeat for. Deterministic for a seed (and the sources' paths).
     """
-    if token_budget is not None and char_budget is None:
-        char_budget = int(token_budget * chars_per_token)
     mixture = parse_mixture(spec)
     total_weight = sum(w for _, w in mixture)
     sources = [(src, w / total_weight, read_documents(src)) for src, w in mixture]
@@ -235,12 +231,6 @@ def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int
                       "available_chars": sum(map(len, docs)), "passes": passes})
     random.Random(seed).shuffle(chosen)
     return chosen, stats
-
-
-def load_mixture(spec: str, char_budget: int | None = None, seed: int = 0,
-                 token_budget: int | None = None, chars_per_token: float = 4.5) -> list[str]:
-    """Documents sampled to the mixture's proportions (by characters); see `load_mixture_with_stats`."""
-    return load_mixture_with_stats(spec, char_budget, seed, token_budget, chars_per_token)[0]
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -4,22 +4,20 @@
 
 The folder must hold config.json, model.safetensors, tokenizer.json and README.md (the model card, see
 `train.model_card`). Checkpoints and optimizer states (`checkpoint*/`, `*.pt`) are not uploaded. The token
-defaults to the one saved by `hf auth login` or the HF_TOKEN variable. Offline, the command stops within
-a few seconds with "cannot reach the Hugging Face Hub" and exit code 1.
+defaults to the one saved by `hf auth login` or the HF_TOKEN variable. Offline (no network, or
+HF_HUB_OFFLINE=1, which `huggingface_hub` honours itself), the command stops at the first request with
+"cannot reach the Hugging Face Hub" and exit code 2, as every user error (`train.runtime`).
 """
 from __future__ import annotations
 
 import argparse
 import os
-import socket
-import sys
-import threading
 from pathlib import Path
-from urllib.parse import urlparse
+
+from .runtime import report_user_error
 
 REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json", "README.md")
 IGNORE_PATTERNS = ["checkpoint*", "checkpoint*/**", "*.pt", "*.pth", "*.ckpt", "__pycache__/**", ".*", "**/.*"]
-CONNECT_TIMEOUT = 5.0  # seconds
 
 
 class PushError(Exception):
@@ -42,29 +40,10 @@ def _endpoint() -> str:
     return os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
 
 
-def check_hub_reachable(endpoint: str | None = None, timeout: float = CONNECT_TIMEOUT) -> None:
-    """Raise PushError unless a TCP connection to the Hub opens within `timeout` seconds (DNS included)."""
-    from huggingface_hub import constants
-
-    endpoint = endpoint or _endpoint()
-    if constants.HF_HUB_OFFLINE:
-        raise PushError(f"cannot reach the Hugging Face Hub: HF_HUB_OFFLINE is set ({endpoint})")
-    url = urlparse(endpoint)
-    port = url.port or (443 if url.scheme == "https" else 80)
-    error = ["timed out"]
-
-    def connect():  # in a thread: getaddrinfo has no timeout of its own
-        try:
-            socket.create_connection((url.hostname, port), timeout=timeout).close()
-            error[0] = None
-        except OSError as err:
-            error[0] = str(err) or type(err).__name__
-
-    thread = threading.Thread(target=connect, daemon=True)
-    thread.start()
-    thread.join(timeout + 1)
-    if error[0] is not None:
-        raise PushError(f"cannot reach the Hugging Face Hub at {endpoint} ({error[0]}); are you online?")
+def _is_network_error(err: Exception) -> bool:
+    """No answer from the Hub: OfflineModeIsEnabled and socket errors are OSErrors; the HTTP client's
+    connection errors (httpx or its fork, whichever `huggingface_hub` uses) are TransportErrors."""
+    return isinstance(err, OSError) or any(c.__name__ == "TransportError" for c in type(err).__mro__)
 
 
 def push_folder(folder, repo_id: str, token: str | None = None, private: bool = False,
@@ -76,7 +55,6 @@ def push_folder(folder, repo_id: str, token: str | None = None, private: bool = 
     folder = check_folder(folder)
     if repo_id.count("/") != 1:
         raise PushError(f"--repo-id must look like USER/NAME, got {repo_id!r}")
-    check_hub_reachable()
     api = HfApi(endpoint=_endpoint(), token=token)
     try:
         url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
@@ -84,8 +62,10 @@ def push_folder(folder, repo_id: str, token: str | None = None, private: bool = 
                           commit_message=commit_message, ignore_patterns=IGNORE_PATTERNS)
     except HfHubHTTPError as err:
         raise PushError(f"the Hub refused the upload to {repo_id}: {err} (logged in? `hf auth login` or --token)") from err
-    except OSError as err:
-        raise PushError(f"cannot reach the Hugging Face Hub: {err}") from err
+    except Exception as err:
+        if _is_network_error(err):
+            raise PushError(f"cannot reach the Hugging Face Hub at {_endpoint()}: {err}") from err
+        raise
     return str(url)
 
 
@@ -101,8 +81,7 @@ def main(argv=None) -> int:
         url = push_folder(args.folder, args.repo_id, token=args.token, private=args.private,
                           commit_message=args.message)
     except PushError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+        return report_user_error(err)
     print(f"pushed {args.folder} -> {url}")
     return 0
 

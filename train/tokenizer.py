@@ -8,17 +8,7 @@ mixture (Wikipedia, WikiText-2 train, IMDB unlabelled reviews, so movie-review w
 the classifier fine-tunes with). WikiText's `<unk>` is stripped from the BPE training text (it is a special
 token already; see `train.data`).
 
-Measured (2 CPU cores, 7-15 s per run): tokens per whitespace word on the cleaned wiki.valid.tokens
-(a `<unk>` counts as one word and one token), BPE trained on the default mixture, default --max-chars:
-
-    python -m train.tokenizer --vocab-size N --out /tmp/tok-N
-
-    vocab  8192: 1.446    vocab 16384: 1.313    vocab 32768: 1.233    vocab 50265: 1.204
-    vocab 32768 with --max-chars 60000000 (40 s): 1.226   (so 20M characters are enough)
-
-32k is the knee: 50k saves only 2.4% of the tokens for 53% more embedding rows, which a small model
-trained on a few million tokens cannot fill; 16k -> 32k saves 6% of every sequence. With this tokenizer
-there are 4.75 characters per token on wiki.valid, 4.56 on Wikipedia, 4.44 on IMDB reviews.
+Why 32k tokens and 20M characters (tokens per word against vocabulary size, measured): docs/training-notes.md.
 """
 from __future__ import annotations
 
@@ -31,6 +21,7 @@ from pathlib import Path
 from roberta import train_tokenizer
 
 from .data import UNK, load_mixture_with_stats, read_documents
+from .runtime import EXIT_USER_ERROR
 
 DEFAULT_CORPUS = ("../shared/data/wikipedia-en=0.5,../shared/data/wikitext-2/wiki.train.tokens=0.25,"
                   "../shared/data/imdb/unsup.txt=0.25")
@@ -84,7 +75,7 @@ def main(argv=None) -> int:
                                            args.max_chars or None, args.seed, show_progress=not args.quiet)
     except (OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
-        return 1
+        return EXIT_USER_ERROR
     for s in stats:
         print(f"  {s['source']}: {s['chars']:,} chars, {s['documents']:,} documents, share {s['share']:.2f}"
               + (f" (repeated {s['passes']}x)" if s["passes"] > 1 else ""))
