@@ -2,7 +2,8 @@
 answer, and which way), attention maps and attention rollout, and how the Sentiment tab words them.
 
 The models are shared by every request, in eval mode and without gradients: nothing here hooks or changes
-them; integrated gradients differentiate with respect to the inputs only.
+them; integrated gradients run the classifier's own forward on input embeddings (`inputs_embeds`, as in
+`transformers`) and differentiate with respect to those only.
 """
 from __future__ import annotations
 
@@ -20,17 +21,6 @@ SWATCH = '<span style="background: rgba({rgb}, 0.75); padding: 0 6px; border-rad
 
 
 # ----------------------------------------------------------------------------- integrated gradients
-def _logits_from_word_embeddings(model, input_ids, word_embeds):
-    """RobertaForSequenceClassification's forward with the word embeddings given (no padding, eval mode).
-    Re-traced here instead of hooking the shared model, which other requests use at the same time."""
-    emb = model.roberta.embeddings
-    positions = position_ids_from_input_ids(input_ids, model.config.pad_token_id)  # (B, T)
-    x = emb.dropout(emb.LayerNorm(word_embeds + emb.position_embeddings(positions)))  # (B, T, H)
-    for layer in model.roberta.encoder.layer:
-        x, _ = layer(x, None, False)
-    return model.classifier(x)  # (B, L)
-
-
 def class_score(logits: torch.Tensor, target: int) -> torch.Tensor:
     """Evidence for `target`: its logit minus the mean of the other logits (the log-odds for two labels)."""
     if logits.shape[-1] == 1:
@@ -47,17 +37,23 @@ def integrated_gradients(model, input_ids: list[int], target: int, baseline_id: 
     the attributions sum to about score(x) - score(baseline) (completeness)."""
     with torch.inference_mode(False), torch.enable_grad():
         ids = torch.tensor([input_ids], dtype=torch.long)  # (1, T)
+        # the positions the pipeline gives these ids (a typed <pad> keeps its own), for every point of the path
+        positions = position_ids_from_input_ids(ids, model.config.pad_token_id)  # (1, T)
+
+        def score(embeds):  # (S, T, H) -> (S,)
+            logits = model(inputs_embeds=embeds, position_ids=positions.expand(len(embeds), -1)).logits
+            return class_score(logits, target)
+
         table = model.roberta.embeddings.word_embeddings
         is_special = torch.isin(ids, torch.tensor(sorted(special_ids), dtype=torch.long))
         base_ids = torch.where(is_special, ids, torch.full_like(ids, baseline_id))
         x, base = table(ids).detach(), table(base_ids).detach()  # (1, T, H)
         alphas = (torch.arange(steps, dtype=x.dtype) + 0.5) / steps  # (S,)
         path = (base + alphas[:, None, None] * (x - base)).requires_grad_(True)  # (S, T, H)
-        scores = class_score(_logits_from_word_embeddings(model, ids.expand(steps, -1), path), target)  # (S,)
-        (grads,) = torch.autograd.grad(scores.sum(), path)  # (S, T, H)
+        (grads,) = torch.autograd.grad(score(path).sum(), path)  # (S, T, H)
         attributions = ((x - base)[0] * grads.mean(dim=0)).sum(dim=-1)  # (T,)
         with torch.no_grad():
-            ends = class_score(_logits_from_word_embeddings(model, ids.expand(2, -1), torch.cat([x, base])), target)
+            ends = score(torch.cat([x, base]))  # (2,)
     return attributions.detach().numpy(), float(ends[0]), float(ends[1])
 
 

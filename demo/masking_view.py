@@ -56,15 +56,14 @@ def masking_stats(tokens: Tokens, runs: dict) -> tuple[list[list], dict[str, lis
 
 def mlm_predictions(model, tokenizer, tokens: Tokens, runs: dict) -> list[list]:
     """Top-1 prediction of the MLM at every target of each scheme's last epoch (PREDICTION_COLUMNS)."""
-    labels = tokens.labels
     last = {key: batches[-1] for key, batches in runs.items()}
     inputs = torch.cat([b.input_ids for b in last.values()])  # (3, T)
-    targets = torch.cat([b.outcome for b in last.values()]) != NOT_SELECTED  # (3, T)
-    with torch.inference_mode():  # project only the N targets onto the vocabulary: (N, V), not (3, T, V)
-        hidden, _ = model.roberta(inputs)  # (3, T, H)
-        logits = model.lm_head(hidden[targets], model.roberta.embeddings.word_embeddings.weight)  # (N, V)
+    labels = torch.cat([b.labels for b in last.values()])  # (3, T): the original id at a target, -100 elsewhere
+    targets = torch.cat([b.outcome for b in last.values()]) != NOT_SELECTED  # (3, T), where labels != -100
+    with torch.inference_mode():  # masked_only: only the N targets are projected onto the vocabulary, (N, V)
+        logits = model(inputs, labels=labels, masked_only=True).logits  # (N, V), row-major over `targets`
         best_p, best = logits.float().softmax(dim=-1).max(dim=-1)  # (N,), (N,)
-    found = {(r, c): i for i, (r, c) in enumerate(torch.nonzero(targets).tolist())}  # row-major, as hidden[targets]
+    found = {(r, c): i for i, (r, c) in enumerate(torch.nonzero(targets).tolist())}
     rows = []
     for row, (key, b) in enumerate(last.items()):
         positions = torch.nonzero(b.outcome[0] != NOT_SELECTED).squeeze(-1).tolist()
@@ -74,7 +73,7 @@ def mlm_predictions(model, tokenizer, tokens: Tokens, runs: dict) -> list[list]:
         for pos in positions:
             p, pick = best_p[found[row, pos]], best[found[row, pos]]
             outcome = int(b.outcome[0, pos])
-            rows.append([SCHEMES[key], pos, labels[pos], OUTCOME_NAMES[outcome],
+            rows.append([SCHEMES[key], pos, tokens.labels[pos], OUTCOME_NAMES[outcome],
                          token_text(tokenizer, int(b.input_ids[0, pos])), token_text(tokenizer, int(pick)),
                          round(float(p), 3), "✓" if int(pick) == int(tokens.ids[pos]) else "✗"])
     return rows

@@ -7,8 +7,8 @@ import functools
 import re
 from dataclasses import dataclass
 
-import roberta
 from roberta.text import normalize_for_classifier
+from roberta.tokenizer import for_model
 
 from .validation import require_visible
 
@@ -121,20 +121,14 @@ def special_ids(tokenizer) -> set[int]:
 
 
 def tokenize(tokenizer, text: str, max_length: int) -> Tokens:
-    """`roberta.encode` (the ids the pipelines use) plus character offsets for display, of the text cut to
-    what the model can read (`cut_to_window`; `Tokens.text` is that text)."""
+    """The text cut to what the model can read (`cut_to_window`; `Tokens.text` is that text), encoded as the
+    pipelines encode it (`roberta.tokenizer.for_model`: `<s> ... </s>`, cut to `max_length` tokens), with
+    each token's character span for display."""
     text = cut_to_window(text, tokenizer, max_length)
-    input_ids, _, truncated = roberta.encode(tokenizer, text, max_length)
-    ids = input_ids[0].tolist()
-    encoding = tokenizer.encode(text)
-    offsets, all_ids = list(encoding.offsets), list(encoding.ids)
-    if truncated[0]:
-        offsets, all_ids = offsets[:max_length - 1] + offsets[-1:], all_ids[:max_length - 1] + all_ids[-1:]
-    if all_ids != ids:  # cannot happen with a plain tokenizer; fall back to no offsets rather than wrong ones
-        offsets = [(0, 0)] * len(ids)
-    specials = special_ids(tokenizer)
-    pieces = [token_text(tokenizer, i) for i in ids]
-    return Tokens(text, ids, [tuple(o) for o in offsets], [i in specials for i in ids], bool(truncated[0]), pieces)
+    encoding = for_model(tokenizer, max_length).encode(text)
+    ids, specials = list(encoding.ids), special_ids(tokenizer)
+    return Tokens(text, ids, [tuple(o) for o in encoding.offsets], [i in specials for i in ids],
+                  bool(encoding.overflowing), [token_text(tokenizer, i) for i in ids])
 
 
 def token_text(tokenizer, token_id: int) -> str:

@@ -1,2 +1,3 @@
-"""Scripts that may use both the app and the model package: `python -m scripts.load_check`. `app_process`
-(the app in a subprocess) and `tiny_models` (tiny random models) are shared with tests/."""
+"""Scripts that may import both the app (demo/) and training (train/), run as modules: `python -m
+scripts.load_check`, `python -m scripts.release`. `app_process` (the app in a subprocess) and `tiny_models`
+(tiny random models) are shared with tests/."""

@@ -11,14 +11,15 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
+import roberta
 from demo import about, explain, fill_mask_view, masking_view, tokens_view
 from demo import handlers as H
 from demo import validation as V
 from demo.ablation_view import ablation_markdown
 from demo.formatting import format_probability
 from demo.models import load_models
-from roberta.run_metrics import RunMetrics
 from demo.worst_case import with_masks, worst_case_texts
+from roberta.run_metrics import RunMetrics
 
 # 53 tokens with the fixture tokenizer: long enough for distinct masks, short enough not to be cut
 LONG_SENTENCE = "The old man follows the river every day and our team sees a small bird near the house at night."
@@ -426,7 +427,7 @@ def test_long_text_is_cut_before_tokenizing_with_the_same_tokens(models):
     for text in ["the old man follows the river. " * 6000, "東京 😀 mixed " * 15000, " " * 150_000 + "a cat " * 8000]:
         tokens = tokens_view.tokenize(tokenizer, text, max_length)
         assert len(tokens.text) <= tokens_view.window_chars(tokenizer, max_length) < len(text)
-        full_ids, _, truncated = __import__("roberta").encode(tokenizer, text, max_length)
+        full_ids, _, truncated = roberta.encode(tokenizer, text, max_length)
         assert tokens.ids == full_ids[0].tolist() and truncated[0] and tokens.truncated
     short = "a short text"
     assert tokens_view.cut_to_window(short, tokenizer, max_length) is short
