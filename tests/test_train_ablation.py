@@ -16,16 +16,6 @@ def quick_argv(files, out, *extra):
             "--train", str(files / "train.tsv"), "--dev", str(files / "dev.tsv"), "--precision", "fp32", *extra]
 
 
-def test_help(capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        ablation.main(["--help"])
-    assert exit_info.value.code == 0
-    text = capsys.readouterr().out
-    for option in ("--out", "--seeds", "--quick", "--ship", "--time-budget-min", "--corpus-chars", "--epochs",
-                   "--dry-run", "--summarize-only", "Budget"):
-        assert option in text, option
-
-
 def test_dry_run_plans_identical_arms(tmp_path, capsys):
     assert ablation.main(["--dry-run", "--out", str(tmp_path / "abl")]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("python -m train.pretrain")]

@@ -173,7 +173,9 @@ def build_parser(cls, module: str, doc: str, epilog_extra: str = EXIT_CODES_HELP
     the rest (and the exit codes) below; one option per field, in groups."""
     parser = script_parser(module, doc, epilog_extra)
     hints, groups = typing.get_type_hints(cls), {}
-    for f in dataclasses.fields(cls):
+    shared = {f.name for base in (ModelArguments, TrainingArguments) for f in dataclasses.fields(base)}
+    fields = dataclasses.fields(cls)  # the script's own options first, then the model's and the loop's
+    for f in [f for f in fields if f.name not in shared] + [f for f in fields if f.name in shared]:
         meta = f.metadata
         if not meta.get("cli", False):
             continue
