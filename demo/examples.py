@@ -1,4 +1,4 @@
-"""The example inputs the app offers, in one place: app.py shows them and `train.release` lists the shipped
+"""The example inputs the app offers, in one place: app.py shows them and `scripts.release` lists the shipped
 models' answers to them in the model cards. No Gradio import, so training code can use it."""
 
 # (text, top-k)
