@@ -102,7 +102,10 @@ def summary_card(loaded) -> str:
     training = []
     if "train_tokens" in facts:
         training.append(f"{facts['train_tokens'] / 1e6:.1f}M tokens")
-    if "train_minutes" in facts:
+    if "train_minutes" in facts and facts.get("averaged"):  # a weight average: its own wall time is the averaging
+        training.append(f"a weight average of {facts['averaged']} fine-tuning runs, "
+                        f"{minutes(facts['train_minutes'])} of training in all")
+    elif "train_minutes" in facts:
         training.append(f"{minutes(facts['train_minutes'])} of training"
                         + (f" ({minutes(facts['wall_minutes'])} wall time)" if "wall_minutes" in facts else ""))
     if "cores" in facts and facts.get("device") == "cpu":
@@ -213,7 +216,8 @@ def _total(values) -> float | None:
 
 def model_facts(loaded) -> dict:
     """What the model's metrics.json (and phases.json) say, read at start-up through `RunMetrics`; a key is
-    missing when its figure is. Keys: parameters, train_tokens, train_minutes, wall_minutes, cores, device,
+    missing when its figure is. Keys: parameters, train_tokens, train_minutes, wall_minutes, averaged (members
+    of a weight average), cores, device,
     data, and for an MLM mlm_accuracy / mlm_perplexity / mlm_rows (the release evaluation), eval_accuracy (the
     training script's own) and probe (train.fill_mask_probe's top1 / top5 / sentences), for a classifier
     dev_accuracy / dev_examples / imdb_accuracy / imdb_examples / train_examples and checks
@@ -228,6 +232,8 @@ def model_facts(loaded) -> dict:
         total = _total([getattr(r, field) for r in runs])
         if total is not None:
             facts[key] = int(total) if scale == 1 else total / scale
+    if isinstance(metrics.averaged, int) and metrics.averaged > 1:
+        facts["averaged"] = metrics.averaged
     hardware = metrics.hardware if isinstance(metrics.hardware, dict) else {}
     if _number(hardware, "cpu_count"):
         facts["cores"] = int(hardware["cpu_count"])
