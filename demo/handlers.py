@@ -15,9 +15,9 @@ import gradio as gr
 import torch
 
 from . import explain, figures
-from .ablation_view import ablation_markdown  # noqa: F401 (tests/test_train_ablation.py reads it from here)
 from .fill_mask_view import completed_sentence, mask_labels, predictions_html
 from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
+from .model_choice import SHIPPED, ModelChooser
 from .models import Models
 from .tokens_view import Tokens, classifier_text, cut_to_window, special_ids, tokenize
 from .validation import (MASK_RE, MAX_EPOCHS, MAX_SEED, MAX_TOP_K, candidate_words, clean_text, count_masks, fail,
@@ -28,23 +28,27 @@ ATTENTION_CACHE_SIZE = 8  # texts whose attention is kept for the layer, head an
 
 
 class Handlers:
-    def __init__(self, models: Models):
+    def __init__(self, models: Models, chooser: ModelChooser | None = None):
         self.models = models
+        self.chooser = chooser or ModelChooser(models)  # the Hub models a tab can run instead (model=...)
         self._attention_cache: OrderedDict = OrderedDict()
         self._cache_lock = threading.Lock()
 
-    def _need(self, key: str):
-        loaded = self.models[key]
+    def _need(self, key: str, choice=SHIPPED):
+        """The `key` tab's model: the shipped one, or the chosen Hub model (loaded once; a `ModelChoiceError`,
+        a ValueError, says plainly why one cannot be used)."""
+        loaded = self.chooser.get(key, choice)
         if not loaded.available:
             raise fail(loaded.error)
         return loaded
 
     # ---- 1. fill mask
     @user_errors
-    def fill_mask(self, text, top_k=5, targets=None):
+    def fill_mask(self, text, top_k=5, targets=None, model=SHIPPED):
         """Predictions for every <mask>: (completed sentence, {token: probability} per mask slot or None, raw,
-        the readable view: per mask, every prediction with its probability and a bar scaled to the top one)."""
-        loaded = self._need("mlm")
+        the readable view: per mask, every prediction with its probability and a bar scaled to the top one).
+        `model`: SHIPPED or a Hub repo id (`demo.model_choice`)."""
+        loaded = self._need("mlm", model)
         pipe = loaded.pipeline
         text = clean_text(text)
         top_k = parse_int(top_k, "Top-k", 1, MAX_TOP_K)
@@ -72,11 +76,11 @@ class Handlers:
 
     # ---- 2. sentiment
     @user_errors
-    def classify(self, text):
+    def classify(self, text, model=SHIPPED):
         """(label probabilities, per-word attribution in [-1, 1] for HighlightedText, explanation). A word's
         score is its push towards the positive label (`explain.polarity`): plus towards positive, minus towards
-        negative, whatever the prediction."""
-        loaded = self._need("sentiment")
+        negative, whatever the prediction. `model`: SHIPPED or a Hub repo id (`demo.model_choice`)."""
+        loaded = self._need("sentiment", model)
         pipe, model, tokenizer = loaded.pipeline, loaded.model, loaded.tokenizer
         text = clean_text(text)
         model_text = classifier_text(text, tokenizer, pipe.max_length)

@@ -15,7 +15,7 @@ import re
 
 from tokenizers import Tokenizer, normalizers
 
-__all__ = ["collapse_whitespace", "detokenize", "detokenize_sst2", "normalize_for_classifier", "lowercasing"]
+__all__ = ["collapse_whitespace", "detokenize", "normalize_for_classifier", "lowercasing"]
 
 _WHITESPACE_RUN = re.compile(r"\s{2,}")
 
@@ -55,13 +55,6 @@ def detokenize(text: str, max_chars: int | None = None) -> str:
     for pattern, repl in _TOKENIZED_RULES:
         text = pattern.sub(repl, text)
     return text.strip()
-
-
-def detokenize_sst2(text: str) -> str:
-    """SST-2 as GLUE ships it (`it 's a film that does n't ...`) -> `it's a film that doesn't ...`.
-
-    Lower case stays lower case: see `normalize_for_classifier`."""
-    return detokenize(text)
 
 
 def normalize_for_classifier(text: str, max_chars: int | None = None) -> str:

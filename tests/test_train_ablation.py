@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from demo import handlers as H
+from demo.ablation_view import ablation_markdown
 from demo.models import read_ablation
 from train import ablation
 
@@ -83,7 +83,7 @@ def test_ablation_quick_end_to_end(train_files, tmp_path, capsys, single_thread)
     # the app reads the shipped folder and shows a compact table
     shown = read_ablation(out / "ship")
     assert shown["results"] == results and shown["curves"].endswith("curves.png")
-    table = H.ablation_markdown(shown)
+    table = ablation_markdown(shown)
     for arm in PRETRAINED_ARMS + ["random-init"]:
         assert results["arms"][arm]["label"] in table
     assert "| arm | seeds | held-out MLM loss |" in table and " ± " in table and "92.9" in table

@@ -3,7 +3,6 @@ pipeline, two-stage fine-tuning (IMDB then SST-2), layer-wise lr decay, weight a
 the seeds' summary and the experiment's plan. Tiny models and generated data; the real runs are not tested."""
 import json
 import math
-import random
 from pathlib import Path
 
 import pytest

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from roberta.text import detokenize, detokenize_sst2, normalize_for_classifier  # noqa: F401  (re-exported)
+from roberta.text import detokenize, normalize_for_classifier  # noqa: F401  (re-exported)
 
 HUB_PREFIX = "hub:"
 TEXT_SUFFIXES = (".txt", ".tokens", ".raw")
@@ -49,7 +49,7 @@ class DataError(ValueError):
 # ----------------------------------------------------------------------------------------------------
 # Detokenization
 # ----------------------------------------------------------------------------------------------------
-# detokenize, detokenize_sst2, normalize_for_classifier: imported above from roberta/text.py (one definition for
+# detokenize, normalize_for_classifier: imported above from roberta/text.py (one definition for
 # training and the app, linear in time on any input) and re-exported here
 _WIKI_MARKERS = re.compile(r" @([-,.])@ ")
 _SPACED_PUNCT = re.compile(r" [,.;:] | [,.]$")

@@ -14,7 +14,6 @@ the recipe's run folders (export them in float16 first) into at most 8 parts of 
 from __future__ import annotations
 
 import argparse
-import json
 import lzma
 import shutil
 import sys
