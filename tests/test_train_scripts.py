@@ -1,5 +1,6 @@
 """train.pretrain, train.finetune, train.recipe end to end on tiny generated data, and their error messages."""
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -148,6 +149,53 @@ def test_recipe_quick(train_files, tmp_path, capsys):
     capsys.readouterr()
     assert recipe.main(argv) == 0
     assert capsys.readouterr().out.count("already done") == 4
+
+
+@pytest.mark.parametrize("options", [["--quick"], [], ["--gpu", "--quick"],
+                                     ["--gpu", "--init", "runs/mlm", "--compile"]])
+def test_recipe_steps_record_commands_that_rebuild_their_arguments(tmp_path, options):
+    """Each training step runs an arguments object; its recorded command parses back to the same object (and
+    the user's --finetune-args reach the sentiment experiment's fine-tunings)."""
+    args = recipe.build_parser().parse_args(["--out", str(tmp_path / "r"), *options,
+                                             "--finetune-args", "--layer-lr-decay 0.8"])
+    steps = recipe.plan_gpu(args) if args.gpu else recipe.plan(args)
+    training = [s for s in steps if s.args is not None]
+    assert [s.name for s in training] == (["pretrain"] if args.gpu else ["pretrain", "finetune", "finetune-random"])
+    for step in training:
+        module = {"train.pretrain": pretrain, "train.finetune": finetune}[step.kind]
+        assert step.command.startswith(f"python -m {step.kind} ") and step.args.resume
+        assert module.parse_args(shlex.split(step.command)[3:]) == step.args
+    if args.gpu:
+        sentiment = shlex.split(steps[-1].command)
+        assert "--layer-lr-decay 0.8" in sentiment[sentiment.index("--finetune-args") + 1]
+    assert not (tmp_path / "r").exists()  # planning writes nothing
+
+
+def test_experiment_runner_skips_finished_steps_and_stops_at_a_failure(tmp_path, capsys):
+    from train import experiment
+
+    ran = []
+
+    def step(name, code=0):
+        def action():
+            ran.append(name)
+            (tmp_path / name).mkdir()
+            if code == 0:
+                (tmp_path / name / "metrics.json").write_text("{}")
+            return code
+        return experiment.function(name, tmp_path / name, "metrics.json", action, f"(make {name})")
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "metrics.json").write_text("{}")
+    assert experiment.run_steps([step("a"), step("b"), step("c", code=3), step("d")]) == 3
+    assert ran == ["b", "c"]
+    out, err = capsys.readouterr()
+    assert "== a: already done" in out and "== b: (make b)" in out and "step c stopped (exit code 3)" in err
+    assert experiment.option_text(2e-4) == "0.0002" and experiment.option_text(20.0) == "20"
+    assert experiment.same_run("python -m train.finetune --init x --lr 2e-4 --out y",
+                               "python -m train.finetune --init x --lr 0.0002 --out y")
+    assert not experiment.same_run("python -m train.finetune --init x --lr 2e-4 --out y",
+                                   "python -m train.finetune --init x --lr 3e-4 --out y")
 
 
 # ----- user errors: a clear message naming the file, non-zero exit, no traceback -----

@@ -30,7 +30,6 @@ import argparse
 import json
 import math
 import os
-import shlex
 import shutil
 import statistics
 import sys
@@ -40,8 +39,11 @@ from pathlib import Path
 
 import torch
 
+from roberta.run_metrics import RunMetrics
+
 from . import finetune, pretrain, tokenizer
 from .arguments import command_line, script_parser
+from .experiment import Step, argv_of, function, run_steps, same_run, script, training
 from .reporting import read_log
 from .runtime import USER_ERRORS, UserError, autocast, report_user_error, resolve_precision
 
@@ -74,25 +76,25 @@ PAPER = {
 FULL = {
     "init": "assets/mini-roberta-mlm", "vocab_size": 32768, "tokenizer_max_chars": 0, "corpus_chars": 600_000,
     "epochs": 20, "chars_per_token": 4.83,
-    "model": ["--preset", "mini"],  # from scratch only (--init none); a warm start keeps the --init shape
-    "pretrain": ["--dropout", "0", "--batch-size", "32", "--lr", "2e-4", "--warmup", "0.06",
-                 "--weight-decay", "0.01", "--eval-every", "50", "--eval-rows", "256", "--final-eval-rows", "0",
-                 "--log-every", "10", "--save-every-min", "5"],
-    # --calibration-n 0 --checks '': the fine-tuning as the shipped ablation ran it (train.finetune's
+    # options of train.pretrain / train.finetune (PretrainArguments / FinetuneArguments fields)
+    "model": {"preset": "mini"},  # from scratch only (--init none); a warm start keeps the --init shape
+    "pretrain": {"dropout": 0.0, "batch_size": 32, "lr": 2e-4, "warmup": 0.06, "weight_decay": 0.01,
+                 "eval_every": 50, "eval_rows": 256, "final_eval_rows": 0, "log_every": 10, "save_every_min": 5.0},
+    # calibration_n 0, checks '': the fine-tuning as the shipped ablation ran it (train.finetune's
     # calibration slice and behaviour checks came later, issue 15)
-    "finetune": ["--train-n", "8000", "--epochs", "2", "--batch-size", "32", "--lr", "2e-4", "--warmup", "0.1",
-                 "--eval-every", "0", "--max-length", "128", "--calibration-n", "0", "--checks", ""],
+    "finetune": {"train_n": 8000, "epochs": 2.0, "batch_size": 32, "lr": 2e-4, "warmup": 0.1, "eval_every": 0,
+                 "max_length": 128, "calibration_n": 0, "checks": ""},
     "probe_rows": 256,
     "planning_tokens_per_s": 4_500,
 }
 QUICK = {
     "init": None, "vocab_size": 500, "tokenizer_max_chars": 300_000, "corpus_chars": 20_000, "epochs": 3,
     "chars_per_token": None,
-    "model": ["--preset", "tiny", "--model-max-length", "32"],
-    "pretrain": ["--dropout", "0", "--batch-size", "16", "--lr", "2e-3", "--warmup", "0.1", "--eval-every", "5",
-                 "--eval-rows", "16", "--final-eval-rows", "64", "--log-every", "2"],
-    "finetune": ["--train-n", "200", "--max-steps", "8", "--batch-size", "16", "--lr", "1e-3", "--warmup", "0.1",
-                 "--eval-every", "0", "--max-length", "32", "--calibration-n", "0", "--checks", ""],
+    "model": {"preset": "tiny", "model_max_length": 32},
+    "pretrain": {"dropout": 0.0, "batch_size": 16, "lr": 2e-3, "warmup": 0.1, "eval_every": 5, "eval_rows": 16,
+                 "final_eval_rows": 64, "log_every": 2},
+    "finetune": {"train_n": 200, "max_steps": 8, "batch_size": 16, "lr": 1e-3, "warmup": 0.1, "eval_every": 0,
+                 "max_length": 32, "calibration_n": 0, "checks": ""},
     "probe_rows": 16,
     "planning_tokens_per_s": None,
 }
@@ -170,87 +172,72 @@ def tokenizer_path(args) -> str:
                               str(Path(args.out) / "tokenizer" / "tokenizer.json"))
 
 
-def init_shape_args(init: str) -> list[str]:
+def init_shape(init: str) -> dict:
     """Options that build a random model of the warm start's shape (the no-pretraining baseline; its max length
-    is the fine-tuning recipe's --max-length)."""
+    is the fine-tuning recipe's max_length)."""
     import roberta
 
     try:
         config = roberta.load_config(init)
     except (OSError, ValueError) as err:
         raise UserError(f"--init {init}: cannot read its config.json ({err})") from None
-    return ["--layers", str(config.num_hidden_layers), "--hidden-size", str(config.hidden_size),
-            "--heads", str(config.num_attention_heads), "--intermediate-size", str(config.intermediate_size)]
+    return {"layers": config.num_hidden_layers, "hidden_size": config.hidden_size,
+            "heads": config.num_attention_heads, "intermediate_size": config.intermediate_size}
 
 
 def run_dir(out: Path, arm: str, seed: int) -> Path:
     return out / f"{arm}-seed{seed}"
 
 
-def plan(args) -> list[dict]:
-    """Every step in order: {"name", "kind", "module", "argv", "folder", "arm", "seed"}."""
+def plan(args) -> list[Step]:
+    """Every step in order (train.experiment): tokenizer, then per seed and arm pretraining, the mask probe and
+    the fine-tuning, and per seed the baseline fine-tuning."""
     out, recipe = Path(args.out), recipe_of(args)
     corpus, tok = corpus_path(args, recipe), tokenizer_path(args)
-    common = ["--precision", args.precision, "--no-progress"]
+    common = {"precision": args.precision, "no_progress": True}
     steps = []
     init = recipe["init"]
-    model_argv = ["--init", init] if init else recipe["model"]
-    baseline_shape = [*recipe["model"], *init_shape_args(init)] if init else recipe["model"]
+    model = {"init": init} if init else recipe["model"]
+    baseline_shape = {**recipe["model"], **init_shape(init)} if init else recipe["model"]
     if args.tokenizer is None and not init:
-        steps.append({"name": "tokenizer", "kind": "tokenizer", "module": tokenizer, "folder": out / "tokenizer",
-                      "argv": ["--corpus", args.corpus, "--vocab-size", str(recipe["vocab_size"]),
-                               "--max-chars", str(recipe["tokenizer_max_chars"]), "--seed", "0",
-                               "--eval-text", "" if args.quick else args.valid, "--quiet",
-                               "--out", str(out / "tokenizer")]})
-    data_sst2 = ["--train", args.train, "--dev", args.dev, "--imdb", ""]
+        steps.append(script("tokenizer", tokenizer,
+                            ["--corpus", args.corpus, "--vocab-size", str(recipe["vocab_size"]),
+                             "--max-chars", str(recipe["tokenizer_max_chars"]), "--seed", "0",
+                             "--eval-text", "" if args.quick else args.valid, "--quiet",
+                             "--out", str(out / "tokenizer")],
+                            out / "tokenizer", marker="tokenizer.json"))
+    data_sst2 = {"train": args.train, "dev": args.dev, "imdb": ""}
     for seed in args.seeds:
         for arm in args.arms:
             _, masking, dupe = ARMS[arm]
             folder = run_dir(out, arm, seed)
-            masking_argv = ["--masking", masking] + (["--dupe-factor", str(dupe)] if dupe else [])
-            steps.append({"name": f"{arm}-seed{seed}/pretrain", "kind": "pretrain", "module": pretrain,
-                          "arm": arm, "seed": seed, "folder": folder / "mlm",
-                          "argv": ["--corpus", str(corpus), "--valid", args.valid, "--tokenizer", tok,
-                                   *model_argv, *masking_argv, "--epochs", f"{recipe['epochs']:g}",
-                                   *recipe["pretrain"], "--cache-dir", str(out / "cache"), "--seed", str(seed),
-                                   *common, "--out", str(folder / "mlm"), "--resume"]})
-            steps.append({"name": f"{arm}-seed{seed}/probe", "kind": "probe", "module": None, "arm": arm,
-                          "seed": seed, "folder": folder, "argv": []})
-            steps.append({"name": f"{arm}-seed{seed}/finetune", "kind": "finetune", "module": finetune,
-                          "arm": arm, "seed": seed, "folder": folder / "sst2",
-                          "argv": ["--init", str(folder / "mlm"), *data_sst2, *recipe["finetune"],
-                                   "--seed", str(seed), *common, "--out", str(folder / "sst2"), "--resume"]})
+            steps.append(training(f"{arm}-seed{seed}/pretrain", pretrain, corpus=str(corpus), valid=args.valid,
+                                  tokenizer=tok, **model, masking=masking, dupe_factor=dupe, epochs=recipe["epochs"],
+                                  **recipe["pretrain"], cache_dir=str(out / "cache"), seed=seed, **common,
+                                  out=str(folder / "mlm")))
+            steps.append(function(f"{arm}-seed{seed}/probe", folder, "probe.json",
+                                  lambda folder=folder, arm=arm, seed=seed: run_probe(folder, arm, seed, args, recipe),
+                                  f"(train.ablation mask probe of {folder / 'mlm'})", kind="probe"))
+            steps.append(training(f"{arm}-seed{seed}/finetune", finetune, init=str(folder / "mlm"), **data_sst2,
+                                  **recipe["finetune"], seed=seed, **common, out=str(folder / "sst2")))
         if not args.no_baseline:
             folder = run_dir(out, BASELINE, seed)
-            steps.append({"name": f"{BASELINE}-seed{seed}/finetune", "kind": "finetune", "module": finetune,
-                          "arm": BASELINE, "seed": seed, "folder": folder / "sst2",
-                          "argv": ["--init", "random", "--tokenizer", tok, *baseline_shape, *data_sst2,
-                                   *recipe["finetune"], "--seed", str(seed), *common, "--out",
-                                   str(folder / "sst2"), "--resume"]})
+            steps.append(training(f"{BASELINE}-seed{seed}/finetune", finetune, init="random", tokenizer=tok,
+                                  **baseline_shape, **data_sst2, **recipe["finetune"], seed=seed, **common,
+                                  out=str(folder / "sst2")))
     return steps
-
-
-def command_of(step: dict) -> str:
-    if step["kind"] == "probe":
-        return f"(train.ablation mask probe of {step['folder'] / 'mlm'})"
-    return shlex.join(["python", "-m", step["module"].__name__, *step["argv"]])
-
-
-def is_done(step: dict) -> bool:
-    marker = {"tokenizer": "tokenizer.json", "probe": "probe.json"}.get(step["kind"], "metrics.json")
-    return (step["folder"] / marker).is_file()
 
 
 def check_plan(out: Path, steps: list[dict]) -> list[str]:
     """OUT/plan.json records the command of every step ever planned. Returns the steps that already have
-    output made with another command (then nothing is recorded); else records the plan and returns []."""
+    output made with another run's options (then nothing is recorded); else records the plan and returns []."""
     path = out / "plan.json"
     recorded = json.loads(path.read_text()) if path.is_file() else {}
-    changed = [s["name"] for s in steps
-               if recorded.get(s["name"], command_of(s)) != command_of(s) and s["folder"].exists()]
+    changed = [s.name for s in steps
+               if not same_run(recorded.get(s.name, s.command), s.command) and s.folder.exists()]
     if changed:
         return changed
-    recorded.update({s["name"]: command_of(s) for s in steps})
+    recorded.update({s.name: s.command for s in steps})
     out.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(recorded, indent=2) + "\n")
@@ -335,6 +322,17 @@ def count_distinct_masks(masking: str, dupe_factor, tok, rows, seed: int, epochs
             "distinct_per_row_max": max(distinct), "distinct_per_row_mean": sum(distinct) / len(distinct)}
 
 
+def run_probe(folder: Path, arm: str, seed: int, args, recipe) -> int:
+    """The probe step: probe.json, and its figures printed."""
+    probe = mask_probe(folder, arm, seed, args, recipe)
+    seen = probe["train_rows_seen_mask"]
+    print(f"probe: training rows with fresh masks loss {probe['train_rows_fresh_mask']['loss']:.4f}"
+          + (f", with the mask trained on {seen['loss']:.4f}" if seen else "")
+          + f"; {probe['masks']['distinct_per_row_mean']:g} distinct masks per row over "
+            f"{probe['masks']['epochs']} epochs", flush=True)
+    return 0
+
+
 def mask_probe(folder: Path, arm: str, seed: int, args, recipe) -> dict:
     """probe.json: MLM loss on training rows under their last-epoch training mask and under fresh masks."""
     import torch
@@ -386,12 +384,12 @@ def _columns(entries: list[dict], keys) -> dict:
 def run_record(folder: Path, arm: str) -> dict | None:
     """Per-seed figures of one arm (None until its pretraining and fine-tuning are both finished)."""
 
-    sst2 = _load_json(folder / "sst2" / "metrics.json")
+    sst2 = RunMetrics.read(folder / "sst2", missing_ok=True)
     if arm == BASELINE:
         return None if sst2 is None else {
-            "sst2_accuracy": sst2["dev_accuracy"], "sst2_examples": sst2["dev_examples"],
-            "finetune_time_s": sst2["wall_time_s"], "commands": {"finetune": sst2["command"]}}
-    mlm, probe = _load_json(folder / "mlm" / "metrics.json"), _load_json(folder / "probe.json")
+            "sst2_accuracy": sst2.dev_accuracy, "sst2_examples": sst2.dev_examples,
+            "finetune_time_s": sst2.wall_time_s, "commands": {"finetune": sst2.command}}
+    mlm, probe = RunMetrics.read(folder / "mlm", missing_ok=True), _load_json(folder / "probe.json")
     if mlm is None or sst2 is None or probe is None:
         return None
     log = read_log(folder / "mlm" / "log.jsonl")
@@ -401,20 +399,20 @@ def run_record(folder: Path, arm: str) -> dict | None:
     final_train = [e["loss"] for e in train if e["epoch"] == last_epoch]
     seen, fresh = probe["train_rows_seen_mask"], probe["train_rows_fresh_mask"]
     return {
-        "mlm_loss": mlm["eval_loss"], "mlm_accuracy": mlm["eval_accuracy"], "mlm_perplexity": mlm["eval_perplexity"],
-        "mlm_eval_targets": mlm["eval_tokens"], "min_eval_loss": min(e["loss"] for e in evals),
+        "mlm_loss": mlm.eval_loss, "mlm_accuracy": mlm.eval_accuracy, "mlm_perplexity": mlm.eval_perplexity,
+        "mlm_eval_targets": mlm.eval_tokens, "min_eval_loss": min(e["loss"] for e in evals),
         "train_loss_last_epoch": sum(final_train) / len(final_train),
         "probe_seen_mask_loss": seen["loss"] if seen else None,
         "probe_fresh_mask_loss": fresh["loss"], "probe_rows": probe["rows"],
         "distinct_masks_per_row": probe["masks"]["distinct_per_row_mean"], "masks": probe["masks"],
-        "sst2_accuracy": sst2["dev_accuracy"], "sst2_examples": sst2["dev_examples"],
-        "train_tokens": mlm["train_tokens"], "train_steps": mlm["train_steps"], "train_rows": mlm["train_rows"],
-        "parameters": mlm["parameters"], "pretrain_time_s": mlm["wall_time_s"],
-        "tokens_per_s": round(mlm["train_tokens"] / max(mlm["train_time_s"], 1e-9), 1),
-        "finetune_time_s": sst2["wall_time_s"], "probe_time_s": probe["time_s"], "hardware": mlm["hardware"],
+        "sst2_accuracy": sst2.dev_accuracy, "sst2_examples": sst2.dev_examples,
+        "train_tokens": mlm.train_tokens, "train_steps": mlm.train_steps, "train_rows": mlm.train_rows,
+        "parameters": mlm.parameters, "pretrain_time_s": mlm.wall_time_s,
+        "tokens_per_s": round(mlm.train_tokens / max(mlm.train_time_s, 1e-9), 1),
+        "finetune_time_s": sst2.wall_time_s, "probe_time_s": probe["time_s"], "hardware": mlm.hardware,
         "eval_curve": _columns(evals, ("step", "tokens", "loss", "accuracy")),
         "train_curve": _columns(train, ("step", "tokens", "loss", "epoch")),
-        "commands": {"pretrain": mlm["command"], "finetune": sst2["command"]},
+        "commands": {"pretrain": mlm.command, "finetune": sst2.command},
     }
 
 
@@ -432,7 +430,7 @@ def _mean_std(values: list[float]) -> tuple[float | None, float | None]:
 
 def summarize(args, steps: list[dict], corpus_info: dict | None, started_total: float) -> dict:
     out, recipe = Path(args.out), recipe_of(args)
-    arms_out, hardware, commands = {}, None, [command_of(s) for s in steps]
+    arms_out, hardware, commands = {}, None, [s.command for s in steps]
     for arm in [*args.arms, *([] if args.no_baseline else [BASELINE])]:
         per_seed = {}
         for seed in args.seeds:
@@ -479,7 +477,8 @@ def summarize(args, steps: list[dict], corpus_info: dict | None, started_total: 
             "tokenizer": tokenizer_path(args), "seeds": args.seeds, "epochs": recipe["epochs"],
             "train_rows": first.get("train_rows"), "train_tokens_per_run": first.get("train_tokens"),
             "train_steps_per_run": first.get("train_steps"), "parameters": first.get("parameters"),
-            "model_args": recipe["model"], "pretrain_args": recipe["pretrain"], "finetune_args": recipe["finetune"],
+            "model_args": argv_of(recipe["model"]), "pretrain_args": argv_of(recipe["pretrain"]),
+            "finetune_args": argv_of(recipe["finetune"]),
             "probe_rows": recipe["probe_rows"],
             "held_out": "final: every row of --valid, one fixed mask per seed (train.evaluate.evaluate_mlm); "
                         "curves: the first --eval-rows rows, same mask",
@@ -637,17 +636,20 @@ def _progress(steps: list[dict], budget_min: float, session_start: float) -> Non
     """Measured throughput and projected total after a finished run."""
     spent, per_run, tokens_s, remaining = 0.0, [], [], 0
     for s in steps:
-        if s["kind"] == "tokenizer":
+        if s.kind == "probe":
+            probe = _load_json(s.folder / "probe.json")
+            spent += probe["time_s"] if probe else 0.0
             continue
-        metrics = _load_json(s["folder"] / ("probe.json" if s["kind"] == "probe" else "metrics.json"))
+        if s.kind not in ("train.pretrain", "train.finetune"):
+            continue
+        metrics = RunMetrics.read(s.folder, missing_ok=True)
         if metrics is None:
-            remaining += 1 if s["kind"] == "pretrain" else 0
+            remaining += 1 if s.kind == "train.pretrain" else 0
             continue
-        t = metrics.get("wall_time_s", metrics.get("time_s", 0.0))
-        spent += t
-        if s["kind"] == "pretrain":
-            per_run.append(t)
-            tokens_s.append(metrics["train_tokens"] / max(metrics["train_time_s"], 1e-9))
+        spent += metrics.wall_time_s or 0.0
+        if s.kind == "train.pretrain":
+            per_run.append(metrics.wall_time_s or 0.0)
+            tokens_s.append(metrics.train_tokens / max(metrics.train_time_s, 1e-9))
     if not per_run:
         return
     other = spent - sum(per_run)
@@ -683,18 +685,18 @@ def _main(args) -> int:
     out, recipe = Path(args.out), recipe_of(args)
     steps = plan(args)
     if args.dry_run:
-        print(f"# {len([s for s in steps if s['kind'] == 'pretrain'])} pretraining runs, "
-              f"{len([s for s in steps if s['kind'] == 'finetune'])} fine-tunings; corpus "
+        print(f"# {len([s for s in steps if s.kind == 'train.pretrain'])} pretraining runs, "
+              f"{len([s for s in steps if s.kind == 'train.finetune'])} fine-tunings; corpus "
               f"{corpus_path(args, recipe)}")
         if recipe["corpus_chars"] and recipe["planning_tokens_per_s"] and recipe["chars_per_token"]:
             tokens = recipe["corpus_chars"] / recipe["chars_per_token"] * recipe["epochs"]
-            runs = len([s for s in steps if s["kind"] == "pretrain"])
+            runs = len([s for s in steps if s.kind == "train.pretrain"])
             minutes = runs * (tokens / recipe["planning_tokens_per_s"] + 120) / 60
             print(f"# ~{tokens / 1e6:.1f}M training tokens per run; at the planning figure of "
                   f"{recipe['planning_tokens_per_s']:,} tokens/s about {minutes:.0f} min in all "
                   f"(budget {args.time_budget_min:g} min; see --help)")
         for s in steps:
-            print(command_of(s))
+            print(s.command)
         return 0
     if recipe["corpus_chars"] and str(args.corpus).startswith("hub:"):
         print("error: --corpus-chars slices a local file; pass --corpus-chars 0 with a hub: corpus",
@@ -718,26 +720,13 @@ def _main(args) -> int:
         if corpus_info:
             print(f"== corpus: {corpus_info['chars']:,} characters ({corpus_info['documents']:,} documents) of "
                   f"{args.corpus} -> {corpus_info['file']}", flush=True)
-        for step in steps:
-            if is_done(step):
-                print(f"== {step['name']}: already done", flush=True)
-                continue
-            print(f"== {step['name']}: {command_of(step)}", flush=True)
-            if step["kind"] == "probe":
-                probe = mask_probe(step["folder"], step["arm"], step["seed"], args, recipe)
-                seen = probe["train_rows_seen_mask"]
-                print(f"probe: training rows with fresh masks loss {probe['train_rows_fresh_mask']['loss']:.4f}"
-                      + (f", with the mask trained on {seen['loss']:.4f}" if seen else "")
-                      + f"; {probe['masks']['distinct_per_row_mean']:g} distinct masks per row over "
-                        f"{probe['masks']['epochs']} epochs", flush=True)
-                continue
-            code = step["module"].main(step["argv"])
-            if code != 0:
-                print(f"error: {step['name']} stopped (exit code {code}); run the same command again to "
-                      "continue where it stopped", file=sys.stderr)
-                return code
-            if step["kind"] == "finetune":
+        def progress(step):
+            if step.kind == "train.finetune":
                 _progress(steps, args.time_budget_min, started)
+
+        code = run_steps(steps, after=progress)
+        if code != 0:
+            return code
     results = write_results(args, steps, corpus_info, started)
     print_table(results)
     shipped = f", shipped to {args.ship}" if args.ship else ""

@@ -13,8 +13,9 @@ Folders written under OUT:
     results.json, results.md   the comparison
 
 Running the same command again continues an interrupted recipe: finished steps (a folder with
-metrics.json) are skipped, an interrupted one resumes from its checkpoint. Each step is the script's own
-`main(argv)`, and the exact commands are printed, so any step can be rerun by hand.
+metrics.json) are skipped, an interrupted one resumes from its checkpoint (train.experiment). Each training
+step runs train.pretrain / train.finetune in this process from an arguments object, and the equivalent
+command is printed (and recorded in its metrics.json), so any step can be rerun by hand.
 --push-to-hub PREFIX uploads mlm/ to PREFIX-mlm and sst2/ to PREFIX-sst2 (train.push).
 
 --gpu: the recipe for one GPU (CUDA, bf16 autocast; the same code runs on CPU, which is how it is tested).
@@ -44,14 +45,14 @@ from pathlib import Path
 from roberta.run_metrics import RunMetrics
 
 from . import finetune, pretrain, sentiment_recipe, tokenizer
+from .experiment import Step, argv_of, run_steps, script, training
 from .export import export
 from .gpu_transfer import DATA_ROOT
 
 QUICK_CORPUS = "../shared/data/wikitext-2/wiki.train.tokens"
 SHARED_DATA = str(DATA_ROOT)  # "../shared/data": where the defaults point
-QUICK_FINETUNE = ["--train-n", "2000", "--batch-size", "16", "--max-steps", "20", "--warmup", "0.1", "--lr", "1e-3",
-                  "--eval-every", "10", "--calibration-n", "50", "--imdb-n", "50", "--max-length", "64",
-                  "--no-progress"]
+QUICK_FINETUNE = {"train_n": 2000, "batch_size": 16, "max_steps": 20, "warmup": 0.1, "lr": 1e-3, "eval_every": 10,
+                  "calibration_n": 50, "imdb_n": 50, "max_length": 64, "no_progress": True}
 SHIPPED_TOKENIZER = "assets/mini-roberta-mlm/tokenizer.json"
 
 
@@ -109,67 +110,65 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def plan(args) -> list[tuple[str, object, list[str], Path]]:
-    """[(name, module, argv, folder)] of the recipe's steps."""
+def plan(args) -> list[Step]:
+    """The recipe's steps: tokenizer (unless --tokenizer), pretraining, the two fine-tunings."""
     out = Path(args.out)
-    common = ["--seed", str(args.seed), "--precision", args.precision]
+    common = {"seed": args.seed, "precision": args.precision}
     if args.quick:
         corpus = args.corpus or QUICK_CORPUS
         tok_argv = ["--corpus", corpus, "--vocab-size", "1000", "--max-chars", "300000", "--eval-text", "",
                     "--quiet"]
-        pre = ["--preset", "tiny", "--max-length", "64", "--corpus-chars", "200000", "--batch-size", "16",
-               "--max-steps", "20", "--warmup", "4", "--lr", "2e-3", "--eval-every", "10", "--eval-rows", "32",
-               "--final-eval-rows", "64", "--cache-dir", "", "--no-progress"]
+        pre = {"preset": "tiny", "max_length": 64, "corpus_chars": 200_000, "batch_size": 16, "max_steps": 20,
+               "warmup": 4, "lr": 2e-3, "eval_every": 10, "eval_rows": 32, "final_eval_rows": 64, "cache_dir": "",
+               "no_progress": True}
         fine = QUICK_FINETUNE
     else:
         corpus = args.corpus  # None: each script's default (train.tokenizer's, train.pretrain's mixture)
         tok_argv = ["--corpus", corpus] if corpus else []
-        pre = ["--time-budget-min", f"{args.time_budget_min:g}"]
-        fine = []
+        pre = {"time_budget_min": args.time_budget_min}
+        fine = {}
     tok_path = args.tokenizer or str(out / "tokenizer" / "tokenizer.json")
-    data = ["--train", args.train, "--dev", args.dev, "--imdb", args.imdb]
+    data = {"train": args.train, "dev": args.dev, "imdb": args.imdb}
     steps = []
     if args.tokenizer is None:
-        steps.append(("tokenizer", tokenizer, [*tok_argv, "--seed", str(args.seed), "--out", str(out / "tokenizer")],
-                      out / "tokenizer"))
+        tok_argv += ["--seed", str(args.seed), "--out", str(out / "tokenizer")]
+        steps.append(script("tokenizer", tokenizer, tok_argv, out / "tokenizer", marker="tokenizer.json"))
     steps += [
-        ("pretrain", pretrain, [*(["--corpus", corpus] if corpus else []), "--valid", args.valid, "--tokenizer", tok_path, *pre, *common,
-                                "--out", str(out / "mlm"), "--resume"], out / "mlm"),
-        ("finetune", finetune, ["--init", str(out / "mlm"), *data, *fine, *common, "--out", str(out / "sst2"),
-                                "--resume"], out / "sst2"),
-        ("finetune-random", finetune, ["--init", "random", "--tokenizer", tok_path,
-                                       *(["--preset", "tiny", "--max-length", "64"] if args.quick else []),
-                                       *data, *fine, *common, "--out", str(out / "sst2-random"), "--resume"],
-         out / "sst2-random"),
+        training("pretrain", pretrain, corpus=corpus, valid=args.valid, tokenizer=tok_path, **pre, **common,
+                 out=str(out / "mlm")),
+        training("finetune", finetune, init=str(out / "mlm"), **data, **fine, **common, out=str(out / "sst2")),
+        training("finetune-random", finetune, init="random", tokenizer=tok_path,
+                 **({"preset": "tiny"} if args.quick else {}), **data, **fine, **common,
+                 out=str(out / "sst2-random")),
     ]
     return steps
 
 
-def plan_gpu(args) -> list[tuple[str, object, list[str], Path]]:
-    """[(name, module, argv, folder)] of the one-GPU recipe: pretraining, then the sentiment experiment."""
+def plan_gpu(args) -> list[Step]:
+    """The one-GPU recipe's steps: pretraining, then the sentiment experiment."""
     out = Path(args.out)
     data = args.data
-    start = ["--init", args.init] if args.init else ["--tokenizer", args.tokenizer or SHIPPED_TOKENIZER]
+    start = {"init": args.init} if args.init else {"tokenizer": args.tokenizer or SHIPPED_TOKENIZER}
     if args.quick:  # the same path on a tiny model for a few steps: how the tests run it on CPU
-        length = ["--max-steps", "20", "--eval-every", "10", "--eval-rows", "32", "--final-eval-rows", "64",
-                  "--batch-size", "16", *([] if args.init else ["--preset", "tiny", "--max-length", "64"])]
+        length = {"max_steps": 20, "eval_every": 10, "eval_rows": 32, "final_eval_rows": 64, "batch_size": 16,
+                  **({} if args.init else {"preset": "tiny", "max_length": 64})}
         quick_fine = QUICK_FINETUNE
     else:
-        length = ["--batch-size", str(args.gpu_batch_size), "--time-budget-min", f"{args.time_budget_min:g}",
-                  "--eval-every", "500"]
-        quick_fine = []
-    pre = ["--corpus", relocate(args.corpus or pretrain.PRETRAIN_CORPUS, data), "--valid", relocate(args.valid, data),
-           *start, "--dropout", "0", "--lr", f"{args.gpu_lr:g}", "--warmup", "0.06", *length,
-           "--save-every-min", "2", "--seed", str(args.seed), "--precision", args.precision,
-           *(["--compile"] if args.compile else []), "--no-progress", "--out", str(out / "mlm"), "--resume"]
-    fine = ["--train", relocate(args.train, data), "--dev", relocate(args.dev, data), "--imdb", relocate(args.imdb, data),
-            "--precision", args.precision, "--no-progress", *quick_fine, *shlex.split(args.finetune_args)]
+        length = {"batch_size": args.gpu_batch_size, "time_budget_min": args.time_budget_min, "eval_every": 500}
+        quick_fine = {}
+    pre = training("pretrain", pretrain, corpus=relocate(args.corpus or pretrain.PRETRAIN_CORPUS, data),
+                   valid=relocate(args.valid, data), **start, dropout=0.0, lr=args.gpu_lr, warmup=0.06, **length,
+                   save_every_min=2.0, seed=args.seed, precision=args.precision, compile=args.compile,
+                   no_progress=True, out=str(out / "mlm"))
+    fine = [*argv_of({"train": relocate(args.train, data), "dev": relocate(args.dev, data),
+                      "imdb": relocate(args.imdb, data), "precision": args.precision, "no_progress": True,
+                      **quick_fine}), *shlex.split(args.finetune_args)]
     arms = "sst2,random-sst2" if args.baseline else "sst2"
     sentiment = ["--init", str(out / "mlm"), "--out", str(out / "sentiment"), "--arms", arms,
                  "--seeds", *map(str, args.seeds), "--imdb-train", relocate(finetune.DEFAULT_IMDB, data),
                  "--finetune-args", shlex.join(fine), "--imdb-args", shlex.join(fine)]
-    return [("pretrain", pretrain, pre, out / "mlm"),
-            ("sentiment", sentiment_recipe, sentiment, out / "sentiment")]
+    # an experiment of its own (train.sentiment_recipe runs its fine-tunings as objects): its main(argv)
+    return [pre, script("sentiment", sentiment_recipe, sentiment, out / "sentiment", marker="summary.json")]
 
 
 def ship(out: Path) -> Path:
@@ -189,11 +188,6 @@ def ship(out: Path) -> Path:
         if (out / "sentiment" / name).is_file():
             shutil.copy2(out / "sentiment" / name, dst / "sentiment" / name)
     return dst
-
-
-def _done(name: str, folder: Path) -> bool:
-    marker = {"tokenizer": "tokenizer.json", "sentiment": "summary.json"}.get(name, "metrics.json")
-    return (folder / marker).is_file()
 
 
 def summarize(out: Path) -> dict:
@@ -233,19 +227,9 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    for name, module, step_argv, folder in plan_gpu(args) if args.gpu else plan(args):
-        command = shlex.join(["python", "-m", module.__name__, *step_argv])
-        if _done(name, folder):
-            print(f"== {name}: already done ({folder})", flush=True)
-            continue
-        print(f"== {name}: {command}", flush=True)
-        step_started = time.time()
-        code = module.main(step_argv)
-        if code != 0:
-            print(f"error: step {name} failed (exit code {code}); fix it and run the same recipe command again "
-                  "to continue", file=sys.stderr)
-            return code
-        print(f"== {name}: done in {time.time() - step_started:.0f} s", flush=True)
+    code = run_steps(plan_gpu(args) if args.gpu else plan(args), rerun="the same recipe command")
+    if code != 0:
+        return code
     if args.gpu:
         print(f"shipped in {ship(out)}; recipe done in {time.time() - started:.0f} s", flush=True)
         return 0

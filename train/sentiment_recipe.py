@@ -20,8 +20,9 @@ Then, per arm, once all its seeds are done: OUT/ARM-avg, the uniform weight aver
 mean ± std over seeds of SST-2 dev accuracy, IMDB accuracy, ECE before/after, behaviour checks).
 
 Running the same command again skips finished steps (a folder with metrics.json) and resumes an interrupted
-one. To use both cores, run seeds side by side, one thread each, with --train-only, then the full command
-once both are done (it only averages and summarizes):
+one (train.experiment: each fine-tuning runs train.finetune's API in this process; the equivalent command is
+printed and recorded in its metrics.json). To use both cores, run seeds side by side, one thread each, with
+--train-only, then the full command once both are done (it only averages and summarizes):
     OMP_NUM_THREADS=1 python -m train.sentiment_recipe ... --seeds 0 2 --train-only &
     OMP_NUM_THREADS=1 python -m train.sentiment_recipe ... --seeds 1 --train-only; wait
     python -m train.sentiment_recipe ...
@@ -35,11 +36,11 @@ the same rate, a little slower for the longer rows) ~40-45 min. Four arms x 3 se
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 
 from . import average, finetune, summarize
+from .experiment import Step, run_steps, script, training
 
 ARMS = ("sst2", "imdb-sst2", "random-sst2", "random-imdb-sst2")
 
@@ -62,44 +63,39 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def plan(args) -> tuple[list, list, dict]:
-    """(training steps, averaging steps, arms -> run folders); a step is (module, argv, folder)."""
+def plan(args) -> tuple[list[Step], list[Step], dict]:
+    """(training steps, averaging steps, arms -> run folders)."""
     out = Path(args.out)
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     if unknown := sorted(set(arms) - set(ARMS)):
         raise ValueError(f"unknown arm(s) {unknown}; choose from {list(ARMS)}")
-    quiet = ["--no-progress"] if args.no_progress else []
-    extra, imdb_extra = [*quiet, *shlex.split(args.finetune_args)], [*quiet, *shlex.split(args.imdb_args)]
+    quiet = args.no_progress or None
     train_steps, average_steps, runs = [], [], {}
     for arm in arms:
         random_init = arm.startswith("random-")
-        init = ["--init", "random", "--tokenizer", args.init] if random_init else ["--init", args.init]
+        init = {"init": "random", "tokenizer": args.init} if random_init else {"init": args.init}
         prefix = "random-" if random_init else ""
         runs[arm] = []
         for seed in args.seeds:
-            seed_args = ["--seed", str(seed), "--resume"]
             final = out / f"{arm}-s{seed}"
             if arm.endswith("imdb-sst2"):
                 stage1 = out / f"{prefix}imdb-s{seed}"
-                train_steps.append((finetune, [*init, "--epochs", "1", "--calibration-n", "0", *seed_args, *imdb_extra,
-                                               "--train", args.imdb_train, "--out", str(stage1)], stage1))
+                # the options after `resume` are fixed: the IMDB stage's --train is always --imdb-train
+                train_steps.append(training(stage1.name, finetune, args.imdb_args, **init, epochs=1.0,
+                                            calibration_n=0, seed=seed, resume=True, no_progress=quiet,
+                                            train=args.imdb_train, out=str(stage1)))
                 # stage 2 starts from the stage-1 classifier (shape and tokenizer come with it)
-                train_steps.append((finetune, ["--init", str(stage1), *seed_args, *extra, "--out", str(final)], final))
+                train_steps.append(training(final.name, finetune, args.finetune_args, init=str(stage1), seed=seed,
+                                            resume=True, no_progress=quiet, out=str(final)))
             else:
-                train_steps.append((finetune, [*init, *seed_args, *extra, "--out", str(final)], final))
+                train_steps.append(training(final.name, finetune, args.finetune_args, **init, seed=seed,
+                                            resume=True, no_progress=quiet, out=str(final)))
             runs[arm].append(final)
         if not args.no_average and len(args.seeds) > 1:
             folder = out / f"{arm}-avg"
-            average_steps.append((average, [*map(str, runs[arm]), "--out", str(folder)], folder))
+            average_steps.append(script(folder.name, average, [*map(str, runs[arm]), "--out", str(folder)], folder,
+                                        needs=runs[arm]))
     return train_steps, average_steps, runs
-
-
-def _command(module, argv) -> str:
-    return shlex.join(["python", "-m", module.__name__, *argv])
-
-
-def _done(folder: Path) -> bool:
-    return (folder / "metrics.json").is_file()
 
 
 def main(argv=None) -> int:
@@ -115,38 +111,21 @@ def main(argv=None) -> int:
         summarized += folders + averaged
         summary_argv += ["--arm", arm, *map(str, folders + averaged)]
     summary_argv += ["--out", str(Path(args.out) / "summary.json")]
+    summary = script("summary", summarize, summary_argv, Path(args.out))  # always rewritten: the runs finished now
+    steps = train_steps + ([] if args.train_only else average_steps)
     if args.dry_run:
-        for module, step_argv, folder in train_steps + ([] if args.train_only else average_steps):
-            print(("# done: " if _done(folder) else "") + _command(module, step_argv))
+        for step in steps:
+            print(("# done: " if step.done() else "") + step.command)
         if not args.train_only:
-            print(_command(summarize, summary_argv))
+            print(summary.command)
         return 0
-    for module, step_argv, folder in train_steps:
-        if _done(folder):
-            print(f"== already done: {folder}", flush=True)
-            continue
-        print(f"== {_command(module, step_argv)}", flush=True)
-        if (code := module.main(step_argv)) != 0:
-            print(f"error: {folder} failed (exit code {code}); fix it and run the same command again", file=sys.stderr)
-            return code
-    if args.train_only:
-        return 0
-    for module, step_argv, folder in average_steps:
-        members = [Path(a) for a in step_argv[:step_argv.index("--out")]]
-        if _done(folder):
-            print(f"== already done: {folder}", flush=True)
-            continue
-        if not all(_done(m) for m in members):
-            print(f"== not yet: {folder} (waiting for {', '.join(str(m) for m in members if not _done(m))})")
-            continue
-        print(f"== {_command(module, step_argv)}", flush=True)
-        if (code := module.main(step_argv)) != 0:
-            return code
-    if missing := [str(f) for f in summarized if not _done(f)]:
+    if (code := run_steps(steps)) != 0 or args.train_only:
+        return code
+    if missing := [str(f) for f in summarized if not (f / "metrics.json").is_file()]:
         print(f"summary skipped: unfinished {', '.join(missing)}", file=sys.stderr)
         return 0
-    print(f"== {_command(summarize, summary_argv)}", flush=True)
-    return summarize.main(summary_argv)
+    print(f"== summary: {summary.command}", flush=True)
+    return summary.action()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,134 @@
+"""The plan/skip/resume runner of the experiments (`train.recipe`, `train.ablation`, `train.sentiment_recipe`).
+
+An experiment is a list of named `Step`s, run in order. A step whose output folder holds its finished marker
+(metrics.json, unless said otherwise) is skipped; a training step whose folder holds a checkpoint resumes from
+it (the arguments object has `resume=True`: `train.trainer.Trainer` starts a new run when there is none).
+Running the same experiment command again therefore continues where it stopped.
+
+A training step is an arguments object run in this process through the script's API:
+
+    step = training("pretrain", pretrain, corpus="corpus.txt", tokenizer="tok.json", max_steps=20, out="runs/x")
+    run_steps([step])   # == pretrain.run(PretrainArguments(...)), with the exit codes of `python -m train.pretrain`
+
+and its `command` (printed, and recorded in the run's metrics.json) is the `python -m` line that builds the
+same object, so any step can be rerun by hand. Scripts without an arguments object (train.tokenizer,
+train.average, train.summarize) are `script` steps: their `main(argv)`; other work (the ablation's mask probe)
+is a `function` step.
+"""
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import finetune, pretrain
+from .runtime import run_main
+
+ARGUMENTS = {pretrain: pretrain.PretrainArguments, finetune: finetune.FinetuneArguments}
+
+
+@dataclass
+class Step:
+    name: str
+    folder: Path
+    command: str  # what is printed (and, for a training step, recorded in metrics.json)
+    action: Callable[[], int]  # does the step, returns an exit code
+    marker: str = "metrics.json"  # the file a finished step leaves in `folder`
+    needs: list[Path] = field(default_factory=list)  # folders that must be finished first (else: not yet)
+    args: object = None  # a training step's arguments object
+    kind: str = ""  # what the step is (the experiment's own label; a training step: its module)
+
+    def done(self) -> bool:
+        return (self.folder / self.marker).is_file()
+
+
+def option_text(value) -> str:
+    """A value as the command line spells it (floats without a needless '.0' or float noise)."""
+    if isinstance(value, float):
+        short = f"{value:g}"
+        return short if float(short) == value else repr(value)
+    return str(value)
+
+
+def argv_of(options: dict) -> list[str]:
+    """The options as command-line words, in their order (True: a flag; False, None: left out, the script's
+    default)."""
+    argv = []
+    for name, value in options.items():
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            argv.append(flag)
+        elif value is not False and value is not None:
+            argv += [flag, option_text(value)]
+    return argv
+
+
+def training(name: str, module, extra: str = "", **options) -> Step:
+    """A `train.pretrain` / `train.finetune` run of these options, with `resume=True` (at the end, unless the
+    options place it). `extra`: more options as a command-line string (a user's --finetune-args), parsed exactly
+    as `python -m MODULE` parses them and placed after `resume`, so the options after it are fixed."""
+    options = {k: v for k, v in options.items() if v is not None}  # None: the script's default, as on the command line
+    options.setdefault("resume", True)
+    names = list(options)
+    head, tail = names[:names.index("resume") + 1], names[names.index("resume") + 1:]
+    argv = [*argv_of({k: options[k] for k in head}), *shlex.split(extra), *argv_of({k: options[k] for k in tail})]
+    command = shlex.join(["python", "-m", module.__name__, *argv])
+    if extra.strip():
+        args = module.parse_args(argv)  # its command: `command`
+    else:
+        args = ARGUMENTS[module](**options, command=command)
+    return Step(name, Path(args.out), command, lambda: run_main(module.run, args), args=args, kind=module.__name__)
+
+
+def script(name: str, module, argv: list[str], folder: Path, marker: str = "metrics.json",
+           needs: list[Path] = ()) -> Step:
+    """A script without an arguments object, through its `main(argv)`."""
+    return Step(name, Path(folder), shlex.join(["python", "-m", module.__name__, *argv]),
+                lambda: module.main(argv), marker, list(needs), kind=module.__name__)
+
+
+def function(name: str, folder: Path, marker: str, action: Callable[[], int], shown: str, kind: str = "") -> Step:
+    """Work done by the experiment itself; `shown` says what it is in place of a command."""
+    return Step(name, Path(folder), shown, action, marker, kind=kind)
+
+
+def run_steps(steps: list[Step], after: Callable[[Step], None] | None = None, rerun: str = "") -> int:
+    """Run the unfinished steps in order; the first failure stops the plan with its exit code. `after(step)`
+    is called after each step run; `rerun` is the command that continues the plan (for the error message)."""
+    for step in steps:
+        if step.done():
+            print(f"== {step.name}: already done ({step.folder})", flush=True)
+            continue
+        if waiting := [str(p) for p in step.needs if not (p / "metrics.json").is_file()]:
+            print(f"== {step.name}: not yet (waiting for {', '.join(waiting)})", flush=True)
+            continue
+        resuming = step.args is not None and (step.folder / "checkpoints").is_dir()
+        print(f"== {step.name}: {'resuming ' if resuming else ''}{step.command}", flush=True)
+        started = time.time()
+        code = step.action()
+        if code != 0:
+            print(f"error: step {step.name} stopped (exit code {code}); fix it and run {rerun or 'the same command'}"
+                  " again to continue where it stopped", file=sys.stderr)
+            return code
+        print(f"== {step.name}: done in {time.time() - started:.0f} s", flush=True)
+        if after:
+            after(step)
+    return 0
+
+
+def same_run(recorded: str, command: str) -> bool:
+    """Whether two commands of a step make the same run: equal, or (training steps) parsed to the same options,
+    so that a different spelling of the same value is no change."""
+    if recorded == command:
+        return True
+    words, other = shlex.split(recorded), shlex.split(command)
+    module = {m.__name__: m for m in ARGUMENTS}.get(words[2] if len(words) > 2 else "")
+    if module is None or other[:3] != words[:3]:
+        return False
+    try:
+        return module.parse_args(words[3:]).recorded() == module.parse_args(other[3:]).recorded()
+    except SystemExit:  # an option this version no longer has
+        return False
