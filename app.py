@@ -8,7 +8,7 @@ import os
 
 import gradio as gr
 
-from demo import about
+from demo import about, model_choice
 from demo.ablation_view import ablation_markdown
 from demo.examples import ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from demo.formatting import md_escape
@@ -70,12 +70,31 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False):
     return ui
 
 
-def examples(rows, inputs, outputs, ui, error, name):
-    """Examples that fill the inputs, then run `ui` (from `wire`) in the shared compute queue (gr.Examples'
-    own run_on_click event would get a concurrency group, and so a limit, of its own)."""
+def examples(rows, inputs, outputs, ui, error, name, run_inputs=None):
+    """Examples that fill the inputs, then run `ui` (from `wire`) on `run_inputs` (default: those inputs; a
+    tab's other inputs too, its model box included) in the shared compute queue (gr.Examples' own
+    run_on_click event would get a concurrency group, and so a limit, of its own)."""
     shown = gr.Examples(rows, inputs, api_name=f"{name}_example")
-    shown.load_input_event.then(ui, inputs, [*outputs, error], api_name=f"{name}_example_run",
+    shown.load_input_event.then(ui, run_inputs or inputs, [*outputs, error], api_name=f"{name}_example_run",
                                 api_visibility="undocumented", **COMPUTE)
+
+
+def model_box(key, name):
+    """A tab's model chooser: the shipped model (default) or a Hub repo id, loaded into our code on first
+    use (`demo.model_choice`). Returns (the box, the tab's model as a State: its change reruns the tab). A
+    choice that cannot be loaded leaves the box and the tab on the current model, the reason next to the box.
+    Loading runs in a queue of its own, so a large download never holds the compute queue."""
+    box = gr.Dropdown(model_choice.choices(key), value=model_choice.SHIPPED, label="Model",
+                      allow_custom_value=True, info=model_choice.HUB_NOTE, elem_id=f"{name}-model")
+    status = gr.HTML(elem_id=f"{name}-model-status")
+    current = gr.State(model_choice.SHIPPED)
+
+    def choose(choice, now):
+        return handlers.chooser.choose(key, choice, now)
+
+    box.input(choose, [box, current], [box, current, status], api_name=f"{name}_model",
+              api_visibility="private", concurrency_id="load", concurrency_limit=2)
+    return box, current
 
 
 ENTER = "Enter runs it; Shift+Enter starts a new line."
@@ -100,6 +119,7 @@ CSS = """
   /* phones: narrower tab buttons, so the five short tab names fit on one line at 390 px */
   .tab-container button {padding: 0 7px !important; font-size: 13px !important}
 }
+.model-status {font-size: 0.85em; opacity: 0.85}
 .model-note {font-size: 0.9em; border-left: 4px solid #a5b4fc; padding-left: 10px}
 .input-error {border-left: 4px solid #dc2626; background: #fef2f2; color: #7f1d1d; padding: 6px 10px;
   border-radius: 4px}
@@ -142,6 +162,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                             placeholder="France, Germany",
                                             info="Comma-separated; these words only, all of them scored "
                                                  "whatever top-k.")
+                    fm_model, fm_current = model_box("mlm", "fm")
                     fm_btn = gr.Button("Predict", variant="primary")
                 with gr.Column():
                     fm_filled = gr.HighlightedText(label="Completed sentence (top prediction for each mask)",
@@ -154,10 +175,11 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     with gr.Accordion("Raw pipeline output (transformers format)", open=False):
                         fm_raw = gr.JSON(label="results")
             fm_out = [fm_filled, *fm_labels, fm_raw, fm_view]
-            fm_ui = wire([fm_btn.click, fm_text.submit, fm_targets.submit], handlers.fill_mask,
-                         [fm_text, fm_k, fm_targets], fm_out, fm_error, "fill_mask", on_load=True)
+            fm_in = [fm_text, fm_k, fm_targets, fm_model]
+            fm_ui = wire([fm_btn.click, fm_text.submit, fm_targets.submit, fm_current.change], handlers.fill_mask,
+                         fm_in, fm_out, fm_error, "fill_mask", on_load=True)
             examples([list(example) for example in FILL_MASK_EXAMPLES], [fm_text, fm_k], fm_out, fm_ui, fm_error,
-                     "fill_mask")
+                     "fill_mask", run_inputs=fm_in)
 
         with gr.Tab("Sentiment", id="sentiment"):
             notice("sentiment")
@@ -170,6 +192,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     st_text = gr.Textbox(elem_id="st-text", label="Text", info=ENTER, **TEXT,
                                          value="A gorgeous, funny and deeply moving film.")
                     st_error = error_box()
+                    st_model, st_current = model_box("sentiment", "st")
                     st_btn = gr.Button("Classify", variant="primary")
                 with gr.Column():
                     st_label = gr.Label(label="Sentiment", num_top_classes=2, elem_id="st-label")
@@ -179,9 +202,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                           show_legend=False, elem_id="st-words")
             st_explain = gr.Markdown()
             st_out = [st_label, st_words, st_explain]
-            st_ui = wire([st_btn.click, st_text.submit], handlers.classify, [st_text], st_out, st_error, "classify",
-                         on_load=True)
-            examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify")
+            st_ui = wire([st_btn.click, st_text.submit, st_current.change], handlers.classify, [st_text, st_model],
+                         st_out, st_error, "classify", on_load=True)
+            examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify", run_inputs=[st_text, st_model])
             with gr.Accordion("How far to trust the score (calibration)", open=False, elem_id="st-calibration"):
                 sentiment_extras = MODELS.sentiment.extras
                 gr.Markdown(about.calibration_markdown(sentiment_extras.get("metrics")))

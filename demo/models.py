@@ -38,6 +38,7 @@ class LoadedModel:
     error: str | None = None
     # README.md text, metrics.json and phases.json (RunMetrics, a list of them), curves.png and reliability.png paths
     extras: dict = field(default_factory=dict)
+    name: str | None = None  # a model chosen in a tab (demo.model_choice): its Hub id, shown instead of the title
 
     @property
     def available(self) -> bool:
@@ -57,7 +58,7 @@ class LoadedModel:
 
     @property
     def title(self) -> str:
-        return TITLES[self.key]
+        return self.name or TITLES[self.key]
 
 
 @dataclass

@@ -16,11 +16,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 LONG = "the cat sees the house. " * 4300  # about 100 KB
 ODD = "مرحبا بالعالم 😀 東京 \u202eevil\u202c\x00\x07 tab\there"
 SCRIPT = "<script>alert(1)</script> <img src=x onerror=alert(2)>"
+TEXT = "Paris is the capital of <mask>."
 
 
 @pytest.fixture(scope="module")
 def app(tiny_mlm_dir, tiny_clf_dir):
-    with AppProcess({"MLM_MODEL": str(tiny_mlm_dir), "SENTIMENT_MODEL": str(tiny_clf_dir)}) as running:
+    env = {"MLM_MODEL": str(tiny_mlm_dir), "SENTIMENT_MODEL": str(tiny_clf_dir),
+           "APP_LOCAL_MODELS": "1", "HF_HUB_OFFLINE": "1"}  # a folder stands in for a Hub repo; no network here
+    with AppProcess(env) as running:
         yield running
 
 
@@ -57,6 +60,24 @@ def test_classify(client):
     scores = [w["class_or_confidence"] for w in words if w["class_or_confidence"] is not None]
     assert scores and all(-1 <= s <= 1 for s in scores)
     assert "How to read it" in explanation
+
+
+def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir):
+    """The tabs' last input, `model`: "shipped" (the default), or a Hub repo id (a folder here, as
+    APP_LOCAL_MODELS=1 allows), loaded into our code; one that cannot be used is refused in plain words."""
+    api = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    for name in ("/fill_mask", "/classify"):
+        model = api[name]["parameters"][-1]
+        assert model["parameter_name"] == "model" and model["parameter_default"] == "shipped"
+    shipped = client.predict(TEXT, 3, "", "shipped", api_name="/fill_mask")[-2]
+    assert client.predict(TEXT, 3, "", str(tiny_mlm_dir), api_name="/fill_mask")[-2] == shipped
+    label, *_ = client.predict("a fun film", str(tiny_clf_dir), api_name="/classify")
+    assert {c["label"] for c in label["confidences"]} == {"negative", "positive"}
+    for args, api_name, message in [((TEXT, 3, "", "someone/no-such-roberta"), "/fill_mask", "cannot be reached"),
+                                    (("good", str(tiny_mlm_dir)), "/classify", "needs a text classifier")]:
+        with pytest.raises(AppError, match=message) as info:
+            client.predict(*args, api_name=api_name)
+        assert "Traceback" not in str(info.value)
 
 
 def test_attention(client):

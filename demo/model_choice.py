@@ -1,0 +1,200 @@
+"""Which model a tab runs: the shipped one (loaded at start-up, `demo.models`) or a RoBERTa checkpoint from
+the Hugging Face Hub, such as `FacebookAI/roberta-base` or a public SST-2 classifier, loaded into this
+project's own code (`roberta.RobertaForMaskedLM` / `RobertaForSequenceClassification.from_pretrained` and
+`roberta.load_tokenizer`, which read `transformers` checkpoints): the same code, two training budgets.
+
+`ModelChooser.get(key, choice)` loads a chosen model once and keeps the last `HUB_CACHE_SIZE` of them
+(least recently used out); a lock per model means a large download blocks only the requests that wait for
+that model, never the shipped ones. A model that cannot be loaded (unknown id, no network, wrong
+architecture, a local folder when those are off) raises `ModelChoiceError` with a plain message; nothing is
+cached for it, so it can be tried again. `ModelChooser.choose` is the model box's event: it loads the choice
+and says what was loaded, or keeps the current model and says why not.
+
+Local folders (a `save_pretrained` folder) can be chosen only when `APP_LOCAL_MODELS=1` (tests, a trusted
+machine): on a public server a visitor must not probe the server's file system.
+"""
+from __future__ import annotations
+
+import html
+import logging
+import os
+import threading
+from collections import OrderedDict
+
+import roberta
+from roberta.hub import hub_offline, is_local, read_architecture
+
+from .models import TASKS, LoadedModel, Models
+
+log = logging.getLogger(__name__)
+
+SHIPPED = "shipped"  # the model box's value for the model loaded at start-up
+SUGGESTED = {"mlm": ["FacebookAI/roberta-base"],
+             "sentiment": ["siebert/sentiment-roberta-large-english", "textattack/roberta-base-SST-2"]}
+SHIPPED_LABELS = {"mlm": "ours: the shipped fill-mask model", "sentiment": "ours: the shipped SST-2 classifier"}
+ARCHITECTURES = {"mlm": "RobertaForMaskedLM", "sentiment": "RobertaForSequenceClassification"}
+CLASSES = {"mlm": roberta.RobertaForMaskedLM, "sentiment": roberta.RobertaForSequenceClassification}
+WHAT = {"RobertaForMaskedLM": "a masked language model (fill mask)",
+        "RobertaForSequenceClassification": "a text classifier (sentiment)"}
+TABS = {"mlm": "Fill mask", "sentiment": "Sentiment"}
+# A Hub RoBERTa saved before tokenizer.json existed (vocab.json + merges.txt only) reads with roberta-base's
+# tokenizer.json when its vocabulary has roberta-base's size: every RoBERTa fine-tune keeps that vocabulary.
+FALLBACK_TOKENIZER = "FacebookAI/roberta-base"
+HUB_CACHE_SIZE = 3
+MAX_CHOICE_CHARS = 200
+HUB_NOTE = "Hub models are downloaded on first use (roberta-base ~0.5 GB, roberta-large ~1.4 GB), then kept loaded."
+LOCAL_ENV = "APP_LOCAL_MODELS"
+
+
+class ModelChoiceError(ValueError):
+    """A chosen model that cannot be used; the message says why in plain words."""
+
+
+def choices(key: str) -> list[tuple[str, str]]:
+    """The model box's entries: the shipped model, then the suggested Hub ids."""
+    return [(SHIPPED_LABELS[key], SHIPPED), *[(repo, repo) for repo in SUGGESTED[key]]]
+
+
+def is_shipped(choice) -> bool:
+    return choice is None or (isinstance(choice, str) and choice.strip() in ("", SHIPPED))
+
+
+def local_models_allowed() -> bool:
+    return os.environ.get(LOCAL_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _check_choice(choice, allow_local: bool) -> str:
+    if not isinstance(choice, str):
+        raise ModelChoiceError(f"The model must be a Hugging Face Hub repo id such as {SUGGESTED['mlm'][0]}, "
+                               f"got {type(choice).__name__}.")
+    source = choice.strip()
+    if len(source) > MAX_CHOICE_CHARS or not source.isprintable():
+        raise ModelChoiceError("That is not a Hugging Face Hub repo id (OWNER/NAME, e.g. FacebookAI/roberta-base).")
+    if is_local(source) and not allow_local:
+        raise ModelChoiceError(f"{source} is not a Hugging Face Hub repo id (OWNER/NAME, e.g. "
+                               f"{SUGGESTED['mlm'][0]}); local folders can be chosen only where the server "
+                               f"allows them ({LOCAL_ENV}=1).")
+    return source
+
+
+def _tokenizer(source: str, config):
+    """The model's tokenizer.json, or roberta-base's for a RoBERTa saved without one (same vocabulary size)."""
+    try:
+        return roberta.load_tokenizer(source), None
+    except roberta.ModelNotFoundError as err:
+        try:
+            fallback = roberta.load_tokenizer(FALLBACK_TOKENIZER)
+        except roberta.ModelLoadError:
+            raise err from None
+        if fallback.get_vocab_size() != config.vocab_size:
+            raise ModelChoiceError(f"{source} has no tokenizer.json, and its vocabulary ({config.vocab_size} "
+                                   f"tokens) is not {FALLBACK_TOKENIZER}'s, whose tokenizer would fit.") from None
+        return fallback, FALLBACK_TOKENIZER
+
+
+def load_choice(key: str, source: str) -> LoadedModel:
+    """`source` (a Hub repo id, or a local folder) loaded as the `key` tab's model, frozen for sharing."""
+    kept = f"The {TABS[key]} tab keeps its current model."
+    try:
+        architecture = read_architecture(source)  # config.json only: a wrong model is refused before the weights
+        if architecture != ARCHITECTURES[key]:
+            raise ModelChoiceError(f"{source} is {WHAT[architecture]} ({architecture}); the {TABS[key]} tab needs "
+                                   f"{WHAT[ARCHITECTURES[key]]} ({ARCHITECTURES[key]}). {kept}")
+        model = CLASSES[key].from_pretrained(source)
+        tokenizer, tokenizer_from = _tokenizer(source, model.config)
+        pipe = roberta.pipeline(TASKS[key], model=model, tokenizer=tokenizer, device="cpu")
+    except ModelChoiceError:
+        raise
+    except roberta.ModelLoadError as err:
+        message = str(err)
+        if not is_local(source) and "not in the local cache" in message:  # offline, or no network
+            why = "HF_HUB_OFFLINE is set" if hub_offline() else "no network"
+            raise ModelChoiceError(f"The Hugging Face Hub cannot be reached from this server ({why}), and {source} "
+                                   f"is not in its download cache. {kept}") from None
+        raise ModelChoiceError(f"Could not load {source}: {message}. {kept}") from None
+    except Exception as err:  # out of memory, a broken download...: logged, and said plainly
+        log.exception("loading %s for %s", source, key)
+        raise ModelChoiceError(f"Could not load {source} ({type(err).__name__}). {kept}") from None
+    pipe.model.eval().requires_grad_(False)  # shared by all requests; gradients only w.r.t. inputs
+    extras = {"tokenizer_from": tokenizer_from} if tokenizer_from else {}
+    return LoadedModel(key, source, pipeline=pipe, extras=extras, name=source)
+
+
+def describe(loaded: LoadedModel) -> str:
+    """One line on a loaded model: size, memory, shape, window, labels (HTML)."""
+    model, cfg = loaded.model, loaded.config
+    n_params = sum(p.numel() for p in model.parameters())
+    megabytes = sum(p.numel() * p.element_size() for p in model.parameters()) / 2 ** 20
+    name = html.escape(loaded.title, quote=False)
+    count = f"{n_params / 1e6:.1f}M" if n_params >= 1e6 else f"{n_params:,}"
+    parts = [f"<b>{name}</b>: {count} parameters ({megabytes:,.{0 if megabytes >= 10 else 1}f} MB in memory)",
+             f"{cfg.num_hidden_layers} layers × {cfg.num_attention_heads} heads, reads up to {cfg.max_length} tokens"]
+    if loaded.key == "sentiment":
+        labels = ", ".join(html.escape(str(v), quote=False) for _, v in sorted(cfg.id2label.items()))
+        parts.append(f"labels {labels}")
+        temperature = getattr(cfg, "calibration_temperature", 1.0) or 1.0
+        parts.append(f"calibration temperature {temperature:g}" if temperature != 1.0 else "scores uncalibrated")
+    if loaded.extras.get("tokenizer_from"):
+        parts.append(f"tokenizer of {loaded.extras['tokenizer_from']} (the repo has no tokenizer.json)")
+    return " · ".join(parts)
+
+
+class ModelChooser:
+    """The shipped models plus the chosen Hub models, loaded once each (LRU of `size`), one lock per model."""
+
+    def __init__(self, models: Models, size: int = HUB_CACHE_SIZE, allow_local: bool | None = None):
+        self.models = models
+        self.size = size
+        self.allow_local = local_models_allowed() if allow_local is None else allow_local
+        self._loaded: OrderedDict = OrderedDict()  # (key, source) -> LoadedModel
+        self._locks: dict = {}  # (key, source) -> the lock its loading holds
+        self._guard = threading.Lock()  # the two dicts
+
+    def _cached(self, cache_key):
+        with self._guard:
+            if cache_key in self._loaded:
+                self._loaded.move_to_end(cache_key)
+                return self._loaded[cache_key]
+            return None
+
+    def get(self, key: str, choice=None) -> LoadedModel:
+        """The `key` tab's model for `choice` (SHIPPED or empty: the start-up model, available or not)."""
+        if is_shipped(choice):
+            return self.models[key]
+        source = _check_choice(choice, self.allow_local)
+        cache_key = (key, source)
+        loaded = self._cached(cache_key)
+        if loaded is not None:
+            return loaded
+        with self._guard:
+            lock = self._locks.setdefault(cache_key, threading.Lock())
+        with lock:  # a second request for the same model waits for the first load instead of repeating it
+            loaded = self._cached(cache_key)
+            if loaded is None:
+                loaded = load_choice(key, source)
+                with self._guard:
+                    self._loaded[cache_key] = loaded
+                    while len(self._loaded) > self.size:
+                        self._loaded.popitem(last=False)
+        return loaded
+
+    def loaded(self) -> list[LoadedModel]:
+        """The Hub models loaded now, least recently used first."""
+        with self._guard:
+            return list(self._loaded.values())
+
+    def choose(self, key: str, choice=None, current=SHIPPED) -> tuple[str, str, str]:
+        """The model box's event: (the box's value, the tab's model, a status line in HTML). A model that
+        loads becomes the tab's model; one that does not leaves the box and the tab on `current`, with the
+        reason next to the box."""
+        current = SHIPPED if is_shipped(current) else current
+        try:
+            loaded = self.get(key, choice)
+        except ModelChoiceError as err:
+            message = html.escape(str(err), quote=False)
+            return current, current, f'<div class="input-error" role="alert">⚠️ {message}</div>'
+        value = SHIPPED if is_shipped(choice) else choice.strip()
+        if not loaded.available:
+            return value, value, f'<div class="input-error" role="alert">⚠️ {html.escape(loaded.error)}</div>'
+        return value, value, f'<div class="model-status">{describe(loaded)}</div>'
+

@@ -1,0 +1,209 @@
+"""A tab's model choice (`demo.model_choice`): a Hub RoBERTa loaded into our code instead of the shipped model.
+
+The Hub repo is stood in for by a local folder that `transformers` itself wrote (`save_pretrained` of a tiny
+random `transformers.RobertaForMaskedLM` / `RobertaForSequenceClassification`, with the tokenizer.json of a
+`transformers` fast tokenizer), so the tests check our loader against `transformers`' own numbers, offline."""
+import threading
+import time
+
+import gradio as gr
+import pytest
+import torch
+
+import roberta
+from demo import model_choice as MC
+from demo.handlers import Handlers
+from demo.models import load_models
+
+transformers = pytest.importorskip("transformers")
+
+TEXT = "Paris is the capital of <mask>."
+
+
+def _hf_config(tokenizer, **extra):
+    return transformers.RobertaConfig(
+        vocab_size=tokenizer.get_vocab_size(), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=64, max_position_embeddings=66, type_vocab_size=1, pad_token_id=1, bos_token_id=0,
+        eos_token_id=2, layer_norm_eps=1e-5, **extra)
+
+
+def _save_hf(folder, model, tokenizer, with_tokenizer=True):
+    model.save_pretrained(folder)  # config.json + model.safetensors, as on the Hub
+    if with_tokenizer:
+        fast = transformers.PreTrainedTokenizerFast(
+            tokenizer_object=tokenizer, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
+            mask_token="<mask>", cls_token="<s>", sep_token="</s>")
+        fast.save_pretrained(folder)  # tokenizer.json (+ tokenizer_config.json, special_tokens_map.json)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def hf_mlm_dir(tmp_path_factory, tokenizer):
+    torch.manual_seed(1)
+    model = transformers.RobertaForMaskedLM(_hf_config(tokenizer))
+    return _save_hf(tmp_path_factory.mktemp("hf-mlm"), model, tokenizer)
+
+
+@pytest.fixture(scope="module")
+def hf_clf_dir(tmp_path_factory, tokenizer):
+    """A textattack-style classifier: transformers' default labels LABEL_0 / LABEL_1, no calibration."""
+    torch.manual_seed(2)
+    model = transformers.RobertaForSequenceClassification(_hf_config(tokenizer, num_labels=2))
+    return _save_hf(tmp_path_factory.mktemp("hf-clf"), model, tokenizer)
+
+
+@pytest.fixture(scope="module")
+def models(tiny_mlm_dir, tiny_clf_dir):
+    return load_models(tiny_mlm_dir, tiny_clf_dir)
+
+
+@pytest.fixture(scope="module")
+def handlers(models, single_thread):
+    return Handlers(models, MC.ModelChooser(models, allow_local=True))
+
+
+def _hf_probabilities(folder, tokenizer, text, cls):
+    model = cls.from_pretrained(folder).eval()
+    ids = torch.tensor([tokenizer.encode(text).ids])
+    with torch.no_grad():
+        return model(ids).logits.softmax(-1)[0], ids[0]
+
+
+# ----------------------------------------------------------------------------- our code reads the folders
+def test_transformers_folders_load_with_our_code(hf_mlm_dir, hf_clf_dir):
+    assert (hf_mlm_dir / "tokenizer.json").is_file() and (hf_mlm_dir / "model.safetensors").is_file()
+    mlm = roberta.RobertaForMaskedLM.from_pretrained(hf_mlm_dir)
+    clf = roberta.RobertaForSequenceClassification.from_pretrained(hf_clf_dir)
+    assert isinstance(mlm, roberta.RobertaForMaskedLM) and clf.config.id2label == {0: "LABEL_0", 1: "LABEL_1"}
+    assert roberta.load_tokenizer(hf_mlm_dir).token_to_id("<mask>") is not None
+
+
+def test_fill_mask_runs_the_chosen_model(handlers, hf_mlm_dir, tokenizer):
+    probabilities, ids = _hf_probabilities(hf_mlm_dir, tokenizer, TEXT, transformers.RobertaForMaskedLM)
+    position = (ids == tokenizer.token_to_id("<mask>")).nonzero()[0, 0]
+    expected = probabilities[position]
+    filled, first, *_, raw, view = handlers.fill_mask(TEXT, 3, "", str(hf_mlm_dir))
+    assert [r["token"] for r in raw[0]] == expected.topk(3).indices.tolist()  # transformers' own ranking
+    assert raw[0][0]["score"] == pytest.approx(float(expected.max()), abs=1e-5)
+    shipped = handlers.fill_mask(TEXT, 3)[-2]
+    assert [r["token"] for r in shipped[0]] != [r["token"] for r in raw[0]]  # the default is still ours
+    assert handlers.fill_mask(TEXT, 3, "", MC.SHIPPED)[-2] == shipped
+
+
+def test_classify_runs_the_chosen_model_with_its_labels(handlers, hf_clf_dir, tokenizer):
+    label, words, explanation = handlers.classify("the cat likes good music.", str(hf_clf_dir))
+    assert set(label) == {"LABEL_0", "LABEL_1"}  # the model's own id2label names, shown as they are
+    expected, _ = _hf_probabilities(hf_clf_dir, tokenizer, "the cat likes good music.",
+                                    transformers.RobertaForSequenceClassification)
+    assert label["LABEL_1"] == pytest.approx(float(expected[1]), abs=1e-5)  # no calibration: temperature 1
+    assert r"*LABEL\_1*" in explanation and any(score is not None for _, score in words)
+    assert set(handlers.classify("the cat likes good music.")[0]) == {"negative", "positive"}
+
+
+# ----------------------------------------------------------------------------- the model box
+def test_choose_loads_once_and_describes_the_model(models, hf_mlm_dir, monkeypatch):
+    chooser = MC.ModelChooser(models, allow_local=True)
+    calls = []
+    load = MC.load_choice
+    monkeypatch.setattr(MC, "load_choice", lambda key, source: calls.append(source) or load(key, source))
+    value, current, status = chooser.choose("mlm", str(hf_mlm_dir), MC.SHIPPED)
+    assert value == current == str(hf_mlm_dir)
+    assert "model-status" in status and "parameters" in status and "MB in memory" in status
+    assert "2 layers × 4 heads" in status and "64 tokens" in status
+    assert chooser.get("mlm", str(hf_mlm_dir)) is chooser.get("mlm", f"  {hf_mlm_dir} ")
+    assert len(calls) == 1
+    assert chooser.choose("mlm", MC.SHIPPED, str(hf_mlm_dir))[:2] == (MC.SHIPPED, MC.SHIPPED)
+
+
+def test_cache_keeps_the_last_few_models(models, tmp_path, monkeypatch):
+    monkeypatch.setattr(MC, "load_choice", lambda key, source: models[key])
+    chooser = MC.ModelChooser(models, size=2, allow_local=True)
+    for name in ("a", "b", "a", "c"):
+        chooser.get("mlm", str(tmp_path / name))
+    assert [key[1][-1] for key in chooser._loaded] == ["a", "c"]  # b, least recently used, dropped
+
+
+def test_a_slow_load_blocks_only_that_model(models, monkeypatch):
+    """Two requests for one model load it once; the shipped model answers meanwhile."""
+    started, release, calls = threading.Event(), threading.Event(), []
+
+    def slow(key, source):
+        calls.append(source)
+        started.set()
+        release.wait(10)
+        return models[key]
+
+    monkeypatch.setattr(MC, "load_choice", slow)
+    chooser = MC.ModelChooser(models)
+    threads = [threading.Thread(target=chooser.get, args=("mlm", "owner/big-model")) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    assert started.wait(10)
+    begin = time.perf_counter()
+    assert chooser.get("mlm", MC.SHIPPED) is models.mlm and chooser.get("sentiment") is models.sentiment
+    assert time.perf_counter() - begin < 1
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert calls == ["owner/big-model"]
+
+
+@pytest.mark.parametrize("key, choice, allow_local, message", [
+    ("mlm", "someone/no-such-roberta", True, "The Hugging Face Hub cannot be reached from this server "
+                                             "(HF_HUB_OFFLINE is set)"),
+    ("sentiment", "FacebookAI/roberta-base", True, "cannot be reached"),
+    ("mlm", "not a repo id!", True, "neither an existing folder nor a valid Hugging Face Hub repo id"),
+    ("mlm", "<b>x</b>/y", True, "&lt;b&gt;"),
+    ("mlm", "a" * 300, True, "That is not a Hugging Face Hub repo id"),
+    ("mlm", "/etc", False, "local folders can be chosen only where the server allows them"),
+    ("mlm", "../assets", False, "local folders can be chosen only"),
+    ("mlm", "/no/such/folder", True, "no such folder"),
+])
+def test_a_model_that_cannot_load_keeps_the_current_one(models, monkeypatch, key, choice, allow_local, message):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    chooser = MC.ModelChooser(models, allow_local=allow_local)
+    value, current, status = chooser.choose(key, choice, "owner/current")
+    assert (value, current) == ("owner/current", "owner/current")
+    assert 'class="input-error"' in status and message in status and "Traceback" not in status
+    assert not chooser.loaded()  # nothing cached: it can be tried again
+
+
+def test_wrong_architecture_is_refused_by_name(models, hf_mlm_dir, hf_clf_dir, handlers):
+    chooser = MC.ModelChooser(models, allow_local=True)
+    _, current, status = chooser.choose("sentiment", str(hf_mlm_dir))
+    assert current == MC.SHIPPED and "a masked language model (fill mask)" in status
+    assert "needs a text classifier" in status and "keeps its current model" in status
+    with pytest.raises(gr.Error, match="a text classifier .* the Fill mask tab needs a masked language model"):
+        handlers.fill_mask(TEXT, 3, "", str(hf_clf_dir))
+
+
+def test_handlers_refuse_a_bad_choice_plainly(handlers, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(gr.Error, match="cannot be reached"):
+        handlers.classify("good", "someone/no-such-roberta")
+    assert set(handlers.classify("good")[0]) == {"negative", "positive"}  # the shipped one still answers
+
+
+def test_a_repo_without_tokenizer_json_reads_with_roberta_bases(tmp_path_factory, tokenizer, tiny_mlm_dir,
+                                                                monkeypatch, models):
+    """Older Hub classifiers (vocab.json + merges.txt) share roberta-base's vocabulary: its tokenizer.json."""
+    torch.manual_seed(3)
+    folder = _save_hf(tmp_path_factory.mktemp("hf-old"),
+                      transformers.RobertaForSequenceClassification(_hf_config(tokenizer, num_labels=2)), tokenizer,
+                      with_tokenizer=False)
+    monkeypatch.setattr(MC, "FALLBACK_TOKENIZER", str(tiny_mlm_dir))  # stands in for FacebookAI/roberta-base
+    loaded = MC.load_choice("sentiment", str(folder))
+    assert loaded.extras["tokenizer_from"] == str(tiny_mlm_dir)
+    assert "the repo has no tokenizer.json" in MC.describe(loaded)
+    other = tmp_path_factory.mktemp("small-vocab")
+    roberta.train_tokenizer(["a b c d e"] * 5, vocab_size=270, min_frequency=1, show_progress=False).save(
+        str(other / "tokenizer.json"))
+    monkeypatch.setattr(MC, "FALLBACK_TOKENIZER", str(other))
+    with pytest.raises(MC.ModelChoiceError, match="has no tokenizer.json, and its vocabulary"):
+        MC.load_choice("sentiment", str(folder))
+
+
+def test_choices_offer_the_shipped_model_first():
+    assert MC.choices("mlm")[0] == (MC.SHIPPED_LABELS["mlm"], MC.SHIPPED)
+    assert "FacebookAI/roberta-base" in [value for _, value in MC.choices("mlm")]
+    assert all("/" in value for _, value in MC.choices("sentiment")[1:])
