@@ -17,7 +17,7 @@ import torch
 from . import explain, figures
 from .fill_mask_view import completed_sentence, mask_labels, predictions_html
 from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
-from .model_choice import SHIPPED, ModelChooser
+from .model_choice import SHIPPED, ModelChooser, is_shipped
 from .models import Models
 from .tokens_view import Tokens, classifier_text, cut_to_window, special_ids, tokenize
 from .validation import (MASK_RE, MAX_EPOCHS, MAX_SEED, MAX_TOP_K, candidate_words, clean_text, count_masks, fail,
@@ -80,10 +80,11 @@ class Handlers:
         """(label probabilities, per-word attribution in [-1, 1] for HighlightedText, explanation). A word's
         score is its push towards the positive label (`explain.polarity`): plus towards positive, minus towards
         negative, whatever the prediction. `model`: SHIPPED or a Hub repo id (`demo.model_choice`)."""
+        lowercase = is_shipped(model)  # as the shipped classifier was fine-tuned; a Hub classifier may be cased
         loaded = self._need("sentiment", model)
         pipe, model, tokenizer = loaded.pipeline, loaded.model, loaded.tokenizer
         text = clean_text(text)
-        model_text = classifier_text(text, tokenizer, pipe.max_length)
+        model_text = classifier_text(text, tokenizer, pipe.max_length, lowercase=lowercase)
         results = pipe(model_text)
         if results and results[0].get("truncated"):
             warn_truncated(pipe.max_length)

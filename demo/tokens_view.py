@@ -7,7 +7,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from roberta.text import normalize_for_classifier
+from roberta.text import detokenize, normalize_for_classifier
 from roberta.tokenizer import for_model
 
 from .validation import require_visible
@@ -109,10 +109,11 @@ def cut_to_window(text: str, tokenizer, max_length: int) -> str:
     return cut
 
 
-def classifier_text(text: str, tokenizer, max_length: int) -> str:
+def classifier_text(text: str, tokenizer, max_length: int, lowercase: bool = True) -> str:
     """What the classifier reads, as in fine-tuning (detokenized, lower-cased: `roberta.text`), of no more
-    text than it can read."""
-    text = normalize_for_classifier(text, max_chars=8 * window_chars(tokenizer, max_length))
+    text than it can read. `lowercase=False` for a Hub classifier, which may be cased (e.g. roberta-large's)."""
+    max_chars = 8 * window_chars(tokenizer, max_length)
+    text = normalize_for_classifier(text, max_chars) if lowercase else detokenize(text, max_chars)
     return require_visible(cut_to_window(text, tokenizer, max_length))
 
 

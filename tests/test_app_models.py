@@ -100,6 +100,17 @@ def test_classify_runs_the_chosen_model_with_its_labels(handlers, hf_clf_dir, to
     assert set(handlers.classify("the cat likes good music.")[0]) == {"negative", "positive"}
 
 
+def test_a_hub_classifier_reads_the_text_in_its_own_case(handlers, hf_clf_dir, monkeypatch):
+    """Only the shipped classifier was fine-tuned on lower-cased text; a Hub one (roberta-large's) may be cased."""
+    read = []
+    call = roberta.pipelines.TextClassificationPipeline.__call__
+    monkeypatch.setattr(roberta.pipelines.TextClassificationPipeline, "__call__",
+                        lambda self, text, **kw: read.append(text) or call(self, text, **kw))
+    handlers.classify("The Cat likes GOOD music.", str(hf_clf_dir))
+    handlers.classify("The Cat likes GOOD music.")
+    assert read == ["The Cat likes GOOD music.", "the cat likes good music."]
+
+
 # ----------------------------------------------------------------------------- the model box
 def test_choose_loads_once_and_describes_the_model(models, hf_mlm_dir, monkeypatch):
     chooser = MC.ModelChooser(models, allow_local=True)
