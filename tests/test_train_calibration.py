@@ -240,6 +240,7 @@ def two_stage(train_files, tiny_mlm_dir, tmp_path_factory):
     return stage1, stage2
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_two_stage_finetune(two_stage, tiny_mlm_dir):
     stage1, stage2 = two_stage
     m1 = json.loads((stage1 / "metrics.json").read_text())
@@ -325,6 +326,7 @@ def seeds(train_files, tiny_mlm_dir, tmp_path_factory):
     return folders
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_average_is_the_mean_and_a_hub_ready_folder(seeds, tmp_path):
     out = tmp_path / "avg"
     assert average.main([*map(str, seeds), "--out", str(out)]) == 0

@@ -56,6 +56,7 @@ def test_lr_schedule_shape():
     assert optim.lr_factor(50, 10, None, "cosine", time_progress=0.5) == pytest.approx(0.5)
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_time_budget_stops_cleanly_with_decayed_lr(train_files, tmp_path):
     out = tmp_path / "run"
     argv = pretrain_argv(train_files, out, "--time-budget-min", "0.05", "--warmup", "1", "--log-every", "1")
@@ -98,6 +99,7 @@ def interrupt_at(monkeypatch, step):
     monkeypatch.setattr(trainer.Trainer, "_train_step", train_step)
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 @pytest.mark.parametrize("masking,precision", [("dynamic", "fp32"), ("static", "fp32"), ("dynamic", "bf16")])
 def test_resume_is_bit_identical(train_files, tmp_path, monkeypatch, capsys, masking, precision):
     # dropout on, gradient accumulation, an evaluation in the middle: all must be restored exactly
@@ -166,6 +168,7 @@ def test_crash_while_saving_keeps_previous_checkpoint(train_files, tmp_path, mon
     assert roberta.RobertaForMaskedLM.from_pretrained(out)
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_truncated_checkpoint_on_resume_falls_back_to_the_previous_one(train_files, tmp_path, monkeypatch, capsys):
     # issue 13: a truncated checkpoint gave a 31-line traceback without the file name, and exit code 1
     extra = ["--max-steps", "6", "--save-every", "2", "--log-every", "1"]
@@ -295,6 +298,7 @@ def test_nan_loss_stops_without_saving(train_files, tmp_path, monkeypatch, capsy
 
 
 # ----- signals, in a real subprocess -----
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_sigterm_saves_checkpoint_and_exits_cleanly(train_files, tmp_path):
     out = tmp_path / "run"
     argv = pretrain_argv(train_files, out, "--max-steps", "100000", "--log-every", "1")

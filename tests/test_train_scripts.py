@@ -75,6 +75,7 @@ def test_pretrain_token_budget_and_model_overrides(train_files, tmp_path):
     assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads) == (1, 16, 2)
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_pretrain_continuation_phase_starts_from_init_weights(train_files, tmp_path):
     phase1, phase2 = tmp_path / "phase1", tmp_path / "phase2"
     assert pretrain.main(pretrain_argv(train_files, phase1)) == 0
@@ -94,6 +95,7 @@ def test_pretrain_continuation_phase_starts_from_init_weights(train_files, tmp_p
     assert pretrain.main(argv + ["--max-length", "33"]) == 2  # rows longer than the model takes
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_finetune_from_pretrained_and_from_random(train_files, tmp_path, tiny_mlm_dir):
     pre = tmp_path / "from-pretrained"
     assert finetune.main(finetune_argv(train_files, pre, "--init", str(tiny_mlm_dir))) == 0
@@ -112,6 +114,7 @@ def test_finetune_from_pretrained_and_from_random(train_files, tmp_path, tiny_ml
     assert roberta.RobertaForSequenceClassification.from_pretrained(rnd).config.max_length == 32
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_finetune_never_selects_on_dev(train_files, tmp_path, tiny_mlm_dir):
     """Default: the end-of-run weights. --select calibration: the best checkpoint on the calibration slice."""
     out = tmp_path / "clf"
@@ -203,6 +206,7 @@ def run_module(module, argv):
     return subprocess.run([sys.executable, "-m", module, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_missing_corpus_file(train_files, tmp_path):
     missing = tmp_path / "nope.txt"
     argv = pretrain_argv(train_files, tmp_path / "out")
@@ -233,6 +237,7 @@ def test_wrong_tsv_columns(train_files, tmp_path, tiny_mlm_dir, capsys):
     assert err.startswith("error:") and str(bad) in err and "column" in err
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_label_outside_label_set(train_files, tmp_path, tiny_mlm_dir):
     bad = tmp_path / "labels.tsv"
     bad.write_text("sentence\tlabel\na fine film\t1\na dull film\t0\nwhat is this\t2\n")
@@ -258,6 +263,7 @@ def test_bad_options(train_files, tmp_path, tiny_mlm_dir, capsys):
     assert "--init random" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
     from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
     from scripts import release
@@ -316,6 +322,7 @@ def test_release_errors(tmp_path, capsys):
         release.main([])
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_unigram_output_bias_starts_at_the_unigram_distribution(train_files, tmp_path, capsys):
     import torch
 

@@ -24,6 +24,7 @@ def run_module(module, *args, env=None, timeout=120):
 
 
 # ----- tokenizer -----
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_tokenizer_cli_end_to_end(tmp_path, sentences):
     wiki = tmp_path / "wiki.tokens"
     wiki.write_text("".join(f" = Doc {i} = \n {s[:-1]} , and <unk> again .\n" for i, s in enumerate(sentences)))
@@ -41,6 +42,7 @@ def test_tokenizer_cli_end_to_end(tmp_path, sentences):
     assert tok.encode("The cat sees the sea.").ids[0] == 0
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_tokenizer_cli_bad_corpus(tmp_path):
     result = run_module("train.tokenizer", "--corpus", tmp_path / "nope.txt", "--out", tmp_path / "t")
     assert result.returncode == 2 and "nope.txt" in result.stderr and "Traceback" not in result.stderr
@@ -79,6 +81,7 @@ def test_evaluate_classifier(tiny_clf_dir, tokenizer, sentences):
         evaluate.evaluate_classifier(model, tokenizer, ["a"], [5])
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_evaluate_cli_writes_and_merges_json(tiny_mlm_dir, tiny_clf_dir, sentences, tmp_path):
     text = tmp_path / "valid.txt"
     text.write_text("\n".join(" ".join(sentences[i:i + 4]) for i in range(0, 200, 4)) + "\n")
@@ -101,6 +104,7 @@ def test_evaluate_cli_writes_and_merges_json(tiny_mlm_dir, tiny_clf_dir, sentenc
     assert metrics["imdb"]["n"] == 25 and 0 <= metrics["imdb"]["accuracy"] <= 1
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_evaluate_cli_mlm_max_length(tiny_mlm_dir, sentences, tmp_path):
     text = tmp_path / "valid.txt"
     text.write_text(" ".join(sentences[:120]) + "\n")
@@ -117,6 +121,7 @@ def test_evaluate_cli_mlm_max_length(tiny_mlm_dir, sentences, tmp_path):
     assert r.returncode == 2 and "--max-length must be between 3 and" in r.stderr  # (the old name still works)
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_evaluate_cli_rejects_wrong_head(tiny_mlm_dir, tmp_path):
     labeled = tmp_path / "dev.tsv"
     labeled.write_text("sentence\tlabel\ngood\t1\n")
@@ -135,6 +140,7 @@ def model_folder(tiny_mlm_dir, tmp_path):
     return folder
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_push_offline_fails_fast_and_clearly(model_folder):
     start = time.time()  # an endpoint that refuses connections: no network needed, never hangs
     r = run_module("train.push", model_folder, "--repo-id", "someone/tiny", env={"HF_ENDPOINT": "http://127.0.0.1:9"},
@@ -146,6 +152,7 @@ def test_push_offline_fails_fast_and_clearly(model_folder):
     assert r.returncode == 2 and "cannot reach the Hugging Face Hub" in r.stderr and "offline mode" in r.stderr
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_push_rejects_incomplete_folder(model_folder, monkeypatch):
     monkeypatch.setattr("huggingface_hub.HfApi", lambda *a, **k: pytest.fail("must not go online"))
     (model_folder / "README.md").unlink()
