@@ -7,7 +7,7 @@
 
 Data: the --corpus mixture is read (`train.data.load_mixture_with_stats`), packed RoBERTa-style into full
 rows of --max-length tokens (FULL-SENTENCES: documents follow each other, separated by </s>) and cached in
---cache-dir; held-out rows always have the model's full length, so figures compare across phases. Masking:
+--cache-dir; held-out rows have the model's full length (or --eval-length), so figures compare across phases. Masking:
 dynamic (RoBERTa, a fresh mask every time a row is seen) or static (BERT, --dupe-factor fixed masks per row,
 cycled over epochs). The training machinery is `train.trainer`; the options are `PretrainArguments`.
 
@@ -51,6 +51,9 @@ class PretrainArguments(ModelArguments, TrainingArguments):
     valid: str = option(DEFAULT_VALID, "held-out text for evaluation (default: %(default)s)", group="data")
     eval_rows: int = option(256, "held-out rows used by the periodic evaluations (default: %(default)s)",
                             group="data")
+    eval_length: int | None = option(None, "tokens per held-out row (default: the model's longest input, so "
+                                     "figures compare across phases; shorter rows compare short probes)",
+                                     group="data")
     final_eval_rows: int = option(0, "held-out rows of the final evaluation, 0 = all (default: %(default)s)",
                                   group="data")
     tokenizer: str | None = option(None, "tokenizer.json or a folder holding one; default: train one on --corpus "
@@ -184,7 +187,11 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     say(f"reading {args.corpus}", flush=True)
     documents, sources = data.load_mixture_with_stats(args.corpus, char_budget=args.corpus_chars, seed=args.seed)
     rows = data.pack_sequences(documents, tokenizer, seq_length, cache_dir=cache)
-    valid_rows = data.pack_sequences(data.read_documents(args.valid), tokenizer, config.max_length, cache_dir=cache)
+    eval_length = args.eval_length or config.max_length
+    if not 8 <= eval_length <= config.max_length:
+        raise UserError(f"--eval-length must be between 8 and the model's longest input {config.max_length}, "
+                        f"got {eval_length}")
+    valid_rows = data.pack_sequences(data.read_documents(args.valid), tokenizer, eval_length, cache_dir=cache)
     del documents
     say(f"{len(rows):,} training rows of {seq_length} tokens ({rows.ne(config.pad_token_id).sum():,} "
         f"tokens), {len(valid_rows):,} held-out rows", flush=True)
