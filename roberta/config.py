@@ -88,6 +88,8 @@ class RobertaConfig:
             dtype="float32",  # compute dtype, whatever the stored one (transformers would else adopt float16 files')
         )
         d["id2label"] = {str(k): v for k, v in self.id2label.items()}
+        if not architecture.endswith("ForSequenceClassification"):
+            del d["calibration_temperature"]  # a classifier's setting: an MLM's config.json does not carry it
         return d
 
     @classmethod

@@ -130,6 +130,7 @@ def test_save_pretrained_round_trips_exactly(mlm, tiny_config, tmp_path):
     assert (tmp_path / "config.json").is_file() and (tmp_path / "model.safetensors").is_file()
     saved = json.loads((tmp_path / "config.json").read_text())
     assert saved["model_type"] == "roberta" and saved["architectures"] == ["RobertaForMaskedLM"]
+    assert "calibration_temperature" not in saved  # a classifier's setting
     loaded = roberta.RobertaForMaskedLM.from_pretrained(tmp_path)
     assert loaded.config == tiny_config and not loaded.training
     ours, theirs = mlm.state_dict(), loaded.state_dict()
@@ -144,6 +145,7 @@ def test_classifier_round_trip_keeps_labels(tiny_clf_dir):
     model = roberta.RobertaForSequenceClassification.from_pretrained(tiny_clf_dir)
     assert model.config.id2label == {0: "negative", 1: "positive"}
     assert model.config.label2id == {"negative": 0, "positive": 1}
+    assert json.loads((tiny_clf_dir / "config.json").read_text())["calibration_temperature"] == 1.0
 
 
 def _rewrite_weights(folder, change):
