@@ -1,0 +1,112 @@
+"""Held-out MLM accuracy against total training tokens, phase after phase, with what more tokens would buy.
+
+    python -m scripts.phase_curve                                  # assets/mini-roberta-mlm -> its phases.png
+    python -m scripts.phase_curve --model assets/mini-roberta-mlm --target 0.42 --tokens-per-s 1900
+
+Reads the shipped model's phases.json (each phase's metrics.json: tokens, held-out accuracy on all WikiText-2
+valid 128-token rows) and draws accuracy against cumulative tokens on a log axis. The extrapolation is the
+straight line (accuracy linear in log tokens) through the last two phase ends: the marginal rate the last
+phase paid, carried forward. It is an extrapolation from two points, not a measurement; curves of this kind
+bend down (flatten) as a model of fixed size approaches its capacity, so the line is an optimistic bound.
+Prints the tokens (and hours at --tokens-per-s) at which the line reaches --target.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from scripts.release import PHASES_FILE
+
+
+def phase_points(model: Path) -> list[tuple[float, float]]:
+    """(cumulative tokens, held-out accuracy) at the end of each phase."""
+    phases = json.loads((model / PHASES_FILE).read_text())
+    points, total = [], 0.0
+    for phase in phases:
+        total += phase["train_tokens"]
+        points.append((total, phase["eval_accuracy"]))
+    return points
+
+
+def log_linear(points: list[tuple[float, float]]) -> tuple[float, float]:
+    """(accuracy gained per doubling of tokens, accuracy at 1 token) of the line through the last two points."""
+    (t0, a0), (t1, a1) = points[-2:]
+    per_doubling = (a1 - a0) / math.log2(t1 / t0)
+    return per_doubling, a1 - per_doubling * math.log2(t1)
+
+
+def tokens_for(target: float, per_doubling: float, intercept: float) -> float | None:
+    return 2 ** ((target - intercept) / per_doubling) if per_doubling > 0 else None
+
+
+def plot(points, per_doubling, intercept, target, path: Path) -> None:
+    import matplotlib
+    import matplotlib.ticker
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
+    tokens = [t / 1e6 for t, _ in points]
+    ax.plot(tokens, [100 * a for _, a in points], "o-", color="tab:blue", label="end of each phase (measured)")
+    for i, (t, a) in enumerate(points, 1):
+        above = i == len(points) or i % 2 == 0  # alternate, so that close phase ends do not overlap
+        ax.annotate(f"phase {i}: {100 * a:.1f}%", (t / 1e6, 100 * a), textcoords="offset points", fontsize=8,
+                    xytext=(-10, 8) if above else (8, -12), ha="right" if above else "left")
+    needed = tokens_for(target, per_doubling, intercept)
+    end = max(4 * points[-1][0], (needed or 0) * 1.3)
+    xs = [points[-1][0] * (end / points[-1][0]) ** (i / 50) for i in range(51)]
+    ax.plot([x / 1e6 for x in xs], [100 * (intercept + per_doubling * math.log2(x)) for x in xs], "--",
+            color="tab:gray", label=f"extrapolation: last phase's rate, {100 * per_doubling:+.1f} points per doubling")
+    ax.axhline(100 * target, color="tab:red", lw=0.8, label=f"target {100 * target:.0f}%")
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}" if str(int(x))[0] in "25" else ""))
+    ax.set(xlabel="total training tokens (millions, log scale)", ylabel="held-out MLM accuracy (%)",
+           title="Held-out MLM accuracy (WikiText-2 valid, 128-token rows) across phases")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m scripts.phase_curve", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", default="assets/mini-roberta-mlm", help="a shipped MLM folder with phases.json")
+    p.add_argument("--target", type=float, default=0.42, help="accuracy to extrapolate to (default: %(default)s)")
+    p.add_argument("--tokens-per-s", type=float, default=1900.0,
+                   help="training speed for the hours estimate (default: %(default)s, this CPU's)")
+    p.add_argument("--out", default=None, help="the figure (default: MODEL/phases.png)")
+    args = p.parse_args(argv)
+    model = Path(args.model)
+    if not (model / PHASES_FILE).is_file():
+        print(f"error: {model / PHASES_FILE} not found (a folder shipped by scripts.release)", file=sys.stderr)
+        return 2
+    points = phase_points(model)
+    if len(points) < 2:
+        print("error: an extrapolation needs at least two phases", file=sys.stderr)
+        return 2
+    per_doubling, intercept = log_linear(points)
+    out = Path(args.out) if args.out else model / "phases.png"
+    plot(points, per_doubling, intercept, args.target, out)
+    for i, (t, a) in enumerate(points, 1):
+        print(f"phase {i}: {t / 1e6:.1f}M tokens in all, held-out accuracy {100 * a:.1f}%")
+    print(f"last phase's rate: {100 * per_doubling:+.2f} points per doubling of tokens")
+    needed = tokens_for(args.target, per_doubling, intercept)
+    if needed is None:
+        print("the last phase did not improve accuracy: no extrapolation")
+    elif needed <= points[-1][0]:
+        print(f"the target {100 * args.target:.0f}% is already reached")
+    else:
+        more = needed - points[-1][0]
+        print(f"the line reaches {100 * args.target:.0f}% at {needed / 1e6:.0f}M tokens: {more / 1e6:.0f}M more, "
+              f"{more / args.tokens_per_s / 3600:.1f} h at {args.tokens_per_s:,.0f} tokens/s")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

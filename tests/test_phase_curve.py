@@ -1,0 +1,28 @@
+"""scripts.phase_curve: accuracy against cumulative tokens across phases and the log-linear extrapolation."""
+import json
+import math
+
+from scripts import phase_curve
+
+
+def write_phases(folder, phases):
+    (folder / "phases.json").write_text(json.dumps([{"train_tokens": t, "eval_accuracy": a} for t, a in phases]))
+
+
+def test_extrapolation_through_the_last_two_phase_ends(tmp_path, capsys):
+    write_phases(tmp_path, [(1e6, 0.10), (1e6, 0.20), (2e6, 0.25)])  # cumulative 1M, 2M, 4M tokens
+    assert phase_curve.phase_points(tmp_path) == [(1e6, 0.10), (2e6, 0.20), (4e6, 0.25)]
+    per_doubling, intercept = phase_curve.log_linear(phase_curve.phase_points(tmp_path))
+    assert math.isclose(per_doubling, 0.05) and math.isclose(intercept + per_doubling * 22, 0.25, abs_tol=0.01)
+    assert math.isclose(phase_curve.tokens_for(0.35, per_doubling, intercept), 16e6)  # two more doublings
+    assert phase_curve.main(["--model", str(tmp_path), "--target", "0.35", "--tokens-per-s", "1000"]) == 0
+    out = capsys.readouterr().out
+    assert "+5.00 points per doubling" in out and "16M tokens: 12M more, 3.3 h" in out
+    assert (tmp_path / "phases.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_no_gain_means_no_extrapolation(tmp_path, capsys):
+    write_phases(tmp_path, [(1e6, 0.30), (1e6, 0.29)])
+    assert phase_curve.main(["--model", str(tmp_path)]) == 0
+    assert "did not improve accuracy: no extrapolation" in capsys.readouterr().out
+    assert phase_curve.main(["--model", str(tmp_path / "missing")]) == 2
