@@ -20,26 +20,27 @@ def test_dry_run_changes_one_thing_per_probe(tmp_path, capsys):
     reference = lines["reference"]
     assert "--token-budget 1e+06" in reference and "--eval-length 64" in reference and "--init" not in reference
     assert lines["lr-5e-4"] == reference.replace("--lr 0.001", "--lr 0.0005").replace("/reference", "/lr-5e-4")
-    assert lines["bias-unigram"].endswith("--output-bias unigram --resume")
+    assert lines["bias-zero"] == reference.replace("--output-bias unigram", "--output-bias zero").replace(
+        "/reference", "/bias-zero")
     assert lines["vocab-16k"].endswith("p/tokenizer-16k --resume") and not (tmp_path / "p").exists()
 
 
 @pytest.mark.slow
 def test_probes_run_and_summarize(train_files, tmp_path, single_thread):
     out, ship = tmp_path / "probes", tmp_path / "ship"
-    argv = ["--only", "reference", "bias-unigram", "--out", str(out), "--ship", str(ship), "--preset", "tiny",
+    argv = ["--only", "reference", "bias-zero", "--out", str(out), "--ship", str(ship), "--preset", "tiny",
             "--corpus", str(train_files / "corpus.txt"), "--valid", str(train_files / "valid.txt"),
             "--tokenizer", str(train_files / "tokenizer.json"), "--token-budget", "4000", "--eval-every", "2",
             "--eval-rows", "8", "--eval-length", "32", "--precision", "fp32", "--cache-dir", ""]
     assert probes.main(argv) == 0
     results = json.loads((ship / "results.json").read_text())
-    assert list(results) == ["reference", "bias-unigram"]
+    assert list(results) == ["reference", "bias-zero"]
     for r in results.values():
         assert r["finished"] and r["tokens"] >= 4000 and len(r["curve"]) >= 3
         assert r["curve"][-1]["tokens"] == r["tokens"]  # the last evaluation is at the end of the budget
     table = (ship / "results.md").read_text()
-    assert table.count("\n") == 4 and "| bias-unigram |" in table
+    assert table.count("\n") == 4 and "| bias-zero |" in table
     assert (ship / "curves.png").read_bytes()[:4] == b"\x89PNG"
     # the unigram bias starts the model at the corpus's token frequencies: a lower first held-out loss
-    assert results["bias-unigram"]["curve"][0]["loss"] < results["reference"]["curve"][0]["loss"]
+    assert results["reference"]["curve"][0]["loss"] < results["bias-zero"]["curve"][0]["loss"]
     assert probes.main(argv) == 0  # run again: every probe is already done, the summary is rewritten
