@@ -11,6 +11,7 @@ def test_plateau_exit_is_the_first_evaluation_below_the_line():
              {"loss": 5.5, "tokens": 3, "step": 3}]
     assert probes.plateau_exit(evals)["step"] == 2
     assert probes.plateau_exit(evals[:1]) is None
+    assert probes.first_below(evals, 5.6)["step"] == 3 and probes.first_below(evals, None) is None
 
 
 def test_dry_run_changes_one_thing_per_probe(tmp_path, capsys):
@@ -43,4 +44,6 @@ def test_probes_run_and_summarize(train_files, tmp_path, single_thread):
     assert (ship / "curves.png").read_bytes()[:4] == b"\x89PNG"
     # the unigram bias starts the model at the corpus's token frequencies: a lower first held-out loss
     assert results["reference"]["curve"][0]["loss"] < results["bias-zero"]["curve"][0]["loss"]
+    # ... which is the unigram model every probe's first milestone is measured from
+    assert results["bias-zero"]["unigram_loss"] == results["reference"]["curve"][0]["loss"]
     assert probes.main(argv) == 0  # run again: every probe is already done, the summary is rewritten

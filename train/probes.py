@@ -8,11 +8,14 @@
 Every probe is `train.pretrain` from random weights on the same data (the default mixture, seed 0), with the
 same token budget and a linear decay to zero at it, evaluated every --eval-every steps on the same held-out
 rows (WikiText-2 valid in 64-token rows: positions 1-64 are trained by every probe, so the figures compare).
-Each probe changes one thing from the reference. A probe has left the plateau at the first evaluation whose
-held-out loss is below PLATEAU_EXIT_LOSS: the plateau is where a model that has only learned token
-frequencies sits (held-out loss ~6.5-6.6, accuracy ~14%: "the", ",", "." everywhere); a loss of 6.0 is
-reached only by using the context. Results: OUT/results.json, OUT/results.md and OUT/curves.png, copied to
---ship.
+Each probe changes one thing from the reference. Two milestones per probe, read from its held-out curve:
+- "below the unigram model": the first evaluation at least UNIGRAM_MARGIN nats below the loss of a model that
+  knows only token frequencies (the reference's step-0 loss: its output bias is the log unigram frequencies,
+  ~7.6 here), i.e. the model has started to use the context;
+- "left the plateau": the first evaluation below PLATEAU_EXIT_LOSS. The plateau is where the shipped phase 1
+  sat for 35M tokens (held-out loss 6.5-6.6 in 128-token rows, accuracy ~14%); below 6.0 a model uses the
+  context well beyond its neighbouring tokens (phase 2 ended at 5.95).
+Results: OUT/results.json, OUT/results.md and OUT/curves.png, copied to --ship.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from .experiment import run_steps, script, training
 from .reporting import read_log
 
 PLATEAU_EXIT_LOSS = 6.0
+UNIGRAM_MARGIN = 0.3
 SHIPPED_TOKENIZER = "assets/mini-roberta-mlm"
 # 1,024 tokens per optimizer step. The reference starts at the plateau (the unigram output bias): from a zero
 # bias, AdamW moves each bias by ~lr per step, and log frequencies span ~10 nats, so a model needs thousands of
@@ -86,25 +90,39 @@ def plan(args) -> list:
     return steps
 
 
+def first_below(evals: list[dict], loss: float | None) -> dict | None:
+    """The first evaluation whose held-out loss is below `loss`, or None."""
+    if loss is None:
+        return None
+    return next((e for e in evals if e["loss"] < loss), None)
+
+
 def plateau_exit(evals: list[dict]) -> dict | None:
-    """The first evaluation below PLATEAU_EXIT_LOSS, or None."""
-    return next((e for e in evals if e["loss"] < PLATEAU_EXIT_LOSS), None)
+    return first_below(evals, PLATEAU_EXIT_LOSS)
+
+
+def _milestone(e: dict | None) -> dict | None:
+    return {"tokens": e["tokens"], "step": e["step"]} if e else None
 
 
 def summarize(out: Path) -> dict:
+    """{probe: its curve, milestones, end figures}; the unigram model's loss is the reference's first evaluation."""
+    logs = {name: [e for e in read_log(out / name / "log.jsonl") if e["type"] == "eval"]
+            for name in PROBES if (out / name / "log.jsonl").is_file()}
+    reference = logs.get("reference")
+    unigram_loss = reference[0]["loss"] if reference and reference[0]["step"] == 0 else None
     results = {}
-    for name, (what, _) in PROBES.items():
-        folder = out / name
-        if not (folder / "log.jsonl").is_file():
-            continue
-        evals = [e for e in read_log(folder / "log.jsonl") if e["type"] == "eval"]
-        metrics = json.loads((folder / "metrics.json").read_text()) if (folder / "metrics.json").is_file() else {}
-        exit_ = plateau_exit(evals)
+    for name, evals in logs.items():
+        metrics_path = out / name / "metrics.json"
+        metrics = json.loads(metrics_path.read_text()) if metrics_path.is_file() else {}
+        margin = unigram_loss - UNIGRAM_MARGIN if unigram_loss is not None else None
         results[name] = {
-            "what": what, "finished": bool(metrics),
+            "what": PROBES[name][0], "finished": bool(metrics),
             "curve": [{"tokens": e["tokens"], "step": e["step"], "loss": e["loss"],
                        "accuracy": e["accuracy"]} for e in evals],
-            "plateau_exit": {"tokens": exit_["tokens"], "step": exit_["step"]} if exit_ else None,
+            "unigram_loss": unigram_loss,
+            "below_unigram": _milestone(first_below(evals, margin)),
+            "plateau_exit": _milestone(plateau_exit(evals)),
             "final_loss": evals[-1]["loss"] if evals else None,
             "final_accuracy": evals[-1]["accuracy"] if evals else None,
             "tokens": metrics.get("train_tokens"), "train_time_s": metrics.get("train_time_s"),
@@ -114,13 +132,15 @@ def summarize(out: Path) -> dict:
 
 
 def markdown_table(results: dict) -> str:
-    lines = ["| probe | changes | left the plateau at | held-out loss / accuracy at the end |",
-             "|---|---|---|---|"]
+    def at(milestone):
+        return f"{milestone['tokens'] / 1e6:.2f}M (step {milestone['step']:,})" if milestone else "not within the probe"
+
+    lines = [f"| probe | changes | {UNIGRAM_MARGIN} below the unigram model at | left the plateau (< {PLATEAU_EXIT_LOSS}) at "
+             "| held-out loss / accuracy at the end |", "|---|---|---|---|---|"]
     for name, r in results.items():
-        exit_ = r["plateau_exit"]
-        left = f"{exit_['tokens'] / 1e6:.2f}M tokens (step {exit_['step']:,})" if exit_ else "not within the probe"
-        end = (f"{r['final_loss']:.2f} / {100 * r['final_accuracy']:.1f}%" if r["final_loss"] is not None else "")
-        lines.append(f"| {name}{'' if r['finished'] else ' (unfinished)'} | {r['what']} | {left} | {end} |")
+        end = f"{r['final_loss']:.2f} / {100 * r['final_accuracy']:.1f}%" if r["final_loss"] is not None else ""
+        lines.append(f"| {name}{'' if r['finished'] else ' (unfinished)'} | {r['what']} | {at(r['below_unigram'])} "
+                     f"| {at(r['plateau_exit'])} | {end} |")
     return "\n".join(lines) + "\n"
 
 
@@ -135,7 +155,11 @@ def plot(results: dict, path: Path) -> None:
         tokens = [p["tokens"] / 1e6 for p in r["curve"]]
         loss_ax.plot(tokens, [p["loss"] for p in r["curve"]], marker=".", label=name)
         acc_ax.plot(tokens, [100 * p["accuracy"] for p in r["curve"]], marker=".", label=name)
-    loss_ax.axhline(PLATEAU_EXIT_LOSS, color="gray", lw=0.8, ls="--")
+    loss_ax.axhline(PLATEAU_EXIT_LOSS, color="gray", lw=0.8, ls="--", label="left the plateau")
+    unigram = next((r["unigram_loss"] for r in results.values() if r["unigram_loss"] is not None), None)
+    if unigram is not None:
+        loss_ax.axhline(unigram, color="gray", lw=0.8, ls=":", label="unigram model")
+        loss_ax.legend(fontsize=8)
     loss_ax.set(xlabel="training tokens (millions)", ylabel="held-out MLM loss", title="Held-out loss (64-token rows)")
     acc_ax.set(xlabel="training tokens (millions)", ylabel="held-out accuracy (%)", title="Held-out accuracy")
     acc_ax.legend(fontsize=8)
