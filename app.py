@@ -201,10 +201,20 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             st_words = gr.HighlightedText(label="Which words push towards positive (red) or negative (purple)",
                                           show_legend=False, elem_id="st-words")
             st_explain = gr.Markdown()
+            # what if the word that pushed most were removed or negated? (demo/counterfactual.py)
+            st_whatif_btn = gr.Button("What if? (counterfactual)", elem_id="st-whatif-btn")
+            st_whatif = gr.Markdown(elem_id="st-whatif")
+            st_whatif_data = gr.JSON(visible=False)  # the same as data, for API clients only
+            st_whatif_out = [st_whatif, st_whatif_data]
             st_out = [st_label, st_words, st_explain]
             st_ui = wire([st_btn.click, st_text.submit, st_current.change], handlers.classify, [st_text, st_model],
                          st_out, st_error, "classify", on_load=True)
             examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify", run_inputs=[st_text, st_model])
+            wire([st_whatif_btn.click], handlers.counterfactual, [st_text, st_model], st_whatif_out, st_error,
+                 "counterfactual")
+            # a new answer makes the last counterfactual stale: clear it
+            st_explain.change(lambda: ("", None), None, st_whatif_out, queue=False, show_progress="hidden",
+                              api_name="counterfactual_clear", api_visibility="private")
             with gr.Accordion("How far to trust the score (calibration)", open=False, elem_id="st-calibration"):
                 sentiment_extras = MODELS.sentiment.extras
                 gr.Markdown(about.calibration_markdown(sentiment_extras.get("metrics")))
