@@ -111,6 +111,7 @@ CSS = """
 .md table:not(.fm-table):not(.mk-table) td {overflow-wrap: normal; word-break: normal}
 /* data tables keep readable columns and scroll sideways (the predictions table was cut at 1280 px) */
 #at-head input {padding-right: 22px; text-overflow: ellipsis}  /* the text stops before the arrow */
+#st-whatif td:nth-child(2) {min-width: 15em}  /* the edited text stays readable on a phone; the table scrolls */
 .wide-table table {min-width: 640px}
 .wide-table th, .wide-table td {min-width: 6em}
 /* narrower page margins on phones (outside @media: Gradio scopes rules inside one to .contain) */
