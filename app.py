@@ -187,7 +187,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             hint("**Try** the negation (“The acting was not bad at all.”) and the “but” example below. "
                  "**Notice** "
                  "which words push towards positive and which towards negative, and whether the answer follows "
-                 "the words that matter.")
+                 "the words that matter: **What if?** removes or negates the strongest one.")
             with gr.Row():
                 with gr.Column():
                     st_text = gr.Textbox(elem_id="st-text", label="Text", info=ENTER, **TEXT,
