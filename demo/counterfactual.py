@@ -18,6 +18,7 @@ gives one row; two edits that give the same text are shown once.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -39,6 +40,7 @@ COPULA_CONTRACTIONS = ("'s", "'re", "'m")  # it's, they're, I'm (and, sometimes 
 SENTENCE_END_RE = re.compile(r"[.!?…]+$")
 CORE_RE = re.compile(r"\w(?:.*\w)?", re.S)  # a word without the punctuation around it
 CONTEXT_WORDS = 8  # words shown on each side of an edit
+LEFTOVER = " .,;:!?…\"'"  # an edited text of only these (what removing "good." leaves) is no text
 
 
 @dataclass(frozen=True)
@@ -172,23 +174,26 @@ def _negations(text: str, spans: list[tuple[int, int]], k: int) -> list[Edit]:
 
 def propose(text: str, word: tuple[int, int, float]) -> list[Edit]:
     """The edits of `word` ((start, end, score) in `text`): its removal, then every negation rule that
-    applies; an edit that leaves no visible text, or repeats another's text, is left out."""
+    applies; an edit that leaves no words (nothing, or only punctuation), or repeats another's text, is left
+    out."""
     spans = word_spans(text)
-    k = next(i for i, span in enumerate(spans) if span[0] <= word[0] < span[1])
+    if not spans:
+        return []
+    k = max(bisect.bisect_right([start for start, _ in spans], word[0]) - 1, 0)  # the word that holds `word`
     negator = _plain(core_word(text, *spans[k])) in NEGATORS  # removing "not" negates
     removal = _removal(text, spans, k, "negate" if negator else "remove", "remove")
     edits, seen = [], set()
     for edit in [removal, *_negations(text, spans, k)]:
         edited = edit.apply(text)
-        if VISIBLE_RE.search(edited) and edited not in seen:
+        if VISIBLE_RE.search(edited.strip(LEFTOVER)) and edited not in seen:
             seen.add(edited)
             edits.append(edit)
     return edits
 
 
 def nothing_to_try(word: str) -> str:
-    return (f"“{word}” is the only word, and no negation rule applies to it: removing it would leave no text. "
-            "Try a longer sentence.")
+    return (f"“{word}” is the only word, and no negation rule applies to it: removing it would leave nothing "
+            "to read. Try a longer sentence.")
 
 
 def _points(delta: float) -> str:

@@ -268,7 +268,8 @@ def test_counterfactual_a_negation_word_is_negated_by_its_removal():
 
 def test_counterfactual_one_word_texts():
     assert _edits("good", "good") == {"“good” → “bad”": "bad"}  # removing it would leave nothing
-    assert _edits("film", "film") == {}
+    assert _edits("film", "film") == _edits("film.", "film.") == {}  # "." alone is nothing to read
+    assert _edits("good.", "good.") == {"“good” → “bad”": "bad."}
     assert CF.strongest_word([(0, 4, 0.2), (5, 9, -0.7), (10, 12, 0.5)], 1.0) == (10, 12, 0.5)
     assert CF.strongest_word([(0, 4, 0.2), (5, 9, -0.7), (10, 12, 0.5)], -1.0) == (5, 9, -0.7)
 
