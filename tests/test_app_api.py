@@ -198,6 +198,7 @@ def test_missing_models_start_and_explain(tmp_path):
 @pytest.mark.parametrize("api_name, args", [
     ("/fill_mask", ("<mask>" + " " * 199_990, 5)),  # took the server about 4 minutes to recover from
     ("/classify", (" " * 199_998 + "x",)),  # ran past 120 s, every other request timing out
+    ("/counterfactual", ("x" + " " * 199_995 + "good",)),
     ("/attention", ("x" + " " * 199_997 + ",", 1, "average", "sentiment")),
     ("/masking", ("x" + " " * 199_997 + ")", 40, 0)),
 ])
