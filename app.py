@@ -111,6 +111,7 @@ CSS = """
 .md table:not(.fm-table):not(.mk-table) td {overflow-wrap: normal; word-break: normal}
 /* data tables keep readable columns and scroll sideways (the predictions table was cut at 1280 px) */
 #at-head input {padding-right: 22px; text-overflow: ellipsis}  /* the text stops before the arrow */
+#st-whatif td:nth-child(2) {min-width: 15em}  /* the edited text stays readable on a phone; the table scrolls */
 .wide-table table {min-width: 640px}
 .wide-table th, .wide-table td {min-width: 6em}
 /* narrower page margins on phones (outside @media: Gradio scopes rules inside one to .contain) */
@@ -186,7 +187,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             hint("**Try** the negation (“The acting was not bad at all.”) and the “but” example below. "
                  "**Notice** "
                  "which words push towards positive and which towards negative, and whether the answer follows "
-                 "the words that matter.")
+                 "the words that matter: **What if?** removes or negates the strongest one.")
             with gr.Row():
                 with gr.Column():
                     st_text = gr.Textbox(elem_id="st-text", label="Text", info=ENTER, **TEXT,
@@ -201,10 +202,20 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             st_words = gr.HighlightedText(label="Which words push towards positive (red) or negative (purple)",
                                           show_legend=False, elem_id="st-words")
             st_explain = gr.Markdown()
+            # what if the word that pushed most were removed or negated? (demo/counterfactual.py)
+            st_whatif_btn = gr.Button("What if? (counterfactual)", elem_id="st-whatif-btn")
+            st_whatif = gr.Markdown(elem_id="st-whatif")
+            st_whatif_data = gr.JSON(visible=False)  # the same as data, for API clients only
+            st_whatif_out = [st_whatif, st_whatif_data]
             st_out = [st_label, st_words, st_explain]
             st_ui = wire([st_btn.click, st_text.submit, st_current.change], handlers.classify, [st_text, st_model],
                          st_out, st_error, "classify", on_load=True)
             examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify", run_inputs=[st_text, st_model])
+            wire([st_whatif_btn.click], handlers.counterfactual, [st_text, st_model], st_whatif_out, st_error,
+                 "counterfactual")
+            # a new answer makes the last counterfactual stale: clear it
+            st_explain.change(lambda: ("", None), None, st_whatif_out, queue=False, show_progress="hidden",
+                              api_name="counterfactual_clear", api_visibility="private")
             with gr.Accordion("How far to trust the score (calibration)", open=False, elem_id="st-calibration"):
                 sentiment_extras = MODELS.sentiment.extras
                 gr.Markdown(about.calibration_markdown(sentiment_extras.get("metrics")))

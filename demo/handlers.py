@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import gradio as gr
 import torch
 
-from . import explain, figures
+from . import counterfactual, explain, figures
 from .fill_mask_view import completed_sentence, mask_labels, predictions_html
 from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
 from .model_choice import SHIPPED, ModelChooser, is_shipped
@@ -22,6 +23,30 @@ from .models import Models
 from .tokens_view import Tokens, classifier_text, cut_to_window, special_ids, tokenize
 from .validation import (MASK_RE, MAX_EPOCHS, MAX_SEED, MAX_TOP_K, candidate_words, clean_text, count_masks, fail,
                          parse_head, parse_int, user_errors, warn_truncated)
+
+
+def classifier_input(loaded, text: str, lowercase: bool) -> str:
+    """What the classifier `loaded` reads of `text` (`classifier_text`, as in fine-tuning); `lowercase` for
+    the shipped classifier, fine-tuned on lower-cased text (a Hub classifier may be cased)."""
+    return classifier_text(text, loaded.tokenizer, loaded.pipeline.max_length, lowercase=lowercase)
+
+
+@dataclass
+class SentimentReading:
+    """A text as the chosen classifier read it (`Handlers._read_sentiment`): its answer, and each word's push
+    towards the `toward` label (integrated gradients, `explain.polarity`) as (start, end, score) in `shown`,
+    the text as the user sees it (their own when normalising only changed the case)."""
+
+    loaded: object
+    lowercase: bool
+    probabilities: dict[str, float]
+    best: str
+    toward: str
+    away: str
+    tokens: Tokens
+    words: list[tuple[int, int, float]]
+    shown: str
+
 
 MODEL_CHOICES = [("fill-mask model (pretrained)", "mlm"), ("sentiment model (fine-tuned)", "sentiment")]
 ATTENTION_CACHE_SIZE = 8  # texts whose attention is kept for the layer, head and token pickers
@@ -75,33 +100,53 @@ class Handlers:
         return (filled, *mask_labels(per_mask), raw, predictions_html(per_mask, words))
 
     # ---- 2. sentiment
+    def _read_sentiment(self, text, model) -> SentimentReading:
+        """One text through the chosen classifier, as `classify` and `counterfactual` both need it."""
+        lowercase = is_shipped(model)  # as the shipped classifier was fine-tuned; a Hub classifier may be cased
+        loaded = self._need("sentiment", model)
+        pipe, tokenizer = loaded.pipeline, loaded.tokenizer
+        text = clean_text(text)
+        model_text = classifier_input(loaded, text, lowercase)
+        results = pipe(model_text)
+        if results and results[0].get("truncated"):
+            warn_truncated(pipe.max_length)
+        # fixed polarity: every word's push towards the positive label, whatever the prediction (a plus is
+        # always "towards positive", so "gorgeous" and "bad" never share a colour)
+        target, toward, away = explain.polarity(loaded.model.config)
+        tokens = tokenize(tokenizer, model_text, pipe.max_length)
+        attributions, _, _ = explain.integrated_gradients(loaded.model, tokens.ids, target,
+                                                          tokenizer.token_to_id("<pad>"), special_ids(tokenizer))
+        # Show the user's own text when normalising only changed the case (same characters, same places)
+        own = text[:len(model_text)]
+        return SentimentReading(loaded, lowercase, {r["label"]: float(r["score"]) for r in results},
+                                results[0]["label"], toward, away, tokens, explain.merge_words(tokens, attributions),
+                                own if own.lower() == model_text else model_text)
+
     @user_errors
     def classify(self, text, model=SHIPPED):
         """(label probabilities, per-word attribution in [-1, 1] for HighlightedText, explanation). A word's
         score is its push towards the positive label (`explain.polarity`): plus towards positive, minus towards
         negative, whatever the prediction. `model`: SHIPPED or a Hub repo id (`demo.model_choice`)."""
-        lowercase = is_shipped(model)  # as the shipped classifier was fine-tuned; a Hub classifier may be cased
-        loaded = self._need("sentiment", model)
-        pipe, model, tokenizer = loaded.pipeline, loaded.model, loaded.tokenizer
-        text = clean_text(text)
-        model_text = classifier_text(text, tokenizer, pipe.max_length, lowercase=lowercase)
-        results = pipe(model_text)
-        if results and results[0].get("truncated"):
-            warn_truncated(pipe.max_length)
-        probabilities = {r["label"]: float(r["score"]) for r in results}
-        best = results[0]["label"]
-        # fixed polarity: every word's push towards the positive label, whatever the prediction (a plus is
-        # always "towards positive", so "gorgeous" and "bad" never share a colour)
-        target, toward, away = explain.polarity(model.config)
-        tokens = tokenize(tokenizer, model_text, pipe.max_length)
-        attributions, _, _ = explain.integrated_gradients(model, tokens.ids, target, tokenizer.token_to_id("<pad>"),
-                                                          special_ids(tokenizer))
-        words = explain.merge_words(tokens, attributions)
-        # Show the user's own text when normalising only changed the case (same characters, same places)
-        own = text[:len(model_text)]
-        shown = own if own.lower() == model_text else model_text
-        return (probabilities, explain.highlighted_words(shown, words, tokens.truncated),
-                explain.explanation_markdown(shown, words, toward, away, best, probabilities[best]))
+        r = self._read_sentiment(text, model)
+        return (r.probabilities, explain.highlighted_words(r.shown, r.words, r.tokens.truncated),
+                explain.explanation_markdown(r.shown, r.words, r.toward, r.away, r.best, r.probabilities[r.best]))
+
+    @user_errors
+    def counterfactual(self, text, model=SHIPPED):
+        """What if the word that pushed most towards the answer were removed or negated (`demo.counterfactual`)?
+        (Markdown table: each edited text with the change marked, the new answer and the change of P(positive)
+        in points; the same as data.) The edited texts are classified in one batch, normalised as `classify`
+        normalises its text. `model`: SHIPPED or a Hub repo id (`demo.model_choice`)."""
+        r = self._read_sentiment(text, model)
+        word = counterfactual.strongest_word(r.words, 1.0 if r.best == r.toward else -1.0)
+        edits = counterfactual.propose(r.shown, word)
+        if not edits:
+            raise fail(counterfactual.nothing_to_try(counterfactual.core_word(r.shown, word[0], word[1])))
+        texts = [classifier_input(r.loaded, edit.apply(r.shown), r.lowercase) for edit in edits]
+        results = r.loaded.pipeline(texts)  # one batch
+        after = [{x["label"]: float(x["score"]) for x in row} for row in results]
+        args = (r.shown, word, r.toward, r.probabilities, edits, after)
+        return counterfactual.outcome_markdown(*args), counterfactual.outcome_data(*args)
 
     # ---- 3. attention
     def attention_data(self, key: str, text: str) -> tuple[Tokens, object]:

@@ -35,7 +35,7 @@ def client(app):
 def test_api_endpoints_and_parameters(client):
     api = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
     leading = {"/fill_mask": ["text", "top_k"], "/classify": ["text"], "/attention": ["text", "layer", "head"],
-               "/masking": ["text", "epochs", "seed"]}
+               "/masking": ["text", "epochs", "seed"], "/counterfactual": ["text"]}
     for name, params in leading.items():
         assert name in api, f"{name} missing from {sorted(api)}"
         info = api[name]["parameters"]
@@ -62,11 +62,28 @@ def test_classify(client):
     assert "How to read it" in explanation
 
 
+def test_counterfactual(client, tiny_clf_dir):
+    """The word that pushed most, removed or negated: each edited text with the classifier's answer, the
+    change of P(positive) the same as /classify's answers on the original and the edited text."""
+    view, data = client.predict("the film was good.", api_name="/counterfactual")
+    assert "| original |" in view and "P(positive)" in view
+    before = {c["label"]: c["confidence"] for c in client.predict("the film was good.", api_name="/classify")[0]
+              ["confidences"]}
+    assert data["original"]["probabilities"] == pytest.approx(before, abs=1e-5)
+    assert data["edits"] and data["edits"][0]["edit"].startswith("remove")
+    for row in data["edits"]:
+        label, *_ = client.predict(row["text"], api_name="/classify")
+        after = {c["label"]: c["confidence"] for c in label["confidences"]}
+        assert row["change_points"] == pytest.approx(100 * (after["positive"] - before["positive"]), abs=0.01)
+    _, data = client.predict("good", str(tiny_clf_dir), api_name="/counterfactual")  # the model choice, last
+    assert [row["text"] for row in data["edits"]] == ["bad"]
+
+
 def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir):
     """The tabs' last input, `model`: "shipped" (the default), or a Hub repo id (a folder here, as
     APP_LOCAL_MODELS=1 allows), loaded into our code; one that cannot be used is refused in plain words."""
     api = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
-    for name in ("/fill_mask", "/classify"):
+    for name in ("/fill_mask", "/classify", "/counterfactual"):
         model = api[name]["parameters"][-1]
         assert model["parameter_name"] == "model" and model["parameter_default"] == "shipped"
     shipped = client.predict(TEXT, 3, "", "shipped", api_name="/fill_mask")[-2]
@@ -109,6 +126,8 @@ def test_masking(client):
     ("/fill_mask", ("a <mask>", 99), "Top-k must be between 1 and 20, got 99"),
     ("/classify", ("",), "The text is empty"),
     ("/classify", ("\x00\x01\x02",), "The text is empty"),
+    ("/counterfactual", ("",), "The text is empty"),
+    ("/counterfactual", ("film",), "“film” is the only word"),
     ("/attention", ("", 1, "average"), "The text is empty"),
     ("/attention", ("The cat.", 99, "average"), "Layer must be between 1 and 2, got 99"),
     ("/attention", ("The cat.", 1, 99), "Head must be between 1 and 4, got 99"),
@@ -179,6 +198,7 @@ def test_missing_models_start_and_explain(tmp_path):
 @pytest.mark.parametrize("api_name, args", [
     ("/fill_mask", ("<mask>" + " " * 199_990, 5)),  # took the server about 4 minutes to recover from
     ("/classify", (" " * 199_998 + "x",)),  # ran past 120 s, every other request timing out
+    ("/counterfactual", ("x" + " " * 199_995 + "good",)),
     ("/attention", ("x" + " " * 199_997 + ",", 1, "average", "sentiment")),
     ("/masking", ("x" + " " * 199_997 + ")", 40, 0)),
 ])

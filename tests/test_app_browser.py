@@ -107,6 +107,15 @@ def test_sentiment_example(page):
     sync_api.expect(page.get_by_text("red words push towards positive")).to_be_visible()  # a worded legend
     assert page.locator("#st-words [data-testid='highlighted-text:color-legend']").count() == 0  # not -1/0/+1
     shot(page, "2-sentiment")
+    # What if? the word that pushed most, removed or negated: a table, the change struck through
+    page.get_by_role("button", name="What if? (counterfactual)").click()
+    whatif = page.locator("#st-whatif")
+    sync_api.expect(whatif.locator("table")).to_be_visible()
+    sync_api.expect(whatif).to_contain_text("original")
+    assert whatif.locator("del").count() >= 1 and "points" in whatif.inner_text()
+    shot(page, "2b-sentiment-what-if")
+    page.get_by_text("A gorgeous, funny and deeply moving film.", exact=True).click()  # a new answer clears it
+    sync_api.expect(whatif.locator("table")).to_have_count(0)
 
 
 def test_attention_example(page):
@@ -247,6 +256,9 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
             sync_api.expect(page.locator("#mk-plot img")).to_be_visible()
         if name == "Attention":
             sync_api.expect(page.locator("#at-heat img")).to_be_visible()
+        if name == "Sentiment":  # the counterfactual's table scrolls inside its box
+            page.get_by_role("button", name="What if? (counterfactual)").click()
+            sync_api.expect(page.locator("#st-whatif table")).to_be_visible()
         page.wait_for_timeout(300)
         result = page.evaluate(OVERFLOW_JS)
         page.screenshot(path=str(SCREENSHOTS / f"phone-{i + 1}-{name.lower().replace(' ', '-')}.png"),

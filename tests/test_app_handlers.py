@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 
 import roberta
 from demo import about, explain, fill_mask_view, masking_view, tokens_view
+from demo import counterfactual as CF
 from demo import handlers as H
 from demo import validation as V
 from demo.ablation_view import ablation_markdown
@@ -222,6 +223,104 @@ def test_classify_long_and_unusual_text(handlers):
     assert highlighted[-1] == (" … (the rest was cut off)", None)
     probabilities, highlighted, _ = handlers.classify("مرحبا بالعالم 😀😀 東京 \u202eevil\u202c")
     assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-5)
+
+
+# ----------------------------------------------------------------------------- counterfactual
+def _edits(text, word):
+    """{what: edited text} of the edits `propose` makes for `word` (its first occurrence as a whole word)."""
+    start = next(s for s, e in tokens_view.word_spans(text) if text[s:e] == word)
+    return {edit.what: edit.apply(text) for edit in CF.propose(text, (start, start + len(word), 1.0))}
+
+
+def test_counterfactual_removal_keeps_the_sentence_whole():
+    assert _edits("A gorgeous, funny film.", "gorgeous,") == {  # the comma goes with the word
+        "remove “gorgeous,”": "A funny film.", "“gorgeous” → “hideous”": "A hideous, funny film."}
+    assert _edits("i loved it.", "it.") == {"remove “it”": "i loved."}  # the full stop stays
+    assert _edits("Great acting here", "Great")["remove “Great”"] == "acting here"
+    assert _edits("acting here", "here") == {"remove “here”": "acting"}
+    assert _edits("so, wow !!!", "!!!") == {"remove “!!!”": "so, wow"}  # punctuation only: removal only
+
+
+@pytest.mark.parametrize("text, word, edits", [
+    ("The acting was not bad at all.", "bad", {"drop “not”": "The acting was bad at all.",
+                                               "“bad” → “good”": "The acting was not good at all."}),
+    ("I never liked it", "liked", {"drop “never”": "I liked it", "“liked” → “disliked”": "I never disliked it"}),
+    ("It isn't Good!", "Good!", {"“isn't” → “is”": "It is Good!", "“Good” → “Bad”": "It isn't Bad!"}),
+    ("we won't like it", "like", {"“won't” → “will”": "we will like it"}),
+    ("It can’t fail", "can’t", {"“can’t” → “can”": "It can fail"}),
+    ("The film was good.", "good.", {"add “not” after “was”": "The film was not good.",
+                                     "“good” → “bad”": "The film was bad."}),
+    ("it's GREAT", "GREAT", {"add “not” after “it's”": "it's not GREAT", "“GREAT” → “TERRIBLE”": "it's TERRIBLE"}),
+    ("The plot is a mess", "mess", {}),  # no rule: removal only
+    ("The plot was, frankly, dull", "frankly,", {}),  # "was," is followed by punctuation: no "not"
+])
+def test_counterfactual_negation_rules(text, word, edits):
+    proposed = _edits(text, word)
+    removal = next(what for what in proposed if what.startswith("remove"))
+    assert {what: edited for what, edited in proposed.items() if what != removal} == edits
+
+
+def test_counterfactual_a_negation_word_is_negated_by_its_removal():
+    start = len("The acting was ")
+    (edit,) = CF.propose("The acting was not bad at all.", (start, start + 3, -1.0))
+    assert (edit.kind, edit.apply("The acting was not bad at all.")) == ("negate", "The acting was bad at all.")
+
+
+def test_counterfactual_one_word_texts():
+    assert _edits("good", "good") == {"“good” → “bad”": "bad"}  # removing it would leave nothing
+    assert _edits("film", "film") == _edits("film.", "film.") == {}  # "." alone is nothing to read
+    assert _edits("good.", "good.") == {"“good” → “bad”": "bad."}
+    assert CF.strongest_word([(0, 4, 0.2), (5, 9, -0.7), (10, 12, 0.5)], 1.0) == (10, 12, 0.5)
+    assert CF.strongest_word([(0, 4, 0.2), (5, 9, -0.7), (10, 12, 0.5)], -1.0) == (5, 9, -0.7)
+
+
+def test_counterfactual_marks_the_change_in_escaped_markdown():
+    text = "<b>so</b> *the* film was good | " + " ".join(f"w{i}" for i in range(20))
+    good = text.index("good")
+    marked = {edit.what: edit.marked(text) for edit in CF.propose(text, (good, good + 4, 1.0))}
+    assert marked["“good” → “bad”"].startswith("&lt;b&gt;so&lt;/b&gt; \\*the\\* film was ~~good~~ **bad** \\| w0")
+    assert marked["“good” → “bad”"].endswith("w6 …")  # eight words of context after the edit
+    assert "**not** good" in marked["add “not” after “was”"]
+
+
+def test_counterfactual_handler_changes_add_up_with_classify(handlers):
+    """The P(positive) changes are the classifier's own answers on the edited texts; the word is the one with
+    the strongest push towards the answer (colours of `classify`)."""
+    text = "the old man was good and the cat likes music."
+    view, data = handlers.counterfactual(text)
+    probabilities, highlighted, _ = handlers.classify(text)
+    assert data["original"]["probabilities"] == pytest.approx(probabilities, abs=1e-6)
+    sign = 1 if max(probabilities, key=probabilities.get) == "positive" else -1
+    scores = {word: score for word, score in highlighted if score is not None}
+    assert sign * scores[data["word"]] == pytest.approx(max(sign * s for s in scores.values()), abs=2e-3)
+    assert data["edits"] and data["edits"][0]["edit"].startswith("remove")
+    for row in data["edits"]:
+        now = handlers.classify(row["text"])[0]
+        assert row["probabilities"] == pytest.approx(now, abs=1e-5)
+        assert row["change_points"] == pytest.approx(100 * (now["positive"] - probabilities["positive"]), abs=0.01)
+        assert row["label"] == max(now, key=now.get)
+    assert view.count("\n| ") == 2 + len(data["edits"])  # header, original, one row per edit
+    assert "| original |" in view and "P(positive)" in view and " points |" in view
+
+
+def test_counterfactual_handler_one_word_and_empty_texts(handlers):
+    _, data = handlers.counterfactual("good")
+    assert [(row["edit"], row["text"]) for row in data["edits"]] == [("“good” → “bad”", "bad")]
+    with _error("“film” is the only word, and no negation rule applies to it"):
+        handlers.counterfactual("film")
+    with _error("The text is empty"):
+        handlers.counterfactual("  \u200b ")
+
+
+def test_counterfactual_handler_escapes_and_is_one_batch(handlers, models, monkeypatch):
+    read = []
+    call = roberta.pipelines.TextClassificationPipeline.__call__
+    monkeypatch.setattr(roberta.pipelines.TextClassificationPipeline, "__call__",
+                        lambda self, text, **kw: read.append(text) or call(self, text, **kw))
+    view, data = handlers.counterfactual("<script>alert(1)</script> The FILM was GOOD")
+    assert "<script>" not in view and "&lt;script&gt;" in view
+    assert read[0] == "<script>alert(1)</script> the film was good"  # lower-cased, as in classify
+    assert read[1:] == [[row["text"].lower() for row in data["edits"]]]  # the edits: one batch
 
 
 # ----------------------------------------------------------------------------- attention
@@ -485,6 +584,12 @@ def test_worst_case_fill_mask(handlers, single_thread, name):
 @pytest.mark.parametrize("name", WORST)
 def test_worst_case_classify(handlers, single_thread, name):
     assert _run(handlers.classify, WORST[name]) < BOUND_S
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", WORST)
+def test_worst_case_counterfactual(handlers, single_thread, name):
+    assert _run(handlers.counterfactual, WORST[name]) < BOUND_S
 
 
 @pytest.mark.slow

@@ -31,13 +31,14 @@ def test_every_compute_event_shares_one_concurrency_group(app):
     events = [{"api_name": f.api_name, "fn": getattr(f.fn, "__qualname__", None), "concurrency_id": f.concurrency_id,
                "limit": f.concurrency_limit, "queue": f.queue} for f in app.demo.fns.values()]
     compute = [e for e in events if (e["fn"] or "").startswith("Handlers.")]
-    assert {e["fn"].split(".")[1] for e in compute} == {"fill_mask", "classify", "attention", "attention_token",
-                                                        "attention_layer", "attention_head", "masking"}
-    # the seven API endpoints, their seven UI events (errors shown next to the input) and the four examples
-    assert len(compute) == 18
-    public = {e["api_name"] for e in compute if e["api_name"] in ("fill_mask", "classify", "attention",
-                                                                  "attention_token", "masking")}
-    assert len(public) == 5
+    assert {e["fn"].split(".")[1] for e in compute} == {"fill_mask", "classify", "counterfactual", "attention",
+                                                        "attention_token", "attention_layer", "attention_head",
+                                                        "masking"}
+    # the eight API endpoints, their eight UI events (errors shown next to the input) and the four examples
+    assert len(compute) == 20
+    public = {e["api_name"] for e in compute if e["api_name"] in ("fill_mask", "classify", "counterfactual",
+                                                                  "attention", "attention_token", "masking")}
+    assert len(public) == 6
     for e in compute:
         assert (e["concurrency_id"], e["limit"], e["queue"]) == ("compute", "default", True), e
     assert not any(e["api_name"].endswith("_1") for e in events), [e["api_name"] for e in events]

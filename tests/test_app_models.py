@@ -111,6 +111,18 @@ def test_a_hub_classifier_reads_the_text_in_its_own_case(handlers, hf_clf_dir, m
     assert read == ["The Cat likes GOOD music.", "the cat likes good music."]
 
 
+def test_counterfactual_runs_the_chosen_model_in_its_own_case(handlers, hf_clf_dir, monkeypatch):
+    read = []
+    call = roberta.pipelines.TextClassificationPipeline.__call__
+    monkeypatch.setattr(roberta.pipelines.TextClassificationPipeline, "__call__",
+                        lambda self, text, **kw: read.append(text) or call(self, text, **kw))
+    view, data = handlers.counterfactual("The Cat was GOOD", str(hf_clf_dir))
+    assert data["towards"] == "LABEL_1" and "P(LABEL\\_1)" in view  # the model's own label names
+    assert read == ["The Cat was GOOD", [row["text"] for row in data["edits"]]]  # cased, the edits in one batch
+    if data["word"] == "GOOD":  # the opposite keeps the case too
+        assert "The Cat was BAD" in read[1]
+
+
 # ----------------------------------------------------------------------------- the model box
 def test_choose_loads_once_and_describes_the_model(models, hf_mlm_dir, monkeypatch):
     chooser = MC.ModelChooser(models, allow_local=True)

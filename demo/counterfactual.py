@@ -1,0 +1,246 @@
+"""The Sentiment tab's "What if?": take the word that pushed the answer most (its integrated-gradients
+attribution, `demo.explain`), remove it or negate it, and let the classifier read each edited text.
+
+Pure text work, no model: `strongest_word` picks the word, `propose` writes the edits, `outcome_markdown` and
+`outcome_data` show what the classifier answered (the handler, `Handlers.counterfactual`, runs it on every
+edit in one batch). The rules are deliberately simple, so a learner can predict them:
+
+- remove: the word goes, with the space before or after it; a sentence-final . ! ? stays (and a comma
+  attached to the word goes with it);
+- drop the negation: a "not" or "never" just before the word is removed; a "n't" on the word before is undone
+  ("isn't bad" -> "is bad", "won't" -> "will"); a word that is itself the negation loses it;
+- opposite: the word is swapped for its opposite from a short list (`ANTONYMS`: good <-> bad,
+  great <-> terrible, love <-> hate, ...), in the same case;
+- add "not": after is/was/are/were/am/be/been (and "it's", "they're", "I'm"), "not" is inserted before the word.
+
+No part of speech is checked: "was a" becomes "was not a", which is still English. Every rule that applies
+gives one row; two edits that give the same text are shown once.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+from .formatting import md_escape, pct
+from .tokens_view import word_spans
+from .validation import VISIBLE_RE
+
+PAIRS = [("good", "bad"), ("great", "terrible"), ("excellent", "awful"), ("wonderful", "horrible"),
+         ("best", "worst"), ("better", "worse"), ("love", "hate"), ("loved", "hated"), ("loves", "hates"),
+         ("liked", "disliked"), ("beautiful", "ugly"), ("gorgeous", "hideous"), ("brilliant", "dreadful"),
+         ("interesting", "boring"), ("exciting", "dull"), ("funny", "unfunny"), ("happy", "sad"),
+         ("smart", "stupid"), ("fresh", "stale"), ("strong", "weak"), ("masterpiece", "disaster")]
+ANTONYMS = {**dict(PAIRS), **{b: a for a, b in PAIRS}}
+NEGATORS = {"not", "never"}
+# "n't" forms whose positive is not the word without "n't"
+NOT_CONTRACTIONS = {"can't": "can", "won't": "will", "shan't": "shall", "ain't": "is", "cannot": "can"}
+COPULAS = {"is", "was", "are", "were", "am", "be", "been"}
+COPULA_CONTRACTIONS = ("'s", "'re", "'m")  # it's, they're, I'm (and, sometimes wrongly, a possessive 's)
+SENTENCE_END_RE = re.compile(r"[.!?…]+$")
+CORE_RE = re.compile(r"\w(?:.*\w)?", re.S)  # a word without the punctuation around it
+CONTEXT_WORDS = 8  # words shown on each side of an edit
+LEFTOVER = " .,;:!?…\"'"  # an edited text of only these (what removing "good." leaves) is no text
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One change of the text: text[start:end] becomes `new`; `kind` is "remove" or "negate", `what` says
+    it in words."""
+
+    kind: str
+    what: str
+    start: int
+    end: int
+    new: str = ""
+
+    def apply(self, text: str) -> str:
+        return text[:self.start] + self.new + text[self.end:]
+
+    def marked(self, text: str) -> str:
+        """The edited text as Markdown (user text escaped): what went ~~struck through~~, what came in
+        **bold**, at most `CONTEXT_WORDS` words of context each side, on one line."""
+        before, old, after = text[:self.start], text[self.start:self.end], text[self.end:]
+        gap = " " if old.strip() and self.new.strip() else ""  # "~~good~~ **bad**"
+        shown = (_context(before, last=True) + _wrap(old, "~~") + gap + _wrap(self.new, "**") +
+                 _context(after, last=False))
+        return " ".join(shown.split("\n"))
+
+
+def _wrap(part: str, mark: str) -> str:
+    """`part` escaped, its visible middle between `mark`s (Markdown wants no space just inside them)."""
+    core = part.strip()
+    if not core:
+        return md_escape(part)
+    lead = part[:len(part) - len(part.lstrip())]
+    trail = part[len(part.rstrip()):]
+    return f"{md_escape(lead)}{mark}{md_escape(core)}{mark}{md_escape(trail)}"
+
+
+def _context(part: str, last: bool) -> str:
+    """`part` escaped, cut to its last (or first) `CONTEXT_WORDS` words with "…" where text was left out."""
+    spans = word_spans(part)
+    if len(spans) <= CONTEXT_WORDS:
+        return md_escape(part)
+    if last:
+        return "… " + md_escape(part[spans[-CONTEXT_WORDS][0]:])
+    return md_escape(part[:spans[CONTEXT_WORDS - 1][1]]) + " …"
+
+
+def _core(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span of the word at text[start:end] without the punctuation around it (empty: no letters)."""
+    match = CORE_RE.search(text, start, end)
+    return (match.start(), match.end()) if match else (start, start)
+
+
+def core_word(text: str, start: int, end: int) -> str:
+    """The word at text[start:end] without its punctuation (all of it when it has no letters: "!!!")."""
+    core_start, core_end = _core(text, start, end)
+    return text[core_start:core_end] if core_end > core_start else text[start:end]
+
+
+def _same_case(word: str, like: str) -> str:
+    if len(like) > 1 and like.isupper():
+        return word.upper()
+    return word[:1].upper() + word[1:] if like[:1].isupper() else word
+
+
+def _positive_of(contraction: str) -> str | None:
+    """"isn't" -> "is", "won't" -> "will": the word without its negation (None if it has none)."""
+    lower = _plain(contraction)
+    if lower in NOT_CONTRACTIONS:
+        return _same_case(NOT_CONTRACTIONS[lower], contraction)
+    if lower.endswith("n't") and len(lower) > 3:
+        return contraction[:-3]
+    return None
+
+
+def strongest_word(words: list[tuple[int, int, float]], sign: float) -> tuple[int, int, float]:
+    """The word that pushes most towards the answer: the largest `sign` * score (`sign` +1 when the answer is
+    the label a plus score pushes towards, `explain.polarity`, else -1)."""
+    if not words:
+        raise ValueError("The text has no words to change.")
+    return max(words, key=lambda w: sign * w[2])
+
+
+def _removal(text: str, spans: list[tuple[int, int]], k: int, kind: str, verb: str) -> Edit:
+    """Remove word `k` and one space next to it; a sentence-final . ! ? stays on the text. `what` is `verb`
+    and the removed text."""
+    start, end = spans[k]
+    core_start, core_end = _core(text, start, end)
+    keep = SENTENCE_END_RE.search(text, core_end, end) if core_end > core_start else None
+    if keep and keep.start() == core_end:  # "it." -> "." joins the word before: "i loved it." -> "i loved."
+        start, end = spans[k - 1][1] if k else start, keep.start()
+    elif k + 1 < len(spans):  # "gorgeous, funny" -> "funny"
+        end = spans[k + 1][0]
+    elif k:
+        start = spans[k - 1][1]
+    return Edit(kind, f"{verb} “{text[start:end].strip()}”", start, end)
+
+
+def _plain(word: str) -> str:
+    return word.lower().replace("’", "'")
+
+
+def _negations(text: str, spans: list[tuple[int, int]], k: int) -> list[Edit]:
+    """The negation rules that apply to word `k` (see the module's docstring); a "not" or "never" itself is
+    negated by its removal (`propose`)."""
+    core_start, core_end = _core(text, *spans[k])
+    core = text[core_start:core_end]
+    lower = _plain(core)
+    edits = []
+    if (positive := _positive_of(core)) is not None:
+        edits.append(Edit("negate", f"“{core}” → “{positive}”", core_start, core_end, positive))
+    previous = None
+    if k > 0:
+        p_start, p_end = spans[k - 1]
+        pc_start, pc_end = _core(text, p_start, p_end)
+        if pc_end == p_end:  # no punctuation between the two words ("not, bad" is left alone)
+            previous = (pc_start, pc_end, text[pc_start:pc_end])
+    if previous and not (lower in NEGATORS or _positive_of(core)):
+        pc_start, pc_end, word = previous
+        before = _plain(word)
+        if before in NEGATORS:
+            edits.append(_removal(text, spans, k - 1, "negate", "drop"))
+        elif (positive := _positive_of(word)) is not None:
+            edits.append(Edit("negate", f"“{word}” → “{positive}”", pc_start, pc_end, positive))
+        elif before in COPULAS or before.endswith(COPULA_CONTRACTIONS):
+            edits.append(Edit("negate", f"add “not” after “{word}”", spans[k][0], spans[k][0], "not "))
+    if lower in ANTONYMS:
+        opposite = _same_case(ANTONYMS[lower], core)
+        edits.append(Edit("negate", f"“{core}” → “{opposite}”", core_start, core_end, opposite))
+    return edits
+
+
+def propose(text: str, word: tuple[int, int, float]) -> list[Edit]:
+    """The edits of `word` ((start, end, score) in `text`): its removal, then every negation rule that
+    applies; an edit that leaves no words (nothing, or only punctuation), or repeats another's text, is left
+    out."""
+    spans = word_spans(text)
+    if not spans:
+        return []
+    k = max(bisect.bisect_right([start for start, _ in spans], word[0]) - 1, 0)  # the word that holds `word`
+    negator = _plain(core_word(text, *spans[k])) in NEGATORS  # removing "not" negates
+    removal = _removal(text, spans, k, "negate" if negator else "remove", "remove")
+    edits, seen = [], set()
+    for edit in [removal, *_negations(text, spans, k)]:
+        edited = edit.apply(text)
+        if VISIBLE_RE.search(edited.strip(LEFTOVER)) and edited not in seen:
+            seen.add(edited)
+            edits.append(edit)
+    return edits
+
+
+def nothing_to_try(word: str) -> str:
+    return (f"“{word}” is the only word, and no negation rule applies to it: removing it would leave nothing "
+            "to read. Try a longer sentence.")
+
+
+def _points(delta: float) -> str:
+    """A change of probability in percentage points: "+12.3 points", "−4.0 points", "0.0 points"."""
+    shown = f"{delta * 100:+.1f}"
+    return ("0.0" if shown in ("+0.0", "-0.0") else shown.replace("-", "−")) + " points"
+
+
+def outcome_data(text: str, word, toward: str, before: dict, edits: list[Edit], after: list[dict]) -> dict:
+    """The counterfactual for API clients: the word, the original answer, and per edit the edited text, the
+    new answer and the change of P(`toward`) in points."""
+    rows = []
+    for edit, probabilities in zip(edits, after):
+        label = max(probabilities, key=probabilities.get)
+        rows.append({"edit": edit.what, "text": edit.apply(text), "label": label, "score": probabilities[label],
+                     "probabilities": probabilities,
+                     "change_points": round(100 * (probabilities[toward] - before[toward]), 2) + 0.0})  # no -0.0
+    label = max(before, key=before.get)
+    return {"word": text[word[0]:word[1]], "attribution": word[2], "towards": toward,
+            "original": {"text": text, "label": label, "score": before[label], "probabilities": before},
+            "edits": rows}
+
+
+def _row(edit: str, text: str, probabilities: dict, toward: str, change: str) -> str:
+    label = max(probabilities, key=probabilities.get)
+    return (f"| {edit} | {text} | {md_escape(label)} {pct(probabilities[label])} | "
+            f"{pct(probabilities[toward])} | {change} |")
+
+
+def outcome_markdown(text: str, word, toward: str, before: dict, edits: list[Edit], after: list[dict]) -> str:
+    """A table: the original and every edited text (the change marked), the answer, P(`toward`) and its change."""
+    answer = max(before, key=before.get)
+    strongest = md_escape(core_word(text, word[0], word[1]))
+    said = f"(**{md_escape(answer)}**, {pct(before[answer])})"
+    towards_answer = word[2] != 0 and (word[2] > 0) == (answer == toward)
+    first = (f"“{strongest}” pushed the answer {said} the most." if towards_answer else
+             f"No word pushed towards the answer {said}; “{strongest}” pushed against it least.")
+    lines = [f"**What if?** {first} Remove it or negate it, and the model answers:", "",
+             f"| edit | text | answer | P({md_escape(toward)}) | change |",
+             "|---|---|---|---|---|",
+             _row("original", Edit("", "", word[0], word[0]).marked(text), before, toward, "")]
+    for edit, probabilities in zip(edits, after):
+        change = _points(probabilities[toward] - before[toward])
+        lines.append(_row(md_escape(edit.what), edit.marked(text), probabilities, toward, change))
+    if not any(edit.kind == "negate" for edit in edits):
+        lines += ["", f"No negation rule applies to “{strongest}”: only its removal is shown."]
+    lines += ["", "Negation rules: drop a “not”, “never” or “n't” before the word, swap it for its opposite "
+              "from a short list (good ↔ bad, great ↔ terrible, love ↔ hate, …), or add “not” after "
+              "is/was/are/were. A big change means the answer rested on that word."]
+    return "\n".join(lines)
