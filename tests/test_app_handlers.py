@@ -227,34 +227,97 @@ def test_classify_long_and_unusual_text(handlers):
 # ----------------------------------------------------------------------------- attention
 def test_attention_outputs(handlers, models):
     text = "The cat sees the house."
-    heatmap, grid, rollout, bars, picker, notes = handlers.attention(text, 2, "average")
+    heatmap, grid, rollout, bars, picker, notes, heads, layers, head_picker = handlers.attention(text, 2, "average")
     assert all(isinstance(f, Figure) for f in (heatmap, grid, rollout, bars))
     tokens = tokens_view.tokenize(models.mlm.tokenizer, text, models.mlm.config.max_length)
     assert len(picker["choices"]) == len(tokens.ids) and picker["value"] == 1
     assert f"{len(tokens.ids)} tokens" in notes
+    assert heads.count('class="hv-r"') == len(tokens.ids) and "Layer 2, average of 4 heads" in heads
+    assert layers["choices"] == [1, 2] and layers["value"] == 2
+    assert head_picker["value"] == "average" and len(head_picker["choices"]) == 5
     heatmap, *_ = handlers.attention(text, "1", "2", "sentiment")
     assert isinstance(heatmap, Figure)
     assert isinstance(handlers.attention_token(text, 1, 3, 0), Figure)
 
 
+def test_only_the_asked_view_is_drawn(handlers, monkeypatch):
+    """The UI passes its visible sub-tab as `view`: only that view is drawn (the others None, cleared until
+    their sub-tab is opened); the API's default "all" draws every view."""
+    drawn = []
+    for name in ("attention_heatmap", "head_grid", "attention_bars"):
+        original = getattr(H.figures, name)
+        monkeypatch.setattr(H.figures, name, lambda *a, _f=original, _n=name, **k: drawn.append(_n) or _f(*a, **k))
+    text = "The cat sees the house."
+    heatmap, grid, rollout, bars, _, _, heads, _, _ = handlers.attention(text, 2, "average", "mlm", "heads")
+    assert (heatmap, grid, rollout, bars) == (None,) * 4 and 'class="hv"' in heads and drawn == []
+    assert handlers.attention_layer(text, 1, 2, 1, "mlm", "heads")[:3] == (None, None, None)
+    assert handlers.attention_head(text, 1, 3, 1, "mlm", "heads")[:2] == (None, None) and drawn == []
+    heatmap, grid, bars, heads = handlers.attention_layer(text, 1, 2, 1, "mlm", "grid")
+    assert isinstance(grid, Figure) and (heatmap, bars, heads) == (None, None, None) and drawn == ["head_grid"]
+    assert handlers.attention_head(text, 1, 2, 1, "mlm", "grid") == (None, None, None)  # the grid has every head
+    drawn.clear()
+    assert isinstance(handlers.attention_view(text, 1, 2, 1, "mlm", "rollout"), Figure)
+    assert 'class="hv"' in handlers.attention_view(text, 1, 2, 1, "mlm", "heads") and drawn == ["attention_heatmap"]
+    handlers.attention(text, 1, 2)
+    assert sorted(drawn) == ["attention_bars", "attention_heatmap", "attention_heatmap", "attention_heatmap",
+                             "head_grid"]
+    with _error("view must be"):
+        handlers.attention_view(text, 1, 2, 1, "mlm", "everything")
+    with _error("view must be"):
+        handlers.attention(text, 1, 2, "mlm", "<b>")
+
+
 def test_layer_and_head_changes_redraw_only_what_depends_on_them(handlers):
-    """A layer change gives (heatmap, grid, bars), a head change (heatmap, bars): the same figures as the full
-    view for that layer and head, the picked token kept (an unknown one falls back to the first word)."""
+    """A layer change gives (heatmap, grid, bars, head view), a head change (heatmap, bars, head view): the
+    same figures as the full view for that layer and head, the picked token kept (an unknown one falls back to
+    the default token)."""
     def image(fig):
         return fig.axes[0].images[0].get_array() if fig.axes[0].images else None
 
     text = "The cat sees the house."
-    heatmap, grid, _, bars, _, _ = handlers.attention(text, 2, 3)
+    heatmap, grid, _, bars, _, _, heads, _, _ = handlers.attention(text, 2, 3)
     layer_view = handlers.attention_layer(text, 2, 3, 1)
-    assert len(layer_view) == 3 and all(isinstance(f, Figure) for f in layer_view)
+    assert len(layer_view) == 4 and all(isinstance(f, Figure) for f in layer_view[:3])
     np.testing.assert_array_equal(image(layer_view[0]), image(heatmap))
-    assert len(layer_view[1].axes) == len(grid.axes)
+    assert len(layer_view[1].axes) == len(grid.axes) and layer_view[3] == heads
     head_view = handlers.attention_head(text, 2, 3, 1)
-    assert len(head_view) == 2
+    assert len(head_view) == 3 and head_view[2] == heads
     np.testing.assert_array_equal(image(head_view[0]), image(heatmap))
     assert "token 2" in handlers.attention_head(text, 2, 3, 2)[1].axes[0].get_title()
     assert "token 1" in handlers.attention_head(text, 2, 3, 999)[1].axes[0].get_title()
     assert "token 1" in handlers.attention_layer(text, 1, "average", None)[2].axes[0].get_title()
+    # the head view follows the layer and the head
+    assert handlers.attention_layer(text, 1, 3, 1)[3] != heads
+    assert handlers.attention_head(text, 2, 1, 1)[2] != heads and "Layer 2, head 1" in handlers.attention_head(
+        text, 2, 1, 1)[2]
+
+
+def _tokens(text, pieces):
+    """Tokens of `text` cut as `pieces` (each a span of the text), between <s> and </s>."""
+    offsets, at = [(0, 0)], 0
+    for piece in pieces:
+        start = text.index(piece, at)
+        offsets.append((start, start + len(piece)))
+        at = start + len(piece)
+    offsets.append((0, 0))
+    n = len(offsets)
+    return tokens_view.Tokens(text, list(range(n)), offsets, [True] + [False] * (n - 2) + [True], False,
+                              ["<s>", *pieces, "</s>"])
+
+
+def test_the_token_picker_starts_on_a_pronoun(handlers, models):
+    """The default token is the first pronoun (“it”) that is a whole word, else the first word: what the
+    views start on."""
+    text = "The cat sat on the mat because it was tired."
+    assert explain.default_token(_tokens(text, text[:-1].split() + ["."])) == 8  # <s> The cat ... because it
+    assert explain.default_token(_tokens("The house.", ["T", "he", " house", "."])) == 1  # "he" of "The": no
+    assert explain.default_token(_tokens("She left.", ["She", " left", "."])) == 1
+    assert explain.default_token(_tokens("", [])) == 0
+    text = "the cat sees the house."
+    tokens = tokens_view.tokenize(models.mlm.tokenizer, text, 64)
+    query = explain.default_token(tokens)
+    assert query == 1 and handlers.attention(text, 1, 1)[4]["value"] == query
+    assert f"token {query} “{tokens.labels[query]}”" in handlers.attention_head(text, 1, 1, None)[1].axes[0].get_title()
 
 
 def test_attention_rollout_rows_sum_to_one(handlers):
@@ -276,7 +339,9 @@ def test_attention_rollout_rows_sum_to_one(handlers):
     (1.5, "average", "mlm", "Layer must be a whole number"),
     (1, 99, "mlm", "Head must be between 1 and 4, got 99"),
     (1, "everything", "mlm", "Head must be a whole number"),
-    (1, 1, "gpt", "model must be one of"),
+    (1, 1, "not a repo id!", "neither an existing folder nor a valid Hugging Face Hub repo id"),
+    (1, 1, "/etc", "local folders can be chosen only where the server allows them"),
+    (1, 1, 3, "model must be “mlm”, “sentiment” or a Hugging Face Hub repo id, got int"),
 ])
 def test_attention_bad_layer_head_model(handlers, layer, head, model, match):
     with _error(match):
@@ -293,7 +358,7 @@ def test_attention_bad_token_and_long_text(handlers):
     with _error("Token must be between 0 and"):
         handlers.attention_token("The cat.", 1, "average", 500)
     with pytest.warns(UserWarning, match="only the first 64 tokens"):
-        *_, picker, notes = handlers.attention("the cat sees the house. " * 4000, 1, "average")
+        picker, notes = handlers.attention("the cat sees the house. " * 4000, 1, "average")[4:6]
     assert len(picker["choices"]) == 64 and "cut to the maximum length" in notes
 
 

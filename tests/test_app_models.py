@@ -116,7 +116,7 @@ def test_choose_loads_once_and_describes_the_model(models, hf_mlm_dir, monkeypat
     chooser = MC.ModelChooser(models, allow_local=True)
     calls = []
     load = MC.load_choice
-    monkeypatch.setattr(MC, "load_choice", lambda key, source: calls.append(source) or load(key, source))
+    monkeypatch.setattr(MC, "load_choice", lambda key, source, tab=None: calls.append(source) or load(key, source))
     value, current, status = chooser.choose("mlm", str(hf_mlm_dir), MC.SHIPPED)
     assert value == current == str(hf_mlm_dir)
     assert "model-status" in status and "parameters" in status and "MB in memory" in status
@@ -127,7 +127,7 @@ def test_choose_loads_once_and_describes_the_model(models, hf_mlm_dir, monkeypat
 
 
 def test_cache_keeps_the_last_few_models(models, tmp_path, monkeypatch):
-    monkeypatch.setattr(MC, "load_choice", lambda key, source: models[key])
+    monkeypatch.setattr(MC, "load_choice", lambda key, source, tab=None: models[key])
     chooser = MC.ModelChooser(models, size=2, allow_local=True)
     for name in ("a", "b", "a", "c"):
         chooser.get("mlm", str(tmp_path / name))
@@ -138,7 +138,7 @@ def test_a_slow_load_blocks_only_that_model(models, monkeypatch):
     """Two requests for one model load it once; the shipped model answers meanwhile."""
     started, release, calls = threading.Event(), threading.Event(), []
 
-    def slow(key, source):
+    def slow(key, source, tab=None):
         calls.append(source)
         started.set()
         release.wait(10)
