@@ -12,7 +12,7 @@ import torch
 from matplotlib.figure import Figure
 
 import roberta
-from demo import about, explain, fill_mask_view, masking_view, tokens_view
+from demo import about, explain, fill_mask_view, head_view, masking_view, tokens_view
 from demo import handlers as H
 from demo import validation as V
 from demo.ablation_view import ablation_markdown
@@ -318,6 +318,52 @@ def test_the_token_picker_starts_on_a_pronoun(handlers, models):
     query = explain.default_token(tokens)
     assert query == 1 and handlers.attention(text, 1, 1)[4]["value"] == query
     assert f"token {query} “{tokens.labels[query]}”" in handlers.attention_head(text, 1, 1, None)[1].axes[0].get_title()
+
+
+def test_head_view_draws_lines_by_weight_and_escapes_labels():
+    labels = ["<s>", "<b>x</b>", "it", "&amp;", "</s>"]
+    matrix = np.array([[1.0, 0, 0, 0, 0],
+                       [0.5, 0.49, 0.01, 0, 0],
+                       [0.1, 0.6, 0.3, 0, 0],
+                       [0.2, 0.2, 0.2, 0.2, 0.2],
+                       [0, 0, 0, 0, 1.0]])
+    page = head_view.head_view_html(labels, matrix, "Layer 1, head 2")
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page and "&amp;amp;" in page
+    assert "<script" not in page and "onerror" not in page
+    assert page.count('class="hv-r" tabindex="0"') == 5  # one focusable row per attending token (tap on a phone)
+    lines = re.findall(r'<path class="w(\d+)" d="M(\d+) (\d+)L(\d+) (\d+)"/>', page)
+    assert len(lines) == 1 + 2 + 3 + 5 + 1  # 0.01 is under MIN_WEIGHT: no line
+    levels = {(int(y1), int(y2)): int(level) for level, _, y1, _, y2 in lines}
+    y = [head_view.HEAD + i * head_view.ROW + head_view.ROW // 2 for i in range(5)]
+    assert levels[(y[2], y[1])] == 12 and levels[(y[2], y[0])] == 2 and levels[(y[0], y[0])] == head_view.LEVELS
+    # the values a hover or tap shows, and the native tooltip
+    assert "<title>“it” attends to: &lt;b&gt;x&lt;/b&gt; 60.0%, it 30.0%, &lt;s&gt; 10.0%</title>" in page
+    assert '<text y="%d">60.0%%</text>' % y[1] in page and ">100%<" in page
+    assert "Layer 1, head 2" in page and "not drawn" in page
+    with pytest.raises(ValueError, match="5 tokens"):
+        head_view.head_view_html(labels, np.eye(4))
+
+
+def test_head_view_of_128_tokens_is_small_and_scrolls():
+    rng = np.random.default_rng(0)
+    labels = ["<s>"] + [f"word{i}" for i in range(126)] + ["</s>"]
+    for concentration in (0.05, 0.3, 3.0):  # peaked to flat attention
+        page = head_view.head_view_html(labels, rng.dirichlet(np.full(128, concentration), size=128), "Layer 6")
+        assert len(page.encode()) < 200_000
+        assert page.count('class="hv-r"') == 128 and page.count("word125") >= 2  # both columns, every token
+        assert page.count("<path ") <= 128 * head_view.TOP_K
+    assert f"max-height:{head_view.BOX_HEIGHT}px;overflow-y:auto" in page
+    long = head_view.head_view_html(["a" * 300, "b"], np.eye(2))
+    assert "a" * 300 not in long.split("<title>")[0] and "a" * 15 + "…" in long  # shortened, whole in the tooltip
+
+
+def test_a_layer_change_changes_the_head_view_of_the_model(handlers):
+    text = "The cat sees the house."
+    views = {(layer, head): handlers.attention_view(text, layer, head, None, "mlm", "heads")
+             for layer in (1, 2) for head in ("average", 1)}
+    assert len(set(views.values())) == 4
+    assert handlers.attention_layer(text, 1, 1, None, "mlm", "heads")[3] == views[(1, 1)]
+    assert handlers.attention_layer(text, 2, 1, None, "mlm", "heads")[3] == views[(2, 1)]
 
 
 def test_attention_rollout_rows_sum_to_one(handlers):
