@@ -240,7 +240,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # events draw that one only and clear the others, and opening a sub-tab draws its view.
             at_visible = gr.State("heads")
             at_all = gr.Textbox("all", visible=False)  # the API endpoints' `view`: every view, unless asked
-            with gr.Tabs(elem_id="at-views"):
+            with gr.Tabs(elem_id="at-views", overflow_behavior="wrap"):  # no "..." menu on a phone
                 with gr.Tab("Head view", id="heads") as at_tab_heads:
                     at_heads = gr.HTML(elem_id="at-heads")
                 with gr.Tab("Heatmap", id="heatmap") as at_tab_heat:
