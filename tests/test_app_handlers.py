@@ -12,7 +12,7 @@ import torch
 from matplotlib.figure import Figure
 
 import roberta
-from demo import about, explain, fill_mask_view, head_view, masking_view, tokens_view
+from demo import about, explain, figures, fill_mask_view, head_view, masking_view, tokens_view
 from demo import handlers as H
 from demo import validation as V
 from demo.ablation_view import ablation_markdown
@@ -364,6 +364,21 @@ def test_a_layer_change_changes_the_head_view_of_the_model(handlers):
     assert len(set(views.values())) == 4
     assert handlers.attention_layer(text, 1, 1, None, "mlm", "heads")[3] == views[(1, 1)]
     assert handlers.attention_layer(text, 2, 1, None, "mlm", "heads")[3] == views[(2, 1)]
+
+
+def test_attention_figures_label_128_tokens_legibly():
+    """Every token of a 128-token heatmap is labelled at 6 pt or more; the grid of heads labels its outer
+    cells for long texts (it used to drop every label beyond 20 tokens)."""
+    rng = np.random.default_rng(0)
+    labels = ["<s>"] + [f"w{i}" for i in range(126)] + ["</s>"]
+    heatmap = figures.attention_heatmap(rng.dirichlet(np.ones(128), size=128), labels, "t")
+    for ticks in (heatmap.axes[0].get_xticklabels(), heatmap.axes[0].get_yticklabels()):
+        assert [t.get_text() for t in ticks] == labels and min(t.get_fontsize() for t in ticks) >= 6
+    grid = figures.head_grid(rng.dirichlet(np.ones(85), size=(8, 85)), labels[:84] + ["</s>"], 3)
+    labelled = [ax for ax in grid.axes if ax.get_xticklabels() or ax.get_yticklabels()]
+    assert len(labelled) == 5  # the lower row's x axes, the first column's y axes
+    ticks = grid.axes[0].get_yticklabels()
+    assert len(ticks) >= 85 // 4 and min(t.get_fontsize() for t in ticks) >= 6
 
 
 def test_attention_rollout_rows_sum_to_one(handlers):
