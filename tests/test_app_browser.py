@@ -151,6 +151,27 @@ def test_attention_example(page):
     sync_api.expect(heads).to_contain_text("Layer 2,")
 
 
+def test_attention_model_box(page):
+    """The attention tab's model box: the shipped classifier instead of the fill-mask model reruns the tab;
+    a choice that cannot be used is named next to the box and the tab keeps its model."""
+    open_tab(page, "Attention")
+    page.get_by_role("tab", name="Head view").click()
+    box = page.locator("#at-model input")
+    box.click()
+    page.get_by_role("option", name="ours: the shipped SST-2 classifier").click()
+    sync_api.expect(page.locator("#at-model-status")).to_contain_text("parameters")
+    sync_api.expect(page.locator("#at-notes")).to_contain_text("sentiment (fine-tuned on SST-2)")
+    sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
+    box.fill("/etc")
+    box.press("Enter")
+    sync_api.expect(page.locator("#at-model-status")).to_contain_text("local folders can be chosen only")
+    sync_api.expect(page.locator("#at-notes")).to_contain_text("sentiment (fine-tuned on SST-2)")
+    shot(page, "3-attention-model")
+    box.click()
+    page.get_by_role("option", name="ours: the shipped fill-mask model").click()
+    sync_api.expect(page.locator("#at-notes")).to_contain_text("fill-mask (pretrained MLM)")
+
+
 def test_masking_example(page):
     open_tab(page, "Masking")
     page.get_by_text("The quick brown fox jumps over the lazy dog near the river b", exact=False).first.click()
