@@ -259,10 +259,11 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                          at_out, at_error, "attention", on_load=True, ui_inputs=[*at_in, at_visible])
             # a layer or head change redraws only the visible view, if it depends on it (the attention is cached)
             at_view_in = [at_text, at_layer, at_head, at_token, at_model]
-            wire([at_layer.input], handlers.attention_layer, [*at_view_in, at_all], [at_heat, at_grid, at_bars, at_heads],
-                 at_error, "attention_layer", ui_inputs=[*at_view_in, at_visible])
-            wire([at_head.input], handlers.attention_head, [*at_view_in, at_all], [at_heat, at_bars, at_heads], at_error,
-                 "attention_head", ui_inputs=[*at_view_in, at_visible])
+            wire([at_layer.input], handlers.attention_layer, [*at_view_in, at_all],
+                 [at_heat, at_grid, at_bars, at_heads], at_error, "attention_layer",
+                 ui_inputs=[*at_view_in, at_visible])
+            wire([at_head.input], handlers.attention_head, [*at_view_in, at_all], [at_heat, at_bars, at_heads],
+                 at_error, "attention_head", ui_inputs=[*at_view_in, at_visible])
             wire([at_token.input], handlers.attention_token, at_view_in, [at_bars], at_error, "attention_token")
             for tab, view, output in [(at_tab_heads, "heads", at_heads), (at_tab_heat, "heatmap", at_heat),
                                       (at_tab_grid, "grid", at_grid), (at_tab_roll, "rollout", at_roll),

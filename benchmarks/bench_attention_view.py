@@ -72,7 +72,8 @@ def events(handlers: H.Handlers, text: str, layer: int, other_layer: int, view: 
                         handlers.attention_layer(text, other_layer, "average", None, "mlm", view)))
 
     def head_change():
-        return dict(zip(("heatmap", "token", "heads"), handlers.attention_head(text, other_layer, 2, None, "mlm", view)))
+        return dict(zip(("heatmap", "token", "heads"),
+                        handlers.attention_head(text, other_layer, 2, None, "mlm", view)))
 
     def open_tab():
         return {view: handlers.attention_view(text, other_layer, 2, None, "mlm", view)}

@@ -132,7 +132,8 @@ class Handlers:
         if is_shipped(model):
             model = "mlm"
         if not isinstance(model, str):
-            raise fail(f"model must be “mlm”, “sentiment” or a Hugging Face Hub repo id, got {type(model).__name__}.")
+            raise fail("model must be “mlm”, “sentiment” or a Hugging Face Hub repo id, got "
+                       f"{type(model).__name__}.")
         model = model.strip()
         if model in ("mlm", "sentiment"):
             return model, self._need(model), model == "sentiment"

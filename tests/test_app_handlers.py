@@ -317,7 +317,8 @@ def test_the_token_picker_starts_on_a_pronoun(handlers, models):
     tokens = tokens_view.tokenize(models.mlm.tokenizer, text, 64)
     query = explain.default_token(tokens)
     assert query == 1 and handlers.attention(text, 1, 1)[4]["value"] == query
-    assert f"token {query} “{tokens.labels[query]}”" in handlers.attention_head(text, 1, 1, None)[1].axes[0].get_title()
+    bars = handlers.attention_head(text, 1, 1, None)[1]
+    assert f"token {query} “{tokens.labels[query]}”" in bars.axes[0].get_title()
 
 
 def test_head_view_draws_lines_by_weight_and_escapes_labels():
