@@ -12,7 +12,7 @@ from demo import about, model_choice
 from demo.ablation_view import ablation_markdown
 from demo.examples import ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from demo.formatting import md_escape
-from demo.handlers import MODEL_CHOICES, Handlers
+from demo.handlers import Handlers, head_choices, layer_choices
 from demo.masking_view import MASKING_COLUMNS, PREDICTION_COLUMNS
 from demo.models import configure_torch, load_models, read_ablation
 from demo.uploads import launch_options
@@ -58,14 +58,16 @@ def error_box():
     return gr.HTML(visible=False, elem_classes="input-error-box")
 
 
-def wire(triggers, fn, inputs, outputs, error, name, on_load=False):
+def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=None):
     """The UI event: `fn` with its errors in `error` and the previous results kept (`keep_results`), also
     run when the page opens if `on_load` (every tab shows its default example computed); and the public API
     endpoint `name` on a hidden trigger: `fn` itself, its errors raised as before. Both in the shared compute
-    queue. Returns the UI version of `fn` (for the examples)."""
+    queue; the UI event reads `ui_inputs` when given (the same parameters, the last one from the page's state
+    instead of its API default). Returns the UI version of `fn` (for the examples)."""
     ui = keep_results(fn, len(outputs))
     triggers = [*triggers, demo.load] if on_load else triggers
-    gr.on(triggers, ui, inputs, [*outputs, error], api_name=f"{name}_ui", api_visibility="private", **COMPUTE)
+    gr.on(triggers, ui, ui_inputs or inputs, [*outputs, error], api_name=f"{name}_ui", api_visibility="private",
+          **COMPUTE)
     gr.Button(visible=False).click(fn, inputs, outputs, api_name=name, **COMPUTE)
     return ui
 
@@ -79,21 +81,22 @@ def examples(rows, inputs, outputs, ui, error, name, run_inputs=None):
                                 api_visibility="undocumented", **COMPUTE)
 
 
-def model_box(key, name):
+def model_box(key, name, choices=None, value=model_choice.SHIPPED, choose=None, inputs=(), outputs=()):
     """A tab's model chooser: the shipped model (default) or a Hub repo id, loaded into our code on first
     use (`demo.model_choice`). Returns (the box, the tab's model as a State: its change reruns the tab). A
     choice that cannot be loaded leaves the box and the tab on the current model, the reason next to the box.
-    Loading runs in a queue of its own, so a large download never holds the compute queue."""
-    box = gr.Dropdown(model_choice.choices(key), value=model_choice.SHIPPED, label="Model",
+    Loading runs in a queue of its own, so a large download never holds the compute queue. `choose(choice,
+    current, *inputs)` -> (box, current, status, *outputs) replaces the `key` tab's default one."""
+    box = gr.Dropdown(choices or model_choice.choices(key), value=value, label="Model",
                       allow_custom_value=True, info=model_choice.HUB_NOTE, elem_id=f"{name}-model")
     status = gr.HTML(elem_id=f"{name}-model-status")
-    current = gr.State(model_choice.SHIPPED)
+    current = gr.State(value)
 
-    def choose(choice, now):
+    def default_choose(choice, now):
         return handlers.chooser.choose(key, choice, now)
 
-    box.input(choose, [box, current], [box, current, status], api_name=f"{name}_model",
-              api_visibility="private", concurrency_id="load", concurrency_limit=2)
+    box.input(choose or default_choose, [box, current, *inputs], [box, current, status, *outputs],
+              api_name=f"{name}_model", api_visibility="private", concurrency_id="load", concurrency_limit=2)
     return box, current
 
 
@@ -225,7 +228,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
 
         with gr.Tab("Attention", id="attention"):
             notice("mlm", "sentiment")
-            hint("**Try** single heads of one layer, then “Where one token attends” for “it”. " + LINK_HINT +
+            hint("**Try** single heads of one layer, and hover over (or tap) “it” in the head view to see where it "
+                 "looks; then FacebookAI/roberta-base, the same code with a far bigger training budget. " + LINK_HINT +
                  " **Notice** how many heads park their attention on &lt;s&gt;, &lt;/s&gt; or the full stop: "
                  "attention shows where information flows, not why the model decides.")
             with gr.Row():
@@ -234,41 +238,56 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     at_error = error_box()
                 with gr.Column(scale=2):
                     with gr.Row():
-                        at_layer = gr.Dropdown(list(range(1, N_LAYERS + 1)), value=N_LAYERS, label="Layer",
+                        at_layer = gr.Dropdown(layer_choices(N_LAYERS), value=N_LAYERS, label="Layer",
                                                allow_custom_value=True, elem_id="at-layer")
-                        at_head = gr.Dropdown([("average of heads", "average")] +
-                                              [(f"head {h}", h) for h in range(1, N_HEADS + 1)],
-                                              value="average", label="Head", allow_custom_value=True,
-                                              elem_id="at-head")
-                    at_model = gr.Radio(MODEL_CHOICES, value="mlm", label="Model")
+                        at_head = gr.Dropdown(head_choices(N_HEADS), value="average", label="Head",
+                                              allow_custom_value=True, elem_id="at-head")
+                    at_model, at_current = model_box("attention", "at", model_choice.attention_choices(), "mlm",
+                                                     handlers.attention_model, [at_layer, at_head],
+                                                     [at_layer, at_head])
                     at_btn = gr.Button("Show attention", variant="primary")
             at_notes = gr.Markdown(elem_id="at-notes")
-            with gr.Tabs():
-                with gr.Tab("Heatmap"):
+            # Only the visible sub-tab is drawn (a matplotlib figure costs ~0.5 s): `at_visible` names it, the
+            # events draw that one only and clear the others, and opening a sub-tab draws its view.
+            at_visible = gr.State("heads")
+            at_all = gr.Textbox("all", visible=False)  # the API endpoints' `view`: every view, unless asked
+            with gr.Tabs(elem_id="at-views", overflow_behavior="wrap"):  # no "..." menu on a phone
+                with gr.Tab("Head view", id="heads") as at_tab_heads:
+                    at_heads = gr.HTML(elem_id="at-heads")
+                with gr.Tab("Heatmap", id="heatmap") as at_tab_heat:
                     at_heat = gr.Plot(label="Attention heatmap", show_label=False, elem_id="at-heat")
-                with gr.Tab("All heads of the layer"):
-                    at_grid = gr.Plot(label="All heads of the layer", show_label=False)
-                with gr.Tab("Rollout across layers"):
-                    at_roll = gr.Plot(label="Attention rollout (Abnar & Zuidema 2020)", show_label=False)
-                with gr.Tab("Where one token attends"):
-                    at_token = gr.Dropdown(label="Token", choices=[], allow_custom_value=True)
-                    at_bars = gr.Plot(label="Where the token attends", show_label=False)
+                with gr.Tab("All heads of the layer", id="grid") as at_tab_grid:
+                    at_grid = gr.Plot(label="All heads of the layer", show_label=False, elem_id="at-grid")
+                with gr.Tab("Rollout across layers", id="rollout") as at_tab_roll:
+                    at_roll = gr.Plot(label="Attention rollout (Abnar & Zuidema 2020)", show_label=False,
+                                      elem_id="at-roll")
+                with gr.Tab("Where one token attends", id="token") as at_tab_token:
+                    at_token = gr.Dropdown(label="Token", choices=[], allow_custom_value=True, elem_id="at-token")
+                    at_bars = gr.Plot(label="Where the token attends", show_label=False, elem_id="at-bars")
             at_in = [at_text, at_layer, at_head, at_model]
-            at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes]
-            at_ui = wire([at_btn.click, at_text.submit, at_model.input],
-                         handlers.attention, at_in, at_out, at_error, "attention", on_load=True)
-            # a layer or head change redraws only the figures that depend on it (the attention is cached)
+            at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes, at_heads, at_layer, at_head]
+            at_ui = wire([at_btn.click, at_text.submit, at_current.change], handlers.attention, [*at_in, at_all],
+                         at_out, at_error, "attention", on_load=True, ui_inputs=[*at_in, at_visible])
+            # a layer or head change redraws only the visible view, if it depends on it (the attention is cached)
             at_view_in = [at_text, at_layer, at_head, at_token, at_model]
-            wire([at_layer.input], handlers.attention_layer, at_view_in, [at_heat, at_grid, at_bars], at_error,
-                 "attention_layer")
-            wire([at_head.input], handlers.attention_head, at_view_in, [at_heat, at_bars], at_error,
-                 "attention_head")
-            wire([at_token.input], handlers.attention_token, [at_text, at_layer, at_head, at_token, at_model],
-                 [at_bars], at_error, "attention_token")
+            wire([at_layer.input], handlers.attention_layer, [*at_view_in, at_all],
+                 [at_heat, at_grid, at_bars, at_heads], at_error, "attention_layer",
+                 ui_inputs=[*at_view_in, at_visible])
+            wire([at_head.input], handlers.attention_head, [*at_view_in, at_all], [at_heat, at_bars, at_heads],
+                 at_error, "attention_head", ui_inputs=[*at_view_in, at_visible])
+            wire([at_token.input], handlers.attention_token, at_view_in, [at_bars], at_error, "attention_token")
+            for tab, view, output in [(at_tab_heads, "heads", at_heads), (at_tab_heat, "heatmap", at_heat),
+                                      (at_tab_grid, "grid", at_grid), (at_tab_roll, "rollout", at_roll),
+                                      (at_tab_token, "token", at_bars)]:
+                tab.select(lambda view=view: view, None, at_visible, queue=False, api_name=f"attention_visible_{view}",
+                           api_visibility="private")
+                tab.select(keep_results(handlers.attention_view, 1), [*at_view_in, gr.State(view)],
+                           [output, at_error], api_name=f"attention_view_{view}", api_visibility="private",
+                           **COMPUTE)
             examples([[ATTENTION_TEXT, N_LAYERS, "average", "mlm"],
                       ["The trophy did not fit in the suitcase because it was too big.", 1, 1, "mlm"],
                       ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_out,
-                     at_ui, at_error, "attention")
+                     at_ui, at_error, "attention", run_inputs=[*at_in, at_visible])
 
         with gr.Tab("Masking", id="masking"):
             gr.Markdown("BERT masked its training data once, at preprocessing (*static*; it duplicated the data "

@@ -139,6 +139,26 @@ def head_matrix(attentions: np.ndarray, layer: int, head: int | None) -> tuple[n
     return chosen[head - 1], f"layer {layer}, head {head}"
 
 
+PRONOUNS = ("it", "he", "she", "they", "its", "him", "her", "them", "his", "their")
+
+
+def default_token(tokens: Tokens) -> int:
+    """The token the attention views start on: the first pronoun (“it”, “she”...), whose link to the noun it
+    stands for is the classic thing to look for, else the first word (0 when there are only special tokens)."""
+    regular = [i for i, special in enumerate(tokens.special) if not special]
+    spans = word_spans(tokens.text)
+
+    def is_pronoun(i):  # a whole word, not a piece of one ("he" in "t|he")
+        label, k = tokens.labels[i].strip().lower(), tokens.word_index[i]
+        if label not in PRONOUNS or k is None:
+            return False
+        start, end = spans[k]
+        return tokens.text[start:end].lower().strip(".,;:!?\"'()") == label
+
+    pronoun = next((i for i in regular if is_pronoun(i)), None)
+    return pronoun if pronoun is not None else (regular[0] if regular else 0)
+
+
 def link_hint(tokens: Tokens, attentions: np.ndarray, link: tuple[str, str]) -> str:
     """Where to look in the attention tab: the layer and head in which the first word of `link` ("it") gives
     the largest share of its attention to the second ("cat"); "" when the text lacks either as one token."""

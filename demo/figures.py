@@ -59,7 +59,8 @@ def _set_ticks(ax, axis: str, labels, font: float, step: int, rotation: int = 0)
 
 
 def _square_size(n: int) -> float:
-    return float(min(11.0, max(4.0, 2.4 + 0.07 * n)))
+    """Inches of a heatmap's side for n tokens: up to 128 tokens, every one labelled at 6 pt or more."""
+    return float(min(12.5, max(4.0, 2.4 + 0.08 * n)))
 
 
 def _label_inches(labels, font: float) -> float:
@@ -107,13 +108,20 @@ def head_grid(layer_attention: np.ndarray, labels: list[str], layer: int):
             continue
         ax.imshow(layer_attention[h], cmap="viridis", vmin=0.0, interpolation="nearest")
         ax.set_title(f"head {h + 1}", fontsize=10)
-        if n <= 20:
+        if n <= 20:  # every cell labelled
             font, step = _tick_layout(n, cell * 0.7)
             _set_ticks(ax, "x", labels, font, step, rotation=90)
             _set_ticks(ax, "y", labels, font, step)
-        else:
-            ax.set_xticks([])
-            ax.set_yticks([])
+        else:  # longer texts: the outer cells only (the same tokens in every cell), every k-th token legibly
+            font, step = _tick_layout(n, cell * 0.8)
+            if h // cols == rows - 1 or h + cols >= nh:  # the lowest cell of its column
+                _set_ticks(ax, "x", labels, font, step, rotation=90)
+            else:
+                ax.set_xticks([])
+            if h % cols == 0:
+                _set_ticks(ax, "y", labels, font, step)
+            else:
+                ax.set_yticks([])
     fig.suptitle(f"Layer {layer}: every head (rows attend to columns)", fontsize=12)
     return fig
 

@@ -8,6 +8,7 @@ plain message; other failures become a generic `gr.Error` (`validation.user_erro
 """
 from __future__ import annotations
 
+import html
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -15,14 +16,14 @@ from dataclasses import dataclass
 import gradio as gr
 import torch
 
-from . import counterfactual, explain, figures
+from . import counterfactual, explain, figures, head_view
 from .fill_mask_view import completed_sentence, mask_labels, predictions_html
 from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
-from .model_choice import SHIPPED, ModelChooser, is_shipped
+from .model_choice import SHIPPED, ModelChoiceError, ModelChooser, describe, is_shipped
 from .models import Models
 from .tokens_view import Tokens, classifier_text, cut_to_window, special_ids, tokenize
-from .validation import (MASK_RE, MAX_EPOCHS, MAX_SEED, MAX_TOP_K, candidate_words, clean_text, count_masks, fail,
-                         parse_head, parse_int, user_errors, warn_truncated)
+from .validation import (MASK_RE, MAX_EPOCHS, MAX_SEED, MAX_TOP_K, candidate_words, clean_text, count_masks,
+                         error_html, fail, parse_head, parse_int, user_errors, warn_truncated)
 
 
 def classifier_input(loaded, text: str, lowercase: bool) -> str:
@@ -48,8 +49,28 @@ class SentimentReading:
     shown: str
 
 
-MODEL_CHOICES = [("fill-mask model (pretrained)", "mlm"), ("sentiment model (fine-tuned)", "sentiment")]
 ATTENTION_CACHE_SIZE = 8  # texts whose attention is kept for the layer, head and token pickers
+# The attention tab's views, one sub-tab each: the head view (HTML), heatmap, the layer's heads, rollout, one
+# token's bars. The UI draws only the visible one; the API draws all of them unless asked for one ("view").
+VIEWS = ("heads", "heatmap", "grid", "rollout", "token")
+
+
+def layer_choices(n_layers: int) -> list[int]:
+    return list(range(1, n_layers + 1))
+
+
+def head_choices(n_heads: int) -> list[tuple[str, object]]:
+    return [("average of heads", "average")] + [(f"head {h}", h) for h in range(1, n_heads + 1)]
+
+
+def _wanted(view, depends) -> set:
+    """The views to draw: those in `depends` (what the event changes), all of them for "all" (the API's
+    default), else only `view` (the visible sub-tab) when it is one of them."""
+    if view is None or (isinstance(view, str) and view.strip().lower() in ("", "all")):
+        return set(depends)
+    if view not in VIEWS:
+        raise fail(f"view must be “all” or one of {list(VIEWS)}, got {view!r}.")
+    return {view} & set(depends)
 
 
 class Handlers:
@@ -149,14 +170,29 @@ class Handlers:
         return counterfactual.outcome_markdown(*args), counterfactual.outcome_data(*args)
 
     # ---- 3. attention
-    def attention_data(self, key: str, text: str) -> tuple[Tokens, object]:
-        """Tokens and attentions (L, nh, T, T) of one text as the model `key` reads it, cached for the pickers."""
-        cache_key = (key, text)
+    def _attention_model(self, model):
+        """The attention tab's model: "mlm" or "sentiment" (the shipped ones; SHIPPED is "mlm"), or a Hub
+        repo id of either kind (`ModelChooser.get_any`). Returns (its name in the attention cache, the model,
+        whether it reads lower-cased text: only the shipped classifier was fine-tuned on it)."""
+        if is_shipped(model):
+            model = "mlm"
+        if not isinstance(model, str):
+            raise fail("model must be “mlm”, “sentiment” or a Hugging Face Hub repo id, got "
+                       f"{type(model).__name__}.")
+        model = model.strip()
+        if model in ("mlm", "sentiment"):
+            return model, self._need(model), model == "sentiment"
+        loaded = self.chooser.get_any(model)
+        return loaded.source, loaded, False
+
+    def attention_data(self, model, text: str) -> tuple[Tokens, object]:
+        """Tokens and attentions (L, nh, T, T) of one text as the model reads it, cached for the pickers."""
+        name, loaded, _ = self._attention_model(model)
+        cache_key = (name, text)
         with self._cache_lock:
             if cache_key in self._attention_cache:
                 self._attention_cache.move_to_end(cache_key)
                 return self._attention_cache[cache_key]
-        loaded = self._need(key)
         tokens = tokenize(loaded.tokenizer, text, loaded.config.max_length)
         attentions = explain.attention_maps(loaded.model, tokens.ids)
         with self._cache_lock:
@@ -166,13 +202,11 @@ class Handlers:
         return tokens, attentions
 
     def _attention_inputs(self, text, layer, head, model):
-        if model not in ("mlm", "sentiment"):
-            raise fail(f"model must be one of {[v for _, v in MODEL_CHOICES]}, got {model!r}.")
-        loaded = self._need(model)
+        _, loaded, lowercase = self._attention_model(model)
         text = clean_text(text)
         cfg = loaded.config
-        if model == "sentiment":  # the classifier reads normalised text, as in fine-tuning
-            text = classifier_text(text, loaded.tokenizer, cfg.max_length)
+        if loaded.key == "sentiment":  # a classifier reads text as in fine-tuning (the shipped one lower-cased)
+            text = classifier_text(text, loaded.tokenizer, cfg.max_length, lowercase=lowercase)
         text = cut_to_window(text, loaded.tokenizer, cfg.max_length)  # also what the cache keeps
         layer = parse_int(layer, "Layer", 1, cfg.num_hidden_layers)
         head = parse_head(head, cfg.num_attention_heads)
@@ -180,16 +214,13 @@ class Handlers:
         return loaded, tokens, attentions, layer, head
 
     @staticmethod
-    def _default_query(tokens: Tokens) -> int:
-        return next((i for i, s in enumerate(tokens.special) if not s), 0)
-
-    def _query(self, tokens: Tokens, token) -> int:
-        """The picked token when it is one of this text's, else the first word."""
+    def _query(tokens: Tokens, token) -> int:
+        """The picked token when it is one of this text's, else the default one (`explain.default_token`)."""
         try:
             query = int(token)
         except (TypeError, ValueError):
-            return self._default_query(tokens)
-        return query if 0 <= query < len(tokens.labels) else self._default_query(tokens)
+            return explain.default_token(tokens)
+        return query if 0 <= query < len(tokens.labels) else explain.default_token(tokens)
 
     @staticmethod
     def _bars(tokens: Tokens, matrix, query: int, what: str):
@@ -197,45 +228,73 @@ class Handlers:
         return figures.attention_bars(matrix[query], labels, query,
                                       f"Where token {query} “{labels[query]}” attends ({what})")
 
-    def _head_view(self, tokens, attentions, layer, head, query):
-        """(heatmap, bars of token `query`) of one layer and head (or the average of heads)."""
+    def _draw(self, tokens, attentions, layer, head, query, wanted) -> dict:
+        """The views named in `wanted` (a set of VIEWS), drawn; the others None (the UI clears them, and a
+        sub-tab draws its view when it is opened). The head view is HTML, drawn in milliseconds; each
+        matplotlib figure costs ~0.3-0.5 s to draw and send, which is why only the visible one is drawn."""
+        views = dict.fromkeys(VIEWS)
+        labels = tokens.labels
         matrix, what = explain.head_matrix(attentions, layer, head)
-        return (figures.attention_heatmap(matrix, tokens.labels, f"Attention, {what}"),
-                self._bars(tokens, matrix, query, what))
+        if "heads" in wanted:
+            views["heads"] = head_view.head_view_html(labels, matrix, what[:1].upper() + what[1:])
+        if "heatmap" in wanted:
+            views["heatmap"] = figures.attention_heatmap(matrix, labels, f"Attention, {what}")
+        if "grid" in wanted:
+            views["grid"] = figures.head_grid(attentions[layer - 1], labels, layer)
+        if "rollout" in wanted:
+            views["rollout"] = figures.attention_heatmap(explain.attention_rollout(attentions), labels,
+                                                         f"Attention rollout through all {attentions.shape[0]} layers",
+                                                         cbar_label="share of information from each input token")
+        if "token" in wanted:
+            views["token"] = self._bars(tokens, matrix, query, what)
+        return views
 
     @user_errors
-    def attention(self, text, layer=1, head="average", model="mlm"):
-        """(heatmap, all heads of the layer, rollout, bars of the first word, token picker update, notes)."""
+    def attention(self, text, layer=1, head="average", model="mlm", view="all"):
+        """(heatmap, all heads of the layer, rollout, bars of the default token, token picker update, notes,
+        head view HTML, layer picker update, head picker update). `model`: "mlm", "sentiment" or a Hub repo id;
+        `view`: "all" draws every view, one of VIEWS only that one (the others are None)."""
+        wanted = _wanted(view, VIEWS)
         loaded, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
         if tokens.truncated:
             warn_truncated(loaded.config.max_length)
-        labels, query = tokens.labels, self._default_query(tokens)
-        heatmap, bars = self._head_view(tokens, attentions, layer, head, query)
-        grid = figures.head_grid(attentions[layer - 1], labels, layer)
-        rollout = figures.attention_heatmap(explain.attention_rollout(attentions), labels,
-                                            f"Attention rollout through all {attentions.shape[0]} layers",
-                                            cbar_label="share of information from each input token")
+        labels, query = tokens.labels, explain.default_token(tokens)
+        views = self._draw(tokens, attentions, layer, head, query, wanted)
         picker = gr.update(choices=[(f"{i}: {label}", i) for i, label in enumerate(labels)], value=query)
+        n_layers, n_heads = attentions.shape[:2]
         notes = (f"{len(labels)} tokens{' (cut to the maximum length)' if tokens.truncated else ''} · "
-                 f"{loaded.title} · {attentions.shape[0]} layers × {attentions.shape[1]} heads. "
+                 f"{loaded.title} · {n_layers} layers × {n_heads} heads. "
                  "Each row of a heatmap is one token's attention over all tokens (it sums to 1). "
                  "Rollout follows attention through every layer, counting the residual connection, to "
                  "estimate how much each input token contributes to each position at the top.")
-        return heatmap, grid, rollout, bars, picker, notes
+        return (views["heatmap"], views["grid"], views["rollout"], views["token"], picker, notes, views["heads"],
+                gr.update(choices=layer_choices(n_layers), value=layer),
+                gr.update(choices=head_choices(n_heads), value=head or "average"))
 
     @user_errors
-    def attention_layer(self, text, layer=1, head="average", token=None, model="mlm"):
-        """A new layer: (heatmap, all heads of the layer, bars of the picked token); the rollout, which
-        does not depend on the layer, is not redrawn (each figure costs ~0.5 s here, drawing and sending)."""
+    def attention_layer(self, text, layer=1, head="average", token=None, model="mlm", view="all"):
+        """A new layer: (heatmap, all heads of the layer, bars of the picked token, head view); the rollout,
+        which does not depend on the layer, is not redrawn. `view` as in `attention`."""
+        wanted = _wanted(view, {"heatmap", "grid", "token", "heads"})
         _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
-        heatmap, bars = self._head_view(tokens, attentions, layer, head, self._query(tokens, token))
-        return heatmap, figures.head_grid(attentions[layer - 1], tokens.labels, layer), bars
+        views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), wanted)
+        return views["heatmap"], views["grid"], views["token"], views["heads"]
 
     @user_errors
-    def attention_head(self, text, layer=1, head="average", token=None, model="mlm"):
-        """A new head: (heatmap, bars of the picked token) only."""
+    def attention_head(self, text, layer=1, head="average", token=None, model="mlm", view="all"):
+        """A new head: (heatmap, bars of the picked token, head view). `view` as in `attention`."""
+        wanted = _wanted(view, {"heatmap", "token", "heads"})
         _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
-        return self._head_view(tokens, attentions, layer, head, self._query(tokens, token))
+        views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), wanted)
+        return views["heatmap"], views["token"], views["heads"]
+
+    @user_errors
+    def attention_view(self, text, layer=1, head="average", token=None, model="mlm", view="heads"):
+        """One view (one of VIEWS), drawn when its sub-tab is opened."""
+        if view not in VIEWS:
+            raise fail(f"view must be one of {list(VIEWS)}, got {view!r}.")
+        _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
+        return self._draw(tokens, attentions, layer, head, self._query(tokens, token), {view})[view]
 
     @user_errors
     def attention_token(self, text, layer=1, head="average", token=1, model="mlm"):
@@ -244,6 +303,31 @@ class Handlers:
         query = parse_int(token, "Token", 0, len(tokens.labels) - 1)
         matrix, what = explain.head_matrix(attentions, layer, head)
         return self._bars(tokens, matrix, query, what)
+
+    def attention_model(self, choice, current="mlm", layer=None, head="average"):
+        """The attention tab's model box: (box value, the tab's model, a status line in HTML, layer picker
+        update, head picker update). A model that can be used becomes the tab's model, the pickers offer its
+        layers and heads (the current ones kept where it has them); one that cannot leaves the box and the tab
+        on `current`, with the reason next to the box (offline: that it needs the Hub)."""
+        current = "mlm" if is_shipped(current) else current
+        try:
+            _, loaded, _ = self._attention_model(choice)
+        except (ModelChoiceError, gr.Error) as err:
+            message = err.message if isinstance(err, gr.Error) else str(err)
+            return current, current, error_html(html.escape(message, quote=False)), gr.skip(), gr.skip()
+        value = "mlm" if is_shipped(choice) else choice.strip()
+        cfg = loaded.config
+        try:
+            layer = parse_int(layer, "Layer", 1, cfg.num_hidden_layers)
+        except gr.Error:
+            layer = cfg.num_hidden_layers
+        try:
+            head = parse_head(head, cfg.num_attention_heads) or "average"
+        except gr.Error:
+            head = "average"
+        return (value, value, f'<div class="model-status">{describe(loaded)}</div>',
+                gr.update(choices=layer_choices(cfg.num_hidden_layers), value=layer),
+                gr.update(choices=head_choices(cfg.num_attention_heads), value=head))
 
     def attention_hint(self, text: str, link: tuple[str, str]) -> str:
         """Where to look in the attention tab, found in the loaded MLM at start-up (`explain.link_hint`)."""

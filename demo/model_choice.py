@@ -8,13 +8,15 @@ project's own code (`roberta.RobertaForMaskedLM` / `RobertaForSequenceClassifica
 that model, never the shipped ones. A model that cannot be loaded (unknown id, no network, wrong
 architecture, a local folder when those are off) raises `ModelChoiceError` with a plain message; nothing is
 cached for it, so it can be tried again. `ModelChooser.choose` is the model box's event: it loads the choice
-and says what was loaded, or keeps the current model and says why not.
+and says what was loaded, or keeps the current model and says why not. The Attention tab reads either kind
+of model: `ModelChooser.get_any` loads a Hub RoBERTa as the class its config.json names.
 
 Local folders (a `save_pretrained` folder) can be chosen only when `APP_LOCAL_MODELS=1` (tests, a trusted
 machine): on a public server a visitor must not probe the server's file system.
 """
 from __future__ import annotations
 
+import contextlib
 import html
 import logging
 import os
@@ -36,7 +38,9 @@ ARCHITECTURES = {"mlm": "RobertaForMaskedLM", "sentiment": "RobertaForSequenceCl
 CLASSES = {"mlm": roberta.RobertaForMaskedLM, "sentiment": roberta.RobertaForSequenceClassification}
 WHAT = {"RobertaForMaskedLM": "a masked language model (fill mask)",
         "RobertaForSequenceClassification": "a text classifier (sentiment)"}
+KEYS = {architecture: key for key, architecture in ARCHITECTURES.items()}
 TABS = {"mlm": "Fill mask", "sentiment": "Sentiment"}
+ATTENTION_TAB = "Attention"  # reads either kind of model: its shipped choices are "mlm" and "sentiment"
 # A Hub RoBERTa saved before tokenizer.json existed (vocab.json + merges.txt only) reads with roberta-base's
 # tokenizer.json when its vocabulary has roberta-base's size: every RoBERTa fine-tune keeps that vocabulary.
 FALLBACK_TOKENIZER = "FacebookAI/roberta-base"
@@ -53,6 +57,11 @@ class ModelChoiceError(ValueError):
 def choices(key: str) -> list[tuple[str, str]]:
     """The model box's entries: the shipped model, then the suggested Hub ids."""
     return [(SHIPPED_LABELS[key], SHIPPED), *[(repo, repo) for repo in SUGGESTED[key]]]
+
+
+def attention_choices() -> list[tuple[str, str]]:
+    """The attention tab's model box: both shipped models ("mlm", "sentiment"), then the suggested Hub MLM."""
+    return [(SHIPPED_LABELS[key], key) for key in ("mlm", "sentiment")] + [(repo, repo) for repo in SUGGESTED["mlm"]]
 
 
 def is_shipped(choice) -> bool:
@@ -92,17 +101,11 @@ def _tokenizer(source: str, config):
         return fallback, FALLBACK_TOKENIZER
 
 
-def load_choice(key: str, source: str) -> LoadedModel:
-    """`source` (a Hub repo id, or a local folder) loaded as the `key` tab's model, frozen for sharing."""
-    kept = f"The {TABS[key]} tab keeps its current model."
+@contextlib.contextmanager
+def _plain_errors(source: str, kept: str):
+    """Any failure to read or load `source` as a `ModelChoiceError` in plain words, ending with `kept`."""
     try:
-        architecture = read_architecture(source)  # config.json only: a wrong model is refused before the weights
-        if architecture != ARCHITECTURES[key]:
-            raise ModelChoiceError(f"{source} is {WHAT[architecture]} ({architecture}); the {TABS[key]} tab needs "
-                                   f"{WHAT[ARCHITECTURES[key]]} ({ARCHITECTURES[key]}). {kept}")
-        model = CLASSES[key].from_pretrained(source)
-        tokenizer, tokenizer_from = _tokenizer(source, model.config)
-        pipe = roberta.pipeline(TASKS[key], model=model, tokenizer=tokenizer, device="cpu")
+        yield
     except ModelChoiceError:
         raise
     except roberta.ModelLoadError as err:
@@ -113,8 +116,32 @@ def load_choice(key: str, source: str) -> LoadedModel:
                                    f"is not in its download cache. {kept}") from None
         raise ModelChoiceError(f"Could not load {source}: {message}. {kept}") from None
     except Exception as err:  # out of memory, a broken download...: logged, and said plainly
-        log.exception("loading %s for %s", source, key)
+        log.exception("loading %s", source)
         raise ModelChoiceError(f"Could not load {source} ({type(err).__name__}). {kept}") from None
+
+
+def _kept(tab: str) -> str:
+    return f"The {tab} tab keeps its current model."
+
+
+def architecture_key(source: str, tab: str = ATTENTION_TAB) -> str:
+    """"mlm" or "sentiment": which of our two classes the checkpoint `source` is (its config.json only)."""
+    with _plain_errors(source, _kept(tab)):
+        return KEYS[read_architecture(source)]
+
+
+def load_choice(key: str, source: str, tab: str | None = None) -> LoadedModel:
+    """`source` (a Hub repo id, or a local folder) loaded as the `key` tab's model, frozen for sharing. `tab`:
+    the tab that asked, named in the messages (default: the `key` tab)."""
+    tab = tab or TABS[key]
+    with _plain_errors(source, _kept(tab)):
+        architecture = read_architecture(source)  # config.json only: a wrong model is refused before the weights
+        if architecture != ARCHITECTURES[key]:
+            raise ModelChoiceError(f"{source} is {WHAT[architecture]} ({architecture}); the {tab} tab needs "
+                                   f"{WHAT[ARCHITECTURES[key]]} ({ARCHITECTURES[key]}). {_kept(tab)}")
+        model = CLASSES[key].from_pretrained(source)
+        tokenizer, tokenizer_from = _tokenizer(source, model.config)
+        pipe = roberta.pipeline(TASKS[key], model=model, tokenizer=tokenizer, device="cpu")
     pipe.model.eval().requires_grad_(False)  # shared by all requests; gradients only w.r.t. inputs
     extras = {"tokenizer_from": tokenizer_from} if tokenizer_from else {}
     return LoadedModel(key, source, pipeline=pipe, extras=extras, name=source)
@@ -157,8 +184,9 @@ class ModelChooser:
                 return self._loaded[cache_key]
             return None
 
-    def get(self, key: str, choice=None) -> LoadedModel:
-        """The `key` tab's model for `choice` (SHIPPED or empty: the start-up model, available or not)."""
+    def get(self, key: str, choice=None, tab: str | None = None) -> LoadedModel:
+        """The `key` tab's model for `choice` (SHIPPED or empty: the start-up model, available or not);
+        `tab`: the tab that asks, when another than the `key` tab (named in the messages)."""
         if is_shipped(choice):
             return self.models[key]
         source = _check_choice(choice, self.allow_local)
@@ -171,12 +199,22 @@ class ModelChooser:
         with lock:  # a second request for the same model waits for the first load instead of repeating it
             loaded = self._cached(cache_key)
             if loaded is None:
-                loaded = load_choice(key, source)
+                loaded = load_choice(key, source, tab)
                 with self._guard:
                     self._loaded[cache_key] = loaded
                     while len(self._loaded) > self.size:
                         self._loaded.popitem(last=False)
         return loaded
+
+    def get_any(self, choice, tab: str = ATTENTION_TAB) -> LoadedModel:
+        """A Hub RoBERTa of either kind, for a tab that reads both (attention): loaded as a fill-mask model or
+        a classifier, as its config.json says, and cached with the other tabs' models (loaded once)."""
+        source = _check_choice(choice, self.allow_local)
+        for key in ARCHITECTURES:
+            loaded = self._cached((key, source))
+            if loaded is not None:
+                return loaded
+        return self.get(architecture_key(source, tab), source, tab)
 
     def loaded(self) -> list[LoadedModel]:
         """The Hub models loaded now, least recently used first."""

@@ -35,7 +35,9 @@ def client(app):
 def test_api_endpoints_and_parameters(client):
     api = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
     leading = {"/fill_mask": ["text", "top_k"], "/classify": ["text"], "/attention": ["text", "layer", "head"],
-               "/masking": ["text", "epochs", "seed"], "/counterfactual": ["text"]}
+               "/masking": ["text", "epochs", "seed"], "/counterfactual": ["text"],
+               **{name: ["text", "layer", "head", "token", "model"]
+                  for name in ("/attention_layer", "/attention_head", "/attention_token")}}
     for name, params in leading.items():
         assert name in api, f"{name} missing from {sorted(api)}"
         info = api[name]["parameters"]
@@ -86,6 +88,12 @@ def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir):
     for name in ("/fill_mask", "/classify", "/counterfactual"):
         model = api[name]["parameters"][-1]
         assert model["parameter_name"] == "model" and model["parameter_default"] == "shipped"
+    model = api["/attention"]["parameters"][3]
+    assert model["parameter_name"] == "model" and model["parameter_default"] == "mlm"  # or "sentiment", or an id
+    *_, notes, heads, layer, head = client.predict("The cat.", 2, 1, str(tiny_clf_dir), api_name="/attention")
+    assert str(tiny_clf_dir) in notes and "Layer 2, head 1" in heads
+    with pytest.raises(AppError, match="cannot be reached.*The Attention tab keeps"):
+        client.predict("The cat.", 2, 1, "someone/no-such-roberta", api_name="/attention")
     shipped = client.predict(TEXT, 3, "", "shipped", api_name="/fill_mask")[-2]
     assert client.predict(TEXT, 3, "", str(tiny_mlm_dir), api_name="/fill_mask")[-2] == shipped
     label, *_ = client.predict("a fun film", str(tiny_clf_dir), api_name="/classify")
@@ -98,13 +106,34 @@ def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir):
 
 
 def test_attention(client):
-    heatmap, grid, rollout, bars, picker, notes = client.predict("The cat sees the house.", 2, "average",
-                                                                 api_name="/attention")
+    heatmap, grid, rollout, bars, picker, notes, heads, layer, head = client.predict(
+        "The cat sees the house.", 2, "average", api_name="/attention")
     for plot in (heatmap, grid, rollout, bars):
         assert plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/")
-    assert "tokens" in notes
+    assert "tokens" in notes and heads.count('class="hv-r"') > 4
+    assert (layer["value"], head["value"]) == (2, "average") and len(layer["choices"]) == 2  # the pickers' updates
     bars = client.predict("The cat sees the house.", 1, 2, 3, api_name="/attention_token")
     assert bars["plot"].startswith("data:image/")
+
+
+def test_attention_layer_head_and_view(client):
+    """A layer or head change: the views that depend on it (the head view last); `view` (last, default
+    "all") asks for one view only, the others come back empty."""
+    text = "The cat sees the house."
+    api = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    for name in ("/attention", "/attention_layer", "/attention_head"):
+        view = api[name]["parameters"][-1]
+        assert view["parameter_name"] == "view" and view["parameter_default"] == "all"
+    heatmap, grid, bars, heads = client.predict(text, 1, "average", 2, "mlm", api_name="/attention_layer")
+    assert all(p["plot"].startswith("data:image/") for p in (heatmap, grid, bars)) and "Layer 1, average" in heads
+    heatmap, bars, heads_2 = client.predict(text, 1, 2, 2, "mlm", api_name="/attention_head")
+    assert heatmap["plot"].startswith("data:image/") and "Layer 1, head 2" in heads_2 and heads_2 != heads
+    heatmap, grid, bars, heads_2 = client.predict(text, 2, 2, 2, "mlm", "heads", api_name="/attention_layer")
+    assert (heatmap, grid, bars) == (None, None, None) and "Layer 2, head 2" in heads_2
+    heatmap, *_, heads, _, _ = client.predict(text, 2, 2, "sentiment", "heatmap", api_name="/attention")
+    assert heatmap["plot"].startswith("data:image/") and not heads
+    with pytest.raises(AppError, match="view must be"):
+        client.predict(text, 2, 2, "mlm", "everything", api_name="/attention")
 
 
 def test_masking(client):

@@ -76,7 +76,7 @@ def test_every_tab_opens_with_its_default_example_computed(app, browser):
         re.compile("positive|negative"))
     sync_api.expect(page.locator("#st-words")).to_contain_text("gorgeous")
     open_tab(page, "Attention")
-    sync_api.expect(page.locator("#at-heat img")).to_be_visible()
+    sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()  # the head view, the first sub-tab
     open_tab(page, "Masking")
     sync_api.expect(page.locator("#mk-table table.mk-table tbody tr")).to_have_count(12)
     assert page.locator(".input-error:visible").count() == 0
@@ -121,20 +121,64 @@ def test_sentiment_example(page):
 def test_attention_example(page):
     open_tab(page, "Attention")
     page.get_by_text("The cat sat on the mat because it was tired.", exact=True).first.click()
-    image = page.locator("#at-heat img")
-    sync_api.expect(image).to_be_visible()
-    assert image.get_attribute("src").startswith("data:image/")
+    heads = page.locator("#at-heads")
+    sync_api.expect(heads.locator("svg.hv")).to_be_visible()
     sync_api.expect(page.locator("#at-notes")).to_contain_text("tokens")
-    for name in ("All heads of the layer", "Rollout across layers", "Where one token attends"):
-        page.get_by_role("tab", name=name).click()
-        sync_api.expect(page.get_by_role("tabpanel").locator("img").last).to_be_visible()
-    page.get_by_role("tab", name="Heatmap").click()
-    shot(page, "3-attention")
-    # a layer change redraws the heatmap (and only the views that depend on the layer)
-    before = image.get_attribute("src")
+    rows = heads.locator(".hv-r")
+    sync_api.expect(rows.first).to_be_attached()
+    n_rows = rows.count()
+    assert n_rows > 5 and heads.locator(".hv-k text").count() == n_rows  # both columns, every token
+    # hover over a token on the left: its lines and values show, no other row's
+    row = rows.nth(2)
+    row.locator(".hv-q").hover()
+    sync_api.expect(row.locator(".hv-v")).to_be_visible()
+    assert rows.nth(3).locator(".hv-v").is_hidden()
+    assert "attends to" in row.locator("title").text_content()
+    shot(page, "3-attention-head-view")
+    # a layer change redraws the visible view (the head view)
+    before = heads.inner_html()
     page.locator("#at-layer input").click()
     page.get_by_role("option", name="1", exact=True).click()
+    sync_api.expect(heads).not_to_contain_text("Layer 2,")
+    sync_api.expect(heads).to_contain_text("Layer 1,")
+    assert heads.inner_html() != before
+    # the other views are drawn when their sub-tab opens
+    for name, box in (("Heatmap", "#at-heat"), ("All heads of the layer", "#at-grid"),
+                      ("Rollout across layers", "#at-roll"), ("Where one token attends", "#at-bars")):
+        page.get_by_role("tab", name=name).click()
+        sync_api.expect(page.locator(f"{box} img")).to_be_visible()
+    page.get_by_role("tab", name="Heatmap").click()
+    image = page.locator("#at-heat img")
+    sync_api.expect(image).to_be_visible()
+    shot(page, "3-attention")
+    # ... and a layer change redraws the heatmap while it is the visible view
+    before = image.get_attribute("src")
+    page.locator("#at-layer input").click()
+    page.get_by_role("option", name="2", exact=True).click()
     sync_api.expect(image).not_to_have_attribute("src", before)
+    page.get_by_role("tab", name="Head view").click()
+    sync_api.expect(heads).to_contain_text("Layer 2,")
+
+
+def test_attention_model_box(page):
+    """The attention tab's model box: the shipped classifier instead of the fill-mask model reruns the tab;
+    a choice that cannot be used is named next to the box and the tab keeps its model."""
+    open_tab(page, "Attention")
+    page.get_by_role("tab", name="Head view").click()
+    box = page.locator("#at-model input")
+    box.click()
+    page.get_by_role("option", name="ours: the shipped SST-2 classifier").click()
+    sync_api.expect(page.locator("#at-model-status")).to_contain_text("parameters")
+    sync_api.expect(page.locator("#at-notes")).to_contain_text("sentiment (fine-tuned on SST-2)")
+    sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
+    box.fill("/etc")
+    box.press("Enter")
+    sync_api.expect(page.locator("#at-model-status")).to_contain_text("local folders can be chosen only")
+    sync_api.expect(page.locator("#at-notes")).to_contain_text("sentiment (fine-tuned on SST-2)")
+    shot(page, "3-attention-model")
+    box.click()
+    page.get_by_role("option", name="ours: the shipped fill-mask model").click()
+    sync_api.expect(page.locator("#at-notes")).to_contain_text("fill-mask (pretrained MLM)")
 
 
 def test_masking_example(page):
@@ -255,7 +299,10 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
             sync_api.expect(page.locator("#mk-table table.mk-table tbody tr")).to_have_count(12)
             sync_api.expect(page.locator("#mk-plot img")).to_be_visible()
         if name == "Attention":
-            sync_api.expect(page.locator("#at-heat img")).to_be_visible()
+            sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
+            row = page.locator("#at-heads .hv-r").nth(1)
+            row.locator(".hv-q").tap()  # a tap focuses the token: its lines and values show
+            sync_api.expect(row.locator(".hv-v")).to_be_visible()
         if name == "Sentiment":  # the counterfactual's table scrolls inside its box
             page.get_by_role("button", name="What if? (counterfactual)").click()
             sync_api.expect(page.locator("#st-whatif table")).to_be_visible()

@@ -12,7 +12,7 @@ import torch
 from matplotlib.figure import Figure
 
 import roberta
-from demo import about, explain, fill_mask_view, masking_view, tokens_view
+from demo import about, explain, figures, fill_mask_view, head_view, masking_view, tokens_view
 from demo import counterfactual as CF
 from demo import handlers as H
 from demo import validation as V
@@ -326,34 +326,159 @@ def test_counterfactual_handler_escapes_and_is_one_batch(handlers, models, monke
 # ----------------------------------------------------------------------------- attention
 def test_attention_outputs(handlers, models):
     text = "The cat sees the house."
-    heatmap, grid, rollout, bars, picker, notes = handlers.attention(text, 2, "average")
+    heatmap, grid, rollout, bars, picker, notes, heads, layers, head_picker = handlers.attention(text, 2, "average")
     assert all(isinstance(f, Figure) for f in (heatmap, grid, rollout, bars))
     tokens = tokens_view.tokenize(models.mlm.tokenizer, text, models.mlm.config.max_length)
     assert len(picker["choices"]) == len(tokens.ids) and picker["value"] == 1
     assert f"{len(tokens.ids)} tokens" in notes
+    assert heads.count('class="hv-r"') == len(tokens.ids) and "Layer 2, average of 4 heads" in heads
+    assert layers["choices"] == [1, 2] and layers["value"] == 2
+    assert head_picker["value"] == "average" and len(head_picker["choices"]) == 5
     heatmap, *_ = handlers.attention(text, "1", "2", "sentiment")
     assert isinstance(heatmap, Figure)
     assert isinstance(handlers.attention_token(text, 1, 3, 0), Figure)
 
 
+def test_only_the_asked_view_is_drawn(handlers, monkeypatch):
+    """The UI passes its visible sub-tab as `view`: only that view is drawn (the others None, cleared until
+    their sub-tab is opened); the API's default "all" draws every view."""
+    drawn = []
+    for name in ("attention_heatmap", "head_grid", "attention_bars"):
+        original = getattr(H.figures, name)
+        monkeypatch.setattr(H.figures, name, lambda *a, _f=original, _n=name, **k: drawn.append(_n) or _f(*a, **k))
+    text = "The cat sees the house."
+    heatmap, grid, rollout, bars, _, _, heads, _, _ = handlers.attention(text, 2, "average", "mlm", "heads")
+    assert (heatmap, grid, rollout, bars) == (None,) * 4 and 'class="hv"' in heads and drawn == []
+    assert handlers.attention_layer(text, 1, 2, 1, "mlm", "heads")[:3] == (None, None, None)
+    assert handlers.attention_head(text, 1, 3, 1, "mlm", "heads")[:2] == (None, None) and drawn == []
+    heatmap, grid, bars, heads = handlers.attention_layer(text, 1, 2, 1, "mlm", "grid")
+    assert isinstance(grid, Figure) and (heatmap, bars, heads) == (None, None, None) and drawn == ["head_grid"]
+    assert handlers.attention_head(text, 1, 2, 1, "mlm", "grid") == (None, None, None)  # the grid has every head
+    drawn.clear()
+    assert isinstance(handlers.attention_view(text, 1, 2, 1, "mlm", "rollout"), Figure)
+    assert 'class="hv"' in handlers.attention_view(text, 1, 2, 1, "mlm", "heads") and drawn == ["attention_heatmap"]
+    handlers.attention(text, 1, 2)
+    assert sorted(drawn) == ["attention_bars", "attention_heatmap", "attention_heatmap", "attention_heatmap",
+                             "head_grid"]
+    with _error("view must be"):
+        handlers.attention_view(text, 1, 2, 1, "mlm", "everything")
+    with _error("view must be"):
+        handlers.attention(text, 1, 2, "mlm", "<b>")
+
+
 def test_layer_and_head_changes_redraw_only_what_depends_on_them(handlers):
-    """A layer change gives (heatmap, grid, bars), a head change (heatmap, bars): the same figures as the full
-    view for that layer and head, the picked token kept (an unknown one falls back to the first word)."""
+    """A layer change gives (heatmap, grid, bars, head view), a head change (heatmap, bars, head view): the
+    same figures as the full view for that layer and head, the picked token kept (an unknown one falls back to
+    the default token)."""
     def image(fig):
         return fig.axes[0].images[0].get_array() if fig.axes[0].images else None
 
     text = "The cat sees the house."
-    heatmap, grid, _, bars, _, _ = handlers.attention(text, 2, 3)
+    heatmap, grid, _, bars, _, _, heads, _, _ = handlers.attention(text, 2, 3)
     layer_view = handlers.attention_layer(text, 2, 3, 1)
-    assert len(layer_view) == 3 and all(isinstance(f, Figure) for f in layer_view)
+    assert len(layer_view) == 4 and all(isinstance(f, Figure) for f in layer_view[:3])
     np.testing.assert_array_equal(image(layer_view[0]), image(heatmap))
-    assert len(layer_view[1].axes) == len(grid.axes)
+    assert len(layer_view[1].axes) == len(grid.axes) and layer_view[3] == heads
     head_view = handlers.attention_head(text, 2, 3, 1)
-    assert len(head_view) == 2
+    assert len(head_view) == 3 and head_view[2] == heads
     np.testing.assert_array_equal(image(head_view[0]), image(heatmap))
     assert "token 2" in handlers.attention_head(text, 2, 3, 2)[1].axes[0].get_title()
     assert "token 1" in handlers.attention_head(text, 2, 3, 999)[1].axes[0].get_title()
     assert "token 1" in handlers.attention_layer(text, 1, "average", None)[2].axes[0].get_title()
+    # the head view follows the layer and the head
+    assert handlers.attention_layer(text, 1, 3, 1)[3] != heads
+    assert handlers.attention_head(text, 2, 1, 1)[2] != heads and "Layer 2, head 1" in handlers.attention_head(
+        text, 2, 1, 1)[2]
+
+
+def _tokens(text, pieces):
+    """Tokens of `text` cut as `pieces` (each a span of the text), between <s> and </s>."""
+    offsets, at = [(0, 0)], 0
+    for piece in pieces:
+        start = text.index(piece, at)
+        offsets.append((start, start + len(piece)))
+        at = start + len(piece)
+    offsets.append((0, 0))
+    n = len(offsets)
+    return tokens_view.Tokens(text, list(range(n)), offsets, [True] + [False] * (n - 2) + [True], False,
+                              ["<s>", *pieces, "</s>"])
+
+
+def test_the_token_picker_starts_on_a_pronoun(handlers, models):
+    """The default token is the first pronoun (“it”) that is a whole word, else the first word: what the
+    views start on."""
+    text = "The cat sat on the mat because it was tired."
+    assert explain.default_token(_tokens(text, text[:-1].split() + ["."])) == 8  # <s> The cat ... because it
+    assert explain.default_token(_tokens("The house.", ["T", "he", " house", "."])) == 1  # "he" of "The": no
+    assert explain.default_token(_tokens("She left.", ["She", " left", "."])) == 1
+    assert explain.default_token(_tokens("", [])) == 0
+    text = "the cat sees the house."
+    tokens = tokens_view.tokenize(models.mlm.tokenizer, text, 64)
+    query = explain.default_token(tokens)
+    assert query == 1 and handlers.attention(text, 1, 1)[4]["value"] == query
+    bars = handlers.attention_head(text, 1, 1, None)[1]
+    assert f"token {query} “{tokens.labels[query]}”" in bars.axes[0].get_title()
+
+
+def test_head_view_draws_lines_by_weight_and_escapes_labels():
+    labels = ["<s>", "<b>x</b>", "it", "&amp;", "</s>"]
+    matrix = np.array([[1.0, 0, 0, 0, 0],
+                       [0.5, 0.49, 0.01, 0, 0],
+                       [0.1, 0.6, 0.3, 0, 0],
+                       [0.2, 0.2, 0.2, 0.2, 0.2],
+                       [0, 0, 0, 0, 1.0]])
+    page = head_view.head_view_html(labels, matrix, "Layer 1, head 2")
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page and "&amp;amp;" in page
+    assert "<script" not in page and "onerror" not in page
+    assert page.count('class="hv-r" tabindex="0"') == 5  # one focusable row per attending token (tap on a phone)
+    lines = re.findall(r'<path class="w(\d+)" d="M(\d+) (\d+)L(\d+) (\d+)"/>', page)
+    assert len(lines) == 1 + 2 + 3 + 5 + 1  # 0.01 is under MIN_WEIGHT: no line
+    levels = {(int(y1), int(y2)): int(level) for level, _, y1, _, y2 in lines}
+    y = [head_view.HEAD + i * head_view.ROW + head_view.ROW // 2 for i in range(5)]
+    assert levels[(y[2], y[1])] == 12 and levels[(y[2], y[0])] == 2 and levels[(y[0], y[0])] == head_view.LEVELS
+    # the values a hover or tap shows, and the native tooltip
+    assert "<title>“it” attends to: &lt;b&gt;x&lt;/b&gt; 60.0%, it 30.0%, &lt;s&gt; 10.0%</title>" in page
+    assert '<text y="%d">60.0%%</text>' % y[1] in page and ">100%<" in page
+    assert "Layer 1, head 2" in page and "not drawn" in page
+    with pytest.raises(ValueError, match="5 tokens"):
+        head_view.head_view_html(labels, np.eye(4))
+
+
+def test_head_view_of_128_tokens_is_small_and_scrolls():
+    rng = np.random.default_rng(0)
+    labels = ["<s>"] + [f"word{i}" for i in range(126)] + ["</s>"]
+    for concentration in (0.05, 0.3, 3.0):  # peaked to flat attention
+        page = head_view.head_view_html(labels, rng.dirichlet(np.full(128, concentration), size=128), "Layer 6")
+        assert len(page.encode()) < 200_000
+        assert page.count('class="hv-r"') == 128 and page.count("word125") >= 2  # both columns, every token
+        assert page.count("<path ") <= 128 * head_view.TOP_K
+    assert f"max-height:{head_view.BOX_HEIGHT}px;overflow-y:auto" in page
+    long = head_view.head_view_html(["a" * 300, "b"], np.eye(2))
+    assert "a" * 300 not in long.split("<title>")[0] and "a" * 15 + "…" in long  # shortened, whole in the tooltip
+
+
+def test_a_layer_change_changes_the_head_view_of_the_model(handlers):
+    text = "The cat sees the house."
+    views = {(layer, head): handlers.attention_view(text, layer, head, None, "mlm", "heads")
+             for layer in (1, 2) for head in ("average", 1)}
+    assert len(set(views.values())) == 4
+    assert handlers.attention_layer(text, 1, 1, None, "mlm", "heads")[3] == views[(1, 1)]
+    assert handlers.attention_layer(text, 2, 1, None, "mlm", "heads")[3] == views[(2, 1)]
+
+
+def test_attention_figures_label_128_tokens_legibly():
+    """Every token of a 128-token heatmap is labelled at 6 pt or more; the grid of heads labels its outer
+    cells for long texts (it used to drop every label beyond 20 tokens)."""
+    rng = np.random.default_rng(0)
+    labels = ["<s>"] + [f"w{i}" for i in range(126)] + ["</s>"]
+    heatmap = figures.attention_heatmap(rng.dirichlet(np.ones(128), size=128), labels, "t")
+    for ticks in (heatmap.axes[0].get_xticklabels(), heatmap.axes[0].get_yticklabels()):
+        assert [t.get_text() for t in ticks] == labels and min(t.get_fontsize() for t in ticks) >= 6
+    grid = figures.head_grid(rng.dirichlet(np.ones(85), size=(8, 85)), labels[:84] + ["</s>"], 3)
+    labelled = [ax for ax in grid.axes if ax.get_xticklabels() or ax.get_yticklabels()]
+    assert len(labelled) == 5  # the lower row's x axes, the first column's y axes
+    ticks = grid.axes[0].get_yticklabels()
+    assert len(ticks) >= 85 // 4 and min(t.get_fontsize() for t in ticks) >= 6
 
 
 def test_attention_rollout_rows_sum_to_one(handlers):
@@ -375,7 +500,9 @@ def test_attention_rollout_rows_sum_to_one(handlers):
     (1.5, "average", "mlm", "Layer must be a whole number"),
     (1, 99, "mlm", "Head must be between 1 and 4, got 99"),
     (1, "everything", "mlm", "Head must be a whole number"),
-    (1, 1, "gpt", "model must be one of"),
+    (1, 1, "not a repo id!", "neither an existing folder nor a valid Hugging Face Hub repo id"),
+    (1, 1, "/etc", "local folders can be chosen only where the server allows them"),
+    (1, 1, 3, "model must be “mlm”, “sentiment” or a Hugging Face Hub repo id, got int"),
 ])
 def test_attention_bad_layer_head_model(handlers, layer, head, model, match):
     with _error(match):
@@ -392,7 +519,7 @@ def test_attention_bad_token_and_long_text(handlers):
     with _error("Token must be between 0 and"):
         handlers.attention_token("The cat.", 1, "average", 500)
     with pytest.warns(UserWarning, match="only the first 64 tokens"):
-        *_, picker, notes = handlers.attention("the cat sees the house. " * 4000, 1, "average")
+        picker, notes = handlers.attention("the cat sees the house. " * 4000, 1, "average")[4:6]
     assert len(picker["choices"]) == 64 and "cut to the maximum length" in notes
 
 

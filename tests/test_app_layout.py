@@ -30,12 +30,19 @@ def test_every_compute_event_shares_one_concurrency_group(app):
     limit (APP_CONCURRENCY)."""
     events = [{"api_name": f.api_name, "fn": getattr(f.fn, "__qualname__", None), "concurrency_id": f.concurrency_id,
                "limit": f.concurrency_limit, "queue": f.queue} for f in app.demo.fns.values()]
-    compute = [e for e in events if (e["fn"] or "").startswith("Handlers.")]
+    handler_events = [e for e in events if (e["fn"] or "").startswith("Handlers.")]
+    compute = [e for e in handler_events if e["fn"] != "Handlers.attention_model"]
     assert {e["fn"].split(".")[1] for e in compute} == {"fill_mask", "classify", "counterfactual", "attention",
                                                         "attention_token", "attention_layer", "attention_head",
-                                                        "masking"}
-    # the eight API endpoints, their eight UI events (errors shown next to the input) and the four examples
-    assert len(compute) == 20
+                                                        "attention_view", "masking"}
+    # the eight API endpoints, their eight UI events (errors shown next to the input), the four examples and
+    # the five attention sub-tabs (each draws its view when opened)
+    assert len(compute) == 25
+    assert [e["api_name"] for e in compute if e["fn"] == "Handlers.attention_view"] == [
+        f"attention_view_{view}" for view in ("heads", "heatmap", "grid", "rollout", "token")]
+    # the attention tab's model box loads in the loading queue, as the other tabs' do
+    (box,) = [e for e in handler_events if e["fn"] == "Handlers.attention_model"]
+    assert (box["api_name"], box["concurrency_id"]) == ("at_model", "load")
     public = {e["api_name"] for e in compute if e["api_name"] in ("fill_mask", "classify", "counterfactual",
                                                                   "attention", "attention_token", "masking")}
     assert len(public) == 6

@@ -7,6 +7,7 @@ import threading
 import time
 
 import gradio as gr
+import numpy as np
 import pytest
 import torch
 
@@ -123,12 +124,56 @@ def test_counterfactual_runs_the_chosen_model_in_its_own_case(handlers, hf_clf_d
         assert "The Cat was BAD" in read[1]
 
 
+def test_attention_runs_the_chosen_model_as_transformers_does(handlers, hf_mlm_dir, hf_clf_dir, tokenizer):
+    """The attention tab reads a Hub RoBERTa of either kind: the same attention weights as `transformers`."""
+    text = "the cat likes good music."
+    for folder, cls in ((hf_mlm_dir, transformers.RobertaForMaskedLM),
+                        (hf_clf_dir, transformers.RobertaForSequenceClassification)):
+        model = cls.from_pretrained(folder, attn_implementation="eager").eval()
+        ids = torch.tensor([tokenizer.encode(text).ids])
+        with torch.no_grad():
+            expected = torch.stack(model(ids, output_attentions=True).attentions)[:, 0].numpy()  # (L, nh, T, T)
+        tokens, attentions = handlers.attention_data(str(folder), text)
+        assert tokens.ids == ids[0].tolist()
+        np.testing.assert_allclose(attentions, expected, atol=1e-5)
+        *_, notes, heads, layers, head_picker = handlers.attention(text, 2, 1, str(folder), "heads")
+        assert str(folder) in notes and "2 layers × 4 heads" in notes and "Layer 2, head 1" in heads
+    assert handlers.attention(text, 2, 1)[5] != notes  # the default is still ours
+
+
+def test_attention_model_box(models, handlers, hf_mlm_dir, hf_clf_dir, monkeypatch):
+    """The attention tab's box: both shipped models, or a Hub RoBERTa of either kind (loaded once, shared with
+    the other tabs); its layers and heads offered, the current ones kept where it has them."""
+    value, current, status, layers, heads = handlers.attention_model(str(hf_mlm_dir), "mlm", 2, 3)
+    assert value == current == str(hf_mlm_dir) and "2 layers × 4 heads" in status
+    assert layers["choices"] == [1, 2] and layers["value"] == 2 and heads["value"] == 3
+    assert handlers.chooser.get_any(str(hf_mlm_dir)) is handlers.chooser.get("mlm", str(hf_mlm_dir))
+    assert handlers.attention_model(str(hf_clf_dir), "mlm", 99, 99)[3:] == (
+        {"__type__": "update", "choices": [1, 2], "value": 2},
+        {"__type__": "update", "choices": [("average of heads", "average")] + [(f"head {h}", h) for h in range(1, 5)],
+         "value": "average"})
+    assert handlers.chooser.get_any(str(hf_clf_dir)).key == "sentiment"
+    value, current, status, *_ = handlers.attention_model("sentiment", str(hf_mlm_dir), 1, "average")
+    assert value == current == "sentiment" and "model-status" in status
+    assert handlers.attention_model(MC.SHIPPED, "sentiment", 1, "average")[:2] == ("mlm", "mlm")
+    # offline, a Hub model is refused in plain words; the tab keeps its model and the shipped ones answer
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    value, current, status, layers, heads = handlers.attention_model("FacebookAI/roberta-base", "sentiment", 1, 1)
+    assert (value, current) == ("sentiment", "sentiment") and layers == heads == gr.skip()
+    assert "The Hugging Face Hub cannot be reached" in status and "The Attention tab keeps its current model" in status
+    with pytest.raises(gr.Error, match="cannot be reached"):
+        handlers.attention("the cat.", 1, "average", "FacebookAI/roberta-base")
+    assert handlers.attention("the cat.", 1, "average", "sentiment")[6].count('class="hv-r"') > 2
+    refused = handlers.attention_model("<b>", "mlm")[2]
+    assert "nor a valid Hugging Face Hub repo id" in refused and "&lt;b&gt;" in refused and "<b>" not in refused
+
+
 # ----------------------------------------------------------------------------- the model box
 def test_choose_loads_once_and_describes_the_model(models, hf_mlm_dir, monkeypatch):
     chooser = MC.ModelChooser(models, allow_local=True)
     calls = []
     load = MC.load_choice
-    monkeypatch.setattr(MC, "load_choice", lambda key, source: calls.append(source) or load(key, source))
+    monkeypatch.setattr(MC, "load_choice", lambda key, source, tab=None: calls.append(source) or load(key, source))
     value, current, status = chooser.choose("mlm", str(hf_mlm_dir), MC.SHIPPED)
     assert value == current == str(hf_mlm_dir)
     assert "model-status" in status and "parameters" in status and "MB in memory" in status
@@ -139,7 +184,7 @@ def test_choose_loads_once_and_describes_the_model(models, hf_mlm_dir, monkeypat
 
 
 def test_cache_keeps_the_last_few_models(models, tmp_path, monkeypatch):
-    monkeypatch.setattr(MC, "load_choice", lambda key, source: models[key])
+    monkeypatch.setattr(MC, "load_choice", lambda key, source, tab=None: models[key])
     chooser = MC.ModelChooser(models, size=2, allow_local=True)
     for name in ("a", "b", "a", "c"):
         chooser.get("mlm", str(tmp_path / name))
@@ -150,7 +195,7 @@ def test_a_slow_load_blocks_only_that_model(models, monkeypatch):
     """Two requests for one model load it once; the shipped model answers meanwhile."""
     started, release, calls = threading.Event(), threading.Event(), []
 
-    def slow(key, source):
+    def slow(key, source, tab=None):
         calls.append(source)
         started.set()
         release.wait(10)

@@ -1,0 +1,119 @@
+"""The Attention tab's head view, after bertviz (Vig 2019): the tokens in two columns, the attending token on
+the left, the attended-to token on the right, and a line between them whose opacity and width grow with the
+attention weight. Hovering over a token on the left (or tapping it on a phone: it takes the keyboard focus)
+shows only its lines and the value of each, beside the tokens they reach.
+
+Rendered here as one SVG with CSS (Gradio's HTML component runs no scripts), so it costs milliseconds to
+draw, and hover and tap need nothing from the server. Sized for the model's 128 tokens: a row per token,
+fixed-size labels, and a box of fixed height that scrolls. To keep the page small, a token's lines below
+`MIN_WEIGHT` and beyond its `TOP_K` strongest are not drawn (the caption says so).
+"""
+from __future__ import annotations
+
+import html
+
+import numpy as np
+
+MIN_WEIGHT = 0.02  # lines weaker than this are not drawn
+TOP_K = 10  # at most this many lines per attending token
+ROW = 18  # px per token row
+FONT = 12  # px
+CHAR = 7.2  # px: a rough width of one character at FONT, for the columns
+GAP = 130  # px between the two columns, where the lines run
+HEAD = 22  # px above the first row, for the column titles
+LABEL_CHARS = 16  # longer labels are shortened with "…" (the full label is in the tooltip)
+BOX_HEIGHT = 560  # px: the view scrolls inside a box this high
+LEVELS = 20  # a line's opacity and width take one of this many steps (a CSS class each: a small page)
+
+CSS = """<style>
+.hv-wrap{font-size:13px}
+.hv-note{margin:0 0 6px 0;opacity:.85}
+.hv-box{max-height:%(box)dpx;overflow-y:auto;overflow-x:auto;border:1px solid var(--border-color-primary,#e5e7eb);
+ border-radius:6px;padding:4px 0}
+.hv{display:block;max-width:100%%;height:auto;font-family:var(--font,sans-serif)}
+.hv text{font-size:%(font)dpx;fill:var(--body-text-color,#1f2937);dominant-baseline:central}
+.hv .hv-h{font-size:11px;opacity:.7}
+.hv path{stroke:#2563eb;fill:none;pointer-events:none}
+.hv .hv-v{display:none;pointer-events:none}
+.hv .hv-v text{fill:#b91c1c;font-weight:600}
+.hv .hv-hit{fill:transparent}
+.hv-r{cursor:pointer;outline:none}
+.hv-r:hover .hv-hit,.hv-r:focus .hv-hit{fill:rgba(37,99,235,.14)}
+.hv-r:hover .hv-q,.hv-r:focus .hv-q{font-weight:700}
+.hv:has(.hv-r:hover) .hv-r:not(:hover) path,
+.hv:not(:has(.hv-r:hover)):has(.hv-r:focus) .hv-r:not(:focus) path{visibility:hidden}
+.hv-r:hover path,.hv:not(:has(.hv-r:hover)) .hv-r:focus path{stroke:#dc2626}
+.hv-r:hover .hv-v,.hv:not(:has(.hv-r:hover)) .hv-r:focus .hv-v{display:inline}
+%(levels)s
+</style>""" % {"box": BOX_HEIGHT, "font": FONT, "levels": "".join(
+    f".hv .w{k}{{stroke-opacity:{0.15 + 0.85 * k / LEVELS:.2f};stroke-width:{0.6 + 3.4 * k / LEVELS:.1f}px}}"
+    for k in range(1, LEVELS + 1))}
+
+
+def short_label(label: str, width: int = LABEL_CHARS) -> str:
+    """A token label on one line, at most `width` characters."""
+    label = label.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+    return label if len(label) <= width else label[:width - 1] + "…"
+
+
+def percent(weight: float) -> str:
+    """A weight as a percent with one decimal (0.431 -> 43.1%)."""
+    return f"{100 * weight:.1f}%" if weight < 0.9995 else "100%"
+
+
+def level(weight: float) -> int:
+    """The step (1..LEVELS) of a line's opacity and width."""
+    return min(LEVELS, max(1, round(float(weight) * LEVELS)))
+
+
+def kept_lines(row: np.ndarray, min_weight: float = MIN_WEIGHT, top_k: int = TOP_K) -> list[int]:
+    """The columns of one attention row that get a line: its `top_k` strongest of at least `min_weight`,
+    strongest first."""
+    order = np.argsort(-row, kind="stable")[:top_k]
+    return [int(j) for j in order if row[j] >= min_weight]
+
+
+def head_view_html(labels: list[str], matrix, title: str = "", min_weight: float = MIN_WEIGHT,
+                   top_k: int = TOP_K) -> str:
+    """The head view of one (T, T) attention matrix (rows: attending tokens, each summing to 1) over the
+    token `labels`, as an HTML string (HTML-escaped labels, no scripts)."""
+    matrix = np.asarray(matrix, dtype=np.float64)
+    n = len(labels)
+    if matrix.shape != (n, n):
+        raise ValueError(f"the attention matrix is {matrix.shape}, but there are {n} tokens")
+    shown = [short_label(label) for label in labels]
+    width = max(14, max((len(s) for s in shown), default=1)) * CHAR  # at least the column title's width
+    x_left = round(8 + width)  # the left labels end here (text-anchor end)
+    x_from, x_to = x_left + 6, x_left + 6 + GAP  # where the lines start and end
+    x_right = x_to + 6  # the right labels start here
+    x_value = round(x_right + width + 10)  # the values, beside the right labels
+    total_w, total_h = x_value + 56, HEAD + n * ROW + 4
+
+    def y(i):
+        return HEAD + i * ROW + ROW // 2
+
+    esc = [html.escape(s) for s in shown]
+    parts = [f'<svg class="hv" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {total_w} {total_h}" '
+             f'width="{total_w}" height="{total_h}" role="img" aria-label="{html.escape(title or "head view")}">',
+             f'<text class="hv-h" x="{x_left}" y="10" text-anchor="end">attending token</text>'
+             f'<text class="hv-h" x="{x_right}" y="10">attends to</text>',
+             '<g class="hv-k">', *[f'<text x="{x_right}" y="{y(j)}">{esc[j]}</text>' for j in range(n)], '</g>']
+    for i in range(n):
+        row = matrix[i]
+        kept = kept_lines(row, min_weight, top_k)
+        tooltip = f"“{labels[i]}” attends to: " + (", ".join(f"{labels[j]} {percent(row[j])}" for j in kept) or
+                                                      f"no token gets {100 * min_weight:g}% or more")
+        parts.append(f'<g class="hv-r" tabindex="0"><title>{html.escape(tooltip)}</title>'
+                     f'<rect class="hv-hit" x="0" y="{y(i) - ROW // 2}" width="{x_from}" height="{ROW}"/>'
+                     f'<text class="hv-q" x="{x_left}" y="{y(i)}" text-anchor="end">{esc[i]}</text>')
+        parts.extend(f'<path class="w{level(row[j])}" d="M{x_from} {y(i)}L{x_to} {y(j)}"/>' for j in kept)
+        parts.append(f'<g class="hv-v" transform="translate({x_value} 0)">')
+        parts.extend(f'<text y="{y(j)}">{percent(row[j])}</text>' for j in kept)
+        parts.append("</g></g>")
+    parts.append("</svg>")
+    note = (f"{html.escape(title)}: " if title else "") + (
+        "each line joins a token (left) to a token it attends to (right); the darker and thicker, the more "
+        "attention. <b>Hover over a token on the left, or tap it,</b> to see only its lines and their values. "
+        f"Lines under {100 * min_weight:g}%, and beyond a token's {top_k} strongest, are not drawn.")
+    return (f'<div class="hv-wrap">{CSS}<p class="hv-note">{note}</p>'
+            f'<div class="hv-box">{"".join(parts)}</div></div>')
