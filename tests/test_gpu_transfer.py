@@ -83,6 +83,7 @@ def test_gpu_recipe_end_to_end_on_cpu(train_files, tmp_path):
     assert run_recipe(first, "--tokenizer", str(upload / "tokenizer.json")) == 0
     metrics = json.loads((first / "mlm" / "metrics.json").read_text())
     assert metrics["eval_data"].endswith("wiki.valid.tokens.xz") and ".xz" in metrics["corpus"]
+    assert "--output-bias unigram" in metrics["command"]  # from random weights: start at the unigram model
     ship = first / "ship"
     assert {p.name for p in ship.iterdir()} == {"mini-roberta-mlm", "mini-roberta-sst2", "sentiment"}
     assert json.loads((ship / "mini-roberta-sst2" / "metrics.json").read_text()).get("averaged")
@@ -100,4 +101,4 @@ def test_gpu_recipe_end_to_end_on_cpu(train_files, tmp_path):
     second = tmp_path / "gpu-2"
     assert run_recipe(second, "--init", str(back / "mini-roberta-mlm")) == 0
     metrics = json.loads((second / "mlm" / "metrics.json").read_text())
-    assert metrics["init"] == str(back / "mini-roberta-mlm")
+    assert metrics["init"] == str(back / "mini-roberta-mlm") and "--output-bias" not in metrics["command"]
