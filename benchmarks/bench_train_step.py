@@ -99,7 +99,7 @@ def main(argv=None):
     p.add_argument("--seq-len", type=int, default=128)
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--warmup", type=int, default=2)
-    p.add_argument("--latency-runs", type=int, default=30)
+    p.add_argument("--latency-runs", type=int, default=30, help="single-sentence inference runs, 0 = skip")
     p.add_argument("--threads", type=int, default=None)
     args = p.parse_args(argv)
     if args.threads:
@@ -117,6 +117,8 @@ def main(argv=None):
                 r = bench_training(config, argparse.Namespace(**{**vars(args), "precision": precision}))
                 print(f"| {args.preset} | {vocab} | {dropout} | {precision} | {r['ours']:,.0f} | "
                       f"{r['transformers']:,.0f} | {r['ours'] / r['transformers']:.2f}x |", flush=True)
+    if not args.latency_runs:
+        return
     print("\n| config | vocab | ours latency (ms) | transformers latency (ms) |")
     print("|---|---|---|---|")
     for vocab in args.vocab:

@@ -94,12 +94,21 @@ def attention_heatmap(matrix: np.ndarray, labels: list[str], title: str, cbar_la
 
 
 def head_grid(layer_attention: np.ndarray, labels: list[str], layer: int):
-    """All heads of one layer, (nh, T, T), as small heatmaps."""
+    """All heads of one layer, (nh, T, T), as small heatmaps. The tokens are the same in every cell, so only the
+    outer cells carry labels (the left column and the lowest cell of each column), and the margins are computed
+    from the label lengths: text and a layout engine were most of the drawing time (1.9 s -> 0.5 s here)."""
     nh, n = layer_attention.shape[0], len(labels)
     cols = min(4, nh)
     rows = math.ceil(nh / cols)
-    cell = 3.2 if n <= 32 else 3.6
-    fig = Figure(figsize=(cols * cell, rows * cell + 0.6), dpi=100, layout="constrained")
+    cell = 3.2 if n <= 32 else 3.6  # inches per head
+    font, step = _tick_layout(n, cell * 0.8)
+    label = _label_inches(labels[::step], font)
+    left, bottom, top, right, gap_w, gap_h = label + 0.3, label + 0.3, 0.75, 0.2, 0.25, 0.45
+    width = left + cols * cell + (cols - 1) * gap_w + right
+    height = bottom + rows * cell + (rows - 1) * gap_h + top
+    fig = Figure(figsize=(width, height), dpi=100)
+    fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height, top=1 - top / height,
+                        wspace=gap_w / cell, hspace=gap_h / cell)
     axes = fig.subplots(rows, cols, squeeze=False)
     for h in range(rows * cols):
         ax = axes[h // cols][h % cols]
@@ -108,20 +117,14 @@ def head_grid(layer_attention: np.ndarray, labels: list[str], layer: int):
             continue
         ax.imshow(layer_attention[h], cmap="viridis", vmin=0.0, interpolation="nearest")
         ax.set_title(f"head {h + 1}", fontsize=10)
-        if n <= 20:  # every cell labelled
-            font, step = _tick_layout(n, cell * 0.7)
+        if h // cols == rows - 1 or h + cols >= nh:  # the lowest cell of its column
             _set_ticks(ax, "x", labels, font, step, rotation=90)
+        else:
+            ax.set_xticks([])
+        if h % cols == 0:
             _set_ticks(ax, "y", labels, font, step)
-        else:  # longer texts: the outer cells only (the same tokens in every cell), every k-th token legibly
-            font, step = _tick_layout(n, cell * 0.8)
-            if h // cols == rows - 1 or h + cols >= nh:  # the lowest cell of its column
-                _set_ticks(ax, "x", labels, font, step, rotation=90)
-            else:
-                ax.set_xticks([])
-            if h % cols == 0:
-                _set_ticks(ax, "y", labels, font, step)
-            else:
-                ax.set_yticks([])
+        else:
+            ax.set_yticks([])
     fig.suptitle(f"Layer {layer}: every head (rows attend to columns)", fontsize=12)
     return fig
 

@@ -468,7 +468,7 @@ def test_a_layer_change_changes_the_head_view_of_the_model(handlers):
 
 def test_attention_figures_label_128_tokens_legibly():
     """Every token of a 128-token heatmap is labelled at 6 pt or more; the grid of heads labels its outer
-    cells for long texts (it used to drop every label beyond 20 tokens)."""
+    cells (it used to drop every label beyond 20 tokens)."""
     rng = np.random.default_rng(0)
     labels = ["<s>"] + [f"w{i}" for i in range(126)] + ["</s>"]
     heatmap = figures.attention_heatmap(rng.dirichlet(np.ones(128), size=128), labels, "t")
@@ -479,6 +479,10 @@ def test_attention_figures_label_128_tokens_legibly():
     assert len(labelled) == 5  # the lower row's x axes, the first column's y axes
     ticks = grid.axes[0].get_yticklabels()
     assert len(ticks) >= 85 // 4 and min(t.get_fontsize() for t in ticks) >= 6
+    # a short text: the same outer cells, every token labelled (the inner cells' labels only cost drawing time)
+    short = figures.head_grid(rng.dirichlet(np.ones(17), size=(8, 17)), labels[:17], 1)
+    assert len([ax for ax in short.axes if ax.get_xticklabels() or ax.get_yticklabels()]) == 5
+    assert [t.get_text() for t in short.axes[0].get_yticklabels()] == labels[:17]
 
 
 def test_attention_rollout_rows_sum_to_one(handlers):
