@@ -58,13 +58,14 @@ def error_box():
     return gr.HTML(visible=False, elem_classes="input-error-box")
 
 
-def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=None):
+def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=None, keep_undrawn=False):
     """The UI event: `fn` with its errors in `error` and the previous results kept (`keep_results`), also
     run when the page opens if `on_load` (every tab shows its default example computed); and the public API
     endpoint `name` on a hidden trigger: `fn` itself, its errors raised as before. Both in the shared compute
     queue; the UI event reads `ui_inputs` when given (the same parameters, the last one from the page's state
-    instead of its API default). Returns the UI version of `fn` (for the examples)."""
-    ui = keep_results(fn, len(outputs))
+    instead of its API default; `keep_undrawn`: see `keep_results`). Returns the UI version of `fn` (for the
+    examples)."""
+    ui = keep_results(fn, len(outputs), keep_undrawn)
     triggers = [*triggers, demo.load] if on_load else triggers
     gr.on(triggers, ui, ui_inputs or inputs, [*outputs, error], api_name=f"{name}_ui", api_visibility="private",
           **COMPUTE)
@@ -248,7 +249,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     at_btn = gr.Button("Show attention", variant="primary")
             at_notes = gr.Markdown(elem_id="at-notes")
             # Only the visible sub-tab is drawn (a matplotlib figure costs ~0.5 s): `at_visible` names it, the
-            # events draw that one only and clear the others, and opening a sub-tab draws its view.
+            # events draw that one only and leave the others as they are (a late event must not blank a view
+            # just drawn), and opening a sub-tab draws its view.
             at_visible = gr.State("heads")
             at_all = gr.Textbox("all", visible=False)  # the API endpoints' `view`: every view, unless asked
             with gr.Tabs(elem_id="at-views", overflow_behavior="wrap"):  # no "..." menu on a phone
@@ -267,14 +269,15 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             at_in = [at_text, at_layer, at_head, at_model]
             at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes, at_heads, at_layer, at_head]
             at_ui = wire([at_btn.click, at_text.submit, at_current.change], handlers.attention, [*at_in, at_all],
-                         at_out, at_error, "attention", on_load=True, ui_inputs=[*at_in, at_visible])
+                         at_out, at_error, "attention", on_load=True, ui_inputs=[*at_in, at_visible],
+                         keep_undrawn=True)
             # a layer or head change redraws only the visible view, if it depends on it (the attention is cached)
             at_view_in = [at_text, at_layer, at_head, at_token, at_model]
             wire([at_layer.input], handlers.attention_layer, [*at_view_in, at_all],
                  [at_heat, at_grid, at_bars, at_heads], at_error, "attention_layer",
-                 ui_inputs=[*at_view_in, at_visible])
+                 ui_inputs=[*at_view_in, at_visible], keep_undrawn=True)
             wire([at_head.input], handlers.attention_head, [*at_view_in, at_all], [at_heat, at_bars, at_heads],
-                 at_error, "attention_head", ui_inputs=[*at_view_in, at_visible])
+                 at_error, "attention_head", ui_inputs=[*at_view_in, at_visible], keep_undrawn=True)
             wire([at_token.input], handlers.attention_token, at_view_in, [at_bars], at_error, "attention_token")
             for tab, view, output in [(at_tab_heads, "heads", at_heads), (at_tab_heat, "heatmap", at_heat),
                                       (at_tab_grid, "grid", at_grid), (at_tab_roll, "rollout", at_roll),

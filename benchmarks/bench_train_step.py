@@ -26,11 +26,11 @@ from roberta.masking import DynamicMasker  # noqa: E402
 from roberta.loss import enable_fast_cpu_math  # noqa: E402
 
 
-def make_batch(vocab_size, batch_size, seq_len, seed=0):
+def make_batch(vocab_size, batch_size, seq_len, seed=0, mlm_probability=0.15):
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(5, vocab_size, (batch_size, seq_len), generator=g)
     ids[:, 0], ids[:, -1] = 0, 2  # <s> ... </s>
-    return DynamicMasker(4, vocab_size, [0, 1, 2, 3, 4], seed=seed)(ids)
+    return DynamicMasker(4, vocab_size, [0, 1, 2, 3, 4], mlm_probability=mlm_probability, seed=seed)(ids)
 
 
 def train_step_fn(model, batch, precision, is_hf):
@@ -59,7 +59,7 @@ def bench_training(config, args):
     torch.manual_seed(0)
     ours = roberta.RobertaForMaskedLM(config).train()
     hf = to_transformers(ours).train()
-    batch = make_batch(config.vocab_size, args.batch_size, args.seq_len)
+    batch = make_batch(config.vocab_size, args.batch_size, args.seq_len, mlm_probability=args.mlm_probability)
     steps = {"ours": train_step_fn(ours, batch, args.precision, False),
              "transformers": train_step_fn(hf, batch, args.precision, True)}
     times = {name: [] for name in steps}
@@ -97,6 +97,7 @@ def main(argv=None):
     p.add_argument("--precision", choices=["fp32", "bf16"], nargs="+", default=["fp32", "bf16"])
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--seq-len", type=int, default=128)
+    p.add_argument("--mlm-probability", type=float, default=0.15, help="share of tokens masked (default: 0.15)")
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--latency-runs", type=int, default=30, help="single-sentence inference runs, 0 = skip")

@@ -68,11 +68,13 @@ def error_html(message: str) -> str:
     return f'<div class="input-error" role="alert">⚠️ {message}</div>'
 
 
-def keep_results(fn, n_outputs: int):
+def keep_results(fn, n_outputs: int, keep_undrawn: bool = False):
     """The UI's version of a handler: its outputs plus an update of the error box next to the input. On a
     plain error (`gr.Error`) the outputs stay as they were (`gr.skip()`) and the box shows the message, so a
     typo does not wipe the last results into red "Error" badges; a success hides the box. The public API
-    endpoints call the handler itself and get the error as before."""
+    endpoints call the handler itself and get the error as before. `keep_undrawn`: an output the handler left
+    as None (a view it did not draw, e.g. a hidden attention sub-tab) is not touched either, so a slow event
+    that finishes late cannot blank a view another event has just drawn."""
 
     @functools.wraps(fn)
     def ui(*args):
@@ -81,6 +83,8 @@ def keep_results(fn, n_outputs: int):
         except gr.Error as err:
             return (*[gr.skip()] * n_outputs, gr.update(value=error_html(err.message), visible=True))
         out = out if isinstance(out, tuple) else (out,)
+        if keep_undrawn:
+            out = tuple(gr.skip() if value is None else value for value in out)
         return (*out, gr.update(value="", visible=False))
 
     return ui

@@ -132,6 +132,10 @@ def test_ui_errors_keep_the_results_and_show_next_to_the_input(handlers):
     assert isinstance(figure, Figure) and not box["visible"]
     *_, box = V.keep_results(handlers.masking, 4)("a sentence", 99, 0)
     assert "Epochs must be between 1 and 40" in box["value"]
+    # the attention events leave the views they did not draw untouched (a late event cannot blank one)
+    heatmap, grid, bars, heads, box = V.keep_results(handlers.attention_layer, 4, keep_undrawn=True)(
+        "The cat.", 1, "average", None, "mlm", "heads")
+    assert (heatmap, grid, bars) == (gr.skip(),) * 3 and 'class="hv-r"' in heads and not box["visible"]
     with _error("no mask"):
         handlers.fill_mask("no mask in this one", 5)
 
