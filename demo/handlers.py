@@ -188,6 +188,9 @@ class Handlers:
     def attention_data(self, model, text: str) -> tuple[Tokens, object]:
         """Tokens and attentions (L, nh, T, T) of one text as the model reads it, cached for the pickers."""
         name, loaded, _ = self._attention_model(model)
+        return self._cached_attention(name, loaded, text)
+
+    def _cached_attention(self, name: str, loaded, text: str) -> tuple[Tokens, object]:
         cache_key = (name, text)
         with self._cache_lock:
             if cache_key in self._attention_cache:
@@ -202,7 +205,7 @@ class Handlers:
         return tokens, attentions
 
     def _attention_inputs(self, text, layer, head, model):
-        _, loaded, lowercase = self._attention_model(model)
+        name, loaded, lowercase = self._attention_model(model)
         text = clean_text(text)
         cfg = loaded.config
         if loaded.key == "sentiment":  # a classifier reads text as in fine-tuning (the shipped one lower-cased)
@@ -210,7 +213,7 @@ class Handlers:
         text = cut_to_window(text, loaded.tokenizer, cfg.max_length)  # also what the cache keeps
         layer = parse_int(layer, "Layer", 1, cfg.num_hidden_layers)
         head = parse_head(head, cfg.num_attention_heads)
-        tokens, attentions = self.attention_data(model, text)
+        tokens, attentions = self._cached_attention(name, loaded, text)
         return loaded, tokens, attentions, layer, head
 
     @staticmethod
@@ -229,8 +232,8 @@ class Handlers:
                                       f"Where token {query} “{labels[query]}” attends ({what})")
 
     def _draw(self, tokens, attentions, layer, head, query, wanted) -> dict:
-        """The views named in `wanted` (a set of VIEWS), drawn; the others None (the UI clears them, and a
-        sub-tab draws its view when it is opened). The head view is HTML, drawn in milliseconds; each
+        """The views named in `wanted` (a set of VIEWS), drawn; the others None (the UI leaves them as they
+        are, and a sub-tab draws its view when it is opened). The head view is HTML, drawn in milliseconds; each
         matplotlib figure costs ~0.3-0.5 s to draw and send, which is why only the visible one is drawn."""
         views = dict.fromkeys(VIEWS)
         labels = tokens.labels

@@ -13,21 +13,19 @@ Prints the tokens (and hours at --tokens-per-s) at which the line reaches --targ
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
 
-from scripts.release import PHASES_FILE
+from scripts.release import PHASES_FILE, read_phase_history
 
 
 def phase_points(model: Path) -> list[tuple[float, float]]:
     """(cumulative tokens, held-out accuracy) at the end of each phase."""
-    phases = json.loads((model / PHASES_FILE).read_text())
     points, total = [], 0.0
-    for phase in phases:
-        total += phase["train_tokens"]
-        points.append((total, phase["eval_accuracy"]))
+    for phase in read_phase_history(model):
+        total += phase.train_tokens
+        points.append((total, phase.eval_accuracy))
     return points
 
 

@@ -43,13 +43,16 @@ def read_metrics(run) -> RunMetrics:
     return metrics
 
 
+def read_phase_history(folder) -> list[RunMetrics]:
+    """The phases recorded in a shipped folder's phases.json, in order (FileNotFoundError if it has none)."""
+    return [RunMetrics.from_dict(p) for p in json.loads((Path(folder) / PHASES_FILE).read_text())]
+
+
 def read_phases(run) -> list[RunMetrics]:
     """The pretraining phases that produced `run`: its phases.json (a shipped folder), else the run alone; each
     with the row length it trained on (runs from before rows could be shorter trained on full rows: the
     model's longest input)."""
-    history = Path(run) / PHASES_FILE
-    phases = ([RunMetrics.from_dict(p) for p in json.loads(history.read_text())] if history.is_file()
-              else [read_metrics(run)])
+    phases = read_phase_history(run) if (Path(run) / PHASES_FILE).is_file() else [read_metrics(run)]
     full_rows = roberta.load_config(run).max_length
     for phase in phases:
         phase.max_length = phase.max_length or full_rows

@@ -26,13 +26,15 @@ import shutil
 import sys
 from pathlib import Path
 
+from roberta.run_metrics import RunMetrics
+
 from . import pretrain, tokenizer
 from .experiment import run_steps, script, training
+from .recipe import SHIPPED_TOKENIZER
 from .reporting import read_log
 
 PLATEAU_EXIT_LOSS = 6.0
 UNIGRAM_MARGIN = 0.3
-SHIPPED_TOKENIZER = "assets/mini-roberta-mlm"
 # 1,024 tokens per optimizer step. The reference starts at the plateau (the unigram output bias): from a zero
 # bias, AdamW moves each bias by ~lr per step, and log frequencies span ~10 nats, so a model needs thousands of
 # steps only to reach the plateau (bias-zero measures it).
@@ -112,18 +114,18 @@ def summarize(out: Path) -> dict:
     (its output bias is the log unigram frequencies of its own tokens), the reference's for bias-zero."""
     logs = {name: [e for e in read_log(out / name / "log.jsonl") if e["type"] == "eval"]
             for name in PROBES if (out / name / "log.jsonl").is_file()}
+
     def start_loss(evals):
         return evals[0]["loss"] if evals and evals[0]["step"] == 0 else None
 
     results = {}
     for name, evals in logs.items():
-        metrics_path = out / name / "metrics.json"
-        metrics = json.loads(metrics_path.read_text()) if metrics_path.is_file() else {}
+        metrics = RunMetrics.read(out / name, missing_ok=True)
         starts_at_unigram = {**REFERENCE, **PROBES[name][1]}["output_bias"] == "unigram"
         unigram_loss = start_loss(evals if starts_at_unigram else logs.get("reference"))
         margin = unigram_loss - UNIGRAM_MARGIN if unigram_loss is not None else None
         results[name] = {
-            "what": PROBES[name][0], "finished": bool(metrics),
+            "what": PROBES[name][0], "finished": metrics is not None,
             "curve": [{"tokens": e["tokens"], "step": e["step"], "loss": e["loss"],
                        "accuracy": e["accuracy"]} for e in evals],
             "unigram_loss": unigram_loss,
@@ -131,8 +133,8 @@ def summarize(out: Path) -> dict:
             "plateau_exit": _milestone(plateau_exit(evals)),
             "final_loss": evals[-1]["loss"] if evals else None,
             "final_accuracy": evals[-1]["accuracy"] if evals else None,
-            "tokens": metrics.get("train_tokens"), "train_time_s": metrics.get("train_time_s"),
-            "command": metrics.get("command"),
+            "tokens": metrics and metrics.train_tokens, "train_time_s": metrics and metrics.train_time_s,
+            "command": metrics and metrics.command,
         }
     return results
 
