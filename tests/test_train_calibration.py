@@ -397,6 +397,16 @@ def test_sentiment_recipe_plan(capsys):
     assert sentiment_recipe.main(["--init", "a", "--out", "b", "--arms", "nope", "--dry-run"]) == 2
 
 
+def test_sentiment_recipe_shared_imdb_stage(capsys):
+    assert sentiment_recipe.main(["--init", "m", "--out", "x", "--arms", "imdb-sst2", "--imdb-stage-seed", "0",
+                                  "--dry-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    stages = [line for line in lines if "--train ../shared/data/imdb/train.tsv" in line]
+    assert len(stages) == 1 and "--seed 0" in stages[0] and stages[0].endswith("--out x/imdb-s0")
+    for seed in (0, 1, 2):  # every seed's SST-2 run starts from the one stage
+        assert f"python -m train.finetune --init x/imdb-s0 --seed {seed} --resume --out x/imdb-sst2-s{seed}" in lines
+
+
 @pytest.mark.slow
 def test_sentiment_recipe_end_to_end(train_files, tiny_mlm_dir, tmp_path):
     out = tmp_path / "exp"

@@ -16,6 +16,7 @@ from safetensors.torch import load_file
 
 import roberta
 from train import checkpointing, finetune, optim, pretrain, reporting, runtime, trainer
+from test_train_scripts import finetune_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,6 +67,42 @@ def test_time_budget_stops_cleanly_with_decayed_lr(train_files, tmp_path):
     lrs = [e["lr"] for e in reporting.read_log(out / "log.jsonl") if e["type"] == "train"]
     assert lrs[0] == pytest.approx(2e-3) and lrs[-1] < lrs[0]  # decays with the clock
     assert all(a >= b for a, b in zip(lrs, lrs[1:]))
+
+
+def test_length_grouped_batches_are_a_permutation_of_similar_lengths():
+    lengths = torch.randint(1, 70, (1000,))
+    order = torch.randperm(1000, generator=torch.Generator().manual_seed(0))
+    grouped = trainer.length_grouped(order, lengths, 8, torch.Generator().manual_seed(1))  # chunks of 400 rows
+    assert sorted(grouped.tolist()) == list(range(1000))  # every row once
+
+    def padded(o):  # what a batch costs: its longest row, times its rows
+        return sum(int(lengths[b].max()) * len(b) for b in o.split(8))
+    assert padded(grouped) < 0.7 * padded(order)
+    spreads = [int(lengths[b].max() - lengths[b].min()) for b in grouped.split(8)]
+    assert sorted(spreads)[len(spreads) // 2] <= 3  # most batches: lengths within a few tokens
+    first_half = torch.stack([lengths[b].float().mean() for b in grouped.split(8)[:60]]).mean()
+    assert 25 < first_half < 45  # batches shuffled: no long-to-short drift through the epoch (mean ~35)
+
+
+@pytest.mark.slow  # two end-to-end fine-tuning runs
+def test_finetune_batch_order_length_pads_less(train_files, tmp_path, tiny_mlm_dir, monkeypatch):
+    shapes, original = {}, finetune.ClassificationTask.make_batch
+
+    def record(order):
+        def make_batch(self, indices, epoch):
+            batch = original(self, indices, epoch)
+            shapes.setdefault(order, []).append(batch["input_ids"].numel())
+            return batch
+        return make_batch
+
+    for order in ("random", "length"):
+        monkeypatch.setattr(finetune.ClassificationTask, "make_batch", record(order))
+        argv = finetune_argv(train_files, tmp_path / order, "--init", str(tiny_mlm_dir), "--batch-order", order,
+                             "--max-steps", "10", "--eval-every", "0", "--imdb", "", "--checks", "")
+        assert finetune.main(argv) == 0
+    assert len(shapes["random"]) == len(shapes["length"]) > 1  # the same steps
+    assert sum(shapes["length"]) < sum(shapes["random"])
+    assert "| batch_order | length |" in (tmp_path / "length" / "README.md").read_text()  # the card's recipe
 
 
 def test_weight_decay_groups(tiny_config):

@@ -97,6 +97,10 @@ class TrainingArguments:
     lr: float = option(5e-4, "peak learning rate (default: %(default)s)", group="optimisation")
     warmup: float = option(300, "warmup: a number of steps, or a fraction of the run if below 1 (default: "
                                 "%(default)s)", group="optimisation")
+    batch_order: str = option("random", "rows of a batch: 'random' = consecutive rows of the epoch's permutation; "
+                                        "'length' = rows of similar length together (less padding; see "
+                                        "train.trainer.length_grouped) (default: %(default)s)",
+                              group="optimisation", choices=("random", "length"))
     schedule: str = option("linear", "decay after warmup (default: %(default)s)", group="optimisation",
                            choices=("linear", "cosine"))
     weight_decay: float = option(0.01, "AdamW weight decay, not applied to biases and LayerNorm (default: "

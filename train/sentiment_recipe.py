@@ -8,6 +8,7 @@ Arms (--arms, default all four), each run with seeds --seeds (default 0 1 2):
     sst2               train.finetune --init INIT                                   -> OUT/sst2-sN
     imdb-sst2          train.finetune --init INIT --epochs 1 --calibration-n 0 --train IMDB   -> OUT/imdb-sN
                        train.finetune --init OUT/imdb-sN                            -> OUT/imdb-sst2-sN
+                       (--imdb-stage-seed K: one IMDB stage OUT/imdb-sK for all the seeds' SST-2 runs)
     random-sst2        the same as sst2 from a random encoder (--init random --tokenizer INIT)
     random-imdb-sst2   the same as imdb-sst2 from a random encoder
 Every SST-2 run uses train.finetune's defaults (the shipped recipe: 2 epochs, lr 1e-4, warmup 6%, the
@@ -56,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="labelled reviews of the IMDB stage (default: %(default)s)")
     p.add_argument("--finetune-args", default="", help="extra train.finetune options for every SST-2 run")
     p.add_argument("--imdb-args", default="", help="extra train.finetune options for every IMDB stage")
+    p.add_argument("--imdb-stage-seed", type=int, default=None,
+                   help="one IMDB stage, with this seed, shared by every seed's SST-2 run (OUT/imdb-sN; the spread "
+                        "over seeds is then the SST-2 stage's alone; default: one IMDB stage per seed)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars (train.finetune --no-progress)")
     p.add_argument("--train-only", action="store_true", help="train the runs, skip averaging and the summary")
     p.add_argument("--no-average", action="store_true", help="skip the weight averages")
@@ -79,11 +83,13 @@ def plan(args) -> tuple[list[Step], list[Step], dict]:
         for seed in args.seeds:
             final = out / f"{arm}-s{seed}"
             if arm.endswith("imdb-sst2"):
-                stage1 = out / f"{prefix}imdb-s{seed}"
+                stage_seed = seed if args.imdb_stage_seed is None else args.imdb_stage_seed
+                stage1 = out / f"{prefix}imdb-s{stage_seed}"
                 # the options after `resume` are fixed: the IMDB stage's --train is always --imdb-train
-                train_steps.append(training(stage1.name, finetune, args.imdb_args, **init, epochs=1.0,
-                                            calibration_n=0, seed=seed, resume=True, no_progress=quiet,
-                                            train=args.imdb_train, out=str(stage1)))
+                if stage1.name not in {step.name for step in train_steps}:  # a shared stage is trained once
+                    train_steps.append(training(stage1.name, finetune, args.imdb_args, **init, epochs=1.0,
+                                                calibration_n=0, seed=stage_seed, resume=True, no_progress=quiet,
+                                                train=args.imdb_train, out=str(stage1)))
                 # stage 2 starts from the stage-1 classifier (shape and tokenizer come with it)
                 train_steps.append(training(final.name, finetune, args.finetune_args, init=str(stage1), seed=seed,
                                             resume=True, no_progress=quiet, out=str(final)))

@@ -11,6 +11,9 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
   follows the clock (rank 0's, shared with the other ranks) and reaches 0 when the time is up.
 - Data order: epoch e visits the rows in a permutation seeded by (seed, e). A step takes the next
   `--batch-size` rows (the *global* batch, wrapping around at the end of the epoch, so every batch is full).
+  `--batch-order length` regroups each permutation so that a batch holds rows of similar length
+  (`length_grouped`): fine-tuning pads a batch to its longest row, and SST-2's phrases (1-68 tokens) in
+  random batches of 32 are 2.7x their real tokens, grouped 1.04x.
 - Several processes (`torchrun --nproc_per_node N`, DistributedDataParallel): every rank builds the same
   global batch (masking included, from identically seeded generators), keeps its own 1/N slice of the rows
   and runs forward/backward on that slice only. The loss is normalised by the *global* number of targets,
@@ -74,6 +77,10 @@ class Task:
         """The loss summed (not averaged) over the batch's targets."""
         raise NotImplementedError
 
+    def row_lengths(self) -> torch.Tensor | None:
+        """Real tokens of every row (for --batch-order length); None: the rows have no lengths to group by."""
+        return None
+
     def evaluate(self, model) -> dict:
         """Held-out metrics (called on rank 0 with the bare model in eval mode)."""
         return {}
@@ -88,6 +95,18 @@ class Task:
 
     def load_state_dict(self, state: dict) -> None:
         pass
+
+
+def length_grouped(order: torch.Tensor, lengths: torch.Tensor, batch_size: int, generator: torch.Generator,
+                   megabatch: int = 50) -> torch.Tensor:
+    """`order` (a permutation of the rows) regrouped so that consecutive `batch_size` rows have similar lengths,
+    as `transformers`' group_by_length: cut it into chunks of `megabatch` batches, sort each chunk by length,
+    cut into batches; then the batches are shuffled (`generator`), so that the length of a batch does not
+    drift through the epoch. Every row stays exactly once; the rows of a batch are still a random draw of
+    their chunk's rows of that length."""
+    chunks = [c[torch.argsort(lengths[c], descending=True, stable=True)] for c in order.split(batch_size * megabatch)]
+    batches = torch.cat(chunks).split(batch_size)
+    return torch.cat([batches[i] for i in torch.randperm(len(batches), generator=generator)])
 
 
 @dataclass
@@ -287,7 +306,13 @@ class Trainer:
             self.epoch, self.batch_in_epoch = self.epoch + 1, 0
         if self._order is None or self._order[0] != self.epoch:  # a pure function of (seed, epoch)
             generator = torch.Generator().manual_seed(self.args.seed * 100_003 + self.epoch)
-            self._order = (self.epoch, torch.randperm(self.task.num_rows, generator=generator))
+            order = torch.randperm(self.task.num_rows, generator=generator)
+            if self.args.batch_order == "length":
+                lengths = self.task.row_lengths()
+                if lengths is None:
+                    raise UserError("--batch-order length: this task's rows have no lengths to group by")
+                order = length_grouped(order, lengths, self.args.batch_size, generator)
+            self._order = (self.epoch, order)
         b = self.args.batch_size
         positions = torch.arange(self.batch_in_epoch * b, (self.batch_in_epoch + 1) * b) % self.task.num_rows
         self.batch_in_epoch += 1
