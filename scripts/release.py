@@ -7,7 +7,8 @@
 `--init` from the one before); the last is shipped. A shipped folder carries the history of the phases
 that made it (`phases.json`, each phase's metrics.json), so a later session continues from it with
 `--mlm assets/mini-roberta-mlm runs/NEXT-PHASE` after the run folders of earlier sessions are gone. `--classifier` is the `train.finetune` run shipped for
-sentiment, `--baseline` the same recipe from random initialisation (`--init random`).
+sentiment, `--baseline` the same recipe from random initialisation (`--init random`), `--summary` the
+`train.summarize` output of the seeds' experiment that chose it (its table and figure go into the card).
 
 Each folder is copied with `train.export` (float16 weights by default), then a "Shipped model" section is
 written at the end of its README.md (replacing the one a previous release wrote), with figures read from
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -179,6 +181,25 @@ def sentiment_section(folder) -> str:
                         _table(["text", "prediction"], rows)])
 
 
+SUMMARY_FIGURE = "arms.png"
+
+
+def experiment_section(summary_json, folder) -> str:
+    """The seeds' experiment that chose this classifier (`train.summarize`'s table, its figure copied into the
+    shipped folder as arms.png)."""
+    summary_json = Path(summary_json)
+    table, figure = summary_json.with_suffix(".md"), summary_json.with_suffix(".png")
+    if not table.is_file():
+        raise FileNotFoundError(f"{table}: no such file (give the summary.json that train.summarize wrote)")
+    text = ["### How it was chosen: every arm, mean ± std over seeds",
+            "Each run is its end-of-run weights (the dev set never chose anything); the seeds' weight average "
+            f"is on its own row. From `{summary_json}` (`train.summarize`).", table.read_text().strip()]
+    if figure.is_file():
+        shutil.copyfile(figure, Path(folder) / SUMMARY_FIGURE)
+        text.append(f"![every arm's seeds]({SUMMARY_FIGURE})")
+    return "\n\n".join(text)
+
+
 def write_section(folder, body: str) -> Path:
     """Replace (or add) the card's final "Shipped model" section."""
     card = Path(folder) / "README.md"
@@ -189,7 +210,8 @@ def write_section(folder, body: str) -> Path:
     return card
 
 
-def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtype="float16") -> list[Path]:
+def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtype="float16",
+            summary=None) -> list[Path]:
     phases = [phase for run in mlm_phases for phase in read_phases(run)]
     written = []
     if mlm_phases:
@@ -202,6 +224,8 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
         metrics = read_metrics(classifier)
         dst = export(classifier, Path(out) / CLASSIFIER_NAME, dtype)
         body = comparison_section(metrics, read_metrics(baseline) if baseline else None)
+        if summary:
+            body += "\n\n" + experiment_section(summary, dst)
         write_section(dst, body + "\n\n" + sentiment_section(dst))
         written.append(dst)
     return written
@@ -214,16 +238,19 @@ def main(argv=None) -> int:
                    help="the pretraining phases' run folders, in order; the last is shipped")
     p.add_argument("--classifier", help="the fine-tuned run folder shipped for sentiment")
     p.add_argument("--baseline", help="the same fine-tuning from random initialisation, for comparison")
+    p.add_argument("--summary", help="the summary.json of the seeds' experiment (train.summarize, "
+                                     "train.sentiment_recipe) that chose --classifier: its table and figure go "
+                                     "into the card")
     p.add_argument("--out", default="assets", help="where the model folders go (default: %(default)s)")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="float16",
                    help="stored weight dtype (default: %(default)s)")
     args = p.parse_args(argv)
     if not args.mlm and not args.classifier:
         p.error("nothing to release: give --mlm and/or --classifier")
-    if args.baseline and not args.classifier:
-        p.error("--baseline needs --classifier")
+    if (args.baseline or args.summary) and not args.classifier:
+        p.error("--baseline and --summary need --classifier")
     try:
-        written = release(args.mlm, args.classifier, args.baseline, args.out, args.dtype)
+        written = release(args.mlm, args.classifier, args.baseline, args.out, args.dtype, args.summary)
     except (*USER_ERRORS, KeyError) as err:
         return report_user_error(err)
     for folder in written:

@@ -380,6 +380,7 @@ def test_summarize(seeds, tmp_path, capsys):
     assert summary["averaged"][0]["averaged"] == 3 and summary["stats"]["dev_ece"]["n"] == 3
     table = out.with_suffix(".md").read_text()
     assert "| sst2 (mean ± std) | 3 |" in table and "weight average of 3" in table and "negated negative" in table
+    assert out.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
     assert summarize.main([str(tmp_path / "missing")]) == 2
 
 

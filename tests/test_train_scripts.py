@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import roberta
-from train import checkpointing, finetune, pretrain, recipe, reporting, runtime
+from train import checkpointing, finetune, pretrain, recipe, reporting, runtime, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -276,8 +276,10 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
     assert finetune.main(finetune_argv(train_files, clf, "--init", str(phase2))) == 0
     assert finetune.main(finetune_argv(train_files, rnd, "--init", "random", "--preset", "tiny",
                                        "--tokenizer", str(train_files / "tokenizer.json"))) == 0
-    out = tmp_path / "assets"
-    argv = ["--mlm", str(phase1), str(phase2), "--classifier", str(clf), "--baseline", str(rnd), "--out", str(out)]
+    out, summary = tmp_path / "assets", tmp_path / "summary.json"
+    assert summarize.main(["--arm", "sst2", str(clf), "--arm", "random-sst2", str(rnd), "--out", str(summary)]) == 0
+    argv = ["--mlm", str(phase1), str(phase2), "--classifier", str(clf), "--baseline", str(rnd), "--out", str(out),
+            "--summary", str(summary)]
     for _ in range(2):  # a second release replaces the section instead of adding another
         assert release.main(argv) == 0
     mlm_card = (out / release.MLM_NAME / "README.md").read_text()
@@ -293,6 +295,7 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
     dev = json.loads((clf / "metrics.json").read_text())["dev_accuracy"]
     assert f"| this model | `{phase2}` | {dev:.1%} |" in clf_card
     assert "| random initialisation | `random` |" in clf_card
+    assert "| random-sst2 (mean ± std) | 1 |" in clf_card and (out / release.CLASSIFIER_NAME / "arms.png").is_file()
     for text in SENTIMENT_EXAMPLES:
         assert f"| {release._cell(text)} | " in clf_card
     assert roberta.RobertaForSequenceClassification.from_pretrained(out / release.CLASSIFIER_NAME)

@@ -8,7 +8,8 @@ so the mean over seeds is an honest estimate and the standard deviation (sample,
 can differ from the next. An averaged model (`train.average`, metrics.json "averaged") is listed on its own
 row, not mixed into the seeds' mean. Also per run: the fitted temperature, dev ECE before and after it, the
 behaviour checks (all and per category), fine-tuning time. Writes a Markdown table (--out X.json also
-writes X.md next to it).
+writes X.md next to it, and X.png: per arm, bars of the seeds' mean with their standard deviation, each seed
+a dot, the weight average a diamond).
 """
 from __future__ import annotations
 
@@ -103,6 +104,49 @@ def to_markdown(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+PLOTTED = [("dev_accuracy", "SST-2 dev"), ("imdb_accuracy", "IMDB sample"), ("checks_accuracy", "behaviour checks")]
+
+
+def plot_summary(summary: dict, path) -> None:
+    """Grouped bars: for each metric of PLOTTED, one bar per arm (mean over seeds, error bar = std), the seeds
+    as dots and each weight average as a diamond, so the spread and what averaging buys are visible."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    arms = list(summary)
+    width = 0.8 / max(1, len(arms))
+    fig, ax = plt.subplots(figsize=(2 + 1.8 * len(PLOTTED), 3.8))
+    for a, name in enumerate(arms):
+        arm, color = summary[name], f"C{a}"
+        for m, (key, _) in enumerate(PLOTTED):
+            x = m + (a - (len(arms) - 1) / 2) * width
+            stats = arm["stats"][key]
+            if stats["mean"] is None:
+                continue
+            ax.bar(x, 100 * stats["mean"], width * 0.9, color=color, alpha=0.35, label=name if m == 0 else None,
+                   yerr=100 * stats["std"] if stats["std"] is not None else None, capsize=3)
+            ax.text(x, 100 * (stats["mean"] + (stats["std"] or 0)) + 1, f"{100 * stats['mean']:.1f}", ha="center",
+                    fontsize=7)
+            seeds = [100 * r[key] for r in arm["runs"] if not r["averaged"] and r[key] is not None]
+            ax.scatter([x] * len(seeds), seeds, s=12, color=color, zorder=3)
+            averaged = [100 * r[key] for r in arm["averaged"] if r[key] is not None]
+            ax.scatter([x] * len(averaged), averaged, s=40, marker="D", color=color, edgecolor="black", zorder=4,
+                       label=f"{name}: weight average" if m == 0 and averaged else None)
+    values = [100 * r[key] for arm in summary.values() for r in arm["runs"] for key, _ in PLOTTED
+              if r[key] is not None]
+    low = min(values, default=50)
+    ax.set_ylim(max(0, 5 * (low // 5) - 5), 100)
+    ax.set_xticks(range(len(PLOTTED)), [title for _, title in PLOTTED])
+    ax.set_ylabel("accuracy (%)")
+    ax.set_title("Fine-tuning arms: mean ± std over seeds (dots), weight averages (diamonds)", fontsize=9)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.summarize", description=__doc__.split("\n\n")[0],
                                 epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -137,7 +181,8 @@ def main(argv=None) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(summary, indent=2) + "\n")
         out.with_suffix(".md").write_text(table)
-        print(f"wrote {out} and {out.with_suffix('.md')}")
+        plot_summary(summary, out.with_suffix(".png"))
+        print(f"wrote {out}, {out.with_suffix('.md')} and {out.with_suffix('.png')}")
     return 0
 
 
