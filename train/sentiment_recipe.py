@@ -28,11 +28,11 @@ printed and recorded in its metrics.json). To use both cores, run seeds side by 
     OMP_NUM_THREADS=1 python -m train.sentiment_recipe ... --seeds 1 --train-only; wait
     python -m train.sentiment_recipe ...
 
-CPU time, estimated from the shipped classifier (2 epochs over all of SST-2, 1.82M tokens in 1,404 s on one
-core of this project's Xeon with AMX, bf16): an SST-2 run ~20 min (~55,000 phrases are left after the
-calibration sentences and their sub-phrases); an IMDB stage (~24,000 reviews x 128 tokens = 2.9M tokens at
-the same rate, a little slower for the longer rows) ~40-45 min. Four arms x 3 seeds: ~8.5 core-hours,
-~4.3 hours on the 2 cores; sst2 and imdb-sst2 alone: half that.
+CPU time, measured on this project's 2-core AMD EPYC (AVX2, fp32, one thread per run, two runs side by
+side): an SST-2 run 28 min (3,492 steps; batches of similar length, train.finetune's --batch-order length:
+random batches of 32 SST-2 phrases are 2.7x padding and take about twice as long); an IMDB stage 37 min
+(750 steps of 32 x 128 tokens). sst2 + imdb-sst2 (one shared IMDB stage) + random-sst2, 3 seeds each:
+about 4.8 core-hours, 2.4 hours on both cores.
 """
 from __future__ import annotations
 
