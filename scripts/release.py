@@ -185,8 +185,8 @@ SUMMARY_FIGURE = "arms.png"
 
 
 def experiment_section(summary_json, folder) -> str:
-    """The seeds' experiment that chose this classifier (`train.summarize`'s table, its figure copied into the
-    shipped folder as arms.png)."""
+    """The seeds' experiment that chose this classifier (`train.summarize`'s table; its JSON and figure copied
+    into the shipped folder as arms.json and arms.png)."""
     summary_json = Path(summary_json)
     table, figure = summary_json.with_suffix(".md"), summary_json.with_suffix(".png")
     if not table.is_file():
@@ -194,6 +194,7 @@ def experiment_section(summary_json, folder) -> str:
     text = ["### How it was chosen: every arm, mean ± std over seeds",
             "Each run is its end-of-run weights (the dev set never chose anything); the seeds' weight average "
             f"is on its own row. From `{summary_json}` (`train.summarize`).", table.read_text().strip()]
+    shutil.copyfile(summary_json, Path(folder) / SUMMARY_FIGURE.replace(".png", ".json"))  # every run's figures
     if figure.is_file():
         shutil.copyfile(figure, Path(folder) / SUMMARY_FIGURE)
         text.append(f"![every arm's seeds]({SUMMARY_FIGURE})")

@@ -296,6 +296,7 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
     assert f"| this model | `{phase2}` | {dev:.1%} |" in clf_card
     assert "| random initialisation | `random` |" in clf_card
     assert "| random-sst2 (mean ± std) | 1 |" in clf_card and (out / release.CLASSIFIER_NAME / "arms.png").is_file()
+    assert json.loads((out / release.CLASSIFIER_NAME / "arms.json").read_text())["sst2"]["seeds"] == 1
     for text in SENTIMENT_EXAMPLES:
         assert f"| {release._cell(text)} | " in clf_card
     assert roberta.RobertaForSequenceClassification.from_pretrained(out / release.CLASSIFIER_NAME)
