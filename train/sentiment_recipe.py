@@ -29,10 +29,10 @@ printed and recorded in its metrics.json). To use both cores, run seeds side by 
     python -m train.sentiment_recipe ...
 
 CPU time, measured on this project's 2-core AMD EPYC (AVX2, fp32, one thread per run, two runs side by
-side): an SST-2 run 28 min (3,492 steps; batches of similar length, train.finetune's --batch-order length:
-random batches of 32 SST-2 phrases are 2.7x padding and take about twice as long); an IMDB stage 37 min
-(750 steps of 32 x 128 tokens). sst2 + imdb-sst2 (one shared IMDB stage) + random-sst2, 3 seeds each:
-about 4.8 core-hours, 2.4 hours on both cores.
+side): an SST-2 run 27-33 min (3,492 steps; batches of similar length, train.finetune's --batch-order
+length: random batches of 32 SST-2 phrases are 2.7x padding and take about twice as long); an IMDB stage
+38 min (750 steps of 32 x 128 tokens). sst2 + imdb-sst2 (one shared IMDB stage) + random-sst2, 3 seeds
+each: about 5 core-hours, 2.5 hours on both cores.
 """
 from __future__ import annotations
 

@@ -162,6 +162,9 @@ class Trainer:
         self._stop_signal: int | None = None
         self._saved_step = -1
         self._order: tuple[int, torch.Tensor] | None = None  # (epoch, its permutation of the rows)
+        self._row_lengths = task.row_lengths() if args.batch_order == "length" else None  # (rows,)
+        if args.batch_order == "length" and self._row_lengths is None:
+            raise UserError("--batch-order length: this task's rows have no lengths to group by")
         if args.resume:
             self.resumed_from = self._resume()
         else:
@@ -307,11 +310,8 @@ class Trainer:
         if self._order is None or self._order[0] != self.epoch:  # a pure function of (seed, epoch)
             generator = torch.Generator().manual_seed(self.args.seed * 100_003 + self.epoch)
             order = torch.randperm(self.task.num_rows, generator=generator)
-            if self.args.batch_order == "length":
-                lengths = self.task.row_lengths()
-                if lengths is None:
-                    raise UserError("--batch-order length: this task's rows have no lengths to group by")
-                order = length_grouped(order, lengths, self.args.batch_size, generator)
+            if self._row_lengths is not None:
+                order = length_grouped(order, self._row_lengths, self.args.batch_size, generator)
             self._order = (self.epoch, order)
         b = self.args.batch_size
         positions = torch.arange(self.batch_in_epoch * b, (self.batch_in_epoch + 1) * b) % self.task.num_rows
