@@ -8,7 +8,8 @@
 that made it (`phases.json`, each phase's metrics.json), so a later session continues from it with
 `--mlm assets/mini-roberta-mlm runs/NEXT-PHASE` after the run folders of earlier sessions are gone. `--classifier` is the `train.finetune` run shipped for
 sentiment, `--baseline` the same recipe from random initialisation (`--init random`), `--summary` the
-`train.summarize` output of the seeds' experiment that chose it (its table and figure go into the card).
+`train.summarize` outputs of the seeds' experiments that chose it (`[NAME=]PATH`: each one's table and figure
+go into the card, and its JSON ships beside the model as NAME.json, so a later release can pass it again).
 
 Each folder is copied with `train.export` (float16 weights by default), then a "Shipped model" section is
 written at the end of its README.md (replacing the one a previous release wrote), with figures read from
@@ -31,6 +32,7 @@ from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from roberta.run_metrics import RunMetrics
 from train.export import DTYPES, export
 from train.fill_mask_probe import DEFAULT_PROBE, read_probe, run_probe
+from train import summarize
 from train.runtime import USER_ERRORS, report_user_error
 
 MLM_NAME, CLASSIFIER_NAME = "mini-roberta-mlm", "mini-roberta-sst2"
@@ -181,24 +183,34 @@ def sentiment_section(folder) -> str:
                         _table(["text", "prediction"], rows)])
 
 
-SUMMARY_NAME = "arms"  # the shipped copies of the experiment's summary: arms.json, arms.png
+def parse_summary(spec: str) -> tuple[str, Path]:
+    """`[NAME=]PATH` of a `train.summarize` JSON -> (NAME, PATH); NAME defaults to the file's stem. The
+    summary ships as NAME.json (every run's figures) and NAME.png beside the model."""
+    name, sep, path = spec.partition("=")
+    path = Path(path if sep else spec)
+    name = name if sep else path.stem
+    if not name or not name.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"--summary {spec}: NAME must be letters, digits, - or _ (NAME=PATH)")
+    return name, path
 
 
-def experiment_section(summary_json, folder) -> str:
-    """The seeds' experiment that chose this classifier (`train.summarize`'s table; its JSON and figure copied
-    into the shipped folder as arms.json and arms.png)."""
+def experiment_section(summary_json, folder, name: str) -> str:
+    """The seeds' experiment behind this classifier: `train.summarize`'s table and figure, rendered from its
+    JSON (so a summary shipped by an earlier release, whose run folders are gone, can be shipped again) and
+    stored in the shipped folder as NAME.json and NAME.png."""
     summary_json = Path(summary_json)
-    table, figure = summary_json.with_suffix(".md"), summary_json.with_suffix(".png")
-    if not table.is_file():
-        raise FileNotFoundError(f"{table}: no such file (give the summary.json that train.summarize wrote)")
-    text = ["### How it was chosen: every arm, mean ± std over seeds",
-            "Each run is its end-of-run weights (the dev set never chose anything); the seeds' weight average "
-            f"is on its own row. From `{summary_json}` (`train.summarize`).", table.read_text().strip()]
-    shutil.copyfile(summary_json, Path(folder) / f"{SUMMARY_NAME}.json")  # every run's figures
-    if figure.is_file():
-        shutil.copyfile(figure, Path(folder) / f"{SUMMARY_NAME}.png")
-        text.append(f"![every arm's seeds]({SUMMARY_NAME}.png)")
-    return "\n\n".join(text)
+    if not summary_json.is_file():
+        raise FileNotFoundError(f"{summary_json}: no such file (give a summary.json that train.summarize wrote)")
+    summary = json.loads(summary_json.read_text())
+    shipped = Path(folder) / f"{name}.json"
+    if summary_json.resolve() != shipped.resolve():
+        shipped.write_text(json.dumps(summary, indent=2) + "\n")
+    summarize.plot_summary(summary, Path(folder) / f"{name}.png")
+    return "\n\n".join([
+        f"### How it was chosen ({name}): mean ± std over seeds",
+        "Each run is its end-of-run weights (the dev set never chose anything); the seeds' weight average is "
+        f"on its own row. From `{summary_json}` (`train.summarize`), shipped as `{name}.json`.",
+        summarize.to_markdown(summary).strip(), f"![{name}: every seed]({name}.png)"])
 
 
 def write_section(folder, body: str) -> Path:
@@ -212,7 +224,7 @@ def write_section(folder, body: str) -> Path:
 
 
 def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtype="float16",
-            summary=None) -> list[Path]:
+            summaries: list[tuple[str, Path]] = ()) -> list[Path]:
     phases = [phase for run in mlm_phases for phase in read_phases(run)]
     written = []
     if mlm_phases:
@@ -225,8 +237,8 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
         metrics = read_metrics(classifier)
         dst = export(classifier, Path(out) / CLASSIFIER_NAME, dtype)
         body = comparison_section(metrics, read_metrics(baseline) if baseline else None)
-        if summary:
-            body += "\n\n" + experiment_section(summary, dst)
+        for name, path in summaries:
+            body += "\n\n" + experiment_section(path, dst, name)
         write_section(dst, body + "\n\n" + sentiment_section(dst))
         written.append(dst)
     return written
@@ -239,9 +251,10 @@ def main(argv=None) -> int:
                    help="the pretraining phases' run folders, in order; the last is shipped")
     p.add_argument("--classifier", help="the fine-tuned run folder shipped for sentiment")
     p.add_argument("--baseline", help="the same fine-tuning from random initialisation, for comparison")
-    p.add_argument("--summary", help="the summary.json of the seeds' experiment (train.summarize, "
-                                     "train.sentiment_recipe) that chose --classifier: its table and figure go "
-                                     "into the card")
+    p.add_argument("--summary", nargs="+", default=[], metavar="[NAME=]PATH",
+                   help="summary.json files of the seeds' experiments (train.summarize, train.sentiment_recipe) "
+                        "that chose --classifier: each one's table and figure go into the card, and it ships as "
+                        "NAME.json + NAME.png (NAME: the file's stem unless given)")
     p.add_argument("--out", default="assets", help="where the model folders go (default: %(default)s)")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="float16",
                    help="stored weight dtype (default: %(default)s)")
@@ -251,7 +264,13 @@ def main(argv=None) -> int:
     if (args.baseline or args.summary) and not args.classifier:
         p.error("--baseline and --summary need --classifier")
     try:
-        written = release(args.mlm, args.classifier, args.baseline, args.out, args.dtype, args.summary)
+        summaries = [parse_summary(spec) for spec in args.summary]
+    except ValueError as err:
+        p.error(str(err))
+    if len({name for name, _ in summaries}) < len(summaries):
+        p.error("--summary: two summaries with the same NAME (give NAME=PATH)")
+    try:
+        written = release(args.mlm, args.classifier, args.baseline, args.out, args.dtype, summaries)
     except (*USER_ERRORS, KeyError) as err:
         return report_user_error(err)
     for folder in written:

@@ -279,7 +279,7 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
     out, summary = tmp_path / "assets", tmp_path / "summary.json"
     assert summarize.main(["--arm", "sst2", str(clf), "--arm", "random-sst2", str(rnd), "--out", str(summary)]) == 0
     argv = ["--mlm", str(phase1), str(phase2), "--classifier", str(clf), "--baseline", str(rnd), "--out", str(out),
-            "--summary", str(summary)]
+            "--summary", f"arms={summary}"]
     for _ in range(2):  # a second release replaces the section instead of adding another
         assert release.main(argv) == 0
     mlm_card = (out / release.MLM_NAME / "README.md").read_text()
@@ -300,7 +300,17 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
     for text in SENTIMENT_EXAMPLES:
         assert f"| {release._cell(text)} | " in clf_card
     assert roberta.RobertaForSequenceClassification.from_pretrained(out / release.CLASSIFIER_NAME)
-    assert "### Fill-mask probe" in mlm_card and "| **all** |" in mlm_card
+    assert "### Fill-mask probe" in mlm_card
+    # a later release ships a new experiment's summary beside the one shipped before (its runs are gone)
+    shipped = out / release.CLASSIFIER_NAME
+    summary.unlink()
+    assert summarize.main(["--arm", "lr 2e-4", str(clf), "--out", str(tmp_path / "choices.json")]) == 0
+    assert release.main(["--classifier", str(clf), "--out", str(out), "--summary", str(shipped / "arms.json"),
+                         str(tmp_path / "choices.json")]) == 0
+    clf_card = (shipped / "README.md").read_text()
+    assert "(arms): mean ± std" in clf_card and "| random-sst2 (mean ± std) | 1 |" in clf_card
+    assert "(choices): mean ± std" in clf_card and "| lr 2e-4 (mean ± std) | 1 |" in clf_card
+    assert (shipped / "choices.png").is_file() and json.loads((shipped / "arms.json").read_text())["sst2"]["seeds"] == 1 and "| **all** |" in mlm_card
 
     # A later session: the run folders are gone, the next phase starts from the shipped folder, whose
     # phases.json carries the history into the next release.
@@ -324,6 +334,10 @@ def test_release_errors(tmp_path, capsys):
     assert "metrics.json: no such file" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         release.main([])
+    for summaries in (["bad name=x.json"], ["a.json", "b/a.json"]):  # a NAME that is no file name; the same twice
+        with pytest.raises(SystemExit):
+            release.main(["--classifier", str(tmp_path), "--summary", *summaries])
+    assert "--summary" in capsys.readouterr().err
 
 
 @pytest.mark.slow  # end-to-end script run, several seconds
