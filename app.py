@@ -10,7 +10,7 @@ import gradio as gr
 
 from demo import about, model_choice
 from demo.ablation_view import ablation_markdown
-from demo.examples import ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
+from demo.examples import ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES, example_label
 from demo.formatting import md_escape
 from demo.handlers import Handlers, head_choices, layer_choices
 from demo.masking_view import MASKING_COLUMNS, PREDICTION_COLUMNS
@@ -73,11 +73,12 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
     return ui
 
 
-def examples(rows, inputs, outputs, ui, error, name, run_inputs=None):
+def examples(rows, inputs, outputs, ui, error, name, run_inputs=None, labels=None):
     """Examples that fill the inputs, then run `ui` (from `wire`) on `run_inputs` (default: those inputs; a
     tab's other inputs too, its model box included) in the shared compute queue (gr.Examples' own
-    run_on_click event would get a concurrency group, and so a limit, of its own)."""
-    shown = gr.Examples(rows, inputs, api_name=f"{name}_example")
+    run_on_click event would get a concurrency group, and so a limit, of its own). `labels`: what each
+    example shows instead of its text (a long one)."""
+    shown = gr.Examples(rows, inputs, api_name=f"{name}_example", example_labels=labels)
     shown.load_input_event.then(ui, run_inputs or inputs, [*outputs, error], api_name=f"{name}_example_run",
                                 api_visibility="undocumented", **COMPUTE)
 
@@ -214,7 +215,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             st_out = [st_label, st_words, st_explain]
             st_ui = wire([st_btn.click, st_text.submit, st_current.change], handlers.classify, [st_text, st_model],
                          st_out, st_error, "classify", on_load=True)
-            examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify", run_inputs=[st_text, st_model])
+            examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify", run_inputs=[st_text, st_model],
+                     labels=[example_label(text) for text in SENTIMENT_EXAMPLES])
             wire([st_whatif_btn.click], handlers.counterfactual, [st_text, st_model], st_whatif_out, st_error,
                  "counterfactual")
             # a new answer makes the last counterfactual stale: clear it

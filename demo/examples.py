@@ -10,11 +10,25 @@ FILL_MASK_EXAMPLES = [
     ("The <mask> sat on the <mask> all day.", 3),
 ]
 
+# A review of about 200 tokens, written for this project, that starts badly and ends well: longer than the 128
+# tokens the model reads at once, so the tab reads it in overlapping windows (its first window alone is unsure)
+LONG_REVIEW = (
+    "I went in expecting very little. The trailer made it look like yet another loud summer sequel, the first "
+    "twenty minutes drag with clumsy exposition, and a subplot about the brother's restaurant goes nowhere. I "
+    "checked my watch more than once and wondered why I had bought a ticket. Then something changed. Once the two "
+    "sisters are finally alone on the road, the film finds its voice: the dialogue is sharp and often very funny, "
+    "the long silences say more than the speeches, and the lead gives a warm, honest performance that never begs "
+    "for sympathy. The photography of the empty coast is beautiful, the music is used sparingly, and the last "
+    "half hour builds to an ending that is moving without being sentimental. By the final scene half the audience "
+    "was in tears, and so was I. It is not perfect, and the opening really should have been cut, but it is one of "
+    "the most touching and rewarding films I have seen this year. Do not give up on it early.")
+
 SENTIMENT_EXAMPLES = [
     "A gorgeous, funny and deeply moving film.",
     "A dull, lifeless and painfully slow mess.",
     "The acting was not bad at all.",
     "The visuals are stunning, but the story is a boring mess.",
+    LONG_REVIEW,
 ]
 
 # What a person expects, for the notes that say which examples the shipped models get wrong (checked at
@@ -27,8 +41,16 @@ SENTIMENT_EXPECTED = {
     "A gorgeous, funny and deeply moving film.": "positive",
     "A dull, lifeless and painfully slow mess.": "negative",
     "The acting was not bad at all.": "positive",
+    LONG_REVIEW: "positive",
 }
 
 # The attention tab's default text, and the pronoun and noun whose link its hint looks for
 ATTENTION_TEXT = "The cat sat on the mat because it was tired."
 ATTENTION_LINK = ("it", "cat")
+
+
+def example_label(text: str, longest: int = 80) -> str:
+    """What an example shows: its text, or for a long one its opening words and its length in words."""
+    if len(text) <= longest:
+        return text
+    return f"A long review ({len(text.split())} words): “{text[:longest // 2].rsplit(' ', 1)[0]} …”"

@@ -78,9 +78,14 @@ def polarity(config) -> tuple[int, str, str]:
     return index, id2label.get(index, f"LABEL_{index}"), away
 
 
-def highlighted_words(shown: str, words: list[tuple[int, int, float]], truncated: bool) -> list[tuple]:
+REST_CUT = " … (the rest was cut off)"
+REST_READ = " … (the rest was read for the score, not coloured)"
+
+
+def highlighted_words(shown: str, words: list[tuple[int, int, float]], truncated: bool,
+                      rest: str = REST_CUT) -> list[tuple]:
     """HighlightedText pairs of `shown`: every word with its score scaled so the strongest is ±1, the text
-    between words unscored."""
+    between words unscored; `truncated` (the words cover only the first window): `rest` last."""
     scale = max((abs(v) for _, _, v in words), default=0.0) or 1.0
     highlighted, last = [], words[0][0] if words else 0
     for start, end, score in words:
@@ -89,7 +94,7 @@ def highlighted_words(shown: str, words: list[tuple[int, int, float]], truncated
         highlighted.append((shown[start:end], round(score / scale, 3)))
         last = end
     if truncated:
-        highlighted.append((" … (the rest was cut off)", None))
+        highlighted.append((rest, None))
     return highlighted
 
 

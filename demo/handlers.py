@@ -22,14 +22,17 @@ from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions
 from .model_choice import SHIPPED, ModelChoiceError, ModelChooser, describe, is_shipped
 from .models import Models
 from .tokens_view import Tokens, classifier_text, cut_to_window, special_ids, tokenize
-from .validation import (MASK_RE, MAX_EPOCHS, MAX_SEED, MAX_TOP_K, candidate_words, clean_text, count_masks,
-                         error_html, fail, parse_head, parse_int, user_errors, warn_truncated)
+from .validation import (LONG_TEXT_TOKENS, MASK_RE, MAX_EPOCHS, MAX_SEED, MAX_TOP_K, candidate_words, clean_text,
+                         count_masks, error_html, fail, parse_head, parse_int, user_errors, warn_truncated,
+                         warn_windows)
 
 
 def classifier_input(loaded, text: str, lowercase: bool) -> str:
-    """What the classifier `loaded` reads of `text` (`classifier_text`, as in fine-tuning); `lowercase` for
-    the shipped classifier, fine-tuned on lower-cased text (a Hub classifier may be cased)."""
-    return classifier_text(text, loaded.tokenizer, loaded.pipeline.max_length, lowercase=lowercase)
+    """What the classifier `loaded` reads of `text` (`classifier_text`, as in fine-tuning): up to
+    LONG_TEXT_TOKENS tokens, which its pipeline reads in overlapping windows; `lowercase` for the shipped
+    classifier, fine-tuned on lower-cased text (a Hub classifier may be cased)."""
+    return classifier_text(text, loaded.tokenizer, loaded.pipeline.max_length, lowercase=lowercase,
+                           read_tokens=LONG_TEXT_TOKENS)
 
 
 @dataclass
@@ -128,9 +131,11 @@ class Handlers:
         pipe, tokenizer = loaded.pipeline, loaded.tokenizer
         text = clean_text(text)
         model_text = classifier_input(loaded, text, lowercase)
-        results = pipe(model_text)
-        if results and results[0].get("truncated"):
-            warn_truncated(pipe.max_length)
+        results = pipe(model_text)  # a long text: in overlapping windows, their logits averaged
+        windows = results[0].get("windows", 1) if results else 1
+        if windows > 1:
+            read = len(tokenizer.encode(model_text, add_special_tokens=False).ids)
+            warn_windows(pipe.max_length, windows, cut=read >= LONG_TEXT_TOKENS)
         # fixed polarity: every word's push towards the positive label, whatever the prediction (a plus is
         # always "towards positive", so "gorgeous" and "bad" never share a colour)
         target, toward, away = explain.polarity(loaded.model.config)
@@ -149,7 +154,8 @@ class Handlers:
         score is its push towards the positive label (`explain.polarity`): plus towards positive, minus towards
         negative, whatever the prediction. `model`: SHIPPED or a Hub repo id (`demo.model_choice`)."""
         r = self._read_sentiment(text, model)
-        return (r.probabilities, explain.highlighted_words(r.shown, r.words, r.tokens.truncated),
+        return (r.probabilities, explain.highlighted_words(r.shown, r.words, r.tokens.truncated,
+                                                            rest=explain.REST_READ),
                 explain.explanation_markdown(r.shown, r.words, r.toward, r.away, r.best, r.probabilities[r.best]))
 
     @user_errors

@@ -109,11 +109,26 @@ def cut_to_window(text: str, tokenizer, max_length: int) -> str:
     return cut
 
 
-def classifier_text(text: str, tokenizer, max_length: int, lowercase: bool = True) -> str:
+def cut_to_tokens(text: str, tokenizer, n: int) -> str:
+    """The beginning of `text` that holds its first `n` tokens (special tokens not counted), cut before the
+    token after them; the whole text when it has no more."""
+    text = cut_to_window(text, tokenizer, n)  # a bounded length to tokenize
+    encoding = tokenizer.encode(text, add_special_tokens=False)
+    if len(encoding.ids) <= n:
+        return text
+    return text[:encoding.offsets[n][0]].rstrip()
+
+
+def classifier_text(text: str, tokenizer, max_length: int, lowercase: bool = True,
+                    read_tokens: int | None = None) -> str:
     """What the classifier reads, as in fine-tuning (detokenized, lower-cased: `roberta.text`), of no more
-    text than it can read. `lowercase=False` for a Hub classifier, which may be cased (e.g. roberta-large's)."""
-    max_chars = 8 * window_chars(tokenizer, max_length)
+    text than it can read: `max_length` tokens, or with `read_tokens` the first `read_tokens` tokens (which
+    the pipeline reads in overlapping windows of `max_length`). `lowercase=False` for a Hub classifier,
+    which may be cased (e.g. roberta-large's)."""
+    max_chars = 8 * window_chars(tokenizer, read_tokens or max_length)
     text = normalize_for_classifier(text, max_chars) if lowercase else detokenize(text, max_chars)
+    if read_tokens:
+        return require_visible(cut_to_tokens(text, tokenizer, read_tokens))
     return require_visible(cut_to_window(text, tokenizer, max_length))
 
 

@@ -35,6 +35,12 @@ VISIBLE_RE = re.compile(r"[^\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\
                         r"\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
 TRUNCATED_WARNING = ("The text is longer than the {n} tokens the model reads; only the first {n} tokens were "
                      "used.")
+# The sentiment tab reads a long text whole, in overlapping windows of the model's length (roberta.pipeline),
+# up to this many tokens (about 11 windows of 128 tokens: a long review), so one request stays quick.
+LONG_TEXT_TOKENS = 1024
+WINDOWS_NOTE = ("The text is longer than the {n} tokens the model reads at once: its score averages {k} "
+                "overlapping windows of {n} tokens. The colours show the first window's words only.")
+WINDOWS_CUT_NOTE = " Only its first {limit:,} tokens were read."
 
 
 def fail(message: str):
@@ -156,3 +162,9 @@ def count_masks(text: str) -> int:
 
 def warn_truncated(max_length: int) -> None:
     gr.Warning(TRUNCATED_WARNING.format(n=max_length))
+
+
+def warn_windows(max_length: int, windows: int, cut: bool) -> None:
+    """A long text read in `windows` windows (`cut`: beyond LONG_TEXT_TOKENS, the rest was not read)."""
+    gr.Warning(WINDOWS_NOTE.format(n=max_length, k=windows)
+               + (WINDOWS_CUT_NOTE.format(limit=LONG_TEXT_TOKENS) if cut else ""))

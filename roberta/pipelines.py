@@ -4,7 +4,9 @@
     >>> fill("The capital of France is <mask>.")                        # [{score, token, token_str, sequence}, ...]
 
 Outputs match `transformers`' FillMaskPipeline / TextClassificationPipeline, plus a "truncated": True key on
-every result of a text that was cut to the model's maximum length. A classifier's scores are
+every result of a text that was cut to the model's maximum length. A classifier reads a longer text whole by
+default, in overlapping windows whose logits it averages ("windows": N on its results; `long_text="first"`
+cuts it as `transformers` does). A classifier's scores are
 softmax(logits / config.calibration_temperature): the temperature fitted on held-out data after fine-tuning
 (`train.calibrate`; 1.0, i.e. no change, for a model that was never calibrated).
 Shapes: B batch, T sequence length, V vocabulary, M masks in one text, L labels.
@@ -15,10 +17,11 @@ import torch
 from tokenizers import Tokenizer
 
 from .model import RobertaForMaskedLM, RobertaForSequenceClassification
-from .tokenizer import encode, load_tokenizer
+from .tokenizer import encode, encode_windows, load_tokenizer, mean_over_windows
 
 MAX_MASKS = 5  # most <mask> tokens one fill-mask input may hold
 MASK, ALT_MASK = "<mask>", "[MASK]"  # [MASK] (BERT's spelling) is accepted and read as <mask>
+LONG_TEXT = ("windows", "first")  # how a classifier reads a text longer than its maximum length
 
 
 def _check_texts(texts) -> list[str]:
@@ -148,20 +151,39 @@ class TextClassificationPipeline(Pipeline):
             raise ValueError(f"the model's calibration_temperature must be a positive number, got {value!r}")
         return value
 
-    def __call__(self, text, top_k: int | None = None):
-        """One text: [{label, score}, ...] best first (all labels, or the best `top_k`). A list: a list of those."""
+    def __call__(self, text, top_k: int | None = None, long_text: str = "windows"):
+        """One text: [{label, score}, ...] best first (all labels, or the best `top_k`). A list: a list of those.
+
+        `long_text`, for a text longer than the model's maximum length: "windows" (default) reads all of it, in
+        overlapping windows of that length (`roberta.tokenizer.encode_windows`) whose logits are averaged, and
+        marks each result with "windows": N; "first" reads its first tokens only and marks each result with
+        "truncated": True, as `transformers`' pipeline reads it."""
         if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
             raise ValueError(f"top_k must be None or a whole number >= 1, got {top_k!r}")
-        logits, _, truncated = self._forward(_check_texts(text))  # (B, L)
+        if long_text not in LONG_TEXT:
+            raise ValueError(f"long_text must be one of {LONG_TEXT}, got {long_text!r}")
+        texts = _check_texts(text)
+        if long_text == "windows":
+            logits, windows = self._forward_windows(texts)  # (B, L), (B,)
+            flags = [{"windows": n} if n > 1 else {} for n in windows.tolist()]
+        else:
+            logits, _, truncated = self._forward(texts)  # (B, L)
+            flags = [{"truncated": True} if cut else {} for cut in truncated]
         logits = logits / self.temperature  # calibrated: the ranking of the labels does not change
         probs = logits.softmax(dim=-1) if logits.shape[-1] > 1 else logits.sigmoid()  # (B, L)
         id2label = self.model.config.id2label
         results = []
-        for row, cut in zip(probs.tolist(), truncated):
+        for row, flag in zip(probs.tolist(), flags):
             ranked = sorted(enumerate(row), key=lambda pair: -pair[1])[:top_k]
-            flag = {"truncated": True} if cut else {}
             results.append([{"label": id2label.get(i, f"LABEL_{i}"), "score": score, **flag} for i, score in ranked])
         return results[0] if isinstance(text, str) else results
+
+    def _forward_windows(self, texts):
+        """Logits (B, L) averaged over each text's windows, and the number of windows of each text (B,)."""
+        input_ids, attention_mask, owner = encode_windows(self.tokenizer, texts, self.max_length)  # (W, T), (W,)
+        with torch.inference_mode():
+            logits = self.model(input_ids.to(self.device), attention_mask.to(self.device)).logits.float().cpu()
+        return mean_over_windows(logits, owner, len(texts)), torch.bincount(owner, minlength=len(texts))
 
 
 TASKS = {

@@ -76,7 +76,8 @@ class RunMetrics:
     dev_ece: float | None = None  # expected calibration error after temperature scaling
     dev_ece_uncalibrated: float | None = None
     temperature: float | None = None
-    imdb_accuracy: float | None = None  # out of domain: a fixed sample of IMDB reviews
+    imdb_accuracy: float | None = None  # out of domain: a fixed sample of IMDB reviews, their first tokens
+    imdb_accuracy_whole: float | None = None  # the same reviews read whole (windows averaged, as the pipeline)
     imdb_examples: int | None = None
     imdb_data: str | None = None
     imdb_seed: int | None = None

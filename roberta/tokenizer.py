@@ -57,21 +57,22 @@ def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
     return tokenizer
 
 
-def for_model(tokenizer: Tokenizer, max_length: int) -> Tokenizer:
+def for_model(tokenizer: Tokenizer, max_length: int, stride: int = 0) -> Tokenizer:
     """A copy of `tokenizer` that cuts every text to `max_length` tokens (`<s> ... </s>`, </s> kept last) and
-    pads a batch with <pad> to its longest text: `tokenizers`' own truncation and padding. The caller's
-    tokenizer is left as it is; the copy is made once per tokenizer and length (parsing a 50k vocabulary
-    takes ~0.1 s, too slow for every request)."""
+    pads a batch with <pad> to its longest text: `tokenizers`' own truncation and padding. The rest of a long
+    text is in each encoding's `overflowing` windows, each `<s> ... </s>` too, sharing `stride` tokens with the
+    window before. The caller's tokenizer is left as it is; the copy is made once per tokenizer, length and
+    stride (parsing a 50k vocabulary takes ~0.1 s, too slow for every request)."""
     copies = _FOR_MODEL.setdefault(tokenizer, {})
-    if max_length not in copies:
+    if (max_length, stride) not in copies:
         copy = Tokenizer.from_str(tokenizer.to_str())
-        copy.enable_truncation(max_length)  # counts the <s> and </s> the post-processor adds
+        copy.enable_truncation(max_length, stride=stride)  # counts the <s> and </s> the post-processor adds
         copy.enable_padding(pad_id=tokenizer.token_to_id("<pad>"), pad_token="<pad>")
-        copies[max_length] = copy
-    return copies[max_length]
+        copies[max_length, stride] = copy
+    return copies[max_length, stride]
 
 
-_FOR_MODEL: "weakref.WeakKeyDictionary[Tokenizer, dict[int, Tokenizer]]" = weakref.WeakKeyDictionary()
+_FOR_MODEL: "weakref.WeakKeyDictionary[Tokenizer, dict[tuple[int, int], Tokenizer]]" = weakref.WeakKeyDictionary()
 
 
 def encode(tokenizer: Tokenizer, texts, max_length: int):
@@ -84,6 +85,49 @@ def encode(tokenizer: Tokenizer, texts, max_length: int):
     input_ids = torch.tensor([e.ids for e in encodings], dtype=torch.long)  # (B, T)
     attention_mask = torch.tensor([e.attention_mask for e in encodings], dtype=torch.long)  # (B, T)
     return input_ids, attention_mask, [bool(e.overflowing) for e in encodings]
+
+
+WINDOW_STRIDE = 32  # tokens that consecutive windows of a long text share
+
+
+def window_stride(max_length: int) -> int:
+    """The overlap of consecutive windows: WINDOW_STRIDE, at most a quarter of a short model's length (every
+    window must move forward by more than it shares)."""
+    return max(0, min(WINDOW_STRIDE, max_length // 4))
+
+
+def encode_windows(tokenizer: Tokenizer, texts, max_length: int, stride: int | None = None):
+    """Model inputs for every part of `texts` (a string or a list): a text longer than `max_length` tokens
+    becomes overlapping windows of at most `max_length` tokens, each `<s> ... </s>`, sharing `stride` tokens
+    (default `window_stride(max_length)`) with the one before, so that no token is lost. Returns input_ids
+    (W, T) long, attention_mask (W, T) long and owner (W,) long: the index in `texts` of each window; windows
+    of one text are consecutive, its first window first (the one `encode` gives)."""
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    stride = window_stride(max_length) if stride is None else stride
+    if not texts:
+        empty = torch.zeros(0, 0, dtype=torch.long)
+        return empty, empty, torch.zeros(0, dtype=torch.long)
+    windows, owner = [], []
+    for index, encoding in enumerate(for_model(tokenizer, max_length, stride).encode_batch(texts)):
+        for window in [encoding, *encoding.overflowing]:
+            windows.append(window)
+            owner.append(index)
+    width = max(sum(w.attention_mask) for w in windows)
+    pad_id = tokenizer.token_to_id("<pad>")
+    input_ids = torch.full((len(windows), width), pad_id, dtype=torch.long)  # (W, T)
+    attention_mask = torch.zeros(len(windows), width, dtype=torch.long)  # (W, T)
+    for row, window in enumerate(windows):
+        ids = [i for i, keep in zip(window.ids, window.attention_mask) if keep]
+        input_ids[row, :len(ids)] = torch.tensor(ids, dtype=torch.long)
+        attention_mask[row, :len(ids)] = 1
+    return input_ids, attention_mask, torch.tensor(owner, dtype=torch.long)
+
+
+def mean_over_windows(values: torch.Tensor, owner: torch.Tensor, num_texts: int) -> torch.Tensor:
+    """(num_texts, ...) the mean of `values` (W, ...) over each text's windows (`encode_windows`' owner)."""
+    sums = torch.zeros(num_texts, *values.shape[1:], dtype=values.dtype).index_add_(0, owner, values)
+    counts = torch.bincount(owner, minlength=num_texts).clamp(min=1).to(values.dtype)  # (num_texts,)
+    return sums / counts.view(-1, *[1] * (values.dim() - 1))
 
 
 def save_tokenizer(tokenizer: Tokenizer, folder, model_max_length: int) -> None:

@@ -30,6 +30,7 @@ from pathlib import Path
 import roberta
 from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from roberta.run_metrics import RunMetrics
+from roberta.text import normalize_for_classifier
 from train.export import DTYPES, export
 from train.fill_mask_probe import DEFAULT_PROBE, read_probe, run_probe
 from train import summarize
@@ -154,9 +155,9 @@ def probe_section(folder) -> tuple[str, dict]:
 
 def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> str:
     def row(name, m: RunMetrics):
-        imdb = m.imdb_accuracy if m.imdb_accuracy is not None else float("nan")
-        return [name, f"`{m.init or '?'}`", f"{m.dev_accuracy:.1%}", f"{imdb:.1%}", _minutes(m.train_time_s),
-                f"{m.train_steps:,}"]
+        imdb = [v if v is not None else float("nan") for v in (m.imdb_accuracy, m.imdb_accuracy_whole)]
+        return [name, f"`{m.init or '?'}`", f"{m.dev_accuracy:.1%}", f"{imdb[0]:.1%}", f"{imdb[1]:.1%}",
+                _minutes(m.train_time_s), f"{m.train_steps:,}"]
 
     runs = [("this model", classifier)] + ([("random initialisation", baseline)] if baseline else [])
     rows = [row(name, m) for name, m in runs]
@@ -166,8 +167,11 @@ def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> s
         "### What pretraining bought",
         f"Same fine-tuning recipe, encoder pretrained or random. SST-2 dev: `{classifier.dev_data or '?'}` "
         f"({classifier.dev_examples or '?'} sentences); IMDB: a fixed sample of {n_imdb} reviews of "
-        f"`{classifier.imdb_data or '?'}`, never trained on. Hardware: {_hardware(classifier)}.",
-        _table(["classifier", "encoder from", "SST-2 dev accuracy", "IMDB accuracy", "train minutes", "steps"], rows),
+        f"`{classifier.imdb_data or '?'}`, never trained on, scored on their first {classifier.max_length or 128} "
+        "tokens and read whole (overlapping windows, logits averaged, as `roberta.pipeline` reads a long text). "
+        f"Hardware: {_hardware(classifier)}.",
+        _table(["classifier", "encoder from", "SST-2 dev accuracy", "IMDB, first tokens", "IMDB, whole reviews",
+                "train minutes", "steps"], rows),
         f"```bash\n{commands}\n```",
     ]
     return "\n\n".join(text)
@@ -175,11 +179,14 @@ def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> s
 
 def sentiment_section(folder) -> str:
     classify = roberta.pipeline("text-classification", model=folder)
-    rows = [[_cell(text), f"{best['label']} {best['score']:.3f}"] for text in SENTIMENT_EXAMPLES
-            for best in [classify(text)[0]]]
+    rows = [[_cell(text), f"{best['label']} {best['score']:.3f}" + (f" ({best['windows']} windows)"
+                                                                     if "windows" in best else "")]
+            for text in SENTIMENT_EXAMPLES for best in [classify(normalize_for_classifier(text))[0]]]
     return "\n\n".join(["### Sentiment examples",
-                        f"The app's examples, answered by this folder "
-                        f"(`roberta.pipeline(\"text-classification\", model=\"{folder}\")`).",
+                        f"The app's examples, answered by this folder as the app asks it (the text normalised "
+                        f"by `roberta.text.normalize_for_classifier`, then "
+                        f"`roberta.pipeline(\"text-classification\", model=\"{folder}\")`; a text longer "
+                        f"than the model's input is read in overlapping windows whose logits are averaged).",
                         _table(["text", "prediction"], rows)])
 
 

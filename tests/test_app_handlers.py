@@ -222,11 +222,30 @@ def test_classify_empty(handlers, text):
 
 
 def test_classify_long_and_unusual_text(handlers):
-    with pytest.warns(UserWarning, match="only the first 64 tokens"):
+    with pytest.warns(UserWarning, match=r"averages \d+ overlapping windows of 64 tokens.*first 1,024 tokens"):
         probabilities, highlighted, _ = handlers.classify("a good film. " * 8000)  # about 100 KB
-    assert highlighted[-1] == (" … (the rest was cut off)", None)
+    assert highlighted[-1] == (explain.REST_READ, None)
     probabilities, highlighted, _ = handlers.classify("مرحبا بالعالم 😀😀 東京 \u202eevil\u202c")
     assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_classify_reads_a_long_review_whole(handlers, models):
+    """A text of a few windows: the score is the pipeline's average over all of them (not the first window's),
+    the note names the windows, nothing is cut, and the colours cover the first window."""
+    loaded = models.sentiment
+    text = "the film is good. " * 30 + "the ending is bad and sad. " * 30
+    model_text = H.classifier_input(loaded, text, lowercase=True)
+    assert model_text == text.strip().lower()  # all of it is read (under LONG_TEXT_TOKENS)
+    windows = loaded.pipeline(model_text)[0]["windows"]
+    with pytest.warns(UserWarning, match=f"averages {windows} overlapping windows") as caught:
+        probabilities, highlighted, _ = handlers.classify(text)
+    assert windows > 2 and not any("Only its first" in str(w.message) for w in caught)
+    whole = {r["label"]: r["score"] for r in loaded.pipeline(model_text)}
+    first = {r["label"]: r["score"] for r in loaded.pipeline(model_text, long_text="first")}
+    assert probabilities == pytest.approx(whole) and probabilities != pytest.approx(first)
+    assert highlighted[-1] == (explain.REST_READ, None)
+    coloured = "".join(t for t, score in highlighted if score is not None)
+    assert "ending" not in coloured  # the second half is beyond the first window
 
 
 # ----------------------------------------------------------------------------- counterfactual
@@ -884,3 +903,12 @@ def test_calibration_note_reads_the_metrics_and_warns_without_them():
     assert "T = 1.87" in text and "9.1% to 2.1%" in text and "1,000 held-out" in text and "872" in text
     assert "not calibrated" in about.calibration_markdown(RunMetrics(dev_accuracy=0.8))
     assert "not calibrated" in about.calibration_markdown(None)
+
+
+def test_long_examples_show_a_short_label():
+    from demo.examples import LONG_REVIEW, SENTIMENT_EXAMPLES, example_label
+    assert LONG_REVIEW in SENTIMENT_EXAMPLES
+    label = example_label(LONG_REVIEW)
+    assert len(label) < 100 and label.startswith(f"A long review ({len(LONG_REVIEW.split())} words)")
+    assert LONG_REVIEW.startswith(label.split("“")[1].rstrip(" …”"))
+    assert all(example_label(t) == t for t in SENTIMENT_EXAMPLES if t != LONG_REVIEW)

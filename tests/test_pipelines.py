@@ -5,7 +5,7 @@ from tokenizers import Tokenizer
 
 import roberta
 from roberta.pipelines import MAX_MASKS
-from roberta.tokenizer import encode, for_model
+from roberta.tokenizer import encode, encode_windows, for_model, window_stride
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -203,15 +203,51 @@ def test_sentiment_batch(sentiment):
 
 
 def test_sentiment_truncation_and_bad_input(sentiment):
-    assert all(r["truncated"] is True for r in sentiment(long_text()))
-    mixed = sentiment(["short", long_text()])
+    assert all(r["truncated"] is True for r in sentiment(long_text(), long_text="first"))
+    mixed = sentiment(["short", long_text()], long_text="first")
     assert "truncated" not in mixed[0][0] and mixed[1][0]["truncated"] is True
+    with pytest.raises(ValueError, match="long_text"):
+        sentiment("fine", long_text="all")
     for bad, message in [("", "empty"), ("  ", "empty"), ([], "text"), (3, "text")]:
         with pytest.raises(ValueError, match=message):
             sentiment(bad)
     with pytest.raises(ValueError, match="top_k"):
         sentiment("fine", top_k=0)
     assert sentiment("😀 \x00 中文")[0]["label"] in {"negative", "positive"}
+
+
+def test_encode_windows_cover_every_token_with_overlap(tokenizer):
+    texts = ["A dog.", long_text(60), long_text()]
+    max_length, stride = 16, 4
+    ids, mask, owner = encode_windows(tokenizer, texts, max_length, stride)  # (W, T), (W,)
+    assert ids.shape == mask.shape and ids.shape[1] <= max_length and owner.tolist() == sorted(owner.tolist())
+    first, _, _ = encode(tokenizer, texts, max_length)
+    pad = tokenizer.token_to_id("<pad>")
+    for i, text in enumerate(texts):
+        rows = [ids[w][mask[w].bool()].tolist() for w in torch.nonzero(owner == i).flatten().tolist()]
+        assert rows[0] == [t for t in first[i].tolist() if t != pad]  # the first window is what encode reads
+        assert all(r[0] == 0 and r[-1] == 2 and len(r) <= max_length for r in rows)  # <s> ... </s> each
+        inner = [r[1:-1] for r in rows]
+        for before, after in zip(inner, inner[1:]):
+            assert before[-stride:] == after[:stride]  # consecutive windows share `stride` tokens
+        whole = inner[0] + [t for r in inner[1:] for t in r[stride:]]
+        assert whole == tokenizer.encode(text, add_special_tokens=False).ids  # nothing lost, nothing added
+    assert torch.bincount(owner).tolist()[0] == 1 and torch.bincount(owner).tolist()[2] > 2
+    assert window_stride(128) == 32 and window_stride(16) == 4 and window_stride(3) == 0
+
+
+def test_sentiment_reads_a_long_text_in_windows(sentiment, tokenizer):
+    text = long_text() + " a dog barks at the house at night"
+    ids, mask, owner = encode_windows(tokenizer, [text], sentiment.max_length)
+    with torch.no_grad():
+        logits = sentiment.model(ids, mask).logits  # (W, L), one row per window
+    expected = logits.mean(0).softmax(-1).tolist()
+    got = sentiment(text)
+    assert all(r["windows"] == len(ids) > 1 and "truncated" not in r for r in got)
+    assert [r["score"] for r in sorted(got, key=lambda r: r["label"])] == pytest.approx(expected, abs=1e-5)
+    batched = sentiment(["short", text])
+    assert "windows" not in batched[0][0] and batched[1][0]["windows"] == len(ids)
+    assert [r["score"] for r in batched[1]] == pytest.approx([r["score"] for r in got], abs=1e-5)
 
 
 # ----- the factory -----

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import roberta
+from roberta.text import lowercasing, normalize_for_classifier
 from train import checkpointing, finetune, pretrain, recipe, reporting, runtime, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,6 +113,29 @@ def test_finetune_from_pretrained_and_from_random(train_files, tmp_path, tiny_ml
     metrics = assert_hub_folder(rnd)
     assert metrics["init"] == "random"
     assert roberta.RobertaForSequenceClassification.from_pretrained(rnd).config.max_length == 32
+
+
+@pytest.mark.slow  # end-to-end script run, several seconds
+def test_finetune_trains_on_every_window_of_long_texts(train_files, tmp_path, tiny_mlm_dir, tokenizer):
+    """--long-text windows: each overlapping window of a long training text is a row with its text's label
+    (as roberta.pipeline reads long texts); the IMDB check reports the reviews' first tokens and whole."""
+    lines = (train_files / "train.tsv").read_text().splitlines()[1:]
+    long_texts = [(" ".join(r.split("\t")[0] for r in lines[i:i + 6]), lines[i].split("\t")[1])
+                  for i in range(0, 240, 6)]  # 40 texts of 6 sentences, labelled by their first
+    train = tmp_path / "long.tsv"
+    train.write_text("sentence\tlabel\n" + "".join(f"{t}\t{y}\n" for t, y in long_texts))
+    out = tmp_path / "windows"
+    argv = finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--train", str(train), "--calibration-n",
+                         "0", "--max-length", "16", "--long-text", "windows", "--max-steps", "2")
+    assert finetune.main(argv) == 0
+    metrics = assert_hub_folder(out)
+    shown = [normalize_for_classifier(t) for t, _ in long_texts]  # what fine-tuning reads, as the pipeline
+    _, _, owner = roberta.tokenizer.encode_windows(lowercasing(tokenizer), shown, 16)
+    assert metrics["train_examples"] == 40 and metrics["train_rows"] == len(owner) > 80
+    assert 0 <= metrics["imdb_accuracy"] <= 1 and 0 <= metrics["imdb_accuracy_whole"] <= 1
+    first = tmp_path / "first"
+    assert finetune.main(argv[:-4] + ["--max-steps", "2", "--out", str(first)]) == 0
+    assert json.loads((first / "metrics.json").read_text()).get("train_rows") is None
 
 
 @pytest.mark.slow  # end-to-end script run, several seconds

@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args) -> dict:
     from . import data
     from .calibrate import calibrate, held_out_slice
-    from .evaluate import evaluate_classifier, score_checks
+    from .evaluate import evaluate_classifier, evaluate_reviews, score_checks
     from .finetune import write_card
     from .arguments import command_line
 
@@ -162,7 +162,7 @@ def run(args) -> dict:
         imdb = None
         if imdb_source:
             texts, gold = data.imdb_sample(imdb_source, imdb_n, seed=imdb_seed)
-            imdb = evaluate_classifier(model, tokenizer, texts, gold, args.batch_size, max_length)
+            imdb = evaluate_reviews(model, tokenizer, texts, gold, args.batch_size, max_length)
         checks = None
         if checks_source:
             path = Path(checks_source)
@@ -180,6 +180,7 @@ def run(args) -> dict:
     def member_row(folder, m):
         return {"folder": str(folder), "seed": _seed(m.get("command", "")), "init": m.get("init"),
                 "dev_accuracy": m.get("dev_accuracy"), "imdb_accuracy": m.get("imdb_accuracy"),
+                "imdb_accuracy_whole": m.get("imdb_accuracy_whole"),
                 "dev_ece": m.get("dev_ece"), "temperature": m.get("temperature"),
                 "train_time_s": m.get("train_time_s"), "command": m.get("command")}
 
@@ -190,6 +191,7 @@ def run(args) -> dict:
         "dev_ece_uncalibrated": calibration["dev"]["ece_before"] if calibration and "dev" in calibration else None,
         "temperature": model.config.calibration_temperature,
         "imdb_accuracy": imdb["accuracy"] if imdb else None, "imdb_examples": imdb["n"] if imdb else 0,
+        "imdb_accuracy_whole": imdb["accuracy_whole"] if imdb else None,
         "imdb_data": imdb_source or None, "imdb_seed": imdb_seed,
         "imdb_sample_removed_from_training": ref.get("imdb_sample_removed_from_training"),
         "averaged": len(folders), "selection": "uniform average of the members' kept weights",
@@ -238,7 +240,7 @@ def main(argv=None) -> int:
         return 2
     shown = [f"dev accuracy {_pct(metrics['dev_accuracy'])}"]
     if metrics["imdb_accuracy"] is not None:
-        shown.append(f"IMDB {_pct(metrics['imdb_accuracy'])}")
+        shown.append(f"IMDB {_pct(metrics['imdb_accuracy'])} (whole reviews {_pct(metrics['imdb_accuracy_whole'])})")
     if metrics.get("calibration"):
         shown.append(f"T {metrics['temperature']:.3f}, dev ECE {_pct(metrics['dev_ece'])}")
     print(f"averaged {metrics['averaged']} models: {', '.join(shown)}; wrote {args.out}")

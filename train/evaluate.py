@@ -5,6 +5,9 @@
         --imdb ../shared/data/imdb/train.tsv --imdb-n 1000 --out runs/sst2/metrics.json
     python -m train.evaluate --model runs/sst2 --checks tests/data/sentiment_checks.tsv --out runs/sst2/metrics.json
 
+IMDB reviews are scored twice: cut to their first --max-length tokens ("accuracy"), and read whole in
+overlapping windows whose logits are averaged, as `roberta.pipeline` reads a long text ("accuracy_whole").
+
 Classifier probabilities are the calibrated ones (softmax of logits / config.calibration_temperature, as
 `roberta.pipeline` gives them); `--labeled` also reports the expected calibration error with and without
 the temperature. `--checks` scores the behaviour checks (see `score_checks`): accuracy per category.
@@ -26,6 +29,7 @@ from roberta.hub import read_architecture
 from roberta.masking import IGNORE_INDEX
 from roberta.run_metrics import RunMetrics
 from roberta.text import normalize_for_classifier
+from roberta.tokenizer import encode_windows, mean_over_windows
 
 from .calibrate import expected_calibration_error, probabilities
 from .data import imdb_sample, pack_sequences, read_documents, read_labeled
@@ -82,24 +86,31 @@ def encode_for_classifier(tokenizer, texts: list[str], max_length: int,
 
 @torch.no_grad()
 def classifier_logits(model, tokenizer, texts: list[str], batch_size: int = 32, max_length: int | None = None,
-                      normalize: bool = True) -> torch.Tensor:
-    """Raw logits (N, L), float32 on the CPU, in the order of `texts` (encoded as `encode_for_classifier`)."""
+                      normalize: bool = True, long_text: str = "first") -> torch.Tensor:
+    """Raw logits (N, L), float32 on the CPU, in the order of `texts` (encoded as `encode_for_classifier`).
+    `long_text`: "first" reads a long text's first `max_length` tokens; "windows" reads all of it, the logits
+    averaged over its overlapping windows, as `roberta.pipeline` reads it."""
     if not texts:
         raise ValueError("no texts to classify")
-    input_ids, attention_mask = encode_for_classifier(tokenizer, texts, max_length or model.config.max_length,
-                                                      normalize)  # (N, T)
-    lengths = attention_mask.sum(1)  # (N,)
+    max_length = max_length or model.config.max_length
+    owner = None
+    if long_text == "windows":
+        shown = [normalize_for_classifier(t) for t in texts] if normalize else texts
+        input_ids, attention_mask, owner = encode_windows(tokenizer, shown, max_length)  # (W, T), (W,)
+    else:
+        input_ids, attention_mask = encode_for_classifier(tokenizer, texts, max_length, normalize)  # (N, T)
+    lengths = attention_mask.sum(1)  # (W,)
     order = torch.argsort(lengths, stable=True)  # similar lengths together: less padding
     was_training, device = model.training, _device(model)
     model.eval()
-    logits = torch.empty(len(texts), model.config.num_labels)
+    logits = torch.empty(len(input_ids), model.config.num_labels)  # (W, L)
     for start in range(0, len(order), batch_size):
         idx = order[start:start + batch_size]
         T = int(lengths[idx].max())
         ids, mask = input_ids[idx, :T].to(device), attention_mask[idx, :T].to(device)  # (b, T)
         logits[idx] = model(ids, attention_mask=mask).logits.float().cpu()
     model.train(was_training)
-    return logits
+    return logits if owner is None else mean_over_windows(logits, owner, len(texts))  # (N, L)
 
 
 def temperature_of(model) -> float:
@@ -109,16 +120,16 @@ def temperature_of(model) -> float:
 
 @torch.no_grad()
 def evaluate_classifier(model, tokenizer, texts: list[str], labels: list[int], batch_size: int = 32,
-                        max_length: int | None = None, normalize: bool = True) -> dict:
+                        max_length: int | None = None, normalize: bool = True, long_text: str = "first") -> dict:
     """{"accuracy", "n", "loss", "macro_f1", "confusion", "ece"} of a classifier (confusion[true][predicted];
     ece: expected calibration error, 15 bins, of the probabilities the pipeline gives, i.e. with the model's
-    calibration_temperature)."""
+    calibration_temperature). `long_text`: as `classifier_logits`."""
     if len(texts) != len(labels) or not texts:
         raise ValueError(f"need as many labels as texts (and at least one): {len(texts)} texts, {len(labels)} labels")
     num_labels = model.config.num_labels
     if max(labels) >= num_labels or min(labels) < 0:
         raise ValueError(f"labels {sorted(set(labels))} do not fit the model's {num_labels} classes")
-    logits = classifier_logits(model, tokenizer, texts, batch_size, max_length, normalize)
+    logits = classifier_logits(model, tokenizer, texts, batch_size, max_length, normalize, long_text)
     gold = torch.tensor(labels)
     pred = logits.argmax(-1)
     confusion = torch.zeros(num_labels, num_labels, dtype=torch.long)
@@ -130,6 +141,18 @@ def evaluate_classifier(model, tokenizer, texts: list[str], labels: list[int], b
     return {"accuracy": (pred == gold).float().mean().item(), "n": len(labels),
             "loss": F.cross_entropy(logits, gold).item(), "macro_f1": f1[present].mean().item(),
             "confusion": confusion.tolist(), "ece": ece}
+
+
+def evaluate_reviews(model, tokenizer, texts: list[str], labels: list[int], batch_size: int = 32,
+                     max_length: int | None = None) -> dict:
+    """`evaluate_classifier` of long texts (IMDB reviews) read two ways: their first `max_length` tokens (the
+    keys of `evaluate_classifier`) and whole, in overlapping windows whose logits are averaged as
+    `roberta.pipeline` reads them ("accuracy_whole", "ece_whole", "windows": the windows read in all)."""
+    first = evaluate_classifier(model, tokenizer, texts, labels, batch_size, max_length)
+    whole = evaluate_classifier(model, tokenizer, texts, labels, batch_size, max_length, long_text="windows")
+    shown = [normalize_for_classifier(t) for t in texts]
+    windows = len(encode_windows(tokenizer, shown, max_length or model.config.max_length)[2])
+    return {**first, "accuracy_whole": whole["accuracy"], "ece_whole": whole["ece"], "windows": windows}
 
 
 # ----- behaviour checks (CheckList-style) -----
@@ -309,8 +332,7 @@ def run(args) -> dict:
     if args.imdb:
         texts, labels = imdb_sample(args.imdb, n=args.imdb_n, seed=args.seed)
         metrics["imdb"] = {"source": args.imdb, "seed": args.seed, "max_length": max_length,
-                           **evaluate_classifier(model, tokenizer, texts, labels, args.batch_size,
-                                                 max_length=max_length)}
+                           **evaluate_reviews(model, tokenizer, texts, labels, args.batch_size, max_length)}
     if args.checks:
         metrics["checks"] = score_checks(model, tokenizer, args.checks, args.batch_size, args.unsure_below, max_length)
     return metrics

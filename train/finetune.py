@@ -10,8 +10,9 @@ classifier (a second stage), or from scratch; then calibrate it and score it.
 
 What it does, in order:
 - Data. Every text goes through `roberta.text.normalize_for_classifier` (as in evaluation and the app) and
-  is cut to --max-length tokens (long texts such as IMDB reviews: their first 126 tokens plus <s> and </s>,
-  exactly what evaluation and the app feed the model). Batches are padded to their longest row and, by
+  is cut to --max-length tokens (long texts such as IMDB reviews: their first 126 tokens plus <s> and </s>),
+  or with --long-text windows becomes every overlapping window of --max-length tokens, each a row with the
+  text's label (as `roberta.pipeline` reads a long text). Batches are padded to their longest row and, by
   default, hold rows of similar length (--batch-order length; 'random' was the recipe before).
 - Held out from training: (1) a calibration slice of the training file (--calibration-n whole sentences,
   seeded by --calibration-seed, the same for every --seed; see `train.calibrate`), and (2) the reviews of
@@ -48,7 +49,8 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.text import lowercasing
+from roberta.text import lowercasing, normalize_for_classifier
+from roberta.tokenizer import encode_windows
 from roberta.run_metrics import RunMetrics
 from roberta.tokenizer import save_tokenizer
 
@@ -98,6 +100,11 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
     max_length: int | None = option(128, "tokens per input, <s> and </s> included: longer texts are cut to their "
                                          "first tokens, as evaluation and the app cut them (at most the model's "
                                          "longest input; default: %(default)s)", group="data")
+    long_text: str = option("first", "training texts longer than --max-length: 'first' = their first tokens, one "
+                                     "row each; 'windows' = every overlapping window of the text a row with the "
+                                     "text's label, as roberta.pipeline reads a long text (more rows: --epochs "
+                                     "counts passes over them) (default: %(default)s)", group="data",
+                            choices=("first", "windows"))
     calibration_n: int = option(1000, "hold this many examples of --train out of training to fit the temperature "
                                       "(and for --select calibration); 0 = none, no calibration (default: "
                                       "%(default)s)", group=CALIBRATION)
@@ -282,7 +289,7 @@ def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: l
 def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     from . import data
     from .calibrate import calibrate
-    from .evaluate import encode_for_classifier, evaluate_classifier, score_checks
+    from .evaluate import encode_for_classifier, evaluate_classifier, evaluate_reviews, score_checks
 
     started, dist = time.time(), dist or Dist()
     out = Path(args.out)
@@ -309,7 +316,12 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     pad_id = model.config.pad_token_id
 
     # normalize_for_classifier, <s> text </s>, truncated: exactly what evaluation (and the app) feed the model
-    input_ids, _ = encode_for_classifier(tokenizer, train_texts, max_length)
+    if args.long_text == "windows":  # every window a row, labelled as its text
+        input_ids, _, owner = encode_windows(tokenizer, [normalize_for_classifier(t) for t in train_texts],
+                                             max_length)  # (W, T), (W,)
+        train_labels = [train_labels[i] for i in owner.tolist()]
+    else:
+        input_ids, _ = encode_for_classifier(tokenizer, train_texts, max_length)  # (N, T)
     eval_batch = max(32, args.batch_size)
 
     def periodic_eval(m):  # dev: for the curves; the calibration slice: for --select calibration
@@ -320,7 +332,8 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         return metrics
 
     if dist.is_main:
-        print(f"{len(train_texts):,} training examples ({args.train}; held out: {len(cal_rows):,} for calibration "
+        windows = f" in {len(train_labels):,} windows" if args.long_text == "windows" else ""
+        print(f"{len(train_texts):,} training examples{windows} ({args.train}; held out: {len(cal_rows):,} for calibration "
               f"+ {held_out['calibration_removed_train_rows']:,} of their sub-phrases, "
               f"{held_out['imdb_sample_removed']:,} IMDB-sample reviews), {len(dev_texts):,} dev ({args.dev}); "
               f"{model.num_parameters():,} parameters, init {args.init} ({init_gave})", flush=True)
@@ -355,7 +368,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         dev = evaluate_classifier(model, tokenizer, dev_texts, dev_labels, eval_batch, max_length=max_length)
         ood = None
         if imdb is not None:
-            ood = evaluate_classifier(model, tokenizer, imdb[0], imdb[1], batch_size=eval_batch, max_length=max_length)
+            ood = evaluate_reviews(model, tokenizer, imdb[0], imdb[1], batch_size=eval_batch, max_length=max_length)
         checks = score_checks(model, tokenizer, checks_path, eval_batch, args.unsure_below) if checks_path else None
     model.save_pretrained(out)
     save_tokenizer(tokenizer, out, model.config.max_length)
@@ -364,11 +377,13 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         dev_ece=dev["ece"], dev_ece_uncalibrated=calibration["dev"]["ece_before"] if calibration else dev["ece"],
         temperature=model.config.calibration_temperature,
         imdb_accuracy=ood["accuracy"] if ood else None, imdb_examples=ood["n"] if ood else 0,
+        imdb_accuracy_whole=ood["accuracy_whole"] if ood else None,
         imdb_data=args.imdb or None, imdb_seed=args.imdb_seed,
         imdb_sample_removed_from_training=held_out["imdb_sample_removed"],
         selection=args.select, kept_step=kept_step, init=args.init, init_gave=init_gave,
         init_root=f"random, seed {args.seed}" if args.init == "random" else init_root(args.init),
         train_examples=len(train_texts), train_data=args.train, max_length=max_length,
+        train_rows=len(train_labels) if args.long_text == "windows" else None,
         layer_lr_decay=args.layer_lr_decay, calibration_examples=len(cal_texts),
         calibration_removed_train_rows=held_out["calibration_removed_train_rows"],
         train_steps=result.step, train_tokens=result.tokens, stopped_by=result.status,
@@ -379,7 +394,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     trainer.write_curves()
     write_card(out, metrics, args.recipe())
     trainer.cleanup()
-    imdb_msg = f", IMDB accuracy {ood['accuracy']:.4f}" if ood else ""
+    imdb_msg = f", IMDB accuracy {ood['accuracy']:.4f} (whole reviews {ood['accuracy_whole']:.4f})" if ood else ""
     cal_msg = (f", T {calibration['temperature']:.3f}, dev ECE {calibration['dev']['ece_before']:.4f} -> "
                f"{calibration['dev']['ece_after']:.4f}") if calibration else ""
     checks_msg = f", checks {checks['right']}/{checks['n']}" if checks else ""

@@ -24,6 +24,7 @@ from roberta.run_metrics import RunMetrics
 FIELDS = [  # (metrics.json key, column title, as a percentage)
     ("dev_accuracy", "SST-2 dev acc", True),
     ("imdb_accuracy", "IMDB acc", True),
+    ("imdb_accuracy_whole", "IMDB acc (whole)", True),
     ("dev_ece_uncalibrated", "dev ECE before T", True),
     ("dev_ece", "dev ECE after T", True),
     ("temperature", "T", False),
@@ -104,7 +105,8 @@ def to_markdown(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-PLOTTED = [("dev_accuracy", "SST-2 dev"), ("imdb_accuracy", "IMDB sample"), ("checks_accuracy", "behaviour checks")]
+PLOTTED = [("dev_accuracy", "SST-2 dev"), ("imdb_accuracy", "IMDB, first\n128 tokens"),
+           ("imdb_accuracy_whole", "IMDB, whole\nreviews"), ("checks_accuracy", "behaviour checks")]
 
 
 def plot_summary(summary: dict, path) -> None:
