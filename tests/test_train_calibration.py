@@ -10,7 +10,7 @@ import torch
 
 import roberta
 from train import (average, calibrate, evaluate, finetune, reporting, runtime, sentiment_recipe, summarize,
-                   trainer)
+                   tapt_corpus, trainer)
 
 from test_train_scripts import finetune_argv
 
@@ -392,8 +392,8 @@ def test_sentiment_recipe_plan(capsys):
     assert len(lines) == 2 + 4 + 2 + 4 + 4 + 1  # 4 arms x 2 seeds (+ IMDB stages), 4 averages, the summary
     assert "python -m train.finetune --init runs/x/imdb-s1 --seed 1 --resume --layer-lr-decay 0.8 " \
            "--out runs/x/imdb-sst2-s1" in lines
-    assert "python -m train.finetune --init random --tokenizer runs/mlm --epochs 1 --calibration-n 0 --seed 0 " \
-           "--resume --train ../shared/data/imdb/train.tsv --out runs/x/random-imdb-s0" in lines
+    assert "python -m train.finetune --init random --tokenizer runs/mlm --epochs 0.3 --long-text windows " \
+           "--calibration-n 0 --seed 0 --resume --train ../shared/data/imdb/train.tsv --out runs/x/random-imdb-s0" in lines
     assert lines[-1].startswith("python -m train.summarize --arm sst2 runs/x/sst2-s0 runs/x/sst2-s1 runs/x/sst2-avg")
     assert sentiment_recipe.main(["--init", "a", "--out", "b", "--arms", "nope", "--dry-run"]) == 2
 
@@ -406,6 +406,33 @@ def test_sentiment_recipe_shared_imdb_stage(capsys):
     assert len(stages) == 1 and "--seed 0" in stages[0] and stages[0].endswith("--out x/imdb-s0")
     for seed in (0, 1, 2):  # every seed's SST-2 run starts from the one stage
         assert f"python -m train.finetune --init x/imdb-s0 --seed {seed} --resume --out x/imdb-sst2-s{seed}" in lines
+
+
+def test_sentiment_recipe_plan_with_tapt(capsys):
+    """--tapt-minutes: the TAPT corpus, an MLM run from --init on it, and the pretrained arms start from it (the
+    random arms keep --init's tokenizer)."""
+    assert sentiment_recipe.main(["--init", "m", "--out", "x", "--arms", "imdb-sst2,random-sst2", "--seeds", "0",
+                                  "--tapt-minutes", "18", "--dry-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("python -m train.tapt_corpus --out x/tapt --imdb-unsup ../shared/data/imdb/unsup.txt "
+                        "--sst2-train ../shared/data/sst2/train.tsv")
+    assert lines[1].startswith("python -m train.pretrain --init m --corpus x/tapt/imdb-lower.txt=0.7,"
+                               "x/tapt/sst2-lower.txt=0.3 ") and "--time-budget-min 18 " in lines[1]
+    assert lines[1].endswith("--resume --out x/tapt/mlm")
+    assert lines[2].startswith("python -m train.finetune --init x/tapt/mlm --epochs 0.3 --long-text windows ")
+    assert "python -m train.finetune --init random --tokenizer m --seed 0 --resume --out x/random-sst2-s0" in lines
+
+
+def test_tapt_corpus_is_lower_cased_review_text(tmp_path):
+    unsup = tmp_path / "unsup.txt"
+    unsup.write_text("A GREAT Film , it 's FUN.\n\nSecond Review here.\n")
+    sst2 = tmp_path / "train.tsv"
+    sst2.write_text("sentence\tlabel\nit 's a charming and often affecting journey .\t1\nbad\t0\n")
+    assert tapt_corpus.main(["--out", str(tmp_path / "out"), "--imdb-unsup", str(unsup), "--sst2-train",
+                             str(sst2)]) == 0
+    assert (tmp_path / "out" / "imdb-lower.txt").read_text() == "a great film, it's fun.\nsecond review here.\n"
+    assert (tmp_path / "out" / "sst2-lower.txt").read_text() == "it's a charming and often affecting journey.\n"
+    assert tapt_corpus.main(["--out", str(tmp_path / "o2"), "--imdb-unsup", str(tmp_path / "none.txt")]) == 2
 
 
 @pytest.mark.slow
@@ -421,3 +448,24 @@ def test_sentiment_recipe_end_to_end(train_files, tiny_mlm_dir, tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary) == {"sst2", "imdb-sst2"} and all(arm["seeds"] == 2 for arm in summary.values())
     assert json.loads((out / "imdb-sst2-avg" / "metrics.json").read_text())["averaged"] == 2
+    stage = json.loads((out / "imdb-s0" / "metrics.json").read_text())
+    assert stage["train_rows"] >= stage["train_examples"]  # the IMDB stage reads every window of a review
+
+
+@pytest.mark.slow
+def test_sentiment_recipe_with_tapt_end_to_end(train_files, tiny_mlm_dir, tmp_path):
+    out = tmp_path / "exp"
+    tiny = (f"--train {train_files / 'train.tsv'} --dev {train_files / 'dev.tsv'} --imdb {train_files / 'imdb.tsv'} "
+            "--imdb-n 20 --batch-size 8 --max-steps 2 --eval-every 0 --calibration-n 40 --no-progress "
+            "--precision fp32 --checks ''")
+    tapt = (f"--valid {train_files / 'valid.txt'} --max-steps 3 --batch-size 4 --eval-rows 4 --cache-dir '' "
+            "--precision fp32")
+    argv = ["--init", str(tiny_mlm_dir), "--out", str(out), "--arms", "sst2", "--seeds", "0", "--tapt-minutes",
+            "1", "--tapt-unsup", str(train_files / "corpus.txt"), "--tapt-sst2", str(train_files / "train.tsv"),
+            "--tapt-args", tapt, "--finetune-args", tiny, "--no-progress"]
+    assert sentiment_recipe.main(argv) == 0
+    tapt_metrics = json.loads((out / "tapt" / "mlm" / "metrics.json").read_text())
+    assert tapt_metrics["train_steps"] == 3 and "tapt/imdb-lower.txt=0.7" in tapt_metrics["command"]
+    assert (out / "tapt" / "imdb-lower.txt").read_text().islower()
+    sst2 = json.loads((out / "sst2-s0" / "metrics.json").read_text())
+    assert sst2["init"] == str(out / "tapt" / "mlm")

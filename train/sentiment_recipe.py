@@ -4,9 +4,18 @@ pretrained encoder and from a random one, several seeds each; weight averages; m
     python -m train.sentiment_recipe --init assets/mini-roberta-mlm --out runs/sentiment --dry-run   # the plan
     python -m train.sentiment_recipe --init assets/mini-roberta-mlm --out runs/sentiment
 
+    # the shipped classifier: TAPT, one IMDB stage, SST-2 with 3 seeds, their weight average
+    python -m train.sentiment_recipe --init assets/mini-roberta-mlm --out runs/sentiment --tapt-minutes 18 \
+        --arms imdb-sst2 --imdb-stage-seed 0
+
+With --tapt-minutes M, first task-adaptive pretraining: `train.tapt_corpus` writes lower-cased review text
+(IMDB unlabelled reviews, SST-2 training rows of 8+ words) to OUT/tapt, and `train.pretrain --init INIT`
+trains on it for M minutes (batch 32, lr 2e-4, 100 warmup steps, dropout 0) -> OUT/tapt/mlm, the encoder the
+pretrained arms start from (ENC below; INIT without TAPT).
 Arms (--arms, default all four), each run with seeds --seeds (default 0 1 2):
-    sst2               train.finetune --init INIT                                   -> OUT/sst2-sN
-    imdb-sst2          train.finetune --init INIT --epochs 1 --calibration-n 0 --train IMDB   -> OUT/imdb-sN
+    sst2               train.finetune --init ENC                                    -> OUT/sst2-sN
+    imdb-sst2          train.finetune --init ENC --epochs 0.3 --long-text windows --calibration-n 0 --train IMDB
+                                                                                    -> OUT/imdb-sN
                        train.finetune --init OUT/imdb-sN                            -> OUT/imdb-sst2-sN
                        (--imdb-stage-seed K: one IMDB stage OUT/imdb-sK for all the seeds' SST-2 runs)
     random-sst2        the same as sst2 from a random encoder (--init random --tokenizer INIT)
@@ -14,8 +23,10 @@ Arms (--arms, default all four), each run with seeds --seeds (default 0 1 2):
 Every SST-2 run uses train.finetune's defaults (the shipped recipe: 2 epochs, lr 1e-4, warmup 6%, the
 end-of-run weights, a temperature fitted on 1,000 held-out SST-2 train sentences, the same slice for every
 seed); --finetune-args adds options to every SST-2 run (e.g. "--layer-lr-decay 0.8"), --imdb-args to every
-IMDB stage (whose --train is always --imdb-train). The IMDB stage trains on the IMDB training reviews minus the fixed 1,000-review evaluation sample
-(train.finetune removes them), each review cut to its first 128 tokens.
+IMDB stage (whose --train is always --imdb-train). The IMDB stage trains on the IMDB training reviews minus the
+fixed 1,000-review evaluation sample (train.finetune removes them), each review as all its overlapping
+128-token windows (0.3 passes over them; before this session's experiment: one pass over each review's first
+128 tokens, `--imdb-args "--epochs 1 --long-text first"`).
 Then, per arm, once all its seeds are done: OUT/ARM-avg, the uniform weight average of its seeds
 (train.average, recalibrated on the shared slice), and OUT/summary.json + summary.md (train.summarize:
 mean ± std over seeds of SST-2 dev accuracy, IMDB accuracy, ECE before/after, behaviour checks).
@@ -40,10 +51,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import average, finetune, summarize
+from . import average, finetune, pretrain, summarize, tapt_corpus
 from .experiment import Step, run_steps, script, training
 
 ARMS = ("sst2", "imdb-sst2", "random-sst2", "random-imdb-sst2")
+# The IMDB stage reads every 128-token window of each review (finetune --long-text windows, as the pipeline
+# reads a long review): 0.3 passes over them are about the rows and tokens of one pass over their first windows.
+IMDB_EPOCHS = 0.3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,6 +71,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="labelled reviews of the IMDB stage (default: %(default)s)")
     p.add_argument("--finetune-args", default="", help="extra train.finetune options for every SST-2 run")
     p.add_argument("--imdb-args", default="", help="extra train.finetune options for every IMDB stage")
+    p.add_argument("--tapt-minutes", type=float, default=0,
+                   help="task-adaptive pretraining first: this many minutes of MLM training of INIT on lower-cased "
+                        "review text (train.tapt_corpus) -> OUT/tapt/mlm, the encoder of the pretrained arms; "
+                        "0 = off (default: %(default)s; the shipped classifier: 18)")
+    p.add_argument("--tapt-unsup", default=tapt_corpus.DEFAULT_UNSUP,
+                   help="unlabelled reviews of the TAPT corpus (default: %(default)s)")
+    p.add_argument("--tapt-sst2", default=tapt_corpus.DEFAULT_SST2,
+                   help="SST-2 training rows of the TAPT corpus, text only (default: %(default)s)")
+    p.add_argument("--tapt-args", default="", help="extra train.pretrain options for the TAPT run")
     p.add_argument("--imdb-stage-seed", type=int, default=None,
                    help="one IMDB stage, with this seed, shared by every seed's SST-2 run (OUT/imdb-sN; the spread "
                         "over seeds is then the SST-2 stage's alone; default: one IMDB stage per seed)")
@@ -75,9 +98,20 @@ def plan(args) -> tuple[list[Step], list[Step], dict]:
         raise ValueError(f"unknown arm(s) {unknown}; choose from {list(ARMS)}")
     quiet = args.no_progress or None
     train_steps, average_steps, runs = [], [], {}
+    encoder = args.init
+    if args.tapt_minutes > 0:
+        corpus = out / "tapt"
+        train_steps.append(script("tapt-corpus", tapt_corpus, ["--out", str(corpus), "--imdb-unsup", args.tapt_unsup,
+                                                               "--sst2-train", args.tapt_sst2], corpus,
+                                  marker="sst2-lower.txt"))
+        encoder = str(corpus / "mlm")
+        train_steps.append(training("tapt", pretrain, args.tapt_args, init=args.init,
+                                    corpus=f"{corpus}/imdb-lower.txt=0.7,{corpus}/sst2-lower.txt=0.3", batch_size=32,
+                                    lr=2e-4, warmup=100, dropout=0.0, time_budget_min=args.tapt_minutes,
+                                    eval_every=500, save_every_min=10, resume=True, no_progress=quiet, out=encoder))
     for arm in arms:
         random_init = arm.startswith("random-")
-        init = {"init": "random", "tokenizer": args.init} if random_init else {"init": args.init}
+        init = {"init": "random", "tokenizer": args.init} if random_init else {"init": encoder}
         prefix = "random-" if random_init else ""
         runs[arm] = []
         for seed in args.seeds:
@@ -87,9 +121,9 @@ def plan(args) -> tuple[list[Step], list[Step], dict]:
                 stage1 = out / f"{prefix}imdb-s{stage_seed}"
                 # the options after `resume` are fixed: the IMDB stage's --train is always --imdb-train
                 if stage1.name not in {step.name for step in train_steps}:  # a shared stage is trained once
-                    train_steps.append(training(stage1.name, finetune, args.imdb_args, **init, epochs=1.0,
-                                                calibration_n=0, seed=stage_seed, resume=True, no_progress=quiet,
-                                                train=args.imdb_train, out=str(stage1)))
+                    train_steps.append(training(stage1.name, finetune, args.imdb_args, **init, epochs=IMDB_EPOCHS,
+                                                long_text="windows", calibration_n=0, seed=stage_seed, resume=True,
+                                                no_progress=quiet, train=args.imdb_train, out=str(stage1)))
                 # stage 2 starts from the stage-1 classifier (shape and tokenizer come with it)
                 train_steps.append(training(final.name, finetune, args.finetune_args, init=str(stage1), seed=seed,
                                             resume=True, no_progress=quiet, out=str(final)))
