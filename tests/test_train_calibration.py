@@ -387,7 +387,7 @@ def test_summarize(seeds, tmp_path, capsys):
 # ----- the experiment's plan -----
 def test_sentiment_recipe_plan(capsys):
     assert sentiment_recipe.main(["--init", "runs/mlm", "--out", "runs/x", "--dry-run", "--seeds", "0", "1",
-                                  "--finetune-args", "--layer-lr-decay 0.8"]) == 0
+                                  "--finetune-args", "--layer-lr-decay 0.8", "--tapt-minutes", "0"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 + 4 + 2 + 4 + 4 + 1  # 4 arms x 2 seeds (+ IMDB stages), 4 averages, the summary
     assert "python -m train.finetune --init runs/x/imdb-s1 --seed 1 --resume --layer-lr-decay 0.8 " \
@@ -400,7 +400,7 @@ def test_sentiment_recipe_plan(capsys):
 
 def test_sentiment_recipe_shared_imdb_stage(capsys):
     assert sentiment_recipe.main(["--init", "m", "--out", "x", "--arms", "imdb-sst2", "--imdb-stage-seed", "0",
-                                  "--dry-run"]) == 0
+                                  "--dry-run", "--tapt-minutes", "0"]) == 0
     lines = capsys.readouterr().out.splitlines()
     stages = [line for line in lines if "--train ../shared/data/imdb/train.tsv" in line]
     assert len(stages) == 1 and "--seed 0" in stages[0] and stages[0].endswith("--out x/imdb-s0")
@@ -412,7 +412,7 @@ def test_sentiment_recipe_plan_with_tapt(capsys):
     """--tapt-minutes: the TAPT corpus, an MLM run from --init on it, and the pretrained arms start from it (the
     random arms keep --init's tokenizer)."""
     assert sentiment_recipe.main(["--init", "m", "--out", "x", "--arms", "imdb-sst2,random-sst2", "--seeds", "0",
-                                  "--tapt-minutes", "18", "--dry-run"]) == 0
+                                  "--dry-run"]) == 0  # TAPT for 18 minutes by default
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == ("python -m train.tapt_corpus --out x/tapt --imdb-unsup ../shared/data/imdb/unsup.txt "
                         "--sst2-train ../shared/data/sst2/train.tsv")
@@ -443,7 +443,7 @@ def test_sentiment_recipe_end_to_end(train_files, tiny_mlm_dir, tmp_path):
             "--precision fp32")
     argv = ["--init", str(tiny_mlm_dir), "--out", str(out), "--arms", "sst2,imdb-sst2", "--seeds", "0", "1",
             "--imdb-train", str(train_files / "train.tsv"), "--finetune-args", tiny,
-            "--imdb-args", tiny.replace("--calibration-n 40", ""), "--no-progress"]
+            "--imdb-args", tiny.replace("--calibration-n 40", ""), "--no-progress", "--tapt-minutes", "0"]
     assert sentiment_recipe.main(argv) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary) == {"sst2", "imdb-sst2"} and all(arm["seeds"] == 2 for arm in summary.values())

@@ -4,11 +4,11 @@ pretrained encoder and from a random one, several seeds each; weight averages; m
     python -m train.sentiment_recipe --init assets/mini-roberta-mlm --out runs/sentiment --dry-run   # the plan
     python -m train.sentiment_recipe --init assets/mini-roberta-mlm --out runs/sentiment
 
-    # the shipped classifier: TAPT, one IMDB stage, SST-2 with 3 seeds, their weight average
-    python -m train.sentiment_recipe --init assets/mini-roberta-mlm --out runs/sentiment --tapt-minutes 18 \
-        --arms imdb-sst2 --imdb-stage-seed 0
+    # the shipped classifier: TAPT (18 min), one IMDB stage, SST-2 with 3 seeds, their weight average
+    python -m train.sentiment_recipe --init assets/mini-roberta-mlm --out runs/sentiment --arms imdb-sst2 \
+        --imdb-stage-seed 0
 
-With --tapt-minutes M, first task-adaptive pretraining: `train.tapt_corpus` writes lower-cased review text
+With --tapt-minutes M (default 18; 0 = none), first task-adaptive pretraining: `train.tapt_corpus` writes lower-cased review text
 (IMDB unlabelled reviews, SST-2 training rows of 8+ words) to OUT/tapt, and `train.pretrain --init INIT`
 trains on it for M minutes (batch 32, lr 2e-4, 100 warmup steps, dropout 0) -> OUT/tapt/mlm, the encoder the
 pretrained arms start from (ENC below; INIT without TAPT).
@@ -71,10 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="labelled reviews of the IMDB stage (default: %(default)s)")
     p.add_argument("--finetune-args", default="", help="extra train.finetune options for every SST-2 run")
     p.add_argument("--imdb-args", default="", help="extra train.finetune options for every IMDB stage")
-    p.add_argument("--tapt-minutes", type=float, default=0,
+    p.add_argument("--tapt-minutes", type=float, default=18,
                    help="task-adaptive pretraining first: this many minutes of MLM training of INIT on lower-cased "
                         "review text (train.tapt_corpus) -> OUT/tapt/mlm, the encoder of the pretrained arms; "
-                        "0 = off (default: %(default)s; the shipped classifier: 18)")
+                        "0 = off, the arms start from INIT (default: %(default)s, the shipped classifier's)")
     p.add_argument("--tapt-unsup", default=tapt_corpus.DEFAULT_UNSUP,
                    help="unlabelled reviews of the TAPT corpus (default: %(default)s)")
     p.add_argument("--tapt-sst2", default=tapt_corpus.DEFAULT_SST2,
