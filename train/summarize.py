@@ -86,13 +86,13 @@ def to_markdown(summary: dict) -> str:
     for name, arm in summary.items():
         cells = []
         for key, _, pct in FIELDS:
-            s = arm["stats"][key]
+            s = arm["stats"].get(key) or {"mean": None, "std": None}  # a summary written before the field
             cells.append("-" if s["mean"] is None else _fmt(s["mean"], pct) +
                          (f" ± {_fmt(s['std'], pct)}" if s["std"] is not None else ""))
         lines.append(f"| {name} (mean ± std) | {arm['seeds']} | " + " | ".join(cells) + " |")
         for run in arm["averaged"]:
             lines.append(f"| {name}: weight average of {run['averaged']} (`{run['folder']}`) | 1 | " +
-                         " | ".join(_fmt(run[key], pct) for key, _, pct in FIELDS) + " |")
+                         " | ".join(_fmt(run.get(key), pct) for key, _, pct in FIELDS) + " |")
     categories = sorted({c for arm in summary.values() for c in arm["stats"]["checks_categories"]})
     if categories:
         lines += ["", "Behaviour checks per category, % right (mean over seeds):", "",
@@ -123,20 +123,20 @@ def plot_summary(summary: dict, path) -> None:
         arm, color = summary[name], f"C{a}"
         for m, (key, _) in enumerate(PLOTTED):
             x = m + (a - (len(arms) - 1) / 2) * width
-            stats = arm["stats"][key]
+            stats = arm["stats"].get(key) or {"mean": None}
             if stats["mean"] is None:
                 continue
             ax.bar(x, 100 * stats["mean"], width * 0.9, color=color, alpha=0.35, label=name if m == 0 else None,
                    yerr=100 * stats["std"] if stats["std"] is not None else None, capsize=3)
             ax.text(x, 100 * (stats["mean"] + (stats["std"] or 0)) + 1, f"{100 * stats['mean']:.1f}", ha="center",
                     fontsize=7)
-            seeds = [100 * r[key] for r in arm["runs"] if not r["averaged"] and r[key] is not None]
+            seeds = [100 * r[key] for r in arm["runs"] if not r["averaged"] and r.get(key) is not None]
             ax.scatter([x] * len(seeds), seeds, s=12, color=color, zorder=3)
-            averaged = [100 * r[key] for r in arm["averaged"] if r[key] is not None]
+            averaged = [100 * r[key] for r in arm["averaged"] if r.get(key) is not None]
             ax.scatter([x] * len(averaged), averaged, s=40, marker="D", color=color, edgecolor="black", zorder=4,
                        label=f"{name}: weight average" if m == 0 and averaged else None)
     values = [100 * r[key] for arm in summary.values() for r in arm["runs"] for key, _ in PLOTTED
-              if r[key] is not None]
+              if r.get(key) is not None]
     low = min(values, default=50)
     ax.set_ylim(max(0, 5 * (low // 5) - 5), 100)
     ax.set_xticks(range(len(PLOTTED)), [title for _, title in PLOTTED])
