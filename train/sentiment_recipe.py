@@ -39,11 +39,13 @@ printed and recorded in its metrics.json). To use both cores, run seeds side by 
     OMP_NUM_THREADS=1 python -m train.sentiment_recipe ... --seeds 1 --train-only; wait
     python -m train.sentiment_recipe ...
 
-CPU time, measured on this project's 2-core AMD EPYC (AVX2, fp32, one thread per run, two runs side by
-side): an SST-2 run 27-33 min (3,492 steps; batches of similar length, train.finetune's --batch-order
-length: random batches of 32 SST-2 phrases are 2.7x padding and take about twice as long); an IMDB stage
-38 min (750 steps of 32 x 128 tokens). sst2 + imdb-sst2 (one shared IMDB stage) + random-sst2, 3 seeds
-each: about 5 core-hours, 2.5 hours on both cores.
+CPU time on the 2-core AMD EPYC with AVX512-BF16 (bf16, one thread per run, two side by side): an SST-2 run
+13-15 min of training (16.5 min wall), an IMDB stage 13-16 min, TAPT 18 min; the shipped recipe with the
+random arm on one seed about 2.5 core-hours. Earlier, on the AVX2-only EPYC (fp32, the same setting): an SST-2
+run 27-33 min (3,492 steps; batches of similar length, train.finetune's --batch-order length: random batches
+of 32 SST-2 phrases are 2.7x padding and take about twice as long); an IMDB stage 38 min (750 steps of 32 x
+128 tokens). sst2 + imdb-sst2 (one shared IMDB stage) + random-sst2, 3 seeds each: about 5 core-hours, 2.5
+hours on both cores.
 """
 from __future__ import annotations
 
