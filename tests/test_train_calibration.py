@@ -435,12 +435,17 @@ def test_tapt_corpus_is_lower_cased_review_text(tmp_path):
     assert tapt_corpus.main(["--out", str(tmp_path / "o2"), "--imdb-unsup", str(tmp_path / "none.txt")]) == 2
 
 
+def tiny_finetune_args(train_files, steps: int) -> str:
+    """--finetune-args of a few steps on the tiny files."""
+    return (f"--train {train_files / 'train.tsv'} --dev {train_files / 'dev.tsv'} --imdb {train_files / 'imdb.tsv'} "
+            f"--imdb-n 20 --batch-size 8 --max-steps {steps} --eval-every 0 --calibration-n 40 --no-progress "
+            "--precision fp32")
+
+
 @pytest.mark.slow
 def test_sentiment_recipe_end_to_end(train_files, tiny_mlm_dir, tmp_path):
     out = tmp_path / "exp"
-    tiny = (f"--train {train_files / 'train.tsv'} --dev {train_files / 'dev.tsv'} --imdb {train_files / 'imdb.tsv'} "
-            "--imdb-n 20 --batch-size 8 --max-steps 4 --eval-every 0 --calibration-n 40 --no-progress "
-            "--precision fp32")
+    tiny = tiny_finetune_args(train_files, steps=4)
     argv = ["--init", str(tiny_mlm_dir), "--out", str(out), "--arms", "sst2,imdb-sst2", "--seeds", "0", "1",
             "--imdb-train", str(train_files / "train.tsv"), "--finetune-args", tiny,
             "--imdb-args", tiny.replace("--calibration-n 40", ""), "--no-progress", "--tapt-minutes", "0"]
@@ -455,9 +460,7 @@ def test_sentiment_recipe_end_to_end(train_files, tiny_mlm_dir, tmp_path):
 @pytest.mark.slow
 def test_sentiment_recipe_with_tapt_end_to_end(train_files, tiny_mlm_dir, tmp_path):
     out = tmp_path / "exp"
-    tiny = (f"--train {train_files / 'train.tsv'} --dev {train_files / 'dev.tsv'} --imdb {train_files / 'imdb.tsv'} "
-            "--imdb-n 20 --batch-size 8 --max-steps 2 --eval-every 0 --calibration-n 40 --no-progress "
-            "--precision fp32 --checks ''")
+    tiny = tiny_finetune_args(train_files, steps=2) + " --checks ''"
     tapt = (f"--valid {train_files / 'valid.txt'} --max-steps 3 --batch-size 4 --eval-rows 4 --cache-dir '' "
             "--precision fp32")
     argv = ["--init", str(tiny_mlm_dir), "--out", str(out), "--arms", "sst2", "--seeds", "0", "--tapt-minutes",

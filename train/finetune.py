@@ -49,10 +49,9 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.text import lowercasing, normalize_for_classifier
-from roberta.tokenizer import encode_windows
 from roberta.run_metrics import RunMetrics
-from roberta.tokenizer import save_tokenizer
+from roberta.text import lowercasing, normalize_for_classifier
+from roberta.tokenizer import encode_windows, save_tokenizer
 
 from .arguments import ModelArguments, TrainingArguments, option, parse, redefault
 from .checkpointing import Checkpoints
