@@ -341,6 +341,8 @@ def test_average_is_the_mean_and_a_hub_ready_folder(seeds, tmp_path):
     assert metrics["checks"]["n"] > 0 and 0 <= metrics["dev_accuracy"] <= 1 and metrics["imdb_examples"] == 20
     for name in ("config.json", "model.safetensors", "tokenizer.json", "README.md", "reliability.png"):
         assert (out / name).is_file(), name
+    assert not (out / "log.jsonl").exists()  # no training of its own: the figure shows the members' curves
+    assert all((f / "log.jsonl").is_file() for f in seeds) and (out / "curves.png").read_bytes()[:4] == b"\x89PNG"
     clf = roberta.pipeline("sentiment-analysis", model=out, device="cpu")
     assert clf("a fine film")[0]["label"] in {"negative", "positive"}
     transformers = pytest.importorskip("transformers")

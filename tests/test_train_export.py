@@ -1,4 +1,6 @@
 """train.export: a run folder copied for shipping, weights stored in half precision, computing in float32."""
+import shutil
+
 import pytest
 import torch
 
@@ -22,6 +24,22 @@ def test_export_float16_halves_the_file_and_keeps_predictions(tiny_mlm_dir, tmp_
     ids = torch.tensor([[0, 10, 20, 30, 4, 2]])
     with torch.no_grad():
         torch.testing.assert_close(shipped(ids).logits, original(ids).logits, atol=2e-3, rtol=1e-2)
+
+
+def test_export_over_an_earlier_one_leaves_no_file_of_the_other_model(tiny_mlm_dir, tmp_path):
+    out = tmp_path / "shipped"
+    out.mkdir()
+    for stale in ("curves.png", "log.jsonl", "phases.json"):  # written by an earlier export of another run
+        (out / stale).write_text("another model's")
+    (out / "arms.json").write_text("{}")  # not an export's file: a release writes it after exporting
+    run = tmp_path / "run"  # a copy: the fixture's folder is shared by the session
+    shutil.copytree(tiny_mlm_dir, run)
+    (run / "curves.png").write_bytes(b"\x89PNG this run's")
+    (run / "log.jsonl").unlink(missing_ok=True)
+    assert main([str(run), str(out)]) == 0
+    assert (out / "curves.png").read_bytes() == b"\x89PNG this run's"
+    assert not (out / "log.jsonl").exists()
+    assert not (out / "phases.json").exists() and (out / "arms.json").is_file()
 
 
 def test_transformers_loads_a_float16_export_as_float32(tiny_mlm_dir, tmp_path):

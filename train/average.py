@@ -13,8 +13,8 @@ The result is then finished as `train.finetune` finishes a run: the temperature 
 calibration slice (they share it: `--calibration-seed` does not follow `--seed`; refused if their slices
 differ, --no-calibration to skip), then dev accuracy and ECE (with reliability.png), the IMDB sample and the
 behaviour checks, all on the data the members' metrics.json name (or --dev/--imdb/--checks). Writes
-config.json, model.safetensors, tokenizer.json, metrics.json (with each member's figures), reliability.png and
-a model card.
+config.json, model.safetensors, tokenizer.json, metrics.json (with each member's figures), reliability.png,
+curves.png (the members' training curves: the average has none of its own) and a model card.
 """
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ from roberta.hub import TOKENIZER_NAME
 from roberta.hub import load_state_dict
 
 from .evaluate import UNSURE_BELOW
+from .reporting import plot_member_curves
 
 
 class AverageError(ValueError):
@@ -176,6 +177,8 @@ def run(args) -> dict:
             shutil.copy2(folders[0] / name, out / name)
     for stale in ("log.jsonl", "curves.png"):  # a rerun into the same folder
         (out / stale).unlink(missing_ok=True)
+    # the average has no training of its own: its curves.png shows the members' training
+    plot_member_curves([(f.name, f / "log.jsonl") for f in folders], out / "curves.png")
 
     def member_row(folder, m):
         return {"folder": str(folder), "seed": _seed(m.get("command", "")), "init": m.get("init"),

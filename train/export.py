@@ -31,6 +31,8 @@ def export(src, dst, dtype="float32") -> Path:
     for name in FILES:
         if (src / name).is_file():
             shutil.copy2(src / name, dst / name)
+        else:  # left by an earlier export into this folder: it would describe another model
+            (dst / name).unlink(missing_ok=True)
     weights, metadata = roberta.hub.read_weights(src / "model.safetensors")  # metadata: the config it fits
     save_file({k: v.to(DTYPES[dtype]).contiguous() for k, v in weights.items()}, dst / "model.safetensors",
               metadata={**metadata, "format": "pt", "stored_dtype": dtype})

@@ -63,3 +63,34 @@ def plot_curves(log_path: Path, png_path: Path) -> None:
     fig.savefig(tmp, dpi=100)
     plt.close(fig)
     os.replace(tmp, png_path)
+
+
+def plot_member_curves(members: list[tuple[str, Path]], png_path: Path) -> bool:
+    """The training curves of the runs a weight average was made from (the average itself has none): each
+    member's training loss and evaluation accuracy against tokens seen. False (no figure) when no member
+    has a log."""
+    logs = [(label, read_log(log)) for label, log in members if Path(log).is_file()]
+    if not logs:
+        return False
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (loss_ax, acc_ax) = plt.subplots(1, 2, figsize=(11, 4))
+    for label, entries in logs:
+        train = [e for e in entries if e["type"] == "train"]
+        evals = [e for e in entries if e["type"] == "eval" and "accuracy" in e]
+        line, = loss_ax.plot([e["tokens"] for e in train], [e["loss"] for e in train], lw=1, label=label)
+        acc_ax.plot([e["tokens"] for e in evals], [e["accuracy"] for e in evals], "o-", ms=3, label=label,
+                    color=line.get_color())
+    loss_ax.set(xlabel="tokens seen", ylabel="loss", title="training loss of the averaged runs")
+    acc_ax.set(xlabel="tokens seen", title="their evaluation accuracy")
+    for ax in (loss_ax, acc_ax):
+        ax.legend()
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    tmp = Path(png_path).with_suffix(".tmp.png")
+    fig.savefig(tmp, dpi=100)
+    plt.close(fig)
+    os.replace(tmp, png_path)
+    return True
