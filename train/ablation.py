@@ -44,7 +44,7 @@ from roberta.run_metrics import RunMetrics
 from . import finetune, pretrain, tokenizer
 from .arguments import command_line, script_parser
 from .experiment import Step, argv_of, function, run_steps, same_run, script, training
-from .reporting import read_log
+from .reporting import read_log, save_figure
 from .runtime import USER_ERRORS, UserError, autocast, report_user_error, resolve_precision
 
 WIKITEXT_TRAIN = "../shared/data/wikitext-2/wiki.train.tokens"
@@ -594,11 +594,7 @@ def plot(results: dict, png: Path) -> None:
                  f"{setup.get('epochs'):g} epochs over {setup.get('train_rows') or '?':,} rows "
                  f"({setup.get('train_tokens_per_run') or '?':,} tokens per run), status {results['status']}"
                  if setup.get("parameters") else "Static vs dynamic masking", fontsize=11)
-    fig.tight_layout()
-    tmp = png.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-    os.replace(tmp, png)
+    save_figure(fig, png)
 
 
 def write_results(args, steps, corpus_info, started) -> dict:

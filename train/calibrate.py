@@ -42,6 +42,8 @@ import torch.nn.functional as F
 
 from roberta.run_metrics import RunMetrics
 
+from .reporting import save_figure
+
 N_BINS = 15
 T_MIN, T_MAX = 0.05, 20.0  # fitted temperatures are clipped here (all-correct data would drive T to 0)
 MAX_SPAN_WORDS = 80  # texts longer than this are not searched for sub-phrases (reviews have none)
@@ -154,13 +156,7 @@ def plot_reliability(logits: torch.Tensor, labels, temperature: float, path, tit
     axes[0].legend(loc="upper left", fontsize=8)
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    path = Path(path)
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-    tmp.replace(path)
-    return path
+    return save_figure(fig, path)
 
 
 # ----------------------------------------------------------------------------------------------------------

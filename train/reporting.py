@@ -28,6 +28,18 @@ def read_log(path: Path) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
+def save_figure(fig, png_path) -> Path:
+    """Lay out `fig`, write it as a PNG in one step (a reader never sees half a file) and close it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    tmp = Path(png_path).with_suffix(".tmp.png")
+    fig.savefig(tmp, dpi=100)
+    plt.close(fig)
+    os.replace(tmp, png_path)
+    return Path(png_path)
+
+
 def plot_curves(log_path: Path, png_path: Path) -> None:
     """Training loss and evaluation metrics against tokens seen."""
     if not Path(log_path).exists():
@@ -58,11 +70,7 @@ def plot_curves(log_path: Path, png_path: Path) -> None:
         ax.set(xlabel="tokens seen", title="evaluation")
         ax.legend()
         ax.grid(alpha=0.3)
-    fig.tight_layout()
-    tmp = Path(png_path).with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-    os.replace(tmp, png_path)
+    save_figure(fig, png_path)
 
 
 def plot_member_curves(members: list[tuple[str, Path]], png_path: Path) -> bool:
@@ -88,9 +96,5 @@ def plot_member_curves(members: list[tuple[str, Path]], png_path: Path) -> bool:
     for ax in (loss_ax, acc_ax):
         ax.legend()
         ax.grid(alpha=0.3)
-    fig.tight_layout()
-    tmp = Path(png_path).with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-    os.replace(tmp, png_path)
+    save_figure(fig, png_path)
     return True
