@@ -20,9 +20,9 @@ Arms (--arms, default all four), each run with seeds --seeds (default 0 1 2):
                        (--imdb-stage-seed K: one IMDB stage OUT/imdb-sK for all the seeds' SST-2 runs)
     random-sst2        the same as sst2 from a random encoder (--init random --tokenizer INIT)
     random-imdb-sst2   the same as imdb-sst2 from a random encoder
-Every SST-2 run uses train.finetune's defaults (the shipped recipe: 2 epochs, lr 1e-4, warmup 6%, the
-end-of-run weights, a temperature fitted on 1,000 held-out SST-2 train sentences, the same slice for every
-seed); --finetune-args adds options to every SST-2 run (e.g. "--layer-lr-decay 0.8"), --imdb-args to every
+Every SST-2 run uses train.finetune's defaults but dropout 0 (--sst2-dropout; the shipped recipe: 2 epochs,
+lr 1e-4, warmup 6%, the end-of-run weights, a temperature fitted on 1,000 held-out SST-2 train sentences, the
+same slice for every seed); --finetune-args adds options to every SST-2 run (e.g. "--layer-lr-decay 0.8"), --imdb-args to every
 IMDB stage (whose --train is always --imdb-train). The IMDB stage trains on the IMDB training reviews minus the
 fixed 1,000-review evaluation sample (train.finetune removes them), each review as all its overlapping
 128-token windows (0.3 passes over them; before this session's experiment: one pass over each review's first
@@ -40,8 +40,8 @@ printed and recorded in its metrics.json). To use both cores, run seeds side by 
     python -m train.sentiment_recipe ...
 
 CPU time on the 2-core AMD EPYC with AVX512-BF16 (bf16, one thread per run, two side by side): an SST-2 run
-13-15 min of training (16.5 min wall), an IMDB stage 13-16 min, TAPT 18 min; the shipped recipe with the
-random arm on one seed about 2.5 core-hours. Earlier, on the AVX2-only EPYC (fp32, the same setting): an SST-2
+13-15 min of training (16.5 min wall), an IMDB stage 13-16 min, TAPT 18 min; one run at a time on both
+cores, an SST-2 run 9 min, an IMDB stage 10 min, so this command with two arms takes about 1.5 hours. Earlier, on the AVX2-only EPYC (fp32, the same setting): an SST-2
 run 27-33 min (3,492 steps; batches of similar length, train.finetune's --batch-order length: random batches
 of 32 SST-2 phrases are 2.7x padding and take about twice as long); an IMDB stage 38 min (750 steps of 32 x
 128 tokens). sst2 + imdb-sst2 (one shared IMDB stage) + random-sst2, 3 seeds each: about 5 core-hours, 2.5
@@ -72,6 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--imdb-train", default=finetune.DEFAULT_IMDB,
                    help="labelled reviews of the IMDB stage (default: %(default)s)")
     p.add_argument("--finetune-args", default="", help="extra train.finetune options for every SST-2 run")
+    p.add_argument("--sst2-dropout", type=float, default=0.0,
+                   help="hidden and attention dropout of every SST-2 run (default: %(default)s, the shipped "
+                        "recipe's; train.finetune's own default is the preset's 0.1, which cost about 1 point "
+                        "of SST-2 dev over 3 seeds after TAPT and the IMDB stage)")
     p.add_argument("--imdb-args", default="", help="extra train.finetune options for every IMDB stage")
     p.add_argument("--tapt-minutes", type=float, default=18,
                    help="task-adaptive pretraining first: this many minutes of MLM training of INIT on lower-cased "
@@ -127,11 +131,13 @@ def plan(args) -> tuple[list[Step], list[Step], dict]:
                                                 long_text="windows", calibration_n=0, seed=stage_seed, resume=True,
                                                 no_progress=quiet, train=args.imdb_train, out=str(stage1)))
                 # stage 2 starts from the stage-1 classifier (shape and tokenizer come with it)
-                train_steps.append(training(final.name, finetune, args.finetune_args, init=str(stage1), seed=seed,
-                                            resume=True, no_progress=quiet, out=str(final)))
+                train_steps.append(training(final.name, finetune, args.finetune_args, init=str(stage1),
+                                            dropout=args.sst2_dropout, seed=seed, resume=True, no_progress=quiet,
+                                            out=str(final)))
             else:
-                train_steps.append(training(final.name, finetune, args.finetune_args, **init, seed=seed,
-                                            resume=True, no_progress=quiet, out=str(final)))
+                train_steps.append(training(final.name, finetune, args.finetune_args, **init,
+                                            dropout=args.sst2_dropout, seed=seed, resume=True, no_progress=quiet,
+                                            out=str(final)))
             runs[arm].append(final)
         if not args.no_average and len(args.seeds) > 1:
             folder = out / f"{arm}-avg"
