@@ -395,7 +395,7 @@ def test_sentiment_recipe_plan(capsys):
     assert "python -m train.finetune --init runs/x/imdb-s1 --dropout 0 --seed 1 --resume --layer-lr-decay 0.8 " \
            "--out runs/x/imdb-sst2-s1" in lines
     assert "python -m train.finetune --init random --tokenizer runs/mlm --epochs 0.3 --long-text windows " \
-           "--calibration-n 0 --seed 0 --resume --train ../shared/data/imdb/train.tsv --out runs/x/random-imdb-s0" in lines
+           "--calibration-n 0 --dropout 0 --seed 0 --resume --train ../shared/data/imdb/train.tsv --out runs/x/random-imdb-s0" in lines
     assert lines[-1].startswith("python -m train.summarize --arm sst2 runs/x/sst2-s0 runs/x/sst2-s1 runs/x/sst2-avg")
     assert sentiment_recipe.main(["--init", "a", "--out", "b", "--arms", "nope", "--dry-run"]) == 2
 
