@@ -20,11 +20,11 @@ Arms (--arms, default all four), each run with seeds --seeds (default 0 1 2):
                        (--imdb-stage-seed K: one IMDB stage OUT/imdb-sK for all the seeds' SST-2 runs)
     random-sst2        the same as sst2 from a random encoder (--init random --tokenizer INIT)
     random-imdb-sst2   the same as imdb-sst2 from a random encoder
-Every run, IMDB stage and SST-2, has dropout 0 (--dropout; the preset's 0.1 cost 1.4 points of SST-2 dev, mean
-of 3 seeds); every SST-2 run otherwise uses train.finetune's defaults (the shipped recipe: 2 epochs,
-lr 1e-4, warmup 6%, the end-of-run weights, a temperature fitted on 1,000 held-out SST-2 train sentences, the
-same slice for every seed); --finetune-args adds options to every SST-2 run (e.g. "--layer-lr-decay 0.8"), --imdb-args to every
-IMDB stage (whose --train is always --imdb-train). The IMDB stage trains on the IMDB training reviews minus the
+Every run, IMDB stage and SST-2, has dropout 0 (--dropout; the preset's 0.1 cost 1.4 points of SST-2 dev,
+mean of 3 seeds); every SST-2 run otherwise uses train.finetune's defaults (the shipped recipe: 2 epochs, lr
+1e-4, warmup 6%, the end-of-run weights, a temperature fitted on 1,000 held-out SST-2 train sentences, the same
+slice for every seed); --finetune-args adds options to every SST-2 run (e.g. "--layer-lr-decay 0.8"),
+--imdb-args to every IMDB stage (whose --train is always --imdb-train). The IMDB stage trains on the IMDB training reviews minus the
 fixed 1,000-review evaluation sample (train.finetune removes them), each review as all its overlapping
 128-token windows (0.3 passes over them; before this session's experiment: one pass over each review's first
 128 tokens, `--imdb-args "--epochs 1 --long-text first"`).
@@ -42,8 +42,8 @@ printed and recorded in its metrics.json). To use both cores, run seeds side by 
 
 CPU time on the 2-core AMD EPYC with AVX512-BF16 (bf16, one thread per run, two side by side): an SST-2 run
 13-15 min of training (16.5 min wall), an IMDB stage 13-16 min, TAPT 18 min; one run at a time on both
-cores, an SST-2 run 9 min, an IMDB stage 10 min, so this command with two arms takes about 1.5 hours. Earlier, on the AVX2-only EPYC (fp32, the same setting): an SST-2
-run 27-33 min (3,492 steps; batches of similar length, train.finetune's --batch-order length: random batches
+cores, an SST-2 run 9 min, an IMDB stage 10 min, so this command with two arms takes about 1.5 hours.
+Earlier, on the AVX2-only EPYC (fp32, the same setting): an SST-2 run 27-33 min (3,492 steps; batches of similar length, train.finetune's --batch-order length: random batches
 of 32 SST-2 phrases are 2.7x padding and take about twice as long); an IMDB stage 38 min (750 steps of 32 x
 128 tokens). sst2 + imdb-sst2 (one shared IMDB stage) + random-sst2, 3 seeds each: about 5 core-hours, 2.5
 hours on both cores.
@@ -131,16 +131,13 @@ def plan(args) -> tuple[list[Step], list[Step], dict]:
                 if stage1.name not in {step.name for step in train_steps}:  # a shared stage is trained once
                     train_steps.append(training(stage1.name, finetune, args.imdb_args, **init, epochs=IMDB_EPOCHS,
                                                 long_text="windows", calibration_n=0, dropout=args.dropout,
-                                                seed=stage_seed, resume=True,
-                                                no_progress=quiet, train=args.imdb_train, out=str(stage1)))
-                # stage 2 starts from the stage-1 classifier (shape and tokenizer come with it)
-                train_steps.append(training(final.name, finetune, args.finetune_args, init=str(stage1),
-                                            dropout=args.dropout, seed=seed, resume=True, no_progress=quiet,
-                                            out=str(final)))
+                                                seed=stage_seed, resume=True, no_progress=quiet,
+                                                train=args.imdb_train, out=str(stage1)))
+                start = {"init": str(stage1)}  # the stage-1 classifier (shape and tokenizer come with it)
             else:
-                train_steps.append(training(final.name, finetune, args.finetune_args, **init,
-                                            dropout=args.dropout, seed=seed, resume=True, no_progress=quiet,
-                                            out=str(final)))
+                start = init
+            train_steps.append(training(final.name, finetune, args.finetune_args, **start, dropout=args.dropout,
+                                        seed=seed, resume=True, no_progress=quiet, out=str(final)))
             runs[arm].append(final)
         if not args.no_average and len(args.seeds) > 1:
             folder = out / f"{arm}-avg"
