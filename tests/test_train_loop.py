@@ -69,6 +69,18 @@ def test_time_budget_stops_cleanly_with_decayed_lr(train_files, tmp_path):
     assert all(a >= b for a, b in zip(lrs, lrs[1:]))
 
 
+def test_no_progress_also_silences_the_tokenizing_bar(train_files, tmp_path, monkeypatch):
+    from train import data
+
+    asked, tokenize = [], data.tokenize_documents
+    monkeypatch.setattr(data, "tokenize_documents",
+                        lambda docs, tok, show_progress=None, **kw: asked.append(show_progress) or tokenize(docs, tok, False))
+    assert pretrain.main(pretrain_argv(train_files, tmp_path / "quiet", "--max-steps", "1")) == 0
+    argv = [a for a in pretrain_argv(train_files, tmp_path / "auto", "--max-steps", "1") if a != "--no-progress"]
+    assert pretrain.main(argv) == 0
+    assert asked == [False, False, None, None]  # training rows and held-out rows; None: a bar if long
+
+
 def test_length_grouped_batches_are_a_permutation_of_similar_lengths():
     lengths = torch.randint(1, 70, (1000,))
     order = torch.randperm(1000, generator=torch.Generator().manual_seed(0))
