@@ -57,6 +57,31 @@ def test_command_line_errors(tmp_path, capsys):
     assert "runs.tar.xz.partNN" in capsys.readouterr().err
 
 
+def test_pack_ship_returns_what_finished_in_a_stopped_recipe(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):
+    """A GPU command stopped by `timeout` mid-way: `pack RECIPE --ship` exports the finished runs only."""
+    out = tmp_path / "gpu"
+    assert gpu_transfer.main(["pack", str(out), "--ship", "--out", str(tmp_path / "none")]) == 2
+    assert "pretraining did not finish" in capsys.readouterr().err  # nothing to return: said, not a traceback
+
+    def finished_run(src, dst, metrics):
+        shutil.copytree(src, dst)
+        (dst / "metrics.json").write_text(json.dumps(metrics))
+
+    finished_run(tiny_mlm_dir, out / "mlm", {"eval_accuracy": 0.5})
+    finished_run(tiny_clf_dir, out / "sentiment" / "random-sst2-s0", {"dev_accuracy": 0.5})  # not a candidate
+    finished_run(tiny_clf_dir, out / "sentiment" / "sst2-s1", {"dev_accuracy": 0.8})
+    shutil.copytree(tiny_clf_dir, out / "sentiment" / "sst2-s0")  # cut off: no metrics.json
+    (out / "ship" / "stale").mkdir(parents=True)  # an earlier ship of this folder is replaced
+    assert gpu_transfer.main(["pack", str(out), "--ship", "--out", str(tmp_path / "returned")]) == 0
+    back = gpu_transfer.unpack(tmp_path / "returned", tmp_path / "back")
+    assert sorted(p.name for p in back.iterdir()) == ["mini-roberta-mlm", "mini-roberta-sst2", "sentiment"]
+    assert json.loads((back / "mini-roberta-sst2" / "metrics.json").read_text()) == {"dev_accuracy": 0.8}
+    assert sorted(p.name for p in (back / "sentiment").iterdir()) == ["random-sst2-s0", "sst2-s1"]
+    weights = roberta.hub.read_weights(back / "mini-roberta-mlm" / "model.safetensors")[0]
+    assert {str(t.dtype) for t in weights.values()} == {"torch.float16"}
+    assert roberta.RobertaForSequenceClassification.from_pretrained(back / "mini-roberta-sst2")
+
+
 @pytest.mark.slow
 def test_gpu_recipe_end_to_end_on_cpu(train_files, tmp_path):
     """The one-GPU recipe's code path on CPU and a tiny model: bundle (xz corpora in ../shared/data's layout),

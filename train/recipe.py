@@ -28,9 +28,10 @@ averages their weights, and everything to ship is exported in float16 to OUT/shi
 mini-roberta-sst2/ (the seeds' weight average), sentiment/ (each seed's metrics and the summary). Folders
 written under OUT: mlm/, sentiment/, ship/. --data DIR reads the corpora from DIR instead of
 ../shared/data (the same layout, files may be .xz-compressed: `train.gpu_transfer bundle` builds it).
-A 10-minute GPU command then reads, e.g.:
-    python -m train.recipe --gpu --data gpu-upload/data --tokenizer gpu-upload/tokenizer.json \\
-        --time-budget-min 5 --out /tmp/gpu && python -m train.gpu_transfer pack /tmp/gpu/ship --out $OUT
+A 10-minute GPU command then reads, e.g. (`timeout` stops the recipe in time for `pack --ship` to return
+whatever finished, should fine-tuning take longer than planned):
+    timeout -k 20 530 python -m train.recipe --gpu --data gpu-upload/data --tokenizer gpu-upload/tokenizer.json \\
+        --time-budget-min 5 --out /tmp/gpu; python -m train.gpu_transfer pack /tmp/gpu --ship --out $OUT
 and here `python -m train.gpu_transfer unpack RETURNED --out runs/gpu-1`, then `python -m scripts.release`.
 """
 from __future__ import annotations
@@ -176,22 +177,34 @@ def plan_gpu(args) -> list[Step]:
     return [pre, script("sentiment", sentiment_recipe, sentiment, out / "sentiment", marker="summary.json")]
 
 
+def finished(folder: Path) -> bool:
+    """A run folder whose run ended: metrics.json is the last file a run writes."""
+    return (folder / "metrics.json").is_file()
+
+
 def ship(out: Path) -> Path:
     """OUT/ship: float16 copies of the pretrained model and of the classifier to release, and the metrics of
-    every fine-tuning run (no weights) with the summary over seeds."""
-    dst = out / "ship"
+    every fine-tuning run (no weights) with the summary over seeds. What finished ships: a command stopped by
+    its time limit (`timeout`, then `train.gpu_transfer pack OUT --ship`) still returns the pretrained model,
+    and the classifier is the seeds' weight average if it was made, else the first finished seed."""
+    dst, sentiment = out / "ship", out / "sentiment"
+    if not finished(out / "mlm"):
+        raise FileNotFoundError(f"{out / 'mlm'}: pretraining did not finish (no metrics.json), nothing to ship")
+    if dst.exists():
+        shutil.rmtree(dst)  # an earlier ship of this folder: it would mix two states of the recipe
     export(out / "mlm", dst / "mini-roberta-mlm", "float16")
-    runs = sorted(p for p in (out / "sentiment").iterdir() if (p / "metrics.json").is_file())
-    averaged = out / "sentiment" / "sst2-avg"
-    export(averaged if averaged.is_dir() else runs[0], dst / "mini-roberta-sst2", "float16")
+    runs = sorted(p for p in sentiment.iterdir() if finished(p)) if sentiment.is_dir() else []
+    classifiers = [p for p in runs if p.name == "sst2-avg"] + [p for p in runs if p.name.startswith("sst2-s")]
+    if classifiers:
+        export(classifiers[0], dst / "mini-roberta-sst2", "float16")
     for run in runs:
         for name in ("metrics.json", "log.jsonl", "curves.png", "reliability.png"):
             if (run / name).is_file():
                 (dst / "sentiment" / run.name).mkdir(parents=True, exist_ok=True)
                 shutil.copy2(run / name, dst / "sentiment" / run.name / name)
     for name in ("summary.json", "summary.md"):
-        if (out / "sentiment" / name).is_file():
-            shutil.copy2(out / "sentiment" / name, dst / "sentiment" / name)
+        if (sentiment / name).is_file():
+            shutil.copy2(sentiment / name, dst / "sentiment" / name)
     return dst
 
 
