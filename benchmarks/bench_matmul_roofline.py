@@ -5,7 +5,7 @@ a step cannot beat the time those products take at the measured rate. The script
 of one MLM training step (forward and the two backward products), then compares with a measured step.
 
     python benchmarks/bench_matmul_roofline.py                 # mini preset, batch 32 x 128, vocab 32768
-    python benchmarks/bench_matmul_roofline.py --precision fp32 --step
+    python benchmarks/bench_matmul_roofline.py --precision fp32 bf16 --repeats 5   # the README table
 
 Reports GFLOP/s per shape, the step's FLOPs per token, and the tokens/s bound that follows.
 """

@@ -7,6 +7,7 @@ Reports tokens/s of a full training step (forward, backward, optimizer) and sing
 
     python benchmarks/bench_train_step.py                      # the README table
     python benchmarks/bench_train_step.py --vocab 50265 --precision bf16 --dropout 0.0
+    python benchmarks/bench_train_step.py --vocab 32768 --dropout 0.0 --precision bf16 --compile   # both compiled
 
 Needs `transformers` (a test dependency).
 """
@@ -33,9 +34,10 @@ def make_batch(vocab_size, batch_size, seq_len, seed=0, mlm_probability=0.15):
     return DynamicMasker(4, vocab_size, [0, 1, 2, 3, 4], mlm_probability=mlm_probability, seed=seed)(ids)
 
 
-def train_step_fn(model, batch, precision, is_hf):
+def train_step_fn(model, batch, precision, is_hf, compile=False):
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-6, weight_decay=0.01)
     mask = torch.ones_like(batch.input_ids)
+    model = torch.compile(model) if compile else model  # as train.pretrain --compile: the model, not the optimizer
 
     def step():
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
@@ -60,8 +62,8 @@ def bench_training(config, args):
     ours = roberta.RobertaForMaskedLM(config).train()
     hf = to_transformers(ours).train()
     batch = make_batch(config.vocab_size, args.batch_size, args.seq_len, mlm_probability=args.mlm_probability)
-    steps = {"ours": train_step_fn(ours, batch, args.precision, False),
-             "transformers": train_step_fn(hf, batch, args.precision, True)}
+    steps = {"ours": train_step_fn(ours, batch, args.precision, False, args.compile),
+             "transformers": train_step_fn(hf, batch, args.precision, True, args.compile)}
     times = {name: [] for name in steps}
     for i in range(args.warmup + args.steps):
         for name, step in steps.items():  # interleaved: load on the machine affects both
@@ -102,12 +104,15 @@ def main(argv=None):
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--latency-runs", type=int, default=30, help="single-sentence inference runs, 0 = skip")
     p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile both models for training (compilation happens in the warm-up steps)")
     args = p.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     enable_fast_cpu_math()
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, {torch.get_num_threads()} threads, "
-          f"batch {args.batch_size} x {args.seq_len} tokens, median of {args.steps} steps after {args.warmup} warm-up\n")
+          f"batch {args.batch_size} x {args.seq_len} tokens, median of {args.steps} steps after {args.warmup} warm-up"
+          f"{', both models torch.compile-d' if args.compile else ''}\n")
     print("| config | vocab | dropout | precision | ours (tokens/s) | transformers (tokens/s) | speed-up |")
     print("|---|---|---|---|---|---|---|")
     for vocab in args.vocab:

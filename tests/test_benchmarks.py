@@ -1,0 +1,51 @@
+"""The benchmarks run end to end on tiny inputs (their numbers are not checked: a benchmark is never a timed
+test), so that a README table's command keeps working."""
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def table_rows(text, first_cell):
+    return [line for line in text.splitlines() if line.startswith(f"| {first_cell} ")]
+
+
+def test_train_step_benchmark_reports_both_models(capsys):
+    load("bench_train_step").main(["--preset", "tiny", "--vocab", "1000", "--dropout", "0.0", "--precision", "fp32",
+                                   "bf16", "--batch-size", "4", "--seq-len", "16", "--steps", "1", "--warmup", "0",
+                                   "--latency-runs", "1"])
+    out = capsys.readouterr().out
+    rows = table_rows(out, "tiny")
+    assert len(rows) == 3  # fp32 and bf16 training steps, then the latency row
+    for row in rows[:2]:
+        ours, theirs, ratio = re.fullmatch(r"\| tiny \| 1000 \| 0.0 \| \w+ \| ([\d,]+) \| ([\d,]+) \| ([\d.]+)x \|",
+                                           row).groups()
+        assert int(ours.replace(",", "")) > 0 and int(theirs.replace(",", "")) > 0 and float(ratio) > 0
+
+
+def test_matmul_roofline_benchmark_bounds_the_step(capsys):
+    load("bench_matmul_roofline").main(["--preset", "tiny", "--vocab", "1000", "--batch-size", "2", "--seq-len", "16",
+                                        "--precision", "fp32", "--repeats", "1"])
+    out = capsys.readouterr().out
+    assert len(table_rows(out, "fp32")) == 6  # five products and the whole step
+    assert re.search(r"bound: \*\*[\d,]+ tokens/s\*\*", out)
+
+
+@pytest.mark.slow  # loads the shipped models
+def test_app_benchmarks_run_with_the_shipped_models(capsys):
+    load("bench_attention_view").main(["--repeats", "1", "--views", "heads"])
+    assert len(table_rows(capsys.readouterr().out, "17")) >= 3  # first run, layer and head change, sub-tab
+    load("bench_worst_case_inputs").main(["--chars", "200", "--only", "spaces"])
+    handlers = [row.split(" | ")[0].lstrip("| ") for row in capsys.readouterr().out.splitlines()
+                if re.match(r"\| \w.* \| \d+ \| [\d.]+ \|", row)]
+    assert handlers[:3] == ["fill_mask", "classify", "masking (40 epochs)"] and len(handlers) == 7
