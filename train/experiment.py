@@ -30,6 +30,11 @@ from .runtime import run_main
 ARGUMENTS = {pretrain: pretrain.PretrainArguments, finetune: finetune.FinetuneArguments}
 
 
+def finished(folder: Path) -> bool:
+    """A training run's folder whose run ended: metrics.json is the last file a run writes."""
+    return (Path(folder) / "metrics.json").is_file()
+
+
 @dataclass
 class Step:
     name: str
@@ -102,7 +107,7 @@ def run_steps(steps: list[Step], after: Callable[[Step], None] | None = None, re
         if step.done():
             print(f"== {step.name}: already done ({step.folder})", flush=True)
             continue
-        if waiting := [str(p) for p in step.needs if not (p / "metrics.json").is_file()]:
+        if waiting := [str(p) for p in step.needs if not finished(p)]:
             print(f"== {step.name}: not yet (waiting for {', '.join(waiting)})", flush=True)
             continue
         resuming = step.args is not None and (step.folder / "checkpoints").is_dir()

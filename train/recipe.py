@@ -47,7 +47,7 @@ from pathlib import Path
 from roberta.run_metrics import RunMetrics
 
 from . import finetune, pretrain, sentiment_recipe, tokenizer
-from .experiment import Step, argv_of, run_steps, script, training
+from .experiment import Step, argv_of, finished, run_steps, script, training
 from .export import export
 from .gpu_transfer import DATA_ROOT
 
@@ -175,11 +175,6 @@ def plan_gpu(args) -> list[Step]:
                  "--tapt-minutes", "0"]  # no TAPT: the 10-minute GPU command has no time for it (yet)
     # an experiment of its own (train.sentiment_recipe runs its fine-tunings as objects): its main(argv)
     return [pre, script("sentiment", sentiment_recipe, sentiment, out / "sentiment", marker="summary.json")]
-
-
-def finished(folder: Path) -> bool:
-    """A run folder whose run ended: metrics.json is the last file a run writes."""
-    return (folder / "metrics.json").is_file()
 
 
 def ship(out: Path) -> Path:

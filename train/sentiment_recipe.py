@@ -55,7 +55,7 @@ import sys
 from pathlib import Path
 
 from . import average, finetune, pretrain, summarize, tapt_corpus
-from .experiment import Step, run_steps, script, training
+from .experiment import Step, finished, run_steps, script, training
 
 ARMS = ("sst2", "imdb-sst2", "random-sst2", "random-imdb-sst2")
 # The IMDB stage reads every 128-token window of each review (finetune --long-text windows, as the pipeline
@@ -169,7 +169,7 @@ def main(argv=None) -> int:
         return 0
     if (code := run_steps(steps)) != 0 or args.train_only:
         return code
-    if missing := [str(f) for f in summarized if not (f / "metrics.json").is_file()]:
+    if missing := [str(f) for f in summarized if not finished(f)]:
         print(f"summary skipped: unfinished {', '.join(missing)}", file=sys.stderr)
         return 0
     print(f"== summary: {summary.command}", flush=True)
