@@ -10,12 +10,9 @@ from pathlib import Path
 import pytest
 
 from scripts.app_process import AppProcess
+from scripts.browser import CHROMIUM, TIMEOUT_MS, launch
 
-CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = Path(__file__).parent / "screenshots"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-TIMEOUT_MS = 30_000
 
 pytestmark = [
     pytest.mark.slow,
@@ -35,7 +32,7 @@ def app(tiny_mlm_dir, tiny_clf_dir):
 @pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = launch(p)
         yield browser
         browser.close()
 
@@ -317,3 +314,17 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
     boxes = [cells.nth(k).bounding_box() for k in range(3)]
     assert boxes[0]["y"] < boxes[1]["y"] < boxes[2]["y"] and min(b["width"] for b in boxes) > 250
     page.close()
+
+
+def test_screenshots_script_shoots_every_tab_after_its_example(app, browser, tmp_path):
+    """`python -m scripts.screenshots` (the README's pictures): one 1280 x 900 picture per tab, each taken
+    once the tab's example is computed (the script waits for it, or fails)."""
+    from PIL import Image
+
+    from scripts import screenshots
+    paths = screenshots.take(app.url, tmp_path, browser)
+    assert [p.name for p in paths] == [f"{name}.png" for _, name, *_ in screenshots.SHOTS]
+    for path in paths:
+        with Image.open(path) as image:
+            assert image.size == (1280, 900)
+            assert len(image.convert("L").resize((64, 45)).getcolors(256)) > 10  # not a blank page

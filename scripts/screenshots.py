@@ -1,0 +1,92 @@
+"""Screenshots of the app with the shipped models, for the README and the Space's card.
+
+    python -m scripts.screenshots                 # -> assets/screenshots/{fill-mask,sentiment,attention,masking}.png
+
+Starts `app.py` (the models of `MLM_MODEL` / `SENTIMENT_MODEL`, default the shipped ones), opens each tab in
+headless Chromium (`scripts.browser`) at 1280 x 900, waits until the tab's own example is computed, and saves
+the visible page. Exit code 2 without Chromium or Playwright.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from scripts.app_process import AppProcess
+from scripts.browser import CHROMIUM, TIMEOUT_MS, launch
+
+ROOT = Path(__file__).resolve().parent.parent
+VIEWPORT = {"width": 1280, "height": 900}
+
+# tab name, file name, the example to click ("" = the tab's default), an element that shows once it is
+# computed, and a text that element then contains ("" = being visible is enough)
+SHOTS = [
+    ("Fill mask", "fill-mask", "This movie was <mask>.", "#fm-filled", "This movie was"),
+    ("Sentiment", "sentiment", "The visuals are stunning, but the story is a boring mess.", "#st-words", "visuals"),
+    ("Attention", "attention", "", "#at-heads svg.hv", ""),
+    ("Masking", "masking", "", "#mk-plot img", ""),
+]
+
+
+def take(url: str, out: Path, browser=None) -> list[Path]:
+    """One screenshot per entry of SHOTS into `out`; `browser`: a launched Playwright browser to reuse."""
+    if browser is None:
+        from playwright.sync_api import sync_playwright
+        with sync_playwright() as p:
+            browser = launch(p)
+            try:
+                return take(url, out, browser)
+            finally:
+                browser.close()
+    from playwright.sync_api import expect
+
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    page = browser.new_page(viewport=VIEWPORT)
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(url)
+    expect(page.locator("#fm-view .fm-mask")).to_have_count(1, timeout=TIMEOUT_MS)  # the load events ran
+    for tab, name, example, ready, contains in SHOTS:
+        page.get_by_role("tab", name=tab, exact=True).click()
+        if example:
+            page.get_by_text(example, exact=True).first.click()
+        expect(page.locator(ready).first).to_be_visible(timeout=TIMEOUT_MS)
+        if contains:
+            expect(page.locator(ready).first).to_contain_text(contains, timeout=TIMEOUT_MS)
+        page.wait_for_timeout(500)  # let plots and bars settle
+        page.evaluate("window.scrollTo(0, 0)")  # clicking an example scrolls down to it
+        page.wait_for_timeout(200)
+        path = out / f"{name}.png"
+        page.screenshot(path=str(path))
+        written.append(path)
+    page.close()
+    return written
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("--out", type=Path, default=ROOT / "assets" / "screenshots")
+    parser.add_argument("--url", help="a running app instead of starting one")
+    args = parser.parse_args(argv)
+    if not os.path.exists(CHROMIUM):
+        print(f"error: no Chromium at {CHROMIUM} (apt-get install chromium)", file=sys.stderr)
+        return 2
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        print("error: Playwright is not installed (pip install -r requirements-test.txt)", file=sys.stderr)
+        return 2
+    if args.url:
+        paths = take(args.url, args.out)
+    else:
+        with AppProcess() as app:
+            paths = take(app.url, args.out)
+    for path in paths:
+        print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
