@@ -32,6 +32,7 @@ from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from roberta.run_metrics import RunMetrics
 from roberta.text import normalize_for_classifier
 from train.export import DTYPES, export
+from train.model_card import card_for
 from train.fill_mask_probe import DEFAULT_PROBE, read_probe, run_probe
 from train import summarize
 from train.runtime import USER_ERRORS, report_user_error
@@ -221,9 +222,9 @@ def experiment_section(summary_json, folder, name: str) -> str:
 
 
 def write_section(folder, body: str) -> Path:
-    """Replace (or add) the card's final "Shipped model" section."""
+    """Replace (or add) the card's final "Shipped model" section; the usage names `folder`."""
     card = Path(folder) / "README.md"
-    text = card.read_text(encoding="utf-8") if card.is_file() else ""
+    text = card_for(folder, str(folder)) if card.is_file() else ""  # its usage names the shipped folder
     if SECTION in text:
         text = text[:text.index(SECTION)]
     card.write_text(text.rstrip("\n") + f"\n\n{SECTION}\n\n{body.strip()}\n", encoding="utf-8")

@@ -308,8 +308,10 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
         assert release.main(argv) == 0
     mlm_card = (out / release.MLM_NAME / "README.md").read_text()
     clf_card = (out / release.CLASSIFIER_NAME / "README.md").read_text()
-    for card in (mlm_card, clf_card):
+    for card, name, run in ((mlm_card, release.MLM_NAME, phase2), (clf_card, release.CLASSIFIER_NAME, clf)):
         assert card.count(release.SECTION) == 1 and card.startswith("---\n")  # YAML front matter kept
+        usage = card.split("## Usage", 1)[1].split("\n## ", 1)[0]  # names the shipped folder, not the run
+        assert f'"{out / name}"' in usage and f'"{run}"' not in usage
     phase_rows = [line for line in mlm_card.splitlines() if line.startswith(("| 1 |", "| 2 |"))]
     assert len(phase_rows) == 2 and f"`{phase1}`" in phase_rows[1]
     assert mlm_card.count("# phase ") == 2 and "--init" in mlm_card

@@ -176,6 +176,9 @@ def test_push_uploads_through_huggingface_hub(model_folder, monkeypatch):
         def upload_folder(self, folder_path, repo_id, **kwargs):
             calls["upload"] = (folder_path, repo_id, kwargs["ignore_patterns"])
 
+        def upload_file(self, path_or_fileobj, path_in_repo, repo_id, **kwargs):
+            calls["card"] = (path_or_fileobj.decode(), path_in_repo, repo_id)
+
     import huggingface_hub
 
     monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
@@ -183,6 +186,23 @@ def test_push_uploads_through_huggingface_hub(model_folder, monkeypatch):
     assert url == "https://huggingface.co/someone/tiny"
     assert calls["create"] == ("someone/tiny", True, True) and calls["token"] == "hf_x"
     assert calls["upload"][:2] == (str(model_folder), "someone/tiny") and "*.pt" in calls["upload"][2]
+    assert "README.md" in calls["upload"][2] and calls["card"][1:] == ("README.md", "someone/tiny")
+    assert calls["card"][0] == model_card.card_for(model_folder, "someone/tiny")  # the usage names the repo
+
+
+def test_card_for_rewrites_only_the_usage_for_where_the_model_ships(model_folder):
+    """A card is written in the run folder; card_for names the shipped folder or Hub id in its usage, and
+    keeps every other section as it was."""
+    metrics = {"dev_accuracy": 0.85}
+    model_card.write_model_card(model_folder, title="MiniRoBERTa", task="fill-mask", metrics=metrics,
+                                recipe={"command": "python -m train.pretrain --out runs/mlm"}, notes="Trained in runs/mlm.")
+    written = (model_folder / "README.md").read_text()
+    assert f'model="{model_folder}"' in written
+    card = model_card.card_for(model_folder, "someone/tiny")
+    before, after = written.split("## Usage", 1), card.split("## Usage", 1)
+    assert before[0] == after[0] and after[1].split("\n## ", 1)[1] == before[1].split("\n## ", 1)[1]
+    assert 'pipeline("fill-mask", model="someone/tiny")' in after[1] and str(model_folder) not in after[1]
+    assert "Trained in runs/mlm." in card  # the notes (provenance) are kept
 
 
 # ----- model card -----

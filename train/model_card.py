@@ -119,7 +119,9 @@ fill("The capital of France is <mask>.")
 ```"""
     return f"""The classifier was trained on lower-cased text: lower-case inputs (the project's
 `roberta.text.normalize_for_classifier` does that and fixes tokenized spacing such as `it 's`).
-Inputs longer than {max_length} tokens are truncated.
+The model reads {max_length} tokens at a time: `roberta.pipeline` reads a longer text whole, in overlapping
+windows whose logits it averages (`long_text="first"`: the first window only); with `transformers`,
+`truncation=True` keeps the first {max_length} tokens.
 
 With this project's from-scratch code:
 
@@ -139,7 +141,8 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 model = AutoModelForSequenceClassification.from_pretrained("{repo}")
 tokenizer = AutoTokenizer.from_pretrained("{repo}")
 with torch.no_grad():
-    logits = model(**tokenizer(["A gripping, beautifully acted film."], return_tensors="pt")).logits
+    inputs = tokenizer(["A gripping, beautifully acted film."], truncation=True, return_tensors="pt")
+    logits = model(**inputs).logits
 probs = (logits / getattr(model.config, "calibration_temperature", 1.0)).softmax(-1)
 ```"""
 
@@ -157,6 +160,22 @@ def _limitations(task: str, max_length: int) -> str:
     else:
         items.append("WikiText-2 v1 marks rare words as `<unk>`; the model never learnt to predict them.")
     return "\n".join(f"- {item}" for item in items)
+
+
+def card_for(folder, model: str) -> str:
+    """The model card of `folder` (its README.md) with the Usage section written anew for `model`, the
+    folder or Hub id users load it from: a card is written where the model was trained (a run folder),
+    and its usage must name where it ships."""
+    folder = Path(folder)
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    start = card.find("\n## Usage\n")
+    if start < 0:
+        return card
+    end = card.find("\n## ", start + 1)
+    end = len(card) if end < 0 else end
+    task = "fill-mask" if hub.read_architecture(folder) == "RobertaForMaskedLM" else "text-classification"
+    usage = _usage(task, model, hub.load_config(folder).max_length)
+    return card[:start] + f"\n## Usage\n\n{usage}\n" + card[end:]
 
 
 def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dict, recipe: dict, notes: str = "",

@@ -3,7 +3,8 @@
     python -m train.push runs/mini --repo-id USER/roberta-mini [--private] [--token hf_...]
 
 The folder must hold config.json, model.safetensors, tokenizer.json and README.md (the model card, see
-`train.model_card`). Checkpoints and optimizer states (`checkpoint*/`, `*.pt`) are not uploaded. The token
+`train.model_card`; uploaded with its usage naming the repo id). Checkpoints and optimizer states
+(`checkpoint*/`, `*.pt`) are not uploaded. The token
 defaults to the one saved by `hf auth login` or the HF_TOKEN variable. Offline (no network, or
 HF_HUB_OFFLINE=1, which `huggingface_hub` honours itself), the command stops at the first request with
 "cannot reach the Hugging Face Hub" and exit code 2, as every user error (`train.runtime`).
@@ -52,6 +53,8 @@ def push_folder(folder, repo_id: str, token: str | None = None, private: bool = 
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError
 
+    from .model_card import card_for
+
     folder = check_folder(folder)
     if repo_id.count("/") != 1:
         raise PushError(f"--repo-id must look like USER/NAME, got {repo_id!r}")
@@ -59,7 +62,9 @@ def push_folder(folder, repo_id: str, token: str | None = None, private: bool = 
     try:
         url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
         api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="model",
-                          commit_message=commit_message, ignore_patterns=IGNORE_PATTERNS)
+                          commit_message=commit_message, ignore_patterns=IGNORE_PATTERNS + ["README.md"])
+        api.upload_file(path_or_fileobj=card_for(folder, repo_id).encode("utf-8"), path_in_repo="README.md",
+                        repo_id=repo_id, repo_type="model", commit_message=f"{commit_message}: model card")
     except HfHubHTTPError as err:
         raise PushError(f"the Hub refused the upload to {repo_id}: {err} (logged in? `hf auth login` or --token)") from err
     except Exception as err:
