@@ -35,7 +35,7 @@ def check_folder(folder) -> Path:
     return folder
 
 
-def _endpoint() -> str:
+def hub_endpoint() -> str:
     from huggingface_hub import constants
 
     return os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
@@ -47,31 +47,46 @@ def _is_network_error(err: Exception) -> bool:
     return isinstance(err, OSError) or any(c.__name__ == "TransportError" for c in type(err).__mro__)
 
 
+def check_repo_id(repo_id: str) -> str:
+    if repo_id.count("/") != 1:
+        raise PushError(f"--repo-id must look like USER/NAME, got {repo_id!r}")
+    return repo_id
+
+
+def call_hub(repo_id: str, requests):
+    """`requests()` (calls to the Hub), with a refusal or no answer turned into a PushError that says why."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    try:
+        return requests()
+    except HfHubHTTPError as err:
+        raise PushError(f"the Hub refused the upload to {repo_id}: {err} (logged in? `hf auth login` or --token)") from err
+    except Exception as err:
+        if _is_network_error(err):
+            raise PushError(f"cannot reach the Hugging Face Hub at {hub_endpoint()}: {err}") from err
+        raise
+
+
 def push_folder(folder, repo_id: str, token: str | None = None, private: bool = False,
                 commit_message: str = "Upload model") -> str:
     """Create `repo_id` (if needed) and upload `folder` to it; returns the repo URL."""
     from huggingface_hub import HfApi
-    from huggingface_hub.errors import HfHubHTTPError
 
     from .model_card import card_for
 
     folder = check_folder(folder)
-    if repo_id.count("/") != 1:
-        raise PushError(f"--repo-id must look like USER/NAME, got {repo_id!r}")
-    api = HfApi(endpoint=_endpoint(), token=token)
-    try:
+    check_repo_id(repo_id)
+    api = HfApi(endpoint=hub_endpoint(), token=token)
+
+    def requests():
         url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
         api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="model",
                           commit_message=commit_message, ignore_patterns=IGNORE_PATTERNS + ["README.md"])
         api.upload_file(path_or_fileobj=card_for(folder, repo_id).encode("utf-8"), path_in_repo="README.md",
                         repo_id=repo_id, repo_type="model", commit_message=f"{commit_message}: model card")
-    except HfHubHTTPError as err:
-        raise PushError(f"the Hub refused the upload to {repo_id}: {err} (logged in? `hf auth login` or --token)") from err
-    except Exception as err:
-        if _is_network_error(err):
-            raise PushError(f"cannot reach the Hugging Face Hub at {_endpoint()}: {err}") from err
-        raise
-    return str(url)
+        return url
+
+    return str(call_hub(repo_id, requests))
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,89 @@
+"""scripts.deploy_space: the Space gets what `python app.py` needs and nothing else, through huggingface_hub
+(faked here: no network), and a refusal or no network is a user error with a message."""
+import ast
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from scripts import deploy_space
+from train.push import PushError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_space_files_are_the_app_and_its_models_only():
+    files = {p.as_posix() for p in deploy_space.space_files()}
+    for needed in ("app.py", "README.md", "LICENSE", "requirements.txt", "demo/handlers.py", "roberta/model.py",
+                   "assets/mini-roberta-mlm/model.safetensors", "assets/mini-roberta-sst2/config.json",
+                   "assets/masking-ablation/results.json"):
+        assert needed in files
+    assert not [f for f in files if f.split("/")[0] in ("tests", "train", "scripts", "runs", "benchmarks", "docs")]
+    assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
+
+
+def test_the_space_files_import_nothing_they_leave_out():
+    """app.py, demo/ and roberta/ import no project package outside the Space (train, scripts, tests)."""
+    sources = [ROOT / "app.py", *(ROOT / "demo").glob("*.py"), *(ROOT / "roberta").glob("*.py")]
+    outside = []
+    for source in sources:
+        for node in ast.walk(ast.parse(source.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            outside += [f"{source.name}: {n}" for n in names if n.split(".")[0] in ("train", "scripts", "tests")]
+    assert not outside
+
+
+class FakeApi:
+    calls = {}
+
+    def __init__(self, endpoint=None, token=None):
+        FakeApi.calls = {"token": token}
+
+    def create_repo(self, repo_id, **kwargs):
+        FakeApi.calls["create"] = (repo_id, kwargs)
+        return f"https://huggingface.co/spaces/{repo_id}"
+
+    def upload_folder(self, folder_path, repo_id, **kwargs):
+        FakeApi.calls["upload"] = (folder_path, repo_id, kwargs)
+
+
+def test_deploy_creates_a_gradio_space_and_uploads_the_app(monkeypatch):
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    url = deploy_space.deploy("someone/demo", token="hf_x", private=True)
+    assert url == "https://huggingface.co/spaces/someone/demo" and FakeApi.calls["token"] == "hf_x"
+    repo_id, create = FakeApi.calls["create"]
+    assert repo_id == "someone/demo" and create["repo_type"] == "space" and create["space_sdk"] == "gradio"
+    assert create["private"] is True
+    folder, repo_id, upload = FakeApi.calls["upload"]
+    assert folder == str(deploy_space.ROOT) and upload["repo_type"] == "space"
+    assert upload["allow_patterns"] == deploy_space.SPACE_FILES
+
+
+@pytest.mark.parametrize("error, message", [(OSError("Network is unreachable"), "cannot reach the Hugging Face Hub"),
+                                            (None, "the Hub refused the upload")])
+def test_no_network_or_a_refusal_is_a_user_error(monkeypatch, capsys, error, message):
+    import huggingface_hub
+    from huggingface_hub.errors import HfHubHTTPError
+
+    class FailingApi(FakeApi):
+        def create_repo(self, repo_id, **kwargs):
+            raise error or HfHubHTTPError("403 Forbidden", response=SimpleNamespace(headers={}, status_code=403,
+                                                                                   request=None))
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FailingApi)
+    with pytest.raises(PushError, match=message):
+        deploy_space.deploy("someone/demo")
+    assert deploy_space.main(["--repo-id", "someone/demo"]) == 2
+    assert message in capsys.readouterr().err
+    assert deploy_space.main(["--repo-id", "not-a-repo-id"]) == 2
+    assert "USER/NAME" in capsys.readouterr().err
+
+
+def test_dry_run_lists_the_files_and_their_size(capsys):
+    assert deploy_space.main(["--repo-id", "someone/demo", "--dry-run"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "app.py" in out and out[-1].endswith("-> https://huggingface.co/spaces/someone/demo")
+    assert f"{len(deploy_space.space_files())} files" in out[-1]
