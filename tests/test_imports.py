@@ -60,3 +60,12 @@ def test_layers_below_the_model_do_not_import_it():
 def test_the_package_imports_neither_training_nor_the_app():
     for path in PACKAGE.glob("*.py"):
         assert not imported_modules(path) & {"train", "demo", "app", "scripts", "tests", "conftest"}, path.name
+
+
+def test_the_app_imports_only_what_the_space_gets():
+    """app.py, demo/ and roberta/ (what `scripts.deploy_space` uploads) import no project package the Space
+    does not get: train, scripts, tests."""
+    root = PACKAGE.parent
+    sources = [root / "app.py", *(root / "demo").glob("*.py"), *PACKAGE.glob("*.py")]
+    outside = {path.name: imported_modules(path) & {"train", "scripts", "tests"} for path in sources}
+    assert not {name: found for name, found in outside.items() if found}
