@@ -51,7 +51,7 @@ def plot(points, per_doubling, intercept, target, path: Path) -> None:
     tokens = [t / 1e6 for t, _ in points]
     ax.plot(tokens, [100 * a for _, a in points], "o-", color="tab:blue", label="end of each phase (measured)")
     for i, (t, a) in enumerate(points, 1):
-        above = i == len(points) or i % 2 == 0  # alternate, so that close phase ends do not overlap
+        above = i % 2 == 0  # alternate, so that close phase ends do not overlap
         ax.annotate(f"phase {i}: {100 * a:.1f}%", (t / 1e6, 100 * a), textcoords="offset points", fontsize=8,
                     xytext=(-10, 8) if above else (8, -12), ha="right" if above else "left")
     needed = tokens_for(target, per_doubling, intercept)
@@ -61,6 +61,7 @@ def plot(points, per_doubling, intercept, target, path: Path) -> None:
             color="tab:gray", label=f"extrapolation: last phase's rate, {100 * per_doubling:+.1f} points per doubling")
     ax.axhline(100 * target, color="tab:red", lw=0.8, label=f"target {100 * target:.0f}%")
     ax.set_xscale("log")
+    ax.margins(y=0.1)  # room for the labels below the lowest point
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}"))
     ax.xaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}" if str(int(x))[0] in "25" else ""))
     ax.set(xlabel="total training tokens (millions, log scale)", ylabel="held-out MLM accuracy (%)",

@@ -21,8 +21,10 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
 - Logging: a tqdm bar (loss, lr, tokens/s), `log.jsonl` and `curves.png` (`train.reporting`); only rank 0
   writes anything.
 - Checkpoints (`train.checkpointing`): `--resume` continues from the latest one (on CPU the result is
-  bit-identical to an uninterrupted run); if that one cannot be read (a truncated file), it is moved aside as
-  bad-step-NNNNNNNN, the file is named, and the previous checkpoint is used.
+  bit-identical to an uninterrupted run with a step limit; under --time-budget-min the lr follows the training
+  time, which no two runs share, so the steps replayed after a resume are close, not identical); if that one
+  cannot be read (a truncated file), it is moved aside as bad-step-NNNNNNNN, the file is named, and the
+  previous checkpoint is used.
 - SIGINT/SIGTERM: finish the current step, save a checkpoint, exit with code 130. A non-finite loss or
   gradient stops the run (exit code 1) before the optimizer touches the weights.
 """
