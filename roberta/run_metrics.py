@@ -69,6 +69,7 @@ class RunMetrics:
     eval_perplexity: float | None = None
     eval_tokens: int | None = None
     eval_data: str | None = None
+    eval_seed: int | None = None  # seed of the held-out masks (absent: the run's own --seed, before phase 8)
     # ----- a classifier -----
     dev_accuracy: float | None = None
     dev_examples: int | None = None

@@ -80,16 +80,18 @@ def test_pretrain_token_budget_and_model_overrides(train_files, tmp_path):
 def test_pretrain_continuation_phase_starts_from_init_weights(train_files, tmp_path):
     phase1, phase2 = tmp_path / "phase1", tmp_path / "phase2"
     assert pretrain.main(pretrain_argv(train_files, phase1)) == 0
-    argv = pretrain_argv(train_files, phase2, "--init", str(phase1), "--dropout", "0.1", "--max-length", "16")
+    argv = pretrain_argv(train_files, phase2, "--init", str(phase1), "--dropout", "0.1", "--max-length", "16",
+                         "--seed", "3")  # another seed: other training masks and order, the same held-out masks
     argv[argv.index("--model-max-length"):argv.index("--model-max-length") + 2] = []  # the --init model fixes the shape
     argv[argv.index("--tokenizer"):argv.index("--tokenizer") + 2] = []  # default: the --init folder's
     assert pretrain.main(argv) == 0
     metrics = assert_hub_folder(phase2)
     assert metrics["init"] == str(phase1) and metrics["train_steps"] == 6 and metrics["max_length"] == 16
+    assert metrics["eval_seed"] == 0
     last_of_phase1 = [e for e in reporting.read_log(phase1 / "log.jsonl") if e["type"] == "eval"][-1]
     first_of_phase2 = [e for e in reporting.read_log(phase2 / "log.jsonl") if e["type"] == "eval"][0]
     assert first_of_phase2["step"] == 0
-    assert first_of_phase2["loss"] == pytest.approx(last_of_phase1["loss"], rel=1e-5)  # same weights, same masks
+    assert first_of_phase2["loss"] == pytest.approx(last_of_phase1["loss"], rel=1e-5)  # same weights, same held-out masks
     config = roberta.RobertaForMaskedLM.from_pretrained(phase2).config
     assert config.hidden_dropout_prob == 0.1 and config.max_length == 32
     assert pretrain.main(argv + ["--layers", "3"]) == 2  # cannot reshape a pretrained model
