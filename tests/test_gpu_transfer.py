@@ -1,6 +1,7 @@
 """train.gpu_transfer and the .xz corpora it ships: bundle, pack into parts, unpack, read compressed text."""
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -93,9 +94,12 @@ def test_gpu_recipe_end_to_end_on_cpu(train_files, tmp_path):
     root = tmp_path / "shared"
     for name, src in [("wikipedia-en/a.txt", "corpus.txt"), ("wikitext-2/wiki.train.tokens", "corpus.txt"),
                       ("wikitext-2/wiki.valid.tokens", "valid.txt"), ("imdb/unsup.txt", "corpus.txt"),
-                      ("imdb/train.tsv", "imdb.tsv"), ("sst2/train.tsv", "train.tsv"), ("sst2/dev.tsv", "dev.tsv")]:
+                      ("sst2/train.tsv", "train.tsv"), ("sst2/dev.tsv", "dev.tsv")]:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(train_files / src, root / name)
+    # labelled reviews, also pretraining text less their 1,000-row evaluation sample: more rows than that
+    reviews = (train_files / "corpus.txt").read_text().replace("\n", " ").split(". ")
+    (root / "imdb" / "train.tsv").write_text("text\tlabel\n" + "".join(f"{r}.\t{i % 2}\n" for i, r in enumerate(reviews)))
     upload = tmp_path / "upload"
     gpu_transfer.bundle(upload, root, tokenizer=train_files / "tokenizer.json")
     assert not list((upload / "data").rglob("*.tsv")) and (upload / "data" / "sst2" / "dev.tsv.xz").is_file()
@@ -108,6 +112,8 @@ def test_gpu_recipe_end_to_end_on_cpu(train_files, tmp_path):
     assert run_recipe(first, "--tokenizer", str(upload / "tokenizer.json")) == 0
     metrics = json.loads((first / "mlm" / "metrics.json").read_text())
     assert metrics["eval_data"].endswith("wiki.valid.tokens.xz") and ".xz" in metrics["corpus"]
+    assert [Path(s["source"]).name for s in metrics["corpus_sources"]] == [  # the default mixture, relocated
+        "wikipedia-en", "wiki.train.tokens.xz", "unsup.txt.xz", "train.tsv.xz"]
     assert "--output-bias unigram" in metrics["command"]  # from random weights: start at the unigram model
     ship = first / "ship"
     assert {p.name for p in ship.iterdir()} == {"mini-roberta-mlm", "mini-roberta-sst2", "sentiment"}

@@ -116,6 +116,11 @@ def test_mixture_proportions_and_determinism(tmp_path):
     # without a budget: the most constraining source is used exactly once, the others in proportion
     docs, _ = data.load_mixture_with_stats(f"{a}=0.5,{b}=0.5", seed=0)
     assert sum(d.startswith("alpha") for d in docs) == 400
+    # weights that are the sources' sizes (in any unit, rounded): every document once, none twice
+    for unit in (1e3, 3e2, 7):
+        weights = [round(sum(map(len, data.read_documents(str(f)))) / unit, 2) for f in (a, b)]
+        docs, stats = data.load_mixture_with_stats(f"{a}={weights[0]},{b}={weights[1]}", seed=0)
+        assert [s["passes"] for s in stats] == [1, 1] and len(docs) == len(set(docs)) >= 790
     # a source smaller than its share is repeated, and the stats say so
     _, stats = data.load_mixture_with_stats(f"{a}=0.9,{b}=0.1", char_budget=100_000)
     assert stats[0]["passes"] > 1 and stats[1]["passes"] == 1
@@ -222,6 +227,27 @@ def test_imdb_sample_is_fixed(tmp_path):
     assert data.imdb_sample(str(path), n=10, seed=4)[0] != texts
 
 
+def test_a_labelled_file_is_pretraining_text_without_its_evaluation_sample(tmp_path):
+    import lzma
+
+    texts = [f"Review {i}, \"quoted\"." for i in range(1500)]
+    sampled = data.evaluation_sample(len(texts))
+    copied = next(i for i in range(len(texts)) if i not in sampled)
+    texts[copied] = texts[sampled[0]]  # a review the sample picks, repeated at a row it does not pick
+    path = tmp_path / "imdb.tsv"
+    path.write_text("text\tlabel\n" + "".join(f"{t}\t{i % 2}\n" for i, t in enumerate(texts)))
+    held_out = set(data.imdb_sample(str(path))[0])  # what train.evaluate --imdb and fine-tuning score
+    assert len(held_out) == 1000
+    documents = data.read_documents(str(path))
+    assert not held_out & set(documents) and len(documents) == 499  # not even the repeated copy
+    assert documents == [t for t in texts if t not in held_out]  # every other text, in order, no label column
+    packed = tmp_path / "imdb.tsv.xz"  # as the GPU upload carries it
+    packed.write_bytes(lzma.compress(path.read_bytes()))
+    assert data.read_documents(str(packed)) == documents
+    mixed, stats = data.load_mixture_with_stats(f"{path}=1")
+    assert sorted(mixed) == sorted(documents) and stats[0]["passes"] == 1
+
+
 def test_normalize_for_classifier_meets_sst2_and_user_text():
     user = "It's a GREAT film, isn't it?"
     sst = "it 's a great film , is n't it ?"
@@ -252,3 +278,5 @@ def test_real_sst2_and_imdb_load():
     assert len(texts) == 872 and set(labels) == {0, 1} and id2label == {0: "negative", 1: "positive"}
     texts, labels = data.imdb_sample(str(_need(SHARED / "imdb" / "train.tsv")), n=200, seed=0)
     assert len(texts) == 200 and set(labels) == {0, 1} and min(map(len, texts)) > 0
+    documents = data.read_documents(str(SHARED / "imdb" / "train.tsv"))  # pretraining text: the sample left out
+    assert len(documents) == 23_991 and not set(data.imdb_sample(str(SHARED / "imdb" / "train.tsv"))[0]) & set(documents)

@@ -38,6 +38,7 @@ from roberta.text import detokenize, normalize_for_classifier  # noqa: F401  (re
 
 HUB_PREFIX = "hub:"
 TEXT_SUFFIXES = (".txt", ".tokens", ".raw")
+LABELED_SUFFIXES = (".tsv", ".csv")
 UNK = "<unk>"
 SENTIMENT_LABELS = {0: "negative", 1: "positive"}
 
@@ -157,12 +158,18 @@ def _load_hub(spec: str):
 
 
 def read_documents(source: str, unk: str = "token") -> list[str]:
-    """One string per document (paragraphs joined by "\\n") from a local path or a `hub:` spec."""
+    """One string per document (paragraphs joined by "\\n") from a local path or a `hub:` spec.
+
+    A labelled file (.tsv or .csv, e.g. IMDB's train.tsv) gives its texts, one document each, without the
+    labels and without its evaluation sample (`labeled_documents`).
+    """
     source = os.fspath(source)
     if source.startswith(HUB_PREFIX):
         ds, column = _load_hub(source)
         column = column or ("text" if "text" in ds.column_names else ds.column_names[0])
         documents = documents_from_lines(ds[column], unk=unk)
+    elif Path(source).is_file() and _plain_suffix(Path(source)) in LABELED_SUFFIXES:
+        documents = labeled_documents(source, unk=unk)
     else:
         documents = []
         for file in _text_files(Path(source)):
@@ -211,12 +218,15 @@ def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int
     mixture = parse_mixture(spec)
     total_weight = sum(w for _, w in mixture)
     sources = [(src, w / total_weight, read_documents(src)) for src, w in mixture]
+    repeat = char_budget is not None
     if char_budget is None:
         char_budget = min(sum(map(len, docs)) / share for _, share, docs in sources)
     chosen, stats = [], []
     for i, (src, share, docs) in enumerate(sources):
         rng = random.Random(f"{seed}:{i}:{src}")
         target, taken, passes, picked = share * char_budget, 0, 0, []
+        if not repeat:  # the source that sets the budget takes all of itself, not a 2nd pass for a rounding error
+            target = min(target, sum(map(len, docs)))
         while taken < target:
             order = list(range(len(docs)))
             rng.shuffle(order)
@@ -445,8 +455,26 @@ def read_labeled(source: str, text_column: str | None = None, label_column: str 
     return texts, labels, id2label or _default_label_names(source, labels)
 
 
+def evaluation_sample(count: int, n: int = 1000, seed: int = 0) -> list[int]:
+    """The sorted row indices of a fixed random sample of n of `count` rows (the IMDB evaluation sample's)."""
+    return sorted(random.Random(seed).sample(range(count), min(n, count)))
+
+
 def imdb_sample(path: str, n: int = 1000, seed: int = 0) -> tuple[list[str], list[int]]:
     """A fixed random sample of n labelled reviews (IMDB train.tsv: header text<TAB>label, 1 = positive)."""
     texts, labels, _ = read_labeled(path, text_column="text", label_column="label")
-    picked = sorted(random.Random(seed).sample(range(len(texts)), min(n, len(texts))))
+    picked = evaluation_sample(len(texts), n, seed)
     return [texts[i] for i in picked], [labels[i] for i in picked]
+
+
+def labeled_documents(path: str, unk: str = "token") -> list[str]:
+    """A labelled file's texts as pretraining documents: no labels, and without the rows of its evaluation sample.
+
+    Left out: the texts of the rows `imdb_sample(path)` picks (1,000 rows, seed 0), wherever they occur in the
+    file (IMDB repeats a few reviews): the reviews on which `train.evaluate --imdb` and fine-tuning score IMDB.
+    So IMDB's train.tsv can be pretraining text (7M tokens the unlabelled reviews do not hold) while that
+    figure stays on reviews the encoder never read.
+    """
+    texts, _, _ = read_labeled(path)
+    held_out = {texts[i] for i in evaluation_sample(len(texts))}
+    return documents_from_lines([t for t in texts if t not in held_out], unk=unk)
