@@ -181,7 +181,8 @@ def test_recipe_quick(train_files, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("options", [["--quick"], [], ["--gpu", "--quick"],
-                                     ["--gpu", "--init", "runs/mlm", "--compile"]])
+                                     ["--gpu", "--init", "runs/mlm", "--compile"],
+                                     ["--gpu", "--pretrain-args", "--hidden-size 384 --heads 6 --layers 8"]])
 def test_recipe_steps_record_commands_that_rebuild_their_arguments(tmp_path, options):
     """Each training step runs an arguments object; its recorded command parses back to the same object (and
     the user's --finetune-args reach the sentiment experiment's fine-tunings)."""
@@ -194,6 +195,8 @@ def test_recipe_steps_record_commands_that_rebuild_their_arguments(tmp_path, opt
         module = {"train.pretrain": pretrain, "train.finetune": finetune}[step.kind]
         assert step.command.startswith(f"python -m {step.kind} ") and step.args.resume
         assert module.parse_args(shlex.split(step.command)[3:]) == step.args
+    if args.pretrain_args:  # a larger model for the GPU: the user's options reach pretraining
+        assert (training[0].args.hidden_size, training[0].args.heads, training[0].args.layers) == (384, 6, 8)
     if args.gpu:
         sentiment = shlex.split(steps[-1].command)
         assert "--layer-lr-decay 0.8" in sentiment[sentiment.index("--finetune-args") + 1]

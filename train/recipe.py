@@ -106,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--baseline", action="store_true",
                    help="--gpu: also fine-tune a random encoder with the same seeds (what pretraining buys)")
     g.add_argument("--finetune-args", default="", help="--gpu: extra train.finetune options for every run")
+    g.add_argument("--pretrain-args", default="",
+                   help="--gpu: extra train.pretrain options, e.g. a larger model from random weights: "
+                        "'--hidden-size 384 --intermediate-size 1536 --heads 6'")
     p.add_argument("--push-to-hub", metavar="PREFIX", default=None,
                    help="upload mlm/ as PREFIX-mlm and sst2/ as PREFIX-sst2")
     p.add_argument("--private", action="store_true", help="create the Hub repos private")
@@ -161,7 +164,8 @@ def plan_gpu(args) -> list[Step]:
     else:
         length = {"batch_size": args.gpu_batch_size, "time_budget_min": args.time_budget_min, "eval_every": 500}
         quick_fine = {}
-    pre = training("pretrain", pretrain, corpus=relocate(args.corpus or pretrain.PRETRAIN_CORPUS, data),
+    pre = training("pretrain", pretrain, args.pretrain_args,
+                   corpus=relocate(args.corpus or pretrain.PRETRAIN_CORPUS, data),
                    valid=relocate(args.valid, data), **start, dropout=0.0, lr=args.gpu_lr, warmup=0.06, **length,
                    save_every_min=2.0, seed=args.seed, precision=args.precision, compile=args.compile,
                    no_progress=True, out=str(out / "mlm"))
