@@ -116,6 +116,16 @@ def test_evaluate_cli_mlm_max_length(tiny_mlm_dir, sentences, tmp_path):
         assert r.returncode == 0, r.stderr
         runs[length] = json.loads(out.read_text())["mlm"]
     assert runs[16]["max_length"] == 16 and runs[None]["max_length"] > 16
+    out = tmp_path / "masks.json"  # the mean over 3 fixed masks: seeds 0, 1, 2
+    r = run_module("train.evaluate", "--model", tiny_mlm_dir, "--mlm-text", text, "--mlm-seeds", 3, "--out", out)
+    assert r.returncode == 0, r.stderr
+    three = json.loads(out.read_text())["mlm"]
+    model, tokenizer = evaluate.load_model(str(tiny_mlm_dir))
+    draws = [evaluate.evaluate_mlm(model, tokenizer, [" ".join(sentences[:120])], seed=s) for s in range(3)]
+    assert three["masks"] == 3 and three["accuracy_per_mask"] == pytest.approx([d["accuracy"] for d in draws])
+    assert three["accuracy_per_mask"][0] == pytest.approx(runs[None]["accuracy"])  # the first mask is --seed's
+    assert three["loss"] == pytest.approx(sum(d["loss"] for d in draws) / 3)
+    assert three["tokens"] == sum(d["tokens"] for d in draws)
     assert runs[16]["sequences"] > runs[None]["sequences"]  # the same text in shorter rows
     r = run_module("train.evaluate", "--model", tiny_mlm_dir, "--mlm-text", text, "--mlm-max-length", 10_000)
     assert r.returncode == 2 and "--max-length must be between 3 and" in r.stderr  # (the old name still works)
