@@ -218,15 +218,16 @@ def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int
     mixture = parse_mixture(spec)
     total_weight = sum(w for _, w in mixture)
     sources = [(src, w / total_weight, read_documents(src)) for src, w in mixture]
-    repeat = char_budget is not None
-    if char_budget is None:
-        char_budget = min(sum(map(len, docs)) / share for _, share, docs in sources)
+    sizes = [sum(map(len, docs)) for _, _, docs in sources]
+    no_repeats = char_budget is None  # then the budget is the largest that no source repeats for
+    if no_repeats:
+        char_budget = min(size / share for (_, share, _), size in zip(sources, sizes))
     chosen, stats = [], []
-    for i, (src, share, docs) in enumerate(sources):
+    for i, ((src, share, docs), size) in enumerate(zip(sources, sizes)):
         rng = random.Random(f"{seed}:{i}:{src}")
         target, taken, passes, picked = share * char_budget, 0, 0, []
-        if not repeat:  # the source that sets the budget takes all of itself, not a 2nd pass for a rounding error
-            target = min(target, sum(map(len, docs)))
+        if no_repeats:  # the source that sets the budget takes all of itself, not a 2nd pass for a rounding error
+            target = min(target, size)
         while taken < target:
             order = list(range(len(docs)))
             rng.shuffle(order)
@@ -238,7 +239,7 @@ def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int
                 taken += len(docs[j])
         chosen += picked
         stats.append({"source": src, "share": share, "documents": len(picked), "chars": taken,
-                      "available_chars": sum(map(len, docs)), "passes": passes})
+                      "available_chars": size, "passes": passes})
     random.Random(seed).shuffle(chosen)
     return chosen, stats
 
