@@ -115,6 +115,8 @@ def test_gpu_recipe_end_to_end_on_cpu(train_files, tmp_path):
     assert [Path(s["source"]).name for s in metrics["corpus_sources"]] == [  # the default mixture, relocated
         "wikipedia-en", "wiki.train.tokens.xz", "unsup.txt.xz", "train.tsv.xz"]
     assert "--output-bias unigram" in metrics["command"]  # from random weights: start at the unigram model
+    # the schedule of the real run: only a time budget, so the 6% warmup is 6% of the time (not of the steps)
+    assert metrics["stopped_by"] == "time" and "--warmup 0.06" in metrics["command"]
     ship = first / "ship"
     assert {p.name for p in ship.iterdir()} == {"mini-roberta-mlm", "mini-roberta-sst2", "sentiment"}
     assert json.loads((ship / "mini-roberta-sst2" / "metrics.json").read_text()).get("averaged")

@@ -284,7 +284,7 @@ def test_training_backward_reaches_tied_embedding(tiny_config):
 
 
 # ----- the fused masked-only loss (roberta.loss) and the CPU bfloat16 attention path -----
-@pytest.mark.parametrize("chunk_size", [1, 3, 128])
+@pytest.mark.parametrize("chunk_size", [1, 3, 128, None])
 def test_fused_loss_matches_linear_then_cross_entropy(chunk_size):
     g = torch.Generator().manual_seed(0)
     x, weight, bias = (torch.randn(shape, generator=g, requires_grad=True) for shape in [(10, 8), (50, 8), (50,)])
@@ -296,6 +296,15 @@ def test_fused_loss_matches_linear_then_cross_entropy(chunk_size):
     torch.testing.assert_close(loss, expected)
     for got, want in zip(grads, torch.autograd.grad(3 * expected, (x, weight, bias))):
         torch.testing.assert_close(got, want, atol=1e-6, rtol=1e-5)
+
+
+def test_fused_loss_chunks_are_cache_sized_on_cpu_and_memory_sized_on_a_gpu():
+    from roberta.loss import CHUNK_ROWS, GPU_CHUNK_BYTES, chunk_rows
+    assert chunk_rows(torch.device("cpu"), 32_768) == CHUNK_ROWS == 128
+    # a pretraining batch of 512 x 128 tokens has ~9,800 targets: 3 chunks on a GPU, not 77
+    assert chunk_rows(torch.device("cuda", 0), 32_768) == 4_096
+    assert chunk_rows(torch.device("cuda"), 50_265) * 50_265 * 4 <= GPU_CHUNK_BYTES
+    assert chunk_rows(torch.device("cuda"), 10_000_000) == CHUNK_ROWS  # never fewer rows than on CPU
 
 
 def _loss_and_grads(model, ids, mask, labels, masked_only, autocast=False):

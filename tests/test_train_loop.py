@@ -69,6 +69,23 @@ def test_time_budget_stops_cleanly_with_decayed_lr(train_files, tmp_path):
     assert all(a >= b for a, b in zip(lrs, lrs[1:]))
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
+def test_a_fractional_warmup_with_only_a_time_budget_is_that_share_of_the_time(train_files, tmp_path):
+    # the GPU recipe's pretraining (--warmup 0.06 and only --time-budget-min): how many steps the machine gets
+    # through is not known in advance, so the warmup follows the clock, as the decay does
+    out = tmp_path / "run"
+    argv = pretrain_argv(train_files, out, "--time-budget-min", "0.05", "--warmup", "0.3", "--log-every", "1")
+    assert pretrain.main(argv) == 0
+    log = [e for e in reporting.read_log(out / "log.jsonl") if e["type"] == "train"]
+    lrs = [e["lr"] for e in log]
+    peak = lrs.index(max(lrs))
+    assert lrs[0] == 0 and max(lrs) == pytest.approx(2e-3)  # from 0 (the first step, at time 0) to the peak lr
+    assert 5 < peak < len(lrs) - 5  # warmup over many steps, then a decay over many more
+    assert all(a <= b for a, b in zip(lrs[:peak], lrs[1:peak + 1]))
+    assert all(a >= b for a, b in zip(lrs[peak:], lrs[peak + 1:]))
+    assert 0.6 < log[peak - 1]["elapsed_s"] < 1.5  # 30% of 3 s: the clock when the step before the peak ended
+
+
 def test_no_progress_also_silences_the_tokenizing_bar(train_files, tmp_path, monkeypatch):
     from train import data
 

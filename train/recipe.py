@@ -157,8 +157,8 @@ def plan_gpu(args) -> list[Step]:
     # loss gets 0.3 nats below the unigram model in half the tokens)
     start = ({"init": args.init} if args.init else
              {"tokenizer": args.tokenizer or SHIPPED_TOKENIZER, "output_bias": "unigram"})
-    if args.quick:  # the same path on a tiny model for a few steps: how the tests run it on CPU
-        length = {"max_steps": 20, "eval_every": 10, "eval_rows": 32, "final_eval_rows": 64, "batch_size": 16,
+    if args.quick:  # the same path (a time budget, warmup by the clock) on a tiny model for 3 seconds: the tests
+        length = {"time_budget_min": 0.05, "eval_every": 50, "eval_rows": 32, "final_eval_rows": 64, "batch_size": 16,
                   **({} if args.init else {"preset": "tiny", "max_length": 64})}
         quick_fine = QUICK_FINETUNE
     else:

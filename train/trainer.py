@@ -196,9 +196,6 @@ class Trainer:
             limits.append(math.ceil(a.token_budget / (a.batch_size * self.task.tokens_per_row())))
         if not limits and a.time_budget_min is None:
             raise UserError("say how long to train: --max-steps, --epochs, --token-budget or --time-budget-min")
-        if not limits and 0 < a.warmup < 1:
-            raise UserError("with only --time-budget-min the number of steps is not known in advance: "
-                            "give --warmup as a number of steps")
         if limits and min(limits) < 1:
             raise UserError(f"the run would have {min(limits)} steps")
         return min(limits) if limits else None
@@ -206,9 +203,18 @@ class Trainer:
     @property
     def warmup_steps(self) -> int:
         w = self.args.warmup
-        if w < 1:  # a fraction of the run
+        if w < 1:  # a fraction of the run (of its time, with only a time budget: `warmup_seconds`)
             return round(w * self.total_steps) if self.total_steps else 0
         return int(w)
+
+    @property
+    def warmup_seconds(self) -> float | None:
+        """Only a time budget and a fractional --warmup: the number of steps is not known in advance (it is
+        what the machine gets through), so the warmup is that share of the time budget, by the clock."""
+        a = self.args
+        if self.total_steps is None and a.time_budget_min is not None and 0 < a.warmup < 1:
+            return a.warmup * a.time_budget_min * 60
+        return None
 
     # ----- output folder, resume -----
     def _prepare_fresh_out(self) -> None:
@@ -329,7 +335,7 @@ class Trainer:
         targets = max(1, self.task.num_targets(batch))
         per_rank = a.batch_size // dist.world_size
         micro = per_rank // a.grad_accum
-        lr = a.lr * lr_factor(self.step, self.warmup_steps, self.total_steps, a.schedule, self._time_progress())
+        lr = a.lr * self._lr_factor()
         for group in self.optimizer.param_groups:
             group["lr"] = lr * group.get("lr_scale", 1.0)
 
@@ -366,6 +372,14 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         self.tokens += self.task.num_tokens(batch)
         return loss_value, lr, self.task.num_tokens(batch), bool(flags[1] > 0), bool(flags[2] > 0)
+
+    def _lr_factor(self) -> float:
+        """Multiplier of the peak lr for this step: `train.optim.lr_factor`, or a warmup by the clock (the
+        first step, at time 0, has lr 0), after which the decay follows the clock as with any time budget."""
+        warmup_s = self.warmup_seconds
+        if warmup_s is not None and self.decay_start is None and self.clock < warmup_s:
+            return self.clock / warmup_s
+        return lr_factor(self.step, self.warmup_steps, self.total_steps, self.args.schedule, self._time_progress())
 
     def _time_progress(self) -> float | None:
         """Only a time budget: the share of the budget after warmup that is used (drives the lr decay)."""
