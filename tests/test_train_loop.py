@@ -259,6 +259,22 @@ def test_truncated_checkpoint_on_resume_falls_back_to_the_previous_one(train_fil
     assert train_losses(full) == train_losses(split)
 
 
+def test_a_trainer_state_loads_on_the_cpu_whatever_the_training_device(tmp_path, monkeypatch):
+    # on a GPU, mapping trainer.pt to the device made its RNG states CUDA tensors, which torch.set_rng_state and
+    # Generator.set_state refuse: --resume broke there. (Without CUDA the old code failed to load at all.)
+    masker_rng = torch.Generator().manual_seed(3).get_state()
+    state = {"step": 1, "tokens": 8, "epoch": 0, "batch_in_epoch": 1, "elapsed": 0.5, "args": {},
+             "optimizer": optim.make_optimizer(torch.nn.Linear(2, 2), 1e-3, 0.0).state_dict(),
+             "rng": runtime.rng_state(), "task": {"masker": {"generator": masker_rng}}}
+    path = checkpointing.Checkpoints(tmp_path).save("step", 1, {"w": torch.ones(2)}, state)
+    monkeypatch.setattr(checkpointing, "load_file", lambda file, device: {"w": torch.ones(2)})  # no CUDA here
+    _, loaded = checkpointing.Checkpoints.load(path, device="cuda", trainer_state=True)
+    tensors = [loaded["rng"]["torch"], loaded["rng"]["numpy"]["keys"], loaded["task"]["masker"]["generator"]]
+    assert all(t.device.type == "cpu" for t in tensors)
+    runtime.set_rng_state(loaded["rng"])  # what --resume does with them
+    torch.Generator().set_state(loaded["task"]["masker"]["generator"])
+
+
 def test_no_readable_checkpoint_is_a_user_error_naming_the_files(train_files, tmp_path, monkeypatch, capsys):
     out = tmp_path / "run"
     extra = ["--max-steps", "6", "--save-every", "2"]

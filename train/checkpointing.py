@@ -95,8 +95,11 @@ class Checkpoints:
 
     @staticmethod
     def load(path: Path, device="cpu", trainer_state: bool | None = None) -> tuple[dict, dict | None]:
-        """(weights, trainer state or None); `trainer_state=True` requires trainer.pt. A file that cannot be
-        read, or a trainer state that lacks TRAINER_STATE_KEYS, raises CheckpointError naming the file."""
+        """(weights on `device`, trainer state on the CPU or None); `trainer_state=True` requires trainer.pt. A
+        file that cannot be read, or a trainer state that lacks TRAINER_STATE_KEYS, raises CheckpointError naming
+        the file. The trainer state stays on the CPU whatever the device: random-generator states must be CPU
+        byte tensors (`torch.set_rng_state`, `Generator.set_state`), and the optimizer moves its own state to its
+        parameters' device when it loads it."""
         file = Path(path) / "model.safetensors"
         try:
             weights = load_file(str(file), device=str(device))
@@ -108,7 +111,7 @@ class Checkpoints:
         if not trainer_state:
             return weights, None
         try:
-            state = torch.load(file, map_location=device, weights_only=True)
+            state = torch.load(file, map_location="cpu", weights_only=True)
         except Exception as err:  # a missing file, a truncated zip, an unpicklable value: the same answer
             raise CheckpointError(f"{file}: unreadable (truncated or corrupt?): {err}") from None
         missing = [k for k in TRAINER_STATE_KEYS if k not in state] if isinstance(state, dict) else "everything"
