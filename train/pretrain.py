@@ -216,7 +216,9 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
             raise UserError("--output-bias unigram initialises a new model; the --init model keeps its bias")
         with torch.no_grad():
             model.lm_head.bias.copy_(unigram_log_probs(rows, config.vocab_size, config.pad_token_id))
-    task = MLMTask(rows, masker, config.pad_token_id, periodic_eval)
+    # On a GPU the rows live there (35.7M tokens: 0.3 GB) and each batch is masked there: only the masker's
+    # random draws come from its CPU generator (the same masks as on CPU), not ~6 ms of CPU work per 512-row batch
+    task = MLMTask(rows.to(dist.device), masker, config.pad_token_id, periodic_eval)
     trainer = Trainer(model, task, args, dist, out)
     result = trainer.fit()
     if result.status == "interrupted":
