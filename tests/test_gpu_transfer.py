@@ -83,14 +83,8 @@ def test_pack_ship_returns_what_finished_in_a_stopped_recipe(tiny_mlm_dir, tiny_
     assert roberta.RobertaForSequenceClassification.from_pretrained(back / "mini-roberta-sst2")
 
 
-@pytest.mark.slow
-def test_gpu_recipe_end_to_end_on_cpu(train_files, tmp_path):
-    """The one-GPU recipe's code path on CPU and a tiny model: bundle (xz corpora in ../shared/data's layout),
-    pretrain + fine-tune 2 seeds + weight average, ship in float16, pack into parts, unpack, release; then a
-    second run continues from the returned weights."""
-    from scripts import release
-    from train import recipe
-
+def make_upload(train_files, tmp_path) -> Path:
+    """`gpu_transfer.bundle` of tiny corpora in ../shared/data's layout."""
     root = tmp_path / "shared"
     for name, src in [("wikipedia-en/a.txt", "corpus.txt"), ("wikitext-2/wiki.train.tokens", "corpus.txt"),
                       ("wikitext-2/wiki.valid.tokens", "valid.txt"), ("imdb/unsup.txt", "corpus.txt"),
@@ -102,6 +96,39 @@ def test_gpu_recipe_end_to_end_on_cpu(train_files, tmp_path):
     (root / "imdb" / "train.tsv").write_text("text\tlabel\n" + "".join(f"{r}.\t{i % 2}\n" for i, r in enumerate(reviews)))
     upload = tmp_path / "upload"
     gpu_transfer.bundle(upload, root, tokenizer=train_files / "tokenizer.json")
+    return upload
+
+
+@pytest.mark.slow
+def test_gpu_session_retries_a_failed_pretraining_and_returns_what_finished_with_its_logs(train_files, tmp_path):
+    """The one device command (train.gpu_session): the first recipe diverges (lr 1e30), the retry at --retry-lr
+    in fp32 finishes, and its models come back in parts with the session's logs inside."""
+    from train import gpu_session
+
+    upload, out = make_upload(train_files, tmp_path), tmp_path / "OUT"
+    assert gpu_session.main(["--out", str(out), "--upload", str(upload), "--work", str(tmp_path / "work"),
+                             "--deadline-s", "400", "--retry-lr", "2e-3", "--tests", "",
+                             "--", "--quick", "--seeds", "0", "--gpu-lr", "1e30"]) == 0
+    back = gpu_transfer.unpack(out, tmp_path / "back")
+    assert {p.name for p in back.iterdir()} == {"mini-roberta-mlm", "mini-roberta-sst2", "sentiment", "session"}
+    log = (back / "session" / "recipe.log").read_text()
+    assert "became nan" in log or "became inf" in log  # the first pretraining diverged ...
+    assert "retrying at lr 0.002 in fp32" in log  # ... and the retry ran
+    metrics = json.loads((back / "mini-roberta-mlm" / "metrics.json").read_text())
+    assert "--lr 0.002" in metrics["command"] and metrics["hardware"]["precision"] == "fp32"
+    assert json.loads((back / "session" / "machine.json").read_text())["torch"]
+    assert roberta.RobertaForMaskedLM.from_pretrained(back / "mini-roberta-mlm")
+
+
+@pytest.mark.slow
+def test_gpu_recipe_end_to_end_on_cpu(train_files, tmp_path):
+    """The one-GPU recipe's code path on CPU and a tiny model: bundle (xz corpora in ../shared/data's layout),
+    pretrain + fine-tune 2 seeds + weight average, ship in float16, pack into parts, unpack, release; then a
+    second run continues from the returned weights."""
+    from scripts import release
+    from train import recipe
+
+    upload = make_upload(train_files, tmp_path)
     assert not list((upload / "data").rglob("*.tsv")) and (upload / "data" / "sst2" / "dev.tsv.xz").is_file()
 
     def run_recipe(out, *extra):

@@ -1,0 +1,141 @@
+"""Issue 16's GPU call in one command: everything one device command of at most 10 minutes does.
+
+    python -m train.gpu_session --out $OUT          # on the GPU machine, gpu-upload/ carried (README)
+
+1. Facts about the machine (GPU, torch) and, in the background, the tests of the training code paths, which
+   there run on CUDA (`--tests`): their output comes back to be read, it decides nothing here (a test written
+   for CPU arithmetic may fail on a GPU for that reason alone).
+2. `train.recipe --gpu` under a deadline (`--deadline-s`; at the deadline SIGTERM, so a training step
+   checkpoints, then SIGKILL 20 s later).
+3. If pretraining did not finish (a divergence, a CUDA or bf16 failure) and enough time is left, the recipe
+   once more from the start at `--retry-lr` in fp32, with the time left, and one fine-tuning seed.
+4. What finished, exported (`train.recipe.ship`) and packed into at most 8 parts of 15 MiB in OUT
+   (`train.gpu_transfer pack`), with `session/` inside: this log, the tests' output, the machine's facts.
+
+A device command that runs past its limit returns nothing, so the default deadline (520 s) leaves a 10-minute
+command time for the 20 s grace, the tests' last 10 s, and exporting and packing (~20 s, rehearsed on CPU). More `train.recipe` options follow `--`, e.g. `-- --pretrain-args '--layers 8'`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .experiment import finished
+
+TESTS = "tests/test_train_loop.py tests/test_gpu_transfer.py tests/test_model.py"
+GRACE_S = 20  # between SIGTERM (a training step saves a checkpoint) and SIGKILL
+RETRY_MIN_S = 240  # no retry with less time than this left: its setup alone takes about a minute
+
+
+def run_until(argv: list[str], deadline: float, log) -> int | None:
+    """Run `argv`, its output appended to `log`; SIGTERM at `deadline` (time.monotonic()), SIGKILL GRACE_S later.
+    Returns the exit code, or None if it had to be stopped."""
+    print("$ " + shlex.join(argv), file=log, flush=True)
+    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        return proc.wait(timeout=max(deadline - time.monotonic(), 1))
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=GRACE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        print(f"(stopped at the deadline: {' '.join(argv[:4])} ...)", file=log, flush=True)
+        return None
+
+
+def machine_facts() -> dict:
+    import torch
+
+    facts = {"torch": torch.__version__, "cuda": torch.cuda.is_available()}
+    if torch.cuda.is_available():
+        facts |= {"gpu": torch.cuda.get_device_name(0), "bf16": torch.cuda.is_bf16_supported(),
+                  "memory_gib": round(torch.cuda.get_device_properties(0).total_memory / 2**30, 1)}
+    return facts
+
+
+def recipe_argv(args, out: Path, *extra: str) -> list[str]:
+    upload = Path(args.upload)
+    return [sys.executable, "-m", "train.recipe", "--gpu", "--data", str(upload / "data"),
+            "--tokenizer", str(upload / "tokenizer.json"), "--seeds", *map(str, args.seeds), "--out", str(out),
+            *args.recipe_args, *extra]
+
+
+def session(args) -> int:
+    started = time.monotonic()
+    deadline = started + args.deadline_s
+    work = Path(args.work)
+    logs = work / "session"
+    logs.mkdir(parents=True, exist_ok=True)
+    (logs / "machine.json").write_text(json.dumps(machine_facts(), indent=2) + "\n")
+    tests = None
+    if args.tests:
+        with open(logs / "tests.txt", "w") as out:
+            tests = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                      *shlex.split(args.tests)], stdout=out, stderr=subprocess.STDOUT,
+                                     env={**os.environ, "OMP_NUM_THREADS": "4"})  # most cores to the recipe
+    with open(logs / "recipe.log", "a") as log:
+        first = work / "run"
+        code = run_until(recipe_argv(args, first, "--time-budget-min", str(args.minutes)), deadline, log)
+        chosen = first
+        left = deadline - time.monotonic()
+        if not finished(first / "mlm") and left >= RETRY_MIN_S:
+            minutes = round((left - 150) / 60, 2)  # setup, final evaluation and one fine-tuning seed: ~150 s
+            print(f"(pretraining did not finish, exit code {code}: retrying at lr {args.retry_lr} in fp32 "
+                  f"for {minutes} min)", file=log, flush=True)
+            chosen = work / "retry"
+            run_until(recipe_argv(args, chosen, "--time-budget-min", str(minutes), "--gpu-lr", str(args.retry_lr),
+                                  "--precision", "fp32", "--seeds", str(args.seeds[0])), deadline, log)
+    if tests is not None:
+        try:
+            tests.wait(timeout=max(deadline + 10 - time.monotonic(), 1))
+        except subprocess.TimeoutExpired:
+            tests.kill()
+            (logs / "tests.txt").open("a").write("\n(stopped at the deadline)\n")
+    elapsed = round(time.monotonic() - started)
+    print(f"session: {elapsed} s; shipping {chosen}", flush=True)
+    from .gpu_transfer import pack
+    from .recipe import ship
+
+    try:
+        shipped = ship(chosen)
+    except FileNotFoundError as err:  # nothing finished: the logs alone come back
+        print(f"error: {err}", file=sys.stderr)
+        shipped = chosen / "ship"
+        shutil.rmtree(shipped, ignore_errors=True)
+        shipped.mkdir(parents=True)
+    shutil.copytree(logs, shipped / "session", dirs_exist_ok=True)
+    pack(shipped, args.out)
+    return 0 if finished(chosen / "mlm") else 1
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m train.gpu_session", description=__doc__.split("\n\n")[0],
+                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True, help="the folder that comes back ($OUT)")
+    p.add_argument("--upload", default="gpu-upload", help="`train.gpu_transfer bundle`'s folder (default: %(default)s)")
+    p.add_argument("--work", default="/tmp/gpu", help="the recipes' folder (default: %(default)s)")
+    p.add_argument("--minutes", type=float, default=6.0, help="pretraining time budget (default: %(default)s)")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0],
+                   help="fine-tuning seeds there (default: %(default)s: one, as a check; the shipped classifier's "
+                        "recipe, TAPT and an IMDB stage with 3 seeds, runs here on CPU from the returned encoder)")
+    p.add_argument("--deadline-s", type=float, default=520, help="seconds for the recipe(s) (default: %(default)s)")
+    p.add_argument("--retry-lr", type=float, default=5e-4, help="peak lr of the retry (default: %(default)s)")
+    p.add_argument("--tests", default=TESTS, help="pytest arguments run alongside, '' for none (default: %(default)s)")
+    p.add_argument("recipe_args", nargs=argparse.REMAINDER, help="after --: more train.recipe options")
+    args = p.parse_args(argv)
+    args.recipe_args = [a for a in args.recipe_args if a != "--"]
+    return session(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
