@@ -100,7 +100,8 @@ def make_upload(train_files, tmp_path) -> Path:
 
 
 @pytest.mark.slow
-def test_gpu_session_retries_a_failed_pretraining_and_returns_what_finished_with_its_logs(train_files, tmp_path):
+def test_gpu_session_retries_a_failed_pretraining_and_returns_what_finished_with_its_logs(train_files, tmp_path,
+                                                                                          capsys):
     """The one device command (train.gpu_session): the first recipe diverges (lr 1e30), the retry at --retry-lr
     in fp32 finishes, and its models come back in parts with the session's logs inside."""
     from train import gpu_session
@@ -109,6 +110,9 @@ def test_gpu_session_retries_a_failed_pretraining_and_returns_what_finished_with
     assert gpu_session.main(["--out", str(out), "--upload", str(upload), "--work", str(tmp_path / "work"),
                              "--deadline-s", "400", "--retry-lr", "2e-3", "--tests", "",
                              "--", "--quick", "--seeds", "0", "--gpu-lr", "1e30"]) == 0
+    printed = capsys.readouterr().out  # the end of a device call's output: the figures, should nothing come back
+    assert "retrying at lr 0.002" in printed and "tokens/s), stopped by time" in printed
+    assert "== sst2-s0: SST-2 dev" in printed
     back = gpu_transfer.unpack(out, tmp_path / "back")
     assert {p.name for p in back.iterdir()} == {"mini-roberta-mlm", "mini-roberta-sst2", "sentiment", "session"}
     log = (back / "session" / "recipe.log").read_text()

@@ -100,7 +100,8 @@ def session(args) -> int:
             tests.wait(timeout=max(deadline + 10 - time.monotonic(), 1))
         except subprocess.TimeoutExpired:
             tests.kill()
-            (logs / "tests.txt").open("a").write("\n(stopped at the deadline)\n")
+            with open(logs / "tests.txt", "a") as out:
+                out.write("\n(stopped at the deadline)\n")
     elapsed = round(time.monotonic() - started)
     print(f"session: {elapsed} s; shipping {chosen}", flush=True)
     from .gpu_transfer import pack
@@ -115,7 +116,34 @@ def session(args) -> int:
         shipped.mkdir(parents=True)
     shutil.copytree(logs, shipped / "session", dirs_exist_ok=True)
     pack(shipped, args.out)
+    print(report(chosen, logs), flush=True)  # last: a device call's reply carries the end of the output
     return 0 if finished(chosen / "mlm") else 1
+
+
+def tail(path: Path, lines: int) -> str:
+    text = [line for line in path.read_text(errors="replace").splitlines() if line.strip()] if path.is_file() else []
+    return "\n".join(text[-lines:])
+
+
+def report(chosen: Path, logs: Path) -> str:
+    """What a reader of the command's output needs if nothing else comes back: the recipe log's end, the
+    pretraining and fine-tuning figures, the tests' summary."""
+    parts = [f"== machine: {(logs / 'machine.json').read_text().strip()}",
+             f"== recipe log (last lines of {logs / 'recipe.log'}):", tail(logs / "recipe.log", 40)]
+    if finished(chosen / "mlm"):
+        m = json.loads((chosen / "mlm" / "metrics.json").read_text())
+        rate = m["train_tokens"] / max(m["train_time_s"], 1e-9)
+        parts.append(f"== pretraining ({chosen / 'mlm'}): held-out accuracy {m['eval_accuracy']:.4f}, loss "
+                     f"{m['eval_loss']:.4f}; {m['train_tokens']:,} tokens, {m['train_steps']:,} steps in "
+                     f"{m['train_time_s']} s ({rate:,.0f} tokens/s), stopped by {m['stopped_by']}")
+    sentiment = chosen / "sentiment"
+    for run in sorted(sentiment.iterdir()) if sentiment.is_dir() else []:
+        if finished(run):
+            m = json.loads((run / "metrics.json").read_text())
+            parts.append(f"== {run.name}: SST-2 dev {m.get('dev_accuracy', float('nan')):.4f}, "
+                         f"{m.get('train_time_s')} s of training")
+    parts += ["== tests (last lines):", tail(logs / "tests.txt", 12)]
+    return "\n".join(parts)
 
 
 def main(argv=None) -> int:
