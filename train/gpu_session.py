@@ -142,7 +142,8 @@ def report(chosen: Path, logs: Path) -> str:
             m = json.loads((run / "metrics.json").read_text())
             parts.append(f"== {run.name}: SST-2 dev {m.get('dev_accuracy', float('nan')):.4f}, "
                          f"{m.get('train_time_s')} s of training")
-    parts += ["== tests (last lines):", tail(logs / "tests.txt", 12)]
+    if (logs / "tests.txt").is_file():
+        parts += ["== tests (last lines):", tail(logs / "tests.txt", 12)]
     return "\n".join(parts)
 
 

@@ -28,10 +28,10 @@ averages their weights, and everything to ship is exported in float16 to OUT/shi
 mini-roberta-sst2/ (the seeds' weight average), sentiment/ (each seed's metrics and the summary). Folders
 written under OUT: mlm/, sentiment/, ship/. --data DIR reads the corpora from DIR instead of
 ../shared/data (the same layout, files may be .xz-compressed: `train.gpu_transfer bundle` builds it).
-A 10-minute GPU command then reads, e.g. (`timeout` stops the recipe in time for `pack --ship` to return
-whatever finished, should fine-tuning take longer than planned):
-    timeout -k 20 530 python -m train.recipe --gpu --data gpu-upload/data --tokenizer gpu-upload/tokenizer.json \\
-        --time-budget-min 5 --out /tmp/gpu; python -m train.gpu_transfer pack /tmp/gpu --ship --out $OUT
+A 10-minute GPU command runs it through `python -m train.gpu_session --out $OUT` (a deadline, a retry if
+pretraining fails, the tests alongside, what finished packed into parts), or by hand, e.g.:
+    timeout -k 20 520 python -m train.recipe --gpu --data gpu-upload/data --tokenizer gpu-upload/tokenizer.json \\
+        --time-budget-min 6 --seeds 0 --out /tmp/gpu; python -m train.gpu_transfer pack /tmp/gpu --ship --out $OUT
 and here `python -m train.gpu_transfer unpack RETURNED --out runs/gpu-1`, then `python -m scripts.release`.
 """
 from __future__ import annotations
