@@ -350,6 +350,37 @@ def test_average_is_the_mean_and_a_hub_ready_folder(seeds, tmp_path):
         == pytest.approx(metrics["temperature"])
 
 
+@pytest.mark.slow  # two pretraining runs and an evaluation under two masks
+def test_average_of_masked_lm_phases_is_the_mean_scored_under_several_masks(train_files, seeds, tmp_path, capsys):
+    from train import pretrain
+    from test_train_loop import pretrain_argv
+
+    first, second = tmp_path / "phase-1", tmp_path / "phase-2"  # a phase and its continuation
+    assert pretrain.main(pretrain_argv(train_files, first, "--max-steps", "4")) == 0
+    argv = [a for a in pretrain_argv(train_files, second, "--max-steps", "4", "--seed", "1", "--init", str(first))
+            if a not in ("--preset", "tiny", "--model-max-length", "32")]  # the shape comes from --init
+    assert pretrain.main(argv) == 0
+    out = tmp_path / "avg"
+    assert average.main([str(first), str(second), "--out", str(out), "--mlm-seeds", "2"]) == 0
+    assert "averaged 2 masked LMs" in capsys.readouterr().out
+    states = [roberta.RobertaForMaskedLM.from_pretrained(f).state_dict() for f in (first, second)]
+    for key, value in roberta.RobertaForMaskedLM.from_pretrained(out).state_dict().items():
+        torch.testing.assert_close(value, (states[0][key] + states[1][key]) / 2, rtol=1e-6, atol=1e-6)
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["averaged"] == 2 and [m["folder"] for m in metrics["members"]] == [str(first), str(second)]
+    assert metrics["eval_data"] == str(train_files / "valid.txt") and metrics["train_tokens"] == 0
+    # the same figures as `train.evaluate --mlm-seeds 2` on the averaged folder
+    assert evaluate.main(["--model", str(out), "--mlm-text", metrics["eval_data"], "--mlm-seeds", "2",
+                          "--out", str(tmp_path / "eval.json")]) == 0
+    again = json.loads((tmp_path / "eval.json").read_text())["mlm"]
+    assert metrics["mlm"]["accuracy_per_mask"] == again["accuracy_per_mask"] and len(again["accuracy_per_mask"]) == 2
+    assert metrics["eval_accuracy"] == pytest.approx(sum(again["accuracy_per_mask"]) / 2)
+    assert (out / "README.md").is_file() and (out / "curves.png").is_file()
+    assert len(roberta.pipeline("fill-mask", model=out)("the cat <mask> here", top_k=3)) == 3
+    assert average.main([str(first), str(seeds[0]), "--out", str(tmp_path / "mixed")]) == 2  # not one kind of model
+    assert "config" in capsys.readouterr().err
+
+
 def test_average_refuses_what_cannot_be_averaged(seeds, two_stage, tmp_path, capsys):
     import shutil
 

@@ -1,6 +1,7 @@
 """Average the weights of fine-tuned classifiers (a uniform "model soup") into one Hub-ready folder.
 
     python -m train.average runs/sst2-s0 runs/sst2-s1 runs/sst2-s2 --out runs/sst2-avg
+    python -m train.average assets/mini-roberta-mlm runs/mini-roberta-mlm-8 --out runs/mlm-avg   # masked LMs
 
 Every weight of the result is the mean of the members' (in float32; Wortsman et al. 2022, "uniform soup").
 Unlike an ensemble of logits this stays one model of the same size: `roberta.pipeline` and `transformers` load
@@ -15,6 +16,11 @@ differ, --no-calibration to skip), then dev accuracy and ECE (with reliability.p
 behaviour checks, all on the data the members' metrics.json name (or --dev/--imdb/--checks). Writes
 config.json, model.safetensors, tokenizer.json, metrics.json (with each member's figures), reliability.png,
 curves.png (the members' training curves: the average has none of its own) and a model card.
+
+Masked-LM members are pretraining phases of one lineage (a phase and its continuation, each `--init` from an
+earlier one: their metrics.json cannot show it, so it is not checked). The result is scored on held-out text
+(`--mlm-text`, default the members' eval_data) under `--mlm-seeds` fixed masks (seeds from `--mlm-seed`):
+metrics.json holds the mean (`eval_*`) and each mask's accuracy (`mlm`), as `train.evaluate --mlm-seeds` does.
 """
 from __future__ import annotations
 
@@ -48,7 +54,7 @@ def _metrics(folder: Path) -> dict:
 def check_members(folders: list[Path], allow_different_init: bool = False) -> list[dict]:
     """The members' metrics; raises AverageError naming the first thing that does not match."""
     if len(folders) < 2:
-        raise AverageError("give at least two classifier folders to average")
+        raise AverageError("give at least two model folders to average")
     if len(set(map(str, folders))) != len(folders):
         raise AverageError("a folder is given twice")
     configs = [roberta.load_config(f) for f in folders]
@@ -96,7 +102,8 @@ def average_weights(folders: list[Path]) -> dict[str, torch.Tensor]:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.average", description=__doc__.split("\n\n")[0],
                                 epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("members", nargs="+", help="finished classifier folders (train.finetune output)")
+    p.add_argument("members", nargs="+", help="finished classifier folders (train.finetune output), or masked-LM "
+                                              "folders (train.pretrain output)")
     p.add_argument("--out", required=True, help="the folder to write")
     p.add_argument("--allow-different-init", action="store_true",
                    help="average members fine-tuned from different weights (usually useless)")
@@ -109,7 +116,66 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unsure-below", type=float, default=None,
                    help=f"checks threshold (default: the members', else {UNSURE_BELOW})")
     p.add_argument("--batch-size", type=int, default=64)
+    m = p.add_argument_group("masked-LM members")
+    m.add_argument("--mlm-text", default=None, help="held-out text (default: the members' eval_data)")
+    m.add_argument("--mlm-seeds", type=int, default=5, help="fixed masks to average over (default: %(default)s)")
+    m.add_argument("--mlm-seed", type=int, default=None,
+                   help="the first mask's seed (default: the last member's eval_seed, else 0)")
     return p
+
+
+def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
+    """The average of masked-LM members, scored on held-out text under several fixed masks."""
+    from .arguments import command_line
+    from .data import pack_sequences, read_documents
+    from .evaluate import evaluate_mlm, mean_of_draws
+    from .model_card import write_model_card
+
+    members = check_members(folders, allow_different_init=True)  # each phase names its own --init
+    if args.mlm_seeds < 1:
+        raise AverageError(f"--mlm-seeds must be at least 1, got {args.mlm_seeds}")
+    last = members[-1]
+    source = args.mlm_text or last.get("eval_data")
+    if not source:
+        raise AverageError("the members' metrics.json name no held-out text (eval_data): pass --mlm-text")
+    seed = args.mlm_seed if args.mlm_seed is not None else last.get("eval_seed") or 0
+    config = roberta.load_config(folders[0])
+    model = roberta.RobertaForMaskedLM(config)
+    model.load_state_dict(average_weights(folders))
+    model.eval()
+    tokenizer = roberta.load_tokenizer(folders[0])
+    rows = pack_sequences(read_documents(source), tokenizer, config.max_length)
+    draws = [evaluate_mlm(model, tokenizer, rows, args.batch_size, s) for s in range(seed, seed + args.mlm_seeds)]
+    result = mean_of_draws(draws)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    for name in (TOKENIZER_NAME, "tokenizer_config.json"):
+        if (folders[0] / name).is_file():
+            shutil.copy2(folders[0] / name, out / name)
+    for stale in ("log.jsonl", "curves.png"):
+        (out / stale).unlink(missing_ok=True)
+    plot_member_curves([(f.name, f / "log.jsonl") for f in folders], out / "curves.png")
+    metrics = {
+        "eval_loss": result["loss"], "eval_accuracy": result["accuracy"], "eval_perplexity": result["perplexity"],
+        "eval_tokens": result["tokens"], "eval_data": source, "eval_seed": seed,
+        "mlm": {"source": source, "seed": seed, "max_length": config.max_length, **result},
+        "averaged": len(folders), "selection": "uniform average of the members' weights",
+        "init": "weight average: " + ", ".join(map(str, folders)), "max_length": config.max_length,
+        "train_steps": 0, "train_tokens": 0, "train_time_s": 0.0,
+        "wall_time_s": round(time.time() - started, 1), "hardware": last.get("hardware"),
+        "parameters": model.num_parameters(), "command": command_line("train.average", args._argv),
+        "members": [{"folder": str(f), "eval_accuracy": m.get("eval_accuracy"), "eval_loss": m.get("eval_loss"),
+                     "eval_seed": m.get("eval_seed"), "train_tokens": m.get("train_tokens"),
+                     "command": m.get("command")} for f, m in zip(folders, members)],
+    }
+    RunMetrics.from_dict(metrics).write(out)
+    masks = f"{args.mlm_seeds} fixed masks (seeds {seed}-{seed + args.mlm_seeds - 1})" if args.mlm_seeds > 1 else \
+        f"one fixed mask (seed {seed})"
+    write_model_card(out, title=f"Masked LM: weight average of {len(folders)} pretraining phases", task="fill-mask",
+                     metrics=metrics, recipe={"command": metrics["command"], "members": [str(f) for f in folders]},
+                     notes=f"The uniform average of the weights of {len(folders)} pretraining phases of one lineage "
+                           f"(no training of its own). Held-out figures on `{source}`: the mean over {masks}.")
+    return metrics
 
 
 def run(args) -> dict:
@@ -124,6 +190,8 @@ def run(args) -> dict:
     out = Path(args.out)
     if out.resolve() in {f.resolve() for f in folders}:
         raise AverageError("--out must not be one of the members")
+    if roberta.hub.read_architecture(folders[0]) == "RobertaForMaskedLM":
+        return run_mlm(args, folders, out, started)
     members = check_members(folders, args.allow_different_init)
     ref = members[0]
     config = roberta.load_config(folders[0])
@@ -241,6 +309,10 @@ def main(argv=None) -> int:
     except (OSError, ValueError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if "mlm" in metrics:
+        print(f"averaged {metrics['averaged']} masked LMs: held-out accuracy {_pct(metrics['eval_accuracy'])}, loss "
+              f"{metrics['eval_loss']:.4f} (mean of {metrics['mlm'].get('masks', 1)} masks); wrote {args.out}")
+        return 0
     shown = [f"dev accuracy {_pct(metrics['dev_accuracy'])}"]
     if metrics["imdb_accuracy"] is not None:
         shown.append(f"IMDB {_pct(metrics['imdb_accuracy'])} (whole reviews {_pct(metrics['imdb_accuracy_whole'])})")
