@@ -102,7 +102,12 @@ def summary_card(loaded) -> str:
     training = []
     if "train_tokens" in facts:
         training.append(f"{facts['train_tokens'] / 1e6:.1f}M tokens")
-    if "train_minutes" in facts and facts.get("averaged"):  # a weight average: its own wall time is the averaging
+    phases = loaded.extras.get("phases")
+    trained = [p for p in phases if p.train_tokens] if isinstance(phases, list) else []  # an average trains none
+    if "train_minutes" in facts and facts.get("averaged") and loaded.key == "mlm":  # the last phases averaged
+        training.append(f"{minutes(facts['train_minutes'])} of training in {len(trained)} phases, then the weight "
+                        f"average of the last {facts['averaged']}")
+    elif "train_minutes" in facts and facts.get("averaged"):  # a weight average: its own wall time is the averaging
         training.append(f"a weight average of {facts['averaged']} fine-tuning runs, "
                         f"{minutes(facts['train_minutes'])} of training in all")
     elif "train_minutes" in facts:
@@ -110,9 +115,8 @@ def summary_card(loaded) -> str:
                         + (f" ({minutes(facts['wall_minutes'])} wall time)" if "wall_minutes" in facts else ""))
     if "cores" in facts and facts.get("device") == "cpu":
         training.append(f"on a {facts['cores']}-core CPU")
-    phases = loaded.extras.get("phases")
-    if isinstance(phases, list) and len(phases) > 1:
-        training.append(f"in {len(phases)} phases")
+    if len(trained) > 1 and not facts.get("averaged"):
+        training.append(f"in {len(trained)} phases")
     if training:
         rows.append(("training", ", ".join(training)))
     if "mlm_accuracy" in facts:
@@ -122,7 +126,7 @@ def summary_card(loaded) -> str:
             + (f", perplexity {facts['mlm_perplexity']:.0f}" if "mlm_perplexity" in facts else "")
             + f" on {code(where)}"
             + (f" in {facts['mlm_rows']}-token rows, the length it last trained on" if "mlm_rows" in facts else ""))))
-        if "eval_accuracy" in facts:
+        if "eval_accuracy" in facts and facts["eval_accuracy"] != facts["mlm_accuracy"]:
             rows.append(("the same, training's own check", (
                 f"{pct(facts['eval_accuracy'])} at the end of training, in rows of up to {cfg.max_length} tokens: "
                 "longer rows are predicted worse, so the two figures differ")))

@@ -6,7 +6,8 @@
 Reads the shipped model's phases.json (each phase's metrics.json: tokens, held-out accuracy on all WikiText-2
 valid 128-token rows) and draws accuracy against cumulative tokens on a log axis. The extrapolation is the
 straight line (accuracy linear in log tokens) through the last two phase ends: the marginal rate the last
-phase paid, carried forward. It is an extrapolation from two points, not a measurement; curves of this kind
+phase paid, carried forward. A phase of no tokens (a weight average of earlier phases, `train.average`) is a
+point above the phase before it; the line then runs from the last phase end with fewer tokens. It is an extrapolation from two points, not a measurement; curves of this kind
 bend down (flatten) as a model of fixed size approaches its capacity, so the line is an optimistic bound.
 Prints the tokens (and hours at --tokens-per-s) at which the line reaches --target.
 """
@@ -29,9 +30,19 @@ def phase_points(model: Path) -> list[tuple[float, float]]:
     return points
 
 
+def phase_labels(model: Path) -> list[str]:
+    return [f"phase {i}" + ("" if phase.train_tokens else " (average)")
+            for i, phase in enumerate(read_phase_history(model), 1)]
+
+
 def log_linear(points: list[tuple[float, float]]) -> tuple[float, float]:
-    """(accuracy gained per doubling of tokens, accuracy at 1 token) of the line through the last two points."""
-    (t0, a0), (t1, a1) = points[-2:]
+    """(accuracy gained per doubling of tokens, accuracy at 1 token) of the line through the last point and
+    the last one before it with fewer tokens (ValueError if there is none)."""
+    t1, a1 = points[-1]
+    earlier = [(t, a) for t, a in points[:-1] if t < t1]
+    if not earlier:
+        raise ValueError("an extrapolation needs two phase ends at different numbers of tokens")
+    t0, a0 = earlier[-1]
     per_doubling = (a1 - a0) / math.log2(t1 / t0)
     return per_doubling, a1 - per_doubling * math.log2(t1)
 
@@ -40,7 +51,7 @@ def tokens_for(target: float, per_doubling: float, intercept: float) -> float | 
     return 2 ** ((target - intercept) / per_doubling) if per_doubling > 0 else None
 
 
-def plot(points, per_doubling, intercept, target, path: Path) -> None:
+def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] | None = None) -> None:
     import matplotlib
     import matplotlib.ticker
     matplotlib.use("Agg")
@@ -50,10 +61,17 @@ def plot(points, per_doubling, intercept, target, path: Path) -> None:
     ax = fig.subplots()
     tokens = [t / 1e6 for t, _ in points]
     ax.plot(tokens, [100 * a for _, a in points], "o-", color="tab:blue", label="end of each phase (measured)")
-    for i, (t, a) in enumerate(points, 1):
-        above = i % 2 == 0  # alternate, so that close phase ends do not overlap
-        ax.annotate(f"phase {i}: {100 * a:.1f}%", (t / 1e6, 100 * a), textcoords="offset points", fontsize=8,
-                    xytext=(-10, 8) if above else (8, -12), ha="right" if above else "left")
+    labels = labels or [f"phase {i}" for i in range(1, len(points) + 1)]
+    # the points carry their numbers: above, below when the phase before is close (within 12% more tokens), to
+    # the right for an average (at the x of the phase before it); a box lists every phase's figure
+    for i, ((t, a), label) in enumerate(zip(points, labels), 1):
+        before = points[i - 2][0] if i > 1 else 0
+        offset = (7, -3) if t == before else (0, -13) if t < 1.12 * before else (0, 6)
+        ax.annotate(label.removeprefix("phase "), (t / 1e6, 100 * a), textcoords="offset points", fontsize=8,
+                    xytext=offset, ha="left" if t == before else "center")
+    ax.text(0.47, 0.74, "\n".join(f"{label}: {100 * a:.1f}%" for (_, a), label in zip(points, labels)),
+            transform=ax.transAxes, va="top", fontsize=7.5, family="monospace",
+            bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.8"})
     needed = tokens_for(target, per_doubling, intercept)
     end = max(4 * points[-1][0], (needed or 0) * 1.3)
     xs = [points[-1][0] * (end / points[-1][0]) ** (i / 50) for i in range(51)]
@@ -85,15 +103,16 @@ def main(argv=None) -> int:
     if not (model / PHASES_FILE).is_file():
         print(f"error: {model / PHASES_FILE} not found (a folder shipped by scripts.release)", file=sys.stderr)
         return 2
-    points = phase_points(model)
-    if len(points) < 2:
-        print("error: an extrapolation needs at least two phases", file=sys.stderr)
+    points, labels = phase_points(model), phase_labels(model)
+    try:
+        per_doubling, intercept = log_linear(points)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
         return 2
-    per_doubling, intercept = log_linear(points)
     out = Path(args.out) if args.out else model / "phases.png"
-    plot(points, per_doubling, intercept, args.target, out)
-    for i, (t, a) in enumerate(points, 1):
-        print(f"phase {i}: {t / 1e6:.1f}M tokens in all, held-out accuracy {100 * a:.1f}%")
+    plot(points, per_doubling, intercept, args.target, out, labels)
+    for (t, a), label in zip(points, labels):
+        print(f"{label}: {t / 1e6:.1f}M tokens in all, held-out accuracy {100 * a:.1f}%")
     print(f"last phase's rate: {100 * per_doubling:+.2f} points per doubling of tokens")
     needed = tokens_for(args.target, per_doubling, intercept)
     if needed is None:

@@ -99,7 +99,13 @@ def pretraining_section(phases: list[RunMetrics]) -> str:
     total_tokens = sum(m.train_tokens for m in phases)
     commands = "\n".join(f"# phase {i + 1}\n{m.command}" for i, m in enumerate(phases))
     later = phases[-1].mlm  # a `train.evaluate --out RUN/metrics.json` evaluation after training
-    if later:
+    if later and phases[-1].averaged:  # train.average: its row's figures are already the mean over masks
+        per_mask = ", ".join(f"{a:.2%}" for a in later.get("accuracy_per_mask", [later["accuracy"]]))
+        later = (f"The last row is the uniform average of the weights of {phases[-1].averaged} phases (`python -m "
+                 f"train.average`, no training of its own): its held-out figures are the mean over "
+                 f"{later.get('masks', 1)} fixed masks of all rows (seeds from {later.get('seed', 0)}: accuracy "
+                 f"{per_mask}).")
+    elif later:
         later = (f"The shipped model on the same text packed into rows of {later['max_length']} tokens "
                  f"(`python -m train.evaluate --model RUN --mlm-text {later['source']} --max-length "
                  f"{later['max_length']}`): loss {later['loss']:.3f}, accuracy {later['accuracy']:.1%}, "
@@ -114,7 +120,8 @@ def pretraining_section(phases: list[RunMetrics]) -> str:
         f"({_minutes(sum(m.wall_time_s or m.train_time_s for m in phases))} minutes wall time with data "
         f"loading and evaluation) and {total_tokens:,} tokens in all, on "
         f"{_hardware(phases[-1])}. Held-out figures: masked-LM loss, accuracy and perplexity on "
-        f"`{phases[-1].eval_data or '?'}` at the end of each phase (one fixed mask, all rows).",
+        f"`{phases[-1].eval_data or '?'}` at the end of each phase (one fixed mask, all rows; a weight average: "
+        "the mean of several masks).",
         _table(["phase", "started from", "row length", "train minutes", "steps", "tokens", "held-out loss",
                 "accuracy", "perplexity", "probe top-1 / top-5"], rows),
         *([later.strip()] if later else []),

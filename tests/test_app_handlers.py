@@ -812,6 +812,16 @@ def test_about_cards_summarise_metrics_without_paths(tiny_mlm_dir, tiny_clf_dir,
     assert about.shown_source("FacebookAI/roberta-base") == "FacebookAI/roberta-base"
 
 
+def test_about_card_of_an_averaged_masked_lm(tiny_mlm_dir, tmp_path):
+    # the shipped MLM may be the weight average of its last phases (train.average): a phase of no tokens
+    average = {**MLM_METRICS, "train_tokens": 0, "train_time_s": 0.0, "wall_time_s": 200.0, "averaged": 2,
+               "eval_accuracy": 0.3404}  # the average's held-out figure is its `mlm` one
+    mlm = _with_metrics(tiny_mlm_dir, tmp_path, "mlm", average, phases=[MLM_METRICS, MLM_METRICS, average])
+    card = about.about_sections(load_models(mlm, None))["mlm_card"]
+    assert "20 min of training in 2 phases, then the weight average of the last 2" in card and "2.0M tokens" in card
+    assert "fine-tuning runs" not in card and "training's own check" not in card
+
+
 MLM_METRICS = {"train_tokens": 1_000_000, "train_time_s": 600.0, "wall_time_s": 660.0, "eval_accuracy": 0.2192,
                "hardware": {"device": "cpu", "cpu_count": 2},
                "corpus_sources": [{"source": "../shared/data/wikitext-2/wiki.train.tokens"}],

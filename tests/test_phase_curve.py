@@ -26,3 +26,18 @@ def test_no_gain_means_no_extrapolation(tmp_path, capsys):
     assert phase_curve.main(["--model", str(tmp_path)]) == 0
     assert "did not improve accuracy: no extrapolation" in capsys.readouterr().out
     assert phase_curve.main(["--model", str(tmp_path / "missing")]) == 2
+
+
+def test_an_average_of_phases_is_a_point_above_the_phase_before_and_the_line_starts_earlier(tmp_path, capsys):
+    # a weight average (train.average) trains no tokens: its point shares the x of the phase before it
+    write_phases(tmp_path, [(1e6, 0.10), (1e6, 0.20), (2e6, 0.19), (0, 0.25)])
+    points = phase_curve.phase_points(tmp_path)
+    assert points[-2:] == [(4e6, 0.19), (4e6, 0.25)]
+    per_doubling, _ = phase_curve.log_linear(points)
+    assert math.isclose(per_doubling, 0.05)  # from 2M tokens (0.20) to the average at 4M (0.25): one doubling
+    assert phase_curve.main(["--model", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "phase 4 (average): 4.0M tokens in all, held-out accuracy 25.0%" in out and "+5.00 points" in out
+    write_phases(tmp_path, [(1e6, 0.10), (0, 0.12)])
+    assert phase_curve.main(["--model", str(tmp_path)]) == 2
+    assert "different numbers of tokens" in capsys.readouterr().err

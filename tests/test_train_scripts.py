@@ -357,6 +357,19 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
     card = (out2 / release.MLM_NAME / "README.md").read_text()
     assert len([line for line in card.splitlines() if line.startswith(("| 1 |", "| 2 |", "| 3 |"))]) == 3
 
+    # The weight average of a phase and its continuation (train.average) ships as a phase of no tokens.
+    from scripts import phase_curve
+    from train import average
+
+    avg, out3 = tmp_path / "avg", tmp_path / "assets3"
+    assert average.main([str(out / release.MLM_NAME), str(phase3), "--out", str(avg), "--mlm-seeds", "2"]) == 0
+    assert release.main(["--mlm", str(out2 / release.MLM_NAME), str(avg), "--out", str(out3)]) == 0
+    phases = json.loads((out3 / release.MLM_NAME / release.PHASES_FILE).read_text())
+    assert len(phases) == 4 and phases[3]["averaged"] == 2 and phases[3]["train_tokens"] == 0
+    card = (out3 / release.MLM_NAME / "README.md").read_text()
+    assert "The last row is the uniform average of the weights of 2 phases" in card and "over 2 fixed masks" in card
+    assert phase_curve.main(["--model", str(out3 / release.MLM_NAME)]) == 0
+
 
 def test_release_errors(tmp_path, capsys):
     from scripts import release

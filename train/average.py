@@ -161,6 +161,7 @@ def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
         "mlm": {"source": source, "seed": seed, "max_length": config.max_length, **result},
         "averaged": len(folders), "selection": "uniform average of the members' weights",
         "init": "weight average: " + ", ".join(map(str, folders)), "max_length": config.max_length,
+        "corpus": last.get("corpus"), "corpus_sources": last.get("corpus_sources"), "masking": last.get("masking"),
         "train_steps": 0, "train_tokens": 0, "train_time_s": 0.0,
         "wall_time_s": round(time.time() - started, 1), "hardware": last.get("hardware"),
         "parameters": model.num_parameters(), "command": command_line("train.average", args._argv),
