@@ -124,6 +124,19 @@ def test_gpu_session_retries_a_failed_pretraining_and_returns_what_finished_with
     assert roberta.RobertaForMaskedLM.from_pretrained(back / "mini-roberta-mlm")
 
 
+def test_gpu_session_returns_the_pretrained_model_when_both_do_not_fit(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):
+    from train import gpu_session
+
+    shipped = tmp_path / "ship"
+    shutil.copytree(tiny_mlm_dir, shipped / "mini-roberta-mlm")
+    shutil.copytree(tiny_clf_dir, shipped / "mini-roberta-sst2")
+    alone = gpu_transfer.pack(tiny_mlm_dir, tmp_path / "measure", part_mib=1000)[0].stat().st_size / gpu_transfer.MIB
+    parts = gpu_session.pack_what_fits(shipped, tmp_path / "out", part_mib=alone / 7.5)  # the two need over 8 parts
+    assert len(parts) <= 8 and "packing without the classifier" in capsys.readouterr().out
+    back = gpu_transfer.unpack(tmp_path / "out", tmp_path / "back")
+    assert sorted(p.name for p in back.iterdir()) == ["mini-roberta-mlm"]
+
+
 @pytest.mark.slow
 def test_gpu_recipe_end_to_end_on_cpu(train_files, tmp_path):
     """The one-GPU recipe's code path on CPU and a tiny model: bundle (xz corpora in ../shared/data's layout),

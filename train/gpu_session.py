@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from .experiment import finished
+from .gpu_transfer import PART_MIB, pack
 
 TESTS = "tests/test_train_loop.py tests/test_gpu_transfer.py tests/test_model.py"
 GRACE_S = 20  # between SIGTERM (a training step saves a checkpoint) and SIGKILL
@@ -104,20 +105,30 @@ def session(args) -> int:
                 out.write("\n(stopped at the deadline)\n")
     elapsed = round(time.monotonic() - started)
     print(f"session: {elapsed} s; shipping {chosen}", flush=True)
-    from .gpu_transfer import pack
     from .recipe import ship
 
     try:
         shipped = ship(chosen)
-    except FileNotFoundError as err:  # nothing finished: the logs alone come back
+    except (OSError, ValueError) as err:  # nothing finished (or could not be exported): the logs alone come back
         print(f"error: {err}", file=sys.stderr)
         shipped = chosen / "ship"
         shutil.rmtree(shipped, ignore_errors=True)
         shipped.mkdir(parents=True)
     shutil.copytree(logs, shipped / "session", dirs_exist_ok=True)
-    pack(shipped, args.out)
+    pack_what_fits(shipped, Path(args.out))
     print(report(chosen, logs), flush=True)  # last: a device call's reply carries the end of the output
     return 0 if finished(chosen / "mlm") else 1
+
+
+def pack_what_fits(shipped: Path, out: Path, part_mib: float = PART_MIB) -> list[Path]:
+    """`pack` the shipped folder; if it needs more than the 8 parts that can come back (a model too large for
+    both), without the classifier: the pretrained model is what only a GPU can make."""
+    try:
+        return pack(shipped, out, part_mib)
+    except ValueError as err:
+        print(f"{err}: packing without the classifier (fine-tune it here from the returned encoder)", flush=True)
+        shutil.rmtree(shipped / "mini-roberta-sst2", ignore_errors=True)
+        return pack(shipped, out, part_mib)
 
 
 def tail(path: Path, lines: int) -> str:
