@@ -7,7 +7,8 @@ Reads the shipped model's phases.json (each phase's metrics.json: tokens, held-o
 valid 128-token rows) and draws accuracy against cumulative tokens on a log axis. The extrapolation is the
 straight line (accuracy linear in log tokens) through the last two phase ends: the marginal rate the last
 phase paid, carried forward. A phase of no tokens (a weight average of earlier phases, `train.average`) is a
-point above the phase before it; the line then runs from the last phase end with fewer tokens. It is an extrapolation from two points, not a measurement; curves of this kind
+point above the phase before it; the line then runs from the last phase end with fewer tokens. It is an
+extrapolation from two points, not a measurement; curves of this kind
 bend down (flatten) as a model of fixed size approaches its capacity, so the line is an optimistic bound.
 Prints the tokens (and hours at --tokens-per-s) at which the line reaches --target.
 """

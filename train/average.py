@@ -99,6 +99,18 @@ def average_weights(folders: list[Path]) -> dict[str, torch.Tensor]:
     return {k: v / len(folders) if v.is_floating_point() else v for k, v in total.items()}
 
 
+def save_average(model, folders: list[Path], out: Path) -> None:
+    """The averaged model, the first member's tokenizer files, and curves.png of the members' training (the
+    average has none of its own; a rerun into the same folder drops the old log and figure)."""
+    model.save_pretrained(out)
+    for name in (TOKENIZER_NAME, "tokenizer_config.json"):
+        if (folders[0] / name).is_file():
+            shutil.copy2(folders[0] / name, out / name)
+    for stale in ("log.jsonl", "curves.png"):
+        (out / stale).unlink(missing_ok=True)
+    plot_member_curves([(f.name, f / "log.jsonl") for f in folders], out / "curves.png")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.average", description=__doc__.split("\n\n")[0],
                                 epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -148,13 +160,7 @@ def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
     draws = [evaluate_mlm(model, tokenizer, rows, args.batch_size, s) for s in range(seed, seed + args.mlm_seeds)]
     result = mean_of_draws(draws)
     out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    for name in (TOKENIZER_NAME, "tokenizer_config.json"):
-        if (folders[0] / name).is_file():
-            shutil.copy2(folders[0] / name, out / name)
-    for stale in ("log.jsonl", "curves.png"):
-        (out / stale).unlink(missing_ok=True)
-    plot_member_curves([(f.name, f / "log.jsonl") for f in folders], out / "curves.png")
+    save_average(model, folders, out)
     metrics = {
         "eval_loss": result["loss"], "eval_accuracy": result["accuracy"], "eval_perplexity": result["perplexity"],
         "eval_tokens": result["tokens"], "eval_data": source, "eval_seed": seed,
@@ -240,14 +246,7 @@ def run(args) -> dict:
                 from .evaluate import DEFAULT_CHECKS
                 path = DEFAULT_CHECKS.parents[2] / checks_source  # stored relative to the project root
             checks = score_checks(model, tokenizer, path, args.batch_size, unsure_below, max_length)
-    model.save_pretrained(out)
-    for name in (TOKENIZER_NAME, "tokenizer_config.json"):
-        if (folders[0] / name).is_file():
-            shutil.copy2(folders[0] / name, out / name)
-    for stale in ("log.jsonl", "curves.png"):  # a rerun into the same folder
-        (out / stale).unlink(missing_ok=True)
-    # the average has no training of its own: its curves.png shows the members' training
-    plot_member_curves([(f.name, f / "log.jsonl") for f in folders], out / "curves.png")
+    save_average(model, folders, out)
 
     def member_row(folder, m):
         return {"folder": str(folder), "seed": _seed(m.get("command", "")), "init": m.get("init"),

@@ -13,7 +13,8 @@
    (`train.gpu_transfer pack`), with `session/` inside: this log, the tests' output, the machine's facts.
 
 A device command that runs past its limit returns nothing, so the default deadline (520 s) leaves a 10-minute
-command time for the 20 s grace, the tests' last 10 s, and exporting and packing (~20 s, rehearsed on CPU). More `train.recipe` options follow `--`, e.g. `-- --pretrain-args '--layers 8'`.
+command time for the 20 s grace, the tests' last 10 s, and exporting and packing (~20 s, rehearsed on CPU).
+More `train.recipe` options follow `--`, e.g. `-- --pretrain-args '--layers 8'`.
 """
 from __future__ import annotations
 
