@@ -104,7 +104,12 @@ def summary_card(loaded) -> str:
         training.append(f"{facts['train_tokens'] / 1e6:.1f}M tokens")
     phases = loaded.extras.get("phases")
     trained = [p for p in phases if p.train_tokens] if isinstance(phases, list) else []  # an average trains none
-    if "train_minutes" in facts and facts.get("averaged") and loaded.key == "mlm":  # the last phases averaged
+    averages = len(phases) - len(trained) if isinstance(phases, list) else 0
+    if "train_minutes" in facts and facts.get("averaged") and loaded.key == "mlm" and averages > 1:
+        # averaged more than once: each average's members are the phase before it and that phase's start
+        training.append(f"{minutes(facts['train_minutes'])} of training in {len(trained)} phases and "
+                        f"{averages} weight averages, the last one of {facts['averaged']} phases")
+    elif "train_minutes" in facts and facts.get("averaged") and loaded.key == "mlm":  # the last phases averaged
         training.append(f"{minutes(facts['train_minutes'])} of training in {len(trained)} phases, then the weight "
                         f"average of the last {facts['averaged']}")
     elif "train_minutes" in facts and facts.get("averaged"):  # a weight average: its own wall time is the averaging
@@ -125,8 +130,12 @@ def summary_card(loaded) -> str:
             f"**{pct(facts['mlm_accuracy'])}** guessed right (top-1)"
             + (f", perplexity {facts['mlm_perplexity']:.0f}" if "mlm_perplexity" in facts else "")
             + f" on {code(where)}"
-            + (f" in {facts['mlm_rows']}-token rows, the length it last trained on" if "mlm_rows" in facts else ""))))
-        if "eval_accuracy" in facts and facts["eval_accuracy"] != facts["mlm_accuracy"]:
+            + (f" in {facts['mlm_rows']}-token rows, the length it last trained on" if "mlm_rows" in facts else "")
+            + (f", the mean of {facts['mlm_masks']} random maskings" if "mlm_masks" in facts else ""))))
+        # training's own figure, shown where it differs for a reason: rows of another length (several mask draws
+        # in rows of the model's length are the better figure for the same thing)
+        same_rows_more_masks = "mlm_masks" in facts and facts.get("mlm_rows") == cfg.max_length
+        if "eval_accuracy" in facts and facts["eval_accuracy"] != facts["mlm_accuracy"] and not same_rows_more_masks:
             rows.append(("the same, training's own check", (
                 f"{pct(facts['eval_accuracy'])} at the end of training, in rows of up to {cfg.max_length} tokens: "
                 "longer rows are predicted worse, so the two figures differ")))
@@ -227,8 +236,8 @@ def _total(values) -> float | None:
 def model_facts(loaded) -> dict:
     """What the model's metrics.json (and phases.json) say, read at start-up through `RunMetrics`; a key is
     missing when its figure is. Keys: parameters, train_tokens, train_minutes, wall_minutes, averaged (members
-    of a weight average), cores, device,
-    data, and for an MLM mlm_accuracy / mlm_perplexity / mlm_rows (the release evaluation), eval_accuracy (the
+    of a weight average), cores, device, data, and for an MLM mlm_accuracy / mlm_perplexity / mlm_rows /
+    mlm_masks (the release evaluation; mlm_masks where it averages several mask draws), eval_accuracy (the
     training script's own) and probe (train.fill_mask_probe's top1 / top5 / sentences), for a classifier
     dev_accuracy / dev_examples / imdb_accuracy / imdb_examples / train_examples and checks
     (train.evaluate.score_checks' dict)."""
@@ -259,6 +268,8 @@ def model_facts(loaded) -> dict:
             facts[f"mlm_{key}"] = _number(metrics.mlm, key)
     if _number(metrics.mlm, "max_length"):
         facts["mlm_rows"] = int(metrics.mlm["max_length"])
+    if (_number(metrics.mlm, "masks") or 1) > 1:
+        facts["mlm_masks"] = int(metrics.mlm["masks"])
     for key, value in (("eval_accuracy", metrics.eval_accuracy), ("dev_accuracy", metrics.classifier_accuracy),
                        ("imdb_accuracy", metrics.imdb_accuracy),
                        ("imdb_accuracy_whole", metrics.imdb_accuracy_whole)):

@@ -5,10 +5,10 @@
 
 Reads the shipped model's phases.json (each phase's metrics.json: tokens, held-out accuracy on all WikiText-2
 valid 128-token rows) and draws accuracy against cumulative tokens on a log axis. The extrapolation is the
-straight line (accuracy linear in log tokens) through the last two phase ends: the marginal rate the last
-phase paid, carried forward. A phase of no tokens (a weight average of earlier phases, `train.average`) is a
-point above the phase before it; the line then runs from the last phase end with fewer tokens. It is an
-extrapolation from two points, not a measurement; curves of this kind
+straight line (accuracy linear in log tokens) through the last phase end whose slope fits the phase ends of
+the last doubling of tokens (least squares): the recent rate, carried forward, less swayed by one phase than a
+line through the last two ends. A phase of no tokens (a weight average of earlier phases, `train.average`) is a
+point above the phase before it. It is an extrapolation, not a measurement; curves of this kind
 bend down (flatten) as a model of fixed size approaches its capacity, so the line is an optimistic bound.
 Prints the tokens (and hours at --tokens-per-s) at which the line reaches --target.
 """
@@ -36,15 +36,18 @@ def phase_labels(model: Path) -> list[str]:
             for i, phase in enumerate(read_phase_history(model), 1)]
 
 
-def log_linear(points: list[tuple[float, float]]) -> tuple[float, float]:
-    """(accuracy gained per doubling of tokens, accuracy at 1 token) of the line through the last point and
-    the last one before it with fewer tokens (ValueError if there is none)."""
+def log_linear(points: list[tuple[float, float]], span: float = 2.0) -> tuple[float, float]:
+    """(accuracy gained per doubling of tokens, accuracy at 1 token) of the line through the last point whose
+    slope fits (least squares) the phase ends of the last `span`-fold of tokens: one phase's step, which a
+    weight average or a change of data can make large or small, moves it less than alone. Where no phase end
+    lies in that span, the line runs through the last one before it with fewer tokens (ValueError if none)."""
     t1, a1 = points[-1]
     earlier = [(t, a) for t, a in points[:-1] if t < t1]
     if not earlier:
         raise ValueError("an extrapolation needs two phase ends at different numbers of tokens")
-    t0, a0 = earlier[-1]
-    per_doubling = (a1 - a0) / math.log2(t1 / t0)
+    window = [(t, a) for t, a in earlier if t >= t1 / span] or earlier[-1:]
+    dx = [math.log2(t / t1) for t, _ in window]
+    per_doubling = sum(x * (a - a1) for x, (_, a) in zip(dx, window)) / sum(x * x for x in dx)
     return per_doubling, a1 - per_doubling * math.log2(t1)
 
 
@@ -64,20 +67,20 @@ def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] 
     ax.plot(tokens, [100 * a for _, a in points], "o-", color="tab:blue", label="end of each phase (measured)")
     labels = labels or [f"phase {i}" for i in range(1, len(points) + 1)]
     # the points carry their numbers: above, below when the phase before is close (within 12% more tokens), to
-    # the right for an average (at the x of the phase before it); a box lists every phase's figure
+    # the right for an average (at the x of the phase before it); a box in the empty top left lists every figure
     for i, ((t, a), label) in enumerate(zip(points, labels), 1):
         before = points[i - 2][0] if i > 1 else 0
         offset = (7, -3) if t == before else (0, -13) if t < 1.12 * before else (0, 6)
         ax.annotate(label.removeprefix("phase "), (t / 1e6, 100 * a), textcoords="offset points", fontsize=8,
                     xytext=offset, ha="left" if t == before else "center")
-    ax.text(0.47, 0.74, "\n".join(f"{label}: {100 * a:.1f}%" for (_, a), label in zip(points, labels)),
+    ax.text(0.02, 0.97, "\n".join(f"{label}: {100 * a:.1f}%" for (_, a), label in zip(points, labels)),
             transform=ax.transAxes, va="top", fontsize=7.5, family="monospace",
             bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.8"})
     needed = tokens_for(target, per_doubling, intercept)
     end = max(4 * points[-1][0], (needed or 0) * 1.3)
     xs = [points[-1][0] * (end / points[-1][0]) ** (i / 50) for i in range(51)]
     ax.plot([x / 1e6 for x in xs], [100 * (intercept + per_doubling * math.log2(x)) for x in xs], "--",
-            color="tab:gray", label=f"extrapolation: last phase's rate, {100 * per_doubling:+.1f} points per doubling")
+            color="tab:gray", label=f"extrapolation: the last doubling's rate, {100 * per_doubling:+.1f} points per doubling")
     ax.axhline(100 * target, color="tab:red", lw=0.8, label=f"target {100 * target:.0f}%")
     ax.set_xscale("log")
     ax.margins(y=0.1)  # room for the labels below the lowest point
@@ -114,10 +117,11 @@ def main(argv=None) -> int:
     plot(points, per_doubling, intercept, args.target, out, labels)
     for (t, a), label in zip(points, labels):
         print(f"{label}: {t / 1e6:.1f}M tokens in all, held-out accuracy {100 * a:.1f}%")
-    print(f"last phase's rate: {100 * per_doubling:+.2f} points per doubling of tokens")
+    print(f"recent rate (the phase ends of the last doubling of tokens): {100 * per_doubling:+.2f} points per "
+          "doubling of tokens")
     needed = tokens_for(args.target, per_doubling, intercept)
     if needed is None:
-        print("the last phase did not improve accuracy: no extrapolation")
+        print("the recent phases did not improve accuracy: no extrapolation")
     elif needed <= points[-1][0]:
         print(f"the target {100 * args.target:.0f}% is already reached")
     else:

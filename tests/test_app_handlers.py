@@ -800,6 +800,12 @@ def test_about_cards_summarise_metrics_without_paths(tiny_mlm_dir, tiny_clf_dir,
     card = sections["mlm_card"]
     assert "**34.0%** guessed right" in card and "perplexity 104" in card and "64-token rows" in card
     assert "21.9% at the end of training" in card  # the second MLM accuracy, explained
+    assert "random maskings" not in card
+    # scored under 5 mask draws in rows of the model's length: that mean is the figure, training's own is not shown
+    five = {**MLM_METRICS, "mlm": {"accuracy": 0.3404, "perplexity": 103.7, "max_length": 64, "masks": 5}}
+    card5 = about.about_sections(load_models(_with_metrics(tiny_mlm_dir, tmp_path, "mlm5", five), clf))["mlm_card"]
+    assert "**34.0%** guessed right" in card5 and "the mean of 5 random maskings" in card5
+    assert "at the end of training" not in card5
     assert "2.0M tokens" in card and "20 min of training (22 min wall time)" in card and "in 2 phases" in card
     card = sections["sentiment_card"]
     assert "- **SST-2 dev**: **82.9%** right of 872 sentences" in card and "**72.1%** right of 1,000" in card
@@ -820,6 +826,12 @@ def test_about_card_of_an_averaged_masked_lm(tiny_mlm_dir, tmp_path):
     card = about.about_sections(load_models(mlm, None))["mlm_card"]
     assert "20 min of training in 2 phases, then the weight average of the last 2" in card and "2.0M tokens" in card
     assert "fine-tuning runs" not in card and "training's own check" not in card
+    # a continuation of that average, averaged with it again: two averages in the history
+    mlm = _with_metrics(tiny_mlm_dir, tmp_path, "mlm2", average,
+                        phases=[MLM_METRICS, MLM_METRICS, average, MLM_METRICS, average])
+    card = about.about_sections(load_models(mlm, None))["mlm_card"]
+    assert "30 min of training in 3 phases and 2 weight averages, the last one of 2 phases" in card
+    assert "3.0M tokens" in card
 
 
 MLM_METRICS = {"train_tokens": 1_000_000, "train_time_s": 600.0, "wall_time_s": 660.0, "eval_accuracy": 0.2192,

@@ -9,7 +9,7 @@ def write_phases(folder, phases):
     (folder / "phases.json").write_text(json.dumps([{"train_tokens": t, "eval_accuracy": a} for t, a in phases]))
 
 
-def test_extrapolation_through_the_last_two_phase_ends(tmp_path, capsys):
+def test_extrapolation_through_the_phase_ends_of_the_last_doubling(tmp_path, capsys):
     write_phases(tmp_path, [(1e6, 0.10), (1e6, 0.20), (2e6, 0.25)])  # cumulative 1M, 2M, 4M tokens
     assert phase_curve.phase_points(tmp_path) == [(1e6, 0.10), (2e6, 0.20), (4e6, 0.25)]
     per_doubling, intercept = phase_curve.log_linear(phase_curve.phase_points(tmp_path))
@@ -41,3 +41,18 @@ def test_an_average_of_phases_is_a_point_above_the_phase_before_and_the_line_sta
     write_phases(tmp_path, [(1e6, 0.10), (0, 0.12)])
     assert phase_curve.main(["--model", str(tmp_path)]) == 2
     assert "different numbers of tokens" in capsys.readouterr().err
+
+
+def test_the_rate_fits_every_phase_end_of_the_last_doubling(tmp_path):
+    # cumulative 4M, 6M, 8M: the last step alone (+0.04 over log2(8/6)) would say +9.6 points per doubling; the
+    # fit through the last end over the ends at 4M (-1 doubling, -0.04) and 6M (-0.415, -0.04) says less
+    write_phases(tmp_path, [(4e6, 0.20), (2e6, 0.20), (2e6, 0.24), (0, 0.24)])
+    points = phase_curve.phase_points(tmp_path)
+    per_doubling, intercept = phase_curve.log_linear(points)
+    dx = [-1.0, math.log2(6 / 8)]
+    assert math.isclose(per_doubling, sum(x * -0.04 for x in dx) / sum(x * x for x in dx))
+    assert 0.04 < per_doubling < 0.05 and math.isclose(intercept + per_doubling * math.log2(8e6), 0.24)
+    # no phase end within the last doubling: the line runs through the last one before it
+    write_phases(tmp_path, [(1e6, 0.10), (9e6, 0.20)])
+    per_doubling, _ = phase_curve.log_linear(phase_curve.phase_points(tmp_path))
+    assert math.isclose(per_doubling, 0.10 / math.log2(10))

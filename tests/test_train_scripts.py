@@ -370,6 +370,22 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
     assert "The last row is the uniform average of the weights of 2 phases" in card and "over 2 fixed masks" in card
     assert phase_curve.main(["--model", str(out3 / release.MLM_NAME)]) == 0
 
+    # The next phase continues from the shipped average and is scored under fixed masks (train.evaluate
+    # --mlm-seeds) before it ships: its card names that evaluation.
+    from train import evaluate
+
+    phase5, out4 = tmp_path / "phase5", tmp_path / "assets4"
+    argv = pretrain_argv(train_files, phase5, "--init", str(out3 / release.MLM_NAME))
+    argv[argv.index("--model-max-length"):argv.index("--model-max-length") + 2] = []
+    assert pretrain.main(argv) == 0
+    assert evaluate.main(["--model", str(phase5), "--mlm-text", str(train_files / "valid.txt"), "--mlm-seeds", "2",
+                          "--out", str(phase5 / "metrics.json")]) == 0
+    assert release.main(["--mlm", str(out3 / release.MLM_NAME), str(phase5), "--out", str(out4)]) == 0
+    phases = json.loads((out4 / release.MLM_NAME / release.PHASES_FILE).read_text())
+    assert len(phases) == 5 and phases[3]["averaged"] == 2 and phases[4]["train_tokens"] > 0
+    card = (out4 / release.MLM_NAME / "README.md").read_text()
+    assert "--mlm-seeds 2`, the mean over 2 fixed masks): loss" in card
+
 
 def test_release_errors(tmp_path, capsys):
     from scripts import release
