@@ -103,18 +103,19 @@ def summary_card(loaded) -> str:
     if "train_tokens" in facts:
         training.append(f"{facts['train_tokens'] / 1e6:.1f}M tokens")
     phases = loaded.extras.get("phases")
-    trained = [p for p in phases if p.train_tokens] if isinstance(phases, list) else []  # an average trains none
-    averages = len(phases) - len(trained) if isinstance(phases, list) else 0
-    if "train_minutes" in facts and facts.get("averaged") and loaded.key == "mlm" and averages > 1:
-        # averaged more than once: each average's members are the phase before it and that phase's start
-        training.append(f"{minutes(facts['train_minutes'])} of training in {len(trained)} phases and "
-                        f"{averages} weight averages, the last one of {facts['averaged']} phases")
-    elif "train_minutes" in facts and facts.get("averaged") and loaded.key == "mlm":  # the last phases averaged
-        training.append(f"{minutes(facts['train_minutes'])} of training in {len(trained)} phases, then the weight "
-                        f"average of the last {facts['averaged']}")
-    elif "train_minutes" in facts and facts.get("averaged"):  # a weight average: its own wall time is the averaging
-        training.append(f"a weight average of {facts['averaged']} fine-tuning runs, "
-                        f"{minutes(facts['train_minutes'])} of training in all")
+    phases = phases if isinstance(phases, list) else []
+    trained = [p for p in phases if p.train_tokens]  # an average trains none
+    averages = len(phases) - len(trained)
+    if "train_minutes" in facts and facts.get("averaged"):  # a weight average: its own wall time is the averaging
+        spent = minutes(facts["train_minutes"])
+        if loaded.key != "mlm":
+            training.append(f"a weight average of {facts['averaged']} fine-tuning runs, {spent} of training in all")
+        elif averages > 1:  # each average's members are a phase and that phase's start
+            training.append(f"{spent} of training in {len(trained)} phases and {averages} weight averages, the last "
+                            f"one of {facts['averaged']} phases")
+        else:
+            training.append(f"{spent} of training in {len(trained)} phases, then the weight average of the last "
+                            f"{facts['averaged']}")
     elif "train_minutes" in facts:
         training.append(f"{minutes(facts['train_minutes'])} of training"
                         + (f" ({minutes(facts['wall_minutes'])} wall time)" if "wall_minutes" in facts else ""))

@@ -107,11 +107,12 @@ def pretraining_section(phases: list[RunMetrics]) -> str:
                  f"{per_mask}).")
     elif later:
         masks = later.get("masks", 1)
+        command = (f"python -m train.evaluate --model RUN --mlm-text {later['source']} --max-length "
+                   f"{later['max_length']}" + (f" --mlm-seeds {masks}" if masks > 1 else ""))
+        over = f", the mean over {masks} fixed masks" if masks > 1 else ""
         later = (f"The shipped model on the same text packed into rows of {later['max_length']} tokens "
-                 f"(`python -m train.evaluate --model RUN --mlm-text {later['source']} --max-length "
-                 f"{later['max_length']}" + (f" --mlm-seeds {masks}`, the mean over {masks} fixed masks" if masks > 1
-                                             else "`") +
-                 f"): loss {later['loss']:.3f}, accuracy {later['accuracy']:.1%}, perplexity {later['perplexity']:.1f}.")
+                 f"(`{command}`{over}): loss {later['loss']:.3f}, accuracy {later['accuracy']:.1%}, "
+                 f"perplexity {later['perplexity']:.1f}.")
     full = max(m.max_length for m in phases)
     if phases[-1].max_length < full:
         later = (later or "") + (f" The last phase trained on rows of {phases[-1].max_length} tokens only, so "

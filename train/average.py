@@ -140,7 +140,7 @@ def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
     """The average of masked-LM members, scored on held-out text under several fixed masks."""
     from .arguments import command_line
     from .data import pack_sequences, read_documents
-    from .evaluate import evaluate_mlm, mean_of_draws
+    from .evaluate import evaluate_mlm_masks
     from .model_card import write_model_card
 
     members = check_members(folders, allow_different_init=True)  # each phase names its own --init
@@ -157,8 +157,7 @@ def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
     model.eval()
     tokenizer = roberta.load_tokenizer(folders[0])
     rows = pack_sequences(read_documents(source), tokenizer, config.max_length)
-    draws = [evaluate_mlm(model, tokenizer, rows, args.batch_size, s) for s in range(seed, seed + args.mlm_seeds)]
-    result = mean_of_draws(draws)
+    result = evaluate_mlm_masks(model, tokenizer, rows, args.batch_size, seed, args.mlm_seeds)
     out.mkdir(parents=True, exist_ok=True)
     save_average(model, folders, out)
     metrics = {

@@ -38,9 +38,11 @@ from .data import imdb_sample, pack_sequences, read_documents, read_labeled
 from .runtime import USER_ERRORS, report_user_error
 
 
-def mean_of_draws(draws: list[dict]) -> dict:
-    """`evaluate_mlm` results under several masks -> one result: the mean loss (perplexity from it) and
-    accuracy, the masked tokens of all draws, and each draw's accuracy. One draw is returned as it is."""
+def evaluate_mlm_masks(model, tokenizer, rows: torch.Tensor, batch_size: int, first_seed: int, masks: int) -> dict:
+    """`evaluate_mlm` under `masks` fixed mask draws (seeds first_seed, first_seed + 1, ...) -> one result: the
+    mean loss (perplexity from it) and accuracy, the masked tokens of all draws, and each draw's accuracy. One
+    draw is returned as it is."""
+    draws = [evaluate_mlm(model, tokenizer, rows, batch_size, seed) for seed in range(first_seed, first_seed + masks)]
     if len(draws) == 1:
         return draws[0]
     loss = sum(d["loss"] for d in draws) / len(draws)
@@ -339,9 +341,8 @@ def run(args) -> dict:
         if args.mlm_seeds < 1:
             raise ValueError(f"--mlm-seeds must be at least 1, got {args.mlm_seeds}")
         rows = pack_sequences(docs, tokenizer, max_length, args.cache_dir)
-        draws = [evaluate_mlm(model, tokenizer, rows, args.batch_size, seed)
-                 for seed in range(args.seed, args.seed + args.mlm_seeds)]
-        metrics["mlm"] = {"source": args.mlm_text, "seed": args.seed, "max_length": max_length, **mean_of_draws(draws)}
+        metrics["mlm"] = {"source": args.mlm_text, "seed": args.seed, "max_length": max_length,
+                          **evaluate_mlm_masks(model, tokenizer, rows, args.batch_size, args.seed, args.mlm_seeds)}
     if args.labeled:
         texts, labels, _ = read_labeled(args.labeled, label_names=model.config.id2label)
         logits = classifier_logits(model, tokenizer, texts, args.batch_size, max_length)
