@@ -7,7 +7,9 @@
 `--init` from the one before); the last is shipped. A shipped folder carries the history of the phases
 that made it (`phases.json`, each phase's metrics.json), so a later session continues from it with
 `--mlm assets/mini-roberta-mlm runs/NEXT-PHASE` after the run folders of earlier sessions are gone. `--classifier` is the `train.finetune` run shipped for
-sentiment, `--baseline` the same recipe from random initialisation (`--init random`), `--summary` the
+sentiment, `--baseline` the same recipe from random initialisation (`--init random`; its metrics ship
+beside the model as baseline.json, so a later release passes `--baseline assets/mini-roberta-sst2/baseline.json`
+when its run folder is gone), `--summary` the
 `train.summarize` outputs of the seeds' experiments that chose it (`[NAME=]PATH`: each one's table and figure
 go into the card, and its JSON ships beside the model as NAME.json, so a later release can pass it again).
 
@@ -40,6 +42,7 @@ from train.runtime import USER_ERRORS, report_user_error
 MLM_NAME, CLASSIFIER_NAME = "mini-roberta-mlm", "mini-roberta-sst2"
 SECTION = "## Shipped model"
 PHASES_FILE = "phases.json"
+BASELINE_FILE = "baseline.json"
 
 
 def read_metrics(run) -> RunMetrics:
@@ -254,7 +257,10 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
     if classifier:
         metrics = read_metrics(classifier)
         dst = export(classifier, Path(out) / CLASSIFIER_NAME, dtype)
-        body = comparison_section(metrics, read_metrics(baseline) if baseline else None)
+        baseline_metrics = read_metrics(baseline) if baseline else None
+        if baseline_metrics and RunMetrics.path_of(baseline).resolve() != (dst / BASELINE_FILE).resolve():
+            baseline_metrics.write(dst / BASELINE_FILE)
+        body = comparison_section(metrics, baseline_metrics)
         for name, path in summaries:
             body += "\n\n" + experiment_section(path, dst, name)
         write_section(dst, body + "\n\n" + sentiment_section(dst))
@@ -268,7 +274,8 @@ def main(argv=None) -> int:
     p.add_argument("--mlm", nargs="+", default=[], metavar="RUN",
                    help="the pretraining phases' run folders, in order; the last is shipped")
     p.add_argument("--classifier", help="the fine-tuned run folder shipped for sentiment")
-    p.add_argument("--baseline", help="the same fine-tuning from random initialisation, for comparison")
+    p.add_argument("--baseline", help="the same fine-tuning from random initialisation, for comparison: its run folder, "
+                                      "or the baseline.json an earlier release shipped beside the classifier")
     p.add_argument("--summary", nargs="+", default=[], metavar="[NAME=]PATH",
                    help="summary.json files of the seeds' experiments (train.summarize, train.sentiment_recipe) "
                         "that chose --classifier: each one's table and figure go into the card, and it ships as "

@@ -454,6 +454,12 @@ def test_sentiment_recipe_plan_with_tapt(capsys):
     assert lines[1].endswith("--resume --out x/tapt/mlm")
     assert lines[2].startswith("python -m train.finetune --init x/tapt/mlm --epochs 0.3 --long-text windows ")
     assert "python -m train.finetune --init random --tokenizer m --dropout 0 --seed 0 --resume --out x/random-sst2-s0" in lines
+    # random arms alone: no TAPT (it serves the pretrained arms only)
+    assert sentiment_recipe.main(["--init", "m", "--out", "x", "--arms", "random-imdb-sst2", "--seeds", "0",
+                                  "--imdb-stage-seed", "0", "--train-only", "--dry-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and all(line.startswith("python -m train.finetune --init ") for line in lines)
+    assert lines[0].startswith("python -m train.finetune --init random --tokenizer m ")
 
 
 def test_tapt_corpus_is_lower_cased_review_text(tmp_path):

@@ -1,6 +1,7 @@
 """train.pretrain, train.finetune, train.recipe end to end on tiny generated data, and their error messages."""
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -326,6 +327,7 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
     dev = json.loads((clf / "metrics.json").read_text())["dev_accuracy"]
     assert f"| this model | `{phase2}` | {dev:.1%} |" in clf_card
     assert "| random initialisation | `random` |" in clf_card
+    assert json.loads((out / release.CLASSIFIER_NAME / release.BASELINE_FILE).read_text())["init"] == "random"
     assert "| random-sst2 (mean ± std) | 1 |" in clf_card and (out / release.CLASSIFIER_NAME / "arms.png").is_file()
     assert json.loads((out / release.CLASSIFIER_NAME / "arms.json").read_text())["sst2"]["seeds"] == 1
     for text in SENTIMENT_EXAMPLES:
@@ -339,6 +341,13 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
     assert release.main(["--classifier", str(clf), "--out", str(out), "--summary", str(shipped / "arms.json"),
                          str(tmp_path / "choices.json")]) == 0
     clf_card = (shipped / "README.md").read_text()
+    assert "| random initialisation |" not in clf_card  # no --baseline this time
+    # ... and the shipped baseline.json brings the random-initialisation row back without its run folder
+    shutil.rmtree(rnd)
+    assert release.main(["--classifier", str(clf), "--out", str(out), "--baseline", str(shipped / release.BASELINE_FILE),
+                         "--summary", str(shipped / "arms.json"), str(tmp_path / "choices.json")]) == 0
+    clf_card = (shipped / "README.md").read_text()
+    assert "| random initialisation | `random` |" in clf_card
     assert "(arms): mean ± std" in clf_card and "| random-sst2 (mean ± std) | 1 |" in clf_card
     assert "(choices): mean ± std" in clf_card and "| lr 2e-4 (mean ± std) | 1 |" in clf_card
     assert (shipped / "choices.png").is_file() and json.loads((shipped / "arms.json").read_text())["sst2"]["seeds"] == 1 and "| **all** |" in mlm_card

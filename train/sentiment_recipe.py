@@ -107,7 +107,7 @@ def plan(args) -> tuple[list[Step], list[Step], dict]:
     quiet = args.no_progress or None
     train_steps, average_steps, runs = [], [], {}
     encoder = args.init
-    if args.tapt_minutes > 0:
+    if args.tapt_minutes > 0 and not all(arm.startswith("random-") for arm in arms):  # TAPT serves pretrained arms
         corpus = out / "tapt"
         train_steps.append(script("tapt-corpus", tapt_corpus, ["--out", str(corpus), "--imdb-unsup", args.tapt_unsup,
                                                                "--sst2-train", args.tapt_sst2], corpus,
