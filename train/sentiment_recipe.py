@@ -11,7 +11,7 @@ pretrained encoder and from a random one, several seeds each; weight averages; m
 With --tapt-minutes M (default 18; 0 = none), first task-adaptive pretraining: `train.tapt_corpus` writes lower-cased review text
 (IMDB unlabelled reviews, SST-2 training rows of 8+ words) to OUT/tapt, and `train.pretrain --init INIT`
 trains on it for M minutes (batch 32, lr 2e-4, 100 warmup steps, dropout 0) -> OUT/tapt/mlm, the encoder the
-pretrained arms start from (ENC below; INIT without TAPT).
+pretrained arms start from (ENC below; INIT without TAPT). With random arms alone there is no TAPT.
 Arms (--arms, default all four), each run with seeds --seeds (default 0 1 2):
     sst2               train.finetune --init ENC                                    -> OUT/sst2-sN
     imdb-sst2          train.finetune --init ENC --epochs 0.3 --long-text windows --calibration-n 0 --train IMDB
