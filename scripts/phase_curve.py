@@ -67,11 +67,12 @@ def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] 
     ax.plot(tokens, [100 * a for _, a in points], "o-", color="tab:blue", label="end of each phase (measured)")
     labels = labels or [f"phase {i}" for i in range(1, len(points) + 1)]
     # the points carry their numbers: above, below when the phase before is close (within 12% more tokens), to
-    # the right for an average (at the x of the phase before it); a box in the empty top left lists every figure
+    # the right for an average (at the x of the phase before it), by number alone; a box in the empty top left
+    # lists every figure and names the averages
     for i, ((t, a), label) in enumerate(zip(points, labels), 1):
         before = points[i - 2][0] if i > 1 else 0
         offset = (7, -3) if t == before else (0, -13) if t < 1.12 * before else (0, 6)
-        ax.annotate(label.removeprefix("phase "), (t / 1e6, 100 * a), textcoords="offset points", fontsize=8,
+        ax.annotate(label.removeprefix("phase ").removesuffix(" (average)"), (t / 1e6, 100 * a), textcoords="offset points", fontsize=8,
                     xytext=offset, ha="left" if t == before else "center")
     ax.text(0.02, 0.97, "\n".join(f"{label}: {100 * a:.1f}%" for (_, a), label in zip(points, labels)),
             transform=ax.transAxes, va="top", fontsize=7.5, family="monospace",
