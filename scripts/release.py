@@ -256,8 +256,8 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
         written.append(dst)
     if classifier:
         metrics = read_metrics(classifier)
+        baseline_metrics = read_metrics(baseline) if baseline else None  # before the export: it may be in `out`
         dst = export(classifier, Path(out) / CLASSIFIER_NAME, dtype)
-        baseline_metrics = read_metrics(baseline) if baseline else None
         if baseline_metrics and RunMetrics.path_of(baseline).resolve() != (dst / BASELINE_FILE).resolve():
             baseline_metrics.write(dst / BASELINE_FILE)
         body = comparison_section(metrics, baseline_metrics)
