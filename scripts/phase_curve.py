@@ -72,7 +72,8 @@ def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] 
     for i, ((t, a), label) in enumerate(zip(points, labels), 1):
         before = points[i - 2][0] if i > 1 else 0
         offset = (7, -3) if t == before else (0, -13) if t < 1.12 * before else (0, 6)
-        ax.annotate(label.removeprefix("phase ").removesuffix(" (average)"), (t / 1e6, 100 * a), textcoords="offset points", fontsize=8,
+        number = label.removeprefix("phase ").removesuffix(" (average)")
+        ax.annotate(number, (t / 1e6, 100 * a), textcoords="offset points", fontsize=8,
                     xytext=offset, ha="left" if t == before else "center")
     ax.text(0.02, 0.97, "\n".join(f"{label}: {100 * a:.1f}%" for (_, a), label in zip(points, labels)),
             transform=ax.transAxes, va="top", fontsize=7.5, family="monospace",

@@ -256,9 +256,9 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
         written.append(dst)
     if classifier:
         metrics = read_metrics(classifier)
-        baseline_metrics = read_metrics(baseline) if baseline else None  # before the export: it may be in `out`
+        baseline_metrics = read_metrics(baseline) if baseline else None
         dst = export(classifier, Path(out) / CLASSIFIER_NAME, dtype)
-        if baseline_metrics and RunMetrics.path_of(baseline).resolve() != (dst / BASELINE_FILE).resolve():
+        if baseline_metrics:  # kept across releases (the export leaves it): a later one passes it back
             baseline_metrics.write(dst / BASELINE_FILE)
         body = comparison_section(metrics, baseline_metrics)
         for name, path in summaries:
