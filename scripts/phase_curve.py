@@ -55,7 +55,8 @@ def tokens_for(target: float, per_doubling: float, intercept: float) -> float | 
     return 2 ** ((target - intercept) / per_doubling) if per_doubling > 0 else None
 
 
-def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] | None = None) -> None:
+def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] | None = None):
+    """Draw the phase ends and the extrapolation to `path`; returns the matplotlib Figure."""
     import matplotlib
     import matplotlib.ticker
     matplotlib.use("Agg")
@@ -69,12 +70,26 @@ def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] 
     # the points carry their numbers: above, below when the phase before is close (within 12% more tokens), to
     # the right for an average (at the x of the phase before it), by number alone; a box in the empty top left
     # lists every figure and names the averages
+    # where the last phase ends crowd each other (within a doubling of the last), a zoomed inset in the empty
+    # lower right carries their numbers instead
+    zoomed = [i for i, (t, _) in enumerate(points, 1) if t >= points[-1][0] / 2] if len(points) > 6 else []
+    crowded = len(zoomed) > 4
+    inset = ax.inset_axes([0.56, 0.07, 0.42, 0.29]) if crowded else None
+    if inset is not None:
+        inset.plot([points[i - 1][0] / 1e6 for i in zoomed], [100 * points[i - 1][1] for i in zoomed], "o-",
+                   color="tab:blue", ms=4)
+        inset.set_title("the last doubling of tokens, zoomed", fontsize=7)
+        inset.tick_params(labelsize=6.5)
+        inset.margins(x=0.12, y=0.25)
     for i, ((t, a), label) in enumerate(zip(points, labels), 1):
         before = points[i - 2][0] if i > 1 else 0
         offset = (7, -3) if t == before else (0, -13) if t < 1.12 * before else (0, 6)
         number = label.removeprefix("phase ").removesuffix(" (average)")
-        ax.annotate(number, (t / 1e6, 100 * a), textcoords="offset points", fontsize=8,
-                    xytext=offset, ha="left" if t == before else "center")
+        target_ax = inset if crowded and i in zoomed else ax
+        if crowded and i in zoomed and t != before:
+            offset = (0, 5)
+        target_ax.annotate(number, (t / 1e6, 100 * a), textcoords="offset points", fontsize=7 if target_ax is inset else 8,
+                           xytext=offset, ha="left" if t == before else "center")
     ax.text(0.02, 0.97, "\n".join(f"{label}: {100 * a:.1f}%" for (_, a), label in zip(points, labels)),
             transform=ax.transAxes, va="top", fontsize=7.5, family="monospace",
             bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.8"})
@@ -90,9 +105,10 @@ def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] 
     ax.xaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}" if str(int(x))[0] in "25" else ""))
     ax.set(xlabel="total training tokens (millions, log scale)", ylabel="held-out MLM accuracy (%)",
            title="Held-out MLM accuracy (WikiText-2 valid, 128-token rows) across phases")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=7 if crowded else 8, loc="lower right", bbox_to_anchor=(0.995, 0.42) if crowded else None)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    return fig
 
 
 def main(argv=None) -> int:

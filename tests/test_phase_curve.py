@@ -56,3 +56,18 @@ def test_the_rate_fits_every_phase_end_of_the_last_doubling(tmp_path):
     write_phases(tmp_path, [(1e6, 0.10), (9e6, 0.20)])
     per_doubling, _ = phase_curve.log_linear(phase_curve.phase_points(tmp_path))
     assert math.isclose(per_doubling, 0.10 / math.log2(10))
+
+
+def test_crowded_last_phase_ends_are_numbered_in_a_zoomed_inset(tmp_path):
+    # seven phase ends, five of them within the last doubling of tokens: those five carry their numbers in an
+    # inset, the main axes only the two before; a short history has no inset and numbers every point
+    points = [(10e6, 0.10), (30e6, 0.20), (60e6, 0.30), (60e6, 0.31), (70e6, 0.32), (70e6, 0.33), (80e6, 0.34)]
+    per_doubling, intercept = phase_curve.log_linear(points)
+    fig = phase_curve.plot(points, per_doubling, intercept, 0.5, tmp_path / "crowded.png")
+    main_axes = fig.axes[0]
+    (inset,) = main_axes.child_axes
+    assert [t.get_text() for t in inset.texts] == ["3", "4", "5", "6", "7"]
+    assert [t.get_text() for t in main_axes.texts if t.get_text().isdigit()] == ["1", "2"]
+    fig = phase_curve.plot(points[:3], per_doubling, intercept, 0.5, tmp_path / "short.png")
+    assert not fig.axes[0].child_axes
+    assert [t.get_text() for t in fig.axes[0].texts if t.get_text().isdigit()] == ["1", "2", "3"]
