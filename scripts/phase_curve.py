@@ -74,8 +74,8 @@ def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] 
     # lower right carries their numbers instead
     zoomed = [i for i, (t, _) in enumerate(points, 1) if t >= points[-1][0] / 2] if len(points) > 6 else []
     crowded = len(zoomed) > 4
-    inset = ax.inset_axes([0.56, 0.07, 0.42, 0.29]) if crowded else None
-    if inset is not None:
+    if crowded:
+        inset = ax.inset_axes([0.56, 0.07, 0.42, 0.29])
         inset.plot([points[i - 1][0] / 1e6 for i in zoomed], [100 * points[i - 1][1] for i in zoomed], "o-",
                    color="tab:blue", ms=4)
         inset.set_title("the last doubling of tokens, zoomed", fontsize=7)
@@ -85,11 +85,12 @@ def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] 
         before = points[i - 2][0] if i > 1 else 0
         offset = (7, -3) if t == before else (0, -13) if t < 1.12 * before else (0, 6)
         number = label.removeprefix("phase ").removesuffix(" (average)")
-        target_ax = inset if crowded and i in zoomed else ax
-        if crowded and i in zoomed and t != before:
-            offset = (0, 5)
-        target_ax.annotate(number, (t / 1e6, 100 * a), textcoords="offset points", fontsize=7 if target_ax is inset else 8,
-                           xytext=offset, ha="left" if t == before else "center")
+        in_inset = crowded and i in zoomed
+        if in_inset and t != before:
+            offset = (0, 5)  # the inset's linear scale leaves room above every point
+        (inset if in_inset else ax).annotate(number, (t / 1e6, 100 * a), textcoords="offset points",
+                                             fontsize=7 if in_inset else 8, xytext=offset,
+                                             ha="left" if t == before else "center")
     ax.text(0.02, 0.97, "\n".join(f"{label}: {100 * a:.1f}%" for (_, a), label in zip(points, labels)),
             transform=ax.transAxes, va="top", fontsize=7.5, family="monospace",
             bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.8"})
