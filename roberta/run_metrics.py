@@ -171,6 +171,16 @@ class RunMetrics:
         later = _number(self.mlm.get("accuracy")) if isinstance(self.mlm, dict) else None
         return later if later is not None else _number(self.eval_accuracy)
 
+    @property
+    def held_out(self) -> tuple[float | None, float | None, float | None, int]:
+        """(loss, accuracy, perplexity, masks) on the held-out text: the mean over several fixed masks where a
+        later `train.evaluate --mlm-seeds N` (or `train.average`) measured it on the same text, else the run's
+        own end-of-training evaluation (one mask)."""
+        later = self.mlm if isinstance(self.mlm, dict) else {}
+        if later.get("masks", 1) > 1 and later.get("source") == self.eval_data and _number(later.get("accuracy")) is not None:
+            return _number(later.get("loss")), _number(later["accuracy"]), _number(later.get("perplexity")), later["masks"]
+        return _number(self.eval_loss), _number(self.eval_accuracy), _number(self.eval_perplexity), 1
+
     def evaluations(self) -> list[Evaluation]:
         """Every figure that names the data it was measured on, in a fixed order."""
         found: list[Evaluation] = []

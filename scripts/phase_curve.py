@@ -4,7 +4,7 @@
     python -m scripts.phase_curve --model assets/mini-roberta-mlm --target 0.50 --tokens-per-s 5300
 
 Reads the shipped model's phases.json (each phase's metrics.json: tokens, held-out accuracy on all WikiText-2
-valid 128-token rows) and draws accuracy against cumulative tokens on a log axis. The extrapolation is the
+valid 128-token rows; the mean over several fixed masks where the phase was scored so) and draws accuracy against cumulative tokens on a log axis. The extrapolation is the
 straight line (accuracy linear in log tokens) through the last phase end whose slope fits the phase ends of
 the last doubling of tokens (least squares): the recent rate, carried forward, less swayed by one phase than a
 line through the last two ends. A phase of no tokens (a weight average of earlier phases, `train.average`) is a
@@ -27,7 +27,7 @@ def phase_points(model: Path) -> list[tuple[float, float]]:
     points, total = [], 0.0
     for phase in read_phase_history(model):
         total += phase.train_tokens
-        points.append((total, phase.eval_accuracy))
+        points.append((total, phase.held_out[1]))
     return points
 
 

@@ -94,10 +94,16 @@ def _probe_cell(phase: RunMetrics) -> str:
     return f"{probe['top1']:.1%} / {probe['top5']:.1%}" if probe else ""
 
 
+def _held_out_cells(phase: RunMetrics) -> list[str]:
+    loss, accuracy, perplexity, masks = phase.held_out
+    mark = f" ({masks} masks)" if masks > 1 else ""
+    return [f"{loss:.3f}", f"{accuracy:.1%}{mark}", f"{perplexity:.1f}"]
+
+
 def pretraining_section(phases: list[RunMetrics]) -> str:
     rows = [[i + 1, f"`{m.init or 'random'}`", m.max_length, _minutes(m.train_time_s),
-             f"{m.train_steps:,}", f"{m.train_tokens:,}", f"{m.eval_loss:.3f}", f"{m.eval_accuracy:.1%}",
-             f"{m.eval_perplexity:.1f}", _probe_cell(m)] for i, m in enumerate(phases)]
+             f"{m.train_steps:,}", f"{m.train_tokens:,}", *_held_out_cells(m), _probe_cell(m)]
+            for i, m in enumerate(phases)]
     total_s = sum(m.train_time_s for m in phases)
     total_tokens = sum(m.train_tokens for m in phases)
     commands = "\n".join(f"# phase {i + 1}\n{m.command}" for i, m in enumerate(phases))
@@ -126,8 +132,9 @@ def pretraining_section(phases: list[RunMetrics]) -> str:
         f"({_minutes(sum(m.wall_time_s or m.train_time_s for m in phases))} minutes wall time with data "
         f"loading and evaluation) and {total_tokens:,} tokens in all, on "
         f"{_hardware(phases[-1])}. Held-out figures: masked-LM loss, accuracy and perplexity on "
-        f"`{phases[-1].eval_data or '?'}` at the end of each phase (one fixed mask, all rows; a weight average: "
-        "the mean of several masks).",
+        f"`{phases[-1].eval_data or '?'}` at the end of each phase, all rows: the mean over several fixed masks "
+        "where the phase was scored so (a weight average always, `train.evaluate --mlm-seeds N` after training), "
+        "else the one fixed mask of the end-of-training evaluation.",
         _table(["phase", "started from", "row length", "train minutes", "steps", "tokens", "held-out loss",
                 "accuracy", "perplexity", "probe top-1 / top-5"], rows),
         *([later.strip()] if later else []),

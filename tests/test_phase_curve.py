@@ -71,3 +71,11 @@ def test_crowded_last_phase_ends_are_numbered_in_a_zoomed_inset(tmp_path):
     fig = phase_curve.plot(points[:3], per_doubling, intercept, 0.5, tmp_path / "short.png")
     assert not fig.axes[0].child_axes
     assert [t.get_text() for t in fig.axes[0].texts if t.get_text().isdigit()] == ["1", "2", "3"]
+
+
+def test_a_phase_end_rescored_on_several_masks_is_drawn_at_that_score(tmp_path):
+    phases = [{"train_tokens": 1e6, "eval_accuracy": 0.20, "eval_data": "valid.txt"},
+              {"train_tokens": 1e6, "eval_accuracy": 0.29, "eval_data": "valid.txt",
+               "mlm": {"source": "valid.txt", "accuracy": 0.30, "masks": 5}}]
+    (tmp_path / "phases.json").write_text(json.dumps(phases))
+    assert phase_curve.phase_points(tmp_path) == [(1e6, 0.20), (2e6, 0.30)]

@@ -379,6 +379,25 @@ def test_nan_loss_stops_without_saving(train_files, tmp_path, monkeypatch, capsy
     assert all(torch.isfinite(v).all() for s in state["optimizer"]["state"].values() for v in s.values())
 
 
+def test_non_finite_weights_after_the_last_step_stop_without_saving(train_files, tmp_path, monkeypatch, capsys):
+    # the last step's loss and gradients are finite but its update is not: no later step would notice
+    out = tmp_path / "run"
+    real_step = torch.optim.AdamW.step
+
+    def step(self, *args, **kwargs):
+        result = real_step(self, *args, **kwargs)
+        with torch.no_grad():
+            self.param_groups[0]["params"][0].fill_(float("inf"))
+        return result
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", step)
+    code = pretrain.main(pretrain_argv(train_files, out, "--max-steps", "1"))
+    assert code == runtime.EXIT_DIVERGED
+    err = capsys.readouterr().err
+    assert "weights became non-finite" in err and "at step 1" in err and "Traceback" not in err
+    assert not (out / "model.safetensors").exists() and not (out / "metrics.json").exists()
+
+
 # ----- signals, in a real subprocess -----
 @pytest.mark.slow  # end-to-end script run, several seconds
 def test_sigterm_saves_checkpoint_and_exits_cleanly(train_files, tmp_path):

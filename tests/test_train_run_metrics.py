@@ -42,3 +42,13 @@ def test_unknown_keys_are_kept_and_bad_files_named(tmp_path):
     (tmp_path / "metrics.json").write_text("[1, 2]")
     with pytest.raises(ValueError, match="metrics.json"):
         RunMetrics.read(tmp_path)
+
+
+def test_held_out_figures_prefer_a_later_several_mask_score_of_the_same_text():
+    run = RunMetrics(eval_data="valid.txt", eval_loss=3.25, eval_accuracy=0.469, eval_perplexity=25.8)
+    assert run.held_out == (3.25, 0.469, 25.8, 1)  # the end-of-training evaluation: one mask
+    five = {"source": "valid.txt", "loss": 3.22, "accuracy": 0.4703, "perplexity": 25.0, "masks": 5}
+    assert run.updated(mlm=five).held_out == (3.22, 0.4703, 25.0, 5)
+    # one mask, or other text (e.g. shorter rows of another file), does not replace the run's own figures
+    for later in ({**five, "masks": 1}, {**five, "source": "other.txt"}, {k: v for k, v in five.items() if k != "masks"}):
+        assert run.updated(mlm=later).held_out == (3.25, 0.469, 25.8, 1)

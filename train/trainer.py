@@ -468,6 +468,7 @@ class Trainer:
                 due_minutes = a.save_every_min and time.monotonic() - self._last_save >= a.save_every_min * 60
                 if (a.save_every and self.step % a.save_every == 0) or due_minutes:
                     self.save_checkpoint()
+            self._check_weights_finite()
             if status != "interrupted" and last_eval_step != self.step:
                 self.evaluate()  # the end point of the curves (and a candidate for the best checkpoint)
             self.elapsed = elapsed_at_start + time.monotonic() - session_start
@@ -484,6 +485,16 @@ class Trainer:
             self.write_curves()
         best_path = self.ckpt.latest("best") if self.task.best_metric else None
         return Result(status, self.step, self.tokens, self.elapsed, self.best, best_path, self.last_eval)
+
+    def _check_weights_finite(self):
+        """A step's loss and gradients can be finite while its update is not (a huge lr): the run's last step is
+        checked by no next one, so check the weights before they are saved or shipped."""
+        bad = next((name for name, p in self.model.named_parameters() if not torch.isfinite(p).all()), None)
+        if bad is not None:
+            last = self.ckpt.latest("step")
+            raise TrainingDiverged(f"the weights became non-finite ({bad}) at step {self.step}; they were not "
+                                   f"saved; last good checkpoint: {last if last else 'none'} (try a lower --lr, "
+                                   f"more --warmup or --clip-grad)")
 
     def _on_signal(self, signum, frame):
         if self._stop_signal is not None and signum == signal.SIGINT:
