@@ -177,8 +177,9 @@ class RunMetrics:
         later `train.evaluate --mlm-seeds N` (or `train.average`) measured it on the same text, else the run's
         own end-of-training evaluation (one mask)."""
         later = self.mlm if isinstance(self.mlm, dict) else {}
-        if later.get("masks", 1) > 1 and later.get("source") == self.eval_data and _number(later.get("accuracy")) is not None:
-            return _number(later.get("loss")), _number(later["accuracy"]), _number(later.get("perplexity")), later["masks"]
+        same_text = later.get("source") == self.eval_data
+        if later.get("masks", 1) > 1 and same_text and _number(later.get("accuracy")) is not None:
+            return _number(later.get("loss")), later["accuracy"], _number(later.get("perplexity")), later["masks"]
         return _number(self.eval_loss), _number(self.eval_accuracy), _number(self.eval_perplexity), 1
 
     def evaluations(self) -> list[Evaluation]:

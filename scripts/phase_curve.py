@@ -4,10 +4,10 @@
     python -m scripts.phase_curve --model assets/mini-roberta-mlm --target 0.50 --tokens-per-s 5300
 
 Reads the shipped model's phases.json (each phase's metrics.json: tokens, held-out accuracy on all WikiText-2
-valid 128-token rows; the mean over several fixed masks where the phase was scored so) and draws accuracy against cumulative tokens on a log axis. The extrapolation is the
-straight line (accuracy linear in log tokens) through the last phase end whose slope fits the phase ends of
-the last doubling of tokens (least squares): the recent rate, carried forward, less swayed by one phase than a
-line through the last two ends. A phase of no tokens (a weight average of earlier phases, `train.average`) is a
+valid 128-token rows; the mean over several fixed masks where the phase was scored so) and draws accuracy
+against cumulative tokens on a log axis. The extrapolation is the straight line (accuracy linear in log tokens)
+through the last phase end whose slope fits the phase ends of the last doubling of tokens (least squares): the
+recent rate, carried forward, less swayed by one phase than a line through the last two ends. A phase of no tokens (a weight average of earlier phases, `train.average`) is a
 point above the phase before it. It is an extrapolation, not a measurement; curves of this kind
 bend down (flatten) as a model of fixed size approaches its capacity, so the line is an optimistic bound.
 Prints the tokens (and hours at --tokens-per-s) at which the line reaches --target.

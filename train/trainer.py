@@ -302,6 +302,7 @@ class Trainer:
         }
 
     def save_checkpoint(self) -> Path | None:
+        self._check_weights_finite()
         path = None
         if self.dist.is_main:
             if self._saved_step == self.step:
@@ -393,6 +394,7 @@ class Trainer:
     # ----- evaluation -----
     def evaluate(self) -> dict | None:
         """Held-out metrics on rank 0 (training randomness untouched), logged; saves a new best checkpoint."""
+        self._check_weights_finite()
         metrics = None
         if self.dist.is_main:
             saved_rng = rng_state()
@@ -468,7 +470,6 @@ class Trainer:
                 due_minutes = a.save_every_min and time.monotonic() - self._last_save >= a.save_every_min * 60
                 if (a.save_every and self.step % a.save_every == 0) or due_minutes:
                     self.save_checkpoint()
-            self._check_weights_finite()
             if status != "interrupted" and last_eval_step != self.step:
                 self.evaluate()  # the end point of the curves (and a candidate for the best checkpoint)
             self.elapsed = elapsed_at_start + time.monotonic() - session_start
@@ -487,8 +488,9 @@ class Trainer:
         return Result(status, self.step, self.tokens, self.elapsed, self.best, best_path, self.last_eval)
 
     def _check_weights_finite(self):
-        """A step's loss and gradients can be finite while its update is not (a huge lr): the run's last step is
-        checked by no next one, so check the weights before they are saved or shipped."""
+        """A step's loss and gradients can be finite while its update is not (a huge lr), and the next step, whose
+        loss would show it, may never come (the run's last step) or come after a save: so every evaluation and
+        checkpoint (on every process, each holding the same weights) first checks the weights."""
         bad = next((name for name, p in self.model.named_parameters() if not torch.isfinite(p).all()), None)
         if bad is not None:
             last = self.ckpt.latest("step")
