@@ -398,6 +398,28 @@ def test_non_finite_weights_after_the_last_step_stop_without_saving(train_files,
     assert not (out / "model.safetensors").exists() and not (out / "metrics.json").exists()
 
 
+def test_finite_but_broken_weights_stop_at_the_held_out_loss_without_saving(train_files, tmp_path, monkeypatch,
+                                                                          capsys):
+    # one step at a huge lr leaves the weights finite (near 1e30) and the held-out loss nan: the run's last step,
+    # so no later training loss would show it; this is what a loaded machine made of the GPU session's diverging try
+    out = tmp_path / "run"
+    real_step = torch.optim.AdamW.step
+
+    def step(self, *args, **kwargs):
+        result = real_step(self, *args, **kwargs)
+        with torch.no_grad():
+            for p in self.param_groups[0]["params"]:
+                p.fill_(1e30)
+        return result
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", step)
+    code = pretrain.main(pretrain_argv(train_files, out, "--max-steps", "1"))
+    assert code == runtime.EXIT_DIVERGED
+    err = capsys.readouterr().err
+    assert "held-out loss became nan at step 1" in err and "Traceback" not in err
+    assert not (out / "model.safetensors").exists() and not (out / "metrics.json").exists()
+
+
 # ----- signals, in a real subprocess -----
 @pytest.mark.slow  # end-to-end script run, several seconds
 def test_sigterm_saves_checkpoint_and_exits_cleanly(train_files, tmp_path):

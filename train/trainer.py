@@ -406,6 +406,8 @@ class Trainer:
             # the log's own fields win; a metric with the same name (e.g. "tokens" evaluated) gets a prefix
             metrics = {(f"eval_{k}" if k in ("type", "step", "tokens", "elapsed_s") else k): v
                        for k, v in metrics.items()}
+        self._check_held_out_loss_finite(metrics)
+        if self.dist.is_main:
             self.last_eval = {"step": self.step, **metrics}
             self._log({"type": "eval", "step": self.step, "tokens": self.tokens,
                        "elapsed_s": round(self.elapsed, 2), **metrics})
@@ -497,6 +499,17 @@ class Trainer:
             raise TrainingDiverged(f"the weights became non-finite ({bad}) at step {self.step}; they were not "
                                    f"saved; last good checkpoint: {last if last else 'none'} (try a lower --lr, "
                                    f"more --warmup or --clip-grad)")
+
+    def _check_held_out_loss_finite(self, metrics: dict | None):
+        """Finite weights can still be broken: one step at a huge lr leaves them near 1e30, finite, and their
+        held-out loss nan. Rank 0 evaluates; every process learns the verdict (one all-reduce) and stops."""
+        loss = metrics.get("loss") if metrics else None
+        bad = torch.tensor([float(loss is not None and not math.isfinite(loss))], dtype=torch.float64)
+        if self.dist.all_reduce(bad).item() > 0:
+            last = self.ckpt.latest("step")
+            raise TrainingDiverged(f"the held-out loss became {loss if loss is not None else 'non-finite'} at step "
+                                   f"{self.step}; the weights were not saved; last good checkpoint: "
+                                   f"{last if last else 'none'} (try a lower --lr, more --warmup or --clip-grad)")
 
     def _on_signal(self, signum, frame):
         if self._stop_signal is not None and signum == signal.SIGINT:
