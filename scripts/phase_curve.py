@@ -7,9 +7,10 @@ Reads the shipped model's phases.json (each phase's metrics.json: tokens, held-o
 valid 128-token rows; the mean over several fixed masks where the phase was scored so) and draws accuracy
 against cumulative tokens on a log axis. The extrapolation is the straight line (accuracy linear in log tokens)
 through the last phase end whose slope fits the phase ends of the last doubling of tokens (least squares): the
-recent rate, carried forward, less swayed by one phase than a line through the last two ends. A phase of no tokens (a weight average of earlier phases, `train.average`) is a
-point above the phase before it. It is an extrapolation, not a measurement; curves of this kind
-bend down (flatten) as a model of fixed size approaches its capacity, so the line is an optimistic bound.
+recent rate, carried forward, less swayed by one phase than a line through the last two ends. A phase of no
+tokens (a weight average of earlier phases, `train.average`) is a point above the phase before it. It is an
+extrapolation, not a measurement; curves of this kind bend down (flatten) as a model of fixed size approaches
+its capacity, so the line is an optimistic bound.
 Prints the tokens (and hours at --tokens-per-s) at which the line reaches --target.
 """
 from __future__ import annotations

@@ -365,10 +365,8 @@ class Trainer:
         if not (math.isfinite(loss_value) and math.isfinite(grad_norm.item())):
             what = "loss" if not math.isfinite(loss_value) else "gradient norm"
             value = loss_value if what == "loss" else grad_norm.item()
-            last = self.ckpt.latest("step")
-            raise TrainingDiverged(f"{what} became {value} at step {self.step}; the weights of this step were not "
-                                   f"updated or saved; last good checkpoint: {last if last else 'none'} "
-                                   f"(try a lower --lr, more --warmup or --clip-grad)")
+            raise self._diverged(f"{what} became {value} at step {self.step}; the weights of this step were not "
+                                 f"updated or saved")
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.tokens += self.task.num_tokens(batch)
@@ -495,10 +493,7 @@ class Trainer:
         checkpoint (on every process, each holding the same weights) first checks the weights."""
         bad = next((name for name, p in self.model.named_parameters() if not torch.isfinite(p).all()), None)
         if bad is not None:
-            last = self.ckpt.latest("step")
-            raise TrainingDiverged(f"the weights became non-finite ({bad}) at step {self.step}; they were not "
-                                   f"saved; last good checkpoint: {last if last else 'none'} (try a lower --lr, "
-                                   f"more --warmup or --clip-grad)")
+            raise self._diverged(f"the weights became non-finite ({bad}) at step {self.step}; they were not saved")
 
     def _check_held_out_loss_finite(self, metrics: dict | None):
         """Finite weights can still be broken: one step at a huge lr leaves them near 1e30, finite, and their
@@ -506,10 +501,13 @@ class Trainer:
         loss = metrics.get("loss") if metrics else None
         bad = torch.tensor([float(loss is not None and not math.isfinite(loss))], dtype=torch.float64)
         if self.dist.all_reduce(bad).item() > 0:
-            last = self.ckpt.latest("step")
-            raise TrainingDiverged(f"the held-out loss became {loss if loss is not None else 'non-finite'} at step "
-                                   f"{self.step}; the weights were not saved; last good checkpoint: "
-                                   f"{last if last else 'none'} (try a lower --lr, more --warmup or --clip-grad)")
+            raise self._diverged(f"the held-out loss became {loss if loss is not None else 'non-finite'} at step "
+                                 f"{self.step}; the weights were not saved")
+
+    def _diverged(self, what: str) -> TrainingDiverged:
+        last = self.ckpt.latest("step")
+        return TrainingDiverged(f"{what}; last good checkpoint: {last if last else 'none'} (try a lower --lr, more "
+                                f"--warmup or --clip-grad)")
 
     def _on_signal(self, signum, frame):
         if self._stop_signal is not None and signum == signal.SIGINT:
