@@ -201,6 +201,41 @@ def test_resume_refuses_to_overwrite_and_checks_folder(train_files, tmp_path, ca
     assert "already holds a run" in capsys.readouterr().err
 
 
+def test_kept_checkpoints_are_every_step_and_export_as_model_folders_to_average(train_files, tmp_path):
+    """--keep-checkpoints keeps every step checkpoint (a run's trajectory); train.export makes one a model folder
+    (the checkpoint's weights, the run's config and tokenizer) that train.average takes like a finished run."""
+    from train import average, export
+    out = tmp_path / "run"
+    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "4", "--save-every", "1",
+                                       "--keep-checkpoints")) == 0
+    kept = sorted(p.name for p in (out / checkpointing.CHECKPOINTS).iterdir())
+    assert kept == [f"step-0000000{i}" for i in (1, 2, 3, 4)]  # not only the newest two
+
+    step2 = tmp_path / "step-2"
+    assert export.main([str(out / checkpointing.CHECKPOINTS / kept[1]), str(step2), "--dtype", "float32"]) == 0
+    saved, state = checkpointing.Checkpoints.load(out / checkpointing.CHECKPOINTS / kept[1])
+    model = roberta.RobertaForMaskedLM.from_pretrained(step2)
+    for name, value in model.state_dict().items():
+        assert torch.equal(value, saved[name]), name
+    assert not torch.equal(saved["roberta.embeddings.word_embeddings.weight"],
+                           roberta.RobertaForMaskedLM.from_pretrained(out).roberta.embeddings.word_embeddings.weight)
+    metrics = json.loads((step2 / "metrics.json").read_text())
+    assert metrics["train_steps"] == 2 and metrics["train_tokens"] == state["tokens"] > 0
+    assert (step2 / "tokenizer.json").read_text() == (out / "tokenizer.json").read_text()
+    assert "held-out" not in (step2 / "README.md").read_text()  # the run's card describes its end, not this step
+    assert "held-out" in (out / "README.md").read_text()
+
+    assert average.main([str(step2), str(out), "--out", str(tmp_path / "avg"), "--mlm-seeds", "2"]) == 0
+    assert json.loads((tmp_path / "avg" / "metrics.json").read_text())["averaged"] == 2
+
+
+def test_exporting_a_checkpoint_of_an_unfinished_run_is_a_clear_error(train_files, tmp_path, capsys):
+    from train import export
+    checkpoint = checkpointing.Checkpoints(tmp_path / "run").save("step", 1, {"w": torch.ones(2)})
+    assert export.main([str(checkpoint), str(tmp_path / "out")]) == 2
+    assert "export a checkpoint once its run has finished" in capsys.readouterr().err
+
+
 # ----- atomic checkpoints -----
 def test_crash_while_saving_keeps_previous_checkpoint(train_files, tmp_path, monkeypatch, tiny_config):
     out = tmp_path / "run"

@@ -123,8 +123,9 @@ class TrainingArguments:
     log_every: int = option(10, "write a log line every N steps (default: %(default)s)", group="run")
     save_every_min: float = option(30.0, "checkpoint every N minutes (default: %(default)s)", group="run")
     save_every: int = option(0, "also checkpoint every N steps, 0 = off", group="run")
-    keep_checkpoints: bool = option(False, "keep OUT/checkpoints after a finished run (default: removed, the "
-                                           "folder is Hub-ready)", group="run")
+    keep_checkpoints: bool = option(False, "keep every step checkpoint, and OUT/checkpoints after a "
+                                           "finished run (default: the newest two while it runs, removed at the "
+                                           "end: the folder is Hub-ready)", group="run")
     precision: str = option("auto", "autocast dtype (default: %(default)s = bf16 on CUDA; on CPU bf16 with AMX "
                                     f"or AVX512-BF16, else fp32; here {CPU_DEFAULT_PRECISION})", group="run",
                             choices=("auto", "fp32", "bf16"))

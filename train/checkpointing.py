@@ -39,13 +39,15 @@ class Checkpoints:
 
     A checkpoint is written into `.tmp-*` in the same folder, every file fsync'ed and read back, then renamed
     into place (a rename is atomic). Older ones are deleted only after that; of the step checkpoints the
-    newest two are kept, so that --resume can fall back when the latest is damaged afterwards.
+    newest two are kept, so that --resume can fall back when the latest is damaged afterwards; `keep_all_steps`
+    keeps every one (the points of a run's trajectory, e.g. to average along it with `train.average`).
     """
 
     keep = {"step": 2, "best": 1}
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, keep_all_steps: bool = False):
         self.root = Path(out) / CHECKPOINTS
+        self.keep_all_steps = keep_all_steps
 
     def _dirs(self, kind: str) -> list[Path]:
         if not self.root.is_dir():
@@ -86,6 +88,8 @@ class Checkpoints:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        if kind == "step" and self.keep_all_steps:
+            return final
         older, n = [d for d in self._dirs(kind) if d.name < final.name], self.keep.get(kind, 1)
         keep = {final, *(older[-(n - 1):] if n > 1 else [])}
         for old in self._dirs(kind):

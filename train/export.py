@@ -2,11 +2,17 @@
 half precision (half the size; the model still computes in float32: it is cast back when loaded).
 
     python -m train.export runs/mini-roberta-mlm assets/mini-roberta-mlm --dtype float16
+    python -m train.export runs/mini-roberta-mlm/checkpoints/step-00003000 runs/mlm-step-3000 --dtype float32
 
 Copies config.json, tokenizer.json, tokenizer_config.json, README.md, metrics.json, curves.png,
 reliability.png (a classifier's calibration diagram), log.jsonl and phases.json (a shipped MLM's pretraining
 history); never the checkpoints. Loads the result
 back with `roberta` to check it before returning.
+
+A step checkpoint of a finished run (RUN/checkpoints/step-N, all kept with --keep-checkpoints) becomes a model
+folder too, e.g. to average points of a run's trajectory with `train.average`: its weights, the run's config and
+tokenizer files, and a metrics.json naming the checkpoint, its step and tokens (the run's own metrics, card and
+curves describe its end, so they are not copied).
 """
 import argparse
 import shutil
@@ -17,6 +23,10 @@ import torch
 from safetensors.torch import save_file
 
 import roberta
+from roberta.run_metrics import RunMetrics
+
+from .checkpointing import CHECKPOINTS, Checkpoints
+from .runtime import UserError
 
 FILES = ["config.json", "tokenizer.json", "tokenizer_config.json", "README.md", "metrics.json", "curves.png",
          "reliability.png", "log.jsonl", "phases.json"]
@@ -25,6 +35,8 @@ DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.
 
 def export(src, dst, dtype="float32") -> Path:
     src, dst = Path(src), Path(dst)
+    if src.parent.name == CHECKPOINTS:
+        return export_checkpoint(src, dst, dtype)
     if not (src / "model.safetensors").is_file() or not (src / "config.json").is_file():
         raise FileNotFoundError(f"{src} is not a finished model folder (config.json and model.safetensors)")
     dst.mkdir(parents=True, exist_ok=True)
@@ -34,6 +46,35 @@ def export(src, dst, dtype="float32") -> Path:
         else:  # left by an earlier export into this folder: it would describe another model
             (dst / name).unlink(missing_ok=True)
     weights, metadata = roberta.hub.read_weights(src / "model.safetensors")  # metadata: the config it fits
+    return _store(weights, metadata, dst, dtype)
+
+
+def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32") -> Path:
+    """RUN/checkpoints/step-N as a model folder: the checkpoint's weights with RUN's config and tokenizer."""
+    run = checkpoint.parent.parent
+    if not (run / "config.json").is_file():
+        raise FileNotFoundError(f"{run} has no config.json: export a checkpoint once its run has finished")
+    weights, state = Checkpoints.load(checkpoint)
+    architecture = roberta.hub.read_architecture(run)
+    model = getattr(roberta, architecture)(roberta.load_config(run))
+    model.load_state_dict(weights)  # strict: the checkpoint is of this run's model
+    dst.mkdir(parents=True, exist_ok=True)
+    for name in FILES:
+        (dst / name).unlink(missing_ok=True)
+    model.save_pretrained(dst)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        if (run / name).is_file():
+            shutil.copy2(run / name, dst / name)
+    run_metrics = RunMetrics.read(run, missing_ok=True) or RunMetrics()
+    RunMetrics(init=f"checkpoint {checkpoint}", corpus=run_metrics.corpus, masking=run_metrics.masking,
+               max_length=run_metrics.max_length, eval_data=run_metrics.eval_data, eval_seed=run_metrics.eval_seed,
+               train_steps=Checkpoints.step_of(checkpoint), train_tokens=state["tokens"] if state else None,
+               train_time_s=round(state["elapsed"], 1) if state else None).write(dst)
+    return _store(*roberta.hub.read_weights(dst / "model.safetensors"), dst, dtype)
+
+
+def _store(weights: dict, metadata: dict, dst: Path, dtype: str) -> Path:
+    """Write `weights` as dst/model.safetensors in `dtype`, then load the folder back (strictly)."""
     save_file({k: v.to(DTYPES[dtype]).contiguous() for k, v in weights.items()}, dst / "model.safetensors",
               metadata={**metadata, "format": "pt", "stored_dtype": dtype})
     architecture = roberta.hub.read_architecture(dst)
@@ -44,13 +85,14 @@ def export(src, dst, dtype="float32") -> Path:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m train.export", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("src", help="a finished run folder (train.pretrain / train.finetune output)")
+    p.add_argument("src", help="a finished run folder (train.pretrain / train.finetune output), or a step "
+                               "checkpoint of one (RUN/checkpoints/step-N)")
     p.add_argument("dst", help="the folder to write")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="float16", help="stored weight dtype (default: %(default)s)")
     args = p.parse_args(argv)
     try:
         dst = export(args.src, args.dst, args.dtype)
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, UserError) as err:  # UserError: an unreadable checkpoint
         print(f"error: {err}", file=sys.stderr)
         return 2
     size = (dst / "model.safetensors").stat().st_size / 1e6

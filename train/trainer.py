@@ -141,7 +141,7 @@ class Trainer:
                  out: Path | None = None):
         dist = dist or Dist()
         self.task, self.args, self.dist, self.out = task, args, dist, Path(out or args.out)
-        self.ckpt = Checkpoints(self.out)
+        self.ckpt = Checkpoints(self.out, keep_all_steps=args.keep_checkpoints)
         self.precision = resolve_precision(args.precision, dist.device)
         batch, world, accum = args.batch_size, dist.world_size, args.grad_accum
         if batch < 1 or accum < 1 or batch % (world * accum):
