@@ -38,6 +38,15 @@ class Evaluation:
     value: float
 
 
+def same_text_file(a: str | None, b: str | None) -> bool:
+    """Whether two data paths name the same text: equal, or the same file in two copies of the corpora's layout,
+    e.g. `../shared/data/wikitext-2/wiki.valid.tokens` and the GPU upload's xz copy of it
+    `gpu-upload/data/wikitext-2/wiki.valid.tokens.xz` (the folder and the file name, `.xz` aside)."""
+    if not a or not b:
+        return False
+    return a == b or Path(a.removesuffix(".xz")).parts[-2:] == Path(b.removesuffix(".xz")).parts[-2:]
+
+
 @dataclass
 class RunMetrics:
     """The fields of metrics.json; every one is optional (a pretraining run has no dev accuracy)."""
@@ -177,7 +186,7 @@ class RunMetrics:
         later `train.evaluate --mlm-seeds N` (or `train.average`) measured it on the same text, else the run's
         own end-of-training evaluation (one mask)."""
         later = self.mlm if isinstance(self.mlm, dict) else {}
-        same_text = later.get("source") == self.eval_data
+        same_text = same_text_file(later.get("source"), self.eval_data)
         if later.get("masks", 1) > 1 and same_text and _number(later.get("accuracy")) is not None:
             return _number(later.get("loss")), later["accuracy"], _number(later.get("perplexity")), later["masks"]
         return _number(self.eval_loss), _number(self.eval_accuracy), _number(self.eval_perplexity), 1

@@ -33,7 +33,9 @@ def phase_points(model: Path) -> list[tuple[float, float]]:
 
 
 def phase_labels(model: Path) -> list[str]:
-    return [f"phase {i}" + ("" if phase.train_tokens else " (average)")
+    """'phase N', with '(average)' for a weight average and '(GPU)' for a phase trained on one."""
+    return [f"phase {i}" + (" (average)" if not phase.train_tokens else
+                            " (GPU)" if (phase.hardware or {}).get("gpu") else "")
             for i, phase in enumerate(read_phase_history(model), 1)]
 
 
@@ -63,37 +65,43 @@ def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7, 4))
+    fig = Figure(figsize=(9.5, 4.6))
     ax = fig.subplots()
     tokens = [t / 1e6 for t, _ in points]
     ax.plot(tokens, [100 * a for _, a in points], "o-", color="tab:blue", label="end of each phase (measured)")
     labels = labels or [f"phase {i}" for i in range(1, len(points) + 1)]
     # the points carry their numbers: above, below when the phase before is close (within 12% more tokens), to
-    # the right for an average (at the x of the phase before it), by number alone; a box in the empty top left
+    # the right for an average (at the x of the phase before it), by number alone; a box beside the axes
     # lists every figure and names the averages
-    # where the last phase ends crowd each other (within a doubling of the last), a zoomed inset in the empty
-    # lower right carries their numbers instead
-    zoomed = [i for i, (t, _) in enumerate(points, 1) if t >= points[-1][0] / 2] if len(points) > 6 else []
+    # where the last phase ends crowd each other (within a doubling of the last, or two where one phase alone
+    # doubled the tokens), a zoomed inset in the empty lower right carries their numbers instead
+    doublings = 1
+    zoomed = []
+    while len(points) > 6 and doublings <= 2 and len(zoomed) <= 4:
+        zoomed = [i for i, (t, _) in enumerate(points, 1) if t >= points[-1][0] / 2 ** doublings]
+        doublings += 1
     crowded = len(zoomed) > 4
     if crowded:
         inset = ax.inset_axes([0.56, 0.07, 0.42, 0.29])
         inset.plot([points[i - 1][0] / 1e6 for i in zoomed], [100 * points[i - 1][1] for i in zoomed], "o-",
                    color="tab:blue", ms=4)
-        inset.set_title("the last doubling of tokens, zoomed", fontsize=7)
+        inset.set_title("the last doubling of tokens, zoomed" if doublings == 2 else
+                        f"the last {doublings - 1} doublings of tokens, zoomed", fontsize=7)
         inset.tick_params(labelsize=6.5)
         inset.margins(x=0.12, y=0.25)
     for i, ((t, a), label) in enumerate(zip(points, labels), 1):
         before = points[i - 2][0] if i > 1 else 0
         offset = (7, -3) if t == before else (0, -13) if t < 1.12 * before else (0, 6)
-        number = label.removeprefix("phase ").removesuffix(" (average)")
+        number = label.split()[1]
         in_inset = crowded and i in zoomed
         if in_inset and t != before:
             offset = (0, 5)  # the inset's linear scale leaves room above every point
         (inset if in_inset else ax).annotate(number, (t / 1e6, 100 * a), textcoords="offset points",
                                              fontsize=7 if in_inset else 8, xytext=offset,
                                              ha="left" if t == before else "center")
-    ax.text(0.02, 0.97, "\n".join(f"{label}: {100 * a:.1f}%" for (_, a), label in zip(points, labels)),
-            transform=ax.transAxes, va="top", fontsize=7.5, family="monospace",
+    # the box of every figure beside the axes, where it hides no point
+    ax.text(1.02, 1.0, "\n".join(f"{label}: {100 * a:.1f}%" for (_, a), label in zip(points, labels)),
+            transform=ax.transAxes, va="top", ha="left", fontsize=7.5, family="monospace",
             bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.8"})
     needed = tokens_for(target, per_doubling, intercept)
     end = max(4 * points[-1][0], (needed or 0) * 1.3)

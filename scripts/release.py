@@ -85,8 +85,30 @@ def _minutes(seconds: float) -> str:
 
 def _hardware(metrics: RunMetrics) -> str:
     hw = metrics.hardware or {}
-    return (f"{hw.get('cpu', '?')} ({hw.get('cpu_count', '?')} cores), {hw.get('device', '?')}, "
-            f"{hw.get('torch_threads', '?')} torch threads, {hw.get('precision', '?')}, torch {hw.get('torch', '?')}")
+    machine = (f"{hw['gpu']} ({hw.get('device', '?')})" if hw.get("gpu") else
+               f"{hw.get('cpu', '?')} ({hw.get('cpu_count', '?')} cores), {hw.get('device', '?')}")
+    return (f"{machine}, {hw.get('torch_threads', '?')} torch threads, {hw.get('precision', '?')}, "
+            f"torch {hw.get('torch', '?')}")
+
+
+def _machine(metrics: RunMetrics) -> str:
+    hw = metrics.hardware or {}
+    return hw.get("gpu") or f"{hw.get('cpu', '?')} ({hw.get('cpu_count', '?')} cores)"
+
+
+def _machines(phases: list[RunMetrics]) -> str:
+    """Where the phases ran, in order: 'A (phases 1-3), B (phases 4-21), C (phase 22)'; one machine: the
+    last phase's hardware in full. A weight average trains nothing, so it joins the machine before it."""
+    spans: list[list] = []  # [machine, first phase, last phase]
+    for number, m in enumerate(phases, 1):
+        machine = spans[-1][0] if m.averaged and spans else _machine(m)
+        if spans and spans[-1][0] == machine:
+            spans[-1][2] = number
+        else:
+            spans.append([machine, number, number])
+    if len(spans) == 1:
+        return _hardware(next((m for m in reversed(phases) if m.hardware), phases[-1]))
+    return ", ".join(f"{machine} (phase {a})" if a == b else f"{machine} (phases {a}-{b})" for machine, a, b in spans)
 
 
 def _probe_cell(phase: RunMetrics) -> str:
@@ -98,6 +120,13 @@ def _held_out_cells(phase: RunMetrics) -> list[str]:
     loss, accuracy, perplexity, masks = phase.held_out
     mark = f" ({masks} masks)" if masks > 1 else ""
     return [f"{loss:.3f}", f"{accuracy:.1%}{mark}", f"{perplexity:.1f}"]
+
+
+def _held_out_text(phase: RunMetrics) -> str:
+    """The file the phase's held-out figures were measured on: a later several-mask evaluation's where the
+    figures are its (the original of a GPU upload's xz copy), else the run's own."""
+    later = phase.mlm if isinstance(phase.mlm, dict) else {}
+    return (later.get("source") if phase.held_out[3] > 1 else None) or phase.eval_data or "?"
 
 
 def pretraining_section(phases: list[RunMetrics]) -> str:
@@ -131,8 +160,8 @@ def pretraining_section(phases: list[RunMetrics]) -> str:
         f"{len(phases)} phase(s), {_minutes(total_s)} minutes of training "
         f"({_minutes(sum(m.wall_time_s or m.train_time_s for m in phases))} minutes wall time with data "
         f"loading and evaluation) and {total_tokens:,} tokens in all, on "
-        f"{_hardware(phases[-1])}. Held-out figures: masked-LM loss, accuracy and perplexity on "
-        f"`{phases[-1].eval_data or '?'}` at the end of each phase, all rows: the mean over several fixed masks "
+        f"{_machines(phases)}. Held-out figures: masked-LM loss, accuracy and perplexity on "
+        f"`{_held_out_text(phases[-1])}` at the end of each phase, all rows: the mean over several fixed masks "
         "where the phase was scored so (a weight average always, `train.evaluate --mlm-seeds N` after training), "
         "else the one fixed mask of the end-of-training evaluation.",
         _table(["phase", "started from", "row length", "train minutes", "steps", "tokens", "held-out loss",

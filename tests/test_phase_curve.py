@@ -79,3 +79,13 @@ def test_a_phase_end_rescored_on_several_masks_is_drawn_at_that_score(tmp_path):
                "mlm": {"source": "valid.txt", "accuracy": 0.30, "masks": 5}}]
     (tmp_path / "phases.json").write_text(json.dumps(phases))
     assert phase_curve.phase_points(tmp_path) == [(1e6, 0.20), (2e6, 0.30)]
+
+
+def test_a_phase_trained_on_a_gpu_is_named_so(tmp_path, capsys):
+    rows = [{"train_tokens": 1e6, "eval_accuracy": 0.10, "hardware": {"device": "cpu", "cpu": "EPYC"}},
+            {"train_tokens": 0, "eval_accuracy": 0.12},
+            {"train_tokens": 7e6, "eval_accuracy": 0.20, "hardware": {"device": "cuda:0", "gpu": "NVIDIA H100"}}]
+    (tmp_path / "phases.json").write_text(json.dumps(rows))
+    assert phase_curve.phase_labels(tmp_path) == ["phase 1", "phase 2 (average)", "phase 3 (GPU)"]
+    assert phase_curve.main(["--model", str(tmp_path)]) == 0
+    assert "phase 3 (GPU): 8.0M tokens in all, held-out accuracy 20.0%" in capsys.readouterr().out

@@ -485,13 +485,14 @@ def test_sigterm_saves_checkpoint_and_exits_cleanly(train_files, tmp_path):
 def test_two_process_ddp_matches_single_process(train_files, tmp_path):
     extra = ["--max-steps", "4", "--dropout", "0", "--lr", "1e-3", "--log-every", "1"]
     single, ddp = tmp_path / "single", tmp_path / "ddp"
-    assert pretrain.main(pretrain_argv(train_files, single, *extra)) == 0
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    result = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-         "-m", "train.pretrain", *pretrain_argv(train_files, ddp, *extra)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
+    # both on the CPU, also on a machine with one GPU (two processes there would ask for two devices)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
+    for nproc, out in ((1, single), (2, ddp)):
+        result = subprocess.run(
+            [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
+             "-m", "train.pretrain", *pretrain_argv(train_files, out, *extra)],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr[-3000:]
     metrics = json.loads((ddp / "metrics.json").read_text())
     assert metrics["hardware"]["processes"] == 2
     losses_single, losses_ddp = train_losses(single), train_losses(ddp)
@@ -501,6 +502,17 @@ def test_two_process_ddp_matches_single_process(train_files, tmp_path):
     a, b = weights(single), weights(ddp)
     for name in a:
         torch.testing.assert_close(a[name], b[name], atol=1e-4, rtol=0, msg=name)
+
+
+def test_more_processes_than_gpus_is_a_user_error(monkeypatch):
+    # torchrun --nproc_per_node 2 on a one-GPU machine: one line that says what to do, not CUDA's
+    # 'invalid device ordinal' (seen on the H100 of issue 16)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    with pytest.raises(runtime.UserError, match=r"shows 1: start one process per GPU \(torchrun --nproc_per_node 1\)"):
+        runtime.init_distributed()
 
 
 # ----- a run checkpointed by the code before issue 12 (tests/data/pre-issue12-run) -----

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from roberta.run_metrics import RunMetrics
+from roberta.run_metrics import RunMetrics, same_text_file
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,3 +52,15 @@ def test_held_out_figures_prefer_a_later_several_mask_score_of_the_same_text():
     # one mask, or other text (e.g. shorter rows of another file), does not replace the run's own figures
     for later in ({**five, "masks": 1}, {**five, "source": "other.txt"}, {k: v for k, v in five.items() if k != "masks"}):
         assert run.updated(mlm=later).held_out == (3.25, 0.469, 25.8, 1)
+
+
+def test_the_gpu_uploads_xz_copy_of_the_held_out_text_is_the_same_text():
+    # a GPU run evaluates on gpu-upload/data/...xz (train.gpu_transfer bundle); here it is scored on the original
+    run = RunMetrics(eval_data="gpu-upload/data/wikitext-2/wiki.valid.tokens.xz", eval_loss=2.96,
+                     eval_accuracy=0.4852, eval_perplexity=19.3)
+    five = {"source": "../shared/data/wikitext-2/wiki.valid.tokens", "loss": 2.947, "accuracy": 0.4849,
+            "perplexity": 19.0, "masks": 5}
+    assert run.updated(mlm=five).held_out == (2.947, 0.4849, 19.0, 5)
+    assert not same_text_file("../shared/data/wikitext-2/wiki.valid.tokens", "../shared/data/wikitext-2/wiki.test.tokens")
+    assert not same_text_file("data/wikitext-103/wiki.valid.tokens", "data/wikitext-2/wiki.valid.tokens")
+    assert not same_text_file(None, "valid.txt")

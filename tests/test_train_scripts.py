@@ -293,6 +293,22 @@ def test_bad_options(train_files, tmp_path, tiny_mlm_dir, capsys):
     assert "--init random" in capsys.readouterr().err
 
 
+def test_release_names_each_machine_with_the_phases_it_ran():
+    from roberta.run_metrics import RunMetrics
+    from scripts import release
+
+    xeon = RunMetrics(hardware={"cpu": "Xeon", "cpu_count": 2, "device": "cpu", "torch_threads": 2,
+                                "precision": "bf16", "torch": "2.13.0+cpu"})
+    epyc = RunMetrics(hardware={**xeon.hardware, "cpu": "EPYC"})
+    h100 = RunMetrics(hardware={"device": "cuda:0", "gpu": "NVIDIA H100", "torch_threads": 16,
+                                "precision": "bf16", "torch": "2.11.0+cu130"})
+    average = RunMetrics(averaged=2)  # trains nothing: counted with the machine before it
+    assert (release._machines([xeon, epyc, average, epyc, h100])
+            == "Xeon (2 cores) (phase 1), EPYC (2 cores) (phases 2-4), NVIDIA H100 (phase 5)")
+    assert release._machines([epyc, average]) == "EPYC (2 cores), cpu, 2 torch threads, bf16, torch 2.13.0+cpu"
+    assert release._hardware(h100) == "NVIDIA H100 (cuda:0), 16 torch threads, bf16, torch 2.11.0+cu130"
+
+
 @pytest.mark.slow  # end-to-end script run, several seconds
 def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
     from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES

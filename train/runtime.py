@@ -117,6 +117,11 @@ def init_distributed() -> Dist:
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     rank, local_rank = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
     if torch.cuda.is_available():
+        if local_rank >= torch.cuda.device_count():  # else CUDA's 'invalid device ordinal' from set_device
+            raise UserError(f"process {local_rank} of a node asks for CUDA device {local_rank}, but "
+                            f"this machine shows {torch.cuda.device_count()}: start one process per GPU (torchrun "
+                            f"--nproc_per_node {torch.cuda.device_count()}), or hide the GPUs "
+                            f"(CUDA_VISIBLE_DEVICES=) to train data-parallel on the CPU")
         torch.cuda.set_device(local_rank)
         device = torch.device("cuda", local_rank)
     else:
