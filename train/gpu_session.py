@@ -1,6 +1,6 @@
 """Issue 16's GPU call in one command: everything one device command of at most 10 minutes does.
 
-    python -m train.gpu_session --out $OUT          # on the GPU machine, gpu-upload/ carried (README)
+    python3 -m train.gpu_session --out $OUT         # on the GPU machine, gpu-upload/ carried (README)
 
 1. Facts about the machine (GPU, torch) and, in the background, the tests of the training code paths, which
    there run on CUDA (`--tests`): their output comes back to be read, it decides nothing here (a test written
