@@ -8,6 +8,8 @@ Reports tokens/s of a full training step (forward, backward, optimizer) and sing
     python benchmarks/bench_train_step.py                      # the README table
     python benchmarks/bench_train_step.py --vocab 50265 --precision bf16 --dropout 0.0
     python benchmarks/bench_train_step.py --vocab 32768 --dropout 0.0 --precision bf16 --compile   # both compiled
+    python3 benchmarks/bench_train_step.py --device cuda --vocab 32768 --dropout 0.0 --precision bf16 --batch-size 512 \
+        --latency-runs 0                                                                           # the GPU recipe's step
 
 Needs `transformers` (a test dependency).
 """
@@ -34,13 +36,13 @@ def make_batch(vocab_size, batch_size, seq_len, seed=0, mlm_probability=0.15):
     return DynamicMasker(4, vocab_size, [0, 1, 2, 3, 4], mlm_probability=mlm_probability, seed=seed)(ids)
 
 
-def train_step_fn(model, batch, precision, is_hf, compile=False):
+def train_step_fn(model, batch, precision, is_hf, compile=False, device_type="cpu"):
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-6, weight_decay=0.01)
     mask = torch.ones_like(batch.input_ids)
     model = torch.compile(model) if compile else model  # as train.pretrain --compile: the model, not the optimizer
 
     def step():
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
+        with torch.autocast(device_type, dtype=torch.bfloat16, enabled=precision == "bf16"):
             if is_hf:
                 loss = model(input_ids=batch.input_ids, attention_mask=mask, labels=batch.labels).loss
             else:
@@ -54,16 +56,21 @@ def train_step_fn(model, batch, precision, is_hf, compile=False):
 def timed(fn):
     start = time.perf_counter()
     fn()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()  # a CUDA step returns before its kernels finish
     return time.perf_counter() - start
 
 
 def bench_training(config, args):
     torch.manual_seed(0)
+    device = torch.device(args.device)
     ours = roberta.RobertaForMaskedLM(config).train()
-    hf = to_transformers(ours).train()
+    hf = to_transformers(ours).train().to(device)
+    ours.to(device)
     batch = make_batch(config.vocab_size, args.batch_size, args.seq_len, mlm_probability=args.mlm_probability)
-    steps = {"ours": train_step_fn(ours, batch, args.precision, False, args.compile),
-             "transformers": train_step_fn(hf, batch, args.precision, True, args.compile)}
+    batch = type(batch)(*(t.to(device) for t in (batch.input_ids, batch.labels, batch.outcome)))
+    steps = {"ours": train_step_fn(ours, batch, args.precision, False, args.compile, device.type),
+             "transformers": train_step_fn(hf, batch, args.precision, True, args.compile, device.type)}
     times = {name: [] for name in steps}
     for i in range(args.warmup + args.steps):
         for name, step in steps.items():  # interleaved: load on the machine affects both
@@ -104,6 +111,7 @@ def main(argv=None):
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--latency-runs", type=int, default=30, help="single-sentence inference runs, 0 = skip")
     p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu; inference latency is measured on the CPU)")
     p.add_argument("--compile", action="store_true",
                    help="torch.compile both models for training (compilation happens in the warm-up steps)")
     args = p.parse_args(argv)

@@ -75,18 +75,18 @@ def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] 
     # lists every figure and names the averages
     # where the last phase ends crowd each other (within a doubling of the last, or two where one phase alone
     # doubled the tokens), a zoomed inset in the empty lower right carries their numbers instead
-    doublings = 1
-    zoomed = []
-    while len(points) > 6 and doublings <= 2 and len(zoomed) <= 4:
+    zoomed, doublings = [], 1
+    for doublings in (1, 2) if len(points) > 6 else ():
         zoomed = [i for i, (t, _) in enumerate(points, 1) if t >= points[-1][0] / 2 ** doublings]
-        doublings += 1
+        if len(zoomed) > 4:
+            break
     crowded = len(zoomed) > 4
     if crowded:
         inset = ax.inset_axes([0.56, 0.07, 0.42, 0.29])
         inset.plot([points[i - 1][0] / 1e6 for i in zoomed], [100 * points[i - 1][1] for i in zoomed], "o-",
                    color="tab:blue", ms=4)
-        inset.set_title("the last doubling of tokens, zoomed" if doublings == 2 else
-                        f"the last {doublings - 1} doublings of tokens, zoomed", fontsize=7)
+        inset.set_title("the last doubling of tokens, zoomed" if doublings == 1 else
+                        f"the last {doublings} doublings of tokens, zoomed", fontsize=7)
         inset.tick_params(labelsize=6.5)
         inset.margins(x=0.12, y=0.25)
     for i, ((t, a), label) in enumerate(zip(points, labels), 1):

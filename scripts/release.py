@@ -83,17 +83,17 @@ def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f}"
 
 
-def _hardware(metrics: RunMetrics) -> str:
-    hw = metrics.hardware or {}
-    machine = (f"{hw['gpu']} ({hw.get('device', '?')})" if hw.get("gpu") else
-               f"{hw.get('cpu', '?')} ({hw.get('cpu_count', '?')} cores), {hw.get('device', '?')}")
-    return (f"{machine}, {hw.get('torch_threads', '?')} torch threads, {hw.get('precision', '?')}, "
-            f"torch {hw.get('torch', '?')}")
-
-
 def _machine(metrics: RunMetrics) -> str:
     hw = metrics.hardware or {}
     return hw.get("gpu") or f"{hw.get('cpu', '?')} ({hw.get('cpu_count', '?')} cores)"
+
+
+def _hardware(metrics: RunMetrics) -> str:
+    hw = metrics.hardware or {}
+    device = hw.get("device", "?")
+    machine = f"{_machine(metrics)} ({device})" if hw.get("gpu") else f"{_machine(metrics)}, {device}"
+    return (f"{machine}, {hw.get('torch_threads', '?')} torch threads, {hw.get('precision', '?')}, "
+            f"torch {hw.get('torch', '?')}")
 
 
 def _machines(phases: list[RunMetrics]) -> str:
