@@ -39,7 +39,9 @@ def make_batch(vocab_size, batch_size, seq_len, seed=0, mlm_probability=0.15):
 def train_step_fn(model, batch, precision, is_hf, compile=False, device_type="cpu"):
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-6, weight_decay=0.01)
     mask = torch.ones_like(batch.input_ids)
-    model = torch.compile(model) if compile else model  # as train.pretrain --compile: the model, not the optimizer
+    # the whole model, not the optimizer: one fixed batch has one target count, so nothing recompiles here;
+    # train.pretrain --compile compiles only the encoder, as its target count changes every batch
+    model = torch.compile(model) if compile else model
 
     def step():
         with torch.autocast(device_type, dtype=torch.bfloat16, enabled=precision == "bf16"):

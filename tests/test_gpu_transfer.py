@@ -124,6 +124,16 @@ def test_gpu_session_retries_a_failed_pretraining_and_returns_what_finished_with
     assert roberta.RobertaForMaskedLM.from_pretrained(back / "mini-roberta-mlm")
 
 
+def test_gpu_session_retry_runs_without_torch_compile():
+    """A torch.compile failure is one of the failures the retry is for: it drops `--compile`, keeps the rest."""
+    from train import gpu_session
+
+    args = gpu_session.parse_args(["--out", "o", "--", "--init", "m", "--compile", "--gpu-lr", "5e-4"])
+    first, retry = gpu_session.recipe_argv(args, Path("run")), gpu_session.recipe_argv(args, Path("r"), compile=False)
+    assert "--compile" in first and "--compile" not in retry
+    assert retry[retry.index("--init") + 1] == "m" and retry[retry.index("--gpu-lr") + 1] == "5e-4"
+
+
 def test_gpu_session_returns_the_pretrained_model_when_both_do_not_fit(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):
     from train import gpu_session
 

@@ -539,3 +539,39 @@ def test_resume_checkpoint_written_before_issue_12(tmp_path, capsys, monkeypatch
     assert got.keys() == expected.keys()
     for name in expected:
         torch.testing.assert_close(got[name], expected[name], rtol=0, atol=1e-6, msg=name)
+
+
+@pytest.mark.slow
+def test_compile_encoder_keeps_names_and_does_not_recompile_for_each_mask_count(tiny_config):
+    """`--compile` compiles the encoder in place: the same parameter names (checkpoints, DDP), the eager model's
+    loss and gradients, and no new graphs when the number of masked positions changes from batch to batch
+    (compiling the whole model recompiled for each count until torch.compile gave up: phase 25)."""
+    import copy
+
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    torch.manual_seed(0)
+    eager = roberta.RobertaForMaskedLM(tiny_config).eval()  # no dropout (as in pretraining); gradients all the same
+    compiled = copy.deepcopy(eager)
+    trainer.compile_encoder(compiled)
+    assert list(compiled.state_dict()) == list(eager.state_dict())
+    input_ids = torch.randint(5, tiny_config.vocab_size, (4, 16))
+    graphs = []
+    for count in (5, 9, 14, 20):  # a different number of targets every step
+        labels = torch.full_like(input_ids, -100)
+        where = torch.randperm(input_ids.numel())[:count]
+        labels.view(-1)[where] = input_ids.view(-1)[where]
+        losses = []
+        for model in (eager, compiled):
+            model.zero_grad()
+            loss = model(input_ids, labels=labels, masked_only=True).loss
+            loss.backward()
+            losses.append(loss.detach())
+        torch.testing.assert_close(losses[1], losses[0], rtol=1e-4, atol=1e-4)
+        for (name, a), b in zip(eager.named_parameters(), compiled.parameters()):
+            torch.testing.assert_close(b.grad, a.grad, rtol=1e-3, atol=1e-5, msg=name)
+        graphs.append(counters["stats"]["unique_graphs"])
+    assert graphs[0] > 0 and graphs[-1] == graphs[0], graphs  # compiled once, for the first batch
+    torch._dynamo.reset()

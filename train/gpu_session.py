@@ -7,8 +7,9 @@
    for CPU arithmetic may fail on a GPU for that reason alone).
 2. `train.recipe --gpu` under a deadline (`--deadline-s`; at the deadline SIGTERM, so a training step
    checkpoints, then SIGKILL 20 s later).
-3. If pretraining did not finish (a divergence, a CUDA or bf16 failure) and enough time is left, the recipe
-   once more from the start at `--retry-lr` in fp32, with the time left, and one fine-tuning seed.
+3. If pretraining did not finish (a divergence, a CUDA, bf16 or torch.compile failure) and enough time is left,
+   the recipe once more from the start at `--retry-lr` in fp32 without `--compile`, with the time left, and one
+   fine-tuning seed.
 4. What finished, exported (`train.recipe.ship`) and packed into at most 8 parts of 15 MiB in OUT
    (`train.gpu_transfer pack`), with `session/` inside: this log, the tests' output, the machine's facts.
 
@@ -65,11 +66,14 @@ def machine_facts() -> dict:
     return facts
 
 
-def recipe_argv(args, out: Path, *extra: str) -> list[str]:
+def recipe_argv(args, out: Path, *extra: str, compile: bool = True) -> list[str]:
+    """The `train.recipe --gpu` command; `compile=False` drops a `--compile` of the recipe's options (the retry:
+    a torch.compile failure is one of the failures it is there for)."""
     upload = Path(args.upload)
+    recipe_args = [a for a in args.recipe_args if compile or a != "--compile"]
     return [sys.executable, "-m", "train.recipe", "--gpu", "--data", str(upload / "data"),
             "--tokenizer", str(upload / "tokenizer.json"), "--seeds", *map(str, args.seeds), "--out", str(out),
-            *args.recipe_args, *extra]
+            *recipe_args, *extra]
 
 
 def session(args) -> int:
@@ -96,7 +100,7 @@ def session(args) -> int:
                   f"for {minutes} min)", file=log, flush=True)
             chosen = work / "retry"
             run_until(recipe_argv(args, chosen, "--time-budget-min", str(minutes), "--gpu-lr", str(args.retry_lr),
-                                  "--precision", "fp32", "--seeds", str(args.seeds[0])), deadline, log)
+                                  "--precision", "fp32", "--seeds", str(args.seeds[0]), compile=False), deadline, log)
     if tests is not None:
         try:
             tests.wait(timeout=max(deadline + 10 - time.monotonic(), 1))
@@ -159,7 +163,7 @@ def report(chosen: Path, logs: Path) -> str:
     return "\n".join(parts)
 
 
-def main(argv=None) -> int:
+def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m train.gpu_session", description=__doc__.split("\n\n")[0],
                                 epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, help="the folder that comes back ($OUT)")
@@ -175,7 +179,11 @@ def main(argv=None) -> int:
     p.add_argument("recipe_args", nargs=argparse.REMAINDER, help="after --: more train.recipe options")
     args = p.parse_args(argv)
     args.recipe_args = [a for a in args.recipe_args if a != "--"]
-    return session(args)
+    return args
+
+
+def main(argv=None) -> int:
+    return session(parse_args(argv))
 
 
 if __name__ == "__main__":

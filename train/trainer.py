@@ -6,7 +6,7 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
 - AdamW with RoBERTa's betas and eps, no weight decay on biases and LayerNorm weights; warmup, then linear or
   cosine decay; gradient clipping and accumulation (`train.optim`).
 - Device and precision: CUDA with bf16 autocast when there is a GPU; on CPU fp32 or bf16 autocast
-  (`--precision`); optional `torch.compile` (`train.runtime`).
+  (`--precision`); optional `torch.compile` of the encoder (`compile_encoder`).
 - Length: --max-steps, --epochs, --token-budget fix the schedule; with only --time-budget-min the lr decay
   follows the clock (rank 0's, shared with the other ranks) and reaches 0 when the time is up.
 - Data order: epoch e visits the rows in a permutation seeded by (seed, e). A step takes the next
@@ -136,6 +136,15 @@ def _length_hint(weights: dict, model: torch.nn.Module) -> str:
 # ----------------------------------------------------------------------------------------------------------
 # The training loop
 # ----------------------------------------------------------------------------------------------------------
+def compile_encoder(model: torch.nn.Module) -> None:
+    """`--compile`: torch.compile the encoder (`model.roberta`, else the whole model) in place, so parameter
+    names, checkpoints and DDP are unchanged. Not the heads: the masked-only MLM loss gathers the masked
+    positions, whose count changes every batch, and compiled, each new count was a recompilation until
+    torch.compile's limit of 8 sent it back to eager (phase 25 on the H100: ~70 s of compiling for nothing).
+    The encoder's shapes are the batch's, fixed in pretraining; the head is matrix products either way."""
+    getattr(model, "roberta", model).compile()
+
+
 class Trainer:
     def __init__(self, model: torch.nn.Module, task: Task, args: TrainingArguments, dist: Dist | None = None,
                  out: Path | None = None):
@@ -182,7 +191,7 @@ class Trainer:
             from torch.nn.parallel import DistributedDataParallel as DDP
             self.train_model = DDP(self.model, device_ids=[dist.local_rank] if dist.device.type == "cuda" else None)
         if args.compile:
-            self.train_model = torch.compile(self.train_model)
+            compile_encoder(self.model)
 
     # ----- length of the run -----
     def _planned_steps(self) -> int | None:
