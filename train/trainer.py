@@ -136,13 +136,13 @@ def _length_hint(weights: dict, model: torch.nn.Module) -> str:
 # ----------------------------------------------------------------------------------------------------------
 # The training loop
 # ----------------------------------------------------------------------------------------------------------
-def compile_encoder(model: torch.nn.Module) -> None:
+def compile_encoder(model: torch.nn.Module, **compile_options) -> None:
     """`--compile`: torch.compile the encoder (`model.roberta`, else the whole model) in place, so parameter
     names, checkpoints and DDP are unchanged. Not the heads: the masked-only MLM loss gathers the masked
     positions, whose count changes every batch, and compiled, each new count was a recompilation until
     torch.compile's limit of 8 sent it back to eager (phase 25 on the H100: ~70 s of compiling for nothing).
     The encoder's shapes are the batch's, fixed in pretraining; the head is matrix products either way."""
-    getattr(model, "roberta", model).compile()
+    getattr(model, "roberta", model).compile(**compile_options)
 
 
 class Trainer:
