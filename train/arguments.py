@@ -129,7 +129,7 @@ class TrainingArguments:
     precision: str = option("auto", "autocast dtype (default: %(default)s = bf16 on CUDA; on CPU bf16 with AMX "
                                     f"or AVX512-BF16, else fp32; here {CPU_DEFAULT_PRECISION})", group="run",
                             choices=("auto", "fp32", "bf16"))
-    compile: bool = option(False, "torch.compile the model", group="run")
+    compile: bool = option(False, "torch.compile the encoder (train.trainer.compile_encoder)", group="run")
     no_progress: bool = option(False, "no progress bar", group="run")
     command: str = option("", cli=False)  # the command line that reproduces the run (set by `parse`)
 

@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--init", default=None, help="--gpu: continue pretraining from this MLM folder")
     g.add_argument("--gpu-batch-size", type=int, default=512, help="--gpu pretraining batch (default: %(default)s)")
     g.add_argument("--gpu-lr", type=float, default=1e-3, help="--gpu pretraining peak lr (default: %(default)s)")
-    g.add_argument("--compile", action="store_true", help="--gpu: torch.compile the pretraining model")
+    g.add_argument("--compile", action="store_true", help="--gpu: torch.compile the pretraining model's encoder")
     g.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
                    help="--gpu: fine-tuning seeds (default: %(default)s)")
     g.add_argument("--baseline", action="store_true",
