@@ -92,7 +92,8 @@ class RunMetrics:
     imdb_data: str | None = None
     imdb_seed: int | None = None
     imdb_sample_removed_from_training: int | None = None
-    selection: str | None = None  # which weights were kept
+    selection: str | None = None  # which weights were kept: "last", "calibration", "ema DECAY"
+    end_weights_dev_accuracy: float | None = None  # with "ema DECAY": the end-of-run weights' dev accuracy
     kept_step: int | None = None
     layer_lr_decay: float | None = None
     calibration_examples: int | None = None

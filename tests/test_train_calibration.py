@@ -414,7 +414,19 @@ def test_summarize(seeds, tmp_path, capsys):
     table = out.with_suffix(".md").read_text()
     assert "| sst2 (mean ± std) | 3 |" in table and "weight average of 3" in table and "negated negative" in table
     assert out.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
+    assert "end-of-run weights" not in table  # a column only for runs that kept a moving average
     assert summarize.main([str(tmp_path / "missing")]) == 2
+
+    import shutil
+    ema = []
+    for i, folder in enumerate(seeds):
+        ema.append(shutil.copytree(folder, tmp_path / f"ema-{i}"))
+        metrics = json.loads((ema[-1] / "metrics.json").read_text())
+        (ema[-1] / "metrics.json").write_text(json.dumps({**metrics, "end_weights_dev_accuracy": 0.5 + i / 10}))
+    assert summarize.main(["--arm", "ema", *map(str, ema), "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["ema"]["stats"]["end_weights_dev_accuracy"]["mean"] == pytest.approx(0.6)
+    assert "dev acc of the end-of-run weights %" in out.with_suffix(".md").read_text()
+    assert "| 60.0 ± 10.0 |" in out.with_suffix(".md").read_text()
 
 
 # ----- the experiment's plan -----

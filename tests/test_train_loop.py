@@ -69,10 +69,26 @@ def test_time_budget_stops_cleanly_with_decayed_lr(train_files, tmp_path):
     assert all(a >= b for a, b in zip(lrs, lrs[1:]))
 
 
+class SteppingClock:
+    """The trainer's `time` module with a clock that moves `tick` seconds at every reading: a run under a time
+    budget takes as many steps whatever the machine's speed or load (the rest of `time` is the real one)."""
+
+    def __init__(self, tick: float):
+        self.now, self.tick = 0.0, tick
+
+    def monotonic(self) -> float:
+        self.now += self.tick
+        return self.now
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+
 @pytest.mark.slow  # end-to-end script run, several seconds
-def test_a_fractional_warmup_with_only_a_time_budget_is_that_share_of_the_time(train_files, tmp_path):
+def test_a_fractional_warmup_with_only_a_time_budget_is_that_share_of_the_time(train_files, tmp_path, monkeypatch):
     # the GPU recipe's pretraining (--warmup 0.06 and only --time-budget-min): how many steps the machine gets
     # through is not known in advance, so the warmup follows the clock, as the decay does
+    monkeypatch.setattr(trainer, "time", SteppingClock(0.02))  # 3 s: about 40 steps, on any machine
     out = tmp_path / "run"
     argv = pretrain_argv(train_files, out, "--time-budget-min", "0.05", "--warmup", "0.3", "--log-every", "1")
     assert pretrain.main(argv) == 0
@@ -192,6 +208,42 @@ def test_resume_is_bit_identical(train_files, tmp_path, monkeypatch, capsys, mas
         assert torch.equal(a[name], b[name]), name
     assert train_losses(full) == train_losses(split)  # the log was continued, not duplicated
     assert not (split / checkpointing.CHECKPOINTS).exists()  # removed after a finished run
+
+
+def test_ema_keeps_the_moving_average_of_every_step_and_resumes_it(train_files, tmp_path, tiny_mlm_dir, monkeypatch,
+                                                                    capsys):
+    """--ema-decay d: the kept weights are w1, then d * avg + (1 - d) * w_k after every step (from the step
+    checkpoints), the end-of-run weights' dev accuracy is recorded beside them, and an interrupted run resumes
+    the average exactly."""
+    decay = 0.6
+    argv = lambda out, *extra: finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--ema-decay", str(decay),
+                                             "--dropout", "0.1", "--imdb", "", "--checks", "", *extra)
+    full, split = tmp_path / "full", tmp_path / "split"
+    assert finetune.main(argv(full, "--save-every", "1", "--keep-checkpoints")) == 0
+    steps = sorted((full / checkpointing.CHECKPOINTS).iterdir())
+    assert len(steps) == 6
+    expected = None
+    for step in steps:
+        w, _ = checkpointing.Checkpoints.load(step)
+        expected = dict(w) if expected is None else {k: decay * expected[k] + (1 - decay) * w[k] for k in w}
+    kept = weights(full)
+    assert expected.keys() <= kept.keys()  # (the saved folder adds transformers' zero token-type table)
+    for name in expected:
+        assert torch.allclose(kept[name].float(), expected[name], atol=1e-6), name
+    assert not torch.equal(kept["classifier.out_proj.weight"], w["classifier.out_proj.weight"])  # not the end
+    metrics = json.loads((full / "metrics.json").read_text())
+    assert metrics["selection"] == f"ema {decay}" and 0 <= metrics["end_weights_dev_accuracy"] <= 1
+    assert "moving average" in (full / "README.md").read_text()
+
+    with monkeypatch.context() as m:
+        interrupt_at(m, 4)
+        assert finetune.main(argv(split)) == runtime.EXIT_INTERRUPTED
+    assert finetune.main(argv(split, "--resume")) == 0
+    resumed = weights(split)
+    for name in kept:
+        assert torch.equal(resumed[name], kept[name]), name
+    assert finetune.main(argv(tmp_path / "no", "--select", "calibration")) == runtime.EXIT_USER_ERROR
+    assert "--select last only" in capsys.readouterr().err
 
 
 def test_resume_refuses_to_overwrite_and_checks_folder(train_files, tmp_path, capsys):

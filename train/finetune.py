@@ -25,7 +25,9 @@ What it does, in order:
 - Optimisation (`train.trainer`): AdamW, warmup then linear decay, --epochs; --layer-lr-decay d < 1 gives the
   classifier head the full lr, the top encoder layer d x lr, the next d^2 x lr, ..., the embeddings d^(L+1).
 - Which weights are kept: by default the end-of-run model (--select last). --select calibration keeps the
-  checkpoint with the best accuracy on the calibration slice. The dev set is evaluated every --eval-every
+  checkpoint with the best accuracy on the calibration slice. --ema-decay d keeps an exponential moving
+  average of the weights instead (`train.trainer.make_ema`), and records the end-of-run weights' dev accuracy
+  beside it. The dev set is evaluated every --eval-every
   steps for the curves only: it never chooses anything, so the dev figure is an honest one.
 - Calibration: a temperature T fitted on the calibration slice (`train.calibrate`), stored in config.json
   as `calibration_temperature` and applied by `roberta.pipeline`; dev ECE before/after and a reliability
@@ -120,6 +122,10 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
                                       f"{_shown_path(DEFAULT_CHECKS)})", group=CALIBRATION)
     unsure_below: float = option(UNSURE_BELOW, "checks: a top probability below this is an 'unsure' verdict "
                                                "(default: %(default)s)", group=CALIBRATION)
+    ema_decay: float = option(0.0, "keep an exponential moving average of the weights, updated after every "
+                                   "optimizer step with this decay (0.999 spans about the last 1,000 steps), and "
+                                   "keep it instead of the end-of-run weights (whose dev accuracy metrics.json "
+                                   "records beside it); 0 = off (default: %(default)s)", group="fine-tuning")
     layer_lr_decay: float = option(1.0, "layer-wise lr decay: the head gets --lr, encoder layer L (the top) lr x d, "
                                         "layer L-1 lr x d^2, ..., the embeddings lr x d^(L+1); 1.0 = off (default: "
                                         "%(default)s)", group="fine-tuning")
@@ -295,6 +301,8 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     seed_everything(args.seed)
     if not 0 < args.layer_lr_decay <= 1:
         raise UserError(f"--layer-lr-decay must be in (0, 1], got {args.layer_lr_decay}")
+    if args.ema_decay and args.select != "last":
+        raise UserError("--ema-decay keeps the weight average: it goes with --select last only")
     if args.select == "calibration" and not (args.calibration_n > 0 and args.eval_every > 0):
         raise UserError("--select calibration needs a calibration slice (--calibration-n > 0) and "
                              "periodic evaluations (--eval-every > 0)")
@@ -339,7 +347,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     task = ClassificationTask(input_ids, torch.tensor(train_labels), pad_id, periodic_eval,
                               best_metric="calibration_accuracy" if args.select == "calibration" else None,
                               layer_lr_decay=args.layer_lr_decay)
-    trainer = Trainer(model, task, args, dist, out)
+    trainer = Trainer(model, task, args, dist, out, ema_decay=args.ema_decay)
     result = trainer.fit()
     if result.status == "interrupted":
         return EXIT_INTERRUPTED
@@ -353,6 +361,14 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         model.load_state_dict(weights)
     model.eval()
     kept_step = result.best["step"] if args.select == "calibration" and result.best else result.step
+    end_weights_dev = None
+    if trainer.ema is not None:  # the average replaces the end-of-run weights, measured first for comparison
+        with torch.no_grad():
+            end_weights_dev = evaluate_classifier(model, tokenizer, dev_texts, dev_labels, eval_batch,
+                                                  max_length=max_length)["accuracy"]
+        model.load_state_dict(trainer.ema.module.state_dict())
+        print(f"dev accuracy of the end-of-run weights {end_weights_dev:.4f}; kept: their moving average "
+              f"(decay {args.ema_decay})", flush=True)
     # Final figures in float32, as roberta.pipeline and transformers compute them
     with torch.no_grad():
         calibration = None
@@ -379,7 +395,8 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         imdb_accuracy_whole=ood["accuracy_whole"] if ood else None,
         imdb_data=args.imdb or None, imdb_seed=args.imdb_seed,
         imdb_sample_removed_from_training=held_out["imdb_sample_removed"],
-        selection=args.select, kept_step=kept_step, init=args.init, init_gave=init_gave,
+        selection=f"ema {args.ema_decay}" if trainer.ema is not None else args.select, kept_step=kept_step,
+        end_weights_dev_accuracy=end_weights_dev, init=args.init, init_gave=init_gave,
         init_root=f"random, seed {args.seed}" if args.init == "random" else init_root(args.init),
         train_examples=len(train_texts), train_data=args.train, max_length=max_length,
         train_rows=len(train_labels) if args.long_text == "windows" else None,
@@ -416,9 +433,15 @@ def write_card(out: Path, metrics: RunMetrics | dict, recipe: dict, title: str |
     if notes is None:
         start = ("a randomly initialised encoder (no pretraining)" if init == "random"
                  else f"`{init}` ({metrics.init_gave or 'encoder'})")
-        kept = ("the end-of-run weights are the ones kept" if (metrics.selection or "last") == "last" else
-                f"the checkpoint with the best accuracy on the calibration slice (step {metrics.kept_step}) "
-                "is the one kept")
+        selection = metrics.selection or "last"
+        if selection == "last":
+            kept = "the end-of-run weights are the ones kept"
+        elif selection.startswith("ema "):
+            kept = (f"the kept weights are the exponential moving average of the run's weights (decay "
+                    f"{selection.split()[1]}, updated after every step), not the end-of-run weights")
+        else:
+            kept = (f"the checkpoint with the best accuracy on the calibration slice (step {metrics.kept_step}) "
+                    "is the one kept")
         imdb = ""
         if metrics.imdb_data:
             imdb = (f" IMDB accuracy is on a fixed sample of {metrics.imdb_examples} reviews of "

@@ -21,8 +21,10 @@ from pathlib import Path
 
 from roberta.run_metrics import RunMetrics
 
+OPTIONAL = {"end_weights_dev_accuracy"}  # a column only when some run has the figure
 FIELDS = [  # (metrics.json key, column title, as a percentage)
     ("dev_accuracy", "SST-2 dev acc", True),
+    ("end_weights_dev_accuracy", "dev acc of the end-of-run weights", True),  # runs that kept a moving average
     ("imdb_accuracy", "IMDB acc", True),
     ("imdb_accuracy_whole", "IMDB acc (whole)", True),
     ("dev_ece_uncalibrated", "dev ECE before T", True),
@@ -80,19 +82,25 @@ def _fmt(value, pct: bool) -> str:
     return f"{100 * value:.1f}" if pct else f"{value:.3g}" if value < 100 else f"{value:,.0f}"
 
 
+def _shown_fields(summary: dict) -> list[tuple[str, str, bool]]:
+    return [f for f in FIELDS if f[0] not in OPTIONAL or any(
+        (arm["stats"].get(f[0]) or {}).get("mean") is not None for arm in summary.values())]
+
+
 def to_markdown(summary: dict) -> str:
-    head = "| arm | runs | " + " | ".join(title + (" %" if pct else "") for _, title, pct in FIELDS) + " |"
-    lines = [head, "|" + "---|" * (len(FIELDS) + 2)]
+    fields = _shown_fields(summary)
+    head = "| arm | runs | " + " | ".join(title + (" %" if pct else "") for _, title, pct in fields) + " |"
+    lines = [head, "|" + "---|" * (len(fields) + 2)]
     for name, arm in summary.items():
         cells = []
-        for key, _, pct in FIELDS:
+        for key, _, pct in fields:
             s = arm["stats"].get(key) or {"mean": None, "std": None}  # a summary written before the field
             cells.append("-" if s["mean"] is None else _fmt(s["mean"], pct) +
                          (f" ± {_fmt(s['std'], pct)}" if s["std"] is not None else ""))
         lines.append(f"| {name} (mean ± std) | {arm['seeds']} | " + " | ".join(cells) + " |")
         for run in arm["averaged"]:
             lines.append(f"| {name}: weight average of {run['averaged']} (`{run['folder']}`) | 1 | " +
-                         " | ".join(_fmt(run.get(key), pct) for key, _, pct in FIELDS) + " |")
+                         " | ".join(_fmt(run.get(key), pct) for key, _, pct in fields) + " |")
     categories = sorted({c for arm in summary.values() for c in arm["stats"]["checks_categories"]})
     if categories:
         lines += ["", "Behaviour checks per category, % right (mean over seeds):", "",

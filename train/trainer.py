@@ -145,9 +145,22 @@ def compile_encoder(model: torch.nn.Module, **compile_options) -> None:
     getattr(model, "roberta", model).compile(**compile_options)
 
 
+def make_ema(model: torch.nn.Module, decay: float) -> torch.optim.swa_utils.AveragedModel:
+    """An exponential moving average of `model`'s parameters (torch's `AveragedModel`): the first update copies
+    them, each later one moves the average (1 - decay) of the way to them, so it spans about the last
+    1 / (1 - decay) steps. Its weights: `ema.module.state_dict()`, the model's own names."""
+    if not 0 < decay < 1:
+        raise UserError(f"the weight average's decay must be in (0, 1), got {decay}")
+    from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+
+    return AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(decay))
+
+
 class Trainer:
     def __init__(self, model: torch.nn.Module, task: Task, args: TrainingArguments, dist: Dist | None = None,
-                 out: Path | None = None):
+                 out: Path | None = None, ema_decay: float = 0.0):
+        """`ema_decay` > 0: also keep an exponential moving average of the weights (`self.ema`, updated after
+        every optimizer step, checkpointed with the run); what is done with it is the script's choice."""
         dist = dist or Dist()
         self.task, self.args, self.dist, self.out = task, args, dist, Path(out or args.out)
         self.ckpt = Checkpoints(self.out, keep_all_steps=args.keep_checkpoints)
@@ -163,6 +176,7 @@ class Trainer:
         self.model = model.to(dist.device)  # the bare model: saving, evaluation
         self.optimizer = make_optimizer(self.model, args.lr, args.weight_decay,
                                         task.param_groups(self.model, args.weight_decay))
+        self.ema = make_ema(self.model, ema_decay) if ema_decay else None
         self.step = self.tokens = self.epoch = self.batch_in_epoch = 0
         self.elapsed = 0.0
         self.total_steps = self._planned_steps()
@@ -256,6 +270,11 @@ class Trainer:
             self.optimizer.load_state_dict(state["optimizer"])
         except (ValueError, KeyError) as err:
             raise UserError(f"{path / 'trainer.pt'}: its optimizer state does not fit this model: {err}") from None
+        if self.ema is not None:
+            if "ema" not in state:
+                raise UserError(f"{path}: the checkpointed run kept no weight average; resume it without the "
+                                "option that asks for one")
+            self.ema.load_state_dict(state["ema"])
         for key in ("step", "tokens", "epoch", "batch_in_epoch"):
             setattr(self, key, int(state[key]))
         self.elapsed = self.clock = float(state["elapsed"])
@@ -308,6 +327,7 @@ class Trainer:
             "total_steps": -1 if self.total_steps is None else self.total_steps,
             "optimizer": self.optimizer.state_dict(), "rng": rng_state(), "task": self.task.state_dict(),
             "best": self.best, "last_eval": self.last_eval, "args": args, "world_size": self.dist.world_size,
+            **({"ema": self.ema.state_dict()} if self.ema is not None else {}),
         }
 
     def save_checkpoint(self) -> Path | None:
@@ -378,6 +398,8 @@ class Trainer:
                                  f"updated or saved")
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
+        if self.ema is not None:
+            self.ema.update_parameters(self.model)
         self.tokens += self.task.num_tokens(batch)
         return loss_value, lr, self.task.num_tokens(batch), bool(flags[1] > 0), bool(flags[2] > 0)
 
