@@ -435,7 +435,7 @@ def test_sentiment_recipe_plan(capsys):
                                   "--finetune-args", "--layer-lr-decay 0.8", "--tapt-minutes", "0"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 + 4 + 2 + 4 + 4 + 1  # 4 arms x 2 seeds (+ IMDB stages), 4 averages, the summary
-    assert "python -m train.finetune --init runs/x/imdb-s1 --dropout 0 --seed 1 --resume --layer-lr-decay 0.8 " \
+    assert "python -m train.finetune --init runs/x/imdb-s1 --dropout 0 --ema-decay 0.999 --seed 1 --resume --layer-lr-decay 0.8 " \
            "--out runs/x/imdb-sst2-s1" in lines
     assert "python -m train.finetune --init random --tokenizer runs/mlm --epochs 0.3 --long-text windows " \
            "--calibration-n 0 --dropout 0 --seed 0 --resume --train ../shared/data/imdb/train.tsv --out runs/x/random-imdb-s0" in lines
@@ -450,7 +450,13 @@ def test_sentiment_recipe_shared_imdb_stage(capsys):
     stages = [line for line in lines if "--train ../shared/data/imdb/train.tsv" in line]
     assert len(stages) == 1 and "--seed 0" in stages[0] and stages[0].endswith("--out x/imdb-s0")
     for seed in (0, 1, 2):  # every seed's SST-2 run starts from the one stage
-        assert f"python -m train.finetune --init x/imdb-s0 --dropout 0 --seed {seed} --resume --out x/imdb-sst2-s{seed}" in lines
+        assert (f"python -m train.finetune --init x/imdb-s0 --dropout 0 --ema-decay 0.999 --seed {seed} --resume "
+                f"--out x/imdb-sst2-s{seed}") in lines
+    # --ema-decay 0: the end-of-run weights, the shipped classifier's commands exactly
+    assert sentiment_recipe.main(["--init", "m", "--out", "x", "--arms", "imdb-sst2", "--imdb-stage-seed", "0",
+                                  "--dry-run", "--tapt-minutes", "0", "--ema-decay", "0"]) == 0
+    assert "python -m train.finetune --init x/imdb-s0 --dropout 0 --seed 1 --resume --out x/imdb-sst2-s1" in \
+        capsys.readouterr().out.splitlines()
 
 
 def test_sentiment_recipe_plan_with_tapt(capsys):
@@ -465,7 +471,8 @@ def test_sentiment_recipe_plan_with_tapt(capsys):
                                "x/tapt/sst2-lower.txt=0.3 ") and "--time-budget-min 18 " in lines[1]
     assert lines[1].endswith("--resume --out x/tapt/mlm")
     assert lines[2].startswith("python -m train.finetune --init x/tapt/mlm --epochs 0.3 --long-text windows ")
-    assert "python -m train.finetune --init random --tokenizer m --dropout 0 --seed 0 --resume --out x/random-sst2-s0" in lines
+    assert ("python -m train.finetune --init random --tokenizer m --dropout 0 --ema-decay 0.999 --seed 0 --resume "
+            "--out x/random-sst2-s0") in lines
     # random arms alone: no TAPT (it serves the pretrained arms only)
     assert sentiment_recipe.main(["--init", "m", "--out", "x", "--arms", "random-imdb-sst2", "--seeds", "0",
                                   "--imdb-stage-seed", "0", "--train-only", "--dry-run"]) == 0
