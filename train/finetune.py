@@ -27,8 +27,8 @@ What it does, in order:
 - Which weights are kept: by default the end-of-run model (--select last). --select calibration keeps the
   checkpoint with the best accuracy on the calibration slice. --ema-decay d keeps an exponential moving
   average of the weights instead (`train.trainer.make_ema`), and records the end-of-run weights' dev accuracy
-  beside it. The dev set is evaluated every --eval-every
-  steps for the curves only: it never chooses anything, so the dev figure is an honest one.
+  beside it. The dev set is evaluated every --eval-every steps for the curves only: it never chooses
+  anything, so the dev figure is an honest one.
 - Calibration: a temperature T fitted on the calibration slice (`train.calibrate`), stored in config.json
   as `calibration_temperature` and applied by `roberta.pipeline`; dev ECE before/after and a reliability
   diagram (reliability.png). With --calibration-n 0 the model stays uncalibrated (T = 1).
@@ -302,7 +302,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     if not 0 < args.layer_lr_decay <= 1:
         raise UserError(f"--layer-lr-decay must be in (0, 1], got {args.layer_lr_decay}")
     if args.ema_decay and args.select != "last":
-        raise UserError("--ema-decay keeps the weight average: it goes with --select last only")
+        raise UserError("--ema-decay keeps the moving average of the weights: it goes with --select last only")
     if args.select == "calibration" and not (args.calibration_n > 0 and args.eval_every > 0):
         raise UserError("--select calibration needs a calibration slice (--calibration-n > 0) and "
                              "periodic evaluations (--eval-every > 0)")

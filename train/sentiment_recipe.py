@@ -143,7 +143,8 @@ def plan(args) -> tuple[list[Step], list[Step], dict]:
             else:
                 start = init
             train_steps.append(training(final.name, finetune, args.finetune_args, **start, dropout=args.dropout,
-                                        ema_decay=args.ema_decay or None, seed=seed, resume=True, no_progress=quiet, out=str(final)))
+                                        ema_decay=args.ema_decay or None, seed=seed, resume=True, no_progress=quiet,
+                                        out=str(final)))
             runs[arm].append(final)
         if not args.no_average and len(args.seeds) > 1:
             folder = out / f"{arm}-avg"

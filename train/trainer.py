@@ -150,7 +150,7 @@ def make_ema(model: torch.nn.Module, decay: float) -> torch.optim.swa_utils.Aver
     them, each later one moves the average (1 - decay) of the way to them, so it spans about the last
     1 / (1 - decay) steps. Its weights: `ema.module.state_dict()`, the model's own names."""
     if not 0 < decay < 1:
-        raise UserError(f"the weight average's decay must be in (0, 1), got {decay}")
+        raise UserError(f"the moving average's decay must be in (0, 1), got {decay}")
     from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
     return AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(decay))
@@ -272,8 +272,8 @@ class Trainer:
             raise UserError(f"{path / 'trainer.pt'}: its optimizer state does not fit this model: {err}") from None
         if self.ema is not None:
             if "ema" not in state:
-                raise UserError(f"{path}: the checkpointed run kept no weight average; resume it without the "
-                                "option that asks for one")
+                raise UserError(f"{path}: the checkpointed run kept no moving average of the weights; resume "
+                                "it without the option that asks for one")
             self.ema.load_state_dict(state["ema"])
         for key in ("step", "tokens", "epoch", "batch_in_epoch"):
             setattr(self, key, int(state[key]))
