@@ -58,27 +58,37 @@ def error_box():
     return gr.HTML(visible=False, elem_classes="input-error-box")
 
 
-def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=None, keep_undrawn=False):
+def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=None, keep_undrawn=False,
+         first=None):
     """The UI event: `fn` with its errors in `error` and the previous results kept (`keep_results`), also
     run when the page opens if `on_load` (every tab shows its default example computed); and the public API
     endpoint `name` on a hidden trigger: `fn` itself, its errors raised as before. Both in the shared compute
     queue; the UI event reads `ui_inputs` when given (the same parameters, the last one from the page's state
-    instead of its API default; `keep_undrawn`: see `keep_results`). Returns the UI version of `fn` (for the
-    examples)."""
+    instead of its API default; `keep_undrawn`: see `keep_results`). `first`: (UI function, its outputs) run
+    on the same inputs before `fn`, so that what `fn` adds to the page belongs to the same text. Returns the UI
+    version of `fn` (for the examples)."""
     ui = keep_results(fn, len(outputs), keep_undrawn)
     triggers = [*triggers, demo.load] if on_load else triggers
-    gr.on(triggers, ui, ui_inputs or inputs, [*outputs, error], api_name=f"{name}_ui", api_visibility="private",
-          **COMPUTE)
+    ui_inputs = ui_inputs or inputs
+    event = dict(inputs=ui_inputs, outputs=[*outputs, error], api_name=f"{name}_ui", api_visibility="private",
+                 **COMPUTE)
+    if first:
+        first_ui, first_outputs = first
+        gr.on(triggers, first_ui, ui_inputs, [*first_outputs, error], api_name=f"{name}_first_ui",
+              api_visibility="private", **COMPUTE).then(ui, **event)
+    else:
+        gr.on(triggers, ui, **event)
     gr.Button(visible=False).click(fn, inputs, outputs, api_name=name, **COMPUTE)
     return ui
 
 
-def examples(rows, inputs, outputs, ui, error, name, run_inputs=None, labels=None):
+def examples(rows, inputs, outputs, ui, error, name, run_inputs=None, labels=None, columns=None):
     """Examples that fill the inputs, then run `ui` (from `wire`) on `run_inputs` (default: those inputs; a
     tab's other inputs too, its model box included) in the shared compute queue (gr.Examples' own
     run_on_click event would get a concurrency group, and so a limit, of its own). `labels`: what each
-    example shows instead of its text (a long one)."""
-    shown = gr.Examples(rows, inputs, api_name=f"{name}_example", example_labels=labels)
+    example shows instead of its text (a long one). `columns`: the indices of the inputs the examples show
+    (default: all); the others are still set, e.g. a box an example clears."""
+    shown = gr.Examples(rows, inputs, api_name=f"{name}_example", example_labels=labels, visible_columns=columns)
     shown.load_input_event.then(ui, run_inputs or inputs, [*outputs, error], api_name=f"{name}_example_run",
                                 api_visibility="undocumented", **COMPUTE)
 
@@ -184,8 +194,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             fm_in = [fm_text, fm_k, fm_targets, fm_model]
             fm_ui = wire([fm_btn.click, fm_text.submit, fm_targets.submit, fm_current.change], handlers.fill_mask,
                          fm_in, fm_out, fm_error, "fill_mask", on_load=True)
-            examples([list(example) for example in FILL_MASK_EXAMPLES], [fm_text, fm_k], fm_out, fm_ui, fm_error,
-                     "fill_mask", run_inputs=fm_in)
+            # an example clears the candidate words (a third, hidden column), or it would score only those
+            examples([[*example, ""] for example in FILL_MASK_EXAMPLES], [fm_text, fm_k, fm_targets], fm_out, fm_ui,
+                     fm_error, "fill_mask", run_inputs=fm_in, columns=[0, 1])
 
         with gr.Tab("Sentiment", id="sentiment"):
             notice("sentiment")
@@ -217,8 +228,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                          st_out, st_error, "classify", on_load=True)
             examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify", run_inputs=[st_text, st_model],
                      labels=[example_label(text) for text in SENTIMENT_EXAMPLES])
+            # the text may have been edited since it was classified: classify it first, so that the answer,
+            # the word colours and the counterfactual on the page are the same text's
             wire([st_whatif_btn.click], handlers.counterfactual, [st_text, st_model], st_whatif_out, st_error,
-                 "counterfactual")
+                 "counterfactual", first=(st_ui, st_out))
             # a new answer makes the last counterfactual stale: clear it
             st_explain.change(lambda: ("", None), None, st_whatif_out, queue=False, show_progress="hidden",
                               api_name="counterfactual_clear", api_visibility="private")
@@ -332,8 +345,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                          buttons=[])
 
         with gr.Tab("About", id="about"):
-            gr.Markdown("## The models\nBoth are small teaching models trained on a CPU; the figures below are "
-                        "read from each model's metrics.json.")
+            gr.Markdown("## The models\nBoth are small teaching models, trained on a 2-core CPU and (two short phases "
+                        "of the encoder) one GPU; the figures below are read from each model's metrics.json.")
             with gr.Row(elem_classes="about-cards"):
                 for key in ("mlm", "sentiment"):
                     with gr.Column(min_width=300):

@@ -22,9 +22,12 @@ RECIPE = """## Training recipe
 documents packed into full rows (RoBERTa's FULL-SENTENCES); 15% of tokens selected, of which 80% become
 `<mask>`, 10% a random token and 10% stay unchanged, with a fresh mask every time a row is seen (dynamic
 masking); byte-level BPE tokenizer; AdamW with warm-up and a decaying learning rate.
-- **Fine-tuning** (`python -m train.finetune`): the pretrained encoder plus a new classification head on `<s>`,
-trained on SST-2 (texts detokenized and lower-cased, here as in training), the best checkpoint on the SST-2
-dev set kept.
+- **Fine-tuning** (`python -m train.sentiment_recipe`): the pretrained encoder plus a new classification head
+on `<s>`, in three stages: a short masked-language-model run on lower-cased review text (task-adaptive
+pretraining), a stage on IMDB reviews, then SST-2 (texts detokenized and lower-cased, here as in training).
+Each SST-2 run keeps its end-of-run weights or their moving average (the dev set chooses nothing), and the
+served classifier is the uniform weight average of several seeds' runs, with a temperature fitted on held-out
+training sentences.
 
 The exact settings, data, hardware and times of each run are in its model card.
 """
@@ -109,7 +112,8 @@ def summary_card(loaded) -> str:
     if "train_minutes" in facts and facts.get("averaged"):  # a weight average: its own wall time is the averaging
         spent = minutes(facts["train_minutes"])
         if loaded.key != "mlm":
-            training.append(f"a weight average of {facts['averaged']} fine-tuning runs, {spent} of training in all")
+            training.append(f"a weight average of {facts['averaged']} fine-tuning runs, {spent} of training in "
+                            "all in their last stage (the earlier stages are in the model card)")
         elif averages > 1:  # each average's members are a phase and that phase's start
             training.append(f"{spent} of training in {len(trained)} phases and {averages} weight averages, the last "
                             f"one of {facts['averaged']} phases")

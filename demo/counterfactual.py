@@ -129,7 +129,10 @@ def _removal(text: str, spans: list[tuple[int, int]], k: int, kind: str, verb: s
     start, end = spans[k]
     core_start, core_end = _core(text, start, end)
     keep = SENTENCE_END_RE.search(text, core_end, end) if core_end > core_start else None
-    if keep and keep.start() == core_end:  # "it." -> "." joins the word before: "i loved it." -> "i loved."
+    ended = k and SENTENCE_END_RE.search(text[spans[k - 1][0]:spans[k - 1][1]])  # the word before ends a sentence
+    if keep and keep.start() == core_end and ended:  # "not. bad." -> "not.", not "not.."
+        start = spans[k - 1][1]
+    elif keep and keep.start() == core_end:  # "it." -> "." joins the word before: "i loved it." -> "i loved."
         start, end = spans[k - 1][1] if k else start, keep.start()
     elif k + 1 < len(spans):  # "gorgeous, funny" -> "funny"
         end = spans[k + 1][0]

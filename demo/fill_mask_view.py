@@ -20,6 +20,8 @@ FILL_MASK_CSS = """<style>
 .fm-mask tr,.fm-mask td{border:0 !important;background:transparent !important}
 .fm-mask td{padding:2px 6px;vertical-align:middle}
 .fm-mask td.fm-word{white-space:nowrap;max-width:12em;overflow:hidden;text-overflow:ellipsis}
+.fm-mask td.fm-cand{white-space:normal;overflow-wrap:anywhere;max-width:16em}
+.fm-mask td.fm-cand small{display:block;opacity:.75}
 .fm-mask td.fm-track{width:55%}
 .fm-mask td.fm-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .fm-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
@@ -37,9 +39,17 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
         lines = []
         for r in row:
             p = float(r["score"])
-            word = r["token_str"].strip() or repr(r["token_str"])
             width = max(0.0, min(100.0, 100 * p / top))
-            lines.append(f'<tr><td class="fm-word">{html.escape(word)}</td><td class="fm-track"><span class="fm-bar" '
+            if r.get("candidates"):  # the user's words, and how they were scored when not as one token
+                words, how = candidate_label(r)
+                hover = ""  # a shared row names all its words on hover
+                if len(r["candidates"]) > 1:
+                    hover = f' title="{html.escape(", ".join(r["candidates"]))}"'
+                note = f"<small>{html.escape(how)}</small>" if how else ""
+                cell = f'<td class="fm-word fm-cand"{hover}>{html.escape(words)}{note}</td>'
+            else:
+                cell = f'<td class="fm-word">{html.escape(r["token_str"].strip() or repr(r["token_str"]))}</td>'
+            lines.append(f'<tr>{cell}<td class="fm-track"><span class="fm-bar" '
                          f'style="width:{width:.1f}%"></span></td><td class="fm-score" title="p = {p:.3e}, ln p = '
                          f'{format_log_probability(p)}">{format_probability(p)}</td></tr>')
         what = "your candidate words, all of them" if candidates else f"top {len(row)} of the vocabulary"
@@ -49,8 +59,37 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
             "score for the exact value and its log-probability.")
     if candidates:
         note += (" A candidate that is not one token of the vocabulary is scored by its first piece, as in "
-                 "transformers.")
+                 "transformers (its row says so); candidates that share that piece share one row and one score.")
     return f'{FILL_MASK_CSS}<div class="fm-view">{"".join(blocks)}<p class="fm-note">{note}</p></div>'
+
+
+SHOWN_SHARING = 5  # candidate words a shared row names (all of them on hover)
+
+
+def candidate_label(result: dict) -> tuple[str, str]:
+    """A candidate row's label: the user's word(s) scored by `result` (its "candidates"), and, when that is not
+    simply the word as one token, how it was scored: by its first piece, or by a piece several words share."""
+    words, piece = result["candidates"], result["token_str"].strip()
+    if not piece:  # "Ġ" alone, as before a character that has no piece of its own with a space
+        shown = ", a lone space"
+    elif "\ufffd" in piece:  # a piece of a multi-byte character decodes to U+FFFD
+        shown = ", a part of a character"
+    else:
+        shown = f" ‘{piece}’"
+    if len(words) == 1:
+        return words[0], ("" if words[0] == piece else f"(scored by its first piece{shown})")
+    listed = ", ".join(words[:SHOWN_SHARING])
+    if len(words) > SHOWN_SHARING:
+        listed += f" and {len(words) - SHOWN_SHARING} more"
+    return listed, f"(these {len(words)} words share one first piece{shown}, so one score)"
+
+
+def mask_spaces(text: str) -> list[str]:
+    """Per mask, the whitespace before it that it absorbs (`<mask>` strips the space on its left): "" at the
+    start of the text or after a non-space. A candidate word there takes its leading-space ("Ġ") form when
+    there is some: the model reads "of\\n<mask>" as "of <mask>", the whitespace gone into the mask."""
+    return ["" if match.start() == 0 else match.group()[:len(match.group()) - len(match.group().lstrip())]
+            for match in MASK_WITH_SPACE_RE.finditer(text)]
 
 
 def completed_sentence(text: str, fills: list[str]) -> list[tuple[str, str | None]]:
@@ -72,7 +111,8 @@ def mask_labels(per_mask: list[list[dict]]) -> list[dict | None]:
     for row in per_mask:
         scores = {}
         for r in row:
-            name = r["token_str"].strip() or repr(r["token_str"])
+            name = (", ".join(r["candidates"]) if r.get("candidates")  # the user's candidate word(s)
+                    else r["token_str"].strip() or repr(r["token_str"]))
             while name in scores:  # " Paris" and "Paris" both show as Paris
                 name += "\u200b"
             scores[name] = float(r["score"])

@@ -17,7 +17,7 @@ import gradio as gr
 import torch
 
 from . import counterfactual, explain, figures, head_view
-from .fill_mask_view import completed_sentence, mask_labels, predictions_html
+from .fill_mask_view import completed_sentence, mask_labels, mask_spaces, predictions_html
 from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
 from .model_choice import SHIPPED, ModelChoiceError, ModelChooser, describe, is_shipped
 from .models import Models
@@ -108,20 +108,48 @@ class Handlers:
         if len(MASK_RE.findall(text)) < n_masks:
             raise fail(f"The mask is beyond the first {pipe.max_length} tokens, which is all the model reads: "
                        "shorten the text or move the mask earlier.")
-        target_tokens = None
-        if words:  # after a space (the usual case), a word is the token with its leading space
-            at_start = MASK_RE.match(text.lstrip()) is not None
-            target_tokens = [w if at_start else " " + w for w in words]
-        # every candidate word is scored, whatever top-k (top-k is the number of vocabulary predictions)
-        results = pipe(text, top_k=len(target_tokens) if target_tokens else top_k, targets=target_tokens)
-        per_mask = results if n_masks > 1 else [results]
+        if words:  # every candidate word is scored, whatever top-k (the number of vocabulary predictions)
+            per_mask = self._score_candidates(pipe, text, words)
+            # the completed sentence shows the user's word after the whitespace its mask absorbed (the piece
+            # itself when several words share it)
+            fills = [space + (row[0]["candidates"][0] if len(row[0]["candidates"]) == 1
+                              else row[0]["token_str"].strip())
+                     for space, row in zip(mask_spaces(text), per_mask)]
+        else:
+            results = pipe(text, top_k=top_k)
+            per_mask = results if n_masks > 1 else [results]
+            fills = [row[0]["token_str"] for row in per_mask]
         if any(r.get("truncated") for row in per_mask for r in row):
             warn_truncated(pipe.max_length)
-        filled = completed_sentence(text, [row[0]["token_str"] for row in per_mask])
+        filled = completed_sentence(text, fills)
         if len(text) < full_length:
             filled.append((" …", None))
         raw = [[dict(r) for r in row] for row in per_mask]
         return (filled, *mask_labels(per_mask), raw, predictions_html(per_mask, words))
+
+    @staticmethod
+    def _score_candidates(pipe, text: str, words: list[str]) -> list[list[dict]]:
+        """Every candidate word scored at every mask, in the token form a word takes there (byte-level BPE):
+        with its leading space ("Ġ" form) after whitespace, without one at the start of the text or after
+        anything else ("foot<mask>", "(<mask>)"). The pipeline scores one form per call, so the text goes
+        through it once per form its masks need. A word that is not one token is scored by its first piece
+        (as transformers); each result lists under "candidates" the words it scored (several when they share
+        that piece), in the user's order."""
+        words = list(dict.fromkeys(words))  # "Paris, Paris" is one candidate
+        spaced = [bool(space) for space in mask_spaces(text)]
+        rows = {}
+        for form in sorted(set(spaced)):
+            shaped = [" " + w if form else w for w in words]
+            by_token: dict[int, list[str]] = {}
+            for word, target in zip(words, shaped):
+                try:
+                    by_token.setdefault(int(pipe.target_ids([target])[0]), []).append(word)
+                except ValueError:  # no token at all: skipped, as the pipeline skips it
+                    pass
+            results = pipe(text, top_k=len(shaped), targets=shaped)  # all of them, whatever top-k
+            per_mask = results if len(spaced) > 1 else [results]
+            rows[form] = [[{**r, "candidates": by_token.get(r["token"], [])} for r in row] for row in per_mask]
+        return [rows[form][i] for i, form in enumerate(spaced)]
 
     # ---- 2. sentiment
     def _read_sentiment(self, text, model) -> SentimentReading:
@@ -131,6 +159,9 @@ class Handlers:
         pipe, tokenizer = loaded.pipeline, loaded.tokenizer
         text = clean_text(text)
         model_text = classifier_input(loaded, text, lowercase)
+        tokens = tokenize(tokenizer, model_text, pipe.max_length)
+        if all(tokens.special):  # "<pad><pad>" would otherwise get a verdict on no words at all
+            raise fail("The text has no words to classify, only special tokens such as <pad> or <mask>.")
         results = pipe(model_text)  # a long text: in overlapping windows, their logits averaged
         windows = results[0].get("windows", 1) if results else 1
         if windows > 1:
@@ -139,7 +170,6 @@ class Handlers:
         # fixed polarity: every word's push towards the positive label, whatever the prediction (a plus is
         # always "towards positive", so "gorgeous" and "bad" never share a colour)
         target, toward, away = explain.polarity(loaded.model.config)
-        tokens = tokenize(tokenizer, model_text, pipe.max_length)
         attributions, _, _ = explain.integrated_gradients(loaded.model, tokens.ids, target,
                                                           tokenizer.token_to_id("<pad>"), special_ids(tokenizer))
         # Show the user's own text when normalising only changed the case (same characters, same places)

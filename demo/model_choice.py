@@ -12,7 +12,9 @@ and says what was loaded, or keeps the current model and says why not. The Atten
 of model: `ModelChooser.get_any` loads a Hub RoBERTa as the class its config.json names.
 
 Local folders (a `save_pretrained` folder) can be chosen only when `APP_LOCAL_MODELS=1` (tests, a trusted
-machine): on a public server a visitor must not probe the server's file system.
+machine): on a public server a visitor must not probe the server's file system. `APP_HUB_MODELS` says which
+Hub models a visitor may load: `any` (the default), `suggested` (only the ids the model boxes offer: a public
+server's disk and memory then hold at most those) or `off` (the shipped models only).
 """
 from __future__ import annotations
 
@@ -48,20 +50,26 @@ HUB_CACHE_SIZE = 3
 MAX_CHOICE_CHARS = 200
 HUB_NOTE = "Hub models are downloaded on first use (roberta-base ~0.5 GB, roberta-large ~1.4 GB), then kept loaded."
 LOCAL_ENV = "APP_LOCAL_MODELS"
+HUB_ENV = "APP_HUB_MODELS"
+HUB_MODES = ("any", "suggested", "off")
 
 
 class ModelChoiceError(ValueError):
     """A chosen model that cannot be used; the message says why in plain words."""
 
 
+def _suggested(key: str) -> list[tuple[str, str]]:
+    return [] if hub_models_mode() == "off" else [(repo, repo) for repo in SUGGESTED[key]]
+
+
 def choices(key: str) -> list[tuple[str, str]]:
-    """The model box's entries: the shipped model, then the suggested Hub ids."""
-    return [(SHIPPED_LABELS[key], SHIPPED), *[(repo, repo) for repo in SUGGESTED[key]]]
+    """The model box's entries: the shipped model, then the suggested Hub ids (none if Hub models are off)."""
+    return [(SHIPPED_LABELS[key], SHIPPED), *_suggested(key)]
 
 
 def attention_choices() -> list[tuple[str, str]]:
     """The attention tab's model box: both shipped models ("mlm", "sentiment"), then the suggested Hub MLM."""
-    return [(SHIPPED_LABELS[key], key) for key in ("mlm", "sentiment")] + [(repo, repo) for repo in SUGGESTED["mlm"]]
+    return [(SHIPPED_LABELS[key], key) for key in ("mlm", "sentiment")] + _suggested("mlm")
 
 
 def is_shipped(choice) -> bool:
@@ -72,7 +80,15 @@ def local_models_allowed() -> bool:
     return os.environ.get(LOCAL_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-def _check_choice(choice, allow_local: bool) -> str:
+def hub_models_mode() -> str:
+    """`APP_HUB_MODELS`: any (default), suggested or off; an unknown value is refused at start-up."""
+    mode = os.environ.get(HUB_ENV, "").strip().lower() or "any"
+    if mode not in HUB_MODES:
+        raise ValueError(f"{HUB_ENV} must be one of {', '.join(HUB_MODES)}, got {mode!r}")
+    return mode
+
+
+def _check_choice(choice, allow_local: bool, hub_mode: str = "any") -> str:
     if not isinstance(choice, str):
         raise ModelChoiceError(f"The model must be a Hugging Face Hub repo id such as {SUGGESTED['mlm'][0]}, "
                                f"got {type(choice).__name__}.")
@@ -83,6 +99,11 @@ def _check_choice(choice, allow_local: bool) -> str:
         raise ModelChoiceError(f"{source} is not a Hugging Face Hub repo id (OWNER/NAME, e.g. "
                                f"{SUGGESTED['mlm'][0]}); local folders can be chosen only where the server "
                                f"allows them ({LOCAL_ENV}=1).")
+    if not is_local(source) and hub_mode != "any":
+        allowed = sorted({repo for repos in SUGGESTED.values() for repo in repos}) if hub_mode == "suggested" else []
+        if source not in allowed:
+            offer = f" and these Hub models: {', '.join(allowed)}" if allowed else ""
+            raise ModelChoiceError(f"This server offers only its own models{offer} ({HUB_ENV}={hub_mode}).")
     return source
 
 
@@ -169,10 +190,12 @@ def describe(loaded: LoadedModel) -> str:
 class ModelChooser:
     """The shipped models plus the chosen Hub models, loaded once each (LRU of `size`), one lock per model."""
 
-    def __init__(self, models: Models, size: int = HUB_CACHE_SIZE, allow_local: bool | None = None):
+    def __init__(self, models: Models, size: int = HUB_CACHE_SIZE, allow_local: bool | None = None,
+                 hub_mode: str | None = None):
         self.models = models
         self.size = size
         self.allow_local = local_models_allowed() if allow_local is None else allow_local
+        self.hub_mode = hub_models_mode() if hub_mode is None else hub_mode
         self._loaded: OrderedDict = OrderedDict()  # (key, source) -> LoadedModel
         self._locks: dict = {}  # (key, source) -> the lock its loading holds
         self._guard = threading.Lock()  # the two dicts
@@ -189,27 +212,32 @@ class ModelChooser:
         `tab`: the tab that asks, when another than the `key` tab (named in the messages)."""
         if is_shipped(choice):
             return self.models[key]
-        source = _check_choice(choice, self.allow_local)
+        source = _check_choice(choice, self.allow_local, self.hub_mode)
         cache_key = (key, source)
         loaded = self._cached(cache_key)
         if loaded is not None:
             return loaded
         with self._guard:
             lock = self._locks.setdefault(cache_key, threading.Lock())
-        with lock:  # a second request for the same model waits for the first load instead of repeating it
-            loaded = self._cached(cache_key)
-            if loaded is None:
-                loaded = load_choice(key, source, tab)
-                with self._guard:
-                    self._loaded[cache_key] = loaded
-                    while len(self._loaded) > self.size:
-                        self._loaded.popitem(last=False)
+        try:
+            with lock:  # a second request for the same model waits for the first load instead of repeating it
+                loaded = self._cached(cache_key)
+                if loaded is None:
+                    loaded = load_choice(key, source, tab)
+                    with self._guard:
+                        self._loaded[cache_key] = loaded
+                        while len(self._loaded) > self.size:
+                            self._loaded.popitem(last=False)
+        finally:  # loaded (then cached) or failed: the lock is done with, and the table does not grow
+            with self._guard:
+                if self._locks.get(cache_key) is lock:
+                    del self._locks[cache_key]
         return loaded
 
     def get_any(self, choice, tab: str = ATTENTION_TAB) -> LoadedModel:
         """A Hub RoBERTa of either kind, for a tab that reads both (attention): loaded as a fill-mask model or
         a classifier, as its config.json says, and cached with the other tabs' models (loaded once)."""
-        source = _check_choice(choice, self.allow_local)
+        source = _check_choice(choice, self.allow_local, self.hub_mode)
         for key in ARCHITECTURES:
             loaded = self._cached((key, source))
             if loaded is not None:

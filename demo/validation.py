@@ -116,6 +116,8 @@ def clean_text(text) -> str:
 
 def parse_int(value, name: str, lo: int, hi: int) -> int:
     """A whole number in [lo, hi] from an int, a whole float or a numeric string."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise fail(f"{name} is empty: enter a whole number between {lo} and {hi}.")
     try:
         if isinstance(value, bool):
             raise ValueError

@@ -205,6 +205,15 @@ def check_weights(state: dict[str, torch.Tensor], expected: dict[str, tuple], co
                                  f"{saved}; the config does not belong to these weights")
 
 
+def save_weights(tensors: dict[str, torch.Tensor], path, metadata: dict[str, str]) -> None:
+    """`safetensors`' save_file, with the file readable as any new file is (safetensors creates it owner-only,
+    0600: an app run by another user, e.g. in a container, could not read the weights)."""
+    save_file(tensors, str(path), metadata=metadata)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
 def save_model(folder, config: RobertaConfig, architecture: str, state: dict[str, torch.Tensor]) -> None:
     """config.json + model.safetensors (`transformers`' layout, readable by both), each written to a temporary
     file and renamed into place, so that a crash never leaves a half-written file under the final name."""
@@ -212,7 +221,7 @@ def save_model(folder, config: RobertaConfig, architecture: str, state: dict[str
     folder.mkdir(parents=True, exist_ok=True)
     metadata = {"format": "pt", **{_META_PREFIX + f: str(getattr(config, f)) for f in SHAPELESS_FIELDS}}
     tmp = folder / f".{WEIGHTS_NAME}.tmp"
-    save_file(to_hf_state_dict(state), str(tmp), metadata=metadata)
+    save_weights(to_hf_state_dict(state), tmp, metadata)
     os.replace(tmp, folder / WEIGHTS_NAME)
     tmp = folder / f".{CONFIG_NAME}.tmp"
     tmp.write_text(json.dumps(config.to_hf_dict(architecture), indent=2, sort_keys=True) + "\n")

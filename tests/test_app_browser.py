@@ -113,6 +113,16 @@ def test_sentiment_example(page):
     shot(page, "2b-sentiment-what-if")
     page.get_by_text("A gorgeous, funny and deeply moving film.", exact=True).click()  # a new answer clears it
     sync_api.expect(whatif.locator("table")).to_have_count(0)
+    # the text edited but not classified: What if? classifies it first, so the answer, the colours and the
+    # counterfactual on the page are all the edited text's
+    sync_api.expect(words).to_contain_text("gorgeous")
+    page.locator("#st-text textarea").fill("A dull, lifeless and painfully slow mess.")
+    page.get_by_role("button", name="What if? (counterfactual)").click()
+    sync_api.expect(words).to_contain_text("lifeless")
+    sync_api.expect(whatif.locator("table")).to_be_visible()
+    sync_api.expect(whatif).to_contain_text("lifeless")
+    answer = page.locator("#st-label [data-testid=label-output-value]").inner_text().strip()
+    sync_api.expect(whatif.locator("tbody tr").first).to_contain_text(answer)  # the original row's answer
 
 
 def test_attention_example(page):

@@ -93,6 +93,67 @@ def test_fill_mask_scores_every_candidate_whatever_top_k(handlers):
     assert "your candidate words, all of them" in view
 
 
+def _first_piece(handlers, text):
+    return handlers._need("mlm").pipeline.tokenizer.encode(text, add_special_tokens=False).ids[0]
+
+
+@pytest.mark.parametrize("text, spaced, completed", [
+    # at the start of the text: no leading space; after a space: the "Ġ" form ("sea" is one token there)
+    ("<mask> sees the <mask>.", [False, True], ["{0}", " sees the", " {1}", "."]),
+    ("  <mask> sees the day.", [False], ["{0}", " sees the day."]),
+    ("The house (<mask>) sees the sea.", [False], ["The house (", "{0}", ") sees the sea."]),  # after "("
+    ("The foot<mask> sees the <mask>.", [False, True], ["The foot", "{0}", " sees the", " {1}", "."]),
+    ("The day\n<mask> sees the sea.", [True], ["The day", "\n{0}", " sees the sea."]),  # the newline kept
+])
+def test_fill_mask_candidates_take_the_token_form_of_each_mask(handlers, text, spaced, completed):
+    """Each mask scores the candidates in the form a word takes there, from the text just before it (not one
+    choice for all masks from the first one), and the completed sentence keeps the text's spacing."""
+    words = ["sea", "day"]
+    filled, *labels, raw, view = handlers.fill_mask(text, 1, ", ".join(words))
+    assert len(raw) == len(spaced)
+    for row, space in zip(raw, spaced):
+        expected = {_first_piece(handlers, (" " if space else "") + w): w for w in words}
+        assert {r["token"]: r["candidates"] for r in row} == {t: [w] for t, w in expected.items()}
+        assert all(r["token_str"].startswith(" ") == space for r in row)
+    assert _first_piece(handlers, "sea") != _first_piece(handlers, " sea")  # so the forms are told apart
+    tops = [row[0]["candidates"][0] for row in raw]
+    assert [t for t, _ in filled] == [part.format(*tops) for part in completed]
+    assert [c for _, c in filled if c] == [f"<mask> {i + 1}" for i in range(len(spaced))]
+
+
+def test_fill_mask_candidate_rows_name_the_users_words(handlers):
+    """Rows are labelled with the user's words, not token pieces: a word that is not one token says which
+    piece scored it, and words that share that piece share one row that names them all."""
+    words = ["sea", "seaside", "bird", "a<i>", *(f"sea{i}" for i in range(6))]
+    filled, *labels, raw, view = handlers.fill_mask("The <mask> sees the house.", 1, ", ".join(words))
+    rows = {tuple(r["candidates"]): r for r in raw[0]}
+    assert set(rows) == {("sea", "seaside", *(f"sea{i}" for i in range(6))), ("bird",), ("a<i>",)}
+    assert sorted(w for r in raw[0] for w in r["candidates"]) == sorted(words)  # every word, each once
+    assert set(labels[0]) == {"sea, seaside, sea0, sea1, sea2, sea3, sea4, sea5", "bird", "a<i>"}
+    body = view.split("</style>", 1)[1]
+    assert ">sea, seaside, sea0, sea1, sea2 and 3 more<small>(these 8 words share one first piece ‘sea’, so one "
+    "score)</small>" in body
+    assert 'title="sea, seaside, sea0, sea1, sea2, sea3, sea4, sea5"' in body  # all of them on hover
+    assert ">bird<small>(scored by its first piece ‘b’)</small>" in body
+    assert ">a&lt;i&gt;<small>(scored by its first piece ‘a’)</small>" in body and "<i>" not in body
+    assert ">Ġ" not in body and ">b</td>" not in body  # no row is named by its token piece
+    # the completed sentence shows the top row's word, not its piece (the piece itself for a shared row)
+    top = raw[0][0]["candidates"]
+    assert filled[1] == (" " + (top[0] if len(top) == 1 else "sea"), "<mask> 1")
+
+
+@pytest.mark.parametrize("token_str, candidates, label", [
+    (" Paris", ["Paris"], ("Paris", "")),
+    (" Ant", ["Antidisestablishmentarianism"],
+     ("Antidisestablishmentarianism", "(scored by its first piece ‘Ant’)")),
+    (" \ufffd", ["東京"], ("東京", "(scored by its first piece, a part of a character)")),
+    (" ", ["東京", "Ωmega"],
+     ("東京, Ωmega", "(these 2 words share one first piece, a lone space, so one score)")),
+])
+def test_candidate_label(token_str, candidates, label):
+    assert fill_mask_view.candidate_label({"token_str": token_str, "candidates": candidates}) == label
+
+
 @pytest.mark.parametrize("text, top_k, match", [
     ("", 5, "empty"),
     ("   \n\t ", 5, "empty"),
@@ -221,6 +282,15 @@ def test_classify_empty(handlers, text):
         handlers.classify(text)
 
 
+@pytest.mark.parametrize("text", ["<pad><pad>", "<s></s>", "<mask>", " <mask><unk> "])
+def test_classify_refuses_text_of_special_tokens_only(handlers, text):
+    """No verdict on no words: the same rule as the masking tab's."""
+    for handler in (handlers.classify, handlers.counterfactual):
+        with _error("no words to classify, only special tokens"):
+            handler(text)
+    assert handlers.classify("<mask> was great")[0]  # one ordinary word is enough
+
+
 def test_classify_long_and_unusual_text(handlers):
     with pytest.warns(UserWarning, match=r"averages \d+ overlapping windows of 64 tokens.*first 1,024 tokens"):
         probabilities, highlighted, _ = handlers.classify("a good film. " * 8000)  # about 100 KB
@@ -262,6 +332,8 @@ def test_counterfactual_removal_keeps_the_sentence_whole():
     assert _edits("Great acting here", "Great")["remove “Great”"] == "acting here"
     assert _edits("acting here", "here") == {"remove “here”": "acting"}
     assert _edits("so, wow !!!", "!!!") == {"remove “!!!”": "so, wow"}  # punctuation only: removal only
+    assert _edits("Not. Bad.", "Bad.")["remove “Bad.”"] == "Not."  # one sentence end, not "Not.."
+    assert _edits("It was bad! Awful!", "Awful!")["remove “Awful!”"] == "It was bad!"
 
 
 @pytest.mark.parametrize("text, word, edits", [
@@ -628,6 +700,9 @@ def test_masking_table_escapes_html(handlers):
     ("a sentence", 41, 0, "Epochs must be between 1 and 40"),
     ("a sentence", 5, -1, "Seed must be between 0 and"),
     ("a sentence", 5, "seed", "Seed must be a whole number"),
+    ("a sentence", 5, None, "Seed is empty: enter a whole number between 0 and"),  # a cleared box
+    ("a sentence", 5, " ", "Seed is empty"),
+    ("a sentence", None, 0, "Epochs is empty"),
     ("<mask>", 5, 0, "no ordinary tokens"),
 ])
 def test_masking_bad_input(handlers, text, epochs, seed, match):

@@ -35,9 +35,10 @@ def test_every_compute_event_shares_one_concurrency_group(app):
     assert {e["fn"].split(".")[1] for e in compute} == {"fill_mask", "classify", "counterfactual", "attention",
                                                         "attention_token", "attention_layer", "attention_head",
                                                         "attention_view", "masking"}
-    # the eight API endpoints, their eight UI events (errors shown next to the input), the four examples and
-    # the five attention sub-tabs (each draws its view when opened)
-    assert len(compute) == 25
+    # the eight API endpoints, their eight UI events (errors shown next to the input), the four examples, the
+    # five attention sub-tabs (each draws its view when opened) and What if?'s classification of the text first
+    assert len(compute) == 26
+    assert [e["api_name"] for e in compute if e["fn"] == "Handlers.classify"].count("counterfactual_first_ui") == 1
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.attention_view"] == [
         f"attention_view_{view}" for view in ("heads", "heatmap", "grid", "rollout", "token")]
     # the attention tab's model box loads in the loading queue, as the other tabs' do
@@ -56,3 +57,22 @@ def test_start_up_notes_come_from_the_loaded_models(app):
     assert set(app.NOTES) == {"mlm", "sentiment"} and all("parameters" in note for note in app.NOTES.values())
     assert (app.N_LAYERS, app.N_HEADS) == (2, 4)  # read from the tiny models' config
     assert "not available" not in app.ABOUT["architecture"]
+
+
+def test_a_fill_mask_example_clears_the_candidate_words(app):
+    """An example sets the text and top-k and empties the candidate words (a hidden third column): words left
+    in that box ("Paris, France") would otherwise be all the example scores. The examples show two columns."""
+    from demo.examples import FILL_MASK_EXAMPLES
+
+    (load,) = [f for f in app.demo.fns.values() if f.api_name == "fill_mask_example"]
+    (run,) = [f for f in app.demo.fns.values() if f.api_name == "fill_mask_example_run"]
+    assert [c.label for c in load.outputs] == ["Text with one or more <mask>", "Predictions per mask (top-k)",
+                                               "Candidate words to score (optional)"]
+    assert run.inputs[:3] == load.outputs  # the example runs on the values it set
+    (dataset,) = load.inputs
+    shown = dataset.get_config()
+    assert shown["samples"] == [list(example) for example in FILL_MASK_EXAMPLES]  # the display is unchanged
+    assert shown["headers"] == ["Text with one or more <mask>", "Predictions per mask (top-k)"]
+    for i, sample in enumerate(shown["samples"]):  # what a click on the i-th example sets, as the page sends it
+        text, top_k, targets = load.fn((i, sample))
+        assert (text["value"], top_k["value"], targets["value"]) == (*FILL_MASK_EXAMPLES[i], "")

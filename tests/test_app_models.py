@@ -275,3 +275,41 @@ def test_choices_offer_the_shipped_model_first():
     assert MC.choices("mlm")[0] == (MC.SHIPPED_LABELS["mlm"], MC.SHIPPED)
     assert "FacebookAI/roberta-base" in [value for _, value in MC.choices("mlm")]
     assert all("/" in value for _, value in MC.choices("sentiment")[1:])
+
+
+@pytest.mark.parametrize("mode, choice, allowed", [
+    ("suggested", "FacebookAI/roberta-base", True), ("suggested", "someone/big-model", False),
+    ("off", "FacebookAI/roberta-base", False), ("any", "someone/big-model", True)])
+def test_hub_models_can_be_limited_by_the_server(models, monkeypatch, mode, choice, allowed):
+    """APP_HUB_MODELS: a public server decides which Hub models a visitor can make it download and hold."""
+    monkeypatch.setattr(MC, "load_choice", lambda key, source, tab=None: models[key])
+    monkeypatch.setenv(MC.HUB_ENV, mode)
+    chooser = MC.ModelChooser(models)
+    value, current, status = chooser.choose("mlm", choice)
+    if allowed:
+        assert current == choice and "model-status" in status
+    else:
+        assert current == MC.SHIPPED and f"{MC.HUB_ENV}={mode}" in status and "input-error" in status
+    offered = [value for _, value in MC.choices("mlm")]
+    assert offered == ([MC.SHIPPED] if mode == "off" else [MC.SHIPPED, "FacebookAI/roberta-base"])
+    assert chooser.get("mlm", MC.SHIPPED) is models.mlm  # the shipped models always answer
+
+
+def test_an_unknown_hub_mode_is_refused_at_start_up(monkeypatch):
+    monkeypatch.setenv(MC.HUB_ENV, "some")
+    with pytest.raises(ValueError, match="APP_HUB_MODELS must be one of any, suggested, off"):
+        MC.hub_models_mode()
+
+
+def test_the_lock_table_does_not_grow_with_each_model_tried(models, monkeypatch):
+    """One lock per model while it loads, dropped after: a visitor trying many ids leaves nothing behind."""
+    def fail(key, source, tab=None):
+        raise MC.ModelChoiceError("no such model")
+
+    monkeypatch.setattr(MC, "load_choice", fail)
+    chooser = MC.ModelChooser(models)
+    for i in range(20):
+        chooser.choose("mlm", f"someone/model-{i}")
+    monkeypatch.setattr(MC, "load_choice", lambda key, source, tab=None: models[key])
+    chooser.get("mlm", "someone/works")
+    assert chooser._locks == {} and len(chooser.loaded()) == 1

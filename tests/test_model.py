@@ -1,5 +1,6 @@
 """The from-scratch model: sizes, attention paths, loss, save/load, and the tied embedding."""
 import json
+import os
 import pickle
 
 import pytest
@@ -139,6 +140,17 @@ def test_save_pretrained_round_trips_exactly(mlm, tiny_config, tmp_path):
     ids, mask = padded_batch(tiny_config)
     with torch.no_grad():
         assert torch.equal(mlm(ids, mask).logits, loaded(ids, mask).logits)
+
+
+def test_saved_weights_are_readable_as_any_new_file(mlm, tmp_path):
+    """safetensors creates its file owner-only (0600); ours get the umask's mode, as config.json does."""
+    umask = os.umask(0o022)
+    try:
+        mlm.save_pretrained(tmp_path)
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "model.safetensors").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "config.json").stat().st_mode & 0o777 == 0o644
 
 
 def test_classifier_round_trip_keeps_labels(tiny_clf_dir):

@@ -243,6 +243,27 @@ def test_model_card_fill_mask(model_folder):
     assert f"| parameters | {n_params:,} |" in text
 
 
+def test_model_index_shows_the_fullest_evaluation(model_folder, tiny_clf_dir, tmp_path):
+    """The Hub page's figures are the ones the card headlines: a release's train.evaluate section over
+    training's own check of the same text, IMDB reviews read whole over their first 128 tokens."""
+    metrics = {"eval_data": "data/wikitext-2/wiki.valid.tokens.xz", "eval_accuracy": 0.51, "eval_perplexity": 14.2,
+               "mlm": {"source": "../shared/data/wikitext-2/wiki.valid.tokens", "accuracy": 0.52, "perplexity": 14.0}}
+    text = model_card.write_model_card(model_folder, title="MiniRoBERTa", task="fill-mask", metrics=metrics,
+                                       recipe={}).read_text()
+    (result,) = _front_matter(text)["model-index"][0]["results"]
+    assert result["metrics"] == [{"type": "accuracy", "value": 0.52}, {"type": "perplexity", "value": 14.0}]
+    folder = tmp_path / "clf"
+    folder.mkdir()
+    (folder / "config.json").write_bytes((tiny_clf_dir / "config.json").read_bytes())
+    metrics = {"dev_accuracy": 0.88, "dev_data": "../shared/data/sst2/dev.tsv", "imdb_accuracy": 0.83,
+               "imdb_accuracy_whole": 0.87, "imdb_data": "../shared/data/imdb/train.tsv"}
+    text = model_card.write_model_card(folder, title="SST-2 classifier", task="text-classification",
+                                       metrics=metrics, recipe={}).read_text()
+    values = {r["dataset"]["type"]: r["metrics"] for r in _front_matter(text)["model-index"][0]["results"]}
+    assert values == {"stanfordnlp/sst2": [{"type": "accuracy", "value": 0.88}],
+                      "stanfordnlp/imdb": [{"type": "accuracy", "value": 0.87}]}
+
+
 def test_model_card_classifier_flat_metrics(tiny_clf_dir, tmp_path):
     """The shape train.finetune passes: flat metrics naming their data, a recipe from vars(args) with Nones."""
     folder = tmp_path / "clf"

@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import torch
-from safetensors.torch import save_file
 
 import roberta
 from roberta.run_metrics import RunMetrics
@@ -75,8 +74,8 @@ def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32") -> Path:
 
 def _store(weights: dict, metadata: dict, dst: Path, dtype: str) -> Path:
     """Write `weights` as dst/model.safetensors in `dtype`, then load the folder back (strictly)."""
-    save_file({k: v.to(DTYPES[dtype]).contiguous() for k, v in weights.items()}, dst / "model.safetensors",
-              metadata={**metadata, "format": "pt", "stored_dtype": dtype})
+    roberta.hub.save_weights({k: v.to(DTYPES[dtype]).contiguous() for k, v in weights.items()},
+                             dst / "model.safetensors", {**metadata, "format": "pt", "stored_dtype": dtype})
     architecture = roberta.hub.read_architecture(dst)
     getattr(roberta, architecture).from_pretrained(dst)  # strict load: the copy is complete
     return dst

@@ -87,17 +87,19 @@ def count_parameters(config: RobertaConfig, task: str) -> int:
 
 
 def _eval_results(metrics: RunMetrics, task: str) -> list[EvalResult]:
-    """model-index entries for the metrics whose data is a known Hub dataset."""
-    results = []
+    """model-index entries for the metrics whose data is a known Hub dataset: one per dataset, split and metric,
+    the last of `metrics.evaluations()` (the fullest), so the Hub page shows the figures the card headlines."""
+    results = {}
     for evaluation in metrics.evaluations():
         source, metric, value = evaluation.data, evaluation.metric, evaluation.value
         ids = infer_datasets(source)
         if ids:
             low = source.lower()
             split = "validation" if any(s in low for s in ("dev", "valid")) else "train" if "train" in low else None
-            results.append(EvalResult(task_type=task, dataset_type=ids[0], dataset_name=ids[0], dataset_split=split,
-                                      metric_type=metric, metric_value=float(value)))
-    return results
+            results[ids[0], split, metric] = EvalResult(task_type=task, dataset_type=ids[0], dataset_name=ids[0],
+                                                        dataset_split=split, metric_type=metric,
+                                                        metric_value=float(value))
+    return list(results.values())
 
 
 def _usage(task: str, repo: str, max_length: int) -> str:
