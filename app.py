@@ -166,8 +166,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
         with gr.Tab("Fill mask", id="fill"):
             notice("mlm")
             hint("**Try** another clue (“Berlin is the capital of &lt;mask&gt;.”), two masks, or candidate words "
-                 "(France, Germany, India). **Notice** how thinly a small model spreads its probability: the bars "
-                 "compare the answers of one mask.")
+                 "(France, Germany, India). **Notice** how thinly a small model spreads its probability (the bars "
+                 "compare the answers of one mask), and how it reads your text: a rare word comes in pieces.")
             with gr.Row():
                 with gr.Column():
                     fm_text = gr.Textbox(elem_id="fm-text", label="Text with one or more <mask>", info=ENTER, **TEXT,

@@ -26,13 +26,21 @@ FILL_MASK_CSS = """<style>
 .fm-mask td.fm-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .fm-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
 .fm-note{font-size:12px;opacity:.75;margin:2px 0 0}
+.fm-tokens h4{margin:0 0 4px;font-size:14px}
+.fm-strip{display:flex;flex-wrap:wrap;gap:6px;font-family:ui-monospace,monospace;font-size:13px}
+.fm-w{display:inline-flex}
+.fm-tok{padding:1px 5px;border:1px solid rgba(99,102,241,.45);background:rgba(99,102,241,.10)}
+.fm-w .fm-tok:first-child{border-radius:4px 0 0 4px}.fm-w .fm-tok:last-child{border-radius:0 4px 4px 0}
+.fm-w .fm-tok:only-child{border-radius:4px}.fm-w .fm-tok+.fm-tok{border-left-style:dashed}
+.fm-tok.fm-special{opacity:.6}.fm-tok.fm-masked{background:#dc2626;color:#fff;border-color:#dc2626;opacity:1}
 </style>"""
 
 
-def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = None) -> str:
+def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = None, tokens=None) -> str:
     """The fill-mask answers as a person reads them: per mask, each prediction with its probability
     (`format_probability`; the exact value and ln p on hover) and a bar scaled to the top prediction of
-    that mask, so the ranking shows even when every probability is small."""
+    that mask, so the ranking shows even when every probability is small; then, given `tokens`
+    (`demo.tokens_view.Tokens`), the text as the model reads it (`tokens_html`)."""
     blocks = []
     for i, row in enumerate(per_mask):
         top = max((float(r["score"]) for r in row), default=0.0) or 1.0
@@ -60,7 +68,33 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
     if candidates:
         note += (" A candidate that is not one token of the vocabulary is scored by its first piece, as in "
                  "transformers (its row says so); candidates that share that piece share one row and one score.")
+    if tokens is not None:
+        blocks.append(tokens_html(tokens))
     return f'{FILL_MASK_CSS}<div class="fm-view">{"".join(blocks)}<p class="fm-note">{note}</p></div>'
+
+
+def tokens_html(tokens) -> str:
+    """The text as the model reads it: one chip per token, the pieces of one word side by side (a dashed line
+    between them), special tokens dimmed and each mask in red. A word the tokenizer met rarely comes in
+    pieces (" barked": "b" + "arked"), and the model has to know it from them."""
+    words: list[list[str]] = []
+    last_end = None  # where the last token in the text ended (None after <s>)
+    for label, special, (start, end), piece in zip(tokens.labels, tokens.special, tokens.offsets, tokens.pieces):
+        kind = " fm-masked" if piece == "<mask>" else " fm-special" if special else ""
+        chip = f'<span class="fm-tok{kind}">{html.escape(label)}</span>'
+        outside = special and end <= start  # <s>, </s>: not in the text
+        # the same word: no whitespace since the last token ended (the bytes of one character share their
+        # span); a token of whitespace alone starts the word after it
+        gap = "" if last_end is None else tokens.text[last_end:start]
+        if last_end is not None and not outside and label != "␣" and not any(c.isspace() for c in gap):
+            words[-1].append(chip)
+        else:
+            words.append([chip])
+        last_end = None if outside else max(end, last_end or 0)
+    read = f"{len(tokens.ids)} tokens" + (", the first that fit: the rest is cut" if tokens.truncated else "")
+    strip = "".join(f'<span class="fm-w">{"".join(chips)}</span>' for chips in words)
+    return (f'<div class="fm-tokens"><h4>How the model reads it <small>({read}; the pieces of one word sit '
+            f'together)</small></h4><div class="fm-strip">{strip}</div></div>')
 
 
 SHOWN_SHARING = 5  # candidate words a shared row names (all of them on hover)

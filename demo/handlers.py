@@ -125,7 +125,8 @@ class Handlers:
         if len(text) < full_length:
             filled.append((" …", None))
         raw = [[dict(r) for r in row] for row in per_mask]
-        return (filled, *mask_labels(per_mask), raw, predictions_html(per_mask, words))
+        tokens = tokenize(loaded.tokenizer, text, pipe.max_length)  # shown: how the model reads the text
+        return (filled, *mask_labels(per_mask), raw, predictions_html(per_mask, words, tokens))
 
     @staticmethod
     def _score_candidates(pipe, text: str, words: list[str]) -> list[list[dict]]:

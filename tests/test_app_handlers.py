@@ -1,4 +1,5 @@
 """The app's handlers as plain functions, with the tiny random fixture models (no server, no browser)."""
+import html
 import json
 import re
 import shutil
@@ -74,6 +75,24 @@ def test_predictions_view_scales_bars_to_the_top_answer():
     assert "2% " not in view and ">2%<" in view and ">1%<" in view and "2.00 × 10⁻⁵" in view
     assert "&lt;b&gt;" in view and "<b>" not in view.split("</style>", 1)[1]  # words are text
     assert "ln p = -3.91" in view  # the log-probability on hover
+
+
+def test_fill_mask_view_shows_how_the_model_reads_the_text(handlers):
+    """One chip per token; the chips of one word side by side make up that word; the mask in red; specials
+    dimmed; the user's text escaped."""
+    text = "The catalogue <b>unrolled</b> onto the <mask>."
+    view = handlers.fill_mask(text)[-1]
+    strip = view.split('class="fm-strip">', 1)[1].split("</div>", 1)[0]
+    tokens = tokens_view.tokenize(handlers.models.mlm.tokenizer, text, 64)
+    assert strip.count('class="fm-tok') == len(tokens.ids) and f"({len(tokens.ids)} tokens;" in view
+    assert strip.count('class="fm-tok fm-masked">&lt;mask&gt;<') == 1
+    assert strip.count('class="fm-tok fm-special">') == 2  # <s> and </s>
+    words = [html.unescape(re.sub(r"<[^>]+>", "", w)) for w in re.findall(r'<span class="fm-w">(.*?)</span></span>',
+                                                                         strip)]
+    # a token of the space alone ("␣") belongs to the word after it
+    assert [w.lstrip("␣") for w in words] == ["<s>", "The", "catalogue", "<b>unrolled</b>", "onto", "the", "<mask>.",
+                                             "</s>"]
+    assert "<b>" not in strip
 
 
 def test_fill_mask_two_masks_bert_spelling_and_targets(handlers):
