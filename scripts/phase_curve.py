@@ -26,7 +26,9 @@ from scripts.release import PHASES_FILE, read_phase_history
 def phase_points(model: Path) -> list[tuple[float, float]]:
     """(cumulative tokens, held-out accuracy) at the end of each phase."""
     points, total = [], 0.0
-    for phase in read_phase_history(model):
+    for i, phase in enumerate(read_phase_history(model), 1):
+        if phase.train_tokens is None or phase.held_out[1] is None:
+            raise ValueError(f"{model / PHASES_FILE}: phase {i} has no train_tokens or held-out accuracy")
         total += phase.train_tokens
         points.append((total, phase.held_out[1]))
     return points
@@ -135,13 +137,16 @@ def main(argv=None) -> int:
     if not (model / PHASES_FILE).is_file():
         print(f"error: {model / PHASES_FILE} not found (a folder shipped by scripts.release)", file=sys.stderr)
         return 2
-    points, labels = phase_points(model), phase_labels(model)
+    out = Path(args.out) if args.out else model / "phases.png"
+    if out.is_dir():
+        p.error(f"--out {out} is a folder: give a file name, e.g. {out / 'phases.png'}")
     try:
+        points, labels = phase_points(model), phase_labels(model)
         per_doubling, intercept = log_linear(points)
-    except ValueError as err:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except (OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    out = Path(args.out) if args.out else model / "phases.png"
     plot(points, per_doubling, intercept, args.target, out, labels)
     for (t, a), label in zip(points, labels):
         print(f"{label}: {t / 1e6:.1f}M tokens in all, held-out accuracy {100 * a:.1f}%")

@@ -37,7 +37,7 @@ from train.export import DTYPES, export
 from train.model_card import card_for
 from train.fill_mask_probe import DEFAULT_PROBE, read_probe, run_probe
 from train import summarize
-from train.runtime import USER_ERRORS, report_user_error
+from train.runtime import USER_ERRORS, output_folder, report_user_error
 
 MLM_NAME, CLASSIFIER_NAME = "mini-roberta-mlm", "mini-roberta-sst2"
 SECTION = "## Shipped model"
@@ -52,9 +52,26 @@ def read_metrics(run) -> RunMetrics:
     return metrics
 
 
+def read_classifier_metrics(run, option: str) -> RunMetrics:
+    """A fine-tuned classifier's metrics (ValueError for a run without dev accuracy, such as a masked LM's)."""
+    metrics = read_metrics(run)
+    if metrics.dev_accuracy is None:
+        raise ValueError(f"{option} {run}: its metrics have no dev_accuracy ({option} takes a train.finetune run, "
+                         "not a masked LM)")
+    return metrics
+
+
 def read_phase_history(folder) -> list[RunMetrics]:
-    """The phases recorded in a shipped folder's phases.json, in order (FileNotFoundError if it has none)."""
-    return [RunMetrics.from_dict(p) for p in json.loads((Path(folder) / PHASES_FILE).read_text())]
+    """The phases recorded in a shipped folder's phases.json, in order (FileNotFoundError if it has none,
+    ValueError naming it if it is not a list of metrics)."""
+    path = Path(folder) / PHASES_FILE
+    try:
+        phases = json.loads(path.read_text())
+        if not isinstance(phases, list):
+            raise ValueError(f"expected a list of the phases' metrics, got a {type(phases).__name__}")
+        return [RunMetrics.from_dict(p) for p in phases]
+    except ValueError as err:  # json.JSONDecodeError too
+        raise ValueError(f"{path}: not a phases file: {err}") from None
 
 
 def read_phases(run) -> list[RunMetrics]:
@@ -258,7 +275,10 @@ def experiment_section(summary_json, folder, name: str) -> str:
     summary_json = Path(summary_json)
     if not summary_json.is_file():
         raise FileNotFoundError(f"{summary_json}: no such file (give a summary.json that train.summarize wrote)")
-    summary = json.loads(summary_json.read_text())
+    try:
+        summary = json.loads(summary_json.read_text())
+    except ValueError as err:
+        raise ValueError(f"{summary_json}: not a summary.json ({err})") from None
     shipped = Path(folder) / f"{name}.json"
     if summary_json.resolve() != shipped.resolve():
         shipped.write_text(json.dumps(summary, indent=2) + "\n")
@@ -283,6 +303,12 @@ def write_section(folder, body: str) -> Path:
 def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtype="float16",
             summaries: list[tuple[str, Path]] = ()) -> list[Path]:
     phases = [phase for run in mlm_phases for phase in read_phases(run)]
+    output_folder(out)
+    for run in mlm_phases:  # every input is checked before anything is written
+        if (kind := roberta.hub.read_architecture(run)) != "RobertaForMaskedLM":
+            raise ValueError(f"--mlm {run} is a {kind} folder: --mlm takes masked-LM runs (train.pretrain)")
+    metrics = read_classifier_metrics(classifier, "--classifier") if classifier else None
+    baseline_metrics = read_classifier_metrics(baseline, "--baseline") if baseline else None
     written = []
     if mlm_phases:
         dst = export(mlm_phases[-1], Path(out) / MLM_NAME, dtype)
@@ -291,8 +317,6 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
         write_section(dst, "\n\n".join([pretraining_section(phases), probe_text, fill_mask_section(dst)]))
         written.append(dst)
     if classifier:
-        metrics = read_metrics(classifier)
-        baseline_metrics = read_metrics(baseline) if baseline else None
         dst = export(classifier, Path(out) / CLASSIFIER_NAME, dtype)
         if baseline_metrics:  # kept across releases (the export leaves it): a later one passes it back
             baseline_metrics.write(dst / BASELINE_FILE)

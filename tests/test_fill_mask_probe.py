@@ -1,6 +1,8 @@
 """train.fill_mask_probe: ranks counted right, and the script end to end on a tiny model."""
 import json
 
+import pytest
+
 from train.fill_mask_probe import DEFAULT_PROBE, main, read_probe, run_probe
 
 
@@ -42,3 +44,20 @@ def test_bad_probe_file_is_a_user_error(tiny_mlm_dir, tmp_path, capsys):
     probe.write_text("category\tsentence\texpected\nx\tno mask here\tword\n")
     assert main(["--model", str(tiny_mlm_dir), "--probe", str(probe)]) == 2
     assert "probe.tsv:2" in capsys.readouterr().err
+
+
+def test_empty_probe_classifier_model_and_out_paths(tiny_mlm_dir, tiny_clf_dir, tmp_path, single_thread, capsys):
+    probe = tmp_path / "probe.tsv"
+    probe.write_text("category\tsentence\texpected\n")
+    assert main(["--model", str(tiny_mlm_dir), "--probe", str(probe)]) == 2  # was a ZeroDivisionError traceback
+    assert capsys.readouterr().err.startswith(f"error: {probe}: no probe rows")
+    # was "... does not fit RobertaForMaskedLM: missing keys [...], unexpected keys [...]"
+    assert main(["--model", str(tiny_clf_dir)]) == 2
+    assert capsys.readouterr().err == (f"error: {tiny_clf_dir} is a classifier (RobertaForSequenceClassification); "
+                                       "the probe needs a masked-LM model\n")
+    with pytest.raises(SystemExit) as exit_info:  # was an IsADirectoryError traceback after the probe ran
+        main(["--model", str(tiny_mlm_dir), "--out", str(tmp_path)])
+    assert exit_info.value.code == 2 and f"--out {tmp_path} is a folder" in capsys.readouterr().err
+    out = tmp_path / "new" / "probe.json"  # was a FileNotFoundError traceback after the probe ran
+    assert main(["--model", str(tiny_mlm_dir), "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["sentences"] >= 20

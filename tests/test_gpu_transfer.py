@@ -56,6 +56,9 @@ def test_pack_and_unpack_round_trip(tiny_mlm_dir, tmp_path):
 def test_command_line_errors(tmp_path, capsys):
     assert gpu_transfer.main(["unpack", str(tmp_path), "--out", str(tmp_path / "x")]) == 2
     assert "runs.tar.xz.partNN" in capsys.readouterr().err
+    missing = tmp_path / "missing"  # was "... holds no runs.tar.xz.partNN files", as if the folder were there
+    assert gpu_transfer.main(["unpack", str(missing), "--out", str(tmp_path / "x")]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {missing}: no such folder")
 
 
 def test_pack_ship_returns_what_finished_in_a_stopped_recipe(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):

@@ -28,6 +28,23 @@ def test_no_gain_means_no_extrapolation(tmp_path, capsys):
     assert phase_curve.main(["--model", str(tmp_path / "missing")]) == 2
 
 
+def test_a_malformed_phases_file_or_a_folder_as_out_is_a_one_line_error(tmp_path, capsys):
+    import pytest
+
+    (tmp_path / "phases.json").write_text("{not json")  # was a JSONDecodeError traceback
+    assert phase_curve.main(["--model", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'phases.json'}: not a phases file: ")
+    (tmp_path / "phases.json").write_text(json.dumps([{"eval_accuracy": 0.1}, {"train_tokens": 5}]))
+    assert phase_curve.main(["--model", str(tmp_path)]) == 2  # was a TypeError traceback
+    assert "phase 1 has no train_tokens or held-out accuracy" in capsys.readouterr().err
+    write_phases(tmp_path, [(1e6, 0.10), (1e6, 0.20)])
+    with pytest.raises(SystemExit) as exit_info:  # was "wrote FOLDER", while matplotlib wrote FOLDER.png
+        phase_curve.main(["--model", str(tmp_path), "--out", str(tmp_path)])
+    assert exit_info.value.code == 2 and f"--out {tmp_path} is a folder" in capsys.readouterr().err
+    assert phase_curve.main(["--model", str(tmp_path), "--out", str(tmp_path / "new" / "curve.png")]) == 0  # was a
+    assert (tmp_path / "new" / "curve.png").is_file()                                          # FileNotFoundError
+
+
 def test_an_average_of_phases_is_a_point_above_the_phase_before_and_the_line_starts_earlier(tmp_path, capsys):
     # a weight average (train.average) trains no tokens: its point shares the x of the phase before it
     write_phases(tmp_path, [(1e6, 0.10), (1e6, 0.20), (2e6, 0.19), (0, 0.25)])

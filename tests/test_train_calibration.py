@@ -378,7 +378,7 @@ def test_average_of_masked_lm_phases_is_the_mean_scored_under_several_masks(trai
     assert (out / "README.md").is_file() and (out / "curves.png").is_file()
     assert len(roberta.pipeline("fill-mask", model=out)("the cat <mask> here", top_k=3)) == 3
     assert average.main([str(first), str(seeds[0]), "--out", str(tmp_path / "mixed")]) == 2  # not one kind of model
-    assert "config" in capsys.readouterr().err
+    assert "average models of one kind" in capsys.readouterr().err
 
 
 def test_average_refuses_what_cannot_be_averaged(seeds, two_stage, tmp_path, capsys):
@@ -396,6 +396,34 @@ def test_average_refuses_what_cannot_be_averaged(seeds, two_stage, tmp_path, cap
     assert "calibration slice" in capsys.readouterr().err
     assert average.main([str(seeds[0]), str(seeds[1]), "--out", str(seeds[0])]) == 2
     assert "--out" in capsys.readouterr().err
+
+
+def test_average_refuses_mixed_kinds_an_out_file_and_a_zero_batch(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):
+    # was "config id2label is {0: 'LABEL_0', ...}, ... has {0: 'negative', ...}": not the difference that matters
+    assert average.main([str(tiny_clf_dir), str(tiny_mlm_dir), "--out", str(tmp_path / "avg")]) == 2
+    assert capsys.readouterr().err == (f"error: {tiny_mlm_dir} is a RobertaForMaskedLM, {tiny_clf_dir} a "
+                                       "RobertaForSequenceClassification: average models of one kind\n")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    assert average.main([str(tiny_clf_dir), str(tiny_mlm_dir), "--out", str(a_file)]) == 2  # was "[Errno 17] ..."
+    assert capsys.readouterr().err == f"error: --out {a_file} is a file, not a folder\n"
+    with pytest.raises(SystemExit) as exit_info:  # was "range() arg 3 must not be zero", after the members' checks
+        average.main([str(tiny_clf_dir), str(tiny_mlm_dir), "--out", str(tmp_path / "avg"), "--batch-size", "0"])
+    assert exit_info.value.code == 2 and "--batch-size must be at least 1, got 0" in capsys.readouterr().err
+
+
+def test_summarize_refuses_a_masked_lm_run_and_an_out_folder(tmp_path, capsys):
+    mlm, clf = tmp_path / "mlm", tmp_path / "clf"
+    for folder, metrics in ((mlm, {"eval_accuracy": 0.1, "train_tokens": 100}), (clf, {"dev_accuracy": 0.6})):
+        folder.mkdir()
+        (folder / "metrics.json").write_text(json.dumps(metrics))
+    assert summarize.main([str(clf), str(mlm)]) == 2  # was counted as a seed with no figures, exit 0
+    assert "mlm/metrics.json: not a fine-tuned classifier's metrics" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:  # was an IsADirectoryError traceback
+        summarize.main([str(clf), "--out", str(tmp_path)])
+    assert exit_info.value.code == 2 and f"--out {tmp_path} is a folder" in capsys.readouterr().err
+    assert summarize.main([str(clf), "--out", str(clf / "metrics.json" / "x.json")]) == 2  # was a FileExistsError
+    assert capsys.readouterr().err.startswith(f"error: --out {clf / 'metrics.json' / 'x.json'}: ")  # traceback
 
 
 # ----- mean and std over seeds -----
@@ -443,6 +471,18 @@ def test_sentiment_recipe_plan(capsys):
     assert sentiment_recipe.main(["--init", "a", "--out", "b", "--arms", "nope", "--dry-run"]) == 2
 
 
+def test_sentiment_recipe_checks_its_options_before_the_first_step(capsys):
+    plan = ["--init", "m", "--out", "x", "--dry-run"]
+    # --arms "": a plan of no runs whose summary step failed with train.summarize's own usage error
+    assert sentiment_recipe.main([*plan, "--arms", ""]) == 2
+    assert "error: --arms names no arm" in capsys.readouterr().err
+    for extra in (["--tapt-minutes", "-5"], ["--ema-decay", "1.5"], ["--dropout", "-1"]):  # were planned (exit 0)
+        assert sentiment_recipe.main([*plan, *extra]) == 2, extra
+        assert "--tapt-minutes must be at least 0 (0 = none), --ema-decay in [0, 1)" in capsys.readouterr().err
+    assert sentiment_recipe.main([*plan, "--finetune-args", '--lr "1e-4']) == 2  # was "No closing quotation" alone
+    assert "error: extra train.finetune options '--lr \"1e-4': No closing quotation" in capsys.readouterr().err
+
+
 def test_sentiment_recipe_shared_imdb_stage(capsys):
     assert sentiment_recipe.main(["--init", "m", "--out", "x", "--arms", "imdb-sst2", "--imdb-stage-seed", "0",
                                   "--dry-run", "--tapt-minutes", "0"]) == 0
@@ -481,7 +521,7 @@ def test_sentiment_recipe_plan_with_tapt(capsys):
     assert lines[0].startswith("python -m train.finetune --init random --tokenizer m ")
 
 
-def test_tapt_corpus_is_lower_cased_review_text(tmp_path):
+def test_tapt_corpus_is_lower_cased_review_text(tmp_path, capsys):
     unsup = tmp_path / "unsup.txt"
     unsup.write_text("A GREAT Film , it 's FUN.\n\nSecond Review here.\n")
     sst2 = tmp_path / "train.tsv"
@@ -491,6 +531,11 @@ def test_tapt_corpus_is_lower_cased_review_text(tmp_path):
     assert (tmp_path / "out" / "imdb-lower.txt").read_text() == "a great film, it's fun.\nsecond review here.\n"
     assert (tmp_path / "out" / "sst2-lower.txt").read_text() == "it's a charming and often affecting journey.\n"
     assert tapt_corpus.main(["--out", str(tmp_path / "o2"), "--imdb-unsup", str(tmp_path / "none.txt")]) == 2
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("a café review\n".encode("latin-1"))
+    assert tapt_corpus.main(["--out", str(tmp_path / "o3"), "--imdb-unsup", str(latin1)]) == 2
+    # was "'utf-8' codec can't decode byte 0xe9 ...", naming no file
+    assert f"error: {latin1} line 1: not UTF-8 text" in capsys.readouterr().err
 
 
 def tiny_finetune_args(train_files, steps: int) -> str:

@@ -53,3 +53,13 @@ def test_transformers_loads_a_float16_export_as_float32(tiny_mlm_dir, tmp_path):
 def test_export_of_a_folder_without_weights_is_a_clear_error(tmp_path, capsys):
     assert main([str(tmp_path), str(tmp_path / "out")]) == 2
     assert "not a finished model folder" in capsys.readouterr().err
+
+
+def test_export_onto_a_file_or_onto_itself_is_a_clear_error(tiny_mlm_dir, tmp_path, capsys):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    assert main([str(tiny_mlm_dir), str(a_file)]) == 2  # was "[Errno 17] File exists: '...'"
+    assert capsys.readouterr().err == f"error: the destination {a_file} is a file, not a folder\n"
+    assert main([str(tiny_mlm_dir), str(tiny_mlm_dir)]) == 2  # was "PosixPath(...) and PosixPath(...) are the same
+    err = capsys.readouterr().err                                # file"
+    assert err == f"error: {tiny_mlm_dir} is the folder being exported: choose another destination\n"

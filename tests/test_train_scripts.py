@@ -293,6 +293,65 @@ def test_bad_options(train_files, tmp_path, tiny_mlm_dir, capsys):
     assert "--init random" in capsys.readouterr().err
 
 
+def test_bad_loop_options_are_named_before_the_data_is_read(train_files, tmp_path, tiny_mlm_dir, capsys):
+    """Each was run (a negative time budget trained a step), a ZeroDivisionError traceback (--log-every 0), torch's
+    "Invalid learning rate", or an error about something else; the corpus is missing, so the option comes first."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    cases = [(["--lr", "-1"], "--lr must be positive, got -1.0"),
+             (["--epochs", "0"], "--epochs must be positive"),
+             (["--time-budget-min", "-5"], "--time-budget-min must be positive, got -5.0"),
+             (["--max-steps", "0"], "--max-steps must be positive"),
+             (["--warmup", "-1"], "--warmup must be at least 0"),
+             (["--log-every", "0"], "--log-every must be at least 1"),
+             (["--out", str(a_file)], f"--out {a_file} is a file, not a folder")]
+    for extra, message in cases:
+        argv = pretrain_argv(train_files, tmp_path / "out", *extra)
+        argv[argv.index("--corpus") + 1] = str(tmp_path / "missing.txt")
+        assert pretrain.main(argv) == runtime.EXIT_USER_ERROR, extra
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err and "missing.txt" not in err, (extra, err)
+        argv = finetune_argv(train_files, tmp_path / "out", "--init", str(tiny_mlm_dir), *extra)
+        argv[argv.index("--train") + 1] = str(tmp_path / "missing.tsv")
+        assert finetune.main(argv) == runtime.EXIT_USER_ERROR, extra
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err and "missing.tsv" not in err, (extra, err)
+    for extra, message in [(["--eval-rows", "0"], "--eval-rows must be at least 1"),  # "no token was masked"
+                           (["--corpus-chars", "-1"], "--corpus-chars must be at least 1")]:  # "nothing to pack"
+        assert pretrain.main(pretrain_argv(train_files, tmp_path / "out", *extra)) == runtime.EXIT_USER_ERROR
+        assert message in capsys.readouterr().err
+
+
+def test_pretrain_init_must_be_a_masked_lm(train_files, tmp_path, tiny_clf_dir, capsys):
+    argv = [a for a in pretrain_argv(train_files, tmp_path / "out", "--init", str(tiny_clf_dir))
+            if a not in ("--preset", "tiny", "--model-max-length", "32")]  # the shape comes from --init
+    assert pretrain.main(argv) == runtime.EXIT_USER_ERROR
+    err = capsys.readouterr().err  # was: "... does not fit RobertaForMaskedLM: missing keys [...]"
+    assert err.startswith(f"error: --init {tiny_clf_dir} is a classifier") and "missing keys" not in err
+
+
+def test_finetune_bad_data_options(train_files, tmp_path, tiny_mlm_dir, capsys):
+    cases = [(["--imdb-n", "0"], "--imdb-n) must be at least 1 review"),  # "need as many labels as texts"
+             (["--labels", ""], "--labels must name two or more labels"),  # "label 1 is not in the label set [0]"
+             (["--max-length", "2"], "--max-length must be at least 3"),  # "input has 33 tokens ... truncate it"
+             (["--calibration-n", "-1"], "--calibration-n and --train-n must be at least 0")]  # ran
+    for extra, message in cases:
+        assert finetune.main(finetune_argv(train_files, tmp_path / "out", "--init", str(tiny_mlm_dir),
+                                           *extra)) == runtime.EXIT_USER_ERROR, extra
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err, (extra, err)
+
+
+def test_recipe_out_file_and_unsplittable_extra_options_are_one_line_errors(tmp_path, capsys):
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    assert recipe.main(["--out", str(a_file), "--quick"]) == runtime.EXIT_USER_ERROR  # was a FileExistsError traceback
+    assert capsys.readouterr().err == f"error: --out {a_file} is a file, not a folder\n"
+    # was a traceback of shlex's "No closing quotation"
+    assert recipe.main(["--out", str(tmp_path / "r"), "--gpu", "--quick", "--finetune-args", '--lr "1e-4']) == 2
+    assert capsys.readouterr().err == "error: extra train.finetune options '--lr \"1e-4': No closing quotation\n"
+
+
 def test_release_names_each_machine_with_the_phases_it_ran():
     from roberta.run_metrics import RunMetrics
     from scripts import release
@@ -423,6 +482,30 @@ def test_release_errors(tmp_path, capsys):
         with pytest.raises(SystemExit):
             release.main(["--classifier", str(tmp_path), "--summary", *summaries])
     assert "--summary" in capsys.readouterr().err
+
+
+def test_release_refuses_the_wrong_kind_of_run_before_writing(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):
+    import shutil
+
+    from scripts import release
+
+    mlm, clf = shutil.copytree(tiny_mlm_dir, tmp_path / "mlm"), shutil.copytree(tiny_clf_dir, tmp_path / "clf")
+    (mlm / "metrics.json").write_text(json.dumps({"eval_accuracy": 0.1, "train_tokens": 100}))
+    (clf / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.6, "train_steps": 4}))
+    out = tmp_path / "shipped"
+    # was a TypeError traceback (the classifier card formats the MLM's dev accuracy, None)
+    assert release.main(["--classifier", str(mlm), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: --classifier {mlm}: its metrics have no dev_accuracy")
+    assert release.main(["--classifier", str(clf), "--baseline", str(mlm), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: --baseline {mlm}: its metrics have no dev_accuracy")
+    # was "OUT/mini-roberta-mlm/model.safetensors does not fit RobertaForMaskedLM", after exporting the classifier
+    assert release.main(["--mlm", str(clf), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: --mlm {clf} is a RobertaForSequenceClassification folder")
+    assert not out.exists()
+    bad = tmp_path / "summary.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="summary.json: not a summary.json"):  # was JSONDecodeError's bare message
+        release.experiment_section(bad, tmp_path, "sst2")
 
 
 @pytest.mark.slow  # end-to-end script run, several seconds

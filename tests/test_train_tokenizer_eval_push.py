@@ -48,6 +48,26 @@ def test_tokenizer_cli_bad_corpus(tmp_path):
     assert result.returncode == 2 and "nope.txt" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_tokenizer_cli_refuses_bad_sizes_and_outputs_before_training(tmp_path, train_files, capsys):
+    from train import tokenizer as tokenizer_script
+
+    a_file, empty = tmp_path / "a-file", tmp_path / "empty.txt"
+    a_file.write_text("x")
+    empty.write_text("")
+    base = ["--corpus", str(train_files / "corpus.txt"), "--min-frequency", "1", "--max-chars", "20000",
+            "--eval-text", "", "--quiet", "--out", str(tmp_path / "tok")]
+    cases = [(["--vocab-size", "0"], "--vocab-size must be at least 261"),  # was a 261-token vocabulary, exit 0
+             (["--vocab-size", "-5"], "--vocab-size must be at least 261"),  # was an OverflowError traceback
+             (["--max-chars", "-1"], "--max-chars at least 1 (0 = all), got 1 and -1"),  # was trained on nothing
+             (["--out", str(a_file)], f"--out {a_file} is a file, not a folder"),  # was a traceback after training
+             (["--eval-text", str(empty)], f"{empty}: no documents found")]  # was a traceback after training
+    for extra, message in cases:
+        assert tokenizer_script.main([*base, *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err, (extra, err)
+    assert not (tmp_path / "tok").exists()
+
+
 def test_tokens_per_word(tokenizer):
     assert 1.0 <= __import__("train.tokenizer").tokenizer.tokens_per_word(tokenizer, ["the cat sees the sea"]) < 3
 
@@ -137,6 +157,30 @@ def test_evaluate_cli_rejects_wrong_head(tiny_mlm_dir, tmp_path):
     labeled.write_text("sentence\tlabel\ngood\t1\n")
     r = run_module("train.evaluate", "--model", tiny_mlm_dir, "--labeled", labeled)
     assert r.returncode == 2 and "masked-LM model" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_evaluate_cli_bad_options_are_one_line_errors(tiny_clf_dir, train_files, tmp_path, capsys):
+    labeled = ["--model", str(tiny_clf_dir), "--labeled", str(train_files / "dev.tsv")]
+    for extra, message in [(["--batch-size", "0"], "--batch-size must be at least 1"),  # "range() arg 3 ..."
+                           (["--device", "nonsense"], "--device nonsense: not a device"),  # RuntimeError traceback
+                           (["--device", "cuda:99"], "--device cuda:99: this machine has")]:  # AssertionError or
+        with pytest.raises(SystemExit) as exit_info:                                          # RuntimeError
+            evaluate.main([*labeled, *extra])
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err, extra
+    # was "need as many labels as texts (and at least one): 0 texts, 0 labels"
+    assert evaluate.main(["--model", str(tiny_clf_dir), "--imdb", str(train_files / "imdb.tsv"), "--imdb-n", "0"]) == 2
+    assert "error: the IMDB sample (--imdb-n) must be at least 1 review, got 0" in capsys.readouterr().err
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    assert evaluate.main([*labeled, "--out", str(a_file)]) == 2  # was a NotADirectoryError traceback, after the work
+    assert capsys.readouterr().err == f"error: --out {a_file} is a file without the .json suffix: give a .json " \
+                                      "file or a folder\n"
+    folder = tmp_path / "run"  # a folder: merged into its metrics.json, not written over it
+    folder.mkdir()
+    (folder / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.5}))
+    assert evaluate.main([*labeled, "--out", str(folder)]) == 0
+    metrics = json.loads((folder / "metrics.json").read_text())
+    assert metrics["dev_accuracy"] == 0.5 and metrics["labeled"]["n"] == 60
 
 
 # ----- push -----

@@ -40,6 +40,7 @@ from roberta.hub import load_state_dict
 
 from .evaluate import UNSURE_BELOW
 from .reporting import plot_member_curves
+from .runtime import output_folder
 
 
 class AverageError(ValueError):
@@ -59,7 +60,10 @@ def check_members(folders: list[Path], allow_different_init: bool = False) -> li
         raise AverageError("a folder is given twice")
     configs = [roberta.load_config(f) for f in folders]
     first = configs[0].to_dict()
-    for folder, config in zip(folders[1:], configs[1:]):
+    kinds = [roberta.hub.read_architecture(f) for f in folders]
+    for folder, config, kind in zip(folders[1:], configs[1:], kinds[1:]):
+        if kind != kinds[0]:  # before the configs: a classifier's labels are not the difference that matters
+            raise AverageError(f"{folder} is a {kind}, {folders[0]} a {kinds[0]}: average models of one kind")
         for key, value in config.to_dict().items():
             if key not in ("calibration_temperature", "hidden_dropout_prob", "attention_probs_dropout_prob",
                            "classifier_dropout") and value != first[key]:
@@ -193,7 +197,7 @@ def run(args) -> dict:
 
     started = time.time()
     folders = [Path(m) for m in args.members]
-    out = Path(args.out)
+    out = output_folder(args.out)  # a file there: refused before any work
     if out.resolve() in {f.resolve() for f in folders}:
         raise AverageError("--out must not be one of the members")
     if roberta.hub.read_architecture(folders[0]) == "RobertaForMaskedLM":
@@ -301,7 +305,10 @@ def _pct(value) -> str:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    p = build_parser()
+    args = p.parse_args(argv)
+    if args.batch_size < 1:
+        p.error(f"--batch-size must be at least 1, got {args.batch_size}")
     args._argv = list(sys.argv[1:] if argv is None else argv)
     try:
         metrics = run(args)

@@ -463,6 +463,8 @@ def evaluation_sample(count: int, n: int = 1000, seed: int = 0) -> list[int]:
 
 def imdb_sample(path: str, n: int = 1000, seed: int = 0) -> tuple[list[str], list[int]]:
     """A fixed random sample of n labelled reviews (IMDB train.tsv: header text<TAB>label, 1 = positive)."""
+    if n < 1:
+        raise ValueError(f"the IMDB sample (--imdb-n) must be at least 1 review, got {n}")
     texts, labels, _ = read_labeled(path, text_column="text", label_column="label")
     picked = evaluation_sample(len(texts), n, seed)
     return [texts[i] for i in picked], [labels[i] for i in picked]

@@ -320,6 +320,15 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if not (args.mlm_text or args.labeled or args.imdb or args.checks):
         p.error("nothing to evaluate: give --mlm-text, --labeled, --imdb and/or --checks")
+    if args.batch_size < 1 or args.mlm_max_chars < 0:
+        p.error(f"--batch-size must be at least 1 and --mlm-max-chars at least 0 (0 = all), got {args.batch_size} "
+                f"and {args.mlm_max_chars}")
+    try:
+        device = torch.device(args.device)
+    except RuntimeError:
+        p.error(f"--device {args.device}: not a device (cpu, cuda, cuda:1, ...)")
+    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+        p.error(f"--device {args.device}: this machine has {torch.cuda.device_count()} CUDA GPU(s) (--device cpu?)")
     return args
 
 
@@ -363,6 +372,11 @@ def run(args) -> dict:
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
+        out = RunMetrics.path_of(args.out) if args.out else None  # a folder's metrics.json
+        if out and out.parent.is_file():  # an existing file without .json, taken for a folder
+            raise ValueError(f"--out {args.out} is a file without the .json suffix: give a .json file or a folder")
+        # what --out holds already (merged into) is read first: an unreadable file costs no evaluation
+        previous = RunMetrics.read(out) if out and out.is_file() and out.stat().st_size else RunMetrics()
         metrics = run(args)
     except USER_ERRORS as err:
         return report_user_error(err)
@@ -372,10 +386,8 @@ def main(argv=None) -> int:
             continue
         shown = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items() if k != "confusion"}
         print(f"{name}: {shown}")
-    if args.out:
-        out = Path(args.out)
-        merged = (RunMetrics.read(out) if out.is_file() and out.stat().st_size else RunMetrics()).updated(**metrics)
-        print(f"metrics -> {merged.write(out)}")
+    if out:
+        print(f"metrics -> {previous.updated(**metrics).write(out)}")
     return 0
 
 

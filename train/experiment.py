@@ -71,6 +71,14 @@ def argv_of(options: dict) -> list[str]:
     return argv
 
 
+def split_options(extra: str, whose: str) -> list[str]:
+    """A user's extra options (--finetune-args ...) as words; a ValueError that names them if they do not split."""
+    try:
+        return shlex.split(extra)
+    except ValueError as err:  # "No closing quotation"
+        raise ValueError(f"extra {whose} options {extra!r}: {err}") from None
+
+
 def training(name: str, module, extra: str = "", **options) -> Step:
     """A `train.pretrain` / `train.finetune` run of these options, with `resume=True` (at the end, unless the
     options place it). `extra`: more options as a command-line string (a user's --finetune-args), parsed exactly
@@ -79,7 +87,8 @@ def training(name: str, module, extra: str = "", **options) -> Step:
     options.setdefault("resume", True)
     names = list(options)
     head, tail = names[:names.index("resume") + 1], names[names.index("resume") + 1:]
-    argv = [*argv_of({k: options[k] for k in head}), *shlex.split(extra), *argv_of({k: options[k] for k in tail})]
+    argv = [*argv_of({k: options[k] for k in head}), *split_options(extra, module.__name__),
+            *argv_of({k: options[k] for k in tail})]
     command = shlex.join(["python", "-m", module.__name__, *argv])
     if extra.strip():
         args = module.parse_args(argv)  # its command: `command`

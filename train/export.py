@@ -25,7 +25,7 @@ import roberta
 from roberta.run_metrics import RunMetrics
 
 from .checkpointing import CHECKPOINTS, Checkpoints
-from .runtime import UserError
+from .runtime import UserError, output_folder
 
 FILES = ["config.json", "tokenizer.json", "tokenizer_config.json", "README.md", "metrics.json", "curves.png",
          "reliability.png", "log.jsonl", "phases.json"]
@@ -33,7 +33,9 @@ DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.
 
 
 def export(src, dst, dtype="float32") -> Path:
-    src, dst = Path(src), Path(dst)
+    src, dst = Path(src), output_folder(dst, "the destination")
+    if dst.resolve() == src.resolve():
+        raise ValueError(f"{dst} is the folder being exported: choose another destination")
     if src.parent.name == CHECKPOINTS:
         return export_checkpoint(src, dst, dtype)
     if not (src / "model.safetensors").is_file() or not (src / "config.json").is_file():

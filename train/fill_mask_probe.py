@@ -27,6 +27,8 @@ def read_probe(path) -> list[dict]:
     for i, row in enumerate(rows, start=2):
         if row.get("sentence", "").count("<mask>") != 1 or not row.get("expected"):
             raise ValueError(f"{path}:{i}: each row needs one <mask> in 'sentence' and an 'expected' word")
+    if not rows:
+        raise ValueError(f"{path}: no probe rows (a header category<TAB>sentence<TAB>expected, then one row each)")
     return rows
 
 
@@ -62,8 +64,12 @@ def main(argv=None) -> int:
     p.add_argument("--top-k", type=int, default=5, help="default: %(default)s")
     p.add_argument("--out", help="write the result as JSON here")
     args = p.parse_args(argv)
+    if args.out and Path(args.out).is_dir():
+        p.error(f"--out {args.out} is a folder: give a file name, e.g. {Path(args.out) / 'probe.json'}")
     try:
         rows = read_probe(args.probe)
+        if "SequenceClassification" in (architecture := roberta.hub.read_architecture(args.model)):
+            raise ValueError(f"{args.model} is a classifier ({architecture}); the probe needs a masked-LM model")
         result = run_probe(roberta.pipeline("fill-mask", model=args.model), rows, args.top_k)
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -74,6 +80,7 @@ def main(argv=None) -> int:
         print(f"{mark} {a['sentence']:<55} {a['expected']:<10} " + ", ".join(w for w, _ in a["predictions"]))
     print(f"top-1 {result['top1']:.1%}, top-{k} {result[f'top{k}']:.1%} on {result['sentences']} sentences")
     if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     return 0
 

@@ -59,7 +59,7 @@ from .arguments import ModelArguments, TrainingArguments, option, parse, redefau
 from .checkpointing import Checkpoints
 from .evaluate import DEFAULT_CHECKS, UNSURE_BELOW, _shown_path
 from .runtime import EXIT_INTERRUPTED, Dist, UserError, hardware_info, run_main, seed_everything
-from .trainer import Task, Trainer
+from .trainer import Task, Trainer, check_options
 
 DEFAULT_TRAIN = "../shared/data/sst2/train.tsv"
 DEFAULT_DEV = "../shared/data/sst2/dev.tsv"
@@ -299,6 +299,12 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     started, dist = time.time(), dist or Dist()
     out = Path(args.out)
     seed_everything(args.seed)
+    check_options(args, dist.world_size)
+    if args.calibration_n < 0 or args.train_n < 0:
+        raise UserError(f"--calibration-n and --train-n must be at least 0, got {args.calibration_n} and "
+                        f"{args.train_n}")
+    if args.max_length is not None and args.max_length < 3:  # <s>, a token, </s>
+        raise UserError(f"--max-length must be at least 3, got {args.max_length}")
     if not 0 < args.layer_lr_decay <= 1:
         raise UserError(f"--layer-lr-decay must be in (0, 1], got {args.layer_lr_decay}")
     if args.ema_decay and args.select != "last":
@@ -310,6 +316,8 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     if checks_path and not Path(checks_path).is_file():
         raise UserError(f"--checks {checks_path}: no such file ('' to skip the behaviour checks)")
     id2label = dict(enumerate(name.strip() for name in args.labels.split(",")))
+    if len(id2label) < 2 or "" in id2label.values():
+        raise UserError(f"--labels must name two or more labels, comma-separated, got {args.labels!r}")
     texts, labels, _ = data.read_labeled(args.train, args.text_column, args.label_column, id2label)
     imdb = data.imdb_sample(args.imdb, args.imdb_n, seed=args.imdb_seed) if args.imdb else None
     train_rows, cal_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None)

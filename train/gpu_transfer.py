@@ -103,6 +103,8 @@ def pack(runs, out, part_mib: float = PART_MIB, max_files: int = 8) -> list[Path
 def unpack(returned, out) -> Path:
     """The parts `pack` wrote -> the run folders again, under `out`."""
     returned, out = Path(returned), Path(out)
+    if not returned.is_dir():
+        raise FileNotFoundError(f"{returned}: no such folder (give the folder the parts were returned in)")
     parts = sorted(returned.glob(f"{ARCHIVE}.part*"))
     if not parts:
         raise FileNotFoundError(f"{returned} holds no {ARCHIVE}.partNN files (is it what `pack` wrote?)")

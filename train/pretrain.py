@@ -30,7 +30,7 @@ from roberta.tokenizer import save_tokenizer
 
 from .arguments import ModelArguments, TrainingArguments, option, parse, redefault
 from .runtime import (EXIT_INTERRUPTED, Dist, UserError, autocast, hardware_info, run_main, seed_everything)
-from .trainer import Task, Trainer
+from .trainer import Task, Trainer, check_options
 
 # The pretraining mixture: every document of the text in ../shared/data, each once per pass (35.7M tokens in
 # 128-token rows). The weights are the sources' sizes in millions of characters, so no source is cut or
@@ -158,6 +158,9 @@ def build_model(args: PretrainArguments, config, tokenizer) -> roberta.RobertaFo
     if given := args.shape_options_given():
         raise UserError(f"{', '.join(given)} cannot change the shape of the --init model")
     try:
+        if "SequenceClassification" in (architecture := roberta.hub.read_architecture(args.init)):
+            raise UserError(f"--init {args.init} is a classifier ({architecture}); pretraining continues a "
+                            "masked-LM folder (train.pretrain output)")
         model = roberta.RobertaForMaskedLM.from_pretrained(args.init)
     except (OSError, ValueError) as err:
         raise UserError(f"cannot load --init {args.init}: {err}") from None
@@ -177,6 +180,12 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
 
     started, dist = time.time(), dist or Dist()
     out = Path(args.out)
+    check_options(args, dist.world_size)  # before the tokenizer and the data: minutes on the full corpus
+    if args.eval_rows < 1 or args.final_eval_rows < 0:
+        raise UserError(f"--eval-rows must be at least 1 and --final-eval-rows at least 0 (0 = all), got "
+                        f"{args.eval_rows} and {args.final_eval_rows}")
+    if args.corpus_chars is not None and args.corpus_chars < 1:
+        raise UserError(f"--corpus-chars must be at least 1, got {args.corpus_chars}")
     seed_everything(args.seed)
     tokenizer = get_tokenizer(args, out, dist)
     say = print if dist.is_main else (lambda *a, **k: None)

@@ -47,9 +47,10 @@ from pathlib import Path
 from roberta.run_metrics import RunMetrics
 
 from . import finetune, pretrain, sentiment_recipe, tokenizer
-from .experiment import Step, argv_of, finished, run_steps, script, training
+from .experiment import Step, argv_of, finished, run_steps, script, split_options, training
 from .export import export
 from .gpu_transfer import DATA_ROOT
+from .runtime import EXIT_USER_ERROR, output_folder
 
 QUICK_CORPUS = "../shared/data/wikitext-2/wiki.train.tokens"
 SHARED_DATA = str(DATA_ROOT)  # "../shared/data": where the defaults point
@@ -171,7 +172,7 @@ def plan_gpu(args) -> list[Step]:
                    no_progress=True, out=str(out / "mlm"))
     fine = [*argv_of({"train": relocate(args.train, data), "dev": relocate(args.dev, data),
                       "imdb": relocate(args.imdb, data), "precision": args.precision, "no_progress": True,
-                      **quick_fine}), *shlex.split(args.finetune_args)]
+                      **quick_fine}), *split_options(args.finetune_args, finetune.__name__)]
     arms = "sst2,random-sst2" if args.baseline else "sst2"
     sentiment = ["--init", str(out / "mlm"), "--out", str(out / "sentiment"), "--arms", arms,
                  "--seeds", *map(str, args.seeds), "--imdb-train", relocate(finetune.DEFAULT_IMDB, data),
@@ -241,10 +242,15 @@ def summarize(out: Path) -> dict:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out = output_folder(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        steps = plan_gpu(args) if args.gpu else plan(args)
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USER_ERROR
     started = time.time()
-    code = run_steps(plan_gpu(args) if args.gpu else plan(args), rerun="the same recipe command")
+    code = run_steps(steps, rerun="the same recipe command")
     if code != 0:
         return code
     if args.gpu:

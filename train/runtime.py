@@ -48,6 +48,15 @@ class TrainingDiverged(Exception):
 USER_ERRORS = (UserError, OSError, ValueError)  # ValueError includes train.data.DataError
 
 
+def output_folder(path, option: str = "--out") -> Path:
+    """`path` as a Path, checked before any work is done: an existing file there (not a folder) is a user error,
+    raised as NotADirectoryError so that every script's `except OSError` reports it in one line."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(f"{option} {path} is a file, not a folder")
+    return path
+
+
 def report_user_error(err: BaseException) -> int:
     """Print `error: ...` (the traceback too with TRAIN_DEBUG=1) and give EXIT_USER_ERROR."""
     if os.environ.get("TRAIN_DEBUG"):

@@ -110,6 +110,12 @@ def plan(args) -> tuple[list[Step], list[Step], dict]:
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     if unknown := sorted(set(arms) - set(ARMS)):
         raise ValueError(f"unknown arm(s) {unknown}; choose from {list(ARMS)}")
+    if not arms:
+        raise ValueError(f"--arms names no arm; choose from {list(ARMS)}")
+    # options every step uses, checked before the first (TAPT: 18 minutes) runs
+    if args.tapt_minutes < 0 or not 0 <= args.ema_decay < 1 or not 0 <= args.dropout <= 1:
+        raise ValueError(f"--tapt-minutes must be at least 0 (0 = none), --ema-decay in [0, 1) and --dropout in "
+                         f"[0, 1], got {args.tapt_minutes:g}, {args.ema_decay:g} and {args.dropout:g}")
     quiet = args.no_progress or None
     train_steps, average_steps, runs = [], [], {}
     encoder = args.init

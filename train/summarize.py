@@ -39,7 +39,10 @@ def read_run(folder) -> dict:
     path = Path(folder) / "metrics.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file (is the run finished?)")
-    m = RunMetrics.read(path).to_dict()
+    metrics = RunMetrics.read(path)
+    if not metrics.is_classifier:
+        raise ValueError(f"{path}: not a fine-tuned classifier's metrics (no dev accuracy; a masked-LM run?)")
+    m = metrics.to_dict()
     row = {key: m.get(key) for key, _, _ in FIELDS}
     checks = m.get("checks") or {}
     row["checks_accuracy"] = checks.get("accuracy")
@@ -179,6 +182,8 @@ def main(argv=None) -> int:
         arms[arm[0]] = arm[1:]
     if not arms:
         p.error("give run folders, or --arm NAME RUN...")
+    if args.out and Path(args.out).is_dir():
+        p.error(f"--out {args.out} is a folder: give a file name, e.g. {Path(args.out) / 'summary.json'}")
     try:
         summary = summarize(arms)
     except (OSError, ValueError) as err:
@@ -188,7 +193,11 @@ def main(argv=None) -> int:
     print(table, end="")
     if args.out:
         out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:  # a file where a folder of the path should be
+            print(f"error: --out {out}: {err}", file=sys.stderr)
+            return 2
         out.write_text(json.dumps(summary, indent=2) + "\n")
         out.with_suffix(".md").write_text(table)
         plot_summary(summary, out.with_suffix(".png"))

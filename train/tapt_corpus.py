@@ -25,7 +25,8 @@ from pathlib import Path
 
 from roberta.text import normalize_for_classifier
 
-from .data import open_text, read_labeled
+from .data import _undecodable, open_text, read_labeled
+from .runtime import output_folder
 
 DEFAULT_UNSUP = "../shared/data/imdb/unsup.txt"
 DEFAULT_SST2 = "../shared/data/sst2/train.tsv"
@@ -34,15 +35,18 @@ DEFAULT_SST2 = "../shared/data/sst2/train.tsv"
 def write_corpora(out, imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAULT_SST2,
                   min_words: int = 8) -> dict:
     """Write OUT/imdb-lower.txt and OUT/sst2-lower.txt; returns {file name: documents written}."""
-    out = Path(out)
+    out = output_folder(out)
     out.mkdir(parents=True, exist_ok=True)
     counts = {"imdb-lower.txt": 0, "sst2-lower.txt": 0}
     with open_text(imdb_unsup, encoding="utf-8") as src, open(out / "imdb-lower.txt", "w", encoding="utf-8") as dst:
-        for line in src:
-            text = normalize_for_classifier(line)
-            if text:
-                dst.write(text + "\n")
-                counts["imdb-lower.txt"] += 1
+        try:
+            for line in src:
+                text = normalize_for_classifier(line)
+                if text:
+                    dst.write(text + "\n")
+                    counts["imdb-lower.txt"] += 1
+        except UnicodeDecodeError as err:  # the message would not name the file
+            raise _undecodable(Path(imdb_unsup), err) from None
     texts, _, _ = read_labeled(sst2_train)
     with open(out / "sst2-lower.txt", "w", encoding="utf-8") as dst:
         for text in texts:

@@ -16,12 +16,12 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 
 from roberta import train_tokenizer
+from roberta.tokenizer import SPECIAL_TOKENS
 
 from .data import UNK, load_mixture_with_stats, read_documents
-from .runtime import EXIT_USER_ERROR
+from .runtime import EXIT_USER_ERROR, output_folder
 
 DEFAULT_CORPUS = ("../shared/data/wikipedia-en=0.5,../shared/data/wikitext-2/wiki.train.tokens=0.25,"
                   "../shared/data/imdb/unsup.txt=0.25")
@@ -29,6 +29,7 @@ DEFAULT_EVAL = "../shared/data/wikitext-2/wiki.valid.tokens"
 DEFAULT_VOCAB_SIZE = 32768
 DEFAULT_MIN_FREQUENCY = 2
 DEFAULT_MAX_CHARS = 20_000_000
+MIN_VOCAB_SIZE = 256 + len(SPECIAL_TOKENS)  # the byte alphabet and the special tokens
 
 
 def tokens_per_word(tokenizer, documents: list[str]) -> float:
@@ -41,6 +42,12 @@ def tokens_per_word(tokenizer, documents: list[str]) -> float:
 def build_tokenizer(corpus: str, vocab_size: int = DEFAULT_VOCAB_SIZE, min_frequency: int = DEFAULT_MIN_FREQUENCY,
                     max_chars: int | None = DEFAULT_MAX_CHARS, seed: int = 0, show_progress: bool = True):
     """(tokenizer, mixture stats): BPE trained on up to `max_chars` characters of the mixture `corpus`."""
+    if vocab_size < MIN_VOCAB_SIZE:  # smaller: the trainer silently keeps the alphabet and specials anyway
+        raise ValueError(f"--vocab-size must be at least {MIN_VOCAB_SIZE} (the 256 bytes and the "
+                         f"{len(SPECIAL_TOKENS)} special tokens), got {vocab_size}")
+    if min_frequency < 0 or (max_chars is not None and max_chars < 1):
+        raise ValueError(f"--min-frequency must be at least 0 and --max-chars at least 1 (0 = all), got "
+                         f"{min_frequency} and {max_chars}")
     documents, stats = load_mixture_with_stats(corpus, char_budget=max_chars, seed=seed)
     texts = (d.replace(UNK, "") for d in documents)
     return train_tokenizer(texts, vocab_size=vocab_size, min_frequency=min_frequency,
@@ -70,7 +77,9 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     start = time.time()
     print(f"reading {args.corpus} (max {args.max_chars or 'all'} chars)", flush=True)
-    try:
+    try:  # --out and --eval-text are checked before the tokenizer is trained
+        out = output_folder(args.out)
+        eval_documents = read_documents(args.eval_text) if args.eval_text and os.path.exists(args.eval_text) else None
         tokenizer, stats = build_tokenizer(args.corpus, args.vocab_size, args.min_frequency,
                                            args.max_chars or None, args.seed, show_progress=not args.quiet)
     except (OSError, ValueError) as err:
@@ -79,13 +88,12 @@ def main(argv=None) -> int:
     for s in stats:
         print(f"  {s['source']}: {s['chars']:,} chars, {s['documents']:,} documents, share {s['share']:.2f}"
               + (f" (repeated {s['passes']}x)" if s["passes"] > 1 else ""))
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tokenizer.save(str(out / "tokenizer.json"))
     print(f"vocabulary {tokenizer.get_vocab_size():,} tokens -> {out / 'tokenizer.json'} "
           f"({time.time() - start:.0f} s)")
-    if args.eval_text and os.path.exists(args.eval_text):
-        tpw = tokens_per_word(tokenizer, read_documents(args.eval_text))
+    if eval_documents:
+        tpw = tokens_per_word(tokenizer, eval_documents)
         print(f"tokens per word on {args.eval_text}: {tpw:.3f}")
     return 0
 

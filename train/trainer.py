@@ -46,7 +46,8 @@ from .arguments import NOT_RECIPE, TrainingArguments
 from .checkpointing import CHECKPOINTS, CheckpointError, Checkpoints
 from .optim import lr_factor, make_optimizer
 from .reporting import CURVES_NAME, LOG_NAME, append_log, plot_curves, truncate_log
-from .runtime import Dist, TrainingDiverged, UserError, autocast, resolve_precision, rng_state, set_rng_state
+from .runtime import (Dist, TrainingDiverged, UserError, autocast, output_folder, resolve_precision, rng_state,
+                      set_rng_state)
 
 
 class Task:
@@ -156,6 +157,29 @@ def make_ema(model: torch.nn.Module, decay: float) -> torch.optim.swa_utils.Aver
     return AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(decay))
 
 
+def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> None:
+    """The loop's options that are wrong whatever the data (a UserError naming the option): the scripts check
+    them before reading any data, the Trainer again."""
+    batch, accum = args.batch_size, args.grad_accum
+    if batch < 1 or accum < 1 or batch % (world_size * accum):
+        raise UserError(f"--batch-size ({batch}) must be a positive multiple of processes ({world_size}) "
+                        f"x --grad-accum ({accum})")
+    if not args.lr > 0:
+        raise UserError(f"--lr must be positive, got {args.lr}")
+    if args.warmup < 0:
+        raise UserError(f"--warmup must be at least 0, got {args.warmup}")
+    for name in ("max_steps", "epochs", "token_budget", "time_budget_min"):
+        value = getattr(args, name)
+        if value is not None and not value > 0:
+            raise UserError(f"--{name.replace('_', '-')} must be positive, got {value}")
+    if args.log_every < 1:
+        raise UserError(f"--log-every must be at least 1, got {args.log_every}")
+    if args.eval_every < 0 or args.save_every < 0:
+        raise UserError(f"--eval-every and --save-every must be at least 0 (0 = off), got {args.eval_every} "
+                        f"and {args.save_every}")
+    output_folder(out or args.out)
+
+
 class Trainer:
     def __init__(self, model: torch.nn.Module, task: Task, args: TrainingArguments, dist: Dist | None = None,
                  out: Path | None = None, ema_decay: float = 0.0):
@@ -165,10 +189,8 @@ class Trainer:
         self.task, self.args, self.dist, self.out = task, args, dist, Path(out or args.out)
         self.ckpt = Checkpoints(self.out, keep_all_steps=args.keep_checkpoints)
         self.precision = resolve_precision(args.precision, dist.device)
-        batch, world, accum = args.batch_size, dist.world_size, args.grad_accum
-        if batch < 1 or accum < 1 or batch % (world * accum):
-            raise UserError(f"--batch-size ({batch}) must be a positive multiple of processes ({world}) "
-                            f"x --grad-accum ({accum})")
+        check_options(args, dist.world_size, self.out)
+        batch = args.batch_size
         if task.num_rows < 1:
             raise UserError("there are no training rows")
         self.steps_per_epoch = math.ceil(task.num_rows / batch)
