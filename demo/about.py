@@ -112,8 +112,8 @@ def summary_card(loaded) -> str:
     if "train_minutes" in facts and facts.get("averaged"):  # a weight average: its own wall time is the averaging
         spent = minutes(facts["train_minutes"])
         if loaded.key != "mlm":
-            training.append(f"a weight average of {facts['averaged']} fine-tuning runs, {spent} of training in "
-                            "all in their last stage (the earlier stages are in the model card)")
+            training.append(f"a weight average of {facts['averaged']} fine-tuning runs, whose last stage took "
+                            f"{spent} in all (the model card has the earlier stages)")
         elif averages > 1:  # each average's members are a phase and that phase's start
             training.append(f"{spent} of training in {len(trained)} phases and {averages} weight averages, the last "
                             f"one of {facts['averaged']} phases")
