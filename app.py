@@ -100,7 +100,7 @@ def model_box(key, name, choices=None, value=model_choice.SHIPPED, choose=None, 
     Loading runs in a queue of its own, so a large download never holds the compute queue. `choose(choice,
     current, *inputs)` -> (box, current, status, *outputs) replaces the `key` tab's default one."""
     box = gr.Dropdown(choices or model_choice.choices(key), value=value, label="Model",
-                      allow_custom_value=True, info=model_choice.HUB_NOTE, elem_id=f"{name}-model")
+                      allow_custom_value=True, info=model_choice.hub_note(), elem_id=f"{name}-model")
     status = gr.HTML(elem_id=f"{name}-model-status")
     current = gr.State(value)
 

@@ -62,6 +62,14 @@ def _suggested(key: str) -> list[tuple[str, str]]:
     return [] if hub_models_mode() == "off" else [(repo, repo) for repo in SUGGESTED[key]]
 
 
+def hub_note() -> str:
+    """The model box's line under its label, as `APP_HUB_MODELS` allows."""
+    mode = hub_models_mode()
+    if mode == "off":
+        return f"This server runs only its own models ({HUB_ENV}=off)."
+    return HUB_NOTE if mode == "any" else f"{HUB_NOTE} This server offers only the suggested ones."
+
+
 def choices(key: str) -> list[tuple[str, str]]:
     """The model box's entries: the shipped model, then the suggested Hub ids (none if Hub models are off)."""
     return [(SHIPPED_LABELS[key], SHIPPED), *_suggested(key)]

@@ -292,6 +292,8 @@ def test_hub_models_can_be_limited_by_the_server(models, monkeypatch, mode, choi
         assert current == MC.SHIPPED and f"{MC.HUB_ENV}={mode}" in status and "input-error" in status
     offered = [value for _, value in MC.choices("mlm")]
     assert offered == ([MC.SHIPPED] if mode == "off" else [MC.SHIPPED, "FacebookAI/roberta-base"])
+    assert ("only its own models" in MC.hub_note()) == (mode == "off")  # the box's note says what it offers
+    assert ("only the suggested ones" in MC.hub_note()) == (mode == "suggested")
     assert chooser.get("mlm", MC.SHIPPED) is models.mlm  # the shipped models always answer
 
 
