@@ -6,6 +6,7 @@ import html
 import re
 
 from .formatting import format_log_probability, format_probability
+from .tokens_view import SPACE_LABEL
 from .validation import MAX_MASKS
 
 # Where a mask and the whitespace before it start; the look-behind keeps the pattern from being tried again
@@ -86,7 +87,7 @@ def tokens_html(tokens) -> str:
         # the same word: no whitespace since the last token ended (the bytes of one character share their
         # span); a token of whitespace alone starts the word after it
         gap = "" if last_end is None else tokens.text[last_end:start]
-        if last_end is not None and not outside and label != "␣" and not any(c.isspace() for c in gap):
+        if last_end is not None and not outside and label != SPACE_LABEL and not any(c.isspace() for c in gap):
             words[-1].append(chip)
         else:
             words.append([chip])

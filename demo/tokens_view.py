@@ -14,6 +14,7 @@ from .validation import require_visible
 
 WORD_START_RE = re.compile(r"\s(?=\S)")
 SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
+SPACE_LABEL = "␣"  # the label of a token that covers only whitespace
 
 
 def word_spans(text: str) -> list[tuple[int, int]]:
@@ -39,11 +40,11 @@ class Tokens:
         out = []
         for i, ((start, end), special, piece) in enumerate(zip(self.offsets, self.special, self.pieces)):
             if special or end <= start:
-                out.append(piece if special or piece.strip() else "␣")
+                out.append(piece if special or piece.strip() else SPACE_LABEL)
                 continue
             label = self.text[start:end]
             if not label.strip():
-                label = "␣"
+                label = SPACE_LABEL
             same = [j for j in range(len(self.offsets)) if self.offsets[j] == (start, end) and not self.special[j]]
             if len(same) > 1:
                 label += f"·{same.index(i) + 1}"
