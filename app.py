@@ -167,7 +167,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             notice("mlm")
             hint("**Try** another clue (“Berlin is the capital of &lt;mask&gt;.”), two masks, or candidate words "
                  "(France, Germany, India). **Notice** how thinly a small model spreads its probability (the bars "
-                 "compare the answers of one mask), and how it reads your text: a rare word comes in pieces.")
+                 "compare the answers of one mask), how it reads your text (a rare word comes in pieces), and, "
+                 "**layer by layer**, where its answer comes from.")
             with gr.Row():
                 with gr.Column():
                     fm_text = gr.Textbox(elem_id="fm-text", label="Text with one or more <mask>", info=ENTER, **TEXT,
@@ -190,6 +191,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     model_note("mlm")
                     with gr.Accordion("Raw pipeline output (transformers format)", open=False):
                         fm_raw = gr.JSON(label="results")
+            # full width: a row per layer with its guesses (demo/layer_lens.py: the logit lens)
+            with gr.Accordion("Layer by layer: where the answer comes from", open=False, elem_id="fm-layers-box"):
+                fm_layers = gr.HTML(elem_id="fm-layers")
+                fm_layers_data = gr.JSON(visible=False)  # the same as data, for API clients only
             fm_out = [fm_filled, *fm_labels, fm_raw, fm_view]
             fm_in = [fm_text, fm_k, fm_targets, fm_model]
             fm_ui = wire([fm_btn.click, fm_text.submit, fm_targets.submit, fm_current.change], handlers.fill_mask,
@@ -197,6 +202,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # an example clears the candidate words (a third, hidden column), or it would score only those
             examples([[*example, ""] for example in FILL_MASK_EXAMPLES], [fm_text, fm_k, fm_targets], fm_out, fm_ui,
                      fm_error, "fill_mask", run_inputs=fm_in, columns=[0, 1])
+            # every new answer on the page (a click, Enter, an example, another model) is followed layer by layer
+            wire([fm_view.change], handlers.fill_mask_layers, [fm_text, fm_model], [fm_layers, fm_layers_data],
+                 fm_error, "fill_mask_layers")
 
         with gr.Tab("Sentiment", id="sentiment"):
             notice("sentiment")

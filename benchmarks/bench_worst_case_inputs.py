@@ -37,6 +37,7 @@ def handler_calls(handlers: H.Handlers, texts: dict[str, str], masked: dict[str,
     """handler label -> list of (input name, zero-argument call)."""
     calls = {
         "fill_mask": [(name, lambda t=t: handlers.fill_mask(t, V.MAX_TOP_K, "cat, dog")) for name, t in masked.items()],
+        "fill_mask_layers": [(name, lambda t=t: handlers.fill_mask_layers(t)) for name, t in masked.items()],
         "classify": [(name, lambda t=t: handlers.classify(t)) for name, t in texts.items()],
         "masking (40 epochs)": [(name, lambda t=t: handlers.masking(t, V.MAX_EPOCHS, 0)) for name, t in texts.items()],
     }

@@ -2,7 +2,7 @@
 
 `Handlers(models)` holds the models loaded once at start-up (`demo.models.load_models`) and exposes one
 method per API endpoint: each checks its inputs (`demo.validation`), runs the model, and hands the results to
-the tab's views (`fill_mask_view`, `explain`, `masking_view`, `figures`). Bad input raises `gr.Error` with a
+the tab's views (`fill_mask_view`, `layer_lens`, `explain`, `masking_view`, `figures`). Bad input raises `gr.Error` with a
 plain message; other failures become a generic `gr.Error` (`validation.user_errors`). Truncated inputs give a
 `gr.Warning` (a Python warning outside Gradio).
 """
@@ -16,8 +16,11 @@ from dataclasses import dataclass
 import gradio as gr
 import torch
 
+from roberta.pipelines import MASK
+
 from . import counterfactual, explain, figures, head_view
 from .fill_mask_view import completed_sentence, mask_labels, mask_spaces, predictions_html
+from .layer_lens import layer_predictions, layers_html
 from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
 from .model_choice import SHIPPED, ModelChoiceError, ModelChooser, describe, is_shipped
 from .models import Models
@@ -99,15 +102,10 @@ class Handlers:
         `model`: SHIPPED or a Hub repo id (`demo.model_choice`)."""
         loaded = self._need("mlm", model)
         pipe = loaded.pipeline
-        text = clean_text(text)
         top_k = parse_int(top_k, "Top-k", 1, MAX_TOP_K)
-        n_masks = count_masks(text)
         words = candidate_words(targets)
-        full_length = len(text)
-        text = cut_to_window(text, loaded.tokenizer, pipe.max_length)  # the rest is beyond what the model reads
-        if len(MASK_RE.findall(text)) < n_masks:
-            raise fail(f"The mask is beyond the first {pipe.max_length} tokens, which is all the model reads: "
-                       "shorten the text or move the mask earlier.")
+        text, full_length = self._masked_text(loaded, text)
+        n_masks = count_masks(text)
         if words:  # every candidate word is scored, whatever top-k (the number of vocabulary predictions)
             per_mask = self._score_candidates(pipe, text, words)
             # the completed sentence shows the user's word after the whitespace its mask absorbed (the piece
@@ -127,6 +125,30 @@ class Handlers:
         raw = [[dict(r) for r in row] for row in per_mask]
         tokens = tokenize(loaded.tokenizer, text, pipe.max_length)  # shown: how the model reads the text
         return (filled, *mask_labels(per_mask), raw, predictions_html(per_mask, words, tokens))
+
+    @staticmethod
+    def _masked_text(loaded, text) -> tuple[str, int]:
+        """A fill-mask text checked (one to MAX_MASKS masks, every one within what the model reads) and cut to
+        what the model reads; with the length it had before the cut."""
+        text = clean_text(text)
+        n_masks = count_masks(text)
+        full_length = len(text)
+        text = cut_to_window(text, loaded.tokenizer, loaded.pipeline.max_length)  # the rest is never read
+        if len(MASK_RE.findall(text)) < n_masks:
+            raise fail(f"The mask is beyond the first {loaded.pipeline.max_length} tokens, which is all the model "
+                       "reads: shorten the text or move the mask earlier.")
+        return text, full_length
+
+    @user_errors
+    def fill_mask_layers(self, text, model=SHIPPED):
+        """How each mask's answer forms, layer by layer (`demo.layer_lens`): (the HTML view, the same as data:
+        per mask, the answer and per layer, the embeddings first, the top guesses and the answer's rank and
+        probability there)."""
+        loaded = self._need("mlm", model)
+        text, _ = self._masked_text(loaded, text)
+        text = MASK_RE.sub(MASK, text)
+        per_mask = layer_predictions(loaded.pipeline.model, loaded.tokenizer, text, loaded.pipeline.max_length)
+        return layers_html(per_mask), per_mask
 
     @staticmethod
     def _score_candidates(pipe, text: str, words: list[str]) -> list[list[dict]]:

@@ -28,6 +28,7 @@ class ModelOutput:
     logits: torch.Tensor | None = None
     last_hidden_state: torch.Tensor | None = None  # (B, T, H)
     attentions: tuple[torch.Tensor, ...] | None = None  # one (B, nh, T, T) per layer
+    hidden_states: tuple[torch.Tensor, ...] | None = None  # (B, T, H): the embeddings', then each layer's output
 
 
 def position_ids_from_input_ids(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
@@ -152,7 +153,9 @@ class RobertaEncoder(nn.Module):
 
 
 class RobertaModel(nn.Module):
-    """Embeddings + encoder stack; returns (last hidden states (B, T, H), attentions or None)."""
+    """Embeddings + encoder stack; returns (last hidden states (B, T, H), attentions or None, hidden states or
+    None): `output_attentions` gives one (B, nh, T, T) per layer, `output_hidden_states` the embeddings' output
+    and every layer's, num_hidden_layers + 1 of (B, T, H), as in `transformers`."""
 
     def __init__(self, config: RobertaConfig):
         super().__init__()
@@ -161,7 +164,7 @@ class RobertaModel(nn.Module):
         self.encoder = RobertaEncoder(config)
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None,
-                output_attentions=False):
+                output_attentions=False, output_hidden_states=False):
         """`input_ids` (B, T) or `inputs_embeds` (B, T, H), not both. Without `attention_mask`, <pad> tokens of
         `input_ids` are not attended to (and every position of `inputs_embeds` is)."""
         if (input_ids is None) == (inputs_embeds is None):
@@ -173,11 +176,13 @@ class RobertaModel(nn.Module):
         if attention_mask is not None and not bool(attention_mask.all()):
             keep_mask = attention_mask.bool()[:, None, None, :]
         x = self.embeddings(input_ids, position_ids, inputs_embeds)  # (B, T, H)
-        attentions = []
+        attentions, hidden_states = [], [x]
         for layer in self.encoder.layer:
             x, probs = layer(x, keep_mask, output_attentions)  # (B, T, H), (B, nh, T, T) or None
             attentions.append(probs)
-        return x, (tuple(attentions) if output_attentions else None)
+            hidden_states.append(x)
+        return (x, tuple(attentions) if output_attentions else None,
+                tuple(hidden_states) if output_hidden_states else None)
 
 
 class RobertaLMHead(nn.Module):
@@ -275,15 +280,15 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag="fill-mask"):
         self.apply(self._init_weights)
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None, labels=None,
-                output_attentions=False, masked_only=False) -> ModelOutput:
+                output_attentions=False, masked_only=False, output_hidden_states=False) -> ModelOutput:
         """As `transformers`: `logits` (B, T, V); with `labels` (B, T), `loss` is the mean cross-entropy over the
         positions whose label is not -100.
 
         `masked_only=True` (the pretraining opt-in, `roberta.loss`): only those N positions are projected onto
         the vocabulary. With gradients on, the loss comes from a fused, chunked projection + cross-entropy and
         `logits` is None; without, `logits` is (N, V), in the order of `labels[labels != -100]`."""
-        hidden, attentions = self.roberta(input_ids, attention_mask, position_ids, inputs_embeds,
-                                          output_attentions)  # (B, T, H)
+        hidden, attentions, hidden_states = self.roberta(input_ids, attention_mask, position_ids, inputs_embeds,
+                                                         output_attentions, output_hidden_states)  # (B, T, H)
         decoder_weight = self.roberta.embeddings.word_embeddings.weight  # (V, H), tied
         if masked_only:
             if labels is None:
@@ -291,12 +296,12 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag="fill-mask"):
             targets = labels.ne(IGNORE_INDEX)  # (B, T)
             features = self.lm_head.transform(hidden[targets])  # (N, H)
             loss, logits = masked_lm_loss(features, decoder_weight, self.lm_head.bias, labels[targets])
-            return ModelOutput(loss, logits, hidden, attentions)
+            return ModelOutput(loss, logits, hidden, attentions, hidden_states)
         logits = self.lm_head(hidden, decoder_weight)  # (B, T, V)
         loss = None
         if labels is not None:
             loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(), ignore_index=IGNORE_INDEX)
-        return ModelOutput(loss, logits, hidden, attentions)
+        return ModelOutput(loss, logits, hidden, attentions, hidden_states)
 
 
 class RobertaForSequenceClassification(RobertaPreTrainedModel, pipeline_tag="text-classification"):
@@ -309,12 +314,12 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel, pipeline_tag="tex
         self.apply(self._init_weights)
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None, labels=None,
-                output_attentions=False) -> ModelOutput:
-        hidden, attentions = self.roberta(input_ids, attention_mask, position_ids, inputs_embeds,
-                                          output_attentions)  # (B, T, H)
+                output_attentions=False, output_hidden_states=False) -> ModelOutput:
+        hidden, attentions, hidden_states = self.roberta(input_ids, attention_mask, position_ids, inputs_embeds,
+                                                         output_attentions, output_hidden_states)  # (B, T, H)
         logits = self.classifier(hidden)  # (B, num_labels)
         loss = None if labels is None else F.cross_entropy(logits.float(), labels)
-        return ModelOutput(loss, logits, hidden, attentions)
+        return ModelOutput(loss, logits, hidden, attentions, hidden_states)
 
     @classmethod
     def from_pretrained_encoder(cls, model_id, id2label=None, map_location="cpu", **config_overrides):

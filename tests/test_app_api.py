@@ -34,7 +34,7 @@ def client(app):
 
 def test_api_endpoints_and_parameters(client):
     api = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
-    leading = {"/fill_mask": ["text", "top_k"], "/classify": ["text"], "/attention": ["text", "layer", "head"],
+    leading = {"/fill_mask": ["text", "top_k"], "/fill_mask_layers": ["text"], "/classify": ["text"], "/attention": ["text", "layer", "head"],
                "/masking": ["text", "epochs", "seed"], "/counterfactual": ["text"],
                **{name: ["text", "layer", "head", "token", "model"]
                   for name in ("/attention_layer", "/attention_head", "/attention_token")}}
@@ -54,6 +54,19 @@ def test_fill_mask(client):
     assert 'class="fm-mask"' in view and "&lt;mask&gt; 1" in view  # the readable view, last
     *_, raw, _ = client.predict("The <mask> sat on the [MASK].", 1, "cat, dog, sea", api_name="/fill_mask")
     assert len(raw) == 2 and all(1 <= len(row) <= 3 for row in raw)  # every candidate, whatever top-k
+
+
+def test_fill_mask_layers(client, tiny_mlm_dir):
+    """Layer by layer: the HTML view, then the same as data, whose last row is /fill_mask's top answer."""
+    view, data = client.predict("The <mask> sat on the mat.", api_name="/fill_mask_layers")
+    *_, raw, _ = client.predict("The <mask> sat on the mat.", 1, api_name="/fill_mask")
+    assert 'class="ll-mask"' in view and len(data) == 1
+    assert data[0]["answer"]["token"] == data[0]["layers"][-1]["top"][0]["token"] == raw[0][0]["token"]
+    assert [row["layer"] for row in data[0]["layers"]] == [0, 1, 2]  # the embeddings, then the tiny model's 2
+    _, same = client.predict("The <mask> sat on the mat.", str(tiny_mlm_dir), api_name="/fill_mask_layers")
+    assert same == data
+    with pytest.raises(AppError, match="There is no mask"):
+        client.predict("no mask here", api_name="/fill_mask_layers")
 
 
 def test_classify(client):
@@ -85,7 +98,7 @@ def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir):
     """The tabs' last input, `model`: "shipped" (the default), or a Hub repo id (a folder here, as
     APP_LOCAL_MODELS=1 allows), loaded into our code; one that cannot be used is refused in plain words."""
     api = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
-    for name in ("/fill_mask", "/classify", "/counterfactual"):
+    for name in ("/fill_mask", "/fill_mask_layers", "/classify", "/counterfactual"):
         model = api[name]["parameters"][-1]
         assert model["parameter_name"] == "model" and model["parameter_default"] == "shipped"
     model = api["/attention"]["parameters"][3]

@@ -89,6 +89,16 @@ def test_fill_mask_example(page):
     sync_api.expect(page.locator("#fm-filled")).to_contain_text("<mask> 2")  # as typed, not "<MASK> 2"
     assert "%" in page.locator("#fm-view .fm-score").first.inner_text()
     assert page.locator("#fm-view .fm-bar").first.bounding_box()["width"] > 100  # the top answer's bar is long
+    # layer by layer (closed until opened): the same two masks, one row per layer after the embeddings', the
+    # last row's top guess the completed sentence's word
+    page.locator("#fm-layers-box").get_by_text("Layer by layer").click()
+    sync_api.expect(page.locator("#fm-layers .ll-mask")).to_have_count(2)
+    rows = page.locator("#fm-layers .ll-mask").first.locator("tr")
+    sync_api.expect(rows).to_have_count(1 + 1 + 2)  # the header, the embeddings, the tiny model's 2 layers
+    last_guess = rows.last.locator(".ll-guess").first
+    sync_api.expect(last_guess).to_have_class(re.compile("ll-answer"))
+    word = last_guess.inner_text().rsplit(" ", 1)[0]
+    assert word in page.locator("#fm-filled").inner_text()
     shot(page, "1-fill-mask")
 
 
@@ -310,6 +320,9 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
             row = page.locator("#at-heads .hv-r").nth(1)
             row.locator(".hv-q").tap()  # a tap focuses the token: its lines and values show
             sync_api.expect(row.locator(".hv-v")).to_be_visible()
+        if name == "Fill mask":  # the layer-by-layer table fits the phone's width
+            page.locator("#fm-layers-box").get_by_text("Layer by layer").click()
+            sync_api.expect(page.locator("#fm-layers .ll-mask")).to_have_count(1)
         if name == "Sentiment":  # the counterfactual's table scrolls inside its box
             page.get_by_role("button", name="What if? (counterfactual)").click()
             sync_api.expect(page.locator("#st-whatif table")).to_be_visible()

@@ -13,7 +13,7 @@ import torch
 from matplotlib.figure import Figure
 
 import roberta
-from demo import about, explain, figures, fill_mask_view, head_view, masking_view, tokens_view
+from demo import about, explain, figures, fill_mask_view, head_view, layer_lens, masking_view, tokens_view
 from demo import counterfactual as CF
 from demo import handlers as H
 from demo import validation as V
@@ -788,6 +788,56 @@ def test_fill_mask_mask_beyond_the_cut(handlers):
     assert filled[-1] == (" …", None) and sum(len(t) for t, _ in filled) < 20_000
 
 
+def test_layer_by_layer_ends_in_the_models_own_answer(handlers, models):
+    """One row per layer, the embeddings first; the last row is the pipeline's prediction (same token and
+    probability); each row's rank of the answer agrees with its guesses, and its guesses are sorted."""
+    text = "The cat sat on the <mask>, and the dog [MASK] at the house."
+    view, per_mask = handlers.fill_mask_layers(text)
+    _, *_, raw, _ = handlers.fill_mask(text, 1)
+    n_layers = models.mlm.config.num_hidden_layers
+    assert len(per_mask) == 2 and view.count('class="ll-mask"') == 2
+    for mask, predicted in zip(per_mask, raw):
+        assert [row["layer"] for row in mask["layers"]] == list(range(n_layers + 1))
+        assert mask["answer"]["token"] == predicted[0]["token"]
+        last = mask["layers"][-1]
+        assert last["answer_rank"] == 1 and last["top"][0]["token"] == predicted[0]["token"]
+        assert last["answer_score"] == pytest.approx(predicted[0]["score"], rel=1e-5)
+        for row in mask["layers"]:
+            scores = [g["score"] for g in row["top"]]
+            assert len(scores) == layer_lens.GUESSES and scores == sorted(scores, reverse=True)
+            tokens = [g["token"] for g in row["top"]]
+            if mask["answer"]["token"] in tokens:
+                assert row["answer_rank"] == tokens.index(mask["answer"]["token"]) + 1
+            else:
+                assert row["answer_rank"] > len(tokens) and row["answer_score"] <= scores[-1]
+    assert "embeddings" in view and f"layer {n_layers}" in view
+
+
+def test_layer_by_layer_embeddings_row_sees_only_the_masks_position(handlers):
+    """Before any attention the mask's state is its token plus its position: two sentences with the mask at
+    the same place get the same first-row guesses, and different ones after the layers."""
+    _, first = handlers.fill_mask_layers("The <mask> sat on the mat.")  # <s>, "The", then the mask
+    _, second = handlers.fill_mask_layers("The <mask> ran to the house every day.")
+    assert first[0]["layers"][0] == second[0]["layers"][0]
+    assert first[0]["layers"][-1]["top"] != second[0]["layers"][-1]["top"]
+
+
+def test_layer_by_layer_view_escapes_tokens_and_checks_input(handlers):
+    per_mask = [{"answer": {"token": 7, "token_str": " <b>"},
+                 "layers": [{"layer": 0, "top": [{"token": 7, "token_str": " <b>", "score": 0.5}],
+                             "answer_score": 0.5, "answer_rank": 1},
+                            {"layer": 1, "top": [{"token": 8, "token_str": " ", "score": 0.9}],
+                             "answer_score": 0.0, "answer_rank": 1234}]}]
+    view = layer_lens.layers_html(per_mask)
+    assert "<b>" not in view and "&lt;b&gt;" in view
+    assert "#1,234" in view and html.escape("' '") in view  # a whitespace token is quoted, not blank
+    assert 'class="ll-guess ll-answer"' in view  # the answer among a row's guesses stands out
+    for text, match in [("no mask here", "There is no mask"), ("<mask> " * 6, "at most 5"), ("", "empty"),
+                        ("the cat " * 100 + "<mask>", "beyond the first 64 tokens")]:
+        with _error(match):
+            handlers.fill_mask_layers(text)
+
+
 @pytest.mark.parametrize("targets, match", [(", ".join(f"w{i}" for i in range(101)), "at most 100"),
                                             ("x" * (V.MAX_CHARS + 1), "too long"), (5, "must be a string")])
 def test_fill_mask_bad_targets(handlers, targets, match):
@@ -826,6 +876,12 @@ def _run(fn, *args) -> float:
 @pytest.mark.parametrize("name", WORST_FILL)
 def test_worst_case_fill_mask(handlers, single_thread, name):
     assert _run(handlers.fill_mask, WORST_FILL[name], 20, "cat, dog") < BOUND_S
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", WORST_FILL)
+def test_worst_case_fill_mask_layers(handlers, single_thread, name):
+    assert _run(handlers.fill_mask_layers, WORST_FILL[name]) < BOUND_S
 
 
 @pytest.mark.slow

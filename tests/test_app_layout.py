@@ -32,25 +32,39 @@ def test_every_compute_event_shares_one_concurrency_group(app):
                "limit": f.concurrency_limit, "queue": f.queue} for f in app.demo.fns.values()]
     handler_events = [e for e in events if (e["fn"] or "").startswith("Handlers.")]
     compute = [e for e in handler_events if e["fn"] != "Handlers.attention_model"]
-    assert {e["fn"].split(".")[1] for e in compute} == {"fill_mask", "classify", "counterfactual", "attention",
-                                                        "attention_token", "attention_layer", "attention_head",
-                                                        "attention_view", "masking"}
-    # the eight API endpoints, their eight UI events (errors shown next to the input), the four examples, the
+    assert {e["fn"].split(".")[1] for e in compute} == {"fill_mask", "fill_mask_layers", "classify",
+                                                        "counterfactual", "attention", "attention_token",
+                                                        "attention_layer", "attention_head", "attention_view",
+                                                        "masking"}
+    # the nine API endpoints, their nine UI events (errors shown next to the input), the four examples, the
     # five attention sub-tabs (each draws its view when opened) and What if?'s classification of the text first
-    assert len(compute) == 26
+    assert len(compute) == 28
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.classify"].count("counterfactual_first_ui") == 1
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.attention_view"] == [
         f"attention_view_{view}" for view in ("heads", "heatmap", "grid", "rollout", "token")]
     # the attention tab's model box loads in the loading queue, as the other tabs' do
     (box,) = [e for e in handler_events if e["fn"] == "Handlers.attention_model"]
     assert (box["api_name"], box["concurrency_id"]) == ("at_model", "load")
-    public = {e["api_name"] for e in compute if e["api_name"] in ("fill_mask", "classify", "counterfactual",
-                                                                  "attention", "attention_token", "masking")}
-    assert len(public) == 6
+    public = {e["api_name"] for e in compute if e["api_name"] in ("fill_mask", "fill_mask_layers", "classify",
+                                                                  "counterfactual", "attention", "attention_token",
+                                                                  "masking")}
+    assert len(public) == 7
     for e in compute:
         assert (e["concurrency_id"], e["limit"], e["queue"]) == ("compute", "default", True), e
     assert not any(e["api_name"].endswith("_1") for e in events), [e["api_name"] for e in events]
     assert all(not e["queue"] for e in events if e["api_name"].endswith("_example"))  # filling inputs only
+
+
+def test_the_layer_view_follows_every_new_fill_mask_answer(app):
+    """The layer-by-layer view runs whenever the predictions view changes (a click, Enter, an example, another
+    model, the page opening), on the text and model box of the tab, so it always belongs to the answer shown."""
+    (view_event,) = [f for f in app.demo.fns.values() if f.api_name == "fill_mask_layers_ui"]
+    (fill,) = [f for f in app.demo.fns.values() if f.api_name == "fill_mask_ui"]
+    predictions = fill.outputs[-2]  # the readable view (the error box comes last)
+    assert predictions.elem_id == "fm-view"
+    assert view_event.targets == [(predictions._id, "change")]
+    assert [block.elem_id for block in view_event.inputs] == ["fm-text", "fm-model"]
+    assert view_event.outputs[0].elem_id == "fm-layers"
 
 
 def test_start_up_notes_come_from_the_loaded_models(app):

@@ -43,7 +43,8 @@ def padded_batch(vocab, lengths=(10, 4, 7), seed=0):
 @pytest.mark.parametrize("dims", CONFIGS)
 @pytest.mark.parametrize("arch", ["RobertaForMaskedLM", "RobertaForSequenceClassification"])
 def test_converted_model_gives_same_outputs(arch, dims):
-    """Logits at every position (padding too), the loss with labels, and the attentions: SDPA and explicit."""
+    """Logits at every position (padding too), the loss with labels, the attentions and the hidden states: SDPA
+    and explicit."""
     torch.manual_seed(0)
     hf = randomise(getattr(transformers, arch)(hf_config(*dims, attn_implementation="eager")))
     assert hf.roberta.embeddings.token_type_embeddings.weight[0].abs().sum() > 0  # non-zero row to fold in
@@ -57,9 +58,11 @@ def test_converted_model_gives_same_outputs(arch, dims):
     else:
         labels, shape = torch.arange(len(ids)) % dims[4], (len(ids), dims[4])
     with torch.no_grad():
-        theirs = hf(input_ids=ids, attention_mask=mask, labels=labels, output_attentions=True)
-        explicit = ours(ids, mask, labels=labels, output_attentions=True)
+        theirs = hf(input_ids=ids, attention_mask=mask, labels=labels, output_attentions=True,
+                    output_hidden_states=True)
+        explicit = ours(ids, mask, labels=labels, output_attentions=True, output_hidden_states=True)
         sdpa = ours(ids, mask, labels=labels)
+    assert sdpa.hidden_states is None and sdpa.attentions is None
     for mine in (explicit, sdpa):
         assert mine.logits.shape == theirs.logits.shape == shape
         torch.testing.assert_close(mine.logits, theirs.logits, atol=1e-5, rtol=1e-5)
@@ -68,6 +71,10 @@ def test_converted_model_gives_same_outputs(arch, dims):
     for a, b in zip(explicit.attentions, theirs.attentions, strict=True):
         keep = real[:, None, :, None].expand_as(a)  # query rows of real tokens
         torch.testing.assert_close(a[keep], b[keep], atol=1e-5, rtol=1e-5)
+    assert len(explicit.hidden_states) == len(theirs.hidden_states) == dims[0] + 1  # embeddings, then each layer
+    for a, b in zip(explicit.hidden_states, theirs.hidden_states, strict=True):
+        torch.testing.assert_close(a[real], b[real], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(explicit.hidden_states[-1], explicit.last_hidden_state)
 
 
 @pytest.mark.parametrize("arch", ["RobertaForMaskedLM", "RobertaForSequenceClassification"])

@@ -1,0 +1,104 @@
+"""The fill-mask tab's "layer by layer" view: the logit lens (nostalgebraist, 2020) on a masked language model.
+
+The MLM head reads every layer's output at each mask as if it were the last layer's. RoBERTa is post-norm:
+each layer ends in a LayerNorm, so its output is on the scale the head was trained on, and the lens reads
+it without any change. Row 0 is the embeddings alone (the mask token and its position, before any
+attention), so its guesses depend on the mask's position only, never on the other words.
+Shapes: L layers, M masks, V vocabulary, H hidden size, k guesses per layer.
+"""
+from __future__ import annotations
+
+import html
+
+import torch
+
+from roberta.pipelines import MASK
+from roberta.tokenizer import encode
+
+from .formatting import format_probability
+
+GUESSES = 3  # a layer's top guesses the view shows
+
+
+def layer_predictions(model, tokenizer, text: str, max_length: int, top_k: int = GUESSES) -> list[dict]:
+    """Per mask of `text` (ALT_MASK already replaced): {"answer": the last layer's top token, "layers": one
+    entry per row, the embeddings' first, each {"layer": 0..L, "top": [{"token", "token_str", "score"}] (its
+    top_k), "answer_score": the answer's probability there, "answer_rank": its rank there (1 = top)}}. The last
+    row is the model's own prediction (what the fill-mask pipeline returns)."""
+    input_ids, attention_mask, _ = encode(tokenizer, [text], max_length)  # (1, T)
+    positions = torch.nonzero(input_ids[0] == tokenizer.token_to_id(MASK)).squeeze(-1)  # (M,)
+    device = next(model.parameters()).device
+    with torch.inference_mode():
+        _, _, states = model.roberta(input_ids.to(device), attention_mask.to(device), output_hidden_states=True)
+        at_masks = torch.stack([h[0, positions.to(device)] for h in states])  # (L + 1, M, H)
+        decoder_weight = model.roberta.embeddings.word_embeddings.weight  # (V, H), tied
+        probs = model.lm_head(at_masks, decoder_weight).float().softmax(dim=-1).cpu()  # (L + 1, M, V)
+    answers = probs[-1].argmax(dim=-1)  # (M,)
+    answer_probs = probs.gather(-1, answers.expand(len(probs), -1)[..., None])  # (L + 1, M, 1)
+    ranks = (probs > answer_probs).sum(dim=-1) + 1  # (L + 1, M)
+    scores, picks = probs.topk(min(top_k, probs.shape[-1]), dim=-1)  # (L + 1, M, k)
+
+    def token(token_id: int) -> dict:
+        return {"token": token_id, "token_str": tokenizer.decode([token_id], skip_special_tokens=False)}
+
+    return [{"answer": token(int(answers[m])),
+             "layers": [{"layer": layer,
+                         "top": [{**token(int(pick)), "score": float(score)}
+                                 for score, pick in zip(scores[layer, m], picks[layer, m])],
+                         "answer_score": float(answer_probs[layer, m, 0]), "answer_rank": int(ranks[layer, m])}
+                        for layer in range(len(probs))]}
+            for m in range(len(positions))]
+
+
+LENS_CSS = """<style>
+.ll-view{display:flex;flex-direction:column;gap:12px}
+.ll-mask h4{margin:0 0 4px;font-size:14px}
+.ll-mask table.ll-table{display:table;border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
+.ll-mask tr,.ll-mask td,.ll-mask th{border:0 !important;background:transparent !important}
+.ll-mask th{font-weight:600;text-align:left;padding:2px 6px;font-size:13px}
+.ll-mask td{padding:2px 6px;vertical-align:middle}
+.ll-mask td.ll-layer{white-space:nowrap}
+.ll-mask td.ll-guesses{overflow-wrap:anywhere}
+.ll-guess{display:inline-block;margin:1px 6px 1px 0;padding:0 6px;border-radius:4px;white-space:nowrap;
+  background:rgba(99,102,241,.08)}
+.ll-guess.ll-answer{font-weight:700;color:#4338ca;background:rgba(99,102,241,.22)}
+.ll-mask td.ll-track{width:22%}
+.ll-mask td.ll-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+.ll-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
+.ll-note{font-size:12px;opacity:.75;margin:2px 0 0}
+</style>"""
+
+
+def shown(token_str: str) -> str:
+    """A token as a row shows it: without its leading space, or quoted when it is only whitespace."""
+    return token_str.strip() or repr(token_str)
+
+
+def layers_html(per_mask: list[dict]) -> str:
+    """`layer_predictions` as a person reads it: per mask, one row per layer (the embeddings first) with that
+    layer's top guesses and the final answer's rank and probability there, a bar scaled to the answer's
+    highest probability across the layers, so the layer where the answer appears stands out."""
+    blocks = []
+    for i, mask in enumerate(per_mask):
+        answer = mask["answer"]
+        top = max(row["answer_score"] for row in mask["layers"]) or 1.0
+        rows = []
+        for row in mask["layers"]:
+            guesses = "".join(
+                f'<span class="ll-guess{" ll-answer" if g["token"] == answer["token"] else ""}">'
+                f'{html.escape(shown(g["token_str"]))} {format_probability(g["score"])}</span>' for g in row["top"])
+            name = "embeddings" if row["layer"] == 0 else f'layer {row["layer"]}'
+            width = max(0.0, min(100.0, 100 * row["answer_score"] / top))
+            rows.append(f'<tr><td class="ll-layer">{name}</td><td class="ll-guesses">{guesses}</td>'
+                        f'<td class="ll-score">#{row["answer_rank"]:,} · {format_probability(row["answer_score"])}'
+                        f'</td><td class="ll-track"><span class="ll-bar" style="width:{width:.1f}%"></span></td></tr>')
+        word = html.escape(shown(answer["token_str"]))
+        blocks.append(f'<div class="ll-mask"><h4>&lt;mask&gt; {i + 1}: where “{word}” comes from</h4>'
+                      f'<table class="ll-table"><tr><th>read after</th><th>its top {GUESSES} guesses</th>'
+                      f'<th colspan="2">“{word}” there: rank · probability</th></tr>{"".join(rows)}</table></div>')
+    note = ("The model's MLM head reads each layer's output at the mask as if it were the last layer's (the "
+            "“logit lens”); the last row is the model's own answer, its top prediction. RoBERTa is post-norm, so "
+            "every layer's output has just been through a LayerNorm and the head can read it as is, but it was "
+            "only trained on the last layer: read the middle rows as a rough picture. The embeddings row sees the "
+            "mask and its position only, so it guesses the same for every sentence with the mask at that place.")
+    return f'{LENS_CSS}<div class="ll-view">{"".join(blocks)}<p class="ll-note">{note}</p></div>'
