@@ -2,9 +2,9 @@
 
 `Handlers(models)` holds the models loaded once at start-up (`demo.models.load_models`) and exposes one
 method per API endpoint: each checks its inputs (`demo.validation`), runs the model, and hands the results to
-the tab's views (`fill_mask_view`, `layer_lens`, `explain`, `masking_view`, `figures`). Bad input raises `gr.Error` with a
-plain message; other failures become a generic `gr.Error` (`validation.user_errors`). Truncated inputs give a
-`gr.Warning` (a Python warning outside Gradio).
+the tab's views (`fill_mask_view`, `layer_lens`, `explain`, `masking_view`, `figures`). Bad input raises
+`gr.Error` with a plain message; other failures become a generic `gr.Error` (`validation.user_errors`).
+Truncated inputs give a `gr.Warning` (a Python warning outside Gradio).
 """
 from __future__ import annotations
 
