@@ -1,10 +1,11 @@
 """Screenshots of the app with the shipped models, for the README and the Space's card.
 
-    python -m scripts.screenshots                 # -> assets/screenshots/{fill-mask,sentiment,attention,masking}.png
+    python -m scripts.screenshots     # -> assets/screenshots/{fill-mask,sentiment,attention,masking,layers}.png
 
 Starts `app.py` (the models of `MLM_MODEL` / `SENTIMENT_MODEL`, default the shipped ones), opens each tab in
 headless Chromium (`scripts.browser`) at 1280 x 900, waits until the tab's own example is computed, and saves
-the visible page. Exit code 2 without Chromium or Playwright.
+the visible page; then the fill-mask tab's "Layer by layer" accordion, opened on its first example, alone.
+Exit code 2 without Chromium or Playwright.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ SHOTS = [
     ("Attention", "attention", "", "#at-heads svg.hv", ""),
     ("Masking", "masking", "", "#mk-plot img", ""),
 ]
+LAYERS = ("layers", "Paris is the capital of <mask>.")  # file name, the example it shows layer by layer
 
 
 def take(url: str, out: Path, browser=None) -> list[Path]:
@@ -60,6 +62,17 @@ def take(url: str, out: Path, browser=None) -> list[Path]:
         path = out / f"{name}.png"
         page.screenshot(path=str(path))
         written.append(path)
+    name, example = LAYERS
+    page.get_by_role("tab", name="Fill mask", exact=True).click()
+    page.get_by_text(example, exact=True).first.click()
+    expect(page.locator("#fm-filled").first).to_contain_text(example.split("<mask>")[0].strip(), timeout=TIMEOUT_MS)
+    answer = page.locator("#fm-view .fm-word").first.inner_text()  # the example's top prediction
+    page.locator("#fm-layers-box").get_by_text("Layer by layer").click()
+    expect(page.locator("#fm-layers .ll-mask h4")).to_contain_text(answer, timeout=TIMEOUT_MS)  # not the last one's
+    page.wait_for_timeout(300)
+    path = out / f"{name}.png"
+    page.locator("#fm-layers-box").screenshot(path=str(path))
+    written.append(path)
     page.close()
     return written
 

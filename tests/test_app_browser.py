@@ -346,8 +346,11 @@ def test_screenshots_script_shoots_every_tab_after_its_example(app, browser, tmp
 
     from scripts import screenshots
     paths = screenshots.take(app.url, tmp_path, browser)
-    assert [p.name for p in paths] == [f"{name}.png" for _, name, *_ in screenshots.SHOTS]
-    for path in paths:
+    assert [p.name for p in paths] == [f"{name}.png" for _, name, *_ in screenshots.SHOTS] + ["layers.png"]
+    for path in paths[:-1]:
         with Image.open(path) as image:
             assert image.size == (1280, 900)
             assert len(image.convert("L").resize((64, 45)).getcolors(256)) > 10  # not a blank page
+    with Image.open(paths[-1]) as image:  # the open accordion alone: the page's width, a row per layer
+        assert image.size[0] > 1000 and image.size[1] > 200
+        assert len(image.convert("L").resize((64, 16)).getcolors(256)) > 10
