@@ -45,8 +45,9 @@ def ablation_arms_markdown(results: dict) -> str:
                      f"{_mean_std(arm, 'sst2_accuracy', True)} |")
     setup = results.get("setup", {})
     init = setup.get("init")
-    start = (f"the same warm start ({html.escape(str(init).replace(chr(92), '/'))})" if init and init != "random"
-             else "the same model")
+    # which weights: the checkpoint's own description when recorded (a folder may hold other weights since)
+    shown = str(setup.get("init_checkpoint") or init).split(":")[0].replace(chr(92), "/")
+    start = f"the same warm start ({html.escape(shown)})" if init and init != "random" else "the same model"
     note = ("Mean ± standard deviation over seeds; the two training-row columns are MLM losses on training rows "
             "under the mask trained on (static arms) and under fresh masks: their gap is what was memorised of "
             f"the masks. Every arm has {start}, seeds, data, token budget, held-out mask and SST-2 fine-tuning; "

@@ -1065,6 +1065,10 @@ def test_ablation_markdown():
     assert "| static, one fixed mask | 1 | 4.700 | – | 3.900 | 4.400 | – |" in table
     assert "same warm start (assets/mini-roberta-mlm)" in table
     assert "| dynamic | dynamic (RoBERTa) | 78.7 | 84.0 | 92.9 |" in table and "4 of 12 runs" in table
+    # the checkpoint's own description wins over its folder, which may hold other weights since
+    setup = {"init": "assets/mini-roberta-mlm", "init_checkpoint": "phase 2 of the shipped pretraining: git 0f36588"}
+    table = ablation_markdown({"results": {"arms": arms, "paper": paper, "setup": setup}})
+    assert "same warm start (phase 2 of the shipped pretraining)" in table
 
 
 def test_calibration_note_reads_the_metrics_and_warns_without_them():

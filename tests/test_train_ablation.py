@@ -1,7 +1,10 @@
 """train.ablation --quick end to end on tiny generated data, and the app reading what it ships."""
+import hashlib
 import json
+import shutil
 
 import pytest
+import torch
 
 from demo.ablation_view import ablation_markdown
 from demo.models import read_ablation
@@ -101,20 +104,23 @@ def test_ablation_quick_end_to_end(train_files, tmp_path, capsys, single_thread)
 
 
 @pytest.mark.slow
-def test_ablation_warm_start(train_files, tiny_mlm_dir, tmp_path, single_thread):
+def test_ablation_warm_start(train_files, tiny_mlm_dir, tmp_path, capsys, single_thread):
     """--init: every arm continues from the same MLM folder (its weights, shape and tokenizer)."""
     import roberta
 
-    out = tmp_path / "abl-init"
-    argv = quick_argv(train_files, out, "--seeds", "0", "--arms", "dynamic", "static-dupe1",
-                      "--init", str(tiny_mlm_dir))
+    out, init = tmp_path / "abl-init", tmp_path / "warm-start"
+    shutil.copytree(tiny_mlm_dir, init)
+    argv = quick_argv(train_files, out, "--seeds", "0", "--arms", "dynamic", "static-dupe1", "--init", str(init))
     assert ablation.main(argv) == 0
     assert not (out / "tokenizer").exists()  # the warm start's tokenizer, none trained
     results = json.loads((out / "results.json").read_text())
-    assert results["status"] == "complete" and results["setup"]["init"] == str(tiny_mlm_dir)
-    assert results["setup"]["tokenizer"] == str(tiny_mlm_dir / "tokenizer.json")
+    assert results["status"] == "complete" and results["setup"]["init"] == str(init)
+    assert results["setup"]["tokenizer"] == str(init / "tokenizer.json")
+    # which weights it started from, not only their folder: sha256sum of model.safetensors
+    sha = hashlib.sha256((init / "model.safetensors").read_bytes()).hexdigest()
+    assert results["setup"]["init_weights_sha256"] == sha
     pretrain_commands = [c for c in results["commands"] if "train.pretrain" in c]
-    assert len(pretrain_commands) == 2 and all(f"--init {tiny_mlm_dir}" in c for c in pretrain_commands)
+    assert len(pretrain_commands) == 2 and all(f"--init {init}" in c for c in pretrain_commands)
     # same starting point: the held-out loss before the first step is the same in both arms
     first = {arm: results["arms"][arm]["seeds"]["0"]["eval_curve"]["loss"][0] for arm in ("dynamic", "static-dupe1")}
     assert first["dynamic"] == pytest.approx(first["static-dupe1"], abs=1e-6)
@@ -123,3 +129,11 @@ def test_ablation_warm_start(train_files, tiny_mlm_dir, tmp_path, single_thread)
     baseline = roberta.RobertaForSequenceClassification.from_pretrained(out / "random-init-seed0" / "sst2").config
     for key in ("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "vocab_size"):
         assert getattr(baseline, key) == getattr(config, key), key
+    # new weights under the same folder (as the shipped model changed from phase 2 to phase 25): the runs made
+    # from the old ones are not continued or summarised as if from the new
+    model = roberta.RobertaForMaskedLM.from_pretrained(init)
+    with torch.no_grad():
+        model.lm_head.bias.add_(1.0)
+    model.save_pretrained(init)
+    assert ablation.main(argv) == 2
+    assert "other --init weights" in capsys.readouterr().err

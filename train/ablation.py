@@ -15,7 +15,8 @@ evaluation, fine-tuning) except how the training rows are masked (`roberta.maski
 Seed s is the same for the three arms: same starting weights, same order of the rows, same held-out mask.
 
 Shared warm start: every arm continues pretraining from one MLM model already off the early MLM plateau
-(--init, default: the shipped assets/mini-roberta-mlm); `--init none` runs the arms from random weights.
+(--init, default: the shipped assets/mini-roberta-mlm; the shipped results began from phase 2, what it held
+then: docs/masking-ablation.md); `--init none` runs the arms from random weights.
 Per arm x seed: `train.pretrain --init` (dropout 0, --epochs passes over a fixed slice of WikiText-2 train),
 a mask probe (MLM loss on training rows under the trained-on and under fresh masks), and `train.finetune`
 on SST-2; plus the same fine-tuning from a random encoder per seed (--no-baseline). Then OUT/results.json
@@ -27,6 +28,7 @@ Why these settings, the budget arithmetic and the measurements behind them: docs
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -228,15 +230,41 @@ def plan(args) -> list[Step]:
     return steps
 
 
-def check_plan(out: Path, steps: list[dict]) -> list[str]:
-    """OUT/plan.json records the command of every step ever planned. Returns the steps that already have
-    output made with another run's options (then nothing is recorded); else records the plan and returns []."""
+INIT_KEY = "init_weights_sha256"  # plan.json's record of the warm start's weights, beside the step commands
+
+
+def weights_sha256(init: str | None) -> str | None:
+    """The sha256 of the warm start's weights (its model*.safetensors in name order; for one file, what
+    `sha256sum` prints), None from random weights or a Hub id. A folder path names a model, not its weights:
+    the shipped assets/mini-roberta-mlm changed from phase 2 to phase 25 under the same path."""
+    files = sorted(Path(init).glob("model*.safetensors")) if init and Path(init).is_dir() else []
+    if not files:
+        return None
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def recorded_init_sha256(out) -> str | None:
+    """The warm start's weights the runs in `out` began from (plan.json), None if not recorded."""
+    path = Path(out) / "plan.json"
+    return json.loads(path.read_text()).get(INIT_KEY) if path.is_file() else None
+
+
+def check_plan(out: Path, steps: list[dict], init_sha256: str | None = None) -> list[str]:
+    """OUT/plan.json records the command of every step ever planned and the warm start's weights. Returns the
+    steps that already have output made with another run's options or from other starting weights (then
+    nothing is recorded); else records the plan and returns []."""
     path = out / "plan.json"
     recorded = json.loads(path.read_text()) if path.is_file() else {}
+    other_start = recorded.get(INIT_KEY, init_sha256) != init_sha256
     changed = [s.name for s in steps
-               if not same_run(recorded.get(s.name, s.command), s.command) and s.folder.exists()]
+               if (other_start or not same_run(recorded.get(s.name, s.command), s.command)) and s.folder.exists()]
     if changed:
         return changed
+    if INIT_KEY in recorded or not any(s.folder.exists() for s in steps):  # not guessed for older runs
+        recorded[INIT_KEY] = init_sha256
     recorded.update({s.name: s.command for s in steps})
     out.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -473,7 +501,7 @@ def summarize(args, steps: list[dict], corpus_info: dict | None, started_total: 
             "quick": args.quick,
             "corpus": corpus_info or {"file": str(corpus_path(args, recipe))},
             "valid": args.valid, "sst2_train": args.train, "sst2_dev": args.dev,
-            "init": recipe["init"] or "random",
+            "init": recipe["init"] or "random", INIT_KEY: recorded_init_sha256(args.out),
             "tokenizer": tokenizer_path(args), "seeds": args.seeds, "epochs": recipe["epochs"],
             "train_rows": first.get("train_rows"), "train_tokens_per_run": first.get("train_tokens"),
             "train_steps_per_run": first.get("train_steps"), "parameters": first.get("parameters"),
@@ -698,11 +726,12 @@ def _main(args) -> int:
         print("error: --corpus-chars slices a local file; pass --corpus-chars 0 with a hub: corpus",
               file=sys.stderr)
         return 2
-    changed = check_plan(out, steps)
+    changed = check_plan(out, steps, weights_sha256(recipe["init"]))
     if changed:
-        print(f"error: {out} holds runs made with other options ({', '.join(changed[:3])}"
-              f"{', ...' if len(changed) > 3 else ''}); their commands are in {out / 'plan.json'}. Use the "
-              "same options, or another --out", file=sys.stderr)
+        print(f"error: {out} holds runs made with other options or from other --init weights "
+              f"({', '.join(changed[:3])}{', ...' if len(changed) > 3 else ''}); their commands and the sha256 "
+              f"of their starting weights are in {out / 'plan.json'}. Use the same options and weights, or "
+              "another --out", file=sys.stderr)
         return 2
     corpus_info = None
     if recipe["corpus_chars"]:
