@@ -51,9 +51,12 @@ class ModelNotFoundError(ModelLoadError, FileNotFoundError):
 
 # ----- finding files -----
 def is_local(model_id) -> bool:
-    """Whether `model_id` means a local path (it exists, or looks like a path) rather than a Hub repo id."""
+    """Whether `model_id` means a local path rather than a Hub repo id: it exists, looks like a path, or is
+    OWNER/NAME where OWNER is a local folder ("assets/mini-roberta-mlmm", a typo, fails at once instead of
+    after the Hub's retries)."""
     model_id = os.fspath(model_id)
-    return os.path.exists(model_id) or model_id.startswith((".", "/", "~")) or model_id.count("/") > 1
+    return (os.path.exists(model_id) or model_id.startswith((".", "/", "~")) or model_id.count("/") > 1
+            or ("/" in model_id and os.path.isdir(model_id.split("/")[0])))
 
 
 def hub_offline() -> bool:
@@ -74,8 +77,10 @@ def resolve_file(model_id, filename, **hub_kwargs) -> str:
         if os.path.exists(model_id):
             raise ModelNotFoundError(f"{model_id} is a file, not a model folder (a folder holding {CONFIG_NAME}, "
                                      f"{WEIGHTS_NAME} and {TOKENIZER_NAME})")
-        raise ModelNotFoundError(f"{model_id}: no such folder (and, written as a path, it is not a Hugging Face "
-                                 "Hub repo id)")
+        owner = model_id.split("/")[0]
+        why = (f"{owner}/ is a folder here, so it reads as a path" if "/" in model_id and os.path.isdir(owner)
+               else "written as a path, it is not a Hugging Face Hub repo id")
+        raise ModelNotFoundError(f"{model_id}: no such folder ({why})")
     try:
         validate_repo_id(model_id)
     except HFValidationError:

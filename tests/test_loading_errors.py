@@ -13,6 +13,7 @@ from safetensors.torch import load_file, save_file
 
 import roberta
 from roberta import ModelLoadError, ModelNotFoundError
+from roberta import hub
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -42,6 +43,17 @@ def test_missing_folder_is_named_not_a_hub_validation_error():
     assert isinstance(info.value, FileNotFoundError) and isinstance(info.value, ValueError)
     with pytest.raises(ModelNotFoundError, match="neither an existing folder nor a valid Hugging Face Hub repo id"):
         roberta.RobertaForMaskedLM.from_pretrained("not a repo id!")
+
+
+def test_a_mistyped_folder_under_a_local_folder_is_not_tried_on_the_hub(monkeypatch, tmp_path):
+    """"assets/mini-roberta-mlmm" has the shape of a Hub id, but assets/ is a folder here: a path, refused at
+    once, never sent to the Hub (whose retries took 24 s offline)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "assets").mkdir()
+    monkeypatch.setattr(hub, "hf_hub_download", lambda **kwargs: pytest.fail(f"tried the Hub: {kwargs}"))
+    with pytest.raises(ModelNotFoundError, match="assets/mini-roberta-mlmm: no such folder .assets/ is a folder"):
+        roberta.pipeline("fill-mask", model="assets/mini-roberta-mlmm")
+    assert hub.is_local("assets/x") and not hub.is_local("FacebookAI/roberta-base")
 
 
 def test_hub_offline_fails_at_once_without_retries(monkeypatch, tmp_path):
