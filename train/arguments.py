@@ -53,8 +53,8 @@ class ModelArguments:
         None, "longest input of a new model, <s> and </s> included: the size of its position table (at most "
               f"{MAX_NEW_MODEL_LENGTH}, RoBERTa's; default: the preset's)", group="model")
     dropout: float | None = option(
-        None, "override hidden and attention dropout (the preset has 0.1; 0 makes runs comparable across "
-              "process counts)", group="model")
+        None, "hidden and attention dropout (default: %(default)s; the presets have 0.1; 0 makes runs "
+              "comparable across process counts)", group="model")
 
     SHAPE: ClassVar[tuple[str, ...]] = ("hidden_size", "layers", "heads", "intermediate_size", "model_max_length")
 
