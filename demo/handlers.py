@@ -16,8 +16,6 @@ from dataclasses import dataclass
 import gradio as gr
 import torch
 
-from roberta.pipelines import MASK
-
 from . import counterfactual, explain, figures, head_view
 from .fill_mask_view import completed_sentence, mask_labels, mask_spaces, predictions_html
 from .layer_lens import layer_predictions, layers_html
@@ -146,8 +144,7 @@ class Handlers:
         probability there)."""
         loaded = self._need("mlm", model)
         text, _ = self._masked_text(loaded, text)
-        text = MASK_RE.sub(MASK, text)
-        per_mask = layer_predictions(loaded.pipeline.model, loaded.tokenizer, text, loaded.pipeline.max_length)
+        per_mask = layer_predictions(loaded.pipeline, text)
         return layers_html(per_mask), per_mask
 
     @staticmethod

@@ -1,45 +1,33 @@
 """The fill-mask tab's "layer by layer" view: the logit lens (nostalgebraist, 2020) on a masked language model.
 
-The MLM head reads every layer's output at each mask as if it were the last layer's. RoBERTa is post-norm:
-each layer ends in a LayerNorm, so its output is on the scale the head was trained on, and the lens reads
-it without any change. Row 0 is the embeddings alone (the mask token and its position, before any
-attention), so its guesses depend on the mask's position only, never on the other words.
-Shapes: L layers, M masks, V vocabulary, H hidden size, k guesses per layer.
+The MLM head reads every layer's output at each mask as if it were the last layer's
+(`roberta.pipelines.FillMaskPipeline.by_layer`). Row 0 is the embeddings alone (the mask token and its
+position, before any attention), so its guesses depend on the mask's position only, never on the other words.
+Shapes: L layers, M masks, V vocabulary, k guesses per layer.
 """
 from __future__ import annotations
 
 import html
-
-import torch
-
-from roberta.pipelines import MASK
-from roberta.tokenizer import encode
 
 from .formatting import format_probability
 
 GUESSES = 3  # a layer's top guesses the view shows
 
 
-def layer_predictions(model, tokenizer, text: str, max_length: int, top_k: int = GUESSES) -> list[dict]:
-    """Per mask of `text` (ALT_MASK already replaced): {"answer": the last layer's top token, "layers": one
-    entry per row, the embeddings' first, each {"layer": 0..L, "top": [{"token", "token_str", "score"}] (its
-    top_k), "answer_score": the answer's probability there, "answer_rank": its rank there (1 = top)}}. The last
-    row is the model's own prediction (what the fill-mask pipeline returns)."""
-    input_ids, attention_mask, _ = encode(tokenizer, [text], max_length)  # (1, T)
-    positions = torch.nonzero(input_ids[0] == tokenizer.token_to_id(MASK)).squeeze(-1)  # (M,)
-    device = next(model.parameters()).device
-    with torch.inference_mode():
-        _, _, states = model.roberta(input_ids.to(device), attention_mask.to(device), output_hidden_states=True)
-        at_masks = torch.stack([h[0, positions.to(device)] for h in states])  # (L + 1, M, H)
-        decoder_weight = model.roberta.embeddings.word_embeddings.weight  # (V, H), tied
-        probs = model.lm_head(at_masks, decoder_weight).float().softmax(dim=-1).cpu()  # (L + 1, M, V)
+def layer_predictions(fill, text: str, top_k: int = GUESSES) -> list[dict]:
+    """Per mask of `text`, from a fill-mask pipeline's logit lens (`FillMaskPipeline.by_layer`): {"answer":
+    the last layer's top token, "layers": one entry per row, the embeddings' first, each {"layer": 0..L, "top":
+    [{"token", "token_str", "score"}] (its top_k), "answer_score": the answer's probability there,
+    "answer_rank": its rank there (1 = top)}}. The last row is the model's own prediction (what the fill-mask
+    pipeline returns)."""
+    probs = fill.by_layer(text)  # (L + 1, M, V)
     answers = probs[-1].argmax(dim=-1)  # (M,)
     answer_probs = probs.gather(-1, answers.expand(len(probs), -1)[..., None])  # (L + 1, M, 1)
     ranks = (probs > answer_probs).sum(dim=-1) + 1  # (L + 1, M)
     scores, picks = probs.topk(min(top_k, probs.shape[-1]), dim=-1)  # (L + 1, M, k)
 
     def token(token_id: int) -> dict:
-        return {"token": token_id, "token_str": tokenizer.decode([token_id], skip_special_tokens=False)}
+        return {"token": token_id, "token_str": fill.tokenizer.decode([token_id], skip_special_tokens=False)}
 
     return [{"answer": token(int(answers[m])),
              "layers": [{"layer": layer,
@@ -47,7 +35,7 @@ def layer_predictions(model, tokenizer, text: str, max_length: int, top_k: int =
                                  for score, pick in zip(scores[layer, m], picks[layer, m])],
                          "answer_score": float(answer_probs[layer, m, 0]), "answer_rank": int(ranks[layer, m])}
                         for layer in range(len(probs))]}
-            for m in range(len(positions))]
+            for m in range(probs.shape[1])]
 
 
 LENS_CSS = """<style>

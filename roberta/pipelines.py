@@ -87,6 +87,31 @@ class FillMaskPipeline(Pipeline):
                    for i, t in enumerate(texts)]
         return results[0] if isinstance(text, str) else results
 
+    def by_layer(self, text: str) -> torch.Tensor:
+        """The logit lens on one text: the MLM head reads every layer's output at each mask as if it were the
+        last layer's. Returns probabilities (L + 1, M, V): row 0 from the embeddings alone (the mask token and
+        its position, before any attention), row L the model's own prediction (what calling the pipeline
+        scores). RoBERTa is post-norm, so each layer's output has just been through a LayerNorm, on the scale
+        the head was trained on; but the head was trained on the last layer only."""
+        if not isinstance(text, str):
+            raise ValueError(f"by_layer reads one text, got {type(text).__name__}")
+        (text,) = [t.replace(ALT_MASK, MASK) for t in _check_texts(text)]
+        n_masks = text.count(MASK)
+        if not 1 <= n_masks <= MAX_MASKS:
+            raise ValueError(f"the text has {n_masks} masks; put 1 to {MAX_MASKS} {MASK} where words should be")
+        input_ids, attention_mask, _ = encode(self.tokenizer, [text], self.max_length)  # (1, T)
+        positions = torch.nonzero(input_ids[0] == self.tokenizer.token_to_id(MASK)).squeeze(-1)  # (M,)
+        if len(positions) < n_masks:
+            raise ValueError(f"the mask is beyond the first {self.max_length} tokens, which is all the model "
+                             "reads: shorten the text or move the mask earlier")
+        with torch.inference_mode():
+            _, _, states = self.model.roberta(input_ids.to(self.device), attention_mask.to(self.device),
+                                              output_hidden_states=True)  # L + 1 of (1, T, H)
+            at_masks = torch.stack([h[0, positions.to(self.device)] for h in states])  # (L + 1, M, H)
+            decoder_weight = self.model.roberta.embeddings.word_embeddings.weight  # (V, H), tied
+            logits = self.model.lm_head(at_masks, decoder_weight)  # (L + 1, M, V)
+        return logits.float().softmax(dim=-1).cpu()
+
     def target_ids(self, targets) -> torch.Tensor:
         """As `transformers`: a target that is a vocabulary entry is used as is, otherwise its first token.
         (So "Paris" is the sentence-initial token; " Paris" is the word after a space, as in "of Paris".)"""

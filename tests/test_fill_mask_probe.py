@@ -39,6 +39,35 @@ def test_script_end_to_end(tiny_mlm_dir, tmp_path, single_thread, capsys):
     assert "top-1" in capsys.readouterr().out
 
 
+def test_layer_by_layer_ends_in_the_probes_own_figures(tiny_mlm_dir, tmp_path, single_thread, capsys):
+    """--layers: the expected word's rank at every layer; the last layer's top-1/top-5 are the probe's, and a
+    word's rank is within top-5 exactly when the probe found it there."""
+    import roberta
+    from train.fill_mask_probe import run_layers
+
+    fill = roberta.pipeline("fill-mask", model=tiny_mlm_dir)
+    rows = [{"category": "x", "sentence": s, "expected": w}
+            for s, w in [("The cat likes <mask>.", "the"), ("<mask> sees the house.", "The"),
+                         ("A dog and a <mask>.", "cat"), ("The <mask> is here.", "no-such-word-at-all")]]
+    probe, lens = run_probe(fill, rows), run_layers(fill, rows)
+    n_layers = fill.model.config.num_hidden_layers
+    assert [row["layer"] for row in lens["layers"]] == list(range(n_layers + 1))
+    assert lens["layers"][-1]["top1"] == probe["top1"] and lens["layers"][-1]["top5"] == probe["top5"]
+    for answer, ranks in zip(probe["answers"], lens["ranks"]):
+        assert len(ranks["rank_by_layer"]) == n_layers + 1
+        last = ranks["rank_by_layer"][-1]
+        assert (answer["rank"] is not None) == (last is not None and last <= 5)
+    assert lens["ranks"][-1]["rank_by_layer"] == [None] * (n_layers + 1)  # no token spells it
+    probe_file = tmp_path / "probe.tsv"
+    probe_file.write_text("category\tsentence\texpected\n" + "".join(f"x\t{r['sentence']}\t{r['expected']}\n"
+                                                                    for r in rows))
+    out = tmp_path / "probe.json"
+    assert main(["--model", str(tiny_mlm_dir), "--probe", str(probe_file), "--layers", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["by_layer"] == lens
+    printed = capsys.readouterr().out
+    assert "layer by layer" in printed and f"layer {n_layers}  " in printed and "embeddings" in printed
+
+
 def test_bad_probe_file_is_a_user_error(tiny_mlm_dir, tmp_path, capsys):
     probe = tmp_path / "probe.tsv"
     probe.write_text("category\tsentence\texpected\nx\tno mask here\tword\n")

@@ -1,11 +1,14 @@
 """Fill-mask probe: everyday sentences with one expected word, scored top-1 and top-5.
 
     python -m train.fill_mask_probe --model assets/mini-roberta-mlm [--out probe.json]
+    python -m train.fill_mask_probe --model assets/mini-roberta-mlm --layers   # and layer by layer
 
 The probe file (default `tests/data/fill_mask_probe.tsv`: columns category, sentence with one <mask>,
 expected word) is small and hand-written: capitals, animals, everyday objects, grammar. A prediction counts
 when its word (stripped, case-insensitive) equals the expected word. Held-out MLM accuracy measures the
 model on every kind of token; this probe says whether the answers a person types first are right.
+`--layers` also scores the logit lens (`FillMaskPipeline.by_layer`: the MLM head read on every layer's output):
+per layer, how many expected words are top-1 and top-k there, and each sentence's rank of its word per layer.
 """
 from __future__ import annotations
 
@@ -56,12 +59,45 @@ def run_probe(fill, rows: list[dict], top_k: int = 5) -> dict:
     }
 
 
+def word_ids(tokenizer) -> dict[str, list[int]]:
+    """Every token id by the word it spells, stripped and lower-cased (" France" and "France" are both "france"):
+    the probe's matching rule over the whole vocabulary."""
+    ids: dict[str, list[int]] = defaultdict(list)
+    for token_id in range(tokenizer.get_vocab_size()):
+        ids[tokenizer.decode([token_id]).strip().lower()].append(token_id)
+    return ids
+
+
+def run_layers(fill, rows: list[dict], top_k: int = 5) -> dict:
+    """The probe on every layer (`fill.by_layer`, one mask per sentence): per layer the share of sentences whose
+    expected word is top-1 and top-k there, and per sentence the word's rank per layer (its best-ranked token
+    form; None if no token spells it), and how many words rank better at an earlier layer than at the last. The
+    last layer's figures are `run_probe`'s."""
+    by_word = word_ids(fill.tokenizer)
+    ranks = []
+    for row in rows:
+        probs = fill.by_layer(row["sentence"])[:, 0]  # (L + 1, V): the one mask
+        ids = by_word.get(row["expected"].strip().lower())
+        ranks.append([int((p > p[ids].max()).sum()) + 1 if ids else None for p in probs])
+    n, layers = len(rows), len(ranks[0]) if ranks else 0
+    earlier = sum(r[-1] is not None and min(r[:-1]) < r[-1] for r in ranks)
+    return {"better_at_an_earlier_layer": earlier,
+            "layers": [{"layer": layer,
+                        "top1": sum(r[layer] == 1 for r in ranks) / n,
+                        f"top{top_k}": sum(r[layer] is not None and r[layer] <= top_k for r in ranks) / n}
+                       for layer in range(layers)],
+            "ranks": [{"sentence": row["sentence"], "expected": row["expected"], "rank_by_layer": r}
+                      for row, r in zip(rows, ranks)]}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m train.fill_mask_probe", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, help="MLM folder or Hub id")
     p.add_argument("--probe", default=str(DEFAULT_PROBE), help="probe TSV (default: %(default)s)")
     p.add_argument("--top-k", type=int, default=5, help="default: %(default)s")
+    p.add_argument("--layers", action="store_true",
+                   help="also score every layer's output through the MLM head (the logit lens)")
     p.add_argument("--out", help="write the result as JSON here")
     args = p.parse_args(argv)
     if args.out and Path(args.out).is_dir():
@@ -70,7 +106,10 @@ def main(argv=None) -> int:
         rows = read_probe(args.probe)
         if "SequenceClassification" in (architecture := roberta.hub.read_architecture(args.model)):
             raise ValueError(f"{args.model} is a classifier ({architecture}); the probe needs a masked-LM model")
-        result = run_probe(roberta.pipeline("fill-mask", model=args.model), rows, args.top_k)
+        fill = roberta.pipeline("fill-mask", model=args.model)
+        result = run_probe(fill, rows, args.top_k)
+        if args.layers:
+            result["by_layer"] = run_layers(fill, rows, args.top_k)
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -79,6 +118,17 @@ def main(argv=None) -> int:
         mark = "ok " if a["rank"] == 1 else (f"#{a['rank']} " if a["rank"] else "-- ")
         print(f"{mark} {a['sentence']:<55} {a['expected']:<10} " + ", ".join(w for w, _ in a["predictions"]))
     print(f"top-1 {result['top1']:.1%}, top-{k} {result[f'top{k}']:.1%} on {result['sentences']} sentences")
+    if args.layers:
+        lens = result["by_layer"]
+        print(f"\nlayer by layer (the MLM head on each layer's output): the expected word's rank")
+        for r in lens["ranks"]:
+            shown = " ".join("-" if rank is None else f"{rank:,}" for rank in r["rank_by_layer"])
+            print(f"  {r['sentence']:<55} {r['expected']:<10} {shown}")
+        for row in lens["layers"]:
+            name = "embeddings" if row["layer"] == 0 else f"layer {row['layer']}"
+            print(f"{name:<11} top-1 {row['top1']:6.1%}, top-{k} {row[f'top{k}']:6.1%}")
+        print(f"{lens['better_at_an_earlier_layer']} of {result['sentences']} expected words rank better at an "
+              "earlier layer than at the last")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
