@@ -35,8 +35,9 @@ def integrated_gradients(model, input_ids: list[int], target: int, baseline_id: 
     `target`, from a baseline where every regular token is `baseline_id` (special tokens kept), with the
     midpoint rule over `steps` points, one batch. Returns (attributions (T,), score(x), score(baseline));
     the attributions sum to about score(x) - score(baseline) (completeness)."""
+    device = next(model.parameters()).device
     with torch.inference_mode(False), torch.enable_grad():
-        ids = torch.tensor([input_ids], dtype=torch.long)  # (1, T)
+        ids = torch.tensor([input_ids], dtype=torch.long, device=device)  # (1, T)
         # the positions the pipeline gives these ids (a typed <pad> keeps its own), for every point of the path
         positions = position_ids_from_input_ids(ids, model.config.pad_token_id)  # (1, T)
 
@@ -45,16 +46,16 @@ def integrated_gradients(model, input_ids: list[int], target: int, baseline_id: 
             return class_score(logits, target)
 
         table = model.roberta.embeddings.word_embeddings
-        is_special = torch.isin(ids, torch.tensor(sorted(special_ids), dtype=torch.long))
+        is_special = torch.isin(ids, torch.tensor(sorted(special_ids), dtype=torch.long, device=device))
         base_ids = torch.where(is_special, ids, torch.full_like(ids, baseline_id))
         x, base = table(ids).detach(), table(base_ids).detach()  # (1, T, H)
-        alphas = (torch.arange(steps, dtype=x.dtype) + 0.5) / steps  # (S,)
+        alphas = (torch.arange(steps, dtype=x.dtype, device=device) + 0.5) / steps  # (S,)
         path = (base + alphas[:, None, None] * (x - base)).requires_grad_(True)  # (S, T, H)
         (grads,) = torch.autograd.grad(score(path).sum(), path)  # (S, T, H)
         attributions = ((x - base)[0] * grads.mean(dim=0)).sum(dim=-1)  # (T,)
         with torch.no_grad():
             ends = score(torch.cat([x, base]))  # (2,)
-    return attributions.detach().numpy(), float(ends[0]), float(ends[1])
+    return attributions.detach().cpu().numpy(), float(ends[0]), float(ends[1])
 
 
 def merge_words(tokens: Tokens, token_scores) -> list[tuple[int, int, float]]:
@@ -117,10 +118,12 @@ def explanation_markdown(shown: str, words, toward: str, away: str, best: str, p
 
 # ----------------------------------------------------------------------------- attention
 def attention_maps(model, input_ids: list[int]) -> np.ndarray:
-    """The attention of every layer and head for one sequence: (L, nh, T, T), rows summing to 1."""
+    """The attention of every layer and head for one sequence: (L, nh, T, T), rows summing to 1. Every token is
+    attended to, a typed "<pad>" too, as the pipelines read it (`roberta.encode`)."""
+    ids = torch.tensor([input_ids], device=next(model.parameters()).device)  # (1, T)
     with torch.inference_mode():
-        out = model(torch.tensor([input_ids]), output_attentions=True)
-    return torch.stack([a[0] for a in out.attentions]).float().numpy()
+        out = model(ids, torch.ones_like(ids), output_attentions=True)
+    return torch.stack([a[0] for a in out.attentions]).float().cpu().numpy()
 
 
 def attention_rollout(attentions: np.ndarray) -> np.ndarray:

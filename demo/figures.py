@@ -18,6 +18,8 @@ import numpy as np  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from roberta.masking import MLM_PROBABILITY  # noqa: E402
+
 # Fall back to fonts with CJK, Arabic, Hebrew or emoji glyphs when the system has them (matplotlib >= 3.6).
 _FALLBACKS = ["Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans Arabic", "Noto Sans Hebrew", "Noto Sans",
               "Noto Emoji", "Symbola"]
@@ -149,7 +151,7 @@ def attention_bars(weights: np.ndarray, labels: list[str], query: int, title: st
     return fig
 
 
-def coverage_plot(curves: dict[str, list[float]], names: dict[str, str], mlm_probability: float = 0.15):
+def coverage_plot(curves: dict[str, list[float]], names: dict[str, str], mlm_probability: float = MLM_PROBABILITY):
     """Fraction of positions that were ever a prediction target, after each epoch, one line per scheme."""
     epochs = len(next(iter(curves.values())))
     x = np.arange(1, epochs + 1)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import html
 import re
 
-from .formatting import format_log_probability, format_probability
+from .formatting import format_log_probability, format_probability, word_label
 from .tokens_view import SPACE_LABEL
-from .validation import MAX_MASKS
+from .validation import MASK, MASK_RE, MAX_MASKS
 
 # Where a mask and the whitespace before it start; the look-behind keeps the pattern from being tried again
 # at every position of a long whitespace run (which made `\s*<mask>` quadratic)
-MASK_WITH_SPACE_RE = re.compile(r"(?<!\s)\s*(?:<mask>|\[MASK\])")
+MASK_WITH_SPACE_RE = re.compile(rf"(?<!\s)\s*(?:{MASK_RE.pattern})")
 
 
 FILL_MASK_CSS = """<style>
@@ -57,7 +57,7 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
                 note = f"<small>{html.escape(how)}</small>" if how else ""
                 cell = f'<td class="fm-word fm-cand"{hover}>{html.escape(words)}{note}</td>'
             else:
-                cell = f'<td class="fm-word">{html.escape(r["token_str"].strip() or repr(r["token_str"]))}</td>'
+                cell = f'<td class="fm-word">{html.escape(word_label(r["token_str"]))}</td>'
             lines.append(f'<tr>{cell}<td class="fm-track"><span class="fm-bar" '
                          f'style="width:{width:.1f}%"></span></td><td class="fm-score" title="p = {p:.3e}, ln p = '
                          f'{format_log_probability(p)}">{format_probability(p)}</td></tr>')
@@ -81,7 +81,7 @@ def tokens_html(tokens) -> str:
     words: list[list[str]] = []
     last_end = None  # where the last token in the text ended (None after <s>)
     for label, special, (start, end), piece in zip(tokens.labels, tokens.special, tokens.offsets, tokens.pieces):
-        kind = " fm-masked" if piece == "<mask>" else " fm-special" if special else ""
+        kind = " fm-masked" if piece == MASK else " fm-special" if special else ""
         chip = f'<span class="fm-tok{kind}">{html.escape(label)}</span>'
         outside = special and end <= start  # <s>, </s>: not in the text
         # the same word: no whitespace since the last token ended (the bytes of one character share their
@@ -147,7 +147,7 @@ def mask_labels(per_mask: list[list[dict]]) -> list[dict | None]:
         scores = {}
         for r in row:
             name = (", ".join(r["candidates"]) if r.get("candidates")  # the user's candidate word(s)
-                    else r["token_str"].strip() or repr(r["token_str"]))
+                    else word_label(r["token_str"]))
             while name in scores:  # " Paris" and "Paris" both show as Paris
                 name += "\u200b"
             scores[name] = float(r["score"])

@@ -37,6 +37,11 @@ def minutes(m: float) -> str:
     return f"{m:.0f} min" if m < 120 else f"{m / 60:.1f} h"
 
 
+def word_label(token_str: str) -> str:
+    """A predicted token as a row names it: without its leading space, or quoted when it is only whitespace."""
+    return token_str.strip() or repr(token_str)
+
+
 def format_probability(p: float) -> str:
     """A probability a person can read: a percentage with three significant digits down to 0.1%
     ("12.3%", "1.02%", "0.152%"), below that scientific notation with three ("2.05 × 10⁻⁵")."""

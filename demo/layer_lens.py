@@ -1,7 +1,7 @@
 """The fill-mask tab's "layer by layer" view: the logit lens (nostalgebraist, 2020) on a masked language model.
 
 The MLM head reads every layer's output at each mask as if it were the last layer's
-(`roberta.pipelines.FillMaskPipeline.by_layer`). Row 0 is the embeddings alone (the mask token and its
+(`roberta.pipelines.FillMaskPipeline.logit_lens`). Row 0 is the embeddings alone (the mask token and its
 position, before any attention), so its guesses depend on the mask's position only, never on the other words.
 Shapes: L layers, M masks, V vocabulary, k guesses per layer.
 """
@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import html
 
-from .formatting import format_probability
+from .formatting import format_probability, word_label
 
 GUESSES = 3  # a layer's top guesses the view shows
 
 
 def layer_predictions(fill, text: str, top_k: int = GUESSES) -> list[dict]:
-    """Per mask of `text`, from a fill-mask pipeline's logit lens (`FillMaskPipeline.by_layer`): {"answer":
+    """Per mask of `text`, from a fill-mask pipeline's logit lens (`FillMaskPipeline.logit_lens`): {"answer":
     the last layer's top token, "layers": one entry per row, the embeddings' first, each {"layer": 0..L, "top":
     [{"token", "token_str", "score"}] (its top_k), "answer_score": the answer's probability there,
     "answer_rank": its rank there (1 = top)}}. The last row is the model's own prediction (what the fill-mask
     pipeline returns)."""
-    probs = fill.by_layer(text)  # (L + 1, M, V)
+    probs = fill.logit_lens(text)  # (L + 1, M, V)
     answers = probs[-1].argmax(dim=-1)  # (M,)
     answer_probs = probs.gather(-1, answers.expand(len(probs), -1)[..., None])  # (L + 1, M, 1)
     ranks = (probs > answer_probs).sum(dim=-1) + 1  # (L + 1, M)
@@ -57,11 +57,6 @@ LENS_CSS = """<style>
 </style>"""
 
 
-def shown(token_str: str) -> str:
-    """A token as a row shows it: without its leading space, or quoted when it is only whitespace."""
-    return token_str.strip() or repr(token_str)
-
-
 def layers_html(per_mask: list[dict]) -> str:
     """`layer_predictions` as a person reads it: per mask, one row per layer (the embeddings first) with that
     layer's top guesses and the final answer's rank and probability there, a bar scaled to the answer's
@@ -72,17 +67,17 @@ def layers_html(per_mask: list[dict]) -> str:
         top = max(row["answer_score"] for row in mask["layers"]) or 1.0
         rows = []
         for row in mask["layers"]:
-            guesses = "".join(
-                f'<span class="ll-guess{" ll-answer" if g["token"] == answer["token"] else ""}">'
-                f'{html.escape(shown(g["token_str"]))} {format_probability(g["score"])}</span>' for g in row["top"])
+            guesses = "".join(f'<span class="ll-guess{" ll-answer" if g["token"] == answer["token"] else ""}">'
+                              f'{html.escape(word_label(g["token_str"]))} {format_probability(g["score"])}</span>'
+                              for g in row["top"])
             name = "embeddings" if row["layer"] == 0 else f'layer {row["layer"]}'
             width = max(0.0, min(100.0, 100 * row["answer_score"] / top))
             rows.append(f'<tr><td class="ll-layer">{name}</td><td class="ll-guesses">{guesses}</td>'
                         f'<td class="ll-score">#{row["answer_rank"]:,} · {format_probability(row["answer_score"])}'
                         f'</td><td class="ll-track"><span class="ll-bar" style="width:{width:.1f}%"></span></td></tr>')
-        word = html.escape(shown(answer["token_str"]))
+        word, k = html.escape(word_label(answer["token_str"])), len(mask["layers"][0]["top"])
         blocks.append(f'<div class="ll-mask"><h4>&lt;mask&gt; {i + 1}: where “{word}” comes from</h4>'
-                      f'<table class="ll-table"><tr><th>read after</th><th>its top {GUESSES} guesses</th>'
+                      f'<table class="ll-table"><tr><th>read after</th><th>its top {k} guesses</th>'
                       f'<th colspan="2">“{word}” there: rank · probability</th></tr>{"".join(rows)}</table></div>')
     note = ("The model's MLM head reads each layer's output at the mask as if it were the last layer's (the "
             "“logit lens”); the last row is the model's own answer, its top prediction. RoBERTa is post-norm, so "

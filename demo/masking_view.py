@@ -8,13 +8,14 @@ import html
 import numpy as np
 import torch
 
-from roberta.masking import KEPT, NOT_SELECTED, OUTCOME_NAMES, DynamicMasker, StaticMasker
+from roberta.masking import (DUPE_FACTOR, KEPT, MASK_FRACTION, MLM_PROBABILITY, NOT_SELECTED, OUTCOME_NAMES,
+                             RANDOM_FRACTION, DynamicMasker, StaticMasker)
 
 from .tokens_view import Tokens, token_text
 
 SCHEMES = {
     "static1": "BERT static, one fixed mask (dupe_factor=1)",
-    "static10": "BERT static, 10 masks cycling (dupe_factor=10)",
+    "static10": f"BERT static, {DUPE_FACTOR} masks cycling (dupe_factor={DUPE_FACTOR})",
     "dynamic": "RoBERTa dynamic (new mask every epoch)",
 }
 MASKING_COLUMNS = ["scheme", "distinct masks shown", "positions ever a target", "coverage %"]
@@ -26,7 +27,7 @@ def simulate_masking(tokenizer, ids: torch.Tensor, epochs: int, seed: int) -> di
     """What each scheme feeds the model for one sequence (example id 0), epoch by epoch."""
     maskers = {
         "static1": StaticMasker.from_tokenizer(tokenizer, seed=seed, dupe_factor=1),
-        "static10": StaticMasker.from_tokenizer(tokenizer, seed=seed, dupe_factor=10),
+        "static10": StaticMasker.from_tokenizer(tokenizer, seed=seed, dupe_factor=DUPE_FACTOR),
         "dynamic": DynamicMasker.from_tokenizer(tokenizer, seed=seed),
     }
     runs = {}
@@ -57,19 +58,23 @@ def masking_stats(tokens: Tokens, runs: dict) -> tuple[list[list], dict[str, lis
 def mlm_predictions(model, tokenizer, tokens: Tokens, runs: dict) -> list[list]:
     """Top-1 prediction of the MLM at every target of each scheme's last epoch (PREDICTION_COLUMNS)."""
     last = {key: batches[-1] for key, batches in runs.items()}
-    inputs = torch.cat([b.input_ids for b in last.values()])  # (3, T)
-    labels = torch.cat([b.labels for b in last.values()])  # (3, T): the original id at a target, -100 elsewhere
+    device = next(model.parameters()).device
+    inputs = torch.cat([b.input_ids for b in last.values()]).to(device)  # (3, T)
+    labels = torch.cat([b.labels for b in last.values()]).to(device)  # (3, T): the original id at a target, -100 else
     targets = torch.cat([b.outcome for b in last.values()]) != NOT_SELECTED  # (3, T), where labels != -100
-    with torch.inference_mode():  # masked_only: only the N targets are projected onto the vocabulary, (N, V)
-        logits = model(inputs, labels=labels, masked_only=True).logits  # (N, V), row-major over `targets`
-        best_p, best = logits.float().softmax(dim=-1).max(dim=-1)  # (N,), (N,)
+    # masked_only: only the N targets are projected onto the vocabulary, (N, V); every token is attended to,
+    # a typed "<pad>" too, as the pipelines read it (the three rows have the same length: no padding)
+    with torch.inference_mode():
+        logits = model(inputs, torch.ones_like(inputs), labels=labels, masked_only=True).logits  # (N, V)
+        best_p, best = logits.float().softmax(dim=-1).max(dim=-1)  # (N,), (N,) row-major over `targets`
+        best_p, best = best_p.cpu(), best.cpu()
     found = {(r, c): i for i, (r, c) in enumerate(torch.nonzero(targets).tolist())}
     rows = []
     for row, (key, b) in enumerate(last.items()):
         positions = torch.nonzero(b.outcome[0] != NOT_SELECTED).squeeze(-1).tolist()
         if not positions:
             rows.append([SCHEMES[key], None, "(no token of this short sentence was selected in the last epoch: "
-                         "each is picked with probability 0.15)", "", "", "", None, ""])
+                         f"each is picked with probability {MLM_PROBABILITY:g})", "", "", "", None, ""])
         for pos in positions:
             p, pick = best_p[found[row, pos]], best[found[row, pos]]
             outcome = int(b.outcome[0, pos])
@@ -121,9 +126,11 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
             replaced[token_id] = html.escape(token_text(tokenizer, token_id).strip())
         return replaced[token_id]
 
-    legend = ('<div class="mk-legend"><span class="mk-1">&lt;mask&gt; (80% of targets)</span>'
-              '<span class="mk-2">random token (10%)</span><span class="mk-3">unchanged, still a target (10%)'
-              '</span><span style="border:1px solid #d4d4d8">not selected (85% of tokens)</span></div>')
+    kept = 1 - MASK_FRACTION - RANDOM_FRACTION
+    legend = (f'<div class="mk-legend"><span class="mk-1">&lt;mask&gt; ({MASK_FRACTION:.0%} of targets)</span>'
+              f'<span class="mk-2">random token ({RANDOM_FRACTION:.0%})</span><span class="mk-3">unchanged, still a '
+              f'target ({kept:.0%})</span><span style="border:1px solid #d4d4d8">not selected '
+              f'({1 - MLM_PROBABILITY:.0%} of tokens)</span></div>')
     head = "".join(f"<th>{html.escape(name)}</th>" for name in SCHEMES.values())
     regular = [pos for pos, special in enumerate(tokens.special) if not special]
     gaps = ["" if i == 0 or not starts[pos] else " " for i, pos in enumerate(regular)]  # lines wrap between words
@@ -142,7 +149,8 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
                 else:
                     text = escaped[pos] if outcome == KEPT else shown(ids[pos])
                     parts.append(f'{gap}<i class="mk-{outcome}" title="{escaped[pos]}">{text}</i>')
-            copy = {"static1": "the one mask", "static10": f"mask {e % 10 + 1} of 10", "dynamic": "new mask"}[key]
+            copy = {"static1": "the one mask", "static10": f"mask {e % DUPE_FACTOR + 1} of {DUPE_FACTOR}",
+                    "dynamic": "new mask"}[key]
             cells.append(f'<td><span class="mk-copy">{copy}</span> {"".join(parts)}</td>')
         rows.append(f"<tr><th>epoch {e + 1}</th>{''.join(cells)}</tr>")
     note = ('<p>Hover over (or tap) a coloured token to see the original, which the model must predict there. Static '

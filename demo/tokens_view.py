@@ -5,15 +5,15 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+import weakref
 from dataclasses import dataclass
 
 from roberta.text import detokenize, normalize_for_classifier
-from roberta.tokenizer import for_model
+from roberta.tokenizer import SPECIAL_TOKENS, for_model
 
 from .validation import require_visible
 
 WORD_START_RE = re.compile(r"\s(?=\S)")
-SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
 SPACE_LABEL = "␣"  # the label of a token that covers only whitespace
 
 
@@ -80,17 +80,19 @@ class Tokens:
         return starts
 
 
-_LONGEST_TOKEN: dict[int, tuple] = {}  # id(tokenizer) -> (tokenizer, characters of its longest vocabulary entry)
+# tokenizer -> characters of its longest vocabulary entry; weak keys, so that the tokenizer of a Hub model the
+# app has let go of (demo.model_choice keeps the last three) is freed with it
+_LONGEST_TOKEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def window_chars(tokenizer, max_length: int) -> int:
     """A length of text that holds more than `max_length` tokens: twice (max_length + 2) times the longest
     vocabulary entry. A byte-level BPE token covers at most as many characters as its entry has bytes."""
-    entry = _LONGEST_TOKEN.get(id(tokenizer))
-    if entry is None or entry[0] is not tokenizer:
-        longest = max(map(len, tokenizer.get_vocab(with_added_tokens=True)), default=1)
-        entry = _LONGEST_TOKEN[id(tokenizer)] = (tokenizer, max(longest, 1))
-    return 2 * (max_length + 2) * entry[1]
+    longest = _LONGEST_TOKEN.get(tokenizer)
+    if longest is None:
+        longest = _LONGEST_TOKEN[tokenizer] = max(1, max(map(len, tokenizer.get_vocab(with_added_tokens=True)),
+                                                         default=1))
+    return 2 * (max_length + 2) * longest
 
 
 def cut_to_window(text: str, tokenizer, max_length: int) -> str:

@@ -24,7 +24,8 @@ MAX_TARGETS = 100  # candidate words scored at most
 MAX_MASKS = roberta.pipelines.MAX_MASKS
 MAX_EPOCHS = 40
 MAX_SEED = 2**31 - 1
-MASK_RE = re.compile(r"<mask>|\[MASK\]")
+MASK, ALT_MASK = roberta.pipelines.MASK, roberta.pipelines.ALT_MASK  # "<mask>", and BERT's "[MASK]" read as it
+MASK_RE = re.compile(f"{re.escape(MASK)}|{re.escape(ALT_MASK)}")
 # C0/C1 control characters except tab and newlines; they are invisible and mean nothing to the model
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # Anything but whitespace and the characters that show nothing: zero-width spaces and joiners, direction

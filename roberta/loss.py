@@ -3,9 +3,10 @@
 By default `RobertaForMaskedLM` does what `transformers` does: logits at every position (B, T, V) and, with
 labels, the mean cross-entropy over the labelled ones. Pretraining labels ~15% of the tokens, and at a
 vocabulary of 50,265 the projection onto the vocabulary is most of a training step. Here only the N labelled
-positions are projected, and with gradients on, by a fused, chunked projection + cross-entropy that never
-materialises the (N, V) logits: ~2 passes over an (N, V) tensor instead of ~8, and a backward pass of two
-plain matmuls (README, "Performance").
+positions are projected, and with gradients on, by a fused, chunked projection + cross-entropy: the float32
+logits exist one chunk of rows at a time and are turned straight into their gradient, the only (N, V) tensor
+kept (in the matmul dtype): ~2 passes over an (N, V) tensor instead of ~8, and a backward pass of two plain
+matmuls (README, "Performance").
 
 Shapes: N labelled positions, H hidden size, V vocabulary, c rows per chunk.
 """
@@ -47,10 +48,10 @@ class LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, bias, targets, chunk_size, matmul_dtype):
         N = x.shape[0]  # x (N, H), weight (V, H), bias (V,), targets (N,)
-        x_mm, w_mm = x.to(matmul_dtype), weight.to(matmul_dtype)
+        x_mm, w_mm = x.to(matmul_dtype), weight.to(matmul_dtype)  # (N, H), (V, H)
         grad_logits = torch.empty(N, weight.shape[0], dtype=matmul_dtype, device=x.device)  # (N, V)
         grad_bias = torch.zeros(weight.shape[0], dtype=torch.float32, device=x.device)  # (V,)
-        loss = torch.zeros((), dtype=torch.float32, device=x.device)
+        loss = torch.zeros((), dtype=torch.float32, device=x.device)  # summed over the chunks, then / N
         for start in range(0, N, chunk_size):
             rows = slice(start, start + chunk_size)
             logits = (x_mm[rows] @ w_mm.t()).float() + bias.float()  # (c, V)

@@ -9,14 +9,21 @@ and is replaced by <mask> 80% of the time, by a random regular token 10% of the 
 - Dynamic (RoBERTa): a fresh mask every time a sequence is fed to the model.
 - Static (BERT): masks are fixed at preprocessing. BERT duplicates the data `dupe_factor` times (10) with
   different masks, so over many epochs each sequence cycles through the same 10 masks. `dupe_factor=1` is
-  the "one fixed mask" variant. Masks are a pure function of (seed, example id, copy), which is exactly
-  what precomputing them would store, without holding dupe_factor copies of the corpus in memory.
+  the "one fixed mask" variant. Masks are a pure function of (seed, example id, copy) and the row's length
+  (training rows all have the same packed length), which is exactly what precomputing them would store,
+  without holding dupe_factor copies of the corpus in memory.
 """
 from dataclasses import dataclass
 
 import torch
 
 from .loss import IGNORE_INDEX  # the label of every position that is not selected
+from .tokenizer import SPECIAL_TOKENS
+# The rule's rates (BERT's and RoBERTa's): select 15% of the regular tokens; of those, 80% become <mask>, 10% a
+# random regular token, the rest stay. BERT's static masking keeps DUPE_FACTOR masks per sequence.
+MLM_PROBABILITY, MASK_FRACTION, RANDOM_FRACTION = 0.15, 0.8, 0.1
+DUPE_FACTOR = 10
+
 # What happened to each token, for display and statistics.
 NOT_SELECTED, MASKED, RANDOM, KEPT = 0, 1, 2, 3
 OUTCOME_NAMES = {NOT_SELECTED: "not selected", MASKED: "<mask>", RANDOM: "random token", KEPT: "unchanged"}
@@ -32,8 +39,8 @@ class MaskedBatch:
 class Masker:
     """Shared corruption rule. `mask(input_ids, generator)` applies it with the given randomness."""
 
-    def __init__(self, mask_token_id: int, vocab_size: int, special_ids, mlm_probability: float = 0.15,
-                 mask_fraction: float = 0.8, random_fraction: float = 0.1, seed: int = 0):
+    def __init__(self, mask_token_id: int, vocab_size: int, special_ids, mlm_probability: float = MLM_PROBABILITY,
+                 mask_fraction: float = MASK_FRACTION, random_fraction: float = RANDOM_FRACTION, seed: int = 0):
         if not 0 < mlm_probability < 1:
             raise ValueError(f"mlm_probability must be in (0, 1), got {mlm_probability}")
         if mask_fraction < 0 or random_fraction < 0 or mask_fraction + random_fraction > 1:
@@ -51,7 +58,7 @@ class Masker:
     @classmethod
     def from_tokenizer(cls, tokenizer, **kwargs):
         """Build from a `tokenizers.Tokenizer` with RoBERTa's special tokens."""
-        special = [tokenizer.token_to_id(t) for t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")]
+        special = [tokenizer.token_to_id(t) for t in SPECIAL_TOKENS]
         if any(i is None for i in special):
             raise ValueError("the tokenizer lacks one of RoBERTa's special tokens <s> <pad> </s> <unk> <mask>")
         return cls(tokenizer.token_to_id("<mask>"), tokenizer.get_vocab_size(), special, **kwargs)
@@ -60,19 +67,20 @@ class Masker:
         input_ids = torch.as_tensor(input_ids)
         shape = input_ids.shape
         eligible = ~torch.isin(input_ids, self.special_ids.to(input_ids.device))  # (B, T)
-        u_select = torch.rand(shape, generator=generator)
-        u_action = torch.rand(shape, generator=generator)
-        random_pick = torch.randint(len(self.regular_ids), shape, generator=generator)
-        selected = (u_select < self.mlm_probability).to(input_ids.device) & eligible
+        # the draws are made on the CPU generator, in this order, so that a seed gives the same masks anywhere
+        u_select = torch.rand(shape, generator=generator)  # (B, T): selected if below mlm_probability
+        u_action = torch.rand(shape, generator=generator)  # (B, T): <mask>, random token or kept
+        random_pick = torch.randint(len(self.regular_ids), shape, generator=generator)  # (B, T) regular_ids index
+        selected = (u_select < self.mlm_probability).to(input_ids.device) & eligible  # (B, T)
         u_action = u_action.to(input_ids.device)
-        to_mask = selected & (u_action < self.mask_fraction)
-        to_random = selected & ~to_mask & (u_action < self.mask_fraction + self.random_fraction)
+        to_mask = selected & (u_action < self.mask_fraction)  # (B, T)
+        to_random = selected & ~to_mask & (u_action < self.mask_fraction + self.random_fraction)  # (B, T)
 
-        corrupted = input_ids.clone()
+        corrupted = input_ids.clone()  # (B, T)
         corrupted[to_mask] = self.mask_token_id
         corrupted[to_random] = self.regular_ids.to(input_ids.device)[random_pick.to(input_ids.device)][to_random]
-        labels = torch.where(selected, input_ids, torch.full_like(input_ids, IGNORE_INDEX))
-        outcome = torch.full_like(input_ids, NOT_SELECTED)
+        labels = torch.where(selected, input_ids, torch.full_like(input_ids, IGNORE_INDEX))  # (B, T)
+        outcome = torch.full_like(input_ids, NOT_SELECTED)  # (B, T)
         outcome[selected] = KEPT
         outcome[to_mask] = MASKED
         outcome[to_random] = RANDOM
@@ -99,7 +107,7 @@ class DynamicMasker(Masker):
 class StaticMasker(Masker):
     """BERT: example i in epoch e always gets mask copy (e % dupe_factor), fixed by (seed, i, copy)."""
 
-    def __init__(self, *args, dupe_factor: int = 10, **kwargs):
+    def __init__(self, *args, dupe_factor: int = DUPE_FACTOR, **kwargs):
         super().__init__(*args, **kwargs)
         if dupe_factor < 1:
             raise ValueError(f"dupe_factor must be >= 1, got {dupe_factor}")
@@ -124,7 +132,7 @@ class StaticMasker(Masker):
         pass
 
 
-def make_masker(kind: str, tokenizer, seed: int = 0, dupe_factor: int = 10, **kwargs) -> Masker:
+def make_masker(kind: str, tokenizer, seed: int = 0, dupe_factor: int = DUPE_FACTOR, **kwargs) -> Masker:
     """`kind` is "dynamic" (RoBERTa) or "static" (BERT, with `dupe_factor` copies)."""
     if kind == "dynamic":
         return DynamicMasker.from_tokenizer(tokenizer, seed=seed, **kwargs)

@@ -61,7 +61,7 @@ class RobertaEmbeddings(nn.Module):
             position_ids = torch.arange(self.pad_token_id + 1, self.pad_token_id + 1 + T,
                                         device=inputs_embeds.device).expand(B, T)  # (B, T)
         x = inputs_embeds + self.position_embeddings(position_ids)  # (B, T, H)
-        return self.dropout(self.LayerNorm(x))
+        return self.dropout(self.LayerNorm(x))  # (B, T, H)
 
 
 class RobertaSelfAttention(nn.Module):
@@ -95,7 +95,9 @@ class RobertaSelfAttention(nn.Module):
             probs = scores.softmax(dim=-1)  # (B, nh, T, T)
             context = F.dropout(probs, dropout_p, self.training).to(v.dtype) @ v  # (B, nh, T, hd)
         else:
-            context = F.scaled_dot_product_attention(q, k, v, attn_mask=keep_mask, dropout_p=dropout_p)
+            context = F.scaled_dot_product_attention(q, k, v, attn_mask=keep_mask,
+                                                     dropout_p=dropout_p)  # (B, nh, T, hd)
+        # (B, nh, T, hd) -> (B, T, H): the heads side by side again
         return context.transpose(1, 2).reshape(B, T, H), (probs if output_attentions else None)
 
 
@@ -109,7 +111,7 @@ class RobertaSelfOutput(nn.Module):
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(self, x, residual):
-        return self.LayerNorm(self.dropout(self.dense(x)) + residual)
+        return self.LayerNorm(self.dropout(self.dense(x)) + residual)  # (B, T, H)
 
 
 class RobertaAttention(nn.Module):
@@ -119,8 +121,8 @@ class RobertaAttention(nn.Module):
         self.output = RobertaSelfOutput(config, config.hidden_size)
 
     def forward(self, x, keep_mask=None, output_attentions=False):
-        context, probs = self.self(x, keep_mask, output_attentions)
-        return self.output(context, x), probs
+        context, probs = self.self(x, keep_mask, output_attentions)  # (B, T, H)
+        return self.output(context, x), probs  # (B, T, H)
 
 
 class RobertaIntermediate(nn.Module):
@@ -142,8 +144,8 @@ class RobertaLayer(nn.Module):
         self.output = RobertaSelfOutput(config, config.intermediate_size)  # HF calls it RobertaOutput
 
     def forward(self, x, keep_mask=None, output_attentions=False):
-        x, probs = self.attention(x, keep_mask, output_attentions)
-        return self.output(self.intermediate(x), x), probs
+        x, probs = self.attention(x, keep_mask, output_attentions)  # (B, T, H)
+        return self.output(self.intermediate(x), x), probs  # (B, T, H)
 
 
 class RobertaEncoder(nn.Module):
@@ -180,7 +182,8 @@ class RobertaModel(nn.Module):
         for layer in self.encoder.layer:
             x, probs = layer(x, keep_mask, output_attentions)  # (B, T, H), (B, nh, T, T) or None
             attentions.append(probs)
-            hidden_states.append(x)
+            if output_hidden_states:  # else each layer's output is freed once the next has read it
+                hidden_states.append(x)
         return (x, tuple(attentions) if output_attentions else None,
                 tuple(hidden_states) if output_hidden_states else None)
 
@@ -289,19 +292,25 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag="fill-mask"):
         `logits` is None; without, `logits` is (N, V), in the order of `labels[labels != -100]`."""
         hidden, attentions, hidden_states = self.roberta(input_ids, attention_mask, position_ids, inputs_embeds,
                                                          output_attentions, output_hidden_states)  # (B, T, H)
-        decoder_weight = self.roberta.embeddings.word_embeddings.weight  # (V, H), tied
         if masked_only:
             if labels is None:
                 raise ValueError("masked_only=True needs labels")
             targets = labels.ne(IGNORE_INDEX)  # (B, T)
             features = self.lm_head.transform(hidden[targets])  # (N, H)
+            decoder_weight = self.roberta.embeddings.word_embeddings.weight  # (V, H), tied
+            # the mean loss, and the logits (N, V) without gradients (None with them)
             loss, logits = masked_lm_loss(features, decoder_weight, self.lm_head.bias, labels[targets])
             return ModelOutput(loss, logits, hidden, attentions, hidden_states)
-        logits = self.lm_head(hidden, decoder_weight)  # (B, T, V)
+        logits = self.mlm_logits(hidden)  # (B, T, V)
         loss = None
         if labels is not None:
             loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(), ignore_index=IGNORE_INDEX)
         return ModelOutput(loss, logits, hidden, attentions, hidden_states)
+
+    def mlm_logits(self, hidden):
+        """The MLM head on hidden states (..., H) -> logits (..., V), its decoder tied to the word embeddings (the
+        logit lens applies it to every layer's output: `FillMaskPipeline.logit_lens`)."""
+        return self.lm_head(hidden, self.roberta.embeddings.word_embeddings.weight)
 
 
 class RobertaForSequenceClassification(RobertaPreTrainedModel, pipeline_tag="text-classification"):

@@ -40,6 +40,17 @@ def _check_texts(texts) -> list[str]:
     return clean
 
 
+def _masked(text: str) -> str:
+    """One fill-mask text with [MASK] read as <mask>; an error without a mask or with more than MAX_MASKS."""
+    text = text.replace(ALT_MASK, MASK)
+    n = text.count(MASK)
+    if n == 0:
+        raise ValueError(f"no mask in {text[:80]!r}: put {MASK} (or {ALT_MASK}) where a word should be predicted")
+    if n > MAX_MASKS:
+        raise ValueError(f"the text has {n} masks; at most {MAX_MASKS} are allowed")
+    return text
+
+
 class Pipeline:
     """A model in eval mode on `device`, with its tokenizer."""
 
@@ -74,43 +85,38 @@ class FillMaskPipeline(Pipeline):
         A list of texts: a list of those. `targets` (a word or list) restricts the candidates to those tokens."""
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be a whole number >= 1, got {top_k!r}")
-        texts = [t.replace(ALT_MASK, MASK) for t in _check_texts(text)]
-        for t in texts:
-            n = t.count(MASK)
-            if n == 0:
-                raise ValueError(f"no mask in {t[:80]!r}: put {MASK} (or {ALT_MASK}) where a word should be predicted")
-            if n > MAX_MASKS:
-                raise ValueError(f"the text has {n} masks; at most {MAX_MASKS} are allowed")
+        texts = [_masked(t) for t in _check_texts(text)]
         target_ids = None if targets is None else self.target_ids(targets)
         logits, input_ids, truncated = self._forward(texts)  # (B, T, V), (B, T)
         results = [self._postprocess(logits[i], input_ids[i], t.count(MASK), top_k, target_ids, truncated[i])
                    for i, t in enumerate(texts)]
         return results[0] if isinstance(text, str) else results
 
-    def by_layer(self, text: str) -> torch.Tensor:
+    def logit_lens(self, text: str) -> torch.Tensor:
         """The logit lens on one text: the MLM head reads every layer's output at each mask as if it were the
         last layer's. Returns probabilities (L + 1, M, V): row 0 from the embeddings alone (the mask token and
         its position, before any attention), row L the model's own prediction (what calling the pipeline
         scores). RoBERTa is post-norm, so each layer's output has just been through a LayerNorm, on the scale
         the head was trained on; but the head was trained on the last layer only."""
         if not isinstance(text, str):
-            raise ValueError(f"by_layer reads one text, got {type(text).__name__}")
-        (text,) = [t.replace(ALT_MASK, MASK) for t in _check_texts(text)]
-        n_masks = text.count(MASK)
-        if not 1 <= n_masks <= MAX_MASKS:
-            raise ValueError(f"the text has {n_masks} masks; put 1 to {MAX_MASKS} {MASK} where words should be")
+            raise ValueError(f"logit_lens reads one text, got {type(text).__name__}")
+        (text,) = [_masked(t) for t in _check_texts(text)]
         input_ids, attention_mask, _ = encode(self.tokenizer, [text], self.max_length)  # (1, T)
-        positions = torch.nonzero(input_ids[0] == self.tokenizer.token_to_id(MASK)).squeeze(-1)  # (M,)
-        if len(positions) < n_masks:
-            raise ValueError(f"the mask is beyond the first {self.max_length} tokens, which is all the model "
-                             "reads: shorten the text or move the mask earlier")
+        positions = self._mask_positions(input_ids[0], text.count(MASK))  # (M,)
         with torch.inference_mode():
             _, _, states = self.model.roberta(input_ids.to(self.device), attention_mask.to(self.device),
                                               output_hidden_states=True)  # L + 1 of (1, T, H)
             at_masks = torch.stack([h[0, positions.to(self.device)] for h in states])  # (L + 1, M, H)
-            decoder_weight = self.model.roberta.embeddings.word_embeddings.weight  # (V, H), tied
-            logits = self.model.lm_head(at_masks, decoder_weight)  # (L + 1, M, V)
+            logits = self.model.mlm_logits(at_masks)  # (L + 1, M, V)
         return logits.float().softmax(dim=-1).cpu()
+
+    def _mask_positions(self, input_ids, n_masks: int) -> torch.Tensor:
+        """Where the masks of one encoded text (T,) are, (M,); an error if truncation cut any of them off."""
+        positions = torch.nonzero(input_ids == self.tokenizer.token_to_id(MASK)).squeeze(-1)  # (M,)
+        if len(positions) < n_masks:
+            raise ValueError(f"the mask is beyond the first {self.max_length} tokens, which is all the model "
+                             "reads: shorten the text or move the mask earlier")
+        return positions
 
     def target_ids(self, targets) -> torch.Tensor:
         """As `transformers`: a target that is a vocabulary entry is used as is, otherwise its first token.
@@ -132,11 +138,7 @@ class FillMaskPipeline(Pipeline):
         return torch.tensor(sorted(set(ids)), dtype=torch.long)
 
     def _postprocess(self, logits, input_ids, n_masks, top_k, target_ids, truncated):
-        mask_id = self.tokenizer.token_to_id(MASK)
-        positions = torch.nonzero(input_ids == mask_id).squeeze(-1)  # (M,)
-        if len(positions) < n_masks:
-            raise ValueError(f"the mask is beyond the first {self.max_length} tokens, which is all the model "
-                             "reads: shorten the text or move the mask earlier")
+        positions = self._mask_positions(input_ids, n_masks)  # (M,)
         probs = logits[positions].softmax(dim=-1)  # (M, V)
         if target_ids is not None:
             probs = probs[:, target_ids]  # (M, n_targets), not renormalised (as transformers)

@@ -438,6 +438,33 @@ def test_counterfactual_handler_escapes_and_is_one_batch(handlers, models, monke
 
 
 # ----------------------------------------------------------------------------- attention
+def test_attention_reads_a_typed_pad_as_the_pipelines_do(models):
+    """A "<pad>" typed in the text is a token like any other to the pipelines (`roberta.encode`): the attention
+    maps attend to it too, and the masking tab's predictions read it (it used to be masked out there)."""
+    tokenizer, model = models.mlm.tokenizer, models.mlm.pipeline.model
+    ids = tokenizer.encode("The cat <pad> sat on the mat.").ids
+    pad = ids.index(model.config.pad_token_id)
+    maps = explain.attention_maps(model, ids)  # (L, nh, T, T)
+    assert maps[..., pad].max() > 0
+    with torch.no_grad():
+        expected = model(torch.tensor([ids]), torch.ones(1, len(ids), dtype=torch.long), output_attentions=True)
+    np.testing.assert_allclose(maps, torch.stack([a[0] for a in expected.attentions]).numpy(), atol=1e-6)
+
+
+def test_hub_tokenizers_are_not_held_by_the_window_cache(models):
+    """window_chars remembers each tokenizer's longest entry without keeping the tokenizer alive: a Hub model the
+    app lets go of takes its tokenizer with it."""
+    import gc
+
+    copy = type(models.mlm.tokenizer).from_str(models.mlm.tokenizer.to_str())  # as a newly loaded Hub model's
+    tokens_view.window_chars(copy, 64)
+    assert copy in tokens_view._LONGEST_TOKEN
+    size = len(tokens_view._LONGEST_TOKEN)
+    del copy
+    gc.collect()
+    assert len(tokens_view._LONGEST_TOKEN) == size - 1
+
+
 def test_attention_outputs(handlers, models):
     text = "The cat sees the house."
     heatmap, grid, rollout, bars, picker, notes, heads, layers, head_picker = handlers.attention(text, 2, "average")

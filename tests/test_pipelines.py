@@ -174,28 +174,28 @@ def test_fill_mask_never_crashes_on_odd_characters(fill, text):
     assert len(result) == 2 and all(set(r) == KEYS for r in result)
 
 
-def test_by_layer_reads_every_layer_and_ends_in_the_models_own_prediction(fill, tiny_config):
+def test_logit_lens_reads_every_layer_and_ends_in_the_models_own_prediction(fill, tiny_config):
     """The logit lens: (L + 1, M, V) probabilities, the last row exactly what the pipeline scores; the first row,
     before any attention, depends on the mask's position only."""
     text = "The <mask> sat on the [MASK]."
-    probs = fill.by_layer(text)
+    probs = fill.logit_lens(text)
     assert probs.shape == (tiny_config.num_hidden_layers + 1, 2, tiny_config.vocab_size)
     torch.testing.assert_close(probs.sum(-1), torch.ones(probs.shape[:2]))
     for m, row in enumerate(fill(text, top_k=3)):
         top = probs[-1, m].topk(3)
         assert [r["token"] for r in row] == top.indices.tolist()
         assert [r["score"] for r in row] == pytest.approx(top.values.tolist(), abs=1e-6)
-    other = fill.by_layer("The <mask> ran to the house every day.")  # the first mask at the same place
+    other = fill.logit_lens("The <mask> ran to the house every day.")  # the first mask at the same place
     torch.testing.assert_close(other[0, 0], probs[0, 0])
     assert not torch.allclose(other[-1, 0], probs[-1, 0])
 
 
-@pytest.mark.parametrize("text, message", [("The cat likes the sea.", "put 1 to"), ("", "empty"),
-                                           (" ".join(["<mask>"] * (MAX_MASKS + 1)), "put 1 to"),
+@pytest.mark.parametrize("text, message", [("The cat likes the sea.", "no mask"), ("", "empty"),
+                                           (" ".join(["<mask>"] * (MAX_MASKS + 1)), f"at most {MAX_MASKS}"),
                                            (["a <mask>"], "one text"), (long_text() + " <mask>.", "beyond the first")])
-def test_by_layer_bad_input(fill, text, message):
+def test_logit_lens_bad_input(fill, text, message):
     with pytest.raises(ValueError, match=message):
-        fill.by_layer(text)
+        fill.logit_lens(text)
 
 
 # ----- sentiment -----

@@ -298,7 +298,9 @@ def test_recalibrate_cli(two_stage, tmp_path):
     before = json.loads((folder / "metrics.json").read_text())["calibration"]["temperature"]
     calibrate.set_temperature(folder, 1.0)
     assert calibrate.main([str(folder)]) == 0  # the slice from metrics.json: the same fit again
-    assert json.loads((folder / "config.json").read_text())["calibration_temperature"] == pytest.approx(before, rel=1e-4)
+    # equal up to float reductions: fine-tuning and this refit may split the logits' sums over different thread
+    # counts (2.3e-4 apart on a shared 2-core Xeon; another slice moves it by far more)
+    assert json.loads((folder / "config.json").read_text())["calibration_temperature"] == pytest.approx(before, rel=1e-3)
     assert calibrate.main([str(folder), "--calibration-data", str(two_stage[0].parent / "reviews.tsv"), "--all"]) == 0
     metrics = json.loads((folder / "metrics.json").read_text())
     assert metrics["calibration"]["slice"]["split"] == "all" and metrics["calibration"]["calibration"]["n"] == 160

@@ -7,7 +7,7 @@ The probe file (default `tests/data/fill_mask_probe.tsv`: columns category, sent
 expected word) is small and hand-written: capitals, animals, everyday objects, grammar. A prediction counts
 when its word (stripped, case-insensitive) equals the expected word. Held-out MLM accuracy measures the
 model on every kind of token; this probe says whether the answers a person types first are right.
-`--layers` also scores the logit lens (`FillMaskPipeline.by_layer`: the MLM head read on every layer's output):
+`--layers` also scores the logit lens (`FillMaskPipeline.logit_lens`: the MLM head read on every layer's output):
 per layer, how many expected words are top-1 and top-k there, and each sentence's rank of its word per layer.
 """
 from __future__ import annotations
@@ -69,14 +69,14 @@ def word_ids(tokenizer) -> dict[str, list[int]]:
 
 
 def run_layers(fill, rows: list[dict], top_k: int = 5) -> dict:
-    """The probe on every layer (`fill.by_layer`, one mask per sentence): per layer the share of sentences whose
+    """The probe on every layer (`fill.logit_lens`, one mask per sentence): per layer the share of sentences whose
     expected word is top-1 and top-k there, and per sentence the word's rank per layer (its best-ranked token
     form; None if no token spells it), and how many words rank better at an earlier layer than at the last. The
     last layer's figures are `run_probe`'s."""
     by_word = word_ids(fill.tokenizer)
     ranks = []
     for row in rows:
-        probs = fill.by_layer(row["sentence"])[:, 0]  # (L + 1, V): the one mask
+        probs = fill.logit_lens(row["sentence"])[:, 0]  # (L + 1, V): the one mask
         ids = by_word.get(row["expected"].strip().lower())
         ranks.append([int((p > p[ids].max()).sum()) + 1 if ids else None for p in probs])
     n, layers = len(rows), len(ranks[0]) if ranks else 0
