@@ -58,19 +58,26 @@ def error_box():
     return gr.HTML(visible=False, elem_classes="input-error-box")
 
 
+def api(fn, inputs, outputs, name):
+    """The public API endpoint `name` on a hidden trigger: `fn` itself, its errors raised as plain messages, in
+    the shared compute queue; its name and signature do not change with the layout."""
+    gr.Button(visible=False).click(fn, inputs, outputs, api_name=name, **COMPUTE)
+
+
 def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=None, keep_undrawn=False,
-         first=None):
+         first=None, page=None):
     """The UI event: `fn` with its errors in `error` and the previous results kept (`keep_results`), also
     run when the page opens if `on_load` (every tab shows its default example computed); and the public API
-    endpoint `name` on a hidden trigger: `fn` itself, its errors raised as before. Both in the shared compute
-    queue; the UI event reads `ui_inputs` when given (the same parameters, the last one from the page's state
-    instead of its API default; `keep_undrawn`: see `keep_results`). `first`: (UI function, its outputs) run
-    on the same inputs before `fn`, so that what `fn` adds to the page belongs to the same text. Returns the UI
-    version of `fn` (for the examples)."""
-    ui = keep_results(fn, len(outputs), keep_undrawn)
+    endpoint `name` (`api`). Both in the shared compute queue; the UI event reads `ui_inputs` when given (the
+    same parameters, the last one from the page's state instead of its API default; `keep_undrawn`: see
+    `keep_results`). `first`: (UI function, its outputs) run on the same inputs before `fn`, so that what `fn`
+    adds to the page belongs to the same text. `page`: (function, outputs) the UI event runs instead of `fn`
+    (`fn`'s outputs first, then more views of the same input). Returns the UI version (for the examples)."""
+    page_fn, page_outputs = page or (fn, outputs)
+    ui = keep_results(page_fn, len(page_outputs), keep_undrawn)
     triggers = [*triggers, demo.load] if on_load else triggers
     ui_inputs = ui_inputs or inputs
-    event = dict(inputs=ui_inputs, outputs=[*outputs, error], api_name=f"{name}_ui", api_visibility="private",
+    event = dict(inputs=ui_inputs, outputs=[*page_outputs, error], api_name=f"{name}_ui", api_visibility="private",
                  **COMPUTE)
     if first:
         first_ui, first_outputs = first
@@ -78,19 +85,25 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
               api_visibility="private", **COMPUTE).then(ui, **event)
     else:
         gr.on(triggers, ui, **event)
-    gr.Button(visible=False).click(fn, inputs, outputs, api_name=name, **COMPUTE)
+    api(fn, inputs, outputs, name)
     return ui
 
 
-def examples(rows, inputs, outputs, ui, error, name, run_inputs=None, labels=None, columns=None):
+def examples(rows, inputs, outputs, ui, error, name, run_inputs=None, labels=None, columns=None, model_state=None):
     """Examples that fill the inputs, then run `ui` (from `wire`) on `run_inputs` (default: those inputs; a
     tab's other inputs too, its model box included) in the shared compute queue (gr.Examples' own
     run_on_click event would get a concurrency group, and so a limit, of its own). `labels`: what each
     example shows instead of its text (a long one). `columns`: the indices of the inputs the examples show
-    (default: all); the others are still set, e.g. a box an example clears."""
+    (default: all); the others are still set, e.g. a box an example clears. `model_state`: (the model box an
+    example sets, the tab's model State), set to the box's value once the example ran, so that the box and
+    the tab agree (a model the example switched to reruns the tab once more; the attention is cached)."""
     shown = gr.Examples(rows, inputs, api_name=f"{name}_example", example_labels=labels, visible_columns=columns)
-    shown.load_input_event.then(ui, run_inputs or inputs, [*outputs, error], api_name=f"{name}_example_run",
-                                api_visibility="undocumented", **COMPUTE)
+    run = shown.load_input_event.then(ui, run_inputs or inputs, [*outputs, error], api_name=f"{name}_example_run",
+                                      api_visibility="undocumented", **COMPUTE)
+    if model_state:
+        box, current = model_state
+        run.then(lambda choice: choice, box, current, queue=False, api_name=f"{name}_example_model",
+                 api_visibility="private")
 
 
 def model_box(key, name, choices=None, value=model_choice.SHIPPED, choose=None, inputs=(), outputs=()):
@@ -197,14 +210,14 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 fm_layers_data = gr.JSON(visible=False)  # the same as data, for API clients only
             fm_out = [fm_filled, *fm_labels, fm_raw, fm_view]
             fm_in = [fm_text, fm_k, fm_targets, fm_model]
+            # the page shows layer by layer for the same text and answers, computed in the same event
+            fm_page = [*fm_out, fm_layers, fm_layers_data]
             fm_ui = wire([fm_btn.click, fm_text.submit, fm_targets.submit, fm_current.change], handlers.fill_mask,
-                         fm_in, fm_out, fm_error, "fill_mask", on_load=True)
+                         fm_in, fm_out, fm_error, "fill_mask", on_load=True, page=(handlers.fill_mask_page, fm_page))
+            api(handlers.fill_mask_layers, [fm_text, fm_model], [fm_layers, fm_layers_data], "fill_mask_layers")
             # an example clears the candidate words (a third, hidden column), or it would score only those
-            examples([[*example, ""] for example in FILL_MASK_EXAMPLES], [fm_text, fm_k, fm_targets], fm_out, fm_ui,
+            examples([[*example, ""] for example in FILL_MASK_EXAMPLES], [fm_text, fm_k, fm_targets], fm_page, fm_ui,
                      fm_error, "fill_mask", run_inputs=fm_in, columns=[0, 1])
-            # every new answer on the page (a click, Enter, an example, another model) is followed layer by layer
-            wire([fm_view.change], handlers.fill_mask_layers, [fm_text, fm_model], [fm_layers, fm_layers_data],
-                 fm_error, "fill_mask_layers")
 
         with gr.Tab("Sentiment", id="sentiment"):
             notice("sentiment")
@@ -291,29 +304,35 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     at_bars = gr.Plot(label="Where the token attends", show_label=False, elem_id="at-bars")
             at_in = [at_text, at_layer, at_head, at_model]
             at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes, at_heads, at_layer, at_head]
+            # the text and model the views were drawn for: the layer, head, token and sub-tab events read these,
+            # so that an edited but unsubmitted text is not drawn beside the last one's notes and token picker
+            at_drawn_text, at_drawn_model = gr.State(ATTENTION_TEXT), gr.State("mlm")
+            at_page = [*at_out, at_drawn_text, at_drawn_model]
             at_ui = wire([at_btn.click, at_text.submit, at_current.change], handlers.attention, [*at_in, at_all],
                          at_out, at_error, "attention", on_load=True, ui_inputs=[*at_in, at_visible],
-                         keep_undrawn=True)
+                         keep_undrawn=True, page=(handlers.attention_page, at_page))
             # a layer or head change redraws only the visible view, if it depends on it (the attention is cached)
-            at_view_in = [at_text, at_layer, at_head, at_token, at_model]
+            at_view_in = [at_text, at_layer, at_head, at_token, at_model]  # the API's
+            at_drawn_in = [at_drawn_text, at_layer, at_head, at_token, at_drawn_model]  # the page's
             wire([at_layer.input], handlers.attention_layer, [*at_view_in, at_all],
                  [at_heat, at_grid, at_bars, at_heads], at_error, "attention_layer",
-                 ui_inputs=[*at_view_in, at_visible], keep_undrawn=True)
+                 ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True)
             wire([at_head.input], handlers.attention_head, [*at_view_in, at_all], [at_heat, at_bars, at_heads],
-                 at_error, "attention_head", ui_inputs=[*at_view_in, at_visible], keep_undrawn=True)
-            wire([at_token.input], handlers.attention_token, at_view_in, [at_bars], at_error, "attention_token")
+                 at_error, "attention_head", ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True)
+            wire([at_token.input], handlers.attention_token, at_view_in, [at_bars], at_error, "attention_token",
+                 ui_inputs=at_drawn_in)
             for tab, view, output in [(at_tab_heads, "heads", at_heads), (at_tab_heat, "heatmap", at_heat),
                                       (at_tab_grid, "grid", at_grid), (at_tab_roll, "rollout", at_roll),
                                       (at_tab_token, "token", at_bars)]:
                 tab.select(lambda view=view: view, None, at_visible, queue=False, api_name=f"attention_visible_{view}",
                            api_visibility="private")
-                tab.select(keep_results(handlers.attention_view, 1), [*at_view_in, gr.State(view)],
+                tab.select(keep_results(handlers.attention_view, 1), [*at_drawn_in, gr.State(view)],
                            [output, at_error], api_name=f"attention_view_{view}", api_visibility="private",
                            **COMPUTE)
             examples([[ATTENTION_TEXT, N_LAYERS, "average", "mlm"],
                       ["The trophy did not fit in the suitcase because it was too big.", 1, 1, "mlm"],
-                      ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_out,
-                     at_ui, at_error, "attention", run_inputs=[*at_in, at_visible])
+                      ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_page,
+                     at_ui, at_error, "attention", run_inputs=[*at_in, at_visible], model_state=(at_model, at_current))
 
         with gr.Tab("Masking", id="masking"):
             gr.Markdown("BERT masked its training data once, at preprocessing (*static*; it duplicated the data "

@@ -23,9 +23,9 @@ from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions
 from .model_choice import SHIPPED, ModelChoiceError, ModelChooser, describe, is_shipped
 from .models import Models
 from .tokens_view import Tokens, classifier_text, cut_to_window, special_ids, tokenize
-from .validation import (LONG_TEXT_TOKENS, MASK_RE, MAX_EPOCHS, MAX_SEED, MAX_TOP_K, candidate_words, clean_text,
-                         count_masks, error_html, fail, parse_head, parse_int, user_errors, warn_truncated,
-                         warn_windows)
+from .validation import (LONG_TEXT_TOKENS, MASK, MASK_RE, MAX_EPOCHS, MAX_SEED, MAX_TOP_K, candidate_words,
+                         clean_text, count_masks, error_html, fail, parse_head, parse_int, user_errors,
+                         warn_truncated, warn_windows)
 
 
 def classifier_input(loaded, text: str, lowercase: bool) -> str:
@@ -98,6 +98,19 @@ class Handlers:
         """Predictions for every <mask>: (completed sentence, {token: probability} per mask slot or None, raw,
         the readable view: per mask, every prediction with its probability and a bar scaled to the top one).
         `model`: SHIPPED or a Hub repo id (`demo.model_choice`)."""
+        return self._fill_mask(text, top_k, targets, model)[0]
+
+    @user_errors
+    def fill_mask_page(self, text, top_k=5, targets=None, model=SHIPPED):
+        """What the page shows: `fill_mask`'s outputs, then layer by layer (`fill_mask_layers`' two outputs) for
+        the same text, each table following the answer the page shows (the best candidate word, when given)."""
+        outputs, loaded, text, per_mask, candidates = self._fill_mask(text, top_k, targets, model)
+        lens = layer_predictions(loaded.pipeline, text, [row[0]["token"] for row in per_mask])
+        return (*outputs, layers_html(lens, candidates), lens)
+
+    def _fill_mask(self, text, top_k, targets, model):
+        """`fill_mask`'s outputs, and what the page's layer view needs: the model, the text read (masks spelt
+        <mask>), the predictions per mask, and whether they are the user's candidate words."""
         loaded = self._need("mlm", model)
         pipe = loaded.pipeline
         top_k = parse_int(top_k, "Top-k", 1, MAX_TOP_K)
@@ -117,22 +130,27 @@ class Handlers:
             fills = [row[0]["token_str"] for row in per_mask]
         if any(r.get("truncated") for row in per_mask for r in row):
             warn_truncated(pipe.max_length)
-        filled = completed_sentence(text, fills)
-        if len(text) < full_length:
+        tokens = tokenize(loaded.tokenizer, text, pipe.max_length)  # shown: how the model reads the text
+        read = text
+        if tokens.truncated:  # the completed sentence ends where the model stopped reading
+            read = text[:max(end for _, end in tokens.offsets)]  # <s> and </s> span nothing: (0, 0)
+        filled = completed_sentence(read, fills)
+        if len(read) < full_length:
             filled.append((" …", None))
         raw = [[dict(r) for r in row] for row in per_mask]
-        tokens = tokenize(loaded.tokenizer, text, pipe.max_length)  # shown: how the model reads the text
-        return (filled, *mask_labels(per_mask), raw, predictions_html(per_mask, words, tokens))
+        outputs = (filled, *mask_labels(per_mask), raw, predictions_html(per_mask, words, tokens))
+        return outputs, loaded, text, per_mask, bool(words)
 
     @staticmethod
     def _masked_text(loaded, text) -> tuple[str, int]:
-        """A fill-mask text checked (one to MAX_MASKS masks, every one within what the model reads) and cut to
-        what the model reads; with the length it had before the cut."""
-        text = clean_text(text)
+        """A fill-mask text checked (one to MAX_MASKS masks, every one within what the model reads), its masks
+        spelt <mask> ([MASK] is read as it), and cut to what the model reads; with the length it had before the
+        cut."""
+        text = MASK_RE.sub(MASK, clean_text(text))
         n_masks = count_masks(text)
         full_length = len(text)
         text = cut_to_window(text, loaded.tokenizer, loaded.pipeline.max_length)  # the rest is never read
-        if len(MASK_RE.findall(text)) < n_masks:
+        if text.count(MASK) < n_masks:
             raise fail(f"The mask is beyond the first {loaded.pipeline.max_length} tokens, which is all the model "
                        "reads: shorten the text or move the mask earlier.")
         return text, full_length
@@ -329,6 +347,12 @@ class Handlers:
         return (views["heatmap"], views["grid"], views["rollout"], views["token"], picker, notes, views["heads"],
                 gr.update(choices=layer_choices(n_layers), value=layer),
                 gr.update(choices=head_choices(n_heads), value=head or "average"))
+
+    @user_errors
+    def attention_page(self, text, layer=1, head="average", model="mlm", view="all"):
+        """What the page's attention event shows: `attention`'s outputs, then the text and the model they were
+        drawn for, which the layer, head, token and sub-tab events then read (not a text edited since)."""
+        return (*self.attention(text, layer, head, model, view), text, model)
 
     @user_errors
     def attention_layer(self, text, layer=1, head="average", token=None, model="mlm", view="all"):

@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import html
 
+import torch
+
 from .formatting import format_probability, word_label
 
 GUESSES = 3  # a layer's top guesses the view shows
 
 
-def layer_predictions(fill, text: str, top_k: int = GUESSES) -> list[dict]:
+def layer_predictions(fill, text: str, answers: list[int] | None = None, top_k: int = GUESSES) -> list[dict]:
     """Per mask of `text`, from a fill-mask pipeline's logit lens (`FillMaskPipeline.logit_lens`): {"answer":
-    the last layer's top token, "layers": one entry per row, the embeddings' first, each {"layer": 0..L, "top":
-    [{"token", "token_str", "score"}] (its top_k), "answer_score": the answer's probability there,
-    "answer_rank": its rank there (1 = top)}}. The last row is the model's own prediction (what the fill-mask
-    pipeline returns)."""
+    the token followed (`answers`, one token id per mask; default the last layer's top token, the model's own
+    prediction), "layers": one entry per row, the embeddings' first, each {"layer": 0..L, "top": [{"token",
+    "token_str", "score"}] (its top_k), "answer_score": the answer's probability there, "answer_rank": its rank
+    there (1 = top)}}. The last row is the model's own prediction (what the fill-mask pipeline returns)."""
     probs = fill.logit_lens(text)  # (L + 1, M, V)
-    answers = probs[-1].argmax(dim=-1)  # (M,)
+    answers = probs[-1].argmax(dim=-1) if answers is None else torch.tensor(answers)  # (M,)
     answer_probs = probs.gather(-1, answers.expand(len(probs), -1)[..., None])  # (L + 1, M, 1)
     ranks = (probs > answer_probs).sum(dim=-1) + 1  # (L + 1, M)
     scores, picks = probs.topk(min(top_k, probs.shape[-1]), dim=-1)  # (L + 1, M, k)
@@ -54,10 +56,12 @@ LENS_CSS = """<style>
 .ll-mask td.ll-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .ll-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
 .ll-note{font-size:12px;opacity:.75;margin:2px 0 0}
+@media (max-width:600px){.ll-mask td.ll-track{display:none}.ll-mask td.ll-score{white-space:normal}
+  .ll-mask td,.ll-mask th{padding:2px 3px}}
 </style>"""
 
 
-def layers_html(per_mask: list[dict]) -> str:
+def layers_html(per_mask: list[dict], candidates: bool = False) -> str:
     """`layer_predictions` as a person reads it: per mask, one row per layer (the embeddings first) with that
     layer's top guesses and the final answer's rank and probability there, a bar scaled to the answer's
     highest probability across the layers, so the layer where the answer appears stands out."""
@@ -84,4 +88,7 @@ def layers_html(per_mask: list[dict]) -> str:
             "every layer's output has just been through a LayerNorm and the head can read it as is, but it was "
             "only trained on the last layer: read the middle rows as a rough picture. The embeddings row sees the "
             "mask and its position only, so it guesses the same for every sentence with the mask at that place.")
+    if candidates:
+        note += (" With candidate words, each table follows the best of them, the word the completed sentence "
+                 "shows, whatever the model's own top answer.")
     return f'{LENS_CSS}<div class="ll-view">{"".join(blocks)}<p class="ll-note">{note}</p></div>'

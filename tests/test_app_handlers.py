@@ -840,6 +840,38 @@ def test_layer_by_layer_ends_in_the_models_own_answer(handlers, models):
     assert "embeddings" in view and f"layer {n_layers}" in view
 
 
+def test_the_page_draws_layer_by_layer_for_the_answers_it_shows(handlers):
+    """fill_mask_page: fill_mask's outputs, then the layer view of the same text, each table following the word
+    the completed sentence shows: the model's top answer, or the best candidate word when candidates are given."""
+    text = "The cat sat on the <mask>."
+    *outputs, view, lens = handlers.fill_mask_page(text, 3)
+    assert tuple(outputs) == handlers.fill_mask(text, 3)
+    assert view == handlers.fill_mask_layers(text)[0] and lens == handlers.fill_mask_layers(text)[1]
+    *outputs, view, lens = handlers.fill_mask_page(text, 3, "house, dog")
+    best = outputs[-2][0][0]  # the best candidate's row
+    assert lens[0]["answer"]["token"] == best["token"] and best["candidates"][0] in ("house", "dog")
+    assert lens[0]["layers"][-1]["answer_score"] == pytest.approx(best["score"], rel=1e-5)
+    assert "each table follows the best of them" in view
+
+
+def test_bert_mask_spelling_is_read_and_shown_as_one_mask(handlers):
+    """"[MASK]" is the model's <mask> token: the token strip shows one mask chip, not "[ M AS K ]"."""
+    *_, view = handlers.fill_mask("Paris is the capital of [MASK].", 3)
+    assert view.count("fm-tok fm-masked") == 1 and "[MASK]" not in view and ">M<" not in view
+    assert handlers.fill_mask("Paris is the capital of [MASK].", 3)[-2] == \
+        handlers.fill_mask("Paris is the capital of <mask>.", 3)[-2]
+
+
+def test_the_completed_sentence_ends_where_the_model_stopped_reading(handlers, models):
+    """A text longer than the model reads: the completed sentence stops at the last token read, then " …"."""
+    text = "The <mask> sat on the mat. " + " ".join(f"word{i}" for i in range(400)) + " end."
+    with pytest.warns(UserWarning, match="only the first 64 tokens"):
+        filled, *_ = handlers.fill_mask(text, 1)
+    shown = "".join(part for part, _ in filled)
+    assert shown.endswith(" …") and "end." not in shown and "word399" not in shown
+    assert "word1 " in shown or "word1" in shown
+
+
 def test_layer_by_layer_embeddings_row_sees_only_the_masks_position(handlers):
     """Before any attention the mask's state is its token plus its position: two sentences with the mask at
     the same place get the same first-row guesses, and different ones after the layers."""

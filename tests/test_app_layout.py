@@ -3,6 +3,7 @@ model shares one queue, and the public endpoints are there."""
 import importlib
 import sys
 
+import gradio as gr
 import pytest
 import torch
 
@@ -32,13 +33,15 @@ def test_every_compute_event_shares_one_concurrency_group(app):
                "limit": f.concurrency_limit, "queue": f.queue} for f in app.demo.fns.values()]
     handler_events = [e for e in events if (e["fn"] or "").startswith("Handlers.")]
     compute = [e for e in handler_events if e["fn"] != "Handlers.attention_model"]
-    assert {e["fn"].split(".")[1] for e in compute} == {"fill_mask", "fill_mask_layers", "classify",
-                                                        "counterfactual", "attention", "attention_token",
-                                                        "attention_layer", "attention_head", "attention_view",
-                                                        "masking"}
-    # the nine API endpoints, their nine UI events (errors shown next to the input), the four examples, the
-    # five attention sub-tabs (each draws its view when opened) and What if?'s classification of the text first
-    assert len(compute) == 28
+    assert {e["fn"].split(".")[1] for e in compute} == {"fill_mask", "fill_mask_page", "fill_mask_layers",
+                                                        "classify", "counterfactual", "attention", "attention_page",
+                                                        "attention_token", "attention_layer", "attention_head",
+                                                        "attention_view", "masking"}
+    # the nine API endpoints, the UI events of eight (errors shown next to the input; the page's fill-mask
+    # event also draws layer by layer, its attention event records the text and model it drew), the four
+    # examples, the five attention sub-tabs (each draws its view when opened) and What if?'s classification of
+    # the text first
+    assert len(compute) == 27
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.classify"].count("counterfactual_first_ui") == 1
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.attention_view"] == [
         f"attention_view_{view}" for view in ("heads", "heatmap", "grid", "rollout", "token")]
@@ -55,16 +58,33 @@ def test_every_compute_event_shares_one_concurrency_group(app):
     assert all(not e["queue"] for e in events if e["api_name"].endswith("_example"))  # filling inputs only
 
 
-def test_the_layer_view_follows_every_new_fill_mask_answer(app):
-    """The layer-by-layer view runs whenever the predictions view changes (a click, Enter, an example, another
-    model, the page opening), on the text and model box of the tab, so it always belongs to the answer shown."""
-    (view_event,) = [f for f in app.demo.fns.values() if f.api_name == "fill_mask_layers_ui"]
-    (fill,) = [f for f in app.demo.fns.values() if f.api_name == "fill_mask_ui"]
-    predictions = fill.outputs[-2]  # the readable view (the error box comes last)
-    assert predictions.elem_id == "fm-view"
-    assert view_event.targets == [(predictions._id, "change")]
-    assert [block.elem_id for block in view_event.inputs] == ["fm-text", "fm-model"]
-    assert view_event.outputs[0].elem_id == "fm-layers"
+def test_the_layer_view_is_drawn_with_every_fill_mask_answer(app):
+    """Layer by layer is computed in the page's fill-mask event itself (a click, Enter, an example, another model,
+    the page opening), from the same text and answers, never from a box edited since; the public /fill_mask
+    keeps its outputs, and /fill_mask_layers is an API endpoint of its own."""
+    events = {f.api_name: f for f in app.demo.fns.values()}
+    page, example, public = events["fill_mask_ui"], events["fill_mask_example_run"], events["fill_mask"]
+    for event in (page, example):
+        assert getattr(event.fn, "__qualname__", "") == "Handlers.fill_mask_page"
+        assert [block.elem_id for block in event.outputs[-4:]] == ["fm-view", "fm-layers", None, None]
+    assert [block.elem_id for block in public.outputs][-1] == "fm-view"
+    assert [block.elem_id for block in events["fill_mask_layers"].inputs] == ["fm-text", "fm-model"]
+
+
+def test_attention_views_redraw_the_text_they_were_drawn_for(app):
+    """Layer, head, token and sub-tab events read the text and model the page's attention event drew (States
+    it sets), not the text box, which may have been edited without being submitted; their API endpoints still
+    take the text. An example that switches the model sets the tab's model too, so the box and tab agree."""
+    events = {f.api_name: f for f in app.demo.fns.values()}
+    drawn_text, drawn_model = events["attention_ui"].outputs[-3:-1]
+    assert isinstance(drawn_text, gr.State) and isinstance(drawn_model, gr.State)
+    for name in ("attention_layer_ui", "attention_head_ui", "attention_token_ui", "attention_view_grid"):
+        inputs = events[name].inputs
+        assert inputs[0] is drawn_text and inputs[4] is drawn_model, name
+    for name in ("attention_layer", "attention_head", "attention_token"):
+        assert events[name].inputs[0].elem_id == "at-text"
+    model = events["attention_example_model"]
+    assert model.inputs[0].elem_id == "at-model" and isinstance(model.outputs[0], gr.State)
 
 
 def test_start_up_notes_come_from_the_loaded_models(app):
