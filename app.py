@@ -140,8 +140,12 @@ CSS = """
 /* data tables keep readable columns and scroll sideways (the predictions table was cut at 1280 px) */
 #at-head input {padding-right: 22px; text-overflow: ellipsis}  /* the text stops before the arrow */
 #st-whatif td:nth-child(2) {min-width: 15em}  /* the edited text stays readable on a phone; the table scrolls */
+/* all heads of a layer: a phone scrolls the grid sideways instead of shrinking its titles to 3 px */
+#at-grid .matplotlib {overflow-x: auto; justify-content: safe center; align-items: safe center}
+#at-grid img {min-width: 640px}
+/* a Dataframe's column_widths must add up to at least this, or its header and body columns part */
 .wide-table table {min-width: 640px}
-.wide-table th, .wide-table td {min-width: 6em}
+
 /* narrower page margins on phones (outside @media: Gradio scopes rules inside one to .contain) */
 .main.app {padding-left: clamp(6px, 2.5vw, 32px) !important; padding-right: clamp(6px, 2.5vw, 32px) !important}
 @media (max-width: 600px) {
@@ -353,12 +357,12 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             mk_table = gr.HTML(elem_id="mk-table")
             mk_stats = gr.Dataframe(headers=MASKING_COLUMNS, label="What each scheme showed", interactive=False,
                                     wrap=True, elem_id="mk-stats", elem_classes="wide-table",
-                                    column_widths=["180px", "120px", "140px", "100px"])
+                                    column_widths=["220px", "140px", "160px", "120px"])  # 640 px: .wide-table
             mk_plot = gr.Plot(label="Coverage against epochs", show_label=False, elem_id="mk-plot")
             mk_preds = gr.Dataframe(headers=PREDICTION_COLUMNS, interactive=False, wrap=True, elem_id="mk-preds",
                                     elem_classes="wide-table", label="The MLM's top-1 prediction at every target of "
                                     "the last epoch", column_widths=["170px", "95px", "100px", "120px", "100px",
-                                                                     "120px", "100px", "80px"])
+                                                                     "120px", "115px", "80px"])
             model_note("mlm")
             mk_out = [mk_table, mk_stats, mk_plot, mk_preds]
             mk_ui = wire([mk_btn.click, mk_text.submit], handlers.masking, [mk_text, mk_epochs, mk_seed], mk_out,

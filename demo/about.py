@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 
 import roberta
-from roberta.run_metrics import RunMetrics
+from roberta.run_metrics import RunMetrics, dataset_name
 from roberta.text import normalize_for_classifier
 
 from .examples import FILL_MASK_EXPECTED, SENTIMENT_EXPECTED
@@ -294,25 +294,17 @@ def model_facts(loaded) -> dict:
     return facts
 
 
-def dataset_name(path) -> str:
-    """A data set as a reader knows it, not where it lies on the training machine:
-    "../shared/data/wikitext-2/wiki.train.tokens" -> "wikitext-2/wiki.train.tokens"."""
-    parts = [p for p in str(path).replace("\\", "/").split("/") if p not in ("", ".", "..")]
-    if "data" in parts:
-        parts = parts[len(parts) - parts[::-1].index("data"):]
-    return "/".join(parts[-2:]) or str(path)
-
-
 def example_failures(models: Models) -> dict:
-    """The showcase examples the loaded models get wrong, checked by running them (at start-up):
-    {"mlm": [(text, expected, [top words])], "sentiment": [(text, expected, label, probability)]}."""
+    """The showcase examples the loaded models get wrong, checked by running them (at start-up): {"mlm": [(text,
+    expected, [top 5 words], the expected word's rank among them or None)], "sentiment": [(text, expected,
+    label, probability)]}. A fill-mask example is wrong when the expected word is not the first answer."""
     out = {"mlm": [], "sentiment": []}
     try:
         if models.mlm.available:
             for text, expected in FILL_MASK_EXPECTED.items():
                 top = [r["token_str"].strip() for r in models.mlm.pipeline(text, top_k=5)]
-                if expected not in top:
-                    out["mlm"].append((text, expected, top))
+                if top[0] != expected:
+                    out["mlm"].append((text, expected, top, top.index(expected) + 1 if expected in top else None))
         if models.sentiment.available:
             for text, expected in SENTIMENT_EXPECTED.items():
                 best = models.sentiment.pipeline(normalize_for_classifier(text))[0]
@@ -321,6 +313,9 @@ def example_failures(models: Models) -> dict:
     except Exception:  # a note is not worth failing the start-up for
         log.exception("could not check the examples")
     return out
+
+
+ORDINALS = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
 
 
 def model_note(models: Models, key: str, failures: dict | None = None) -> str:
@@ -353,9 +348,13 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
                "than right answers"
         wrong = failures.get("mlm") or []
         if wrong:
-            text, expected, top = wrong[0]
-            note += (f": for “{md_escape(text)}” {md_escape(expected)} is not in its top 5 "
-                     f"({', '.join(md_escape(w) for w in top[:3])}…)")
+            text, expected, top, rank = wrong[0]
+            if rank:
+                note += (f": for “{md_escape(text)}” its first answer is {md_escape(top[0])}, and "
+                         f"{md_escape(expected)} comes {ORDINALS.get(rank, f'#{rank}')}")
+            else:
+                note += (f": for “{md_escape(text)}” {md_escape(expected)} is not in its top 5 "
+                         f"({', '.join(md_escape(w) for w in top[:3])}…)")
         return note + "."
     trained = (f", fine-tuned on {facts['train_examples']:,} SST-2 sentences" if "train_examples" in facts
                else ", fine-tuned on SST-2")

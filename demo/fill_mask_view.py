@@ -5,8 +5,7 @@ from __future__ import annotations
 import html
 import re
 
-from .formatting import format_log_probability, format_probability, word_label
-from .tokens_view import SPACE_LABEL
+from .formatting import SPACE_LABEL, format_log_probability, format_probability, word_labels
 from .validation import MASK, MASK_RE, MAX_MASKS
 
 # Where a mask and the whitespace before it start; the look-behind keeps the pattern from being tried again
@@ -46,7 +45,7 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
     for i, row in enumerate(per_mask):
         top = max((float(r["score"]) for r in row), default=0.0) or 1.0
         lines = []
-        for r in row:
+        for r, word in zip(row, word_labels([r["token_str"] for r in row])):
             p = float(r["score"])
             width = max(0.0, min(100.0, 100 * p / top))
             if r.get("candidates"):  # the user's words, and how they were scored when not as one token
@@ -57,7 +56,7 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
                 note = f"<small>{html.escape(how)}</small>" if how else ""
                 cell = f'<td class="fm-word fm-cand"{hover}>{html.escape(words)}{note}</td>'
             else:
-                cell = f'<td class="fm-word">{html.escape(word_label(r["token_str"]))}</td>'
+                cell = f'<td class="fm-word">{html.escape(word)}</td>'
             lines.append(f'<tr>{cell}<td class="fm-track"><span class="fm-bar" '
                          f'style="width:{width:.1f}%"></span></td><td class="fm-score" title="p = {p:.3e}, ln p = '
                          f'{format_log_probability(p)}">{format_probability(p)}</td></tr>')
@@ -145,10 +144,9 @@ def mask_labels(per_mask: list[list[dict]]) -> list[dict | None]:
     labels = []
     for row in per_mask:
         scores = {}
-        for r in row:
-            name = (", ".join(r["candidates"]) if r.get("candidates")  # the user's candidate word(s)
-                    else word_label(r["token_str"]))
-            while name in scores:  # " Paris" and "Paris" both show as Paris
+        for r, word in zip(row, word_labels([r["token_str"] for r in row])):
+            name = ", ".join(r["candidates"]) if r.get("candidates") else word  # the user's candidate word(s)
+            while name in scores:  # two tokens that still read the same
                 name += "\u200b"
             scores[name] = float(r["score"])
         labels.append(scores)

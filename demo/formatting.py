@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 
 import numpy as np
 
@@ -37,9 +38,21 @@ def minutes(m: float) -> str:
     return f"{m:.0f} min" if m < 120 else f"{m / 60:.1f} h"
 
 
+SPACE_LABEL = "␣"  # whitespace made visible: a token of whitespace alone, or the space a word's token starts with
+
+
 def word_label(token_str: str) -> str:
     """A predicted token as a row names it: without its leading space, or quoted when it is only whitespace."""
     return token_str.strip() or repr(token_str)
+
+
+def word_labels(token_strs: list[str]) -> list[str]:
+    """`word_label` of each token of one list; where two would read the same (" The" and "The", the word after a
+    space and the word glued to what precedes it), the one that starts with a space says so: "␣The"."""
+    labels = [word_label(t) for t in token_strs]
+    counts = Counter(labels)
+    return [SPACE_LABEL + label if counts[label] > 1 and t[:1].isspace() else label
+            for t, label in zip(token_strs, labels)]
 
 
 def format_probability(p: float) -> str:

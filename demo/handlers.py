@@ -190,8 +190,9 @@ class Handlers:
         return [rows[form][i] for i, form in enumerate(spaced)]
 
     # ---- 2. sentiment
-    def _read_sentiment(self, text, model) -> SentimentReading:
-        """One text through the chosen classifier, as `classify` and `counterfactual` both need it."""
+    def _read_sentiment(self, text, model, warn: bool = True) -> SentimentReading:
+        """One text through the chosen classifier, as `classify` and `counterfactual` both need it; `warn`: say
+        when a long text was read in windows (the page classifies the text just before What if? runs)."""
         lowercase = is_shipped(model)  # as the shipped classifier was fine-tuned; a Hub classifier may be cased
         loaded = self._need("sentiment", model)
         pipe, tokenizer = loaded.pipeline, loaded.tokenizer
@@ -202,7 +203,7 @@ class Handlers:
             raise fail("The text has no words to classify, only special tokens such as <pad> or <mask>.")
         results = pipe(model_text)  # a long text: in overlapping windows, their logits averaged
         windows = results[0].get("windows", 1) if results else 1
-        if windows > 1:
+        if windows > 1 and warn:
             read = len(tokenizer.encode(model_text, add_special_tokens=False).ids)
             warn_windows(pipe.max_length, windows, cut=read >= LONG_TEXT_TOKENS)
         # fixed polarity: every word's push towards the positive label, whatever the prediction (a plus is
@@ -232,7 +233,7 @@ class Handlers:
         (Markdown table: each edited text with the change marked, the new answer and the change of P(positive)
         in points; the same as data.) The edited texts are classified in one batch, normalised as `classify`
         normalises its text. `model`: SHIPPED or a Hub repo id (`demo.model_choice`)."""
-        r = self._read_sentiment(text, model)
+        r = self._read_sentiment(text, model, warn=False)  # classify says it
         word = counterfactual.strongest_word(r.words, 1.0 if r.best == r.toward else -1.0)
         edits = counterfactual.propose(r.shown, word)
         if not edits:

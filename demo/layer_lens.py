@@ -11,7 +11,7 @@ import html
 
 import torch
 
-from .formatting import format_probability, word_label
+from .formatting import format_probability, word_label, word_labels
 
 GUESSES = 3  # a layer's top guesses the view shows
 
@@ -72,8 +72,8 @@ def layers_html(per_mask: list[dict], candidates: bool = False) -> str:
         rows = []
         for row in mask["layers"]:
             guesses = "".join(f'<span class="ll-guess{" ll-answer" if g["token"] == answer["token"] else ""}">'
-                              f'{html.escape(word_label(g["token_str"]))} {format_probability(g["score"])}</span>'
-                              for g in row["top"])
+                              f'{html.escape(word)} {format_probability(g["score"])}</span>'
+                              for g, word in zip(row["top"], word_labels([g["token_str"] for g in row["top"]])))
             name = "embeddings" if row["layer"] == 0 else f'layer {row["layer"]}'
             width = max(0.0, min(100.0, 100 * row["answer_score"] / top))
             rows.append(f'<tr><td class="ll-layer">{name}</td><td class="ll-guesses">{guesses}</td>'

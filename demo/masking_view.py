@@ -73,8 +73,8 @@ def mlm_predictions(model, tokenizer, tokens: Tokens, runs: dict) -> list[list]:
     for row, (key, b) in enumerate(last.items()):
         positions = torch.nonzero(b.outcome[0] != NOT_SELECTED).squeeze(-1).tolist()
         if not positions:
-            rows.append([SCHEMES[key], None, "(no token of this short sentence was selected in the last epoch: "
-                         f"each is picked with probability {MLM_PROBABILITY:g})", "", "", "", None, ""])
+            # a short sentence: no token was picked (each is, with probability MLM_PROBABILITY)
+            rows.append([SCHEMES[key], None, "–", "none selected", "", "", None, ""])
         for pos in positions:
             p, pick = best_p[found[row, pos]], best[found[row, pos]]
             outcome = int(b.outcome[0, pos])

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from roberta.text import detokenize, normalize_for_classifier
 from roberta.tokenizer import SPECIAL_TOKENS, for_model
 
+from .formatting import SPACE_LABEL  # the label of a token that covers only whitespace
 from .validation import require_visible
 
 WORD_START_RE = re.compile(r"\s(?=\S)")
-SPACE_LABEL = "␣"  # the label of a token that covers only whitespace
 
 
 def word_spans(text: str) -> list[tuple[int, int]]:

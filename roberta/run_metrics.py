@@ -29,6 +29,15 @@ METRICS_NAME = "metrics.json"
 RENAMED = {"seq_length": "max_length"}
 
 
+def dataset_name(path) -> str:
+    """A data set as a reader knows it, not where it lay on the training machine (the app, model cards and
+    figures show this): "../shared/data/wikitext-2/wiki.train.tokens" -> "wikitext-2/wiki.train.tokens"."""
+    parts = [p for p in str(path).replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    if "data" in parts:
+        parts = parts[len(parts) - parts[::-1].index("data"):]
+    return "/".join(parts[-2:]) or str(path)
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """One measured figure and the data it was measured on (what the model card's model-index lists)."""

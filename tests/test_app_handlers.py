@@ -77,6 +77,18 @@ def test_predictions_view_scales_bars_to_the_top_answer():
     assert "ln p = -3.91" in view  # the log-probability on hover
 
 
+def test_look_alike_predictions_show_their_leading_space():
+    """" The" (a word after a space) and "The" (glued to what precedes it) are two tokens: where both are in one
+    list they read "␣The" and "The", in the view, the API's labels and the layer-by-layer guesses."""
+    row = [{"token": 1, "token_str": " The", "score": 0.13}, {"token": 2, "token_str": "The", "score": 0.09},
+           {"token": 3, "token_str": " cat", "score": 0.05}]
+    view = fill_mask_view.predictions_html([row])
+    assert ">␣The<" in view and ">The<" in view and ">cat<" in view
+    assert list(fill_mask_view.mask_labels([row])[0]) == ["␣The", "The", "cat"]
+    lens = [{"answer": row[0], "layers": [{"layer": 0, "top": row, "answer_score": 0.13, "answer_rank": 1}]}]
+    assert "␣The 13%" in layer_lens.layers_html(lens) and ">The 9%" in layer_lens.layers_html(lens)
+
+
 def test_fill_mask_view_shows_how_the_model_reads_the_text(handlers):
     """One chip per token; the chips of one word side by side make up that word; the mask in red; specials
     dimmed; the user's text escaped."""
@@ -335,6 +347,11 @@ def test_classify_reads_a_long_review_whole(handlers, models):
     assert highlighted[-1] == (explain.REST_READ, None)
     coloured = "".join(t for t, score in highlighted if score is not None)
     assert "ending" not in coloured  # the second half is beyond the first window
+    # What if? on the page runs right after the text is classified, which has said it: no second warning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        handlers.counterfactual(text)
+    assert not any("overlapping windows" in str(w.message) for w in caught)
 
 
 # ----------------------------------------------------------------------------- counterfactual
@@ -1071,11 +1088,15 @@ def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tin
     assert facts["train_tokens"] == 3_000_000 and facts["train_minutes"] == 30  # the phases add up
     assert facts["data"] == ["wikitext-2/wiki.train.tokens"] and facts["mlm_accuracy"] == 0.3404
     assert about.model_facts(models.sentiment)["data"] == ["sst2/train.tsv"]  # no local path
-    failures = {"mlm": [("Paris is the capital of <mask>.", "France", ["India", "China", "it"])],
+    failures = {"mlm": [("Paris is the capital of <mask>.", "France", ["India", "China", "it", "a", "b"], None)],
                 "sentiment": [("The acting was not bad at all.", "positive", "negative", 0.9816)]}
     note = about.model_note(models, "mlm", failures)
     assert "34.0% of hidden words" in note and "64-token rows" in note and "3M tokens" in note
     assert "France is not in its top 5" in note and "India" in note and "&lt;mask&gt;" in note
+    # in the top 5 but not first is wrong too, and said so
+    third = {"mlm": [("Paris is the capital of <mask>.", "France", ["Barcelona", "Azerbaijan", "France", "a", "b"],
+                      3)]}
+    assert "its first answer is Barcelona, and France comes third." in about.model_note(models, "mlm", third)
     assert "Of 28 everyday sentences, it puts the expected word first in 1 and in its top 5 in 5." in note
     note = about.model_note(models, "sentiment", failures)
     assert "82.9% of the SST-2 dev sentences (872)" in note and "72.1% of 1,000 IMDB reviews" in note
@@ -1096,8 +1117,9 @@ def test_example_failures_and_attention_hint_come_from_the_model(handlers, model
     assert set(failures) == {"mlm", "sentiment"}
     for text, expected, label, p in failures["sentiment"]:  # the random tiny model gets some wrong
         assert label != expected and 0.5 <= p <= 1
-    for text, expected, top in failures["mlm"]:
-        assert expected not in top and len(top) == 5
+    for text, expected, top, rank in failures["mlm"]:
+        assert top[0] != expected and len(top) == 5 and (rank is None) == (expected not in top)
+        assert rank is None or top[rank - 1] == expected
     hint = handlers.attention_hint("the cat sees the house.", (".", "the"))  # single tokens here
     layer, head = map(int, re.search(r"layer (\d+), head (\d+)", hint).groups())
     _, attentions = handlers.attention_data("mlm", "the cat sees the house.")

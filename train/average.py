@@ -34,7 +34,7 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.run_metrics import RunMetrics
+from roberta.run_metrics import RunMetrics, dataset_name
 from roberta.hub import TOKENIZER_NAME
 from roberta.hub import load_state_dict
 
@@ -234,7 +234,7 @@ def run(args) -> dict:
         calibration = None
         if calibration_spec:
             calibration = calibrate(model, tokenizer, held_out_slice(calibration_spec, labels), dev, out,
-                                    args.batch_size, max_length, title=f"{out.name}: {dev_source}")
+                                    args.batch_size, max_length, title=f"held out: {dataset_name(dev_source)}")
             calibration["slice"] = calibration_spec
             calibration["source"] = (ref.get("calibration") or {}).get("source", "the members' calibration slice")
         dev_result = evaluate_classifier(model, tokenizer, *dev, args.batch_size, max_length) if dev else None

@@ -40,7 +40,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from roberta.run_metrics import RunMetrics
+from roberta.run_metrics import RunMetrics, dataset_name
 
 from .reporting import save_figure
 
@@ -327,7 +327,7 @@ def main(argv=None) -> int:
         dev = read_labeled(dev_source, label_names=names)[:2] if dev_source else None
         with torch.no_grad():
             result = calibrate(model, tokenizer, calibration, dev, out=folder, batch_size=args.batch_size,
-                               title=f"{folder.name}: {dev_source}")
+                               title=f"held out: {dataset_name(dev_source)}")
     except (OSError, ValueError, KeyError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

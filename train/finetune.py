@@ -51,7 +51,7 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.run_metrics import RunMetrics
+from roberta.run_metrics import RunMetrics, dataset_name
 from roberta.text import lowercasing, normalize_for_classifier
 from roberta.tokenizer import encode_windows, save_tokenizer
 
@@ -382,7 +382,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         calibration = None
         if cal_texts:
             calibration = calibrate(model, tokenizer, (cal_texts, cal_labels), (dev_texts, dev_labels), out,
-                                    eval_batch, max_length, title=f"{out.name}: {args.dev}")
+                                    eval_batch, max_length, title=f"held out: {dataset_name(args.dev)}")
             calibration["slice"] = {"data": args.train, "n": args.calibration_n, "seed": args.calibration_seed,
                                     "split": args.calibration_split, "text_column": args.text_column,
                                     "label_column": args.label_column}
