@@ -42,6 +42,13 @@ def test_matmul_roofline_benchmark_bounds_the_step(capsys):
 
 
 @pytest.mark.slow  # loads the shipped models
+def test_fill_mask_page_benchmark_reports_both_texts(capsys):
+    load("bench_fill_mask_page").main(["--repeats", "1"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| “") or "2 masks" in line]
+    assert len(rows) == 2 and all(re.search(r"(\| [\d.]+ ){3}\|$", row) for row in rows)
+
+
+@pytest.mark.slow  # loads the shipped models
 def test_app_benchmarks_run_with_the_shipped_models(capsys):
     load("bench_attention_view").main(["--repeats", "1", "--views", "heads"])
     assert len(table_rows(capsys.readouterr().out, "17")) >= 3  # first run, layer and head change, sub-tab
