@@ -120,8 +120,16 @@ def model_box(key, name, choices=None, value=model_choice.SHIPPED, choose=None, 
     def default_choose(choice, now):
         return handlers.chooser.choose(key, choice, now)
 
-    box.input(choose or default_choose, [box, current, *inputs], [box, current, status, *outputs],
-              api_name=f"{name}_model", api_visibility="private", concurrency_id="load", concurrency_limit=2)
+    def choose_saying_so(choice, *rest):
+        """A Hub model first says that it is loading (a download can take a while, and offline the Hub's
+        retries do), then the outcome; the tab keeps its model meanwhile."""
+        if not model_choice.is_shipped(choice) and choice not in ("mlm", "sentiment"):
+            yield (gr.skip(), gr.skip(), model_choice.loading_html(choice), *[gr.skip()] * len(outputs))
+        yield (choose or default_choose)(choice, *rest)
+
+    box.input(choose_saying_so, [box, current, *inputs], [box, current, status, *outputs],
+              api_name=f"{name}_model", api_visibility="private", concurrency_id="load", concurrency_limit=2,
+              show_progress="hidden")
     return box, current
 
 
@@ -213,15 +221,17 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 fm_layers = gr.HTML(elem_id="fm-layers")
                 fm_layers_data = gr.JSON(visible=False)  # the same as data, for API clients only
             fm_out = [fm_filled, *fm_labels, fm_raw, fm_view]
-            fm_in = [fm_text, fm_k, fm_targets, fm_model]
+            fm_in = [fm_text, fm_k, fm_targets, fm_model]  # the API's; the page reads the tab's model (State)
+            fm_ui_in = [fm_text, fm_k, fm_targets, fm_current]  # the box may hold a model still loading
             # the page shows layer by layer for the same text and answers, computed in the same event
             fm_page = [*fm_out, fm_layers, fm_layers_data]
             fm_ui = wire([fm_btn.click, fm_text.submit, fm_targets.submit, fm_current.change], handlers.fill_mask,
-                         fm_in, fm_out, fm_error, "fill_mask", on_load=True, page=(handlers.fill_mask_page, fm_page))
+                         fm_in, fm_out, fm_error, "fill_mask", on_load=True, page=(handlers.fill_mask_page, fm_page),
+                         ui_inputs=fm_ui_in)
             api(handlers.fill_mask_layers, [fm_text, fm_model], [fm_layers, fm_layers_data], "fill_mask_layers")
             # an example clears the candidate words (a third, hidden column), or it would score only those
             examples([[*example, ""] for example in FILL_MASK_EXAMPLES], [fm_text, fm_k, fm_targets], fm_page, fm_ui,
-                     fm_error, "fill_mask", run_inputs=fm_in, columns=[0, 1])
+                     fm_error, "fill_mask", run_inputs=fm_ui_in, columns=[0, 1])
 
         with gr.Tab("Sentiment", id="sentiment"):
             notice("sentiment")
@@ -249,14 +259,15 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             st_whatif_data = gr.JSON(visible=False)  # the same as data, for API clients only
             st_whatif_out = [st_whatif, st_whatif_data]
             st_out = [st_label, st_words, st_explain]
+            st_ui_in = [st_text, st_current]  # the page reads the tab's model, not a box still loading one
             st_ui = wire([st_btn.click, st_text.submit, st_current.change], handlers.classify, [st_text, st_model],
-                         st_out, st_error, "classify", on_load=True)
-            examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify", run_inputs=[st_text, st_model],
+                         st_out, st_error, "classify", on_load=True, ui_inputs=st_ui_in)
+            examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify", run_inputs=st_ui_in,
                      labels=[example_label(text) for text in SENTIMENT_EXAMPLES])
             # the text may have been edited since it was classified: classify it first, so that the answer,
             # the word colours and the counterfactual on the page are the same text's
             wire([st_whatif_btn.click], handlers.counterfactual, [st_text, st_model], st_whatif_out, st_error,
-                 "counterfactual", first=(st_ui, st_out))
+                 "counterfactual", first=(st_ui, st_out), ui_inputs=st_ui_in)
             # a new answer makes the last counterfactual stale: clear it
             st_explain.change(lambda: ("", None), None, st_whatif_out, queue=False, show_progress="hidden",
                               api_name="counterfactual_clear", api_visibility="private")

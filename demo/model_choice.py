@@ -176,6 +176,14 @@ def load_choice(key: str, source: str, tab: str | None = None) -> LoadedModel:
     return LoadedModel(key, source, pipeline=pipe, extras=extras, name=source)
 
 
+def loading_html(choice) -> str:
+    """The model box's status while a chosen model loads."""
+    choice = str(choice).strip()
+    where = "" if is_local(choice) else ": from the Hugging Face Hub on first use (a large model takes a while)"
+    return (f'<div class="model-status" role="status">Loading {html.escape(choice)}{where}; this tab keeps its '
+            "model until the new one is ready.</div>")
+
+
 def describe(loaded: LoadedModel) -> str:
     """One line on a loaded model: size, memory, shape, window, labels (HTML)."""
     model, cfg = loaded.model, loaded.config

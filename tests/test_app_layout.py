@@ -32,7 +32,7 @@ def test_every_compute_event_shares_one_concurrency_group(app):
     events = [{"api_name": f.api_name, "fn": getattr(f.fn, "__qualname__", None), "concurrency_id": f.concurrency_id,
                "limit": f.concurrency_limit, "queue": f.queue} for f in app.demo.fns.values()]
     handler_events = [e for e in events if (e["fn"] or "").startswith("Handlers.")]
-    compute = [e for e in handler_events if e["fn"] != "Handlers.attention_model"]
+    compute = handler_events
     assert {e["fn"].split(".")[1] for e in compute} == {"fill_mask", "fill_mask_page", "fill_mask_layers",
                                                         "classify", "counterfactual", "attention", "attention_page",
                                                         "attention_token", "attention_layer", "attention_head",
@@ -45,9 +45,10 @@ def test_every_compute_event_shares_one_concurrency_group(app):
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.classify"].count("counterfactual_first_ui") == 1
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.attention_view"] == [
         f"attention_view_{view}" for view in ("heads", "heatmap", "grid", "rollout", "token")]
-    # the attention tab's model box loads in the loading queue, as the other tabs' do
-    (box,) = [e for e in handler_events if e["fn"] == "Handlers.attention_model"]
-    assert (box["api_name"], box["concurrency_id"]) == ("at_model", "load")
+    # every tab's model box loads in the loading queue, outside the compute queue
+    boxes = {e["api_name"]: e["concurrency_id"] for e in events if e["api_name"] in ("fm_model", "st_model",
+                                                                                      "at_model")}
+    assert boxes == {"fm_model": "load", "st_model": "load", "at_model": "load"}
     public = {e["api_name"] for e in compute if e["api_name"] in ("fill_mask", "fill_mask_layers", "classify",
                                                                   "counterfactual", "attention", "attention_token",
                                                                   "masking")}
@@ -85,6 +86,23 @@ def test_attention_views_redraw_the_text_they_were_drawn_for(app):
         assert events[name].inputs[0].elem_id == "at-text"
     model = events["attention_example_model"]
     assert model.inputs[0].elem_id == "at-model" and isinstance(model.outputs[0], gr.State)
+
+
+def test_a_model_box_says_a_hub_model_is_loading_before_it_loads(app):
+    """Choosing a Hub model first shows that it is loading (its download or, offline, the Hub's retries take a
+    while; no spinner covers the box), then the outcome; the shipped models answer at once. The pages read the
+    tab's model (a State), so a request sent meanwhile runs on the model the tab still has."""
+    events = {f.api_name: f for f in app.demo.fns.values()}
+    box = events["fm_model"]
+    assert box.show_progress == "hidden"
+    steps = box.fn("someone/some-roberta", "shipped")
+    first = next(steps)
+    steps.close()  # never loads: no Hub here
+    assert "Loading someone/some-roberta: from the Hugging Face Hub" in first[2]
+    assert all(isinstance(value, dict) and value.get("__type__") == "update" for value in (first[0], first[1]))
+    assert "Loading" not in list(box.fn("shipped", "shipped"))[0][2]
+    assert isinstance(events["fill_mask_ui"].inputs[3], gr.State)
+    assert isinstance(events["classify_ui"].inputs[1], gr.State)
 
 
 def test_start_up_notes_come_from_the_loaded_models(app):
