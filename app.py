@@ -50,6 +50,7 @@ class Number(gr.Number):
         return payload
 
 
+MODEL_NAMES = {"mlm": "fill-mask model", "sentiment": "sentiment classifier"}
 COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, APP_CONCURRENCY at a time
 
 
@@ -132,6 +133,12 @@ def model_box(key, name, choices=None, value=model_choice.SHIPPED, choose=None, 
               show_progress="hidden")
     return box, current
 
+
+# Soft, with text at least 4.5:1 on its background (WCAG AA): the info lines under the labels, the labels, and
+# white on the primary buttons (Soft's own: 2.5:1, 3.6:1 and 4.5:1)
+THEME = gr.themes.Soft().set(block_info_text_color="*neutral_600", block_label_text_color="*primary_700",
+                             button_primary_background_fill="*primary_600",
+                             button_primary_background_fill_hover="*primary_700")
 
 ENTER = "Enter runs it; Shift+Enter starts a new line."
 TEXT = {"lines": 1, "max_lines": 8}  # lines=1: Enter submits, Shift+Enter adds a line (the box grows to 8)
@@ -276,6 +283,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 gr.Markdown(about.calibration_markdown(sentiment_extras.get("metrics")))
                 if sentiment_extras.get("reliability"):
                     gr.Image(sentiment_extras["reliability"], show_label=False, interactive=False,
+                             alt_text="Reliability diagrams of the classifier on SST-2 dev, before and after "
+                                      "temperature scaling: accuracy per confidence bin against the diagonal of "
+                                      "perfect calibration (the figures are in the text above)",
                              buttons=[], elem_id="st-reliability")
 
         with gr.Tab("Attention", id="attention"):
@@ -384,7 +394,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             gr.Markdown(ablation_markdown(ABLATION))
             if "curves" in ABLATION:
                 gr.Image(ABLATION["curves"], label="Ablation curves", show_label=False, interactive=False,
-                         buttons=[])
+                         buttons=[], alt_text="Held-out MLM loss of each masking arm against training steps (the "
+                                              "table above has the final figures)")
 
         with gr.Tab("About", id="about"):
             gr.Markdown("## The models\nBoth are small teaching models, trained on a 2-core CPU and (two short phases "
@@ -395,7 +406,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                         gr.Markdown(ABOUT[f"{key}_card"], elem_classes="about-card")
                         if ABOUT[f"{key}_curves"]:
                             gr.Image(ABOUT[f"{key}_curves"], label="Training curves", show_label=False,
-                                     interactive=False, buttons=[])
+                                     interactive=False, buttons=[],
+                                     alt_text=f"Training curves of the {MODEL_NAMES[key]}: loss and held-out "
+                                              "accuracy against training steps (the card above has the figures)")
             gr.Markdown("## Compared with the MiniRoBERTa reference\n" + ABOUT["comparison"])
             with gr.Accordion("Architecture and parameter counts", open=False):
                 gr.Markdown(ABOUT["architecture"])
@@ -408,5 +421,5 @@ if __name__ == "__main__":
     demo.launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME") or ("0.0.0.0" if os.environ.get("SPACE_ID") else "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
-        theme=gr.themes.Soft(), css=CSS, **launch_options(),  # launch_options: the app takes no file uploads
+        theme=THEME, css=CSS, **launch_options(),  # launch_options: the app takes no file uploads
     )

@@ -15,24 +15,27 @@ MASK_WITH_SPACE_RE = re.compile(rf"(?<!\s)\s*(?:{MASK_RE.pattern})")
 
 FILL_MASK_CSS = """<style>
 .fm-view{display:flex;flex-direction:column;gap:12px}
-.fm-mask h4{margin:0 0 4px;font-size:14px}
+.fm-mask h3{margin:0 0 4px;font-size:14px}
 .fm-mask table.fm-table{display:table;border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
-.fm-mask tr,.fm-mask td{border:0 !important;background:transparent !important}
+.fm-mask tr,.fm-mask td,.fm-mask th{border:0 !important;background:transparent !important}
+.fm-mask th.fm-word{font-weight:400;text-align:left;padding:2px 6px}
 .fm-mask td{padding:2px 6px;vertical-align:middle}
-.fm-mask td.fm-word{white-space:nowrap;max-width:12em;overflow:hidden;text-overflow:ellipsis}
-.fm-mask td.fm-cand{white-space:normal;overflow-wrap:anywhere;max-width:16em}
-.fm-mask td.fm-cand small{display:block;opacity:.75}
+.fm-mask .fm-word{white-space:nowrap;max-width:12em;overflow:hidden;text-overflow:ellipsis}
+.fm-mask .fm-cand{white-space:normal;overflow-wrap:anywhere;max-width:16em}
+.fm-mask .fm-cand small{display:block;opacity:.75}
 .fm-mask td.fm-track{width:55%}
 .fm-mask td.fm-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .fm-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
 .fm-note{font-size:12px;opacity:.75;margin:2px 0 0}
-.fm-tokens h4{margin:0 0 4px;font-size:14px}
+.fm-tokens h3{margin:0 0 4px;font-size:14px}
 .fm-strip{display:flex;flex-wrap:wrap;gap:6px;font-family:ui-monospace,monospace;font-size:13px}
 .fm-w{display:inline-flex}
 .fm-tok{padding:1px 5px;border:1px solid rgba(99,102,241,.45);background:rgba(99,102,241,.10)}
-.fm-w .fm-tok:first-child{border-radius:4px 0 0 4px}.fm-w .fm-tok:last-child{border-radius:0 4px 4px 0}
-.fm-w .fm-tok:only-child{border-radius:4px}.fm-w .fm-tok+.fm-tok{border-left-style:dashed}
-.fm-tok.fm-special{opacity:.6}.fm-tok.fm-masked{background:#dc2626;color:#fff;border-color:#dc2626;opacity:1}
+.fm-w .fm-tok:first-of-type{border-radius:4px 0 0 4px}.fm-w .fm-tok:last-of-type{border-radius:0 4px 4px 0}
+.fm-w .fm-tok:only-of-type{border-radius:4px}.fm-w .fm-tok+.fm-tok{border-left-style:dashed}
+.fm-tok.fm-special{opacity:.8}
+.fm-sr{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+.fm-tok.fm-masked{background:#dc2626;color:#fff;border-color:#dc2626;opacity:1}
 </style>"""
 
 
@@ -54,14 +57,14 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
                 if len(r["candidates"]) > 1:
                     hover = f' title="{html.escape(", ".join(r["candidates"]))}"'
                 note = f"<small>{html.escape(how)}</small>" if how else ""
-                cell = f'<td class="fm-word fm-cand"{hover}>{html.escape(words)}{note}</td>'
+                cell = f'<th scope="row" class="fm-word fm-cand"{hover}>{html.escape(words)}{note}</th>'
             else:
-                cell = f'<td class="fm-word">{html.escape(word)}</td>'
+                cell = f'<th scope="row" class="fm-word">{html.escape(word)}</th>'
             lines.append(f'<tr>{cell}<td class="fm-track"><span class="fm-bar" '
                          f'style="width:{width:.1f}%"></span></td><td class="fm-score" title="p = {p:.3e}, ln p = '
                          f'{format_log_probability(p)}">{format_probability(p)}</td></tr>')
         what = "your candidate words, all of them" if candidates else f"top {len(row)} of the vocabulary"
-        blocks.append(f'<div class="fm-mask"><h4>&lt;mask&gt; {i + 1} <small>({what})</small></h4>'
+        blocks.append(f'<div class="fm-mask"><h3>&lt;mask&gt; {i + 1} <small>({what})</small></h3>'
                       f'<table class="fm-table">{"".join(lines)}</table></div>')
     note = ("Probabilities over the whole vocabulary; bars are scaled to the top answer of each mask. Hover a "
             "score for the exact value and its log-probability.")
@@ -92,9 +95,12 @@ def tokens_html(tokens) -> str:
             words.append([chip])
         last_end = None if outside else max(end, last_end or 0)
     read = f"{len(tokens.ids)} tokens" + (", the first that fit: the rest is cut" if tokens.truncated else "")
-    strip = "".join(f'<span class="fm-w">{"".join(chips)}</span>' for chips in words)
-    return (f'<div class="fm-tokens"><h4>How the model reads it <small>({read}; the pieces of one word sit '
-            f'together)</small></h4><div class="fm-strip">{strip}</div></div>')
+    # a word in pieces says so to a screen reader too (the borders that join its chips are not read out)
+    strip = "".join(f'<span class="fm-w">{"".join(chips)}'
+                    + (f'<b class="fm-sr"> (one word in {len(chips)} pieces)</b>' if len(chips) > 1 else "")
+                    + "</span>" for chips in words)
+    return (f'<div class="fm-tokens"><h3>How the model reads it <small>({read}; the pieces of one word sit '
+            f'together)</small></h3><div class="fm-strip">{strip}</div></div>')
 
 
 SHOWN_SHARING = 5  # candidate words a shared row names (all of them on hover)

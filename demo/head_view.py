@@ -36,8 +36,10 @@ CSS = """<style>
 .hv path{stroke:#2563eb;fill:none;pointer-events:none}
 .hv .hv-v{display:none;pointer-events:none}
 .hv .hv-v text{fill:#b91c1c;font-weight:600}
+.dark .hv .hv-v text{fill:#fca5a5}
 .hv .hv-hit{fill:transparent}
 .hv-r{cursor:pointer;outline:none}
+.hv-r:focus-visible .hv-hit{stroke:#2563eb;stroke-width:2}
 .hv-r:hover .hv-hit,.hv-r:focus .hv-hit{fill:rgba(37,99,235,.14)}
 .hv-r:hover .hv-q,.hv-r:focus .hv-q{font-weight:700}
 .hv:has(.hv-r:hover) .hv-r:not(:hover) path,
@@ -94,7 +96,7 @@ def head_view_html(labels: list[str], matrix, title: str = "", min_weight: float
 
     esc = [html.escape(s) for s in shown]
     parts = [f'<svg class="hv" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {total_w} {total_h}" '
-             f'width="{total_w}" height="{total_h}" role="img" aria-label="{html.escape(title or "head view")}">',
+             f'width="{total_w}" height="{total_h}" role="group" aria-label="{html.escape(title or "head view")}">',
              f'<text class="hv-h" x="{x_left}" y="10" text-anchor="end">attending token</text>'
              f'<text class="hv-h" x="{x_right}" y="10">attends to</text>',
              '<g class="hv-k">', *[f'<text x="{x_right}" y="{y(j)}">{esc[j]}</text>' for j in range(n)], '</g>']
@@ -103,7 +105,8 @@ def head_view_html(labels: list[str], matrix, title: str = "", min_weight: float
         kept = kept_lines(row, min_weight, top_k)
         tooltip = f"“{labels[i]}” attends to: " + (", ".join(f"{labels[j]} {percent(row[j])}" for j in kept) or
                                                       f"no token gets {100 * min_weight:g}% or more")
-        parts.append(f'<g class="hv-r" tabindex="0"><title>{html.escape(tooltip)}</title>'
+        # a row is one image to assistive technology, named by its <title> (what the token attends to)
+        parts.append(f'<g class="hv-r" tabindex="0" role="img"><title>{html.escape(tooltip)}</title>'
                      f'<rect class="hv-hit" x="0" y="{y(i) - ROW // 2}" width="{x_from}" height="{ROW}"/>'
                      f'<text class="hv-q" x="{x_left}" y="{y(i)}" text-anchor="end">{esc[i]}</text>')
         parts.extend(f'<path class="w{level(row[j])}" d="M{x_from} {y(i)}L{x_to} {y(j)}"/>' for j in kept)

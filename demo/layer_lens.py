@@ -42,16 +42,17 @@ def layer_predictions(fill, text: str, answers: list[int] | None = None, top_k: 
 
 LENS_CSS = """<style>
 .ll-view{display:flex;flex-direction:column;gap:12px}
-.ll-mask h4{margin:0 0 4px;font-size:14px}
+.ll-mask h3{margin:0 0 4px;font-size:14px}
 .ll-mask table.ll-table{display:table;border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
 .ll-mask tr,.ll-mask td,.ll-mask th{border:0 !important;background:transparent !important}
 .ll-mask th{font-weight:600;text-align:left;padding:2px 6px;font-size:13px}
 .ll-mask td{padding:2px 6px;vertical-align:middle}
-.ll-mask td.ll-layer{white-space:nowrap}
+.ll-mask .ll-layer{white-space:nowrap;font-weight:400}
 .ll-mask td.ll-guesses{overflow-wrap:anywhere}
 .ll-guess{display:inline-block;margin:1px 6px 1px 0;padding:0 6px;border-radius:4px;white-space:nowrap;
   background:rgba(99,102,241,.08)}
-.ll-guess.ll-answer{font-weight:700;color:#4338ca;background:rgba(99,102,241,.22)}
+.ll-guess.ll-answer{font-weight:700;color:#3730a3;background:rgba(99,102,241,.22)}
+.dark .ll-mask .ll-guess.ll-answer{color:#e0e7ff;background:#3730a3}
 .ll-mask td.ll-track{width:22%}
 .ll-mask td.ll-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .ll-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
@@ -76,13 +77,15 @@ def layers_html(per_mask: list[dict], candidates: bool = False) -> str:
                               for g, word in zip(row["top"], word_labels([g["token_str"] for g in row["top"]])))
             name = "embeddings" if row["layer"] == 0 else f'layer {row["layer"]}'
             width = max(0.0, min(100.0, 100 * row["answer_score"] / top))
-            rows.append(f'<tr><td class="ll-layer">{name}</td><td class="ll-guesses">{guesses}</td>'
+            rows.append(f'<tr><th scope="row" class="ll-layer">{name}</th><td class="ll-guesses">{guesses}</td>'
                         f'<td class="ll-score">#{row["answer_rank"]:,} · {format_probability(row["answer_score"])}'
                         f'</td><td class="ll-track"><span class="ll-bar" style="width:{width:.1f}%"></span></td></tr>')
         word, k = html.escape(word_label(answer["token_str"])), len(mask["layers"][0]["top"])
-        blocks.append(f'<div class="ll-mask"><h4>&lt;mask&gt; {i + 1}: where “{word}” comes from</h4>'
-                      f'<table class="ll-table"><tr><th>read after</th><th>its top {k} guesses</th>'
-                      f'<th colspan="2">“{word}” there: rank · probability</th></tr>{"".join(rows)}</table></div>')
+        blocks.append(f'<div class="ll-mask"><h3>&lt;mask&gt; {i + 1}: where “{word}” comes from</h3>'
+                      f'<table class="ll-table"><tr><th scope="col">read after</th>'
+                      f'<th scope="col">its top {k} guesses</th>'
+                      f'<th scope="col" colspan="2">“{word}” there: rank · probability</th></tr>'
+                      f'{"".join(rows)}</table></div>')
     note = ("The model's MLM head reads each layer's output at the mask as if it were the last layer's (the "
             "“logit lens”); the last row is the model's own answer, its top prediction. RoBERTa is post-norm, so "
             "every layer's output has just been through a LayerNorm and the head can read it as is, but it was "

@@ -8,8 +8,8 @@ import html
 import numpy as np
 import torch
 
-from roberta.masking import (DUPE_FACTOR, KEPT, MASK_FRACTION, MLM_PROBABILITY, NOT_SELECTED, OUTCOME_NAMES,
-                             RANDOM_FRACTION, DynamicMasker, StaticMasker)
+from roberta.masking import (DUPE_FACTOR, KEPT, MASK_FRACTION, MASKED, MLM_PROBABILITY, NOT_SELECTED,
+                             OUTCOME_NAMES, RANDOM, RANDOM_FRACTION, DynamicMasker, StaticMasker)
 
 from .tokens_view import Tokens, token_text
 
@@ -84,27 +84,33 @@ def mlm_predictions(model, tokenizer, tokens: Tokens, runs: dict) -> list[list]:
     return rows
 
 
+SAID = {MASKED: " (was {})", RANDOM: " (random; was {})", KEPT: " (kept, a target)"}  # screen-reader text
+
 MASKING_CSS = """<style>
-.mk-scroll{max-height:640px;overflow:auto;border:1px solid #d4d4d8}
+.mk-scroll{max-height:min(640px,70vh);overflow:auto;border:1px solid #d4d4d8}
 .mk-table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:13px;line-height:1.9}
 .mk-table th,.mk-table td{border:1px solid #d4d4d8;padding:4px 6px;vertical-align:top;text-align:left;
   overflow-wrap:anywhere}
-.mk-table thead th{position:sticky;top:0;background:#f4f4f5;color:#18181b;z-index:1}
-.mk-table tbody th{background:#f4f4f5;color:#18181b;white-space:nowrap;font-weight:600}
+.mk-scroll .mk-table thead th{position:sticky;top:0;background:var(--background-fill-secondary,#f4f4f5);
+  color:var(--body-text-color,#18181b);z-index:1}
+.mk-scroll .mk-table tbody th{background:var(--background-fill-secondary,#f4f4f5);color:var(--body-text-color,#18181b);
+  white-space:nowrap;font-weight:600}
 .mk-table col.mk-epoch{width:5.5em}
 .mk-table td i{font-style:normal;border-radius:3px;padding:1px 1px;color:inherit}
-.mk-1{background:#fca5a5;color:#18181b;font-weight:600}
-.mk-2{background:#fdba74;color:#18181b}
-.mk-3{background:#93c5fd;color:#18181b}
-.mk-copy{font-size:11px;color:#71717a;margin-right:.4em}
+/* light backgrounds keep dark text in a dark theme too; a line under each kind tells them apart without colour */
+.mk-wrap .mk-1,.mk-wrap .mk-table td i.mk-1{background:#fca5a5;color:#18181b;font-weight:600}
+.mk-wrap .mk-2,.mk-wrap .mk-table td i.mk-2{background:#fdba74;color:#18181b;text-decoration:underline dashed}
+.mk-wrap .mk-3,.mk-wrap .mk-table td i.mk-3{background:#93c5fd;color:#18181b;text-decoration:underline dotted}
+.mk-copy{font-size:11px;opacity:.75;margin-right:.4em}
+.mk-table .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 .mk-table i[title]{position:relative;cursor:help}
 .mk-table i[title]:hover::after{content:attr(title);position:absolute;left:0;top:100%;z-index:2;background:#18181b;
   color:#fff;padding:0 5px;border-radius:3px;font-size:12px;font-weight:400;white-space:nowrap}
-.mk-legend span{margin-right:1em;padding:1px 6px;border-radius:3px;color:#18181b;display:inline-block}
+.mk-legend span{margin-right:1em;padding:1px 6px;border-radius:3px;display:inline-block}
 @media (max-width:700px){
 .mk-table,.mk-table tbody,.mk-table tr,.mk-table td,.mk-table tbody th{display:block;width:auto}
 .mk-table colgroup,.mk-table thead{display:none}
-.mk-table td::before{display:block;font-size:11px;font-weight:600;color:#52525b}
+.mk-table td::before{display:block;font-size:11px;font-weight:600;opacity:.75}
 .mk-table td:nth-of-type(1)::before{content:"BERT static, one fixed mask"}
 .mk-table td:nth-of-type(2)::before{content:"BERT static, 10 masks cycling"}
 .mk-table td:nth-of-type(3)::before{content:"RoBERTa dynamic, a new mask every epoch"}
@@ -148,7 +154,10 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
                     parts.append(f"{gap}<i>{escaped[pos]}</i>")
                 else:
                     text = escaped[pos] if outcome == KEPT else shown(ids[pos])
-                    parts.append(f'{gap}<i class="mk-{outcome}" title="{escaped[pos]}">{text}</i>')
+                    # what the colour says, for a screen reader (the title is not read out)
+                    said = SAID[outcome].format(escaped[pos])
+                    parts.append(f'{gap}<i class="mk-{outcome}" title="{escaped[pos]}">{text}<b class="sr">{said}</b>'
+                                 '</i>')
             copy = {"static1": "the one mask", "static10": f"mask {e % DUPE_FACTOR + 1} of {DUPE_FACTOR}",
                     "dynamic": "new mask"}[key]
             cells.append(f'<td><span class="mk-copy">{copy}</span> {"".join(parts)}</td>')
@@ -157,6 +166,7 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
             'masking repeats its masks (BERT duplicated its data 10 times with different masks, so over 40 epochs '
             'each mask was seen 4 times); dynamic masking draws a new one every time the sentence is fed to the '
             'model.</p>')
-    return (f'{MASKING_CSS}<div class="mk-wrap">{legend}<div class="mk-scroll"><table class="mk-table">'
-            f'<colgroup><col class="mk-epoch"><col><col><col></colgroup><thead><tr><th></th>{head}</tr></thead>'
+    return (f'{MASKING_CSS}<div class="mk-wrap">{legend}<div class="mk-scroll" role="region" tabindex="0" '
+            f'aria-label="The sentence epoch by epoch, one column per scheme"><table class="mk-table">'
+            f'<colgroup><col class="mk-epoch"><col><col><col></colgroup><thead><tr><th>epoch</th>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div>{note}</div>')

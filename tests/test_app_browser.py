@@ -339,6 +339,39 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
     page.close()
 
 
+CONTRAST_JS = """sel => {
+  const rgb = c => c.match(/[\\d.]+/g).map(Number);
+  const lum = c => { const [r, g, b] = rgb(c).slice(0, 3).map(v => { v /= 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const el = document.querySelector(sel);
+  let bg = el, color = getComputedStyle(el).color;
+  while (bg && rgb(getComputedStyle(bg).backgroundColor)[3] === 0) bg = bg.parentElement;
+  const back = bg ? getComputedStyle(bg).backgroundColor : 'rgb(255, 255, 255)';
+  const [a, b] = [lum(color), lum(back)].sort((x, y) => y - x);
+  return (a + 0.05) / (b + 0.05);
+}"""
+
+
+def test_dark_theme_keeps_the_custom_views_readable(app, browser):
+    """With the system's dark theme (Gradio follows it), the custom HTML views keep their text readable (WCAG AA,
+    4.5:1): the masking table's headers and coloured tokens, and the layer-by-layer answer chip."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(app.url + "?__theme=dark")
+    sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
+    assert page.evaluate("document.body.classList.contains('dark') || "
+                         "!!document.querySelector('.dark')")
+    page.locator("#fm-layers-box").get_by_text("Layer by layer").click()
+    sync_api.expect(page.locator("#fm-layers .ll-answer").first).to_be_visible()
+    assert page.evaluate(CONTRAST_JS, "#fm-layers .ll-answer") >= 4.5
+    open_tab(page, "Masking")
+    sync_api.expect(page.locator("#mk-table table.mk-table tbody tr")).to_have_count(12)
+    for selector in ("#mk-table thead th", "#mk-table tbody th", "#mk-table i.mk-1", ".mk-legend .mk-2",
+                     ".mk-legend .mk-3"):
+        assert page.evaluate(CONTRAST_JS, selector) >= 4.5, selector
+    page.close()
+
+
 def test_screenshots_script_shoots_every_tab_after_its_example(app, browser, tmp_path):
     """`python -m scripts.screenshots` (the README's pictures): one 1280 x 900 picture per tab, each taken
     once the tab's example is computed (the script waits for it, or fails)."""

@@ -99,12 +99,19 @@ def test_fill_mask_view_shows_how_the_model_reads_the_text(handlers):
     assert strip.count('class="fm-tok') == len(tokens.ids) and f"({len(tokens.ids)} tokens;" in view
     assert strip.count('class="fm-tok fm-masked">&lt;mask&gt;<') == 1
     assert strip.count('class="fm-tok fm-special">') == 2  # <s> and </s>
-    words = [html.unescape(re.sub(r"<[^>]+>", "", w)) for w in re.findall(r'<span class="fm-w">(.*?)</span></span>',
-                                                                         strip)]
+    words = [html.unescape(re.sub(r"<[^>]+>", "", w))
+             for w in re.findall(r'<span class="fm-w">(.*?)</span>(?:<b class="fm-sr">[^<]*</b>)?</span>', strip)]
     # a token of the space alone ("␣") belongs to the word after it
     assert [w.lstrip("␣") for w in words] == ["<s>", "The", "catalogue", "<b>unrolled</b>", "onto", "the", "<mask>.",
                                              "</s>"]
     assert "<b>" not in strip
+    # a word in pieces says so in text too (for a screen reader), a word of one token does not
+    groups = re.findall(r'<span class="fm-w">(.*?)</span>(<b class="fm-sr">[^<]*</b>)?</span>', strip)
+    assert len(groups) == len(words)
+    for chips, said in groups:
+        n = chips.count('class="fm-tok')
+        assert (said == f'<b class="fm-sr"> (one word in {n} pieces)</b>') if n > 1 else not said
+    assert any(said for _, said in groups)  # "catalogue" is several pieces to the tiny tokenizer
 
 
 def test_fill_mask_two_masks_bert_spelling_and_targets(handlers):
