@@ -13,7 +13,7 @@ from roberta.text import normalize_for_classifier
 
 from .examples import FILL_MASK_EXPECTED, SENTIMENT_EXPECTED
 from .formatting import code, md_escape, millions, minutes, pct
-from .models import ROOT, Models
+from .models import ROOT, Models, shown_source
 
 log = logging.getLogger(__name__)
 
@@ -67,18 +67,6 @@ def parameter_table(model) -> tuple[str, int]:
     lines += [f"| {html.escape(a)} | {b} | {c:,} |" for a, b, c in rows]
     lines.append(f"| **total** | | **{total:,}** |")
     return "\n".join(lines), total
-
-
-def shown_source(source: str) -> str:
-    """Where a model came from, without the machine's paths: a Hub repo id as it is, a folder inside the
-    repository relative to it (assets/mini-roberta-mlm), any other folder by its name."""
-    if not roberta.hub.is_local(source):
-        return source
-    path = Path(source).resolve()
-    try:
-        return path.relative_to(ROOT).as_posix()
-    except ValueError:
-        return path.name
 
 
 def card_link(loaded) -> str:

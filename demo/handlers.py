@@ -18,6 +18,7 @@ import torch
 
 from . import counterfactual, explain, figures, head_view
 from .fill_mask_view import completed_sentence, mask_labels, mask_spaces, predictions_html
+from .formatting import md_escape
 from .layer_lens import layer_predictions, layers_html
 from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
 from .model_choice import SHIPPED, ModelChoiceError, ModelChooser, describe, is_shipped
@@ -341,7 +342,7 @@ class Handlers:
         picker = gr.update(choices=[(f"{i}: {label}", i) for i, label in enumerate(labels)], value=query)
         n_layers, n_heads = attentions.shape[:2]
         notes = (f"{len(labels)} tokens{' (cut to the maximum length)' if tokens.truncated else ''} · "
-                 f"{loaded.title} · {n_layers} layers × {n_heads} heads. "
+                 f"{md_escape(loaded.title)} · {n_layers} layers × {n_heads} heads. "
                  "Each row of a heatmap is one token's attention over all tokens (it sums to 1). "
                  "Rollout follows attention through every layer, counting the residual connection, to "
                  "estimate how much each input token contributes to each position at the top.")
@@ -349,8 +350,7 @@ class Handlers:
                 gr.update(choices=layer_choices(n_layers), value=layer),
                 gr.update(choices=head_choices(n_heads), value=head or "average"))
 
-    @user_errors
-    def attention_page(self, text, layer=1, head="average", model="mlm", view="all"):
+    def attention_page(self, text, layer=1, head="average", model="mlm", view="all"):  # `attention` words errors
         """What the page's attention event shows: `attention`'s outputs, then the text and the model they were
         drawn for, which the layer, head, token and sub-tab events then read (not a text edited since)."""
         return (*self.attention(text, layer, head, model, view), text, model)

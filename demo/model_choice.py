@@ -6,15 +6,17 @@ project's own code (`roberta.RobertaForMaskedLM` / `RobertaForSequenceClassifica
 `ModelChooser.get(key, choice)` loads a chosen model once and keeps the last `HUB_CACHE_SIZE` of them
 (least recently used out); a lock per model means a large download blocks only the requests that wait for
 that model, never the shipped ones. A model that cannot be loaded (unknown id, no network, wrong
-architecture, a local folder when those are off) raises `ModelChoiceError` with a plain message; nothing is
-cached for it, so it can be tried again. `ModelChooser.choose` is the model box's event: it loads the choice
+architecture, a local folder when those are off, a model larger than `LIMITS`) raises `ModelChoiceError` with
+a plain message, and the same message answers every request for it during the next FAILED_TTL_S seconds (a
+retry of a broken repo would cost a download each time). Hub files are fetched without the server's own token. `ModelChooser.choose` is the model box's event: it loads the choice
 and says what was loaded, or keeps the current model and says why not. The Attention tab reads either kind
 of model: `ModelChooser.get_any` loads a Hub RoBERTa as the class its config.json names.
 
 Local folders (a `save_pretrained` folder) can be chosen only when `APP_LOCAL_MODELS=1` (tests, a trusted
 machine): on a public server a visitor must not probe the server's file system. `APP_HUB_MODELS` says which
-Hub models a visitor may load: `any` (the default), `suggested` (only the ids the model boxes offer: a public
-server's disk and memory then hold at most those) or `off` (the shipped models only).
+Hub models a visitor may load: `any` (the default on a machine of your own), `suggested` (only the ids the
+model boxes offer: a public server's disk and memory then hold at most those; the default on a Hugging Face
+Space, where `SPACE_ID` is set) or `off` (the shipped models only).
 """
 from __future__ import annotations
 
@@ -23,12 +25,13 @@ import html
 import logging
 import os
 import threading
+import time
 from collections import OrderedDict
 
 import roberta
 from roberta.hub import hub_offline, is_local, read_architecture
 
-from .models import TASKS, LoadedModel, Models
+from .models import TASKS, LoadedModel, Models, without_paths
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +52,13 @@ FALLBACK_TOKENIZER = "FacebookAI/roberta-base"
 HUB_CACHE_SIZE = 3
 MAX_CHOICE_CHARS = 200
 HUB_NOTE = "Hub models are downloaded on first use (roberta-base ~0.5 GB, roberta-large ~1.4 GB), then kept loaded."
+# What a visitor's model may be: roberta-large's size at most (its config is read before anything else is
+# downloaded), so that a small repo cannot ask the server for a 20,000-token window or a million-word vocabulary
+LIMITS = {"max_position_embeddings": 514, "vocab_size": 100_000, "num_hidden_layers": 24, "hidden_size": 1024,
+          "intermediate_size": 4096, "num_labels": 16}
+MAX_LABEL_CHARS = 64
+FAILED_TTL_S = 300  # a model that failed to load is refused at once for this long (a retry costs a download)
+MAX_FAILED = 64  # failures remembered at most (the oldest forgotten first)
 LOCAL_ENV = "APP_LOCAL_MODELS"
 HUB_ENV = "APP_HUB_MODELS"
 HUB_MODES = ("any", "suggested", "off")
@@ -89,8 +99,9 @@ def local_models_allowed() -> bool:
 
 
 def hub_models_mode() -> str:
-    """`APP_HUB_MODELS`: any (default), suggested or off; an unknown value is refused at start-up."""
-    mode = os.environ.get(HUB_ENV, "").strip().lower() or "any"
+    """`APP_HUB_MODELS`: any (the default; suggested on a Hugging Face Space, where the visitors are the public),
+    suggested or off; an unknown value is refused at start-up."""
+    mode = os.environ.get(HUB_ENV, "").strip().lower() or ("suggested" if os.environ.get("SPACE_ID") else "any")
     if mode not in HUB_MODES:
         raise ValueError(f"{HUB_ENV} must be one of {', '.join(HUB_MODES)}, got {mode!r}")
     return mode
@@ -115,13 +126,13 @@ def _check_choice(choice, allow_local: bool, hub_mode: str = "any") -> str:
     return source
 
 
-def _tokenizer(source: str, config):
+def _tokenizer(source: str, config, hub: dict):
     """The model's tokenizer.json, or roberta-base's for a RoBERTa saved without one (same vocabulary size)."""
     try:
-        return roberta.load_tokenizer(source), None
+        return roberta.load_tokenizer(source, **hub), None
     except roberta.ModelNotFoundError as err:
         try:
-            fallback = roberta.load_tokenizer(FALLBACK_TOKENIZER)
+            fallback = roberta.load_tokenizer(FALLBACK_TOKENIZER, **hub)
         except roberta.ModelLoadError:
             raise err from None
         if fallback.get_vocab_size() != config.vocab_size:
@@ -143,7 +154,7 @@ def _plain_errors(source: str, kept: str):
             why = "HF_HUB_OFFLINE is set" if hub_offline() else "no network"
             raise ModelChoiceError(f"The Hugging Face Hub cannot be reached from this server ({why}), and {source} "
                                    f"is not in its download cache. {kept}") from None
-        raise ModelChoiceError(f"Could not load {source}: {message}. {kept}") from None
+        raise ModelChoiceError(f"Could not load {source}: {without_paths(message)}. {kept}") from None
     except Exception as err:  # out of memory, a broken download...: logged, and said plainly
         log.exception("loading %s", source)
         raise ModelChoiceError(f"Could not load {source} ({type(err).__name__}). {kept}") from None
@@ -153,23 +164,44 @@ def _kept(tab: str) -> str:
     return f"The {tab} tab keeps its current model."
 
 
+def hub_kwargs(source: str) -> dict:
+    """How a visitor's model is fetched: a Hub repo without the server's own token (never a private or gated
+    repo the server's owner can read); a local folder as it is."""
+    return {} if is_local(source) else {"token": False}
+
+
 def architecture_key(source: str, tab: str = ATTENTION_TAB) -> str:
     """"mlm" or "sentiment": which of our two classes the checkpoint `source` is (its config.json only)."""
     with _plain_errors(source, _kept(tab)):
-        return KEYS[read_architecture(source)]
+        return KEYS[read_architecture(source, **hub_kwargs(source))]
+
+
+def check_limits(config, source: str, kept: str) -> None:
+    """Refuse a model beyond what the app serves (`LIMITS`; label names of at most MAX_LABEL_CHARS)."""
+    for field_name, limit in LIMITS.items():
+        value = getattr(config, field_name)
+        if value > limit:
+            raise ModelChoiceError(f"{source} is larger than this app serves ({field_name} {value:,}, at most "
+                                   f"{limit:,}: roberta-large's size). {kept}")
+    if any(len(str(name)) > MAX_LABEL_CHARS for name in config.id2label.values()):
+        raise ModelChoiceError(f"{source} has a label name longer than {MAX_LABEL_CHARS} characters. {kept}")
 
 
 def load_choice(key: str, source: str, tab: str | None = None) -> LoadedModel:
     """`source` (a Hub repo id, or a local folder) loaded as the `key` tab's model, frozen for sharing. `tab`:
-    the tab that asked, named in the messages (default: the `key` tab)."""
+    the tab that asked, named in the messages (default: the `key` tab). Cheapest checks first: the config
+    (architecture, `LIMITS`), then the tokenizer, then the weights; Hub files are fetched as `hub_kwargs` says."""
     tab = tab or TABS[key]
+    hub = hub_kwargs(source)
     with _plain_errors(source, _kept(tab)):
-        architecture = read_architecture(source)  # config.json only: a wrong model is refused before the weights
+        architecture = read_architecture(source, **hub)  # config.json only, before anything large
         if architecture != ARCHITECTURES[key]:
             raise ModelChoiceError(f"{source} is {WHAT[architecture]} ({architecture}); the {tab} tab needs "
                                    f"{WHAT[ARCHITECTURES[key]]} ({ARCHITECTURES[key]}). {_kept(tab)}")
-        model = CLASSES[key].from_pretrained(source)
-        tokenizer, tokenizer_from = _tokenizer(source, model.config)
+        config = roberta.load_config(source, **hub)
+        check_limits(config, source, _kept(tab))
+        tokenizer, tokenizer_from = _tokenizer(source, config, hub)
+        model = CLASSES[key].from_pretrained(source, **hub)
         pipe = roberta.pipeline(TASKS[key], model=model, tokenizer=tokenizer, device="cpu")
     pipe.model.eval().requires_grad_(False)  # shared by all requests; gradients only w.r.t. inputs
     extras = {"tokenizer_from": tokenizer_from} if tokenizer_from else {}
@@ -214,7 +246,16 @@ class ModelChooser:
         self.hub_mode = hub_models_mode() if hub_mode is None else hub_mode
         self._loaded: OrderedDict = OrderedDict()  # (key, source) -> LoadedModel
         self._locks: dict = {}  # (key, source) -> the lock its loading holds
-        self._guard = threading.Lock()  # the two dicts
+        self._failed: OrderedDict = OrderedDict()  # (key, source, tab) -> (when, the ModelChoiceError)
+        self._guard = threading.Lock()  # the three dicts
+
+    def _refuse_recent_failure(self, failed_key) -> None:
+        """A model that failed to load less than FAILED_TTL_S ago fails again at once, with the same message:
+        every retry of a broken or unreachable repo would otherwise cost a download (or the Hub's retries)."""
+        with self._guard:
+            failed = self._failed.get(failed_key)
+        if failed and time.monotonic() - failed[0] < FAILED_TTL_S:
+            raise failed[1]
 
     def _cached(self, cache_key):
         with self._guard:
@@ -233,13 +274,23 @@ class ModelChooser:
         loaded = self._cached(cache_key)
         if loaded is not None:
             return loaded
+        self._refuse_recent_failure((key, source, tab))
         with self._guard:
             lock = self._locks.setdefault(cache_key, threading.Lock())
         try:
             with lock:  # a second request for the same model waits for the first load instead of repeating it
                 loaded = self._cached(cache_key)
                 if loaded is None:
-                    loaded = load_choice(key, source, tab)
+                    self._refuse_recent_failure((key, source, tab))  # the load it waited for failed
+                    try:
+                        loaded = load_choice(key, source, tab)
+                    except ModelChoiceError as err:
+                        with self._guard:
+                            self._failed[key, source, tab] = (time.monotonic(), err)
+                            self._failed.move_to_end((key, source, tab))
+                            while len(self._failed) > MAX_FAILED:
+                                self._failed.popitem(last=False)
+                        raise
                     with self._guard:
                         self._loaded[cache_key] = loaded
                         while len(self._loaded) > self.size:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +22,8 @@ log = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
+# an absolute path (not a URL's): a slash at the start or after a space or quote, then folders, then a name
+ABSOLUTE_PATH_RE = re.compile(r"(?<![\w:/.~-])/(?:[^/\s:'\"]+/)+([^/\s:'\"]+)")
 DEFAULTS = {"mlm": ASSETS / "mini-roberta-mlm", "sentiment": ASSETS / "mini-roberta-sst2"}
 ENV_VARS = {"mlm": "MLM_MODEL", "sentiment": "SENTIMENT_MODEL"}
 TASKS = {"mlm": "fill-mask", "sentiment": "sentiment-analysis"}
@@ -70,15 +73,34 @@ class Models:
         return {"mlm": self.mlm, "sentiment": self.sentiment}[key]
 
 
+def shown_source(source: str) -> str:
+    """Where a model came from, without the machine's paths: a Hub repo id as it is, a folder inside the
+    repository relative to it (assets/mini-roberta-mlm), any other folder by its name."""
+    if not roberta.hub.is_local(source):
+        return source
+    path = Path(source).resolve()
+    try:
+        return path.relative_to(ROOT).as_posix()
+    except ValueError:
+        return path.name
+
+
+def without_paths(message: str) -> str:
+    """An error message without the server's absolute paths (a download cache, a folder): each path by the name
+    of its last part ("/home/user/.cache/.../config.json: not valid JSON" -> "config.json: not valid JSON")."""
+    return ABSOLUTE_PATH_RE.sub(r"\1", message)
+
+
 def _missing_message(key: str, source: str, err: Exception) -> str:
     env = ENV_VARS[key]
     local = roberta.hub.is_local(source)
+    shown, err = shown_source(source), without_paths(str(err))
     if local and not os.path.exists(source):
-        reason = f"the folder {source} does not exist"
+        reason = f"the folder {shown} does not exist"
     elif local:
-        reason = f"{source} is not a complete model folder ({err})"
+        reason = f"{shown} is not a complete model folder ({err})"
     else:
-        reason = f"could not load {source} ({err})"
+        reason = f"could not load {shown} ({err})"
     return (f"The {TITLES[key]} model is not available: {reason}. Train it (see the README) or set "
             f"{env} to a model folder or a Hugging Face Hub repo id, then restart the app.")
 

@@ -9,6 +9,7 @@ import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 
+from demo.formatting import md_escape
 from scripts.app_process import AppProcess
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
@@ -104,7 +105,7 @@ def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir):
     model = api["/attention"]["parameters"][3]
     assert model["parameter_name"] == "model" and model["parameter_default"] == "mlm"  # or "sentiment", or an id
     *_, notes, heads, layer, head = client.predict("The cat.", 2, 1, str(tiny_clf_dir), api_name="/attention")
-    assert str(tiny_clf_dir) in notes and "Layer 2, head 1" in heads
+    assert md_escape(str(tiny_clf_dir)) in notes and "Layer 2, head 1" in heads
     with pytest.raises(AppError, match="cannot be reached.*The Attention tab keeps"):
         client.predict("The cat.", 2, 1, "someone/no-such-roberta", api_name="/attention")
     shipped = client.predict(TEXT, 3, "", "shipped", api_name="/fill_mask")[-2]

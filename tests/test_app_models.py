@@ -13,6 +13,7 @@ import torch
 
 import roberta
 from demo import model_choice as MC
+from demo.formatting import md_escape
 from demo.handlers import Handlers
 from demo.models import load_models
 
@@ -137,7 +138,7 @@ def test_attention_runs_the_chosen_model_as_transformers_does(handlers, hf_mlm_d
         assert tokens.ids == ids[0].tolist()
         np.testing.assert_allclose(attentions, expected, atol=1e-5)
         *_, notes, heads, layers, head_picker = handlers.attention(text, 2, 1, str(folder), "heads")
-        assert str(folder) in notes and "2 layers × 4 heads" in notes and "Layer 2, head 1" in heads
+        assert md_escape(str(folder)) in notes and "2 layers × 4 heads" in notes and "Layer 2, head 1" in heads
     assert handlers.attention(text, 2, 1)[5] != notes  # the default is still ours
 
 
@@ -315,3 +316,92 @@ def test_the_lock_table_does_not_grow_with_each_model_tried(models, monkeypatch)
     monkeypatch.setattr(MC, "load_choice", lambda key, source, tab=None: models[key])
     chooser.get("mlm", "someone/works")
     assert chooser._locks == {} and len(chooser.loaded()) == 1
+
+
+# ----- a public server: what a visitor's model choice may cost it -----
+@pytest.mark.parametrize("field, value", [("max_position_embeddings", 20_002), ("vocab_size", 1_000_000),
+                                          ("num_hidden_layers", 25), ("hidden_size", 2048)])
+def test_a_model_larger_than_the_app_serves_is_refused_before_its_weights(tmp_path, tiny_mlm_dir, monkeypatch,
+                                                                          field, value):
+    """A few-MB repo must not get a 20,000-token window or a million-word vocabulary: its config is checked
+    against LIMITS (roberta-large's size) before the tokenizer or the weights are read."""
+    import json
+    import shutil
+
+    folder = tmp_path / "big"
+    shutil.copytree(tiny_mlm_dir, folder)
+    config = json.loads((folder / "config.json").read_text())
+    config[field] = value
+    (folder / "config.json").write_text(json.dumps(config))
+    monkeypatch.setattr(roberta.RobertaForMaskedLM, "from_pretrained",
+                        classmethod(lambda cls, *a, **k: pytest.fail("the weights were read")))
+    monkeypatch.setattr(MC.roberta, "load_tokenizer", lambda *a, **k: pytest.fail("the tokenizer was read"))
+    with pytest.raises(MC.ModelChoiceError, match=f"larger than this app serves .{field} {value:,}, at most"):
+        MC.load_choice("mlm", str(folder))
+
+
+def test_hub_files_are_fetched_without_the_servers_token(models, monkeypatch):
+    """A visitor's model never borrows the server's HF_TOKEN (a Space's secret): token=False on every file."""
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    calls = []
+
+    def download(**kwargs):
+        calls.append(kwargs)
+        raise LocalEntryNotFoundError("not cached")
+
+    monkeypatch.setattr(roberta.hub, "hf_hub_download", download)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_of_the_owner")
+    chooser = MC.ModelChooser(models)
+    for get in (lambda: chooser.get("mlm", "owner/private-model"), lambda: chooser.get_any("owner/other")):
+        with pytest.raises(MC.ModelChoiceError):
+            get()
+    assert calls and all(call.get("token") is False for call in calls)
+
+
+def test_a_failed_model_is_refused_at_once_for_a_while(models, monkeypatch):
+    """Every retry of a broken or unreachable repo would cost a download (or the Hub's retries): for
+    FAILED_TTL_S the same message answers at once, then it can be tried again."""
+    calls, now = [], [1000.0]
+
+    def fail(key, source, tab=None):
+        calls.append(source)
+        raise MC.ModelChoiceError(f"Could not load {source}.")
+
+    monkeypatch.setattr(MC, "load_choice", fail)
+    monkeypatch.setattr(MC.time, "monotonic", lambda: now[0])
+    chooser = MC.ModelChooser(models)
+    for _ in range(3):
+        with pytest.raises(MC.ModelChoiceError, match="Could not load owner/broken"):
+            chooser.get("mlm", "owner/broken")
+    assert calls == ["owner/broken"]
+    now[0] += MC.FAILED_TTL_S + 1
+    with pytest.raises(MC.ModelChoiceError):
+        chooser.get("mlm", "owner/broken")
+    assert calls == ["owner/broken"] * 2
+    for i in range(MC.MAX_FAILED + 10):  # many ids tried: the table of failures stays bounded
+        with pytest.raises(MC.ModelChoiceError):
+            chooser.get("mlm", f"owner/m{i}")
+    assert len(chooser._failed) == MC.MAX_FAILED
+
+
+def test_error_messages_do_not_show_server_paths(models, tmp_path):
+    """A broken file's message names the file, not where it lies on the server (a download cache, a folder)."""
+    folder = tmp_path / "deep" / "inside" / "broken"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{not json")
+    chooser = MC.ModelChooser(models, allow_local=True)
+    _, _, status = chooser.choose("mlm", str(folder))
+    assert "config.json" in status and "not valid JSON" in status
+    assert str(tmp_path) not in status.replace(str(folder), "")  # the choice itself is the visitor's own text
+
+
+def test_a_space_offers_only_the_suggested_hub_models_by_default(monkeypatch):
+    monkeypatch.delenv(MC.HUB_ENV, raising=False)
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    assert MC.hub_models_mode() == "any"
+    monkeypatch.setenv("SPACE_ID", "someone/roberta-from-scratch")
+    assert MC.hub_models_mode() == "suggested"
+    monkeypatch.setenv(MC.HUB_ENV, "any")  # the Space's owner can still open it
+    assert MC.hub_models_mode() == "any"
