@@ -7,6 +7,8 @@ them; integrated gradients run the classifier's own forward on input embeddings 
 """
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import torch
 
@@ -104,6 +106,7 @@ def explanation_markdown(shown: str, words, toward: str, away: str, best: str, p
     ranked = sorted(words, key=lambda w: -w[2])
     pro = [md_escape(shown[s:e]) for s, e, v in ranked[:3] if v > 0]
     con = [md_escape(shown[s:e]) for s, e, v in reversed(ranked[-3:]) if v < 0]
+    table = words_table(shown, words, toward, away)
     toward, away = md_escape(toward), md_escape(away)
     return (
         f"**How to read it:** {SWATCH.format(rgb='239, 68, 60', name='red')} words push towards **{toward}**, "
@@ -112,8 +115,20 @@ def explanation_markdown(shown: str, words, toward: str, away: str, best: str, p
         f"the stronger the colour, the bigger the push. (Integrated gradients over {IG_STEPS} steps from an "
         f"all-padding input, summed over each word's pieces, scaled so the strongest word is ±1.)\n\n"
         f"Most towards *{toward}*: {', '.join(f'“{w}”' for w in pro) or '—'} · "
-        f"most towards *{away}*: {', '.join(f'“{w}”' for w in con) or '—'}"
+        f"most towards *{away}*: {', '.join(f'“{w}”' for w in con) or '—'}\n\n{table}"
     )
+
+
+def words_table(shown: str, words, toward: str, away: str) -> str:
+    """Every word's push in numbers, in a closed <details>: what the colours say, for a screen reader or a
+    colour-blind reader too, and the exact values (scaled as the colours are: the strongest word is ±1)."""
+    scale = max((abs(v) for _, _, v in words), default=0.0) or 1.0
+    toward, away = html.escape(toward), html.escape(away)
+    rows = "".join(f"<tr><td>{html.escape(shown[s:e])}</td><td>{v / scale:+.2f}</td>"
+                   f"<td>{toward if v > 0 else away if v < 0 else '–'}</td></tr>" for s, e, v in words)
+    return (f"<details><summary>Every word's push, in numbers</summary><table><thead><tr><th scope=\"col\">word</th>"
+            f"<th scope=\"col\">push (−1 to +1)</th><th scope=\"col\">towards</th></tr></thead><tbody>{rows}"
+            "</tbody></table></details>")
 
 
 # ----------------------------------------------------------------------------- attention

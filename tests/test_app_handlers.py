@@ -253,6 +253,19 @@ def test_classify_outputs(handlers):
     assert "red</span> words push towards **positive**" in explanation and "towards **negative**" in explanation
 
 
+def test_every_words_push_is_also_in_numbers(handlers):
+    """What the colours say is also a table (in a closed <details>): each word, its push as the colours scale it,
+    and which way, so that it reads without colour (a screen reader, a colour-blind reader)."""
+    _, highlighted, explanation = handlers.classify("a gorgeous and <b>funny</b> film.")
+    rows = re.findall(r"<tr><td>(.*?)</td><td>([+-]\d\.\d\d)</td><td>(.*?)</td></tr>", explanation)
+    scored = [(text, score) for text, score in highlighted if score is not None]
+    assert [(html.unescape(w), float(v)) for w, v, _ in rows] == [(t, pytest.approx(v, abs=0.006)) for t, v in scored]
+    assert all(way == ("positive" if float(v) > 0 else "negative" if float(v) < 0 else "–") for _, v, way in rows)
+    assert "&lt;b&gt;funny&lt;/b&gt;" in explanation and "<b>funny" not in explanation
+    table = explain.words_table("x y", [(0, 1, 0.5), (2, 3, -1.0)], "<good>", "bad_one")
+    assert "&lt;good&gt;" in table and "bad_one" in table and "+0.50" in table and "-1.00" in table
+
+
 def test_attribution_colours_keep_their_polarity_whatever_the_prediction(handlers, models):
     """Plus is always "towards positive": the scores are the integrated gradients of the positive label,
     not of the predicted one (which flipped the colours with the answer)."""
