@@ -274,7 +274,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # the text may have been edited since it was classified: classify it first, so that the answer,
             # the word colours and the counterfactual on the page are the same text's
             wire([st_whatif_btn.click], handlers.counterfactual, [st_text, st_model], st_whatif_out, st_error,
-                 "counterfactual", first=(st_ui, st_out), ui_inputs=st_ui_in)
+                 "counterfactual", first=(st_ui, st_out), ui_inputs=st_ui_in,
+                 page=(handlers.counterfactual_page, st_whatif_out))
             # a new answer makes the last counterfactual stale: clear it
             st_explain.change(lambda: ("", None), None, st_whatif_out, queue=False, show_progress="hidden",
                               api_name="counterfactual_clear", api_visibility="private")
@@ -333,8 +334,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # so that an edited but unsubmitted text is not drawn beside the last one's notes and token picker
             at_drawn_text, at_drawn_model = gr.State(ATTENTION_TEXT), gr.State("mlm")
             at_page = [*at_out, at_drawn_text, at_drawn_model]
+            # the page reads the tab's model (a State), not a box that may hold a model still loading
+            at_ui_in = [at_text, at_layer, at_head, at_current, at_visible]
             at_ui = wire([at_btn.click, at_text.submit, at_current.change], handlers.attention, [*at_in, at_all],
-                         at_out, at_error, "attention", on_load=True, ui_inputs=[*at_in, at_visible],
+                         at_out, at_error, "attention", on_load=True, ui_inputs=at_ui_in,
                          keep_undrawn=True, page=(handlers.attention_page, at_page))
             # a layer or head change redraws only the visible view, if it depends on it (the attention is cached)
             at_view_in = [at_text, at_layer, at_head, at_token, at_model]  # the API's

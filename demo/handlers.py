@@ -107,6 +107,9 @@ class Handlers:
         the same text, each table following the answer the page shows (the best candidate word, when given)."""
         outputs, loaded, text, per_mask, candidates = self._fill_mask(text, top_k, targets, model)
         lens = layer_predictions(loaded.pipeline, text, [row[0]["token"] for row in per_mask])
+        for mask, row in zip(lens, per_mask):
+            if row[0].get("candidates"):  # the user's word(s) that token stands for (its first piece)
+                mask["answer"]["candidates"] = row[0]["candidates"]
         return (*outputs, layers_html(lens, candidates), lens)
 
     def _fill_mask(self, text, top_k, targets, model):
@@ -234,7 +237,16 @@ class Handlers:
         (Markdown table: each edited text with the change marked, the new answer and the change of P(positive)
         in points; the same as data.) The edited texts are classified in one batch, normalised as `classify`
         normalises its text. `model`: SHIPPED or a Hub repo id (`demo.model_choice`)."""
-        r = self._read_sentiment(text, model, warn=False)  # classify says it
+        return self._counterfactual(text, model, warn=True)
+
+    @user_errors
+    def counterfactual_page(self, text, model=SHIPPED):
+        """`counterfactual` as the page runs it: right after classifying the same text, which has said already
+        that a long text was read in windows."""
+        return self._counterfactual(text, model, warn=False)
+
+    def _counterfactual(self, text, model, warn: bool):
+        r = self._read_sentiment(text, model, warn)
         word = counterfactual.strongest_word(r.words, 1.0 if r.best == r.toward else -1.0)
         edits = counterfactual.propose(r.shown, word)
         if not edits:

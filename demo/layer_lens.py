@@ -81,7 +81,13 @@ def layers_html(per_mask: list[dict], candidates: bool = False) -> str:
                         f'<td class="ll-score">#{row["answer_rank"]:,} · {format_probability(row["answer_score"])}'
                         f'</td><td class="ll-track"><span class="ll-bar" style="width:{width:.1f}%"></span></td></tr>')
         word, k = html.escape(word_label(answer["token_str"])), len(mask["layers"][0]["top"])
-        blocks.append(f'<div class="ll-mask"><h3>&lt;mask&gt; {i + 1}: where “{word}” comes from</h3>'
+        heading = f"where “{word}” comes from"
+        if answer.get("candidates"):  # a candidate word: by the token it was scored by, its first piece
+            words = html.escape(", ".join(answer["candidates"]))
+            heading = (f"where “{words}” comes from" if words == word else
+                       f"where “{words}” comes from <small>(followed by its first piece, “{word}”, as it was "
+                       "scored)</small>")
+        blocks.append(f'<div class="ll-mask"><h3>&lt;mask&gt; {i + 1}: {heading}</h3>'
                       f'<table class="ll-table"><tr><th scope="col">read after</th>'
                       f'<th scope="col">its top {k} guesses</th>'
                       f'<th scope="col" colspan="2">“{word}” there: rank · probability</th></tr>'

@@ -201,6 +201,9 @@ def load_choice(key: str, source: str, tab: str | None = None) -> LoadedModel:
         config = roberta.load_config(source, **hub)
         check_limits(config, source, _kept(tab))
         tokenizer, tokenizer_from = _tokenizer(source, config, hub)
+        if tokenizer.get_vocab_size() > config.vocab_size:  # the pipeline would refuse it after the download
+            raise ModelChoiceError(f"{source}'s tokenizer has {tokenizer.get_vocab_size():,} tokens but its model "
+                                   f"only {config.vocab_size:,}: they do not belong together. {_kept(tab)}")
         model = CLASSES[key].from_pretrained(source, **hub)
         pipe = roberta.pipeline(TASKS[key], model=model, tokenizer=tokenizer, device="cpu")
     pipe.model.eval().requires_grad_(False)  # shared by all requests; gradients only w.r.t. inputs
@@ -246,16 +249,27 @@ class ModelChooser:
         self.hub_mode = hub_models_mode() if hub_mode is None else hub_mode
         self._loaded: OrderedDict = OrderedDict()  # (key, source) -> LoadedModel
         self._locks: dict = {}  # (key, source) -> the lock its loading holds
-        self._failed: OrderedDict = OrderedDict()  # (key, source, tab) -> (when, the ModelChoiceError)
+        self._failed: OrderedDict = OrderedDict()  # (key or "any", source, tab) -> (when, the message), oldest first
         self._guard = threading.Lock()  # the three dicts
 
     def _refuse_recent_failure(self, failed_key) -> None:
         """A model that failed to load less than FAILED_TTL_S ago fails again at once, with the same message:
-        every retry of a broken or unreachable repo would otherwise cost a download (or the Hub's retries)."""
+        every retry of a broken or unreachable repo would otherwise cost a download (or the Hub's retries). A
+        new error each time (a raised exception keeps the frames it went through)."""
+        now = time.monotonic()
         with self._guard:
+            while self._failed and now - next(iter(self._failed.values()))[0] >= FAILED_TTL_S:
+                self._failed.popitem(last=False)  # the oldest first: expired ones go
             failed = self._failed.get(failed_key)
-        if failed and time.monotonic() - failed[0] < FAILED_TTL_S:
-            raise failed[1]
+        if failed:
+            raise ModelChoiceError(failed[1])
+
+    def _remember_failure(self, failed_key, err: ModelChoiceError) -> None:
+        with self._guard:
+            self._failed[failed_key] = (time.monotonic(), str(err))
+            self._failed.move_to_end(failed_key)
+            while len(self._failed) > MAX_FAILED:
+                self._failed.popitem(last=False)
 
     def _cached(self, cache_key):
         with self._guard:
@@ -285,11 +299,7 @@ class ModelChooser:
                     try:
                         loaded = load_choice(key, source, tab)
                     except ModelChoiceError as err:
-                        with self._guard:
-                            self._failed[key, source, tab] = (time.monotonic(), err)
-                            self._failed.move_to_end((key, source, tab))
-                            while len(self._failed) > MAX_FAILED:
-                                self._failed.popitem(last=False)
+                        self._remember_failure((key, source, tab), err)
                         raise
                     with self._guard:
                         self._loaded[cache_key] = loaded
@@ -309,7 +319,13 @@ class ModelChooser:
             loaded = self._cached((key, source))
             if loaded is not None:
                 return loaded
-        return self.get(architecture_key(source, tab), source, tab)
+        self._refuse_recent_failure(("any", source, tab))  # its config.json could not be read lately
+        try:
+            key = architecture_key(source, tab)
+        except ModelChoiceError as err:
+            self._remember_failure(("any", source, tab), err)
+            raise
+        return self.get(key, source, tab)
 
     def loaded(self) -> list[LoadedModel]:
         """The Hub models loaded now, least recently used first."""

@@ -51,12 +51,16 @@ class ModelNotFoundError(ModelLoadError, FileNotFoundError):
 
 # ----- finding files -----
 def is_local(model_id) -> bool:
-    """Whether `model_id` means a local path rather than a Hub repo id: it exists, looks like a path, or is
-    OWNER/NAME where OWNER is a local folder ("assets/mini-roberta-mlmm", a typo, fails at once instead of
-    after the Hub's retries)."""
+    """Whether `model_id` means a local path (it exists, or looks like a path) rather than a Hub repo id."""
     model_id = os.fspath(model_id)
-    return (os.path.exists(model_id) or model_id.startswith((".", "/", "~")) or model_id.count("/") > 1
-            or ("/" in model_id and os.path.isdir(model_id.split("/")[0])))
+    return os.path.exists(model_id) or model_id.startswith((".", "/", "~")) or model_id.count("/") > 1
+
+
+def _looks_local(model_id: str) -> str:
+    """A hint for a Hub id that failed: OWNER/NAME whose OWNER is a folder here may be a mistyped local folder."""
+    owner = model_id.split("/")[0]
+    return f"; {owner}/ is a folder here: is {model_id} a mistyped local folder?" if (
+        "/" in model_id and os.path.isdir(owner)) else ""
 
 
 def hub_offline() -> bool:
@@ -77,10 +81,8 @@ def resolve_file(model_id, filename, **hub_kwargs) -> str:
         if os.path.exists(model_id):
             raise ModelNotFoundError(f"{model_id} is a file, not a model folder (a folder holding {CONFIG_NAME}, "
                                      f"{WEIGHTS_NAME} and {TOKENIZER_NAME})")
-        owner = model_id.split("/")[0]
-        why = (f"{owner}/ is a folder here, so it reads as a path" if "/" in model_id and os.path.isdir(owner)
-               else "written as a path, it is not a Hugging Face Hub repo id")
-        raise ModelNotFoundError(f"{model_id}: no such folder ({why})")
+        raise ModelNotFoundError(f"{model_id}: no such folder (and, written as a path, it is not a Hugging Face "
+                                 "Hub repo id)")
     try:
         validate_repo_id(model_id)
     except HFValidationError:
@@ -97,19 +99,19 @@ def resolve_file(model_id, filename, **hub_kwargs) -> str:
         why = ("HF_HUB_OFFLINE is set" if offline else "local_files_only" if hub_kwargs.get("local_files_only")
                else "the Hub could not be reached; set HF_HUB_OFFLINE=1 to fail at once instead of retrying")
         raise ModelNotFoundError(f"{model_id!r} is not a local folder, and {where} is not in the local cache "
-                                 f"({why})") from None
+                                 f"({why}{_looks_local(model_id)})") from None
     except GatedRepoError:
         raise ModelNotFoundError(f"the Hub repo {model_id!r} is gated: accept its terms on the Hub and pass token=") from None
     except RepositoryNotFoundError:
         raise ModelNotFoundError(f"{model_id!r} is not a local folder, and no such Hugging Face Hub repo exists "
-                                 "(or it is private: pass token=)") from None
+                                 f"(or it is private: pass token=){_looks_local(model_id)}") from None
     except RevisionNotFoundError:
         raise ModelNotFoundError(f"the Hub repo {model_id!r} has no revision {hub_kwargs.get('revision')!r}") from None
     except EntryNotFoundError:
         raise ModelNotFoundError(f"the Hub repo {model_id!r} has no {filename}") from None
     except Exception as err:  # network errors and the like: say which file, keep the cause
-        raise ModelNotFoundError(f"could not get {where} (is it meant to be a local folder? are you online?): "
-                                 f"{err}") from err
+        raise ModelNotFoundError(f"could not get {where} (is it meant to be a local folder? are you online?"
+                                 f"{_looks_local(model_id)}): {err}") from err
 
 
 # ----- config.json -----

@@ -18,7 +18,7 @@ from demo import counterfactual as CF
 from demo import handlers as H
 from demo import validation as V
 from demo.ablation_view import ablation_markdown
-from demo.formatting import format_probability
+from demo.formatting import format_probability, word_label
 from demo.models import load_models
 from demo.worst_case import with_masks, worst_case_texts
 from roberta.run_metrics import RunMetrics
@@ -367,11 +367,14 @@ def test_classify_reads_a_long_review_whole(handlers, models):
     assert highlighted[-1] == (explain.REST_READ, None)
     coloured = "".join(t for t, score in highlighted if score is not None)
     assert "ending" not in coloured  # the second half is beyond the first window
-    # What if? on the page runs right after the text is classified, which has said it: no second warning
+    # What if? on the page runs right after the text is classified, which has said it: no second warning (the
+    # API's /counterfactual, called alone, still says it)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        handlers.counterfactual(text)
+        handlers.counterfactual_page(text)
     assert not any("overlapping windows" in str(w.message) for w in caught)
+    with pytest.warns(UserWarning, match="overlapping windows"):
+        handlers.counterfactual(text)
 
 
 # ----------------------------------------------------------------------------- counterfactual
@@ -897,6 +900,11 @@ def test_the_page_draws_layer_by_layer_for_the_answers_it_shows(handlers):
     assert lens[0]["answer"]["token"] == best["token"] and best["candidates"][0] in ("house", "dog")
     assert lens[0]["layers"][-1]["answer_score"] == pytest.approx(best["score"], rel=1e-5)
     assert "each table follows the best of them" in view
+    # a candidate of several pieces is named as the user wrote it, and said to be followed by its first piece
+    *outputs, view, lens = handlers.fill_mask_page(text, 3, "Kyrgyzstan")
+    piece = html.escape(word_label(outputs[-2][0][0]["token_str"]))  # " K", or a lone space to a tiny tokenizer
+    assert piece != "Kyrgyzstan" and lens[0]["answer"]["candidates"] == ["Kyrgyzstan"]
+    assert f"where “Kyrgyzstan” comes from <small>(followed by its first piece, “{piece}”" in view
 
 
 def test_bert_mask_spelling_is_read_and_shown_as_one_mask(handlers):

@@ -34,7 +34,8 @@ def test_every_compute_event_shares_one_concurrency_group(app):
     handler_events = [e for e in events if (e["fn"] or "").startswith("Handlers.")]
     compute = handler_events
     assert {e["fn"].split(".")[1] for e in compute} == {"fill_mask", "fill_mask_page", "fill_mask_layers",
-                                                        "classify", "counterfactual", "attention", "attention_page",
+                                                        "classify", "counterfactual", "counterfactual_page",
+                                                        "attention", "attention_page",
                                                         "attention_token", "attention_layer", "attention_head",
                                                         "attention_view", "masking"}
     # the nine API endpoints, the UI events of eight (errors shown next to the input; the page's fill-mask
@@ -43,6 +44,7 @@ def test_every_compute_event_shares_one_concurrency_group(app):
     # the text first
     assert len(compute) == 27
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.classify"].count("counterfactual_first_ui") == 1
+    assert [e["api_name"] for e in compute if e["fn"] == "Handlers.counterfactual_page"] == ["counterfactual_ui"]
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.attention_view"] == [
         f"attention_view_{view}" for view in ("heads", "heatmap", "grid", "rollout", "token")]
     # every tab's model box loads in the loading queue, outside the compute queue
@@ -103,6 +105,8 @@ def test_a_model_box_says_a_hub_model_is_loading_before_it_loads(app):
     assert "Loading" not in list(box.fn("shipped", "shipped"))[0][2]
     assert isinstance(events["fill_mask_ui"].inputs[3], gr.State)
     assert isinstance(events["classify_ui"].inputs[1], gr.State)
+    assert isinstance(events["counterfactual_ui"].inputs[1], gr.State)
+    assert isinstance(events["attention_ui"].inputs[3], gr.State)
 
 
 def test_start_up_notes_come_from_the_loaded_models(app):

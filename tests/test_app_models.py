@@ -340,24 +340,27 @@ def test_a_model_larger_than_the_app_serves_is_refused_before_its_weights(tmp_pa
         MC.load_choice("mlm", str(folder))
 
 
-def test_hub_files_are_fetched_without_the_servers_token(models, monkeypatch):
-    """A visitor's model never borrows the server's HF_TOKEN (a Space's secret): token=False on every file."""
-    from huggingface_hub.errors import LocalEntryNotFoundError
-
+def test_hub_files_are_fetched_without_the_servers_token(models, tiny_mlm_dir, monkeypatch):
+    """A visitor's model never borrows the server's HF_TOKEN (a Space's secret): token=False on every file it
+    fetches (config, tokenizer, weights), in the tabs and in the attention tab's either-kind loading."""
     calls = []
 
-    def download(**kwargs):
-        calls.append(kwargs)
-        raise LocalEntryNotFoundError("not cached")
+    def download(repo_id, filename, **kwargs):  # the tiny model's files stand in for the repo's
+        calls.append((filename, kwargs.get("token", "the server's")))
+        path = tiny_mlm_dir / filename
+        if not path.is_file():
+            from huggingface_hub.errors import EntryNotFoundError
+            raise EntryNotFoundError(filename)
+        return str(path)
 
     monkeypatch.setattr(roberta.hub, "hf_hub_download", download)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_TOKEN", "hf_secret_of_the_owner")
     chooser = MC.ModelChooser(models)
-    for get in (lambda: chooser.get("mlm", "owner/private-model"), lambda: chooser.get_any("owner/other")):
-        with pytest.raises(MC.ModelChoiceError):
-            get()
-    assert calls and all(call.get("token") is False for call in calls)
+    assert chooser.get("mlm", "owner/some-model").available
+    assert chooser.get_any("owner/another-model").available
+    fetched = {filename for filename, _ in calls}
+    assert {"config.json", "tokenizer.json", "model.safetensors"} <= fetched
+    assert all(token is False for _, token in calls), calls
 
 
 def test_a_failed_model_is_refused_at_once_for_a_while(models, monkeypatch):
@@ -384,6 +387,25 @@ def test_a_failed_model_is_refused_at_once_for_a_while(models, monkeypatch):
         with pytest.raises(MC.ModelChoiceError):
             chooser.get("mlm", f"owner/m{i}")
     assert len(chooser._failed) == MC.MAX_FAILED
+    # the attention tab reads the config first (which kind of model): a failure there is remembered too
+    reads = []
+
+    def unreadable(source, tab=MC.ATTENTION_TAB):
+        reads.append(source)
+        raise MC.ModelChoiceError(f"Could not read {source}'s config.")
+
+    monkeypatch.setattr(MC, "architecture_key", unreadable)
+    for _ in range(3):
+        with pytest.raises(MC.ModelChoiceError, match="Could not read owner/unreadable's config"):
+            chooser.get_any("owner/unreadable")
+    assert reads == ["owner/unreadable"]
+    # each refusal is a new error: a re-raised one would keep every request's frames (and its text)
+    first, second = (pytest.raises(MC.ModelChoiceError), pytest.raises(MC.ModelChoiceError))
+    with first as one:
+        chooser.get_any("owner/unreadable")
+    with second as two:
+        chooser.get_any("owner/unreadable")
+    assert one.value is not two.value
 
 
 def test_error_messages_do_not_show_server_paths(models, tmp_path):

@@ -45,15 +45,25 @@ def test_missing_folder_is_named_not_a_hub_validation_error():
         roberta.RobertaForMaskedLM.from_pretrained("not a repo id!")
 
 
-def test_a_mistyped_folder_under_a_local_folder_is_not_tried_on_the_hub(monkeypatch, tmp_path):
-    """"assets/mini-roberta-mlmm" has the shape of a Hub id, but assets/ is a folder here: a path, refused at
-    once, never sent to the Hub (whose retries took 24 s offline)."""
+def test_a_hub_id_that_may_be_a_mistyped_folder_says_so(monkeypatch, tmp_path):
+    """"assets/mini-roberta-mlmm" has the shape of a Hub id, so the Hub is asked (a Hub owner may share a local
+    folder's name); when that fails and assets/ is a folder here, the message asks whether it is a typo."""
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
     monkeypatch.chdir(tmp_path)
     (tmp_path / "assets").mkdir()
-    monkeypatch.setattr(hub, "hf_hub_download", lambda **kwargs: pytest.fail(f"tried the Hub: {kwargs}"))
-    with pytest.raises(ModelNotFoundError, match="assets/mini-roberta-mlmm: no such folder .assets/ is a folder"):
+
+    def not_cached(**kwargs):
+        raise LocalEntryNotFoundError("not cached")
+
+    monkeypatch.setattr(hub, "hf_hub_download", not_cached)
+    with pytest.raises(ModelNotFoundError, match="assets/ is a folder here: is assets/mini-roberta-mlmm a mistyped "
+                                                 "local folder"):
         roberta.pipeline("fill-mask", model="assets/mini-roberta-mlmm")
-    assert hub.is_local("assets/x") and not hub.is_local("FacebookAI/roberta-base")
+    assert not hub.is_local("assets/x") and not hub.is_local("FacebookAI/roberta-base")
+    with pytest.raises(ModelNotFoundError) as info:
+        roberta.pipeline("fill-mask", model="someone/some-model")
+    assert "mistyped" not in str(info.value)  # no such folder here: no hint
 
 
 def test_hub_offline_fails_at_once_without_retries(monkeypatch, tmp_path):

@@ -103,6 +103,26 @@ def test_ablation_quick_end_to_end(train_files, tmp_path, capsys, single_thread)
     assert "other options" in capsys.readouterr().err
 
 
+def test_runs_from_other_weights_are_refused_whatever_steps_are_planned_now(tmp_path):
+    """plan.json's sha256 of the starting weights guards every run folder of the ablation, also those a later
+    command does not plan (another --seeds or --arms), so that no summary mixes runs from two warm starts."""
+    from types import SimpleNamespace
+
+    out = tmp_path / "abl"
+
+    def step(arm, seed):
+        name = f"{arm}-seed{seed}/pretrain"
+        return SimpleNamespace(name=name, command=f"python -m train.pretrain --seed {seed}",
+                               folder=out / f"{arm}-seed{seed}" / "mlm")
+
+    assert ablation.check_plan(out, [step("dynamic", 0)], "a" * 64) == []
+    step("dynamic", 0).folder.mkdir(parents=True)  # seed 0 ran from weights a
+    assert ablation.check_plan(out, [step("dynamic", 1)], "b" * 64) == ["dynamic-seed0"]  # seed 1 from b: refused
+    assert ablation.check_plan(out, [step("dynamic", 0), step("dynamic", 1)], "b" * 64) != []
+    assert ablation.check_plan(out, [step("dynamic", 1)], "a" * 64) == []  # the same weights: fine
+    assert ablation.recorded_init_sha256(out) == "a" * 64
+
+
 @pytest.mark.slow
 def test_ablation_warm_start(train_files, tiny_mlm_dir, tmp_path, capsys, single_thread):
     """--init: every arm continues from the same MLM folder (its weights, shape and tokenizer)."""

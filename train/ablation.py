@@ -258,12 +258,15 @@ def check_plan(out: Path, steps: list[dict], init_sha256: str | None = None) -> 
     nothing is recorded); else records the plan and returns []."""
     path = out / "plan.json"
     recorded = json.loads(path.read_text()) if path.is_file() else {}
-    other_start = recorded.get(INIT_KEY, init_sha256) != init_sha256
     changed = [s.name for s in steps
-               if (other_start or not same_run(recorded.get(s.name, s.command), s.command)) and s.folder.exists()]
+               if not same_run(recorded.get(s.name, s.command), s.command) and s.folder.exists()]
+    # runs from other weights: any run folder of this ablation, planned now or not (another --seeds, --arms)
+    runs = sorted(p.name for p in out.glob("*-seed*") if p.is_dir()) if out.is_dir() else []
+    if INIT_KEY in recorded and recorded[INIT_KEY] != init_sha256 and runs:
+        changed += [name for name in runs if name not in changed]
     if changed:
         return changed
-    if INIT_KEY in recorded or not any(s.folder.exists() for s in steps):  # not guessed for older runs
+    if INIT_KEY in recorded or not runs:  # not guessed for runs that began before the weights were recorded
         recorded[INIT_KEY] = init_sha256
     recorded.update({s.name: s.command for s in steps})
     out.mkdir(parents=True, exist_ok=True)
