@@ -169,6 +169,11 @@ CSS = """
 }
 .model-status {font-size: 0.85em; opacity: 0.85}
 .model-note {font-size: 0.9em; border-left: 4px solid #a5b4fc; padding-left: 10px}
+/* after a plain error the results on the page are still the last input's: dimmed until the next answer */
+#tab-fill:has(.input-error-box .input-error) :is(#fm-filled, #fm-view, #fm-layers-box),
+#tab-sentiment:has(.input-error-box .input-error) :is(#st-label, #st-words, #st-explain, #st-whatif),
+#tab-attention:has(.input-error-box .input-error) :is(#at-notes, #at-views),
+#tab-masking:has(.input-error-box .input-error) :is(#mk-table, #mk-stats, #mk-plot, #mk-preds) {opacity: .45}
 .input-error {border-left: 4px solid #dc2626; background: #fef2f2; color: #7f1d1d; padding: 6px 10px;
   border-radius: 4px}
 """
@@ -195,7 +200,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
     gr.Markdown("# RoBERTa from scratch\nA small RoBERTa written from scratch in PyTorch, pretrained with masked "
                 "language modelling and fine-tuned on SST-2 sentiment. Try it, look inside, see how it learned.")
     with gr.Tabs(overflow_behavior="wrap"):  # never a "..." menu: short names fit at 390 px, else they wrap
-        with gr.Tab("Fill mask", id="fill"):
+        with gr.Tab("Fill mask", id="fill", elem_id="tab-fill"):
             notice("mlm")
             hint("**Try** another clue (“Berlin is the capital of &lt;mask&gt;.”), two masks, or candidate words "
                  "(France, Germany, India). **Notice** how thinly a small model spreads its probability (the bars "
@@ -240,7 +245,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             examples([[*example, ""] for example in FILL_MASK_EXAMPLES], [fm_text, fm_k, fm_targets], fm_page, fm_ui,
                      fm_error, "fill_mask", run_inputs=fm_ui_in, columns=[0, 1])
 
-        with gr.Tab("Sentiment", id="sentiment"):
+        with gr.Tab("Sentiment", id="sentiment", elem_id="tab-sentiment"):
             notice("sentiment")
             hint("**Try** the negation (“The acting was not bad at all.”) and the “but” example below. "
                  "**Notice** "
@@ -259,7 +264,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # fixed polarity: red = towards positive, purple = towards negative (the explanation words it)
             st_words = gr.HighlightedText(label="Which words push towards positive (red) or negative (purple)",
                                           show_legend=False, elem_id="st-words")
-            st_explain = gr.Markdown()
+            st_explain = gr.Markdown(elem_id="st-explain")
             # what if the word that pushed most were removed or negated? (demo/counterfactual.py)
             st_whatif_btn = gr.Button("What if? (counterfactual)", elem_id="st-whatif-btn")
             st_whatif = gr.Markdown(elem_id="st-whatif")
@@ -289,7 +294,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                       "perfect calibration (the figures are in the text above)",
                              buttons=[], elem_id="st-reliability")
 
-        with gr.Tab("Attention", id="attention"):
+        with gr.Tab("Attention", id="attention", elem_id="tab-attention"):
             notice("mlm", "sentiment")
             hint("**Try** single heads of one layer, and hover over (or tap) “it” in the head view to see where it "
                  "looks; then FacebookAI/roberta-base, the same code with a far bigger training budget. " + LINK_HINT +
@@ -362,7 +367,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                       ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_page,
                      at_ui, at_error, "attention", run_inputs=[*at_in, at_visible], model_state=(at_model, at_current))
 
-        with gr.Tab("Masking", id="masking"):
+        with gr.Tab("Masking", id="masking", elem_id="tab-masking"):
             gr.Markdown("BERT masked its training data once, at preprocessing (*static*; it duplicated the data "
                         "10 times with different masks). RoBERTa draws a new mask every time a sentence is fed "
                         "to the model (*dynamic*). Same sentence, same seed, epoch by epoch:")

@@ -267,6 +267,9 @@ def test_enter_submits_and_errors_show_next_to_the_input_keeping_the_results(pag
     assert page.locator("#fm-view").inner_text() == shown
     sync_api.expect(page.locator("#fm-view, #fm-filled").get_by_text("Error", exact=True)).to_have_count(0)
     assert "Traceback" not in page.content()
+    # ... dimmed, as the last text's, until the next answer
+    opacity = "el => getComputedStyle(el).opacity"
+    assert float(page.locator("#fm-view").evaluate(opacity)) < 0.5
     box.fill("The cat sees")
     box.press("Shift+Enter")  # a new line, not a submit
     box.type("the <mask>.")
@@ -274,6 +277,7 @@ def test_enter_submits_and_errors_show_next_to_the_input_keeping_the_results(pag
     page.get_by_role("button", name="Predict").click()
     sync_api.expect(page.locator("#fm-filled")).to_contain_text("the")
     sync_api.expect(error).to_be_hidden()
+    assert float(page.locator("#fm-view").evaluate(opacity)) == 1
 
 
 OVERFLOW_JS = """() => {
