@@ -58,7 +58,8 @@ LENS_CSS = """<style>
 .ll-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
 .ll-note{font-size:12px;opacity:.75;margin:2px 0 0}
 @media (max-width:600px){.ll-mask td.ll-track{display:none}.ll-mask td.ll-score{white-space:normal}
-  .ll-mask td,.ll-mask th{padding:2px 3px}}
+  .ll-mask table.ll-table,.ll-mask th,.ll-mask td{font-size:12px}.ll-mask td,.ll-mask th{padding:2px 3px}
+  .ll-guess{padding:0 3px;margin-right:3px}}
 </style>"""
 
 
