@@ -179,6 +179,39 @@ CSS = """
 """
 
 
+# Screen readers hear each new answer: one polite live region, told a short summary whenever a tab's main
+# result changes (the results themselves are replaced wholesale, which assistive technology does not announce)
+ANNOUNCE_JS = """() => {
+  const live = document.createElement('div');
+  live.id = 'sr-live';
+  live.setAttribute('role', 'status');
+  live.setAttribute('aria-live', 'polite');
+  live.style.cssText = 'position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)';
+  document.body.appendChild(live);
+  const watched = {'fm-filled': 'Completed sentence', 'st-label': 'Sentiment', 'at-notes': 'Attention',
+                   'mk-stats': 'Masking statistics'};
+  const last = {};
+  const check = announce => {
+    for (const [id, name] of Object.entries(watched)) {
+      const el = document.getElementById(id);
+      if (!el || el.offsetParent === null) continue;  // not on the open tab
+      const text = el.innerText.replace(/\\s+/g, ' ').trim().slice(0, 300);
+      if (text && text !== last[id]) {
+        const before = last[id];  // a tab seen for the first time: its answer is not news
+        last[id] = text;
+        if (announce && before) live.textContent = `${name}: ${text}`;
+      }
+    }
+  };
+  check(false);
+  let timer = null;
+  new MutationObserver(() => {
+    clearTimeout(timer);
+    timer = setTimeout(() => check(true), 400);
+  }).observe(document.body, {subtree: true, childList: true, characterData: true});
+}"""
+
+
 def hint(text):
     """A tab's one- or two-line "what to try, what to notice"."""
     gr.Markdown(text, elem_classes="hint")
@@ -429,5 +462,5 @@ if __name__ == "__main__":
     demo.launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME") or ("0.0.0.0" if os.environ.get("SPACE_ID") else "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
-        theme=THEME, css=CSS, **launch_options(),  # launch_options: the app takes no file uploads
+        theme=THEME, css=CSS, js=ANNOUNCE_JS, **launch_options(),  # launch_options: no file uploads
     )

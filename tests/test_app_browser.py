@@ -89,6 +89,11 @@ def test_fill_mask_example(page):
     sync_api.expect(page.locator("#fm-filled")).to_contain_text("<mask> 2")  # as typed, not "<MASK> 2"
     assert "%" in page.locator("#fm-view .fm-score").first.inner_text()
     assert page.locator("#fm-view .fm-bar").first.bounding_box()["width"] > 100  # the top answer's bar is long
+    # a screen reader hears the new answer: a polite live region gets its summary
+    live = page.locator("#sr-live")
+    assert live.get_attribute("aria-live") == "polite" and live.get_attribute("role") == "status"
+    sync_api.expect(live).to_contain_text("Completed sentence:")
+    sync_api.expect(live).to_contain_text("sat on the")
     # layer by layer (closed until opened): the same two masks, one row per layer after the embeddings', the
     # last row's top guess the completed sentence's word
     page.locator("#fm-layers-box").get_by_text("Layer by layer").click()
