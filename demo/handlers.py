@@ -105,22 +105,22 @@ class Handlers:
     def fill_mask_page(self, text, top_k=5, targets=None, model=SHIPPED):
         """What the page shows: `fill_mask`'s outputs, then layer by layer (`fill_mask_layers`' two outputs) for
         the same text, each table following the answer the page shows (the best candidate word, when given)."""
-        outputs, loaded, text, per_mask, candidates = self._fill_mask(text, top_k, targets, model)
+        outputs, loaded, text, per_mask = self._fill_mask(text, top_k, targets, model)
         lens = layer_predictions(loaded.pipeline, text, [row[0]["token"] for row in per_mask])
         for mask, row in zip(lens, per_mask):
             if row[0].get("candidates"):  # the user's word(s) that token stands for (its first piece)
                 mask["answer"]["candidates"] = row[0]["candidates"]
-        return (*outputs, layers_html(lens, candidates), lens)
+        return (*outputs, layers_html(lens), lens)
 
     def _fill_mask(self, text, top_k, targets, model):
         """`fill_mask`'s outputs, and what the page's layer view needs: the model, the text read (masks spelt
-        <mask>), the predictions per mask, and whether they are the user's candidate words."""
+        <mask>) and the predictions per mask."""
         loaded = self._need("mlm", model)
         pipe = loaded.pipeline
         top_k = parse_int(top_k, "Top-k", 1, MAX_TOP_K)
         words = candidate_words(targets)
         text, full_length = self._masked_text(loaded, text)
-        n_masks = count_masks(text)
+        n_masks = text.count(MASK)  # checked, and spelt <mask>, by _masked_text
         if words:  # every candidate word is scored, whatever top-k (the number of vocabulary predictions)
             per_mask = self._score_candidates(pipe, text, words)
             # the completed sentence shows the user's word after the whitespace its mask absorbed (the piece
@@ -143,7 +143,7 @@ class Handlers:
             filled.append((" …", None))
         raw = [[dict(r) for r in row] for row in per_mask]
         outputs = (filled, *mask_labels(per_mask), raw, predictions_html(per_mask, words, tokens))
-        return outputs, loaded, text, per_mask, bool(words)
+        return outputs, loaded, text, per_mask
 
     @staticmethod
     def _masked_text(loaded, text) -> tuple[str, int]:

@@ -63,7 +63,7 @@ LENS_CSS = """<style>
 </style>"""
 
 
-def layers_html(per_mask: list[dict], candidates: bool = False) -> str:
+def layers_html(per_mask: list[dict]) -> str:
     """`layer_predictions` as a person reads it: per mask, one row per layer (the embeddings first) with that
     layer's top guesses and the final answer's rank and probability there, a bar scaled to the answer's
     highest probability across the layers, so the layer where the answer appears stands out."""
@@ -98,7 +98,7 @@ def layers_html(per_mask: list[dict], candidates: bool = False) -> str:
             "every layer's output has just been through a LayerNorm and the head can read it as is, but it was "
             "only trained on the last layer: read the middle rows as a rough picture. The embeddings row sees the "
             "mask and its position only, so it guesses the same for every sentence with the mask at that place.")
-    if candidates:
+    if any(mask["answer"].get("candidates") for mask in per_mask):
         note += (" With candidate words, each table follows the best of them, the word the completed sentence "
                  "shows, whatever the model's own top answer.")
     return f'{LENS_CSS}<div class="ll-view">{"".join(blocks)}<p class="ll-note">{note}</p></div>'

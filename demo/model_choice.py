@@ -8,7 +8,8 @@ project's own code (`roberta.RobertaForMaskedLM` / `RobertaForSequenceClassifica
 that model, never the shipped ones. A model that cannot be loaded (unknown id, no network, wrong
 architecture, a local folder when those are off, a model larger than `LIMITS`) raises `ModelChoiceError` with
 a plain message, and the same message answers every request for it during the next FAILED_TTL_S seconds (a
-retry of a broken repo would cost a download each time). Hub files are fetched without the server's own token. `ModelChooser.choose` is the model box's event: it loads the choice
+retry of a broken repo would cost a download each time). Hub files are fetched without the server's own token.
+`ModelChooser.choose` is the model box's event: it loads the choice
 and says what was loaded, or keeps the current model and says why not. The Attention tab reads either kind
 of model: `ModelChooser.get_any` loads a Hub RoBERTa as the class its config.json names.
 

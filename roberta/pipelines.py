@@ -100,7 +100,7 @@ class FillMaskPipeline(Pipeline):
         the head was trained on; but the head was trained on the last layer only."""
         if not isinstance(text, str):
             raise ValueError(f"logit_lens reads one text, got {type(text).__name__}")
-        (text,) = [_masked(t) for t in _check_texts(text)]
+        text = _masked(_check_texts(text)[0])
         input_ids, attention_mask, _ = encode(self.tokenizer, [text], self.max_length)  # (1, T)
         positions = self._mask_positions(input_ids[0], text.count(MASK))  # (M,)
         with torch.inference_mode():
