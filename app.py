@@ -10,9 +10,11 @@ import gradio as gr
 
 from demo import about, model_choice
 from demo.ablation_view import ablation_markdown
-from demo.examples import ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES, example_label
+from demo.embedding_view import DEFAULT_MAP_WORDS
+from demo.examples import (ANALOGY, ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, NEIGHBOURS_WORD,
+                           SENTIMENT_EXAMPLES, TOKENS_EXAMPLES, TOKENS_TEXT, example_label)
 from demo.formatting import md_escape
-from demo.handlers import Handlers, head_choices, layer_choices
+from demo.handlers import EMBEDDINGS_TAB, TOKENS_TAB, Handlers, head_choices, layer_choices
 from demo.masking_view import MASKING_COLUMNS, PREDICTION_COLUMNS
 from demo.models import configure_torch, load_models, read_ablation
 from demo.uploads import launch_options
@@ -107,19 +109,20 @@ def examples(rows, inputs, outputs, ui, error, name, run_inputs=None, labels=Non
                  api_visibility="private")
 
 
-def model_box(key, name, choices=None, value=model_choice.SHIPPED, choose=None, inputs=(), outputs=()):
+def model_box(key, name, choices=None, value=model_choice.SHIPPED, choose=None, inputs=(), outputs=(), tab=None):
     """A tab's model chooser: the shipped model (default) or a Hub repo id, loaded into our code on first
     use (`demo.model_choice`). Returns (the box, the tab's model as a State: its change reruns the tab). A
     choice that cannot be loaded leaves the box and the tab on the current model, the reason next to the box.
     Loading runs in a queue of its own, so a large download never holds the compute queue. `choose(choice,
-    current, *inputs)` -> (box, current, status, *outputs) replaces the `key` tab's default one."""
+    current, *inputs)` -> (box, current, status, *outputs) replaces the `key` tab's default one. `tab`: the
+    tab's name in the messages, when it is not the `key` tab (a tab that reads the fill-mask model too)."""
     box = gr.Dropdown(choices or model_choice.choices(key), value=value, label="Model",
                       allow_custom_value=True, info=model_choice.hub_note(), elem_id=f"{name}-model")
     status = gr.HTML(elem_id=f"{name}-model-status")
     current = gr.State(value)
 
     def default_choose(choice, now):
-        return handlers.chooser.choose(key, choice, now)
+        return handlers.chooser.choose(key, choice, now, tab)
 
     def choose_saying_so(choice, *rest):
         """A Hub model first says that it is loading (a download can take a while, and offline the Hub's
@@ -164,7 +167,7 @@ CSS = """
 /* narrower page margins on phones (outside @media: Gradio scopes rules inside one to .contain) */
 .main.app {padding-left: clamp(6px, 2.5vw, 32px) !important; padding-right: clamp(6px, 2.5vw, 32px) !important}
 @media (max-width: 600px) {
-  /* phones: narrower tab buttons, so the five short tab names fit on one line at 390 px */
+  /* phones: narrower tab buttons, so the seven short tab names fit in two lines at 390 px */
   .tab-container button {padding: 0 7px !important; font-size: 13px !important}
 }
 .model-status {font-size: 0.85em; opacity: 0.85}
@@ -173,6 +176,10 @@ CSS = """
 #tab-fill:has(.input-error-box .input-error) :is(#fm-filled, #fm-view, #fm-layers-box),
 #tab-sentiment:has(.input-error-box .input-error) :is(#st-label, #st-words, #st-explain, #st-whatif),
 #tab-attention:has(.input-error-box .input-error) :is(#at-notes, #at-views),
+#tab-tokens:has(#tk-input-col .input-error) :is(#tk-view, #tk-merges-box),
+#tk-merges-box:has(.input-error) #tk-merges,
+#em-nb-col:has(.input-error) #em-neighbours, #em-an-col:has(.input-error) #em-analogy,
+#em-map-col:has(.input-error) #em-map, #em-pos-col:has(.input-error) #em-positions,
 #tab-masking:has(.input-error-box .input-error) :is(#mk-table, #mk-stats, #mk-plot, #mk-preds) {opacity: .45}
 .input-error {border-left: 4px solid #dc2626; background: #fef2f2; color: #7f1d1d; padding: 6px 10px;
   border-radius: 4px}
@@ -189,7 +196,8 @@ ANNOUNCE_JS = """() => {
   live.style.cssText = 'position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)';
   document.body.appendChild(live);
   const watched = {'fm-filled': 'Completed sentence', 'st-label': 'Sentiment', 'at-notes': 'Attention',
-                   'mk-stats': 'Masking statistics'};
+                   'mk-stats': 'Masking statistics', 'tk-view': 'Tokens',
+                   'em-neighbours': 'Nearest words', 'em-analogy': 'Analogy'};
   const last = {};
   const check = announce => {
     for (const [id, name] of Object.entries(watched)) {
@@ -399,6 +407,87 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                       ["The trophy did not fit in the suitcase because it was too big.", 1, 1, "mlm"],
                       ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_page,
                      at_ui, at_error, "attention", run_inputs=[*at_in, at_visible], model_state=(at_model, at_current))
+
+        with gr.Tab("Tokens", id="tokens", elem_id="tab-tokens"):
+            notice("mlm")
+            hint("**Try** a rare word, a number, an emoji or another language. **Notice** that a common word is one "
+                 "token together with the space before it (␣the), a rare one comes in pieces, and no text is ever "
+                 "unknown: every byte is a token. **Merge by merge** shows how byte-level BPE builds a word from "
+                 "its bytes.")
+            with gr.Row():
+                with gr.Column(scale=2, elem_id="tk-input-col"):
+                    tk_text = gr.Textbox(elem_id="tk-text", label="Text", info=ENTER, **TEXT, value=TOKENS_TEXT)
+                    tk_error = error_box()
+                    tk_model, tk_current = model_box("mlm", "tk", tab=TOKENS_TAB)
+                    tk_btn = gr.Button("Tokenize", variant="primary")
+                with gr.Column(scale=3):
+                    tk_view = gr.HTML(elem_id="tk-view")
+                    tk_data = gr.JSON(visible=False)  # the same as data, for API clients only
+            with gr.Accordion("Merge by merge: how BPE builds one word from its bytes", open=True,
+                              elem_id="tk-merges-box"):
+                tk_word = gr.Dropdown(label="Word of the text", choices=[], allow_custom_value=True,
+                                      elem_id="tk-word")
+                tk_word_error = error_box()
+                tk_merges = gr.HTML(elem_id="tk-merges")
+                tk_merges_data = gr.JSON(visible=False)  # the same as data, for API clients only
+            tk_merges_out = [tk_merges, tk_merges_data]
+            tk_out = [tk_view, tk_data, tk_word, *tk_merges_out]
+            tk_ui = wire([tk_btn.click, tk_text.submit, tk_current.change], handlers.tokens, [tk_text, tk_model],
+                         tk_out, tk_error, "tokens", on_load=True, ui_inputs=[tk_text, tk_current])
+            wire([tk_word.input], handlers.bpe_merges, [tk_word, tk_model], tk_merges_out, tk_word_error, "bpe_merges",
+                 ui_inputs=[tk_word, tk_current])
+            examples([[text] for text in TOKENS_EXAMPLES], [tk_text], tk_out, tk_ui, tk_error, "tokens",
+                     run_inputs=[tk_text, tk_current])
+
+        with gr.Tab("Embeddings", id="embeddings", elem_id="tab-embeddings"):
+            notice("mlm")
+            hint("**Try** a word's nearest neighbours, an analogy, a map of your own words. **Notice** that words "
+                 "used in the same places sit close together, opposites included (good and bad), and that "
+                 "neighbouring positions were learned to look alike.")
+            em_model, em_current = model_box("mlm", "em", tab=EMBEDDINGS_TAB)
+            # four views, each with its own inputs and its own error box (a typo in one leaves the others alone)
+            with gr.Row():
+                with gr.Column(elem_id="em-nb-col"):
+                    gr.Markdown("### Nearest words")
+                    em_word = gr.Textbox(NEIGHBOURS_WORD, label="Word", info="Enter runs it.", elem_id="em-word")
+                    em_nb_error = error_box()
+                    em_k = Slider(1, 30, value=10, step=1, label="Neighbours")
+                    em_words_only = gr.Checkbox(True, label="Whole words only (a leading space and a letter)")
+                    em_btn = gr.Button("Find neighbours", variant="primary")
+                    em_neighbours = gr.HTML(elem_id="em-neighbours")
+                    em_neighbours_data = gr.JSON(visible=False)  # the same as data, for API clients only
+                with gr.Column(elem_id="em-an-col"):
+                    gr.Markdown("### Analogy: a is to b as c is to ?")
+                    with gr.Row():
+                        em_abc = [gr.Textbox(word, label=name, elem_id=f"em-{name}", min_width=80)
+                                  for word, name in zip(ANALOGY, "abc")]
+                    em_an_error = error_box()
+                    em_an_btn = gr.Button("Solve", variant="primary")
+                    em_analogy = gr.HTML(elem_id="em-analogy")
+                    em_analogy_data = gr.JSON(visible=False)  # the same as data, for API clients only
+            with gr.Row():
+                with gr.Column(elem_id="em-map-col"):
+                    gr.Markdown("### Word map")
+                    em_map_words = gr.Textbox(DEFAULT_MAP_WORDS, label="Words (comma-separated, 2 to 30)",
+                                              info="Enter runs it.", elem_id="em-map-words", max_lines=4)
+                    em_map_error = error_box()
+                    em_map_btn = gr.Button("Draw the map")
+                    em_map = gr.Plot(label="Word map", show_label=False, elem_id="em-map")
+                with gr.Column(elem_id="em-pos-col"):
+                    gr.Markdown("### Position embeddings")
+                    em_pos_error = error_box()
+                    em_positions = gr.Plot(label="Position embeddings", show_label=False, elem_id="em-positions")
+            em_changed = [em_current.change]  # another model redraws every view
+            wire([em_btn.click, em_word.submit, *em_changed], handlers.neighbours,
+                 [em_word, em_k, em_words_only, em_model], [em_neighbours, em_neighbours_data], em_nb_error,
+                 "neighbours", on_load=True, ui_inputs=[em_word, em_k, em_words_only, em_current])
+            wire([em_an_btn.click, *[box.submit for box in em_abc], *em_changed], handlers.analogy,
+                 [*em_abc, em_model], [em_analogy, em_analogy_data], em_an_error, "analogy", on_load=True,
+                 ui_inputs=[*em_abc, em_current])
+            wire([em_map_btn.click, em_map_words.submit, *em_changed], handlers.word_map, [em_map_words, em_model],
+                 [em_map], em_map_error, "word_map", on_load=True, ui_inputs=[em_map_words, em_current])
+            wire(em_changed, handlers.positions, [em_model], [em_positions], em_pos_error, "positions",
+                 on_load=True, ui_inputs=[em_current])
 
         with gr.Tab("Masking", id="masking", elem_id="tab-masking"):
             gr.Markdown("BERT masked its training data once, at preprocessing (*static*; it duplicated the data "

@@ -54,3 +54,18 @@ def example_label(text: str, longest: int = 80) -> str:
     if len(text) <= longest:
         return text
     return f"A long review ({len(text.split())} words): “{text[:longest // 2].rsplit(' ', 1)[0]} …”"
+
+# The tokens tab: a default text with a common word, a rare word in pieces and a number, then texts that show
+# what byte-level BPE does with other scripts, emoji, code and misspellings
+TOKENS_TEXT = "Tokenization splits unbelievably rare words, like antidisestablishmentarianism, into 2024 pieces."
+TOKENS_EXAMPLES = [
+    TOKENS_TEXT,
+    "The café serves crème brûlée 🍮 in Zürich.",
+    "東京は日本の首都です。",
+    "def tokenize(text): return text.split()",
+    "Ths sentnce has sevral speling misteaks.",
+]
+
+# The embeddings tab: the word whose neighbours it shows first, and an analogy (a is to b as c is to ?)
+NEIGHBOURS_WORD = "Monday"
+ANALOGY = ("man", "king", "woman")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import gradio as gr
 import torch
 
-from . import counterfactual, explain, figures, head_view
+from . import bpe_view, counterfactual, embedding_view, explain, figures, head_view
 from .fill_mask_view import completed_sentence, mask_labels, mask_spaces, predictions_html
 from .formatting import md_escape
 from .layer_lens import layer_predictions, layers_html
@@ -58,6 +58,8 @@ ATTENTION_CACHE_SIZE = 8  # texts whose attention is kept for the layer, head an
 # The attention tab's views, one sub-tab each: the head view (HTML), heatmap, the layer's heads, rollout, one
 # token's bars. The UI draws only the visible one; the API draws all of them unless asked for one ("view").
 VIEWS = ("heads", "heatmap", "grid", "rollout", "token")
+# Tabs that read the fill-mask model's tokenizer or embeddings, named in the model messages they give
+TOKENS_TAB, EMBEDDINGS_TAB = "Tokens", "Embeddings"
 
 
 def layer_choices(n_layers: int) -> list[int]:
@@ -85,10 +87,11 @@ class Handlers:
         self._attention_cache: OrderedDict = OrderedDict()
         self._cache_lock = threading.Lock()
 
-    def _need(self, key: str, choice=SHIPPED):
+    def _need(self, key: str, choice=SHIPPED, tab: str | None = None):
         """The `key` tab's model: the shipped one, or the chosen Hub model (loaded once; a `ModelChoiceError`,
-        a ValueError, says plainly why one cannot be used)."""
-        loaded = self.chooser.get(key, choice)
+        a ValueError, says plainly why one cannot be used). `tab`: the tab that asks, when another than the
+        `key` tab (named in the messages)."""
+        loaded = self.chooser.get(key, choice, tab)
         if not loaded.available:
             raise fail(loaded.error)
         return loaded
@@ -452,3 +455,79 @@ class Handlers:
         predictions = mlm_predictions(mlm.model, tokenizer, tokens, runs) if mlm.available else [
             ["(the fill-mask model is not available)", None, "", "", "", "", None, ""]]
         return masking_table(tokenizer, tokens, runs), stats, figures.coverage_plot(curves, SCHEMES), predictions
+
+    # ---- 5. tokens: how the byte-level BPE tokenizer reads a text (demo/bpe_view.py)
+    @user_errors
+    def tokens(self, text, model=SHIPPED):
+        """(the text's tokens in HTML, the same as data (`bpe_view.token_rows`), the word picker update (the
+        text's words, the default one picked), merge by merge for that word in HTML, its steps as data)."""
+        loaded = self._need("mlm", model, TOKENS_TAB)
+        text = clean_text(text)
+        rows = bpe_view.token_rows(loaded.tokenizer, text, loaded.config.max_length)
+        if rows["truncated"]:
+            warn_truncated(loaded.config.max_length)
+        words = bpe_view.pretokens(loaded.tokenizer, text)
+        word = bpe_view.pick_pretoken(loaded.tokenizer, text)
+        picker = gr.update(choices=[(bpe_view.readable(w), w) for w in words], value=word)
+        try:  # a tokenizer that is not byte-level BPE still shows its tokens, with the reason for no merges
+            merges, steps = self.bpe_merges(word, model) if word else ("", None)
+        except gr.Error as err:
+            merges, steps = error_html(err.message), None
+        return bpe_view.tokens_html(rows), rows, picker, merges, steps
+
+    @user_errors
+    def bpe_merges(self, word, model=SHIPPED):
+        """One word replayed merge by merge, from its bytes to its tokens: (HTML, the steps as data:
+        [{"pieces", "merged", "rank"}]). `word`: one word as the text has it, its leading space included
+        (" tokenization"), or as the tokens tab's picker names it (byte-level, "Ġtokenization")."""
+        loaded = self._need("mlm", model, TOKENS_TAB)
+        steps = bpe_view.merge_steps(loaded.tokenizer, self._word(word, "The word"))
+        return bpe_view.merges_html(word, steps), steps
+
+    # ---- 6. embeddings: what the model learned in its embedding tables (demo/embedding_view.py)
+    def _embeddings(self, model):
+        """The chosen fill-mask model and its embeddings module (word and position tables)."""
+        loaded = self._need("mlm", model, EMBEDDINGS_TAB)
+        return loaded, loaded.model.roberta.embeddings
+
+    @staticmethod
+    def _word(value, name: str) -> str:
+        if not isinstance(value, str):
+            raise fail(f"{name} must be a string, got {type(value).__name__}.")
+        return value
+
+    @user_errors
+    def neighbours(self, word, k=10, words_only=True, model=SHIPPED):
+        """The word's nearest tokens by cosine similarity of their embeddings: (the HTML table, the same as data:
+        {"word", "pieces", "words_only", "neighbours": [{"token", "token_str", "similarity"}]})."""
+        k = parse_int(k, "Neighbours", 1, embedding_view.MAX_K)
+        if not isinstance(words_only, bool):
+            raise fail(f"words_only must be true or false, got {words_only!r}.")
+        loaded, embeddings = self._embeddings(model)
+        result = embedding_view.nearest_words(embeddings.word_embeddings.weight, loaded.tokenizer,
+                                              self._word(word, "The word"), k, words_only)
+        return embedding_view.neighbours_html(result, f"Nearest to “{result['word']}”"), result
+
+    @user_errors
+    def analogy(self, a, b, c, model=SHIPPED):
+        """“a is to b as c is to ?”: the tokens nearest to b − a + c (`embedding_view.analogy`), as
+        `neighbours` returns them."""
+        loaded, embeddings = self._embeddings(model)
+        words = [self._word(w, f"Word {name}") for w, name in zip((a, b, c), "abc")]
+        result = embedding_view.analogy(embeddings.word_embeddings.weight, loaded.tokenizer, *words)
+        a, b, c = result["query"]
+        return embedding_view.neighbours_html(result, f"{a} is to {b} as {c} is to …"), result
+
+    @user_errors
+    def word_map(self, words, model=SHIPPED):
+        """The words' embeddings projected to two dimensions (PCA), a figure. `words`: comma-separated."""
+        loaded, embeddings = self._embeddings(model)
+        return embedding_view.word_map_figure(embeddings.word_embeddings.weight, loaded.tokenizer,
+                                              embedding_view.parse_words(self._word(words, "The words")))
+
+    @user_errors
+    def positions(self, model=SHIPPED):
+        """How alike the learned position embeddings are, pair by pair: a figure."""
+        loaded, embeddings = self._embeddings(model)
+        return embedding_view.position_similarity_figure(embeddings.position_embeddings.weight,
+                                                         loaded.config.pad_token_id + 1)

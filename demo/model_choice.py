@@ -333,13 +333,13 @@ class ModelChooser:
         with self._guard:
             return list(self._loaded.values())
 
-    def choose(self, key: str, choice=None, current=SHIPPED) -> tuple[str, str, str]:
+    def choose(self, key: str, choice=None, current=SHIPPED, tab: str | None = None) -> tuple[str, str, str]:
         """The model box's event: (the box's value, the tab's model, a status line in HTML). A model that
         loads becomes the tab's model; one that does not leaves the box and the tab on `current`, with the
-        reason next to the box."""
+        reason next to the box. `tab`: as in `get`."""
         current = SHIPPED if is_shipped(current) else current
         try:
-            loaded = self.get(key, choice)
+            loaded = self.get(key, choice, tab)
         except ModelChoiceError as err:
             message = html.escape(str(err), quote=False)
             return current, current, f'<div class="input-error" role="alert">⚠️ {message}</div>'

@@ -1,6 +1,6 @@
 """Screenshots of the app with the shipped models, for the README and the Space's card.
 
-    python -m scripts.screenshots     # -> assets/screenshots/{fill-mask,sentiment,attention,masking,layers}.png
+    python -m scripts.screenshots     # -> assets/screenshots/{fill-mask,sentiment,attention,tokens,embeddings,masking,layers}.png
 
 Starts `app.py` (the models of `MLM_MODEL` / `SENTIMENT_MODEL`, default the shipped ones), opens each tab in
 headless Chromium (`scripts.browser`) at 1280 x 900, waits until the tab's own example is computed, and saves
@@ -26,6 +26,8 @@ SHOTS = [
     ("Fill mask", "fill-mask", "This movie was <mask>.", "#fm-filled", "This movie was"),
     ("Sentiment", "sentiment", "The visuals are stunning, but the story is a boring mess.", "#st-words", "visuals"),
     ("Attention", "attention", "", "#at-heads svg.hv", ""),
+    ("Tokens", "tokens", "", "#tk-merges table.bpe-table", ""),
+    ("Embeddings", "embeddings", "", "#em-analogy table.ev-table", ""),
     ("Masking", "masking", "", "#mk-plot img", ""),
 ]
 LAYERS = ("layers", "Paris is the capital of <mask>.")  # file name, the example it shows layer by layer

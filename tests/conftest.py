@@ -72,6 +72,20 @@ def roberta_base_style_tokenizer_file(tmp_path_factory, tokenizer):
 
 
 @pytest.fixture(scope="module")
+def models(tiny_mlm_dir, tiny_clf_dir):
+    """The app's models (`demo.models.load_models`) from the tiny folders."""
+    from demo.models import load_models
+    return load_models(tiny_mlm_dir, tiny_clf_dir)
+
+
+@pytest.fixture(scope="module")
+def handlers(models):
+    """The app's handlers over the tiny models (`demo.handlers.Handlers`)."""
+    from demo.handlers import Handlers
+    return Handlers(models)
+
+
+@pytest.fixture(scope="module")
 def single_thread():
     """Tiny models run ~100x faster on one thread when the CPU is shared (no OpenMP spinning); restored after."""
     before = torch.get_num_threads()

@@ -36,7 +36,9 @@ def client(app):
 def test_api_endpoints_and_parameters(client):
     api = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
     leading = {"/fill_mask": ["text", "top_k"], "/fill_mask_layers": ["text"], "/classify": ["text"], "/attention": ["text", "layer", "head"],
-               "/masking": ["text", "epochs", "seed"], "/counterfactual": ["text"],
+               "/masking": ["text", "epochs", "seed"], "/counterfactual": ["text"], "/tokens": ["text", "model"],
+               "/bpe_merges": ["word", "model"], "/neighbours": ["word", "k", "words_only", "model"],
+               "/analogy": ["a", "b", "c", "model"], "/word_map": ["words", "model"], "/positions": ["model"],
                **{name: ["text", "layer", "head", "token", "model"]
                   for name in ("/attention_layer", "/attention_head", "/attention_token")}}
     for name, params in leading.items():
@@ -150,6 +152,24 @@ def test_attention_layer_head_and_view(client):
         client.predict(text, 2, 2, "mlm", "everything", api_name="/attention")
 
 
+def test_tokens_and_merges(client):
+    view, rows, picker, merges, steps = client.predict("The cat sees antidisestablishment.", api_name="/tokens")
+    assert rows["tokens"][0]["token"] == "<s>" and rows["tokens"][-1]["token"] == "</s>" and "chip" in view
+    assert steps[-1]["pieces"] == [row["token"] for row in rows["tokens"]
+                                   if row["start"] >= 12 and not row["special"] and row["text"] != "."]
+    merges, steps = client.predict(" cat", api_name="/bpe_merges")
+    assert steps[0]["merged"] is None and "merge" in merges
+
+
+def test_embeddings(client):
+    view, result = client.predict("cat", 4, True, api_name="/neighbours")
+    assert len(result["neighbours"]) == 4 and "Nearest to" in view
+    view, result = client.predict("man", "king", "woman", api_name="/analogy")
+    assert result["query"] == ["man", "king", "woman"]
+    for plot in (client.predict("cat, dog, house", api_name="/word_map"), client.predict(api_name="/positions")):
+        assert plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/")
+
+
 def test_masking(client):
     table, stats, plot, predictions = client.predict("The cat sees the house every day.", 12, 0,
                                                      api_name="/masking")
@@ -185,6 +205,11 @@ def test_masking(client):
     ("/masking", ("a sentence", 5, "Infinity"), "Seed must be a whole number between 0 and"),
     ("/masking", ("a sentence", 5, 1.5), "Seed must be a whole number between 0 and"),
     ("/classify", ("\u200b\u200c\u200d\ufeff",), "The text is empty"),
+    ("/tokens", ("",), "The text is empty"),
+    ("/bpe_merges", ("two words",), "not one word"),
+    ("/neighbours", ("cat", 0, True), "Neighbours must be between 1 and 100"),
+    ("/analogy", ("a", "a", "b"), "three different words"),
+    ("/word_map", ("cat",), "Give 2 to 30 different words"),
 ])
 def test_bad_input_gives_clean_error(client, api_name, args, message):
     with pytest.raises(AppError) as info:

@@ -74,6 +74,14 @@ def test_every_tab_opens_with_its_default_example_computed(app, browser):
     sync_api.expect(page.locator("#st-words")).to_contain_text("gorgeous")
     open_tab(page, "Attention")
     sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()  # the head view, the first sub-tab
+    open_tab(page, "Tokens")
+    sync_api.expect(page.locator("#tk-view .bpe-chip").first).to_be_visible()
+    sync_api.expect(page.locator("#tk-merges table.bpe-table")).to_be_visible()
+    open_tab(page, "Embeddings")
+    sync_api.expect(page.locator("#em-neighbours table.ev-table")).to_be_visible()
+    sync_api.expect(page.locator("#em-analogy table.ev-table")).to_be_visible()
+    sync_api.expect(page.locator("#em-map img")).to_be_visible()
+    sync_api.expect(page.locator("#em-positions img")).to_be_visible()
     open_tab(page, "Masking")
     sync_api.expect(page.locator("#mk-table table.mk-table tbody tr")).to_have_count(12)
     assert page.locator(".input-error:visible").count() == 0
@@ -220,6 +228,52 @@ def test_masking_example(page):
     shot(page, "4-masking")
 
 
+def test_tokens_tab(page):
+    """An example's tokens as chips, one per token with its id; the word picker offers the text's words and
+    another word redraws merge by merge; a word too long for it is refused next to the picker."""
+    open_tab(page, "Tokens")
+    page.get_by_text("Ths sentnce has sevral speling misteaks.", exact=True).click()
+    chips = page.locator("#tk-view .bpe-chip")
+    sync_api.expect(page.locator("#tk-view .bpe-summary")).to_contain_text("6 words")
+    assert chips.count() >= 8 and chips.first.locator(".bpe-id").inner_text().isdigit()
+    picker = page.locator("#tk-word input")
+    first = picker.input_value()
+    assert first.startswith("␣") or first.isalpha()
+    picker.click()
+    page.get_by_role("option", name="␣has", exact=True).click()
+    sync_api.expect(page.locator("#tk-merges .bpe-summary")).to_contain_text("How “␣has” is cut")
+    steps = page.locator("#tk-merges table.bpe-table tr")
+    assert steps.count() >= 2  # the header and the bytes at least
+    shot(page, "6-tokens")
+    picker.fill("x" * 50)
+    picker.press("Enter")
+    sync_api.expect(page.locator("#tk-merges-box .input-error")).to_contain_text("up to 40 bytes")
+    assert page.locator("#tk-input-col .input-error:visible").count() == 0  # the text's own box stays clear
+    sync_api.expect(page.locator("#tk-merges")).to_have_css("opacity", "0.45")  # the last word's, dimmed
+
+
+def test_embeddings_tab(page):
+    """Each view answers its own inputs, and a typo is refused next to them, leaving the other views alone."""
+    open_tab(page, "Embeddings")
+    word = page.locator("#em-word textarea")
+    word.fill("house")
+    word.press("Enter")
+    sync_api.expect(page.locator("#em-neighbours")).to_contain_text("Nearest to “house”")
+    rows = page.locator("#em-neighbours table.ev-table tr")
+    sync_api.expect(rows).to_have_count(1 + 10)  # the header and the 10 neighbours
+    c = page.locator("#em-c textarea")
+    c.fill("")
+    c.press("Enter")
+    sync_api.expect(page.locator("#em-an-col .input-error")).to_contain_text("Word c")
+    assert page.locator("#em-nb-col .input-error:visible").count() == 0
+    sync_api.expect(page.locator("#em-neighbours")).to_have_css("opacity", "1")
+    c.fill("woman")
+    c.press("Enter")
+    sync_api.expect(page.locator("#em-an-col .input-error")).to_have_count(0)
+    sync_api.expect(page.locator("#em-map img")).to_be_visible()
+    shot(page, "7-embeddings")
+
+
 def test_about_tab(page):
     open_tab(page, "About")
     sync_api.expect(page.get_by_text("17.7M")).to_be_visible()
@@ -304,11 +358,11 @@ OVERFLOW_JS = """() => {
   }
   return {width, scrollWidth: document.documentElement.scrollWidth, overflowing: out.slice(0, 15)};
 }"""
-PHONE_TABS = ["Fill mask", "Sentiment", "Attention", "Masking", "About"]
+PHONE_TABS = ["Fill mask", "Sentiment", "Attention", "Tokens", "Embeddings", "Masking", "About"]
 
 
 def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
-    """390x844: the five short tab names fit (no "..." menu), and on every tab, after its default example,
+    """390x844: the seven short tab names fit (no "..." menu), and on every tab, after its default example,
     no element sticks out of the viewport horizontally (wide tables scroll inside their own box)."""
     page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     page.set_default_timeout(TIMEOUT_MS)
@@ -332,6 +386,10 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
         if name == "Fill mask":  # the layer-by-layer table fits the phone's width
             page.locator("#fm-layers-box").get_by_text("Layer by layer").click()
             sync_api.expect(page.locator("#fm-layers .ll-mask")).to_have_count(1)
+        if name == "Tokens":  # the chips and merge by merge wrap at the phone's width
+            sync_api.expect(page.locator("#tk-merges table.bpe-table")).to_be_visible()
+        if name == "Embeddings":
+            sync_api.expect(page.locator("#em-positions img")).to_be_visible()
         if name == "Sentiment":  # the counterfactual's table scrolls inside its box
             page.get_by_role("button", name="What if? (counterfactual)").click()
             sync_api.expect(page.locator("#st-whatif table")).to_be_visible()

@@ -27,16 +27,6 @@ from roberta.run_metrics import RunMetrics
 LONG_SENTENCE = "The old man follows the river every day and our team sees a small bird near the house at night."
 
 
-@pytest.fixture(scope="module")
-def models(tiny_mlm_dir, tiny_clf_dir):
-    return load_models(tiny_mlm_dir, tiny_clf_dir)
-
-
-@pytest.fixture(scope="module")
-def handlers(models):
-    return H.Handlers(models)
-
-
 def _error(match):
     return pytest.raises(gr.Error, match=match)
 
@@ -1020,6 +1010,15 @@ def test_worst_case_attention(handlers, single_thread, name, model):
 @pytest.mark.parametrize("name", WORST)
 def test_worst_case_masking(handlers, single_thread, name):
     assert _run(handlers.masking, WORST[name], V.MAX_EPOCHS, 0) < BOUND_S
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", WORST)
+def test_worst_case_tokens_and_embeddings(handlers, single_thread, name):
+    text = WORST[name]
+    for fn, args in [(handlers.tokens, ()), (handlers.bpe_merges, ()), (handlers.neighbours, ()),
+                     (handlers.analogy, ("king", "woman")), (handlers.word_map, ())]:
+        assert _run(fn, text, *args) < BOUND_S, fn.__name__
 
 
 # ----------------------------------------------------------------------------- missing models, about tab

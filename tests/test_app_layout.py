@@ -37,24 +37,25 @@ def test_every_compute_event_shares_one_concurrency_group(app):
                                                         "classify", "counterfactual", "counterfactual_page",
                                                         "attention", "attention_page",
                                                         "attention_token", "attention_layer", "attention_head",
-                                                        "attention_view", "masking"}
-    # the nine API endpoints, the UI events of eight (errors shown next to the input; the page's fill-mask
-    # event also draws layer by layer, its attention event records the text and model it drew), the four
+                                                        "attention_view", "masking", "tokens", "bpe_merges",
+                                                        "neighbours", "analogy", "word_map", "positions"}
+    # the fifteen API endpoints, the UI events of fourteen (errors shown next to the input; the page's fill-mask
+    # event also draws layer by layer, its attention event records the text and model it drew), the five
     # examples, the five attention sub-tabs (each draws its view when opened) and What if?'s classification of
     # the text first
-    assert len(compute) == 27
+    assert len(compute) == 40
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.classify"].count("counterfactual_first_ui") == 1
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.counterfactual_page"] == ["counterfactual_ui"]
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.attention_view"] == [
         f"attention_view_{view}" for view in ("heads", "heatmap", "grid", "rollout", "token")]
     # every tab's model box loads in the loading queue, outside the compute queue
-    boxes = {e["api_name"]: e["concurrency_id"] for e in events if e["api_name"] in ("fm_model", "st_model",
-                                                                                      "at_model")}
-    assert boxes == {"fm_model": "load", "st_model": "load", "at_model": "load"}
-    public = {e["api_name"] for e in compute if e["api_name"] in ("fill_mask", "fill_mask_layers", "classify",
-                                                                  "counterfactual", "attention", "attention_token",
-                                                                  "masking")}
-    assert len(public) == 7
+    names = ("fm_model", "st_model", "at_model", "tk_model", "em_model")
+    boxes = {e["api_name"]: e["concurrency_id"] for e in events if e["api_name"] in names}
+    assert boxes == dict.fromkeys(names, "load")
+    wanted = ("fill_mask", "fill_mask_layers", "classify", "counterfactual", "attention", "attention_token",
+              "masking", "tokens", "bpe_merges", "neighbours", "analogy", "word_map", "positions")
+    public = {e["api_name"] for e in compute if e["api_name"] in wanted}
+    assert public == set(wanted)
     for e in compute:
         assert (e["concurrency_id"], e["limit"], e["queue"]) == ("compute", "default", True), e
     assert not any(e["api_name"].endswith("_1") for e in events), [e["api_name"] for e in events]

@@ -9,13 +9,13 @@ import time
 import gradio as gr
 import numpy as np
 import pytest
+from matplotlib.figure import Figure
 import torch
 
 import roberta
 from demo import model_choice as MC
 from demo.formatting import md_escape
 from demo.handlers import Handlers
-from demo.models import load_models
 
 transformers = pytest.importorskip("transformers")
 
@@ -52,11 +52,6 @@ def hf_clf_dir(tmp_path_factory, tokenizer):
     torch.manual_seed(2)
     model = transformers.RobertaForSequenceClassification(_hf_config(tokenizer, num_labels=2))
     return _save_hf(tmp_path_factory.mktemp("hf-clf"), model, tokenizer)
-
-
-@pytest.fixture(scope="module")
-def models(tiny_mlm_dir, tiny_clf_dir):
-    return load_models(tiny_mlm_dir, tiny_clf_dir)
 
 
 @pytest.fixture(scope="module")
@@ -167,6 +162,25 @@ def test_attention_model_box(models, handlers, hf_mlm_dir, hf_clf_dir, monkeypat
     assert handlers.attention("the cat.", 1, "average", "sentiment")[6].count('class="hv-r"') > 2
     refused = handlers.attention_model("<b>", "mlm")[2]
     assert "nor a valid Hugging Face Hub repo id" in refused and "&lt;b&gt;" in refused and "<b>" not in refused
+
+
+def test_tokens_and_embeddings_tabs_read_a_hub_model(handlers, hf_mlm_dir, monkeypatch):
+    """The tokens and embeddings tabs take a Hub fill-mask model (its tokenizer, its embedding tables) as the
+    fill-mask tab does, loaded once and shared; a refusal names the tab that asked."""
+    hub = str(hf_mlm_dir)
+    assert handlers.tokens("The cat sat.", hub)[1] == handlers.tokens("The cat sat.")[1]  # the same tokenizer
+    table = handlers.chooser.get("mlm", hub).model.roberta.embeddings.word_embeddings.weight
+    theirs = transformers.RobertaForMaskedLM.from_pretrained(hf_mlm_dir).roberta.embeddings.word_embeddings.weight
+    assert torch.equal(table, theirs)
+    assert handlers.neighbours("cat", 3, True, hub)[1] != handlers.neighbours("cat", 3, True)[1]  # its own table
+    assert isinstance(handlers.positions(hub), Figure)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for call, tab in [(lambda: handlers.tokens("the cat", "someone/no-such-roberta"), "Tokens"),
+                      (lambda: handlers.positions("someone/no-such-roberta"), "Embeddings")]:
+        with pytest.raises(gr.Error, match=f"cannot be reached.*The {tab} tab keeps its current model"):
+            call()
+    _, current, status = handlers.chooser.choose("mlm", "someone/other-roberta", MC.SHIPPED, "Embeddings")
+    assert current == MC.SHIPPED and "The Embeddings tab keeps its current model" in status
 
 
 # ----------------------------------------------------------------------------- the model box

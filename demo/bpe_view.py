@@ -1,0 +1,483 @@
+"""The "Tokens" tab: how RoBERTa's byte-level BPE tokenizer reads a text.
+
+Byte-level BPE (GPT-2's, which RoBERTa reuses) works in two stages. The pre-tokenizer cuts the text into
+pre-tokens (a word with the space before it, a run of digits, of punctuation, of whitespace) and writes each
+one byte by byte, every byte as one printable character (GPT-2's bytes-to-unicode map: a space is "Ġ", a newline
+"Ċ", the two bytes of "é" are "Ã©"). The BPE model then starts from those single bytes and, again and again,
+joins the neighbouring pair with the lowest merge rank (the order in which training learned the merges: the
+most frequent pair first) until no pair of neighbours is a learned merge. What is left are the tokens.
+
+`token_rows` and `tokens_html` show a whole text as the model reads it; `pretokens`, `merge_steps` and
+`merges_html` replay the merges of one pre-token step by step. Every byte is in the vocabulary, so any text can
+be written and `<unk>` is never needed; a rare character is left as several byte pieces, which `readable`
+shows as "⟨byte 0xF0⟩".
+"""
+from __future__ import annotations
+
+import functools
+import html
+import json
+import unicodedata
+import weakref
+from dataclasses import dataclass
+
+from tokenizers import decoders, models, pre_tokenizers
+
+from .formatting import SPACE_LABEL
+from .tokens_view import tokenize, word_spans
+
+MAX_WORD_CHARS = 40  # the longest pre-token, in bytes (= starting pieces), `merge_steps` replays
+MAX_PRETOKENS = 200  # the most (distinct) pre-tokens `pretokens` lists for a picker
+PRETOKEN_TEXT_CHARS = 4000  # `pretokens` reads at most this much of a text (cut before a word)
+
+_DECODER = decoders.ByteLevel()
+_WHITESPACE = {"\n": "↵", "\r": "␍", "\t": "⇥"}  # shown as visible signs wherever they occur
+
+
+# ---- the byte alphabet ------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def byte_of() -> dict[str, int]:
+    """The byte each of the 256 characters of the byte-level alphabet stands for, read from the library: a
+    sample text holding every byte that UTF-8 uses is pre-tokenized (one character out per byte in). The 13
+    bytes UTF-8 never uses (0xC0, 0xC1, 0xF5..0xFF) take the alphabet's remaining characters in order (GPT-2
+    maps them to themselves)."""
+    sample = "".join(map(chr, range(0x800)))  # bytes 0x00..0x7F, leads 0xC2..0xDF, continuations 0x80..0xBF
+    sample += "".join(map(chr, [0x800, *range(0x1000, 0x10000, 0x1000)]))  # leads 0xE0..0xEF
+    sample += "".join(map(chr, [0x10000, 0x40000, 0x80000, 0xC0000, 0x100000]))  # leads 0xF0..0xF4
+    mapped = "".join(piece for piece, _ in pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+                     .pre_tokenize_str(sample))
+    raw = sample.encode()
+    assert len(mapped) == len(raw), "the byte-level pre-tokenizer did not write one character per byte"
+    table = dict(zip(mapped, raw))
+    leftover = sorted(set(pre_tokenizers.ByteLevel.alphabet()) - set(table))
+    table.update(zip(leftover, sorted(set(range(256)) - set(table.values()))))
+    return table
+
+
+def _bytes_of(piece: str) -> bytes | None:
+    """The bytes a byte-level string stands for; None when it has a character outside the alphabet."""
+    table = byte_of()
+    if not all(c in table for c in piece):
+        return None
+    return bytes(table[c] for c in piece)
+
+
+def _visible(text: str) -> str:
+    """Text with its leading spaces shown as "␣" and newlines, tabs and other control characters as signs."""
+    stripped = text.lstrip(" ")
+    text = SPACE_LABEL * (len(text) - len(stripped)) + stripped
+    return "".join(_WHITESPACE.get(c) or (f"⟨U+{ord(c):04X}⟩" if unicodedata.category(c) == "Cc" else c)
+                   for c in text)
+
+
+def _byte_label(values: list[int]) -> str:
+    hexes = " ".join(f"0x{b:02X}" for b in values)
+    return f"⟨byte {hexes}⟩" if len(values) == 1 else f"⟨bytes {hexes}⟩"
+
+
+def readable(piece: str) -> str:
+    """A vocabulary string as the text it stands for: "Ġcapital" → "␣capital", "Ċ" → "↵". A piece that holds
+    only part of a character's UTF-8 bytes (the first bytes of an emoji) shows them as "⟨byte 0xF0⟩" or
+    "⟨bytes 0xF0 0x9F⟩" instead of "�". Special tokens ("<s>") and other non-byte-level strings stay as they are."""
+    text = _DECODER.decode([piece])
+    data = _bytes_of(piece)
+    if data is not None and "\ufffd" in text:  # bytes that are not a whole character (or a real "�")
+        text, run = "", []
+        for c in data.decode("utf-8", "surrogateescape"):
+            if 0xDC80 <= ord(c) <= 0xDCFF:  # a byte that is not part of a whole character
+                run.append(ord(c) - 0xDC00)
+                continue
+            if run:
+                text, run = text + _byte_label(run), []
+            text += c
+        if run:
+            text += _byte_label(run)
+    return _visible(text)
+
+
+def is_partial(piece: str) -> bool:
+    """True for a byte-level piece that is not whole characters: some of a character's bytes, split over tokens."""
+    data = _bytes_of(piece)
+    if data is None:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+# ---- a text's tokens ---------------------------------------------------------------------------------------
+
+def token_rows(tokenizer, text: str, max_length: int) -> dict:
+    """`text` as the model reads it: `<s> ... </s>`, cut to `max_length` tokens as the pipelines cut it
+    (`demo.tokens_view.tokenize`, i.e. `roberta.tokenizer.for_model(tokenizer, max_length).encode`).
+
+    Returns {"tokens": [{"token": the vocabulary string ("Ġcapital"), "id", "text": the characters of `text` it
+    covers ("" for special tokens; every byte piece of one character covers that whole character, so several
+    tokens may share one character), "start", "end": its character span, "special": bool, "word_start": bool
+    (the first token of a whitespace-separated word; a token of whitespace alone counts with the word after
+    it; "<mask>" standing alone counts)}], "characters", "bytes", "words": of the whole `text`, "truncated":
+    bool, "max_length", "read_characters": the characters up to the end of the last token read, "read_words":
+    the words that start before it, "tokens_per_word": regular (non-special) tokens / read_words (0 when no
+    words): tokens per word of the part the model reads, which is the whole text unless it was cut}."""
+    read = tokenize(tokenizer, text, max_length)
+    words = word_spans(text)
+    starts = {start for start, _ in words}
+    rows = []
+    for i, (token_id, (start, end), special) in enumerate(zip(read.ids, read.offsets, read.special)):
+        rows.append({"token": tokenizer.id_to_token(token_id) or read.pieces[i], "id": token_id,
+                     "text": "" if special else text[start:end], "start": start, "end": end, "special": special,
+                     # a special token inside the text ("<mask>") starts a word too when it stands alone
+                     "word_start": read.word_start[i] or (special and end > start and start in starts)})
+    regular = [row for row in rows if not row["special"]]
+    read_end = max((row["end"] for row in regular), default=0)
+    read_words = len(words) if not read.truncated else sum(start < read_end for start, _ in words)
+    return {"tokens": rows, "characters": len(text), "bytes": len(text.encode("utf-8", "surrogatepass")),
+            "words": len(words), "truncated": read.truncated, "max_length": max_length,
+            "read_characters": len(text) if not read.truncated else read_end, "read_words": read_words,
+            "tokens_per_word": len(regular) / read_words if read_words else 0.0}
+
+
+# ---- the BPE model, replayed -------------------------------------------------------------------------------
+
+@dataclass
+class _Bpe:
+    """What the replay needs of a tokenizer's BPE model, read once from its JSON."""
+
+    ranks: dict[tuple[str, str], int]  # merge (left, right) -> rank, its 0-based place in the merges list
+    vocab: dict[str, int]
+    unk_token: str | None
+    fuse_unk: bool
+    byte_fallback: bool
+    prefix: str  # continuing_subword_prefix ("" for byte-level BPE)
+    suffix: str  # end_of_word_suffix ("" for byte-level BPE)
+    ignore_merges: bool  # a word that is in the vocabulary is taken whole, without merges
+
+
+# tokenizer -> its parsed BPE; weak keys, so a Hub model's tokenizer the app lets go of is freed with it
+_BPE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _has_byte_level(pre_tokenizer: dict | None) -> bool:
+    if not pre_tokenizer:
+        return False
+    if pre_tokenizer.get("type") == "Sequence":
+        return any(map(_has_byte_level, pre_tokenizer.get("pretokenizers", [])))
+    return pre_tokenizer.get("type") == "ByteLevel"
+
+
+def _bpe(tokenizer) -> _Bpe:
+    """The tokenizer's BPE model (parsed once per tokenizer; serializing a 50k vocabulary takes ~0.1 s).
+    ValueError, in words a user reads, for a tokenizer that is not byte-level BPE."""
+    cached = _BPE.get(tokenizer)
+    if cached is not None:
+        return cached
+    if not isinstance(tokenizer.model, models.BPE):
+        raise ValueError(f"This tokenizer is not BPE (its model is {type(tokenizer.model).__name__}), so there "
+                         "are no merges to replay.")
+    data = json.loads(tokenizer.to_str())
+    if not _has_byte_level(data.get("pre_tokenizer")):
+        raise ValueError("This tokenizer is BPE but not byte-level BPE (it has no ByteLevel pre-tokenizer), "
+                         "so this view cannot show its pieces as bytes.")
+    model, ranks = data["model"], {}
+    for rank, merge in enumerate(model["merges"]):
+        left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
+        ranks[left, right] = rank  # as the library builds its map: a repeated merge keeps its last rank
+    parsed = _Bpe(ranks, model["vocab"], model.get("unk_token"), bool(model.get("fuse_unk")),
+                  bool(model.get("byte_fallback")), model.get("continuing_subword_prefix") or "",
+                  model.get("end_of_word_suffix") or "", bool(model.get("ignore_merges")))
+    _BPE[tokenizer] = parsed
+    return parsed
+
+
+def _start(bpe: _Bpe, word: str) -> list[str]:
+    """The pieces BPE starts from: one per character of the byte-level pre-token, i.e. one per byte (with the
+    model's subword prefix / word suffix, if it has them); a character not in the vocabulary becomes
+    `<unk>` (fused with its neighbours with fuse_unk), its `<0xXX>` bytes with byte_fallback, or is dropped
+    when the model has no unk token: as `tokenizers`' BPE model does."""
+    pieces, unk = [], None
+    for i, c in enumerate(word):
+        s = (bpe.prefix if i else "") + c + (bpe.suffix if i == len(word) - 1 else "")
+        if s in bpe.vocab:
+            if unk is not None:
+                pieces.append(unk)
+                unk = None
+            pieces.append(s)
+            continue
+        fallback = [f"<0x{b:02X}>" for b in c.encode()]
+        if bpe.byte_fallback and all(b in bpe.vocab for b in fallback):
+            if unk is not None:
+                pieces.append(unk)
+                unk = None
+            pieces.extend(fallback)
+        elif bpe.unk_token is not None:
+            if unk is not None and not bpe.fuse_unk:
+                pieces.append(unk)
+            unk = bpe.unk_token
+    if unk is not None:
+        pieces.append(unk)
+    return pieces
+
+
+def _pre_tokenize(tokenizer, text: str) -> list[str]:
+    if tokenizer.normalizer is not None:
+        text = tokenizer.normalizer.normalize_str(text)
+    return [piece for piece, _ in tokenizer.pre_tokenizer.pre_tokenize_str(text)]
+
+
+def _as_pretoken(tokenizer, word: str) -> str:
+    """`word` as one byte-level pre-token: as it is when it already is one (a string `pretokens` returns, e.g.
+    "Ġtokenization"), else read as text (" tokenization") and pre-tokenized, which must give one pre-token.
+    (A string that is both, e.g. "Ã©", is taken as byte-level: the bytes of "é".)"""
+    data = _bytes_of(word)
+    if data is not None:
+        try:
+            if _pre_tokenize(tokenizer, data.decode("utf-8")) == [word]:
+                return word
+        except UnicodeDecodeError:
+            pass
+    pieces = _pre_tokenize(tokenizer, word)
+    if len(pieces) != 1:
+        shown = " · ".join(readable(p) for p in pieces[:6]) + (" · …" if len(pieces) > 6 else "")
+        raise ValueError(f"“{_visible(word)}” is not one word for this tokenizer: it reads it as {len(pieces)} "
+                         f"pre-tokens ({shown}). Pick one of them." if pieces else
+                         "There is no word to show: pick a word of the text.")
+    return pieces[0]
+
+
+def merge_steps(tokenizer, word: str) -> list[dict]:
+    """Byte-level BPE replayed on one pre-token, one merge at a time, exactly as `tokenizers`' BPE model
+    applies them: start from one piece per byte, then again and again join the neighbouring pair with the
+    lowest merge rank (the leftmost, when that pair occurs more than once: "aaaa" with the merge "a a" becomes
+    "aa aa", not "a aa a"), until no neighbouring pair is a merge. The last step's pieces are the tokens
+    `tokenizer.model.tokenize(pre-token)` gives (BPE dropout, used only in training, is not replayed).
+
+    `word` is one pre-token: a byte-level string as `pretokens` returns it ("Ġtokenization"), or text that
+    pre-tokenizes to one (" tokenization", the space included, as it stands after another word).
+    Returns [{"pieces": [vocabulary strings], "merged": None for the start, else [left, right], "rank": None
+    or the merge's 0-based rank}]; a tokenizer with `ignore_merges` that finds the whole word in its
+    vocabulary ends with one more step {"pieces": [word], "merged": None, "rank": None, "whole_word": True}.
+
+    ValueError, with a message for the user, when the tokenizer is not byte-level BPE, when `word` is
+    several pre-tokens or none, or when it is longer than MAX_WORD_CHARS bytes (the view would be a table of
+    hundreds of rows; cutting the word would show merges of a word that is not in the text)."""
+    bpe = _bpe(tokenizer)
+    if len(word) > MAX_WORD_CHARS:  # a pre-token has at least as many bytes as characters: too long either way
+        raise ValueError(_too_long(word))
+    pretoken = _as_pretoken(tokenizer, word)
+    if len(pretoken) > MAX_WORD_CHARS:
+        raise ValueError(_too_long(readable(pretoken), len(pretoken)))
+    pieces = _start(bpe, pretoken)
+    steps = [{"pieces": list(pieces), "merged": None, "rank": None}]
+    if bpe.ignore_merges and pretoken in bpe.vocab:
+        if pieces != [pretoken]:
+            steps.append({"pieces": [pretoken], "merged": None, "rank": None, "whole_word": True})
+        return steps
+    while len(pieces) > 1:
+        best = min(((bpe.ranks[pair], i) for i, pair in enumerate(zip(pieces, pieces[1:])) if pair in bpe.ranks),
+                   default=None)
+        if best is None:
+            break
+        rank, i = best
+        left, right = pieces[i], pieces[i + 1]
+        pieces[i:i + 2] = [left + right[len(bpe.prefix):]]  # the library strips the prefix off the right part
+        steps.append({"pieces": list(pieces), "merged": [left, right], "rank": rank})
+    return steps
+
+
+def _too_long(word: str, n_bytes: int | None = None) -> str:
+    shown = _visible(word[:24]) + ("…" if len(word) > 24 else "")
+    size = f"{n_bytes} bytes" if n_bytes is not None else f"{len(word)} characters"
+    return (f"“{shown}” is {size} long: the merge-by-merge view shows words of up to {MAX_WORD_CHARS} bytes "
+            "(it starts from one piece per byte). Pick a shorter word.")
+
+
+def _added_spans(tokenizer, text: str) -> list[tuple[int, int]]:
+    """Character spans of the added tokens in `text` ("<mask>", with the whitespace lstrip/rstrip takes)."""
+    added = tokenizer.get_added_tokens_decoder()
+    if not added:
+        return []
+    encoding = tokenizer.encode(text, add_special_tokens=False)
+    spans = []
+    for token_id, (start, end) in zip(encoding.ids, encoding.offsets):
+        token = added.get(token_id)
+        if token is None or end <= start:
+            continue
+        while token.lstrip and start > 0 and text[start - 1].isspace():
+            start -= 1
+        while token.rstrip and end < len(text) and text[end].isspace():
+            end += 1
+        spans.append((start, end))
+    return spans
+
+
+def pretokens(tokenizer, text: str) -> list[str]:
+    """The distinct pre-tokens of `text` in the order they first occur, as the ByteLevel pre-tokenizer writes
+    them ("Ġcapital"; what `merge_steps` takes; `readable` shows them), for a picker. Added tokens
+    ("<mask>") are left out: the tokenizer finds them before pre-tokenizing. At most MAX_PRETOKENS, from the
+    first PRETOKEN_TEXT_CHARS characters of a long text. ValueError when the tokenizer is not byte-level BPE."""
+    _bpe(tokenizer)
+    if len(text) > PRETOKEN_TEXT_CHARS:
+        cut = text.rfind(" ", 0, PRETOKEN_TEXT_CHARS)
+        text = text[:cut if cut > 0 else PRETOKEN_TEXT_CHARS]
+    out, seen, begin = [], set(), 0
+    for start, end in [*_added_spans(tokenizer, text), (len(text), len(text))]:
+        for piece in _pre_tokenize(tokenizer, text[begin:start]) if start > begin else []:
+            if piece not in seen:
+                seen.add(piece)
+                out.append(piece)
+                if len(out) == MAX_PRETOKENS:
+                    return out
+        begin = max(begin, end)
+    return out
+
+
+def pick_pretoken(tokenizer, text: str) -> str | None:
+    """A pre-token of `text` worth replaying first: one with a letter or digit, that the tokenizer splits into
+    several tokens, the longest (in bytes, at most MAX_WORD_CHARS); the first of equals. None when the text has
+    no pre-token. ValueError when the tokenizer is not byte-level BPE."""
+    def interest(piece: str) -> tuple:
+        text = _DECODER.decode([piece])
+        return (any(c.isalnum() for c in text), len(tokenizer.model.tokenize(piece)) > 1, len(piece))
+
+    candidates = [p for p in pretokens(tokenizer, text) if len(p) <= MAX_WORD_CHARS]
+    return max(candidates, key=interest, default=None)
+
+
+# ---- views ---------------------------------------------------------------------------------------------------
+
+BPE_CSS = """<style>
+.bpe-view{display:flex;flex-direction:column;gap:10px;color:#111827}
+.dark .bpe-view{color:#f3f4f6}
+.bpe-view p{margin:0}
+.bpe-summary{font-size:14px;font-weight:600}
+.bpe-cut{font-size:13px;padding:4px 8px;border-left:4px solid #b45309;background:#fffbeb;color:#78350f}
+.dark .bpe-cut{background:#451a03;color:#fef3c7;border-left-color:#f59e0b}
+.bpe-chips{display:flex;flex-wrap:wrap;gap:4px 3px;align-items:flex-start;max-width:100%}
+.bpe-chip{display:inline-flex;flex-direction:column;align-items:center;min-width:1.6em;max-width:100%;
+  padding:2px 5px;border-radius:5px;border:1px solid #9ca3af;color:#111827;background:#e0e7ff;
+  font-size:15px;line-height:1.3}
+.bpe-chip.bpe-b{background:#fef3c7}
+.bpe-chip.bpe-word{margin-left:9px}
+.bpe-chip.bpe-special{background:#f3f4f6;border-style:dashed;border-color:#4b5563;font-family:monospace;
+  font-size:13px}
+.bpe-chip .bpe-piece{white-space:pre-wrap;overflow-wrap:anywhere;font-family:monospace}
+.bpe-chip .bpe-id,.bpe-chip .bpe-of{font-size:11px;color:#374151;font-variant-numeric:tabular-nums;
+  overflow-wrap:anywhere}
+.bpe-chip.bpe-new{font-weight:700;border:2px solid #111827}
+.dark .bpe-chip{color:#f9fafb;background:#312e81;border-color:#6b7280}
+.dark .bpe-chip.bpe-b{background:#713f12}
+.dark .bpe-chip.bpe-special{background:#1f2937;border-color:#9ca3af}
+.dark .bpe-chip .bpe-id,.dark .bpe-chip .bpe-of{color:#e5e7eb}
+.dark .bpe-chip.bpe-new{border-color:#f9fafb}
+.bpe-view table.bpe-table{display:table;border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
+.bpe-view .bpe-table tr,.bpe-view .bpe-table td,.bpe-view .bpe-table th{border:0 !important;
+  background:transparent !important;color:inherit}
+.bpe-view .bpe-table th{font-weight:600;text-align:left;padding:3px 6px;font-size:13px}
+.bpe-view .bpe-table td{padding:3px 6px;vertical-align:top;border-top:1px solid rgba(127,127,127,.35) !important}
+.bpe-view .bpe-table td.bpe-step{white-space:nowrap;font-variant-numeric:tabular-nums}
+.bpe-view .bpe-table td.bpe-merge{overflow-wrap:anywhere}
+.bpe-view code.bpe-code{font-family:monospace;white-space:pre-wrap;color:inherit;background:transparent;padding:0}
+.bpe-note{font-size:13px;color:#374151}
+.dark .bpe-note{color:#d1d5db}
+@media (max-width:600px){.bpe-chip{font-size:13px;padding:1px 3px}.bpe-chip.bpe-word{margin-left:6px}
+  .bpe-view table.bpe-table{font-size:12px}.bpe-view .bpe-table td,.bpe-view .bpe-table th{padding:2px 3px}}
+</style>"""
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def _chip(label: str, tint: int, extra: str = "", classes: str = "", title: str = "") -> str:
+    title_attr = f' title="{html.escape(title)}"' if title else ""
+    return (f'<span class="bpe-chip {"bpe-b" if tint % 2 else "bpe-a"}{classes}"{title_attr}>'
+            f'<span class="bpe-piece">{html.escape(label)}</span>{extra}</span>')
+
+
+def tokens_html(rows: dict) -> str:
+    """`token_rows` as chips in reading order: each token's text (a leading space as "␣"; byte pieces of a
+    character as "⟨byte 0xF0⟩", with the character they are part of) and its id below; neighbouring tokens in
+    alternating tints and separate boxes; a wider gap before the first token of each word; special tokens in
+    dashed boxes. A summary line above, a note when the text was cut, what "Ġ"/"␣" means below."""
+    tokens = rows["tokens"]
+    regular = [t for t in tokens if not t["special"]]
+    specials = list(dict.fromkeys(t["token"] for t in tokens if t["special"]))
+    chips, tint = [], 0
+    for t in tokens:
+        classes = (" bpe-word" if t["word_start"] else "") + (" bpe-special" if t["special"] else "")
+        extra = f'<span class="bpe-id">{t["id"]}</span>'
+        if t["special"]:
+            chips.append(_chip(t["token"], 0, extra, classes, f'special token {t["token"]}'))
+            continue
+        if is_partial(t["token"]) and t["text"]:
+            extra += f'<span class="bpe-of">of “{html.escape(_visible(t["text"]))}”</span>'
+        chips.append(_chip(readable(t["token"]), tint, extra, classes, f'vocabulary entry {t["token"]}'))
+        tint += 1
+    per_word = f' ({rows["tokens_per_word"]:.2f} per word)' if rows["read_words"] else ""
+    named = ", ".join(specials)
+    summary = (f'{_plural(rows["characters"], "character")}, {_plural(rows["bytes"], "byte")}, '
+               f'{_plural(rows["words"], "word")} → {_plural(len(regular), "token")}{per_word}'
+               + (f', plus {_plural(len(tokens) - len(regular), "special token")} ({named})' if specials else ""))
+    cut = ""
+    if rows["truncated"]:
+        cut = (f'<p class="bpe-cut">Cut: the model reads at most {rows["max_length"]:,} tokens, special tokens '
+               f'included, so it reads only the first {rows["read_characters"]:,} of the '
+               f'{rows["characters"]:,} characters ({_plural(rows["read_words"], "word")}); the counts after '
+               '“→” are for that part. The rest is not shown.</p>')
+    note = ("Each box is one token: the text it stands for, and below it its id in the vocabulary. A wider gap "
+            f"marks the first token of a word. “{SPACE_LABEL}” is a space that belongs to the token: the "
+            "vocabulary writes it “Ġ”, because byte-level BPE first writes every byte of the text as one "
+            "printable character (a space as “Ġ”, a newline as “Ċ”). A word after a space is usually one token "
+            "with its space, and a different token from the same word at the start of the text. Every one of "
+            "the 256 bytes is a token, so any text can be written without <unk>: a rare character is left as "
+            "its bytes (“⟨byte 0xF0⟩”, in hexadecimal; an emoji takes up to four). Dashed boxes are special "
+            "tokens the model reads around the text (<s> starts it, </s> ends it).")
+    return (f'{BPE_CSS}<div class="bpe-view"><p class="bpe-summary">{html.escape(summary)}</p>{cut}'
+            f'<div class="bpe-chips">{"".join(chips)}</div><p class="bpe-note">{html.escape(note)}</p></div>')
+
+
+def _shown(word: str) -> str:
+    """A word as the user reads it: a byte-level pre-token decoded, else the text with visible whitespace."""
+    return readable(word) if _bytes_of(word) is not None else _visible(word)
+
+
+def merges_html(word: str, steps: list[dict]) -> str:
+    """`merge_steps` as a table: the step number, the pieces after it (the new piece in bold with a heavier
+    border), the merge applied ("t + ion → tion") and its rank; a note on what the ranks mean."""
+    rows, before = [], None
+    for n, step in enumerate(steps):
+        pieces = step["pieces"]
+        new = None
+        if before is not None and step["merged"] is not None:
+            new = next((i for i, (a, b) in enumerate(zip(pieces, before)) if a != b), len(pieces) - 1)
+        chips = "".join(_chip(readable(p), i, "", " bpe-new" if i == new else "", f"vocabulary entry {p}")
+                        for i, p in enumerate(pieces))
+        if step.get("whole_word"):
+            what = "the whole word is in the vocabulary: this tokenizer takes it as it is, without merges"
+        elif step["merged"] is None:
+            what = f'start: one piece per byte ({_plural(len(pieces), "piece")})'
+        else:
+            left, right = (readable(p) for p in step["merged"])
+            what = f'{left} + {right} → {readable(pieces[new])} · rank #{step["rank"]:,}'
+        rows.append(f'<tr><td class="bpe-step">{n}</td><td><div class="bpe-chips">{chips}</div></td>'
+                    f'<td class="bpe-merge"><code class="bpe-code">{html.escape(what)}</code></td></tr>')
+        before = pieces
+    last = steps[-1]["pieces"] if steps else []
+    result = " · ".join(readable(p) for p in last)
+    merges = sum(step["merged"] is not None for step in steps)
+    done = (f"After {_plural(merges, 'merge')} no two neighbouring pieces form a learned merge" if merges else
+            "No two neighbouring pieces form a learned merge") + \
+        f": “{_shown(word)}” is {_plural(len(last), 'token')}: {result}."
+    note = ("How the tokenizer got there: while it was trained, it learned its merges one at a time, each "
+            "time joining the pair of neighbouring pieces that was most frequent in its training text, and "
+            "numbered them in that order. A lower rank means a merge learned earlier, a more frequent pair "
+            "(rank #0 came first). To read a word it starts from its bytes and, again and again, applies the "
+            "merge with the lowest rank among all neighbouring pairs (the leftmost, if that pair occurs twice), "
+            "until none applies. The new piece of each step is in bold.")
+    return (f'{BPE_CSS}<div class="bpe-view"><p class="bpe-summary">How “{html.escape(_shown(word))}” is cut into '
+            f'tokens, merge by merge</p><table class="bpe-table"><tr><th scope="col">step</th>'
+            f'<th scope="col">pieces</th><th scope="col">merge applied</th></tr>{"".join(rows)}</table>'
+            f'<p>{html.escape(done)}</p><p class="bpe-note">{html.escape(note)}</p></div>')

@@ -1,0 +1,476 @@
+"""The Embeddings tab: what the model learned in its two embedding tables, read without running it.
+
+- Word embeddings, (V, H): one row per token, the model's input and, tied, its output layer (the MLM head
+  scores a token by its row). `nearest_words` ranks every row by cosine similarity to a word's vector,
+  `analogy` tries "a is to b as c is to ?" (3CosAdd), `word_map_figure` projects a few words to 2-D (PCA).
+- Position embeddings, (P, H): one learned row per position (RoBERTa learns them, where the original
+  Transformer used fixed sinusoids). As in transformers' RoBERTa, positions count from pad_token_id + 1, so
+  rows 0 and 1 are never read: the first token (<s>) uses row 2 (`roberta.model.position_ids_from_input_ids`).
+  `position_similarity_figure` shows how alike the used rows are.
+
+A word is looked up as it appears mid-sentence: " " + word, the token(s) the tokenizer makes of it without
+<s> and </s>; a word in several pieces stands for the mean of its pieces' rows. Nothing here assumes the
+shipped model's sizes: roberta-base's 50,265 x 768 table works the same, one matrix-vector product per query
+with the rows' norms computed once per table (`_row_norms`).
+"""
+from __future__ import annotations
+
+import html
+import textwrap
+import threading
+import weakref
+from collections import OrderedDict
+
+import torch
+from matplotlib.figure import Figure
+
+from roberta.tokenizer import SPECIAL_TOKENS
+
+from .figures import _short  # importing figures also sets the Agg backend, fonts, and text never read as math
+from .formatting import SPACE_LABEL, word_labels
+
+MAX_PIECES = 5  # a word in more pieces is mostly a guess of the tokenizer's, its mean says little
+MAX_WORD_CHARS = 40
+MAX_K = 100
+MIN_MAP_WORDS, MAX_MAP_WORDS = 2, 30
+
+# Groups a model that learned anything keeps apart: weekdays, numbers, countries, animals, colours. Each word is
+# one token to the shipped model (" Tuesday" is three pieces there) and none is as frequent, and so as odd, as
+# "one" or "two", which alone would take the first two components.
+DEFAULT_MAP_WORDS = ("Monday, Wednesday, Friday, Sunday, five, six, seven, eight, France, Germany, Japan, Italy, "
+                     "dog, cat, horse, bird, red, blue, green, yellow")
+
+
+# --- the vocabulary, read once per tokenizer -------------------------------------------------------------
+
+class _Vocab:
+    """Per tokenizer: every token decoded on its own, which are special, which are "word-like" (a word's
+    mid-sentence form: a leading space and a letter), and the ids of each word form ("monday" -> the ids
+    of " Monday", "Monday", " monday", ...), so a query's case and space variants are found without a scan."""
+
+    def __init__(self, tokenizer):
+        n = tokenizer.get_vocab_size()
+        self.strings: list[str] = tokenizer.decode_batch([[i] for i in range(n)], skip_special_tokens=False)
+        added = getattr(tokenizer, "get_added_tokens_decoder", dict)()
+        self.special = {i for i, token in added.items() if getattr(token, "special", False)}
+        self.special |= {tokenizer.token_to_id(t) for t in SPECIAL_TOKENS} - {None}
+        self.word_like = torch.tensor([s[:1] == " " and any(c.isalpha() for c in s) and i not in self.special
+                                       for i, s in enumerate(self.strings)], dtype=torch.bool)  # (n,)
+        self.forms: dict[str, list[int]] = {}
+        for i, s in enumerate(self.strings):
+            if i not in self.special:
+                self.forms.setdefault(_form(s), []).append(i)
+
+    def allowed(self, rows: int, words_only: bool) -> torch.Tensor:
+        """(rows,) bool: the tokens a neighbour list may show (rows the tokenizer lacks never are)."""
+        keep = torch.zeros(rows, dtype=torch.bool)  # (rows,)
+        n = min(rows, len(self.strings))
+        keep[:n] = self.word_like[:n] if words_only else True
+        keep[[i for i in self.special if i < rows]] = False
+        return keep
+
+
+_VOCABS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _vocab(tokenizer) -> _Vocab:
+    vocab = _VOCABS.get(tokenizer)
+    if vocab is None or len(vocab.strings) != tokenizer.get_vocab_size():
+        vocab = _VOCABS[tokenizer] = _Vocab(tokenizer)  # ~20 ms for 32k tokens
+    return vocab
+
+
+def _form(text: str) -> str:
+    """A word's form without case and surrounding space: " Monday", "monday" and "MONDAY" are one."""
+    return text.strip().casefold()
+
+
+def _readable(piece: str) -> str:
+    """A piece as the view names it: its leading space made visible ("␣anti")."""
+    return SPACE_LABEL + piece[1:] if piece[:1] == " " else piece
+
+
+# --- the rows' norms, computed once per table ------------------------------------------------------------
+
+_NORMS: "OrderedDict[tuple, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]" = OrderedDict()
+_NORMS_LOCK = threading.Lock()
+_NORMS_KEPT = 4  # tables remembered (the app holds two or three models); a (V,) vector each
+_PROBES = 8  # rows compared again on every call
+
+
+def _table(embeddings: torch.Tensor) -> torch.Tensor:
+    """The table as plain floats, without autograd (a Parameter may be passed as it is)."""
+    table = embeddings.detach()
+    return table if table.dtype in (torch.float32, torch.float64) else table.float()
+
+
+def _row_norms(embeddings: torch.Tensor) -> torch.Tensor:
+    """(V,) the norm of every row, cached per table: keyed on where its data lies, its shape, dtype and
+    version counter (which every in-place change bumps, `.detach()` copies sharing it), and checked on a few
+    rows, so a new table that happens to reuse a freed one's memory is not mistaken for it. A change made
+    through `.data` bumps no counter: call `clear_cache()` after one."""
+    table = _table(embeddings)
+    key = (embeddings.data_ptr(), tuple(embeddings.shape), embeddings.stride(), embeddings.dtype,
+           str(embeddings.device), embeddings._version)
+    probes = torch.linspace(0, len(table) - 1, min(_PROBES, len(table))).long().to(table.device)  # (p,)
+    with _NORMS_LOCK:
+        hit = _NORMS.get(key)
+    if hit is not None:
+        norms, rows, seen = hit
+        if torch.equal(table[rows], seen):
+            with _NORMS_LOCK:
+                _NORMS.move_to_end(key)
+            return norms
+    norms = table.norm(dim=-1)  # (V,)
+    with _NORMS_LOCK:
+        _NORMS[key] = (norms, probes, table[probes].clone())
+        while len(_NORMS) > _NORMS_KEPT:
+            _NORMS.popitem(last=False)
+    return norms
+
+
+def clear_cache() -> None:
+    """Forget every cached table's norms and every tokenizer's vocabulary."""
+    with _NORMS_LOCK:
+        _NORMS.clear()
+    _VOCABS.clear()
+
+
+def _cosines(embeddings: torch.Tensor, vector: torch.Tensor) -> torch.Tensor:
+    """(V,) cosine similarity of `vector` (H,) with every row: one matrix-vector product."""
+    table = _table(embeddings)
+    unit = vector.to(table) / vector.norm().clamp_min(1e-12)  # (H,)
+    return (table @ unit / _row_norms(embeddings).clamp_min(1e-12)).float().cpu()  # (V,)
+
+
+# --- words -----------------------------------------------------------------------------------------------
+
+def _word(embeddings: torch.Tensor, tokenizer, word: str) -> tuple[torch.Tensor, list[str], list[int]]:
+    """`word_vector`, with the pieces' ids too."""
+    shown = word.strip()
+    if not shown:
+        raise ValueError("Type a word: this one is empty.")
+    if len(shown) > MAX_WORD_CHARS:
+        raise ValueError(f"“{shown[:MAX_WORD_CHARS]}…” is longer than {MAX_WORD_CHARS} characters: type one word.")
+    encoding = tokenizer.encode(" " + shown, add_special_tokens=False)
+    ids = list(getattr(encoding, "ids", encoding))
+    vocab = _vocab(tokenizer)
+    if any(i in vocab.special for i in ids):
+        raise ValueError(f"“{shown}” holds a special token such as <mask>, not a word the model has a row for.")
+    if len(ids) > MAX_PIECES:
+        raise ValueError(f"“{shown}” is {len(ids)} pieces to this tokenizer; words of up to {MAX_PIECES} pieces "
+                         "are shown (the mean of more says little).")
+    if not ids or max(ids) >= len(embeddings):
+        raise ValueError(f"The model has no embedding for “{shown}”.")
+    vector = _table(embeddings)[ids].mean(dim=0)  # (H,)
+    pieces = [_readable(tokenizer.decode([i], skip_special_tokens=False)) for i in ids]
+    return vector, pieces, ids
+
+
+def word_vector(embeddings: torch.Tensor, tokenizer, word: str) -> tuple[torch.Tensor, list[str]]:
+    """The (H,) vector of `word` as it appears mid-sentence (" " + word): its token's row, or the mean of its
+    pieces' rows, and the pieces as the view names them, a leading space shown as "␣" (["␣Monday"], or
+    ["␣antid", "is", "establish", "ment"]). ValueError with a plain message for an empty word, one longer
+    than 40 characters, in more than 5 pieces, or holding a special token."""
+    vector, pieces, _ = _word(embeddings, tokenizer, word)
+    return vector, pieces
+
+
+def _check_k(k: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise ValueError(f"Ask for 1 to {MAX_K} neighbours.")
+    return k
+
+
+def _top(sims: torch.Tensor, allowed: torch.Tensor, vocab: _Vocab, k: int, one_per_word: bool) -> list[dict]:
+    """The k allowed rows most similar, best first; `one_per_word` keeps only the best of each word form
+    (" Tuesday" and " tuesday" are one word to a reader)."""
+    scores = sims.masked_fill(~allowed, float("-inf"))  # (V,)
+    available = int(allowed.sum())
+    out, seen = [], set()
+    for want in (min(available, 4 * k + 16), available):  # usually the first, short list is enough
+        values, picks = scores.topk(want)  # (want,)
+        out, seen = [], set()
+        for value, pick in zip(values.tolist(), picks.tolist()):
+            form = _form(vocab.strings[pick]) if pick < len(vocab.strings) else str(pick)
+            if one_per_word and form in seen:
+                continue
+            seen.add(form)
+            out.append({"token": pick, "token_str": vocab.strings[pick], "similarity": value})
+            if len(out) == k:
+                return out
+    return out
+
+
+def _excluded(vocab: _Vocab, words: list[str], ids: list[int]) -> list[int]:
+    """The query's own tokens and every case and space variant of each of its words."""
+    return sorted(set(ids).union(*(vocab.forms.get(_form(w), []) for w in words)))
+
+
+def _allowed(vocab: _Vocab, rows: int, words_only: bool, words: list[str], ids: list[int]) -> torch.Tensor:
+    allowed = vocab.allowed(rows, words_only)  # (V,)
+    allowed[[i for i in _excluded(vocab, words, ids) if i < rows]] = False
+    return allowed
+
+
+def nearest_words(embeddings: torch.Tensor, tokenizer, word: str, k: int = 10, words_only: bool = True) -> dict:
+    """The k tokens whose rows are most like `word`'s vector (`word_vector`) by cosine similarity, best first.
+    Never the word's own tokens, its case and space variants (" monday", "Monday" for " Monday") or special
+    tokens. `words_only` keeps only word-like tokens, a leading space and a letter (" Tuesday", not
+    "day" or ","), one per word (the best of " Tuesday" and " tuesday"); without it every token competes.
+    Returns {"word", "pieces" (readable, see `word_vector`), "words_only", "neighbours": [{"token" (id),
+    "token_str" (decoded), "similarity"}]}."""
+    k = _check_k(k)
+    vector, pieces, ids = _word(embeddings, tokenizer, word)
+    vocab = _vocab(tokenizer)
+    allowed = _allowed(vocab, len(embeddings), words_only, [word], ids)  # (V,)
+    neighbours = _top(_cosines(embeddings, vector), allowed, vocab, k, words_only)
+    return {"word": word.strip(), "pieces": pieces, "words_only": words_only, "neighbours": neighbours}
+
+
+def analogy(embeddings: torch.Tensor, tokenizer, a: str, b: str, c: str, k: int = 10,
+            words_only: bool = True) -> dict:
+    """"a is to b as c is to ?" by 3CosAdd (Mikolov et al., 2013): the words nearest, by cosine, to
+    b̂ − â + ĉ (each word's vector at unit length), never a, b or c themselves nor their variants.
+    Returns `nearest_words`' dict with "word" the sum as text ("France − Paris + Berlin"), "pieces" all three
+    words' pieces, and "query": [a, b, c] and "query_pieces": each word's pieces."""
+    k = _check_k(k)
+    words = [a, b, c]
+    looked_up = []
+    for name, w in zip("abc", words):
+        try:
+            looked_up.append(_word(embeddings, tokenizer, w))
+        except ValueError as err:
+            raise ValueError(f"Word {name}: {err}") from None
+    if len({_form(w) for w in words}) < 3:
+        raise ValueError("Give three different words: a is to b as c is to ?")
+    (va, pa, ia), (vb, pb, ib), (vc, pc, ic) = looked_up
+    unit = [v / v.norm().clamp_min(1e-12) for v in (va, vb, vc)]
+    target = unit[1] - unit[0] + unit[2]  # (H,)
+    vocab = _vocab(tokenizer)
+    allowed = _allowed(vocab, len(embeddings), words_only, words, ia + ib + ic)  # (V,)
+    neighbours = _top(_cosines(embeddings, target), allowed, vocab, k, words_only)
+    shown = [w.strip() for w in words]
+    return {"word": f"{shown[1]} − {shown[0]} + {shown[2]}", "pieces": pa + pb + pc, "words_only": words_only,
+            "neighbours": neighbours, "query": shown, "query_pieces": [pa, pb, pc]}
+
+
+# --- the table view --------------------------------------------------------------------------------------
+
+EMBEDDING_CSS = """<style>
+.ev-view{display:flex;flex-direction:column;gap:6px}
+.ev-view h3{margin:0;font-size:14px}
+.ev-view p{margin:0}
+.ev-view table.ev-table{display:table;border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
+.ev-view tr,.ev-view td,.ev-view th{border:0 !important;background:transparent !important}
+.ev-view th{font-weight:600;text-align:left;padding:2px 6px;font-size:13px}
+.ev-view td,.ev-view th.ev-word{padding:2px 6px;vertical-align:middle}
+.ev-view th.ev-word{font-weight:400;white-space:nowrap;max-width:14em;overflow:hidden;text-overflow:ellipsis}
+.ev-view td.ev-rank{text-align:right;width:2.5em;font-variant-numeric:tabular-nums}
+.ev-view td.ev-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+.ev-view td.ev-track{width:50%}
+.ev-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
+.ev-bar.ev-none{background:transparent;border-left:2px solid #6366f1}
+.dark .ev-bar{background:#818cf8}.dark .ev-bar.ev-none{background:transparent;border-color:#818cf8}
+.ev-pieces{font-size:13px}
+.ev-note{font-size:12px;opacity:.75}
+@media (max-width:600px){.ev-view td.ev-track{width:30%}
+  .ev-view table.ev-table,.ev-view th,.ev-view td{font-size:12px}.ev-view td,.ev-view th{padding:2px 3px}}
+</style>"""
+
+
+def _pieces_line(word: str, pieces: list[str]) -> str:
+    """"“Monday” is one token, ␣Monday" or "“antidisestablishment” is in 4 pieces: ␣antid is ..., their mean"."""
+    word, listed = html.escape(word), html.escape(" ".join(pieces))
+    if len(pieces) == 1:
+        return f"“{word}” is one token, <code>{listed}</code>"
+    return f"“{word}” is in {len(pieces)} pieces, <code>{listed}</code>: their mean stands for it"
+
+
+def neighbours_html(result: dict, title: str) -> str:
+    """`nearest_words` or `analogy` as a person reads it: a table of rank, word and cosine similarity (the number
+    always, and a bar from 0 to 1; a similarity at or below 0 gets an empty bar), how the query was split into
+    tokens, and a note on what the similarity means."""
+    rows = []
+    neighbours = result["neighbours"]
+    for rank, (n, word) in enumerate(zip(neighbours, word_labels([n["token_str"] for n in neighbours])), 1):
+        sim = float(n["similarity"])
+        width = max(0.0, min(100.0, 100 * sim))
+        bar = f'<span class="ev-bar{" ev-none" if width <= 0 else ""}" style="width:{width:.1f}%"></span>'
+        rows.append(f'<tr><td class="ev-rank">{rank}</td><th scope="row" class="ev-word" '
+                    f'title="{html.escape(repr(n["token_str"]))}">{html.escape(word)}</th>'
+                    f'<td class="ev-score">{sim:.3f}</td><td class="ev-track">{bar}</td></tr>')
+    if not rows:
+        rows.append('<tr><td colspan="4">No token is left to compare once the query’s own tokens and special '
+                    "tokens are set aside.</td></tr>")
+    if "query_pieces" in result:
+        a, b, c = result["query"]
+        lines = [f"“{html.escape(a)}” is to “{html.escape(b)}” as “{html.escape(c)}” is to …? The words nearest "
+                 f"to {html.escape(b)} − {html.escape(a)} + {html.escape(c)} (each word's vector at length 1), "
+                 "never the three words themselves."]
+        lines += [_pieces_line(w, p) for w, p in zip(result["query"], result["query_pieces"]) if len(p) > 1]
+    else:
+        lines = [_pieces_line(result["word"], result["pieces"])]
+    which = ("Only whole words are listed (tokens that start with a space and hold a letter), the best of each "
+             "word's case variants." if result.get("words_only", True) else
+             "Every token competes, pieces of words and punctuation included.")
+    note = ("Cosine similarity of the learned input embeddings (the same table is the output layer: the model "
+            "scores a predicted word by its row). Training places tokens that appear in similar contexts close "
+            "together, which is not the same as meaning the same: opposites such as good and bad fit the same "
+            "sentences, so they are often each other's neighbours. " + which)
+    pieces = "".join(f'<p class="ev-pieces">{line}</p>' for line in lines)
+    return (f'{EMBEDDING_CSS}<div class="ev-view"><h3>{html.escape(title)}</h3>{pieces}'
+            f'<table class="ev-table"><tr><th scope="col">rank</th><th scope="col">word</th>'
+            f'<th scope="col" colspan="2">cosine similarity</th></tr>{"".join(rows)}</table>'
+            f'<p class="ev-note">{note}</p></div>')
+
+
+# --- figures ---------------------------------------------------------------------------------------------
+
+def position_similarities(position_embeddings: torch.Tensor, first_position: int = 2) -> torch.Tensor:
+    """(N, N) cosine similarity of the used position rows, N = P - first_position; entry (i, j) compares the
+    positions of the i-th and j-th tokens of a text (0 = <s>)."""
+    rows = _table(position_embeddings)[first_position:].float().cpu()  # (N, H)
+    if len(rows) < 2:
+        raise ValueError("The model has fewer than two positions to compare.")
+    unit = rows / rows.norm(dim=-1, keepdim=True).clamp_min(1e-12)  # (N, H)
+    return unit @ unit.T  # (N, N)
+
+
+def _reference_positions(n: int) -> list[int]:
+    """Positions whose similarity to all others the lower panel draws: the first, one early, one mid-way
+    (0, 16, 64 of 128)."""
+    return sorted({0, n // 8, n // 2} - {n})
+
+
+def position_similarity_figure(position_embeddings: torch.Tensor, first_position: int = 2,
+                               title: str = "Learned positions: how alike is each pair?"):
+    """The position rows' cosine similarities (`position_similarities`) as a heatmap, and below it, as lines,
+    the similarity of a few positions to every other. A bright band along the diagonal means the model learned
+    nearby positions alike, far ones apart: learned, not the original Transformer's fixed sinusoids. Positions
+    are counted from the text's first token (<s> = 0), row `first_position` of the table."""
+    sim = position_similarities(position_embeddings, first_position).numpy()  # (N, N)
+    n = len(sim)
+    fig = Figure(figsize=(6.2, 9.0), dpi=100, layout="constrained")
+    top, bottom = fig.subplots(2, 1, height_ratios=[2.2, 1])
+    im = top.imshow(sim, cmap="RdBu_r", vmin=-1.0, vmax=1.0, interpolation="antialiased", aspect="equal")
+    top.set_xlabel("position", fontsize=11)
+    top.set_ylabel("position", fontsize=11)
+    top.set_title(title, fontsize=12)
+    fig.colorbar(im, ax=top, label="cosine similarity", shrink=0.85)
+    styles = ["-", "--", ":"]
+    for ref, style, marker in zip(_reference_positions(n), styles, "os^"):
+        name = f"position {ref}" + (" (<s>)" if ref == 0 else "")
+        bottom.plot(range(n), sim[ref], style, linewidth=1.6, label=f"{name} vs every position")
+        bottom.plot([ref], [sim[ref, ref]], marker, color=bottom.lines[-1].get_color(), markersize=6)
+    bottom.axhline(0.0, color="gray", linewidth=0.8, alpha=0.6)
+    bottom.set_xlim(-0.5, n - 0.5)
+    bottom.set_ylim(min(-0.2, float(sim.min()) - 0.05), 1.05)
+    bottom.set_xlabel("position", fontsize=11)
+    bottom.set_ylabel("cosine similarity", fontsize=11)
+    bottom.grid(alpha=0.3)
+    bottom.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=1, frameon=False)
+    return fig
+
+
+def parse_words(text: str) -> list[str]:
+    """A textbox's comma-separated words (`DEFAULT_MAP_WORDS`), blanks dropped, each word once."""
+    return list(dict.fromkeys(w.strip() for w in text.split(",") if w.strip()))
+
+
+def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tuple[list[str], torch.Tensor,
+                                                                                      list[float], list[str]]:
+    """The words (blanks and repeats dropped), their (N, 2) coordinates on the first two principal components
+    of their vectors (each at unit length, so direction is what counts, as for cosine similarity), the share
+    of the variance each component holds, and why each word the map leaves out was left out (a word in too
+    many pieces, a special token...: `word_vector`'s message). Signs are fixed (each component's largest
+    coordinate is positive), so the same words always give the same map. ValueError when fewer than two words
+    can be placed, naming every bad word."""
+    words = list(dict.fromkeys(w.strip() for w in words if w.strip()))
+    if not MIN_MAP_WORDS <= len(words) <= MAX_MAP_WORDS:
+        raise ValueError(f"Give {MIN_MAP_WORDS} to {MAX_MAP_WORDS} different words, separated by commas "
+                         f"({len(words)} given).")
+    placed, vectors, left_out = [], [], []
+    for w in words:
+        try:
+            vectors.append(word_vector(embeddings, tokenizer, w)[0])
+            placed.append(w)
+        except ValueError as err:
+            left_out.append(str(err))
+    if len(placed) < MIN_MAP_WORDS:
+        raise ValueError(f"Fewer than {MIN_MAP_WORDS} of the words can be placed. " + " ".join(left_out))
+    words = placed
+    x = torch.stack(vectors).double()  # (N, H)
+    x = x / x.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    x = x - x.mean(dim=0)  # (N, H)
+    u, s, _ = torch.linalg.svd(x, full_matrices=False)  # u (N, r), s (r,)
+    u, s = u[:, :2], s[:2]
+    if u.shape[1] < 2:  # fewer than two components (N = 1 cannot happen; H = 1 can in a test)
+        u, s = torch.cat([u, torch.zeros(len(u), 1, dtype=u.dtype)], 1), torch.cat([s, s.new_zeros(1)])
+    flip = torch.sign(u.gather(0, u.abs().argmax(dim=0, keepdim=True)))  # (1, 2)
+    flip[flip == 0] = 1
+    points = (u * flip * s).float()  # (N, 2)
+    total = float((x ** 2).sum()) or 1.0
+    return words, points, [float(v) ** 2 / total for v in s], left_out
+
+
+_OFFSETS = [(6, 0, "left", "center"), (-6, 0, "right", "center"), (0, 7, "center", "bottom"),
+            (0, -7, "center", "top"), (6, 8, "left", "bottom"), (6, -8, "left", "top"),
+            (-6, 8, "right", "bottom"), (-6, -8, "right", "top")]
+
+
+def _label_box(x: float, y: float, text: str, font: float, offset) -> tuple[float, float, float, float]:
+    """A label's rough box in points (x0, y0, x1, y1), placed at `offset` from its point at (x, y) points."""
+    dx, dy, ha, va = offset
+    w, h = len(text) * font * 0.6, font * 1.2
+    x0 = x + dx - (w if ha == "right" else w / 2 if ha == "center" else 0)
+    y0 = y + dy - (h if va == "top" else h / 2 if va == "center" else 0)
+    return x0, y0, x0 + w, y0 + h
+
+
+def _overlap(a, b) -> float:
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
+def word_map_figure(embeddings: torch.Tensor, tokenizer, words: list[str],
+                    title: str = "Words on a map: their embeddings in 2-D"):
+    """`word_map_points` as a scatter, each word's label beside its point: the side is picked where it covers
+    the fewest labels and points already drawn (estimated from the text's length, no layout engine). Words
+    the model uses alike land close together; the axes are the two directions along which these words'
+    vectors differ most (PCA), with the share of the variance each holds. The words left out are named under
+    the map, with the reason."""
+    words, points, shares, left_out = word_map_points(embeddings, tokenizer, words)
+    font, side = 10.0, 4.6  # points, inches of the square axes
+    fig = Figure(figsize=(6.2, 6.2), dpi=100)
+    ax = fig.add_axes((0.14, 0.12, side / 6.2, side / 6.2))
+    xy = points.numpy()
+    ax.scatter(xy[:, 0], xy[:, 1], s=22, color="#4338ca", zorder=3)
+    # limits with room for labels, then data -> points, to place each label where it is least in the way
+    lo, hi = xy.min(axis=0), xy.max(axis=0)
+    span = [max(float(h - l), 1e-6) for l, h in zip(lo, hi)]
+    ax.set_xlim(lo[0] - 0.12 * span[0], hi[0] + 0.22 * span[0])
+    ax.set_ylim(lo[1] - 0.1 * span[1], hi[1] + 0.1 * span[1])
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    to_pt = [(p[0] - x0) / (x1 - x0) * side * 72 for p in xy], [(p[1] - y0) / (y1 - y0) * side * 72 for p in xy]
+    dots = [(px - 3, py - 3, px + 3, py + 3) for px, py in zip(*to_pt)]
+    placed = []
+    for i in sorted(range(len(words)), key=lambda i: to_pt[0][i]):
+        label = _short(words[i], 18)
+        boxes = [_label_box(to_pt[0][i], to_pt[1][i], label, font, o) for o in _OFFSETS]
+
+        def cost(box):
+            outside = box[0] < 0 or box[2] > side * 72 or box[1] < 0 or box[3] > side * 72
+            return sum(_overlap(box, b) for b in placed + dots) + (1e4 if outside else 0)
+
+        best = min(range(len(_OFFSETS)), key=lambda j: cost(boxes[j]))
+        placed.append(boxes[best])
+        dx, dy, ha, va = _OFFSETS[best]
+        ax.annotate(label, (xy[i, 0], xy[i, 1]), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va,
+                    fontsize=font)
+    ax.set_xlabel(f"PC 1 ({shares[0]:.0%} of variance)", fontsize=11)
+    ax.set_ylabel(f"PC 2 ({shares[1]:.0%} of variance)", fontsize=11)
+    ax.set_title(title, fontsize=12)
+    ax.grid(alpha=0.3)
+    if left_out:
+        fig.text(0.02, 0.005, textwrap.fill("Left out: " + " ".join(left_out), 100), fontsize=8, va="bottom")
+    return fig

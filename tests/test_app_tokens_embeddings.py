@@ -1,0 +1,131 @@
+"""The tokens and embeddings tabs' handlers as plain functions, with the tiny random fixture models (the views
+themselves: tests/test_bpe_view.py, tests/test_embedding_view.py)."""
+import warnings
+
+import gradio as gr
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from demo import bpe_view
+from demo.embedding_view import DEFAULT_MAP_WORDS
+
+TEXT = "The old man follows the river every day."
+
+
+def _error(match):
+    return pytest.raises(gr.Error, match=match)
+
+
+# ----------------------------------------------------------------------------- tokens
+def test_tokens_shows_every_token_and_the_default_words_merges(handlers, models):
+    view, rows, picker, merges, steps = handlers.tokens(TEXT)
+    tokenizer = models.mlm.tokenizer
+    encoding = tokenizer.encode(TEXT)
+    assert [row["id"] for row in rows["tokens"]] == encoding.ids  # <s> ... </s>, as the model reads it
+    assert view.count("</span>") >= len(encoding.ids) and "10 words" not in view  # 8 words
+    assert "8 words" in view and not rows["truncated"]
+    # the picker offers the text's words (byte-level form, readable labels), the default one picked
+    words = bpe_view.pretokens(tokenizer, TEXT)
+    assert picker["choices"] == [(bpe_view.readable(w), w) for w in words]
+    assert picker["value"] == bpe_view.pick_pretoken(tokenizer, TEXT) in words
+    # its merges end in the word's tokens, as the tokenizer cuts it
+    assert steps[-1]["pieces"] == [t.value for t in tokenizer.model.tokenize(picker["value"])]
+    assert steps[0]["merged"] is None and all(step["merged"] for step in steps[1:])
+    assert merges == handlers.bpe_merges(picker["value"])[0]
+
+
+def test_bpe_merges_takes_a_word_as_typed_or_as_the_picker_names_it(handlers, models):
+    typed = handlers.bpe_merges(" river")[1]
+    assert typed == handlers.bpe_merges("Ġriver")[1]
+    assert typed[-1]["pieces"] == [t.value for t in models.mlm.tokenizer.model.tokenize("Ġriver")]
+
+
+@pytest.mark.parametrize("word, match", [
+    (" old man", "not one word"),
+    ("x" * 41, "up to 40 bytes"),
+    (None, "The word must be a string"),
+    ("", "no word"),
+])
+def test_bpe_merges_bad_words_are_plain_errors(handlers, word, match):
+    with _error(match):
+        handlers.bpe_merges(word)
+
+
+def test_tokens_of_a_long_text_warn_and_count_what_is_read(handlers, models):
+    max_length = models.mlm.config.max_length
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        view, rows, *_ = handlers.tokens("the cat sees the house. " * 200)
+    assert rows["truncated"] and len(rows["tokens"]) == max_length
+    assert any("cut" in str(w.message) or "first" in str(w.message) for w in caught), [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("text", ["", "   \u200b", None, 5])
+def test_tokens_bad_text(handlers, text):
+    with _error("empty|must be a string"):
+        handlers.tokens(text)
+
+
+def test_tokens_of_html_and_odd_text_are_escaped(handlers):
+    text = "<script>alert(1)</script> 東京 😀"
+    view, rows, picker, merges, _ = handlers.tokens(text)
+    assert "<script>" not in view and "<script>" not in merges
+    # the byte pieces of one character share its span: each span once, in order, gives the text back
+    spans = dict.fromkeys((row["start"], row["end"]) for row in rows["tokens"] if not row["special"])
+    assert "".join(text[start:end] for start, end in spans) == text.replace(" ", "")  # spans leave out spaces
+
+
+# ----------------------------------------------------------------------------- embeddings
+def test_neighbours_rank_by_cosine_similarity(handlers, models):
+    view, result = handlers.neighbours("cat", 5, False)
+    assert [n["similarity"] for n in result["neighbours"]] == sorted(
+        (n["similarity"] for n in result["neighbours"]), reverse=True)
+    assert len(result["neighbours"]) == 5 and "Nearest to “cat”" in view
+    # the first one is the row most like the word's own, by cosine, among the other ordinary tokens
+    table = models.mlm.model.roberta.embeddings.word_embeddings.weight.detach()
+    own = models.mlm.tokenizer.encode(" cat", add_special_tokens=False).ids
+    sims = torch.nn.functional.cosine_similarity(table, table[own].mean(0, keepdim=True))
+    assert result["neighbours"][0]["similarity"] == pytest.approx(
+        float(sims[result["neighbours"][0]["token"]]), abs=1e-5)
+    assert not set(own) & {n["token"] for n in result["neighbours"]}
+
+
+@pytest.mark.parametrize("args, match", [
+    (("", 5, True), "empty"),
+    (("cat", 0, True), "Neighbours must be between 1 and 100"),
+    (("cat", "many", True), "Neighbours must be a whole number"),
+    (("cat", 5, "yes"), "words_only must be true or false"),
+    ((3, 5, True), "The word must be a string"),
+])
+def test_neighbours_bad_input(handlers, args, match):
+    with _error(match):
+        handlers.neighbours(*args)
+
+
+def test_analogy_and_its_errors(handlers):
+    view, result = handlers.analogy("man", "king", "woman")
+    assert result["query"] == ["man", "king", "woman"] and len(result["neighbours"]) == 10
+    assert "man is to king as woman is to" in view
+    assert not {"man", "king", "woman"} & {n["token_str"].strip() for n in result["neighbours"]}
+    with _error("Word b"):
+        handlers.analogy("man", "", "woman")
+    with _error("three different words"):
+        handlers.analogy("man", "man", "woman")
+    with _error("Word c must be a string"):
+        handlers.analogy("man", "king", None)
+
+
+def test_word_map_and_positions_are_figures(handlers, models):
+    figure = handlers.word_map("cat, dog, house, river")
+    assert isinstance(figure, Figure) and "PC 1" in figure.axes[0].get_xlabel()
+    assert {t.get_text() for t in figure.axes[0].texts} >= {"cat", "dog", "house", "river"}
+    with _error("Give 2 to 30 different words"):
+        handlers.word_map("cat")
+    # the default words, chosen for the shipped tokenizer: another one leaves out those it cuts in many pieces
+    default = handlers.word_map(DEFAULT_MAP_WORDS)
+    assert "Left out:" in default.texts[0].get_text() and len(default.axes[0].texts) >= 2
+    positions = handlers.positions()
+    n = models.mlm.config.max_length  # the rows the model reads: max_length of them, from pad_token_id + 1
+    assert isinstance(positions, Figure) and positions.axes[0].images[0].get_array().shape == (n, n)
+

@@ -1,0 +1,256 @@
+"""The "Tokens" tab's views (demo.bpe_view): a text's tokens, and byte-level BPE replayed merge by merge, checked
+against `tokenizers`' own BPE model on the shipped tokenizer, the tiny test one and hand-made ones."""
+import random
+from pathlib import Path
+
+import pytest
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+import roberta
+from demo import bpe_view
+from demo.bpe_view import (MAX_WORD_CHARS, merge_steps, merges_html, pick_pretoken, pretokens, readable,
+                           token_rows, tokens_html)
+
+SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "mini-roberta-mlm" / "tokenizer.json"
+
+# common words, rare long ones, numbers, punctuation, accents, emoji, CJK, repeats, whitespace
+WORDS = ["the", " the", " The", "capital", " capital", " of", " France", " Paris", " tokenization", " tokenizer",
+         " antidisestablishmentarianism", " supercalifragilistic", " pneumonoultramicroscopic", " 2024",
+         " 3.14159", "1234567890", " 42", "!!!", " ...", " ?!", "'s", "n't", " café", " naïve", " Ærøskøbing",
+         " élève", " 😀", " 👍🏽", "🇫🇷", " 東京", " 中文分词", " こんにちは", " 한국어", " Привет", " مرحبا",
+         " aaaa", "aaaaaaa", " zzzzzz", " qwxz", " http", " \t", "\n\n", " ", " <", " />", "&amp", " ünïcödé",
+         " Mississippi", " bookkeeper", " the the"]
+
+
+def library_pieces(tokenizer, pretoken: str) -> list[str]:
+    return [token.value for token in tokenizer.model.tokenize(pretoken)]
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return roberta.load_tokenizer(SHIPPED)
+
+
+def all_pretokens(tokenizer) -> list[str]:
+    found = []
+    for word in WORDS:
+        found += [p for p in pretokens(tokenizer, word) if p not in found and len(p) <= MAX_WORD_CHARS]
+    return found
+
+
+@pytest.mark.parametrize("which", ["shipped", "tiny", "roberta_base_style"])
+def test_merge_replay_ends_with_the_library_tokens(which, shipped, tokenizer, roberta_base_style_tokenizer_file):
+    tok = {"shipped": shipped, "tiny": tokenizer,
+           "roberta_base_style": roberta.load_tokenizer(roberta_base_style_tokenizer_file)}[which]
+    words = all_pretokens(tok)
+    assert len(words) >= 30
+    merged_somewhere = 0
+    for pretoken in words:
+        steps = merge_steps(tok, pretoken)
+        assert steps[0]["merged"] is None and steps[0]["rank"] is None
+        assert steps[0]["pieces"] == list(pretoken)  # one piece per byte
+        assert steps[-1]["pieces"] == library_pieces(tok, pretoken), pretoken
+        for before, step in zip(steps, steps[1:]):  # each step joins one neighbouring pair
+            assert len(step["pieces"]) == len(before["pieces"]) - 1
+            assert "".join(step["pieces"]) == pretoken and "".join(step["merged"]) in step["pieces"]
+            assert isinstance(step["rank"], int) and step["rank"] >= 0
+        merged_somewhere += len(steps) > 1
+    assert merged_somewhere >= 10
+
+
+def test_merge_replay_matches_encoding_a_sentence(shipped):
+    text = "The capital of France is Paris, and antidisestablishmentarianism costs $1234.56 😀 東京!"
+    replayed = [piece for p in pretokens(shipped, text) for piece in merge_steps(shipped, p)[-1]["pieces"]]
+    assert replayed == shipped.encode(text, add_special_tokens=False).tokens  # every pre-token occurs once
+
+
+def test_text_with_a_space_is_read_as_its_pretoken(shipped):
+    assert merge_steps(shipped, " tokenization") == merge_steps(shipped, "Ġtokenization")
+    assert merge_steps(shipped, " café")[0]["pieces"] == list("ĠcafÃ©")  # é is two bytes
+    assert merge_steps(shipped, "café")[-1]["pieces"] == library_pieces(shipped, "cafÃ©")
+    assert merge_steps(shipped, "😀")[0]["pieces"] == list("ðŁĺĢ")
+
+
+def random_bpe(rng: random.Random) -> Tokenizer:
+    """A BPE over the bytes "a" and "b" with random merges, some of them giving the same token two ways."""
+    vocab, merges = ["a", "b"], []
+    while len(merges) < 12:
+        left, right = rng.choice(vocab), rng.choice(vocab)
+        if (left, right) in merges or len(left + right) > 6:
+            continue
+        merges.append((left, right))
+        if left + right not in vocab:
+            vocab.append(left + right)
+    tok = Tokenizer(models.BPE({t: i for i, t in enumerate(vocab)}, merges))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    return tok
+
+
+def test_merge_order_matches_the_library_on_repeated_pairs():
+    # "aaa" with merges "a a" then "aa a": the library joins the leftmost "a a" first, so it ends as "aaa"
+    tok = Tokenizer(models.BPE({"a": 0, "aa": 1, "aaa": 2}, [("a", "a"), ("aa", "a")]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    assert merge_steps(tok, "aaa")[-1]["pieces"] == ["aaa"] == library_pieces(tok, "aaa")
+    steps = merge_steps(tok, "aaaa")
+    assert [s["pieces"] for s in steps] == [list("aaaa"), ["aa", "a", "a"], ["aa", "aa"]]
+    assert steps[-1]["pieces"] == library_pieces(tok, "aaaa")
+    rng = random.Random(0)
+    for _ in range(40):
+        tok = random_bpe(rng)
+        for _ in range(25):
+            word = "".join(rng.choice("ab") for _ in range(rng.randint(1, 12)))
+            assert merge_steps(tok, word)[-1]["pieces"] == library_pieces(tok, word), word
+
+
+def test_merge_ranks_and_rare_bytes(shipped):
+    steps = merge_steps(shipped, " tokenization")
+    assert steps[1]["merged"] == ["Ġ", "t"] and steps[1]["rank"] == 0  # the first merge the tokenizer learned
+    emoji = merge_steps(shipped, "😀")
+    assert emoji[-1]["pieces"] == library_pieces(shipped, "ðŁĺĢ")
+
+
+def test_ignore_merges_takes_a_known_word_whole():
+    tok = Tokenizer(models.BPE({"a": 0, "b": 1, "ab": 2, "abb": 3}, [("a", "b")], ignore_merges=True))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    steps = merge_steps(tok, "abb")
+    assert steps[-1] == {"pieces": ["abb"], "merged": None, "rank": None, "whole_word": True}
+    assert steps[-1]["pieces"] == library_pieces(tok, "abb")
+    assert merge_steps(tok, "abab")[-1]["pieces"] == ["ab", "ab"] == library_pieces(tok, "abab")
+    assert "whole word is in the vocabulary" in merges_html("abb", steps)
+
+
+def test_long_words_and_several_pretokens_are_refused_plainly(shipped):
+    with pytest.raises(ValueError, match=f"up to {MAX_WORD_CHARS} bytes"):
+        merge_steps(shipped, "x" * 1000)
+    with pytest.raises(ValueError, match="bytes long"):
+        merge_steps(shipped, "😀" * 11)  # 11 characters, 44 bytes
+    assert len(merge_steps(shipped, "a" * MAX_WORD_CHARS)[0]["pieces"]) == MAX_WORD_CHARS
+    with pytest.raises(ValueError, match="2 pre-tokens"):
+        merge_steps(shipped, "hello world")
+    with pytest.raises(ValueError, match="no word"):
+        merge_steps(shipped, "")
+
+
+def test_not_byte_level_bpe_is_a_plain_value_error():
+    word_level = Tokenizer(models.WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]"))
+    with pytest.raises(ValueError, match="not BPE"):
+        merge_steps(word_level, "a")
+    with pytest.raises(ValueError, match="not BPE"):
+        pretokens(word_level, "a b")
+    plain_bpe = Tokenizer(models.BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]))
+    plain_bpe.pre_tokenizer = pre_tokenizers.Whitespace()
+    with pytest.raises(ValueError, match="not byte-level"):
+        merge_steps(plain_bpe, "ab")
+
+
+def test_bpe_is_parsed_once_per_tokenizer(shipped):
+    merge_steps(shipped, " the")
+    assert bpe_view._bpe(shipped) is bpe_view._bpe(shipped)
+    assert shipped in bpe_view._BPE
+
+
+def test_byte_alphabet_and_readable():
+    table = bpe_view.byte_of()
+    assert sorted(table.values()) == list(range(256)) and set(table) == set(pre_tokenizers.ByteLevel.alphabet())
+    assert table["Ġ"] == 0x20 and table["Ċ"] == 0x0A and table["a"] == ord("a")
+    decoder = decoders.ByteLevel()
+    assert all(decoder.decode([c]) == chr(b) for c, b in table.items() if b < 0x80)
+    assert readable("Ġcapital") == "␣capital"
+    assert readable("ĠĠ") == "␣␣"
+    assert readable("Ċ") == "↵"
+    assert readable("ĠcafÃ©") == "␣café"
+    assert readable("ð") == "⟨byte 0xF0⟩"
+    assert readable("ðŁĺ") == "⟨bytes 0xF0 0x9F 0x98⟩"
+    assert readable("Ã©ð") == "é⟨byte 0xF0⟩"
+    assert readable("ï¿½") == "\ufffd"  # a real replacement character stays one
+    assert readable("<s>") == "<s>"
+    assert bpe_view.is_partial("ð") and not bpe_view.is_partial("ðŁĺĢ") and not bpe_view.is_partial("<s>")
+
+
+def test_token_rows_counts_and_offsets(shipped):
+    text = "The capital of France is Paris."
+    rows = token_rows(shipped, text, 64)
+    tokens = rows["tokens"]
+    assert (rows["characters"], rows["bytes"], rows["words"], rows["truncated"]) == (31, 31, 6, False)
+    assert tokens[0]["token"] == "<s>" and tokens[-1]["token"] == "</s>"
+    assert tokens[0]["special"] and tokens[0]["text"] == "" and not tokens[0]["word_start"]
+    regular = [t for t in tokens if not t["special"]]
+    assert [t["id"] for t in regular] == shipped.encode(text, add_special_tokens=False).ids
+    assert [t["token"] for t in regular] == shipped.encode(text, add_special_tokens=False).tokens
+    assert all(text[t["start"]:t["end"]] == t["text"] for t in regular)
+    assert sum(t["word_start"] for t in regular) == 6
+    assert rows["tokens_per_word"] == pytest.approx(len(regular) / 6)
+    assert "31 characters, 31 bytes, 6 words → " in tokens_html(rows)
+
+
+def test_token_rows_truncates_like_the_model(shipped):
+    text = " ".join(["The capital of France is Paris."] * 20)
+    rows = token_rows(shipped, text, 16)
+    tokens = rows["tokens"]
+    assert len(tokens) == 16 and rows["truncated"]
+    assert tokens[0]["token"] == "<s>" and tokens[-1]["token"] == "</s>"
+    assert rows["characters"] == len(text) and rows["words"] == 120
+    assert 0 < rows["read_characters"] < len(text) and rows["read_words"] < 120
+    assert rows["read_characters"] == tokens[-2]["end"]
+    assert rows["tokens_per_word"] == pytest.approx(14 / rows["read_words"])
+    html_out = tokens_html(rows)
+    assert "Cut: the model reads at most 16 tokens" in html_out
+    short = token_rows(shipped, "Paris.", 16)
+    assert not short["truncated"] and "Cut:" not in tokens_html(short)
+
+
+@pytest.mark.parametrize("text", ["I ❤️ 東京 😀👍🏽 ok", "中文分词很难。", "  spaced   out\n\ttext  ", "🇫🇷", ""])
+def test_byte_pieces_of_one_character_cover_the_text(shipped, tokenizer, text):
+    for tok in (shipped, tokenizer):
+        rows = token_rows(tok, text, 128)
+        regular = [t for t in rows["tokens"] if not t["special"]]
+        spans = list(dict.fromkeys((t["start"], t["end"]) for t in regular))  # byte pieces share a span
+        assert all(end <= next_start for (_, end), (next_start, _) in zip(spans, spans[1:]))  # in order, no overlap
+        covered = "".join(text[s:e] for s, e in spans)  # every character but (some) whitespace
+        assert "".join(covered.split()) == "".join(text.split())
+        assert rows["bytes"] == len(text.encode())
+        for t in regular:
+            assert "\ufffd" not in readable(t["token"])
+        html_out = tokens_html(rows)
+        assert "bpe-chip" in html_out or not text
+    emoji = token_rows(tokenizer, "😀", 16)["tokens"][1:-1]
+    assert len(emoji) > 1 and all(t["text"] == "😀" for t in emoji)  # four bytes, one character
+    assert "of “😀”" in tokens_html(token_rows(tokenizer, "😀", 16))
+
+
+def test_html_escapes_user_text(shipped):
+    text = 'a <script>alert("x")</script> & b'
+    out = tokens_html(token_rows(shipped, text, 64))
+    assert "<script" not in out and "</script" not in out and '"x"' not in out
+    assert "␣&lt;" in out and "&amp;" in out and "&lt;s&gt;" in out  # the pieces, and the special tokens' names
+    steps = merge_steps(shipped, "script")
+    out = merges_html("<script>", steps)
+    assert "<script>" not in out and "&lt;script&gt;" in out
+    lt = merges_html("<", merge_steps(shipped, "<"))
+    assert "“&lt;”" in lt
+
+
+def test_merges_html_table(shipped):
+    steps = merge_steps(shipped, " tokenization")
+    out = merges_html(" tokenization", steps)
+    assert out.count("<tr>") == len(steps) + 1  # the header row, then one per step
+    assert "start: one piece per byte (13 pieces)" in out
+    assert "␣ + t → ␣t · rank #0" in out
+    assert "bpe-new" in out and "lower rank" in out
+    assert f"After {len(steps) - 1} merges no two" in out
+    assert f"is {len(steps[-1]['pieces'])} tokens: ␣token · ization" in out
+    emoji = merges_html("😀", merge_steps(shipped, "😀"))
+    assert "No two neighbouring pieces form a learned merge: “😀” is 4 tokens: ⟨byte 0xF0⟩ ·" in emoji
+
+
+def test_pretokens_for_a_picker(shipped):
+    text = "The cat sat. The cat <mask> again, 😀!"
+    found = pretokens(shipped, text)
+    assert found == ["The", "Ġcat", "Ġsat", ".", "ĠThe", "Ġagain", ",", "ĠðŁĺĢ!"]  # symbols group together
+    assert all(len(merge_steps(shipped, p)) >= 1 for p in found)
+    assert len(pretokens(shipped, " ".join(f"w{i}" for i in range(1000)))) == bpe_view.MAX_PRETOKENS
+    assert pick_pretoken(shipped, "The capital of France is antidisestablishmentarianism.") == \
+        "Ġantidisestablishmentarianism"
+    assert pick_pretoken(shipped, "a  bb") == "Ġbb"  # a word rather than the whitespace before it
+    assert pick_pretoken(shipped, "   ") == "ĠĠĠ"  # whitespace only: still something to show
+    assert pick_pretoken(shipped, "") is None

@@ -1,0 +1,306 @@
+"""The Embeddings tab's module (demo.embedding_view): nearest words, analogies, the neighbour table and the two
+figures, on hand-made embedding tables whose answers are known, and one check on the shipped model."""
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pytest
+import torch
+
+import roberta
+from demo import embedding_view as ev
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+# A corpus whose tokenizer has the forms the tests need as single tokens: " cat", "cat" (no space), " Cat",
+# " dog", " horse", " the", " The", " good", " bad", " Monday"; " catdog" is the two pieces " cat" + "dog".
+CORPUS = ["cat sat. The cat and the Cat met a dog, a Dog and a horse on Monday. CAT bad good"] * 50
+H = 8
+
+
+@pytest.fixture(scope="module")
+def tok():
+    tokenizer = roberta.train_tokenizer(CORPUS, vocab_size=400, min_frequency=1, show_progress=False)
+    for word in ["cat", "Cat", "dog", "horse", "the", "The", "good", "bad", "Monday"]:
+        assert len(tokenizer.encode(" " + word, add_special_tokens=False).ids) == 1, word
+    return tokenizer
+
+
+def tid(tokenizer, text: str) -> int:
+    ids = tokenizer.encode(text, add_special_tokens=False).ids
+    assert len(ids) == 1, (text, ids)
+    return ids[0]
+
+
+@pytest.fixture
+def table(tok):
+    """A random (V, H) table, a fresh one per test (the tests change its rows)."""
+    generator = torch.Generator().manual_seed(0)
+    return torch.randn(tok.get_vocab_size(), H, generator=generator)
+
+
+def brute_force(table, vector):
+    return torch.nn.functional.cosine_similarity(table, vector[None], dim=-1)  # (V,)
+
+
+def test_a_row_set_parallel_to_the_query_is_its_top_neighbour_at_similarity_one(tok, table):
+    cat, dog = tid(tok, " cat"), tid(tok, " dog")
+    with torch.no_grad():
+        table[dog] = 3 * table[cat]  # same direction, other length: cosine 1
+    result = ev.nearest_words(table, tok, "cat", k=3)
+    assert result["word"] == "cat" and result["pieces"] == ["␣cat"]
+    top = result["neighbours"][0]
+    assert (top["token"], top["token_str"]) == (dog, " dog")
+    assert top["similarity"] == pytest.approx(1.0, abs=1e-5)
+    assert ev.nearest_words(table, tok, " dog ", k=1)["neighbours"][0]["token"] == cat  # and the other way
+    sims = [n["similarity"] for n in result["neighbours"]]
+    assert sims == sorted(sims, reverse=True) and len(sims) == 3
+
+
+def test_similarities_are_the_cosines_of_the_rows(tok, table):
+    result = ev.nearest_words(table, tok, "horse", k=5, words_only=False)
+    expected = brute_force(table, table[tid(tok, " horse")])
+    for n in result["neighbours"]:
+        assert n["similarity"] == pytest.approx(float(expected[n["token"]]), abs=1e-5)
+
+
+def test_the_query_its_variants_and_special_tokens_are_never_neighbours(tok, table):
+    query = tid(tok, " Cat")
+    variants = [tid(tok, " cat"), tid(tok, "cat")]
+    specials = [tok.token_to_id(t) for t in ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]]
+    with torch.no_grad():
+        table[variants + specials] = table[query].clone()  # each would be at similarity 1
+    for words_only in (True, False):
+        result = ev.nearest_words(table, tok, "Cat", k=ev.MAX_K, words_only=words_only)
+        shown = {n["token"] for n in result["neighbours"]}
+        assert shown and not shown & {query, *variants, *specials}
+        assert result["neighbours"][0]["similarity"] < 0.999
+
+
+def test_words_only_keeps_word_forms_one_per_word(tok, table):
+    good = tid(tok, " good")
+    close = [tid(tok, "."), tid(tok, "dog"), tid(tok, " The"), tid(tok, " the")]
+    with torch.no_grad():
+        for rank, token in enumerate(close):  # "." nearest, then "dog", then " The", then " the"
+            table[token] = table[good] + 0.01 * (rank + 1) * torch.ones(H)
+    everything = ev.nearest_words(table, tok, "good", k=4, words_only=False)
+    assert [n["token"] for n in everything["neighbours"]] == close
+    words = ev.nearest_words(table, tok, "good", k=20)
+    assert words["neighbours"][0]["token"] == tid(tok, " The")  # " the" is the same word: only the best shows
+    assert tid(tok, " the") not in {n["token"] for n in words["neighbours"]}
+    for n in words["neighbours"]:
+        assert n["token_str"].startswith(" ") and any(c.isalpha() for c in n["token_str"])
+    forms = [n["token_str"].strip().casefold() for n in words["neighbours"]]
+    assert len(forms) == len(set(forms))
+
+
+def test_a_word_in_pieces_is_the_mean_of_their_rows(tok, table):
+    vector, pieces = ev.word_vector(table, tok, "catdog")
+    ids = tok.encode(" catdog", add_special_tokens=False).ids
+    assert pieces == ["␣cat", "dog"] and len(ids) == 2
+    assert torch.allclose(vector, table[ids].mean(dim=0))
+    one, pieces = ev.word_vector(table, tok, "  horse\n")
+    assert pieces == ["␣horse"] and torch.equal(one, table[tid(tok, " horse")])
+    # the pieces of the query are its own tokens: not its neighbours
+    result = ev.nearest_words(table, tok, "catdog", k=ev.MAX_K, words_only=False)
+    assert not {n["token"] for n in result["neighbours"]} & set(ids)
+    assert "in 2 pieces" in ev.neighbours_html(result, "Nearest")
+
+
+@pytest.mark.parametrize("word, message", [
+    ("", "empty"), ("   \n", "empty"), ("a" * 41, "longer than 40 characters"),
+    ("qxzjvkwp", "pieces"), ("<mask>", "special token"),
+])
+def test_bad_words_are_refused_with_a_plain_message(tok, table, word, message):
+    with pytest.raises(ValueError, match=message):
+        ev.word_vector(table, tok, word)
+    with pytest.raises(ValueError, match=message):
+        ev.nearest_words(table, tok, word)
+
+
+@pytest.mark.parametrize("k", [0, -1, ev.MAX_K + 1, 2.5, True])
+def test_a_bad_k_is_refused(tok, table, k):
+    with pytest.raises(ValueError, match="neighbours"):
+        ev.nearest_words(table, tok, "cat", k=k)
+
+
+def test_analogy_finds_the_row_at_b_minus_a_plus_c(tok):
+    """Hand-built: a, b, c are unit axes and d's row is b - a + c exactly, so d is at cosine 1; a, b and c are
+    close to the target too (cosine 1/sqrt(3)) but never listed, nor their case variants."""
+    a, b, c, d = (tid(tok, w) for w in [" cat", " dog", " good", " bad"])
+    table = 0.01 * torch.randn(tok.get_vocab_size(), H, generator=torch.Generator().manual_seed(1))
+    eye = torch.eye(H)
+    table[a], table[b], table[c] = 2 * eye[0], 5 * eye[1], eye[2]  # lengths differ: 3CosAdd uses unit vectors
+    table[d] = eye[1] - eye[0] + eye[2]
+    table[tid(tok, " Cat")] = table[a]
+    result = ev.analogy(table, tok, "cat", "dog", "good", k=5, words_only=False)
+    assert result["query"] == ["cat", "dog", "good"] and result["word"] == "dog − cat + good"
+    assert result["query_pieces"] == [["␣cat"], ["␣dog"], ["␣good"]] and result["pieces"] == ["␣cat", "␣dog", "␣good"]
+    top = result["neighbours"][0]
+    assert top["token"] == d and top["similarity"] == pytest.approx(1.0, abs=1e-5)
+    assert not {n["token"] for n in result["neighbours"]} & {a, b, c, tid(tok, " Cat"), tid(tok, "cat")}
+
+
+def test_analogy_refuses_bad_input_naming_the_word(tok, table):
+    with pytest.raises(ValueError, match="Word b: .*empty"):
+        ev.analogy(table, tok, "cat", " ", "dog")
+    with pytest.raises(ValueError, match="Word c: .*pieces"):
+        ev.analogy(table, tok, "cat", "dog", "qxzjvkwp")
+    with pytest.raises(ValueError, match="three different words"):
+        ev.analogy(table, tok, "cat", "dog", "Cat")
+
+
+def test_the_cache_follows_changes_to_the_table(tok, table):
+    cat, dog = tid(tok, " cat"), tid(tok, " dog")
+    ev.nearest_words(table, tok, "cat")  # norms cached
+    with torch.no_grad():
+        table[dog] = 2 * table[cat]  # in place: the version counter moves
+    top = ev.nearest_words(table, tok, "cat", k=1)["neighbours"][0]
+    assert top["token"] == dog and top["similarity"] == pytest.approx(1.0, abs=1e-5)  # not a stale norm
+    # new contents in the same memory with no version bump (what a new table in a freed one's memory looks
+    # like): the rows checked on every call see it
+    table.data.copy_(torch.randn(table.shape, generator=torch.Generator().manual_seed(7)))
+    result = ev.nearest_words(table, tok, "horse", k=ev.MAX_K, words_only=False)
+    expected = brute_force(table, table[tid(tok, " horse")])
+    assert all(n["similarity"] == pytest.approx(float(expected[n["token"]]), abs=1e-5) for n in result["neighbours"])
+
+
+def test_a_parameter_and_a_table_with_more_rows_than_the_tokenizer_work(tok):
+    """A model's Parameter is used as it is; rows past the tokenizer's vocabulary (a padded table, as some
+    checkpoints have) are never neighbours."""
+    rows = tok.get_vocab_size() + 3
+    param = torch.nn.Parameter(torch.randn(rows, H, generator=torch.Generator().manual_seed(2)))
+    with torch.no_grad():
+        param[-3:] = param[tid(tok, " cat")]
+    result = ev.nearest_words(param, tok, "cat", k=ev.MAX_K, words_only=False)
+    assert result["neighbours"] and all(n["token"] < tok.get_vocab_size() for n in result["neighbours"])
+
+
+def test_specials_are_read_by_name_with_mask_last(roberta_base_style_tokenizer_file):
+    """roberta-base's layout: <mask> is the last id, not 4."""
+    tokenizer = roberta.load_tokenizer(roberta_base_style_tokenizer_file)
+    mask = tokenizer.token_to_id("<mask>")
+    assert mask == tokenizer.get_vocab_size() - 1
+    table = torch.randn(tokenizer.get_vocab_size(), H, generator=torch.Generator().manual_seed(3))
+    cat = tokenizer.encode(" cat", add_special_tokens=False).ids
+    table[mask] = table[cat].mean(dim=0)
+    result = ev.nearest_words(table, tokenizer, "cat", k=5, words_only=False)
+    assert mask not in {n["token"] for n in result["neighbours"]}
+
+
+def test_neighbours_html_escapes_and_shows_numbers_and_bars():
+    result = {"word": "<b>x</b>", "pieces": ["␣<b>", "x"], "words_only": False,
+              "neighbours": [{"token": 5, "token_str": " <script>", "similarity": 0.75},
+                             {"token": 6, "token_str": "&amp;", "similarity": -0.2}]}
+    out = ev.neighbours_html(result, "Nearest to <i>it</i>")
+    assert "<script>" not in out.replace(ev.EMBEDDING_CSS, "") and "<b>x" not in out and "<i>it" not in out
+    assert "&lt;script&gt;" in out and "&amp;amp;" in out and "Nearest to &lt;i&gt;it&lt;/i&gt;" in out
+    assert "0.750" in out and "-0.200" in out  # numbers always shown, negative ones too
+    assert 'style="width:75.0%"' in out and 'ev-none" style="width:0.0%"' in out
+    assert "in 2 pieces" in out and "good and bad" in out and "Every token competes" in out
+    assert out.count("<tr>") == 3  # the header and one row per neighbour
+    assert "No token is left" in ev.neighbours_html({**result, "neighbours": []}, "t")
+
+
+def test_neighbours_html_of_an_analogy_names_the_three_words(tok, table):
+    out = ev.neighbours_html(ev.analogy(table, tok, "cat", "dog", "catdog", k=3), "Analogy")
+    assert "“cat” is to “dog” as “catdog” is to" in out and "dog − cat + catdog" in out
+    assert "in 2 pieces" in out and "Only whole words" in out
+
+
+def smooth_positions(n: int = 40, rows_unused: int = 2) -> torch.Tensor:
+    """Sinusoidal rows (the original Transformer's): nearby positions alike; rows 0 and 1 zero, as padding."""
+    position = torch.arange(n, dtype=torch.float32)[:, None]  # (n, 1)
+    freq = 1.0 / 30 ** (torch.arange(0, H, 2) / H)  # (H / 2,)
+    table = torch.cat([torch.sin(position * freq), torch.cos(position * freq)], dim=1)  # (n, H)
+    return torch.cat([torch.zeros(rows_unused, H), table])
+
+
+def test_position_similarities_skip_the_unused_rows():
+    sim = ev.position_similarities(smooth_positions())
+    assert sim.shape == (40, 40) and not sim.isnan().any()
+    assert torch.allclose(sim.diagonal(), torch.ones(40), atol=1e-5) and torch.allclose(sim, sim.T, atol=1e-6)
+    assert sim.diagonal(1).mean() > sim.diagonal(10).mean()
+    with pytest.raises(ValueError, match="two positions"):
+        ev.position_similarities(torch.randn(3, H))
+
+
+def test_position_figure_has_a_heatmap_a_colorbar_and_lines():
+    before = plt.get_fignums()
+    fig = ev.position_similarity_figure(smooth_positions(), title="<Positions>")
+    heat, lines, bar = fig.axes[0], fig.axes[1], fig.axes[2]
+    assert heat.get_xlabel() == heat.get_ylabel() == "position" and heat.get_title() == "<Positions>"
+    assert heat.images[0].get_array().shape == (40, 40)
+    assert bar.get_ylabel() == "cosine similarity"
+    assert lines.get_xlabel() == "position" and lines.get_ylabel() == "cosine similarity"
+    labels = [t.get_text() for t in lines.get_legend().get_texts()]
+    assert labels == ["position 0 (<s>) vs every position", "position 5 vs every position",
+                      "position 20 vs every position"]
+    assert len({line.get_linestyle() for line in lines.lines[:-1:2]}) == 3  # told apart without colour
+    fig.savefig(__import__("io").BytesIO(), format="png")  # draws
+    assert plt.get_fignums() == before  # a plain Figure: nothing left open in pyplot
+
+
+def test_parse_words_and_the_default_list():
+    assert ev.parse_words(" cat, dog,, cat ,\n") == ["cat", "dog"]
+    words = ev.parse_words(ev.DEFAULT_MAP_WORDS)
+    assert ev.MIN_MAP_WORDS <= len(words) <= ev.MAX_MAP_WORDS and len(set(words)) == len(words)
+
+
+def test_word_map_points_are_deterministic_and_sign_fixed(tok, table):
+    words = ["cat", "dog", "horse", "good", "bad", "Monday"]
+    names, points, shares, left_out = ev.word_map_points(table, tok, words)
+    assert names == words and points.shape == (6, 2) and left_out == []
+    again = ev.word_map_points(table, tok, list(words))[1]
+    flipped = ev.word_map_points(-table, tok, words)[1]  # every vector reversed: the same map
+    assert torch.equal(points, again) and torch.allclose(points, flipped, atol=1e-5)
+    for seed in range(6):  # each component's largest coordinate is positive (by chance: 1 in 4096)
+        other = torch.randn(table.shape, generator=torch.Generator().manual_seed(seed))
+        for column in ev.word_map_points(other, tok, words)[1].T:
+            assert column[column.abs().argmax()] > 0
+    assert 0 < shares[1] <= shares[0] <= 1 and sum(shares) <= 1 + 1e-6
+    assert abs(float(points.mean(dim=0).abs().max())) < 1e-5  # centred
+
+
+def test_word_map_figure_labels_every_word(tok, table):
+    before = plt.get_fignums()
+    words = ["cat", "dog", "horse", "good", "bad", "Monday", "the"]
+    fig = ev.word_map_figure(table, tok, words + ["cat", " "])  # repeats and blanks dropped
+    ax = fig.axes[0]
+    assert sorted(t.get_text() for t in ax.texts) == sorted(words)
+    assert ax.get_xlabel().startswith("PC 1 (") and ax.get_xlabel().endswith("% of variance)")
+    assert ax.get_ylabel().startswith("PC 2 (")
+    fig.savefig(__import__("io").BytesIO(), format="png")
+    assert plt.get_fignums() == before
+
+
+def test_word_map_leaves_out_bad_words_naming_each(tok, table):
+    """A word the map cannot place is left out, named under the map with the reason; with fewer than two
+    words left, the map is refused, naming every bad word."""
+    fig = ev.word_map_figure(table, tok, ["cat", "qxzjvkwp", "dog", "<mask>"])
+    assert sorted(t.get_text() for t in fig.axes[0].texts) == ["cat", "dog"]
+    note = " ".join(t.get_text() for t in fig.texts).replace("\n", " ")
+    assert note.startswith("Left out:") and "qxzjvkwp" in note and "<mask>" in note
+    with pytest.raises(ValueError) as err:
+        ev.word_map_figure(table, tok, ["cat", "qxzjvkwp", "<mask>"])
+    assert "Fewer than 2" in str(err.value) and "qxzjvkwp" in str(err.value) and "<mask>" in str(err.value)
+    with pytest.raises(ValueError, match="2 to 30"):
+        ev.word_map_figure(table, tok, ["cat", " cat "])
+    with pytest.raises(ValueError, match="2 to 30"):
+        ev.word_map_points(table, tok, [f"w{i}" for i in range(31)])
+
+
+def test_the_shipped_model_learned_weekdays_and_positions():
+    """Measured on assets/mini-roberta-mlm (32,768 x 256 words, 130 x 256 positions): " Monday"'s nearest words
+    are Thursday 0.96, Wednesday 0.96, Sundays, weekends, sunny, updates, Saturday 0.94; the default map's words
+    are one token each; adjacent positions have cosine 0.88 on average (0.84 to 0.92 away from the first and
+    last), positions 10 apart 0.20. Asserted with a wide margin."""
+    model = roberta.RobertaForMaskedLM.from_pretrained(ASSETS / "mini-roberta-mlm")
+    tokenizer = roberta.load_tokenizer(ASSETS / "mini-roberta-mlm")
+    embeddings = model.roberta.embeddings
+    top = ev.nearest_words(embeddings.word_embeddings.weight, tokenizer, "Monday", k=3)["neighbours"]
+    assert {n["token_str"].strip() for n in top} & {"Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
+                                                     "Sunday"}
+    for word in ev.parse_words(ev.DEFAULT_MAP_WORDS):
+        assert len(ev.word_vector(embeddings.word_embeddings.weight, tokenizer, word)[1]) == 1, word
+    sim = ev.position_similarities(embeddings.position_embeddings.weight)
+    assert sim.shape == (128, 128)
+    assert sim.diagonal(1)[1:-1].mean() > 0.7 > 0.4 > sim.diagonal(10).mean()
