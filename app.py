@@ -10,9 +10,8 @@ import gradio as gr
 
 from demo import about, model_choice
 from demo.ablation_view import ablation_markdown
-from demo.embedding_view import DEFAULT_MAP_WORDS
-from demo.examples import (ANALOGY, ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, NEIGHBOURS_WORD,
-                           SENTIMENT_EXAMPLES, TOKENS_EXAMPLES, TOKENS_TEXT, example_label)
+from demo.examples import (ANALOGIES, ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, MAP_WORDS,
+                           NEIGHBOURS_WORDS, SENTIMENT_EXAMPLES, TOKENS_EXAMPLES, TOKENS_TEXT, example_label)
 from demo.formatting import md_escape
 from demo.handlers import EMBEDDINGS_TAB, TOKENS_TAB, Handlers, head_choices, layer_choices
 from demo.masking_view import MASKING_COLUMNS, PREDICTION_COLUMNS
@@ -28,6 +27,7 @@ ABOUT = about.about_sections(MODELS)
 ABLATION = read_ablation()
 CFG = next((m.config for m in (MODELS.mlm, MODELS.sentiment) if m.available), None)
 N_LAYERS, N_HEADS = (CFG.num_hidden_layers, CFG.num_attention_heads) if CFG else (6, 8)
+HIDDEN = MODELS.mlm.config.hidden_size if MODELS.mlm.available else 256
 FAILURES = about.example_failures(MODELS)  # the showcase examples the models get wrong, checked now
 NOTES = {key: about.model_note(MODELS, key, FAILURES) for key in ("mlm", "sentiment")}
 LINK_HINT = handlers.attention_hint(ATTENTION_TEXT, ATTENTION_LINK) if MODELS.mlm.available else ""
@@ -415,7 +415,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                  "unknown: every byte is a token. **Merge by merge** shows how byte-level BPE builds a word from "
                  "its bytes.")
             with gr.Row():
-                with gr.Column(scale=2, elem_id="tk-input-col"):
+                with gr.Column(scale=2, elem_id="tk-input-col") as tk_input_col:
                     tk_text = gr.Textbox(elem_id="tk-text", label="Text", info=ENTER, **TEXT, value=TOKENS_TEXT)
                     tk_error = error_box()
                     tk_model, tk_current = model_box("mlm", "tk", tab=TOKENS_TAB)
@@ -436,10 +436,16 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                          tk_out, tk_error, "tokens", on_load=True, ui_inputs=[tk_text, tk_current])
             wire([tk_word.input], handlers.bpe_merges, [tk_word, tk_model], tk_merges_out, tk_word_error, "bpe_merges",
                  ui_inputs=[tk_word, tk_current])
-            examples([[text] for text in TOKENS_EXAMPLES], [tk_text], tk_out, tk_ui, tk_error, "tokens",
-                     run_inputs=[tk_text, tk_current])
+            with tk_input_col:  # the examples under the text box, not below a long merge table
+                examples([[text] for text in TOKENS_EXAMPLES], [tk_text], tk_out, tk_ui, tk_error, "tokens",
+                         run_inputs=[tk_text, tk_current])
 
         with gr.Tab("Embeddings", id="embeddings", elem_id="tab-embeddings"):
+            gr.Markdown("The model's first step turns every token into a list of numbers, its *embedding* "
+                        f"({HIDDEN} numbers for the shipped model), learned in training, and adds a second learned "
+                        "list for its position in the text. The same word table scores the candidate words at the "
+                        "end (the MLM head's output layer is tied to it). Here you look at those tables without "
+                        "running the model: words it uses in similar places get similar lists.")
             notice("mlm")
             hint("**Try** a word's nearest neighbours, an analogy, a map of your own words. **Notice** that words "
                  "used in the same places sit close together, opposites included (good and bad), and that "
@@ -447,20 +453,22 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             em_model, em_current = model_box("mlm", "em", tab=EMBEDDINGS_TAB)
             # four views, each with its own inputs and its own error box (a typo in one leaves the others alone)
             with gr.Row():
-                with gr.Column(elem_id="em-nb-col"):
+                with gr.Column(elem_id="em-nb-col") as em_nb_col:
                     gr.Markdown("### Nearest words")
-                    em_word = gr.Textbox(NEIGHBOURS_WORD, label="Word", info="Enter runs it.", elem_id="em-word")
+                    em_word = gr.Textbox(NEIGHBOURS_WORDS[0], label="Word", info="Enter runs it.",
+                                         elem_id="em-word")
                     em_nb_error = error_box()
                     em_k = Slider(1, 30, value=10, step=1, label="Neighbours")
-                    em_words_only = gr.Checkbox(True, label="Whole words only (a leading space and a letter)")
+                    em_words_only = gr.Checkbox(True, label="Only tokens that begin a word (a space, then a letter "
+                                                            "or digit)")
                     em_btn = gr.Button("Find neighbours", variant="primary")
                     em_neighbours = gr.HTML(elem_id="em-neighbours")
                     em_neighbours_data = gr.JSON(visible=False)  # the same as data, for API clients only
-                with gr.Column(elem_id="em-an-col"):
+                with gr.Column(elem_id="em-an-col") as em_an_col:
                     gr.Markdown("### Analogy: a is to b as c is to ?")
                     with gr.Row():
                         em_abc = [gr.Textbox(word, label=name, elem_id=f"em-{name}", min_width=80)
-                                  for word, name in zip(ANALOGY, "abc")]
+                                  for word, name in zip(ANALOGIES[0], "abc")]
                     em_an_error = error_box()
                     em_an_btn = gr.Button("Solve", variant="primary")
                     em_analogy = gr.HTML(elem_id="em-analogy")
@@ -468,26 +476,46 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             with gr.Row():
                 with gr.Column(elem_id="em-map-col"):
                     gr.Markdown("### Word map")
-                    em_map_words = gr.Textbox(DEFAULT_MAP_WORDS, label="Words (comma-separated, 2 to 30)",
+                    em_map_words = gr.Textbox(MAP_WORDS, label="Words (comma-separated, 3 to 30)",
                                               info="Enter runs it.", elem_id="em-map-words", max_lines=4)
                     em_map_error = error_box()
-                    em_map_btn = gr.Button("Draw the map")
+                    em_map_btn = gr.Button("Draw the map", variant="primary")
                     em_map = gr.Plot(label="Word map", show_label=False, elem_id="em-map")
+                    gr.Markdown("Each dot is a word's embedding squeezed into two numbers: the axes are the two "
+                                "directions in which these words' embeddings differ most (principal components; "
+                                "the percentage is how much of their differences each one shows). Near means "
+                                "used alike; the axes themselves have no names.", elem_classes="hint")
                 with gr.Column(elem_id="em-pos-col"):
                     gr.Markdown("### Position embeddings")
                     em_pos_error = error_box()
                     em_positions = gr.Plot(label="Position embeddings", show_label=False, elem_id="em-positions")
+                    gr.Markdown("Every position in the text (0 is &lt;s&gt;) has its own learned embedding, added "
+                                "to the word's. The map compares every pair of positions: red is alike, blue is "
+                                "opposite. The red diagonal says a position is most like its neighbours; the "
+                                "stripes beside it, that likeness falls and rises again a few positions away, a "
+                                "wave-like pattern the model found by itself (the original Transformer used fixed "
+                                "sine waves; BERT and RoBERTa learn theirs). The lines below read three rows of "
+                                "the map.", elem_classes="hint")
             em_changed = [em_current.change]  # another model redraws every view
-            wire([em_btn.click, em_word.submit, *em_changed], handlers.neighbours,
-                 [em_word, em_k, em_words_only, em_model], [em_neighbours, em_neighbours_data], em_nb_error,
-                 "neighbours", on_load=True, ui_inputs=[em_word, em_k, em_words_only, em_current])
-            wire([em_an_btn.click, *[box.submit for box in em_abc], *em_changed], handlers.analogy,
-                 [*em_abc, em_model], [em_analogy, em_analogy_data], em_an_error, "analogy", on_load=True,
-                 ui_inputs=[*em_abc, em_current])
+            em_nb_in = [em_word, em_k, em_words_only]
+            em_nb_out, em_an_out = [em_neighbours, em_neighbours_data], [em_analogy, em_analogy_data]
+            em_nb_ui = wire([em_btn.click, em_word.submit, *em_changed], handlers.neighbours, [*em_nb_in, em_model],
+                            em_nb_out, em_nb_error, "neighbours", on_load=True, ui_inputs=[*em_nb_in, em_current])
+            # the API's k and words_only (the page shows 10 whole words): hidden inputs with the defaults
+            em_an_in = [*em_abc, gr.Number(10, visible=False), gr.Checkbox(True, visible=False)]
+            em_an_ui = wire([em_an_btn.click, *[box.submit for box in em_abc], *em_changed], handlers.analogy,
+                            [*em_an_in, em_model], em_an_out, em_an_error, "analogy", on_load=True,
+                            ui_inputs=[*em_an_in, em_current])
             wire([em_map_btn.click, em_map_words.submit, *em_changed], handlers.word_map, [em_map_words, em_model],
                  [em_map], em_map_error, "word_map", on_load=True, ui_inputs=[em_map_words, em_current])
             wire(em_changed, handlers.positions, [em_model], [em_positions], em_pos_error, "positions",
                  on_load=True, ui_inputs=[em_current])
+            with em_nb_col:  # each section's examples under its own results
+                examples([[word] for word in NEIGHBOURS_WORDS], [em_word], em_nb_out, em_nb_ui, em_nb_error,
+                         "neighbours", run_inputs=[*em_nb_in, em_current])
+            with em_an_col:
+                examples([list(row) for row in ANALOGIES], em_abc, em_an_out, em_an_ui, em_an_error, "analogy",
+                         run_inputs=[*em_an_in, em_current], labels=[f"{a} : {b} :: {c} : ?" for a, b, c in ANALOGIES])
 
         with gr.Tab("Masking", id="masking", elem_id="tab-masking"):
             gr.Markdown("BERT masked its training data once, at preprocessing (*static*; it duplicated the data "

@@ -63,11 +63,21 @@ def _bytes_of(piece: str) -> bytes | None:
     return bytes(table[c] for c in piece)
 
 
+def _text_of(piece: str) -> str | None:
+    """The text a byte-level string stands for ("ĠcafÃ©" → " café"); None when it has a character outside the
+    alphabet or its bytes are not whole UTF-8 characters ("ð", and "café" read as bytes: "é" alone is 0xE9)."""
+    data = _bytes_of(piece)
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def _visible(text: str) -> str:
     """Text with its leading spaces shown as "␣" and newlines, tabs and other control characters as signs."""
     stripped = text.lstrip(" ")
     text = SPACE_LABEL * (len(text) - len(stripped)) + stripped
-    return "".join(_WHITESPACE.get(c) or (f"⟨U+{ord(c):04X}⟩" if unicodedata.category(c) == "Cc" else c)
+    return "".join(_WHITESPACE.get(c) or (f"⟨U+{ord(c):04X}⟩" if unicodedata.category(c) in ("Cc", "Cf") else c)
                    for c in text)
 
 
@@ -98,14 +108,7 @@ def readable(piece: str) -> str:
 
 def is_partial(piece: str) -> bool:
     """True for a byte-level piece that is not whole characters: some of a character's bytes, split over tokens."""
-    data = _bytes_of(piece)
-    if data is None:
-        return False
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return True
-    return False
+    return _bytes_of(piece) is not None and _text_of(piece) is None
 
 
 # ---- a text's tokens ---------------------------------------------------------------------------------------
@@ -195,8 +198,9 @@ def _bpe(tokenizer) -> _Bpe:
 def _start(bpe: _Bpe, word: str) -> list[str]:
     """The pieces BPE starts from: one per character of the byte-level pre-token, i.e. one per byte (with the
     model's subword prefix / word suffix, if it has them); a character not in the vocabulary becomes
-    `<unk>` (fused with its neighbours with fuse_unk), its `<0xXX>` bytes with byte_fallback, or is dropped
-    when the model has no unk token: as `tokenizers`' BPE model does."""
+    `<unk>` (fused with its neighbours with fuse_unk), the `<0xXX>` bytes of its piece (prefix and suffix
+    included) with byte_fallback, or is dropped when the model has no unk token: as `tokenizers`' BPE model
+    does, which also leaves a pending `<unk>` until the next piece in the vocabulary, after any byte pieces."""
     pieces, unk = [], None
     for i, c in enumerate(word):
         s = (bpe.prefix if i else "") + c + (bpe.suffix if i == len(word) - 1 else "")
@@ -206,11 +210,8 @@ def _start(bpe: _Bpe, word: str) -> list[str]:
                 unk = None
             pieces.append(s)
             continue
-        fallback = [f"<0x{b:02X}>" for b in c.encode()]
+        fallback = [f"<0x{b:02X}>" for b in s.encode()]
         if bpe.byte_fallback and all(b in bpe.vocab for b in fallback):
-            if unk is not None:
-                pieces.append(unk)
-                unk = None
             pieces.extend(fallback)
         elif bpe.unk_token is not None:
             if unk is not None and not bpe.fuse_unk:
@@ -230,19 +231,18 @@ def _pre_tokenize(tokenizer, text: str) -> list[str]:
 def _as_pretoken(tokenizer, word: str) -> str:
     """`word` as one byte-level pre-token: as it is when it already is one (a string `pretokens` returns, e.g.
     "Ġtokenization"), else read as text (" tokenization") and pre-tokenized, which must give one pre-token.
-    (A string that is both, e.g. "Ã©", is taken as byte-level: the bytes of "é".)"""
-    data = _bytes_of(word)
-    if data is not None:
-        try:
-            if _pre_tokenize(tokenizer, data.decode("utf-8")) == [word]:
-                return word
-        except UnicodeDecodeError:
-            pass
+    (A string that is both, e.g. "Ã©", is taken as byte-level: the bytes of "é".) A tokenizer that puts a
+    space before a text's first word (add_prefix_space) reads a pre-token such as "," alone as "Ġ,"."""
+    text = _text_of(word)
+    if text is not None:
+        data = text.encode()
+        if [_bytes_of(p) for p in _pre_tokenize(tokenizer, text)] in ([data], [b" " + data]):
+            return word
     pieces = _pre_tokenize(tokenizer, word)
     if len(pieces) != 1:
         shown = " · ".join(readable(p) for p in pieces[:6]) + (" · …" if len(pieces) > 6 else "")
-        raise ValueError(f"“{_visible(word)}” is not one word for this tokenizer: it reads it as {len(pieces)} "
-                         f"pre-tokens ({shown}). Pick one of them." if pieces else
+        raise ValueError(f"“{_visible(word)}” is {len(pieces)} words to this tokenizer ({shown}): pick or type "
+                         "one." if pieces else
                          "There is no word to show: pick a word of the text.")
     return pieces[0]
 
@@ -264,8 +264,14 @@ def merge_steps(tokenizer, word: str) -> list[dict]:
     several pre-tokens or none, or when it is longer than MAX_WORD_CHARS bytes (the view would be a table of
     hundreds of rows; cutting the word would show merges of a word that is not in the text)."""
     bpe = _bpe(tokenizer)
+    try:
+        word.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (JSON can send one): not text the tokenizer can read
+        raise ValueError("The word has a broken character in it (half of a UTF-16 surrogate pair): type it "
+                         "again.") from None
     if len(word) > MAX_WORD_CHARS:  # a pre-token has at least as many bytes as characters: too long either way
-        raise ValueError(_too_long(word))
+        n_bytes = len(word) if _text_of(word) is not None else len(word.encode("utf-8"))  # as `_shown` reads it
+        raise ValueError(_too_long(_shown(word), n_bytes))
     pretoken = _as_pretoken(tokenizer, word)
     if len(pretoken) > MAX_WORD_CHARS:
         raise ValueError(_too_long(readable(pretoken), len(pretoken)))
@@ -287,11 +293,10 @@ def merge_steps(tokenizer, word: str) -> list[dict]:
     return steps
 
 
-def _too_long(word: str, n_bytes: int | None = None) -> str:
-    shown = _visible(word[:24]) + ("…" if len(word) > 24 else "")
-    size = f"{n_bytes} bytes" if n_bytes is not None else f"{len(word)} characters"
-    return (f"“{shown}” is {size} long: the merge-by-merge view shows words of up to {MAX_WORD_CHARS} bytes "
-            "(it starts from one piece per byte). Pick a shorter word.")
+def _too_long(shown: str, n_bytes: int) -> str:
+    shown = shown[:24] + ("…" if len(shown) > 24 else "")
+    return (f"“{shown}” is {n_bytes:,} bytes: merge by merge shows words of up to {MAX_WORD_CHARS} bytes (it "
+            "starts from one piece per byte). Pick a shorter word.")
 
 
 def _added_spans(tokenizer, text: str) -> list[tuple[int, int]]:
@@ -334,16 +339,15 @@ def pretokens(tokenizer, text: str) -> list[str]:
     return out
 
 
-def pick_pretoken(tokenizer, text: str) -> str | None:
-    """A pre-token of `text` worth replaying first: one with a letter or digit, that the tokenizer splits into
-    several tokens, the longest (in bytes, at most MAX_WORD_CHARS); the first of equals. None when the text has
-    no pre-token. ValueError when the tokenizer is not byte-level BPE."""
+def pick_pretoken(tokenizer, pieces: list[str]) -> str | None:
+    """The pre-token of `pieces` (`pretokens` of a text) worth replaying first: one with a letter or digit,
+    that the tokenizer splits into several tokens, the longest (in bytes, at most MAX_WORD_CHARS); the first of
+    equals. None when there is none."""
     def interest(piece: str) -> tuple:
         text = _DECODER.decode([piece])
         return (any(c.isalnum() for c in text), len(tokenizer.model.tokenize(piece)) > 1, len(piece))
 
-    candidates = [p for p in pretokens(tokenizer, text) if len(p) <= MAX_WORD_CHARS]
-    return max(candidates, key=interest, default=None)
+    return max((p for p in pieces if len(p) <= MAX_WORD_CHARS), key=interest, default=None)
 
 
 # ---- views ---------------------------------------------------------------------------------------------------
@@ -416,10 +420,18 @@ def tokens_html(rows: dict) -> str:
             extra += f'<span class="bpe-of">of “{html.escape(_visible(t["text"]))}”</span>'
         chips.append(_chip(readable(t["token"]), tint, extra, classes, f'vocabulary entry {t["token"]}'))
         tint += 1
-    per_word = f' ({rows["tokens_per_word"]:.2f} per word)' if rows["read_words"] else ""
+    if rows["read_words"] > 1 or rows["read_characters"] <= 1:
+        per = f' ({rows["tokens_per_word"]:.2f} per word)' if rows["read_words"] else ""
+    else:  # one "word": a language written without spaces, or one long word
+        per = f' ({len(regular) / rows["read_characters"]:.2f} per character)'
     named = ", ".join(specials)
-    summary = (f'{_plural(rows["characters"], "character")}, {_plural(rows["bytes"], "byte")}, '
-               f'{_plural(rows["words"], "word")} → {_plural(len(regular), "token")}{per_word}'
+    if rows["truncated"]:
+        read = (f'First {rows["read_characters"]:,} of {rows["characters"]:,} characters '
+                f'({rows["read_words"]:,} of {_plural(rows["words"], "word")})')
+    else:
+        read = (f'{_plural(rows["characters"], "character")}, {_plural(rows["bytes"], "byte")}, '
+                f'{_plural(rows["words"], "word")} (split at spaces)')
+    summary = (f'{read} → {_plural(len(regular), "token")}{per}'
                + (f', plus {_plural(len(tokens) - len(regular), "special token")} ({named})' if specials else ""))
     cut = ""
     if rows["truncated"]:
@@ -433,15 +445,18 @@ def tokens_html(rows: dict) -> str:
             "printable character (a space as “Ġ”, a newline as “Ċ”). A word after a space is usually one token "
             "with its space, and a different token from the same word at the start of the text. Every one of "
             "the 256 bytes is a token, so any text can be written without <unk>: a rare character is left as "
-            "its bytes (“⟨byte 0xF0⟩”, in hexadecimal; an emoji takes up to four). Dashed boxes are special "
+            "its bytes (“⟨byte 0xF0⟩”, in hexadecimal; a character takes 1 to 4 bytes, and an emoji built from "
+            "several characters, such as a family, a flag or a skin tone, takes more). An invisible character "
+            "shows as its code (“⟨U+200D⟩”). Dashed boxes are special "
             "tokens the model reads around the text (<s> starts it, </s> ends it).")
     return (f'{BPE_CSS}<div class="bpe-view"><p class="bpe-summary">{html.escape(summary)}</p>{cut}'
             f'<div class="bpe-chips">{"".join(chips)}</div><p class="bpe-note">{html.escape(note)}</p></div>')
 
 
 def _shown(word: str) -> str:
-    """A word as the user reads it: a byte-level pre-token decoded, else the text with visible whitespace."""
-    return readable(word) if _bytes_of(word) is not None else _visible(word)
+    """A word as the user reads it: a byte-level pre-token decoded, else the text with visible whitespace (the
+    choice `_as_pretoken` makes: "café" is text, its "é" alone is not a whole character as a byte)."""
+    return readable(word) if _text_of(word) is not None else _visible(word)
 
 
 def merges_html(word: str, steps: list[dict]) -> str:
@@ -468,9 +483,13 @@ def merges_html(word: str, steps: list[dict]) -> str:
     last = steps[-1]["pieces"] if steps else []
     result = " · ".join(readable(p) for p in last)
     merges = sum(step["merged"] is not None for step in steps)
-    done = (f"After {_plural(merges, 'merge')} no two neighbouring pieces form a learned merge" if merges else
-            "No two neighbouring pieces form a learned merge") + \
-        f": “{_shown(word)}” is {_plural(len(last), 'token')}: {result}."
+    if len(last) == 1:
+        done = (f"After {_plural(merges, 'merge')} the whole word is one token: {result}." if merges else
+                f"“{_shown(word)}” is one token as it is: {result}.")
+    else:
+        done = (f"After {_plural(merges, 'merge')} no two neighbouring pieces form a learned merge" if merges else
+                "No two neighbouring pieces form a learned merge") + \
+            f": “{_shown(word)}” is {_plural(len(last), 'token')}: {result}."
     note = ("How the tokenizer got there: while it was trained, it learned its merges one at a time, each "
             "time joining the pair of neighbouring pieces that was most frequent in its training text, and "
             "numbered them in that order. A lower rank means a merge learned earlier, a more frequent pair "

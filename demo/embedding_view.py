@@ -27,25 +27,19 @@ from matplotlib.figure import Figure
 from roberta.tokenizer import SPECIAL_TOKENS
 
 from .figures import _short  # importing figures also sets the Agg backend, fonts, and text never read as math
-from .formatting import SPACE_LABEL, word_labels
+from .bpe_view import readable
+from .formatting import word_labels
 
 MAX_PIECES = 5  # a word in more pieces is mostly a guess of the tokenizer's, its mean says little
 MAX_WORD_CHARS = 40
 MAX_K = 100
-MIN_MAP_WORDS, MAX_MAP_WORDS = 2, 30
-
-# Groups a model that learned anything keeps apart: weekdays, numbers, countries, animals, colours. Each word is
-# one token to the shipped model (" Tuesday" is three pieces there) and none is as frequent, and so as odd, as
-# "one" or "two", which alone would take the first two components.
-DEFAULT_MAP_WORDS = ("Monday, Wednesday, Friday, Sunday, five, six, seven, eight, France, Germany, Japan, Italy, "
-                     "dog, cat, horse, bird, red, blue, green, yellow")
-
+MIN_MAP_WORDS, MAX_MAP_WORDS = 3, 30  # two words make a line, not a map
 
 # --- the vocabulary, read once per tokenizer -------------------------------------------------------------
 
 class _Vocab:
     """Per tokenizer: every token decoded on its own, which are special, which are "word-like" (a word's
-    mid-sentence form: a leading space and a letter), and the ids of each word form ("monday" -> the ids
+    mid-sentence form: a leading space and a letter or digit), and the ids of each word form ("monday" -> the ids
     of " Monday", "Monday", " monday", ...), so a query's case and space variants are found without a scan."""
 
     def __init__(self, tokenizer):
@@ -54,7 +48,7 @@ class _Vocab:
         added = getattr(tokenizer, "get_added_tokens_decoder", dict)()
         self.special = {i for i, token in added.items() if getattr(token, "special", False)}
         self.special |= {tokenizer.token_to_id(t) for t in SPECIAL_TOKENS} - {None}
-        self.word_like = torch.tensor([s[:1] == " " and any(c.isalpha() for c in s) and i not in self.special
+        self.word_like = torch.tensor([s[:1] == " " and any(c.isalnum() for c in s) and i not in self.special
                                        for i, s in enumerate(self.strings)], dtype=torch.bool)  # (n,)
         self.forms: dict[str, list[int]] = {}
         for i, s in enumerate(self.strings):
@@ -85,17 +79,13 @@ def _form(text: str) -> str:
     return text.strip().casefold()
 
 
-def _readable(piece: str) -> str:
-    """A piece as the view names it: its leading space made visible ("␣anti")."""
-    return SPACE_LABEL + piece[1:] if piece[:1] == " " else piece
-
-
 # --- the rows' norms, computed once per table ------------------------------------------------------------
 
-_NORMS: "OrderedDict[tuple, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]" = OrderedDict()
+# id(table) -> (a weak reference to it, its version counter then, its row norms); tensors cannot be keys of a
+# WeakKeyDictionary (their == is elementwise), so the entry checks that its table is still the same one
+_NORMS: "OrderedDict[int, tuple]" = OrderedDict()
 _NORMS_LOCK = threading.Lock()
 _NORMS_KEPT = 4  # tables remembered (the app holds two or three models); a (V,) vector each
-_PROBES = 8  # rows compared again on every call
 
 
 def _table(embeddings: torch.Tensor) -> torch.Tensor:
@@ -105,32 +95,24 @@ def _table(embeddings: torch.Tensor) -> torch.Tensor:
 
 
 def _row_norms(embeddings: torch.Tensor) -> torch.Tensor:
-    """(V,) the norm of every row, cached per table: keyed on where its data lies, its shape, dtype and
-    version counter (which every in-place change bumps, `.detach()` copies sharing it), and checked on a few
-    rows, so a new table that happens to reuse a freed one's memory is not mistaken for it. A change made
-    through `.data` bumps no counter: call `clear_cache()` after one."""
-    table = _table(embeddings)
-    key = (embeddings.data_ptr(), tuple(embeddings.shape), embeddings.stride(), embeddings.dtype,
-           str(embeddings.device), embeddings._version)
-    probes = torch.linspace(0, len(table) - 1, min(_PROBES, len(table))).long().to(table.device)  # (p,)
+    """(V,) the norm of every row, computed once per table and again after an in-place change (its version
+    counter moves). A change made through `.data` moves no counter: call `clear_cache()` after one."""
     with _NORMS_LOCK:
-        hit = _NORMS.get(key)
-    if hit is not None:
-        norms, rows, seen = hit
-        if torch.equal(table[rows], seen):
-            with _NORMS_LOCK:
-                _NORMS.move_to_end(key)
-            return norms
-    norms = table.norm(dim=-1)  # (V,)
+        hit = _NORMS.get(id(embeddings))
+        if hit is not None and hit[0]() is embeddings and hit[1] == embeddings._version:
+            _NORMS.move_to_end(id(embeddings))
+            return hit[2]
+    norms = _table(embeddings).norm(dim=-1)  # (V,)
     with _NORMS_LOCK:
-        _NORMS[key] = (norms, probes, table[probes].clone())
+        _NORMS[id(embeddings)] = (weakref.ref(embeddings), embeddings._version, norms)
+        _NORMS.move_to_end(id(embeddings))
         while len(_NORMS) > _NORMS_KEPT:
             _NORMS.popitem(last=False)
     return norms
 
 
 def clear_cache() -> None:
-    """Forget every cached table's norms and every tokenizer's vocabulary."""
+    """Forget every table's norms and every tokenizer's vocabulary."""
     with _NORMS_LOCK:
         _NORMS.clear()
     _VOCABS.clear()
@@ -145,11 +127,17 @@ def _cosines(embeddings: torch.Tensor, vector: torch.Tensor) -> torch.Tensor:
 
 # --- words -----------------------------------------------------------------------------------------------
 
-def _word(embeddings: torch.Tensor, tokenizer, word: str) -> tuple[torch.Tensor, list[str], list[int]]:
-    """`word_vector`, with the pieces' ids too."""
+def _word(embeddings: torch.Tensor, tokenizer, word: str, name: str = "The word"
+          ) -> tuple[torch.Tensor, list[str], list[int]]:
+    """`word_vector`, with the pieces' ids too; `name` starts the error messages ("Word c is empty...")."""
     shown = word.strip()
     if not shown:
-        raise ValueError("Type a word: this one is empty.")
+        raise ValueError(f"{name} is empty: type a word.")
+    try:
+        shown.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (JSON can send one): not text the tokenizer can read
+        raise ValueError(f"{name} has a broken character in it (half of a UTF-16 surrogate pair): type it "
+                         "again.") from None
     if len(shown) > MAX_WORD_CHARS:
         raise ValueError(f"“{shown[:MAX_WORD_CHARS]}…” is longer than {MAX_WORD_CHARS} characters: type one word.")
     encoding = tokenizer.encode(" " + shown, add_special_tokens=False)
@@ -162,8 +150,8 @@ def _word(embeddings: torch.Tensor, tokenizer, word: str) -> tuple[torch.Tensor,
                          "are shown (the mean of more says little).")
     if not ids or max(ids) >= len(embeddings):
         raise ValueError(f"The model has no embedding for “{shown}”.")
-    vector = _table(embeddings)[ids].mean(dim=0)  # (H,)
-    pieces = [_readable(tokenizer.decode([i], skip_special_tokens=False)) for i in ids]
+    vector = embeddings.detach()[ids].float().mean(dim=0)  # (H,): only these rows converted, whatever the dtype
+    pieces = [readable(tokenizer.id_to_token(i)) for i in ids]
     return vector, pieces, ids
 
 
@@ -182,9 +170,11 @@ def _check_k(k: int) -> int:
     return k
 
 
-def _top(sims: torch.Tensor, allowed: torch.Tensor, vocab: _Vocab, k: int, one_per_word: bool) -> list[dict]:
-    """The k allowed rows most similar, best first; `one_per_word` keeps only the best of each word form
-    (" Tuesday" and " tuesday" are one word to a reader)."""
+def _top(sims: torch.Tensor, allowed: torch.Tensor, vocab: _Vocab, k: int, one_per_word: bool,
+         tokenizer) -> list[dict]:
+    """The k allowed rows most similar, best first, each {"token" (id), "token_str" (decoded), "label" (the
+    vocabulary entry as `bpe_view.readable` shows it: "␣Tuesday", "⟨byte 0xF0⟩"), "similarity"};
+    `one_per_word` keeps only the best of each word form (" Tuesday" and " tuesday" are one word to a reader)."""
     scores = sims.masked_fill(~allowed, float("-inf"))  # (V,)
     available = int(allowed.sum())
     out, seen = [], set()
@@ -196,7 +186,8 @@ def _top(sims: torch.Tensor, allowed: torch.Tensor, vocab: _Vocab, k: int, one_p
             if one_per_word and form in seen:
                 continue
             seen.add(form)
-            out.append({"token": pick, "token_str": vocab.strings[pick], "similarity": value})
+            out.append({"token": pick, "token_str": vocab.strings[pick],
+                        "label": readable(tokenizer.id_to_token(pick) or vocab.strings[pick]), "similarity": value})
             if len(out) == k:
                 return out
     return out
@@ -213,6 +204,14 @@ def _allowed(vocab: _Vocab, rows: int, words_only: bool, words: list[str], ids: 
     return allowed
 
 
+def _baseline(sims: torch.Tensor, vocab: _Vocab) -> float:
+    """How alike a token picked at random is to the query: the mean of `sims` (V,) over the ordinary tokens. A
+    small model's rows share one large direction, so this is far above 0 (0.89 for "Monday" in the shipped
+    model), and a neighbour's score means what it rises above it."""
+    ordinary = vocab.allowed(len(sims), words_only=False)  # (V,)
+    return float(sims[ordinary].mean()) if bool(ordinary.any()) else 0.0
+
+
 def nearest_words(embeddings: torch.Tensor, tokenizer, word: str, k: int = 10, words_only: bool = True) -> dict:
     """The k tokens whose rows are most like `word`'s vector (`word_vector`) by cosine similarity, best first.
     Never the word's own tokens, its case and space variants (" monday", "Monday" for " Monday") or special
@@ -224,8 +223,9 @@ def nearest_words(embeddings: torch.Tensor, tokenizer, word: str, k: int = 10, w
     vector, pieces, ids = _word(embeddings, tokenizer, word)
     vocab = _vocab(tokenizer)
     allowed = _allowed(vocab, len(embeddings), words_only, [word], ids)  # (V,)
-    neighbours = _top(_cosines(embeddings, vector), allowed, vocab, k, words_only)
-    return {"word": word.strip(), "pieces": pieces, "words_only": words_only, "neighbours": neighbours}
+    sims = _cosines(embeddings, vector)  # (V,)
+    return {"word": word.strip(), "pieces": pieces, "words_only": words_only,
+            "neighbours": _top(sims, allowed, vocab, k, words_only, tokenizer), "baseline": _baseline(sims, vocab)}
 
 
 def analogy(embeddings: torch.Tensor, tokenizer, a: str, b: str, c: str, k: int = 10,
@@ -239,20 +239,22 @@ def analogy(embeddings: torch.Tensor, tokenizer, a: str, b: str, c: str, k: int 
     looked_up = []
     for name, w in zip("abc", words):
         try:
-            looked_up.append(_word(embeddings, tokenizer, w))
+            looked_up.append(_word(embeddings, tokenizer, w, f"Word {name}"))
         except ValueError as err:
-            raise ValueError(f"Word {name}: {err}") from None
+            message = str(err)
+            raise ValueError(message if message.startswith("Word ") else f"Word {name}: {message}") from None
     if len({_form(w) for w in words}) < 3:
         raise ValueError("Give three different words: a is to b as c is to ?")
     (va, pa, ia), (vb, pb, ib), (vc, pc, ic) = looked_up
-    unit = [v / v.norm().clamp_min(1e-12) for v in (va, vb, vc)]
+    unit = [v / v.norm().clamp_min(1e-12) for v in (va, vb, vc)]  # 3 x (H,)
     target = unit[1] - unit[0] + unit[2]  # (H,)
     vocab = _vocab(tokenizer)
     allowed = _allowed(vocab, len(embeddings), words_only, words, ia + ib + ic)  # (V,)
-    neighbours = _top(_cosines(embeddings, target), allowed, vocab, k, words_only)
+    sims = _cosines(embeddings, target)  # (V,)
     shown = [w.strip() for w in words]
     return {"word": f"{shown[1]} − {shown[0]} + {shown[2]}", "pieces": pa + pb + pc, "words_only": words_only,
-            "neighbours": neighbours, "query": shown, "query_pieces": [pa, pb, pc]}
+            "neighbours": _top(sims, allowed, vocab, k, words_only, tokenizer), "baseline": _baseline(sims, vocab),
+            "query": shown, "query_pieces": [pa, pb, pc]}
 
 
 # --- the table view --------------------------------------------------------------------------------------
@@ -265,7 +267,8 @@ EMBEDDING_CSS = """<style>
 .ev-view tr,.ev-view td,.ev-view th{border:0 !important;background:transparent !important}
 .ev-view th{font-weight:600;text-align:left;padding:2px 6px;font-size:13px}
 .ev-view td,.ev-view th.ev-word{padding:2px 6px;vertical-align:middle}
-.ev-view th.ev-word{font-weight:400;white-space:nowrap;max-width:14em;overflow:hidden;text-overflow:ellipsis}
+.ev-view th.ev-word{font-weight:400;font-size:14px;white-space:nowrap;max-width:14em;overflow:hidden;
+  text-overflow:ellipsis}
 .ev-view td.ev-rank{text-align:right;width:2.5em;font-variant-numeric:tabular-nums}
 .ev-view td.ev-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .ev-view td.ev-track{width:50%}
@@ -289,13 +292,18 @@ def _pieces_line(word: str, pieces: list[str]) -> str:
 
 def neighbours_html(result: dict, title: str) -> str:
     """`nearest_words` or `analogy` as a person reads it: a table of rank, word and cosine similarity (the number
-    always, and a bar from 0 to 1; a similarity at or below 0 gets an empty bar), how the query was split into
-    tokens, and a note on what the similarity means."""
+    always, and a bar from the baseline, the query's mean similarity to every token, to 1: in a small model
+    every token scores high, so the bars show what rises above that), how the query was split into tokens, and a note
+    on what the similarity means."""
     rows = []
     neighbours = result["neighbours"]
-    for rank, (n, word) in enumerate(zip(neighbours, word_labels([n["token_str"] for n in neighbours])), 1):
+    baseline = float(result.get("baseline", 0.0))
+    words_only = result.get("words_only", True)
+    labels = (word_labels([n["token_str"] for n in neighbours]) if words_only else
+              [n.get("label", n["token_str"]) for n in neighbours])  # every token: "␣" marks a leading space
+    for rank, (n, word) in enumerate(zip(neighbours, labels), 1):
         sim = float(n["similarity"])
-        width = max(0.0, min(100.0, 100 * sim))
+        width = max(0.0, min(100.0, 100 * (sim - baseline) / max(1.0 - baseline, 1e-6)))
         bar = f'<span class="ev-bar{" ev-none" if width <= 0 else ""}" style="width:{width:.1f}%"></span>'
         rows.append(f'<tr><td class="ev-rank">{rank}</td><th scope="row" class="ev-word" '
                     f'title="{html.escape(repr(n["token_str"]))}">{html.escape(word)}</th>'
@@ -304,25 +312,27 @@ def neighbours_html(result: dict, title: str) -> str:
         rows.append('<tr><td colspan="4">No token is left to compare once the query’s own tokens and special '
                     "tokens are set aside.</td></tr>")
     if "query_pieces" in result:
-        a, b, c = result["query"]
-        lines = [f"“{html.escape(a)}” is to “{html.escape(b)}” as “{html.escape(c)}” is to …? The words nearest "
-                 f"to {html.escape(b)} − {html.escape(a)} + {html.escape(c)} (each word's vector at length 1), "
-                 "never the three words themselves."]
+        a, b, c = (html.escape(w) for w in result["query"])
+        lines = [f"“{a}” is to “{b}” as “{c}” is to …? The words nearest to {b} − {a} + {c} (each word's vector "
+                 "at length 1), never the three words themselves."]
         lines += [_pieces_line(w, p) for w, p in zip(result["query"], result["query_pieces"]) if len(p) > 1]
     else:
         lines = [_pieces_line(result["word"], result["pieces"])]
-    which = ("Only whole words are listed (tokens that start with a space and hold a letter), the best of each "
-             "word's case variants." if result.get("words_only", True) else
-             "Every token competes, pieces of words and punctuation included.")
-    note = ("Cosine similarity of the learned input embeddings (the same table is the output layer: the model "
-            "scores a predicted word by its row). Training places tokens that appear in similar contexts close "
-            "together, which is not the same as meaning the same: opposites such as good and bad fit the same "
-            "sentences, so they are often each other's neighbours. " + which)
+    which = ("Only tokens that begin a word are listed (a space, then a letter or digit), the best of each "
+             "word's case variants." if words_only else
+             "Every token competes, pieces of words and punctuation included (␣ marks a token's leading space).")
+    note = (f"Cosine similarity of the learned input embeddings (1 = the same direction). Here a token picked at "
+            f"random scores {baseline:.2f} on average: the embeddings of a small model share one large common "
+            f"direction, so read the order and how far a score rises above {baseline:.2f}, not the number itself; "
+            f"the bars start at {baseline:.2f}. The same table is the output layer (the model scores a predicted word by "
+            "its row), and training places tokens that appear in similar contexts close together, which is not "
+            "the same as meaning the same: opposites such as good and bad fit the same sentences, so they are "
+            "often each other's neighbours. " + which)
     pieces = "".join(f'<p class="ev-pieces">{line}</p>' for line in lines)
     return (f'{EMBEDDING_CSS}<div class="ev-view"><h3>{html.escape(title)}</h3>{pieces}'
             f'<table class="ev-table"><tr><th scope="col">rank</th><th scope="col">word</th>'
             f'<th scope="col" colspan="2">cosine similarity</th></tr>{"".join(rows)}</table>'
-            f'<p class="ev-note">{note}</p></div>')
+            f'<p class="ev-note">{html.escape(note)}</p></div>')
 
 
 # --- figures ---------------------------------------------------------------------------------------------
@@ -374,7 +384,7 @@ def position_similarity_figure(position_embeddings: torch.Tensor, first_position
 
 
 def parse_words(text: str) -> list[str]:
-    """A textbox's comma-separated words (`DEFAULT_MAP_WORDS`), blanks dropped, each word once."""
+    """A textbox's comma-separated words (`demo.examples.MAP_WORDS`), blanks dropped, each word once."""
     return list(dict.fromkeys(w.strip() for w in text.split(",") if w.strip()))
 
 
@@ -400,13 +410,13 @@ def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tu
     if len(placed) < MIN_MAP_WORDS:
         raise ValueError(f"Fewer than {MIN_MAP_WORDS} of the words can be placed. " + " ".join(left_out))
     words = placed
-    x = torch.stack(vectors).double()  # (N, H)
-    x = x / x.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+    x = torch.stack(vectors).double().cpu()  # (N, H)
+    x = x / x.norm(dim=-1, keepdim=True).clamp_min(1e-12)  # (N, H)
     x = x - x.mean(dim=0)  # (N, H)
     u, s, _ = torch.linalg.svd(x, full_matrices=False)  # u (N, r), s (r,)
     u, s = u[:, :2], s[:2]
     if u.shape[1] < 2:  # fewer than two components (N = 1 cannot happen; H = 1 can in a test)
-        u, s = torch.cat([u, torch.zeros(len(u), 1, dtype=u.dtype)], 1), torch.cat([s, s.new_zeros(1)])
+        u, s = torch.cat([u, u.new_zeros(len(u), 1)], 1), torch.cat([s, s.new_zeros(1)])
     flip = torch.sign(u.gather(0, u.abs().argmax(dim=0, keepdim=True)))  # (1, 2)
     flip[flip == 0] = 1
     points = (u * flip * s).float()  # (N, 2)
@@ -441,8 +451,11 @@ def word_map_figure(embeddings: torch.Tensor, tokenizer, words: list[str],
     the map, with the reason."""
     words, points, shares, left_out = word_map_points(embeddings, tokenizer, words)
     font, side = 10.0, 4.6  # points, inches of the square axes
-    fig = Figure(figsize=(6.2, 6.2), dpi=100)
-    ax = fig.add_axes((0.14, 0.12, side / 6.2, side / 6.2))
+    note = textwrap.wrap("Left out: " + " ".join(left_out), 100) if left_out else []
+    below = 0.15 * len(note) + (0.15 if note else 0.0)  # inches under the axis labels for the note
+    height = 6.2 + below
+    fig = Figure(figsize=(6.2, height), dpi=100)
+    ax = fig.add_axes((0.14, (0.74 + below) / height, side / 6.2, side / height))
     xy = points.numpy()
     ax.scatter(xy[:, 0], xy[:, 1], s=22, color="#4338ca", zorder=3)
     # limits with room for labels, then data -> points, to place each label where it is least in the way
@@ -471,6 +484,6 @@ def word_map_figure(embeddings: torch.Tensor, tokenizer, words: list[str],
     ax.set_ylabel(f"PC 2 ({shares[1]:.0%} of variance)", fontsize=11)
     ax.set_title(title, fontsize=12)
     ax.grid(alpha=0.3)
-    if left_out:
-        fig.text(0.02, 0.005, textwrap.fill("Left out: " + " ".join(left_out), 100), fontsize=8, va="bottom")
+    if note:
+        fig.text(0.02, 0.1 / height, "\n".join(note), fontsize=8, va="bottom")
     return fig

@@ -66,6 +66,21 @@ TOKENS_EXAMPLES = [
     "Ths sentnce has sevral speling misteaks.",
 ]
 
-# The embeddings tab: the word whose neighbours it shows first, and an analogy (a is to b as c is to ?)
-NEIGHBOURS_WORD = "Monday"
-ANALOGY = ("man", "king", "woman")
+# The embeddings tab's word map: groups a model that learned anything keeps apart (weekdays, numbers, countries,
+# animals, colours). Each word is one token to the shipped model (" Tuesday" is three pieces there) and none is
+# as frequent, and so as odd, as "one" or "two", which alone would take the first two components.
+MAP_WORDS = ("Monday, Wednesday, Friday, Sunday, five, six, seven, eight, France, Germany, Japan, Italy, "
+             "dog, cat, horse, bird, red, blue, green, yellow")
+
+# The embeddings tab: words whose neighbours it offers (the first shown at start), and analogies (a is to b as c
+# is to ?; the first shown at start): some the shipped model solves, some it does not
+NEIGHBOURS_WORDS = ["Monday", "good", "France", "seven", "red"]
+ANALOGIES = [
+    ("man", "king", "woman"),
+    ("Paris", "France", "Berlin"),
+    ("France", "Paris", "Japan"),
+    ("good", "better", "bad"),
+    ("big", "bigger", "small"),
+    ("he", "she", "his"),
+    ("Monday", "Tuesday", "Friday"),
+]

@@ -459,20 +459,21 @@ class Handlers:
     # ---- 5. tokens: how the byte-level BPE tokenizer reads a text (demo/bpe_view.py)
     @user_errors
     def tokens(self, text, model=SHIPPED):
-        """(the text's tokens in HTML, the same as data (`bpe_view.token_rows`), the word picker update (the
-        text's words, the default one picked), merge by merge for that word in HTML, its steps as data)."""
+        """(the text's tokens in HTML, the same as data (`bpe_view.token_rows`), the word picker update (the words
+        of the part the model reads that merge by merge can replay, the default one picked), merge by merge for
+        that word in HTML, its steps as data). A cut text is said in the view itself (no pop-up warning)."""
         loaded = self._need("mlm", model, TOKENS_TAB)
         text = clean_text(text)
         rows = bpe_view.token_rows(loaded.tokenizer, text, loaded.config.max_length)
-        if rows["truncated"]:
-            warn_truncated(loaded.config.max_length)
-        words = bpe_view.pretokens(loaded.tokenizer, text)
-        word = bpe_view.pick_pretoken(loaded.tokenizer, text)
-        picker = gr.update(choices=[(bpe_view.readable(w), w) for w in words], value=word)
         try:  # a tokenizer that is not byte-level BPE still shows its tokens, with the reason for no merges
+            words = [w for w in bpe_view.pretokens(loaded.tokenizer, text[:rows["read_characters"]])
+                     if len(w) <= bpe_view.MAX_WORD_CHARS]
+            word = bpe_view.pick_pretoken(loaded.tokenizer, words)
             merges, steps = self.bpe_merges(word, model) if word else ("", None)
-        except gr.Error as err:
-            merges, steps = error_html(err.message), None
+        except (ValueError, gr.Error) as err:
+            words, word, steps = [], None, None
+            merges = error_html(html.escape(err.message if isinstance(err, gr.Error) else str(err), quote=False))
+        picker = gr.update(choices=[(bpe_view.readable(w), w) for w in words], value=word)
         return bpe_view.tokens_html(rows), rows, picker, merges, steps
 
     @user_errors
@@ -492,31 +493,38 @@ class Handlers:
 
     @staticmethod
     def _word(value, name: str) -> str:
-        if not isinstance(value, str):
-            raise fail(f"{name} must be a string, got {type(value).__name__}.")
-        return value
+        """A word typed in: control characters removed as from a text (`clean_text`), empty allowed (the views
+        say so in their own words)."""
+        return clean_text(value, name, required=False)
+
+    @staticmethod
+    def _neighbours_options(k, words_only) -> tuple[int, bool]:
+        k = parse_int(k, "Neighbours", 1, embedding_view.MAX_K)
+        if not isinstance(words_only, bool):
+            raise fail(f"words_only must be true or false, got {words_only!r}.")
+        return k, words_only
 
     @user_errors
     def neighbours(self, word, k=10, words_only=True, model=SHIPPED):
         """The word's nearest tokens by cosine similarity of their embeddings: (the HTML table, the same as data:
         {"word", "pieces", "words_only", "neighbours": [{"token", "token_str", "similarity"}]})."""
-        k = parse_int(k, "Neighbours", 1, embedding_view.MAX_K)
-        if not isinstance(words_only, bool):
-            raise fail(f"words_only must be true or false, got {words_only!r}.")
+        k, words_only = self._neighbours_options(k, words_only)
         loaded, embeddings = self._embeddings(model)
         result = embedding_view.nearest_words(embeddings.word_embeddings.weight, loaded.tokenizer,
                                               self._word(word, "The word"), k, words_only)
         return embedding_view.neighbours_html(result, f"Nearest to “{result['word']}”"), result
 
     @user_errors
-    def analogy(self, a, b, c, model=SHIPPED):
+    def analogy(self, a, b, c, k=10, words_only=True, model=SHIPPED):
         """“a is to b as c is to ?”: the tokens nearest to b − a + c (`embedding_view.analogy`), as
-        `neighbours` returns them."""
+        `neighbours` returns them; the title names the best one."""
+        k, words_only = self._neighbours_options(k, words_only)
         loaded, embeddings = self._embeddings(model)
         words = [self._word(w, f"Word {name}") for w, name in zip((a, b, c), "abc")]
-        result = embedding_view.analogy(embeddings.word_embeddings.weight, loaded.tokenizer, *words)
+        result = embedding_view.analogy(embeddings.word_embeddings.weight, loaded.tokenizer, *words, k, words_only)
         a, b, c = result["query"]
-        return embedding_view.neighbours_html(result, f"{a} is to {b} as {c} is to …"), result
+        best = result["neighbours"][0]["token_str"].strip() + "?" if result["neighbours"] else "?"
+        return embedding_view.neighbours_html(result, f"{a} is to {b} as {c} is to … {best}"), result
 
     @user_errors
     def word_map(self, words, model=SHIPPED):

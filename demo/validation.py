@@ -104,15 +104,17 @@ def require_visible(text: str) -> str:
     return text
 
 
-def clean_text(text) -> str:
-    """The text as the model will read it: control characters removed, broken surrogates replaced."""
+def clean_text(text, name: str = "The text", required: bool = True) -> str:
+    """The text as the model will read it: control characters removed, broken surrogates replaced; `name` in
+    the messages; `required`: an empty text (nothing visible) is refused."""
     if text is None:
         text = ""
     if not isinstance(text, str):
-        raise fail(f"The text must be a string, got {type(text).__name__}.")
+        raise fail(f"{name} must be a string, got {type(text).__name__}.")
     if len(text) > MAX_CHARS:
-        raise fail(f"The text is too long ({len(text):,} characters); paste at most {MAX_CHARS:,}.")
-    return require_visible(CONTROL_RE.sub("", text).encode("utf-8", errors="replace").decode("utf-8"))
+        raise fail(f"{name} is too long ({len(text):,} characters); paste at most {MAX_CHARS:,}.")
+    text = CONTROL_RE.sub("", text).encode("utf-8", errors="replace").decode("utf-8")
+    return require_visible(text) if required else text
 
 
 def parse_int(value, name: str, lo: int, hi: int) -> int:

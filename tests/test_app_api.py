@@ -38,7 +38,7 @@ def test_api_endpoints_and_parameters(client):
     leading = {"/fill_mask": ["text", "top_k"], "/fill_mask_layers": ["text"], "/classify": ["text"], "/attention": ["text", "layer", "head"],
                "/masking": ["text", "epochs", "seed"], "/counterfactual": ["text"], "/tokens": ["text", "model"],
                "/bpe_merges": ["word", "model"], "/neighbours": ["word", "k", "words_only", "model"],
-               "/analogy": ["a", "b", "c", "model"], "/word_map": ["words", "model"], "/positions": ["model"],
+               "/analogy": ["a", "b", "c", "k", "words_only", "model"], "/word_map": ["words", "model"], "/positions": ["model"],
                **{name: ["text", "layer", "head", "token", "model"]
                   for name in ("/attention_layer", "/attention_head", "/attention_token")}}
     for name, params in leading.items():
@@ -165,7 +165,9 @@ def test_embeddings(client):
     view, result = client.predict("cat", 4, True, api_name="/neighbours")
     assert len(result["neighbours"]) == 4 and "Nearest to" in view
     view, result = client.predict("man", "king", "woman", api_name="/analogy")
-    assert result["query"] == ["man", "king", "woman"]
+    assert result["query"] == ["man", "king", "woman"] and len(result["neighbours"]) == 10
+    view, result = client.predict("man", "king", "woman", 3, False, api_name="/analogy")
+    assert len(result["neighbours"]) == 3 and not result["words_only"]
     for plot in (client.predict("cat, dog, house", api_name="/word_map"), client.predict(api_name="/positions")):
         assert plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/")
 
@@ -206,10 +208,10 @@ def test_masking(client):
     ("/masking", ("a sentence", 5, 1.5), "Seed must be a whole number between 0 and"),
     ("/classify", ("\u200b\u200c\u200d\ufeff",), "The text is empty"),
     ("/tokens", ("",), "The text is empty"),
-    ("/bpe_merges", ("two words",), "not one word"),
+    ("/bpe_merges", ("two words",), "is 2 words to this tokenizer"),
     ("/neighbours", ("cat", 0, True), "Neighbours must be between 1 and 100"),
     ("/analogy", ("a", "a", "b"), "three different words"),
-    ("/word_map", ("cat",), "Give 2 to 30 different words"),
+    ("/word_map", ("cat",), "Give 3 to 30 different words"),
 ])
 def test_bad_input_gives_clean_error(client, api_name, args, message):
     with pytest.raises(AppError) as info:

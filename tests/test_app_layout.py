@@ -40,10 +40,10 @@ def test_every_compute_event_shares_one_concurrency_group(app):
                                                         "attention_view", "masking", "tokens", "bpe_merges",
                                                         "neighbours", "analogy", "word_map", "positions"}
     # the fifteen API endpoints, the UI events of fourteen (errors shown next to the input; the page's fill-mask
-    # event also draws layer by layer, its attention event records the text and model it drew), the five
+    # event also draws layer by layer, its attention event records the text and model it drew), the seven
     # examples, the five attention sub-tabs (each draws its view when opened) and What if?'s classification of
     # the text first
-    assert len(compute) == 40
+    assert len(compute) == 42
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.classify"].count("counterfactual_first_ui") == 1
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.counterfactual_page"] == ["counterfactual_ui"]
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.attention_view"] == [

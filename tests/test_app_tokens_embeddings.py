@@ -8,7 +8,7 @@ import torch
 from matplotlib.figure import Figure
 
 from demo import bpe_view
-from demo.embedding_view import DEFAULT_MAP_WORDS
+from demo.examples import MAP_WORDS
 
 TEXT = "The old man follows the river every day."
 
@@ -23,12 +23,12 @@ def test_tokens_shows_every_token_and_the_default_words_merges(handlers, models)
     tokenizer = models.mlm.tokenizer
     encoding = tokenizer.encode(TEXT)
     assert [row["id"] for row in rows["tokens"]] == encoding.ids  # <s> ... </s>, as the model reads it
-    assert view.count("</span>") >= len(encoding.ids) and "10 words" not in view  # 8 words
-    assert "8 words" in view and not rows["truncated"]
+    assert view.count('class="bpe-chip ') == len(encoding.ids) and not rows["truncated"]
+    assert "40 characters, 40 bytes, 8 words (split at spaces)" in view
     # the picker offers the text's words (byte-level form, readable labels), the default one picked
     words = bpe_view.pretokens(tokenizer, TEXT)
     assert picker["choices"] == [(bpe_view.readable(w), w) for w in words]
-    assert picker["value"] == bpe_view.pick_pretoken(tokenizer, TEXT) in words
+    assert picker["value"] == bpe_view.pick_pretoken(tokenizer, words) in words
     # its merges end in the word's tokens, as the tokenizer cuts it
     assert steps[-1]["pieces"] == [t.value for t in tokenizer.model.tokenize(picker["value"])]
     assert steps[0]["merged"] is None and all(step["merged"] for step in steps[1:])
@@ -42,9 +42,10 @@ def test_bpe_merges_takes_a_word_as_typed_or_as_the_picker_names_it(handlers, mo
 
 
 @pytest.mark.parametrize("word, match", [
-    (" old man", "not one word"),
+    (" old man", "is 2 words to this tokenizer"),
     ("x" * 41, "up to 40 bytes"),
-    (None, "The word must be a string"),
+    (None, "no word"),
+    (5, "The word must be a string"),
     ("", "no word"),
 ])
 def test_bpe_merges_bad_words_are_plain_errors(handlers, word, match):
@@ -52,13 +53,17 @@ def test_bpe_merges_bad_words_are_plain_errors(handlers, word, match):
         handlers.bpe_merges(word)
 
 
-def test_tokens_of_a_long_text_warn_and_count_what_is_read(handlers, models):
+def test_tokens_of_a_long_text_say_what_is_read(handlers, models):
+    """A cut text is said in the view, with the counts of the part read (no pop-up), and the picker offers the
+    words of that part only."""
     max_length = models.mlm.config.max_length
+    text = "the cat sees the house. " * 199 + "antidisestablishment"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        view, rows, *_ = handlers.tokens("the cat sees the house. " * 200)
-    assert rows["truncated"] and len(rows["tokens"]) == max_length
-    assert any("cut" in str(w.message) or "first" in str(w.message) for w in caught), [str(w.message) for w in caught]
+        view, rows, picker, *_ = handlers.tokens(text)
+    assert rows["truncated"] and len(rows["tokens"]) == max_length and not caught
+    assert f'First {rows["read_characters"]:,} of {len(text):,} characters' in view and "Cut:" in view
+    assert "Ġantidisestablishment" not in [value for _, value in picker["choices"]]
 
 
 @pytest.mark.parametrize("text", ["", "   \u200b", None, 5])
@@ -112,7 +117,7 @@ def test_analogy_and_its_errors(handlers):
         handlers.analogy("man", "", "woman")
     with _error("three different words"):
         handlers.analogy("man", "man", "woman")
-    with _error("Word c must be a string"):
+    with _error("Word c is empty"):
         handlers.analogy("man", "king", None)
 
 
@@ -120,12 +125,25 @@ def test_word_map_and_positions_are_figures(handlers, models):
     figure = handlers.word_map("cat, dog, house, river")
     assert isinstance(figure, Figure) and "PC 1" in figure.axes[0].get_xlabel()
     assert {t.get_text() for t in figure.axes[0].texts} >= {"cat", "dog", "house", "river"}
-    with _error("Give 2 to 30 different words"):
+    with _error("Give 3 to 30 different words"):
         handlers.word_map("cat")
     # the default words, chosen for the shipped tokenizer: another one leaves out those it cuts in many pieces
-    default = handlers.word_map(DEFAULT_MAP_WORDS)
+    default = handlers.word_map(MAP_WORDS)
     assert "Left out:" in default.texts[0].get_text() and len(default.axes[0].texts) >= 2
     positions = handlers.positions()
     n = models.mlm.config.max_length  # the rows the model reads: max_length of them, from pad_token_id + 1
     assert isinstance(positions, Figure) and positions.axes[0].images[0].get_array().shape == (n, n)
 
+
+
+def test_a_tokenizer_merge_by_merge_cannot_replay_still_shows_its_tokens(handlers, monkeypatch):
+    """Merge by merge needs byte-level BPE; any other tokenizer (a Hub model's WordPiece) still shows its
+    tokens, with the reason in place of the merges and an empty picker."""
+    def refuse(tokenizer, text):
+        raise ValueError("Merge by merge replays byte-level BPE only.")
+
+    monkeypatch.setattr(bpe_view, "pretokens", refuse)
+    view, rows, picker, merges, steps = handlers.tokens(TEXT)
+    assert rows["tokens"] and 'class="bpe-chip ' in view
+    assert picker["choices"] == [] and picker["value"] is None and steps is None
+    assert "input-error" in merges and "byte-level BPE only" in merges

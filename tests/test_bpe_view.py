@@ -1,5 +1,6 @@
 """The "Tokens" tab's views (demo.bpe_view): a text's tokens, and byte-level BPE replayed merge by merge, checked
 against `tokenizers`' own BPE model on the shipped tokenizer, the tiny test one and hand-made ones."""
+import json
 import random
 from pathlib import Path
 
@@ -119,13 +120,66 @@ def test_ignore_merges_takes_a_known_word_whole():
     assert "whole word is in the vocabulary" in merges_html("abb", steps)
 
 
+def _bpe_tokenizer(vocab: list[str], merges=(), **options) -> Tokenizer:
+    tok = Tokenizer(models.BPE({t: i for i, t in enumerate(vocab)}, list(merges), **options))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    return tok
+
+
+@pytest.mark.parametrize("vocab, options, words", [
+    # "x" is in neither the vocabulary nor as bytes (<unk>), "y" only as its byte <0x79>: the library leaves
+    # a pending <unk> until the next piece in the vocabulary, after the byte pieces
+    (["a", "<unk>", "<0x79>"], {"unk_token": "<unk>", "byte_fallback": True}, ["xya", "xxya", "yxa", "axyx", "xy"]),
+    (["a", "<unk>", "<0x79>"], {"unk_token": "<unk>", "byte_fallback": True, "fuse_unk": True}, ["xxyxa", "xyyx"]),
+    # byte fallback writes the bytes of the piece with its subword prefix / word suffix
+    (["a", "<0x79>", "<0x23>"], {"byte_fallback": True, "continuing_subword_prefix": "##"}, ["ay", "aya", "ya"]),
+    (["a", "<0x79>", "<0x3C>", "<0x2F>", "<0x77>", "<0x3E>"], {"byte_fallback": True, "end_of_word_suffix": "</w>"},
+     ["ay", "ya"]),
+])
+def test_unknown_characters_start_as_the_library_starts_them(vocab, options, words):
+    tok = _bpe_tokenizer(vocab, **options)
+    for word in words:
+        assert merge_steps(tok, word)[-1]["pieces"] == library_pieces(tok, word), word
+
+
+def test_a_tokenizer_that_adds_a_prefix_space_replays_the_pretokens_of_the_text(shipped):
+    """With add_prefix_space, "," alone would be read as "Ġ,": the picker's "," is still the pre-token ","."""
+    data = json.loads(shipped.to_str())
+    data["pre_tokenizer"]["add_prefix_space"] = True
+    tok = Tokenizer.from_str(json.dumps(data))
+    text = "Hello, world! (tokenization) 2024"
+    found = pretokens(tok, text)
+    assert "," in found and "Ġ," not in found
+    for pretoken in found:
+        assert merge_steps(tok, pretoken)[0]["pieces"] == list(pretoken)
+        assert merge_steps(tok, pretoken)[-1]["pieces"] == library_pieces(tok, pretoken), pretoken
+    replayed = [piece for p in found for piece in merge_steps(tok, p)[-1]["pieces"]]
+    assert replayed == tok.encode(text, add_special_tokens=False).tokens
+
+
+@pytest.mark.parametrize("word, shown", [("café", "café"), ("Zürich", "Zürich"), (" naïve", "␣naïve"),
+                                         ("ĠcafÃ©", "␣café")])
+def test_a_typed_word_is_named_as_typed(shipped, word, shown):
+    """A word typed as text whose letters are also byte-level characters ("é" is the byte 0xE9's) is replayed
+    as text, and the view names it so, not as "caf⟨byte 0xE9⟩"."""
+    out = merges_html(word, merge_steps(shipped, word))
+    assert f"How “{shown}” is cut" in out and f"merge: “{shown}” is " in out  # the title and the last line
+
+
+@pytest.mark.parametrize("word", ["\ud800", " a\udc80", "\ud800" * 50])
+def test_a_lone_surrogate_is_refused_plainly(shipped, word):
+    with pytest.raises(ValueError, match="broken character") as info:
+        merge_steps(shipped, word)
+    assert "codec" not in str(info.value) and "\ud800" not in str(info.value)
+
+
 def test_long_words_and_several_pretokens_are_refused_plainly(shipped):
     with pytest.raises(ValueError, match=f"up to {MAX_WORD_CHARS} bytes"):
         merge_steps(shipped, "x" * 1000)
-    with pytest.raises(ValueError, match="bytes long"):
+    with pytest.raises(ValueError, match="is 44 bytes: merge by merge shows words of up to 40 bytes"):
         merge_steps(shipped, "😀" * 11)  # 11 characters, 44 bytes
     assert len(merge_steps(shipped, "a" * MAX_WORD_CHARS)[0]["pieces"]) == MAX_WORD_CHARS
-    with pytest.raises(ValueError, match="2 pre-tokens"):
+    with pytest.raises(ValueError, match="is 2 words to this tokenizer \\(hello · ␣world\\): pick or type one"):
         merge_steps(shipped, "hello world")
     with pytest.raises(ValueError, match="no word"):
         merge_steps(shipped, "")
@@ -180,7 +234,7 @@ def test_token_rows_counts_and_offsets(shipped):
     assert all(text[t["start"]:t["end"]] == t["text"] for t in regular)
     assert sum(t["word_start"] for t in regular) == 6
     assert rows["tokens_per_word"] == pytest.approx(len(regular) / 6)
-    assert "31 characters, 31 bytes, 6 words → " in tokens_html(rows)
+    assert "31 characters, 31 bytes, 6 words (split at spaces) → " in tokens_html(rows)
 
 
 def test_token_rows_truncates_like_the_model(shipped):
@@ -249,8 +303,20 @@ def test_pretokens_for_a_picker(shipped):
     assert found == ["The", "Ġcat", "Ġsat", ".", "ĠThe", "Ġagain", ",", "ĠðŁĺĢ!"]  # symbols group together
     assert all(len(merge_steps(shipped, p)) >= 1 for p in found)
     assert len(pretokens(shipped, " ".join(f"w{i}" for i in range(1000)))) == bpe_view.MAX_PRETOKENS
-    assert pick_pretoken(shipped, "The capital of France is antidisestablishmentarianism.") == \
-        "Ġantidisestablishmentarianism"
-    assert pick_pretoken(shipped, "a  bb") == "Ġbb"  # a word rather than the whitespace before it
-    assert pick_pretoken(shipped, "   ") == "ĠĠĠ"  # whitespace only: still something to show
-    assert pick_pretoken(shipped, "") is None
+    def pick(text):
+        return pick_pretoken(shipped, pretokens(shipped, text))
+
+    assert pick("The capital of France is antidisestablishmentarianism.") == "Ġantidisestablishmentarianism"
+    assert pick("a  bb") == "Ġbb"  # a word rather than the whitespace before it
+    assert pick("   ") == "ĠĠĠ"  # whitespace only: still something to show
+    assert pick("") is None
+    assert pick("a " + "x" * 60) == "a"  # never a word too long to replay
+
+
+def test_summaries_read_well_for_unspaced_scripts_single_tokens_and_invisible_characters(shipped):
+    rows = token_rows(shipped, "東京は日本の首都です。", 128)
+    assert "1 word (split at spaces) → 33 tokens (3.00 per character)" in tokens_html(rows)
+    joiner = token_rows(shipped, "a\u200db", 128)
+    assert "⟨U+200D⟩" in tokens_html(joiner)
+    assert "the whole word is one token: ␣The." in merges_html("ĠThe", merge_steps(shipped, "ĠThe"))
+    assert "“,” is one token as it is: ,." in merges_html(",", merge_steps(shipped, ","))

@@ -8,6 +8,7 @@ import torch
 
 import roberta
 from demo import embedding_view as ev
+from demo.examples import MAP_WORDS
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 # A corpus whose tokenizer has the forms the tests need as single tokens: " cat", "cat" (no space), " Cat",
@@ -108,6 +109,7 @@ def test_a_word_in_pieces_is_the_mean_of_their_rows(tok, table):
 @pytest.mark.parametrize("word, message", [
     ("", "empty"), ("   \n", "empty"), ("a" * 41, "longer than 40 characters"),
     ("qxzjvkwp", "pieces"), ("<mask>", "special token"),
+    ("\ud800", "broken character"), ("ca\udc80t", "broken character"),  # lone surrogates, as JSON can send
 ])
 def test_bad_words_are_refused_with_a_plain_message(tok, table, word, message):
     with pytest.raises(ValueError, match=message):
@@ -140,12 +142,14 @@ def test_analogy_finds_the_row_at_b_minus_a_plus_c(tok):
 
 
 def test_analogy_refuses_bad_input_naming_the_word(tok, table):
-    with pytest.raises(ValueError, match="Word b: .*empty"):
+    with pytest.raises(ValueError, match="Word b is empty"):
         ev.analogy(table, tok, "cat", " ", "dog")
     with pytest.raises(ValueError, match="Word c: .*pieces"):
         ev.analogy(table, tok, "cat", "dog", "qxzjvkwp")
     with pytest.raises(ValueError, match="three different words"):
         ev.analogy(table, tok, "cat", "dog", "Cat")
+    with pytest.raises(ValueError, match="Word a has a broken character"):
+        ev.analogy(table, tok, "\udc80", "dog", "cat")
 
 
 def test_the_cache_follows_changes_to_the_table(tok, table):
@@ -155,12 +159,16 @@ def test_the_cache_follows_changes_to_the_table(tok, table):
         table[dog] = 2 * table[cat]  # in place: the version counter moves
     top = ev.nearest_words(table, tok, "cat", k=1)["neighbours"][0]
     assert top["token"] == dog and top["similarity"] == pytest.approx(1.0, abs=1e-5)  # not a stale norm
-    # new contents in the same memory with no version bump (what a new table in a freed one's memory looks
-    # like): the rows checked on every call see it
+    # new contents with no version bump (a change through .data): clear_cache() makes them seen
     table.data.copy_(torch.randn(table.shape, generator=torch.Generator().manual_seed(7)))
+    ev.clear_cache()
     result = ev.nearest_words(table, tok, "horse", k=ev.MAX_K, words_only=False)
     expected = brute_force(table, table[tid(tok, " horse")])
     assert all(n["similarity"] == pytest.approx(float(expected[n["token"]]), abs=1e-5) for n in result["neighbours"])
+    # another table is another entry, even at the same address as a freed one
+    other = table.clone()
+    other[dog] = -table[cat]
+    assert ev.nearest_words(other, tok, "cat", k=1)["neighbours"][0]["token"] != dog
 
 
 def test_a_parameter_and_a_table_with_more_rows_than_the_tokenizer_work(tok):
@@ -203,7 +211,7 @@ def test_neighbours_html_escapes_and_shows_numbers_and_bars():
 def test_neighbours_html_of_an_analogy_names_the_three_words(tok, table):
     out = ev.neighbours_html(ev.analogy(table, tok, "cat", "dog", "catdog", k=3), "Analogy")
     assert "“cat” is to “dog” as “catdog” is to" in out and "dog − cat + catdog" in out
-    assert "in 2 pieces" in out and "Only whole words" in out
+    assert "in 2 pieces" in out and "Only tokens that begin a word" in out
 
 
 def smooth_positions(n: int = 40, rows_unused: int = 2) -> torch.Tensor:
@@ -241,7 +249,7 @@ def test_position_figure_has_a_heatmap_a_colorbar_and_lines():
 
 def test_parse_words_and_the_default_list():
     assert ev.parse_words(" cat, dog,, cat ,\n") == ["cat", "dog"]
-    words = ev.parse_words(ev.DEFAULT_MAP_WORDS)
+    words = ev.parse_words(MAP_WORDS)
     assert ev.MIN_MAP_WORDS <= len(words) <= ev.MAX_MAP_WORDS and len(set(words)) == len(words)
 
 
@@ -275,16 +283,16 @@ def test_word_map_figure_labels_every_word(tok, table):
 def test_word_map_leaves_out_bad_words_naming_each(tok, table):
     """A word the map cannot place is left out, named under the map with the reason; with fewer than two
     words left, the map is refused, naming every bad word."""
-    fig = ev.word_map_figure(table, tok, ["cat", "qxzjvkwp", "dog", "<mask>"])
-    assert sorted(t.get_text() for t in fig.axes[0].texts) == ["cat", "dog"]
+    fig = ev.word_map_figure(table, tok, ["cat", "qxzjvkwp", "dog", "<mask>", "horse"])
+    assert sorted(t.get_text() for t in fig.axes[0].texts) == ["cat", "dog", "horse"]
     note = " ".join(t.get_text() for t in fig.texts).replace("\n", " ")
     assert note.startswith("Left out:") and "qxzjvkwp" in note and "<mask>" in note
     with pytest.raises(ValueError) as err:
         ev.word_map_figure(table, tok, ["cat", "qxzjvkwp", "<mask>"])
-    assert "Fewer than 2" in str(err.value) and "qxzjvkwp" in str(err.value) and "<mask>" in str(err.value)
-    with pytest.raises(ValueError, match="2 to 30"):
+    assert "Fewer than 3" in str(err.value) and "qxzjvkwp" in str(err.value) and "<mask>" in str(err.value)
+    with pytest.raises(ValueError, match="3 to 30"):
         ev.word_map_figure(table, tok, ["cat", " cat "])
-    with pytest.raises(ValueError, match="2 to 30"):
+    with pytest.raises(ValueError, match="3 to 30"):
         ev.word_map_points(table, tok, [f"w{i}" for i in range(31)])
 
 
@@ -299,8 +307,45 @@ def test_the_shipped_model_learned_weekdays_and_positions():
     top = ev.nearest_words(embeddings.word_embeddings.weight, tokenizer, "Monday", k=3)["neighbours"]
     assert {n["token_str"].strip() for n in top} & {"Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
                                                      "Sunday"}
-    for word in ev.parse_words(ev.DEFAULT_MAP_WORDS):
+    for word in ev.parse_words(MAP_WORDS):
         assert len(ev.word_vector(embeddings.word_embeddings.weight, tokenizer, word)[1]) == 1, word
     sim = ev.position_similarities(embeddings.position_embeddings.weight)
     assert sim.shape == (128, 128)
     assert sim.diagonal(1)[1:-1].mean() > 0.7 > 0.4 > sim.diagonal(10).mean()
+
+
+def test_the_baseline_is_the_querys_mean_similarity_and_the_bars_start_there(tok, table):
+    """Every row of a small model's table shares one large direction, so raw scores are all high: the result
+    carries the query's baseline (its mean cosine similarity to every ordinary token) and the bars run from it
+    to 1."""
+    shifted = table + 5.0  # a common direction: every token now scores high
+    result = ev.nearest_words(shifted, tok, "cat", k=5, words_only=False)
+    specials = {tok.token_to_id(t) for t in roberta.tokenizer.SPECIAL_TOKENS}
+    ordinary = [i for i in range(len(table)) if i not in specials]
+    expected = brute_force(shifted, shifted[tid(tok, " cat")])[ordinary].mean()
+    assert result["baseline"] == pytest.approx(float(expected), abs=1e-5)
+    assert result["baseline"] > 0.9 > ev.nearest_words(table, tok, "cat")["baseline"]
+    target = ev.analogy(shifted, tok, "cat", "dog", "horse")
+    assert 0 < target["baseline"] < 1
+    at_baseline = {**result, "neighbours": [{**result["neighbours"][0], "similarity": result["baseline"]},
+                                            {**result["neighbours"][1], "similarity": 1.0}]}
+    out = ev.neighbours_html(at_baseline, "Nearest")
+    assert 'style="width:0.0%"' in out and 'style="width:100.0%"' in out
+    assert f"scores {result['baseline']:.2f} on average" in out
+
+
+def test_every_token_shows_its_leading_space_when_all_tokens_compete(tok, table):
+    result = ev.nearest_words(table, tok, "cat", k=ev.MAX_K, words_only=False)
+    out = ev.neighbours_html(result, "Nearest")
+    spaced = [n for n in result["neighbours"] if n["token_str"].startswith(" ")]
+    assert spaced and all(n["label"] == "␣" + n["token_str"][1:] for n in spaced)
+    assert all(f">{n['label']}</th>" in out for n in spaced)
+
+
+def test_digits_begin_words_too():
+    tokenizer = roberta.train_tokenizer(["in 1999 and 2001 , 7 of 9 cats", "7 dogs and 9 cats in 1999"] * 20,
+                                        vocab_size=300, min_frequency=1, show_progress=False)
+    seven, nine = tid(tokenizer, " 7"), tid(tokenizer, " 9")
+    table = torch.randn(tokenizer.get_vocab_size(), H, generator=torch.Generator().manual_seed(1))
+    table[nine] = 3 * table[seven]
+    assert ev.nearest_words(table, tokenizer, "7", k=1)["neighbours"][0]["token"] == nine  # words_only
