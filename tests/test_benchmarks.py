@@ -57,3 +57,12 @@ def test_app_benchmarks_run_with_the_shipped_models(capsys):
                 if re.match(r"\| \w.* \| \d+ \| [\d.]+ \|", row)]
     assert handlers[:4] == ["fill_mask", "fill_mask_layers", "classify", "masking (40 epochs)"]
     assert len(handlers) == 8
+
+
+@pytest.mark.slow  # loads the shipped models
+def test_tokens_embeddings_benchmark_times_every_handler(capsys):
+    load("bench_tokens_embeddings").main(["--repeats", "1"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| `/")]
+    assert [row.split("`")[1] for row in rows] == ["/tokens", "/tokens", "/bpe_merges", "/neighbours", "/analogy",
+                                                   "/word_map", "/positions"]
+    assert all(re.search(r"\| [\d.]+ \|$", row) for row in rows)
