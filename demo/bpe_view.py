@@ -459,9 +459,10 @@ def _shown(word: str) -> str:
     return readable(word) if _text_of(word) is not None else _visible(word)
 
 
-def merges_html(word: str, steps: list[dict]) -> str:
+def merges_html(word: str, steps: list[dict], tokenizer=None) -> str:
     """`merge_steps` as a table: the step number, the pieces after it (the new piece in bold with a heavier
-    border), the merge applied ("t + ion → tion") and its rank; a note on what the ranks mean."""
+    border), the merge applied ("t + ion → tion") and its rank; a note on what the ranks mean, and with the
+    `tokenizer`, how many merges it learned and what its vocabulary is made of."""
     rows, before = [], None
     for n, step in enumerate(steps):
         pieces = step["pieces"]
@@ -496,6 +497,12 @@ def merges_html(word: str, steps: list[dict]) -> str:
             "(rank #0 came first). To read a word it starts from its bytes and, again and again, applies the "
             "merge with the lowest rank among all neighbouring pairs (the leftmost, if that pair occurs twice), "
             "until none applies. The new piece of each step is in bold.")
+    if tokenizer is not None:
+        merges, size = len(_bpe(tokenizer).ranks), tokenizer.get_vocab_size()
+        specials = len(tokenizer.get_added_tokens_decoder())
+        note += (f" This tokenizer learned {merges:,} merges: its vocabulary of {size:,} is the 256 bytes, "
+                 f"{specials} special tokens and one token per merge.") if 256 + specials + merges == size else (
+                 f" This tokenizer learned {merges:,} merges; its vocabulary has {size:,} tokens.")
     return (f'{BPE_CSS}<div class="bpe-view"><p class="bpe-summary">How “{html.escape(_shown(word))}” is cut into '
             f'tokens, merge by merge</p><table class="bpe-table"><tr><th scope="col">step</th>'
             f'<th scope="col">pieces</th><th scope="col">merge applied</th></tr>{"".join(rows)}</table>'

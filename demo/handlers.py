@@ -483,7 +483,7 @@ class Handlers:
         (" tokenization"), or as the tokens tab's picker names it (byte-level, "Ġtokenization")."""
         loaded = self._need("mlm", model, TOKENS_TAB)
         steps = bpe_view.merge_steps(loaded.tokenizer, self._word(word, "The word"))
-        return bpe_view.merges_html(word, steps), steps
+        return bpe_view.merges_html(word, steps, loaded.tokenizer), steps
 
     # ---- 6. embeddings: what the model learned in its embedding tables (demo/embedding_view.py)
     def _embeddings(self, model):

@@ -320,3 +320,10 @@ def test_summaries_read_well_for_unspaced_scripts_single_tokens_and_invisible_ch
     assert "⟨U+200D⟩" in tokens_html(joiner)
     assert "the whole word is one token: ␣The." in merges_html("ĠThe", merge_steps(shipped, "ĠThe"))
     assert "“,” is one token as it is: ,." in merges_html(",", merge_steps(shipped, ","))
+
+
+def test_merges_html_says_what_the_vocabulary_is_made_of(shipped):
+    merges = len(json.loads(shipped.to_str())["model"]["merges"])
+    assert 256 + 5 + merges == shipped.get_vocab_size()
+    out = merges_html("Ġcat", merge_steps(shipped, "Ġcat"), shipped)
+    assert f"learned {merges:,} merges: its vocabulary of {shipped.get_vocab_size():,} is the 256 bytes" in out
