@@ -494,8 +494,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                 "opposite. The red diagonal says a position is most like its neighbours; the "
                                 "stripes beside it, that likeness falls and rises again a few positions away, a "
                                 "wave-like pattern the model found by itself (the original Transformer used fixed "
-                                "sine waves; BERT and RoBERTa learn theirs). The lines below read three rows of "
-                                "the map.", elem_classes="hint")
+                                "sine waves; BERT and RoBERTa learn theirs). Position 0 always holds &lt;s&gt;, and "
+                                "the shipped model's last position always held &lt;/s&gt; in pretraining (texts "
+                                "were packed into full rows), so both look unlike their neighbours. The lines below "
+                                "read three rows of the map.", elem_classes="hint")
             em_changed = [em_current.change]  # another model redraws every view
             em_nb_in = [em_word, em_k, em_words_only]
             em_nb_out, em_an_out = [em_neighbours, em_neighbours_data], [em_analogy, em_analogy_data]
