@@ -7,6 +7,7 @@ SENTIMENT_MODEL (a folder or a Hub repo id; default the assets/ folders).
 import os
 
 import gradio as gr
+from gradio.components.plot import PlotData
 
 from demo import about, model_choice
 from demo.ablation_view import ablation_markdown
@@ -50,6 +51,24 @@ class Number(gr.Number):
 
     def preprocess(self, payload):
         return payload
+
+
+class NamedPlotData(PlotData):
+    chart: str  # the frontend's image alt text reads "{chart} plot visualising provided data"
+
+
+class Plot(gr.Plot):
+    """gr.Plot whose image a screen reader names by the figure's title (Gradio's own alt text for a matplotlib
+    figure reads "undefined plot visualising provided data")."""
+
+    is_template = True  # rendered by the frontend's plot
+
+    def postprocess(self, value):
+        data = super().postprocess(value)
+        if data is None or data.type != "matplotlib":
+            return data
+        title = next((ax.get_title() for ax in value.axes if ax.get_title()), "") or self.label or "a figure"
+        return NamedPlotData(type=data.type, plot=data.plot, chart=f"“{title}”:")
 
 
 MODEL_NAMES = {"mlm": "fill-mask model", "sentiment": "sentiment classifier"}
@@ -365,15 +384,15 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 with gr.Tab("Head view", id="heads") as at_tab_heads:
                     at_heads = gr.HTML(elem_id="at-heads")
                 with gr.Tab("Heatmap", id="heatmap") as at_tab_heat:
-                    at_heat = gr.Plot(label="Attention heatmap", show_label=False, elem_id="at-heat")
+                    at_heat = Plot(label="Attention heatmap", show_label=False, elem_id="at-heat")
                 with gr.Tab("All heads of the layer", id="grid") as at_tab_grid:
-                    at_grid = gr.Plot(label="All heads of the layer", show_label=False, elem_id="at-grid")
+                    at_grid = Plot(label="All heads of the layer", show_label=False, elem_id="at-grid")
                 with gr.Tab("Rollout across layers", id="rollout") as at_tab_roll:
-                    at_roll = gr.Plot(label="Attention rollout (Abnar & Zuidema 2020)", show_label=False,
+                    at_roll = Plot(label="Attention rollout (Abnar & Zuidema 2020)", show_label=False,
                                       elem_id="at-roll")
                 with gr.Tab("Where one token attends", id="token") as at_tab_token:
                     at_token = gr.Dropdown(label="Token", choices=[], allow_custom_value=True, elem_id="at-token")
-                    at_bars = gr.Plot(label="Where the token attends", show_label=False, elem_id="at-bars")
+                    at_bars = Plot(label="Where the token attends", show_label=False, elem_id="at-bars")
             at_in = [at_text, at_layer, at_head, at_model]
             at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes, at_heads, at_layer, at_head]
             # the text and model the views were drawn for: the layer, head, token and sub-tab events read these,
@@ -480,7 +499,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                               info="Enter runs it.", elem_id="em-map-words", max_lines=4)
                     em_map_error = error_box()
                     em_map_btn = gr.Button("Draw the map", variant="primary")
-                    em_map = gr.Plot(label="Word map", show_label=False, elem_id="em-map")
+                    em_map = Plot(label="Word map", show_label=False, elem_id="em-map")
                     gr.Markdown("Each dot is a word's embedding squeezed into two numbers: the axes are the two "
                                 "directions in which these words' embeddings differ most (principal components; "
                                 "the percentage is how much of their differences each one shows). Near means "
@@ -488,7 +507,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 with gr.Column(elem_id="em-pos-col"):
                     gr.Markdown("### Position embeddings")
                     em_pos_error = error_box()
-                    em_positions = gr.Plot(label="Position embeddings", show_label=False, elem_id="em-positions")
+                    em_positions = Plot(label="Position embeddings", show_label=False, elem_id="em-positions")
                     gr.Markdown("Every position in the text (0 is &lt;s&gt;) has its own learned embedding, added "
                                 "to the word's. The map compares every pair of positions: red is alike, blue is "
                                 "opposite. The red diagonal says a position is most like its neighbours; the "
@@ -539,7 +558,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             mk_stats = gr.Dataframe(headers=MASKING_COLUMNS, label="What each scheme showed", interactive=False,
                                     wrap=True, elem_id="mk-stats", elem_classes="wide-table",
                                     column_widths=["220px", "140px", "160px", "120px"])  # 640 px: .wide-table
-            mk_plot = gr.Plot(label="Coverage against epochs", show_label=False, elem_id="mk-plot")
+            mk_plot = Plot(label="Coverage against epochs", show_label=False, elem_id="mk-plot")
             mk_preds = gr.Dataframe(headers=PREDICTION_COLUMNS, interactive=False, wrap=True, elem_id="mk-preds",
                                     elem_classes="wide-table", label="The MLM's top-1 prediction at every target of "
                                     "the last epoch", column_widths=["170px", "95px", "100px", "120px", "100px",

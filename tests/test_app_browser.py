@@ -225,6 +225,7 @@ def test_masking_example(page):
     content = target.evaluate("e => getComputedStyle(e, '::after').content")
     assert content.strip('"') == target.get_attribute("title") != ""
     sync_api.expect(page.locator("#mk-plot img")).to_be_visible()
+    assert page.locator("#mk-plot img").get_attribute("alt").startswith("“Coverage")
     shot(page, "4-masking")
 
 
@@ -274,6 +275,9 @@ def test_embeddings_tab(page):
     c.press("Enter")
     sync_api.expect(page.locator("#em-an-col .input-error")).to_have_count(0)
     sync_api.expect(page.locator("#em-map img")).to_be_visible()
+    # a screen reader hears each figure's title (Gradio's own alt text reads "undefined plot ...")
+    assert page.locator("#em-map img").get_attribute("alt").startswith("“Words on a map")
+    assert page.locator("#em-positions img").get_attribute("alt").startswith("“Learned positions")
     shot(page, "7-embeddings")
 
 
