@@ -8,6 +8,7 @@ import os
 
 import gradio as gr
 from gradio.components.plot import PlotData
+from matplotlib.figure import Figure
 
 from demo import about, model_choice
 from demo.ablation_view import ablation_markdown
@@ -65,9 +66,11 @@ class Plot(gr.Plot):
 
     def postprocess(self, value):
         data = super().postprocess(value)
-        if data is None or data.type != "matplotlib":
+        if data is None or data.type != "matplotlib" or not isinstance(value, Figure):
             return data
-        title = next((ax.get_title() for ax in value.axes if ax.get_title()), "") or self.label or "a figure"
+        # the figure's own title first (a grid of heads titles each panel "head 1", the figure "Layer 1: ...")
+        titles = [value.get_suptitle(), *(ax.get_title() for ax in value.axes)]
+        title = next((t for t in titles if t), "") or self.label or "a figure"
         return NamedPlotData(type=data.type, plot=data.plot, chart=f"“{title}”:")
 
 
@@ -522,7 +525,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             em_nb_out, em_an_out = [em_neighbours, em_neighbours_data], [em_analogy, em_analogy_data]
             em_nb_ui = wire([em_btn.click, em_word.submit, *em_changed], handlers.neighbours, [*em_nb_in, em_model],
                             em_nb_out, em_nb_error, "neighbours", on_load=True, ui_inputs=[*em_nb_in, em_current])
-            # the API's k and words_only (the page shows 10 whole words): hidden inputs with the defaults
+            # the API's k and words_only (the page shows 10 tokens that begin a word): hidden inputs with the defaults
             em_an_in = [*em_abc, gr.Number(10, visible=False), gr.Checkbox(True, visible=False)]
             em_an_ui = wire([em_an_btn.click, *[box.submit for box in em_abc], *em_changed], handlers.analogy,
                             [*em_an_in, em_model], em_an_out, em_an_error, "analogy", on_load=True,

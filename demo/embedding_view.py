@@ -139,7 +139,8 @@ def _word(embeddings: torch.Tensor, tokenizer, word: str, name: str = "The word"
         raise ValueError(f"{name} has a broken character in it (half of a UTF-16 surrogate pair): type it "
                          "again.") from None
     if len(shown) > MAX_WORD_CHARS:
-        raise ValueError(f"“{shown[:MAX_WORD_CHARS]}…” is longer than {MAX_WORD_CHARS} characters: type one word.")
+        raise ValueError(f"“{shown[:MAX_WORD_CHARS]}…” is longer than {MAX_WORD_CHARS} characters: type one "
+                         "word.")
     encoding = tokenizer.encode(" " + shown, add_special_tokens=False)
     ids = list(getattr(encoding, "ids", encoding))
     vocab = _vocab(tokenizer)
@@ -206,7 +207,7 @@ def _allowed(vocab: _Vocab, rows: int, words_only: bool, words: list[str], ids: 
 
 def _baseline(sims: torch.Tensor, vocab: _Vocab) -> float:
     """How alike a token picked at random is to the query: the mean of `sims` (V,) over the ordinary tokens. A
-    small model's rows share one large direction, so this is far above 0 (0.89 for "Monday" in the shipped
+    small model's rows share one large direction, so this is far above 0 (0.90 for "Monday" in the shipped
     model), and a neighbour's score means what it rises above it."""
     ordinary = vocab.allowed(len(sims), words_only=False)  # (V,)
     return float(sims[ordinary].mean()) if bool(ordinary.any()) else 0.0
@@ -215,10 +216,11 @@ def _baseline(sims: torch.Tensor, vocab: _Vocab) -> float:
 def nearest_words(embeddings: torch.Tensor, tokenizer, word: str, k: int = 10, words_only: bool = True) -> dict:
     """The k tokens whose rows are most like `word`'s vector (`word_vector`) by cosine similarity, best first.
     Never the word's own tokens, its case and space variants (" monday", "Monday" for " Monday") or special
-    tokens. `words_only` keeps only word-like tokens, a leading space and a letter (" Tuesday", not
-    "day" or ","), one per word (the best of " Tuesday" and " tuesday"); without it every token competes.
-    Returns {"word", "pieces" (readable, see `word_vector`), "words_only", "neighbours": [{"token" (id),
-    "token_str" (decoded), "similarity"}]}."""
+    tokens. `words_only` keeps only word-like tokens, a leading space and a letter or digit (" Tuesday",
+    " 7", not "day" or ","), one per word (the best of " Tuesday" and " tuesday"); without it every token
+    competes. Returns {"word", "pieces" (readable, see `word_vector`), "words_only", "neighbours": [{"token"
+    (id), "token_str" (decoded), "label" (as `bpe_view.readable` shows it), "similarity"}], "baseline" (the
+    query's mean similarity to every ordinary token, `_baseline`)}."""
     k = _check_k(k)
     vector, pieces, ids = _word(embeddings, tokenizer, word)
     vocab = _vocab(tokenizer)
@@ -283,7 +285,8 @@ EMBEDDING_CSS = """<style>
 
 
 def _pieces_line(word: str, pieces: list[str]) -> str:
-    """"“Monday” is one token, ␣Monday" or "“antidisestablishment” is in 4 pieces: ␣antid is ..., their mean"."""
+    """"“Monday” is one token, ␣Monday" or "“antidisestablishment” is in 4 pieces: ␣antid is ..., their
+    mean"."""
     word, listed = html.escape(word), html.escape(" ".join(pieces))
     if len(pieces) == 1:
         return f"“{word}” is one token, <code>{listed}</code>"
@@ -313,8 +316,8 @@ def neighbours_html(result: dict, title: str) -> str:
                     "tokens are set aside.</td></tr>")
     if "query_pieces" in result:
         a, b, c = (html.escape(w) for w in result["query"])
-        lines = [f"“{a}” is to “{b}” as “{c}” is to …? The words nearest to {b} − {a} + {c} (each word's vector "
-                 "at length 1), never the three words themselves."]
+        lines = [f"“{a}” is to “{b}” as “{c}” is to …? The words nearest to {b} − {a} + {c} (each word's "
+                 "vector at length 1), never the three words themselves."]
         lines += [_pieces_line(w, p) for w, p in zip(result["query"], result["query_pieces"]) if len(p) > 1]
     else:
         lines = [_pieces_line(result["word"], result["pieces"])]
@@ -324,8 +327,8 @@ def neighbours_html(result: dict, title: str) -> str:
     note = (f"Cosine similarity of the learned input embeddings (1 = the same direction). Here a token picked at "
             f"random scores {baseline:.2f} on average: the embeddings of a small model share one large common "
             f"direction, so read the order and how far a score rises above {baseline:.2f}, not the number itself; "
-            f"the bars start at {baseline:.2f}. The same table is the output layer (the model scores a predicted word by "
-            "its row), and training places tokens that appear in similar contexts close together, which is not "
+            f"the bars start at {baseline:.2f}. The same table is the output layer (the model scores a predicted "
+            "word by its row), and training places tokens that appear in similar contexts close together, which is not "
             "the same as meaning the same: opposites such as good and bad fit the same sentences, so they are "
             "often each other's neighbours. " + which)
     pieces = "".join(f'<p class="ev-pieces">{line}</p>' for line in lines)
@@ -394,8 +397,9 @@ def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tu
     of their vectors (each at unit length, so direction is what counts, as for cosine similarity), the share
     of the variance each component holds, and why each word the map leaves out was left out (a word in too
     many pieces, a special token...: `word_vector`'s message). Signs are fixed (each component's largest
-    coordinate is positive), so the same words always give the same map. ValueError when fewer than two words
-    can be placed, naming every bad word."""
+    coordinate is positive), so the same words always give the same map. ValueError for fewer than
+    MIN_MAP_WORDS or more than MAX_MAP_WORDS words, or when fewer than MIN_MAP_WORDS can be placed (naming every
+    bad word)."""
     words = list(dict.fromkeys(w.strip() for w in words if w.strip()))
     if not MIN_MAP_WORDS <= len(words) <= MAX_MAP_WORDS:
         raise ValueError(f"Give {MIN_MAP_WORDS} to {MAX_MAP_WORDS} different words, separated by commas "

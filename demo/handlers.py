@@ -18,7 +18,7 @@ import torch
 
 from . import bpe_view, counterfactual, embedding_view, explain, figures, head_view
 from .fill_mask_view import completed_sentence, mask_labels, mask_spaces, predictions_html
-from .formatting import md_escape
+from .formatting import SPACE_LABEL, md_escape
 from .layer_lens import layer_predictions, layers_html
 from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
 from .model_choice import SHIPPED, ModelChoiceError, ModelChooser, describe, is_shipped
@@ -470,9 +470,9 @@ class Handlers:
                      if len(w) <= bpe_view.MAX_WORD_CHARS]
             word = bpe_view.pick_pretoken(loaded.tokenizer, words)
             merges, steps = self.bpe_merges(word, model) if word else ("", None)
-        except (ValueError, gr.Error) as err:
+        except (ValueError, gr.Error) as err:  # a gr.Error of `bpe_merges` (`user_errors`) is escaped already
             words, word, steps = [], None, None
-            merges = error_html(html.escape(err.message if isinstance(err, gr.Error) else str(err), quote=False))
+            merges = error_html(err.message if isinstance(err, gr.Error) else html.escape(str(err), quote=False))
         picker = gr.update(choices=[(bpe_view.readable(w), w) for w in words], value=word)
         return bpe_view.tokens_html(rows), rows, picker, merges, steps
 
@@ -480,9 +480,13 @@ class Handlers:
     def bpe_merges(self, word, model=SHIPPED):
         """One word replayed merge by merge, from its bytes to its tokens: (HTML, the steps as data:
         [{"pieces", "merged", "rank"}]). `word`: one word as the text has it, its leading space included
-        (" tokenization"), or as the tokens tab's picker names it (byte-level, "Ġtokenization")."""
+        (" tokenization"), as the tokens tab's picker shows it ("␣tokenization": ␣ is a space), or as its
+        values are (byte-level, "Ġtokenization")."""
         loaded = self._need("mlm", model, TOKENS_TAB)
-        steps = bpe_view.merge_steps(loaded.tokenizer, self._word(word, "The word"))
+        word = self._word(word, "The word")
+        bare = word.lstrip(SPACE_LABEL)  # the picker's label typed back ("␣has"): its ␣ are spaces
+        word = " " * (len(word) - len(bare)) + bare
+        steps = bpe_view.merge_steps(loaded.tokenizer, word)
         return bpe_view.merges_html(word, steps, loaded.tokenizer), steps
 
     # ---- 6. embeddings: what the model learned in its embedding tables (demo/embedding_view.py)

@@ -1,6 +1,7 @@
 """Screenshots of the app with the shipped models, for the README and the Space's card.
 
-    python -m scripts.screenshots     # -> assets/screenshots/{fill-mask,sentiment,attention,tokens,embeddings,masking,layers}.png
+    python -m scripts.screenshots     # -> assets/screenshots/{fill-mask,sentiment,attention,tokens,embeddings,
+                                      #    masking,layers}.png
 
 Starts `app.py` (the models of `MLM_MODEL` / `SENTIMENT_MODEL`, default the shipped ones), opens each tab in
 headless Chromium (`scripts.browser`) at 1280 x 900, waits until the tab's own example is computed, and saves

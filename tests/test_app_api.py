@@ -35,10 +35,12 @@ def client(app):
 
 def test_api_endpoints_and_parameters(client):
     api = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
-    leading = {"/fill_mask": ["text", "top_k"], "/fill_mask_layers": ["text"], "/classify": ["text"], "/attention": ["text", "layer", "head"],
-               "/masking": ["text", "epochs", "seed"], "/counterfactual": ["text"], "/tokens": ["text", "model"],
-               "/bpe_merges": ["word", "model"], "/neighbours": ["word", "k", "words_only", "model"],
-               "/analogy": ["a", "b", "c", "k", "words_only", "model"], "/word_map": ["words", "model"], "/positions": ["model"],
+    leading = {"/fill_mask": ["text", "top_k"], "/fill_mask_layers": ["text"], "/classify": ["text"],
+               "/attention": ["text", "layer", "head"], "/masking": ["text", "epochs", "seed"],
+               "/counterfactual": ["text"], "/tokens": ["text", "model"], "/bpe_merges": ["word", "model"],
+               "/neighbours": ["word", "k", "words_only", "model"],
+               "/analogy": ["a", "b", "c", "k", "words_only", "model"],
+               "/word_map": ["words", "model"], "/positions": ["model"],
                **{name: ["text", "layer", "head", "token", "model"]
                   for name in ("/attention_layer", "/attention_head", "/attention_token")}}
     for name, params in leading.items():

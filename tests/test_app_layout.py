@@ -133,3 +133,22 @@ def test_a_fill_mask_example_clears_the_candidate_words(app):
     for i, sample in enumerate(shown["samples"]):  # what a click on the i-th example sets, as the page sends it
         text, top_k, targets = load.fn((i, sample))
         assert (text["value"], top_k["value"], targets["value"]) == (*FILL_MASK_EXAMPLES[i], "")
+
+
+def test_every_plot_is_named_by_its_figures_title(app):
+    """The plots' alt text ("{chart} plot visualising provided data" in the frontend) names the figure: its own
+    title where it has one (the grid of heads: not its first panel's "head 1"), else its first panel's, else the
+    component's label. The API still gets the image as `plot`."""
+    import numpy as np
+
+    from demo import figures
+
+    labels = ["<s>", "The", "cat", "</s>"]
+    grid = figures.head_grid(np.full((2, 4, 4), 0.25), labels, 1)
+    heat = figures.attention_heatmap(np.full((4, 4), 0.25), labels, "Attention, layer 1")
+    data = app.at_grid.postprocess(grid)
+    assert data.chart == "“Layer 1: every head (rows attend to columns)”:" and data.plot.startswith("data:image/")
+    assert app.at_heat.postprocess(heat).chart == "“Attention, layer 1”:"
+    assert app.mk_plot.postprocess(figures.attention_bars(np.full(4, 0.25), labels, 1, "")).chart == (
+        "“Coverage against epochs”:")  # no title: the label
+    assert app.mk_plot.postprocess(None) is None

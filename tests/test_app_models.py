@@ -9,8 +9,8 @@ import time
 import gradio as gr
 import numpy as np
 import pytest
-from matplotlib.figure import Figure
 import torch
+from matplotlib.figure import Figure
 
 import roberta
 from demo import model_choice as MC

@@ -7,7 +7,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-from demo import bpe_view
+from demo import bpe_view, embedding_view
 from demo.examples import MAP_WORDS
 
 TEXT = "The old man follows the river every day."
@@ -37,7 +37,7 @@ def test_tokens_shows_every_token_and_the_default_words_merges(handlers, models)
 
 def test_bpe_merges_takes_a_word_as_typed_or_as_the_picker_names_it(handlers, models):
     typed = handlers.bpe_merges(" river")[1]
-    assert typed == handlers.bpe_merges("Ġriver")[1]
+    assert typed == handlers.bpe_merges("Ġriver")[1] == handlers.bpe_merges("␣river")[1]  # as typed, value, label
     assert typed[-1]["pieces"] == [t.value for t in models.mlm.tokenizer.model.tokenize("Ġriver")]
 
 
@@ -129,11 +129,12 @@ def test_word_map_and_positions_are_figures(handlers, models):
         handlers.word_map("cat")
     # the default words, chosen for the shipped tokenizer: another one leaves out those it cuts in many pieces
     default = handlers.word_map(MAP_WORDS)
-    assert "Left out:" in default.texts[0].get_text() and len(default.axes[0].texts) >= 2
+    note, placed = default.texts[0].get_text().replace("\n", " "), {t.get_text() for t in default.axes[0].texts}
+    assert note.startswith("Left out:") and len(placed) >= embedding_view.MIN_MAP_WORDS
+    assert all(word in placed or f"“{word}”" in note for word in embedding_view.parse_words(MAP_WORDS))
     positions = handlers.positions()
     n = models.mlm.config.max_length  # the rows the model reads: max_length of them, from pad_token_id + 1
     assert isinstance(positions, Figure) and positions.axes[0].images[0].get_array().shape == (n, n)
-
 
 
 def test_a_tokenizer_merge_by_merge_cannot_replay_still_shows_its_tokens(handlers, monkeypatch):
@@ -147,3 +148,15 @@ def test_a_tokenizer_merge_by_merge_cannot_replay_still_shows_its_tokens(handler
     assert rows["tokens"] and 'class="bpe-chip ' in view
     assert picker["choices"] == [] and picker["value"] is None and steps is None
     assert "input-error" in merges and "byte-level BPE only" in merges
+
+
+def test_a_word_merge_by_merge_refuses_is_said_once_escaped(handlers, monkeypatch):
+    """The default word's replay failing (its message already HTML-escaped by `bpe_merges`) is shown in place
+    of the merges as it reads: "<" once escaped, not "&amp;lt;"."""
+    def refuse(tokenizer, word):
+        raise ValueError("a <b> & c")
+
+    monkeypatch.setattr(bpe_view, "merge_steps", refuse)
+    view, rows, picker, merges, steps = handlers.tokens(TEXT)
+    assert rows["tokens"] and steps is None and picker["choices"] == []
+    assert "A &lt;b&gt; &amp; c" in merges and "&amp;lt;" not in merges
