@@ -33,6 +33,7 @@ HIDDEN = MODELS.mlm.config.hidden_size if MODELS.mlm.available else 256
 FAILURES = about.example_failures(MODELS)  # the showcase examples the models get wrong, checked now
 NOTES = {key: about.model_note(MODELS, key, FAILURES) for key in ("mlm", "sentiment")}
 LINK_HINT = handlers.attention_hint(ATTENTION_TEXT, ATTENTION_LINK) if MODELS.mlm.available else ""
+ANALOGY_NOTE = handlers.analogy_probe_note() if MODELS.mlm.available else ""  # the shipped model's score
 
 
 class Slider(gr.Slider):
@@ -495,6 +496,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     em_an_btn = gr.Button("Solve", variant="primary")
                     em_analogy = gr.HTML(elem_id="em-analogy")
                     em_analogy_data = gr.JSON(visible=False)  # the same as data, for API clients only
+                    if ANALOGY_NOTE:
+                        gr.Markdown(ANALOGY_NOTE, elem_classes="model-note", elem_id="em-probe")
             with gr.Row():
                 with gr.Column(elem_id="em-map-col"):
                     gr.Markdown("### Word map")

@@ -259,6 +259,44 @@ def analogy(embeddings: torch.Tensor, tokenizer, a: str, b: str, c: str, k: int 
             "query": shown, "query_pieces": [pa, pb, pc]}
 
 
+def score_analogies(embeddings: torch.Tensor, tokenizer, questions, top_k: int = 5) -> dict:
+    """`analogy` asked of every question, (category, a, b, c, expected) each (`demo.examples.ANALOGY_PROBE`): an
+    answer counts when its word (stripped, case-insensitive) is the expected one, first (top-1) or among the
+    first `top_k`; a question whose words cannot be looked up (too many pieces) is a miss, with its reason.
+    Returns {"questions", "top1", "top{k}" (shares), "categories": {name: {"questions", "top1", "top{k}"}}
+    (counts), "answers": [{category, a, b, c, expected, "answers": the top-k words, "rank": of the expected
+    word or None, "error" when not asked}]}."""
+    answers, by_category = [], {}
+    for category, a, b, c, expected in questions:
+        try:
+            words, error = [n["token_str"].strip() for n in analogy(embeddings, tokenizer, a, b, c, top_k)[
+                "neighbours"]], None
+        except ValueError as err:
+            words, error = [], str(err)
+        folded = [w.casefold() for w in words]
+        rank = folded.index(expected.casefold()) + 1 if expected.casefold() in folded else None
+        counts = by_category.setdefault(category, {"questions": 0, "top1": 0, f"top{top_k}": 0})
+        counts["questions"] += 1
+        counts["top1"] += rank == 1
+        counts[f"top{top_k}"] += rank is not None
+        answers.append({"category": category, "a": a, "b": b, "c": c, "expected": expected, "answers": words,
+                        "rank": rank, **({"error": error} if error else {})})
+    n = max(len(answers), 1)
+    return {"questions": len(answers), "top1": sum(c["top1"] for c in by_category.values()) / n,
+            f"top{top_k}": sum(c[f"top{top_k}"] for c in by_category.values()) / n, "categories": by_category,
+            "answers": answers}
+
+
+def probe_markdown(result: dict, who: str = "the model's embeddings", top_k: int = 5) -> str:
+    """`score_analogies`' result in a sentence or two, with each category's count."""
+    n = result["questions"]
+    parts = ", ".join(f"{name} {c['top1']}/{c['questions']}" for name, c in result["categories"].items())
+    return (f"**How often is the analogy right?** Of {n} test questions (`demo.examples.ANALOGY_PROBE`), "
+            f"{who} give the expected word first for {result['top1']:.1%} "
+            f"({round(result['top1'] * n)} of {n}) and among the first {top_k} for {result[f'top{top_k}']:.1%}: "
+            f"{parts}. Measured when the app started (`python -m scripts.analogy_probe`).")
+
+
 # --- the table view --------------------------------------------------------------------------------------
 
 EMBEDDING_CSS = """<style>

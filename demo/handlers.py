@@ -18,6 +18,7 @@ import torch
 
 from . import bpe_view, counterfactual, embedding_view, explain, figures, head_view
 from .fill_mask_view import completed_sentence, mask_labels, mask_spaces, predictions_html
+from .examples import ANALOGY_PROBE
 from .formatting import SPACE_LABEL, md_escape
 from .layer_lens import layer_predictions, layers_html
 from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
@@ -427,6 +428,17 @@ class Handlers:
         return (value, value, f'<div class="model-status">{describe(loaded)}</div>',
                 gr.update(choices=layer_choices(cfg.num_hidden_layers), value=layer),
                 gr.update(choices=head_choices(cfg.num_attention_heads), value=head))
+
+    def analogy_probe_note(self) -> str:
+        """How many of the probe's analogies the shipped fill-mask model's embeddings answer, in Markdown,
+        measured at start-up (`embedding_view.score_analogies` on `demo.examples.ANALOGY_PROBE`)."""
+        try:
+            loaded = self.models.mlm
+            result = embedding_view.score_analogies(loaded.model.roberta.embeddings.word_embeddings.weight,
+                                                    loaded.tokenizer, ANALOGY_PROBE)
+            return embedding_view.probe_markdown(result, "the shipped model's embeddings")
+        except Exception:  # a note is not worth failing the start-up for (no model, another tokenizer...)
+            return ""
 
     def attention_hint(self, text: str, link: tuple[str, str]) -> str:
         """Where to look in the attention tab, found in the loaded MLM at start-up (`explain.link_hint`)."""

@@ -1,10 +1,13 @@
-"""`scripts.analogy_probe`: analogies answered from a model's word embeddings, scored top-1 and top-k."""
+"""Analogies answered from a model's word embeddings, scored top-1 and top-k (`demo.embedding_view.score_analogies`)
+and the command that asks them of model folders (`scripts.analogy_probe`)."""
 import json
 
 import pytest
 import torch
 
 import roberta
+from demo.embedding_view import score_analogies
+from demo.examples import ANALOGY_PROBE
 from scripts import analogy_probe
 
 WORDS = ["man", "woman", "king", "queen", "cat", "cats", "dog", "dogs", "red", "blue"]
@@ -32,10 +35,9 @@ def test_score_counts_top1_and_topk_per_category(tok):
     table[queen] = table[king] - table[man] + table[woman]
     cat, cats, dog, blue = (row_of(tok, w) for w in ("cat", "cats", "dog", "blue"))
     table[blue] = -(table[cats] - table[cat] + table[dog])  # the farthest row from that question's answer
-    rows = [{"category": "gender", "a": "man", "b": "king", "c": "woman", "expected": "queen"},
-            {"category": "plural", "a": "cat", "b": "cats", "c": "dog", "expected": "blue"},
-            {"category": "plural", "a": "cat", "b": "cats", "c": "qxzjvkwpqxzj", "expected": "dogs"}]
-    result = analogy_probe.score(table, tok, rows, top_k=5)
+    questions = [("gender", "man", "king", "woman", "queen"), ("plural", "cat", "cats", "dog", "blue"),
+                 ("plural", "cat", "cats", "qxzjvkwpqxzj", "dogs")]
+    result = score_analogies(table, tok, questions, top_k=5)
     assert result["questions"] == 3 and result["top1"] == pytest.approx(1 / 3)
     assert result["categories"] == {"gender": {"questions": 1, "top1": 1, "top5": 1},
                                     "plural": {"questions": 2, "top1": 0, "top5": 0}}
@@ -62,6 +64,16 @@ def test_a_bad_probe_file_is_refused_plainly(tmp_path):
     bad.write_text("category\ta\tb\tc\texpected\ncapital\tParis\tFrance\t\tGermany\n")
     with pytest.raises(ValueError, match="bad.tsv:2: each row needs category, a, b, c, expected"):
         analogy_probe.read_probe(bad)
+    bad.write_text("category\ta\tb\tc\texpected\ncapital\tParis\tFrance\tBerlin\tGermany\n")
+    assert analogy_probe.read_probe(bad) == [("capital", "Paris", "France", "Berlin", "Germany")]
     bad.write_text("category\ta\tb\tc\texpected\n")
     with pytest.raises(ValueError, match="no questions"):
         analogy_probe.read_probe(bad)
+
+
+def test_the_default_questions_are_one_token_words_to_the_shipped_tokenizer():
+    tokenizer = roberta.load_tokenizer("assets/mini-roberta-mlm")
+    assert len(ANALOGY_PROBE) == 43 and len(set(ANALOGY_PROBE)) == 43
+    for question in ANALOGY_PROBE:
+        for word in question[1:]:
+            assert len(tokenizer.encode(" " + word, add_special_tokens=False).ids) == 1, (question, word)

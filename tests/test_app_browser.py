@@ -82,6 +82,7 @@ def test_every_tab_opens_with_its_default_example_computed(app, browser):
     sync_api.expect(page.locator("#em-analogy table.ev-table")).to_be_visible()
     sync_api.expect(page.locator("#em-map img")).to_be_visible()
     sync_api.expect(page.locator("#em-positions img")).to_be_visible()
+    sync_api.expect(page.locator("#em-probe")).to_contain_text("How often is the analogy right? Of 43 test")
     open_tab(page, "Masking")
     sync_api.expect(page.locator("#mk-table table.mk-table tbody tr")).to_have_count(12)
     assert page.locator(".input-error:visible").count() == 0

@@ -8,7 +8,8 @@ import torch
 from matplotlib.figure import Figure
 
 from demo import bpe_view, embedding_view
-from demo.examples import MAP_WORDS
+from demo.embedding_view import score_analogies
+from demo.examples import ANALOGY_PROBE, MAP_WORDS
 
 TEXT = "The old man follows the river every day."
 
@@ -160,3 +161,12 @@ def test_a_word_merge_by_merge_refuses_is_said_once_escaped(handlers, monkeypatc
     view, rows, picker, merges, steps = handlers.tokens(TEXT)
     assert rows["tokens"] and steps is None and picker["choices"] == []
     assert "A &lt;b&gt; &amp; c" in merges and "&amp;lt;" not in merges
+
+
+def test_the_analogy_probe_note_is_measured_on_the_shipped_model(handlers, models):
+    """The Embeddings tab's note on how often analogies are right: the probe asked of the start-up model."""
+    result = score_analogies(models.mlm.model.roberta.embeddings.word_embeddings.weight, models.mlm.tokenizer,
+                             ANALOGY_PROBE)
+    note = handlers.analogy_probe_note()
+    assert "Of 43 test questions" in note and f"first for {result['top1']:.1%}" in note
+    assert "the shipped model's embeddings" in note
