@@ -16,8 +16,8 @@ go into the card, and its JSON ships beside the model as NAME.json, so a later r
 Each folder is copied with `train.export` (float16 weights by default), then a "Shipped model" section is
 written at the end of its README.md (replacing the one a previous release wrote), with figures read from
 the runs' metrics.json and answers computed by the exported model itself:
-- the MLM card: one row per pretraining phase (command, time, steps, tokens, held-out MLM metrics) and the
-  fill-mask predictions with probabilities on the app's examples;
+- the MLM card: one row per pretraining phase (command, time, steps, tokens, held-out MLM metrics), the
+  fill-mask probe, the analogy probe, and the fill-mask predictions with probabilities on the app's examples;
 - the classifier card: SST-2 dev and IMDB accuracy beside the random-initialisation baseline, and the
   predictions on the app's sentiment examples.
 """
@@ -30,7 +30,8 @@ import sys
 from pathlib import Path
 
 import roberta
-from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
+from demo.embedding_view import score_analogies
+from demo.examples import ANALOGY_PROBE, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from roberta.run_metrics import RunMetrics
 from roberta.text import normalize_for_classifier
 from train.export import DTYPES, export
@@ -220,6 +221,24 @@ def probe_section(folder) -> tuple[str, dict]:
     return text, {"top1": result["top1"], "top5": result["top5"], "sentences": result["sentences"]}
 
 
+def analogy_section(folder) -> str:
+    """How many of the analogy probe's questions the model's word embeddings answer (`scripts.analogy_probe`,
+    as the app's Embeddings tab asks them), per category, for the card."""
+    model = roberta.RobertaForMaskedLM.from_pretrained(folder)
+    result = score_analogies(model.roberta.embeddings.word_embeddings.weight, roberta.load_tokenizer(folder),
+                             ANALOGY_PROBE)
+    rows = [[name, c["questions"], c["top1"], c["top5"]] for name, c in result["categories"].items()]
+    rows.append(["**all**", result["questions"], f"**{result['top1']:.1%}**", f"**{result['top5']:.1%}**"])
+    return "\n\n".join([
+        "### Analogies from the word embeddings",
+        f"{result['questions']} questions \"a is to b as c is to ?\" (`demo.examples.ANALOGY_PROBE` in the project; "
+        "`python -m scripts.analogy_probe --model FOLDER`), answered from the input embeddings alone: the token "
+        "nearest to b − a + c by cosine similarity, a, b and c excluded. How often the expected word comes first, "
+        "and among the first 5.",
+        _table(["category", "questions", "top-1", "top-5"], rows),
+    ])
+
+
 def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> str:
     def row(name, m: RunMetrics):
         imdb = [v if v is not None else float("nan") for v in (m.imdb_accuracy, m.imdb_accuracy_whole)]
@@ -314,7 +333,8 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
         dst = export(mlm_phases[-1], Path(out) / MLM_NAME, dtype)
         probe_text, phases[-1].fill_mask_probe = probe_section(dst)
         (dst / PHASES_FILE).write_text(json.dumps([p.to_dict() for p in phases], indent=1) + "\n")
-        write_section(dst, "\n\n".join([pretraining_section(phases), probe_text, fill_mask_section(dst)]))
+        write_section(dst, "\n\n".join([pretraining_section(phases), probe_text, analogy_section(dst),
+                                        fill_mask_section(dst)]))
         written.append(dst)
     if classifier:
         dst = export(classifier, Path(out) / CLASSIFIER_NAME, dtype)

@@ -408,7 +408,7 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
     for text in SENTIMENT_EXAMPLES:
         assert f"| {release._cell(text)} | " in clf_card
     assert roberta.RobertaForSequenceClassification.from_pretrained(out / release.CLASSIFIER_NAME)
-    assert "### Fill-mask probe" in mlm_card
+    assert "### Fill-mask probe" in mlm_card and "### Analogies from the word embeddings" in mlm_card
     # a later release ships a new experiment's summary beside the one shipped before (its runs are gone)
     shipped = out / release.CLASSIFIER_NAME
     summary.unlink()
