@@ -387,7 +387,10 @@ BPE_CSS = """<style>
 .bpe-note{font-size:13px;color:#374151}
 .dark .bpe-note{color:#d1d5db}
 @media (max-width:600px){.bpe-chip{font-size:13px;padding:1px 3px}.bpe-chip.bpe-word{margin-left:6px}
-  .bpe-view table.bpe-table{font-size:12px}.bpe-view .bpe-table td,.bpe-view .bpe-table th{padding:2px 3px}}
+  .bpe-view table.bpe-table{font-size:12px}.bpe-view .bpe-table td,.bpe-view .bpe-table th{padding:2px 3px}
+  /* merge by merge on a phone: smaller pieces, so a step takes two lines rather than four */
+  .bpe-table .bpe-chip{font-size:11px;padding:0 2px;min-width:1.1em;border-radius:3px}
+  .bpe-table .bpe-chips{gap:2px 1px}}
 </style>"""
 
 
