@@ -5,6 +5,8 @@ writes the About tab and the notes on the models. Models are loaded once, here, 
 SENTIMENT_MODEL (a folder or a Hub repo id; default the assets/ folders).
 """
 import os
+import threading
+import weakref
 
 import gradio as gr
 from gradio.components.plot import PlotData
@@ -61,11 +63,26 @@ class NamedPlotData(PlotData):
 
 class Plot(gr.Plot):
     """gr.Plot whose image a screen reader names by the figure's title (Gradio's own alt text for a matplotlib
-    figure reads "undefined plot visualising provided data")."""
+    figure reads "undefined plot visualising provided data"); a figure sent again (the same object, e.g. the
+    cached position figure on every page load) is not rendered again."""
 
     is_template = True  # rendered by the frontend's plot
+    rendered: "weakref.WeakKeyDictionary[Figure, NamedPlotData]" = weakref.WeakKeyDictionary()
+    lock = threading.Lock()
 
     def postprocess(self, value):
+        if isinstance(value, Figure):
+            with Plot.lock:
+                data = Plot.rendered.get(value)
+            if data is not None:
+                return data
+        data = self._named(value)
+        if isinstance(data, NamedPlotData):
+            with Plot.lock:
+                Plot.rendered[value] = data
+        return data
+
+    def _named(self, value):
         data = super().postprocess(value)
         if data is None or data.type != "matplotlib" or not isinstance(value, Figure):
             return data

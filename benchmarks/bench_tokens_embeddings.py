@@ -37,7 +37,7 @@ def cases(handlers) -> dict:
         "`/analogy`, {} : {} :: {} : ?".format(*ANALOGIES[0]): (handlers.analogy, ANALOGIES[0]),
         f"`/word_map`, the default {len(MAP_WORDS.split(','))} words, rendered": (rendered(handlers.word_map),
                                                                                (MAP_WORDS,)),
-        "`/positions`, rendered": (rendered(handlers.positions), ()),
+        "`/positions`, rendered (once per model: the app sends that image again)": (rendered(handlers.positions), ()),
     }
 
 

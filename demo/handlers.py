@@ -59,6 +59,7 @@ ATTENTION_CACHE_SIZE = 8  # texts whose attention is kept for the layer, head an
 # The attention tab's views, one sub-tab each: the head view (HTML), heatmap, the layer's heads, rollout, one
 # token's bars. The UI draws only the visible one; the API draws all of them unless asked for one ("view").
 VIEWS = ("heads", "heatmap", "grid", "rollout", "token")
+POSITIONS_CACHE_SIZE = 4  # position figures kept: the shipped model's and a few Hub models'
 # Tabs that read the fill-mask model's tokenizer or embeddings, named in the model messages they give
 TOKENS_TAB, EMBEDDINGS_TAB = "Tokens", "Embeddings"
 
@@ -86,6 +87,7 @@ class Handlers:
         self.models = models
         self.chooser = chooser or ModelChooser(models)  # the Hub models a tab can run instead (model=...)
         self._attention_cache: OrderedDict = OrderedDict()
+        self._positions_cache: OrderedDict = OrderedDict()  # (id of a position table, its version) -> figure
         self._cache_lock = threading.Lock()
 
     def _need(self, key: str, choice=SHIPPED, tab: str | None = None):
@@ -551,7 +553,17 @@ class Handlers:
 
     @user_errors
     def positions(self, model=SHIPPED):
-        """How alike the learned position embeddings are, pair by pair: a figure."""
+        """How alike the learned position embeddings are, pair by pair: a figure, drawn once per table (every
+        page load asks for it; the same figure object lets the app's `Plot` send the image it rendered before)."""
         loaded, embeddings = self._embeddings(model)
-        return embedding_view.position_similarity_figure(embeddings.position_embeddings.weight,
-                                                         loaded.config.pad_token_id + 1)
+        table = embeddings.position_embeddings.weight
+        key = (id(table), table._version)
+        with self._cache_lock:
+            figure = self._positions_cache.get(key)
+        if figure is None:
+            figure = embedding_view.position_similarity_figure(table, loaded.config.pad_token_id + 1)
+            with self._cache_lock:
+                self._positions_cache[key] = figure
+                while len(self._positions_cache) > POSITIONS_CACHE_SIZE:
+                    self._positions_cache.popitem(last=False)
+        return figure

@@ -152,3 +152,14 @@ def test_every_plot_is_named_by_its_figures_title(app):
     assert app.mk_plot.postprocess(figures.attention_bars(np.full(4, 0.25), labels, 1, "")).chart == (
         "“Coverage against epochs”:")  # no title: the label
     assert app.mk_plot.postprocess(None) is None
+
+
+def test_a_figure_sent_again_is_not_rendered_again(app):
+    """Every page load sends the position figure (drawn once per model): the same figure object gets the image
+    rendered the first time; another figure is rendered, and named by its own title."""
+    first = app.handlers.positions()
+    sent = app.Plot().postprocess(first)
+    assert app.Plot().postprocess(app.handlers.positions()) is sent and sent.chart.startswith("“Learned positions")
+    other = app.handlers.word_map("cat, dog, house, river")
+    again = app.Plot().postprocess(other)
+    assert again.chart.startswith("“Words on a map") and again is not sent

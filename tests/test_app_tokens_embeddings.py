@@ -134,6 +134,7 @@ def test_word_map_and_positions_are_figures(handlers, models):
     assert note.startswith("Left out:") and len(placed) >= embedding_view.MIN_MAP_WORDS
     assert all(word in placed or f"“{word}”" in note for word in embedding_view.parse_words(MAP_WORDS))
     positions = handlers.positions()
+    assert handlers.positions() is positions  # drawn once per model: every page load asks for it
     n = models.mlm.config.max_length  # the rows the model reads: max_length of them, from pad_token_id + 1
     assert isinstance(positions, Figure) and positions.axes[0].images[0].get_array().shape == (n, n)
 
