@@ -59,7 +59,7 @@ ATTENTION_CACHE_SIZE = 8  # texts whose attention is kept for the layer, head an
 # The attention tab's views, one sub-tab each: the head view (HTML), heatmap, the layer's heads, rollout, one
 # token's bars. The UI draws only the visible one; the API draws all of them unless asked for one ("view").
 VIEWS = ("heads", "heatmap", "grid", "rollout", "token")
-POSITIONS_CACHE_SIZE = 4  # position figures kept: the shipped model's and a few Hub models'
+FIGURE_CACHE_SIZE = 8  # embedding figures kept: the default word map and the positions, per model, and a few more
 # Tabs that read the fill-mask model's tokenizer or embeddings, named in the model messages they give
 TOKENS_TAB, EMBEDDINGS_TAB = "Tokens", "Embeddings"
 
@@ -87,7 +87,7 @@ class Handlers:
         self.models = models
         self.chooser = chooser or ModelChooser(models)  # the Hub models a tab can run instead (model=...)
         self._attention_cache: OrderedDict = OrderedDict()
-        self._positions_cache: OrderedDict = OrderedDict()  # (id of a position table, its version) -> figure
+        self._figure_cache: OrderedDict = OrderedDict()  # (id of an embedding table, its version, what) -> figure
         self._cache_lock = threading.Lock()
 
     def _need(self, key: str, choice=SHIPPED, tab: str | None = None):
@@ -544,26 +544,35 @@ class Handlers:
         best = result["neighbours"][0]["token_str"].strip() + "?" if result["neighbours"] else "?"
         return embedding_view.neighbours_html(result, f"{a} is to {b} as {c} is to … {best}"), result
 
+    def _figure(self, table, what, draw):
+        """`draw()`'s figure, drawn once per (table, `what`) among the last FIGURE_CACHE_SIZE: every page load
+        asks for the default word map and the position figure, and the same figure object lets the app's `Plot`
+        send the image it rendered before."""
+        key = (id(table), table._version, what)
+        with self._cache_lock:
+            figure = self._figure_cache.get(key)
+            if figure is not None:
+                self._figure_cache.move_to_end(key)
+                return figure
+        figure = draw()
+        with self._cache_lock:
+            self._figure_cache[key] = figure
+            while len(self._figure_cache) > FIGURE_CACHE_SIZE:
+                self._figure_cache.popitem(last=False)
+        return figure
+
     @user_errors
     def word_map(self, words, model=SHIPPED):
         """The words' embeddings projected to two dimensions (PCA), a figure. `words`: comma-separated."""
         loaded, embeddings = self._embeddings(model)
-        return embedding_view.word_map_figure(embeddings.word_embeddings.weight, loaded.tokenizer,
-                                              embedding_view.parse_words(self._word(words, "The words")))
+        table, words = embeddings.word_embeddings.weight, embedding_view.parse_words(self._word(words, "The words"))
+        return self._figure(table, tuple(words),
+                            lambda: embedding_view.word_map_figure(table, loaded.tokenizer, words))
 
     @user_errors
     def positions(self, model=SHIPPED):
-        """How alike the learned position embeddings are, pair by pair: a figure, drawn once per table (every
-        page load asks for it; the same figure object lets the app's `Plot` send the image it rendered before)."""
+        """How alike the learned position embeddings are, pair by pair: a figure (drawn once per model)."""
         loaded, embeddings = self._embeddings(model)
         table = embeddings.position_embeddings.weight
-        key = (id(table), table._version)
-        with self._cache_lock:
-            figure = self._positions_cache.get(key)
-        if figure is None:
-            figure = embedding_view.position_similarity_figure(table, loaded.config.pad_token_id + 1)
-            with self._cache_lock:
-                self._positions_cache[key] = figure
-                while len(self._positions_cache) > POSITIONS_CACHE_SIZE:
-                    self._positions_cache.popitem(last=False)
-        return figure
+        return self._figure(table, "positions",
+                            lambda: embedding_view.position_similarity_figure(table, loaded.config.pad_token_id + 1))
