@@ -180,6 +180,7 @@ def model_box(key, name, choices=None, value=model_choice.SHIPPED, choose=None, 
 # Soft, with text at least 4.5:1 on its background (WCAG AA): the info lines under the labels, the labels, and
 # white on the primary buttons (Soft's own: 2.5:1, 3.6:1 and 4.5:1)
 THEME = gr.themes.Soft().set(block_info_text_color="*neutral_600", block_label_text_color="*primary_700",
+                             block_title_text_color="*primary_700",
                              button_primary_background_fill="*primary_600",
                              button_primary_background_fill_hover="*primary_700")
 
@@ -196,7 +197,16 @@ CSS = """
 .md table:not(.fm-table):not(.mk-table) th {white-space: nowrap}
 .md table:not(.fm-table):not(.mk-table) td {overflow-wrap: normal; word-break: normal}
 /* data tables keep readable columns and scroll sideways (the predictions table was cut at 1280 px) */
-#at-head input {padding-right: 22px; text-overflow: ellipsis}  /* the text stops before the arrow */
+/* the text stops before the arrow (a long word or model name ran under it at 320 px) */
+:is(#at-head, #tk-word, #fm-model, #st-model, #at-model, #tk-model, #em-model) input {padding-right: 22px;
+  text-overflow: ellipsis}
+/* a visible focus ring where the theme's is too faint to see (text boxes, the slider, the checkbox) */
+textarea:focus-visible, input[type=range]:focus-visible, input[type=checkbox]:focus-visible {
+  outline: 2px solid #4338ca !important; outline-offset: 2px}
+.dark :is(textarea, input[type=range], input[type=checkbox]):focus-visible {outline-color: #a5b4fc !important}
+/* a slider's end labels at 4.5:1 (the theme's grey: 2.5:1) */
+:is(.min_value, .max_value) {color: #4b5563}
+.dark :is(.min_value, .max_value) {color: #d1d5db}
 #st-whatif td:nth-child(2) {min-width: 15em}  /* the edited text stays readable on a phone; the table scrolls */
 /* all heads of a layer: a phone scrolls the grid sideways instead of shrinking its titles to 3 px */
 #at-grid .matplotlib {overflow-x: auto; justify-content: safe center; align-items: safe center}
@@ -235,13 +245,14 @@ ANNOUNCE_JS = """() => {
   live.setAttribute('aria-live', 'polite');
   live.style.cssText = 'position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)';
   document.body.appendChild(live);
-  const watched = {'fm-filled': 'Completed sentence', 'st-label': 'Sentiment', 'at-notes': 'Attention',
-                   'mk-stats': 'Masking statistics', 'tk-view': 'Tokens',
-                   'em-neighbours': 'Nearest words', 'em-analogy': 'Analogy'};
+  const watched = {'#fm-filled': 'Completed sentence', '#st-label': 'Sentiment', '#at-notes': 'Attention',
+                   '#mk-stats': 'Masking statistics', '#tk-view .bpe-summary': 'Tokens',
+                   '#tk-merges .bpe-summary': 'Merge by merge', '#em-neighbours h3': 'Nearest words',
+                   '#em-analogy h3': 'Analogy'};
   const last = {};
   const check = announce => {
     for (const [id, name] of Object.entries(watched)) {
-      const el = document.getElementById(id);
+      const el = document.querySelector(id);
       if (!el || el.offsetParent === null) continue;  // not on the open tab
       const text = el.innerText.replace(/\\s+/g, ' ').trim().slice(0, 300);
       if (text && text !== last[id]) {

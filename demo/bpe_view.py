@@ -359,9 +359,12 @@ BPE_CSS = """<style>
 .bpe-summary{font-size:14px;font-weight:600}
 .bpe-cut{font-size:13px;padding:4px 8px;border-left:4px solid #b45309;background:#fffbeb;color:#78350f}
 .dark .bpe-cut{background:#451a03;color:#fef3c7;border-left-color:#f59e0b}
-.bpe-chips{display:flex;flex-wrap:wrap;gap:4px 3px;align-items:flex-start;max-width:100%}
+.bpe-chips{display:flex;flex-wrap:wrap;gap:4px 3px;align-items:flex-start;max-width:100%;list-style:none;
+  margin:0;padding:0}
+.bpe-sr{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+.bpe-chip{position:relative}
 .bpe-chip{display:inline-flex;flex-direction:column;align-items:center;min-width:1.6em;max-width:100%;
-  padding:2px 5px;border-radius:5px;border:1px solid #9ca3af;color:#111827;background:#e0e7ff;
+  padding:2px 5px;border-radius:5px;border:1px solid #6b7280;margin:0;color:#111827;background:#e0e7ff;
   font-size:15px;line-height:1.3}
 .bpe-chip.bpe-b{background:#fef3c7}
 .bpe-chip.bpe-word{margin-left:9px}
@@ -398,10 +401,25 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
-def _chip(label: str, tint: int, extra: str = "", classes: str = "", title: str = "") -> str:
+def _spoken(label: str) -> str:
+    """A chip's label as a screen reader should say it: "␣" (read as "open box", or not at all) as "space"."""
+    bare = label.lstrip(SPACE_LABEL)
+    spaces = len(label) - len(bare)
+    return ("space " * spaces + "+ " + bare if bare else "space " * spaces).strip() if spaces else label
+
+
+def _chip(label: str, tint: int, extra: str = "", classes: str = "", title: str = "", said: str = "") -> str:
+    """One token as a list item: what it shows (hidden from screen readers) and what is said instead: the
+    spoken label, then `said` ("id 23901", "new")."""
     title_attr = f' title="{html.escape(title)}"' if title else ""
-    return (f'<span class="bpe-chip {"bpe-b" if tint % 2 else "bpe-a"}{classes}"{title_attr}>'
-            f'<span class="bpe-piece">{html.escape(label)}</span>{extra}</span>')
+    spoken = _spoken(label) + (f", {said}" if said else "")
+    return (f'<li class="bpe-chip {"bpe-b" if tint % 2 else "bpe-a"}{classes}"{title_attr}>'
+            f'<span class="bpe-piece" aria-hidden="true">{html.escape(label)}</span>{extra}'
+            f'<span class="bpe-sr">{html.escape(spoken)}</span></li>')
+
+
+def _chips(chips: list[str], name: str) -> str:
+    return f'<ol class="bpe-chips" aria-label="{html.escape(name)}">{"".join(chips)}</ol>'
 
 
 def tokens_html(rows: dict) -> str:
@@ -415,13 +433,17 @@ def tokens_html(rows: dict) -> str:
     chips, tint = [], 0
     for t in tokens:
         classes = (" bpe-word" if t["word_start"] else "") + (" bpe-special" if t["special"] else "")
-        extra = f'<span class="bpe-id">{t["id"]}</span>'
+        extra = f'<span class="bpe-id" aria-hidden="true">{t["id"]}</span>'
         if t["special"]:
-            chips.append(_chip(t["token"], 0, extra, classes, f'special token {t["token"]}'))
+            chips.append(_chip(t["token"], 0, extra, classes, f'special token {t["token"]}',
+                               f'special token, id {t["id"]}'))
             continue
+        part = ""
         if is_partial(t["token"]) and t["text"]:
-            extra += f'<span class="bpe-of">of “{html.escape(_visible(t["text"]))}”</span>'
-        chips.append(_chip(readable(t["token"]), tint, extra, classes, f'vocabulary entry {t["token"]}'))
+            part = f' of “{_visible(t["text"])}”'
+            extra += f'<span class="bpe-of" aria-hidden="true">of “{html.escape(_visible(t["text"]))}”</span>'
+        chips.append(_chip(readable(t["token"]), tint, extra, classes, f'vocabulary entry {t["token"]}',
+                           f'{part.strip()}, id {t["id"]}'.lstrip(", ")))
         tint += 1
     if rows["read_words"] > 1 or rows["read_characters"] <= 1:
         per = f' ({rows["tokens_per_word"]:.2f} per word)' if rows["read_words"] else ""
@@ -453,7 +475,7 @@ def tokens_html(rows: dict) -> str:
             "shows as its code (“⟨U+200D⟩”). Dashed boxes are special "
             "tokens the model reads around the text (<s> starts it, </s> ends it).")
     return (f'{BPE_CSS}<div class="bpe-view"><p class="bpe-summary">{html.escape(summary)}</p>{cut}'
-            f'<div class="bpe-chips">{"".join(chips)}</div><p class="bpe-note">{html.escape(note)}</p></div>')
+            f'{_chips(chips, _plural(len(tokens), "token"))}<p class="bpe-note">{html.escape(note)}</p></div>')
 
 
 def _shown(word: str) -> str:
@@ -472,8 +494,9 @@ def merges_html(word: str, steps: list[dict], tokenizer=None) -> str:
         new = None
         if before is not None and step["merged"] is not None:
             new = next((i for i, (a, b) in enumerate(zip(pieces, before)) if a != b), len(pieces) - 1)
-        chips = "".join(_chip(readable(p), i, "", " bpe-new" if i == new else "", f"vocabulary entry {p}")
-                        for i, p in enumerate(pieces))
+        chips = _chips([_chip(readable(p), i, "", " bpe-new" if i == new else "", f"vocabulary entry {p}",
+                              "new" if i == new else "") for i, p in enumerate(pieces)],
+                       f"step {n}: {_plural(len(pieces), 'piece')}")
         if step.get("whole_word"):
             what = "the whole word is in the vocabulary: this tokenizer takes it as it is, without merges"
         elif step["merged"] is None:
@@ -481,7 +504,7 @@ def merges_html(word: str, steps: list[dict], tokenizer=None) -> str:
         else:
             left, right = (readable(p) for p in step["merged"])
             what = f'{left} + {right} → {readable(pieces[new])} · rank #{step["rank"]:,}'
-        rows.append(f'<tr><td class="bpe-step">{n}</td><td><div class="bpe-chips">{chips}</div></td>'
+        rows.append(f'<tr><td class="bpe-step">{n}</td><td>{chips}</td>'
                     f'<td class="bpe-merge"><code class="bpe-code">{html.escape(what)}</code></td></tr>')
         before = pieces
     last = steps[-1]["pieces"] if steps else []

@@ -83,6 +83,12 @@ def test_every_tab_opens_with_its_default_example_computed(app, browser):
     sync_api.expect(page.locator("#em-map img")).to_be_visible()
     sync_api.expect(page.locator("#em-positions img")).to_be_visible()
     sync_api.expect(page.locator("#em-probe")).to_contain_text("How often is the analogy right? Of 43 test")
+    # the field labels reach 4.5:1, and a text box shows a focus ring a person can see
+    assert page.evaluate(CONTRAST_JS, "#tab-embeddings span[data-testid=block-info]") >= 4.5
+    page.locator("#em-word textarea").focus()
+    ring = page.locator("#em-word textarea").evaluate("e => [getComputedStyle(e).outlineStyle, "
+                                                      "getComputedStyle(e).outlineWidth]")
+    assert ring == ["solid", "2px"], ring
     open_tab(page, "Masking")
     sync_api.expect(page.locator("#mk-table table.mk-table tbody tr")).to_have_count(12)
     assert page.locator(".input-error:visible").count() == 0
@@ -241,9 +247,13 @@ def test_tokens_tab(page):
     picker = page.locator("#tk-word input")
     first = picker.input_value()
     assert first.startswith("␣") or first.isalpha()
+    # the live region looks for news 400 ms after the page settles, and a result seen for the first time is not
+    # news: a person's next click comes later than the test's would
+    page.wait_for_timeout(800)
     picker.click()
     page.get_by_role("option", name="␣has", exact=True).click()
     sync_api.expect(page.locator("#tk-merges .bpe-summary")).to_contain_text("How “␣has” is cut")
+    sync_api.expect(page.locator("#sr-live")).to_contain_text("Merge by merge: How “␣has” is cut")  # announced
     steps = page.locator("#tk-merges table.bpe-table tr")
     assert steps.count() >= 2  # the header and the bytes at least
     shot(page, "6-tokens")
@@ -255,6 +265,11 @@ def test_tokens_tab(page):
     picker.click()  # a word that can be replayed clears the message (the page is shared with the next tests)
     page.get_by_role("option", name="␣has", exact=True).click()
     sync_api.expect(page.locator("#tk-merges-box .input-error")).to_have_count(0)
+    # a screen reader: the tokens are a named list, each said as "space + s, id 266", not "open box s 266";
+    tokens = page.locator("#tk-view ol.bpe-chips")
+    assert tokens.get_attribute("aria-label") == f"{chips.count()} tokens"
+    said = tokens.locator("li .bpe-sr").all_inner_texts() or tokens.locator("li .bpe-sr").all_text_contents()
+    assert said[0] == "<s>, special token, id 0" and "space + s, id 266" in said, said
 
 
 def test_embeddings_tab(page):
