@@ -230,7 +230,8 @@ textarea:focus-visible, input[type=range]:focus-visible, input[type=checkbox]:fo
 #tk-merges-box:has(.input-error) #tk-merges,
 #em-nb-col:has(.input-error) #em-neighbours, #em-an-col:has(.input-error) #em-analogy,
 #em-map-col:has(.input-error) #em-map, #em-pos-col:has(.input-error) #em-positions,
-#tab-masking:has(.input-error-box .input-error) :is(#mk-table, #mk-stats, #mk-plot, #mk-preds) {opacity: .45}
+#tab-masking:has(.input-error-box .input-error) :is(#mk-table, #mk-stats, #mk-plot, #mk-preds) {
+  opacity: .8; filter: grayscale(1)}  /* grey (main text above 4.5:1 where .45 gave 2.7:1); the message says why */
 .input-error {border-left: 4px solid #dc2626; background: #fef2f2; color: #7f1d1d; padding: 6px 10px;
   border-radius: 4px}
 """
