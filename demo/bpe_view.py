@@ -361,6 +361,8 @@ BPE_CSS = """<style>
 .dark .bpe-cut{background:#451a03;color:#fef3c7;border-left-color:#f59e0b}
 .bpe-chips{display:flex;flex-wrap:wrap;gap:4px 3px;align-items:flex-start;max-width:100%;list-style:none;
   margin:0;padding:0}
+.bpe-view ol.bpe-chips{margin:0 !important;padding:0 !important}  /* not the page's list indent */
+.bpe-view ol.bpe-chips>li{margin-top:0 !important;margin-bottom:0 !important}
 .bpe-sr{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 .bpe-chip{position:relative}
 .bpe-chip{display:inline-flex;flex-direction:column;align-items:center;min-width:1.6em;max-width:100%;
