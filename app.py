@@ -229,7 +229,7 @@ textarea:focus-visible, input[type=range]:focus-visible, input[type=checkbox]:fo
 #tab-tokens:has(#tk-input-col .input-error) :is(#tk-view, #tk-merges-box),
 #tk-merges-box:has(.input-error) #tk-merges,
 #em-nb-col:has(.input-error) #em-neighbours, #em-an-col:has(.input-error) #em-analogy,
-#em-map-col:has(.input-error) #em-map, #em-pos-col:has(.input-error) #em-positions,
+#em-map-col:has(.input-error) :is(#em-map, #em-map-text), #em-pos-col:has(.input-error) #em-positions,
 #tab-masking:has(.input-error-box .input-error) :is(#mk-table, #mk-stats, #mk-plot, #mk-preds) {
   opacity: .8; filter: grayscale(1)}  /* grey (main text above 4.5:1 where .45 gave 2.7:1); the message says why */
 .input-error {border-left: 4px solid #dc2626; background: #fef2f2; color: #7f1d1d; padding: 6px 10px;
@@ -535,6 +535,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     em_map_error = error_box()
                     em_map_btn = gr.Button("Draw the map", variant="primary")
                     em_map = Plot(label="Word map", show_label=False, elem_id="em-map")
+                    em_map_text = gr.HTML(elem_id="em-map-text")  # the left-out words, the map as a table
                     gr.Markdown("Each dot is a word's embedding squeezed into two numbers: the axes are the two "
                                 "directions in which these words' embeddings differ most (principal components; "
                                 "the percentage is how much of their differences each one shows). Near means "
@@ -563,7 +564,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                             [*em_an_in, em_model], em_an_out, em_an_error, "analogy", on_load=True,
                             ui_inputs=[*em_an_in, em_current])
             wire([em_map_btn.click, em_map_words.submit, *em_changed], handlers.word_map, [em_map_words, em_model],
-                 [em_map], em_map_error, "word_map", on_load=True, ui_inputs=[em_map_words, em_current])
+                 [em_map, em_map_text], em_map_error, "word_map", on_load=True, ui_inputs=[em_map_words, em_current])
             wire(em_changed, handlers.positions, [em_model], [em_positions], em_pos_error, "positions",
                  on_load=True, ui_inputs=[em_current])
             with em_nb_col:  # each section's examples under its own results

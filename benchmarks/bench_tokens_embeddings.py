@@ -35,15 +35,20 @@ def cases(handlers) -> dict:
                                                                       (" antidisestablishmentarianism",)),
         f"`/neighbours`, “{NEIGHBOURS_WORDS[0]}”, 10": (handlers.neighbours, (NEIGHBOURS_WORDS[0], 10)),
         "`/analogy`, {} : {} :: {} : ?".format(*ANALOGIES[0]): (handlers.analogy, ANALOGIES[0]),
-        f"`/word_map`, the default {len(MAP_WORDS.split(','))} words, rendered": (rendered(handlers.word_map),
-                                                                               (MAP_WORDS,)),
-        "`/positions`, rendered (once per model: the app sends that image again)": (rendered(handlers.positions), ()),
+        f"`/word_map`, the default {len(MAP_WORDS.split(','))} words, rendered": (
+            rendered(handlers, lambda: handlers.word_map(MAP_WORDS)[0]), ()),
+        "`/positions`, rendered (once per model: the app sends that image again)": (
+            rendered(handlers, handlers.positions), ()),
     }
 
 
-def rendered(handler):
-    """`handler`, its figure then rendered as Gradio sends it (`gr.Plot.postprocess`)."""
-    return lambda *arguments: gr.Plot().postprocess(handler(*arguments))
+def rendered(handlers, figure):
+    """`figure()` drawn anew (the handlers' figure cache emptied first: the first page load's cost) and rendered
+    as Gradio sends it (`gr.Plot.postprocess`)."""
+    def call():
+        handlers._figure_cache.clear()
+        return gr.Plot().postprocess(figure())
+    return call
 
 
 def main(argv=None) -> None:

@@ -484,6 +484,19 @@ def _overlap(a, b) -> float:
     return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
 
 
+def word_map_html(embeddings: torch.Tensor, tokenizer, words: list[str]) -> str:
+    """The word map in words, for a screen reader and for anyone who wants the numbers: the words left out and
+    why, then (closed) each word's two coordinates, as `word_map_figure` draws them."""
+    words, points, shares, left_out = word_map_points(embeddings, tokenizer, words)
+    rows = "".join(f'<tr><th scope="row">{html.escape(w)}</th><td>{x:+.3f}</td><td>{y:+.3f}</td></tr>'
+                   for w, (x, y) in zip(words, points.tolist()))
+    out = f'<p class="ev-note">Left out: {html.escape(" ".join(left_out))}</p>' if left_out else ""
+    return (f'{EMBEDDING_CSS}<div class="ev-view">{out}<details><summary>The map as a table '
+            f'({len(words)} words)</summary><table class="ev-table"><tr><th scope="col">word</th>'
+            f'<th scope="col">PC 1 ({shares[0]:.0%} of variance)</th><th scope="col">PC 2 ({shares[1]:.0%})</th>'
+            f'</tr>{rows}</table></details></div>')
+
+
 def word_map_figure(embeddings: torch.Tensor, tokenizer, words: list[str],
                     title: str = "Words on a map: their embeddings in 2-D"):
     """`word_map_points` as a scatter, each word's label beside its point: the side is picked where it covers

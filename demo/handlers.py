@@ -545,9 +545,9 @@ class Handlers:
         return embedding_view.neighbours_html(result, f"{a} is to {b} as {c} is to … {best}"), result
 
     def _figure(self, table, what, draw):
-        """`draw()`'s figure, drawn once per (table, `what`) among the last FIGURE_CACHE_SIZE: every page load
-        asks for the default word map and the position figure, and the same figure object lets the app's `Plot`
-        send the image it rendered before."""
+        """`draw()`'s figure (or figure and text), drawn once per (table, `what`) among the last
+        FIGURE_CACHE_SIZE: every page load asks for the default word map and the position figure, and the same
+        figure object lets the app's `Plot` send the image it rendered before."""
         key = (id(table), table._version, what)
         with self._cache_lock:
             figure = self._figure_cache.get(key)
@@ -563,11 +563,13 @@ class Handlers:
 
     @user_errors
     def word_map(self, words, model=SHIPPED):
-        """The words' embeddings projected to two dimensions (PCA), a figure. `words`: comma-separated."""
+        """The words' embeddings projected to two dimensions (PCA): (a figure, the same in words: the words left
+        out and why, each word's coordinates). `words`: comma-separated."""
         loaded, embeddings = self._embeddings(model)
         table, words = embeddings.word_embeddings.weight, embedding_view.parse_words(self._word(words, "The words"))
         return self._figure(table, tuple(words),
-                            lambda: embedding_view.word_map_figure(table, loaded.tokenizer, words))
+                            lambda: (embedding_view.word_map_figure(table, loaded.tokenizer, words),
+                                     embedding_view.word_map_html(table, loaded.tokenizer, words)))
 
     @user_errors
     def positions(self, model=SHIPPED):

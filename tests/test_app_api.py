@@ -170,7 +170,9 @@ def test_embeddings(client):
     assert result["query"] == ["man", "king", "woman"] and len(result["neighbours"]) == 10
     view, result = client.predict("man", "king", "woman", 3, False, api_name="/analogy")
     assert len(result["neighbours"]) == 3 and not result["words_only"]
-    for plot in (client.predict("cat, dog, house", api_name="/word_map"), client.predict(api_name="/positions")):
+    plot, text = client.predict("cat, dog, house", api_name="/word_map")
+    assert "The map as a table (3 words)" in text
+    for plot in (plot, client.predict(api_name="/positions")):
         assert plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/")
 
 

@@ -160,6 +160,6 @@ def test_a_figure_sent_again_is_not_rendered_again(app):
     first = app.handlers.positions()
     sent = app.Plot().postprocess(first)
     assert app.Plot().postprocess(app.handlers.positions()) is sent and sent.chart.startswith("“Learned positions")
-    other = app.handlers.word_map("cat, dog, house, river")
+    other, _ = app.handlers.word_map("cat, dog, house, river")
     again = app.Plot().postprocess(other)
     assert again.chart.startswith("“Words on a map") and again is not sent

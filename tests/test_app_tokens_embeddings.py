@@ -123,14 +123,17 @@ def test_analogy_and_its_errors(handlers):
 
 
 def test_word_map_and_positions_are_figures(handlers, models):
-    figure = handlers.word_map("cat, dog, house, river")
+    figure, text = handlers.word_map("cat, dog, house, river")
     assert isinstance(figure, Figure) and "PC 1" in figure.axes[0].get_xlabel()
     assert {t.get_text() for t in figure.axes[0].texts} >= {"cat", "dog", "house", "river"}
+    # the same in words: each word's coordinates, in a closed table
+    assert "<details><summary>The map as a table (4 words)" in text and '<th scope="row">river</th>' in text
     with _error("Give 3 to 30 different words"):
         handlers.word_map("cat")
     # the default words, chosen for the shipped tokenizer: another one leaves out those it cuts in many pieces
-    default = handlers.word_map(MAP_WORDS)
-    assert handlers.word_map(MAP_WORDS) is default  # drawn once per model and words: every page load asks for it
+    default, text = handlers.word_map(MAP_WORDS)
+    assert handlers.word_map(MAP_WORDS)[0] is default  # drawn once per model and words: every page load asks for it
+    assert "Left out: " in text  # said in the page too, not only drawn
     note, placed = default.texts[0].get_text().replace("\n", " "), {t.get_text() for t in default.axes[0].texts}
     assert note.startswith("Left out:") and len(placed) >= embedding_view.MIN_MAP_WORDS
     assert all(word in placed or f"“{word}”" in note for word in embedding_view.parse_words(MAP_WORDS))

@@ -349,3 +349,16 @@ def test_digits_begin_words_too():
     table = torch.randn(tokenizer.get_vocab_size(), H, generator=torch.Generator().manual_seed(1))
     table[nine] = 3 * table[seven]
     assert ev.nearest_words(table, tokenizer, "7", k=1)["neighbours"][0]["token"] == nine  # words_only
+
+
+def test_the_word_map_in_words_names_the_left_out_and_every_coordinate(tok, table):
+    """A screen reader gets what the figure draws: the words left out (with the reason) and each word's two
+    coordinates, the same numbers as the map's points."""
+    words = ["cat", "dog", "horse", "qxzjvkwp"]
+    text = ev.word_map_html(table, tok, words)
+    placed, points, shares, _ = ev.word_map_points(table, tok, words)
+    assert "Left out: “qxzjvkwp”" in text and f"PC 1 ({shares[0]:.0%} of variance)" in text
+    for word, (x, y) in zip(placed, points.tolist()):
+        assert f'<th scope="row">{word}</th><td>{x:+.3f}</td><td>{y:+.3f}</td>' in text
+    shown = ev.word_map_html(table, tok, ["cat", "dog", "horse", "<b>x</b>"])  # left out, named escaped
+    assert "<b>" not in shown and "&lt;b&gt;x&lt;/b&gt;" in shown
