@@ -238,7 +238,8 @@ textarea:focus-visible, input[type=range]:focus-visible, input[type=checkbox]:fo
 
 
 # Screen readers hear each new answer: one polite live region, told a short summary whenever a tab's main
-# result changes (the results themselves are replaced wholesale, which assistive technology does not announce)
+# result changes (the results themselves are replaced wholesale, which assistive technology does not announce);
+# and each accordion's button says whether it is open (aria-expanded)
 ANNOUNCE_JS = """() => {
   const live = document.createElement('div');
   live.id = 'sr-live';
@@ -269,6 +270,14 @@ ANNOUNCE_JS = """() => {
     clearTimeout(timer);
     timer = setTimeout(() => check(true), 400);
   }).observe(document.body, {subtree: true, childList: true, characterData: true});
+  // Gradio's accordions do not say whether they are open: their button gets aria-expanded, kept in step
+  const expanded = () => document.querySelectorAll('button.label-wrap').forEach(b => {
+    const open = String(b.classList.contains('open'));
+    if (b.getAttribute('aria-expanded') !== open) b.setAttribute('aria-expanded', open);
+  });
+  expanded();
+  new MutationObserver(expanded).observe(document.body, {subtree: true, childList: true, attributes: true,
+                                                        attributeFilter: ['class']});
 }"""
 
 

@@ -111,7 +111,10 @@ def test_fill_mask_example(page):
     sync_api.expect(live).to_contain_text("sat on the")
     # layer by layer (closed until opened): the same two masks, one row per layer after the embeddings', the
     # last row's top guess the completed sentence's word
+    toggle = page.locator("#fm-layers-box button.label-wrap")
+    sync_api.expect(toggle).to_have_attribute("aria-expanded", "false")  # a screen reader hears it is closed
     page.locator("#fm-layers-box").get_by_text("Layer by layer").click()
+    sync_api.expect(toggle).to_have_attribute("aria-expanded", "true")
     sync_api.expect(page.locator("#fm-layers .ll-mask")).to_have_count(2)
     rows = page.locator("#fm-layers .ll-mask").first.locator("tr")
     sync_api.expect(rows).to_have_count(1 + 1 + 2)  # the header, the embeddings, the tiny model's 2 layers
