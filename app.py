@@ -229,7 +229,8 @@ textarea:focus-visible, input[type=range]:focus-visible, input[type=checkbox]:fo
 #tab-tokens:has(#tk-input-col .input-error) :is(#tk-view, #tk-merges-box),
 #tk-merges-box:has(.input-error) #tk-merges,
 #em-nb-col:has(.input-error) #em-neighbours, #em-an-col:has(.input-error) #em-analogy,
-#em-map-col:has(.input-error) :is(#em-map, #em-map-text), #em-pos-col:has(.input-error) #em-positions,
+#em-map-col:has(.input-error) :is(#em-map, #em-map-text),
+#em-pos-col:has(.input-error) :is(#em-positions, #em-positions-text),
 #tab-masking:has(.input-error-box .input-error) :is(#mk-table, #mk-stats, #mk-plot, #mk-preds) {
   opacity: .8; filter: grayscale(1)}  /* grey (main text above 4.5:1 where .45 gave 2.7:1); the message says why */
 .input-error {border-left: 4px solid #dc2626; background: #fef2f2; color: #7f1d1d; padding: 6px 10px;
@@ -553,6 +554,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     gr.Markdown("### Position embeddings")
                     em_pos_error = error_box()
                     em_positions = Plot(label="Position embeddings", show_label=False, elem_id="em-positions")
+                    em_positions_text = gr.HTML(elem_id="em-positions-text")  # the figure in numbers
                     gr.Markdown("Every position in the text (0 is &lt;s&gt;) has its own learned embedding, added "
                                 "to the word's. The map compares every pair of positions: red is alike, blue is "
                                 "opposite. The red diagonal says a position is most like its neighbours; the "
@@ -574,8 +576,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                             ui_inputs=[*em_an_in, em_current])
             wire([em_map_btn.click, em_map_words.submit, *em_changed], handlers.word_map, [em_map_words, em_model],
                  [em_map, em_map_text], em_map_error, "word_map", on_load=True, ui_inputs=[em_map_words, em_current])
-            wire(em_changed, handlers.positions, [em_model], [em_positions], em_pos_error, "positions",
-                 on_load=True, ui_inputs=[em_current])
+            wire(em_changed, handlers.positions, [em_model], [em_positions, em_positions_text], em_pos_error,
+                 "positions", on_load=True, ui_inputs=[em_current])
             with em_nb_col:  # each section's examples under its own results
                 examples([[word] for word in NEIGHBOURS_WORDS], [em_word], em_nb_out, em_nb_ui, em_nb_error,
                          "neighbours", run_inputs=[*em_nb_in, em_current])

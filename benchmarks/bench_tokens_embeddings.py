@@ -38,7 +38,7 @@ def cases(handlers) -> dict:
         f"`/word_map`, the default {len(MAP_WORDS.split(','))} words, rendered": (
             rendered(handlers, lambda: handlers.word_map(MAP_WORDS)[0]), ()),
         "`/positions`, rendered (once per model: the app sends that image again)": (
-            rendered(handlers, handlers.positions), ()),
+            rendered(handlers, lambda: handlers.positions()[0]), ()),
     }
 
 

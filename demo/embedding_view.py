@@ -388,6 +388,25 @@ def position_similarities(position_embeddings: torch.Tensor, first_position: int
     return unit @ unit.T  # (N, N)
 
 
+POSITION_DISTANCES = 16  # the text version lists the mean similarity at distances 1 to this
+
+
+def positions_html(position_embeddings: torch.Tensor, first_position: int = 2) -> str:
+    """The position figure in numbers, for a screen reader and for anyone who wants them: how alike two
+    positions are on average at each distance (the means of the matrix's diagonals), and the first and the
+    last position against their neighbour."""
+    sim = position_similarities(position_embeddings, first_position)  # (N, N)
+    n = len(sim)
+    rows = "".join(f"<tr><td>{d}</td><td>{float(sim.diagonal(d).mean()):.2f}</td></tr>"
+                   for d in range(1, min(POSITION_DISTANCES, n - 1) + 1))
+    ends = (f"Position 0 and 1: {float(sim[0, 1]):.2f}; positions {n - 2} and {n - 1}: "
+            f"{float(sim[n - 2, n - 1]):.2f}.")
+    return (f'{EMBEDDING_CSS}<div class="ev-view"><details><summary>The figure in numbers: how alike positions '
+            f'are at each distance</summary><table class="ev-table"><tr><th scope="col">distance</th>'
+            f'<th scope="col">mean cosine similarity</th></tr>{rows}</table>'
+            f'<p class="ev-note">{html.escape(ends)}</p></details></div>')
+
+
 def _reference_positions(n: int) -> list[int]:
     """Positions whose similarity to all others the lower panel draws: the first, one early, one mid-way
     (0, 16, 64 of 128)."""

@@ -573,8 +573,9 @@ class Handlers:
 
     @user_errors
     def positions(self, model=SHIPPED):
-        """How alike the learned position embeddings are, pair by pair: a figure (drawn once per model)."""
+        """How alike the learned position embeddings are, pair by pair: (a figure, the same in numbers: the mean
+        similarity at each distance), drawn once per model."""
         loaded, embeddings = self._embeddings(model)
-        table = embeddings.position_embeddings.weight
-        return self._figure(table, "positions",
-                            lambda: embedding_view.position_similarity_figure(table, loaded.config.pad_token_id + 1))
+        table, first = embeddings.position_embeddings.weight, loaded.config.pad_token_id + 1
+        return self._figure(table, "positions", lambda: (embedding_view.position_similarity_figure(table, first),
+                                                         embedding_view.positions_html(table, first)))

@@ -172,7 +172,9 @@ def test_embeddings(client):
     assert len(result["neighbours"]) == 3 and not result["words_only"]
     plot, text = client.predict("cat, dog, house", api_name="/word_map")
     assert "The map as a table (3 words)" in text
-    for plot in (plot, client.predict(api_name="/positions")):
+    positions, numbers = client.predict(api_name="/positions")
+    assert "The figure in numbers" in numbers and "<tr><td>16</td>" in numbers
+    for plot in (plot, positions):
         assert plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/")
 
 

@@ -157,9 +157,9 @@ def test_every_plot_is_named_by_its_figures_title(app):
 def test_a_figure_sent_again_is_not_rendered_again(app):
     """Every page load sends the position figure (drawn once per model): the same figure object gets the image
     rendered the first time; another figure is rendered, and named by its own title."""
-    first = app.handlers.positions()
+    first, _ = app.handlers.positions()
     sent = app.Plot().postprocess(first)
-    assert app.Plot().postprocess(app.handlers.positions()) is sent and sent.chart.startswith("“Learned positions")
+    assert app.Plot().postprocess(app.handlers.positions()[0]) is sent and sent.chart.startswith("“Learned positions")
     other, _ = app.handlers.word_map("cat, dog, house, river")
     again = app.Plot().postprocess(other)
     assert again.chart.startswith("“Words on a map") and again is not sent

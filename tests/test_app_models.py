@@ -173,7 +173,7 @@ def test_tokens_and_embeddings_tabs_read_a_hub_model(handlers, hf_mlm_dir, monke
     theirs = transformers.RobertaForMaskedLM.from_pretrained(hf_mlm_dir).roberta.embeddings.word_embeddings.weight
     assert torch.equal(table, theirs)
     assert handlers.neighbours("cat", 3, True, hub)[1] != handlers.neighbours("cat", 3, True)[1]  # its own table
-    assert isinstance(handlers.positions(hub), Figure)
+    assert isinstance(handlers.positions(hub)[0], Figure)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     for call, tab in [(lambda: handlers.tokens("the cat", "someone/no-such-roberta"), "Tokens"),
                       (lambda: handlers.positions("someone/no-such-roberta"), "Embeddings")]:

@@ -362,3 +362,13 @@ def test_the_word_map_in_words_names_the_left_out_and_every_coordinate(tok, tabl
         assert f'<th scope="row">{word}</th><td>{x:+.3f}</td><td>{y:+.3f}</td>' in text
     shown = ev.word_map_html(table, tok, ["cat", "dog", "horse", "<b>x</b>"])  # left out, named escaped
     assert "<b>" not in shown and "&lt;b&gt;x&lt;/b&gt;" in shown
+
+
+def test_the_position_figure_in_numbers():
+    """The mean similarity at each distance (1 to 16) and the two ends: a table built so they are known."""
+    rows = torch.randn(2 + 20, H, generator=torch.Generator().manual_seed(3))  # rows 0-1 unused (padding)
+    rows[3] = rows[2]  # positions 0 and 1 identical
+    text = ev.positions_html(rows, first_position=2)
+    sim = ev.position_similarities(rows, 2)
+    assert "Position 0 and 1: 1.00;" in text and f"positions 18 and 19: {float(sim[18, 19]):.2f}." in text
+    assert text.count("<tr><td>") == 16 and f"<tr><td>2</td><td>{float(sim.diagonal(2).mean()):.2f}</td>" in text
