@@ -503,10 +503,20 @@ def _overlap(a, b) -> float:
     return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
 
 
+def word_map(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tuple[Figure, str]:
+    """(`word_map_figure`, `word_map_html`) of the same words, their points computed once."""
+    mapped = word_map_points(embeddings, tokenizer, words)
+    return _map_figure(mapped), _map_html(mapped)
+
+
 def word_map_html(embeddings: torch.Tensor, tokenizer, words: list[str]) -> str:
     """The word map in words, for a screen reader and for anyone who wants the numbers: the words left out and
     why, then (closed) each word's two coordinates, as `word_map_figure` draws them."""
-    words, points, shares, left_out = word_map_points(embeddings, tokenizer, words)
+    return _map_html(word_map_points(embeddings, tokenizer, words))
+
+
+def _map_html(mapped: tuple) -> str:
+    words, points, shares, left_out = mapped
     rows = "".join(f'<tr><th scope="row">{html.escape(w)}</th><td>{x:+.3f}</td><td>{y:+.3f}</td></tr>'
                    for w, (x, y) in zip(words, points.tolist()))
     out = f'<p class="ev-note">Left out: {html.escape(" ".join(left_out))}</p>' if left_out else ""
@@ -523,7 +533,11 @@ def word_map_figure(embeddings: torch.Tensor, tokenizer, words: list[str],
     the model uses alike land close together; the axes are the two directions along which these words'
     vectors differ most (PCA), with the share of the variance each holds. The words left out are named under
     the map, with the reason."""
-    words, points, shares, left_out = word_map_points(embeddings, tokenizer, words)
+    return _map_figure(word_map_points(embeddings, tokenizer, words), title)
+
+
+def _map_figure(mapped: tuple, title: str = "Words on a map: their embeddings in 2-D") -> Figure:
+    words, points, shares, left_out = mapped
     font, side = 10.0, 4.6  # points, inches of the square axes
     note = textwrap.wrap("Left out: " + " ".join(left_out), 100) if left_out else []
     below = 0.15 * len(note) + (0.15 if note else 0.0)  # inches under the axis labels for the note

@@ -567,9 +567,7 @@ class Handlers:
         out and why, each word's coordinates). `words`: comma-separated."""
         loaded, embeddings = self._embeddings(model)
         table, words = embeddings.word_embeddings.weight, embedding_view.parse_words(self._word(words, "The words"))
-        return self._figure(table, tuple(words),
-                            lambda: (embedding_view.word_map_figure(table, loaded.tokenizer, words),
-                                     embedding_view.word_map_html(table, loaded.tokenizer, words)))
+        return self._figure(table, tuple(words), lambda: embedding_view.word_map(table, loaded.tokenizer, words))
 
     @user_errors
     def positions(self, model=SHIPPED):
