@@ -165,8 +165,8 @@ def model_box(key, name, choices=None, value=model_choice.SHIPPED, choose=None, 
         return handlers.chooser.choose(key, choice, now, tab)
 
     def choose_saying_so(choice, *rest):
-        """A Hub model first says that it is loading (a download can take a while, and offline the Hub's
-        retries do), then the outcome; the tab keeps its model meanwhile."""
+        """A Hub model first says that it is loading (a download can take a while), then the outcome; the tab
+        keeps its model meanwhile."""
         if not model_choice.is_shipped(choice) and choice not in ("mlm", "sentiment"):
             yield (gr.skip(), gr.skip(), model_choice.loading_html(choice), *[gr.skip()] * len(outputs))
         yield (choose or default_choose)(choice, *rest)

@@ -16,7 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
+import socket
+import threading
+import time
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import torch
@@ -39,6 +45,8 @@ HUB_KWARGS = ("revision", "cache_dir", "force_download", "token", "local_files_o
 # do not carry them, and then an edited value of these fields cannot be detected.
 SHAPELESS_FIELDS = ("num_attention_heads", "pad_token_id", "layer_norm_eps")
 _META_PREFIX = "config."
+HUB_PROBE_TIMEOUT_S = 3.0  # a connection to the Hub that takes longer than this counts as no network
+HUB_PROBE_TTL_S = 30.0  # a probe's answer is reused this long
 
 
 class ModelLoadError(ValueError):
@@ -69,6 +77,48 @@ def hub_offline() -> bool:
     return flag or constants.is_offline_mode()
 
 
+_probe_lock = threading.Lock()
+_probe = {"at": -math.inf, "reachable": True, "endpoint": None}
+
+
+def _hub_address() -> tuple[str, int]:
+    """The (host, port) of the Hub endpoint `huggingface_hub` talks to (HF_ENDPOINT if set)."""
+    url = urllib.parse.urlsplit(constants.ENDPOINT)
+    return url.hostname or "huggingface.co", url.port or (80 if url.scheme == "http" else 443)
+
+
+def _connects(address: tuple[str, int], timeout: float) -> bool:
+    """Whether a TCP connection to `address` opens within `timeout` seconds, name lookup included (run in a
+    thread, since a lookup that hangs ignores the socket's timeout)."""
+    opened = threading.Event()
+
+    def connect():
+        try:
+            socket.create_connection(address, timeout=timeout).close()
+            opened.set()
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=connect, daemon=True, name="hub-probe")
+    thread.start()
+    thread.join(timeout)
+    return opened.is_set()
+
+
+def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT_S) -> bool:
+    """Whether the Hugging Face Hub can be reached from here: a TCP connection to its endpoint opens within
+    `timeout` seconds. The answer is kept for HUB_PROBE_TTL_S. Behind an HTTP(S) proxy the check cannot tell
+    and answers True (the download then finds out itself)."""
+    host, port = address = _hub_address()
+    if urllib.request.getproxies().get("https") and not urllib.request.proxy_bypass(host):
+        return True
+    with _probe_lock:
+        now = time.monotonic()
+        if _probe["endpoint"] != address or now - _probe["at"] > HUB_PROBE_TTL_S:
+            _probe.update(at=now, endpoint=address, reachable=_connects(address, timeout))
+        return _probe["reachable"]
+
+
 def resolve_file(model_id, filename, **hub_kwargs) -> str:
     """`filename` of a local model folder, or downloaded (and cached) from the Hub repo `model_id`."""
     model_id = os.fspath(model_id)
@@ -90,14 +140,19 @@ def resolve_file(model_id, filename, **hub_kwargs) -> str:
                                  "(NAME or OWNER/NAME)") from None
     hub_kwargs = {k: hub_kwargs[k] for k in HUB_KWARGS if hub_kwargs.get(k) is not None}
     offline = hub_offline()
-    if offline:
+    unreachable = not offline and not hub_kwargs.get("local_files_only") and not hub_reachable()
+    if offline or unreachable:  # the cache only: no requests, no retries
         hub_kwargs["local_files_only"] = True
+        hub_kwargs.pop("force_download", None)
     where = f"{filename} of the Hugging Face Hub repo {model_id!r}"
     try:
         return hf_hub_download(repo_id=model_id, filename=filename, **hub_kwargs)
     except LocalEntryNotFoundError:
-        why = ("HF_HUB_OFFLINE is set" if offline else "local_files_only" if hub_kwargs.get("local_files_only")
-               else "the Hub could not be reached; set HF_HUB_OFFLINE=1 to fail at once instead of retrying")
+        host, port = _hub_address()
+        why = ("HF_HUB_OFFLINE is set" if offline else
+               f"the Hub could not be reached: no connection to {host}:{port} within {HUB_PROBE_TIMEOUT_S:g} s"
+               if unreachable else "local_files_only" if hub_kwargs.get("local_files_only") else
+               "the Hub could not be reached; set HF_HUB_OFFLINE=1 to fail at once instead of retrying")
         raise ModelNotFoundError(f"{model_id!r} is not a local folder, and {where} is not in the local cache "
                                  f"({why}{_looks_local(model_id)})") from None
     except GatedRepoError:

@@ -145,3 +145,63 @@ def test_truncated_weights_and_tokenizer_name_the_file(folder):
 def test_classifier_labels_checked_when_fine_tuning_starts(folder):
     with pytest.raises(ValueError, match="id2label: label names must be distinct"):
         roberta.RobertaForSequenceClassification.from_pretrained_encoder(folder, id2label={0: "a", 1: "a"})
+
+
+@pytest.fixture
+def fresh_probe(monkeypatch):
+    """The Hub probe's remembered answer forgotten (and restored after the test)."""
+    monkeypatch.setitem(hub._probe, "at", float("-inf"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    for name in ("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_no_network_reads_the_cache_at_once_instead_of_retrying(monkeypatch, fresh_probe, tmp_path):
+    """With no connection to the Hub, a Hub id is looked up in the local cache only: a cached file is served,
+    a missing one fails at once with the reason (huggingface_hub alone retries 5 times, ~22 s, first)."""
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    cached = tmp_path / "config.json"
+    cached.write_text("{}")
+    calls = []
+
+    def download(repo_id, filename, **kwargs):
+        calls.append(kwargs)
+        if repo_id == "owner/cached":
+            return str(cached)
+        raise LocalEntryNotFoundError("not cached")
+
+    monkeypatch.setattr(hub, "_connects", lambda address, timeout: False)
+    monkeypatch.setattr(hub, "hf_hub_download", download)
+    assert hub.resolve_file("owner/cached", "config.json", force_download=True) == str(cached)
+    with pytest.raises(ModelNotFoundError, match=r"not in the local cache \(the Hub could not be reached: no "
+                                                 r"connection to huggingface.co:443 within 3 s\)"):
+        hub.resolve_file("owner/missing", "config.json")
+    assert all(kwargs.get("local_files_only") is True and "force_download" not in kwargs for kwargs in calls)
+
+
+def test_the_hub_probe_connects_once_per_ttl_and_trusts_a_proxy(monkeypatch, fresh_probe):
+    import socket
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    monkeypatch.setattr(hub.constants, "ENDPOINT", f"http://127.0.0.1:{port}")
+    assert hub._hub_address() == ("127.0.0.1", port)
+    assert hub.hub_reachable()  # a listening port (the connection waits in the backlog)
+    server.close()
+    assert hub.hub_reachable()  # remembered: no new connection within the TTL
+    monkeypatch.setitem(hub._probe, "at", float("-inf"))
+    start = time.monotonic()
+    assert not hub.hub_reachable()  # the port is closed now
+    assert time.monotonic() - start < hub.HUB_PROBE_TIMEOUT_S + 1
+    monkeypatch.setattr(hub, "_connects", lambda address, timeout: pytest.fail("a proxy's Hub is not probed"))
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    monkeypatch.setitem(hub._probe, "at", float("-inf"))
+    assert hub.hub_reachable()
+
+
+def test_a_probe_that_hangs_gives_up_after_its_timeout(monkeypatch):
+    monkeypatch.setattr(hub.socket, "create_connection", lambda address, timeout: time.sleep(5))
+    start = time.monotonic()
+    assert not hub._connects(("huggingface.co", 443), timeout=0.2)
+    assert time.monotonic() - start < 1
