@@ -401,8 +401,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             notice("mlm", "sentiment")
             hint("**Try** single heads of one layer, and hover over (or tap) “it” in the head view to see where it "
                  "looks; then FacebookAI/roberta-base, the same code with a far bigger training budget. " + LINK_HINT +
-                 " **Notice** how many heads park their attention on &lt;s&gt;, &lt;/s&gt; or the full stop: "
-                 "attention shows where information flows, not why the model decides.")
+                 " **Notice** how many heads park their attention on &lt;s&gt;, &lt;/s&gt; or the full stop (“All "
+                 "heads of the layer” counts them): attention shows where information flows, not why the model "
+                 "decides.")
             with gr.Row():
                 with gr.Column(scale=3):
                     at_text = gr.Textbox(elem_id="at-text", label="Text", info=ENTER, **TEXT, value=ATTENTION_TEXT)
@@ -428,16 +429,20 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     at_heads = gr.HTML(elem_id="at-heads")
                 with gr.Tab("Heatmap", id="heatmap") as at_tab_heat:
                     at_heat = Plot(label="Attention heatmap", show_label=False, elem_id="at-heat")
+                    at_heat_text = gr.HTML(elem_id="at-heat-text")
                 with gr.Tab("All heads of the layer", id="grid") as at_tab_grid:
+                    at_grid_text = gr.HTML(elem_id="at-grid-text")  # the heads' roles: the figure's text version
                     at_grid = Plot(label="All heads of the layer", show_label=False, elem_id="at-grid")
                 with gr.Tab("Rollout across layers", id="rollout") as at_tab_roll:
                     at_roll = Plot(label="Attention rollout (Abnar & Zuidema 2020)", show_label=False,
                                       elem_id="at-roll")
+                    at_roll_text = gr.HTML(elem_id="at-roll-text")
                 with gr.Tab("Where one token attends", id="token") as at_tab_token:
                     at_token = gr.Dropdown(label="Token", choices=[], allow_custom_value=True, elem_id="at-token")
                     at_bars = Plot(label="Where the token attends", show_label=False, elem_id="at-bars")
             at_in = [at_text, at_layer, at_head, at_model]
-            at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes, at_heads, at_layer, at_head]
+            at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes, at_heads, at_layer, at_head,
+                      at_heat_text, at_grid_text, at_roll_text]
             # the text and model the views were drawn for: the layer, head, token and sub-tab events read these,
             # so that an edited but unsubmitted text is not drawn beside the last one's notes and token picker
             at_drawn_text, at_drawn_model = gr.State(ATTENTION_TEXT), gr.State("mlm")
@@ -451,19 +456,22 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             at_view_in = [at_text, at_layer, at_head, at_token, at_model]  # the API's
             at_drawn_in = [at_drawn_text, at_layer, at_head, at_token, at_drawn_model]  # the page's
             wire([at_layer.input], handlers.attention_layer, [*at_view_in, at_all],
-                 [at_heat, at_grid, at_bars, at_heads], at_error, "attention_layer",
+                 [at_heat, at_grid, at_bars, at_heads, at_heat_text, at_grid_text], at_error, "attention_layer",
                  ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True)
-            wire([at_head.input], handlers.attention_head, [*at_view_in, at_all], [at_heat, at_bars, at_heads],
-                 at_error, "attention_head", ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True)
+            wire([at_head.input], handlers.attention_head, [*at_view_in, at_all],
+                 [at_heat, at_bars, at_heads, at_heat_text], at_error, "attention_head",
+                 ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True)
             wire([at_token.input], handlers.attention_token, at_view_in, [at_bars], at_error, "attention_token",
                  ui_inputs=at_drawn_in)
-            for tab, view, output in [(at_tab_heads, "heads", at_heads), (at_tab_heat, "heatmap", at_heat),
-                                      (at_tab_grid, "grid", at_grid), (at_tab_roll, "rollout", at_roll),
-                                      (at_tab_token, "token", at_bars)]:
+            for tab, view, output in [(at_tab_heads, "heads", [at_heads]),
+                                      (at_tab_heat, "heatmap", [at_heat, at_heat_text]),
+                                      (at_tab_grid, "grid", [at_grid, at_grid_text]),
+                                      (at_tab_roll, "rollout", [at_roll, at_roll_text]),
+                                      (at_tab_token, "token", [at_bars])]:
                 tab.select(lambda view=view: view, None, at_visible, queue=False, api_name=f"attention_visible_{view}",
                            api_visibility="private")
-                tab.select(keep_results(handlers.attention_view, 1), [*at_drawn_in, gr.State(view)],
-                           [output, at_error], api_name=f"attention_view_{view}", api_visibility="private",
+                tab.select(keep_results(handlers.attention_view, len(output)), [*at_drawn_in, gr.State(view)],
+                           [*output, at_error], api_name=f"attention_view_{view}", api_visibility="private",
                            **COMPUTE)
             examples([[ATTENTION_TEXT, N_LAYERS, "average", "mlm"],
                       ["The trophy did not fit in the suitcase because it was too big.", 1, 1, "mlm"],

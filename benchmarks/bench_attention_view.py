@@ -43,7 +43,7 @@ LONG = ("The cat sat on the mat because it was tired. The old man follows the ri
         "sees a small bird near the house at night. ") * 8  # cut to the model's 128 tokens
 VIEWS = [*H.VIEWS, "all"]
 COMPONENTS = {"heads": gr.HTML, "picker": gr.Dropdown, "layer": gr.Dropdown, "head": gr.Dropdown,
-              "notes": gr.Markdown}  # every other output is a gr.Plot
+              "notes": gr.Markdown, **{text: gr.HTML for text in H.TEXTS.values()}}  # the others are gr.Plot
 
 
 def serialise(outputs: dict) -> int:
@@ -65,18 +65,20 @@ def events(handlers: H.Handlers, text: str, layer: int, other_layer: int, view: 
     def first():
         handlers._attention_cache.clear()  # a new text: the forward pass too
         out = handlers.attention(text, layer, "average", "mlm", view)
-        return dict(zip(("heatmap", "grid", "rollout", "token", "picker", "notes", "heads", "layer", "head"), out))
+        return dict(zip(("heatmap", "grid", "rollout", "token", "picker", "notes", "heads", "layer", "head",
+                         *H.TEXTS.values()), out))
 
     def layer_change():
-        return dict(zip(("heatmap", "grid", "token", "heads"),
+        return dict(zip(("heatmap", "grid", "token", "heads", "heatmap_text", "grid_text"),
                         handlers.attention_layer(text, other_layer, "average", None, "mlm", view)))
 
     def head_change():
-        return dict(zip(("heatmap", "token", "heads"),
+        return dict(zip(("heatmap", "token", "heads", "heatmap_text"),
                         handlers.attention_head(text, other_layer, 2, None, "mlm", view)))
 
     def open_tab():
-        return {view: handlers.attention_view(text, other_layer, 2, None, "mlm", view)}
+        out = handlers.attention_view(text, other_layer, 2, None, "mlm", view)
+        return dict(zip((view, H.TEXTS[view]), out)) if view in H.TEXTS else {view: out}
 
     calls = [("first run", first), ("layer change", layer_change), ("head change", head_change)]
     return calls + ([("open sub-tab", open_tab)] if view != "all" else [])

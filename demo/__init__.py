@@ -4,7 +4,8 @@
   API endpoint, over the tabs' views;
 - validation.py checks the inputs and turns errors into plain messages; tokens_view.py shows a text as the
   model reads it; formatting.py holds the shared text helpers;
-- fill_mask_view.py, explain.py (integrated gradients, attention, rollout), counterfactual.py (the
+- fill_mask_view.py, explain.py (integrated gradients, attention, rollout), head_view.py and head_roles.py
+  (the Attention tab's head view, and what each head mostly does), counterfactual.py (the
   Sentiment tab's "What if?"), masking_view.py and ablation_view.py: what each tab shows; about.py: the
   About tab and the notes on the models;
 - figures.py draws; examples.py holds the example inputs; uploads.py refuses file uploads;

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import gradio as gr
 import torch
 
-from . import bpe_view, counterfactual, embedding_view, explain, figures, head_view
+from . import bpe_view, counterfactual, embedding_view, explain, figures, head_roles, head_view
 from .fill_mask_view import completed_sentence, mask_labels, mask_spaces, predictions_html
 from .examples import ANALOGY_PROBE
 from .formatting import SPACE_LABEL, md_escape
@@ -59,6 +59,9 @@ ATTENTION_CACHE_SIZE = 8  # texts whose attention is kept for the layer, head an
 # The attention tab's views, one sub-tab each: the head view (HTML), heatmap, the layer's heads, rollout, one
 # token's bars. The UI draws only the visible one; the API draws all of them unless asked for one ("view").
 VIEWS = ("heads", "heatmap", "grid", "rollout", "token")
+# The figures' text versions (HTML), drawn with their figure: each token's largest weights for the heatmaps, the
+# heads' roles for the layer's heads (`head_roles`)
+TEXTS = {"heatmap": "heatmap_text", "grid": "grid_text", "rollout": "rollout_text"}
 FIGURE_CACHE_SIZE = 8  # embedding figures kept: the default word map and the positions, per model, and a few more
 # Tabs that read the fill-mask model's tokenizer or embeddings, named in the model messages they give
 TOKENS_TAB, EMBEDDINGS_TAB = "Tokens", "Embeddings"
@@ -329,19 +332,23 @@ class Handlers:
         """The views named in `wanted` (a set of VIEWS), drawn; the others None (the UI leaves them as they
         are, and a sub-tab draws its view when it is opened). The head view is HTML, drawn in milliseconds; each
         matplotlib figure costs ~0.3-0.5 s to draw and send, which is why only the visible one is drawn."""
-        views = dict.fromkeys(VIEWS)
+        views = dict.fromkeys([*VIEWS, *TEXTS.values()])
         labels = tokens.labels
         matrix, what = explain.head_matrix(attentions, layer, head)
         if "heads" in wanted:
             views["heads"] = head_view.head_view_html(labels, matrix, what[:1].upper() + what[1:])
         if "heatmap" in wanted:
             views["heatmap"] = figures.attention_heatmap(matrix, labels, f"Attention, {what}")
+            views["heatmap_text"] = head_roles.top_targets_html(labels, matrix, f"Attention, {what}")
         if "grid" in wanted:
             views["grid"] = figures.head_grid(attentions[layer - 1], labels, layer)
+            views["grid_text"] = head_roles.layer_roles_html(attentions[layer - 1], labels, layer)
         if "rollout" in wanted:
-            views["rollout"] = figures.attention_heatmap(explain.attention_rollout(attentions), labels,
-                                                         f"Attention rollout through all {attentions.shape[0]} layers",
+            rollout = explain.attention_rollout(attentions)
+            title = f"Attention rollout through all {len(attentions)} layers"
+            views["rollout"] = figures.attention_heatmap(rollout, labels, title,
                                                          cbar_label="share of information from each input token")
+            views["rollout_text"] = head_roles.top_targets_html(labels, rollout, title, verb="draws most on")
         if "token" in wanted:
             views["token"] = self._bars(tokens, matrix, query, what)
         return views
@@ -349,8 +356,9 @@ class Handlers:
     @user_errors
     def attention(self, text, layer=1, head="average", model="mlm", view="all"):
         """(heatmap, all heads of the layer, rollout, bars of the default token, token picker update, notes,
-        head view HTML, layer picker update, head picker update). `model`: "mlm", "sentiment" or a Hub repo id;
-        `view`: "all" draws every view, one of VIEWS only that one (the others are None)."""
+        head view HTML, layer picker update, head picker update, then the text versions of the heatmap, the
+        layer's heads and the rollout). `model`: "mlm", "sentiment" or a Hub repo id; `view`: "all" draws every
+        view, one of VIEWS only that one, with its text version (the others are None)."""
         wanted = _wanted(view, VIEWS)
         loaded, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
         if tokens.truncated:
@@ -366,7 +374,7 @@ class Handlers:
                  "estimate how much each input token contributes to each position at the top.")
         return (views["heatmap"], views["grid"], views["rollout"], views["token"], picker, notes, views["heads"],
                 gr.update(choices=layer_choices(n_layers), value=layer),
-                gr.update(choices=head_choices(n_heads), value=head or "average"))
+                gr.update(choices=head_choices(n_heads), value=head or "average"), *[views[t] for t in TEXTS.values()])
 
     def attention_page(self, text, layer=1, head="average", model="mlm", view="all"):  # `attention` words errors
         """What the page's attention event shows: `attention`'s outputs, then the text and the model they were
@@ -375,28 +383,33 @@ class Handlers:
 
     @user_errors
     def attention_layer(self, text, layer=1, head="average", token=None, model="mlm", view="all"):
-        """A new layer: (heatmap, all heads of the layer, bars of the picked token, head view); the rollout,
-        which does not depend on the layer, is not redrawn. `view` as in `attention`."""
+        """A new layer: (heatmap, all heads of the layer, bars of the picked token, head view, the text versions
+        of the heatmap and of the layer's heads); the rollout, which does not depend on the layer, is not
+        redrawn. `view` as in `attention`."""
         wanted = _wanted(view, {"heatmap", "grid", "token", "heads"})
         _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
         views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), wanted)
-        return views["heatmap"], views["grid"], views["token"], views["heads"]
+        return (views["heatmap"], views["grid"], views["token"], views["heads"], views["heatmap_text"],
+                views["grid_text"])
 
     @user_errors
     def attention_head(self, text, layer=1, head="average", token=None, model="mlm", view="all"):
-        """A new head: (heatmap, bars of the picked token, head view). `view` as in `attention`."""
+        """A new head: (heatmap, bars of the picked token, head view, the heatmap's text version). `view` as in
+        `attention`."""
         wanted = _wanted(view, {"heatmap", "token", "heads"})
         _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
         views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), wanted)
-        return views["heatmap"], views["token"], views["heads"]
+        return views["heatmap"], views["token"], views["heads"], views["heatmap_text"]
 
     @user_errors
     def attention_view(self, text, layer=1, head="average", token=None, model="mlm", view="heads"):
-        """One view (one of VIEWS), drawn when its sub-tab is opened."""
+        """One view (one of VIEWS), drawn when its sub-tab is opened; a view with a text version (TEXTS) comes
+        as (figure, text)."""
         if view not in VIEWS:
             raise fail(f"view must be one of {list(VIEWS)}, got {view!r}.")
         _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
-        return self._draw(tokens, attentions, layer, head, self._query(tokens, token), {view})[view]
+        views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), {view})
+        return (views[view], views[TEXTS[view]]) if view in TEXTS else views[view]
 
     @user_errors
     def attention_token(self, text, layer=1, head="average", token=1, model="mlm"):

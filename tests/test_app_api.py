@@ -108,7 +108,7 @@ def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir):
         assert model["parameter_name"] == "model" and model["parameter_default"] == "shipped"
     model = api["/attention"]["parameters"][3]
     assert model["parameter_name"] == "model" and model["parameter_default"] == "mlm"  # or "sentiment", or an id
-    *_, notes, heads, layer, head = client.predict("The cat.", 2, 1, str(tiny_clf_dir), api_name="/attention")
+    *_, notes, heads, layer, head, _, _, _ = client.predict("The cat.", 2, 1, str(tiny_clf_dir), api_name="/attention")
     assert md_escape(str(tiny_clf_dir)) in notes and "Layer 2, head 1" in heads
     with pytest.raises(AppError, match="cannot be reached.*The Attention tab keeps"):
         client.predict("The cat.", 2, 1, "someone/no-such-roberta", api_name="/attention")
@@ -124,10 +124,11 @@ def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir):
 
 
 def test_attention(client):
-    heatmap, grid, rollout, bars, picker, notes, heads, layer, head = client.predict(
+    heatmap, grid, rollout, bars, picker, notes, heads, layer, head, heat_text, grid_text, roll_text = client.predict(
         "The cat sees the house.", 2, "average", api_name="/attention")
     for plot in (heatmap, grid, rollout, bars):
         assert plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/")
+    assert "The figure as text" in heat_text and "draws most on" in roll_text and "head 4" in grid_text
     assert "tokens" in notes and heads.count('class="hv-r"') > 4
     assert (layer["value"], head["value"]) == (2, "average") and len(layer["choices"]) == 2  # the pickers' updates
     bars = client.predict("The cat sees the house.", 1, 2, 3, api_name="/attention_token")
@@ -142,14 +143,19 @@ def test_attention_layer_head_and_view(client):
     for name in ("/attention", "/attention_layer", "/attention_head"):
         view = api[name]["parameters"][-1]
         assert view["parameter_name"] == "view" and view["parameter_default"] == "all"
-    heatmap, grid, bars, heads = client.predict(text, 1, "average", 2, "mlm", api_name="/attention_layer")
+    heatmap, grid, bars, heads, heat_text, grid_text = client.predict(text, 1, "average", 2, "mlm",
+                                                                      api_name="/attention_layer")
     assert all(p["plot"].startswith("data:image/") for p in (heatmap, grid, bars)) and "Layer 1, average" in heads
-    heatmap, bars, heads_2 = client.predict(text, 1, 2, 2, "mlm", api_name="/attention_head")
+    assert "layer 1, average" in heat_text and "Where each head of layer 1 attends" in grid_text
+    heatmap, bars, heads_2, heat_text = client.predict(text, 1, 2, 2, "mlm", api_name="/attention_head")
     assert heatmap["plot"].startswith("data:image/") and "Layer 1, head 2" in heads_2 and heads_2 != heads
-    heatmap, grid, bars, heads_2 = client.predict(text, 2, 2, 2, "mlm", "heads", api_name="/attention_layer")
-    assert (heatmap, grid, bars) == (None, None, None) and "Layer 2, head 2" in heads_2
-    heatmap, *_, heads, _, _ = client.predict(text, 2, 2, "sentiment", "heatmap", api_name="/attention")
-    assert heatmap["plot"].startswith("data:image/") and not heads
+    assert "layer 1, head 2" in heat_text
+    heatmap, grid, bars, heads_2, heat_text, grid_text = client.predict(text, 2, 2, 2, "mlm", "heads",
+                                                                        api_name="/attention_layer")
+    assert (heatmap, grid, bars, heat_text, grid_text) == (None,) * 5 and "Layer 2, head 2" in heads_2
+    heatmap, *_, heads, _, _, heat_text, grid_text, roll_text = client.predict(text, 2, 2, "sentiment", "heatmap",
+                                                                             api_name="/attention")
+    assert heatmap["plot"].startswith("data:image/") and not heads and heat_text and not (grid_text or roll_text)
     with pytest.raises(AppError, match="view must be"):
         client.predict(text, 2, 2, "mlm", "everything", api_name="/attention")
 

@@ -187,6 +187,17 @@ def test_attention_example(page):
                       ("Rollout across layers", "#at-roll"), ("Where one token attends", "#at-bars")):
         page.get_by_role("tab", name=name).click()
         sync_api.expect(page.locator(f"{box} img")).to_be_visible()
+        if box != "#at-bars":  # each figure with its text version: the heads' roles, or each token's weights
+            text = page.locator(f"{box}-text")
+            sync_api.expect(text.locator("table")).to_be_attached()
+            if box == "#at-grid":
+                sync_api.expect(text.locator("tbody tr")).to_have_count(4)  # the tiny model's heads
+                sync_api.expect(text).to_contain_text("In layer 1, ")
+            else:
+                summary = text.locator("summary")
+                sync_api.expect(summary).to_have_text("The figure as text")
+                summary.click()
+                sync_api.expect(text.locator("tbody tr")).to_have_count(n_rows)
     page.get_by_role("tab", name="Heatmap").click()
     image = page.locator("#at-heat img")
     sync_api.expect(image).to_be_visible()
@@ -410,6 +421,8 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
             row = page.locator("#at-heads .hv-r").nth(1)
             row.locator(".hv-q").tap()  # a tap focuses the token: its lines and values show
             sync_api.expect(row.locator(".hv-v")).to_be_visible()
+            page.get_by_role("tab", name="All heads of the layer").click()  # the heads' table scrolls in its box
+            sync_api.expect(page.locator("#at-grid-text table")).to_be_visible()
         if name == "Fill mask":  # the layer-by-layer table fits the phone's width
             page.locator("#fm-layers-box").get_by_text("Layer by layer").click()
             sync_api.expect(page.locator("#fm-layers .ll-mask")).to_have_count(1)

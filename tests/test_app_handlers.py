@@ -222,9 +222,11 @@ def test_ui_errors_keep_the_results_and_show_next_to_the_input(handlers):
     *_, box = V.keep_results(handlers.masking, 4)("a sentence", 99, 0)
     assert "Epochs must be between 1 and 40" in box["value"]
     # the attention events leave the views they did not draw untouched (a late event cannot blank one)
-    heatmap, grid, bars, heads, box = V.keep_results(handlers.attention_layer, 4, keep_undrawn=True)(
+    heatmap, grid, bars, heads, heat_text, grid_text, box = V.keep_results(handlers.attention_layer, 6,
+                                                                           keep_undrawn=True)(
         "The cat.", 1, "average", None, "mlm", "heads")
-    assert (heatmap, grid, bars) == (gr.skip(),) * 3 and 'class="hv-r"' in heads and not box["visible"]
+    assert (heatmap, grid, bars, heat_text, grid_text) == (gr.skip(),) * 5 and 'class="hv-r"' in heads
+    assert not box["visible"]
     with _error("no mask"):
         handlers.fill_mask("no mask in this one", 5)
 
@@ -498,8 +500,14 @@ def test_hub_tokenizers_are_not_held_by_the_window_cache(models):
 
 def test_attention_outputs(handlers, models):
     text = "The cat sees the house."
-    heatmap, grid, rollout, bars, picker, notes, heads, layers, head_picker = handlers.attention(text, 2, "average")
+    (heatmap, grid, rollout, bars, picker, notes, heads, layers, head_picker, heat_text, grid_text,
+     roll_text) = handlers.attention(text, 2, "average")
     assert all(isinstance(f, Figure) for f in (heatmap, grid, rollout, bars))
+    # every figure but the bars (whose numbers are the head view's) has a text version
+    assert "Attention, layer 2, average of 4 heads: each token's 3 largest weights" in heat_text
+    assert "Where each head of layer 2 attends" in grid_text and grid_text.count("<th scope='row'>head") == 4
+    assert "Attention rollout through all 2 layers" in roll_text and roll_text.count("<th scope='row'>") == len(
+        tokens_view.tokenize(models.mlm.tokenizer, text, models.mlm.config.max_length).ids)
     tokens = tokens_view.tokenize(models.mlm.tokenizer, text, models.mlm.config.max_length)
     assert len(picker["choices"]) == len(tokens.ids) and picker["value"] == 1
     assert f"{len(tokens.ids)} tokens" in notes
@@ -519,15 +527,17 @@ def test_only_the_asked_view_is_drawn(handlers, monkeypatch):
         original = getattr(H.figures, name)
         monkeypatch.setattr(H.figures, name, lambda *a, _f=original, _n=name, **k: drawn.append(_n) or _f(*a, **k))
     text = "The cat sees the house."
-    heatmap, grid, rollout, bars, _, _, heads, _, _ = handlers.attention(text, 2, "average", "mlm", "heads")
-    assert (heatmap, grid, rollout, bars) == (None,) * 4 and 'class="hv"' in heads and drawn == []
+    heatmap, grid, rollout, bars, _, _, heads, _, _, *texts = handlers.attention(text, 2, "average", "mlm", "heads")
+    assert (heatmap, grid, rollout, bars, *texts) == (None,) * 7 and 'class="hv"' in heads and drawn == []
     assert handlers.attention_layer(text, 1, 2, 1, "mlm", "heads")[:3] == (None, None, None)
     assert handlers.attention_head(text, 1, 3, 1, "mlm", "heads")[:2] == (None, None) and drawn == []
-    heatmap, grid, bars, heads = handlers.attention_layer(text, 1, 2, 1, "mlm", "grid")
-    assert isinstance(grid, Figure) and (heatmap, bars, heads) == (None, None, None) and drawn == ["head_grid"]
-    assert handlers.attention_head(text, 1, 2, 1, "mlm", "grid") == (None, None, None)  # the grid has every head
+    heatmap, grid, bars, heads, heat_text, grid_text = handlers.attention_layer(text, 1, 2, 1, "mlm", "grid")
+    assert isinstance(grid, Figure) and (heatmap, bars, heads, heat_text) == (None,) * 4 and drawn == ["head_grid"]
+    assert "Where each head of layer 1 attends" in grid_text  # a figure comes with its text version
+    assert handlers.attention_head(text, 1, 2, 1, "mlm", "grid") == (None,) * 4  # the grid has every head
     drawn.clear()
-    assert isinstance(handlers.attention_view(text, 1, 2, 1, "mlm", "rollout"), Figure)
+    rollout, roll_text = handlers.attention_view(text, 1, 2, 1, "mlm", "rollout")
+    assert isinstance(rollout, Figure) and "draws most on" in roll_text
     assert 'class="hv"' in handlers.attention_view(text, 1, 2, 1, "mlm", "heads") and drawn == ["attention_heatmap"]
     handlers.attention(text, 1, 2)
     assert sorted(drawn) == ["attention_bars", "attention_heatmap", "attention_heatmap", "attention_heatmap",
@@ -546,13 +556,14 @@ def test_layer_and_head_changes_redraw_only_what_depends_on_them(handlers):
         return fig.axes[0].images[0].get_array() if fig.axes[0].images else None
 
     text = "The cat sees the house."
-    heatmap, grid, _, bars, _, _, heads, _, _ = handlers.attention(text, 2, 3)
+    heatmap, grid, _, bars, _, _, heads, _, _, heat_text, grid_text, _ = handlers.attention(text, 2, 3)
     layer_view = handlers.attention_layer(text, 2, 3, 1)
-    assert len(layer_view) == 4 and all(isinstance(f, Figure) for f in layer_view[:3])
+    assert len(layer_view) == 6 and all(isinstance(f, Figure) for f in layer_view[:3])
+    assert layer_view[4:] == (heat_text, grid_text)
     np.testing.assert_array_equal(image(layer_view[0]), image(heatmap))
     assert len(layer_view[1].axes) == len(grid.axes) and layer_view[3] == heads
     head_view = handlers.attention_head(text, 2, 3, 1)
-    assert len(head_view) == 3 and head_view[2] == heads
+    assert len(head_view) == 4 and head_view[2] == heads and head_view[3] == heat_text
     np.testing.assert_array_equal(image(head_view[0]), image(heatmap))
     assert "token 2" in handlers.attention_head(text, 2, 3, 2)[1].axes[0].get_title()
     assert "token 1" in handlers.attention_head(text, 2, 3, 999)[1].axes[0].get_title()

@@ -1,0 +1,137 @@
+"""What each attention head mostly does, in numbers, after Clark et al. 2019 ("What does BERT look at?"):
+the share of a head's attention that goes to <s>, to </s>, to punctuation, to the token itself, to the
+previous or the next token, and to the rest, averaged over the tokens that attend. The Attention tab shows it
+beside the figure of all the heads of a layer (its text version, and a reading of it), and every heatmap's
+text version lists where each token attends most (`top_targets_html`).
+
+Each weight is counted once, in the first of these that fits the token it goes to: <s> or </s>, punctuation,
+itself, the previous token, the next token, other tokens. So a row's shares sum to 100%.
+"""
+from __future__ import annotations
+
+import html
+import unicodedata
+
+import numpy as np
+
+from .head_view import percent
+
+PATTERNS = ("<s>", "</s>", "punctuation", "itself", "previous token", "next token", "other tokens")
+ROLE_SHARE = 0.5  # a head whose largest share reaches this is named by it; below, by its two largest
+TOP_TARGETS = 3  # a heatmap's text version: this many targets per token
+
+CSS = """<style>
+.hr-view{display:flex;flex-direction:column;gap:6px;font-size:14px}
+.hr-view p{margin:0}
+.hr-scroll{overflow-x:auto}
+.hr-view table{display:table;border-collapse:collapse;width:100%;font-size:13px;border:0;margin:0}
+.hr-view caption{text-align:left;font-size:12px;opacity:.8;padding:0 0 4px 0;caption-side:top}
+.hr-view tr,.hr-view td,.hr-view th{border:0 !important;background:transparent}
+.hr-view th{font-weight:600;text-align:left;padding:2px 6px;white-space:nowrap}
+.hr-view td{padding:2px 6px}
+.hr-view td.hr-num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+@media (max-width:600px){.hr-view table{font-size:12px}.hr-view td,.hr-view th{padding:2px 3px}}
+</style>"""
+
+
+def is_punctuation(label: str) -> bool:
+    """A token of punctuation only (".", ",", "!?", "—"), spaces aside."""
+    text = label.strip()
+    return bool(text) and all(unicodedata.category(ch).startswith("P") for ch in text)
+
+
+def pattern_of_cells(labels: list[str]) -> np.ndarray:
+    """(T, T) indices into PATTERNS: which pattern the weight of row i (attending) on column j belongs to."""
+    n = len(labels)
+    rows, cols = np.indices((n, n))
+    kind = np.full((n, n), PATTERNS.index("other tokens"))
+    # assigned from the last rule to the first, so that the first rule that fits wins
+    for name, fits in [("next token", cols == rows + 1), ("previous token", cols == rows - 1),
+                       ("itself", cols == rows),
+                       ("punctuation", np.array([is_punctuation(label) for label in labels])[None, :] & (n > 0)),
+                       ("</s>", np.array([label == "</s>" for label in labels])[None, :]),
+                       ("<s>", np.array([label == "<s>" for label in labels])[None, :])]:
+        kind = np.where(np.broadcast_to(fits, (n, n)), PATTERNS.index(name), kind)
+    return kind
+
+
+def pattern_shares(matrix: np.ndarray, labels: list[str]) -> np.ndarray:
+    """(len(PATTERNS),) shares of one (T, T) attention matrix (rows sum to 1), averaged over its rows."""
+    matrix = np.asarray(matrix, dtype=np.float64)
+    kind = pattern_of_cells(labels)
+    per_row = np.stack([(matrix * (kind == k)).sum(axis=1) for k in range(len(PATTERNS))], axis=1)  # (T, P)
+    return per_row.mean(axis=0)
+
+
+def spread(matrix: np.ndarray) -> float:
+    """How many tokens a head's rows spread over, on average: exp of each row's entropy (1 = one token)."""
+    matrix = np.clip(np.asarray(matrix, dtype=np.float64), 1e-12, 1.0)
+    return float(np.exp(-(matrix * np.log(matrix)).sum(axis=1)).mean())
+
+
+def role(shares: np.ndarray) -> str:
+    """A head's role in words: its largest pattern if that takes ROLE_SHARE or more, else its two largest."""
+    order = np.argsort(-shares, kind="stable")
+    first, second = PATTERNS[order[0]], PATTERNS[order[1]]
+    if shares[order[0]] >= ROLE_SHARE:
+        return first
+    return f"{first} and {second}"
+
+
+def layer_roles(layer_attention: np.ndarray, labels: list[str]) -> list[dict]:
+    """One dict per head of a layer's (nh, T, T) attention: its pattern shares, spread and role."""
+    out = []
+    for h, matrix in enumerate(np.asarray(layer_attention)):
+        shares = pattern_shares(matrix, labels)
+        out.append({"head": h + 1, "shares": dict(zip(PATTERNS, shares.tolist())), "spread": spread(matrix),
+                    "role": role(shares)})
+    return out
+
+
+def layer_roles_html(layer_attention: np.ndarray, labels: list[str], layer: int) -> str:
+    """The table of a layer's heads (the text version of its figure), with one sentence that reads it."""
+    heads = layer_roles(layer_attention, labels)
+    clear: dict[str, list[int]] = {}
+    for head in heads:
+        if head["role"] in PATTERNS:  # one pattern takes half of its attention or more
+            clear.setdefault(head["role"], []).append(head["head"])
+    jobs = "; ".join(f"{html.escape(name)}: head{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}"
+                     for name, ids in sorted(clear.items(), key=lambda item: PATTERNS.index(item[0])))
+    mixed = len(heads) - sum(len(ids) for ids in clear.values())
+    n_clear = len(heads) - mixed
+    summary = (f"In layer {layer}, {n_clear} of {len(heads)} heads {'gives' if n_clear == 1 else 'give'} half of "
+               f"{'its' if n_clear == 1 else 'their'} attention or more to one kind of token ({jobs})" if clear else
+               f"In layer {layer}, no head gives half of its attention to one kind of token")
+    if mixed:
+        summary += (f"; the other {mixed} mix several." if clear and mixed > 1 else
+                    "; the other one mixes several." if clear else f"; all {mixed} mix several.")
+    else:
+        summary += "."
+    summary += (" Attention parked on &lt;s&gt; or &lt;/s&gt; is often read as “nothing to look up here” (Clark "
+                "et al. 2019); a head on the previous or the next token carries word order.")
+    head_cells = "".join(f"<th scope='col'>{html.escape(name)}</th>" for name in PATTERNS)
+    rows = []
+    for head in heads:
+        cells = "".join(f"<td class='hr-num' style='background:rgba(99,102,241,{0.45 * head['shares'][name]:.2f})'>"
+                        f"{percent(head['shares'][name])}</td>" for name in PATTERNS)
+        rows.append(f"<tr><th scope='row'>head {head['head']}</th><td>{html.escape(head['role'])}</td>{cells}"
+                    f"<td class='hr-num'>{head['spread']:.1f}</td></tr>")
+    return (f"{CSS}<div class='hr-view'><p>{summary}</p><div class='hr-scroll'><table><caption>Where each head of layer {layer} attends, "
+            f"averaged over the {len(labels)} tokens (each weight counted in the first column that fits)</caption>"
+            f"<thead><tr><th scope='col'>head</th><th scope='col'>mostly</th>{head_cells}"
+            "<th scope='col'>tokens it spreads over</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div></div>")
+
+
+def top_targets_html(labels: list[str], matrix: np.ndarray, title: str, verb: str = "attends to",
+                     k: int = TOP_TARGETS) -> str:
+    """A heatmap's text version: for each row's token, its `k` largest columns and their weights."""
+    matrix = np.asarray(matrix, dtype=np.float64)
+    rows = []
+    for i, row in enumerate(matrix):
+        order = np.argsort(-row, kind="stable")[:k]
+        targets = ", ".join(f"{j}: “{html.escape(labels[j])}” {percent(row[j])}" for j in order)
+        rows.append(f"<tr><th scope='row'>{i}: “{html.escape(labels[i])}”</th><td>{targets}</td></tr>")
+    return (f"{CSS}<details class='hr-view'><summary>The figure as text</summary><table><caption>"
+            f"{html.escape(title)}: each token's {k} largest weights</caption><thead><tr><th scope='col'>token</th>"
+            f"<th scope='col'>{html.escape(verb)}</th></tr></thead><tbody>{''.join(rows)}</tbody></table></details>")

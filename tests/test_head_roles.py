@@ -1,0 +1,78 @@
+"""The heads' roles (`demo.head_roles`): each weight counted once, in the first pattern that fits; a head named
+by the pattern that takes half of its attention or more; the figures' text versions."""
+import numpy as np
+import pytest
+
+from demo import head_roles as R
+
+LABELS = ["<s>", "The", "cat", "sat", ",", "it", "slept", ".", "</s>"]
+N = len(LABELS)
+
+
+def one_hot_rows(columns) -> np.ndarray:
+    """A (N, N) attention matrix whose row i puts all of its weight on columns[i]."""
+    matrix = np.zeros((N, N))
+    matrix[np.arange(N), columns] = 1.0
+    return matrix
+
+
+def shares(matrix) -> dict:
+    return dict(zip(R.PATTERNS, R.pattern_shares(matrix, LABELS)))
+
+
+def test_each_cell_counts_in_the_first_pattern_that_fits():
+    kind = R.pattern_of_cells(LABELS)
+    name = {(i, j): R.PATTERNS[kind[i, j]] for i in range(N) for j in range(N)}
+    assert name[1, 0] == "<s>"  # the previous token of "The" is <s>: <s> comes first
+    assert name[7, 8] == "</s>" and name[8, 8] == "</s>"
+    assert name[3, 4] == "punctuation" and name[4, 4] == "punctuation" and name[5, 4] == "punctuation"
+    assert (name[2, 2], name[2, 1], name[2, 3], name[2, 5]) == ("itself", "previous token", "next token",
+                                                                 "other tokens")
+    random = np.random.default_rng(0).dirichlet(np.ones(N), size=N)  # rows sum to 1
+    assert sum(shares(random).values()) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("columns, role, share", [
+    ([0] * N, "<s>", 1.0),
+    ([N - 1] * N, "</s>", 1.0),
+    (list(range(N)), "itself", 5 / N),  # <s>, </s>, "," and "." on themselves count as <s>, </s>, punctuation
+    ([max(i - 1, 0) for i in range(N)], "previous token", 5 / N),  # "The" -> <s>, "it" -> ",", "</s>" -> "."
+    ([min(i + 1, N - 1) for i in range(N)], "next token", 5 / N),  # "sat" -> ",", "slept" -> "." are punctuation
+])
+def test_a_head_with_one_job_is_named_by_it(columns, role, share):
+    matrix = one_hot_rows(columns)
+    assert shares(matrix)[role] == pytest.approx(share)
+    assert R.spread(matrix) == pytest.approx(1.0)  # one token each
+    heads = R.layer_roles(np.stack([matrix, np.full((N, N), 1 / N)]), LABELS)
+    assert heads[0]["role"] == (role if share >= R.ROLE_SHARE else heads[0]["role"])
+    assert heads[1]["spread"] == pytest.approx(N)  # uniform attention spreads over every token
+    assert " and " in heads[1]["role"]  # no pattern takes half: its two largest
+
+
+def test_the_layer_table_reads_its_heads():
+    layer = np.stack([one_hot_rows([0] * N), one_hot_rows([0] * N), one_hot_rows([max(i - 1, 0) for i in range(N)]),
+                      np.full((N, N), 1 / N)])
+    text = R.layer_roles_html(layer, LABELS, layer=3)
+    assert "In layer 3, 3 of 4 heads give half of their attention or more to one kind of token (&lt;s&gt;: heads " \
+           "1, 2; previous token: head 3); the other one mixes several." in text
+    assert text.count("<th scope='row'>head") == 4 and "tokens it spreads over" in text
+    assert "<s>" not in text.replace("<style>", "")  # every label escaped
+    one = R.layer_roles_html(layer[:1], LABELS, layer=1)
+    assert "1 of 1 heads gives half of its attention" in one and "mix" not in one
+    assert "no head gives half of its attention to one kind of token; all 1 mix several" in R.layer_roles_html(
+        layer[3:], LABELS, layer=1)
+
+
+def test_the_heatmap_text_lists_each_tokens_largest_weights():
+    matrix = np.full((N, N), 0.01)
+    matrix[:, 2] = 0.5
+    matrix[:, 5] = 0.3
+    text = R.top_targets_html(LABELS, matrix, "Attention, layer 1, head 2", verb="attends to", k=2)
+    assert "<summary>The figure as text</summary>" in text
+    assert "Attention, layer 1, head 2: each token's 2 largest weights" in text
+    assert text.count("<th scope='row'>") == N and "8: “&lt;/s&gt;”</th><td>2: “cat” 50.0%, 5: “it” 30.0%" in text
+
+
+def test_punctuation():
+    assert all(map(R.is_punctuation, [".", " ,", "!?", "—", "“"]))
+    assert not any(map(R.is_punctuation, ["", " ", "a.", "1"]))
