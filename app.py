@@ -227,7 +227,7 @@ textarea:focus-visible, input[type=range]:focus-visible, input[type=checkbox]:fo
 #tab-sentiment:has(.input-error-box .input-error) :is(#st-label, #st-words, #st-explain, #st-whatif),
 #tab-attention:has(.input-error-box .input-error) :is(#at-notes, #at-views),
 #tab-tokens:has(#tk-input-col .input-error) :is(#tk-view, #tk-merges-box),
-#tk-merges-box:has(.input-error) #tk-merges,
+#tk-merges-box:has(.input-error) #tk-merges, #fm-compare-box:has(#fm-compare-error .input-error) #fm-compare,
 #em-nb-col:has(.input-error) #em-neighbours, #em-an-col:has(.input-error) #em-analogy,
 #em-map-col:has(.input-error) :is(#em-map, #em-map-text),
 #em-pos-col:has(.input-error) :is(#em-positions, #em-positions-text),
@@ -251,7 +251,7 @@ ANNOUNCE_JS = """() => {
   const watched = {'#fm-filled': 'Completed sentence', '#st-label': 'Sentiment', '#at-notes': 'Attention',
                    '#mk-stats': 'Masking statistics', '#tk-view .bpe-summary': 'Tokens',
                    '#tk-merges .bpe-summary': 'Merge by merge', '#em-neighbours h3': 'Nearest words',
-                   '#em-analogy h3': 'Analogy'};
+                   '#em-analogy h3': 'Analogy', '#fm-compare .fm-compare-summary': 'Comparison'};
   const last = {};
   const check = announce => {
     for (const [id, name] of Object.entries(watched)) {
@@ -335,6 +335,24 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             with gr.Accordion("Layer by layer: where the answer comes from", open=False, elem_id="fm-layers-box"):
                 fm_layers = gr.HTML(elem_id="fm-layers")
                 fm_layers_data = gr.JSON(visible=False)  # the same as data, for API clients only
+            # another model on the same input, side by side (a Hub model is loaded in the loading queue first)
+            with gr.Accordion("Compare with another model", open=False, elem_id="fm-compare-box",
+                              visible=bool(model_choice.compare_choices())):
+                gr.Markdown("The same text, top-k and candidate words through another RoBERTa, side by side. "
+                            "FacebookAI/roberta-base is the same architecture at 125M parameters, pretrained on "
+                            "160 GB of text (Liu et al. 2019).")
+                with gr.Row():
+                    with gr.Column(scale=3):
+                        fm_other = gr.Dropdown(model_choice.compare_choices(), label="Compare with",
+                                               value=next(iter(model_choice.compare_choices()), (None, None))[1],
+                                               allow_custom_value=True, info=model_choice.hub_note(),
+                                               elem_id="fm-other")
+                    with gr.Column(scale=1, min_width=160):
+                        fm_cmp_btn = gr.Button("Compare", elem_id="fm-compare-btn")
+                fm_cmp_status = gr.HTML(elem_id="fm-compare-status")
+                fm_cmp_error = gr.HTML(visible=False, elem_id="fm-compare-error")
+                fm_compare = gr.HTML(elem_id="fm-compare")
+                fm_compare_data = gr.JSON(visible=False)  # the same as data, for API clients only
             fm_out = [fm_filled, *fm_labels, fm_raw, fm_view]
             fm_in = [fm_text, fm_k, fm_targets, fm_model]  # the API's; the page reads the tab's model (State)
             fm_ui_in = [fm_text, fm_k, fm_targets, fm_current]  # the box may hold a model still loading
@@ -344,6 +362,26 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                          fm_in, fm_out, fm_error, "fill_mask", on_load=True, page=(handlers.fill_mask_page, fm_page),
                          ui_inputs=fm_ui_in)
             api(handlers.fill_mask_layers, [fm_text, fm_model], [fm_layers, fm_layers_data], "fill_mask_layers")
+
+            def compare_load(other):
+                """The model to compare with, loaded first in the loading queue (a download never holds the
+                compute queue), saying so meanwhile; a failure is said by the comparison (the chooser
+                remembers it)."""
+                if not handlers.chooser.is_loaded("mlm", other):
+                    yield model_choice.loading_html(other, keeps=False)
+                    try:
+                        handlers.chooser.get("mlm", other)
+                    except model_choice.ModelChoiceError:
+                        pass
+                yield ""
+
+            fm_cmp_btn.click(compare_load, fm_other, fm_cmp_status, api_name="fill_mask_compare_load",
+                             api_visibility="private", concurrency_id="load", concurrency_limit=2,
+                             show_progress="hidden").then(
+                keep_results(handlers.fill_mask_compare, 2), [fm_text, fm_k, fm_targets, fm_current, fm_other],
+                [fm_compare, fm_compare_data, fm_cmp_error], api_name="fill_mask_compare_ui",
+                api_visibility="private", **COMPUTE)
+            api(handlers.fill_mask_compare, [*fm_in, fm_other], [fm_compare, fm_compare_data], "fill_mask_compare")
             # an example clears the candidate words (a third, hidden column), or it would score only those
             examples([[*example, ""] for example in FILL_MASK_EXAMPLES], [fm_text, fm_k, fm_targets], fm_page, fm_ui,
                      fm_error, "fill_mask", run_inputs=fm_ui_in, columns=[0, 1])

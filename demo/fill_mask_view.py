@@ -157,3 +157,31 @@ def mask_labels(per_mask: list[list[dict]]) -> list[dict | None]:
             scores[name] = float(r["score"])
         labels.append(scores)
     return labels + [None] * (MAX_MASKS - len(labels))
+
+
+COMPARE_CSS = """<style>
+.fm-compare{display:grid;grid-template-columns:repeat(auto-fit,minmax(280px,1fr));gap:12px 24px}
+.fm-compare>section{min-width:0}
+.fm-compare h3.fm-model{margin:0 0 6px;font-size:15px;overflow-wrap:anywhere}
+.fm-compare-summary{margin:0 0 8px}
+</style>"""
+
+
+def comparison_html(text: str, columns: list[tuple[str, list[list[dict]], str]]) -> str:
+    """One text through several fill-mask models, side by side (one column each, stacked on a phone): a line
+    per mask that says each model's top answer, then each model's own predictions view. `columns`: (the
+    model's title, its predictions per mask, its `predictions_html`)."""
+    lines = []
+    for i in range(max(len(per_mask) for _, per_mask, _ in columns)):
+        answers = []
+        for title, per_mask, _ in columns:
+            if i < len(per_mask) and per_mask[i]:
+                top = per_mask[i][0]
+                word = ", ".join(top["candidates"]) if top.get("candidates") else top["token_str"].strip()
+                score = format_probability(float(top["score"]))
+                answers.append(f"{html.escape(title)} “{html.escape(word)}” ({score})")
+        lines.append(f"&lt;mask&gt; {i + 1}: " + "; ".join(answers))
+    sections = "".join(f'<section aria-label="{html.escape(title)}"><h3 class="fm-model">{html.escape(title)}</h3>'
+                       f"{view}</section>" for title, _, view in columns)
+    return (f'{COMPARE_CSS}<p class="fm-compare-summary">Top answers for “{html.escape(text)}”: '
+            f'{"<br>".join(lines)}</p><div class="fm-compare">{sections}</div>')

@@ -17,12 +17,12 @@ import gradio as gr
 import torch
 
 from . import bpe_view, counterfactual, embedding_view, explain, figures, head_roles, head_view
-from .fill_mask_view import completed_sentence, mask_labels, mask_spaces, predictions_html
+from .fill_mask_view import comparison_html, completed_sentence, mask_labels, mask_spaces, predictions_html
 from .examples import ANALOGY_PROBE
 from .formatting import SPACE_LABEL, md_escape
 from .layer_lens import layer_predictions, layers_html
 from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
-from .model_choice import SHIPPED, ModelChoiceError, ModelChooser, describe, is_shipped
+from .model_choice import SHIPPED, SUGGESTED, ModelChoiceError, ModelChooser, describe, is_shipped
 from .models import Models
 from .tokens_view import Tokens, classifier_text, cut_to_window, special_ids, tokenize
 from .validation import (LONG_TEXT_TOKENS, MASK, MASK_RE, MAX_EPOCHS, MAX_SEED, MAX_TOP_K, candidate_words,
@@ -167,6 +167,22 @@ class Handlers:
             raise fail(f"The mask is beyond the first {loaded.pipeline.max_length} tokens, which is all the model "
                        "reads: shorten the text or move the mask earlier.")
         return text, full_length
+
+    @user_errors
+    def fill_mask_compare(self, text, top_k=5, targets=None, model=SHIPPED, other=SUGGESTED["mlm"][0]):
+        """The text through the tab's model and `other` (a Hub repo id, or SHIPPED when the tab runs another
+        model), side by side: (the HTML view, the same as data: per model its title and, per mask, the
+        predictions in `transformers`' format)."""
+        if (is_shipped(model) and is_shipped(other)) or (isinstance(other, str) and isinstance(model, str)
+                                                        and other.strip() == model.strip()):
+            raise fail("Choose a model to compare with other than the one this tab runs.")
+        columns, data = [], []
+        for choice in (model, other):
+            outputs, loaded, read, per_mask = self._fill_mask(text, top_k, targets, choice)
+            title = "ours (shipped)" if is_shipped(choice) else loaded.title
+            columns.append((title, per_mask, outputs[-1]))
+            data.append({"model": title, "predictions": outputs[-2]})
+        return comparison_html(clean_text(text), columns), data
 
     @user_errors
     def fill_mask_layers(self, text, model=SHIPPED):

@@ -212,12 +212,20 @@ def load_choice(key: str, source: str, tab: str | None = None) -> LoadedModel:
     return LoadedModel(key, source, pipeline=pipe, extras=extras, name=source)
 
 
-def loading_html(choice) -> str:
-    """The model box's status while a chosen model loads."""
+def loading_html(choice, keeps: bool = True) -> str:
+    """The model box's status while a chosen model loads (`keeps`: saying that the tab keeps its model)."""
     choice = str(choice).strip()
     where = "" if is_local(choice) else ": from the Hugging Face Hub on first use (a large model takes a while)"
-    return (f'<div class="model-status" role="status">Loading {html.escape(choice)}{where}; this tab keeps its '
-            "model until the new one is ready.</div>")
+    kept = "; this tab keeps its model until the new one is ready" if keeps else ""
+    return f'<div class="model-status" role="status">Loading {html.escape(choice)}{where}{kept}.</div>'
+
+
+def compare_choices() -> list[tuple[str, str]]:
+    """The Fill mask tab's "compare with" box: the suggested Hub MLMs, then the shipped one (for a tab that runs
+    a Hub model); none when a visitor can choose no other model (Hub models off, no local folders)."""
+    if hub_models_mode() == "off" and not local_models_allowed():
+        return []
+    return [*_suggested("mlm"), (SHIPPED_LABELS["mlm"], SHIPPED)]
 
 
 def describe(loaded: LoadedModel) -> str:
@@ -311,6 +319,17 @@ class ModelChooser:
                 if self._locks.get(cache_key) is lock:
                     del self._locks[cache_key]
         return loaded
+
+    def is_loaded(self, key: str, choice) -> bool:
+        """Whether `get(key, choice)` needs no loading: the shipped model, a model loaded already, or a choice
+        it refuses at once."""
+        if is_shipped(choice):
+            return True
+        try:
+            source = _check_choice(choice, self.allow_local, self.hub_mode)
+        except ModelChoiceError:
+            return True
+        return self._cached((key, source)) is not None
 
     def get_any(self, choice, tab: str = ATTENTION_TAB) -> LoadedModel:
         """A Hub RoBERTa of either kind, for a tab that reads both (attention): loaded as a fill-mask model or

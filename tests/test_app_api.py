@@ -36,6 +36,7 @@ def client(app):
 def test_api_endpoints_and_parameters(client):
     api = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
     leading = {"/fill_mask": ["text", "top_k"], "/fill_mask_layers": ["text"], "/classify": ["text"],
+               "/fill_mask_compare": ["text", "top_k", "targets", "model", "other"],
                "/attention": ["text", "layer", "head"], "/masking": ["text", "epochs", "seed"],
                "/counterfactual": ["text"], "/tokens": ["text", "model"], "/bpe_merges": ["word", "model"],
                "/neighbours": ["word", "k", "words_only", "model"],
@@ -48,6 +49,17 @@ def test_api_endpoints_and_parameters(client):
         info = api[name]["parameters"]
         assert [p["parameter_name"] for p in info[:len(params)]] == params
         assert all(p["parameter_has_default"] for p in info[len(params):]), f"{name}: extra inputs need defaults"
+
+
+def test_fill_mask_compare(client, tiny_mlm_dir):
+    """Two models side by side; `other` defaults to roberta-base, which this offline server cannot fetch."""
+    view, data = client.predict(TEXT, 3, "", "shipped", str(tiny_mlm_dir), api_name="/fill_mask_compare")
+    assert [column["model"] for column in data] == ["ours (shipped)", str(tiny_mlm_dir)]
+    assert data[0]["predictions"] == data[1]["predictions"]  # the same weights under two names
+    assert view.count('class="fm-mask"') == 2 and "Top answers for" in view
+    with pytest.raises(AppError, match="cannot be reached.*not in its download cache") as info:
+        client.predict(TEXT, 3, api_name="/fill_mask_compare")
+    assert "Traceback" not in str(info.value)
 
 
 def test_fill_mask(client):

@@ -25,7 +25,8 @@ sync_api.expect.set_options(timeout=TIMEOUT_MS)  # a loaded 2-core machine can t
 
 @pytest.fixture(scope="module")
 def app(tiny_mlm_dir, tiny_clf_dir):
-    with AppProcess({"MLM_MODEL": str(tiny_mlm_dir), "SENTIMENT_MODEL": str(tiny_clf_dir)}) as running:
+    with AppProcess({"MLM_MODEL": str(tiny_mlm_dir), "SENTIMENT_MODEL": str(tiny_clf_dir),
+                     "HF_HUB_OFFLINE": "1"}) as running:  # a Hub model is never fetched, whatever the network
         yield running
 
 
@@ -123,6 +124,35 @@ def test_fill_mask_example(page):
     word = last_guess.inner_text().rsplit(" ", 1)[0]
     assert word in page.locator("#fm-filled").inner_text()
     shot(page, "1-fill-mask")
+
+
+def test_fill_mask_compare(app, browser):
+    """Compare with another model: the same model as the tab's is refused next to the button, and a Hub model
+    this server cannot fetch says so after its loading note, the tab's own results untouched. (A page of its
+    own: the messages it leaves would be the shared page's.)"""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(app.url)
+    sync_api.expect(page.locator("#fm-view .fm-mask").first).to_be_visible()
+    answer = page.locator("#fm-view").inner_html()
+    page.locator("#fm-compare-box").get_by_text("Compare with another model").click()
+    box = page.locator("#fm-other input")
+    sync_api.expect(box).to_have_value("FacebookAI/roberta-base")
+    box.click()
+    page.get_by_role("option", name="ours: the shipped fill-mask model").click()
+    page.locator("#fm-compare-btn").click()
+    error = page.locator("#fm-compare-error .input-error")
+    sync_api.expect(error).to_contain_text("Choose a model to compare with other than the one this tab runs")
+    box.click()
+    page.get_by_role("option", name="FacebookAI/roberta-base").click()
+    page.locator("#fm-compare-btn").click()
+    sync_api.expect(error).to_contain_text("cannot be reached from this server (HF_HUB_OFFLINE is set)")
+    sync_api.expect(page.locator("#fm-compare-status")).to_have_text("")  # the loading note is gone
+    assert page.locator("#tab-fill .input-error-box:visible").count() == 0  # the tab's own box stays clear
+    assert page.locator("#fm-view").inner_html() == answer  # and its answer stays, not greyed
+    sync_api.expect(page.locator("#fm-view")).to_have_css("filter", "none")
+    shot(page, "1-fill-mask-compare")
+    page.close()
 
 
 def test_sentiment_example(page):

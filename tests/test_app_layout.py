@@ -34,25 +34,25 @@ def test_every_compute_event_shares_one_concurrency_group(app):
     handler_events = [e for e in events if (e["fn"] or "").startswith("Handlers.")]
     compute = handler_events
     assert {e["fn"].split(".")[1] for e in compute} == {"fill_mask", "fill_mask_page", "fill_mask_layers",
-                                                        "classify", "counterfactual", "counterfactual_page",
+                                                        "fill_mask_compare", "classify", "counterfactual", "counterfactual_page",
                                                         "attention", "attention_page",
                                                         "attention_token", "attention_layer", "attention_head",
                                                         "attention_view", "masking", "tokens", "bpe_merges",
                                                         "neighbours", "analogy", "word_map", "positions"}
-    # the fifteen API endpoints, the UI events of fourteen (errors shown next to the input; the page's fill-mask
+    # the sixteen API endpoints, the UI events of fifteen (errors shown next to the input; the page's fill-mask
     # event also draws layer by layer, its attention event records the text and model it drew), the seven
     # examples, the five attention sub-tabs (each draws its view when opened) and What if?'s classification of
     # the text first
-    assert len(compute) == 42
+    assert len(compute) == 44
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.classify"].count("counterfactual_first_ui") == 1
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.counterfactual_page"] == ["counterfactual_ui"]
     assert [e["api_name"] for e in compute if e["fn"] == "Handlers.attention_view"] == [
         f"attention_view_{view}" for view in ("heads", "heatmap", "grid", "rollout", "token")]
     # every tab's model box loads in the loading queue, outside the compute queue
-    names = ("fm_model", "st_model", "at_model", "tk_model", "em_model")
+    names = ("fm_model", "st_model", "at_model", "tk_model", "em_model", "fill_mask_compare_load")
     boxes = {e["api_name"]: e["concurrency_id"] for e in events if e["api_name"] in names}
     assert boxes == dict.fromkeys(names, "load")
-    wanted = ("fill_mask", "fill_mask_layers", "classify", "counterfactual", "attention", "attention_token",
+    wanted = ("fill_mask", "fill_mask_layers", "fill_mask_compare", "classify", "counterfactual", "attention", "attention_token",
               "masking", "tokens", "bpe_merges", "neighbours", "analogy", "word_map", "positions")
     public = {e["api_name"] for e in compute if e["api_name"] in wanted}
     assert public == set(wanted)

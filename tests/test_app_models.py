@@ -441,3 +441,43 @@ def test_a_space_offers_only_the_suggested_hub_models_by_default(monkeypatch):
     assert MC.hub_models_mode() == "suggested"
     monkeypatch.setenv(MC.HUB_ENV, "any")  # the Space's owner can still open it
     assert MC.hub_models_mode() == "any"
+
+
+def test_compare_puts_two_models_side_by_side(handlers, hf_mlm_dir):
+    """The Fill mask tab's comparison: the same input through the tab's model and another, each column the
+    predictions view of a model alone, a line per mask naming each model's top answer."""
+    other = str(hf_mlm_dir)
+    view, data = handlers.fill_mask_compare(TEXT, 3, "", MC.SHIPPED, other)
+    ours, theirs = handlers.fill_mask(TEXT, 3)[-2], handlers.fill_mask(TEXT, 3, "", other)[-2]
+    assert [column["model"] for column in data] == ["ours (shipped)", other]
+    assert [column["predictions"] for column in data] == [ours, theirs]
+    assert view.count('<section aria-label=') == 2 and view.count('class="fm-mask"') == 2
+    top = theirs[0][0]["token_str"].strip()
+    assert f"{other} “{top}”" in view
+    # the other way round: a tab that runs the Hub model compares it with ours; candidates as in the tab
+    _, data = handlers.fill_mask_compare("The <mask> sat on the <mask>.", 5, "cat, mat", other, MC.SHIPPED)
+    assert [column["model"] for column in data] == [other, "ours (shipped)"]
+    assert all(len(column["predictions"]) == 2 and column["predictions"][0][0].get("candidates")
+               for column in data)
+    for model, choice in [(MC.SHIPPED, MC.SHIPPED), (other, f" {other} ")]:
+        with pytest.raises(gr.Error, match="Choose a model to compare with other than the one this tab runs"):
+            handlers.fill_mask_compare(TEXT, 3, "", model, choice)
+    with pytest.raises(gr.Error, match="write &lt;mask&gt;"):
+        handlers.fill_mask_compare("no mask here", 3, "", MC.SHIPPED, other)
+
+
+def test_compare_offers_the_models_a_visitor_may_choose(models, monkeypatch, hf_mlm_dir):
+    monkeypatch.delenv(MC.LOCAL_ENV, raising=False)
+    for mode, offered in [("any", ["FacebookAI/roberta-base", MC.SHIPPED]),
+                          ("suggested", ["FacebookAI/roberta-base", MC.SHIPPED]), ("off", [])]:
+        monkeypatch.setenv(MC.HUB_ENV, mode)
+        assert [value for _, value in MC.compare_choices()] == offered
+    monkeypatch.setenv(MC.LOCAL_ENV, "1")  # Hub models off, local folders allowed: a folder can be typed in
+    assert [value for _, value in MC.compare_choices()] == [MC.SHIPPED]
+    chooser = MC.ModelChooser(models, allow_local=True)
+    assert chooser.is_loaded("mlm", MC.SHIPPED) and chooser.is_loaded("mlm", "not a repo id!")  # nothing to load
+    assert not chooser.is_loaded("mlm", str(hf_mlm_dir))
+    chooser.get("mlm", str(hf_mlm_dir))
+    assert chooser.is_loaded("mlm", str(hf_mlm_dir)) and not chooser.is_loaded("sentiment", str(hf_mlm_dir))
+    assert "Loading someone/model: from the Hugging Face Hub" in MC.loading_html("someone/model", keeps=False)
+    assert "keeps its model" not in MC.loading_html("someone/model", keeps=False)
