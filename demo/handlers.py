@@ -358,7 +358,8 @@ class Handlers:
             views["heatmap_text"] = head_roles.top_targets_html(labels, matrix, f"Attention, {what}")
         if "grid" in wanted:
             views["grid"] = figures.head_grid(attentions[layer - 1], labels, layer)
-            views["grid_text"] = head_roles.layer_roles_html(attentions[layer - 1], labels, layer)
+            views["grid_text"] = (head_roles.layer_roles_html(attentions[layer - 1], labels, layer)
+                                  + head_roles.overview_html(attentions, labels, layer))
         if "rollout" in wanted:
             rollout = explain.attention_rollout(attentions)
             title = f"Attention rollout through all {len(attentions)} layers"

@@ -1,8 +1,9 @@
 """What each attention head mostly does, in numbers, after Clark et al. 2019 ("What does BERT look at?"):
 the share of a head's attention that goes to <s>, to </s>, to punctuation, to the token itself, to the
 previous or the next token, and to the rest, averaged over the tokens that attend. The Attention tab shows it
-beside the figure of all the heads of a layer (its text version, and a reading of it), and every heatmap's
-text version lists where each token attends most (`top_targets_html`).
+beside the figure of all the heads of a layer (its text version, and a reading of it), with every layer's
+heads at a glance (`overview_html`), and every heatmap's text version lists where each token attends most
+(`top_targets_html`).
 
 Each weight is counted once, in the first of these that fits the token it goes to: <s> or </s>, punctuation,
 itself, the previous token, the next token, other tokens. So a row's shares sum to 100%.
@@ -116,8 +117,8 @@ def layer_roles_html(layer_attention: np.ndarray, labels: list[str], layer: int)
                         f"{percent(head['shares'][name])}</td>" for name in PATTERNS)
         rows.append(f"<tr><th scope='row'>head {head['head']}</th><td>{html.escape(head['role'])}</td>{cells}"
                     f"<td class='hr-num'>{head['spread']:.1f}</td></tr>")
-    return (f"{CSS}<div class='hr-view'><p>{summary}</p><div class='hr-scroll'><table><caption>Where each head of layer {layer} attends, "
-            f"averaged over the {len(labels)} tokens (each weight counted in the first column that fits)</caption>"
+    return (f"{CSS}<div class='hr-view'><p>{summary}</p><div class='hr-scroll'><table><caption>Where each head "
+            f"of layer {layer} attends, averaged over the {len(labels)} tokens (each weight counted in the first column that fits)</caption>"
             f"<thead><tr><th scope='col'>head</th><th scope='col'>mostly</th>{head_cells}"
             "<th scope='col'>tokens it spreads over</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table></div></div>")
@@ -135,3 +136,31 @@ def top_targets_html(labels: list[str], matrix: np.ndarray, title: str, verb: st
     return (f"{CSS}<details class='hr-view'><summary>The figure as text</summary><table><caption>"
             f"{html.escape(title)}: each token's {k} largest weights</caption><thead><tr><th scope='col'>token</th>"
             f"<th scope='col'>{html.escape(verb)}</th></tr></thead><tbody>{''.join(rows)}</tbody></table></details>")
+
+
+SHORT = {"<s>": "<s>", "</s>": "</s>", "punctuation": "punct.", "itself": "itself", "previous token": "previous",
+         "next token": "next", "other tokens": "other"}
+
+
+def overview_html(attentions: np.ndarray, labels: list[str], layer: int | None = None) -> str:
+    """Every head of every layer at a glance (a closed table, one row per layer): each head's largest pattern
+    and its share, shaded by that share; `layer`, the one the tab shows, is marked. No CSS of its own: shown
+    after `layer_roles_html`."""
+    rows = []
+    n_heads = 0
+    for index, layer_attention in enumerate(np.asarray(attentions), start=1):
+        cells = []
+        for head in layer_roles(layer_attention, labels):
+            name, share = max(head["shares"].items(), key=lambda item: item[1])
+            n_heads = max(n_heads, head["head"])
+            cells.append(f"<td class='hr-num' title='{html.escape(head['role'])}' "
+                         f"style='background:rgba(99,102,241,{0.45 * share:.2f})'>"
+                         f"{html.escape(SHORT[name])} {percent(share)}</td>")
+        shown = " aria-current='true' style='text-decoration:underline'" if index == layer else ""
+        rows.append(f"<tr><th scope='row'{shown}>layer {index}</th>{''.join(cells)}</tr>")
+    head_cells = "".join(f"<th scope='col'>head {h}</th>" for h in range(1, n_heads + 1))
+    return (f"<details class='hr-view'><summary>Every layer at a glance</summary><div class='hr-scroll'><table>"
+            "<caption>Each head's largest share of attention and what it goes to, layer by layer (hover a cell "
+            "for the head's role)</caption>"
+            f"<thead><tr><th scope='col'>layer</th>{head_cells}</tr></thead><tbody>{''.join(rows)}</tbody>"
+            "</table></div></details>")

@@ -76,3 +76,15 @@ def test_the_heatmap_text_lists_each_tokens_largest_weights():
 def test_punctuation():
     assert all(map(R.is_punctuation, [".", " ,", "!?", "—", "“"]))
     assert not any(map(R.is_punctuation, ["", " ", "a.", "1"]))
+
+
+def test_every_layer_at_a_glance():
+    """One row per layer, one cell per head: its largest pattern and share; the layer the tab shows marked."""
+    attentions = np.stack([np.stack([one_hot_rows([0] * N), np.full((N, N), 1 / N)]),
+                           np.stack([one_hot_rows([max(i - 1, 0) for i in range(N)]), one_hot_rows([N - 1] * N)])])
+    text = R.overview_html(attentions, LABELS, layer=2)
+    assert text.count("<th scope='row'") == 2 and text.count("<th scope='col'>head") == 2
+    assert "&lt;s&gt; 100%" in text and "&lt;/s&gt; 100%" in text and "previous 55.6%" in text
+    assert "other 37.0%" in text  # uniform: what fits none of the named patterns is its largest share
+    assert "<th scope='row' aria-current='true' style='text-decoration:underline'>layer 2</th>" in text
+    assert "title='previous token'" in text and "<summary>Every layer at a glance</summary>" in text
