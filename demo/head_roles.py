@@ -56,18 +56,22 @@ def pattern_of_cells(labels: list[str]) -> np.ndarray:
     return kind
 
 
-def pattern_shares(matrix: np.ndarray, labels: list[str]) -> np.ndarray:
-    """(len(PATTERNS),) shares of one (T, T) attention matrix (rows sum to 1), averaged over its rows."""
-    matrix = np.asarray(matrix, dtype=np.float64)
+def pattern_shares(attention: np.ndarray, labels: list[str]) -> np.ndarray:
+    """The shares of attention matrices (..., T, T) (rows sum to 1), averaged over their rows: (..., P), one
+    per pattern of PATTERNS. One (T, T) matrix gives (P,); a model's (L, nh, T, T), every head's at once."""
+    attention = np.asarray(attention, dtype=np.float32)
     kind = pattern_of_cells(labels)
-    per_row = np.stack([(matrix * (kind == k)).sum(axis=1) for k in range(len(PATTERNS))], axis=1)  # (T, P)
-    return per_row.mean(axis=0)
+    masks = np.stack([kind == k for k in range(len(PATTERNS))]).astype(np.float32)  # (P, T, T)
+    per_pattern = np.einsum("...ij,pij->...p", attention, masks, optimize=True)  # summed over every row
+    return per_pattern.astype(np.float64) / len(labels)
 
 
-def spread(matrix: np.ndarray) -> float:
-    """How many tokens a head's rows spread over, on average: exp of each row's entropy (1 = one token)."""
-    matrix = np.clip(np.asarray(matrix, dtype=np.float64), 1e-12, 1.0)
-    return float(np.exp(-(matrix * np.log(matrix)).sum(axis=1)).mean())
+def spread(attention: np.ndarray) -> np.ndarray | float:
+    """How many tokens a head's rows spread over, on average: exp of each row's entropy (1 = one token). One
+    (T, T) matrix gives a float; (..., T, T) one value per matrix."""
+    attention = np.clip(np.asarray(attention, dtype=np.float64), 1e-12, 1.0)
+    out = np.exp(-(attention * np.log(attention)).sum(axis=-1)).mean(axis=-1)
+    return float(out) if out.ndim == 0 else out
 
 
 def role(shares: np.ndarray) -> str:
@@ -81,12 +85,10 @@ def role(shares: np.ndarray) -> str:
 
 def layer_roles(layer_attention: np.ndarray, labels: list[str]) -> list[dict]:
     """One dict per head of a layer's (nh, T, T) attention: its pattern shares, spread and role."""
-    out = []
-    for h, matrix in enumerate(np.asarray(layer_attention)):
-        shares = pattern_shares(matrix, labels)
-        out.append({"head": h + 1, "shares": dict(zip(PATTERNS, shares.tolist())), "spread": spread(matrix),
-                    "role": role(shares)})
-    return out
+    layer_attention = np.asarray(layer_attention)
+    shares, spreads = pattern_shares(layer_attention, labels), spread(layer_attention)  # (nh, P), (nh,)
+    return [{"head": h + 1, "shares": dict(zip(PATTERNS, shares[h].tolist())), "spread": float(spreads[h]),
+             "role": role(shares[h])} for h in range(len(layer_attention))]
 
 
 def layer_roles_html(layer_attention: np.ndarray, labels: list[str], layer: int) -> str:
@@ -146,14 +148,14 @@ def overview_html(attentions: np.ndarray, labels: list[str], layer: int | None =
     """Every head of every layer at a glance (a closed table, one row per layer): each head's largest pattern
     and its share, shaded by that share; `layer`, the one the tab shows, is marked. No CSS of its own: shown
     after `layer_roles_html`."""
+    shares = pattern_shares(attentions, labels)  # (L, nh, P): every head at once
+    n_heads = shares.shape[1]
     rows = []
-    n_heads = 0
-    for index, layer_attention in enumerate(np.asarray(attentions), start=1):
+    for index, layer_shares in enumerate(shares, start=1):
         cells = []
-        for head in layer_roles(layer_attention, labels):
-            name, share = max(head["shares"].items(), key=lambda item: item[1])
-            n_heads = max(n_heads, head["head"])
-            cells.append(f"<td class='hr-num' title='{html.escape(head['role'])}' "
+        for head_shares in layer_shares:
+            name, share = PATTERNS[int(np.argmax(head_shares))], float(head_shares.max())
+            cells.append(f"<td class='hr-num' title='{html.escape(role(head_shares))}' "
                          f"style='background:rgba(99,102,241,{0.45 * share:.2f})'>"
                          f"{html.escape(SHORT[name])} {percent(share)}</td>")
         shown = " aria-current='true' style='text-decoration:underline'" if index == layer else ""
