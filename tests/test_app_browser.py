@@ -219,10 +219,12 @@ def test_attention_example(page):
         sync_api.expect(page.locator(f"{box} img")).to_be_visible()
         if box != "#at-bars":  # each figure with its text version: the heads' roles, or each token's weights
             text = page.locator(f"{box}-text")
-            sync_api.expect(text.locator("table")).to_be_attached()
-            if box == "#at-grid":
-                sync_api.expect(text.locator("tbody tr")).to_have_count(4)  # the tiny model's heads
+            sync_api.expect(text.locator("table").first).to_be_attached()
+            if box == "#at-grid":  # the layer's heads, then every layer at a glance (closed)
+                sync_api.expect(text.locator("table").first.locator("tbody tr")).to_have_count(4)  # the tiny model's
                 sync_api.expect(text).to_contain_text("In layer 1, ")
+                text.get_by_text("Every layer at a glance").click()
+                sync_api.expect(text.locator("table").nth(1).locator("tbody tr")).to_have_count(2)  # its 2 layers
             else:
                 summary = text.locator("summary")
                 sync_api.expect(summary).to_have_text("The figure as text")
