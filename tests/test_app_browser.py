@@ -454,7 +454,9 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
             row.locator(".hv-q").tap()  # a tap focuses the token: its lines and values show
             sync_api.expect(row.locator(".hv-v")).to_be_visible()
             page.get_by_role("tab", name="All heads of the layer").click()  # the heads' table scrolls in its box
-            sync_api.expect(page.locator("#at-grid-text table")).to_be_visible()
+            sync_api.expect(page.locator("#at-grid-text table").first).to_be_visible()
+            page.locator("#at-grid-text").get_by_text("Every layer at a glance").click()
+            sync_api.expect(page.locator("#at-grid-text table").nth(1)).to_be_visible()
         if name == "Fill mask":  # the layer-by-layer table fits the phone's width
             page.locator("#fm-layers-box").get_by_text("Layer by layer").click()
             sync_api.expect(page.locator("#fm-layers .ll-mask")).to_have_count(1)
