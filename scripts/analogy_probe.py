@@ -20,8 +20,9 @@ import sys
 from pathlib import Path
 
 import roberta
-from demo.embedding_view import score_analogies
+from demo.embedding_view import MAX_K, score_analogies
 from demo.examples import ANALOGY_PROBE
+from train.runtime import USER_ERRORS, output_file, report_user_error
 
 COLUMNS = ("category", "a", "b", "c", "expected")
 
@@ -39,7 +40,7 @@ def read_probe(path) -> list[tuple[str, str, str, str, str]]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="python -m scripts.analogy_probe", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--model", nargs="+", required=True, help="fill-mask model folders or Hub repo ids")
     parser.add_argument("--probe", help="a TSV of your own: category, a, b, c, expected (default: the 43 questions of "
@@ -47,12 +48,24 @@ def main(argv=None) -> int:
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--out", type=Path, help="write every model's scores and answers as JSON")
     args = parser.parse_args(argv)
-    rows = read_probe(args.probe) if args.probe else ANALOGY_PROBE
+    if not 1 <= args.top_k <= MAX_K:  # was "not asked: Ask for 1 to 100 neighbours." for every question
+        parser.error(f"--top-k must be between 1 and {MAX_K}, got {args.top_k}")
+    if args.probe and not Path(args.probe).is_file():
+        parser.error(f"--probe {args.probe}: no such file")
     results = {}
-    for source in args.model:
-        model = roberta.RobertaForMaskedLM.from_pretrained(source)
-        results[source] = score_analogies(model.roberta.embeddings.word_embeddings.weight,
-                                          roberta.load_tokenizer(source), rows, args.top_k)
+    try:  # each was a traceback: a missing folder or Hub id, a classifier, a malformed probe, --out a folder
+        if args.out:
+            output_file(args.out, "probe.json")
+        rows = read_probe(args.probe) if args.probe else ANALOGY_PROBE
+        for source in args.model:
+            if "SequenceClassification" in (architecture := roberta.hub.read_architecture(source)):
+                raise ValueError(f"--model {source} is a classifier ({architecture}); the probe reads a masked-LM "
+                                 "model's word embeddings")
+            model = roberta.RobertaForMaskedLM.from_pretrained(source)
+            results[source] = score_analogies(model.roberta.embeddings.word_embeddings.weight,
+                                              roberta.load_tokenizer(source), rows, args.top_k)
+    except USER_ERRORS as err:
+        return report_user_error(err)
     categories = list(dict.fromkeys(row[0] for row in rows))
     k = args.top_k
     print(f"| model | top-1 | top-{k} | " + " | ".join(f"{c} (top-1)" for c in categories) + " |")
@@ -65,6 +78,7 @@ def main(argv=None) -> int:
             if "error" in answer:
                 print(f"{source}: {answer['a']} : {answer['b']} :: {answer['c']} : ? not asked: {answer['error']}")
     if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False))
         print(f"wrote {args.out}")
     return 0

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from scripts.release import PHASES_FILE, read_phase_history
+from train.runtime import output_file
 
 
 def phase_points(model: Path) -> list[tuple[float, float]]:
@@ -133,13 +134,17 @@ def main(argv=None) -> int:
                    help="training speed for the hours estimate (default: %(default)s: phase 5 on the 2-core EPYC with AVX512-BF16)")
     p.add_argument("--out", default=None, help="the figure (default: MODEL/phases.png)")
     args = p.parse_args(argv)
+    if not 0 < args.target < 1 or not args.tokens_per_s > 0:  # were drawn and extrapolated without a word
+        p.error(f"--target must be between 0 and 1 (an accuracy) and --tokens-per-s positive, got {args.target} and "
+                f"{args.tokens_per_s}")
     model = Path(args.model)
     if not (model / PHASES_FILE).is_file():
         print(f"error: {model / PHASES_FILE} not found (a folder shipped by scripts.release)", file=sys.stderr)
         return 2
-    out = Path(args.out) if args.out else model / "phases.png"
-    if out.is_dir():
-        p.error(f"--out {out} is a folder: give a file name, e.g. {out / 'phases.png'}")
+    try:
+        out = output_file(args.out or model / "phases.png", "phases.png")
+    except OSError as err:
+        p.error(str(err))
     try:
         points, labels = phase_points(model), phase_labels(model)
         per_doubling, intercept = log_linear(points)

@@ -47,7 +47,7 @@ from . import finetune, pretrain, tokenizer
 from .arguments import command_line, script_parser
 from .experiment import Step, argv_of, function, run_steps, same_run, script, training
 from .reporting import read_log, save_figure
-from .runtime import USER_ERRORS, UserError, autocast, report_user_error, resolve_precision
+from .runtime import USER_ERRORS, UserError, autocast, output_folder, report_user_error, resolve_precision
 
 WIKITEXT_TRAIN = "../shared/data/wikitext-2/wiki.train.tokens"
 ARMS = {  # name -> (label, masking, dupe factor)
@@ -694,7 +694,10 @@ def _progress(steps: list[dict], budget_min: float, session_start: float) -> Non
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    p = build_parser()
+    args = p.parse_args(argv)
+    if args.epochs is not None and not args.epochs > 0 or not args.time_budget_min > 0:  # were planned and run
+        p.error(f"--epochs and --time-budget-min must be positive, got {args.epochs} and {args.time_budget_min}")
     args.command = command_line("train.ablation", argv)
     threads = torch.get_num_threads()
     if args.quick and not args.dry_run:
@@ -709,7 +712,7 @@ def main(argv=None) -> int:
 
 def _main(args) -> int:
     started = time.time()
-    out, recipe = Path(args.out), recipe_of(args)
+    out, recipe = output_folder(args.out), recipe_of(args)  # a file there was "[Errno 17] File exists"
     steps = plan(args)
     if args.dry_run:
         print(f"# {len([s for s in steps if s.kind == 'train.pretrain'])} pretraining runs, "

@@ -38,7 +38,7 @@ from roberta.run_metrics import RunMetrics, dataset_name
 from roberta.hub import TOKENIZER_NAME
 from roberta.hub import load_state_dict
 
-from .evaluate import UNSURE_BELOW
+from .evaluate import UNSURE_BELOW, check_unsure_below
 from .reporting import plot_member_curves
 from .runtime import output_folder
 
@@ -309,6 +309,11 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.batch_size < 1:
         p.error(f"--batch-size must be at least 1, got {args.batch_size}")
+    if args.unsure_below is not None:
+        try:
+            check_unsure_below(args.unsure_below)
+        except ValueError as err:
+            p.error(str(err))
     args._argv = list(sys.argv[1:] if argv is None else argv)
     try:
         metrics = run(args)

@@ -297,14 +297,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    p = build_parser()
+    args = p.parse_args(argv)
+    if args.batch_size < 1 or args.calibration_n < 1:  # were "range() arg 3 must not be zero", "no texts to classify"
+        p.error(f"--batch-size and --calibration-n must be at least 1, got {args.batch_size} and {args.calibration_n}")
     from roberta import RobertaForSequenceClassification, load_tokenizer
+    from roberta.hub import read_architecture
 
     from .data import read_labeled
 
     folder = Path(args.model)
     metrics_path = folder / "metrics.json"
     try:
+        if "SequenceClassification" not in (architecture := read_architecture(folder)):  # was "does not fit"
+            raise ValueError(f"{folder} is a {architecture} folder; calibration needs a classifier (train.finetune "
+                             "output)")
         metrics = (RunMetrics.read(metrics_path, missing_ok=True) or RunMetrics()).to_dict()
         model = RobertaForSequenceClassification.from_pretrained(folder)
         tokenizer = load_tokenizer(folder)

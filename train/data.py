@@ -21,6 +21,7 @@ Decisions (applied to every source, so training, evaluation and the app see the 
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import lzma
@@ -147,14 +148,39 @@ def parse_hub_spec(spec: str) -> tuple[str, str | None, str, str | None]:
     return name, (None if config in ("", "default") else config), split or "train", column or None
 
 
+@contextlib.contextmanager
+def _datasets_offline(offline: bool):
+    """`datasets` and `huggingface_hub` in offline mode (the local cache only, no requests) while inside, when
+    `offline`: they read HF_HUB_OFFLINE once, at import."""
+    if not offline:
+        yield
+        return
+    import datasets.config
+    from huggingface_hub import constants
+
+    saved = datasets.config.HF_HUB_OFFLINE, constants.HF_HUB_OFFLINE
+    datasets.config.HF_HUB_OFFLINE = constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        datasets.config.HF_HUB_OFFLINE, constants.HF_HUB_OFFLINE = saved
+
+
 def _load_hub(spec: str):
     import datasets  # imported lazily: slow to import and only needed online
 
+    from roberta.hub import HUB_PROBE_TIMEOUT_S, hub_offline, hub_reachable
+
     name, config, split, column = parse_hub_spec(spec)
+    # without a network `datasets` retries for ~20 s before it reads its cache: probe the Hub first (3 s at most)
+    unreachable = not hub_offline() and not hub_reachable()
     try:
-        return datasets.load_dataset(name, config, split=split), column
+        with _datasets_offline(unreachable):
+            return datasets.load_dataset(name, config, split=split), column
     except Exception as err:
-        raise OSError(f"could not load {spec!r} from the Hugging Face Hub (offline? use a local path): {err}") from err
+        why = (f"the Hub could not be reached within {HUB_PROBE_TIMEOUT_S:g} s and the dataset is not in the local "
+               "cache" if unreachable else "offline?")
+        raise OSError(f"could not load {spec!r} from the Hugging Face Hub ({why}; use a local path): {err}") from err
 
 
 def read_documents(source: str, unk: str = "token") -> list[str]:
@@ -380,6 +406,8 @@ def _undecodable(path: Path, err: UnicodeDecodeError) -> DataError:
 def _rows_from_file(path: Path):
     """(columns, iterator of (line number, row dict)) from a TSV or CSV file with a header (UTF-8, a byte-order
     mark allowed)."""
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder, not a TSV/CSV file")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     f = open_text(path, encoding="utf-8-sig", newline="")

@@ -199,6 +199,21 @@ def read_checks(path) -> list[dict]:
     return rows
 
 
+def check_expected_labels(checks: list[dict], id2label: dict, source=None) -> None:
+    """Each check's expected value is "unsure" or one of the labels `id2label` names (a ValueError otherwise)."""
+    names = {str(v) for v in id2label.values()}
+    for row in checks:
+        if row["expected"] != UNSURE and row["expected"] not in names:
+            raise ValueError(f"{f'{source}: ' if source else ''}check {row['sentence']!r}: expected "
+                             f"{row['expected']!r} is neither {UNSURE!r} nor a label of the model ({sorted(names)})")
+
+
+def check_unsure_below(value: float) -> None:
+    """--unsure-below is a probability (above 1, every verdict was "unsure" without a word)."""
+    if not 0 <= value <= 1:
+        raise ValueError(f"--unsure-below must be between 0 and 1 (a probability), got {value}")
+
+
 @torch.no_grad()
 def score_checks(model, tokenizer, checks, batch_size: int = 32, unsure_below: float = UNSURE_BELOW,
                  max_length: int | None = None) -> dict:
@@ -213,11 +228,7 @@ def score_checks(model, tokenizer, checks, batch_size: int = 32, unsure_below: f
     source = None
     if isinstance(checks, (str, Path)):
         source, checks = _shown_path(checks), read_checks(checks)
-    names = {str(v) for v in model.config.id2label.values()}
-    for row in checks:
-        if row["expected"] != UNSURE and row["expected"] not in names:
-            raise ValueError(f"check {row['sentence']!r}: expected {row['expected']!r} is neither {UNSURE!r} nor "
-                             f"a label of the model ({sorted(names)})")
+    check_expected_labels(checks, model.config.id2label)
     temperature = temperature_of(model)
     probs = probabilities(classifier_logits(model, tokenizer, [r["sentence"] for r in checks], batch_size,
                                             max_length), temperature)
@@ -323,6 +334,10 @@ def parse_args(argv=None):
     if args.batch_size < 1 or args.mlm_max_chars < 0:
         p.error(f"--batch-size must be at least 1 and --mlm-max-chars at least 0 (0 = all), got {args.batch_size} "
                 f"and {args.mlm_max_chars}")
+    try:
+        check_unsure_below(args.unsure_below)
+    except ValueError as err:
+        p.error(str(err))
     try:
         device = torch.device(args.device)
     except RuntimeError:

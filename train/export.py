@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import torch
+from safetensors import SafetensorError, safe_open
 
 import roberta
 from roberta.run_metrics import RunMetrics
@@ -36,6 +37,10 @@ def export(src, dst, dtype="float32") -> Path:
     src, dst = Path(src), output_folder(dst, "the destination")
     if dst.resolve() == src.resolve():
         raise ValueError(f"{dst} is the folder being exported: choose another destination")
+    if (dst / CHECKPOINTS).exists() or (dst / "model.safetensors").is_file() and not _exported(dst):
+        # an earlier export is replaced (scripts.release ships again into assets/); a run's files were lost
+        raise ValueError(f"the destination {dst} holds a training run or a model that train.export did not write: "
+                         "choose another destination")
     if src.parent.name == CHECKPOINTS:
         return export_checkpoint(src, dst, dtype)
     if not (src / "model.safetensors").is_file() or not (src / "config.json").is_file():
@@ -48,6 +53,15 @@ def export(src, dst, dtype="float32") -> Path:
             (dst / name).unlink(missing_ok=True)
     weights, metadata = roberta.hub.read_weights(src / "model.safetensors")  # metadata: the config it fits
     return _store(weights, metadata, dst, dtype)
+
+
+def _exported(folder: Path) -> bool:
+    """Whether folder/model.safetensors was written by `export` (its metadata names the stored dtype)."""
+    try:
+        with safe_open(folder / "model.safetensors", "pt") as f:
+            return "stored_dtype" in (f.metadata() or {})
+    except (OSError, SafetensorError):
+        return False
 
 
 def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32") -> Path:

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import roberta
 
+from .runtime import output_file
+
 DEFAULT_PROBE = Path(__file__).resolve().parent.parent / "tests" / "data" / "fill_mask_probe.tsv"
 
 
@@ -100,8 +102,15 @@ def main(argv=None) -> int:
                    help="also score every layer's output through the MLM head (the logit lens)")
     p.add_argument("--out", help="write the result as JSON here")
     args = p.parse_args(argv)
-    if args.out and Path(args.out).is_dir():
-        p.error(f"--out {args.out} is a folder: give a file name, e.g. {Path(args.out) / 'probe.json'}")
+    if args.top_k < 1:  # was the pipeline's "top_k must be ...", after the model was loaded
+        p.error(f"--top-k must be at least 1, got {args.top_k}")
+    if not Path(args.probe).is_file():
+        p.error(f"--probe {args.probe}: no such file")
+    try:
+        if args.out:
+            output_file(args.out, "probe.json")
+    except OSError as err:  # a file under a file was a traceback after the probe had run
+        p.error(str(err))
     try:
         rows = read_probe(args.probe)
         if "SequenceClassification" in (architecture := roberta.hub.read_architecture(args.model)):

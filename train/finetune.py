@@ -57,7 +57,8 @@ from roberta.tokenizer import encode_windows, save_tokenizer
 
 from .arguments import ModelArguments, TrainingArguments, option, parse, redefault
 from .checkpointing import Checkpoints
-from .evaluate import DEFAULT_CHECKS, UNSURE_BELOW, _shown_path
+from .evaluate import (DEFAULT_CHECKS, UNSURE_BELOW, _shown_path, check_expected_labels, check_unsure_below,
+                       read_checks)
 from .runtime import EXIT_INTERRUPTED, Dist, UserError, hardware_info, run_main, seed_everything
 from .trainer import Task, Trainer, check_options
 
@@ -307,6 +308,9 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         raise UserError(f"--max-length must be at least 3, got {args.max_length}")
     if not 0 < args.layer_lr_decay <= 1:
         raise UserError(f"--layer-lr-decay must be in (0, 1], got {args.layer_lr_decay}")
+    if not 0 <= args.ema_decay < 1:  # was refused by the moving average, after the data and the model were read
+        raise UserError(f"--ema-decay must be at least 0 and below 1 (0 = off), got {args.ema_decay}")
+    check_unsure_below(args.unsure_below)
     if args.ema_decay and args.select != "last":
         raise UserError("--ema-decay keeps the moving average of the weights: it goes with --select last only")
     if args.select == "calibration" and not (args.calibration_n > 0 and args.eval_every > 0):
@@ -318,6 +322,8 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     id2label = dict(enumerate(name.strip() for name in args.labels.split(",")))
     if len(id2label) < 2 or "" in id2label.values():
         raise UserError(f"--labels must name two or more labels, comma-separated, got {args.labels!r}")
+    if checks_path:  # read now: a malformed file or a label outside --labels failed after training, nothing saved
+        check_expected_labels(read_checks(checks_path), id2label, f"--checks {checks_path}")
     texts, labels, _ = data.read_labeled(args.train, args.text_column, args.label_column, id2label)
     imdb = data.imdb_sample(args.imdb, args.imdb_n, seed=args.imdb_seed) if args.imdb else None
     train_rows, cal_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None)

@@ -32,6 +32,14 @@ PART_MIB = 15
 ARCHIVE = "runs.tar.xz"
 
 
+def _output_folder(path) -> Path:
+    """`path` as a Path; a file there is refused (`train.runtime.output_folder`'s check: this module imports no torch)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(f"--out {path} is a file, not a folder")
+    return path
+
+
 def compress(src: Path, dst: Path) -> Path:
     dst.parent.mkdir(parents=True, exist_ok=True)
     with open(src, "rb") as f, lzma.open(dst, "wb", preset=6) as out:
@@ -42,7 +50,9 @@ def compress(src: Path, dst: Path) -> Path:
 def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init=None,
            max_mib: float = 60.0) -> list[Path]:
     """Write the upload folder; returns the files written. Already compressed files are kept."""
-    out, data_root = Path(out), Path(data_root)
+    out, data_root = _output_folder(out), Path(data_root)
+    if not Path(tokenizer).is_file():
+        raise FileNotFoundError(f"--tokenizer {tokenizer}: no such file (a tokenizer.json)")
     out.mkdir(parents=True, exist_ok=True)
     written = [Path(shutil.copy2(tokenizer, out / "tokenizer.json"))]
     for name in files:
@@ -77,7 +87,10 @@ def _skip_checkpoints(info: tarfile.TarInfo):
 def pack(runs, out, part_mib: float = PART_MIB, max_files: int = 8) -> list[Path]:
     """The run folders under `runs` (checkpoints left out) -> `out/runs.tar.xz.partNN`, each at most
     `part_mib` MiB. Parts, not safetensors shards: the tied embedding matrix alone is 16 MiB in float16."""
-    runs, out = Path(runs), Path(out)
+    runs, out = Path(runs), _output_folder(out)
+    if not runs.is_dir():  # a missing one was "[Errno 2] ...", a file was packed as if it were the runs
+        raise NotADirectoryError(f"{runs}: {'not a' if runs.exists() else 'no such'} folder (give the folder that "
+                                 "holds the run folders)")
     out.mkdir(parents=True, exist_ok=True)
     archive = out / ARCHIVE
     # preset 0: float16 weights hardly compress (xz -6 keeps 89% of a model file, -0 90%, 4x faster), and
@@ -102,7 +115,7 @@ def pack(runs, out, part_mib: float = PART_MIB, max_files: int = 8) -> list[Path
 
 def unpack(returned, out) -> Path:
     """The parts `pack` wrote -> the run folders again, under `out`."""
-    returned, out = Path(returned), Path(out)
+    returned, out = Path(returned), _output_folder(out)
     if not returned.is_dir():
         raise FileNotFoundError(f"{returned}: no such folder (give the folder the parts were returned in)")
     parts = sorted(returned.glob(f"{ARCHIVE}.part*"))

@@ -186,6 +186,10 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
                         f"{args.eval_rows} and {args.final_eval_rows}")
     if args.corpus_chars is not None and args.corpus_chars < 1:
         raise UserError(f"--corpus-chars must be at least 1, got {args.corpus_chars}")
+    if not 0 < args.mlm_probability < 1:  # the masker refused it by its own name, after the corpus was packed
+        raise UserError(f"--mlm-probability must be between 0 and 1 (a share of the tokens), got {args.mlm_probability}")
+    if args.dupe_factor < 1:
+        raise UserError(f"--dupe-factor must be at least 1, got {args.dupe_factor}")
     seed_everything(args.seed)
     tokenizer = get_tokenizer(args, out, dist)
     say = print if dist.is_main else (lambda *a, **k: None)

@@ -57,6 +57,18 @@ def output_folder(path, option: str = "--out") -> Path:
     return path
 
 
+def output_file(path, example: str, option: str = "--out") -> Path:
+    """`path` as a Path for a file to write, checked before any work is done: a folder there, or a file where one
+    of its folders should be, is a user error (an OSError naming the option; `example`: a file name to suggest)."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{option} {path} is a folder: give a file name, e.g. {path / example}")
+    parent = next((p for p in path.parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise NotADirectoryError(f"{option} {path}: {parent} is a file, not a folder")
+    return path
+
+
 def report_user_error(err: BaseException) -> int:
     """Print `error: ...` (the traceback too with TRAIN_DEBUG=1) and give EXIT_USER_ERROR."""
     if os.environ.get("TRAIN_DEBUG"):

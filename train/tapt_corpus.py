@@ -36,6 +36,8 @@ def write_corpora(out, imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAUL
                   min_words: int = 8) -> dict:
     """Write OUT/imdb-lower.txt and OUT/sst2-lower.txt; returns {file name: documents written}."""
     out = output_folder(out)
+    if not Path(imdb_unsup).is_file():  # was "[Errno 2] ...", after OUT was made
+        raise FileNotFoundError(f"--imdb-unsup {imdb_unsup}: no such file")
     out.mkdir(parents=True, exist_ok=True)
     counts = {"imdb-lower.txt": 0, "sst2-lower.txt": 0}
     with open_text(imdb_unsup, encoding="utf-8") as src, open(out / "imdb-lower.txt", "w", encoding="utf-8") as dst:

@@ -67,7 +67,8 @@ def parse_args(argv=None):
                    help="train on at most this many characters of the mixture (0: all); default: %(default)s")
     p.add_argument("--seed", type=int, default=0, help="sampling seed of the mixture; default: %(default)s")
     p.add_argument("--eval-text", default=DEFAULT_EVAL,
-                   help="report tokens per word on this corpus if it exists ('' to skip); default: %(default)s")
+                   help="report tokens per word on this corpus ('' to skip; the default is skipped if it is "
+                        "absent); default: %(default)s")
     p.add_argument("--out", required=True, help="output folder; writes OUT/tokenizer.json")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p.parse_args(argv)
@@ -79,7 +80,9 @@ def main(argv=None) -> int:
     print(f"reading {args.corpus} (max {args.max_chars or 'all'} chars)", flush=True)
     try:  # --out and --eval-text are checked before the tokenizer is trained
         out = output_folder(args.out)
-        eval_documents = read_documents(args.eval_text) if args.eval_text and os.path.exists(args.eval_text) else None
+        # the default is skipped when absent; a path of the user's must exist (a misspelling was skipped silently)
+        given = args.eval_text and (args.eval_text != DEFAULT_EVAL or os.path.exists(args.eval_text))
+        eval_documents = read_documents(args.eval_text) if given else None
         tokenizer, stats = build_tokenizer(args.corpus, args.vocab_size, args.min_frequency,
                                            args.max_chars or None, args.seed, show_progress=not args.quiet)
     except (OSError, ValueError) as err:

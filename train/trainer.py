@@ -49,6 +49,8 @@ from .reporting import CURVES_NAME, LOG_NAME, append_log, plot_curves, truncate_
 from .runtime import (Dist, TrainingDiverged, UserError, autocast, output_folder, resolve_precision, rng_state,
                       set_rng_state)
 
+FINISHED_FILES = ("metrics.json", "model.safetensors")  # a finished run's or a model folder's: never overwritten
+
 
 class Task:
     """A training job seen by the Trainer. Batches are dicts of CPU tensors whose first dimension is the row."""
@@ -177,7 +179,29 @@ def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> Non
     if args.eval_every < 0 or args.save_every < 0:
         raise UserError(f"--eval-every and --save-every must be at least 0 (0 = off), got {args.eval_every} "
                         f"and {args.save_every}")
-    output_folder(out or args.out)
+    if args.save_every_min < 0:  # was a checkpoint after every step
+        raise UserError(f"--save-every-min must be at least 0 (0 = off), got {args.save_every_min}")
+    if args.weight_decay < 0 or args.clip_grad < 0:  # were run: weights pushed away from 0, clipping off
+        raise UserError(f"--weight-decay and --clip-grad must be at least 0 (--clip-grad 0 = off), got "
+                        f"{args.weight_decay} and {args.clip_grad}")
+    out = output_folder(out or args.out)
+    if not args.resume:
+        check_fresh_out(out)
+
+
+def finished_files(out: Path) -> list[str]:
+    """The files of a finished run or of a saved model in `out` (FINISHED_FILES), which a new run would overwrite."""
+    return [name for name in FINISHED_FILES if (out / name).exists()]
+
+
+def check_fresh_out(out: Path) -> None:
+    """A new run never overwrites another: an --out holding a run's checkpoints or log needs --resume, one holding
+    a finished run or a model folder (train.export's, a download: no log) is refused."""
+    finished = finished_files(out)
+    if (out / CHECKPOINTS).exists() or ((out / LOG_NAME).exists() and not finished):
+        raise UserError(f"{out} already holds a run; pass --resume to continue it, or choose another --out")
+    if finished:  # was overwritten when the folder had no log.jsonl
+        raise UserError(f"{out} already holds a run or model ({', '.join(finished)}): choose another --out")
 
 
 class Trainer:
@@ -264,17 +288,16 @@ class Trainer:
     # ----- output folder, resume -----
     def _prepare_fresh_out(self) -> None:
         if self.dist.is_main:
-            if (self.out / CHECKPOINTS).exists() or (self.out / LOG_NAME).exists():
-                raise UserError(f"{self.out} already holds a run; pass --resume to continue it, "
-                                "or choose another --out")
+            check_fresh_out(self.out)
             self.out.mkdir(parents=True, exist_ok=True)
         self.dist.barrier()
 
     def _resume(self) -> Path | None:
         path = self.ckpt.latest("step")
         if path is None:
-            if (self.out / "metrics.json").exists():
-                raise UserError(f"{self.out} holds a finished run (metrics.json) and no checkpoint to resume")
+            if finished := finished_files(self.out):
+                raise UserError(f"{self.out} holds a finished run or model ({', '.join(finished)}) and no "
+                                "checkpoint to resume")
             if self.dist.is_main:
                 self._say(f"--resume: no checkpoint in {self.out}; starting a new run")
                 self.out.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,204 @@
+"""A newcomer's mistakes on the command-line entry points of train/ and scripts/: each gives exit status 2 and
+one line naming the option or file (never a traceback, a silent run, or another run's files overwritten).
+
+Each case was found by trying it; the comment says what it did before."""
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from train import (ablation, average, calibrate, evaluate, export, fill_mask_probe, finetune, gpu_transfer, pretrain,
+                   probes, runtime, tapt_corpus, tokenizer)
+from test_train_scripts import finetune_argv, pretrain_argv
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def outcome(main, argv, capsys) -> tuple[int, str]:
+    """(exit status, stderr) of `main(argv)`, whether it returns the status or argparse exits."""
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    return code, capsys.readouterr().err
+
+
+def assert_user_error(main, argv, capsys, *words):
+    code, err = outcome(main, argv, capsys)
+    assert code == runtime.EXIT_USER_ERROR, (argv, err)
+    assert "error: " in err and "Traceback" not in err, err
+    for word in words:
+        assert word in err, (word, err)
+    return err
+
+
+def test_a_new_run_never_overwrites_a_model_folder(train_files, tiny_mlm_dir, tmp_path, capsys):
+    """A folder with a model but no log.jsonl (train.export's, a download) was overwritten by pretrain and finetune,
+    and taken by --resume for an empty run folder; now refused before the data is read."""
+    folder = shutil.copytree(tiny_mlm_dir, tmp_path / "model")
+    weights = (folder / "model.safetensors").read_bytes()
+    missing = str(tmp_path / "missing.txt")  # the corpus: the folder is refused first
+    argv = pretrain_argv(train_files, folder)
+    argv[argv.index("--corpus") + 1] = missing
+    assert_user_error(pretrain.main, argv, capsys, f"{folder} already holds a run or model (model.safetensors)")
+    assert_user_error(pretrain.main, pretrain_argv(train_files, folder, "--resume"), capsys,
+                      "holds a finished run or model (model.safetensors) and no checkpoint to resume")
+    assert_user_error(finetune.main, finetune_argv(train_files, folder, "--init", str(tiny_mlm_dir)), capsys,
+                      "already holds a run or model")
+    assert (folder / "model.safetensors").read_bytes() == weights and not (folder / "log.jsonl").exists()
+
+
+def test_bad_numbers_are_named_before_the_data_is_read(train_files, tiny_mlm_dir, tmp_path, capsys):
+    """Were run (a negative weight decay, --clip-grad -1 = no clipping, --save-every-min -1 = a checkpoint every
+    step), or refused under internal names after the corpus was packed (mlm_probability, dupe_factor, "the
+    moving average's decay"), or ran with every check "unsure" (--unsure-below 2)."""
+    loop = [(["--weight-decay", "-1"], "--weight-decay and --clip-grad must be at least 0"),
+            (["--clip-grad", "-1"], "--weight-decay and --clip-grad must be at least 0"),
+            (["--save-every-min", "-1"], "--save-every-min must be at least 0 (0 = off), got -1.0")]
+    masking = [(["--mlm-probability", "0"], "--mlm-probability must be between 0 and 1"),
+               (["--mlm-probability", "1.5"], "--mlm-probability must be between 0 and 1"),
+               (["--masking", "static", "--dupe-factor", "0"], "--dupe-factor must be at least 1, got 0")]
+    for extra, message in loop + masking:
+        argv = pretrain_argv(train_files, tmp_path / "out", *extra)
+        argv[argv.index("--corpus") + 1] = str(tmp_path / "missing.txt")
+        assert "missing.txt" not in assert_user_error(pretrain.main, argv, capsys, message)
+    for extra, message in loop + [(["--ema-decay", "1.5"], "--ema-decay must be at least 0 and below 1"),
+                                  (["--unsure-below", "2"], "--unsure-below must be between 0 and 1")]:
+        argv = finetune_argv(train_files, tmp_path / "out", "--init", str(tiny_mlm_dir), *extra)
+        argv[argv.index("--train") + 1] = str(tmp_path / "missing.tsv")
+        assert "missing.tsv" not in assert_user_error(finetune.main, argv, capsys, message)
+    assert not (tmp_path / "out").exists()
+
+
+def test_finetune_reads_the_behaviour_checks_before_training(train_files, tiny_mlm_dir, tmp_path, capsys):
+    """A checks file that did not fit --labels, or was malformed, failed after training: nothing was saved."""
+    out = tmp_path / "out"
+    assert_user_error(finetune.main, finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--labels", "a,b,c"),
+                      capsys, "--checks ", "expected 'positive' is neither 'unsure' nor a label")
+    assert_user_error(finetune.main, finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--checks",
+                                                   str(train_files / "dev.tsv")), capsys, "the header must be")
+    assert not out.exists()
+
+
+def test_a_folder_given_for_a_labelled_file(train_files, tiny_clf_dir, capsys):
+    # was "FOLDER: no such file" for a folder that exists
+    assert_user_error(evaluate.main, ["--model", str(tiny_clf_dir), "--labeled", str(train_files)], capsys,
+                      f"{train_files} is a folder, not a TSV/CSV file")
+
+
+def test_a_hub_dataset_fails_fast_without_a_network(monkeypatch):
+    """`datasets` retried for ~25 s before it said the Hub could not be reached; now one probe of the Hub (at
+    most 3 s, here none) and the local cache only."""
+    import datasets.config
+    import huggingface_hub.constants
+
+    import roberta.hub
+    from train import data
+
+    monkeypatch.setattr(roberta.hub, "hub_reachable", lambda *a, **k: False)
+    before = datasets.config.HF_HUB_OFFLINE, huggingface_hub.constants.HF_HUB_OFFLINE
+    started = time.monotonic()
+    with pytest.raises(OSError, match="could not load 'hub:nobody/no-such-dataset'.*use a local path"):
+        data.read_documents("hub:nobody/no-such-dataset")
+    assert time.monotonic() - started < 10
+    assert (datasets.config.HF_HUB_OFFLINE, huggingface_hub.constants.HF_HUB_OFFLINE) == before  # restored
+
+
+def test_tokenizer_eval_text_misspelled(train_files, tmp_path, capsys):
+    # was skipped without a word (only the default is skipped when absent), after the tokenizer was trained
+    out = tmp_path / "tok"
+    assert_user_error(tokenizer.main, ["--corpus", str(train_files / "corpus.txt"), "--vocab-size", "300",
+                                       "--eval-text", str(tmp_path / "valid.txtt"), "--out", str(out), "--quiet"],
+                      capsys, "valid.txtt: no such file")
+    assert not out.exists()
+
+
+def test_evaluation_scripts_bad_numbers_and_wrong_models(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):
+    assert_user_error(evaluate.main, ["--model", str(tiny_clf_dir), "--checks", "--unsure-below", "5"], capsys,
+                      "--unsure-below must be between 0 and 1")  # was: every verdict "unsure"
+    assert_user_error(average.main, [str(tiny_clf_dir), str(tiny_clf_dir), "--out", str(tmp_path / "a"),
+                                     "--unsure-below", "-1"], capsys, "--unsure-below")
+    # were "MODEL/model.safetensors does not fit RobertaForSequenceClassification: missing keys [...]",
+    # "no texts to classify" and "range() arg 3 must not be zero"
+    assert_user_error(calibrate.main, [str(tiny_mlm_dir)], capsys, "calibration needs a classifier")
+    for extra in (["--calibration-n", "0"], ["--batch-size", "0"]):
+        assert_user_error(calibrate.main, [str(tiny_clf_dir), *extra], capsys,
+                          "--batch-size and --calibration-n must be at least 1")
+    # were the pipeline's "top_k must be ..." after loading the model, "[Errno 2] ...", and a traceback after
+    # the probe had run
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    for extra, message in [(["--top-k", "0"], "--top-k must be at least 1"),
+                           (["--probe", str(tmp_path / "none.tsv")], "none.tsv: no such file"),
+                           (["--out", str(a_file / "probe.json")], f"{a_file} is a file, not a folder")]:
+        assert_user_error(fill_mask_probe.main, ["--model", str(tiny_mlm_dir), *extra], capsys, message)
+
+
+def test_export_keeps_a_training_run_in_its_destination(tiny_mlm_dir, tmp_path, capsys):
+    """An export into a run folder replaced its model and deleted its metrics.json and log.jsonl; an earlier
+    export is still replaced (scripts.release ships again into assets/)."""
+    run = shutil.copytree(tiny_mlm_dir, tmp_path / "run")
+    (run / "metrics.json").write_text("{}")
+    assert_user_error(export.main, [str(tiny_mlm_dir), str(run)], capsys, "holds a training run")
+    assert (run / "metrics.json").is_file()
+    shipped = tmp_path / "shipped"
+    for _ in range(2):
+        assert export.main([str(tiny_mlm_dir), str(shipped)]) == 0
+
+
+def test_gpu_transfer_paths(train_files, tmp_path, capsys):
+    a_file = train_files / "corpus.txt"
+    bundle = ["bundle", "--data-root", str(train_files), "--files", "corpus.txt"]
+    # were "[Errno 17] File exists: ...", "[Errno 2] No such file or directory: ...", and a file packed as the runs
+    assert_user_error(gpu_transfer.main, [*bundle, "--out", str(a_file), "--tokenizer", str(train_files / "tokenizer.json")],
+                      capsys, f"--out {a_file} is a file, not a folder")
+    assert_user_error(gpu_transfer.main, [*bundle, "--out", str(tmp_path / "up"), "--tokenizer",
+                                          str(tmp_path / "tok.json")], capsys, "--tokenizer", "no such file")
+    assert_user_error(gpu_transfer.main, ["pack", str(tmp_path / "runs"), "--out", str(tmp_path / "p")], capsys,
+                      "no such folder")
+    assert_user_error(gpu_transfer.main, ["pack", str(a_file), "--out", str(tmp_path / "p")], capsys, "not a folder")
+
+
+def test_experiment_scripts_check_before_running(train_files, tmp_path, capsys):
+    a_file = train_files / "corpus.txt"
+    # was "[Errno 17] File exists"
+    assert_user_error(ablation.main, ["--out", str(a_file), "--ship", "", "--quick"], capsys,
+                      f"--out {a_file} is a file, not a folder")
+    # were planned, then refused by train.pretrain after a tokenizer was trained
+    assert_user_error(ablation.main, ["--out", str(tmp_path / "ab"), "--epochs", "0", "--dry-run"], capsys,
+                      "--epochs and --time-budget-min must be positive")
+    assert_user_error(probes.main, ["--token-budget", "0", "--dry-run"], capsys, "--token-budget must be positive")
+    # was "[Errno 2] No such file or directory: ..." after OUT was made
+    out = tmp_path / "tapt"
+    assert_user_error(tapt_corpus.main, ["--out", str(out), "--imdb-unsup", str(tmp_path / "unsup.txt"),
+                                         "--sst2-train", str(train_files / "train.tsv")], capsys,
+                      "--imdb-unsup", "no such file")
+    assert not out.exists()
+
+
+def test_probe_scripts_bad_input(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):
+    from scripts import analogy_probe, phase_curve
+
+    # each was a traceback
+    assert_user_error(analogy_probe.main, ["--model", str(tmp_path / "none")], capsys, "none: no such folder")
+    assert_user_error(analogy_probe.main, ["--model", str(tiny_clf_dir)], capsys, "is a classifier")
+    assert_user_error(analogy_probe.main, ["--model", str(tiny_mlm_dir), "--out", str(tmp_path)], capsys,
+                      f"--out {tmp_path} is a folder")
+    assert_user_error(analogy_probe.main, ["--model", str(tiny_mlm_dir), "--probe", str(tmp_path / "p.tsv")], capsys,
+                      "p.tsv: no such file")
+    # was "not asked: Ask for 1 to 100 neighbours." for every question, exit 0
+    assert_user_error(analogy_probe.main, ["--model", str(tiny_mlm_dir), "--top-k", "0"], capsys,
+                      "--top-k must be between 1 and 100")
+    # were drawn and extrapolated
+    assert_user_error(phase_curve.main, ["--target", "2"], capsys, "--target must be between 0 and 1")
+    assert_user_error(phase_curve.main, ["--tokens-per-s", "0"], capsys, "--tokens-per-s positive")
+
+
+def test_analogy_probe_missing_model_in_a_process(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "scripts.analogy_probe", "--model", str(tmp_path / "none")],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == runtime.EXIT_USER_ERROR and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ") and "none: no such folder" in result.stderr
