@@ -252,16 +252,16 @@ ANNOUNCE_JS = """() => {
                    '#mk-stats': 'Masking statistics', '#tk-view .bpe-summary': 'Tokens',
                    '#tk-merges .bpe-summary': 'Merge by merge', '#em-neighbours h3': 'Nearest words',
                    '#em-analogy h3': 'Analogy', '#fm-compare .fm-compare-summary': 'Comparison'};
-  const last = {};
+  const last = {'#fm-compare .fm-compare-summary': ''};  // a first comparison is news: there was none before
   const check = announce => {
     for (const [id, name] of Object.entries(watched)) {
       const el = document.querySelector(id);
       if (!el || el.offsetParent === null) continue;  // not on the open tab
       const text = el.innerText.replace(/\\s+/g, ' ').trim().slice(0, 300);
       if (text && text !== last[id]) {
-        const before = last[id];  // a tab seen for the first time: its answer is not news
+        const before = last[id];  // a tab seen for the first time (undefined): its answer is not news
         last[id] = text;
-        if (announce && before) live.textContent = `${name}: ${text}`;
+        if (announce && before !== undefined) live.textContent = `${name}: ${text}`;
       }
     }
   };
@@ -344,7 +344,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 with gr.Row():
                     with gr.Column(scale=3):
                         fm_other = gr.Dropdown(model_choice.compare_choices(), label="Compare with",
-                                               value=next(iter(model_choice.compare_choices()), (None, None))[1],
+                                               value=model_choice.default_comparison(model_choice.SHIPPED),
                                                allow_custom_value=True, info=model_choice.hub_note(),
                                                elem_id="fm-other")
                     with gr.Column(scale=1, min_width=160):
@@ -382,6 +382,11 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 [fm_compare, fm_compare_data, fm_cmp_error], api_name="fill_mask_compare_ui",
                 api_visibility="private", **COMPUTE)
             api(handlers.fill_mask_compare, [*fm_in, fm_other], [fm_compare, fm_compare_data], "fill_mask_compare")
+            # the tab's model changed: the comparison shown was of another model; compare with ours by default
+            # when the tab runs another model, else with the first suggested one
+            fm_current.change(lambda current: (model_choice.default_comparison(current), ""), fm_current,
+                              [fm_other, fm_compare], queue=False, api_name="fill_mask_compare_default",
+                              api_visibility="private")
             # an example clears the candidate words (a third, hidden column), or it would score only those
             examples([[*example, ""] for example in FILL_MASK_EXAMPLES], [fm_text, fm_k, fm_targets], fm_page, fm_ui,
                      fm_error, "fill_mask", run_inputs=fm_ui_in, columns=[0, 1])
@@ -469,8 +474,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     at_heat = Plot(label="Attention heatmap", show_label=False, elem_id="at-heat")
                     at_heat_text = gr.HTML(elem_id="at-heat-text")
                 with gr.Tab("All heads of the layer", id="grid") as at_tab_grid:
-                    at_grid_text = gr.HTML(elem_id="at-grid-text")  # the heads' roles: the figure's text version
                     at_grid = Plot(label="All heads of the layer", show_label=False, elem_id="at-grid")
+                    at_grid_text = gr.HTML(elem_id="at-grid-text")  # the heads' roles: the figure's text version
                 with gr.Tab("Rollout across layers", id="rollout") as at_tab_roll:
                     at_roll = Plot(label="Attention rollout (Abnar & Zuidema 2020)", show_label=False,
                                       elem_id="at-roll")

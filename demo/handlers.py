@@ -176,13 +176,20 @@ class Handlers:
         if (is_shipped(model) and is_shipped(other)) or (isinstance(other, str) and isinstance(model, str)
                                                         and other.strip() == model.strip()):
             raise fail("Choose a model to compare with other than the one this tab runs.")
-        columns, data = [], []
+        columns, data, texts = [], [], []
         for choice in (model, other):
-            outputs, loaded, read, per_mask = self._fill_mask(text, top_k, targets, choice)
+            name = "ours (shipped)" if is_shipped(choice) else str(choice).strip()
+            try:
+                outputs, loaded, read, per_mask = self._fill_mask(text, top_k, targets, choice)
+            except gr.Error as err:  # say which model: one may read fewer tokens than the other
+                raise fail(f"{name}: {err.message}") from None
             title = "ours (shipped)" if is_shipped(choice) else loaded.title
             columns.append((title, per_mask, outputs[-1]))
             data.append({"model": title, "predictions": outputs[-2]})
-        return comparison_html(clean_text(text), columns), data
+            texts.append(read)
+        shown = min(texts, key=len)  # what both read (a long text is cut to the model's window)
+        shown = shown if len(shown) <= 300 else shown[:300] + " …"
+        return comparison_html(shown, columns), data
 
     @user_errors
     def fill_mask_layers(self, text, model=SHIPPED):

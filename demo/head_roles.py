@@ -96,7 +96,7 @@ def layer_roles_html(layer_attention: np.ndarray, labels: list[str], layer: int)
     heads = layer_roles(layer_attention, labels)
     clear: dict[str, list[int]] = {}
     for head in heads:
-        if head["role"] in PATTERNS:  # one pattern takes half of its attention or more
+        if head["role"] in PATTERNS[:-1]:  # one pattern takes half or more ("other tokens" is the rest: broad)
             clear.setdefault(head["role"], []).append(head["head"])
     jobs = "; ".join(f"{html.escape(name)}: head{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}"
                      for name, ids in sorted(clear.items(), key=lambda item: PATTERNS.index(item[0])))

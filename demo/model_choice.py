@@ -228,6 +228,15 @@ def compare_choices() -> list[tuple[str, str]]:
     return [*_suggested("mlm"), (SHIPPED_LABELS["mlm"], SHIPPED)]
 
 
+def default_comparison(current) -> str | None:
+    """The "compare with" box's value for a Fill mask tab that runs `current`: the shipped model when the tab
+    runs another one, else the first suggested Hub model (None when there is none)."""
+    offered = [value for _, value in compare_choices()]
+    if not is_shipped(current) and SHIPPED in offered:
+        return SHIPPED
+    return next((value for value in offered if value != SHIPPED), None)
+
+
 def describe(loaded: LoadedModel) -> str:
     """One line on a loaded model: size, memory, shape, window, labels (HTML)."""
     model, cfg = loaded.model, loaded.config

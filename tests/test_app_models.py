@@ -481,3 +481,14 @@ def test_compare_offers_the_models_a_visitor_may_choose(models, monkeypatch, hf_
     assert chooser.is_loaded("mlm", str(hf_mlm_dir)) and not chooser.is_loaded("sentiment", str(hf_mlm_dir))
     assert "Loading someone/model: from the Hugging Face Hub" in MC.loading_html("someone/model", keeps=False)
     assert "keeps its model" not in MC.loading_html("someone/model", keeps=False)
+
+
+def test_compare_follows_the_tabs_model_and_names_the_model_that_fails(handlers, hf_mlm_dir, monkeypatch):
+    monkeypatch.setenv(MC.HUB_ENV, "any")
+    assert MC.default_comparison(MC.SHIPPED) == "FacebookAI/roberta-base"
+    assert MC.default_comparison("FacebookAI/roberta-base") == MC.SHIPPED  # the tab runs another: ours
+    long_text = "Paris is the capital of <mask>. " + "blah " * 2000
+    view, _ = handlers.fill_mask_compare(long_text, 3, "", MC.SHIPPED, str(hf_mlm_dir))
+    assert view.count("blah") < 150  # the summary shows what the models read (a 64-token window), not all 2,000
+    with pytest.raises(gr.Error, match=f"{hf_mlm_dir}: The mask is beyond the first"):  # the model that failed
+        handlers.fill_mask_compare("blah " * 400 + "<mask>.", 3, "", str(hf_mlm_dir), MC.SHIPPED)

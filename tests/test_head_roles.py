@@ -88,3 +88,11 @@ def test_every_layer_at_a_glance():
     assert "other 37.0%" in text  # uniform: what fits none of the named patterns is its largest share
     assert "<th scope='row' aria-current='true' style='text-decoration:underline'>layer 2</th>" in text
     assert "title='previous token'" in text and "<summary>Every layer at a glance</summary>" in text
+
+
+def test_other_tokens_is_not_one_job():
+    """"other tokens" is what no named pattern takes: a head whose largest share it is has no one job."""
+    matrix = np.zeros((N, N))
+    matrix[:, 2], matrix[:, 5] = 0.6, 0.4  # "cat" and "it": other tokens for most rows
+    text = R.layer_roles_html(matrix[None], LABELS, layer=1)
+    assert "no head gives half of its attention to one kind of token; all 1 mix several" in text
