@@ -173,17 +173,16 @@ class Handlers:
         """The text through the tab's model and `other` (a Hub repo id, or SHIPPED when the tab runs another
         model), side by side: (the HTML view, the same as data: per model its title and, per mask, the
         predictions in `transformers`' format)."""
-        if (is_shipped(model) and is_shipped(other)) or (isinstance(other, str) and isinstance(model, str)
-                                                        and other.strip() == model.strip()):
+        names = ["ours (shipped)" if is_shipped(choice) else str(choice).strip() for choice in (model, other)]
+        if names[0] == names[1]:
             raise fail("Choose a model to compare with other than the one this tab runs.")
         columns, data, texts = [], [], []
-        for choice in (model, other):
-            name = "ours (shipped)" if is_shipped(choice) else str(choice).strip()
+        for choice, name in zip((model, other), names):
             try:
                 outputs, loaded, read, per_mask = self._fill_mask(text, top_k, targets, choice)
             except gr.Error as err:  # say which model: one may read fewer tokens than the other
                 raise fail(f"{name}: {err.message}") from None
-            title = "ours (shipped)" if is_shipped(choice) else loaded.title
+            title = name if is_shipped(choice) else loaded.title
             columns.append((title, per_mask, outputs[-1]))
             data.append({"model": title, "predictions": outputs[-2]})
             texts.append(read)

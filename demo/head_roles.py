@@ -49,7 +49,7 @@ def pattern_of_cells(labels: list[str]) -> np.ndarray:
     # assigned from the last rule to the first, so that the first rule that fits wins
     for name, fits in [("next token", cols == rows + 1), ("previous token", cols == rows - 1),
                        ("itself", cols == rows),
-                       ("punctuation", np.array([is_punctuation(label) for label in labels])[None, :] & (n > 0)),
+                       ("punctuation", np.array([is_punctuation(label) for label in labels])[None, :]),
                        ("</s>", np.array([label == "</s>" for label in labels])[None, :]),
                        ("<s>", np.array([label == "<s>" for label in labels])[None, :])]:
         kind = np.where(np.broadcast_to(fits, (n, n)), PATTERNS.index(name), kind)
@@ -120,7 +120,8 @@ def layer_roles_html(layer_attention: np.ndarray, labels: list[str], layer: int)
         rows.append(f"<tr><th scope='row'>head {head['head']}</th><td>{html.escape(head['role'])}</td>{cells}"
                     f"<td class='hr-num'>{head['spread']:.1f}</td></tr>")
     return (f"{CSS}<div class='hr-view'><p>{summary}</p><div class='hr-scroll'><table><caption>Where each head "
-            f"of layer {layer} attends, averaged over the {len(labels)} tokens (each weight counted in the first column that fits)</caption>"
+            f"of layer {layer} attends, averaged over the {len(labels)} tokens (each weight counted in the first "
+            "column that fits)</caption>"
             f"<thead><tr><th scope='col'>head</th><th scope='col'>mostly</th>{head_cells}"
             "<th scope='col'>tokens it spreads over</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table></div></div>")
