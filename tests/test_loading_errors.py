@@ -151,7 +151,8 @@ def test_classifier_labels_checked_when_fine_tuning_starts(folder):
 def fresh_probe(monkeypatch):
     """The Hub probe's remembered answer forgotten (and restored after the test)."""
     monkeypatch.setitem(hub._probe, "at", float("-inf"))
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # CI sets it before huggingface_hub is imported,
+    monkeypatch.setattr(hub.constants, "HF_HUB_OFFLINE", False)  # which then reads it once
     for name in ("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
         monkeypatch.delenv(name, raising=False)
 
@@ -201,7 +202,11 @@ def test_the_hub_probe_connects_once_per_ttl_and_trusts_a_proxy(monkeypatch, fre
 
 
 def test_a_probe_that_hangs_gives_up_after_its_timeout(monkeypatch):
-    monkeypatch.setattr(hub.socket, "create_connection", lambda address, timeout: time.sleep(5))
+    def hang(address, timeout):
+        time.sleep(5)
+        raise OSError("timed out")
+
+    monkeypatch.setattr(hub.socket, "create_connection", hang)
     start = time.monotonic()
     assert not hub._connects(("huggingface.co", 443), timeout=0.2)
     assert time.monotonic() - start < 1
