@@ -160,6 +160,7 @@ def model_box(key, name, choices=None, value=model_choice.SHIPPED, choose=None, 
                       allow_custom_value=True, info=model_choice.hub_note(), elem_id=f"{name}-model")
     status = gr.HTML(elem_id=f"{name}-model-status")
     current = gr.State(value)
+    asked = ("any", model_choice.ATTENTION_TAB) if key == "attention" else (key, tab)  # get_any reads either kind
 
     def default_choose(choice, now):
         return handlers.chooser.choose(key, choice, now, tab)
@@ -167,7 +168,7 @@ def model_box(key, name, choices=None, value=model_choice.SHIPPED, choose=None, 
     def choose_saying_so(choice, *rest):
         """A Hub model first says that it is loading (a download can take a while), then the outcome; the tab
         keeps its model meanwhile."""
-        if not model_choice.is_shipped(choice) and choice not in ("mlm", "sentiment"):
+        if not handlers.chooser.is_loaded(asked[0], choice, asked[1]):  # a load's note, not a cached answer's
             yield (gr.skip(), gr.skip(), model_choice.loading_html(choice), *[gr.skip()] * len(outputs))
         yield (choose or default_choose)(choice, *rest)
 
@@ -238,10 +239,11 @@ textarea:focus-visible, input[type=range]:focus-visible, input[type=checkbox]:fo
 """
 
 
-# Screen readers hear each new answer: one polite live region, told a short summary whenever a tab's main
-# result changes (the results themselves are replaced wholesale, which assistive technology does not announce);
-# and each accordion's button says whether it is open (aria-expanded)
-ANNOUNCE_JS = """() => {
+# The page's script. Screen readers hear each new answer: one polite live region, told a short summary whenever a
+# tab's main result changes (the results themselves are replaced wholesale, which assistive technology does not
+# announce); each accordion's button says whether it is open (aria-expanded); and a table a visitor opened in a
+# result (a <details>) stays open when the result is redrawn for another layer, head or text
+PAGE_JS = """() => {
   const live = document.createElement('div');
   live.id = 'sr-live';
   live.setAttribute('role', 'status');
@@ -279,6 +281,20 @@ ANNOUNCE_JS = """() => {
   expanded();
   new MutationObserver(expanded).observe(document.body, {subtree: true, childList: true, attributes: true,
                                                         attributeFilter: ['class']});
+  // opened <details>, named by the result they are in (its elem_id) and their summary's text; a visitor's
+  // click says what they want (a redraw may reuse the element and drop its open attribute, or replace it)
+  const opened = new Set();
+  const name = d => `${d.closest('[id]')?.id}|${d.querySelector('summary')?.textContent.trim()}`;
+  document.addEventListener('click', e => {
+    const summary = e.target.closest?.('summary');
+    const d = summary?.parentElement;
+    if (d instanceof HTMLDetailsElement) d.open ? opened.delete(name(d)) : opened.add(name(d));  // before it toggles
+  }, true);
+  new MutationObserver(() => {  // before the redrawn result is painted: no flash of a closed table
+    if (opened.size) document.querySelectorAll('details:not([open])').forEach(d => {
+      if (opened.has(name(d))) d.open = true;
+    });
+  }).observe(document.body, {subtree: true, childList: true, attributes: true, attributeFilter: ['open']});
 }"""
 
 
@@ -367,10 +383,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 """The model to compare with, loaded first in the loading queue (a download never holds the
                 compute queue), saying so meanwhile; a failure is said by the comparison (the chooser
                 remembers it)."""
-                if not handlers.chooser.is_loaded("mlm", other):
+                if not handlers.chooser.is_loaded("mlm", other, model_choice.COMPARISON):
                     yield model_choice.loading_html(other, keeps=False)
                     try:
-                        handlers.chooser.get("mlm", other)
+                        handlers.chooser.get("mlm", other, model_choice.COMPARISON)
                     except model_choice.ModelChoiceError:
                         pass
                 yield ""
@@ -698,5 +714,5 @@ if __name__ == "__main__":
     demo.launch(
         server_name=os.environ.get("GRADIO_SERVER_NAME") or ("0.0.0.0" if os.environ.get("SPACE_ID") else "127.0.0.1"),
         server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
-        theme=THEME, css=CSS, js=ANNOUNCE_JS, **launch_options(),  # launch_options: no file uploads
+        theme=THEME, css=CSS, js=PAGE_JS, **launch_options(),  # launch_options: no file uploads
     )

@@ -15,7 +15,7 @@ MASK_WITH_SPACE_RE = re.compile(rf"(?<!\s)\s*(?:{MASK_RE.pattern})")
 
 FILL_MASK_CSS = """<style>
 .fm-view{display:flex;flex-direction:column;gap:12px}
-.fm-mask h3{margin:0 0 4px;font-size:14px}
+.fm-mask :is(h3,h4){margin:0 0 4px;font-size:14px}
 .fm-mask table.fm-table{display:table;border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
 .fm-mask tr,.fm-mask td,.fm-mask th{border:0 !important;background:transparent !important}
 .fm-mask th.fm-word{font-weight:400;text-align:left;padding:2px 6px}
@@ -27,7 +27,7 @@ FILL_MASK_CSS = """<style>
 .fm-mask td.fm-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .fm-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
 .fm-note{font-size:12px;opacity:.75;margin:2px 0 0}
-.fm-tokens h3{margin:0 0 4px;font-size:14px}
+.fm-tokens :is(h3,h4){margin:0 0 4px;font-size:14px}
 .fm-strip{display:flex;flex-wrap:wrap;gap:6px;font-family:ui-monospace,monospace;font-size:13px}
 .fm-w{display:inline-flex}
 .fm-tok{padding:1px 5px;border:1px solid rgba(99,102,241,.45);background:rgba(99,102,241,.10)}
@@ -39,11 +39,13 @@ FILL_MASK_CSS = """<style>
 </style>"""
 
 
-def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = None, tokens=None) -> str:
+def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = None, tokens=None,
+                     heading: str = "h3") -> str:
     """The fill-mask answers as a person reads them: per mask, each prediction with its probability
     (`format_probability`; the exact value and ln p on hover) and a bar scaled to the top prediction of
     that mask, so the ranking shows even when every probability is small; then, given `tokens`
-    (`demo.tokens_view.Tokens`), the text as the model reads it (`tokens_html`)."""
+    (`demo.tokens_view.Tokens`), the text as the model reads it (`tokens_html`). `heading`: the element of
+    each part's heading ("h4" inside a comparison, whose models are the h3s)."""
     blocks = []
     for i, row in enumerate(per_mask):
         top = max((float(r["score"]) for r in row), default=0.0) or 1.0
@@ -64,7 +66,7 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
                          f'style="width:{width:.1f}%"></span></td><td class="fm-score" title="p = {p:.3e}, ln p = '
                          f'{format_log_probability(p)}">{format_probability(p)}</td></tr>')
         what = "your candidate words, all of them" if candidates else f"top {len(row)} of the vocabulary"
-        blocks.append(f'<div class="fm-mask"><h3>&lt;mask&gt; {i + 1} <small>({what})</small></h3>'
+        blocks.append(f'<div class="fm-mask"><{heading}>&lt;mask&gt; {i + 1} <small>({what})</small></{heading}>'
                       f'<table class="fm-table">{"".join(lines)}</table></div>')
     note = ("Probabilities over the whole vocabulary; bars are scaled to the top answer of each mask. Hover a "
             "score for the exact value and its log-probability.")
@@ -72,11 +74,11 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
         note += (" A candidate that is not one token of the vocabulary is scored by its first piece, as in "
                  "transformers (its row says so); candidates that share that piece share one row and one score.")
     if tokens is not None:
-        blocks.append(tokens_html(tokens))
+        blocks.append(tokens_html(tokens, heading))
     return f'{FILL_MASK_CSS}<div class="fm-view">{"".join(blocks)}<p class="fm-note">{note}</p></div>'
 
 
-def tokens_html(tokens) -> str:
+def tokens_html(tokens, heading: str = "h3") -> str:
     """The text as the model reads it: one chip per token, the pieces of one word side by side (a dashed line
     between them), special tokens dimmed and each mask in red. A word the tokenizer met rarely comes in
     pieces (" barked": "b" + "arked"), and the model has to know it from them."""
@@ -99,8 +101,8 @@ def tokens_html(tokens) -> str:
     strip = "".join(f'<span class="fm-w">{"".join(chips)}'
                     + (f'<b class="fm-sr"> (one word in {len(chips)} pieces)</b>' if len(chips) > 1 else "")
                     + "</span>" for chips in words)
-    return (f'<div class="fm-tokens"><h3>How the model reads it <small>({read}; the pieces of one word sit '
-            f'together)</small></h3><div class="fm-strip">{strip}</div></div>')
+    return (f'<div class="fm-tokens"><{heading}>How the model reads it <small>({read}; the pieces of one word '
+            f'sit together)</small></{heading}><div class="fm-strip">{strip}</div></div>')
 
 
 SHOWN_SHARING = 5  # candidate words a shared row names (all of them on hover)

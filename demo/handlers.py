@@ -22,7 +22,7 @@ from .examples import ANALOGY_PROBE
 from .formatting import SPACE_LABEL, md_escape
 from .layer_lens import layer_predictions, layers_html
 from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
-from .model_choice import SHIPPED, SUGGESTED, ModelChoiceError, ModelChooser, describe, is_shipped
+from .model_choice import COMPARISON, SHIPPED, SUGGESTED, ModelChoiceError, ModelChooser, describe, is_shipped
 from .models import Models
 from .tokens_view import Tokens, classifier_text, cut_to_window, special_ids, tokenize
 from .validation import (LONG_TEXT_TOKENS, MASK, MASK_RE, MAX_EPOCHS, MAX_SEED, MAX_TOP_K, candidate_words,
@@ -121,10 +121,11 @@ class Handlers:
                 mask["answer"]["candidates"] = row[0]["candidates"]
         return (*outputs, layers_html(lens), lens)
 
-    def _fill_mask(self, text, top_k, targets, model):
+    def _fill_mask(self, text, top_k, targets, model, heading="h3", tab=None):
         """`fill_mask`'s outputs, and what the page's layer view needs: the model, the text read (masks spelt
-        <mask>) and the predictions per mask."""
-        loaded = self._need("mlm", model)
+        <mask>) and the predictions per mask. `heading`: the element of the view's headings; `tab`: who asks
+        for the model, when not the Fill mask tab (named in its errors)."""
+        loaded = self._need("mlm", model, tab)
         pipe = loaded.pipeline
         top_k = parse_int(top_k, "Top-k", 1, MAX_TOP_K)
         words = candidate_words(targets)
@@ -151,7 +152,7 @@ class Handlers:
         if len(read) < full_length:
             filled.append((" …", None))
         raw = [[dict(r) for r in row] for row in per_mask]
-        outputs = (filled, *mask_labels(per_mask), raw, predictions_html(per_mask, words, tokens))
+        outputs = (filled, *mask_labels(per_mask), raw, predictions_html(per_mask, words, tokens, heading))
         return outputs, loaded, text, per_mask
 
     @staticmethod
@@ -179,7 +180,7 @@ class Handlers:
         columns, data, texts = [], [], []
         for choice, name in zip((model, other), names):
             try:
-                outputs, loaded, read, per_mask = self._fill_mask(text, top_k, targets, choice)
+                outputs, loaded, read, per_mask = self._fill_mask(text, top_k, targets, choice, "h4", COMPARISON)
             except gr.Error as err:  # say which model: one may read fewer tokens than the other
                 raise fail(f"{name}: {err.message}") from None
             title = name if is_shipped(choice) else loaded.title

@@ -25,6 +25,9 @@ CSS = """<style>
 .hr-view{display:flex;flex-direction:column;gap:6px;font-size:14px}
 .hr-view p{margin:0}
 .hr-scroll{overflow-x:auto}
+.hr-scroll:focus-visible{outline:2px solid #6366f1;outline-offset:2px}
+.hr-view th.hr-current{text-decoration:underline}
+.hr-view td.hr-num small{display:block;opacity:.8}
 .hr-view table{display:table;border-collapse:collapse;width:100%;font-size:13px;border:0;margin:0}
 .hr-view caption{text-align:left;font-size:12px;opacity:.8;padding:0 0 4px 0;caption-side:top}
 .hr-view tr,.hr-view td,.hr-view th{border:0 !important;background:transparent}
@@ -107,24 +110,34 @@ def layer_roles_html(layer_attention: np.ndarray, labels: list[str], layer: int)
                f"In layer {layer}, no head gives half of its attention to one kind of token")
     if mixed:
         summary += (f"; the other {mixed} mix several." if clear and mixed > 1 else
-                    "; the other one mixes several." if clear else f"; all {mixed} mix several.")
+                    "; the other one mixes several." if clear else
+                    f"; all {mixed} mix several." if mixed > 1 else "; its one head mixes several.")
     else:
         summary += "."
     summary += (" Attention parked on &lt;s&gt; or &lt;/s&gt; is often read as “nothing to look up here” (Clark "
                 "et al. 2019); a head on the previous or the next token carries word order.")
-    head_cells = "".join(f"<th scope='col'>{html.escape(name)}</th>" for name in PATTERNS)
+    head_cells = "".join(f'<th scope="col">{html.escape(name)}</th>' for name in PATTERNS)
     rows = []
     for head in heads:
-        cells = "".join(f"<td class='hr-num' style='background:rgba(99,102,241,{0.45 * head['shares'][name]:.2f})'>"
-                        f"{percent(head['shares'][name])}</td>" for name in PATTERNS)
-        rows.append(f"<tr><th scope='row'>head {head['head']}</th><td>{html.escape(head['role'])}</td>{cells}"
-                    f"<td class='hr-num'>{head['spread']:.1f}</td></tr>")
-    return (f"{CSS}<div class='hr-view'><p>{summary}</p><div class='hr-scroll'><table><caption>Where each head "
-            f"of layer {layer} attends, averaged over the {len(labels)} tokens (each weight counted in the first "
-            "column that fits)</caption>"
-            f"<thead><tr><th scope='col'>head</th><th scope='col'>mostly</th>{head_cells}"
-            "<th scope='col'>tokens it spreads over</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></div></div>")
+        cells = "".join(shaded_cell(percent(head["shares"][name]), head["shares"][name]) for name in PATTERNS)
+        rows.append(f'<tr><th scope="row">head {head["head"]}</th><td>{html.escape(head["role"])}</td>{cells}'
+                    f'<td class="hr-num">{head["spread"]:.1f}</td></tr>')
+    caption = (f"Where each head of layer {layer} attends, averaged over the {len(labels)} tokens (each weight "
+               "counted in the first column that fits)")
+    return (f'{CSS}<div class="hr-view"><p>{summary}</p>' + scroll_box(
+        f'<table><caption>{caption}</caption><thead><tr><th scope="col">head</th><th scope="col">mostly</th>'
+        f'{head_cells}<th scope="col">tokens it spreads over</th></tr></thead><tbody>{"".join(rows)}</tbody>'
+        "</table>", f"Heads of layer {layer}") + "</div>")
+
+
+def shaded_cell(text: str, share: float) -> str:
+    """A table cell of a share, shaded by it (the deeper, the larger)."""
+    return f'<td class="hr-num" style="background:rgba(99,102,241,{0.45 * share:.2f})">{text}</td>'
+
+
+def scroll_box(table: str, label: str) -> str:
+    """A wide table in a box that scrolls sideways on a narrow screen, and by keyboard (it takes focus)."""
+    return f'<div class="hr-scroll" tabindex="0" role="region" aria-label="{html.escape(label)}">{table}</div>'
 
 
 def top_targets_html(labels: list[str], matrix: np.ndarray, title: str, verb: str = "attends to",
@@ -135,10 +148,10 @@ def top_targets_html(labels: list[str], matrix: np.ndarray, title: str, verb: st
     for i, row in enumerate(matrix):
         order = np.argsort(-row, kind="stable")[:k]
         targets = ", ".join(f"{j}: “{html.escape(labels[j])}” {percent(row[j])}" for j in order)
-        rows.append(f"<tr><th scope='row'>{i}: “{html.escape(labels[i])}”</th><td>{targets}</td></tr>")
-    return (f"{CSS}<details class='hr-view'><summary>The figure as text</summary><table><caption>"
-            f"{html.escape(title)}: each token's {k} largest weights</caption><thead><tr><th scope='col'>token</th>"
-            f"<th scope='col'>{html.escape(verb)}</th></tr></thead><tbody>{''.join(rows)}</tbody></table></details>")
+        rows.append(f'<tr><th scope="row">{i}: “{html.escape(labels[i])}”</th><td>{targets}</td></tr>')
+    return (f'{CSS}<details class="hr-view"><summary>The figure as text</summary><table><caption>'
+            f"{html.escape(title)}: each token's {k} largest weights</caption><thead><tr><th scope=\"col\">token</th>"
+            f'<th scope="col">{html.escape(verb)}</th></tr></thead><tbody>{"".join(rows)}</tbody></table></details>')
 
 
 SHORT = {"<s>": "<s>", "</s>": "</s>", "punctuation": "punct.", "itself": "itself", "previous token": "previous",
@@ -147,7 +160,8 @@ SHORT = {"<s>": "<s>", "</s>": "</s>", "punctuation": "punct.", "itself": "itsel
 
 def overview_html(attentions: np.ndarray, labels: list[str], layer: int | None = None) -> str:
     """Every head of every layer at a glance (a closed table, one row per layer): each head's largest pattern
-    and its share, shaded by that share; `layer`, the one the tab shows, is marked. No CSS of its own: shown
+    and its share, shaded by that share, and under it the second largest when the first is under ROLE_SHARE
+    (the head's role is then the two); `layer`, the one the tab shows, is marked. No CSS of its own: shown
     after `layer_roles_html`."""
     shares = pattern_shares(attentions, labels)  # (L, nh, P): every head at once
     n_heads = shares.shape[1]
@@ -155,15 +169,16 @@ def overview_html(attentions: np.ndarray, labels: list[str], layer: int | None =
     for index, layer_shares in enumerate(shares, start=1):
         cells = []
         for head_shares in layer_shares:
-            name, share = PATTERNS[int(np.argmax(head_shares))], float(head_shares.max())
-            cells.append(f"<td class='hr-num' title='{html.escape(role(head_shares))}' "
-                         f"style='background:rgba(99,102,241,{0.45 * share:.2f})'>"
-                         f"{html.escape(SHORT[name])} {percent(share)}</td>")
-        shown = " aria-current='true' style='text-decoration:underline'" if index == layer else ""
-        rows.append(f"<tr><th scope='row'{shown}>layer {index}</th>{''.join(cells)}</tr>")
-    head_cells = "".join(f"<th scope='col'>head {h}</th>" for h in range(1, n_heads + 1))
-    return (f"<details class='hr-view'><summary>Every layer at a glance</summary><div class='hr-scroll'><table>"
-            "<caption>Each head's largest share of attention and what it goes to, layer by layer (hover a cell "
-            "for the head's role)</caption>"
-            f"<thead><tr><th scope='col'>layer</th>{head_cells}</tr></thead><tbody>{''.join(rows)}</tbody>"
-            "</table></div></details>")
+            first, second = np.argsort(-head_shares, kind="stable")[:2]
+            text = f"{html.escape(SHORT[PATTERNS[first]])} {percent(head_shares[first])}"
+            if head_shares[first] < ROLE_SHARE:  # no one pattern takes half: the role is the two largest
+                text += f"<small>{html.escape(SHORT[PATTERNS[second]])} {percent(head_shares[second])}</small>"
+            cells.append(shaded_cell(text, float(head_shares[first])))
+        shown = ' class="hr-current" aria-current="true"' if index == layer else ""
+        rows.append(f'<tr><th scope="row"{shown}>layer {index}</th>{"".join(cells)}</tr>')
+    head_cells = "".join(f'<th scope="col">head {h}</th>' for h in range(1, n_heads + 1))
+    caption = ("Each head's largest share of attention and what it goes to, layer by layer; under it the second "
+               "largest, when the first is under half")
+    return ('<details class="hr-view"><summary>Every layer at a glance</summary>' + scroll_box(
+        f'<table><caption>{caption}</caption><thead><tr><th scope="col">layer</th>{head_cells}</tr></thead>'
+        f'<tbody>{"".join(rows)}</tbody></table>', "Every layer's heads") + "</details>")

@@ -46,6 +46,7 @@ WHAT = {"RobertaForMaskedLM": "a masked language model (fill mask)",
         "RobertaForSequenceClassification": "a text classifier (sentiment)"}
 KEYS = {architecture: key for key, architecture in ARCHITECTURES.items()}
 TABS = {"mlm": "Fill mask", "sentiment": "Sentiment"}
+COMPARISON = "comparison"  # the Fill mask tab's "compare with" box: a model there is the tab's model nowhere
 ATTENTION_TAB = "Attention"  # reads either kind of model: its shipped choices are "mlm" and "sentiment"
 # A Hub RoBERTa saved before tokenizer.json existed (vocab.json + merges.txt only) reads with roberta-base's
 # tokenizer.json when its vocabulary has roberta-base's size: every RoBERTa fine-tune keeps that vocabulary.
@@ -162,7 +163,14 @@ def _plain_errors(source: str, kept: str):
 
 
 def _kept(tab: str) -> str:
+    """The last sentence of a load's error: what stays as it was."""
+    if tab == COMPARISON:
+        return "The Fill mask tab's own answers stay as they were."
     return f"The {tab} tab keeps its current model."
+
+
+def _the_tab(tab: str) -> str:
+    return "the comparison" if tab == COMPARISON else f"the {tab} tab"
 
 
 def hub_kwargs(source: str) -> dict:
@@ -197,7 +205,7 @@ def load_choice(key: str, source: str, tab: str | None = None) -> LoadedModel:
     with _plain_errors(source, _kept(tab)):
         architecture = read_architecture(source, **hub)  # config.json only, before anything large
         if architecture != ARCHITECTURES[key]:
-            raise ModelChoiceError(f"{source} is {WHAT[architecture]} ({architecture}); the {tab} tab needs "
+            raise ModelChoiceError(f"{source} is {WHAT[architecture]} ({architecture}); {_the_tab(tab)} needs "
                                    f"{WHAT[ARCHITECTURES[key]]} ({ARCHITECTURES[key]}). {_kept(tab)}")
         config = roberta.load_config(source, **hub)
         check_limits(config, source, _kept(tab))
@@ -329,16 +337,23 @@ class ModelChooser:
                     del self._locks[cache_key]
         return loaded
 
-    def is_loaded(self, key: str, choice) -> bool:
-        """Whether `get(key, choice)` needs no loading: the shipped model, a model loaded already, or a choice
-        it refuses at once."""
-        if is_shipped(choice):
+    def is_loaded(self, key: str, choice, tab: str | None = None) -> bool:
+        """Whether `get(key, choice, tab)` (`get_any(choice, tab)` for key "any") answers without loading: the
+        shipped model, a model loaded already, or a choice it refuses at once (not a repo id, or one that failed
+        to load less than FAILED_TTL_S ago)."""
+        if is_shipped(choice) or (key == "any" and choice in ARCHITECTURES):  # the attention box's shipped two
             return True
         try:
             source = _check_choice(choice, self.allow_local, self.hub_mode)
         except ModelChoiceError:
             return True
-        return self._cached((key, source)) is not None
+        keys = list(ARCHITECTURES) if key == "any" else [key]
+        if any(self._cached((k, source)) is not None for k in keys):
+            return True
+        now = time.monotonic()
+        with self._guard:
+            failed = [self._failed.get((k, source, tab)) for k in (*keys, "any")]
+        return any(f is not None and now - f[0] < FAILED_TTL_S for f in failed)
 
     def get_any(self, choice, tab: str = ATTENTION_TAB) -> LoadedModel:
         """A Hub RoBERTa of either kind, for a tab that reads both (attention): loaded as a fill-mask model or

@@ -110,7 +110,8 @@ def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT_S) -> bool:
     `timeout` seconds. The answer is kept for HUB_PROBE_TTL_S. Behind an HTTP(S) proxy the check cannot tell
     and answers True (the download then finds out itself)."""
     host, port = address = _hub_address()
-    if urllib.request.getproxies().get("https") and not urllib.request.proxy_bypass(host):
+    proxies = urllib.request.getproxies()  # HTTPS_PROXY, or ALL_PROXY (which httpx and requests honour too)
+    if (proxies.get("https") or proxies.get("all")) and not urllib.request.proxy_bypass(host):
         return True
     with _probe_lock:
         now = time.monotonic()

@@ -58,7 +58,12 @@ def log_linear(points: list[tuple[float, float]], span: float = 2.0) -> tuple[fl
 
 
 def tokens_for(target: float, per_doubling: float, intercept: float) -> float | None:
-    return 2 ** ((target - intercept) / per_doubling) if per_doubling > 0 else None
+    """The tokens at which the line reaches `target`; None where it never does in floating point (a flat or
+    falling line, or one so nearly flat, as equal phase ends give up to rounding, that 2**x overflows)."""
+    if per_doubling <= 0:
+        return None
+    doublings = (target - intercept) / per_doubling
+    return 2 ** doublings if doublings < sys.float_info.max_exp else None
 
 
 def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] | None = None):
@@ -159,7 +164,7 @@ def main(argv=None) -> int:
           "doubling of tokens")
     needed = tokens_for(args.target, per_doubling, intercept)
     if needed is None:
-        print("the recent phases did not improve accuracy: no extrapolation")
+        print("the recent phases did not improve accuracy measurably: no extrapolation")
     elif needed <= points[-1][0]:
         print(f"the target {100 * args.target:.0f}% is already reached")
     else:

@@ -239,6 +239,17 @@ def test_attention_example(page):
     page.locator("#at-layer input").click()
     page.get_by_role("option", name="2", exact=True).click()
     sync_api.expect(image).not_to_have_attribute("src", before)
+    # the text version opened above is redrawn for layer 2, and stays open
+    sync_api.expect(page.locator("#at-heat-text caption")).to_contain_text("layer 2")
+    details = page.locator("#at-heat-text details")
+    sync_api.expect(details).to_have_attribute("open", "")
+    details.locator("summary").click()  # closed by the visitor: it stays closed through the next redraw
+    page.locator("#at-layer input").click()
+    page.get_by_role("option", name="1", exact=True).click()
+    sync_api.expect(page.locator("#at-heat-text caption")).to_contain_text("layer 1")
+    sync_api.expect(details).not_to_have_attribute("open", "")
+    page.locator("#at-layer input").click()
+    page.get_by_role("option", name="2", exact=True).click()
     page.get_by_role("tab", name="Head view").click()
     sync_api.expect(heads).to_contain_text("Layer 2,")
 

@@ -452,6 +452,10 @@ def test_compare_puts_two_models_side_by_side(handlers, hf_mlm_dir):
     assert [column["model"] for column in data] == ["ours (shipped)", other]
     assert [column["predictions"] for column in data] == [ours, theirs]
     assert view.count('<section aria-label=') == 2 and view.count('class="fm-mask"') == 2
+    # one heading level per layer of the page: a model's name (h3) over its masks and tokens (h4)
+    assert view.count("<h3") == 2 and view.count("<h4>") == 4
+    alone = handlers.fill_mask(TEXT, 3)[-1]
+    assert alone.count("<h3>") == 2 and "<h4>" not in alone
     top = theirs[0][0]["token_str"].strip()
     assert f"{other} “{top}”" in view
     # the other way round: a tab that runs the Hub model compares it with ours; candidates as in the tab
@@ -492,3 +496,21 @@ def test_compare_follows_the_tabs_model_and_names_the_model_that_fails(handlers,
     assert view.count("blah") < 150  # the summary shows what the models read (a 64-token window), not all 2,000
     with pytest.raises(gr.Error, match=f"{hf_mlm_dir}: The mask is beyond the first"):  # the model that failed
         handlers.fill_mask_compare("blah " * 400 + "<mask>.", 3, "", str(hf_mlm_dir), MC.SHIPPED)
+
+
+def test_a_compare_model_that_fails_says_so_once_and_leaves_the_tab_as_it_was(handlers, hf_clf_dir, monkeypatch):
+    """The comparison's errors say that the tab's own answers stay (its model is not the one that failed); a
+    model that failed is refused at once next time, so the loading note does not flash up for it."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    missing, chooser = "someone/no-such-roberta", handlers.chooser
+    assert not chooser.is_loaded("mlm", missing, MC.COMPARISON)
+    with pytest.raises(gr.Error, match=r"cannot be reached from this server \(HF_HUB_OFFLINE is set\), and "
+                                       f"{missing} is not in its download cache. The Fill mask tab's own answers "
+                                       "stay as they were"):
+        handlers.fill_mask_compare(TEXT, 3, "", MC.SHIPPED, missing)
+    assert chooser.is_loaded("mlm", missing, MC.COMPARISON)  # refused at once within FAILED_TTL_S: no loading
+    assert not chooser.is_loaded("mlm", missing)  # the tab's own box has not tried it: its message differs
+    with pytest.raises(gr.Error, match="needs a masked language model"):
+        handlers.fill_mask_compare(TEXT, 3, "", MC.SHIPPED, str(hf_clf_dir))
+    assert chooser.is_loaded("mlm", str(hf_clf_dir), MC.COMPARISON)
+    assert chooser.is_loaded("any", "sentiment") and not chooser.is_loaded("any", missing, MC.ATTENTION_TAB)

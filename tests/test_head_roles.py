@@ -55,11 +55,11 @@ def test_the_layer_table_reads_its_heads():
     text = R.layer_roles_html(layer, LABELS, layer=3)
     assert "In layer 3, 3 of 4 heads give half of their attention or more to one kind of token (&lt;s&gt;: heads " \
            "1, 2; previous token: head 3); the other one mixes several." in text
-    assert text.count("<th scope='row'>head") == 4 and "tokens it spreads over" in text
+    assert text.count('<th scope="row">head') == 4 and "tokens it spreads over" in text
     assert "<s>" not in text.replace("<style>", "")  # every label escaped
     one = R.layer_roles_html(layer[:1], LABELS, layer=1)
     assert "1 of 1 heads gives half of its attention" in one and "mix" not in one
-    assert "no head gives half of its attention to one kind of token; all 1 mix several" in R.layer_roles_html(
+    assert "no head gives half of its attention to one kind of token; its one head mixes several" in R.layer_roles_html(
         layer[3:], LABELS, layer=1)
 
 
@@ -70,7 +70,7 @@ def test_the_heatmap_text_lists_each_tokens_largest_weights():
     text = R.top_targets_html(LABELS, matrix, "Attention, layer 1, head 2", verb="attends to", k=2)
     assert "<summary>The figure as text</summary>" in text
     assert "Attention, layer 1, head 2: each token's 2 largest weights" in text
-    assert text.count("<th scope='row'>") == N and "8: “&lt;/s&gt;”</th><td>2: “cat” 50.0%, 5: “it” 30.0%" in text
+    assert text.count('<th scope="row">') == N and "8: “&lt;/s&gt;”</th><td>2: “cat” 50.0%, 5: “it” 30.0%" in text
 
 
 def test_punctuation():
@@ -83,11 +83,13 @@ def test_every_layer_at_a_glance():
     attentions = np.stack([np.stack([one_hot_rows([0] * N), np.full((N, N), 1 / N)]),
                            np.stack([one_hot_rows([max(i - 1, 0) for i in range(N)]), one_hot_rows([N - 1] * N)])])
     text = R.overview_html(attentions, LABELS, layer=2)
-    assert text.count("<th scope='row'") == 2 and text.count("<th scope='col'>head") == 2
+    assert text.count('<th scope="row"') == 2 and text.count('<th scope="col">head') == 2
     assert "&lt;s&gt; 100%" in text and "&lt;/s&gt; 100%" in text and "previous 55.6%" in text
-    assert "other 37.0%" in text  # uniform: what fits none of the named patterns is its largest share
-    assert "<th scope='row' aria-current='true' style='text-decoration:underline'>layer 2</th>" in text
-    assert "title='previous token'" in text and "<summary>Every layer at a glance</summary>" in text
+    # uniform: what fits none of the named patterns is its largest share, under half, so the second shows too
+    assert "other 37.0%<small>punct. 22.2%</small>" in text
+    assert "previous 55.6%<small>" not in text  # over half: one role
+    assert '<th scope="row" class="hr-current" aria-current="true">layer 2</th>' in text
+    assert "<summary>Every layer at a glance</summary>" in text and 'tabindex="0" role="region"' in text
 
 
 def test_other_tokens_is_not_one_job():
@@ -95,4 +97,4 @@ def test_other_tokens_is_not_one_job():
     matrix = np.zeros((N, N))
     matrix[:, 2], matrix[:, 5] = 0.6, 0.4  # "cat" and "it": other tokens for most rows
     text = R.layer_roles_html(matrix[None], LABELS, layer=1)
-    assert "no head gives half of its attention to one kind of token; all 1 mix several" in text
+    assert "no head gives half of its attention to one kind of token; its one head mixes several" in text

@@ -196,9 +196,11 @@ def test_the_hub_probe_connects_once_per_ttl_and_trusts_a_proxy(monkeypatch, fre
     assert not hub.hub_reachable()  # the port is closed now
     assert time.monotonic() - start < hub.HUB_PROBE_TIMEOUT_S + 1
     monkeypatch.setattr(hub, "_connects", lambda address, timeout: pytest.fail("a proxy's Hub is not probed"))
-    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
-    monkeypatch.setitem(hub._probe, "at", float("-inf"))
-    assert hub.hub_reachable()
+    for name in ("HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.setenv(name, "http://proxy.example:3128")
+        monkeypatch.setitem(hub._probe, "at", float("-inf"))
+        assert hub.hub_reachable()
+        monkeypatch.delenv(name)
 
 
 def test_a_probe_that_hangs_gives_up_after_its_timeout(monkeypatch):

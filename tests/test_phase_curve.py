@@ -24,8 +24,11 @@ def test_extrapolation_through_the_phase_ends_of_the_last_doubling(tmp_path, cap
 def test_no_gain_means_no_extrapolation(tmp_path, capsys):
     write_phases(tmp_path, [(1e6, 0.30), (1e6, 0.29)])
     assert phase_curve.main(["--model", str(tmp_path)]) == 0
-    assert "did not improve accuracy: no extrapolation" in capsys.readouterr().out
+    assert "did not improve accuracy measurably: no extrapolation" in capsys.readouterr().out
     assert phase_curve.main(["--model", str(tmp_path / "missing")]) == 2
+    # equal phase ends whose fitted rate is rounding noise (2.4e-17 per doubling): no 2**(4e15) overflow
+    assert phase_curve.tokens_for(0.5, 2.3724234956438363e-17, 0.085) is None
+    assert phase_curve.tokens_for(0.5, 0.0, 0.085) is None and phase_curve.tokens_for(0.5, -0.01, 0.085) is None
 
 
 def test_a_malformed_phases_file_or_a_folder_as_out_is_a_one_line_error(tmp_path, capsys):
