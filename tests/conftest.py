@@ -3,11 +3,17 @@
 
 Everything here is built in seconds from data the tests generate; nothing is downloaded.
 """
-import pytest
-import torch
+import os
 
-import roberta
-from scripts.tiny_models import make_sentences, save_tiny_model, tiny_tokenizer
+# No test reaches the network, here or in CI (which sets this too): set before huggingface_hub is imported,
+# which reads it once, so that a run here behaves as CI's does
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+import roberta  # noqa: E402
+from scripts.tiny_models import make_sentences, save_tiny_model, tiny_tokenizer  # noqa: E402
 
 
 @pytest.fixture(scope="session")
