@@ -96,9 +96,9 @@ MODEL_NAMES = {"mlm": "fill-mask model", "sentiment": "sentiment classifier"}
 COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, APP_CONCURRENCY at a time
 
 
-def error_box():
+def error_box(elem_id=None):
     """Where a tab's plain errors show, next to its input (hidden until there is one)."""
-    return gr.HTML(visible=False, elem_classes="input-error-box")
+    return gr.HTML(visible=False, elem_classes="input-error-box", elem_id=elem_id)
 
 
 def api(fn, inputs, outputs, name):
@@ -113,9 +113,10 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
     run when the page opens if `on_load` (every tab shows its default example computed); and the public API
     endpoint `name` (`api`). Both in the shared compute queue; the UI event reads `ui_inputs` when given (the
     same parameters, the last one from the page's state instead of its API default; `keep_undrawn`: see
-    `keep_results`). `first`: (UI function, its outputs) run on the same inputs before `fn`, so that what `fn`
-    adds to the page belongs to the same text. `page`: (function, outputs) the UI event runs instead of `fn`
-    (`fn`'s outputs first, then more views of the same input). Returns the UI version (for the examples)."""
+    `keep_results`). `first`: (UI function, its outputs, its error box) run on the same inputs before `fn`, so
+    that what `fn` adds to the page belongs to the same text; when it fails (its box says why, next to the
+    input), `fn` does not run. `page`: (function, outputs) the UI event runs instead of `fn` (`fn`'s outputs
+    first, then more views of the same input). Returns the UI version (for the examples)."""
     page_fn, page_outputs = page or (fn, outputs)
     ui = keep_results(page_fn, len(page_outputs), keep_undrawn)
     triggers = [*triggers, demo.load] if on_load else triggers
@@ -123,9 +124,15 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
     event = dict(inputs=ui_inputs, outputs=[*page_outputs, error], api_name=f"{name}_ui", api_visibility="private",
                  **COMPUTE)
     if first:
-        first_ui, first_outputs = first
-        gr.on(triggers, first_ui, ui_inputs, [*first_outputs, error], api_name=f"{name}_first_ui",
-              api_visibility="private", **COMPUTE).then(ui, **event)
+        first_ui, first_outputs, first_error = first
+
+        def after_first(*args):
+            *args, failed = args  # the first step's error box: empty unless it failed
+            hidden = gr.update(value="", visible=False)  # fn's error, if one showed, is not this input's
+            return (*[gr.skip()] * len(page_outputs), hidden) if failed else ui(*args)
+
+        gr.on(triggers, first_ui, ui_inputs, [*first_outputs, first_error], api_name=f"{name}_first_ui",
+              api_visibility="private", **COMPUTE).then(after_first, **{**event, "inputs": [*ui_inputs, first_error]})
     else:
         gr.on(triggers, ui, **event)
     api(fn, inputs, outputs, name)
@@ -201,10 +208,9 @@ CSS = """
 /* the text stops before the arrow (a long word or model name ran under it at 320 px) */
 :is(#at-head, #tk-word, #fm-model, #st-model, #at-model, #tk-model, #em-model) input {padding-right: 22px;
   text-overflow: ellipsis}
-/* a visible focus ring where the theme's is too faint to see (text boxes, the slider, the checkbox) */
-textarea:focus-visible, input[type=range]:focus-visible, input[type=checkbox]:focus-visible {
-  outline: 2px solid #4338ca !important; outline-offset: 2px}
-.dark :is(textarea, input[type=range], input[type=checkbox]):focus-visible {outline-color: #a5b4fc !important}
+/* a visible focus ring where the theme's is too faint to see (text, number and model boxes, sliders, checkboxes) */
+textarea:focus-visible, input:focus-visible {outline: 2px solid #4338ca !important; outline-offset: 2px}
+.dark :is(textarea, input):focus-visible {outline-color: #a5b4fc !important}
 /* a slider's end labels at 4.5:1 (the theme's grey: 2.5:1) */
 :is(.min_value, .max_value) {color: #4b5563}
 .dark :is(.min_value, .max_value) {color: #d1d5db}
@@ -214,6 +220,7 @@ textarea:focus-visible, input[type=range]:focus-visible, input[type=checkbox]:fo
 #at-grid img {min-width: 640px}
 /* a Dataframe's column_widths must add up to at least this, or its header and body columns part */
 .wide-table table {min-width: 640px}
+.narrow-table table {min-width: 370px}  /* fits a phone's width: its numbers need no scrolling */
 
 /* narrower page margins on phones (outside @media: Gradio scopes rules inside one to .contain) */
 .main.app {padding-left: clamp(6px, 2.5vw, 32px) !important; padding-right: clamp(6px, 2.5vw, 32px) !important}
@@ -225,7 +232,8 @@ textarea:focus-visible, input[type=range]:focus-visible, input[type=checkbox]:fo
 .model-note {font-size: 0.9em; border-left: 4px solid #a5b4fc; padding-left: 10px}
 /* after a plain error the results on the page are still the last input's: dimmed until the next answer */
 #tab-fill:has(.input-error-box .input-error) :is(#fm-filled, #fm-view, #fm-layers-box),
-#tab-sentiment:has(.input-error-box .input-error) :is(#st-label, #st-words, #st-explain, #st-whatif),
+#tab-sentiment:has(#st-error .input-error) :is(#st-label, #st-words, #st-explain, #st-whatif),
+#tab-sentiment:has(#st-whatif-error .input-error) #st-whatif,
 #tab-attention:has(.input-error-box .input-error) :is(#at-notes, #at-views),
 #tab-tokens:has(#tk-input-col .input-error) :is(#tk-view, #tk-merges-box),
 #tk-merges-box:has(.input-error) #tk-merges, #fm-compare-box:has(#fm-compare-error .input-error) #fm-compare,
@@ -374,9 +382,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             fm_ui_in = [fm_text, fm_k, fm_targets, fm_current]  # the box may hold a model still loading
             # the page shows layer by layer for the same text and answers, computed in the same event
             fm_page = [*fm_out, fm_layers, fm_layers_data]
-            fm_ui = wire([fm_btn.click, fm_text.submit, fm_targets.submit, fm_current.change], handlers.fill_mask,
-                         fm_in, fm_out, fm_error, "fill_mask", on_load=True, page=(handlers.fill_mask_page, fm_page),
-                         ui_inputs=fm_ui_in)
+            fm_ui = wire([fm_btn.click, fm_text.submit, fm_targets.submit, fm_k.release, fm_current.change],
+                         handlers.fill_mask, fm_in, fm_out, fm_error, "fill_mask", on_load=True,
+                         page=(handlers.fill_mask_page, fm_page), ui_inputs=fm_ui_in)
             api(handlers.fill_mask_layers, [fm_text, fm_model], [fm_layers, fm_layers_data], "fill_mask_layers")
 
             def compare_load(other):
@@ -414,10 +422,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                  "which words push towards positive and which towards negative, and whether the answer follows "
                  "the words that matter: **What if?** removes or negates the strongest one.")
             with gr.Row():
-                with gr.Column():
+                with gr.Column() as st_input_col:
                     st_text = gr.Textbox(elem_id="st-text", label="Text", info=ENTER, **TEXT,
                                          value="A gorgeous, funny and deeply moving film.")
-                    st_error = error_box()
+                    st_error = error_box("st-error")
                     st_model, st_current = model_box("sentiment", "st")
                     st_btn = gr.Button("Classify", variant="primary")
                 with gr.Column():
@@ -429,6 +437,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             st_explain = gr.Markdown(elem_id="st-explain")
             # what if the word that pushed most were removed or negated? (demo/counterfactual.py)
             st_whatif_btn = gr.Button("What if? (counterfactual)", elem_id="st-whatif-btn")
+            st_whatif_error = error_box("st-whatif-error")  # the counterfactual's own: the text's go next to it
             st_whatif = gr.Markdown(elem_id="st-whatif")
             st_whatif_data = gr.JSON(visible=False)  # the same as data, for API clients only
             st_whatif_out = [st_whatif, st_whatif_data]
@@ -436,15 +445,17 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             st_ui_in = [st_text, st_current]  # the page reads the tab's model, not a box still loading one
             st_ui = wire([st_btn.click, st_text.submit, st_current.change], handlers.classify, [st_text, st_model],
                          st_out, st_error, "classify", on_load=True, ui_inputs=st_ui_in)
-            examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify", run_inputs=st_ui_in,
-                     labels=[example_label(text) for text in SENTIMENT_EXAMPLES])
+            with st_input_col:  # under the text, not below What if?
+                examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify", run_inputs=st_ui_in,
+                         labels=[example_label(text) for text in SENTIMENT_EXAMPLES])
             # the text may have been edited since it was classified: classify it first, so that the answer,
             # the word colours and the counterfactual on the page are the same text's
-            wire([st_whatif_btn.click], handlers.counterfactual, [st_text, st_model], st_whatif_out, st_error,
-                 "counterfactual", first=(st_ui, st_out), ui_inputs=st_ui_in,
+            wire([st_whatif_btn.click], handlers.counterfactual, [st_text, st_model], st_whatif_out, st_whatif_error,
+                 "counterfactual", first=(st_ui, st_out, st_error), ui_inputs=st_ui_in,
                  page=(handlers.counterfactual_page, st_whatif_out))
-            # a new answer makes the last counterfactual stale: clear it
-            st_explain.change(lambda: ("", None), None, st_whatif_out, queue=False, show_progress="hidden",
+            # a new answer makes the last counterfactual (or its error) stale: clear it
+            st_explain.change(lambda: ("", None, gr.update(value="", visible=False)), None,
+                              [*st_whatif_out, st_whatif_error], queue=False, show_progress="hidden",
                               api_name="counterfactual_clear", api_visibility="private")
             with gr.Accordion("How far to trust the score (calibration)", open=False, elem_id="st-calibration"):
                 sentiment_extras = MODELS.sentiment.extras
@@ -634,7 +645,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             em_changed = [em_current.change]  # another model redraws every view
             em_nb_in = [em_word, em_k, em_words_only]
             em_nb_out, em_an_out = [em_neighbours, em_neighbours_data], [em_analogy, em_analogy_data]
-            em_nb_ui = wire([em_btn.click, em_word.submit, *em_changed], handlers.neighbours, [*em_nb_in, em_model],
+            em_nb_ui = wire([em_btn.click, em_word.submit, em_k.release, em_words_only.input, *em_changed],
+                            handlers.neighbours, [*em_nb_in, em_model],
                             em_nb_out, em_nb_error, "neighbours", on_load=True, ui_inputs=[*em_nb_in, em_current])
             # the API's k and words_only (the page shows 10 tokens that begin a word): hidden inputs with the defaults
             em_an_in = [*em_abc, gr.Number(10, visible=False), gr.Checkbox(True, visible=False)]
@@ -661,17 +673,17 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                  "of the sentence every epoch, BERT's 10 copies cycle, and dynamic masking keeps asking for new "
                  "positions until nearly all of the sentence has been a target.")
             with gr.Row():
-                with gr.Column(scale=3):
+                with gr.Column(scale=3) as mk_input_col:
                     mk_text = gr.Textbox(elem_id="mk-text", label="Sentence", info=ENTER, **TEXT,
                                          value="The quick brown fox jumps over the lazy dog near the river bank.")
                     mk_error = error_box()
                 mk_epochs = Slider(1, MAX_EPOCHS, value=12, step=1, label="Epochs")
-                mk_seed = Number(value=0, precision=0, label="Seed")
+                mk_seed = Number(value=0, precision=0, label="Seed", elem_id="mk-seed")
                 mk_btn = gr.Button("Mask", variant="primary")
             mk_table = gr.HTML(elem_id="mk-table")
             mk_stats = gr.Dataframe(headers=MASKING_COLUMNS, label="What each scheme showed", interactive=False,
-                                    wrap=True, elem_id="mk-stats", elem_classes="wide-table",
-                                    column_widths=["220px", "140px", "160px", "120px"])  # 640 px: .wide-table
+                                    wrap=True, elem_id="mk-stats", elem_classes="narrow-table",
+                                    column_widths=["130px", "70px", "90px", "80px"])  # 370 px: .narrow-table
             mk_plot = Plot(label="Coverage against epochs", show_label=False, elem_id="mk-plot")
             mk_preds = gr.Dataframe(headers=PREDICTION_COLUMNS, interactive=False, wrap=True, elem_id="mk-preds",
                                     elem_classes="wide-table", label="The MLM's top-1 prediction at every target of "
@@ -679,11 +691,14 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                                                      "120px", "115px", "80px"])
             model_note("mlm")
             mk_out = [mk_table, mk_stats, mk_plot, mk_preds]
-            mk_ui = wire([mk_btn.click, mk_text.submit], handlers.masking, [mk_text, mk_epochs, mk_seed], mk_out,
-                         mk_error, "masking", on_load=True)
-            examples([["The quick brown fox jumps over the lazy dog near the river bank.", 12, 0],
-                      ["Paris is the capital of France and the largest city of the country.", 40, 1]],
-                     [mk_text, mk_epochs, mk_seed], mk_out, mk_ui, mk_error, "masking")
+            # the button, Enter in a box, or letting go of the slider reruns it (a table that no longer matched
+            # its controls looked current)
+            mk_ui = wire([mk_btn.click, mk_text.submit, mk_epochs.release, mk_seed.submit], handlers.masking,
+                         [mk_text, mk_epochs, mk_seed], mk_out, mk_error, "masking", on_load=True)
+            with mk_input_col:  # under the sentence, not below the tables
+                examples([["The quick brown fox jumps over the lazy dog near the river bank.", 12, 0],
+                          ["Paris is the capital of France and the largest city of the country.", 40, 1]],
+                         [mk_text, mk_epochs, mk_seed], mk_out, mk_ui, mk_error, "masking")
             gr.Markdown(ablation_markdown(ABLATION))
             if "curves" in ABLATION:
                 gr.Image(ABLATION["curves"], label="Ablation curves", show_label=False, interactive=False,

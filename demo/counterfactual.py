@@ -38,7 +38,9 @@ NOT_CONTRACTIONS = {"can't": "can", "won't": "will", "shan't": "shall", "ain't":
 COPULAS = {"is", "was", "are", "were", "am", "be", "been"}
 COPULA_CONTRACTIONS = ("'s", "'re", "'m")  # it's, they're, I'm (and, sometimes wrongly, a possessive 's)
 SENTENCE_END_RE = re.compile(r"[.!?…]+$")
-CORE_RE = re.compile(r"\w(?:.*\w)?", re.S)  # a word without the punctuation around it
+# what a word's edges lose when it is named ("film." -> "film", "(great)" -> "great"); "<", ">", "&", "#", "@",
+# "$" and "%" stay: they belong to what was typed ("<b>", "#1", "100%")
+EDGE_PUNCTUATION = ".,;:!?…\"'“”‘’«»()[]{}*¡¿"
 CONTEXT_WORDS = 8  # words shown on each side of an edit
 LEFTOVER = " .,;:!?…\"'"  # an edited text of only these (what removing "good." leaves) is no text
 
@@ -88,13 +90,19 @@ def _context(part: str, last: bool) -> str:
 
 
 def _core(text: str, start: int, end: int) -> tuple[int, int]:
-    """The span of the word at text[start:end] without the punctuation around it (empty: no letters)."""
-    match = CORE_RE.search(text, start, end)
-    return (match.start(), match.end()) if match else (start, start)
+    """The span of the word at text[start:end] without the punctuation around it (`EDGE_PUNCTUATION`; empty:
+    the word is only punctuation)."""
+    word = text[start:end]
+    rest = word.lstrip(EDGE_PUNCTUATION)
+    if not rest:
+        return start, start
+    core_start = end - len(rest)
+    return core_start, core_start + len(rest.rstrip(EDGE_PUNCTUATION))
 
 
 def core_word(text: str, start: int, end: int) -> str:
-    """The word at text[start:end] without its punctuation (all of it when it has no letters: "!!!")."""
+    """The word at text[start:end] as the app names it: without the punctuation around it (all of it when it is
+    only punctuation: "!!!"), the rest as typed ("<b>", "😀"). Raw text: whoever shows it escapes it."""
     core_start, core_end = _core(text, start, end)
     return text[core_start:core_end] if core_end > core_start else text[start:end]
 

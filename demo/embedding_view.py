@@ -291,10 +291,10 @@ def probe_markdown(result: dict, who: str = "the model's embeddings", top_k: int
     """`score_analogies`' result in a sentence or two, with each category's count."""
     n = result["questions"]
     parts = ", ".join(f"{name} {c['top1']}/{c['questions']}" for name, c in result["categories"].items())
-    return (f"**How often is the analogy right?** Of {n} test questions (`demo.examples.ANALOGY_PROBE`), "
-            f"{who} give the expected word first for {result['top1']:.1%} "
-            f"({round(result['top1'] * n)} of {n}) and among the first {top_k} for {result[f'top{top_k}']:.1%}: "
-            f"{parts}. Measured when the app started (`python -m scripts.analogy_probe`).")
+    return (f"**How often is the analogy right?** Of {n} test questions (Paris : France :: Berlin : ?, and "
+            f"the like), {who} give the expected word first for {result['top1']:.1%} "
+            f"({round(result['top1'] * n)} of {n}) and among the first {top_k} for {result[f'top{top_k}']:.1%}. "
+            f"Right first, by kind: {parts}. Measured when the app started.")
 
 
 # --- the table view --------------------------------------------------------------------------------------

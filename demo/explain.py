@@ -8,12 +8,15 @@ them; integrated gradients run the classifier's own forward on input embeddings 
 from __future__ import annotations
 
 import html
+import re
+from collections import Counter
 
 import numpy as np
 import torch
 
 from roberta.model import position_ids_from_input_ids
 
+from .counterfactual import core_word
 from .formatting import md_escape, pct
 from .tokens_view import Tokens, word_spans
 
@@ -101,21 +104,47 @@ def highlighted_words(shown: str, words: list[tuple[int, int, float]], truncated
     return highlighted
 
 
+ENGLISH_WORD_RE = re.compile(r"[A-Za-z]{2}")  # two ASCII letters in a row: the start of an ordinary English word
+NO_ENGLISH = ("**This text has no English words:** the classifier learned from English sentences (the shipped one "
+              "from movie reviews, SST-2), so its verdict here means little.")
+TOP_WORDS = 3  # words listed each way under "Most towards"
+
+
+def has_english_word(text: str) -> bool:
+    """Whether `text` has an ordinary English word (a run of two or more ASCII letters): "?!?!...", "😀🔥👍" and
+    "这部电影很好看" have none, "A fine film." has."""
+    return ENGLISH_WORD_RE.search(text) is not None
+
+
+def top_words(shown: str, words, sign: float, n: int = TOP_WORDS) -> list[str]:
+    """The `n` words that push most towards `sign` (+1 or -1), strongest first, each named once as the app names
+    words (`counterfactual.core_word`: "film." is "film"; "The" and "the" are one word) by its strongest
+    occurrence, with "×k" when k of its occurrences push this way. Markdown-escaped."""
+    ranked = sorted((w for w in words if sign * w[2] > 0), key=lambda w: -sign * w[2])
+    names = [core_word(shown, start, end) for start, end, _ in ranked]
+    counts = Counter(name.lower() for name in names)
+    strongest = {}  # each word's strongest occurrence, in order
+    for name in names:
+        strongest.setdefault(name.lower(), name)
+    return [f"“{md_escape(name)}”" + (f" ×{counts[key]}" if counts[key] > 1 else "")
+            for key, name in list(strongest.items())[:n]]
+
+
 def explanation_markdown(shown: str, words, toward: str, away: str, best: str, probability: float) -> str:
-    """How to read the colours, and the words that pushed most each way."""
-    ranked = sorted(words, key=lambda w: -w[2])
-    pro = [md_escape(shown[s:e]) for s, e, v in ranked[:3] if v > 0]
-    con = [md_escape(shown[s:e]) for s, e, v in reversed(ranked[-3:]) if v < 0]
+    """How to read the colours, and the words that pushed most each way; first a caveat when `shown` has no
+    English word (`has_english_word`): the verdict stays, but it means little."""
+    pro, con = top_words(shown, words, 1.0), top_words(shown, words, -1.0)
     table = words_table(shown, words, toward, away)
     toward, away = md_escape(toward), md_escape(away)
-    return (
+    caveat = "" if has_english_word(shown) else NO_ENGLISH + "\n\n"
+    return caveat + (
         f"**How to read it:** {SWATCH.format(rgb='239, 68, 60', name='red')} words push towards **{toward}**, "
         f"{SWATCH.format(rgb='128, 90, 213', name='purple')} words push towards **{away}**, whatever the model "
         f"answers (here **{md_escape(best)}**, {pct(probability)}); "
         f"the stronger the colour, the bigger the push. (Integrated gradients over {IG_STEPS} steps from an "
         f"all-padding input, summed over each word's pieces, scaled so the strongest word is ±1.)\n\n"
-        f"Most towards *{toward}*: {', '.join(f'“{w}”' for w in pro) or '—'} · "
-        f"most towards *{away}*: {', '.join(f'“{w}”' for w in con) or '—'}\n\n{table}"
+        f"Most towards *{toward}*: {', '.join(pro) or '—'} · most towards *{away}*: {', '.join(con) or '—'}\n\n"
+        f"{table}"
     )
 
 

@@ -7,6 +7,7 @@ length stay readable; beyond what fits, every k-th token is labelled.
 from __future__ import annotations
 
 import math
+import textwrap
 import warnings
 
 import matplotlib
@@ -17,6 +18,7 @@ matplotlib.rcParams["text.usetex"] = False
 import numpy as np  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from roberta.masking import MLM_PROBABILITY  # noqa: E402
 
@@ -151,24 +153,44 @@ def attention_bars(weights: np.ndarray, labels: list[str], query: int, title: st
     return fig
 
 
+COVERAGE_WIDTH, COVERAGE_FONT = 4.8, 12.0  # inches, points: on a 390 px phone (~370 px) the legend reads ~9 pt
+
+
+def _legend_label(label: str, width: int = 34) -> str:
+    """A legend entry in short lines, so that one column fits the narrow figure: a long name breaks before its
+    parenthesis (or after its colon), then at word boundaries."""
+    for mark, cut in ((" (", "\n("), (": ", ":\n")):
+        if len(label) > width and mark in label:
+            label = label.replace(mark, cut, 1)
+    return "\n".join(textwrap.fill(line, width, break_long_words=False) for line in label.split("\n"))
+
+
 def coverage_plot(curves: dict[str, list[float]], names: dict[str, str], mlm_probability: float = MLM_PROBABILITY):
-    """Fraction of positions that were ever a prediction target, after each epoch, one line per scheme."""
+    """Fraction of positions that were ever a prediction target, after each epoch, one line per scheme.
+    Narrow, with large text and a one-column legend under the axes: the page shows the figure at its own size on
+    a computer (480 px) and shrinks it to the screen's width on a phone, where the text must stay readable."""
     epochs = len(next(iter(curves.values())))
     x = np.arange(1, epochs + 1)
-    fig = Figure(figsize=(8, 4.4), dpi=100, layout="constrained")
+    font = COVERAGE_FONT
+    fig = Figure(figsize=(COVERAGE_WIDTH, 6.2), dpi=100, layout="constrained")
     ax = fig.add_subplot()
     styles = {"static1": "s-", "static10": "o-", "dynamic": "^-"}
     for key, values in curves.items():
-        ax.plot(x, np.asarray(values) * 100, styles.get(key, "o-"), color=SCHEME_COLORS.get(key), label=names[key],
-                markersize=4)
+        ax.plot(x, np.asarray(values) * 100, styles.get(key, "o-"), color=SCHEME_COLORS.get(key),
+                label=_legend_label(names[key]), markersize=5)
     ax.plot(x, (1 - (1 - mlm_probability) ** x) * 100, ":", color="black", alpha=0.6,
-            label=f"expected with a new mask every epoch: 1 − {1 - mlm_probability:.2f}^epochs")
-    ax.set_xlabel("epoch")
-    ax.set_ylabel("positions ever a target (%)")
+            label=_legend_label(f"expected, a new mask every epoch: 1 − {1 - mlm_probability:.2f}^epochs"))
+    ax.set_xlabel("epoch", fontsize=font)
+    ax.set_ylabel("positions ever a target (%)", fontsize=font)
+    ax.tick_params(labelsize=font - 1)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # whole epochs, one epoch too
     ax.set_ylim(0, 105)
     ax.set_xlim(0.5, epochs + 0.5)
     ax.grid(alpha=0.3)
-    # below the axes, so it never covers a line
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, frameon=False)
-    ax.set_title("Coverage: how much of the sentence the model was ever asked to predict", fontsize=11)
+    # below the axes, so it never covers a line; one column, so that it fits the narrow figure
+    ax.legend(fontsize=font, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1, frameon=False,
+              handlelength=2.2, labelspacing=0.6)
+    # wrapped when drawn, so that the title (which names the image for a screen reader) stays one line of text
+    ax.set_title("Coverage: how much of the sentence the model was ever asked to predict", fontsize=font + 0.5,
+                 wrap=True)
     return fig

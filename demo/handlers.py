@@ -4,7 +4,8 @@
 method per API endpoint: each checks its inputs (`demo.validation`), runs the model, and hands the results to
 the tab's views (`fill_mask_view`, `layer_lens`, `explain`, `masking_view`, `figures`). Bad input raises
 `gr.Error` with a plain message; other failures become a generic `gr.Error` (`validation.user_errors`).
-Truncated inputs give a `gr.Warning` (a Python warning outside Gradio).
+Truncated inputs give a `gr.Warning` (a Python warning outside Gradio); a long review that the Sentiment tab
+reads in windows says so in its explanation.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from .models import Models
 from .tokens_view import Tokens, classifier_text, cut_to_window, special_ids, tokenize
 from .validation import (LONG_TEXT_TOKENS, MASK, MASK_RE, MAX_EPOCHS, MAX_SEED, MAX_TOP_K, candidate_words,
                          clean_text, count_masks, error_html, fail, parse_head, parse_int, user_errors,
-                         warn_truncated, warn_windows)
+                         warn_truncated, windows_note)
 
 
 def classifier_input(loaded, text: str, lowercase: bool) -> str:
@@ -42,7 +43,8 @@ def classifier_input(loaded, text: str, lowercase: bool) -> str:
 class SentimentReading:
     """A text as the chosen classifier read it (`Handlers._read_sentiment`): its answer, and each word's push
     towards the `toward` label (integrated gradients, `explain.polarity`) as (start, end, score) in `shown`,
-    the text as the user sees it (their own when normalising only changed the case)."""
+    the text as the user sees it (their own when normalising only changed the case); `windows_note`: for a text
+    longer than the model reads at once, how it was read ("" otherwise)."""
 
     loaded: object
     lowercase: bool
@@ -53,6 +55,7 @@ class SentimentReading:
     tokens: Tokens
     words: list[tuple[int, int, float]]
     shown: str
+    windows_note: str = ""
 
 
 ATTENTION_CACHE_SIZE = 8  # texts whose attention is kept for the layer, head and token pickers
@@ -226,9 +229,8 @@ class Handlers:
         return [rows[form][i] for i, form in enumerate(spaced)]
 
     # ---- 2. sentiment
-    def _read_sentiment(self, text, model, warn: bool = True) -> SentimentReading:
-        """One text through the chosen classifier, as `classify` and `counterfactual` both need it; `warn`: say
-        when a long text was read in windows (the page classifies the text just before What if? runs)."""
+    def _read_sentiment(self, text, model) -> SentimentReading:
+        """One text through the chosen classifier, as `classify` and `counterfactual` both need it."""
         lowercase = is_shipped(model)  # as the shipped classifier was fine-tuned; a Hub classifier may be cased
         loaded = self._need("sentiment", model)
         pipe, tokenizer = loaded.pipeline, loaded.tokenizer
@@ -238,10 +240,10 @@ class Handlers:
         if all(tokens.special):  # "<pad><pad>" would otherwise get a verdict on no words at all
             raise fail("The text has no words to classify, only special tokens such as <pad> or <mask>.")
         results = pipe(model_text)  # a long text: in overlapping windows, their logits averaged
-        windows = results[0].get("windows", 1) if results else 1
-        if windows > 1 and warn:
+        windows, note = results[0].get("windows", 1) if results else 1, ""
+        if windows > 1:
             read = len(tokenizer.encode(model_text, add_special_tokens=False).ids)
-            warn_windows(pipe.max_length, windows, cut=read >= LONG_TEXT_TOKENS)
+            note = windows_note(pipe.max_length, windows, cut=read >= LONG_TEXT_TOKENS)
         # fixed polarity: every word's push towards the positive label, whatever the prediction (a plus is
         # always "towards positive", so "gorgeous" and "bad" never share a colour)
         target, toward, away = explain.polarity(loaded.model.config)
@@ -251,17 +253,19 @@ class Handlers:
         own = text[:len(model_text)]
         return SentimentReading(loaded, lowercase, {r["label"]: float(r["score"]) for r in results},
                                 results[0]["label"], toward, away, tokens, explain.merge_words(tokens, attributions),
-                                own if own.lower() == model_text else model_text)
+                                own if own.lower() == model_text else model_text, note)
 
     @user_errors
     def classify(self, text, model=SHIPPED):
         """(label probabilities, per-word attribution in [-1, 1] for HighlightedText, explanation). A word's
         score is its push towards the positive label (`explain.polarity`): plus towards positive, minus towards
-        negative, whatever the prediction. `model`: SHIPPED or a Hub repo id (`demo.model_choice`)."""
+        negative, whatever the prediction. A long text's explanation starts with how it was read (in windows).
+        `model`: SHIPPED or a Hub repo id (`demo.model_choice`)."""
         r = self._read_sentiment(text, model)
+        explanation = explain.explanation_markdown(r.shown, r.words, r.toward, r.away, r.best, r.probabilities[r.best])
         return (r.probabilities, explain.highlighted_words(r.shown, r.words, r.tokens.truncated,
                                                             rest=explain.REST_READ),
-                explain.explanation_markdown(r.shown, r.words, r.toward, r.away, r.best, r.probabilities[r.best]))
+                f"ℹ️ *{r.windows_note}*\n\n{explanation}" if r.windows_note else explanation)
 
     @user_errors
     def counterfactual(self, text, model=SHIPPED):
@@ -278,7 +282,9 @@ class Handlers:
         return self._counterfactual(text, model, warn=False)
 
     def _counterfactual(self, text, model, warn: bool):
-        r = self._read_sentiment(text, model, warn)
+        r = self._read_sentiment(text, model)
+        if warn and r.windows_note:  # the API's /counterfactual alone; the page's classify has said it
+            gr.Warning(r.windows_note)
         word = counterfactual.strongest_word(r.words, 1.0 if r.best == r.toward else -1.0)
         edits = counterfactual.propose(r.shown, word)
         if not edits:

@@ -18,7 +18,9 @@ SCHEMES = {
     "static10": f"BERT static, {DUPE_FACTOR} masks cycling (dupe_factor={DUPE_FACTOR})",
     "dynamic": "RoBERTa dynamic (new mask every epoch)",
 }
-MASKING_COLUMNS = ["scheme", "distinct masks shown", "positions ever a target", "coverage %"]
+SHORT_NAMES = {"static1": "BERT static, one fixed mask", "static10": f"BERT static, {DUPE_FACTOR} masks cycling",
+               "dynamic": "RoBERTa dynamic"}
+MASKING_COLUMNS = ["scheme", "distinct masks", "positions ever a target", "coverage %"]
 PREDICTION_COLUMNS = ["scheme", "position", "original", "what happened", "model saw", "top-1 prediction",
                       "probability", "correct"]
 
@@ -39,19 +41,41 @@ def simulate_masking(tokenizer, ids: torch.Tensor, epochs: int, seed: int) -> di
     return runs
 
 
+def _mask_of(batch) -> tuple:
+    """What one epoch fed the model and asked of it: two epochs with the same key showed the same mask."""
+    return tuple(batch.input_ids[0].tolist()), tuple(batch.outcome[0].tolist())
+
+
+def _is_empty(batch) -> bool:
+    """No token was picked: the model sees the sentence unchanged and is asked nothing (a short sentence's lot)."""
+    return not bool((batch.outcome[0] != NOT_SELECTED).any())
+
+
+def distinct_masks(batches: list) -> int:
+    """How many different masks the epochs showed. Every empty mask (no token picked) is the same mask, the
+    sentence unchanged, so it counts once however often it comes; so does any mask drawn twice."""
+    return len({_mask_of(b) for b in batches})
+
+
+def empty_epochs(runs: dict) -> dict[str, list[int]]:
+    """Per scheme, the epochs (from 1) whose mask picked no token."""
+    return {key: [e + 1 for e, b in enumerate(batches) if _is_empty(b)] for key, batches in runs.items()}
+
+
 def masking_stats(tokens: Tokens, runs: dict) -> tuple[list[list], dict[str, list[float]]]:
-    """Per scheme: a row (scheme, distinct masks shown, positions ever a target, coverage %) and its coverage
-    curve (the share of the sentence that has been a target, after each epoch)."""
+    """Per scheme: a row (scheme, distinct masks, positions ever a target, coverage %) and its coverage curve
+    (the share of the sentence that has been a target, after each epoch). Distinct masks: `distinct_masks`, an
+    empty mask counted once (the note under the epoch table says so when one was shown)."""
     n_eligible = sum(not s for s in tokens.special)
     stats, curves = [], {}
     for key, batches in runs.items():
-        seen, ever, curve = set(), np.zeros(len(tokens.ids), dtype=bool), []
+        ever, curve = np.zeros(len(tokens.ids), dtype=bool), []
         for b in batches:
-            seen.add((tuple(b.input_ids[0].tolist()), tuple(b.outcome[0].tolist())))
             ever |= (b.outcome[0] != NOT_SELECTED).numpy()
             curve.append(float(ever.sum()) / n_eligible)
         curves[key] = curve
-        stats.append([SCHEMES[key], len(seen), f"{int(ever.sum())} of {n_eligible}", round(100 * curve[-1], 1)])
+        stats.append([SCHEMES[key], distinct_masks(batches), f"{int(ever.sum())} of {n_eligible}",
+                      round(100 * curve[-1], 1)])
     return stats, curves
 
 
@@ -74,7 +98,7 @@ def mlm_predictions(model, tokenizer, tokens: Tokens, runs: dict) -> list[list]:
         positions = torch.nonzero(b.outcome[0] != NOT_SELECTED).squeeze(-1).tolist()
         if not positions:
             # a short sentence: no token was picked (each is, with probability MLM_PROBABILITY)
-            rows.append([SCHEMES[key], None, "–", "none selected", "", "", None, ""])
+            rows.append([SCHEMES[key], None, "–", "no token picked", "", "", None, ""])
         for pos in positions:
             p, pick = best_p[found[row, pos]], best[found[row, pos]]
             outcome = int(b.outcome[0, pos])
@@ -85,6 +109,8 @@ def mlm_predictions(model, tokenizer, tokens: Tokens, runs: dict) -> list[list]:
 
 
 SAID = {MASKED: " (was {})", RANDOM: " (random; was {})", KEPT: " (kept, a target)"}  # screen-reader text
+NONE_PICKED = "no token picked this time"
+WHY_NONE = f"each token is picked with p = {MLM_PROBABILITY:g}, so a short sentence sometimes gets none"
 
 MASKING_CSS = """<style>
 .mk-scroll{max-height:min(640px,70vh);overflow:auto;border:1px solid #d4d4d8}
@@ -95,17 +121,28 @@ MASKING_CSS = """<style>
   color:var(--body-text-color,#18181b);z-index:1}
 .mk-scroll .mk-table tbody th{background:var(--background-fill-secondary,#f4f4f5);color:var(--body-text-color,#18181b);
   white-space:nowrap;font-weight:600}
-.mk-table col.mk-epoch{width:5.5em}
+/* "epoch 40" in bold and the cell's padding, with a little to spare (the digits' widths differ by font) */
+.mk-table col.mk-epoch{width:calc(8.2ch + 14px)}
+.mk-table th:first-child{white-space:nowrap;overflow-wrap:normal}
 .mk-table td i{font-style:normal;border-radius:3px;padding:1px 1px;color:inherit}
 /* light backgrounds keep dark text in a dark theme too; a line under each kind tells them apart without colour */
 .mk-wrap .mk-1,.mk-wrap .mk-table td i.mk-1{background:#fca5a5;color:#18181b;font-weight:600}
 .mk-wrap .mk-2,.mk-wrap .mk-table td i.mk-2{background:#fdba74;color:#18181b;text-decoration:underline dashed}
 .mk-wrap .mk-3,.mk-wrap .mk-table td i.mk-3{background:#93c5fd;color:#18181b;text-decoration:underline dotted}
 .mk-copy{font-size:11px;opacity:.75;margin-right:.4em}
+.mk-none{display:block;font-size:12px;font-style:italic;line-height:1.5}
 .mk-table .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+/* the original under a target: on hover, and on focus (a tap on a phone, Tab on a keyboard) */
 .mk-table i[title]{position:relative;cursor:help}
-.mk-table i[title]:hover::after{content:attr(title);position:absolute;left:0;top:100%;z-index:2;background:#18181b;
-  color:#fff;padding:0 5px;border-radius:3px;font-size:12px;font-weight:400;white-space:nowrap}
+.mk-table i[title]:focus{outline:none}
+.mk-table i[title]:is(:hover,:focus)::after{content:attr(title);position:absolute;left:0;top:100%;z-index:2;
+  background:#18181b;color:#fff;padding:0 5px;border-radius:3px;font-size:12px;font-weight:400;line-height:1.6;
+  white-space:nowrap;text-decoration:none;pointer-events:none}
+/* the keyboard: one tab stop, the table's box (not every target: 40 epochs make thousands), and while it has
+   focus every target shows its original in line */
+.mk-scroll:focus-visible{outline:2px solid #4338ca;outline-offset:2px}
+.mk-scroll:focus-visible .mk-table i[title]::after{content:" (" attr(title) ")";position:static;background:none;
+  color:inherit;padding:0;font-size:11px}
 .mk-legend span{margin-right:1em;padding:1px 6px;border-radius:3px;display:inline-block}
 @media (max-width:700px){
 .mk-table,.mk-table tbody,.mk-table tr,.mk-table td,.mk-table tbody th{display:block;width:auto}
@@ -118,11 +155,53 @@ MASKING_CSS = """<style>
 </style>"""
 
 
+def _legend() -> str:
+    """The colours' key, with each outcome's share."""
+    kept = 1 - MASK_FRACTION - RANDOM_FRACTION
+    return (f'<div class="mk-legend"><span class="mk-1">&lt;mask&gt; ({MASK_FRACTION:.0%} of targets)</span>'
+            f'<span class="mk-2">random token ({RANDOM_FRACTION:.0%})</span><span class="mk-3">unchanged, still a '
+            f'target ({kept:.0%})</span><span style="border:1px solid #d4d4d8">not selected '
+            f'({1 - MLM_PROBABILITY:.0%} of tokens)</span></div>')
+
+
+def _none_picked(first: bool) -> str:
+    """A cell's line when its mask picked no token: why, the first time in the table; then just that it happened."""
+    said = f"{NONE_PICKED}: {WHY_NONE}" if first else NONE_PICKED
+    return f'<span class="mk-none">({said})</span>'
+
+
+def _where_empty(key: str, epochs: list[int], total: int, distinct: int) -> str:
+    """Which epochs of one scheme had no target (listed when few), which of BERT's copies, and what it does to
+    the count of distinct masks."""
+    which = f"epoch{'s' * (len(epochs) > 1)} {', '.join(map(str, epochs))}" if len(epochs) <= 6 else (
+        f"{len(epochs)} of {total} epochs")
+    if key == "static10":
+        copies = sorted({(e - 1) % DUPE_FACTOR + 1 for e in epochs})
+        which += f", mask{'s' * (len(copies) > 1)} {', '.join(map(str, copies))} of {DUPE_FACTOR}"
+    counted = f"{distinct} distinct masks below, one of them empty" if distinct > 1 else "1 mask below: the empty one"
+    return f"{SHORT_NAMES[key]}: {which} ({counted})"
+
+
+def empty_note(runs: dict) -> str:
+    """Under the table, when some epoch's mask picked no token: which, and how "distinct masks" counts them."""
+    empty = {key: epochs for key, epochs in empty_epochs(runs).items() if epochs}
+    if not empty:
+        return ""
+    where = "; ".join(_where_empty(key, epochs, len(runs[key]), distinct_masks(runs[key]))
+                      for key, epochs in empty.items())
+    return (f'<p class="mk-empty-note"><b>Epochs without a target.</b> Each token is picked with p = '
+            f'{MLM_PROBABILITY:g}, so a short sentence sometimes gets none: the model then sees it unchanged and is '
+            f'asked nothing. Here: {where}. Every empty mask is the same mask (the sentence unchanged), so '
+            f'“distinct masks” counts it once, however often it comes (as it counts a mask drawn twice).</p>')
+
+
 def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
     """An HTML table, one row per epoch, one column per scheme; every token escaped and coloured by outcome.
 
     Sized for 128 tokens x 40 epochs x 3 schemes (15,360 tokens): each token is a bare `<i>` (styled by one
-    CSS rule), and only the prediction targets carry a class and a title (the original token)."""
+    CSS rule), and only the prediction targets carry a class, a title (the original token, which hover and a tap
+    show) and tabindex="-1" (a tap focuses it; the keyboard's one stop is the table's box, which then shows every
+    original in line). A mask that picked no token says so in its cell."""
     labels, starts = tokens.labels, tokens.word_start
     escaped = [html.escape(label, quote=True) for label in labels]
     replaced: dict[int, str] = {}  # token id -> how a masked or random replacement shows
@@ -132,15 +211,10 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
             replaced[token_id] = html.escape(token_text(tokenizer, token_id).strip())
         return replaced[token_id]
 
-    kept = 1 - MASK_FRACTION - RANDOM_FRACTION
-    legend = (f'<div class="mk-legend"><span class="mk-1">&lt;mask&gt; ({MASK_FRACTION:.0%} of targets)</span>'
-              f'<span class="mk-2">random token ({RANDOM_FRACTION:.0%})</span><span class="mk-3">unchanged, still a '
-              f'target ({kept:.0%})</span><span style="border:1px solid #d4d4d8">not selected '
-              f'({1 - MLM_PROBABILITY:.0%} of tokens)</span></div>')
     head = "".join(f"<th>{html.escape(name)}</th>" for name in SCHEMES.values())
     regular = [pos for pos, special in enumerate(tokens.special) if not special]
     gaps = ["" if i == 0 or not starts[pos] else " " for i, pos in enumerate(regular)]  # lines wrap between words
-    rows = []
+    rows, explained = [], False
     epochs = len(next(iter(runs.values())))
     for e in range(epochs):
         cells = []
@@ -156,17 +230,21 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
                     text = escaped[pos] if outcome == KEPT else shown(ids[pos])
                     # what the colour says, for a screen reader (the title is not read out)
                     said = SAID[outcome].format(escaped[pos])
-                    parts.append(f'{gap}<i class="mk-{outcome}" title="{escaped[pos]}">{text}<b class="sr">{said}</b>'
-                                 '</i>')
+                    parts.append(f'{gap}<i class="mk-{outcome}" tabindex="-1" title="{escaped[pos]}">{text}'
+                                 f'<b class="sr">{said}</b></i>')
+            if _is_empty(b):
+                parts.append(_none_picked(first=not explained))
+                explained = True
             copy = {"static1": "the one mask", "static10": f"mask {e % DUPE_FACTOR + 1} of {DUPE_FACTOR}",
                     "dynamic": "new mask"}[key]
             cells.append(f'<td><span class="mk-copy">{copy}</span> {"".join(parts)}</td>')
         rows.append(f"<tr><th>epoch {e + 1}</th>{''.join(cells)}</tr>")
-    note = ('<p>Hover over (or tap) a coloured token to see the original, which the model must predict there. Static '
-            'masking repeats its masks (BERT duplicated its data 10 times with different masks, so over 40 epochs '
-            'each mask was seen 4 times); dynamic masking draws a new one every time the sentence is fed to the '
-            'model.</p>')
-    return (f'{MASKING_CSS}<div class="mk-wrap">{legend}<div class="mk-scroll" role="region" tabindex="0" '
+    note = ('<p>Hover over or tap a coloured token to see the original, which the model must predict there (with '
+            'the keyboard, Tab to the table: every original shows). '
+            'Static masking repeats its masks (BERT duplicated its data 10 times with different masks, so over 40 '
+            'epochs each mask was seen 4 times); dynamic masking draws a new one every time the sentence is fed to '
+            'the model.</p>')
+    return (f'{MASKING_CSS}<div class="mk-wrap">{_legend()}<div class="mk-scroll" role="region" tabindex="0" '
             f'aria-label="The sentence epoch by epoch, one column per scheme"><table class="mk-table">'
             f'<colgroup><col class="mk-epoch"><col><col><col></colgroup><thead><tr><th>epoch</th>{head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table></div>{note}</div>')
+            f'<tbody>{"".join(rows)}</tbody></table></div>{empty_note(runs)}{note}</div>')

@@ -169,7 +169,8 @@ def warn_truncated(max_length: int) -> None:
     gr.Warning(TRUNCATED_WARNING.format(n=max_length))
 
 
-def warn_windows(max_length: int, windows: int, cut: bool) -> None:
-    """A long text read in `windows` windows (`cut`: beyond LONG_TEXT_TOKENS, the rest was not read)."""
-    gr.Warning(WINDOWS_NOTE.format(n=max_length, k=windows)
-               + (WINDOWS_CUT_NOTE.format(limit=LONG_TEXT_TOKENS) if cut else ""))
+def windows_note(max_length: int, windows: int, cut: bool) -> str:
+    """What to know of a long text read in `windows` windows (`cut`: beyond LONG_TEXT_TOKENS, the rest was not
+    read): said with the answer it qualifies."""
+    return WINDOWS_NOTE.format(n=max_length, k=windows) + (WINDOWS_CUT_NOTE.format(limit=LONG_TEXT_TOKENS)
+                                                           if cut else "")

@@ -186,6 +186,18 @@ def test_sentiment_example(page):
     sync_api.expect(whatif).to_contain_text("lifeless")
     answer = page.locator("#st-label [data-testid=label-output-value]").inner_text().strip()
     sync_api.expect(whatif.locator("tbody tr").first).to_contain_text(answer)  # the original row's answer
+    # nothing to try: What if? says so under its own button, and the text's new answer is not greyed as stale
+    page.locator("#st-text textarea").fill("Wow!")
+    page.get_by_role("button", name="What if? (counterfactual)").click()
+    sync_api.expect(page.locator("#st-whatif-error")).to_contain_text("“Wow” is the only word")
+    sync_api.expect(words).to_contain_text("Wow")
+    sync_api.expect(page.locator("#st-error .input-error")).to_have_count(0)
+    assert page.locator("#st-label").evaluate("e => getComputedStyle(e).filter") == "none"
+    # a text that cannot be classified: said next to the text, and the What if? message goes
+    page.locator("#st-text textarea").fill("<pad>")
+    page.get_by_role("button", name="What if? (counterfactual)").click()
+    sync_api.expect(page.locator("#st-error")).to_contain_text("no words to classify")
+    sync_api.expect(page.locator("#st-whatif-error .input-error")).to_have_count(0)
 
 
 def test_attention_example(page):
@@ -288,9 +300,25 @@ def test_masking_example(page):
     target.hover()  # a tap on a phone: the original token shows beside the mask
     content = target.evaluate("e => getComputedStyle(e, '::after').content")
     assert content.strip('"') == target.get_attribute("title") != ""
+    # the keyboard: one tab stop, the table's box, and then every original shows in line
+    box = page.locator("#mk-table .mk-scroll")
+    page.locator("#mk-text textarea").focus()
+    for _ in range(12):  # past the slider, the seed, the button and the examples
+        page.keyboard.press("Tab")
+        if box.evaluate("e => e === document.activeElement"):
+            break
+    assert box.evaluate("e => e.matches(':focus-visible')")
+    inline = target.evaluate("e => getComputedStyle(e, '::after').position")
+    assert inline == "static" and target.get_attribute("title") in target.evaluate(
+        "e => getComputedStyle(e, '::after').content")
     sync_api.expect(page.locator("#mk-plot img")).to_be_visible()
     assert page.locator("#mk-plot img").get_attribute("alt").startswith("“Coverage")
     shot(page, "4-masking")
+    # another seed, and Enter: the table is redrawn (no button needed)
+    before = table.inner_html()
+    page.locator("#mk-seed input").fill("3")
+    page.locator("#mk-seed input").press("Enter")
+    page.wait_for_function("before => document.querySelector('#mk-table table').innerHTML !== before", arg=before)
 
 
 def test_tokens_tab(page):

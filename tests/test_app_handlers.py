@@ -319,6 +319,43 @@ def test_classify_script_is_text_not_markup(handlers):
     assert "<script>" not in explanation and "<b>" not in explanation  # Markdown gets escaped words
 
 
+def test_most_towards_lists_name_each_word_once_without_its_punctuation(handlers):
+    """Under "Most towards": each word once, by its strongest occurrence ("×k": k of its occurrences push that
+    way; "The" and "the" are one word), without the punctuation at its edges; a word of punctuation only stays."""
+    text = "The movie. The movie. The movie was great. great. dull"
+    scores = [-0.1, 0.5, -0.3, 0.7, 0.05, 0.6, 0.2, -0.4, -0.9, -0.8]
+    words = [(*span, score) for span, score in zip(tokens_view.word_spans(text), scores)]
+    explanation = explain.explanation_markdown(text, words, "positive", "negative", "negative", 0.78)
+    assert ("Most towards *positive*: “movie” ×3, “was”, “The” · "
+            "most towards *negative*: “great” ×2, “dull”, “The” ×2") in explanation
+    assert explain.top_words("?!?! (wow) <b>good</b>", [(0, 4, -1.0), (5, 10, -0.5), (11, 22, 0.3)], -1.0) == [
+        "“?\\!?\\!”", "“wow”"]  # Markdown-escaped
+    assert explain.top_words("<b>good</b>", [(0, 11, 0.3)], 1.0) == ["“&lt;b&gt;good&lt;/b&gt;”"]
+    # the real page: no word twice in a list, none ending in a full stop
+    _, _, explanation = handlers.classify(text)
+    line = next(line for line in explanation.split("\n") if line.startswith("Most towards"))
+    for side in line.split(" · "):
+        names = [name.lower() for name in re.findall(r"“(.*?)”", side)]
+        assert len(names) == len(set(names)) and not any(name.endswith(".") for name in names)
+
+
+@pytest.mark.parametrize("text, english", [("?!?!...", False), ("😀🔥👍", False), ("这部电影很好看", False),
+                                           ("10/10 !", False), ("A fine film.", True), ("ok 😀", True)])
+def test_has_english_word(text, english):
+    assert explain.has_english_word(text) is english
+
+
+def test_classify_says_when_the_text_has_no_english_word(handlers):
+    """A verdict on "?!?!..." or emoji still comes, with a caveat first: the model learned from English reviews."""
+    for text in ("?!?!...", "😀🔥👍", "这部电影很好看"):
+        probabilities, _, explanation = handlers.classify(text)
+        assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-5)
+        assert explanation.startswith("**This text has no English words:** the classifier learned from English "
+                                      "sentences (the shipped one from movie reviews, SST-2), so its verdict here "
+                                      "means little.\n\n**How to read it:**")
+    assert "no English words" not in handlers.classify("A fine film.")[2]
+
+
 @pytest.mark.parametrize("text", ["", "  ", None, "\x00\x01"])
 def test_classify_empty(handlers, text):
     with _error("empty"):
@@ -335,8 +372,9 @@ def test_classify_refuses_text_of_special_tokens_only(handlers, text):
 
 
 def test_classify_long_and_unusual_text(handlers):
-    with pytest.warns(UserWarning, match=r"averages \d+ overlapping windows of 64 tokens.*first 1,024 tokens"):
-        probabilities, highlighted, _ = handlers.classify("a good film. " * 8000)  # about 100 KB
+    probabilities, highlighted, explanation = handlers.classify("a good film. " * 8000)  # about 100 KB
+    assert re.match(r"ℹ️ \*The text is longer .* averages \d+ overlapping windows of 64 tokens.*first 1,024 tokens",
+                    explanation)  # said with the answer it qualifies, not in a toast over it
     assert highlighted[-1] == (explain.REST_READ, None)
     probabilities, highlighted, _ = handlers.classify("مرحبا بالعالم 😀😀 東京 \u202eevil\u202c")
     assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-5)
@@ -350,9 +388,13 @@ def test_classify_reads_a_long_review_whole(handlers, models):
     model_text = H.classifier_input(loaded, text, lowercase=True)
     assert model_text == text.strip().lower()  # all of it is read (under LONG_TEXT_TOKENS)
     windows = loaded.pipeline(model_text)[0]["windows"]
-    with pytest.warns(UserWarning, match=f"averages {windows} overlapping windows") as caught:
-        probabilities, highlighted, _ = handlers.classify(text)
-    assert windows > 2 and not any("Only its first" in str(w.message) for w in caught)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        probabilities, highlighted, explanation = handlers.classify(text)
+    assert not any("overlapping windows" in str(w.message) for w in caught)  # no toast: it is in the explanation
+    assert f"averages {windows} overlapping windows" in explanation.split("\n")[0]
+    assert windows > 2 and "Only its first" not in explanation
+    assert "overlapping windows" not in handlers.classify("the film is good.")[2]
     whole = {r["label"]: r["score"] for r in loaded.pipeline(model_text)}
     first = {r["label"]: r["score"] for r in loaded.pipeline(model_text, long_text="first")}
     assert probabilities == pytest.approx(whole) and probabilities != pytest.approx(first)
@@ -418,6 +460,33 @@ def test_counterfactual_one_word_texts():
     assert _edits("good.", "good.") == {"“good” → “bad”": "bad."}
     assert CF.strongest_word([(0, 4, 0.2), (5, 9, -0.7), (10, 12, 0.5)], 1.0) == (10, 12, 0.5)
     assert CF.strongest_word([(0, 4, 0.2), (5, 9, -0.7), (10, 12, 0.5)], -1.0) == (5, 9, -0.7)
+
+
+@pytest.mark.parametrize("word, core", [("film.", "film"), ("(great)", "great"), ("*good*,", "good"),
+                                        ("“isn't”", "isn't"), ("!!!", "!!!"), ("?!?!...", "?!?!..."),
+                                        ("<script>x</script>", "<script>x</script>"), ("<b>&amp;</b>", "<b>&amp;</b>"),
+                                        ("😀🔥👍", "😀🔥👍"), ("100%", "100%")])
+def test_core_word_drops_only_the_punctuation_around_a_word(word, core):
+    text = f"so {word} here"
+    assert CF.core_word(text, 3, 3 + len(word)) == core
+
+
+def test_counterfactual_headline_and_row_name_an_html_like_word_alike(handlers):
+    """The headline names the word as its removal row does: "<" and ">" kept, HTML-escaped once."""
+    text = "<b>&amp;</b> <script>x</script> film"
+    start = text.index("<script>")
+    word = (start, start + len("<script>x</script>"), 0.8)
+    edits = CF.propose(text, word)
+    before = {"positive": 0.7, "negative": 0.3}
+    view = CF.outcome_markdown(text, word, "positive", before, edits, [before] * len(edits))
+    named = "“&lt;script&gt;x&lt;/script&gt;”"
+    assert view.startswith(f"**What if?** {named} pushed the answer") and f"| remove {named} |" in view
+    assert "&amp;lt;" not in view and "“script" not in view
+    # the handler, whichever word the model picks: the headline's word is the one its removal row names
+    text = "film <script>x</script> <b>&amp;</b>"
+    view, data = handlers.counterfactual(text)
+    headline = re.search(r"“(.*?)”", view.split("\n")[0]).group(1)
+    assert html.unescape(headline) == data["word"] and f"| remove “{headline}” |" in view
 
 
 def test_counterfactual_marks_the_change_in_escaped_markdown():

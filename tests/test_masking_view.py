@@ -1,0 +1,201 @@
+"""The Masking tab's views (demo/masking_view.py) and its coverage figure: the epoch column's width, epochs whose
+mask picked no token, targets a keyboard or a tap can reach, and a legend readable on a phone."""
+import re
+
+import pytest
+import torch
+
+from demo import figures, masking_view, tokens_view
+from demo.validation import MAX_EPOCHS
+from roberta.masking import MLM_PROBABILITY, NOT_SELECTED
+
+SHORT = "a cat"  # two or three tokens: each epoch's mask picks none of them with probability >= 0.85^3 = 0.61
+LONG = "The old man follows the river every day and our team sees a small bird near the house at night."
+TARGET = re.compile(r'<i class="mk-(\d)"([^>]*)>(.*?)</i>')
+
+
+def _runs(models, text, epochs, seed=0):
+    tokenizer = models.mlm.tokenizer
+    tokens = tokens_view.tokenize(tokenizer, text, 64)
+    return tokenizer, tokens, masking_view.simulate_masking(tokenizer, torch.tensor([tokens.ids]), epochs, seed)
+
+
+def _cells(table):
+    """The table's cells, row by row: [[static1, static10, dynamic], ...]."""
+    return [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr><th>epoch \d+</th>(.*?)</tr>", table)]
+
+
+# ----------------------------------------------------------------------------- the epoch column
+def test_epoch_column_fits_epoch_40_without_wrapping():
+    """It was 5.5em: "epoch 10" to "epoch 12" ran into the next column. "epoch 40" is 7.4 ch wide in bold
+    Montserrat (the page's font) and 8.06 ch in bold DejaVu Sans (a fallback): the column is 8.2 ch plus the
+    padding, and its labels never wrap."""
+    assert MAX_EPOCHS == 40
+    css = masking_view.MASKING_CSS
+    width = re.search(r"col\.mk-epoch\{width:calc\(([\d.]+)ch \+ (\d+)px\)\}", css)
+    assert width, "the epoch column's width is set in ch, so that it follows the font"
+    ch, px = float(width[1]), int(width[2])
+    assert 8.1 <= ch <= 9 and 12 <= px <= 16  # fits "epoch 40", wastes at most a character or so
+    assert "5.5em" not in css
+    assert re.search(r"\.mk-table th:first-child\{white-space:nowrap", css)
+    assert re.search(r"tbody th\{[^}]*white-space:nowrap", css)
+
+
+def test_table_labels_every_epoch_up_to_the_maximum(models):
+    tokenizer, tokens, runs = _runs(models, LONG, MAX_EPOCHS)
+    table = masking_view.masking_table(tokenizer, tokens, runs)
+    assert '<col class="mk-epoch">' in table
+    assert [int(n) for n in re.findall(r"<tr><th>epoch (\d+)</th>", table)] == list(range(1, MAX_EPOCHS + 1))
+
+
+# ----------------------------------------------------------------------------- epochs where nothing was masked
+def test_a_cell_without_a_target_says_so(models):
+    tokenizer, tokens, runs = _runs(models, SHORT, MAX_EPOCHS)
+    empty = masking_view.empty_epochs(runs)
+    assert sum(map(len, empty.values())) > 0, "the short sentence should get some empty masks"
+    table = masking_view.masking_table(tokenizer, tokens, runs)
+    rows = _cells(table)
+    assert len(rows) == MAX_EPOCHS and all(len(cells) == 3 for cells in rows)
+    said = []
+    for e, cells in enumerate(rows):
+        for key, cell in zip(masking_view.SCHEMES, cells):
+            nothing = not (runs[key][e].outcome[0] != NOT_SELECTED).any()
+            assert (e + 1 in empty[key]) == bool(nothing)
+            assert ('class="mk-none"' in cell) == bool(nothing), (key, e)
+            assert ("mk-1" in cell or "mk-2" in cell or "mk-3" in cell) != bool(nothing)  # a target, or the line
+            if nothing:
+                said.append(re.search(r'<span class="mk-none">\((.*?)\)</span>', cell)[1])
+    # the first one in the table says why; the others say only that it happened
+    assert said[0] == ("no token picked this time: each token is picked with p = 0.15, so a short sentence "
+                       "sometimes gets none")
+    assert set(said[1:]) <= {"no token picked this time"}
+    assert f"{MLM_PROBABILITY:g}" == "0.15"
+
+
+def test_no_cell_note_and_no_empty_note_when_every_mask_has_a_target(models):
+    tokenizer, tokens, runs = _runs(models, LONG, 12)
+    assert not any(masking_view.empty_epochs(runs).values())
+    table = masking_view.masking_table(tokenizer, tokens, runs)
+    assert "mk-none" not in table.split("</style>", 1)[1] and "mk-empty-note" not in table
+    assert "no token picked" not in table
+
+
+def test_distinct_masks_count_an_empty_mask_once_and_the_note_says_so(models):
+    """The reviewer's case: "10 masks cycling" but "distinct masks shown: 9", because two of BERT's copies
+    were empty (the same mask: the sentence unchanged). The count and the note under the table agree."""
+    tokenizer, tokens, runs = _runs(models, SHORT, MAX_EPOCHS)
+    stats, _ = masking_view.masking_stats(tokens, runs)
+    assert masking_view.MASKING_COLUMNS[1] == "distinct masks"
+    empty = masking_view.empty_epochs(runs)
+    table = masking_view.masking_table(tokenizer, tokens, runs)
+    note = re.search(r'<p class="mk-empty-note">(.*?)</p>', table)[1]
+    assert "Each token is picked with p = 0.15" in note and "counts it once" in note
+    for row, key in zip(stats, masking_view.SCHEMES):
+        batches = runs[key]
+        full = {(tuple(b.input_ids[0].tolist()), tuple(b.outcome[0].tolist())) for b in batches
+                if (b.outcome[0] != NOT_SELECTED).any()}
+        assert row[0] == masking_view.SCHEMES[key]
+        assert row[1] == masking_view.distinct_masks(batches) == len(full) + bool(empty[key])
+        short = masking_view.SHORT_NAMES[key]
+        if not empty[key]:
+            assert f"{short}:" not in note
+        elif row[1] == 1:
+            assert f"{short}: {len(empty[key])} of {MAX_EPOCHS} epochs (1 mask below: the empty one)" in note
+        else:
+            assert f"({row[1]} distinct masks below, one of them empty)" in note
+    if empty["static10"]:  # which of BERT's 10 copies are empty: they make the count fall short of 10
+        copies = sorted({(e - 1) % 10 + 1 for e in empty["static10"]})
+        assert f"of 10 ({stats[1][1]} distinct" in note and ", ".join(map(str, copies)) in note
+
+
+def test_the_empty_note_lists_few_epochs_and_counts_many():
+    class Batch:
+        def __init__(self, picked):
+            self.input_ids = torch.tensor([[0, 5, 6, 2]])
+            self.outcome = torch.tensor([[0, int(picked), 0, 0]])
+
+    runs = {"static1": [Batch(True)] * 12, "static10": [Batch(e % 10 not in (6, 7)) for e in range(12)],
+            "dynamic": [Batch(e != 7) for e in range(12)]}
+    note = masking_view.empty_note(runs)
+    assert "BERT static, one fixed mask" not in note
+    assert "BERT static, 10 masks cycling: epochs 7, 8, masks 7, 8 of 10 (2 distinct masks below" in note
+    assert "RoBERTa dynamic: epoch 8 (2 distinct masks below, one of them empty)" in note
+    runs["dynamic"] = [Batch(e == 0) for e in range(40)]
+    assert "RoBERTa dynamic: 39 of 40 epochs (2 distinct" in masking_view.empty_note(runs)
+    assert masking_view.empty_note({"dynamic": [Batch(True)] * 3}) == ""
+
+
+def test_predictions_say_no_token_picked(handlers):
+    *_, predictions = handlers.masking(SHORT, MAX_EPOCHS, 0)
+    empty = [row for row in predictions if row[1] is None]
+    assert empty and all(row[3] == "no token picked" for row in empty)
+    assert all(len(row) == len(masking_view.PREDICTION_COLUMNS) for row in predictions)
+
+
+# ----------------------------------------------------------------------------- targets: keyboard, tap, screen reader
+def test_every_target_is_focusable_and_tells_its_original(models):
+    tokenizer, tokens, runs = _runs(models, LONG, 12)
+    table = masking_view.masking_table(tokenizer, tokens, runs)
+    body = table.split("</style>", 1)[1]
+    targets = TARGET.findall(body)
+    n_targets = sum(int((b.outcome[0] != NOT_SELECTED).sum()) for batches in runs.values() for b in batches)
+    assert len(targets) == n_targets > 0
+    for outcome, attrs, inner in targets:
+        assert 'tabindex="-1"' in attrs and re.search(r'title="[^"]+"', attrs)  # a tap focuses it; no tab stop
+        was = re.search(r'title="([^"]*)"', attrs)[1]
+        sr = re.search(r'<b class="sr">(.*?)</b>', inner)[1]  # what a screen reader says
+        assert sr == masking_view.SAID[int(outcome)].format(was)
+    # the tokens that are not targets stay bare: no tab stop, no title
+    assert body.count("<i>") == 3 * 12 * sum(not s for s in tokens.special) - n_targets
+    assert body.count('tabindex="0"') == 1  # the keyboard's one stop: the table's scroll box, not every target
+
+
+def test_the_original_shows_on_focus_and_hover():
+    css = masking_view.MASKING_CSS
+    rule = re.search(r"\.mk-table i\[title\]:is\(:hover,:focus\)::after\{([^}]*)\}", css)
+    assert rule and 'content:attr(title)' in rule[1]  # the original token, as the title says it
+    assert re.search(r"\.mk-scroll:focus-visible\{outline:2px solid", css)  # a ring a keyboard user sees
+    inline = re.search(r"\.mk-scroll:focus-visible \.mk-table i\[title\]::after\{([^}]*)\}", css)
+    assert inline and "attr(title)" in inline[1] and "position:static" in inline[1]  # every original, in line
+    assert ".mk-table .sr{position:absolute" in css  # the screen-reader text stays out of sight
+
+
+def test_the_note_tells_how_to_see_the_original(models):
+    tokenizer, tokens, runs = _runs(models, LONG, 2)
+    note = masking_view.masking_table(tokenizer, tokens, runs)
+    assert "Hover over or tap a coloured token" in note and "Tab to the table: every original shows" in note
+
+
+def test_table_size_stays_bounded_with_the_tab_stops(models):
+    """128 tokens x 40 epochs used to be ~890 KB; tabindex="-1" on each target adds 14 bytes to 15% of tokens."""
+    tokenizer, tokens, runs = _runs(models, "the cat sees the house every day. " * 200, MAX_EPOCHS)
+    n_tokens = sum(not s for s in tokens.special)
+    table = masking_view.masking_table(tokenizer, tokens, runs)
+    assert len(table.encode()) < 20 * 3 * MAX_EPOCHS * n_tokens + 6_000
+
+
+# ----------------------------------------------------------------------------- the coverage figure
+@pytest.mark.parametrize("epochs", [1, 12, MAX_EPOCHS])
+def test_coverage_legend_reads_at_9_pt_on_a_phone(epochs):
+    """The figure is drawn at its own size on a computer and shrunk to ~370 px on a 390 px phone, where its
+    legend was 8 pt x 370 / 800 = 3.7 pt (about 4 px). Now >= 9 pt there, under the axes, inside the figure."""
+    curves = {k: [min(1.0, 0.15 * (i + 1)) for i in range(epochs)] for k in masking_view.SCHEMES}
+    fig = figures.coverage_plot(curves, masking_view.SCHEMES)
+    fig.draw_without_rendering()  # lays it out as saving it does (the page gets a PNG)
+    ax, legend = fig.axes[0], fig.axes[0].get_legend()
+    width_px = fig.get_size_inches()[0] * fig.dpi
+    shrink = min(1.0, 370 / width_px)
+    assert all(t.get_fontsize() * shrink >= 9 for t in legend.get_texts())
+    assert all(t.get_size() * shrink >= 8 for t in ax.get_xticklabels() + ax.get_yticklabels())
+    box, frame = legend.get_window_extent(), fig.bbox
+    assert box.y1 <= ax.get_window_extent().y0  # below the lines
+    assert box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 - 2  # not cut off
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert len(texts) == 4 and all(len(line) <= 34 for text in texts for line in text.split("\n"))
+    assert texts[0].replace("\n", " ") == masking_view.SCHEMES["static1"]
+    # the title (the image's name for a screen reader, app.py's Plot) is one line of text, wrapped when drawn
+    assert ax.get_title() == "Coverage: how much of the sentence the model was ever asked to predict"
+    title = ax.title.get_window_extent()
+    assert title.x0 >= frame.x0 and title.x1 <= frame.x1 and title.y1 <= frame.y1
+    ticks = [t for t in ax.get_xticks() if 0.5 <= t <= epochs + 0.5]
+    assert ticks and all(float(t).is_integer() for t in ticks)  # whole epochs, one epoch too
