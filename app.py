@@ -92,7 +92,6 @@ class Plot(gr.Plot):
         return NamedPlotData(type=data.type, plot=data.plot, chart=f"“{title}”:")
 
 
-MODEL_NAMES = {"mlm": "fill-mask model", "sentiment": "sentiment classifier"}
 COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, APP_CONCURRENCY at a time
 
 
@@ -130,6 +129,8 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
             *args, failed = args  # the first step's error box: empty unless it failed
             hidden = gr.update(value="", visible=False)  # fn's error, if one showed, is not this input's
             return (*[gr.skip()] * len(page_outputs), hidden) if failed else ui(*args)
+
+        after_first.__name__, after_first.__qualname__ = ui.__name__, ui.__qualname__  # the handler it runs
 
         gr.on(triggers, first_ui, ui_inputs, [*first_outputs, first_error], api_name=f"{name}_first_ui",
               api_visibility="private", **COMPUTE).then(after_first, **{**event, "inputs": [*ui_inputs, first_error]})
@@ -199,6 +200,8 @@ TEXT = {"lines": 1, "max_lines": 8}  # lines=1: Enter submits, Shift+Enter adds 
 CSS = """
 .notice {border-left: 4px solid #f59e0b; padding-left: 12px}
 #fm-filled .label {text-transform: none}  /* the chip reads "<mask> 1", as its panel and the text box */
+#fm-filled span.text {word-break: normal; overflow-wrap: anywhere}  /* lines break between words, not in them */
+#fm-compare-row {align-items: flex-end}  /* the button beside the box, not beside its label */
 .hint {font-size: 0.95em; opacity: 0.9}
 /* wide tables scroll sideways inside their own box instead of being cut or widening the page */
 .md table:not(.fm-table):not(.mk-table) {display: block; width: max-content; max-width: 100%; overflow-x: auto}
@@ -267,11 +270,14 @@ PAGE_JS = """() => {
     for (const [id, name] of Object.entries(watched)) {
       const el = document.querySelector(id);
       if (!el || el.offsetParent === null) continue;  // not on the open tab
-      const text = el.innerText.replace(/\\s+/g, ' ').trim().slice(0, 300);
-      if (text && text !== last[id]) {
-        const before = last[id];  // a tab seen for the first time (undefined): its answer is not news
+      // the result's own text, without its component's label (it would be read out before every answer)
+      const label = el.querySelector('[data-testid="block-label"]');
+      const text = el.innerText.replace(label ? label.innerText : '', '').replace(/\\s+/g, ' ').trim().slice(0, 300);
+      const before = last[id];
+      if (before === undefined) last[id] = text;  // a tab seen for the first time: its answer is not news
+      else if (text && text !== before) {
         last[id] = text;
-        if (announce && before !== undefined) live.textContent = `${name}: ${text}`;
+        if (announce) live.textContent = `${name}: ${text}`;
       }
     }
   };
@@ -348,7 +354,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 with gr.Column():
                     fm_filled = gr.HighlightedText(label="Completed sentence (top prediction for each mask)",
                                                    elem_id="fm-filled")
-                    fm_view = gr.HTML(elem_id="fm-view")  # every mask's predictions, readable scores
+                    # every mask's predictions, readable scores
+                    fm_view = gr.HTML(elem_id="fm-view", label="predictions_html")
                     # the exact probabilities as gr.Label values, for API clients only (the UI shows fm_view)
                     fm_labels = [gr.Label(label=f"<mask> {i + 1}", visible=False, elem_id=f"fm-label-{i + 1}")
                                  for i in range(MAX_MASKS)]
@@ -357,15 +364,15 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                         fm_raw = gr.JSON(label="results")
             # full width: a row per layer with its guesses (demo/layer_lens.py: the logit lens)
             with gr.Accordion("Layer by layer: where the answer comes from", open=False, elem_id="fm-layers-box"):
-                fm_layers = gr.HTML(elem_id="fm-layers")
-                fm_layers_data = gr.JSON(visible=False)  # the same as data, for API clients only
+                fm_layers = gr.HTML(elem_id="fm-layers", label="layers_html")
+                fm_layers_data = gr.JSON(visible=False, label="layers")  # the same as data, for API clients only
             # another model on the same input, side by side (a Hub model is loaded in the loading queue first)
             with gr.Accordion("Compare with another model", open=False, elem_id="fm-compare-box",
                               visible=bool(model_choice.compare_choices())):
                 gr.Markdown("The same text, top-k and candidate words through another RoBERTa, side by side. "
                             "FacebookAI/roberta-base is the same architecture at 125M parameters, pretrained on "
                             "160 GB of text (Liu et al. 2019).")
-                with gr.Row():
+                with gr.Row(elem_id="fm-compare-row"):
                     with gr.Column(scale=3):
                         fm_other = gr.Dropdown(model_choice.compare_choices(), label="Compare with",
                                                value=model_choice.default_comparison(model_choice.SHIPPED),
@@ -375,8 +382,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                         fm_cmp_btn = gr.Button("Compare", elem_id="fm-compare-btn")
                 fm_cmp_status = gr.HTML(elem_id="fm-compare-status")
                 fm_cmp_error = gr.HTML(visible=False, elem_id="fm-compare-error")
-                fm_compare = gr.HTML(elem_id="fm-compare")
-                fm_compare_data = gr.JSON(visible=False)  # the same as data, for API clients only
+                fm_compare = gr.HTML(elem_id="fm-compare", label="comparison_html")
+                fm_compare_data = gr.JSON(visible=False, label="comparison")  # the same as data, for API clients only
             fm_out = [fm_filled, *fm_labels, fm_raw, fm_view]
             fm_in = [fm_text, fm_k, fm_targets, fm_model]  # the API's; the page reads the tab's model (State)
             fm_ui_in = [fm_text, fm_k, fm_targets, fm_current]  # the box may hold a model still loading
@@ -434,12 +441,12 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # fixed polarity: red = towards positive, purple = towards negative (the explanation words it)
             st_words = gr.HighlightedText(label="Which words push towards positive (red) or negative (purple)",
                                           show_legend=False, elem_id="st-words")
-            st_explain = gr.Markdown(elem_id="st-explain")
+            st_explain = gr.Markdown(elem_id="st-explain", label="explanation", show_label=False)
             # what if the word that pushed most were removed or negated? (demo/counterfactual.py)
             st_whatif_btn = gr.Button("What if? (counterfactual)", elem_id="st-whatif-btn")
             st_whatif_error = error_box("st-whatif-error")  # the counterfactual's own: the text's go next to it
-            st_whatif = gr.Markdown(elem_id="st-whatif")
-            st_whatif_data = gr.JSON(visible=False)  # the same as data, for API clients only
+            st_whatif = gr.Markdown(elem_id="st-whatif", label="counterfactual_markdown", show_label=False)
+            st_whatif_data = gr.JSON(visible=False, label="counterfactual")  # the same as data, for API clients only
             st_whatif_out = [st_whatif, st_whatif_data]
             st_out = [st_label, st_words, st_explain]
             st_ui_in = [st_text, st_current]  # the page reads the tab's model, not a box still loading one
@@ -484,11 +491,12 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                                allow_custom_value=True, elem_id="at-layer")
                         at_head = gr.Dropdown(head_choices(N_HEADS), value="average", label="Head",
                                               allow_custom_value=True, elem_id="at-head")
+                    at_view_error = error_box("at-view-error")  # a layer or head typed in: said next to them
                     at_model, at_current = model_box("attention", "at", model_choice.attention_choices(), "mlm",
                                                      handlers.attention_model, [at_layer, at_head],
                                                      [at_layer, at_head])
                     at_btn = gr.Button("Show attention", variant="primary")
-            at_notes = gr.Markdown(elem_id="at-notes")
+            at_notes = gr.Markdown(elem_id="at-notes", label="notes", show_label=False)
             # Only the visible sub-tab is drawn (a matplotlib figure costs ~0.5 s): `at_visible` names it, the
             # events draw that one only and leave the others as they are (a late event must not blank a view
             # just drawn), and opening a sub-tab draws its view.
@@ -496,23 +504,26 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             at_all = gr.Textbox("all", visible=False)  # the API endpoints' `view`: every view, unless asked
             with gr.Tabs(elem_id="at-views", overflow_behavior="wrap"):  # no "..." menu on a phone
                 with gr.Tab("Head view", id="heads") as at_tab_heads:
-                    at_heads = gr.HTML(elem_id="at-heads")
+                    at_heads = gr.HTML(elem_id="at-heads", label="head_view_html")
                 with gr.Tab("Heatmap", id="heatmap") as at_tab_heat:
                     at_heat = Plot(label="Attention heatmap", show_label=False, elem_id="at-heat")
-                    at_heat_text = gr.HTML(elem_id="at-heat-text")
+                    at_heat_text = gr.HTML(elem_id="at-heat-text", label="heatmap_text")
                 with gr.Tab("All heads of the layer", id="grid") as at_tab_grid:
                     at_grid = Plot(label="All heads of the layer", show_label=False, elem_id="at-grid")
-                    at_grid_text = gr.HTML(elem_id="at-grid-text")  # the heads' roles: the figure's text version
+                    # the heads' roles: the figure's text version
+                    at_grid_text = gr.HTML(elem_id="at-grid-text", label="heads_text")
                 with gr.Tab("Rollout across layers", id="rollout") as at_tab_roll:
                     at_roll = Plot(label="Attention rollout (Abnar & Zuidema 2020)", show_label=False,
                                       elem_id="at-roll")
-                    at_roll_text = gr.HTML(elem_id="at-roll-text")
+                    at_roll_text = gr.HTML(elem_id="at-roll-text", label="rollout_text")
                 with gr.Tab("Where one token attends", id="token") as at_tab_token:
                     at_token = gr.Dropdown(label="Token", choices=[], allow_custom_value=True, elem_id="at-token")
+                    at_token_error = error_box("at-token-error")
                     at_bars = Plot(label="Where the token attends", show_label=False, elem_id="at-bars")
+                    at_bars_text = gr.HTML(elem_id="at-bars-text", label="bars_text")  # its weights as a table
             at_in = [at_text, at_layer, at_head, at_model]
             at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes, at_heads, at_layer, at_head,
-                      at_heat_text, at_grid_text, at_roll_text]
+                      at_heat_text, at_grid_text, at_roll_text, at_bars_text]
             # the text and model the views were drawn for: the layer, head, token and sub-tab events read these,
             # so that an edited but unsubmitted text is not drawn beside the last one's notes and token picker
             at_drawn_text, at_drawn_model = gr.State(ATTENTION_TEXT), gr.State("mlm")
@@ -526,18 +537,20 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             at_view_in = [at_text, at_layer, at_head, at_token, at_model]  # the API's
             at_drawn_in = [at_drawn_text, at_layer, at_head, at_token, at_drawn_model]  # the page's
             wire([at_layer.input], handlers.attention_layer, [*at_view_in, at_all],
-                 [at_heat, at_grid, at_bars, at_heads, at_heat_text, at_grid_text], at_error, "attention_layer",
+                 [at_heat, at_grid, at_bars, at_heads, at_heat_text, at_grid_text, at_bars_text], at_view_error,
+                 "attention_layer",
                  ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True)
             wire([at_head.input], handlers.attention_head, [*at_view_in, at_all],
-                 [at_heat, at_bars, at_heads, at_heat_text], at_error, "attention_head",
+                 [at_heat, at_bars, at_heads, at_heat_text, at_bars_text], at_view_error, "attention_head",
                  ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True)
-            wire([at_token.input], handlers.attention_token, at_view_in, [at_bars], at_error, "attention_token",
-                 ui_inputs=at_drawn_in)
+            api_token = Number(1, precision=0, visible=False, label="token")  # the API's: the picker starts empty
+            wire([at_token.input], handlers.attention_token, [*at_view_in[:3], api_token, at_model],
+                 [at_bars, at_bars_text], at_token_error, "attention_token", ui_inputs=at_drawn_in)
             for tab, view, output in [(at_tab_heads, "heads", [at_heads]),
                                       (at_tab_heat, "heatmap", [at_heat, at_heat_text]),
                                       (at_tab_grid, "grid", [at_grid, at_grid_text]),
                                       (at_tab_roll, "rollout", [at_roll, at_roll_text]),
-                                      (at_tab_token, "token", [at_bars])]:
+                                      (at_tab_token, "token", [at_bars, at_bars_text])]:
                 tab.select(lambda view=view: view, None, at_visible, queue=False, api_name=f"attention_visible_{view}",
                            api_visibility="private")
                 tab.select(keep_results(handlers.attention_view, len(output)), [*at_drawn_in, gr.State(view)],
@@ -561,20 +574,22 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     tk_model, tk_current = model_box("mlm", "tk", tab=TOKENS_TAB)
                     tk_btn = gr.Button("Tokenize", variant="primary")
                 with gr.Column(scale=3):
-                    tk_view = gr.HTML(elem_id="tk-view")
-                    tk_data = gr.JSON(visible=False)  # the same as data, for API clients only
+                    tk_view = gr.HTML(elem_id="tk-view", label="tokens_html")
+                    tk_data = gr.JSON(visible=False, label="tokens")  # the same as data, for API clients only
             with gr.Accordion("Merge by merge: how BPE builds one word from its bytes", open=True,
                               elem_id="tk-merges-box"):
                 tk_word = gr.Dropdown(label="Word of the text", choices=[], allow_custom_value=True,
                                       elem_id="tk-word")
                 tk_word_error = error_box()
-                tk_merges = gr.HTML(elem_id="tk-merges")
-                tk_merges_data = gr.JSON(visible=False)  # the same as data, for API clients only
+                tk_merges = gr.HTML(elem_id="tk-merges", label="merges_html")
+                tk_merges_data = gr.JSON(visible=False, label="merges")  # the same as data, for API clients only
             tk_merges_out = [tk_merges, tk_merges_data]
             tk_out = [tk_view, tk_data, tk_word, *tk_merges_out]
             tk_ui = wire([tk_btn.click, tk_text.submit, tk_current.change], handlers.tokens, [tk_text, tk_model],
                          tk_out, tk_error, "tokens", on_load=True, ui_inputs=[tk_text, tk_current])
-            wire([tk_word.input], handlers.bpe_merges, [tk_word, tk_model], tk_merges_out, tk_word_error, "bpe_merges",
+            # the API's word: an example (the picker's own value is empty until a text is tokenized)
+            api_word = gr.Textbox(" tokenization", visible=False, label="word")
+            wire([tk_word.input], handlers.bpe_merges, [api_word, tk_model], tk_merges_out, tk_word_error, "bpe_merges",
                  ui_inputs=[tk_word, tk_current])
             with tk_input_col:  # the examples under the text box, not below a long merge table
                 examples([[text] for text in TOKENS_EXAMPLES], [tk_text], tk_out, tk_ui, tk_error, "tokens",
@@ -602,8 +617,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     em_words_only = gr.Checkbox(True, label="Only tokens that begin a word (a space, then a letter "
                                                             "or digit)")
                     em_btn = gr.Button("Find neighbours", variant="primary")
-                    em_neighbours = gr.HTML(elem_id="em-neighbours")
-                    em_neighbours_data = gr.JSON(visible=False)  # the same as data, for API clients only
+                    em_neighbours = gr.HTML(elem_id="em-neighbours", label="neighbours_html")
+                    # the same as data, for API clients only
+                    em_neighbours_data = gr.JSON(visible=False, label="neighbours")
                 with gr.Column(elem_id="em-an-col") as em_an_col:
                     gr.Markdown("### Analogy: a is to b as c is to ?")
                     with gr.Row():
@@ -611,8 +627,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                   for word, name in zip(ANALOGIES[0], "abc")]
                     em_an_error = error_box()
                     em_an_btn = gr.Button("Solve", variant="primary")
-                    em_analogy = gr.HTML(elem_id="em-analogy")
-                    em_analogy_data = gr.JSON(visible=False)  # the same as data, for API clients only
+                    em_analogy = gr.HTML(elem_id="em-analogy", label="analogy_html")
+                    em_analogy_data = gr.JSON(visible=False, label="analogy")  # the same as data, for API clients only
                     if ANALOGY_NOTE:
                         gr.Markdown(ANALOGY_NOTE, elem_classes="model-note", elem_id="em-probe")
             with gr.Row():
@@ -623,7 +639,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     em_map_error = error_box()
                     em_map_btn = gr.Button("Draw the map", variant="primary")
                     em_map = Plot(label="Word map", show_label=False, elem_id="em-map")
-                    em_map_text = gr.HTML(elem_id="em-map-text")  # the left-out words, the map as a table
+                    # the left-out words, the map as a table
+                    em_map_text = gr.HTML(elem_id="em-map-text", label="map_text")
                     gr.Markdown("Each dot is a word's embedding squeezed into two numbers: the axes are the two "
                                 "directions in which these words' embeddings differ most (principal components; "
                                 "the percentage is how much of their differences each one shows). Near means "
@@ -632,7 +649,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     gr.Markdown("### Position embeddings")
                     em_pos_error = error_box()
                     em_positions = Plot(label="Position embeddings", show_label=False, elem_id="em-positions")
-                    em_positions_text = gr.HTML(elem_id="em-positions-text")  # the figure in numbers
+                    # the figure in numbers
+                    em_positions_text = gr.HTML(elem_id="em-positions-text", label="positions_text")
                     gr.Markdown("Every position in the text (0 is &lt;s&gt;) has its own learned embedding, added "
                                 "to the word's. The map compares every pair of positions: red is alike, blue is "
                                 "opposite. The red diagonal says a position is most like its neighbours; the "
@@ -680,7 +698,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 mk_epochs = Slider(1, MAX_EPOCHS, value=12, step=1, label="Epochs")
                 mk_seed = Number(value=0, precision=0, label="Seed", elem_id="mk-seed")
                 mk_btn = gr.Button("Mask", variant="primary")
-            mk_table = gr.HTML(elem_id="mk-table")
+            mk_table = gr.HTML(elem_id="mk-table", label="epochs_html")
             mk_stats = gr.Dataframe(headers=MASKING_COLUMNS, label="What each scheme showed", interactive=False,
                                     wrap=True, elem_id="mk-stats", elem_classes="narrow-table",
                                     column_widths=["130px", "70px", "90px", "80px"])  # 370 px: .narrow-table
@@ -712,11 +730,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 for key in ("mlm", "sentiment"):
                     with gr.Column(min_width=300):
                         gr.Markdown(ABOUT[f"{key}_card"], elem_classes="about-card")
-                        if ABOUT[f"{key}_curves"]:
-                            gr.Image(ABOUT[f"{key}_curves"], label="Training curves", show_label=False,
-                                     interactive=False, buttons=[],
-                                     alt_text=f"Training curves of the {MODEL_NAMES[key]}: loss and held-out "
-                                              "accuracy against training steps (the card above has the figures)")
+                        for figure in ABOUT[f"{key}_figures"]:  # each with what it covers, the card's first
+                            gr.Markdown(figure.caption, elem_classes="about-caption")
+                            gr.Image(figure.path, label="Training curves", show_label=False, interactive=False,
+                                     buttons=[], alt_text=figure.alt)
             gr.Markdown("## Compared with the MiniRoBERTa reference\n" + ABOUT["comparison"])
             with gr.Accordion("Architecture and parameter counts", open=False):
                 gr.Markdown(ABOUT["architecture"])

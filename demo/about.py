@@ -1,11 +1,14 @@
 """The About tab and the notes next to each tab's result, read at start-up from what each model folder holds
-(metrics.json, phases.json, README.md, curves): a short card per model, the notes on its size, held-out
-figures and the showcase examples it gets wrong, the calibration note, the architecture and the recipe."""
+(metrics.json, phases.json, README.md, curves.png, phases.png): a short card per model and its figures (each
+with a caption and alt text that say what it covers), the notes on its size, held-out figures and the showcase
+examples it gets wrong, the calibration note, the architecture and the recipe."""
 from __future__ import annotations
 
 import html
 import logging
+import os
 from pathlib import Path
+from typing import NamedTuple
 
 import roberta
 from roberta.run_metrics import RunMetrics, dataset_name
@@ -70,11 +73,64 @@ def parameter_table(model) -> tuple[str, int]:
 
 
 def card_link(loaded) -> str:
-    """Where the full model card is: its Hub page, or README.md in its folder."""
+    """Where the full model card is: its Hub page; for a folder of the app's own on a Hugging Face Space
+    (SPACE_ID set), the Space's page of its README.md (the Space holds assets/, `scripts.deploy_space`); else
+    README.md in the model's folder, said in words (the app serves no files but its figures)."""
     source = shown_source(loaded.source)
     if not roberta.hub.is_local(loaded.source):
         return f"full model card: [huggingface.co/{source}](https://huggingface.co/{source})"
-    return f"full model card: {code(source + '/README.md')}" if "readme" in loaded.extras else "no model card"
+    if "readme" not in loaded.extras:
+        return "no model card"
+    card = f"{source}/README.md"
+    inside = Path(loaded.source).resolve().is_relative_to(ROOT)
+    space = os.environ.get("SPACE_ID", "").strip()
+    if inside and space:
+        return f"full model card: [{card}](https://huggingface.co/spaces/{space}/blob/main/{card}) on the Hub"
+    return f"full model card: {code(card)}, in the " + ("project's files" if inside else "model's folder")
+
+
+# Readable names of the data sets, by the first part of the name `dataset_name` gives ("wikitext-2/wiki.train.tokens"
+# -> "WikiText-2"): the card shows them first, the file names after
+DATASETS = {"wikitext-2": "WikiText-2", "wikitext-103": "WikiText-103", "wikipedia-en": "English Wikipedia",
+            "imdb": "IMDB reviews", "sst2": "SST-2", "sst-2": "SST-2"}
+
+
+def readable_dataset(name) -> str | None:
+    """The data set a file or folder belongs to, as readers know it ("sst2/train.tsv" -> "SST-2"); None when
+    it is none of DATASETS."""
+    return DATASETS.get(str(name).replace("\\", "/").split("/")[0].strip().lower())
+
+
+def data_markdown(names: list[str]) -> str:
+    """Data sets by their readable names, then the files they came from: "English Wikipedia, WikiText-2 and IMDB
+    reviews, from `wikipedia-en`, `wikitext-2/wiki.train.tokens.xz`, `imdb/unsup.txt.xz`" (each name once; a
+    file of no known data set by its name alone)."""
+    shown = []
+    for name in names:
+        label = readable_dataset(name) or code(name)
+        if label not in shown:
+            shown.append(label)
+    text = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+    files = [code(name) for name in names if readable_dataset(name)]
+    return f"{text}, from {', '.join(files)}" if files else text
+
+
+def held_out_markdown(name: str) -> str:
+    """The held-out text a figure was measured on: its data set's name with the file ("WikiText-2
+    (`wikitext-2/wiki.valid.tokens`)"), or the file alone."""
+    readable = readable_dataset(name)
+    return f"{readable} ({code(name)})" if readable else code(name)
+
+
+def wall_time(facts: dict) -> str:
+    """What follows the training time: " (22 min wall time)" where the runs' wall time reads longer, for it
+    adds what ran outside the training loop (loading and packing the data, the final evaluation); nothing where
+    the two read the same, nor where it reads shorter (a run resumed after an interruption counts only its last
+    session's wall time, while its training time adds up every session's)."""
+    if "wall_minutes" not in facts or facts["wall_minutes"] <= facts["train_minutes"]:
+        return ""
+    wall = minutes(facts["wall_minutes"])
+    return "" if wall == minutes(facts["train_minutes"]) else f" ({wall} wall time)"
 
 
 def summary_card(loaded) -> str:
@@ -86,7 +142,7 @@ def summary_card(loaded) -> str:
     rows = [("size", f"{millions(facts['parameters'])} parameters: {cfg.num_hidden_layers} layers, hidden "
                      f"{cfg.hidden_size}, {cfg.num_attention_heads} heads, up to {cfg.max_length} tokens")]
     if facts.get("data"):
-        data = ", ".join(code(d) for d in facts["data"])
+        data = data_markdown(facts["data"])
         if "train_examples" in facts:
             data += f" ({facts['train_examples']:,} examples)"
         rows.append(("data", data))
@@ -109,12 +165,12 @@ def summary_card(loaded) -> str:
             training.append(f"{spent} of training in {len(trained)} phases, then the weight average of the last "
                             f"{facts['averaged']}")
     elif "train_minutes" in facts:
-        training.append(f"{minutes(facts['train_minutes'])} of training"
-                        + (f" ({minutes(facts['wall_minutes'])} wall time)" if "wall_minutes" in facts else ""))
+        training.append(f"{minutes(facts['train_minutes'])} of training" + wall_time(facts))
     if "cores" in facts and facts.get("device") == "cpu":
         training.append(f"on a {facts['cores']}-core CPU")
-    if len(trained) > 1 and not facts.get("averaged"):
-        training.append(f"in {len(trained)} phases")
+    if len(trained) > 1 and not facts.get("averaged"):  # the averages too: the figure of the phases numbers them
+        training.append(f"in {len(trained)} phases" + (f" and {averages} weight averages" if averages > 1 else
+                                                         " and a weight average" if averages else ""))
     if training:
         rows.append(("training", ", ".join(training)))
     if "mlm_accuracy" in facts:
@@ -122,7 +178,7 @@ def summary_card(loaded) -> str:
         rows.append(("held-out masked words", (
             f"**{pct(facts['mlm_accuracy'])}** guessed right (top-1)"
             + (f", perplexity {facts['mlm_perplexity']:.0f}" if "mlm_perplexity" in facts else "")
-            + f" on {code(where)}"
+            + f" on {held_out_markdown(where)}"
             + (f" in {facts['mlm_rows']}-token rows, the length it last trained on" if "mlm_rows" in facts else "")
             + (f", the mean of {facts['mlm_masks']} random maskings" if "mlm_masks" in facts else ""))))
         # training's own figure, shown where it differs for a reason: rows of another length (several mask draws
@@ -176,8 +232,10 @@ def calibration_markdown(metrics: RunMetrics | None) -> str:
 
 
 def about_sections(models: Models) -> dict:
-    """Markdown for the About tab, built once at start-up from whatever exists: a summary card and the
-    curves per model, the architecture, the comparison. No raw metrics, no machine paths."""
+    """Markdown for the About tab, built once at start-up from whatever exists: per model a summary card
+    ("{key}_card"), its curves.png ("{key}_curves", or None) and its figures with their captions and alt texts
+    ("{key}_figures", `model_figures`), then the architecture and the comparison. No raw metrics, no machine
+    paths in the text (the figures' paths are for gr.Image)."""
     out = {}
     reference = models.mlm if models.mlm.available else models.sentiment
     if reference.available:
@@ -202,6 +260,76 @@ def about_sections(models: Models) -> dict:
     for loaded in (models.mlm, models.sentiment):
         out[f"{loaded.key}_card"] = summary_card(loaded)
         out[f"{loaded.key}_curves"] = loaded.extras.get("curves")
+        out[f"{loaded.key}_figures"] = model_figures(loaded)
+    return out
+
+
+class AboutFigure(NamedTuple):
+    """A figure of the About tab: its image file, a caption shown above it (Markdown) that says what it covers,
+    and its alt text."""
+    path: str
+    caption: str
+    alt: str
+
+
+def _file(loaded, name: str) -> str | None:
+    """The path of `name` in the model's folder (or its Hub repo), or None."""
+    try:
+        return roberta.hub.resolve_file(loaded.source, name)
+    except Exception:  # missing, or offline: the figure is left out
+        return None
+
+
+def _percent_of(phase, template: str) -> str:
+    """`template` filled with a phase's held-out accuracy, or "" when it has none."""
+    accuracy = _real(phase.held_out[1])
+    return template.format(pct(accuracy)) if accuracy is not None else ""
+
+
+def model_figures(loaded) -> list[AboutFigure]:
+    """The figures of a model, first the one whose figures the card gives. A model pretrained in phases (its
+    phases.json and phases.png): held-out accuracy at the end of every phase against the tokens so far, then its
+    curves.png, which covers the last phase alone. Otherwise curves.png: the run's, or for a weight average its
+    members' (`train.average`)."""
+    if not loaded.available:
+        return []
+    out = []
+    phases = loaded.extras.get("phases") if isinstance(loaded.extras.get("phases"), list) else []
+    plot = _file(loaded, "phases.png") if phases else None
+    trained = [i for i, phase in enumerate(phases, 1) if phase.train_tokens]
+    facts = model_facts(loaded)
+    total = f"{facts['train_tokens'] / 1e6:.1f}M" if "train_tokens" in facts else None
+    if plot:
+        averages = len(phases) - len(trained)
+        count = f"{len(phases)} phases" + (f" ({len(trained)} of training, {averages} weight average"
+                                           f"{'s' if averages > 1 else ''})" if averages else "")
+        end = _percent_of(phases[-1], "{}") + (f" after {total} tokens" if total else "")
+        out.append(AboutFigure(plot, (
+            f"**Every phase**: held-out accuracy at the end of each of the {count}, against the tokens trained on "
+            "so far" + (f"; the last point, {end}, is the model the card describes." if end else ".")), (
+            f"Held-out masked-word accuracy (top-1) at the end of each of the {count}, against the total training "
+            "tokens on a log scale" + _percent_of(phases[0], ", from {} after phase 1")
+            + _percent_of(phases[-1], f" to {{}} after phase {len(phases)}") + (f" ({total} tokens)" if total else "")
+            + "; a dashed line carries the recent rate forward, and a box beside the plot lists every phase's "
+              "figure.")))
+    curves = loaded.extras.get("curves")
+    if curves and out and trained:
+        last = trained[-1]
+        tokens = f"{phases[last - 1].train_tokens / 1e6:.0f}M" + (f" of the {total}" if total else "")
+        which = f"phase {last} alone" + (", the last one trained" if last < len(phases) else "")
+        out.append(AboutFigure(curves, (
+            f"**The last phase's curves** ({which}: {tokens} tokens): training and held-out loss, and training's own "
+            "periodic check of held-out accuracy, on part of the held-out text, so its figures are not the card's."), (
+            f"Curves of the last training phase only (phase {last}, {tokens} tokens): training and held-out loss, "
+            "and held-out accuracy, against the tokens seen in that phase.")))
+    elif curves:
+        what = "fill-mask model" if loaded.key == "mlm" else "sentiment classifier"
+        averaged = facts.get("averaged")
+        whose = f"the {averaged} runs averaged into the {what}" if averaged else f"the {what}"
+        stage = " (their last stage)" if averaged and loaded.key != "mlm" else ""
+        out.append(AboutFigure(curves, f"**Training curves** of {whose}{stage}.", (
+            f"Training curves of {whose}: training loss and held-out accuracy against tokens seen"
+            + (", one line per run" if averaged else "") + " (the card above has the final figures).")))
     return out
 
 

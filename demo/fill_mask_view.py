@@ -5,7 +5,8 @@ from __future__ import annotations
 import html
 import re
 
-from .formatting import SPACE_LABEL, format_log_probability, format_probability, word_labels
+from .formatting import (SPACE_LABEL, format_log_probability, format_probability, pieces_of, reads_as_is, token_label,
+                         word_label, word_labels)
 from .validation import MASK, MASK_RE, MAX_MASKS
 
 # Where a mask and the whitespace before it start; the look-behind keeps the pattern from being tried again
@@ -22,6 +23,7 @@ FILL_MASK_CSS = """<style>
 .fm-mask td{padding:2px 6px;vertical-align:middle}
 .fm-mask .fm-word{white-space:nowrap;max-width:12em;overflow:hidden;text-overflow:ellipsis}
 .fm-mask .fm-cand{white-space:normal;overflow-wrap:anywhere;max-width:16em}
+.fm-mask .fm-label{white-space:normal}
 .fm-mask .fm-cand small{display:block;opacity:.75}
 .fm-mask td.fm-track{width:55%}
 .fm-mask td.fm-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
@@ -29,7 +31,7 @@ FILL_MASK_CSS = """<style>
 .fm-note{font-size:12px;opacity:.75;margin:2px 0 0}
 .fm-tokens :is(h3,h4){margin:0 0 4px;font-size:14px}
 .fm-strip{display:flex;flex-wrap:wrap;gap:6px;font-family:ui-monospace,monospace;font-size:13px}
-.fm-w{display:inline-flex}
+.fm-w{display:inline-flex;flex-wrap:wrap;max-width:100%}
 .fm-tok{padding:1px 5px;border:1px solid rgba(99,102,241,.45);background:rgba(99,102,241,.10)}
 .fm-w .fm-tok:first-of-type{border-radius:4px 0 0 4px}.fm-w .fm-tok:last-of-type{border-radius:0 4px 4px 0}
 .fm-w .fm-tok:only-of-type{border-radius:4px}.fm-w .fm-tok+.fm-tok{border-left-style:dashed}
@@ -40,17 +42,19 @@ FILL_MASK_CSS = """<style>
 
 
 def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = None, tokens=None,
-                     heading: str = "h3") -> str:
+                     heading: str = "h3", tokenizer=None) -> str:
     """The fill-mask answers as a person reads them: per mask, each prediction with its probability
     (`format_probability`; the exact value and ln p on hover) and a bar scaled to the top prediction of
     that mask, so the ranking shows even when every probability is small; then, given `tokens`
     (`demo.tokens_view.Tokens`), the text as the model reads it (`tokens_html`). `heading`: the element of
-    each part's heading ("h4" inside a comparison, whose models are the h3s)."""
+    each part's heading ("h4" inside a comparison, whose models are the h3s). A prediction that is whitespace or
+    part of a character reads as a label (`demo.formatting.word_label`: "␣", "⟨byte 0xE6⟩ (part of a character)";
+    its bytes are named given the model's `tokenizer`)."""
     blocks = []
     for i, row in enumerate(per_mask):
         top = max((float(r["score"]) for r in row), default=0.0) or 1.0
         lines = []
-        for r, word in zip(row, word_labels([r["token_str"] for r in row])):
+        for r, word in zip(row, _labels(row, tokenizer)):
             p = float(r["score"])
             width = max(0.0, min(100.0, 100 * p / top))
             if r.get("candidates"):  # the user's words, and how they were scored when not as one token
@@ -60,8 +64,9 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
                     hover = f' title="{html.escape(", ".join(r["candidates"]))}"'
                 note = f"<small>{html.escape(how)}</small>" if how else ""
                 cell = f'<th scope="row" class="fm-word fm-cand"{hover}>{html.escape(words)}{note}</th>'
-            else:
-                cell = f'<th scope="row" class="fm-word">{html.escape(word)}</th>'
+            else:  # a label ("⟨byte 0xE6⟩ (part of a character)") may take two lines, a word is cut with "…"
+                kind = "" if reads_as_is(r["token_str"]) else " fm-label"
+                cell = f'<th scope="row" class="fm-word{kind}">{html.escape(word)}</th>'
             lines.append(f'<tr>{cell}<td class="fm-track"><span class="fm-bar" '
                          f'style="width:{width:.1f}%"></span></td><td class="fm-score" title="p = {p:.3e}, ln p = '
                          f'{format_log_probability(p)}">{format_probability(p)}</td></tr>')
@@ -81,7 +86,8 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
 def tokens_html(tokens, heading: str = "h3") -> str:
     """The text as the model reads it: one chip per token, the pieces of one word side by side (a dashed line
     between them), special tokens dimmed and each mask in red. A word the tokenizer met rarely comes in
-    pieces (" barked": "b" + "arked"), and the model has to know it from them."""
+    pieces (" barked": "b" + "arked"), and the model has to know it from them. A long word (a URL, a text without
+    spaces, as Japanese is written) wraps between its chips instead of running off the edge."""
     words: list[list[str]] = []
     last_end = None  # where the last token in the text ended (None after <s>)
     for label, special, (start, end), piece in zip(tokens.labels, tokens.special, tokens.offsets, tokens.pieces):
@@ -134,25 +140,51 @@ def mask_spaces(text: str) -> list[str]:
             for match in MASK_WITH_SPACE_RE.finditer(text)]
 
 
+def fill_text(fill: str, piece: str | None = None) -> str:
+    """What the completed sentence shows for a mask's fill: the word itself when it reads as text (" Paris"), else
+    after the whitespace it starts with its label (`token_label`): "␣" for a space, "⟨U+2009 thin space⟩",
+    " ⟨byte 0xE6⟩ (part of a character)" (the bytes named given `piece`, the token's vocabulary entry)."""
+    if reads_as_is(fill):
+        return fill
+    if not fill.strip():
+        return token_label(fill, piece)
+    return fill[:len(fill) - len(fill.lstrip())] + word_label(fill, piece)
+
+
+def prediction_fill(result: dict, tokenizer=None) -> str:
+    """The completed sentence's fill for a prediction of the vocabulary (`fill_text` of its token), the bytes of
+    part of a character named given the model's `tokenizer`."""
+    pieces = pieces_of(tokenizer, [result["token"]])
+    return fill_text(result["token_str"], pieces[0] if pieces else None)
+
+
 def completed_sentence(text: str, fills: list[str]) -> list[tuple[str, str | None]]:
-    """The text with each mask (and the space it absorbs) replaced by its top prediction, highlighted."""
+    """The text with each mask (and the space it absorbs) replaced by its top prediction, highlighted; a fill
+    that is whitespace or part of a character shown by its label (`fill_text`), not blank or "�"."""
     parts, last = [], 0
     for i, match in enumerate(MASK_WITH_SPACE_RE.finditer(text)):
         if i >= len(fills):
             break
         parts.append((text[last:match.start()], None))
-        parts.append((fills[i], f"<mask> {i + 1}"))
+        parts.append((fill_text(fills[i]), f"<mask> {i + 1}"))
         last = match.end()
     parts.append((text[last:], None))
     return [(t, c) for t, c in parts if t]
 
 
-def mask_labels(per_mask: list[list[dict]]) -> list[dict | None]:
-    """One `gr.Label` value ({word: probability}) per mask slot, MAX_MASKS of them, None when unused."""
+def _labels(row: list[dict], tokenizer=None) -> list[str]:
+    """The readable labels of one mask's predictions (`word_labels`), their bytes named given a `tokenizer`."""
+    pieces = None if tokenizer is None else pieces_of(tokenizer, [r["token"] for r in row])
+    return word_labels([r["token_str"] for r in row], pieces)
+
+
+def mask_labels(per_mask: list[list[dict]], tokenizer=None) -> list[dict | None]:
+    """One `gr.Label` value ({word: probability}) per mask slot, MAX_MASKS of them, None when unused. Words are
+    named as the view names them (`predictions_html`; the bytes of part of a character given a `tokenizer`)."""
     labels = []
     for row in per_mask:
         scores = {}
-        for r, word in zip(row, word_labels([r["token_str"] for r in row])):
+        for r, word in zip(row, _labels(row, tokenizer)):
             name = ", ".join(r["candidates"]) if r.get("candidates") else word  # the user's candidate word(s)
             while name in scores:  # two tokens that still read the same
                 name += "\u200b"
@@ -179,7 +211,7 @@ def comparison_html(text: str, columns: list[tuple[str, list[list[dict]], str]])
         for title, per_mask, _ in columns:
             if i < len(per_mask) and per_mask[i]:
                 top = per_mask[i][0]
-                word = ", ".join(top["candidates"]) if top.get("candidates") else top["token_str"].strip()
+                word = ", ".join(top["candidates"]) if top.get("candidates") else word_label(top["token_str"])
                 score = format_probability(float(top["score"]))
                 answers.append(f"{html.escape(title)} “{html.escape(word)}” ({score})")
         lines.append(f"&lt;mask&gt; {i + 1}: " + "; ".join(answers))

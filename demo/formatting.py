@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from collections import Counter
 
 import numpy as np
@@ -39,20 +40,70 @@ def minutes(m: float) -> str:
 
 
 SPACE_LABEL = "␣"  # whitespace made visible: a token of whitespace alone, or the space a word's token starts with
+PART_LABEL = "⟨part of a character⟩"  # some of a character's bytes, when the token's vocabulary entry is not known
+PART_NOTE = " (part of a character)"  # after the bytes of such a token, when they are known: "⟨byte 0xE6⟩"
 
 
-def word_label(token_str: str) -> str:
-    """A predicted token as a row names it: without its leading space, or quoted when it is only whitespace."""
-    return token_str.strip() or repr(token_str)
+def _byte_level(text: str) -> str:
+    """`text` written as byte-level BPE writes it, one character per byte: " it" → "Ġit" (the library's map)."""
+    from tokenizers import pre_tokenizers
+
+    return "".join(piece for piece, _ in pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+                   .pre_tokenize_str(text))
 
 
-def word_labels(token_strs: list[str]) -> list[str]:
-    """`word_label` of each token of one list; where two would read the same (" The" and "The", the word after a
-    space and the word glued to what precedes it), the one that starts with a space says so: "␣The"."""
-    labels = [word_label(t) for t in token_strs]
+def _named(c: str) -> str:
+    """A whitespace character the "␣" and "↵" signs do not show, by its code point and name: "⟨U+2009 thin
+    space⟩"; any other character, and a space inside a label ("⟨byte 0xE6⟩"), as it is."""
+    if c == " " or (not c.isspace() and unicodedata.category(c) not in ("Zs", "Zl", "Zp")):
+        return c
+    return f"⟨U+{ord(c):04X} {unicodedata.name(c, 'space').lower()}⟩"
+
+
+def token_label(token_str: str, piece: str | None = None) -> str:
+    """A token as the text it stands for, readable whatever it holds, as the Tokens tab shows it
+    (`demo.bpe_view.readable`): a space as "␣", a newline as "↵", other whitespace by name ("⟨U+2009 thin
+    space⟩"), and a token that holds only some of a character's UTF-8 bytes as those bytes: "⟨byte 0xE6⟩ (part of
+    a character)". The bytes are named when `piece`, the token's vocabulary entry ("æ"), is given; `token_str`,
+    the token decoded on its own, has lost them to "�", so without `piece` they read "⟨part of a character⟩"."""
+    from . import bpe_view  # here, not at the top: bpe_view imports this module
+
+    if piece is not None and bpe_view.is_partial(piece):
+        return "".join(map(_named, bpe_view.readable(piece))) + PART_NOTE
+    label = bpe_view.readable(_byte_level(token_str))
+    return re.sub("\ufffd+", PART_LABEL, "".join(map(_named, label)))
+
+
+def reads_as_is(token_str: str) -> bool:
+    """True for a token that reads as text without a label: something visible, and no "�" of a split character."""
+    word = token_str.strip()
+    return bool(word) and word.isprintable() and "\ufffd" not in word
+
+
+def pieces_of(tokenizer, token_ids: list[int]) -> list[str | None] | None:
+    """The vocabulary entries of `token_ids` ("Ġit", "æ"), which name the bytes of part of a character
+    (`token_label`); None without a tokenizer."""
+    return None if tokenizer is None else [tokenizer.id_to_token(int(i)) for i in token_ids]
+
+
+def word_label(token_str: str, piece: str | None = None) -> str:
+    """A predicted token as a row names it: without its leading space. A token of whitespace alone, part of a
+    character or with an invisible character is named as `token_label` names it ("␣", "⟨U+2009 thin space⟩",
+    "⟨byte 0xE6⟩ (part of a character)", given its vocabulary entry `piece`), not left blank or "�"."""
+    if reads_as_is(token_str):
+        return token_str.strip()
+    label = token_label(token_str, piece)
+    return label.lstrip(SPACE_LABEL) or label  # a token of spaces alone keeps them: "␣"
+
+
+def word_labels(token_strs: list[str], pieces: list[str | None] | None = None) -> list[str]:
+    """`word_label` of each token of one list (`pieces`: their vocabulary entries, when known); where two would
+    read the same (" The" and "The", the word after a space and the word glued to what precedes it), the one
+    that starts with a space says so: "␣The"."""
+    labels = [word_label(t, p) for t, p in zip(token_strs, pieces or [None] * len(token_strs))]
     counts = Counter(labels)
-    return [SPACE_LABEL + label if counts[label] > 1 and t[:1].isspace() else label
-            for t, label in zip(token_strs, labels)]
+    return [SPACE_LABEL + label if counts[label] > 1 and t[:1].isspace() and not label.startswith(SPACE_LABEL)
+            else label for t, label in zip(token_strs, labels)]
 
 
 def format_probability(p: float) -> str:

@@ -18,7 +18,8 @@ import gradio as gr
 import torch
 
 from . import bpe_view, counterfactual, embedding_view, explain, figures, head_roles, head_view
-from .fill_mask_view import comparison_html, completed_sentence, mask_labels, mask_spaces, predictions_html
+from .fill_mask_view import (comparison_html, completed_sentence, mask_labels, mask_spaces, prediction_fill,
+                             predictions_html)
 from .examples import ANALOGY_PROBE
 from .formatting import SPACE_LABEL, md_escape
 from .layer_lens import layer_predictions, layers_html
@@ -63,8 +64,8 @@ ATTENTION_CACHE_SIZE = 8  # texts whose attention is kept for the layer, head an
 # token's bars. The UI draws only the visible one; the API draws all of them unless asked for one ("view").
 VIEWS = ("heads", "heatmap", "grid", "rollout", "token")
 # The figures' text versions (HTML), drawn with their figure: each token's largest weights for the heatmaps, the
-# heads' roles for the layer's heads (`head_roles`)
-TEXTS = {"heatmap": "heatmap_text", "grid": "grid_text", "rollout": "rollout_text"}
+# heads' roles for the layer's heads, every weight of one token's bars (`head_roles`)
+TEXTS = {"heatmap": "heatmap_text", "grid": "grid_text", "rollout": "rollout_text", "token": "token_text"}
 FIGURE_CACHE_SIZE = 8  # embedding figures kept: the default word map and the positions, per model, and a few more
 # Tabs that read the fill-mask model's tokenizer or embeddings, named in the model messages they give
 TOKENS_TAB, EMBEDDINGS_TAB = "Tokens", "Embeddings"
@@ -122,7 +123,7 @@ class Handlers:
         for mask, row in zip(lens, per_mask):
             if row[0].get("candidates"):  # the user's word(s) that token stands for (its first piece)
                 mask["answer"]["candidates"] = row[0]["candidates"]
-        return (*outputs, layers_html(lens), lens)
+        return (*outputs, layers_html(lens, loaded.tokenizer), lens)
 
     def _fill_mask(self, text, top_k, targets, model, heading="h3", tab=None):
         """`fill_mask`'s outputs, and what the page's layer view needs: the model, the text read (masks spelt
@@ -144,7 +145,7 @@ class Handlers:
         else:
             results = pipe(text, top_k=top_k)
             per_mask = results if n_masks > 1 else [results]
-            fills = [row[0]["token_str"] for row in per_mask]
+            fills = [prediction_fill(row[0], loaded.tokenizer) for row in per_mask]
         if any(r.get("truncated") for row in per_mask for r in row):
             warn_truncated(pipe.max_length)
         tokens = tokenize(loaded.tokenizer, text, pipe.max_length)  # shown: how the model reads the text
@@ -155,7 +156,8 @@ class Handlers:
         if len(read) < full_length:
             filled.append((" …", None))
         raw = [[dict(r) for r in row] for row in per_mask]
-        outputs = (filled, *mask_labels(per_mask), raw, predictions_html(per_mask, words, tokens, heading))
+        outputs = (filled, *mask_labels(per_mask, loaded.tokenizer), raw,
+                   predictions_html(per_mask, words, tokens, heading, loaded.tokenizer))
         return outputs, loaded, text, per_mask
 
     @staticmethod
@@ -202,7 +204,7 @@ class Handlers:
         loaded = self._need("mlm", model)
         text, _ = self._masked_text(loaded, text)
         per_mask = layer_predictions(loaded.pipeline, text)
-        return layers_html(per_mask), per_mask
+        return layers_html(per_mask, loaded.tokenizer), per_mask
 
     @staticmethod
     def _score_candidates(pipe, text: str, words: list[str]) -> list[list[dict]]:
@@ -211,18 +213,33 @@ class Handlers:
         anything else ("foot<mask>", "(<mask>)"). The pipeline scores one form per call, so the text goes
         through it once per form its masks need. A word that is not one token is scored by its first piece
         (as transformers); each result lists under "candidates" the words it scored (several when they share
-        that piece), in the user's order."""
+        that piece), in the user's order. A word whose first piece is whitespace alone or part of a character's
+        bytes (an emoji's) is refused with a plain message: that piece's score says nothing about the word, and a
+        row for it would rank with the real answers."""
         words = list(dict.fromkeys(words))  # "Paris, Paris" is one candidate
         spaced = [bool(space) for space in mask_spaces(text)]
-        rows = {}
+        forms, unscorable = {}, {}  # form -> {token id: words}; word -> what its first piece is
         for form in sorted(set(spaced)):
-            shaped = [" " + w if form else w for w in words]
-            by_token: dict[int, list[str]] = {}
-            for word, target in zip(words, shaped):
+            by_token = forms[form] = {}
+            for word in words:
                 try:
-                    by_token.setdefault(int(pipe.target_ids([target])[0]), []).append(word)
+                    token = int(pipe.target_ids([" " + word if form else word])[0])
                 except ValueError:  # no token at all: skipped, as the pipeline skips it
-                    pass
+                    continue
+                by_token.setdefault(token, []).append(word)
+                piece = pipe.tokenizer.decode([token], skip_special_tokens=False)
+                if not piece.strip() or "\ufffd" in piece:
+                    unscorable.setdefault(word, "part of a character" if piece.strip() else
+                                          "a lone space" if piece == " " else "whitespace alone")
+        if unscorable:
+            quoted = " and ".join(f"“{w}”" for w in unscorable)
+            one = len(unscorable) == 1
+            raise fail(f"{quoted} cannot be scored: {'its' if one else 'each one’s'} first piece is "
+                       f"{' or '.join(dict.fromkeys(unscorable.values()))}, which says nothing about the word. "
+                       f"Leave {'it' if one else 'them'} out, or try a word the vocabulary has.")
+        rows = {}
+        for form, by_token in forms.items():
+            shaped = [" " + w if form else w for w in words]
             results = pipe(text, top_k=len(shaped), targets=shaped)  # all of them, whatever top-k
             per_mask = results if len(spaced) > 1 else [results]
             rows[form] = [[{**r, "candidates": by_token.get(r["token"], [])} for r in row] for row in per_mask]
@@ -352,10 +369,12 @@ class Handlers:
         return query if 0 <= query < len(tokens.labels) else explain.default_token(tokens)
 
     @staticmethod
-    def _bars(tokens: Tokens, matrix, query: int, what: str):
+    def _bars(tokens: Tokens, matrix, query: int, what: str) -> tuple:
+        """(the bars of where token `query` attends, their text version: every weight, largest first)."""
         labels = tokens.labels
-        return figures.attention_bars(matrix[query], labels, query,
-                                      f"Where token {query} “{labels[query]}” attends ({what})")
+        title = f"Where token {query} “{labels[query]}” attends ({what})"
+        return (figures.attention_bars(matrix[query], labels, query, title),
+                head_roles.token_targets_html(labels, matrix[query], query, title))
 
     def _draw(self, tokens, attentions, layer, head, query, wanted) -> dict:
         """The views named in `wanted` (a set of VIEWS), drawn; the others None (the UI leaves them as they
@@ -380,15 +399,15 @@ class Handlers:
                                                          cbar_label="share of information from each input token")
             views["rollout_text"] = head_roles.top_targets_html(labels, rollout, title, verb="draws most on")
         if "token" in wanted:
-            views["token"] = self._bars(tokens, matrix, query, what)
+            views["token"], views["token_text"] = self._bars(tokens, matrix, query, what)
         return views
 
     @user_errors
     def attention(self, text, layer=1, head="average", model="mlm", view="all"):
         """(heatmap, all heads of the layer, rollout, bars of the default token, token picker update, notes,
         head view HTML, layer picker update, head picker update, then the text versions of the heatmap, the
-        layer's heads and the rollout). `model`: "mlm", "sentiment" or a Hub repo id; `view`: "all" draws every
-        view, one of VIEWS only that one, with its text version (the others are None)."""
+        layer's heads, the rollout and the bars). `model`: "mlm", "sentiment" or a Hub repo id; `view`: "all"
+        draws every view, one of VIEWS only that one, with its text version (the others are None)."""
         wanted = _wanted(view, VIEWS)
         loaded, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
         if tokens.truncated:
@@ -414,22 +433,22 @@ class Handlers:
     @user_errors
     def attention_layer(self, text, layer=1, head="average", token=None, model="mlm", view="all"):
         """A new layer: (heatmap, all heads of the layer, bars of the picked token, head view, the text versions
-        of the heatmap and of the layer's heads); the rollout, which does not depend on the layer, is not
-        redrawn. `view` as in `attention`."""
+        of the heatmap, of the layer's heads and of the bars); the rollout, which does not depend on the layer, is
+        not redrawn. `view` as in `attention`."""
         wanted = _wanted(view, {"heatmap", "grid", "token", "heads"})
         _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
         views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), wanted)
         return (views["heatmap"], views["grid"], views["token"], views["heads"], views["heatmap_text"],
-                views["grid_text"])
+                views["grid_text"], views["token_text"])
 
     @user_errors
     def attention_head(self, text, layer=1, head="average", token=None, model="mlm", view="all"):
-        """A new head: (heatmap, bars of the picked token, head view, the heatmap's text version). `view` as in
-        `attention`."""
+        """A new head: (heatmap, bars of the picked token, head view, the text versions of the heatmap and of the
+        bars). `view` as in `attention`."""
         wanted = _wanted(view, {"heatmap", "token", "heads"})
         _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
         views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), wanted)
-        return views["heatmap"], views["token"], views["heads"], views["heatmap_text"]
+        return views["heatmap"], views["token"], views["heads"], views["heatmap_text"], views["token_text"]
 
     @user_errors
     def attention_view(self, text, layer=1, head="average", token=None, model="mlm", view="heads"):
@@ -443,7 +462,8 @@ class Handlers:
 
     @user_errors
     def attention_token(self, text, layer=1, head="average", token=1, model="mlm"):
-        """Bar chart of where one token (0-based index, <s> is 0) attends in the chosen layer/head."""
+        """(bar chart of where one token (0-based index, <s> is 0) attends in the chosen layer/head, its text
+        version: every weight, largest first)."""
         _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
         query = parse_int(token, "Token", 0, len(tokens.labels) - 1)
         matrix, what = explain.head_matrix(attentions, layer, head)

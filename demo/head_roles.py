@@ -2,8 +2,8 @@
 the share of a head's attention that goes to <s>, to </s>, to punctuation, to the token itself, to the
 previous or the next token, and to the rest, averaged over the tokens that attend. The Attention tab shows it
 beside the figure of all the heads of a layer (its text version, and a reading of it), with every layer's
-heads at a glance (`overview_html`), and every heatmap's text version lists where each token attends most
-(`top_targets_html`).
+heads at a glance (`overview_html`), every heatmap's text version lists where each token attends most
+(`top_targets_html`), and one token's bars come with every weight of theirs as a table (`token_targets_html`).
 
 Each weight is counted once, in the first of these that fits the token it goes to: <s> or </s>, punctuation,
 itself, the previous token, the next token, other tokens. So a row's shares sum to 100%.
@@ -34,6 +34,8 @@ CSS = """<style>
 .hr-view th{font-weight:600;text-align:left;padding:2px 6px;white-space:nowrap}
 .hr-view td{padding:2px 6px}
 .hr-view td.hr-num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.hr-view th.hr-num{text-align:right}
+.hr-view table.hr-narrow{width:auto;min-width:min(100%,24rem)}
 @media (max-width:600px){.hr-view table{font-size:12px}.hr-view td,.hr-view th{padding:2px 3px}}
 </style>"""
 
@@ -152,6 +154,22 @@ def top_targets_html(labels: list[str], matrix: np.ndarray, title: str, verb: st
     return (f'{CSS}<details class="hr-view"><summary>The figure as text</summary><table><caption>'
             f"{html.escape(title)}: each token's {k} largest weights</caption><thead><tr><th scope=\"col\">token</th>"
             f'<th scope="col">{html.escape(verb)}</th></tr></thead><tbody>{"".join(rows)}</tbody></table></details>')
+
+
+def token_targets_html(labels: list[str], row: np.ndarray, query: int, title: str) -> str:
+    """One token's bars as text: every token that token `query` attends to, by weight (largest first), with its
+    position; the token itself is marked. `row`: its attention over the T tokens (it sums to 1)."""
+    row = np.asarray(row, dtype=np.float64)
+    rows = []
+    for j in np.argsort(-row, kind="stable"):
+        itself = " (itself)" if j == query else ""
+        rows.append(f'<tr><td class="hr-num">{j}</td><th scope="row">“{html.escape(labels[j])}”{itself}</th>'
+                    f'<td class="hr-num">{percent(row[j])}</td></tr>')
+    return (f'{CSS}<details class="hr-view"><summary>The figure as text</summary><table class="hr-narrow"><caption>'
+            f"{html.escape(title)}: all {len(row)} tokens, the largest weight first</caption><thead><tr>"
+            '<th scope="col" class="hr-num">position</th><th scope="col">token</th>'
+            '<th scope="col" class="hr-num">weight</th></tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></details>')
 
 
 SHORT = {"<s>": "<s>", "</s>": "</s>", "punctuation": "punct.", "itself": "itself", "previous token": "previous",

@@ -11,7 +11,7 @@ import html
 
 import torch
 
-from .formatting import format_probability, word_label, word_labels
+from .formatting import format_probability, pieces_of, word_label, word_labels
 
 GUESSES = 3  # a layer's top guesses the view shows
 
@@ -43,6 +43,8 @@ def layer_predictions(fill, text: str, answers: list[int] | None = None, top_k: 
 LENS_CSS = """<style>
 .ll-view{display:flex;flex-direction:column;gap:12px}
 .ll-mask h3{margin:0 0 4px;font-size:14px}
+.ll-scroll{overflow-x:auto}
+.ll-scroll:focus-visible{outline:2px solid #6366f1;outline-offset:2px}
 .ll-mask table.ll-table{display:table;border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
 .ll-mask tr,.ll-mask td,.ll-mask th{border:0 !important;background:transparent !important}
 .ll-mask th{font-weight:600;text-align:left;padding:2px 6px;font-size:13px}
@@ -53,35 +55,51 @@ LENS_CSS = """<style>
   background:rgba(99,102,241,.08)}
 .ll-guess.ll-answer{font-weight:700;color:#3730a3;background:rgba(99,102,241,.22)}
 .dark .ll-mask .ll-guess.ll-answer{color:#e0e7ff;background:#3730a3}
-.ll-mask td.ll-track{width:22%}
+.ll-mask td.ll-track{width:22%;min-width:40px}
 .ll-mask td.ll-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .ll-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
 .ll-note{font-size:12px;opacity:.75;margin:2px 0 0}
-@media (max-width:600px){.ll-mask td.ll-track{display:none}.ll-mask td.ll-score{white-space:normal}
+@media (max-width:600px){.ll-mask td.ll-track{width:15%}
   .ll-mask table.ll-table,.ll-mask th,.ll-mask td{font-size:12px}.ll-mask td,.ll-mask th{padding:2px 3px}
   .ll-guess{padding:0 3px;margin-right:3px}}
 </style>"""
 
 
-def layers_html(per_mask: list[dict]) -> str:
+def _label(token: dict, tokenizer=None) -> str:
+    """A token of `layer_predictions` as the view names it (`word_label`), its bytes named given a `tokenizer`."""
+    pieces = None if tokenizer is None else pieces_of(tokenizer, [token["token"]])
+    return word_label(token["token_str"], pieces[0] if pieces else None)
+
+
+def _guesses(row: dict, answer: dict, tokenizer=None) -> str:
+    """One layer's top guesses, each with its probability (kept on one line), the final answer's in bold."""
+    top = row["top"]
+    pieces = None if tokenizer is None else pieces_of(tokenizer, [g["token"] for g in top])
+    return "".join(f'<span class="ll-guess{" ll-answer" if g["token"] == answer["token"] else ""}">'
+                   f'{html.escape(word)} {format_probability(g["score"])}</span>'
+                   for g, word in zip(top, word_labels([g["token_str"] for g in top], pieces)))
+
+
+def layers_html(per_mask: list[dict], tokenizer=None) -> str:
     """`layer_predictions` as a person reads it: per mask, one row per layer (the embeddings first) with that
     layer's top guesses and the final answer's rank and probability there, a bar scaled to the answer's
-    highest probability across the layers, so the layer where the answer appears stands out."""
+    highest probability across the layers, so the layer where the answer appears stands out. Each table scrolls
+    in its own box when a phone is too narrow for it; its numbers never break across lines. A token that is
+    whitespace or part of a character reads as a label ("␣", "⟨byte 0xE6⟩ (part of a character)"; its bytes are
+    named given the model's `tokenizer`)."""
     blocks = []
     for i, mask in enumerate(per_mask):
         answer = mask["answer"]
         top = max(row["answer_score"] for row in mask["layers"]) or 1.0
         rows = []
         for row in mask["layers"]:
-            guesses = "".join(f'<span class="ll-guess{" ll-answer" if g["token"] == answer["token"] else ""}">'
-                              f'{html.escape(word)} {format_probability(g["score"])}</span>'
-                              for g, word in zip(row["top"], word_labels([g["token_str"] for g in row["top"]])))
+            guesses = _guesses(row, answer, tokenizer)
             name = "embeddings" if row["layer"] == 0 else f'layer {row["layer"]}'
             width = max(0.0, min(100.0, 100 * row["answer_score"] / top))
             rows.append(f'<tr><th scope="row" class="ll-layer">{name}</th><td class="ll-guesses">{guesses}</td>'
                         f'<td class="ll-score">#{row["answer_rank"]:,} · {format_probability(row["answer_score"])}'
                         f'</td><td class="ll-track"><span class="ll-bar" style="width:{width:.1f}%"></span></td></tr>')
-        word, k = html.escape(word_label(answer["token_str"])), len(mask["layers"][0]["top"])
+        word, k = html.escape(_label(answer, tokenizer)), len(mask["layers"][0]["top"])
         heading = f"where “{word}” comes from"
         if answer.get("candidates"):  # a candidate word: by the token it was scored by, its first piece
             words = html.escape(", ".join(answer["candidates"]))
@@ -89,10 +107,11 @@ def layers_html(per_mask: list[dict]) -> str:
                        f"where “{words}” comes from <small>(followed by its first piece, “{word}”, as it was "
                        "scored)</small>")
         blocks.append(f'<div class="ll-mask"><h3>&lt;mask&gt; {i + 1}: {heading}</h3>'
-                      f'<table class="ll-table"><tr><th scope="col">read after</th>'
+                      f'<div class="ll-scroll" tabindex="0" role="region" aria-label="&lt;mask&gt; {i + 1}, layer by '
+                      f'layer"><table class="ll-table"><tr><th scope="col">read after</th>'
                       f'<th scope="col">its top {k} guesses</th>'
                       f'<th scope="col" colspan="2">“{word}” there: rank · probability</th></tr>'
-                      f'{"".join(rows)}</table></div>')
+                      f'{"".join(rows)}</table></div></div>')
     note = ("The model's MLM head reads each layer's output at the mask as if it were the last layer's (the "
             "“logit lens”); the last row is the model's own answer, its top prediction. RoBERTa is post-norm, so "
             "every layer's output has just been through a LayerNorm and the head can read it as is, but it was "

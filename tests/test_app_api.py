@@ -67,7 +67,8 @@ def test_fill_mask(client):
                                                           api_name="/fill_mask")
     assert len(first["confidences"]) == 3 and first["label"] == first["confidences"][0]["label"]
     assert not second or second.get("confidences") is None  # unused mask slot
-    assert raw[0][0]["token_str"] in "".join(part["token"] for part in filled)
+    # the completed sentence names the top answer as the label does ("⟨byte 0xE8⟩ (part of a character)", not "�")
+    assert first["label"].strip() in "".join(part["token"] for part in filled) and "�" not in first["label"]
     assert 'class="fm-mask"' in view and "&lt;mask&gt; 1" in view  # the readable view, last
     *_, raw, _ = client.predict("The <mask> sat on the [MASK].", 1, "cat, dog, sea", api_name="/fill_mask")
     assert len(raw) == 2 and all(1 <= len(row) <= 3 for row in raw)  # every candidate, whatever top-k
@@ -120,7 +121,8 @@ def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir):
         assert model["parameter_name"] == "model" and model["parameter_default"] == "shipped"
     model = api["/attention"]["parameters"][3]
     assert model["parameter_name"] == "model" and model["parameter_default"] == "mlm"  # or "sentiment", or an id
-    *_, notes, heads, layer, head, _, _, _ = client.predict("The cat.", 2, 1, str(tiny_clf_dir), api_name="/attention")
+    *_, notes, heads, layer, head, _, _, _, _ = client.predict("The cat.", 2, 1, str(tiny_clf_dir),
+                                                               api_name="/attention")
     assert md_escape(str(tiny_clf_dir)) in notes and "Layer 2, head 1" in heads
     with pytest.raises(AppError, match="cannot be reached.*The Attention tab keeps"):
         client.predict("The cat.", 2, 1, "someone/no-such-roberta", api_name="/attention")
@@ -136,15 +138,16 @@ def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir):
 
 
 def test_attention(client):
-    heatmap, grid, rollout, bars, picker, notes, heads, layer, head, heat_text, grid_text, roll_text = client.predict(
-        "The cat sees the house.", 2, "average", api_name="/attention")
+    (heatmap, grid, rollout, bars, picker, notes, heads, layer, head, heat_text, grid_text, roll_text,
+     bars_text) = client.predict("The cat sees the house.", 2, "average", api_name="/attention")
     for plot in (heatmap, grid, rollout, bars):
         assert plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/")
     assert "The figure as text" in heat_text and "draws most on" in roll_text and "head 4" in grid_text
     assert "tokens" in notes and heads.count('class="hv-r"') > 4
     assert (layer["value"], head["value"]) == (2, "average") and len(layer["choices"]) == 2  # the pickers' updates
-    bars = client.predict("The cat sees the house.", 1, 2, 3, api_name="/attention_token")
-    assert bars["plot"].startswith("data:image/")
+    assert "The figure as text" in bars_text and '>position</th>' in bars_text
+    bars, bars_text = client.predict("The cat sees the house.", 1, 2, 3, api_name="/attention_token")
+    assert bars["plot"].startswith("data:image/") and "Where token 3" in bars_text
 
 
 def test_attention_layer_head_and_view(client):
@@ -155,19 +158,20 @@ def test_attention_layer_head_and_view(client):
     for name in ("/attention", "/attention_layer", "/attention_head"):
         view = api[name]["parameters"][-1]
         assert view["parameter_name"] == "view" and view["parameter_default"] == "all"
-    heatmap, grid, bars, heads, heat_text, grid_text = client.predict(text, 1, "average", 2, "mlm",
-                                                                      api_name="/attention_layer")
+    heatmap, grid, bars, heads, heat_text, grid_text, bars_text = client.predict(text, 1, "average", 2, "mlm",
+                                                                                 api_name="/attention_layer")
     assert all(p["plot"].startswith("data:image/") for p in (heatmap, grid, bars)) and "Layer 1, average" in heads
     assert "layer 1, average" in heat_text and "Where each head of layer 1 attends" in grid_text
-    heatmap, bars, heads_2, heat_text = client.predict(text, 1, 2, 2, "mlm", api_name="/attention_head")
+    heatmap, bars, heads_2, heat_text, bars_text = client.predict(text, 1, 2, 2, "mlm", api_name="/attention_head")
     assert heatmap["plot"].startswith("data:image/") and "Layer 1, head 2" in heads_2 and heads_2 != heads
     assert "layer 1, head 2" in heat_text
-    heatmap, grid, bars, heads_2, heat_text, grid_text = client.predict(text, 2, 2, 2, "mlm", "heads",
-                                                                        api_name="/attention_layer")
-    assert (heatmap, grid, bars, heat_text, grid_text) == (None,) * 5 and "Layer 2, head 2" in heads_2
-    heatmap, *_, heads, _, _, heat_text, grid_text, roll_text = client.predict(text, 2, 2, "sentiment", "heatmap",
-                                                                             api_name="/attention")
-    assert heatmap["plot"].startswith("data:image/") and not heads and heat_text and not (grid_text or roll_text)
+    heatmap, grid, bars, heads_2, heat_text, grid_text, bars_text = client.predict(text, 2, 2, 2, "mlm", "heads",
+                                                                                   api_name="/attention_layer")
+    assert (heatmap, grid, bars, heat_text, grid_text, bars_text) == (None,) * 6 and "Layer 2, head 2" in heads_2
+    heatmap, *_, heads, _, _, heat_text, grid_text, roll_text, bars_text = client.predict(
+        text, 2, 2, "sentiment", "heatmap", api_name="/attention")
+    assert heatmap["plot"].startswith("data:image/") and not heads and heat_text
+    assert not (grid_text or roll_text or bars_text)
     with pytest.raises(AppError, match="view must be"):
         client.predict(text, 2, 2, "mlm", "everything", api_name="/attention")
 

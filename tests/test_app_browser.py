@@ -110,6 +110,7 @@ def test_fill_mask_example(page):
     assert live.get_attribute("aria-live") == "polite" and live.get_attribute("role") == "status"
     sync_api.expect(live).to_contain_text("Completed sentence:")
     sync_api.expect(live).to_contain_text("sat on the")
+    assert "top prediction for each mask" not in live.inner_text()  # the answer, not the component's label again
     # layer by layer (closed until opened): the same two masks, one row per layer after the embeddings', the
     # last row's top guess the completed sentence's word
     toggle = page.locator("#fm-layers-box button.label-wrap")
@@ -229,19 +230,19 @@ def test_attention_example(page):
                       ("Rollout across layers", "#at-roll"), ("Where one token attends", "#at-bars")):
         page.get_by_role("tab", name=name).click()
         sync_api.expect(page.locator(f"{box} img")).to_be_visible()
-        if box != "#at-bars":  # each figure with its text version: the heads' roles, or each token's weights
-            text = page.locator(f"{box}-text")
-            sync_api.expect(text.locator("table").first).to_be_attached()
-            if box == "#at-grid":  # the layer's heads, then every layer at a glance (closed)
-                sync_api.expect(text.locator("table").first.locator("tbody tr")).to_have_count(4)  # the tiny model's
-                sync_api.expect(text).to_contain_text("In layer 1, ")
-                text.get_by_text("Every layer at a glance").click()
-                sync_api.expect(text.locator("table").nth(1).locator("tbody tr")).to_have_count(2)  # its 2 layers
-            else:
-                summary = text.locator("summary")
-                sync_api.expect(summary).to_have_text("The figure as text")
-                summary.click()
-                sync_api.expect(text.locator("tbody tr")).to_have_count(n_rows)
+        # each figure with its text version: the heads' roles, or each token's weights
+        text = page.locator(f"{box}-text")
+        sync_api.expect(text.locator("table").first).to_be_attached()
+        if box == "#at-grid":  # the layer's heads, then every layer at a glance (closed)
+            sync_api.expect(text.locator("table").first.locator("tbody tr")).to_have_count(4)  # the tiny model's
+            sync_api.expect(text).to_contain_text("In layer 1, ")
+            text.get_by_text("Every layer at a glance").click()
+            sync_api.expect(text.locator("table").nth(1).locator("tbody tr")).to_have_count(2)  # its 2 layers
+        else:
+            summary = text.locator("summary")
+            sync_api.expect(summary).to_have_text("The figure as text")
+            summary.click()
+            sync_api.expect(text.locator("tbody tr")).to_have_count(n_rows)
     page.get_by_role("tab", name="Heatmap").click()
     image = page.locator("#at-heat img")
     sync_api.expect(image).to_be_visible()
@@ -264,6 +265,19 @@ def test_attention_example(page):
     page.get_by_role("option", name="2", exact=True).click()
     page.get_by_role("tab", name="Head view").click()
     sync_api.expect(heads).to_contain_text("Layer 2,")
+
+
+def test_attention_layer_and_head_errors_show_next_to_their_boxes(page):
+    open_tab(page, "Attention")
+    sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
+    head = page.locator("#at-head input")
+    head.fill("head 9")
+    head.press("Enter")
+    sync_api.expect(page.locator("#at-view-error")).to_contain_text("Head must be a whole number between 1 and")
+    sync_api.expect(page.locator("#tab-attention .input-error")).to_have_count(1)  # not under the text box too
+    head.click()  # the page is shared by the tests: the head back to the average, and the message goes
+    page.get_by_role("option", name="average of heads", exact=True).click()
+    sync_api.expect(page.locator("#tab-attention .input-error")).to_have_count(0)
 
 
 def test_attention_model_box(page):
@@ -423,7 +437,7 @@ def test_enter_submits_and_errors_show_next_to_the_input_keeping_the_results(pag
     box.press("Enter")  # Enter submits
     sync_api.expect(page.locator("#fm-filled")).to_contain_text("Paris is the capital of")
     sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
-    shown = page.locator("#fm-view").inner_text()
+    shown = page.locator("#fm-view .fm-view").inner_text()  # not a progress timer
     box.fill("no mask in this one")
     box.press("Enter")
     error = page.locator(".input-error")
@@ -431,7 +445,7 @@ def test_enter_submits_and_errors_show_next_to_the_input_keeping_the_results(pag
     shot(page, "7-error")
     # the previous results stay, no red "Error" badges
     sync_api.expect(page.locator("#fm-filled")).to_contain_text("Paris is the capital of")
-    assert page.locator("#fm-view").inner_text() == shown
+    assert page.locator("#fm-view .fm-view").inner_text() == shown
     sync_api.expect(page.locator("#fm-view, #fm-filled").get_by_text("Error", exact=True)).to_have_count(0)
     assert "Traceback" not in page.content()
     # ... dimmed, as the last text's, until the next answer

@@ -44,7 +44,7 @@ def test_fill_mask_one_mask(handlers):
     assert set(raw[0][0]) >= {"score", "token", "token_str", "sequence"}
     # the completed sentence: the text around the mask, the top prediction highlighted as "<mask> 1"
     assert filled[0] == ("Paris is the capital of", None)
-    assert filled[1] == (raw[0][0]["token_str"], "<mask> 1")
+    assert filled[1] == (fill_mask_view.fill_text(raw[0][0]["token_str"]), "<mask> 1")  # "␣" for a lone space
     # the readable view: one block per mask, named as the chip; the top bar is full width
     assert view.count('class="fm-mask"') == 1 and "&lt;mask&gt; 1" in view
     assert 'style="width:100.0%"' in view and format_probability(raw[0][0]["score"]) in view
@@ -115,7 +115,7 @@ def test_fill_mask_two_masks_bert_spelling_and_targets(handlers):
 
 
 def test_fill_mask_scores_every_candidate_whatever_top_k(handlers):
-    words = "cat, dog, house, river, bird, sea, sun"
+    words = "cat, dog, house, day, bird, sea, sun"  # seven first pieces, none a lone space to the tiny tokenizer
     _, *labels, raw, view = handlers.fill_mask("The <mask> sees the house.", 1, words)
     assert len(raw[0]) == 7 and len(labels[0]) == 7  # top-k 1, seven candidates: all seven scored
     assert "your candidate words, all of them" in view
@@ -217,15 +217,14 @@ def test_ui_errors_keep_the_results_and_show_next_to_the_input(handlers):
     *outputs, box = ui("Paris is the capital of <mask>.", 5, "")
     assert len(outputs) == 8 and outputs[0][0] == ("Paris is the capital of", None)
     assert box == {"__type__": "update", "value": "", "visible": False}
-    figure, box = V.keep_results(handlers.attention_token, 1)("The cat.", 1, "average", 1)
-    assert isinstance(figure, Figure) and not box["visible"]
+    figure, text, box = V.keep_results(handlers.attention_token, 2)("The cat.", 1, "average", 1)
+    assert isinstance(figure, Figure) and "The figure as text" in text and not box["visible"]
     *_, box = V.keep_results(handlers.masking, 4)("a sentence", 99, 0)
     assert "Epochs must be between 1 and 40" in box["value"]
     # the attention events leave the views they did not draw untouched (a late event cannot blank one)
-    heatmap, grid, bars, heads, heat_text, grid_text, box = V.keep_results(handlers.attention_layer, 6,
-                                                                           keep_undrawn=True)(
-        "The cat.", 1, "average", None, "mlm", "heads")
-    assert (heatmap, grid, bars, heat_text, grid_text) == (gr.skip(),) * 5 and 'class="hv-r"' in heads
+    heatmap, grid, bars, heads, heat_text, grid_text, bars_text, box = V.keep_results(
+        handlers.attention_layer, 7, keep_undrawn=True)("The cat.", 1, "average", None, "mlm", "heads")
+    assert (heatmap, grid, bars, heat_text, grid_text, bars_text) == (gr.skip(),) * 6 and 'class="hv-r"' in heads
     assert not box["visible"]
     with _error("no mask"):
         handlers.fill_mask("no mask in this one", 5)
@@ -570,10 +569,11 @@ def test_hub_tokenizers_are_not_held_by_the_window_cache(models):
 def test_attention_outputs(handlers, models):
     text = "The cat sees the house."
     (heatmap, grid, rollout, bars, picker, notes, heads, layers, head_picker, heat_text, grid_text,
-     roll_text) = handlers.attention(text, 2, "average")
+     roll_text, bars_text) = handlers.attention(text, 2, "average")
     assert all(isinstance(f, Figure) for f in (heatmap, grid, rollout, bars))
-    # every figure but the bars (whose numbers are the head view's) has a text version
+    # every figure has a text version (the bars': every weight of the token's row, `head_roles.token_targets_html`)
     assert "Attention, layer 2, average of 4 heads: each token's 3 largest weights" in heat_text
+    assert "Where token 1 " in bars_text and "the largest weight first" in bars_text
     assert "Where each head of layer 2 attends" in grid_text and grid_text.count('<th scope="row">head') == 4
     assert "Every layer at a glance" in grid_text and ('<th scope="row" class="hr-current" aria-current="true">'
                                                          'layer 2') in grid_text
@@ -587,7 +587,7 @@ def test_attention_outputs(handlers, models):
     assert head_picker["value"] == "average" and len(head_picker["choices"]) == 5
     heatmap, *_ = handlers.attention(text, "1", "2", "sentiment")
     assert isinstance(heatmap, Figure)
-    assert isinstance(handlers.attention_token(text, 1, 3, 0), Figure)
+    assert isinstance(handlers.attention_token(text, 1, 3, 0)[0], Figure)
 
 
 def test_only_the_asked_view_is_drawn(handlers, monkeypatch):
@@ -599,13 +599,14 @@ def test_only_the_asked_view_is_drawn(handlers, monkeypatch):
         monkeypatch.setattr(H.figures, name, lambda *a, _f=original, _n=name, **k: drawn.append(_n) or _f(*a, **k))
     text = "The cat sees the house."
     heatmap, grid, rollout, bars, _, _, heads, _, _, *texts = handlers.attention(text, 2, "average", "mlm", "heads")
-    assert (heatmap, grid, rollout, bars, *texts) == (None,) * 7 and 'class="hv"' in heads and drawn == []
+    assert (heatmap, grid, rollout, bars, *texts) == (None,) * 8 and 'class="hv"' in heads and drawn == []
     assert handlers.attention_layer(text, 1, 2, 1, "mlm", "heads")[:3] == (None, None, None)
     assert handlers.attention_head(text, 1, 3, 1, "mlm", "heads")[:2] == (None, None) and drawn == []
-    heatmap, grid, bars, heads, heat_text, grid_text = handlers.attention_layer(text, 1, 2, 1, "mlm", "grid")
-    assert isinstance(grid, Figure) and (heatmap, bars, heads, heat_text) == (None,) * 4 and drawn == ["head_grid"]
+    heatmap, grid, bars, heads, heat_text, grid_text, bars_text = handlers.attention_layer(text, 1, 2, 1, "mlm", "grid")
+    assert isinstance(grid, Figure) and (heatmap, bars, heads, heat_text, bars_text) == (None,) * 5
+    assert drawn == ["head_grid"]
     assert "Where each head of layer 1 attends" in grid_text  # a figure comes with its text version
-    assert handlers.attention_head(text, 1, 2, 1, "mlm", "grid") == (None,) * 4  # the grid has every head
+    assert handlers.attention_head(text, 1, 2, 1, "mlm", "grid") == (None,) * 5  # the grid has every head
     drawn.clear()
     rollout, roll_text = handlers.attention_view(text, 1, 2, 1, "mlm", "rollout")
     assert isinstance(rollout, Figure) and "draws most on" in roll_text
@@ -627,14 +628,14 @@ def test_layer_and_head_changes_redraw_only_what_depends_on_them(handlers):
         return fig.axes[0].images[0].get_array() if fig.axes[0].images else None
 
     text = "The cat sees the house."
-    heatmap, grid, _, bars, _, _, heads, _, _, heat_text, grid_text, _ = handlers.attention(text, 2, 3)
+    heatmap, grid, _, bars, _, _, heads, _, _, heat_text, grid_text, _, bars_text = handlers.attention(text, 2, 3)
     layer_view = handlers.attention_layer(text, 2, 3, 1)
-    assert len(layer_view) == 6 and all(isinstance(f, Figure) for f in layer_view[:3])
-    assert layer_view[4:] == (heat_text, grid_text)
+    assert len(layer_view) == 7 and all(isinstance(f, Figure) for f in layer_view[:3])
+    assert layer_view[4:] == (heat_text, grid_text, bars_text)
     np.testing.assert_array_equal(image(layer_view[0]), image(heatmap))
     assert len(layer_view[1].axes) == len(grid.axes) and layer_view[3] == heads
     head_view = handlers.attention_head(text, 2, 3, 1)
-    assert len(head_view) == 4 and head_view[2] == heads and head_view[3] == heat_text
+    assert len(head_view) == 5 and head_view[2] == heads and head_view[3:] == (heat_text, bars_text)
     np.testing.assert_array_equal(image(head_view[0]), image(heatmap))
     assert "token 2" in handlers.attention_head(text, 2, 3, 2)[1].axes[0].get_title()
     assert "token 1" in handlers.attention_head(text, 2, 3, 999)[1].axes[0].get_title()
@@ -973,10 +974,10 @@ def test_the_page_draws_layer_by_layer_for_the_answers_it_shows(handlers):
     assert lens[0]["layers"][-1]["answer_score"] == pytest.approx(best["score"], rel=1e-5)
     assert "each table follows the best of them" in view
     # a candidate of several pieces is named as the user wrote it, and said to be followed by its first piece
-    *outputs, view, lens = handlers.fill_mask_page(text, 3, "Kyrgyzstan")
-    piece = html.escape(word_label(outputs[-2][0][0]["token_str"]))  # " K", or a lone space to a tiny tokenizer
-    assert piece != "Kyrgyzstan" and lens[0]["answer"]["candidates"] == ["Kyrgyzstan"]
-    assert f"where “Kyrgyzstan” comes from <small>(followed by its first piece, “{piece}”" in view
+    *outputs, view, lens = handlers.fill_mask_page(text, 3, "catalogue")
+    piece = html.escape(word_label(outputs[-2][0][0]["token_str"]))  # " c" to the tiny tokenizer
+    assert piece != "catalogue" and lens[0]["answer"]["candidates"] == ["catalogue"]
+    assert f"where “catalogue” comes from <small>(followed by its first piece, “{piece}”" in view
 
 
 def test_bert_mask_spelling_is_read_and_shown_as_one_mask(handlers):
@@ -1014,7 +1015,7 @@ def test_layer_by_layer_view_escapes_tokens_and_checks_input(handlers):
                              "answer_score": 0.0, "answer_rank": 1234}]}]
     view = layer_lens.layers_html(per_mask)
     assert "<b>" not in view and "&lt;b&gt;" in view
-    assert "#1,234" in view and html.escape("' '") in view  # a whitespace token is quoted, not blank
+    assert "#1,234" in view and ">␣ 90%<" in view  # a whitespace token is shown as "␣", not blank
     assert 'class="ll-guess ll-answer"' in view  # the answer among a row's guesses stands out
     for text, match in [("no mask here", "There is no mask"), ("<mask> " * 6, "at most 5"), ("", "empty"),
                         ("the cat " * 100 + "<mask>", "beyond the first 64 tokens")]:
@@ -1286,3 +1287,37 @@ def test_long_examples_show_a_short_label():
     assert len(label) < 100 and label.startswith(f"A long review ({len(LONG_REVIEW.split())} words)")
     assert LONG_REVIEW.startswith(label.split("“")[1].rstrip(" …”"))
     assert all(example_label(t) == t for t in SENTIMENT_EXAMPLES if t != LONG_REVIEW)
+
+
+# ----------------------------------------------------------------------------- one token's bars as text
+def test_the_bars_come_with_their_text_version(handlers, models):
+    """“Where one token attends” has a text version like the heatmaps': every weight of the token's row, the
+    largest first, returned next to the bars by every event that draws them, and for the same layer, head and
+    token as the bars."""
+    text = "The cat sees the house."
+    tokens = tokens_view.tokenize(models.mlm.tokenizer, text, models.mlm.config.max_length)
+    bars, bars_text = handlers.attention_token(text, 2, 3, 2)
+    title = bars.axes[0].get_title()
+    assert title.startswith("Where token 2") and html.escape(title) in bars_text
+    assert "<details" in bars_text and "<details open" not in bars_text and "The figure as text" in bars_text
+    row = explain.head_matrix(handlers.attention_data("mlm", text)[1], 2, 3)[0][2]
+    weights = re.findall(r'<td class="hr-num">(\d+)</td><th scope="row">.*?</th><td class="hr-num">(.*?)</td>',
+                         bars_text)
+    order = np.argsort(-row, kind="stable")
+    assert len(weights) == len(tokens.ids) and [int(j) for j, _ in weights] == list(order)  # every token
+    assert [w for _, w in weights] == [head_view.percent(row[j]) for j in order]
+    # the same text from the token sub-tab, a layer or head change and the whole tab, for the same view
+    assert handlers.attention_view(text, 2, 3, 2, "mlm", "token")[1] == bars_text
+    assert handlers.attention_layer(text, 2, 3, 2)[-1] == bars_text
+    assert handlers.attention_head(text, 2, 3, 2)[-1] == bars_text
+    whole = handlers.attention(text, 2, 3)
+    default = explain.default_token(tokens)
+    assert f"Where token {default} " in whole[-1] and whole[3].axes[0].get_title() in html.unescape(whole[-1])
+    # another layer or head: another row, said in the caption
+    assert "layer 1, head 3" in handlers.attention_layer(text, 1, 3, 2)[-1]
+    assert "layer 2, average" in handlers.attention_head(text, 2, "average", 2)[-1]
+    # a view that leaves the bars undrawn leaves their text undrawn too (the UI keeps both as they were)
+    assert handlers.attention_layer(text, 1, 3, 2, "mlm", "grid")[-1] is None
+    assert handlers.attention(text, 2, 3, "mlm", "heatmap")[-1] is None
+    bars, bars_text = V.keep_results(handlers.attention_view, 2)(text, 2, 3, 2, "mlm", "token")[:2]
+    assert isinstance(bars, Figure) and "Where token 2" in bars_text

@@ -1,5 +1,7 @@
 """The heads' roles (`demo.head_roles`): each weight counted once, in the first pattern that fits; a head named
 by the pattern that takes half of its attention or more; the figures' text versions."""
+import re
+
 import numpy as np
 import pytest
 
@@ -98,3 +100,22 @@ def test_other_tokens_is_not_one_job():
     matrix[:, 2], matrix[:, 5] = 0.6, 0.4  # "cat" and "it": other tokens for most rows
     text = R.layer_roles_html(matrix[None], LABELS, layer=1)
     assert "no head gives half of its attention to one kind of token; its one head mixes several" in text
+
+
+def test_one_tokens_bars_as_text_list_every_weight_largest_first():
+    """The bars' text version: every token the chosen one attends to, sorted by weight, with its position and the
+    heatmap text's percent; the chosen token itself marked, every label escaped."""
+    row = np.array([0.05, 0.1, 0.4, 0.05, 0.0, 0.25, 0.05, 0.1, 0.0])
+    text = R.token_targets_html(LABELS, row, 2, "Where token 2 “cat” attends (layer 1, head 2)")
+    assert text.startswith(R.CSS) and '<details class="hr-view"><summary>The figure as text</summary>' in text
+    assert "<details open" not in text  # closed, as the heatmaps' text versions
+    assert "Where token 2 “cat” attends (layer 1, head 2): all 9 tokens, the largest weight first" in text
+    assert ('<th scope="col" class="hr-num">position</th><th scope="col">token</th>'
+            '<th scope="col" class="hr-num">weight</th>') in text
+    rows = re.findall(r'<tr><td class="hr-num">(\d+)</td><th scope="row">(.*?)</th><td class="hr-num">(.*?)</td>',
+                      text)
+    assert len(rows) == N and [int(j) for j, _, _ in rows] == [2, 5, 1, 7, 0, 3, 6, 4, 8]  # ties by position
+    assert rows[0] == ("2", "“cat” (itself)", "40.0%") and rows[1] == ("5", "“it”", "25.0%")
+    assert rows[4] == ("0", "“&lt;s&gt;”", "5.0%") and rows[-1] == ("8", "“&lt;/s&gt;”", "0.0%")
+    assert "<s>" not in text.replace("<style>", "").replace("</style>", "")
+    assert "100%" in R.token_targets_html(LABELS, np.eye(N)[3], 3, "t")  # the same percent as the heatmap text

@@ -1,0 +1,150 @@
+"""The Fill mask tab's views read well whatever the model predicts: a token that is whitespace or part of a
+character gets a readable label (never blank, `' '` or "�"), a long word's chips wrap, a candidate word that only a
+lone space or a byte would score is refused, and the layer-by-layer table keeps its numbers whole on a phone."""
+import re
+
+import gradio as gr
+import pytest
+
+from demo import fill_mask_view, layer_lens
+from demo.formatting import PART_LABEL, token_label, word_label, word_labels
+
+
+class Vocabulary:
+    """A stand-in for a tokenizer's `id_to_token`: the byte-level vocabulary entries of a few ids."""
+
+    def __init__(self, entries: dict[int, str]):
+        self.entries = entries
+
+    def id_to_token(self, token_id: int) -> str:
+        return self.entries[token_id]
+
+
+# three predictions for "東京は日本の<mask>です。": two bytes of a character's UTF-8 (decoded alone, both "�"), a
+# thin space; their vocabulary entries name the bytes
+FRAGMENTS = [{"token": 11, "token_str": "\ufffd", "score": 0.07}, {"token": 12, "token_str": " \ufffd", "score": 0.04},
+             {"token": 13, "token_str": "\u2009", "score": 0.02}]
+VOCABULARY = Vocabulary({11: "æ", 12: "Ġã", 13: "âĢī", 14: "Ġ"})
+
+
+def _body(view: str) -> str:
+    return view.split("</style>", 1)[1]
+
+
+# ----------------------------------------------------------------------------- labels
+@pytest.mark.parametrize("token_str, piece, label", [
+    (" Paris", None, "Paris"),  # a word as before: without its leading space
+    (" ", None, "␣"), (" ", "Ġ", "␣"), ("  ", None, "␣␣"), ("\n", None, "↵"),
+    ("\u2009", None, "⟨U+2009 thin space⟩"), (" \u3000", None, "⟨U+3000 ideographic space⟩"),
+    ("\ufffd", "æ", "⟨byte 0xE6⟩ (part of a character)"), (" \ufffd", "Ġã", "⟨byte 0xE3⟩ (part of a character)"),
+    ("\ufffd\ufffd", "ðŁ", "⟨bytes 0xF0 0x9F⟩ (part of a character)"),
+    ("caf\ufffd", "cafÃ", "caf⟨byte 0xC3⟩ (part of a character)"),
+    ("\ufffd", None, PART_LABEL), ("\ufffd\ufffd", None, PART_LABEL),  # decoded alone: which bytes is lost
+])
+def test_word_label_names_whitespace_and_bytes(token_str, piece, label):
+    assert word_label(token_str, piece) == label
+
+
+def test_token_label_keeps_the_leading_space_and_look_alikes_still_differ():
+    assert token_label(" \ufffd", "Ġã") == "␣⟨byte 0xE3⟩ (part of a character)"
+    assert token_label(" \u2009") == "␣⟨U+2009 thin space⟩"
+    assert word_labels([" The", "The", " \ufffd", "\ufffd"]) == ["␣The", "The", "␣" + PART_LABEL, PART_LABEL]
+
+
+# ----------------------------------------------------------------------------- predictions, Label, sentence
+def test_predictions_read_as_labels_and_the_raw_values_stay():
+    raw = [dict(r) for r in FRAGMENTS]
+    body = _body(fill_mask_view.predictions_html([FRAGMENTS], tokenizer=VOCABULARY))
+    words = re.findall(r'class="fm-word fm-label">([^<]*)<', body)  # a label may wrap: `.fm-label`
+    assert ".fm-mask .fm-label{white-space:normal}" in fill_mask_view.FILL_MASK_CSS
+    assert words == ["⟨byte 0xE6⟩ (part of a character)", "⟨byte 0xE3⟩ (part of a character)",
+                     "⟨U+2009 thin space⟩"]
+    assert list(fill_mask_view.mask_labels([FRAGMENTS], VOCABULARY)[0]) == words
+    assert FRAGMENTS == raw  # token_str, what the API returns, is left as the model decoded it
+    # without the tokenizer the bytes cannot be named, but nothing reads "�" or is blank
+    body = _body(fill_mask_view.predictions_html([FRAGMENTS]))
+    assert "\ufffd" not in body and '"fm-word fm-label">⟨U+2009 thin space⟩<' in body and f">{PART_LABEL}<" in body
+    assert all("\ufffd" not in name and name.strip() for name in fill_mask_view.mask_labels([FRAGMENTS])[0])
+
+
+def test_a_lone_space_prediction_is_not_quoted():
+    row = [{"token": 14, "token_str": " ", "score": 0.3}, {"token": 15, "token_str": " it", "score": 0.1}]
+    assert re.findall(r'class="fm-word[^"]*">([^<]*)<', _body(fill_mask_view.predictions_html([row]))) == ["␣", "it"]
+    summary = fill_mask_view.comparison_html("I love <mask>", [("ours", [row], "")])
+    assert "ours “␣”" in summary and "' '" not in summary
+
+
+def test_the_completed_sentence_shows_a_readable_fill():
+    assert fill_mask_view.completed_sentence("東京は日本の<mask>です。", ["\ufffd"])[1] == (PART_LABEL, "<mask> 1")
+    assert fill_mask_view.completed_sentence("I love <mask> 🍕", [" "])[1] == ("␣", "<mask> 1")
+    assert fill_mask_view.completed_sentence("a <mask> b", [" \u2009"])[1] == ("␣⟨U+2009 thin space⟩", "<mask> 1")
+    assert fill_mask_view.completed_sentence("a <mask> b", [" \ufffd"])[1] == (" " + PART_LABEL, "<mask> 1")
+    assert fill_mask_view.completed_sentence("a <mask> b", [" Paris"])[1] == (" Paris", "<mask> 1")  # as before
+    # given the model's tokenizer, the fill names its bytes (and is left as it is by the sentence)
+    fill = fill_mask_view.prediction_fill(FRAGMENTS[0], VOCABULARY)
+    assert fill == "⟨byte 0xE6⟩ (part of a character)"
+    assert fill_mask_view.completed_sentence("日本の<mask>です", [fill])[1] == (fill, "<mask> 1")
+
+
+def test_fill_mask_never_shows_a_replacement_character(handlers):
+    """Japanese text through the fixture model: whatever it predicts, the page shows no "�"; the raw values are
+    the pipeline's."""
+    filled, *labels, raw, view = handlers.fill_mask("東京は日本の<mask>です。", 5)
+    assert "\ufffd" not in "".join(part for part, _ in filled) and "\ufffd" not in _body(view)
+    assert all("\ufffd" not in name and name.strip() for name in labels[0])
+    assert [r["token_str"] for r in raw[0]] == [handlers.models.mlm.tokenizer.decode([r["token"]]) for r in raw[0]]
+
+
+# ----------------------------------------------------------------------------- a long word wraps
+def test_a_long_words_chips_wrap(handlers):
+    assert ".fm-w{display:inline-flex;flex-wrap:wrap;max-width:100%}" in fill_mask_view.FILL_MASK_CSS
+    view = handlers.fill_mask("<mask> https://example.com/averylongpathwithoutspaces")[-1]
+    assert "flex-wrap:wrap;max-width:100%" in view and 'class="fm-sr"> (one word in' in view
+
+
+# ----------------------------------------------------------------------------- candidates
+@pytest.mark.parametrize("text, targets, match", [
+    ("I ate a <mask>.", "🍕, house", "“🍕” cannot be scored: its first piece is a lone space, which says nothing "
+                                     "about the word. Leave it out, or try a word the vocabulary has."),
+    ("<mask> is good.", "house, 🍕", "“🍕” cannot be scored: its first piece is part of a character"),
+    ("I ate a <mask>.", "🍕, 🍔", "“🍕” and “🍔” cannot be scored: each one’s first piece is a lone space"),
+])
+def test_a_candidate_scored_by_a_lone_space_or_a_byte_is_refused(handlers, text, targets, match):
+    with pytest.raises(gr.Error, match=re.escape(match)):
+        handlers.fill_mask(text, 5, targets)
+
+
+def test_ordinary_candidates_are_still_scored(handlers):
+    """A word of several pieces is still scored by its first piece when that piece is more than a space (" c" for
+    "catalogue" to the tiny tokenizer)."""
+    filled, *labels, raw, view = handlers.fill_mask("I ate a <mask>.", 5, "house, catalogue")
+    assert sorted(w for r in raw[0] for w in r["candidates"]) == ["catalogue", "house"]
+    assert ">catalogue<small>(scored by its first piece ‘c’)</small>" in view
+
+
+# ----------------------------------------------------------------------------- layer by layer
+def _lens(top: list[dict]) -> list[dict]:
+    return [{"answer": top[0], "layers": [{"layer": 0, "top": top, "answer_score": 1.99e-4, "answer_rank": 605},
+                                          {"layer": 1, "top": top, "answer_score": 0.07, "answer_rank": 1}]}]
+
+
+def test_layer_table_labels_whitespace_and_bytes():
+    view = layer_lens.layers_html(_lens(FRAGMENTS), VOCABULARY)
+    guesses = re.findall(r'class="ll-guess(?: ll-answer)?">([^<]*)<', view)
+    assert guesses[:3] == ["⟨byte 0xE6⟩ (part of a character) 7%", "⟨byte 0xE3⟩ (part of a character) 4%",
+                           "⟨U+2009 thin space⟩ 2%"]
+    assert "where “⟨byte 0xE6⟩ (part of a character)” comes from" in view
+    plain = layer_lens.layers_html(_lens(FRAGMENTS))  # without the tokenizer: no "�", no quoted '\u2009'
+    assert "\ufffd" not in plain and "\\u2009" not in plain and "⟨U+2009 thin space⟩ 2%" in plain
+
+
+def test_layer_table_scrolls_in_its_own_box_and_keeps_numbers_whole():
+    view = layer_lens.layers_html(_lens(FRAGMENTS))
+    css = layer_lens.LENS_CSS
+    assert re.search(r"\.ll-mask td\.ll-score\{[^}]*white-space:nowrap", css)
+    assert re.search(r"\.ll-guess\{[^}]*white-space:nowrap", css)
+    assert "white-space:normal" not in css and not re.search(r"ll-track\{[^}]*display:none", css)  # bars stay
+    assert re.search(r"\.ll-scroll\{overflow-x:auto\}", css)
+    assert view.count('<div class="ll-scroll" tabindex="0" role="region" aria-label="&lt;mask&gt; 1, layer by '
+                      'layer"><table class="ll-table">') == 1
+    assert '<td class="ll-score">#605 · 1.99 × 10⁻⁴</td>' in view
