@@ -132,7 +132,7 @@ def test_attention_runs_the_chosen_model_as_transformers_does(handlers, hf_mlm_d
         tokens, attentions = handlers.attention_data(str(folder), text)
         assert tokens.ids == ids[0].tolist()
         np.testing.assert_allclose(attentions, expected, atol=1e-5)
-        *_, notes, heads, layers, head_picker, _, _, _ = handlers.attention(text, 2, 1, str(folder), "heads")
+        *_, notes, heads, layers, head_picker, _, _, _, _ = handlers.attention(text, 2, 1, str(folder), "heads")
         assert md_escape(str(folder)) in notes and "2 layers × 4 heads" in notes and "Layer 2, head 1" in heads
     assert handlers.attention(text, 2, 1)[5] != notes  # the default is still ours
 
