@@ -111,7 +111,7 @@ class Handlers:
     def fill_mask(self, text, top_k=5, targets=None, model=SHIPPED):
         """Predictions for every <mask>: (completed sentence, {token: probability} per mask slot or None, raw,
         the readable view: per mask, every prediction with its probability and a bar scaled to the top one).
-        `model`: SHIPPED or a Hub repo id (`demo.model_choice`)."""
+        `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
         return self._fill_mask(text, top_k, targets, model)[0]
 
     @user_errors
@@ -277,7 +277,7 @@ class Handlers:
         """(label probabilities, per-word attribution in [-1, 1] for HighlightedText, explanation). A word's
         score is its push towards the positive label (`explain.polarity`): plus towards positive, minus towards
         negative, whatever the prediction. A long text's explanation starts with how it was read (in windows).
-        `model`: SHIPPED or a Hub repo id (`demo.model_choice`)."""
+        `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
         r = self._read_sentiment(text, model)
         explanation = explain.explanation_markdown(r.shown, r.words, r.toward, r.away, r.best, r.probabilities[r.best])
         return (r.probabilities, explain.highlighted_words(r.shown, r.words, r.tokens.truncated,
@@ -289,7 +289,7 @@ class Handlers:
         """What if the word that pushed most towards the answer were removed or negated (`demo.counterfactual`)?
         (Markdown table: each edited text with the change marked, the new answer and the change of P(positive)
         in points; the same as data.) The edited texts are classified in one batch, normalised as `classify`
-        normalises its text. `model`: SHIPPED or a Hub repo id (`demo.model_choice`)."""
+        normalises its text. `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
         return self._counterfactual(text, model, warn=True)
 
     @user_errors
