@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 import re
 
-from .formatting import (SPACE_LABEL, format_log_probability, format_probability, pieces_of, reads_as_is, token_label,
-                         word_label, word_labels)
+from .formatting import (SPACE_LABEL, format_log_probability, format_probability, piece_of, prediction_labels,
+                         reads_as_is, token_label, word_label)
 from .validation import MASK, MASK_RE, MAX_MASKS
 
 # Where a mask and the whitespace before it start; the look-behind keeps the pattern from being tried again
@@ -54,7 +54,7 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
     for i, row in enumerate(per_mask):
         top = max((float(r["score"]) for r in row), default=0.0) or 1.0
         lines = []
-        for r, word in zip(row, _labels(row, tokenizer)):
+        for r, word in zip(row, prediction_labels(row, tokenizer)):
             p = float(r["score"])
             width = max(0.0, min(100.0, 100 * p / top))
             if r.get("candidates"):  # the user's words, and how they were scored when not as one token
@@ -154,8 +154,7 @@ def fill_text(fill: str, piece: str | None = None) -> str:
 def prediction_fill(result: dict, tokenizer=None) -> str:
     """The completed sentence's fill for a prediction of the vocabulary (`fill_text` of its token), the bytes of
     part of a character named given the model's `tokenizer`."""
-    pieces = pieces_of(tokenizer, [result["token"]])
-    return fill_text(result["token_str"], pieces[0] if pieces else None)
+    return fill_text(result["token_str"], piece_of(tokenizer, result["token"]))
 
 
 def completed_sentence(text: str, fills: list[str]) -> list[tuple[str, str | None]]:
@@ -172,19 +171,13 @@ def completed_sentence(text: str, fills: list[str]) -> list[tuple[str, str | Non
     return [(t, c) for t, c in parts if t]
 
 
-def _labels(row: list[dict], tokenizer=None) -> list[str]:
-    """The readable labels of one mask's predictions (`word_labels`), their bytes named given a `tokenizer`."""
-    pieces = None if tokenizer is None else pieces_of(tokenizer, [r["token"] for r in row])
-    return word_labels([r["token_str"] for r in row], pieces)
-
-
 def mask_labels(per_mask: list[list[dict]], tokenizer=None) -> list[dict | None]:
     """One `gr.Label` value ({word: probability}) per mask slot, MAX_MASKS of them, None when unused. Words are
     named as the view names them (`predictions_html`; the bytes of part of a character given a `tokenizer`)."""
     labels = []
     for row in per_mask:
         scores = {}
-        for r, word in zip(row, _labels(row, tokenizer)):
+        for r, word in zip(row, prediction_labels(row, tokenizer)):
             name = ", ".join(r["candidates"]) if r.get("candidates") else word  # the user's candidate word(s)
             while name in scores:  # two tokens that still read the same
                 name += "\u200b"

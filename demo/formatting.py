@@ -80,10 +80,22 @@ def reads_as_is(token_str: str) -> bool:
     return bool(word) and word.isprintable() and "\ufffd" not in word
 
 
-def pieces_of(tokenizer, token_ids: list[int]) -> list[str | None] | None:
-    """The vocabulary entries of `token_ids` ("Ġit", "æ"), which name the bytes of part of a character
+def piece_of(tokenizer, token_id: int) -> str | None:
+    """The vocabulary entry of `token_id` ("Ġit", "æ"), which names the bytes of part of a character
     (`token_label`); None without a tokenizer."""
-    return None if tokenizer is None else [tokenizer.id_to_token(int(i)) for i in token_ids]
+    return None if tokenizer is None else tokenizer.id_to_token(int(token_id))
+
+
+def prediction_label(result: dict, tokenizer=None) -> str:
+    """`word_label` of a predicted token (a dict with "token_str" and "token"), its bytes named given the model's
+    `tokenizer`."""
+    return word_label(result["token_str"], None if tokenizer is None else piece_of(tokenizer, result["token"]))
+
+
+def prediction_labels(results: list[dict], tokenizer=None) -> list[str]:
+    """`word_labels` of one list of predicted tokens, their bytes named given the model's `tokenizer`."""
+    pieces = None if tokenizer is None else [piece_of(tokenizer, r["token"]) for r in results]
+    return word_labels([r["token_str"] for r in results], pieces)
 
 
 def word_label(token_str: str, piece: str | None = None) -> str:

@@ -11,7 +11,7 @@ import html
 
 import torch
 
-from .formatting import format_probability, pieces_of, word_label, word_labels
+from .formatting import format_probability, prediction_label, prediction_labels
 
 GUESSES = 3  # a layer's top guesses the view shows
 
@@ -65,19 +65,12 @@ LENS_CSS = """<style>
 </style>"""
 
 
-def _label(token: dict, tokenizer=None) -> str:
-    """A token of `layer_predictions` as the view names it (`word_label`), its bytes named given a `tokenizer`."""
-    pieces = None if tokenizer is None else pieces_of(tokenizer, [token["token"]])
-    return word_label(token["token_str"], pieces[0] if pieces else None)
-
-
 def _guesses(row: dict, answer: dict, tokenizer=None) -> str:
     """One layer's top guesses, each with its probability (kept on one line), the final answer's in bold."""
     top = row["top"]
-    pieces = None if tokenizer is None else pieces_of(tokenizer, [g["token"] for g in top])
     return "".join(f'<span class="ll-guess{" ll-answer" if g["token"] == answer["token"] else ""}">'
                    f'{html.escape(word)} {format_probability(g["score"])}</span>'
-                   for g, word in zip(top, word_labels([g["token_str"] for g in top], pieces)))
+                   for g, word in zip(top, prediction_labels(top, tokenizer)))
 
 
 def layers_html(per_mask: list[dict], tokenizer=None) -> str:
@@ -99,7 +92,7 @@ def layers_html(per_mask: list[dict], tokenizer=None) -> str:
             rows.append(f'<tr><th scope="row" class="ll-layer">{name}</th><td class="ll-guesses">{guesses}</td>'
                         f'<td class="ll-score">#{row["answer_rank"]:,} · {format_probability(row["answer_score"])}'
                         f'</td><td class="ll-track"><span class="ll-bar" style="width:{width:.1f}%"></span></td></tr>')
-        word, k = html.escape(_label(answer, tokenizer)), len(mask["layers"][0]["top"])
+        word, k = html.escape(prediction_label(answer, tokenizer)), len(mask["layers"][0]["top"])
         heading = f"where “{word}” comes from"
         if answer.get("candidates"):  # a candidate word: by the token it was scored by, its first piece
             words = html.escape(", ".join(answer["candidates"]))
