@@ -1,5 +1,6 @@
 """train.gpu_transfer and the .xz corpora it ships: bundle, pack into parts, unpack, read compressed text."""
 import json
+import lzma
 import shutil
 from pathlib import Path
 
@@ -33,6 +34,26 @@ def test_bundle_compresses_the_layout_and_reads_back(data_root, train_files, tmp
         gpu_transfer.bundle(out, data_root, ["corpus"], tokenizer=train_files / "tokenizer.json", max_mib=1e-4)
     with pytest.raises(FileNotFoundError, match="missing"):
         gpu_transfer.bundle(out, data_root, ["missing"], tokenizer=train_files / "tokenizer.json")
+
+
+def test_bundle_sends_the_head_of_a_file_when_asked(data_root, train_files, tmp_path):
+    """--head FILE=BYTES: the first lines that fit (a mixture that reads 15M characters of a 65M file needs
+    no more), and a later bundle without it sends the whole file again."""
+    out, text = tmp_path / "upload", (data_root / "valid.tokens").read_bytes()
+    assert len(text) > 2000
+    gpu_transfer.bundle(out, data_root, ["valid.tokens"], tokenizer=train_files / "tokenizer.json",
+                        heads=gpu_transfer.parse_heads(["valid.tokens=2e3"]))
+    head = lzma.open(out / "data" / "valid.tokens.xz").read()
+    assert 0 < len(head) <= 2000 and head.endswith(b"\n") and text.startswith(head)
+    assert b"\n" not in text[len(head):2000]  # as many whole lines as fit
+    gpu_transfer.bundle(out, data_root, ["valid.tokens"], tokenizer=train_files / "tokenizer.json")
+    assert lzma.open(out / "data" / "valid.tokens.xz").read() == text
+    with pytest.raises(ValueError, match="not one of --files"):
+        gpu_transfer.bundle(out, data_root, ["valid.tokens"], tokenizer=train_files / "tokenizer.json",
+                            heads={"train.tsv": 100})
+    for bad in ("valid.tokens", "valid.tokens=x", "=5", "valid.tokens=0"):
+        with pytest.raises(ValueError, match="FILE=BYTES"):
+            gpu_transfer.parse_heads([bad])
 
 
 def test_pack_and_unpack_round_trip(tiny_mlm_dir, tmp_path):

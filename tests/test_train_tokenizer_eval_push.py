@@ -259,6 +259,21 @@ def test_card_for_rewrites_only_the_usage_for_where_the_model_ships(model_folder
     assert "Trained in runs/mlm." in card  # the notes (provenance) are kept
 
 
+def test_card_for_takes_the_model_index_from_the_metrics_as_they_are_now(model_folder):
+    """A GPU run writes its card after training's one-mask check; `train.evaluate --out RUN/metrics.json` adds
+    the 5-mask figure later, and the card that ships (scripts.release, train.push) shows that one on the Hub."""
+    training = {"eval_data": "data/wikitext-2/wiki.valid.tokens.xz", "eval_accuracy": 0.527, "eval_perplexity": 13.4}
+    model_card.write_model_card(model_folder, title="MiniRoBERTa", task="fill-mask", metrics=training, recipe={})
+    written = (model_folder / "README.md").read_text()
+    assert model_card.card_for(model_folder, str(model_folder)) == written  # no metrics.json yet: as written
+    (model_folder / "metrics.json").write_text(json.dumps({**training, "mlm": {
+        "source": "../shared/data/wikitext-2/wiki.valid.tokens", "accuracy": 0.528, "perplexity": 13.18}}))
+    card = model_card.card_for(model_folder, "someone/tiny")
+    (result,) = _front_matter(card)["model-index"][0]["results"]
+    assert result["metrics"] == [{"type": "accuracy", "value": 0.528}, {"type": "perplexity", "value": 13.18}]
+    assert card.split("\n---\n", 1)[1].split("## Usage")[0] == written.split("\n---\n", 1)[1].split("## Usage")[0]
+
+
 # ----- model card -----
 def _front_matter(text):
     assert text.startswith("---\n")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import lzma
+import os
 import shutil
 import sys
 import tarfile
@@ -40,17 +41,39 @@ def _output_folder(path) -> Path:
     return path
 
 
-def compress(src: Path, dst: Path) -> Path:
+def compress(src: Path, dst: Path, max_bytes: int | None = None) -> Path:
+    """xz of `src`, or of its first lines that fit in `max_bytes` (a head cut after a newline)."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     with open(src, "rb") as f, lzma.open(dst, "wb", preset=6) as out:
-        shutil.copyfileobj(f, out, length=4 * MIB)
+        if max_bytes is None:
+            shutil.copyfileobj(f, out, length=4 * MIB)
+        else:
+            head = f.read(max_bytes)
+            out.write(head if len(head) < max_bytes else head[:head.rfind(b"\n") + 1])
     return dst
 
 
+def parse_heads(specs) -> dict[str, int]:
+    """`NAME=BYTES` -> {NAME: BYTES}: which files travel as their first lines only (e.g. imdb/unsup.txt=17e6)."""
+    heads = {}
+    for spec in specs or []:
+        name, sep, size = spec.rpartition("=")
+        try:
+            heads[name] = int(float(size))
+        except ValueError:
+            raise ValueError(f"--head {spec}: give FILE=BYTES, e.g. imdb/unsup.txt=17e6") from None
+        if not sep or not name or heads[name] <= 0:
+            raise ValueError(f"--head {spec}: give FILE=BYTES with a positive size, e.g. imdb/unsup.txt=17e6")
+    return heads
+
+
 def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init=None,
-           max_mib: float = 60.0) -> list[Path]:
-    """Write the upload folder; returns the files written. Already compressed files are kept."""
-    out, data_root = _output_folder(out), Path(data_root)
+           max_mib: float = 60.0, heads: dict[str, int] | None = None) -> list[Path]:
+    """Write the upload folder; returns the files written. Already compressed files are kept, but for the
+    files named in `heads` ({NAME: BYTES}, NAME as in `files`), which travel as their first lines only."""
+    out, data_root, heads = _output_folder(out), Path(data_root), dict(heads or {})
+    if unknown := sorted(set(heads) - set(files)):
+        raise ValueError(f"--head names {', '.join(unknown)}, not one of --files")
     if not Path(tokenizer).is_file():
         raise FileNotFoundError(f"--tokenizer {tokenizer}: no such file (a tokenizer.json)")
     out.mkdir(parents=True, exist_ok=True)
@@ -63,7 +86,9 @@ def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init
             if file.suffix == ".md":
                 continue
             dst = out / "data" / file.relative_to(data_root).with_name(file.name + ".xz")
-            if not dst.is_file() or dst.stat().st_mtime < file.stat().st_mtime:
+            if name in heads:  # dated 1970, so a bundle without --head replaces it with the whole file
+                os.utime(compress(file, dst, heads[name]), (0, 0))
+            elif not dst.is_file() or dst.stat().st_mtime < file.stat().st_mtime:
                 compress(file, dst)
             written.append(dst)
     if init:
@@ -148,6 +173,9 @@ def main(argv=None) -> int:
     b.add_argument("--tokenizer", default=TOKENIZER, help="tokenizer.json to reuse (default: %(default)s)")
     b.add_argument("--init", help="a model folder to continue from, shipped as float16 shards")
     b.add_argument("--max-mib", type=float, default=60.0, help="size limit (default: %(default)s)")
+    b.add_argument("--head", nargs="+", default=[], metavar="FILE=BYTES",
+                   help="send only the first lines (up to BYTES) of these --files, e.g. imdb/unsup.txt=17e6 when "
+                        "the mixture reads 15M characters of its 65M and the whole file would not fit")
     k = sub.add_parser("pack", help="run folders -> parts to return (on the GPU machine)")
     k.add_argument("runs")
     k.add_argument("--out", required=True)
@@ -160,7 +188,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     try:
         if args.command == "bundle":
-            bundle(args.out, args.data_root, args.files, args.tokenizer, args.init, args.max_mib)
+            bundle(args.out, args.data_root, args.files, args.tokenizer, args.init, args.max_mib,
+                   parse_heads(args.head))
         elif args.command == "pack":
             if args.ship:
                 from .recipe import ship  # train.recipe imports this module

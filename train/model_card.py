@@ -164,12 +164,26 @@ def _limitations(task: str, max_length: int) -> str:
     return "\n".join(f"- {item}" for item in items)
 
 
+def _model_index_of_metrics(folder: Path, card: str) -> str:
+    """`card` with its model-index taken from folder/metrics.json as it is now: an evaluation added after the card
+    was written (`train.evaluate --out RUN/metrics.json`, e.g. 5 masks after a GPU run) is what the Hub shows."""
+    metrics = RunMetrics.read(folder / "metrics.json", missing_ok=True)
+    parsed = ModelCard(card) if card.startswith("---\n") else None
+    if metrics is None or parsed is None or parsed.data.pipeline_tag not in TASKS or not parsed.data.model_name:
+        return card
+    results = _eval_results(metrics, parsed.data.pipeline_tag)
+    if not results or results == parsed.data.eval_results:
+        return card
+    parsed.data.eval_results = results
+    return f"---\n{parsed.data.to_yaml()}\n---\n{parsed.text}"
+
+
 def card_for(folder, model: str) -> str:
     """The model card of `folder` (its README.md) with the Usage section written anew for `model`, the
     folder or Hub id users load it from: a card is written where the model was trained (a run folder),
     and its usage must name where it ships."""
     folder = Path(folder)
-    card = (folder / "README.md").read_text(encoding="utf-8")
+    card = _model_index_of_metrics(folder, (folder / "README.md").read_text(encoding="utf-8"))
     start = card.find("\n## Usage\n")
     if start < 0:
         return card
