@@ -138,8 +138,8 @@ def test_without_phases_the_curves_are_the_runs(tiny_mlm_dir, tiny_clf_dir, tmp_
 
 @pytest.mark.skipif(not (ASSETS / "mini-roberta-mlm" / "phases.png").is_file(), reason="no shipped MLM")
 def test_the_shipped_mlm_shows_the_figure_of_its_card(monkeypatch):
-    """The shipped MLM: its card's 1390.7M tokens and 52.0% are the last point of phases.png, shown first; the
-    last phase's curves (to about 4.6 × 10⁸ tokens, 55% on part of the held-out text) come second, said so."""
+    """The shipped MLM: its card's 2018.1M tokens and 52.8% are the last point of phases.png, shown first; the
+    last phase's curves (to about 6.3 × 10⁸ tokens, 56% on part of the held-out text) come second, said so."""
     monkeypatch.delenv("SPACE_ID", raising=False)
     loaded = load_models(ASSETS / "mini-roberta-mlm", ASSETS / "no-such-folder").mlm
     card, (phases, curves) = about.summary_card(loaded), about.model_figures(loaded)
