@@ -224,6 +224,7 @@ textarea:focus-visible, input:focus-visible {outline: 2px solid #4338ca !importa
 /* a Dataframe's column_widths must add up to at least this, or its header and body columns part */
 .wide-table table {min-width: 640px}
 .narrow-table table {min-width: 370px}  /* fits a phone's width: its numbers need no scrolling */
+:is(#mk-stats, #mk-preds) th span.header {word-break: normal; overflow-wrap: normal}  /* headers break between words */
 
 /* narrower page margins on phones (outside @media: Gradio scopes rules inside one to .contain) */
 .main.app {padding-left: clamp(6px, 2.5vw, 32px) !important; padding-right: clamp(6px, 2.5vw, 32px) !important}
@@ -701,11 +702,11 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             mk_table = gr.HTML(elem_id="mk-table", label="epochs_html")
             mk_stats = gr.Dataframe(headers=MASKING_COLUMNS, label="What each scheme showed", interactive=False,
                                     wrap=True, elem_id="mk-stats", elem_classes="narrow-table",
-                                    column_widths=["130px", "70px", "90px", "80px"])  # 370 px: .narrow-table
+                                    column_widths=["106px", "84px", "94px", "86px"])  # 370 px: .narrow-table
             mk_plot = Plot(label="Coverage against epochs", show_label=False, elem_id="mk-plot")
             mk_preds = gr.Dataframe(headers=PREDICTION_COLUMNS, interactive=False, wrap=True, elem_id="mk-preds",
                                     elem_classes="wide-table", label="The MLM's top-1 prediction at every target of "
-                                    "the last epoch", column_widths=["170px", "95px", "100px", "120px", "100px",
+                                    "the last epoch", column_widths=["130px", "95px", "100px", "120px", "100px",
                                                                      "120px", "115px", "80px"])
             model_note("mlm")
             mk_out = [mk_table, mk_stats, mk_plot, mk_preds]

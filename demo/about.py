@@ -15,7 +15,7 @@ from roberta.run_metrics import RunMetrics, dataset_name
 from roberta.text import normalize_for_classifier
 
 from .examples import FILL_MASK_EXPECTED, SENTIMENT_EXPECTED
-from .formatting import code, md_escape, millions, minutes, pct
+from .formatting import code, large_count, md_escape, millions, minutes, pct
 from .models import ROOT, Models, shown_source
 
 log = logging.getLogger(__name__)
@@ -148,7 +148,7 @@ def summary_card(loaded) -> str:
         rows.append(("data", data))
     training = []
     if "train_tokens" in facts:
-        training.append(f"{facts['train_tokens'] / 1e6:.1f}M tokens")
+        training.append(f"{large_count(facts['train_tokens'])} tokens")
     phases = loaded.extras.get("phases")
     phases = phases if isinstance(phases, list) else []
     trained = [p for p in phases if p.train_tokens]  # an average trains none
@@ -298,7 +298,7 @@ def model_figures(loaded) -> list[AboutFigure]:
     plot = _file(loaded, "phases.png") if phases else None
     trained = [i for i, phase in enumerate(phases, 1) if phase.train_tokens]
     facts = model_facts(loaded)
-    total = f"{facts['train_tokens'] / 1e6:.1f}M" if "train_tokens" in facts else None
+    total = large_count(facts["train_tokens"]) if "train_tokens" in facts else None
     if plot:
         averages = len(phases) - len(trained)
         count = f"{len(phases)} phases" + (f" ({len(trained)} of training, {averages} weight average"
@@ -315,7 +315,7 @@ def model_figures(loaded) -> list[AboutFigure]:
     curves = loaded.extras.get("curves")
     if curves and out and trained:
         last = trained[-1]
-        tokens = f"{phases[last - 1].train_tokens / 1e6:.0f}M" + (f" of the {total}" if total else "")
+        tokens = large_count(phases[last - 1].train_tokens) + (f" of the {total}" if total else "")
         which = f"phase {last} alone" + (", the last one trained" if last < len(phases) else "")
         out.append(AboutFigure(curves, (
             f"**The last phase's curves** ({which}: {tokens} tokens): training and held-out loss, and training's own "
@@ -443,7 +443,7 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
     facts, failures = model_facts(loaded), failures or {}
     size = f"{millions(facts['parameters'])} parameters" if "parameters" in facts else "a small model"
     if key == "mlm":
-        trained = (f", pretrained from scratch on {facts['train_tokens'] / 1e6:.0f}M tokens"
+        trained = (f", pretrained from scratch on {large_count(facts['train_tokens'])} tokens"
                    if "train_tokens" in facts else ", pretrained from scratch")
         if "train_minutes" in facts:
             trained += f" in {facts['train_minutes'] / 60:.1f} hours"

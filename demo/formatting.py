@@ -35,6 +35,11 @@ def millions(n: int) -> str:
     return f"{n / 1e6:.1f}M" if n >= 100_000 else f"{n:,}"
 
 
+def large_count(n: int) -> str:
+    """A count as people read it: 2.02B, 627.4M, 31,796 (not 2018.1M)."""
+    return f"{n / 1e9:.2f}B" if n >= 1e9 else millions(n)
+
+
 def minutes(m: float) -> str:
     return f"{m:.0f} min" if m < 120 else f"{m / 60:.1f} h"
 

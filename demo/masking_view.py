@@ -18,6 +18,7 @@ SCHEMES = {
     "static10": f"BERT static, {DUPE_FACTOR} masks cycling (dupe_factor={DUPE_FACTOR})",
     "dynamic": "RoBERTa dynamic (new mask every epoch)",
 }
+# the tables' and notes' names (a phone's table column is narrow; the epoch table and the plot give dupe_factor)
 SHORT_NAMES = {"static1": "BERT static, one fixed mask", "static10": f"BERT static, {DUPE_FACTOR} masks cycling",
                "dynamic": "RoBERTa dynamic"}
 MASKING_COLUMNS = ["scheme", "distinct masks", "positions ever a target", "coverage %"]
@@ -74,7 +75,7 @@ def masking_stats(tokens: Tokens, runs: dict) -> tuple[list[list], dict[str, lis
             ever |= (b.outcome[0] != NOT_SELECTED).numpy()
             curve.append(float(ever.sum()) / n_eligible)
         curves[key] = curve
-        stats.append([SCHEMES[key], distinct_masks(batches), f"{int(ever.sum())} of {n_eligible}",
+        stats.append([SHORT_NAMES[key], distinct_masks(batches), f"{int(ever.sum())} of {n_eligible}",
                       round(100 * curve[-1], 1)])
     return stats, curves
 
@@ -98,11 +99,11 @@ def mlm_predictions(model, tokenizer, tokens: Tokens, runs: dict) -> list[list]:
         positions = torch.nonzero(b.outcome[0] != NOT_SELECTED).squeeze(-1).tolist()
         if not positions:
             # a short sentence: no token was picked (each is, with probability MLM_PROBABILITY)
-            rows.append([SCHEMES[key], None, "–", "no token picked", "", "", None, ""])
+            rows.append([SHORT_NAMES[key], None, "–", "no token picked", "", "", None, ""])
         for pos in positions:
             p, pick = best_p[found[row, pos]], best[found[row, pos]]
             outcome = int(b.outcome[0, pos])
-            rows.append([SCHEMES[key], pos, tokens.labels[pos], OUTCOME_NAMES[outcome],
+            rows.append([SHORT_NAMES[key], pos, tokens.labels[pos], OUTCOME_NAMES[outcome],
                          token_text(tokenizer, int(b.input_ids[0, pos])), token_text(tokenizer, int(pick)),
                          round(float(p), 3), "✓" if int(pick) == int(tokens.ids[pos]) else "✗"])
     return rows

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from demo import about
+from demo import about, formatting
 from demo.formatting import minutes, pct
 from demo.models import ROOT, LoadedModel, load_models
 
@@ -112,13 +112,13 @@ def test_a_model_trained_in_phases_shows_every_phase_first_then_the_last_ones_cu
     assert "the last point, 30.0% after 4.0M tokens, is the model the card describes" in phases.caption
     assert "4.0M tokens" in sections["mlm_card"]  # the card's total is the figure's last point
     assert "from 21.9% after phase 1 to 30.0% after phase 3 (4.0M tokens)" in phases.alt
-    assert curves.caption.startswith("**The last phase's curves** (phase 3 alone: 3M of the 4.0M tokens)")
-    assert curves.alt.startswith("Curves of the last training phase only (phase 3, 3M of the 4.0M tokens)")
+    assert curves.caption.startswith("**The last phase's curves** (phase 3 alone: 3.0M of the 4.0M tokens)")
+    assert curves.alt.startswith("Curves of the last training phase only (phase 3, 3.0M of the 4.0M tokens)")
     # the last phase an average: its curves are those of the phase it averaged, the last one trained
     folder = _folder(tiny_mlm_dir, tmp_path, "avg", AVERAGE, phases=[PHASE, last, AVERAGE],
                      files=("phases.png", "curves.png"))
     curves = about.model_figures(load_models(folder, None).mlm)[1]
-    assert "(phase 2 alone, the last one trained: 3M of the 4.0M tokens)" in curves.caption
+    assert "(phase 2 alone, the last one trained: 3.0M of the 4.0M tokens)" in curves.caption
 
 
 def test_without_phases_the_curves_are_the_runs(tiny_mlm_dir, tiny_clf_dir, tmp_path):
@@ -138,13 +138,13 @@ def test_without_phases_the_curves_are_the_runs(tiny_mlm_dir, tiny_clf_dir, tmp_
 
 @pytest.mark.skipif(not (ASSETS / "mini-roberta-mlm" / "phases.png").is_file(), reason="no shipped MLM")
 def test_the_shipped_mlm_shows_the_figure_of_its_card(monkeypatch):
-    """The shipped MLM: its card's 2018.1M tokens and 52.8% are the last point of phases.png, shown first; the
+    """The shipped MLM: its card's 2.02B tokens and 52.8% are the last point of phases.png, shown first; the
     last phase's curves (to about 6.3 × 10⁸ tokens, 56% on part of the held-out text) come second, said so."""
     monkeypatch.delenv("SPACE_ID", raising=False)
     loaded = load_models(ASSETS / "mini-roberta-mlm", ASSETS / "no-such-folder").mlm
     card, (phases, curves) = about.summary_card(loaded), about.model_figures(loaded)
     facts = about.model_facts(loaded)
-    total = f"{facts['train_tokens'] / 1e6:.1f}M"
+    total = formatting.large_count(facts["train_tokens"])
     assert f"{total} tokens" in card and f"after {total} tokens" in phases.caption
     assert f"**{pct(facts['mlm_accuracy'])}** guessed right" in card
     assert f"the last point, {pct(facts['mlm_accuracy'])} after" in phases.caption

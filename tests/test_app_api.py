@@ -205,7 +205,7 @@ def test_masking(client):
                                                      api_name="/masking")
     assert table.count("<tr><th>epoch ") == 12
     rows = {row[0]: row for row in stats["data"]}
-    assert rows["BERT static, one fixed mask (dupe_factor=1)"][1] == 1
+    assert rows["BERT static, one fixed mask"][1] == 1
     assert plot["type"] == "matplotlib"
     assert predictions["headers"][0] == "scheme"
 

@@ -798,7 +798,7 @@ def _stats(rows):
 def test_masking_distinct_masks_and_coverage(handlers):
     table, stats, plot, predictions = handlers.masking(LONG_SENTENCE, 12, 0)
     s = _stats(stats)
-    static1, static10, dynamic = (s[masking_view.SCHEMES[k]] for k in ("static1", "static10", "dynamic"))
+    static1, static10, dynamic = (s[masking_view.SHORT_NAMES[k]] for k in ("static1", "static10", "dynamic"))
     assert static1[1] == 1  # one fixed mask, every epoch
     assert 1 < static10[1] <= 10  # BERT's 10 copies, cycling
     assert dynamic[1] == 12  # a new mask every epoch
@@ -811,7 +811,7 @@ def test_masking_distinct_masks_and_coverage(handlers):
     assert int(static10[2].split(" of ")[0]) >= int(static1[2].split(" of ")[0])
     assert isinstance(plot, Figure)
     assert table.count("<tr><th>epoch ") == 12
-    assert {row[0] for row in predictions} <= set(masking_view.SCHEMES.values())
+    assert {row[0] for row in predictions} <= set(masking_view.SHORT_NAMES.values())
     assert all(len(row) == len(masking_view.PREDICTION_COLUMNS) for row in predictions)
 
 
@@ -836,7 +836,7 @@ def test_masking_predictions_match_a_full_forward(handlers, models):
     rows = masking_view.mlm_predictions(models.mlm.model, models.mlm.tokenizer, tokens, runs)
     with torch.inference_mode():
         probs = models.mlm.model(runs["dynamic"][-1].input_ids).logits[0].softmax(-1)  # (T, V)
-    dynamic = [r for r in rows if r[0] == masking_view.SCHEMES["dynamic"] and r[1] is not None]
+    dynamic = [r for r in rows if r[0] == masking_view.SHORT_NAMES["dynamic"] and r[1] is not None]
     assert len(dynamic) == int((runs["dynamic"][-1].outcome != 0).sum())
     for row in dynamic:
         p, pick = probs[row[1]].max(-1)
@@ -1210,7 +1210,7 @@ def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tin
     failures = {"mlm": [("Paris is the capital of <mask>.", "France", ["India", "China", "it", "a", "b"], None)],
                 "sentiment": [("The acting was not bad at all.", "positive", "negative", 0.9816)]}
     note = about.model_note(models, "mlm", failures)
-    assert "34.0% of hidden words" in note and "64-token rows" in note and "3M tokens" in note
+    assert "34.0% of hidden words" in note and "64-token rows" in note and "3.0M tokens" in note
     assert "France is not in its top 5" in note and "India" in note and "&lt;mask&gt;" in note
     # in the top 5 but not first is wrong too, and said so
     third = {"mlm": [("Paris is the capital of <mask>.", "France", ["Barcelona", "Azerbaijan", "France", "a", "b"],

@@ -94,7 +94,7 @@ def test_distinct_masks_count_an_empty_mask_once_and_the_note_says_so(models):
         batches = runs[key]
         full = {(tuple(b.input_ids[0].tolist()), tuple(b.outcome[0].tolist())) for b in batches
                 if (b.outcome[0] != NOT_SELECTED).any()}
-        assert row[0] == masking_view.SCHEMES[key]
+        assert row[0] == masking_view.SHORT_NAMES[key]
         assert row[1] == masking_view.distinct_masks(batches) == len(full) + bool(empty[key])
         short = masking_view.SHORT_NAMES[key]
         if not empty[key]:
