@@ -56,6 +56,24 @@ def test_bundle_sends_the_head_of_a_file_when_asked(data_root, train_files, tmp_
             gpu_transfer.parse_heads([bad])
 
 
+def test_bundle_counts_the_tree_that_travels_beside_it(tmp_path):
+    """The device copies git's files of the working tree (tracked, or untracked and not ignored) with the carried
+    folder, 64 MiB in all: `tree_bytes` is their size, ignored files (runs/, the upload itself) left out."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "runs").mkdir(parents=True)
+    (repo / ".gitignore").write_text("runs/\n")
+    (repo / "app.py").write_bytes(b"x" * 1000)
+    (repo / "runs" / "big.bin").write_bytes(b"y" * 5000)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert gpu_transfer.tree_bytes(repo) == 1000 + len("runs/\n")
+    assert gpu_transfer.tree_bytes(tmp_path / "repo" / "runs") == 0  # inside the repo, all ignored
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    assert gpu_transfer.tree_bytes(outside) is None
+
+
 def test_pack_and_unpack_round_trip(tiny_mlm_dir, tmp_path):
     runs = tmp_path / "runs"
     shutil.copytree(tiny_mlm_dir, runs / "mlm")

@@ -98,10 +98,29 @@ def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init
     for p in written:
         print(f"{p.stat().st_size / MIB:8.2f} MiB  {p}")
     print(f"{total / MIB:8.2f} MiB  in all ({out})")
+    tree = tree_bytes()
+    if tree is not None:  # the device copies the working tree beside the carried folder: 64 MiB in all
+        warn = "  OVER the device's 64 MiB: move folders out of the tree for the call" if tree + total > 64 * MIB else ""
+        print(f"{tree / MIB:8.2f} MiB  the working tree that travels with it (git's files): "
+              f"{(tree + total) / MIB:.2f} MiB together{warn}")
     if total > max_mib * MIB:
         raise ValueError(f"{out} holds {total / MIB:.1f} MiB, over --max-mib {max_mib:g}: bundle fewer files "
                          "(--files) or no --init")
     return written
+
+
+def tree_bytes(root=".") -> int | None:
+    """Bytes of the files git would copy from `root` (tracked and untracked, not ignored; those on disk), or None
+    outside a git checkout."""
+    import subprocess
+
+    try:
+        listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=root, capture_output=True,
+                                check=True).stdout.decode("utf-8", "surrogateescape")
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    files = (Path(root) / name for name in listed.split("\0") if name)
+    return sum(f.stat().st_size for f in files if f.is_file())
 
 
 def _skip_checkpoints(info: tarfile.TarInfo):
