@@ -725,8 +725,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                               "table above has the final figures)")
 
         with gr.Tab("About", id="about"):
-            gr.Markdown("## The models\nBoth are small teaching models, trained on a 2-core CPU and (two short phases "
-                        "of the encoder) one GPU; the figures below are read from each model's metrics.json.")
+            gr.Markdown("## The models\n" + ABOUT["intro"])
             with gr.Row(elem_classes="about-cards"):
                 for key in ("mlm", "sentiment"):
                     with gr.Column(min_width=300):

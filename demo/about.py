@@ -257,11 +257,26 @@ def about_sections(models: Models) -> dict:
         f"| parameters (with the MLM head) | {millions(mlm_params) if mlm_params else 'not available'} | 17.7M |\n"
         f"| SST-2 accuracy (validation) | {f'{accuracy:.1%}' if accuracy is not None else 'not available'} | 80% |"
     )
+    out["intro"] = "Both are small teaching models, trained on a 2-core CPU" + gpu_phases_text(models.mlm) + (
+        "; the figures below are read from each model's metrics.json.")
     for loaded in (models.mlm, models.sentiment):
         out[f"{loaded.key}_card"] = summary_card(loaded)
         out[f"{loaded.key}_curves"] = loaded.extras.get("curves")
         out[f"{loaded.key}_figures"] = model_figures(loaded)
     return out
+
+
+def gpu_phases_text(loaded) -> str:
+    """", and for 3 of the encoder's 18 pretraining phases one GPU (NVIDIA H100 80GB HBM3)" from phases.json's
+    hardware, or "" when no phase ran on a GPU (or the MLM is not there)."""
+    phases = loaded.extras.get("phases") if loaded.available else None
+    phases = phases if isinstance(phases, list) else []
+    gpus = [p.hardware["gpu"] for p in phases if isinstance(p.hardware, dict) and isinstance(p.hardware.get("gpu"), str)]
+    if not gpus:
+        return ""
+    named = " or ".join(sorted(set(gpus)))
+    trained = sum(1 for p in phases if p.train_tokens)  # a weight average trains nothing
+    return f", and for {len(gpus)} of the encoder's {trained} pretraining phases one GPU ({md_escape(named)})"
 
 
 class AboutFigure(NamedTuple):

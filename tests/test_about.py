@@ -81,6 +81,20 @@ def test_the_card_counts_the_weight_averages_its_figure_numbers(tiny_mlm_dir, tm
     assert "in 2 phases\n" in _card(_folder(tiny_mlm_dir, tmp_path, "none", last, phases=[PHASE, last]))
 
 
+def test_the_intro_counts_the_gpu_phases_from_their_hardware(tiny_mlm_dir, tmp_path):
+    """The About tab's first line says which pretraining phases ran on a GPU, read from phases.json (it said
+    "two short phases" by hand after the third had shipped)."""
+    gpu = {**PHASE, "hardware": {"device": "cuda:0", "gpu": "NVIDIA H100 80GB HBM3"}}
+    folder = _folder(tiny_mlm_dir, tmp_path, "gpu", gpu, phases=[PHASE, AVERAGE, gpu, gpu])
+    intro = about.about_sections(load_models(folder, None))["intro"]
+    assert "and for 2 of the encoder's 3 pretraining phases one GPU (NVIDIA H100 80GB HBM3);" in intro
+    folder = _folder(tiny_mlm_dir, tmp_path, "cpu", PHASE, phases=[PHASE, PHASE])
+    assert about.about_sections(load_models(folder, None))["intro"] == (
+        "Both are small teaching models, trained on a 2-core CPU; the figures below are read from each model's "
+        "metrics.json.")
+    assert "GPU" not in about.about_sections(load_models(tmp_path / "nothing", None))["intro"]
+
+
 # ----------------------------------------------------------------------------- where the model card is
 def test_the_model_card_is_a_link_on_a_space_and_said_in_words_elsewhere(monkeypatch, tmp_path):
     monkeypatch.delenv("SPACE_ID", raising=False)
