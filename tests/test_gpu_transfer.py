@@ -51,6 +51,9 @@ def test_bundle_sends_the_head_of_a_file_when_asked(data_root, train_files, tmp_
     with pytest.raises(ValueError, match="not one of --files"):
         gpu_transfer.bundle(out, data_root, ["valid.tokens"], tokenizer=train_files / "tokenizer.json",
                             heads={"train.tsv": 100})
+    with pytest.raises(ValueError, match="first line is longer than 10 bytes"):
+        gpu_transfer.bundle(out, data_root, ["valid.tokens"], tokenizer=train_files / "tokenizer.json",
+                            heads={"valid.tokens": 10})
     for bad in ("valid.tokens", "valid.tokens=x", "=5", "valid.tokens=0"):
         with pytest.raises(ValueError, match="FILE=BYTES"):
             gpu_transfer.parse_heads([bad])

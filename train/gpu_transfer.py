@@ -19,6 +19,7 @@ import argparse
 import lzma
 import os
 import shutil
+import subprocess
 import sys
 import tarfile
 from pathlib import Path
@@ -49,7 +50,11 @@ def compress(src: Path, dst: Path, max_bytes: int | None = None) -> Path:
             shutil.copyfileobj(f, out, length=4 * MIB)
         else:
             head = f.read(max_bytes)
-            out.write(head if len(head) < max_bytes else head[:head.rfind(b"\n") + 1])
+            if len(head) == max_bytes:  # cut after the last whole line
+                if (end := head.rfind(b"\n")) < 0:
+                    raise ValueError(f"--head {src}: its first line is longer than {max_bytes:,} bytes")
+                head = head[:end + 1]
+            out.write(head)
     return dst
 
 
@@ -112,8 +117,6 @@ def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init
 def tree_bytes(root=".") -> int | None:
     """Bytes of the files git would copy from `root` (tracked and untracked, not ignored; those on disk), or None
     outside a git checkout."""
-    import subprocess
-
     try:
         listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=root, capture_output=True,
                                 check=True).stdout.decode("utf-8", "surrogateescape")
