@@ -54,6 +54,7 @@ class Masker:
         is_special = torch.zeros(vocab_size, dtype=torch.bool)
         is_special[self.special_ids] = True
         self.regular_ids = torch.nonzero(~is_special).squeeze(1)  # random replacements come from these
+        self._ids_by_device = {}
 
     @classmethod
     def from_tokenizer(cls, tokenizer, **kwargs):
@@ -65,26 +66,39 @@ class Masker:
 
     def mask(self, input_ids: torch.Tensor, generator: torch.Generator) -> MaskedBatch:
         input_ids = torch.as_tensor(input_ids)
-        shape = input_ids.shape
-        eligible = ~torch.isin(input_ids, self.special_ids.to(input_ids.device))  # (B, T)
+        shape, device = input_ids.shape, input_ids.device
+        special_ids, regular_ids = self._ids_on(device)
+        eligible = ~torch.isin(input_ids, special_ids)  # (B, T)
         # the draws are made on the CPU generator, in this order, so that a seed gives the same masks anywhere
         u_select = torch.rand(shape, generator=generator)  # (B, T): selected if below mlm_probability
         u_action = torch.rand(shape, generator=generator)  # (B, T): <mask>, random token or kept
-        random_pick = torch.randint(len(self.regular_ids), shape, generator=generator)  # (B, T) regular_ids index
-        selected = (u_select < self.mlm_probability).to(input_ids.device) & eligible  # (B, T)
-        u_action = u_action.to(input_ids.device)
+        random_pick = torch.randint(len(regular_ids), shape, generator=generator)  # (B, T): a regular_ids index
+        u_select, u_action, random_pick = (to_device(t, device) for t in (u_select, u_action, random_pick))
+        selected = (u_select < self.mlm_probability) & eligible  # (B, T)
         to_mask = selected & (u_action < self.mask_fraction)  # (B, T)
         to_random = selected & ~to_mask & (u_action < self.mask_fraction + self.random_fraction)  # (B, T)
-
-        corrupted = input_ids.clone()  # (B, T)
-        corrupted[to_mask] = self.mask_token_id
-        corrupted[to_random] = self.regular_ids.to(input_ids.device)[random_pick.to(input_ids.device)][to_random]
-        labels = torch.where(selected, input_ids, torch.full_like(input_ids, IGNORE_INDEX))  # (B, T)
+        # torch.where, not boolean indexing: on a GPU each `x[mask] = ...` waits for the GPU (a host sync)
+        corrupted = torch.where(to_mask, self.mask_token_id, input_ids)  # (B, T)
+        corrupted = torch.where(to_random, regular_ids[random_pick].to(input_ids.dtype), corrupted)  # (B, T)
+        labels = torch.where(selected, input_ids, IGNORE_INDEX)  # (B, T)
         outcome = torch.full_like(input_ids, NOT_SELECTED)  # (B, T)
-        outcome[selected] = KEPT
-        outcome[to_mask] = MASKED
-        outcome[to_random] = RANDOM
+        for chosen, what in ((selected, KEPT), (to_mask, MASKED), (to_random, RANDOM)):
+            outcome = torch.where(chosen, what, outcome)  # (B, T)
         return MaskedBatch(corrupted, labels, outcome)
+
+    def _ids_on(self, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        """The special and the regular ids on `device`, copied there once (each copy would wait for the GPU)."""
+        if device not in self._ids_by_device:
+            self._ids_by_device[device] = (self.special_ids.to(device), self.regular_ids.to(device))
+        return self._ids_by_device[device]
+
+
+def to_device(cpu_tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A CPU tensor on `device`; to a GPU through pinned memory, without waiting for the GPU (a plain copy
+    waits for everything queued there: a host sync)."""
+    if device.type != "cuda":
+        return cpu_tensor.to(device)
+    return cpu_tensor.pin_memory().to(device, non_blocking=True)
 
 
 class DynamicMasker(Masker):

@@ -118,6 +118,49 @@ def test_dynamic_state_dict_resumes_the_stream(tokenizer):
     assert all(torch.equal(b(ids).input_ids, e) for e in expected)
 
 
+def test_masks_follow_the_rule_position_by_position(tokenizer):
+    """The vectorised corruption equals the rule written out one position at a time, on the same three draws
+    (select, action, replacement) from the seed's CPU stream: the masks of a seed are those of this loop, on
+    any device (a run resumed elsewhere, or a GPU run, sees the masks a CPU run would)."""
+    ids = corpus_batch(tokenizer, B=40, T=32, seed=5)
+    masker = DynamicMasker.from_tokenizer(tokenizer, seed=11)
+    out = masker(ids)
+    g = torch.Generator().manual_seed(11)
+    u_select, u_action = torch.rand(ids.shape, generator=g), torch.rand(ids.shape, generator=g)
+    pick = torch.randint(len(masker.regular_ids), ids.shape, generator=g)
+    special, mask_id = set(special_ids(tokenizer)), tokenizer.token_to_id("<mask>")
+    for (i, j), token in zip(torch.cartesian_prod(torch.arange(40), torch.arange(32)).tolist(), ids.flatten().tolist()):
+        if token in special or u_select[i, j] >= 0.15:
+            expected = (token, IGNORE_INDEX, NOT_SELECTED)
+        elif u_action[i, j] < 0.8:
+            expected = (mask_id, token, MASKED)
+        elif u_action[i, j] < 0.9:
+            expected = (int(masker.regular_ids[pick[i, j]]), token, RANDOM)
+        else:
+            expected = (token, token, KEPT)
+        assert (int(out.input_ids[i, j]), int(out.labels[i, j]), int(out.outcome[i, j])) == expected, (i, j)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU: runs in train.gpu_session's tests")
+def test_masking_on_a_gpu_never_waits_for_it(tokenizer):
+    """On a GPU the batch is masked without a host sync (no boolean indexing, no blocking copies), so the
+    training step's kernels queue behind it; and the masks are the CPU's."""
+    ids = small_batch(tokenizer)
+    on_cpu = DynamicMasker.from_tokenizer(tokenizer, seed=2)(ids)
+    masker = DynamicMasker.from_tokenizer(tokenizer, seed=2)
+    masker(ids.cuda())  # the first call copies the id tables to the GPU once
+    masker.load_state_dict(DynamicMasker.from_tokenizer(tokenizer, seed=2).state_dict())
+    gpu_ids = ids.cuda()
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        on_gpu = masker(gpu_ids)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    for field in ("input_ids", "labels", "outcome"):
+        assert torch.equal(getattr(on_gpu, field).cpu(), getattr(on_cpu, field)), field
+
+
 # ----- static masking -----
 def test_static_masks_cycle_with_period_dupe_factor(tokenizer):
     ids = small_batch(tokenizer)

@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.masking import IGNORE_INDEX
+from roberta.masking import IGNORE_INDEX, to_device
 from roberta.run_metrics import RunMetrics
 from roberta.tokenizer import save_tokenizer
 
@@ -102,7 +102,8 @@ class MLMTask(Task):
         self.num_rows = len(rows)
 
     def make_batch(self, indices, epoch):
-        masked = self.masker(self.rows[indices], example_ids=indices.tolist(), epoch=epoch)
+        rows = self.rows[to_device(indices, self.rows.device)]  # (B, T)
+        masked = self.masker(rows, example_ids=indices.tolist(), epoch=epoch)
         return {"input_ids": masked.input_ids, "labels": masked.labels}
 
     def num_targets(self, batch):

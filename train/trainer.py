@@ -441,12 +441,13 @@ class Trainer:
             value = loss_value if what == "loss" else grad_norm.item()
             raise self._diverged(f"{what} became {value} at step {self.step}; the weights of this step were not "
                                  f"updated or saved")
+        tokens = self.task.num_tokens(batch)  # before the optimizer's kernels are queued: a count on a GPU waits
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         if self.ema is not None:
             self.ema.update_parameters(self.model)
-        self.tokens += self.task.num_tokens(batch)
-        return loss_value, lr, self.task.num_tokens(batch), bool(flags[1] > 0), bool(flags[2] > 0)
+        self.tokens += tokens
+        return loss_value, lr, tokens, bool(flags[1] > 0), bool(flags[2] > 0)
 
     def _lr_factor(self) -> float:
         """Multiplier of the peak lr for this step: `train.optim.lr_factor`, or a warmup by the clock (the
