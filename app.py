@@ -218,6 +218,21 @@ textarea:focus-visible, input:focus-visible {outline: 2px solid #4338ca !importa
 :is(.min_value, .max_value) {color: #4b5563}
 .dark :is(.min_value, .max_value) {color: #d1d5db}
 #st-whatif td:nth-child(2) {min-width: 15em}  /* the edited text stays readable on a phone; the table scrolls */
+/* Sentiment's word colours. HighlightedText paints a score s as rgba(239, 68, 60, |s|) when s >= 0 (red) and
+   rgba(128, 90, 213, |s|) when s < 0 (purple): red read as "bad" for the words that push towards positive. A filter
+   on each chip makes plus green and minus pink, its alpha (the push's strength) kept: ColorBrewer's PiYG pair, told
+   apart by red-green colour-blind readers too (green against orange or red is not). The legend's swatches
+   (.st-swatch, demo/explain.py) carry the same two colours and get the same rules: they match by construction.
+   Text black, or white in dark mode (where the filter also darkens the colours, white staying white): 4.5:1 on
+   the strongest word (Gradio's own text on its red: 3.9:1, 3.4:1 dark) */
+:is(#st-words .score-token, .st-swatch)[style*="239, 68, 60"] {filter: hue-rotate(140deg)}
+:is(#st-words .score-token, .st-swatch)[style*="128, 90, 213"] {filter: hue-rotate(50deg)}
+.dark :is(#st-words .score-token, .st-swatch)[style*="239, 68, 60"] {
+  filter: hue-rotate(140deg) brightness(.85) contrast(1.43)}
+.dark :is(#st-words .score-token, .st-swatch)[style*="128, 90, 213"] {
+  filter: hue-rotate(50deg) brightness(.85) contrast(1.43)}
+#st-words .score-token .text, .st-swatch {color: #000}
+.dark :is(#st-words .score-token .text, .st-swatch) {color: #fff}
 /* all heads of a layer: a phone scrolls the grid sideways instead of shrinking its titles to 3 px */
 #at-grid .matplotlib {overflow-x: auto; justify-content: safe center; align-items: safe center}
 #at-grid img {min-width: 640px}
@@ -439,8 +454,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 with gr.Column():
                     st_label = gr.Label(label="Sentiment", num_top_classes=2, elem_id="st-label")
                     model_note("sentiment")
-            # fixed polarity: red = towards positive, purple = towards negative (the explanation words it)
-            st_words = gr.HighlightedText(label="Which words push towards positive (red) or negative (purple)",
+            # fixed polarity: green = towards positive, pink = towards negative (the CSS recolours Gradio's red and
+            # purple; the explanation words it)
+            st_words = gr.HighlightedText(label="Which words push towards positive (green) or negative (pink)",
                                           show_legend=False, elem_id="st-words")
             st_explain = gr.Markdown(elem_id="st-explain", label="explanation", show_label=False)
             # what if the word that pushed most were removed or negated? (demo/counterfactual.py)

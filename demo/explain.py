@@ -21,8 +21,13 @@ from .formatting import md_escape, pct
 from .tokens_view import Tokens, word_spans
 
 IG_STEPS = 20
-# HighlightedText's colours: plus rgba(239, 68, 60, a), minus rgba(128, 90, 213, a)
-SWATCH = '<span style="background: rgba({rgb}, 0.75); padding: 0 6px; border-radius: 3px">{name}</span>'
+# The legend's swatches: HighlightedText's own colours (plus rgba(239, 68, 60, a), red; minus rgba(128, 90, 213, a),
+# purple) with the class that app.py's CSS recolours as it recolours the words (green and pink), so they match by
+# construction; the name says the colour as shown in the app
+SWATCH = ('<span class="st-swatch" style="background: rgba({rgb}, 0.75); padding: 0 6px; border-radius: 3px">'
+          '{name}</span>')
+PLUS_SWATCH = SWATCH.format(rgb="239, 68, 60", name="green")
+MINUS_SWATCH = SWATCH.format(rgb="128, 90, 213", name="pink")
 
 
 # ----------------------------------------------------------------------------- integrated gradients
@@ -138,8 +143,8 @@ def explanation_markdown(shown: str, words, toward: str, away: str, best: str, p
     toward, away = md_escape(toward), md_escape(away)
     caveat = "" if has_english_word(shown) else NO_ENGLISH + "\n\n"
     return caveat + (
-        f"**How to read it:** {SWATCH.format(rgb='239, 68, 60', name='red')} words push towards **{toward}**, "
-        f"{SWATCH.format(rgb='128, 90, 213', name='purple')} words push towards **{away}**, whatever the model "
+        f"**How to read it:** {PLUS_SWATCH} words push towards **{toward}**, "
+        f"{MINUS_SWATCH} words push towards **{away}**, whatever the model "
         f"answers (here **{md_escape(best)}**, {pct(probability)}); "
         f"the stronger the colour, the bigger the push. (Integrated gradients over {IG_STEPS} steps from an "
         f"all-padding input, summed over each word's pieces, scaled so the strongest word is ±1.)\n\n"

@@ -3,6 +3,7 @@
 Visits every tab, runs an example in each, checks what is rendered, and checks that HTML typed into a text
 box is shown as text (no dialog fires). Screenshots go to tests/screenshots/ (git-ignored).
 """
+import io
 import os
 import re
 from pathlib import Path
@@ -165,8 +166,10 @@ def test_sentiment_example(page):
     sync_api.expect(words).to_contain_text("bad")
     sync_api.expect(words).to_contain_text("not")
     sync_api.expect(page.get_by_text("How to read it")).to_be_visible()
-    sync_api.expect(page.get_by_text("red words push towards positive")).to_be_visible()  # a worded legend
+    sync_api.expect(page.get_by_text("green words push towards positive")).to_be_visible()  # a worded legend
+    sync_api.expect(page.get_by_text("pink words push towards negative")).to_be_visible()
     assert page.locator("#st-words [data-testid='highlighted-text:color-legend']").count() == 0  # not -1/0/+1
+    check_word_colours(page)
     shot(page, "2-sentiment")
     # What if? the word that pushed most, removed or negated: a table, the change struck through
     page.get_by_role("button", name="What if? (counterfactual)").click()
@@ -546,9 +549,56 @@ CONTRAST_JS = """sel => {
 }"""
 
 
+def contrast(a, b):
+    """WCAG's contrast ratio of two sRGB colours (0-255)."""
+    def lum(c):
+        r, g, b = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in (x / 255 for x in c[:3])]
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    high, low = sorted([lum(a), lum(b)], reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def rendered_contrast(locator):
+    """(background, contrast) of an element as painted, CSS filters included (getComputedStyle does not apply
+    them): its screenshot's most common pixel, and its contrast with the pixel that stands out most (the text)."""
+    from PIL import Image
+    with Image.open(io.BytesIO(locator.screenshot())) as image:
+        colours = image.convert("RGB").getcolors(image.width * image.height)
+    back = max(colours)[1]
+    return back, max(contrast(back, c) for _, c in colours)
+
+
+# each side's words have the filter of its legend's swatch, a hue-rotate (a redrawn word's filter changes over
+# Gradio's 0.15 s transition: waited for)
+SAME_FILTERS_JS = """() => ['239, 68, 60', '128, 90, 213'].every(rgb => {
+  const filters = sel => [...document.querySelectorAll(`${sel}[style*="${rgb}"]`)].map(e => getComputedStyle(e).filter);
+  const swatch = filters('#st-explain .st-swatch');
+  return swatch.length === 1 && swatch[0].startsWith('hue-rotate')
+    && filters('#st-words .score-token').every(f => f === swatch[0]);
+})"""
+
+
+def check_word_colours(page):
+    """The Sentiment tab's words: Gradio paints plus red and minus purple, app.py's CSS filters them to green and
+    pink; the legend's swatch of each side gets the same filter as its words, and the strongest word (full
+    strength) is green or pink as painted, its text at 4.5:1."""
+    strongest = page.locator('#st-words .score-token[style*="rgb("]').first  # alpha 1 reads rgb(...), not rgba
+    sync_api.expect(strongest).to_be_visible()
+    sync_api.expect(page.locator("#st-explain .st-swatch")).to_have_count(2)
+    page.wait_for_function(SAME_FILTERS_JS)
+    back, ratio = rendered_contrast(strongest)
+    r, g, b = back
+    if "239, 68, 60" in strongest.get_attribute("style"):
+        assert g > r + 50 and g > b + 50, back  # green
+    else:
+        assert r > g + 50 and b > g + 50, back  # pink
+    assert ratio >= 4.5, (back, ratio)
+
+
 def test_dark_theme_keeps_the_custom_views_readable(app, browser):
     """With the system's dark theme (Gradio follows it), the custom HTML views keep their text readable (WCAG AA,
-    4.5:1): the masking table's headers and coloured tokens, and the layer-by-layer answer chip."""
+    4.5:1): the masking table's headers and coloured tokens, the layer-by-layer answer chip, and the Sentiment
+    tab's strongest word."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(app.url + "?__theme=dark")
@@ -563,6 +613,8 @@ def test_dark_theme_keeps_the_custom_views_readable(app, browser):
     for selector in ("#mk-table thead th", "#mk-table tbody th", "#mk-table i.mk-1", ".mk-legend .mk-2",
                      ".mk-legend .mk-3"):
         assert page.evaluate(CONTRAST_JS, selector) >= 4.5, selector
+    open_tab(page, "Sentiment")  # its default example, computed on load
+    check_word_colours(page)
     page.close()
 
 
