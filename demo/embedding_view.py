@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 from roberta.tokenizer import SPECIAL_TOKENS
 
 from .figures import _short  # importing figures also sets the Agg backend, fonts, and text never read as math
-from .bpe_view import readable
+from .bpe_view import is_partial, readable
 from .formatting import word_labels
 
 MAX_PIECES = 5  # a word in more pieces is mostly a guess of the tokenizer's, its mean says little
@@ -151,8 +151,12 @@ def _word(embeddings: torch.Tensor, tokenizer, word: str, name: str = "The word"
                          "are shown (the mean of more says little).")
     if not ids or max(ids) >= len(embeddings):
         raise ValueError(f"The model has no embedding for “{shown}”.")
-    vector = embeddings.detach()[ids].float().mean(dim=0)  # (H,): only these rows converted, whatever the dtype
     pieces = [readable(tokenizer.id_to_token(i)) for i in ids]
+    if all(is_partial(tokenizer.id_to_token(i)) or not tokenizer.decode([i]).strip() for i in ids):
+        # an emoji, or a script the vocabulary barely has: bytes, whose rows are shared by every such character
+        raise ValueError(f"“{shown}” is only parts of characters to this tokenizer ({' '.join(pieces)}): their "
+                         "mean says nothing about the word.")
+    vector = embeddings.detach()[ids].float().mean(dim=0)  # (H,): only these rows converted, whatever the dtype
     return vector, pieces, ids
 
 

@@ -165,7 +165,8 @@ def completed_sentence(text: str, fills: list[str]) -> list[tuple[str, str | Non
         if i >= len(fills):
             break
         parts.append((text[last:match.start()], None))
-        parts.append((fill_text(fills[i]), f"<mask> {i + 1}"))
+        fill = fills[i].lstrip() if match.start() == 0 and fills[i].strip() else fills[i]  # no space opens the text
+        parts.append((fill_text(fill), f"<mask> {i + 1}"))
         last = match.end()
     parts.append((text[last:], None))
     return [(t, c) for t, c in parts if t]

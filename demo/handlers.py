@@ -182,6 +182,10 @@ class Handlers:
         names = ["ours (shipped)" if is_shipped(choice) else str(choice).strip() for choice in (model, other)]
         if names[0] == names[1]:
             raise fail("Choose a model to compare with other than the one this tab runs.")
+        # what is wrong with the input whatever the model is said once, not as one model's error
+        count_masks(clean_text(text))
+        parse_int(top_k, "Top-k", 1, MAX_TOP_K)
+        candidate_words(targets)
         columns, data, texts = [], [], []
         for choice, name in zip((model, other), names):
             try:
@@ -543,10 +547,13 @@ class Handlers:
         text = clean_text(text)
         rows = bpe_view.token_rows(loaded.tokenizer, text, loaded.config.max_length)
         try:  # a tokenizer that is not byte-level BPE still shows its tokens, with the reason for no merges
-            words = [w for w in bpe_view.pretokens(loaded.tokenizer, text[:rows["read_characters"]])
-                     if len(w) <= bpe_view.MAX_WORD_CHARS]
+            pretokens = bpe_view.pretokens(loaded.tokenizer, text[:rows["read_characters"]])
+            words = [w for w in pretokens if len(w) <= bpe_view.MAX_WORD_CHARS]
             word = bpe_view.pick_pretoken(loaded.tokenizer, words)
             merges, steps = self.bpe_merges(word, model) if word else ("", None)
+            if too_long := [w for w in pretokens if len(w) > bpe_view.MAX_WORD_CHARS]:  # said, not silently missing
+                note = html.escape(bpe_view.left_out(too_long), quote=False)
+                merges = f'<p class="bpe-cut">{note}</p>' + merges if word else error_html(note)
         except (ValueError, gr.Error) as err:  # a gr.Error of `bpe_merges` (`user_errors`) is escaped already
             words, word, steps = [], None, None
             merges = error_html(err.message if isinstance(err, gr.Error) else html.escape(str(err), quote=False))

@@ -11,6 +11,7 @@ import torch
 from roberta.masking import (DUPE_FACTOR, KEPT, MASK_FRACTION, MASKED, MLM_PROBABILITY, NOT_SELECTED,
                              OUTCOME_NAMES, RANDOM, RANDOM_FRACTION, DynamicMasker, StaticMasker)
 
+from .formatting import PART_NOTE, piece_of, word_label
 from .tokens_view import Tokens, token_text
 
 SCHEMES = {
@@ -80,6 +81,12 @@ def masking_stats(tokens: Tokens, runs: dict) -> tuple[list[list], dict[str, lis
     return stats, curves
 
 
+def shown_token(tokenizer, token_id: int) -> str:
+    """A token as the tables name it: the word without its leading space, part of a character by its bytes
+    ("⟨byte 0xF0⟩ (part of a character)", not "�"), whitespace by its sign (`demo.formatting.word_label`)."""
+    return word_label(token_text(tokenizer, token_id), piece_of(tokenizer, token_id))
+
+
 def mlm_predictions(model, tokenizer, tokens: Tokens, runs: dict) -> list[list]:
     """Top-1 prediction of the MLM at every target of each scheme's last epoch (PREDICTION_COLUMNS)."""
     last = {key: batches[-1] for key, batches in runs.items()}
@@ -104,7 +111,7 @@ def mlm_predictions(model, tokenizer, tokens: Tokens, runs: dict) -> list[list]:
             p, pick = best_p[found[row, pos]], best[found[row, pos]]
             outcome = int(b.outcome[0, pos])
             rows.append([SHORT_NAMES[key], pos, tokens.labels[pos], OUTCOME_NAMES[outcome],
-                         token_text(tokenizer, int(b.input_ids[0, pos])), token_text(tokenizer, int(pick)),
+                         shown_token(tokenizer, int(b.input_ids[0, pos])), shown_token(tokenizer, int(pick)),
                          round(float(p), 3), "✓" if int(pick) == int(tokens.ids[pos]) else "✗"])
     return rows
 
@@ -209,7 +216,7 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
 
     def shown(token_id: int) -> str:
         if token_id not in replaced:
-            replaced[token_id] = html.escape(token_text(tokenizer, token_id).strip())
+            replaced[token_id] = html.escape(shown_token(tokenizer, token_id).removesuffix(PART_NOTE))  # a chip
         return replaced[token_id]
 
     head = "".join(f"<th>{html.escape(name)}</th>" for name in SCHEMES.values())

@@ -93,7 +93,7 @@ def attention_choices() -> list[tuple[str, str]]:
 
 
 def is_shipped(choice) -> bool:
-    return choice is None or (isinstance(choice, str) and choice.strip() in ("", SHIPPED))
+    return choice is None or (isinstance(choice, str) and choice.strip().lower() in ("", SHIPPED))
 
 
 def local_models_allowed() -> bool:

@@ -26,6 +26,7 @@ MAX_EPOCHS = 40
 MAX_SEED = 2**31 - 1
 MASK, ALT_MASK = roberta.pipelines.MASK, roberta.pipelines.ALT_MASK  # "<mask>", and BERT's "[MASK]" read as it
 MASK_RE = re.compile(f"{re.escape(MASK)}|{re.escape(ALT_MASK)}")
+NEAR_MASK_RE = re.compile(r"<\s*mask\s*>|\[\s*mask\s*\]|&lt;mask&gt;", re.IGNORECASE)  # <MASK>, [mask], < mask >
 # C0/C1 control characters except tab and newlines; they are invisible and mean nothing to the model
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # Anything but whitespace and the characters that show nothing: zero-width spaces and joiners, direction
@@ -62,7 +63,9 @@ def user_errors(fn):
             raise fail(html.escape(str(err.message), quote=False)) from None
         except ValueError as err:
             message = str(err)
-            raise fail(html.escape(message[:1].upper() + message[1:], quote=False)) from None
+            if message.split(" ", 1)[0].isalpha():  # a sentence's first word, not a path or repo id it names
+                message = message[:1].upper() + message[1:]
+            raise fail(html.escape(message, quote=False)) from None
         except Exception:
             log.exception("unexpected error in %s", fn.__name__)
             raise fail("Something went wrong while processing this input. Please try another text.") from None
@@ -151,12 +154,19 @@ def candidate_words(targets) -> list[str]:
     words = [w.strip() for w in re.split(r"[,\n]", targets or "") if w.strip()]
     if len(words) > MAX_TARGETS:
         raise fail(f"There are {len(words):,} candidate words; at most {MAX_TARGETS} are allowed.")
+    if special := [w for w in dict.fromkeys(words) if w in roberta.tokenizer.SPECIAL_TOKENS or w == ALT_MASK]:
+        one = len(special) == 1
+        raise fail(f"{' and '.join(f'“{w}”' for w in special)} {'is a special token' if one else 'are special tokens'}"
+                   f", not {'a word' if one else 'words'}: leave {'it' if one else 'them'} out of the candidates.")
     return words
 
 
 def count_masks(text: str) -> int:
     """How many masks the fill-mask text holds: at least one, at most MAX_MASKS."""
     n_masks = len(MASK_RE.findall(text))
+    if n_masks == 0 and (near := NEAR_MASK_RE.search(text)):
+        raise fail(f"“{near.group()}” is not read as a mask: write {MASK} exactly (lower case, no spaces) or "
+                   f"{ALT_MASK}.")
     if n_masks == 0:
         raise fail("There is no mask in the text: write <mask> where a word should be predicted, e.g. "
                    "“Paris is the capital of <mask>.”")

@@ -189,6 +189,9 @@ def test_candidate_label(token_str, candidates, label):
     (None, 5, "empty"),
     ("\x00\x07\x1b", 5, "empty"),
     ("no mask here", 5, "There is no mask in the text: write &lt;mask&gt;"),
+    ("Paris is the capital of <MASK>.", 5, "“&lt;MASK&gt;” is not read as a mask: write &lt;mask&gt; exactly"),
+    ("Paris is the capital of [mask].", 5, "“\\[mask\\]” is not read as a mask"),
+    ("Paris is the capital of < mask >.", 5, "“&lt; mask &gt;” is not read as a mask"),
     ("<mask> " * 6, 5, "at most 5"),
     ("a <mask>", 0, "Top-k must be between 1 and 20"),
     ("a <mask>", 99, "Top-k must be between 1 and 20"),
@@ -242,7 +245,12 @@ def test_classify_outputs(handlers):
     assert len(scores) == len(text.split())
     assert all(-1 <= s <= 1 for s in scores) and max(abs(s) for s in scores) == pytest.approx(1.0)
     assert "How to read it" in explanation and max(probabilities, key=probabilities.get) in explanation
-    assert "red</span> words push towards **positive**" in explanation and "towards **negative**" in explanation
+    assert "green</span> words push towards **positive**" in explanation
+    assert "pink</span> words push towards **negative**" in explanation
+    # the swatches carry HighlightedText's own colours and the class app.py's CSS recolours with the words (green
+    # plus, pink minus): the rules match those colours in the swatches' and the words' style attributes
+    assert ('<span class="st-swatch" style="background: rgba(239, 68, 60, 0.75);' in explanation
+            and '<span class="st-swatch" style="background: rgba(128, 90, 213, 0.75);' in explanation)
 
 
 def test_every_words_push_is_also_in_numbers(handlers):
@@ -762,6 +770,7 @@ def test_attention_rollout_rows_sum_to_one(handlers):
     (1, "everything", "mlm", "Head must be a whole number"),
     (1, 1, "not a repo id!", "neither an existing folder nor a valid Hugging Face Hub repo id"),
     (1, 1, "/etc", "local folders can be chosen only where the server allows them"),
+    (1, 1, "assets/mini-roberta-sst2", "assets/mini-roberta-sst2 is not a Hugging Face Hub repo id"),  # as typed
     (1, 1, 3, "model must be “mlm”, “sentiment” or a Hugging Face Hub repo id, got int"),
 ])
 def test_attention_bad_layer_head_model(handlers, layer, head, model, match):
@@ -840,7 +849,7 @@ def test_masking_predictions_match_a_full_forward(handlers, models):
     assert len(dynamic) == int((runs["dynamic"][-1].outcome != 0).sum())
     for row in dynamic:
         p, pick = probs[row[1]].max(-1)
-        assert row[5] == tokens_view.token_text(models.mlm.tokenizer, int(pick)) and row[6] == round(float(p), 3)
+        assert row[5] == masking_view.shown_token(models.mlm.tokenizer, int(pick)) and row[6] == round(float(p), 3)
 
 
 def test_masking_simulation_matches_maskers(models):
@@ -1025,7 +1034,10 @@ def test_layer_by_layer_view_escapes_tokens_and_checks_input(handlers):
 
 
 @pytest.mark.parametrize("targets, match", [(", ".join(f"w{i}" for i in range(101)), "at most 100"),
-                                            ("x" * (V.MAX_CHARS + 1), "too long"), (5, "must be a string")])
+                                            ("x" * (V.MAX_CHARS + 1), "too long"), (5, "must be a string"),
+                                            ("France, <mask>", "“&lt;mask&gt;” is a special token, not a word"),
+                                            ("<s>, </s>, [MASK]", "“&lt;s&gt;” and “&lt;/s&gt;” and “\\[MASK\\]” "
+                                                                  "are special tokens")])
 def test_fill_mask_bad_targets(handlers, targets, match):
     with _error(match):
         handlers.fill_mask("a <mask>", 5, targets)

@@ -496,6 +496,11 @@ def test_compare_follows_the_tabs_model_and_names_the_model_that_fails(handlers,
     assert view.count("blah") < 150  # the summary shows what the models read (a 64-token window), not all 2,000
     with pytest.raises(gr.Error, match=f"{hf_mlm_dir}: The mask is beyond the first"):  # the model that failed
         handlers.fill_mask_compare("blah " * 400 + "<mask>.", 3, "", str(hf_mlm_dir), MC.SHIPPED)
+    # an input that is wrong whatever the model is said once, naming no model
+    for args, match in [(("",), "^'The text is empty"), (("no mask here",), "^'There is no mask"),
+                        (("a <mask>", 0), "^'Top-k must be"), (("a <mask>", 3, "<s>"), "^'“&lt;s&gt;” is a special")]:
+        with pytest.raises(gr.Error, match=match):
+            handlers.fill_mask_compare(*args)
 
 
 def test_a_compare_model_that_fails_says_so_once_and_leaves_the_tab_as_it_was(handlers, hf_clf_dir, monkeypatch):

@@ -67,6 +67,20 @@ def test_tokens_of_a_long_text_say_what_is_read(handlers, models):
     assert "Ġantidisestablishment" not in [value for _, value in picker["choices"]]
 
 
+def test_words_too_long_for_merge_by_merge_are_said_not_silently_dropped(handlers):
+    """A word over MAX_WORD_CHARS bytes is not in the picker: the merges view names it, beside the word replayed
+    instead, or alone (as a message) when every word is too long."""
+    long_word = "Supercalifragilisticexpialidociouslyextraordinarily"
+    _, _, picker, merges, steps = handlers.tokens(f"{long_word} cat")
+    assert steps and all(len(value) <= bpe_view.MAX_WORD_CHARS for _, value in picker["choices"])
+    assert f"“Supercalifragilisticexpi…” ({len(long_word)} bytes) left out" in merges
+    _, _, picker, merges, steps = handlers.tokens("a" * 60)
+    assert not picker["choices"] and steps is None
+    assert 'role="alert"' in merges and "(60 bytes) left out: merge by merge shows words of up to 40 bytes" in merges
+    _, _, _, merges, _ = handlers.tokens("the cat")
+    assert "left out" not in merges
+
+
 @pytest.mark.parametrize("text", ["", "   \u200b", None, 5])
 def test_tokens_bad_text(handlers, text):
     with _error("empty|must be a string"):
@@ -103,6 +117,7 @@ def test_neighbours_rank_by_cosine_similarity(handlers, models):
     (("cat", "many", True), "Neighbours must be a whole number"),
     (("cat", 5, "yes"), "words_only must be true or false"),
     ((3, 5, True), "The word must be a string"),
+    (("😀", 5, True), "“😀” is only parts of characters to this tokenizer .*⟨byte 0xF0⟩.*says nothing"),
 ])
 def test_neighbours_bad_input(handlers, args, match):
     with _error(match):

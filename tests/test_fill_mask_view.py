@@ -80,6 +80,10 @@ def test_the_completed_sentence_shows_a_readable_fill():
     assert fill_mask_view.completed_sentence("a <mask> b", [" \u2009"])[1] == ("␣⟨U+2009 thin space⟩", "<mask> 1")
     assert fill_mask_view.completed_sentence("a <mask> b", [" \ufffd"])[1] == (" " + PART_LABEL, "<mask> 1")
     assert fill_mask_view.completed_sentence("a <mask> b", [" Paris"])[1] == (" Paris", "<mask> 1")  # as before
+    # a mask that opens the text: its word without the space it was predicted with; a lone space still shown
+    assert fill_mask_view.completed_sentence("<mask> is the capital.", [" Paris"]) == [("Paris", "<mask> 1"),
+                                                                                    (" is the capital.", None)]
+    assert fill_mask_view.completed_sentence("<mask> <mask>", [" ", " b"])[0] == ("␣", "<mask> 1")
     # given the model's tokenizer, the fill names its bytes (and is left as it is by the sentence)
     fill = fill_mask_view.prediction_fill(FRAGMENTS[0], VOCABULARY)
     assert fill == "⟨byte 0xE6⟩ (part of a character)"

@@ -132,6 +132,20 @@ def test_predictions_say_no_token_picked(handlers):
     assert all(len(row) == len(masking_view.PREDICTION_COLUMNS) for row in predictions)
 
 
+def test_predictions_and_replacements_name_part_of_a_character(handlers, models):
+    """Emoji and Japanese are byte pieces: the predictions table and the epoch table name their bytes, never "�"."""
+    text = "😀 🎉 東京 😀 🎉 東京 and some words"
+    table, _, _, predictions = handlers.masking(text, MAX_EPOCHS, 0)
+    shown = [cell for row in predictions for cell in row[4:6]]
+    assert shown and all("\ufffd" not in cell for cell in shown)
+    assert "\ufffd" not in table
+    tokenizer = models.mlm.tokenizer
+    piece = tokenizer.encode("😀").ids[1]  # after <s>: the emoji's first byte, 0xF0
+    assert masking_view.shown_token(tokenizer, piece) == "⟨byte 0xF0⟩ (part of a character)"
+    word = tokenizer.encode(" the").ids[1]
+    assert masking_view.shown_token(tokenizer, word) == tokenizer.decode([word]).strip()  # a word: as it reads
+
+
 # ----------------------------------------------------------------------------- targets: keyboard, tap, screen reader
 def test_every_target_is_focusable_and_tells_its_original(models):
     tokenizer, tokens, runs = _runs(models, LONG, 12)
