@@ -147,8 +147,8 @@ def main(argv=None) -> int:
         print(f"error: {model / PHASES_FILE} not found (a folder shipped by scripts.release)", file=sys.stderr)
         return 2
     try:
-        out = output_file(args.out or model / "phases.png", "phases.png")
-    except OSError as err:
+        out = output_file(args.out or model / "phases.png", "phases.png", suffixes=(".png", ".svg", ".pdf"))
+    except (OSError, ValueError) as err:  # a .txt name was a matplotlib traceback
         p.error(str(err))
     try:
         points, labels = phase_points(model), phase_labels(model)

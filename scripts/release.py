@@ -287,19 +287,26 @@ def parse_summary(spec: str) -> tuple[str, Path]:
     return name, path
 
 
-def experiment_section(summary_json, folder, name: str) -> str:
-    """The seeds' experiment behind this classifier: `train.summarize`'s table and figure, rendered from its
-    JSON (so a summary shipped by an earlier release, whose run folders are gone, can be shipped again) and
-    stored in the shipped folder as NAME.json and NAME.png."""
+def read_summary(summary_json) -> dict:
+    """A `train.summarize` JSON, read before anything is exported (a misspelt path left the classifier half
+    replaced in the output folder)."""
     summary_json = Path(summary_json)
     if not summary_json.is_file():
         raise FileNotFoundError(f"{summary_json}: no such file (give a summary.json that train.summarize wrote)")
     try:
-        summary = json.loads(summary_json.read_text())
+        return json.loads(summary_json.read_text())
     except ValueError as err:
         raise ValueError(f"{summary_json}: not a summary.json ({err})") from None
+
+
+def experiment_section(summary_json, folder, name: str, summary: dict | None = None) -> str:
+    """The seeds' experiment behind this classifier: `train.summarize`'s table and figure, rendered from its
+    JSON (`summary`, else read from `summary_json`; so a summary shipped by an earlier release, whose run folders
+    are gone, can be shipped again) and stored in the shipped folder as NAME.json and NAME.png."""
+    summary_json = Path(summary_json)
+    summary = read_summary(summary_json) if summary is None else summary
     shipped = Path(folder) / f"{name}.json"
-    if summary_json.resolve() != shipped.resolve():
+    if not shipped.exists() or summary_json.resolve() != shipped.resolve():
         shipped.write_text(json.dumps(summary, indent=2) + "\n")
     summarize.plot_summary(summary, Path(folder) / f"{name}.png")
     return "\n\n".join([
@@ -328,6 +335,7 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
             raise ValueError(f"--mlm {run} is a {kind} folder: --mlm takes masked-LM runs (train.pretrain)")
     metrics = read_classifier_metrics(classifier, "--classifier") if classifier else None
     baseline_metrics = read_classifier_metrics(baseline, "--baseline") if baseline else None
+    summaries = [(name, path, read_summary(path)) for name, path in summaries]
     written = []
     if mlm_phases:
         dst = export(mlm_phases[-1], Path(out) / MLM_NAME, dtype)
@@ -341,8 +349,8 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
         if baseline_metrics:  # kept across releases (the export leaves it): a later one passes it back
             baseline_metrics.write(dst / BASELINE_FILE)
         body = comparison_section(metrics, baseline_metrics)
-        for name, path in summaries:
-            body += "\n\n" + experiment_section(path, dst, name)
+        for name, path, summary in summaries:
+            body += "\n\n" + experiment_section(path, dst, name, summary)
         write_section(dst, body + "\n\n" + sentiment_section(dst))
         written.append(dst)
     return written

@@ -51,6 +51,19 @@ def test_a_new_run_never_overwrites_a_model_folder(train_files, tiny_mlm_dir, tm
     assert (folder / "model.safetensors").read_bytes() == weights and not (folder / "log.jsonl").exists()
 
 
+def test_average_and_tokenizer_never_overwrite_a_model(train_files, tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):
+    """train.average wrote its average into a folder holding another model (exit 0, the old log left in it);
+    train.tokenizer replaced a model's tokenizer.json with one of another vocabulary (the model still loaded)."""
+    folder = shutil.copytree(tiny_mlm_dir, tmp_path / "model")
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    other = shutil.copytree(tiny_clf_dir, tmp_path / "clf-2")
+    assert_user_error(average.main, [str(tiny_clf_dir), str(other), "--out", str(folder)], capsys,
+                      f"{folder} already holds a run or model")
+    assert_user_error(tokenizer.main, ["--corpus", str(train_files / "corpus.txt"), "--vocab-size", "300", "--eval-text", "",
+                                       "--out", str(folder)], capsys, "holds a model (config.json, model.safetensors)")
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+
+
 def test_bad_numbers_are_named_before_the_data_is_read(train_files, tiny_mlm_dir, tmp_path, capsys):
     """Were run (a negative weight decay, --clip-grad -1 = no clipping, --save-every-min -1 = a checkpoint every
     step), or refused under internal names after the corpus was packed (mlm_probability, dupe_factor, "the
@@ -195,6 +208,27 @@ def test_probe_scripts_bad_input(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):
     # were drawn and extrapolated
     assert_user_error(phase_curve.main, ["--target", "2"], capsys, "--target must be between 0 and 1")
     assert_user_error(phase_curve.main, ["--tokens-per-s", "0"], capsys, "--tokens-per-s positive")
+
+
+def test_json_outputs_never_replace_another_file(tiny_mlm_dir, tmp_path, capsys):
+    """`--out README.md` replaced the project's README with the probe's JSON (exit 0): a JSON output must be
+    named .json, and an existing .json file that is not JSON is kept; a figure's name must be an image's."""
+    from scripts import analogy_probe, phase_curve
+    from train import summarize
+
+    readme, notes = tmp_path / "README.md", tmp_path / "notes.json"
+    readme.write_text("# mine\n"), notes.write_text("my notes, not JSON\n")
+    probe = ["--model", str(tiny_mlm_dir), "--probe", str(ROOT / "tests" / "data" / "fill_mask_probe.tsv")]
+    assert_user_error(fill_mask_probe.main, [*probe, "--out", str(readme)], capsys, "give a .json file name")
+    assert_user_error(fill_mask_probe.main, [*probe, "--out", str(notes)], capsys, "exists and is not JSON")
+    assert_user_error(analogy_probe.main, ["--model", str(tiny_mlm_dir), "--out", str(readme)], capsys, ".json")
+    assert_user_error(summarize.main, [str(tiny_mlm_dir), "--out", str(readme)], capsys, "give a .json file name")
+    assert_user_error(phase_curve.main, ["--out", str(tmp_path / "curve.txt")], capsys,
+                      "give a .png or .svg or .pdf file name")  # was a matplotlib traceback
+    assert readme.read_text() == "# mine\n" and notes.read_text() == "my notes, not JSON\n"
+    written = tmp_path / "probe.json"  # a JSON output is overwritten by the next run, as before
+    written.write_text("{}")
+    assert fill_mask_probe.main([*probe, "--out", str(written)]) == 0 and "answers" in written.read_text()
 
 
 def test_analogy_probe_missing_model_in_a_process(tmp_path):

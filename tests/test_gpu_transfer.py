@@ -169,14 +169,44 @@ def test_gpu_session_retries_a_failed_pretraining_and_returns_what_finished_with
     assert roberta.RobertaForMaskedLM.from_pretrained(back / "mini-roberta-mlm")
 
 
-def test_gpu_session_retry_runs_without_torch_compile():
+def test_gpu_session_retry_runs_without_torch_compile(tmp_path):
     """A torch.compile failure is one of the failures the retry is for: it drops `--compile`, keeps the rest."""
     from train import gpu_session
 
-    args = gpu_session.parse_args(["--out", "o", "--", "--init", "m", "--compile", "--gpu-lr", "5e-4"])
+    (tmp_path / "up" / "data").mkdir(parents=True)
+    args = gpu_session.parse_args(["--out", "o", "--upload", str(tmp_path / "up"), "--work", str(tmp_path / "w"),
+                                   "--", "--init", "m", "--compile", "--gpu-lr", "5e-4"])
     first, retry = gpu_session.recipe_argv(args, Path("run")), gpu_session.recipe_argv(args, Path("r"), compile=False)
     assert "--compile" in first and "--compile" not in retry
     assert retry[retry.index("--init") + 1] == "m" and retry[retry.index("--gpu-lr") + 1] == "5e-4"
+
+
+@pytest.mark.parametrize("options, match", [
+    (["--upload", "{tmp}/nope"], "no data/ folder in it"), (["--minutes", "0"], "must be positive"),
+    (["--deadline-s", "-5"], "must be positive"), (["--work", "{tmp}/used"], "holds an earlier session's runs")])
+def test_gpu_session_refuses_what_would_waste_the_device_before_starting(tmp_path, capsys, options, match):
+    """Checked before any minute of the device runs: a missing upload, budgets that are not positive, a work
+    folder with an earlier session's runs in it (the recipe would take them as done)."""
+    from train import gpu_session
+
+    (tmp_path / "up" / "data").mkdir(parents=True)
+    (tmp_path / "used" / "run").mkdir(parents=True)
+    options = [o.format(tmp=tmp_path) for o in options]
+    with pytest.raises(SystemExit) as exit_:
+        gpu_session.parse_args(["--out", "o", "--upload", str(tmp_path / "up"), "--work", str(tmp_path / "w"),
+                                *options])
+    assert exit_.value.code == 2 and match in capsys.readouterr().err
+
+
+def test_gpu_session_does_not_retry_a_recipe_that_refused_its_options(tmp_path, capsys):
+    """Exit code 2 is a user error (an unknown option, a missing file): the retry would fail the same way."""
+    from train import gpu_session
+
+    (tmp_path / "up" / "data").mkdir(parents=True)
+    assert gpu_session.main(["--out", str(tmp_path / "OUT"), "--upload", str(tmp_path / "up"), "--work",
+                             str(tmp_path / "w"), "--tests", "", "--", "--no-such-option"]) == 1
+    log = (tmp_path / "w" / "session" / "recipe.log").read_text()
+    assert "exit code 2: no retry" in log and "retrying" not in log
 
 
 def test_gpu_session_returns_the_pretrained_model_when_both_do_not_fit(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):

@@ -40,7 +40,8 @@ from roberta.hub import load_state_dict
 
 from .evaluate import UNSURE_BELOW, check_unsure_below
 from .reporting import plot_member_curves
-from .runtime import output_folder
+from .runtime import UserError, output_folder
+from .trainer import check_fresh_out
 
 
 class AverageError(ValueError):
@@ -200,6 +201,7 @@ def run(args) -> dict:
     out = output_folder(args.out)  # a file there: refused before any work
     if out.resolve() in {f.resolve() for f in folders}:
         raise AverageError("--out must not be one of the members")
+    check_fresh_out(out)  # a finished run, a model or a run in progress there is never overwritten
     if roberta.hub.read_architecture(folders[0]) == "RobertaForMaskedLM":
         return run_mlm(args, folders, out, started)
     members = check_members(folders, args.allow_different_init)
@@ -317,7 +319,7 @@ def main(argv=None) -> int:
     args._argv = list(sys.argv[1:] if argv is None else argv)
     try:
         metrics = run(args)
-    except (OSError, ValueError, KeyError) as err:
+    except (OSError, ValueError, KeyError, UserError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if "mlm" in metrics:

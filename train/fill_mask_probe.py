@@ -109,7 +109,7 @@ def main(argv=None) -> int:
     try:
         if args.out:
             output_file(args.out, "probe.json")
-    except OSError as err:  # a file under a file was a traceback after the probe had run
+    except (OSError, ValueError) as err:  # a file under a file was a traceback after the probe had run
         p.error(str(err))
     try:
         rows = read_probe(args.probe)

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from .experiment import finished
 from .gpu_transfer import PART_MIB, pack
+from .runtime import EXIT_USER_ERROR
 
 TESTS = "tests/test_train_loop.py tests/test_gpu_transfer.py tests/test_model.py"
 GRACE_S = 20  # between SIGTERM (a training step saves a checkpoint) and SIGKILL
@@ -94,7 +95,9 @@ def session(args) -> int:
         code = run_until(recipe_argv(args, first, "--time-budget-min", str(args.minutes)), deadline, log)
         chosen = first
         left = deadline - time.monotonic()
-        if not finished(first / "mlm") and left >= RETRY_MIN_S:
+        if code == EXIT_USER_ERROR:  # a bad option or a missing file: the retry would fail the same way
+            print(f"(the recipe refused its options or files, exit code {code}: no retry)", file=log, flush=True)
+        elif not finished(first / "mlm") and left >= RETRY_MIN_S:
             minutes = round((left - 150) / 60, 2)  # setup, final evaluation and one fine-tuning seed: ~150 s
             print(f"(pretraining did not finish, exit code {code}: retrying at lr {args.retry_lr} in fp32 "
                   f"for {minutes} min)", file=log, flush=True)
@@ -179,6 +182,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("recipe_args", nargs=argparse.REMAINDER, help="after --: more train.recipe options")
     args = p.parse_args(argv)
     args.recipe_args = [a for a in args.recipe_args if a != "--"]
+    # checked here, before the device's minutes run: what the recipe would refuse only after starting up
+    if args.minutes <= 0 or args.deadline_s <= 0:
+        p.error(f"--minutes and --deadline-s must be positive, got {args.minutes:g} and {args.deadline_s:g}")
+    if not (Path(args.upload) / "data").is_dir():
+        p.error(f"--upload {args.upload}: no data/ folder in it (write it with `python -m train.gpu_transfer "
+                "bundle --out FOLDER`)")
+    if any((Path(args.work) / name).exists() for name in ("run", "retry")):
+        p.error(f"--work {args.work} holds an earlier session's runs, which the recipe would take as done: choose "
+                "another --work or delete that folder")
     return args
 
 

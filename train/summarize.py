@@ -21,6 +21,8 @@ from pathlib import Path
 
 from roberta.run_metrics import RunMetrics
 
+from .runtime import output_file
+
 OPTIONAL = {"end_weights_dev_accuracy"}  # a column only when some run has the figure
 FIELDS = [  # (metrics.json key, column title, as a percentage)
     ("dev_accuracy", "SST-2 dev acc", True),
@@ -182,8 +184,11 @@ def main(argv=None) -> int:
         arms[arm[0]] = arm[1:]
     if not arms:
         p.error("give run folders, or --arm NAME RUN...")
-    if args.out and Path(args.out).is_dir():
-        p.error(f"--out {args.out} is a folder: give a file name, e.g. {Path(args.out) / 'summary.json'}")
+    if args.out:
+        try:  # a folder, a name that is not .json (its .md and .png are written beside it), a file that is not JSON
+            output_file(args.out, "summary.json")
+        except (OSError, ValueError) as err:
+            p.error(str(err))
     try:
         summary = summarize(arms)
     except (OSError, ValueError) as err:

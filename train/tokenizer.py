@@ -80,6 +80,9 @@ def main(argv=None) -> int:
     print(f"reading {args.corpus} (max {args.max_chars or 'all'} chars)", flush=True)
     try:  # --out and --eval-text are checked before the tokenizer is trained
         out = output_folder(args.out)
+        if held := sorted(p.name for p in out.glob("*") if p.name == "config.json" or p.suffix == ".safetensors"):
+            raise ValueError(f"{out} holds a model ({', '.join(held)}): its tokenizer.json is that model's own; "
+                             "choose another --out")
         # the default is skipped when absent; a path of the user's must exist (a misspelling was skipped silently)
         given = args.eval_text and (args.eval_text != DEFAULT_EVAL or os.path.exists(args.eval_text))
         eval_documents = read_documents(args.eval_text) if given else None
