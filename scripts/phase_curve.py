@@ -24,6 +24,9 @@ from scripts.release import PHASES_FILE, read_phase_history
 from train.runtime import output_file
 
 
+OUT_OF_REACH = 1000  # an extrapolation past this many times the tokens read is not printed as a number
+
+
 def phase_points(model: Path) -> list[tuple[float, float]]:
     """(cumulative tokens, held-out accuracy) at the end of each phase."""
     points, total = [], 0.0
@@ -167,6 +170,9 @@ def main(argv=None) -> int:
         print("the recent phases did not improve accuracy measurably: no extrapolation")
     elif needed <= points[-1][0]:
         print(f"the target {100 * args.target:.0f}% is already reached")
+    elif needed > OUT_OF_REACH * points[-1][0]:  # was "at 76945108120575148032M tokens" for a nearly flat line
+        print(f"the target {100 * args.target:.0f}% is out of reach at this rate: more than {OUT_OF_REACH:,} times "
+              "the tokens read so far")
     else:
         more = needed - points[-1][0]
         print(f"the line reaches {100 * args.target:.0f}% at {needed / 1e6:.0f}M tokens: {more / 1e6:.0f}M more, "

@@ -31,6 +31,14 @@ def test_no_gain_means_no_extrapolation(tmp_path, capsys):
     assert phase_curve.tokens_for(0.5, 0.0, 0.085) is None and phase_curve.tokens_for(0.5, -0.01, 0.085) is None
 
 
+def test_a_target_far_beyond_the_line_is_out_of_reach_not_a_huge_number(tmp_path, capsys):
+    """A nearly flat line printed "the line reaches 50% at 76945108120575148032M tokens" on a tiny model."""
+    write_phases(tmp_path, [(1e6, 0.10), (1e6, 0.101)])  # +0.1 points per doubling: 50% needs 2**400 times more
+    assert phase_curve.main(["--model", str(tmp_path), "--target", "0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "out of reach at this rate: more than 1,000 times the tokens read so far" in out and "M more" not in out
+
+
 def test_a_malformed_phases_file_or_a_folder_as_out_is_a_one_line_error(tmp_path, capsys):
     import pytest
 

@@ -424,8 +424,10 @@ def test_summarize_refuses_a_masked_lm_run_and_an_out_folder(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:  # was an IsADirectoryError traceback
         summarize.main([str(clf), "--out", str(tmp_path)])
     assert exit_info.value.code == 2 and f"--out {tmp_path} is a folder" in capsys.readouterr().err
-    assert summarize.main([str(clf), "--out", str(clf / "metrics.json" / "x.json")]) == 2  # was a FileExistsError
-    assert capsys.readouterr().err.startswith(f"error: --out {clf / 'metrics.json' / 'x.json'}: ")  # traceback
+    with pytest.raises(SystemExit) as exit_info:  # was a FileExistsError traceback, after the summary was made
+        summarize.main([str(clf), "--out", str(clf / "metrics.json" / "x.json")])
+    assert exit_info.value.code == 2
+    assert f"error: --out {clf / 'metrics.json' / 'x.json'}: {clf / 'metrics.json'} is a file" in capsys.readouterr().err
 
 
 # ----- mean and std over seeds -----

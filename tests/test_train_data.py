@@ -181,6 +181,10 @@ def test_read_labeled_errors_name_file_and_line(tmp_path):
     empty.write_text("")
     with pytest.raises(data.DataError, match="empty.tsv: empty file"):
         data.read_labeled(str(empty))
+    corpus = tmp_path / "wiki.train.tokens"  # a text corpus given as labelled data: it was "empty file"
+    corpus.write_text(" \n = Valkyria Chronicles = \n")
+    with pytest.raises(data.DataError, match="wiki.train.tokens: its first line is blank"):
+        data.read_labeled(str(corpus))
     wrong = tmp_path / "wrong.tsv"
     wrong.write_text("review\tstars\ngood\t1\n")
     with pytest.raises(data.DataError, match=r"wrong.tsv: no text column.*columns present: \['review', 'stars'\]"):

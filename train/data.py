@@ -418,7 +418,8 @@ def _rows_from_file(path: Path):
         raise _undecodable(path, err) from None
     if not header.strip():
         f.close()
-        raise DataError(f"{path}: empty file (expected a header line such as 'sentence<TAB>label')")
+        what = "its first line is blank" if path.stat().st_size > len(header) else "empty file"  # a text corpus?
+        raise DataError(f"{path}: {what} (expected a header line such as 'sentence<TAB>label')")
     tsv = _plain_suffix(path) == ".tsv" or (_plain_suffix(path) != ".csv" and "\t" in header)
     f.seek(0)
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
