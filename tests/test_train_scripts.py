@@ -298,7 +298,8 @@ def test_bad_loop_options_are_named_before_the_data_is_read(train_files, tmp_pat
     "Invalid learning rate", or an error about something else; the corpus is missing, so the option comes first."""
     a_file = tmp_path / "a-file"
     a_file.write_text("x")
-    cases = [(["--lr", "-1"], "--lr must be positive, got -1.0"),
+    cases = [(["--lr", "-1"], "--lr must be a positive number, got -1.0"),
+             (["--lr", "inf"], "--lr must be a positive number, got inf"),  # was a run stopped by a nan loss
              (["--epochs", "0"], "--epochs must be positive"),
              (["--time-budget-min", "-5"], "--time-budget-min must be positive, got -5.0"),
              (["--max-steps", "0"], "--max-steps must be positive"),

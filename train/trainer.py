@@ -166,8 +166,8 @@ def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> Non
     if batch < 1 or accum < 1 or batch % (world_size * accum):
         raise UserError(f"--batch-size ({batch}) must be a positive multiple of processes ({world_size}) "
                         f"x --grad-accum ({accum})")
-    if not args.lr > 0:
-        raise UserError(f"--lr must be positive, got {args.lr}")
+    if not 0 < args.lr < math.inf:  # nan and inf were a run that stopped at once with a loss of nan
+        raise UserError(f"--lr must be a positive number, got {args.lr}")
     if args.warmup < 0:
         raise UserError(f"--warmup must be at least 0, got {args.warmup}")
     for name in ("max_steps", "epochs", "token_budget", "time_budget_min"):
