@@ -292,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true",
                    help="with --calibration-data: fit on every row of the file (a file kept apart for calibration)")
     p.add_argument("--dev", default=None, help="report ECE here (default: metrics.json's dev_data)")
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default: %(default)s)")
     return p
 
 

@@ -365,15 +365,21 @@ def _default_label_names(source: str, labels: list[int]) -> dict[int, str]:
     return {i: f"LABEL_{i}" for i in range(max(labels) + 1)}
 
 
+def _shown_columns(columns) -> str:
+    """A header's columns for an error message, each cut to 40 characters (a text file read as a table has a
+    whole review for a header)."""
+    return str([c if len(c) <= 40 else c[:40] + "…" for c in columns])
+
+
 def _pick_column(columns, wanted, defaults, source, what) -> str:
     if wanted is not None:
         if wanted not in columns:
-            raise DataError(f"{source}: no {what} column {wanted!r}; columns present: {list(columns)}")
+            raise DataError(f"{source}: no {what} column {wanted!r}; columns present: {_shown_columns(columns)}")
         return wanted
     for name in defaults:
         if name in columns:
             return name
-    raise DataError(f"{source}: no {what} column (looked for {list(defaults)}); columns present: {list(columns)}")
+    raise DataError(f"{source}: no {what} column (looked for {list(defaults)}); columns present: {_shown_columns(columns)}")
 
 
 def _parse_label(value, where: str, label2id: dict[str, int] | None, id2label: dict[int, str] | None) -> int:

@@ -319,13 +319,14 @@ def parse_args(argv=None):
     p.add_argument("--unsure-below", type=float, default=UNSURE_BELOW,
                    help="checks: the verdict is 'unsure' when the top (calibrated) probability is below this "
                         "(default: %(default)s)")
-    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--batch-size", type=int, default=32, help="rows per forward pass (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="seed of the fixed MLM mask and the IMDB sample")
     p.add_argument("--mlm-seeds", type=int, default=1,
                    help="score the MLM text under this many fixed masks (seeds --seed, --seed + 1, ...) and report "
                         "their mean and each one's accuracy: two models compared on the same masks, with less of "
                         "the noise of one draw (default: %(default)s)")
-    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
+                   help="where the model runs (default: %(default)s, a GPU when there is one)")
     p.add_argument("--cache-dir", help="cache the packed MLM text here")
     p.add_argument("--out", help="write the metrics as JSON (merged into the file if it exists)")
     args = p.parse_args(argv)

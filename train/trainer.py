@@ -529,7 +529,11 @@ class Trainer:
                 if bar is not None:
                     if bar.total != self.total_steps:
                         bar.total = self.total_steps
-                    bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.2e}", tok_s=f"{tok_s:,.0f}", refresh=False)
+                    shown = {"loss": f"{loss:.4f}", "lr": f"{lr:.2e}", "tok_s": f"{tok_s:,.0f}"}
+                    if self.total_steps is None and a.time_budget_min is not None:  # no step total: the time left
+                        left = max(a.time_budget_min * 60 - self.elapsed, 0)
+                        shown["left"] = f"{int(left // 60)}:{int(left % 60):02d}"
+                    bar.set_postfix(shown, refresh=False)
                     bar.update(1)
                 if self.step % a.log_every == 0 or self.step == self.total_steps:
                     self._log({"type": "train", "step": self.step, "tokens": self.tokens,
