@@ -466,6 +466,25 @@ def test_nan_loss_stops_without_saving(train_files, tmp_path, monkeypatch, capsy
     assert all(torch.isfinite(v).all() for s in state["optimizer"]["state"].values() for v in s.values())
 
 
+def test_a_run_that_diverged_before_its_first_checkpoint_says_how_to_start_again(train_files, tmp_path, monkeypatch,
+                                                                                  capsys):
+    """A nan at the first step leaves a log and no checkpoint: the same command was told "pass --resume to
+    continue it", and --resume then said there was nothing to continue; now both say what happens."""
+    out = tmp_path / "run"
+    real_loss = pretrain.MLMTask.loss_sum
+    monkeypatch.setattr(pretrain.MLMTask, "loss_sum",
+                        lambda self, model, batch: real_loss(self, model, batch) * float("nan"))
+    argv = pretrain_argv(train_files, out, "--max-steps", "3", "--eval-every", "2")  # the start's evaluation: a log
+    assert pretrain.main(argv) == runtime.EXIT_DIVERGED
+    assert (out / "log.jsonl").exists() and not (out / "checkpoints").exists()
+    capsys.readouterr()
+    monkeypatch.setattr(pretrain.MLMTask, "loss_sum", real_loss)
+    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "3")) == runtime.EXIT_USER_ERROR
+    assert "stopped before its first checkpoint" in capsys.readouterr().err
+    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "3", "--resume")) == 0
+    assert "no checkpoint" in capsys.readouterr().err and (out / "model.safetensors").exists()
+
+
 def test_non_finite_weights_after_the_last_step_stop_without_saving(train_files, tmp_path, monkeypatch, capsys):
     # the last step's loss and gradients are finite but its update is not: no later step would notice
     out = tmp_path / "run"

@@ -198,6 +198,9 @@ def check_fresh_out(out: Path) -> None:
     """A new run never overwrites another: an --out holding a run's checkpoints or log needs --resume, one holding
     a finished run or a model folder (train.export's, a download: no log) is refused."""
     finished = finished_files(out)
+    if (out / LOG_NAME).exists() and not finished and not (out / CHECKPOINTS).exists():  # stopped before one
+        raise UserError(f"{out} holds the log of a run that stopped before its first checkpoint (a diverged "
+                        "start?); pass --resume to start it again there, or choose another --out")
     if (out / CHECKPOINTS).exists() or ((out / LOG_NAME).exists() and not finished):
         raise UserError(f"{out} already holds a run; pass --resume to continue it, or choose another --out")
     if finished:  # was overwritten when the folder had no log.jsonl
