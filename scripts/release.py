@@ -330,9 +330,12 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
             summaries: list[tuple[str, Path]] = ()) -> list[Path]:
     phases = [phase for run in mlm_phases for phase in read_phases(run)]
     output_folder(out)
-    for run in mlm_phases:  # every input is checked before anything is written
+    for i, run in enumerate(mlm_phases):  # every input is checked before anything is written
         if (kind := roberta.hub.read_architecture(run)) != "RobertaForMaskedLM":
             raise ValueError(f"--mlm {run} is a {kind} folder: --mlm takes masked-LM runs (train.pretrain)")
+        if i and read_phases(run)[-1].init in (None, "random"):  # was shipped as "phase 2, started from random"
+            raise ValueError(f"--mlm {run} was trained from random weights, not from {mlm_phases[i - 1]}: give "
+                             "the phases of one model, each continuing the one before")
     metrics = read_classifier_metrics(classifier, "--classifier") if classifier else None
     baseline_metrics = read_classifier_metrics(baseline, "--baseline") if baseline else None
     summaries = [(name, path, read_summary(path)) for name, path in summaries]

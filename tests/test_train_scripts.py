@@ -502,6 +502,9 @@ def test_release_refuses_the_wrong_kind_of_run_before_writing(tiny_mlm_dir, tiny
     # was "OUT/mini-roberta-mlm/model.safetensors does not fit RobertaForMaskedLM", after exporting the classifier
     assert release.main(["--mlm", str(clf), "--out", str(out)]) == 2
     assert capsys.readouterr().err.startswith(f"error: --mlm {clf} is a RobertaForSequenceClassification folder")
+    # a second phase trained from random weights was shipped as "phase 2 ... started from random"
+    assert release.main(["--mlm", str(mlm), str(mlm), "--out", str(out)]) == 2
+    assert f"--mlm {mlm} was trained from random weights, not from {mlm}" in capsys.readouterr().err
     # a misspelt --summary was found after the classifier had been exported into --out (assets/, by default)
     assert release.main(["--classifier", str(clf), "--summary", str(tmp_path / "nope.json"), "--out", str(out)]) == 2
     assert "nope.json: no such file" in capsys.readouterr().err
