@@ -50,6 +50,9 @@ def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
     try:
         tokenizer = Tokenizer.from_file(path)
     except Exception as err:  # tokenizers raises a bare Exception for unreadable or malformed JSON
+        if os.path.basename(path) in ("config.json", "metrics.json", "tokenizer_config.json"):  # a model folder's
+            raise ModelLoadError(f"{path} is a model folder's {os.path.basename(path)}, not a tokenizer: give the "
+                                 f"folder ({os.path.dirname(path) or '.'}) or its tokenizer.json") from None
         raise ModelLoadError(f"{path}: not a readable tokenizer.json (truncated or corrupt?): {err}") from None
     missing = [t for t in SPECIAL_TOKENS if tokenizer.token_to_id(t) is None]
     if missing:

@@ -160,6 +160,9 @@ def test_export_keeps_a_training_run_in_its_destination(tiny_mlm_dir, tmp_path, 
     shipped = tmp_path / "shipped"
     for _ in range(2):
         assert export.main([str(tiny_mlm_dir), str(shipped)]) == 0
+    (run / "checkpoints" / "step-00000004").mkdir(parents=True)  # was "model.safetensors: unreadable (...)"
+    assert_user_error(export.main, [str(run / "checkpoints" / "step-1"), str(tmp_path / "x")], capsys,
+                      "step-1: no such checkpoint", "step-00000004")
 
 
 def test_gpu_transfer_paths(train_files, tmp_path, capsys):

@@ -140,6 +140,9 @@ def test_truncated_weights_and_tokenizer_name_the_file(folder):
         roberta.load_tokenizer(folder)
     with pytest.raises(ModelNotFoundError, match="missing.json: no such tokenizer file"):
         roberta.load_tokenizer("missing.json")
+    with pytest.raises(ModelLoadError, match="config.json is a model folder's config.json, not a tokenizer: give the "
+                                             "folder"):  # --init FOLDER/config.json said "truncated or corrupt?"
+        roberta.load_tokenizer(folder / "config.json")
 
 
 def test_classifier_labels_checked_when_fine_tuning_starts(folder):

@@ -42,6 +42,9 @@ def export(src, dst, dtype="float32") -> Path:
         raise ValueError(f"the destination {dst} holds a training run or a model that train.export did not write: "
                          "choose another destination")
     if src.parent.name == CHECKPOINTS:
+        if not src.is_dir():  # was "model.safetensors: unreadable (truncated or corrupt?): No such file"
+            kept = sorted(p.name for p in src.parent.iterdir() if p.is_dir()) if src.parent.is_dir() else []
+            raise FileNotFoundError(f"{src}: no such checkpoint (in {src.parent}: {', '.join(kept) or 'none'})")
         return export_checkpoint(src, dst, dtype)
     if not (src / "model.safetensors").is_file() or not (src / "config.json").is_file():
         raise FileNotFoundError(f"{src} is not a finished model folder (config.json and model.safetensors)")
