@@ -447,6 +447,9 @@ def test_summarize(seeds, tmp_path, capsys):
     assert "| sst2 (mean ± std) | 3 |" in table and "weight average of 3" in table and "negated negative" in table
     assert out.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
     assert "end-of-run weights" not in table  # a column only for runs that kept a moving average
+    length = json.loads((seeds[0] / "metrics.json").read_text())["max_length"]  # the figure says how far IMDB was read
+    assert summarize.cut_to({"sst2": summary}) == f"first\n{length} tokens" and length != 128
+    assert summarize.cut_to({"old": {"runs": [{"dev_accuracy": 0.8}]}}) == "cut to\nthe model's length"
     assert summarize.main([str(tmp_path / "missing")]) == 2
 
     import shutil

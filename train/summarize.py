@@ -50,6 +50,7 @@ def read_run(folder) -> dict:
     row["checks_accuracy"] = checks.get("accuracy")
     row["checks_categories"] = {k: v["accuracy"] for k, v in (checks.get("categories") or {}).items()}
     row["averaged"] = m.get("averaged")
+    row["max_length"] = m.get("max_length")  # the tokens a review was cut to for imdb_accuracy
     row["folder"] = str(folder)
     return row
 
@@ -122,6 +123,15 @@ PLOTTED = [("dev_accuracy", "SST-2 dev"), ("imdb_accuracy", "IMDB, first\n128 to
            ("imdb_accuracy_whole", "IMDB, whole\nreviews"), ("checks_accuracy", "behaviour checks")]
 
 
+def cut_to(summary: dict) -> str:
+    """How far the IMDB reviews were read for "imdb_accuracy": "first\n64 tokens" when every run says the same
+    (it said 128 whatever the runs' length), else (runs from before the rows named it) without a number."""
+    lengths = {r.get("max_length") for arm in summary.values() for r in arm["runs"]}
+    if len(lengths) == 1 and None not in lengths:
+        return f"first\n{lengths.pop()} tokens"
+    return "cut to\nthe model's length"
+
+
 def plot_summary(summary: dict, path) -> None:
     """Grouped bars: for each metric of PLOTTED, one bar per arm (mean over seeds, error bar = std), the seeds
     as dots and each weight average as a diamond, so the spread and what averaging buys are visible."""
@@ -152,7 +162,7 @@ def plot_summary(summary: dict, path) -> None:
               if r.get(key) is not None]
     low = min(values, default=50)
     ax.set_ylim(max(0, 5 * (low // 5) - 5), 100)
-    ax.set_xticks(range(len(PLOTTED)), [title for _, title in PLOTTED])
+    ax.set_xticks(range(len(PLOTTED)), [title.replace("first\n128 tokens", cut_to(summary)) for _, title in PLOTTED])
     ax.set_ylabel("accuracy (%)")
     ax.set_title("Fine-tuning arms: mean ± std over seeds (dots), weight averages (diamonds)", fontsize=9)
     ax.grid(axis="y", alpha=0.3)
