@@ -88,7 +88,9 @@ def plot_member_curves(members: list[tuple[str, Path]], png_path: Path) -> bool:
     for label, entries in logs:
         train = [e for e in entries if e["type"] == "train"]
         evals = [e for e in entries if e["type"] == "eval" and "accuracy" in e]
-        line, = loss_ax.plot([e["tokens"] for e in train], [e["loss"] for e in train], lw=1, label=label)
+        marker = "o" if len(train) < 3 else None  # a short run's one or two points would be an invisible line
+        line, = loss_ax.plot([e["tokens"] for e in train], [e["loss"] for e in train], lw=1, marker=marker, ms=3,
+                             label=label)
         acc_ax.plot([e["tokens"] for e in evals], [e["accuracy"] for e in evals], "o-", ms=3, label=label,
                     color=line.get_color())
     loss_ax.set(xlabel="tokens seen", ylabel="loss", title="training loss of the averaged runs")
