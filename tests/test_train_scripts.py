@@ -1,5 +1,6 @@
 """train.pretrain, train.finetune, train.recipe end to end on tiny generated data, and their error messages."""
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -224,6 +225,14 @@ def test_experiment_runner_skips_finished_steps_and_stops_at_a_failure(tmp_path,
     assert ran == ["b", "c"]
     out, err = capsys.readouterr()
     assert "== a: already done" in out and "== b: (make b)" in out and "step c stopped (exit code 3)" in err
+    # a step interrupted by Ctrl-C: its trainer's hint says to run the experiment again, not to add --resume
+    from train.trainer import RESUME_HINT_ENV
+    hints = []
+    hinted = experiment.function("e", tmp_path / "e", "metrics.json",
+                                 lambda: hints.append(os.environ.get(RESUME_HINT_ENV)) or 130, "(make e)")
+    assert experiment.run_steps([hinted], rerun="python -m train.recipe --out r") == 130
+    assert hints == ["run python -m train.recipe --out r again to continue (no --resume needed)"]
+    assert RESUME_HINT_ENV not in os.environ
     assert experiment.option_text(2e-4) == "0.0002" and experiment.option_text(20.0) == "20"
     assert experiment.same_run("python -m train.finetune --init x --lr 2e-4 --out y",
                                "python -m train.finetune --init x --lr 0.0002 --out y")

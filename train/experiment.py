@@ -17,6 +17,7 @@ is a `function` step.
 """
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 import time
@@ -26,6 +27,7 @@ from typing import Callable
 
 from . import finetune, pretrain
 from .runtime import run_main
+from .trainer import RESUME_HINT_ENV
 
 ARGUMENTS = {pretrain: pretrain.PretrainArguments, finetune: finetune.FinetuneArguments}
 
@@ -122,7 +124,11 @@ def run_steps(steps: list[Step], after: Callable[[Step], None] | None = None, re
         resuming = step.args is not None and (step.folder / "checkpoints").is_dir()
         print(f"== {step.name}: {'resuming ' if resuming else ''}{step.command}", flush=True)
         started = time.time()
-        code = step.action()
+        os.environ[RESUME_HINT_ENV] = f"run {rerun or 'the same command'} again to continue (no --resume needed)"
+        try:
+            code = step.action()
+        finally:
+            os.environ.pop(RESUME_HINT_ENV, None)
         if code != 0:
             print(f"error: step {step.name} stopped (exit code {code}); fix it and run {rerun or 'the same command'}"
                   " again to continue where it stopped", file=sys.stderr)

@@ -49,6 +49,7 @@ from .reporting import CURVES_NAME, LOG_NAME, append_log, plot_curves, truncate_
 from .runtime import (Dist, TrainingDiverged, UserError, autocast, output_folder, resolve_precision, rng_state,
                       set_rng_state)
 
+RESUME_HINT_ENV = "TRAIN_RESUME_HINT"  # how to go on after Ctrl-C, when the run is a step of an experiment
 FINISHED_FILES = ("metrics.json", "model.safetensors")  # a finished run's or a model folder's: never overwritten
 
 
@@ -559,8 +560,8 @@ class Trainer:
             self.elapsed = elapsed_at_start + time.monotonic() - session_start
             path = self.save_checkpoint()
             if status == "interrupted" and self.dist.is_main:
-                self._say(f"interrupted at step {self.step}: checkpoint saved to {path}; "
-                          f"continue with the same command plus --resume")
+                hint = os.environ.get(RESUME_HINT_ENV) or "continue with the same command plus --resume"
+                self._say(f"interrupted at step {self.step}: checkpoint saved to {path}; {hint}")
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
