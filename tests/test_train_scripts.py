@@ -110,6 +110,8 @@ def test_finetune_from_pretrained_and_from_random(train_files, tmp_path, tiny_ml
     assert 0 <= metrics["dev_accuracy"] <= 1 and 0 <= metrics["imdb_accuracy"] <= 1
     assert metrics["dev_examples"] == 60 and metrics["imdb_examples"] == 20
     assert metrics["selection"] == "last" and metrics["kept_step"] == 6
+    card = (pre / "README.md").read_text()  # the recipe the card shows: the --init's shape, the length used
+    assert "preset" not in card and f"max_length | {metrics['max_length']}" in card
 
     rnd = tmp_path / "random"
     assert finetune.main(finetune_argv(train_files, rnd, "--init", "random", "--preset", "tiny",

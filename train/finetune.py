@@ -422,7 +422,11 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         command=args.command, calibration=calibration or None, checks=checks or None)
     metrics.write(out)
     trainer.write_curves()
-    write_card(out, metrics, args.recipe())
+    # the card's recipe: what shaped this model (an --init folder's config, not --preset and its overrides) and
+    # the length inputs were cut to (--max-length beyond the model's positions was "max_length 1,000")
+    shape = () if args.init == "random" else ("preset", "hidden_size", "layers", "heads", "intermediate_size",
+                                              "model_max_length")
+    write_card(out, metrics, {**args.recipe(drop=shape), "max_length": max_length})
     trainer.cleanup()
     imdb_msg = f", IMDB accuracy {ood['accuracy']:.4f} (whole reviews {ood['accuracy_whole']:.4f})" if ood else ""
     cal_msg = (f", T {calibration['temperature']:.3f}, dev ECE {calibration['dev']['ece_before']:.4f} -> "
