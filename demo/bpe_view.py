@@ -293,21 +293,23 @@ def merge_steps(tokenizer, word: str) -> list[dict]:
     return steps
 
 
+LIMIT_TEXT = f"merge by merge shows words of up to {MAX_WORD_CHARS} bytes (it starts from one piece per byte)"
+
+
+def _quoted(shown: str) -> str:
+    return "“" + shown[:24] + ("…" if len(shown) > 24 else "") + "”"
+
+
 def _too_long(shown: str, n_bytes: int) -> str:
-    shown = shown[:24] + ("…" if len(shown) > 24 else "")
-    return (f"“{shown}” is {n_bytes:,} bytes: merge by merge shows words of up to {MAX_WORD_CHARS} bytes (it "
-            "starts from one piece per byte). Pick a shorter word.")
+    return f"{_quoted(shown)} is {n_bytes:,} bytes: {LIMIT_TEXT}. Pick a shorter word."
 
 
 def left_out(pretokens: list[str]) -> str:
     """The note for the words of a text that merge by merge does not replay (pre-tokens longer than
     MAX_WORD_CHARS bytes), the longest named: so that a long word the user typed is not silently missing."""
     longest = max(pretokens, key=len)
-    shown = readable(longest)
-    shown = shown[:24] + ("…" if len(shown) > 24 else "")
     more = f" and {len(pretokens) - 1:,} more" if len(pretokens) > 1 else ""
-    return (f"“{shown}” ({len(longest):,} bytes){more} left out: merge by merge shows words of up to "
-            f"{MAX_WORD_CHARS} bytes (it starts from one piece per byte).")
+    return f"{_quoted(readable(longest))} ({len(longest):,} bytes){more} left out: {LIMIT_TEXT}."
 
 
 def _added_spans(tokenizer, text: str) -> list[tuple[int, int]]:

@@ -305,9 +305,7 @@ def experiment_section(summary_json, folder, name: str, summary: dict | None = N
     are gone, can be shipped again) and stored in the shipped folder as NAME.json and NAME.png."""
     summary_json = Path(summary_json)
     summary = read_summary(summary_json) if summary is None else summary
-    shipped = Path(folder) / f"{name}.json"
-    if not shipped.exists() or summary_json.resolve() != shipped.resolve():
-        shipped.write_text(json.dumps(summary, indent=2) + "\n")
+    (Path(folder) / f"{name}.json").write_text(json.dumps(summary, indent=2) + "\n")
     summarize.plot_summary(summary, Path(folder) / f"{name}.png")
     return "\n\n".join([
         f"### How it was chosen ({name}): mean ± std over seeds",
@@ -328,12 +326,13 @@ def write_section(folder, body: str) -> Path:
 
 def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtype="float16",
             summaries: list[tuple[str, Path]] = ()) -> list[Path]:
-    phases = [phase for run in mlm_phases for phase in read_phases(run)]
+    histories = [read_phases(run) for run in mlm_phases]
+    phases = [phase for history in histories for phase in history]
     output_folder(out)
     for i, run in enumerate(mlm_phases):  # every input is checked before anything is written
         if (kind := roberta.hub.read_architecture(run)) != "RobertaForMaskedLM":
             raise ValueError(f"--mlm {run} is a {kind} folder: --mlm takes masked-LM runs (train.pretrain)")
-        if i and read_phases(run)[-1].init in (None, "random"):  # was shipped as "phase 2, started from random"
+        if i and histories[i][-1].init in (None, "random"):  # was shipped as "phase 2, started from random"
             raise ValueError(f"--mlm {run} was trained from random weights, not from {mlm_phases[i - 1]}: give "
                              "the phases of one model, each continuing the one before")
     metrics = read_classifier_metrics(classifier, "--classifier") if classifier else None

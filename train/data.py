@@ -379,7 +379,8 @@ def _pick_column(columns, wanted, defaults, source, what) -> str:
     for name in defaults:
         if name in columns:
             return name
-    raise DataError(f"{source}: no {what} column (looked for {list(defaults)}); columns present: {_shown_columns(columns)}")
+    raise DataError(f"{source}: no {what} column (looked for {list(defaults)}); columns present: "
+                    f"{_shown_columns(columns)}")
 
 
 def _parse_label(value, where: str, label2id: dict[str, int] | None, id2label: dict[int, str] | None) -> int:

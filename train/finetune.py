@@ -424,8 +424,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     trainer.write_curves()
     # the card's recipe: what shaped this model (an --init folder's config, not --preset and its overrides) and
     # the length inputs were cut to (--max-length beyond the model's positions was "max_length 1,000")
-    shape = () if args.init == "random" else ("preset", "hidden_size", "layers", "heads", "intermediate_size",
-                                              "model_max_length")
+    shape = () if args.init == "random" else ("preset", *ModelArguments.SHAPE)
     write_card(out, metrics, {**args.recipe(drop=shape), "max_length": max_length})
     trainer.cleanup()
     imdb_msg = f", IMDB accuracy {ood['accuracy']:.4f} (whole reviews {ood['accuracy_whole']:.4f})" if ood else ""

@@ -202,7 +202,7 @@ def check_fresh_out(out: Path) -> None:
     if (out / LOG_NAME).exists() and not finished and not (out / CHECKPOINTS).exists():  # stopped before one
         raise UserError(f"{out} holds the log of a run that stopped before its first checkpoint (a diverged "
                         "start?); pass --resume to start it again there, or choose another --out")
-    if (out / CHECKPOINTS).exists() or ((out / LOG_NAME).exists() and not finished):
+    if (out / CHECKPOINTS).exists():
         raise UserError(f"{out} already holds a run; pass --resume to continue it, or choose another --out")
     if finished:  # was overwritten when the folder had no log.jsonl
         raise UserError(f"{out} already holds a run or model ({', '.join(finished)}): choose another --out")
