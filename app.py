@@ -353,8 +353,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             notice("mlm")
             hint("**Try** another clue (“Berlin is the capital of &lt;mask&gt;.”), two masks, or candidate words "
                  "(France, Germany, India). **Notice** how thinly a small model spreads its probability (the bars "
-                 "compare the answers of one mask), how it reads your text (a rare word comes in pieces), and, "
-                 "**layer by layer**, where its answer comes from.")
+                 "compare the answers of one mask), how often its pretraining text held each answer, how it reads "
+                 "your text (a rare word comes in pieces), and, **layer by layer**, where its answer comes from.")
             with gr.Row():
                 with gr.Column():
                     fm_text = gr.Textbox(elem_id="fm-text", label="Text with one or more <mask>", info=ENTER, **TEXT,

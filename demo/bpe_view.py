@@ -113,7 +113,7 @@ def is_partial(piece: str) -> bool:
 
 # ---- a text's tokens ---------------------------------------------------------------------------------------
 
-def token_rows(tokenizer, text: str, max_length: int) -> dict:
+def token_rows(tokenizer, text: str, max_length: int, counts=None) -> dict:
     """`text` as the model reads it: `<s> ... </s>`, cut to `max_length` tokens as the pipelines cut it
     (`demo.tokens_view.tokenize`, i.e. `roberta.tokenizer.for_model(tokenizer, max_length).encode`).
 
@@ -124,7 +124,9 @@ def token_rows(tokenizer, text: str, max_length: int) -> dict:
     it; "<mask>" standing alone counts)}], "characters", "bytes", "words": of the whole `text`, "truncated":
     bool, "max_length", "read_characters": the characters up to the end of the last token read, "read_words":
     the words that start before it, "tokens_per_word": regular (non-special) tokens / read_words (0 when no
-    words): tokens per word of the part the model reads, which is the whole text unless it was cut}."""
+    words): tokens per word of the part the model reads, which is the whole text unless it was cut}. Given
+    `counts` (`demo.training_counts.TrainingCounts` of the tokenizer's vocabulary), each regular token also has
+    "seen": {kind of pretraining text: how often it holds the token}."""
     read = tokenize(tokenizer, text, max_length)
     words = word_spans(text)
     starts = {start for start, _ in words}
@@ -134,6 +136,8 @@ def token_rows(tokenizer, text: str, max_length: int) -> dict:
                      "text": "" if special else text[start:end], "start": start, "end": end, "special": special,
                      # a special token inside the text ("<mask>") starts a word too when it stands alone
                      "word_start": read.word_start[i] or (special and end > start and start in starts)})
+        if counts is not None and not special:
+            rows[-1]["seen"] = dict(zip(counts.names, counts.seen(token_id)))
     regular = [row for row in rows if not row["special"]]
     read_end = max((row["end"] for row in regular), default=0)
     read_words = len(words) if not read.truncated else sum(start < read_end for start, _ in words)
@@ -437,11 +441,12 @@ def _chips(chips: list[str], name: str) -> str:
     return f'<ol class="bpe-chips" aria-label="{html.escape(name)}">{"".join(chips)}</ol>'
 
 
-def tokens_html(rows: dict) -> str:
+def tokens_html(rows: dict, counts=None) -> str:
     """`token_rows` as chips in reading order: each token's text (a leading space as "␣"; byte pieces of a
     character as "⟨byte 0xF0⟩", with the character they are part of) and its id below; neighbouring tokens in
     alternating tints and separate boxes; a wider gap before the first token of each word; special tokens in
-    dashed boxes. A summary line above, a note when the text was cut, what "Ġ"/"␣" means below."""
+    dashed boxes. A summary line above, a note when the text was cut, what "Ġ"/"␣" means below. Given `counts`
+    (`demo.training_counts.TrainingCounts`), each token's hover says how often the pretraining text holds it."""
     tokens = rows["tokens"]
     regular = [t for t in tokens if not t["special"]]
     specials = list(dict.fromkeys(t["token"] for t in tokens if t["special"]))
@@ -457,7 +462,8 @@ def tokens_html(rows: dict) -> str:
         if is_partial(t["token"]) and t["text"]:
             part = f' of “{_visible(t["text"])}”'
             extra += f'<span class="bpe-of" aria-hidden="true">of “{html.escape(_visible(t["text"]))}”</span>'
-        chips.append(_chip(readable(t["token"]), tint, extra, classes, f'vocabulary entry {t["token"]}',
+        title = f'vocabulary entry {t["token"]}' + (f'; {counts.sentence(t["id"])}' if counts is not None else "")
+        chips.append(_chip(readable(t["token"]), tint, extra, classes, title,
                            f'{part.strip()}, id {t["id"]}'.lstrip(", ")))
         tint += 1
     if rows["read_words"] > 1 or rows["read_characters"] <= 1:
@@ -489,6 +495,9 @@ def tokens_html(rows: dict) -> str:
             "several characters, such as a family, a flag or a skin tone, takes more). An invisible character "
             "shows as its code (“⟨U+200D⟩”). Dashed boxes are special "
             "tokens the model reads around the text (<s> starts it, </s> ends it).")
+    if counts is not None:
+        note += (" Hover a token for how often the text the model was pretrained on holds it: a word that text "
+                 "held rarely comes in pieces, and the model knows it less.")
     return (f'{BPE_CSS}<div class="bpe-view"><p class="bpe-summary">{html.escape(summary)}</p>{cut}'
             f'{_chips(chips, _plural(len(tokens), "token"))}<p class="bpe-note">{html.escape(note)}</p></div>')
 

@@ -27,6 +27,10 @@ FILL_MASK_CSS = """<style>
 .fm-mask .fm-cand small{display:block;opacity:.75}
 .fm-mask td.fm-track{width:55%}
 .fm-mask td.fm-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+.fm-mask thead th{font-size:12px;font-weight:400;opacity:.75;text-align:left;padding:0 6px}
+.fm-mask .fm-seen{font-size:12px;opacity:.8;text-align:left;white-space:nowrap;font-variant-numeric:tabular-nums}
+.fm-mask .fm-kind{white-space:nowrap}
+@media (max-width:640px){.fm-mask .fm-seen{white-space:normal}}
 .fm-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
 .fm-note{font-size:12px;opacity:.75;margin:2px 0 0}
 .fm-tokens :is(h3,h4){margin:0 0 4px;font-size:14px}
@@ -42,14 +46,15 @@ FILL_MASK_CSS = """<style>
 
 
 def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = None, tokens=None,
-                     heading: str = "h3", tokenizer=None) -> str:
+                     heading: str = "h3", tokenizer=None, counts=None) -> str:
     """The fill-mask answers as a person reads them: per mask, each prediction with its probability
     (`format_probability`; the exact value and ln p on hover) and a bar scaled to the top prediction of
     that mask, so the ranking shows even when every probability is small; then, given `tokens`
     (`demo.tokens_view.Tokens`), the text as the model reads it (`tokens_html`). `heading`: the element of
     each part's heading ("h4" inside a comparison, whose models are the h3s). A prediction that is whitespace or
     part of a character reads as a label (`demo.formatting.word_label`: "␣", "⟨byte 0xE6⟩ (part of a character)";
-    its bytes are named given the model's `tokenizer`)."""
+    its bytes are named given the model's `tokenizer`). Given `counts` (`demo.training_counts.TrainingCounts` of
+    the model's vocabulary), a last column says how often the pretraining text held each answer (`seen_cell`)."""
     blocks = []
     for i, row in enumerate(per_mask):
         top = max((float(r["score"]) for r in row), default=0.0) or 1.0
@@ -67,32 +72,42 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
             else:  # a label ("⟨byte 0xE6⟩ (part of a character)") may take two lines, a word is cut with "…"
                 kind = "" if reads_as_is(r["token_str"]) else " fm-label"
                 cell = f'<th scope="row" class="fm-word{kind}">{html.escape(word)}</th>'
+            seen = seen_cell(r, counts) if counts is not None else ""
             lines.append(f'<tr>{cell}<td class="fm-track"><span class="fm-bar" '
                          f'style="width:{width:.1f}%"></span></td><td class="fm-score" title="p = {p:.3e}, ln p = '
-                         f'{format_log_probability(p)}">{format_probability(p)}</td></tr>')
+                         f'{format_log_probability(p)}">{format_probability(p)}</td>{seen}</tr>')
         what = "your candidate words, all of them" if candidates else f"top {len(row)} of the vocabulary"
+        head = ("" if counts is None else '<thead><tr><th scope="col">answer</th><th scope="col" colspan="2">'
+                'probability</th><th scope="col" class="fm-seen">seen in pretraining</th></tr></thead>')
         blocks.append(f'<div class="fm-mask"><{heading}>&lt;mask&gt; {i + 1} <small>({what})</small></{heading}>'
-                      f'<table class="fm-table">{"".join(lines)}</table></div>')
+                      f'<table class="fm-table">{head}<tbody>{"".join(lines)}</tbody></table></div>')
     note = ("Probabilities over the whole vocabulary; bars are scaled to the top answer of each mask. Hover a "
             "score for the exact value and its log-probability.")
+    if counts is not None:
+        note += (" “Seen in pretraining”: how often the text the model was pretrained on holds that token, each "
+                 "document counted once, and the kind of text that holds most of them (hover for every count): a "
+                 "model knows a word about as well as its text showed it.")
     if candidates:
         note += (" A candidate that is not one token of the vocabulary is scored by its first piece, as in "
                  "transformers (its row says so); candidates that share that piece share one row and one score.")
     if tokens is not None:
-        blocks.append(tokens_html(tokens, heading))
+        blocks.append(tokens_html(tokens, heading, counts))
     return f'{FILL_MASK_CSS}<div class="fm-view">{"".join(blocks)}<p class="fm-note">{note}</p></div>'
 
 
-def tokens_html(tokens, heading: str = "h3") -> str:
+def tokens_html(tokens, heading: str = "h3", counts=None) -> str:
     """The text as the model reads it: one chip per token, the pieces of one word side by side (a dashed line
     between them), special tokens dimmed and each mask in red. A word the tokenizer met rarely comes in
     pieces (" barked": "b" + "arked"), and the model has to know it from them. A long word (a URL, a text without
-    spaces, as Japanese is written) wraps between its chips instead of running off the edge."""
+    spaces, as Japanese is written) wraps between its chips instead of running off the edge. Given `counts`
+    (`demo.training_counts.TrainingCounts`), a chip's hover says how often the pretraining text holds its token."""
     words: list[list[str]] = []
     last_end = None  # where the last token in the text ended (None after <s>)
-    for label, special, (start, end), piece in zip(tokens.labels, tokens.special, tokens.offsets, tokens.pieces):
+    for label, special, (start, end), piece, token_id in zip(tokens.labels, tokens.special, tokens.offsets,
+                                                             tokens.pieces, tokens.ids):
         kind = " fm-masked" if piece == MASK else " fm-special" if special else ""
-        chip = f'<span class="fm-tok{kind}">{html.escape(label)}</span>'
+        seen = f' title="{html.escape(counts.sentence(token_id))}"' if counts is not None and not special else ""
+        chip = f'<span class="fm-tok{kind}"{seen}>{html.escape(label)}</span>'
         outside = special and end <= start  # <s>, </s>: not in the text
         # the same word: no whitespace since the last token ended (the bytes of one character share their
         # span); a token of whitespace alone starts the word after it
@@ -109,6 +124,20 @@ def tokens_html(tokens, heading: str = "h3") -> str:
                     + "</span>" for chips in words)
     return (f'<div class="fm-tokens"><{heading}>How the model reads it <small>({read}; the pieces of one word '
             f'sit together)</small></{heading}><div class="fm-strip">{strip}</div></div>')
+
+
+def seen_cell(result: dict, counts) -> str:
+    """The "seen in pretraining" cell of a prediction: its token's count in the pretraining text ("128k · 99%
+    movie reviews", the second part on a line of its own on a phone; every count on hover). A candidate word scored by its first piece gets none: the piece's
+    count says nothing of the word."""
+    words = result.get("candidates")
+    if words and (len(words) > 1 or words[0] != result["token_str"].strip()):
+        return ('<td class="fm-seen" title="a word in pieces: how often the text holds the word is not a count of '
+                'one token">–</td>')
+    token = int(result["token"])
+    count, kind = counts.short(token)
+    kind = f' <span class="fm-kind">· {html.escape(kind)}</span>' if kind else ""
+    return f'<td class="fm-seen" title="{html.escape(counts.sentence(token))}">{html.escape(count)}{kind}</td>'
 
 
 SHOWN_SHARING = 5  # candidate words a shared row names (all of them on hover)

@@ -26,6 +26,7 @@ from .layer_lens import layer_predictions, layers_html
 from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
 from .model_choice import COMPARISON, SHIPPED, SUGGESTED, ModelChoiceError, ModelChooser, describe, is_shipped
 from .models import Models
+from .training_counts import counts_for
 from .tokens_view import Tokens, classifier_text, cut_to_window, special_ids, tokenize
 from .validation import (LONG_TEXT_TOKENS, MASK, MASK_RE, MAX_EPOCHS, MAX_SEED, MAX_TOP_K, candidate_words,
                          clean_text, count_masks, error_html, fail, parse_head, parse_int, user_errors,
@@ -157,7 +158,7 @@ class Handlers:
             filled.append((" …", None))
         raw = [[dict(r) for r in row] for row in per_mask]
         outputs = (filled, *mask_labels(per_mask, loaded.tokenizer), raw,
-                   predictions_html(per_mask, words, tokens, heading, loaded.tokenizer))
+                   predictions_html(per_mask, words, tokens, heading, loaded.tokenizer, counts_for(loaded.tokenizer)))
         return outputs, loaded, text, per_mask
 
     @staticmethod
@@ -545,7 +546,8 @@ class Handlers:
         that word in HTML, its steps as data). A cut text is said in the view itself (no pop-up warning)."""
         loaded = self._need("mlm", model, TOKENS_TAB)
         text = clean_text(text)
-        rows = bpe_view.token_rows(loaded.tokenizer, text, loaded.config.max_length)
+        counts = counts_for(loaded.tokenizer)
+        rows = bpe_view.token_rows(loaded.tokenizer, text, loaded.config.max_length, counts)
         try:  # a tokenizer that is not byte-level BPE still shows its tokens, with the reason for no merges
             pretokens = bpe_view.pretokens(loaded.tokenizer, text[:rows["read_characters"]])
             words = [w for w in pretokens if len(w) <= bpe_view.MAX_WORD_CHARS]
@@ -558,7 +560,7 @@ class Handlers:
             words, word, steps = [], None, None
             merges = error_html(err.message if isinstance(err, gr.Error) else html.escape(str(err), quote=False))
         picker = gr.update(choices=[(bpe_view.readable(w), w) for w in words], value=word)
-        return bpe_view.tokens_html(rows), rows, picker, merges, steps
+        return bpe_view.tokens_html(rows, counts), rows, picker, merges, steps
 
     @user_errors
     def bpe_merges(self, word, model=SHIPPED):

@@ -3,6 +3,7 @@
 The saved `tokenizer.json` also loads in `transformers.PreTrainedTokenizerFast(tokenizer_file=...)`, and
 roberta-base's own `tokenizer.json` loads here with the same code. `encode` turns texts into model inputs.
 """
+import hashlib
 import json
 import os
 import weakref
@@ -131,6 +132,15 @@ def mean_over_windows(values: torch.Tensor, owner: torch.Tensor, num_texts: int)
     sums = torch.zeros(num_texts, *values.shape[1:], dtype=values.dtype).index_add_(0, owner, values)
     counts = torch.bincount(owner, minlength=num_texts).clamp(min=1).to(values.dtype)  # (num_texts,)
     return sums / counts.view(-1, *[1] * (values.dim() - 1))
+
+
+def vocab_digest(tokenizer: Tokenizer) -> str:
+    """A short fingerprint of a tokenizer's vocabulary (its entries in id order): data computed with one
+    tokenizer, such as `train.token_counts`' counts per token id, applies to a model only if its tokenizer
+    has the same fingerprint."""
+    vocab = tokenizer.get_vocab(with_added_tokens=True)
+    ordered = "\n".join(token for token, _ in sorted(vocab.items(), key=lambda item: item[1]))
+    return hashlib.sha256(ordered.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def save_tokenizer(tokenizer: Tokenizer, folder, model_max_length: int) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from scripts.app_process import AppProcess
 from scripts.browser import CHROMIUM, TIMEOUT_MS, launch
+from train import token_counts
 
 SCREENSHOTS = Path(__file__).parent / "screenshots"
 
@@ -25,8 +26,13 @@ sync_api.expect.set_options(timeout=TIMEOUT_MS)  # a loaded 2-core machine can t
 
 
 @pytest.fixture(scope="module")
-def app(tiny_mlm_dir, tiny_clf_dir):
-    with AppProcess({"MLM_MODEL": str(tiny_mlm_dir), "SENTIMENT_MODEL": str(tiny_clf_dir),
+def app(tiny_mlm_dir, tiny_clf_dir, train_files, tmp_path_factory):
+    # how often the tiny models' "pretraining text" held each token, as the shipped file says it for the shipped ones
+    counts = tmp_path_factory.mktemp("counts") / "token-counts.json"
+    assert token_counts.main(["--tokenizer", str(tiny_mlm_dir), "--source", f"tiny text={train_files / 'corpus.txt'}",
+                              "--source", f"tiny reviews={train_files / 'valid.txt'}",
+                              "--out", str(counts), "--no-progress"]) == 0
+    with AppProcess({"MLM_MODEL": str(tiny_mlm_dir), "SENTIMENT_MODEL": str(tiny_clf_dir), "TOKEN_COUNTS": str(counts),
                      "HF_HUB_OFFLINE": "1"}) as running:  # a Hub model is never fetched, whatever the network
         yield running
 
@@ -106,6 +112,10 @@ def test_fill_mask_example(page):
     sync_api.expect(page.locator("#fm-filled")).to_contain_text("<mask> 2")  # as typed, not "<MASK> 2"
     assert "%" in page.locator("#fm-view .fm-score").first.inner_text()
     assert page.locator("#fm-view .fm-bar").first.bounding_box()["width"] > 100  # the top answer's bar is long
+    # how often the pretraining text held each answer (TOKEN_COUNTS: counts for the tiny model's vocabulary)
+    seen = page.locator("#fm-view td.fm-seen").first
+    assert re.match(r"(never|[\d,.]+[kM]?)( · \S+ tiny (text|reviews))?$", seen.inner_text()), seen.inner_text()
+    assert seen.get_attribute("title").startswith(("seen ", "never seen ")) and "tiny reviews" in seen.get_attribute("title")
     # a screen reader hears the new answer: a polite live region gets its summary
     live = page.locator("#sr-live")
     assert live.get_attribute("aria-live") == "polite" and live.get_attribute("role") == "status"

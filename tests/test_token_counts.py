@@ -1,0 +1,174 @@
+"""How often the pretraining text held each token: `train.token_counts` counts it, `demo.training_counts` reads the
+shipped file and the Fill mask and Tokens tabs say it beside the shipped models' answers and tokens (never beside
+a model with another vocabulary)."""
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import roberta
+from demo import bpe_view
+from demo.fill_mask_view import predictions_html, seen_cell
+from demo.tokens_view import tokenize
+from demo.training_counts import COUNTS_FILE, TrainingCounts, counts_for, parse_counts, read_counts, short_count
+from roberta.tokenizer import vocab_digest
+from train import pretrain, token_counts
+from train.data import parse_mixture
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def counts_of(tokenizer, texts) -> np.ndarray:
+    """The counts written out by hand: every token id of every text, one by one."""
+    out = np.zeros(tokenizer.get_vocab_size(), dtype=np.int64)
+    for text in texts:
+        for token_id in tokenizer.encode(text, add_special_tokens=False).ids:
+            out[token_id] += 1
+    return out
+
+
+def test_the_counts_are_every_token_of_every_document(train_files, tokenizer, tmp_path, capsys):
+    corpus, valid = train_files / "corpus.txt", train_files / "valid.txt"
+    out = tmp_path / "counts.json"
+    argv = ["--tokenizer", str(train_files / "tokenizer.json"), "--source", f"plain={corpus}",
+            "--source", f"reviews={valid},{corpus}", "--out", str(out), "--no-progress", "--words", "likes", "lik"]
+    assert token_counts.main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()
+    document = json.loads(out.read_text())
+    assert document["tokenizer_vocab"] == vocab_digest(tokenizer)
+    assert document["command"].startswith("python -m train.token_counts --tokenizer ")
+    plain, reviews = document["sources"]
+    lines = [line for line in corpus.read_text().splitlines() if line.strip()]
+    texts = [line for line in valid.read_text().splitlines() if line.strip()]
+    assert (plain["name"], plain["files"], plain["documents"]) == ("plain", [str(corpus)], len(lines))
+    assert plain["counts"] == counts_of(tokenizer, lines).tolist()
+    assert reviews["counts"] == (counts_of(tokenizer, texts) + counts_of(tokenizer, lines)).tolist()
+    assert reviews["tokens"] == sum(reviews["counts"]) and reviews["documents"] == len(texts) + len(lines)
+    # whole words: "likes" as a word, "lik" never (only inside "likes")
+    likes, more = (sum(line.split().count("likes") for line in part) for part in (lines, texts))
+    assert printed[0] == "word\tplain\treviews" and printed[1] == f"likes\t{likes:,}\t{likes + more:,}" and likes > 0
+    assert printed[2] == "lik\t0\t0"
+    # the app reads what the script wrote, for this tokenizer only
+    counts = read_counts(out)
+    assert counts.names == ("plain", "reviews") and counts_for(tokenizer, out) is counts
+
+
+def test_the_default_sources_are_the_pretraining_corpora():
+    """The counts describe the text the shipped encoder was pretrained on: train.pretrain's default mixture."""
+    files = [path for spec in token_counts.DEFAULT_SOURCES for path in token_counts.parse_source(spec)[1]]
+    assert sorted(files) == sorted(path for path, _ in parse_mixture(pretrain.PRETRAIN_CORPUS))
+
+
+def test_bad_sources_and_options(train_files, tmp_path, capsys):
+    out = str(tmp_path / "counts.json")
+    not_json, tokenizer_copy = tmp_path / "notes.json", tmp_path / "tokenizer.json"
+    not_json.write_text("notes")
+    tokenizer_copy.write_bytes((train_files / "tokenizer.json").read_bytes())
+    for argv, words in [(["--source", "no-equals-sign", "--out", out], "NAME=PATH"),
+                        (["--source", f"x={tmp_path / 'missing.txt'}", "--out", out], "missing.txt"),
+                        (["--tokenizer", str(tmp_path / "none.json"), "--out", out], "none.json"),
+                        (["--out", str(not_json)], "is not JSON"),
+                        (["--out", str(tokenizer_copy)], "is not a token-counts file")]:  # it was replaced
+        argv = ["--tokenizer", str(train_files / "tokenizer.json"), *argv]
+        assert token_counts.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and words in err and "Traceback" not in err, (argv, err)
+    assert tokenizer_copy.read_bytes() == (train_files / "tokenizer.json").read_bytes() and not_json.read_text() == "notes"
+    with pytest.raises(SystemExit) as exit_:  # nothing asked for
+        token_counts.main(["--source", f"x={train_files / 'corpus.txt'}"])
+    assert exit_.value.code == 2 and "nothing to do" in capsys.readouterr().err
+
+
+def test_the_shipped_counts_fit_the_shipped_models():
+    """assets/training-text/token-counts.json was counted with the shipped tokenizer (both models have it): a new
+    tokenizer needs new counts, or the app would name the wrong tokens."""
+    counts = read_counts(COUNTS_FILE)
+    assert counts is not None and counts.names == ("Wikipedia", "movie reviews")
+    for model in ("mini-roberta-mlm", "mini-roberta-sst2"):
+        tokenizer = roberta.load_tokenizer(ROOT / "assets" / model)
+        assert counts_for(tokenizer) is counts
+        assert counts.counts.shape == (2, tokenizer.get_vocab_size())
+    assert list(counts.counts.sum(axis=1)) == list(counts.tokens)
+    movie = tokenizer.token_to_id("Ġmovie")
+    wikipedia, reviews = counts.seen(movie)
+    assert reviews > 100 * wikipedia > 0  # what the app's answers show: " movie" is a word of the reviews
+
+
+def test_a_model_with_another_vocabulary_gets_no_counts(tokenizer):
+    assert counts_for(tokenizer) is None  # the tiny test tokenizer: its ids are other tokens
+
+
+def test_what_a_count_says():
+    counts = TrainingCounts(("Wikipedia", "movie reviews"), (1000, 3000), np.array([[0, 5, 1, 0], [0, 1, 199, 7]]),
+                            "x")
+    assert counts.short(0) == ("never", "") and counts.short(3) == ("7", "all movie reviews")
+    assert counts.short(1) == ("6", "83% Wikipedia")
+    assert counts.short(2) == ("200", "99% movie reviews")  # 99.5%: not rounded up to a "100%" that is not all
+    assert counts.seen(99) == [0, 0]  # an id outside the counted vocabulary
+    assert counts.sentence(3) == ("seen 7 times in the pretraining text (each document once): 0 in Wikipedia "
+                                  "(0.0M tokens), 7 in movie reviews (0.0M tokens)")
+    assert counts.sentence(0).startswith("never seen")
+    assert [short_count(n) for n in (6, 1784, 12_345, 127_786, 1_494_475)] == ["6", "1,784", "12.3k", "128k", "1.5M"]
+
+
+def test_a_broken_counts_file_is_left_out(tmp_path, caplog):
+    assert read_counts(tmp_path / "missing.json") is None
+    for text in ("{not json", json.dumps({"sources": [{"name": "x"}]}), json.dumps({"tokenizer_vocab": "x",
+                                                                                    "sources": []})):
+        path = tmp_path / f"bad{len(text)}.json"
+        path.write_text(text)
+        with caplog.at_level(logging.WARNING):
+            assert read_counts(path) is None
+        assert "could not read" in caplog.text
+    with pytest.raises(ValueError, match="not a token-counts file"):
+        parse_counts({"tokenizer_vocab": "x", "sources": [{"name": "a", "tokens": 1, "counts": [-1]}]})
+
+
+def test_the_fill_mask_view_says_how_often_each_answer_was_seen():
+    tokenizer = roberta.load_tokenizer(ROOT / "assets" / "mini-roberta-mlm")
+    counts = counts_for(tokenizer)
+    movie, b = tokenizer.token_to_id("Ġmovie"), tokenizer.token_to_id("Ġb")
+    row = [{"token": movie, "token_str": " movie", "score": 0.2},
+           {"token": b, "token_str": " b", "score": 0.1, "candidates": ["barked"]}]
+    text = "The <mask> barked."
+    out = predictions_html([row], ["barked"], tokenize(tokenizer, text, 128), tokenizer=tokenizer, counts=counts)
+    count, kind = counts.short(movie)
+    assert f"{count} <span class=\"fm-kind\">· {kind}</span>" in out and kind.endswith("movie reviews")
+    assert "seen in pretraining</th>" in out and "“Seen in pretraining”" in out
+    assert 'title="a word in pieces' in seen_cell(row[1], counts)  # the first piece's count is not the word's
+    assert f'title="{counts.sentence(tokenizer.token_to_id("arked"))}">arked</span>' in out  # the text's chips
+    plain = predictions_html([row], ["barked"], tokenize(tokenizer, text, 128), tokenizer=tokenizer)
+    assert 'class="fm-seen"' not in plain and "Seen in pretraining" not in plain and 'title="seen' not in plain
+
+
+def test_the_tokens_tab_says_how_often_each_token_was_seen():
+    tokenizer = roberta.load_tokenizer(ROOT / "assets" / "mini-roberta-mlm")
+    counts = counts_for(tokenizer)
+    rows = bpe_view.token_rows(tokenizer, "The dog barked.", 128, counts)
+    regular = [row for row in rows["tokens"] if not row["special"]]
+    assert all(row["seen"] == dict(zip(counts.names, counts.seen(row["id"]))) for row in regular)
+    assert not any("seen" in row for row in rows["tokens"] if row["special"])
+    out = bpe_view.tokens_html(rows, counts)
+    assert f'title="vocabulary entry arked; {counts.sentence(tokenizer.token_to_id("arked"))}"' in out
+    assert "Hover a token for how often" in out
+    assert "seen" not in json.dumps(bpe_view.token_rows(tokenizer, "The dog.", 128))
+    assert "Hover a token" not in bpe_view.tokens_html(bpe_view.token_rows(tokenizer, "The dog.", 128))
+
+
+def test_the_app_says_it_for_the_shipped_model_only(tiny_mlm_dir, tiny_clf_dir, monkeypatch):
+    """Wired through the handlers: the shipped MLM's answers and tokens carry their counts, a model with another
+    vocabulary (the tiny test one, as a Hub model would be) none."""
+    from demo.handlers import Handlers
+    from demo.models import load_models
+
+    monkeypatch.setenv("APP_LOCAL_MODELS", "1")  # a folder stands in for a Hub model
+    handlers = Handlers(load_models(mlm=ROOT / "assets" / "mini-roberta-mlm", sentiment=tiny_clf_dir))
+    view = handlers.fill_mask("The <mask> barked at the mailman.", 3)[-1]
+    assert view.count('<td class="fm-seen" title="seen ') == 3 and "“Seen in pretraining”" in view
+    tokens_view, rows = handlers.tokens("The dog barked.")[:2]
+    assert "Hover a token for how often" in tokens_view and all("seen" in row for row in rows["tokens"][1:-1])
+    other = handlers.fill_mask("The <mask> barked at the mailman.", 3, "", str(tiny_mlm_dir))[-1]
+    assert 'class="fm-seen"' not in other and "Seen in pretraining" not in other
+    assert not any("seen" in row for row in handlers.tokens("The dog barked.", str(tiny_mlm_dir))[1]["tokens"])

@@ -1,0 +1,142 @@
+"""How often each token of the vocabulary occurs in the pretraining text: what the app shows beside a prediction.
+
+    python -m train.token_counts --out assets/training-text/token-counts.json      # the shipped file (~2 min)
+    python -m train.token_counts --words barked dog mailman                          # whole words, printed
+
+A model knows a word about as well as its text showed it: " movie" comes up in fill-mask answers because the
+pretraining text is half movie reviews, and "barked" (never in the Wikipedia text, 6 times in the reviews) is a
+verb it cannot tie to dogs. Each `--source NAME=PATH[,PATH...]` (default: the shipped pretraining corpora in two
+groups, Wikipedia and movie reviews) is read as `train.pretrain` reads it (`train.data.read_documents`: IMDB's
+train.tsv without its evaluation sample) and tokenized with `--tokenizer`; every document counts once (the
+model read them many times, in a different mixture each phase). The JSON file holds, per source, its files,
+documents and tokens, and the count of every token id; `tokenizer_vocab` (`roberta.tokenizer.vocab_digest`) ties it to the
+vocabulary it counts, and the app shows the counts only beside a model with that vocabulary.
+`--words` prints how often each word occurs whole (case-sensitive, between non-word characters) in each
+source, which tokens cannot say for a word the tokenizer splits (" barked" is " b" + "arked").
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from roberta import load_tokenizer
+from roberta.tokenizer import vocab_digest
+
+from .data import read_documents, tokenize_documents
+from .runtime import EXIT_USER_ERROR, output_file
+
+# The shipped encoder's pretraining corpora (train.pretrain.PRETRAIN_CORPUS's files), by kind of text
+DEFAULT_SOURCES = ("Wikipedia=../shared/data/wikipedia-en,../shared/data/wikitext-2/wiki.train.tokens",
+                   "movie reviews=../shared/data/imdb/unsup.txt,../shared/data/imdb/train.tsv")
+DEFAULT_TOKENIZER = "assets/mini-roberta-mlm"
+
+
+def parse_source(spec: str) -> tuple[str, list[str]]:
+    """"NAME=PATH[,PATH...]" -> (name, paths)."""
+    name, eq, paths = spec.partition("=")
+    files = [p.strip() for p in paths.split(",") if p.strip()]
+    if not eq or not name.strip() or not files:
+        raise ValueError(f"--source {spec!r}: write NAME=PATH[,PATH...], e.g. \"{DEFAULT_SOURCES[0]}\"")
+    return name.strip(), files
+
+
+def count_tokens(tokenizer, documents: list[str], show_progress: bool | None = None) -> np.ndarray:
+    """How often each token id occurs in `documents` (no special tokens added): an int64 array of the
+    vocabulary's size."""
+    counts = np.zeros(tokenizer.get_vocab_size(with_added_tokens=True), dtype=np.int64)
+    for ids in tokenize_documents(documents, tokenizer, show_progress=show_progress):
+        counts += np.bincount(ids, minlength=len(counts))
+    return counts
+
+
+def count_word(word: str, documents: list[str]) -> int:
+    """How often `word` occurs whole in `documents` (case-sensitive; not inside a longer word)."""
+    pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
+    return sum(len(pattern.findall(doc)) for doc in documents)
+
+
+def build_counts(tokenizer, sources: list[tuple[str, list[str]]], show_progress: bool | None = None) -> dict:
+    """The JSON document: per source its files, documents, tokens and per-token counts."""
+    out = {"tokenizer_vocab": vocab_digest(tokenizer), "sources": []}
+    for name, paths in sources:
+        documents = [doc for path in paths for doc in read_documents(path)]
+        counts = count_tokens(tokenizer, documents, show_progress)
+        out["sources"].append({"name": name, "files": paths, "documents": len(documents),
+                               "tokens": int(counts.sum()), "counts": counts.tolist()})
+    return out
+
+
+def write_counts(document: dict, path: Path) -> None:
+    """One source per line block, each count list on one line: a 32k vocabulary is ~0.3 MB per source."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    head = {k: v for k, v in document.items() if k != "sources"}  # the tokenizer's fingerprint, the command
+    sources = [json.dumps(source, ensure_ascii=False, separators=(",", ":")) for source in document["sources"]]
+    text = json.dumps(head, indent=2)[:-2] + ',\n  "sources": [\n    ' + ",\n    ".join(sources) + "\n  ]\n}\n"
+    path.write_text(text, encoding="utf-8")
+
+
+def is_counts_file(path: Path) -> bool:
+    """Whether `path` holds a document this script wrote (which a new one may replace)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(document, dict) and {"tokenizer_vocab", "sources"} <= document.keys()
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(prog="python -m train.token_counts", description=__doc__.split("\n\n")[0],
+                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tokenizer", default=DEFAULT_TOKENIZER,
+                   help="tokenizer.json or a model folder holding one (default: %(default)s)")
+    p.add_argument("--source", action="append", default=None, metavar="NAME=PATH[,PATH...]",
+                   help="a kind of text and its files, as train.pretrain reads them; repeat for each (default: "
+                        + "; ".join(DEFAULT_SOURCES) + ")")
+    p.add_argument("--out", default=None, help="the JSON file to write, e.g. assets/training-text/token-counts.json")
+    p.add_argument("--words", nargs="+", default=[], help="also print how often each of these words occurs whole")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    args = p.parse_args(argv)
+    if not args.out and not args.words:
+        p.error("nothing to do: give --out FILE (the counts) and/or --words WORD ...")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        out = output_file(args.out, "token-counts.json") if args.out else None
+        if out and out.is_file() and not is_counts_file(out):  # `--out .../tokenizer.json` would replace it
+            raise ValueError(f"--out {out} exists and is not a token-counts file: choose another file name")
+        sources = [parse_source(spec) for spec in args.source or DEFAULT_SOURCES]
+        tokenizer = load_tokenizer(args.tokenizer) if out else None
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    progress = False if args.no_progress else None
+    try:
+        if args.words:
+            print("word\t" + "\t".join(name for name, _ in sources))
+            documents = {name: [doc for path in paths for doc in read_documents(path)] for name, paths in sources}
+            for word in args.words:
+                print(word + "\t" + "\t".join(f"{count_word(word, docs):,}" for docs in documents.values()))
+        if out:
+            document = build_counts(tokenizer, sources, progress)
+            document["command"] = shlex.join(["python", "-m", "train.token_counts", *(argv or sys.argv[1:])])
+            write_counts(document, out)
+            totals = ", ".join(f"{s['name']} {s['tokens']:,} tokens in {s['documents']:,} documents"
+                               for s in document["sources"])
+            print(f"wrote {out}: {totals}")
+    except (OSError, ValueError) as err:  # a missing or unreadable corpus file
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
