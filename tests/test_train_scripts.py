@@ -101,9 +101,12 @@ def test_pretrain_continuation_phase_starts_from_init_weights(train_files, tmp_p
 
 
 @pytest.mark.slow  # end-to-end script run, several seconds
-def test_finetune_from_pretrained_and_from_random(train_files, tmp_path, tiny_mlm_dir):
+def test_finetune_from_pretrained_and_from_random(train_files, tmp_path, tiny_mlm_dir, capsys):
     pre = tmp_path / "from-pretrained"
     assert finetune.main(finetune_argv(train_files, pre, "--init", str(tiny_mlm_dir))) == 0
+    # the default --max-length (128) is more than the tiny model's 64 positions: said, and the inputs cut to 64
+    assert "note: --max-length 128 is more than the model's 64 positions: inputs are cut to 64 tokens" in \
+        capsys.readouterr().out
     metrics = assert_hub_folder(pre)
     model = roberta.RobertaForSequenceClassification.from_pretrained(pre)
     assert model.config.id2label == {0: "negative", 1: "positive"}

@@ -334,6 +334,9 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     if tokenizer.normalizer is None or tokenizer.normalizer.normalize_str("Ab") != "ab":  # (a classifier --init does)
         tokenizer = lowercasing(tokenizer)  # SST-2 is lower-case; the saved tokenizer.json lower-cases every input
     max_length = min(args.max_length or model.config.max_length, model.config.max_length)
+    if args.max_length and args.max_length > max_length and dist.is_main:  # said, not silently cut
+        print(f"note: --max-length {args.max_length:,} is more than the model's {max_length} positions: inputs "
+              f"are cut to {max_length} tokens", flush=True)
     pad_id = model.config.pad_token_id
 
     # normalize_for_classifier, <s> text </s>, truncated: exactly what evaluation (and the app) feed the model
