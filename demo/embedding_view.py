@@ -29,6 +29,7 @@ from roberta.tokenizer import SPECIAL_TOKENS
 from .figures import _short  # importing figures also sets the Agg backend, fonts, and text never read as math
 from .bpe_view import is_partial, readable
 from .formatting import word_labels
+from .training_counts import seen_cell
 
 MAX_PIECES = 5  # a word in more pieces is mostly a guess of the tokenizer's, its mean says little
 MAX_WORD_CHARS = 40
@@ -316,12 +317,14 @@ EMBEDDING_CSS = """<style>
 .ev-view td.ev-rank{text-align:right;width:2.5em;font-variant-numeric:tabular-nums}
 .ev-view td.ev-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .ev-view td.ev-track{width:50%}
+.ev-view .ev-seen{font-size:12px;opacity:.8;text-align:left;white-space:nowrap;font-variant-numeric:tabular-nums}
+.ev-view .ev-kind{white-space:nowrap}
 .ev-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
 .ev-bar.ev-none{background:transparent;border-left:2px solid #6366f1}
 .dark .ev-bar{background:#818cf8}.dark .ev-bar.ev-none{background:transparent;border-color:#818cf8}
 .ev-pieces{font-size:13px}
 .ev-note{font-size:12px;opacity:.75}
-@media (max-width:600px){.ev-view td.ev-track{width:30%}
+@media (max-width:600px){.ev-view .ev-seen{white-space:normal}.ev-view td.ev-track{width:30%}
   .ev-view table.ev-table,.ev-view th,.ev-view td{font-size:12px}.ev-view td,.ev-view th{padding:2px 3px}}
 </style>"""
 
@@ -335,11 +338,12 @@ def _pieces_line(word: str, pieces: list[str]) -> str:
     return f"“{word}” is in {len(pieces)} pieces, <code>{listed}</code>: their mean stands for it"
 
 
-def neighbours_html(result: dict, title: str) -> str:
+def neighbours_html(result: dict, title: str, counts=None) -> str:
     """`nearest_words` or `analogy` as a person reads it: a table of rank, word and cosine similarity (the number
     always, and a bar from the baseline, the query's mean similarity to every token, to 1: in a small model
     every token scores high, so the bars show what rises above that), how the query was split into tokens, and a note
-    on what the similarity means."""
+    on what the similarity means. Given `counts` (`demo.training_counts.TrainingCounts` of the tokenizer's
+    vocabulary), a last column says how often the pretraining text held each neighbour (every count on hover)."""
     rows = []
     neighbours = result["neighbours"]
     baseline = float(result.get("baseline", 0.0))
@@ -350,11 +354,12 @@ def neighbours_html(result: dict, title: str) -> str:
         sim = float(n["similarity"])
         width = max(0.0, min(100.0, 100 * (sim - baseline) / max(1.0 - baseline, 1e-6)))
         bar = f'<span class="ev-bar{" ev-none" if width <= 0 else ""}" style="width:{width:.1f}%"></span>'
+        seen = seen_cell(counts, int(n["token"]), "ev") if counts is not None else ""
         rows.append(f'<tr><td class="ev-rank">{rank}</td><th scope="row" class="ev-word" '
                     f'title="{html.escape(repr(n["token_str"]))}">{html.escape(word)}</th>'
-                    f'<td class="ev-score">{sim:.3f}</td><td class="ev-track">{bar}</td></tr>')
+                    f'<td class="ev-score">{sim:.3f}</td><td class="ev-track">{bar}</td>{seen}</tr>')
     if not rows:
-        rows.append('<tr><td colspan="4">No token is left to compare once the query’s own tokens and special '
+        rows.append(f'<tr><td colspan="{4 if counts is None else 5}">No token is left to compare once the query’s own tokens and special '
                     "tokens are set aside.</td></tr>")
     if "query_pieces" in result:
         a, b, c = (html.escape(w) for w in result["query"])
@@ -373,10 +378,16 @@ def neighbours_html(result: dict, title: str) -> str:
             "word by its row), and training places tokens that appear in similar contexts close together, which is not "
             "the same as meaning the same: opposites such as good and bad fit the same sentences, so they are "
             "often each other's neighbours. " + which)
+    if counts is not None:
+        note += (" “Seen in pretraining”: how often the text the model was pretrained on holds the token, each "
+                 "document once (hover for every count). A token it held a few dozen times has an embedding trained "
+                 "on a few dozen sentences: odd neighbours are often such rare tokens.")
     pieces = "".join(f'<p class="ev-pieces">{line}</p>' for line in lines)
     return (f'{EMBEDDING_CSS}<div class="ev-view"><h3>{html.escape(title)}</h3>{pieces}'
             f'<table class="ev-table"><tr><th scope="col">rank</th><th scope="col">word</th>'
-            f'<th scope="col" colspan="2">cosine similarity</th></tr>{"".join(rows)}</table>'
+            f'<th scope="col" colspan="2">cosine similarity</th>'
+            + ('<th scope="col" class="ev-seen">seen in pretraining</th>' if counts is not None else "")
+            + f'</tr>{"".join(rows)}</table>'
             f'<p class="ev-note">{html.escape(note)}</p></div>')
 
 

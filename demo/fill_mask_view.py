@@ -7,6 +7,7 @@ import re
 
 from .formatting import (SPACE_LABEL, format_log_probability, format_probability, piece_of, prediction_labels,
                          reads_as_is, token_label, word_label)
+from .training_counts import seen_cell
 from .validation import MASK, MASK_RE, MAX_MASKS
 
 # Where a mask and the whitespace before it start; the look-behind keeps the pattern from being tried again
@@ -54,7 +55,7 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
     each part's heading ("h4" inside a comparison, whose models are the h3s). A prediction that is whitespace or
     part of a character reads as a label (`demo.formatting.word_label`: "␣", "⟨byte 0xE6⟩ (part of a character)";
     its bytes are named given the model's `tokenizer`). Given `counts` (`demo.training_counts.TrainingCounts` of
-    the model's vocabulary), a last column says how often the pretraining text held each answer (`seen_cell`)."""
+    the model's vocabulary), a last column says how often the pretraining text held each answer (`answer_seen_cell`)."""
     blocks = []
     for i, row in enumerate(per_mask):
         top = max((float(r["score"]) for r in row), default=0.0) or 1.0
@@ -72,7 +73,7 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
             else:  # a label ("⟨byte 0xE6⟩ (part of a character)") may take two lines, a word is cut with "…"
                 kind = "" if reads_as_is(r["token_str"]) else " fm-label"
                 cell = f'<th scope="row" class="fm-word{kind}">{html.escape(word)}</th>'
-            seen = seen_cell(r, counts) if counts is not None else ""
+            seen = answer_seen_cell(r, counts) if counts is not None else ""
             lines.append(f'<tr>{cell}<td class="fm-track"><span class="fm-bar" '
                          f'style="width:{width:.1f}%"></span></td><td class="fm-score" title="p = {p:.3e}, ln p = '
                          f'{format_log_probability(p)}">{format_probability(p)}</td>{seen}</tr>')
@@ -126,7 +127,7 @@ def tokens_html(tokens, heading: str = "h3", counts=None) -> str:
             f'sit together)</small></{heading}><div class="fm-strip">{strip}</div></div>')
 
 
-def seen_cell(result: dict, counts) -> str:
+def answer_seen_cell(result: dict, counts) -> str:
     """The "seen in pretraining" cell of a prediction: its token's count in the pretraining text ("128k · 99%
     movie reviews", the second part on a line of its own on a phone; every count on hover). A candidate word scored by its first piece gets none: the piece's
     count says nothing of the word."""
@@ -134,10 +135,7 @@ def seen_cell(result: dict, counts) -> str:
     if words and (len(words) > 1 or words[0] != result["token_str"].strip()):
         return ('<td class="fm-seen" title="a word in pieces: how often the text holds the word is not a count of '
                 'one token">–</td>')
-    token = int(result["token"])
-    count, kind = counts.short(token)
-    kind = f' <span class="fm-kind">· {html.escape(kind)}</span>' if kind else ""
-    return f'<td class="fm-seen" title="{html.escape(counts.sentence(token))}">{html.escape(count)}{kind}</td>'
+    return seen_cell(counts, int(result["token"]), "fm")
 
 
 SHOWN_SHARING = 5  # candidate words a shared row names (all of them on hover)

@@ -90,6 +90,16 @@ def _wanted(view, depends) -> set:
     return {view} & set(depends)
 
 
+def with_counts(result: dict, tokenizer):
+    """The pretraining counts of `tokenizer`'s vocabulary (`counts_for`), or None; given them, each of the
+    result's neighbours gets "seen": {kind of text: how often it holds the token}, as the Tokens tab's rows."""
+    counts = counts_for(tokenizer)
+    if counts is not None:
+        for n in result["neighbours"]:
+            n["seen"] = dict(zip(counts.names, counts.seen(int(n["token"]))))
+    return counts
+
+
 class Handlers:
     def __init__(self, models: Models, chooser: ModelChooser | None = None):
         self.models = models
@@ -602,7 +612,8 @@ class Handlers:
         loaded, embeddings = self._embeddings(model)
         result = embedding_view.nearest_words(embeddings.word_embeddings.weight, loaded.tokenizer,
                                               self._word(word, "The word"), k, words_only)
-        return embedding_view.neighbours_html(result, f"Nearest to “{result['word']}”"), result
+        counts = with_counts(result, loaded.tokenizer)
+        return embedding_view.neighbours_html(result, f"Nearest to “{result['word']}”", counts), result
 
     @user_errors
     def analogy(self, a, b, c, k=10, words_only=True, model=SHIPPED):
@@ -614,7 +625,8 @@ class Handlers:
         result = embedding_view.analogy(embeddings.word_embeddings.weight, loaded.tokenizer, *words, k, words_only)
         a, b, c = result["query"]
         best = result["neighbours"][0]["token_str"].strip() + "?" if result["neighbours"] else "?"
-        return embedding_view.neighbours_html(result, f"{a} is to {b} as {c} is to … {best}"), result
+        counts = with_counts(result, loaded.tokenizer)
+        return embedding_view.neighbours_html(result, f"{a} is to {b} as {c} is to … {best}", counts), result
 
     def _figure(self, table, what, draw):
         """`draw()`'s figure (or figure and text), drawn once per (table, `what`) among the last

@@ -3,6 +3,7 @@ fill-mask answers and the Tokens tab's tokens: a model knows a word about as wel
 from __future__ import annotations
 
 import functools
+import html
 import json
 import logging
 import os
@@ -66,6 +67,15 @@ class TrainingCounts:
         parts = ", ".join(f"{count:,} in {name} ({size / 1e6:.1f}M tokens)"
                           for count, name, size in zip(per_source, self.names, self.tokens))
         return f"{times} in the pretraining text (each document once): {parts}"
+
+
+def seen_cell(counts: TrainingCounts, token_id: int, prefix: str) -> str:
+    """A table cell that says a token's count, "128k · 99% movie reviews" (classes PREFIX-seen and, for the
+    second part, PREFIX-kind, which a phone's narrow table puts on a line of its own), every count on hover."""
+    count, kind = counts.short(token_id)
+    kind = f' <span class="{prefix}-kind">· {html.escape(kind)}</span>' if kind else ""
+    return (f'<td class="{prefix}-seen" title="{html.escape(counts.sentence(token_id))}">{html.escape(count)}'
+            f"{kind}</td>")
 
 
 def parse_counts(document: dict) -> TrainingCounts:

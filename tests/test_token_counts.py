@@ -10,7 +10,7 @@ import pytest
 
 import roberta
 from demo import bpe_view
-from demo.fill_mask_view import predictions_html, seen_cell
+from demo.fill_mask_view import answer_seen_cell, predictions_html
 from demo.tokens_view import tokenize
 from demo.training_counts import COUNTS_FILE, TrainingCounts, counts_for, parse_counts, read_counts, short_count
 from roberta.tokenizer import vocab_digest
@@ -137,7 +137,7 @@ def test_the_fill_mask_view_says_how_often_each_answer_was_seen():
     count, kind = counts.short(movie)
     assert f"{count} <span class=\"fm-kind\">· {kind}</span>" in out and kind.endswith("movie reviews")
     assert "seen in pretraining</th>" in out and "“Seen in pretraining”" in out
-    assert 'title="a word in pieces' in seen_cell(row[1], counts)  # the first piece's count is not the word's
+    assert 'title="a word in pieces' in answer_seen_cell(row[1], counts)  # the first piece's count is not the word's
     assert f'title="{counts.sentence(tokenizer.token_to_id("arked"))}">arked</span>' in out  # the text's chips
     plain = predictions_html([row], ["barked"], tokenize(tokenizer, text, 128), tokenizer=tokenizer)
     assert 'class="fm-seen"' not in plain and "Seen in pretraining" not in plain and 'title="seen' not in plain
@@ -172,3 +172,9 @@ def test_the_app_says_it_for_the_shipped_model_only(tiny_mlm_dir, tiny_clf_dir, 
     other = handlers.fill_mask("The <mask> barked at the mailman.", 3, "", str(tiny_mlm_dir))[-1]
     assert 'class="fm-seen"' not in other and "Seen in pretraining" not in other
     assert not any("seen" in row for row in handlers.tokens("The dog barked.", str(tiny_mlm_dir))[1]["tokens"])
+    # the Embeddings tab: each neighbour's count, in the table and the data (the rare ones are the odd neighbours)
+    for view, result in (handlers.neighbours("Monday", 5), handlers.analogy("man", "king", "woman", 5)):
+        assert view.count('<td class="ev-seen" title="seen ') == 5 and "“Seen in pretraining”" in view
+        assert all(set(n["seen"]) == {"Wikipedia", "movie reviews"} for n in result["neighbours"])
+    view, result = handlers.neighbours("Monday", 5, True, str(tiny_mlm_dir))
+    assert 'class="ev-seen"' not in view and not any("seen" in n for n in result["neighbours"])
