@@ -1,5 +1,6 @@
 """The About tab and the notes next to each tab's result, read at start-up from what each model folder holds
-(metrics.json, phases.json, README.md, curves.png, phases.png): a short card per model and its figures (each
+(metrics.json, phases.json, README.md, curves.png, phases.png) and the pretraining text's token counts
+(`demo.training_counts`): a short card per model and its figures (each
 with a caption and alt text that say what it covers), the notes on its size, held-out figures and the showcase
 examples it gets wrong, the calibration note, the architecture and the recipe."""
 from __future__ import annotations
@@ -10,6 +11,8 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
+
 import roberta
 from roberta.run_metrics import RunMetrics, dataset_name
 from roberta.text import normalize_for_classifier
@@ -17,6 +20,7 @@ from roberta.text import normalize_for_classifier
 from .examples import FILL_MASK_EXPECTED, SENTIMENT_EXPECTED
 from .formatting import code, large_count, md_escape, millions, minutes, pct
 from .models import ROOT, Models, shown_source
+from .training_counts import counts_file, counts_for
 
 log = logging.getLogger(__name__)
 
@@ -263,7 +267,32 @@ def about_sections(models: Models) -> dict:
         out[f"{loaded.key}_card"] = summary_card(loaded)
         out[f"{loaded.key}_curves"] = loaded.extras.get("curves")
         out[f"{loaded.key}_figures"] = model_figures(loaded)
+    if text := training_text_figure(models.mlm):
+        out["mlm_figures"].append(text)
     return out
+
+
+def training_text_figure(loaded) -> AboutFigure | None:
+    """What the fill-mask model's pretraining text held (`train.token_counts`' figure, beside the counts file),
+    when the counts are of its vocabulary; its caption's figures read from the counts."""
+    counts = counts_for(loaded.tokenizer) if loaded.available else None
+    figure = counts_file().with_suffix(".png")
+    if counts is None or not figure.is_file():
+        return None
+    total = counts.counts.sum(axis=0)
+    size = int(total.sum())
+    parts = ", ".join(f"{name} {large_count(tokens)}" for name, tokens in zip(counts.names, counts.tokens))
+    top = np.sort(total)[::-1]
+    rare, never = int(((total > 0) & (total < 100)).sum()), int((total == 0).sum())
+    return AboutFigure(str(figure), (
+        f"**What it read**: its pretraining text holds {large_count(size)} tokens ({parts}), each document counted "
+        f"once. The 100 commonest tokens are {top[:100].sum() / size:.0%} of it, and {rare:,} of the "
+        f"{len(total):,} tokens of the vocabulary ({rare / len(total):.0%}) occur 1 to 99 times ({never:,} never): a word the "
+        "text held rarely is one the model knows little of. The Fill mask and Embeddings tabs give each answer's "
+        "count."), (
+        "How often the pretraining text holds each token, against the token's rank from the commonest, both on log "
+        "scales: one line per kind of text and one for both, a few tokens marked, and a dotted line at 100 "
+        "occurrences."))
 
 
 def gpu_phases_text(loaded) -> str:

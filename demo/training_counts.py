@@ -15,6 +15,8 @@ import numpy as np
 
 from roberta.tokenizer import vocab_digest
 
+from .formatting import large_count
+
 log = logging.getLogger(__name__)
 
 COUNTS_FILE = Path(__file__).resolve().parent.parent / "assets" / "training-text" / "token-counts.json"
@@ -64,7 +66,7 @@ class TrainingCounts:
         per_source = self.seen(token_id)
         total = sum(per_source)
         times = "never seen" if total == 0 else f"seen {total:,} time{'s' if total != 1 else ''}"
-        parts = ", ".join(f"{count:,} in {name} ({size / 1e6:.1f}M tokens)"
+        parts = ", ".join(f"{count:,} in {name} ({large_count(size)} tokens)"
                           for count, name, size in zip(per_source, self.names, self.tokens))
         return f"{times} in the pretraining text (each document once): {parts}"
 
@@ -109,10 +111,15 @@ def read_counts(path: Path = COUNTS_FILE) -> TrainingCounts | None:
 _FOR_TOKENIZER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def counts_file() -> Path:
+    """The counts file the app reads: $TOKEN_COUNTS, else the shipped one (its figure: the same name in .png)."""
+    return Path(os.environ.get(ENV_VAR) or COUNTS_FILE)
+
+
 def counts_for(tokenizer, path: Path | None = None) -> TrainingCounts | None:
     """The counts of `path` (default: $TOKEN_COUNTS, else the shipped file), if they were made with `tokenizer`'s
     vocabulary (the shipped models'); None for any other model (a Hub model's token ids mean other tokens)."""
-    path = Path(path or os.environ.get(ENV_VAR) or COUNTS_FILE)
+    path = Path(path or counts_file())
     counts = read_counts(path)
     if counts is None:
         return None

@@ -418,6 +418,9 @@ def test_about_tab(page):
     broken = page.evaluate("() => [...document.querySelectorAll('[role=tabpanel] img')]"
                            ".filter(i => i.complete && i.naturalWidth === 0).length")
     assert broken == 0
+    # what the model read: the counts' figure (TOKEN_COUNTS's, beside the counts file) with its caption
+    sync_api.expect(page.get_by_text("What it read")).to_be_visible()
+    sync_api.expect(page.get_by_role("img", name=re.compile("How often the pretraining text holds each token"))).to_be_visible()
     page.get_by_text("Architecture and parameter counts").click()
     sync_api.expect(page.get_by_role("cell", name="Token embeddings", exact=True)).to_be_visible()
     shot(page, "5-about")

@@ -39,6 +39,7 @@ def test_the_counts_are_every_token_of_every_document(train_files, tokenizer, tm
     document = json.loads(out.read_text())
     assert document["tokenizer_vocab"] == vocab_digest(tokenizer)
     assert document["command"].startswith("python -m train.token_counts --tokenizer ")
+    assert out.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # the rank-frequency figure beside it
     plain, reviews = document["sources"]
     lines = [line for line in corpus.read_text().splitlines() if line.strip()]
     texts = [line for line in valid.read_text().splitlines() if line.strip()]
@@ -108,7 +109,7 @@ def test_what_a_count_says():
     assert counts.short(2) == ("200", "99% movie reviews")  # 99.5%: not rounded up to a "100%" that is not all
     assert counts.seen(99) == [0, 0]  # an id outside the counted vocabulary
     assert counts.sentence(3) == ("seen 7 times in the pretraining text (each document once): 0 in Wikipedia "
-                                  "(0.0M tokens), 7 in movie reviews (0.0M tokens)")
+                                  "(1,000 tokens), 7 in movie reviews (3,000 tokens)")
     assert counts.sentence(0).startswith("never seen")
     assert [short_count(n) for n in (6, 1784, 12_345, 127_786, 1_494_475)] == ["6", "1,784", "12.3k", "128k", "1.5M"]
 
@@ -178,3 +179,19 @@ def test_the_app_says_it_for_the_shipped_model_only(tiny_mlm_dir, tiny_clf_dir, 
         assert all(set(n["seen"]) == {"Wikipedia", "movie reviews"} for n in result["neighbours"])
     view, result = handlers.neighbours("Monday", 5, True, str(tiny_mlm_dir))
     assert 'class="ev-seen"' not in view and not any("seen" in n for n in result["neighbours"])
+
+
+def test_the_about_tab_shows_what_the_model_read(tiny_mlm_dir, tiny_clf_dir):
+    from demo import about
+    from demo.models import load_models
+
+    shipped = load_models(mlm=ROOT / "assets" / "mini-roberta-mlm", sentiment=tiny_clf_dir)
+    figure = about.training_text_figure(shipped.mlm)
+    assert figure.path == str(COUNTS_FILE.with_suffix(".png")) and Path(figure.path).is_file()
+    counts = read_counts(COUNTS_FILE)
+    total = counts.counts.sum(axis=0)
+    rare = int(((total > 0) & (total < 100)).sum())
+    assert "holds 35.0M tokens (Wikipedia 13.3M, movie reviews 21.8M)" in figure.caption
+    assert f"{rare:,} of the {len(total):,} tokens" in figure.caption
+    assert about.about_sections(shipped)["mlm_figures"][-1] == figure
+    assert about.training_text_figure(load_models(mlm=tiny_mlm_dir, sentiment=tiny_clf_dir).mlm) is None

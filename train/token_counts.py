@@ -9,7 +9,8 @@ verb it cannot tie to dogs. Each `--source NAME=PATH[,PATH...]` (default: the sh
 groups, Wikipedia and movie reviews) is read as `train.pretrain` reads it (`train.data.read_documents`: IMDB's
 train.tsv without its evaluation sample) and tokenized with `--tokenizer`; every document counts once (the
 model read them many times, in a different mixture each phase). The JSON file holds, per source, its files,
-documents and tokens, and the count of every token id; `tokenizer_vocab` (`roberta.tokenizer.vocab_digest`) ties it to the
+documents and tokens, and the count of every token id (beside it, the same name in .png: the counts against their
+rank, the About tab's figure); `tokenizer_vocab` (`roberta.tokenizer.vocab_digest`) ties it to the
 vocabulary it counts, and the app shows the counts only beside a model with that vocabulary.
 `--words` prints how often each word occurs whole (case-sensitive, between non-word characters) in each
 source, which tokens cannot say for a word the tokenizer splits (" barked" is " b" + "arked").
@@ -90,6 +91,53 @@ def is_counts_file(path: Path) -> bool:
     return isinstance(document, dict) and {"tokenizer_vocab", "sources"} <= document.keys()
 
 
+# tokens the figure marks: a function word, the reviews' word, a country, the rare half of " barked"
+MARKED = ("Ġthe", "Ġmovie", "ĠFrance", "arked")
+RARE = 100  # the figure's line: tokens seen fewer times than this
+
+
+def plot_counts(document: dict, tokenizer, path: Path) -> Path:
+    """The rank-frequency figure (log-log) of the counts: one line per source and their total, a few tokens
+    marked, and how much of the vocabulary lies under RARE occurrences."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from .reporting import save_figure
+
+    counts = np.array([source["counts"] for source in document["sources"]], dtype=np.int64)
+    total = counts.sum(axis=0)
+    fig = Figure(figsize=(8, 4.6))
+    ax = fig.add_subplot()
+    ranks = np.arange(1, len(total) + 1)
+    for source, row in zip(document["sources"], counts):
+        ax.loglog(ranks, np.sort(row)[::-1], lw=1.2, alpha=.8,
+                  label=f"{source['name']} ({source['tokens'] / 1e6:.1f}M tokens)")
+    ax.loglog(ranks, np.sort(total)[::-1], color="black", lw=1.8, label=f"both ({total.sum() / 1e6:.1f}M tokens)")
+    order = np.argsort(-total, kind="stable")
+    rank_of = np.empty_like(order)
+    rank_of[order] = ranks
+    for token in MARKED:
+        token_id = tokenizer.token_to_id(token)
+        if token_id is None or total[token_id] == 0:
+            continue
+        x, y = rank_of[token_id], total[token_id]
+        ax.plot([x], [y], "o", color="black", ms=4)
+        ax.annotate(f"“{token.replace('Ġ', '␣')}” {y:,}", (x, y), xytext=(6, 4), textcoords="offset points",
+                    fontsize=9)
+    rare, never = int(((total > 0) & (total < RARE)).sum()), int((total == 0).sum())
+    ax.axhline(RARE, color="grey", ls=":", lw=1)
+    ax.text(1.5, RARE * 1.15, f"{rare:,} of the {len(total):,} tokens occur 1 to {RARE - 1} times, {never:,} never",
+            fontsize=9, color="dimgrey")
+    ax.set_xlabel("token, from the commonest (rank, log scale)")
+    ax.set_ylabel("occurrences (log scale)")
+    ax.set_title("How often the pretraining text holds each token of the vocabulary", fontsize=11)
+    ax.legend(fontsize=9, loc="upper right")
+    ax.grid(True, which="major", alpha=.3)
+    return save_figure(fig, path)
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m train.token_counts", description=__doc__.split("\n\n")[0],
                                 epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -129,9 +177,10 @@ def main(argv=None) -> int:
             document = build_counts(tokenizer, sources, progress)
             document["command"] = shlex.join(["python", "-m", "train.token_counts", *(argv or sys.argv[1:])])
             write_counts(document, out)
+            figure = plot_counts(document, tokenizer, out.with_suffix(".png"))
             totals = ", ".join(f"{s['name']} {s['tokens']:,} tokens in {s['documents']:,} documents"
                                for s in document["sources"])
-            print(f"wrote {out}: {totals}")
+            print(f"wrote {out} and {figure.name}: {totals}")
     except (OSError, ValueError) as err:  # a missing or unreadable corpus file
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USER_ERROR
