@@ -107,7 +107,11 @@ def test_pack_ship_returns_what_finished_in_a_stopped_recipe(tiny_mlm_dir, tiny_
     """A GPU command stopped by `timeout` mid-way: `pack RECIPE --ship` exports the finished runs only."""
     out = tmp_path / "gpu"
     assert gpu_transfer.main(["pack", str(out), "--ship", "--out", str(tmp_path / "none")]) == 2
-    assert "pretraining did not finish" in capsys.readouterr().err  # nothing to return: said, not a traceback
+    assert "nothing to ship" in capsys.readouterr().err  # nothing to return: said, not a traceback
+    (out / "mlm").mkdir(parents=True)  # pretraining cut off: not shipped, even with a classifier that finished
+    assert gpu_transfer.main(["pack", str(out), "--ship", "--out", str(tmp_path / "none")]) == 2
+    assert "pretraining did not finish" in capsys.readouterr().err
+    shutil.rmtree(out / "mlm")
 
     def finished_run(src, dst, metrics):
         shutil.copytree(src, dst)
@@ -182,11 +186,13 @@ def test_gpu_session_retry_runs_without_torch_compile(tmp_path):
 
 
 @pytest.mark.parametrize("options, match", [
-    (["--upload", "{tmp}/nope"], "no data/ folder in it"), (["--minutes", "0"], "must be positive"),
-    (["--deadline-s", "-5"], "must be positive"), (["--work", "{tmp}/used"], "holds an earlier session's runs")])
+    (["--upload", "{tmp}/nope"], "no data/ folder in it"), (["--minutes", "-1"], "must be at least 0"),
+    (["--minutes", "0"], "give it after --, e.g. -- --init"),  # no pretraining and no encoder to fine-tune
+    (["--deadline-s", "-5"], "--deadline-s positive"), (["--work", "{tmp}/used"], "holds an earlier session's runs")])
 def test_gpu_session_refuses_what_would_waste_the_device_before_starting(tmp_path, capsys, options, match):
-    """Checked before any minute of the device runs: a missing upload, budgets that are not positive, a work
-    folder with an earlier session's runs in it (the recipe would take them as done)."""
+    """Checked before any minute of the device runs: a missing upload, budgets that are not positive (or no
+    pretraining without an encoder), a work folder with an earlier session's runs in it (the recipe would take
+    them as done)."""
     from train import gpu_session
 
     (tmp_path / "up" / "data").mkdir(parents=True)
@@ -264,3 +270,49 @@ def test_gpu_recipe_end_to_end_on_cpu(train_files, tmp_path):
     assert run_recipe(second, "--init", str(back / "mini-roberta-mlm")) == 0
     metrics = json.loads((second / "mlm" / "metrics.json").read_text())
     assert metrics["init"] == str(back / "mini-roberta-mlm") and "--output-bias" not in metrics["command"]
+
+
+@pytest.mark.slow
+def test_gpu_recipe_runs_the_shipped_classifiers_recipe(train_files, tmp_path):
+    """--tapt-minutes and --imdb-stage: the classifier the GPU command returns is made as the shipped one (TAPT on
+    the review text of --data, one IMDB stage, the seeds from it, here 2 at once in processes of their own, and
+    their weight average), so it can ship without an hour of CPU fine-tuning."""
+    from train import recipe
+
+    upload, out = make_upload(train_files, tmp_path), tmp_path / "gpu"
+    assert recipe.main(["--gpu", "--quick", "--data", str(upload / "data"), "--tokenizer",
+                        str(upload / "tokenizer.json"), "--seeds", "0", "1", "--tapt-minutes", "1", "--imdb-stage",
+                        "--parallel", "2", "--out", str(out)]) == 0
+    sentiment = out / "sentiment"
+    tapt = json.loads((sentiment / "tapt" / "mlm" / "metrics.json").read_text())
+    assert tapt["init"] == str(out / "mlm") and tapt["eval_data"].endswith("wiki.valid.tokens.xz")
+    assert (sentiment / "tapt" / "imdb-lower.txt").read_text().islower()  # from the upload's unsup.txt.xz
+    stage = json.loads((sentiment / "imdb-s0" / "metrics.json").read_text())
+    assert stage["init"] == str(sentiment / "tapt" / "mlm") and stage["train_data"].endswith("imdb/train.tsv.xz")
+    for seed in (0, 1):
+        assert json.loads((sentiment / f"imdb-sst2-s{seed}" / "metrics.json").read_text())["init"] == str(
+            sentiment / "imdb-s0")
+        assert (sentiment / "logs" / f"seed-{seed}.log").is_file()
+    assert json.loads((out / "ship" / "sentiment" / "tapt" / "metrics.json").read_text()) == tapt  # its rate back
+    shipped = json.loads((out / "ship" / "mini-roberta-sst2" / "metrics.json").read_text())
+    averaged = json.loads((sentiment / "imdb-sst2-avg" / "metrics.json").read_text())
+    assert shipped["averaged"] == 2 and shipped["dev_accuracy"] == averaged["dev_accuracy"]
+
+
+@pytest.mark.slow
+def test_gpu_session_without_pretraining_returns_the_classifier_alone(train_files, tiny_mlm_dir, tmp_path, capsys):
+    """--minutes 0: the GPU command fine-tunes the encoder that came with the tree (the shipped classifier's recipe,
+    2 seeds at once) and returns the classifier alone, with the session's logs; no retry of a pretraining."""
+    from train import gpu_session, recipe
+
+    upload, out = make_upload(train_files, tmp_path), tmp_path / "OUT"
+    assert gpu_session.main(["--out", str(out), "--upload", str(upload), "--work", str(tmp_path / "work"),
+                             "--minutes", "0", "--seeds", "0", "1", "--tests", "", "--",
+                             "--quick", "--init", str(tiny_mlm_dir), "--tapt-minutes", "1", "--imdb-stage"]) == 0
+    report = capsys.readouterr().out
+    assert "== imdb-sst2-avg: SST-2 dev" in report and "retrying" not in report
+    back = gpu_transfer.unpack(out, tmp_path / "back")
+    assert {p.name for p in back.iterdir()} == {"mini-roberta-sst2", "sentiment", "session"}
+    assert json.loads((back / "mini-roberta-sst2" / "metrics.json").read_text())["averaged"] == 2
+    with pytest.raises(ValueError, match="give --init"):  # the recipe refuses it too
+        recipe.plan_gpu(recipe.build_parser().parse_args(["--gpu", "--out", "x", "--time-budget-min", "0"]))

@@ -3,6 +3,10 @@ pipeline, two-stage fine-tuning (IMDB then SST-2), layer-wise lr decay, weight a
 the seeds' summary and the experiment's plan. Tiny models and generated data; the real runs are not tested."""
 import json
 import math
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -565,6 +569,69 @@ def test_sentiment_recipe_end_to_end(train_files, tiny_mlm_dir, tmp_path):
     assert json.loads((out / "imdb-sst2-avg" / "metrics.json").read_text())["averaged"] == 2
     stage = json.loads((out / "imdb-s0" / "metrics.json").read_text())
     assert stage["train_rows"] >= stage["train_examples"]  # the IMDB stage reads every window of a review
+
+
+@pytest.mark.slow
+def test_sentiment_recipe_runs_seeds_in_parallel(train_files, tiny_mlm_dir, tmp_path, capsys):
+    """--parallel 2: the shared IMDB stage here, then each seed in a process of its own (its log in OUT/logs), then
+    the average and the summary here; the runs are those of the same command without --parallel."""
+    out = tmp_path / "exp"
+    tiny = tiny_finetune_args(train_files, steps=3)
+    argv = ["--init", str(tiny_mlm_dir), "--out", str(out), "--arms", "imdb-sst2", "--imdb-stage-seed", "0",
+            "--seeds", "0", "1", "--imdb-train", str(train_files / "train.tsv"), "--finetune-args", tiny,
+            "--imdb-args", tiny.replace("--calibration-n 40", ""), "--no-progress", "--tapt-minutes", "0",
+            "--parallel", "2"]
+    assert sentiment_recipe.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert printed.index("== imdb-s0: python -m train.finetune") < printed.index("== seed 0: python -m "
+                                                                                 "train.sentiment_recipe")
+    for seed in (0, 1):
+        log = (out / "logs" / f"seed-{seed}.log").read_text()
+        assert "== imdb-s0: already done" in log and f"== imdb-sst2-s{seed}: python -m train.finetune" in log
+        assert f"imdb-sst2-s{1 - seed}" not in log  # each process runs its own seed
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["imdb-sst2"]["seeds"] == 2
+    assert json.loads((out / "imdb-sst2-avg" / "metrics.json").read_text())["averaged"] == 2
+    for name in ("imdb-sst2-s0", "imdb-sst2-s1"):  # the runs the same command makes without --parallel
+        run = json.loads((out / name / "metrics.json").read_text())
+        assert run["init"] == str(out / "imdb-s0") and run["train_steps"] == 3 and f"--out {out / name}" in run["command"]
+    assert sentiment_recipe.main([*argv, "--dry-run"]) == 0
+    assert "# the seeds' own steps run up to 2 at once" in capsys.readouterr().out
+    assert sentiment_recipe.main([*argv[:-1], "0"]) == 2  # --parallel 0
+
+
+@pytest.mark.slow
+def test_a_signal_stops_the_parallel_seeds_with_their_checkpoints(train_files, tiny_mlm_dir, tmp_path):
+    """SIGTERM to `--parallel` (a GPU session's deadline) reaches the seeds' processes once: each saves a
+    checkpoint and stops, and the recipe exits 130. Killed outright (SIGKILL, which it cannot pass on), the seeds
+    get a SIGTERM from the system instead and stop the same way."""
+    tiny = tiny_finetune_args(train_files, steps=100000).replace("--eval-every 0", "--eval-every 0 --epochs 1000")
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        out = tmp_path / sig.name
+        argv = [sys.executable, "-m", "train.sentiment_recipe", "--init", str(tiny_mlm_dir), "--out", str(out),
+                "--arms", "sst2", "--seeds", "0", "1", "--finetune-args", tiny, "--no-progress", "--tapt-minutes",
+                "0", "--parallel", "2"]
+        proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        logs = [out / "logs" / f"seed-{seed}.log" for seed in (0, 1)]
+        try:
+            deadline = time.time() + 120
+            while not all(log.is_file() and "starting a new run" in log.read_text() for log in logs):  # both train
+                assert proc.poll() is None and time.time() < deadline, "the seeds did not start"
+                time.sleep(0.2)
+            time.sleep(1)
+            proc.send_signal(sig)
+            printed, _ = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:  # the seeds stop with it: SIGTERM, passed on to them
+                proc.terminate()
+                proc.communicate(timeout=60)
+        assert proc.returncode == (130 if sig == signal.SIGTERM else -signal.SIGKILL), printed
+        for seed in (0, 1):
+            deadline = time.time() + 60  # after a SIGKILL the seeds stop on their own time
+            while not (out / f"sst2-s{seed}" / "checkpoints").is_dir() and time.time() < deadline:
+                time.sleep(0.2)
+            assert (out / f"sst2-s{seed}" / "checkpoints").is_dir(), logs[seed].read_text()[-2000:]
+            assert "SIGTERM: saving a checkpoint" in logs[seed].read_text()
 
 
 @pytest.mark.slow

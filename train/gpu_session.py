@@ -97,7 +97,7 @@ def session(args) -> int:
         left = deadline - time.monotonic()
         if code == EXIT_USER_ERROR:  # a bad option or a missing file: the retry would fail the same way
             print(f"(the recipe refused its options or files, exit code {code}: no retry)", file=log, flush=True)
-        elif not finished(first / "mlm") and left >= RETRY_MIN_S:
+        elif args.minutes > 0 and not finished(first / "mlm") and left >= RETRY_MIN_S:
             minutes = round((left - 150) / 60, 2)  # setup, final evaluation and one fine-tuning seed: ~150 s
             print(f"(pretraining did not finish, exit code {code}: retrying at lr {args.retry_lr} in fp32 "
                   f"for {minutes} min)", file=log, flush=True)
@@ -125,7 +125,8 @@ def session(args) -> int:
     shutil.copytree(logs, shipped / "session", dirs_exist_ok=True)
     pack_what_fits(shipped, Path(args.out))
     print(report(chosen, logs), flush=True)  # last: a device call's reply carries the end of the output
-    return 0 if finished(chosen / "mlm") else 1
+    wanted = chosen / "mlm" if args.minutes > 0 else shipped / "mini-roberta-sst2"  # --minutes 0: the classifier
+    return 0 if finished(wanted) else 1
 
 
 def pack_what_fits(shipped: Path, out: Path, part_mib: float = PART_MIB) -> list[Path]:
@@ -156,6 +157,10 @@ def report(chosen: Path, logs: Path) -> str:
                      f"{m['eval_loss']:.4f}; {m['train_tokens']:,} tokens, {m['train_steps']:,} steps in "
                      f"{m['train_time_s']} s ({rate:,.0f} tokens/s), stopped by {m['stopped_by']}")
     sentiment = chosen / "sentiment"
+    if finished(sentiment / "tapt" / "mlm"):
+        m = json.loads((sentiment / "tapt" / "mlm" / "metrics.json").read_text())
+        parts.append(f"== TAPT: {m['train_tokens']:,} tokens in {m['train_time_s']} s "
+                     f"({m['train_tokens'] / max(m['train_time_s'], 1e-9):,.0f} tokens/s)")
     for run in sorted(sentiment.iterdir()) if sentiment.is_dir() else []:
         if finished(run):
             m = json.loads((run / "metrics.json").read_text())
@@ -172,10 +177,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--out", required=True, help="the folder that comes back ($OUT)")
     p.add_argument("--upload", default="gpu-upload", help="`train.gpu_transfer bundle`'s folder (default: %(default)s)")
     p.add_argument("--work", default="/tmp/gpu", help="the recipes' folder (default: %(default)s)")
-    p.add_argument("--minutes", type=float, default=6.0, help="pretraining time budget (default: %(default)s)")
+    p.add_argument("--minutes", type=float, default=6.0,
+                   help="pretraining time budget (default: %(default)s; 0: none, the classifier of -- --init alone)")
     p.add_argument("--seeds", type=int, nargs="+", default=[0],
-                   help="fine-tuning seeds there (default: %(default)s: one, as a check; the shipped classifier's "
-                        "recipe, TAPT and an IMDB stage with 3 seeds, runs here on CPU from the returned encoder)")
+                   help="fine-tuning seeds there, all at once (default: %(default)s: one, as a check; with `-- "
+                        "--tapt-minutes M --imdb-stage` they follow the shipped classifier's recipe, TAPT and one "
+                        "IMDB stage, which otherwise runs here on CPU from the returned encoder, about an hour)")
     p.add_argument("--deadline-s", type=float, default=520, help="seconds for the recipe(s) (default: %(default)s)")
     p.add_argument("--retry-lr", type=float, default=5e-4, help="peak lr of the retry (default: %(default)s)")
     p.add_argument("--tests", default=TESTS, help="pytest arguments run alongside, '' for none (default: %(default)s)")
@@ -183,8 +190,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = p.parse_args(argv)
     args.recipe_args = [a for a in args.recipe_args if a != "--"]
     # checked here, before the device's minutes run: what the recipe would refuse only after starting up
-    if args.minutes <= 0 or args.deadline_s <= 0:
-        p.error(f"--minutes and --deadline-s must be positive, got {args.minutes:g} and {args.deadline_s:g}")
+    if args.minutes < 0 or args.deadline_s <= 0:
+        p.error(f"--minutes must be at least 0 (0 = no pretraining) and --deadline-s positive, got {args.minutes:g} "
+                f"and {args.deadline_s:g}")
+    if args.minutes == 0 and "--init" not in args.recipe_args:
+        p.error("--minutes 0 (no pretraining) fine-tunes an encoder that came with the tree: give it after --, "
+                "e.g. -- --init assets/mini-roberta-mlm")
     if not (Path(args.upload) / "data").is_dir():
         p.error(f"--upload {args.upload}: no data/ folder in it (write it with `python -m train.gpu_transfer "
                 "bundle --out FOLDER`)")

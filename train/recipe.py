@@ -23,8 +23,9 @@ The tokenizer is reused (--tokenizer, default assets/mini-roberta-mlm's), pretra
 (--gpu-batch-size 512 x 128 tokens, peak lr --gpu-lr 1e-3, 6% warmup, linear decay to 0 at the
 --time-budget-min deadline) from random weights (the MLM output bias at the log unigram frequencies) or
 from --init (a finished MLM folder), then
-`train.sentiment_recipe` fine-tunes SST-2 with --seeds (default 0 1 2; the CPU recipe's settings) and
-averages their weights, and everything to ship is exported in float16 to OUT/ship: mini-roberta-mlm/,
+`train.sentiment_recipe` fine-tunes SST-2 with --seeds (default 0 1 2; the CPU recipe's settings; all at once on
+CUDA, each in a process of its own, --parallel) and averages their weights (--tapt-minutes M and --imdb-stage: the
+shipped classifier's recipe, TAPT and one IMDB stage first), and everything to ship is exported in float16 to OUT/ship: mini-roberta-mlm/,
 mini-roberta-sst2/ (the seeds' weight average), sentiment/ (each seed's metrics and the summary). Folders
 written under OUT: mlm/, sentiment/, ship/. --data DIR reads the corpora from DIR instead of
 ../shared/data (the same layout, files may be .xz-compressed: `train.gpu_transfer bundle` builds it).
@@ -44,10 +45,12 @@ import sys
 import time
 from pathlib import Path
 
+import torch
+
 from roberta.run_metrics import RunMetrics
 
-from . import finetune, pretrain, sentiment_recipe, tokenizer
-from .experiment import Step, argv_of, finished, run_steps, script, split_options, training
+from . import finetune, pretrain, sentiment_recipe, tapt_corpus, tokenizer
+from .experiment import Step, argv_of, finished, option_text, run_steps, script, split_options, training
 from .export import export
 from .gpu_transfer import DATA_ROOT
 from .runtime import EXIT_USER_ERROR, output_folder
@@ -83,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true",
                    help="tiny model, small corpus slices, a few steps: checks the pipeline end to end")
     p.add_argument("--time-budget-min", type=float, default=80.0,
-                   help="pretraining wall-clock budget in minutes (default: %(default)s; ignored with --quick)")
+                   help="pretraining wall-clock budget in minutes (default: %(default)s; ignored with --quick, "
+                        "except 0 with --gpu: no pretraining, the classifier of --init)")
     p.add_argument("--tokenizer", default=None, help="use this tokenizer.json (or folder) instead of training one")
     p.add_argument("--corpus", default=None, help="pretraining corpus/mixture (default: train.pretrain's; "
                                                   f"with --quick {QUICK_CORPUS})")
@@ -106,6 +110,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--gpu: fine-tuning seeds (default: %(default)s)")
     g.add_argument("--baseline", action="store_true",
                    help="--gpu: also fine-tune a random encoder with the same seeds (what pretraining buys)")
+    g.add_argument("--tapt-minutes", type=float, default=0.0,
+                   help="--gpu: task-adaptive pretraining of the encoder on review text before fine-tuning, in "
+                        "minutes (train.sentiment_recipe --tapt-minutes; default: %(default)s, none)")
+    g.add_argument("--imdb-stage", action="store_true",
+                   help="--gpu: an IMDB stage before SST-2, one for every seed (the shipped classifier's recipe: "
+                        "train.sentiment_recipe --arms imdb-sst2 --imdb-stage-seed FIRST-SEED; reads "
+                        "imdb/train.tsv from --data)")
+    g.add_argument("--parallel", type=int, default=0,
+                   help="--gpu: seeds fine-tuned at once, each in a process of its own (default: every seed on "
+                        "CUDA, one after the other on CPU)")
     g.add_argument("--finetune-args", default="", help="--gpu: extra train.finetune options for every run")
     g.add_argument("--pretrain-args", default="",
                    help="--gpu: extra train.pretrain options, e.g. a larger model from random weights: "
@@ -151,9 +165,15 @@ def plan(args) -> list[Step]:
 
 
 def plan_gpu(args) -> list[Step]:
-    """The one-GPU recipe's steps: pretraining, then the sentiment experiment."""
+    """The one-GPU recipe's steps: pretraining, then the sentiment experiment; with --time-budget-min 0 the
+    sentiment experiment alone, from --init (the classifier of an encoder that needs no more pretraining)."""
     out = Path(args.out)
     data = args.data
+    classifier_only = args.time_budget_min == 0
+    if classifier_only and not args.init:
+        raise ValueError("--time-budget-min 0 (no pretraining) fine-tunes the --init encoder: give --init MLM-FOLDER")
+    if args.time_budget_min < 0:
+        raise ValueError(f"--time-budget-min must be at least 0 (0 = no pretraining), got {args.time_budget_min:g}")
     # from random weights, the MLM output bias starts at the log unigram frequencies (train.probes: the held-out
     # loss gets 0.3 nats below the unigram model in half the tokens)
     start = ({"init": args.init} if args.init else
@@ -173,35 +193,55 @@ def plan_gpu(args) -> list[Step]:
     fine = [*argv_of({"train": relocate(args.train, data), "dev": relocate(args.dev, data),
                       "imdb": relocate(args.imdb, data), "precision": args.precision, "no_progress": True,
                       **quick_fine}), *split_options(args.finetune_args, finetune.__name__)]
-    arms = "sst2,random-sst2" if args.baseline else "sst2"
-    sentiment = ["--init", str(out / "mlm"), "--out", str(out / "sentiment"), "--arms", arms,
+    arm = "imdb-sst2" if args.imdb_stage else "sst2"
+    arms = f"{arm},random-{arm}" if args.baseline else arm
+    parallel = args.parallel or (len(args.seeds) if torch.cuda.is_available() else 1)
+    encoder = args.init if classifier_only else str(out / "mlm")
+    sentiment = ["--init", encoder, "--out", str(out / "sentiment"), "--arms", arms,
                  "--seeds", *map(str, args.seeds), "--imdb-train", relocate(finetune.DEFAULT_IMDB, data),
                  "--finetune-args", shlex.join(fine), "--imdb-args", shlex.join(fine),
-                 "--tapt-minutes", "0"]  # no TAPT: the 10-minute GPU command has no time for it (yet)
+                 "--tapt-minutes", option_text(args.tapt_minutes), "--parallel", str(parallel), "--no-progress",
+                 "--tapt-unsup", relocate(tapt_corpus.DEFAULT_UNSUP, data),
+                 "--tapt-sst2", relocate(tapt_corpus.DEFAULT_SST2, data)]
+    if args.imdb_stage:
+        sentiment += ["--imdb-stage-seed", str(args.seeds[0])]
+    if args.tapt_minutes:  # its held-out text from --data too; with --quick a few steps (the tests)
+        tapt = ["--valid", relocate(args.valid, data), "--precision", args.precision]
+        tapt += ["--max-steps", "3", "--batch-size", "4", "--eval-rows", "4", "--cache-dir", ""] if args.quick else []
+        sentiment += ["--tapt-args", shlex.join(tapt)]
     # an experiment of its own (train.sentiment_recipe runs its fine-tunings as objects): its main(argv)
-    return [pre, script("sentiment", sentiment_recipe, sentiment, out / "sentiment", marker="summary.json")]
+    experiment = script("sentiment", sentiment_recipe, sentiment, out / "sentiment", marker="summary.json")
+    return [experiment] if classifier_only else [pre, experiment]
 
 
 def ship(out: Path) -> Path:
     """OUT/ship: float16 copies of the pretrained model and of the classifier to release, and the metrics of
     every fine-tuning run (no weights) with the summary over seeds. What finished ships: a command stopped by
     its time limit (`timeout`, then `train.gpu_transfer pack OUT --ship`) still returns the pretrained model,
-    and the classifier is the seeds' weight average if it was made, else the first finished seed."""
+    and the classifier is the seeds' weight average if it was made, else the first finished seed. A recipe without
+    pretraining (--time-budget-min 0: no mlm/ folder) ships its classifier alone."""
     dst, sentiment = out / "ship", out / "sentiment"
-    if not finished(out / "mlm"):
+    runs = sorted(p for p in sentiment.iterdir() if finished(p)) if sentiment.is_dir() else []
+    classifiers = [p for arm in ("imdb-sst2", "sst2") for p in runs if p.name == f"{arm}-avg"]
+    classifiers += [p for arm in ("imdb-sst2", "sst2") for p in runs if p.name.startswith(f"{arm}-s")]
+    pretrained = (out / "mlm").exists()
+    if pretrained and not finished(out / "mlm"):
         raise FileNotFoundError(f"{out / 'mlm'}: pretraining did not finish (no metrics.json), nothing to ship")
+    if not pretrained and not classifiers:
+        raise FileNotFoundError(f"{out}: neither pretraining nor a fine-tuning run finished, nothing to ship")
     if dst.exists():
         shutil.rmtree(dst)  # an earlier ship of this folder: it would mix two states of the recipe
-    export(out / "mlm", dst / "mini-roberta-mlm", "float16")
-    runs = sorted(p for p in sentiment.iterdir() if finished(p)) if sentiment.is_dir() else []
-    classifiers = [p for p in runs if p.name == "sst2-avg"] + [p for p in runs if p.name.startswith("sst2-s")]
+    if pretrained:
+        export(out / "mlm", dst / "mini-roberta-mlm", "float16")
     if classifiers:
         export(classifiers[0], dst / "mini-roberta-sst2", "float16")
-    for run in runs:
+    tapt = [sentiment / "tapt" / "mlm"] if finished(sentiment / "tapt" / "mlm") else []  # its rate and curves
+    for run in runs + tapt:
+        shown = dst / "sentiment" / ("tapt" if run in tapt else run.name)
         for name in ("metrics.json", "log.jsonl", "curves.png", "reliability.png"):
             if (run / name).is_file():
-                (dst / "sentiment" / run.name).mkdir(parents=True, exist_ok=True)
-                shutil.copy2(run / name, dst / "sentiment" / run.name / name)
+                shown.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(run / name, shown / name)
     for name in ("summary.json", "summary.md"):
         if (sentiment / name).is_file():
             shutil.copy2(sentiment / name, dst / "sentiment" / name)

@@ -35,11 +35,12 @@ mean ± std over seeds of SST-2 dev accuracy, IMDB accuracy, ECE before/after, b
 
 Running the same command again skips finished steps (a folder with metrics.json) and resumes an interrupted
 one (train.experiment: each fine-tuning runs train.finetune's API in this process; the equivalent command is
-printed and recorded in its metrics.json). To use both cores, run seeds side by side, one thread each, with
---train-only, then the full command once both are done (it only averages and summarizes):
+printed and recorded in its metrics.json). --parallel N runs up to N seeds side by side, each in a process of its own
+with 1/N of the threads (their output in OUT/logs/seed-K.log), once the steps they share are done: on both cores
+of a 2-core CPU, --parallel 2; on a GPU, every seed at once. By hand, the same is:
     OMP_NUM_THREADS=1 python -m train.sentiment_recipe ... --seeds 0 2 --train-only &
     OMP_NUM_THREADS=1 python -m train.sentiment_recipe ... --seeds 1 --train-only; wait
-    python -m train.sentiment_recipe ...
+    python -m train.sentiment_recipe ...                  # only averages and summarizes
 
 CPU time on the 2-core AMD EPYC with AVX512-BF16 (bf16, one thread per run, two side by side): an SST-2 run
 13-15 min of training (16.5 min wall), an IMDB stage 13-16 min, TAPT 18 min; one run at a time on both
@@ -52,11 +53,19 @@ hours on both cores.
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 from . import average, finetune, pretrain, summarize, tapt_corpus
 from .experiment import Step, finished, run_steps, script, training
+from .runtime import EXIT_INTERRUPTED
+
+ROOT = Path(__file__).resolve().parent.parent  # where `python -m train.sentiment_recipe` finds the package
 
 ARMS = ("sst2", "imdb-sst2", "random-sst2", "random-imdb-sst2")
 # The IMDB stage reads every 128-token window of each review (finetune --long-text windows, as the pipeline
@@ -97,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--imdb-stage-seed", type=int, default=None,
                    help="one IMDB stage, with this seed, shared by every seed's SST-2 run (OUT/imdb-sN; the spread "
                         "over seeds is then the SST-2 stage's alone; default: one IMDB stage per seed)")
+    p.add_argument("--parallel", type=int, default=1,
+                   help="run up to N seeds at once, each in a process of its own with 1/N of the CPU threads, "
+                        "after the steps they share (TAPT, a shared IMDB stage) ran here; their output goes to "
+                        "OUT/logs/seed-K.log (default: %(default)s, one after the other in this process; on a GPU, "
+                        "which one small run leaves mostly idle, N runs take little longer than one)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars (train.finetune --no-progress)")
     p.add_argument("--train-only", action="store_true", help="train the runs, skip averaging and the summary")
     p.add_argument("--no-average", action="store_true", help="skip the weight averages")
@@ -104,8 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def plan(args) -> tuple[list[Step], list[Step], dict]:
-    """(training steps, averaging steps, arms -> run folders)."""
+def plan(args) -> tuple[list[Step], list[Step], dict, set[str]]:
+    """(training steps, averaging steps, arms -> run folders, the names of the training steps every seed shares:
+    TAPT and a shared IMDB stage)."""
     out = Path(args.out)
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     if unknown := sorted(set(arms) - set(ARMS)):
@@ -113,17 +128,20 @@ def plan(args) -> tuple[list[Step], list[Step], dict]:
     if not arms:
         raise ValueError(f"--arms names no arm; choose from {list(ARMS)}")
     # options every step uses, checked before the first (TAPT: 18 minutes) runs
+    if args.parallel < 1:
+        raise ValueError(f"--parallel must be at least 1, got {args.parallel}")
     if args.tapt_minutes < 0 or not 0 <= args.ema_decay < 1 or not 0 <= args.dropout <= 1:
         raise ValueError(f"--tapt-minutes must be at least 0 (0 = none), --ema-decay in [0, 1) and --dropout in "
                          f"[0, 1], got {args.tapt_minutes:g}, {args.ema_decay:g} and {args.dropout:g}")
     quiet = args.no_progress or None
-    train_steps, average_steps, runs = [], [], {}
+    train_steps, average_steps, runs, shared = [], [], {}, set()
     encoder = args.init
     if args.tapt_minutes > 0 and not all(arm.startswith("random-") for arm in arms):  # TAPT serves pretrained arms
         corpus = out / "tapt"
         train_steps.append(script("tapt-corpus", tapt_corpus, ["--out", str(corpus), "--imdb-unsup", args.tapt_unsup,
                                                                "--sst2-train", args.tapt_sst2], corpus,
                                   marker="sst2-lower.txt"))
+        shared |= {"tapt-corpus", "tapt"}
         encoder = str(corpus / "mlm")
         train_steps.append(training("tapt", pretrain, args.tapt_args, init=args.init,
                                     corpus=f"{corpus}/imdb-lower.txt=0.7,{corpus}/sst2-lower.txt=0.3", batch_size=32,
@@ -145,6 +163,8 @@ def plan(args) -> tuple[list[Step], list[Step], dict]:
                                                 long_text="windows", calibration_n=0, dropout=args.dropout,
                                                 seed=stage_seed, resume=True, no_progress=quiet,
                                                 train=args.imdb_train, out=str(stage1)))
+                    if args.imdb_stage_seed is not None:
+                        shared.add(stage1.name)
                 start = {"init": str(stage1)}  # the stage-1 classifier (shape and tokenizer come with it)
             else:
                 start = init
@@ -156,13 +176,77 @@ def plan(args) -> tuple[list[Step], list[Step], dict]:
             folder = out / f"{arm}-avg"
             average_steps.append(script(folder.name, average, [*map(str, runs[arm]), "--out", str(folder)], folder,
                                         needs=runs[arm]))
-    return train_steps, average_steps, runs
+    return train_steps, average_steps, runs, shared
+
+
+def _stop_with_parent() -> None:
+    """In a seed's process, before it starts (Linux): SIGTERM when this recipe dies, killed without passing a
+    signal on (a GPU session's SIGKILL), so that no seed trains on unwatched."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def run_in_parallel(argv: list[str], args, steps: list[Step], shared: set[str]) -> int:
+    """`--parallel N`: the steps the seeds share here, then each seed's own steps as `python -m
+    train.sentiment_recipe ARGV --seeds K --train-only` (the shared steps found done there), at most N processes at
+    once, each in a session of its own with 1/N of the CPU threads and its output in OUT/logs/seed-K.log. A
+    SIGINT or SIGTERM here is passed on once to the running seeds, which save a checkpoint and stop (exit code
+    130 then, as a training script's)."""
+    if (code := run_steps([step for step in steps if step.name in shared])) != 0:
+        return code
+    logs = Path(args.out) / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    threads = max(1, (os.cpu_count() or 1) // args.parallel)
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    pending, running, failed, stopped = list(args.seeds), {}, {}, []
+
+    def stop(signum, frame):
+        if not stopped:  # once: a second SIGINT would make a run stop without its checkpoint
+            for proc, _ in running.values():
+                proc.send_signal(signum)
+        stopped.append(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while pending or running:
+            while pending and len(running) < args.parallel and not stopped:
+                seed = pending.pop(0)
+                command = [sys.executable, "-m", __spec__.name, *argv, "--seeds", str(seed), "--train-only",
+                           "--parallel", "1"]
+                log = open(logs / f"seed-{seed}.log", "a")
+                print(f"== seed {seed}: {shlex.join(['python', *command[1:]])} (output: {log.name})", flush=True)
+                running[seed] = (subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                                  start_new_session=True, preexec_fn=_stop_with_parent), log)
+            time.sleep(0.2)
+            for seed, (proc, log) in list(running.items()):
+                if proc.poll() is None:
+                    continue
+                log.close()
+                del running[seed]
+                print(f"== seed {seed}: {'done' if proc.returncode == 0 else f'exit code {proc.returncode}'}",
+                      flush=True)
+                if proc.returncode != 0:
+                    failed[seed] = proc.returncode
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    for seed, code in failed.items():
+        lines = (logs / f"seed-{seed}.log").read_text(errors="replace").strip().splitlines()
+        print(f"error: seed {seed} stopped (exit code {code}); the end of {logs / f'seed-{seed}.log'}:\n"
+              + "\n".join(lines[-15:]), file=sys.stderr)
+    if stopped:
+        return EXIT_INTERRUPTED
+    return next(iter(failed.values()), 0)
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     try:
-        train_steps, average_steps, runs = plan(args)
+        train_steps, average_steps, runs, shared = plan(args)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -175,12 +259,21 @@ def main(argv=None) -> int:
     summary = script("summary", summarize, summary_argv, Path(args.out))  # always rewritten: the runs finished now
     steps = train_steps + ([] if args.train_only else average_steps)
     if args.dry_run:
+        if args.parallel > 1 and len(args.seeds) > 1:
+            print(f"# the seeds' own steps run up to {args.parallel} at once, each in a process of its own "
+                  f"(`--seeds K --train-only`), after: {', '.join(sorted(shared)) or 'nothing shared'}")
         for step in steps:
             print(("# done: " if step.done() else "") + step.command)
         if not args.train_only:
             print(summary.command)
         return 0
-    if (code := run_steps(steps)) != 0 or args.train_only:
+    if args.parallel > 1 and len(args.seeds) > 1:
+        code = run_in_parallel(argv, args, train_steps, shared)
+        if code == 0 and not args.train_only:
+            code = run_steps(average_steps)
+    else:
+        code = run_steps(steps)
+    if code != 0 or args.train_only:
         return code
     if missing := [str(f) for f in summarized if not finished(f)]:
         print(f"summary skipped: unfinished {', '.join(missing)}", file=sys.stderr)
