@@ -1,10 +1,10 @@
 """How often each token of the vocabulary occurs in the pretraining text: what the app shows beside a prediction.
 
-    python -m train.token_counts --out assets/training-text/token-counts.json      # the shipped file (~2 min)
+    python -m train.token_counts --out assets/training-text/token-counts.json      # the shipped file (~1 min)
     python -m train.token_counts --words barked dog mailman                          # whole words, printed
 
 A model knows a word about as well as its text showed it: " movie" comes up in fill-mask answers because the
-pretraining text is half movie reviews, and "barked" (never in the Wikipedia text, 6 times in the reviews) is a
+pretraining text is 62% movie reviews, and "barked" (never in the Wikipedia text, 6 times in the reviews) is a
 verb it cannot tie to dogs. Each `--source NAME=PATH[,PATH...]` (default: the shipped pretraining corpora in two
 groups, Wikipedia and movie reviews) is read as `train.pretrain` reads it (`train.data.read_documents`: IMDB's
 train.tsv without its evaluation sample) and tokenized with `--tokenizer`; every document counts once (the
@@ -74,7 +74,7 @@ def build_counts(tokenizer, sources: list[tuple[str, list[str]]], show_progress:
 
 
 def write_counts(document: dict, path: Path) -> None:
-    """One source per line block, each count list on one line: a 32k vocabulary is ~0.3 MB per source."""
+    """One source per line block, each count list on one line: a 32k vocabulary is ~0.1 MB per source."""
     path.parent.mkdir(parents=True, exist_ok=True)
     head = {k: v for k, v in document.items() if k != "sources"}  # the tokenizer's fingerprint, the command
     sources = [json.dumps(source, ensure_ascii=False, separators=(",", ":")) for source in document["sources"]]
