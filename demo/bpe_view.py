@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from tokenizers import decoders, models, pre_tokenizers
 
 from .formatting import SPACE_LABEL
+from .training_counts import counts_details
 from .tokens_view import tokenize, word_spans
 
 MAX_WORD_CHARS = 40  # the longest pre-token, in bytes (= starting pieces), `merge_steps` replays
@@ -370,6 +371,7 @@ def pick_pretoken(tokenizer, pieces: list[str]) -> str | None:
 # ---- views ---------------------------------------------------------------------------------------------------
 
 BPE_CSS = """<style>
+.bpe-counts{font-size:12px}.bpe-counts summary{cursor:pointer;opacity:.8}.bpe-counts ul{margin:4px 0;padding-left:18px}
 .bpe-view{display:flex;flex-direction:column;gap:10px;color:#111827}
 .dark .bpe-view{color:#f3f4f6}
 .bpe-view p{margin:0}
@@ -496,10 +498,14 @@ def tokens_html(rows: dict, counts=None) -> str:
             "shows as its code (“⟨U+200D⟩”). Dashed boxes are special "
             "tokens the model reads around the text (<s> starts it, </s> ends it).")
     if counts is not None:
-        note += (" Hover a token for how often the text the model was pretrained on holds it: a word that text "
-                 "held rarely comes in pieces, and the model knows it less.")
+        note += (" Hover a token, or open “in full”, for how often the text the model was pretrained on holds it: "
+                 "a word that text held rarely comes in pieces, and the model knows it less.")
+    in_full = ""
+    if counts is not None and regular:  # each token once, in reading order
+        unique = {t["id"]: t["token"] for t in regular}
+        in_full = counts_details([counts.sentence(i, readable(token)) for i, token in unique.items()], "bpe")
     return (f'{BPE_CSS}<div class="bpe-view"><p class="bpe-summary">{html.escape(summary)}</p>{cut}'
-            f'{_chips(chips, _plural(len(tokens), "token"))}<p class="bpe-note">{html.escape(note)}</p></div>')
+            f'{_chips(chips, _plural(len(tokens), "token"))}{in_full}<p class="bpe-note">{html.escape(note)}</p></div>')
 
 
 def _shown(word: str) -> str:

@@ -29,7 +29,7 @@ from roberta.tokenizer import SPECIAL_TOKENS
 from .figures import _short  # importing figures also sets the Agg backend, fonts, and text never read as math
 from .bpe_view import is_partial, readable
 from .formatting import word_labels
-from .training_counts import seen_cell
+from .training_counts import counts_details, seen_cell
 
 MAX_PIECES = 5  # a word in more pieces is mostly a guess of the tokenizer's, its mean says little
 MAX_WORD_CHARS = 40
@@ -324,7 +324,8 @@ EMBEDDING_CSS = """<style>
 .dark .ev-bar{background:#818cf8}.dark .ev-bar.ev-none{background:transparent;border-color:#818cf8}
 .ev-pieces{font-size:13px}
 .ev-note{font-size:12px;opacity:.75}
-@media (max-width:600px){.ev-view .ev-seen{white-space:normal}.ev-view td.ev-track{width:30%}
+.ev-counts{font-size:12px}.ev-counts summary{cursor:pointer;opacity:.8}.ev-counts ul{margin:4px 0;padding-left:18px}
+@media (max-width:600px){.ev-view .ev-seen{white-space:normal}.ev-view .ev-kind{display:block;white-space:normal}.ev-view td.ev-track{width:30%}
   .ev-view table.ev-table,.ev-view th,.ev-view td{font-size:12px}.ev-view td,.ev-view th{padding:2px 3px}}
 </style>"""
 
@@ -354,7 +355,7 @@ def neighbours_html(result: dict, title: str, counts=None) -> str:
         sim = float(n["similarity"])
         width = max(0.0, min(100.0, 100 * (sim - baseline) / max(1.0 - baseline, 1e-6)))
         bar = f'<span class="ev-bar{" ev-none" if width <= 0 else ""}" style="width:{width:.1f}%"></span>'
-        seen = seen_cell(counts, int(n["token"]), "ev") if counts is not None else ""
+        seen = seen_cell(counts, int(n["token"]), "ev", word) if counts is not None else ""
         rows.append(f'<tr><td class="ev-rank">{rank}</td><th scope="row" class="ev-word" '
                     f'title="{html.escape(repr(n["token_str"]))}">{html.escape(word)}</th>'
                     f'<td class="ev-score">{sim:.3f}</td><td class="ev-track">{bar}</td>{seen}</tr>')
@@ -379,16 +380,19 @@ def neighbours_html(result: dict, title: str, counts=None) -> str:
             "the same as meaning the same: opposites such as good and bad fit the same sentences, so they are "
             "often each other's neighbours. " + which)
     if counts is not None:
-        note += (" “Seen in pretraining”: how often the text the model was pretrained on holds the token, each "
-                 "document once (hover for every count). A token it held a few dozen times has an embedding trained "
-                 "on a few dozen sentences: odd neighbours are often such rare tokens.")
+        note += (" “In the pretraining text”: how often the text the model was pretrained on holds the token (each "
+                 "document counted once), and in which kind of text it is commoner, per token of each (hover, or open "
+                 "“in full”, for every count). A token it held a few dozen times has an embedding trained on a few "
+                 "dozen sentences: odd neighbours are often such rare tokens.")
     pieces = "".join(f'<p class="ev-pieces">{line}</p>' for line in lines)
     return (f'{EMBEDDING_CSS}<div class="ev-view"><h3>{html.escape(title)}</h3>{pieces}'
             f'<table class="ev-table"><tr><th scope="col">rank</th><th scope="col">word</th>'
             f'<th scope="col" colspan="2">cosine similarity</th>'
-            + ('<th scope="col" class="ev-seen">seen in pretraining</th>' if counts is not None else "")
+            + ('<th scope="col" class="ev-seen">in the pretraining text</th>' if counts is not None else "")
             + f'</tr>{"".join(rows)}</table>'
-            f'<p class="ev-note">{html.escape(note)}</p></div>')
+            + (counts_details([counts.sentence(int(n["token"]), word) for n, word in zip(neighbours, labels)], "ev")
+               if counts is not None and neighbours else "")
+            + f'<p class="ev-note">{html.escape(note)}</p></div>')
 
 
 # --- figures ---------------------------------------------------------------------------------------------

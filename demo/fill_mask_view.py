@@ -7,7 +7,8 @@ import re
 
 from .formatting import (SPACE_LABEL, format_log_probability, format_probability, piece_of, prediction_labels,
                          reads_as_is, token_label, word_label)
-from .training_counts import seen_cell
+from .bpe_view import readable
+from .training_counts import counts_details, seen_cell
 from .validation import MASK, MASK_RE, MAX_MASKS
 
 # Where a mask and the whitespace before it start; the look-behind keeps the pattern from being tried again
@@ -23,15 +24,22 @@ FILL_MASK_CSS = """<style>
 .fm-mask th.fm-word{font-weight:400;text-align:left;padding:2px 6px}
 .fm-mask td{padding:2px 6px;vertical-align:middle}
 .fm-mask .fm-word{white-space:nowrap;max-width:12em;overflow:hidden;text-overflow:ellipsis}
-.fm-mask .fm-cand{white-space:normal;overflow-wrap:anywhere;max-width:16em}
+.fm-mask .fm-cand{white-space:normal;overflow-wrap:anywhere;min-width:7em;max-width:16em}  /* a long word breaks, a short one never */
 .fm-mask .fm-label{white-space:normal}
 .fm-mask .fm-cand small{display:block;opacity:.75}
-.fm-mask td.fm-track{width:55%}
+.fm-mask td.fm-track{width:55%;min-width:40px}
 .fm-mask td.fm-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .fm-mask thead th{font-size:12px;font-weight:400;opacity:.75;text-align:left;padding:0 6px}
 .fm-mask .fm-seen{font-size:12px;opacity:.8;text-align:left;white-space:nowrap;font-variant-numeric:tabular-nums}
 .fm-mask .fm-kind{white-space:nowrap}
-@media (max-width:640px){.fm-mask .fm-seen{white-space:normal}}
+/* a phone: each answer's count on a line of its own under it, the whole width (4 columns do not fit) */
+@media (max-width:640px){.fm-mask table.fm-table:has(td.fm-seen),.fm-mask table:has(td.fm-seen) tbody{display:block;padding:0}
+  .fm-mask table:has(td.fm-seen) thead{display:none}
+  .fm-mask table:has(td.fm-seen),.fm-mask table:has(td.fm-seen) :is(tbody,tr,th,td){margin:0 !important}
+  .fm-mask table:has(td.fm-seen) tr{display:grid;grid-template-columns:7.5em 1fr auto;align-items:center;padding:0 !important}
+  .fm-mask td.fm-seen{grid-column:1/-1;white-space:normal;padding:0 6px 4px}
+  .fm-mask td.fm-seen::before{content:'in the pretraining text: '}}
+.fm-counts{font-size:12px;margin-top:4px}.fm-counts summary{cursor:pointer;opacity:.8}.fm-counts ul{margin:4px 0;padding-left:18px}
 .fm-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
 .fm-note{font-size:12px;opacity:.75;margin:2px 0 0}
 .fm-tokens :is(h3,h4){margin:0 0 4px;font-size:14px}
@@ -59,7 +67,7 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
     blocks = []
     for i, row in enumerate(per_mask):
         top = max((float(r["score"]) for r in row), default=0.0) or 1.0
-        lines = []
+        lines, in_full = [], []
         for r, word in zip(row, prediction_labels(row, tokenizer)):
             p = float(r["score"])
             width = max(0.0, min(100.0, 100 * p / top))
@@ -73,21 +81,27 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
             else:  # a label ("⟨byte 0xE6⟩ (part of a character)") may take two lines, a word is cut with "…"
                 kind = "" if reads_as_is(r["token_str"]) else " fm-label"
                 cell = f'<th scope="row" class="fm-word{kind}">{html.escape(word)}</th>'
-            seen = answer_seen_cell(r, counts) if counts is not None else ""
+            if counts is not None:
+                seen, said = answer_seen_cell(r, counts, tokenizer)
+                in_full.append(said)
+            else:
+                seen = ""
             lines.append(f'<tr>{cell}<td class="fm-track"><span class="fm-bar" '
                          f'style="width:{width:.1f}%"></span></td><td class="fm-score" title="p = {p:.3e}, ln p = '
                          f'{format_log_probability(p)}">{format_probability(p)}</td>{seen}</tr>')
         what = "your candidate words, all of them" if candidates else f"top {len(row)} of the vocabulary"
         head = ("" if counts is None else '<thead><tr><th scope="col">answer</th><th scope="col" colspan="2">'
-                'probability</th><th scope="col" class="fm-seen">seen in pretraining</th></tr></thead>')
+                'probability</th><th scope="col" class="fm-seen">in the pretraining text</th></tr></thead>')
+        details = counts_details(in_full, "fm") if counts is not None else ""
         blocks.append(f'<div class="fm-mask"><{heading}>&lt;mask&gt; {i + 1} <small>({what})</small></{heading}>'
-                      f'<table class="fm-table">{head}<tbody>{"".join(lines)}</tbody></table></div>')
+                      f'<table class="fm-table">{head}<tbody>{"".join(lines)}</tbody></table>{details}</div>')
     note = ("Probabilities over the whole vocabulary; bars are scaled to the top answer of each mask. Hover a "
             "score for the exact value and its log-probability.")
     if counts is not None:
-        note += (" “Seen in pretraining”: how often the text the model was pretrained on holds that token, each "
-                 "document counted once, and the kind of text that holds most of them (hover for every count): a "
-                 "model knows a word about as well as its text showed it.")
+        note += (" “In the pretraining text”: how often the text the model was pretrained on holds that token "
+                 "(every document counted once; pretraining read it many times over), and in which kind of text it "
+                 "is commoner, per token of each (hover, or open “in full”, for every count): a model knows a word "
+                 "about as well as its text showed it.")
     if candidates:
         note += (" A candidate that is not one token of the vocabulary is scored by its first piece, as in "
                  "transformers (its row says so); candidates that share that piece share one row and one score.")
@@ -99,7 +113,7 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
 def tokens_html(tokens, heading: str = "h3", counts=None) -> str:
     """The text as the model reads it: one chip per token, the pieces of one word side by side (a dashed line
     between them), special tokens dimmed and each mask in red. A word the tokenizer met rarely comes in
-    pieces (" barked": "b" + "arked"), and the model has to know it from them. A long word (a URL, a text without
+    pieces (" barked": " b" + "arked"), and the model has to know it from them. A long word (a URL, a text without
     spaces, as Japanese is written) wraps between its chips instead of running off the edge. Given `counts`
     (`demo.training_counts.TrainingCounts`), a chip's hover says how often the pretraining text holds its token."""
     words: list[list[str]] = []
@@ -107,7 +121,8 @@ def tokens_html(tokens, heading: str = "h3", counts=None) -> str:
     for label, special, (start, end), piece, token_id in zip(tokens.labels, tokens.special, tokens.offsets,
                                                              tokens.pieces, tokens.ids):
         kind = " fm-masked" if piece == MASK else " fm-special" if special else ""
-        seen = f' title="{html.escape(counts.sentence(token_id))}"' if counts is not None and not special else ""
+        seen = (f' title="{html.escape(counts.sentence(token_id, readable(piece)))}"'  # the token, its space: "␣b"
+                if counts is not None and not special else "")
         chip = f'<span class="fm-tok{kind}"{seen}>{html.escape(label)}</span>'
         outside = special and end <= start  # <s>, </s>: not in the text
         # the same word: no whitespace since the last token ended (the bytes of one character share their
@@ -127,15 +142,20 @@ def tokens_html(tokens, heading: str = "h3", counts=None) -> str:
             f'sit together)</small></{heading}><div class="fm-strip">{strip}</div></div>')
 
 
-def answer_seen_cell(result: dict, counts) -> str:
-    """The "seen in pretraining" cell of a prediction: its token's count in the pretraining text ("128k · 99%
-    movie reviews", the second part on a line of its own on a phone; every count on hover). A candidate word scored by its first piece gets none: the piece's
-    count says nothing of the word."""
+def answer_seen_cell(result: dict, counts, tokenizer=None) -> tuple[str, str]:
+    """The "in the pretraining text" cell of a prediction, its token's count there ("128k · 130× commoner in movie
+    reviews", the second part on a line of its own on a phone; every count on hover), and what its hover says
+    (the token named as the Tokens tab names it, "␣movie"; its vocabulary entry read from `tokenizer`). A
+    candidate word scored by its first piece gets "–": the piece's count says nothing of the word."""
     words = result.get("candidates")
     if words and (len(words) > 1 or words[0] != result["token_str"].strip()):
-        return ('<td class="fm-seen" title="a word in pieces: how often the text holds the word is not a count of '
-                'one token">–</td>')
-    return seen_cell(counts, int(result["token"]), "fm")
+        said = (f"“{', '.join(words)}”: scored by {'its' if len(words) == 1 else 'their shared'} first piece, whose "
+                "count says nothing of how often the text holds the word (python -m train.token_counts --words WORD "
+                "counts whole words)")
+        return f'<td class="fm-seen" title="{html.escape(said)}">–</td>', said
+    token_id = int(result["token"])
+    label = token_label(result["token_str"], piece_of(tokenizer, token_id))
+    return seen_cell(counts, token_id, "fm", label), counts.sentence(token_id, label)
 
 
 SHOWN_SHARING = 5  # candidate words a shared row names (all of them on hover)

@@ -49,35 +49,66 @@ class TrainingCounts:
             return [0] * len(self.names)
         return [int(c) for c in self.counts[:, token_id]]
 
+    def commoner(self, token_id: int) -> str:
+        """Where the token is commoner, per token of each kind of text (the kinds differ in size, so a share of
+        the count would mislead): "130× commoner in movie reviews", "only in movie reviews", "about as common in
+        both"; "" for a token never seen or a single kind of text. The kind with the highest rate is compared with
+        the rest together."""
+        per_source = self.seen(token_id)
+        total = sum(per_source)
+        if total == 0 or len(self.names) < 2:
+            return ""
+        best = max(range(len(self.names)), key=lambda i: per_source[i] / max(self.tokens[i], 1))
+        rest, rest_tokens = total - per_source[best], sum(self.tokens) - self.tokens[best]
+        if rest == 0:
+            return f"only in {self.names[best]}"
+        ratio = (per_source[best] / max(self.tokens[best], 1)) / (rest / max(rest_tokens, 1))
+        if ratio < 1.5:
+            return f"about as common in {'both' if len(self.names) == 2 else 'each'}"
+        return f"{ratio:.{1 if ratio < 10 else 0}f}× commoner in {self.names[best]}"
+
     def short(self, token_id: int) -> tuple[str, str]:
-        """What a table cell says, in two parts: ("128k", "99% movie reviews"), ("6", "all movie reviews"),
-        ("never", "")."""
-        per_source = self.seen(token_id)
-        total = sum(per_source)
-        if total == 0:
-            return "never", ""
-        share, name = max(zip(per_source, self.names))
-        part = "all" if share == total else f"{100 * share // total}%"  # 99%, not a rounded "100%"
-        return short_count(total), f"{part} {name}" if len(self.names) > 1 else ""
+        """What a table cell says, in two parts: ("128k", "130× commoner in movie reviews"), ("6", "only in movie
+        reviews"), ("never", "")."""
+        total = sum(self.seen(token_id))
+        return ("never", "") if total == 0 else (short_count(total), self.commoner(token_id))
 
-    def sentence(self, token_id: int) -> str:
-        """The full count, said: "seen 128,958 times in the pretraining text (each document once): 605 in
-        Wikipedia (13.3M tokens), 128,353 in movie reviews (21.8M tokens)"."""
+    def sentence(self, token_id: int, label: str | None = None) -> str:
+        """The full count, said, after the token's `label` when given: "“␣movie”: 127,786 times in the pretraining
+        text (each document counted once): 595 in Wikipedia (13.3M tokens: 45 per million), 127,191 in movie reviews
+        (21.8M tokens: 5,842 per million)"."""
         per_source = self.seen(token_id)
         total = sum(per_source)
-        times = "never seen" if total == 0 else f"seen {total:,} time{'s' if total != 1 else ''}"
-        parts = ", ".join(f"{count:,} in {name} ({large_count(size)} tokens)"
+        times = "never" if total == 0 else f"{total:,} time{'s' if total != 1 else ''}"
+        parts = ", ".join(f"{count:,} in {name} ({large_count(size)} tokens: {per_million(count, size)} per million)"
                           for count, name, size in zip(per_source, self.names, self.tokens))
-        return f"{times} in the pretraining text (each document once): {parts}"
+        said = f"{times} in the pretraining text (each document counted once): {parts}"
+        return f"“{label}”: {said}" if label else said
 
 
-def seen_cell(counts: TrainingCounts, token_id: int, prefix: str) -> str:
-    """A table cell that says a token's count, "128k · 99% movie reviews" (classes PREFIX-seen and, for the
-    second part, PREFIX-kind, which a phone's narrow table puts on a line of its own), every count on hover."""
+def per_million(count: int, tokens: int) -> str:
+    """A rate per million tokens: "5,888", "4.5", "0.08"."""
+    rate = 1e6 * count / max(tokens, 1)
+    return f"{rate:,.0f}" if rate >= 10 or rate == 0 else f"{rate:.2g}"
+
+
+def seen_cell(counts: TrainingCounts, token_id: int, prefix: str, label: str | None = None) -> str:
+    """A table cell that says a token's count, "128k · 130× commoner in movie reviews" (classes PREFIX-seen and,
+    for the second part, PREFIX-kind, which a phone's narrow table puts on a line of its own), every count on
+    hover (`counts.sentence`, naming the token by `label`)."""
     count, kind = counts.short(token_id)
     kind = f' <span class="{prefix}-kind">· {html.escape(kind)}</span>' if kind else ""
-    return (f'<td class="{prefix}-seen" title="{html.escape(counts.sentence(token_id))}">{html.escape(count)}'
-            f"{kind}</td>")
+    return (f'<td class="{prefix}-seen" title="{html.escape(counts.sentence(token_id, label))}">'
+            f"{html.escape(count)}{kind}</td>")
+
+
+def counts_details(lines: list[str], prefix: str) -> str:
+    """Every count of a table in full (each line a `TrainingCounts.sentence`), in a closed <details> under it:
+    what the cells' hover says, for a phone or a keyboard, where there is no hover."""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return (f'<details class="{prefix}-counts"><summary>Counts in the pretraining text, in full <small>(each '
+            "document counted once; pretraining read the text many times over)</small></summary>"
+            f"<ul>{items}</ul></details>")
 
 
 def parse_counts(document: dict) -> TrainingCounts:
@@ -97,10 +128,14 @@ def parse_counts(document: dict) -> TrainingCounts:
 
 @functools.lru_cache(maxsize=4)
 def read_counts(path: Path = COUNTS_FILE) -> TrainingCounts | None:
-    """The counts file, or None (logged) when it is missing or unreadable: the views then leave the counts out."""
+    """The counts file, or None (logged) when it is missing or unreadable: the views then leave the counts out.
+    A missing shipped file is said nowhere (a copy of the app may leave assets/training-text out), another one
+    (`$TOKEN_COUNTS`) is: it was asked for."""
     try:
         return parse_counts(json.loads(Path(path).read_text(encoding="utf-8")))
     except FileNotFoundError:
+        if Path(path) != COUNTS_FILE:
+            log.warning("no token-counts file at %s ($%s): the views show no counts", path, ENV_VAR)
         return None
     except (OSError, ValueError) as err:
         log.warning("could not read %s: %s", path, err)

@@ -114,8 +114,14 @@ def test_fill_mask_example(page):
     assert page.locator("#fm-view .fm-bar").first.bounding_box()["width"] > 100  # the top answer's bar is long
     # how often the pretraining text held each answer (TOKEN_COUNTS: counts for the tiny model's vocabulary)
     seen = page.locator("#fm-view td.fm-seen").first
-    assert re.match(r"(never|[\d,.]+[kM]?)( · \S+ tiny (text|reviews))?$", seen.inner_text()), seen.inner_text()
-    assert seen.get_attribute("title").startswith(("seen ", "never seen ")) and "tiny reviews" in seen.get_attribute("title")
+    assert re.match(r"(never|[\d,.]+[kM]?)( · (only in|[\d.]+× commoner in) tiny (text|reviews)| · about as common in "
+                    r"both)?$", seen.inner_text()), seen.inner_text()
+    assert re.match("“[^”]+”: ", seen.get_attribute("title")) and "tiny reviews" in seen.get_attribute("title")
+    # the same counts in full, for a touch screen: a closed <details> under each mask's table, opened by a tap
+    in_full = page.locator("#fm-view details.fm-counts").first
+    sync_api.expect(in_full.locator("li").first).to_be_hidden()
+    in_full.locator("summary").click()
+    sync_api.expect(in_full.locator("li").first).to_have_text(seen.get_attribute("title"))
     # a screen reader hears the new answer: a polite live region gets its summary
     live = page.locator("#sr-live")
     assert live.get_attribute("aria-live") == "polite" and live.get_attribute("role") == "status"

@@ -12,7 +12,8 @@ import roberta
 from demo import bpe_view
 from demo.fill_mask_view import answer_seen_cell, predictions_html
 from demo.tokens_view import tokenize
-from demo.training_counts import COUNTS_FILE, TrainingCounts, counts_for, parse_counts, read_counts, short_count
+from demo.training_counts import (COUNTS_FILE, TrainingCounts, counts_for, parse_counts, per_million, read_counts,
+                                   short_count)
 from roberta.tokenizer import vocab_digest
 from train import pretrain, token_counts
 from train.data import parse_mixture
@@ -33,7 +34,7 @@ def test_the_counts_are_every_token_of_every_document(train_files, tokenizer, tm
     corpus, valid = train_files / "corpus.txt", train_files / "valid.txt"
     out = tmp_path / "counts.json"
     argv = ["--tokenizer", str(train_files / "tokenizer.json"), "--source", f"plain={corpus}",
-            "--source", f"reviews={valid},{corpus}", "--out", str(out), "--no-progress", "--words", "likes", "lik"]
+            "--source", f"reviews={valid}", "--out", str(out), "--no-progress", "--words", "likes", "lik"]
     assert token_counts.main(argv) == 0
     printed = capsys.readouterr().out.splitlines()
     document = json.loads(out.read_text())
@@ -45,12 +46,12 @@ def test_the_counts_are_every_token_of_every_document(train_files, tokenizer, tm
     texts = [line for line in valid.read_text().splitlines() if line.strip()]
     assert (plain["name"], plain["files"], plain["documents"]) == ("plain", [str(corpus)], len(lines))
     assert plain["counts"] == counts_of(tokenizer, lines).tolist()
-    assert reviews["counts"] == (counts_of(tokenizer, texts) + counts_of(tokenizer, lines)).tolist()
-    assert reviews["tokens"] == sum(reviews["counts"]) and reviews["documents"] == len(texts) + len(lines)
-    # whole words: "likes" as a word, "lik" never (only inside "likes")
+    assert reviews["counts"] == counts_of(tokenizer, texts).tolist()
+    assert reviews["tokens"] == sum(reviews["counts"]) and reviews["documents"] == len(texts)
+    # whole words, per source and in all: "likes" as a word, "lik" never (only inside "likes")
     likes, more = (sum(line.split().count("likes") for line in part) for part in (lines, texts))
-    assert printed[0] == "word\tplain\treviews" and printed[1] == f"likes\t{likes:,}\t{likes + more:,}" and likes > 0
-    assert printed[2] == "lik\t0\t0"
+    assert printed[0] == "word\tplain\treviews\tall" and likes > 0
+    assert printed[1] == f"likes\t{likes:,}\t{more:,}\t{likes + more:,}" and printed[2] == "lik\t0\t0\t0"
     # the app reads what the script wrote, for this tokenizer only
     counts = read_counts(out)
     assert counts.names == ("plain", "reviews") and counts_for(tokenizer, out) is counts
@@ -77,9 +78,31 @@ def test_bad_sources_and_options(train_files, tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith("error: ") and words in err and "Traceback" not in err, (argv, err)
     assert tokenizer_copy.read_bytes() == (train_files / "tokenizer.json").read_bytes() and not_json.read_text() == "notes"
-    with pytest.raises(SystemExit) as exit_:  # nothing asked for
-        token_counts.main(["--source", f"x={train_files / 'corpus.txt'}"])
-    assert exit_.value.code == 2 and "nothing to do" in capsys.readouterr().err
+    corpus, valid = train_files / "corpus.txt", train_files / "valid.txt"
+    curves = tmp_path / "curves.png"  # another script's figure, where --out curves.json would draw its own
+    curves.write_bytes(b"figure")
+    for argv, words in [(["--source", f"a={corpus}", "--source", f"a={valid}", "--out", out], "each name once"),
+                        (["--source", f"a={corpus}", "--source", f"b={valid},{corpus}", "--out", out],
+                         "each file once"),
+                        (["--source", f"a={corpus},{corpus}", "--out", out], "each file once"),
+                        (["--out", str(tmp_path / "curves.json")], "would replace")]:
+        assert token_counts.main(["--tokenizer", str(train_files / "tokenizer.json"), *argv]) == 2
+        captured = capsys.readouterr()
+        assert words in captured.err and not captured.out, (argv, captured)
+    assert curves.read_bytes() == b"figure" and not Path(out).exists()
+    for argv, words in [(["--source", f"x={corpus}"], "nothing to do"),  # nothing asked for
+                        (["--tokenizer", str(train_files / "tokenizer.json"), "--words", "dog"], "--tokenizer is for"),
+                        (["--words", "dog", " "], "--words: each word"), (["--words", " dog"], "--words: each word")]:
+        with pytest.raises(SystemExit) as exit_:
+            token_counts.main(argv)
+        assert exit_.value.code == 2 and words in capsys.readouterr().err, argv
+
+
+def test_a_whole_word_is_not_part_of_a_longer_one():
+    documents = ["The dog barked at the dogs; dog-tired, a hotdog.", "Wow!! Dog!!!"]
+    assert token_counts.count_word("dog", documents) == 2  # "dog" and "dog-tired", not "dogs" or "hotdog"
+    assert token_counts.count_word("!!", documents) == 2  # punctuation has no word to stay out of: "Wow!!", "!!!"
+    assert token_counts.count_word("dog-tired", documents) == 1 and token_counts.count_word("Dog", documents) == 1
 
 
 def test_the_shipped_counts_fit_the_shipped_models():
@@ -102,20 +125,30 @@ def test_a_model_with_another_vocabulary_gets_no_counts(tokenizer):
 
 
 def test_what_a_count_says():
-    counts = TrainingCounts(("Wikipedia", "movie reviews"), (1000, 3000), np.array([[0, 5, 1, 0], [0, 1, 199, 7]]),
-                            "x")
-    assert counts.short(0) == ("never", "") and counts.short(3) == ("7", "all movie reviews")
-    assert counts.short(1) == ("6", "83% Wikipedia")
-    assert counts.short(2) == ("200", "99% movie reviews")  # 99.5%: not rounded up to a "100%" that is not all
+    counts = TrainingCounts(("Wikipedia", "movie reviews"), (1000, 3000),
+                            np.array([[0, 5, 1, 0, 40, 10], [0, 1, 199, 7, 60, 31]]), "x")
+    assert counts.short(0) == ("never", "") and counts.short(3) == ("7", "only in movie reviews")
+    assert counts.short(1) == ("6", "15× commoner in Wikipedia")  # 5 per 1,000 tokens against 1 per 3,000
+    assert counts.short(2) == ("200", "66× commoner in movie reviews")
+    # most of its count is in the reviews, yet it is twice as common in Wikipedia: the reviews are 3 times larger
+    assert counts.short(4) == ("100", "2.0× commoner in Wikipedia")
+    assert counts.short(5) == ("41", "about as common in both")  # 10 per 1,000 against 31 per 3,000
     assert counts.seen(99) == [0, 0]  # an id outside the counted vocabulary
-    assert counts.sentence(3) == ("seen 7 times in the pretraining text (each document once): 0 in Wikipedia "
-                                  "(1,000 tokens), 7 in movie reviews (3,000 tokens)")
-    assert counts.sentence(0).startswith("never seen")
+    assert counts.sentence(3, "␣dog") == ("“␣dog”: 7 times in the pretraining text (each document counted once): 0 "
+                                          "in Wikipedia (1,000 tokens: 0 per million), 7 in movie reviews (3,000 "
+                                          "tokens: 2,333 per million)")
+    assert counts.sentence(0).startswith("never in the pretraining text")
     assert [short_count(n) for n in (6, 1784, 12_345, 127_786, 1_494_475)] == ["6", "1,784", "12.3k", "128k", "1.5M"]
+    assert [per_million(n, 10**8) for n in (0, 8, 450, 588_400)] == ["0", "0.08", "4.5", "5,884"]
+    one = TrainingCounts(("all",), (10,), np.array([[3]]), "x")
+    assert one.short(0) == ("3", "")  # one kind of text: nothing to compare
 
 
 def test_a_broken_counts_file_is_left_out(tmp_path, caplog):
-    assert read_counts(tmp_path / "missing.json") is None
+    with caplog.at_level(logging.WARNING):
+        assert read_counts(tmp_path / "missing.json") is None  # $TOKEN_COUNTS naming no file: said
+    assert "no token-counts file at" in caplog.text and "TOKEN_COUNTS" in caplog.text
+    caplog.clear()
     for text in ("{not json", json.dumps({"sources": [{"name": "x"}]}), json.dumps({"tokenizer_vocab": "x",
                                                                                     "sources": []})):
         path = tmp_path / f"bad{len(text)}.json"
@@ -137,11 +170,18 @@ def test_the_fill_mask_view_says_how_often_each_answer_was_seen():
     out = predictions_html([row], ["barked"], tokenize(tokenizer, text, 128), tokenizer=tokenizer, counts=counts)
     count, kind = counts.short(movie)
     assert f"{count} <span class=\"fm-kind\">· {kind}</span>" in out and kind.endswith("movie reviews")
-    assert "seen in pretraining</th>" in out and "“Seen in pretraining”" in out
-    assert 'title="a word in pieces' in answer_seen_cell(row[1], counts)  # the first piece's count is not the word's
-    assert f'title="{counts.sentence(tokenizer.token_to_id("arked"))}">arked</span>' in out  # the text's chips
+    assert "in the pretraining text</th>" in out and "“In the pretraining text”" in out
+    # the hover names the exact token, its leading space included
+    assert f'title="{counts.sentence(movie, "␣movie")}">{count}' in out and "“␣movie”: " in out
+    cell, said = answer_seen_cell(row[1], counts, tokenizer)  # the first piece's count is not the word's
+    assert cell.endswith(">–</td>") and said.startswith("“barked”: scored by its first piece") and "--words" in said
+    assert f'title="{counts.sentence(tokenizer.token_to_id("arked"), "arked")}">arked</span>' in out  # the chips
+    assert f'title="{counts.sentence(b, "␣b")}">b</span>' in out  # the exact token: " b", not "b"
+    # every count again in a <details>, for a phone or a keyboard: the same sentences as the hovers
+    details = out[out.index('<details class="fm-counts">'):out.index("</details>")]
+    assert details.count("<li>") == 2 and f"<li>{counts.sentence(movie, '␣movie')}</li>" in details
     plain = predictions_html([row], ["barked"], tokenize(tokenizer, text, 128), tokenizer=tokenizer)
-    assert 'class="fm-seen"' not in plain and "Seen in pretraining" not in plain and 'title="seen' not in plain
+    assert 'class="fm-seen"' not in plain and "“In the pretraining text”" not in plain and "<details" not in plain
 
 
 def test_the_tokens_tab_says_how_often_each_token_was_seen():
@@ -153,9 +193,14 @@ def test_the_tokens_tab_says_how_often_each_token_was_seen():
     assert not any("seen" in row for row in rows["tokens"] if row["special"])
     out = bpe_view.tokens_html(rows, counts)
     assert f'title="vocabulary entry arked; {counts.sentence(tokenizer.token_to_id("arked"))}"' in out
-    assert "Hover a token for how often" in out
+    assert "Hover a token, or open “in full”, for how often" in out
+    lines = out[out.index('<details class="bpe-counts">'):out.index("</details>")].split("<li>")[1:]
+    assert len(lines) == len(regular) and lines[0].startswith("“The”: ") and lines[-1].startswith("“.”: ")
+    repeated = bpe_view.tokens_html(bpe_view.token_rows(tokenizer, "The dog. The dog.", 128, counts), counts)
+    assert repeated.count("<li>") == len(regular) - 1  # "The dog. The dog.": each token once (" The" is another)
     assert "seen" not in json.dumps(bpe_view.token_rows(tokenizer, "The dog.", 128))
-    assert "Hover a token" not in bpe_view.tokens_html(bpe_view.token_rows(tokenizer, "The dog.", 128))
+    plain = bpe_view.tokens_html(bpe_view.token_rows(tokenizer, "The dog.", 128))
+    assert "Hover a token" not in plain and "<details" not in plain
 
 
 def test_the_app_says_it_for_the_shipped_model_only(tiny_mlm_dir, tiny_clf_dir, monkeypatch):
@@ -167,15 +212,16 @@ def test_the_app_says_it_for_the_shipped_model_only(tiny_mlm_dir, tiny_clf_dir, 
     monkeypatch.setenv("APP_LOCAL_MODELS", "1")  # a folder stands in for a Hub model
     handlers = Handlers(load_models(mlm=ROOT / "assets" / "mini-roberta-mlm", sentiment=tiny_clf_dir))
     view = handlers.fill_mask("The <mask> barked at the mailman.", 3)[-1]
-    assert view.count('<td class="fm-seen" title="seen ') == 3 and "“Seen in pretraining”" in view
+    assert view.count('<td class="fm-seen" title="“') == 3 and "“In the pretraining text”" in view
     tokens_view, rows = handlers.tokens("The dog barked.")[:2]
-    assert "Hover a token for how often" in tokens_view and all("seen" in row for row in rows["tokens"][1:-1])
+    assert "Hover a token, or open “in full”, for how often" in tokens_view and all("seen" in row for row in rows["tokens"][1:-1])
     other = handlers.fill_mask("The <mask> barked at the mailman.", 3, "", str(tiny_mlm_dir))[-1]
-    assert 'class="fm-seen"' not in other and "Seen in pretraining" not in other
+    assert 'class="fm-seen"' not in other and "“In the pretraining text”" not in other
     assert not any("seen" in row for row in handlers.tokens("The dog barked.", str(tiny_mlm_dir))[1]["tokens"])
     # the Embeddings tab: each neighbour's count, in the table and the data (the rare ones are the odd neighbours)
     for view, result in (handlers.neighbours("Monday", 5), handlers.analogy("man", "king", "woman", 5)):
-        assert view.count('<td class="ev-seen" title="seen ') == 5 and "“Seen in pretraining”" in view
+        assert view.count('<td class="ev-seen" title="“') == 5 and "“In the pretraining text”" in view
+        assert view.count("<li>“") == 5 and '<details class="ev-counts">' in view
         assert all(set(n["seen"]) == {"Wikipedia", "movie reviews"} for n in result["neighbours"])
     view, result = handlers.neighbours("Monday", 5, True, str(tiny_mlm_dir))
     assert 'class="ev-seen"' not in view and not any("seen" in n for n in result["neighbours"])

@@ -3,17 +3,17 @@
     python -m train.token_counts --out assets/training-text/token-counts.json      # the shipped file (~1 min)
     python -m train.token_counts --words barked dog mailman                          # whole words, printed
 
-A model knows a word about as well as its text showed it: " movie" comes up in fill-mask answers because the
-pretraining text is 62% movie reviews, and "barked" (never in the Wikipedia text, 6 times in the reviews) is a
-verb it cannot tie to dogs. Each `--source NAME=PATH[,PATH...]` (default: the shipped pretraining corpora in two
+A model knows a word about as well as its text showed it: " movie" comes up in fill-mask answers because movie
+reviews are 62% of the pretraining corpora's tokens (and about a third of what the phases read, each in its own
+mixture), and "barked" (never in the Wikipedia text, 6 times in the reviews) is a verb it cannot tie to dogs. Each `--source NAME=PATH[,PATH...]` (default: the shipped pretraining corpora in two
 groups, Wikipedia and movie reviews) is read as `train.pretrain` reads it (`train.data.read_documents`: IMDB's
 train.tsv without its evaluation sample) and tokenized with `--tokenizer`; every document counts once (the
 model read them many times, in a different mixture each phase). The JSON file holds, per source, its files,
 documents and tokens, and the count of every token id (beside it, the same name in .png: the counts against their
 rank, the About tab's figure); `tokenizer_vocab` (`roberta.tokenizer.vocab_digest`) ties it to the
 vocabulary it counts, and the app shows the counts only beside a model with that vocabulary.
-`--words` prints how often each word occurs whole (case-sensitive, between non-word characters) in each
-source, which tokens cannot say for a word the tokenizer splits (" barked" is " b" + "arked").
+`--words` prints how often each word occurs whole (case-sensitive, not inside a longer word) in each source and
+in all, which tokens cannot say for a word the tokenizer splits (" barked" is " b" + "arked").
 """
 from __future__ import annotations
 
@@ -38,6 +38,18 @@ DEFAULT_SOURCES = ("Wikipedia=../shared/data/wikipedia-en,../shared/data/wikitex
 DEFAULT_TOKENIZER = "assets/mini-roberta-mlm"
 
 
+def parse_sources(specs: list[str]) -> list[tuple[str, list[str]]]:
+    """Every --source, each name and each file once (a file in two sources would be counted twice)."""
+    sources = [parse_source(spec) for spec in specs]
+    names = [name for name, _ in sources]
+    files = [str(Path(path).resolve()) for _, paths in sources for path in paths]
+    for kind, items in (("name", names), ("file", files)):
+        twice = sorted({item for item in items if items.count(item) > 1})
+        if twice:
+            raise ValueError(f"--source: each {kind} once (given more than once: {', '.join(twice)})")
+    return sources
+
+
 def parse_source(spec: str) -> tuple[str, list[str]]:
     """"NAME=PATH[,PATH...]" -> (name, paths)."""
     name, eq, paths = spec.partition("=")
@@ -57,8 +69,11 @@ def count_tokens(tokenizer, documents: list[str], show_progress: bool | None = N
 
 
 def count_word(word: str, documents: list[str]) -> int:
-    """How often `word` occurs whole in `documents` (case-sensitive; not inside a longer word)."""
-    pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
+    """How often `word` occurs whole in `documents` (case-sensitive; not inside a longer word: an end of `word`
+    that is a letter or digit must not touch another, so "dog" is not counted in "dogs", and "!!" is in "wow!!")."""
+    before = r"(?<!\w)" if re.match(r"\w", word) else ""
+    after = r"(?!\w)" if re.search(r"\w$", word) else ""
+    pattern = re.compile(before + re.escape(word) + after)
     return sum(len(pattern.findall(doc)) for doc in documents)
 
 
@@ -113,8 +128,10 @@ def plot_counts(document: dict, tokenizer, path: Path) -> Path:
     ranks = np.arange(1, len(total) + 1)
     for source, row in zip(document["sources"], counts):
         ax.loglog(ranks, np.sort(row)[::-1], lw=1.2, alpha=.8,
-                  label=f"{source['name']} ({source['tokens'] / 1e6:.1f}M tokens)")
-    ax.loglog(ranks, np.sort(total)[::-1], color="black", lw=1.8, label=f"both ({total.sum() / 1e6:.1f}M tokens)")
+                  label=f"{source['name']} ({tokens_said(source['tokens'])})")
+    if len(counts) > 1:
+        ax.loglog(ranks, np.sort(total)[::-1], color="black", lw=1.8,
+                  label=f"{'both' if len(counts) == 2 else 'all'} ({tokens_said(int(total.sum()))})")
     order = np.argsort(-total, kind="stable")
     rank_of = np.empty_like(order)
     rank_of[order] = ranks
@@ -127,9 +144,9 @@ def plot_counts(document: dict, tokenizer, path: Path) -> Path:
         ax.annotate(f"“{token.replace('Ġ', '␣')}” {y:,}", (x, y), xytext=(6, 4), textcoords="offset points",
                     fontsize=9)
     rare, never = int(((total > 0) & (total < RARE)).sum()), int((total == 0).sum())
-    ax.axhline(RARE, color="grey", ls=":", lw=1)
-    ax.text(1.5, RARE * 1.15, f"{rare:,} of the {len(total):,} tokens occur 1 to {RARE - 1} times, {never:,} never",
-            fontsize=9, color="dimgrey")
+    ax.axhline(RARE, color="grey", ls=":", lw=1)  # under the curves, in the corner the legend leaves free
+    ax.text(0.02, 0.03, f"dotted line: {RARE} occurrences; {rare:,} of the {len(total):,} tokens occur 1 to "
+            f"{RARE - 1} times, {never:,} never", transform=ax.transAxes, fontsize=9, color="dimgrey")
     ax.set_xlabel("token, from the commonest (rank, log scale)")
     ax.set_ylabel("occurrences (log scale)")
     ax.set_title("How often the pretraining text holds each token of the vocabulary", fontsize=11)
@@ -138,11 +155,16 @@ def plot_counts(document: dict, tokenizer, path: Path) -> Path:
     return save_figure(fig, path)
 
 
+def tokens_said(n: int) -> str:
+    """A source's size in the figure's legend: "13.3M tokens", "2,130 tokens"."""
+    return f"{n / 1e6:.1f}M tokens" if n >= 100_000 else f"{n:,} tokens"
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m train.token_counts", description=__doc__.split("\n\n")[0],
                                 epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--tokenizer", default=DEFAULT_TOKENIZER,
-                   help="tokenizer.json or a model folder holding one (default: %(default)s)")
+    p.add_argument("--tokenizer", default=None,
+                   help=f"with --out: tokenizer.json or a model folder holding one (default: {DEFAULT_TOKENIZER})")
     p.add_argument("--source", action="append", default=None, metavar="NAME=PATH[,PATH...]",
                    help="a kind of text and its files, as train.pretrain reads them; repeat for each (default: "
                         + "; ".join(DEFAULT_SOURCES) + ")")
@@ -152,6 +174,10 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if not args.out and not args.words:
         p.error("nothing to do: give --out FILE (the counts) and/or --words WORD ...")
+    if args.tokenizer and not args.out:
+        p.error("--tokenizer is for the counts of --out FILE; --words counts whole words, with no tokenizer")
+    if any(not word.strip() or word != word.strip() for word in args.words):
+        p.error(f"--words: each word without spaces around it, not empty (got {args.words!r})")
     return args
 
 
@@ -161,25 +187,31 @@ def main(argv=None) -> int:
         out = output_file(args.out, "token-counts.json") if args.out else None
         if out and out.is_file() and not is_counts_file(out):  # `--out .../tokenizer.json` would replace it
             raise ValueError(f"--out {out} exists and is not a token-counts file: choose another file name")
-        sources = [parse_source(spec) for spec in args.source or DEFAULT_SOURCES]
-        tokenizer = load_tokenizer(args.tokenizer) if out else None
+        figure = out.with_suffix(".png") if out else None
+        if figure and figure.exists() and not is_counts_file(out):  # `--out .../curves.json`: its curves.png
+            raise ValueError(f"--out {out} would replace {figure}, which is not the figure of a token-counts file: "
+                             "choose another file name")
+        sources = parse_sources(args.source or list(DEFAULT_SOURCES))
+        tokenizer = load_tokenizer(args.tokenizer or DEFAULT_TOKENIZER) if out else None
     except (OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USER_ERROR
     progress = False if args.no_progress else None
     try:
         if args.words:
-            print("word\t" + "\t".join(name for name, _ in sources))
             documents = {name: [doc for path in paths for doc in read_documents(path)] for name, paths in sources}
+            print("\t".join(["word", *documents, *(["all"] if len(documents) > 1 else [])]))
             for word in args.words:
-                print(word + "\t" + "\t".join(f"{count_word(word, docs):,}" for docs in documents.values()))
+                found = [count_word(word, docs) for docs in documents.values()]
+                found += [sum(found)] if len(found) > 1 else []
+                print("\t".join([word, *(f"{n:,}" for n in found)]))
         if out:
             document = build_counts(tokenizer, sources, progress)
             document["command"] = shlex.join(["python", "-m", "train.token_counts", *(argv or sys.argv[1:])])
             write_counts(document, out)
             figure = plot_counts(document, tokenizer, out.with_suffix(".png"))
-            totals = ", ".join(f"{s['name']} {s['tokens']:,} tokens in {s['documents']:,} documents"
-                               for s in document["sources"])
+            totals = ", ".join(f"{s['name']} {s['tokens']:,} tokens in {s['documents']:,} "
+                               f"document{'s' if s['documents'] != 1 else ''}" for s in document["sources"])
             print(f"wrote {out} and {figure.name}: {totals}")
     except (OSError, ValueError) as err:  # a missing or unreadable corpus file
         print(f"error: {err}", file=sys.stderr)
