@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     parser.add_argument("--model", nargs="+", required=True, help="fill-mask model folders or Hub repo ids")
     parser.add_argument("--probe", help="a TSV of your own: category, a, b, c, expected (default: the 43 questions of "
                                         "demo.examples.ANALOGY_PROBE)")
-    parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--top-k", type=int, default=5, help="answers kept per question (default: %(default)s)")
     parser.add_argument("--out", type=Path, help="write every model's scores and answers as JSON")
     args = parser.parse_args(argv)
     if not 1 <= args.top_k <= MAX_K:  # was "not asked: Ask for 1 to 100 neighbours." for every question

@@ -59,6 +59,10 @@ def main(argv=None) -> int:
     p.add_argument("--message", default="Update the app", help="commit message")
     p.add_argument("--dry-run", action="store_true", help="list the files and their total size; upload nothing")
     args = p.parse_args(argv)
+    try:
+        check_repo_id(args.repo_id)  # the dry run too: it names the Space it would create
+    except PushError as err:
+        return report_user_error(err)
     if args.dry_run:
         files = space_files()
         for path in files:

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections import defaultdict
 from pathlib import Path
 
@@ -185,13 +186,23 @@ def main(argv=None) -> int:
     p.add_argument("--mlm", help="MLM_MODEL for the started app (default: the environment, else assets/)")
     p.add_argument("--sentiment", help="SENTIMENT_MODEL for the started app")
     p.add_argument("--tiny", action="store_true", help="start the app with the tests' tiny random models")
-    p.add_argument("--clients", type=int, default=20)
-    p.add_argument("--requests", type=int, default=10, help="requests per client")
-    p.add_argument("--timeout", type=float, default=180.0, help="seconds allowed for the cold start")
+    p.add_argument("--clients", type=int, default=20, help="clients at once (default: %(default)s)")
+    p.add_argument("--requests", type=int, default=10, help="requests per client (default: %(default)s)")
+    p.add_argument("--timeout", type=float, default=180.0,
+                   help="seconds allowed for the cold start (default: %(default)s)")
     p.add_argument("--worst-case", type=int, default=0, metavar="N",
                    help="run the load again beside N clients sending worst-case inputs; compare the p95")
     p.add_argument("--json", help="also write the raw figures to this JSON file")
     args = p.parse_args(argv)
+    if args.clients < 1 or args.requests < 1 or args.worst_case < 0 or not args.timeout > 0:  # was a table of nan
+        p.error(f"--clients and --requests must be at least 1, --worst-case at least 0 and --timeout positive, got "
+                f"{args.clients}, {args.requests}, {args.worst_case} and {args.timeout}")
+    if args.url:  # was a table of nan and exit 1 for an app that is not there
+        try:
+            urllib.request.urlopen(args.url.rstrip("/") + "/gradio_api/info", timeout=10).close()
+        except (OSError, ValueError) as err:
+            print(f"error: --url {args.url}: no app answers there ({err})", file=sys.stderr)
+            return 2
 
     app = scratch = None
     lines = []

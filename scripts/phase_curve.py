@@ -70,7 +70,8 @@ def tokens_for(target: float, per_doubling: float, intercept: float) -> float | 
 
 
 def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] | None = None):
-    """Draw the phase ends and the extrapolation to `path`; returns the matplotlib Figure."""
+    """Draw the phase ends and the extrapolation (none when `per_doubling` is None) to `path`; returns the
+    matplotlib Figure."""
     import matplotlib
     import matplotlib.ticker
     matplotlib.use("Agg")
@@ -114,11 +115,13 @@ def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] 
     ax.text(1.02, 1.0, "\n".join(f"{label}: {100 * a:.1f}%" for (_, a), label in zip(points, labels)),
             transform=ax.transAxes, va="top", ha="left", fontsize=7.5, family="monospace",
             bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.8"})
-    needed = tokens_for(target, per_doubling, intercept)
-    end = max(4 * points[-1][0], (needed or 0) * 1.3)
-    xs = [points[-1][0] * (end / points[-1][0]) ** (i / 50) for i in range(51)]
-    ax.plot([x / 1e6 for x in xs], [100 * (intercept + per_doubling * math.log2(x)) for x in xs], "--",
-            color="tab:gray", label=f"extrapolation: the last doubling's rate, {100 * per_doubling:+.1f} points per doubling")
+    if per_doubling is not None:  # None: one phase end, no rate
+        needed = tokens_for(target, per_doubling, intercept)
+        end = max(4 * points[-1][0], (needed or 0) * 1.3)
+        xs = [points[-1][0] * (end / points[-1][0]) ** (i / 50) for i in range(51)]
+        ax.plot([x / 1e6 for x in xs], [100 * (intercept + per_doubling * math.log2(x)) for x in xs], "--",
+                color="tab:gray",
+                label=f"extrapolation: the last doubling's rate, {100 * per_doubling:+.1f} points per doubling")
     ax.axhline(100 * target, color="tab:red", lw=0.8, label=f"target {100 * target:.0f}%")
     ax.set_xscale("log")
     ax.margins(y=0.1)  # room for the labels below the lowest point
@@ -155,14 +158,21 @@ def main(argv=None) -> int:
         p.error(str(err))
     try:
         points, labels = phase_points(model), phase_labels(model)
-        per_doubling, intercept = log_linear(points)
         out.parent.mkdir(parents=True, exist_ok=True)
     except (OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    try:
+        per_doubling, intercept = log_linear(points)
+    except ValueError:  # a first release: one phase end, no rate yet
+        per_doubling = intercept = None
     plot(points, per_doubling, intercept, args.target, out, labels)
     for (t, a), label in zip(points, labels):
         print(f"{label}: {t / 1e6:.1f}M tokens in all, held-out accuracy {100 * a:.1f}%")
+    if per_doubling is None:
+        print("no rate to extrapolate yet: it needs two phase ends at different numbers of tokens")
+        print(f"wrote {out}")
+        return 0
     print(f"recent rate (the phase ends of the last doubling of tokens): {100 * per_doubling:+.2f} points per "
           "doubling of tokens")
     needed = tokens_for(args.target, per_doubling, intercept)

@@ -337,6 +337,10 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
                              "the phases of one model, each continuing the one before")
     metrics = read_classifier_metrics(classifier, "--classifier") if classifier else None
     baseline_metrics = read_classifier_metrics(baseline, "--baseline") if baseline else None
+    root = baseline_metrics and (baseline_metrics.init_root or baseline_metrics.init or "")
+    if baseline_metrics and not root.startswith("random"):  # the card would call a pretrained encoder random
+        raise ValueError(f"--baseline {baseline}: its encoder came from {root or 'an unrecorded start'}, not from "
+                         "random initialisation (train.finetune --init random, and the stages after it)")
     summaries = [(name, path, read_summary(path)) for name, path in summaries]
     written = []
     if mlm_phases:

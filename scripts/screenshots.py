@@ -83,7 +83,8 @@ def take(url: str, out: Path, browser=None) -> list[Path]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scripts.screenshots", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("--out", type=Path, default=ROOT / "assets" / "screenshots")
+    parser.add_argument("--out", type=Path, default=ROOT / "assets" / "screenshots",
+                        help="folder of the PNG files (default: assets/screenshots)")
     parser.add_argument("--url", help="a running app instead of starting one")
     args = parser.parse_args(argv)
     if not os.path.exists(CHROMIUM):

@@ -120,6 +120,19 @@ def test_a_hub_dataset_fails_fast_without_a_network(monkeypatch):
     assert (datasets.config.HF_HUB_OFFLINE, huggingface_hub.constants.HF_HUB_OFFLINE) == before  # restored
 
 
+def test_tokenizer_never_replaces_a_tokenizer(train_files, tmp_path, capsys):
+    """Was replaced without a word (runs pointing at it then resumed with another vocabulary); --out X/tokenizer.json
+    made a folder named tokenizer.json."""
+    base = ["--corpus", str(train_files / "corpus.txt"), "--vocab-size", "300", "--eval-text", "", "--quiet"]
+    (tmp_path / "tok").mkdir()
+    (tmp_path / "tok" / "tokenizer.json").write_text("{}")
+    assert_user_error(tokenizer.main, [*base, "--out", str(tmp_path / "tok")], capsys, "tokenizer.json exists")
+    assert (tmp_path / "tok" / "tokenizer.json").read_text() == "{}"
+    assert_user_error(tokenizer.main, [*base, "--out", str(tmp_path / "new" / "tokenizer.json")], capsys,
+                      "--out is the folder the tokenizer.json goes in")
+    assert not (tmp_path / "new").exists()
+
+
 def test_tokenizer_eval_text_misspelled(train_files, tmp_path, capsys):
     # was skipped without a word (only the default is skipped when absent), after the tokenizer was trained
     out = tmp_path / "tok"
@@ -193,6 +206,10 @@ def test_experiment_scripts_check_before_running(train_files, tmp_path, capsys):
                                          "--sst2-train", str(train_files / "train.tsv")], capsys,
                       "--imdb-unsup", "no such file")
     assert not out.exists()
+    # were an empty sst2-lower.txt, exit 0 (train.pretrain then found "no documents"), and a negative length taken
+    tapt = ["--out", str(out), "--imdb-unsup", str(train_files / "corpus.txt"), "--sst2-train", str(train_files / "train.tsv")]
+    assert_user_error(tapt_corpus.main, [*tapt, "--min-words", "1000"], capsys, "sst2-lower.txt: no document was kept")
+    assert_user_error(tapt_corpus.main, [*tapt, "--min-words", "-3"], capsys, "--min-words must be at least 1")
 
 
 def test_probe_scripts_bad_input(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):
@@ -239,3 +256,15 @@ def test_analogy_probe_missing_model_in_a_process(tmp_path):
                             cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == runtime.EXIT_USER_ERROR and "Traceback" not in result.stderr
     assert result.stderr.startswith("error: ") and "none: no such folder" in result.stderr
+
+
+def test_load_check_refuses_an_empty_load_and_a_missing_app(capsys):
+    """Were a table of nan with exit 0 (--clients 0) and with exit 1 (no app at --url)."""
+    from scripts import load_check
+
+    with pytest.raises(SystemExit) as exit_:
+        load_check.main(["--clients", "0", "--url", "http://127.0.0.1:9/"])
+    assert exit_.value.code == 2 and "--clients and --requests must be at least 1" in capsys.readouterr().err
+    assert load_check.main(["--url", "http://127.0.0.1:9/"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --url http://127.0.0.1:9/: no app answers there") and "nan" not in err

@@ -67,6 +67,14 @@ def test_no_network_or_a_refusal_is_a_user_error(monkeypatch, capsys, error, mes
     assert "USER/NAME" in capsys.readouterr().err
 
 
+def test_a_repo_id_the_hub_refuses_is_refused_in_a_dry_run_too(capsys):
+    """Was "-> https://huggingface.co/spaces/x y", exit 0."""
+    for bad in ("x y", "someone/x y", "someone/-demo", "a/b/c"):
+        assert deploy_space.main(["--repo-id", bad, "--dry-run"]) == 2, bad
+        err = capsys.readouterr().err
+        assert err.startswith("error: --repo-id") and "Traceback" not in err, err
+
+
 def test_dry_run_lists_the_files_and_their_size(capsys):
     assert deploy_space.main(["--repo-id", "someone/demo", "--dry-run"]) == 0
     out = capsys.readouterr().out.splitlines()

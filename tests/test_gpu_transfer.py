@@ -36,6 +36,17 @@ def test_bundle_compresses_the_layout_and_reads_back(data_root, train_files, tmp
         gpu_transfer.bundle(out, data_root, ["missing"], tokenizer=train_files / "tokenizer.json")
 
 
+def test_a_new_bundle_leaves_nothing_of_an_earlier_one(data_root, train_files, tmp_path, capsys):
+    """A corpus dropped from --files would otherwise travel to the device, uncounted against its 64 MiB."""
+    out, tokenizer = tmp_path / "upload", train_files / "tokenizer.json"
+    gpu_transfer.bundle(out, data_root, ["corpus", "valid.tokens"], tokenizer=tokenizer)
+    (out / "notes.txt").write_text("mine")  # not the bundle's: left alone
+    written = gpu_transfer.bundle(out, data_root, ["corpus"], tokenizer=tokenizer)
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        "data/corpus/a.txt.xz", "notes.txt", "tokenizer.json"]
+    assert len(written) == 2 and f"removed {out / 'data' / 'valid.tokens.xz'}: an earlier bundle's" in capsys.readouterr().out
+
+
 def test_bundle_sends_the_head_of_a_file_when_asked(data_root, train_files, tmp_path):
     """--head FILE=BYTES: the first lines that fit (a mixture that reads 15M characters of a 65M file needs
     no more), and a later bundle without it sends the whole file again."""
@@ -88,6 +99,8 @@ def test_pack_and_unpack_round_trip(tiny_mlm_dir, tmp_path):
     assert not (back / "mlm" / "checkpoints").exists()
     assert (back / "mlm" / "model.safetensors").read_bytes() == (runs / "mlm" / "model.safetensors").read_bytes()
     assert roberta.RobertaForMaskedLM.from_pretrained(back / "mlm")
+    with pytest.raises(FileExistsError, match="already holds mlm"):  # was merged over the first unpack
+        gpu_transfer.unpack(tmp_path / "out", back)
     parts[1].unlink()
     with pytest.raises(ValueError, match="one missing"):
         gpu_transfer.unpack(tmp_path / "out", tmp_path / "again")

@@ -31,6 +31,15 @@ def test_no_gain_means_no_extrapolation(tmp_path, capsys):
     assert phase_curve.tokens_for(0.5, 0.0, 0.085) is None and phase_curve.tokens_for(0.5, -0.01, 0.085) is None
 
 
+def test_a_first_release_draws_its_one_phase_without_a_line(tmp_path, capsys):
+    """One phase end: was "error: an extrapolation needs two phase ends", exit 2, after scripts.release's first run."""
+    write_phases(tmp_path, [(1e6, 0.10)])
+    assert phase_curve.main(["--model", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "phase 1: 1.0M tokens in all, held-out accuracy 10.0%" in out and "no rate to extrapolate yet" in out
+    assert (tmp_path / "phases.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_a_target_far_beyond_the_line_is_out_of_reach_not_a_huge_number(tmp_path, capsys):
     """A nearly flat line printed "the line reaches 50% at 76945108120575148032M tokens" on a tiny model."""
     write_phases(tmp_path, [(1e6, 0.10), (1e6, 0.101)])  # +0.1 points per doubling: 50% needs 2**400 times more
@@ -66,9 +75,9 @@ def test_an_average_of_phases_is_a_point_above_the_phase_before_and_the_line_sta
     assert phase_curve.main(["--model", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "phase 4 (average): 4.0M tokens in all, held-out accuracy 25.0%" in out and "+5.00 points" in out
-    write_phases(tmp_path, [(1e6, 0.10), (0, 0.12)])
-    assert phase_curve.main(["--model", str(tmp_path)]) == 2
-    assert "different numbers of tokens" in capsys.readouterr().err
+    write_phases(tmp_path, [(1e6, 0.10), (0, 0.12)])  # a phase and its average: drawn, no rate between them
+    assert phase_curve.main(["--model", str(tmp_path)]) == 0
+    assert "no rate to extrapolate yet: it needs two phase ends at different numbers of tokens" in capsys.readouterr().out
 
 
 def test_the_rate_fits_every_phase_end_of_the_last_doubling(tmp_path):

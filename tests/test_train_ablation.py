@@ -38,7 +38,7 @@ def test_dry_run_plans_identical_arms(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_ablation_quick_end_to_end(train_files, tmp_path, capsys, single_thread):
+def test_ablation_quick_end_to_end(train_files, tmp_path, capsys, single_thread, monkeypatch):
     out = tmp_path / "abl"
     argv = quick_argv(train_files, out)
     assert ablation.main(argv) == 0
@@ -90,6 +90,13 @@ def test_ablation_quick_end_to_end(train_files, tmp_path, capsys, single_thread)
     for arm in PRETRAINED_ARMS + ["random-init"]:
         assert results["arms"][arm]["label"] in table
     assert "| arm | seeds | held-out MLM loss |" in table and " ± " in table and "92.9" in table
+
+    # --quick without --ship ships nowhere: a tiny model's results never replace the shipped assets/masking-ablation
+    quick_only = [a for a in argv if a not in ("--ship", str(out / "ship"))]
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert ablation.main([*quick_only, "--summarize-only"]) == 0
+    assert "shipped to" not in capsys.readouterr().out and not (tmp_path / "assets").exists()
 
     # the same command again: every step is done (tokenizer; per seed 3 arms x pretrain/probe/finetune and the
     # random-init fine-tuning), except a probe that was deleted

@@ -124,6 +124,12 @@ def test_mixture_proportions_and_determinism(tmp_path):
     # a source smaller than its share is repeated, and the stats say so
     _, stats = data.load_mixture_with_stats(f"{a}=0.9,{b}=0.1", char_budget=100_000)
     assert stats[0]["passes"] > 1 and stats[1]["passes"] == 1
+    # ... unless repeating is off (a tokenizer's text): then the budget stops where the first source runs out
+    docs, stats = data.load_mixture_with_stats(f"{a}=0.9,{b}=0.1", char_budget=100_000, repeat=False)
+    assert [s["passes"] for s in stats] == [1, 1] and len(docs) == len(set(docs))
+    assert sum(d.startswith("alpha") for d in docs) == 400  # all of a, once
+    assert data.load_mixture_with_stats(spec, char_budget=20_000, seed=1, repeat=False)[0] == \
+        data.load_mixture_with_stats(spec, char_budget=20_000, seed=1)[0]  # a budget that fits: as before
 
 
 def test_pack_sequences_full_sentences(tokenizer, sentences, tmp_path):

@@ -184,7 +184,13 @@ def test_recipe_quick(train_files, tmp_path, capsys):
     # running it again: every step is already done
     capsys.readouterr()
     assert recipe.main(argv) == 0
-    assert capsys.readouterr().out.count("already done") == 4
+    captured = capsys.readouterr()
+    assert captured.out.count("already done") == 4 and "warning" not in captured.err
+    # again with another seed: the finished steps are kept, and each says it was made by another command
+    assert recipe.main([*argv, "--seed", "5"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("was made by another command (") == 3 and "--seed 0 -> 5" in err  # pretrain and 2 finetunes
+    assert f"delete {out / 'mlm'} to make it with the options given now" in err
 
 
 @pytest.mark.parametrize("options", [["--quick"], [], ["--gpu", "--quick"],
@@ -317,7 +323,9 @@ def test_bad_loop_options_are_named_before_the_data_is_read(train_files, tmp_pat
              (["--epochs", "0"], "--epochs must be positive"),
              (["--time-budget-min", "-5"], "--time-budget-min must be positive, got -5.0"),
              (["--max-steps", "0"], "--max-steps must be positive"),
-             (["--warmup", "-1"], "--warmup must be at least 0"),
+             (["--warmup", "-1"], "--warmup must be a number at least 0"),
+             (["--warmup", "nan"], "--warmup must be a number at least 0, got nan"),  # stopped after an evaluation
+             (["--clip-grad", "nan"], "--clip-grad must be at least 0"),
              (["--log-every", "0"], "--log-every must be at least 1"),
              (["--out", str(a_file)], f"--out {a_file} is a file, not a folder")]
     for extra, message in cases:
@@ -335,6 +343,14 @@ def test_bad_loop_options_are_named_before_the_data_is_read(train_files, tmp_pat
                            (["--corpus-chars", "-1"], "--corpus-chars must be at least 1")]:  # "nothing to pack"
         assert pretrain.main(pretrain_argv(train_files, tmp_path / "out", *extra)) == runtime.EXIT_USER_ERROR
         assert message in capsys.readouterr().err
+    # held-out text and its row length before the corpus (which is missing here): were found after reading it
+    for extra, message in [(["--valid", str(tmp_path / "valid.txtt")], "valid.txtt"),
+                           (["--eval-length", "1000"], "--eval-length must be between 8")]:
+        argv = pretrain_argv(train_files, tmp_path / "out", *extra)
+        argv[argv.index("--corpus") + 1] = str(tmp_path / "missing.txt")
+        assert pretrain.main(argv) == runtime.EXIT_USER_ERROR
+        err = capsys.readouterr().err
+        assert message in err and "missing.txt" not in err, (extra, err)
 
 
 def test_pretrain_init_must_be_a_masked_lm(train_files, tmp_path, tiny_clf_dir, capsys):
@@ -513,6 +529,13 @@ def test_release_refuses_the_wrong_kind_of_run_before_writing(tiny_mlm_dir, tiny
     assert capsys.readouterr().err.startswith(f"error: --classifier {mlm}: its metrics have no dev_accuracy")
     assert release.main(["--classifier", str(clf), "--baseline", str(mlm), "--out", str(out)]) == 2
     assert capsys.readouterr().err.startswith(f"error: --baseline {mlm}: its metrics have no dev_accuracy")
+    # a classifier fine-tuned from a pretrained encoder was shipped as the "random initialisation" baseline
+    pretrained = shutil.copytree(tiny_clf_dir, tmp_path / "pretrained-clf")
+    (pretrained / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.6, "train_steps": 4, "init": str(mlm),
+                                                         "init_root": str(mlm)}))
+    assert release.main(["--classifier", str(clf), "--baseline", str(pretrained), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: --baseline {pretrained}: its encoder came from {mlm}, not from "
+                                              "random initialisation")
     # was "OUT/mini-roberta-mlm/model.safetensors does not fit RobertaForMaskedLM", after exporting the classifier
     assert release.main(["--mlm", str(clf), "--out", str(out)]) == 2
     assert capsys.readouterr().err.startswith(f"error: --mlm {clf} is a RobertaForSequenceClassification folder")

@@ -173,8 +173,9 @@ def test_evaluate_cli_bad_options_are_one_line_errors(tiny_clf_dir, train_files,
     a_file = tmp_path / "a-file"
     a_file.write_text("x")
     assert evaluate.main([*labeled, "--out", str(a_file)]) == 2  # was a NotADirectoryError traceback, after the work
-    assert capsys.readouterr().err == f"error: --out {a_file} is a file without the .json suffix: give a .json " \
-                                      "file or a folder\n"
+    assert capsys.readouterr().err == f"error: --out {a_file} is not a .json file: give a .json file or a folder\n"
+    assert evaluate.main([*labeled, "--out", str(tmp_path / "results.txt")]) == 2  # was JSON in a .txt file
+    assert "is not a .json file" in capsys.readouterr().err and not (tmp_path / "results.txt").exists()
     folder = tmp_path / "run"  # a folder: merged into its metrics.json, not written over it
     folder.mkdir()
     (folder / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.5}))

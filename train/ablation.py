@@ -3,7 +3,7 @@
     python -m train.ablation                          # everything (~2 h on 2 CPU cores): runs/ablation,
                                                       # results shipped to assets/masking-ablation
     python -m train.ablation --dry-run                # the plan and every command, nothing run
-    python -m train.ablation --quick --out /tmp/abl --ship /tmp/abl/ship    # tiny, well under a minute
+    python -m train.ablation --quick --out /tmp/abl   # tiny, about a minute; ships nowhere unless --ship DIR
     python -m train.ablation --seeds 0 1 2 3 4        # more seeds later: finished runs are kept
     python -m train.ablation --summarize-only         # results from the runs finished so far (partial)
 
@@ -102,11 +102,15 @@ QUICK = {
 }
 
 
+SHIP = "assets/masking-ablation"  # where the full ablation's results go: the app and README show them
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = script_parser("train.ablation", __doc__)
     p.add_argument("--out", default="runs/ablation", help="folder of the whole ablation (default: %(default)s)")
-    p.add_argument("--ship", default="assets/masking-ablation",
-                   help="copy results.json and curves.png here when done, '' = do not (default: %(default)s)")
+    p.add_argument("--ship", default=None,
+                   help=f"copy results.json and curves.png here when done, '' = do not (default: {SHIP}; with "
+                        "--quick, nowhere: a tiny model's results never replace the shipped ones unasked)")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="seeds of every arm (default: 0 1 2)")
     p.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(ARMS), help="arms to run (default: all)")
     p.add_argument("--quick", action="store_true",
@@ -698,6 +702,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.epochs is not None and not args.epochs > 0 or not args.time_budget_min > 0:  # were planned and run
         p.error(f"--epochs and --time-budget-min must be positive, got {args.epochs} and {args.time_budget_min}")
+    if args.ship is None:
+        args.ship = "" if args.quick else SHIP
     args.command = command_line("train.ablation", argv)
     threads = torch.get_num_threads()
     if args.quick and not args.dry_run:

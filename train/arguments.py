@@ -193,8 +193,11 @@ def build_parser(cls, module: str, doc: str, epilog_extra: str = EXIT_CODES_HELP
             groups[title].add_argument(flag, action="store_true", help=meta["help"])
             continue
         common = {"type": kind, "choices": meta.get("choices")}
+        text = meta["help"]
+        if f.default is not None and "default" not in text:  # a script's own default (finetune's --epochs 2)
+            text += " (default: %(default)s)"
         groups[title].add_argument(flag, default=f.default, required=meta.get("required", False),
-                                   help=meta["help"], **common)
+                                   help=text, **common)
         for old in meta.get("deprecated", ()):
             groups[title].add_argument(old, dest=f.name, action=_Deprecated, new=flag, help=argparse.SUPPRESS,
                                        **common)

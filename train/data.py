@@ -234,20 +234,22 @@ def parse_mixture(spec: str) -> list[tuple[str, float]]:
     return mixture
 
 
-def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int = 0):
+def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int = 0, repeat: bool = True):
     """Documents sampled to the mixture's proportions by characters, and per-source statistics.
 
     Each source's documents are shuffled (seeded) and taken in turn until its share of the budget is
     reached; a source smaller than its share is repeated (its stats say so). Without a budget, the budget is
-    the largest one no source has to repeat for. Deterministic for a seed (and the sources' paths).
+    the largest one no source has to repeat for, and so it is with `repeat=False` when the budget is larger (a
+    tokenizer: repeated text would pass any --min-frequency). Deterministic for a seed (and the sources' paths).
     """
     mixture = parse_mixture(spec)
     total_weight = sum(w for _, w in mixture)
     sources = [(src, w / total_weight, read_documents(src)) for src, w in mixture]
     sizes = [sum(map(len, docs)) for _, _, docs in sources]
-    no_repeats = char_budget is None  # then the budget is the largest that no source repeats for
+    largest = min(size / share for (_, share, _), size in zip(sources, sizes))  # no source repeats up to it
+    no_repeats = char_budget is None or (not repeat and char_budget >= largest)
     if no_repeats:
-        char_budget = min(size / share for (_, share, _), size in zip(sources, sizes))
+        char_budget = largest
     chosen, stats = [], []
     for i, ((src, share, docs), size) in enumerate(zip(sources, sizes)):
         rng = random.Random(f"{seed}:{i}:{src}")

@@ -320,7 +320,7 @@ def parse_args(argv=None):
                    help="checks: the verdict is 'unsure' when the top (calibrated) probability is below this "
                         "(default: %(default)s)")
     p.add_argument("--batch-size", type=int, default=32, help="rows per forward pass (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the fixed MLM mask and the IMDB sample")
+    p.add_argument("--seed", type=int, default=0, help="seed of the fixed MLM mask and the IMDB sample (default: %(default)s)")
     p.add_argument("--mlm-seeds", type=int, default=1,
                    help="score the MLM text under this many fixed masks (seeds --seed, --seed + 1, ...) and report "
                         "their mean and each one's accuracy: two models compared on the same masks, with less of "
@@ -328,7 +328,8 @@ def parse_args(argv=None):
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
                    help="where the model runs (default: %(default)s, a GPU when there is one)")
     p.add_argument("--cache-dir", help="cache the packed MLM text here")
-    p.add_argument("--out", help="write the metrics as JSON (merged into the file if it exists)")
+    p.add_argument("--out", help="write the metrics as JSON: a .json file, or a folder (its metrics.json, as a run "
+                                 "folder's); merged into the file if it exists")
     args = p.parse_args(argv)
     if not (args.mlm_text or args.labeled or args.imdb or args.checks):
         p.error("nothing to evaluate: give --mlm-text, --labeled, --imdb and/or --checks")
@@ -389,8 +390,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     try:
         out = RunMetrics.path_of(args.out) if args.out else None  # a folder's metrics.json
-        if out and out.parent.is_file():  # an existing file without .json, taken for a folder
-            raise ValueError(f"--out {args.out} is a file without the .json suffix: give a .json file or a folder")
+        if out and (out.parent.is_file() or out.suffix != ".json"):  # a file without .json; results.txt held JSON
+            raise ValueError(f"--out {args.out} is not a .json file: give a .json file or a folder")
         # what --out holds already (merged into) is read first: an unreadable file costs no evaluation
         previous = RunMetrics.read(out) if out and out.is_file() and out.stat().st_size else RunMetrics()
         metrics = run(args)

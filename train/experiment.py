@@ -17,6 +17,9 @@ is a `function` step.
 """
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import os
 import shlex
 import sys
@@ -117,6 +120,10 @@ def run_steps(steps: list[Step], after: Callable[[Step], None] | None = None, re
     for step in steps:
         if step.done():
             print(f"== {step.name}: already done ({step.folder})", flush=True)
+            if differ := made_otherwise(step):
+                print(f"warning: {step.name} in {step.folder} was made by another command ({differ}), and its "
+                      f"results stand in for this one's; delete {step.folder} to make it with the options given now",
+                      file=sys.stderr, flush=True)
             continue
         if waiting := [str(p) for p in step.needs if not finished(p)]:
             print(f"== {step.name}: not yet (waiting for {', '.join(waiting)})", flush=True)
@@ -137,6 +144,37 @@ def run_steps(steps: list[Step], after: Callable[[Step], None] | None = None, re
         if after:
             after(step)
     return 0
+
+
+def made_otherwise(step: Step) -> str:
+    """For a finished training step whose metrics.json records another command than the step's now: the options
+    that differ ("--lr 0.001 -> 0.0005, --max-steps 20 -> 8000"); else "" (the same run, or nothing recorded)."""
+    if step.args is None:
+        return ""
+    try:
+        recorded = json.loads((step.folder / "metrics.json").read_text()).get("command")
+    except (OSError, ValueError):
+        return ""
+    if not isinstance(recorded, str) or same_run(recorded, step.command):
+        return ""
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # argparse's own complaint is not this run's error
+            before = _parsed(recorded)
+    except (SystemExit, ValueError):
+        return "a command this version cannot read"
+    if before is None:
+        return "another script"
+    now = step.args.recorded()
+    flags = [f"--{k.replace('_', '-')} {option_text(before.get(k))} -> {option_text(now.get(k))}"
+             for k in sorted({*before, *now}) if before.get(k) != now.get(k) and k not in ("resume",)]
+    return ", ".join(flags) or "the same options, spelled otherwise"
+
+
+def _parsed(command: str) -> dict | None:
+    """The recorded options of a training command line (None: not a training script's)."""
+    words = shlex.split(command)
+    module = {m.__name__: m for m in ARGUMENTS}.get(words[2] if len(words) > 2 else "")
+    return None if module is None else module.parse_args(words[3:]).recorded()
 
 
 def same_run(recorded: str, command: str) -> bool:

@@ -99,6 +99,7 @@ def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init
     if init:
         from .export import export
         written += sorted(p for p in export(init, out / "init", "float16").iterdir())
+    _remove_stale(out, set(written))
     total = sum(p.stat().st_size for p in written)
     for p in written:
         print(f"{p.stat().st_size / MIB:8.2f} MiB  {p}")
@@ -112,6 +113,17 @@ def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init
         raise ValueError(f"{out} holds {total / MIB:.1f} MiB, over --max-mib {max_mib:g}: bundle fewer files "
                          "(--files) or no --init")
     return written
+
+
+def _remove_stale(out: Path, kept: set[Path]) -> None:
+    """Delete what an earlier bundle into `out` left that this one did not write (a corpus no longer in --files,
+    the weights of an earlier --init): it would travel to the device uncounted. Only the bundle's own files
+    (OUT/data/**/*.xz, OUT/init/*) are touched."""
+    for sub, pattern in (("data", "*.xz"), ("init", "*")):
+        for path in sorted((out / sub).rglob(pattern)) if (out / sub).is_dir() else []:
+            if path.is_file() and path not in kept:
+                path.unlink()
+                print(f"removed {path}: an earlier bundle's, not in this one")
 
 
 def tree_bytes(root=".") -> int | None:
@@ -175,6 +187,10 @@ def unpack(returned, out) -> Path:
             f.write(part.read_bytes())
     try:
         with tarfile.open(archive, "r:xz") as tar:
+            tops = sorted({Path(name).parts[0] for name in tar.getnames() if Path(name).parts})
+            if held := [top for top in tops if (out / top).exists()]:  # was merged into them without a word
+                raise FileExistsError(f"{out} already holds {', '.join(held)}: unpack into another --out (or move "
+                                      "them away first)")
             tar.extractall(out, filter="data")
     except (tarfile.TarError, EOFError, lzma.LZMAError) as err:
         raise ValueError(f"{returned}: the parts do not make a whole archive (one missing?): {err}") from err

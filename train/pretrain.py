@@ -203,17 +203,19 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     if not 8 <= seq_length <= config.max_length:
         raise UserError(f"--max-length must be between 8 and the model's longest input {config.max_length} "
                         f"(a new model's is --model-max-length), got {seq_length}")
-    cache = args.cache_dir or None
-    say(f"reading {args.corpus}", flush=True)
-    documents, sources = data.load_mixture_with_stats(args.corpus, char_budget=args.corpus_chars, seed=args.seed)
-    show_progress = False if args.no_progress else None  # None: a bar when the corpus is long
-    rows = data.pack_sequences(documents, tokenizer, seq_length, cache_dir=cache, show_progress=show_progress)
     eval_length = args.eval_length or config.max_length
     if not 8 <= eval_length <= config.max_length:
         raise UserError(f"--eval-length must be between 8 and the model's longest input {config.max_length}, "
                         f"got {eval_length}")
-    valid_rows = data.pack_sequences(data.read_documents(args.valid), tokenizer, eval_length, cache_dir=cache,
+    cache = args.cache_dir or None
+    valid_documents = data.read_documents(args.valid)  # before the corpus: a misspelt --valid fails in seconds
+    say(f"reading {args.corpus}", flush=True)
+    documents, sources = data.load_mixture_with_stats(args.corpus, char_budget=args.corpus_chars, seed=args.seed)
+    show_progress = False if args.no_progress else None  # None: a bar when the corpus is long
+    rows = data.pack_sequences(documents, tokenizer, seq_length, cache_dir=cache, show_progress=show_progress)
+    valid_rows = data.pack_sequences(valid_documents, tokenizer, eval_length, cache_dir=cache,
                                      show_progress=show_progress)
+    del valid_documents
     del documents
     say(f"{len(rows):,} training rows of {seq_length} tokens ({rows.ne(config.pad_token_id).sum():,} "
         f"tokens), {len(valid_rows):,} held-out rows", flush=True)

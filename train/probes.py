@@ -61,13 +61,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--eval-every", type=int, default=100, help="steps between evaluations (default: %(default)s)")
     p.add_argument("--eval-rows", type=int, default=256, help="held-out rows (default: %(default)s)")
     p.add_argument("--out", default="runs/probes", help="folder of the probes (default: %(default)s)")
-    p.add_argument("--ship", default="assets/pretrain-probes", help="where the results are copied ('' = nowhere)")
+    p.add_argument("--ship", default="assets/pretrain-probes",
+                   help="where the results are copied ('' = nowhere; default: %(default)s, which the README shows)")
     p.add_argument("--tokenizer", default=SHIPPED_TOKENIZER, help="the reference tokenizer (default: %(default)s)")
     p.add_argument("--corpus", default=pretrain.PRETRAIN_CORPUS, help="training text (default: the shipped mixture)")
     p.add_argument("--valid", default=pretrain.DEFAULT_VALID, help="held-out text (default: %(default)s)")
     p.add_argument("--eval-length", type=int, default=64, help="tokens per held-out row (default: %(default)s)")
     p.add_argument("--preset", default="mini", help="model preset (default: %(default)s)")
-    p.add_argument("--precision", default=None, help="train.pretrain's --precision (default: its own)")
+    p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default=None,
+                   help="train.pretrain's --precision (default: its own)")
     p.add_argument("--cache-dir", default=None, help="train.pretrain's --cache-dir (default: its own)")
     p.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     p.add_argument("--summarize-only", action="store_true", help="only write the results of finished probes")

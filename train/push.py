@@ -48,8 +48,16 @@ def _is_network_error(err: Exception) -> bool:
 
 
 def check_repo_id(repo_id: str) -> str:
+    """`repo_id` if the Hub would take it as USER/NAME (huggingface_hub's own rule for the name), else a PushError."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
     if repo_id.count("/") != 1:
         raise PushError(f"--repo-id must look like USER/NAME, got {repo_id!r}")
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError:
+        raise PushError(f"--repo-id {repo_id!r}: USER and NAME may hold letters, digits, '-', '_' and '.', not "
+                        "begin or end with '-' or '.', and hold no '--' or '..'") from None
     return repo_id
 
 

@@ -36,6 +36,8 @@ def write_corpora(out, imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAUL
                   min_words: int = 8) -> dict:
     """Write OUT/imdb-lower.txt and OUT/sst2-lower.txt; returns {file name: documents written}."""
     out = output_folder(out)
+    if min_words < 1:
+        raise ValueError(f"--min-words must be at least 1, got {min_words}")
     if not Path(imdb_unsup).is_file():  # was "[Errno 2] ...", after OUT was made
         raise FileNotFoundError(f"--imdb-unsup {imdb_unsup}: no such file")
     out.mkdir(parents=True, exist_ok=True)
@@ -55,6 +57,9 @@ def write_corpora(out, imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAUL
             if len(text.split()) >= min_words:
                 dst.write(normalize_for_classifier(text) + "\n")
                 counts["sst2-lower.txt"] += 1
+    for name, n in counts.items():  # an empty file failed later, in train.pretrain ("no documents found")
+        if n == 0:
+            raise ValueError(f"{out / name}: no document was kept (--min-words {min_words}; is the input right?)")
     return counts
 
 

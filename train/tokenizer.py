@@ -41,14 +41,15 @@ def tokens_per_word(tokenizer, documents: list[str]) -> float:
 
 def build_tokenizer(corpus: str, vocab_size: int = DEFAULT_VOCAB_SIZE, min_frequency: int = DEFAULT_MIN_FREQUENCY,
                     max_chars: int | None = DEFAULT_MAX_CHARS, seed: int = 0, show_progress: bool = True):
-    """(tokenizer, mixture stats): BPE trained on up to `max_chars` characters of the mixture `corpus`."""
+    """(tokenizer, mixture stats): BPE trained on up to `max_chars` characters of the mixture `corpus` (fewer
+    when that would repeat a source)."""
     if vocab_size < MIN_VOCAB_SIZE:  # smaller: the trainer silently keeps the alphabet and specials anyway
         raise ValueError(f"--vocab-size must be at least {MIN_VOCAB_SIZE} (the 256 bytes and the "
                          f"{len(SPECIAL_TOKENS)} special tokens), got {vocab_size}")
     if min_frequency < 0 or (max_chars is not None and max_chars < 1):
         raise ValueError(f"--min-frequency must be at least 0 and --max-chars at least 1 (0 = all), got "
                          f"{min_frequency} and {max_chars}")
-    documents, stats = load_mixture_with_stats(corpus, char_budget=max_chars, seed=seed)
+    documents, stats = load_mixture_with_stats(corpus, char_budget=max_chars, seed=seed, repeat=False)
     texts = (d.replace(UNK, "") for d in documents)
     return train_tokenizer(texts, vocab_size=vocab_size, min_frequency=min_frequency,
                            show_progress=show_progress), stats
@@ -64,7 +65,8 @@ def parse_args(argv=None):
     p.add_argument("--min-frequency", type=int, default=DEFAULT_MIN_FREQUENCY,
                    help="a merge must occur this often; default: %(default)s")
     p.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS,
-                   help="train on at most this many characters of the mixture (0: all); default: %(default)s")
+                   help="train on at most this many characters of the mixture (0: all; a corpus is never "
+                        "repeated to reach it, as a repeated word would pass --min-frequency); default: %(default)s")
     p.add_argument("--seed", type=int, default=0, help="sampling seed of the mixture; default: %(default)s")
     p.add_argument("--eval-text", default=DEFAULT_EVAL,
                    help="report tokens per word on this corpus ('' to skip; the default is skipped if it is "
@@ -80,9 +82,15 @@ def main(argv=None) -> int:
     print(f"reading {args.corpus} (max {args.max_chars or 'all'} chars)", flush=True)
     try:  # --out and --eval-text are checked before the tokenizer is trained
         out = output_folder(args.out)
+        if out.suffix == ".json":  # was a folder named tokenizer.json holding tokenizer.json
+            raise ValueError(f"--out {out}: --out is the folder the tokenizer.json goes in, e.g. --out "
+                             f"{out.parent / 'tokenizer'}")
         if held := sorted(p.name for p in out.glob("*") if p.name == "config.json" or p.suffix == ".safetensors"):
             raise ValueError(f"{out} holds a model ({', '.join(held)}): its tokenizer.json is that model's own; "
                              "choose another --out")
+        if (out / "tokenizer.json").exists():  # runs that point at it would resume with another vocabulary
+            raise ValueError(f"{out / 'tokenizer.json'} exists: runs that use it would read another vocabulary; "
+                             "choose another --out (or delete it first)")
         # the default is skipped when absent; a path of the user's must exist (a misspelling was skipped silently)
         given = args.eval_text and (args.eval_text != DEFAULT_EVAL or os.path.exists(args.eval_text))
         eval_documents = read_documents(args.eval_text) if given else None

@@ -169,8 +169,8 @@ def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> Non
                         f"x --grad-accum ({accum})")
     if not 0 < args.lr < math.inf:  # nan and inf were a run that stopped at once with a loss of nan
         raise UserError(f"--lr must be a positive number, got {args.lr}")
-    if args.warmup < 0:
-        raise UserError(f"--warmup must be at least 0, got {args.warmup}")
+    if not 0 <= args.warmup < math.inf:  # nan stopped the run after its first evaluation, naming no option
+        raise UserError(f"--warmup must be a number at least 0, got {args.warmup}")
     for name in ("max_steps", "epochs", "token_budget", "time_budget_min"):
         value = getattr(args, name)
         if value is not None and not value > 0:
@@ -182,7 +182,7 @@ def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> Non
                         f"and {args.save_every}")
     if args.save_every_min < 0:  # was a checkpoint after every step
         raise UserError(f"--save-every-min must be at least 0 (0 = off), got {args.save_every_min}")
-    if args.weight_decay < 0 or args.clip_grad < 0:  # were run: weights pushed away from 0, clipping off
+    if not (args.weight_decay >= 0 and args.clip_grad >= 0):  # nan too  # were run: weights pushed away from 0, clipping off
         raise UserError(f"--weight-decay and --clip-grad must be at least 0 (--clip-grad 0 = off), got "
                         f"{args.weight_decay} and {args.clip_grad}")
     out = output_folder(out or args.out)
