@@ -268,3 +268,21 @@ def test_load_check_refuses_an_empty_load_and_a_missing_app(capsys):
     assert load_check.main(["--url", "http://127.0.0.1:9/"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --url http://127.0.0.1:9/: no app answers there") and "nan" not in err
+
+
+def test_a_folder_or_file_in_the_wrong_place_is_named_as_such(train_files, tiny_mlm_dir, tmp_path, capsys):
+    """Were "no such file" for a folder that exists, and "[Errno 17] File exists" for a file as --cache-dir."""
+    from train import evaluate, fill_mask_probe, pretrain
+
+    with pytest.raises(SystemExit) as exit_:
+        fill_mask_probe.main(["--model", str(tiny_mlm_dir), "--probe", str(train_files)])
+    assert exit_.value.code == 2 and f"--probe {train_files}: a folder, not a file" in capsys.readouterr().err
+    a_file = train_files / "corpus.txt"
+    with pytest.raises(SystemExit) as exit_:
+        evaluate.main(["--model", str(tiny_mlm_dir), "--mlm-text", str(a_file), "--cache-dir", str(a_file)])
+    assert exit_.value.code == 2 and "--cache-dir" in capsys.readouterr().err
+    argv = ["--corpus", str(tmp_path / "missing.txt"), "--tokenizer", str(train_files / "tokenizer.json"),
+            "--cache-dir", str(a_file), "--out", str(tmp_path / "run")]
+    assert pretrain.main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"--cache-dir {a_file} is a file, not a folder" in err and "missing.txt" not in err

@@ -340,6 +340,8 @@ def parse_args(argv=None):
         check_unsure_below(args.unsure_below)
     except ValueError as err:
         p.error(str(err))
+    if args.cache_dir and Path(args.cache_dir).is_file():  # was "[Errno 17] File exists"
+        p.error(f"--cache-dir {args.cache_dir} is a file, not a folder")
     try:
         device = torch.device(args.device)
     except RuntimeError:

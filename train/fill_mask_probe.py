@@ -105,7 +105,7 @@ def main(argv=None) -> int:
     if args.top_k < 1:  # was the pipeline's "top_k must be ...", after the model was loaded
         p.error(f"--top-k must be at least 1, got {args.top_k}")
     if not Path(args.probe).is_file():
-        p.error(f"--probe {args.probe}: no such file")
+        p.error(f"--probe {args.probe}: " + ("a folder, not a file" if Path(args.probe).is_dir() else "no such file"))
     try:
         if args.out:
             output_file(args.out, "probe.json")

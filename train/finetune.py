@@ -318,7 +318,8 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
                              "periodic evaluations (--eval-every > 0)")
     checks_path = args.checks if args.checks is not None else str(DEFAULT_CHECKS)
     if checks_path and not Path(checks_path).is_file():
-        raise UserError(f"--checks {checks_path}: no such file ('' to skip the behaviour checks)")
+        what = "a folder, not a file" if Path(checks_path).is_dir() else "no such file"
+        raise UserError(f"--checks {checks_path}: {what} ('' to skip the behaviour checks)")
     id2label = dict(enumerate(name.strip() for name in args.labels.split(",")))
     if len(id2label) < 2 or "" in id2label.values():
         raise UserError(f"--labels must name two or more labels, comma-separated, got {args.labels!r}")

@@ -191,6 +191,8 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
         raise UserError(f"--mlm-probability must be between 0 and 1 (a share of the tokens), got {args.mlm_probability}")
     if args.dupe_factor < 1:
         raise UserError(f"--dupe-factor must be at least 1, got {args.dupe_factor}")
+    if args.cache_dir and Path(args.cache_dir).is_file():  # was "[Errno 17] File exists", after the corpus was read
+        raise UserError(f"--cache-dir {args.cache_dir} is a file, not a folder")
     seed_everything(args.seed)
     tokenizer = get_tokenizer(args, out, dist)
     say = print if dist.is_main else (lambda *a, **k: None)
