@@ -262,7 +262,7 @@ textarea:focus-visible, input:focus-visible {outline: 2px solid #4338ca !importa
 #tab-masking:has(.input-error-box .input-error) :is(#mk-table, #mk-stats, #mk-plot, #mk-preds) {
   opacity: .8; filter: grayscale(1)}  /* grey (main text above 4.5:1 where .45 gave 2.7:1); the message says why */
 .input-error {border-left: 4px solid #dc2626; background: #fef2f2; color: #7f1d1d; padding: 6px 10px;
-  border-radius: 4px}
+  border-radius: 4px; overflow-wrap: anywhere}  /* a long pasted "word" wraps inside the box */
 """
 
 
@@ -748,8 +748,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                         gr.Markdown(ABOUT[f"{key}_card"], elem_classes="about-card")
                         for figure in ABOUT[f"{key}_figures"]:  # each with what it covers, the card's first
                             gr.Markdown(figure.caption, elem_classes="about-caption")
+                            # fullscreen: the figures hold small print, which a phone's column cannot show
                             gr.Image(figure.path, label="Training curves", show_label=False, interactive=False,
-                                     buttons=[], alt_text=figure.alt)
+                                     buttons=["fullscreen"], alt_text=figure.alt)
             gr.Markdown("## Compared with the MiniRoBERTa reference\n" + ABOUT["comparison"])
             with gr.Accordion("Architecture and parameter counts", open=False):
                 gr.Markdown(ABOUT["architecture"])

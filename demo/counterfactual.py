@@ -22,7 +22,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from .formatting import md_escape, pct
+from .formatting import md_escape, pct, short_text
 from .tokens_view import word_spans
 from .validation import VISIBLE_RE
 
@@ -146,7 +146,7 @@ def _removal(text: str, spans: list[tuple[int, int]], k: int, kind: str, verb: s
         end = spans[k + 1][0]
     elif k:
         start = spans[k - 1][1]
-    return Edit(kind, f"{verb} “{text[start:end].strip()}”", start, end)
+    return Edit(kind, f"{verb} “{short_text(text[start:end].strip())}”", start, end)
 
 
 def _plain(word: str) -> str:
@@ -203,7 +203,7 @@ def propose(text: str, word: tuple[int, int, float]) -> list[Edit]:
 
 
 def nothing_to_try(word: str) -> str:
-    return (f"“{word}” is the only word, and no negation rule applies to it: removing it would leave nothing "
+    return (f"“{short_text(word)}” is the only word, and no negation rule applies to it: removing it would leave nothing "
             "to read. Try a longer sentence.")
 
 
@@ -237,7 +237,7 @@ def _row(edit: str, text: str, probabilities: dict, toward: str, change: str) ->
 def outcome_markdown(text: str, word, toward: str, before: dict, edits: list[Edit], after: list[dict]) -> str:
     """A table: the original and every edited text (the change marked), the answer, P(`toward`) and its change."""
     answer = max(before, key=before.get)
-    strongest = md_escape(core_word(text, word[0], word[1]))
+    strongest = md_escape(short_text(core_word(text, word[0], word[1])))
     said = f"(**{md_escape(answer)}**, {pct(before[answer])})"
     towards_answer = word[2] != 0 and (word[2] > 0) == (answer == toward)
     first = (f"“{strongest}” pushed the answer {said} the most." if towards_answer else

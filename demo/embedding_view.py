@@ -325,7 +325,17 @@ EMBEDDING_CSS = """<style>
 .ev-pieces{font-size:13px}
 .ev-note{font-size:12px;opacity:.75}
 .ev-counts{font-size:12px}.ev-counts summary{cursor:pointer;opacity:.8}.ev-counts ul{margin:4px 0;padding-left:18px}
-@media (max-width:600px){.ev-view .ev-seen{white-space:normal}.ev-view .ev-kind{display:block;white-space:normal}.ev-view td.ev-track{width:30%}
+/* a phone: each neighbour's count on a line of its own under it (five columns left the bars 2 px wide) */
+@media (max-width:600px){.ev-view table:has(td.ev-seen),.ev-view table:has(td.ev-seen) tbody{display:block;padding:0}
+  .ev-view table:has(td.ev-seen),.ev-view table:has(td.ev-seen) :is(tbody,tr,th,td){margin:0 !important}
+  .ev-view table:has(td.ev-seen) tr{display:grid;grid-template-columns:2.6em minmax(0,1fr) 3.6em 35%;
+    align-items:center;padding:0 !important}
+  .ev-view table:has(td.ev-seen) :is(th,td){padding:2px 4px !important}
+  .ev-view table:has(td.ev-seen) td.ev-track{width:auto}
+  .ev-view table:has(td.ev-seen) th[colspan]{grid-column:span 2}
+  .ev-view table:has(td.ev-seen) th.ev-seen{display:none}
+  .ev-view table:has(td.ev-seen) td.ev-seen{grid-column:1/-1;white-space:normal;padding:0 4px 4px calc(2.6em + 4px) !important}
+  .ev-view td.ev-seen::before{content:'in the pretraining text: '}.ev-view td.ev-track{width:30%}
   .ev-view table.ev-table,.ev-view th,.ev-view td{font-size:12px}.ev-view td,.ev-view th{padding:2px 3px}}
 </style>"""
 

@@ -17,7 +17,7 @@ import torch
 from roberta.model import position_ids_from_input_ids
 
 from .counterfactual import core_word
-from .formatting import md_escape, pct
+from .formatting import md_escape, pct, short_text
 from .tokens_view import Tokens, word_spans
 
 IG_STEPS = 20
@@ -131,7 +131,7 @@ def top_words(shown: str, words, sign: float, n: int = TOP_WORDS) -> list[str]:
     strongest = {}  # each word's strongest occurrence, in order
     for name in names:
         strongest.setdefault(name.lower(), name)
-    return [f"“{md_escape(name)}”" + (f" ×{counts[key]}" if counts[key] > 1 else "")
+    return [f"“{md_escape(short_text(name))}”" + (f" ×{counts[key]}" if counts[key] > 1 else "")
             for key, name in list(strongest.items())[:n]]
 
 

@@ -27,6 +27,12 @@ def code(text) -> str:
     return f"`{str(text).replace('`', '')}`"  # code spans escape < and & themselves
 
 
+def short_text(text: str, width: int = 40) -> str:
+    """A user's word as a message quotes it: at most `width` characters, a longer one cut with "…" (a 3,000-letter
+    "word" ran out of its box)."""
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def pct(x: float) -> str:
     return f"{x:.1%}"
 

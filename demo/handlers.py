@@ -364,7 +364,7 @@ class Handlers:
 
     def _attention_inputs(self, text, layer, head, model):
         name, loaded, lowercase = self._attention_model(model)
-        text = clean_text(text)
+        text = clean_text(text).strip()  # spaces at the ends would be tokens of their own, rows of the maps
         cfg = loaded.config
         if loaded.key == "sentiment":  # a classifier reads text as in fine-tuning (the shipped one lower-cased)
             text = classifier_text(text, loaded.tokenizer, cfg.max_length, lowercase=lowercase)
@@ -534,13 +534,14 @@ class Handlers:
         mlm = self.models.mlm
         loaded = mlm if mlm.available else self._need("sentiment")  # its tokenizer, at least
         tokenizer, max_length = loaded.tokenizer, loaded.config.max_length
-        text = clean_text(text)
+        text = clean_text(text).strip()  # a trailing space or newline would be a token of its own, and a draw
         epochs = parse_int(epochs, "Epochs", 1, MAX_EPOCHS)
         seed = parse_int(seed, "Seed", 0, MAX_SEED)
         tokens = tokenize(tokenizer, text, max_length)
         if tokens.truncated:
             warn_truncated(max_length)
-        if all(tokens.special):
+        if all(special or not tokens.text[start:end].strip()  # spaces between mask tokens are no words either
+               for special, (start, end) in zip(tokens.special, tokens.offsets)):
             raise fail("The text has no ordinary tokens to mask, only special ones such as the mask token.")
         runs = simulate_masking(tokenizer, torch.tensor([tokens.ids]), epochs, seed)
         stats, curves = masking_stats(tokens, runs)

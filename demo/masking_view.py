@@ -11,7 +11,7 @@ import torch
 from roberta.masking import (DUPE_FACTOR, KEPT, MASK_FRACTION, MASKED, MLM_PROBABILITY, NOT_SELECTED,
                              OUTCOME_NAMES, RANDOM, RANDOM_FRACTION, DynamicMasker, StaticMasker)
 
-from .formatting import PART_NOTE, piece_of, word_label
+from .formatting import PART_NOTE, format_probability, piece_of, word_label
 from .tokens_view import Tokens, token_text
 
 SCHEMES = {
@@ -112,7 +112,7 @@ def mlm_predictions(model, tokenizer, tokens: Tokens, runs: dict) -> list[list]:
             outcome = int(b.outcome[0, pos])
             rows.append([SHORT_NAMES[key], pos, tokens.labels[pos], OUTCOME_NAMES[outcome],
                          shown_token(tokenizer, int(b.input_ids[0, pos])), shown_token(tokenizer, int(pick)),
-                         round(float(p), 3), "✓" if int(pick) == int(tokens.ids[pos]) else "✗"])
+                         format_probability(float(p)), "✓" if int(pick) == int(tokens.ids[pos]) else "✗"])
     return rows
 
 
@@ -133,6 +133,8 @@ MASKING_CSS = """<style>
 .mk-table col.mk-epoch{width:calc(8.2ch + 14px)}
 .mk-table th:first-child{white-space:nowrap;overflow-wrap:normal}
 .mk-table td i{font-style:normal;border-radius:3px;padding:1px 1px;color:inherit}
+/* tokens in reading order whatever their script: Arabic pieces are not reordered across their neighbours */
+.mk-table td{direction:ltr}.mk-table td>*{unicode-bidi:isolate}
 /* light backgrounds keep dark text in a dark theme too; a line under each kind tells them apart without colour */
 .mk-wrap .mk-1,.mk-wrap .mk-table td i.mk-1{background:#fca5a5;color:#18181b;font-weight:600}
 .mk-wrap .mk-2,.mk-wrap .mk-table td i.mk-2{background:#fdba74;color:#18181b;text-decoration:underline dashed}
@@ -153,6 +155,7 @@ MASKING_CSS = """<style>
   color:inherit;padding:0;font-size:11px}
 .mk-legend span{margin-right:1em;padding:1px 6px;border-radius:3px;display:inline-block}
 @media (max-width:700px){
+.mk-scroll{max-height:none}  /* a phone scrolls the page: a box inside it showed one epoch and caught the swipes */
 .mk-table,.mk-table tbody,.mk-table tr,.mk-table td,.mk-table tbody th{display:block;width:auto}
 .mk-table colgroup,.mk-table thead{display:none}
 .mk-table td::before{display:block;font-size:11px;font-weight:600;opacity:.75}

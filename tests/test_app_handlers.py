@@ -533,6 +533,11 @@ def test_counterfactual_handler_one_word_and_empty_texts(handlers):
         handlers.counterfactual("film")
     with _error("The text is empty"):
         handlers.counterfactual("  \u200b ")
+    # a 3,000-letter "word" is quoted cut short (the whole of it ran out of the message's box)
+    with pytest.raises(gr.Error) as error:
+        handlers.counterfactual("a" * 3000)
+    assert "“" + "a" * 39 + "…” is the only word" in str(error.value) and len(str(error.value)) < 200
+    assert explain.top_words("a" * 3000, [(0, 3000, 1.0)], 1.0) == ["“" + "a" * 39 + "…”"]  # "Most towards" too
 
 
 def test_counterfactual_handler_escapes_and_is_one_batch(handlers, models, monkeypatch):
@@ -849,7 +854,8 @@ def test_masking_predictions_match_a_full_forward(handlers, models):
     assert len(dynamic) == int((runs["dynamic"][-1].outcome != 0).sum())
     for row in dynamic:
         p, pick = probs[row[1]].max(-1)
-        assert row[5] == masking_view.shown_token(models.mlm.tokenizer, int(pick)) and row[6] == round(float(p), 3)
+        assert row[5] == masking_view.shown_token(models.mlm.tokenizer, int(pick))
+        assert row[6] == format_probability(float(p))  # "4.6%", as the Fill mask tab says it, not 0.046
 
 
 def test_masking_simulation_matches_maskers(models):
@@ -881,10 +887,19 @@ def test_masking_table_escapes_html(handlers):
     ("a sentence", 5, " ", "Seed is empty"),
     ("a sentence", None, 0, "Epochs is empty"),
     ("<mask>", 5, 0, "no ordinary tokens"),
+    ("<mask> " * 30, 5, 0, "no ordinary tokens"),  # was a table of "␣" with coverage figures of nothing
+    (" <mask>\n <mask> ", 5, 0, "no ordinary tokens"),
 ])
 def test_masking_bad_input(handlers, text, epochs, seed, match):
     with _error(match):
         handlers.masking(text, epochs, seed)
+
+
+def test_spaces_around_the_text_are_no_tokens_in_masking_and_attention(handlers):
+    """A trailing space or newline (pasted text) was a token of its own: another random draw, another map."""
+    assert handlers.masking("The cat sees the house. \n", 5, 0)[1] == handlers.masking("The cat sees the house.", 5, 0)[1]
+    padded, plain = (handlers.attention(text, 1, "average")[4] for text in ("  The cat.\n", "The cat."))
+    assert padded["choices"] == plain["choices"]
 
 
 def test_masking_long_text_warns(handlers):
