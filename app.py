@@ -504,10 +504,11 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     at_error = error_box()
                 with gr.Column(scale=2):
                     with gr.Row():
+                        # min_width: on a phone the two stack, so "average of heads" is not cut to "average of he…"
                         at_layer = gr.Dropdown(layer_choices(N_LAYERS), value=N_LAYERS, label="Layer",
-                                               allow_custom_value=True, elem_id="at-layer")
+                                               allow_custom_value=True, elem_id="at-layer", min_width=200)
                         at_head = gr.Dropdown(head_choices(N_HEADS), value="average", label="Head",
-                                              allow_custom_value=True, elem_id="at-head")
+                                              allow_custom_value=True, elem_id="at-head", min_width=200)
                     at_view_error = error_box("at-view-error")  # a layer or head typed in: said next to them
                     at_model, at_current = model_box("attention", "at", model_choice.attention_choices(), "mlm",
                                                      handlers.attention_model, [at_layer, at_head],

@@ -16,6 +16,7 @@ with the rows' norms computed once per table (`_row_norms`).
 from __future__ import annotations
 
 import html
+import math
 import textwrap
 import threading
 import weakref
@@ -519,6 +520,22 @@ _OFFSETS = [(6, 0, "left", "center"), (-6, 0, "right", "center"), (0, 7, "center
             (-6, 8, "right", "bottom"), (-6, -8, "right", "top")]
 
 
+def _far_offsets(distance: float, directions: int = 12) -> list[tuple]:
+    """Label places `distance` points from the point, all round, for a crowded map (a line leads to the point)."""
+    out = []
+    for k in range(directions):
+        angle = 2 * math.pi * k / directions
+        dx, dy = distance * math.cos(angle), distance * math.sin(angle)
+        ha = "left" if dx > 1 else "right" if dx < -1 else "center"
+        va = "bottom" if dy > 1 else "top" if dy < -1 else "center"
+        out.append((round(dx, 1), round(dy, 1), ha, va))
+    return out
+
+
+# the near places first, then rings further out: a far place is taken only where every nearer one covers more
+_PLACES = [(o, 0) for o in _OFFSETS] + [(o, ring) for ring, d in enumerate((22, 38, 56), 1) for o in _far_offsets(d)]
+
+
 def _label_box(x: float, y: float, text: str, font: float, offset) -> tuple[float, float, float, float]:
     """A label's rough box in points (x0, y0, x1, y1), placed at `offset` from its point at (x, y) points."""
     dx, dy, ha, va = offset
@@ -586,17 +603,19 @@ def _map_figure(mapped: tuple, title: str = "Words on a map: their embeddings in
     placed = []
     for i in sorted(range(len(words)), key=lambda i: to_pt[0][i]):
         label = _short(words[i], 18)
-        boxes = [_label_box(to_pt[0][i], to_pt[1][i], label, font, o) for o in _OFFSETS]
+        boxes = [_label_box(to_pt[0][i], to_pt[1][i], label, font, o) for o, _ in _PLACES]
 
-        def cost(box):
+        def cost(j):
+            box, ring = boxes[j], _PLACES[j][1]
             outside = box[0] < 0 or box[2] > side * 72 or box[1] < 0 or box[3] > side * 72
-            return sum(_overlap(box, b) for b in placed + dots) + (1e4 if outside else 0)
+            return sum(_overlap(box, b) for b in placed + dots) + (1e4 if outside else 0) + 4.0 * ring
 
-        best = min(range(len(_OFFSETS)), key=lambda j: cost(boxes[j]))
+        best = min(range(len(_PLACES)), key=cost)
         placed.append(boxes[best])
-        dx, dy, ha, va = _OFFSETS[best]
+        (dx, dy, ha, va), ring = _PLACES[best]
+        leader = {"arrowprops": {"arrowstyle": "-", "color": "0.55", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}} if ring else {}
         ax.annotate(label, (xy[i, 0], xy[i, 1]), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va,
-                    fontsize=font)
+                    fontsize=font, **leader)
     ax.set_xlabel(f"PC 1 ({shares[0]:.0%} of variance)", fontsize=11)
     ax.set_ylabel(f"PC 2 ({shares[1]:.0%} of variance)", fontsize=11)
     ax.set_title(title, fontsize=12)

@@ -372,3 +372,23 @@ def test_the_position_figure_in_numbers():
     sim = ev.position_similarities(rows, 2)
     assert "Position 0 and 1: 1.00;" in text and f"positions 18 and 19: {float(sim[18, 19]):.2f}." in text
     assert text.count("<tr><td>") == 16 and f"<tr><td>2</td><td>{float(sim.diagonal(2).mean()):.2f}</td>" in text
+
+
+def test_a_crowded_word_map_moves_labels_out_with_a_line_to_their_point():
+    """18 words in a tight cluster beside two far ones: the labels next to their points overlapped (23 pairs
+    here); placed further out with a leader line where the near places are taken, at most a few still touch."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    g = torch.Generator().manual_seed(0)
+    points = torch.cat([torch.randn(18, 2, generator=g) * 0.02, torch.tensor([[1.0, 1.0], [-1.0, 0.8]])])
+    words = [f"word{i}" for i in range(18)] + ["far", "away"]
+    fig = ev._map_figure((words, points, (0.3, 0.1), []))
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    labels = fig.axes[0].texts
+    boxes = [Text.get_window_extent(label, canvas.get_renderer()) for label in labels]  # the text, not its line
+    assert sorted(label.get_text() for label in labels) == sorted(words)
+    assert sum(boxes[i].overlaps(boxes[j]) for i in range(len(boxes)) for j in range(i)) <= 3
+    led = {label.get_text() for label in labels if label.arrow_patch is not None}
+    assert len(led) >= 8 and not led & {"far", "away"}  # the lone words keep their label beside them
