@@ -127,7 +127,10 @@ def resolve_file(model_id, filename, **hub_kwargs) -> str:
         if os.path.isdir(model_id):
             path = os.path.join(model_id, filename)
             if not os.path.isfile(path):
-                raise ModelNotFoundError(f"{model_id} has no {filename}")
+                unfinished = os.path.isdir(os.path.join(model_id, "checkpoints"))  # a run writes its model at the end
+                raise ModelNotFoundError(f"{model_id} has no {filename}" + (
+                    ": it is a training run that has not finished (it holds checkpoints/ only); run its command "
+                    "again with --resume to finish it" if unfinished else ""))
             return path
         if os.path.exists(model_id):
             raise ModelNotFoundError(f"{model_id} is a file, not a model folder (a folder holding {CONFIG_NAME}, "

@@ -44,6 +44,9 @@ def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
     """A `tokenizer.json` file, a folder holding one, or a Hub repo id. Errors are `roberta.ModelLoadError`s
     naming the file (`ModelNotFoundError` when it does not exist)."""
     path = os.fspath(path_or_hub_id)
+    if os.path.isfile(path) and not path.endswith(".json"):  # was "is a file, not a model folder"
+        raise ModelLoadError(f"{path} is not a tokenizer: give a tokenizer.json, a model folder holding one, or a Hub "
+                             "repo id")
     if not path.endswith(".json"):
         path = resolve_file(path, TOKENIZER_NAME, **hub_kwargs)
     elif not os.path.isfile(path):

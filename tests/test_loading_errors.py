@@ -45,6 +45,20 @@ def test_missing_folder_is_named_not_a_hub_validation_error():
         roberta.RobertaForMaskedLM.from_pretrained("not a repo id!")
 
 
+def test_an_unfinished_run_is_named_as_one(tmp_path):
+    """A run folder with checkpoints only (interrupted) said just "has no config.json" to train.average, calibrate,
+    export and the app."""
+    (tmp_path / "run" / "checkpoints").mkdir(parents=True)
+    with pytest.raises(ModelNotFoundError, match="has no config.json: it is a training run that has not finished"):
+        roberta.RobertaForMaskedLM.from_pretrained(tmp_path / "run")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ModelNotFoundError, match="has no config.json$"):
+        roberta.RobertaForMaskedLM.from_pretrained(tmp_path / "empty")
+    (tmp_path / "corpus.txt").write_text("some text\n")  # a corpus given as --tokenizer: said so, not "not a folder"
+    with pytest.raises(ModelLoadError, match="corpus.txt is not a tokenizer: give a tokenizer.json, a model folder"):
+        roberta.load_tokenizer(tmp_path / "corpus.txt")
+
+
 def test_a_hub_id_that_may_be_a_mistyped_folder_says_so(monkeypatch, tmp_path):
     """"assets/mini-roberta-mlmm" has the shape of a Hub id, so the Hub is asked (a Hub owner may share a local
     folder's name); when that fails and assets/ is a folder here, the message asks whether it is a typo."""
