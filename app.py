@@ -304,10 +304,14 @@ PAGE_JS = """() => {
     timer = setTimeout(() => check(true), 400);
   }).observe(document.body, {subtree: true, childList: true, characterData: true});
   // Gradio's accordions do not say whether they are open: their button gets aria-expanded, kept in step
-  const expanded = () => document.querySelectorAll('button.label-wrap').forEach(b => {
-    const open = String(b.classList.contains('open'));
-    if (b.getAttribute('aria-expanded') !== open) b.setAttribute('aria-expanded', open);
-  });
+  const expanded = () => {
+    document.querySelectorAll('button.label-wrap').forEach(b => {
+      const open = String(b.classList.contains('open'));
+      if (b.getAttribute('aria-expanded') !== open) b.setAttribute('aria-expanded', open);
+    });
+    // gr.Label draws each class's bar as a button that does nothing here: read, but no Tab stop
+    document.querySelectorAll('#st-label button:not([tabindex="-1"])').forEach(b => { b.tabIndex = -1; });
+  };
   expanded();
   new MutationObserver(expanded).observe(document.body, {subtree: true, childList: true, attributes: true,
                                                         attributeFilter: ['class']});

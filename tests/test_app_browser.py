@@ -178,6 +178,10 @@ def test_sentiment_example(page):
     page.get_by_text("The acting was not bad at all.", exact=True).click()
     sync_api.expect(page.locator("#st-label [data-testid=label-output-value]")).to_have_text(
         re.compile("positive|negative"))
+    # the label's class bars are buttons that do nothing here: no Tab stop (they were two, before "Every word's push")
+    bars = page.locator("#st-label button")
+    sync_api.expect(bars.first).to_have_attribute("tabindex", "-1")
+    assert all(b.get_attribute("tabindex") == "-1" for b in bars.all())
     words = page.locator("#st-words")
     sync_api.expect(words).to_contain_text("bad")
     sync_api.expect(words).to_contain_text("not")
