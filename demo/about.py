@@ -286,7 +286,8 @@ def training_text_figure(loaded) -> AboutFigure | None:
     rare, never = int(((total > 0) & (total < 100)).sum()), int((total == 0).sum())
     return AboutFigure(str(figure), (
         f"**What it read**: its pretraining text holds {large_count(size)} tokens ({parts}), each document counted "
-        f"once (pretraining read it many times over, each phase in its own mixture). The 100 commonest tokens are {top[:100].sum() / size:.0%} of it, and {rare:,} of the "
+        f"once (pretraining read it many times over, each phase in its own mixture). The 100 commonest tokens are "
+        f"{top[:100].sum() / size:.0%} of it, and {rare:,} of the "
         f"{len(total):,} tokens of the vocabulary ({rare / len(total):.0%}) occur 1 to 99 times ({never:,} never): a word the "
         "text held rarely is one the model knows little of. The Fill mask, Tokens and Embeddings tabs give each "
         "token's count."), (

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from tokenizers import decoders, models, pre_tokenizers
 
 from .formatting import SPACE_LABEL
-from .training_counts import counts_details
 from .tokens_view import tokenize, word_spans
+from .training_counts import counts_css, counts_details
 
 MAX_WORD_CHARS = 40  # the longest pre-token, in bytes (= starting pieces), `merge_steps` replays
 MAX_PRETOKENS = 200  # the most (distinct) pre-tokens `pretokens` lists for a picker
@@ -371,7 +371,6 @@ def pick_pretoken(tokenizer, pieces: list[str]) -> str | None:
 # ---- views ---------------------------------------------------------------------------------------------------
 
 BPE_CSS = """<style>
-.bpe-counts{font-size:12px}.bpe-counts summary{cursor:pointer;opacity:.8}.bpe-counts ul{margin:4px 0;padding-left:18px}
 .bpe-view{display:flex;flex-direction:column;gap:10px;color:#111827}
 .dark .bpe-view{color:#f3f4f6}
 .bpe-view p{margin:0}
@@ -415,7 +414,7 @@ BPE_CSS = """<style>
   /* merge by merge on a phone: smaller pieces, so a step takes two lines rather than four */
   .bpe-table .bpe-chip{font-size:11px;padding:0 2px;min-width:1.1em;border-radius:3px}
   .bpe-table .bpe-chips{gap:2px 1px}}
-</style>"""
+""" + counts_css("bpe") + "\n</style>"
 
 
 def _plural(n: int, word: str) -> str:

@@ -30,7 +30,7 @@ from roberta.tokenizer import SPECIAL_TOKENS
 from .figures import _short  # importing figures also sets the Agg backend, fonts, and text never read as math
 from .bpe_view import is_partial, readable
 from .formatting import word_labels
-from .training_counts import counts_details, seen_cell
+from .training_counts import counts_css, counts_details, seen_cell
 
 MAX_PIECES = 5  # a word in more pieces is mostly a guess of the tokenizer's, its mean says little
 MAX_WORD_CHARS = 40
@@ -325,7 +325,6 @@ EMBEDDING_CSS = """<style>
 .dark .ev-bar{background:#818cf8}.dark .ev-bar.ev-none{background:transparent;border-color:#818cf8}
 .ev-pieces{font-size:13px}
 .ev-note{font-size:12px;opacity:.75}
-.ev-counts{font-size:12px}.ev-counts summary{cursor:pointer;opacity:.8}.ev-counts ul{margin:4px 0;padding-left:18px}
 /* a phone: each neighbour's count on a line of its own under it (five columns left the bars 2 px wide) */
 @media (max-width:600px){.ev-view table:has(td.ev-seen),.ev-view table:has(td.ev-seen) tbody{display:block;padding:0}
   .ev-view table:has(td.ev-seen),.ev-view table:has(td.ev-seen) :is(tbody,tr,th,td){margin:0 !important}
@@ -338,7 +337,7 @@ EMBEDDING_CSS = """<style>
   .ev-view table:has(td.ev-seen) td.ev-seen{grid-column:1/-1;white-space:normal;padding:0 4px 4px calc(2.6em + 4px) !important}
   .ev-view td.ev-seen::before{content:'in the pretraining text: '}.ev-view td.ev-track{width:30%}
   .ev-view table.ev-table,.ev-view th,.ev-view td{font-size:12px}.ev-view td,.ev-view th{padding:2px 3px}}
-</style>"""
+""" + counts_css("ev") + "\n</style>"
 
 
 def _pieces_line(word: str, pieces: list[str]) -> str:

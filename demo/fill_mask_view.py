@@ -8,7 +8,7 @@ import re
 from .formatting import (SPACE_LABEL, format_log_probability, format_probability, piece_of, prediction_labels,
                          reads_as_is, token_label, word_label)
 from .bpe_view import readable
-from .training_counts import counts_details, seen_cell
+from .training_counts import counts_css, counts_details, seen_cell
 from .validation import MASK, MASK_RE, MAX_MASKS
 
 # Where a mask and the whitespace before it start; the look-behind keeps the pattern from being tried again
@@ -39,7 +39,6 @@ FILL_MASK_CSS = """<style>
   .fm-mask table:has(td.fm-seen) tr{display:grid;grid-template-columns:7.5em 1fr auto;align-items:center;padding:0 !important}
   .fm-mask td.fm-seen{grid-column:1/-1;white-space:normal;padding:0 6px 4px}
   .fm-mask td.fm-seen::before{content:'in the pretraining text: '}}
-.fm-counts{font-size:12px;margin-top:4px}.fm-counts summary{cursor:pointer;opacity:.8}.fm-counts ul{margin:4px 0;padding-left:18px}
 .fm-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
 .fm-note{font-size:12px;opacity:.75;margin:2px 0 0}
 .fm-tokens :is(h3,h4){margin:0 0 4px;font-size:14px}
@@ -51,7 +50,7 @@ FILL_MASK_CSS = """<style>
 .fm-tok.fm-special{opacity:.8}
 .fm-sr{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 .fm-tok.fm-masked{background:#dc2626;color:#fff;border-color:#dc2626;opacity:1}
-</style>"""
+""" + counts_css("fm") + "\n</style>"
 
 
 def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = None, tokens=None,

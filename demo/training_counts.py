@@ -102,6 +102,12 @@ def seen_cell(counts: TrainingCounts, token_id: int, prefix: str, label: str | N
             f"{html.escape(count)}{kind}</td>")
 
 
+def counts_css(prefix: str) -> str:
+    """The style of `counts_details`' list, for a view's <style> block."""
+    return (f".{prefix}-counts{{font-size:12px;margin-top:4px}}.{prefix}-counts summary{{cursor:pointer;opacity:.8}}"
+            f".{prefix}-counts ul{{margin:4px 0;padding-left:18px}}")
+
+
 def counts_details(lines: list[str], prefix: str) -> str:
     """Every count of a table in full (each line a `TrainingCounts.sentence`), in a closed <details> under it:
     what the cells' hover says, for a phone or a keyboard, where there is no hover."""

@@ -182,11 +182,10 @@ def same_run(recorded: str, command: str) -> bool:
     so that a different spelling of the same value is no change."""
     if recorded == command:
         return True
-    words, other = shlex.split(recorded), shlex.split(command)
-    module = {m.__name__: m for m in ARGUMENTS}.get(words[2] if len(words) > 2 else "")
-    if module is None or other[:3] != words[:3]:
+    if shlex.split(other := command)[:3] != shlex.split(recorded)[:3]:
         return False
     try:
-        return module.parse_args(words[3:]).recorded() == module.parse_args(other[3:]).recorded()
+        before = _parsed(recorded)
+        return before is not None and before == _parsed(other)
     except SystemExit:  # an option this version no longer has
         return False
