@@ -35,6 +35,7 @@ SENTIMENT_EXAMPLES = [
 # start-up, never assumed): the word a mask should get, the label a sentence should get.
 FILL_MASK_EXPECTED = {
     "Paris is the capital of <mask>.": "France",
+    "The <mask> barked at the mailman.": "dog",
 }
 
 SENTIMENT_EXPECTED = {
