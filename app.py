@@ -21,7 +21,7 @@ from demo.handlers import EMBEDDINGS_TAB, TOKENS_TAB, Handlers, head_choices, la
 from demo.masking_view import MASKING_COLUMNS, PREDICTION_COLUMNS
 from demo.models import configure_torch, load_models, read_ablation
 from demo.uploads import launch_options
-from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results
+from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results, read_sliders
 
 CONCURRENCY = int(os.environ.get("APP_CONCURRENCY", "2"))  # requests computed at once, all endpoints together
 configure_torch(concurrency=CONCURRENCY)
@@ -117,11 +117,14 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
     input), `fn` does not run. `page`: (function, outputs) the UI event runs instead of `fn` (`fn`'s outputs
     first, then more views of the same input). Returns the UI version (for the examples)."""
     page_fn, page_outputs = page or (fn, outputs)
-    ui = keep_results(page_fn, len(page_outputs), keep_undrawn)
     triggers = [*triggers, demo.load] if on_load else triggers
     ui_inputs = ui_inputs or inputs
+    ui = read_sliders(keep_results(page_fn, len(page_outputs), keep_undrawn),
+                      [(c.minimum, c.maximum) if isinstance(c, gr.Slider) else None for c in ui_inputs])
+    # "always_last": a change made while a run is pending (a slider moved by keys or dragged) runs once more
+    # after it, rather than being dropped
     event = dict(inputs=ui_inputs, outputs=[*page_outputs, error], api_name=f"{name}_ui", api_visibility="private",
-                 **COMPUTE)
+                 trigger_mode="always_last", **COMPUTE)
     if first:
         first_ui, first_outputs, first_error = first
 
@@ -132,8 +135,10 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
 
         after_first.__name__, after_first.__qualname__ = ui.__name__, ui.__qualname__  # the handler it runs
 
+        then = {key: value for key, value in event.items() if key != "trigger_mode"}
         gr.on(triggers, first_ui, ui_inputs, [*first_outputs, first_error], api_name=f"{name}_first_ui",
-              api_visibility="private", **COMPUTE).then(after_first, **{**event, "inputs": [*ui_inputs, first_error]})
+              api_visibility="private", trigger_mode="always_last", **COMPUTE).then(
+            after_first, **{**then, "inputs": [*ui_inputs, first_error]})
     else:
         gr.on(triggers, ui, **event)
     api(fn, inputs, outputs, name)
@@ -409,7 +414,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             fm_ui_in = [fm_text, fm_k, fm_targets, fm_current]  # the box may hold a model still loading
             # the page shows layer by layer for the same text and answers, computed in the same event
             fm_page = [*fm_out, fm_layers, fm_layers_data]
-            fm_ui = wire([fm_btn.click, fm_text.submit, fm_targets.submit, fm_k.release, fm_current.change],
+            fm_ui = wire([fm_btn.click, fm_text.submit, fm_targets.submit, fm_k.input, fm_current.change],
                          handlers.fill_mask, fm_in, fm_out, fm_error, "fill_mask", on_load=True,
                          page=(handlers.fill_mask_page, fm_page), ui_inputs=fm_ui_in)
             api(handlers.fill_mask_layers, [fm_text, fm_model], [fm_layers, fm_layers_data], "fill_mask_layers")
@@ -685,7 +690,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             em_changed = [em_current.change]  # another model redraws every view
             em_nb_in = [em_word, em_k, em_words_only]
             em_nb_out, em_an_out = [em_neighbours, em_neighbours_data], [em_analogy, em_analogy_data]
-            em_nb_ui = wire([em_btn.click, em_word.submit, em_k.release, em_words_only.input, *em_changed],
+            em_nb_ui = wire([em_btn.click, em_word.submit, em_k.input, em_words_only.input, *em_changed],
                             handlers.neighbours, [*em_nb_in, em_model],
                             em_nb_out, em_nb_error, "neighbours", on_load=True, ui_inputs=[*em_nb_in, em_current])
             # the API's k and words_only (the page shows 10 tokens that begin a word): hidden inputs with the defaults
@@ -731,9 +736,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                                                      "120px", "115px", "80px"])
             model_note("mlm")
             mk_out = [mk_table, mk_stats, mk_plot, mk_preds]
-            # the button, Enter in a box, or letting go of the slider reruns it (a table that no longer matched
-            # its controls looked current)
-            mk_ui = wire([mk_btn.click, mk_text.submit, mk_epochs.release, mk_seed.submit], handlers.masking,
+            # the button, Enter in a box, or moving the slider (mouse or keys) reruns it (a table that no longer
+            # matched its controls looked current)
+            mk_ui = wire([mk_btn.click, mk_text.submit, mk_epochs.input, mk_seed.submit], handlers.masking,
                          [mk_text, mk_epochs, mk_seed], mk_out, mk_error, "masking", on_load=True)
             with mk_input_col:  # under the sentence, not below the tables
                 examples([["The quick brown fox jumps over the lazy dog near the river bank.", 12, 0],

@@ -22,9 +22,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from .formatting import md_escape, pct, short_text
+from .formatting import VISIBLE_RE, md_escape, pct, short_text
 from .tokens_view import word_spans
-from .validation import VISIBLE_RE
 
 PAIRS = [("good", "bad"), ("great", "terrible"), ("excellent", "awful"), ("wonderful", "horrible"),
          ("best", "worst"), ("better", "worse"), ("love", "hate"), ("loved", "hated"), ("loves", "hates"),

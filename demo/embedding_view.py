@@ -29,7 +29,7 @@ from roberta.tokenizer import SPECIAL_TOKENS
 
 from .figures import _short  # importing figures also sets the Agg backend, fonts, and text never read as math
 from .bpe_view import is_partial, readable
-from .formatting import word_labels
+from .formatting import VISIBLE_RE, word_labels
 from .training_counts import counts_css, counts_details, seen_cell
 
 MAX_PIECES = 5  # a word in more pieces is mostly a guess of the tokenizer's, its mean says little
@@ -133,7 +133,7 @@ def _word(embeddings: torch.Tensor, tokenizer, word: str, name: str = "The word"
           ) -> tuple[torch.Tensor, list[str], list[int]]:
     """`word_vector`, with the pieces' ids too; `name` starts the error messages ("Word c is empty...")."""
     shown = word.strip()
-    if not shown:
+    if not VISIBLE_RE.search(shown):  # nothing, or only characters that show nothing (zero-width spaces...)
         raise ValueError(f"{name} is empty: type a word.")
     try:
         shown.encode("utf-8")

@@ -69,13 +69,18 @@ def integrated_gradients(model, input_ids: list[int], target: int, baseline_id: 
 
 
 def merge_words(tokens: Tokens, token_scores) -> list[tuple[int, int, float]]:
-    """Sum token scores over the BPE pieces of each whitespace-separated word: [(start, end, score)]."""
+    """Sum token scores over the BPE pieces of each whitespace-separated word: [(start, end, score)]. A word
+    none of whose ordinary tokens covers more than whitespace (" <pad>": a space token, then a special one) is
+    no word."""
     totals: dict[int, float] = {}
-    for k, score in zip(tokens.word_index, token_scores):
+    worded = set()
+    for k, score, (start, end) in zip(tokens.word_index, token_scores, tokens.offsets):
         if k is not None:
             totals[k] = totals.get(k, 0.0) + float(score)
+            if tokens.text[start:end].strip():
+                worded.add(k)
     spans = word_spans(tokens.text)
-    return [(*spans[k], totals[k]) for k in sorted(totals)]
+    return [(*spans[k], totals[k]) for k in sorted(worded)]
 
 
 def polarity(config) -> tuple[int, str, str]:
@@ -96,9 +101,10 @@ REST_READ = " … (the rest was read for the score, not coloured)"
 def highlighted_words(shown: str, words: list[tuple[int, int, float]], truncated: bool,
                       rest: str = REST_CUT) -> list[tuple]:
     """HighlightedText pairs of `shown`: every word with its score scaled so the strongest is ±1, the text
-    between words unscored; `truncated` (the words cover only the first window): `rest` last."""
+    before, between and after the words unscored (a special token such as <mask> is no word); `truncated` (the
+    words cover only the first window): `rest` instead of the text after the last word."""
     scale = max((abs(v) for _, _, v in words), default=0.0) or 1.0
-    highlighted, last = [], words[0][0] if words else 0
+    highlighted, last = [], 0
     for start, end, score in words:
         if start > last:
             highlighted.append((shown[last:start], None))
@@ -106,7 +112,27 @@ def highlighted_words(shown: str, words: list[tuple[int, int, float]], truncated
         last = end
     if truncated:
         highlighted.append((rest, None))
+    elif shown[last:]:
+        highlighted.append((shown[last:], None))
     return highlighted
+
+
+def in_users_case(text: str, model_text: str) -> str:
+    """`model_text` (the classifier's input: `text` normalised) with each character as the user typed it, where
+    normalising only lower-cased the text and collapsed or dropped whitespace: the same length and places as
+    `model_text`, so its word spans still apply. Else `model_text` itself (detokenizing changed more)."""
+    def same(typed: str, char: str) -> bool:
+        return typed.lower() == char or typed.isspace() and char.isspace()
+
+    shown, i = [], 0
+    for char in model_text:
+        while i < len(text) and not same(text[i], char) and text[i].isspace():
+            i += 1  # whitespace the normalisation collapsed or dropped
+        if i == len(text) or not same(text[i], char):
+            return model_text
+        shown.append(text[i])
+        i += 1
+    return "".join(shown)
 
 
 ENGLISH_WORD_RE = re.compile(r"[A-Za-z]{2}")  # two ASCII letters in a row: the start of an ordinary English word
@@ -227,4 +253,5 @@ def link_hint(tokens: Tokens, attentions: np.ndarray, link: tuple[str, str]) -> 
     layer, head = np.unravel_index(int(np.argmax(weights)), weights.shape)
     return (f"In this model, layer {layer + 1}, head {head + 1} is where “{link[0]}” attends most to "
             f"“{link[1]}” ({pct(float(weights[layer, head]))} of its attention; "
-            f"{pct(float(weights.mean()))} on average over all heads).")
+            f"{pct(float(weights[layer].mean()))} in layer {layer + 1}'s average of heads, "
+            f"{pct(float(weights.mean()))} over all {weights.size} heads of the {len(weights)} layers).")

@@ -10,6 +10,13 @@ import numpy as np
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
+# Anything but whitespace and the characters that show nothing: zero-width spaces and joiners, direction
+# marks and embeddings, word joiner and invisible operators, BOM, soft hyphen, variation selectors, tags,
+# Hangul fillers. A text made only of those is empty.
+VISIBLE_RE = re.compile(r"[^\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+                        r"\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U0001bca0-\U0001bca3"
+                        r"\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+
 
 def md_escape(text: str) -> str:
     """User text inside Markdown: shown literally (no HTML, no emphasis, no links)."""

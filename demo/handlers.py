@@ -144,7 +144,7 @@ class Handlers:
         pipe = loaded.pipeline
         top_k = parse_int(top_k, "Top-k", 1, MAX_TOP_K)
         words = candidate_words(targets)
-        text, full_length = self._masked_text(loaded, text)
+        text, full_length = self._masked_text(loaded, text, warn=tab is None)  # a comparison warned once
         n_masks = text.count(MASK)  # checked, and spelt <mask>, by _masked_text
         if words:  # every candidate word is scored, whatever top-k (the number of vocabulary predictions)
             per_mask = self._score_candidates(pipe, text, words)
@@ -172,12 +172,12 @@ class Handlers:
         return outputs, loaded, text, per_mask
 
     @staticmethod
-    def _masked_text(loaded, text) -> tuple[str, int]:
-        """A fill-mask text checked (one to MAX_MASKS masks, every one within what the model reads), its masks
-        spelt <mask> ([MASK] is read as it), and cut to what the model reads; with the length it had before the
-        cut."""
+    def _masked_text(loaded, text, warn: bool = True) -> tuple[str, int]:
+        """A fill-mask text checked (one to MAX_MASKS masks, every one within what the model reads; `warn`:
+        `count_masks`'), its masks spelt <mask> ([MASK] is read as it), and cut to what the model reads; with the
+        length it had before the cut."""
         text = MASK_RE.sub(MASK, clean_text(text))
-        n_masks = count_masks(text)
+        n_masks = count_masks(text, warn)
         full_length = len(text)
         text = cut_to_window(text, loaded.tokenizer, loaded.pipeline.max_length)  # the rest is never read
         if text.count(MASK) < n_masks:
@@ -269,7 +269,7 @@ class Handlers:
         text = clean_text(text)
         model_text = classifier_input(loaded, text, lowercase)
         tokens = tokenize(tokenizer, model_text, pipe.max_length)
-        if all(tokens.special):  # "<pad><pad>" would otherwise get a verdict on no words at all
+        if not tokens.has_words:  # "<pad><pad>" or "<s> </s>" would otherwise get a verdict on no words at all
             raise fail("The text has no words to classify, only special tokens such as <pad> or <mask>.")
         results = pipe(model_text)  # a long text: in overlapping windows, their logits averaged
         windows, note = results[0].get("windows", 1) if results else 1, ""
@@ -281,11 +281,10 @@ class Handlers:
         target, toward, away = explain.polarity(loaded.model.config)
         attributions, _, _ = explain.integrated_gradients(loaded.model, tokens.ids, target,
                                                           tokenizer.token_to_id("<pad>"), special_ids(tokenizer))
-        # Show the user's own text when normalising only changed the case (same characters, same places)
-        own = text[:len(model_text)]
+        # the user's own case where normalising only lower-cased and collapsed whitespace
         return SentimentReading(loaded, lowercase, {r["label"]: float(r["score"]) for r in results},
                                 results[0]["label"], toward, away, tokens, explain.merge_words(tokens, attributions),
-                                own if own.lower() == model_text else model_text, note)
+                                explain.in_users_case(text, model_text), note)
 
     @user_errors
     def classify(self, text, model=SHIPPED):
@@ -540,8 +539,7 @@ class Handlers:
         tokens = tokenize(tokenizer, text, max_length)
         if tokens.truncated:
             warn_truncated(max_length)
-        if all(special or not tokens.text[start:end].strip()  # spaces between mask tokens are no words either
-               for special, (start, end) in zip(tokens.special, tokens.offsets)):
+        if not tokens.has_words:  # spaces between mask tokens are no words either
             raise fail("The text has no ordinary tokens to mask, only special ones such as the mask token.")
         runs = simulate_masking(tokenizer, torch.tensor([tokens.ids]), epochs, seed)
         stats, curves = masking_stats(tokens, runs)

@@ -75,11 +75,14 @@ def _suggested(key: str) -> list[tuple[str, str]]:
 
 
 def hub_note() -> str:
-    """The model box's line under its label, as `APP_HUB_MODELS` allows."""
+    """The model box's line under its label, as `APP_HUB_MODELS` allows and offline mode (HF_HUB_OFFLINE) leaves."""
     mode = hub_models_mode()
     if mode == "off":
         return f"This server runs only its own models ({HUB_ENV}=off)."
-    return HUB_NOTE if mode == "any" else f"{HUB_NOTE} This server offers only the suggested ones."
+    note = HUB_NOTE if mode == "any" else f"{HUB_NOTE} This server offers only the suggested ones."
+    if hub_offline():  # the cache is all there is: say so before a choice fails
+        note += " Offline now (HF_HUB_OFFLINE): only Hub models already in this machine's download cache load."
+    return note
 
 
 def choices(key: str) -> list[tuple[str, str]]:
@@ -116,6 +119,9 @@ def _check_choice(choice, allow_local: bool, hub_mode: str = "any") -> str:
     source = choice.strip()
     if len(source) > MAX_CHOICE_CHARS or not source.isprintable():
         raise ModelChoiceError("That is not a Hugging Face Hub repo id (OWNER/NAME, e.g. FacebookAI/roberta-base).")
+    if source.lower() in ("mlm", "sentiment"):  # the Attention tab's names, sent to another endpoint
+        raise ModelChoiceError(f"“{source}” is not a Hub repo id: the shipped model is “{SHIPPED}” (the Attention "
+                               "tab names its two “mlm” and “sentiment”).")
     if is_local(source) and not allow_local:
         raise ModelChoiceError(f"{source} is not a Hugging Face Hub repo id (OWNER/NAME, e.g. "
                                f"{SUGGESTED['mlm'][0]}); local folders can be chosen only where the server "

@@ -51,6 +51,13 @@ class Tokens:
             out.append(label)
         return out
 
+    @property
+    def has_words(self) -> bool:
+        """Whether any token is an ordinary one that covers more than whitespace: "<s> </s>" has none (the space
+        between two special tokens is a token of its own)."""
+        return any(not special and self.text[start:end].strip()
+                   for special, (start, end) in zip(self.special, self.offsets))
+
     @functools.cached_property
     def word_index(self) -> list[int | None]:
         """For each token, the index of the whitespace-separated word of `text` it belongs to (None for

@@ -10,11 +10,14 @@ from __future__ import annotations
 import functools
 import html
 import logging
+import math
 import re
 
 import gradio as gr
 
 import roberta
+
+from .formatting import VISIBLE_RE
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +32,6 @@ MASK_RE = re.compile(f"{re.escape(MASK)}|{re.escape(ALT_MASK)}")
 NEAR_MASK_RE = re.compile(r"<\s*mask\s*>|\[\s*mask\s*\]|&lt;mask&gt;", re.IGNORECASE)  # <MASK>, [mask], < mask >
 # C0/C1 control characters except tab and newlines; they are invisible and mean nothing to the model
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-# Anything but whitespace and the characters that show nothing: zero-width spaces and joiners, direction
-# marks and embeddings, word joiner and invisible operators, BOM, soft hyphen, variation selectors, tags,
-# Hangul fillers. A text made only of those is empty.
-VISIBLE_RE = re.compile(r"[^\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-                        r"\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U0001bca0-\U0001bca3"
-                        r"\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
 TRUNCATED_WARNING = ("The text is longer than the {n} tokens the model reads; only the first {n} tokens were "
                      "used.")
 # The sentiment tab reads a long text whole, in overlapping windows of the model's length (roberta.pipeline),
@@ -100,6 +97,25 @@ def keep_results(fn, n_outputs: int, keep_undrawn: bool = False):
     return ui
 
 
+def read_sliders(fn, bounds: list):
+    """The UI's version of `fn` reading its sliders as the page will show them: a slider's number box can hold a
+    typed value outside the slider's range (50 for a top-k of 1-20) until it loses focus, when the slider
+    clamps it; the page reads the value clamped too, so the results match the box. `bounds`: (minimum,
+    maximum) per argument that comes from a slider, None for the others (and for arguments past the list).
+    Anything but a finite number is passed on for the handler's message; the public API is not wrapped."""
+
+    def clamp(value, limits):
+        if limits is None or isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return value
+        return min(max(value, limits[0]), limits[1])
+
+    @functools.wraps(fn)
+    def ui(*args):
+        return fn(*(clamp(value, limits) for value, limits in zip(args, bounds)), *args[len(bounds):])
+
+    return ui
+
+
 def require_visible(text: str) -> str:
     """`text`, unless it is nothing but whitespace and zero-width characters."""
     if not VISIBLE_RE.search(text):
@@ -161,12 +177,18 @@ def candidate_words(targets) -> list[str]:
     return words
 
 
-def count_masks(text: str) -> int:
-    """How many masks the fill-mask text holds: at least one, at most MAX_MASKS."""
+def count_masks(text: str, warn: bool = True) -> int:
+    """How many masks the fill-mask text holds: at least one, at most MAX_MASKS. A mask written otherwise
+    (<MASK>, [mask], < mask >) is no mask: an error when there is no other, else a warning (`warn`) that only
+    the others are predicted."""
     n_masks = len(MASK_RE.findall(text))
-    if n_masks == 0 and (near := NEAR_MASK_RE.search(text)):
-        raise fail(f"“{near.group()}” is not read as a mask: write {MASK} exactly (lower case, no spaces) or "
-                   f"{ALT_MASK}.")
+    near = [m.group() for m in NEAR_MASK_RE.finditer(text) if m.group() not in (MASK, ALT_MASK)]
+    how = f"write {MASK} exactly (lower case, no spaces) or {ALT_MASK}"
+    if n_masks == 0 and near:
+        raise fail(f"“{near[0]}” is not read as a mask: {how}.")
+    if near and warn:
+        gr.Warning(f"“{near[0]}” is not read as a mask, so only the {n_masks} written {MASK} "
+                   f"{'is' if n_masks == 1 else 'are'} predicted: {how}.")
     if n_masks == 0:
         raise fail("There is no mask in the text: write <mask> where a word should be predicted, e.g. "
                    "“Paris is the capital of <mask>.”")

@@ -12,6 +12,7 @@ import pytest
 
 from scripts.app_process import AppProcess
 from scripts.browser import CHROMIUM, TIMEOUT_MS, launch
+from demo.validation import MAX_EPOCHS
 from train import token_counts
 
 SCREENSHOTS = Path(__file__).parent / "screenshots"
@@ -356,6 +357,17 @@ def test_masking_example(page):
     page.locator("#mk-seed input").fill("3")
     page.locator("#mk-seed input").press("Enter")
     page.wait_for_function("before => document.querySelector('#mk-table table').innerHTML !== before", arg=before)
+    # the slider moved by keys reruns it, as a mouse does (the epochs now 14)
+    page.get_by_label("range slider for Epochs").focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    sync_api.expect(table.locator("tbody tr")).to_have_count(14)
+    # a number typed past the slider's range is read as the slider clamps it, with no error about another value
+    page.get_by_label("number input for Epochs").fill("999")
+    sync_api.expect(table.locator("tbody tr")).to_have_count(MAX_EPOCHS)
+    page.get_by_label("number input for Epochs").blur()
+    sync_api.expect(page.get_by_label("number input for Epochs")).to_have_value(str(MAX_EPOCHS))
+    sync_api.expect(page.locator(".input-error-box:visible")).to_have_count(0)
 
 
 def test_tokens_tab(page):

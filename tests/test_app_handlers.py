@@ -18,7 +18,7 @@ from demo import counterfactual as CF
 from demo import handlers as H
 from demo import validation as V
 from demo.ablation_view import ablation_markdown
-from demo.formatting import format_probability, word_label
+from demo.formatting import format_probability, pct, word_label
 from demo.models import load_models
 from demo.worst_case import with_masks, worst_case_texts
 from roberta.run_metrics import RunMetrics
@@ -204,6 +204,22 @@ def test_fill_mask_bad_input(handlers, text, top_k, match):
         handlers.fill_mask(text, top_k)
 
 
+def test_a_mask_written_otherwise_beside_real_ones_is_said_once(models, tiny_mlm_dir, monkeypatch):
+    """<MASK> beside a real mask is no mask: the real one is predicted, and a warning says the other is not."""
+    monkeypatch.setenv("APP_LOCAL_MODELS", "1")  # a folder stands in for the model compared with
+    handlers = H.Handlers(models)
+    with pytest.warns(UserWarning, match="“<MASK>” is not read as a mask, so only the 1 written <mask> is predicted"):
+        filled, *_ = handlers.fill_mask("Paris is <mask> and <MASK>.", 3)
+    assert sum(1 for _, label in filled if label) == 1
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        handlers.fill_mask_compare("Paris is <mask> and <MASK>.", 3, None, "shipped", str(tiny_mlm_dir))
+    assert sum("not read as a mask" in str(w.message) for w in said) == 1  # not once per model
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # [MASK] is read as a mask: nothing to say
+        handlers.fill_mask("Paris is <mask> and [MASK].", 3)
+
+
 def test_fill_mask_long_text_warns_and_controls_are_removed(handlers):
     with pytest.warns(UserWarning, match="only the first 64 tokens"):
         handlers.fill_mask("<mask> " + "the cat sees the house. " * 4000, 3)  # about 100 KB
@@ -232,6 +248,17 @@ def test_ui_errors_keep_the_results_and_show_next_to_the_input(handlers):
     assert not box["visible"]
     with _error("no mask"):
         handlers.fill_mask("no mask in this one", 5)
+
+
+def test_ui_reads_a_slider_as_the_page_will_show_it():
+    """A number typed past a slider's range is clamped as the slider will clamp it on blur; anything else (a
+    string, NaN, a bool, an argument with no slider) reaches the handler as sent, for its message."""
+    seen = []
+    ui = V.read_sliders(lambda *args: seen.append(args), [None, (1, 20), (0, 1)])
+    for args in [("a", 50, 5, "extra"), ("a", 0, -1), ("a", 7.0, 0.5), ("a", "x", float("nan")), ("a", True, None)]:
+        ui(*args)
+    assert seen == [("a", 20, 1, "extra"), ("a", 1, 0), ("a", 7.0, 0.5), ("a", "x", seen[3][2]), ("a", True, None)]
+    assert seen[3][2] != seen[3][2]  # NaN passed on
 
 
 # ----------------------------------------------------------------------------- sentiment
@@ -370,13 +397,25 @@ def test_classify_empty(handlers, text):
         handlers.classify(text)
 
 
-@pytest.mark.parametrize("text", ["<pad><pad>", "<s></s>", "<mask>", " <mask><unk> "])
+@pytest.mark.parametrize("text", ["<pad><pad>", "<s></s>", "<mask>", " <mask><unk> ", "<s> </s>", "<pad> <s>\n</s>"])
 def test_classify_refuses_text_of_special_tokens_only(handlers, text):
-    """No verdict on no words: the same rule as the masking tab's."""
+    """No verdict on no words (the spaces between special tokens are none): the same rule as the masking tab's."""
     for handler in (handlers.classify, handlers.counterfactual):
         with _error("no words to classify, only special tokens"):
             handler(text)
-    assert handlers.classify("<mask> was great")[0]  # one ordinary word is enough
+    probabilities, highlighted, _ = handlers.classify("<mask> was great <pad>")  # one ordinary word is enough
+    # every character is shown, the special tokens unscored
+    assert "".join(part for part, _ in highlighted) == "<mask> was great <pad>"
+    assert highlighted[0] == ("<mask> ", None) and highlighted[-1] == (" <pad>", None)
+
+
+def test_classify_shows_the_text_in_the_users_case(handlers):
+    """The shipped classifier reads lower-cased, whitespace-collapsed text; the page shows the user's case."""
+    _, highlighted, explanation = handlers.classify("  Great film.  Loved   it.")
+    assert "".join(part for part, _ in highlighted) == "Great film. Loved it."
+    assert "Great" in explanation and "great" not in explanation
+    assert explain.in_users_case("It 's GREAT , isn't it ?", "it's great, isn't it?") == "It's GREAT, isn't it?"
+    assert explain.in_users_case("Don't", "do not") == "do not"  # changed more than case and spaces: as read
 
 
 def test_classify_long_and_unusual_text(handlers):
@@ -1270,6 +1309,12 @@ def test_example_failures_and_attention_hint_come_from_the_model(handlers, model
     layer, head = map(int, re.search(r"layer (\d+), head (\d+)", hint).groups())
     _, attentions = handlers.attention_data("mlm", "the cat sees the house.")
     assert 1 <= layer <= attentions.shape[0] and 1 <= head <= attentions.shape[1]
+    # the layer's own average of heads (the view the tab opens on), then all heads of all layers, both named
+    tokens, _ = handlers.attention_data("mlm", "the cat sees the house.")
+    source, target = [[label.strip() for label in tokens.labels].index(w) for w in (".", "the")]
+    layer_mean = float(np.asarray(attentions)[layer - 1, :, source, target].mean())
+    assert f"{pct(layer_mean)} in layer {layer}'s average of heads" in hint
+    assert f"over all {attentions.shape[0] * attentions.shape[1]} heads of the {attentions.shape[0]} layers" in hint
     assert handlers.attention_hint("no such words here", ("it", "cat")) == ""
 
 

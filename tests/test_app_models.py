@@ -265,6 +265,9 @@ def test_handlers_refuse_a_bad_choice_plainly(handlers, monkeypatch):
     with pytest.raises(gr.Error, match="cannot be reached"):
         handlers.classify("good", "someone/no-such-roberta")
     assert set(handlers.classify("good")[0]) == {"negative", "positive"}  # the shipped one still answers
+    for name in ("mlm", " Sentiment "):  # the Attention tab's names, sent to another tab: said so, no Hub lookup
+        with pytest.raises(gr.Error, match=f"“{name.strip()}” is not a Hub repo id: the shipped model is “shipped”"):
+            handlers.classify("good", name)
 
 
 def test_a_repo_without_tokenizer_json_reads_with_roberta_bases(tmp_path_factory, tokenizer, tiny_mlm_dir,
@@ -310,6 +313,9 @@ def test_hub_models_can_be_limited_by_the_server(models, monkeypatch, mode, choi
     assert ("only its own models" in MC.hub_note()) == (mode == "off")  # the box's note says what it offers
     assert ("only the suggested ones" in MC.hub_note()) == (mode == "suggested")
     assert chooser.get("mlm", MC.SHIPPED) is models.mlm  # the shipped models always answer
+    for offline in (True, False):  # offline, a Hub model loads only from the download cache: the note says so
+        monkeypatch.setattr(MC, "hub_offline", lambda: offline)
+        assert ("already in this machine's download cache" in MC.hub_note()) == (offline and mode != "off")
 
 
 def test_an_unknown_hub_mode_is_refused_at_start_up(monkeypatch):

@@ -144,6 +144,8 @@ def test_analogy_finds_the_row_at_b_minus_a_plus_c(tok):
 def test_analogy_refuses_bad_input_naming_the_word(tok, table):
     with pytest.raises(ValueError, match="Word b is empty"):
         ev.analogy(table, tok, "cat", " ", "dog")
+    with pytest.raises(ValueError, match="The word is empty"):  # only characters that show nothing
+        ev.nearest_words(table, tok, "\u200b\u200b\u200d")
     with pytest.raises(ValueError, match="Word c: .*pieces"):
         ev.analogy(table, tok, "cat", "dog", "qxzjvkwp")
     with pytest.raises(ValueError, match="three different words"):
