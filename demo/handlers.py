@@ -10,6 +10,7 @@ reads in windows says so in its explanation.
 from __future__ import annotations
 
 import html
+import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ from .tokens_view import Tokens, classifier_text, cut_to_window, special_ids, to
 from .validation import (LONG_TEXT_TOKENS, MASK, MASK_RE, MAX_EPOCHS, MAX_SEED, MAX_TOP_K, candidate_words,
                          clean_text, count_masks, error_html, fail, parse_head, parse_int, user_errors,
                          warn_truncated, windows_note)
+
+log = logging.getLogger(__name__)
 
 
 def classifier_input(loaded, text: str, lowercase: bool) -> str:
@@ -523,7 +526,8 @@ class Handlers:
         """Where to look in the attention tab, found in the loaded MLM at start-up (`explain.link_hint`)."""
         try:
             return explain.link_hint(*self.attention_data("mlm", text), link)
-        except Exception:  # a hint is not worth failing the start-up for
+        except Exception:  # a hint is not worth failing the start-up for, but a crash is logged, not hidden
+            log.exception("could not find the attention hint")
             return ""
 
     # ---- 4. static vs dynamic masking

@@ -112,7 +112,9 @@ def test_fill_mask_two_masks_bert_spelling_and_targets(handlers):
     assert [c for _, c in filled if c] == ["<mask> 1", "<mask> 2"]
     assert view.count('class="fm-mask"') == 2 and "&lt;mask&gt; 2" in view
     _, *labels, raw, _ = handlers.fill_mask("The <mask> sees the house.", 5, "cat, dog")
-    assert 1 <= len(labels[0]) <= 2 and len(raw[0]) <= 2
+    tokenizer = handlers.models.mlm.tokenizer  # each word is scored by its first piece, after the mask's space
+    firsts = {tokenizer.decode(tokenizer.encode(f" {w}", add_special_tokens=False).ids[:1]) for w in ("cat", "dog")}
+    assert {row["token_str"] for row in raw[0]} == firsts and len(labels[0]) == len(firsts)
 
 
 def test_fill_mask_scores_every_candidate_whatever_top_k(handlers):
@@ -1100,7 +1102,7 @@ def test_fill_mask_bad_targets(handlers, targets, match):
 def test_completed_sentence_is_linear_in_whitespace():
     start = time.perf_counter()
     parts = fill_mask_view.completed_sentence("<mask>" + " " * 199_990 + "x", ["word"])
-    assert time.perf_counter() - start < 0.5 and parts[0] == ("word", "<mask> 1")
+    assert time.perf_counter() - start < 2 and parts[0] == ("word", "<mask> 1")  # quadratic: minutes
     assert fill_mask_view.completed_sentence("a  <mask> b [MASK]", ["x", "y"]) == [
         ("a", None), ("x", "<mask> 1"), (" b", None), ("y", "<mask> 2")]
 
@@ -1108,7 +1110,8 @@ def test_completed_sentence_is_linear_in_whitespace():
 # ----------------------------------------------------------------------------- worst-case inputs
 WORST = worst_case_texts()
 WORST_FILL = {**WORST, **with_masks(WORST)}
-BOUND_S = 5.0  # per request, on the tiny models; the guard is that no input can hold the server for long
+BOUND_S = 10.0  # per request, on the tiny models; the guard is that no input can hold the server for long (a
+# pathological input, e.g. quadratic in its length, takes minutes; 10 s leaves room for a loaded 2-core machine)
 # (marked slow: the whole corpus through every handler takes about a minute)
 
 
@@ -1307,13 +1310,14 @@ def test_example_failures_and_attention_hint_come_from_the_model(handlers, model
         assert rank is None or top[rank - 1] == expected
     hint = handlers.attention_hint("the cat sees the house.", (".", "the"))  # single tokens here
     layer, head = map(int, re.search(r"layer (\d+), head (\d+)", hint).groups())
-    _, attentions = handlers.attention_data("mlm", "the cat sees the house.")
-    assert 1 <= layer <= attentions.shape[0] and 1 <= head <= attentions.shape[1]
-    # the layer's own average of heads (the view the tab opens on), then all heads of all layers, both named
-    tokens, _ = handlers.attention_data("mlm", "the cat sees the house.")
+    tokens, attentions = handlers.attention_data("mlm", "the cat sees the house.")
     source, target = [[label.strip() for label in tokens.labels].index(w) for w in (".", "the")]
-    layer_mean = float(np.asarray(attentions)[layer - 1, :, source, target].mean())
-    assert f"{pct(layer_mean)} in layer {layer}'s average of heads" in hint
+    weights = np.asarray(attentions)[:, :, source, target]  # (L, nh): the hint names the largest
+    assert (layer - 1, head - 1) == np.unravel_index(int(weights.argmax()), weights.shape)
+    assert f"({pct(float(weights.max()))} of its attention" in hint
+    # the layer's own average of heads (the view the tab opens on), then all heads of all layers, both named
+    assert f"{pct(float(weights[layer - 1].mean()))} in layer {layer}'s average of heads" in hint
+    assert explain.link_hint(tokens, attentions, ("it", "cat")) == ""  # the words are not in the text
     assert f"over all {attentions.shape[0] * attentions.shape[1]} heads of the {attentions.shape[0]} layers" in hint
     assert handlers.attention_hint("no such words here", ("it", "cat")) == ""
 

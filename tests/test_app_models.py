@@ -4,7 +4,6 @@ The Hub repo is stood in for by a local folder that `transformers` itself wrote 
 random `transformers.RobertaForMaskedLM` / `RobertaForSequenceClassification`, with the tokenizer.json of a
 `transformers` fast tokenizer), so the tests check our loader against `transformers`' own numbers, offline."""
 import threading
-import time
 
 import gradio as gr
 import numpy as np
@@ -222,9 +221,8 @@ def test_a_slow_load_blocks_only_that_model(models, monkeypatch):
     for thread in threads:
         thread.start()
     assert started.wait(10)
-    begin = time.perf_counter()
     assert chooser.get("mlm", MC.SHIPPED) is models.mlm and chooser.get("sentiment") is models.sentiment
-    assert time.perf_counter() - begin < 1
+    assert not release.is_set()  # they answered while the load still waits: no clock needed
     release.set()
     for thread in threads:
         thread.join(10)

@@ -86,12 +86,18 @@ def test_inputs_embeds_and_position_ids_as_in_transformers(arch):
     ids, mask = padded_batch(CONFIGS[1][3])
     embeds = torch.randn(*ids.shape, CONFIGS[1][2])  # (B, T, H): not any token's embedding
     positions = torch.randint(2, 40, ids.shape)  # any row of the position table
+    hidden = mask.clone()
+    hidden[0, 3] = 0  # a caller's mask that hides a real token, not padding: it must be the one obeyed
     for kwargs in ({"inputs_embeds": embeds, "attention_mask": mask}, {"inputs_embeds": embeds},
                    {"input_ids": ids, "attention_mask": mask, "position_ids": positions},
-                   {"inputs_embeds": embeds, "attention_mask": mask, "position_ids": positions}):
+                   {"inputs_embeds": embeds, "attention_mask": mask, "position_ids": positions},
+                   {"input_ids": ids, "attention_mask": hidden}):
         with torch.no_grad():
             torch.testing.assert_close(ours(**kwargs).logits, hf(**kwargs).logits, atol=1e-5, rtol=1e-5,
                                        msg=lambda m: f"{sorted(kwargs)}: {m}")
+    with torch.no_grad():
+        attentions = ours(ids, hidden, output_attentions=True).attentions
+    assert all(bool(a[0, :, :, 3].eq(0).all()) and bool(a[1, :, :, 3].gt(0).all()) for a in attentions)
 
 
 @pytest.mark.parametrize("arch", ["RobertaForMaskedLM", "RobertaForSequenceClassification"])

@@ -186,6 +186,14 @@ def test_gpu_session_retries_a_failed_pretraining_and_returns_what_finished_with
     assert roberta.RobertaForMaskedLM.from_pretrained(back / "mini-roberta-mlm")
 
 
+def test_gpu_session_runs_every_test_that_waits_for_a_gpu():
+    """A test skipped here for want of a GPU says it runs in train.gpu_session's tests: its file must be there."""
+    from train import gpu_session
+    waiting = {f"tests/{path.name}" for path in Path(__file__).parent.glob("test_*.py")
+               if "runs in train.gpu_session's tests" in path.read_text()} - {"tests/test_gpu_transfer.py"}
+    assert waiting and waiting <= set(gpu_session.TESTS.split())
+
+
 def test_gpu_session_retry_runs_without_torch_compile(tmp_path):
     """A torch.compile failure is one of the failures the retry is for: it drops `--compile`, keeps the rest."""
     from train import gpu_session

@@ -46,7 +46,7 @@ def test_a_head_with_one_job_is_named_by_it(columns, role, share):
     assert shares(matrix)[role] == pytest.approx(share)
     assert R.spread(matrix) == pytest.approx(1.0)  # one token each
     heads = R.layer_roles(np.stack([matrix, np.full((N, N), 1 / N)]), LABELS)
-    assert heads[0]["role"] == (role if share >= R.ROLE_SHARE else heads[0]["role"])
+    assert share >= R.ROLE_SHARE and heads[0]["role"] == role  # the job takes over half: it names the head
     assert heads[1]["spread"] == pytest.approx(N)  # uniform attention spreads over every token
     assert " and " in heads[1]["role"]  # no pattern takes half: its two largest
 

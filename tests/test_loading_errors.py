@@ -228,4 +228,4 @@ def test_a_probe_that_hangs_gives_up_after_its_timeout(monkeypatch):
     monkeypatch.setattr(hub.socket, "create_connection", hang)
     start = time.monotonic()
     assert not hub._connects(("huggingface.co", 443), timeout=0.2)
-    assert time.monotonic() - start < 1
+    assert time.monotonic() - start < 3  # the hang lasts 5 s: room for a loaded machine, none for waiting it out

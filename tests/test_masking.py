@@ -186,13 +186,17 @@ def test_static_examples_with_same_tokens_get_different_masks(tokenizer):
 
 def test_static_streams_never_collide_for_large_dupe_factor(tokenizer):
     """Every (example, copy) pair has its own stream, whatever dupe_factor (101 used to alias copies)."""
-    row = small_batch(tokenizer)[:1]
-    masker = StaticMasker.from_tokenizer(tokenizer, dupe_factor=150)
-    pairs = [(0, 0), (0, 101), (1, 0), (1, 101), (0, 149), (1, 48)]
-    labels = [masker.fixed_mask(row, example, copy).labels for example, copy in pairs]
-    for i in range(len(pairs)):
-        for j in range(i):
-            assert not torch.equal(labels[i], labels[j]), (pairs[i], pairs[j])
+    row = corpus_batch(tokenizer, B=1, T=128, seed=1)  # ~19 targets of ~126 tokens: two streams never agree by chance
+    # every pair of 50 examples x the default 10 copies, and of 4 examples x 150 copies (past 101)
+    for dupe_factor, examples in ((10, 50), (150, 4)):
+        masker = StaticMasker.from_tokenizer(tokenizer, dupe_factor=dupe_factor)
+        masks = {}
+        for example in range(examples):
+            for copy in range(dupe_factor):
+                out = masker.fixed_mask(row, example, copy)
+                masks.setdefault((out.input_ids.numpy().tobytes(), out.labels.numpy().tobytes()), []).append(
+                    (example, copy))
+        assert len(masks) == examples * dupe_factor, [pairs for pairs in masks.values() if len(pairs) > 1][:3]
 
 
 def test_dupe_factor_one_is_one_fixed_mask(tokenizer):
@@ -210,7 +214,8 @@ def test_static_statistics_match_dynamic(tokenizer, batch):
     eligible = batch[:200] > 4
     n, n_sel = int(eligible.sum()), int((out.outcome != NOT_SELECTED).sum())
     assert within_binomial(n_sel, n, 0.15)
-    assert within_binomial(int((out.outcome == MASKED).sum()), n_sel, 0.8)
+    for outcome, share in ((MASKED, 0.8), (RANDOM, 0.1), (KEPT, 0.1)):
+        assert within_binomial(int((out.outcome == outcome).sum()), n_sel, share), outcome
     assert torch.all(out.outcome[~eligible] == NOT_SELECTED)
 
 

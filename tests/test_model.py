@@ -38,6 +38,23 @@ def test_mini_preset_has_17_7m_parameters():
     assert abs(model.num_parameters() - 17.7e6) <= 0.1e6
 
 
+def test_presets_keep_robertas_fixed_settings():
+    """What makes a RoBERTa and not a BERT, written out from roberta-base's published config.json (not read from
+    our code): LayerNorm eps 1e-5 (BERT's is 1e-12), positions offset past pad_token_id 1, <s>/<pad>/</s> ids 0/1/2,
+    GELU; roberta-base's sizes; the reference MiniRoBERTa's sizes. Every preset keeps the fixed settings."""
+    base = roberta.PRESETS["roberta-base"]
+    assert (base.vocab_size, base.hidden_size, base.num_hidden_layers, base.num_attention_heads,
+            base.intermediate_size, base.max_position_embeddings) == (50265, 768, 12, 12, 3072, 514)
+    mini = roberta.PRESETS["mini"]
+    assert (mini.vocab_size, mini.hidden_size, mini.num_hidden_layers, mini.num_attention_heads,
+            mini.intermediate_size, mini.max_length) == (50265, 256, 6, 8, 1024, 128)
+    for name, config in roberta.PRESETS.items():
+        assert (config.layer_norm_eps, config.hidden_act) == (1e-5, "gelu"), name
+        assert (config.bos_token_id, config.pad_token_id, config.eos_token_id) == (0, 1, 2), name
+        assert config.max_position_embeddings == config.max_length + 2, name
+    assert roberta.RobertaConfig().layer_norm_eps == 1e-5
+
+
 def test_roberta_base_parameter_count_matches_transformers():
     """Same count as transformers' RobertaForMaskedLM, minus its token-type table (type_vocab_size=1, H=768):
     RoBERTa has no segments, so we keep no token-type embedding (convert.py folds row 0 into the positions)."""

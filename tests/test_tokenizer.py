@@ -32,6 +32,17 @@ def test_every_encoding_is_wrapped_in_s_and_slash_s(tokenizer, text):
     assert 0 not in ids[1:] and 2 not in ids[:-1]
 
 
+def test_offsets_cover_each_token_without_its_space(tokenizer):
+    """The app colours and labels tokens by their offsets: a word's token covers the word, not the space before
+    it (trim_offsets: the second of two spaces, a token of its own, covers nothing), and <s>, </s> cover nothing."""
+    text = "The cat likes  the sea."
+    encoding = tokenizer.encode(text)
+    assert encoding.offsets[0] == encoding.offsets[-1] == (0, 0)
+    for token_id, (start, end) in zip(encoding.ids[1:-1], encoding.offsets[1:-1]):
+        piece = tokenizer.decode([token_id])
+        assert text[start:end] == piece.lstrip(" "), (piece, start, end)  # a lone space token covers nothing
+
+
 def test_mask_absorbs_the_space_before_it(tokenizer):
     text = "The capital of <mask>."
     encoding = tokenizer.encode(text)

@@ -34,7 +34,7 @@ from .experiment import finished
 from .gpu_transfer import PART_MIB, pack
 from .runtime import EXIT_USER_ERROR
 
-TESTS = "tests/test_train_loop.py tests/test_gpu_transfer.py tests/test_model.py"
+TESTS = "tests/test_train_loop.py tests/test_gpu_transfer.py tests/test_model.py tests/test_masking.py"
 GRACE_S = 20  # between SIGTERM (a training step saves a checkpoint) and SIGKILL
 RETRY_MIN_S = 240  # no retry with less time than this left: its setup alone takes about a minute
 

@@ -1,0 +1,312 @@
+"""Options of the command-line entry points that change what a run does, each checked on tiny models and data:
+scripts.load_check (end to end, and its worst-case p95 rule), train.finetune --new-head, train.average
+--no-calibration / --allow-different-init, train.ablation --no-baseline (planned runs), and train.calibrate
+--calibration-seed."""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+import roberta
+from train import ablation, average, calibrate, finetune, runtime
+from test_train_scripts import finetune_argv
+
+ENDPOINTS = ("/fill_mask", "/classify", "/attention", "/masking")  # the load check's mix, written out here
+
+
+# ----------------------------------------------------------------------------------------------------------
+# scripts.load_check
+# ----------------------------------------------------------------------------------------------------------
+@pytest.mark.slow  # starts app.py in a process (cold start of several seconds)
+def test_load_check_on_the_tiny_models_answers_every_endpoint(tmp_path, capsys):
+    """--tiny: app.py started with the tests' tiny models; one client x 4 requests covers the four endpoints
+    (request r of client c goes to endpoint (c + r) mod 4). No latency is asserted, only answers."""
+    from scripts import load_check
+
+    figures = tmp_path / "load.json"
+    assert load_check.main(["--tiny", "--clients", "1", "--requests", "4", "--json", str(figures)]) == 0
+    result = json.loads(figures.read_text())
+    assert result["errors"] == []
+    assert set(result["latencies"]) == set(ENDPOINTS)
+    assert all(len(result["latencies"][e]) == 1 and result["latencies"][e][0] > 0 for e in ENDPOINTS)
+    out = capsys.readouterr().out
+    assert "Cold start: HTTP answers after" in out and "died" not in out
+    for endpoint in ENDPOINTS:  # the table: one request, no error, per endpoint
+        assert f"| {endpoint} | 1 | 0 |" in out
+    assert "| **all** | 4 | 0 |" in out
+
+
+def fake_load(monkeypatch, quiet: dict, loud: dict) -> list:
+    """load_check.main against a pretend app: run_load gives `quiet` then `loud` latencies (no errors), no
+    hostile client sends anything. The p95 rule sits inline in main(), so it is driven through main()."""
+    from scripts import load_check
+
+    class Answer:
+        def close(self):
+            pass
+
+    calls = []
+    figures = iter([quiet, loud])
+
+    def run_load(url, clients, requests):
+        calls.append((url, clients, requests))
+        return next(figures), [], 1.0
+
+    monkeypatch.setattr(load_check.urllib.request, "urlopen", lambda *a, **k: Answer())
+    monkeypatch.setattr(load_check, "run_load", run_load)
+    monkeypatch.setattr(load_check, "hostile_clients", lambda url, n, stop: ([], []))
+    return calls
+
+
+def worst_case_exit(monkeypatch, quiet, loud) -> int:
+    from scripts import load_check
+
+    calls = fake_load(monkeypatch, quiet, loud)
+    code = load_check.main(["--url", "http://127.0.0.1:1/", "--worst-case", "2", "--clients", "3", "--requests", "5"])
+    assert calls == [("http://127.0.0.1:1/", 3, 5)] * 2  # the quiet load, then the same load beside the hostile one
+    return code
+
+
+@pytest.mark.parametrize("loud, code, ratio", [
+    ({"/classify": [2.0] * 100}, 0, "2.00x"),  # exactly twice the quiet p95: within the target ("at most 2x")
+    ({"/classify": [2.02] * 100}, 1, "2.02x"),  # just above twice
+    # p95 of 100 sorted values ("inclusive" quantiles): 94.05 % of the way, between the 95th and 96th values.
+    # 94 fast + 6 slow: the 95th value is slow -> p95 10 s -> 10x -> fails
+    ({"/classify": [1.0] * 94, "/masking": [10.0] * 6}, 1, "10.00x"),
+    # 96 fast + 4 very slow: p95 1 s (1x) although the max is 50 s and the mean 2.96 s (> 2x): passes
+    ({"/classify": [1.0] * 96, "/masking": [50.0] * 4}, 0, "1.00x"),
+])
+def test_load_check_fails_when_the_worst_case_p95_is_above_twice_the_quiet_one(monkeypatch, capsys, loud, code,
+                                                                               ratio):
+    quiet = {"/fill_mask": [1.0] * 25, "/classify": [1.0] * 25, "/attention": [1.0] * 25, "/masking": [1.0] * 25}
+    assert worst_case_exit(monkeypatch, quiet, loud) == code  # quiet p95: 1 s
+    assert f"s without them ({ratio}; target at most 2x)." in capsys.readouterr().out
+
+
+def test_load_check_p95_rule_pools_the_endpoints(monkeypatch, capsys):
+    """The quiet p95 is over every endpoint's latencies together: slow /attention answers in both loads keep
+    the ratio under 2 even though /classify alone got 3x slower."""
+    quiet = {"/classify": [1.0] * 50, "/attention": [4.0] * 50}  # pooled p95: 4 s
+    loud = {"/classify": [3.0] * 50, "/attention": [4.0] * 50}  # pooled p95: 4 s -> 1x
+    assert worst_case_exit(monkeypatch, quiet, loud) == 0
+    assert "(1.00x; target at most 2x)" in capsys.readouterr().out
+
+
+def test_load_check_without_worst_case_has_no_p95_rule(monkeypatch, capsys):
+    from scripts import load_check
+
+    calls = fake_load(monkeypatch, {"/classify": [100.0]}, {})
+    assert load_check.main(["--url", "http://127.0.0.1:1/", "--clients", "1", "--requests", "1"]) == 0
+    assert len(calls) == 1 and "target at most 2x" not in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# train.finetune --new-head
+# ----------------------------------------------------------------------------------------------------------
+def _head(state: dict) -> dict:
+    return {k: v for k, v in state.items() if k.startswith("classifier.")}
+
+
+def _encoder(state: dict) -> dict:
+    return {k: v for k, v in state.items() if k.startswith("roberta.")}
+
+
+@pytest.fixture(scope="module")
+def trained_looking_clf(tmp_path_factory, tiny_clf_dir):
+    """The tiny classifier with a head no initialisation gives (constant weights, non-zero biases), and an
+    encoder moved away from its seed-0 initialisation: a head that is kept and one that is replaced cannot be
+    confused, nor an encoder loaded from --init with a freshly initialised one."""
+    folder = shutil.copytree(tiny_clf_dir, tmp_path_factory.mktemp("clf-init") / "clf")
+    model = roberta.RobertaForSequenceClassification.from_pretrained(folder)
+    generator = torch.Generator().manual_seed(123)
+    with torch.no_grad():
+        for param in model.roberta.parameters():
+            param.add_(0.01 * torch.randn(param.shape, generator=generator))
+        model.classifier.dense.weight.fill_(0.3)
+        model.classifier.dense.bias.fill_(0.5)
+        model.classifier.out_proj.weight.fill_(-0.2)
+        model.classifier.out_proj.bias.copy_(torch.tensor([1.0, -1.0]))
+    model.save_pretrained(folder)
+    return folder
+
+
+def tiny_finetune(train_files, init, out, *extra):
+    """One optimizer step at lr 1e-30: every weight of magnitude above ~1e-20 keeps its exact float32 value
+    (AdamW moves a weight by about lr), so the saved weights are the starting weights (there is no --lr 0 or
+    --max-steps 0: both are refused)."""
+    argv = finetune_argv(train_files, out, "--init", str(init), "--max-steps", "1", "--lr", "1e-30",
+                         "--eval-every", "0", "--calibration-n", "0", "--checks", "", "--imdb", "", *extra)
+    assert finetune.main(argv) == 0
+    return load_file(out / "model.safetensors"), json.loads((out / "metrics.json").read_text())
+
+
+def assert_same(a: dict, b: dict):
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.allclose(a[key].float(), b[key].float(), rtol=0, atol=1e-20), key
+
+
+@pytest.mark.slow  # two fine-tuning runs
+def test_finetune_new_head_replaces_the_head_and_keeps_the_encoder(train_files, tmp_path, trained_looking_clf,
+                                                                   tiny_clf_dir):
+    init = load_file(trained_looking_clf / "model.safetensors")
+    config = roberta.load_config(trained_looking_clf)
+    fresh_seed0 = load_file(tiny_clf_dir / "model.safetensors")  # a seed-0 fresh model of this config
+    # the encoder check below means something: every encoder tensor differs from a fresh one (but the all-zero
+    # token-type table transformers' file layout always holds)
+    assert [k for k in _encoder(init) if torch.equal(init[k], fresh_seed0[k])] == [
+        "roberta.embeddings.token_type_embeddings.weight"]
+
+    new, metrics = tiny_finetune(train_files, trained_looking_clf, tmp_path / "new", "--new-head")
+    assert metrics["init_gave"] == "encoder" and metrics["train_steps"] == 1
+    assert_same(_encoder(new), _encoder(init))  # the encoder starts from the init's weights
+    head = _head(new)
+    assert head.keys() == _head(init).keys()
+    for key in head:  # fresh: nothing of the init's head is left
+        assert not torch.isclose(head[key], init[key]).any(), key
+    # as the init code sets a Linear: zero biases, weights N(0, initializer_range)
+    for name in ("dense", "out_proj"):  # (zero at the start; one step at lr 1e-30 moves them by ~1e-30 at most)
+        assert head[f"classifier.{name}.bias"].abs().max() < 1e-20, name
+    dense = head["classifier.dense.weight"]  # H x H draws
+    assert dense.shape == (config.hidden_size, config.hidden_size)
+    assert dense.std().item() == pytest.approx(config.initializer_range, rel=0.1)
+    assert abs(dense.mean().item()) < 0.1 * config.initializer_range
+    # the tiny classifier was itself a fresh seed-0 model of this config: its head is what a seed-0 fresh head is
+    assert_same(head, _head(fresh_seed0))
+
+    kept, metrics = tiny_finetune(train_files, trained_looking_clf, tmp_path / "kept")  # without: the head is kept
+    assert metrics["init_gave"] == "encoder and classifier head"
+    assert_same(kept, init)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# train.average --no-calibration, --allow-different-init
+# ----------------------------------------------------------------------------------------------------------
+def member(folder: Path, tokenizer, seed: int, init: str, temperature: float) -> Path:
+    """A classifier folder as train.finetune leaves it: its own weights (seed), a fitted temperature, and the
+    metrics.json fields train.average reads."""
+    config = roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer, id2label={0: "negative", 1: "positive"},
+                                               calibration_temperature=temperature)
+    torch.manual_seed(seed)
+    roberta.RobertaForSequenceClassification(config).save_pretrained(folder)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    (folder / "metrics.json").write_text(json.dumps({"init": init, "init_root": init, "dev_accuracy": 0.5,
+                                                     "command": f"python -m train.finetune --seed {seed}"}))
+    return folder
+
+
+@pytest.fixture
+def two_inits(tmp_path, tokenizer):
+    return [member(tmp_path / "a", tokenizer, 1, "runs/mlm-a", 2.5),
+            member(tmp_path / "b", tokenizer, 2, "runs/mlm-b", 0.7)]
+
+
+def average_argv(members, out, *extra):
+    return [*map(str, members), "--out", str(out), "--imdb", "", "--checks", "", *extra]
+
+
+def test_average_refuses_members_of_different_inits_unless_allowed(two_inits, train_files, tmp_path, capsys):
+    out = tmp_path / "avg"
+    argv = average_argv(two_inits, out, "--dev", str(train_files / "dev.tsv"), "--no-calibration")
+    assert average.main(argv) == runtime.EXIT_USER_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("error: the members start from different weights (['runs/mlm-a', 'runs/mlm-b'])")
+    assert "--allow-different-init" in err and not out.exists()
+
+    assert average.main([*argv, "--allow-different-init"]) == 0
+    a, b = (load_file(m / "model.safetensors") for m in two_inits)
+    averaged = load_file(out / "model.safetensors")
+    assert averaged.keys() == a.keys()
+    for key in a:  # the element-wise mean of the members' stored tensors
+        assert torch.allclose(averaged[key], (a[key] + b[key]) / 2, rtol=0, atol=1e-7), key
+    assert not torch.equal(a["classifier.out_proj.weight"], b["classifier.out_proj.weight"])  # a real average
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["averaged"] == 2 and metrics["init"] == "several (see members)"
+    assert [m["seed"] for m in metrics["members"]] == [1, 2]
+    assert metrics["dev_examples"] == 60
+
+
+def test_average_no_calibration_keeps_temperature_one(two_inits, train_files, tmp_path):
+    """The members' temperatures (2.5, 0.7) belong to their own weights: --no-calibration leaves T = 1."""
+    assert [roberta.load_config(m).calibration_temperature for m in two_inits] == [2.5, 0.7]
+    out = tmp_path / "avg"
+    assert average.main(average_argv(two_inits, out, "--dev", str(train_files / "dev.tsv"), "--no-calibration",
+                                     "--allow-different-init")) == 0
+    assert json.loads((out / "config.json").read_text()).get("calibration_temperature", 1.0) == 1.0
+    assert roberta.load_config(out).calibration_temperature == 1.0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["temperature"] == 1.0 and "calibration" not in metrics
+    assert metrics.get("dev_ece_uncalibrated") is None and metrics.get("dev_ece") is not None
+    assert not (out / calibrate.RELIABILITY_NAME).exists()  # no calibration: no reliability diagram
+    assert [m["temperature"] for m in metrics["members"]] == [None, None]  # their metrics.json give none
+    # without --no-calibration the members (no calibration slice recorded) are refused
+    assert average.main(average_argv(two_inits, tmp_path / "avg2", "--allow-different-init")) == 2
+    assert not (tmp_path / "avg2").exists()
+
+
+# ----------------------------------------------------------------------------------------------------------
+# train.ablation --no-baseline
+# ----------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seeds, arms", [(["0", "1"], ["dynamic", "static-dupe1"]),
+                                         (["3"], ["dynamic", "static-dupe1", "static-dupe10"]),
+                                         (["0", "1", "2"], ["static-dupe10"])])
+def test_ablation_no_baseline_drops_one_finetuning_per_seed(tmp_path, capsys, seeds, arms):
+    out = tmp_path / "abl"
+    base = ["--quick", "--dry-run", "--out", str(out), "--seeds", *seeds, "--arms", *arms]
+    planned = {}
+    for extra in ([], ["--no-baseline"]):
+        assert ablation.main([*base, *extra]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        commands = [line for line in lines if line.startswith("python -m ")]
+        pretrain_runs = [c for c in commands if c.startswith("python -m train.pretrain ")]
+        finetunings = [c for c in commands if c.startswith("python -m train.finetune ")]
+        baselines = [c for c in finetunings if "--init random" in c]
+        assert lines[0].startswith(f"# {len(pretrain_runs)} pretraining runs, {len(finetunings)} fine-tunings;")
+        planned[bool(extra)] = (len(pretrain_runs), len(finetunings), len(baselines))
+    runs = len(seeds) * len(arms)
+    assert planned[False] == (runs, runs + len(seeds), len(seeds))  # one random-encoder fine-tuning per seed
+    assert planned[True] == (runs, runs, 0)
+    assert not out.exists()  # a dry run writes nothing
+
+
+# ----------------------------------------------------------------------------------------------------------
+# train.calibrate --calibration-seed
+# ----------------------------------------------------------------------------------------------------------
+def test_calibrate_seed_chooses_the_held_out_slice(tiny_clf_dir, train_files, tmp_path, monkeypatch):
+    """The slice fitted on: the texts train.calibrate passes to the fit (spied), and what it records."""
+    seen = []
+    real = calibrate.calibrate
+
+    def spy(model, tokenizer, calibration, *args, **kwargs):
+        seen.append(list(calibration[0]))
+        return real(model, tokenizer, calibration, *args, **kwargs)
+
+    monkeypatch.setattr(calibrate, "calibrate", spy)
+    data = train_files / "train.tsv"
+    rows = [line.split("\t")[0] for line in data.read_text().splitlines()[1:]]
+
+    def run(seed: int, name: str):
+        folder = shutil.copytree(tiny_clf_dir, tmp_path / name)
+        assert calibrate.main([str(folder), "--calibration-data", str(data), "--calibration-n", "20",
+                               "--calibration-split", "random", "--calibration-seed", str(seed)]) == 0
+        return seen[-1], json.loads((folder / "metrics.json").read_text())["calibration"], folder
+
+    slice0, recorded0, folder0 = run(0, "s0")
+    slice1, recorded1, _ = run(1, "s1")
+    again0, recorded0b, _ = run(0, "s0-again")
+    for texts in (slice0, slice1):
+        assert len(texts) == 20 and len(set(texts)) == 20 and set(texts) <= set(rows)
+    assert slice0 == again0 and slice0 != slice1 and set(slice0) != set(slice1)
+    assert recorded0["slice"] == {"data": str(data), "n": 20, "seed": 0, "split": "random"}
+    assert recorded1["slice"]["seed"] == 1 and recorded1["source"].endswith("seed 1")
+    assert recorded0["calibration"]["n"] == recorded1["calibration"]["n"] == 20
+    # the same seed, the same slice: the same fit, to the bit
+    assert recorded0["temperature"] == recorded0b["temperature"]
+    assert recorded0["calibration"] == recorded0b["calibration"]
+    stored = json.loads((folder0 / "config.json").read_text())["calibration_temperature"]
+    assert stored == recorded0["temperature"]
+    # the recorded slice is enough to find the texts again (train.average and a rerun rely on it)
+    assert calibrate.held_out_slice(recorded1["slice"])[0] == slice1
