@@ -86,6 +86,21 @@ def test_load_check_fails_when_the_worst_case_p95_is_above_twice_the_quiet_one(m
     assert f"s without them ({ratio}; target at most 2x)." in capsys.readouterr().out
 
 
+def test_load_check_json_keeps_each_load_apart(monkeypatch, tmp_path):
+    """--json with --worst-case: the quiet load's figures, and the second load's under their own key with the
+    p95 ratio the exit code follows."""
+    from scripts import load_check
+
+    quiet, loud = {"/classify": [1.0] * 20}, {"/classify": [3.0] * 20}
+    fake_load(monkeypatch, quiet, loud)
+    out = tmp_path / "load.json"
+    assert load_check.main(["--url", "http://127.0.0.1:1/", "--worst-case", "2", "--clients", "1", "--requests", "20",
+                            "--json", str(out)]) == 1  # 3x: above the target
+    figures = json.loads(out.read_text())
+    assert figures["latencies"] == quiet and figures["errors"] == []
+    assert figures["beside_worst_case"] == {"latencies": loud, "errors": [], "wall": 1.0, "p95_ratio": 3.0}
+
+
 def test_load_check_p95_rule_pools_the_endpoints(monkeypatch, capsys):
     """The quiet p95 is over every endpoint's latencies together: slow /attention answers in both loads keep
     the ratio under 2 even though /classify alone got 3x slower."""
@@ -227,6 +242,16 @@ def test_average_refuses_members_of_different_inits_unless_allowed(two_inits, tr
     assert metrics["averaged"] == 2 and metrics["init"] == "several (see members)"
     assert [m["seed"] for m in metrics["members"]] == [1, 2]
     assert metrics["dev_examples"] == 60
+
+
+@pytest.mark.parametrize("given, recorded", [([], 0.7), (["--unsure-below", "0"], 0.0), (["--unsure-below", "0.9"], 0.9)])
+def test_average_unsure_below_zero_is_a_threshold(two_inits, train_files, tmp_path, given, recorded):
+    """--unsure-below 0 (every label counts, however unsure) is kept, not read as "not given" (default 0.7)."""
+    from train.evaluate import DEFAULT_CHECKS
+    out = tmp_path / "avg"
+    assert average.main([*average_argv(two_inits, out, "--dev", str(train_files / "dev.tsv"), "--no-calibration",
+                                       "--allow-different-init"), "--checks", str(DEFAULT_CHECKS), *given]) == 0
+    assert json.loads((out / "metrics.json").read_text())["checks"]["unsure_below"] == recorded
 
 
 def test_average_no_calibration_keeps_temperature_one(two_inits, train_files, tmp_path):

@@ -227,7 +227,8 @@ def run(args) -> dict:
     imdb_n = args.imdb_n if args.imdb_n is not None else ref.get("imdb_examples") or 1000
     imdb_seed = args.imdb_seed if args.imdb_seed is not None else ref.get("imdb_seed", 0)
     checks_source = args.checks if args.checks is not None else (ref.get("checks") or {}).get("source")
-    unsure_below = args.unsure_below or (ref.get("checks") or {}).get("unsure_below") or UNSURE_BELOW
+    unsure_below = next((value for value in (args.unsure_below, (ref.get("checks") or {}).get("unsure_below"))
+                         if value is not None), UNSURE_BELOW)  # 0 is a threshold, not "not given"
     max_length = ref.get("max_length") or config.max_length
 
     out.mkdir(parents=True, exist_ok=True)
