@@ -16,6 +16,7 @@ import os
 import torch
 from tokenizers import Tokenizer
 
+from . import hub
 from .model import RobertaForMaskedLM, RobertaForSequenceClassification
 from .tokenizer import encode, encode_windows, load_tokenizer, mean_over_windows
 
@@ -218,6 +219,21 @@ TASKS = {
     "sentiment-analysis": TextClassificationPipeline,
     "text-classification": TextClassificationPipeline,
 }
+KINDS = {"RobertaForMaskedLM": ("a masked-LM model", "fill-mask"),
+         "RobertaForSequenceClassification": ("a classifier", "sentiment-analysis")}
+
+
+def _check_architecture(task: str, cls, model_id: str, **hub_kwargs) -> None:
+    """Refuse a folder whose config.json names another architecture than the task's, before any weight is read
+    (a masked LM given to "sentiment-analysis" was a raw "does not fit ...: missing keys [...]"). A config that
+    names none, or one this package does not load, is left to the loader."""
+    names = hub.read_json(hub.resolve_file(model_id, hub.CONFIG_NAME, **hub_kwargs)).get("architectures")
+    name = names[0] if isinstance(names, list) and names else None
+    wanted = cls.model_class.architecture
+    if name in KINDS and name != wanted:
+        kind, its_task = KINDS[name]
+        raise hub.ModelLoadError(f"{model_id} holds {kind} ({name}), not {KINDS[wanted][0]}: the {task!r} "
+                                 f"pipeline needs a {wanted} (use pipeline({its_task!r}, ...) for this one)")
 
 
 def pipeline(task: str, model, tokenizer=None, device=None, **hub_kwargs) -> Pipeline:
@@ -229,6 +245,7 @@ def pipeline(task: str, model, tokenizer=None, device=None, **hub_kwargs) -> Pip
     cls = TASKS[task]
     if isinstance(model, (str, os.PathLike)):
         model_id = os.fspath(model)
+        _check_architecture(task, cls, model_id, **hub_kwargs)
         model = cls.model_class.from_pretrained(model_id, **hub_kwargs)
         if tokenizer is None:
             tokenizer = load_tokenizer(model_id, **hub_kwargs)

@@ -5,6 +5,7 @@ roberta-base's own `tokenizer.json` loads here with the same code. `encode` turn
 """
 import hashlib
 import json
+import operator
 import os
 import weakref
 from collections.abc import Iterable
@@ -64,6 +65,21 @@ def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
     return tokenizer
 
 
+MIN_LENGTH = 3  # <s>, one token, </s>
+
+
+def _check_max_length(max_length) -> None:
+    """A ValueError for a length that holds no token of the text: <s> and </s> take two (0 and 1 were ignored,
+    2 gave every text as <s></s>)."""
+    try:
+        too_short = operator.index(max_length) < MIN_LENGTH  # an int, a numpy or torch integer
+    except TypeError:
+        too_short = True
+    if too_short:
+        raise ValueError(f"max_length must be a whole number of at least {MIN_LENGTH} (<s>, a token, </s>), "
+                         f"got {max_length!r}")
+
+
 def for_model(tokenizer: Tokenizer, max_length: int, stride: int = 0) -> Tokenizer:
     """A copy of `tokenizer` that cuts every text to `max_length` tokens (`<s> ... </s>`, </s> kept last) and
     pads a batch with <pad> to its longest text: `tokenizers`' own truncation and padding. The rest of a long
@@ -85,6 +101,7 @@ _FOR_MODEL: "weakref.WeakKeyDictionary[Tokenizer, dict[tuple[int, int], Tokenize
 def encode(tokenizer: Tokenizer, texts, max_length: int):
     """Model inputs for `texts` (a string or a list): input_ids (B, T) long, attention_mask (B, T) long, and
     truncated: list[bool], whether each text was cut to `max_length` tokens (see `for_model`)."""
+    _check_max_length(max_length)
     texts = [texts] if isinstance(texts, str) else list(texts)
     if not texts:
         return torch.zeros(0, 0, dtype=torch.long), torch.zeros(0, 0, dtype=torch.long), []
@@ -109,6 +126,7 @@ def encode_windows(tokenizer: Tokenizer, texts, max_length: int, stride: int | N
     (default `window_stride(max_length)`) with the one before, so that no token is lost. Returns input_ids
     (W, T) long, attention_mask (W, T) long and owner (W,) long: the index in `texts` of each window; windows
     of one text are consecutive, its first window first (the one `encode` gives)."""
+    _check_max_length(max_length)
     texts = [texts] if isinstance(texts, str) else list(texts)
     stride = window_stride(max_length) if stride is None else stride
     if not texts:

@@ -13,7 +13,6 @@ embeddings only; held-out MLM accuracy and `train.fill_mask_probe` measure what 
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import sys
@@ -22,6 +21,8 @@ from pathlib import Path
 import roberta
 from demo.embedding_view import MAX_K, score_analogies
 from demo.examples import ANALOGY_PROBE
+from train.arguments import script_parser
+from train.data import _undecodable
 from train.runtime import USER_ERRORS, output_file, report_user_error
 
 COLUMNS = ("category", "a", "b", "c", "expected")
@@ -30,7 +31,10 @@ COLUMNS = ("category", "a", "b", "c", "expected")
 def read_probe(path) -> list[tuple[str, str, str, str, str]]:
     """A probe TSV (columns category, a, b, c, expected) as questions for `score_analogies`."""
     with open(path, encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
+        try:
+            rows = list(csv.DictReader(f, delimiter="\t"))
+        except UnicodeDecodeError as err:  # the message named no file
+            raise _undecodable(Path(path), err) from None
     for i, row in enumerate(rows, start=2):
         if any(not (row.get(column) or "").strip() for column in COLUMNS):
             raise ValueError(f"{path}:{i}: each row needs {', '.join(COLUMNS)}")
@@ -40,8 +44,7 @@ def read_probe(path) -> list[tuple[str, str, str, str, str]]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.analogy_probe", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser = script_parser("scripts.analogy_probe", __doc__)  # the docstring's summary above the options, once
     parser.add_argument("--model", nargs="+", required=True, help="fill-mask model folders or Hub repo ids")
     parser.add_argument("--probe", help="a TSV of your own: category, a, b, c, expected (default: the 43 questions of "
                                         "demo.examples.ANALOGY_PROBE)")
@@ -51,7 +54,7 @@ def main(argv=None) -> int:
     if not 1 <= args.top_k <= MAX_K:  # was "not asked: Ask for 1 to 100 neighbours." for every question
         parser.error(f"--top-k must be between 1 and {MAX_K}, got {args.top_k}")
     if args.probe and not Path(args.probe).is_file():
-        parser.error(f"--probe {args.probe}: no such file")
+        parser.error(f"--probe {args.probe}: " + ("a folder, not a file" if Path(args.probe).is_dir() else "no such file"))
     results = {}
     try:  # each was a traceback: a missing folder or Hub id, a classifier, a malformed probe, --out a folder
         if args.out:

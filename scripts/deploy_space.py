@@ -11,10 +11,10 @@ Hub refuses, exit code 2 with a message that says which (`train.push.call_hub`).
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+from train.arguments import script_parser
 from train.push import PushError, call_hub, check_repo_id, hub_endpoint
 from train.runtime import report_user_error
 
@@ -51,8 +51,7 @@ def deploy(repo_id: str, root=ROOT, token: str | None = None, private: bool = Fa
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m scripts.deploy_space", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p = script_parser("scripts.deploy_space", __doc__)  # the docstring's summary above the options, once
     p.add_argument("--repo-id", required=True, help="USER/NAME of the Space")
     p.add_argument("--private", action="store_true", help="create the Space private")
     p.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the saved login)")

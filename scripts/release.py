@@ -326,6 +326,11 @@ def write_section(folder, body: str) -> Path:
 
 def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtype="float16",
             summaries: list[tuple[str, Path]] = ()) -> list[Path]:
+    for option, runs in (("--mlm", mlm_phases), ("--classifier", [classifier] if classifier else [])):
+        for run in runs:  # a file was read as a metrics file: "not a metrics file: Expecting value ..."
+            if Path(run).is_file():
+                raise NotADirectoryError(f"{option} {run} is a file, not a model folder (give a training run's "
+                                         "folder, or a shipped one)")
     histories = [read_phases(run) for run in mlm_phases]
     phases = [phase for history in histories for phase in history]
     output_folder(out)

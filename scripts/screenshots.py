@@ -6,17 +6,19 @@
 Starts `app.py` (the models of `MLM_MODEL` / `SENTIMENT_MODEL`, default the shipped ones), opens each tab in
 headless Chromium (`scripts.browser`) at 1280 x 900, waits until the tab's own example is computed, and saves
 the visible page; then the fill-mask tab's "Layer by layer" accordion, opened on its first example, alone.
-Exit code 2 without Chromium or Playwright.
+Exit code 2 without Chromium or Playwright, when --out is a file, or when no app answers at --url.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+import urllib.request
 from pathlib import Path
 
 from scripts.app_process import AppProcess
 from scripts.browser import CHROMIUM, TIMEOUT_MS, launch
+from train.arguments import script_parser
+from train.runtime import output_folder, report_user_error
 
 ROOT = Path(__file__).resolve().parent.parent
 VIEWPORT = {"width": 1280, "height": 900}
@@ -81,12 +83,21 @@ def take(url: str, out: Path, browser=None) -> list[Path]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scripts.screenshots", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser = script_parser("scripts.screenshots", __doc__)  # the docstring's summary above the options, once
     parser.add_argument("--out", type=Path, default=ROOT / "assets" / "screenshots",
                         help="folder of the PNG files (default: assets/screenshots)")
     parser.add_argument("--url", help="a running app instead of starting one")
     args = parser.parse_args(argv)
+    try:  # were tracebacks, after the browser had started: FileExistsError, net::ERR_CONNECTION_REFUSED
+        output_folder(args.out)
+    except OSError as err:
+        return report_user_error(err)
+    if args.url:  # as scripts.load_check checks it
+        try:
+            urllib.request.urlopen(args.url.rstrip("/") + "/gradio_api/info", timeout=10).close()
+        except (OSError, ValueError) as err:
+            print(f"error: --url {args.url}: no app answers there ({err})", file=sys.stderr)
+            return 2
     if not os.path.exists(CHROMIUM):
         print(f"error: no Chromium at {CHROMIUM} (apt-get install chromium)", file=sys.stderr)
         return 2

@@ -62,9 +62,16 @@ class ModelArguments:
         """The model-shape options set: refused when a pretrained model fixes the shape."""
         return ["--" + n.replace("_", "-") for n in self.SHAPE if getattr(self, n) is not None]
 
+    def check_dropout(self) -> None:
+        """--dropout, checked by its own name (the config refused it as hidden_dropout_prob)."""
+        if self.dropout is not None and not 0 <= self.dropout <= 1:  # nan too
+            raise UserError(f"--dropout must be between 0 and 1 (a probability), got {self.dropout}")
+
     def model_config(self, tokenizer):
         """A RobertaConfig from --preset and its overrides, with the vocabulary and special ids of `tokenizer`."""
         from roberta import RobertaConfig
+
+        self.check_dropout()
 
         overrides = {"hidden_size": self.hidden_size, "num_hidden_layers": self.layers,
                      "num_attention_heads": self.heads, "intermediate_size": self.intermediate_size}

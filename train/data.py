@@ -187,7 +187,7 @@ def read_documents(source: str, unk: str = "token") -> list[str]:
     """One string per document (paragraphs joined by "\\n") from a local path or a `hub:` spec.
 
     A labelled file (.tsv or .csv, e.g. IMDB's train.tsv) gives its texts, one document each, without the
-    labels and without its evaluation sample (`labeled_documents`).
+    labels and, in IMDB's layout (a `text` column), without the IMDB evaluation sample (`labeled_documents`).
     """
     source = os.fspath(source)
     if source.startswith(HUB_PREFIX):
@@ -412,9 +412,9 @@ def _undecodable(path: Path, err: UnicodeDecodeError) -> DataError:
     return DataError(f"{path}: not UTF-8 text ({err.reason}); save the file as UTF-8")
 
 
-def _rows_from_file(path: Path):
+def _rows_from_file(path: Path, header_only: bool = False):
     """(columns, iterator of (line number, row dict)) from a TSV or CSV file with a header (UTF-8, a byte-order
-    mark allowed)."""
+    mark allowed); `header_only`: the columns, and no rows (the file is closed)."""
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a folder, not a TSV/CSV file")
     if not path.is_file():
@@ -434,6 +434,9 @@ def _rows_from_file(path: Path):
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     reader = (csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE) if tsv else csv.reader(f))
     columns = [c.strip() for c in next(reader)]
+    if header_only:
+        f.close()
+        return columns, iter(())
 
     def rows():
         with f:
@@ -499,23 +502,38 @@ def evaluation_sample(count: int, n: int = 1000, seed: int = 0) -> list[int]:
     return sorted(random.Random(seed).sample(range(count), min(n, count)))
 
 
+IMDB_TEXT_COLUMN = "text"  # the column `imdb_sample` reads: IMDB's train.tsv is text<TAB>label
+
+
 def imdb_sample(path: str, n: int = 1000, seed: int = 0) -> tuple[list[str], list[int]]:
     """A fixed random sample of n labelled reviews (IMDB train.tsv: header text<TAB>label, 1 = positive)."""
     if n < 1:
         raise ValueError(f"the IMDB sample (--imdb-n) must be at least 1 review, got {n}")
-    texts, labels, _ = read_labeled(path, text_column="text", label_column="label")
+    texts, labels, _ = read_labeled(path, text_column=IMDB_TEXT_COLUMN, label_column="label")
     picked = evaluation_sample(len(texts), n, seed)
     return [texts[i] for i in picked], [labels[i] for i in picked]
 
 
 def labeled_documents(path: str, unk: str = "token") -> list[str]:
-    """A labelled file's texts as pretraining documents: no labels, and without the rows of its evaluation sample.
+    """A labelled file's texts as pretraining documents: no labels, and, for a file the IMDB evaluation can
+    sample (IMDB's layout, a `text` column), without the rows of that evaluation sample.
 
-    Left out: the texts of the rows `imdb_sample(path)` picks (1,000 rows, seed 0), wherever they occur in the
-    file (IMDB repeats a few reviews): the reviews on which `train.evaluate --imdb` and fine-tuning score IMDB.
-    So IMDB's train.tsv can be pretraining text (7M tokens the unlabelled reviews do not hold) while that
-    figure stays on reviews the encoder never read.
+    Left out of such a file: the texts of the rows `imdb_sample(path)` picks (1,000 rows, seed 0), wherever they
+    occur in the file (IMDB repeats a few reviews): the reviews on which `train.evaluate --imdb` and fine-tuning
+    score IMDB. So IMDB's train.tsv can be pretraining text (7M tokens the unlabelled reviews do not hold) while
+    that figure stays on reviews the encoder never read. A file without a `text` column (SST-2's
+    sentence<TAB>label) is never the one `imdb_sample` reads, so every row of it is kept: its 872-row dev.tsv
+    lost all of them, and a tokenizer could not be trained on it.
     """
     texts, _, _ = read_labeled(path)
-    held_out = {texts[i] for i in evaluation_sample(len(texts))}
-    return documents_from_lines([t for t in texts if t not in held_out], unk=unk)
+    columns, _ = _rows_from_file(Path(path), header_only=True)
+    if IMDB_TEXT_COLUMN not in columns:
+        return documents_from_lines(texts, unk=unk)
+    sample = evaluation_sample(len(texts))
+    held_out = {texts[i] for i in sample}
+    kept = [t for t in texts if t not in held_out]
+    if not kept:  # was "no documents found (the file is empty or blank)"
+        raise DataError(f"{path}: the IMDB evaluation sample took every one of its {len(texts):,} rows (its "
+                        f"{len(sample):,} reviews are held out of pretraining, so that the IMDB figure is on reviews "
+                        "the encoder never read): nothing is left to pretrain on; give more than 1,000 rows")
+    return documents_from_lines(kept, unk=unk)

@@ -48,6 +48,7 @@ def export(src, dst, dtype="float32") -> Path:
         return export_checkpoint(src, dst, dtype)
     if not (src / "model.safetensors").is_file() or not (src / "config.json").is_file():
         raise FileNotFoundError(f"{src} is not a finished model folder (config.json and model.safetensors)")
+    _check_same_kind(src, dst)
     dst.mkdir(parents=True, exist_ok=True)
     for name in FILES:
         if (src / name).is_file():
@@ -56,6 +57,19 @@ def export(src, dst, dtype="float32") -> Path:
             (dst / name).unlink(missing_ok=True)
     weights, metadata = roberta.hub.read_weights(src / "model.safetensors")  # metadata: the config it fits
     return _store(weights, metadata, dst, dtype)
+
+
+def _check_same_kind(src: Path, dst: Path) -> None:
+    """Refuse a destination that holds a model of another architecture than `src`'s (config.json's
+    `architectures`): `train.export MLM assets/mini-roberta-sst2` replaced the shipped classifier's weights and
+    config, leaving its arms.json, baseline.json, phase and screen files beside a masked LM. A re-export (the
+    same kind of model) still replaces the earlier one."""
+    if not (dst / "config.json").is_file():
+        return
+    ours, theirs = roberta.hub.read_architecture(src), roberta.hub.read_architecture(dst)
+    if ours != theirs:
+        raise ValueError(f"the destination {dst} holds a {theirs} model, not a {ours} like {src}: choose "
+                         "another destination (an export only replaces a model of the same kind)")
 
 
 def _exported(folder: Path) -> bool:
@@ -72,6 +86,7 @@ def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32") -> Path:
     run = checkpoint.parent.parent
     if not (run / "config.json").is_file():
         raise FileNotFoundError(f"{run} has no config.json: export a checkpoint once its run has finished")
+    _check_same_kind(run, dst)
     weights, state = Checkpoints.load(checkpoint)
     architecture = roberta.hub.read_architecture(run)
     model = getattr(roberta, architecture)(roberta.load_config(run))

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import roberta
 
+from .data import _undecodable
 from .runtime import output_file
 
 DEFAULT_PROBE = Path(__file__).resolve().parent.parent / "tests" / "data" / "fill_mask_probe.tsv"
@@ -28,7 +29,10 @@ DEFAULT_PROBE = Path(__file__).resolve().parent.parent / "tests" / "data" / "fil
 
 def read_probe(path) -> list[dict]:
     with open(path, encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
+        try:
+            rows = list(csv.DictReader(f, delimiter="\t"))
+        except UnicodeDecodeError as err:  # the message named no file
+            raise _undecodable(Path(path), err) from None
     for i, row in enumerate(rows, start=2):
         if row.get("sentence", "").count("<mask>") != 1 or not row.get("expected"):
             raise ValueError(f"{path}:{i}: each row needs one <mask> in 'sentence' and an 'expected' word")

@@ -27,12 +27,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from .experiment import finished
 from .gpu_transfer import PART_MIB, pack
-from .runtime import EXIT_USER_ERROR
+from .runtime import EXIT_USER_ERROR, output_folder
 
 TESTS = "tests/test_train_loop.py tests/test_gpu_transfer.py tests/test_model.py tests/test_masking.py"
 GRACE_S = 20  # between SIGTERM (a training step saves a checkpoint) and SIGKILL
@@ -171,6 +172,23 @@ def report(chosen: Path, logs: Path) -> str:
     return "\n".join(parts)
 
 
+def writable_folder(path, option: str) -> str | None:
+    """Why `path` cannot be a folder to write (None: it can): a file there or in its way, or a place this process
+    may not write (checked where the folder, or its nearest existing parent, is)."""
+    try:
+        path = output_folder(path, option)  # a file there: "--out X is a file, not a folder"
+    except NotADirectoryError as err:
+        return str(err)
+    existing = next(p for p in [path.absolute(), *path.absolute().parents] if p.exists())
+    if not existing.is_dir():
+        return f"{option} {path}: {existing} is a file, not a folder"
+    try:  # a folder made and removed there: permissions, a read-only file system (root passes os.access)
+        tempfile.TemporaryDirectory(dir=existing).cleanup()
+    except OSError as err:
+        return f"{option} {path}: cannot write in {existing} ({err.strerror or err})"
+    return None
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m train.gpu_session", description=__doc__.split("\n\n")[0],
                                 epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -189,7 +207,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("recipe_args", nargs=argparse.REMAINDER, help="after --: more train.recipe options")
     args = p.parse_args(argv)
     args.recipe_args = [a for a in args.recipe_args if a != "--"]
-    # checked here, before the device's minutes run: what the recipe would refuse only after starting up
+    # checked here, before the device's minutes run: what the recipe would refuse only after starting up, and
+    # folders the session could not write (--out: the parts were packed into it only at the end)
+    for option, folder in (("--out", args.out), ("--work", args.work)):
+        if problem := writable_folder(folder, option):
+            p.error(problem)
     if args.minutes < 0 or args.deadline_s <= 0:
         p.error(f"--minutes must be at least 0 (0 = no pretraining) and --deadline-s positive, got {args.minutes:g} "
                 f"and {args.deadline_s:g}")

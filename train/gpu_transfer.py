@@ -77,6 +77,8 @@ def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init
     """Write the upload folder; returns the files written. Already compressed files are kept, but for the
     files named in `heads` ({NAME: BYTES}, NAME as in `files`), which travel as their first lines only."""
     out, data_root, heads = _output_folder(out), Path(data_root), dict(heads or {})
+    if not max_mib > 0:  # nan too; was refused only after the whole bundle was built
+        raise ValueError(f"--max-mib must be a positive number of MiB, got {max_mib:g}")
     if unknown := sorted(set(heads) - set(files)):
         raise ValueError(f"--head names {', '.join(unknown)}, not one of --files")
     if not Path(tokenizer).is_file():
@@ -215,14 +217,16 @@ def main(argv=None) -> int:
                    help="send only the first lines (up to BYTES) of these --files, e.g. imdb/unsup.txt=17e6 when "
                         "the mixture reads 15M characters of its 65M and the whole file would not fit")
     k = sub.add_parser("pack", help="run folders -> parts to return (on the GPU machine)")
-    k.add_argument("runs")
-    k.add_argument("--out", required=True)
+    k.add_argument("runs", help="the folder that holds the run folders to return (with --ship: the "
+                                "`train.recipe --gpu` folder)")
+    k.add_argument("--out", required=True, help="the folder for the parts (runs.tar.xz.partNN), e.g. $OUT")
     k.add_argument("--ship", action="store_true",
                    help="RUNS is a `train.recipe --gpu` folder: export what finished into RUNS/ship first (float16; "
                         "a recipe stopped by its time limit still returns its finished runs), then pack RUNS/ship")
     u = sub.add_parser("unpack", help="returned files -> run folders")
-    u.add_argument("returned")
-    u.add_argument("--out", required=True)
+    u.add_argument("returned", help="the folder the parts (runs.tar.xz.partNN) came back in")
+    u.add_argument("--out", required=True, help="the folder to rebuild the run folders in (a run folder it "
+                                                "already holds is refused, never merged into)")
     args = p.parse_args(argv)
     try:
         if args.command == "bundle":

@@ -182,6 +182,7 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     started, dist = time.time(), dist or Dist()
     out = Path(args.out)
     check_options(args, dist.world_size)  # before the tokenizer and the data: minutes on the full corpus
+    args.check_dropout()  # was "hidden_dropout_prob must be ...", after the tokenizer
     if args.eval_rows < 1 or args.final_eval_rows < 0:
         raise UserError(f"--eval-rows must be at least 1 and --final-eval-rows at least 0 (0 = all), got "
                         f"{args.eval_rows} and {args.final_eval_rows}")

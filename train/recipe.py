@@ -53,7 +53,7 @@ from . import finetune, pretrain, sentiment_recipe, tapt_corpus, tokenizer
 from .experiment import Step, argv_of, finished, option_text, run_steps, script, split_options, training
 from .export import export
 from .gpu_transfer import DATA_ROOT
-from .runtime import EXIT_USER_ERROR, output_folder
+from .runtime import USER_ERRORS, report_user_error
 
 QUICK_CORPUS = "../shared/data/wikitext-2/wiki.train.tokens"
 SHARED_DATA = str(DATA_ROOT)  # "../shared/data": where the defaults point
@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--gpu: an IMDB stage before SST-2, one for every seed (the shipped classifier's recipe: "
                         "train.sentiment_recipe --arms imdb-sst2 --imdb-stage-seed FIRST-SEED; reads "
                         "imdb/train.tsv from --data)")
-    g.add_argument("--parallel", type=int, default=0,
+    g.add_argument("--parallel", type=int, default=None,
                    help="--gpu: seeds fine-tuned at once, each in a process of its own (default: every seed on "
                         "CUDA, one after the other on CPU)")
     g.add_argument("--finetune-args", default="", help="--gpu: extra train.finetune options for every run")
@@ -174,6 +174,10 @@ def plan_gpu(args) -> list[Step]:
         raise ValueError("--time-budget-min 0 (no pretraining) fine-tunes the --init encoder: give --init MLM-FOLDER")
     if args.time_budget_min < 0:
         raise ValueError(f"--time-budget-min must be at least 0 (0 = no pretraining), got {args.time_budget_min:g}")
+    # the user's extra options, parsed by train.finetune's / train.pretrain's own parsers: refused here, not when
+    # the sentiment experiment starts after minutes of pretraining
+    sentiment_recipe.check_extra_options(args.finetune_args, finetune, "--finetune-args")
+    sentiment_recipe.check_extra_options(args.pretrain_args, pretrain, "--pretrain-args")
     # from random weights, the MLM output bias starts at the log unigram frequencies (train.probes: the held-out
     # loss gets 0.3 nats below the unigram model in half the tokens)
     start = ({"init": args.init} if args.init else
@@ -195,7 +199,7 @@ def plan_gpu(args) -> list[Step]:
                       **quick_fine}), *split_options(args.finetune_args, finetune.__name__)]
     arm = "imdb-sst2" if args.imdb_stage else "sst2"
     arms = f"{arm},random-{arm}" if args.baseline else arm
-    parallel = args.parallel or (len(args.seeds) if torch.cuda.is_available() else 1)
+    parallel = args.parallel if args.parallel is not None else len(args.seeds) if torch.cuda.is_available() else 1
     encoder = args.init if classifier_only else str(out / "mlm")
     sentiment = ["--init", encoder, "--out", str(out / "sentiment"), "--arms", arms,
                  "--seeds", *map(str, args.seeds), "--imdb-train", relocate(finetune.DEFAULT_IMDB, data),
@@ -209,6 +213,8 @@ def plan_gpu(args) -> list[Step]:
         tapt = ["--valid", relocate(args.valid, data), "--precision", args.precision]
         tapt += ["--max-steps", "3", "--batch-size", "4", "--eval-rows", "4", "--cache-dir", ""] if args.quick else []
         sentiment += ["--tapt-args", shlex.join(tapt)]
+    # the experiment's options (--seeds, --parallel, --tapt-minutes, ...) checked now, before pretraining runs
+    sentiment_recipe.check_options(sentiment_recipe.build_parser().parse_args(sentiment))
     # an experiment of its own (train.sentiment_recipe runs its fine-tunings as objects): its main(argv)
     experiment = script("sentiment", sentiment_recipe, sentiment, out / "sentiment", marker="summary.json")
     return [experiment] if classifier_only else [pre, experiment]
@@ -282,13 +288,14 @@ def summarize(out: Path) -> dict:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        out = output_folder(args.out)
-        out.mkdir(parents=True, exist_ok=True)
+    try:  # everything checked before any work: --out, --init, the options of every step
+        out = sentiment_recipe.check_out(args.out)  # not into a model's folder (this recipe's earlier run: continued)
+        if args.gpu and args.init:
+            sentiment_recipe.check_init(args.init)  # a masked-LM folder, not a classifier
         steps = plan_gpu(args) if args.gpu else plan(args)
-    except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        out.mkdir(parents=True, exist_ok=True)
+    except USER_ERRORS as err:
+        return report_user_error(err)
     started = time.time()
     code = run_steps(steps, rerun="the same recipe command")
     if code != 0:

@@ -5,7 +5,7 @@ pretrained encoder and from a random one, several seeds each; weight averages; m
     python -m train.sentiment_recipe --init assets/mini-roberta-mlm --out runs/sentiment
 
     # the shipped classifier: TAPT (18 min), one IMDB stage, SST-2 with 3 seeds (end-of-run weights), their average
-    python -m train.sentiment_recipe --init assets/mini-roberta-mlm --out runs/sentiment --arms imdb-sst2 \
+    python -m train.sentiment_recipe --init assets/mini-roberta-mlm --out runs/sentiment --arms imdb-sst2 \\
         --imdb-stage-seed 0 --ema-decay 0
 
 With --tapt-minutes M (default 18; 0 = none), first task-adaptive pretraining: `train.tapt_corpus` writes lower-cased review text
@@ -53,6 +53,8 @@ hours on both cores.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import shlex
 import signal
@@ -61,9 +63,12 @@ import sys
 import time
 from pathlib import Path
 
-from . import average, finetune, pretrain, summarize, tapt_corpus
-from .experiment import Step, finished, run_steps, script, training
-from .runtime import EXIT_INTERRUPTED
+import roberta.hub
+
+from . import arguments, average, finetune, pretrain, summarize, tapt_corpus
+from .experiment import ARGUMENTS, Step, finished, run_steps, script, split_options, training
+from .runtime import EXIT_INTERRUPTED, USER_ERRORS, UserError, output_folder, report_user_error
+from .trainer import check_fresh_out
 
 ROOT = Path(__file__).resolve().parent.parent  # where `python -m train.sentiment_recipe` finds the package
 
@@ -118,21 +123,80 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def plan(args) -> tuple[list[Step], list[Step], dict, set[str]]:
-    """(training steps, averaging steps, arms -> run folders, the names of the training steps every seed shares:
-    TAPT and a shared IMDB stage)."""
-    out = Path(args.out)
+def check_out(path) -> Path:
+    """An experiment's --out (this one's, train.recipe's), checked before any work: not a file, and not a training
+    run's or a model's folder (train.trainer.check_fresh_out; a config.json too), into which the experiment would
+    write its run folders. The experiment's own earlier run (run folders, summary files) is accepted: the same
+    command continues it."""
+    out = output_folder(path)
+    check_fresh_out(out)
+    if (out / roberta.hub.CONFIG_NAME).is_file():  # a model folder without weights or metrics
+        raise UserError(f"{out} already holds a run or model ({roberta.hub.CONFIG_NAME}): choose another --out")
+    return out
+
+
+def check_init(init: str, option: str = "--init") -> str:
+    """The pretrained masked-LM folder (or Hub repo) the experiment starts from, checked before any work: it
+    exists, with a config.json, and is not a classifier. Returns its architecture."""
+    try:
+        architecture = roberta.hub.read_architecture(init)
+    except (OSError, ValueError) as err:
+        raise UserError(f"cannot load {option} {init}: {err}") from None
+    if "SequenceClassification" in architecture:
+        raise UserError(f"{option} {init} is a classifier ({architecture}); give a pretrained masked-LM folder "
+                        "(train.pretrain output, e.g. assets/mini-roberta-mlm)")
+    return architecture
+
+
+def check_extra_options(extra: str, module, option: str) -> list[str]:
+    """A user's extra options for `module` (train.finetune, train.pretrain), e.g. --finetune-args, as words,
+    parsed by the module's own parser without running anything: a ValueError naming `option` if it refuses
+    them (an unknown option, a bad value), one line rather than argparse's usage."""
+    words = split_options(extra, module.__name__)
+    if not words:
+        return words
+    parser = arguments.build_parser(ARGUMENTS[module], module.__name__, module.__doc__)
+    for action in parser._actions:  # the options the experiment gives itself (finetune's --init)
+        action.required = False
+
+    def refuse(message=None, *_):
+        raise ValueError(f"{option} {extra!r}: {message or 'not options to pass on'} (python -m {module.__name__} "
+                         "--help lists its options)")
+
+    parser.error = refuse
+    parser.exit = lambda status=0, message=None: refuse("--help or --version is not an option to pass on")
+    with contextlib.redirect_stdout(io.StringIO()):  # --help's text
+        parser.parse_args(words)
+    return words
+
+
+def check_options(args) -> list[str]:
+    """The options every step uses, checked before the first (TAPT: 18 minutes) runs; returns the arms."""
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     if unknown := sorted(set(arms) - set(ARMS)):
         raise ValueError(f"unknown arm(s) {unknown}; choose from {list(ARMS)}")
     if not arms:
         raise ValueError(f"--arms names no arm; choose from {list(ARMS)}")
-    # options every step uses, checked before the first (TAPT: 18 minutes) runs
     if args.parallel < 1:
         raise ValueError(f"--parallel must be at least 1, got {args.parallel}")
     if args.tapt_minutes < 0 or not 0 <= args.ema_decay < 1 or not 0 <= args.dropout <= 1:
         raise ValueError(f"--tapt-minutes must be at least 0 (0 = none), --ema-decay in [0, 1) and --dropout in "
                          f"[0, 1], got {args.tapt_minutes:g}, {args.ema_decay:g} and {args.dropout:g}")
+    if negative := [s for s in args.seeds + [args.imdb_stage_seed or 0] if s < 0]:
+        raise ValueError(f"--seeds and --imdb-stage-seed must be at least 0, got {negative[0]}")
+    if repeated := sorted({s for s in args.seeds if args.seeds.count(s) > 1}):  # one run folder, averaged twice
+        raise ValueError(f"--seeds names seed {', '.join(map(str, repeated))} more than once: each seed is one run")
+    check_extra_options(args.finetune_args, finetune, "--finetune-args")
+    check_extra_options(args.imdb_args, finetune, "--imdb-args")
+    check_extra_options(args.tapt_args, pretrain, "--tapt-args")
+    return arms
+
+
+def plan(args) -> tuple[list[Step], list[Step], dict, set[str]]:
+    """(training steps, averaging steps, arms -> run folders, the names of the training steps every seed shares:
+    TAPT and a shared IMDB stage)."""
+    out = Path(args.out)
+    arms = check_options(args)
     quiet = args.no_progress or None
     train_steps, average_steps, runs, shared = [], [], {}, set()
     encoder = args.init
@@ -245,11 +309,13 @@ def run_in_parallel(argv: list[str], args, steps: list[Step], shared: set[str]) 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    try:
+    try:  # everything checked before any work, --dry-run too (but --init: a plan may name a run still to come)
         train_steps, average_steps, runs, shared = plan(args)
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        check_out(args.out)  # not into a model's folder (its own earlier run: continued)
+        if not args.dry_run:
+            check_init(args.init)
+    except USER_ERRORS as err:
+        return report_user_error(err)
     summary_argv, summarized = [], []
     for arm, folders in runs.items():
         averaged = [Path(args.out) / f"{arm}-avg"] if not args.no_average and len(args.seeds) > 1 else []

@@ -38,6 +38,8 @@ def write_corpora(out, imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAUL
     out = output_folder(out)
     if min_words < 1:
         raise ValueError(f"--min-words must be at least 1, got {min_words}")
+    if Path(imdb_unsup).is_dir():  # was "no such file"
+        raise IsADirectoryError(f"--imdb-unsup {imdb_unsup}: a folder, not a file")
     if not Path(imdb_unsup).is_file():  # was "[Errno 2] ...", after OUT was made
         raise FileNotFoundError(f"--imdb-unsup {imdb_unsup}: no such file")
     out.mkdir(parents=True, exist_ok=True)

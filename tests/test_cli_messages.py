@@ -1,0 +1,226 @@
+"""Messages and refusals of the command-line entry points and of `roberta`'s loaders, each found by trying it:
+exit status 2 and one `error: ...` line naming the option or file, checked before any work is done or anything
+is overwritten. The comment of each case says what it did before."""
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+import roberta
+from scripts import analogy_probe, deploy_space, load_check, release, screenshots
+from train import data, export, fill_mask_probe, gpu_transfer, pretrain, runtime, tapt_corpus
+from train import tokenizer as tokenizer_cli
+from test_train_scripts import pretrain_argv
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+LATIN1 = "category\tsentence\texpected\n".encode() + "caf\xe9\tThe <mask> is open.\tdoor\n".encode("latin-1")
+
+
+def outcome(main, argv, capsys) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of `main(argv)`, whether it returns the status or argparse exits."""
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assert_user_error(main, argv, capsys, *words) -> str:
+    code, _, err = outcome(main, argv, capsys)
+    assert code == runtime.EXIT_USER_ERROR, (argv, err)
+    assert "error: " in err and "Traceback" not in err, err
+    for word in words:
+        assert word in err, (word, err)
+    return err
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+# ----- 1. train.export never replaces a model of another kind -----
+def test_export_refuses_a_destination_holding_another_kind_of_model(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):
+    """`train.export MLM assets/mini-roberta-sst2` exited 0: the shipped classifier's weights and config became
+    the masked LM's, beside its arms.json, baseline.json and phase files."""
+    shipped = tmp_path / "mini-roberta-sst2"
+    assert export.main([str(tiny_clf_dir), str(shipped)]) == 0  # an export, as a release ships it
+    (shipped / "arms.json").write_text("{}")
+    (shipped / "baseline.json").write_text("{}")
+    capsys.readouterr()
+    before = snapshot(shipped)
+    err = assert_user_error(export.main, [str(tiny_mlm_dir), str(shipped)], capsys,
+                            f"the destination {shipped} holds a RobertaForSequenceClassification model",
+                            "RobertaForMaskedLM", "choose another destination")
+    assert err.count("\n") == 1
+    assert snapshot(shipped) == before  # nothing overwritten, nothing removed
+    # a re-export of the same kind still replaces the earlier one, and keeps the release's own files
+    assert export.main([str(tiny_clf_dir), str(shipped), "--dtype", "float32"]) == 0
+    assert (shipped / "arms.json").is_file() and roberta.hub.read_architecture(shipped) == \
+        "RobertaForSequenceClassification"
+    # and the other way round: a classifier into a masked LM's folder
+    mlm = tmp_path / "mini-roberta-mlm"
+    assert export.main([str(tiny_mlm_dir), str(mlm)]) == 0
+    before = snapshot(mlm)
+    assert_user_error(export.main, [str(tiny_clf_dir), str(mlm)], capsys, "holds a RobertaForMaskedLM model")
+    assert snapshot(mlm) == before
+
+
+# ----- 2. scripts.screenshots checks --out and --url first -----
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_screenshots_checks_out_and_url_before_starting_a_browser(tmp_path, capsys):
+    """No app at --url was a Playwright traceback (net::ERR_CONNECTION_REFUSED); --out an existing file a
+    FileExistsError traceback."""
+    url = f"http://127.0.0.1:{_closed_port()}/"
+    err = assert_user_error(screenshots.main, ["--url", url, "--out", str(tmp_path / "ss")], capsys,
+                            f"--url {url}", "no app answers there")
+    assert err.count("\n") == 1 and not (tmp_path / "ss").exists()
+    a_file = tmp_path / "somefile.txt"
+    a_file.write_text("x")
+    err = assert_user_error(screenshots.main, ["--url", url, "--out", str(a_file)], capsys,
+                            f"--out {a_file} is a file, not a folder")
+    assert err.count("\n") == 1 and a_file.read_text() == "x"
+
+
+# ----- 3. a labelled file as pretraining text -----
+def test_an_sst2_layout_file_keeps_every_row_as_pretraining_text(tmp_path, capsys):
+    """An 872-row SST-2 file (sentence<TAB>label) lost min(1000, rows) rows, i.e. all of them, to the IMDB
+    evaluation sample, which is never drawn from it: "no documents found (the file is empty or blank)"."""
+    sentences = [f"sentence number {i} is here ." for i in range(872)]
+    dev = tmp_path / "dev.tsv"
+    dev.write_text("sentence\tlabel\n" + "".join(f"{s}\t{i % 2}\n" for i, s in enumerate(sentences)))
+    documents = data.read_documents(str(dev))
+    assert len(documents) == 872
+    out = tmp_path / "tok"
+    code, stdout, err = outcome(tokenizer_cli.main, ["--corpus", str(dev), "--eval-text", str(dev), "--vocab-size", "300",
+                                                 "--min-frequency", "1", "--quiet", "--out", str(out)], capsys)
+    assert code == 0, err
+    assert (out / "tokenizer.json").is_file()
+
+
+def test_an_imdb_layout_file_the_sample_takes_whole_is_named(tmp_path):
+    """IMDB's layout (text<TAB>label) keeps losing its evaluation sample; when that is every row, the message
+    says so instead of "the file is empty or blank"."""
+    small = tmp_path / "imdb.tsv"
+    small.write_text("text\tlabel\n" + "".join(f"Review {i}.\t{i % 2}\n" for i in range(60)))
+    with pytest.raises(data.DataError, match="the IMDB evaluation sample took every one of its 60 rows") as info:
+        data.read_documents(str(small))
+    assert "empty or blank" not in str(info.value)
+    big = tmp_path / "imdb-big.tsv"
+    texts = [f"Review {i}." for i in range(1200)]
+    big.write_text("text\tlabel\n" + "".join(f"{t}\t{i % 2}\n" for i, t in enumerate(texts)))
+    held_out = set(data.imdb_sample(str(big))[0])
+    assert data.read_documents(str(big)) == [t for t in texts if t not in held_out] and len(held_out) == 1000
+
+
+# ----- 4. messages that name the option and the file -----
+def test_a_probe_file_that_is_not_utf8_is_named(tiny_mlm_dir, tmp_path, capsys):
+    """Was "error: 'utf-8' codec can't decode byte 0xe9 ..." without the file."""
+    probe = tmp_path / "probe.tsv"
+    probe.write_bytes(LATIN1)
+    assert_user_error(fill_mask_probe.main, ["--model", str(tiny_mlm_dir), "--probe", str(probe)], capsys,
+                      f"{probe} line 2: not UTF-8 text")
+    analogy = tmp_path / "analogy.tsv"
+    analogy.write_bytes("category\ta\tb\tc\texpected\n".encode() + "caf\xe9\ta\tb\tc\td\n".encode("latin-1"))
+    assert_user_error(analogy_probe.main, ["--model", str(tiny_mlm_dir), "--probe", str(analogy)], capsys,
+                      f"{analogy} line 2: not UTF-8 text")
+
+
+def test_a_folder_given_for_a_file_is_called_a_folder(tiny_mlm_dir, train_files, tmp_path, capsys):
+    """Both were "no such file"."""
+    err = assert_user_error(analogy_probe.main, ["--model", str(tiny_mlm_dir), "--probe", str(tmp_path)], capsys,
+                            f"--probe {tmp_path}: a folder, not a file")
+    assert "no such file" not in err
+    out = tmp_path / "tapt"
+    err = assert_user_error(tapt_corpus.main, ["--out", str(out), "--imdb-unsup", str(train_files),
+                                               "--sst2-train", str(train_files / "train.tsv")], capsys,
+                            f"--imdb-unsup {train_files}: a folder, not a file")
+    assert "no such file" not in err and not out.exists()
+
+
+def test_pretrain_names_dropout(train_files, tmp_path, capsys):
+    """Was "hidden_dropout_prob must be ...", the config's field, after the tokenizer was loaded."""
+    out = tmp_path / "run"
+    for value in ("2", "-0.1", "nan"):
+        err = assert_user_error(pretrain.main, pretrain_argv(train_files, out, "--dropout", value), capsys,
+                                "--dropout must be between 0 and 1", value)
+        assert "hidden_dropout_prob" not in err
+    assert not (out / "model.safetensors").exists()
+    args = pretrain.parse_args(["--dropout", "1.5"])  # the same check builds finetune's --init random model
+    with pytest.raises(runtime.UserError, match="--dropout must be between 0 and 1"):
+        args.model_config(None)
+
+
+def test_release_names_a_file_given_as_a_model_folder(tiny_mlm_dir, tmp_path, capsys):
+    """Was "not a metrics file: Expecting value: line 1 column 1 (char 0)"."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a model\n")
+    out = tmp_path / "assets"
+    for argv in (["--mlm", str(notes)], ["--mlm", str(tiny_mlm_dir), str(notes)], ["--classifier", str(notes)]):
+        err = assert_user_error(release.main, [*argv, "--out", str(out)], capsys,
+                                f"{notes} is a file, not a model folder")
+        assert "metrics file" not in err and "Expecting value" not in err
+    assert not out.exists()
+
+
+def test_gpu_transfer_checks_max_mib_before_building(train_files, tmp_path, capsys):
+    """--max-mib -1 compressed every file, then refused the bundle as over the limit."""
+    out = tmp_path / "up"
+    for value in ("-1", "0"):
+        assert_user_error(gpu_transfer.main, ["bundle", "--data-root", str(train_files), "--files", "corpus.txt",
+                                              "--tokenizer", str(train_files / "tokenizer.json"), "--out", str(out),
+                                              "--max-mib", value], capsys, "--max-mib must be a positive")
+        assert not out.exists()
+
+
+# ----- 5. roberta's loaders -----
+def test_pipeline_names_a_model_of_the_other_kind(tiny_mlm_dir, tiny_clf_dir):
+    """Was a raw "does not fit RobertaForSequenceClassification: missing keys [...]"."""
+    with pytest.raises(roberta.ModelLoadError, match="masked-LM model .*not a classifier") as info:
+        roberta.pipeline("sentiment-analysis", model=tiny_mlm_dir)
+    assert "missing keys" not in str(info.value) and "fill-mask" in str(info.value)
+    with pytest.raises(roberta.ModelLoadError, match="holds a classifier .*not a masked-LM model"):
+        roberta.pipeline("fill-mask", model=tiny_clf_dir)
+    assert roberta.pipeline("fill-mask", model=tiny_mlm_dir, device="cpu")("A <mask>.", top_k=1)
+    assert roberta.pipeline("sentiment-analysis", model=tiny_clf_dir, device="cpu")("A dog.")
+
+
+def test_encode_refuses_a_length_without_room_for_a_token(tokenizer):
+    """max_length 0 and 1 were ignored (the whole text came back), 2 gave <s></s>."""
+    for length in (0, 1, 2, -5):
+        with pytest.raises(ValueError, match=f"max_length must be .*at least 3.*got {length}"):
+            roberta.encode(tokenizer, ["Hello"], length)
+        with pytest.raises(ValueError, match="at least 3"):
+            roberta.tokenizer.encode_windows(tokenizer, ["Hello"], length)
+    ids, mask, truncated = roberta.encode(tokenizer, ["Hello there, a longer text"], 3)
+    assert ids.shape == (1, 3) and truncated == [True]
+
+
+# ----- 6. help texts -----
+@pytest.mark.parametrize("command", ["pack", "unpack"])
+def test_gpu_transfer_help_explains_every_argument(command, capsys):
+    code, out, _ = outcome(gpu_transfer.main, [command, "--help"], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("positional arguments"))
+    for name in ({"pack": "runs", "unpack": "returned"}[command], "--out OUT"):
+        line = next(line for line in lines[start:] if line.strip().startswith(name))
+        assert len(line.strip()) > len(name) + 5, (name, out)  # a help text beside the name
+
+
+@pytest.mark.parametrize("module", [analogy_probe, deploy_space, load_check, screenshots],
+                         ids=lambda m: m.__name__)
+def test_scripts_print_their_description_once(module, capsys):
+    code, out, _ = outcome(module.main, ["--help"], capsys)
+    assert code == 0
+    summary = module.__doc__.split("\n")[0]
+    assert out.count(summary) == 1, out
+    details = module.__doc__.split("\n\n")[1].strip().split("\n")[0]
+    assert out.count(details) == 1, out  # the rest of the docstring still shown, once
