@@ -9,7 +9,7 @@ import pytest
 
 import roberta
 from scripts import analogy_probe, deploy_space, load_check, release, screenshots
-from train import data, export, fill_mask_probe, gpu_transfer, pretrain, runtime, tapt_corpus
+from train import data, export, fill_mask_probe, finetune, gpu_transfer, pretrain, runtime, tapt_corpus
 from train import tokenizer as tokenizer_cli
 from test_train_scripts import pretrain_argv
 
@@ -145,7 +145,7 @@ def test_a_folder_given_for_a_file_is_called_a_folder(tiny_mlm_dir, train_files,
     assert "no such file" not in err and not out.exists()
 
 
-def test_pretrain_names_dropout(train_files, tmp_path, capsys):
+def test_pretrain_and_finetune_name_dropout(train_files, tiny_mlm_dir, tmp_path, capsys):
     """Was "hidden_dropout_prob must be ...", the config's field, after the tokenizer was loaded."""
     out = tmp_path / "run"
     for value in ("2", "-0.1", "nan"):
@@ -156,6 +156,11 @@ def test_pretrain_names_dropout(train_files, tmp_path, capsys):
     args = pretrain.parse_args(["--dropout", "1.5"])  # the same check builds finetune's --init random model
     with pytest.raises(runtime.UserError, match="--dropout must be between 0 and 1"):
         args.model_config(None)
+    # and fine-tuning from a pretrained folder, whose config would name hidden_dropout_prob
+    err = assert_user_error(finetune.main, ["--init", str(tiny_mlm_dir), "--dropout", "2", "--out", str(out),
+                                            "--train", str(train_files / "train.tsv")], capsys,
+                            "--dropout must be between 0 and 1", "2")
+    assert "hidden_dropout_prob" not in err and not (out / "model.safetensors").exists()
 
 
 def test_release_names_a_file_given_as_a_model_folder(tiny_mlm_dir, tmp_path, capsys):

@@ -301,6 +301,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     out = Path(args.out)
     seed_everything(args.seed)
     check_options(args, dist.world_size)
+    args.check_dropout()  # by its option's name, whatever --init (the config would say hidden_dropout_prob)
     if args.calibration_n < 0 or args.train_n < 0:
         raise UserError(f"--calibration-n and --train-n must be at least 0, got {args.calibration_n} and "
                         f"{args.train_n}")
