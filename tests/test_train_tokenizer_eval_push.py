@@ -42,10 +42,11 @@ def test_tokenizer_cli_end_to_end(tmp_path, sentences):
     assert tok.encode("The cat sees the sea.").ids[0] == 0
 
 
-@pytest.mark.slow  # end-to-end script run, several seconds
-def test_tokenizer_cli_bad_corpus(tmp_path):
-    result = run_module("train.tokenizer", "--corpus", tmp_path / "nope.txt", "--out", tmp_path / "t")
-    assert result.returncode == 2 and "nope.txt" in result.stderr and "Traceback" not in result.stderr
+def test_tokenizer_cli_bad_corpus(tmp_path, capsys):
+    from train import tokenizer as tokenizer_script
+    assert tokenizer_script.main(["--corpus", str(tmp_path / "nope.txt"), "--out", str(tmp_path / "t")]) == 2
+    err = capsys.readouterr().err
+    assert "nope.txt" in err and "Traceback" not in err and not (tmp_path / "t").exists()
 
 
 def test_tokenizer_cli_refuses_bad_sizes_and_outputs_before_training(tmp_path, train_files, capsys):
@@ -113,9 +114,8 @@ def test_evaluate_cli_writes_and_merges_json(tiny_mlm_dir, tiny_clf_dir, sentenc
     out.write_text(json.dumps({"earlier": {"kept": True}}))
     r = run_module("train.evaluate", "--model", tiny_mlm_dir, "--mlm-text", text, "--out", out)
     assert r.returncode == 0, r.stderr
-    r = run_module("train.evaluate", "--model", tiny_clf_dir, "--labeled", labeled, "--imdb", imdb,
-                   "--imdb-n", 25, "--out", out)
-    assert r.returncode == 0, r.stderr
+    assert evaluate.main(list(map(str, ["--model", tiny_clf_dir, "--labeled", labeled, "--imdb", imdb, "--imdb-n", 25,
+                                        "--out", out]))) == 0  # in this process: an interpreter start is 3 s
     metrics = json.loads(out.read_text())
     assert metrics["earlier"] == {"kept": True}
     assert metrics["mlm"]["tokens"] > 0 and math.isfinite(metrics["mlm"]["perplexity"])
@@ -125,20 +125,23 @@ def test_evaluate_cli_writes_and_merges_json(tiny_mlm_dir, tiny_clf_dir, sentenc
 
 
 @pytest.mark.slow  # end-to-end script run, several seconds
-def test_evaluate_cli_mlm_max_length(tiny_mlm_dir, sentences, tmp_path):
+def test_evaluate_cli_mlm_max_length(tiny_mlm_dir, sentences, tmp_path, capsys):
     text = tmp_path / "valid.txt"
     text.write_text(" ".join(sentences[:120]) + "\n")
     runs = {}
-    for length in (None, 16):
+    for length in (None, 16):  # the first as `python -m`, the rest in this process (an interpreter start is 3 s)
         out = tmp_path / f"{length}.json"
-        extra = ["--max-length", length] if length else []
-        r = run_module("train.evaluate", "--model", tiny_mlm_dir, "--mlm-text", text, "--out", out, *extra)
-        assert r.returncode == 0, r.stderr
+        argv = ["--model", tiny_mlm_dir, "--mlm-text", text, "--out", out] + (["--max-length", length] if length else [])
+        if length is None:
+            r = run_module("train.evaluate", *argv)
+            assert r.returncode == 0, r.stderr
+        else:
+            assert evaluate.main(list(map(str, argv))) == 0
         runs[length] = json.loads(out.read_text())["mlm"]
     assert runs[16]["max_length"] == 16 and runs[None]["max_length"] > 16
     out = tmp_path / "masks.json"  # the mean over 3 fixed masks: seeds 0, 1, 2
-    r = run_module("train.evaluate", "--model", tiny_mlm_dir, "--mlm-text", text, "--mlm-seeds", 3, "--out", out)
-    assert r.returncode == 0, r.stderr
+    assert evaluate.main(list(map(str, ["--model", tiny_mlm_dir, "--mlm-text", text, "--mlm-seeds", 3,
+                                        "--out", out]))) == 0
     three = json.loads(out.read_text())["mlm"]
     model, tokenizer = evaluate.load_model(str(tiny_mlm_dir))
     draws = [evaluate.evaluate_mlm(model, tokenizer, [" ".join(sentences[:120])], seed=s) for s in range(3)]
@@ -147,16 +150,17 @@ def test_evaluate_cli_mlm_max_length(tiny_mlm_dir, sentences, tmp_path):
     assert three["loss"] == pytest.approx(sum(d["loss"] for d in draws) / 3)
     assert three["tokens"] == sum(d["tokens"] for d in draws)
     assert runs[16]["sequences"] > runs[None]["sequences"]  # the same text in shorter rows
-    r = run_module("train.evaluate", "--model", tiny_mlm_dir, "--mlm-text", text, "--mlm-max-length", 10_000)
-    assert r.returncode == 2 and "--max-length must be between 3 and" in r.stderr  # (the old name still works)
+    capsys.readouterr()
+    assert evaluate.main(list(map(str, ["--model", tiny_mlm_dir, "--mlm-text", text, "--mlm-max-length", 10_000]))) == 2
+    assert "--max-length must be between 3 and" in capsys.readouterr().err  # (the old name still works)
 
 
-@pytest.mark.slow  # end-to-end script run, several seconds
-def test_evaluate_cli_rejects_wrong_head(tiny_mlm_dir, tmp_path):
+def test_evaluate_cli_rejects_wrong_head(tiny_mlm_dir, tmp_path, capsys):
     labeled = tmp_path / "dev.tsv"
     labeled.write_text("sentence\tlabel\ngood\t1\n")
-    r = run_module("train.evaluate", "--model", tiny_mlm_dir, "--labeled", labeled)
-    assert r.returncode == 2 and "masked-LM model" in r.stderr and "Traceback" not in r.stderr
+    assert evaluate.main(["--model", str(tiny_mlm_dir), "--labeled", str(labeled)]) == 2
+    err = capsys.readouterr().err
+    assert "masked-LM model" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 def test_evaluate_cli_bad_options_are_one_line_errors(tiny_clf_dir, train_files, tmp_path, capsys):
