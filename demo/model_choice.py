@@ -119,7 +119,7 @@ def _check_choice(choice, allow_local: bool, hub_mode: str = "any") -> str:
     source = choice.strip()
     if len(source) > MAX_CHOICE_CHARS or not source.isprintable():
         raise ModelChoiceError("That is not a Hugging Face Hub repo id (OWNER/NAME, e.g. FacebookAI/roberta-base).")
-    if source.lower() in ("mlm", "sentiment"):  # the Attention tab's names, sent to another endpoint
+    if source.lower() in ("mlm", "sentiment") and not is_local(source):  # the Attention tab's names, elsewhere
         raise ModelChoiceError(f"“{source}” is not a Hub repo id: the shipped model is “{SHIPPED}” (the Attention "
                                "tab names its two “mlm” and “sentiment”).")
     if is_local(source) and not allow_local:
