@@ -20,6 +20,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def check_app_url(url: str) -> str | None:
+    """Why no app answers at `url` (a `--url` option), or None when one does: checked before any work."""
+    try:
+        urllib.request.urlopen(url.rstrip("/") + "/gradio_api/info", timeout=10).close()
+    except (OSError, ValueError) as err:
+        return f"--url {url}: no app answers there ({err})"
+    return None
+
+
 class AppProcess:
     """`python app.py` on a free local port; `with AppProcess(env) as app: app.url`."""
 

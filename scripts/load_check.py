@@ -23,13 +23,12 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections import defaultdict
 from pathlib import Path
 
 from gradio_client import Client
 
-from .app_process import AppProcess
+from .app_process import AppProcess, check_app_url
 
 TEXTS = [
     "The film was a gorgeous, funny and deeply moving experience.",
@@ -197,12 +196,9 @@ def main(argv=None) -> int:
     if args.clients < 1 or args.requests < 1 or args.worst_case < 0 or not args.timeout > 0:  # was a table of nan
         p.error(f"--clients and --requests must be at least 1, --worst-case at least 0 and --timeout positive, got "
                 f"{args.clients}, {args.requests}, {args.worst_case} and {args.timeout}")
-    if args.url:  # was a table of nan and exit 1 for an app that is not there
-        try:
-            urllib.request.urlopen(args.url.rstrip("/") + "/gradio_api/info", timeout=10).close()
-        except (OSError, ValueError) as err:
-            print(f"error: --url {args.url}: no app answers there ({err})", file=sys.stderr)
-            return 2
+    if args.url and (problem := check_app_url(args.url)):  # was a table of nan and exit 1 for an app that is not there
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
 
     app = scratch = None
     lines = []

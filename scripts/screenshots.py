@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import os
 import sys
-import urllib.request
 from pathlib import Path
 
-from scripts.app_process import AppProcess
+from scripts.app_process import AppProcess, check_app_url
 from scripts.browser import CHROMIUM, TIMEOUT_MS, launch
 from train.arguments import script_parser
 from train.runtime import output_folder, report_user_error
@@ -92,12 +91,9 @@ def main(argv=None) -> int:
         output_folder(args.out)
     except OSError as err:
         return report_user_error(err)
-    if args.url:  # as scripts.load_check checks it
-        try:
-            urllib.request.urlopen(args.url.rstrip("/") + "/gradio_api/info", timeout=10).close()
-        except (OSError, ValueError) as err:
-            print(f"error: --url {args.url}: no app answers there ({err})", file=sys.stderr)
-            return 2
+    if args.url and (problem := check_app_url(args.url)):  # was a Playwright traceback
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     if not os.path.exists(CHROMIUM):
         print(f"error: no Chromium at {CHROMIUM} (apt-get install chromium)", file=sys.stderr)
         return 2

@@ -42,7 +42,7 @@ def test_load_check_on_the_tiny_models_answers_every_endpoint(tmp_path, capsys):
 def fake_load(monkeypatch, quiet: dict, loud: dict) -> list:
     """load_check.main against a pretend app: run_load gives `quiet` then `loud` latencies (no errors), no
     hostile client sends anything. The p95 rule sits inline in main(), so it is driven through main()."""
-    from scripts import load_check
+    from scripts import app_process, load_check
 
     class Answer:
         def close(self):
@@ -55,7 +55,7 @@ def fake_load(monkeypatch, quiet: dict, loud: dict) -> list:
         calls.append((url, clients, requests))
         return next(figures), [], 1.0
 
-    monkeypatch.setattr(load_check.urllib.request, "urlopen", lambda *a, **k: Answer())
+    monkeypatch.setattr(app_process.urllib.request, "urlopen", lambda *a, **k: Answer())
     monkeypatch.setattr(load_check, "run_load", run_load)
     monkeypatch.setattr(load_check, "hostile_clients", lambda url, n, stop: ([], []))
     return calls
