@@ -85,7 +85,7 @@ def main(argv=None):
     masked = with_masks(texts, args.chars)
     normal = handler_calls(handlers, {"normal": NORMAL}, {"normal": NORMAL.replace("fox", "<mask>")})
     calls = handler_calls(handlers, texts, masked)
-    for label, items in normal.items():  # warm-up (first-call costs), then the normal sentence for scale
+    for items in normal.values():  # warm-up (first-call costs), then the normal sentence for scale
         timed(items[0][1])
 
     print(f"{len(texts)} inputs of up to {args.chars:,} characters; torch threads {torch.get_num_threads()}; "

@@ -192,11 +192,11 @@ def test_embeddings(client):
     assert result["query"] == ["man", "king", "woman"] and len(result["neighbours"]) == 10
     view, result = client.predict("man", "king", "woman", 3, False, api_name="/analogy")
     assert len(result["neighbours"]) == 3 and not result["words_only"]
-    plot, text = client.predict("cat, dog, house", api_name="/word_map")
+    word_map, text = client.predict("cat, dog, house", api_name="/word_map")
     assert "The map as a table (3 words)" in text
     positions, numbers = client.predict(api_name="/positions")
     assert "The figure in numbers" in numbers and "<tr><td>16</td>" in numbers
-    for plot in (plot, positions):
+    for plot in (word_map, positions):
         assert plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/")
 
 

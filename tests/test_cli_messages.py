@@ -1,7 +1,6 @@
 """Messages and refusals of the command-line entry points and of `roberta`'s loaders, each found by trying it:
 exit status 2 and one `error: ...` line naming the option or file, checked before any work is done or anything
 is overwritten. The comment of each case says what it did before."""
-import shutil
 import socket
 from pathlib import Path
 

@@ -33,7 +33,7 @@ def test_encode_pads_and_truncates(tokenizer):
     assert input_ids.dtype == torch.long and input_ids.shape == attention_mask.shape == (3, 16)
     assert truncated == [False, False, True]
     lengths = attention_mask.sum(1).tolist()
-    for row, n, text in zip(input_ids, lengths, texts):
+    for row, n in zip(input_ids, lengths):
         assert row[0] == 0 and row[n - 1] == 2  # <s> ... </s>, also after truncation
         assert torch.all(row[n:] == 1)  # <pad>
     assert input_ids[0, :lengths[0]].tolist() == tokenizer.encode(texts[0]).ids

@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import pytest
-import torch
 import yaml
 
 import roberta

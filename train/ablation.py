@@ -592,7 +592,7 @@ def plot(results: dict, png: Path) -> None:
              ("probe_fresh_mask_loss", "training rows, fresh mask", ""),
              ("mlm_loss", "held-out rows", "..")]
     width = 0.8 / len(kinds)
-    for j, (key, label, hatch) in enumerate(kinds):
+    for j, (key, _, hatch) in enumerate(kinds):
         xs = np.arange(len(names)) + (j - (len(kinds) - 1) / 2) * width
         for x, arm in zip(xs, names):
             mean, std = arms[arm]["mean"].get(key), arms[arm]["std"].get(key)

@@ -133,7 +133,7 @@ def main(argv=None) -> int:
     print(f"top-1 {result['top1']:.1%}, top-{k} {result[f'top{k}']:.1%} on {result['sentences']} sentences")
     if args.layers:
         lens = result["by_layer"]
-        print(f"\nlayer by layer (the MLM head on each layer's output): the expected word's rank")
+        print("\nlayer by layer (the MLM head on each layer's output): the expected word's rank")
         for r in lens["ranks"]:
             shown = " ".join("-" if rank is None else f"{rank:,}" for rank in r["rank_by_layer"])
             print(f"  {r['sentence']:<55} {r['expected']:<10} {shown}")
