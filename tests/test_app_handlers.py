@@ -10,6 +10,7 @@ import gradio as gr
 import numpy as np
 import pytest
 import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 import roberta
@@ -162,8 +163,8 @@ def test_fill_mask_candidate_rows_name_the_users_words(handlers):
     assert sorted(w for r in raw[0] for w in r["candidates"]) == sorted(words)  # every word, each once
     assert set(labels[0]) == {"sea, seaside, sea0, sea1, sea2, sea3, sea4, sea5", "bird", "a<i>"}
     body = view.split("</style>", 1)[1]
-    assert ">sea, seaside, sea0, sea1, sea2 and 3 more<small>(these 8 words share one first piece ‘sea’, so one "
-    "score)</small>" in body
+    assert (">sea, seaside, sea0, sea1, sea2 and 3 more<small>(these 8 words share one first piece ‘sea’, so one "
+            "score)</small>") in body
     assert 'title="sea, seaside, sea0, sea1, sea2, sea3, sea4, sea5"' in body  # all of them on hover
     assert ">bird<small>(scored by its first piece ‘b’)</small>" in body
     assert ">a&lt;i&gt;<small>(scored by its first piece ‘a’)</small>" in body and "<i>" not in body
@@ -782,17 +783,44 @@ def test_attention_figures_label_128_tokens_legibly():
     rng = np.random.default_rng(0)
     labels = ["<s>"] + [f"w{i}" for i in range(126)] + ["</s>"]
     heatmap = figures.attention_heatmap(rng.dirichlet(np.ones(128), size=128), labels, "t")
-    for ticks in (heatmap.axes[0].get_xticklabels(), heatmap.axes[0].get_yticklabels()):
+    for axis in "xy":
+        ticks = figures.token_labels(heatmap.axes[0], axis)
         assert [t.get_text() for t in ticks] == labels and min(t.get_fontsize() for t in ticks) >= 6
+    assert not heatmap.axes[0].get_xticks().size and not heatmap.axes[0].get_yticks().size  # no second set
+
+    def labelled(fig):
+        return [ax for ax in fig.axes if figures.token_labels(ax, "x") or figures.token_labels(ax, "y")]
+
     grid = figures.head_grid(rng.dirichlet(np.ones(85), size=(8, 85)), labels[:84] + ["</s>"], 3)
-    labelled = [ax for ax in grid.axes if ax.get_xticklabels() or ax.get_yticklabels()]
-    assert len(labelled) == 5  # the lower row's x axes, the first column's y axes
-    ticks = grid.axes[0].get_yticklabels()
+    assert len(labelled(grid)) == 5  # the lower row's x axes, the first column's y axes
+    ticks = figures.token_labels(grid.axes[0], "y")
     assert len(ticks) >= 85 // 4 and min(t.get_fontsize() for t in ticks) >= 6
     # a short text: the same outer cells, every token labelled (the inner cells' labels only cost drawing time)
     short = figures.head_grid(rng.dirichlet(np.ones(17), size=(8, 17)), labels[:17], 1)
-    assert len([ax for ax in short.axes if ax.get_xticklabels() or ax.get_yticklabels()]) == 5
-    assert [t.get_text() for t in short.axes[0].get_yticklabels()] == labels[:17]
+    assert len(labelled(short)) == 5
+    assert [t.get_text() for t in figures.token_labels(short.axes[0], "y")] == labels[:17]
+    bars = figures.attention_bars(rng.dirichlet(np.ones(17)), labels[:17], 3, "t")
+    assert [t.get_text() for t in figures.token_labels(bars.axes[0], "x")] == labels[:17]
+
+
+def test_token_labels_sit_at_their_cells_outside_the_axes():
+    """Each label is drawn beside its own row or column, outside the heatmap and clear of the axis titles."""
+    labels = ["<s>"] + [f"w{i}" for i in range(15)] + ["</s>"]
+    fig = figures.attention_heatmap(np.full((17, 17), 1 / 17), labels, "t")
+    ax = fig.axes[0]
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    box = ax.get_window_extent(renderer)
+    xs = [t.get_window_extent(renderer) for t in figures.token_labels(ax, "x")]
+    ys = [t.get_window_extent(renderer) for t in figures.token_labels(ax, "y")]
+    cell = box.width / 17
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        assert x.y1 <= box.y0 and y.x1 <= box.x0  # outside: below and to the left
+        assert abs(x.x1 - (box.x0 + (i + 0.5) * cell)) < cell  # rotated about its top right, at its column
+        assert abs((y.y0 + y.y1) / 2 - (box.y1 - (i + 0.5) * cell)) < cell / 2  # centred on its row, top down
+    xlabel, ylabel = ax.xaxis.label.get_window_extent(renderer), ax.yaxis.label.get_window_extent(renderer)
+    assert xlabel.y1 <= min(x.y0 for x in xs) and ylabel.x1 <= min(y.x0 for y in ys)  # no overlap
 
 
 def test_attention_rollout_rows_sum_to_one(handlers):
@@ -1303,9 +1331,9 @@ def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tin
 def test_example_failures_and_attention_hint_come_from_the_model(handlers, models):
     failures = about.example_failures(models)
     assert set(failures) == {"mlm", "sentiment"}
-    for text, expected, label, p in failures["sentiment"]:  # the random tiny model gets some wrong
+    for _text, expected, label, p in failures["sentiment"]:  # the random tiny model gets some wrong
         assert label != expected and 0.5 <= p <= 1
-    for text, expected, top, rank in failures["mlm"]:
+    for _text, expected, top, rank in failures["mlm"]:
         assert top[0] != expected and len(top) == 5 and (rank is None) == (expected not in top)
         assert rank is None or top[rank - 1] == expected
     hint = handlers.attention_hint("the cat sees the house.", (".", "the"))  # single tokens here
