@@ -27,6 +27,7 @@ import roberta  # noqa: E402
 from roberta.convert import to_transformers  # noqa: E402
 from roberta.masking import DynamicMasker  # noqa: E402
 from roberta.loss import enable_fast_cpu_math  # noqa: E402
+from train.runtime import warn_if_bf16_is_emulated  # noqa: E402
 
 
 def make_batch(vocab_size, batch_size, seq_len, seed=0, mlm_probability=0.15):
@@ -120,6 +121,8 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     enable_fast_cpu_math()
+    if "bf16" in args.precision:
+        warn_if_bf16_is_emulated("bf16", torch.device(args.device))
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, {torch.get_num_threads()} threads, "
           f"batch {args.batch_size} x {args.seq_len} tokens, median of {args.steps} steps after {args.warmup} warm-up"
           f"{', both models torch.compile-d' if args.compile else ''}\n")

@@ -184,7 +184,16 @@ def resolve_precision(precision: str, device: torch.device) -> str:
         if device.type == "cuda":
             return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
         return CPU_DEFAULT_PRECISION
+    warn_if_bf16_is_emulated(precision, device)
     return precision
+
+
+def warn_if_bf16_is_emulated(precision: str, device: torch.device):
+    """bf16 autocast on a CPU without AMX or AVX512-BF16 runs, but emulated: measured on a 2-core AVX2 EPYC, one
+    mini training step took 62-67 s in bf16 against 2.0 s in fp32."""
+    if precision == "bf16" and device.type == "cpu" and CPU_DEFAULT_PRECISION != "bf16":
+        print("warning: --precision bf16 on a CPU without native bf16 matrix products (no AMX or AVX512-BF16) is "
+              "emulated, about 30x slower than fp32; --precision auto picks fp32 here", file=sys.stderr)
 
 
 def autocast(device: torch.device, precision: str):
