@@ -15,6 +15,7 @@ without network requests or retries.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import math
 import os
@@ -37,6 +38,8 @@ from .config import RobertaConfig
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"
+INDEX_NAME = "model.safetensors.index.json"  # a sharded checkpoint's list of shards
+PICKLED_NAMES = ("pytorch_model.bin", "pytorch_model.bin.index.json")  # named when refused, never read
 TOKENIZER_NAME = "tokenizer.json"
 ARCHITECTURES = ("RobertaForMaskedLM", "RobertaForSequenceClassification")
 HUB_KWARGS = ("revision", "cache_dir", "force_download", "token", "local_files_only")
@@ -60,7 +63,7 @@ class ModelNotFoundError(ModelLoadError, FileNotFoundError):
 # ----- finding files -----
 def is_local(model_id) -> bool:
     """Whether `model_id` means a local path (it exists, or looks like a path) rather than a Hub repo id."""
-    model_id = os.fspath(model_id)
+    model_id = os.path.expanduser(os.fspath(model_id))
     return os.path.exists(model_id) or model_id.startswith((".", "/", "~")) or model_id.count("/") > 1
 
 
@@ -120,9 +123,30 @@ def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT_S) -> bool:
         return _probe["reachable"]
 
 
+# Options meant for `transformers` that this package takes another way, named when one is passed
+_ELSEWHERE = {"dtype": "load, then call .to(dtype) on the model", "torch_dtype": "load, then call .to(dtype) on the model",
+              "device_map": "load, then call .to(device) (or pass device= to pipeline())",
+              "top_k": "pass it when calling the pipeline: pipe(text, top_k=...)"}
+
+
+def check_hub_kwargs(hub_kwargs: dict) -> None:
+    """Refuse options other than HUB_KWARGS (they used to be dropped without a word: a misspelt `revison`
+    loaded the default revision)."""
+    for name in hub_kwargs:
+        if name not in HUB_KWARGS:
+            close = difflib.get_close_matches(name, HUB_KWARGS, n=1)
+            hint = _ELSEWHERE.get(name) or (f"did you mean {close[0]}?" if close else "")
+            raise TypeError(f"unknown option {name!r} (a model's files take {', '.join(HUB_KWARGS)})"
+                            + (f": {hint}" if hint else ""))
+
+
 def resolve_file(model_id, filename, **hub_kwargs) -> str:
-    """`filename` of a local model folder, or downloaded (and cached) from the Hub repo `model_id`."""
+    """`filename` of a local model folder (`~` is the home folder), or downloaded (and cached) from the Hub repo
+    `model_id`."""
+    check_hub_kwargs(hub_kwargs)
     model_id = os.fspath(model_id)
+    if model_id.startswith("~"):
+        model_id = os.path.expanduser(model_id)
     if is_local(model_id):
         if os.path.isdir(model_id):
             path = os.path.join(model_id, filename)
@@ -233,10 +257,44 @@ def read_weights(path, device="cpu") -> tuple[dict[str, torch.Tensor], dict[str,
         raise ModelLoadError(f"{path}: not a readable safetensors file (truncated or corrupt?): {err}") from None
 
 
+def weights_files(model_id, **hub_kwargs) -> tuple[str, list[str]]:
+    """(the file to name in messages, the safetensors files to read): model.safetensors, or, where there is none,
+    the shards `transformers` writes for a large model (`save_pretrained(max_shard_size=...)`), listed by
+    model.safetensors.index.json's weight_map."""
+    try:
+        path = resolve_file(model_id, WEIGHTS_NAME, **hub_kwargs)
+        return path, [path]
+    except ModelNotFoundError as missing:
+        try:
+            index = resolve_file(model_id, INDEX_NAME, **hub_kwargs)
+        except ModelNotFoundError:
+            pickled = [f for f in PICKLED_NAMES if os.path.isfile(os.path.join(os.path.expanduser(model_id), f))]
+            if pickled:
+                raise ModelNotFoundError(
+                    f"{model_id} holds {pickled[0]} but no {WEIGHTS_NAME}: pickled weights are never loaded here (a "
+                    "pickle can run code). To convert it, load the folder with transformers and save it again: "
+                    "AutoModelForMaskedLM.from_pretrained(folder).save_pretrained(folder) writes model.safetensors"
+                ) from None
+            raise missing from None
+    weight_map = read_json(index).get("weight_map")
+    if not isinstance(weight_map, dict) or not weight_map or not all(isinstance(f, str) for f in weight_map.values()):
+        raise ModelLoadError(f"{index}: expected a weight_map of tensor names to shard files")
+    shards = sorted(set(weight_map.values()))
+    outside = [f for f in shards if os.path.basename(f) != f or not f.endswith(".safetensors")]
+    if outside:
+        raise ModelLoadError(f"{index}: {outside[0]!r} is not a .safetensors file beside the index")
+    return index, [resolve_file(model_id, f, **hub_kwargs) for f in shards]
+
+
 def load_weights(model_id, map_location="cpu", **hub_kwargs) -> tuple[dict[str, torch.Tensor], dict[str, str], str]:
-    """(our state dict, the file's metadata, the file) from a checkpoint in `transformers`' layout."""
-    path = resolve_file(model_id, WEIGHTS_NAME, **hub_kwargs)
-    tensors, metadata = read_weights(path, map_location)
+    """(our state dict, the file's metadata, the file) from a checkpoint in `transformers`' layout (one file,
+    or shards with their index: then the index is the file named)."""
+    path, files = weights_files(model_id, **hub_kwargs)
+    tensors, metadata = {}, {}
+    for file in files:
+        shard, shard_metadata = read_weights(file, map_location)
+        tensors.update(shard)
+        metadata.update(shard_metadata)
     try:
         return from_hf_state_dict(tensors), metadata, path
     except (KeyError, ValueError, RuntimeError) as err:
@@ -328,12 +386,19 @@ def load_model(cls, model_id, config=None, map_location="cpu", strict=True, **hu
     return model.eval()
 
 
-def load_encoder(cls, model_id, map_location="cpu", **config_overrides):
+def load_encoder(cls, model_id, map_location="cpu", **options):
     """A `cls` model whose encoder (`roberta.*`) comes from a checkpoint and whose head is freshly initialised
-    (the start of fine-tuning); `config_overrides` (id2label, dropout, ...) change the checkpoint's config."""
-    config, config_path = find_config(model_id)
+    (the start of fine-tuning). `options`: HUB_KWARGS (revision, token, ...) for the files, the rest (id2label,
+    dropout, ...) change the checkpoint's config."""
+    hub_kwargs = {k: v for k, v in options.items() if k in HUB_KWARGS}
+    config_overrides = {k: v for k, v in options.items() if k not in HUB_KWARGS}
+    config, config_path = find_config(model_id, **hub_kwargs)
+    fields = {f.name for f in dataclasses.fields(RobertaConfig)}
+    unknown = sorted(set(config_overrides) - fields)
+    if unknown:
+        raise TypeError(f"unknown option {unknown[0]!r}: neither a config field nor one of {', '.join(HUB_KWARGS)}")
     config = dataclasses.replace(config, **config_overrides)  # checked again, like a config.json
-    state, metadata, weights_path = load_weights(model_id, map_location)
+    state, metadata, weights_path = load_weights(model_id, map_location, **hub_kwargs)
     state = {k: v for k, v in state.items() if k.startswith("roberta.")}
     encoder = {k: v for k, v in expected_shapes(cls, config).items() if k.startswith("roberta.")}
     check_weights(state, encoder, config, metadata, weights_path, config_path)
@@ -359,7 +424,10 @@ UNUSED_PREFIXES = ("roberta.pooler.", "roberta.embeddings.position_ids", "robert
 
 
 def from_hf_state_dict(hf_state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """A `transformers` RoBERTa state dict (or saved checkpoint) -> ours."""
+    """A `transformers` RoBERTa state dict (or saved checkpoint) -> ours. A bare `RobertaModel`'s checkpoint
+    names its tensors without the `roberta.` prefix (`embeddings.word_embeddings.weight`): they get it."""
+    if not any(k.startswith("roberta.") for k in hf_state) and any(k.startswith("embeddings.") for k in hf_state):
+        hf_state = {f"roberta.{k}": v for k, v in hf_state.items()}
     state = {k: v for k, v in hf_state.items() if not k.startswith(UNUSED_PREFIXES)}
     for copy, original in TIED_COPIES.items():
         if copy in state and original in state:

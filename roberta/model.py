@@ -261,9 +261,11 @@ class RobertaPreTrainedModel(
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *, config=None, map_location="cpu", strict=True,
                         **hub_kwargs):
-        """A model folder written by `save_pretrained` (or by `transformers`) or a Hub repo id. `hub_kwargs`:
-        revision, token, cache_dir, force_download, local_files_only. Every file is checked before any weight is
-        used (`roberta.hub`); problems raise `roberta.ModelLoadError` naming the file and the field or tensor."""
+        """A model folder written by `save_pretrained` (or by `transformers`, sharded too) or a Hub repo id.
+        `hub_kwargs`: revision, token, cache_dir, force_download, local_files_only (any other name is a TypeError).
+        Every file is checked before any weight is used (`roberta.hub`); problems raise `roberta.ModelLoadError`
+        naming the file and the field or tensor. The model is built on the CPU in float32 (`map_location` is
+        where the tensors are read to): call `.to(device)` after."""
         return hub.load_model(cls, os.fspath(pretrained_model_name_or_path), config, map_location, strict,
                               **hub_kwargs)
 
@@ -331,8 +333,10 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel, pipeline_tag="tex
         return ModelOutput(loss, logits, hidden, attentions, hidden_states)
 
     @classmethod
-    def from_pretrained_encoder(cls, model_id, id2label=None, map_location="cpu", **config_overrides):
-        """Start fine-tuning: the encoder (`roberta.*`) from a pretrained checkpoint, a fresh classifier head."""
+    def from_pretrained_encoder(cls, model_id, id2label=None, map_location="cpu", **options):
+        """Start fine-tuning: the encoder (`roberta.*`) from a pretrained checkpoint (ours, a `transformers`
+        RobertaForMaskedLM or a bare RobertaModel), a fresh classifier head. `options`: revision, token, ... for
+        the files, config fields (dropout, ...) for the new model."""
         if id2label is not None:
-            config_overrides["id2label"] = id2label
-        return hub.load_encoder(cls, model_id, map_location, **config_overrides)
+            options["id2label"] = id2label
+        return hub.load_encoder(cls, model_id, map_location, **options)

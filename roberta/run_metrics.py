@@ -143,9 +143,10 @@ class RunMetrics:
 
     @staticmethod
     def path_of(path: str | os.PathLike) -> Path:
-        """A folder's metrics.json, or `path` itself when it names a file."""
+        """A folder's metrics.json, or `path` itself when it names a .json file (a folder may have a dot in its
+        name: runs/phase1.5)."""
         path = Path(path)
-        return path / METRICS_NAME if path.is_dir() or not path.suffix else path
+        return path / METRICS_NAME if path.is_dir() or path.suffix.lower() != ".json" else path
 
     @classmethod
     def read(cls, path: str | os.PathLike, missing_ok: bool = False) -> "RunMetrics | None":
@@ -197,7 +198,7 @@ class RunMetrics:
         own end-of-training evaluation (one mask)."""
         later = self.mlm if isinstance(self.mlm, dict) else {}
         same_text = same_text_file(later.get("source"), self.eval_data)
-        if later.get("masks", 1) > 1 and same_text and _number(later.get("accuracy")) is not None:
+        if (_number(later.get("masks")) or 1) > 1 and same_text and _number(later.get("accuracy")) is not None:
             return _number(later.get("loss")), later["accuracy"], _number(later.get("perplexity")), later["masks"]
         return _number(self.eval_loss), _number(self.eval_accuracy), _number(self.eval_perplexity), 1
 

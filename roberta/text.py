@@ -66,7 +66,8 @@ def normalize_for_classifier(text: str, max_chars: int | None = None) -> str:
     the other. We meet in the middle: detokenize (fixes the spacing; a no-op on natural text) and lower-case
     (SST-2's case cannot be restored reliably, user text can always be lower-cased). The pretraining text
     is natural (WikiText is detokenized too), so fine-tuning inputs stay in the form the encoder was
-    pretrained on. Idempotent: normalising normalised text changes nothing.
+    pretrained on. Normalising normalised text changes nothing, except in rare runs of quote characters (a
+    backtick before a `''`: "`'" becomes "''", then '"'); training and the app both normalise exactly once.
 
     `max_chars`: cut the text (after collapsing whitespace) to that many characters before the rest of the
     work; the result is then a prefix of the full text's normalisation except at most near the cut (a

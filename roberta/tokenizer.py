@@ -45,6 +45,8 @@ def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
     """A `tokenizer.json` file, a folder holding one, or a Hub repo id. Errors are `roberta.ModelLoadError`s
     naming the file (`ModelNotFoundError` when it does not exist)."""
     path = os.fspath(path_or_hub_id)
+    if path.startswith("~"):
+        path = os.path.expanduser(path)
     if os.path.isfile(path) and not path.endswith(".json"):  # was "is a file, not a model folder"
         raise ModelLoadError(f"{path} is not a tokenizer: give a tokenizer.json, a model folder holding one, or a Hub "
                              "repo id")
@@ -85,14 +87,16 @@ def for_model(tokenizer: Tokenizer, max_length: int, stride: int = 0) -> Tokeniz
     pads a batch with <pad> to its longest text: `tokenizers`' own truncation and padding. The rest of a long
     text is in each encoding's `overflowing` windows, each `<s> ... </s>` too, sharing `stride` tokens with the
     window before. The caller's tokenizer is left as it is; the copy is made once per tokenizer, length and
-    stride (parsing a 50k vocabulary takes ~0.1 s, too slow for every request)."""
+    stride (parsing a 50k vocabulary takes ~0.1 s, too slow for every request), and made again when tokens were
+    added to the tokenizer since (its vocabulary size is part of the key)."""
     copies = _FOR_MODEL.setdefault(tokenizer, {})
-    if (max_length, stride) not in copies:
+    key = (max_length, stride, tokenizer.get_vocab_size(with_added_tokens=True))
+    if key not in copies:
         copy = Tokenizer.from_str(tokenizer.to_str())
         copy.enable_truncation(max_length, stride=stride)  # counts the <s> and </s> the post-processor adds
         copy.enable_padding(pad_id=tokenizer.token_to_id("<pad>"), pad_token="<pad>")
-        copies[max_length, stride] = copy
-    return copies[max_length, stride]
+        copies[key] = copy
+    return copies[key]
 
 
 _FOR_MODEL: "weakref.WeakKeyDictionary[Tokenizer, dict[tuple[int, int], Tokenizer]]" = weakref.WeakKeyDictionary()

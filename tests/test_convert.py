@@ -1,4 +1,6 @@
 """Weight compatibility with `transformers`: conversion both ways, saved folders, and the fill-mask pipeline."""
+import shutil
+
 import pytest
 import torch
 
@@ -223,3 +225,31 @@ def test_tokenizer_config_lets_transformers_truncate_like_us(trained_looking_mlm
     assert all(r["truncated"] for r in got)
     assert [(r["token"], r["sequence"]) for r in got] == [(r["token"], r["sequence"]) for r in expected]
     assert [r["score"] for r in got] == pytest.approx([r["score"] for r in expected], abs=1e-6)
+
+
+def test_a_sharded_transformers_folder_loads(trained_looking_mlm_dir, tiny_config, tmp_path):
+    """`transformers`' sharded layout (model-0000N-of-0000M.safetensors + model.safetensors.index.json) loads as
+    the single file does (the README promises "model.safetensors, or shards with an index")."""
+    hf = transformers.AutoModelForMaskedLM.from_pretrained(trained_looking_mlm_dir)
+    hf.save_pretrained(tmp_path / "sharded", max_shard_size="20KB")
+    shutil.copy(trained_looking_mlm_dir / "tokenizer.json", tmp_path / "sharded")
+    assert not (tmp_path / "sharded" / "model.safetensors").exists()
+    assert len(list((tmp_path / "sharded").glob("model-*.safetensors"))) > 2
+    ours = roberta.RobertaForMaskedLM.from_pretrained(tmp_path / "sharded")
+    single = roberta.RobertaForMaskedLM.from_pretrained(trained_looking_mlm_dir)
+    for name, tensor in single.state_dict().items():
+        torch.testing.assert_close(ours.state_dict()[name], tensor, atol=0, rtol=0)
+    assert roberta.pipeline("fill-mask", tmp_path / "sharded")("a <mask> b", top_k=1)
+
+
+def test_a_bare_roberta_model_checkpoint_starts_fine_tuning(trained_looking_mlm_dir, tmp_path):
+    """A folder saved from `transformers.RobertaModel` (tensor names without the `roberta.` prefix, as many
+    Hub encoders are) gives its encoder to a classifier."""
+    hf = transformers.AutoModelForMaskedLM.from_pretrained(trained_looking_mlm_dir).roberta
+    hf.save_pretrained(tmp_path / "bare")
+    clf = roberta.RobertaForSequenceClassification.from_pretrained_encoder(tmp_path / "bare", revision="main")
+    mlm = roberta.RobertaForMaskedLM.from_pretrained(trained_looking_mlm_dir)
+    for name, tensor in mlm.roberta.state_dict().items():
+        torch.testing.assert_close(clf.roberta.state_dict()[name], tensor, atol=0, rtol=0)
+    with pytest.raises(TypeError, match="'hidden_dropout'"):  # neither a config field nor a hub option
+        roberta.RobertaForSequenceClassification.from_pretrained_encoder(tmp_path / "bare", hidden_dropout=0.1)

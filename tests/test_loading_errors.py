@@ -229,3 +229,43 @@ def test_a_probe_that_hangs_gives_up_after_its_timeout(monkeypatch):
     start = time.monotonic()
     assert not hub._connects(("huggingface.co", 443), timeout=0.2)
     assert time.monotonic() - start < 3  # the hang lasts 5 s: room for a loaded machine, none for waiting it out
+
+
+def test_options_that_are_not_hub_options_are_refused(folder):
+    """They used to be dropped without a word: a misspelt revision loaded the default one, top_k= given to
+    pipeline() left 5 answers, dtype= left float32."""
+    with pytest.raises(TypeError, match="'revison'.*did you mean revision"):
+        roberta.RobertaForMaskedLM.from_pretrained(folder, revison="v2")
+    with pytest.raises(TypeError, match=r"'dtype'.*\.to\(dtype\)"):
+        roberta.RobertaForMaskedLM.from_pretrained(folder, dtype="bfloat16")
+    with pytest.raises(TypeError, match=r"'top_k'.*pipe\(text, top_k=\.\.\.\)"):
+        roberta.pipeline("fill-mask", folder, top_k=2)
+    with pytest.raises(TypeError, match="'revison'"):
+        roberta.load_tokenizer(folder, revison="v2")
+    assert roberta.RobertaForMaskedLM.from_pretrained(folder, revision="main")  # a real one, ignored for a folder
+
+
+def test_a_path_from_the_home_folder_is_a_local_folder(folder, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert roberta.RobertaForMaskedLM.from_pretrained("~/model")
+    assert roberta.load_tokenizer("~/model").get_vocab_size() > 0
+    assert roberta.pipeline("fill-mask", "~/model")("a <mask> b", top_k=1)
+    with pytest.raises(ModelNotFoundError, match="no such folder"):
+        roberta.RobertaForMaskedLM.from_pretrained("~/elsewhere")
+
+
+def test_a_broken_shard_index_is_named(folder):
+    (folder / "model.safetensors").rename(folder / "model-00001-of-00001.safetensors")
+    index = folder / "model.safetensors.index.json"
+    index.write_text(json.dumps({"weight_map": {"x": "../model-00001-of-00001.safetensors"}}))
+    with pytest.raises(ModelLoadError, match="not a .safetensors file beside the index"):
+        roberta.RobertaForMaskedLM.from_pretrained(folder)
+    index.write_text(json.dumps({"weight_map": {"x": "model-00002-of-00002.safetensors"}}))
+    with pytest.raises(ModelNotFoundError, match="has no model-00002-of-00002.safetensors"):
+        roberta.RobertaForMaskedLM.from_pretrained(folder)
+    index.write_text(json.dumps({"metadata": {}}))
+    with pytest.raises(ModelLoadError, match="expected a weight_map"):
+        roberta.RobertaForMaskedLM.from_pretrained(folder)
+    index.unlink()  # neither: the message names the single file, as before
+    with pytest.raises(ModelNotFoundError, match="has no model.safetensors"):
+        roberta.RobertaForMaskedLM.from_pretrained(folder)

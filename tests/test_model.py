@@ -220,18 +220,19 @@ def test_pickle_checkpoints_are_never_loaded(mlm, tmp_path, monkeypatch):
     mlm.save_pretrained(only_bin)
     (only_bin / "model.safetensors").unlink()
     torch.save(mlm.state_dict(), only_bin / "pytorch_model.bin")
-    with pytest.raises(FileNotFoundError, match="model.safetensors"):
-        roberta.RobertaForMaskedLM.from_pretrained(only_bin)
-    # ... and next to model.safetensors it is ignored: nothing is unpickled.
-    both = tmp_path / "both"
-    mlm.save_pretrained(both)
-    (both / "pytorch_model.bin").write_bytes(b"not a pickle: loading this would fail")
 
     def refuse(*args, **kwargs):
         raise AssertionError("a pickle loader was called")
     monkeypatch.setattr(torch, "load", refuse)
     monkeypatch.setattr(pickle, "load", refuse)
     monkeypatch.setattr(pickle, "loads", refuse)
+    with pytest.raises(FileNotFoundError, match="holds pytorch_model.bin but no model.safetensors: pickled weights "
+                                                "are never loaded.*save_pretrained"):
+        roberta.RobertaForMaskedLM.from_pretrained(only_bin)
+    # ... and next to model.safetensors it is ignored: nothing is unpickled.
+    both = tmp_path / "both"
+    mlm.save_pretrained(both)
+    (both / "pytorch_model.bin").write_bytes(b"not a pickle: loading this would fail")
     loaded = roberta.RobertaForMaskedLM.from_pretrained(both)
     assert torch.equal(loaded.lm_head.bias, mlm.lm_head.bias)
 

@@ -134,3 +134,15 @@ def test_save_tokenizer_writes_a_folder_transformers_reads_as_saved(tokenizer, t
     ours = roberta.load_tokenizer(tmp_path)
     text = "My Friend LIKES the <mask> today."
     assert hf(text)["input_ids"] == ours.encode(text).ids == tokenizer.encode(text.lower()).ids
+
+
+def test_encode_follows_tokens_added_after_its_first_use(tokenizer):
+    """encode's truncating copy is cached per tokenizer: a token added since is used, not an old split."""
+    from tokenizers import AddedToken, Tokenizer
+    tok = Tokenizer.from_str(tokenizer.to_str())
+    before = roberta.encode(tok, ["an <ent> here"], max_length=16)[0][0].tolist()
+    tok.add_special_tokens([AddedToken("<ent>")])
+    new_id = tok.token_to_id("<ent>")
+    after = roberta.encode(tok, ["an <ent> here"], max_length=16)[0][0].tolist()
+    assert new_id not in before and new_id in after
+    assert after[:len(tok.encode("an <ent> here").ids)] == tok.encode("an <ent> here").ids

@@ -65,3 +65,16 @@ def test_the_gpu_uploads_xz_copy_of_the_held_out_text_is_the_same_text():
     assert not same_text_file("../shared/data/wikitext-2/wiki.valid.tokens", "../shared/data/wikitext-2/wiki.test.tokens")
     assert not same_text_file("data/wikitext-103/wiki.valid.tokens", "data/wikitext-2/wiki.valid.tokens")
     assert not same_text_file(None, "valid.txt")
+
+
+def test_a_folder_with_a_dot_in_its_name_gets_a_metrics_file(tmp_path):
+    RunMetrics(command="x").write(tmp_path / "runs" / "phase1.5")
+    assert (tmp_path / "runs" / "phase1.5" / "metrics.json").is_file()
+    assert RunMetrics.read(tmp_path / "runs" / "phase1.5").command == "x"
+    RunMetrics(command="y").write(tmp_path / "copy.json")  # a .json name is the file itself
+    assert RunMetrics.read(tmp_path / "copy.json").command == "y"
+
+
+def test_held_out_survives_a_malformed_later_evaluation():
+    metrics = RunMetrics(mlm={"masks": None, "accuracy": 0.5, "loss": 2.0}, eval_accuracy=0.4, eval_loss=2.5)
+    assert metrics.held_out == (2.5, 0.4, None, 1)  # the run's own evaluation, not a TypeError
