@@ -88,9 +88,16 @@ class FillMaskPipeline(Pipeline):
             raise ValueError(f"top_k must be a whole number >= 1, got {top_k!r}")
         texts = [_masked(t) for t in _check_texts(text)]
         target_ids = None if targets is None else self.target_ids(targets)
-        logits, input_ids, truncated = self._forward(texts)  # (B, T, V), (B, T)
-        results = [self._postprocess(logits[i], input_ids[i], t.count(MASK), top_k, target_ids, truncated[i])
-                   for i, t in enumerate(texts)]
+        input_ids, attention_mask, truncated = encode(self.tokenizer, texts, self.max_length)  # (B, T)
+        positions = [self._mask_positions(ids, t.count(MASK)) for ids, t in zip(input_ids, texts)]  # B of (M,)
+        with torch.inference_mode():
+            hidden = self.model.roberta(input_ids.to(self.device), attention_mask.to(self.device))[0]  # (B, T, H)
+            at_masks = torch.cat([hidden[i, p.to(self.device)] for i, p in enumerate(positions)])  # (all M, H)
+            # the vocabulary projection at the masks only: for a short text it was half of the pipeline's work
+            logits = self.model.mlm_logits(at_masks).float().cpu()  # (all M, V)
+        per_text = logits.split([len(p) for p in positions])  # B of (M, V)
+        results = [self._postprocess(per_text[i], positions[i], input_ids[i], top_k, target_ids, truncated[i])
+                   for i in range(len(texts))]
         return results[0] if isinstance(text, str) else results
 
     def logit_lens(self, text: str) -> torch.Tensor:
@@ -138,9 +145,9 @@ class FillMaskPipeline(Pipeline):
             raise ValueError(f"none of the targets {targets!r} is a token of this model's vocabulary")
         return torch.tensor(sorted(set(ids)), dtype=torch.long)
 
-    def _postprocess(self, logits, input_ids, n_masks, top_k, target_ids, truncated):
-        positions = self._mask_positions(input_ids, n_masks)  # (M,)
-        probs = logits[positions].softmax(dim=-1)  # (M, V)
+    def _postprocess(self, logits, positions, input_ids, top_k, target_ids, truncated):
+        """One text's results from its logits at the masks (M, V), the masks' positions (M,) and its ids (T,)."""
+        probs = logits.softmax(dim=-1)  # (M, V)
         if target_ids is not None:
             probs = probs[:, target_ids]  # (M, n_targets), not renormalised (as transformers)
         scores, picks = probs.topk(min(top_k, probs.shape[-1]), dim=-1)  # (M, k)

@@ -83,6 +83,23 @@ def test_scores_are_the_model_probabilities(fill, tokenizer):
     assert [r["score"] for r in result] == pytest.approx(top.values.tolist(), abs=1e-6)
 
 
+def test_a_batch_is_scored_at_each_texts_own_masks(fill):
+    """The pipeline projects only the masks' hidden states onto the vocabulary: in a padded batch with one and
+    two masks, each mask's scores are the full forward pass's at that text's position."""
+    texts = ["<mask> sees the <mask> by the long river today.", "The cat likes <mask>."]
+    results = fill(texts, top_k=4)
+    input_ids, attention_mask, _ = encode(fill.tokenizer, texts, 32)
+    with torch.no_grad():
+        logits = fill.model(input_ids, attention_mask).logits  # (B, T, V)
+    rows = [*results[0], results[1]]  # the first text's two masks, then the second's one
+    positions = [(i, p) for i in range(2) for p in (input_ids[i] == 4).nonzero().squeeze(-1).tolist()]
+    assert len(rows) == len(positions) == 3
+    for row, (i, p) in zip(rows, positions):
+        top = logits[i, p].softmax(-1).topk(4)
+        assert [r["token"] for r in row] == top.indices.tolist()
+        assert [r["score"] for r in row] == pytest.approx(top.values.tolist(), abs=1e-6)
+
+
 def test_several_masks_give_one_list_per_mask(fill):
     result = fill("<mask> sees the <mask> again <mask>.", top_k=2)
     assert len(result) == 3 and all(len(row) == 2 for row in result)
