@@ -266,6 +266,13 @@ textarea:focus-visible, input:focus-visible {outline: 2px solid #4338ca !importa
 #em-pos-col:has(.input-error) :is(#em-positions, #em-positions-text),
 #tab-masking:has(.input-error-box .input-error) :is(#mk-table, #mk-stats, #mk-plot, #mk-preds) {
   opacity: .8; filter: grayscale(1)}  /* grey (main text above 4.5:1 where .45 gave 2.7:1); the message says why */
+.section-title h2 {font-size: var(--text-lg)}  /* a tab's section titles: h2 under the page's h1, h3's old size */
+footer :is(.show-api, .built-with, .settings) {color: #4b5563}  /* Gradio's #9ca3af on white is 2.5:1 */
+.dark footer :is(.show-api, .built-with, .settings) {color: #9ca3af}
+.json-node .key {color: #8a5a49} .json-node .value.number {color: #3f6d7a}  /* the raw JSON: 2.6-2.9:1 -> 5.7:1 */
+.json-node .value.string {color: #8d5a3c}
+.dark .json-node .key {color: #d18770} .dark .json-node .value.number {color: #719fad}  /* Gradio's own, on dark */
+.dark .json-node .value.string {color: #ce9178}
 .input-error {border-left: 4px solid #dc2626; background: #fef2f2; color: #7f1d1d; padding: 6px 10px;
   border-radius: 4px; overflow-wrap: anywhere}  /* a long pasted "word" wraps inside the box */
 """
@@ -282,7 +289,8 @@ PAGE_JS = """() => {
   live.setAttribute('aria-live', 'polite');
   live.style.cssText = 'position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)';
   document.body.appendChild(live);
-  const watched = {'#fm-filled': 'Completed sentence', '#st-label': 'Sentiment', '#at-notes': 'Attention',
+  const watched = {'#fm-filled': 'Completed sentence', '#st-label': 'Sentiment', '#st-whatif': 'What if?',
+                   '#em-map-text': 'Word map', '#at-notes': 'Attention',
                    '#mk-stats': 'Masking statistics', '#tk-view .bpe-summary': 'Tokens',
                    '#tk-merges .bpe-summary': 'Merge by merge', '#em-neighbours h3': 'Nearest words',
                    '#em-analogy h3': 'Analogy', '#fm-compare .fm-compare-summary': 'Comparison'};
@@ -314,8 +322,10 @@ PAGE_JS = """() => {
       const open = String(b.classList.contains('open'));
       if (b.getAttribute('aria-expanded') !== open) b.setAttribute('aria-expanded', open);
     });
-    // gr.Label draws each class's bar as a button that does nothing here: read, but no Tab stop
-    document.querySelectorAll('#st-label button:not([tabindex="-1"])').forEach(b => { b.tabIndex = -1; });
+    // gr.Label draws each class's bar as a button that does nothing here, and gr.Image wraps a static figure in
+    // one: read (the image by its alt text), but no Tab stop (a figure's own fullscreen button keeps its stop)
+    document.querySelectorAll('#st-label button:not([tabindex="-1"]), .static-figure button:has(img):not([tabindex="-1"])')
+      .forEach(b => { b.tabIndex = -1; });
   };
   expanded();
   new MutationObserver(expanded).observe(document.body, {subtree: true, childList: true, attributes: true,
@@ -498,7 +508,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                              alt_text="Reliability diagrams of the classifier on SST-2 dev, before and after "
                                       "temperature scaling: accuracy per confidence bin against the diagonal of "
                                       "perfect calibration (the figures are in the text above)",
-                             buttons=[], elem_id="st-reliability")
+                             buttons=[], elem_id="st-reliability", elem_classes="static-figure")
 
         with gr.Tab("Attention", id="attention", elem_id="tab-attention"):
             notice("mlm", "sentiment")
@@ -636,7 +646,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # four views, each with its own inputs and its own error box (a typo in one leaves the others alone)
             with gr.Row():
                 with gr.Column(elem_id="em-nb-col") as em_nb_col:
-                    gr.Markdown("### Nearest words")
+                    gr.Markdown("## Nearest words", elem_classes="section-title")
                     em_word = gr.Textbox(NEIGHBOURS_WORDS[0], label="Word", info="Enter runs it.",
                                          elem_id="em-word")
                     em_nb_error = error_box()
@@ -648,7 +658,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     # the same as data, for API clients only
                     em_neighbours_data = gr.JSON(visible=False, label="neighbours")
                 with gr.Column(elem_id="em-an-col") as em_an_col:
-                    gr.Markdown("### Analogy: a is to b as c is to ?")
+                    gr.Markdown("## Analogy: a is to b as c is to ?", elem_classes="section-title")
                     with gr.Row():
                         em_abc = [gr.Textbox(word, label=name, elem_id=f"em-{name}", min_width=80)
                                   for word, name in zip(ANALOGIES[0], "abc")]
@@ -660,7 +670,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                         gr.Markdown(ANALOGY_NOTE, elem_classes="model-note", elem_id="em-probe")
             with gr.Row():
                 with gr.Column(elem_id="em-map-col"):
-                    gr.Markdown("### Word map")
+                    gr.Markdown("## Word map", elem_classes="section-title")
                     em_map_words = gr.Textbox(MAP_WORDS, label="Words (comma-separated, 3 to 30)",
                                               info="Enter runs it.", elem_id="em-map-words", max_lines=4)
                     em_map_error = error_box()
@@ -673,7 +683,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                 "the percentage is how much of their differences each one shows). Near means "
                                 "used alike; the axes themselves have no names.", elem_classes="hint")
                 with gr.Column(elem_id="em-pos-col"):
-                    gr.Markdown("### Position embeddings")
+                    gr.Markdown("## Position embeddings", elem_classes="section-title")
                     em_pos_error = error_box()
                     em_positions = Plot(label="Position embeddings", show_label=False, elem_id="em-positions")
                     # the figure in numbers
@@ -744,10 +754,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 examples([["The quick brown fox jumps over the lazy dog near the river bank.", 12, 0],
                           ["Paris is the capital of France and the largest city of the country.", 40, 1]],
                          [mk_text, mk_epochs, mk_seed], mk_out, mk_ui, mk_error, "masking")
-            gr.Markdown(ablation_markdown(ABLATION))
+            gr.Markdown(ablation_markdown(ABLATION), elem_classes="section-title")
             if "curves" in ABLATION:
                 gr.Image(ABLATION["curves"], label="Ablation curves", show_label=False, interactive=False,
-                         buttons=[], alt_text="Held-out MLM loss of each masking arm against training steps (the "
+                         buttons=[], elem_classes="static-figure", alt_text="Held-out MLM loss of each masking arm against training steps (the "
                                               "table above has the final figures)")
 
         with gr.Tab("About", id="about"):
@@ -760,7 +770,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                             gr.Markdown(figure.caption, elem_classes="about-caption")
                             # fullscreen: the figures hold small print, which a phone's column cannot show
                             gr.Image(figure.path, label="Training curves", show_label=False, interactive=False,
-                                     buttons=["fullscreen"], alt_text=figure.alt)
+                                     buttons=["fullscreen"], alt_text=figure.alt, elem_classes="static-figure")
             gr.Markdown("## Compared with the MiniRoBERTa reference\n" + ABOUT["comparison"])
             with gr.Accordion("Architecture and parameter counts", open=False):
                 gr.Markdown(ABOUT["architecture"])

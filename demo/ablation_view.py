@@ -17,7 +17,7 @@ def ablation_markdown(ablation: dict) -> str:
         return ("_The static-vs-dynamic masking ablation (assets/masking-ablation/results.json) is not available "
                 "yet._")
     try:
-        return "### Ablation: pretraining with static vs dynamic masking\n\n" + ablation_arms_markdown(results)
+        return "## Ablation: pretraining with static vs dynamic masking\n\n" + ablation_arms_markdown(results)
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         log.warning("unexpected ablation results layout: %s", err)
         return "_The masking ablation's results.json is not in the layout `train.ablation` writes._"

@@ -257,7 +257,7 @@ def about_sections(models: Models) -> dict:
     mlm_params = models.mlm.model.num_parameters() if models.mlm.available else None
     accuracy = model_facts(models.sentiment).get("dev_accuracy") if models.sentiment.available else None
     out["comparison"] = (
-        "| | this project | MiniRoBERTa reference |\n|---|---:|---:|\n"
+        "| measure | this project | MiniRoBERTa reference |\n|---|---:|---:|\n"
         f"| parameters (with the MLM head) | {millions(mlm_params) if mlm_params else 'not available'} | 17.7M |\n"
         f"| SST-2 accuracy (validation) | {f'{accuracy:.1%}' if accuracy is not None else 'not available'} | 80% |"
     )

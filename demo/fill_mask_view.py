@@ -18,7 +18,7 @@ MASK_WITH_SPACE_RE = re.compile(rf"(?<!\s)\s*(?:{MASK_RE.pattern})")
 
 FILL_MASK_CSS = """<style>
 .fm-view{display:flex;flex-direction:column;gap:12px}
-.fm-mask :is(h3,h4){margin:0 0 4px;font-size:14px}
+.fm-mask :is(h2,h3){margin:0 0 4px;font-size:14px}
 .fm-mask table.fm-table{display:table;border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
 .fm-mask tr,.fm-mask td,.fm-mask th{border:0 !important;background:transparent !important}
 .fm-mask th.fm-word{font-weight:400;text-align:left;padding:2px 6px}
@@ -41,7 +41,7 @@ FILL_MASK_CSS = """<style>
   .fm-mask td.fm-seen::before{content:'in the pretraining text: '}}
 .fm-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
 .fm-note{font-size:12px;opacity:.75;margin:2px 0 0}
-.fm-tokens :is(h3,h4){margin:0 0 4px;font-size:14px}
+.fm-tokens :is(h2,h3){margin:0 0 4px;font-size:14px}
 .fm-strip{display:flex;flex-wrap:wrap;gap:6px;font-family:ui-monospace,monospace;font-size:13px}
 .fm-w{display:inline-flex;flex-wrap:wrap;max-width:100%}
 .fm-tok{padding:1px 5px;border:1px solid rgba(99,102,241,.45);background:rgba(99,102,241,.10)}
@@ -54,12 +54,12 @@ FILL_MASK_CSS = """<style>
 
 
 def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = None, tokens=None,
-                     heading: str = "h3", tokenizer=None, counts=None) -> str:
+                     heading: str = "h2", tokenizer=None, counts=None) -> str:
     """The fill-mask answers as a person reads them: per mask, each prediction with its probability
     (`format_probability`; the exact value and ln p on hover) and a bar scaled to the top prediction of
     that mask, so the ranking shows even when every probability is small; then, given `tokens`
     (`demo.tokens_view.Tokens`), the text as the model reads it (`tokens_html`). `heading`: the element of
-    each part's heading ("h4" inside a comparison, whose models are the h3s). A prediction that is whitespace or
+    each part's heading (the page's title is the h1; "h3" inside a comparison, whose models are the h2s). A prediction that is whitespace or
     part of a character reads as a label (`demo.formatting.word_label`: "␣", "⟨byte 0xE6⟩ (part of a character)";
     its bytes are named given the model's `tokenizer`). Given `counts` (`demo.training_counts.TrainingCounts` of
     the model's vocabulary), a last column says how often the pretraining text held each answer (`answer_seen_cell`)."""
@@ -109,7 +109,7 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
     return f'{FILL_MASK_CSS}<div class="fm-view">{"".join(blocks)}<p class="fm-note">{note}</p></div>'
 
 
-def tokens_html(tokens, heading: str = "h3", counts=None) -> str:
+def tokens_html(tokens, heading: str = "h2", counts=None) -> str:
     """The text as the model reads it: one chip per token, the pieces of one word side by side (a dashed line
     between them), special tokens dimmed and each mask in red. A word the tokenizer met rarely comes in
     pieces (" barked": " b" + "arked"), and the model has to know it from them. A long word (a URL, a text without
@@ -236,7 +236,7 @@ def mask_labels(per_mask: list[list[dict]], tokenizer=None) -> list[dict | None]
 COMPARE_CSS = """<style>
 .fm-compare{display:grid;grid-template-columns:repeat(auto-fit,minmax(280px,1fr));gap:12px 24px}
 .fm-compare>section{min-width:0}
-.fm-compare h3.fm-model{margin:0 0 6px;font-size:15px;overflow-wrap:anywhere}
+.fm-compare h2.fm-model{margin:0 0 6px;font-size:15px;overflow-wrap:anywhere}
 .fm-compare-summary{margin:0 0 8px}
 </style>"""
 
@@ -255,7 +255,7 @@ def comparison_html(text: str, columns: list[tuple[str, list[list[dict]], str]])
                 score = format_probability(float(top["score"]))
                 answers.append(f"{html.escape(title)} “{html.escape(word)}” ({score})")
         lines.append(f"&lt;mask&gt; {i + 1}: " + "; ".join(answers))
-    sections = "".join(f'<section aria-label="{html.escape(title)}"><h3 class="fm-model">{html.escape(title)}</h3>'
+    sections = "".join(f'<section aria-label="{html.escape(title)}"><h2 class="fm-model">{html.escape(title)}</h2>'
                        f"{view}</section>" for title, _, view in columns)
     return (f'{COMPARE_CSS}<p class="fm-compare-summary">Top answers for “{html.escape(text)}”: '
             f'{"<br>".join(lines)}</p><div class="fm-compare">{sections}</div>')

@@ -139,7 +139,7 @@ class Handlers:
                 mask["answer"]["candidates"] = row[0]["candidates"]
         return (*outputs, layers_html(lens, loaded.tokenizer), lens)
 
-    def _fill_mask(self, text, top_k, targets, model, heading="h3", tab=None):
+    def _fill_mask(self, text, top_k, targets, model, heading="h2", tab=None):
         """`fill_mask`'s outputs, and what the page's layer view needs: the model, the text read (masks spelt
         <mask>) and the predictions per mask. `heading`: the element of the view's headings; `tab`: who asks
         for the model, when not the Fill mask tab (named in its errors)."""
@@ -203,7 +203,7 @@ class Handlers:
         columns, data, texts = [], [], []
         for choice, name in zip((model, other), names):
             try:
-                outputs, loaded, read, per_mask = self._fill_mask(text, top_k, targets, choice, "h4", COMPARISON)
+                outputs, loaded, read, per_mask = self._fill_mask(text, top_k, targets, choice, "h3", COMPARISON)
             except gr.Error as err:  # say which model: one may read fewer tokens than the other
                 raise fail(f"{name}: {err.message}") from None
             title = name if is_shipped(choice) else loaded.title

@@ -42,7 +42,7 @@ def layer_predictions(fill, text: str, answers: list[int] | None = None, top_k: 
 
 LENS_CSS = """<style>
 .ll-view{display:flex;flex-direction:column;gap:12px}
-.ll-mask h3{margin:0 0 4px;font-size:14px}
+.ll-mask h2{margin:0 0 4px;font-size:14px}
 .ll-scroll{overflow-x:auto}
 .ll-scroll:focus-visible{outline:2px solid #6366f1;outline-offset:2px}
 .ll-mask table.ll-table{display:table;border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
@@ -99,7 +99,7 @@ def layers_html(per_mask: list[dict], tokenizer=None) -> str:
             heading = (f"where “{words}” comes from" if words == word else
                        f"where “{words}” comes from <small>(followed by its first piece, “{word}”, as it was "
                        "scored)</small>")
-        blocks.append(f'<div class="ll-mask"><h3>&lt;mask&gt; {i + 1}: {heading}</h3>'
+        blocks.append(f'<div class="ll-mask"><h2>&lt;mask&gt; {i + 1}: {heading}</h2>'
                       f'<div class="ll-scroll" tabindex="0" role="region" aria-label="&lt;mask&gt; {i + 1}, layer by '
                       f'layer"><table class="ll-table"><tr><th scope="col">read after</th>'
                       f'<th scope="col">its top {k} guesses</th>'

@@ -72,7 +72,7 @@ def take(url: str, out: Path, browser=None) -> list[Path]:
     expect(page.locator("#fm-filled").first).to_contain_text(example.split("<mask>")[0].strip(), timeout=TIMEOUT_MS)
     answer = page.locator("#fm-view .fm-word").first.inner_text()  # the example's top prediction
     page.locator("#fm-layers-box").get_by_text("Layer by layer").click()
-    expect(page.locator("#fm-layers .ll-mask h3")).to_contain_text(answer, timeout=TIMEOUT_MS)  # not the last one's
+    expect(page.locator("#fm-layers .ll-mask h2")).to_contain_text(answer, timeout=TIMEOUT_MS)  # not the last one's
     page.wait_for_timeout(300)
     path = out / f"{name}.png"
     page.locator("#fm-layers-box").screenshot(path=str(path))

@@ -64,6 +64,14 @@ def open_tab(page, name):
     page.get_by_role("tab", name=name).click()
 
 
+def check_heading_levels(page):
+    """The visible headings go h1 (the page's title) -> h2 (a tab's parts) -> h3, never skipping a level (a screen
+    reader's list of headings is its outline of the page)."""
+    levels = page.evaluate("() => [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')]"
+                           ".filter(h => h.offsetParent !== null).map(h => +h.tagName[1])")
+    assert levels[0] == 1 and all(b - a <= 1 for a, b in zip(levels, levels[1:])), levels
+
+
 def shot(page, name):
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
@@ -142,6 +150,7 @@ def test_fill_mask_example(page):
     sync_api.expect(last_guess).to_have_class(re.compile("ll-answer"))
     word = last_guess.inner_text().rsplit(" ", 1)[0]
     assert word in page.locator("#fm-filled").inner_text()
+    check_heading_levels(page)
     shot(page, "1-fill-mask")
 
 
@@ -170,6 +179,7 @@ def test_fill_mask_compare(app, browser):
     assert page.locator("#tab-fill .input-error-box:visible").count() == 0  # the tab's own box stays clear
     assert page.locator("#fm-view").inner_html() == answer  # and its answer stays, not greyed
     sync_api.expect(page.locator("#fm-view")).to_have_css("filter", "none")
+    check_heading_levels(page)
     shot(page, "1-fill-mask-compare")
     page.close()
 
@@ -198,6 +208,7 @@ def test_sentiment_example(page):
     sync_api.expect(whatif.locator("table")).to_be_visible()
     sync_api.expect(whatif).to_contain_text("original")
     assert whatif.locator("del").count() >= 1 and "points" in whatif.inner_text()
+    sync_api.expect(page.locator("#sr-live")).to_contain_text("What if?")  # a screen reader hears it came
     shot(page, "2b-sentiment-what-if")
     page.get_by_text("A gorgeous, funny and deeply moving film.", exact=True).click()  # a new answer clears it
     sync_api.expect(whatif.locator("table")).to_have_count(0)
@@ -351,6 +362,7 @@ def test_masking_example(page):
         "e => getComputedStyle(e, '::after').content")
     sync_api.expect(page.locator("#mk-plot img")).to_be_visible()
     assert page.locator("#mk-plot img").get_attribute("alt").startswith("“Coverage")
+    check_heading_levels(page)
     shot(page, "4-masking")
     # another seed, and Enter: the table is redrawn (no button needed)
     before = table.inner_html()
@@ -428,6 +440,7 @@ def test_embeddings_tab(page):
     # a screen reader hears each figure's title (Gradio's own alt text reads "undefined plot ...")
     assert page.locator("#em-map img").get_attribute("alt").startswith("“Words on a map")
     assert page.locator("#em-positions img").get_attribute("alt").startswith("“Learned positions")
+    check_heading_levels(page)
     shot(page, "7-embeddings")
 
 
@@ -445,6 +458,13 @@ def test_about_tab(page):
     sync_api.expect(page.get_by_role("img", name=re.compile("How often the pretraining text holds each token"))).to_be_visible()
     page.get_by_text("Architecture and parameter counts").click()
     sync_api.expect(page.get_by_role("cell", name="Token embeddings", exact=True)).to_be_visible()
+    # a static figure is read by its alt text but is no Tab stop (gr.Image wraps it in a button that does
+    # nothing); its own fullscreen button is one
+    figures = page.locator(".static-figure button:has(img)")
+    sync_api.expect(figures.first).to_have_attribute("tabindex", "-1")
+    assert all(b.get_attribute("tabindex") == "-1" for b in figures.all())
+    assert page.locator(".static-figure button[aria-label=Fullscreen]").first.get_attribute("tabindex") != "-1"
+    check_heading_levels(page)
     shot(page, "5-about")
 
 

@@ -457,9 +457,9 @@ def test_compare_puts_two_models_side_by_side(handlers, hf_mlm_dir):
     assert [column["predictions"] for column in data] == [ours, theirs]
     assert view.count('<section aria-label=') == 2 and view.count('class="fm-mask"') == 2
     # one heading level per layer of the page: a model's name (h3) over its masks and tokens (h4)
-    assert view.count("<h3") == 2 and view.count("<h4>") == 4
+    assert view.count("<h2") == 2 and view.count("<h3>") == 4
     alone = handlers.fill_mask(TEXT, 3)[-1]
-    assert alone.count("<h3>") == 2 and "<h4>" not in alone
+    assert alone.count("<h2>") == 2 and "<h3>" not in alone
     top = word_label(theirs[0][0]["token_str"])  # as the view names it: "⟨U+0017⟩" for a control character
     assert f"{other} “{top}”" in view
     # the other way round: a tab that runs the Hub model compares it with ours; candidates as in the tab
