@@ -33,7 +33,7 @@ from demo.embedding_view import score_analogies
 from demo.examples import ANALOGY_PROBE, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from roberta.run_metrics import RunMetrics
 from roberta.text import normalize_for_classifier
-from train.export import DTYPES, export
+from train.export import DTYPES, check_export, export_into, staged_folder
 from train.model_card import card_for
 from train.fill_mask_probe import DEFAULT_PROBE, read_probe, run_probe
 from train import summarize
@@ -83,6 +83,11 @@ def read_phases(run) -> list[RunMetrics]:
     for phase in phases:
         phase.max_length = phase.max_length or full_rows
     return phases
+
+
+def _identity(phase: RunMetrics) -> tuple:
+    """What tells two phases apart: the command that trained them and how far it went."""
+    return phase.command, phase.train_steps, phase.train_tokens
 
 
 def _table(header: list[str], rows: list[list]) -> str:
@@ -188,7 +193,8 @@ def pretraining_section(phases: list[RunMetrics]) -> str:
     ])
 
 
-def fill_mask_section(folder) -> str:
+def fill_mask_section(folder, shown=None) -> str:
+    """The app's fill-mask examples answered by `folder`; the text names it as `shown` (default: the folder)."""
     fill = roberta.pipeline("fill-mask", model=folder)
     rows = []
     for text, top_k in FILL_MASK_EXAMPLES:
@@ -199,7 +205,7 @@ def fill_mask_section(folder) -> str:
         rows.append([_cell(text), shown])
     return "\n\n".join([
         "### Fill-mask examples",
-        f"The app's examples, answered by this folder (`roberta.pipeline(\"fill-mask\", model=\"{folder}\")`): top "
+        f"The app's examples, answered by this folder (`roberta.pipeline(\"fill-mask\", model=\"{shown or folder}\")`): top "
         "predictions with their probabilities (several masks: one list per mask, separated by /).",
         _table(["text", "predictions"], rows),
     ])
@@ -262,7 +268,8 @@ def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> s
     return "\n\n".join(text)
 
 
-def sentiment_section(folder) -> str:
+def sentiment_section(folder, shown=None) -> str:
+    """The app's sentiment examples answered by `folder`; the text names it as `shown` (default: the folder)."""
     classify = roberta.pipeline("text-classification", model=folder)
     rows = [[_cell(text), f"{best['label']} {best['score']:.3f}" + (f" ({best['windows']} windows)"
                                                                      if "windows" in best else "")]
@@ -270,7 +277,7 @@ def sentiment_section(folder) -> str:
     return "\n\n".join(["### Sentiment examples",
                         f"The app's examples, answered by this folder as the app asks it (the text normalised "
                         f"by `roberta.text.normalize_for_classifier`, then "
-                        f"`roberta.pipeline(\"text-classification\", model=\"{folder}\")`; a text longer "
+                        f"`roberta.pipeline(\"text-classification\", model=\"{shown or folder}\")`; a text longer "
                         f"than the model's input is read in overlapping windows whose logits are averaged).",
                         _table(["text", "prediction"], rows)])
 
@@ -313,10 +320,10 @@ def experiment_section(summary_json, folder, name: str, summary: dict | None = N
         summarize.to_markdown(summary).strip(), f"![{name}: every seed]({name}.png)"])
 
 
-def write_section(folder, body: str) -> Path:
-    """Replace (or add) the card's final "Shipped model" section; the usage names `folder`."""
+def write_section(folder, body: str, shown=None) -> Path:
+    """Replace (or add) the card's final "Shipped model" section; the usage names `shown` (default: `folder`)."""
     card = Path(folder) / "README.md"
-    text = card_for(folder, str(folder)) if card.is_file() else ""  # its usage names the shipped folder
+    text = card_for(folder, str(shown or folder)) if card.is_file() else ""  # its usage names the shipped folder
     if SECTION in text:
         text = text[:text.index(SECTION)]
     card.write_text(text.rstrip("\n") + f"\n\n{SECTION}\n\n{body.strip()}\n", encoding="utf-8")
@@ -339,6 +346,10 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
         if i and histories[i][-1].init in (None, "random"):  # was shipped as "phase 2, started from random"
             raise ValueError(f"--mlm {run} was trained from random weights, not from {mlm_phases[i - 1]}: give "
                              "the phases of one model, each continuing the one before")
+        earlier = [_identity(p) for history in histories[:i] for p in history]
+        if i and _identity(histories[i][-1]) in earlier:  # the same release run twice: the phase counted twice
+            raise ValueError(f"--mlm {run} is already in the history of {mlm_phases[i - 1]} (phase "
+                             f"{earlier.index(_identity(histories[i][-1])) + 1}): it was released before")
     metrics = read_classifier_metrics(classifier, "--classifier") if classifier else None
     baseline_metrics = read_classifier_metrics(baseline, "--baseline") if baseline else None
     root = baseline_metrics and (baseline_metrics.init_root or baseline_metrics.init or "")
@@ -346,22 +357,29 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
         raise ValueError(f"--baseline {baseline}: its encoder came from {root or 'an unrecorded start'}, not from "
                          "random initialisation (train.finetune --init random, and the stages after it)")
     summaries = [(name, path, read_summary(path)) for name, path in summaries]
+    # each shipped folder is built beside its destination and swapped in whole (train.export.staged_folder): a
+    # release stopped half-way used to leave the export's files without phases.json, and its re-run then wrote
+    # a wrong history
     written = []
     if mlm_phases:
-        dst = export(mlm_phases[-1], Path(out) / MLM_NAME, dtype)
-        probe_text, phases[-1].fill_mask_probe = probe_section(dst)
-        (dst / PHASES_FILE).write_text(json.dumps([p.to_dict() for p in phases], indent=1) + "\n")
-        write_section(dst, "\n\n".join([pretraining_section(phases), probe_text, analogy_section(dst),
-                                        fill_mask_section(dst)]))
+        dst = check_export(mlm_phases[-1], Path(out) / MLM_NAME)
+        with staged_folder(dst) as folder:
+            export_into(mlm_phases[-1], folder, dtype)
+            probe_text, phases[-1].fill_mask_probe = probe_section(folder)
+            (folder / PHASES_FILE).write_text(json.dumps([p.to_dict() for p in phases], indent=1) + "\n")
+            write_section(folder, "\n\n".join([pretraining_section(phases), probe_text, analogy_section(folder),
+                                               fill_mask_section(folder, dst)]), dst)
         written.append(dst)
     if classifier:
-        dst = export(classifier, Path(out) / CLASSIFIER_NAME, dtype)
-        if baseline_metrics:  # kept across releases (the export leaves it): a later one passes it back
-            baseline_metrics.write(dst / BASELINE_FILE)
-        body = comparison_section(metrics, baseline_metrics)
-        for name, path, summary in summaries:
-            body += "\n\n" + experiment_section(path, dst, name, summary)
-        write_section(dst, body + "\n\n" + sentiment_section(dst))
+        dst = check_export(classifier, Path(out) / CLASSIFIER_NAME)
+        with staged_folder(dst) as folder:
+            export_into(classifier, folder, dtype)
+            if baseline_metrics:  # kept across releases (the export leaves it): a later one passes it back
+                baseline_metrics.write(folder / BASELINE_FILE)
+            body = comparison_section(metrics, baseline_metrics)
+            for name, path, summary in summaries:
+                body += "\n\n" + experiment_section(path, folder, name, summary)
+            write_section(folder, body + "\n\n" + sentiment_section(folder, dst), dst)
         written.append(dst)
     return written
 

@@ -5,15 +5,18 @@ import pytest
 import torch
 
 import roberta
+from roberta.run_metrics import RunMetrics
 from train.export import main
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
 
 def test_export_float16_halves_the_file_and_keeps_predictions(tiny_mlm_dir, tmp_path):
-    (tiny_mlm_dir / "checkpoints").mkdir(exist_ok=True)  # never copied
+    run = shutil.copytree(tiny_mlm_dir, tmp_path / "run")  # a finished run: its metrics.json, and checkpoints/
+    RunMetrics(command="python -m train.pretrain ...").write(run)
+    (run / "checkpoints").mkdir()  # never copied
     out = tmp_path / "shipped"
-    assert main([str(tiny_mlm_dir), str(out), "--dtype", "float16"]) == 0
+    assert main([str(run), str(out), "--dtype", "float16"]) == 0
     assert not (out / "checkpoints").exists()
     assert (out / "tokenizer.json").is_file()
     size = (out / "model.safetensors").stat().st_size
@@ -63,3 +66,39 @@ def test_export_onto_a_file_or_onto_itself_is_a_clear_error(tiny_mlm_dir, tmp_pa
     assert main([str(tiny_mlm_dir), str(tiny_mlm_dir)]) == 2  # was "PosixPath(...) and PosixPath(...) are the same
     err = capsys.readouterr().err                                # file"
     assert err == f"error: {tiny_mlm_dir} is the folder being exported: choose another destination\n"
+
+
+def test_an_export_that_fails_or_is_stopped_leaves_the_destination_as_it_was(tiny_mlm_dir, tmp_path, monkeypatch):
+    """The new folder is built beside the destination and swapped in whole: new metrics and card used to sit beside
+    the old weights after a stopped export, and every loader took the folder as whole."""
+    from train import export as E
+    out = tmp_path / "shipped"
+    assert main([str(tiny_mlm_dir), str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    run = tmp_path / "run"
+    shutil.copytree(tiny_mlm_dir, run)
+    (run / "README.md").write_text("another run's card")
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # as if killed while writing the weights
+    monkeypatch.setattr(E, "_store", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        E.export(run, out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "shipped"]  # no half-built copy left
+    # a crash between the two renames: the old folder is put back by the next call, which then succeeds
+    monkeypatch.undo()
+    out.rename(tmp_path / E.OLD.format("shipped", ""))
+    (tmp_path / E.STAGING.format("shipped", 99999)).mkdir()  # and a killed call's copy, cleaned up
+    assert E.export(run, out) == out
+    assert (out / "README.md").read_text() == "another run's card"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "shipped"]
+
+
+def test_an_unfinished_run_is_not_exported(tiny_mlm_dir, tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(tiny_mlm_dir, run)
+    (run / "metrics.json").unlink(missing_ok=True)
+    (run / "checkpoints").mkdir(exist_ok=True)
+    assert main([str(run), str(tmp_path / "out")]) == 2
+    assert "has not finished" in capsys.readouterr().err and not (tmp_path / "out").exists()

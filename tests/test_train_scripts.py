@@ -573,3 +573,32 @@ def test_unigram_output_bias_starts_at_the_unigram_distribution(train_files, tmp
     assert unigram < zero - 0.5  # a uniform start pays log(V) nats; the unigram start much less
     assert pretrain.main(pretrain_argv(train_files, tmp_path / "x", "--init", str(tmp_path / "zero"),
                                        "--output-bias", "unigram")) == 2
+
+
+def test_a_release_stopped_half_way_leaves_the_shipped_folder_whole(tiny_mlm_dir, train_files, tmp_path, monkeypatch):
+    """A release is built beside the shipped folder and swapped in whole: stopped after its export (here while the
+    probe runs), it used to leave the export's files without phases.json, and the documented re-run then wrote
+    a wrong history. The same phase released twice is refused rather than counted twice."""
+    from scripts import release
+    phase1, phase2, out = tmp_path / "phase1", tmp_path / "phase2", tmp_path / "assets"
+    assert pretrain.main(pretrain_argv(train_files, phase1)) == 0
+    assert release.main(["--mlm", str(phase1), "--out", str(out)]) == 0
+    shipped = out / release.MLM_NAME
+    before = {p.name: p.read_bytes() for p in shipped.iterdir()}
+    argv = pretrain_argv(train_files, phase2, "--init", str(shipped))
+    argv[argv.index("--model-max-length"):argv.index("--model-max-length") + 2] = []
+    assert pretrain.main(argv) == 0
+
+    def stopped(folder):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(release, "probe_section", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        release.release([str(shipped), str(phase2)], out=str(out))
+    assert {p.name: p.read_bytes() for p in shipped.iterdir()} == before
+    assert sorted(p.name for p in out.iterdir()) == [release.MLM_NAME]
+    monkeypatch.undo()
+    assert release.main(["--mlm", str(shipped), str(phase2), "--out", str(out)]) == 0
+    phases = json.loads((shipped / release.PHASES_FILE).read_text())
+    assert [p.get("init", "random") for p in phases] == ["random", str(shipped)]
+    with pytest.raises(ValueError, match="already in the history"):  # the same release again
+        release.release([str(shipped), str(phase2)], out=str(out))

@@ -7,7 +7,8 @@ half precision (half the size; the model still computes in float32: it is cast b
 Copies config.json, tokenizer.json, tokenizer_config.json, README.md, metrics.json, curves.png,
 reliability.png (a classifier's calibration diagram), log.jsonl and phases.json (a shipped MLM's pretraining
 history); never the checkpoints. Loads the result
-back with `roberta` to check it before returning.
+back with `roberta` to check it before returning. The new folder is built beside the destination and swapped in
+whole (`staged_folder`): an export that is stopped, or fails, leaves the destination as it was.
 
 A step checkpoint of a finished run (RUN/checkpoints/step-N, all kept with --keep-checkpoints) becomes a model
 folder too, e.g. to average points of a run's trajectory with `train.average`: its weights, the run's config and
@@ -15,6 +16,8 @@ tokenizer files, and a metrics.json naming the checkpoint, its step and tokens (
 curves describe its end, so they are not copied).
 """
 import argparse
+import contextlib
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -33,7 +36,51 @@ FILES = ["config.json", "tokenizer.json", "tokenizer_config.json", "README.md", 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
+STAGING, OLD = ".{}.staging-{}", ".{}.old"  # siblings of a folder being replaced: its next version, its last one
+
+
+@contextlib.contextmanager
+def staged_folder(dst):
+    """Build the next version of the folder `dst` beside it, then swap it in. The block gets a fresh sibling
+    holding a copy of dst's files; when the block ends without error, two renames put it in dst's place, so a
+    crash at any moment leaves dst complete, as it was or as it is now (between the two renames dst is briefly
+    absent: the next call puts the old one back). On an error the sibling is deleted and dst is untouched.
+    (An export used to write into dst file by file: killed half-way, new metrics and card sat beside the old
+    weights, and every loader took the folder as whole.)"""
+    dst = Path(dst)
+    old = dst.parent / OLD.format(dst.name, "")
+    if not dst.exists() and old.is_dir():
+        os.rename(old, dst)  # a crash between the renames below, on an earlier call
+    for leftover in dst.parent.glob(STAGING.format(dst.name, "*")):  # a killed call's half-built copy
+        shutil.rmtree(leftover, ignore_errors=True)
+    shutil.rmtree(old, ignore_errors=True)
+    tmp = dst.parent / STAGING.format(dst.name, os.getpid())
+    if dst.is_dir():
+        shutil.copytree(dst, tmp)  # copies, not links: the block rewrites some of these files in place
+    else:
+        tmp.mkdir(parents=True)
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if dst.exists():
+        os.rename(dst, old)
+    os.rename(tmp, dst)
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def export(src, dst, dtype="float32") -> Path:
+    """Export the finished run (or step checkpoint) `src` as the model folder `dst`, replacing an earlier export
+    there as a whole (`staged_folder`)."""
+    src, dst = Path(src), check_export(src, dst)
+    with staged_folder(dst) as folder:
+        export_into(src, folder, dtype)
+    return dst
+
+
+def check_export(src, dst) -> Path:
+    """Everything `export` refuses, checked before anything is written; returns dst as a Path."""
     src, dst = Path(src), output_folder(dst, "the destination")
     if dst.resolve() == src.resolve():
         raise ValueError(f"{dst} is the folder being exported: choose another destination")
@@ -45,10 +92,25 @@ def export(src, dst, dtype="float32") -> Path:
         if not src.is_dir():  # was "model.safetensors: unreadable (truncated or corrupt?): No such file"
             kept = sorted(p.name for p in src.parent.iterdir() if p.is_dir()) if src.parent.is_dir() else []
             raise FileNotFoundError(f"{src}: no such checkpoint (in {src.parent}: {', '.join(kept) or 'none'})")
-        return export_checkpoint(src, dst, dtype)
+        run = src.parent.parent
+        if not (run / "config.json").is_file():
+            raise FileNotFoundError(f"{run} has no config.json: export a checkpoint once its run has finished")
+        _check_same_kind(run, dst)
+        return dst
     if not (src / "model.safetensors").is_file() or not (src / "config.json").is_file():
         raise FileNotFoundError(f"{src} is not a finished model folder (config.json and model.safetensors)")
+    if (src / CHECKPOINTS).is_dir() and not (src / "metrics.json").is_file():  # the loaders refuse it too
+        raise FileNotFoundError(f"{src} is a training run that has not finished (it holds checkpoints/ but no "
+                                "metrics.json yet): run its command again with --resume to finish it")
     _check_same_kind(src, dst)
+    return dst
+
+
+def export_into(src, dst: Path, dtype="float32") -> Path:
+    """The export itself, written into `dst` (`check_export` passed): the files, then the weights, loaded back."""
+    src = Path(src)
+    if src.parent.name == CHECKPOINTS:
+        return export_checkpoint(src, dst, dtype)
     dst.mkdir(parents=True, exist_ok=True)
     for name in FILES:
         if (src / name).is_file():
@@ -84,9 +146,6 @@ def _exported(folder: Path) -> bool:
 def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32") -> Path:
     """RUN/checkpoints/step-N as a model folder: the checkpoint's weights with RUN's config and tokenizer."""
     run = checkpoint.parent.parent
-    if not (run / "config.json").is_file():
-        raise FileNotFoundError(f"{run} has no config.json: export a checkpoint once its run has finished")
-    _check_same_kind(run, dst)
     weights, state = Checkpoints.load(checkpoint)
     architecture = roberta.hub.read_architecture(run)
     model = getattr(roberta, architecture)(roberta.load_config(run))
@@ -125,7 +184,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     try:
         dst = export(args.src, args.dst, args.dtype)
-    except (OSError, ValueError, UserError) as err:  # UserError: an unreadable checkpoint
+    except (OSError, ValueError, UserError, SafetensorError) as err:  # UserError: an unreadable checkpoint
         print(f"error: {err}", file=sys.stderr)
         return 2
     size = (dst / "model.safetensors").stat().st_size / 1e6
