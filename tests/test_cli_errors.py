@@ -209,6 +209,9 @@ def test_experiment_scripts_check_before_running(train_files, tmp_path, capsys):
     # were an empty sst2-lower.txt, exit 0 (train.pretrain then found "no documents"), and a negative length taken
     tapt = ["--out", str(out), "--imdb-unsup", str(train_files / "corpus.txt"), "--sst2-train", str(train_files / "train.tsv")]
     assert_user_error(tapt_corpus.main, [*tapt, "--min-words", "1000"], capsys, "sst2-lower.txt: no document was kept")
+    assert sorted(p.name for p in out.iterdir()) == []  # neither file: sst2-lower.txt marks the recipe's step done
+    assert tapt_corpus.main(tapt) == 0  # the same command with a good input then writes both
+    assert sorted(p.name for p in out.iterdir()) == ["imdb-lower.txt", "sst2-lower.txt"]
     assert_user_error(tapt_corpus.main, [*tapt, "--min-words", "-3"], capsys, "--min-words must be at least 1")
 
 

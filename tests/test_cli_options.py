@@ -272,6 +272,28 @@ def test_average_no_calibration_keeps_temperature_one(two_inits, train_files, tm
     assert not (tmp_path / "avg2").exists()
 
 
+def test_an_average_stopped_half_way_is_written_again_by_its_rerun(two_inits, train_files, tmp_path, monkeypatch):
+    """Its folder held a model and no metrics.json, and the same command then refused it as "already holds a
+    model" for ever (a recipe's average step failed on every re-run). A finished average is still kept."""
+    out = tmp_path / "avg"
+    argv = average_argv(two_inits, out, "--dev", str(train_files / "dev.tsv"), "--no-calibration",
+                        "--allow-different-init")
+    save = average.save_average
+
+    def stopped(*args):
+        save(*args)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(average, "save_average", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        average.main(argv)
+    assert (out / "model.safetensors").is_file() and not (out / "metrics.json").exists()
+    monkeypatch.undo()
+    assert average.main(argv) == 0
+    assert json.loads((out / "metrics.json").read_text())["averaged"] == 2
+    assert not (out / average.UNFINISHED).exists()
+    assert average.main(argv) == runtime.EXIT_USER_ERROR  # finished: never overwritten
+
+
 # ----------------------------------------------------------------------------------------------------------
 # train.ablation --no-baseline
 # ----------------------------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from roberta.hub import load_state_dict
 from .evaluate import UNSURE_BELOW, check_unsure_below
 from .reporting import plot_member_curves
 from .runtime import UserError, output_folder
-from .trainer import check_fresh_out
+from .trainer import FINISHED_FILES, check_fresh_out
 
 
 class AverageError(ValueError):
@@ -163,7 +163,7 @@ def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
     tokenizer = roberta.load_tokenizer(folders[0])
     rows = pack_sequences(read_documents(source), tokenizer, config.max_length)
     result = evaluate_mlm_masks(model, tokenizer, rows, args.batch_size, seed, args.mlm_seeds)
-    out.mkdir(parents=True, exist_ok=True)
+    start_writing(out)
     save_average(model, folders, out)
     metrics = {
         "eval_loss": result["loss"], "eval_accuracy": result["accuracy"], "eval_perplexity": result["perplexity"],
@@ -189,7 +189,28 @@ def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
     return metrics
 
 
+UNFINISHED = ".average-unfinished"  # in --out while an average is written: its re-run may replace what is there
+
+
+def start_writing(out: Path) -> None:
+    """Make --out, marked unfinished (UNFINISHED) until `run` is done with it."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / UNFINISHED).write_text("train.average is writing this folder; it is finished when this file is gone\n")
+
+
 def run(args) -> dict:
+    """The average of `args.members` in `args.out`: an --out left by an average that was stopped half-way (it
+    holds UNFINISHED) is written again; any other model or run there is refused."""
+    out = output_folder(args.out)
+    if (out / UNFINISHED).is_file():
+        for name in (*FINISHED_FILES, "config.json", "reliability.png", "README.md"):
+            (out / name).unlink(missing_ok=True)
+    metrics = _run(args)
+    (out / UNFINISHED).unlink(missing_ok=True)
+    return metrics
+
+
+def _run(args) -> dict:
     from . import data
     from .calibrate import calibrate, held_out_slice
     from .evaluate import evaluate_classifier, evaluate_reviews, score_checks
@@ -231,7 +252,7 @@ def run(args) -> dict:
                          if value is not None), UNSURE_BELOW)  # 0 is a threshold, not "not given"
     max_length = ref.get("max_length") or config.max_length
 
-    out.mkdir(parents=True, exist_ok=True)
+    start_writing(out)
     dev = data.read_labeled(dev_source, label_names=labels)[:2] if dev_source else None
     with torch.no_grad():
         calibration = None

@@ -20,6 +20,7 @@ No dev or test text is read. The IMDB evaluation sample comes from the labelled 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -34,7 +35,9 @@ DEFAULT_SST2 = "../shared/data/sst2/train.tsv"
 
 def write_corpora(out, imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAULT_SST2,
                   min_words: int = 8) -> dict:
-    """Write OUT/imdb-lower.txt and OUT/sst2-lower.txt; returns {file name: documents written}."""
+    """Write OUT/imdb-lower.txt and OUT/sst2-lower.txt; returns {file name: documents written}. Each file is
+    written under a temporary name and renamed once both are complete and non-empty, sst2-lower.txt last (the
+    recipe's sign that this step is done): a failed or stopped run leaves neither, so its re-run redoes it."""
     out = output_folder(out)
     if min_words < 1:
         raise ValueError(f"--min-words must be at least 1, got {min_words}")
@@ -44,7 +47,24 @@ def write_corpora(out, imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAUL
         raise FileNotFoundError(f"--imdb-unsup {imdb_unsup}: no such file")
     out.mkdir(parents=True, exist_ok=True)
     counts = {"imdb-lower.txt": 0, "sst2-lower.txt": 0}
-    with open_text(imdb_unsup, encoding="utf-8") as src, open(out / "imdb-lower.txt", "w", encoding="utf-8") as dst:
+    tmp = {name: out / f".{name}.tmp-{os.getpid()}" for name in counts}
+    for name in counts:  # an earlier, failed run's: not this run's result
+        (out / name).unlink(missing_ok=True)
+    try:
+        _write(imdb_unsup, sst2_train, min_words, tmp, counts)
+        for name, n in counts.items():  # an empty file failed later, in train.pretrain ("no documents found")
+            if n == 0:
+                raise ValueError(f"{out / name}: no document was kept (--min-words {min_words}; is the input right?)")
+        for name in counts:  # sst2-lower.txt last
+            os.replace(tmp[name], out / name)
+    finally:
+        for path in tmp.values():
+            path.unlink(missing_ok=True)
+    return counts
+
+
+def _write(imdb_unsup, sst2_train, min_words: int, files: dict, counts: dict) -> None:
+    with open_text(imdb_unsup, encoding="utf-8") as src, open(files["imdb-lower.txt"], "w", encoding="utf-8") as dst:
         try:
             for line in src:
                 text = normalize_for_classifier(line)
@@ -54,15 +74,11 @@ def write_corpora(out, imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAUL
         except UnicodeDecodeError as err:  # the message would not name the file
             raise _undecodable(Path(imdb_unsup), err) from None
     texts, _, _ = read_labeled(sst2_train)
-    with open(out / "sst2-lower.txt", "w", encoding="utf-8") as dst:
+    with open(files["sst2-lower.txt"], "w", encoding="utf-8") as dst:
         for text in texts:
             if len(text.split()) >= min_words:
                 dst.write(normalize_for_classifier(text) + "\n")
                 counts["sst2-lower.txt"] += 1
-    for name, n in counts.items():  # an empty file failed later, in train.pretrain ("no documents found")
-        if n == 0:
-            raise ValueError(f"{out / name}: no document was kept (--min-words {min_words}; is the input right?)")
-    return counts
 
 
 def main(argv=None) -> int:
