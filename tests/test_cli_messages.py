@@ -9,7 +9,7 @@ import torch
 
 import roberta
 from scripts import analogy_probe, deploy_space, load_check, release, screenshots
-from train import data, export, fill_mask_probe, finetune, gpu_transfer, pretrain, runtime, tapt_corpus
+from train import data, evaluate, export, fill_mask_probe, finetune, gpu_transfer, pretrain, runtime, tapt_corpus
 from train import tokenizer as tokenizer_cli
 from test_train_scripts import pretrain_argv
 
@@ -242,3 +242,15 @@ def test_bf16_on_a_cpu_without_native_bf16_warns(native, monkeypatch, capsys):
     assert runtime.resolve_precision("auto", torch.device("cpu")) == ("bf16" if native else "fp32")
     assert runtime.resolve_precision("fp32", torch.device("cpu")) == "fp32"
     assert capsys.readouterr().err == ""
+
+
+def test_evaluate_says_when_its_out_cannot_be_written(tiny_clf_dir, train_files, tmp_path, monkeypatch, capsys):
+    """A read-only folder or a full disk at the end: a message and exit 2, the figures already printed (was a
+    traceback after the whole evaluation)."""
+    def read_only(self, path):
+        raise OSError(30, "Read-only file system")
+    monkeypatch.setattr(roberta.run_metrics.RunMetrics, "write", read_only)
+    argv = ["--model", str(tiny_clf_dir), "--labeled", str(train_files / "dev.tsv"), "--out", str(tmp_path / "m.json")]
+    assert evaluate.main(argv) == runtime.EXIT_USER_ERROR
+    out, err = capsys.readouterr()
+    assert "labeled:" in out and err.startswith(f"error: --out {tmp_path / 'm.json'}: Read-only file system")

@@ -308,6 +308,11 @@ def test_recalibrate_cli(two_stage, tmp_path):
     assert calibrate.main([str(folder), "--calibration-data", str(two_stage[0].parent / "reviews.tsv"), "--all"]) == 0
     metrics = json.loads((folder / "metrics.json").read_text())
     assert metrics["calibration"]["slice"]["split"] == "all" and metrics["calibration"]["calibration"]["n"] == 160
+    # the top-level figures follow the new temperature (train.average and the cards read them)
+    assert metrics["temperature"] == json.loads((folder / "config.json").read_text())["calibration_temperature"]
+    if "dev" in metrics["calibration"]:
+        assert metrics["dev_ece"] == metrics["calibration"]["dev"]["ece_after"]
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == []  # no temporary file left
 
 
 def test_export_ships_the_calibration(two_stage, tmp_path):

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import sys
 from pathlib import Path
@@ -212,11 +213,13 @@ def calibration_split(texts: list[str], n: int, seed: int = 0, mode: str = "sent
 # Fit, store, report
 # ----------------------------------------------------------------------------------------------------------
 def set_temperature(folder, temperature: float) -> None:
-    """Write `calibration_temperature` into folder/config.json (nothing else changes)."""
+    """Write `calibration_temperature` into folder/config.json (nothing else changes), atomically."""
     path = Path(folder) / "config.json"
     config = json.loads(path.read_text())
     config["calibration_temperature"] = float(temperature)
-    path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
 
 
 def calibrate(model, tokenizer, calibration: tuple[list[str], list[int]], dev: tuple[list[str], list[int]] | None,
@@ -341,6 +344,9 @@ def main(argv=None) -> int:
     result["slice"], result["source"] = spec, _describe(spec)
     set_temperature(folder, result["temperature"])
     metrics["calibration"] = result
+    metrics["temperature"] = result["temperature"]  # the top-level figures follow the new T (they kept the old)
+    if "dev" in result:
+        metrics["dev_ece_uncalibrated"], metrics["dev_ece"] = result["dev"]["ece_before"], result["dev"]["ece_after"]
     RunMetrics.from_dict(metrics).write(metrics_path)
     shown = f"T = {result['temperature']:.4f}"
     if "dev" in result:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
 import torch
@@ -35,7 +36,7 @@ from roberta.tokenizer import encode_windows, mean_over_windows
 
 from .calibrate import expected_calibration_error, probabilities
 from .data import imdb_sample, pack_sequences, read_documents, read_labeled
-from .runtime import USER_ERRORS, report_user_error
+from .runtime import EXIT_USER_ERROR, USER_ERRORS, report_user_error
 
 
 def evaluate_mlm_masks(model, tokenizer, rows: torch.Tensor, batch_size: int, first_seed: int, masks: int) -> dict:
@@ -406,7 +407,11 @@ def main(argv=None) -> int:
         shown = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items() if k != "confusion"}
         print(f"{name}: {shown}")
     if out:
-        print(f"metrics -> {previous.updated(**metrics).write(out)}")
+        try:  # was a traceback after the whole evaluation (a read-only folder, a full disk)
+            print(f"metrics -> {previous.updated(**metrics).write(out)}")
+        except OSError as err:
+            print(f"error: --out {out}: {err.strerror or err}; the figures are printed above", file=sys.stderr)
+            return EXIT_USER_ERROR
     return 0
 
 
