@@ -77,6 +77,7 @@ class RunMetrics:
     train_steps: int | None = None
     train_tokens: int | None = None
     stopped_by: str | None = None  # "done" (a length limit), "time" (the time budget)
+    resumed_with: list | None = None  # options a --resume changed, from which step: [{"step", "changed"}]
     parameters: int | None = None
     train_time_s: float | None = None
     wall_time_s: float | None = None

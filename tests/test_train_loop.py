@@ -321,6 +321,22 @@ def test_crash_while_saving_keeps_previous_checkpoint(train_files, tmp_path, mon
     assert roberta.RobertaForMaskedLM.from_pretrained(out)
 
 
+def test_options_changed_on_resume_are_recorded_with_the_run(train_files, tmp_path, monkeypatch, capsys):
+    """A --resume with other options warns, and the run's metrics.json keeps which steps ran with which (its
+    command is the last one's: the first 5 steps' learning rate was lost before)."""
+    out = tmp_path / "run"
+    extra = ["--max-steps", "8", "--save-every", "1", "--lr", "1e-3"]
+    with monkeypatch.context() as m:
+        interrupt_at(m, 5)
+        assert pretrain.main(pretrain_argv(train_files, out, *extra)) == runtime.EXIT_INTERRUPTED
+    extra[extra.index("1e-3")] = "2e-3"
+    assert pretrain.main(pretrain_argv(train_files, out, *extra, "--resume")) == 0
+    assert "options differ from the checkpointed run: lr 0.001 -> 0.002" in capsys.readouterr().err
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["resumed_with"] == [{"step": 5, "changed": {"lr": [0.001, 0.002]}}]
+    assert "--lr 2e-3" in metrics["command"]
+
+
 @pytest.mark.slow  # end-to-end script run, several seconds
 def test_truncated_checkpoint_on_resume_falls_back_to_the_previous_one(train_files, tmp_path, monkeypatch, capsys):
     # issue 13: a truncated checkpoint gave a 31-line traceback without the file name, and exit code 1

@@ -422,6 +422,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         layer_lr_decay=args.layer_lr_decay, calibration_examples=len(cal_texts),
         calibration_removed_train_rows=held_out["calibration_removed_train_rows"],
         train_steps=result.step, train_tokens=result.tokens, stopped_by=result.status,
+        resumed_with=trainer.resumed_with or None,
         parameters=model.num_parameters(), train_time_s=round(result.elapsed, 1),
         wall_time_s=round(time.time() - started, 1), hardware=hardware_info(dist, trainer.precision),
         command=args.command, calibration=calibration or None, checks=checks or None)

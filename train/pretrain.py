@@ -258,6 +258,7 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
         eval_loss=final["loss"], eval_accuracy=final["accuracy"], eval_perplexity=final["perplexity"],
         eval_tokens=final["tokens"], eval_data=args.valid, eval_seed=args.eval_seed,
         train_tokens=result.tokens, train_steps=result.step, stopped_by=result.status,
+        resumed_with=trainer.resumed_with or None,
         train_rows=len(rows), max_length=seq_length, init=args.init or "random", corpus=args.corpus,
         corpus_sources=sources, masking=args.masking,
         parameters=model.num_parameters(), train_time_s=round(result.elapsed, 1),

@@ -235,6 +235,7 @@ class Trainer:
         self.clock = 0.0  # rank 0's training time at the last step: the same on every process
         self.decay_start: float | None = None  # time-budget schedule: `clock` when warmup ended
         self._stop_signal: int | None = None
+        self.resumed_with: list[dict] = []  # options a --resume changed: [{"step": N, "changed": {option: [old, new]}}]
         self._saved_step = -1
         self._order: tuple[int, torch.Tensor] | None = None  # (epoch, its permutation of the rows)
         self._row_lengths = task.row_lengths() if args.batch_order == "length" else None  # (rows,)
@@ -336,6 +337,11 @@ class Trainer:
         now = self.args.recorded()  # options of runs from before train.arguments that no longer exist: ignored
         changed = {k: (v, now[k]) for k, v in state["args"].items()
                    if k in now and k not in NOT_RECIPE and now[k] != v}
+        # kept with the run: its metrics.json says which steps ran with which options (the command it records
+        # is the last one's)
+        self.resumed_with = list(state.get("resumed_with", []))
+        if changed:
+            self.resumed_with.append({"step": self.step, "changed": {k: [old, new] for k, (old, new) in changed.items()}})
         if self.dist.is_main:
             if changed:
                 self._say("warning: options differ from the checkpointed run: " +
@@ -376,6 +382,7 @@ class Trainer:
             "total_steps": -1 if self.total_steps is None else self.total_steps,
             "optimizer": self.optimizer.state_dict(), "rng": rng_state(), "task": self.task.state_dict(),
             "best": self.best, "last_eval": self.last_eval, "args": args, "world_size": self.dist.world_size,
+            "resumed_with": self.resumed_with,
             **({"ema": self.ema.state_dict()} if self.ema is not None else {}),
         }
 
