@@ -71,12 +71,18 @@ class Checkpoints:
         tmp.mkdir()
         try:
             tensors = {k: v.detach().contiguous().cpu() for k, v in model_state.items()}
-            save_file(tensors, str(tmp / "model.safetensors"))
-            if trainer_state is not None:
-                with open(tmp / "trainer.pt", "wb") as f:
-                    torch.save(trainer_state, f)
-            if extra_json is not None:
-                (tmp / "info.json").write_text(json.dumps(extra_json, indent=2) + "\n")
+            try:
+                save_file(tensors, str(tmp / "model.safetensors"))
+                if trainer_state is not None:
+                    with open(tmp / "trainer.pt", "wb") as f:
+                        torch.save(trainer_state, f)
+                if extra_json is not None:
+                    (tmp / "info.json").write_text(json.dumps(extra_json, indent=2) + "\n")
+            except (OSError, RuntimeError, SafetensorError) as err:  # a full disk: torch.save says "unexpected pos"
+                kept = [d.name for d in self._dirs(kind)]
+                raise UserError(f"could not write the checkpoint {final.name} in {self.root} (is the disk full? "
+                                f"{err}); {'the checkpoint ' + kept[-1] + ' is kept: ' if kept else ''}free some space "
+                                "and run the same command with --resume") from err
             for file in tmp.iterdir():
                 _fsync(file)
             _fsync(tmp)
