@@ -666,3 +666,13 @@ def test_compile_encoder_keeps_names_and_does_not_recompile_for_each_mask_count(
         graphs.append(counters["stats"]["unique_graphs"])
     assert graphs[0] > 0 and graphs[-1] == graphs[0], graphs  # compiled once, for the first batch
     torch._dynamo.reset()
+
+
+def test_no_progress_still_prints_a_line_now_and_then(train_files, tmp_path, monkeypatch, capsys):
+    """--no-progress (the recipes' choice) left a log silent between evaluations for up to an hour: a plain
+    progress line comes every HEARTBEAT_S seconds (here every step)."""
+    monkeypatch.setattr(trainer, "HEARTBEAT_S", 0.0)
+    assert pretrain.main(pretrain_argv(train_files, tmp_path / "run", "--max-steps", "3", "--no-progress")) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("step ")]
+    assert [line.split(":")[0] for line in lines] == ["step 1 of 3", "step 2 of 3", "step 3 of 3"]
+    assert all("loss " in line and "tokens/s" in line for line in lines)

@@ -208,6 +208,9 @@ def check_fresh_out(out: Path) -> None:
         raise UserError(f"{out} already holds a run or model ({', '.join(finished)}): choose another --out")
 
 
+HEARTBEAT_S = 60.0  # with --no-progress (no bar), a progress line this often on stderr
+
+
 class Trainer:
     def __init__(self, model: torch.nn.Module, task: Task, args: TrainingArguments, dist: Dist | None = None,
                  out: Path | None = None, ema_decay: float = 0.0):
@@ -516,7 +519,7 @@ class Trainer:
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         bar = self._progress_bar()
         window_loss = window_tokens = window_steps = 0
-        window_start = time.monotonic()
+        window_start = last_beat = time.monotonic()
         status = "done"
         last_eval_step = self.last_eval["step"] if self.last_eval else None
         try:
@@ -546,6 +549,12 @@ class Trainer:
                         shown["left"] = f"{int(left // 60)}:{int(left % 60):02d}"
                     bar.set_postfix(shown, refresh=False)
                     bar.update(1)
+                elif now - last_beat >= HEARTBEAT_S:  # --no-progress: a plain line now and then, for logs
+                    last_beat = now
+                    of = f" of {self.total_steps:,}" if self.total_steps is not None else ""
+                    left = (f", {max(a.time_budget_min * 60 - self.elapsed, 0) / 60:.1f} min left"
+                            if a.time_budget_min is not None else "")
+                    self._say(f"step {self.step:,}{of}: loss {loss:.4f}, lr {lr:.2e}, {tok_s:,.0f} tokens/s{left}")
                 if self.step % a.log_every == 0 or self.step == self.total_steps:
                     self._log({"type": "train", "step": self.step, "tokens": self.tokens,
                                "loss": round(window_loss / window_steps, 6), "lr": lr,
