@@ -267,6 +267,10 @@ textarea:focus-visible, input:focus-visible {outline: 2px solid #4338ca !importa
 #tab-masking:has(.input-error-box .input-error) :is(#mk-table, #mk-stats, #mk-plot, #mk-preds) {
   opacity: .8; filter: grayscale(1)}  /* grey (main text above 4.5:1 where .45 gave 2.7:1); the message says why */
 .section-title h2 {font-size: var(--text-lg)}  /* a tab's section titles: h2 under the page's h1, h3's old size */
+/* a result's headings: h2 under the page's h1 (h3 inside a comparison), at the sizes they had as h3 (h4) */
+.gradio-container .prose :is(.fm-mask, .fm-tokens, .ll-mask) h2, .gradio-container .prose .fm-compare h2.fm-model {
+  font-size: var(--text-lg)}
+.gradio-container .prose .fm-compare :is(.fm-mask, .fm-tokens) h3 {font-size: var(--text-md)}
 footer :is(.show-api, .built-with, .settings) {color: #4b5563}  /* Gradio's #9ca3af on white is 2.5:1 */
 .dark footer :is(.show-api, .built-with, .settings) {color: #9ca3af}
 .json-node .key {color: #8a5a49} .json-node .value.number {color: #3f6d7a}  /* the raw JSON: 2.6-2.9:1 -> 5.7:1 */
