@@ -393,7 +393,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     try:
         out = RunMetrics.path_of(args.out) if args.out else None  # a folder's metrics.json
-        if out and (out.parent.is_file() or out.suffix != ".json"):  # a file without .json; results.txt held JSON
+        named_file = args.out and not Path(args.out).is_dir() and Path(args.out).suffix.lower() not in ("", ".json")
+        if out and (out.parent.is_file() or named_file):  # a file without .json; results.txt held JSON
             raise ValueError(f"--out {args.out} is not a .json file: give a .json file or a folder")
         # what --out holds already (merged into) is read first: an unreadable file costs no evaluation
         previous = RunMetrics.read(out) if out and out.is_file() and out.stat().st_size else RunMetrics()
