@@ -103,7 +103,9 @@ def main(argv=None) -> int:
         print(f"  {s['source']}: {s['chars']:,} chars, {s['documents']:,} documents, share {s['share']:.2f}"
               + (f" (repeated {s['passes']}x)" if s["passes"] > 1 else ""))
     out.mkdir(parents=True, exist_ok=True)
-    tokenizer.save(str(out / "tokenizer.json"))
+    tmp = out / f".tokenizer.json.tmp-{os.getpid()}"  # renamed into place: tokenizer.json marks a recipe's step done
+    tokenizer.save(str(tmp))
+    os.replace(tmp, out / "tokenizer.json")
     print(f"vocabulary {tokenizer.get_vocab_size():,} tokens -> {out / 'tokenizer.json'} "
           f"({time.time() - start:.0f} s)")
     if eval_documents:
