@@ -99,7 +99,7 @@ def for_model(tokenizer: Tokenizer, max_length: int, stride: int = 0) -> Tokeniz
     return copies[key]
 
 
-_FOR_MODEL: "weakref.WeakKeyDictionary[Tokenizer, dict[tuple[int, int], Tokenizer]]" = weakref.WeakKeyDictionary()
+_FOR_MODEL: "weakref.WeakKeyDictionary[Tokenizer, dict[tuple[int, int, int], Tokenizer]]" = weakref.WeakKeyDictionary()
 
 
 def encode(tokenizer: Tokenizer, texts, max_length: int):

@@ -360,9 +360,11 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
     # each shipped folder is built beside its destination and swapped in whole (train.export.staged_folder): a
     # release stopped half-way used to leave the export's files without phases.json, and its re-run then wrote
     # a wrong history
+    mlm_dst = check_export(mlm_phases[-1], Path(out) / MLM_NAME) if mlm_phases else None  # both before either
+    clf_dst = check_export(classifier, Path(out) / CLASSIFIER_NAME) if classifier else None  # is written
     written = []
     if mlm_phases:
-        dst = check_export(mlm_phases[-1], Path(out) / MLM_NAME)
+        dst = mlm_dst
         with staged_folder(dst) as folder:
             export_into(mlm_phases[-1], folder, dtype)
             probe_text, phases[-1].fill_mask_probe = probe_section(folder)
@@ -371,7 +373,7 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
                                                fill_mask_section(folder, dst)]), dst)
         written.append(dst)
     if classifier:
-        dst = check_export(classifier, Path(out) / CLASSIFIER_NAME)
+        dst = clf_dst
         with staged_folder(dst) as folder:
             export_into(classifier, folder, dtype)
             if baseline_metrics:  # kept across releases (the export leaves it): a later one passes it back
