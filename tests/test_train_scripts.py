@@ -189,7 +189,9 @@ def test_recipe_quick(train_files, tmp_path, capsys):
     # again with another seed: the finished steps are kept, and each says it was made by another command
     assert recipe.main([*argv, "--seed", "5"]) == 0
     err = capsys.readouterr().err
-    assert err.count("was made by another command (") == 3 and "--seed 0 -> 5" in err  # pretrain and 2 finetunes
+    assert err.count("was made by another command (") == 4 and "--seed 0 -> 5" in err  # pretrain and 2 finetunes,
+    assert f"tokenizer in {out / 'tokenizer'} was made by another command (python -m train.tokenizer " in err  # and
+    # the tokenizer, a script step: its command is kept beside its output (it was kept without a word)
     assert f"delete {out / 'mlm'} to make it with the options given now" in err
 
 

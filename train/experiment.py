@@ -141,16 +141,31 @@ def run_steps(steps: list[Step], after: Callable[[Step], None] | None = None, re
                   " again to continue where it stopped", file=sys.stderr)
             return code
         print(f"== {step.name}: done in {time.time() - started:.0f} s", flush=True)
+        if step.args is None:  # a training step records its command in metrics.json; a script's is kept here
+            with contextlib.suppress(OSError):  # a note for a later run, not this step's result
+                _command_file(step).write_text(step.command + "\n")
         if after:
             after(step)
     return 0
 
 
+COMMAND_FILE = ".{}.command"  # in a script step's folder: the command that made it
+
+
+def _command_file(step: Step) -> Path:
+    return step.folder / COMMAND_FILE.format(step.name.replace("/", "-"))
+
+
 def made_otherwise(step: Step) -> str:
     """For a finished training step whose metrics.json records another command than the step's now: the options
-    that differ ("--lr 0.001 -> 0.0005, --max-steps 20 -> 8000"); else "" (the same run, or nothing recorded)."""
+    that differ ("--lr 0.001 -> 0.0005, --max-steps 20 -> 8000"); for a script step (a tokenizer, a TAPT corpus,
+    an average), the command recorded beside its output when it differs; else "" (the same, or nothing recorded)."""
     if step.args is None:
-        return ""
+        try:
+            recorded = _command_file(step).read_text().strip()
+        except OSError:
+            return ""
+        return f"{recorded}" if recorded != step.command else ""
     try:
         recorded = json.loads((step.folder / "metrics.json").read_text()).get("command")
     except (OSError, ValueError):
