@@ -149,6 +149,9 @@ class RobertaLayer(nn.Module):
 
 
 class RobertaEncoder(nn.Module):
+    """The stack of layers, a module only for `transformers`' parameter names (`roberta.encoder.layer.N...`);
+    `RobertaModel.forward` runs the layers itself."""
+
     def __init__(self, config: RobertaConfig):
         super().__init__()
         self.layer = nn.ModuleList(RobertaLayer(config) for _ in range(config.num_hidden_layers))
@@ -271,7 +274,8 @@ class RobertaPreTrainedModel(
 
     @classmethod
     def _from_pretrained(cls, *, model_id, config=None, map_location="cpu", strict=True, **hub_kwargs):
-        """The mixin's loader, replaced: never its pickle path."""
+        """The mixin's loader, replaced: never its pickle path. `from_pretrained` above does not reach it; it is
+        here for code that calls the `PyTorchModelHubMixin` hook directly."""
         return hub.load_model(cls, model_id, config, map_location, strict, **hub_kwargs)
 
 
