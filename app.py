@@ -732,13 +732,16 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                  "of the sentence every epoch, BERT's 10 copies cycle, and dynamic masking keeps asking for new "
                  "positions until nearly all of the sentence has been a target.")
             with gr.Row():
-                with gr.Column(scale=3) as mk_input_col:
+                with gr.Column(scale=3):
                     mk_text = gr.Textbox(elem_id="mk-text", label="Sentence", info=ENTER, **TEXT,
                                          value="The quick brown fox jumps over the lazy dog near the river bank.")
                     mk_error = error_box()
                 mk_epochs = Slider(1, MAX_EPOCHS, value=12, step=1, label="Epochs")
                 mk_seed = Number(value=0, precision=0, label="Seed", elem_id="mk-seed")
                 mk_btn = gr.Button("Mask", variant="primary")
+            # the examples under the controls (filled in below, once their event exists): in the Tab order after
+            # Epochs, Seed and Mask, as on the screen (they were under the sentence, before its neighbours)
+            mk_examples_col = gr.Column()
             mk_table = gr.HTML(elem_id="mk-table", label="epochs_html")
             mk_stats = gr.Dataframe(headers=MASKING_COLUMNS, label="What each scheme showed", interactive=False,
                                     wrap=True, elem_id="mk-stats", elem_classes="narrow-table",
@@ -754,7 +757,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # matched its controls looked current)
             mk_ui = wire([mk_btn.click, mk_text.submit, mk_epochs.input, mk_seed.submit], handlers.masking,
                          [mk_text, mk_epochs, mk_seed], mk_out, mk_error, "masking", on_load=True)
-            with mk_input_col:  # under the sentence, not below the tables
+            with mk_examples_col:  # above the tables, not below them
                 examples([["The quick brown fox jumps over the lazy dog near the river bank.", 12, 0],
                           ["Paris is the capital of France and the largest city of the country.", 40, 1]],
                          [mk_text, mk_epochs, mk_seed], mk_out, mk_ui, mk_error, "masking")
