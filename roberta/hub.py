@@ -124,7 +124,8 @@ def hub_reachable(timeout: float = HUB_PROBE_TIMEOUT_S) -> bool:
 
 
 # Options meant for `transformers` that this package takes another way, named when one is passed
-_ELSEWHERE = {"dtype": "load, then call .to(dtype) on the model", "torch_dtype": "load, then call .to(dtype) on the model",
+_TO_DTYPE = "load, then call .to(dtype) on the model"
+_ELSEWHERE = {"dtype": _TO_DTYPE, "torch_dtype": _TO_DTYPE,
               "device_map": "load, then call .to(device) (or pass device= to pipeline())",
               "top_k": "pass it when calling the pipeline: pipe(text, top_k=...)"}
 

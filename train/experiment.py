@@ -165,7 +165,7 @@ def made_otherwise(step: Step) -> str:
             recorded = _command_file(step).read_text().strip()
         except OSError:
             return ""
-        return f"{recorded}" if recorded != step.command else ""
+        return recorded if recorded != step.command else ""
     try:
         recorded = json.loads((step.folder / "metrics.json").read_text()).get("command")
     except (OSError, ValueError):
