@@ -41,7 +41,11 @@ WEIGHTS_NAME = "model.safetensors"
 INDEX_NAME = "model.safetensors.index.json"  # a sharded checkpoint's list of shards
 PICKLED_NAMES = ("pytorch_model.bin", "pytorch_model.bin.index.json")  # named when refused, never read
 TOKENIZER_NAME = "tokenizer.json"
-ARCHITECTURES = ("RobertaForMaskedLM", "RobertaForSequenceClassification")
+# The model classes this package loads, the one place that names them: the name config.json's `architectures`
+# gives -> (what it is, in messages; its task: the Hub's pipeline tag and `roberta.pipeline`'s). The classes in
+# model.py take their tag from here (tests/test_model.py checks that each class is listed).
+ARCHITECTURES = {"RobertaForMaskedLM": ("a masked-LM model", "fill-mask"),
+                 "RobertaForSequenceClassification": ("a classifier", "text-classification")}
 HUB_KWARGS = ("revision", "cache_dir", "force_download", "token", "local_files_only")
 # Config fields the weights' shapes do not reveal (4 heads or 8 give the same matrices). They are written into
 # model.safetensors' metadata and compared with config.json at load; files saved before (or by `transformers`)
@@ -237,6 +241,11 @@ def find_config(model_id, **hub_kwargs) -> tuple[RobertaConfig, str]:
 def load_config(model_id, **hub_kwargs) -> RobertaConfig:
     """The checked config.json of a model folder or Hub repo."""
     return find_config(model_id, **hub_kwargs)[0]
+
+
+def task_of(architecture: str) -> str:
+    """The task (Hub pipeline tag) of a class ARCHITECTURES names: "fill-mask" or "text-classification"."""
+    return ARCHITECTURES[architecture][1]
 
 
 def read_architecture(model_id, **hub_kwargs) -> str:

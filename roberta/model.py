@@ -279,7 +279,7 @@ class RobertaPreTrainedModel(
         return hub.load_model(cls, model_id, config, map_location, strict, **hub_kwargs)
 
 
-class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag="fill-mask"):
+class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=hub.task_of("RobertaForMaskedLM")):
     architecture = "RobertaForMaskedLM"
 
     def __init__(self, config: RobertaConfig):
@@ -319,7 +319,8 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag="fill-mask"):
         return self.lm_head(hidden, self.roberta.embeddings.word_embeddings.weight)
 
 
-class RobertaForSequenceClassification(RobertaPreTrainedModel, pipeline_tag="text-classification"):
+class RobertaForSequenceClassification(RobertaPreTrainedModel,
+                                       pipeline_tag=hub.task_of("RobertaForSequenceClassification")):
     architecture = "RobertaForSequenceClassification"
 
     def __init__(self, config: RobertaConfig):

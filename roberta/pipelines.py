@@ -226,8 +226,6 @@ TASKS = {
     "sentiment-analysis": TextClassificationPipeline,
     "text-classification": TextClassificationPipeline,
 }
-KINDS = {"RobertaForMaskedLM": ("a masked-LM model", "fill-mask"),
-         "RobertaForSequenceClassification": ("a classifier", "sentiment-analysis")}
 
 
 def _check_architecture(task: str, cls, model_id: str, **hub_kwargs) -> None:
@@ -237,10 +235,10 @@ def _check_architecture(task: str, cls, model_id: str, **hub_kwargs) -> None:
     names = hub.read_json(hub.resolve_file(model_id, hub.CONFIG_NAME, **hub_kwargs)).get("architectures")
     name = names[0] if isinstance(names, list) and names else None
     wanted = cls.model_class.architecture
-    if name in KINDS and name != wanted:
-        kind, its_task = KINDS[name]
-        raise hub.ModelLoadError(f"{model_id} holds {kind} ({name}), not {KINDS[wanted][0]}: the {task!r} "
-                                 f"pipeline needs a {wanted} (use pipeline({its_task!r}, ...) for this one)")
+    if name in hub.ARCHITECTURES and name != wanted:
+        (kind, its_task), (wanted_kind, _) = hub.ARCHITECTURES[name], hub.ARCHITECTURES[wanted]
+        raise hub.ModelLoadError(f"{model_id} holds {kind} ({name}), not {wanted_kind}: the {task!r} pipeline "
+                                 f"needs a {wanted} (use pipeline({its_task!r}, ...) for this one)")
 
 
 def pipeline(task: str, model, tokenizer=None, device=None, **hub_kwargs) -> Pipeline:

@@ -177,6 +177,22 @@ def test_classifier_round_trip_keeps_labels(tiny_clf_dir):
     assert json.loads((tiny_clf_dir / "config.json").read_text())["calibration_temperature"] == 1.0
 
 
+def test_each_head_class_is_the_one_hub_architectures_names():
+    """hub.ARCHITECTURES is the one list of the classes this package loads: each model class with a head is in
+    it, saves that name into config.json and carries its task as the Hub pipeline tag, and each pipeline task
+    builds the class whose task it is (a new head class must be added there, or it could not be loaded back)."""
+    classes = [roberta.RobertaForMaskedLM, roberta.RobertaForSequenceClassification]
+    assert sorted(cls.architecture for cls in classes) == sorted(roberta.hub.ARCHITECTURES)
+    config = roberta.RobertaConfig.from_preset("tiny")
+    for cls in classes:
+        assert cls.__name__ == cls.architecture
+        assert cls._hub_mixin_info.model_card_data.pipeline_tag == roberta.hub.task_of(cls.architecture)
+        assert cls(config).config.to_hf_dict(cls.architecture)["architectures"] == [cls.architecture]
+    for task, pipeline_class in roberta.pipelines.TASKS.items():
+        assert pipeline_class.model_class.architecture in roberta.hub.ARCHITECTURES, task
+    assert {roberta.hub.task_of(cls.architecture) for cls in classes} <= set(roberta.pipelines.TASKS)
+
+
 def _rewrite_weights(folder, change):
     path = folder / "model.safetensors"
     state = load_file(str(path))

@@ -312,7 +312,36 @@ def test_recalibrate_cli(two_stage, tmp_path):
     assert metrics["temperature"] == json.loads((folder / "config.json").read_text())["calibration_temperature"]
     if "dev" in metrics["calibration"]:
         assert metrics["dev_ece"] == metrics["calibration"]["dev"]["ece_after"]
+    # the behaviour checks are scored again with the new T, and the card shows the new figures, the rest kept
+    new_t = metrics["temperature"]
+    assert new_t != pytest.approx(before, rel=1e-3)
+    assert metrics["checks"]["temperature"] == pytest.approx(new_t)
+    assert metrics["checks"] == evaluate.score_checks(roberta.RobertaForSequenceClassification.from_pretrained(folder),
+                                                      roberta.load_tokenizer(folder), CHECKS, 32,
+                                                      metrics["checks"]["unsure_below"], metrics["max_length"])
+    card = (folder / "README.md").read_text()
+    assert f"**T = {new_t:.3f}**" in card and f"**T = {before:.3f}**" not in card
+    assert f"| temperature | {new_t:.4g} |" in card and "160 held-out examples (all of `" in card
+    assert "| dev_ece_uncalibrated |" in card and "| checks |" not in card  # the table, without the sections' figures
+    assert card.count("## Calibration") == card.count("## Behaviour checks") == card.count("## Metrics") == 1
+    assert "chose nothing" in card and "## Usage" in card  # the Notes and the rest of the card as they were
     assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == []  # no temporary file left
+
+
+def test_recalibrate_keeps_checks_it_cannot_score_again_and_says_so(two_stage, tmp_path, capsys):
+    import shutil
+
+    folder = tmp_path / "copy"
+    shutil.copytree(two_stage[1], folder)
+    (folder / "README.md").unlink()  # a folder without a card: the figures are still written
+    metrics = json.loads((folder / "metrics.json").read_text())
+    metrics["checks"]["source"] = str(tmp_path / "gone.tsv")
+    (folder / "metrics.json").write_text(json.dumps(metrics))
+    assert calibrate.main([str(folder), "--calibration-data", str(two_stage[0].parent / "reviews.tsv"), "--all"]) == 0
+    out = capsys.readouterr().out
+    assert f"behaviour checks not scored again ({tmp_path / 'gone.tsv'} not found)" in out
+    assert "README.md" not in out and not (folder / "README.md").exists()
+    assert json.loads((folder / "metrics.json").read_text())["checks"] == metrics["checks"]
 
 
 def test_export_ships_the_calibration(two_stage, tmp_path):

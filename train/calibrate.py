@@ -26,7 +26,9 @@ the file, N, the mode and `--calibration-seed` (default 0, the same for every tr
 several seeds, and their weight average, share one slice none of them trained on).
 
 When this command runs on a finished folder, it rewrites config.json's calibration_temperature, merges the
-figures into metrics.json ("calibration") and redraws reliability.png; it does not rewrite the model card.
+figures into metrics.json ("calibration"), redraws reliability.png, scores the behaviour checks again (their
+verdicts use the calibrated probabilities) and rewrites the model card's Metrics, Calibration and Behaviour
+checks sections and its model-index; the rest of the card is kept.
 """
 from __future__ import annotations
 
@@ -347,12 +349,41 @@ def main(argv=None) -> int:
     metrics["temperature"] = result["temperature"]  # the top-level figures follow the new T (they kept the old)
     if "dev" in result:
         metrics["dev_ece_uncalibrated"], metrics["dev_ece"] = result["dev"]["ece_before"], result["dev"]["ece_after"]
-    RunMetrics.from_dict(metrics).write(metrics_path)
+    checks_note = _rescore_checks(metrics, model, tokenizer, args.batch_size)
+    written = RunMetrics.from_dict(metrics)
+    written.write(metrics_path)
+    from .finetune import card_figure_sections, card_table_metrics
+    from .model_card import metrics_markdown, rewrite_card_sections
+
+    card = rewrite_card_sections(folder, [("Metrics", metrics_markdown(card_table_metrics(written))),
+                                          *card_figure_sections(written)])
     shown = f"T = {result['temperature']:.4f}"
     if "dev" in result:
         shown += f"; dev ECE {result['dev']['ece_before']:.4f} -> {result['dev']['ece_after']:.4f}"
-    print(f"{shown}; wrote {folder / 'config.json'} and {metrics_path}")
+    files = [folder / "config.json", metrics_path, *([folder / "README.md"] if card else [])]
+    print(f"{shown}{checks_note}; wrote {', '.join(map(str, files))}")
     return 0
+
+
+def _rescore_checks(metrics: dict, model, tokenizer, batch_size: int) -> str:
+    """Score the behaviour checks metrics.json holds again with the new temperature (a verdict is "unsure" below
+    a calibrated probability), in place; returns what to say of them. Checks whose file is gone are kept as
+    they were, and said to be."""
+    from .evaluate import DEFAULT_CHECKS, score_checks
+
+    checks = metrics.get("checks")
+    if not checks:
+        return ""
+    source = Path(checks.get("source", ""))
+    path = next((p for p in (source, DEFAULT_CHECKS.parents[2] / source) if checks.get("source") and p.is_file()),
+                None)
+    if path is None:
+        return (f"; behaviour checks not scored again ({checks.get('source') or 'their file'} not found): they "
+                f"keep the verdicts of T = {checks.get('temperature', 1.0):.4f}")
+    with torch.no_grad():
+        metrics["checks"] = score_checks(model, tokenizer, str(path), batch_size, checks["unsure_below"],
+                                         metrics.get("max_length"))
+    return f"; behaviour checks {checks['right']}/{checks['n']} -> {metrics['checks']['right']}/{checks['n']}"
 
 
 def _describe(spec: dict) -> str:

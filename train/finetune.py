@@ -444,8 +444,6 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
 def write_card(out: Path, metrics: RunMetrics | dict, recipe: dict, title: str | None = None,
                notes: str | None = None):
     """The classifier's model card: metrics, then calibration and behaviour-check sections."""
-    from .calibrate import calibration_markdown
-    from .evaluate import checks_markdown
     from .model_card import write_model_card
 
     if not isinstance(metrics, RunMetrics):
@@ -475,11 +473,24 @@ def write_card(out: Path, metrics: RunMetrics | dict, recipe: dict, title: str |
         notes = (f"Fine-tuned from {start} on `{metrics.train_data}`; {kept}. The dev set "
                  f"`{metrics.dev_data}` was evaluated during training for the curves only and chose nothing, "
                  f"so its figure is not optimistic.{imdb}")
-    # calibration, checks and the members have their own sections, not the table
-    shown = metrics.updated(calibration=None, checks=None, members=None)
-    write_model_card(out, title=title, task="text-classification", metrics=shown, recipe=recipe, notes=notes,
-                     extra_sections=[("Calibration", calibration_markdown(metrics.calibration)),
-                                     ("Behaviour checks", checks_markdown(metrics.checks))])
+    write_model_card(out, title=title, task="text-classification", metrics=card_table_metrics(metrics),
+                     recipe=recipe, notes=notes, extra_sections=card_figure_sections(metrics))
+
+
+def card_table_metrics(metrics: RunMetrics) -> RunMetrics:
+    """What the classifier card's Metrics table shows: calibration, checks and the members have their own
+    sections, not the table."""
+    return metrics.updated(calibration=None, checks=None, members=None)
+
+
+def card_figure_sections(metrics: RunMetrics) -> list[tuple[str, str]]:
+    """The classifier card's sections after the Metrics table, (heading, markdown): calibration and behaviour
+    checks."""
+    from .calibrate import calibration_markdown
+    from .evaluate import checks_markdown
+
+    return [("Calibration", calibration_markdown(metrics.calibration)),
+            ("Behaviour checks", checks_markdown(metrics.checks))]
 
 
 def main(argv=None) -> int:

@@ -6,6 +6,7 @@ folder), limitations, usage (with `roberta.pipeline` and with `transformers`).
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import torch
@@ -14,7 +15,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification, hub
 from roberta.run_metrics import RunMetrics
 
-TASKS = ("fill-mask", "text-classification")
+TASKS = tuple(task for _, task in hub.ARCHITECTURES.values())  # ("fill-mask", "text-classification")
 # substrings of a source path or hub spec -> the Hub dataset it is (a local copy of)
 KNOWN_DATASETS = {"wikitext": "Salesforce/wikitext", "wikipedia": "wikimedia/wikipedia",
                   "imdb": "stanfordnlp/imdb", "sst2": "stanfordnlp/sst2", "sst-2": "stanfordnlp/sst2"}
@@ -184,14 +185,41 @@ def card_for(folder, model: str) -> str:
     and its usage must name where it ships."""
     folder = Path(folder)
     card = _model_index_of_metrics(folder, (folder / "README.md").read_text(encoding="utf-8"))
-    start = card.find("\n## Usage\n")
+    usage = _usage(hub.task_of(hub.read_architecture(folder)), model, hub.load_config(folder).max_length)
+    return replace_section(card, "Usage", usage)
+
+
+def metrics_markdown(metrics: RunMetrics) -> str:
+    """The card's Metrics section: every value of `metrics` in a table."""
+    rows = _flatten(metrics.to_dict())
+    return _table(rows, ("metric", "value")) if rows else "(none given)"
+
+
+def replace_section(card: str, heading: str, body: str) -> str:
+    """`card` with the body of its `## heading` section replaced by `body` (the card as it is when it has none)."""
+    start = card.find(f"\n## {heading}\n")
     if start < 0:
         return card
     end = card.find("\n## ", start + 1)
     end = len(card) if end < 0 else end
-    task = "fill-mask" if hub.read_architecture(folder) == "RobertaForMaskedLM" else "text-classification"
-    usage = _usage(task, model, hub.load_config(folder).max_length)
-    return card[:start] + f"\n## Usage\n\n{usage}\n" + card[end:]
+    return card[:start] + f"\n## {heading}\n\n{body.strip()}\n" + card[end:]
+
+
+def rewrite_card_sections(folder, sections: list[tuple[str, str]]) -> bool:
+    """Write the (heading, markdown) `sections` into folder/README.md in place of the card's own, and its
+    model-index from metrics.json as it is now; the rest of the card is kept (a shipped card's added sections
+    too). For a command that changes a finished folder's figures (`train.calibrate`). The card is written in
+    one step; False when the folder has none."""
+    path = Path(folder) / "README.md"
+    if not path.is_file():
+        return False
+    card = path.read_text(encoding="utf-8")
+    for heading, body in sections:
+        card = replace_section(card, heading, body)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(_model_index_of_metrics(Path(folder), card), encoding="utf-8")
+    os.replace(tmp, path)
+    return True
 
 
 def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dict, recipe: dict, notes: str = "",
@@ -246,8 +274,7 @@ def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dic
     if other_rows:
         recipe_text += ("\n\n" if recipe_text else "") + _table(other_rows, ("setting", "value"))
     sections += ["## Training recipe", recipe_text or "(not given)"]
-    metric_rows = _flatten(metrics.to_dict())
-    sections += ["## Metrics", _table(metric_rows, ("metric", "value")) if metric_rows else "(none given)"]
+    sections += ["## Metrics", metrics_markdown(metrics)]
     for heading, body in extra_sections or []:
         if body:
             sections += [f"## {heading}", body.strip()]
