@@ -348,6 +348,21 @@ PAGE_JS = """() => {
       if (opened.has(name(d))) d.open = true;
     });
   }).observe(document.body, {subtree: true, childList: true, attributes: true, attributeFilter: ['open']});
+  // the head view's rows (demo/head_view.py) are one Tab stop: the arrow keys, Home and End move the focus
+  // from token to token and the stop with it; a tapped or clicked row becomes the stop
+  const rowMoves = {ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1, Home: -Infinity, End: Infinity};
+  document.addEventListener('keydown', e => {
+    const row = e.target.closest?.('.hv-r');
+    if (!row || !(e.key in rowMoves)) return;
+    const rows = [...row.closest('svg').querySelectorAll('.hv-r')];
+    const to = rows[Math.max(0, Math.min(rows.length - 1, rows.indexOf(row) + rowMoves[e.key]))];
+    e.preventDefault();  // no page scroll
+    to.focus();
+  });
+  document.addEventListener('focusin', e => {
+    const row = e.target.closest?.('.hv-r');
+    if (row) row.closest('svg').querySelectorAll('.hv-r').forEach(r => { r.tabIndex = r === row ? 0 : -1; });
+  });
 }"""
 
 

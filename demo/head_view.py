@@ -4,7 +4,9 @@ attention weight. Hovering over a token on the left (or tapping it on a phone: i
 shows only its lines and the value of each, beside the tokens they reach.
 
 Rendered here as one SVG with CSS (Gradio's HTML component runs no scripts), so it costs milliseconds to
-draw, and hover and tap need nothing from the server. Sized for the model's 128 tokens: a row per token,
+draw, and hover and tap need nothing from the server. The keyboard gets one Tab stop, the first token's row;
+the page's script (app.py's PAGE_JS) moves it with the arrow keys, Home and End (a "roving tabindex"), so that
+Tab leaves the view instead of walking through its up to 128 rows. Sized for the model's 128 tokens: a row per token,
 fixed-size labels, and a box of fixed height that scrolls. To keep the page small, a token's lines below
 `MIN_WEIGHT` and beyond its `TOP_K` strongest are not drawn (the caption says so).
 """
@@ -105,8 +107,9 @@ def head_view_html(labels: list[str], matrix, title: str = "", min_weight: float
         kept = kept_lines(row, min_weight, top_k)
         tooltip = f"“{labels[i]}” attends to: " + (", ".join(f"{labels[j]} {percent(row[j])}" for j in kept) or
                                                       f"no token gets {100 * min_weight:g}% or more")
-        # a row is one image to assistive technology, named by its <title> (what the token attends to)
-        parts.append(f'<g class="hv-r" tabindex="0" role="img"><title>{html.escape(tooltip)}</title>'
+        # a row is one image to assistive technology, named by its <title> (what the token attends to); the
+        # first row is the view's Tab stop, the others take the focus from a tap or the arrow keys
+        parts.append(f'<g class="hv-r" tabindex="{0 if i == 0 else -1}" role="img"><title>{html.escape(tooltip)}</title>'
                      f'<rect class="hv-hit" x="0" y="{y(i) - ROW // 2}" width="{x_from}" height="{ROW}"/>'
                      f'<text class="hv-q" x="{x_left}" y="{y(i)}" text-anchor="end">{esc[i]}</text>')
         parts.extend(f'<path class="w{level(row[j])}" d="M{x_from} {y(i)}L{x_to} {y(j)}"/>' for j in kept)
@@ -116,7 +119,8 @@ def head_view_html(labels: list[str], matrix, title: str = "", min_weight: float
     parts.append("</svg>")
     note = (f"{html.escape(title)}: " if title else "") + (
         "each line joins a token (left) to a token it attends to (right); the darker and thicker, the more "
-        "attention. <b>Hover over a token on the left, or tap it,</b> to see only its lines and their values. "
+        "attention. <b>Hover over a token on the left, or tap it,</b> to see only its lines and their values "
+        "(with the keyboard: Tab to the first token, then the arrow keys). "
         f"Lines under {100 * min_weight:g}%, and beyond a token's {top_k} strongest, are not drawn.")
     return (f'<div class="hv-wrap">{CSS}<p class="hv-note">{note}</p>'
             f'<div class="hv-box">{"".join(parts)}</div></div>')

@@ -305,6 +305,31 @@ def test_attention_example(page):
     sync_api.expect(heads).to_contain_text("Layer 2,")
 
 
+def test_head_view_is_one_tab_stop_that_the_arrow_keys_move(page):
+    """The head view's rows are one Tab stop (up to 128 rows would be as many): the arrow keys, Home and End move
+    the focus from token to token, and Tab leaves the view from any of them."""
+    open_tab(page, "Attention")
+    page.get_by_role("tab", name="Head view").click()
+    rows = page.locator("#at-heads .hv-r")
+    sync_api.expect(rows.first).to_be_attached()
+    n_rows = rows.count()
+    stops = page.locator('#at-heads .hv-r[tabindex="0"]')
+    sync_api.expect(stops).to_have_count(1)
+    focused = "() => [...document.querySelectorAll('#at-heads .hv-r')].indexOf(document.activeElement)"
+    page.mouse.move(0, 0)  # a row under the mouse shows its own values, whatever has the focus
+    rows.first.focus()
+    for key, at in (("ArrowDown", 1), ("ArrowDown", 2), ("ArrowUp", 1), ("End", n_rows - 1), ("ArrowDown", n_rows - 1),
+                    ("Home", 0), ("ArrowRight", 1)):
+        page.keyboard.press(key)
+        assert page.evaluate(focused) == at, key
+        sync_api.expect(rows.nth(at).locator(".hv-v")).to_be_visible()  # its values show, as on hover
+        assert stops.count() == 1 and rows.nth(at).get_attribute("tabindex") == "0"
+    page.keyboard.press("Tab")  # out of the view, not to the next row
+    assert page.evaluate(focused) == -1
+    page.keyboard.press("Shift+Tab")  # back in: the row left last
+    assert page.evaluate(focused) == 1
+
+
 def test_attention_layer_and_head_errors_show_next_to_their_boxes(page):
     open_tab(page, "Attention")
     sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()

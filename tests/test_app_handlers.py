@@ -741,7 +741,10 @@ def test_head_view_draws_lines_by_weight_and_escapes_labels():
     page = head_view.head_view_html(labels, matrix, "Layer 1, head 2")
     assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page and "&amp;amp;" in page
     assert "<script" not in page and "onerror" not in page
-    assert page.count('class="hv-r" tabindex="0"') == 5  # one focusable row per attending token (tap on a phone)
+    # a focusable row per attending token (a tap focuses it), the first the view's one Tab stop (the page's
+    # script moves it with the arrow keys: tests/test_app_browser.py)
+    assert page.count('class="hv-r" tabindex="0"') == 1 and page.count('class="hv-r" tabindex="-1"') == 4
+    assert page.index('class="hv-r" tabindex="0"') < page.index('class="hv-r" tabindex="-1"')
     lines = re.findall(r'<path class="w(\d+)" d="M(\d+) (\d+)L(\d+) (\d+)"/>', page)
     assert len(lines) == 1 + 2 + 3 + 5 + 1  # 0.01 is under MIN_WEIGHT: no line
     levels = {(int(y1), int(y2)): int(level) for level, _, y1, _, y2 in lines}
