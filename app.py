@@ -20,6 +20,7 @@ from demo.formatting import md_escape
 from demo.handlers import EMBEDDINGS_TAB, TOKENS_TAB, Handlers, head_choices, layer_choices
 from demo.masking_view import MASKING_COLUMNS, PREDICTION_COLUMNS
 from demo.models import configure_torch, load_models, read_ablation
+from demo.repeats import RepeatedEvents
 from demo.uploads import launch_options
 from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results, read_sliders
 
@@ -93,6 +94,7 @@ class Plot(gr.Plot):
 
 
 COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, APP_CONCURRENCY at a time
+REPEATS = RepeatedEvents()  # which UI events would draw again what the page shows (`guarded`)
 
 
 def error_box(elem_id=None):
@@ -106,8 +108,26 @@ def api(fn, inputs, outputs, name):
     gr.Button(visible=False).click(fn, inputs, outputs, api_name=name, **COMPUTE)
 
 
+def guarded(fn, event, outputs, skip_repeat=False):
+    """`fn`, a UI event's handler (one result per output), counted by REPEATS (`demo.repeats`): with
+    `skip_repeat`, skipped (every output left as it is) when it would draw again what its outputs show (a
+    dropdown's second `.input` of one click, a blur, a sub-tab reopened). Every event that writes an output of a
+    skippable one must come through here (tests/test_app_layout.py checks it)."""
+    ids = tuple(c._id for c in outputs)
+
+    def run(request: gr.Request, *args):
+        if not REPEATS.should_run(getattr(request, "session_hash", None), event, args, ids, skip_repeat):
+            return (gr.skip(),) * len(ids) if len(ids) > 1 else gr.skip()
+        return fn(*args)
+
+    # named as the handler it runs (logs, tests); no __wrapped__: Gradio must see `request` to pass it
+    run.__name__, run.__qualname__ = getattr(fn, "__name__", event), getattr(fn, "__qualname__", event)
+    run.repeats = (event, skip_repeat)
+    return run
+
+
 def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=None, keep_undrawn=False,
-         first=None, page=None):
+         first=None, page=None, skip_repeats=False):
     """The UI event: `fn` with its errors in `error` and the previous results kept (`keep_results`), also
     run when the page opens if `on_load` (every tab shows its default example computed); and the public API
     endpoint `name` (`api`). Both in the shared compute queue; the UI event reads `ui_inputs` when given (the
@@ -115,7 +135,9 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
     `keep_results`). `first`: (UI function, its outputs, its error box) run on the same inputs before `fn`, so
     that what `fn` adds to the page belongs to the same text; when it fails (its box says why, next to the
     input), `fn` does not run. `page`: (function, outputs) the UI event runs instead of `fn` (`fn`'s outputs
-    first, then more views of the same input). Returns the UI version (for the examples)."""
+    first, then more views of the same input). `skip_repeats`: the UI event does not run again when nothing has
+    changed (`guarded`; for a dropdown's `.input`, which fires on every blur). Returns the UI version (for the
+    examples)."""
     page_fn, page_outputs = page or (fn, outputs)
     triggers = [*triggers, demo.load] if on_load else triggers
     ui_inputs = ui_inputs or inputs
@@ -140,7 +162,7 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
               api_visibility="private", trigger_mode="always_last", **COMPUTE).then(
             after_first, **{**then, "inputs": [*ui_inputs, first_error]})
     else:
-        gr.on(triggers, ui, **event)
+        gr.on(triggers, guarded(ui, f"{name}_ui", event["outputs"], skip_repeats), **event)
     api(fn, inputs, outputs, name)
     return ui
 
@@ -152,9 +174,10 @@ def examples(rows, inputs, outputs, ui, error, name, run_inputs=None, labels=Non
     example shows instead of its text (a long one). `columns`: the indices of the inputs the examples show
     (default: all); the others are still set, e.g. a box an example clears. `model_state`: (the model box an
     example sets, the tab's model State), set to the box's value once the example ran, so that the box and
-    the tab agree (a model the example switched to reruns the tab once more; the attention is cached)."""
+    the tab agree (it is set without an event of its own: the example ran on the box's model already)."""
     shown = gr.Examples(rows, inputs, api_name=f"{name}_example", example_labels=labels, visible_columns=columns)
-    run = shown.load_input_event.then(ui, run_inputs or inputs, [*outputs, error], api_name=f"{name}_example_run",
+    run = shown.load_input_event.then(guarded(ui, f"{name}_example_run", [*outputs, error]), run_inputs or inputs,
+                                      [*outputs, error], api_name=f"{name}_example_run",
                                       api_visibility="undocumented", **COMPUTE)
     if model_state:
         box, current = model_state
@@ -594,14 +617,14 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             at_drawn_in = [at_drawn_text, at_layer, at_head, at_token, at_drawn_model]  # the page's
             wire([at_layer.input], handlers.attention_layer, [*at_view_in, at_all],
                  [at_heat, at_grid, at_bars, at_heads, at_heat_text, at_grid_text, at_bars_text], at_view_error,
-                 "attention_layer",
-                 ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True)
+                 "attention_layer", ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True, skip_repeats=True)
             wire([at_head.input], handlers.attention_head, [*at_view_in, at_all],
                  [at_heat, at_bars, at_heads, at_heat_text, at_bars_text], at_view_error, "attention_head",
-                 ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True)
+                 ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True, skip_repeats=True)
             api_token = Number(1, precision=0, visible=False, label="token")  # the API's: the picker starts empty
             wire([at_token.input], handlers.attention_token, [*at_view_in[:3], api_token, at_model],
-                 [at_bars, at_bars_text], at_token_error, "attention_token", ui_inputs=at_drawn_in)
+                 [at_bars, at_bars_text], at_token_error, "attention_token", ui_inputs=at_drawn_in,
+                 skip_repeats=True)
             for tab, view, output in [(at_tab_heads, "heads", [at_heads]),
                                       (at_tab_heat, "heatmap", [at_heat, at_heat_text]),
                                       (at_tab_grid, "grid", [at_grid, at_grid_text]),
@@ -609,7 +632,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                       (at_tab_token, "token", [at_bars, at_bars_text])]:
                 tab.select(lambda view=view: view, None, at_visible, queue=False, api_name=f"attention_visible_{view}",
                            api_visibility="private")
-                tab.select(keep_results(handlers.attention_view, len(output)), [*at_drawn_in, gr.State(view)],
+                # reopened with nothing changed, a sub-tab is not drawn again
+                tab.select(guarded(keep_results(handlers.attention_view, len(output)), f"attention_view_{view}",
+                                   [*output, at_error], skip_repeat=True), [*at_drawn_in, gr.State(view)],
                            [*output, at_error], api_name=f"attention_view_{view}", api_visibility="private",
                            **COMPUTE)
             examples([[ATTENTION_TEXT, N_LAYERS, "average", "mlm"],
@@ -646,7 +671,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # the API's word: an example (the picker's own value is empty until a text is tokenized)
             api_word = gr.Textbox(" tokenization", visible=False, label="word")
             wire([tk_word.input], handlers.bpe_merges, [api_word, tk_model], tk_merges_out, tk_word_error, "bpe_merges",
-                 ui_inputs=[tk_word, tk_current])
+                 ui_inputs=[tk_word, tk_current], skip_repeats=True)
             with tk_input_col:  # the examples under the text box, not below a long merge table
                 examples([[text] for text in TOKENS_EXAMPLES], [tk_text], tk_out, tk_ui, tk_error, "tokens",
                          run_inputs=[tk_text, tk_current])
@@ -768,10 +793,12 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                                                      "120px", "115px", "80px"])
             model_note("mlm")
             mk_out = [mk_table, mk_stats, mk_plot, mk_preds]
-            # the button, Enter in a box, or moving the slider (mouse or keys) reruns it (a table that no longer
-            # matched its controls looked current)
-            mk_ui = wire([mk_btn.click, mk_text.submit, mk_epochs.input, mk_seed.submit], handlers.masking,
-                         [mk_text, mk_epochs, mk_seed], mk_out, mk_error, "masking", on_load=True)
+            # the button, Enter in a box, moving the slider (mouse or keys) or changing the seed (typed, or its
+            # arrows) reruns it (a table that no longer matched its controls looked current); Enter after a
+            # change that already ran does not run it again
+            mk_ui = wire([mk_btn.click, mk_text.submit, mk_epochs.input, mk_seed.input, mk_seed.submit],
+                         handlers.masking, [mk_text, mk_epochs, mk_seed], mk_out, mk_error, "masking", on_load=True,
+                         skip_repeats=True)
             with mk_examples_col:  # above the tables, not below them
                 examples([["The quick brown fox jumps over the lazy dog near the river bank.", 12, 0],
                           ["Paris is the capital of France and the largest city of the country.", 40, 1]],

@@ -392,10 +392,15 @@ def test_masking_example(page):
     assert page.locator("#mk-plot img").get_attribute("alt").startswith("“Coverage")
     check_heading_levels(page)
     shot(page, "4-masking")
-    # another seed, and Enter: the table is redrawn (no button needed)
+    # another seed, typed: the table is redrawn (no button, no Enter needed; it was redrawn only on Enter, and a
+    # seed typed then left by Tab showed beside the old seed's table)
     before = table.inner_html()
     page.locator("#mk-seed input").fill("3")
-    page.locator("#mk-seed input").press("Enter")
+    page.wait_for_function("before => document.querySelector('#mk-table table').innerHTML !== before", arg=before)
+    # ... and by its arrow keys
+    before = table.inner_html()
+    page.locator("#mk-seed input").press("ArrowUp")
+    sync_api.expect(page.locator("#mk-seed input")).to_have_value("4")
     page.wait_for_function("before => document.querySelector('#mk-table table').innerHTML !== before", arg=before)
     # the slider moved by keys reruns it, as a mouse does (the epochs now 14)
     page.get_by_label("range slider for Epochs").focus()

@@ -163,3 +163,75 @@ def test_a_figure_sent_again_is_not_rendered_again(app):
     other, _ = app.handlers.word_map("cat, dog, house, river")
     again = app.Plot().postprocess(other)
     assert again.chart.startswith("“Words on a map") and again is not sent
+
+
+def test_events_that_may_be_skipped_share_their_outputs_only_with_counted_events(app):
+    """A UI event may be skipped when it would draw again what its outputs show (`app.guarded`, demo.repeats):
+    Gradio's Dropdown fires `.input` twice on a click and again on every blur. That is right only if every
+    event that can write one of its outputs on the page is counted by the same guard; the public API endpoints
+    (hidden buttons) answer their caller, not the page."""
+    fns = list(app.demo.fns.values())
+    skippable = {f.api_name for f in fns if getattr(f.fn, "repeats", (None, False))[1]}
+    assert skippable == {"attention_layer_ui", "attention_head_ui", "attention_token_ui", "bpe_merges_ui", "masking_ui",
+                         *(f"attention_view_{view}" for view in ("heads", "heatmap", "grid", "rollout", "token"))}
+    hidden_buttons = {block._id for block in app.demo.blocks.values()
+                      if isinstance(block, gr.Button) and not block.visible}
+    for f in fns:
+        if f.api_name not in skippable:
+            continue
+        watched = {block._id for block in f.outputs}
+        for other in fns:
+            if other is f or not watched & {block._id for block in other.outputs}:
+                continue
+            triggers = {target for target, _ in other.targets}
+            assert hasattr(other.fn, "repeats") or triggers <= hidden_buttons, (f.api_name, other.api_name)
+
+
+def test_a_repeated_event_is_skipped_until_one_of_its_outputs_is_written():
+    from demo.repeats import RepeatedEvents
+
+    runs = RepeatedEvents(max_sessions=2)
+    assert runs.should_run("s", "layer", ("text", 3), (1, 2))
+    assert not runs.should_run("s", "layer", ("text", 3), (1, 2))  # the blur after the click: the same again
+    assert runs.should_run("s", "layer", ("text", 4), (1, 2))  # another layer
+    assert runs.should_run("s", "layer", ("text", 3), (1, 2))  # and back
+    assert runs.should_run("t", "layer", ("text", 3), (1, 2))  # another browser session: its own page
+    assert not runs.should_run("s", "layer", ("text", 3), (1, 2))
+    assert runs.should_run("s", "page", ("text",), (2, 9), skip_repeat=False)  # another event wrote output 2
+    assert runs.should_run("s", "layer", ("text", 3), (1, 2))
+    assert runs.should_run("s", "page", ("text",), (2, 9), skip_repeat=False)  # never skipped, always counted
+    assert runs.should_run("s", "grid", ("text", 3), (5,), skip_repeat=True)
+    assert not runs.should_run("s", "grid", ("text", 3), (5,))  # output 5 untouched by the page
+    assert runs.should_run(None, "grid", ("text", 3), (5,))  # no session: it runs
+    runs.should_run("u", "layer", (), ())  # a third session: the least recent, "t", is forgotten
+    assert runs.should_run("t", "layer", ("text", 3), (1, 2))
+    import numpy as np
+    assert runs.should_run("s", "array", (np.zeros(2),), (7,)) and runs.should_run("s", "array", (np.zeros(2),), (7,))
+
+
+def test_a_dropdowns_second_input_and_a_reopened_sub_tab_do_not_draw_again(app):
+    """The wiring itself (the events' own functions, as Gradio calls them with the browser's session): a layer
+    event sent twice (a click's pick and its blur) draws once; a head change in between makes the same layer
+    event draw again (its views were drawn over); a sub-tab reopened with nothing changed is not drawn again,
+    one opened after a layer change is; another session draws its own page."""
+    from types import SimpleNamespace
+
+    events = {f.api_name: f for f in app.demo.fns.values()}
+    me, other = SimpleNamespace(session_hash="me"), SimpleNamespace(session_hash="other")
+    text = "The cat sat on the mat."
+    layer = events["attention_layer_ui"].fn
+    drawn = layer(me, text, 1, "average", None, "mlm", "heatmap")
+    assert drawn[0] != gr.skip()  # the heatmap, drawn
+    skipped = layer(me, text, 1, "average", None, "mlm", "heatmap")
+    assert len(skipped) == len(drawn) and all(value == gr.skip() for value in skipped)
+    assert layer(other, text, 1, "average", None, "mlm", "heatmap")[0] != gr.skip()
+    events["attention_head_ui"].fn(me, text, 1, 2, None, "mlm", "heatmap")
+    assert layer(me, text, 1, 2, None, "mlm", "heatmap")[0] != gr.skip()
+    grid = events["attention_view_grid"].fn
+    assert grid(me, text, 1, 2, None, "mlm", "grid")[0] != gr.skip()
+    assert grid(me, text, 1, 2, None, "mlm", "grid")[0] == gr.skip()  # reopened, nothing changed
+    layer(me, text, 2, 2, None, "mlm", "heatmap")  # a layer change while the heatmap shows: the grid is stale
+    assert grid(me, text, 2, 2, None, "mlm", "grid")[0] != gr.skip()
+    # the page (a click, an example) always runs, and counts: the same layer again after it draws again
+    assert events["attention_ui"].fn(me, text, 2, 2, "mlm", "heatmap")[0] != gr.skip()
+    assert layer(me, text, 2, 2, None, "mlm", "heatmap")[0] != gr.skip()

@@ -1,0 +1,61 @@
+"""Which UI events would only draw again what the page already shows, so that they need not run.
+
+Gradio 6's Dropdown fires its `.input` event twice when an option is clicked (the pick, then the blur that
+follows, in the same millisecond: two identical runs at once, both compute slots held) and once more on every
+blur, the value unchanged (Tab out of the Layer box redrew the attention grid, ~0.5 s). Reopening a sub-tab
+whose inputs have not changed redrew it too. The app (app.py) asks `RepeatedEvents.should_run` before a UI
+event's handler: per browser session, each output carries a version, raised by every event that may write it
+when it starts; an event may be skipped when it starts with the same inputs as its last start and none of its
+outputs has been written since (by it or by another event), so what they show is what this run would draw.
+
+That holds only if every event that writes those outputs is counted here: app.py routes each of them through
+the same guard, and tests/test_app_layout.py checks that no other event writes them. An event that should
+always run (a button's click; a model box, where the same choice again is a retry) is counted without being
+skipped (`skip_repeat=False`).
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+MAX_SESSIONS = 4096  # the least recently active sessions beyond this are forgotten (their events run)
+
+
+def _same(a, b) -> bool:
+    """`a == b` for event inputs, False when they cannot be compared (then the event runs)."""
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001  (e.g. arrays: an ambiguous truth value)
+        return False
+
+
+class RepeatedEvents:
+    """The outputs' versions and each event's last start, per browser session; thread-safe (Gradio runs
+    handlers in threads)."""
+
+    def __init__(self, max_sessions: int = MAX_SESSIONS):
+        self.max_sessions = max_sessions
+        self._sessions: OrderedDict[str, dict] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def should_run(self, session: str | None, event: str, inputs: tuple, outputs: tuple,
+                   skip_repeat: bool = True) -> bool:
+        """Whether the UI event `event` starting now with `inputs`, writing the outputs `outputs` (their ids),
+        has to run; when it does, its start is counted (its outputs' versions raised). `session`: the browser
+        session (None, e.g. a call without one: it runs)."""
+        if session is None:
+            return True
+        with self._lock:
+            state = self._sessions.pop(session, None) or {"versions": {}, "last": {}}
+            self._sessions[session] = state  # now the most recently active
+            while len(self._sessions) > self.max_sessions:
+                self._sessions.popitem(last=False)
+            versions = state["versions"]
+            last = state["last"].get(event)
+            if (skip_repeat and last is not None and _same(last[0], inputs)
+                    and last[1] == tuple(versions.get(o, 0) for o in outputs)):
+                return False
+            for o in outputs:
+                versions[o] = versions.get(o, 0) + 1
+            state["last"][event] = (inputs, tuple(versions[o] for o in outputs))
+            return True
