@@ -5,7 +5,7 @@ Both models hold the same weights (converted), see the same batch and masks, and
 as `train.pretrain` does). Steps of the two are interleaved so that background load hits both alike.
 Reports tokens/s of a full training step (forward, backward, optimizer) and single-sentence inference latency.
 
-    python benchmarks/bench_train_step.py                      # the README table
+    python benchmarks/bench_train_step.py --vocab 32768 --dropout 0.0 --precision fp32 bf16 --steps 5 --latency-runs 10   # the README table
     python benchmarks/bench_train_step.py --vocab 50265 --precision bf16 --dropout 0.0
     python benchmarks/bench_train_step.py --vocab 32768 --dropout 0.0 --precision bf16 --compile   # both compiled
     python3 benchmarks/bench_train_step.py --device cuda --vocab 32768 --dropout 0.0 --precision bf16 --batch-size 512 \

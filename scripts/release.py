@@ -320,12 +320,46 @@ def experiment_section(summary_json, folder, name: str, summary: dict | None = N
         summarize.to_markdown(summary).strip(), f"![{name}: every seed]({name}.png)"])
 
 
-def write_section(folder, body: str, shown=None) -> Path:
-    """Replace (or add) the card's final "Shipped model" section; the usage names `shown` (default: `folder`)."""
+LEAD = "**Trained in "  # how the card's paragraph on a model of several phases starts (`phases_lead`)
+
+
+def phases_lead(phases: list[RunMetrics]) -> str | None:
+    """The card's paragraph under its title for a model of several phases: the sections that follow are written
+    from the last phase's run (its data, command and metrics), which a reader took for the whole recipe."""
+    if len(phases) < 2:
+        return None
+    averages = sum(1 for m in phases if m.averaged)
+    kinds = f" ({len(phases) - averages} of training, {averages} weight averages of earlier ones)" if averages else ""
+    lead = (f"{LEAD}{len(phases)} pretraining phases**{kinds}, {sum(m.train_tokens for m in phases):,} tokens in "
+            "all, each continuing from the one before (every phase, its command and its held-out figures: "
+            "[Shipped model](#shipped-model)). Data, Training recipe, Metrics and Notes below describe the last "
+            f"phase, phase {len(phases)}, alone.")
+    if any("gpu-upload/" in (m.command or "") for m in phases[-1:]):
+        lead += (" Its paths `gpu-upload/data/...` are the GPU machine's copies of `../shared/data/...`, "
+                 "xz-compressed (`python -m train.gpu_transfer bundle`).")
+    return lead
+
+
+def with_lead(card: str, lead: str | None) -> str:
+    """`card` with `lead` as the paragraph before its first section (an earlier release's lead removed)."""
+    start = card.find(f"\n\n{LEAD}")
+    if start >= 0:
+        end = card.find("\n\n", start + 2)
+        card = card[:start] + (card[end:] if end >= 0 else "\n")
+    if lead and "\n## " in card:
+        at = card.index("\n## ")
+        card = card[:at].rstrip("\n") + f"\n\n{lead}\n" + card[at:]
+    return card
+
+
+def write_section(folder, body: str, shown=None, lead: str | None = None) -> Path:
+    """Replace (or add) the card's final "Shipped model" section; the usage names `shown` (default: `folder`).
+    `lead`: a paragraph under the card's title (one written by an earlier release is replaced)."""
     card = Path(folder) / "README.md"
     text = card_for(folder, str(shown or folder)) if card.is_file() else ""  # its usage names the shipped folder
     if SECTION in text:
         text = text[:text.index(SECTION)]
+    text = with_lead(text, lead)
     card.write_text(text.rstrip("\n") + f"\n\n{SECTION}\n\n{body.strip()}\n", encoding="utf-8")
     return card
 
@@ -370,7 +404,7 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
             probe_text, phases[-1].fill_mask_probe = probe_section(folder)
             (folder / PHASES_FILE).write_text(json.dumps([p.to_dict() for p in phases], indent=1) + "\n")
             write_section(folder, "\n\n".join([pretraining_section(phases), probe_text, analogy_section(folder),
-                                               fill_mask_section(folder, dst)]), dst)
+                                               fill_mask_section(folder, dst)]), dst, phases_lead(phases))
         written.append(dst)
     if classifier:
         dst = clf_dst

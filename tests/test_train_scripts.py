@@ -428,6 +428,12 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
         assert f'"{out / name}"' in usage and f'"{run}"' not in usage
     phase_rows = [line for line in mlm_card.splitlines() if line.startswith(("| 1 |", "| 2 |"))]
     assert len(phase_rows) == 2 and f"`{phase1}`" in phase_rows[1]
+    # under the title, once (the release ran twice): the sections that follow describe the last phase alone
+    tokens = sum(json.loads((run / "metrics.json").read_text())["train_tokens"] for run in (phase1, phase2))
+    lead = f"**Trained in 2 pretraining phases**, {tokens:,} tokens in all"
+    assert mlm_card.count("**Trained in ") == 1 and lead in mlm_card
+    assert mlm_card.index(lead) < mlm_card.index("## Architecture") and "gpu-upload" not in mlm_card
+    assert "**Trained in " not in clf_card
     assert mlm_card.count("# phase ") == 2 and "--init" in mlm_card
     for text, _ in FILL_MASK_EXAMPLES:
         row = next(line for line in mlm_card.splitlines() if line.startswith(f"| {release._cell(text)} |"))
@@ -473,6 +479,7 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
     assert "fill_mask_probe" in phases[1] and 0 <= phases[2]["fill_mask_probe"]["top5"] <= 1
     card = (out2 / release.MLM_NAME / "README.md").read_text()
     assert len([line for line in card.splitlines() if line.startswith(("| 1 |", "| 2 |", "| 3 |"))]) == 3
+    assert card.count("**Trained in ") == 1 and "**Trained in 3 pretraining phases**" in card
 
     # The weight average of a phase and its continuation (train.average) ships as a phase of no tokens.
     from scripts import phase_curve
