@@ -158,12 +158,17 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
         after_first.__name__, after_first.__qualname__ = ui.__name__, ui.__qualname__  # the handler it runs
 
         then = {key: value for key, value in event.items() if key != "trigger_mode"}
-        gr.on(triggers, first_ui, ui_inputs, [*first_outputs, first_error], api_name=f"{name}_first_ui",
+        # the first step is the other event itself (its name counted alike): not run again on the same inputs
+        # when nothing has changed its outputs since it ran (What if? right after Classify)
+        first_step = guarded(first_ui, getattr(first_ui, "repeat_event", f"{name}_first_ui"),
+                             [*first_outputs, first_error], skip_repeat=True)
+        gr.on(triggers, first_step, ui_inputs, [*first_outputs, first_error], api_name=f"{name}_first_ui",
               api_visibility="private", trigger_mode="always_last", **COMPUTE).then(
             after_first, **{**then, "inputs": [*ui_inputs, first_error]})
     else:
         gr.on(triggers, guarded(ui, f"{name}_ui", event["outputs"], skip_repeats), **event)
     api(fn, inputs, outputs, name)
+    ui.repeat_event = f"{name}_ui"  # what `guarded` counts it as: another event's first step is counted alike
     return ui
 
 

@@ -173,6 +173,7 @@ def test_events_that_may_be_skipped_share_their_outputs_only_with_counted_events
     fns = list(app.demo.fns.values())
     skippable = {f.api_name for f in fns if getattr(f.fn, "repeats", (None, False))[1]}
     assert skippable == {"attention_layer_ui", "attention_head_ui", "attention_token_ui", "bpe_merges_ui", "masking_ui",
+                         "counterfactual_first_ui",
                          *(f"attention_view_{view}" for view in ("heads", "heatmap", "grid", "rollout", "token"))}
     hidden_buttons = {block._id for block in app.demo.blocks.values()
                       if isinstance(block, gr.Button) and not block.visible}
@@ -235,3 +236,19 @@ def test_a_dropdowns_second_input_and_a_reopened_sub_tab_do_not_draw_again(app):
     # the page (a click, an example) always runs, and counts: the same layer again after it draws again
     assert events["attention_ui"].fn(me, text, 2, 2, "mlm", "heatmap")[0] != gr.skip()
     assert layer(me, text, 2, 2, None, "mlm", "heatmap")[0] != gr.skip()
+
+
+def test_what_if_does_not_classify_again_the_text_just_classified(app):
+    """What if? classifies the text first (it may have been edited since): not again when the page shows that
+    text's classification already; after an edit, or another event's answer, it does."""
+    from types import SimpleNamespace
+
+    events = {f.api_name: f for f in app.demo.fns.values()}
+    me = SimpleNamespace(session_hash="what-if")
+    classify, first = events["classify_ui"].fn, events["counterfactual_first_ui"].fn
+    assert classify(me, "A wonderful film.", "shipped")[0] != gr.skip()
+    assert all(value == gr.skip() for value in first(me, "A wonderful film.", "shipped"))
+    assert first(me, "A dreadful film.", "shipped")[0] != gr.skip()  # edited, not submitted
+    assert all(value == gr.skip() for value in first(me, "A dreadful film.", "shipped"))
+    assert classify(me, "A dreadful film.", "shipped")[0] != gr.skip()  # a click on Classify always runs
+
