@@ -8,6 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+CARDS = sorted((ROOT / "assets").glob("*/README.md"))  # the shipped models' cards
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")   # [text](target) and ![alt](target), across line breaks
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 
@@ -44,7 +45,7 @@ def test_the_readme_links_the_lab_record():
     assert not missing, f"docs not linked from the README: {missing}"
 
 
-@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.name)
+@pytest.mark.parametrize("document", [*DOCUMENTS, *CARDS], ids=lambda p: str(p.relative_to(ROOT)))
 def test_relative_links_and_anchors_resolve(document):
     broken = []
     for target in local_links(document):
@@ -58,7 +59,6 @@ def test_relative_links_and_anchors_resolve(document):
 
 
 # ----- the commands the documents give: every option they use is one the command takes -----
-CARDS = sorted((ROOT / "assets").glob("*/README.md"))
 COMMAND = re.compile(r"python3? (?:-m ((?:train|scripts)\.\w+)|(benchmarks/\w+\.py))")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
