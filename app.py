@@ -20,7 +20,7 @@ from demo.formatting import md_escape
 from demo.handlers import EMBEDDINGS_TAB, TOKENS_TAB, Handlers, head_choices, layer_choices
 from demo.masking_view import MASKING_COLUMNS, PREDICTION_COLUMNS
 from demo.models import configure_torch, load_models, read_ablation
-from demo.repeats import RepeatedEvents
+from demo.repeats import InFlight, RepeatedEvents
 from demo.uploads import launch_options
 from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results, read_sliders
 
@@ -95,6 +95,7 @@ class Plot(gr.Plot):
 
 COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, APP_CONCURRENCY at a time
 REPEATS = RepeatedEvents()  # which UI events would draw again what the page shows (`guarded`)
+LOADING = InFlight()  # the model boxes' choices being loaded now, per session (`model_box`)
 
 
 def error_box(elem_id=None):
@@ -206,12 +207,18 @@ def model_box(key, name, choices=None, value=model_choice.SHIPPED, choose=None, 
     def default_choose(choice, now):
         return handlers.chooser.choose(key, choice, now, tab)
 
-    def choose_saying_so(choice, *rest):
+    def choose_saying_so(request: gr.Request, choice, *rest):
         """A Hub model first says that it is loading (a download can take a while), then the outcome; the tab
-        keeps its model meanwhile."""
-        if not handlers.chooser.is_loaded(asked[0], choice, asked[1]):  # a load's note, not a cached answer's
-            yield (gr.skip(), gr.skip(), model_choice.loading_html(choice), *[gr.skip()] * len(outputs))
-        yield (choose or default_choose)(choice, *rest)
+        keeps its model meanwhile. The second request of one click (a dropdown's `.input` fires twice) leaves
+        the outputs to the first."""
+        session = getattr(request, "session_hash", None)
+        with LOADING.first((session, name, repr((choice, *rest)))) as fresh:
+            if not fresh and session is not None:
+                yield (gr.skip(),) * (3 + len(outputs))
+                return
+            if not handlers.chooser.is_loaded(asked[0], choice, asked[1]):  # a load's note, not a cached answer's
+                yield (gr.skip(), gr.skip(), model_choice.loading_html(choice), *[gr.skip()] * len(outputs))
+            yield (choose or default_choose)(choice, *rest)
 
     box.input(choose_saying_so, [box, current, *inputs], [box, current, status, *outputs],
               api_name=f"{name}_model", api_visibility="private", concurrency_id="load", concurrency_limit=2,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 
 MAX_SESSIONS = 4096  # the least recently active sessions beyond this are forgotten (their events run)
 
@@ -59,3 +60,29 @@ class RepeatedEvents:
                 versions[o] = versions.get(o, 0) + 1
             state["last"][event] = (inputs, tuple(versions[o] for o in outputs))
             return True
+
+
+class InFlight:
+    """The runs going on now, by key: a model box's `.input` fires twice for one click, and both requests would
+    load the same Hub model, each holding a slot of the loading queue for the whole download (the second waiting
+    on the model's lock). `first(key)` says whether this run is the only one with that key; a second one started
+    meanwhile can leave the outputs to it."""
+
+    def __init__(self):
+        self._running: set = set()
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def first(self, key):
+        """A context whose value is True for the one run of `key` (hashable) at a time, False for any other run
+        of the same key started while it goes on."""
+        with self._lock:
+            fresh = key not in self._running
+            self._running.add(key)
+        try:
+            yield fresh
+        finally:
+            if fresh:
+                with self._lock:
+                    self._running.discard(key)
+

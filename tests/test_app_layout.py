@@ -98,12 +98,22 @@ def test_a_model_box_says_a_hub_model_is_loading_before_it_loads(app):
     events = {f.api_name: f for f in app.demo.fns.values()}
     box = events["fm_model"]
     assert box.show_progress == "hidden"
-    steps = box.fn("someone/some-roberta", "shipped")
+    from types import SimpleNamespace
+
+    me = SimpleNamespace(session_hash="model-box")
+    steps = box.fn(me, "someone/some-roberta", "shipped")
     first = next(steps)
-    steps.close()  # never loads: no Hub here
     assert "Loading someone/some-roberta: from the Hugging Face Hub" in first[2]
     assert all(isinstance(value, dict) and value.get("__type__") == "update" for value in (first[0], first[1]))
-    assert "Loading" not in list(box.fn("shipped", "shipped"))[0][2]
+    # the same click's second request, while the first loads: it leaves every output to the first (it would hold
+    # a second slot of the loading queue for the whole download); another session's request loads for itself
+    assert list(box.fn(me, "someone/some-roberta", "shipped")) == [(gr.skip(),) * 3]
+    other = box.fn(SimpleNamespace(session_hash="another"), "someone/some-roberta", "shipped")
+    assert "Loading" in next(other)[2]
+    other.close()
+    steps.close()  # never loads: no Hub here
+    assert "Loading" in next(box.fn(me, "someone/some-roberta", "shipped"))[2]  # the first one has ended
+    assert "Loading" not in list(box.fn(me, "shipped", "shipped"))[0][2]
     assert isinstance(events["fill_mask_ui"].inputs[3], gr.State)
     assert isinstance(events["classify_ui"].inputs[1], gr.State)
     assert isinstance(events["counterfactual_ui"].inputs[1], gr.State)
