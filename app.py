@@ -132,7 +132,8 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
     """The UI event: `fn` with its errors in `error` and the previous results kept (`keep_results`), also
     run when the page opens if `on_load` (every tab shows its default example computed); and the public API
     endpoint `name` (`api`). Both in the shared compute queue; the UI event reads `ui_inputs` when given (the
-    same parameters, the last one from the page's state instead of its API default; `keep_undrawn`: see
+    same parameters, some read from the page's State instead of the API's inputs or defaults: the tab's model,
+    the text the views were drawn for, the visible view; `keep_undrawn`: see
     `keep_results`). `first`: (UI function, its outputs, its error box) run on the same inputs before `fn`, so
     that what `fn` adds to the page belongs to the same text; when it fails (its box says why, next to the
     input), `fn` does not run. `page`: (function, outputs) the UI event runs instead of `fn` (`fn`'s outputs
@@ -175,7 +176,7 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
 
 def examples(rows, inputs, outputs, ui, error, name, run_inputs=None, labels=None, columns=None, model_state=None):
     """Examples that fill the inputs, then run `ui` (from `wire`) on `run_inputs` (default: those inputs; a
-    tab's other inputs too, its model box included) in the shared compute queue (gr.Examples' own
+    tab's other inputs too, and its model: the tab's State, or the box an example sets) in the shared compute queue (gr.Examples' own
     run_on_click event would get a concurrency group, and so a limit, of its own). `labels`: what each
     example shows instead of its text (a long one). `columns`: the indices of the inputs the examples show
     (default: all); the others are still set, e.g. a box an example clears. `model_state`: (the model box an
@@ -806,8 +807,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             model_note("mlm")
             mk_out = [mk_table, mk_stats, mk_plot, mk_preds]
             # the button, Enter in a box, moving the slider (mouse or keys) or changing the seed (typed, or its
-            # arrows) reruns it (a table that no longer matched its controls looked current); Enter after a
-            # change that already ran does not run it again
+            # arrows) reruns it (a table that no longer matched its controls looked current); any of them with
+            # nothing changed since the last run (Enter after a change that already ran, a second click) does
+            # not run it again: the same seed draws the same masks
             mk_ui = wire([mk_btn.click, mk_text.submit, mk_epochs.input, mk_seed.input, mk_seed.submit],
                          handlers.masking, [mk_text, mk_epochs, mk_seed], mk_out, mk_error, "masking", on_load=True,
                          skip_repeats=True)

@@ -213,7 +213,7 @@ def _allowed(vocab: _Vocab, rows: int, words_only: bool, words: list[str], ids: 
 
 def _baseline(sims: torch.Tensor, vocab: _Vocab) -> float:
     """How alike a token picked at random is to the query: the mean of `sims` (V,) over the ordinary tokens. A
-    small model's rows share one large direction, so this is far above 0 (0.90 for "Monday" in the shipped
+    small model's rows share one large direction, so this is far above 0 (about 0.88 for "Monday" in the shipped
     model), and a neighbour's score means what it rises above it."""
     ordinary = vocab.allowed(len(sims), words_only=False)  # (V,)
     return float(sims[ordinary].mean()) if bool(ordinary.any()) else 0.0

@@ -392,8 +392,8 @@ class ModelChooser:
         except ModelChoiceError as err:
             message = html.escape(str(err), quote=False)
             return current, current, f'<div class="input-error" role="alert">⚠️ {message}</div>'
+        if not loaded.available:  # the shipped model, when it failed at start-up
+            return current, current, f'<div class="input-error" role="alert">⚠️ {html.escape(loaded.error)}</div>'
         value = SHIPPED if is_shipped(choice) else choice.strip()
-        if not loaded.available:
-            return value, value, f'<div class="input-error" role="alert">⚠️ {html.escape(loaded.error)}</div>'
         return value, value, f'<div class="model-status">{describe(loaded)}</div>'
 

@@ -10,8 +10,10 @@ outputs has been written since (by it or by another event), so what they show is
 
 That holds only if every event that writes those outputs is counted here: app.py routes each of them through
 the same guard, and tests/test_app_layout.py checks that no other event writes them. An event that should
-always run (a button's click; a model box, where the same choice again is a retry) is counted without being
-skipped (`skip_repeat=False`).
+always run (the Classify and Predict buttons, the attention page) is counted without being skipped
+(`skip_repeat=False`); the Masking tab's event, its button included, is skipped when nothing has changed (the
+same masks would be drawn). The model boxes are not counted here: the second request of one click leaves the
+loading to the first (`InFlight`), and choosing the same model again later is a retry.
 """
 from __future__ import annotations
 

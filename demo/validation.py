@@ -21,7 +21,8 @@ from .formatting import VISIBLE_RE
 
 log = logging.getLogger(__name__)
 
-MAX_CHARS = 200_000  # longer texts are refused outright; anything shorter is cut to the model's max length
+MAX_CHARS = 200_000  # longer texts are refused outright; a shorter one is cut to what the tab reads (the
+# model's window; the Sentiment tab reads LONG_TEXT_TOKENS, in windows)
 MAX_TOP_K = 20
 MAX_TARGETS = 100  # candidate words scored at most
 MAX_MASKS = roberta.pipelines.MAX_MASKS

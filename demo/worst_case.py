@@ -4,7 +4,7 @@ characters, mixed scripts, unclosed quotes). Used by tests/test_app_handlers.py 
 bound) and benchmarks/bench_worst_case_inputs.py (the slowest input per handler with the shipped models)."""
 from __future__ import annotations
 
-N = 200_000  # demo.handlers.MAX_CHARS
+N = 200_000  # demo.validation.MAX_CHARS
 
 
 def _fill(unit: str, n: int = N) -> str:

@@ -41,9 +41,9 @@ def dataset_name(path) -> str:
 @dataclass(frozen=True)
 class Evaluation:
     """One measured figure and the data it was measured on (what the model card's model-index lists)."""
-    name: str  # "held-out MLM", "dev", "IMDB", "labeled", "calibration"
+    name: str  # "held-out MLM", "dev", "IMDB", "IMDB read whole", "labeled"
     data: str  # the source: a path or a hub: spec
-    metric: str  # "accuracy", "perplexity", "loss", "ece"
+    metric: str  # "accuracy", "perplexity"
     value: float
 
 

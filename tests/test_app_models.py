@@ -197,6 +197,17 @@ def test_choose_loads_once_and_describes_the_model(models, hf_mlm_dir, monkeypat
     assert chooser.choose("mlm", MC.SHIPPED, str(hf_mlm_dir))[:2] == (MC.SHIPPED, MC.SHIPPED)
 
 
+def test_choosing_a_shipped_model_that_failed_at_start_up_keeps_the_tab_on_its_model(models, hf_mlm_dir):
+    """As any model that cannot be used: the box and the tab stay on the current one, the reason beside the box."""
+    from demo.models import LoadedModel, Models
+
+    broken = Models(LoadedModel("mlm", "assets/gone", error="assets/gone: no such folder"), models.sentiment)
+    chooser = MC.ModelChooser(broken, allow_local=True)
+    assert chooser.choose("mlm", str(hf_mlm_dir), MC.SHIPPED)[:2] == (str(hf_mlm_dir), str(hf_mlm_dir))
+    value, current, status = chooser.choose("mlm", MC.SHIPPED, str(hf_mlm_dir))
+    assert value == current == str(hf_mlm_dir) and "assets/gone: no such folder" in status and "input-error" in status
+
+
 def test_cache_keeps_the_last_few_models(models, tmp_path, monkeypatch):
     monkeypatch.setattr(MC, "load_choice", lambda key, source, tab=None: models[key])
     chooser = MC.ModelChooser(models, size=2, allow_local=True)

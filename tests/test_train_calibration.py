@@ -382,6 +382,9 @@ def test_average_is_the_mean_and_a_hub_ready_folder(seeds, tmp_path):
     for name in ("config.json", "model.safetensors", "tokenizer.json", "README.md", "reliability.png"):
         assert (out / name).is_file(), name
     assert not (out / "log.jsonl").exists()  # no training of its own: the figure shows the members' curves
+    selection = json.loads((seeds[0] / "metrics.json").read_text()).get("selection")
+    kept = "each member kept its end-of-run weights" if selection in (None, "last") else "each member kept the exponential"
+    assert kept in (out / "README.md").read_text()  # what the members' own metrics.json say they kept
     assert all((f / "log.jsonl").is_file() for f in seeds) and (out / "curves.png").read_bytes()[:4] == b"\x89PNG"
     clf = roberta.pipeline("sentiment-analysis", model=out, device="cpu")
     assert clf("a fine film")[0]["label"] in {"negative", "positive"}
@@ -683,3 +686,9 @@ def test_sentiment_recipe_with_tapt_end_to_end(train_files, tiny_mlm_dir, tmp_pa
     assert (out / "tapt" / "imdb-lower.txt").read_text().islower()
     sst2 = json.loads((out / "sst2-s0" / "metrics.json").read_text())
     assert sst2["init"] == str(out / "tapt" / "mlm")
+
+
+def test_the_cards_name_the_weights_each_run_kept():
+    assert finetune.kept_weights(None) == finetune.kept_weights("last") == "its end-of-run weights"
+    assert finetune.kept_weights("ema 0.999").startswith("the exponential moving average of its weights (decay 0.999")
+    assert finetune.kept_weights("calibration", 40) == "its checkpoint with the best accuracy on the calibration slice (step 40)"

@@ -214,7 +214,7 @@ def _run(args) -> dict:
     from . import data
     from .calibrate import calibrate, held_out_slice
     from .evaluate import evaluate_classifier, evaluate_reviews, score_checks
-    from .finetune import write_card
+    from .finetune import kept_weights, write_card
     from .arguments import command_line
 
     started = time.time()
@@ -311,9 +311,11 @@ def _run(args) -> dict:
     RunMetrics.from_dict(metrics).write(out)
     member_lines = "\n".join(f"- `{r['folder']}`: dev accuracy {_pct(r['dev_accuracy'])}, IMDB {_pct(r['imdb_accuracy'])}"
                              for r in metrics["members"])
+    kept = {kept_weights(m.get("selection"), m.get("kept_step")) for m in members}
+    kept = f"each member kept {kept.pop()}" if len(kept) == 1 else "the members kept different weights (their cards say which)"
     notes = (f"The uniform average of the weights of {len(folders)} classifiers fine-tuned from "
-             f"`{metrics['init_root']}` with the same recipe and different seeds (train_time_s is their sum). "
-             f"Each member kept its end-of-run weights; the dev set chose nothing.\n\n{member_lines}")
+             f"`{metrics['init_root']}` with the same recipe and different seeds (train_time_s is their sum); "
+             f"{kept}; the dev set chose nothing.\n\n{member_lines}")
     write_card(out, metrics, {"command": metrics["command"], "members": [str(f) for f in folders]},
                title=f"Sentiment classifier: weight average of {len(folders)} fine-tuning runs", notes=notes)
     return metrics

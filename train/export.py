@@ -1,5 +1,6 @@
-"""Copy a finished run folder as a shippable, Hub-ready model folder, optionally storing the weights in
-half precision (half the size; the model still computes in float32: it is cast back when loaded).
+"""Copy a finished run folder as a shippable, Hub-ready model folder, storing the weights in half precision by
+default (half the size; the model still computes in float32: it is cast back when loaded; --dtype float32 keeps
+them full size).
 
     python -m train.export runs/mini-roberta-mlm assets/mini-roberta-mlm --dtype float16
     python -m train.export runs/mini-roberta-mlm/checkpoints/step-00003000 runs/mlm-step-3000 --dtype float32

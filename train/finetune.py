@@ -20,8 +20,8 @@ What it does, in order:
   file: training on IMDB's train.tsv never sees the 1,000 reviews the IMDB figure is measured on
   (matched by text: give --train and --imdb the same source; --keep-imdb-sample turns this off).
 - Initialisation. --init an MLM folder: its encoder, a new classifier head. --init a classifier folder
-  (e.g. the IMDB stage): its encoder and, when its labels are the same, its head (--new-head for a fresh
-  one); its calibration temperature is not carried over. --init random: a from-scratch encoder.
+  (e.g. the IMDB stage): its encoder and its head, whose labels must be this run's (else the run is refused:
+  --new-head starts a fresh head); its calibration temperature is not carried over. --init random: a from-scratch encoder.
 - Optimisation (`train.trainer`): AdamW, warmup then linear decay, --epochs; --layer-lr-decay d < 1 gives the
   classifier head the full lr, the top encoder layer d x lr, the next d^2 x lr, ..., the embeddings d^(L+1).
 - Which weights are kept: by default the end-of-run model (--select last). --select calibration keeps the
@@ -77,7 +77,7 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
                                     "encoder and head); 'random' for a from-scratch encoder (then --preset and "
                                     "--tokenizer)", group="initialisation", required=True)
     new_head: bool = option(False, "with a classifier --init: start from a fresh classifier head (default: keep "
-                                   "its head when the labels are the same)", group="initialisation")
+                                   "its head; a run with other labels is refused without this)", group="initialisation")
     tokenizer: str | None = option(None, "tokenizer.json or a folder holding one (default: the --init folder's)",
                                    group="initialisation")
     train: str = option(DEFAULT_TRAIN, "TSV/CSV with a header (sentence or text, label) or hub:NAME:CONFIG:SPLIT, "
@@ -454,15 +454,7 @@ def write_card(out: Path, metrics: RunMetrics | dict, recipe: dict, title: str |
     if notes is None:
         start = ("a randomly initialised encoder (no pretraining)" if init == "random"
                  else f"`{init}` ({metrics.init_gave or 'encoder'})")
-        selection = metrics.selection or "last"
-        if selection == "last":
-            kept = "the end-of-run weights are the ones kept"
-        elif selection.startswith("ema "):
-            kept = (f"the kept weights are the exponential moving average of the run's weights (decay "
-                    f"{selection.split()[1]}, updated after every step), not the end-of-run weights")
-        else:
-            kept = (f"the checkpoint with the best accuracy on the calibration slice (step {metrics.kept_step}) "
-                    "is the one kept")
+        kept = f"it keeps {kept_weights(metrics.selection, metrics.kept_step)}"
         imdb = ""
         if metrics.imdb_data:
             imdb = (f" IMDB accuracy is on a fixed sample of {metrics.imdb_examples} reviews of "
@@ -475,6 +467,18 @@ def write_card(out: Path, metrics: RunMetrics | dict, recipe: dict, title: str |
                  f"so its figure is not optimistic.{imdb}")
     write_model_card(out, title=title, task="text-classification", metrics=card_table_metrics(metrics),
                      recipe=recipe, notes=notes, extra_sections=card_figure_sections(metrics))
+
+
+def kept_weights(selection: str | None, kept_step: int | None = None) -> str:
+    """Which weights a run kept (its metrics.json's `selection`), as the model cards say it."""
+    selection = selection or "last"
+    if selection.startswith("ema "):
+        return (f"the exponential moving average of its weights (decay {selection.split()[1]}, updated after every "
+                "step), not its end-of-run weights")
+    if selection == "calibration":
+        step = f" (step {kept_step})" if kept_step is not None else ""
+        return f"its checkpoint with the best accuracy on the calibration slice{step}"
+    return "its end-of-run weights"
 
 
 def card_table_metrics(metrics: RunMetrics) -> RunMetrics:

@@ -62,8 +62,9 @@ class PretrainArguments(ModelArguments, TrainingArguments):
                                   group="data")
     eval_seed: int = option(0, "seed of the held-out masks, fixed apart from --seed so that every run and phase "
                                "is scored on the same masked positions (default: %(default)s)", group="data")
-    tokenizer: str | None = option(None, "tokenizer.json or a folder holding one; default: train one on --corpus "
-                                         "with `train.tokenizer` defaults (--vocab-size) and save it in OUT",
+    tokenizer: str | None = option(None, "tokenizer.json or a folder holding one; default: the --init folder's, "
+                                         "else one trained on --corpus with `train.tokenizer` defaults "
+                                         "(--vocab-size), saved in OUT",
                                    group="data")
     vocab_size: int = option(32768, "vocabulary of a tokenizer trained on the fly (default: %(default)s)",
                              group="data")
@@ -74,7 +75,7 @@ class PretrainArguments(ModelArguments, TrainingArguments):
                                     "default", group="data")
     max_length: int | None = option(None, "tokens per packed training row, <s> and </s> included (default: the "
                                           "model's longest input); shorter rows give more optimizer steps for the "
-                                          "same tokens. Held-out rows always use the model's longest input",
+                                          "same tokens. Held-out rows use the model's longest input unless --eval-length says otherwise",
                                     group="data", deprecated=("--seq-length",))
     masking: str = option("dynamic", "dynamic: new mask every pass (RoBERTa); static: --dupe-factor fixed masks "
                                      "(BERT)", group="masking", choices=("dynamic", "static"))
