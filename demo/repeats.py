@@ -17,6 +17,7 @@ loading to the first (`InFlight`), and choosing the same model again later is a 
 """
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -24,12 +25,23 @@ from contextlib import contextmanager
 MAX_SESSIONS = 4096  # the least recently active sessions beyond this are forgotten (their events run)
 
 
-def _same(a, b) -> bool:
-    """`a == b` for event inputs, False when they cannot be compared (then the event runs)."""
-    try:
-        return bool(a == b)
-    except Exception:  # noqa: BLE001  (e.g. arrays: an ambiguous truth value)
-        return False
+PLAIN = (str, int, float, bool, type(None))
+
+
+def _digest(inputs) -> bytes | None:
+    """A fingerprint of an event's inputs, kept instead of the inputs (a text may be 200,000 characters, and a
+    session keeps one per event); None when they hold anything but plain values, lists, tuples and dicts of
+    them (then the event always runs)."""
+    def plain(value) -> bool:
+        if isinstance(value, (list, tuple)):
+            return all(plain(v) for v in value)
+        if isinstance(value, dict):
+            return all(isinstance(k, str) and plain(v) for k, v in value.items())
+        return isinstance(value, PLAIN)
+
+    if not plain(inputs):
+        return None
+    return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).digest()
 
 
 class RepeatedEvents:
@@ -55,12 +67,13 @@ class RepeatedEvents:
                 self._sessions.popitem(last=False)
             versions = state["versions"]
             last = state["last"].get(event)
-            if (skip_repeat and last is not None and _same(last[0], inputs)
+            digest = _digest(inputs)
+            if (skip_repeat and last is not None and digest is not None and last[0] == digest
                     and last[1] == tuple(versions.get(o, 0) for o in outputs)):
                 return False
             for o in outputs:
                 versions[o] = versions.get(o, 0) + 1
-            state["last"][event] = (inputs, tuple(versions[o] for o in outputs))
+            state["last"][event] = (digest, tuple(versions[o] for o in outputs))
             return True
 
 

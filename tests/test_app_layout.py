@@ -218,6 +218,11 @@ def test_a_repeated_event_is_skipped_until_one_of_its_outputs_is_written():
     assert runs.should_run("t", "layer", ("text", 3), (1, 2))
     import numpy as np
     assert runs.should_run("s", "array", (np.zeros(2),), (7,)) and runs.should_run("s", "array", (np.zeros(2),), (7,))
+    # a 200,000-character text is kept as a 32-byte fingerprint, not as itself (a session keeps one per event)
+    text = "word " * 40_000
+    assert runs.should_run("s", "big", (text, 5), (8,)) and not runs.should_run("s", "big", (text, 5), (8,))
+    assert runs.should_run("s", "big", (text + "!", 5), (8,))
+    assert len(runs._sessions["s"]["last"]["big"][0]) == 32
 
 
 def test_a_dropdowns_second_input_and_a_reopened_sub_tab_do_not_draw_again(app):
