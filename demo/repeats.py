@@ -22,7 +22,7 @@ import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 
-MAX_SESSIONS = 4096  # the least recently active sessions beyond this are forgotten (their events run)
+MAX_SESSIONS = 1024  # the least recently active sessions beyond this are forgotten (their events run); a few KB each
 
 
 PLAIN = (str, int, float, bool, type(None))
