@@ -133,8 +133,7 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
     run when the page opens if `on_load` (every tab shows its default example computed); and the public API
     endpoint `name` (`api`). Both in the shared compute queue; the UI event reads `ui_inputs` when given (the
     same parameters, some read from the page's State instead of the API's inputs or defaults: the tab's model,
-    the text the views were drawn for, the visible view; `keep_undrawn`: see
-    `keep_results`). `first`: (UI function, its outputs, its error box) run on the same inputs before `fn`, so
+    the text the views were drawn for, the visible view; `keep_undrawn`: see `keep_results`). `first`: (UI function, its outputs, its error box) run on the same inputs before `fn`, so
     that what `fn` adds to the page belongs to the same text; when it fails (its box says why, next to the
     input), `fn` does not run. `page`: (function, outputs) the UI event runs instead of `fn` (`fn`'s outputs
     first, then more views of the same input). `skip_repeats`: the UI event does not run again when nothing has
@@ -176,8 +175,9 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
 
 def examples(rows, inputs, outputs, ui, error, name, run_inputs=None, labels=None, columns=None, model_state=None):
     """Examples that fill the inputs, then run `ui` (from `wire`) on `run_inputs` (default: those inputs; a
-    tab's other inputs too, and its model: the tab's State, or the box an example sets) in the shared compute queue (gr.Examples' own
-    run_on_click event would get a concurrency group, and so a limit, of its own). `labels`: what each
+    tab's other inputs too, and its model: the tab's State, or the box an example sets) in the shared compute
+    queue (gr.Examples' own run_on_click event would get a concurrency group, and so a limit, of its own),
+    counted by the repeats guard (`guarded`) as a run that always happens. `labels`: what each
     example shows instead of its text (a long one). `columns`: the indices of the inputs the examples show
     (default: all); the others are still set, e.g. a box an example clears. `model_state`: (the model box an
     example sets, the tab's model State), set to the box's value once the example ran, so that the box and

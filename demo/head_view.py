@@ -6,9 +6,9 @@ shows only its lines and the value of each, beside the tokens they reach.
 Rendered here as one SVG with CSS (Gradio's HTML component runs no scripts), so it costs milliseconds to
 draw, and hover and tap need nothing from the server. The keyboard gets one Tab stop, the first token's row;
 the page's script (app.py's PAGE_JS) moves it with the arrow keys, Home and End (a "roving tabindex"), so that
-Tab leaves the view instead of walking through its up to 128 rows. Sized for the model's 128 tokens: a row per token,
-fixed-size labels, and a box of fixed height that scrolls. To keep the page small, a token's lines below
-`MIN_WEIGHT` and beyond its `TOP_K` strongest are not drawn (the caption says so).
+Tab leaves the view instead of walking through its up to 128 rows. Sized for the model's 128 tokens: a row
+per token, fixed-size labels, and a box of fixed height that scrolls. To keep the page small, a token's lines
+below `MIN_WEIGHT` and beyond its `TOP_K` strongest are not drawn (the caption says so).
 """
 from __future__ import annotations
 
@@ -109,7 +109,8 @@ def head_view_html(labels: list[str], matrix, title: str = "", min_weight: float
                                                       f"no token gets {100 * min_weight:g}% or more")
         # a row is one image to assistive technology, named by its <title> (what the token attends to); the
         # first row is the view's Tab stop, the others take the focus from a tap or the arrow keys
-        parts.append(f'<g class="hv-r" tabindex="{0 if i == 0 else -1}" role="img"><title>{html.escape(tooltip)}</title>'
+        parts.append(f'<g class="hv-r" tabindex="{0 if i == 0 else -1}" role="img">'
+                     f'<title>{html.escape(tooltip)}</title>'
                      f'<rect class="hv-hit" x="0" y="{y(i) - ROW // 2}" width="{x_from}" height="{ROW}"/>'
                      f'<text class="hv-q" x="{x_left}" y="{y(i)}" text-anchor="end">{esc[i]}</text>')
         parts.extend(f'<path class="w{level(row[j])}" d="M{x_from} {y(i)}L{x_to} {y(j)}"/>' for j in kept)

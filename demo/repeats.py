@@ -22,7 +22,7 @@ import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 
-MAX_SESSIONS = 1024  # the least recently active sessions beyond this are forgotten (their events run); a few KB each
+MAX_SESSIONS = 1024  # sessions remembered (a few KB each); the least recently active beyond are forgotten
 
 
 PLAIN = (str, int, float, bool, type(None))
