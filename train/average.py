@@ -312,7 +312,8 @@ def _run(args) -> dict:
     member_lines = "\n".join(f"- `{r['folder']}`: dev accuracy {_pct(r['dev_accuracy'])}, IMDB {_pct(r['imdb_accuracy'])}"
                              for r in metrics["members"])
     kept = {kept_weights(m.get("selection"), m.get("kept_step")) for m in members}
-    kept = f"each member kept {kept.pop()}" if len(kept) == 1 else "the members kept different weights (their cards say which)"
+    kept = (f"each member kept {kept.pop()}" if len(kept) == 1 else
+            "the members kept different weights (their cards say which)")
     notes = (f"The uniform average of the weights of {len(folders)} classifiers fine-tuned from "
              f"`{metrics['init_root']}` with the same recipe and different seeds (train_time_s is their sum); "
              f"{kept}; the dev set chose nothing.\n\n{member_lines}")

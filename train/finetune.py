@@ -21,7 +21,8 @@ What it does, in order:
   (matched by text: give --train and --imdb the same source; --keep-imdb-sample turns this off).
 - Initialisation. --init an MLM folder: its encoder, a new classifier head. --init a classifier folder
   (e.g. the IMDB stage): its encoder and its head, whose labels must be this run's (else the run is refused:
-  --new-head starts a fresh head); its calibration temperature is not carried over. --init random: a from-scratch encoder.
+  --new-head starts a fresh head); its calibration temperature is not carried over. --init random: a
+  from-scratch encoder.
 - Optimisation (`train.trainer`): AdamW, warmup then linear decay, --epochs; --layer-lr-decay d < 1 gives the
   classifier head the full lr, the top encoder layer d x lr, the next d^2 x lr, ..., the embeddings d^(L+1).
 - Which weights are kept: by default the end-of-run model (--select last). --select calibration keeps the
@@ -77,7 +78,8 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
                                     "encoder and head); 'random' for a from-scratch encoder (then --preset and "
                                     "--tokenizer)", group="initialisation", required=True)
     new_head: bool = option(False, "with a classifier --init: start from a fresh classifier head (default: keep "
-                                   "its head; a run with other labels is refused without this)", group="initialisation")
+                                   "its head; a run with other labels is refused without this)",
+                           group="initialisation")
     tokenizer: str | None = option(None, "tokenizer.json or a folder holding one (default: the --init folder's)",
                                    group="initialisation")
     train: str = option(DEFAULT_TRAIN, "TSV/CSV with a header (sentence or text, label) or hub:NAME:CONFIG:SPLIT, "
