@@ -110,7 +110,7 @@ def main(argv=None):
     print("\n".join(rows))
     if args.json:
         args.json.write_text(json.dumps({"chars": args.chars, "threads": torch.get_num_threads(),
-                                         "results": results}, indent=1))
+                                         "results": results}, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -358,7 +358,7 @@ def save_model(folder, config: RobertaConfig, architecture: str, state: dict[str
     save_weights(to_hf_state_dict(state), tmp, metadata)
     os.replace(tmp, folder / WEIGHTS_NAME)
     tmp = folder / f".{CONFIG_NAME}.tmp"
-    tmp.write_text(json.dumps(config.to_hf_dict(architecture), indent=2, sort_keys=True) + "\n")
+    tmp.write_text(json.dumps(config.to_hf_dict(architecture), indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, folder / CONFIG_NAME)
 
 

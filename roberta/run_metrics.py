@@ -157,7 +157,7 @@ class RunMetrics:
         if missing_ok and not file.is_file():
             return None
         try:
-            return cls.from_dict(json.loads(file.read_text()))
+            return cls.from_dict(json.loads(file.read_text(encoding="utf-8")))
         except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as err:
             raise ValueError(f"{file}: not a metrics file: {err}") from None
 
@@ -166,7 +166,7 @@ class RunMetrics:
         file = self.path_of(path)
         file.parent.mkdir(parents=True, exist_ok=True)
         tmp = file.with_name(f".{file.name}.tmp-{os.getpid()}")
-        tmp.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        tmp.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, file)
         return file
 

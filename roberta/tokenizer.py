@@ -177,4 +177,4 @@ def save_tokenizer(tokenizer: Tokenizer, folder, model_max_length: int) -> None:
     config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": model_max_length,
               "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "sep_token": "</s>",
               "cls_token": "<s>", "pad_token": "<pad>", "mask_token": "<mask>"}
-    (folder / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n")
+    (folder / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

@@ -82,7 +82,7 @@ def main(argv=None) -> int:
                 print(f"{source}: {answer['a']} : {answer['b']} :: {answer['c']} : ? not asked: {answer['error']}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False))
+        args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
         print(f"wrote {args.out}")
     return 0
 

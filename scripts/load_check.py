@@ -256,7 +256,7 @@ def main(argv=None) -> int:
             (latencies2, errors2, wall2), _ = hostile_figures
             figures["beside_worst_case"] = {"latencies": latencies2, "errors": errors2, "wall": wall2,
                                             "p95_ratio": ratio}
-        Path(args.json).write_text(json.dumps(figures, indent=1))
+        Path(args.json).write_text(json.dumps(figures, indent=1), encoding="utf-8")
     return 1 if all_errors or (ratio is not None and ratio > 2) else 0
 
 

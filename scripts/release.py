@@ -66,7 +66,7 @@ def read_phase_history(folder) -> list[RunMetrics]:
     ValueError naming it if it is not a list of metrics)."""
     path = Path(folder) / PHASES_FILE
     try:
-        phases = json.loads(path.read_text())
+        phases = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(phases, list):
             raise ValueError(f"expected a list of the phases' metrics, got a {type(phases).__name__}")
         return [RunMetrics.from_dict(p) for p in phases]
@@ -300,7 +300,7 @@ def read_summary(summary_json) -> dict:
     if not summary_json.is_file():
         raise FileNotFoundError(f"{summary_json}: no such file (give a summary.json that train.summarize wrote)")
     try:
-        return json.loads(summary_json.read_text())
+        return json.loads(summary_json.read_text(encoding="utf-8"))
     except ValueError as err:
         raise ValueError(f"{summary_json}: not a summary.json ({err})") from None
 
@@ -311,7 +311,7 @@ def experiment_section(summary_json, folder, name: str, summary: dict | None = N
     are gone, can be shipped again) and stored in the shipped folder as NAME.json and NAME.png."""
     summary_json = Path(summary_json)
     summary = read_summary(summary_json) if summary is None else summary
-    (Path(folder) / f"{name}.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (Path(folder) / f"{name}.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     summarize.plot_summary(summary, Path(folder) / f"{name}.png")
     return "\n\n".join([
         f"### How it was chosen ({name}): mean ± std over seeds",
@@ -402,7 +402,7 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
         with staged_folder(dst) as folder:
             export_into(mlm_phases[-1], folder, dtype)
             probe_text, phases[-1].fill_mask_probe = probe_section(folder)
-            (folder / PHASES_FILE).write_text(json.dumps([p.to_dict() for p in phases], indent=1) + "\n")
+            (folder / PHASES_FILE).write_text(json.dumps([p.to_dict() for p in phases], indent=1) + "\n", encoding="utf-8")
             write_section(folder, "\n\n".join([pretraining_section(phases), probe_text, analogy_section(folder),
                                                fill_mask_section(folder, dst)]), dst, phases_lead(phases))
         written.append(dst)

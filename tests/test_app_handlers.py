@@ -3,7 +3,6 @@ import html
 import json
 import re
 import shutil
-import time
 import warnings
 
 import gradio as gr
@@ -23,6 +22,11 @@ from demo.formatting import format_probability, pct, word_label
 from demo.models import load_models
 from demo.worst_case import with_masks, worst_case_texts
 from roberta.run_metrics import RunMetrics
+
+# Not a speed bound (benchmarks/bench_worst_case_inputs.py measures these; a test never asserts a duration):
+# a guard that no input can hang a handler, where a pathological one (e.g. quadratic in its length) takes many
+# minutes at 200,000 characters. (Marked slow: the whole corpus through every handler takes about a minute.)
+HANG_S = 120
 
 # 53 tokens with the fixture tokenizer: long enough for distinct masks, short enough not to be cut
 LONG_SENTENCE = "The old man follows the river every day and our team sees a small bird near the house at night."
@@ -1130,10 +1134,10 @@ def test_fill_mask_bad_targets(handlers, targets, match):
         handlers.fill_mask("a <mask>", 5, targets)
 
 
+@pytest.mark.timeout(HANG_S)  # quadratic in the whitespace: minutes (a hang guard, not a speed bound)
 def test_completed_sentence_is_linear_in_whitespace():
-    start = time.perf_counter()
     parts = fill_mask_view.completed_sentence("<mask>" + " " * 199_990 + "x", ["word"])
-    assert time.perf_counter() - start < 2 and parts[0] == ("word", "<mask> 1")  # quadratic: minutes
+    assert parts[0] == ("word", "<mask> 1") and parts[1] == (" " * 199_990 + "x", None)  # whitespace kept
     assert fill_mask_view.completed_sentence("a  <mask> b [MASK]", ["x", "y"]) == [
         ("a", None), ("x", "<mask> 1"), (" b", None), ("y", "<mask> 2")]
 
@@ -1141,68 +1145,70 @@ def test_completed_sentence_is_linear_in_whitespace():
 # ----------------------------------------------------------------------------- worst-case inputs
 WORST = worst_case_texts()
 WORST_FILL = {**WORST, **with_masks(WORST)}
-BOUND_S = 10.0  # per request, on the tiny models; the guard is that no input can hold the server for long (a
-# pathological input, e.g. quadratic in its length, takes minutes; 10 s leaves room for a loaded 2-core machine)
-# (marked slow: the whole corpus through every handler takes about a minute)
 
 
-def _run(fn, *args) -> float:
-    """Seconds one call takes; a plain message (gr.Error) is a fine answer, the generic one is not."""
-    start = time.perf_counter()
+def _run(fn, *args) -> None:
+    """One call, answered: a result, or a plain message (gr.Error); the generic one is not an answer."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             fn(*args)
         except gr.Error as err:
             assert "Something went wrong" not in err.message, err.message
-    return time.perf_counter() - start
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(HANG_S)
 @pytest.mark.parametrize("name", WORST_FILL)
 def test_worst_case_fill_mask(handlers, single_thread, name):
-    assert _run(handlers.fill_mask, WORST_FILL[name], 20, "cat, dog") < BOUND_S
+    _run(handlers.fill_mask, WORST_FILL[name], 20, "cat, dog")
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(HANG_S)
 @pytest.mark.parametrize("name", WORST_FILL)
 def test_worst_case_fill_mask_layers(handlers, single_thread, name):
-    assert _run(handlers.fill_mask_layers, WORST_FILL[name]) < BOUND_S
+    _run(handlers.fill_mask_layers, WORST_FILL[name])
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(HANG_S)
 @pytest.mark.parametrize("name", WORST)
 def test_worst_case_classify(handlers, single_thread, name):
-    assert _run(handlers.classify, WORST[name]) < BOUND_S
+    _run(handlers.classify, WORST[name])
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(HANG_S)
 @pytest.mark.parametrize("name", WORST)
 def test_worst_case_counterfactual(handlers, single_thread, name):
-    assert _run(handlers.counterfactual, WORST[name]) < BOUND_S
+    _run(handlers.counterfactual, WORST[name])
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(HANG_S)
 @pytest.mark.parametrize("name", WORST)
 @pytest.mark.parametrize("model", ["mlm", "sentiment"])
 def test_worst_case_attention(handlers, single_thread, name, model):
-    assert _run(handlers.attention, WORST[name], 1, "average", model) < BOUND_S
-    assert _run(handlers.attention_token, WORST[name], 2, 1, 5, model) < BOUND_S
+    _run(handlers.attention, WORST[name], 1, "average", model)
+    _run(handlers.attention_token, WORST[name], 2, 1, 5, model)
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(HANG_S)
 @pytest.mark.parametrize("name", WORST)
 def test_worst_case_masking(handlers, single_thread, name):
-    assert _run(handlers.masking, WORST[name], V.MAX_EPOCHS, 0) < BOUND_S
+    _run(handlers.masking, WORST[name], V.MAX_EPOCHS, 0)
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(HANG_S)
 @pytest.mark.parametrize("name", WORST)
 def test_worst_case_tokens_and_embeddings(handlers, single_thread, name):
     text = WORST[name]
     for fn, args in [(handlers.tokens, ()), (handlers.bpe_merges, ()), (handlers.neighbours, ()),
                      (handlers.analogy, ("king", "woman")), (handlers.word_map, ())]:
-        assert _run(fn, text, *args) < BOUND_S, fn.__name__
+        _run(fn, text, *args)
 
 
 # ----------------------------------------------------------------------------- missing models, about tab

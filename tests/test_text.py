@@ -3,7 +3,6 @@ the reference) on SST-2-style and natural text, and linear time on the inputs th
 import csv
 import random
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -138,14 +137,15 @@ WORST_CASES = {
 }
 
 
+@pytest.mark.timeout(120)  # a hang guard, not a speed bound: quadratic rules take many minutes here
 @pytest.mark.parametrize("name", WORST_CASES)
-def test_linear_time_on_worst_case_inputs(name):
-    """200,000 characters of what made the old rules quadratic (40,000 spaces took 29 s): a bound far above
-    linear time (0.03-0.5 s each measured on an idle core) and far below quadratic."""
+def test_worst_case_inputs_are_normalised(name):
+    """200,000 characters of what made the old rules quadratic (40,000 spaces took 29 s; 0.03-0.5 s each was
+    measured on an idle core, and `python benchmarks/bench_worst_case_inputs.py` times the app's handlers on such
+    inputs): normalised, never longer, no double space."""
     text = WORST_CASES[name]
-    start = time.perf_counter()
-    T.normalize_for_classifier(text)
-    assert time.perf_counter() - start < 5.0  # measured 0.03-0.5 s; generous for a loaded 2-core CI machine
+    out = T.normalize_for_classifier(text)
+    assert len(out) <= len(text) and "  " not in out and out == out.strip()
 
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"  # as in test_train_data.py

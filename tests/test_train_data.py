@@ -276,7 +276,7 @@ def _need(path):
 def test_real_wikitext_valid_loads(tmp_path):
     src = _need(SHARED / "wikitext-2" / "wiki.valid.tokens")
     head = tmp_path / "head.tokens"
-    head.write_text("".join(src.open().readlines()[:200]))
+    head.write_text("".join(src.open(encoding="utf-8").readlines()[:200]), encoding="utf-8")
     docs = data.read_documents(str(head))
     assert docs[0].startswith("Homarus gammarus\n")
     text = "\n".join(docs)

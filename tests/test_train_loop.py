@@ -63,7 +63,7 @@ def test_time_budget_stops_cleanly_with_decayed_lr(train_files, tmp_path):
     argv = pretrain_argv(train_files, out, "--time-budget-min", "0.05", "--warmup", "1", "--log-every", "1")
     assert pretrain.main(argv) == 0
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["stopped_by"] == "time" and 3 <= metrics["train_time_s"] < 30
+    assert metrics["stopped_by"] == "time" and metrics["train_time_s"] >= 3  # its whole budget, not less
     lrs = [e["lr"] for e in reporting.read_log(out / "log.jsonl") if e["type"] == "train"]
     assert lrs[0] == pytest.approx(2e-3) and lrs[-1] < lrs[0]  # decays with the clock
     assert all(a >= b for a, b in zip(lrs, lrs[1:]))
@@ -115,7 +115,7 @@ def test_no_progress_also_silences_the_tokenizing_bar(train_files, tmp_path, mon
 
 
 def test_length_grouped_batches_are_a_permutation_of_similar_lengths():
-    lengths = torch.randint(1, 70, (1000,))
+    lengths = torch.randint(1, 70, (1000,), generator=torch.Generator().manual_seed(2))
     order = torch.randperm(1000, generator=torch.Generator().manual_seed(0))
     grouped = trainer.length_grouped(order, lengths, 8, torch.Generator().manual_seed(1))  # chunks of 400 rows
     assert sorted(grouped.tolist()) == list(range(1000))  # every row once
@@ -320,9 +320,11 @@ def test_crash_while_saving_keeps_previous_checkpoint(train_files, tmp_path, mon
     model.load_state_dict(model_state)
 
     # a real crash can leave a temporary folder behind: --resume ignores and removes it
-    (out / checkpointing.CHECKPOINTS / ".tmp-step-00000004-123").mkdir()
+    leftover = out / checkpointing.CHECKPOINTS / ".tmp-step-00000004-123"
+    leftover.mkdir()
     assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "6", "--save-every", "2", "--resume")) == 0
-    assert roberta.RobertaForMaskedLM.from_pretrained(out)
+    assert not leftover.exists() and json.loads((out / "metrics.json").read_text())["train_steps"] == 6
+    assert roberta.RobertaForMaskedLM.from_pretrained(out).config.max_position_embeddings == 32 + 2
 
 
 def test_options_changed_on_resume_are_recorded_with_the_run(train_files, tmp_path, monkeypatch, capsys):
@@ -425,7 +427,6 @@ def test_exit_codes_are_documented(capsys):
 
 def test_inputs_longer_than_the_position_table_are_refused(train_files, tmp_path, tiny_mlm_dir, capsys):
     # issue 13: --max-length 100000 was accepted; the first step then ignored SIGTERM/SIGINT for 14 minutes
-    start = time.monotonic()
     argv = pretrain_argv(train_files, tmp_path / "a", "--max-steps", "1", "--model-max-length", "100000")
     assert pretrain.main(argv) == 2
     assert "--model-max-length must be between 3 and 512 (RoBERTa's longest input" in capsys.readouterr().err
@@ -444,7 +445,6 @@ def test_inputs_longer_than_the_position_table_are_refused(train_files, tmp_path
     err = capsys.readouterr().err
     assert "--seq-length is deprecated; use --max-length" in err
     assert "--max-length must be between 8 and the model's longest input 64" in err
-    assert time.monotonic() - start < 60
 
 
 def test_missing_tokenizer_and_non_utf8_corpus_are_one_line_errors(train_files, tmp_path, capsys):
@@ -607,9 +607,10 @@ def test_more_processes_than_gpus_is_a_user_error(monkeypatch):
 
 
 # ----- a run checkpointed by the code before issue 12 (tests/data/pre-issue12-run) -----
-def test_resume_checkpoint_written_before_issue_12(tmp_path, capsys, monkeypatch):
+def test_resume_checkpoint_written_before_issue_12(tmp_path, capsys, monkeypatch, single_thread):
     """Resumed with today's code, a step-4 checkpoint of the old code ends with the old run's step-8 weights;
-    its old command (where --max-length set a new model's shape) fails with a message naming the option."""
+    its old command (where --max-length set a new model's shape) fails with a message naming the option. On one
+    thread, as the fixture was written (`single_thread` restores the count after)."""
     import shutil
 
     fixture = ROOT / "tests" / "data" / "pre-issue12-run"
@@ -620,7 +621,6 @@ def test_resume_checkpoint_written_before_issue_12(tmp_path, capsys, monkeypatch
               "--batch-size", "8", "--warmup", "2", "--lr", "2e-3", "--eval-every", "0", "--eval-rows", "8",
               "--final-eval-rows", "8", "--cache-dir", "", "--no-progress", "--precision", "fp32", "--max-steps", "8",
               "--save-every", "4", "--keep-checkpoints", "--out", "run", "--resume"]
-    torch.set_num_threads(1)  # as the fixture was written
     assert pretrain.main([*common, "--max-length", "32"]) == runtime.EXIT_USER_ERROR
     assert "add --model-max-length 32" in capsys.readouterr().err
     assert pretrain.main([*common, "--model-max-length", "32"]) == 0

@@ -253,7 +253,7 @@ def weights_sha256(init: str | None) -> str | None:
 def recorded_init_sha256(out) -> str | None:
     """The warm start's weights the runs in `out` began from (plan.json), None if not recorded."""
     path = Path(out) / "plan.json"
-    return json.loads(path.read_text()).get(INIT_KEY) if path.is_file() else None
+    return json.loads(path.read_text(encoding="utf-8")).get(INIT_KEY) if path.is_file() else None
 
 
 def check_plan(out: Path, steps: list[dict], init_sha256: str | None = None) -> list[str]:
@@ -261,7 +261,7 @@ def check_plan(out: Path, steps: list[dict], init_sha256: str | None = None) -> 
     steps that already have output made with another run's options or from other starting weights (then
     nothing is recorded); else records the plan and returns []."""
     path = out / "plan.json"
-    recorded = json.loads(path.read_text()) if path.is_file() else {}
+    recorded = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     changed = [s.name for s in steps
                if not same_run(recorded.get(s.name, s.command), s.command) and s.folder.exists()]
     # runs from other weights: any run folder of this ablation, planned now or not (another --seeds, --arms)
@@ -275,7 +275,7 @@ def check_plan(out: Path, steps: list[dict], init_sha256: str | None = None) -> 
     recorded.update({s.name: s.command for s in steps})
     out.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(recorded, indent=2) + "\n")
+    tmp.write_text(json.dumps(recorded, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return []
 
@@ -400,7 +400,7 @@ def mask_probe(folder: Path, arm: str, seed: int, args, recipe) -> dict:
              "train_rows_seen_mask": seen, "train_rows_fresh_mask": fresh, "masks": audit,
              "time_s": round(time.time() - started, 1)}
     tmp = folder / "probe.json.tmp"
-    tmp.write_text(json.dumps(probe, indent=2) + "\n")
+    tmp.write_text(json.dumps(probe, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, folder / "probe.json")
     return probe
 
@@ -409,7 +409,7 @@ def mask_probe(folder: Path, arm: str, seed: int, args, recipe) -> dict:
 # Results
 # ----------------------------------------------------------------------------------------------------------
 def _load_json(path: Path):
-    return json.loads(path.read_text()) if path.is_file() else None
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
 def _columns(entries: list[dict], keys) -> dict:
@@ -636,7 +636,7 @@ def write_results(args, steps, corpus_info, started) -> dict:
     out = Path(args.out)
     results = summarize(args, steps, corpus_info, started)
     tmp = out / "results.json.tmp"
-    tmp.write_text(json.dumps(results, indent=1) + "\n")
+    tmp.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, out / "results.json")
     plot(results, out / "curves.png")
     if args.ship:

@@ -69,7 +69,7 @@ def check_members(folders: list[Path], allow_different_init: bool = False) -> li
             if key not in ("calibration_temperature", "hidden_dropout_prob", "attention_probs_dropout_prob",
                            "classifier_dropout") and value != first[key]:
                 raise AverageError(f"{folder}: config {key} is {value!r}, {folders[0]} has {first[key]!r}")
-        if (folder / TOKENIZER_NAME).read_text() != (folders[0] / TOKENIZER_NAME).read_text():
+        if (folder / TOKENIZER_NAME).read_text(encoding="utf-8") != (folders[0] / TOKENIZER_NAME).read_text(encoding="utf-8"):
             raise AverageError(f"{folder}: tokenizer.json differs from {folders[0]}'s")
     metrics = [_metrics(f) for f in folders]
     roots = [m.get("init_root") or m.get("init") for m in metrics]
@@ -195,7 +195,7 @@ UNFINISHED = ".average-unfinished"  # in --out while an average is written: its 
 def start_writing(out: Path) -> None:
     """Make --out, marked unfinished (UNFINISHED) until `run` is done with it."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / UNFINISHED).write_text("train.average is writing this folder; it is finished when this file is gone\n")
+    (out / UNFINISHED).write_text("train.average is writing this folder; it is finished when this file is gone\n", encoding="utf-8")
 
 
 def run(args) -> dict:

@@ -217,10 +217,10 @@ def calibration_split(texts: list[str], n: int, seed: int = 0, mode: str = "sent
 def set_temperature(folder, temperature: float) -> None:
     """Write `calibration_temperature` into folder/config.json (nothing else changes), atomically."""
     path = Path(folder) / "config.json"
-    config = json.loads(path.read_text())
+    config = json.loads(path.read_text(encoding="utf-8"))
     config["calibration_temperature"] = float(temperature)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    tmp.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 

@@ -77,7 +77,7 @@ class Checkpoints:
                     with open(tmp / "trainer.pt", "wb") as f:
                         torch.save(trainer_state, f)
                 if extra_json is not None:
-                    (tmp / "info.json").write_text(json.dumps(extra_json, indent=2) + "\n")
+                    (tmp / "info.json").write_text(json.dumps(extra_json, indent=2) + "\n", encoding="utf-8")
             except (OSError, RuntimeError, SafetensorError) as err:  # a full disk: torch.save says "unexpected pos"
                 kept = [d.name for d in self._dirs(kind)]
                 raise UserError(f"could not write the checkpoint {final.name} in {self.root} (is the disk full? "

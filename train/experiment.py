@@ -143,7 +143,7 @@ def run_steps(steps: list[Step], after: Callable[[Step], None] | None = None, re
         print(f"== {step.name}: done in {time.time() - started:.0f} s", flush=True)
         if step.args is None:  # a training step records its command in metrics.json; a script's is kept here
             with contextlib.suppress(OSError):  # a note for a later run, not this step's result
-                _command_file(step).write_text(step.command + "\n")
+                _command_file(step).write_text(step.command + "\n", encoding="utf-8")
         if after:
             after(step)
     return 0
@@ -162,12 +162,12 @@ def made_otherwise(step: Step) -> str:
     an average), the command recorded beside its output when it differs; else "" (the same, or nothing recorded)."""
     if step.args is None:
         try:
-            recorded = _command_file(step).read_text().strip()
+            recorded = _command_file(step).read_text(encoding="utf-8").strip()
         except OSError:
             return ""
         return recorded if recorded != step.command else ""
     try:
-        recorded = json.loads((step.folder / "metrics.json").read_text()).get("command")
+        recorded = json.loads((step.folder / "metrics.json").read_text(encoding="utf-8")).get("command")
     except (OSError, ValueError):
         return ""
     if not isinstance(recorded, str) or same_run(recorded, step.command):

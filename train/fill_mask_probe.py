@@ -144,7 +144,7 @@ def main(argv=None) -> int:
               "earlier layer than at the last")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0
 
 

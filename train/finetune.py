@@ -225,7 +225,7 @@ def init_root(init: str) -> str:
     train.finetune, the root of its own --init (so runs of several seeds can be checked for a common start)."""
     path = Path(init) / "metrics.json"
     if path.is_file() and "SequenceClassification" in _init_architecture(init):  # not an MLM's own phases
-        metrics = json.loads(path.read_text())
+        metrics = json.loads(path.read_text(encoding="utf-8"))
         if metrics.get("init"):
             return metrics.get("init_root") or metrics["init"]
     return init

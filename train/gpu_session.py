@@ -84,7 +84,7 @@ def session(args) -> int:
     work = Path(args.work)
     logs = work / "session"
     logs.mkdir(parents=True, exist_ok=True)
-    (logs / "machine.json").write_text(json.dumps(machine_facts(), indent=2) + "\n")
+    (logs / "machine.json").write_text(json.dumps(machine_facts(), indent=2) + "\n", encoding="utf-8")
     tests = None
     if args.tests:
         with open(logs / "tests.txt", "w") as out:
@@ -149,22 +149,22 @@ def tail(path: Path, lines: int) -> str:
 def report(chosen: Path, logs: Path) -> str:
     """What a reader of the command's output needs if nothing else comes back: the recipe log's end, the
     pretraining and fine-tuning figures, the tests' summary."""
-    parts = [f"== machine: {(logs / 'machine.json').read_text().strip()}",
+    parts = [f"== machine: {(logs / 'machine.json').read_text(encoding='utf-8').strip()}",
              f"== recipe log (last lines of {logs / 'recipe.log'}):", tail(logs / "recipe.log", 40)]
     if finished(chosen / "mlm"):
-        m = json.loads((chosen / "mlm" / "metrics.json").read_text())
+        m = json.loads((chosen / "mlm" / "metrics.json").read_text(encoding="utf-8"))
         rate = m["train_tokens"] / max(m["train_time_s"], 1e-9)
         parts.append(f"== pretraining ({chosen / 'mlm'}): held-out accuracy {m['eval_accuracy']:.4f}, loss "
                      f"{m['eval_loss']:.4f}; {m['train_tokens']:,} tokens, {m['train_steps']:,} steps in "
                      f"{m['train_time_s']} s ({rate:,.0f} tokens/s), stopped by {m['stopped_by']}")
     sentiment = chosen / "sentiment"
     if finished(sentiment / "tapt" / "mlm"):
-        m = json.loads((sentiment / "tapt" / "mlm" / "metrics.json").read_text())
+        m = json.loads((sentiment / "tapt" / "mlm" / "metrics.json").read_text(encoding="utf-8"))
         parts.append(f"== TAPT: {m['train_tokens']:,} tokens in {m['train_time_s']} s "
                      f"({m['train_tokens'] / max(m['train_time_s'], 1e-9):,.0f} tokens/s)")
     for run in sorted(sentiment.iterdir()) if sentiment.is_dir() else []:
         if finished(run):
-            m = json.loads((run / "metrics.json").read_text())
+            m = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
             parts.append(f"== {run.name}: SST-2 dev {m.get('dev_accuracy', float('nan')):.4f}, "
                          f"{m.get('train_time_s')} s of training")
     if (logs / "tests.txt").is_file():

@@ -197,8 +197,8 @@ def main(argv=None) -> int:
         print(f"no probe has started in {out} yet", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-    (out / "results.md").write_text(markdown_table(results))
+    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    (out / "results.md").write_text(markdown_table(results), encoding="utf-8")
     plot(results, out / "curves.png")
     print(markdown_table(results))
     if args.ship:

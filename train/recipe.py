@@ -268,7 +268,7 @@ def summarize(out: Path) -> dict:
         "imdb_accuracy": {"pretrained": pre.get("imdb_accuracy"), "random_init": rnd.get("imdb_accuracy")},
         "finetune_time_s": {"pretrained": pre.get("train_time_s"), "random_init": rnd.get("train_time_s")},
     }
-    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
     def fmt(v):
         return "-" if v is None else f"{v:.4f}" if isinstance(v, float) else f"{v:,}" if isinstance(v, int) else str(v)
@@ -282,7 +282,7 @@ def summarize(out: Path) -> dict:
     for key, label in (("pretrained", "fine-tuned from the pretrained encoder"),
                        ("random_init", "same recipe, random encoder")):
         lines.append(f"| {label} | {fmt(results['sst2_dev_accuracy'][key])} | {fmt(results['imdb_accuracy'][key])} |")
-    (out / "results.md").write_text("\n".join(lines) + "\n")
+    (out / "results.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return results
 
 
@@ -304,7 +304,7 @@ def main(argv=None) -> int:
         print(f"shipped in {ship(out)}; recipe done in {time.time() - started:.0f} s", flush=True)
         return 0
     results = summarize(out)
-    print((out / "results.md").read_text(), end="")
+    print((out / "results.md").read_text(encoding="utf-8"), end="")
     print(f"recipe done in {time.time() - started:.0f} s: {out}", flush=True)
     if args.push_to_hub:
         from .push import PushError, push_folder

@@ -18,14 +18,14 @@ def truncate_log(path: Path, step: int) -> None:
     """Forget log lines written after the checkpoint we resume from (they will be written again)."""
     if not path.exists():
         return
-    kept = [line for line in path.read_text().splitlines() if line.strip() and json.loads(line)["step"] <= step]
+    kept = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip() and json.loads(line)["step"] <= step]
     tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(line + "\n" for line in kept))
+    tmp.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
     os.replace(tmp, path)
 
 
 def read_log(path: Path) -> list[dict]:
-    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def save_figure(fig, png_path) -> Path:

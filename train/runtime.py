@@ -75,7 +75,7 @@ def output_file(path, example: str, option: str = "--out", suffixes: tuple[str, 
                          f"{path.with_suffix(suffix).name}")
     if suffix == ".json" and path.is_file():  # a JSON document is overwritten, any other file is kept
         try:
-            json.loads(path.read_text())
+            json.loads(path.read_text(encoding="utf-8"))
         except (ValueError, UnicodeDecodeError):
             raise ValueError(f"{option} {path} exists and is not JSON: choose another file name") from None
     return path
@@ -216,7 +216,7 @@ def hardware_info(dist: Dist, precision: str) -> dict:
 
 def _cpu_name() -> str:
     with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()

@@ -214,10 +214,10 @@ def main(argv=None) -> int:
         except OSError as err:  # a file where a folder of the path should be
             print(f"error: --out {out}: {err}", file=sys.stderr)
             return 2
-        out.with_suffix(".md").write_text(table)
+        out.with_suffix(".md").write_text(table, encoding="utf-8")
         plot_summary(summary, out.with_suffix(".png"))
         tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")  # the JSON last, renamed into place: a recipe's
-        tmp.write_text(json.dumps(summary, indent=2) + "\n")    # sign that this step is done
+        tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")    # sign that this step is done
         os.replace(tmp, out)
         print(f"wrote {out}, {out.with_suffix('.md')} and {out.with_suffix('.png')}")
     return 0
