@@ -67,10 +67,22 @@ def test_fit_temperature_recovers_the_true_one():
     assert report["ece_after"] < report["ece_before"] and report["n"] == len(labels)
 
 
-def test_reliability_diagram(tmp_path):
+def test_reliability_diagram(tmp_path, monkeypatch):
+    """Before (T = 1) and after (the fitted T), each panel's bars the accuracy of its bins and its title its ECE."""
     z, labels = synthetic(n=500)
+    drawn = []
+    save = calibrate.save_figure
+    monkeypatch.setattr(calibrate, "save_figure", lambda fig, path: drawn.append(fig) or save(fig, path))
     path = calibrate.plot_reliability(z, labels, 2.5, tmp_path / "reliability.png", title="synthetic")
     assert path.is_file() and path.stat().st_size > 10_000
+    before, after = drawn[0].axes
+    for ax, t in ((before, 1.0), (after, 2.5)):
+        probs = calibrate.probabilities(z, t)
+        assert f"(ECE {calibrate.expected_calibration_error(probs, labels):.1%})" in ax.get_title()
+        accuracy = [b["accuracy"] for b in calibrate.reliability_bins(probs, labels) if b["n"]]
+        heights = [bar.get_height() for bar in ax.containers[0]]  # the first bars: accuracy per bin
+        assert heights == pytest.approx(accuracy)
+    assert before.get_title() != after.get_title() and after.get_title().startswith("after: T = 2.5")
 
 
 # ----- the held-out calibration slice -----
