@@ -98,7 +98,8 @@ def test_pack_and_unpack_round_trip(tiny_mlm_dir, tmp_path):
     back = gpu_transfer.unpack(tmp_path / "out", tmp_path / "back")
     assert not (back / "mlm" / "checkpoints").exists()
     assert (back / "mlm" / "model.safetensors").read_bytes() == (runs / "mlm" / "model.safetensors").read_bytes()
-    assert roberta.RobertaForMaskedLM.from_pretrained(back / "mlm")
+    unpacked, packed = (roberta.RobertaForMaskedLM.from_pretrained(f).state_dict() for f in (back / "mlm", runs / "mlm"))
+    assert unpacked.keys() == packed.keys() and all(unpacked[k].equal(packed[k]) for k in packed)
     with pytest.raises(FileExistsError, match="already holds mlm"):  # was merged over the first unpack
         gpu_transfer.unpack(tmp_path / "out", back)
     parts[1].unlink()
@@ -142,7 +143,9 @@ def test_pack_ship_returns_what_finished_in_a_stopped_recipe(tiny_mlm_dir, tiny_
     assert sorted(p.name for p in (back / "sentiment").iterdir()) == ["random-sst2-s0", "sst2-s1"]
     weights = roberta.hub.read_weights(back / "mini-roberta-mlm" / "model.safetensors")[0]
     assert {str(t.dtype) for t in weights.values()} == {"torch.float16"}
-    assert roberta.RobertaForSequenceClassification.from_pretrained(back / "mini-roberta-sst2")
+    classifier = roberta.RobertaForSequenceClassification.from_pretrained(back / "mini-roberta-sst2")
+    assert classifier.config.id2label == {0: "negative", 1: "positive"}
+    assert all(p.isfinite().all() for p in classifier.parameters())
 
 
 def make_upload(train_files, tmp_path) -> Path:
@@ -183,7 +186,8 @@ def test_gpu_session_retries_a_failed_pretraining_and_returns_what_finished_with
     metrics = json.loads((back / "mini-roberta-mlm" / "metrics.json").read_text())
     assert "--lr 0.002" in metrics["command"] and metrics["hardware"]["precision"] == "fp32"
     assert json.loads((back / "session" / "machine.json").read_text())["torch"]
-    assert roberta.RobertaForMaskedLM.from_pretrained(back / "mini-roberta-mlm")
+    retried = roberta.RobertaForMaskedLM.from_pretrained(back / "mini-roberta-mlm")
+    assert all(p.isfinite().all() for p in retried.parameters())  # the retry's weights, not the diverged run's
 
 
 def test_gpu_session_runs_every_test_that_waits_for_a_gpu():

@@ -249,7 +249,9 @@ def test_options_that_are_not_hub_options_are_refused(folder):
         roberta.pipeline("fill-mask", folder, top_k=2)
     with pytest.raises(TypeError, match="'revison'"):
         roberta.load_tokenizer(folder, revison="v2")
-    assert roberta.RobertaForMaskedLM.from_pretrained(folder, revision="main")  # a real one, ignored for a folder
+    with_revision = roberta.RobertaForMaskedLM.from_pretrained(folder, revision="main")  # ignored for a folder
+    plain = roberta.RobertaForMaskedLM.from_pretrained(folder).state_dict()
+    assert all(value.equal(plain[key]) for key, value in with_revision.state_dict().items())
 
 
 def test_a_path_from_the_home_folder_is_a_local_folder(folder, tmp_path, monkeypatch):

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 import roberta
 from roberta.text import lowercasing, normalize_for_classifier
@@ -446,7 +447,10 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
     assert json.loads((out / release.CLASSIFIER_NAME / "arms.json").read_text())["sst2"]["seeds"] == 1
     for text in SENTIMENT_EXAMPLES:
         assert f"| {release._cell(text)} | " in clf_card
-    assert roberta.RobertaForSequenceClassification.from_pretrained(out / release.CLASSIFIER_NAME)
+    shipped = roberta.RobertaForSequenceClassification.from_pretrained(out / release.CLASSIFIER_NAME).state_dict()
+    trained = roberta.RobertaForSequenceClassification.from_pretrained(clf).state_dict()
+    for key, value in trained.items():  # the run's weights, stored in float16
+        torch.testing.assert_close(shipped[key], value, rtol=1e-3, atol=1e-3, msg=key)
     assert "### Fill-mask probe" in mlm_card and "### Analogies from the word embeddings" in mlm_card
     # a later release ships a new experiment's summary beside the one shipped before (its runs are gone)
     shipped = out / release.CLASSIFIER_NAME
