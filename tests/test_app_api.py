@@ -6,6 +6,7 @@ import urllib.request
 import uuid
 
 import pytest
+import torch
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 
@@ -18,6 +19,7 @@ LONG = "the cat sees the house. " * 4300  # about 100 KB
 ODD = "مرحبا بالعالم 😀 東京 \u202eevil\u202c\x00\x07 tab\there"
 SCRIPT = "<script>alert(1)</script> <img src=x onerror=alert(2)>"
 TEXT = "Paris is the capital of <mask>."
+BIASED_TO = "hous"  # the top answer of `biased_mlm_dir`: " house"'s first piece in the tiny tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +28,27 @@ def app(tiny_mlm_dir, tiny_clf_dir):
            "APP_LOCAL_MODELS": "1", "HF_HUB_OFFLINE": "1"}  # a folder stands in for a Hub repo; no network here
     with AppProcess(env) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def biased_mlm_dir(tiny_mlm_dir, tmp_path_factory):
+    """The tiny MLM with its output bias pushed towards the first piece of " house" (`BIASED_TO`): another model
+    than the server's own, whose top answer is known (a `model` argument that were ignored would give the
+    server's answers)."""
+    import shutil
+
+    import roberta
+
+    folder = tmp_path_factory.mktemp("biased") / "mlm"
+    shutil.copytree(tiny_mlm_dir, folder)
+    model = roberta.RobertaForMaskedLM.from_pretrained(folder)
+    tokenizer = roberta.load_tokenizer(folder)
+    piece = tokenizer.encode(" house", add_special_tokens=False).ids[0]
+    assert tokenizer.decode([piece]).strip() == BIASED_TO
+    with torch.no_grad():
+        model.lm_head.bias[piece] += 100.0
+    model.save_pretrained(folder)
+    return folder
 
 
 @pytest.fixture(scope="module")
@@ -51,11 +74,14 @@ def test_api_endpoints_and_parameters(client):
         assert all(p["parameter_has_default"] for p in info[len(params):]), f"{name}: extra inputs need defaults"
 
 
-def test_fill_mask_compare(client, tiny_mlm_dir):
+def test_fill_mask_compare(client, tiny_mlm_dir, biased_mlm_dir):
     """Two models side by side; `other` defaults to roberta-base, which this offline server cannot fetch."""
     view, data = client.predict(TEXT, 3, "", "shipped", str(tiny_mlm_dir), api_name="/fill_mask_compare")
     assert [column["model"] for column in data] == ["ours (shipped)", str(tiny_mlm_dir)]
     assert data[0]["predictions"] == data[1]["predictions"]  # the same weights under two names
+    _, data = client.predict(TEXT, 3, "", "shipped", str(biased_mlm_dir), api_name="/fill_mask_compare")
+    assert data[0]["predictions"] != data[1]["predictions"]  # another model: its own answers
+    assert data[1]["predictions"][0][0]["token_str"].strip() == BIASED_TO
     assert view.count('class="fm-mask"') == 2 and "Top answers for" in view
     with pytest.raises(AppError, match="cannot be reached.*not in its download cache") as info:
         client.predict(TEXT, 3, api_name="/fill_mask_compare")
@@ -112,7 +138,7 @@ def test_counterfactual(client, tiny_clf_dir):
     assert [row["text"] for row in data["edits"]] == ["bad"]
 
 
-def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir):
+def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir, biased_mlm_dir):
     """The tabs' last input, `model`: "shipped" (the default), or a Hub repo id (a folder here, as
     APP_LOCAL_MODELS=1 allows), loaded into our code; one that cannot be used is refused in plain words."""
     api = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
@@ -128,6 +154,8 @@ def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir):
         client.predict("The cat.", 2, 1, "someone/no-such-roberta", api_name="/attention")
     shipped = client.predict(TEXT, 3, "", "shipped", api_name="/fill_mask")[-2]
     assert client.predict(TEXT, 3, "", str(tiny_mlm_dir), api_name="/fill_mask")[-2] == shipped
+    biased = client.predict(TEXT, 3, "", str(biased_mlm_dir), api_name="/fill_mask")[-2]  # the model asked for
+    assert biased != shipped and BIASED_TO in json.dumps(biased)
     label, *_ = client.predict("a fun film", str(tiny_clf_dir), api_name="/classify")
     assert {c["label"] for c in label["confidences"]} == {"negative", "positive"}
     for args, api_name, message in [((TEXT, 3, "", "someone/no-such-roberta"), "/fill_mask", "cannot be reached"),
