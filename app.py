@@ -335,26 +335,41 @@ PAGE_JS = """() => {
                    '#tk-merges .bpe-summary': 'Merge by merge', '#em-neighbours h3': 'Nearest words',
                    '#em-analogy h3': 'Analogy', '#fm-compare .fm-compare-summary': 'Comparison'};
   const last = {'#fm-compare .fm-compare-summary': ''};  // a first comparison is news: there was none before
-  const check = announce => {
-    for (const [id, name] of Object.entries(watched)) {
-      const el = document.querySelector(id);
-      if (!el || el.offsetParent === null) continue;  // not on the open tab
-      // the result's own text, without its component's label (it would be read out before every answer)
-      const label = el.querySelector('[data-testid="block-label"]');
-      const text = el.innerText.replace(label ? label.innerText : '', '').replace(/\\s+/g, ' ').trim().slice(0, 300);
-      const before = last[id];
-      if (before === undefined) last[id] = text;  // a tab seen for the first time: its answer is not news
-      else if (text && text !== before) {
+  const shown = id => {  // the result, if it is on the open tab
+    const el = document.querySelector(id);
+    return el && el.offsetParent !== null ? el : null;
+  };
+  const textOf = el => {  // the result's own text, without its component's label (read out before every answer)
+    const label = el.querySelector('[data-testid="block-label"]');
+    return el.innerText.replace(label ? label.innerText : '', '').replace(/\\s+/g, ' ').trim().slice(0, 300);
+  };
+  // a tab's first look: what its results show when it opens is not news. Taken within a frame of the tab
+  // opening (an answer asked for at once, and back before the page was still for a moment, is news)
+  const firstLook = () => {
+    for (const id of Object.keys(watched)) {
+      const el = last[id] === undefined && shown(id);
+      if (el) last[id] = textOf(el);
+    }
+  };
+  const announce = () => {
+    firstLook();
+    for (const id of Object.keys(watched)) {
+      const el = shown(id);
+      const text = el && textOf(el);
+      if (text && text !== last[id]) {
         last[id] = text;
-        if (announce) live.textContent = `${name}: ${text}`;
+        live.textContent = `${watched[id]}: ${text}`;
       }
     }
   };
-  check(false);
-  let timer = null;
+  firstLook();
+  let timer = null, frame = 0;
   new MutationObserver(() => {
+    if (!frame && Object.keys(watched).some(id => last[id] === undefined)) {
+      frame = requestAnimationFrame(() => { frame = 0; firstLook(); });
+    }
     clearTimeout(timer);
-    timer = setTimeout(() => check(true), 400);
+    timer = setTimeout(announce, 400);
   }).observe(document.body, {subtree: true, childList: true, characterData: true});
   // Gradio's accordions do not say whether they are open: their button gets aria-expanded, kept in step
   const expanded = () => {

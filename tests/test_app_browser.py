@@ -78,6 +78,11 @@ def shot(page, name):
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
+RECORD_ANNOUNCEMENTS = """() => { window.announced = [];  // every announcement, however soon the next one replaces it
+  new MutationObserver(() => window.announced.push(document.querySelector('#sr-live').textContent))
+    .observe(document.querySelector('#sr-live'), {childList: true, characterData: true, subtree: true}); }"""
+
+
 def test_every_tab_opens_with_its_default_example_computed(app, browser):
     """No click: each tab shows its default example's result, a "what to try" line and the model note."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -205,9 +210,7 @@ def test_sentiment_example(page):
     check_word_colours(page)
     shot(page, "2-sentiment")
     # What if? the word that pushed most, removed or negated: a table, the change struck through
-    page.evaluate("""() => { window.announced = [];  // every announcement, however soon the next one replaces it
-      new MutationObserver(() => window.announced.push(document.querySelector('#sr-live').textContent))
-        .observe(document.querySelector('#sr-live'), {childList: true, characterData: true, subtree: true}); }""")
+    page.evaluate(RECORD_ANNOUNCEMENTS)
     page.get_by_role("button", name="What if? (counterfactual)").click()
     whatif = page.locator("#st-whatif")
     sync_api.expect(whatif.locator("table")).to_be_visible()
@@ -239,6 +242,22 @@ def test_sentiment_example(page):
     page.get_by_role("button", name="What if? (counterfactual)").click()
     sync_api.expect(page.locator("#st-error")).to_contain_text("no words to classify")
     sync_api.expect(page.locator("#st-whatif-error .input-error")).to_have_count(0)
+
+
+
+def test_an_answer_that_comes_right_after_its_tab_opens_is_announced(app, browser):
+    """What if? clicked at once on a tab just opened: its answer is news (the tab's first look was taken when it
+    opened, not when the page next stayed still for a moment, by which time the answer was there)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(app.url)
+    sync_api.expect(page.locator("#fm-filled")).to_contain_text("Paris is the capital of")  # the page is loaded
+    page.evaluate(RECORD_ANNOUNCEMENTS)
+    open_tab(page, "Sentiment")
+    page.get_by_role("button", name="What if? (counterfactual)").click()
+    sync_api.expect(page.locator("#st-whatif table")).to_be_visible()
+    page.wait_for_function("() => window.announced.some(t => t.startsWith('What if?'))")
+    page.close()
 
 
 def test_attention_example(page):
