@@ -215,6 +215,9 @@ def load_choice(key: str, source: str, tab: str | None = None) -> LoadedModel:
                                    f"{WHAT[ARCHITECTURES[key]]} ({ARCHITECTURES[key]}). {_kept(tab)}")
         config = roberta.load_config(source, **hub)
         check_limits(config, source, _kept(tab))
+        if key == "sentiment" and config.problem_type == "regression":
+            raise ModelChoiceError(f"{source} is a regression model: it gives a number, not the probability of each "
+                                   f"label that {_the_tab(tab)} shows. {_kept(tab)}")
         tokenizer, tokenizer_from = _tokenizer(source, config, hub)
         if tokenizer.get_vocab_size() > config.vocab_size:  # the pipeline would refuse it after the download
             raise ModelChoiceError(f"{source}'s tokenizer has {tokenizer.get_vocab_size():,} tokens but its model "

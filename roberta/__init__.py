@@ -5,11 +5,11 @@ from .loss import IGNORE_INDEX
 from .masking import DynamicMasker, StaticMasker, make_masker
 from .model import ModelOutput, RobertaForMaskedLM, RobertaForSequenceClassification, RobertaModel
 from .pipelines import FillMaskPipeline, TextClassificationPipeline, pipeline
-from .tokenizer import encode, load_tokenizer, train_tokenizer
+from .tokenizer import encode, load_tokenizer, save_tokenizer, train_tokenizer
 
 __all__ = [
     "PRESETS", "RobertaConfig", "load_config", "ModelLoadError", "ModelNotFoundError", "IGNORE_INDEX",
     "RobertaModel", "RobertaForMaskedLM", "RobertaForSequenceClassification", "ModelOutput",
-    "DynamicMasker", "StaticMasker", "make_masker", "load_tokenizer", "train_tokenizer", "encode",
+    "DynamicMasker", "StaticMasker", "make_masker", "load_tokenizer", "save_tokenizer", "train_tokenizer", "encode",
     "pipeline", "FillMaskPipeline", "TextClassificationPipeline",
 ]

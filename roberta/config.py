@@ -28,6 +28,9 @@ class RobertaConfig:
     # Classifiers: probabilities are softmax(logits / calibration_temperature), fitted after fine-tuning
     # (train.calibrate). The logits stay raw; `transformers` keeps the field as a config attribute.
     calibration_temperature: float = 1.0
+    # As `transformers`: how a classifier's logits are read (PROBLEM_TYPES); None: single-label softmax, or a
+    # sigmoid for a single output. Its loss follows it (`RobertaForSequenceClassification.forward`).
+    problem_type: str | None = None
 
     def __post_init__(self):
         """Check every field (a config.json may hold anything); ValueError names the field and the problem."""
@@ -58,6 +61,8 @@ class RobertaConfig:
             raise ValueError(f"max_position_embeddings ({self.max_position_embeddings}) must be at least "
                              f"pad_token_id + 4 = {self.pad_token_id + 4} (room for <s>, a token and </s>)")
         self.id2label = _check_id2label(self.id2label)
+        if self.problem_type not in PROBLEM_TYPES:
+            raise ValueError(f"problem_type must be one of {PROBLEM_TYPES}, got {self.problem_type!r}")
 
     @property
     def num_labels(self) -> int:
@@ -89,14 +94,19 @@ class RobertaConfig:
         )
         d["id2label"] = {str(k): v for k, v in self.id2label.items()}
         if not architecture.endswith("ForSequenceClassification"):
-            del d["calibration_temperature"]  # a classifier's setting: an MLM's config.json does not carry it
+            del d["calibration_temperature"]  # classifiers' settings: an MLM's config.json does not carry them
+            del d["problem_type"]
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "RobertaConfig":
-        """Build from a dict (e.g. a config.json), ignoring keys that are not fields."""
+        """Build from a dict (e.g. a config.json), ignoring keys that are not fields. As `transformers`, a
+        `num_labels` without `id2label` names its labels LABEL_0, LABEL_1, ..."""
         names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        fields = {k: v for k, v in d.items() if k in names}
+        if "num_labels" in d and "id2label" not in d:
+            fields["id2label"] = default_labels(d["num_labels"])
+        return cls(**fields)
 
     @classmethod
     def from_preset(cls, name: str, tokenizer=None, **overrides) -> "RobertaConfig":
@@ -122,10 +132,18 @@ _FLOATS = {"layer_norm_eps": (0, None, True), "hidden_dropout_prob": (0, 1, Fals
            "attention_probs_dropout_prob": (0, 1, False), "classifier_dropout": (0, 1, False),
            "initializer_range": (0, None, False), "calibration_temperature": (0, None, True)}
 _OPTIONAL = {"classifier_dropout"}
+PROBLEM_TYPES = (None, "single_label_classification", "multi_label_classification", "regression")
 
 
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def default_labels(num_labels) -> dict[int, str]:
+    """`transformers`' label names for `num_labels` labels: {0: "LABEL_0", 1: "LABEL_1", ...}."""
+    if not _is_int(num_labels) or num_labels < 1:
+        raise ValueError(f"num_labels must be a whole number >= 1, got {num_labels!r}")
+    return {i: f"LABEL_{i}" for i in range(num_labels)}
 
 
 def _check_id2label(id2label) -> dict[int, str]:

@@ -34,7 +34,7 @@ from huggingface_hub.utils import validate_repo_id
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
-from .config import RobertaConfig
+from .config import RobertaConfig, default_labels
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"
@@ -226,6 +226,9 @@ def config_from_dict(data: dict, source) -> RobertaConfig:
     position = data.get("position_embedding_type", "absolute")
     if position != "absolute":
         raise ModelLoadError(f"{source}: position_embedding_type {position!r} is not supported (only 'absolute')")
+    if data.get("is_decoder") or data.get("add_cross_attention"):
+        raise ModelLoadError(f"{source}: a decoder (is_decoder or add_cross_attention), e.g. RobertaForCausalLM: "
+                             "this package's encoder attends in both directions, and would run it as one")
     try:
         return RobertaConfig.from_dict(data)
     except (TypeError, ValueError) as err:
@@ -296,13 +299,28 @@ def weights_files(model_id, **hub_kwargs) -> tuple[str, list[str]]:
     return index, [resolve_file(model_id, f, **hub_kwargs) for f in shards]
 
 
+def _device(map_location) -> torch.device:
+    """`map_location` (where the tensors are read to: the CPU or a CUDA device) as a device; a ValueError names
+    it when it is neither, or CUDA where there is none (the weights' reader would call the file corrupt)."""
+    try:
+        device = torch.device(map_location)
+    except (RuntimeError, TypeError, ValueError):
+        device = None
+    if device is None or device.type not in ("cpu", "cuda"):
+        raise ValueError(f"map_location must be 'cpu' or a CUDA device ('cuda', 'cuda:1'), got {map_location!r}")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"map_location is {map_location!r}, but this machine has no CUDA device: use 'cpu'")
+    return device
+
+
 def load_weights(model_id, map_location="cpu", **hub_kwargs) -> tuple[dict[str, torch.Tensor], dict[str, str], str]:
     """(our state dict, the file's metadata, the file) from a checkpoint in `transformers`' layout (one file,
     or shards with their index: then the index is the file named)."""
+    device = _device(map_location)
     path, files = weights_files(model_id, **hub_kwargs)
     tensors, metadata = {}, {}
     for file in files:
-        shard, shard_metadata = read_weights(file, map_location)
+        shard, shard_metadata = read_weights(file, device)
         tensors.update(shard)
         metadata.update(shard_metadata)
     try:
@@ -403,10 +421,13 @@ def load_encoder(cls, model_id, map_location="cpu", **options):
     hub_kwargs = {k: v for k, v in options.items() if k in HUB_KWARGS}
     config_overrides = {k: v for k, v in options.items() if k not in HUB_KWARGS}
     config, config_path = find_config(model_id, **hub_kwargs)
-    fields = {f.name for f in dataclasses.fields(RobertaConfig)}
+    fields = {f.name for f in dataclasses.fields(RobertaConfig)} | {"num_labels"}
     unknown = sorted(set(config_overrides) - fields)
     if unknown:
         raise TypeError(f"unknown option {unknown[0]!r}: neither a config field nor one of {', '.join(HUB_KWARGS)}")
+    if "num_labels" in config_overrides:  # transformers' spelling: labels LABEL_0, LABEL_1, ... unless named
+        num_labels = config_overrides.pop("num_labels")
+        config_overrides.setdefault("id2label", default_labels(num_labels))
     config = dataclasses.replace(config, **config_overrides)  # checked again, like a config.json
     state, metadata, weights_path = load_weights(model_id, map_location, **hub_kwargs)
     state = {k: v for k, v in state.items() if k.startswith("roberta.")}
@@ -448,7 +469,8 @@ def from_hf_state_dict(hf_state: dict[str, torch.Tensor]) -> dict[str, torch.Ten
             state[original] = state.pop(copy)
     if TOKEN_TYPE_KEY in state:
         token_type = state.pop(TOKEN_TYPE_KEY)  # (type_vocab_size, H); RoBERTa always uses row 0
-        state[POSITION_KEY] = state[POSITION_KEY] + token_type[0]
+        # added in float32, as `transformers` adds them in its float32 model: a float16 sum would be rounded
+        state[POSITION_KEY] = state[POSITION_KEY].float() + token_type[0].float()
     return state
 
 

@@ -130,6 +130,11 @@ class StaticMasker(Masker):
     def __call__(self, input_ids, example_ids, epoch: int) -> MaskedBatch:
         """input_ids (B, T), example_ids (B,): a stable id per sequence (its index in the dataset)."""
         input_ids = torch.as_tensor(input_ids)
+        if input_ids.dim() != 2:
+            raise ValueError(f"input_ids must be (batch, length), got shape {tuple(input_ids.shape)}")
+        if example_ids is None or len(example_ids) != len(input_ids):
+            got = "none" if example_ids is None else len(example_ids)
+            raise ValueError(f"example_ids must give one id per row of input_ids ({len(input_ids)}), got {got}")
         rows = [self.fixed_mask(input_ids[i:i + 1], int(ex), epoch % self.dupe_factor)
                 for i, ex in enumerate(example_ids)]
         return MaskedBatch(*(torch.cat([getattr(r, f) for r in rows]) for f in ("input_ids", "labels", "outcome")))

@@ -334,8 +334,22 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel,
         hidden, attentions, hidden_states = self.roberta(input_ids, attention_mask, position_ids, inputs_embeds,
                                                          output_attentions, output_hidden_states)  # (B, T, H)
         logits = self.classifier(hidden)  # (B, num_labels)
-        loss = None if labels is None else F.cross_entropy(logits.float(), labels)
+        loss = None if labels is None else self.classification_loss(logits, labels)
         return ModelOutput(loss, logits, hidden, attentions, hidden_states)
+
+    def classification_loss(self, logits, labels):
+        """As `transformers`, by config.problem_type (when None: regression for one output, single-label for
+        integer labels, multi-label for float ones): mean squared error on the outputs, cross-entropy on label
+        ids (B,), or binary cross-entropy on 0/1 targets (B, num_labels)."""
+        problem, logits = self.config.problem_type, logits.float()  # (B, L)
+        if problem is None:
+            problem = ("regression" if self.config.num_labels == 1 else "single_label_classification"
+                       if not labels.is_floating_point() else "multi_label_classification")
+        if problem == "regression":
+            return F.mse_loss(logits.squeeze(-1) if self.config.num_labels == 1 else logits, labels.float())
+        if problem == "single_label_classification":
+            return F.cross_entropy(logits.view(-1, self.config.num_labels), labels.view(-1))
+        return F.binary_cross_entropy_with_logits(logits, labels.float())
 
     @classmethod
     def from_pretrained_encoder(cls, model_id, id2label=None, map_location="cpu", **options):

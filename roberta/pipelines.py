@@ -8,7 +8,8 @@ every result of a text that was cut to the model's maximum length. A classifier 
 default, in overlapping windows whose logits it averages ("windows": N on its results; `long_text="first"`
 cuts it as `transformers` does). A classifier's scores are
 softmax(logits / config.calibration_temperature): the temperature fitted on held-out data after fine-tuning
-(`train.calibrate`; 1.0, i.e. no change, for a model that was never calibrated).
+(`train.calibrate`; 1.0, i.e. no change, for a model that was never calibrated); a multi-label model's are a
+sigmoid per label, a regression's its raw outputs (config.problem_type, as `transformers`).
 Shapes: B batch, T sequence length, V vocabulary, M masks in one text, L labels.
 """
 import os
@@ -18,7 +19,7 @@ from tokenizers import Tokenizer
 
 from . import hub
 from .model import RobertaForMaskedLM, RobertaForSequenceClassification
-from .tokenizer import encode, encode_windows, load_tokenizer, mean_over_windows
+from .tokenizer import check_special_tokens, encode, encode_windows, load_tokenizer, mean_over_windows
 
 MAX_MASKS = 5  # most <mask> tokens one fill-mask input may hold
 MASK, ALT_MASK = "<mask>", "[MASK]"  # [MASK] (BERT's spelling) is accepted and read as <mask>
@@ -52,28 +53,63 @@ def _masked(text: str) -> str:
     return text
 
 
+def _device(device) -> torch.device:
+    """As `transformers`' pipelines: None is CUDA where there is one, else the CPU; -1 the CPU; 0, 1, ... that
+    CUDA device; or a name ("cpu", "cuda:1") or torch.device. A ValueError for CUDA where there is none."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if isinstance(device, int) and not isinstance(device, bool):
+        device = "cpu" if device == -1 else f"cuda:{device}"
+    try:
+        device = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:N', -1 (the CPU) or N (a CUDA device), got {device!r}"
+                         ) from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {str(device)!r}: this machine has no CUDA device (device='cpu' or -1 for the CPU)")
+    return device
+
+
+def _batches(n: int, batch_size: int):
+    """The slices of `n` items in batches of at most `batch_size`."""
+    return [slice(start, start + batch_size) for start in range(0, n, batch_size)]
+
+
 class Pipeline:
-    """A model in eval mode on `device`, with its tokenizer."""
+    """A model in eval mode on `device`, with its tokenizer. A list of texts is run `batch_size` texts (a
+    classifier: `batch_size` windows) at a time, so a long list needs no more memory than one batch."""
 
     model_class = torch.nn.Module
 
-    def __init__(self, model, tokenizer: Tokenizer, device=None):
+    def __init__(self, model, tokenizer: Tokenizer, device=None, batch_size: int = 32):
         if not isinstance(model, self.model_class):
-            raise ValueError(f"{type(self).__name__} needs a {self.model_class.__name__}, got {type(model).__name__}")
+            kind = f"{type(model).__module__}.{type(model).__name__}"
+            hint = (": convert it with roberta.convert.from_transformers(model)"
+                    if kind.startswith("transformers.") else "")
+            raise ValueError(f"{type(self).__name__} needs this package's {self.model_class.__name__}, got {kind}"
+                             f"{hint}")
+        if not isinstance(tokenizer, Tokenizer):
+            raise ValueError(f"tokenizer must be a tokenizers.Tokenizer, a tokenizer.json path or a folder, got "
+                             f"{type(tokenizer).__name__}")
+        check_special_tokens(tokenizer, "the tokenizer")
         if tokenizer.get_vocab_size() > model.config.vocab_size:
             raise ValueError(f"the tokenizer has {tokenizer.get_vocab_size()} tokens but the model only "
                              f"{model.config.vocab_size}: they do not belong together")
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
+        self.device = _device(device)
         self.model = model.to(self.device).eval()
         self.tokenizer = tokenizer
         self.max_length = model.config.max_length
+        self.batch_size = batch_size
 
     def _forward(self, texts):
         """Encode, run the model; returns logits, input_ids (B, T) on the CPU, truncated flags."""
         input_ids, attention_mask, truncated = encode(self.tokenizer, texts, self.max_length)  # (B, T)
         with torch.inference_mode():
-            logits = self.model(input_ids.to(self.device), attention_mask.to(self.device)).logits
-        return logits.float().cpu(), input_ids, truncated
+            logits = torch.cat([self.model(input_ids[rows].to(self.device), attention_mask[rows].to(self.device))
+                                .logits.float().cpu() for rows in _batches(len(texts), self.batch_size)])
+        return logits, input_ids, truncated
 
 
 class FillMaskPipeline(Pipeline):
@@ -88,6 +124,13 @@ class FillMaskPipeline(Pipeline):
             raise ValueError(f"top_k must be a whole number >= 1, got {top_k!r}")
         texts = [_masked(t) for t in _check_texts(text)]
         target_ids = None if targets is None else self.target_ids(targets)
+        results = []
+        for batch in _batches(len(texts), self.batch_size):
+            results += self._fill(texts[batch], top_k, target_ids)
+        return results[0] if isinstance(text, str) else results
+
+    def _fill(self, texts, top_k, target_ids):
+        """The results of one batch of masked texts."""
         input_ids, attention_mask, truncated = encode(self.tokenizer, texts, self.max_length)  # (B, T)
         positions = [self._mask_positions(ids, t.count(MASK)) for ids, t in zip(input_ids, texts)]  # B of (M,)
         with torch.inference_mode():
@@ -96,9 +139,8 @@ class FillMaskPipeline(Pipeline):
             # the vocabulary projection at the masks only: for a short text it was half of the pipeline's work
             logits = self.model.mlm_logits(at_masks).float().cpu()  # (all M, V)
         per_text = logits.split([len(p) for p in positions])  # B of (M, V)
-        results = [self._postprocess(per_text[i], positions[i], input_ids[i], top_k, target_ids, truncated[i])
-                   for i in range(len(texts))]
-        return results[0] if isinstance(text, str) else results
+        return [self._postprocess(per_text[i], positions[i], input_ids[i], top_k, target_ids, truncated[i])
+                for i in range(len(texts))]
 
     def logit_lens(self, text: str) -> torch.Tensor:
         """The logit lens on one text: the MLM head reads every layer's output at each mask as if it were the
@@ -204,8 +246,7 @@ class TextClassificationPipeline(Pipeline):
         else:
             logits, _, truncated = self._forward(texts)  # (B, L)
             flags = [{"truncated": True} if cut else {} for cut in truncated]
-        logits = logits / self.temperature  # calibrated: the ranking of the labels does not change
-        probs = logits.softmax(dim=-1) if logits.shape[-1] > 1 else logits.sigmoid()  # (B, L)
+        probs = self.scores(logits)  # (B, L)
         id2label = self.model.config.id2label
         results = []
         for row, flag in zip(probs.tolist(), flags):
@@ -213,11 +254,24 @@ class TextClassificationPipeline(Pipeline):
             results.append([{"label": id2label.get(i, f"LABEL_{i}"), "score": score, **flag} for i, score in ranked])
         return results[0] if isinstance(text, str) else results
 
+    def scores(self, logits):
+        """Logits (B, L) -> the scores shown, as `transformers` reads config.problem_type: the raw outputs of a
+        regression; a sigmoid per label for multi-label classification or a single output; else the softmax.
+        Probabilities are calibrated first (divided by `temperature`: the ranking of the labels does not change)."""
+        problem = self.model.config.problem_type
+        if problem == "regression":
+            return logits
+        logits = logits / self.temperature
+        if problem == "multi_label_classification" or logits.shape[-1] == 1:
+            return logits.sigmoid()
+        return logits.softmax(dim=-1)
+
     def _forward_windows(self, texts):
         """Logits (B, L) averaged over each text's windows, and the number of windows of each text (B,)."""
         input_ids, attention_mask, owner = encode_windows(self.tokenizer, texts, self.max_length)  # (W, T), (W,)
         with torch.inference_mode():
-            logits = self.model(input_ids.to(self.device), attention_mask.to(self.device)).logits.float().cpu()
+            logits = torch.cat([self.model(input_ids[rows].to(self.device), attention_mask[rows].to(self.device))
+                                .logits.float().cpu() for rows in _batches(len(owner), self.batch_size)])  # (W, L)
         return mean_over_windows(logits, owner, len(texts)), torch.bincount(owner, minlength=len(texts))
 
 
@@ -241,10 +295,12 @@ def _check_architecture(task: str, cls, model_id: str, **hub_kwargs) -> None:
                                  f"needs a {wanted} (use pipeline({its_task!r}, ...) for this one)")
 
 
-def pipeline(task: str, model, tokenizer=None, device=None, **hub_kwargs) -> Pipeline:
-    """`model`: a folder written by `save_pretrained` (with tokenizer.json), a Hub repo id, or a model object
-    (then pass `tokenizer` too: a `tokenizers.Tokenizer`, a tokenizer.json path or a folder).
-    `hub_kwargs` (revision, token, cache_dir, ...) are passed on when downloading from the Hub."""
+def pipeline(task: str, model, tokenizer=None, device=None, batch_size: int = 32, **hub_kwargs) -> Pipeline:
+    """`model`: a model folder (config.json, model.safetensors, tokenizer.json), a Hub repo id, or a model object
+    (then pass `tokenizer` too: a `tokenizers.Tokenizer`, a tokenizer.json path or a folder). `device`: as
+    `transformers` (None: CUDA if there is one; -1 or "cpu"; 0 or "cuda:0"; ...). `batch_size`: texts (a
+    classifier's windows) per forward pass. `hub_kwargs` (revision, token, cache_dir, ...) are passed on when
+    downloading from the Hub."""
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
     cls = TASKS[task]
@@ -259,4 +315,4 @@ def pipeline(task: str, model, tokenizer=None, device=None, **hub_kwargs) -> Pip
     if isinstance(tokenizer, (str, os.PathLike)):
         tokenizer = load_tokenizer(tokenizer, **hub_kwargs)
     tokenizer = getattr(tokenizer, "backend_tokenizer", tokenizer)  # a transformers fast tokenizer: its Tokenizer
-    return cls(model, tokenizer, device)
+    return cls(model, tokenizer, device, batch_size)

@@ -61,10 +61,16 @@ def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
             raise ModelLoadError(f"{path} is a model folder's {os.path.basename(path)}, not a tokenizer: give the "
                                  f"folder ({os.path.dirname(path) or '.'}) or its tokenizer.json") from None
         raise ModelLoadError(f"{path}: not a readable tokenizer.json (truncated or corrupt?): {err}") from None
+    check_special_tokens(tokenizer, path)
+    return tokenizer
+
+
+def check_special_tokens(tokenizer: Tokenizer, source) -> None:
+    """A ModelLoadError naming `source` when the tokenizer lacks one of RoBERTa's special tokens (<s>, <pad>,
+    </s>, <unk>, <mask>: the model's inputs need them)."""
     missing = [t for t in SPECIAL_TOKENS if tokenizer.token_to_id(t) is None]
     if missing:
-        raise ModelLoadError(f"{path} lacks RoBERTa's special tokens {missing}")
-    return tokenizer
+        raise ModelLoadError(f"{source} lacks RoBERTa's special tokens {missing}")
 
 
 MIN_LENGTH = 3  # <s>, one token, </s>

@@ -253,3 +253,89 @@ def test_a_bare_roberta_model_checkpoint_starts_fine_tuning(trained_looking_mlm_
         torch.testing.assert_close(clf.roberta.state_dict()[name], tensor, atol=0, rtol=0)
     with pytest.raises(TypeError, match="'hidden_dropout'"):  # neither a config field nor a hub option
         roberta.RobertaForSequenceClassification.from_pretrained_encoder(tmp_path / "bare", hidden_dropout=0.1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_half_precision_transformers_folder_gives_transformers_logits(dtype, tmp_path):
+    """A float16 / bfloat16 checkpoint with a non-zero token-type row (real Hub RoBERTas have one): its row is
+    folded into the positions in float32, as `transformers` adds them, not rounded to the stored dtype first."""
+    hf = randomise(transformers.RobertaForMaskedLM(hf_config(2, 4, 32, 300, 2)))
+    with torch.no_grad():
+        hf.roberta.embeddings.token_type_embeddings.weight.normal_(0, 0.5)
+    hf.to(dtype).save_pretrained(tmp_path)
+    ours = roberta.RobertaForMaskedLM.from_pretrained(tmp_path)
+    theirs = transformers.RobertaForMaskedLM.from_pretrained(tmp_path, dtype=torch.float32).eval()
+    ids, mask = padded_batch(300)
+    with torch.no_grad():
+        torch.testing.assert_close(ours(ids, mask).logits[mask.bool()],
+                                   theirs(input_ids=ids, attention_mask=mask).logits[mask.bool()], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("problem, num_labels", [("multi_label_classification", 3), ("regression", 1),
+                                                  ("single_label_classification", 3), (None, 1)])
+def test_problem_type_gives_transformers_scores_and_loss(problem, num_labels, tokenizer, tmp_path):
+    """config.problem_type, as `transformers` reads it: the pipeline's scores (sigmoid per label for multi-label
+    or one output, raw for a regression, softmax otherwise) and the loss (BCE, MSE, cross-entropy); it survives
+    a save and reload by this package."""
+    hf = randomise(transformers.RobertaForSequenceClassification(
+        hf_config(2, 4, 32, tokenizer.get_vocab_size(), num_labels, problem_type=problem)))
+    hf.save_pretrained(tmp_path / "hf")
+    tokenizer.save(str(tmp_path / "hf" / "tokenizer.json"))
+    ours = roberta.RobertaForSequenceClassification.from_pretrained(tmp_path / "hf")
+    assert ours.config.problem_type == problem
+    ours.save_pretrained(tmp_path / "again")
+    assert transformers.AutoConfig.from_pretrained(tmp_path / "again").problem_type == problem
+    text = "the cat sat on the mat"
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "hf" / "tokenizer.json"),
+                                                bos_token="<s>", eos_token="</s>", pad_token="<pad>",
+                                                unk_token="<unk>", mask_token="<mask>")
+    expected = transformers.pipeline("text-classification", model=hf, tokenizer=fast, top_k=None)([text])[0]
+    got = roberta.pipeline("text-classification", model=tmp_path / "hf")(text)
+    assert [r["label"] for r in got] == [r["label"] for r in expected]
+    assert [r["score"] for r in got] == pytest.approx([r["score"] for r in expected], abs=1e-5)
+    ids, mask = padded_batch(tokenizer.get_vocab_size(), lengths=(6, 4, 5))
+    g = torch.Generator().manual_seed(1)
+    if problem == "multi_label_classification":
+        labels = (torch.rand(3, num_labels, generator=g) > 0.5).float()
+    elif problem == "regression" or num_labels == 1:
+        labels = torch.randn(3, generator=g)
+    else:
+        labels = torch.tensor([0, 2, 1])
+    with torch.no_grad():
+        loss = ours(ids, mask, labels=labels).loss
+        assert loss > 0
+        torch.testing.assert_close(loss, hf(input_ids=ids, attention_mask=mask, labels=labels).loss, atol=1e-5,
+                                   rtol=1e-5)
+
+
+def test_a_decoder_checkpoint_is_refused(tokenizer, tmp_path):
+    """A causal RoBERTa (is_decoder) would run here with attention both ways: a different function, refused."""
+    hf = transformers.RobertaForCausalLM(hf_config(1, 2, 16, tokenizer.get_vocab_size(), 2, is_decoder=True))
+    hf.save_pretrained(tmp_path)
+    tokenizer.save(str(tmp_path / "tokenizer.json"))
+    with pytest.raises(roberta.ModelLoadError, match="is_decoder"):
+        roberta.RobertaForMaskedLM.from_pretrained(tmp_path)
+    with pytest.raises(roberta.ModelLoadError, match="is_decoder"):
+        roberta.pipeline("fill-mask", model=tmp_path)
+
+
+def test_num_labels_is_read_as_transformers_reads_it(trained_looking_mlm_dir, tmp_path):
+    """`num_labels` without label names: LABEL_0, LABEL_1, ... (config.json, or an option to start fine-tuning)."""
+    clf = roberta.RobertaForSequenceClassification.from_pretrained_encoder(trained_looking_mlm_dir, num_labels=3)
+    assert clf.config.id2label == {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"}
+    assert clf.classifier.out_proj.weight.shape[0] == 3
+    named = roberta.RobertaForSequenceClassification.from_pretrained_encoder(
+        trained_looking_mlm_dir, num_labels=2, id2label={0: "bad", 1: "good"})
+    assert named.config.id2label == {0: "bad", 1: "good"}
+    config = {**clf.config.to_hf_dict(clf.architecture), "num_labels": 3}
+    del config["id2label"], config["label2id"]
+    assert roberta.RobertaConfig.from_dict(config).id2label == clf.config.id2label
+    assert transformers.RobertaConfig(**config).id2label == {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"}
+
+
+def test_a_transformers_model_object_is_pointed_to_the_converter(trained_looking_mlm_dir):
+    hf = transformers.AutoModelForMaskedLM.from_pretrained(trained_looking_mlm_dir)
+    with pytest.raises(ValueError, match=r"got transformers\..*RobertaForMaskedLM: convert it with "
+                                         r"roberta\.convert\.from_transformers"):
+        roberta.pipeline("fill-mask", model=hf, tokenizer=trained_looking_mlm_dir)
+    assert roberta.pipeline("fill-mask", model=from_transformers(hf), tokenizer=trained_looking_mlm_dir)("a <mask>")

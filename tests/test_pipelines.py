@@ -322,6 +322,60 @@ def test_pipeline_bad_arguments(tiny_mlm_dir, tiny_clf_dir, tokenizer):
         roberta.pipeline("fill-mask", model=tiny_clf_dir)
 
 
+
+def _rows_per_forward(pipe):
+    """The batch size of every encoder forward the pipeline makes (a list, filled as it runs)."""
+    rows = []
+    pipe.model.roberta.register_forward_hook(lambda module, args, out: rows.append(len(args[0])))
+    return rows
+
+
+def test_a_list_of_texts_runs_batch_size_texts_at_a_time(tiny_mlm_dir, tiny_clf_dir, fill, sentiment):
+    """A long list is never one forward pass (400 texts took 570 MiB): `batch_size` texts (a classifier's
+    windows) at a time, with the results of one pass."""
+    texts = [f"The {word} likes <mask>." for word in ("cat", "dog", "man", "bird", "fish")]
+    small = roberta.pipeline("fill-mask", model=tiny_mlm_dir, batch_size=2)
+    rows = _rows_per_forward(small)
+    got, expected = _flat(small(texts, top_k=3)), _flat(fill(texts, top_k=3))
+    assert [token for token, _ in got] == [token for token, _ in expected]
+    assert [score for _, score in got] == pytest.approx([score for _, score in expected], abs=1e-6)
+    assert rows == [2, 2, 1]
+    reviews = [t.replace("<mask>", "films") for t in texts] + [long_text()]
+    small = roberta.pipeline("sentiment-analysis", model=tiny_clf_dir, batch_size=3)
+    rows = _rows_per_forward(small)
+    got, expected = small(reviews), sentiment(reviews)
+    assert got[-1][0]["windows"] > 1 and [[r["label"] for r in g] for g in got] == [[r["label"] for r in e] for e in expected]
+    assert [r["score"] for g in got for r in g] == pytest.approx([r["score"] for e in expected for r in e], abs=1e-6)
+    assert max(rows) == 3 and sum(rows) == len(reviews) - 1 + got[-1][0]["windows"]
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="batch_size must be a whole number >= 1"):
+            roberta.pipeline("fill-mask", model=tiny_mlm_dir, batch_size=bad)
+
+
+def _flat(results):
+    """Fill-mask results as (token, score) pairs, for approximate comparison."""
+    return [(r["token"], r["score"]) for result in results for r in result]
+
+
+def test_device_is_spelled_as_in_transformers(tiny_mlm_dir):
+    assert roberta.pipeline("fill-mask", model=tiny_mlm_dir, device=-1).device == torch.device("cpu")
+    assert roberta.pipeline("fill-mask", model=tiny_mlm_dir, device=torch.device("cpu")).device.type == "cpu"
+    with pytest.raises(ValueError, match="device must be 'cpu', 'cuda', 'cuda:N', -1"):
+        roberta.pipeline("fill-mask", model=tiny_mlm_dir, device="gpu")
+    if not torch.cuda.is_available():  # 0 was read as "not given" and ran on the CPU without a word
+        for device in (0, "cuda"):
+            with pytest.raises(ValueError, match="this machine has no CUDA device"):
+                roberta.pipeline("fill-mask", model=tiny_mlm_dir, device=device)
+
+
+def test_a_tokenizer_object_without_robertas_special_tokens_is_refused(tiny_mlm_dir):
+    """It was accepted, then failed at the first call with a TypeError from deep in the encoding."""
+    model = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir)
+    bert_like = roberta.train_tokenizer(["a b c d e"] * 5, vocab_size=270, min_frequency=1, show_progress=False)
+    bert_like = Tokenizer.from_str(bert_like.to_str().replace('"<mask>"', '"[MASK]"'))
+    with pytest.raises(roberta.ModelLoadError, match=r"lacks RoBERTa's special tokens \['<mask>'\]"):
+        roberta.pipeline("fill-mask", model=model, tokenizer=bert_like)
+
 def test_pipeline_with_roberta_base_layout_tokenizer(roberta_base_style_tokenizer_file):
     """Nothing assumes <mask> is id 4: roberta-base has it last."""
     tok = roberta.load_tokenizer(roberta_base_style_tokenizer_file)
