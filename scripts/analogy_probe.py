@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 from pathlib import Path
 
 import roberta
@@ -23,7 +22,7 @@ from demo.embedding_view import MAX_K, score_analogies
 from demo.examples import ANALOGY_PROBE
 from train.arguments import script_parser
 from train.data import _undecodable
-from train.runtime import USER_ERRORS, output_file, report_user_error
+from train.runtime import USER_ERRORS, exit_code, output_file, report_user_error
 
 COLUMNS = ("category", "a", "b", "c", "expected")
 
@@ -88,4 +87,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(exit_code(main))

@@ -11,12 +11,11 @@ Hub refuses, exit code 2 with a message that says which (`train.push.call_hub`).
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from train.arguments import script_parser
 from train.push import PushError, call_hub, check_repo_id, hub_endpoint
-from train.runtime import report_user_error
+from train.runtime import exit_code, report_user_error
 
 ROOT = Path(__file__).resolve().parent.parent
 SPACE_FILES = ["app.py", "README.md", "LICENSE", "requirements.txt", "demo/**", "roberta/**", "assets/**"]
@@ -78,4 +77,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(exit_code(main))

@@ -261,4 +261,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from train.runtime import exit_code  # here: the module itself needs no torch
+
+    raise SystemExit(exit_code(main))

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from scripts.release import PHASES_FILE, read_phase_history
-from train.runtime import output_file
+from train.runtime import exit_code, output_file
 
 
 OUT_OF_REACH = 1000  # an extrapolation past this many times the tokens read is not printed as a number
@@ -158,6 +158,8 @@ def main(argv=None) -> int:
         p.error(str(err))
     try:
         points, labels = phase_points(model), phase_labels(model)
+        if not points:
+            raise ValueError(f"{model / PHASES_FILE} lists no phase")
         out.parent.mkdir(parents=True, exist_ok=True)
     except (OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
@@ -192,4 +194,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(exit_code(main))

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import roberta
@@ -37,7 +36,7 @@ from train.export import DTYPES, check_export, export_into, staged_folder
 from train.model_card import card_for
 from train.fill_mask_probe import DEFAULT_PROBE, read_probe, run_probe
 from train import summarize
-from train.runtime import USER_ERRORS, output_folder, report_user_error
+from train.runtime import USER_ERRORS, exit_code, output_folder, report_user_error
 
 MLM_NAME, CLASSIFIER_NAME = "mini-roberta-mlm", "mini-roberta-sst2"
 SECTION = "## Shipped model"
@@ -456,4 +455,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(exit_code(main))

@@ -17,7 +17,7 @@ from pathlib import Path
 from scripts.app_process import AppProcess, check_app_url
 from scripts.browser import CHROMIUM, TIMEOUT_MS, launch
 from train.arguments import script_parser
-from train.runtime import output_folder, report_user_error
+from train.runtime import exit_code, output_folder, report_user_error
 
 ROOT = Path(__file__).resolve().parent.parent
 VIEWPORT = {"width": 1280, "height": 900}
@@ -113,4 +113,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(exit_code(main))

@@ -2,6 +2,7 @@
 one line naming the option or file (never a traceback, a silent run, or another run's files overwritten).
 
 Each case was found by trying it; the comment says what it did before."""
+import json
 import shutil
 import socket
 import subprocess
@@ -10,6 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+import roberta
 
 from train import (ablation, average, calibrate, evaluate, export, fill_mask_probe, finetune, gpu_transfer, pretrain,
                    probes, runtime, tapt_corpus, tokenizer)
@@ -291,3 +294,106 @@ def test_a_folder_or_file_in_the_wrong_place_is_named_as_such(train_files, tiny_
     assert pretrain.main(argv) == 2
     err = capsys.readouterr().err
     assert f"--cache-dir {a_file} is a file, not a folder" in err and "missing.txt" not in err
+
+
+def test_a_damaged_xz_corpus_is_named_not_a_traceback(train_files, tmp_path, capsys):
+    """A cut-off .xz (a transfer that did not finish: `train.gpu_transfer` ships the corpora so) was lzma's
+    EOFError or LZMAError with a traceback, exit 1."""
+    import lzma
+    import random
+
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(5000)]  # text that compresses little: 3 kB cut from it is not all of it
+    whole = tmp_path / "whole.txt.xz"
+    whole.write_bytes(lzma.compress("\n".join(" ".join(rng.choices(words, k=12)) for _ in range(5000)).encode()))
+    cut, garbage = tmp_path / "cut.txt.xz", tmp_path / "garbage.txt.xz"
+    cut.write_bytes(whole.read_bytes()[:3000])
+    garbage.write_bytes(bytes(rng.randrange(256) for _ in range(3000)))
+    for damaged in (cut, garbage):
+        assert_user_error(pretrain.main, pretrain_argv(train_files, tmp_path / f"run-{damaged.stem}", "--corpus",
+                                                       str(damaged), "--max-steps", "1"),
+                          capsys, f"{damaged}: not a complete xz file (truncated or damaged?")
+        assert_user_error(tokenizer.main, ["--corpus", str(damaged), "--out", str(tmp_path / f"tok-{damaged.stem}"),
+                                           "--vocab-size", "300", "--quiet"], capsys, "not a complete xz file")
+
+
+def test_pretrain_checks_its_data_and_out_before_training_a_tokenizer(train_files, tiny_mlm_dir, tmp_path, capsys):
+    """A misspelt --valid was found after the tokenizer was trained (minutes on the full corpus); a tokenizer a
+    failed start left in --out was reused by the next command with other options (its vocabulary size)."""
+    argv = pretrain_argv(train_files, tmp_path / "run", "--max-steps", "1", "--vocab-size", "300")
+    argv[argv.index("--tokenizer"):argv.index("--tokenizer") + 2] = []  # the run trains its own
+    valid = argv.index("--valid") + 1
+    assert_user_error(pretrain.main, [*argv[:valid], str(tmp_path / "missing.txt"), *argv[valid + 1:]], capsys,
+                      "missing.txt: no such file or folder")
+    assert "training a" not in capsys.readouterr().out and not (tmp_path / "run").exists()
+    assert_user_error(pretrain.main, [*argv, "--corpus", f"{train_files / 'corpus.txt'}=1,{tmp_path / 'gone'}=1"],
+                      capsys, "gone: no such file or folder")
+    (tmp_path / "run").mkdir()
+    roberta.train_tokenizer(["a b c d e"] * 5, vocab_size=270, min_frequency=1, show_progress=False).save(
+        str(tmp_path / "run" / "tokenizer.json"))  # what a failed start left
+    assert pretrain.main(argv) == 0
+    assert roberta.load_tokenizer(tmp_path / "run").get_vocab_size() == 300  # trained again, as asked
+    assert_user_error(pretrain.main, argv, capsys, "already holds a run or model")  # never into a finished one
+
+
+def test_a_tokenizer_that_is_not_the_init_models_vocabulary_is_refused(train_files, tiny_mlm_dir, tmp_path, capsys):
+    """Same size, other ids: the --init model read nonsense, pretraining and fine-tuning went on without a word."""
+    other = tmp_path / "other.json"
+    shuffled = json.loads((tiny_mlm_dir / "tokenizer.json").read_text())
+    vocab = shuffled["model"]["vocab"]
+    movable = sorted((token for token, i in vocab.items() if i > 262), key=vocab.get)  # after bytes and specials
+    for a, b in zip(movable[::2], movable[1::2]):  # swap ids pairwise: the same size and tokens, other ids
+        vocab[a], vocab[b] = vocab[b], vocab[a]
+    other.write_text(json.dumps(shuffled))
+    argv = pretrain_argv(train_files, tmp_path / "pt", "--max-steps", "1", "--init", str(tiny_mlm_dir))
+    argv[argv.index("--model-max-length"):argv.index("--model-max-length") + 2] = []
+    argv[argv.index("--tokenizer") + 1] = str(other)
+    assert_user_error(pretrain.main, argv, capsys, f"--tokenizer {other} is not the vocabulary of --init",
+                      "leave --tokenizer out")
+    assert_user_error(finetune.main, finetune_argv(train_files, tmp_path / "ft", "--init", str(tiny_mlm_dir),
+                                                   "--tokenizer", str(other)), capsys, "is not the vocabulary")
+    argv[argv.index("--tokenizer") + 1] = str(tiny_mlm_dir / "tokenizer.json")  # its own: accepted
+    assert pretrain.main(argv) == 0
+
+
+def test_recipe_refuses_gpu_options_without_gpu(tmp_path, capsys):
+    """They were ignored without a word (--seeds 7 8 ran seed 0, --data /nonexistent was never looked at)."""
+    from train import recipe
+
+    out = tmp_path / "recipe"
+    assert_user_error(recipe.main, ["--out", str(out), "--quick", "--seeds", "7", "8", "--data", "/nonexistent"],
+                      capsys, "--data, --seeds need --gpu")
+    assert_user_error(recipe.main, ["--out", str(out), "--quick", "--compile"], capsys, "--compile needs --gpu")
+    assert not out.exists()
+
+
+def test_summarize_refuses_a_run_given_twice(tiny_clf_dir, capsys):
+    """It counted twice: 2 runs, a std of 0."""
+    from train import summarize
+
+    code, err = outcome(summarize.main, [str(tiny_clf_dir), f"{tiny_clf_dir}/"], capsys)
+    assert code == runtime.EXIT_USER_ERROR and f"{tiny_clf_dir} is given twice" in err
+    code, err = outcome(summarize.main, ["--arm", "a", str(tiny_clf_dir), str(tiny_clf_dir)], capsys)
+    assert code == runtime.EXIT_USER_ERROR and "given twice in arm a" in err
+
+
+def test_phase_curve_of_an_empty_phase_list(tmp_path, capsys):
+    from scripts import phase_curve
+
+    (tmp_path / "phases.json").write_text("[]")
+    assert_user_error(phase_curve.main, ["--model", str(tmp_path), "--out", str(tmp_path / "p.png")], capsys,
+                      "phases.json lists no phase")
+
+
+def test_every_script_ends_ctrl_c_with_130_and_one_line(capsys):
+    """Ctrl-C in evaluate, average, calibrate, ... was a KeyboardInterrupt traceback and an exit by signal; the
+    exit codes train/runtime.py promises hold for every script."""
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    assert runtime.exit_code(interrupted) == runtime.EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "interrupted\n"
+    for path in sorted([*(ROOT / "train").glob("*.py"), *(ROOT / "scripts").glob("*.py")]):
+        source = path.read_text(encoding="utf-8")
+        if '__name__ == "__main__"' in source:
+            assert "raise SystemExit(exit_code(main))" in source or "run_main(" in source, path.name

@@ -704,3 +704,43 @@ def test_the_cards_name_the_weights_each_run_kept():
     assert finetune.kept_weights(None) == finetune.kept_weights("last") == "its end-of-run weights"
     assert finetune.kept_weights("ema 0.999").startswith("the exponential moving average of its weights (decay 0.999")
     assert finetune.kept_weights("calibration", 40) == "its checkpoint with the best accuracy on the calibration slice (step 40)"
+
+
+@pytest.mark.slow  # end-to-end script run, several seconds
+def test_recalibrate_reproduces_a_short_runs_figures(train_files, tiny_mlm_dir, tmp_path):
+    """A run fine-tuned at --max-length 8 scored its checks at the model's full length and the refit at 8
+    (checks 12/47 -> 18/47 with the same weights): both now score at the run's length."""
+    import shutil
+
+    run = tmp_path / "short"
+    assert finetune.main(finetune_argv(train_files, run, "--init", str(tiny_mlm_dir), "--max-length", "8")) == 0
+    before = json.loads((run / "metrics.json").read_text())
+    model, tokenizer = roberta.RobertaForSequenceClassification.from_pretrained(run), roberta.load_tokenizer(run)
+    assert before["checks"] == evaluate.score_checks(model, tokenizer, CHECKS, 32, before["checks"]["unsure_below"], 8)
+    again = tmp_path / "again"
+    shutil.copytree(run, again)
+    assert calibrate.main([str(again)]) == 0
+    after = json.loads((again / "metrics.json").read_text())
+    assert after["temperature"] == pytest.approx(before["temperature"], rel=1e-3)
+    assert after["dev_ece"] == pytest.approx(before["dev_ece"], abs=1e-3)
+    assert after["checks"]["right"] == before["checks"]["right"]
+
+
+def test_recalibrate_writes_nothing_when_it_fails(two_stage, tmp_path, capsys):
+    """A checks file that broke the rescoring left config.json with the new T and metrics.json and the card with
+    the old one (the app reads the config), after a traceback."""
+    import shutil
+
+    folder = tmp_path / "copy"
+    shutil.copytree(two_stage[1], folder)
+    broken = tmp_path / "checks.tsv"
+    rows = CHECKS.read_text(encoding="utf-8").splitlines()
+    broken.write_text("\n".join([*rows[:2], "a sentence without its fields", *rows[2:]]) + "\n", encoding="utf-8")
+    metrics = json.loads((folder / "metrics.json").read_text())
+    metrics["checks"]["source"] = str(broken)
+    (folder / "metrics.json").write_text(json.dumps(metrics))
+    files = {name: (folder / name).read_bytes() for name in ("config.json", "metrics.json", "README.md")}
+    assert calibrate.main([str(folder), "--calibration-data", str(two_stage[0].parent / "reviews.tsv"), "--all"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "line 3" in err and "Traceback" not in err
+    assert {name: (folder / name).read_bytes() for name in files} == files

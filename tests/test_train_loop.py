@@ -676,3 +676,43 @@ def test_no_progress_still_prints_a_line_now_and_then(train_files, tmp_path, mon
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("step ")]
     assert [line.split(":")[0] for line in lines] == ["step 1 of 3", "step 2 of 3", "step 3 of 3"]
     assert all("loss " in line and "tokens/s" in line for line in lines)
+
+
+def test_a_torn_last_log_line_is_dropped_on_resume(train_files, tmp_path, monkeypatch, capsys):
+    """A full disk (or a killed process) leaves half a line at the end of log.jsonl: --resume failed on it every
+    time ("Expecting ',' delimiter", no file named). It is dropped with a warning; a bad line before the last
+    is named with its file and line."""
+    extra = ["--max-steps", "6", "--save-every", "2", "--log-every", "1"]
+    full, split = tmp_path / "full", tmp_path / "split"
+    assert pretrain.main(pretrain_argv(train_files, full, *extra)) == 0
+    with monkeypatch.context() as m:
+        interrupt_at(m, 4)
+        assert pretrain.main(pretrain_argv(train_files, split, *extra)) == runtime.EXIT_INTERRUPTED
+    log = split / reporting.LOG_NAME
+    with open(log, "a", encoding="utf-8") as f:
+        f.write('{"type": "train", "step": 5, "tok')
+    capsys.readouterr()
+    assert pretrain.main(pretrain_argv(train_files, split, *extra, "--resume")) == 0
+    assert "its last line was cut short" in capsys.readouterr().err
+    assert train_losses(full) == train_losses(split)
+    lines = log.read_text(encoding="utf-8").splitlines()
+    log.write_text("\n".join([lines[0], "{not json", *lines[1:]]) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"{log}: line 2 is not a log entry"):
+        reporting.read_log(log)
+
+
+def test_a_log_that_cannot_be_written_names_the_file_and_the_way_on():
+    """A full disk was "[Errno 28] No space left on device", naming no file and not saying --resume."""
+    with pytest.raises(OSError, match=r"could not write /dev/full \(the disk is full\): free some space, then run "
+                                      r"the same command again with --resume"):
+        reporting.append_log(Path("/dev/full"), {"type": "train", "step": 1})
+
+
+def test_no_progress_bar_without_a_terminal(train_files, tmp_path, capsys):
+    """A log file or a pipe got every redraw of the bar (carriage returns: one endless line); without a
+    terminal the run writes its plain progress lines instead, as with --no-progress."""
+    assert not runtime.progress_bars()  # pytest captures stderr: not a terminal
+    argv = pretrain_argv(train_files, tmp_path / "run", "--max-steps", "3")
+    argv.remove("--no-progress")
+    assert pretrain.main(argv) == 0
+    assert "\r" not in capsys.readouterr().err

@@ -47,7 +47,7 @@ from . import finetune, pretrain, tokenizer
 from .arguments import command_line, script_parser
 from .experiment import Step, argv_of, function, run_steps, same_run, script, training
 from .reporting import read_log, save_figure
-from .runtime import USER_ERRORS, UserError, autocast, output_folder, report_user_error, resolve_precision
+from .runtime import USER_ERRORS, UserError, autocast, exit_code, output_folder, report_user_error, resolve_precision
 
 WIKITEXT_TRAIN = "../shared/data/wikitext-2/wiki.train.tokens"
 ARMS = {  # name -> (label, masking, dupe factor)
@@ -773,4 +773,4 @@ def _main(args) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_code(main))

@@ -40,7 +40,7 @@ from roberta.hub import load_state_dict
 
 from .evaluate import UNSURE_BELOW, check_unsure_below
 from .reporting import plot_member_curves
-from .runtime import UserError, output_folder
+from .runtime import UserError, exit_code, output_folder
 from .trainer import FINISHED_FILES, check_fresh_out
 
 
@@ -361,4 +361,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_code(main))

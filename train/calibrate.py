@@ -46,6 +46,7 @@ import torch.nn.functional as F
 from roberta.run_metrics import RunMetrics, dataset_name
 
 from .reporting import save_figure
+from .runtime import exit_code
 
 N_BINS = 15
 T_MIN, T_MAX = 0.05, 20.0  # fitted temperatures are clipped here (all-correct data would drive T to 0)
@@ -337,20 +338,20 @@ def main(argv=None) -> int:
             calibration = held_out_slice(spec, names)
         dev_source = args.dev or metrics.get("dev_data")
         dev = read_labeled(dev_source, label_names=names)[:2] if dev_source else None
-        with torch.no_grad():
+        with torch.no_grad():  # at the length the run was scored at, so that its figures are reproduced
             result = calibrate(model, tokenizer, calibration, dev, out=folder, batch_size=args.batch_size,
-                               title=f"held out: {dataset_name(dev_source)}")
-    except (OSError, ValueError, KeyError) as err:
+                               max_length=metrics.get("max_length"), title=f"held out: {dataset_name(dev_source)}")
+        result["slice"], result["source"] = spec, _describe(spec)
+        metrics["calibration"] = result
+        metrics["temperature"] = result["temperature"]  # the top-level figures follow the new T (they kept the old)
+        if "dev" in result:
+            metrics["dev_ece_uncalibrated"], metrics["dev_ece"] = result["dev"]["ece_before"], result["dev"]["ece_after"]
+        checks_note = _rescore_checks(metrics, model, tokenizer, args.batch_size)
+        written = RunMetrics.from_dict(metrics)
+    except (OSError, ValueError, KeyError) as err:  # config.json and metrics.json are still the old ones
         print(f"error: {err}", file=sys.stderr)
         return 2
-    result["slice"], result["source"] = spec, _describe(spec)
-    set_temperature(folder, result["temperature"])
-    metrics["calibration"] = result
-    metrics["temperature"] = result["temperature"]  # the top-level figures follow the new T (they kept the old)
-    if "dev" in result:
-        metrics["dev_ece_uncalibrated"], metrics["dev_ece"] = result["dev"]["ece_before"], result["dev"]["ece_after"]
-    checks_note = _rescore_checks(metrics, model, tokenizer, args.batch_size)
-    written = RunMetrics.from_dict(metrics)
+    set_temperature(folder, result["temperature"])  # written once everything is computed: never half a change
     written.write(metrics_path)
     from .finetune import card_figure_sections, card_table_metrics
     from .model_card import metrics_markdown, rewrite_card_sections
@@ -394,4 +395,4 @@ def _describe(spec: dict) -> str:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_code(main))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import hashlib
+import io
 import lzma
 import math
 import os
@@ -36,6 +37,7 @@ import numpy as np
 import torch
 
 from roberta.text import detokenize, normalize_for_classifier  # noqa: F401  (re-exported)
+from .runtime import progress_bars
 
 HUB_PREFIX = "hub:"
 TEXT_SUFFIXES = (".txt", ".tokens", ".raw")
@@ -114,11 +116,45 @@ def documents_from_lines(lines: list[str], unk: str = "token") -> list[str]:
     return documents
 
 
+class _XzFile(lzma.LZMAFile):
+    """An xz file read as its bytes; damaged or cut-off data (a transfer that did not finish) is a DataError
+    naming the file, not lzma's bare EOFError or LZMAError."""
+
+    def __init__(self, path: Path):
+        super().__init__(path, "rb")
+        self.path = path
+
+    def _named(self, read, *args):
+        try:
+            return read(*args)
+        except (EOFError, lzma.LZMAError) as err:
+            raise DataError(f"{self.path}: not a complete xz file (truncated or damaged? {err})") from None
+
+    def read(self, size=-1):
+        return self._named(super().read, size)
+
+    def read1(self, size=-1):
+        return self._named(super().read1, size)
+
+    def readinto(self, buffer):
+        return self._named(super().readinto, buffer)
+
+    def readline(self, size=-1):
+        return self._named(super().readline, size)
+
+    def peek(self, size=-1):
+        return self._named(super().peek, size)
+
+
 def open_text(path, mode: str = "r", **kwargs):
-    """`open` for text files that may be xz-compressed (`name.txt.xz`: read as the text inside)."""
+    """`open` for reading text files that may be xz-compressed (`name.txt.xz`: read as the text inside; `mode`
+    "rb": its bytes)."""
     path = Path(path)
     if path.suffix == ".xz":
-        return lzma.open(path, mode if "b" in mode else mode + "t", **kwargs)
+        if mode not in ("r", "rt", "rb"):
+            raise ValueError(f"open_text reads files: mode {mode!r}")
+        xz = _XzFile(path)
+        return xz if mode == "rb" else io.TextIOWrapper(xz, **kwargs)
     return open(path, mode, **kwargs)
 
 
@@ -234,6 +270,16 @@ def parse_mixture(spec: str) -> list[tuple[str, float]]:
     return mixture
 
 
+def check_sources_exist(*specs: str) -> None:
+    """Fail at once (FileNotFoundError naming it) when a local source of these mixtures or paths does not exist:
+    before a tokenizer is trained or a corpus read, minutes of work on the full corpora. Hub sources are left
+    to their loader."""
+    for spec in specs:
+        for source, _ in parse_mixture(os.fspath(spec)):
+            if not source.startswith(HUB_PREFIX) and not Path(source).exists():
+                raise FileNotFoundError(f"{source}: no such file or folder")
+
+
 def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int = 0, repeat: bool = True):
     """Documents sampled to the mixture's proportions by characters, and per-source statistics.
 
@@ -297,7 +343,7 @@ def tokenize_documents(documents: list[str], tokenizer, show_progress: bool | No
     from tqdm.auto import tqdm
 
     if show_progress is None:
-        show_progress = sum(map(len, documents)) > 2_000_000
+        show_progress = sum(map(len, documents)) > 2_000_000 and progress_bars()
     encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
     out = []
     with tqdm(total=len(documents), unit="doc", desc="tokenizing", disable=not show_progress) as bar:

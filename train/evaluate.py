@@ -36,7 +36,7 @@ from roberta.tokenizer import encode_windows, mean_over_windows
 
 from .calibrate import expected_calibration_error, probabilities
 from .data import imdb_sample, pack_sequences, read_documents, read_labeled
-from .runtime import EXIT_USER_ERROR, USER_ERRORS, report_user_error
+from .runtime import EXIT_USER_ERROR, USER_ERRORS, exit_code, report_user_error
 
 
 def evaluate_mlm_masks(model, tokenizer, rows: torch.Tensor, batch_size: int, first_seed: int, masks: int) -> dict:
@@ -417,4 +417,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_code(main))

@@ -30,7 +30,7 @@ import roberta
 from roberta.run_metrics import RunMetrics
 
 from .checkpointing import CHECKPOINTS, Checkpoints
-from .runtime import UserError, output_folder
+from .runtime import UserError, exit_code, output_folder
 
 FILES = ["config.json", "tokenizer.json", "tokenizer_config.json", "README.md", "metrics.json", "curves.png",
          "reliability.png", "log.jsonl", "phases.json"]
@@ -194,4 +194,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(exit_code(main))

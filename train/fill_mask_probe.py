@@ -22,7 +22,7 @@ from pathlib import Path
 import roberta
 
 from .data import _undecodable
-from .runtime import output_file
+from .runtime import exit_code, output_file
 
 DEFAULT_PROBE = Path(__file__).resolve().parent.parent / "tests" / "data" / "fill_mask_probe.tsv"
 
@@ -149,4 +149,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(exit_code(main))

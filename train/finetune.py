@@ -61,6 +61,7 @@ from .checkpointing import Checkpoints
 from .evaluate import (DEFAULT_CHECKS, UNSURE_BELOW, _shown_path, check_expected_labels, check_unsure_below,
                        read_checks)
 from .runtime import EXIT_INTERRUPTED, Dist, UserError, hardware_info, run_main, seed_everything
+from .tokenizer import load_run_tokenizer
 from .trainer import Task, Trainer, check_options
 
 DEFAULT_TRAIN = "../shared/data/sst2/train.tsv"
@@ -244,7 +245,7 @@ def build_model(args: FinetuneArguments, id2label: dict[int, str]):
         return roberta.RobertaForSequenceClassification(config), tokenizer, "random encoder"
     if given := args.shape_options_given():
         raise UserError(f"{', '.join(given)} only apply with --init random (the pretrained model fixes its shape)")
-    tokenizer = roberta.load_tokenizer(args.tokenizer or args.init)
+    tokenizer = load_run_tokenizer(args.tokenizer, args.init)
     overrides = {"calibration_temperature": 1.0}  # a classifier --init: its temperature belongs to its own head
     if args.dropout is not None:
         overrides.update(hidden_dropout_prob=args.dropout, attention_probs_dropout_prob=args.dropout)
@@ -405,7 +406,8 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         ood = None
         if imdb is not None:
             ood = evaluate_reviews(model, tokenizer, imdb[0], imdb[1], batch_size=eval_batch, max_length=max_length)
-        checks = score_checks(model, tokenizer, checks_path, eval_batch, args.unsure_below) if checks_path else None
+        checks = (score_checks(model, tokenizer, checks_path, eval_batch, args.unsure_below, max_length)
+                  if checks_path else None)
     model.save_pretrained(out)
     save_tokenizer(tokenizer, out, model.config.max_length)
     metrics = RunMetrics(

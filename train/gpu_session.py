@@ -33,7 +33,7 @@ from pathlib import Path
 
 from .experiment import finished
 from .gpu_transfer import PART_MIB, pack
-from .runtime import EXIT_USER_ERROR, output_folder
+from .runtime import EXIT_USER_ERROR, exit_code, output_folder
 
 TESTS = "tests/test_train_loop.py tests/test_gpu_transfer.py tests/test_model.py tests/test_masking.py"
 GRACE_S = 20  # between SIGTERM (a training step saves a checkpoint) and SIGKILL
@@ -232,4 +232,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_code(main))

@@ -29,8 +29,9 @@ from roberta.run_metrics import RunMetrics
 from roberta.tokenizer import save_tokenizer
 
 from .arguments import ModelArguments, TrainingArguments, option, parse, redefault
-from .runtime import (EXIT_INTERRUPTED, Dist, UserError, autocast, hardware_info, run_main, seed_everything)
-from .trainer import Task, Trainer, check_options
+from .runtime import (EXIT_INTERRUPTED, Dist, UserError, autocast, hardware_info, progress_bars, run_main,
+                      seed_everything)
+from .trainer import Task, Trainer, check_fresh_out, check_options
 
 # The pretraining mixture: every document of the text in ../shared/data, each once per pass (35.7M tokens in
 # 128-token rows). The weights are the sources' sizes in millions of characters, so no source is cut or
@@ -132,15 +133,18 @@ class MLMTask(Task):
 
 
 def get_tokenizer(args: PretrainArguments, out: Path, dist: Dist):
-    """--tokenizer, or one trained on --corpus (rank 0 trains and saves it, the others read it)."""
+    """--tokenizer, or one trained on --corpus (rank 0 trains and saves it, the others read it). A resumed run
+    reads the one it trained; a new run trains its own (one a failed start left there was made with that
+    start's options)."""
     if args.tokenizer or args.init:
-        return roberta.load_tokenizer(args.tokenizer or args.init)
+        from .tokenizer import load_run_tokenizer
+        return load_run_tokenizer(args.tokenizer, args.init)
     path = out / "tokenizer.json"
-    if dist.is_main and not path.exists():
+    if dist.is_main and not (args.resume and path.exists()):
         from .tokenizer import build_tokenizer
         print(f"training a {args.vocab_size}-token tokenizer on {args.corpus}", flush=True)
         tokenizer, _ = build_tokenizer(args.corpus, vocab_size=args.vocab_size, seed=args.seed,
-                                       show_progress=not args.no_progress)
+                                       show_progress=progress_bars(args.no_progress))
         out.mkdir(parents=True, exist_ok=True)
         tokenizer.save(str(path))
     dist.barrier()
@@ -195,6 +199,9 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
         raise UserError(f"--dupe-factor must be at least 1, got {args.dupe_factor}")
     if args.cache_dir and Path(args.cache_dir).is_file():  # was "[Errno 17] File exists", after the corpus was read
         raise UserError(f"--cache-dir {args.cache_dir} is a file, not a folder")
+    data.check_sources_exist(args.corpus, args.valid)  # before the tokenizer is trained: minutes on the corpus
+    if not args.resume and dist.is_main:
+        check_fresh_out(out)  # before a tokenizer is written there
     seed_everything(args.seed)
     tokenizer = get_tokenizer(args, out, dist)
     say = print if dist.is_main else (lambda *a, **k: None)

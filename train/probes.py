@@ -32,6 +32,7 @@ from . import pretrain, tokenizer
 from .experiment import run_steps, script, training
 from .recipe import SHIPPED_TOKENIZER
 from .reporting import read_log
+from .runtime import exit_code
 
 PLATEAU_EXIT_LOSS = 6.0
 UNIGRAM_MARGIN = 0.3
@@ -211,4 +212,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(exit_code(main))

@@ -15,7 +15,7 @@ import argparse
 import os
 from pathlib import Path
 
-from .runtime import report_user_error
+from .runtime import exit_code, report_user_error
 
 REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json", "README.md")
 IGNORE_PATTERNS = ["checkpoint*", "checkpoint*/**", "*.pt", "*.pth", "*.ckpt", "__pycache__/**", ".*", "**/.*"]
@@ -115,4 +115,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_code(main))

@@ -53,7 +53,7 @@ from . import finetune, pretrain, sentiment_recipe, tapt_corpus, tokenizer
 from .experiment import Step, argv_of, finished, option_text, run_steps, script, split_options, training
 from .export import export
 from .gpu_transfer import DATA_ROOT
-from .runtime import USER_ERRORS, report_user_error
+from .runtime import USER_ERRORS, UserError, exit_code, report_user_error
 
 QUICK_CORPUS = "../shared/data/wikitext-2/wiki.train.tokens"
 SHARED_DATA = str(DATA_ROOT)  # "../shared/data": where the defaults point
@@ -101,33 +101,48 @@ def build_parser() -> argparse.ArgumentParser:
                    help="autocast of every step (default: %(default)s, see train.pretrain --help)")
     g = p.add_argument_group("one GPU (--gpu)")
     g.add_argument("--gpu", action="store_true", help="the one-GPU recipe (see below)")
-    g.add_argument("--data", default=None, help=f"read the corpora from this folder instead of {SHARED_DATA}")
-    g.add_argument("--init", default=None, help="--gpu: continue pretraining from this MLM folder")
-    g.add_argument("--gpu-batch-size", type=int, default=512, help="--gpu pretraining batch (default: %(default)s)")
-    g.add_argument("--gpu-lr", type=float, default=1e-3, help="--gpu pretraining peak lr (default: %(default)s)")
-    g.add_argument("--compile", action="store_true", help="--gpu: torch.compile the pretraining model's encoder")
-    g.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
-                   help="--gpu: fine-tuning seeds (default: %(default)s)")
-    g.add_argument("--baseline", action="store_true",
-                   help="--gpu: also fine-tune a random encoder with the same seeds (what pretraining buys)")
-    g.add_argument("--tapt-minutes", type=float, default=0.0,
-                   help="--gpu: task-adaptive pretraining of the encoder on review text before fine-tuning, in "
-                        "minutes (train.sentiment_recipe --tapt-minutes; default: %(default)s, none)")
-    g.add_argument("--imdb-stage", action="store_true",
-                   help="--gpu: an IMDB stage before SST-2, one for every seed (the shipped classifier's recipe: "
-                        "train.sentiment_recipe --arms imdb-sst2 --imdb-stage-seed FIRST-SEED; reads "
-                        "imdb/train.tsv from --data)")
-    g.add_argument("--parallel", type=int, default=None,
-                   help="--gpu: seeds fine-tuned at once, each in a process of its own (default: every seed on "
-                        "CUDA, one after the other on CPU)")
-    g.add_argument("--finetune-args", default="", help="--gpu: extra train.finetune options for every run")
-    g.add_argument("--pretrain-args", default="",
-                   help="--gpu: extra train.pretrain options, e.g. a larger model from random weights: "
-                        "'--hidden-size 384 --intermediate-size 1536 --heads 6'")
+    gpu_only = []  # refused without --gpu (`check_gpu_options`)
+
+    def gpu_option(*flags, **kwargs):
+        gpu_only.append(g.add_argument(*flags, **kwargs))
+
+    gpu_option("--data", default=None, help=f"--gpu: read the corpora from this folder instead of {SHARED_DATA}")
+    gpu_option("--init", default=None, help="--gpu: continue pretraining from this MLM folder")
+    gpu_option("--gpu-batch-size", type=int, default=512, help="--gpu pretraining batch (default: %(default)s)")
+    gpu_option("--gpu-lr", type=float, default=1e-3, help="--gpu pretraining peak lr (default: %(default)s)")
+    gpu_option("--compile", action="store_true", help="--gpu: torch.compile the pretraining model's encoder")
+    gpu_option("--seeds", type=int, nargs="+", default=[0, 1, 2],
+               help="--gpu: fine-tuning seeds (default: %(default)s)")
+    gpu_option("--baseline", action="store_true",
+               help="--gpu: also fine-tune a random encoder with the same seeds (what pretraining buys)")
+    gpu_option("--tapt-minutes", type=float, default=0.0,
+               help="--gpu: task-adaptive pretraining of the encoder on review text before fine-tuning, in "
+                    "minutes (train.sentiment_recipe --tapt-minutes; default: %(default)s, none)")
+    gpu_option("--imdb-stage", action="store_true",
+               help="--gpu: an IMDB stage before SST-2, one for every seed (the shipped classifier's recipe: "
+                    "train.sentiment_recipe --arms imdb-sst2 --imdb-stage-seed FIRST-SEED; reads "
+                    "imdb/train.tsv from --data)")
+    gpu_option("--parallel", type=int, default=None,
+               help="--gpu: seeds fine-tuned at once, each in a process of its own (default: every seed on "
+                    "CUDA, one after the other on CPU)")
+    gpu_option("--finetune-args", default="", help="--gpu: extra train.finetune options for every run")
+    gpu_option("--pretrain-args", default="",
+               help="--gpu: extra train.pretrain options, e.g. a larger model from random weights: "
+                    "'--hidden-size 384 --intermediate-size 1536 --heads 6'")
     p.add_argument("--push-to-hub", metavar="PREFIX", default=None,
                    help="upload mlm/ as PREFIX-mlm and sst2/ as PREFIX-sst2")
     p.add_argument("--private", action="store_true", help="create the Hub repos private")
+    p.gpu_only = gpu_only
     return p
+
+
+def check_gpu_options(parser: argparse.ArgumentParser, args) -> None:
+    """The one-GPU group's options need --gpu: without it they were ignored without a word."""
+    given = [action.option_strings[0] for action in parser.gpu_only
+             if getattr(args, action.dest) != action.default]
+    if given and not args.gpu:
+        raise UserError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} --gpu (the one-GPU recipe); "
+                        "without it they would be ignored")
 
 
 def plan(args) -> list[Step]:
@@ -287,8 +302,10 @@ def summarize(out: Path) -> dict:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:  # everything checked before any work: --out, --init, the options of every step
+        check_gpu_options(parser, args)
         out = sentiment_recipe.check_out(args.out)  # not into a model's folder (this recipe's earlier run: continued)
         if args.gpu and args.init:
             sentiment_recipe.check_init(args.init)  # a masked-LM folder, not a classifier
@@ -319,4 +336,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_code(main))

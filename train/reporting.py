@@ -2,30 +2,56 @@
 `curves.png` (loss and evaluation metrics against tokens seen). The model card is `train.model_card`."""
 from __future__ import annotations
 
+import errno
 import json
 import os
+import sys
 from pathlib import Path
 
 LOG_NAME, CURVES_NAME = "log.jsonl", "curves.png"
 
 
 def append_log(path: Path, entry: dict) -> None:
-    with open(path, "a") as f:
-        f.write(json.dumps(entry) + "\n")
-
-
-def truncate_log(path: Path, step: int) -> None:
-    """Forget log lines written after the checkpoint we resume from (they will be written again)."""
-    if not path.exists():
-        return
-    kept = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip() and json.loads(line)["step"] <= step]
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
-    os.replace(tmp, path)
+    """Add one JSON line; a write that fails (a full disk) names the file and says the run can be resumed."""
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(entry) + "\n")
+    except OSError as err:
+        full = err.errno == errno.ENOSPC
+        raise OSError(f"could not write {path} ({'the disk is full' if full else err.strerror or err}): "
+                      f"{'free some space, then ' if full else ''}run the same command again with --resume (from "
+                      "its last checkpoint)") from None
 
 
 def read_log(path: Path) -> list[dict]:
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The log's entries. A torn last line (a write cut short: a full disk, a killed process) is dropped with a
+    warning; a bad line before the last is an error naming the file and the line."""
+    lines = [line for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    entries = []
+    for number, line in enumerate(lines, 1):
+        try:
+            entry = json.loads(line)
+            if not isinstance(entry, dict) or "step" not in entry:
+                raise ValueError("not a log entry")
+        except ValueError as err:
+            if number < len(lines):
+                raise ValueError(f"{path}: line {number} is not a log entry ({err})") from None
+            print(f"warning: {path}: its last line was cut short (a write that did not finish); dropped",
+                  file=sys.stderr)
+            continue
+        entries.append(entry)
+    return entries
+
+
+def truncate_log(path: Path, step: int) -> None:
+    """Forget log lines written after the checkpoint we resume from (they will be written again), and a torn
+    last line."""
+    if not path.exists():
+        return
+    kept = [entry for entry in read_log(path) if entry["step"] <= step]
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(entry) + "\n" for entry in kept), encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def save_figure(fig, png_path) -> Path:

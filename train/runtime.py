@@ -81,12 +81,28 @@ def output_file(path, example: str, option: str = "--out", suffixes: tuple[str, 
     return path
 
 
+def progress_bars(no_progress: bool = False) -> bool:
+    """Whether to draw progress bars: not when asked not to, nor when stderr is not a terminal (a log file
+    or a pipe would get every redraw, carriage returns and all, as one endless line)."""
+    return not no_progress and sys.stderr.isatty()
+
+
 def report_user_error(err: BaseException) -> int:
     """Print `error: ...` (the traceback too with TRAIN_DEBUG=1) and give EXIT_USER_ERROR."""
     if os.environ.get("TRAIN_DEBUG"):
         raise err
     print(f"error: {err}", file=sys.stderr)
     return EXIT_USER_ERROR
+
+
+def exit_code(main, argv=None) -> int:
+    """A script's `main(argv)` -> its exit code, Ctrl-C included: "interrupted" and EXIT_INTERRUPTED, not a
+    traceback (the scripts that train save a checkpoint first: `run_main`)."""
+    try:
+        return main(argv)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def run_main(run, args) -> int:

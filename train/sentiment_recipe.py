@@ -67,7 +67,7 @@ import roberta.hub
 
 from . import arguments, average, finetune, pretrain, summarize, tapt_corpus
 from .experiment import ARGUMENTS, Step, finished, run_steps, script, split_options, training
-from .runtime import EXIT_INTERRUPTED, USER_ERRORS, UserError, output_folder, report_user_error
+from .runtime import EXIT_INTERRUPTED, USER_ERRORS, UserError, exit_code, output_folder, report_user_error
 from .trainer import check_fresh_out
 
 ROOT = Path(__file__).resolve().parent.parent  # where `python -m train.sentiment_recipe` finds the package
@@ -349,4 +349,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_code(main))

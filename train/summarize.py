@@ -22,7 +22,7 @@ from pathlib import Path
 
 from roberta.run_metrics import RunMetrics
 
-from .runtime import output_file
+from .runtime import exit_code, output_file
 
 OPTIONAL = {"end_weights_dev_accuracy"}  # a column only when some run has the figure
 FIELDS = [  # (metrics.json key, column title, as a percentage)
@@ -195,6 +195,10 @@ def main(argv=None) -> int:
         arms[arm[0]] = arm[1:]
     if not arms:
         p.error("give run folders, or --arm NAME RUN...")
+    for name, folders in arms.items():  # a run counted twice weighs twice in the mean and shrinks the std
+        resolved = [Path(f).resolve() for f in folders]
+        if twice := next((f for f, r in zip(folders, resolved) if resolved.count(r) > 1), None):
+            p.error(f"{twice} is given twice{'' if name == 'runs' else f' in arm {name}'}")
     if args.out:
         try:  # a folder, a name that is not .json (its .md and .png are written beside it), a file that is not JSON
             output_file(args.out, "summary.json")
@@ -224,4 +228,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_code(main))

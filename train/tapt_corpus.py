@@ -27,7 +27,7 @@ from pathlib import Path
 from roberta.text import normalize_for_classifier
 
 from .data import _undecodable, open_text, read_labeled
-from .runtime import output_folder
+from .runtime import exit_code, output_folder
 
 DEFAULT_UNSUP = "../shared/data/imdb/unsup.txt"
 DEFAULT_SST2 = "../shared/data/sst2/train.tsv"
@@ -100,4 +100,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_code(main))

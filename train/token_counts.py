@@ -30,7 +30,7 @@ from roberta import load_tokenizer
 from roberta.tokenizer import vocab_digest
 
 from .data import read_documents, tokenize_documents
-from .runtime import EXIT_USER_ERROR, output_file
+from .runtime import EXIT_USER_ERROR, exit_code, output_file
 
 # The shipped encoder's pretraining corpora (train.pretrain.PRETRAIN_CORPUS's files), by kind of text
 DEFAULT_SOURCES = ("Wikipedia=../shared/data/wikipedia-en,../shared/data/wikitext-2/wiki.train.tokens",
@@ -220,4 +220,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_code(main))

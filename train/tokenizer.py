@@ -17,11 +17,12 @@ import os
 import sys
 import time
 
+import roberta
 from roberta import train_tokenizer
-from roberta.tokenizer import SPECIAL_TOKENS
+from roberta.tokenizer import SPECIAL_TOKENS, vocab_digest
 
 from .data import UNK, load_mixture_with_stats, read_documents
-from .runtime import EXIT_USER_ERROR, output_folder
+from .runtime import EXIT_USER_ERROR, UserError, exit_code, output_folder, progress_bars
 
 DEFAULT_CORPUS = ("../shared/data/wikipedia-en=0.5,../shared/data/wikitext-2/wiki.train.tokens=0.25,"
                   "../shared/data/imdb/unsup.txt=0.25")
@@ -30,6 +31,25 @@ DEFAULT_VOCAB_SIZE = 32768
 DEFAULT_MIN_FREQUENCY = 2
 DEFAULT_MAX_CHARS = 20_000_000
 MIN_VOCAB_SIZE = 256 + len(SPECIAL_TOKENS)  # the byte alphabet and the special tokens
+
+
+def load_run_tokenizer(tokenizer: str | None, init: str | None):
+    """The tokenizer a training run uses: --tokenizer, else the --init model's. Given both, --tokenizer must be
+    the --init model's vocabulary (a UserError otherwise): the same size is not enough, another tokenizer of
+    that size gives its ids to other tokens and the model reads nonsense without a word."""
+    chosen = roberta.load_tokenizer(tokenizer or init)
+    if tokenizer and init:
+        try:
+            own = roberta.load_tokenizer(init)
+        except roberta.ModelNotFoundError:
+            return chosen  # a model folder without a tokenizer: its size is checked against the model's
+        if vocab_digest(own) != vocab_digest(chosen):
+            ours, theirs = own.get_vocab(with_added_tokens=True), chosen.get_vocab(with_added_tokens=True)
+            differ = sum(theirs.get(token) != token_id for token, token_id in ours.items())
+            raise UserError(f"--tokenizer {tokenizer} is not the vocabulary of --init {init} ({differ:,} of its "
+                            f"{len(ours):,} tokens have another id or none): leave --tokenizer out to use the "
+                            "--init model's")
+    return chosen
 
 
 def tokens_per_word(tokenizer, documents: list[str]) -> float:
@@ -95,7 +115,7 @@ def main(argv=None) -> int:
         given = args.eval_text and (args.eval_text != DEFAULT_EVAL or os.path.exists(args.eval_text))
         eval_documents = read_documents(args.eval_text) if given else None
         tokenizer, stats = build_tokenizer(args.corpus, args.vocab_size, args.min_frequency,
-                                           args.max_chars or None, args.seed, show_progress=not args.quiet)
+                                           args.max_chars or None, args.seed, show_progress=progress_bars(args.quiet))
     except (OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USER_ERROR
@@ -115,4 +135,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(exit_code(main))

@@ -46,7 +46,7 @@ from .arguments import NOT_RECIPE, TrainingArguments
 from .checkpointing import CHECKPOINTS, CheckpointError, Checkpoints
 from .optim import lr_factor, make_optimizer
 from .reporting import CURVES_NAME, LOG_NAME, append_log, plot_curves, truncate_log
-from .runtime import (Dist, TrainingDiverged, UserError, autocast, output_folder, resolve_precision, rng_state,
+from .runtime import (Dist, progress_bars, TrainingDiverged, UserError, autocast, output_folder, resolve_precision, rng_state,
                       set_rng_state)
 
 RESUME_HINT_ENV = "TRAIN_RESUME_HINT"  # how to go on after Ctrl-C, when the run is a step of an experiment
@@ -620,8 +620,8 @@ class Trainer:
 
     # ----- output -----
     def _progress_bar(self):
-        if not self.dist.is_main or self.args.no_progress:
-            return None
+        if not self.dist.is_main or not progress_bars(self.args.no_progress):
+            return None  # a plain line every HEARTBEAT_S instead
         from tqdm.auto import tqdm
         return tqdm(total=self.total_steps, initial=self.step, desc="train", unit="step", dynamic_ncols=True)
 
