@@ -141,7 +141,12 @@ def get_tokenizer(args: PretrainArguments, out: Path, dist: Dist):
         return load_run_tokenizer(args.tokenizer, args.init)
     path = out / "tokenizer.json"
     if dist.is_main and not (args.resume and path.exists()):
+        from .data import check_sources_exist
         from .tokenizer import build_tokenizer
+
+        check_sources_exist(args.valid, args.corpus)  # before minutes of tokenizer training on the corpus
+        if not args.resume:
+            check_fresh_out(out)  # before a tokenizer is written there
         print(f"training a {args.vocab_size}-token tokenizer on {args.corpus}", flush=True)
         tokenizer, _ = build_tokenizer(args.corpus, vocab_size=args.vocab_size, seed=args.seed,
                                        show_progress=progress_bars(args.no_progress))
@@ -199,9 +204,6 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
         raise UserError(f"--dupe-factor must be at least 1, got {args.dupe_factor}")
     if args.cache_dir and Path(args.cache_dir).is_file():  # was "[Errno 17] File exists", after the corpus was read
         raise UserError(f"--cache-dir {args.cache_dir} is a file, not a folder")
-    data.check_sources_exist(args.corpus, args.valid)  # before the tokenizer is trained: minutes on the corpus
-    if not args.resume and dist.is_main:
-        check_fresh_out(out)  # before a tokenizer is written there
     seed_everything(args.seed)
     tokenizer = get_tokenizer(args, out, dist)
     say = print if dist.is_main else (lambda *a, **k: None)
