@@ -22,7 +22,7 @@ from .tokens_view import Tokens, word_spans
 
 IG_STEPS = 20
 # The legend's swatches: HighlightedText's own colours (plus rgba(239, 68, 60, a), red; minus rgba(128, 90, 213, a),
-# purple) with the class that app.py's CSS recolours as it recolours the words (green and pink), so they match by
+# purple) with the class that demo/page.css recolours as it recolours the words (green and pink), so they match by
 # construction; the name says the colour as shown in the app
 SWATCH = ('<span class="st-swatch" style="background: rgba({rgb}, 0.75); padding: 0 6px; border-radius: 3px">'
           '{name}</span>')

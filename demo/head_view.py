@@ -5,7 +5,7 @@ shows only its lines and the value of each, beside the tokens they reach.
 
 Rendered here as one SVG with CSS (Gradio's HTML component runs no scripts), so it costs milliseconds to
 draw, and hover and tap need nothing from the server. The keyboard gets one Tab stop, the first token's row;
-the page's script (app.py's PAGE_JS) moves it with the arrow keys, Home and End (a "roving tabindex"), so that
+the page's script (demo/page.js) moves it with the arrow keys, Home and End (a "roving tabindex"), so that
 Tab leaves the view instead of walking through its up to 128 rows. Sized for the model's 128 tokens: a row
 per token, fixed-size labels, and a box of fixed height that scrolls. To keep the page small, a token's lines
 below `MIN_WEIGHT` and beyond its `TOP_K` strongest are not drawn (the caption says so).

@@ -101,7 +101,10 @@ class RobertaConfig:
     @classmethod
     def from_dict(cls, d: dict) -> "RobertaConfig":
         """Build from a dict (e.g. a config.json), ignoring keys that are not fields. As `transformers`, a
-        `num_labels` without `id2label` names its labels LABEL_0, LABEL_1, ..."""
+        `num_labels` without `id2label` names its labels LABEL_0, LABEL_1, ... A decoder's config is refused."""
+        if d.get("is_decoder") or d.get("add_cross_attention"):
+            raise ValueError("a decoder (is_decoder or add_cross_attention, e.g. RobertaForCausalLM): this package's "
+                             "encoder attends in both directions, and would run it as one")
         names = {f.name for f in dataclasses.fields(cls)}
         fields = {k: v for k, v in d.items() if k in names}
         if "num_labels" in d and "id2label" not in d:

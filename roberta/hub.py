@@ -226,9 +226,6 @@ def config_from_dict(data: dict, source) -> RobertaConfig:
     position = data.get("position_embedding_type", "absolute")
     if position != "absolute":
         raise ModelLoadError(f"{source}: position_embedding_type {position!r} is not supported (only 'absolute')")
-    if data.get("is_decoder") or data.get("add_cross_attention"):
-        raise ModelLoadError(f"{source}: a decoder (is_decoder or add_cross_attention), e.g. RobertaForCausalLM: "
-                             "this package's encoder attends in both directions, and would run it as one")
     try:
         return RobertaConfig.from_dict(data)
     except (TypeError, ValueError) as err:
@@ -299,17 +296,29 @@ def weights_files(model_id, **hub_kwargs) -> tuple[str, list[str]]:
     return index, [resolve_file(model_id, f, **hub_kwargs) for f in shards]
 
 
-def _device(map_location) -> torch.device:
-    """`map_location` (where the tensors are read to: the CPU or a CUDA device) as a device; a ValueError names
-    it when it is neither, or CUDA where there is none (the weights' reader would call the file corrupt)."""
+def parse_device(device, name: str) -> torch.device:
+    """`device` as a torch.device: a name ("cpu", "cuda:1", "mps") or a torch.device, or as `transformers`'
+    pipelines spell it, -1 for the CPU and N for CUDA device N. A ValueError names the option (`name`) when it is
+    none of these, or CUDA where there is none (stricter than `transformers`, which then runs on the CPU)."""
+    if isinstance(device, int) and not isinstance(device, bool):
+        device = "cpu" if device == -1 else f"cuda:{device}"
     try:
-        device = torch.device(map_location)
+        parsed = torch.device(device)
     except (RuntimeError, TypeError, ValueError):
-        device = None
-    if device is None or device.type not in ("cpu", "cuda"):
-        raise ValueError(f"map_location must be 'cpu' or a CUDA device ('cuda', 'cuda:1'), got {map_location!r}")
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"map_location is {map_location!r}, but this machine has no CUDA device: use 'cpu'")
+        raise ValueError(f"{name} must be 'cpu', 'cuda', 'cuda:N', -1 (the CPU) or N (a CUDA device), got "
+                         f"{device!r}") from None
+    if parsed.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"{name} {str(parsed)!r}: this machine has no CUDA device ('cpu' or -1 for the CPU)")
+    return parsed
+
+
+def _device(map_location) -> torch.device:
+    """`map_location` (where the tensors are read to) as a device: the CPU or a CUDA device (`parse_device`);
+    safetensors reads to no other (it would call the file corrupt)."""
+    device = parse_device(map_location, "map_location")
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"map_location must be the CPU or a CUDA device ('cpu', 'cuda', 'cuda:1'), got "
+                         f"{map_location!r}")
     return device
 
 
@@ -427,7 +436,9 @@ def load_encoder(cls, model_id, map_location="cpu", **options):
         raise TypeError(f"unknown option {unknown[0]!r}: neither a config field nor one of {', '.join(HUB_KWARGS)}")
     if "num_labels" in config_overrides:  # transformers' spelling: labels LABEL_0, LABEL_1, ... unless named
         num_labels = config_overrides.pop("num_labels")
-        config_overrides.setdefault("id2label", default_labels(num_labels))
+        named = config_overrides.setdefault("id2label", default_labels(num_labels))
+        if len(named) != num_labels:
+            raise ValueError(f"num_labels is {num_labels} but id2label names {len(named)} labels: give one of them")
     config = dataclasses.replace(config, **config_overrides)  # checked again, like a config.json
     state, metadata, weights_path = load_weights(model_id, map_location, **hub_kwargs)
     state = {k: v for k, v in state.items() if k.startswith("roberta.")}
@@ -469,7 +480,8 @@ def from_hf_state_dict(hf_state: dict[str, torch.Tensor]) -> dict[str, torch.Ten
             state[original] = state.pop(copy)
     if TOKEN_TYPE_KEY in state:
         token_type = state.pop(TOKEN_TYPE_KEY)  # (type_vocab_size, H); RoBERTa always uses row 0
-        # added in float32, as `transformers` adds them in its float32 model: a float16 sum would be rounded
+        # added in float32 (the model computes in float32), as a float32 `transformers` model adds them: a float16
+        # sum would be rounded
         state[POSITION_KEY] = state[POSITION_KEY].float() + token_type[0].float()
     return state
 

@@ -345,8 +345,10 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel,
         if problem is None:
             problem = ("regression" if self.config.num_labels == 1 else "single_label_classification"
                        if not labels.is_floating_point() else "multi_label_classification")
-        if problem == "regression":
-            return F.mse_loss(logits.squeeze(-1) if self.config.num_labels == 1 else logits, labels.float())
+        if problem == "regression":  # one output: (B,) against labels (B,) or (B, 1), as transformers squeezes both
+            if self.config.num_labels == 1:
+                return F.mse_loss(logits.view(-1), labels.float().view(-1))
+            return F.mse_loss(logits, labels.float())
         if problem == "single_label_classification":
             return F.cross_entropy(logits.view(-1, self.config.num_labels), labels.view(-1))
         return F.binary_cross_entropy_with_logits(logits, labels.float())

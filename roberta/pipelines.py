@@ -53,23 +53,6 @@ def _masked(text: str) -> str:
     return text
 
 
-def _device(device) -> torch.device:
-    """As `transformers`' pipelines: None is CUDA where there is one, else the CPU; -1 the CPU; 0, 1, ... that
-    CUDA device; or a name ("cpu", "cuda:1") or torch.device. A ValueError for CUDA where there is none."""
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if isinstance(device, int) and not isinstance(device, bool):
-        device = "cpu" if device == -1 else f"cuda:{device}"
-    try:
-        device = torch.device(device)
-    except (RuntimeError, TypeError, ValueError):
-        raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:N', -1 (the CPU) or N (a CUDA device), got {device!r}"
-                         ) from None
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {str(device)!r}: this machine has no CUDA device (device='cpu' or -1 for the CPU)")
-    return device
-
-
 def _batches(n: int, batch_size: int):
     """The slices of `n` items in batches of at most `batch_size`."""
     return [slice(start, start + batch_size) for start in range(0, n, batch_size)]
@@ -97,7 +80,8 @@ class Pipeline:
                              f"{model.config.vocab_size}: they do not belong together")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
-        self.device = _device(device)
+        self.device = (torch.device("cuda" if torch.cuda.is_available() else "cpu") if device is None
+                       else hub.parse_device(device, "device"))
         self.model = model.to(self.device).eval()
         self.tokenizer = tokenizer
         self.max_length = model.config.max_length
@@ -106,10 +90,13 @@ class Pipeline:
     def _forward(self, texts):
         """Encode, run the model; returns logits, input_ids (B, T) on the CPU, truncated flags."""
         input_ids, attention_mask, truncated = encode(self.tokenizer, texts, self.max_length)  # (B, T)
+        return self._logits(input_ids, attention_mask), input_ids, truncated
+
+    def _logits(self, input_ids, attention_mask) -> torch.Tensor:
+        """The model's logits for rows (N, T), `batch_size` rows per forward pass, as float32 on the CPU."""
         with torch.inference_mode():
-            logits = torch.cat([self.model(input_ids[rows].to(self.device), attention_mask[rows].to(self.device))
-                                .logits.float().cpu() for rows in _batches(len(texts), self.batch_size)])
-        return logits, input_ids, truncated
+            return torch.cat([self.model(input_ids[rows].to(self.device), attention_mask[rows].to(self.device))
+                              .logits.float().cpu() for rows in _batches(len(input_ids), self.batch_size)])
 
 
 class FillMaskPipeline(Pipeline):
@@ -215,13 +202,15 @@ class FillMaskPipeline(Pipeline):
 
 
 class TextClassificationPipeline(Pipeline):
-    """Label a text (e.g. sentiment): every label with its calibrated probability, best first."""
+    """Label a text (e.g. sentiment): every label with its score (`scores`: a calibrated probability), best
+    first."""
 
     model_class = RobertaForSequenceClassification
 
     @property
     def temperature(self) -> float:
-        """config.calibration_temperature: the logits are divided by it before the softmax (1.0 = raw)."""
+        """config.calibration_temperature: the logits are divided by it before the softmax or sigmoid (1.0 =
+        raw)."""
         value = getattr(self.model.config, "calibration_temperature", 1.0)
         value = 1.0 if value is None else float(value)
         if not (value > 0 and value < float("inf")):
@@ -269,9 +258,7 @@ class TextClassificationPipeline(Pipeline):
     def _forward_windows(self, texts):
         """Logits (B, L) averaged over each text's windows, and the number of windows of each text (B,)."""
         input_ids, attention_mask, owner = encode_windows(self.tokenizer, texts, self.max_length)  # (W, T), (W,)
-        with torch.inference_mode():
-            logits = torch.cat([self.model(input_ids[rows].to(self.device), attention_mask[rows].to(self.device))
-                                .logits.float().cpu() for rows in _batches(len(owner), self.batch_size)])  # (W, L)
+        logits = self._logits(input_ids, attention_mask)  # (W, L)
         return mean_over_windows(logits, owner, len(texts)), torch.bincount(owner, minlength=len(texts))
 
 
@@ -297,8 +284,9 @@ def _check_architecture(task: str, cls, model_id: str, **hub_kwargs) -> None:
 
 def pipeline(task: str, model, tokenizer=None, device=None, batch_size: int = 32, **hub_kwargs) -> Pipeline:
     """`model`: a model folder (config.json, model.safetensors, tokenizer.json), a Hub repo id, or a model object
-    (then pass `tokenizer` too: a `tokenizers.Tokenizer`, a tokenizer.json path or a folder). `device`: as
-    `transformers` (None: CUDA if there is one; -1 or "cpu"; 0 or "cuda:0"; ...). `batch_size`: texts (a
+    (then pass `tokenizer` too: a `tokenizers.Tokenizer`, a tokenizer.json path or a folder). `device`: None
+    (CUDA if there is one), a name or torch.device, or -1 / N as `transformers` spells the CPU / CUDA device N
+    (N where there is no CUDA is an error here, not the CPU). `batch_size`: texts (a
     classifier's windows) per forward pass. `hub_kwargs` (revision, token, cache_dir, ...) are passed on when
     downloading from the Hub."""
     if task not in TASKS:

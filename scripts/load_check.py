@@ -28,6 +28,8 @@ from pathlib import Path
 
 from gradio_client import Client
 
+from train.exit_codes import exit_code
+
 from .app_process import AppProcess, check_app_url
 
 TEXTS = [
@@ -261,6 +263,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from train.runtime import exit_code  # here: the module itself needs no torch
-
     raise SystemExit(exit_code(main))

@@ -244,7 +244,6 @@ def test_sentiment_example(page):
     sync_api.expect(page.locator("#st-whatif-error .input-error")).to_have_count(0)
 
 
-
 def test_an_answer_that_comes_right_after_its_tab_opens_is_announced(app, browser):
     """What if? clicked at once on a tab just opened: its answer is news (the tab's first look was taken when it
     opened, not when the page next stayed still for a moment, by which time the answer was there)."""
@@ -699,7 +698,7 @@ SAME_FILTERS_JS = """() => ['239, 68, 60', '128, 90, 213'].every(rgb => {
 
 
 def check_word_colours(page):
-    """The Sentiment tab's words: Gradio paints plus red and minus purple, app.py's CSS filters them to green and
+    """The Sentiment tab's words: Gradio paints plus red and minus purple, demo/page.css filters them to green and
     pink; the legend's swatch of each side gets the same filter as its words, and the strongest word (full
     strength) is green or pink as painted, its text at 4.5:1."""
     strongest = page.locator('#st-words .score-token[style*="rgb("]').first  # alpha 1 reads rgb(...), not rgba

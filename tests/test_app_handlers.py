@@ -281,7 +281,7 @@ def test_classify_outputs(handlers):
     assert "How to read it" in explanation and max(probabilities, key=probabilities.get) in explanation
     assert "green</span> words push towards **positive**" in explanation
     assert "pink</span> words push towards **negative**" in explanation
-    # the swatches carry HighlightedText's own colours and the class app.py's CSS recolours with the words (green
+    # the swatches carry HighlightedText's own colours and the class demo/page.css recolours with the words (green
     # plus, pink minus): the rules match those colours in the swatches' and the words' style attributes
     assert ('<span class="st-swatch" style="background: rgba(239, 68, 60, 0.75);' in explanation
             and '<span class="st-swatch" style="background: rgba(128, 90, 213, 0.75);' in explanation)

@@ -269,7 +269,6 @@ def test_wrong_architecture_is_refused_by_name(models, hf_mlm_dir, hf_clf_dir, h
         handlers.fill_mask(TEXT, 3, "", str(hf_clf_dir))
 
 
-
 def test_a_regression_model_is_refused_by_the_sentiment_tab(tmp_path, tokenizer, models):
     """Its output is a number, not label probabilities; a multi-label classifier is served, a sigmoid per label
     (`transformers`' reading of problem_type)."""
@@ -282,6 +281,7 @@ def test_a_regression_model_is_refused_by_the_sentiment_tab(tmp_path, tokenizer,
         _hf_config(tokenizer, num_labels=3, problem_type="multi_label_classification")), tokenizer)
     scores = MC.load_choice("sentiment", str(multi)).pipeline("a good film")
     assert len(scores) == 3 and sum(r["score"] for r in scores) != pytest.approx(1.0)
+
 
 def test_handlers_refuse_a_bad_choice_plainly(handlers, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

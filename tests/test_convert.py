@@ -301,11 +301,13 @@ def test_problem_type_gives_transformers_scores_and_loss(problem, num_labels, to
         labels = torch.randn(3, generator=g)
     else:
         labels = torch.tensor([0, 2, 1])
+    shapes = [labels, labels[:, None]] if labels.dim() == 1 and labels.is_floating_point() else [labels]
     with torch.no_grad():
-        loss = ours(ids, mask, labels=labels).loss
-        assert loss > 0
-        torch.testing.assert_close(loss, hf(input_ids=ids, attention_mask=mask, labels=labels).loss, atol=1e-5,
-                                   rtol=1e-5)
+        for given in shapes:  # a regression's labels (B,) or (B, 1): transformers squeezes both
+            loss = ours(ids, mask, labels=given).loss
+            assert loss > 0
+            torch.testing.assert_close(loss, hf(input_ids=ids, attention_mask=mask, labels=given).loss, atol=1e-5,
+                                       rtol=1e-5)
 
 
 def test_a_decoder_checkpoint_is_refused(tokenizer, tmp_path):
@@ -317,6 +319,8 @@ def test_a_decoder_checkpoint_is_refused(tokenizer, tmp_path):
         roberta.RobertaForMaskedLM.from_pretrained(tmp_path)
     with pytest.raises(roberta.ModelLoadError, match="is_decoder"):
         roberta.pipeline("fill-mask", model=tmp_path)
+    with pytest.raises(ValueError, match="is_decoder"):  # nor converted from the object
+        from_transformers(transformers.RobertaForMaskedLM(hf_config(1, 2, 16, 64, 2, is_decoder=True)))
 
 
 def test_num_labels_is_read_as_transformers_reads_it(trained_looking_mlm_dir, tmp_path):
@@ -327,6 +331,9 @@ def test_num_labels_is_read_as_transformers_reads_it(trained_looking_mlm_dir, tm
     named = roberta.RobertaForSequenceClassification.from_pretrained_encoder(
         trained_looking_mlm_dir, num_labels=2, id2label={0: "bad", 1: "good"})
     assert named.config.id2label == {0: "bad", 1: "good"}
+    with pytest.raises(ValueError, match="num_labels is 3 but id2label names 2 labels"):
+        roberta.RobertaForSequenceClassification.from_pretrained_encoder(
+            trained_looking_mlm_dir, num_labels=3, id2label={0: "bad", 1: "good"})
     config = {**clf.config.to_hf_dict(clf.architecture), "num_labels": 3}
     del config["id2label"], config["label2id"]
     assert roberta.RobertaConfig.from_dict(config).id2label == clf.config.id2label

@@ -8,7 +8,6 @@ from scripts import deploy_space
 from train.push import PushError
 
 
-
 def test_space_files_are_the_app_and_its_models_only():
     files = {p.as_posix() for p in deploy_space.space_files()}
     for needed in ("app.py", "README.md", "LICENSE", "requirements.txt", "demo/handlers.py", "roberta/model.py",

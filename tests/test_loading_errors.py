@@ -255,14 +255,14 @@ def test_options_that_are_not_hub_options_are_refused(folder):
     assert all(value.equal(plain[key]) for key, value in with_revision.state_dict().items())
 
 
-
 def test_a_bad_map_location_is_named_not_called_a_corrupt_file(folder):
     for location in ("gpu", "meta", "cuda:x"):
-        with pytest.raises(ValueError, match=f"map_location must be 'cpu' or a CUDA device.*got '{location}'"):
+        with pytest.raises(ValueError, match=f"map_location must be .*got '{location}'"):
             roberta.RobertaForMaskedLM.from_pretrained(folder, map_location=location)
     if not torch.cuda.is_available():
-        with pytest.raises(ValueError, match="map_location is 'cuda', but this machine has no CUDA device"):
+        with pytest.raises(ValueError, match="map_location 'cuda': this machine has no CUDA device"):
             roberta.RobertaForMaskedLM.from_pretrained(folder, map_location="cuda")
+
 
 def test_a_path_from_the_home_folder_is_a_local_folder(folder, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))

@@ -178,7 +178,6 @@ def test_static_masks_cycle_with_period_dupe_factor(tokenizer):
     assert torch.equal(shuffled.labels, by_epoch[4][order])
 
 
-
 def test_static_masking_needs_one_example_id_per_row(tokenizer):
     """A row was dropped without a word when example_ids was shorter, and a 1-D input came back as one token."""
     ids = small_batch(tokenizer)
@@ -189,6 +188,7 @@ def test_static_masking_needs_one_example_id_per_row(tokenizer):
         masker(ids, example_ids=None, epoch=0)
     with pytest.raises(ValueError, match=r"must be \(batch, length\)"):
         masker(ids[0], example_ids=[0], epoch=0)
+
 
 def test_static_examples_with_same_tokens_get_different_masks(tokenizer):
     ids = small_batch(tokenizer)[:1].repeat(2, 1)

@@ -322,7 +322,6 @@ def test_pipeline_bad_arguments(tiny_mlm_dir, tiny_clf_dir, tokenizer):
         roberta.pipeline("fill-mask", model=tiny_clf_dir)
 
 
-
 def _rows_per_forward(pipe):
     """The batch size of every encoder forward the pipeline makes (a list, filled as it runs)."""
     rows = []
@@ -357,7 +356,8 @@ def _flat(results):
     return [(r["token"], r["score"]) for result in results for r in result]
 
 
-def test_device_is_spelled_as_in_transformers(tiny_mlm_dir):
+def test_device_spellings(tiny_mlm_dir):
+    """-1 and N as transformers spells the CPU and CUDA device N; N without CUDA is an error, not the CPU."""
     assert roberta.pipeline("fill-mask", model=tiny_mlm_dir, device=-1).device == torch.device("cpu")
     assert roberta.pipeline("fill-mask", model=tiny_mlm_dir, device=torch.device("cpu")).device.type == "cpu"
     with pytest.raises(ValueError, match="device must be 'cpu', 'cuda', 'cuda:N', -1"):
@@ -375,6 +375,7 @@ def test_a_tokenizer_object_without_robertas_special_tokens_is_refused(tiny_mlm_
     bert_like = Tokenizer.from_str(bert_like.to_str().replace('"<mask>"', '"[MASK]"'))
     with pytest.raises(roberta.ModelLoadError, match=r"lacks RoBERTa's special tokens \['<mask>'\]"):
         roberta.pipeline("fill-mask", model=model, tokenizer=bert_like)
+
 
 def test_pipeline_with_roberta_base_layout_tokenizer(roberta_base_style_tokenizer_file):
     """Nothing assumes <mask> is id 4: roberta-base has it last."""

@@ -739,8 +739,10 @@ def test_recalibrate_writes_nothing_when_it_fails(two_stage, tmp_path, capsys):
     metrics = json.loads((folder / "metrics.json").read_text())
     metrics["checks"]["source"] = str(broken)
     (folder / "metrics.json").write_text(json.dumps(metrics))
-    files = {name: (folder / name).read_bytes() for name in ("config.json", "metrics.json", "README.md")}
+    files = {name: (folder / name).read_bytes() for name in ("config.json", "metrics.json", "README.md",
+                                                             "reliability.png")}
     assert calibrate.main([str(folder), "--calibration-data", str(two_stage[0].parent / "reviews.tsv"), "--all"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "line 3" in err and "Traceback" not in err
     assert {name: (folder / name).read_bytes() for name in files} == files
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == []  # no figure left aside

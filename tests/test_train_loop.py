@@ -696,8 +696,8 @@ def test_a_torn_last_log_line_is_dropped_on_resume(train_files, tmp_path, monkey
     assert "its last line was cut short" in capsys.readouterr().err
     assert train_losses(full) == train_losses(split)
     lines = log.read_text(encoding="utf-8").splitlines()
-    log.write_text("\n".join([lines[0], "{not json", *lines[1:]]) + "\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=f"{log}: line 2 is not a log entry"):
+    log.write_text("\n".join([lines[0], "", "{not json", *lines[1:]]) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"{log}: line 3 is not a log entry"):  # the file's line, blank ones counted
         reporting.read_log(log)
 
 

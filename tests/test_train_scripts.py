@@ -615,3 +615,16 @@ def test_a_release_stopped_half_way_leaves_the_shipped_folder_whole(tiny_mlm_dir
     assert [p.get("init", "random") for p in phases] == ["random", str(shipped)]
     with pytest.raises(ValueError, match="already in the history"):  # the same release again
         release.release([str(shipped), str(phase2)], out=str(out))
+
+
+@pytest.mark.slow  # end-to-end script run, several seconds
+def test_finetune_from_a_multi_label_classifier_trains_with_label_ids(train_files, tiny_clf_dir, tmp_path):
+    """A classifier --init's problem type is not the run's: a multi-label one made the SST-2 run compare label
+    ids with BCE ("Target size ... must be the same as input size") deep inside training."""
+    init = tmp_path / "multi-label"
+    shutil.copytree(tiny_clf_dir, init)
+    config = json.loads((init / "config.json").read_text())
+    (init / "config.json").write_text(json.dumps({**config, "problem_type": "multi_label_classification"}))
+    out = tmp_path / "sst2"
+    assert finetune.main(finetune_argv(train_files, out, "--init", str(init))) == 0
+    assert roberta.load_config(out).problem_type is None  # softmax over the labels, as the run trained them

@@ -38,6 +38,7 @@ import math
 import os
 import random
 import sys
+import tempfile
 from pathlib import Path
 
 import torch
@@ -314,6 +315,7 @@ def main(argv=None) -> int:
 
     folder = Path(args.model)
     metrics_path = folder / "metrics.json"
+    figure_dir = None
     try:
         if "SequenceClassification" not in (architecture := read_architecture(folder)):  # was "does not fit"
             raise ValueError(f"{folder} is a {architecture} folder; calibration needs a classifier (train.finetune "
@@ -338,8 +340,10 @@ def main(argv=None) -> int:
             calibration = held_out_slice(spec, names)
         dev_source = args.dev or metrics.get("dev_data")
         dev = read_labeled(dev_source, label_names=names)[:2] if dev_source else None
+        # the reliability diagram is drawn aside (in the folder: one file system) and moved in with the rest
+        figure_dir = tempfile.TemporaryDirectory(prefix=".calibrate-", dir=folder)
         with torch.no_grad():  # at the length the run was scored at, so that its figures are reproduced
-            result = calibrate(model, tokenizer, calibration, dev, out=folder, batch_size=args.batch_size,
+            result = calibrate(model, tokenizer, calibration, dev, out=figure_dir.name, batch_size=args.batch_size,
                                max_length=metrics.get("max_length"), title=f"held out: {dataset_name(dev_source)}")
         result["slice"], result["source"] = spec, _describe(spec)
         metrics["calibration"] = result
@@ -348,11 +352,18 @@ def main(argv=None) -> int:
             metrics["dev_ece_uncalibrated"], metrics["dev_ece"] = result["dev"]["ece_before"], result["dev"]["ece_after"]
         checks_note = _rescore_checks(metrics, model, tokenizer, args.batch_size)
         written = RunMetrics.from_dict(metrics)
-    except (OSError, ValueError, KeyError) as err:  # config.json and metrics.json are still the old ones
+    except (OSError, ValueError, KeyError) as err:  # config.json, metrics.json and the figure are still the old ones
+        if figure_dir is not None:
+            figure_dir.cleanup()
         print(f"error: {err}", file=sys.stderr)
         return 2
     set_temperature(folder, result["temperature"])  # written once everything is computed: never half a change
     written.write(metrics_path)
+    figure = Path(figure_dir.name) / RELIABILITY_NAME
+    drawn = figure.is_file()  # with a dev set
+    if drawn:
+        os.replace(figure, folder / RELIABILITY_NAME)
+    figure_dir.cleanup()
     from .finetune import card_figure_sections, card_table_metrics
     from .model_card import metrics_markdown, rewrite_card_sections
 
@@ -361,7 +372,8 @@ def main(argv=None) -> int:
     shown = f"T = {result['temperature']:.4f}"
     if "dev" in result:
         shown += f"; dev ECE {result['dev']['ece_before']:.4f} -> {result['dev']['ece_after']:.4f}"
-    files = [folder / "config.json", metrics_path, *([folder / "README.md"] if card else [])]
+    files = [folder / "config.json", metrics_path, *([folder / RELIABILITY_NAME] if drawn else []),
+             *([folder / "README.md"] if card else [])]
     print(f"{shown}{checks_note}; wrote {', '.join(map(str, files))}")
     return 0
 

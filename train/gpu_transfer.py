@@ -24,6 +24,8 @@ import sys
 import tarfile
 from pathlib import Path
 
+from .exit_codes import exit_code
+
 DATA_ROOT = Path("../shared/data")
 # What the GPU recipe reads: the pretraining mixture's sources, the held-out text, SST-2 and IMDB.
 DATA_FILES = ["wikipedia-en", "wikitext-2/wiki.train.tokens", "wikitext-2/wiki.valid.tokens",
@@ -247,6 +249,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from .runtime import exit_code  # here: the module itself needs no torch
-
     raise SystemExit(exit_code(main))

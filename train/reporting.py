@@ -26,15 +26,18 @@ def append_log(path: Path, entry: dict) -> None:
 def read_log(path: Path) -> list[dict]:
     """The log's entries. A torn last line (a write cut short: a full disk, a killed process) is dropped with a
     warning; a bad line before the last is an error naming the file and the line."""
-    lines = [line for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    last = max((number for number, line in enumerate(lines, 1) if line.strip()), default=0)
     entries = []
     for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
         try:
             entry = json.loads(line)
             if not isinstance(entry, dict) or "step" not in entry:
                 raise ValueError("not a log entry")
         except ValueError as err:
-            if number < len(lines):
+            if number < last:
                 raise ValueError(f"{path}: line {number} is not a log entry ({err})") from None
             print(f"warning: {path}: its last line was cut short (a write that did not finish); dropped",
                   file=sys.stderr)

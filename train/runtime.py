@@ -26,7 +26,8 @@ import torch.distributed as torch_dist
 
 from roberta.model import enable_fast_cpu_math
 
-EXIT_OK, EXIT_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, exit_code  # noqa: F401 (re-exported)
+
 EXIT_DIVERGED = EXIT_FAILED
 EXIT_CODES_HELP = """
 exit codes:
@@ -93,16 +94,6 @@ def report_user_error(err: BaseException) -> int:
         raise err
     print(f"error: {err}", file=sys.stderr)
     return EXIT_USER_ERROR
-
-
-def exit_code(main, argv=None) -> int:
-    """A script's `main(argv)` -> its exit code, Ctrl-C included: "interrupted" and EXIT_INTERRUPTED, not a
-    traceback (the scripts that train save a checkpoint first: `run_main`)."""
-    try:
-        return main(argv)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
 
 
 def run_main(run, args) -> int:

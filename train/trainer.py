@@ -46,8 +46,8 @@ from .arguments import NOT_RECIPE, TrainingArguments
 from .checkpointing import CHECKPOINTS, CheckpointError, Checkpoints
 from .optim import lr_factor, make_optimizer
 from .reporting import CURVES_NAME, LOG_NAME, append_log, plot_curves, truncate_log
-from .runtime import (Dist, progress_bars, TrainingDiverged, UserError, autocast, output_folder, resolve_precision, rng_state,
-                      set_rng_state)
+from .runtime import (Dist, TrainingDiverged, UserError, autocast, output_folder, progress_bars, resolve_precision,
+                      rng_state, set_rng_state)
 
 RESUME_HINT_ENV = "TRAIN_RESUME_HINT"  # how to go on after Ctrl-C, when the run is a step of an experiment
 FINISHED_FILES = ("metrics.json", "model.safetensors")  # a finished run's or a model folder's: never overwritten
