@@ -48,11 +48,17 @@ class AppProcess:
         self.started_at = time.perf_counter()
         self.proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=self.env,
                                      stdout=self.log, stderr=subprocess.STDOUT)
+        try:
+            return self._wait_until_ready()
+        except BaseException:  # Ctrl-C or SIGTERM while it starts too: never a server left without its parent
+            self.stop()
+            raise
+
+    def _wait_until_ready(self) -> "AppProcess":
         deadline = self.started_at + self.timeout
         while time.perf_counter() < deadline:
             if self.proc.poll() is not None:
                 output = self.output()
-                self.stop()
                 raise RuntimeError(f"app.py exited with code {self.proc.returncode}:\n{output[-3000:]}")
             try:
                 with urllib.request.urlopen(self.url + "gradio_api/info", timeout=2) as response:
@@ -63,7 +69,6 @@ class AppProcess:
                 pass
             time.sleep(0.25)
         output = self.output()
-        self.stop()
         raise TimeoutError(f"app.py did not answer within {self.timeout:.0f} s:\n{output[-3000:]}")
 
     def output(self) -> str:

@@ -28,7 +28,8 @@ from pathlib import Path
 
 from gradio_client import Client
 
-from train.exit_codes import exit_code
+from train.exit_codes import exit_code, stop_on_sigterm
+from train.paths import output_file
 
 from .app_process import AppProcess, check_app_url
 
@@ -70,20 +71,26 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
 
-def cold_start(env: dict, timeout: float) -> tuple[AppProcess, float, float]:
-    """Start app.py; seconds until it answers HTTP, and until the first prediction succeeds."""
-    app = AppProcess(env, timeout=timeout).start()
+class ModelUnavailable(Exception):
+    """The started app says one of its models is not available (a mistyped folder): no load to check."""
+
+
+def cold_start(app: AppProcess, timeout: float) -> tuple[float, float]:
+    """Start app.py; seconds until it answers HTTP, and until the first prediction succeeds. A model the app
+    says is not available fails at once (ModelUnavailable), not after `timeout`."""
+    app.start()
     deadline = app.started_at + timeout
     while True:
         try:
             Client(app.url, verbose=False).predict(*request_args("/classify", 0), api_name="/classify")
             break
         except Exception as err:  # a model may still be warming up; a missing one fails for good
+            if "model is not available" in str(err):
+                raise ModelUnavailable(str(err)) from None
             if time.perf_counter() > deadline:
-                app.stop()
                 raise TimeoutError(f"no successful prediction within {timeout:.0f} s: {err}") from err
             time.sleep(0.25)
-    return app, app.ready_seconds, time.perf_counter() - app.started_at
+    return app.ready_seconds, time.perf_counter() - app.started_at
 
 
 def worst_case_requests() -> list[tuple[str, tuple]]:
@@ -201,22 +208,30 @@ def main(argv=None) -> int:
     if args.url and (problem := check_app_url(args.url)):  # was a table of nan and exit 1 for an app that is not there
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    if args.json:  # was found only after the whole load had run
+        try:
+            output_file(args.json, "load-check.json", "--json")
+        except (OSError, ValueError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
 
+    stop_on_sigterm()  # `timeout` or CI stopping this script stops the app it started too
     app = scratch = None
     lines = []
-    if args.url:
-        url = args.url
-    else:
-        if args.tiny:
-            scratch = tempfile.TemporaryDirectory(prefix="load-check-")
-            args.mlm, args.sentiment = build_tiny_models(Path(scratch.name))
-        env = {k: v for k, v in (("MLM_MODEL", args.mlm), ("SENTIMENT_MODEL", args.sentiment)) if v}
-        app, http_ready, first_prediction = cold_start(env, args.timeout)
-        url = app.url
-        lines += [f"Cold start: HTTP answers after {http_ready:.1f} s, first successful prediction after "
-                  f"{first_prediction:.1f} s (process start to response).", ""]
     hostile_figures = None
     try:
+        if args.url:
+            url = args.url
+        else:
+            if args.tiny:
+                scratch = tempfile.TemporaryDirectory(prefix="load-check-")
+                args.mlm, args.sentiment = build_tiny_models(Path(scratch.name))
+            env = {k: v for k, v in (("MLM_MODEL", args.mlm), ("SENTIMENT_MODEL", args.sentiment)) if v}
+            app = AppProcess(env, timeout=args.timeout)
+            http_ready, first_prediction = cold_start(app, args.timeout)
+            url = app.url
+            lines += [f"Cold start: HTTP answers after {http_ready:.1f} s, first successful prediction after "
+                      f"{first_prediction:.1f} s (process start to response).", ""]
         latencies, errors, wall = run_load(url, args.clients, args.requests)
         if args.worst_case:
             stop = threading.Event()
@@ -226,9 +241,12 @@ def main(argv=None) -> int:
             for t in threads:
                 t.join(timeout=300)
             hostile_figures = (loaded, list(sent))
+    except ModelUnavailable as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     finally:
+        alive = app is not None and app.alive()
         if app is not None:
-            alive = app.alive()
             app.stop()
         if scratch is not None:
             scratch.cleanup()

@@ -24,6 +24,7 @@ the runs' metrics.json and answers computed by the exported model itself:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 from pathlib import Path
 
@@ -299,9 +300,15 @@ def read_summary(summary_json) -> dict:
     if not summary_json.is_file():
         raise FileNotFoundError(f"{summary_json}: no such file (give a summary.json that train.summarize wrote)")
     try:
-        return json.loads(summary_json.read_text(encoding="utf-8"))
+        summary = json.loads(summary_json.read_text(encoding="utf-8"))
     except ValueError as err:
         raise ValueError(f"{summary_json}: not a summary.json ({err})") from None
+    # {arm: {"seeds", "stats", ...}}: another JSON (a metrics.json, the ablation's results) was a TypeError after
+    # the masked LM had been swapped in
+    if not isinstance(summary, dict) or not summary or not all(
+            isinstance(arm, dict) and isinstance(arm.get("stats"), dict) for arm in summary.values()):
+        raise ValueError(f"{summary_json}: not a summary.json that train.summarize wrote (arms with their stats)")
+    return summary
 
 
 def experiment_section(summary_json, folder, name: str, summary: dict | None = None) -> str:
@@ -396,18 +403,19 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
     mlm_dst = check_export(mlm_phases[-1], Path(out) / MLM_NAME) if mlm_phases else None  # both before either
     clf_dst = check_export(classifier, Path(out) / CLASSIFIER_NAME) if classifier else None  # is written
     written = []
-    if mlm_phases:
-        dst = mlm_dst
-        with staged_folder(dst) as folder:
+    with contextlib.ExitStack() as swaps:  # both folders are built before either is swapped in: a pair, or none
+        if mlm_phases:
+            dst = mlm_dst
+            folder = swaps.enter_context(staged_folder(dst))
             export_into(mlm_phases[-1], folder, dtype)
             probe_text, phases[-1].fill_mask_probe = probe_section(folder)
             (folder / PHASES_FILE).write_text(json.dumps([p.to_dict() for p in phases], indent=1) + "\n", encoding="utf-8")
             write_section(folder, "\n\n".join([pretraining_section(phases), probe_text, analogy_section(folder),
                                                fill_mask_section(folder, dst)]), dst, phases_lead(phases))
-        written.append(dst)
-    if classifier:
-        dst = clf_dst
-        with staged_folder(dst) as folder:
+            written.append(dst)
+        if classifier:
+            dst = clf_dst
+            folder = swaps.enter_context(staged_folder(dst))
             export_into(classifier, folder, dtype)
             if baseline_metrics:  # kept across releases (the export leaves it): a later one passes it back
                 baseline_metrics.write(folder / BASELINE_FILE)
@@ -415,7 +423,7 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
             for name, path, summary in summaries:
                 body += "\n\n" + experiment_section(path, folder, name, summary)
             write_section(folder, body + "\n\n" + sentiment_section(folder, dst), dst)
-        written.append(dst)
+            written.append(dst)
     return written
 
 

@@ -6,17 +6,21 @@
 Starts `app.py` (the models of `MLM_MODEL` / `SENTIMENT_MODEL`, default the shipped ones), opens each tab in
 headless Chromium (`scripts.browser`) at 1280 x 900, waits until the tab's own example is computed, and saves
 the visible page; then the fill-mask tab's "Layer by layer" accordion, opened on its first example, alone.
-Exit code 2 without Chromium or Playwright, when --out is a file, or when no app answers at --url.
+Exit code 2 without Chromium or Playwright, when --out is a file, when no app answers at --url, or when a model
+the app would serve is not available; 1 when a tab does not show its example (then no picture is replaced: they
+are taken aside and moved into --out together).
 """
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from scripts.app_process import AppProcess, check_app_url
 from scripts.browser import CHROMIUM, TIMEOUT_MS, launch
 from train.arguments import script_parser
+from train.exit_codes import stop_on_sigterm
 from train.runtime import exit_code, output_folder, report_user_error
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,15 +102,34 @@ def main(argv=None) -> int:
         print(f"error: no Chromium at {CHROMIUM} (apt-get install chromium)", file=sys.stderr)
         return 2
     try:
-        import playwright  # noqa: F401
+        from playwright.sync_api import Error as PlaywrightError
     except ImportError:
         print("error: Playwright is not installed (pip install -r requirements-test.txt)", file=sys.stderr)
         return 2
-    if args.url:
-        paths = take(args.url, args.out)
-    else:
-        with AppProcess() as app:
-            paths = take(app.url, args.out)
+    if not args.url:  # a mistyped MLM_MODEL was a Playwright traceback after 48 s, one picture replaced
+        from demo.models import ENV_VARS, load_model
+
+        for key in ENV_VARS:
+            if not (loaded := load_model(key)).available:
+                print(f"error: {loaded.error}", file=sys.stderr)
+                return 2
+    stop_on_sigterm()  # `timeout` or CI stopping this script stops the app it started too
+    args.out.mkdir(parents=True, exist_ok=True)
+    # taken into a folder aside, moved in together: a run that fails replaces no picture (a set is one state)
+    with tempfile.TemporaryDirectory(prefix=".screenshots-", dir=args.out) as staging:
+        try:
+            if args.url:
+                taken = take(args.url, Path(staging))
+            else:
+                with AppProcess() as app:
+                    taken = take(app.url, Path(staging))
+        except (AssertionError, PlaywrightError, RuntimeError, TimeoutError) as err:  # the app or a tab failed
+            print(f"error: no screenshot was written, the app did not show every tab's example: {err}",
+                  file=sys.stderr)
+            return 1
+        paths = [args.out / path.name for path in taken]
+        for path, target in zip(taken, paths):
+            os.replace(path, target)
     for path in paths:
         print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
     return 0

@@ -88,6 +88,74 @@ def test_screenshots_checks_out_and_url_before_starting_a_browser(tmp_path, caps
                             f"--out {a_file} is a file, not a folder")
     assert err.count("\n") == 1 and a_file.read_text() == "x"
 
+    err = assert_user_error(screenshots.main, ["--url", url, "--out", str(a_file / "sub")], capsys,
+                            f"{a_file} is a file, not a folder")  # was a NotADirectoryError traceback
+
+
+def test_screenshots_refuse_a_model_the_app_cannot_serve_and_replace_no_picture_on_failure(tmp_path, capsys,
+                                                                                          monkeypatch, tiny_clf_dir):
+    """A mistyped MLM_MODEL was a Playwright traceback after 48 s; a failure half-way had replaced the pictures
+    taken before it (the README's main image alone)."""
+    monkeypatch.setattr(screenshots, "CHROMIUM", __file__)  # any existing file: no browser is started here
+    monkeypatch.setenv("MLM_MODEL", str(tmp_path / "no-such-model"))
+    monkeypatch.setenv("SENTIMENT_MODEL", str(tiny_clf_dir))
+    out = tmp_path / "shots"
+    assert_user_error(screenshots.main, ["--out", str(out)], capsys, "The fill-mask (pretrained MLM) model is not available",
+                      "does not exist")
+    assert not out.exists()  # nothing written
+    out.mkdir()
+    old = out / "fill-mask.png"
+    old.write_bytes(b"the picture before")
+
+    def fails_half_way(url, folder, browser=None):
+        (folder / "fill-mask.png").write_bytes(b"new")
+        raise AssertionError("the Sentiment tab showed no example")
+
+    monkeypatch.setattr(screenshots, "take", fails_half_way)
+    monkeypatch.setattr(screenshots, "check_app_url", lambda url: None)
+    code, _, err = outcome(screenshots.main, ["--url", "http://127.0.0.1:9/", "--out", str(out)], capsys)
+    assert code == 1 and "error: no screenshot was written" in err and "Traceback" not in err
+    assert old.read_bytes() == b"the picture before" and sorted(p.name for p in out.iterdir()) == ["fill-mask.png"]
+
+
+def test_load_check_checks_its_json_file_before_the_load(tmp_path, capsys):
+    """--json a folder was an IsADirectoryError traceback after the whole load had run."""
+    assert_user_error(load_check.main, ["--tiny", "--json", str(tmp_path)], capsys, f"--json {tmp_path} is a folder")
+
+
+@pytest.mark.slow  # starts the app
+def test_load_check_names_a_model_the_app_cannot_serve_at_once(tmp_path, capsys, tiny_mlm_dir):
+    """It retried for the whole --timeout (3 minutes by default), then a TimeoutError traceback."""
+    err = assert_user_error(load_check.main, ["--mlm", str(tiny_mlm_dir), "--sentiment", str(tmp_path / "missing"),
+                                              "--clients", "1", "--requests", "1", "--timeout", "100"], capsys,
+                            "model is not available: the folder missing does not exist")
+    assert "Traceback" not in err
+
+
+def test_an_app_interrupted_while_it_starts_is_stopped(monkeypatch):
+    """Ctrl-C (or SIGTERM, taken as Ctrl-C) during the start left app.py running without its parent."""
+    import os
+    import signal
+
+    from scripts.app_process import AppProcess
+    from train.exit_codes import stop_on_sigterm
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(AppProcess, "_wait_until_ready", interrupted)
+    app = AppProcess()
+    with pytest.raises(KeyboardInterrupt):
+        app.start()
+    assert app.proc is not None and not app.alive()
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        stop_on_sigterm()
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGTERM)
+            signal.sigtimedwait([], 0) if hasattr(signal, "sigtimedwait") else None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 # ----- 3. a labelled file as pretraining text -----
 def test_an_sst2_layout_file_keeps_every_row_as_pretraining_text(tmp_path, capsys):

@@ -43,8 +43,43 @@ def test_a_new_bundle_leaves_nothing_of_an_earlier_one(data_root, train_files, t
     (out / "notes.txt").write_text("mine")  # not the bundle's: left alone
     written = gpu_transfer.bundle(out, data_root, ["corpus"], tokenizer=tokenizer)
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
-        "data/corpus/a.txt.xz", "notes.txt", "tokenizer.json"]
+        "bundle.json", "data/corpus/a.txt.xz", "notes.txt", "tokenizer.json"]
     assert len(written) == 2 and f"removed {out / 'data' / 'valid.tokens.xz'}: an earlier bundle's" in capsys.readouterr().out
+
+
+def test_a_bundle_that_failed_or_was_refused_is_never_taken_for_a_finished_one(data_root, train_files, tmp_path,
+                                                                             monkeypatch):
+    """A compression stopped half-way (Ctrl-C, a failed --head) left a broken or empty .xz that the next bundle
+    kept, exit 0; a bundle refused for its size stayed on disk and train.gpu_session took it."""
+    out, tokenizer = tmp_path / "upload", train_files / "tokenizer.json"
+    target = out / "data" / "valid.tokens.xz"
+    with pytest.raises(ValueError, match="first line is longer"):
+        gpu_transfer.bundle(out, data_root, ["valid.tokens"], tokenizer=tokenizer, heads={"valid.tokens": 10})
+    assert not target.exists() and not list(out.rglob("*.partial"))
+
+    def interrupted(src, dst, max_bytes):
+        Path(dst).write_bytes(b"\xfd7zXZ half")
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(gpu_transfer, "_compress", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            gpu_transfer.bundle(out, data_root, ["valid.tokens"], tokenizer=tokenizer)
+    assert not target.exists() and not list(out.rglob("*.partial"))
+    with pytest.raises(ValueError, match="not a finished bundle"):
+        gpu_transfer.check_bundle(out)
+    gpu_transfer.bundle(out, data_root, ["valid.tokens"], tokenizer=tokenizer)
+    assert lzma.open(target).read() == (data_root / "valid.tokens").read_bytes()  # whole
+    gpu_transfer.check_bundle(out)
+    (out / "tokenizer.json").unlink()  # as the GPU plan does (the --init folder carries its own): still finished
+    gpu_transfer.check_bundle(out)
+    target.write_bytes(target.read_bytes()[:100])
+    with pytest.raises(ValueError, match="valid.tokens.xz: not the size bundled"):
+        gpu_transfer.check_bundle(out)
+    with pytest.raises(ValueError, match="over --max-mib"):
+        gpu_transfer.bundle(out, data_root, ["valid.tokens"], tokenizer=tokenizer, max_mib=1e-4)
+    with pytest.raises(ValueError, match="not a finished bundle"):
+        gpu_transfer.check_bundle(out)
 
 
 def test_bundle_sends_the_head_of_a_file_when_asked(data_root, train_files, tmp_path):
@@ -198,11 +233,18 @@ def test_gpu_session_runs_every_test_that_waits_for_a_gpu():
     assert waiting and waiting <= set(gpu_session.TESTS.split())
 
 
+def empty_bundle(folder: Path) -> Path:
+    """An upload folder as a finished bundle of no files leaves it (data/ and its bundle.json)."""
+    (folder / "data").mkdir(parents=True)
+    (folder / gpu_transfer.BUNDLE_NAME).write_text('{"files": {}}')
+    return folder
+
+
 def test_gpu_session_retry_runs_without_torch_compile(tmp_path):
     """A torch.compile failure is one of the failures the retry is for: it drops `--compile`, keeps the rest."""
     from train import gpu_session
 
-    (tmp_path / "up" / "data").mkdir(parents=True)
+    empty_bundle(tmp_path / "up")
     args = gpu_session.parse_args(["--out", "o", "--upload", str(tmp_path / "up"), "--work", str(tmp_path / "w"),
                                    "--", "--init", "m", "--compile", "--gpu-lr", "5e-4"])
     first, retry = gpu_session.recipe_argv(args, Path("run")), gpu_session.recipe_argv(args, Path("r"), compile=False)
@@ -213,14 +255,17 @@ def test_gpu_session_retry_runs_without_torch_compile(tmp_path):
 @pytest.mark.parametrize("options, match", [
     (["--upload", "{tmp}/nope"], "no data/ folder in it"), (["--minutes", "-1"], "must be at least 0"),
     (["--minutes", "0"], "give it after --, e.g. -- --init"),  # no pretraining and no encoder to fine-tune
-    (["--deadline-s", "-5"], "--deadline-s positive"), (["--work", "{tmp}/used"], "holds an earlier session's runs")])
+    (["--deadline-s", "-5"], "--deadline-s positive"), (["--work", "{tmp}/used"], "holds an earlier session's runs"),
+    (["--upload", "{tmp}/refused"], "not a finished bundle (no readable bundle.json"),  # refused for its size
+    (["--", "--bogus"], "unrecognized arguments: --bogus")])  # the recipe's options, as it will parse them
 def test_gpu_session_refuses_what_would_waste_the_device_before_starting(tmp_path, capsys, options, match):
     """Checked before any minute of the device runs: a missing upload, budgets that are not positive (or no
     pretraining without an encoder), a work folder with an earlier session's runs in it (the recipe would take
     them as done)."""
     from train import gpu_session
 
-    (tmp_path / "up" / "data").mkdir(parents=True)
+    empty_bundle(tmp_path / "up")
+    (tmp_path / "refused" / "data").mkdir(parents=True)
     (tmp_path / "used" / "run").mkdir(parents=True)
     options = [o.format(tmp=tmp_path) for o in options]
     with pytest.raises(SystemExit) as exit_:
@@ -233,9 +278,9 @@ def test_gpu_session_does_not_retry_a_recipe_that_refused_its_options(tmp_path, 
     """Exit code 2 is a user error (an unknown option, a missing file): the retry would fail the same way."""
     from train import gpu_session
 
-    (tmp_path / "up" / "data").mkdir(parents=True)
+    empty_bundle(tmp_path / "up")
     assert gpu_session.main(["--out", str(tmp_path / "OUT"), "--upload", str(tmp_path / "up"), "--work",
-                             str(tmp_path / "w"), "--tests", "", "--", "--no-such-option"]) == 1
+                             str(tmp_path / "w"), "--tests", "", "--", "--init", str(tmp_path / "no-model")]) == 1
     log = (tmp_path / "w" / "session" / "recipe.log").read_text()
     assert "exit code 2: no retry" in log and "retrying" not in log
 

@@ -403,7 +403,7 @@ def test_release_names_each_machine_with_the_phases_it_ran():
 
 
 @pytest.mark.slow  # end-to-end script run, several seconds
-def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
+def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path, monkeypatch):
     from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
     from scripts import release
 
@@ -421,6 +421,16 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path):
             "--summary", f"arms={summary}"]
     for _ in range(2):  # a second release replaces the section instead of adding another
         assert release.main(argv) == 0
+    shipped = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+    def fails(*args):
+        raise RuntimeError("the classifier's card failed")
+
+    with monkeypatch.context() as m:  # the masked LM was swapped in before the classifier was built: half a pair
+        m.setattr(release, "comparison_section", fails)
+        with pytest.raises(RuntimeError, match="card failed"):
+            release.main([*argv[:argv.index("--classifier")], "--dtype", "float32", *argv[argv.index("--classifier"):]])
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == shipped
     mlm_card = (out / release.MLM_NAME / "README.md").read_text()
     clf_card = (out / release.CLASSIFIER_NAME / "README.md").read_text()
     for card, name, run in ((mlm_card, release.MLM_NAME, phase2), (clf_card, release.CLASSIFIER_NAME, clf)):
@@ -558,6 +568,9 @@ def test_release_refuses_the_wrong_kind_of_run_before_writing(tiny_mlm_dir, tiny
     # a misspelt --summary was found after the classifier had been exported into --out (assets/, by default)
     assert release.main(["--classifier", str(clf), "--summary", str(tmp_path / "nope.json"), "--out", str(out)]) == 2
     assert "nope.json: no such file" in capsys.readouterr().err
+    # another JSON as the summary was a TypeError after the masked LM had been swapped in
+    assert release.main(["--classifier", str(clf), "--summary", str(clf / "metrics.json"), "--out", str(out)]) == 2
+    assert "not a summary.json that train.summarize wrote" in capsys.readouterr().err
     assert not out.exists()
     bad = tmp_path / "summary.json"
     bad.write_text("{not json")

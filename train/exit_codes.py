@@ -1,9 +1,21 @@
 """How a script ends: the exit codes of every script in `train/` and `scripts/` (`train.runtime` says what each
 means), and Ctrl-C as one of them. No torch here: a script that needs none (`train.gpu_transfer`,
 `scripts.load_check`) imports this without loading it."""
+import signal
 import sys
+import threading
 
 EXIT_OK, EXIT_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def stop_on_sigterm() -> None:
+    """Take SIGTERM (what `timeout` and CI send) as Ctrl-C, so that `finally` blocks run: a script that started
+    the app stops it, instead of leaving it running without a parent. Main thread only (Python's rule)."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, interrupt)
 
 
 def exit_code(main, argv=None) -> int:

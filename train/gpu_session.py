@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from .experiment import finished
-from .gpu_transfer import PART_MIB, pack
+from .gpu_transfer import PART_MIB, check_bundle, pack
 from .runtime import EXIT_USER_ERROR, exit_code, output_folder
 
 TESTS = "tests/test_train_loop.py tests/test_gpu_transfer.py tests/test_model.py tests/test_masking.py"
@@ -221,6 +221,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     if not (Path(args.upload) / "data").is_dir():
         p.error(f"--upload {args.upload}: no data/ folder in it (write it with `python -m train.gpu_transfer "
                 "bundle --out FOLDER`)")
+    try:
+        check_bundle(args.upload)
+    except ValueError as err:
+        p.error(f"--upload {err}")
+    from .recipe import build_parser as recipe_parser
+
+    recipe_parser().parse_args(recipe_argv(args, Path(args.work) / "run")[3:])  # its options, as it will read them
     if any((Path(args.work) / name).exists() for name in ("run", "retry")):
         p.error(f"--work {args.work} holds an earlier session's runs, which the recipe would take as done: choose "
                 "another --work or delete that folder")

@@ -16,6 +16,7 @@ finished fine-tunings. `unpack` joins the parts and rebuilds the folders.
 from __future__ import annotations
 
 import argparse
+import json
 import lzma
 import os
 import shutil
@@ -25,6 +26,7 @@ import tarfile
 from pathlib import Path
 
 from .exit_codes import exit_code
+from .paths import output_folder
 
 DATA_ROOT = Path("../shared/data")
 # What the GPU recipe reads: the pretraining mixture's sources, the held-out text, SST-2 and IMDB.
@@ -32,21 +34,26 @@ DATA_FILES = ["wikipedia-en", "wikitext-2/wiki.train.tokens", "wikitext-2/wiki.v
               "imdb/unsup.txt", "imdb/train.tsv", "sst2/train.tsv", "sst2/dev.tsv"]
 TOKENIZER = "assets/mini-roberta-mlm/tokenizer.json"
 MIB = 1 << 20
+BUNDLE_NAME = "bundle.json"  # written last, by a bundle that finished within --max-mib: its files and sizes
 PART_MIB = 15
 ARCHIVE = "runs.tar.xz"
 
 
-def _output_folder(path) -> Path:
-    """`path` as a Path; a file there is refused (`train.runtime.output_folder`'s check: this module imports no torch)."""
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise NotADirectoryError(f"--out {path} is a file, not a folder")
-    return path
-
-
 def compress(src: Path, dst: Path, max_bytes: int | None = None) -> Path:
-    """xz of `src`, or of its first lines that fit in `max_bytes` (a head cut after a newline)."""
+    """xz of `src`, or of its first lines that fit in `max_bytes` (a head cut after a newline). Written aside and
+    renamed when whole: a failed or interrupted run never leaves half a file that a later bundle would keep."""
     dst.parent.mkdir(parents=True, exist_ok=True)
+    partial = dst.with_name(dst.name + ".partial")
+    try:
+        _compress(src, partial, max_bytes)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, dst)
+    return dst
+
+
+def _compress(src: Path, dst: Path, max_bytes: int | None) -> None:
     with open(src, "rb") as f, lzma.open(dst, "wb", preset=6) as out:
         if max_bytes is None:
             shutil.copyfileobj(f, out, length=4 * MIB)
@@ -57,7 +64,6 @@ def compress(src: Path, dst: Path, max_bytes: int | None = None) -> Path:
                     raise ValueError(f"--head {src}: its first line is longer than {max_bytes:,} bytes")
                 head = head[:end + 1]
             out.write(head)
-    return dst
 
 
 def parse_heads(specs) -> dict[str, int]:
@@ -78,7 +84,7 @@ def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init
            max_mib: float = 60.0, heads: dict[str, int] | None = None) -> list[Path]:
     """Write the upload folder; returns the files written. Already compressed files are kept, but for the
     files named in `heads` ({NAME: BYTES}, NAME as in `files`), which travel as their first lines only."""
-    out, data_root, heads = _output_folder(out), Path(data_root), dict(heads or {})
+    out, data_root, heads = output_folder(out), Path(data_root), dict(heads or {})
     if not max_mib > 0:  # nan too; was refused only after the whole bundle was built
         raise ValueError(f"--max-mib must be a positive number of MiB, got {max_mib:g}")
     if unknown := sorted(set(heads) - set(files)):
@@ -86,6 +92,7 @@ def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init
     if not Path(tokenizer).is_file():
         raise FileNotFoundError(f"--tokenizer {tokenizer}: no such file (a tokenizer.json)")
     out.mkdir(parents=True, exist_ok=True)
+    (out / BUNDLE_NAME).unlink(missing_ok=True)  # the folder is a finished bundle again only when this one is
     written = [Path(shutil.copy2(tokenizer, out / "tokenizer.json"))]
     for name in files:
         src = data_root / name
@@ -116,14 +123,32 @@ def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init
     if total > max_mib * MIB:
         raise ValueError(f"{out} holds {total / MIB:.1f} MiB, over --max-mib {max_mib:g}: bundle fewer files "
                          "(--files) or no --init")
+    shipped = {p.relative_to(out).as_posix(): p.stat().st_size for p in written if p.name != "tokenizer.json"}
+    (out / BUNDLE_NAME).write_text(json.dumps({"files": shipped}, indent=2) + "\n", encoding="utf-8")
     return written
+
+
+def check_bundle(folder) -> None:
+    """A ValueError naming what is wrong unless `folder` is a bundle that finished (its BUNDLE_NAME, written
+    last) with every file it lists, at its size: a bundle refused for its size or stopped half-way is not one."""
+    folder = Path(folder)
+    try:
+        files = json.loads((folder / BUNDLE_NAME).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ValueError(f"{folder}: not a finished bundle (no readable {BUNDLE_NAME}: the bundle was refused or "
+                         "stopped): run `python -m train.gpu_transfer bundle` again") from None
+    for name, size in files.items():
+        path = folder / name
+        if not path.is_file() or path.stat().st_size != size:
+            raise ValueError(f"{path}: {'missing' if not path.is_file() else 'not the size bundled'}; run "
+                             "`python -m train.gpu_transfer bundle` again")
 
 
 def _remove_stale(out: Path, kept: set[Path]) -> None:
     """Delete what an earlier bundle into `out` left that this one did not write (a corpus no longer in --files,
     the weights of an earlier --init): it would travel to the device uncounted. Only the bundle's own files
     (OUT/data/**/*.xz, OUT/init/*) are touched."""
-    for sub, pattern in (("data", "*.xz"), ("init", "*")):
+    for sub, pattern in (("data", "*.xz"), ("data", "*.partial"), ("init", "*")):
         for path in sorted((out / sub).rglob(pattern)) if (out / sub).is_dir() else []:
             if path.is_file() and path not in kept:
                 path.unlink()
@@ -150,7 +175,7 @@ def _skip_checkpoints(info: tarfile.TarInfo):
 def pack(runs, out, part_mib: float = PART_MIB, max_files: int = 8) -> list[Path]:
     """The run folders under `runs` (checkpoints left out) -> `out/runs.tar.xz.partNN`, each at most
     `part_mib` MiB. Parts, not safetensors shards: the tied embedding matrix alone is 16 MiB in float16."""
-    runs, out = Path(runs), _output_folder(out)
+    runs, out = Path(runs), output_folder(out)
     if not runs.is_dir():  # a missing one was "[Errno 2] ...", a file was packed as if it were the runs
         raise NotADirectoryError(f"{runs}: {'not a' if runs.exists() else 'no such'} folder (give the folder that "
                                  "holds the run folders)")
@@ -178,7 +203,7 @@ def pack(runs, out, part_mib: float = PART_MIB, max_files: int = 8) -> list[Path
 
 def unpack(returned, out) -> Path:
     """The parts `pack` wrote -> the run folders again, under `out`."""
-    returned, out = Path(returned), _output_folder(out)
+    returned, out = Path(returned), output_folder(out)
     if not returned.is_dir():
         raise FileNotFoundError(f"{returned}: no such folder (give the folder the parts were returned in)")
     parts = sorted(returned.glob(f"{ARCHIVE}.part*"))

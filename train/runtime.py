@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import json
 import os
 import platform
 import random
@@ -27,6 +26,7 @@ import torch.distributed as torch_dist
 from roberta.model import enable_fast_cpu_math
 
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, exit_code  # noqa: F401 (re-exported)
+from .paths import output_file, output_folder  # noqa: F401 (re-exported)
 
 EXIT_DIVERGED = EXIT_FAILED
 EXIT_CODES_HELP = """
@@ -48,38 +48,6 @@ class TrainingDiverged(Exception):
 
 
 USER_ERRORS = (UserError, OSError, ValueError)  # ValueError includes train.data.DataError
-
-
-def output_folder(path, option: str = "--out") -> Path:
-    """`path` as a Path, checked before any work is done: an existing file there (not a folder) is a user error,
-    raised as NotADirectoryError so that every script's `except OSError` reports it in one line."""
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise NotADirectoryError(f"{option} {path} is a file, not a folder")
-    return path
-
-
-def output_file(path, example: str, option: str = "--out", suffixes: tuple[str, ...] = ()) -> Path:
-    """`path` as a Path for a file to write, checked before any work is done: a folder there, or a file where one
-    of its folders should be, is a user error (an OSError naming the option; `example`: a file name to suggest),
-    and so is a name without one of `suffixes` (default: `example`'s), or an existing .json file that is not JSON
-    (a ValueError)."""
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{option} {path} is a folder: give a file name, e.g. {path / example}")
-    parent = next((p for p in path.parents if p.exists()), None)
-    if parent is not None and not parent.is_dir():
-        raise NotADirectoryError(f"{option} {path}: {parent} is a file, not a folder")
-    suffix = Path(example).suffix
-    if path.suffix.lower() not in (suffixes or (suffix,)):  # `--out README.md` became a probe's JSON
-        raise ValueError(f"{option} {path}: give a {' or '.join(suffixes or (suffix,))} file name, e.g. "
-                         f"{path.with_suffix(suffix).name}")
-    if suffix == ".json" and path.is_file():  # a JSON document is overwritten, any other file is kept
-        try:
-            json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            raise ValueError(f"{option} {path} exists and is not JSON: choose another file name") from None
-    return path
 
 
 def progress_bars(no_progress: bool = False) -> bool:
