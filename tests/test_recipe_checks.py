@@ -6,6 +6,7 @@ import shutil
 import pytest
 
 from train import gpu_session, recipe, runtime, sentiment_recipe
+from test_gpu_transfer import empty_bundle
 
 
 def listing(folder):
@@ -87,7 +88,7 @@ def test_recipes_refuse_an_out_that_holds_a_model(tiny_mlm_dir, tmp_path, capsys
 def test_gpu_session_refuses_an_out_it_cannot_write_before_starting(tmp_path, capsys, monkeypatch):
     started = []
     monkeypatch.setattr(gpu_session, "session", lambda args: started.append(args) or 0)
-    (tmp_path / "up" / "data").mkdir(parents=True)
+    empty_bundle(tmp_path / "up")
     a_file = tmp_path / "garbage.txt"
     a_file.write_text("x")
     common = ["--upload", str(tmp_path / "up"), "--tests", ""]
