@@ -41,9 +41,13 @@ ANALOGY_NOTE = handlers.analogy_probe_note() if MODELS.mlm.available else ""  # 
 
 
 class Slider(gr.Slider):
-    """gr.Slider that passes out-of-range API values on, so the handler's message names the field."""
+    """gr.Slider that passes out-of-range API values on, so the handler's message names the field. Made with
+    `buttons=[]`: no reset button (↺), which set the value without the `.input` event that reruns the tab (the
+    results no longer matched the slider). Gradio reads a component's settings by its __init__'s parameter names,
+    so this class keeps gr.Slider's __init__."""
 
     is_template = True  # rendered by the frontend's slider
+
 
     def preprocess(self, payload):
         return payload
@@ -118,9 +122,15 @@ def guarded(fn, event, outputs, skip_repeat=False):
     ids = tuple(c._id for c in outputs)
 
     def run(request: gr.Request, *args):
-        if not REPEATS.should_run(getattr(request, "session_hash", None), event, args, ids, skip_repeat):
-            return (gr.skip(),) * len(ids) if len(ids) > 1 else gr.skip()
-        return fn(*args)
+        session = getattr(request, "session_hash", None)
+        skip = (gr.skip(),) * len(ids) if len(ids) > 1 else gr.skip()
+        started = REPEATS.begin(session, event, args, ids, skip_repeat)
+        if started is None:
+            return skip
+        result = fn(*args)
+        # a run started later writes all of these outputs (another example clicked, Enter pressed meanwhile):
+        # this one's results are an older input's, and would cover the newer ones if it ends last
+        return skip if REPEATS.superseded(session, ids, started) else result
 
     # named as the handler it runs (logs, tests); no __wrapped__: Gradio must see `request` to pass it
     run.__name__, run.__qualname__ = getattr(fn, "__name__", event), getattr(fn, "__qualname__", event)
@@ -152,18 +162,22 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
     if first:
         first_ui, first_outputs, first_error = first
 
-        def after_first(*args):
+        first_event = getattr(first_ui, "repeat_event", f"{name}_first_ui")
+
+        def after_first(request: gr.Request, *args):
             *args, failed = args  # the first step's error box: empty unless it failed
             hidden = gr.update(value="", visible=False)  # fn's error, if one showed, is not this input's
-            return (*[gr.skip()] * len(page_outputs), hidden) if failed else ui(*args)
+            # the inputs are read again here: a text edited since the first step ran is not the one it
+            # classified (What if? would show an edit of a text never classified, beside another's answer)
+            edited = not REPEATS.started_with(getattr(request, "session_hash", None), first_event, tuple(args))
+            return (*[gr.skip()] * len(page_outputs), hidden) if failed or edited else ui(*args)
 
         after_first.__name__, after_first.__qualname__ = ui.__name__, ui.__qualname__  # the handler it runs
 
         then = {key: value for key, value in event.items() if key != "trigger_mode"}
         # the first step is the other event itself (its name counted alike): not run again on the same inputs
         # when nothing has changed its outputs since it ran (What if? right after Classify)
-        first_step = guarded(first_ui, getattr(first_ui, "repeat_event", f"{name}_first_ui"),
-                             [*first_outputs, first_error], skip_repeat=True)
+        first_step = guarded(first_ui, first_event, [*first_outputs, first_error], skip_repeat=True)
         gr.on(triggers, first_step, ui_inputs, [*first_outputs, first_error], api_name=f"{name}_first_ui",
               api_visibility="private", trigger_mode="always_last", **COMPUTE).then(
             after_first, **{**then, "inputs": [*ui_inputs, first_error]})
@@ -277,7 +291,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     fm_text = gr.Textbox(elem_id="fm-text", label="Text with one or more <mask>", info=ENTER, **TEXT,
                                          value="Paris is the capital of <mask>.")
                     fm_error = error_box()
-                    fm_k = Slider(1, MAX_TOP_K, value=5, step=1, label="Predictions per mask (top-k)")
+                    fm_k = Slider(1, MAX_TOP_K, value=5, step=1, buttons=[], label="Predictions per mask (top-k)")
                     fm_targets = gr.Textbox("", label="Candidate words to score (optional)",
                                             placeholder="France, Germany",
                                             info="Comma-separated; these words only, all of them scored "
@@ -550,7 +564,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     em_word = gr.Textbox(NEIGHBOURS_WORDS[0], label="Word", info="Enter runs it.",
                                          elem_id="em-word")
                     em_nb_error = error_box()
-                    em_k = Slider(1, 30, value=10, step=1, label="Neighbours")
+                    em_k = Slider(1, 30, value=10, step=1, buttons=[], label="Neighbours")
                     em_words_only = gr.Checkbox(True, label="Only tokens that begin a word (a space, then a letter "
                                                             "or digit)")
                     em_btn = gr.Button("Find neighbours", variant="primary")
@@ -632,7 +646,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     mk_text = gr.Textbox(elem_id="mk-text", label="Sentence", info=ENTER, **TEXT,
                                          value="The quick brown fox jumps over the lazy dog near the river bank.")
                     mk_error = error_box()
-                mk_epochs = Slider(1, MAX_EPOCHS, value=12, step=1, label="Epochs")
+                mk_epochs = Slider(1, MAX_EPOCHS, value=12, step=1, buttons=[], label="Epochs")
                 mk_seed = Number(value=0, precision=0, label="Seed", elem_id="mk-seed")
                 mk_btn = gr.Button("Mask", variant="primary")
             # the examples under the controls (filled in below, once their event exists): in the Tab order after

@@ -19,8 +19,12 @@ VISIBLE_RE = re.compile(r"[^\s\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\
 
 
 def md_escape(text: str) -> str:
-    """User text inside Markdown: shown literally (no HTML, no emphasis, no links)."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|~>])", r"\\\1", html.escape(text, quote=False))
+    """User text inside Markdown: shown literally (no HTML, no emphasis, no links). Backslashes stop the
+    Markdown syntax; the characters that start an autolink (a bare https://, www. or an e-mail's @, which the
+    renderer links whatever the escapes, keeping them inside the link) are written as HTML entities."""
+    escaped = re.sub(r"([\\`*_{}\[\]()#+\-.!|~>])", r"\\\1", html.escape(text, quote=False))
+    escaped = re.sub(r"@(?=[\w\\-]+\\\.)", "&#64;", escaped)  # an e-mail address's @ (name@host.tld)
+    return escaped.replace("://", "&#58;//").replace("www\\.", "www&#46;")
 
 
 def md_cell(value) -> str:

@@ -119,8 +119,8 @@ def head_view_html(labels: list[str], matrix, title: str = "", min_weight: float
         parts.append("</g></g>")
     parts.append("</svg>")
     note = (f"{html.escape(title)}: " if title else "") + (
-        "each line joins a token (left) to a token it attends to (right); the darker and thicker, the more "
-        "attention. <b>Hover over a token on the left, or tap it,</b> to see only its lines and their values "
+        "each line joins a token (left) to a token it attends to (right); the bolder and thicker the line, "
+        "the more attention. <b>Hover over a token on the left, or tap it,</b> to see only its lines and their values "
         "(with the keyboard: Tab to the first token, then the arrow keys). "
         f"Lines under {100 * min_weight:g}%, and beyond a token's {top_k} strongest, are not drawn.")
     return (f'<div class="hv-wrap">{CSS}<p class="hv-note">{note}</p>'

@@ -120,8 +120,8 @@ def _check_choice(choice, allow_local: bool, hub_mode: str = "any") -> str:
     if len(source) > MAX_CHOICE_CHARS or not source.isprintable():
         raise ModelChoiceError("That is not a Hugging Face Hub repo id (OWNER/NAME, e.g. FacebookAI/roberta-base).")
     if source.lower() in ("mlm", "sentiment") and not is_local(source):  # the Attention tab's names, elsewhere
-        raise ModelChoiceError(f"“{source}” is not a Hub repo id: the shipped model is “{SHIPPED}” (the Attention "
-                               "tab names its two “mlm” and “sentiment”).")
+        raise ModelChoiceError(f"“{source}” is not a Hub repo id: for the shipped model, pick “ours: …” from the "
+                               "box's list (the Attention tab's list names its two “mlm” and “sentiment”).")
     if is_local(source) and not allow_local:
         raise ModelChoiceError(f"{source} is not a Hugging Face Hub repo id (OWNER/NAME, e.g. "
                                f"{SUGGESTED['mlm'][0]}); local folders can be chosen only where the server "

@@ -14,6 +14,12 @@ always run (the Classify and Predict buttons, the attention page) is counted wit
 (`skip_repeat=False`); the Masking tab's event, its button included, is skipped when nothing has changed (the
 same masks would be drawn). The model boxes are not counted here: the second request of one click leaves the
 loading to the first (`InFlight`), and choosing the same model again later is a retry.
+
+The same versions say when a run is out of date: when every output of a run has been claimed by a run that
+started after it (another example clicked, Enter pressed while an example still ran), its results are dropped
+(`superseded`), so the last click wins whichever run ends last. A step chained after an event (What if?'s
+counterfactual after its classification) checks that the inputs it reads again are the ones the event ran on
+(`started_with`).
 """
 from __future__ import annotations
 
@@ -58,8 +64,14 @@ class RepeatedEvents:
         """Whether the UI event `event` starting now with `inputs`, writing the outputs `outputs` (their ids),
         has to run; when it does, its start is counted (its outputs' versions raised). `session`: the browser
         session (None, e.g. a call without one: it runs)."""
+        return self.begin(session, event, inputs, outputs, skip_repeat) is not None
+
+    def begin(self, session: str | None, event: str, inputs: tuple, outputs: tuple,
+              skip_repeat: bool = True) -> tuple | None:
+        """`should_run`, returning the outputs' versions this run starts with (its token for `superseded`), or
+        None when it is skipped; () without a session."""
         if session is None:
-            return True
+            return ()
         with self._lock:
             state = self._sessions.pop(session, None) or {"versions": {}, "last": {}}
             self._sessions[session] = state  # now the most recently active
@@ -70,11 +82,31 @@ class RepeatedEvents:
             digest = _digest(inputs)
             if (skip_repeat and last is not None and digest is not None and last[0] == digest
                     and last[1] == tuple(versions.get(o, 0) for o in outputs)):
-                return False
+                return None
             for o in outputs:
                 versions[o] = versions.get(o, 0) + 1
             state["last"][event] = (digest, tuple(versions[o] for o in outputs))
+            return state["last"][event][1]
+
+    def superseded(self, session: str | None, outputs: tuple, started: tuple) -> bool:
+        """Whether every one of a run's outputs has been claimed, since the run started with versions `started`
+        (`begin`), by a run that started later: its results are an older input's, and the later run draws all of
+        them (two examples clicked in turn: the first, slower one finished last and covered the second's)."""
+        if session is None or not started:
+            return False
+        with self._lock:
+            versions = (self._sessions.get(session) or {}).get("versions", {})
+            return all(versions.get(o, 0) > v for o, v in zip(outputs, started))
+
+    def started_with(self, session: str | None, event: str, inputs: tuple) -> bool:
+        """Whether `event`'s last counted start had these inputs (a step chained after it reads the inputs again
+        when it starts: a text edited meanwhile is another text than the one the event ran on)."""
+        if session is None:
             return True
+        with self._lock:
+            last = (self._sessions.get(session) or {}).get("last", {}).get(event)
+            digest = _digest(inputs)
+            return last is None or digest is None or last[0] == digest
 
 
 class InFlight:

@@ -90,6 +90,8 @@ def test_every_tab_opens_with_its_default_example_computed(app, browser):
     page.goto(app.url)
     sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
     sync_api.expect(page.locator("#fm-filled")).to_contain_text("Paris is the capital of")
+    # no slider reset button: it set the value without rerunning the tab (the results then did not match it)
+    assert page.locator("[data-testid=reset-button]").count() == 0
     sync_api.expect(page.locator(".model-note").first).to_contain_text("About this model")
     sync_api.expect(page.locator(".hint").first).to_contain_text("Try")
     open_tab(page, "Sentiment")
@@ -541,6 +543,13 @@ def test_script_is_shown_as_text(page):
     words = page.locator("#st-words")
     sync_api.expect(words).to_contain_text("<script>alert(1)</script>")
     assert words.locator("script, img").count() == 0
+    # a web address in the text: plain text in the explanation, not a link with stray backslashes in it
+    url_text = "Visit www.example.com/reviews and https://example.com/x_y_z or a@b.com today, it was good"
+    box.fill(url_text)
+    page.get_by_role("button", name="Classify").click()
+    explain = page.locator("#st-explain")
+    sync_api.expect(explain).to_contain_text("https://example.com/x_y_z")
+    assert "\\" not in explain.inner_text() and explain.locator("a[href*='example']").count() == 0
     open_tab(page, "Masking")
     page.locator("#mk-text textarea").fill(payload)
     page.get_by_role("button", name="Mask", exact=True).click()

@@ -225,6 +225,29 @@ def test_a_repeated_event_is_skipped_until_one_of_its_outputs_is_written():
     assert len(runs._sessions["s"]["last"]["big"][0]) == 32
 
 
+
+def test_a_run_whose_outputs_a_later_run_claims_is_superseded():
+    """Two examples clicked in turn, or Enter pressed while What if? ran: the slower, older run finished last and
+    covered the newer one's results. A run whose outputs are all claimed by a run started after it is dropped;
+    one a later run claims only part of is kept (the attention page beside a layer change)."""
+    from demo.repeats import RepeatedEvents
+
+    runs = RepeatedEvents()
+    first = runs.begin("s", "example", ("a long review",), (1, 2, 3))
+    second = runs.begin("s", "example", ("a short one",), (1, 2, 3))  # clicked while the first still runs
+    assert runs.superseded("s", (1, 2, 3), first) and not runs.superseded("s", (1, 2, 3), second)
+    page = runs.begin("s", "page", ("text",), (1, 2, 3, 4), skip_repeat=False)
+    runs.begin("s", "layer", ("text", 2), (1, 2))
+    assert not runs.superseded("s", (1, 2, 3, 4), page)  # output 4 is still the page's alone
+    assert runs.begin("s", "example", ("a short one",), (1, 2, 3)) is not None
+    assert runs.begin("s", "example", ("a short one",), (1, 2, 3)) is None  # a repeat: skipped
+    assert runs.begin(None, "example", ("x",), (1,)) == () and not runs.superseded(None, (1,), ())
+    # a step chained after an event reads its inputs again: it knows whether they are still the event's
+    runs.begin("s", "classify", ("A wonderful film.", "shipped"), (5,))
+    assert runs.started_with("s", "classify", ("A wonderful film.", "shipped"))
+    assert not runs.started_with("s", "classify", ("A dreadful film.", "shipped"))
+    assert runs.started_with("s", "never-ran", ("x",)) and runs.started_with(None, "classify", ("y",))
+
 def test_a_dropdowns_second_input_and_a_reopened_sub_tab_do_not_draw_again(app):
     """The wiring itself (the events' own functions, as Gradio calls them with the browser's session): a layer
     event sent twice (a click's pick and its blur) draws once; a head change in between makes the same layer
@@ -266,4 +289,9 @@ def test_what_if_does_not_classify_again_the_text_just_classified(app):
     assert first(me, "A dreadful film.", "shipped")[0] != gr.skip()  # edited, not submitted
     assert all(value == gr.skip() for value in first(me, "A dreadful film.", "shipped"))
     assert classify(me, "A dreadful film.", "shipped")[0] != gr.skip()  # a click on Classify always runs
+    # the counterfactual step after it reads the text again: edited meanwhile (typed, not submitted), it is
+    # not the text just classified, and no counterfactual of it is drawn beside the other text's answer
+    after = events["counterfactual_ui"].fn
+    assert all(value == gr.skip() for value in after(me, "A wonderful film.", "shipped", "")[:-1])
+    assert after(me, "A dreadful film.", "shipped", "")[0] != gr.skip()
 

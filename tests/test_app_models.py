@@ -289,7 +289,7 @@ def test_handlers_refuse_a_bad_choice_plainly(handlers, monkeypatch):
         handlers.classify("good", "someone/no-such-roberta")
     assert set(handlers.classify("good")[0]) == {"negative", "positive"}  # the shipped one still answers
     for name in ("mlm", " Sentiment "):  # the Attention tab's names, sent to another tab: said so, no Hub lookup
-        with pytest.raises(gr.Error, match=f"“{name.strip()}” is not a Hub repo id: the shipped model is “shipped”"):
+        with pytest.raises(gr.Error, match=f"“{name.strip()}” is not a Hub repo id: for the shipped model, pick “ours"):
             handlers.classify("good", name)
 
 
