@@ -48,7 +48,6 @@ class Slider(gr.Slider):
 
     is_template = True  # rendered by the frontend's slider
 
-
     def preprocess(self, payload):
         return payload
 
