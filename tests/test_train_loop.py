@@ -343,15 +343,21 @@ def test_options_changed_on_resume_are_recorded_with_the_run(train_files, tmp_pa
     assert "--lr 2e-3" in metrics["command"]
 
 
+def full_and_interrupted(train_files, tmp_path, monkeypatch, extra, step):
+    """(a run of `extra` to its end, the same run interrupted during `step`: a checkpoint and --resume to come)."""
+    full, split = tmp_path / "full", tmp_path / "split"
+    assert pretrain.main(pretrain_argv(train_files, full, *extra)) == 0
+    with monkeypatch.context() as m:
+        interrupt_at(m, step)
+        assert pretrain.main(pretrain_argv(train_files, split, *extra)) == runtime.EXIT_INTERRUPTED
+    return full, split
+
+
 @pytest.mark.slow  # end-to-end script run, several seconds
 def test_truncated_checkpoint_on_resume_falls_back_to_the_previous_one(train_files, tmp_path, monkeypatch, capsys):
     # issue 13: a truncated checkpoint gave a 31-line traceback without the file name, and exit code 1
     extra = ["--max-steps", "6", "--save-every", "2", "--log-every", "1"]
-    full, split = tmp_path / "full", tmp_path / "split"
-    assert pretrain.main(pretrain_argv(train_files, full, *extra)) == 0
-    with monkeypatch.context() as m:
-        interrupt_at(m, 5)
-        assert pretrain.main(pretrain_argv(train_files, split, *extra)) == runtime.EXIT_INTERRUPTED
+    full, split = full_and_interrupted(train_files, tmp_path, monkeypatch, extra, 5)
     root = split / checkpointing.CHECKPOINTS
     assert sorted(p.name for p in root.iterdir()) == ["step-00000004", "step-00000005"]  # the previous one kept
     damaged = root / "step-00000005" / "model.safetensors"
@@ -683,11 +689,7 @@ def test_a_torn_last_log_line_is_dropped_on_resume(train_files, tmp_path, monkey
     time ("Expecting ',' delimiter", no file named). It is dropped with a warning; a bad line before the last
     is named with its file and line."""
     extra = ["--max-steps", "6", "--save-every", "2", "--log-every", "1"]
-    full, split = tmp_path / "full", tmp_path / "split"
-    assert pretrain.main(pretrain_argv(train_files, full, *extra)) == 0
-    with monkeypatch.context() as m:
-        interrupt_at(m, 4)
-        assert pretrain.main(pretrain_argv(train_files, split, *extra)) == runtime.EXIT_INTERRUPTED
+    full, split = full_and_interrupted(train_files, tmp_path, monkeypatch, extra, 4)
     log = split / reporting.LOG_NAME
     with open(log, "a", encoding="utf-8") as f:
         f.write('{"type": "train", "step": 5, "tok')
