@@ -100,6 +100,7 @@ class Plot(gr.Plot):
 COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, APP_CONCURRENCY at a time
 REPEATS = RepeatedEvents()  # which UI events would draw again what the page shows (`guarded`)
 LOADING = InFlight()  # the model boxes' choices being loaded now, per session (`model_box`)
+DRAWN = set()  # the ids of the States that say what a tab's views were drawn for (`drawn_state`)
 
 
 def error_box(elem_id=None):
@@ -113,23 +114,42 @@ def api(fn, inputs, outputs, name):
     gr.Button(visible=False).click(fn, inputs, outputs, api_name=name, **COMPUTE)
 
 
-def guarded(fn, event, outputs, skip_repeat=False):
+def drawn_state(value):
+    """A State that says what a tab's views were drawn for (the text, the model), written by the tab's page and
+    read by the events that redraw one view; `guarded` drops such an event when the page has drawn another."""
+    state = gr.State(value)
+    DRAWN.add(state._id)
+    return state
+
+
+def guarded(fn, event, outputs, skip_repeat=False, inputs=()):
     """`fn`, a UI event's handler (one result per output), counted by REPEATS (`demo.repeats`): with
     `skip_repeat`, skipped (every output left as it is) when it would draw again what its outputs show (a
     dropdown's second `.input` of one click, a blur, a sub-tab reopened). Every event that writes an output of a
-    skippable one must come through here (tests/test_app_layout.py checks it)."""
+    skippable one must come through here (tests/test_app_layout.py checks it). `inputs`: the event's input
+    components; one that reads a `drawn_state` is dropped when the page has drawn another since it was sent."""
     ids = tuple(c._id for c in outputs)
+    writes = [i for i, c in enumerate(outputs) if c._id in DRAWN]
+    reads = [(i, c._id) for i, c in enumerate(inputs) if c._id in DRAWN]
 
     def run(request: gr.Request, *args):
         session = getattr(request, "session_hash", None)
         skip = (gr.skip(),) * len(ids) if len(ids) > 1 else gr.skip()
+        read = {key: args[i] for i, key in reads}
+        if REPEATS.redrawn(session, read):  # sent before a page drew another text: that page shows its own views
+            return skip
         started = REPEATS.begin(session, event, args, ids, skip_repeat)
         if started is None:
             return skip
         result = fn(*args)
         # a run started later writes all of these outputs (another example clicked, Enter pressed meanwhile):
-        # this one's results are an older input's, and would cover the newer ones if it ends last
-        return skip if REPEATS.superseded(session, ids, started) else result
+        # this one's results are an older input's, and would cover the newer ones if it ends last; and a page
+        # that ended meanwhile drew another text than the one this run drew
+        if REPEATS.superseded(session, ids, started) or REPEATS.redrawn(session, read):
+            return skip
+        values = result if len(ids) > 1 else (result,)
+        REPEATS.drew(session, {ids[i]: values[i] for i in writes if not isinstance(values[i], dict)})  # not skipped
+        return result
 
     # named as the handler it runs (logs, tests); no __wrapped__: Gradio must see `request` to pass it
     run.__name__, run.__qualname__ = getattr(fn, "__name__", event), getattr(fn, "__qualname__", event)
@@ -176,12 +196,13 @@ def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=No
         then = {key: value for key, value in event.items() if key != "trigger_mode"}
         # the first step is the other event itself (its name counted alike): not run again on the same inputs
         # when nothing has changed its outputs since it ran (What if? right after Classify)
-        first_step = guarded(first_ui, first_event, [*first_outputs, first_error], skip_repeat=True)
+        first_step = guarded(first_ui, first_event, [*first_outputs, first_error], skip_repeat=True,
+                             inputs=ui_inputs)
         gr.on(triggers, first_step, ui_inputs, [*first_outputs, first_error], api_name=f"{name}_first_ui",
               api_visibility="private", trigger_mode="always_last", **COMPUTE).then(
             after_first, **{**then, "inputs": [*ui_inputs, first_error]})
     else:
-        gr.on(triggers, guarded(ui, f"{name}_ui", event["outputs"], skip_repeats), **event)
+        gr.on(triggers, guarded(ui, f"{name}_ui", event["outputs"], skip_repeats, ui_inputs), **event)
     api(fn, inputs, outputs, name)
     ui.repeat_event = f"{name}_ui"  # what `guarded` counts it as: another event's first step is counted alike
     return ui
@@ -197,8 +218,9 @@ def examples(rows, inputs, outputs, ui, error, name, run_inputs=None, labels=Non
     example sets, the tab's model State), set to the box's value once the example ran, so that the box and
     the tab agree (it is set without an event of its own: the example ran on the box's model already)."""
     shown = gr.Examples(rows, inputs, api_name=f"{name}_example", example_labels=labels, visible_columns=columns)
-    run = shown.load_input_event.then(guarded(ui, f"{name}_example_run", [*outputs, error]), run_inputs or inputs,
-                                      [*outputs, error], api_name=f"{name}_example_run",
+    run_inputs = run_inputs or inputs
+    run = shown.load_input_event.then(guarded(ui, f"{name}_example_run", [*outputs, error], inputs=run_inputs),
+                                      run_inputs, [*outputs, error], api_name=f"{name}_example_run",
                                       api_visibility="undocumented", **COMPUTE)
     if model_state:
         box, current = model_state
@@ -474,7 +496,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                       at_heat_text, at_grid_text, at_roll_text, at_bars_text]
             # the text and model the views were drawn for: the layer, head, token and sub-tab events read these,
             # so that an edited but unsubmitted text is not drawn beside the last one's notes and token picker
-            at_drawn_text, at_drawn_model = gr.State(ATTENTION_TEXT), gr.State("mlm")
+            at_drawn_text, at_drawn_model = drawn_state(ATTENTION_TEXT), drawn_state("mlm")
             at_page = [*at_out, at_drawn_text, at_drawn_model]
             # the page reads the tab's model (a State), not a box that may hold a model still loading
             at_ui_in = [at_text, at_layer, at_head, at_current, at_visible]
@@ -502,8 +524,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 tab.select(lambda view=view: view, None, at_visible, queue=False, api_name=f"attention_visible_{view}",
                            api_visibility="private")
                 # reopened with nothing changed, a sub-tab is not drawn again
+                view_in = [*at_drawn_in, gr.State(view)]
                 tab.select(guarded(keep_results(handlers.attention_view, len(output)), f"attention_view_{view}",
-                                   [*output, at_error], skip_repeat=True), [*at_drawn_in, gr.State(view)],
+                                   [*output, at_error], skip_repeat=True, inputs=view_in), view_in,
                            [*output, at_error], api_name=f"attention_view_{view}", api_visibility="private",
                            **COMPUTE)
             examples([[ATTENTION_TEXT, N_LAYERS, "average", "mlm"],

@@ -20,6 +20,13 @@ started after it (another example clicked, Enter pressed while an example still 
 (`superseded`), so the last click wins whichever run ends last. A step chained after an event (What if?'s
 counterfactual after its classification) checks that the inputs it reads again are the ones the event ran on
 (`started_with`).
+
+And they say when what an event read is out of date: the attention tab's layer, head, token and sub-tab events
+draw the text the views were drawn for (a State the page writes), not the text box. A layer picked while a new
+text's page was queued or running was sent with the old text, and drawn over the new page when it ended last
+(the old text's tokens under the new one's notes). The page records what it drew (`drew`); an event that read
+another drawn state than the one recorded, when it starts or when it ends, is dropped (`redrawn`): the page
+shows the new text, and its own layer and head.
 """
 from __future__ import annotations
 
@@ -107,6 +114,26 @@ class RepeatedEvents:
             last = (self._sessions.get(session) or {}).get("last", {}).get(event)
             digest = _digest(inputs)
             return last is None or digest is None or last[0] == digest
+
+
+    def drew(self, session: str | None, values: dict) -> None:
+        """Records the drawn state a run has just written: `values`, component id -> the value (a text, a model
+        name) the page now holds."""
+        if session is None:
+            return
+        with self._lock:
+            state = self._sessions.get(session)
+            if state is not None:
+                state.setdefault("drawn", {}).update({key: _digest(value) for key, value in values.items()})
+
+    def redrawn(self, session: str | None, values: dict) -> bool:
+        """Whether the drawn state an event read (`values`, component id -> the value it was sent) is no longer
+        what the page holds: a run recorded (`drew`) another value since. Nothing recorded yet: not redrawn."""
+        if session is None:
+            return False
+        with self._lock:
+            drawn = (self._sessions.get(session) or {}).get("drawn", {})
+            return any(key in drawn and drawn[key] != _digest(value) for key, value in values.items())
 
 
 class InFlight:

@@ -276,6 +276,61 @@ def test_a_dropdowns_second_input_and_a_reopened_sub_tab_do_not_draw_again(app):
     assert layer(me, text, 2, 2, None, "mlm", "heatmap")[0] != gr.skip()
 
 
+def test_a_view_event_sent_before_the_page_drew_another_text_is_dropped(app):
+    """A layer (head, token, sub-tab) picked while a new text's attention page was queued or running was sent
+    with the text the views showed then: drawn after the page ended, it put the old text's tokens under the new
+    one's notes. The page records what it drew; a view event that read another text is dropped, whether the page
+    ended before it started or while it ran."""
+    from types import SimpleNamespace
+
+    events = {f.api_name: f for f in app.demo.fns.values()}
+    me = SimpleNamespace(session_hash="drawn")
+    old, new = "The cat sat on the mat.", "A dog barked at the mailman all night."
+    layer, grid = events["attention_layer_ui"].fn, events["attention_view_grid"].fn
+    assert layer(me, old, 1, "average", None, "mlm", "heatmap")[0] != gr.skip()  # no page recorded yet: it draws
+    page = events["attention_ui"].fn(me, new, 2, "average", "mlm", "heatmap")
+    assert page[-3:-1] == (new, "mlm")  # the drawn text and model
+    for sent in (layer(me, old, 1, "average", None, "mlm", "heatmap"), grid(me, old, 1, "average", None, "mlm", "grid"),
+                 events["attention_token_ui"].fn(me, old, 1, "average", 2, "mlm")):
+        assert all(value == gr.skip() for value in sent)
+    assert layer(me, new, 1, "average", None, "mlm", "heatmap")[0] != gr.skip()
+    assert layer(me, new, 1, "average", None, "sentiment", "heatmap")[0] == gr.skip()  # another drawn model
+    # an example run is a page too
+    events["attention_example_run"].fn(me, old, 1, "average", "mlm", "heatmap")
+    assert layer(me, new, 2, "average", None, "mlm", "heatmap")[0] == gr.skip()
+    assert layer(me, old, 2, "average", None, "mlm", "heatmap")[0] != gr.skip()
+    # a page that failed drew nothing: the views still show the text before it
+    failed = events["attention_ui"].fn(me, "   ", 2, "average", "mlm", "heatmap")
+    assert failed[-3] == gr.skip() and failed[-1]["visible"]
+    assert layer(me, old, 1, "average", None, "mlm", "heatmap")[0] != gr.skip()
+
+
+def test_a_view_event_during_which_the_page_drew_another_text_is_dropped(app, monkeypatch):
+    """The same when the page ends while the view event runs (two compute slots): the view event's results, the
+    old text's, are dropped when it ends; a page that is still running when it ends draws over them itself."""
+    from types import SimpleNamespace
+
+    text, model = SimpleNamespace(_id=-101), SimpleNamespace(_id=-102)
+    view, error = SimpleNamespace(_id=-103), SimpleNamespace(_id=-104)
+    monkeypatch.setattr(app, "DRAWN", {text._id, model._id})
+    me = SimpleNamespace(session_hash="drawn-while-running")
+    page = app.guarded(lambda t, m: (f"views of {t}", t, m, ""), "test_page", [view, text, model, error],
+                       inputs=[SimpleNamespace(_id=-105), SimpleNamespace(_id=-106)])
+    page_ends = {}
+
+    def layer_view(t, m, layer):
+        if layer in page_ends:  # the page ends while this view event runs
+            page(me, page_ends[layer], m)
+        return f"layer {layer} of {t}", ""
+
+    layer = app.guarded(layer_view, "test_layer", [view, error], inputs=[text, model, SimpleNamespace(_id=-107)])
+    assert page(me, "old", "mlm")[0] == "views of old"
+    assert layer(me, "old", "mlm", 1) == ("layer 1 of old", "")
+    page_ends[2] = "new"
+    assert all(value == gr.skip() for value in layer(me, "old", "mlm", 2))
+    assert layer(me, "new", "mlm", 3) == ("layer 3 of new", "")
+
+
 def test_what_if_does_not_classify_again_the_text_just_classified(app):
     """What if? classifies the text first (it may have been edited since): not again when the page shows that
     text's classification already; after an edit, or another event's answer, it does."""
