@@ -48,8 +48,8 @@ ARCHITECTURES = {"RobertaForMaskedLM": ("a masked-LM model", "fill-mask"),
                  "RobertaForSequenceClassification": ("a classifier", "text-classification")}
 HUB_KWARGS = ("revision", "cache_dir", "force_download", "token", "local_files_only")
 # Config fields the weights' shapes do not reveal (4 heads or 8 give the same matrices). They are written into
-# model.safetensors' metadata and compared with config.json at load; files saved before (or by `transformers`)
-# do not carry them, and then an edited value of these fields cannot be detected.
+# model.safetensors' metadata and compared with config.json at load; files saved by `transformers` (or by this
+# code before it wrote them) do not carry them, and then an edited value of these fields cannot be detected.
 SHAPELESS_FIELDS = ("num_attention_heads", "pad_token_id", "layer_norm_eps")
 _META_PREFIX = "config."
 HUB_PROBE_TIMEOUT_S = 3.0  # a connection to the Hub that takes longer than this counts as no network

@@ -53,13 +53,22 @@ class RobertaEmbeddings(nn.Module):
         if inputs_embeds is None:
             inputs_embeds = self.word_embeddings(input_ids)  # (B, T, H)
         B, T, _ = inputs_embeds.shape
-        if T > self.max_length:
-            raise ValueError(f"input has {T} tokens but the model takes at most {self.max_length}; truncate it")
+        given = position_ids is not None
         if position_ids is None and input_ids is not None:
             position_ids = position_ids_from_input_ids(input_ids, self.pad_token_id)  # (B, T)
         elif position_ids is None:  # only embeddings given: no padding to see, count on from pad_token_id + 1
             position_ids = torch.arange(self.pad_token_id + 1, self.pad_token_id + 1 + T,
                                         device=inputs_embeds.device).expand(B, T)  # (B, T)
+        # what limits the length is the position table: a batch padded past max_length still fits (real tokens
+        # get positions, padding the padding row); checked only when it may not fit (reading positions syncs)
+        if given or T > self.max_length:
+            low, high, table = int(position_ids.min()), int(position_ids.max()), self.position_embeddings.num_embeddings
+            if given and not 0 <= low <= high < table:
+                raise ValueError(f"position_ids must be from 0 to {table - 1} (the model takes at most "
+                                 f"{self.max_length} tokens), got {low} to {high}")
+            if high >= table:
+                raise ValueError(f"input has {high - self.pad_token_id} tokens but the model takes at most "
+                                 f"{self.max_length}; truncate it")
         x = inputs_embeds + self.position_embeddings(position_ids)  # (B, T, H)
         return self.dropout(self.LayerNorm(x))  # (B, T, H)
 
@@ -168,6 +177,33 @@ class RobertaModel(nn.Module):
         self.embeddings = RobertaEmbeddings(config)
         self.encoder = RobertaEncoder(config)
 
+    def keep_mask(self, attention_mask, shape):
+        """`attention_mask` as the attention reads it: (B, 1, 1, T) or (B, 1, T, T) booleans, True where a key may
+        be attended to; None when every key may be (the faster kernels). Given as (B, T) ones and zeros, or as
+        `transformers` takes a 4-D mask: (B, 1 or nh, 1 or T, T) booleans, or additive floats (0 = attend, a large
+        negative number = not)."""
+        if attention_mask is None:
+            return None
+        B, T = shape
+        if attention_mask.dim() == 2 and tuple(attention_mask.shape) == (B, T):
+            keep = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T)
+        elif attention_mask.dim() == 4 and attention_mask.shape[0] in (1, B) and attention_mask.shape[-1] == T \
+                and attention_mask.shape[1] in (1, self.config.num_attention_heads) and attention_mask.shape[2] in (1, T):
+            if attention_mask.dtype == torch.bool:
+                keep = attention_mask
+            elif attention_mask.is_floating_point():
+                keep = attention_mask.eq(0)
+                if bool((attention_mask[~keep] > -1e4).any()):
+                    raise ValueError("a 4-D float attention_mask is added to the scores, as in transformers: 0 where "
+                                     "a key may be attended to, a large negative number where not; got other values")
+            else:
+                raise ValueError(f"a 4-D attention_mask must be booleans (True = attend) or additive floats, as in "
+                                 f"transformers, got {attention_mask.dtype}")
+        else:
+            raise ValueError(f"attention_mask must be (batch, tokens) = {(B, T)}, or 4-D (batch, 1 or heads, 1 or "
+                             f"tokens, tokens), got {tuple(attention_mask.shape)}")
+        return None if bool(keep.all()) else keep
+
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None,
                 output_attentions=False, output_hidden_states=False):
         """`input_ids` (B, T) or `inputs_embeds` (B, T, H), not both. Without `attention_mask`, <pad> tokens of
@@ -176,11 +212,8 @@ class RobertaModel(nn.Module):
             raise ValueError("pass exactly one of input_ids and inputs_embeds")
         if attention_mask is None and input_ids is not None:
             attention_mask = input_ids.ne(self.config.pad_token_id)  # (B, T)
-        # keep_mask (B, 1, 1, T): True where a key may be attended to; None when nothing is padding (faster kernels)
-        keep_mask = None
-        if attention_mask is not None and not bool(attention_mask.all()):
-            keep_mask = attention_mask.bool()[:, None, None, :]
         x = self.embeddings(input_ids, position_ids, inputs_embeds)  # (B, T, H)
+        keep_mask = self.keep_mask(attention_mask, x.shape[:2])  # (B, 1, 1 or T, T) or None
         attentions, hidden_states = [], [x]
         for layer in self.encoder.layer:
             x, probs = layer(x, keep_mask, output_attentions)  # (B, T, H), (B, nh, T, T) or None

@@ -93,10 +93,13 @@ def for_model(tokenizer: Tokenizer, max_length: int, stride: int = 0) -> Tokeniz
     pads a batch with <pad> to its longest text: `tokenizers`' own truncation and padding. The rest of a long
     text is in each encoding's `overflowing` windows, each `<s> ... </s>` too, sharing `stride` tokens with the
     window before. The caller's tokenizer is left as it is; the copy is made once per tokenizer, length and
-    stride (parsing a 50k vocabulary takes ~0.1 s, too slow for every request), and made again when tokens were
-    added to the tokenizer since (its vocabulary size is part of the key)."""
+    stride (parsing a 50k vocabulary takes ~0.1 s, too slow for every request), and made again when the
+    tokenizer has changed since: tokens added (its vocabulary size is part of the key), or another normalizer,
+    pre-tokenizer or post-processor set (theirs too: a few microseconds to read)."""
     copies = _FOR_MODEL.setdefault(tokenizer, {})
-    key = (max_length, stride, tokenizer.get_vocab_size(with_added_tokens=True))
+    steps = tuple(None if step is None else step.__getstate__()
+                  for step in (tokenizer.normalizer, tokenizer.pre_tokenizer, tokenizer.post_processor))
+    key = (max_length, stride, tokenizer.get_vocab_size(with_added_tokens=True), steps)
     if key not in copies:
         copy = Tokenizer.from_str(tokenizer.to_str())
         copy.enable_truncation(max_length, stride=stride)  # counts the <s> and </s> the post-processor adds
@@ -105,7 +108,7 @@ def for_model(tokenizer: Tokenizer, max_length: int, stride: int = 0) -> Tokeniz
     return copies[key]
 
 
-_FOR_MODEL: "weakref.WeakKeyDictionary[Tokenizer, dict[tuple[int, int, int], Tokenizer]]" = weakref.WeakKeyDictionary()
+_FOR_MODEL: "weakref.WeakKeyDictionary[Tokenizer, dict[tuple, Tokenizer]]" = weakref.WeakKeyDictionary()
 
 
 def encode(tokenizer: Tokenizer, texts, max_length: int):
@@ -139,6 +142,9 @@ def encode_windows(tokenizer: Tokenizer, texts, max_length: int, stride: int | N
     _check_max_length(max_length)
     texts = [texts] if isinstance(texts, str) else list(texts)
     stride = window_stride(max_length) if stride is None else stride
+    if isinstance(stride, bool) or not isinstance(stride, int) or not 0 <= stride < max_length - 2:
+        raise ValueError(f"stride must be a whole number from 0 to {max_length - 3} (a window of {max_length} "
+                         f"tokens holds {max_length - 2} of the text, and must move on by at least one), got {stride!r}")
     if not texts:
         empty = torch.zeros(0, 0, dtype=torch.long)
         return empty, empty, torch.zeros(0, dtype=torch.long)

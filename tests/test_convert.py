@@ -102,6 +102,35 @@ def test_inputs_embeds_and_position_ids_as_in_transformers(arch):
     assert all(bool(a[0, :, :, 3].eq(0).all()) and bool(a[1, :, :, 3].gt(0).all()) for a in attentions)
 
 
+def test_a_4d_attention_mask_as_transformers_takes_it():
+    """transformers takes a prepared 4-D mask: booleans (True = attend) or additive floats (0 = attend), one row
+    per key or per query and key. Both give what the (B, T) mask gives; a 4-D float mask of ones and zeros, which
+    transformers adds to the scores as they are, is refused; a mask of another shape is named."""
+    torch.manual_seed(0)
+    hf = randomise(transformers.RobertaForMaskedLM(hf_config(*CONFIGS[1])))
+    ours = from_transformers(hf).eval()
+    ids, mask = padded_batch(CONFIGS[1][3])
+    B, T = ids.shape
+    keys = mask[:, None, None, :].bool()  # (B, 1, 1, T)
+    pairs = keys.expand(B, 1, T, T).clone()  # (B, 1, T, T)
+    pairs[1, 0, 2, 3] = False  # query 2 may not see key 3 in row 1: only a per-pair mask says so
+    additive = torch.zeros(B, 1, T, T).masked_fill(~pairs, torch.finfo(torch.float32).min)
+    with torch.no_grad():
+        expected = ours(ids, mask).logits
+        torch.testing.assert_close(ours(ids, keys).logits, expected)
+        for given in (pairs, additive):
+            torch.testing.assert_close(ours(ids, given).logits, hf(ids, attention_mask=given).logits,
+                                       atol=1e-5, rtol=1e-5)
+        assert not torch.allclose(ours(ids, pairs).logits[1, 2], expected[1, 2])
+        assert torch.equal(ours(ids, pairs).logits[0], expected[0])
+        with pytest.raises(ValueError, match="0 where a key may be attended to"):
+            ours(ids, keys.float())
+        with pytest.raises(ValueError, match="booleans"):
+            ours(ids, keys.long())
+        with pytest.raises(ValueError, match=r"attention_mask must be \(batch, tokens\)"):
+            ours(ids, mask[:, None, :])
+
+
 @pytest.mark.parametrize("arch", ["RobertaForMaskedLM", "RobertaForSequenceClassification"])
 def test_round_trip_through_transformers_is_exact(arch, tiny_config):
     torch.manual_seed(0)

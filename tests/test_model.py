@@ -304,8 +304,17 @@ def test_longest_input_works_and_longer_raises(mlm, tiny_config):
     ids = torch.randint(5, tiny_config.vocab_size, (1, n))
     with torch.no_grad():
         assert mlm(ids).logits.shape == (1, n, tiny_config.vocab_size)
-        with pytest.raises(ValueError, match=str(n)):
+        with pytest.raises(ValueError, match=f"input has {n + 1} tokens but the model takes at most {n}"):
             mlm(torch.randint(5, tiny_config.vocab_size, (1, n + 1)))
+        # what limits the length is the position table: a batch padded past it, its real tokens within, runs
+        padded = torch.full((1, n + 7), tiny_config.pad_token_id)
+        padded[0, :5] = ids[0, :5]
+        torch.testing.assert_close(mlm(padded).logits[0, :5], mlm(ids[:, :5]).logits[0])
+        table = tiny_config.max_position_embeddings
+        with pytest.raises(ValueError, match=f"position_ids must be from 0 to {table - 1} .*, got 0 to {table}"):
+            mlm(ids[:, :3], position_ids=torch.tensor([[0, 1, table]]))
+        with pytest.raises(ValueError, match="got -1 to 2"):
+            mlm(ids[:, :3], position_ids=torch.tensor([[-1, 1, 2]]))
 
 
 def test_training_backward_reaches_tied_embedding(tiny_config):

@@ -275,6 +275,24 @@ def test_encode_windows_cover_every_token_with_overlap(tokenizer):
         assert whole == tokenizer.encode(text, add_special_tokens=False).ids  # nothing lost, nothing added
     assert torch.bincount(owner).tolist()[0] == 1 and torch.bincount(owner).tolist()[2] > 2
     assert window_stride(128) == 32 and window_stride(16) == 4 and window_stride(3) == 0
+    # a window of 16 tokens holds 14 of the text: it must move on by at least one (tokenizers panics otherwise)
+    assert encode_windows(tokenizer, texts, max_length, 13)[0].shape[1] <= max_length
+    for stride in (14, -1, 2.0, True):
+        with pytest.raises(ValueError, match="stride must be a whole number from 0 to 13"):
+            encode_windows(tokenizer, texts, max_length, stride)
+
+
+def test_encode_follows_a_tokenizer_changed_after_its_first_use(tokenizer):
+    """`encode` keeps a configured copy of the tokenizer per length; a normalizer, pre-tokenizer or
+    post-processor set on the tokenizer afterwards is read, as tokens added to it are."""
+    from tokenizers import Tokenizer, normalizers
+
+    changed = Tokenizer.from_str(tokenizer.to_str())
+    before = encode(changed, ["Hello World"], 20)[0]
+    changed.normalizer = normalizers.Lowercase()
+    after = encode(changed, ["Hello World"], 20)[0]
+    assert not torch.equal(before, after)
+    assert after[0].tolist() == changed.encode("Hello World").ids
 
 
 def test_sentiment_reads_a_long_text_in_windows(sentiment, tokenizer):
