@@ -23,7 +23,8 @@ from demo.masking_view import MASKING_COLUMNS, PREDICTION_COLUMNS
 from demo.models import configure_torch, load_models, read_ablation
 from demo.repeats import InFlight, RepeatedEvents
 from demo.uploads import launch_options
-from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results, read_sliders
+from demo.validation import (MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, held_warnings, keep_results, plain_errors,
+                             read_sliders, show_warnings)
 
 CONCURRENCY = int(os.environ.get("APP_CONCURRENCY", "2"))  # requests computed at once, all endpoints together
 configure_torch(concurrency=CONCURRENCY)
@@ -111,7 +112,7 @@ def error_box(elem_id=None):
 def api(fn, inputs, outputs, name):
     """The public API endpoint `name` on a hidden trigger: `fn` itself, its errors raised as plain messages, in
     the shared compute queue; its name and signature do not change with the layout."""
-    gr.Button(visible=False).click(fn, inputs, outputs, api_name=name, **COMPUTE)
+    gr.Button(visible=False).click(plain_errors(fn), inputs, outputs, api_name=name, **COMPUTE)
 
 
 def drawn_state(value):
@@ -141,12 +142,14 @@ def guarded(fn, event, outputs, skip_repeat=False, inputs=()):
         started = REPEATS.begin(session, event, args, ids, skip_repeat)
         if started is None:
             return skip
-        result = fn(*args)
+        with held_warnings() as held:
+            result = fn(*args)
         # a run started later writes all of these outputs (another example clicked, Enter pressed meanwhile):
         # this one's results are an older input's, and would cover the newer ones if it ends last; and a page
-        # that ended meanwhile drew another text than the one this run drew
+        # that ended meanwhile drew another text than the one this run drew. Its warnings go with it.
         if REPEATS.superseded(session, ids, started) or REPEATS.redrawn(session, read):
             return skip
+        show_warnings(held)
         values = result if len(ids) > 1 else (result,)
         REPEATS.drew(session, {ids[i]: values[i] for i in writes if not isinstance(values[i], dict)})  # not skipped
         return result
@@ -342,7 +345,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                             "160 GB of text (Liu et al. 2019).")
                 with gr.Row(elem_id="fm-compare-row"):
                     with gr.Column(scale=3):
-                        fm_other = gr.Dropdown(model_choice.compare_choices(), label="Compare with",
+                        fm_other = gr.Dropdown(model_choice.compare_choices(model_choice.SHIPPED), label="Compare with",
                                                value=model_choice.default_comparison(model_choice.SHIPPED),
                                                allow_custom_value=True, info=model_choice.hub_note(),
                                                elem_id="fm-other")
@@ -382,8 +385,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 api_visibility="private", **COMPUTE)
             api(handlers.fill_mask_compare, [*fm_in, fm_other], [fm_compare, fm_compare_data], "fill_mask_compare")
             # the tab's model changed: the comparison shown was of another model; compare with ours by default
-            # when the tab runs another model, else with the first suggested one
-            fm_current.change(lambda current: (model_choice.default_comparison(current), ""), fm_current,
+            # when the tab runs another model, else with the first suggested one; the tab's own is not offered
+            fm_current.change(lambda current: (gr.update(choices=model_choice.compare_choices(current),
+                                                         value=model_choice.default_comparison(current)), ""), fm_current,
                               [fm_other, fm_compare], queue=False, api_name="fill_mask_compare_default",
                               api_visibility="private")
             # an example clears the candidate words (a third, hidden column), or it would score only those

@@ -135,15 +135,16 @@ def in_users_case(text: str, model_text: str) -> str:
     return "".join(shown)
 
 
-ENGLISH_WORD_RE = re.compile(r"[A-Za-z]{2}")  # two ASCII letters in a row: the start of an ordinary English word
+# two ASCII letters in a row (the start of an ordinary English word), or the one-letter words "a" and "I"
+ENGLISH_WORD_RE = re.compile(r"[A-Za-z]{2}|(?<![A-Za-z])[aAI](?![A-Za-z])")
 NO_ENGLISH = ("**This text has no English words:** the classifier learned from English sentences (the shipped one "
               "from movie reviews, SST-2), so its verdict here means little.")
 TOP_WORDS = 3  # words listed each way under "Most towards"
 
 
 def has_english_word(text: str) -> bool:
-    """Whether `text` has an ordinary English word (a run of two or more ASCII letters): "?!?!...", "😀🔥👍" and
-    "这部电影很好看" have none, "A fine film." has."""
+    """Whether `text` has an ordinary English word (a run of two or more ASCII letters, or "a" or "I"):
+    "?!?!...", "😀🔥👍", "x" and "这部电影很好看" have none, "A fine film." and "I ❤" have."""
     return ENGLISH_WORD_RE.search(text) is not None
 
 

@@ -25,12 +25,13 @@ from .examples import ANALOGY_PROBE
 from .formatting import SPACE_LABEL, md_escape
 from .layer_lens import layer_predictions, layers_html
 from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
-from .model_choice import COMPARISON, SHIPPED, SUGGESTED, ModelChoiceError, ModelChooser, describe, is_shipped
+from .model_choice import (COMPARISON, SHIPPED, SUGGESTED, ModelChoiceError, ModelChooser, describe, is_shipped,
+                           same_model)
 from .models import Models
 from .training_counts import counts_for
 from .tokens_view import Tokens, classifier_text, cut_to_window, special_ids, tokenize
 from .validation import (LONG_TEXT_TOKENS, MASK, MASK_RE, MAX_EPOCHS, MAX_SEED, MAX_TOP_K, candidate_words,
-                         clean_text, count_masks, error_html, fail, parse_head, parse_int, user_errors,
+                         clean_text, count_masks, error_html, fail, parse_head, parse_int, user_errors, warning,
                          warn_truncated, windows_note)
 
 log = logging.getLogger(__name__)
@@ -193,9 +194,9 @@ class Handlers:
         """The text through the tab's model and `other` (a Hub repo id, or SHIPPED when the tab runs another
         model), side by side: (the HTML view, the same as data: per model its title and, per mask, the
         predictions in `transformers`' format)."""
-        names = ["ours (shipped)" if is_shipped(choice) else str(choice).strip() for choice in (model, other)]
-        if names[0] == names[1]:
+        if same_model(model, other):
             raise fail("Choose a model to compare with other than the one this tab runs.")
+        names = ["ours (shipped)" if is_shipped(choice) else str(choice).strip() for choice in (model, other)]
         # what is wrong with the input whatever the model is said once, not as one model's error
         count_masks(clean_text(text))
         parse_int(top_k, "Top-k", 1, MAX_TOP_K)
@@ -318,7 +319,7 @@ class Handlers:
     def _counterfactual(self, text, model, warn: bool):
         r = self._read_sentiment(text, model)
         if warn and r.windows_note:  # the API's /counterfactual alone; the page's classify has said it
-            gr.Warning(r.windows_note)
+            warning(r.windows_note)
         word = counterfactual.strongest_word(r.words, 1.0 if r.best == r.toward else -1.0)
         edits = counterfactual.propose(r.shown, word)
         if not edits:

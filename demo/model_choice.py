@@ -237,12 +237,21 @@ def loading_html(choice, keeps: bool = True) -> str:
     return f'<div class="model-status" role="status">Loading {html.escape(choice)}{where}{kept}.</div>'
 
 
-def compare_choices() -> list[tuple[str, str]]:
+def compare_choices(running=None) -> list[tuple[str, str]]:
     """The Fill mask tab's "compare with" box: the suggested Hub MLMs, then the shipped one (for a tab that runs
-    a Hub model); none when a visitor can choose no other model (Hub models off, no local folders)."""
+    a Hub model); none when a visitor can choose no other model (Hub models off, no local folders). `running`:
+    the model the tab runs, left out (compared with itself, it would only be refused)."""
     if hub_models_mode() == "off" and not local_models_allowed():
         return []
-    return [*_suggested("mlm"), (SHIPPED_LABELS["mlm"], SHIPPED)]
+    return [(label, value) for label, value in [*_suggested("mlm"), (SHIPPED_LABELS["mlm"], SHIPPED)]
+            if running is None or not same_model(value, running)]
+
+
+def same_model(choice, other) -> bool:
+    """Whether two choices of a model box name the same model (the shipped one however written, a repo id or
+    folder up to surrounding spaces)."""
+    names = ["" if is_shipped(c) else str(c).strip() for c in (choice, other)]
+    return names[0] == names[1]
 
 
 def default_comparison(current) -> str | None:

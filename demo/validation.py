@@ -3,7 +3,8 @@
 Every check raises `gr.Error` with a plain message; `user_errors` turns the pipelines' `ValueError`s into the
 same and any other failure into a generic one (the traceback goes to the server log, never to the UI);
 `keep_results` is the UI's version of a handler, which shows the message next to the input and keeps the
-previous results.
+previous results. Warnings (`warning`) are popups; on the page they are held until the run's results are kept
+(`held_warnings`, `show_warnings`): a run dropped for a newer one says nothing.
 """
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import html
 import logging
 import math
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import gradio as gr
 
@@ -20,6 +23,7 @@ import roberta
 from .formatting import VISIBLE_RE
 
 log = logging.getLogger(__name__)
+_HELD: ContextVar[list | None] = ContextVar("held_warnings", default=None)  # the page's run's warnings, if held
 
 MAX_CHARS = 200_000  # longer texts are refused outright; a shorter one is cut to what the tab reads (the
 # model's window; the Sentiment tab reads LONG_TEXT_TOKENS, in windows)
@@ -48,6 +52,37 @@ def fail(message: str):
     return gr.Error(message, print_exception=False)
 
 
+def warning(message: str) -> None:
+    """A popup beside the results (`gr.Warning`; outside Gradio, a Python warning), as written for the API's
+    clients; inside `held_warnings` (the page's events) held until the run's results are kept."""
+    held = _HELD.get()
+    if held is None:
+        gr.Warning(message)
+    else:
+        held.append(message)
+
+
+@contextmanager
+def held_warnings():
+    """Holds the warnings (`warning`) raised inside in the list it yields, for `show_warnings` once the caller
+    knows the results are kept; inside another hold it yields None and the outer one holds them."""
+    if _HELD.get() is not None:
+        yield None
+        return
+    held = []
+    token = _HELD.set(held)
+    try:
+        yield held
+    finally:
+        _HELD.reset(token)
+
+
+def show_warnings(held: list | None) -> None:
+    """The held warnings as the page's popups, which render HTML: escaped (a "<MASK>" in one is text)."""
+    for message in held or ():
+        gr.Warning(html.escape(message, quote=False))
+
+
 def user_errors(fn):
     """Turn ValueError (user-facing messages of the pipelines and of our checks) into gr.Error, and any
     other exception into a generic gr.Error; log the traceback server-side. Gradio renders error messages
@@ -71,6 +106,20 @@ def user_errors(fn):
     return wrapper
 
 
+def plain_errors(fn):
+    """`fn` for the API's clients: the messages `user_errors` escaped for the page (which renders them as HTML)
+    as written ("write <mask>", not "write &lt;mask&gt;")."""
+
+    @functools.wraps(fn)
+    def endpoint(*args):
+        try:
+            return fn(*args)
+        except gr.Error as err:
+            raise fail(html.unescape(err.message)) from None
+
+    return endpoint
+
+
 def error_html(message: str) -> str:
     """A message shown next to the input (already HTML-escaped by `user_errors`)."""
     return f'<div class="input-error" role="alert">⚠️ {message}</div>'
@@ -86,10 +135,13 @@ def keep_results(fn, n_outputs: int, keep_undrawn: bool = False):
 
     @functools.wraps(fn)
     def ui(*args):
-        try:
-            out = fn(*args)
-        except gr.Error as err:
-            return (*[gr.skip()] * n_outputs, gr.update(value=error_html(err.message), visible=True))
+        with held_warnings() as held:  # shown here, unless the event (app.py's `guarded`) holds them
+            try:
+                out = fn(*args)
+            except gr.Error as err:
+                show_warnings(held)
+                return (*[gr.skip()] * n_outputs, gr.update(value=error_html(err.message), visible=True))
+        show_warnings(held)
         out = out if isinstance(out, tuple) else (out,)
         if keep_undrawn:
             out = tuple(gr.skip() if value is None else value for value in out)
@@ -101,11 +153,15 @@ def keep_results(fn, n_outputs: int, keep_undrawn: bool = False):
 def read_sliders(fn, bounds: list):
     """The UI's version of `fn` reading its sliders as the page will show them: a slider's number box can hold a
     typed value outside the slider's range (50 for a top-k of 1-20) until it loses focus, when the slider
-    clamps it; the page reads the value clamped too, so the results match the box. `bounds`: (minimum,
-    maximum) per argument that comes from a slider, None for the others (and for arguments past the list).
-    Anything but a finite number is passed on for the handler's message; the public API is not wrapped."""
+    clamps it; the page reads the value clamped too, so the results match the box. An emptied box becomes the
+    slider's minimum on blur: read so too (an error about the empty box stayed beside the minimum's box).
+    `bounds`: (minimum, maximum) per argument that comes from a slider, None for the others (and for arguments
+    past the list). Anything else but a finite number is passed on for the handler's message; the public API is
+    not wrapped."""
 
     def clamp(value, limits):
+        if limits is not None and (value is None or value == ""):
+            return limits[0]
         if limits is None or isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             return value
         return min(max(value, limits[0]), limits[1])
@@ -188,7 +244,7 @@ def count_masks(text: str, warn: bool = True) -> int:
     if n_masks == 0 and near:
         raise fail(f"“{near[0]}” is not read as a mask: {how}.")
     if near and warn:
-        gr.Warning(f"“{near[0]}” is not read as a mask, so only the {n_masks} written {MASK} "
+        warning(f"“{near[0]}” is not read as a mask, so only the {n_masks} written {MASK} "
                    f"{'is' if n_masks == 1 else 'are'} predicted: {how}.")
     if n_masks == 0:
         raise fail("There is no mask in the text: write <mask> where a word should be predicted, e.g. "
@@ -199,7 +255,7 @@ def count_masks(text: str, warn: bool = True) -> int:
 
 
 def warn_truncated(max_length: int) -> None:
-    gr.Warning(TRUNCATED_WARNING.format(n=max_length))
+    warning(TRUNCATED_WARNING.format(n=max_length))
 
 
 def windows_note(max_length: int, windows: int, cut: bool) -> str:

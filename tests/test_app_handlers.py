@@ -258,13 +258,16 @@ def test_ui_errors_keep_the_results_and_show_next_to_the_input(handlers):
 
 
 def test_ui_reads_a_slider_as_the_page_will_show_it():
-    """A number typed past a slider's range is clamped as the slider will clamp it on blur; anything else (a
-    string, NaN, a bool, an argument with no slider) reaches the handler as sent, for its message."""
+    """A number typed past a slider's range is clamped as the slider will clamp it on blur, and an emptied box
+    read as the minimum it will show; anything else (a string, NaN, a bool, an argument with no slider) reaches
+    the handler as sent, for its message."""
     seen = []
     ui = V.read_sliders(lambda *args: seen.append(args), [None, (1, 20), (0, 1)])
-    for args in [("a", 50, 5, "extra"), ("a", 0, -1), ("a", 7.0, 0.5), ("a", "x", float("nan")), ("a", True, None)]:
+    for args in [("a", 50, 5, "extra"), ("a", 0, -1), ("a", 7.0, 0.5), ("a", "x", float("nan")), ("a", True, None),
+                 (None, "", 1)]:
         ui(*args)
-    assert seen == [("a", 20, 1, "extra"), ("a", 1, 0), ("a", 7.0, 0.5), ("a", "x", seen[3][2]), ("a", True, None)]
+    assert seen == [("a", 20, 1, "extra"), ("a", 1, 0), ("a", 7.0, 0.5), ("a", "x", seen[3][2]), ("a", True, 0),
+                    (None, 1, 1)]
     assert seen[3][2] != seen[3][2]  # NaN passed on
 
 
@@ -382,7 +385,8 @@ def test_most_towards_lists_name_each_word_once_without_its_punctuation(handlers
 
 
 @pytest.mark.parametrize("text, english", [("?!?!...", False), ("😀🔥👍", False), ("这部电影很好看", False),
-                                           ("10/10 !", False), ("A fine film.", True), ("ok 😀", True)])
+                                           ("10/10 !", False), ("A fine film.", True), ("ok 😀", True),
+                                           ("a", True), ("I ❤", True), ("x", False), ("é", False)])
 def test_has_english_word(text, english):
     assert explain.has_english_word(text) is english
 

@@ -331,6 +331,42 @@ def test_a_view_event_during_which_the_page_drew_another_text_is_dropped(app, mo
     assert layer(me, "new", "mlm", 3) == ("layer 3 of new", "")
 
 
+def test_the_pages_warnings_are_escaped_and_dropped_with_their_run(app):
+    """A popup renders HTML: "<MASK>" in a warning hid the rest of it on the page, so the page's warnings are
+    escaped (the API's clients get them as written); and a run dropped for a newer one (`guarded`) drops its
+    warnings too (a long text replaced by a short one still said "longer than the tokens the model reads")."""
+    import threading
+    from types import SimpleNamespace
+
+    from demo import validation
+
+    events = {f.api_name: f for f in app.demo.fns.values()}
+    text = "The <MASK> is <mask> today."
+    for name, session, said in (("fill_mask_ui", [SimpleNamespace(session_hash="warn")], "“&lt;MASK&gt;” is not read "
+                                 "as a mask, so only the 1 written &lt;mask&gt; is predicted: write &lt;mask&gt;"),
+                                ("fill_mask", [], "“<MASK>” is not read as a mask, so only the 1 written <mask>")):
+        args = [block.value for block in events[name].inputs]
+        args[0] = text
+        with pytest.warns(UserWarning) as caught:
+            events[name].fn(*session, *args)
+        assert [str(w.message) for w in caught if said in str(w.message)], [str(w.message) for w in caught]
+
+    me, out = SimpleNamespace(session_hash="warn-superseded"), SimpleNamespace(_id=-201)
+
+    def run(text):
+        validation.warning(f"{text} is long")
+        if text == "first":  # a newer run starts and ends while this one runs (another thread, as in Gradio)
+            newer = threading.Thread(target=event, args=(me, "second"))
+            newer.start()
+            newer.join()
+        return text
+
+    event = app.guarded(run, "test_warnings", [out])
+    with pytest.warns(UserWarning) as caught:
+        assert event(me, "first") == gr.skip()
+    assert [str(w.message) for w in caught] == ["second is long"]
+
+
 def test_what_if_does_not_classify_again_the_text_just_classified(app):
     """What if? classifies the text first (it may have been edited since): not again when the page shows that
     text's classification already; after an edit, or another event's answer, it does."""

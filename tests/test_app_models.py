@@ -507,6 +507,12 @@ def test_compare_offers_the_models_a_visitor_may_choose(models, monkeypatch, hf_
         assert [value for _, value in MC.compare_choices()] == offered
     monkeypatch.setenv(MC.LOCAL_ENV, "1")  # Hub models off, local folders allowed: a folder can be typed in
     assert [value for _, value in MC.compare_choices()] == [MC.SHIPPED]
+    # the model the tab runs is not offered (compared with itself, it would only be refused)
+    monkeypatch.setenv(MC.HUB_ENV, "any")
+    assert [value for _, value in MC.compare_choices(MC.SHIPPED)] == ["FacebookAI/roberta-base"]
+    assert [value for _, value in MC.compare_choices(" FacebookAI/roberta-base ")] == [MC.SHIPPED]
+    assert MC.same_model(None, " shipped ") and not MC.same_model(MC.SHIPPED, "FacebookAI/roberta-base")
+    monkeypatch.setenv(MC.HUB_ENV, "off")
     chooser = MC.ModelChooser(models, allow_local=True)
     assert chooser.is_loaded("mlm", MC.SHIPPED) and chooser.is_loaded("mlm", "not a repo id!")  # nothing to load
     assert not chooser.is_loaded("mlm", str(hf_mlm_dir))
