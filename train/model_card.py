@@ -120,8 +120,9 @@ from transformers import pipeline
 fill = pipeline("fill-mask", model="{repo}")
 fill("The capital of France is <mask>.")
 ```"""
-    return f"""The classifier was trained on lower-cased text: lower-case inputs (the project's
-`roberta.text.normalize_for_classifier` does that and fixes tokenized spacing such as `it 's`).
+    return f"""The classifier was trained on lower-cased text; its `tokenizer.json` lower-cases every input (a
+`tokenizers` normalizer), so `transformers` feeds it the same way. Text tokenized as SST-2 is (`it 's`,
+`does n't`) reads best detokenized first (the project's `roberta.text.normalize_for_classifier`).
 The model reads {max_length} tokens at a time: `roberta.pipeline` reads a longer text whole, in overlapping
 windows whose logits it averages (`long_text="first"`: the first window only); with `transformers`,
 `truncation=True` keeps the first {max_length} tokens.
