@@ -115,7 +115,6 @@ class RepeatedEvents:
             digest = _digest(inputs)
             return last is None or digest is None or last[0] == digest
 
-
     def drew(self, session: str | None, values: dict) -> None:
         """Records the drawn state a run has just written: `values`, component id -> the value (a text, a model
         name) the page now holds."""
