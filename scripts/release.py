@@ -200,9 +200,9 @@ def fill_mask_section(folder, shown=None) -> str:
     for text, top_k in FILL_MASK_EXAMPLES:
         result = fill(text, top_k=top_k)
         per_mask = result if result and isinstance(result[0], list) else [result]
-        shown = " / ".join(", ".join(f"`{p['token_str'].strip() or p['token_str']}` {p['score']:.3f}" for p in preds)
-                           for preds in per_mask)
-        rows.append([_cell(text), shown])
+        answers = " / ".join(", ".join(f"`{p['token_str'].strip() or p['token_str']}` {p['score']:.3f}" for p in preds)
+                             for preds in per_mask)
+        rows.append([_cell(text), answers])
     return "\n\n".join([
         "### Fill-mask examples",
         f"The app's examples, answered by this folder (`roberta.pipeline(\"fill-mask\", model=\"{shown or folder}\")`): top "

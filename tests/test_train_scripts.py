@@ -446,6 +446,8 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path, 
     assert mlm_card.index(lead) < mlm_card.index("## Architecture") and "gpu-upload" not in mlm_card
     assert "**Trained in " not in clf_card
     assert mlm_card.count("# phase ") == 2 and "--init" in mlm_card
+    # the examples' section names the shipped folder too (not the last example's answers)
+    assert f'(`roberta.pipeline("fill-mask", model="{out / release.MLM_NAME}")`)' in mlm_card
     for text, _ in FILL_MASK_EXAMPLES:
         row = next(line for line in mlm_card.splitlines() if line.startswith(f"| {release._cell(text)} |"))
         assert row.count(" / ") == text.count("<mask>") - 1  # one list of predictions per mask
