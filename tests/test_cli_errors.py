@@ -55,6 +55,26 @@ def test_a_new_run_never_overwrites_a_model_folder(train_files, tiny_mlm_dir, tm
     assert (folder / "model.safetensors").read_bytes() == weights and not (folder / "log.jsonl").exists()
 
 
+def test_a_new_run_never_writes_into_a_folder_that_is_not_a_run(train_files, tiny_mlm_dir, tmp_path, capsys):
+    """pretrain and finetune (--resume too, which starts a new run when there is no checkpoint) replaced a README.md
+    and a config.json that were not a run's (exit 0), and so did train.export: `--out .` in the project replaced
+    its README. (What a failed start of the run left there is still taken: test_pretrain_checks_its_data_and_out_before_
+    training_a_tokenizer, test_train_loop's run that diverged before its first checkpoint.)"""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "README.md").write_text("mine\n")
+    (folder / "config.json").write_text('{"a": 1}\n')
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert_user_error(finetune.main, finetune_argv(train_files, folder, "--init", str(tiny_mlm_dir)), capsys,
+                      f"{folder} is not empty (README.md, config.json)", "choose another --out")
+    for extra in ([], ["--resume"]):
+        assert_user_error(pretrain.main, pretrain_argv(train_files, folder, *extra), capsys,
+                          f"{folder} is not empty (README.md, config.json)")
+    assert_user_error(export.main, [str(tiny_mlm_dir), str(folder)], capsys,
+                      f"the destination {folder} is not empty (README.md, config.json)")
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
 def test_average_and_tokenizer_never_overwrite_a_model(train_files, tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):
     """train.average wrote its average into a folder holding another model (exit 0, the old log left in it);
     train.tokenizer replaced a model's tokenizer.json with one of another vocabulary (the model still loaded)."""
@@ -220,6 +240,20 @@ def test_experiment_scripts_check_before_running(train_files, tmp_path, capsys):
     assert_user_error(tapt_corpus.main, [*tapt, "--min-words", "-3"], capsys, "--min-words must be at least 1")
 
 
+def test_tapt_corpus_checks_its_inputs_before_it_touches_its_finished_files(train_files, tmp_path, capsys):
+    """A misspelt --sst2-train (or any input that fails) deleted the finished imdb-lower.txt and sst2-lower.txt of
+    the earlier run in --out."""
+    out = tmp_path / "tapt"
+    tapt = ["--out", str(out), "--imdb-unsup", str(train_files / "corpus.txt"), "--sst2-train",
+            str(train_files / "train.tsv")]
+    assert tapt_corpus.main(tapt) == 0
+    finished = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert_user_error(tapt_corpus.main, [*tapt[:-1], str(tmp_path / "trian.tsv")], capsys,
+                      "--sst2-train", "trian.tsv: no such file")
+    assert_user_error(tapt_corpus.main, [*tapt, "--min-words", "1000"], capsys, "no document was kept")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == finished
+
+
 def test_probe_scripts_bad_input(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):
     from scripts import analogy_probe, phase_curve
 
@@ -367,7 +401,7 @@ def test_recipe_refuses_gpu_options_without_gpu(tmp_path, capsys):
     assert not out.exists()
 
 
-def test_summarize_refuses_a_run_given_twice(tiny_clf_dir, capsys):
+def test_summarize_refuses_a_run_given_twice(tiny_clf_dir, tiny_mlm_dir, capsys):
     """It counted twice: 2 runs, a std of 0."""
     from train import summarize
 
@@ -375,6 +409,11 @@ def test_summarize_refuses_a_run_given_twice(tiny_clf_dir, capsys):
     assert code == runtime.EXIT_USER_ERROR and f"{tiny_clf_dir} is given twice" in err
     code, err = outcome(summarize.main, ["--arm", "a", str(tiny_clf_dir), str(tiny_clf_dir)], capsys)
     assert code == runtime.EXIT_USER_ERROR and "given twice in arm a" in err
+    # an arm's name given twice kept its last runs alone, without a word
+    code, err = outcome(summarize.main, ["--arm", "a", str(tiny_clf_dir), "--arm", "a", str(tiny_mlm_dir)], capsys)
+    assert code == runtime.EXIT_USER_ERROR and "--arm a is given twice" in err
+    code, err = outcome(summarize.main, [str(tiny_clf_dir), "--arm", "runs", str(tiny_mlm_dir)], capsys)
+    assert code == runtime.EXIT_USER_ERROR and "--arm runs is given twice" in err and "the run folders" in err
 
 
 def test_phase_curve_of_an_empty_phase_list(tmp_path, capsys):

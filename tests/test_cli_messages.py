@@ -202,6 +202,14 @@ def test_a_probe_file_that_is_not_utf8_is_named(tiny_mlm_dir, tmp_path, capsys):
                       f"{analogy} line 2: not UTF-8 text")
 
 
+def test_a_checks_file_that_is_not_utf8_is_named(tiny_clf_dir, tmp_path, capsys):
+    """Was "error: 'utf-8' codec can't decode byte 0xe9 in position 32: invalid continuation byte"."""
+    checks = tmp_path / "checks.tsv"
+    checks.write_bytes("category\tsentence\texpected\n".encode() + "x\tcaf\xe9 is good\tpositive\n".encode("latin-1"))
+    assert_user_error(evaluate.main, ["--model", str(tiny_clf_dir), "--checks", str(checks)], capsys,
+                      f"{checks} line 2: not UTF-8 text (byte 0xe9 at column 6)")
+
+
 def test_a_folder_given_for_a_file_is_called_a_folder(tiny_mlm_dir, train_files, tmp_path, capsys):
     """Both were "no such file"."""
     err = assert_user_error(analogy_probe.main, ["--model", str(tiny_mlm_dir), "--probe", str(tmp_path)], capsys,

@@ -90,3 +90,20 @@ def test_empty_probe_classifier_model_and_out_paths(tiny_mlm_dir, tiny_clf_dir, 
     out = tmp_path / "new" / "probe.json"  # was a FileNotFoundError traceback after the probe ran
     assert main(["--model", str(tiny_mlm_dir), "--out", str(out)]) == 0
     assert json.loads(out.read_text())["sentences"] >= 20
+
+
+def test_a_byte_order_mark_is_read_and_a_missing_column_is_named(tiny_mlm_dir, tmp_path, capsys):
+    """A probe saved with a byte-order mark (its header's first column read as '\\ufeffcategory') and a probe
+    without a category column were a KeyError traceback (exit 1)."""
+    bom = tmp_path / "bom.tsv"
+    bom.write_bytes(b"\xef\xbb\xbf" + DEFAULT_PROBE.read_bytes())
+    assert read_probe(bom) == read_probe(DEFAULT_PROBE)
+    no_category = tmp_path / "no-category.tsv"
+    no_category.write_text("sentence\texpected\nThe <mask> is here.\tcat\n")
+    assert main(["--model", str(tiny_mlm_dir), "--probe", str(no_category)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {no_category}: no column category") and len(err.splitlines()) == 1, err
+    short = tmp_path / "short.tsv"  # a row of one field: its sentence is missing, not a traceback
+    short.write_text("category\tsentence\texpected\nx\n")
+    assert main(["--model", str(tiny_mlm_dir), "--probe", str(short)]) == 2
+    assert f"{short}:2: each row needs" in capsys.readouterr().err

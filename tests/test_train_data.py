@@ -96,6 +96,21 @@ def test_parse_mixture():
         data.parse_mixture("a=0")
 
 
+def test_a_mixture_item_that_is_an_existing_path_is_one_source(tmp_path):
+    """`--corpus /x/lr=2e-4/corpus.txt` was "weight '2e-4/corpus.txt' of '/x/lr' is not a number", and a path with
+    a comma was cut in two: a source that exists as it is written is that path."""
+    for name in ("lr=2e-4", "a,b", "w=2"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "corpus.txt").write_text("one document\n")
+    assert data.parse_mixture(f"{tmp_path}/lr=2e-4/corpus.txt") == [(f"{tmp_path}/lr=2e-4/corpus.txt", 1.0)]
+    assert data.parse_mixture(f"{tmp_path}/a,b/corpus.txt") == [(f"{tmp_path}/a,b/corpus.txt", 1.0)]
+    assert data.parse_mixture(f"{tmp_path}/w=2") == [(f"{tmp_path}/w=2", 1.0)]  # the folder, not {tmp_path}/w at 2
+    assert data.parse_mixture(f"{tmp_path}/lr=2e-4/corpus.txt=0.3,{tmp_path}/w=2=0.7") == [
+        (f"{tmp_path}/lr=2e-4/corpus.txt", 0.3), (f"{tmp_path}/w=2", 0.7)]
+    data.check_sources_exist(f"{tmp_path}/lr=2e-4/corpus.txt")
+    assert data.read_documents(f"{tmp_path}/a,b/corpus.txt") == ["one document"]
+
+
 def _lines_file(path, prefix, n, length):
     path.write_text("".join(f"{prefix}{i} " + "x" * length + "\n" for i in range(n)))
     return str(path)
@@ -226,6 +241,38 @@ def test_non_utf8_files_name_the_file_and_line(tmp_path):
     bom = tmp_path / "bom.tsv"
     bom.write_bytes("\ufeffsentence\tlabel\nfine\t1\n".encode())  # a byte-order mark is not part of the header
     assert data.read_labeled(str(bom))[:2] == (["fine"], [1])
+
+
+def test_a_byte_order_mark_is_not_text(tmp_path):
+    """A UTF-8 byte-order mark was kept at the start of a text corpus (TSV and CSV files dropped it): a WikiText
+    file lost its first heading, train.tapt_corpus wrote U+FEFF into imdb-lower.txt, and train.evaluate refused a
+    checks file ("got ['\\ufeffcategory', ...]")."""
+    from train import evaluate, tapt_corpus
+
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_bytes("\ufeff = Alpha = \n Alpha text .\n = Beta = \n Beta text .\n".encode())
+    assert data.read_documents(str(wiki)) == ["Alpha\nAlpha text.", "Beta\nBeta text."]
+    unsup, sst2 = tmp_path / "unsup.txt", tmp_path / "train.tsv"
+    unsup.write_bytes("\ufeffA great film.\n".encode())
+    sst2.write_text("sentence\tlabel\na good and long enough sentence here\t1\n")
+    tapt_corpus.write_corpora(tmp_path / "tapt", str(unsup), str(sst2), min_words=2)
+    assert (tmp_path / "tapt" / "imdb-lower.txt").read_text(encoding="utf-8") == "a great film.\n"
+    checks = tmp_path / "checks.tsv"
+    checks.write_bytes("\ufeffcategory\tsentence\texpected\nx\tA fine film.\tpositive\n".encode())
+    assert evaluate.read_checks(checks) == [{"category": "x", "sentence": "A fine film.", "expected": "positive"}]
+
+
+def test_a_gzip_file_is_named_as_one(tmp_path):
+    """Was "line 1: not UTF-8 text (byte 0x8b at column 2); save the file as UTF-8"; xz is what is read."""
+    import gzip
+
+    for name, text in (("corpus.txt.gz", "a document\n"), ("train.tsv.gz", "sentence\tlabel\nfine\t1\n")):
+        (tmp_path / name).write_bytes(gzip.compress(text.encode()))
+    with pytest.raises(data.DataError, match=r"corpus.txt.gz: a gzip file, which is not read; .*xz") as info:
+        data.read_documents(str(tmp_path / "corpus.txt.gz"))
+    assert "UTF-8" not in str(info.value)
+    with pytest.raises(data.DataError, match=r"train.tsv.gz: a gzip file, which is not read"):
+        data.read_labeled(str(tmp_path / "train.tsv.gz"))
 
 
 def test_imdb_sample_is_fixed(tmp_path):

@@ -31,7 +31,7 @@ def test_export_float16_halves_the_file_and_keeps_predictions(tiny_mlm_dir, tmp_
 
 def test_export_over_an_earlier_one_leaves_no_file_of_the_other_model(tiny_mlm_dir, tmp_path):
     out = tmp_path / "shipped"
-    out.mkdir()
+    assert main([str(tiny_mlm_dir), str(out)]) == 0  # an earlier export (train.export refuses any other folder)
     for stale in ("curves.png", "log.jsonl", "phases.json"):  # written by an earlier export of another run
         (out / stale).write_text("another model's")
     (out / "arms.json").write_text("{}")  # not an export's file: a release writes it after exporting

@@ -374,6 +374,17 @@ def test_truncated_checkpoint_on_resume_falls_back_to_the_previous_one(train_fil
     assert train_losses(full) == train_losses(split)
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
+def test_a_resumed_log_entry_averages_its_whole_window(train_files, tmp_path, monkeypatch):
+    """Stopped at step 4 of a run logging every 3 steps, the resumed run's step-6 entry averaged steps 5-6 alone
+    under the label of a 3-step mean: the window's running sums are checkpointed with the run."""
+    extra = ["--max-steps", "6", "--log-every", "3"]
+    full, split = full_and_interrupted(train_files, tmp_path, monkeypatch, extra, 4)
+    assert pretrain.main(pretrain_argv(train_files, split, *extra, "--resume")) == 0
+    assert [step for step, _ in train_losses(full)] == [3, 6]
+    assert train_losses(split) == train_losses(full)
+
+
 def test_a_trainer_state_loads_on_the_cpu_whatever_the_training_device(tmp_path, monkeypatch):
     # on a GPU, mapping trainer.pt to the device made its RNG states CUDA tensors, which torch.set_rng_state and
     # Generator.set_state refuse: --resume broke there. (Without CUDA the old code failed to load at all.)

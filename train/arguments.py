@@ -140,6 +140,11 @@ class TrainingArguments:
     no_progress: bool = option(False, "no progress bar: a plain progress line every minute instead (for logs)", group="run")
     command: str = option("", cli=False)  # the command line that reproduces the run (set by `parse`)
 
+    def own_files(self) -> tuple[str, ...]:
+        """The names a script puts in --out before its training loop starts, and so finds there after a start that
+        stopped: a new run takes them (`train.trainer.check_fresh_out`); the loop's own are `trainer.RUN_FILES`."""
+        return ()
+
     def recorded(self) -> dict:
         """The options as plain values (checkpointed, compared on --resume)."""
         return {k: v for k, v in dataclasses.asdict(self).items()

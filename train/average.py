@@ -222,7 +222,9 @@ def _run(args) -> dict:
     out = output_folder(args.out)  # a file there: refused before any work
     if out.resolve() in {f.resolve() for f in folders}:
         raise AverageError("--out must not be one of the members")
-    check_fresh_out(out)  # a finished run, a model or a run in progress there is never overwritten
+    # a finished run, a model, a run in progress or other files there are never overwritten; an average stopped
+    # half-way (UNFINISHED) left only its own files
+    check_fresh_out(out, [p.name for p in out.iterdir()] if (out / UNFINISHED).is_file() else ())
     if roberta.hub.read_architecture(folders[0]) == "RobertaForMaskedLM":
         return run_mlm(args, folders, out, started)
     members = check_members(folders, args.allow_different_init)

@@ -148,8 +148,11 @@ class _XzFile(lzma.LZMAFile):
 
 def open_text(path, mode: str = "r", **kwargs):
     """`open` for reading text files that may be xz-compressed (`name.txt.xz`: read as the text inside; `mode`
-    "rb": its bytes)."""
+    "rb": its bytes). Text is UTF-8 unless `encoding` says otherwise, a byte-order mark at its start dropped
+    ("utf-8-sig": a WikiText file saved with one lost its first heading to it, a checks file its header)."""
     path = Path(path)
+    if "b" not in mode:
+        kwargs.setdefault("encoding", "utf-8-sig")
     if path.suffix == ".xz":
         if mode not in ("r", "rt", "rb"):
             raise ValueError(f"open_text reads files: mode {mode!r}")
@@ -236,7 +239,7 @@ def read_documents(source: str, unk: str = "token") -> list[str]:
         documents = []
         for file in _text_files(Path(source)):
             try:
-                with open_text(file, encoding="utf-8") as f:
+                with open_text(file) as f:
                     lines = f.readlines()
             except UnicodeDecodeError as err:
                 raise _undecodable(file, err) from None
@@ -250,13 +253,14 @@ def read_documents(source: str, unk: str = "token") -> list[str]:
 # Mixtures
 # ----------------------------------------------------------------------------------------------------
 def parse_mixture(spec: str) -> list[tuple[str, float]]:
-    """`"a=0.5,b=0.5"` -> [("a", 0.5), ("b", 0.5)]; a source without `=weight` weighs 1.0."""
+    """`"a=0.5,b=0.5"` -> [("a", 0.5), ("b", 0.5)]; a source without `=weight` weighs 1.0. A spec or item that is
+    an existing path as it is written is that one source, whatever `=` or `,` its name holds (`runs/lr=2e-4/x.txt`)."""
     mixture = []
-    for item in (s.strip() for s in spec.split(",")):
+    for item in ([spec.strip()] if os.path.exists(spec.strip()) else (s.strip() for s in spec.split(","))):
         if not item:
             continue
         source, weight = item, 1.0
-        if "=" in item:
+        if "=" in item and not os.path.exists(item):
             head, tail = item.rsplit("=", 1)
             try:
                 source, weight = head.strip(), float(tail)
@@ -446,9 +450,17 @@ def _parse_label(value, where: str, label2id: dict[str, int] | None, id2label: d
     return label
 
 
+GZIP_MAGIC = b"\x1f\x8b"  # the first bytes of every gzip file (never UTF-8: 0x8b cannot start a character)
+
+
 def _undecodable(path: Path, err: UnicodeDecodeError) -> DataError:
-    """A DataError naming the file and its first line that is not UTF-8 (found by reading it again, as bytes)."""
+    """A DataError naming the file and its first line that is not UTF-8 (found by reading it again, as bytes), or
+    saying that it is gzip-compressed."""
     with open_text(path, "rb") as f:
+        if f.read(2) == GZIP_MAGIC:
+            return DataError(f"{path}: a gzip file, which is not read; decompress it (gunzip), or compress it with xz "
+                             "instead (a .xz file is read as the text inside)")
+        f.seek(0)
         for number, line in enumerate(f, 1):
             try:
                 line.decode("utf-8")
@@ -465,7 +477,7 @@ def _rows_from_file(path: Path, header_only: bool = False):
         raise IsADirectoryError(f"{path} is a folder, not a TSV/CSV file")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
-    f = open_text(path, encoding="utf-8-sig", newline="")
+    f = open_text(path, newline="")
     try:
         header = f.readline()
     except UnicodeDecodeError as err:

@@ -35,7 +35,7 @@ from roberta.text import normalize_for_classifier
 from roberta.tokenizer import encode_windows, mean_over_windows
 
 from .calibrate import expected_calibration_error, probabilities
-from .data import imdb_sample, pack_sequences, read_documents, read_labeled
+from .data import _undecodable, imdb_sample, open_text, pack_sequences, read_documents, read_labeled
 from .runtime import EXIT_USER_ERROR, USER_ERRORS, exit_code, report_user_error
 
 
@@ -183,7 +183,11 @@ def read_checks(path) -> list[dict]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such checks file")
-    lines = [line.rstrip("\r\n") for line in path.read_text(encoding="utf-8").splitlines()]
+    try:
+        with open_text(path) as f:  # UTF-8, a byte-order mark dropped
+            lines = [line.rstrip("\r\n") for line in f.read().splitlines()]
+    except UnicodeDecodeError as err:  # was the codec's message, naming no file or line
+        raise _undecodable(path, err) from None
     header = [c.strip() for c in lines[0].split("\t")] if lines else []
     if header != ["category", "sentence", "expected"]:
         raise ValueError(f"{path}: the header must be category<TAB>sentence<TAB>expected, got {header}")

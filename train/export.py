@@ -30,6 +30,7 @@ import roberta
 from roberta.run_metrics import RunMetrics
 
 from .checkpointing import CHECKPOINTS, Checkpoints
+from .paths import other_entries
 from .runtime import UserError, exit_code, output_folder
 
 FILES = ["config.json", "tokenizer.json", "tokenizer_config.json", "README.md", "metrics.json", "curves.png",
@@ -89,6 +90,9 @@ def check_export(src, dst) -> Path:
         # an earlier export is replaced (scripts.release ships again into assets/); a run's files were lost
         raise ValueError(f"the destination {dst} holds a training run or a model that train.export did not write: "
                          "choose another destination")
+    if not _exported(dst) and (held := other_entries(dst)):  # `train.export RUN .` replaced the project's README
+        raise ValueError(f"the destination {dst} is not empty ({held}) and holds no earlier export: choose another "
+                         "destination")
     if src.parent.name == CHECKPOINTS:
         if not src.is_dir():  # was "model.safetensors: unreadable (truncated or corrupt?): No such file"
             kept = sorted(p.name for p in src.parent.iterdir() if p.is_dir()) if src.parent.is_dir() else []

@@ -21,20 +21,25 @@ from pathlib import Path
 
 import roberta
 
-from .data import _undecodable
+from .data import _undecodable, open_text
 from .runtime import exit_code, output_file
 
 DEFAULT_PROBE = Path(__file__).resolve().parent.parent / "tests" / "data" / "fill_mask_probe.tsv"
+COLUMNS = ("category", "sentence", "expected")
 
 
 def read_probe(path) -> list[dict]:
-    with open(path, encoding="utf-8", newline="") as f:
+    with open_text(path, newline="") as f:  # UTF-8, a byte-order mark dropped
         try:
-            rows = list(csv.DictReader(f, delimiter="\t"))
+            reader = csv.DictReader(f, delimiter="\t")
+            rows = list(reader)
         except UnicodeDecodeError as err:  # the message named no file
             raise _undecodable(Path(path), err) from None
+    if rows and (missing := [c for c in COLUMNS if c not in reader.fieldnames]):  # was a KeyError traceback
+        raise ValueError(f"{path}: no column {', '.join(missing)}; the header must be {'<TAB>'.join(COLUMNS)}, got "
+                         f"{reader.fieldnames}")
     for i, row in enumerate(rows, start=2):
-        if row.get("sentence", "").count("<mask>") != 1 or not row.get("expected"):
+        if (row.get("sentence") or "").count("<mask>") != 1 or not row.get("expected"):
             raise ValueError(f"{path}:{i}: each row needs one <mask> in 'sentence' and an 'expected' word")
     if not rows:
         raise ValueError(f"{path}: no probe rows (a header category<TAB>sentence<TAB>expected, then one row each)")

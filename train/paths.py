@@ -38,6 +38,15 @@ def output_file(path, example: str, option: str = "--out", suffixes: tuple[str, 
     return path
 
 
+def other_entries(folder, own=()) -> str:
+    """What `folder` holds besides the names in `own`, as an error message shows it ("README.md, config.json", at
+    most three names and a count); "" when nothing else (or no folder) is there. A script that writes into a folder
+    refuses one that holds anything but its own files (`--out .` in a project held its README.md)."""
+    folder = Path(folder)
+    others = sorted(p.name for p in folder.iterdir() if p.name not in own) if folder.is_dir() else []
+    return ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+
+
 def _check_parents(path: Path, option: str) -> None:
     """A NotADirectoryError when the nearest existing folder above `path` is a file (`mkdir` would fail later)."""
     parent = next((p for p in path.parents if p.exists()), None)

@@ -91,6 +91,10 @@ class PretrainArguments(ModelArguments, TrainingArguments):
     dropout: float | None = redefault("dropout", 0.0)
     out: str = redefault("out", "runs/pretrain")  # the loop's other defaults are the pretraining recipe's
 
+    def own_files(self) -> tuple[str, ...]:
+        """The tokenizer this run trains is saved in OUT before training (`get_tokenizer`)."""
+        return () if self.tokenizer or self.init else ("tokenizer.json",)
+
 
 def parse_args(argv=None) -> PretrainArguments:
     return parse(PretrainArguments, argv, "train.pretrain", __doc__)
@@ -146,7 +150,7 @@ def get_tokenizer(args: PretrainArguments, out: Path, dist: Dist):
 
         check_sources_exist(args.valid, args.corpus)  # before minutes of tokenizer training on the corpus
         if not args.resume:
-            check_fresh_out(out)  # before a tokenizer is written there
+            check_fresh_out(out, args.own_files())  # before a tokenizer is written there
         print(f"training a {args.vocab_size}-token tokenizer on {args.corpus}", flush=True)
         tokenizer, _ = build_tokenizer(args.corpus, vocab_size=args.vocab_size, seed=args.seed,
                                        show_progress=progress_bars(args.no_progress))

@@ -68,7 +68,7 @@ import roberta.hub
 from . import arguments, average, finetune, pretrain, summarize, tapt_corpus
 from .experiment import ARGUMENTS, Step, finished, run_steps, script, split_options, training
 from .runtime import EXIT_INTERRUPTED, USER_ERRORS, UserError, exit_code, output_folder, report_user_error
-from .trainer import check_fresh_out
+from .trainer import check_no_run
 
 ROOT = Path(__file__).resolve().parent.parent  # where `python -m train.sentiment_recipe` finds the package
 
@@ -125,11 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def check_out(path) -> Path:
     """An experiment's --out (this one's, train.recipe's), checked before any work: not a file, and not a training
-    run's or a model's folder (train.trainer.check_fresh_out; a config.json too), into which the experiment would
+    run's or a model's folder (train.trainer.check_no_run; a config.json too), into which the experiment would
     write its run folders. The experiment's own earlier run (run folders, summary files) is accepted: the same
     command continues it."""
     out = output_folder(path)
-    check_fresh_out(out)
+    check_no_run(out)
     if (out / roberta.hub.CONFIG_NAME).is_file():  # a model folder without weights or metrics
         raise UserError(f"{out} already holds a run or model ({roberta.hub.CONFIG_NAME}): choose another --out")
     return out

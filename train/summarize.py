@@ -192,6 +192,10 @@ def main(argv=None) -> int:
     for arm in args.arm:
         if len(arm) < 2:
             p.error(f"--arm {arm[0]}: give the arm's name and at least one run folder")
+        if arm[0] in arms:  # was replaced by the later one, without a word
+            p.error(f"--arm {arm[0]} is given twice" + (" (the run folders given without --arm are the arm 'runs')"
+                                                        if arm[0] == "runs" and args.runs else "") +
+                    ": give each arm once, with all its run folders")
         arms[arm[0]] = arm[1:]
     if not arms:
         p.error("give run folders, or --arm NAME RUN...")

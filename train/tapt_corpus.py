@@ -26,7 +26,7 @@ from pathlib import Path
 
 from roberta.text import normalize_for_classifier
 
-from .data import _undecodable, open_text, read_labeled
+from .data import HUB_PREFIX, _undecodable, open_text, read_labeled
 from .runtime import exit_code, output_folder
 
 DEFAULT_UNSUP = "../shared/data/imdb/unsup.txt"
@@ -37,24 +37,27 @@ def write_corpora(out, imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAUL
                   min_words: int = 8) -> dict:
     """Write OUT/imdb-lower.txt and OUT/sst2-lower.txt; returns {file name: documents written}. Each file is
     written under a temporary name and renamed once both are complete and non-empty, sst2-lower.txt last (the
-    recipe's sign that this step is done): a failed or stopped run leaves neither, so its re-run redoes it."""
+    recipe's sign that this step is done): a failed or stopped run leaves an earlier run's pair as it was (a bad
+    input never deletes it), or no sst2-lower.txt, so its re-run redoes it."""
     out = output_folder(out)
     if min_words < 1:
         raise ValueError(f"--min-words must be at least 1, got {min_words}")
-    if Path(imdb_unsup).is_dir():  # was "no such file"
-        raise IsADirectoryError(f"--imdb-unsup {imdb_unsup}: a folder, not a file")
-    if not Path(imdb_unsup).is_file():  # was "[Errno 2] ...", after OUT was made
-        raise FileNotFoundError(f"--imdb-unsup {imdb_unsup}: no such file")
+    for option, path in (("--imdb-unsup", imdb_unsup), ("--sst2-train", sst2_train)):
+        if option == "--sst2-train" and str(path).startswith(HUB_PREFIX):  # read_labeled reads a Hub dataset too
+            continue
+        if Path(path).is_dir():  # was "no such file"
+            raise IsADirectoryError(f"{option} {path}: a folder, not a file")
+        if not Path(path).is_file():  # was "[Errno 2] ...", after OUT was made (and its finished files deleted)
+            raise FileNotFoundError(f"{option} {path}: no such file")
     out.mkdir(parents=True, exist_ok=True)
     counts = {"imdb-lower.txt": 0, "sst2-lower.txt": 0}
     tmp = {name: out / f".{name}.tmp-{os.getpid()}" for name in counts}
-    for name in counts:  # an earlier, failed run's: not this run's result
-        (out / name).unlink(missing_ok=True)
     try:
         _write(imdb_unsup, sst2_train, min_words, tmp, counts)
         for name, n in counts.items():  # an empty file failed later, in train.pretrain ("no documents found")
             if n == 0:
                 raise ValueError(f"{out / name}: no document was kept (--min-words {min_words}; is the input right?)")
+        (out / "sst2-lower.txt").unlink(missing_ok=True)  # stopped between the renames: no sign of a finished step
         for name in counts:  # sst2-lower.txt last
             os.replace(tmp[name], out / name)
     finally:
@@ -64,7 +67,7 @@ def write_corpora(out, imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAUL
 
 
 def _write(imdb_unsup, sst2_train, min_words: int, files: dict, counts: dict) -> None:
-    with open_text(imdb_unsup, encoding="utf-8") as src, open(files["imdb-lower.txt"], "w", encoding="utf-8") as dst:
+    with open_text(imdb_unsup) as src, open(files["imdb-lower.txt"], "w", encoding="utf-8") as dst:
         try:
             for line in src:
                 text = normalize_for_classifier(line)

@@ -45,12 +45,14 @@ import torch
 from .arguments import NOT_RECIPE, TrainingArguments
 from .checkpointing import CHECKPOINTS, CheckpointError, Checkpoints
 from .optim import lr_factor, make_optimizer
+from .paths import other_entries
 from .reporting import CURVES_NAME, LOG_NAME, append_log, plot_curves, truncate_log
 from .runtime import (Dist, TrainingDiverged, UserError, autocast, output_folder, progress_bars, resolve_precision,
                       rng_state, set_rng_state)
 
 RESUME_HINT_ENV = "TRAIN_RESUME_HINT"  # how to go on after Ctrl-C, when the run is a step of an experiment
 FINISHED_FILES = ("metrics.json", "model.safetensors")  # a finished run's or a model folder's: never overwritten
+RUN_FILES = (LOG_NAME, CURVES_NAME, CHECKPOINTS)  # what a run writes into --out as it goes (a start that stopped: them)
 
 
 class Task:
@@ -187,7 +189,9 @@ def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> Non
                         f"{args.weight_decay} and {args.clip_grad}")
     out = output_folder(out or args.out)
     if not args.resume:
-        check_fresh_out(out)
+        check_fresh_out(out, args.own_files())
+    elif Checkpoints(out).latest("step") is None:  # --resume starts a new run there
+        check_restart_out(out, args.own_files())
 
 
 def finished_files(out: Path) -> list[str]:
@@ -195,9 +199,29 @@ def finished_files(out: Path) -> list[str]:
     return [name for name in FINISHED_FILES if (out / name).exists()]
 
 
-def check_fresh_out(out: Path) -> None:
-    """A new run never overwrites another: an --out holding a run's checkpoints or log needs --resume, one holding
-    a finished run or a model folder (train.export's, a download: no log) is refused."""
+def check_fresh_out(out: Path, own=()) -> None:
+    """A new run never overwrites another, nor anything else: an --out holding a run's checkpoints or log needs
+    --resume, one holding a finished run or a model folder (train.export's, a download: no log) is refused
+    (`check_no_run`), and so is one holding anything else (a README.md, a config.json; `--out .` in a project) but
+    `own`, what the script itself put there before its training loop (`TrainingArguments.own_files`)."""
+    check_no_run(out)
+    if held := other_entries(out, own):
+        raise UserError(f"{out} is not empty ({held}): a new run writes into a new or empty folder; choose another "
+                        "--out")
+
+
+def check_restart_out(out: Path, own=()) -> None:
+    """--resume finding no checkpoint in `out` starts a new run there: not over a finished run or a model, nor
+    beside anything but what a start of the same run left (its log, curves and checkpoints folder, and `own`)."""
+    if finished := finished_files(out):
+        raise UserError(f"{out} holds a finished run or model ({', '.join(finished)}) and no checkpoint to resume")
+    if held := other_entries(out, (*RUN_FILES, *own)):
+        raise UserError(f"{out} is not empty ({held}) and holds no checkpoint to resume: choose another --out")
+
+
+def check_no_run(out: Path) -> None:
+    """No run or model in `out`: a run's checkpoints or log (which --resume continues), a finished run or a model
+    folder. (An experiment's --out, which holds its own run folders, is checked with this alone.)"""
     finished = finished_files(out)
     if (out / LOG_NAME).exists() and not finished and not (out / CHECKPOINTS).exists():  # stopped before one
         raise UserError(f"{out} holds the log of a run that stopped before its first checkpoint (a diverged "
@@ -240,6 +264,10 @@ class Trainer:
         self._stop_signal: int | None = None
         self.resumed_with: list[dict] = []  # options a --resume changed: [{"step": N, "changed": {option: [old, new]}}]
         self._saved_step = -1
+        # the log's running window since its last train entry (checkpointed: a resumed run's entry averages the
+        # whole window, not the steps after the resume alone); "seconds": training time in it before this session
+        self._window = {"loss": 0.0, "tokens": 0, "steps": 0, "seconds": 0.0}
+        self._window_start = time.monotonic()
         self._order: tuple[int, torch.Tensor] | None = None  # (epoch, its permutation of the rows)
         self._row_lengths = task.row_lengths() if args.batch_order == "length" else None  # (rows,)
         if args.batch_order == "length" and self._row_lengths is None:
@@ -296,16 +324,14 @@ class Trainer:
     # ----- output folder, resume -----
     def _prepare_fresh_out(self) -> None:
         if self.dist.is_main:
-            check_fresh_out(self.out)
+            check_fresh_out(self.out, self.args.own_files())
             self.out.mkdir(parents=True, exist_ok=True)
         self.dist.barrier()
 
     def _resume(self) -> Path | None:
         path = self.ckpt.latest("step")
         if path is None:
-            if finished := finished_files(self.out):
-                raise UserError(f"{self.out} holds a finished run or model ({', '.join(finished)}) and no "
-                                "checkpoint to resume")
+            check_restart_out(self.out, self.args.own_files())
             if self.dist.is_main:
                 self._say(f"--resume: no checkpoint in {self.out}; starting a new run")
                 self.out.mkdir(parents=True, exist_ok=True)
@@ -336,6 +362,7 @@ class Trainer:
         self.best = state.get("best")
         self.last_eval = state.get("last_eval")
         self.task.load_state_dict(state["task"])
+        self._window = dict(state.get("window", self._window))  # a checkpoint from before it was saved: none
         set_rng_state(state["rng"])
         now = self.args.recorded()  # options of runs from before train.arguments that no longer exist: ignored
         changed = {k: (v, now[k]) for k, v in state["args"].items()
@@ -386,6 +413,7 @@ class Trainer:
             "optimizer": self.optimizer.state_dict(), "rng": rng_state(), "task": self.task.state_dict(),
             "best": self.best, "last_eval": self.last_eval, "args": args, "world_size": self.dist.world_size,
             "resumed_with": self.resumed_with,
+            "window": {**self._window, "seconds": time.monotonic() - self._window_start},
             **({"ema": self.ema.state_dict()} if self.ema is not None else {}),
         }
 
@@ -518,8 +546,9 @@ class Trainer:
         self._last_save = time.monotonic()
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         bar = self._progress_bar()
-        window_loss = window_tokens = window_steps = 0
-        window_start = last_beat = time.monotonic()
+        window = self._window
+        last_beat = time.monotonic()
+        self._window_start = last_beat - window["seconds"]
         status = "done"
         last_eval_step = self.last_eval["step"] if self.last_eval else None
         try:
@@ -537,9 +566,10 @@ class Trainer:
                 loss, lr, tokens, interrupted, time_up = self._train_step(time_up)
                 self.elapsed = elapsed_at_start + time.monotonic() - session_start
 
-                window_loss, window_tokens, window_steps = window_loss + loss, window_tokens + tokens, window_steps + 1
+                window["loss"], window["tokens"], window["steps"] = (window["loss"] + loss, window["tokens"] + tokens,
+                                                                     window["steps"] + 1)
                 now = time.monotonic()
-                tok_s = window_tokens / max(now - window_start, 1e-9)
+                tok_s = window["tokens"] / max(now - self._window_start, 1e-9)
                 if bar is not None:
                     if bar.total != self.total_steps:
                         bar.total = self.total_steps
@@ -557,11 +587,11 @@ class Trainer:
                     self._say(f"step {self.step:,}{of}: loss {loss:.4f}, lr {lr:.2e}, {tok_s:,.0f} tokens/s{left}")
                 if self.step % a.log_every == 0 or self.step == self.total_steps:
                     self._log({"type": "train", "step": self.step, "tokens": self.tokens,
-                               "loss": round(window_loss / window_steps, 6), "lr": lr,
+                               "loss": round(window["loss"] / window["steps"], 6), "lr": lr,
                                "tokens_per_s": round(tok_s, 1), "elapsed_s": round(self.elapsed, 2),
                                "epoch": self.epoch})
-                    window_loss = window_tokens = window_steps = 0
-                    window_start = now
+                    window.update(loss=0.0, tokens=0, steps=0)
+                    self._window_start = now
                 if a.eval_every and self.step % a.eval_every == 0:
                     self.evaluate()
                     last_eval_step = self.step
