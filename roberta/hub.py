@@ -32,7 +32,7 @@ from huggingface_hub.errors import (EntryNotFoundError, GatedRepoError, HFValida
                                     RepositoryNotFoundError, RevisionNotFoundError)
 from huggingface_hub.utils import validate_repo_id
 from safetensors import SafetensorError, safe_open
-from safetensors.torch import save_file
+from safetensors.torch import save
 
 from .config import RobertaConfig, default_labels
 
@@ -367,12 +367,23 @@ def check_weights(state: dict[str, torch.Tensor], expected: dict[str, tuple], co
 
 
 def save_weights(tensors: dict[str, torch.Tensor], path, metadata: dict[str, str]) -> None:
-    """`safetensors`' save_file, with the file readable as any new file is (safetensors creates it owner-only,
-    0600: an app run by another user, e.g. in a container, could not read the weights)."""
-    save_file(tensors, str(path), metadata=metadata)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
+    """`safetensors`' file of `tensors`, byte for byte the same for the same tensors and metadata (safetensors
+    writes the metadata in a random order: the same model saved twice was two files to git), readable as any new
+    file is (safetensors' save_file creates it owner-only, 0600: an app run by another user could not read it)."""
+    Path(path).write_bytes(_sorted_metadata(save(tensors, metadata=metadata)))
+
+
+def _sorted_metadata(data: bytes) -> bytes:
+    """A safetensors file's bytes with its header's metadata keys in sorted order (the header's length kept: the
+    same keys and values, spaces after them as safetensors pads it)."""
+    length = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + length])
+    if "__metadata__" in header:
+        header["__metadata__"] = dict(sorted(header["__metadata__"].items()))
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    if len(text) > length:  # never for the same keys and values; then the file is kept as it was written
+        return data
+    return data[:8] + text.ljust(length) + data[8 + length:]
 
 
 def save_model(folder, config: RobertaConfig, architecture: str, state: dict[str, torch.Tensor]) -> None:

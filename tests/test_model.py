@@ -170,6 +170,24 @@ def test_saved_weights_are_readable_as_any_new_file(mlm, tmp_path):
     assert (tmp_path / "config.json").stat().st_mode & 0o777 == 0o644
 
 
+def test_the_same_model_saved_again_is_the_same_file(mlm, tmp_path):
+    """safetensors writes its metadata in a random order: a model released again unchanged was a new binary to
+    git. Ours sorts it; the file reads as safetensors wrote it."""
+    from safetensors import safe_open
+
+    files = []
+    for i in range(4):
+        mlm.save_pretrained(tmp_path / str(i))
+        files.append((tmp_path / str(i) / "model.safetensors").read_bytes())
+    assert all(f == files[0] for f in files)
+    header = json.loads(files[0][8:8 + int.from_bytes(files[0][:8], "little")])
+    assert list(header["__metadata__"]) == sorted(header["__metadata__"])
+    with safe_open(tmp_path / "0" / "model.safetensors", "pt") as f:
+        assert f.metadata()["format"] == "pt"
+        assert torch.equal(f.get_tensor("roberta.embeddings.word_embeddings.weight"),
+                           mlm.roberta.embeddings.word_embeddings.weight)
+
+
 def test_classifier_round_trip_keeps_labels(tiny_clf_dir):
     model = roberta.RobertaForSequenceClassification.from_pretrained(tiny_clf_dir)
     assert model.config.id2label == {0: "negative", 1: "positive"}
