@@ -522,13 +522,34 @@ def test_sentiment_recipe_plan(capsys):
     assert sentiment_recipe.main(["--init", "runs/mlm", "--out", "runs/x", "--dry-run", "--seeds", "0", "1",
                                   "--finetune-args", "--layer-lr-decay 0.8", "--tapt-minutes", "0"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 2 + 4 + 2 + 4 + 4 + 1  # 4 arms x 2 seeds (+ IMDB stages), 4 averages, the summary
+    # 4 arms x 2 seeds (+ IMDB stages), the averages of the arms that start from one encoder, the summary
+    assert len(lines) == 2 + 4 + 2 + 4 + 2 + 1
     assert "python -m train.finetune --init runs/x/imdb-s1 --dropout 0 --ema-decay 0.999 --seed 1 --resume --layer-lr-decay 0.8 " \
            "--out runs/x/imdb-sst2-s1" in lines
     assert "python -m train.finetune --init random --tokenizer runs/mlm --epochs 0.3 --long-text windows " \
            "--calibration-n 0 --dropout 0 --seed 0 --resume --train ../shared/data/imdb/train.tsv --out runs/x/random-imdb-s0" in lines
     assert lines[-1].startswith("python -m train.summarize --arm sst2 runs/x/sst2-s0 runs/x/sst2-s1 runs/x/sst2-avg")
+    assert "--arm random-sst2 runs/x/random-sst2-s0 runs/x/random-sst2-s1 --arm" in lines[-1]
     assert sentiment_recipe.main(["--init", "a", "--out", "b", "--arms", "nope", "--dry-run"]) == 2
+
+
+def test_sentiment_recipe_random_arms_are_the_encoders_shape_and_averaged_only_from_one_start(tiny_mlm_dir, capsys):
+    """A random arm is the encoder's shape (it ran train.finetune's default preset, whatever the encoder was: a
+    4.9M-parameter baseline beside a 29k-parameter model); its seeds start from different random weights, so no
+    weight average is planned for them (train.average refused it, and the default command never finished),
+    unless they continue one shared IMDB stage."""
+    config = roberta.load_config(tiny_mlm_dir)
+    shape = [f"--layers {config.num_hidden_layers}", f"--hidden-size {config.hidden_size}",
+             f"--heads {config.num_attention_heads}", f"--intermediate-size {config.intermediate_size}"]
+    plan = ["--init", str(tiny_mlm_dir), "--out", "x", "--seeds", "0", "1", "--dry-run", "--tapt-minutes", "0"]
+    assert sentiment_recipe.main([*plan, "--arms", "sst2,random-sst2,random-imdb-sst2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    random_runs = [line for line in lines if "--init random" in line]
+    assert len(random_runs) == 4 and all(option in line for line in random_runs for option in shape)
+    assert [line.rsplit(" ", 1)[-1] for line in lines if line.startswith("python -m train.average")] == ["x/sst2-avg"]
+    assert sentiment_recipe.main([*plan, "--arms", "random-imdb-sst2", "--imdb-stage-seed", "0"]) == 0
+    averages = [line for line in capsys.readouterr().out.splitlines() if line.startswith("python -m train.average")]
+    assert len(averages) == 1 and averages[0].endswith("--out x/random-imdb-sst2-avg")
 
 
 def test_sentiment_recipe_checks_its_options_before_the_first_step(capsys):

@@ -45,9 +45,9 @@ from roberta.run_metrics import RunMetrics
 
 from . import finetune, pretrain, tokenizer
 from .arguments import command_line, script_parser
-from .experiment import Step, argv_of, function, run_steps, same_run, script, training
+from .experiment import Step, argv_of, function, run_steps, same_run, script, shape_of, training
 from .reporting import read_log, save_figure
-from .runtime import USER_ERRORS, UserError, autocast, exit_code, output_folder, report_user_error, resolve_precision
+from .runtime import USER_ERRORS, autocast, exit_code, output_folder, report_user_error, resolve_precision
 
 WIKITEXT_TRAIN = "../shared/data/wikitext-2/wiki.train.tokens"
 ARMS = {  # name -> (label, masking, dupe factor)
@@ -178,19 +178,6 @@ def tokenizer_path(args) -> str:
                               str(Path(args.out) / "tokenizer" / "tokenizer.json"))
 
 
-def init_shape(init: str) -> dict:
-    """Options that build a random model of the warm start's shape (the no-pretraining baseline; its max length
-    is the fine-tuning recipe's max_length)."""
-    import roberta
-
-    try:
-        config = roberta.load_config(init)
-    except (OSError, ValueError) as err:
-        raise UserError(f"--init {init}: cannot read its config.json ({err})") from None
-    return {"layers": config.num_hidden_layers, "hidden_size": config.hidden_size,
-            "heads": config.num_attention_heads, "intermediate_size": config.intermediate_size}
-
-
 def run_dir(out: Path, arm: str, seed: int) -> Path:
     return out / f"{arm}-seed{seed}"
 
@@ -204,7 +191,7 @@ def plan(args) -> list[Step]:
     steps = []
     init = recipe["init"]
     model = {"init": init} if init else recipe["model"]
-    baseline_shape = {**recipe["model"], **init_shape(init)} if init else recipe["model"]
+    baseline_shape = {**recipe["model"], **shape_of(init)} if init else recipe["model"]  # no pretraining
     if args.tokenizer is None and not init:
         steps.append(script("tokenizer", tokenizer,
                             ["--corpus", args.corpus, "--vocab-size", str(recipe["vocab_size"]),

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import finetune, pretrain
-from .runtime import run_main
+from .runtime import UserError, run_main
 from .trainer import RESUME_HINT_ENV
 
 ARGUMENTS = {pretrain: pretrain.PretrainArguments, finetune: finetune.FinetuneArguments}
@@ -82,6 +82,22 @@ def split_options(extra: str, whose: str) -> list[str]:
         return shlex.split(extra)
     except ValueError as err:  # "No closing quotation"
         raise ValueError(f"extra {whose} options {extra!r}: {err}") from None
+
+
+def shape_of(init: str, required: bool = True) -> dict:
+    """The model options (`train.arguments.ModelArguments`) that build a random model of the shape of the model
+    folder `init`: a baseline without pretraining compared with fine-tunings of `init` (its max length is the
+    fine-tuning's). Not `required`: {} when `init` cannot be read yet (a dry run's plan names a run to come)."""
+    import roberta
+
+    try:
+        config = roberta.load_config(init)
+    except (OSError, ValueError) as err:
+        if not required:
+            return {}
+        raise UserError(f"--init {init}: cannot read its config.json ({err})") from None
+    return {"layers": config.num_hidden_layers, "hidden_size": config.hidden_size,
+            "heads": config.num_attention_heads, "intermediate_size": config.intermediate_size}
 
 
 def training(name: str, module, extra: str = "", **options) -> Step:

@@ -18,7 +18,7 @@ Arms (--arms, default all four), each run with seeds --seeds (default 0 1 2):
                                                                                     -> OUT/imdb-sN
                        train.finetune --init OUT/imdb-sN                            -> OUT/imdb-sst2-sN
                        (--imdb-stage-seed K: one IMDB stage OUT/imdb-sK for all the seeds' SST-2 runs)
-    random-sst2        the same as sst2 from a random encoder (--init random --tokenizer INIT)
+    random-sst2        the same as sst2 from a random encoder of INIT's shape (--init random --tokenizer INIT)
     random-imdb-sst2   the same as imdb-sst2 from a random encoder
 Every run, IMDB stage and SST-2, has dropout 0 (--dropout; the preset's 0.1 cost 1.4 points of SST-2 dev,
 mean of 3 seeds); every SST-2 run keeps the moving average of its weights (--ema-decay 0.999; 0 = the end-of-run
@@ -30,7 +30,8 @@ fixed 1,000-review evaluation sample (train.finetune removes them), each review 
 128-token windows (0.3 passes over them; before this session's experiment: one pass over each review's first
 128 tokens, `--imdb-args "--epochs 1 --long-text first"`).
 Then, per arm, once all its seeds are done: OUT/ARM-avg, the uniform weight average of its seeds
-(train.average, recalibrated on the shared slice), and OUT/summary.json + summary.md (train.summarize:
+(train.average, recalibrated on the shared slice; not for a random arm, whose seeds start from different weights,
+unless they share one IMDB stage), and OUT/summary.json + summary.md (train.summarize:
 mean ± std over seeds of SST-2 dev accuracy, IMDB accuracy, ECE before/after, behaviour checks).
 
 Running the same command again skips finished steps (a folder with metrics.json) and resumes an interrupted
@@ -66,7 +67,7 @@ from pathlib import Path
 import roberta.hub
 
 from . import arguments, average, finetune, pretrain, summarize, tapt_corpus
-from .experiment import ARGUMENTS, Step, finished, run_steps, script, split_options, training
+from .experiment import ARGUMENTS, Step, finished, run_steps, script, shape_of, split_options, training
 from .runtime import EXIT_INTERRUPTED, USER_ERRORS, UserError, exit_code, output_folder, report_user_error
 from .trainer import check_no_run
 
@@ -211,9 +212,11 @@ def plan(args) -> tuple[list[Step], list[Step], dict, set[str]]:
                                     corpus=f"{corpus}/imdb-lower.txt=0.7,{corpus}/sst2-lower.txt=0.3", batch_size=32,
                                     lr=2e-4, warmup=100, dropout=0.0, time_budget_min=args.tapt_minutes,
                                     eval_every=500, save_every_min=10, resume=True, no_progress=quiet, out=encoder))
+    # the random arms build a random model of the encoder's shape (train.finetune's preset could be another)
+    random_model = {"init": "random", "tokenizer": args.init, **shape_of(args.init, required=False)}
     for arm in arms:
         random_init = arm.startswith("random-")
-        init = {"init": "random", "tokenizer": args.init} if random_init else {"init": encoder}
+        init = random_model if random_init else {"init": encoder}
         prefix = "random-" if random_init else ""
         runs[arm] = []
         for seed in args.seeds:
@@ -236,7 +239,10 @@ def plan(args) -> tuple[list[Step], list[Step], dict, set[str]]:
                                         ema_decay=args.ema_decay or None, seed=seed, resume=True, no_progress=quiet,
                                         out=str(final)))
             runs[arm].append(final)
-        if not args.no_average and len(args.seeds) > 1:
+        # a weight average needs one starting point: seeds from random weights have none, unless they continue
+        # one shared IMDB stage
+        one_start = not random_init or (arm.endswith("imdb-sst2") and args.imdb_stage_seed is not None)
+        if not args.no_average and len(args.seeds) > 1 and one_start:
             folder = out / f"{arm}-avg"
             average_steps.append(script(folder.name, average, [*map(str, runs[arm]), "--out", str(folder)], folder,
                                         needs=runs[arm]))
@@ -318,7 +324,7 @@ def main(argv=None) -> int:
         return report_user_error(err)
     summary_argv, summarized = [], []
     for arm, folders in runs.items():
-        averaged = [Path(args.out) / f"{arm}-avg"] if not args.no_average and len(args.seeds) > 1 else []
+        averaged = [Path(args.out) / f"{arm}-avg"] if f"{arm}-avg" in {step.name for step in average_steps} else []
         summarized += folders + averaged
         summary_argv += ["--arm", arm, *map(str, folders + averaged)]
     summary_argv += ["--out", str(Path(args.out) / "summary.json")]
