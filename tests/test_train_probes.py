@@ -47,3 +47,6 @@ def test_probes_run_and_summarize(train_files, tmp_path, single_thread):
     # ... which is the unigram model every probe's first milestone is measured from
     assert results["bias-zero"]["unigram_loss"] == results["reference"]["curve"][0]["loss"]
     assert probes.main(argv) == 0  # run again: every probe is already done, the summary is rewritten
+    # bias-zero without the reference probe has no unigram loss: its milestone was never looked for
+    alone = {"bias-zero": {**results["bias-zero"], "unigram_loss": None, "below_unigram": None}}
+    assert "| not measured (run the reference probe) |" in probes.markdown_table(alone)
