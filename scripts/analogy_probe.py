@@ -21,7 +21,7 @@ import roberta
 from demo.embedding_view import MAX_K, score_analogies
 from demo.examples import ANALOGY_PROBE
 from train.arguments import script_parser
-from train.data import _undecodable
+from train.data import _undecodable, open_text
 from train.runtime import USER_ERRORS, exit_code, output_file, report_user_error
 
 COLUMNS = ("category", "a", "b", "c", "expected")
@@ -29,7 +29,7 @@ COLUMNS = ("category", "a", "b", "c", "expected")
 
 def read_probe(path) -> list[tuple[str, str, str, str, str]]:
     """A probe TSV (columns category, a, b, c, expected) as questions for `score_analogies`."""
-    with open(path, encoding="utf-8", newline="") as f:
+    with open_text(path, newline="") as f:  # UTF-8, a byte-order mark dropped
         try:
             rows = list(csv.DictReader(f, delimiter="\t"))
         except UnicodeDecodeError as err:  # the message named no file

@@ -66,6 +66,8 @@ def test_a_bad_probe_file_is_refused_plainly(tmp_path):
         analogy_probe.read_probe(bad)
     bad.write_text("category\ta\tb\tc\texpected\ncapital\tParis\tFrance\tBerlin\tGermany\n")
     assert analogy_probe.read_probe(bad) == [("capital", "Paris", "France", "Berlin", "Germany")]
+    bad.write_text("\ufeffcategory\ta\tb\tc\texpected\ncapital\tParis\tFrance\tBerlin\tGermany\n")  # a BOM: read
+    assert analogy_probe.read_probe(bad) == [("capital", "Paris", "France", "Berlin", "Germany")]
     bad.write_text("category\ta\tb\tc\texpected\n")
     with pytest.raises(ValueError, match="no questions"):
         analogy_probe.read_probe(bad)
