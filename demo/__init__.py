@@ -8,8 +8,13 @@
   (the Attention tab's head view, and what each head mostly does), counterfactual.py (the
   Sentiment tab's "What if?"), masking_view.py and ablation_view.py: what each tab shows; about.py: the
   About tab and the notes on the models;
+- layer_lens.py (fill mask layer by layer), bpe_view.py (the Tokens tab's merges), embedding_view.py (the
+  Embeddings tab), training_counts.py (how often the pretraining text held each token);
+- model_choice.py: which model a tab runs (the shipped one or a Hub id, loaded on first use); repeats.py: which
+  events would only draw again what the page shows, and which runs are out of date;
 - figures.py draws; examples.py holds the example inputs; uploads.py refuses file uploads;
-  worst_case.py holds the hostile inputs the tests and benchmarks send.
+  worst_case.py holds the hostile inputs the tests and benchmarks send; page.css and page.js are the page's
+  styles and script.
 
 Nothing here imports training code (`train/`).
 """

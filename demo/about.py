@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import logging
+import math
 import os
 from pathlib import Path
 from typing import NamedTuple
@@ -380,8 +381,10 @@ def model_figures(loaded) -> list[AboutFigure]:
 
 # ----------------------------------------------------------------------------- model notes and summaries
 def _real(value) -> float | None:
-    """`value` when it is a real number (not a bool), else None."""
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """`value` when it is a finite real number (not a bool, NaN or infinity: a diverged run's), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
 
 
 def _number(d, *keys) -> float | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import logging
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -94,9 +95,10 @@ def _wanted(view, depends) -> set:
     return {view} & set(depends)
 
 
-def with_counts(result: dict, tokenizer):
-    """The pretraining counts of `tokenizer`'s vocabulary (`counts_for`), or None; given them, each of the
-    result's neighbours gets "seen": {kind of text: how often it holds the token}, as the Tokens tab's rows."""
+def add_counts(result: dict, tokenizer):
+    """Adds to each of the result's neighbours, in place, "seen": {kind of text: how often it holds the token},
+    as the Tokens tab's rows show it; returns the pretraining counts of `tokenizer`'s vocabulary (`counts_for`),
+    or None (then nothing is added)."""
     counts = counts_for(tokenizer)
     if counts is not None:
         for n in result["neighbours"]:
@@ -109,7 +111,8 @@ class Handlers:
         self.models = models
         self.chooser = chooser or ModelChooser(models)  # the Hub models a tab can run instead (model=...)
         self._attention_cache: OrderedDict = OrderedDict()
-        self._figure_cache: OrderedDict = OrderedDict()  # (id of an embedding table, its version, what) -> figure
+        # (id of an embedding table, its version, what) -> (a weak reference to the table, the figure)
+        self._figure_cache: OrderedDict = OrderedDict()
         self._cache_lock = threading.Lock()
 
     def _need(self, key: str, choice=SHIPPED, tab: str | None = None):
@@ -616,7 +619,7 @@ class Handlers:
         loaded, embeddings = self._embeddings(model)
         result = embedding_view.nearest_words(embeddings.word_embeddings.weight, loaded.tokenizer,
                                               self._word(word, "The word"), k, words_only)
-        counts = with_counts(result, loaded.tokenizer)
+        counts = add_counts(result, loaded.tokenizer)
         return embedding_view.neighbours_html(result, f"Nearest to “{result['word']}”", counts), result
 
     @user_errors
@@ -629,22 +632,24 @@ class Handlers:
         result = embedding_view.analogy(embeddings.word_embeddings.weight, loaded.tokenizer, *words, k, words_only)
         a, b, c = result["query"]
         best = result["neighbours"][0]["token_str"].strip() + "?" if result["neighbours"] else "?"
-        counts = with_counts(result, loaded.tokenizer)
+        counts = add_counts(result, loaded.tokenizer)
         return embedding_view.neighbours_html(result, f"{a} is to {b} as {c} is to … {best}", counts), result
 
     def _figure(self, table, what, draw):
         """`draw()`'s figure (or figure and text), drawn once per (table, `what`) among the last
         FIGURE_CACHE_SIZE: every page load asks for the default word map and the position figure, and the same
-        figure object lets the app's `Plot` send the image it rendered before."""
+        figure object lets the app's `Plot` send the image it rendered before. An entry is the table's only while
+        that table lives: a Hub model's table freed (its model evicted) leaves its id to the next one's."""
         key = (id(table), table._version, what)
         with self._cache_lock:
-            figure = self._figure_cache.get(key)
-            if figure is not None:
+            hit = self._figure_cache.get(key)
+            if hit is not None and hit[0]() is table:
                 self._figure_cache.move_to_end(key)
-                return figure
+                return hit[1]
         figure = draw()
         with self._cache_lock:
-            self._figure_cache[key] = figure
+            self._figure_cache[key] = (weakref.ref(table), figure)
+            self._figure_cache.move_to_end(key)
             while len(self._figure_cache) > FIGURE_CACHE_SIZE:
                 self._figure_cache.popitem(last=False)
         return figure

@@ -71,6 +71,13 @@ def test_the_training_time_is_said_once(tiny_mlm_dir, tmp_path, train_s, wall_s,
     assert f"- **training**: 1.0M tokens, {shown}\n" in _card(_folder(tiny_mlm_dir, tmp_path, "mlm", metrics))
 
 
+@pytest.mark.parametrize("train_s", [float("nan"), float("inf"), True, "600"])
+def test_a_training_time_that_is_no_number_is_not_said(tiny_mlm_dir, tmp_path, train_s):
+    """A diverged or hand-edited run's metrics.json: no "nan h of training" in the card."""
+    card = _card(_folder(tiny_mlm_dir, tmp_path, "mlm", {**PHASE, "train_time_s": train_s, "wall_time_s": None}))
+    assert "nan" not in card and "inf " not in card and "1.0M tokens" in card
+
+
 def test_the_card_counts_the_weight_averages_its_figure_numbers(tiny_mlm_dir, tmp_path):
     """phases.png numbers every phase, averages too: the card says how many of each."""
     last = {**PHASE, "eval_accuracy": 0.3}

@@ -1004,7 +1004,8 @@ def test_zero_width_only_text_is_empty(handlers, text):
                  lambda: handlers.attention(text, 1, "average", "sentiment"), lambda: handlers.masking(text, 3, 0)):
         with _error("The text is empty"):
             call()
-    handlers.classify("good\u200bfilm")  # with something visible it is a text
+    probabilities, _, _ = handlers.classify("good\u200bfilm")  # with something visible it is a text, classified
+    assert set(probabilities) == {"negative", "positive"} and sum(probabilities.values()) == pytest.approx(1)
 
 
 def test_masking_html_size_is_bounded(handlers, models):

@@ -163,6 +163,23 @@ def test_word_map_and_positions_are_figures(handlers, models):
     assert f"Position 0 and 1: {float(sim[0, 1]):.2f}; positions {n - 2} and {n - 1}: " in numbers
 
 
+def test_an_embedding_figure_is_its_tables_alone(handlers):
+    """The figures are cached by the table's id: a Hub model's table freed (the model evicted) leaves its id to
+    the next model's, which must get a figure of its own, not the freed table's."""
+    import weakref
+
+    import torch
+
+    table, drawn = torch.zeros(3, 2), []
+    assert handlers._figure(table, "what", lambda: drawn.append(1) or "first") == "first"
+    assert handlers._figure(table, "what", lambda: drawn.append(2) or "again") == "first"  # cached
+    dead = weakref.ref(torch.zeros(1))  # a table that lived at this id before, freed since
+    key = (id(table), table._version, "what")
+    handlers._figure_cache[key] = (dead, "the freed table's figure")
+    assert dead() is None and handlers._figure(table, "what", lambda: "its own") == "its own"
+    assert drawn == [1]
+
+
 def test_a_tokenizer_merge_by_merge_cannot_replay_still_shows_its_tokens(handlers, monkeypatch):
     """Merge by merge needs byte-level BPE; any other tokenizer (a Hub model's WordPiece) still shows its
     tokens, with the reason in place of the merges and an empty picker."""
