@@ -5,16 +5,13 @@ writes the About tab and the notes on the models. Models are loaded once, here, 
 SENTIMENT_MODEL (a folder or a Hub repo id; default the assets/ folders).
 """
 import os
-import threading
-import weakref
 from pathlib import Path
 
 import gradio as gr
-from gradio.components.plot import PlotData
-from matplotlib.figure import Figure
 
 from demo import about, model_choice
 from demo.ablation_view import ablation_markdown
+from demo.components import Number, Plot, Slider
 from demo.examples import (ANALOGIES, ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, MAP_WORDS,
                            NEIGHBOURS_WORDS, SENTIMENT_EXAMPLES, TOKENS_EXAMPLES, TOKENS_TEXT, example_label)
 from demo.formatting import md_escape
@@ -39,63 +36,6 @@ FAILURES = about.example_failures(MODELS)  # the showcase examples the models ge
 NOTES = {key: about.model_note(MODELS, key, FAILURES) for key in ("mlm", "sentiment")}
 LINK_HINT = handlers.attention_hint(ATTENTION_TEXT, ATTENTION_LINK) if MODELS.mlm.available else ""
 ANALOGY_NOTE = handlers.analogy_probe_note() if MODELS.mlm.available else ""  # the shipped model's score
-
-
-class Slider(gr.Slider):
-    """gr.Slider that passes out-of-range API values on, so the handler's message names the field. Made with
-    `buttons=[]`: no reset button (↺), which set the value without the `.input` event that reruns the tab (the
-    results no longer matched the slider). Gradio reads a component's settings by its __init__'s parameter names,
-    so this class keeps gr.Slider's __init__."""
-
-    is_template = True  # rendered by the frontend's slider
-
-    def preprocess(self, payload):
-        return payload
-
-
-class Number(gr.Number):
-    """gr.Number that passes API values on as sent ("seed", NaN, 1.5), so the handler's message names the field
-    instead of Gradio's generic error (or silent rounding)."""
-
-    is_template = True  # rendered by the frontend's number field
-
-    def preprocess(self, payload):
-        return payload
-
-
-class NamedPlotData(PlotData):
-    chart: str  # the frontend's image alt text reads "{chart} plot visualising provided data"
-
-
-class Plot(gr.Plot):
-    """gr.Plot whose image a screen reader names by the figure's title (Gradio's own alt text for a matplotlib
-    figure reads "undefined plot visualising provided data"); a figure sent again (the same object, e.g. the
-    cached position figure on every page load) is not rendered again."""
-
-    is_template = True  # rendered by the frontend's plot
-    rendered: "weakref.WeakKeyDictionary[Figure, NamedPlotData]" = weakref.WeakKeyDictionary()
-    lock = threading.Lock()
-
-    def postprocess(self, value):
-        if isinstance(value, Figure):
-            with Plot.lock:
-                data = Plot.rendered.get(value)
-            if data is not None:
-                return data
-        data = self._named(value)
-        if isinstance(data, NamedPlotData):
-            with Plot.lock:
-                Plot.rendered[value] = data
-        return data
-
-    def _named(self, value):
-        data = super().postprocess(value)
-        if data is None or data.type != "matplotlib" or not isinstance(value, Figure):
-            return data
-        # the figure's own title first (a grid of heads titles each panel "head 1", the figure "Layer 1: ...")
-        titles = [value.get_suptitle(), *(ax.get_title() for ax in value.axes)]
-        title = next((t for t in titles if t), "") or self.label or "a figure"
-        return NamedPlotData(type=data.type, plot=data.plot, chart=f"“{title}”:")
 
 
 COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, APP_CONCURRENCY at a time

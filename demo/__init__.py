@@ -13,8 +13,8 @@
 - model_choice.py: which model a tab runs (the shipped one or a Hub id, loaded on first use); repeats.py: which
   events would only draw again what the page shows, and which runs are out of date;
 - figures.py draws; examples.py holds the example inputs; uploads.py refuses file uploads;
-  worst_case.py holds the hostile inputs the tests and benchmarks send; page.css and page.js are the page's
-  styles and script.
+  worst_case.py holds the hostile inputs the tests and benchmarks send; components.py the slider, number
+  field and plot where Gradio's own fall short; page.css and page.js are the page's styles and script.
 
 Nothing here imports training code (`train/`).
 """
