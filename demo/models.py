@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.run_metrics import RunMetrics
+from roberta.run_metrics import PHASES_NAME, RunMetrics, read_phase_history
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ def _read_extras(source: str) -> dict:
     `RunMetrics` each), curves.png and reliability.png (a calibrated classifier's reliability diagram) of a
     model folder (or Hub repo), when they exist and read."""
     extras = {}
-    for name in ("README.md", "metrics.json", "phases.json", "curves.png", "reliability.png"):
+    for name in ("README.md", "metrics.json", PHASES_NAME, "curves.png", "reliability.png"):
         try:
             path = roberta.hub.resolve_file(source, name)
         except Exception:  # missing file, or offline: the About tab says "not available"
@@ -120,11 +120,8 @@ def _read_extras(source: str) -> dict:
                 extras["readme"] = Path(path).read_text(encoding="utf-8")
             elif name == "metrics.json":
                 extras["metrics"] = RunMetrics.read(path)
-            elif name == "phases.json":
-                phases = json.loads(Path(path).read_text(encoding="utf-8"))
-                if not isinstance(phases, list):
-                    raise ValueError("not a list of metrics")
-                extras["phases"] = [RunMetrics.from_dict(phase) for phase in phases]
+            elif name == PHASES_NAME:
+                extras["phases"] = read_phase_history(path)
             else:
                 extras[name[:-4]] = str(path)
         except (OSError, ValueError) as err:

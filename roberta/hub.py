@@ -64,6 +64,15 @@ class ModelNotFoundError(ModelLoadError, FileNotFoundError):
     """The model folder, one of its files, or the Hub repo does not exist or cannot be reached."""
 
 
+class ArchitectureMismatch(ModelLoadError):
+    """A model of another kind than the one needed (a classifier where a masked LM is needed)."""
+
+    @classmethod
+    def of(cls, shown: str, architecture: str, why: str) -> "ArchitectureMismatch":
+        """Worded from ARCHITECTURES: "`shown` is a classifier (RobertaForSequenceClassification); `why`"."""
+        return cls(f"{shown} is {ARCHITECTURES[architecture][0]} ({architecture}); {why}")
+
+
 # ----- finding files -----
 def is_local(model_id) -> bool:
     """Whether `model_id` means a local path (it exists, or looks like a path) rather than a Hub repo id."""
@@ -255,6 +264,15 @@ def read_architecture(model_id, **hub_kwargs) -> str:
     if not isinstance(names, list) or names[0] not in ARCHITECTURES:
         raise ModelLoadError(f"{path}: architectures is {names!r}; this package loads {list(ARCHITECTURES)}")
     return names[0]
+
+
+def require_architecture(model_id, wanted: str, why: str, option: str = "", **hub_kwargs) -> str:
+    """`read_architecture`, refusing any but `wanted` before a weight is read: an ArchitectureMismatch naming the
+    model as `option` and `model_id` ("--init runs/clf") and saying `why` ("the probe needs a masked-LM model")."""
+    architecture = read_architecture(model_id, **hub_kwargs)
+    if architecture != wanted:
+        raise ArchitectureMismatch.of(f"{option} {model_id}".lstrip(), architecture, why)
+    return architecture
 
 
 # ----- model.safetensors -----

@@ -272,14 +272,15 @@ TASKS = {
 def _check_architecture(task: str, cls, model_id: str, **hub_kwargs) -> None:
     """Refuse a folder whose config.json names another architecture than the task's, before any weight is read
     (a masked LM given to "sentiment-analysis" was a raw "does not fit ...: missing keys [...]"). A config that
-    names none, or one this package does not load, is left to the loader."""
+    names none, or one this package does not load, is left to the loader (not `hub.require_architecture`, which
+    takes the first for a masked LM and refuses the second)."""
     names = hub.read_json(hub.resolve_file(model_id, hub.CONFIG_NAME, **hub_kwargs)).get("architectures")
     name = names[0] if isinstance(names, list) and names else None
     wanted = cls.model_class.architecture
     if name in hub.ARCHITECTURES and name != wanted:
-        (kind, its_task), (wanted_kind, _) = hub.ARCHITECTURES[name], hub.ARCHITECTURES[wanted]
-        raise hub.ModelLoadError(f"{model_id} holds {kind} ({name}), not {wanted_kind}: the {task!r} pipeline "
-                                 f"needs a {wanted} (use pipeline({its_task!r}, ...) for this one)")
+        why = (f"the {task!r} pipeline needs {hub.ARCHITECTURES[wanted][0]} ({wanted}): use "
+               f"pipeline({hub.task_of(name)!r}, ...) for this one")
+        raise hub.ArchitectureMismatch.of(model_id, name, why)
 
 
 def pipeline(task: str, model, tokenizer=None, device=None, batch_size: int = 32, **hub_kwargs) -> Pipeline:

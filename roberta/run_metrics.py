@@ -12,7 +12,8 @@ add to it, the model card, the release and the app read it.
 It lives in `roberta/` because shipped model folders carry the file and the app, which does not import
 `train/`, reads it. Files written before this schema read as they are: `seq_length` (a pretraining run's
 tokens per row) is read as `max_length`, and keys the schema does not know are kept in `extra` and written
-back unchanged.
+back unchanged. A shipped masked LM's phases.json (its pretraining history, one metrics object per phase) is
+read and written here too: `read_phase_history`, `write_phase_history`.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 METRICS_NAME = "metrics.json"
+PHASES_NAME = "phases.json"  # a shipped masked LM's pretraining history: one metrics.json per phase, in order
 # keys of files written before the schema -> the field that holds them now
 RENAMED = {"seq_length": "max_length"}
 
@@ -165,10 +167,7 @@ class RunMetrics:
         """Write to a folder's metrics.json (or to the file `path`), atomically."""
         file = self.path_of(path)
         file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = file.with_name(f".{file.name}.tmp-{os.getpid()}")
-        tmp.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, file)
-        return file
+        return _write_atomic(file, json.dumps(self.to_dict(), indent=2) + "\n")
 
     def updated(self, **values) -> "RunMetrics":
         """A copy with `values` set (unknown names go to `extra`)."""
@@ -224,6 +223,38 @@ class RunMetrics:
                 for metric in ("accuracy", "perplexity"):
                     add(name, section.get("source"), metric, section.get(metric))
         return found
+
+
+def read_phase_history(path: str | os.PathLike) -> list[RunMetrics]:
+    """The phases of a folder's phases.json (or of the file `path`), in order: FileNotFoundError if there is
+    none, ValueError naming the file if it is not a list of metrics."""
+    path = Path(path)
+    file = path / PHASES_NAME if path.is_dir() or path.suffix.lower() != ".json" else path
+    try:
+        phases = json.loads(file.read_text(encoding="utf-8"))
+        if not isinstance(phases, list):
+            raise ValueError(f"expected a list of the phases' metrics, got a {type(phases).__name__}")
+        return [RunMetrics.from_dict(p) for p in phases]
+    except ValueError as err:  # json.JSONDecodeError and UnicodeDecodeError too
+        raise ValueError(f"{file}: not a phases file: {err}") from None
+
+
+def write_phase_history(folder: str | os.PathLike, phases: list[RunMetrics]) -> Path:
+    """Write a folder's phases.json, atomically."""
+    return _write_atomic(Path(folder) / PHASES_NAME, json.dumps([p.to_dict() for p in phases], indent=1) + "\n")
+
+
+def _write_atomic(file: Path, text: str) -> Path:
+    """`text` to `file` through a temporary file beside it (named with the process id: two processes never share
+    one), renamed into place: a reader never sees half a file. `train.paths.write_atomic`'s twin (roberta does
+    not import train)."""
+    tmp = file.with_name(f".{file.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, file)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return file
 
 
 def _number(value) -> float | None:

@@ -19,7 +19,7 @@ from train.runtime import exit_code, report_user_error
 
 ROOT = Path(__file__).resolve().parent.parent
 SPACE_FILES = ["app.py", "README.md", "LICENSE", "requirements.txt", "demo/**", "roberta/**", "assets/**"]
-SPACE_IGNORE = ["**/__pycache__/**", "*.pyc", "**/.*"]
+SPACE_IGNORE = ["**/__pycache__/**", "*.pyc", "*.pyi", "**/.*"]  # .pyi: the stubs Gradio writes beside its components
 
 
 def space_files(root=ROOT) -> list[Path]:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from gradio_client import Client
 
-from train.exit_codes import exit_code, stop_on_sigterm
+from train.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USER_ERROR, exit_code, report_user_error, stop_on_sigterm
 from train.paths import output_file
 
 from .app_process import AppProcess, check_app_url
@@ -207,13 +207,12 @@ def main(argv=None) -> int:
                 f"{args.clients}, {args.requests}, {args.worst_case} and {args.timeout}")
     if args.url and (problem := check_app_url(args.url)):  # was a table of nan and exit 1 for an app that is not there
         print(f"error: {problem}", file=sys.stderr)
-        return 2
+        return EXIT_USER_ERROR
     if args.json:  # was found only after the whole load had run
         try:
             output_file(args.json, "load-check.json", "--json")
         except (OSError, ValueError) as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 2
+            return report_user_error(err)
 
     stop_on_sigterm()  # `timeout` or CI stopping this script stops the app it started too
     app = scratch = None
@@ -242,8 +241,7 @@ def main(argv=None) -> int:
                 t.join(timeout=300)
             hostile_figures = (loaded, list(sent))
     except ModelUnavailable as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        return report_user_error(err)
     finally:
         alive = app is not None and app.alive()
         if app is not None:
@@ -277,7 +275,7 @@ def main(argv=None) -> int:
             figures["beside_worst_case"] = {"latencies": latencies2, "errors": errors2, "wall": wall2,
                                             "p95_ratio": ratio}
         Path(args.json).write_text(json.dumps(figures, indent=1), encoding="utf-8")
-    return 1 if all_errors or (ratio is not None and ratio > 2) else 0
+    return EXIT_FAILED if all_errors or (ratio is not None and ratio > 2) else EXIT_OK
 
 
 if __name__ == "__main__":

@@ -20,8 +20,8 @@ import math
 import sys
 from pathlib import Path
 
-from scripts.release import PHASES_FILE, read_phase_history
-from train.runtime import exit_code, output_file
+from roberta.run_metrics import PHASES_NAME, read_phase_history
+from train.runtime import EXIT_OK, EXIT_USER_ERROR, exit_code, output_file, report_user_error
 
 
 OUT_OF_REACH = 1000  # an extrapolation past this many times the tokens read is not printed as a number
@@ -32,7 +32,7 @@ def phase_points(model: Path) -> list[tuple[float, float]]:
     points, total = [], 0.0
     for i, phase in enumerate(read_phase_history(model), 1):
         if phase.train_tokens is None or phase.held_out[1] is None:
-            raise ValueError(f"{model / PHASES_FILE}: phase {i} has no train_tokens or held-out accuracy")
+            raise ValueError(f"{model / PHASES_NAME}: phase {i} has no train_tokens or held-out accuracy")
         total += phase.train_tokens
         points.append((total, phase.held_out[1]))
     return points
@@ -149,9 +149,9 @@ def main(argv=None) -> int:
         p.error(f"--target must be between 0 and 1 (an accuracy) and --tokens-per-s positive, got {args.target} and "
                 f"{args.tokens_per_s}")
     model = Path(args.model)
-    if not (model / PHASES_FILE).is_file():
-        print(f"error: {model / PHASES_FILE} not found (a folder shipped by scripts.release)", file=sys.stderr)
-        return 2
+    if not (model / PHASES_NAME).is_file():
+        print(f"error: {model / PHASES_NAME} not found (a folder shipped by scripts.release)", file=sys.stderr)
+        return EXIT_USER_ERROR
     try:
         out = output_file(args.out or model / "phases.png", "phases.png", suffixes=(".png", ".svg", ".pdf"))
     except (OSError, ValueError) as err:  # a .txt name was a matplotlib traceback
@@ -159,11 +159,10 @@ def main(argv=None) -> int:
     try:
         points, labels = phase_points(model), phase_labels(model)
         if not points:
-            raise ValueError(f"{model / PHASES_FILE} lists no phase")
+            raise ValueError(f"{model / PHASES_NAME} lists no phase")
         out.parent.mkdir(parents=True, exist_ok=True)
     except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        return report_user_error(err)
     try:
         per_doubling, intercept = log_linear(points)
     except ValueError:  # a first release: one phase end, no rate yet
@@ -174,7 +173,7 @@ def main(argv=None) -> int:
     if per_doubling is None:
         print("no rate to extrapolate yet: it needs two phase ends at different numbers of tokens")
         print(f"wrote {out}")
-        return 0
+        return EXIT_OK
     print(f"recent rate (the phase ends of the last doubling of tokens): {100 * per_doubling:+.2f} points per "
           "doubling of tokens")
     needed = tokens_for(args.target, per_doubling, intercept)
@@ -190,7 +189,7 @@ def main(argv=None) -> int:
         print(f"the line reaches {100 * args.target:.0f}% at {needed / 1e6:.0f}M tokens: {more / 1e6:.0f}M more, "
               f"{more / args.tokens_per_s / 3600:.1f} h at {args.tokens_per_s:,.0f} tokens/s")
     print(f"wrote {out}")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

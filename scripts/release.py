@@ -31,7 +31,7 @@ from pathlib import Path
 import roberta
 from demo.embedding_view import score_analogies
 from demo.examples import ANALOGY_PROBE, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
-from roberta.run_metrics import RunMetrics
+from roberta.run_metrics import PHASES_NAME, RunMetrics, read_phase_history, write_phase_history
 from roberta.text import normalize_for_classifier
 from train.export import DTYPES, check_export, export_into, staged_folder
 from train.model_card import card_for
@@ -41,7 +41,6 @@ from train.runtime import USER_ERRORS, exit_code, output_folder, report_user_err
 
 MLM_NAME, CLASSIFIER_NAME = "mini-roberta-mlm", "mini-roberta-sst2"
 SECTION = "## Shipped model"
-PHASES_FILE = "phases.json"
 BASELINE_FILE = "baseline.json"
 
 
@@ -61,24 +60,11 @@ def read_classifier_metrics(run, option: str) -> RunMetrics:
     return metrics
 
 
-def read_phase_history(folder) -> list[RunMetrics]:
-    """The phases recorded in a shipped folder's phases.json, in order (FileNotFoundError if it has none,
-    ValueError naming it if it is not a list of metrics)."""
-    path = Path(folder) / PHASES_FILE
-    try:
-        phases = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(phases, list):
-            raise ValueError(f"expected a list of the phases' metrics, got a {type(phases).__name__}")
-        return [RunMetrics.from_dict(p) for p in phases]
-    except ValueError as err:  # json.JSONDecodeError too
-        raise ValueError(f"{path}: not a phases file: {err}") from None
-
-
 def read_phases(run) -> list[RunMetrics]:
     """The pretraining phases that produced `run`: its phases.json (a shipped folder), else the run alone; each
     with the row length it trained on (runs from before rows could be shorter trained on full rows: the
     model's longest input)."""
-    phases = read_phase_history(run) if (Path(run) / PHASES_FILE).is_file() else [read_metrics(run)]
+    phases = read_phase_history(run) if (Path(run) / PHASES_NAME).is_file() else [read_metrics(run)]
     full_rows = roberta.load_config(run).max_length
     for phase in phases:
         phase.max_length = phase.max_length or full_rows
@@ -381,8 +367,8 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
     phases = [phase for history in histories for phase in history]
     output_folder(out)
     for i, run in enumerate(mlm_phases):  # every input is checked before anything is written
-        if (kind := roberta.hub.read_architecture(run)) != "RobertaForMaskedLM":
-            raise ValueError(f"--mlm {run} is a {kind} folder: --mlm takes masked-LM runs (train.pretrain)")
+        roberta.hub.require_architecture(run, "RobertaForMaskedLM", "--mlm takes masked-LM runs (train.pretrain)",
+                                         "--mlm")
         if i and histories[i][-1].init in (None, "random"):  # was shipped as "phase 2, started from random"
             raise ValueError(f"--mlm {run} was trained from random weights, not from {mlm_phases[i - 1]}: give "
                              "the phases of one model, each continuing the one before")
@@ -409,7 +395,7 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
             folder = swaps.enter_context(staged_folder(dst))
             export_into(mlm_phases[-1], folder, dtype)
             probe_text, phases[-1].fill_mask_probe = probe_section(folder)
-            (folder / PHASES_FILE).write_text(json.dumps([p.to_dict() for p in phases], indent=1) + "\n", encoding="utf-8")
+            write_phase_history(folder, phases)
             write_section(folder, "\n\n".join([pretraining_section(phases), probe_text, analogy_section(folder),
                                                fill_mask_section(folder, dst)]), dst, phases_lead(phases))
             written.append(dst)

@@ -436,3 +436,35 @@ def test_every_script_ends_ctrl_c_with_130_and_one_line(capsys):
         source = path.read_text(encoding="utf-8")
         if '__name__ == "__main__"' in source:
             assert "raise SystemExit(exit_code(main))" in source or "run_main(" in source, path.name
+
+
+def test_train_debug_raises_the_user_error_of_every_script(tiny_mlm_dir, tmp_path, capsys, monkeypatch):
+    """One line and exit 2; with TRAIN_DEBUG=1 the error itself, traceback and all. These scripts printed the
+    line by hand (train.runtime's reporter was not used), and TRAIN_DEBUG=1 showed nothing more."""
+    from scripts import load_check, phase_curve
+    from train import summarize, token_counts
+
+    missing = str(tmp_path / "missing")
+    (tmp_path / "phases.json").write_text("{not json")
+    cases = [
+        (calibrate.main, [missing]),
+        (average.main, [missing, str(tiny_mlm_dir), "--out", str(tmp_path / "avg")]),
+        (export.main, [missing, str(tmp_path / "exported")]),
+        (tokenizer.main, ["--corpus", missing, "--eval-text", "", "--out", str(tmp_path / "tok")]),
+        (tapt_corpus.main, ["--out", str(tmp_path / "tapt"), "--imdb-unsup", missing]),
+        (token_counts.main, ["--out", str(tmp_path / "counts.json"), "--tokenizer", missing]),  # checked before
+        (token_counts.main, ["--words", "cat", "--source", f"text={missing}"]),  # and while counting
+        (summarize.main, [missing]),
+        (fill_mask_probe.main, ["--model", missing]),
+        (gpu_transfer.main, ["unpack", missing, "--out", str(tmp_path / "runs")]),
+        (phase_curve.main, ["--model", str(tmp_path), "--out", str(tmp_path / "p.png")]),
+        (load_check.main, ["--json", str(tmp_path)]),
+        (ablation.main, ["--out", str(tmp_path / "ab"), "--ship", "", "--quick", "--corpus", "hub:x", "--corpus-chars",
+                         "1000"]),
+    ]
+    for main, argv in cases:
+        assert_user_error(main, argv, capsys)
+        monkeypatch.setenv("TRAIN_DEBUG", "1")
+        with pytest.raises(runtime.USER_ERRORS):
+            main(argv)
+        monkeypatch.delenv("TRAIN_DEBUG")

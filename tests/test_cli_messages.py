@@ -265,10 +265,10 @@ def test_gpu_transfer_checks_max_mib_before_building(train_files, tmp_path, caps
 # ----- 5. roberta's loaders -----
 def test_pipeline_names_a_model_of_the_other_kind(tiny_mlm_dir, tiny_clf_dir):
     """Was a raw "does not fit RobertaForSequenceClassification: missing keys [...]"."""
-    with pytest.raises(roberta.ModelLoadError, match="masked-LM model .*not a classifier") as info:
+    with pytest.raises(roberta.ModelLoadError, match="is a masked-LM model .*pipeline needs a classifier") as info:
         roberta.pipeline("sentiment-analysis", model=tiny_mlm_dir)
     assert "missing keys" not in str(info.value) and "fill-mask" in str(info.value)
-    with pytest.raises(roberta.ModelLoadError, match="holds a classifier .*not a masked-LM model"):
+    with pytest.raises(roberta.ModelLoadError, match="is a classifier .*pipeline needs a masked-LM model"):
         roberta.pipeline("fill-mask", model=tiny_clf_dir)
     assert roberta.pipeline("fill-mask", model=tiny_mlm_dir, device="cpu")("A <mask>.", top_k=1)
     assert roberta.pipeline("sentiment-analysis", model=tiny_clf_dir, device="cpu")("A dog.")

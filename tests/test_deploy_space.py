@@ -1,5 +1,6 @@
 """scripts.deploy_space: the Space gets what `python app.py` needs and nothing else, through huggingface_hub
 (faked here: no network), and a refusal or no network is a user error with a message."""
+import subprocess
 from types import SimpleNamespace
 
 import pytest
@@ -15,7 +16,12 @@ def test_space_files_are_the_app_and_its_models_only():
                    "assets/masking-ablation/results.json"):
         assert needed in files
     assert not [f for f in files if f.split("/")[0] in ("tests", "train", "scripts", "runs", "benchmarks", "docs")]
-    assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
+    assert not [f for f in files if "__pycache__" in f or f.endswith((".pyc", ".pyi"))]
+    # what git tracks of those folders, nothing more (Gradio writes a .pyi stub beside app.py and demo/components.py)
+    tracked = subprocess.run(["git", "ls-files", "app.py", "README.md", "LICENSE", "requirements.txt", "demo", "roberta",
+                              "assets"], capture_output=True, text=True, cwd=deploy_space.ROOT)
+    if tracked.returncode == 0 and tracked.stdout:  # a git checkout (CI's clean clone is one)
+        assert files == set(tracked.stdout.split())
 
 
 class FakeApi:

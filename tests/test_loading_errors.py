@@ -288,3 +288,17 @@ def test_a_broken_shard_index_is_named(folder):
     index.unlink()  # neither: the message names the single file, as before
     with pytest.raises(ModelNotFoundError, match="has no model.safetensors"):
         roberta.RobertaForMaskedLM.from_pretrained(folder)
+
+
+def test_require_architecture_words_a_model_of_the_other_kind(tiny_mlm_dir, tiny_clf_dir):
+    """The one check that a folder is a masked LM or a classifier, worded from hub.ARCHITECTURES (the scripts'
+    --init, --model and --mlm, train.calibrate's folder)."""
+    assert hub.require_architecture(tiny_mlm_dir, "RobertaForMaskedLM", "unused") == "RobertaForMaskedLM"
+    with pytest.raises(hub.ArchitectureMismatch) as info:
+        hub.require_architecture(tiny_clf_dir, "RobertaForMaskedLM", "the probe needs a masked-LM model", "--init")
+    assert str(info.value) == (f"--init {tiny_clf_dir} is a classifier (RobertaForSequenceClassification); the probe "
+                               "needs a masked-LM model") and isinstance(info.value, ModelLoadError)
+    with pytest.raises(hub.ArchitectureMismatch, match=f"^{tiny_mlm_dir} is a masked-LM model \\(RobertaForMaskedLM\\); "):
+        hub.require_architecture(tiny_mlm_dir, "RobertaForSequenceClassification", "calibration needs a classifier")
+    with pytest.raises(ModelNotFoundError):  # a folder that cannot be read: the loader's own error, unworded
+        hub.require_architecture(tiny_mlm_dir.parent / "missing", "RobertaForMaskedLM", "unused")

@@ -336,7 +336,7 @@ def test_pipeline_bad_arguments(tiny_mlm_dir, tiny_clf_dir, tokenizer):
         roberta.pipeline("fill-mask", model=model)
     with pytest.raises(ValueError, match="RobertaForSequenceClassification"):
         roberta.pipeline("sentiment-analysis", model=model, tokenizer=tokenizer)
-    with pytest.raises(ValueError, match="holds a classifier .*not a masked-LM model"):  # named from config.json
+    with pytest.raises(ValueError, match="is a classifier .*pipeline needs a masked-LM model"):  # named from config.json
         roberta.pipeline("fill-mask", model=tiny_clf_dir)
 
 

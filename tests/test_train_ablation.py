@@ -164,3 +164,50 @@ def test_ablation_warm_start(train_files, tiny_mlm_dir, tmp_path, capsys, single
     model.save_pretrained(init)
     assert ablation.main(argv) == 2
     assert "other --init weights" in capsys.readouterr().err
+
+
+def test_the_mask_probe_scores_as_evaluate_does(tiny_mlm_dir, tokenizer, sentences):
+    """The probe's loss and accuracy come from train.evaluate's scoring loop: the same masked rows, the same
+    figures as `evaluate_mlm`."""
+    import roberta
+    from train import evaluate
+    from train.data import pack_sequences
+
+    model = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir).eval()
+    rows = pack_sequences(sentences, tokenizer, 32)
+    probe = ablation._mlm_scores(model, roberta.DynamicMasker.from_tokenizer(tokenizer, seed=3)(rows), batch_size=4)
+    scored = evaluate.evaluate_mlm(model, tokenizer, rows, batch_size=4, seed=3)
+    assert probe["targets"] > 0
+    assert (probe["loss"], probe["accuracy"], probe["targets"]) == (scored["loss"], scored["accuracy"], scored["tokens"])
+
+
+def test_writes_leave_another_process_s_temporary_file_alone(tmp_path):
+    """plan.json and the corpus slice (probe.json and results.json too) were written through a fixed NAME.tmp,
+    which a second process writing the same file shares: one replaced or renamed away the other's half-written
+    file. The temporary name now holds the process id."""
+    from types import SimpleNamespace
+
+    out = tmp_path / "abl"
+    out.mkdir()
+    others = [out / "plan.tmp", tmp_path / "slice.tmp"]  # another process's, mid-write
+    for other in others:
+        other.write_text("another process")
+    step = SimpleNamespace(name="dynamic-seed0/pretrain", command="python -m train.pretrain", folder=out / "x")
+    assert ablation.check_plan(out, [step], "a" * 64) == []
+    source = tmp_path / "corpus.txt"
+    source.write_text("one document\nanother\n")
+    assert ablation.slice_corpus(source, 5, tmp_path / "slice.txt")["documents"] == 1
+    assert all(other.read_text() == "another process" for other in others)
+    assert json.loads((out / "plan.json").read_text())["dynamic-seed0/pretrain"] == "python -m train.pretrain"
+    assert (tmp_path / "slice.txt").read_text() == "one document\n"
+
+
+def test_mean_and_std_are_summarize_s():
+    """train.summarize and train.ablation compute mean ± std (sample, n - 1) in one place, with `statistics`:
+    summarize's sums by hand differed in the last digit (std 0.02828427124746185 here)."""
+    import statistics
+
+    from train import summarize
+
+    assert summarize.mean_std([0.8, None, 0.84]) == (statistics.fmean([0.8, 0.84]), 0.028284271247461846, 2)
+    assert summarize.mean_std([0.5]) == (0.5, None, 1) and summarize.mean_std([None]) == (None, None, 0)

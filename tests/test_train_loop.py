@@ -729,3 +729,23 @@ def test_no_progress_bar_without_a_terminal(train_files, tmp_path, capsys):
     argv.remove("--no-progress")
     assert pretrain.main(argv) == 0
     assert "\r" not in capsys.readouterr().err
+
+
+def test_write_atomic_never_shares_or_leaves_a_temporary_file(tmp_path):
+    """train.paths.write_atomic, how train/ and scripts/ write a file in one step: the temporary file beside it
+    holds the process id (log.jsonl was truncated through a fixed log.tmp, which a second process shares), and a
+    failed write leaves neither it nor a changed file."""
+    from train.paths import write_atomic
+
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps({"type": "train", "step": s}) + "\n" for s in (1, 2, 3)))
+    (tmp_path / "log.tmp").write_text("another process")  # mid-write
+    reporting.truncate_log(log, 2)
+    assert [e["step"] for e in reporting.read_log(log)] == [1, 2] and (tmp_path / "log.tmp").read_text() == "another process"
+    assert write_atomic(tmp_path / "a.bin", b"\x00\x01").read_bytes() == b"\x00\x01"
+    assert write_atomic(tmp_path / "a.txt", "é\n").read_bytes() == "é\n".encode("utf-8")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "kept").write_text("")
+    with pytest.raises(OSError):  # the rename onto a folder fails
+        write_atomic(tmp_path / "folder", "text")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.bin", "a.txt", "folder", "log.jsonl", "log.tmp"]

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from roberta.run_metrics import RunMetrics, same_text_file
+from roberta.run_metrics import PHASES_NAME, RunMetrics, read_phase_history, same_text_file, write_phase_history
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -78,3 +78,20 @@ def test_a_folder_with_a_dot_in_its_name_gets_a_metrics_file(tmp_path):
 def test_held_out_survives_a_malformed_later_evaluation():
     metrics = RunMetrics(mlm={"masks": None, "accuracy": 0.5, "loss": 2.0}, eval_accuracy=0.4, eval_loss=2.5)
     assert metrics.held_out == (2.5, 0.4, None, 1)  # the run's own evaluation, not a TypeError
+
+
+def test_phase_history_round_trip_and_errors(tmp_path):
+    """phases.json (a shipped masked LM's pretraining phases): the one reader and writer, used by scripts.release,
+    scripts.phase_curve and the app; the folder or the file itself (what a Hub download gives) reads."""
+    phases = [RunMetrics(command="python -m train.pretrain", train_tokens=5), RunMetrics(init="runs/p1", averaged=2)]
+    assert write_phase_history(tmp_path, phases) == tmp_path / PHASES_NAME
+    assert [p.name for p in tmp_path.iterdir()] == [PHASES_NAME]  # renamed into place: no temporary file left
+    for path in (tmp_path, tmp_path / PHASES_NAME):
+        assert [p.to_dict() for p in read_phase_history(path)] == [p.to_dict() for p in phases]
+    with pytest.raises(FileNotFoundError):
+        read_phase_history(tmp_path / "missing")
+    for text, why in (("{not json", "Expecting"), ("{}", "expected a list of the phases' metrics, got a dict"),
+                      ("[1]", "metrics must be a JSON object")):
+        (tmp_path / PHASES_NAME).write_text(text)
+        with pytest.raises(ValueError, match=f"^{tmp_path / PHASES_NAME}: not a phases file: {why}"):
+            read_phase_history(tmp_path)

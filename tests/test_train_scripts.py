@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import roberta
+from roberta.run_metrics import PHASES_NAME
 from roberta.text import lowercasing, normalize_for_classifier
 from train import checkpointing, finetune, pretrain, recipe, reporting, runtime, summarize
 
@@ -490,7 +491,7 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path, 
     assert pretrain.main(argv) == 0
     out2 = tmp_path / "assets2"
     assert release.main(["--mlm", str(out / release.MLM_NAME), str(phase3), "--out", str(out2)]) == 0
-    phases = json.loads((out2 / release.MLM_NAME / release.PHASES_FILE).read_text())
+    phases = json.loads((out2 / release.MLM_NAME / PHASES_NAME).read_text())
     assert [p["init"] if "init" in p else "random" for p in phases] == ["random", str(phase1), str(out / release.MLM_NAME)]
     assert "fill_mask_probe" in phases[1] and 0 <= phases[2]["fill_mask_probe"]["top5"] <= 1
     card = (out2 / release.MLM_NAME / "README.md").read_text()
@@ -504,7 +505,7 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path, 
     avg, out3 = tmp_path / "avg", tmp_path / "assets3"
     assert average.main([str(out / release.MLM_NAME), str(phase3), "--out", str(avg), "--mlm-seeds", "2"]) == 0
     assert release.main(["--mlm", str(out2 / release.MLM_NAME), str(avg), "--out", str(out3)]) == 0
-    phases = json.loads((out3 / release.MLM_NAME / release.PHASES_FILE).read_text())
+    phases = json.loads((out3 / release.MLM_NAME / PHASES_NAME).read_text())
     assert len(phases) == 4 and phases[3]["averaged"] == 2 and phases[3]["train_tokens"] == 0
     card = (out3 / release.MLM_NAME / "README.md").read_text()
     assert "The last row is the uniform average of the weights of 2 phases" in card and "over 2 fixed masks" in card
@@ -521,7 +522,7 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path, 
     assert evaluate.main(["--model", str(phase5), "--mlm-text", str(train_files / "valid.txt"), "--mlm-seeds", "2",
                           "--out", str(phase5 / "metrics.json")]) == 0
     assert release.main(["--mlm", str(out3 / release.MLM_NAME), str(phase5), "--out", str(out4)]) == 0
-    phases = json.loads((out4 / release.MLM_NAME / release.PHASES_FILE).read_text())
+    phases = json.loads((out4 / release.MLM_NAME / PHASES_NAME).read_text())
     assert len(phases) == 5 and phases[3]["averaged"] == 2 and phases[4]["train_tokens"] > 0
     card = (out4 / release.MLM_NAME / "README.md").read_text()
     assert "--mlm-seeds 2`, the mean over 2 fixed masks): loss" in card
@@ -563,7 +564,8 @@ def test_release_refuses_the_wrong_kind_of_run_before_writing(tiny_mlm_dir, tiny
                                               "random initialisation")
     # was "OUT/mini-roberta-mlm/model.safetensors does not fit RobertaForMaskedLM", after exporting the classifier
     assert release.main(["--mlm", str(clf), "--out", str(out)]) == 2
-    assert capsys.readouterr().err.startswith(f"error: --mlm {clf} is a RobertaForSequenceClassification folder")
+    assert capsys.readouterr().err == (f"error: --mlm {clf} is a classifier (RobertaForSequenceClassification); "
+                                       "--mlm takes masked-LM runs (train.pretrain)\n")
     # a second phase trained from random weights was shipped as "phase 2 ... started from random"
     assert release.main(["--mlm", str(mlm), str(mlm), "--out", str(out)]) == 2
     assert f"--mlm {mlm} was trained from random weights, not from {mlm}" in capsys.readouterr().err
@@ -626,7 +628,7 @@ def test_a_release_stopped_half_way_leaves_the_shipped_folder_whole(tiny_mlm_dir
     assert sorted(p.name for p in out.iterdir()) == [release.MLM_NAME]
     monkeypatch.undo()
     assert release.main(["--mlm", str(shipped), str(phase2), "--out", str(out)]) == 0
-    phases = json.loads((shipped / release.PHASES_FILE).read_text())
+    phases = json.loads((shipped / PHASES_NAME).read_text())
     assert [p.get("init", "random") for p in phases] == ["random", str(shipped)]
     with pytest.raises(ValueError, match="already in the history"):  # the same release again
         release.release([str(shipped), str(phase2)], out=str(out))

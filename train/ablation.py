@@ -31,23 +31,26 @@ import argparse
 import hashlib
 import json
 import math
-import os
 import shutil
 import statistics
-import sys
 import textwrap
 import time
 from pathlib import Path
 
 import torch
 
+from roberta.masking import DUPE_FACTOR
 from roberta.run_metrics import RunMetrics
 
 from . import finetune, pretrain, tokenizer
 from .arguments import command_line, script_parser
 from .experiment import Step, argv_of, function, run_steps, same_run, script, shape_of, training
+from .evaluate import masked_lm_sums
+from .paths import write_atomic
 from .reporting import read_log, save_figure
-from .runtime import USER_ERRORS, autocast, exit_code, output_folder, report_user_error, resolve_precision
+from .runtime import (EXIT_FAILED, EXIT_OK, USER_ERRORS, UserError, autocast, exit_code, output_folder,
+                      report_user_error, resolve_precision)
+from .summarize import mean_std
 
 WIKITEXT_TRAIN = "../shared/data/wikitext-2/wiki.train.tokens"
 ARMS = {  # name -> (label, masking, dupe factor)
@@ -261,9 +264,7 @@ def check_plan(out: Path, steps: list[dict], init_sha256: str | None = None) -> 
         recorded[INIT_KEY] = init_sha256
     recorded.update({s.name: s.command for s in steps})
     out.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(recorded, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(recorded, indent=2) + "\n")
     return []
 
 
@@ -293,9 +294,7 @@ def slice_corpus(source: Path, chars: int, dest: Path) -> dict:
     documents = sum(1 for line in kept if (_TITLE.match(line.rstrip("\r\n")) if titled else line.strip()))
     if not dest.is_file() or dest.read_text(encoding="utf-8") != text:
         dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, dest)
+        write_atomic(dest, text)
     return {"source": str(source), "file": str(dest), "chars": len(text), "documents": documents,
             "source_chars": sum(map(len, lines))}
 
@@ -305,22 +304,7 @@ def slice_corpus(source: Path, chars: int, dest: Path) -> dict:
 # ----------------------------------------------------------------------------------------------------------
 def _mlm_scores(model, masked, batch_size: int = 64) -> dict:
     """Mean loss and accuracy over the targets of an already masked batch (as train.evaluate.evaluate_mlm)."""
-    import torch
-    import torch.nn.functional as F
-
-    from roberta.masking import IGNORE_INDEX
-
-    loss_sum, correct, count = 0.0, 0, 0
-    with torch.no_grad():
-        for start in range(0, len(masked.input_ids), batch_size):
-            labels = masked.labels[start:start + batch_size]
-            if not labels.ne(IGNORE_INDEX).any():
-                continue
-            out = model(masked.input_ids[start:start + batch_size], labels=labels, masked_only=True)  # (N, V)
-            targets = labels[labels.ne(IGNORE_INDEX)]
-            loss_sum += F.cross_entropy(out.logits.float(), targets, reduction="sum").item()
-            correct += (out.logits.argmax(-1) == targets).sum().item()
-            count += targets.numel()
+    loss_sum, correct, count = masked_lm_sums(model, masked, batch_size)
     return {"loss": loss_sum / max(count, 1), "accuracy": correct / max(count, 1), "targets": count}
 
 
@@ -331,7 +315,7 @@ def count_distinct_masks(masking: str, dupe_factor, tok, rows, seed: int, epochs
 
     import roberta
 
-    masker = roberta.make_masker(masking, tok, seed=seed, dupe_factor=dupe_factor or 10)
+    masker = roberta.make_masker(masking, tok, seed=seed, dupe_factor=dupe_factor or DUPE_FACTOR)
     task = pretrain.MLMTask(rows, masker, pad_id=tok.token_to_id("<pad>"))
     indices = torch.arange(len(rows))
     seen = [set() for _ in range(len(rows))]
@@ -386,9 +370,7 @@ def mask_probe(folder: Path, arm: str, seed: int, args, recipe) -> dict:
     probe = {"rows": len(probe_rows), "last_epoch": last_epoch, "precision": precision,
              "train_rows_seen_mask": seen, "train_rows_fresh_mask": fresh, "masks": audit,
              "time_s": round(time.time() - started, 1)}
-    tmp = folder / "probe.json.tmp"
-    tmp.write_text(json.dumps(probe, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, folder / "probe.json")
+    write_atomic(folder / "probe.json", json.dumps(probe, indent=2) + "\n")
     return probe
 
 
@@ -443,13 +425,6 @@ SCALARS = ("mlm_loss", "mlm_accuracy", "mlm_perplexity", "min_eval_loss", "train
            "train_tokens", "pretrain_time_s", "finetune_time_s", "tokens_per_s")
 
 
-def _mean_std(values: list[float]) -> tuple[float | None, float | None]:
-    values = [v for v in values if v is not None]
-    if not values:
-        return None, None
-    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else None)
-
-
 def summarize(args, steps: list[dict], corpus_info: dict | None, started_total: float) -> dict:
     out, recipe = Path(args.out), recipe_of(args)
     arms_out, hardware, commands = {}, None, [s.command for s in steps]
@@ -462,7 +437,7 @@ def summarize(args, steps: list[dict], corpus_info: dict | None, started_total: 
                 hardware = hardware or record.get("hardware")
         label, masking, dupe = ARMS.get(arm, ("random init (no pretraining)", None, None))
         keys = ("sst2_accuracy", "finetune_time_s") if arm == BASELINE else SCALARS
-        stats = {k: _mean_std([r.get(k) for r in per_seed.values()]) for k in keys}
+        stats = {k: mean_std([r.get(k) for r in per_seed.values()]) for k in keys}
         arms_out[arm] = {"label": label, "masking": masking, "dupe_factor": dupe, "n": len(per_seed),
                          "seeds_done": sorted(int(s) for s in per_seed),
                          "mean": {k: v[0] for k, v in stats.items()}, "std": {k: v[1] for k, v in stats.items()},
@@ -475,8 +450,8 @@ def summarize(args, steps: list[dict], corpus_info: dict | None, started_total: 
             paired = {}
             for key in ("mlm_loss", "mlm_accuracy", "sst2_accuracy", "train_loss_last_epoch"):
                 diffs = [r[key] - base[s][key] for s, r in arms_out[arm]["seeds"].items() if s in base]
-                mean, std = _mean_std(diffs)
-                paired[key] = {"mean": mean, "std": std, "n": len(diffs)}
+                mean, std, n = mean_std(diffs)
+                paired[key] = {"mean": mean, "std": std, "n": n}
             arms_out[arm]["minus_dynamic"] = paired
     pretrained = [r for a in args.arms for r in arms_out[a]["seeds"].values()]
     first = pretrained[0] if pretrained else {}
@@ -622,9 +597,7 @@ def plot(results: dict, png: Path) -> None:
 def write_results(args, steps, corpus_info, started) -> dict:
     out = Path(args.out)
     results = summarize(args, steps, corpus_info, started)
-    tmp = out / "results.json.tmp"
-    tmp.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, out / "results.json")
+    write_atomic(out / "results.json", json.dumps(results, indent=1) + "\n")
     plot(results, out / "curves.png")
     if args.ship:
         ship = Path(args.ship)
@@ -720,25 +693,18 @@ def _main(args) -> int:
                   f"(budget {args.time_budget_min:g} min; see --help)")
         for s in steps:
             print(s.command)
-        return 0
+        return EXIT_OK
     if recipe["corpus_chars"] and str(args.corpus).startswith("hub:"):
-        print("error: --corpus-chars slices a local file; pass --corpus-chars 0 with a hub: corpus",
-              file=sys.stderr)
-        return 2
+        raise UserError("--corpus-chars slices a local file; pass --corpus-chars 0 with a hub: corpus")
     changed = check_plan(out, steps, weights_sha256(recipe["init"]))
     if changed:
-        print(f"error: {out} holds runs made with other options or from other --init weights "
-              f"({', '.join(changed[:3])}{', ...' if len(changed) > 3 else ''}); their commands and the sha256 "
-              f"of their starting weights are in {out / 'plan.json'}. Use the same options and weights, or "
-              "another --out", file=sys.stderr)
-        return 2
+        raise UserError(f"{out} holds runs made with other options or from other --init weights "
+                        f"({', '.join(changed[:3])}{', ...' if len(changed) > 3 else ''}); their commands and the "
+                        f"sha256 of their starting weights are in {out / 'plan.json'}. Use the same options and "
+                        "weights, or another --out")
     corpus_info = None
-    if recipe["corpus_chars"]:
-        try:
-            corpus_info = slice_corpus(Path(args.corpus), recipe["corpus_chars"], corpus_path(args, recipe))
-        except (OSError, UnicodeDecodeError) as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 2
+    if recipe["corpus_chars"]:  # an unreadable --corpus is a user error, reported by main
+        corpus_info = slice_corpus(Path(args.corpus), recipe["corpus_chars"], corpus_path(args, recipe))
         corpus_info["requested_chars"] = recipe["corpus_chars"]
     if not args.summarize_only:
         if corpus_info:
@@ -756,7 +722,7 @@ def _main(args) -> int:
     shipped = f", shipped to {args.ship}" if args.ship else ""
     print(f"ablation {results['status']} ({results['runs_done']}/{results['runs_planned']} runs): "
           f"{out / 'results.json'}, {out / 'curves.png'}{shipped}", flush=True)
-    return 0 if results["status"] == "complete" or args.summarize_only else 1
+    return EXIT_OK if results["status"] == "complete" or args.summarize_only else EXIT_FAILED
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from roberta.hub import load_state_dict
 
 from .evaluate import UNSURE_BELOW, check_unsure_below
 from .reporting import plot_member_curves
-from .runtime import UserError, exit_code, output_folder
+from .runtime import EXIT_OK, UserError, exit_code, output_folder, report_user_error
 from .trainer import FINISHED_FILES, check_fresh_out
 
 
@@ -347,19 +347,18 @@ def main(argv=None) -> int:
     try:
         metrics = run(args)
     except (OSError, ValueError, KeyError, UserError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        return report_user_error(err)
     if "mlm" in metrics:
         print(f"averaged {metrics['averaged']} masked LMs: held-out accuracy {_pct(metrics['eval_accuracy'])}, loss "
               f"{metrics['eval_loss']:.4f} (mean of {metrics['mlm'].get('masks', 1)} masks); wrote {args.out}")
-        return 0
+        return EXIT_OK
     shown = [f"dev accuracy {_pct(metrics['dev_accuracy'])}"]
     if metrics["imdb_accuracy"] is not None:
         shown.append(f"IMDB {_pct(metrics['imdb_accuracy'])} (whole reviews {_pct(metrics['imdb_accuracy_whole'])})")
     if metrics.get("calibration"):
         shown.append(f"T {metrics['temperature']:.3f}, dev ECE {_pct(metrics['dev_ece'])}")
     print(f"averaged {metrics['averaged']} models: {', '.join(shown)}; wrote {args.out}")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

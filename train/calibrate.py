@@ -37,7 +37,6 @@ import json
 import math
 import os
 import random
-import sys
 import tempfile
 from pathlib import Path
 
@@ -47,7 +46,8 @@ import torch.nn.functional as F
 from roberta.run_metrics import RunMetrics, dataset_name
 
 from .reporting import save_figure
-from .runtime import exit_code
+from .paths import write_atomic
+from .runtime import EXIT_OK, exit_code, report_user_error
 
 N_BINS = 15
 T_MIN, T_MAX = 0.05, 20.0  # fitted temperatures are clipped here (all-correct data would drive T to 0)
@@ -221,9 +221,7 @@ def set_temperature(folder, temperature: float) -> None:
     path = Path(folder) / "config.json"
     config = json.loads(path.read_text(encoding="utf-8"))
     config["calibration_temperature"] = float(temperature)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 
 def calibrate(model, tokenizer, calibration: tuple[list[str], list[int]], dev: tuple[list[str], list[int]] | None,
@@ -309,7 +307,7 @@ def main(argv=None) -> int:
     if args.batch_size < 1 or args.calibration_n < 1:  # were "range() arg 3 must not be zero", "no texts to classify"
         p.error(f"--batch-size and --calibration-n must be at least 1, got {args.batch_size} and {args.calibration_n}")
     from roberta import RobertaForSequenceClassification, load_tokenizer
-    from roberta.hub import read_architecture
+    from roberta.hub import require_architecture
 
     from .data import read_labeled
 
@@ -317,9 +315,8 @@ def main(argv=None) -> int:
     metrics_path = folder / "metrics.json"
     figure_dir = None
     try:
-        if "SequenceClassification" not in (architecture := read_architecture(folder)):  # was "does not fit"
-            raise ValueError(f"{folder} is a {architecture} folder; calibration needs a classifier (train.finetune "
-                             "output)")
+        require_architecture(folder, "RobertaForSequenceClassification",  # was "does not fit"
+                             "calibration needs a classifier (train.finetune output)")
         metrics = (RunMetrics.read(metrics_path, missing_ok=True) or RunMetrics()).to_dict()
         model = RobertaForSequenceClassification.from_pretrained(folder)
         tokenizer = load_tokenizer(folder)
@@ -355,8 +352,7 @@ def main(argv=None) -> int:
     except (OSError, ValueError, KeyError) as err:  # config.json, metrics.json and the figure are still the old ones
         if figure_dir is not None:
             figure_dir.cleanup()
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        return report_user_error(err)
     set_temperature(folder, result["temperature"])  # written once everything is computed: never half a change
     written.write(metrics_path)
     figure = Path(figure_dir.name) / RELIABILITY_NAME
@@ -375,7 +371,7 @@ def main(argv=None) -> int:
     files = [folder / "config.json", metrics_path, *([folder / RELIABILITY_NAME] if drawn else []),
              *([folder / "README.md"] if card else [])]
     print(f"{shown}{checks_note}; wrote {', '.join(map(str, files))}")
-    return 0
+    return EXIT_OK
 
 
 def _rescore_checks(metrics: dict, model, tokenizer, batch_size: int) -> str:

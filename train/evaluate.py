@@ -71,10 +71,24 @@ def evaluate_mlm(model, tokenizer, documents_or_rows, batch_size: int = 32, seed
     else:
         rows = pack_sequences(list(documents_or_rows), tokenizer, max_length or model.config.max_length, cache_dir)
     masked = DynamicMasker.from_tokenizer(tokenizer, seed=seed)(rows)  # one fixed mask for the whole set
-    was_training, device = model.training, _device(model)
+    was_training = model.training
     model.eval()
+    loss_sum, correct, count = masked_lm_sums(model, masked, batch_size)
+    model.train(was_training)
+    if count == 0:
+        raise ValueError("no token was masked: the evaluation text is too short")
+    loss = loss_sum / count
+    return {"loss": loss, "accuracy": correct / count, "perplexity": math.exp(min(loss, 700.0)),
+            "tokens": count, "sequences": len(rows)}
+
+
+@torch.no_grad()
+def masked_lm_sums(model, masked, batch_size: int) -> tuple[float, int, int]:
+    """(summed cross-entropy, right predictions, targets) of `model` over the targets of an already masked set
+    (`masked.input_ids`, `masked.labels`: (N, T)), `batch_size` rows per forward pass on the model's device."""
+    device = _device(model)
     loss_sum, correct, count = 0.0, 0, 0
-    for start in range(0, len(rows), batch_size):
+    for start in range(0, len(masked.input_ids), batch_size):
         labels = masked.labels[start:start + batch_size].to(device)
         if not labels.ne(IGNORE_INDEX).any():
             continue
@@ -83,12 +97,7 @@ def evaluate_mlm(model, tokenizer, documents_or_rows, batch_size: int = 32, seed
         loss_sum += F.cross_entropy(out.logits.float(), targets, reduction="sum").item()
         correct += (out.logits.argmax(-1) == targets).sum().item()
         count += targets.numel()
-    model.train(was_training)
-    if count == 0:
-        raise ValueError("no token was masked: the evaluation text is too short")
-    loss = loss_sum / count
-    return {"loss": loss, "accuracy": correct / count, "perplexity": math.exp(min(loss, 700.0)),
-            "tokens": count, "sequences": len(rows)}
+    return loss_sum, correct, count
 
 
 def encode_for_classifier(tokenizer, texts: list[str], max_length: int,

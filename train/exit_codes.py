@@ -1,11 +1,20 @@
 """How a script ends: the exit codes of every script in `train/` and `scripts/` (`train.runtime` says what each
-means), and Ctrl-C as one of them. No torch here: a script that needs none (`train.gpu_transfer`,
-`scripts.load_check`) imports this without loading it."""
+means), a user error's one line, and Ctrl-C as one of them. No torch here: a script that needs none
+(`train.gpu_transfer`, `scripts.load_check`) imports this without loading it."""
+import os
 import signal
 import sys
 import threading
 
 EXIT_OK, EXIT_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def report_user_error(err: BaseException) -> int:
+    """Print `error: ...` (the traceback too with TRAIN_DEBUG=1) and give EXIT_USER_ERROR."""
+    if os.environ.get("TRAIN_DEBUG"):
+        raise err
+    print(f"error: {err}", file=sys.stderr)
+    return EXIT_USER_ERROR
 
 
 def stop_on_sigterm() -> None:

@@ -20,7 +20,6 @@ import argparse
 import contextlib
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import torch
@@ -31,7 +30,7 @@ from roberta.run_metrics import RunMetrics
 
 from .checkpointing import CHECKPOINTS, Checkpoints
 from .paths import other_entries
-from .runtime import UserError, exit_code, output_folder
+from .runtime import EXIT_OK, UserError, exit_code, output_folder, report_user_error
 
 FILES = ["config.json", "tokenizer.json", "tokenizer_config.json", "README.md", "metrics.json", "curves.png",
          "reliability.png", "log.jsonl", "phases.json"]
@@ -190,11 +189,10 @@ def main(argv=None) -> int:
     try:
         dst = export(args.src, args.dst, args.dtype)
     except (OSError, ValueError, UserError, SafetensorError) as err:  # UserError: an unreadable checkpoint
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        return report_user_error(err)
     size = (dst / "model.safetensors").stat().st_size / 1e6
     print(f"wrote {dst} (model.safetensors {size:.1f} MB, {args.dtype})")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

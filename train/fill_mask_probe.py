@@ -15,14 +15,13 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import roberta
 
 from .data import _undecodable, open_text
-from .runtime import exit_code, output_file
+from .runtime import EXIT_OK, exit_code, output_file, report_user_error
 
 DEFAULT_PROBE = Path(__file__).resolve().parent.parent / "tests" / "data" / "fill_mask_probe.tsv"
 COLUMNS = ("category", "sentence", "expected")
@@ -122,15 +121,13 @@ def main(argv=None) -> int:
         p.error(str(err))
     try:
         rows = read_probe(args.probe)
-        if "SequenceClassification" in (architecture := roberta.hub.read_architecture(args.model)):
-            raise ValueError(f"{args.model} is a classifier ({architecture}); the probe needs a masked-LM model")
+        roberta.hub.require_architecture(args.model, "RobertaForMaskedLM", "the probe needs a masked-LM model")
         fill = roberta.pipeline("fill-mask", model=args.model)
         result = run_probe(fill, rows, args.top_k)
         if args.layers:
             result["by_layer"] = run_layers(fill, rows, args.top_k)
-    except (OSError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except (OSError, ValueError) as err:
+        return report_user_error(err)
     k = args.top_k
     for a in result["answers"]:
         mark = "ok " if a["rank"] == 1 else (f"#{a['rank']} " if a["rank"] else "-- ")
@@ -150,7 +147,7 @@ def main(argv=None) -> int:
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

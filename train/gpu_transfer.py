@@ -21,11 +21,10 @@ import lzma
 import os
 import shutil
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
-from .exit_codes import exit_code
+from .exit_codes import EXIT_OK, exit_code, report_user_error
 from .paths import output_folder
 
 DATA_ROOT = Path("../shared/data")
@@ -268,9 +267,8 @@ def main(argv=None) -> int:
         else:
             print(f"unpacked into {unpack(args.returned, args.out)}")
     except (OSError, ValueError, tarfile.TarError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return 0
+        return report_user_error(err)
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ folder), limitations, usage (with `roberta.pipeline` and with `transformers`).
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import torch
@@ -14,6 +13,8 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification, hub
 from roberta.run_metrics import RunMetrics
+
+from .paths import write_atomic
 
 TASKS = tuple(task for _, task in hub.ARCHITECTURES.values())  # ("fill-mask", "text-classification")
 # substrings of a source path or hub spec -> the Hub dataset it is (a local copy of)
@@ -217,9 +218,7 @@ def rewrite_card_sections(folder, sections: list[tuple[str, str]]) -> bool:
     card = path.read_text(encoding="utf-8")
     for heading, body in sections:
         card = replace_section(card, heading, body)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(_model_index_of_metrics(Path(folder), card), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, _model_index_of_metrics(Path(folder), card))
     return True
 
 

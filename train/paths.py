@@ -1,8 +1,10 @@
 """Checks of the paths a script writes, made before any work: a file where a folder should be, a folder where a
-file should be. No torch here: `train.gpu_transfer` uses them too (`train.runtime` re-exports them)."""
+file should be; and `write_atomic`, how a script writes a file. No torch here: `train.gpu_transfer` uses them too
+(`train.runtime` re-exports the checks)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 
@@ -35,6 +37,20 @@ def output_file(path, example: str, option: str = "--out", suffixes: tuple[str, 
             json.loads(path.read_text(encoding="utf-8"))
         except (ValueError, UnicodeDecodeError):
             raise ValueError(f"{option} {path} exists and is not JSON: choose another file name") from None
+    return path
+
+
+def write_atomic(path, data: str | bytes) -> Path:
+    """Write `data` (text as UTF-8) to `path` through a temporary file beside it, renamed into place: a reader
+    never sees half a file, and a stopped write leaves the old file. The temporary name holds the process id, so
+    two processes writing the same file never share one."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return path
 
 

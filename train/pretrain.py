@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.masking import IGNORE_INDEX, to_device
+from roberta.masking import DUPE_FACTOR, IGNORE_INDEX, MLM_PROBABILITY, to_device
 from roberta.run_metrics import RunMetrics
 from roberta.tokenizer import save_tokenizer
 
@@ -80,8 +80,8 @@ class PretrainArguments(ModelArguments, TrainingArguments):
                                     group="data", deprecated=("--seq-length",))
     masking: str = option("dynamic", "dynamic: new mask every pass (RoBERTa); static: --dupe-factor fixed masks "
                                      "(BERT)", group="masking", choices=("dynamic", "static"))
-    dupe_factor: int = option(10, "static masking: masks per row (default: %(default)s)", group="masking")
-    mlm_probability: float = option(0.15, "share of tokens selected (default: %(default)s)", group="masking")
+    dupe_factor: int = option(DUPE_FACTOR, "static masking: masks per row (default: %(default)s)", group="masking")
+    mlm_probability: float = option(MLM_PROBABILITY, "share of tokens selected (default: %(default)s)", group="masking")
     output_bias: str = option("zero", "initial MLM output bias of a new model: zero, or the log unigram "
                                       "frequencies of the training rows (add-one smoothed), so the first prediction "
                                       "is the corpus's unigram distribution instead of a uniform one (default: "
@@ -173,10 +173,11 @@ def build_model(args: PretrainArguments, config, tokenizer) -> roberta.RobertaFo
     if given := args.shape_options_given():
         raise UserError(f"{', '.join(given)} cannot change the shape of the --init model")
     try:
-        if "SequenceClassification" in (architecture := roberta.hub.read_architecture(args.init)):
-            raise UserError(f"--init {args.init} is a classifier ({architecture}); pretraining continues a "
-                            "masked-LM folder (train.pretrain output)")
+        roberta.hub.require_architecture(args.init, "RobertaForMaskedLM", "pretraining continues a masked-LM folder "
+                                         "(train.pretrain output)", "--init")
         model = roberta.RobertaForMaskedLM.from_pretrained(args.init)
+    except roberta.hub.ArchitectureMismatch:
+        raise
     except (OSError, ValueError) as err:
         raise UserError(f"cannot load --init {args.init}: {err}") from None
     if model.config.vocab_size != tokenizer.get_vocab_size():

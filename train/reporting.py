@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+from .paths import write_atomic
+
 LOG_NAME, CURVES_NAME = "log.jsonl", "curves.png"
 
 
@@ -52,9 +54,7 @@ def truncate_log(path: Path, step: int) -> None:
     if not path.exists():
         return
     kept = [entry for entry in read_log(path) if entry["step"] <= step]
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(json.dumps(entry) + "\n" for entry in kept), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, "".join(json.dumps(entry) + "\n" for entry in kept))
 
 
 def save_figure(fig, png_path) -> Path:

@@ -26,6 +26,7 @@ import torch.distributed as torch_dist
 from roberta.model import enable_fast_cpu_math
 
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, exit_code  # noqa: F401 (re-exported)
+from .exit_codes import report_user_error
 from .paths import output_file, output_folder  # noqa: F401 (re-exported)
 
 EXIT_DIVERGED = EXIT_FAILED
@@ -54,14 +55,6 @@ def progress_bars(no_progress: bool = False) -> bool:
     """Whether to draw progress bars: not when asked not to, nor when stderr is not a terminal (a log file
     or a pipe would get every redraw, carriage returns and all, as one endless line)."""
     return not no_progress and sys.stderr.isatty()
-
-
-def report_user_error(err: BaseException) -> int:
-    """Print `error: ...` (the traceback too with TRAIN_DEBUG=1) and give EXIT_USER_ERROR."""
-    if os.environ.get("TRAIN_DEBUG"):
-        raise err
-    print(f"error: {err}", file=sys.stderr)
-    return EXIT_USER_ERROR
 
 
 def run_main(run, args) -> int:

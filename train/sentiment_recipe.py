@@ -140,13 +140,12 @@ def check_init(init: str, option: str = "--init") -> str:
     """The pretrained masked-LM folder (or Hub repo) the experiment starts from, checked before any work: it
     exists, with a config.json, and is not a classifier. Returns its architecture."""
     try:
-        architecture = roberta.hub.read_architecture(init)
+        return roberta.hub.require_architecture(init, "RobertaForMaskedLM", "give a pretrained masked-LM folder "
+                                                "(train.pretrain output, e.g. assets/mini-roberta-mlm)", option)
+    except roberta.hub.ArchitectureMismatch:
+        raise
     except (OSError, ValueError) as err:
         raise UserError(f"cannot load {option} {init}: {err}") from None
-    if "SequenceClassification" in architecture:
-        raise UserError(f"{option} {init} is a classifier ({architecture}); give a pretrained masked-LM folder "
-                        "(train.pretrain output, e.g. assets/mini-roberta-mlm)")
-    return architecture
 
 
 def check_extra_options(extra: str, module, option: str) -> list[str]:

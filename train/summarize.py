@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
-import sys
+import statistics
 from pathlib import Path
 
 from roberta.run_metrics import RunMetrics
 
-from .runtime import exit_code, output_file
+from .paths import write_atomic
+from .runtime import EXIT_OK, exit_code, output_file, report_user_error
 
 OPTIONAL = {"end_weights_dev_accuracy"}  # a column only when some run has the figure
 FIELDS = [  # (metrics.json key, column title, as a percentage)
@@ -57,12 +56,12 @@ def read_run(folder) -> dict:
 
 
 def mean_std(values) -> tuple[float | None, float | None, int]:
+    """(mean, sample standard deviation (n - 1), n) of the values that are not None; the std is None for fewer
+    than two, the mean too for none. `train.ablation` uses it too."""
     values = [v for v in values if v is not None]
     if not values:
         return None, None, 0
-    mean = sum(values) / len(values)
-    std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else None
-    return mean, std, len(values)
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else None), len(values)
 
 
 def summarize(arms: dict[str, list[str]]) -> dict:
@@ -211,8 +210,7 @@ def main(argv=None) -> int:
     try:
         summary = summarize(arms)
     except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        return report_user_error(err)
     table = to_markdown(summary)
     print(table, end="")
     if args.out:
@@ -220,15 +218,12 @@ def main(argv=None) -> int:
         try:
             out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:  # a file where a folder of the path should be
-            print(f"error: --out {out}: {err}", file=sys.stderr)
-            return 2
+            return report_user_error(OSError(f"--out {out}: {err}"))
         out.with_suffix(".md").write_text(table, encoding="utf-8")
         plot_summary(summary, out.with_suffix(".png"))
-        tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")  # the JSON last, renamed into place: a recipe's
-        tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")    # sign that this step is done
-        os.replace(tmp, out)
+        write_atomic(out, json.dumps(summary, indent=2) + "\n")  # the JSON last: a recipe's sign that this step is done
         print(f"wrote {out}, {out.with_suffix('.md')} and {out.with_suffix('.png')}")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

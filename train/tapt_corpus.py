@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 from roberta.text import normalize_for_classifier
 
 from .data import HUB_PREFIX, _undecodable, open_text, read_labeled
-from .runtime import exit_code, output_folder
+from .runtime import EXIT_OK, exit_code, output_folder, report_user_error
 
 DEFAULT_UNSUP = "../shared/data/imdb/unsup.txt"
 DEFAULT_SST2 = "../shared/data/sst2/train.tsv"
@@ -95,11 +94,10 @@ def main(argv=None) -> int:
     try:
         counts = write_corpora(args.out, args.imdb_unsup, args.sst2_train, args.min_words)
     except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        return report_user_error(err)
     for name, n in counts.items():
         print(f"{args.out}/{name}: {n:,} documents")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from roberta import load_tokenizer
 from roberta.tokenizer import vocab_digest
 
 from .data import read_documents, tokenize_documents
-from .runtime import EXIT_USER_ERROR, exit_code, output_file
+from .runtime import EXIT_OK, exit_code, output_file, report_user_error
 
 # The shipped encoder's pretraining corpora (train.pretrain.PRETRAIN_CORPUS's files), by kind of text
 DEFAULT_SOURCES = ("Wikipedia=../shared/data/wikipedia-en,../shared/data/wikitext-2/wiki.train.tokens",
@@ -194,8 +194,7 @@ def main(argv=None) -> int:
         sources = parse_sources(args.source or list(DEFAULT_SOURCES))
         tokenizer = load_tokenizer(args.tokenizer or DEFAULT_TOKENIZER) if out else None
     except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return report_user_error(err)
     progress = False if args.no_progress else None
     try:
         if args.words:
@@ -214,9 +213,8 @@ def main(argv=None) -> int:
                                f"document{'s' if s['documents'] != 1 else ''}" for s in document["sources"])
             print(f"wrote {out} and {figure.name}: {totals}")
     except (OSError, ValueError) as err:  # a missing or unreadable corpus file
-        print(f"error: {err}", file=sys.stderr)
-        return EXIT_USER_ERROR
-    return 0
+        return report_user_error(err)
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
 import roberta
@@ -22,7 +21,8 @@ from roberta import train_tokenizer
 from roberta.tokenizer import SPECIAL_TOKENS, vocab_digest
 
 from .data import UNK, load_mixture_with_stats, read_documents
-from .runtime import EXIT_USER_ERROR, UserError, exit_code, output_folder, progress_bars
+from .paths import write_atomic
+from .runtime import EXIT_OK, UserError, exit_code, output_folder, progress_bars, report_user_error
 
 DEFAULT_CORPUS = ("../shared/data/wikipedia-en=0.5,../shared/data/wikitext-2/wiki.train.tokens=0.25,"
                   "../shared/data/imdb/unsup.txt=0.25")
@@ -117,21 +117,18 @@ def main(argv=None) -> int:
         tokenizer, stats = build_tokenizer(args.corpus, args.vocab_size, args.min_frequency,
                                            args.max_chars or None, args.seed, show_progress=progress_bars(args.quiet))
     except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return report_user_error(err)
     for s in stats:
         print(f"  {s['source']}: {s['chars']:,} chars, {s['documents']:,} documents, share {s['share']:.2f}"
               + (f" (repeated {s['passes']}x)" if s["passes"] > 1 else ""))
     out.mkdir(parents=True, exist_ok=True)
-    tmp = out / f".tokenizer.json.tmp-{os.getpid()}"  # renamed into place: tokenizer.json marks a recipe's step done
-    tokenizer.save(str(tmp))
-    os.replace(tmp, out / "tokenizer.json")
+    write_atomic(out / "tokenizer.json", tokenizer.to_str(pretty=True))  # it marks a recipe's step done
     print(f"vocabulary {tokenizer.get_vocab_size():,} tokens -> {out / 'tokenizer.json'} "
           f"({time.time() - start:.0f} s)")
     if eval_documents:
         tpw = tokens_per_word(tokenizer, eval_documents)
         print(f"tokens per word on {args.eval_text}: {tpw:.3f}")
-    return 0
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -273,9 +273,8 @@ class Trainer:
         if args.batch_order == "length" and self._row_lengths is None:
             raise UserError("--batch-order length: this task's rows have no lengths to group by")
         if args.resume:
-            self.resumed_from = self._resume()
+            self._resume()
         else:
-            self.resumed_from = None
             self._prepare_fresh_out()
         # Randomness of each process: rank 0 continues the seeded (or restored) stream; other ranks get
         # their own (dropout differs per rank, as with any data-parallel run).
@@ -328,7 +327,7 @@ class Trainer:
             self.out.mkdir(parents=True, exist_ok=True)
         self.dist.barrier()
 
-    def _resume(self) -> Path | None:
+    def _resume(self) -> None:
         path = self.ckpt.latest("step")
         if path is None:
             check_restart_out(self.out, self.args.own_files())
@@ -338,7 +337,7 @@ class Trainer:
                 self.ckpt.clean_partial(after_step=-1)
                 truncate_log(self.out / LOG_NAME, -1)  # from a run stopped before its first checkpoint
             self.dist.barrier()
-            return path
+            return
         weights, state, path = self._load_latest_readable(path)
         try:
             self.model.load_state_dict(weights)
@@ -379,7 +378,6 @@ class Trainer:
             self.ckpt.clean_partial(after_step=self.step)
             truncate_log(self.out / LOG_NAME, self.step)
             self._say(f"resumed from {path} (step {self.step}, {self.tokens:,} tokens)")
-        return path
 
     def _load_latest_readable(self, path: Path) -> tuple[dict, dict, Path]:
         """The newest step checkpoint that can be read, from `path` back; damaged ones are named, and moved
