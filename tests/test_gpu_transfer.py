@@ -173,7 +173,10 @@ def test_pack_ship_returns_what_finished_in_a_stopped_recipe(tiny_mlm_dir, tiny_
     (out / "ship" / "stale").mkdir(parents=True)  # an earlier ship of this folder is replaced
     assert gpu_transfer.main(["pack", str(out), "--ship", "--out", str(tmp_path / "returned")]) == 0
     back = gpu_transfer.unpack(tmp_path / "returned", tmp_path / "back")
-    assert sorted(p.name for p in back.iterdir()) == ["mini-roberta-mlm", "mini-roberta-sst2", "sentiment"]
+    assert sorted(p.name for p in back.iterdir()) == ["mini-roberta-mlm", "mini-roberta-sst2", "sentiment",
+                                                      gpu_transfer.SHIPPED_FROM]
+    # no average was made: one seed ships, and says so
+    assert (back / gpu_transfer.SHIPPED_FROM).read_text() == "mini-roberta-sst2: sst2-s1 (one seed, no average)\n"
     assert json.loads((back / "mini-roberta-sst2" / "metrics.json").read_text()) == {"dev_accuracy": 0.8}
     assert sorted(p.name for p in (back / "sentiment").iterdir()) == ["random-sst2-s0", "sst2-s1"]
     weights = roberta.hub.read_weights(back / "mini-roberta-mlm" / "model.safetensors")[0]
@@ -214,7 +217,9 @@ def test_gpu_session_retries_a_failed_pretraining_and_returns_what_finished_with
     assert "retrying at lr 0.002" in printed and "tokens/s), stopped by time" in printed
     assert "== sst2-s0: SST-2 dev" in printed
     back = gpu_transfer.unpack(out, tmp_path / "back")
-    assert {p.name for p in back.iterdir()} == {"mini-roberta-mlm", "mini-roberta-sst2", "sentiment", "session"}
+    assert {p.name for p in back.iterdir()} == {"mini-roberta-mlm", "mini-roberta-sst2", "sentiment", "session",
+                                                gpu_transfer.SHIPPED_FROM}
+    assert "== shipped classifier: mini-roberta-sst2: sst2-s0 (one seed, no average)" in printed
     log = (back / "session" / "recipe.log").read_text()
     assert any(f"became {what}" in log for what in ("nan", "inf", "non-finite"))  # the first pretraining diverged ...
     assert "retrying at lr 0.002 in fp32" in log  # ... and the retry ran
@@ -291,6 +296,7 @@ def test_gpu_session_returns_the_pretrained_model_when_both_do_not_fit(tiny_mlm_
     shipped = tmp_path / "ship"
     shutil.copytree(tiny_mlm_dir, shipped / "mini-roberta-mlm")
     shutil.copytree(tiny_clf_dir, shipped / "mini-roberta-sst2")
+    (shipped / gpu_transfer.SHIPPED_FROM).write_text("mini-roberta-sst2: sst2-avg\n")  # goes with the classifier
     alone = gpu_transfer.pack(tiny_mlm_dir, tmp_path / "measure", part_mib=1000)[0].stat().st_size / gpu_transfer.MIB
     parts = gpu_session.pack_what_fits(shipped, tmp_path / "out", part_mib=alone / 7.5)  # the two need over 8 parts
     assert len(parts) <= 8 and "packing without the classifier" in capsys.readouterr().out
@@ -323,7 +329,9 @@ def test_gpu_recipe_end_to_end_on_cpu(train_files, tmp_path):
     # the schedule of the real run: only a time budget, so the 6% warmup is 6% of the time (not of the steps)
     assert metrics["stopped_by"] == "time" and "--warmup 0.06" in metrics["command"]
     ship = first / "ship"
-    assert {p.name for p in ship.iterdir()} == {"mini-roberta-mlm", "mini-roberta-sst2", "sentiment"}
+    assert {p.name for p in ship.iterdir()} == {"mini-roberta-mlm", "mini-roberta-sst2", "sentiment",
+                                                gpu_transfer.SHIPPED_FROM}
+    assert (ship / gpu_transfer.SHIPPED_FROM).read_text() == "mini-roberta-sst2: sst2-avg\n"
     assert json.loads((ship / "mini-roberta-sst2" / "metrics.json").read_text()).get("averaged")
     assert (ship / "sentiment" / "summary.md").is_file() and (ship / "sentiment" / "sst2-s1" / "metrics.json").is_file()
 
@@ -382,7 +390,7 @@ def test_gpu_session_without_pretraining_returns_the_classifier_alone(train_file
     report = capsys.readouterr().out
     assert "== imdb-sst2-avg: SST-2 dev" in report and "retrying" not in report
     back = gpu_transfer.unpack(out, tmp_path / "back")
-    assert {p.name for p in back.iterdir()} == {"mini-roberta-sst2", "sentiment", "session"}
+    assert {p.name for p in back.iterdir()} == {"mini-roberta-sst2", "sentiment", "session", gpu_transfer.SHIPPED_FROM}
     assert json.loads((back / "mini-roberta-sst2" / "metrics.json").read_text())["averaged"] == 2
     with pytest.raises(ValueError, match="give --init"):  # the recipe refuses it too
         recipe.plan_gpu(recipe.build_parser().parse_args(["--gpu", "--out", "x", "--time-budget-min", "0"]))

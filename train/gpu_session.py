@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from .experiment import finished
-from .gpu_transfer import PART_MIB, check_bundle, pack
+from .gpu_transfer import PART_MIB, SHIPPED_FROM, check_bundle, pack
 from .runtime import EXIT_USER_ERROR, exit_code, output_folder
 
 TESTS = "tests/test_train_loop.py tests/test_gpu_transfer.py tests/test_model.py tests/test_masking.py"
@@ -138,6 +138,7 @@ def pack_what_fits(shipped: Path, out: Path, part_mib: float = PART_MIB) -> list
     except ValueError as err:
         print(f"{err}: packing without the classifier (fine-tune it here from the returned encoder)", flush=True)
         shutil.rmtree(shipped / "mini-roberta-sst2", ignore_errors=True)
+        (shipped / SHIPPED_FROM).unlink(missing_ok=True)  # it named the classifier
         return pack(shipped, out, part_mib)
 
 
@@ -151,6 +152,8 @@ def report(chosen: Path, logs: Path) -> str:
     pretraining and fine-tuning figures, the tests' summary."""
     parts = [f"== machine: {(logs / 'machine.json').read_text(encoding='utf-8').strip()}",
              f"== recipe log (last lines of {logs / 'recipe.log'}):", tail(logs / "recipe.log", 40)]
+    if (chosen / "ship" / SHIPPED_FROM).is_file():
+        parts.append(f"== shipped classifier: {(chosen / 'ship' / SHIPPED_FROM).read_text(encoding='utf-8').strip()}")
     if finished(chosen / "mlm"):
         m = json.loads((chosen / "mlm" / "metrics.json").read_text(encoding="utf-8"))
         rate = m["train_tokens"] / max(m["train_time_s"], 1e-9)

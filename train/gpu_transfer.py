@@ -35,6 +35,7 @@ TOKENIZER = "assets/mini-roberta-mlm/tokenizer.json"
 MIB = 1 << 20
 BUNDLE_NAME = "bundle.json"  # written last, by a bundle that finished within --max-mib: its files and sizes
 PART_MIB = 15
+SHIPPED_FROM = "shipped-from.txt"  # in a shipped folder: which fine-tuning run its classifier is
 ARCHIVE = "runs.tar.xz"
 
 

@@ -52,7 +52,7 @@ from roberta.run_metrics import RunMetrics
 from . import finetune, pretrain, sentiment_recipe, tapt_corpus, tokenizer
 from .experiment import Step, argv_of, finished, option_text, run_steps, script, split_options, training
 from .export import export
-from .gpu_transfer import DATA_ROOT
+from .gpu_transfer import DATA_ROOT, SHIPPED_FROM
 from .runtime import USER_ERRORS, UserError, exit_code, report_user_error
 
 QUICK_CORPUS = "../shared/data/wikitext-2/wiki.train.tokens"
@@ -239,8 +239,10 @@ def ship(out: Path) -> Path:
     """OUT/ship: float16 copies of the pretrained model and of the classifier to release, and the metrics of
     every fine-tuning run (no weights) with the summary over seeds. What finished ships: a command stopped by
     its time limit (`timeout`, then `train.gpu_transfer pack OUT --ship`) still returns the pretrained model,
-    and the classifier is the seeds' weight average if it was made, else the first finished seed. A recipe without
-    pretraining (--time-budget-min 0: no mlm/ folder) ships its classifier alone."""
+    and the classifier is the seeds' weight average if it was made, else the first finished seed (SHIPPED_FROM, in
+    the ship folder, says which). A recipe without pretraining (--time-budget-min 0: no mlm/ folder) ships its
+    classifier alone. Pretraining stopped before its end ships nothing: its checkpoints hold no config.json (a run
+    writes it when it finishes), and what comes back is the logs."""
     dst, sentiment = out / "ship", out / "sentiment"
     runs = sorted(p for p in sentiment.iterdir() if finished(p)) if sentiment.is_dir() else []
     classifiers = [p for arm in ("imdb-sst2", "sst2") for p in runs if p.name == f"{arm}-avg"]
@@ -256,6 +258,9 @@ def ship(out: Path) -> Path:
         export(out / "mlm", dst / "mini-roberta-mlm", "float16")
     if classifiers:
         export(classifiers[0], dst / "mini-roberta-sst2", "float16")
+        (dst / SHIPPED_FROM).write_text(f"mini-roberta-sst2: {classifiers[0].name}"
+                                        f"{'' if classifiers[0].name.endswith('-avg') else ' (one seed, no average)'}\n",
+                                        encoding="utf-8")
     tapt = [sentiment / "tapt" / "mlm"] if finished(sentiment / "tapt" / "mlm") else []  # its rate and curves
     for run in runs + tapt:
         shown = dst / "sentiment" / ("tapt" if run in tapt else run.name)

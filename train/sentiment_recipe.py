@@ -248,13 +248,17 @@ def plan(args) -> tuple[list[Step], list[Step], dict, set[str]]:
     return train_steps, average_steps, runs, shared
 
 
-def _stop_with_parent() -> None:
-    """In a seed's process, before it starts (Linux): SIGTERM when this recipe dies, killed without passing a
-    signal on (a GPU session's SIGKILL), so that no seed trains on unwatched."""
-    if sys.platform.startswith("linux"):
-        import ctypes
+def _stop_with_parent():
+    """What a seed's process runs before it starts (Linux; None elsewhere): SIGTERM when this recipe dies, killed
+    without passing a signal on (a GPU session's SIGKILL), so that no seed trains on unwatched. `prctl` is looked
+    up here, in the parent: the child of a process with threads (CUDA's) should run as little as it can before
+    exec (no import, no dlopen, whose locks another thread may have held at the fork)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    return lambda: prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def run_in_parallel(argv: list[str], args, steps: list[Step], shared: set[str]) -> int:
@@ -271,6 +275,7 @@ def run_in_parallel(argv: list[str], args, steps: list[Step], shared: set[str]) 
     env = {**os.environ, "OMP_NUM_THREADS": str(threads),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     pending, running, failed, stopped = list(args.seeds), {}, {}, []
+    stop_with_parent = _stop_with_parent()
 
     def stop(signum, frame):
         if not stopped:  # once: a second SIGINT would make a run stop without its checkpoint
@@ -288,7 +293,7 @@ def run_in_parallel(argv: list[str], args, steps: list[Step], shared: set[str]) 
                 log = open(logs / f"seed-{seed}.log", "a")
                 print(f"== seed {seed}: {shlex.join(['python', *command[1:]])} (output: {log.name})", flush=True)
                 running[seed] = (subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                                  start_new_session=True, preexec_fn=_stop_with_parent), log)
+                                                  start_new_session=True, preexec_fn=stop_with_parent), log)
             time.sleep(0.2)
             for seed, (proc, log) in list(running.items()):
                 if proc.poll() is None:
