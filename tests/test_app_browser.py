@@ -164,9 +164,9 @@ def test_fill_mask_example(page):
 
 
 def test_fill_mask_compare(app, browser):
-    """Compare with another model: the same model as the tab's is refused next to the button, and a Hub model
-    this server cannot fetch says so after its loading note, the tab's own results untouched. (A page of its
-    own: the messages it leaves would be the shared page's.)"""
+    """Compare with another model: the tab's own model is not offered (typed in, it is refused next to the
+    button), and a Hub model this server cannot fetch says so after its loading note, the tab's own results
+    untouched. (A page of its own: the messages it leaves would be the shared page's.)"""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(app.url)
@@ -176,11 +176,15 @@ def test_fill_mask_compare(app, browser):
     box = page.locator("#fm-other input")
     sync_api.expect(box).to_have_value("FacebookAI/roberta-base")
     box.click()
-    page.get_by_role("option", name="ours: the shipped fill-mask model").click()
+    sync_api.expect(page.get_by_role("option", name="FacebookAI/roberta-base")).to_be_visible()
+    sync_api.expect(page.get_by_role("option", name="ours: the shipped fill-mask model")).to_have_count(0)
+    box.fill("shipped")  # typed in all the same
+    box.press("Enter")
     page.locator("#fm-compare-btn").click()
     error = page.locator("#fm-compare-error .input-error")
     sync_api.expect(error).to_contain_text("Choose a model to compare with other than the one this tab runs")
     box.click()
+    box.fill("")
     page.get_by_role("option", name="FacebookAI/roberta-base").click()
     page.locator("#fm-compare-btn").click()
     sync_api.expect(error).to_contain_text("cannot be reached from this server (HF_HUB_OFFLINE is set)")
