@@ -245,7 +245,7 @@ def count_masks(text: str, warn: bool = True) -> int:
         raise fail(f"“{near[0]}” is not read as a mask: {how}.")
     if near and warn:
         warning(f"“{near[0]}” is not read as a mask, so only the {n_masks} written {MASK} "
-                   f"{'is' if n_masks == 1 else 'are'} predicted: {how}.")
+                f"{'is' if n_masks == 1 else 'are'} predicted: {how}.")
     if n_masks == 0:
         raise fail("There is no mask in the text: write <mask> where a word should be predicted, e.g. "
                    "“Paris is the capital of <mask>.”")

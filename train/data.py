@@ -37,6 +37,7 @@ import numpy as np
 import torch
 
 from roberta.text import detokenize, normalize_for_classifier  # noqa: F401  (re-exported)
+
 from .runtime import progress_bars
 
 HUB_PREFIX = "hub:"
