@@ -1,8 +1,9 @@
 """RoBERTa from scratch: the Gradio demo (`python app.py`, a Hugging Face Space, or an API).
 
-Layout and wiring only: demo/handlers.py answers the events (over the tabs' views in demo/), demo/about.py
-writes the About tab and the notes on the models. Models are loaded once, here, from MLM_MODEL /
-SENTIMENT_MODEL (a folder or a Hub repo id; default the assets/ folders).
+Layout and wiring only: the page, and which handler each event calls. demo/handlers.py answers the events (over
+the tabs' views in demo/), demo/about.py writes the About tab and the notes on the models, demo/wiring.py is how
+an event reaches its handler (the shared queues, the API endpoints, the race guards). Models are loaded once,
+here, from MLM_MODEL / SENTIMENT_MODEL (a folder or a Hub repo id; default the assets/ folders).
 """
 import os
 from pathlib import Path
@@ -14,14 +15,12 @@ from demo.ablation_view import ablation_markdown
 from demo.components import Number, Plot, Slider
 from demo.examples import (ANALOGIES, ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, MAP_WORDS,
                            NEIGHBOURS_WORDS, SENTIMENT_EXAMPLES, TOKENS_EXAMPLES, TOKENS_TEXT, example_label)
-from demo.formatting import md_escape
 from demo.handlers import EMBEDDINGS_TAB, TOKENS_TAB, Handlers, head_choices, layer_choices
 from demo.masking_view import MASKING_COLUMNS, PREDICTION_COLUMNS
 from demo.models import configure_torch, load_models, read_ablation
-from demo.repeats import InFlight, RepeatedEvents
 from demo.uploads import launch_options
-from demo.validation import (MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, held_warnings, keep_results, plain_errors,
-                             read_sliders, show_warnings)
+from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results
+from demo.wiring import COMPUTE, Wiring, api, error_box, hint, model_note, notice
 
 CONCURRENCY = int(os.environ.get("APP_CONCURRENCY", "2"))  # requests computed at once, all endpoints together
 configure_torch(concurrency=CONCURRENCY)
@@ -36,174 +35,6 @@ FAILURES = about.example_failures(MODELS)  # the showcase examples the models ge
 NOTES = {key: about.model_note(MODELS, key, FAILURES) for key in ("mlm", "sentiment")}
 LINK_HINT = handlers.attention_hint(ATTENTION_TEXT, ATTENTION_LINK) if MODELS.mlm.available else ""
 ANALOGY_NOTE = handlers.analogy_probe_note() if MODELS.mlm.available else ""  # the shipped model's score
-
-
-COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, APP_CONCURRENCY at a time
-REPEATS = RepeatedEvents()  # which UI events would draw again what the page shows (`guarded`)
-LOADING = InFlight()  # the model boxes' choices being loaded now, per session (`model_box`)
-DRAWN = set()  # the ids of the States that say what a tab's views were drawn for (`drawn_state`)
-
-
-def error_box(elem_id=None):
-    """Where a tab's plain errors show, next to its input (hidden until there is one)."""
-    return gr.HTML(visible=False, elem_classes="input-error-box", elem_id=elem_id)
-
-
-def api(fn, inputs, outputs, name):
-    """The public API endpoint `name` on a hidden trigger: `fn` itself, its errors raised as plain messages, in
-    the shared compute queue; its name and signature do not change with the layout."""
-    gr.Button(visible=False).click(plain_errors(fn), inputs, outputs, api_name=name, **COMPUTE)
-
-
-def drawn_state(value):
-    """A State that says what a tab's views were drawn for (the text, the model), written by the tab's page and
-    read by the events that redraw one view; `guarded` drops such an event when the page has drawn another."""
-    state = gr.State(value)
-    DRAWN.add(state._id)
-    return state
-
-
-def guarded(fn, event, outputs, skip_repeat=False, inputs=()):
-    """`fn`, a UI event's handler (one result per output), counted by REPEATS (`demo.repeats`): with
-    `skip_repeat`, skipped (every output left as it is) when it would draw again what its outputs show (a
-    dropdown's second `.input` of one click, a blur, a sub-tab reopened). Every event that writes an output of a
-    skippable one must come through here (tests/test_app_layout.py checks it). `inputs`: the event's input
-    components; one that reads a `drawn_state` is dropped when the page has drawn another since it was sent."""
-    ids = tuple(c._id for c in outputs)
-    writes = [i for i, c in enumerate(outputs) if c._id in DRAWN]
-    reads = [(i, c._id) for i, c in enumerate(inputs) if c._id in DRAWN]
-
-    def run(request: gr.Request, *args):
-        session = getattr(request, "session_hash", None)
-        skip = (gr.skip(),) * len(ids) if len(ids) > 1 else gr.skip()
-        read = {key: args[i] for i, key in reads}
-        if REPEATS.redrawn(session, read):  # sent before a page drew another text: that page shows its own views
-            return skip
-        started = REPEATS.begin(session, event, args, ids, skip_repeat)
-        if started is None:
-            return skip
-        with held_warnings() as held:
-            result = fn(*args)
-        # a run started later writes all of these outputs (another example clicked, Enter pressed meanwhile):
-        # this one's results are an older input's, and would cover the newer ones if it ends last; and a page
-        # that ended meanwhile drew another text than the one this run drew. Its warnings go with it.
-        if REPEATS.superseded(session, ids, started) or REPEATS.redrawn(session, read):
-            return skip
-        show_warnings(held)
-        values = result if len(ids) > 1 else (result,)
-        REPEATS.drew(session, {ids[i]: values[i] for i in writes if not isinstance(values[i], dict)})  # not skipped
-        return result
-
-    # named as the handler it runs (logs, tests); no __wrapped__: Gradio must see `request` to pass it
-    run.__name__, run.__qualname__ = getattr(fn, "__name__", event), getattr(fn, "__qualname__", event)
-    run.repeats = (event, skip_repeat)
-    return run
-
-
-def wire(triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=None, keep_undrawn=False,
-         first=None, page=None, skip_repeats=False):
-    """The UI event: `fn` with its errors in `error` and the previous results kept (`keep_results`), also
-    run when the page opens if `on_load` (every tab shows its default example computed); and the public API
-    endpoint `name` (`api`). Both in the shared compute queue; the UI event reads `ui_inputs` when given (the
-    same parameters, some read from the page's State instead of the API's inputs or defaults: the tab's model,
-    the text the views were drawn for, the visible view; `keep_undrawn`: see `keep_results`). `first`: (UI function, its outputs, its error box) run on the same inputs before `fn`, so
-    that what `fn` adds to the page belongs to the same text; when it fails (its box says why, next to the
-    input), `fn` does not run. `page`: (function, outputs) the UI event runs instead of `fn` (`fn`'s outputs
-    first, then more views of the same input). `skip_repeats`: the UI event does not run again when nothing has
-    changed (`guarded`; for a dropdown's `.input`, which fires on every blur). Returns the UI version (for the
-    examples)."""
-    page_fn, page_outputs = page or (fn, outputs)
-    triggers = [*triggers, demo.load] if on_load else triggers
-    ui_inputs = ui_inputs or inputs
-    ui = read_sliders(keep_results(page_fn, len(page_outputs), keep_undrawn),
-                      [(c.minimum, c.maximum) if isinstance(c, gr.Slider) else None for c in ui_inputs])
-    # "always_last": a change made while a run is pending (a slider moved by keys or dragged) runs once more
-    # after it, rather than being dropped
-    event = dict(inputs=ui_inputs, outputs=[*page_outputs, error], api_name=f"{name}_ui", api_visibility="private",
-                 trigger_mode="always_last", **COMPUTE)
-    if first:
-        first_ui, first_outputs, first_error = first
-
-        first_event = getattr(first_ui, "repeat_event", f"{name}_first_ui")
-
-        def after_first(request: gr.Request, *args):
-            *args, failed = args  # the first step's error box: empty unless it failed
-            hidden = gr.update(value="", visible=False)  # fn's error, if one showed, is not this input's
-            # the inputs are read again here: a text edited since the first step ran is not the one it
-            # classified (What if? would show an edit of a text never classified, beside another's answer)
-            edited = not REPEATS.started_with(getattr(request, "session_hash", None), first_event, tuple(args))
-            return (*[gr.skip()] * len(page_outputs), hidden) if failed or edited else ui(*args)
-
-        after_first.__name__, after_first.__qualname__ = ui.__name__, ui.__qualname__  # the handler it runs
-
-        then = {key: value for key, value in event.items() if key != "trigger_mode"}
-        # the first step is the other event itself (its name counted alike): not run again on the same inputs
-        # when nothing has changed its outputs since it ran (What if? right after Classify)
-        first_step = guarded(first_ui, first_event, [*first_outputs, first_error], skip_repeat=True,
-                             inputs=ui_inputs)
-        gr.on(triggers, first_step, ui_inputs, [*first_outputs, first_error], api_name=f"{name}_first_ui",
-              api_visibility="private", trigger_mode="always_last", **COMPUTE).then(
-            after_first, **{**then, "inputs": [*ui_inputs, first_error]})
-    else:
-        gr.on(triggers, guarded(ui, f"{name}_ui", event["outputs"], skip_repeats, ui_inputs), **event)
-    api(fn, inputs, outputs, name)
-    ui.repeat_event = f"{name}_ui"  # what `guarded` counts it as: another event's first step is counted alike
-    return ui
-
-
-def examples(rows, inputs, outputs, ui, error, name, run_inputs=None, labels=None, columns=None, model_state=None):
-    """Examples that fill the inputs, then run `ui` (from `wire`) on `run_inputs` (default: those inputs; a
-    tab's other inputs too, and its model: the tab's State, or the box an example sets) in the shared compute
-    queue (gr.Examples' own run_on_click event would get a concurrency group, and so a limit, of its own),
-    counted by the repeats guard (`guarded`) as a run that always happens. `labels`: what each
-    example shows instead of its text (a long one). `columns`: the indices of the inputs the examples show
-    (default: all); the others are still set, e.g. a box an example clears. `model_state`: (the model box an
-    example sets, the tab's model State), set to the box's value once the example ran, so that the box and
-    the tab agree (it is set without an event of its own: the example ran on the box's model already)."""
-    shown = gr.Examples(rows, inputs, api_name=f"{name}_example", example_labels=labels, visible_columns=columns)
-    run_inputs = run_inputs or inputs
-    run = shown.load_input_event.then(guarded(ui, f"{name}_example_run", [*outputs, error], inputs=run_inputs),
-                                      run_inputs, [*outputs, error], api_name=f"{name}_example_run",
-                                      api_visibility="undocumented", **COMPUTE)
-    if model_state:
-        box, current = model_state
-        run.then(lambda choice: choice, box, current, queue=False, api_name=f"{name}_example_model",
-                 api_visibility="private")
-
-
-def model_box(key, name, choices=None, value=model_choice.SHIPPED, choose=None, inputs=(), outputs=(), tab=None):
-    """A tab's model chooser: the shipped model (default) or a Hub repo id, loaded into our code on first
-    use (`demo.model_choice`). Returns (the box, the tab's model as a State: its change reruns the tab). A
-    choice that cannot be loaded leaves the box and the tab on the current model, the reason next to the box.
-    Loading runs in a queue of its own, so a large download never holds the compute queue. `choose(choice,
-    current, *inputs)` -> (box, current, status, *outputs) replaces the `key` tab's default one. `tab`: the
-    tab's name in the messages, when it is not the `key` tab (a tab that reads the fill-mask model too)."""
-    box = gr.Dropdown(choices or model_choice.choices(key), value=value, label="Model",
-                      allow_custom_value=True, info=model_choice.hub_note(), elem_id=f"{name}-model")
-    status = gr.HTML(elem_id=f"{name}-model-status")
-    current = gr.State(value)
-    asked = ("any", model_choice.ATTENTION_TAB) if key == "attention" else (key, tab)  # get_any reads either kind
-
-    def default_choose(choice, now):
-        return handlers.chooser.choose(key, choice, now, tab)
-
-    def choose_saying_so(request: gr.Request, choice, *rest):
-        """A Hub model first says that it is loading (a download can take a while), then the outcome; the tab
-        keeps its model meanwhile. The second request of one click (a dropdown's `.input` fires twice) leaves
-        the outputs to the first."""
-        session = getattr(request, "session_hash", None)
-        with LOADING.first((session, name, repr((choice, *rest)))) as fresh:
-            if not fresh and session is not None:
-                yield (gr.skip(),) * (3 + len(outputs))
-                return
-            if not handlers.chooser.is_loaded(asked[0], choice, asked[1]):  # a load's note, not a cached answer's
-                yield (gr.skip(), gr.skip(), model_choice.loading_html(choice), *[gr.skip()] * len(outputs))
-            yield (choose or default_choose)(choice, *rest)
-
-    box.input(choose_saying_so, [box, current, *inputs], [box, current, status, *outputs],
-              api_name=f"{name}_model", api_visibility="private", concurrency_id="load", concurrency_limit=2,
-              show_progress="hidden")
-    return box, current
 
 
 # Soft, with text at least 4.5:1 on its background (WCAG AA): the info lines under the labels, the labels, and
@@ -223,29 +54,17 @@ CSS = (Path(__file__).parent / "demo" / "page.css").read_text(encoding="utf-8")
 PAGE_JS = (Path(__file__).parent / "demo" / "page.js").read_text(encoding="utf-8")
 
 
-def hint(text):
-    """A tab's one- or two-line "what to try, what to notice"."""
-    gr.Markdown(text, elem_classes="hint")
-
-
-def model_note(key):
-    """The plain note on the model's size, held-out scores and known failures, next to the result."""
-    if NOTES.get(key):
-        gr.Markdown(NOTES[key], elem_classes="model-note")
-
-
-def notice(*keys):
-    errors = [MODELS[k].error for k in keys if not MODELS[k].available]
-    if errors:
-        gr.Markdown("\n\n".join(f"⚠️ {md_escape(e)}" for e in errors), elem_classes="notice")
-
-
 with gr.Blocks(title="RoBERTa from scratch") as demo:
+    # how each event reaches its handler (demo/wiring.py): one compute queue, the API endpoint of each handler,
+    # the guards that drop an event which would only draw again what the page shows, or draw over a newer run
+    wiring = Wiring(demo, handlers.chooser)
+    wire, examples, model_box, guarded, drawn_state = (wiring.wire, wiring.examples, wiring.model_box,
+                                                       wiring.guarded, wiring.drawn_state)
     gr.Markdown("# RoBERTa from scratch\nA small RoBERTa written from scratch in PyTorch, pretrained with masked "
                 "language modelling and fine-tuned on SST-2 sentiment. Try it, look inside, see how it learned.")
     with gr.Tabs(overflow_behavior="wrap"):  # never a "..." menu: short names fit at 390 px, else they wrap
         with gr.Tab("Fill mask", id="fill", elem_id="tab-fill"):
-            notice("mlm")
+            notice(MODELS, "mlm")
             hint("**Try** another clue (“Berlin is the capital of &lt;mask&gt;.”), two masks, or candidate words "
                  "(France, Germany, India). **Notice** how thinly a small model spreads its probability (the bars "
                  "compare the answers of one mask), how often its pretraining text held each answer, how it reads "
@@ -270,7 +89,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     # the exact probabilities as gr.Label values, for API clients only (the UI shows fm_view)
                     fm_labels = [gr.Label(label=f"<mask> {i + 1}", visible=False, elem_id=f"fm-label-{i + 1}")
                                  for i in range(MAX_MASKS)]
-                    model_note("mlm")
+                    model_note(NOTES["mlm"])
                     with gr.Accordion("Raw pipeline output (transformers format)", open=False):
                         fm_raw = gr.JSON(label="results")
             # full width: a row per layer with its guesses (demo/layer_lens.py: the logit lens)
@@ -304,22 +123,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                          handlers.fill_mask, fm_in, fm_out, fm_error, "fill_mask", on_load=True,
                          page=(handlers.fill_mask_page, fm_page), ui_inputs=fm_ui_in)
             api(handlers.fill_mask_layers, [fm_text, fm_model], [fm_layers, fm_layers_data], "fill_mask_layers")
-
-            def compare_load(other):
-                """The model to compare with, loaded first in the loading queue (a download never holds the
-                compute queue), saying so meanwhile; a failure is said by the comparison (the chooser
-                remembers it)."""
-                if not handlers.chooser.is_loaded("mlm", other, model_choice.COMPARISON):
-                    yield model_choice.loading_html(other, keeps=False)
-                    try:
-                        handlers.chooser.get("mlm", other, model_choice.COMPARISON)
-                    except model_choice.ModelChoiceError:
-                        pass
-                yield ""
-
-            fm_cmp_btn.click(compare_load, fm_other, fm_cmp_status, api_name="fill_mask_compare_load",
-                             api_visibility="private", concurrency_id="load", concurrency_limit=2,
-                             show_progress="hidden").then(
+            # the model to compare with, loaded first in the loading queue, saying so meanwhile; a failure is said
+            # by the comparison (the chooser remembers it)
+            wiring.load_first(fm_cmp_btn.click, fm_other, fm_cmp_status, "mlm", model_choice.COMPARISON,
+                              "fill_mask_compare").then(
                 keep_results(handlers.fill_mask_compare, 2), [fm_text, fm_k, fm_targets, fm_current, fm_other],
                 [fm_compare, fm_compare_data, fm_cmp_error], api_name="fill_mask_compare_ui",
                 api_visibility="private", **COMPUTE)
@@ -327,15 +134,15 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # the tab's model changed: the comparison shown was of another model; compare with ours by default
             # when the tab runs another model, else with the first suggested one; the tab's own is not offered
             fm_current.change(lambda current: (gr.update(choices=model_choice.compare_choices(current),
-                                                         value=model_choice.default_comparison(current)), ""), fm_current,
-                              [fm_other, fm_compare], queue=False, api_name="fill_mask_compare_default",
+                                                         value=model_choice.default_comparison(current)), ""),
+                              fm_current, [fm_other, fm_compare], queue=False, api_name="fill_mask_compare_default",
                               api_visibility="private")
             # an example clears the candidate words (a third, hidden column), or it would score only those
             examples([[*example, ""] for example in FILL_MASK_EXAMPLES], [fm_text, fm_k, fm_targets], fm_page, fm_ui,
                      fm_error, "fill_mask", run_inputs=fm_ui_in, columns=[0, 1])
 
         with gr.Tab("Sentiment", id="sentiment", elem_id="tab-sentiment"):
-            notice("sentiment")
+            notice(MODELS, "sentiment")
             hint("**Try** the negation (“The acting was not bad at all.”) and the “but” example below. "
                  "**Notice** "
                  "which words push towards positive and which towards negative, and whether the answer follows "
@@ -349,7 +156,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     st_btn = gr.Button("Classify", variant="primary")
                 with gr.Column():
                     st_label = gr.Label(label="Sentiment", num_top_classes=2, elem_id="st-label")
-                    model_note("sentiment")
+                    model_note(NOTES["sentiment"])
             # fixed polarity: green = towards positive, pink = towards negative (the CSS recolours Gradio's red and
             # purple; the explanation words it)
             st_words = gr.HighlightedText(label="Which words push towards positive (green) or negative (pink)",
@@ -388,7 +195,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                              buttons=[], elem_id="st-reliability", elem_classes="static-figure")
 
         with gr.Tab("Attention", id="attention", elem_id="tab-attention"):
-            notice("mlm", "sentiment")
+            notice(MODELS, "mlm", "sentiment")
             hint("**Try** single heads of one layer, and hover over (or tap) “it” in the head view to see where it "
                  "looks; then FacebookAI/roberta-base, the same code with a far bigger training budget. " + LINK_HINT +
                  " **Notice** how many heads park their attention on &lt;s&gt;, &lt;/s&gt; or the full stop (“All "
@@ -479,7 +286,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                      at_ui, at_error, "attention", run_inputs=[*at_in, at_visible], model_state=(at_model, at_current))
 
         with gr.Tab("Tokens", id="tokens", elem_id="tab-tokens"):
-            notice("mlm")
+            notice(MODELS, "mlm")
             hint("**Try** a rare word, a number, an emoji or another language. **Notice** that a common word is one "
                  "token together with the space before it (␣the), a rare one comes in pieces, and no text is ever "
                  "unknown: every byte is a token. **Merge by merge** shows how byte-level BPE builds a word from "
@@ -518,7 +325,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                         "list for its position in the text. The same word table scores the candidate words at the "
                         "end (the MLM head's output layer is tied to it). Here you look at those tables without "
                         "running the model: words it uses in similar places get similar lists.")
-            notice("mlm")
+            notice(MODELS, "mlm")
             hint("**Try** a word's nearest neighbours, an analogy, a map of your own words. **Notice** that words "
                  "used in the same places sit close together, opposites included (good and bad), and that "
                  "neighbouring positions were learned to look alike.")
@@ -603,7 +410,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             gr.Markdown("BERT masked its training data once, at preprocessing (*static*; it duplicated the data "
                         "10 times with different masks). RoBERTa draws a new mask every time a sentence is fed "
                         "to the model (*dynamic*). Same sentence, same seed, epoch by epoch:")
-            notice("mlm")
+            notice(MODELS, "mlm")
             hint("**Try** 40 epochs and another seed. **Notice** that the one static mask asks for the same ~15% "
                  "of the sentence every epoch, BERT's 10 copies cycle, and dynamic masking keeps asking for new "
                  "positions until nearly all of the sentence has been a target.")
@@ -627,7 +434,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                     elem_classes="wide-table", label="The MLM's top-1 prediction at every target of "
                                     "the last epoch", column_widths=["130px", "95px", "100px", "120px", "100px",
                                                                      "120px", "115px", "80px"])
-            model_note("mlm")
+            model_note(NOTES["mlm"])
             mk_out = [mk_table, mk_stats, mk_plot, mk_preds]
             # the button, Enter in a box, moving the slider (mouse or keys) or changing the seed (typed, or its
             # arrows) reruns it (a table that no longer matched its controls looked current); any of them with
@@ -643,8 +450,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             gr.Markdown(ablation_markdown(ABLATION), elem_classes="section-title")
             if "curves" in ABLATION:
                 gr.Image(ABLATION["curves"], label="Ablation curves", show_label=False, interactive=False,
-                         buttons=[], elem_classes="static-figure", alt_text="Held-out MLM loss of each masking arm against training steps (the "
-                                              "table above has the final figures)")
+                         buttons=[], elem_classes="static-figure",
+                         alt_text="Held-out MLM loss of each masking arm against training steps (the table above has "
+                                  "the final figures)")
 
         with gr.Tab("About", id="about"):
             gr.Markdown("## The models\n" + ABOUT["intro"])

@@ -12,6 +12,7 @@
   Embeddings tab), training_counts.py (how often the pretraining text held each token);
 - model_choice.py: which model a tab runs (the shipped one or a Hub id, loaded on first use); repeats.py: which
   events would only draw again what the page shows, and which runs are out of date;
+- wiring.py: how an event reaches its handler (error boxes, queues, the guards against stale redraws);
 - figures.py draws; examples.py holds the example inputs; uploads.py refuses file uploads;
   worst_case.py holds the hostile inputs the tests and benchmarks send; components.py the slider, number
   field and plot where Gradio's own fall short; page.css and page.js are the page's styles and script.

@@ -135,7 +135,7 @@ def keep_results(fn, n_outputs: int, keep_undrawn: bool = False):
 
     @functools.wraps(fn)
     def ui(*args):
-        with held_warnings() as held:  # shown here, unless the event (app.py's `guarded`) holds them
+        with held_warnings() as held:  # shown here, unless the event (demo.wiring's `Wiring.guarded`) holds them
             try:
                 out = fn(*args)
             except gr.Error as err:

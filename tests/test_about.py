@@ -1,6 +1,8 @@
-"""The About tab (`demo.about`): the cards name the data sets readably, say a time once, say where the full model
-card is, and each model's figures come with captions and alt text that say what they cover (the phases' figure
-first, for the card's figures are its last point). The tiny fixture folders, and the shipped assets."""
+"""The About tab and the notes on the models (`demo.about`): the cards name the data sets readably, say a time
+once, say where the full model card is, and each model's figures come with captions and alt text that say what
+they cover (the phases' figure first, for the card's figures are its last point); the sections say which model is
+missing; the notes beside the results read the metrics and name the showcase examples the model gets wrong; the
+calibration note. The tiny fixture folders, and the shipped assets."""
 import json
 import shutil
 from pathlib import Path
@@ -10,6 +12,7 @@ import pytest
 from demo import about, formatting
 from demo.formatting import minutes, pct
 from demo.models import ROOT, LoadedModel, load_models
+from roberta.run_metrics import RunMetrics
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 PHASE = {"train_tokens": 1_000_000, "train_time_s": 600.0, "wall_time_s": 660.0, "eval_accuracy": 0.2192,
@@ -17,6 +20,14 @@ PHASE = {"train_tokens": 1_000_000, "train_time_s": 600.0, "wall_time_s": 660.0,
          "corpus_sources": [{"source": "../shared/data/wikitext-2/wiki.train.tokens"}]}
 AVERAGE = {**PHASE, "train_tokens": 0, "train_time_s": 0.0, "wall_time_s": 100.0, "averaged": 2,
            "eval_accuracy": 0.25}
+# a run's metrics.json as train/ writes it: the MLM's (2 cores, 10 min) and the classifier's
+MLM_METRICS = {"train_tokens": 1_000_000, "train_time_s": 600.0, "wall_time_s": 660.0, "eval_accuracy": 0.2192,
+               "hardware": {"device": "cpu", "cpu_count": 2},
+               "corpus_sources": [{"source": "../shared/data/wikitext-2/wiki.train.tokens"}],
+               "mlm": {"accuracy": 0.3404, "perplexity": 103.7, "max_length": 64}}
+SST2_METRICS = {"dev_accuracy": 0.8291, "dev_examples": 872, "imdb_accuracy": 0.721, "imdb_examples": 1000,
+                "train_examples": 67349, "train_tokens": 1_815_535, "train_time_s": 1404.1,
+                "train_data": "/home/someone/shared/data/sst2/train.tsv"}
 
 
 def _folder(source, tmp_path, name, metrics, phases=None, files=()):
@@ -175,3 +186,121 @@ def test_the_shipped_mlm_shows_the_figure_of_its_card(monkeypatch):
     assert card.count(hours) == 1  # the wall time reads the same: said once
     assert "English Wikipedia, WikiText-2 and IMDB reviews, from `wikipedia-en`" in card
     assert "[" not in card.split("full model card:")[1] and "README.md`, in the project's files" in card
+
+
+# ----------------------------------------------------------------------------- the About tab's sections
+def test_the_about_tab_says_which_model_is_missing(tmp_path):
+    sections = about.about_sections(load_models(tmp_path / "no-mlm", tmp_path / "no-sst2"))
+    assert sections["mlm_card"].count("not available") == 1 and "not available" in sections["sentiment_card"]
+    assert "not available" in sections["architecture"] and "not available" in sections["comparison"]
+
+
+def test_about_sections(models, tiny_clf_dir, tmp_path):
+    sections = about.about_sections(models)
+    assert f"**{models.mlm.model.num_parameters():,}**" in sections["architecture"]
+    assert "17.7M" in sections["comparison"] and "80%" in sections["comparison"]
+    assert sections["sentiment_curves"] is None and "%" not in sections["sentiment_card"]  # no metrics: no figures
+    # a fine-tuned folder with metrics and a model card
+    folder = tmp_path / "sst2"
+    shutil.copytree(tiny_clf_dir, folder)
+    (folder / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.834, "dev_loss": 0.41, "train_steps": 100}))
+    (folder / "README.md").write_text("---\nlicense: mit\n---\n# Tiny SST-2 model\n![curves](curves.png)\n")
+    sections = about.about_sections(load_models(models.mlm.source, folder))
+    assert "83.4%" in sections["comparison"]
+    assert "dev_accuracy" not in sections["sentiment_card"] and "curves.png" not in sections["sentiment_card"]
+    assert "full model card: `sst2/README.md`" in sections["sentiment_card"]
+
+
+def test_about_cards_summarise_metrics_without_paths(tiny_mlm_dir, tiny_clf_dir, tmp_path):
+    mlm = _folder(tiny_mlm_dir, tmp_path, "mlm", MLM_METRICS, phases=[MLM_METRICS, MLM_METRICS])
+    clf = _folder(tiny_clf_dir, tmp_path, "clf", SST2_METRICS)
+    sections = about.about_sections(load_models(mlm, clf))
+    card = sections["mlm_card"]
+    assert "**34.0%** guessed right" in card and "perplexity 104" in card and "64-token rows" in card
+    assert "21.9% at the end of training" in card  # the second MLM accuracy, explained
+    assert "random maskings" not in card
+    # scored under 5 mask draws in rows of the model's length: that mean is the figure, training's own is not shown
+    five = {**MLM_METRICS, "mlm": {"accuracy": 0.3404, "perplexity": 103.7, "max_length": 64, "masks": 5}}
+    card5 = about.about_sections(load_models(_folder(tiny_mlm_dir, tmp_path, "mlm5", five), clf))["mlm_card"]
+    assert "**34.0%** guessed right" in card5 and "the mean of 5 random maskings" in card5
+    assert "at the end of training" not in card5
+    assert "2.0M tokens" in card and "20 min of training (22 min wall time)" in card and "in 2 phases" in card
+    card = sections["sentiment_card"]
+    assert "- **SST-2 dev**: **82.9%** right of 872 sentences" in card and "**72.1%** right of 1,000" in card
+    assert "`sst2/train.tsv` (67,349 examples)" in card
+    for card in (sections["mlm_card"], sections["sentiment_card"]):
+        assert "../" not in card and str(tmp_path) not in card and "/home/" not in card
+    assert "Loaded from `mlm`" in sections["mlm_card"]  # a folder outside the repository: its name only
+    assert about.shown_source(str(ROOT / "assets" / "mini-roberta-mlm")) == "assets/mini-roberta-mlm"
+    assert about.shown_source("FacebookAI/roberta-base") == "FacebookAI/roberta-base"
+
+
+def test_about_card_of_an_averaged_masked_lm(tiny_mlm_dir, tmp_path):
+    # the shipped MLM may be the weight average of its last phases (train.average): a phase of no tokens
+    average = {**MLM_METRICS, "train_tokens": 0, "train_time_s": 0.0, "wall_time_s": 200.0, "averaged": 2,
+               "eval_accuracy": 0.3404}  # the average's held-out figure is its `mlm` one
+    mlm = _folder(tiny_mlm_dir, tmp_path, "mlm", average, phases=[MLM_METRICS, MLM_METRICS, average])
+    card = about.about_sections(load_models(mlm, None))["mlm_card"]
+    assert "20 min of training in 2 phases, then the weight average of the last 2" in card and "2.0M tokens" in card
+    assert "fine-tuning runs" not in card and "training's own check" not in card
+    # a continuation of that average, averaged with it again: two averages in the history
+    mlm = _folder(tiny_mlm_dir, tmp_path, "mlm2", average,
+                  phases=[MLM_METRICS, MLM_METRICS, average, MLM_METRICS, average])
+    card = about.about_sections(load_models(mlm, None))["mlm_card"]
+    assert "30 min of training in 3 phases and 2 weight averages, the last one of 2 phases" in card
+    assert "3.0M tokens" in card
+
+
+# ----------------------------------------------------------------------------- the notes beside the results
+def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tiny_clf_dir, tmp_path):
+    mlm = _folder(tiny_mlm_dir, tmp_path, "mlm", MLM_METRICS,
+                  phases=[{**MLM_METRICS, "train_tokens": 2_000_000, "train_time_s": 1200.0},
+                          {**MLM_METRICS, "fill_mask_probe": {"top1": 1 / 28, "top5": 5 / 28, "sentences": 28}}])
+    clf = _folder(tiny_clf_dir, tmp_path, "clf", SST2_METRICS)
+    models = load_models(mlm, clf)
+    facts = about.model_facts(models.mlm)
+    assert facts["train_tokens"] == 3_000_000 and facts["train_minutes"] == 30  # the phases add up
+    assert facts["data"] == ["wikitext-2/wiki.train.tokens"] and facts["mlm_accuracy"] == 0.3404
+    assert about.model_facts(models.sentiment)["data"] == ["sst2/train.tsv"]  # no local path
+    failures = {"mlm": [("Paris is the capital of <mask>.", "France", ["India", "China", "it", "a", "b"], None)],
+                "sentiment": [("The acting was not bad at all.", "positive", "negative", 0.9816)]}
+    note = about.model_note(models, "mlm", failures)
+    assert "34.0% of hidden words" in note and "64-token rows" in note and "3.0M tokens" in note
+    assert "France is not in its top 5" in note and "India" in note and "&lt;mask&gt;" in note
+    # in the top 5 but not first is wrong too, and said so
+    third = {"mlm": [("Paris is the capital of <mask>.", "France", ["Barcelona", "Azerbaijan", "France", "a", "b"],
+                      3)]}
+    assert "its first answer is Barcelona, and France comes third." in about.model_note(models, "mlm", third)
+    assert "Of 28 everyday sentences, it puts the expected word first in 1 and in its top 5 in 5." in note
+    note = about.model_note(models, "sentiment", failures)
+    assert "82.9% of the SST-2 dev sentences (872)" in note and "72.1% of 1,000 IMDB reviews" in note
+    assert "not bad at all" in note and "negative, 98.2%" in note
+    checks = {"n": 10, "right": 6, "accuracy": 0.6, "categories": {"negation": {"right": 1, "n": 4, "accuracy": 0.25},
+                                                                  "plain": {"right": 5, "n": 6, "accuracy": 5 / 6}}}
+    clf = _folder(tiny_clf_dir, tmp_path, "clf-checks", {**SST2_METRICS, "checks": checks})
+    assert "Behaviour checks: 6/10 right; weakest: negation (1/4)" in about.model_note(load_models(mlm, clf),
+                                                                                     "sentiment")
+    # no metrics.json: no figures invented, the size still said
+    bare = load_models(tiny_mlm_dir, tiny_clf_dir)
+    note = about.model_note(bare, "sentiment", {})
+    assert "parameters" in note and "%" not in note
+
+
+def test_example_failures_are_the_showcase_examples_the_model_gets_wrong(models):
+    failures = about.example_failures(models)
+    assert set(failures) == {"mlm", "sentiment"}
+    for _text, expected, label, p in failures["sentiment"]:  # the random tiny model gets some wrong
+        assert label != expected and 0.5 <= p <= 1
+    for _text, expected, top, rank in failures["mlm"]:
+        assert top[0] != expected and len(top) == 5 and (rank is None) == (expected not in top)
+        assert rank is None or top[rank - 1] == expected
+
+
+def test_calibration_note_reads_the_metrics_and_warns_without_them():
+    metrics = {"calibration": {"temperature": 1.87, "calibration": {"n": 1000},
+                               "dev": {"n": 872, "accuracy": 0.85, "ece_before": 0.091, "ece_after": 0.021,
+                                       "mean_confidence_before": 0.95, "mean_confidence_after": 0.86}}}
+    text = about.calibration_markdown(RunMetrics.from_dict(metrics))
+    assert "T = 1.87" in text and "9.1% to 2.1%" in text and "1,000 held-out" in text and "872" in text
+    assert "not calibrated" in about.calibration_markdown(RunMetrics(dev_accuracy=0.8))
+    assert "not calibrated" in about.calibration_markdown(None)

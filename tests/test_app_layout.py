@@ -1,11 +1,15 @@
 """app.py's wiring, imported in this process with the tiny fixture models (no server): every event that runs a
-model shares one queue, and the public endpoints are there."""
+model shares one queue, and the public endpoints are there; and the machinery it is wired with (demo/wiring.py)."""
+import ast
 import importlib
 import sys
+from pathlib import Path
 
 import gradio as gr
 import pytest
 import torch
+
+from demo.wiring import Wiring
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +56,7 @@ def test_every_compute_event_shares_one_concurrency_group(app):
     names = ("fm_model", "st_model", "at_model", "tk_model", "em_model", "fill_mask_compare_load")
     boxes = {e["api_name"]: e["concurrency_id"] for e in events if e["api_name"] in names}
     assert boxes == dict.fromkeys(names, "load")
+    assert {e["limit"] for e in events if e["api_name"] in names} == {2}  # two loads at a time, all boxes together
     wanted = ("fill_mask", "fill_mask_layers", "fill_mask_compare", "classify", "counterfactual", "attention", "attention_token",
               "masking", "tokens", "bpe_merges", "neighbours", "analogy", "word_map", "positions")
     public = {e["api_name"] for e in compute if e["api_name"] in wanted}
@@ -176,7 +181,7 @@ def test_a_figure_sent_again_is_not_rendered_again(app):
 
 
 def test_events_that_may_be_skipped_share_their_outputs_only_with_counted_events(app):
-    """A UI event may be skipped when it would draw again what its outputs show (`app.guarded`, demo.repeats):
+    """A UI event may be skipped when it would draw again what its outputs show (`Wiring.guarded`, demo.repeats):
     Gradio's Dropdown fires `.input` twice on a click and again on every blur. That is right only if every
     event that can write one of its outputs on the page is counted by the same guard; the public API endpoints
     (hidden buttons) answer their caller, not the page."""
@@ -305,16 +310,17 @@ def test_a_view_event_sent_before_the_page_drew_another_text_is_dropped(app):
     assert layer(me, old, 1, "average", None, "mlm", "heatmap")[0] != gr.skip()
 
 
-def test_a_view_event_during_which_the_page_drew_another_text_is_dropped(app, monkeypatch):
+def test_a_view_event_during_which_the_page_drew_another_text_is_dropped():
     """The same when the page ends while the view event runs (two compute slots): the view event's results, the
     old text's, are dropped when it ends; a page that is still running when it ends draws over them itself."""
     from types import SimpleNamespace
 
     text, model = SimpleNamespace(_id=-101), SimpleNamespace(_id=-102)
     view, error = SimpleNamespace(_id=-103), SimpleNamespace(_id=-104)
-    monkeypatch.setattr(app, "DRAWN", {text._id, model._id})
+    wiring = Wiring(gr.Blocks(), chooser=None)
+    wiring.drawn |= {text._id, model._id}  # as `drawn_state` records them
     me = SimpleNamespace(session_hash="drawn-while-running")
-    page = app.guarded(lambda t, m: (f"views of {t}", t, m, ""), "test_page", [view, text, model, error],
+    page = wiring.guarded(lambda t, m: (f"views of {t}", t, m, ""), "test_page", [view, text, model, error],
                        inputs=[SimpleNamespace(_id=-105), SimpleNamespace(_id=-106)])
     page_ends = {}
 
@@ -323,7 +329,7 @@ def test_a_view_event_during_which_the_page_drew_another_text_is_dropped(app, mo
             page(me, page_ends[layer], m)
         return f"layer {layer} of {t}", ""
 
-    layer = app.guarded(layer_view, "test_layer", [view, error], inputs=[text, model, SimpleNamespace(_id=-107)])
+    layer = wiring.guarded(layer_view, "test_layer", [view, error], inputs=[text, model, SimpleNamespace(_id=-107)])
     assert page(me, "old", "mlm")[0] == "views of old"
     assert layer(me, "old", "mlm", 1) == ("layer 1 of old", "")
     page_ends[2] = "new"
@@ -361,7 +367,7 @@ def test_the_pages_warnings_are_escaped_and_dropped_with_their_run(app):
             newer.join()
         return text
 
-    event = app.guarded(run, "test_warnings", [out])
+    event = Wiring(gr.Blocks(), chooser=None).guarded(run, "test_warnings", [out])
     with pytest.warns(UserWarning) as caught:
         assert event(me, "first") == gr.skip()
     assert [str(w.message) for w in caught] == ["second is long"]
@@ -386,3 +392,74 @@ def test_what_if_does_not_classify_again_the_text_just_classified(app):
     assert all(value == gr.skip() for value in after(me, "A wonderful film.", "shipped", "")[:-1])
     assert after(me, "A dreadful film.", "shipped", "")[0] != gr.skip()
 
+
+# ----------------------------------------------------------------------------- app.py is layout and wiring
+def test_app_py_defines_no_function_of_its_own():
+    """The project's rule: the handlers are plain functions in demo/ (tested as such), the machinery that wires
+    them in demo/wiring.py; app.py only lays the page out and says which handler each event calls (a one-line
+    lambda that passes a value on at most)."""
+    tree = ast.parse((Path(__file__).resolve().parents[1] / "app.py").read_text(encoding="utf-8"))
+    defined = [node.name for node in ast.walk(tree)
+               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    assert defined == []
+
+
+def test_each_page_has_guards_of_its_own():
+    """A `Wiring` holds what its page's guards remember: another page (an app imported again, a test) starts
+    with nothing drawn and no event counted."""
+    from types import SimpleNamespace
+
+    one, other = Wiring(gr.Blocks(), chooser=None), Wiring(gr.Blocks(), chooser=None)
+    out, me = SimpleNamespace(_id=-301), SimpleNamespace(session_hash="own")
+    assert one.guarded(str.upper, "test_own", [out], skip_repeat=True)(me, "a") == "A"
+    assert one.guarded(str.upper, "test_own", [out], skip_repeat=True)(me, "a") == gr.skip()  # a repeat, skipped
+    assert other.guarded(str.upper, "test_own", [out], skip_repeat=True)(me, "a") == "A"  # not this page's repeat
+    with gr.Blocks():
+        state = one.drawn_state("text")
+    assert one.drawn == {state._id} and other.drawn == set()
+
+
+def test_a_tabs_notice_names_each_model_it_cannot_run():
+    """The warning on top of a tab whose model did not load: each missing model's message, shown literally (a
+    folder's name may hold Markdown); none when every model the tab runs is there."""
+    from types import SimpleNamespace
+
+    from demo.wiring import notice_markdown
+
+    models = {"mlm": SimpleNamespace(available=False, error="the folder *my_mlm* <x> does not exist"),
+              "sentiment": SimpleNamespace(available=True, error=None)}
+    assert notice_markdown(models, ["mlm"]) == r"⚠️ the folder \*my\_mlm\* &lt;x&gt; does not exist"
+    assert notice_markdown(models, ["mlm", "sentiment"]) == notice_markdown(models, ["mlm"])
+    assert notice_markdown(models, ["sentiment"]) == ""
+    models["sentiment"] = SimpleNamespace(available=False, error="no classifier")
+    assert notice_markdown(models, ["mlm", "sentiment"]).split("\n\n") == [notice_markdown(models, ["mlm"]),
+                                                                            "⚠️ no classifier"]
+
+
+def test_a_model_is_loaded_first_saying_so_and_its_failure_left_to_the_event():
+    """The comparison's model, loaded in the loading queue before the comparison runs: a model to load says so,
+    then the status is cleared; one loaded already (or refused at once) says nothing; a failure is cleared too,
+    for the comparison to say (the chooser remembers it)."""
+    from demo import model_choice
+    from demo.wiring import model_loader
+
+    class Chooser:
+        def __init__(self, loaded, fails=False):
+            self.loaded, self.fails, self.asked = loaded, fails, []
+
+        def is_loaded(self, key, choice, tab):
+            return self.loaded
+
+        def get(self, key, choice, tab):
+            self.asked.append((key, choice, tab))
+            if self.fails:
+                raise model_choice.ModelChoiceError("no such model")
+
+    chooser = Chooser(loaded=False)
+    said = list(model_loader(chooser, "mlm", model_choice.COMPARISON)("someone/mini"))
+    assert said == [model_choice.loading_html("someone/mini", keeps=False), ""]
+    assert "Loading someone/mini" in said[0] and chooser.asked == [("mlm", "someone/mini", model_choice.COMPARISON)]
+    failing = Chooser(loaded=False, fails=True)
+    assert list(model_loader(failing, "mlm", model_choice.COMPARISON)("someone/none"))[-1] == ""
+    loaded = Chooser(loaded=True)
+    assert list(model_loader(loaded, "mlm", model_choice.COMPARISON)("shipped")) == [""] and loaded.asked == []

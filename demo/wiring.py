@@ -1,0 +1,255 @@
+"""The machinery app.py builds its page with: how an event reaches its handler, alike in every tab.
+
+app.py lays the page out and says which handler (demo/handlers.py) each event calls; this module says how:
+
+- `Wiring.wire`: a UI event (its errors next to its input, the last results kept, a repeat skipped) and the
+  public API endpoint of the same handler (`api`), both in the one compute queue (`COMPUTE`, APP_CONCURRENCY
+  requests at a time); `Wiring.examples`: a tab's examples, run in that queue too;
+- `Wiring.guarded`: the race guards (`demo.repeats`): an event that would only draw again what the page shows,
+  a run a later one superseded, a view event sent for a text the page no longer shows (`Wiring.drawn_state`);
+- `Wiring.model_box` and `Wiring.load_first`: a tab's model chooser, and a model loaded before the event that
+  runs it, both in a loading queue of their own (`LOAD`: a download never holds the compute queue);
+- `error_box`, `hint`, `model_note`, `notice`: the small pieces every tab lays out alike.
+
+One `Wiring` per page (gr.Blocks): it holds what the page's guards remember per browser session.
+"""
+from __future__ import annotations
+
+import gradio as gr
+
+from demo import model_choice
+from demo.formatting import md_escape
+from demo.repeats import InFlight, RepeatedEvents
+from demo.validation import held_warnings, keep_results, plain_errors, read_sliders, show_warnings
+
+COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, APP_CONCURRENCY at a time
+LOAD = {"concurrency_id": "load", "concurrency_limit": 2}  # loading a chosen model (a Hub download): its own queue
+
+
+def error_box(elem_id=None):
+    """Where a tab's plain errors show, next to its input (hidden until there is one)."""
+    return gr.HTML(visible=False, elem_classes="input-error-box", elem_id=elem_id)
+
+
+def hint(text):
+    """A tab's one- or two-line "what to try, what to notice"."""
+    gr.Markdown(text, elem_classes="hint")
+
+
+def model_note(text):
+    """The plain note on the model's size, held-out scores and known failures (`about.model_note`), next to
+    the result; none when there is no note."""
+    if text:
+        gr.Markdown(text, elem_classes="model-note")
+
+
+def notice_markdown(models, keys) -> str:
+    """What a tab says on top when a model it runs could not be loaded (`keys`: "mlm", "sentiment"): each
+    model's error, escaped; empty when all of them are available."""
+    errors = [models[key].error for key in keys if not models[key].available]
+    return "\n\n".join(f"⚠️ {md_escape(error)}" for error in errors)
+
+
+def notice(models, *keys):
+    """The `notice_markdown` of a tab that runs the models `keys`, when there is one."""
+    text = notice_markdown(models, keys)
+    if text:
+        gr.Markdown(text, elem_classes="notice")
+
+
+def api(fn, inputs, outputs, name):
+    """The public API endpoint `name` on a hidden trigger: `fn` itself, its errors raised as plain messages, in
+    the shared compute queue; its name and signature do not change with the layout."""
+    gr.Button(visible=False).click(plain_errors(fn), inputs, outputs, api_name=name, **COMPUTE)
+
+
+def model_loader(chooser, key, tab):
+    """A step that loads `chooser`'s model `choice` (of kind `key`, for `tab` in the messages) before the event
+    that runs it, saying so meanwhile (an HTML status, then empty); a failure is left for that event to say (the
+    chooser remembers it)."""
+
+    def load_first(choice):
+        if not chooser.is_loaded(key, choice, tab):
+            yield model_choice.loading_html(choice, keeps=False)
+            try:
+                chooser.get(key, choice, tab)
+            except model_choice.ModelChoiceError:
+                pass
+        yield ""
+
+    return load_first
+
+
+class Wiring:
+    """The events of one page (`blocks`, the gr.Blocks being laid out) and what their guards remember: which events
+    would draw again what the page shows (`repeats`), the model boxes' choices being loaded now, per session
+    (`loading`), the ids of the States that say what a tab's views were drawn for (`drawn`). `chooser`: the
+    models a tab may run (`demo.model_choice.ModelChooser`), for the model boxes."""
+
+    def __init__(self, blocks, chooser):
+        self.blocks = blocks
+        self.chooser = chooser
+        self.repeats = RepeatedEvents()
+        self.loading = InFlight()
+        self.drawn = set()
+
+    def drawn_state(self, value):
+        """A State that says what a tab's views were drawn for (the text, the model), written by the tab's page
+        and read by the events that redraw one view; `guarded` drops such an event when the page has drawn
+        another."""
+        state = gr.State(value)
+        self.drawn.add(state._id)
+        return state
+
+    def guarded(self, fn, event, outputs, skip_repeat=False, inputs=()):
+        """`fn`, a UI event's handler (one result per output), counted by `repeats` (`demo.repeats`): with
+        `skip_repeat`, skipped (every output left as it is) when it would draw again what its outputs show (a
+        dropdown's second `.input` of one click, a blur, a sub-tab reopened). Every event that writes an output
+        of a skippable one must come through here (tests/test_app_layout.py checks it). `inputs`: the event's
+        input components; one that reads a `drawn_state` is dropped when the page has drawn another since it was
+        sent."""
+        repeats = self.repeats
+        ids = tuple(c._id for c in outputs)
+        writes = [i for i, c in enumerate(outputs) if c._id in self.drawn]
+        reads = [(i, c._id) for i, c in enumerate(inputs) if c._id in self.drawn]
+
+        def run(request: gr.Request, *args):
+            session = getattr(request, "session_hash", None)
+            skip = (gr.skip(),) * len(ids) if len(ids) > 1 else gr.skip()
+            read = {key: args[i] for i, key in reads}
+            if repeats.redrawn(session, read):  # sent before a page drew another text: that page shows its own views
+                return skip
+            started = repeats.begin(session, event, args, ids, skip_repeat)
+            if started is None:
+                return skip
+            with held_warnings() as held:
+                result = fn(*args)
+            # a run started later writes all of these outputs (another example clicked, Enter pressed meanwhile):
+            # this one's results are an older input's, and would cover the newer ones if it ends last; and a page
+            # that ended meanwhile drew another text than the one this run drew. Its warnings go with it.
+            if repeats.superseded(session, ids, started) or repeats.redrawn(session, read):
+                return skip
+            show_warnings(held)
+            values = result if len(ids) > 1 else (result,)
+            repeats.drew(session, {ids[i]: values[i] for i in writes if not isinstance(values[i], dict)})  # not skipped
+            return result
+
+        # named as the handler it runs (logs, tests); no __wrapped__: Gradio must see `request` to pass it
+        run.__name__, run.__qualname__ = getattr(fn, "__name__", event), getattr(fn, "__qualname__", event)
+        run.repeats = (event, skip_repeat)
+        return run
+
+    def wire(self, triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=None, keep_undrawn=False,
+             first=None, page=None, skip_repeats=False):
+        """The UI event: `fn` with its errors in `error` and the previous results kept (`keep_results`), also
+        run when the page opens if `on_load` (every tab shows its default example computed); and the public API
+        endpoint `name` (`api`). Both in the shared compute queue; the UI event reads `ui_inputs` when given (the
+        same parameters, some read from the page's State instead of the API's inputs or defaults: the tab's
+        model, the text the views were drawn for, the visible view; `keep_undrawn`: see `keep_results`).
+        `first`: (UI function, its outputs, its error box) run on the same inputs before `fn`, so that what `fn`
+        adds to the page belongs to the same text; when it fails (its box says why, next to the input), `fn` does
+        not run. `page`: (function, outputs) the UI event runs instead of `fn` (`fn`'s outputs first, then more
+        views of the same input). `skip_repeats`: the UI event does not run again when nothing has changed
+        (`guarded`; for a dropdown's `.input`, which fires on every blur). Returns the UI version (for the
+        examples)."""
+        page_fn, page_outputs = page or (fn, outputs)
+        triggers = [*triggers, self.blocks.load] if on_load else triggers
+        ui_inputs = ui_inputs or inputs
+        ui = read_sliders(keep_results(page_fn, len(page_outputs), keep_undrawn),
+                          [(c.minimum, c.maximum) if isinstance(c, gr.Slider) else None for c in ui_inputs])
+        # "always_last": a change made while a run is pending (a slider moved by keys or dragged) runs once more
+        # after it, rather than being dropped
+        event = dict(inputs=ui_inputs, outputs=[*page_outputs, error], api_name=f"{name}_ui",
+                     api_visibility="private", trigger_mode="always_last", **COMPUTE)
+        if first:
+            first_ui, first_outputs, first_error = first
+
+            first_event = getattr(first_ui, "repeat_event", f"{name}_first_ui")
+            repeats = self.repeats
+
+            def after_first(request: gr.Request, *args):
+                *args, failed = args  # the first step's error box: empty unless it failed
+                hidden = gr.update(value="", visible=False)  # fn's error, if one showed, is not this input's
+                # the inputs are read again here: a text edited since the first step ran is not the one it
+                # classified (What if? would show an edit of a text never classified, beside another's answer)
+                edited = not repeats.started_with(getattr(request, "session_hash", None), first_event, tuple(args))
+                return (*[gr.skip()] * len(page_outputs), hidden) if failed or edited else ui(*args)
+
+            after_first.__name__, after_first.__qualname__ = ui.__name__, ui.__qualname__  # the handler it runs
+
+            then = {key: value for key, value in event.items() if key != "trigger_mode"}
+            # the first step is the other event itself (its name counted alike): not run again on the same inputs
+            # when nothing has changed its outputs since it ran (What if? right after Classify)
+            first_step = self.guarded(first_ui, first_event, [*first_outputs, first_error], skip_repeat=True,
+                                      inputs=ui_inputs)
+            gr.on(triggers, first_step, ui_inputs, [*first_outputs, first_error], api_name=f"{name}_first_ui",
+                  api_visibility="private", trigger_mode="always_last", **COMPUTE).then(
+                after_first, **{**then, "inputs": [*ui_inputs, first_error]})
+        else:
+            gr.on(triggers, self.guarded(ui, f"{name}_ui", event["outputs"], skip_repeats, ui_inputs), **event)
+        api(fn, inputs, outputs, name)
+        ui.repeat_event = f"{name}_ui"  # what `guarded` counts it as: another event's first step is counted alike
+        return ui
+
+    def examples(self, rows, inputs, outputs, ui, error, name, run_inputs=None, labels=None, columns=None,
+                 model_state=None):
+        """Examples that fill the inputs, then run `ui` (from `wire`) on `run_inputs` (default: those inputs; a
+        tab's other inputs too, and its model: the tab's State, or the box an example sets) in the shared compute
+        queue (gr.Examples' own run_on_click event would get a concurrency group, and so a limit, of its own),
+        counted by the repeats guard (`guarded`) as a run that always happens. `labels`: what each example shows
+        instead of its text (a long one). `columns`: the indices of the inputs the examples show (default: all);
+        the others are still set, e.g. a box an example clears. `model_state`: (the model box an example sets,
+        the tab's model State), set to the box's value once the example ran, so that the box and the tab agree
+        (it is set without an event of its own: the example ran on the box's model already)."""
+        shown = gr.Examples(rows, inputs, api_name=f"{name}_example", example_labels=labels, visible_columns=columns)
+        run_inputs = run_inputs or inputs
+        run = shown.load_input_event.then(
+            self.guarded(ui, f"{name}_example_run", [*outputs, error], inputs=run_inputs), run_inputs,
+            [*outputs, error], api_name=f"{name}_example_run", api_visibility="undocumented", **COMPUTE)
+        if model_state:
+            box, current = model_state
+            run.then(lambda choice: choice, box, current, queue=False, api_name=f"{name}_example_model",
+                     api_visibility="private")
+
+    def model_box(self, key, name, choices=None, value=model_choice.SHIPPED, choose=None, inputs=(), outputs=(),
+                  tab=None):
+        """A tab's model chooser: the shipped model (default) or a Hub repo id, loaded into our code on first
+        use (`demo.model_choice`). Returns (the box, the tab's model as a State: its change reruns the tab). A
+        choice that cannot be loaded leaves the box and the tab on the current model, the reason next to the box.
+        Loading runs in a queue of its own (`LOAD`), so a large download never holds the compute queue.
+        `choose(choice, current, *inputs)` -> (box, current, status, *outputs) replaces the `key` tab's default
+        one. `tab`: the tab's name in the messages, when it is not the `key` tab (a tab that reads the fill-mask
+        model too)."""
+        box = gr.Dropdown(choices or model_choice.choices(key), value=value, label="Model",
+                          allow_custom_value=True, info=model_choice.hub_note(), elem_id=f"{name}-model")
+        status = gr.HTML(elem_id=f"{name}-model-status")
+        current = gr.State(value)
+        asked = ("any", model_choice.ATTENTION_TAB) if key == "attention" else (key, tab)  # get_any reads either
+        chooser, loading = self.chooser, self.loading
+
+        def default_choose(choice, now):
+            return chooser.choose(key, choice, now, tab)
+
+        def choose_saying_so(request: gr.Request, choice, *rest):
+            """A Hub model first says that it is loading (a download can take a while), then the outcome; the
+            tab keeps its model meanwhile. The second request of one click (a dropdown's `.input` fires twice)
+            leaves the outputs to the first."""
+            session = getattr(request, "session_hash", None)
+            with loading.first((session, name, repr((choice, *rest)))) as fresh:
+                if not fresh and session is not None:
+                    yield (gr.skip(),) * (3 + len(outputs))
+                    return
+                if not chooser.is_loaded(asked[0], choice, asked[1]):  # a load's note, not a cached answer's
+                    yield (gr.skip(), gr.skip(), model_choice.loading_html(choice), *[gr.skip()] * len(outputs))
+                yield (choose or default_choose)(choice, *rest)
+
+        box.input(choose_saying_so, [box, current, *inputs], [box, current, status, *outputs],
+                  api_name=f"{name}_model", api_visibility="private", show_progress="hidden", **LOAD)
+        return box, current
+
+    def load_first(self, trigger, box, status, key, tab, name):
+        """On `trigger`, the model chosen in `box` (of kind `key`, for `tab`) loaded in the loading queue, with
+        `status` saying so meanwhile (`model_loader`), as the private endpoint `{name}_load`. Returns the event, for
+        the one that runs the model to follow (`.then`)."""
+        return trigger(model_loader(self.chooser, key, tab), box, status, api_name=f"{name}_load",
+                       api_visibility="private", show_progress="hidden", **LOAD)
