@@ -5,9 +5,10 @@
 
 Reads the shipped model's phases.json (each phase's metrics.json: tokens, held-out accuracy on all WikiText-2
 valid 128-token rows; the mean over several fixed masks where the phase was scored so) and draws accuracy
-against cumulative tokens on a log axis. The extrapolation is the straight line (accuracy linear in log tokens)
-through the last phase end whose slope fits the phase ends of the last doubling of tokens (least squares): the
-recent rate, carried forward, less swayed by one phase than a line through the last two ends. A phase of no
+against cumulative tokens on a log axis, titled with the text and row length the records say each phase was
+scored on (`scored_on`). The extrapolation is the straight line (accuracy linear in log tokens) through the last
+phase end whose slope fits the phase ends of the last doubling of tokens (least squares): the recent rate,
+carried forward, less swayed by one phase than a line through the last two ends. A phase of no
 tokens (a weight average of earlier phases, `train.average`) is a point above the phase before it. It is an
 extrapolation, not a measurement; curves of this kind bend down (flatten) as a model of fixed size approaches
 its capacity, so the line is an optimistic bound.
@@ -16,11 +17,15 @@ Prints the tokens (and hours at --tokens-per-s) at which the line reaches --targ
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import shlex
 import sys
+import textwrap
 from pathlib import Path
 
-from roberta.run_metrics import PHASES_NAME, read_phase_history
+from roberta.config import RobertaConfig
+from roberta.run_metrics import PHASES_NAME, dataset_name, read_phase_history
 from train.runtime import EXIT_OK, EXIT_USER_ERROR, exit_code, output_file, report_user_error
 
 
@@ -43,6 +48,72 @@ def phase_labels(model: Path) -> list[str]:
     return [f"phase {i}" + (" (average)" if not phase.train_tokens else
                             " (GPU)" if (phase.hardware or {}).get("gpu") else "")
             for i, phase in enumerate(read_phase_history(model), 1)]
+
+
+def scored_on(model: Path) -> list[str | None]:
+    """Per phase, what its record says its held-out accuracy was scored on: "wikitext-2/wiki.valid.tokens,
+    128-token rows" (the text as `dataset_name` names it, the GPU upload's .xz copy as the text itself); None
+    where the record names neither. A figure rescored under several masks (`train.evaluate`'s "mlm" section)
+    records its text and row length; a run's own final evaluation records its text (`eval_data`), and scored
+    rows of the model's longest input (its config.json) unless its command passed `--eval-length`."""
+    longest = _longest_input(model)
+    scored = []
+    for phase in read_phase_history(model):
+        if phase.held_out[3] > 1:  # the figure is the rescoring's (RunMetrics.held_out)
+            source, rows = phase.mlm.get("source"), phase.mlm.get("max_length")
+        else:
+            source, rows = phase.eval_data, _eval_length(phase.command) or longest
+        parts = [dataset_name(source.removesuffix(".xz")) if isinstance(source, str) and source else None,
+                 f"{rows}-token rows" if isinstance(rows, int) else None]
+        scored.append(", ".join(p for p in parts if p) or None)
+    return scored
+
+
+def _longest_input(model: Path) -> int | None:
+    """The model's longest input in tokens (what `train.pretrain` scores held-out rows at by default), None
+    without a readable config.json."""
+    try:
+        return RobertaConfig.from_dict(json.loads((model / "config.json").read_text(encoding="utf-8"))).max_length
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _eval_length(command) -> int | None:
+    """N of an `--eval-length N` (or `--eval-length=N`) in a recorded command line, else None."""
+    try:
+        words = shlex.split(command) if isinstance(command, str) else []
+    except ValueError:
+        return None
+    for word, after in zip(words, [*words[1:], ""]):
+        name, equals, value = word.partition("=")
+        if name == "--eval-length" and (value if equals else after).isdigit():
+            return int(value if equals else after)
+    return None
+
+
+def title_of(scored: list[str | None]) -> str:
+    """The figure's title: what every phase was scored on, or, where the phases differ, what each group of
+    phases was ("phases 1-3, 5")."""
+    groups: dict[str | None, list[int]] = {}
+    for i, what in enumerate(scored, 1):
+        groups.setdefault(what, []).append(i)
+    if len(groups) == 1:
+        (what,) = groups
+        return f"Held-out MLM accuracy ({what}) across phases" if what else "Held-out MLM accuracy across phases"
+    parts = [f"{what or 'not recorded'}: {_phase_ranges(phases)}" for what, phases in groups.items()]
+    return f"Held-out MLM accuracy ({'; '.join(parts)}) across phases"
+
+
+def _phase_ranges(numbers: list[int]) -> str:
+    """[1, 2, 3, 5] -> "phases 1-3, 5"; [4] -> "phase 4"."""
+    runs = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    spans = ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
+    return f"phase{'s' if len(numbers) > 1 else ''} {spans}"
 
 
 def log_linear(points: list[tuple[float, float]], span: float = 2.0) -> tuple[float, float]:
@@ -69,9 +140,10 @@ def tokens_for(target: float, per_doubling: float, intercept: float) -> float | 
     return 2 ** doublings if doublings < sys.float_info.max_exp else None
 
 
-def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] | None = None):
-    """Draw the phase ends and the extrapolation (none when `per_doubling` is None) to `path`; returns the
-    matplotlib Figure."""
+def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] | None = None,
+         title: str = "Held-out MLM accuracy across phases"):
+    """Draw the phase ends and the extrapolation (none when `per_doubling` is None) to `path` under `title`
+    (`title_of`); returns the matplotlib Figure."""
     import matplotlib
     import matplotlib.ticker
     matplotlib.use("Agg")
@@ -127,8 +199,8 @@ def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] 
     ax.margins(y=0.1)  # room for the labels below the lowest point
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}"))
     ax.xaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}" if str(int(x))[0] in "25" else ""))
-    ax.set(xlabel="total training tokens (millions, log scale)", ylabel="held-out MLM accuracy (%)",
-           title="Held-out MLM accuracy (WikiText-2 valid, 128-token rows) across phases")
+    ax.set(xlabel="total training tokens (millions, log scale)", ylabel="held-out MLM accuracy (%)")
+    ax.set_title(textwrap.fill(title, 100))  # phases scored on different data list each group
     ax.legend(fontsize=7 if crowded else 8, loc="lower right", bbox_to_anchor=(0.995, 0.42) if crowded else None)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -157,7 +229,7 @@ def main(argv=None) -> int:
     except (OSError, ValueError) as err:  # a .txt name was a matplotlib traceback
         p.error(str(err))
     try:
-        points, labels = phase_points(model), phase_labels(model)
+        points, labels, title = phase_points(model), phase_labels(model), title_of(scored_on(model))
         if not points:
             raise ValueError(f"{model / PHASES_NAME} lists no phase")
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -167,7 +239,7 @@ def main(argv=None) -> int:
         per_doubling, intercept = log_linear(points)
     except ValueError:  # a first release: one phase end, no rate yet
         per_doubling = intercept = None
-    plot(points, per_doubling, intercept, args.target, out, labels)
+    plot(points, per_doubling, intercept, args.target, out, labels, title)
     for (t, a), label in zip(points, labels):
         print(f"{label}: {t / 1e6:.1f}M tokens in all, held-out accuracy {100 * a:.1f}%")
     if per_doubling is None:

@@ -126,3 +126,31 @@ def test_a_phase_trained_on_a_gpu_is_named_so(tmp_path, capsys):
     assert phase_curve.phase_labels(tmp_path) == ["phase 1", "phase 2 (average)", "phase 3 (GPU)"]
     assert phase_curve.main(["--model", str(tmp_path)]) == 0
     assert "phase 3 (GPU): 8.0M tokens in all, held-out accuracy 20.0%" in capsys.readouterr().out
+
+
+def test_the_title_names_what_the_phases_were_scored_on(tmp_path, monkeypatch):
+    """The title said "WikiText-2 valid, 128-token rows" whatever the phases' records said they were scored on."""
+    (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 66}))  # longest input: 64 tokens
+    phases = [{"train_tokens": 1e6, "eval_accuracy": 0.20, "eval_data": "../shared/data/wikitext-103/wiki.valid.tokens",
+               "command": "python -m train.pretrain --eval-length 32"},  # its own evaluation at --eval-length
+              {"train_tokens": 1e6, "eval_accuracy": 0.29,
+               "eval_data": "gpu-upload/data/wikitext-103/wiki.valid.tokens.xz",  # the GPU upload's copy
+               "mlm": {"source": "../shared/data/wikitext-103/wiki.valid.tokens", "max_length": 32, "accuracy": 0.3,
+                       "masks": 5}}]  # rescored on several masks: the rescoring's text and rows
+    (tmp_path / "phases.json").write_text(json.dumps(phases))
+    drawn = []
+    plot = phase_curve.plot
+    monkeypatch.setattr(phase_curve, "plot", lambda *args, **kwargs: drawn.append(plot(*args, **kwargs)))
+    assert phase_curve.main(["--model", str(tmp_path)]) == 0
+    assert drawn[0].axes[0].get_title() == \
+        "Held-out MLM accuracy (wikitext-103/wiki.valid.tokens, 32-token rows) across phases"
+    # a phase scored otherwise (its own evaluation at the model's longest input) is named with its phases
+    phases.append({"train_tokens": 1e6, "eval_accuracy": 0.31, "eval_data": "../shared/data/other/valid.txt"})
+    (tmp_path / "phases.json").write_text(json.dumps(phases))
+    assert phase_curve.title_of(phase_curve.scored_on(tmp_path)) == (
+        "Held-out MLM accuracy (wikitext-103/wiki.valid.tokens, 32-token rows: phases 1-2; other/valid.txt, "
+        "64-token rows: phase 3) across phases")
+    # records that name neither text nor rows: no claim about them
+    write_phases(tmp_path, [(1e6, 0.10), (1e6, 0.20)])
+    (tmp_path / "config.json").unlink()
+    assert phase_curve.title_of(phase_curve.scored_on(tmp_path)) == "Held-out MLM accuracy across phases"

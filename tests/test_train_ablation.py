@@ -8,7 +8,7 @@ import torch
 
 from demo.ablation_view import ablation_markdown
 from demo.models import read_ablation
-from train import ablation
+from train import ablation, ablation_plan, ablation_probe
 
 PRETRAINED_ARMS = ["dynamic", "static-dupe1", "static-dupe10"]
 
@@ -122,12 +122,12 @@ def test_runs_from_other_weights_are_refused_whatever_steps_are_planned_now(tmp_
         return SimpleNamespace(name=name, command=f"python -m train.pretrain --seed {seed}",
                                folder=out / f"{arm}-seed{seed}" / "mlm")
 
-    assert ablation.check_plan(out, [step("dynamic", 0)], "a" * 64) == []
+    assert ablation_plan.check_plan(out, [step("dynamic", 0)], "a" * 64) == []
     step("dynamic", 0).folder.mkdir(parents=True)  # seed 0 ran from weights a
-    assert ablation.check_plan(out, [step("dynamic", 1)], "b" * 64) == ["dynamic-seed0"]  # seed 1 from b: refused
-    assert ablation.check_plan(out, [step("dynamic", 0), step("dynamic", 1)], "b" * 64) != []
-    assert ablation.check_plan(out, [step("dynamic", 1)], "a" * 64) == []  # the same weights: fine
-    assert ablation.recorded_init_sha256(out) == "a" * 64
+    assert ablation_plan.check_plan(out, [step("dynamic", 1)], "b" * 64) == ["dynamic-seed0"]  # seed 1 from b: refused
+    assert ablation_plan.check_plan(out, [step("dynamic", 0), step("dynamic", 1)], "b" * 64) != []
+    assert ablation_plan.check_plan(out, [step("dynamic", 1)], "a" * 64) == []  # the same weights: fine
+    assert ablation_plan.recorded_init_sha256(out) == "a" * 64
 
 
 @pytest.mark.slow
@@ -175,7 +175,8 @@ def test_the_mask_probe_scores_as_evaluate_does(tiny_mlm_dir, tokenizer, sentenc
 
     model = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir).eval()
     rows = pack_sequences(sentences, tokenizer, 32)
-    probe = ablation._mlm_scores(model, roberta.DynamicMasker.from_tokenizer(tokenizer, seed=3)(rows), batch_size=4)
+    masked = roberta.DynamicMasker.from_tokenizer(tokenizer, seed=3)(rows)
+    probe = ablation_probe._mlm_scores(model, masked, batch_size=4)
     scored = evaluate.evaluate_mlm(model, tokenizer, rows, batch_size=4, seed=3)
     assert probe["targets"] > 0
     assert (probe["loss"], probe["accuracy"], probe["targets"]) == (scored["loss"], scored["accuracy"], scored["tokens"])
@@ -193,10 +194,10 @@ def test_writes_leave_another_process_s_temporary_file_alone(tmp_path):
     for other in others:
         other.write_text("another process")
     step = SimpleNamespace(name="dynamic-seed0/pretrain", command="python -m train.pretrain", folder=out / "x")
-    assert ablation.check_plan(out, [step], "a" * 64) == []
+    assert ablation_plan.check_plan(out, [step], "a" * 64) == []
     source = tmp_path / "corpus.txt"
     source.write_text("one document\nanother\n")
-    assert ablation.slice_corpus(source, 5, tmp_path / "slice.txt")["documents"] == 1
+    assert ablation_plan.slice_corpus(source, 5, tmp_path / "slice.txt")["documents"] == 1
     assert all(other.read_text() == "another process" for other in others)
     assert json.loads((out / "plan.json").read_text())["dynamic-seed0/pretrain"] == "python -m train.pretrain"
     assert (tmp_path / "slice.txt").read_text() == "one document\n"

@@ -341,6 +341,38 @@ def test_recalibrate_cli(two_stage, tmp_path):
     assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == []  # no temporary file left
 
 
+def test_plot_only_redraws_the_diagram_with_the_stored_temperature_and_writes_nothing_else(two_stage, tmp_path,
+                                                                                         capsys, monkeypatch):
+    """A shipped figure titled by older code ("imdb-sst2-avg: ../shared/data/sst2/dev.tsv") could only be redrawn
+    by refitting, which rewrote config.json, metrics.json and the card too."""
+    import shutil
+
+    from roberta.run_metrics import dataset_name
+
+    folder = tmp_path / "copy"
+    shutil.copytree(two_stage[1], folder)
+    (folder / calibrate.RELIABILITY_NAME).write_bytes(b"an old figure")
+    kept = {p.name: p.read_bytes() for p in folder.iterdir() if p.name != calibrate.RELIABILITY_NAME}
+    metrics = json.loads((folder / "metrics.json").read_text())
+    drawn = []
+    save = calibrate.save_figure
+    monkeypatch.setattr(calibrate, "save_figure", lambda fig, path: drawn.append(fig) or save(fig, path))
+    assert calibrate.main([str(folder), "--plot-only"]) == 0
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.name != calibrate.RELIABILITY_NAME} == kept
+    assert (folder / calibrate.RELIABILITY_NAME).read_bytes()[:4] == b"\x89PNG"
+    (figure,) = drawn
+    assert figure._suptitle.get_text() == f"held out: {dataset_name(metrics['dev_data'])}"
+    assert figure.axes[1].get_title().startswith(f"after: T = {metrics['temperature']:.3g}  (ECE ")
+    out = capsys.readouterr().out  # the stored figures again (float reductions aside), and metrics.json's beside
+    t, ece = out.split(" (metrics.json: ")[0].removeprefix("T = ").split(" (config.json's, not refitted); dev ECE ")
+    assert float(t) == pytest.approx(metrics["temperature"], abs=1e-4)
+    assert [float(x) for x in ece.split(" -> ")] == pytest.approx([metrics["dev_ece_uncalibrated"],
+                                                                     metrics["dev_ece"]], abs=1e-3)
+    assert f"(metrics.json: {metrics['dev_ece_uncalibrated']:.4f} -> {metrics['dev_ece']:.4f}); wrote " in out
+    with pytest.raises(SystemExit):  # a refit's options with --plot-only: refused, not ignored
+        calibrate.main([str(folder), "--plot-only", "--calibration-data", str(folder / "x.tsv")])
+
+
 def test_recalibrate_keeps_checks_it_cannot_score_again_and_says_so(two_stage, tmp_path, capsys):
     import shutil
 

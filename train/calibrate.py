@@ -2,6 +2,7 @@
 
     python -m train.calibrate runs/sst2                     # refit on the run's own held-out calibration slice
     python -m train.calibrate runs/avg --calibration-data ../shared/data/sst2/train.tsv --calibration-n 1000
+    python -m train.calibrate assets/mini-roberta-sst2 --plot-only   # redraw reliability.png, refit nothing
 
 One number, the temperature T, is fitted on held-out labelled data that is NOT the dev set (by default the
 slice of the training file that `train.finetune --calibration-n` set aside and never trained on): T
@@ -28,7 +29,11 @@ several seeds, and their weight average, share one slice none of them trained on
 When this command runs on a finished folder, it rewrites config.json's calibration_temperature, merges the
 figures into metrics.json ("calibration"), redraws reliability.png, scores the behaviour checks again (their
 verdicts use the calibrated probabilities) and rewrites the model card's Metrics, Calibration and Behaviour
-checks sections and its model-index; the rest of the card is kept.
+checks sections and its model-index; the rest of the card is kept. With `--plot-only` it fits nothing and writes
+only reliability.png, drawn with the temperature config.json holds (a shipped model's figure redrawn by
+today's code, its weights, config, metrics and card byte for byte as they were). Its ECE is measured again on
+the folder's weights and this CPU: weights exported to float16 after calibration, or another CPU's arithmetic,
+can move it from metrics.json's (it prints both).
 """
 from __future__ import annotations
 
@@ -224,6 +229,23 @@ def set_temperature(folder, temperature: float) -> None:
     write_atomic(path, json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 
+def reliability_title(dev_source) -> str:
+    """The reliability diagram's title: the data set it was drawn on, as a reader knows it."""
+    return f"held out: {dataset_name(dev_source)}"
+
+
+def report_dev(model, tokenizer, dev: tuple[list[str], list[int]], temperature: float, out=None,
+               batch_size: int = 64, max_length: int | None = None, title: str = "") -> dict:
+    """`calibration_report` of the model on `dev` (texts, labels) at `temperature`; with `out`, also
+    out/reliability.png (before and after)."""
+    from .evaluate import classifier_logits
+
+    logits = classifier_logits(model, tokenizer, dev[0], batch_size, max_length)
+    if out is not None:
+        plot_reliability(logits, dev[1], temperature, Path(out) / RELIABILITY_NAME, title)
+    return calibration_report(logits, dev[1], temperature)
+
+
 def calibrate(model, tokenizer, calibration: tuple[list[str], list[int]], dev: tuple[list[str], list[int]] | None,
               out=None, batch_size: int = 64, max_length: int | None = None, title: str = "") -> dict:
     """Fit T on `calibration` (texts, labels), set model.config.calibration_temperature, and report on `dev`:
@@ -237,10 +259,8 @@ def calibrate(model, tokenizer, calibration: tuple[list[str], list[int]], dev: t
     result = {"temperature": temperature, "bins": N_BINS,
               "calibration": calibration_report(cal_logits, calibration[1], temperature)}
     if dev is not None:
-        dev_logits = classifier_logits(model, tokenizer, dev[0], batch_size, max_length)
-        result["dev"] = calibration_report(dev_logits, dev[1], temperature)
+        result["dev"] = report_dev(model, tokenizer, dev, temperature, out, batch_size, max_length, title)
         if out is not None:
-            plot_reliability(dev_logits, dev[1], temperature, Path(out) / RELIABILITY_NAME, title)
             result["diagram"] = RELIABILITY_NAME
     return result
 
@@ -298,6 +318,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --calibration-data: fit on every row of the file (a file kept apart for calibration)")
     p.add_argument("--dev", default=None, help="report ECE here (default: metrics.json's dev_data)")
     p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default: %(default)s)")
+    p.add_argument("--plot-only", action="store_true",
+                   help="fit nothing: redraw reliability.png on the dev set with the temperature config.json "
+                        "holds, and write nothing else")
     return p
 
 
@@ -306,6 +329,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.batch_size < 1 or args.calibration_n < 1:  # were "range() arg 3 must not be zero", "no texts to classify"
         p.error(f"--batch-size and --calibration-n must be at least 1, got {args.batch_size} and {args.calibration_n}")
+    if args.plot_only and (args.calibration_data or args.all):
+        p.error("--plot-only draws with the stored temperature: it takes no --calibration-data or --all")
     from roberta import RobertaForSequenceClassification, load_tokenizer
     from roberta.hub import require_architecture
 
@@ -321,6 +346,8 @@ def main(argv=None) -> int:
         model = RobertaForSequenceClassification.from_pretrained(folder)
         tokenizer = load_tokenizer(folder)
         names = model.config.id2label
+        if args.plot_only:
+            return _plot_only(folder, model, tokenizer, args.dev or metrics.get("dev_data"), args.batch_size, metrics)
         if args.calibration_data:
             spec = {"data": args.calibration_data, "n": args.calibration_n, "seed": args.calibration_seed,
                     "split": args.calibration_split}
@@ -341,7 +368,7 @@ def main(argv=None) -> int:
         figure_dir = tempfile.TemporaryDirectory(prefix=".calibrate-", dir=folder)
         with torch.no_grad():  # at the length the run was scored at, so that its figures are reproduced
             result = calibrate(model, tokenizer, calibration, dev, out=figure_dir.name, batch_size=args.batch_size,
-                               max_length=metrics.get("max_length"), title=f"held out: {dataset_name(dev_source)}")
+                               max_length=metrics.get("max_length"), title=reliability_title(dev_source))
         result["slice"], result["source"] = spec, _describe(spec)
         metrics["calibration"] = result
         metrics["temperature"] = result["temperature"]  # the top-level figures follow the new T (they kept the old)
@@ -371,6 +398,28 @@ def main(argv=None) -> int:
     files = [folder / "config.json", metrics_path, *([folder / RELIABILITY_NAME] if drawn else []),
              *([folder / "README.md"] if card else [])]
     print(f"{shown}{checks_note}; wrote {', '.join(map(str, files))}")
+    return EXIT_OK
+
+
+def _plot_only(folder: Path, model, tokenizer, dev_source, batch_size: int, metrics: dict) -> int:
+    """--plot-only: reliability.png redrawn on the dev set with the model's stored temperature (drawn aside and
+    moved in, as a refit's is), at the length the run was scored at; nothing else is written. Prints the dev
+    ECE beside metrics.json's (the figure's are measured again)."""
+    from .data import read_labeled
+
+    if not dev_source:
+        raise ValueError(f"{folder / 'metrics.json'} names no dev set to draw the diagram on: pass --dev")
+    dev = read_labeled(dev_source, label_names=model.config.id2label)[:2]
+    temperature = model.config.calibration_temperature
+    with tempfile.TemporaryDirectory(prefix=".calibrate-", dir=folder) as aside, torch.no_grad():
+        report = report_dev(model, tokenizer, dev, temperature, aside, batch_size, metrics.get("max_length"),
+                            reliability_title(dev_source))
+        os.replace(Path(aside) / RELIABILITY_NAME, folder / RELIABILITY_NAME)
+    stored = (metrics.get("calibration") or {}).get("dev") or {}
+    was = (f" (metrics.json: {stored['ece_before']:.4f} -> {stored['ece_after']:.4f})"
+           if "ece_before" in stored and "ece_after" in stored else "")
+    print(f"T = {temperature:.4f} (config.json's, not refitted); dev ECE {report['ece_before']:.4f} -> "
+          f"{report['ece_after']:.4f}{was}; wrote {folder / RELIABILITY_NAME}")
     return EXIT_OK
 
 

@@ -1,0 +1,112 @@
+"""The masking ablation's figure, curves.png: held-out and training loss, the mask probe and SST-2 dev accuracy,
+per arm (mean and spread over seeds)."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from .ablation_setup import BASELINE
+from .reporting import save_figure
+
+
+COLORS = {"dynamic": "tab:blue", "static-dupe1": "tab:red", "static-dupe10": "tab:orange", BASELINE: "tab:gray"}
+
+
+def _aligned(records: list[dict], curve: str, key: str):
+    """(x tokens, mean, min, max) over seeds on the steps every seed has."""
+    import numpy as np
+
+    if not records:
+        return None
+    steps = set(records[0][curve]["step"])
+    for r in records[1:]:
+        steps &= set(r[curve]["step"])
+    steps = sorted(steps)
+    if not steps:
+        return None
+    values, tokens = [], []
+    for r in records:
+        index = {s: i for i, s in enumerate(r[curve]["step"])}
+        values.append([r[curve][key][index[s]] for s in steps])
+        tokens.append([r[curve]["tokens"][index[s]] for s in steps])
+    values = np.array(values, dtype=float)
+    return np.mean(tokens, axis=0), values.mean(0), values.min(0), values.max(0)
+
+
+def plot(results: dict, png: Path) -> None:
+    """curves.png: held-out loss, training loss, the mask probe and SST-2 dev accuracy, per arm."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.patches import Patch
+
+    arms = {k: v for k, v in results["arms"].items() if k != BASELINE}
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8.5))
+    (ax_eval, ax_train), (ax_probe, ax_sst) = axes
+    for arm, info in arms.items():
+        records = list(info["seeds"].values())
+        color, label = COLORS.get(arm), f"{info['label']} (n={info['n']})"
+        held = _aligned(records, "eval_curve", "loss")
+        if held:
+            x, mean, lo, hi = held
+            ax_eval.plot(x, mean, "o-", ms=2.5, color=color, label=label)
+            ax_eval.fill_between(x, lo, hi, color=color, alpha=0.2, lw=0)
+            ax_train.plot(x, mean, "--", color=color, lw=1)
+        train = _aligned(records, "train_curve", "loss")
+        if train:
+            x, mean, lo, hi = train
+            ax_train.plot(x, mean, color=color, lw=1.2, label=label)
+            ax_train.fill_between(x, lo, hi, color=color, alpha=0.2, lw=0)
+    ax_eval.set(title="held-out MLM loss (wiki.valid), mean and min-max over seeds", xlabel="training tokens",
+                ylabel="loss")
+    ax_train.set(title="training loss on the masks fed (solid) vs held-out (dashed)", xlabel="training tokens",
+                 ylabel="loss")
+    for ax in (ax_eval, ax_train):
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+
+    names = list(arms)
+    kinds = [("probe_seen_mask_loss", "training rows, mask trained on", "///"),
+             ("probe_fresh_mask_loss", "training rows, fresh mask", ""),
+             ("mlm_loss", "held-out rows", "..")]
+    width = 0.8 / len(kinds)
+    for j, (key, _, hatch) in enumerate(kinds):
+        xs = np.arange(len(names)) + (j - (len(kinds) - 1) / 2) * width
+        for x, arm in zip(xs, names):
+            mean, std = arms[arm]["mean"].get(key), arms[arm]["std"].get(key)
+            if mean is None:
+                continue
+            ax_probe.bar(x, mean, width, yerr=std or 0.0, color=COLORS.get(arm), alpha=0.35 + 0.3 * j,
+                         hatch=hatch, edgecolor="black", lw=0.5, capsize=3)
+    shown = [arms[a]["mean"].get(k) for a in names for k, _, _ in kinds if arms[a]["mean"].get(k) is not None]
+    if shown:  # the differences are a few percent of the loss: do not start the axis at 0
+        span = max(shown) - min(shown) or abs(max(shown)) * 0.05 or 1.0
+        ax_probe.set_ylim(max(0.0, min(shown) - 0.6 * span), max(shown) + 0.6 * span)  # a loss is never < 0
+    ax_probe.set_xticks(range(len(names)), [textwrap.fill(arms[a]["label"], 18) for a in names], fontsize=8)
+    ax_probe.set(title="what was memorised: final MLM loss (mean, std over seeds)", ylabel="loss")
+    ax_probe.legend([Patch(facecolor="white", edgecolor="black", hatch=h) for _, _, h in kinds],
+                    [label for _, label, _ in kinds], fontsize=8)
+    ax_probe.grid(alpha=0.3, axis="y")
+
+    bars = [a for a in results["arms"] if results["arms"][a]["mean"].get("sst2_accuracy") is not None]
+    for i, arm in enumerate(bars):
+        info = results["arms"][arm]
+        ax_sst.bar(i, info["mean"]["sst2_accuracy"] * 100, 0.6, yerr=(info["std"]["sst2_accuracy"] or 0) * 100,
+                   color=COLORS.get(arm), capsize=4, alpha=0.8)
+        dots = [r["sst2_accuracy"] * 100 for r in info["seeds"].values()]
+        ax_sst.plot([i] * len(dots), dots, "k.", ms=5)
+    if bars:
+        low = min(r["sst2_accuracy"] for a in bars for r in results["arms"][a]["seeds"].values()) * 100
+        ax_sst.set_ylim(max(0, low - 5), min(100, max(
+            r["sst2_accuracy"] for a in bars for r in results["arms"][a]["seeds"].values()) * 100 + 3))
+    ax_sst.set_xticks(range(len(bars)), [textwrap.fill(results["arms"][a]["label"], 18) for a in bars], fontsize=8)
+    ax_sst.set(title="SST-2 dev accuracy, same fine-tuning (mean, std; dots: seeds)", ylabel="accuracy %")
+    ax_sst.grid(alpha=0.3, axis="y")
+    setup = results["setup"]
+    fig.suptitle(f"Static vs dynamic masking: {setup.get('parameters') or '?':,} parameters, "
+                 f"{setup.get('epochs'):g} epochs over {setup.get('train_rows') or '?':,} rows "
+                 f"({setup.get('train_tokens_per_run') or '?':,} tokens per run), status {results['status']}"
+                 if setup.get("parameters") else "Static vs dynamic masking", fontsize=11)
+    save_figure(fig, png)
