@@ -413,6 +413,13 @@ def save_model(folder, config: RobertaConfig, architecture: str, state: dict[str
     tmp = folder / f".{WEIGHTS_NAME}.tmp"
     save_weights(to_hf_state_dict(state), tmp, metadata)
     os.replace(tmp, folder / WEIGHTS_NAME)
+    save_config(folder, config, architecture)
+
+
+def save_config(folder, config: RobertaConfig, architecture: str) -> None:
+    """config.json alone (`transformers`' field names), written to a temporary file and renamed into place."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{CONFIG_NAME}.tmp"
     tmp.write_text(json.dumps(config.to_hf_dict(architecture), indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, folder / CONFIG_NAME)

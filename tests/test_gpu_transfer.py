@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import roberta
-from train import data, gpu_transfer
+from train import checkpointing, data, gpu_transfer
 
 
 @pytest.fixture()
@@ -206,15 +206,18 @@ def make_upload(train_files, tmp_path) -> Path:
 def test_gpu_session_retries_a_failed_pretraining_and_returns_what_finished_with_its_logs(train_files, tmp_path,
                                                                                           capsys):
     """The one device command (train.gpu_session): the first recipe diverges (lr 1e30), the retry at --retry-lr
-    in fp32 finishes, and its models come back in parts with the session's logs inside."""
+    in fp32 finishes, and its models come back in parts with the session's logs inside. The retry pretrains for
+    --minutes, not for all the time left (--quick's pretraining takes 3 s whatever the budget: the command line
+    says it). `--max-steps 3`: a schedule by steps, so that the first recipe diverges however slow its steps are
+    (by the clock alone, a loaded machine spent the 3 s in warmup, at lr 0, and nothing diverged)."""
     from train import gpu_session
 
     upload, out = make_upload(train_files, tmp_path), tmp_path / "OUT"
     assert gpu_session.main(["--out", str(out), "--upload", str(upload), "--work", str(tmp_path / "work"),
-                             "--deadline-s", "400", "--retry-lr", "2e-3", "--tests", "",
-                             "--", "--quick", "--seeds", "0", "--gpu-lr", "1e30"]) == 0
+                             "--deadline-s", "400", "--retry-lr", "2e-3", "--tests", "", "--minutes", "0.5",
+                             "--", "--quick", "--seeds", "0", "--gpu-lr", "1e30", "--pretrain-args", "--max-steps 3"]) == 0
     printed = capsys.readouterr().out  # the end of a device call's output: the figures, should nothing come back
-    assert "retrying at lr 0.002" in printed and "tokens/s), stopped by time" in printed
+    assert "retrying at lr 0.002" in printed and "tokens/s), stopped by " in printed
     assert "== sst2-s0: SST-2 dev" in printed
     back = gpu_transfer.unpack(out, tmp_path / "back")
     assert {p.name for p in back.iterdir()} == {"mini-roberta-mlm", "mini-roberta-sst2", "sentiment", "session",
@@ -222,12 +225,113 @@ def test_gpu_session_retries_a_failed_pretraining_and_returns_what_finished_with
     assert "== shipped classifier: mini-roberta-sst2: sst2-s0 (one seed, no average)" in printed
     log = (back / "session" / "recipe.log").read_text()
     assert any(f"became {what}" in log for what in ("nan", "inf", "non-finite"))  # the first pretraining diverged ...
-    assert "retrying at lr 0.002 in fp32" in log  # ... and the retry ran
+    assert "retrying at lr 0.002 in fp32 for 0.5 min: --minutes 0.5, and the" in log  # ... and the retry ran,
+    retry = next(line for line in log.splitlines() if line.startswith("$ ") and "/retry" in line)  # as long as asked
+    assert "--time-budget-min 0.5 --gpu-lr 0.002" in retry  # (was the ~4 min the 390 s left allowed)
     metrics = json.loads((back / "mini-roberta-mlm" / "metrics.json").read_text())
     assert "--lr 0.002" in metrics["command"] and metrics["hardware"]["precision"] == "fp32"
     assert json.loads((back / "session" / "machine.json").read_text())["torch"]
     retried = roberta.RobertaForMaskedLM.from_pretrained(back / "mini-roberta-mlm")
     assert all(p.isfinite().all() for p in retried.parameters())  # the retry's weights, not the diverged run's
+
+
+def test_gpu_session_retry_pretrains_for_minutes_asked_or_what_the_time_left_allows():
+    """The retry after a failed pretraining was sized by the time left alone: `--minutes 2` and a first run that
+    failed at once gave a retry of ~5 minutes, longer than asked, with less time for the rest."""
+    from train import gpu_session
+
+    assert gpu_session.RETRY_SETUP_S == 150
+    assert gpu_session.retry_minutes(2, 480) == (2, 5.5)  # what was asked: the time left allows more
+    assert gpu_session.retry_minutes(6, 390) == (4, 4)  # what the time left allows: less than asked
+
+
+def test_gpu_session_deadline_is_a_sigterm_that_a_run_can_answer(tmp_path):
+    """At the deadline the recipe gets SIGTERM (a training step then saves a checkpoint), not a kill."""
+    import sys
+    import time
+    from train import gpu_session
+
+    child = ("import signal, sys, time\n"
+             "signal.signal(signal.SIGTERM, lambda *a: (print('got SIGTERM', flush=True), sys.exit(130)))\n"
+             "print('ready', flush=True)\ntime.sleep(60)\n")
+    with open(tmp_path / "log", "w") as log:
+        started = time.monotonic()
+        assert gpu_session.run_until([sys.executable, "-c", child], started + 3, log) is None
+    assert time.monotonic() - started < gpu_session.GRACE_S  # it answered the SIGTERM: no kill waited for
+    assert "ready\ngot SIGTERM\n(stopped at the deadline" in (tmp_path / "log").read_text()
+
+
+def sigterm_at(monkeypatch, step):
+    """The deadline's SIGTERM during pretraining step `step` (the real signal path: that step ends, a checkpoint is
+    saved, the recipe exits)."""
+    import os
+    import signal
+    from train import pretrain, trainer
+
+    original = trainer.Trainer._train_step
+
+    def train_step(self, time_up):
+        if self.step == step and isinstance(self.task, pretrain.MLMTask):
+            os.kill(os.getpid(), signal.SIGTERM)
+        return original(self, time_up)
+
+    monkeypatch.setattr(trainer.Trainer, "_train_step", train_step)
+
+
+@pytest.mark.slow
+def test_gpu_session_returns_a_pretraining_cut_by_its_deadline_as_a_partial_encoder(train_files, tmp_path,
+                                                                                    monkeypatch, capsys):
+    """A deadline that cuts pretraining returned its logs alone (the run writes its model folder when it finishes).
+    Now its last checkpoint comes back in float16 as mini-roberta-mlm-partial, a model folder whose metrics say
+    where and why it stopped and that it has no final evaluation: it loads, scores on CPU and continues with --init,
+    but it is never taken for a finished encoder (another name; train.export and scripts.release refuse it), and
+    the command says pretraining did not finish (exit code 1). Here the recipe runs in this process and gets the
+    deadline's SIGTERM in its first step (the real signal path; only the timer is not)."""
+    from scripts import release
+    from train import evaluate, export, gpu_session, pretrain, recipe
+
+    def cut_at_the_deadline(argv, deadline, log):  # run_until's answer for a run stopped at its deadline
+        with monkeypatch.context() as m:
+            sigterm_at(m, 1)  # (the tiny run's time budget, 3 s, may end before a later step)
+            assert recipe.main(argv[3:]) == 130  # interrupted, a checkpoint saved
+        return None
+
+    monkeypatch.setattr(gpu_session, "run_until", cut_at_the_deadline)
+    upload, out, work = make_upload(train_files, tmp_path), tmp_path / "OUT", tmp_path / "work"
+    assert gpu_session.main(["--out", str(out), "--upload", str(upload), "--work", str(work), "--deadline-s", "1",
+                             "--tests", "", "--", "--quick", "--seeds", "0"]) == 1  # pretraining did not finish
+    printed = capsys.readouterr().out
+    assert "== pretraining cut" in printed and "stopped by SIGTERM: " in printed and "retrying" not in printed
+    back = gpu_transfer.unpack(out, tmp_path / "back")
+    partial = back / gpu_transfer.PARTIAL_MLM
+    assert {p.name for p in back.iterdir()} == {gpu_transfer.PARTIAL_MLM, "session"}  # no mini-roberta-mlm
+    metrics = json.loads((partial / "metrics.json").read_text())
+    assert metrics["stopped_by"] == "SIGTERM" and metrics["train_steps"] == 1 and metrics["train_tokens"] > 0
+    assert "no final evaluation" in metrics["partial"] and "eval_accuracy" not in metrics
+    assert ".xz" in metrics["corpus"] and metrics["init"].endswith("step-00000001")
+    assert (partial / "log.jsonl").is_file()  # its training up to the cut
+    # the weights of the checkpoint the SIGTERM saved, in float16, with the config and tokenizer of its run
+    saved, _ = checkpointing.Checkpoints.load(work / "run" / "mlm" / "checkpoints" / "step-00000001")
+    stored = roberta.hub.read_weights(partial / "model.safetensors")[0]
+    assert {str(t.dtype) for t in stored.values()} == {"torch.float16"}
+    model = roberta.RobertaForMaskedLM.from_pretrained(partial)
+    assert all(value.equal(saved[name].half().float()) for name, value in model.state_dict().items())
+    assert len(roberta.pipeline("fill-mask", model=partial)("The cat likes <mask>.", top_k=3)) == 3
+
+    # never shipped as a finished encoder: refused by name, also after it was scored here
+    valid = str(train_files / "valid.txt")
+    assert evaluate.main(["--model", str(partial), "--mlm-text", valid, "--out", str(partial)]) == 0
+    assert json.loads((partial / "metrics.json").read_text())["mlm"]["accuracy"] >= 0
+    capsys.readouterr()
+    assert release.main(["--mlm", str(partial), "--out", str(tmp_path / "assets")]) == 2
+    assert "is a partial model, not one to ship" in capsys.readouterr().err and not (tmp_path / "assets").exists()
+    assert export.main([str(partial), str(tmp_path / "again")]) == 2
+    # a next call continues from it
+    assert pretrain.main(["--init", str(partial), "--corpus", str(train_files / "corpus.txt"), "--valid", valid,
+                          "--max-steps", "2", "--batch-size", "8", "--eval-every", "0", "--eval-rows", "8",
+                          "--final-eval-rows", "8", "--cache-dir", "", "--no-progress", "--precision", "fp32",
+                          "--out", str(tmp_path / "next")]) == 0
+    assert json.loads((tmp_path / "next" / "metrics.json").read_text())["init"] == str(partial)
 
 
 def test_gpu_session_runs_every_test_that_waits_for_a_gpu():

@@ -15,6 +15,13 @@ A step checkpoint of a finished run (RUN/checkpoints/step-N, all kept with --kee
 folder too, e.g. to average points of a run's trajectory with `train.average`: its weights, the run's config and
 tokenizer files, and a metrics.json naming the checkpoint, its step and tokens (the run's own metrics, card and
 curves describe its end, so they are not copied).
+
+So does the last checkpoint of a pretraining run that stopped before its end (a signal: `train.pretrain` then
+writes the config and tokenizer files beside it), as a *partial* model: its metrics.json says `stopped_by` (the
+signal, "time" when only the final evaluation was cut, "unknown" for a periodic checkpoint after which the run
+went on) and holds a `partial` entry that says what it is; it has no final evaluation. It loads as any model
+(`--init` of a next run, `train.evaluate` to score it), but `export` and so `scripts.release` refuse to ship it:
+a partial model is never taken for a finished one.
 """
 import argparse
 import contextlib
@@ -28,7 +35,9 @@ from safetensors import SafetensorError, safe_open
 import roberta
 from roberta.run_metrics import RunMetrics
 
+from .arguments import NOT_RECIPE
 from .checkpointing import CHECKPOINTS, Checkpoints
+from .model_card import write_model_card
 from .paths import other_entries
 from .runtime import EXIT_OK, UserError, exit_code, output_folder, report_user_error
 
@@ -37,6 +46,7 @@ FILES = ["config.json", "tokenizer.json", "tokenizer_config.json", "README.md", 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
+PARTIAL = "partial"  # metrics.json's entry in a model exported from a checkpoint of a run that did not finish
 STAGING, OLD = ".{}.staging-{}", ".{}.old"  # siblings of a folder being replaced: its next version, its last one
 
 
@@ -98,16 +108,31 @@ def check_export(src, dst) -> Path:
             raise FileNotFoundError(f"{src}: no such checkpoint (in {src.parent}: {', '.join(kept) or 'none'})")
         run = src.parent.parent
         if not (run / "config.json").is_file():
-            raise FileNotFoundError(f"{run} has no config.json: export a checkpoint once its run has finished")
+            raise FileNotFoundError(f"{run} has no config.json: export a checkpoint once its run has finished, or "
+                                    "once a signal stopped it (train.pretrain writes the config then)")
         _check_same_kind(run, dst)
         return dst
+    if (src / CHECKPOINTS).is_dir() and not (src / "metrics.json").is_file():  # the loaders refuse it too
+        last = Checkpoints(src).latest("step")
+        raise FileNotFoundError(f"{src} is a training run that has not finished (it holds checkpoints/ but no "
+                                "metrics.json yet): run its command again with --resume to finish it" +
+                                (f", or export its last checkpoint {last} as a partial model" if last else ""))
     if not (src / "model.safetensors").is_file() or not (src / "config.json").is_file():
         raise FileNotFoundError(f"{src} is not a finished model folder (config.json and model.safetensors)")
-    if (src / CHECKPOINTS).is_dir() and not (src / "metrics.json").is_file():  # the loaders refuse it too
-        raise FileNotFoundError(f"{src} is a training run that has not finished (it holds checkpoints/ but no "
-                                "metrics.json yet): run its command again with --resume to finish it")
+    if note := partial_note(src):
+        raise ValueError(f"{src} is a partial model, not one to ship: {note}")
     _check_same_kind(src, dst)
     return dst
+
+
+def partial_note(folder) -> str | None:
+    """What a partial model folder's metrics.json says of it (`export_checkpoint` of a run that did not finish);
+    None for any other folder (no metrics.json, or one that cannot be read: the export copies it as it is)."""
+    try:
+        metrics = RunMetrics.read(folder, missing_ok=True)
+    except (OSError, ValueError):
+        return None
+    return metrics.extra.get(PARTIAL) if metrics else None
 
 
 def export_into(src, dst: Path, dtype="float32") -> Path:
@@ -148,7 +173,8 @@ def _exported(folder: Path) -> bool:
 
 
 def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32") -> Path:
-    """RUN/checkpoints/step-N as a model folder: the checkpoint's weights with RUN's config and tokenizer."""
+    """RUN/checkpoints/step-N as a model folder: the checkpoint's weights with RUN's config and tokenizer; a
+    partial one (metrics.json's PARTIAL entry, `stopped_by`) when RUN did not finish."""
     run = checkpoint.parent.parent
     weights, state = Checkpoints.load(checkpoint)
     architecture = roberta.hub.read_architecture(run)
@@ -161,11 +187,32 @@ def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32") -> Path:
     for name in ("tokenizer.json", "tokenizer_config.json"):
         if (run / name).is_file():
             shutil.copy2(run / name, dst / name)
-    run_metrics = RunMetrics.read(run, missing_ok=True) or RunMetrics()
-    RunMetrics(init=f"checkpoint {checkpoint}", corpus=run_metrics.corpus, masking=run_metrics.masking,
-               max_length=run_metrics.max_length, eval_data=run_metrics.eval_data, eval_seed=run_metrics.eval_seed,
-               train_steps=Checkpoints.step_of(checkpoint), train_tokens=state["tokens"] if state else None,
-               train_time_s=round(state["elapsed"], 1) if state else None).write(dst)
+    run_metrics = RunMetrics.read(run, missing_ok=True)  # None: the run did not finish
+    # the run's data: its metrics' (a finished run's, with the data its figures were measured on), else its options
+    described = run_metrics.to_dict() if run_metrics else (state or {}).get("args", {})
+    kept = ("corpus", "masking", "max_length", *(("eval_data", "eval_seed") if run_metrics else ()))
+    step = Checkpoints.step_of(checkpoint)
+    metrics = RunMetrics(init=f"checkpoint {checkpoint}", train_steps=step,
+                         train_tokens=state["tokens"] if state else None,
+                         train_time_s=round(state["elapsed"], 1) if state else None,
+                         **{k: described.get(k) for k in kept})
+    if run_metrics is None:  # these weights are where the run stopped, and why, as its trainer state says
+        metrics.stopped_by = (state or {}).get("stopped_by") or "unknown"
+        how = {"unknown": "went on after it and stopped without saving again (killed, or failed: see its log)",
+               "time": "stopped in its final evaluation", "done": "stopped in its final evaluation"}.get(
+                   metrics.stopped_by, f"was stopped by {metrics.stopped_by}")
+        metrics.extra[PARTIAL] = (
+            f"the weights of {checkpoint.name} of {run}, a run from {described.get('init') or 'random weights'} "
+            f"that did not finish: it {how} at step {step:,} ({metrics.train_tokens or 0:,} tokens), so there is no "
+            "final evaluation; continue it (--init of a next run) or score it (train.evaluate), but do not ship "
+            "it: train.export and scripts.release refuse it")
+        for name in ("log.jsonl", "curves.png"):  # its training, up to where it stopped
+            if (run / name).is_file():
+                shutil.copy2(run / name, dst / name)
+        write_model_card(dst, title=f"Partial model: {checkpoint.name} of an unfinished run",
+                         task=roberta.hub.task_of(architecture), metrics=metrics, notes=metrics.extra[PARTIAL],
+                         recipe={k: v for k, v in described.items() if v is not None and k not in NOT_RECIPE})
+    metrics.write(dst)
     return _store(*roberta.hub.read_weights(dst / "model.safetensors"), dst, dtype)
 
 

@@ -8,10 +8,12 @@
 2. `train.recipe --gpu` under a deadline (`--deadline-s`; at the deadline SIGTERM, so a training step
    checkpoints, then SIGKILL 20 s later).
 3. If pretraining did not finish (a divergence, a CUDA, bf16 or torch.compile failure) and enough time is left,
-   the recipe once more from the start at `--retry-lr` in fp32 without `--compile`, with the time left, and one
-   fine-tuning seed.
+   the recipe once more from the start at `--retry-lr` in fp32 without `--compile`, pretraining for `--minutes`
+   or what the time left allows, the less (`retry_minutes`), and one fine-tuning seed.
 4. What finished, exported (`train.recipe.ship`) and packed into at most 8 parts of 15 MiB in OUT
    (`train.gpu_transfer pack`), with `session/` inside: this log, the tests' output, the machine's facts.
+   Pretraining cut by the deadline comes back as its last checkpoint, a partial model (PARTIAL_MLM: no final
+   evaluation, not to ship; a next call's `-- --init`), and the command exits with 1.
 
 A device command that runs past its limit returns nothing, so the default deadline (520 s) leaves a 10-minute
 command time for the 20 s grace, the tests' last 10 s, and exporting and packing (~20 s, rehearsed on CPU).
@@ -32,12 +34,13 @@ import time
 from pathlib import Path
 
 from .experiment import finished
-from .gpu_transfer import PART_MIB, SHIPPED_FROM, check_bundle, pack
-from .runtime import EXIT_USER_ERROR, exit_code, output_folder
+from .gpu_transfer import PART_MIB, PARTIAL_MLM, SHIPPED_FROM, check_bundle, pack
+from .runtime import EXIT_USER_ERROR, USER_ERRORS, exit_code, output_folder
 
 TESTS = "tests/test_train_loop.py tests/test_gpu_transfer.py tests/test_model.py tests/test_masking.py"
 GRACE_S = 20  # between SIGTERM (a training step saves a checkpoint) and SIGKILL
 RETRY_MIN_S = 240  # no retry with less time than this left: its setup alone takes about a minute
+RETRY_SETUP_S = 150  # what a retry needs besides pretraining: setup, final evaluation and one fine-tuning seed
 
 
 def run_until(argv: list[str], deadline: float, log) -> int | None:
@@ -78,6 +81,13 @@ def recipe_argv(args, out: Path, *extra: str, compile: bool = True) -> list[str]
             *recipe_args, *extra]
 
 
+def retry_minutes(asked: float, left_s: float) -> tuple[float, float]:
+    """(the retry's pretraining minutes, the minutes `left_s` seconds allow): the --minutes asked, or fewer if the
+    time left, less the retry's RETRY_SETUP_S, does not allow them."""
+    allowed = round((left_s - RETRY_SETUP_S) / 60, 2)
+    return min(asked, allowed), allowed
+
+
 def session(args) -> int:
     started = time.monotonic()
     deadline = started + args.deadline_s
@@ -99,9 +109,10 @@ def session(args) -> int:
         if code == EXIT_USER_ERROR:  # a bad option or a missing file: the retry would fail the same way
             print(f"(the recipe refused its options or files, exit code {code}: no retry)", file=log, flush=True)
         elif args.minutes > 0 and not finished(first / "mlm") and left >= RETRY_MIN_S:
-            minutes = round((left - 150) / 60, 2)  # setup, final evaluation and one fine-tuning seed: ~150 s
+            minutes, allowed = retry_minutes(args.minutes, left)
             print(f"(pretraining did not finish, exit code {code}: retrying at lr {args.retry_lr} in fp32 "
-                  f"for {minutes} min)", file=log, flush=True)
+                  f"for {minutes:g} min: --minutes {args.minutes:g}, and the {left:.0f} s left allow {allowed:g})",
+                  file=log, flush=True)
             chosen = work / "retry"
             run_until(recipe_argv(args, chosen, "--time-budget-min", str(minutes), "--gpu-lr", str(args.retry_lr),
                                   "--precision", "fp32", "--seeds", str(args.seeds[0]), compile=False), deadline, log)
@@ -118,7 +129,7 @@ def session(args) -> int:
 
     try:
         shipped = ship(chosen)
-    except (OSError, ValueError) as err:  # nothing finished (or could not be exported): the logs alone come back
+    except USER_ERRORS as err:  # nothing finished (or could not be exported): the logs alone come back
         print(f"error: {err}", file=sys.stderr)
         shipped = chosen / "ship"
         shutil.rmtree(shipped, ignore_errors=True)
@@ -147,6 +158,12 @@ def tail(path: Path, lines: int) -> str:
     return "\n".join(text[-lines:])
 
 
+def training_figures(m: dict) -> str:
+    """A pretraining's length and rate, from its metrics."""
+    rate = m["train_tokens"] / max(m["train_time_s"], 1e-9)
+    return f"{m['train_tokens']:,} tokens, {m['train_steps']:,} steps in {m['train_time_s']} s ({rate:,.0f} tokens/s)"
+
+
 def report(chosen: Path, logs: Path) -> str:
     """What a reader of the command's output needs if nothing else comes back: the recipe log's end, the
     pretraining and fine-tuning figures, the tests' summary."""
@@ -154,12 +171,16 @@ def report(chosen: Path, logs: Path) -> str:
              f"== recipe log (last lines of {logs / 'recipe.log'}):", tail(logs / "recipe.log", 40)]
     if (chosen / "ship" / SHIPPED_FROM).is_file():
         parts.append(f"== shipped classifier: {(chosen / 'ship' / SHIPPED_FROM).read_text(encoding='utf-8').strip()}")
+    partial = chosen / "ship" / PARTIAL_MLM
     if finished(chosen / "mlm"):
         m = json.loads((chosen / "mlm" / "metrics.json").read_text(encoding="utf-8"))
-        rate = m["train_tokens"] / max(m["train_time_s"], 1e-9)
         parts.append(f"== pretraining ({chosen / 'mlm'}): held-out accuracy {m['eval_accuracy']:.4f}, loss "
-                     f"{m['eval_loss']:.4f}; {m['train_tokens']:,} tokens, {m['train_steps']:,} steps in "
-                     f"{m['train_time_s']} s ({rate:,.0f} tokens/s), stopped by {m['stopped_by']}")
+                     f"{m['eval_loss']:.4f}; {training_figures(m)}, stopped by {m['stopped_by']}")
+    elif (partial / "metrics.json").is_file():
+        m = json.loads((partial / "metrics.json").read_text(encoding="utf-8"))
+        parts.append(f"== pretraining cut ({chosen / 'mlm'}), stopped by {m['stopped_by']}: {training_figures(m)}, "
+                     f"no final evaluation; its last checkpoint comes back as {PARTIAL_MLM}, a partial model: not to "
+                     "ship, a next call's -- --init")
     sentiment = chosen / "sentiment"
     if finished(sentiment / "tapt" / "mlm"):
         m = json.loads((sentiment / "tapt" / "mlm" / "metrics.json").read_text(encoding="utf-8"))

@@ -11,7 +11,8 @@ size and refuses to exceed `--max-mib` (default 60: the machine takes 64 MiB wit
 run folders (float16 exports) into at most 8 parts of at most 15 MiB of one `runs.tar.xz` (checkpoints left
 out); with `--ship` it first exports what finished in a `train.recipe --gpu` folder (`train.recipe.ship`), so
 a recipe stopped by `timeout` before the machine's 10-minute limit still returns its pretrained model and
-finished fine-tunings. `unpack` joins the parts and rebuilds the folders.
+finished fine-tunings (or, if the deadline cut pretraining, its last checkpoint as a partial model,
+PARTIAL_MLM). `unpack` joins the parts and rebuilds the folders.
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ MIB = 1 << 20
 BUNDLE_NAME = "bundle.json"  # written last, by a bundle that finished within --max-mib: its files and sizes
 PART_MIB = 15
 SHIPPED_FROM = "shipped-from.txt"  # in a shipped folder: which fine-tuning run its classifier is
+PARTIAL_MLM = "mini-roberta-mlm-partial"  # in a shipped folder: the last checkpoint of a pretraining cut short
 ARCHIVE = "runs.tar.xz"
 
 
@@ -249,7 +251,8 @@ def main(argv=None) -> int:
     k.add_argument("--out", required=True, help="the folder for the parts (runs.tar.xz.partNN), e.g. $OUT")
     k.add_argument("--ship", action="store_true",
                    help="RUNS is a `train.recipe --gpu` folder: export what finished into RUNS/ship first (float16; "
-                        "a recipe stopped by its time limit still returns its finished runs), then pack RUNS/ship")
+                        "a recipe stopped by its time limit still returns its finished runs, and a pretraining it cut "
+                        f"returns its last checkpoint as {PARTIAL_MLM}), then pack RUNS/ship")
     u = sub.add_parser("unpack", help="returned files -> run folders")
     u.add_argument("returned", help="the folder the parts (runs.tar.xz.partNN) came back in")
     u.add_argument("--out", required=True, help="the folder to rebuild the run folders in (a run folder it "

@@ -13,7 +13,9 @@ cycled over epochs). The training machinery is `train.trainer`; the options are 
 
 Writes a Hub-ready folder: config.json + model.safetensors, tokenizer.json, metrics.json (held-out MLM
 loss/accuracy/perplexity on --valid, tokens seen, wall time, hardware, the command line), log.jsonl,
-curves.png and a model card README.md.
+curves.png and a model card README.md. A run stopped before its end (SIGINT/SIGTERM: a checkpoint, exit code 130)
+leaves config.json and the tokenizer files beside its checkpoints (`write_model_files`), so that its last one
+exports as a (partial) model folder: `python -m train.export OUT/checkpoints/step-N FOLDER`.
 """
 from __future__ import annotations
 
@@ -189,6 +191,16 @@ def build_model(args: PretrainArguments, config, tokenizer) -> roberta.RobertaFo
     return resized
 
 
+def write_model_files(out: Path, model: roberta.RobertaForMaskedLM, tokenizer) -> None:
+    """config.json and the tokenizer files in OUT when the training loop ends, before the final evaluation and the
+    weights: a run stopped there (a signal, or killed during its final evaluation) leaves a last checkpoint that
+    `train.export RUN/checkpoints/step-N` makes a model folder, a partial one (`train.recipe.ship` returns it from
+    a GPU call cut by its deadline). Not before the loop: a folder holding them and no checkpoint would be taken
+    for a model folder, not the start of a run."""
+    roberta.hub.save_config(out, model.config, model.architecture)
+    save_tokenizer(tokenizer, out, model.config.max_length)
+
+
 def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     from . import data
     from .evaluate import evaluate_mlm
@@ -255,6 +267,8 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     task = MLMTask(rows.to(dist.device), masker, config.pad_token_id, periodic_eval)
     trainer = Trainer(model, task, args, dist, out)
     result = trainer.fit()
+    if dist.is_main:
+        write_model_files(out, trainer.model, tokenizer)
     if result.status == "interrupted":
         return EXIT_INTERRUPTED
     if not dist.is_main:
@@ -267,8 +281,7 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     print(f"final evaluation on {len(valid_rows):,} held-out rows of {args.valid}", flush=True)
     with torch.no_grad(), autocast(dist.device, trainer.precision):
         final = evaluate_mlm(model, tokenizer, valid_rows, batch_size=eval_batch, seed=args.eval_seed)
-    model.save_pretrained(out)
-    save_tokenizer(tokenizer, out, model.config.max_length)
+    model.save_pretrained(out)  # the weights beside the config and tokenizer files
     metrics = RunMetrics(
         eval_loss=final["loss"], eval_accuracy=final["accuracy"], eval_perplexity=final["perplexity"],
         eval_tokens=final["tokens"], eval_data=args.valid, eval_seed=args.eval_seed,

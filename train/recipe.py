@@ -51,8 +51,9 @@ from roberta.run_metrics import RunMetrics
 
 from . import finetune, pretrain, sentiment_recipe, tapt_corpus, tokenizer
 from .experiment import Step, argv_of, finished, option_text, run_steps, script, split_options, training
-from .export import export
-from .gpu_transfer import DATA_ROOT, SHIPPED_FROM
+from .checkpointing import Checkpoints
+from .export import check_export, export
+from .gpu_transfer import DATA_ROOT, PARTIAL_MLM, SHIPPED_FROM
 from .runtime import USER_ERRORS, UserError, exit_code, report_user_error
 
 QUICK_CORPUS = "../shared/data/wikitext-2/wiki.train.tokens"
@@ -241,21 +242,31 @@ def ship(out: Path) -> Path:
     its time limit (`timeout`, then `train.gpu_transfer pack OUT --ship`) still returns the pretrained model,
     and the classifier is the seeds' weight average if it was made, else the first finished seed (SHIPPED_FROM, in
     the ship folder, says which). A recipe without pretraining (--time-budget-min 0: no mlm/ folder) ships its
-    classifier alone. Pretraining stopped before its end ships nothing: its checkpoints hold no config.json (a run
-    writes it when it finishes), and what comes back is the logs."""
-    dst, sentiment = out / "ship", out / "sentiment"
+    classifier alone. Pretraining stopped before its end (a deadline's SIGTERM) ships its last checkpoint as
+    PARTIAL_MLM, a partial model (`train.export`: its metrics say where and why it stopped, it has no final
+    evaluation, and train.export and scripts.release refuse to ship it), for a next run's --init or to be scored
+    here; no classifier ships beside it (none was fine-tuned from it). A pretraining that left no checkpoint to
+    export (stopped in its setup, or killed) ships nothing: what comes back is the logs."""
+    dst, sentiment, mlm = out / "ship", out / "sentiment", out / "mlm"
     runs = sorted(p for p in sentiment.iterdir() if finished(p)) if sentiment.is_dir() else []
     classifiers = [p for arm in ("imdb-sst2", "sst2") for p in runs if p.name == f"{arm}-avg"]
     classifiers += [p for arm in ("imdb-sst2", "sst2") for p in runs if p.name.startswith(f"{arm}-s")]
-    pretrained = (out / "mlm").exists()
-    if pretrained and not finished(out / "mlm"):
-        raise FileNotFoundError(f"{out / 'mlm'}: pretraining did not finish (no metrics.json), nothing to ship")
-    if not pretrained and not classifiers:
+    encoder = encoder_dst = None
+    if mlm.exists():  # the pretrained model, or the last checkpoint of a pretraining stopped before its end
+        encoder, encoder_dst = mlm, dst / "mini-roberta-mlm"
+        if not finished(mlm):
+            encoder, encoder_dst = Checkpoints(mlm).latest("step"), dst / PARTIAL_MLM
+            if encoder is None:
+                raise FileNotFoundError(f"{mlm}: pretraining did not finish (no metrics.json) and saved no "
+                                        "checkpoint, nothing to ship")
+            check_export(encoder, encoder_dst)  # refused (no config.json beside it) before ship/ is replaced
+            classifiers = []  # none was fine-tuned from this encoder
+    if not encoder and not classifiers:
         raise FileNotFoundError(f"{out}: neither pretraining nor a fine-tuning run finished, nothing to ship")
     if dst.exists():
         shutil.rmtree(dst)  # an earlier ship of this folder: it would mix two states of the recipe
-    if pretrained:
-        export(out / "mlm", dst / "mini-roberta-mlm", "float16")
+    if encoder:
+        export(encoder, encoder_dst, "float16")
     if classifiers:
         export(classifiers[0], dst / "mini-roberta-sst2", "float16")
         (dst / SHIPPED_FROM).write_text(f"mini-roberta-sst2: {classifiers[0].name}"

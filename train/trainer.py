@@ -25,7 +25,8 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
   time, which no two runs share, so the steps replayed after a resume are close, not identical); if that one
   cannot be read (a truncated file), it is moved aside as bad-step-NNNNNNNN, the file is named, and the
   previous checkpoint is used.
-- SIGINT/SIGTERM: finish the current step, save a checkpoint, exit with code 130. A non-finite loss or
+- SIGINT/SIGTERM: finish the current step, save a checkpoint (its trainer state says `stopped_by` the signal;
+  the checkpoint at the end of any fit says why it ended), exit with code 130. A non-finite loss or
   gradient stops the run (exit code 1) before the optimizer touches the weights.
 """
 from __future__ import annotations
@@ -262,6 +263,9 @@ class Trainer:
         self.clock = 0.0  # rank 0's training time at the last step: the same on every process
         self.decay_start: float | None = None  # time-budget schedule: `clock` when warmup ended
         self._stop_signal: int | None = None
+        # why fit() ended ("done", "time", or the signal's name, e.g. "SIGTERM"), recorded in its last checkpoint:
+        # a run that stops before its end leaves there what `train.export` says of the weights (a partial model)
+        self.stopped_by: str | None = None
         self.resumed_with: list[dict] = []  # options a --resume changed: [{"step": N, "changed": {option: [old, new]}}]
         self._saved_step = -1
         # the log's running window since its last train entry (checkpointed: a resumed run's entry averages the
@@ -410,7 +414,7 @@ class Trainer:
             "total_steps": -1 if self.total_steps is None else self.total_steps,
             "optimizer": self.optimizer.state_dict(), "rng": rng_state(), "task": self.task.state_dict(),
             "best": self.best, "last_eval": self.last_eval, "args": args, "world_size": self.dist.world_size,
-            "resumed_with": self.resumed_with,
+            "resumed_with": self.resumed_with, "stopped_by": self.stopped_by,
             "window": {**self._window, "seconds": time.monotonic() - self._window_start},
             **({"ema": self.ema.state_dict()} if self.ema is not None else {}),
         }
@@ -602,6 +606,8 @@ class Trainer:
             if status != "interrupted" and last_eval_step != self.step:
                 self.evaluate()  # the end point of the curves (and a candidate for the best checkpoint)
             self.elapsed = elapsed_at_start + time.monotonic() - session_start
+            signalled = status == "interrupted" and self._stop_signal is not None  # else another process's signal
+            self.stopped_by = signal.Signals(self._stop_signal).name if signalled else status
             path = self.save_checkpoint()
             if status == "interrupted" and self.dist.is_main:
                 hint = os.environ.get(RESUME_HINT_ENV) or "continue with the same command plus --resume"
