@@ -265,7 +265,12 @@ def main(argv=None) -> int:
         elif args.command == "pack":
             if args.ship:
                 from .recipe import ship  # train.recipe imports this module
-                pack(ship(Path(args.runs)), args.out)
+                from .runtime import UserError  # imports torch: only here
+
+                try:
+                    pack(ship(Path(args.runs)), args.out)
+                except UserError as err:  # e.g. a last checkpoint that cannot be read
+                    return report_user_error(err)
             else:
                 pack(args.runs, args.out)
         else:
