@@ -120,12 +120,6 @@ def test_finetune_reads_the_behaviour_checks_before_training(train_files, tiny_m
     assert not out.exists()
 
 
-def test_a_folder_given_for_a_labelled_file(train_files, tiny_clf_dir, capsys):
-    # was "FOLDER: no such file" for a folder that exists
-    assert_user_error(evaluate.main, ["--model", str(tiny_clf_dir), "--labeled", str(train_files)], capsys,
-                      f"{train_files} is a folder, not a TSV/CSV file")
-
-
 def test_a_hub_dataset_fails_fast_without_a_network(monkeypatch):
     """`datasets` retried for ~25 s before it said the Hub could not be reached; now one probe of the Hub (at
     most 3 s, here none) and the local cache only."""
@@ -312,13 +306,8 @@ def test_load_check_refuses_an_empty_load_and_a_missing_app(capsys):
     assert err.startswith("error: --url http://127.0.0.1:9/: no app answers there") and "nan" not in err
 
 
-def test_a_folder_or_file_in_the_wrong_place_is_named_as_such(train_files, tiny_mlm_dir, tmp_path, capsys):
-    """Were "no such file" for a folder that exists, and "[Errno 17] File exists" for a file as --cache-dir."""
-    from train import evaluate, fill_mask_probe, pretrain
-
-    with pytest.raises(SystemExit) as exit_:
-        fill_mask_probe.main(["--model", str(tiny_mlm_dir), "--probe", str(train_files)])
-    assert exit_.value.code == 2 and f"--probe {train_files}: a folder, not a file" in capsys.readouterr().err
+def test_a_file_given_for_a_folder_is_named_as_such(train_files, tiny_mlm_dir, tmp_path, capsys):
+    """Was "[Errno 17] File exists" for a file as --cache-dir. (A folder given for a file: test_cli_messages.)"""
     a_file = train_files / "corpus.txt"
     with pytest.raises(SystemExit) as exit_:
         evaluate.main(["--model", str(tiny_mlm_dir), "--mlm-text", str(a_file), "--cache-dir", str(a_file)])

@@ -210,15 +210,21 @@ def test_a_checks_file_that_is_not_utf8_is_named(tiny_clf_dir, tmp_path, capsys)
                       f"{checks} line 2: not UTF-8 text (byte 0xe9 at column 6)")
 
 
-def test_a_folder_given_for_a_file_is_called_a_folder(tiny_mlm_dir, train_files, tmp_path, capsys):
-    """Both were "no such file"."""
-    err = assert_user_error(analogy_probe.main, ["--model", str(tiny_mlm_dir), "--probe", str(tmp_path)], capsys,
-                            f"--probe {tmp_path}: a folder, not a file")
-    assert "no such file" not in err
-    out = tmp_path / "tapt"
-    err = assert_user_error(tapt_corpus.main, ["--out", str(out), "--imdb-unsup", str(train_files),
-                                               "--sst2-train", str(train_files / "train.tsv")], capsys,
-                            f"--imdb-unsup {train_files}: a folder, not a file")
+@pytest.mark.parametrize("script, option", [(evaluate, "--labeled"), (fill_mask_probe, "--probe"),
+                                            (analogy_probe, "--probe"), (tapt_corpus, "--imdb-unsup")],
+                         ids=lambda value: getattr(value, "__name__", value))
+def test_a_folder_given_for_a_file_is_called_a_folder(tiny_mlm_dir, tiny_clf_dir, train_files, tmp_path, capsys,
+                                                      script, option):
+    """Each was "FOLDER: no such file" for a folder that exists."""
+    folder, out = train_files, tmp_path / "out"
+    argv, message = {
+        evaluate: (["--model", str(tiny_clf_dir)], f"{folder} is a folder, not a TSV/CSV file"),
+        fill_mask_probe: (["--model", str(tiny_mlm_dir)], f"--probe {folder}: a folder, not a file"),
+        analogy_probe: (["--model", str(tiny_mlm_dir)], f"--probe {folder}: a folder, not a file"),
+        tapt_corpus: (["--out", str(out), "--sst2-train", str(train_files / "train.tsv")],
+                      f"--imdb-unsup {folder}: a folder, not a file"),
+    }[script]
+    err = assert_user_error(script.main, [*argv, option, str(folder)], capsys, message)
     assert "no such file" not in err and not out.exists()
 
 

@@ -1,7 +1,9 @@
 """Options of the command-line entry points that change what a run does, each checked on tiny models and data:
 scripts.load_check (end to end, and its worst-case p95 rule), train.finetune --new-head, train.average
---no-calibration / --allow-different-init, train.ablation --no-baseline (planned runs), and train.calibrate
---calibration-seed."""
+--no-calibration / --allow-different-init, train.ablation --no-baseline (planned runs), train.calibrate
+--calibration-seed, train.average --imdb-seed / --mlm-seed, train.evaluate --mlm-max-chars,
+train.sentiment_recipe --no-average (planned runs) and train.finetune --imdb-seed / --keep-imdb-sample. (Those
+of train.pretrain and the training loop: test_train_loop.py.)"""
 import json
 import shutil
 from pathlib import Path
@@ -357,3 +359,140 @@ def test_calibrate_seed_chooses_the_held_out_slice(tiny_clf_dir, train_files, tm
     assert stored == recorded0["temperature"]
     # the recorded slice is enough to find the texts again (train.average and a rerun rely on it)
     assert calibrate.held_out_slice(recorded1["slice"])[0] == slice1
+
+
+# ----------------------------------------------------------------------------------------------------------
+# train.average --imdb-seed, --mlm-seed
+# ----------------------------------------------------------------------------------------------------------
+def test_average_imdb_seed_chooses_the_imdb_sample(two_inits, train_files, tmp_path, monkeypatch):
+    """The IMDB reviews the average is scored on: the members' imdb_seed, or --imdb-seed (the texts passed to
+    the scoring are spied)."""
+    from train import data, evaluate
+
+    scored, evaluate_reviews = [], evaluate.evaluate_reviews
+    monkeypatch.setattr(evaluate, "evaluate_reviews",
+                        lambda model, tokenizer, texts, *a: scored.append(texts) or evaluate_reviews(model, tokenizer, texts, *a))
+    for member_folder in two_inits:  # as their fine-tuning recorded it
+        metrics = json.loads((member_folder / "metrics.json").read_text())
+        (member_folder / "metrics.json").write_text(json.dumps({**metrics, "imdb_seed": 5, "imdb_examples": 12}))
+    imdb = str(train_files / "imdb.tsv")
+    argv = lambda out, *extra: [*average_argv(two_inits, tmp_path / out, "--no-calibration", "--allow-different-init"),
+                                "--imdb", imdb, *extra]
+    assert average.main(argv("members-seed")) == 0
+    assert average.main(argv("seed-3", "--imdb-seed", "3")) == 0
+    assert scored == [data.imdb_sample(imdb, 12, seed=5)[0], data.imdb_sample(imdb, 12, seed=3)[0]]
+    assert set(scored[0]) != set(scored[1])
+    recorded = [json.loads((tmp_path / name / "metrics.json").read_text()) for name in ("members-seed", "seed-3")]
+    assert [(m["imdb_seed"], m["imdb_examples"]) for m in recorded] == [(5, 12), (3, 12)]
+
+
+def mlm_member(folder: Path, tiny_mlm_dir, train_files, seed: int, eval_seed: int) -> Path:
+    """A pretraining run's folder as train.average reads it: the tiny MLM's weights moved by a seeded nudge,
+    and a metrics.json naming its held-out text and mask seed."""
+    shutil.copytree(tiny_mlm_dir, folder)
+    model = roberta.RobertaForMaskedLM.from_pretrained(folder)
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for param in model.parameters():
+            param.add_(0.05 * torch.randn(param.shape, generator=generator))
+    model.save_pretrained(folder)
+    (folder / "metrics.json").write_text(json.dumps({"eval_data": str(train_files / "valid.txt"),
+                                                     "eval_seed": eval_seed, "eval_accuracy": 0.1}))
+    return folder
+
+
+def test_average_mlm_seed_chooses_the_held_out_masks(tiny_mlm_dir, train_files, tmp_path):
+    """A masked-LM average is scored under --mlm-seeds masks from the last member's eval_seed, or from
+    --mlm-seed: the figures train.evaluate gives the averaged folder with --seed at that seed."""
+    from train import evaluate
+
+    members = [str(mlm_member(tmp_path / f"phase-{i}", tiny_mlm_dir, train_files, i, eval_seed=i + 4)) for i in (1, 2)]
+    for out, extra, seed in (("default", [], 6), ("seed-2", ["--mlm-seed", "2"], 2)):
+        assert average.main([*members, "--out", str(tmp_path / out), "--mlm-seeds", "2", *extra]) == 0
+        metrics = json.loads((tmp_path / out / "metrics.json").read_text())
+        assert metrics["eval_seed"] == metrics["mlm"]["seed"] == seed
+        scored = tmp_path / f"{out}.json"
+        assert evaluate.main(["--model", str(tmp_path / out), "--mlm-text", str(train_files / "valid.txt"),
+                              "--seed", str(seed), "--mlm-seeds", "2", "--out", str(scored)]) == 0
+        expected = json.loads(scored.read_text())["mlm"]
+        assert metrics["mlm"]["accuracy_per_mask"] == pytest.approx(expected["accuracy_per_mask"])
+        assert metrics["eval_loss"] == pytest.approx(expected["loss"], rel=1e-5)
+    losses = [json.loads((tmp_path / out / "metrics.json").read_text())["eval_loss"] for out in ("default", "seed-2")]
+    assert losses[0] != pytest.approx(losses[1], rel=1e-6)  # other masks, other figures for the same weights
+
+
+# ----------------------------------------------------------------------------------------------------------
+# train.evaluate --mlm-max-chars
+# ----------------------------------------------------------------------------------------------------------
+def test_evaluate_mlm_max_chars_scores_the_first_characters_only(tiny_mlm_dir, train_files, tmp_path):
+    """--mlm-max-chars N: the figures of a file holding the text's first N characters (the last document cut)."""
+    from train import data, evaluate
+
+    valid = train_files / "valid.txt"
+    documents = data.read_documents(str(valid))
+    first = [documents[0], documents[1], documents[2][:25].rstrip()]  # (a cut before a space: the same text)
+    n = sum(map(len, first))
+    head = tmp_path / "head.txt"
+    head.write_text("\n".join(first) + "\n")
+    assert data.read_documents(str(head)) == first
+
+    def scored(text, *extra):
+        out = tmp_path / f"{len(list(tmp_path.glob('*.json')))}.json"
+        assert evaluate.main(["--model", str(tiny_mlm_dir), "--mlm-text", str(text), "--out", str(out), *extra]) == 0
+        return json.loads(out.read_text())["mlm"]
+
+    cut, whole, expected = scored(valid, "--mlm-max-chars", str(n)), scored(valid), scored(head)
+    assert cut["tokens"] == expected["tokens"] < whole["tokens"] / 5
+    assert cut["sequences"] == expected["sequences"] and cut["loss"] == pytest.approx(expected["loss"])
+
+
+# ----------------------------------------------------------------------------------------------------------
+# train.sentiment_recipe --no-average
+# ----------------------------------------------------------------------------------------------------------
+def test_sentiment_recipe_no_average_plans_no_weight_average(capsys):
+    """--no-average: the same fine-tuning runs, no train.average step, and a summary of the seeds alone."""
+    plan = ["--init", "runs/mlm", "--out", "runs/x", "--dry-run", "--seeds", "0", "1", "--arms", "sst2,imdb-sst2",
+            "--tapt-minutes", "0"]
+    from train import sentiment_recipe
+
+    commands = {}
+    for extra in ([], ["--no-average"]):
+        assert sentiment_recipe.main([*plan, *extra]) == 0
+        commands[bool(extra)] = capsys.readouterr().out.splitlines()
+    averages = [c for c in commands[False] if c.startswith("python -m train.average ")]
+    assert averages == ["python -m train.average runs/x/sst2-s0 runs/x/sst2-s1 --out runs/x/sst2-avg",
+                        "python -m train.average runs/x/imdb-sst2-s0 runs/x/imdb-sst2-s1 --out runs/x/imdb-sst2-avg"]
+    assert commands[True][:-1] == [c for c in commands[False][:-1] if c not in averages]  # the same runs
+    summary = commands[True][-1]  # the summary: the seeds' runs alone
+    assert summary.startswith("python -m train.summarize ") and "-avg" not in summary
+    assert summary == commands[False][-1].replace(" runs/x/sst2-avg", "").replace(" runs/x/imdb-sst2-avg", "")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# train.finetune --imdb-seed, --keep-imdb-sample
+# ----------------------------------------------------------------------------------------------------------
+def test_finetune_imdb_seed_and_keep_imdb_sample(train_files, tiny_mlm_dir, tmp_path):
+    """The IMDB sample (--imdb-n reviews drawn with --imdb-seed) is removed from the training rows, unless
+    --keep-imdb-sample. The training file here holds the SST-2 rows and exactly the seed-1 sample's reviews: the
+    seed-0 sample (the default) shares only some of them."""
+    from train import data
+
+    imdb = str(train_files / "imdb.tsv")
+    seed1 = data.imdb_sample(imdb, 20, seed=1)
+    train = tmp_path / "train.tsv"
+    train.write_text((train_files / "train.tsv").read_text() + "".join(f"{t}\t{y}\n" for t, y in zip(*seed1)))
+    rows = [line.split("\t")[0] for line in train.read_text().splitlines()[1:]]  # (the tiny corpus repeats a few)
+    in_training = {seed: sum(row in set(data.imdb_sample(imdb, 20, seed=seed)[0]) for row in rows) for seed in (0, 1)}
+    assert in_training[1] >= 20 > in_training[0]
+    runs = {}
+    for name, extra in (("removed", []), ("kept", ["--keep-imdb-sample"])):
+        argv = finetune_argv(train_files, tmp_path / name, "--init", str(tiny_mlm_dir), "--train", str(train),
+                             "--imdb-n", "20", "--imdb-seed", "1", "--max-steps", "1", "--eval-every", "0",
+                             "--calibration-n", "0", "--checks", "", *extra)
+        assert finetune.main(argv) == 0
+        runs[name] = json.loads((tmp_path / name / "metrics.json").read_text())
+    removed = in_training[1]
+    assert runs["removed"]["imdb_seed"] == 1 and runs["removed"]["imdb_sample_removed_from_training"] == removed
+    assert runs["kept"]["imdb_sample_removed_from_training"] == 0
+    assert runs["kept"]["train_examples"] == runs["removed"]["train_examples"] + removed == len(rows) == 320
+    assert runs["removed"]["imdb_examples"] == runs["kept"]["imdb_examples"] == 20

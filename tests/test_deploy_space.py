@@ -52,6 +52,20 @@ def test_deploy_creates_a_gradio_space_and_uploads_the_app(monkeypatch):
     assert upload["allow_patterns"] == deploy_space.SPACE_FILES
 
 
+def test_the_command_passes_private_token_and_message_to_the_hub(monkeypatch, capsys):
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    assert deploy_space.main(["--repo-id", "someone/demo"]) == 0  # the defaults: public, the saved login
+    assert FakeApi.calls["token"] is None and FakeApi.calls["create"][1]["private"] is False
+    assert FakeApi.calls["upload"][2]["commit_message"] == "Update the app"
+    assert deploy_space.main(["--repo-id", "someone/demo", "--private", "--token", "hf_secret",
+                              "--message", "The compare tab"]) == 0
+    assert FakeApi.calls["token"] == "hf_secret" and FakeApi.calls["create"][1]["private"] is True
+    assert FakeApi.calls["upload"][2]["commit_message"] == "The compare tab"
+    assert capsys.readouterr().out.strip().endswith("-> https://huggingface.co/spaces/someone/demo")
+
+
 @pytest.mark.parametrize("error, message", [(OSError("Network is unreachable"), "cannot reach the Hugging Face Hub"),
                                             (None, "the Hub refused the upload")])
 def test_no_network_or_a_refusal_is_a_user_error(monkeypatch, capsys, error, message):

@@ -305,12 +305,12 @@ def test_a_labelled_file_is_pretraining_text_without_its_evaluation_sample(tmp_p
     assert sorted(mixed) == sorted(documents) and stats[0]["passes"] == 1
 
 
-def test_normalize_for_classifier_meets_sst2_and_user_text():
-    user = "It's a GREAT film, isn't it?"
-    sst = "it 's a great film , is n't it ?"
-    assert data.normalize_for_classifier(user) == data.normalize_for_classifier(sst) == "it's a great film, isn't it?"
-    once = data.normalize_for_classifier(sst)
-    assert data.normalize_for_classifier(once) == once  # idempotent
+def test_train_data_normalizes_text_with_the_pipelines_function():
+    """train.data's normalize_for_classifier is roberta.text's, which the pipeline and the app use (its behaviour
+    is tested in test_text.py), not a copy of it."""
+    from roberta import text
+
+    assert data.normalize_for_classifier is text.normalize_for_classifier
 
 
 # ----- the real shared files (skipped where absent) -----

@@ -4,6 +4,7 @@ import dataclasses
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -57,16 +58,45 @@ def test_lr_schedule_shape():
     assert optim.lr_factor(50, 10, None, "cosine", time_progress=0.5) == pytest.approx(0.5)
 
 
-@pytest.mark.slow  # end-to-end script run, several seconds
-def test_time_budget_stops_cleanly_with_decayed_lr(train_files, tmp_path):
+def test_schedule_cosine_from_the_command_line(train_files, tmp_path):
+    """--schedule cosine reaches the trainer: after one warmup step, the logged lr is the peak times
+    (1 + cos(pi * p)) / 2 at the share p of the decay done, not the straight line of the default."""
     out = tmp_path / "run"
-    argv = pretrain_argv(train_files, out, "--time-budget-min", "0.05", "--warmup", "1", "--log-every", "1")
+    argv = pretrain_argv(train_files, out, "--max-steps", "5", "--warmup", "1", "--log-every", "1", "--schedule", "cosine")
     assert pretrain.main(argv) == 0
-    metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["stopped_by"] == "time" and metrics["train_time_s"] >= 3  # its whole budget, not less
     lrs = [e["lr"] for e in reporting.read_log(out / "log.jsonl") if e["type"] == "train"]
-    assert lrs[0] == pytest.approx(2e-3) and lrs[-1] < lrs[0]  # decays with the clock
-    assert all(a >= b for a, b in zip(lrs, lrs[1:]))
+    cosine = [1.0] + [(1 + math.cos(math.pi * p)) / 2 for p in (0, 0.25, 0.5, 0.75)]  # steps 2-5: 1, .85, .5, .15
+    assert lrs == pytest.approx([2e-3 * f for f in cosine], rel=1e-6)
+    assert lrs != pytest.approx([2e-3 * f for f in (1, 1, 0.75, 0.5, 0.25)], rel=1e-3)  # linear's
+    assert json.loads((out / "metrics.json").read_text())["command"].endswith("--schedule cosine")
+
+
+def test_eval_seed_fixes_the_held_out_masks_whatever_the_seed(train_files, tmp_path, tiny_mlm_dir, monkeypatch):
+    """Two runs from the same --init weights with other --seed and the same --eval-seed score the held-out rows on
+    the same masks: their evaluations at step 0 (before any training) are identical, as the masks every
+    evaluation of both runs draws; the training itself follows --seed."""
+    from train import evaluate
+
+    seeds, evaluate_mlm = [], evaluate.evaluate_mlm
+
+    def recorded(*args, seed, **kwargs):
+        seeds.append(seed)
+        return evaluate_mlm(*args, seed=seed, **kwargs)
+
+    monkeypatch.setattr(evaluate, "evaluate_mlm", recorded)  # what pretrain imports when it runs
+    logs = {}
+    for seed in (3, 4):
+        out = tmp_path / f"seed-{seed}"
+        argv = pretrain_argv(train_files, out, "--init", str(tiny_mlm_dir), "--max-steps", "2", "--eval-every", "1",
+                             "--log-every", "1", "--seed", str(seed), "--eval-seed", "7")
+        argv.remove("--model-max-length"), argv.remove("32")  # the --init model's shape
+        assert pretrain.main(argv) == 0
+        logs[seed] = reporting.read_log(out / "log.jsonl")
+        assert json.loads((out / "metrics.json").read_text())["eval_seed"] == 7
+    assert seeds == [7] * 8  # each run: steps 0, 1 and 2, and the final evaluation
+    first = [{k: e[k] for k in ("loss", "accuracy")} for e in (logs[3][0], logs[4][0])]
+    assert logs[3][0]["step"] == 0 and first[0] == first[1]  # the same weights on the same masks
+    assert logs[3][1]["type"] == "train" and logs[3][1]["loss"] != logs[4][1]["loss"]  # other training masks
 
 
 class SteppingClock:
@@ -82,6 +112,19 @@ class SteppingClock:
 
     def __getattr__(self, name):
         return getattr(time, name)
+
+
+def test_time_budget_stops_cleanly_with_decayed_lr(train_files, tmp_path, monkeypatch):
+    monkeypatch.setattr(trainer, "time", SteppingClock(0.1))  # 3 s: about 8 steps, on any machine
+    out = tmp_path / "run"
+    argv = pretrain_argv(train_files, out, "--time-budget-min", "0.05", "--warmup", "1", "--log-every", "1")
+    assert pretrain.main(argv) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["stopped_by"] == "time" and metrics["train_time_s"] >= 3  # its whole budget, not less
+    lrs = [e["lr"] for e in reporting.read_log(out / "log.jsonl") if e["type"] == "train"]
+    assert len(lrs) == metrics["train_steps"] > 3
+    assert lrs[0] == pytest.approx(2e-3) and lrs[-1] < 0.2 * lrs[0]  # decays with the clock, to near 0
+    assert all(a >= b for a, b in zip(lrs, lrs[1:]))
 
 
 @pytest.mark.slow  # end-to-end script run, several seconds
@@ -102,15 +145,28 @@ def test_a_fractional_warmup_with_only_a_time_budget_is_that_share_of_the_time(t
     assert 0.6 < log[peak - 1]["elapsed_s"] < 1.5  # 30% of 3 s: the clock when the step before the peak ended
 
 
+class Tokenized(Exception):
+    """Raised by a test's stand-in once a run has tokenized what it wanted to see: the run stops there."""
+
+
 def test_no_progress_also_silences_the_tokenizing_bar(train_files, tmp_path, monkeypatch):
     from train import data
 
     asked, tokenize = [], data.tokenize_documents
-    monkeypatch.setattr(data, "tokenize_documents",
-                        lambda docs, tok, show_progress=None, **kw: asked.append(show_progress) or tokenize(docs, tok, False))
-    assert pretrain.main(pretrain_argv(train_files, tmp_path / "quiet", "--max-steps", "1")) == 0
+
+    def tokenize_documents(docs, tok, show_progress=None, **kw):
+        asked.append(show_progress)
+        rows = tokenize(docs, tok, False)
+        if len(asked) % 2 == 0:  # the held-out rows, after the training rows: the rest of the run is not needed
+            raise Tokenized
+        return rows
+
+    monkeypatch.setattr(data, "tokenize_documents", tokenize_documents)
+    with pytest.raises(Tokenized):
+        pretrain.main(pretrain_argv(train_files, tmp_path / "quiet", "--max-steps", "1"))
     argv = [a for a in pretrain_argv(train_files, tmp_path / "auto", "--max-steps", "1") if a != "--no-progress"]
-    assert pretrain.main(argv) == 0
+    with pytest.raises(Tokenized):
+        pretrain.main(argv)
     assert asked == [False, False, None, None]  # training rows and held-out rows; None: a bar if long
 
 
@@ -217,11 +273,12 @@ def test_ema_keeps_the_moving_average_of_every_step_and_resumes_it(train_files, 
     the average exactly."""
     decay = 0.6
     argv = lambda out, *extra: finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--ema-decay", str(decay),
-                                             "--dropout", "0.1", "--imdb", "", "--checks", "", *extra)
+                                             "--dropout", "0.1", "--imdb", "", "--checks", "", "--max-steps", "4",
+                                             "--eval-every", "0", *extra)
     full, split = tmp_path / "full", tmp_path / "split"
     assert finetune.main(argv(full, "--save-every", "1", "--keep-checkpoints")) == 0
     steps = sorted((full / checkpointing.CHECKPOINTS).iterdir())
-    assert len(steps) == 6
+    assert len(steps) == 4
     expected = None
     for step in steps:
         w, _ = checkpointing.Checkpoints.load(step)
@@ -236,7 +293,7 @@ def test_ema_keeps_the_moving_average_of_every_step_and_resumes_it(train_files, 
     assert "moving average" in (full / "README.md").read_text()
 
     with monkeypatch.context() as m:
-        interrupt_at(m, 4)
+        interrupt_at(m, 2)
         assert finetune.main(argv(split)) == runtime.EXIT_INTERRUPTED
     assert finetune.main(argv(split, "--resume")) == 0
     resumed = weights(split)
@@ -246,11 +303,38 @@ def test_ema_keeps_the_moving_average_of_every_step_and_resumes_it(train_files, 
     assert "--select last only" in capsys.readouterr().err
 
 
-def test_resume_refuses_to_overwrite_and_checks_folder(train_files, tmp_path, capsys):
-    out = tmp_path / "run"
-    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "2", "--keep-checkpoints")) == 0
-    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "2")) == runtime.EXIT_USER_ERROR
-    assert "already holds a run" in capsys.readouterr().err
+# A run of RESUMED to its end and the same run interrupted during step 5 (checkpoints step 4 and 5, log entries every
+# 3 steps: step 5 is in the middle of a window), made once for the tests that resume a copy of the interrupted one.
+RESUMED = ["--max-steps", "6", "--save-every", "2", "--log-every", "3"]
+
+
+@pytest.fixture(scope="module")
+def finished_and_interrupted(train_files, tmp_path_factory):
+    root = tmp_path_factory.mktemp("resumed")
+    full, split = root / "full", root / "split"
+    assert pretrain.main(pretrain_argv(train_files, full, *RESUMED)) == 0
+    with pytest.MonkeyPatch.context() as m:
+        interrupt_at(m, 5)
+        assert pretrain.main(pretrain_argv(train_files, split, *RESUMED)) == runtime.EXIT_INTERRUPTED
+    assert sorted(p.name for p in (split / checkpointing.CHECKPOINTS).iterdir()) == ["step-00000004", "step-00000005"]
+    return full, split
+
+
+@pytest.fixture
+def interrupted(finished_and_interrupted, tmp_path):
+    """(the finished run, a copy of the interrupted one of its own in tmp_path)."""
+    full, split = finished_and_interrupted
+    return full, Path(shutil.copytree(split, tmp_path / "split"))
+
+
+def test_resume_refuses_to_overwrite_and_checks_folder(train_files, interrupted, tmp_path, capsys):
+    full, split = interrupted
+    full = Path(shutil.copytree(full, tmp_path / "full"))  # (the shared one stays as it is, whatever happens here)
+    for out in (split, full):  # a run's checkpoints, a finished run
+        before = sorted(p.name for p in out.rglob("*"))
+        assert pretrain.main(pretrain_argv(train_files, out, *RESUMED)) == runtime.EXIT_USER_ERROR
+        assert "already holds a run" in capsys.readouterr().err
+        assert sorted(p.name for p in out.rglob("*")) == before
 
 
 def test_kept_checkpoints_are_every_step_and_export_as_model_folders_to_average(train_files, tmp_path):
@@ -258,10 +342,10 @@ def test_kept_checkpoints_are_every_step_and_export_as_model_folders_to_average(
     (the checkpoint's weights, the run's config and tokenizer) that train.average takes like a finished run."""
     from train import average, export
     out = tmp_path / "run"
-    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "4", "--save-every", "1",
+    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "3", "--save-every", "1",
                                        "--keep-checkpoints")) == 0
     kept = sorted(p.name for p in (out / checkpointing.CHECKPOINTS).iterdir())
-    assert kept == [f"step-0000000{i}" for i in (1, 2, 3, 4)]  # not only the newest two
+    assert kept == [f"step-0000000{i}" for i in (1, 2, 3)]  # not only the newest two
 
     step2 = tmp_path / "step-2"
     assert export.main([str(out / checkpointing.CHECKPOINTS / kept[1]), str(step2), "--dtype", "float32"]) == 0
@@ -303,68 +387,49 @@ def test_crash_while_saving_keeps_previous_checkpoint(train_files, tmp_path, mon
 
     monkeypatch.setattr(checkpointing, "save_file", crashing_save)
     # a write that fails (a full disk: torch.save's "unexpected pos ...") is said as such, naming what is kept
-    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "6", "--save-every", "2")) == \
+    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "3", "--save-every", "1")) == \
         runtime.EXIT_USER_ERROR
     err = capsys.readouterr().err
-    assert "could not write the checkpoint step-00000004" in err and "is the disk full? simulated crash" in err
-    assert "the checkpoint step-00000002 is kept" in err and "--resume" in err and "Traceback" not in err
+    assert "could not write the checkpoint step-00000002" in err and "is the disk full? simulated crash" in err
+    assert "the checkpoint step-00000001 is kept" in err and "--resume" in err and "Traceback" not in err
     monkeypatch.setattr(checkpointing, "save_file", real_save)
 
     ckpts = checkpointing.Checkpoints(out)
     latest = ckpts.latest()
-    assert latest.name == "step-00000002"  # the good one, untouched
-    assert [p.name for p in (out / checkpointing.CHECKPOINTS).iterdir()] == ["step-00000002"]  # no half-written folder
+    assert latest.name == "step-00000001"  # the good one, untouched
+    assert [p.name for p in (out / checkpointing.CHECKPOINTS).iterdir()] == ["step-00000001"]  # no half-written folder
     model_state, state = ckpts.load(latest)  # safetensors + weights_only torch.load
-    assert state["step"] == 2 and set(state) >= {"optimizer", "rng", "task", "epoch", "batch_in_epoch"}
+    assert state["step"] == 1 and set(state) >= {"optimizer", "rng", "task", "epoch", "batch_in_epoch"}
     model = roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, max_position_embeddings=32 + 2))
     model.load_state_dict(model_state)
 
     # a real crash can leave a temporary folder behind: --resume ignores and removes it
-    leftover = out / checkpointing.CHECKPOINTS / ".tmp-step-00000004-123"
+    leftover = out / checkpointing.CHECKPOINTS / ".tmp-step-00000002-123"
     leftover.mkdir()
-    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "6", "--save-every", "2", "--resume")) == 0
-    assert not leftover.exists() and json.loads((out / "metrics.json").read_text())["train_steps"] == 6
+    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "3", "--save-every", "1", "--resume")) == 0
+    assert not leftover.exists() and json.loads((out / "metrics.json").read_text())["train_steps"] == 3
     assert roberta.RobertaForMaskedLM.from_pretrained(out).config.max_position_embeddings == 32 + 2
 
 
-def test_options_changed_on_resume_are_recorded_with_the_run(train_files, tmp_path, monkeypatch, capsys):
+def test_options_changed_on_resume_are_recorded_with_the_run(train_files, interrupted, capsys):
     """A --resume with other options warns, and the run's metrics.json keeps which steps ran with which (its
     command is the last one's: the first 5 steps' learning rate was lost before)."""
-    out = tmp_path / "run"
-    extra = ["--max-steps", "8", "--save-every", "1", "--lr", "1e-3"]
-    with monkeypatch.context() as m:
-        interrupt_at(m, 5)
-        assert pretrain.main(pretrain_argv(train_files, out, *extra)) == runtime.EXIT_INTERRUPTED
-    extra[extra.index("1e-3")] = "2e-3"
-    assert pretrain.main(pretrain_argv(train_files, out, *extra, "--resume")) == 0
-    assert "options differ from the checkpointed run: lr 0.001 -> 0.002" in capsys.readouterr().err
-    metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["resumed_with"] == [{"step": 5, "changed": {"lr": [0.001, 0.002]}}]
-    assert "--lr 2e-3" in metrics["command"]
+    _, split = interrupted  # --lr 2e-3 (pretrain_argv's)
+    assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, "--lr", "1e-3", "--resume")) == 0
+    assert "options differ from the checkpointed run: lr 0.002 -> 0.001" in capsys.readouterr().err
+    metrics = json.loads((split / "metrics.json").read_text())
+    assert metrics["resumed_with"] == [{"step": 5, "changed": {"lr": [0.002, 0.001]}}]
+    assert metrics["command"].endswith("--lr 1e-3 --resume")
 
 
-def full_and_interrupted(train_files, tmp_path, monkeypatch, extra, step):
-    """(a run of `extra` to its end, the same run interrupted during `step`: a checkpoint and --resume to come)."""
-    full, split = tmp_path / "full", tmp_path / "split"
-    assert pretrain.main(pretrain_argv(train_files, full, *extra)) == 0
-    with monkeypatch.context() as m:
-        interrupt_at(m, step)
-        assert pretrain.main(pretrain_argv(train_files, split, *extra)) == runtime.EXIT_INTERRUPTED
-    return full, split
-
-
-@pytest.mark.slow  # end-to-end script run, several seconds
-def test_truncated_checkpoint_on_resume_falls_back_to_the_previous_one(train_files, tmp_path, monkeypatch, capsys):
+def test_truncated_checkpoint_on_resume_falls_back_to_the_previous_one(train_files, interrupted, capsys):
     # issue 13: a truncated checkpoint gave a 31-line traceback without the file name, and exit code 1
-    extra = ["--max-steps", "6", "--save-every", "2", "--log-every", "1"]
-    full, split = full_and_interrupted(train_files, tmp_path, monkeypatch, extra, 5)
-    root = split / checkpointing.CHECKPOINTS
-    assert sorted(p.name for p in root.iterdir()) == ["step-00000004", "step-00000005"]  # the previous one kept
+    full, split = interrupted
+    root = split / checkpointing.CHECKPOINTS  # step-00000004 and step-00000005: the previous one kept
     damaged = root / "step-00000005" / "model.safetensors"
     damaged.write_bytes(damaged.read_bytes()[:1000])
-    capsys.readouterr()
 
-    assert pretrain.main(pretrain_argv(train_files, split, *extra, "--resume", "--keep-checkpoints")) == 0
+    assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, "--resume", "--keep-checkpoints")) == 0
     err = capsys.readouterr().err
     assert f"{damaged}: unreadable (truncated or corrupt?)" in err
     assert "falling back to the previous checkpoint" in err and "step-00000004" in err and "Traceback" not in err
@@ -374,13 +439,12 @@ def test_truncated_checkpoint_on_resume_falls_back_to_the_previous_one(train_fil
     assert train_losses(full) == train_losses(split)
 
 
-@pytest.mark.slow  # end-to-end script run, several seconds
-def test_a_resumed_log_entry_averages_its_whole_window(train_files, tmp_path, monkeypatch):
+def test_a_resumed_log_entry_averages_its_whole_window(train_files, interrupted):
     """Stopped at step 4 of a run logging every 3 steps, the resumed run's step-6 entry averaged steps 5-6 alone
-    under the label of a 3-step mean: the window's running sums are checkpointed with the run."""
-    extra = ["--max-steps", "6", "--log-every", "3"]
-    full, split = full_and_interrupted(train_files, tmp_path, monkeypatch, extra, 4)
-    assert pretrain.main(pretrain_argv(train_files, split, *extra, "--resume")) == 0
+    under the label of a 3-step mean: the window's running sums are checkpointed with the run (here stopped at
+    step 5: the entry is the mean of steps 4-6)."""
+    full, split = interrupted
+    assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, "--resume")) == 0
     assert [step for step, _ in train_losses(full)] == [3, 6]
     assert train_losses(split) == train_losses(full)
 
@@ -401,20 +465,15 @@ def test_a_trainer_state_loads_on_the_cpu_whatever_the_training_device(tmp_path,
     torch.Generator().set_state(loaded["task"]["masker"]["generator"])
 
 
-def test_no_readable_checkpoint_is_a_user_error_naming_the_files(train_files, tmp_path, monkeypatch, capsys):
-    out = tmp_path / "run"
-    extra = ["--max-steps", "6", "--save-every", "2"]
-    with monkeypatch.context() as m:
-        interrupt_at(m, 3)
-        assert pretrain.main(pretrain_argv(train_files, out, *extra)) == runtime.EXIT_INTERRUPTED
+def test_no_readable_checkpoint_is_a_user_error_naming_the_files(train_files, interrupted, capsys):
+    _, out = interrupted
     for folder in (out / checkpointing.CHECKPOINTS).iterdir():
         (folder / "trainer.pt").write_bytes(b"PK\x03\x04 not a whole zip")
-    capsys.readouterr()
-    assert pretrain.main(pretrain_argv(train_files, out, *extra, "--resume")) == runtime.EXIT_USER_ERROR
+    assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, "--resume")) == runtime.EXIT_USER_ERROR
     err = capsys.readouterr().err
     last = err.strip().splitlines()[-1]
-    assert last.startswith("error: no readable checkpoint") and "step-00000003/trainer.pt" in last
-    assert "step-00000002/trainer.pt" in last and "Traceback" not in err
+    assert last.startswith("error: no readable checkpoint") and "step-00000005/trainer.pt" in last
+    assert "step-00000004/trainer.pt" in last and "Traceback" not in err
 
 
 def test_a_checkpoint_that_does_not_read_back_is_not_kept(train_files, tmp_path, monkeypatch, capsys):
@@ -628,7 +687,6 @@ def test_resume_checkpoint_written_before_issue_12(tmp_path, capsys, monkeypatch
     """Resumed with today's code, a step-4 checkpoint of the old code ends with the old run's step-8 weights;
     its old command (where --max-length set a new model's shape) fails with a message naming the option. On one
     thread, as the fixture was written (`single_thread` restores the count after)."""
-    import shutil
 
     fixture = ROOT / "tests" / "data" / "pre-issue12-run"
     shutil.copytree(fixture, tmp_path / "run-folder")
@@ -689,29 +747,56 @@ def test_no_progress_still_prints_a_line_now_and_then(train_files, tmp_path, mon
     """--no-progress (the recipes' choice) left a log silent between evaluations for up to an hour: a plain
     progress line comes every HEARTBEAT_S seconds (here every step)."""
     monkeypatch.setattr(trainer, "HEARTBEAT_S", 0.0)
+    draws, save = [], reporting.save_figure
+    monkeypatch.setattr(reporting, "save_figure", lambda fig, path: draws.append(path) or save(fig, path))
     assert pretrain.main(pretrain_argv(train_files, tmp_path / "run", "--max-steps", "3", "--no-progress")) == 0
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("step ")]
     assert [line.split(":")[0] for line in lines] == ["step 1 of 3", "step 2 of 3", "step 3 of 3"]
     assert all("loss " in line and "tokens/s" in line for line in lines)
+    assert draws == [tmp_path / "run" / "curves.png"]  # one evaluation, one figure (was three draws of it)
 
 
-def test_a_torn_last_log_line_is_dropped_on_resume(train_files, tmp_path, monkeypatch, capsys):
+def test_a_torn_last_log_line_is_dropped_on_resume(train_files, interrupted, capsys):
     """A full disk (or a killed process) leaves half a line at the end of log.jsonl: --resume failed on it every
     time ("Expecting ',' delimiter", no file named). It is dropped with a warning; a bad line before the last
     is named with its file and line."""
-    extra = ["--max-steps", "6", "--save-every", "2", "--log-every", "1"]
-    full, split = full_and_interrupted(train_files, tmp_path, monkeypatch, extra, 4)
+    full, split = interrupted
     log = split / reporting.LOG_NAME
     with open(log, "a", encoding="utf-8") as f:
-        f.write('{"type": "train", "step": 5, "tok')
-    capsys.readouterr()
-    assert pretrain.main(pretrain_argv(train_files, split, *extra, "--resume")) == 0
+        f.write('{"type": "train", "step": 6, "tok')
+    assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, "--resume")) == 0
     assert "its last line was cut short" in capsys.readouterr().err
     assert train_losses(full) == train_losses(split)
     lines = log.read_text(encoding="utf-8").splitlines()
     log.write_text("\n".join([lines[0], "", "{not json", *lines[1:]]) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=f"{log}: line 3 is not a log entry"):  # the file's line, blank ones counted
         reporting.read_log(log)
+
+
+def test_curves_are_drawn_again_only_when_the_log_or_the_figure_changed(tmp_path, monkeypatch):
+    """The trainer redraws curves.png after every evaluation, at the end of fit, then pretrain and finetune once
+    more (5 draws in a short fine-tuning run, 60% of its time): a log unchanged since the trainer drew it, with the
+    figure still there, is not drawn again."""
+    from types import SimpleNamespace
+
+    log, png = tmp_path / "log.jsonl", tmp_path / "curves.png"
+    draws, save = [], reporting.save_figure
+    monkeypatch.setattr(reporting, "save_figure", lambda fig, path: draws.append(path) or save(fig, path))
+    run = SimpleNamespace(dist=SimpleNamespace(is_main=True), out=tmp_path, _curves_drawn_from=None)
+    reporting.append_log(log, {"type": "train", "step": 1, "tokens": 8, "loss": 5.0})
+    reporting.append_log(log, {"type": "eval", "step": 1, "tokens": 8, "loss": 5.5, "accuracy": 0.1})
+    trainer.Trainer.write_curves(run)
+    first = png.read_bytes()
+    assert first[:4] == b"\x89PNG" and len(draws) == 1
+    trainer.Trainer.write_curves(run)  # nothing new
+    assert len(draws) == 1 and png.read_bytes() == first
+    reporting.append_log(log, {"type": "train", "step": 2, "tokens": 16, "loss": 4.0})
+    trainer.Trainer.write_curves(run)  # a new entry
+    drawn = png.read_bytes()
+    assert len(draws) == 2 and drawn != first
+    png.unlink()
+    trainer.Trainer.write_curves(run)  # the figure removed
+    assert len(draws) == 3 and png.read_bytes() == drawn  # the same log, the same figure
 
 
 def test_a_log_that_cannot_be_written_names_the_file_and_the_way_on():
@@ -721,14 +806,22 @@ def test_a_log_that_cannot_be_written_names_the_file_and_the_way_on():
         reporting.append_log(Path("/dev/full"), {"type": "train", "step": 1})
 
 
-def test_no_progress_bar_without_a_terminal(train_files, tmp_path, capsys):
+@pytest.mark.parametrize("terminal", [False, True])
+def test_no_progress_bar_without_a_terminal(train_files, tmp_path, monkeypatch, capsys, terminal):
     """A log file or a pipe got every redraw of the bar (carriage returns: one endless line); without a
-    terminal the run writes its plain progress lines instead, as with --no-progress."""
-    assert not runtime.progress_bars()  # pytest captures stderr: not a terminal
-    argv = pretrain_argv(train_files, tmp_path / "run", "--max-steps", "3")
+    terminal the run writes its plain progress lines instead, as with --no-progress. On a terminal: the bar."""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)  # pytest's capture, either way
+    monkeypatch.setattr(trainer, "HEARTBEAT_S", 0.0)  # a plain line after every step when there is no bar
+    assert runtime.progress_bars() is terminal and not runtime.progress_bars(no_progress=True)
+    argv = pretrain_argv(train_files, tmp_path / "run", "--max-steps", "2")
     argv.remove("--no-progress")
     assert pretrain.main(argv) == 0
-    assert "\r" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    plain = [line.split(":")[0] for line in err.splitlines() if line.startswith("step ")]
+    if terminal:
+        assert "\r" in err and "train: 100%" in err and "2/2" in err and not plain  # tqdm's bar
+    else:
+        assert "\r" not in err and plain == ["step 1 of 2", "step 2 of 2"]
 
 
 def test_write_atomic_never_shares_or_leaves_a_temporary_file(tmp_path):

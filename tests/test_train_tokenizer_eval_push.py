@@ -2,9 +2,9 @@
 import json
 import math
 import os
+import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -69,7 +69,14 @@ def test_tokenizer_cli_refuses_bad_sizes_and_outputs_before_training(tmp_path, t
 
 
 def test_tokens_per_word(tokenizer):
-    assert 1.0 <= __import__("train.tokenizer").tokenizer.tokens_per_word(tokenizer, ["the cat sees the sea"]) < 3
+    """BPE tokens without <s> and </s>, over whitespace words, "of<unk>" (WikiText's unknown word glued to the
+    word before it) counted as two words."""
+    from train.tokenizer import tokens_per_word
+
+    documents = ["the cat sees the sea", "the dog of<unk> the sea"]
+    # the tiny vocabulary: t he Ġc at Ġs e es Ġthe Ġsea, and t he Ġd o g Ġo f <unk> Ġthe Ġsea
+    assert [len(tokenizer.encode(d, add_special_tokens=False).ids) for d in documents] == [9, 10]
+    assert tokens_per_word(tokenizer, documents) == pytest.approx(19 / 11)  # 5 + 6 words
 
 
 # ----- evaluate -----
@@ -198,15 +205,26 @@ def model_folder(tiny_mlm_dir, tmp_path):
     return folder
 
 
+def run_push(*args, env):
+    """`python -m train.push ARGS`, which must end on its own: a push that hangs or retries for a minute fails."""
+    try:
+        return run_module("train.push", *args, env=env, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"train.push {' '.join(map(str, args))} with {env} did not stop within 60 s: with no Hub to "
+                    "reach it must fail at the first request, not wait or retry")
+
+
 @pytest.mark.slow  # end-to-end script run, several seconds
 def test_push_offline_fails_fast_and_clearly(model_folder):
-    start = time.time()  # an endpoint that refuses connections: no network needed, never hangs
-    r = run_module("train.push", model_folder, "--repo-id", "someone/tiny", env={"HF_ENDPOINT": "http://127.0.0.1:9"},
-                   timeout=60)
-    assert time.time() - start < 30
-    assert r.returncode == 2
-    assert "cannot reach the Hugging Face Hub" in r.stderr and "Traceback" not in r.stderr
-    r = run_module("train.push", model_folder, "--repo-id", "someone/tiny", env={"HF_HUB_OFFLINE": "1"}, timeout=60)
+    # an endpoint that refuses connections, whatever else runs on this machine: a port bound here and never
+    # listened on (no network needed, nothing answers)
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        endpoint = "http://127.0.0.1:%d" % closed.getsockname()[1]
+        r = run_push(model_folder, "--repo-id", "someone/tiny", env={"HF_ENDPOINT": endpoint, "HF_HUB_OFFLINE": "0"})
+    assert r.returncode == 2, r.stderr
+    assert f"cannot reach the Hugging Face Hub at {endpoint}" in r.stderr and "Traceback" not in r.stderr
+    r = run_push(model_folder, "--repo-id", "someone/tiny", env={"HF_HUB_OFFLINE": "1"})
     assert r.returncode == 2 and "cannot reach the Hugging Face Hub" in r.stderr and "offline mode" in r.stderr
 
 
@@ -246,6 +264,46 @@ def test_push_uploads_through_huggingface_hub(model_folder, monkeypatch):
     assert calls["upload"][:2] == (str(model_folder), "someone/tiny") and "*.pt" in calls["upload"][2]
     assert "README.md" in calls["upload"][2] and calls["card"][1:] == ("README.md", "someone/tiny")
     assert calls["card"][0] == model_card.card_for(model_folder, "someone/tiny")  # the usage names the repo
+
+
+class RecordingApi:
+    """huggingface_hub.HfApi as train.push and scripts.deploy_space call it, recording every call's arguments."""
+    calls: list = []
+
+    def __init__(self, endpoint=None, token=None):
+        RecordingApi.calls = [("HfApi", {"token": token})]
+
+    def create_repo(self, repo_id, **kwargs):
+        RecordingApi.calls.append(("create_repo", {"repo_id": repo_id, **kwargs}))
+        return f"https://huggingface.co/{repo_id}"
+
+    def upload_folder(self, **kwargs):
+        RecordingApi.calls.append(("upload_folder", kwargs))
+
+    def upload_file(self, **kwargs):
+        RecordingApi.calls.append(("upload_file", kwargs))
+
+    @classmethod
+    def called(cls) -> dict:
+        return {name: kwargs for name, kwargs in cls.calls}
+
+
+def test_push_cli_passes_private_token_and_message_to_the_hub(model_folder, monkeypatch, capsys):
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", RecordingApi)
+    assert push.main([str(model_folder), "--repo-id", "someone/tiny"]) == 0  # the defaults
+    called = RecordingApi.called()
+    assert called["HfApi"]["token"] is None and called["create_repo"]["private"] is False
+    assert called["upload_folder"]["commit_message"] == "Upload model"
+    assert push.main([str(model_folder), "--repo-id", "someone/tiny", "--private", "--token", "hf_secret",
+                      "--message", "Phase 3 weights"]) == 0
+    called = RecordingApi.called()
+    assert called["HfApi"]["token"] == "hf_secret"
+    assert called["create_repo"] == {"repo_id": "someone/tiny", "private": True, "exist_ok": True, "repo_type": "model"}
+    assert called["upload_folder"]["commit_message"] == "Phase 3 weights"
+    assert called["upload_file"]["commit_message"] == "Phase 3 weights: model card"
+    assert "pushed" in capsys.readouterr().out
 
 
 def test_card_for_rewrites_only_the_usage_for_where_the_model_ships(model_folder):

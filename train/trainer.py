@@ -263,6 +263,7 @@ class Trainer:
         self.clock = 0.0  # rank 0's training time at the last step: the same on every process
         self.decay_start: float | None = None  # time-budget schedule: `clock` when warmup ended
         self._stop_signal: int | None = None
+        self._curves_drawn_from: tuple[int, int] | None = None  # the log's (size, mtime) when curves.png was drawn
         # why fit() ended ("done", "time", or the signal's name, e.g. "SIGTERM"), recorded in its last checkpoint:
         # a run that stops before its end leaves there what `train.export` says of the weights (a partial model)
         self.stopped_by: str | None = None
@@ -669,8 +670,17 @@ class Trainer:
             append_log(self.out / LOG_NAME, entry)
 
     def write_curves(self) -> None:
-        if self.dist.is_main:
-            plot_curves(self.out / LOG_NAME, self.out / CURVES_NAME)
+        """curves.png from the log, unless it was drawn from the log as it is now and is still there: the end of fit,
+        then pretrain and finetune after their final metrics, ask again (a draw is about a second on a CPU, where a
+        tiny run's training takes less)."""
+        if not self.dist.is_main:
+            return
+        log, png = self.out / LOG_NAME, self.out / CURVES_NAME
+        log_state = (log.stat().st_size, log.stat().st_mtime_ns) if log.is_file() else None
+        if log_state is not None and log_state == self._curves_drawn_from and png.is_file():
+            return
+        plot_curves(log, png)
+        self._curves_drawn_from = log_state
 
     def cleanup(self) -> None:
         """After the final folder is written: drop the checkpoints (unless --keep-checkpoints)."""
