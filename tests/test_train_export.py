@@ -1,4 +1,5 @@
 """train.export: a run folder copied for shipping, weights stored in half precision, computing in float32."""
+import json
 import shutil
 
 import pytest
@@ -102,3 +103,17 @@ def test_an_unfinished_run_is_not_exported(tiny_mlm_dir, tmp_path, capsys):
     (run / "checkpoints").mkdir(exist_ok=True)
     assert main([str(run), str(tmp_path / "out")]) == 2
     assert "has not finished" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_a_partial_model_is_not_averaged(tiny_mlm_dir, tmp_path, capsys):
+    """The weights where a cut run stopped, with no final evaluation: train.average took it as a member and wrote
+    an average whose metrics no longer said it was partial (and scripts.release would then have shipped it)."""
+    from train import average
+    from train.export import PARTIAL
+
+    partial = shutil.copytree(tiny_mlm_dir, tmp_path / "partial")
+    (partial / "metrics.json").write_text(json.dumps({PARTIAL: "stopped by SIGTERM at step 1: no final evaluation"}))
+    assert average.main([str(tiny_mlm_dir), str(partial), "--out", str(tmp_path / "avg")]) == 2
+    err = capsys.readouterr().err
+    assert f"{partial} is a partial model, not a finished run to average: stopped by SIGTERM at step 1" in err
+    assert not (tmp_path / "avg").exists()

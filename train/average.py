@@ -34,11 +34,12 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.run_metrics import RunMetrics, dataset_name
+from roberta.run_metrics import RunMetrics
 from roberta.hub import TOKENIZER_NAME
 from roberta.hub import load_state_dict
 
 from .evaluate import UNSURE_BELOW, check_unsure_below
+from .export import partial_note
 from .reporting import plot_member_curves
 from .runtime import EXIT_OK, UserError, exit_code, output_folder, report_user_error
 from .trainer import FINISHED_FILES, check_fresh_out
@@ -59,6 +60,9 @@ def check_members(folders: list[Path], allow_different_init: bool = False) -> li
         raise AverageError("give at least two model folders to average")
     if len(set(map(str, folders))) != len(folders):
         raise AverageError("a folder is given twice")
+    for folder in folders:  # its weights are where a run was cut, its metrics hold no final evaluation
+        if note := partial_note(folder):
+            raise AverageError(f"{folder} is a partial model, not a finished run to average: {note}")
     configs = [roberta.load_config(f) for f in folders]
     first = configs[0].to_dict()
     kinds = [roberta.hub.read_architecture(f) for f in folders]
@@ -212,7 +216,7 @@ def run(args) -> dict:
 
 def _run(args) -> dict:
     from . import data
-    from .calibrate import calibrate, held_out_slice
+    from .calibrate import calibrate, held_out_slice, reliability_title
     from .evaluate import evaluate_classifier, evaluate_reviews, score_checks
     from .finetune import kept_weights, write_card
     from .arguments import command_line
@@ -260,7 +264,7 @@ def _run(args) -> dict:
         calibration = None
         if calibration_spec:
             calibration = calibrate(model, tokenizer, held_out_slice(calibration_spec, labels), dev, out,
-                                    args.batch_size, max_length, title=f"held out: {dataset_name(dev_source)}")
+                                    args.batch_size, max_length, title=reliability_title(dev_source))
             calibration["slice"] = calibration_spec
             calibration["source"] = (ref.get("calibration") or {}).get("source", "the members' calibration slice")
         dev_result = evaluate_classifier(model, tokenizer, *dev, args.batch_size, max_length) if dev else None

@@ -52,7 +52,7 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.run_metrics import RunMetrics, dataset_name
+from roberta.run_metrics import RunMetrics
 from roberta.text import lowercasing, normalize_for_classifier
 from roberta.tokenizer import encode_windows, save_tokenizer
 
@@ -299,7 +299,7 @@ def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: l
 
 def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     from . import data
-    from .calibrate import calibrate
+    from .calibrate import calibrate, reliability_title
     from .evaluate import encode_for_classifier, evaluate_classifier, evaluate_reviews, score_checks
 
     started, dist = time.time(), dist or Dist()
@@ -398,7 +398,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         calibration = None
         if cal_texts:
             calibration = calibrate(model, tokenizer, (cal_texts, cal_labels), (dev_texts, dev_labels), out,
-                                    eval_batch, max_length, title=f"held out: {dataset_name(args.dev)}")
+                                    eval_batch, max_length, title=reliability_title(args.dev))
             calibration["slice"] = {"data": args.train, "n": args.calibration_n, "seed": args.calibration_seed,
                                     "split": args.calibration_split, "text_column": args.text_column,
                                     "label_column": args.label_column}
