@@ -1,11 +1,12 @@
 """train.recipe, train.sentiment_recipe and train.gpu_session refuse bad input before any work: exit status 2, one
 line naming the option or folder, and nothing written or started (no training here: the steps are stubbed out)."""
+import json
 import os
 import shutil
 
 import pytest
 
-from train import gpu_session, recipe, runtime, sentiment_recipe
+from train import experiment, gpu_session, pretrain, recipe, runtime, sentiment_recipe, tokenizer
 from test_gpu_transfer import empty_bundle
 
 
@@ -28,6 +29,21 @@ def no_steps(monkeypatch):
     return ran
 
 
+@pytest.fixture
+def data_files(tmp_path):
+    """Tiny inputs of every recipe step (the recipe's steps are stubbed, so only their names and headers matter):
+    {option: path} and its command-line words."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "corpus.txt").write_text("the cat sat on the mat\n" * 20)
+    (folder / "valid.txt").write_text("a dog barked at the mailman\n" * 5)
+    for name, column in (("train.tsv", "sentence"), ("dev.tsv", "sentence"), ("imdb.tsv", "text")):
+        (folder / name).write_text(f"{column}\tlabel\n" + "".join(f"row {i}\t{i % 2}\n" for i in range(10)))
+    files = {"--corpus": folder / "corpus.txt", "--valid": folder / "valid.txt", "--train": folder / "train.tsv",
+             "--dev": folder / "dev.tsv", "--imdb": folder / "imdb.tsv"}
+    return files, [word for option, path in files.items() for word in (option, str(path))]
+
+
 def refused(main, argv, capsys, *words) -> str:
     """main(argv) exits 2 with one `error: ...` line holding `words`; returns that line."""
     try:
@@ -45,7 +61,7 @@ def refused(main, argv, capsys, *words) -> str:
 
 
 # ----- 1. an --out that holds a model is refused; the recipe's own earlier run is continued -----
-def test_recipes_refuse_an_out_that_holds_a_model(tiny_mlm_dir, tmp_path, capsys, no_steps):
+def test_recipes_refuse_an_out_that_holds_a_model(tiny_mlm_dir, tmp_path, capsys, no_steps, data_files):
     model = shutil.copytree(tiny_mlm_dir, tmp_path / "model")  # config.json, model.safetensors, tokenizer.json
     config_only = tmp_path / "config-only"
     config_only.mkdir()
@@ -70,7 +86,7 @@ def test_recipes_refuse_an_out_that_holds_a_model(tiny_mlm_dir, tmp_path, capsys
         (earlier / name).mkdir(parents=True)
     (earlier / "mlm" / "metrics.json").write_text("{}")
     (earlier / "results.json").write_text("{}")
-    assert recipe.main(["--quick", "--out", str(earlier)]) == 1  # the stub's code: its steps ran
+    assert recipe.main(["--quick", "--out", str(earlier), *data_files[1]]) == 1  # the stub's code: its steps ran
     assert no_steps == [["tokenizer", "pretrain", "finetune", "finetune-random"]]
     sentiment = tmp_path / "sentiment"
     (sentiment / "sst2-s0").mkdir(parents=True)
@@ -184,3 +200,113 @@ def test_sentiment_recipe_checks_out_and_init_before_any_work(tiny_mlm_dir, tiny
                 f"--init {tiny_clf_dir} is a classifier (RobertaForSequenceClassification)", "masked-LM folder")
     assert no_steps == [] and not out.exists() and a_file.read_text() == "x"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+# ----- 6. train.recipe (CPU): every step's input files checked before the first step -----
+def bad_inputs(tmp_path, files):
+    """(option, value, words of the error) for each kind of bad input."""
+    (tmp_path / "empty").mkdir()
+    text = files["--valid"]
+    return [
+        ("--dev", str(tmp_path / "data" / "dev.tvs"), [f"--dev {tmp_path / 'data' / 'dev.tvs'}: no such file"]),
+        ("--train", str(tmp_path / "data"), [f"--train {tmp_path / 'data'} is a folder, not a TSV/CSV file"]),
+        ("--dev", str(text), [f"--dev {text}: no text column", "columns present"]),  # a text corpus for labels
+        ("--imdb", str(files["--dev"]), [f"--imdb {files['--dev']}: no text column 'text'"]),  # SST-2's layout
+        ("--valid", str(tmp_path / "valid.txtt"), [f"--valid {tmp_path / 'valid.txtt'}: no such file or folder"]),
+        ("--corpus", f"{files['--corpus']}=1,{tmp_path / 'gone'}=1", [f"--corpus {tmp_path / 'gone'}: no such file"]),
+        ("--corpus", str(tmp_path / "empty"), [f"--corpus {tmp_path / 'empty'}: folder holds no"]),
+        ("--tokenizer", str(tmp_path / "tok.json"), [f"--tokenizer {tmp_path / 'tok.json'}: no such tokenizer file"]),
+    ]
+
+
+@pytest.mark.parametrize("preset", [["--quick"], []])
+def test_recipe_checks_every_steps_data_before_the_first_step(tmp_path, capsys, no_steps, data_files, preset):
+    """A misspelt --dev was found by the fine-tuning step, after the tokenizer and 80 minutes of pretraining; a
+    folder for --train after tokenizer and pretraining; a missing --valid by pretraining."""
+    files, good = data_files
+    out = tmp_path / "recipe"
+    for option, value, words in bad_inputs(tmp_path, files):
+        refused(recipe.main, [*preset, "--out", str(out), *good, option, value], capsys, *words)
+    assert no_steps == [] and not out.exists()
+    assert recipe.main([*preset, "--out", str(out), *good]) == 1  # good inputs: the steps ran
+    assert recipe.main([*preset, "--out", str(out), *good, "--imdb", ""]) == 1  # '' skips IMDB
+    assert no_steps == [["tokenizer", "pretrain", "finetune", "finetune-random"]] * 2
+
+
+def test_recipe_checks_the_inputs_of_the_steps_still_to_run(tmp_path, capsys, no_steps, data_files):
+    """A finished step's inputs are not needed again (a recipe continued after its corpus moved)."""
+    files, good = data_files
+    out = tmp_path / "recipe"
+    (out / "tokenizer").mkdir(parents=True)
+    (out / "tokenizer" / "tokenizer.json").write_text("{}")
+    (out / "mlm").mkdir()
+    (out / "mlm" / "metrics.json").write_text("{}")
+    gone = str(tmp_path / "gone.txt")
+    assert recipe.main(["--quick", "--out", str(out), *good, "--corpus", gone, "--valid", gone]) == 1
+    refused(recipe.main, ["--quick", "--out", str(out), *good, "--dev", gone], capsys, f"--dev {gone}: no such file")
+    assert len(no_steps) == 1
+
+
+def test_missing_default_data_names_its_option_and_how_to_point_at_the_data(tmp_path, capsys, no_steps, data_files,
+                                                                            monkeypatch):
+    """From a clone whose data is not at ../shared/data: was `error: ../shared/data/wikitext-2/wiki.train.tokens:
+    no such file or folder`, naming neither the option nor the fix."""
+    files, _ = data_files
+    elsewhere = tmp_path / "clone"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # ../shared/data: tmp_path/shared/data, not there
+    fix = ["relative to the current folder", "ln -s /path/to/shared ../shared"]
+    out = str(tmp_path / "quick")
+    refused(recipe.main, ["--quick", "--out", out], capsys,
+            f"--corpus's default {recipe.QUICK_CORPUS}: no such file or folder", "pass --corpus", *fix)
+    refused(recipe.main, ["--quick", "--out", out, "--corpus", str(files["--corpus"])], capsys,
+            f"--valid's default {pretrain.DEFAULT_VALID}: no such file or folder", "pass --valid", *fix)
+    refused(recipe.main, ["--quick", "--out", out, "--corpus", str(files["--corpus"]), "--valid",
+                          str(files["--valid"])], capsys, "--train's default ../shared/data/sst2/train.tsv: no such "
+                                                          "file", "pass --train", *fix)
+    refused(recipe.main, ["--out", out], capsys, "--corpus's default ../shared/data/", *fix)
+    refused(tokenizer.main, ["--out", str(tmp_path / "tok")], capsys, "--corpus's default ../shared/data/", *fix)
+    # train.pretrain reads it through train.data without the option's name: the data folder is said to be missing
+    refused(pretrain.main, ["--out", str(tmp_path / "mlm")], capsys, f"{pretrain.DEFAULT_VALID}: no such file or "
+            "folder", "the default data folder ../shared/data is not there", *fix)
+    assert no_steps == [] and not (tmp_path / "quick").exists() and not (tmp_path / "tok").exists()
+
+
+def test_a_step_made_with_an_empty_option_shows_it_as_two_quotes(tmp_path, data_files):
+    """Re-running the recipe with --imdb '' warned `(--imdb .../imdb/train.tsv -> )`."""
+    files, good = data_files
+    out = tmp_path / "recipe"
+    parser = recipe.build_parser()
+    made = [s for s in recipe.plan(parser.parse_args(["--quick", "--out", str(out), *good])) if s.name == "finetune"][0]
+    made.folder.mkdir(parents=True)
+    (made.folder / "metrics.json").write_text(json.dumps({"command": made.command}))
+    now = [s for s in recipe.plan(parser.parse_args(["--quick", "--out", str(out), *good, "--imdb", ""]))
+           if s.name == "finetune"][0]
+    assert experiment.made_otherwise(now) == f"--imdb {files['--imdb']} -> ''"
+    assert experiment.shown_value("") == "''" and experiment.shown_value(0.001) == "0.001"
+
+
+def test_quick_results_say_the_accuracies_are_at_chance_level(tmp_path, capsys, monkeypatch, data_files):
+    """SST-2 dev 0.5092 for both classifiers (the majority class) and nothing said so."""
+    files, good = data_files
+    out = tmp_path / "quick"
+    for name, dev in (("mlm", None), ("sst2", 0.5), ("sst2-random", 0.5)):
+        (out / name).mkdir(parents=True)
+        metrics = {"dev_accuracy": dev} if dev else {"eval_loss": 6.0}
+        if name == "sst2":  # a fine-tuning whose calibration had something to say
+            metrics["calibration"] = {"temperature": 20.0, "notes": ["T at its upper bound 20: no signal"]}
+        (out / name / "metrics.json").write_text(json.dumps(metrics))
+    monkeypatch.setattr(recipe, "run_steps", lambda steps, **kwargs: 0)
+    (files["--dev"]).write_text("sentence\tlabel\n" + "a\t0\nb\t1\nc\t1\nd\t1\n")  # 3 of 4 positive
+    assert recipe.main(["--quick", "--out", str(out), *good]) == 0
+    shown = capsys.readouterr().out
+    line = ("--quick checks that the pipeline runs end to end, not what a model learns: the dev set's majority class "
+            "is 0.7500 of it, the accuracy of always answering it (these accuracies are at that chance level).")
+    assert line in shown and line in (out / "results.md").read_text()
+    (out / "sst2" / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.9}))  # above chance: not said to be at it
+    recipe.summarize(out, chance=0.75)
+    assert "of it, the accuracy of always answering it." in (out / "results.md").read_text()
+    assert "Calibration (pretrained): T at its upper bound 20: no signal." in shown
+    assert json.loads((out / "results.json").read_text())["dev_majority_class_share"] == 0.75
+    recipe.summarize(out)  # the full recipe's results: no such line
+    assert "chance level" not in (out / "results.md").read_text()

@@ -241,3 +241,16 @@ def test_the_about_tab_shows_what_the_model_read(tiny_mlm_dir, tiny_clf_dir):
     assert f"{rare:,} of the {len(total):,} tokens" in figure.caption
     assert about.about_sections(shipped)["mlm_figures"][-1] == figure
     assert about.training_text_figure(load_models(mlm=tiny_mlm_dir, sentiment=tiny_clf_dir).mlm) is None
+
+
+def test_the_docs_split_of_barked_is_the_shipped_tokenizer_s():
+    """README said " barked" is "b" + "arked": the shipped tokenizer's first piece holds the space, " b"."""
+    import re
+
+    tokenizer = roberta.load_tokenizer(ROOT / "assets" / "mini-roberta-mlm")
+    ids = tokenizer.encode(" barked", add_special_tokens=False).ids
+    pieces = " + ".join(f'"{tokenizer.decode([i])}"' for i in ids)
+    assert pieces == '" b" + "arked"'
+    for path in (ROOT / "README.md", ROOT / "train" / "token_counts.py"):
+        said = re.findall(r'" barked" is ("[^"]*"(?: \+ "[^"]*")+)', path.read_text(encoding="utf-8"))
+        assert said and set(said) == {pieces}, (path.name, said)

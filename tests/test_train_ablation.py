@@ -110,6 +110,32 @@ def test_ablation_quick_end_to_end(train_files, tmp_path, capsys, single_thread,
     assert "other options" in capsys.readouterr().err
 
 
+def test_ablation_checks_every_steps_data_before_the_first_step(train_files, tmp_path, capsys, monkeypatch):
+    """A misspelt --dev, --train or --valid was found by the step that read it (a fine-tuning after the tokenizer and
+    a pretraining run); a missing --corpus after OUT/plan.json was written. Now: exit 2, one line naming the
+    option, no step run, nothing written."""
+    from test_recipe_checks import refused
+
+    ran = []
+    monkeypatch.setattr(ablation, "run_steps", lambda steps, **kwargs: ran.append(len(steps)) or 1)
+    out = tmp_path / "abl"
+    argv = quick_argv(train_files, out)
+    a_text, a_tsv, gone = str(train_files / "valid.txt"), str(train_files / "dev.tsv"), str(tmp_path / "dev.tvs")
+    for option, value, words in [
+        ("--dev", gone, [f"--dev {gone}: no such file"]),
+        ("--train", str(train_files), [f"--train {train_files} is a folder, not a TSV/CSV file"]),
+        ("--dev", a_text, [f"--dev {a_text}: no text column"]),
+        ("--valid", gone, [f"--valid {gone}: no such file or folder"]),
+        ("--corpus", gone, [f"--corpus {gone}: no such file or folder"]),
+        ("--corpus", str(train_files), [f"--corpus {train_files} is a folder: --corpus-chars slices a local text "
+                                        "file"]),
+        ("--tokenizer", a_tsv, [f"--tokenizer {a_tsv} is not a tokenizer"]),
+    ]:
+        refused(ablation.main, [*argv, option, value], capsys, *words)
+    assert ran == [] and not out.exists()
+    assert ablation.main(argv) == 1 and len(ran) == 1  # good inputs: the steps ran (the stub stops there)
+
+
 def test_runs_from_other_weights_are_refused_whatever_steps_are_planned_now(tmp_path):
     """plan.json's sha256 of the starting weights guards every run folder of the ablation, also those a later
     command does not plan (another --seeds or --arms), so that no summary mixes runs from two warm starts."""

@@ -67,6 +67,64 @@ def test_fit_temperature_recovers_the_true_one():
     assert report["ece_after"] < report["ece_before"] and report["n"] == len(labels)
 
 
+def no_signal(n, seed=0):
+    """Confident logits whose labels are drawn independently of them: a model at chance level."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(n, 2, generator=g) * 3, torch.randint(0, 2, (n,), generator=g)
+
+
+# a slice on which the log-loss optimum (T 0.6) makes the ECE worse (0.115 -> 0.129): margins logit1 - logit0
+WORSE_MARGINS = [0.5, -1.2, 2.9, 0.9, -1.1, -0.2, 2.0, 3.2, 6.1, -1.1, 1.2, -4.3]
+WORSE_LABELS = [1, 0, 1, 1, 0, 0, 1, 1, 1, 1, 1, 0]
+
+
+def test_a_temperature_at_its_bound_or_that_worsens_the_ece_is_said(monkeypatch, capsys):
+    """The quick recipe's classifier (chance level) fitted T = 20, the silent clip, or a T of 0.113 that made the
+    ECE worse, and nothing said so: the result holds `notes`, printed as `note:` lines and shown on the card."""
+    z, labels = no_signal(400)
+    assert calibrate.fit_temperature(z, labels) == calibrate.T_MAX  # the clip, not the data, set it
+    easy = torch.tensor([[0.0, 0.1], [0.1, 0.0]] * 4)  # all right, by a small margin: T is driven down to the clip
+    assert calibrate.fit_temperature(easy, [1, 0] * 4) == calibrate.T_MIN
+    worse = torch.stack([torch.zeros(len(WORSE_MARGINS)), torch.tensor(WORSE_MARGINS)], 1)
+    t_worse = calibrate.fit_temperature(worse, WORSE_LABELS)
+    assert calibrate.T_MIN < t_worse < calibrate.T_MAX
+
+    model = type("Model", (), {"config": type("Config", (), {})()})()
+    cases = [(z, labels, ["T at its upper bound 20: the model's confidence carries no signal on this data"]),
+             (easy, [1, 0] * 4, ["T at its lower bound 0.05: every example of the calibration slice is right"]),
+             (worse, WORSE_LABELS, [f"T = {t_worse:.3g} makes the calibration slice's ECE worse, 0.1150 -> 0.1291 "
+                                    "on its 12 examples (T minimises the log-loss"]),
+             (*synthetic(n=2000), [])]  # an over-confident model: T fitted inside its range, the ECE better
+    for logits, gold, expected in cases:
+        texts = ["a text"] * len(gold)
+        monkeypatch.setattr(evaluate, "classifier_logits", lambda *args, logits=logits, **kwargs: logits)
+        result = calibrate.calibrate(model, None, (texts, list(map(int, gold))), None)
+        notes, out = result.get("notes", []), capsys.readouterr().out
+        assert len(notes) == len(expected) and all(note.startswith(want) for note, want in zip(notes, expected)), notes
+        assert out.splitlines() == [f"note: calibration: {note}" for note in notes]
+        card = calibrate.calibration_markdown(result)
+        assert all(f"Note: {note}." in card for note in notes) and ("Note:" in card) == bool(notes)
+        if not expected:
+            assert result["calibration"]["ece_after"] < result["calibration"]["ece_before"]
+    # the bound and a worse ECE together (a chance-level model on a small slice)
+    report = {"n": 50, "ece_before": 0.10, "ece_after": 0.20, "nll_before": 0.7, "nll_after": 0.69}
+    assert [n.split(":")[0] for n in calibrate.calibration_notes(calibrate.T_MAX, report)] == [
+        "T at its upper bound 20", "T = 20 makes the calibration slice's ECE worse, 0.1000 -> 0.2000 on its 50 examples (T minimises the log-loss, 0.7000 -> 0.6900, not the ECE)"]
+
+
+def test_recalibrate_cli_says_when_t_is_at_its_bound(tiny_clf_dir, train_files, tmp_path, monkeypatch, capsys):
+    import shutil
+
+    folder = shutil.copytree(tiny_clf_dir, tmp_path / "clf")
+    monkeypatch.setattr(evaluate, "classifier_logits", lambda model, tok, texts, *args, **kwargs: no_signal(len(texts))[0])
+    assert calibrate.main([str(folder), "--calibration-data", str(train_files / "train.tsv"), "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "note: calibration: T at its upper bound 20: the model's confidence carries no signal" in out
+    assert "T = 20.0000 (at its bound)" in out
+    metrics = json.loads((folder / "metrics.json").read_text())
+    assert metrics["calibration"]["notes"][0].startswith("T at its upper bound 20")
+
+
 def test_reliability_diagram(tmp_path, monkeypatch):
     """Before (T = 1) and after (the fitted T), each panel's bars the accuracy of its bins and its title its ECE."""
     z, labels = synthetic(n=500)

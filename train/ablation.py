@@ -96,6 +96,30 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def check_data(args, recipe: dict, steps) -> None:
+    """The input files of every step still to run, checked before OUT/plan.json is written and the first step runs
+    (`train.data`'s checks; a misspelt --dev was found by the first fine-tuning, after the tokenizer and a
+    pretraining run): one error that names the option."""
+    from . import data
+    from .tokenizer import load_run_tokenizer
+
+    kinds = {step.kind for step in steps if not step.done()}
+    if kinds & {"train.tokenizer", "train.pretrain", "probe"}:
+        data.check_text_source(args.corpus, "--corpus", default=args.corpus == WIKITEXT_TRAIN)
+        if recipe["corpus_chars"] and not args.corpus.startswith(data.HUB_PREFIX) and not Path(args.corpus).is_file():
+            raise IsADirectoryError(f"--corpus {args.corpus} is a folder: --corpus-chars slices a local text file "
+                                    "(--corpus-chars 0 pretrains on all of it)")
+        data.check_text_source(args.valid, "--valid", default=args.valid == pretrain.DEFAULT_VALID)
+    if args.tokenizer is not None and kinds:
+        try:
+            load_run_tokenizer(args.tokenizer, None)
+        except (OSError, ValueError) as err:
+            raise UserError(f"--tokenizer {err}") from None  # its message starts with the path
+    if "train.finetune" in kinds:
+        data.check_labeled_source(args.train, "--train", default=args.train == finetune.DEFAULT_TRAIN)
+        data.check_labeled_source(args.dev, "--dev", default=args.dev == finetune.DEFAULT_DEV)
+
+
 def _progress(steps: list[dict], budget_min: float, session_start: float) -> None:
     """Measured throughput and projected total after a finished run."""
     spent, per_run, tokens_s, remaining = 0.0, [], [], 0
@@ -169,6 +193,8 @@ def _main(args) -> int:
         return EXIT_OK
     if recipe["corpus_chars"] and str(args.corpus).startswith("hub:"):
         raise UserError("--corpus-chars slices a local file; pass --corpus-chars 0 with a hub: corpus")
+    if not args.summarize_only:
+        check_data(args, recipe, steps)
     changed = check_plan(out, steps, weights_sha256(recipe["init"]))
     if changed:
         raise UserError(f"{out} holds runs made with other options or from other --init weights "

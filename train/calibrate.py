@@ -246,10 +246,32 @@ def report_dev(model, tokenizer, dev: tuple[list[str], list[int]], temperature: 
     return calibration_report(logits, dev[1], temperature)
 
 
+def calibration_notes(temperature: float, report: dict) -> list[str]:
+    """What a reader must know about a fitted T (the fit is not changed): T at one of its bounds, where the clip, not
+    the data, set it (at T_MAX the probabilities are flattened towards 1/L: the model's confidence carries no signal
+    on this data, e.g. a model at chance level; at T_MIN every example is right with a margin: the slice is too
+    easy or too small); and a T that makes the calibration slice's own ECE worse than T = 1 (T minimises the
+    log-loss, not the ECE: on a small slice or a model near chance the two disagree). `report`: the slice's
+    `calibration_report`."""
+    notes = []
+    if temperature >= T_MAX:
+        notes.append(f"T at its upper bound {T_MAX:g}: the model's confidence carries no signal on this data (the "
+                     "probabilities are flattened towards 1/L; a model at chance level fits this)")
+    elif temperature <= T_MIN:
+        notes.append(f"T at its lower bound {T_MIN:g}: every example of the calibration slice is right with a margin "
+                     "(the slice is too easy or too small to fit a temperature)")
+    if report["ece_after"] > report["ece_before"]:
+        notes.append(f"T = {temperature:.3g} makes the calibration slice's ECE worse, {report['ece_before']:.4f} -> "
+                     f"{report['ece_after']:.4f} on its {report['n']:,} examples (T minimises the log-loss, "
+                     f"{report['nll_before']:.4f} -> {report['nll_after']:.4f}, not the ECE)")
+    return notes
+
+
 def calibrate(model, tokenizer, calibration: tuple[list[str], list[int]], dev: tuple[list[str], list[int]] | None,
               out=None, batch_size: int = 64, max_length: int | None = None, title: str = "") -> dict:
     """Fit T on `calibration` (texts, labels), set model.config.calibration_temperature, and report on `dev`:
-    {"temperature", "calibration": {n, nll before/after, ...}, "dev": calibration_report}; with `out`, also
+    {"temperature", "calibration": {n, nll before/after, ...}, "dev": calibration_report, "notes" (only when there
+    is something to say, `calibration_notes`, each also printed as a `note:` line)}; with `out`, also
     out/reliability.png (dev, before and after)."""
     from .evaluate import classifier_logits
 
@@ -258,6 +280,10 @@ def calibrate(model, tokenizer, calibration: tuple[list[str], list[int]], dev: t
     model.config.calibration_temperature = temperature
     result = {"temperature": temperature, "bins": N_BINS,
               "calibration": calibration_report(cal_logits, calibration[1], temperature)}
+    if notes := calibration_notes(temperature, result["calibration"]):
+        result["notes"] = notes
+        for note in notes:  # train.finetune and this command both print them, before their summary line
+            print(f"note: calibration: {note}", flush=True)
     if dev is not None:
         result["dev"] = report_dev(model, tokenizer, dev, temperature, out, batch_size, max_length, title)
         if out is not None:
@@ -281,6 +307,8 @@ def calibration_markdown(cal: dict | None, dev_name: str = "dev") -> str:
                   f"| log-loss | {d['nll_before']:.3f} | {d['nll_after']:.3f} |",
                   f"| mean confidence (accuracy {d['accuracy']:.1%}) | {d['mean_confidence_before']:.1%} | "
                   f"{d['mean_confidence_after']:.1%} |"]
+    if cal.get("notes"):
+        lines += ["", *(f"Note: {note}." for note in cal["notes"])]
     if cal.get("diagram"):
         lines += ["", f"![reliability diagram]({cal['diagram']})"]
     lines += ["", "`roberta.pipeline` applies T. With `transformers`, apply it yourself:", "",
@@ -392,7 +420,8 @@ def main(argv=None) -> int:
 
     card = rewrite_card_sections(folder, [("Metrics", metrics_markdown(card_table_metrics(written))),
                                           *card_figure_sections(written)])
-    shown = f"T = {result['temperature']:.4f}"
+    shown = f"T = {result['temperature']:.4f}" + (" (at its bound)" if T_MIN >= result["temperature"] or
+                                                  result["temperature"] >= T_MAX else "")
     if "dev" in result:
         shown += f"; dev ECE {result['dev']['ece_before']:.4f} -> {result['dev']['ece_after']:.4f}"
     files = [folder / "config.json", metrics_path, *([folder / RELIABILITY_NAME] if drawn else []),

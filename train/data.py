@@ -18,6 +18,17 @@ Decisions (applied to every source, so training, evaluation and the app see the 
   space token. Dropping it would leave broken sentences (5% of WikiText-2's words); as a special token
   it is never a masking target, so the model is never asked to predict an unknown word. `unk="drop"`
   removes it instead. (`train.tokenizer` strips it from the BPE training text so no merges are spent on it.)
+
+Sampling (`load_mixture_with_stats`: a tokenizer's training text, a pretraining corpus) is keyed by the seed and by
+each source's path as it is written: `../shared/data/x` and `/work/shared/data/x`, the same file, give other
+samples with the same seed. To reproduce a recorded command, spell its paths as it does (run it from the
+project's root with the data at ../shared/data); the shipped runs' commands rely on it, so it stays so.
+
+Missing data: the scripts' default data paths point into ../shared/data (DATA_ROOT), relative to the current
+folder; `missing_data` is the one error for a path that is not there, naming the option it was given to or is
+the default of and, for the default data folder, how to point the command at data kept elsewhere.
+`check_text_source` and `check_labeled_source` check an option's value before any work (the experiments check
+every step's inputs with them before the first step runs).
 """
 from __future__ import annotations
 
@@ -167,6 +178,30 @@ def _plain_suffix(path: Path) -> str:
     return Path(path.stem).suffix.lower() if path.suffix == ".xz" else path.suffix.lower()
 
 
+DATA_ROOT = Path("../shared/data")  # where the scripts' default data paths point, relative to the current folder
+LINK_DATA = f"ln -s /path/to/shared {DATA_ROOT.parent}"  # the fix for a clone whose data lives elsewhere
+
+
+def missing_data(path, option: str | None = None, default: bool = False,
+                 what: str = "no such file or folder") -> FileNotFoundError:
+    """The error for a data path that is not there, in one place: `option` the option it was given to, `default`
+    whether it is that option's default (not typed by the user). A default is relative to the current folder, so
+    a command run elsewhere, or from a clone whose data is not at ../shared/data, misses it: the message says to
+    pass the option or to link the data folder there. A path under ../shared/data when that folder is not there at
+    all (a script that does not know the option's name) says the same."""
+    path = os.fspath(path)
+    under_root = Path(path).parts[:len(DATA_ROOT.parts)] == DATA_ROOT.parts
+    where = "" if os.path.isabs(path) else f", relative to the current folder {Path.cwd()}"
+    if option and default:
+        fix = f"pass {option}" + (f", or link the data folder there: {LINK_DATA}" if under_root else "")
+        return FileNotFoundError(f"{option}'s default {path}: {what}{where}: {fix}")
+    lead = f"{option} {path}" if option else path
+    if under_root and not DATA_ROOT.is_dir():
+        return FileNotFoundError(f"{lead}: {what}{where} (the default data folder {DATA_ROOT} is not there: pass "
+                                 f"the path of your copy, or link the data folder there: {LINK_DATA})")
+    return FileNotFoundError(f"{lead}: {what}")
+
+
 def _text_files(path: Path) -> list[Path]:
     if path.is_dir():
         files = sorted(p for p in path.rglob("*") if p.is_file() and _plain_suffix(p) in TEXT_SUFFIXES)
@@ -174,7 +209,7 @@ def _text_files(path: Path) -> list[Path]:
             raise DataError(f"{path}: folder holds no {'/'.join(TEXT_SUFFIXES)} files (or .xz-compressed ones)")
         return files
     if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file or folder")
+        raise missing_data(path)
     return [path]
 
 
@@ -282,7 +317,55 @@ def check_sources_exist(*specs: str) -> None:
     for spec in specs:
         for source, _ in parse_mixture(os.fspath(spec)):
             if not source.startswith(HUB_PREFIX) and not Path(source).exists():
-                raise FileNotFoundError(f"{source}: no such file or folder")
+                raise missing_data(source)
+
+
+def _named(err: Exception, option: str) -> Exception:
+    """`err` (an OSError or a DataError whose message starts with the path) with `option` in front."""
+    return type(err)(f"{option} {err}")
+
+
+def check_text_source(spec: str, option: str, default: bool = False) -> None:
+    """The value of a text option (a corpus mixture or path, held-out text), checked before any work: each local
+    source is there, and a folder holds text files (`read_documents`' own check; a .tsv/.csv source, its header).
+    One error (`missing_data`, or a DataError) that names `option`; hub: sources are left to their loader."""
+    spec = os.fspath(spec)
+    try:
+        mixture = parse_mixture(spec)
+    except ValueError as err:
+        raise ValueError(f"{option}: {err}") from None
+    for source, _ in mixture:
+        if source.startswith(HUB_PREFIX):
+            continue
+        path = Path(source)
+        if not path.exists():
+            raise missing_data(source, option, default)
+        try:
+            if path.is_dir():
+                _text_files(path)
+            elif _plain_suffix(path) in LABELED_SUFFIXES:  # its texts are the documents (`labeled_documents`)
+                columns, _ = _rows_from_file(path, header_only=True)
+                _pick_column(columns, None, ["sentence", "text"], source, "text")
+        except (OSError, DataError) as err:
+            raise _named(err, option) from None
+
+
+def check_labeled_source(source: str, option: str, default: bool = False, text_column: str | None = None,
+                         label_column: str | None = None) -> None:
+    """The value of a labelled-data option, checked before any work: a TSV/CSV file (not a folder, not missing)
+    whose header holds the text and label columns `read_labeled` will look for (only its first line is read).
+    One error that names `option`; a hub: spec is left to its loader."""
+    source = os.fspath(source)
+    if source.startswith(HUB_PREFIX):
+        return
+    if not os.path.exists(source):
+        raise missing_data(source, option, default, what="no such file")
+    try:
+        columns, _ = _rows_from_file(Path(source), header_only=True)
+        _pick_column(columns, text_column, ["sentence", "text"], source, "text")
+        _pick_column(columns, label_column, ["label"], source, "label")
+    except (OSError, DataError) as err:
+        raise _named(err, option) from None
 
 
 def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int = 0, repeat: bool = True):
@@ -291,7 +374,8 @@ def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int
     Each source's documents are shuffled (seeded) and taken in turn until its share of the budget is
     reached; a source smaller than its share is repeated (its stats say so). Without a budget, the budget is
     the largest one no source has to repeat for, and so it is with `repeat=False` when the budget is larger (a
-    tokenizer: repeated text would pass any --min-frequency). Deterministic for a seed (and the sources' paths).
+    tokenizer: repeated text would pass any --min-frequency). Deterministic for a seed and the sources' paths as
+    written (each source's generator is seeded with its spelling: see the module's doc, Sampling).
     """
     mixture = parse_mixture(spec)
     total_weight = sum(w for _, w in mixture)
@@ -477,7 +561,7 @@ def _rows_from_file(path: Path, header_only: bool = False):
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a folder, not a TSV/CSV file")
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
+        raise missing_data(path, what="no such file")
     f = open_text(path, newline="")
     try:
         header = f.readline()

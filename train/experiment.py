@@ -63,6 +63,12 @@ def option_text(value) -> str:
     return str(value)
 
 
+def shown_value(value) -> str:
+    """A value in a message, as the command line spells it; an empty one as '' (`--imdb ''` skips IMDB: it read
+    "--imdb ../shared/data/imdb/train.tsv -> ", an arrow to nothing)."""
+    return "''" if value == "" else option_text(value)
+
+
 def argv_of(options: dict) -> list[str]:
     """The options as command-line words, in their order (True: a flag; False, None: left out, the script's
     default)."""
@@ -196,7 +202,7 @@ def made_otherwise(step: Step) -> str:
     if before is None:
         return "another script"
     now = step.args.recorded()
-    flags = [f"--{k.replace('_', '-')} {option_text(before.get(k))} -> {option_text(now.get(k))}"
+    flags = [f"--{k.replace('_', '-')} {shown_value(before.get(k))} -> {shown_value(now.get(k))}"
              for k in sorted({*before, *now}) if before.get(k) != now.get(k) and k not in ("resume",)]
     return ", ".join(flags) or "the same options, spelled otherwise"
 

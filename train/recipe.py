@@ -15,7 +15,8 @@ Folders written under OUT:
 Running the same command again continues an interrupted recipe: finished steps (a folder with
 metrics.json) are skipped, an interrupted one resumes from its checkpoint (train.experiment). Each training
 step runs train.pretrain / train.finetune in this process from an arguments object, and the equivalent
-command is printed (and recorded in its metrics.json), so any step can be rerun by hand.
+command is printed (and recorded in its metrics.json), so any step can be rerun by hand. The input files of
+every step still to run are checked before the first one runs (`check_data`: one `error:` line naming the option).
 --push-to-hub PREFIX uploads mlm/ to PREFIX-mlm and sst2/ to PREFIX-sst2 (train.push).
 
 --gpu: the recipe for one GPU (CUDA, bf16 autocast; the same code runs on CPU, which is how it is tested).
@@ -43,6 +44,7 @@ import shlex
 import shutil
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import torch
@@ -144,6 +146,37 @@ def check_gpu_options(parser: argparse.ArgumentParser, args) -> None:
     if given and not args.gpu:
         raise UserError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} --gpu (the one-GPU recipe); "
                         "without it they would be ignored")
+
+
+def check_data(parser: argparse.ArgumentParser, args, steps: list[Step]) -> None:
+    """The input files of every step still to run, checked before the first one runs (`train.data`'s checks): a
+    misspelt --dev was found by the fine-tuning, after the tokenizer and 80 minutes of pretraining. One error that
+    names the option (and, for a default that is not there, how to point the recipe at the data)."""
+    from . import data
+
+    pending = {step.name for step in steps if not step.done()}
+
+    def default(dest: str) -> bool:
+        return getattr(args, dest) == parser.get_default(dest)
+
+    if "tokenizer" in pending:  # its corpus: --corpus, else the quick slice or train.tokenizer's mixture
+        data.check_text_source(args.corpus or (QUICK_CORPUS if args.quick else tokenizer.DEFAULT_CORPUS), "--corpus",
+                               default=args.corpus is None)
+    elif args.tokenizer is not None and pending:
+        try:
+            tokenizer.load_run_tokenizer(args.tokenizer, None)
+        except (OSError, ValueError) as err:
+            raise UserError(f"--tokenizer {err}") from None  # its message starts with the path
+    if "pretrain" in pending:
+        data.check_text_source(args.corpus or (QUICK_CORPUS if args.quick else pretrain.PRETRAIN_CORPUS), "--corpus",
+                               default=args.corpus is None)
+        data.check_text_source(args.valid, "--valid", default=default("valid"))
+    if pending & {"finetune", "finetune-random"}:
+        data.check_labeled_source(args.train, "--train", default=default("train"))
+        data.check_labeled_source(args.dev, "--dev", default=default("dev"))
+        if args.imdb:  # read as train.finetune reads it: its `text` and `label` columns
+            data.check_labeled_source(args.imdb, "--imdb", default=default("imdb"), text_column=data.IMDB_TEXT_COLUMN,
+                                      label_column="label")
 
 
 def plan(args) -> list[Step]:
@@ -285,8 +318,21 @@ def ship(out: Path) -> Path:
     return dst
 
 
-def summarize(out: Path) -> dict:
-    """results.json / results.md: pretraining figures and the two classifiers side by side."""
+def majority_share(labelled: str) -> float | None:
+    """The share of the commonest label of a labelled file (the accuracy of always answering it: chance level for
+    a classifier); None when the file cannot be read."""
+    from .data import read_labeled
+
+    try:
+        labels = read_labeled(labelled)[1]
+    except (OSError, ValueError):
+        return None
+    return max(Counter(labels).values()) / len(labels)
+
+
+def summarize(out: Path, chance: float | None = None) -> dict:
+    """results.json / results.md: pretraining figures and the two classifiers side by side. `chance` (--quick):
+    the dev set's majority-class share, said beside them (the quick preset's accuracies are at chance level)."""
     def load(name):
         metrics = RunMetrics.read(out / name, missing_ok=True)
         return metrics.to_dict() if metrics else {}
@@ -299,6 +345,8 @@ def summarize(out: Path) -> dict:
         "imdb_accuracy": {"pretrained": pre.get("imdb_accuracy"), "random_init": rnd.get("imdb_accuracy")},
         "finetune_time_s": {"pretrained": pre.get("train_time_s"), "random_init": rnd.get("train_time_s")},
     }
+    if chance is not None:
+        results["dev_majority_class_share"] = chance
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
     def fmt(v):
@@ -313,6 +361,15 @@ def summarize(out: Path) -> dict:
     for key, label in (("pretrained", "fine-tuned from the pretrained encoder"),
                        ("random_init", "same recipe, random encoder")):
         lines.append(f"| {label} | {fmt(results['sst2_dev_accuracy'][key])} | {fmt(results['imdb_accuracy'][key])} |")
+    if chance is not None:
+        accuracies = [a for a in results["sst2_dev_accuracy"].values() if a is not None]
+        at_chance = bool(accuracies) and max(accuracies) <= chance + 0.01
+        lines += ["", f"--quick checks that the pipeline runs end to end, not what a model learns: the dev set's majority "
+                      f"class is {chance:.4f} of it, the accuracy of always answering it"
+                      f"{' (these accuracies are at that chance level)' if at_chance else ''}."]
+    for key, metrics in (("pretrained", pre), ("random encoder", rnd)):
+        for note in (metrics.get("calibration") or {}).get("notes") or []:
+            lines += ["", f"Calibration ({key}): {note}."]
     (out / "results.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return results
 
@@ -326,6 +383,8 @@ def main(argv=None) -> int:
         if args.gpu and args.init:
             sentiment_recipe.check_init(args.init)  # a masked-LM folder, not a classifier
         steps = plan_gpu(args) if args.gpu else plan(args)
+        if not args.gpu:
+            check_data(parser, args, steps)
         out.mkdir(parents=True, exist_ok=True)
     except USER_ERRORS as err:
         return report_user_error(err)
@@ -336,7 +395,7 @@ def main(argv=None) -> int:
     if args.gpu:
         print(f"shipped in {ship(out)}; recipe done in {time.time() - started:.0f} s", flush=True)
         return 0
-    results = summarize(out)
+    results = summarize(out, majority_share(args.dev) if args.quick else None)
     print((out / "results.md").read_text(encoding="utf-8"), end="")
     print(f"recipe done in {time.time() - started:.0f} s: {out}", flush=True)
     if args.push_to_hub:

@@ -20,7 +20,7 @@ import roberta
 from roberta import train_tokenizer
 from roberta.tokenizer import SPECIAL_TOKENS, vocab_digest
 
-from .data import UNK, load_mixture_with_stats, read_documents
+from .data import UNK, check_text_source, load_mixture_with_stats, read_documents
 from .paths import write_atomic
 from .runtime import EXIT_OK, UserError, exit_code, output_folder, progress_bars, report_user_error
 
@@ -99,8 +99,7 @@ def parse_args(argv=None):
 def main(argv=None) -> int:
     args = parse_args(argv)
     start = time.time()
-    print(f"reading {args.corpus} (max {args.max_chars or 'all'} chars)", flush=True)
-    try:  # --out and --eval-text are checked before the tokenizer is trained
+    try:  # --out, --corpus and --eval-text are checked before the tokenizer is trained
         out = output_folder(args.out)
         if out.suffix == ".json":  # was a folder named tokenizer.json holding tokenizer.json
             raise ValueError(f"--out {out}: --out is the folder the tokenizer.json goes in, e.g. --out "
@@ -111,9 +110,14 @@ def main(argv=None) -> int:
         if (out / "tokenizer.json").exists():  # runs that point at it would resume with another vocabulary
             raise ValueError(f"{out / 'tokenizer.json'} exists: runs that use it would read another vocabulary; "
                              "choose another --out (or delete it first)")
+        # a missing source named with its option (the default's ../shared/data, seen from another folder, too)
+        check_text_source(args.corpus, "--corpus", default=args.corpus == DEFAULT_CORPUS)
         # the default is skipped when absent; a path of the user's must exist (a misspelling was skipped silently)
         given = args.eval_text and (args.eval_text != DEFAULT_EVAL or os.path.exists(args.eval_text))
+        if given:
+            check_text_source(args.eval_text, "--eval-text")
         eval_documents = read_documents(args.eval_text) if given else None
+        print(f"reading {args.corpus} (max {args.max_chars or 'all'} chars)", flush=True)
         tokenizer, stats = build_tokenizer(args.corpus, args.vocab_size, args.min_frequency,
                                            args.max_chars or None, args.seed, show_progress=progress_bars(args.quiet))
     except (OSError, ValueError) as err:
