@@ -256,7 +256,7 @@ def calibration_notes(temperature: float, report: dict) -> list[str]:
     notes = []
     if temperature >= T_MAX:
         notes.append(f"T at its upper bound {T_MAX:g}: the model's confidence carries no signal on this data (the "
-                     "probabilities are flattened towards 1/L; a model at chance level fits this)")
+                     "probabilities are flattened towards equal ones; a model at chance level fits this)")
     elif temperature <= T_MIN:
         notes.append(f"T at its lower bound {T_MIN:g}: every example of the calibration slice is right with a margin "
                      "(the slice is too easy or too small to fit a temperature)")
