@@ -140,7 +140,7 @@ def token_rows(tokenizer, text: str, max_length: int, counts=None) -> dict:
         if counts is not None and not special:
             rows[-1]["seen"] = dict(zip(counts.names, counts.seen(token_id)))
     regular = [row for row in rows if not row["special"]]
-    read_end = max((row["end"] for row in regular), default=0)
+    read_end = max((row["end"] for row in rows), default=0)  # a <mask> in the text is read too; <s>, </s>: (0, 0)
     read_words = len(words) if not read.truncated else sum(start < read_end for start, _ in words)
     return {"tokens": rows, "characters": len(text), "bytes": len(text.encode("utf-8", "surrogatepass")),
             "words": len(words), "truncated": read.truncated, "max_length": max_length,

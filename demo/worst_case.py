@@ -1,10 +1,13 @@
 """Worst-case inputs for the app's handlers: texts up to the app's 200,000-character cap made of what makes
 text processing slow (long runs of one character, of whitespace, of masks, combining marks, zero-width
 characters, mixed scripts, unclosed quotes). Used by tests/test_app_handlers.py (each handler under a time
-bound) and benchmarks/bench_worst_case_inputs.py (the slowest input per handler with the shipped models)."""
+bound, each answer checked) and benchmarks/bench_worst_case_inputs.py (the slowest input per handler with the
+shipped models)."""
 from __future__ import annotations
 
-N = 200_000  # demo.validation.MAX_CHARS
+from demo.validation import MAX_CHARS
+
+N = MAX_CHARS  # the longest text the app accepts: every input is at the cap
 
 
 def _fill(unit: str, n: int = N) -> str:
@@ -51,3 +54,9 @@ def with_masks(texts: dict[str, str], n: int = N) -> dict[str, str]:
         out[f"<mask> + {name}"] = "<mask> " + text[:n - 7]
         out[f"{name} + <mask>"] = text[:n - 7] + " <mask>"
     return out
+
+
+def with_mask_inside(texts: dict[str, str], n: int = N, after: int = 10) -> dict[str, str]:
+    """Fill-mask variants the model answers: a mask after the text's first `after` characters (at most 4 bytes
+    each, so within the first 64 tokens whatever the tokenizer), the text then going on to `n` characters."""
+    return {f"<mask> inside {name}": text[:after] + " <mask> " + text[after:n - 8] for name, text in texts.items()}

@@ -1,19 +1,38 @@
 """Shared fixtures: a tiny generated corpus, a tokenizer trained on it, and tiny saved model folders
 (`scripts.tiny_models`, which the load check's --tiny shares).
 
-Everything here is built in seconds from data the tests generate; nothing is downloaded.
+Everything here is built in seconds from data the tests generate; nothing is downloaded, and the Hugging Face
+cache is an empty one of the session's own (HF_HOME).
 """
+import atexit
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 # No test reaches the network, here or in CI (which sets this too): set before huggingface_hub is imported,
 # which reads it once, so that a run here behaves as CI's does
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# ... nor a developer's Hugging Face cache: an empty one for the session (a cached FacebookAI/roberta-base would
+# load where the tests expect "not in its download cache"). In os.environ, so the apps and scripts the tests start
+# (scripts/app_process.py passes os.environ on) read the same one.
+HF_HOME = Path(tempfile.mkdtemp(prefix="tests-hf-home-"))
+atexit.register(shutil.rmtree, HF_HOME, ignore_errors=True)
+os.environ["HF_HOME"] = str(HF_HOME)
+for _name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ASSETS_CACHE", "HF_XET_CACHE", "TRANSFORMERS_CACHE",
+              "HF_DATASETS_CACHE", "HF_TOKEN_PATH"):
+    os.environ.pop(_name, None)  # each defaults to a folder in HF_HOME
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from huggingface_hub import constants as hub_constants  # noqa: E402
 
 import roberta  # noqa: E402
 from scripts.tiny_models import make_sentences, save_tiny_model, tiny_tokenizer  # noqa: E402
+
+if not Path(hub_constants.HF_HUB_CACHE).is_relative_to(HF_HOME):  # huggingface_hub read its paths before this
+    raise pytest.UsageError(f"huggingface_hub was imported before tests/conftest.py set HF_HOME: its cache is "
+                            f"{hub_constants.HF_HUB_CACHE}, not in {HF_HOME}")
 
 
 @pytest.fixture(scope="session")

@@ -395,6 +395,25 @@ def test_attention_model_box(page):
     sync_api.expect(page.locator("#at-notes")).to_contain_text("fill-mask (pretrained MLM)")
 
 
+EPOCH_COLUMN_JS = """(table, font) => {
+  table.style.fontFamily = font;
+  const th = [...table.querySelectorAll('tbody th')].at(-1), style = getComputedStyle(th);
+  const range = document.createRange();
+  range.selectNodeContents(th);
+  const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+  const unit = document.createElement('span');  // 1 ch in the label's font
+  unit.style.cssText = 'display:inline-block;width:1ch';
+  const label = th.textContent, text = range.getBoundingClientRect().width;
+  th.appendChild(unit);
+  const ch = unit.getBoundingClientRect().width;
+  unit.remove();
+  const result = {label, lines: tops.size, overflow: th.scrollWidth - th.clientWidth, ch,
+                  spare: th.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - text};
+  table.style.fontFamily = '';
+  return result;
+}"""
+
+
 def test_masking_example(page):
     open_tab(page, "Masking")
     table = page.locator("#mk-table table.mk-table")
@@ -422,6 +441,12 @@ def test_masking_example(page):
         if box.evaluate("e => e === document.activeElement"):
             break
     assert box.evaluate("e => e.matches(':focus-visible')")
+    ring = box.evaluate("e => [getComputedStyle(e).outlineStyle, getComputedStyle(e).outlineWidth]")
+    assert ring == ["solid", "2px"], ring  # a ring a keyboard user sees
+    # what a screen reader says of the target is there, but out of sight: a clipped box of 1 px at most
+    said = target.locator(".sr").evaluate("e => { const r = e.getBoundingClientRect(); "
+                                          "return [e.textContent, r.width, r.height]; }")
+    assert said[0] and said[1] <= 1 and said[2] <= 1, said
     inline = target.evaluate("e => getComputedStyle(e, '::after').position")
     assert inline == "static" and target.get_attribute("title") in target.evaluate(
         "e => getComputedStyle(e, '::after').content")
@@ -447,6 +472,13 @@ def test_masking_example(page):
     # a number typed past the slider's range is read as the slider clamps it, with no error about another value
     page.get_by_label("number input for Epochs").fill("999")
     sync_api.expect(table.locator("tbody tr")).to_have_count(MAX_EPOCHS)
+    # "epoch 40", the widest label, on one line inside its column (set in ch, so that it follows the font), in
+    # the page's font and in bold DejaVu Sans (a fallback, the widest measured: 8.06 ch); the column wastes at
+    # most a character or so. (It was 5.5em: "epoch 10" to "epoch 12" ran into the next column.)
+    for font in ("", "DejaVu Sans"):
+        fit = table.evaluate(EPOCH_COLUMN_JS, font)
+        assert fit["label"] == f"epoch {MAX_EPOCHS}" and fit["lines"] == 1 and fit["overflow"] <= 0, (font, fit)
+        assert fit["spare"] <= 1.5 * fit["ch"], (font, fit)
     page.get_by_label("number input for Epochs").blur()
     sync_api.expect(page.get_by_label("number input for Epochs")).to_have_value(str(MAX_EPOCHS))
     sync_api.expect(page.locator(".input-error-box:visible")).to_have_count(0)
@@ -464,8 +496,8 @@ def test_tokens_tab(page):
     first = picker.input_value()
     assert first.startswith("␣") or first.isalpha()
     # the live region looks for news 400 ms after the page settles, and a result seen for the first time is not
-    # news: a person's next click comes later than the test's would
-    page.wait_for_timeout(800)
+    # news: a person's next click comes later than the test's would. The example's merges announced: it has looked.
+    sync_api.expect(page.locator("#sr-live")).to_contain_text(f"Merge by merge: How “{first}” is cut")
     picker.click()
     page.get_by_role("option", name="␣has", exact=True).click()
     sync_api.expect(page.locator("#tk-merges .bpe-summary")).to_contain_text("How “␣has” is cut")
@@ -560,7 +592,11 @@ def test_script_is_shown_as_text(page):
     table = page.locator("#mk-table table.mk-table")
     sync_api.expect(table).to_contain_text("script")
     assert page.locator("#mk-table script, #mk-table img").count() == 0
-    page.wait_for_timeout(500)
+    # a dialog would come from the payload's image failing to load: an image of our own, inserted after the answer,
+    # fails after any the answer inserted (and a dialog holds the page until the test dismisses it)
+    page.evaluate("() => { const img = new Image(); img.onerror = () => { window.imageFailed = true; }; "
+                  "img.src = 'x?after-the-answer'; }")
+    page.wait_for_function("() => window.imageFailed")
     assert page.dialogs == []
     shot(page, "6-script-as-text")
 
@@ -616,6 +652,13 @@ OVERFLOW_JS = """() => {
   }
   return {width, scrollWidth: document.documentElement.scrollWidth, overflowing: out.slice(0, 15)};
 }"""
+LINES_JS = """els => els.map(e => {  // how many lines an element's text takes, in font sizes (one line: ~1.2)
+  const range = document.createRange();
+  range.selectNodeContents(e);
+  const rects = [...range.getClientRects()].filter(r => r.width > 0);
+  return (Math.max(...rects.map(r => r.bottom)) - Math.min(...rects.map(r => r.top))) /
+    parseFloat(getComputedStyle(e).fontSize);
+})"""
 PHONE_TABS = ["Fill mask", "Sentiment", "Attention", "Tokens", "Embeddings", "Masking", "About"]
 
 
@@ -645,9 +688,27 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
             sync_api.expect(page.locator("#at-grid-text table").first).to_be_visible()
             page.locator("#at-grid-text").get_by_text("Every layer at a glance").click()
             sync_api.expect(page.locator("#at-grid-text table").nth(1)).to_be_visible()
-        if name == "Fill mask":  # the layer-by-layer table fits the phone's width
+        if name == "Fill mask":
+            # a prediction named by a long label ("⟨byte 0xE8⟩ (part of a character)", the tiny model's) wraps:
+            # shown whole, not cut to "…" as a long word is
+            labels = page.locator("#fm-view .fm-label")
+            assert labels.count() > 0 and labels.evaluate_all("els => els.every(e => e.scrollWidth <= e.clientWidth)")
+            # a long word's chips (wider than the phone together) wrap inside the view
+            text = page.locator("#fm-text textarea")
+            text.fill("<mask> https://example.com/averylongpathwithoutanyspacesatall")
+            text.press("Enter")
+            sync_api.expect(page.locator("#fm-filled")).to_contain_text("averylongpath")
+            sticking_out = page.locator("#fm-view .fm-tok").evaluate_all(
+                "els => els.filter(e => e.getBoundingClientRect().right > "
+                "e.closest('.fm-strip').getBoundingClientRect().right + 1).length")
+            assert sticking_out == 0, sticking_out
+            # the layer-by-layer table fits the phone's width (scrolling in its own box), its bars stay, and each
+            # number and guess keeps to one line
             page.locator("#fm-layers-box").get_by_text("Layer by layer").click()
             sync_api.expect(page.locator("#fm-layers .ll-mask")).to_have_count(1)
+            sync_api.expect(page.locator("#fm-layers td.ll-track").first).to_be_visible()
+            lines = page.locator("#fm-layers td.ll-score, #fm-layers .ll-guess").evaluate_all(LINES_JS)
+            assert lines and max(lines) < 1.8, lines
         if name == "Tokens":  # the chips and merge by merge wrap at the phone's width
             sync_api.expect(page.locator("#tk-merges table.bpe-table")).to_be_visible()
         if name == "Embeddings":
@@ -655,7 +716,11 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
         if name == "Sentiment":  # the counterfactual's table scrolls inside its box
             page.get_by_role("button", name="What if? (counterfactual)").click()
             sync_api.expect(page.locator("#st-whatif table")).to_be_visible()
-        page.wait_for_timeout(300)
+        try:  # the layout settled: nothing overflows (else the assertion below says what does)
+            page.wait_for_function(f"() => {{ const r = ({OVERFLOW_JS})(); "
+                                   "return r.scrollWidth <= r.width && !r.overflowing.length; }", timeout=5_000)
+        except sync_api.TimeoutError:
+            pass
         result = page.evaluate(OVERFLOW_JS)
         page.screenshot(path=str(SCREENSHOTS / f"phone-{i + 1}-{name.lower().replace(' ', '-')}.png"),
                         full_page=True)
@@ -665,6 +730,9 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
     cells = page.locator("#mk-table tbody tr").first.locator("td")
     boxes = [cells.nth(k).bounding_box() for k in range(3)]
     assert boxes[0]["y"] < boxes[1]["y"] < boxes[2]["y"] and min(b["width"] for b in boxes) > 250
+    # ... each under its scheme's name, as the table's header (hidden there) says it
+    names = [cells.nth(k).evaluate("e => getComputedStyle(e, '::before').content") for k in range(3)]
+    assert "RoBERTa dynamic" in names[2] and len(set(names)) == 3 and "none" not in names, names
     page.close()
 
 

@@ -18,7 +18,7 @@ from demo import validation as V
 from demo.ablation_view import ablation_markdown
 from demo.formatting import format_probability, pct, word_label
 from demo.models import load_models
-from demo.worst_case import with_masks, worst_case_texts
+from demo.worst_case import with_mask_inside, with_masks, worst_case_texts
 
 # Not a speed bound (benchmarks/bench_worst_case_inputs.py measures these; a test never asserts a duration):
 # a guard that no input can hang a handler, where a pathological one (e.g. quadratic in its length) takes many
@@ -916,9 +916,7 @@ def test_coverage_plot_legend_sits_below_the_lines():
     assert ax.get_legend().get_window_extent().y1 <= ax.get_window_extent().y0
 
 
-def test_masking_table_stacks_the_schemes_on_narrow_screens(handlers):
-    table, *_ = handlers.masking("The cat sees the house.", 2, 0)
-    assert "@media (max-width:700px)" in table and 'td:nth-of-type(3)::before{content:"RoBERTa dynamic' in table
+# (that the schemes stack on a phone, each under its name: tests/test_app_browser.py, in Chromium)
 
 
 def test_masking_predictions_match_a_full_forward(handlers, models):
@@ -1145,72 +1143,200 @@ def test_completed_sentence_is_linear_in_whitespace():
 
 
 # ----------------------------------------------------------------------------- worst-case inputs
+# Every handler on every worst-case input (demo/worst_case.py, 200,000 characters each): either an answer from
+# the model, checked, or the plain message that kind of input calls for (asserted: not just any gr.Error).
 WORST = worst_case_texts()
-WORST_FILL = {**WORST, **with_masks(WORST)}
+EMPTY = {"newlines", "tabs, spaces and newlines", "zero-width characters only"}  # nothing visible
+# fill mask: no mask (the plain texts), one before the text, one after it (beyond the 64 tokens read), one inside
+WORST_FILL = {**WORST, **with_masks(WORST), **with_mask_inside(WORST)}
+# what the classifier reads of these is one word (a long word is cut where the reading stops): the counterfactual
+# has nothing to remove; after a sentence, it has
+ONE_WORD = {"spaces, then a word", "a word, spaces, a bracket", "a word, spaces, a comma",
+            "ideographic spaces, then a word", "one letter", "one digit", "one punctuation mark",
+            "a long word, then words", "spaced brackets", "spaced commas", "combining marks",
+            "zero-width between letters", "CJK", "emoji"}
+SENTENCE = "The film was good. "
+WORST_CF = {**WORST, **{f"a sentence, then {name}": SENTENCE + WORST[name][:V.MAX_CHARS - len(SENTENCE)]
+                        for name in sorted(ONE_WORD)}}
+TEXT_EMPTY = "The text is empty: type a sentence first."
+ONLY_MASKS = "masks, no spaces"  # nothing but special tokens
 
 
-def _run(fn, *args) -> None:
-    """One call, answered: a result, or a plain message (gr.Error); the generic one is not an answer."""
+def _outcome(fn, *args) -> tuple[object, str | None]:
+    """(what `fn` returned, None), or (None, the message of the plain error it raised)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            fn(*args)
+            return fn(*args), None
         except gr.Error as err:
-            assert "Something went wrong" not in err.message, err.message
+            return None, err.message
+
+
+def _n_masks(text: str) -> int:
+    return len(re.findall(r"<mask>|\[MASK\]", text))
+
+
+def _fill_mask_error(name: str, text: str) -> str | None:
+    """The message `name` calls for, or None: an answer."""
+    n = _n_masks(text)
+    if name in EMPTY:
+        return TEXT_EMPTY
+    if n == 0:
+        return "There is no mask in the text: write &lt;mask&gt; where a word should be predicted"
+    if n > V.MAX_MASKS:
+        return f"The text has {n} masks; at most {V.MAX_MASKS} are allowed."
+    if name.endswith(" + <mask>"):
+        return "The mask is beyond the first 64 tokens, which is all the model reads"
+    return None
+
+
+def _check_fill_mask(handlers, text, outputs):
+    """Each mask answered: both candidate words scored there, the sentence completed at each mask, one block each."""
+    filled, *labels, raw, view = outputs
+    n = _n_masks(text)
+    assert len(raw) == n and all(sorted(w for r in row for w in r["candidates"]) == ["cat", "dog"] for row in raw)
+    assert all(0 < r["score"] <= 1 for row in raw for r in row)
+    assert [label for _, label in filled if label] == [f"<mask> {i}" for i in range(1, n + 1)]
+    assert view.count('class="fm-mask"') == n and labels[n:] == [None] * (V.MAX_MASKS - n)
+
+
+def _check_fill_mask_layers(handlers, text, outputs):
+    """Each mask followed through every layer, ending in the model's own top answer."""
+    view, per_mask = outputs
+    assert len(per_mask) == _n_masks(text) == view.count('class="ll-mask"')
+    for mask in per_mask:
+        assert len(mask["layers"]) == handlers.models.mlm.config.num_hidden_layers + 1
+        last = mask["layers"][-1]
+        assert last["answer_rank"] == 1 and last["top"][0]["token"] == mask["answer"]["token"]
+
+
+def _sentiment_error(name: str, text: str) -> str | None:
+    if name in EMPTY:
+        return TEXT_EMPTY
+    if name == ONLY_MASKS:
+        return "The text has no words to classify, only special tokens such as &lt;pad&gt; or &lt;mask&gt;."
+    return None
+
+
+def _check_probabilities(probabilities: dict):
+    assert set(probabilities) == {"negative", "positive"}
+    assert sum(probabilities.values()) == pytest.approx(1, abs=1e-5)
+    assert all(0 <= p <= 1 for p in probabilities.values())
+
+
+def _check_classify(handlers, text, outputs):
+    probabilities, words, explanation = outputs
+    _check_probabilities(probabilities)
+    assert any(score is not None for _, score in words) and "words push towards" in explanation
+
+
+def _counterfactual_error(name: str, text: str) -> str | None:
+    if name in ONE_WORD:
+        return "is the only word, and no negation rule applies to it"
+    return _sentiment_error(name, text)
+
+
+def _check_counterfactual(handlers, text, outputs):
+    """The original and every edit classified; the word edited is one of the text's."""
+    table, data = outputs
+    _check_probabilities(data["original"]["probabilities"])
+    assert data["edits"] and data["word"] in data["original"]["text"]
+    for edit in data["edits"]:
+        _check_probabilities(edit["probabilities"])
+        assert edit["text"] != data["original"]["text"]
+
+
+def _attention(handlers, text, model):
+    """The attention tab's first answer, then the picker's token 5 (an error when the text has fewer tokens)."""
+    return handlers.attention(text, 1, "average", model), _outcome(handlers.attention_token, text, 2, 1, 5, model)
+
+
+def _check_attention(handlers, text, outputs):
+    (heatmap, grid, rollout, bars, picker, notes, heads, *_), (token, error) = outputs
+    n = int(notes.split(" ", 1)[0])  # "N tokens ..."
+    assert 3 <= n <= 64 and len(picker["choices"]) == n and heads.count('class="hv-r"') == n
+    assert all(isinstance(figure, Figure) for figure in (heatmap, grid, rollout, bars))
+    if n > 5:
+        assert error is None and "Where token 5 " in token[1], error
+    else:
+        assert error == f"Token must be between 0 and {n - 1}, got 5.", error
+
+
+def _check_masking(handlers, text, outputs):
+    table, stats, plot, predictions = outputs
+    assert table.count("<tr><th>epoch ") == V.MAX_EPOCHS and isinstance(plot, Figure) and predictions
+
+
+def _check_tokens(handlers, text, outputs):
+    view, rows, picker, merges, steps = outputs
+    assert rows["characters"] == len(text) and 0 < rows["read_characters"] <= len(text)
+    assert 3 <= len(rows["tokens"]) <= 64
+
+
+def _word_error(name: str, text: str, box: str = "The word") -> str | tuple[str, ...] | None:
+    """The embeddings tab's word boxes take one word of at most 40 characters (`box`: the box's name)."""
+    if name in EMPTY:
+        return f"{box} is empty: type a word."
+    if len(text.strip()) > 40:
+        return ("” is longer than 40 characters: type one word", *([f"{box}: “"] if box != "The word" else []))
+    return None
+
+
+def _check_neighbours(handlers, text, outputs):
+    view, result = outputs
+    assert result["word"] == text.strip() and len(result["neighbours"]) == 10
+
+
+def _check_analogy(handlers, text, outputs):
+    view, result = outputs
+    assert result["query"][0] == text.strip() and len(result["neighbours"]) == 10
+
+
+def _word_map_error(name: str, text: str) -> str:
+    if name == "SST-2-style tokens":  # commas: several "words", none of them placeable
+        return "Fewer than 3 of the words can be placed"
+    return "Give 3 to 30 different words, separated by commas"
+
+
+# handler: (its inputs, the call, the message each input is expected to end in (None: an answer), the answer's
+# checks). The attention tab's handlers and the tokens and embeddings tabs' read the plain texts.
+WORST_CASES = {
+    "fill_mask": (WORST_FILL, lambda h, t: h.fill_mask(t, 20, "cat, dog"), _fill_mask_error, _check_fill_mask),
+    "fill_mask_layers": (WORST_FILL, lambda h, t: h.fill_mask_layers(t), _fill_mask_error, _check_fill_mask_layers),
+    "classify": (WORST, lambda h, t: h.classify(t), _sentiment_error, _check_classify),
+    "counterfactual": (WORST_CF, lambda h, t: h.counterfactual(t), _counterfactual_error, _check_counterfactual),
+    "attention (mlm)": (WORST, lambda h, t: _attention(h, t, "mlm"), lambda name, t: TEXT_EMPTY if name in EMPTY
+                        else None, _check_attention),
+    "attention (sentiment)": (WORST, lambda h, t: _attention(h, t, "sentiment"),
+                              lambda name, t: TEXT_EMPTY if name in EMPTY else None, _check_attention),
+    "masking": (WORST, lambda h, t: h.masking(t, V.MAX_EPOCHS, 0), lambda name, t: (
+        "The text has no ordinary tokens to mask" if name == ONLY_MASKS else TEXT_EMPTY if name in EMPTY else None),
+        _check_masking),
+    "tokens": (WORST, lambda h, t: h.tokens(t), lambda name, t: TEXT_EMPTY if name in EMPTY else None, _check_tokens),
+    "bpe_merges": (WORST, lambda h, t: h.bpe_merges(t), lambda name, t: (
+        f"” is {len(t.encode()):,} bytes: merge by merge shows words of up to 40 bytes"), None),
+    "neighbours": (WORST, lambda h, t: h.neighbours(t), _word_error, _check_neighbours),
+    "analogy": (WORST, lambda h, t: h.analogy(t, "king", "woman"), lambda name, t: _word_error(name, t, "Word a"),
+                _check_analogy),
+    "word_map": (WORST, lambda h, t: h.word_map(t), _word_map_error, None),
+}
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(HANG_S)
-@pytest.mark.parametrize("name", WORST_FILL)
-def test_worst_case_fill_mask(handlers, single_thread, name):
-    _run(handlers.fill_mask, WORST_FILL[name], 20, "cat, dog")
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(HANG_S)
-@pytest.mark.parametrize("name", WORST_FILL)
-def test_worst_case_fill_mask_layers(handlers, single_thread, name):
-    _run(handlers.fill_mask_layers, WORST_FILL[name])
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(HANG_S)
-@pytest.mark.parametrize("name", WORST)
-def test_worst_case_classify(handlers, single_thread, name):
-    _run(handlers.classify, WORST[name])
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(HANG_S)
-@pytest.mark.parametrize("name", WORST)
-def test_worst_case_counterfactual(handlers, single_thread, name):
-    _run(handlers.counterfactual, WORST[name])
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(HANG_S)
-@pytest.mark.parametrize("name", WORST)
-@pytest.mark.parametrize("model", ["mlm", "sentiment"])
-def test_worst_case_attention(handlers, single_thread, name, model):
-    _run(handlers.attention, WORST[name], 1, "average", model)
-    _run(handlers.attention_token, WORST[name], 2, 1, 5, model)
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(HANG_S)
-@pytest.mark.parametrize("name", WORST)
-def test_worst_case_masking(handlers, single_thread, name):
-    _run(handlers.masking, WORST[name], V.MAX_EPOCHS, 0)
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(HANG_S)
-@pytest.mark.parametrize("name", WORST)
-def test_worst_case_tokens_and_embeddings(handlers, single_thread, name):
-    text = WORST[name]
-    for fn, args in [(handlers.tokens, ()), (handlers.bpe_merges, ()), (handlers.neighbours, ()),
-                     (handlers.analogy, ("king", "woman")), (handlers.word_map, ())]:
-        _run(fn, text, *args)
+@pytest.mark.parametrize("handler, name", [(handler, name) for handler, (inputs, *_) in WORST_CASES.items()
+                                           for name in inputs])
+def test_worst_case_input(handlers, single_thread, handler, name):
+    inputs, call, expected_error, check = WORST_CASES[handler]
+    text = inputs[name]
+    result, error = _outcome(call, handlers, text)
+    expected = expected_error(name, text)
+    if expected is None:
+        assert error is None, error
+        check(handlers, text, result)
+    else:  # the message, or every part of it given
+        parts = (expected,) if isinstance(expected, str) else expected
+        assert error is not None and all(part in error for part in parts), f"expected {parts}, got {error!r}"
 
 
 # ----------------------------------------------------------------------------- missing models, ablation, long examples

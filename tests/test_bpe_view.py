@@ -253,6 +253,16 @@ def test_token_rows_truncates_like_the_model(shipped):
     assert not short["truncated"] and "Cut:" not in tokens_html(short)
 
 
+def test_a_cut_text_of_masks_counts_the_masks_as_read(shipped):
+    """A text of masks cut at 16 tokens said "reads only the first 0 of the 600 characters (0 words)": the
+    masks, special tokens of the tokenizer, were left out of what the model reads."""
+    rows = token_rows(shipped, " ".join(["<mask>"] * 100), 16)
+    assert rows["truncated"] and rows["read_words"] == 14
+    assert rows["read_characters"] == rows["tokens"][-2]["end"] == 14 * 7 - 1
+    mixed = token_rows(shipped, "the cat " + " ".join(["<mask>"] * 30), 16)  # the words after "cat" count too
+    assert mixed["read_words"] == 2 + 12
+
+
 @pytest.mark.parametrize("text", ["I ❤️ 東京 😀👍🏽 ok", "中文分词很难。", "  spaced   out\n\ttext  ", "🇫🇷", ""])
 def test_byte_pieces_of_one_character_cover_the_text(shipped, tokenizer, text):
     for tok in (shipped, tokenizer):

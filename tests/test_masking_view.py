@@ -26,21 +26,7 @@ def _cells(table):
 
 
 # ----------------------------------------------------------------------------- the epoch column
-def test_epoch_column_fits_epoch_40_without_wrapping():
-    """It was 5.5em: "epoch 10" to "epoch 12" ran into the next column. "epoch 40" is 7.4 ch wide in bold
-    Montserrat (the page's font) and 8.06 ch in bold DejaVu Sans (a fallback): the column is 8.2 ch plus the
-    padding, and its labels never wrap."""
-    assert MAX_EPOCHS == 40
-    css = masking_view.MASKING_CSS
-    width = re.search(r"col\.mk-epoch\{width:calc\(([\d.]+)ch \+ (\d+)px\)\}", css)
-    assert width, "the epoch column's width is set in ch, so that it follows the font"
-    ch, px = float(width[1]), int(width[2])
-    assert 8.1 <= ch <= 9 and 12 <= px <= 16  # fits "epoch 40", wastes at most a character or so
-    assert "5.5em" not in css
-    assert re.search(r"\.mk-table th:first-child\{white-space:nowrap", css)
-    assert re.search(r"tbody th\{[^}]*white-space:nowrap", css)
-
-
+# (that "epoch 40" fits its column on one line, in two fonts: tests/test_app_browser.py, test_masking_example)
 def test_table_labels_every_epoch_up_to_the_maximum(models):
     tokenizer, tokens, runs = _runs(models, LONG, MAX_EPOCHS)
     table = masking_view.masking_table(tokenizer, tokens, runs)
@@ -164,14 +150,8 @@ def test_every_target_is_focusable_and_tells_its_original(models):
     assert body.count('tabindex="0"') == 1  # the keyboard's one stop: the table's scroll box, not every target
 
 
-def test_the_original_shows_on_focus_and_hover():
-    css = masking_view.MASKING_CSS
-    rule = re.search(r"\.mk-table i\[title\]:is\(:hover,:focus\)::after\{([^}]*)\}", css)
-    assert rule and 'content:attr(title)' in rule[1]  # the original token, as the title says it
-    assert re.search(r"\.mk-scroll:focus-visible\{outline:2px solid", css)  # a ring a keyboard user sees
-    inline = re.search(r"\.mk-scroll:focus-visible \.mk-table i\[title\]::after\{([^}]*)\}", css)
-    assert inline and "attr(title)" in inline[1] and "position:static" in inline[1]  # every original, in line
-    assert ".mk-table .sr{position:absolute" in css  # the screen-reader text stays out of sight
+# (that the original shows on hover and, every one in line, when the table has the keyboard's focus, with a
+# visible ring, and that the screen-reader text stays out of sight: tests/test_app_browser.py, in Chromium)
 
 
 def test_the_note_tells_how_to_see_the_original(models):

@@ -22,6 +22,18 @@ def sentiment(tiny_clf_dir):
     return roberta.pipeline("sentiment-analysis", model=tiny_clf_dir, device="cpu")
 
 
+def assert_models_answer(model, tokenizer, text, result, mask_id=4):
+    """`result` (one mask's top-k) is the model's own answer at the mask of `text`: the top-k of a full forward
+    pass's probabilities at the mask's position (found here, not by the pipeline), token by token."""
+    ids = tokenizer.encode(text).ids
+    assert ids.count(mask_id) == 1 and ids.index(mask_id) > 0  # one mask, not <s>
+    with torch.no_grad():
+        probs = model(torch.tensor([ids])).logits[0, ids.index(mask_id)].softmax(-1)  # (V,)
+    top = probs.topk(len(result))
+    assert [r["token"] for r in result] == top.indices.tolist()
+    assert [r["score"] for r in result] == pytest.approx(top.values.tolist(), abs=1e-6)
+
+
 def long_text(n_words=200):
     return " ".join(["the cat likes the sea"] * (n_words // 5))
 
@@ -189,6 +201,8 @@ def test_fill_mask_truncation_is_flagged(fill, tiny_config):
 def test_fill_mask_never_crashes_on_odd_characters(fill, text):
     result = fill(text, top_k=2)
     assert len(result) == 2 and all(set(r) == KEYS for r in result)
+    # read as the pipeline reads it (a lone surrogate as "?"): the scores are the model's at the mask
+    assert_models_answer(fill.model, fill.tokenizer, text.encode("utf-8", errors="replace").decode("utf-8"), result)
 
 
 def test_logit_lens_reads_every_layer_and_ends_in_the_models_own_prediction(fill, tiny_config):
@@ -402,4 +416,5 @@ def test_pipeline_with_roberta_base_layout_tokenizer(roberta_base_style_tokenize
     model = roberta.RobertaForMaskedLM(roberta.RobertaConfig.from_preset("tiny", tokenizer=tok))
     result = roberta.pipeline("fill-mask", model=model, tokenizer=tok)("The cat [MASK] the sea.", top_k=3)
     assert len(result) == 3 and all(set(r) == KEYS for r in result)
+    assert_models_answer(model, tok, "The cat <mask> the sea.", result, mask_id=tok.token_to_id("<mask>"))
     assert all("<mask>" not in r["sequence"] for r in result)
