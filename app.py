@@ -15,9 +15,12 @@ from demo.ablation_view import ablation_markdown
 from demo.components import Number, Plot, Slider
 from demo.examples import (ANALOGIES, ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, MAP_WORDS,
                            NEIGHBOURS_WORDS, SENTIMENT_EXAMPLES, TOKENS_EXAMPLES, TOKENS_TEXT, example_label)
-from demo.handlers import EMBEDDINGS_TAB, TOKENS_TAB, Handlers, head_choices, layer_choices
+from demo.attention_handlers import head_choices, layer_choices
+from demo.embedding_handlers import EMBEDDINGS_TAB
+from demo.handlers import Handlers
 from demo.masking_view import MASKING_COLUMNS, PREDICTION_COLUMNS
 from demo.models import configure_torch, load_models, read_ablation
+from demo.tokens_handlers import TOKENS_TAB
 from demo.uploads import launch_options
 from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results
 from demo.wiring import COMPUTE, Wiring, api, error_box, hint, model_note, notice

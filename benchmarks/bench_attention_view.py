@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a scri
 import gradio as gr  # noqa: E402
 import torch  # noqa: E402
 
+from demo import attention_handlers as A  # noqa: E402
 from demo import handlers as H  # noqa: E402
 from demo.examples import ATTENTION_TEXT  # noqa: E402
 from demo.models import configure_torch, load_models  # noqa: E402
@@ -41,9 +42,9 @@ from demo.validation import MAX_CHARS  # noqa: E402
 SHORT = ATTENTION_TEXT + " The dog slept."  # about 20 tokens
 LONG = ("The cat sat on the mat because it was tired. The old man follows the river every day, and our team "
         "sees a small bird near the house at night. ") * 8  # cut to the model's 128 tokens
-VIEWS = [*H.VIEWS, "all"]
+VIEWS = [*A.VIEWS, "all"]
 COMPONENTS = {"heads": gr.HTML, "picker": gr.Dropdown, "layer": gr.Dropdown, "head": gr.Dropdown,
-              "notes": gr.Markdown, **{text: gr.HTML for text in H.TEXTS.values()}}  # the others are gr.Plot
+              "notes": gr.Markdown, **{text: gr.HTML for text in A.TEXTS.values()}}  # the others are gr.Plot
 
 
 def serialise(outputs: dict) -> int:
@@ -66,7 +67,7 @@ def events(handlers: H.Handlers, text: str, layer: int, other_layer: int, view: 
         handlers._attention_cache.clear()  # a new text: the forward pass too
         out = handlers.attention(text, layer, "average", "mlm", view)
         return dict(zip(("heatmap", "grid", "rollout", "token", "picker", "notes", "heads", "layer", "head",
-                         *H.TEXTS.values()), out))
+                         *A.TEXTS.values()), out))
 
     def layer_change():
         return dict(zip(("heatmap", "grid", "token", "heads", "heatmap_text", "grid_text"),
@@ -78,7 +79,7 @@ def events(handlers: H.Handlers, text: str, layer: int, other_layer: int, view: 
 
     def open_tab():
         out = handlers.attention_view(text, other_layer, 2, None, "mlm", view)
-        return dict(zip((view, H.TEXTS[view]), out)) if view in H.TEXTS else {view: out}
+        return dict(zip((view, A.TEXTS[view]), out)) if view in A.TEXTS else {view: out}
 
     calls = [("first run", first), ("layer change", layer_change), ("head change", head_change)]
     return calls + ([("open sub-tab", open_tab)] if view != "all" else [])

@@ -1,7 +1,9 @@
 """The Gradio demo's building blocks (app.py lays them out and wires them):
 
 - models.py loads the two models once, at start-up; handlers.py answers the events, one plain method per
-  API endpoint, over the tabs' views;
+  API endpoint, over the tabs' views: its `Handlers` joins one class per tab, fill_mask_handlers.py,
+  sentiment_handlers.py, attention_handlers.py, masking_handlers.py, tokens_handlers.py and
+  embedding_handlers.py, over handler_base.py (the models, a Hub model chosen in a tab);
 - validation.py checks the inputs and turns errors into plain messages; tokens_view.py shows a text as the
   model reads it; formatting.py holds the shared text helpers;
 - fill_mask_view.py, explain.py (integrated gradients, attention, rollout), head_view.py and head_roles.py

@@ -18,6 +18,7 @@ from demo import validation as V
 from demo.ablation_view import ablation_markdown
 from demo.formatting import format_probability, pct, word_label
 from demo.models import load_models
+from demo.sentiment_handlers import classifier_input
 from demo.worst_case import with_mask_inside, with_masks, worst_case_texts
 
 # Not a speed bound (benchmarks/bench_worst_case_inputs.py measures these; a test never asserts a duration):
@@ -440,7 +441,7 @@ def test_classify_reads_a_long_review_whole(handlers, models):
     the note names the windows, nothing is cut, and the colours cover the first window."""
     loaded = models.sentiment
     text = "the film is good. " * 30 + "the ending is bad and sad. " * 30
-    model_text = H.classifier_input(loaded, text, lowercase=True)
+    model_text = classifier_input(loaded, text, lowercase=True)
     assert model_text == text.strip().lower()  # all of it is read (under LONG_TEXT_TOKENS)
     windows = loaded.pipeline(model_text)[0]["windows"]
     with warnings.catch_warnings(record=True) as caught:
@@ -656,8 +657,8 @@ def test_only_the_asked_view_is_drawn(handlers, monkeypatch):
     their sub-tab is opened); the API's default "all" draws every view."""
     drawn = []
     for name in ("attention_heatmap", "head_grid", "attention_bars"):
-        original = getattr(H.figures, name)
-        monkeypatch.setattr(H.figures, name, lambda *a, _f=original, _n=name, **k: drawn.append(_n) or _f(*a, **k))
+        original = getattr(figures, name)
+        monkeypatch.setattr(figures, name, lambda *a, _f=original, _n=name, **k: drawn.append(_n) or _f(*a, **k))
     text = "The cat sees the house."
     heatmap, grid, rollout, bars, _, _, heads, _, _, *texts = handlers.attention(text, 2, "average", "mlm", "heads")
     assert (heatmap, grid, rollout, bars, *texts) == (None,) * 8 and 'class="hv"' in heads and drawn == []

@@ -1,0 +1,244 @@
+"""The Attention tab's handlers (`AttentionHandlers`): one text's attention maps, computed once and kept for
+the layer, head and token pickers, drawn as the head view, heatmap, the layer's heads, rollout and one token's
+bars, each with its text version (`explain`, `head_view`, `head_roles`, `figures`); the tab's model box, and
+the start-up hint of where to look."""
+from __future__ import annotations
+
+import html
+import logging
+import threading
+from collections import OrderedDict
+
+import gradio as gr
+
+from . import explain, figures, head_roles, head_view
+from .formatting import md_escape
+from .handler_base import HandlerBase
+from .model_choice import ModelChoiceError, ModelChooser, describe, is_shipped
+from .models import Models
+from .tokens_view import Tokens, classifier_text, cut_to_window, tokenize
+from .validation import clean_text, error_html, fail, parse_head, parse_int, user_errors, warn_truncated
+
+log = logging.getLogger(__name__)
+
+ATTENTION_CACHE_SIZE = 8  # texts whose attention is kept for the layer, head and token pickers
+# The attention tab's views, one sub-tab each: the head view (HTML), heatmap, the layer's heads, rollout, one
+# token's bars. The UI draws only the visible one; the API draws all of them unless asked for one ("view").
+VIEWS = ("heads", "heatmap", "grid", "rollout", "token")
+# The figures' text versions (HTML), drawn with their figure: each token's largest weights for the heatmaps, the
+# heads' roles for the layer's heads, every weight of one token's bars (`head_roles`)
+TEXTS = {"heatmap": "heatmap_text", "grid": "grid_text", "rollout": "rollout_text", "token": "token_text"}
+
+
+def layer_choices(n_layers: int) -> list[int]:
+    return list(range(1, n_layers + 1))
+
+
+def head_choices(n_heads: int) -> list[tuple[str, object]]:
+    return [("average of heads", "average")] + [(f"head {h}", h) for h in range(1, n_heads + 1)]
+
+
+def _wanted(view, depends) -> set:
+    """The views to draw: those in `depends` (what the event changes), all of them for "all" (the API's
+    default), else only `view` (the visible sub-tab) when it is one of them."""
+    if view is None or (isinstance(view, str) and view.strip().lower() in ("", "all")):
+        return set(depends)
+    if view not in VIEWS:
+        raise fail(f"view must be “all” or one of {list(VIEWS)}, got {view!r}.")
+    return {view} & set(depends)
+
+
+class AttentionHandlers(HandlerBase):
+    def __init__(self, models: Models, chooser: ModelChooser | None = None):
+        super().__init__(models, chooser)
+        self._attention_cache: OrderedDict = OrderedDict()  # (model, text) -> (tokens, attentions)
+        self._attention_lock = threading.Lock()
+
+    def _attention_model(self, model):
+        """The attention tab's model: "mlm" or "sentiment" (the shipped ones; SHIPPED is "mlm"), or a Hub
+        repo id of either kind (`ModelChooser.get_any`). Returns (its name in the attention cache, the model,
+        whether it reads lower-cased text: only the shipped classifier was fine-tuned on it)."""
+        if is_shipped(model):
+            model = "mlm"
+        if not isinstance(model, str):
+            raise fail("model must be “mlm”, “sentiment” or a Hugging Face Hub repo id, got "
+                       f"{type(model).__name__}.")
+        model = model.strip()
+        if model in ("mlm", "sentiment"):
+            return model, self._need(model), model == "sentiment"
+        loaded = self.chooser.get_any(model)
+        return loaded.source, loaded, False
+
+    def attention_data(self, model, text: str) -> tuple[Tokens, object]:
+        """Tokens and attentions (L, nh, T, T) of one text as the model reads it, cached for the pickers."""
+        name, loaded, _ = self._attention_model(model)
+        return self._cached_attention(name, loaded, text)
+
+    def _cached_attention(self, name: str, loaded, text: str) -> tuple[Tokens, object]:
+        cache_key = (name, text)
+        with self._attention_lock:
+            if cache_key in self._attention_cache:
+                self._attention_cache.move_to_end(cache_key)
+                return self._attention_cache[cache_key]
+        tokens = tokenize(loaded.tokenizer, text, loaded.config.max_length)
+        attentions = explain.attention_maps(loaded.model, tokens.ids)
+        with self._attention_lock:
+            self._attention_cache[cache_key] = (tokens, attentions)
+            while len(self._attention_cache) > ATTENTION_CACHE_SIZE:
+                self._attention_cache.popitem(last=False)
+        return tokens, attentions
+
+    def _attention_inputs(self, text, layer, head, model):
+        name, loaded, lowercase = self._attention_model(model)
+        text = clean_text(text).strip()  # spaces at the ends would be tokens of their own, rows of the maps
+        cfg = loaded.config
+        if loaded.key == "sentiment":  # a classifier reads text as in fine-tuning (the shipped one lower-cased)
+            text = classifier_text(text, loaded.tokenizer, cfg.max_length, lowercase=lowercase)
+        text = cut_to_window(text, loaded.tokenizer, cfg.max_length)  # also what the cache keeps
+        layer = parse_int(layer, "Layer", 1, cfg.num_hidden_layers)
+        head = parse_head(head, cfg.num_attention_heads)
+        tokens, attentions = self._cached_attention(name, loaded, text)
+        return loaded, tokens, attentions, layer, head
+
+    @staticmethod
+    def _query(tokens: Tokens, token) -> int:
+        """The picked token when it is one of this text's, else the default one (`explain.default_token`)."""
+        try:
+            query = int(token)
+        except (TypeError, ValueError):
+            return explain.default_token(tokens)
+        return query if 0 <= query < len(tokens.labels) else explain.default_token(tokens)
+
+    @staticmethod
+    def _bars(tokens: Tokens, matrix, query: int, what: str) -> tuple:
+        """(the bars of where token `query` attends, their text version: every weight, largest first)."""
+        labels = tokens.labels
+        title = f"Where token {query} “{labels[query]}” attends ({what})"
+        return (figures.attention_bars(matrix[query], labels, query, title),
+                head_roles.token_targets_html(labels, matrix[query], query, title))
+
+    def _draw(self, tokens, attentions, layer, head, query, wanted) -> dict:
+        """The views named in `wanted` (a set of VIEWS), drawn; the others None (the UI leaves them as they
+        are, and a sub-tab draws its view when it is opened). The head view is HTML, drawn in milliseconds; each
+        matplotlib figure costs ~0.3-0.5 s to draw and send, which is why only the visible one is drawn."""
+        views = dict.fromkeys([*VIEWS, *TEXTS.values()])
+        labels = tokens.labels
+        matrix, what = explain.head_matrix(attentions, layer, head)
+        if "heads" in wanted:
+            views["heads"] = head_view.head_view_html(labels, matrix, what[:1].upper() + what[1:])
+        if "heatmap" in wanted:
+            views["heatmap"] = figures.attention_heatmap(matrix, labels, f"Attention, {what}")
+            views["heatmap_text"] = head_roles.top_targets_html(labels, matrix, f"Attention, {what}")
+        if "grid" in wanted:
+            views["grid"] = figures.head_grid(attentions[layer - 1], labels, layer)
+            views["grid_text"] = (head_roles.layer_roles_html(attentions[layer - 1], labels, layer)
+                                  + head_roles.overview_html(attentions, labels, layer))
+        if "rollout" in wanted:
+            rollout = explain.attention_rollout(attentions)
+            title = f"Attention rollout through all {len(attentions)} layers"
+            views["rollout"] = figures.attention_heatmap(rollout, labels, title,
+                                                         cbar_label="share of information from each input token")
+            views["rollout_text"] = head_roles.top_targets_html(labels, rollout, title, verb="draws most on")
+        if "token" in wanted:
+            views["token"], views["token_text"] = self._bars(tokens, matrix, query, what)
+        return views
+
+    @user_errors
+    def attention(self, text, layer=1, head="average", model="mlm", view="all"):
+        """(heatmap, all heads of the layer, rollout, bars of the default token, token picker update, notes,
+        head view HTML, layer picker update, head picker update, then the text versions of the heatmap, the
+        layer's heads, the rollout and the bars). `model`: "mlm", "sentiment" or a Hub repo id; `view`: "all"
+        draws every view, one of VIEWS only that one, with its text version (the others are None)."""
+        wanted = _wanted(view, VIEWS)
+        loaded, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
+        if tokens.truncated:
+            warn_truncated(loaded.config.max_length)
+        labels, query = tokens.labels, explain.default_token(tokens)
+        views = self._draw(tokens, attentions, layer, head, query, wanted)
+        picker = gr.update(choices=[(f"{i}: {label}", i) for i, label in enumerate(labels)], value=query)
+        n_layers, n_heads = attentions.shape[:2]
+        notes = (f"{len(labels)} tokens{' (cut to the maximum length)' if tokens.truncated else ''} · "
+                 f"{md_escape(loaded.title)} · {n_layers} layers × {n_heads} heads. "
+                 "Each row of a heatmap is one token's attention over all tokens (it sums to 1). "
+                 "Rollout follows attention through every layer, counting the residual connection, to "
+                 "estimate how much each input token contributes to each position at the top.")
+        return (views["heatmap"], views["grid"], views["rollout"], views["token"], picker, notes, views["heads"],
+                gr.update(choices=layer_choices(n_layers), value=layer),
+                gr.update(choices=head_choices(n_heads), value=head or "average"), *[views[t] for t in TEXTS.values()])
+
+    def attention_page(self, text, layer=1, head="average", model="mlm", view="all"):  # `attention` words errors
+        """What the page's attention event shows: `attention`'s outputs, then the text and the model they were
+        drawn for, which the layer, head, token and sub-tab events then read (not a text edited since)."""
+        return (*self.attention(text, layer, head, model, view), text, model)
+
+    @user_errors
+    def attention_layer(self, text, layer=1, head="average", token=None, model="mlm", view="all"):
+        """A new layer: (heatmap, all heads of the layer, bars of the picked token, head view, the text versions
+        of the heatmap, of the layer's heads and of the bars); the rollout, which does not depend on the layer, is
+        not redrawn. `view` as in `attention`."""
+        wanted = _wanted(view, {"heatmap", "grid", "token", "heads"})
+        _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
+        views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), wanted)
+        return (views["heatmap"], views["grid"], views["token"], views["heads"], views["heatmap_text"],
+                views["grid_text"], views["token_text"])
+
+    @user_errors
+    def attention_head(self, text, layer=1, head="average", token=None, model="mlm", view="all"):
+        """A new head: (heatmap, bars of the picked token, head view, the text versions of the heatmap and of the
+        bars). `view` as in `attention`."""
+        wanted = _wanted(view, {"heatmap", "token", "heads"})
+        _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
+        views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), wanted)
+        return views["heatmap"], views["token"], views["heads"], views["heatmap_text"], views["token_text"]
+
+    @user_errors
+    def attention_view(self, text, layer=1, head="average", token=None, model="mlm", view="heads"):
+        """One view (one of VIEWS), drawn when its sub-tab is opened; a view with a text version (TEXTS) comes
+        as (figure, text)."""
+        if view not in VIEWS:
+            raise fail(f"view must be one of {list(VIEWS)}, got {view!r}.")
+        _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
+        views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), {view})
+        return (views[view], views[TEXTS[view]]) if view in TEXTS else views[view]
+
+    @user_errors
+    def attention_token(self, text, layer=1, head="average", token=1, model="mlm"):
+        """(bar chart of where one token (0-based index, <s> is 0) attends in the chosen layer/head, its text
+        version: every weight, largest first)."""
+        _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
+        query = parse_int(token, "Token", 0, len(tokens.labels) - 1)
+        matrix, what = explain.head_matrix(attentions, layer, head)
+        return self._bars(tokens, matrix, query, what)
+
+    def attention_model(self, choice, current="mlm", layer=None, head="average"):
+        """The attention tab's model box: (box value, the tab's model, a status line in HTML, layer picker
+        update, head picker update). A model that can be used becomes the tab's model, the pickers offer its
+        layers and heads (the current ones kept where it has them); one that cannot leaves the box and the tab
+        on `current`, with the reason next to the box (offline: that it needs the Hub)."""
+        current = "mlm" if is_shipped(current) else current
+        try:
+            _, loaded, _ = self._attention_model(choice)
+        except (ModelChoiceError, gr.Error) as err:
+            message = err.message if isinstance(err, gr.Error) else str(err)
+            return current, current, error_html(html.escape(message, quote=False)), gr.skip(), gr.skip()
+        value = "mlm" if is_shipped(choice) else choice.strip()
+        cfg = loaded.config
+        try:
+            layer = parse_int(layer, "Layer", 1, cfg.num_hidden_layers)
+        except gr.Error:
+            layer = cfg.num_hidden_layers
+        try:
+            head = parse_head(head, cfg.num_attention_heads) or "average"
+        except gr.Error:
+            head = "average"
+        return (value, value, f'<div class="model-status">{describe(loaded)}</div>',
+                gr.update(choices=layer_choices(cfg.num_hidden_layers), value=layer),
+                gr.update(choices=head_choices(cfg.num_attention_heads), value=head))
+
+    def attention_hint(self, text: str, link: tuple[str, str]) -> str:
+        """Where to look in the attention tab, found in the loaded MLM at start-up (`explain.link_hint`)."""
+        try:
+            return explain.link_hint(*self.attention_data("mlm", text), link)
+        except Exception:  # a hint is not worth failing the start-up for, but a crash is logged, not hidden
+            log.exception("could not find the attention hint")
+            return ""

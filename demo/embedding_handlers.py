@@ -1,0 +1,121 @@
+"""The Embeddings tab's handlers (`EmbeddingHandlers`): what the fill-mask model learned in its embedding
+tables: a word's nearest tokens, analogies, a map of words, how alike the positions are (`embedding_view`); the
+figures kept for the page loads that ask for them again, and the start-up note on the analogy probe."""
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+
+from . import embedding_view
+from .examples import ANALOGY_PROBE
+from .handler_base import HandlerBase
+from .model_choice import SHIPPED, ModelChooser
+from .models import Models
+from .training_counts import counts_for
+from .validation import fail, parse_int, user_errors
+
+FIGURE_CACHE_SIZE = 8  # embedding figures kept: the default word map and the positions, per model, and a few more
+EMBEDDINGS_TAB = "Embeddings"  # named in the model messages of the tab (it reads the fill-mask model's embeddings)
+
+
+def add_counts(result: dict, tokenizer):
+    """Adds to each of the result's neighbours, in place, "seen": {kind of text: how often it holds the token},
+    as the Tokens tab's rows show it; returns the pretraining counts of `tokenizer`'s vocabulary (`counts_for`),
+    or None (then nothing is added)."""
+    counts = counts_for(tokenizer)
+    if counts is not None:
+        for n in result["neighbours"]:
+            n["seen"] = dict(zip(counts.names, counts.seen(int(n["token"]))))
+    return counts
+
+
+class EmbeddingHandlers(HandlerBase):
+    def __init__(self, models: Models, chooser: ModelChooser | None = None):
+        super().__init__(models, chooser)
+        # (id of an embedding table, its version, what) -> (a weak reference to the table, the figure)
+        self._figure_cache: OrderedDict = OrderedDict()
+        self._figure_lock = threading.Lock()
+
+    def analogy_probe_note(self) -> str:
+        """How many of the probe's analogies the shipped fill-mask model's embeddings answer, in Markdown,
+        measured at start-up (`embedding_view.score_analogies` on `demo.examples.ANALOGY_PROBE`)."""
+        try:
+            loaded = self.models.mlm
+            result = embedding_view.score_analogies(loaded.model.roberta.embeddings.word_embeddings.weight,
+                                                    loaded.tokenizer, ANALOGY_PROBE)
+            return embedding_view.probe_markdown(result, "the shipped model's embeddings")
+        except Exception:  # a note is not worth failing the start-up for (no model, another tokenizer...)
+            return ""
+
+    def _embeddings(self, model):
+        """The chosen fill-mask model and its embeddings module (word and position tables)."""
+        loaded = self._need("mlm", model, EMBEDDINGS_TAB)
+        return loaded, loaded.model.roberta.embeddings
+
+    @staticmethod
+    def _neighbours_options(k, words_only) -> tuple[int, bool]:
+        k = parse_int(k, "Neighbours", 1, embedding_view.MAX_K)
+        if not isinstance(words_only, bool):
+            raise fail(f"words_only must be true or false, got {words_only!r}.")
+        return k, words_only
+
+    @user_errors
+    def neighbours(self, word, k=10, words_only=True, model=SHIPPED):
+        """The word's nearest tokens by cosine similarity of their embeddings: (the HTML table, the same as data:
+        {"word", "pieces", "words_only", "neighbours": [{"token", "token_str", "similarity"}]})."""
+        k, words_only = self._neighbours_options(k, words_only)
+        loaded, embeddings = self._embeddings(model)
+        result = embedding_view.nearest_words(embeddings.word_embeddings.weight, loaded.tokenizer,
+                                              self._word(word, "The word"), k, words_only)
+        counts = add_counts(result, loaded.tokenizer)
+        return embedding_view.neighbours_html(result, f"Nearest to “{result['word']}”", counts), result
+
+    @user_errors
+    def analogy(self, a, b, c, k=10, words_only=True, model=SHIPPED):
+        """“a is to b as c is to ?”: the tokens nearest to b − a + c (`embedding_view.analogy`), as
+        `neighbours` returns them; the title names the best one."""
+        k, words_only = self._neighbours_options(k, words_only)
+        loaded, embeddings = self._embeddings(model)
+        words = [self._word(w, f"Word {name}") for w, name in zip((a, b, c), "abc")]
+        result = embedding_view.analogy(embeddings.word_embeddings.weight, loaded.tokenizer, *words, k, words_only)
+        a, b, c = result["query"]
+        best = result["neighbours"][0]["token_str"].strip() + "?" if result["neighbours"] else "?"
+        counts = add_counts(result, loaded.tokenizer)
+        return embedding_view.neighbours_html(result, f"{a} is to {b} as {c} is to … {best}", counts), result
+
+    def _figure(self, table, what, draw):
+        """`draw()`'s figure (or figure and text), drawn once per (table, `what`) among the last
+        FIGURE_CACHE_SIZE: every page load asks for the default word map and the position figure, and the same
+        figure object lets the app's `Plot` send the image it rendered before. An entry is the table's only while
+        that table lives: a Hub model's table freed (its model evicted) leaves its id to the next one's."""
+        key = (id(table), table._version, what)
+        with self._figure_lock:
+            hit = self._figure_cache.get(key)
+            if hit is not None and hit[0]() is table:
+                self._figure_cache.move_to_end(key)
+                return hit[1]
+        figure = draw()
+        with self._figure_lock:
+            self._figure_cache[key] = (weakref.ref(table), figure)
+            self._figure_cache.move_to_end(key)
+            while len(self._figure_cache) > FIGURE_CACHE_SIZE:
+                self._figure_cache.popitem(last=False)
+        return figure
+
+    @user_errors
+    def word_map(self, words, model=SHIPPED):
+        """The words' embeddings projected to two dimensions (PCA): (a figure, the same in words: the words left
+        out and why, each word's coordinates). `words`: comma-separated."""
+        loaded, embeddings = self._embeddings(model)
+        table, words = embeddings.word_embeddings.weight, embedding_view.parse_words(self._word(words, "The words"))
+        return self._figure(table, tuple(words), lambda: embedding_view.word_map(table, loaded.tokenizer, words))
+
+    @user_errors
+    def positions(self, model=SHIPPED):
+        """How alike the learned position embeddings are, pair by pair: (a figure, the same in numbers: the mean
+        similarity at each distance), drawn once per model."""
+        loaded, embeddings = self._embeddings(model)
+        table, first = embeddings.position_embeddings.weight, loaded.config.pad_token_id + 1
+        return self._figure(table, "positions", lambda: (embedding_view.position_similarity_figure(table, first),
+                                                         embedding_view.positions_html(table, first)))

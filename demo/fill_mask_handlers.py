@@ -1,0 +1,160 @@
+"""The Fill mask tab's handlers (`FillMaskHandlers`): every <mask>'s predictions or the user's candidate
+words scored, the same text through another model side by side, and layer by layer how each answer forms
+(`fill_mask_view`, `layer_lens`)."""
+from __future__ import annotations
+
+import gradio as gr
+
+from .fill_mask_view import (comparison_html, completed_sentence, mask_labels, mask_spaces, prediction_fill,
+                             predictions_html)
+from .handler_base import HandlerBase
+from .layer_lens import layer_predictions, layers_html
+from .model_choice import COMPARISON, SHIPPED, SUGGESTED, is_shipped, same_model
+from .tokens_view import cut_to_window, tokenize
+from .training_counts import counts_for
+from .validation import (MASK, MASK_RE, MAX_TOP_K, candidate_words, clean_text, count_masks, fail, parse_int,
+                         user_errors, warn_truncated)
+
+
+class FillMaskHandlers(HandlerBase):
+    @user_errors
+    def fill_mask(self, text, top_k=5, targets=None, model=SHIPPED):
+        """Predictions for every <mask>: (completed sentence, {token: probability} per mask slot or None, raw,
+        the readable view: per mask, every prediction with its probability and a bar scaled to the top one).
+        `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
+        return self._fill_mask(text, top_k, targets, model)[0]
+
+    @user_errors
+    def fill_mask_page(self, text, top_k=5, targets=None, model=SHIPPED):
+        """What the page shows: `fill_mask`'s outputs, then layer by layer (`fill_mask_layers`' two outputs) for
+        the same text, each table following the answer the page shows (the best candidate word, when given)."""
+        outputs, loaded, text, per_mask = self._fill_mask(text, top_k, targets, model)
+        lens = layer_predictions(loaded.pipeline, text, [row[0]["token"] for row in per_mask])
+        for mask, row in zip(lens, per_mask):
+            if row[0].get("candidates"):  # the user's word(s) that token stands for (its first piece)
+                mask["answer"]["candidates"] = row[0]["candidates"]
+        return (*outputs, layers_html(lens, loaded.tokenizer), lens)
+
+    def _fill_mask(self, text, top_k, targets, model, heading="h2", tab=None):
+        """`fill_mask`'s outputs, and what the page's layer view needs: the model, the text read (masks spelt
+        <mask>) and the predictions per mask. `heading`: the element of the view's headings; `tab`: who asks
+        for the model, when not the Fill mask tab (named in its errors)."""
+        loaded = self._need("mlm", model, tab)
+        pipe = loaded.pipeline
+        top_k = parse_int(top_k, "Top-k", 1, MAX_TOP_K)
+        words = candidate_words(targets)
+        text, full_length = self._masked_text(loaded, text, warn=tab is None)  # a comparison warned once
+        n_masks = text.count(MASK)  # checked, and spelt <mask>, by _masked_text
+        if words:  # every candidate word is scored, whatever top-k (the number of vocabulary predictions)
+            per_mask = self._score_candidates(pipe, text, words)
+            # the completed sentence shows the user's word after the whitespace its mask absorbed (the piece
+            # itself when several words share it)
+            fills = [space + (row[0]["candidates"][0] if len(row[0]["candidates"]) == 1
+                              else row[0]["token_str"].strip())
+                     for space, row in zip(mask_spaces(text), per_mask)]
+        else:
+            results = pipe(text, top_k=top_k)
+            per_mask = results if n_masks > 1 else [results]
+            fills = [prediction_fill(row[0], loaded.tokenizer) for row in per_mask]
+        if any(r.get("truncated") for row in per_mask for r in row):
+            warn_truncated(pipe.max_length)
+        tokens = tokenize(loaded.tokenizer, text, pipe.max_length)  # shown: how the model reads the text
+        read = text
+        if tokens.truncated:  # the completed sentence ends where the model stopped reading
+            read = text[:max(end for _, end in tokens.offsets)]  # <s> and </s> span nothing: (0, 0)
+        filled = completed_sentence(read, fills)
+        if len(read) < full_length:
+            filled.append((" …", None))
+        raw = [[dict(r) for r in row] for row in per_mask]
+        outputs = (filled, *mask_labels(per_mask, loaded.tokenizer), raw,
+                   predictions_html(per_mask, words, tokens, heading, loaded.tokenizer, counts_for(loaded.tokenizer)))
+        return outputs, loaded, text, per_mask
+
+    @staticmethod
+    def _masked_text(loaded, text, warn: bool = True) -> tuple[str, int]:
+        """A fill-mask text checked (one to MAX_MASKS masks, every one within what the model reads; `warn`:
+        `count_masks`'), its masks spelt <mask> ([MASK] is read as it), and cut to what the model reads; with the
+        length it had before the cut."""
+        text = MASK_RE.sub(MASK, clean_text(text))
+        n_masks = count_masks(text, warn)
+        full_length = len(text)
+        text = cut_to_window(text, loaded.tokenizer, loaded.pipeline.max_length)  # the rest is never read
+        if text.count(MASK) < n_masks:
+            raise fail(f"The mask is beyond the first {loaded.pipeline.max_length} tokens, which is all the model "
+                       "reads: shorten the text or move the mask earlier.")
+        return text, full_length
+
+    @user_errors
+    def fill_mask_compare(self, text, top_k=5, targets=None, model=SHIPPED, other=SUGGESTED["mlm"][0]):
+        """The text through the tab's model and `other` (a Hub repo id, or SHIPPED when the tab runs another
+        model), side by side: (the HTML view, the same as data: per model its title and, per mask, the
+        predictions in `transformers`' format)."""
+        if same_model(model, other):
+            raise fail("Choose a model to compare with other than the one this tab runs.")
+        names = ["ours (shipped)" if is_shipped(choice) else str(choice).strip() for choice in (model, other)]
+        # what is wrong with the input whatever the model is said once, not as one model's error
+        count_masks(clean_text(text))
+        parse_int(top_k, "Top-k", 1, MAX_TOP_K)
+        candidate_words(targets)
+        columns, data, texts = [], [], []
+        for choice, name in zip((model, other), names):
+            try:
+                outputs, loaded, read, per_mask = self._fill_mask(text, top_k, targets, choice, "h3", COMPARISON)
+            except gr.Error as err:  # say which model: one may read fewer tokens than the other
+                raise fail(f"{name}: {err.message}") from None
+            title = name if is_shipped(choice) else loaded.title
+            columns.append((title, per_mask, outputs[-1]))
+            data.append({"model": title, "predictions": outputs[-2]})
+            texts.append(read)
+        shown = min(texts, key=len)  # what both read (a long text is cut to the model's window)
+        shown = shown if len(shown) <= 300 else shown[:300] + " …"
+        return comparison_html(shown, columns), data
+
+    @user_errors
+    def fill_mask_layers(self, text, model=SHIPPED):
+        """How each mask's answer forms, layer by layer (`demo.layer_lens`): (the HTML view, the same as data:
+        per mask, the answer and per layer, the embeddings first, the top guesses and the answer's rank and
+        probability there)."""
+        loaded = self._need("mlm", model)
+        text, _ = self._masked_text(loaded, text)
+        per_mask = layer_predictions(loaded.pipeline, text)
+        return layers_html(per_mask, loaded.tokenizer), per_mask
+
+    @staticmethod
+    def _score_candidates(pipe, text: str, words: list[str]) -> list[list[dict]]:
+        """Every candidate word scored at every mask, in the token form a word takes there (byte-level BPE):
+        with its leading space ("Ġ" form) after whitespace, without one at the start of the text or after
+        anything else ("foot<mask>", "(<mask>)"). The pipeline scores one form per call, so the text goes
+        through it once per form its masks need. A word that is not one token is scored by its first piece
+        (as transformers); each result lists under "candidates" the words it scored (several when they share
+        that piece), in the user's order. A word whose first piece is whitespace alone or part of a character's
+        bytes (an emoji's) is refused with a plain message: that piece's score says nothing about the word, and a
+        row for it would rank with the real answers."""
+        words = list(dict.fromkeys(words))  # "Paris, Paris" is one candidate
+        spaced = [bool(space) for space in mask_spaces(text)]
+        forms, unscorable = {}, {}  # form -> {token id: words}; word -> what its first piece is
+        for form in sorted(set(spaced)):
+            by_token = forms[form] = {}
+            for word in words:
+                try:
+                    token = int(pipe.target_ids([" " + word if form else word])[0])
+                except ValueError:  # no token at all: skipped, as the pipeline skips it
+                    continue
+                by_token.setdefault(token, []).append(word)
+                piece = pipe.tokenizer.decode([token], skip_special_tokens=False)
+                if not piece.strip() or "\ufffd" in piece:
+                    unscorable.setdefault(word, "part of a character" if piece.strip() else
+                                          "a lone space" if piece == " " else "whitespace alone")
+        if unscorable:
+            quoted = " and ".join(f"“{w}”" for w in unscorable)
+            one = len(unscorable) == 1
+            raise fail(f"{quoted} cannot be scored: {'its' if one else 'each one’s'} first piece is "
+                       f"{' or '.join(dict.fromkeys(unscorable.values()))}, which says nothing about the word. "
+                       f"Leave {'it' if one else 'them'} out, or try a word the vocabulary has.")
+        rows = {}
+        for form, by_token in forms.items():
+            shaped = [" " + w if form else w for w in words]
+            results = pipe(text, top_k=len(shaped), targets=shaped)  # all of them, whatever top-k
+            per_mask = results if len(spaced) > 1 else [results]
+            rows[form] = [[{**r, "candidates": by_token.get(r["token"], [])} for r in row] for row in per_mask]
+        return [rows[form][i] for i, form in enumerate(spaced)]

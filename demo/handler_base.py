@@ -1,0 +1,31 @@
+"""What every tab's handlers share (`HandlerBase`): the models loaded once at start-up, the Hub models a tab
+can run instead (`demo.model_choice`), a tab's model checked, and a word typed in cleaned."""
+from __future__ import annotations
+
+from .model_choice import SHIPPED, ModelChooser
+from .models import Models
+from .validation import clean_text, fail
+
+
+class HandlerBase:
+    """The models the handlers run. Each tab's class (demo/*_handlers.py) adds that tab's API endpoints to it;
+    `demo.handlers.Handlers` is all of them over one set of models."""
+
+    def __init__(self, models: Models, chooser: ModelChooser | None = None):
+        self.models = models
+        self.chooser = chooser or ModelChooser(models)  # the Hub models a tab can run instead (model=...)
+
+    def _need(self, key: str, choice=SHIPPED, tab: str | None = None):
+        """The `key` tab's model: the shipped one, or the chosen Hub model (loaded once; a `ModelChoiceError`,
+        a ValueError, says plainly why one cannot be used). `tab`: the tab that asks, when another than the
+        `key` tab (named in the messages)."""
+        loaded = self.chooser.get(key, choice, tab)
+        if not loaded.available:
+            raise fail(loaded.error)
+        return loaded
+
+    @staticmethod
+    def _word(value, name: str) -> str:
+        """A word typed in: control characters removed as from a text (`clean_text`), empty allowed (the views
+        say so in their own words)."""
+        return clean_text(value, name, required=False)

@@ -1,0 +1,33 @@
+"""The Static vs dynamic masking tab's handler (`MaskingHandlers`): which tokens each scheme masks epoch by
+epoch, how much of the text they cover, and what the fill-mask model predicts there (`masking_view`)."""
+from __future__ import annotations
+
+import torch
+
+from . import figures
+from .handler_base import HandlerBase
+from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
+from .tokens_view import tokenize
+from .validation import MAX_EPOCHS, MAX_SEED, clean_text, fail, parse_int, user_errors, warn_truncated
+
+
+class MaskingHandlers(HandlerBase):
+    @user_errors
+    def masking(self, text, epochs=10, seed=0):
+        """(HTML table epoch by epoch, summary rows, coverage plot, MLM predictions at the last epoch)."""
+        mlm = self.models.mlm
+        loaded = mlm if mlm.available else self._need("sentiment")  # its tokenizer, at least
+        tokenizer, max_length = loaded.tokenizer, loaded.config.max_length
+        text = clean_text(text).strip()  # a trailing space or newline would be a token of its own, and a draw
+        epochs = parse_int(epochs, "Epochs", 1, MAX_EPOCHS)
+        seed = parse_int(seed, "Seed", 0, MAX_SEED)
+        tokens = tokenize(tokenizer, text, max_length)
+        if tokens.truncated:
+            warn_truncated(max_length)
+        if not tokens.has_words:  # spaces between mask tokens are no words either
+            raise fail("The text has no ordinary tokens to mask, only special ones such as the mask token.")
+        runs = simulate_masking(tokenizer, torch.tensor([tokens.ids]), epochs, seed)
+        stats, curves = masking_stats(tokens, runs)
+        predictions = mlm_predictions(mlm.model, tokenizer, tokens, runs) if mlm.available else [
+            ["(the fill-mask model is not available)", None, "", "", "", "", None, ""]]
+        return masking_table(tokenizer, tokens, runs), stats, figures.coverage_plot(curves, SCHEMES), predictions

@@ -1,0 +1,106 @@
+"""The Sentiment tab's handlers (`SentimentHandlers`): a text classified, each word's push towards the
+positive label (integrated gradients, `explain`), and what if its strongest word were removed or negated
+(`counterfactual`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import counterfactual, explain
+from .handler_base import HandlerBase
+from .model_choice import SHIPPED, is_shipped
+from .tokens_view import Tokens, classifier_text, special_ids, tokenize
+from .validation import LONG_TEXT_TOKENS, clean_text, fail, user_errors, warning, windows_note
+
+
+def classifier_input(loaded, text: str, lowercase: bool) -> str:
+    """What the classifier `loaded` reads of `text` (`classifier_text`, as in fine-tuning): up to
+    LONG_TEXT_TOKENS tokens, which its pipeline reads in overlapping windows; `lowercase` for the shipped
+    classifier, fine-tuned on lower-cased text (a Hub classifier may be cased)."""
+    return classifier_text(text, loaded.tokenizer, loaded.pipeline.max_length, lowercase=lowercase,
+                           read_tokens=LONG_TEXT_TOKENS)
+
+
+@dataclass
+class SentimentReading:
+    """A text as the chosen classifier read it (`Handlers._read_sentiment`): its answer, and each word's push
+    towards the `toward` label (integrated gradients, `explain.polarity`) as (start, end, score) in `shown`,
+    the text as the user sees it (their own when normalising only changed the case); `windows_note`: for a text
+    longer than the model reads at once, how it was read ("" otherwise)."""
+
+    loaded: object
+    lowercase: bool
+    probabilities: dict[str, float]
+    best: str
+    toward: str
+    away: str
+    tokens: Tokens
+    words: list[tuple[int, int, float]]
+    shown: str
+    windows_note: str = ""
+
+
+class SentimentHandlers(HandlerBase):
+    def _read_sentiment(self, text, model) -> SentimentReading:
+        """One text through the chosen classifier, as `classify` and `counterfactual` both need it."""
+        lowercase = is_shipped(model)  # as the shipped classifier was fine-tuned; a Hub classifier may be cased
+        loaded = self._need("sentiment", model)
+        pipe, tokenizer = loaded.pipeline, loaded.tokenizer
+        text = clean_text(text)
+        model_text = classifier_input(loaded, text, lowercase)
+        tokens = tokenize(tokenizer, model_text, pipe.max_length)
+        if not tokens.has_words:  # "<pad><pad>" or "<s> </s>" would otherwise get a verdict on no words at all
+            raise fail("The text has no words to classify, only special tokens such as <pad> or <mask>.")
+        results = pipe(model_text)  # a long text: in overlapping windows, their logits averaged
+        windows, note = results[0].get("windows", 1) if results else 1, ""
+        if windows > 1:
+            read = len(tokenizer.encode(model_text, add_special_tokens=False).ids)
+            note = windows_note(pipe.max_length, windows, cut=read >= LONG_TEXT_TOKENS)
+        # fixed polarity: every word's push towards the positive label, whatever the prediction (a plus is
+        # always "towards positive", so "gorgeous" and "bad" never share a colour)
+        target, toward, away = explain.polarity(loaded.model.config)
+        attributions, _, _ = explain.integrated_gradients(loaded.model, tokens.ids, target,
+                                                          tokenizer.token_to_id("<pad>"), special_ids(tokenizer))
+        # the user's own case where normalising only lower-cased and collapsed whitespace
+        return SentimentReading(loaded, lowercase, {r["label"]: float(r["score"]) for r in results},
+                                results[0]["label"], toward, away, tokens, explain.merge_words(tokens, attributions),
+                                explain.in_users_case(text, model_text), note)
+
+    @user_errors
+    def classify(self, text, model=SHIPPED):
+        """(label probabilities, per-word attribution in [-1, 1] for HighlightedText, explanation). A word's
+        score is its push towards the positive label (`explain.polarity`): plus towards positive, minus towards
+        negative, whatever the prediction. A long text's explanation starts with how it was read (in windows).
+        `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
+        r = self._read_sentiment(text, model)
+        explanation = explain.explanation_markdown(r.shown, r.words, r.toward, r.away, r.best, r.probabilities[r.best])
+        return (r.probabilities, explain.highlighted_words(r.shown, r.words, r.tokens.truncated,
+                                                            rest=explain.REST_READ),
+                f"ℹ️ *{r.windows_note}*\n\n{explanation}" if r.windows_note else explanation)
+
+    @user_errors
+    def counterfactual(self, text, model=SHIPPED):
+        """What if the word that pushed most towards the answer were removed or negated (`demo.counterfactual`)?
+        (Markdown table: each edited text with the change marked, the new answer and the change of P(positive)
+        in points; the same as data.) The edited texts are classified in one batch, normalised as `classify`
+        normalises its text. `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
+        return self._counterfactual(text, model, warn=True)
+
+    @user_errors
+    def counterfactual_page(self, text, model=SHIPPED):
+        """`counterfactual` as the page runs it: right after classifying the same text, which has said already
+        that a long text was read in windows."""
+        return self._counterfactual(text, model, warn=False)
+
+    def _counterfactual(self, text, model, warn: bool):
+        r = self._read_sentiment(text, model)
+        if warn and r.windows_note:  # the API's /counterfactual alone; the page's classify has said it
+            warning(r.windows_note)
+        word = counterfactual.strongest_word(r.words, 1.0 if r.best == r.toward else -1.0)
+        edits = counterfactual.propose(r.shown, word)
+        if not edits:
+            raise fail(counterfactual.nothing_to_try(counterfactual.core_word(r.shown, word[0], word[1])))
+        texts = [classifier_input(r.loaded, edit.apply(r.shown), r.lowercase) for edit in edits]
+        results = r.loaded.pipeline(texts)  # one batch
+        after = [{x["label"]: float(x["score"]) for x in row} for row in results]
+        args = (r.shown, word, r.toward, r.probabilities, edits, after)
+        return counterfactual.outcome_markdown(*args), counterfactual.outcome_data(*args)
