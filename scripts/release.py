@@ -33,7 +33,7 @@ from demo.embedding_view import score_analogies
 from demo.examples import ANALOGY_PROBE, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from roberta.run_metrics import PHASES_NAME, RunMetrics, read_phase_history, write_phase_history
 from roberta.text import normalize_for_classifier
-from train.export import DTYPES, check_export, export_into, staged_folder
+from train.export import DTYPES, check_export, export_into, partial_note, staged_folder
 from train.model_card import card_for
 from train.fill_mask_probe import DEFAULT_PROBE, read_probe, run_probe
 from train import summarize
@@ -363,6 +363,8 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
             if Path(run).is_file():
                 raise NotADirectoryError(f"{option} {run} is a file, not a model folder (give a training run's "
                                          "folder, or a shipped one)")
+            if note := partial_note(run):  # any phase, not only the last (the last is also check_export's)
+                raise ValueError(f"{option} {run} is a partial model, not one to ship: {note}")
     histories = [read_phases(run) for run in mlm_phases]
     phases = [phase for history in histories for phase in history]
     output_folder(out)

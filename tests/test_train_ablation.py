@@ -1,6 +1,7 @@
 """train.ablation --quick end to end on tiny generated data, and the app reading what it ships."""
 import hashlib
 import json
+import lzma
 import shutil
 
 import pytest
@@ -121,14 +122,18 @@ def test_ablation_checks_every_steps_data_before_the_first_step(train_files, tmp
     out = tmp_path / "abl"
     argv = quick_argv(train_files, out)
     a_text, a_tsv, gone = str(train_files / "valid.txt"), str(train_files / "dev.tsv"), str(tmp_path / "dev.tvs")
+    xz = tmp_path / "corpus.txt.xz"  # the mixture was called "a folder"; a compressed file failed after plan.json
+    xz.write_bytes(lzma.compress(b"some text\n"))
     for option, value, words in [
         ("--dev", gone, [f"--dev {gone}: no such file"]),
         ("--train", str(train_files), [f"--train {train_files} is a folder, not a TSV/CSV file"]),
         ("--dev", a_text, [f"--dev {a_text}: no text column"]),
         ("--valid", gone, [f"--valid {gone}: no such file or folder"]),
         ("--corpus", gone, [f"--corpus {gone}: no such file or folder"]),
-        ("--corpus", str(train_files), [f"--corpus {train_files} is a folder: --corpus-chars slices a local text "
-                                        "file"]),
+        ("--corpus", str(train_files), [f"--corpus {train_files} is a folder: --corpus-chars slices one plain local "
+                                        "text file"]),
+        ("--corpus", f"{a_text}=1,{a_text}=2", [f"--corpus {a_text}=1,{a_text}=2 is a mixture: --corpus-chars"]),
+        ("--corpus", str(xz), [f"--corpus {xz} is a compressed file: --corpus-chars"]),
         ("--tokenizer", a_tsv, [f"--tokenizer {a_tsv} is not a tokenizer"]),
     ]:
         refused(ablation.main, [*argv, option, value], capsys, *words)

@@ -117,3 +117,28 @@ def test_a_partial_model_is_not_averaged(tiny_mlm_dir, tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{partial} is a partial model, not a finished run to average: stopped by SIGTERM at step 1" in err
     assert not (tmp_path / "avg").exists()
+
+
+@pytest.mark.parametrize("stopped_by, says", [
+    (None, "saved these weights on its way, at step 2 (64 tokens), and may have gone on after them"),
+    ("SIGINT", "was stopped by SIGINT at step 2 (64 tokens)"),
+    ("time", "stopped in its final evaluation, at step 2 (64 tokens)")])
+def test_a_checkpoint_of_an_unfinished_run_says_how_far_it_is(tiny_mlm_dir, tmp_path, stopped_by, says):
+    """A checkpoint saved on the way (--keep-checkpoints; the trainer state's stopped_by None) said the run "went
+    on after it and stopped without saving again (killed, or failed)", where the run had saved later ones."""
+    from train.checkpointing import Checkpoints
+    from train.export import PARTIAL
+
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copy(tiny_mlm_dir / name, run / name)
+    model = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir)
+    state = {"step": 2, "tokens": 64, "epoch": 0, "batch_in_epoch": 2, "elapsed": 1.5, "optimizer": {}, "rng": {},
+             "task": {}, "args": {"corpus": "corpus.txt"}, "stopped_by": stopped_by}
+    checkpoint = Checkpoints(run).save("step", 2, model.state_dict(), trainer_state=state)
+    assert main([str(checkpoint), str(tmp_path / "out")]) == 0
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert metrics["stopped_by"] == (stopped_by or "unknown") and metrics["corpus"] == "corpus.txt"
+    assert f"the weights of step-00000002 of {run}, a run from random weights that had not finished: it {says}" \
+        in metrics[PARTIAL]

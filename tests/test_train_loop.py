@@ -842,3 +842,17 @@ def test_write_atomic_never_shares_or_leaves_a_temporary_file(tmp_path):
     with pytest.raises(OSError):  # the rename onto a folder fails
         write_atomic(tmp_path / "folder", "text")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.bin", "a.txt", "folder", "log.jsonl", "log.tmp"]
+
+
+def test_resume_without_a_checkpoint_restarts_beside_what_a_stopped_run_left(tmp_path):
+    """A pretraining stopped after its loop leaves config.json and its tokenizer files beside its log (so that its
+    last checkpoint exports); with its checkpoints gone, --resume refused the folder as "not empty (config.json,
+    tokenizer_config.json)" where it used to start the run again. Without the log they are not a run's: refused."""
+    out = tmp_path / "run"
+    out.mkdir()
+    for name in ("log.jsonl", "config.json", "tokenizer.json", "tokenizer_config.json"):
+        (out / name).write_text("{}\n")
+    trainer.check_restart_out(out)  # the same run started again
+    (out / "log.jsonl").unlink()
+    with pytest.raises(runtime.UserError, match=r"is not empty \(config.json, tokenizer.json, tokenizer_config.json\)"):
+        trainer.check_restart_out(out)

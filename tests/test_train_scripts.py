@@ -645,3 +645,18 @@ def test_finetune_from_a_multi_label_classifier_trains_with_label_ids(train_file
     out = tmp_path / "sst2"
     assert finetune.main(finetune_argv(train_files, out, "--init", str(init))) == 0
     assert roberta.load_config(out).problem_type is None  # softmax over the labels, as the run trained them
+
+
+def test_release_refuses_a_partial_model_as_any_phase(tiny_mlm_dir, tmp_path, capsys):
+    """A partial model (a cut run's last checkpoint) given as an earlier --mlm phase, before the phase continued
+    from it: release failed with a traceback ("unsupported format string passed to NoneType") on its missing
+    held-out figures; only the last phase was checked."""
+    from scripts import release
+    from train.export import PARTIAL
+
+    partial = shutil.copytree(tiny_mlm_dir, tmp_path / "partial")
+    (partial / "metrics.json").write_text(json.dumps({PARTIAL: "stopped by SIGTERM at step 3: no final evaluation"}))
+    assert release.main(["--mlm", str(partial), str(tiny_mlm_dir), "--out", str(tmp_path / "assets")]) == 2
+    err = capsys.readouterr().err
+    assert f"--mlm {partial} is a partial model, not one to ship: stopped by SIGTERM at step 3" in err
+    assert "Traceback" not in err and not (tmp_path / "assets").exists()

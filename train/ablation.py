@@ -106,9 +106,12 @@ def check_data(args, recipe: dict, steps) -> None:
     kinds = {step.kind for step in steps if not step.done()}
     if kinds & {"train.tokenizer", "train.pretrain", "probe"}:
         data.check_text_source(args.corpus, "--corpus", default=args.corpus == WIKITEXT_TRAIN)
-        if recipe["corpus_chars"] and not args.corpus.startswith(data.HUB_PREFIX) and not Path(args.corpus).is_file():
-            raise IsADirectoryError(f"--corpus {args.corpus} is a folder: --corpus-chars slices a local text file "
-                                    "(--corpus-chars 0 pretrains on all of it)")
+        corpus = Path(args.corpus)
+        if recipe["corpus_chars"] and not args.corpus.startswith(data.HUB_PREFIX) and (
+                not corpus.is_file() or corpus.suffix == ".xz"):
+            what = "a folder" if corpus.is_dir() else "a compressed file" if corpus.is_file() else "a mixture"
+            raise ValueError(f"--corpus {args.corpus} is {what}: --corpus-chars slices one plain local text file "
+                             "(--corpus-chars 0 pretrains on all of it)")
         data.check_text_source(args.valid, "--valid", default=args.valid == pretrain.DEFAULT_VALID)
     if args.tokenizer is not None and kinds:
         try:

@@ -197,15 +197,16 @@ def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32") -> Path:
                          train_time_s=round(state["elapsed"], 1) if state else None,
                          **{k: described.get(k) for k in kept})
     if run_metrics is None:  # these weights are where the run stopped, and why, as its trainer state says
-        metrics.stopped_by = (state or {}).get("stopped_by") or "unknown"
-        how = {"unknown": "went on after it and stopped without saving again (killed, or failed: see its log)",
-               "time": "stopped in its final evaluation", "done": "stopped in its final evaluation"}.get(
-                   metrics.stopped_by, f"was stopped by {metrics.stopped_by}")
+        metrics.stopped_by = (state or {}).get("stopped_by") or "unknown"  # None: a checkpoint on its way
+        at = f"at step {step:,} ({metrics.train_tokens or 0:,} tokens)"
+        how = {"unknown": f"saved these weights on its way, {at}, and may have gone on after them (its log says how "
+                          "far, and whether it was stopped, killed or failed)",
+               "time": f"stopped in its final evaluation, {at}", "done": f"stopped in its final evaluation, {at}"}.get(
+                   metrics.stopped_by, f"was stopped by {metrics.stopped_by} {at}")
         metrics.extra[PARTIAL] = (
             f"the weights of {checkpoint.name} of {run}, a run from {described.get('init') or 'random weights'} "
-            f"that did not finish: it {how} at step {step:,} ({metrics.train_tokens or 0:,} tokens), so there is no "
-            "final evaluation; continue it (--init of a next run) or score it (train.evaluate), but do not ship "
-            "it: train.export and scripts.release refuse it")
+            f"that had not finished: it {how}, so there is no final evaluation; continue it (--init of a next run) "
+            "or score it (train.evaluate), but do not ship it: train.export and scripts.release refuse it")
         for name in ("log.jsonl", "curves.png"):  # its training, up to where it stopped
             if (run / name).is_file():
                 shutil.copy2(run / name, dst / name)

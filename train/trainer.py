@@ -54,6 +54,8 @@ from .runtime import (Dist, TrainingDiverged, UserError, autocast, output_folder
 RESUME_HINT_ENV = "TRAIN_RESUME_HINT"  # how to go on after Ctrl-C, when the run is a step of an experiment
 FINISHED_FILES = ("metrics.json", "model.safetensors")  # a finished run's or a model folder's: never overwritten
 RUN_FILES = (LOG_NAME, CURVES_NAME, CHECKPOINTS)  # what a run writes into --out as it goes (a start that stopped: them)
+# what a run stopped after its loop leaves beside its log, so that its last checkpoint exports (train.pretrain)
+STOPPED_RUN_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json")
 
 
 class Task:
@@ -213,10 +215,12 @@ def check_fresh_out(out: Path, own=()) -> None:
 
 def check_restart_out(out: Path, own=()) -> None:
     """--resume finding no checkpoint in `out` starts a new run there: not over a finished run or a model, nor
-    beside anything but what a start of the same run left (its log, curves and checkpoints folder, and `own`)."""
+    beside anything but what a start of the same run left (its log, curves and checkpoints folder, and `own`; with
+    its log, the config and tokenizer files a run stopped after its loop writes: STOPPED_RUN_FILES)."""
     if finished := finished_files(out):
         raise UserError(f"{out} holds a finished run or model ({', '.join(finished)}) and no checkpoint to resume")
-    if held := other_entries(out, (*RUN_FILES, *own)):
+    stopped = STOPPED_RUN_FILES if (out / LOG_NAME).is_file() else ()
+    if held := other_entries(out, (*RUN_FILES, *stopped, *own)):
         raise UserError(f"{out} is not empty ({held}) and holds no checkpoint to resume: choose another --out")
 
 
