@@ -427,6 +427,38 @@ def test_every_script_ends_ctrl_c_with_130_and_one_line(capsys):
             assert "raise SystemExit(exit_code(main))" in source or "run_main(" in source, path.name
 
 
+def test_pretrain_and_finetune_name_their_data_options_before_any_work(train_files, tiny_mlm_dir, tmp_path, capsys,
+                                                                        monkeypatch):
+    """train.pretrain and train.finetune reached their data through train.data's reading, whose errors named the file
+    and not the option (`error: ../shared/data/sst2/dev.tvs: no such file`); now `train.data`'s checks, by the
+    option's name, before a tokenizer is trained, a model built or anything written."""
+    started = []
+    monkeypatch.setattr(pretrain, "get_tokenizer", lambda *a: started.append("tokenizer"))
+    monkeypatch.setattr(finetune, "build_model", lambda *a: started.append("model"))
+    (tmp_path / "empty").mkdir()
+    out, gone = tmp_path / "out", tmp_path / "gone.txt"
+    text, labelled, sst2 = train_files / "valid.txt", train_files / "train.tsv", train_files / "dev.tsv"
+    for option, value, message in [
+            ("--valid", gone, f"--valid {gone}: no such file or folder"),
+            ("--corpus", f"{train_files / 'corpus.txt'}=1,{gone}=1", f"--corpus {gone}: no such file or folder"),
+            ("--corpus", tmp_path / "empty", f"--corpus {tmp_path / 'empty'}: folder holds no"),
+            ("--corpus", "a=x", "--corpus: mixture 'a=x': weight 'x' of 'a' is not a number")]:
+        argv = pretrain_argv(train_files, out, option, str(value))
+        argv[argv.index("--tokenizer"):argv.index("--tokenizer") + 2] = []  # it would train one: not before the check
+        line = assert_user_error(pretrain.main, argv, capsys, message).strip()
+        assert line.startswith(f"error: {option}") and "\n" not in line
+    for option, value, message in [
+            ("--dev", tmp_path / "dev.tvs", f"--dev {tmp_path / 'dev.tvs'}: no such file"),
+            ("--train", train_files, f"--train {train_files} is a folder, not a TSV/CSV file"),
+            ("--dev", text, f"--dev {text}: no text column"),  # a text corpus for labelled data
+            ("--imdb", sst2, f"--imdb {sst2}: no text column 'text'"),  # SST-2's layout: imdb_sample reads `text`
+            ("--label-column", "stars", f"--train {labelled}: no label column 'stars'")]:
+        line = assert_user_error(finetune.main, finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), option,
+                                                              str(value)), capsys, message).strip()
+        assert line.startswith("error: --") and "\n" not in line
+    assert started == [] and not out.exists()
+
+
 def test_train_debug_raises_the_user_error_of_every_script(tiny_mlm_dir, tmp_path, capsys, monkeypatch):
     """One line and exit 2; with TRAIN_DEBUG=1 the error itself, traceback and all. These scripts printed the
     line by hand (train.runtime's reporter was not used), and TRAIN_DEBUG=1 showed nothing more."""

@@ -1,12 +1,14 @@
 """train.recipe, train.sentiment_recipe and train.gpu_session refuse bad input before any work: exit status 2, one
 line naming the option or folder, and nothing written or started (no training here: the steps are stubbed out)."""
 import json
+import lzma
 import os
 import shutil
 
 import pytest
 
-from train import experiment, gpu_session, pretrain, recipe, runtime, sentiment_recipe, tokenizer
+from train import (experiment, finetune, gpu_session, pretrain, recipe, runtime, sentiment_recipe, tapt_corpus,
+                   tokenizer)
 from test_gpu_transfer import empty_bundle
 
 
@@ -42,6 +44,21 @@ def data_files(tmp_path):
     files = {"--corpus": folder / "corpus.txt", "--valid": folder / "valid.txt", "--train": folder / "train.tsv",
              "--dev": folder / "dev.tsv", "--imdb": folder / "imdb.tsv"}
     return files, [word for option, path in files.items() for word in (option, str(path))]
+
+
+@pytest.fixture
+def gpu_data(tmp_path):
+    """A --data folder for train.recipe --gpu in ../shared/data's layout, some files only as their .xz copies (as
+    `train.gpu_transfer bundle` leaves them); the steps are stubbed, so only the names and headers matter."""
+    folder = tmp_path / "gpu-data"
+    text, sentences, reviews = ("the cat sat on the mat\n" * 20, "sentence\tlabel\n" + "a row\t1\n" * 5,
+                                "text\tlabel\n" + "a review\t0\n" * 5)
+    for name, body in (("wikipedia-en/a.txt", text), ("wikitext-2/wiki.train.tokens", text),
+                       ("wikitext-2/wiki.valid.tokens.xz", text), ("imdb/unsup.txt.xz", text),
+                       ("imdb/train.tsv", reviews), ("sst2/train.tsv.xz", sentences), ("sst2/dev.tsv", sentences)):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(lzma.compress(body.encode()) if name.endswith(".xz") else body.encode())
+    return folder
 
 
 def refused(main, argv, capsys, *words) -> str:
@@ -92,8 +109,9 @@ def test_recipes_refuse_an_out_that_holds_a_model(tiny_mlm_dir, tmp_path, capsys
     (sentiment / "sst2-s0").mkdir(parents=True)
     (sentiment / "sst2-s0" / "metrics.json").write_text("{}")
     (sentiment / "summary.json").write_text("{}")
+    files = data_files[0]
     argv = ["--init", str(tiny_mlm_dir), "--out", str(sentiment), "--tapt-minutes", "0", "--arms", "sst2", "--seeds",
-            "0", "1"]
+            "0", "1", "--finetune-args", f"--train {files['--train']} --dev {files['--dev']} --imdb {files['--imdb']}"]
     capsys.readouterr()
     assert sentiment_recipe.main([*argv, "--dry-run"]) == 0
     assert f"# done: python -m train.finetune --init {tiny_mlm_dir}" in capsys.readouterr().out
@@ -151,16 +169,57 @@ def test_gpu_recipe_checks_every_steps_options_before_pretraining(tmp_path, caps
     assert no_steps == [] and not out.exists()
 
 
-def test_gpu_recipe_accepts_good_options_and_checks_its_init(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys, no_steps):
+def test_gpu_recipe_accepts_good_options_and_checks_its_init(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys, no_steps,
+                                                             gpu_data):
     out = tmp_path / "gpu"
     assert recipe.main(["--gpu", "--out", str(out), "--time-budget-min", "0.1", "--seeds", "0", "1", "--parallel",
-                        "2", "--tapt-minutes", "1", "--finetune-args", "--layer-lr-decay 0.8"]) == 1
+                        "2", "--tapt-minutes", "1", "--finetune-args", "--layer-lr-decay 0.8", "--data",
+                        str(gpu_data)]) == 1
     assert no_steps == [["pretrain", "sentiment"]]
     refused(recipe.main, ["--gpu", "--out", str(tmp_path / "g2"), "--time-budget-min", "0", "--init",
                           str(tiny_clf_dir)], capsys, f"--init {tiny_clf_dir} is a classifier")
     refused(recipe.main, ["--gpu", "--out", str(tmp_path / "g2"), "--init", str(tmp_path / "nope")], capsys,
             f"--init {tmp_path / 'nope'}", "no such folder")
     assert no_steps == [["pretrain", "sentiment"]] and not (tmp_path / "g2").exists()
+
+
+def test_gpu_recipe_checks_its_data_under_data_before_pretraining(tiny_mlm_dir, tmp_path, capsys, no_steps, gpu_data):
+    """--gpu checked no input file: a --data folder without sst2/dev.tsv (nor its .xz copy) was found by the
+    sentiment step, after the minutes of pretraining a GPU call has. Now each step's files as it will read them
+    (relocated under --data, .xz copies accepted), one error naming the recipe's option (--data for the files
+    that no option gives)."""
+    out, gone = tmp_path / "gpu", str(tmp_path / "gone.txt")
+    corpus = str(gpu_data / "wikitext-2" / "wiki.train.tokens")
+    good = ["--gpu", "--out", str(out), "--time-budget-min", "0.1", "--seeds", "0", "--data", str(gpu_data)]
+    every = ["--tapt-minutes", "1", "--imdb-stage"]  # TAPT's review text and the IMDB stage's reviews too
+    ran = ["--out", str(tmp_path / "ran")]  # (the recipe makes its --out before its steps run)
+    assert recipe.main([*good, *every, *ran]) == 1  # the .xz copies are taken: the steps ran
+    assert no_steps == [["pretrain", "sentiment"]]
+    for extra, words in [
+            (["--dev", "../shared/data/sst2/dev.tvs"], [f"--dev {gpu_data}/sst2/dev.tvs: no such file"]),
+            (["--valid", gone], [f"--valid {gone}: no such file or folder"]),
+            (["--corpus", f"{corpus}=1,{gone}=1"], [f"--corpus {gone}: no such file or folder"]),
+            (["--train", str(gpu_data / "wikitext-2" / "wiki.train.tokens")], ["--train ", ": no text column"]),
+            (["--imdb", str(gpu_data / "sst2" / "dev.tsv")], ["--imdb ", "no text column 'text'"]),
+            (["--pretrain-args", f"--valid {gone}"], [f"--pretrain-args --valid {gone}: no such file or folder"]),
+            (["--finetune-args", f"--dev {gone}"], [f"--finetune-args --dev {gone}: no such file"]),
+            (["--tokenizer", str(tmp_path / "tok.json")], [f"--tokenizer {tmp_path / 'tok.json'}: no such tokenizer"])]:
+        refused(recipe.main, [*good, *every, *extra], capsys, *words)
+    (gpu_data / "sst2" / "dev.tsv").unlink()
+    refused(recipe.main, good, capsys, f"--dev's default {gpu_data}/sst2/dev.tsv: no such file", "pass --dev")
+    (gpu_data / "imdb" / "unsup.txt.xz").unlink()  # a source of the default corpus, and TAPT's review text
+    (gpu_data / "imdb" / "train.tsv").unlink()  # the same, and the IMDB stage's reviews
+    dev = ["--dev", str(gpu_data / "sst2" / "train.tsv.xz"), "--imdb", ""]
+    refused(recipe.main, [*good, *dev], capsys, f"--corpus's default {gpu_data}/imdb/unsup.txt: no such file",
+            "pass --corpus")
+    refused(recipe.main, [*good, *dev, "--corpus", corpus, "--tapt-minutes", "1"], capsys,
+            f"--data {gpu_data}/imdb/unsup.txt: no such file")
+    refused(recipe.main, [*good, *dev, "--corpus", corpus, "--imdb-stage"], capsys,
+            f"--data {gpu_data}/imdb/train.tsv: no such file")
+    assert no_steps == [["pretrain", "sentiment"]] and not out.exists()
+    # no pretraining (--time-budget-min 0): its corpus is not read, and not needed
+    assert recipe.main([*good, *dev, "--time-budget-min", "0", "--init", str(tiny_mlm_dir), *ran]) == 1
+    assert no_steps[-1] == ["sentiment"]
 
 
 # ----- 4. train.sentiment_recipe: a seed given twice -----
@@ -200,6 +259,40 @@ def test_sentiment_recipe_checks_out_and_init_before_any_work(tiny_mlm_dir, tiny
                 f"--init {tiny_clf_dir} is a classifier (RobertaForSequenceClassification)", "masked-LM folder")
     assert no_steps == [] and not out.exists() and a_file.read_text() == "x"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
+# ----- 5b. train.sentiment_recipe: every step's input files checked before the first step (not in a dry run) -----
+def test_sentiment_recipe_checks_every_steps_data_before_the_first_step(tiny_mlm_dir, tmp_path, capsys, no_steps,
+                                                                        data_files):
+    """A misspelt --imdb-train was found by the IMDB stage, after 18 minutes of TAPT; a misspelt --dev in
+    --finetune-args by the first SST-2 run, after TAPT and the IMDB stage (`error: PATH: no such file`)."""
+    files, _ = data_files
+    out, gone = tmp_path / "sentiment", str(tmp_path / "gone.tsv")
+    sst2 = f"--train {files['--train']} --dev {files['--dev']} --imdb {files['--imdb']}"
+    good = ["--init", str(tiny_mlm_dir), "--out", str(out), "--arms", "imdb-sst2", "--seeds", "0", "1",
+            "--tapt-minutes", "1", "--tapt-unsup", str(files["--corpus"]), "--tapt-sst2", str(files["--train"]),
+            "--tapt-args", f"--valid {files['--valid']}", "--imdb-train", str(files["--imdb"]), "--finetune-args",
+            sst2, "--imdb-args", sst2]
+    for option, value, words in [
+            ("--tapt-unsup", str(tmp_path), [f"--tapt-unsup {tmp_path}: a folder, not a file"]),
+            ("--tapt-sst2", str(files["--valid"]), [f"--tapt-sst2 {files['--valid']}: no text column"]),
+            ("--tapt-args", f"--valid {gone}", [f"--tapt-args --valid {gone}: no such file or folder"]),
+            ("--imdb-train", gone, [f"--imdb-train {gone}: no such file"]),
+            ("--imdb-args", f"{sst2} --dev {gone}", [f"--imdb-args --dev {gone}: no such file"]),
+            ("--finetune-args", f"{sst2} --dev {gone}", [f"--finetune-args --dev {gone}: no such file"]),
+            ("--finetune-args", f"{sst2} --imdb {files['--dev']}", [f"--finetune-args --imdb {files['--dev']}: no "
+                                                                     "text column 'text'"])]:
+        argv = [*good, option, value]
+        refused(sentiment_recipe.main, argv, capsys, *words)
+        assert sentiment_recipe.main([*argv, "--dry-run"]) == 0  # the plan, whose files may be made later
+    assert no_steps == [] and not out.exists()
+    assert sentiment_recipe.main(good) == 1  # good inputs: the steps ran
+    assert no_steps == [["tapt-corpus", "tapt", "imdb-s0", "imdb-sst2-s0", "imdb-s1", "imdb-sst2-s1", "imdb-sst2-avg"]]
+    # a finished step's inputs are not needed again: TAPT done, its review text moved away
+    for name in ("tapt/sst2-lower.txt", "tapt/mlm/metrics.json"):
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text("x")
+    assert sentiment_recipe.main([*good, "--tapt-unsup", gone, "--tapt-args", f"--valid {gone}"]) == 1
 
 
 # ----- 6. train.recipe (CPU): every step's input files checked before the first step -----
@@ -247,8 +340,8 @@ def test_recipe_checks_the_inputs_of_the_steps_still_to_run(tmp_path, capsys, no
     assert len(no_steps) == 1
 
 
-def test_missing_default_data_names_its_option_and_how_to_point_at_the_data(tmp_path, capsys, no_steps, data_files,
-                                                                            monkeypatch):
+def test_missing_default_data_names_its_option_and_how_to_point_at_the_data(tiny_mlm_dir, tmp_path, capsys, no_steps,
+                                                                            data_files, monkeypatch):
     """From a clone whose data is not at ../shared/data: was `error: ../shared/data/wikitext-2/wiki.train.tokens:
     no such file or folder`, naming neither the option nor the fix."""
     files, _ = data_files
@@ -266,10 +359,29 @@ def test_missing_default_data_names_its_option_and_how_to_point_at_the_data(tmp_
                                                           "file", "pass --train", *fix)
     refused(recipe.main, ["--out", out], capsys, "--corpus's default ../shared/data/", *fix)
     refused(tokenizer.main, ["--out", str(tmp_path / "tok")], capsys, "--corpus's default ../shared/data/", *fix)
-    # train.pretrain reads it through train.data without the option's name: the data folder is said to be missing
-    refused(pretrain.main, ["--out", str(tmp_path / "mlm")], capsys, f"{pretrain.DEFAULT_VALID}: no such file or "
-            "folder", "the default data folder ../shared/data is not there", *fix)
-    assert no_steps == [] and not (tmp_path / "quick").exists() and not (tmp_path / "tok").exists()
+    # the training scripts and the other experiments check their data options by name too (train.pretrain said
+    # `error: ../shared/data/wikitext-2/wiki.valid.tokens: no such file or folder (the default data folder ...)`,
+    # train.finetune `error: ../shared/data/sst2/train.tsv: no such file`, naming no option)
+    refused(pretrain.main, ["--out", str(tmp_path / "mlm")], capsys,
+            f"--valid's default {pretrain.DEFAULT_VALID}: no such file or folder", "pass --valid", *fix)
+    for tokenizer_given in ([], ["--tokenizer", str(tiny_mlm_dir)]):  # checked before one is trained, or one read
+        refused(pretrain.main, ["--out", str(tmp_path / "mlm"), "--valid", str(files["--valid"]), *tokenizer_given],
+                capsys, "--corpus's default ../shared/data/wikipedia-en: no such file or folder", "pass --corpus", *fix)
+    refused(finetune.main, ["--init", "random", "--out", str(tmp_path / "clf")], capsys,
+            f"--train's default {finetune.DEFAULT_TRAIN}: no such file", "pass --train", *fix)
+    refused(finetune.main, ["--init", "random", "--out", str(tmp_path / "clf"), "--train", str(files["--train"]),
+                            "--dev", str(files["--dev"])], capsys,
+            f"--imdb's default {finetune.DEFAULT_IMDB}: no such file", "pass --imdb", *fix)
+    refused(tapt_corpus.main, ["--out", str(tmp_path / "tapt")], capsys,
+            f"--imdb-unsup's default {tapt_corpus.DEFAULT_UNSUP}: no such file", "pass --imdb-unsup", *fix)
+    refused(sentiment_recipe.main, ["--init", str(tiny_mlm_dir), "--out", str(tmp_path / "sentiment")], capsys,
+            f"--tapt-unsup's default {tapt_corpus.DEFAULT_UNSUP}: no such file", "pass --tapt-unsup", *fix)
+    refused(recipe.main, ["--gpu", "--out", str(tmp_path / "gpu")], capsys,
+            "--corpus's default ../shared/data/wikipedia-en: no such file or folder", "pass --corpus", *fix)
+    refused(recipe.main, ["--gpu", "--out", str(tmp_path / "gpu"), "--time-budget-min", "0", "--init",
+                          str(tiny_mlm_dir), "--imdb-stage", "--tapt-minutes", "0", "--imdb", ""], capsys,
+            f"--data's default {finetune.DEFAULT_IMDB}: no such file", "pass --data", *fix)  # its IMDB stage's
+    assert no_steps == [] and sorted(p.name for p in tmp_path.iterdir()) == ["clone", "data"]
 
 
 def test_a_step_made_with_an_empty_option_shows_it_as_two_quotes(tmp_path, data_files):

@@ -705,7 +705,7 @@ def test_tapt_corpus_is_lower_cased_review_text(tmp_path, capsys):
     assert tapt_corpus.main(["--out", str(tmp_path / "o2"), "--imdb-unsup", str(tmp_path / "none.txt")]) == 2
     latin1 = tmp_path / "latin1.txt"
     latin1.write_bytes("a café review\n".encode("latin-1"))
-    assert tapt_corpus.main(["--out", str(tmp_path / "o3"), "--imdb-unsup", str(latin1)]) == 2
+    assert tapt_corpus.main(["--out", str(tmp_path / "o3"), "--imdb-unsup", str(latin1), "--sst2-train", str(sst2)]) == 2
     # was "'utf-8' codec can't decode byte 0xe9 ...", naming no file
     assert f"error: {latin1} line 1: not UTF-8 text" in capsys.readouterr().err
 

@@ -107,7 +107,7 @@ def test_a_mixture_item_that_is_an_existing_path_is_one_source(tmp_path):
     assert data.parse_mixture(f"{tmp_path}/w=2") == [(f"{tmp_path}/w=2", 1.0)]  # the folder, not {tmp_path}/w at 2
     assert data.parse_mixture(f"{tmp_path}/lr=2e-4/corpus.txt=0.3,{tmp_path}/w=2=0.7") == [
         (f"{tmp_path}/lr=2e-4/corpus.txt", 0.3), (f"{tmp_path}/w=2", 0.7)]
-    data.check_sources_exist(f"{tmp_path}/lr=2e-4/corpus.txt")
+    data.check_text_source(f"{tmp_path}/lr=2e-4/corpus.txt", "--corpus")  # the path as it is, there
     assert data.read_documents(f"{tmp_path}/a,b/corpus.txt") == ["one document"]
 
 

@@ -310,16 +310,6 @@ def parse_mixture(spec: str) -> list[tuple[str, float]]:
     return mixture
 
 
-def check_sources_exist(*specs: str) -> None:
-    """Fail at once (FileNotFoundError naming it) when a local source of these mixtures or paths does not exist:
-    before a tokenizer is trained or a corpus read, minutes of work on the full corpora. Hub sources are left
-    to their loader."""
-    for spec in specs:
-        for source, _ in parse_mixture(os.fspath(spec)):
-            if not source.startswith(HUB_PREFIX) and not Path(source).exists():
-                raise missing_data(source)
-
-
 def _named(err: Exception, option: str) -> Exception:
     """`err` (an OSError or a DataError whose message starts with the path) with `option` in front."""
     return type(err)(f"{option} {err}")

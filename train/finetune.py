@@ -329,6 +329,14 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     id2label = dict(enumerate(name.strip() for name in args.labels.split(",")))
     if len(id2label) < 2 or "" in id2label.values():
         raise UserError(f"--labels must name two or more labels, comma-separated, got {args.labels!r}")
+    # the data options, by their names, before any is read or the model built (was "error: PATH: no such file",
+    # naming no option); a missing default says how to point the command at the data (`data.missing_data`)
+    for flag, path, default in (("--train", args.train, DEFAULT_TRAIN), ("--dev", args.dev, DEFAULT_DEV)):
+        data.check_labeled_source(path, flag, default=path == default, text_column=args.text_column,
+                                  label_column=args.label_column)
+    if args.imdb:  # read as `data.imdb_sample` reads it
+        data.check_labeled_source(args.imdb, "--imdb", default=args.imdb == DEFAULT_IMDB,
+                                  text_column=data.IMDB_TEXT_COLUMN, label_column="label")
     if checks_path:  # read now: a malformed file or a label outside --labels failed after training, nothing saved
         check_expected_labels(read_checks(checks_path), id2label, f"--checks {checks_path}")
     texts, labels, _ = data.read_labeled(args.train, args.text_column, args.label_column, id2label)

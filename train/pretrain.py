@@ -147,10 +147,8 @@ def get_tokenizer(args: PretrainArguments, out: Path, dist: Dist):
         return load_run_tokenizer(args.tokenizer, args.init)
     path = out / "tokenizer.json"
     if dist.is_main and not (args.resume and path.exists()):
-        from .data import check_sources_exist
         from .tokenizer import build_tokenizer
 
-        check_sources_exist(args.valid, args.corpus)  # before minutes of tokenizer training on the corpus
         if not args.resume:
             check_fresh_out(out, args.own_files())  # before a tokenizer is written there
         print(f"training a {args.vocab_size}-token tokenizer on {args.corpus}", flush=True)
@@ -221,6 +219,13 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
         raise UserError(f"--dupe-factor must be at least 1, got {args.dupe_factor}")
     if args.cache_dir and Path(args.cache_dir).is_file():  # was "[Errno 17] File exists", after the corpus was read
         raise UserError(f"--cache-dir {args.cache_dir} is a file, not a folder")
+    # the data options by their names (`train.data`'s checks; a missing default says how to point the command at
+    # the data), before anything is written: --valid first, and --corpus now if a tokenizer is trained on it
+    # (minutes on the full corpus), else once the model's lengths are checked (they are named first)
+    data.check_text_source(args.valid, "--valid", default=args.valid == DEFAULT_VALID)
+    corpus_checked = not (args.tokenizer or args.init)
+    if corpus_checked:
+        data.check_text_source(args.corpus, "--corpus", default=args.corpus == PRETRAIN_CORPUS)
     seed_everything(args.seed)
     tokenizer = get_tokenizer(args, out, dist)
     say = print if dist.is_main else (lambda *a, **k: None)
@@ -237,6 +242,8 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     if not 8 <= eval_length <= config.max_length:
         raise UserError(f"--eval-length must be between 8 and the model's longest input {config.max_length}, "
                         f"got {eval_length}")
+    if not corpus_checked:
+        data.check_text_source(args.corpus, "--corpus", default=args.corpus == PRETRAIN_CORPUS)
     cache = args.cache_dir or None
     valid_documents = data.read_documents(args.valid)  # before the corpus: a misspelt --valid fails in seconds
     say(f"reading {args.corpus}", flush=True)

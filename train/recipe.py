@@ -148,6 +148,14 @@ def check_gpu_options(parser: argparse.ArgumentParser, args) -> None:
                         "without it they would be ignored")
 
 
+def check_tokenizer(path: str) -> None:
+    """--tokenizer, loaded: one error that names it."""
+    try:
+        tokenizer.load_run_tokenizer(path, None)
+    except (OSError, ValueError) as err:
+        raise UserError(f"--tokenizer {err}") from None  # its message starts with the path
+
+
 def check_data(parser: argparse.ArgumentParser, args, steps: list[Step]) -> None:
     """The input files of every step still to run, checked before the first one runs (`train.data`'s checks): a
     misspelt --dev was found by the fine-tuning, after the tokenizer and 80 minutes of pretraining. One error that
@@ -163,10 +171,7 @@ def check_data(parser: argparse.ArgumentParser, args, steps: list[Step]) -> None
         data.check_text_source(args.corpus or (QUICK_CORPUS if args.quick else tokenizer.DEFAULT_CORPUS), "--corpus",
                                default=args.corpus is None)
     elif args.tokenizer is not None and pending:
-        try:
-            tokenizer.load_run_tokenizer(args.tokenizer, None)
-        except (OSError, ValueError) as err:
-            raise UserError(f"--tokenizer {err}") from None  # its message starts with the path
+        check_tokenizer(args.tokenizer)
     if "pretrain" in pending:
         data.check_text_source(args.corpus or (QUICK_CORPUS if args.quick else pretrain.PRETRAIN_CORPUS), "--corpus",
                                default=args.corpus is None)
@@ -177,6 +182,42 @@ def check_data(parser: argparse.ArgumentParser, args, steps: list[Step]) -> None
         if args.imdb:  # read as train.finetune reads it: its `text` and `label` columns
             data.check_labeled_source(args.imdb, "--imdb", default=default("imdb"), text_column=data.IMDB_TEXT_COLUMN,
                                       label_column="label")
+
+
+def check_gpu_data(parser: argparse.ArgumentParser, args, steps: list[Step]) -> None:
+    """--gpu: the input files of every step still to run, as that step will read them (under --data, a file there
+    only compressed as its .xz copy: `relocate`), checked before pretraining runs (`train.data`'s checks; the
+    sentiment experiment's inputs as train.sentiment_recipe lists them). One error that names the recipe's option:
+    --corpus, --valid, --train, --dev, --imdb, a file given in --finetune-args, or --data for the files no option
+    gives (TAPT's review text, the IMDB stage's reviews)."""
+    from . import data
+
+    pending = {step.name: step for step in steps if not step.done()}
+    if "pretrain" in pending:
+        if args.tokenizer is not None and not args.init:  # (with --init, the --init folder's)
+            check_tokenizer(args.tokenizer)
+        step = pending["pretrain"].args
+        for name, asked, default in (("corpus", args.corpus or pretrain.PRETRAIN_CORPUS, args.corpus is None),
+                                     ("valid", args.valid, args.valid == parser.get_default("valid"))):
+            path = getattr(step, name)  # as relocated, unless --pretrain-args gave it
+            if path == relocate(asked, args.data):
+                data.check_text_source(path, f"--{name}", default=default)
+            else:
+                data.check_text_source(path, f"--pretrain-args --{name}")
+    if "sentiment" in pending:  # its steps' inputs, named by the recipe's options that gave them
+        # the experiment's options, from its command (which runs as that step: `script`)
+        sentiment = sentiment_recipe.build_parser().parse_args(shlex.split(pending["sentiment"].command)[3:])
+        given = {name: getattr(args, name) for name in ("train", "dev", "imdb", "valid")}
+        for option, path, _, kind, columns in sentiment_recipe.data_inputs(sentiment,
+                                                                           sentiment_recipe.plan(sentiment)[0]):
+            name = option.split()[-1][2:]
+            if option in ("--imdb-train", "--tapt-unsup", "--tapt-sst2"):  # no option of the recipe's gives them
+                option, default = "--data", args.data is None  # (without it, a default under ../shared/data)
+            elif name in given and path == relocate(given[name], args.data):  # the recipe's --train, --dev, ...
+                option, default = f"--{name}", given[name] == parser.get_default(name)
+            else:  # given in --finetune-args (which reach the IMDB stages too)
+                option, default = f"--finetune-args --{name}", False
+            sentiment_recipe.check_input(option, path, default, kind, columns)
 
 
 def plan(args) -> list[Step]:
@@ -383,7 +424,9 @@ def main(argv=None) -> int:
         if args.gpu and args.init:
             sentiment_recipe.check_init(args.init)  # a masked-LM folder, not a classifier
         steps = plan_gpu(args) if args.gpu else plan(args)
-        if not args.gpu:
+        if args.gpu:  # after `relocate`: the files under --data, .xz copies included
+            check_gpu_data(parser, args, steps)
+        else:
             check_data(parser, args, steps)
         out.mkdir(parents=True, exist_ok=True)
     except USER_ERRORS as err:

@@ -57,6 +57,7 @@ import argparse
 import contextlib
 import io
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -248,6 +249,63 @@ def plan(args) -> tuple[list[Step], list[Step], dict, set[str]]:
     return train_steps, average_steps, runs, shared
 
 
+def data_inputs(args, steps: list[Step]) -> list[tuple[str, str, bool, str, dict]]:
+    """The input files of the steps still to run, once each: (option, path, whether it is that option's default,
+    kind "text", "labeled" or "lines", the check's column options). A fine-tuning's data options are named after
+    the options that give them (`--finetune-args --dev`; an IMDB stage's --train is --imdb-train); TAPT's corpus is
+    the tapt-corpus step's output, not an input."""
+    from .data import IMDB_TEXT_COLUMN
+
+    inputs, seen = [], set()
+
+    def add(option, path, default, kind, **columns):
+        if path and (option, path) not in seen:
+            seen.add((option, path))
+            inputs.append((option, path, path == default, kind, columns))
+
+    for step in steps:
+        if step.done():
+            continue
+        if step.kind == tapt_corpus.__name__:
+            add("--tapt-unsup", args.tapt_unsup, tapt_corpus.DEFAULT_UNSUP, "lines")
+            add("--tapt-sst2", args.tapt_sst2, tapt_corpus.DEFAULT_SST2, "labeled")
+        elif step.kind == pretrain.__name__:  # TAPT
+            add("--tapt-args --valid", step.args.valid, pretrain.DEFAULT_VALID, "text")
+        elif step.kind == finetune.__name__:
+            a = step.args
+            stage = re.fullmatch(r"(random-)?imdb-s\d+", step.name) is not None  # an IMDB stage, not an SST-2 run
+            extra = "--imdb-args" if stage else "--finetune-args"
+            columns = {"text_column": a.text_column, "label_column": a.label_column}
+            if stage:
+                add("--imdb-train", a.train, finetune.DEFAULT_IMDB, "labeled", **columns)
+            else:
+                add(f"{extra} --train", a.train, finetune.DEFAULT_TRAIN, "labeled", **columns)
+            add(f"{extra} --dev", a.dev, finetune.DEFAULT_DEV, "labeled", **columns)
+            add(f"{extra} --imdb", a.imdb, finetune.DEFAULT_IMDB, "labeled", text_column=IMDB_TEXT_COLUMN,
+                label_column="label")
+    return inputs
+
+
+def check_input(option: str, path: str, default: bool, kind: str, columns: dict) -> None:
+    """One of `data_inputs`, checked by `train.data`'s checks (train.tapt_corpus's for --tapt-unsup): an error
+    naming `option`."""
+    from . import data
+
+    if kind == "lines":
+        tapt_corpus.check_lines(path, option, default=default)
+    elif kind == "text":
+        data.check_text_source(path, option, default=default)
+    elif kind == "labeled":
+        data.check_labeled_source(path, option, default=default, **columns)
+
+
+def check_data(args, steps: list[Step]) -> None:
+    """The input files of every step still to run, checked before the first one runs (TAPT: 18 minutes, then an
+    IMDB stage, before an SST-2 run read a misspelt --dev): one error that names the option."""
+    for option, path, default, kind, columns in data_inputs(args, steps):
+        check_input(option, path, default, kind, columns)
+
+
 def _stop_with_parent():
     """What a seed's process runs before it starts (Linux; None elsewhere): SIGTERM when this recipe dies, killed
     without passing a signal on (a GPU session's SIGKILL), so that no seed trains on unwatched. `prctl` is looked
@@ -319,11 +377,14 @@ def run_in_parallel(argv: list[str], args, steps: list[Step], shared: set[str]) 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    try:  # everything checked before any work, --dry-run too (but --init: a plan may name a run still to come)
+    # everything checked before any work, --dry-run too, but --init and the data files: a plan may name a run or a
+    # file still to come (train.ablation's dry run does not check its data either)
+    try:
         train_steps, average_steps, runs, shared = plan(args)
         check_out(args.out)  # not into a model's folder (its own earlier run: continued)
         if not args.dry_run:
             check_init(args.init)
+            check_data(args, train_steps)
     except USER_ERRORS as err:
         return report_user_error(err)
     summary_argv, summarized = [], []

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from roberta.text import normalize_for_classifier
 
-from .data import HUB_PREFIX, _undecodable, open_text, read_labeled
+from .data import _undecodable, check_labeled_source, missing_data, open_text, read_labeled
 from .runtime import EXIT_OK, exit_code, output_folder, report_user_error
 
 DEFAULT_UNSUP = "../shared/data/imdb/unsup.txt"
@@ -41,13 +41,7 @@ def write_corpora(out, imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAUL
     out = output_folder(out)
     if min_words < 1:
         raise ValueError(f"--min-words must be at least 1, got {min_words}")
-    for option, path in (("--imdb-unsup", imdb_unsup), ("--sst2-train", sst2_train)):
-        if option == "--sst2-train" and str(path).startswith(HUB_PREFIX):  # read_labeled reads a Hub dataset too
-            continue
-        if Path(path).is_dir():  # was "no such file"
-            raise IsADirectoryError(f"{option} {path}: a folder, not a file")
-        if not Path(path).is_file():  # was "[Errno 2] ...", after OUT was made (and its finished files deleted)
-            raise FileNotFoundError(f"{option} {path}: no such file")
+    check_inputs(imdb_unsup, sst2_train)
     out.mkdir(parents=True, exist_ok=True)
     counts = {"imdb-lower.txt": 0, "sst2-lower.txt": 0}
     tmp = {name: out / f".{name}.tmp-{os.getpid()}" for name in counts}
@@ -63,6 +57,24 @@ def write_corpora(out, imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAUL
         for path in tmp.values():
             path.unlink(missing_ok=True)
     return counts
+
+
+def check_lines(path, option: str, default: bool = False) -> None:
+    """A file of reviews read line by line (--imdb-unsup; train.sentiment_recipe's --tapt-unsup): there, and a
+    file, not a folder; an error naming `option` (`data.missing_data`: for a missing default, how to point the
+    command at the data)."""
+    if Path(path).is_dir():  # was "no such file"
+        raise IsADirectoryError(f"{option} {path}: a folder, not a file")
+    if not Path(path).is_file():  # was "[Errno 2] ...", after OUT was made (and its finished files deleted)
+        raise missing_data(path, option, default=default, what="no such file")
+
+
+def check_inputs(imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAULT_SST2) -> None:
+    """The two inputs, checked by their options' names before OUT is touched (a failed input deleted the finished
+    files of an earlier run there): --imdb-unsup a text file (read line by line: not a folder), --sst2-train a
+    labelled file with a text column (`train.data`'s checks; a missing default says how to point at the data)."""
+    check_lines(imdb_unsup, "--imdb-unsup", default=imdb_unsup == DEFAULT_UNSUP)
+    check_labeled_source(sst2_train, "--sst2-train", default=sst2_train == DEFAULT_SST2)  # a hub: spec: its loader's
 
 
 def _write(imdb_unsup, sst2_train, min_words: int, files: dict, counts: dict) -> None:
