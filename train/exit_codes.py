@@ -9,6 +9,13 @@ import threading
 EXIT_OK, EXIT_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
+class UserError(Exception):
+    """A problem with the command line or the input files: reported as `error: ...`, without a traceback."""
+
+
+USER_ERRORS = (UserError, OSError, ValueError)  # ValueError includes train.data.DataError
+
+
 def report_user_error(err: BaseException) -> int:
     """Print `error: ...` (the traceback too with TRAIN_DEBUG=1) and give EXIT_USER_ERROR."""
     if os.environ.get("TRAIN_DEBUG"):

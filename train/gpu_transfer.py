@@ -25,7 +25,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from .exit_codes import EXIT_OK, exit_code, report_user_error
+from .exit_codes import EXIT_OK, USER_ERRORS, exit_code, report_user_error
 from .paths import output_folder
 
 DATA_ROOT = Path("../shared/data")
@@ -265,17 +265,12 @@ def main(argv=None) -> int:
         elif args.command == "pack":
             if args.ship:
                 from .recipe import ship  # train.recipe imports this module
-                from .runtime import UserError  # imports torch: only here
-
-                try:
-                    pack(ship(Path(args.runs)), args.out)
-                except UserError as err:  # e.g. a last checkpoint that cannot be read
-                    return report_user_error(err)
+                pack(ship(Path(args.runs)), args.out)
             else:
                 pack(args.runs, args.out)
         else:
             print(f"unpacked into {unpack(args.returned, args.out)}")
-    except (OSError, ValueError, tarfile.TarError) as err:
+    except (*USER_ERRORS, tarfile.TarError) as err:  # UserError: e.g. a last checkpoint that cannot be read
         return report_user_error(err)
     return EXIT_OK
 

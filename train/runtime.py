@@ -26,7 +26,7 @@ import torch.distributed as torch_dist
 from roberta.model import enable_fast_cpu_math
 
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, exit_code  # noqa: F401 (re-exported)
-from .exit_codes import report_user_error
+from .exit_codes import USER_ERRORS, UserError, report_user_error  # noqa: F401 (re-exported)
 from .paths import output_file, output_folder  # noqa: F401 (re-exported)
 
 EXIT_DIVERGED = EXIT_FAILED
@@ -40,15 +40,10 @@ exit codes:
 """
 
 
-class UserError(Exception):
-    """A problem with the command line or the input files: reported as `error: ...`, without a traceback."""
-
-
 class TrainingDiverged(Exception):
     """The loss or the gradient became nan/inf."""
 
 
-USER_ERRORS = (UserError, OSError, ValueError)  # ValueError includes train.data.DataError
 
 
 def progress_bars(no_progress: bool = False) -> bool:
