@@ -17,14 +17,13 @@ Prints the tokens (and hours at --tokens-per-s) at which the line reaches --targ
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import shlex
 import sys
 import textwrap
 from pathlib import Path
 
-from roberta.config import RobertaConfig
+import roberta
 from roberta.run_metrics import PHASES_NAME, dataset_name, read_phase_history
 from train.runtime import EXIT_OK, EXIT_USER_ERROR, exit_code, output_file, report_user_error
 
@@ -73,8 +72,8 @@ def _longest_input(model: Path) -> int | None:
     """The model's longest input in tokens (what `train.pretrain` scores held-out rows at by default), None
     without a readable config.json."""
     try:
-        return RobertaConfig.from_dict(json.loads((model / "config.json").read_text(encoding="utf-8"))).max_length
-    except (OSError, ValueError, TypeError):
+        return roberta.load_config(model).max_length
+    except (OSError, ValueError):
         return None
 
 

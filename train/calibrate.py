@@ -248,7 +248,7 @@ def report_dev(model, tokenizer, dev: tuple[list[str], list[int]], temperature: 
 
 def calibration_notes(temperature: float, report: dict) -> list[str]:
     """What a reader must know about a fitted T (the fit is not changed): T at one of its bounds, where the clip, not
-    the data, set it (at T_MAX the probabilities are flattened towards 1/L: the model's confidence carries no signal
+    the data, set it (at T_MAX the probabilities are flattened towards equal ones: the model's confidence carries no signal
     on this data, e.g. a model at chance level; at T_MIN every example is right with a margin: the slice is too
     easy or too small); and a T that makes the calibration slice's own ECE worse than T = 1 (T minimises the
     log-loss, not the ECE: on a small slice or a model near chance the two disagree). `report`: the slice's
