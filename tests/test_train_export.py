@@ -140,5 +140,6 @@ def test_a_checkpoint_of_an_unfinished_run_says_how_far_it_is(tiny_mlm_dir, tmp_
     assert main([str(checkpoint), str(tmp_path / "out")]) == 0
     metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
     assert metrics["stopped_by"] == (stopped_by or "unknown") and metrics["corpus"] == "corpus.txt"
+    assert metrics["max_length"] == model.config.max_length  # --max-length's default: rows the model's longest
     assert f"the weights of step-00000002 of {run}, a run from random weights that had not finished: it {says}" \
         in metrics[PARTIAL]

@@ -196,6 +196,8 @@ def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32") -> Path:
                          train_tokens=state["tokens"] if state else None,
                          train_time_s=round(state["elapsed"], 1) if state else None,
                          **{k: described.get(k) for k in kept})
+    if run_metrics is None and metrics.max_length is None:  # the option's default: rows as long as the model reads
+        metrics.max_length = model.config.max_length
     if run_metrics is None:  # these weights are where the run stopped, and why, as its trainer state says
         metrics.stopped_by = (state or {}).get("stopped_by") or "unknown"  # None: a checkpoint on its way
         at = f"at step {step:,} ({metrics.train_tokens or 0:,} tokens)"
