@@ -26,7 +26,8 @@ class RobertaConfig:
     # Sequence classification labels (id -> name); JSON turns int keys into strings, we turn them back.
     id2label: dict[int, str] = field(default_factory=lambda: {0: "LABEL_0", 1: "LABEL_1"})
     # Classifiers: probabilities are softmax(logits / calibration_temperature), fitted after fine-tuning
-    # (train.calibrate). The logits stay raw; `transformers` keeps the field as a config attribute.
+    # (train.calibrate). The logits stay raw; `transformers` keeps the field as a config attribute. None (null in
+    # a config.json, which `transformers` loads and its pipeline reads as no calibration) is taken as 1.0.
     calibration_temperature: float = 1.0
     # As `transformers`: how a classifier's logits are read (PROBLEM_TYPES); None: single-label softmax, or a
     # sigmoid for a single output. Its loss follows it (`RobertaForSequenceClassification.forward`).
@@ -34,6 +35,8 @@ class RobertaConfig:
 
     def __post_init__(self):
         """Check every field (a config.json may hold anything); ValueError names the field and the problem."""
+        if self.calibration_temperature is None:  # no calibration, as transformers' pipeline reads it
+            self.calibration_temperature = 1.0
         for name, low in _INTS.items():
             value = getattr(self, name)
             if not _is_int(value):

@@ -47,6 +47,34 @@ TOKENIZER_NAME = "tokenizer.json"
 ARCHITECTURES = {"RobertaForMaskedLM": ("a masked-LM model", "fill-mask"),
                  "RobertaForSequenceClassification": ("a classifier", "text-classification")}
 HUB_KWARGS = ("revision", "cache_dir", "force_download", "token", "local_files_only")
+# The model card (README.md) `save_pretrained` writes into a folder that has none, in place of huggingface_hub's
+# default ("pushed to the Hub ...", "[More Information Needed]"): what the folder holds and how it loads, nothing
+# it cannot know. A Jinja template (`PyTorchModelHubMixin`'s model_card_template), filled by
+# `RobertaPreTrainedModel.generate_model_card`; the training scripts write a full card over it.
+MODEL_CARD_TEMPLATE = """---
+{{ card_data }}
+---
+
+# {{ architecture }}
+
+A RoBERTa encoder ({{ config.num_hidden_layers }} layers, hidden size {{ config.hidden_size }}, \
+{{ config.num_attention_heads }} heads, a vocabulary of {{ config.vocab_size }} tokens, inputs of at most \
+{{ config.max_length }} tokens) with {{ head }}, saved by the `roberta` package's `save_pretrained`: `config.json` \
+and `model.safetensors` in `transformers`' layout. This card records no training data or metrics.
+
+It loads with `roberta` and with `transformers`' RoBERTa classes:
+
+```python
+import roberta
+model = roberta.{{ architecture }}.from_pretrained(folder)
+
+import transformers
+model = transformers.{{ architecture }}.from_pretrained(folder)
+```
+{% if task %}
+`roberta.pipeline("{{ task }}", model=folder)` also needs the tokenizer beside the weights (`tokenizer.json`, \
+written by `roberta.save_tokenizer`).
+{% endif %}"""
 # Config fields the weights' shapes do not reveal (4 heads or 8 give the same matrices). They are written into
 # model.safetensors' metadata and compared with config.json at load; files saved by `transformers` (or by this
 # code before it wrote them) do not carry them, and then an edited value of these fields cannot be detected.
@@ -315,29 +343,31 @@ def weights_files(model_id, **hub_kwargs) -> tuple[str, list[str]]:
 
 
 def parse_device(device, name: str) -> torch.device:
-    """`device` as a torch.device: a name ("cpu", "cuda:1", "mps") or a torch.device, or as `transformers`'
-    pipelines spell it, -1 for the CPU and N for CUDA device N. A ValueError names the option (`name`) when it is
-    none of these, or CUDA where there is none (stricter than `transformers`, which then runs on the CPU)."""
+    """`device` as a torch.device: a name ("cpu", "cuda", "cuda:1") or a torch.device, or as `transformers`'
+    pipelines spell it, -1 for the CPU and N for CUDA device N. This package runs on the CPU or a CUDA device
+    of this machine: a ValueError names the option (`name`) for anything else ("meta", "mps", "gpu"), and for a
+    CUDA device this machine does not have (stricter than `transformers`, which then runs on the CPU)."""
+    expected = f"{name} must be 'cpu', 'cuda', 'cuda:N', -1 (the CPU) or N (a CUDA device), got {device!r}"
     if isinstance(device, int) and not isinstance(device, bool):
         device = "cpu" if device == -1 else f"cuda:{device}"
     try:
         parsed = torch.device(device)
     except (RuntimeError, TypeError, ValueError):
-        raise ValueError(f"{name} must be 'cpu', 'cuda', 'cuda:N', -1 (the CPU) or N (a CUDA device), got "
-                         f"{device!r}") from None
+        raise ValueError(expected) from None
+    if parsed.type not in ("cpu", "cuda"):
+        raise ValueError(f"{expected}: this package runs on the CPU or a CUDA device")
     if parsed.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"{name} {str(parsed)!r}: this machine has no CUDA device ('cpu' or -1 for the CPU)")
+    if parsed.type == "cuda" and parsed.index is not None and parsed.index >= torch.cuda.device_count():
+        raise ValueError(f"{name} {str(parsed)!r}: this machine has {torch.cuda.device_count()} CUDA device(s), "
+                         f"cuda:0 to cuda:{torch.cuda.device_count() - 1}")
     return parsed
 
 
 def _device(map_location) -> torch.device:
     """`map_location` (where the tensors are read to) as a device: the CPU or a CUDA device (`parse_device`);
     safetensors reads to no other (it would call the file corrupt)."""
-    device = parse_device(map_location, "map_location")
-    if device.type not in ("cpu", "cuda"):
-        raise ValueError(f"map_location must be the CPU or a CUDA device ('cpu', 'cuda', 'cuda:1'), got "
-                         f"{map_location!r}")
-    return device
+    return parse_device(map_location, "map_location")
 
 
 def load_weights(model_id, map_location="cpu", **hub_kwargs) -> tuple[dict[str, torch.Tensor], dict[str, str], str]:
@@ -459,10 +489,15 @@ def load_model(cls, model_id, config=None, map_location="cpu", strict=True, **hu
     return model.eval()
 
 
+# The config fields that belong to a classifier's head, and their values for a new head (`load_encoder`)
+FRESH_HEAD_FIELDS = {"calibration_temperature": 1.0, "problem_type": None}
+
+
 def load_encoder(cls, model_id, map_location="cpu", **options):
     """A `cls` model whose encoder (`roberta.*`) comes from a checkpoint and whose head is freshly initialised
-    (the start of fine-tuning). `options`: HUB_KWARGS (revision, token, ...) for the files, the rest (id2label,
-    dropout, ...) change the checkpoint's config."""
+    (the start of fine-tuning), with its head's config fields reset too (FRESH_HEAD_FIELDS: no calibration, the
+    problem type read from the labels). `options`: HUB_KWARGS (revision, token, ...) for the files, the rest
+    (id2label, dropout, calibration_temperature, ...) change the checkpoint's config."""
     hub_kwargs = {k: v for k, v in options.items() if k in HUB_KWARGS}
     config_overrides = {k: v for k, v in options.items() if k not in HUB_KWARGS}
     config, config_path = find_config(model_id, **hub_kwargs)
@@ -470,6 +505,10 @@ def load_encoder(cls, model_id, map_location="cpu", **options):
     unknown = sorted(set(config_overrides) - fields)
     if unknown:
         raise TypeError(f"unknown option {unknown[0]!r}: neither a config field nor one of {', '.join(HUB_KWARGS)}")
+    # the head is new: a classifier checkpoint's temperature was fitted to its own head, and its problem type
+    # (a multi-label or a regression model's) is not the new head's; both are reset unless given here
+    for name, fresh in FRESH_HEAD_FIELDS.items():
+        config_overrides.setdefault(name, fresh)
     if "num_labels" in config_overrides:  # transformers' spelling: labels LABEL_0, LABEL_1, ... unless named
         num_labels = config_overrides.pop("num_labels")
         named = config_overrides.setdefault("id2label", default_labels(num_labels))

@@ -9,10 +9,12 @@ and is replaced by <mask> 80% of the time, by a random regular token 10% of the 
 - Dynamic (RoBERTa): a fresh mask every time a sequence is fed to the model.
 - Static (BERT): masks are fixed at preprocessing. BERT duplicates the data `dupe_factor` times (10) with
   different masks, so over many epochs each sequence cycles through the same 10 masks. `dupe_factor=1` is
-  the "one fixed mask" variant. Masks are a pure function of (seed, example id, copy) and the row's length
-  (training rows all have the same packed length), which is exactly what precomputing them would store,
-  without holding dupe_factor copies of the corpus in memory.
+  the "one fixed mask" variant. Masks are a pure function of (seed, example id, copy) and the row's tokens
+  up to its last non-<pad> one: the same row padded to any batch width gets the same mask (its trailing
+  padding is never drawn for). That is exactly what precomputing them would store, without holding
+  dupe_factor copies of the corpus in memory.
 """
+import operator
 from dataclasses import dataclass
 
 import torch
@@ -23,6 +25,9 @@ from .tokenizer import SPECIAL_TOKENS
 # random regular token, the rest stay. BERT's static masking keeps DUPE_FACTOR masks per sequence.
 MLM_PROBABILITY, MASK_FRACTION, RANDOM_FRACTION = 0.15, 0.8, 0.1
 DUPE_FACTOR = 10
+# A static mask's generator seed is folded into 64 bits (what torch.Generator.manual_seed takes), so any example
+# id works; every seed torch took before (below 2**64, or a negative one as its 64-bit pattern) is unchanged.
+SEED_MODULUS = 2 ** 64
 
 # What happened to each token, for display and statistics.
 NOT_SELECTED, MASKED, RANDOM, KEPT = 0, 1, 2, 3
@@ -37,19 +42,24 @@ class MaskedBatch:
 
 
 class Masker:
-    """Shared corruption rule. `mask(input_ids, generator)` applies it with the given randomness."""
+    """Shared corruption rule. `mask(input_ids, generator)` applies it with the given randomness.
+    `pad_token_id` (one of `special_ids`; `from_tokenizer` gives it) is what the static masker cuts off a row."""
 
     def __init__(self, mask_token_id: int, vocab_size: int, special_ids, mlm_probability: float = MLM_PROBABILITY,
-                 mask_fraction: float = MASK_FRACTION, random_fraction: float = RANDOM_FRACTION, seed: int = 0):
+                 mask_fraction: float = MASK_FRACTION, random_fraction: float = RANDOM_FRACTION, seed: int = 0,
+                 pad_token_id: int | None = None):
         if not 0 < mlm_probability < 1:
             raise ValueError(f"mlm_probability must be in (0, 1), got {mlm_probability}")
         if mask_fraction < 0 or random_fraction < 0 or mask_fraction + random_fraction > 1:
             raise ValueError("mask_fraction and random_fraction must be >= 0 and sum to at most 1")
+        if not _is_int(seed):
+            raise ValueError(f"seed must be a whole number, got {seed!r}")
         self.mask_token_id = mask_token_id
         self.mlm_probability = mlm_probability
         self.mask_fraction = mask_fraction
         self.random_fraction = random_fraction
         self.seed = seed
+        self.pad_token_id = pad_token_id
         self.special_ids = torch.tensor(sorted(set(special_ids) | {mask_token_id}), dtype=torch.long)
         is_special = torch.zeros(vocab_size, dtype=torch.bool)
         is_special[self.special_ids] = True
@@ -62,6 +72,7 @@ class Masker:
         special = [tokenizer.token_to_id(t) for t in SPECIAL_TOKENS]
         if any(i is None for i in special):
             raise ValueError("the tokenizer lacks one of RoBERTa's special tokens <s> <pad> </s> <unk> <mask>")
+        kwargs.setdefault("pad_token_id", tokenizer.token_to_id("<pad>"))
         return cls(tokenizer.token_to_id("<mask>"), tokenizer.get_vocab_size(), special, **kwargs)
 
     def mask(self, input_ids: torch.Tensor, generator: torch.Generator) -> MaskedBatch:
@@ -119,29 +130,51 @@ class DynamicMasker(Masker):
 
 
 class StaticMasker(Masker):
-    """BERT: example i in epoch e always gets mask copy (e % dupe_factor), fixed by (seed, i, copy)."""
+    """BERT: example i in epoch e always gets mask copy (e % dupe_factor), fixed by (seed, i, copy) and the row's
+    tokens: the row is masked up to its last non-<pad> token, so its padding to the batch's width changes
+    nothing (a row without trailing padding, as every packed training row, is masked whole)."""
 
     def __init__(self, *args, dupe_factor: int = DUPE_FACTOR, **kwargs):
         super().__init__(*args, **kwargs)
-        if dupe_factor < 1:
-            raise ValueError(f"dupe_factor must be >= 1, got {dupe_factor}")
+        if not _is_int(dupe_factor) or dupe_factor < 1:
+            raise ValueError(f"dupe_factor must be a whole number >= 1, got {dupe_factor!r}")
+        if self.pad_token_id is None or self.pad_token_id not in self.special_ids.tolist():
+            raise ValueError(f"the static masker needs pad_token_id, one of the special ids (from_tokenizer gives "
+                             f"it), got {self.pad_token_id!r}")
         self.dupe_factor = dupe_factor
 
     def __call__(self, input_ids, example_ids, epoch: int) -> MaskedBatch:
-        """input_ids (B, T), example_ids (B,): a stable id per sequence (its index in the dataset)."""
+        """input_ids (B, T), example_ids (B,): a stable id per sequence (its index in the dataset), integers;
+        epoch: an integer."""
         input_ids = torch.as_tensor(input_ids)
         if input_ids.dim() != 2:
             raise ValueError(f"input_ids must be (batch, length), got shape {tuple(input_ids.shape)}")
         if example_ids is None or len(example_ids) != len(input_ids):
             got = "none" if example_ids is None else len(example_ids)
             raise ValueError(f"example_ids must give one id per row of input_ids ({len(input_ids)}), got {got}")
-        rows = [self.fixed_mask(input_ids[i:i + 1], int(ex), epoch % self.dupe_factor)
-                for i, ex in enumerate(example_ids)]
+        if not _is_int(epoch):
+            raise ValueError(f"epoch must be a whole number, got {epoch!r}")
+        copy = operator.index(epoch) % self.dupe_factor
+        example_ids = [_example_id(ex) for ex in example_ids]
+        if not example_ids:  # an empty batch: nothing to mask, as the dynamic masker gives it
+            return MaskedBatch(input_ids.clone(), torch.full_like(input_ids, IGNORE_INDEX),
+                               torch.full_like(input_ids, NOT_SELECTED))
+        lengths = self.unpadded_lengths(input_ids)
+        rows = [self.fixed_mask(input_ids[i:i + 1, :n], ex, copy)
+                for i, (ex, n) in enumerate(zip(example_ids, lengths))]
+        rows = [pad_to(row, input_ids[i:i + 1]) for i, row in enumerate(rows)]  # each (1, T)
         return MaskedBatch(*(torch.cat([getattr(r, f) for r in rows]) for f in ("input_ids", "labels", "outcome")))
 
+    def unpadded_lengths(self, input_ids: torch.Tensor) -> list[int]:
+        """Each row's length without its trailing <pad> tokens (0 for a row of padding only). Reading them waits
+        for a GPU (one host sync per batch: static masking only; the dynamic masker has none)."""
+        trailing = input_ids.eq(self.pad_token_id).flip(1).cumprod(dim=1).sum(dim=1)  # (B,) <pad>s at the end
+        return (input_ids.shape[1] - trailing).tolist()
+
     def fixed_mask(self, input_ids, example_id: int, copy: int) -> MaskedBatch:
-        # One stream per (example, copy): copy < dupe_factor, so no two pairs share a seed
-        seed = (self.seed * 1_000_003 + example_id) * self.dupe_factor + copy
+        """The mask of the row `input_ids` (1, n) as copy `copy` of example `example_id`: its own seeded stream."""
+        # One stream per (example, copy): copy < dupe_factor, so no two pairs share a seed (within 2**64)
+        seed = ((self.seed * 1_000_003 + example_id) * self.dupe_factor + copy) % SEED_MODULUS
         return self.mask(input_ids, torch.Generator().manual_seed(seed))
 
     def state_dict(self) -> dict:
@@ -149,6 +182,32 @@ class StaticMasker(Masker):
 
     def load_state_dict(self, state: dict) -> None:
         pass
+
+
+def pad_to(masked: MaskedBatch, original: torch.Tensor) -> MaskedBatch:
+    """A mask of a row's first n tokens (1, n), widened to the whole row `original` (1, T): the cut positions
+    (its trailing padding) keep their tokens, as padding always does: not selected, label -100."""
+    n = masked.input_ids.shape[1]
+    tail = original[:, n:]  # (1, T - n)
+    return MaskedBatch(torch.cat([masked.input_ids, tail], dim=1),
+                       torch.cat([masked.labels, torch.full_like(tail, IGNORE_INDEX)], dim=1),
+                       torch.cat([masked.outcome, torch.full_like(tail, NOT_SELECTED)], dim=1))  # each (1, T)
+
+
+def _is_int(value) -> bool:
+    """A whole number (a Python or numpy integer, not a bool)."""
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return not isinstance(value, bool)
+
+
+def _example_id(value) -> int:
+    """An example id as a Python int (an integer, or a one-element integer tensor); else a ValueError."""
+    if not _is_int(value):
+        raise ValueError(f"example_ids must be whole numbers, got {value!r}")
+    return operator.index(value)
 
 
 def make_masker(kind: str, tokenizer, seed: int = 0, dupe_factor: int = DUPE_FACTOR, **kwargs) -> Masker:

@@ -37,6 +37,17 @@ def position_ids_from_input_ids(input_ids: torch.Tensor, pad_token_id: int) -> t
     return torch.cumsum(not_pad, dim=1) * not_pad + pad_token_id
 
 
+def check_input_shape(input_ids, inputs_embeds, hidden_size: int) -> None:
+    """A ValueError naming the shape expected: input_ids (B, T), or inputs_embeds (B, T, H) (a single text's
+    1-D ids failed deep inside with "not enough values to unpack")."""
+    if input_ids is not None and input_ids.dim() != 2:
+        hint = " (one text: input_ids[None])" if input_ids.dim() == 1 else ""
+        raise ValueError(f"input_ids must be (batch, length), got shape {tuple(input_ids.shape)}{hint}")
+    if inputs_embeds is not None and (inputs_embeds.dim() != 3 or inputs_embeds.shape[-1] != hidden_size):
+        raise ValueError(f"inputs_embeds must be (batch, length, hidden_size={hidden_size}), got shape "
+                         f"{tuple(inputs_embeds.shape)}")
+
+
 class RobertaEmbeddings(nn.Module):
     def __init__(self, config: RobertaConfig):
         super().__init__()
@@ -178,10 +189,10 @@ class RobertaModel(nn.Module):
         self.encoder = RobertaEncoder(config)
 
     def keep_mask(self, attention_mask, shape):
-        """`attention_mask` as the attention reads it: (B, 1, 1, T) or (B, 1, T, T) booleans, True where a key may
-        be attended to; None when every key may be (the faster kernels). Given as (B, T) ones and zeros, or as
-        `transformers` takes a 4-D mask: (B, 1 or nh, 1 or T, T) booleans, or additive floats (0 = attend, a large
-        negative number = not)."""
+        """`attention_mask` as the attention reads it: booleans broadcastable to (B, nh, T, T), True where a key may
+        be attended to; None when every key may be (the faster kernels). Given as (B, T) ones and zeros (read as
+        (B, 1, 1, T)), or as `transformers` takes a 4-D mask, (B or 1, nh or 1, T or 1, T): booleans (returned as
+        they are) or additive floats (0 = attend, a large negative number = not; read as booleans of that shape)."""
         if attention_mask is None:
             return None
         B, T = shape
@@ -210,10 +221,11 @@ class RobertaModel(nn.Module):
         `input_ids` are not attended to (and every position of `inputs_embeds` is)."""
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("pass exactly one of input_ids and inputs_embeds")
+        check_input_shape(input_ids, inputs_embeds, self.config.hidden_size)
         if attention_mask is None and input_ids is not None:
             attention_mask = input_ids.ne(self.config.pad_token_id)  # (B, T)
         x = self.embeddings(input_ids, position_ids, inputs_embeds)  # (B, T, H)
-        keep_mask = self.keep_mask(attention_mask, x.shape[:2])  # (B, 1, 1 or T, T) or None
+        keep_mask = self.keep_mask(attention_mask, x.shape[:2])  # (B or 1, nh or 1, T or 1, T) or None
         attentions, hidden_states = [], [x]
         for layer in self.encoder.layer:
             x, probs = layer(x, keep_mask, output_attentions)  # (B, T, H), (B, nh, T, T) or None
@@ -262,10 +274,12 @@ class RobertaPreTrainedModel(
     library_name="roberta-from-scratch",
     license="mit",
     tags=["roberta", "from-scratch"],
+    model_card_template=hub.MODEL_CARD_TEMPLATE,
 ):
     """Initialisation, save/load (`save_pretrained`, `from_pretrained`, `push_to_hub`) shared by the heads."""
 
     architecture = "RobertaModel"
+    card_head = "no head"  # what the model card says the encoder carries ({labels}: the label names)
 
     def __init__(self, config: RobertaConfig):
         super().__init__()
@@ -289,6 +303,15 @@ class RobertaPreTrainedModel(
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+    def generate_model_card(self, *args, **kwargs):
+        """The README.md `save_pretrained` writes where there is none (`hub.MODEL_CARD_TEMPLATE`): what this model
+        is and how it loads. `save_pretrained(..., model_card_kwargs={...})` fills or replaces the fields."""
+        labels = ", ".join(self.config.id2label.values())
+        fields = {"architecture": self.architecture, "config": self.config,
+                  "head": self.card_head.format(labels=labels),
+                  "task": hub.ARCHITECTURES.get(self.architecture, (None, None))[1]}
+        return super().generate_model_card(*args, **{**fields, **kwargs})
 
     # persistence: config.json + model.safetensors, readable by transformers too (roberta.hub)
     def _save_pretrained(self, save_directory) -> None:
@@ -314,6 +337,7 @@ class RobertaPreTrainedModel(
 
 class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=hub.task_of("RobertaForMaskedLM")):
     architecture = "RobertaForMaskedLM"
+    card_head = "a masked-language-model head"
 
     def __init__(self, config: RobertaConfig):
         super().__init__(config)
@@ -324,11 +348,13 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=hub.task_of("Rober
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None, labels=None,
                 output_attentions=False, masked_only=False, output_hidden_states=False) -> ModelOutput:
         """As `transformers`: `logits` (B, T, V); with `labels` (B, T), `loss` is the mean cross-entropy over the
-        positions whose label is not -100.
+        positions whose label is not -100, NaN when there is none (every label -100), as in `transformers`.
 
         `masked_only=True` (the pretraining opt-in, `roberta.loss`): only those N positions are projected onto
         the vocabulary. With gradients on, the loss comes from a fused, chunked projection + cross-entropy and
-        `logits` is None; without, `logits` is (N, V), in the order of `labels[labels != -100]`."""
+        `logits` is None; without, `logits` is (N, V), in the order of `labels[labels != -100]`. With no such
+        position (N = 0) the loss is 0, with zero gradients (a batch without targets adds nothing to a sum of
+        losses), and `logits` (0, V) without gradients."""
         hidden, attentions, hidden_states = self.roberta(input_ids, attention_mask, position_ids, inputs_embeds,
                                                          output_attentions, output_hidden_states)  # (B, T, H)
         if masked_only:
@@ -355,6 +381,7 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=hub.task_of("Rober
 class RobertaForSequenceClassification(RobertaPreTrainedModel,
                                        pipeline_tag=hub.task_of("RobertaForSequenceClassification")):
     architecture = "RobertaForSequenceClassification"
+    card_head = "a classifier head (labels {labels})"
 
     def __init__(self, config: RobertaConfig):
         super().__init__(config)
@@ -389,8 +416,9 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel,
     @classmethod
     def from_pretrained_encoder(cls, model_id, id2label=None, map_location="cpu", **options):
         """Start fine-tuning: the encoder (`roberta.*`) from a pretrained checkpoint (ours, a `transformers`
-        RobertaForMaskedLM or a bare RobertaModel), a fresh classifier head. `options`: revision, token, ... for
-        the files, config fields (dropout, ...) for the new model."""
+        RobertaForMaskedLM or a bare RobertaModel), a fresh classifier head: a classifier checkpoint's
+        calibration_temperature and problem_type are not carried over (1.0 and None unless given). `options`:
+        revision, token, ... for the files, config fields (dropout, ...) for the new model."""
         if id2label is not None:
             options["id2label"] = id2label
         return hub.load_encoder(cls, model_id, map_location, **options)

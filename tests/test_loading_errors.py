@@ -163,6 +163,24 @@ def test_truncated_weights_and_tokenizer_name_the_file(folder):
         roberta.load_tokenizer(folder / "config.json")
 
 
+def test_a_null_calibration_temperature_means_no_calibration(tiny_clf_dir, tmp_path):
+    """`"calibration_temperature": null` was refused ("must be a number, got None") though transformers loads
+    the file and its pipeline reads None as 1.0: it is no calibration here too."""
+    transformers = pytest.importorskip("transformers")
+    folder = shutil.copytree(tiny_clf_dir, tmp_path / "clf")
+    edit_config(folder, calibration_temperature=None)
+    assert transformers.AutoConfig.from_pretrained(folder).calibration_temperature is None
+    model = roberta.RobertaForSequenceClassification.from_pretrained(folder)
+    assert model.config.calibration_temperature == 1.0
+    pipe = roberta.pipeline("text-classification", folder, device="cpu")
+    assert pipe.temperature == 1.0
+    with torch.no_grad():
+        ids, mask, _ = roberta.encode(pipe.tokenizer, ["fine"], model.config.max_length)
+        probs = model(ids, mask).logits.softmax(-1)[0]
+    scores = {r["label"]: r["score"] for r in pipe("fine")}
+    assert scores == pytest.approx({model.config.id2label[i]: float(p) for i, p in enumerate(probs)}, abs=1e-6)
+
+
 def test_classifier_labels_checked_when_fine_tuning_starts(folder):
     with pytest.raises(ValueError, match="id2label: label names must be distinct"):
         roberta.RobertaForSequenceClassification.from_pretrained_encoder(folder, id2label={0: "a", 1: "a"})

@@ -255,3 +255,104 @@ def test_bad_dupe_factor_and_kind_raise(tokenizer):
         make_masker("static", tokenizer, dupe_factor=0)
     with pytest.raises(ValueError, match="dynamic"):
         make_masker("sometimes", tokenizer)
+
+
+# ----- static masks do not depend on the batch's padding -----
+def test_static_mask_is_the_same_whatever_the_batch_width(tokenizer):
+    """A row's mask is fixed by (seed, example id, copy) and its tokens: padded to another batch's width it got
+    another 80/10/10 choice and other random tokens (the draws after its first T were the batch's width's)."""
+    _, pad, *_ = special_ids(tokenizer)
+    rows = corpus_batch(tokenizer, B=6, T=48, seed=2)  # each <s> ... </s> then <pad>s
+    masker = StaticMasker.from_tokenizer(tokenizer, seed=4, dupe_factor=3)
+    for width in (48, 64, 200):
+        wide = torch.cat([rows, torch.full((len(rows), width - 48), pad)], dim=1)  # the same rows, padded wider
+        for example in range(20):
+            for i in range(len(rows)):
+                n = int(rows[i].ne(pad).sum())
+                alone = masker(rows[i:i + 1, :n], [example], epoch=example)  # the row without any padding
+                out = masker(wide[i:i + 1], [example], epoch=example)
+                for field in ("input_ids", "labels", "outcome"):
+                    assert torch.equal(getattr(out, field)[:, :n], getattr(alone, field)), (width, example, i, field)
+                assert torch.all(out.input_ids[:, n:] == pad) and torch.all(out.labels[:, n:] == IGNORE_INDEX)
+                assert torch.all(out.outcome[:, n:] == NOT_SELECTED)
+
+
+def test_static_mask_of_a_row_in_a_batch_is_its_mask_alone(tokenizer):
+    """Batched with longer rows (so padded past its length), a row gets the mask it gets alone, unpadded."""
+    _, pad, *_ = special_ids(tokenizer)
+    rows = corpus_batch(tokenizer, B=8, T=64, seed=3)
+    masker = StaticMasker.from_tokenizer(tokenizer, seed=1)
+    together = masker(rows, range(8), epoch=2)
+    for i in range(8):
+        n = int(rows[i].ne(pad).sum())
+        alone = masker(rows[i:i + 1, :n], [i], epoch=2)
+        assert torch.equal(together.input_ids[i, :n], alone.input_ids[0]) and torch.equal(together.labels[i, :n],
+                                                                                        alone.labels[0])
+
+
+def test_static_masks_of_rows_without_trailing_padding_are_unchanged():
+    """Every packed pretraining row is full (no trailing <pad>): its masks are those the masker gave before it
+    cut trailing padding, so recorded training runs reproduce. The expected tensors were computed with that
+    earlier code (which masked the whole row) on these fixed inputs; a <pad> inside a row is not cut."""
+    ids = torch.tensor([[0, 17, 9, 33, 4, 21, 1, 12, 30, 8, 25, 2],
+                        [0, 6, 38, 14, 27, 3, 19, 11, 2, 5, 29, 2]])
+    masker = StaticMasker(4, 40, [0, 1, 2, 3, 4], mlm_probability=0.5, mask_fraction=0.5, random_fraction=0.25,
+                          seed=3, dupe_factor=4, pad_token_id=1)
+    out = masker(ids, [7, 1000], epoch=5)
+    assert out.input_ids.tolist() == [[0, 17, 4, 4, 4, 39, 1, 12, 4, 14, 4, 2],
+                                      [0, 6, 38, 37, 33, 3, 27, 11, 2, 4, 29, 2]]
+    assert out.outcome.tolist() == [[0, 3, 1, 1, 0, 2, 0, 0, 1, 2, 1, 0],
+                                    [0, 0, 0, 2, 2, 0, 2, 0, 0, 1, 0, 0]]
+    assert torch.equal(out.labels, torch.where(out.outcome != NOT_SELECTED, ids, IGNORE_INDEX))
+    # the default rates and dupe_factor, seed 0
+    row = torch.tensor([[0, 17, 9, 33, 5, 21, 13, 12, 30, 8, 25, 2, 0, 6, 38, 14, 27, 3, 19, 11, 7, 5, 29, 2]])
+    default = StaticMasker(4, 40, [0, 1, 2, 3, 4], pad_token_id=1)
+    expected = {(0, 0): ([(3, 4)], [(2, KEPT), (3, MASKED)]),
+                (123, 13): ([(3, 4), (20, 31)], [(3, MASKED), (18, KEPT), (20, RANDOM)])}
+    for (example, epoch), (changed, selected) in expected.items():
+        out = default(row, [example], epoch=epoch)
+        want_ids, want_outcome = row.clone(), torch.zeros_like(row)
+        for j, token in changed:
+            want_ids[0, j] = token
+        for j, what in selected:
+            want_outcome[0, j] = what
+        assert torch.equal(out.input_ids, want_ids) and torch.equal(out.outcome, want_outcome), (example, epoch)
+
+
+# ----- static masker: bad or edge inputs are its own ValueErrors -----
+def test_static_masker_takes_an_empty_batch_as_the_dynamic_one_does(tokenizer):
+    empty = torch.zeros(0, 5, dtype=torch.long)
+    out = make_masker("static", tokenizer)(empty, [], 0)
+    dynamic = make_masker("dynamic", tokenizer)(empty)
+    for field in ("input_ids", "labels", "outcome"):
+        assert getattr(out, field).shape == (0, 5) and torch.equal(getattr(out, field), getattr(dynamic, field))
+
+
+def test_static_masker_refuses_a_bad_epoch_example_id_or_dupe_factor(tokenizer):
+    ids = small_batch(tokenizer)[:1]
+    masker = make_masker("static", tokenizer)
+    with pytest.raises(ValueError, match="epoch must be a whole number, got None"):
+        masker(ids, [0], None)
+    with pytest.raises(ValueError, match="example_ids must be whole numbers, got 1.5"):
+        masker(ids, [1.5], 0)
+    for dupe_factor in (1.5, "10", True):  # refused when built, not at the first batch
+        with pytest.raises(ValueError, match="dupe_factor must be a whole number >= 1"):
+            make_masker("static", tokenizer, dupe_factor=dupe_factor)
+    with pytest.raises(ValueError, match="needs pad_token_id"):
+        StaticMasker(4, 40, [0, 1, 2, 3, 4])
+    with pytest.raises(ValueError, match="seed must be a whole number, got 1.5"):
+        make_masker("static", tokenizer, seed=1.5)
+    assert torch.equal(masker(ids, [3], torch.tensor(13)).labels, masker(ids, [3], 3).labels)  # a 0-d tensor epoch
+
+
+def test_static_masker_takes_any_integer_example_id(tokenizer):
+    """A large id overflowed the generator's 64-bit seed; the seed is folded into 64 bits, which leaves every
+    seed that worked before as it was (a negative one is the same 64-bit pattern)."""
+    ids = small_batch(tokenizer)[:1]
+    default = make_masker("static", tokenizer)  # dupe_factor 10: the seed is past 2**64
+    big = default(ids, [2 ** 62], 0)
+    assert torch.equal(big.labels, default(ids, torch.tensor([2 ** 62]), 0).labels)
+    masker = make_masker("static", tokenizer, dupe_factor=1)
+    assert torch.equal(masker(ids, [2 ** 64 + 5], 0).labels, masker(ids, [5], 0).labels)  # seed = id here
+    assert torch.equal(masker(ids, [-1], 0).labels, masker(ids, [2 ** 64 - 1], 0).labels)
+    assert torch.equal(masker(ids, torch.tensor([3, 4])[:1], 0).labels, masker(ids, [3], 0).labels)

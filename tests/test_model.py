@@ -1,4 +1,5 @@
 """The from-scratch model: sizes, attention paths, loss, save/load, and the tied embedding."""
+import dataclasses
 import json
 import os
 import pickle
@@ -189,6 +190,30 @@ def test_the_same_model_saved_again_is_the_same_file(mlm, tmp_path):
                            mlm.roberta.embeddings.word_embeddings.weight)
 
 
+def test_save_pretrained_writes_a_short_true_model_card(mlm, tiny_config, tmp_path):
+    """huggingface_hub's default card said "This model has been pushed to the Hub" and "[More Information Needed]"
+    three times, even for a local save. Ours says what the model is and how it loads, and its code runs."""
+    transformers = pytest.importorskip("transformers")
+    clf = roberta.RobertaForSequenceClassification(dataclasses.replace(tiny_config, id2label={0: "neg", 1: "pos"}))
+    for model, head in ((mlm, "a masked-language-model head"), (clf, "a classifier head (labels neg, pos)")):
+        folder = tmp_path / model.architecture
+        model.save_pretrained(folder)
+        card = (folder / "README.md").read_text()
+        assert "[More Information Needed]" not in card and "pushed to the Hub" not in card
+        assert card.startswith("---\n") and f"pipeline_tag: {roberta.hub.task_of(model.architecture)}" in card
+        assert f"# {model.architecture}\n" in card and head in card
+        assert f"{tiny_config.num_hidden_layers} layers, hidden size {tiny_config.hidden_size}" in card
+        code = card.split("```python\n", 1)[1].split("```", 1)[0]
+        namespace = {"folder": str(folder)}
+        exec(code, namespace)  # the card's usage: roberta's class, then transformers'
+        assert isinstance(namespace["model"], getattr(transformers, model.architecture))
+    # a folder's own card is kept (a training run's, written before), as huggingface_hub does
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / "README.md").write_text("my card")
+    mlm.save_pretrained(tmp_path / "own")
+    assert (tmp_path / "own" / "README.md").read_text() == "my card"
+
+
 def test_classifier_round_trip_keeps_labels(tiny_clf_dir):
     model = roberta.RobertaForSequenceClassification.from_pretrained(tiny_clf_dir)
     assert model.config.id2label == {0: "negative", 1: "positive"}
@@ -282,6 +307,23 @@ def test_from_pretrained_encoder_loads_encoder_and_fresh_head(tiny_mlm_dir):
     assert clf.eval()(ids, mask).logits.shape == (3, 3)
 
 
+def test_from_pretrained_encoder_resets_the_old_heads_calibration_and_problem_type(tiny_clf_dir, tmp_path):
+    """A fresh head: a classifier checkpoint's calibration_temperature (fitted to its own head) and problem_type
+    were carried over into the new classifier (its probabilities divided by the old head's 2.07)."""
+    import shutil
+
+    folder = shutil.copytree(tiny_clf_dir, tmp_path / "clf")
+    config = json.loads((folder / "config.json").read_text())
+    config.update(calibration_temperature=2.07, problem_type="multi_label_classification")
+    (folder / "config.json").write_text(json.dumps(config))
+    clf = roberta.RobertaForSequenceClassification.from_pretrained_encoder(folder, num_labels=3)
+    assert (clf.config.calibration_temperature, clf.config.problem_type) == (1.0, None)
+    given = roberta.RobertaForSequenceClassification.from_pretrained_encoder(
+        folder, num_labels=1, calibration_temperature=1.5, problem_type="regression")  # given: kept
+    assert (given.config.calibration_temperature, given.config.problem_type) == (1.5, "regression")
+    assert roberta.RobertaForSequenceClassification.from_pretrained(folder).config.calibration_temperature == 2.07
+
+
 # ----- positions, limits, training -----
 def test_position_ids_follow_roberta():
     pad = 1
@@ -290,6 +332,40 @@ def test_position_ids_follow_roberta():
     expected = torch.tensor([[2, 3, 4, 5, 1, 1],  # real tokens count from pad + 1; padding gets pad
                              [2, 3, 4, 5, 6, 7]])
     assert torch.equal(position_ids_from_input_ids(ids, pad), expected)
+
+
+def test_inputs_of_the_wrong_rank_name_the_shape_expected(mlm, tiny_config):
+    """One text's 1-D input_ids failed deep inside with "not enough values to unpack (expected 3, got 2)"."""
+    ids, mask = padded_batch(tiny_config)
+    with pytest.raises(ValueError, match=re.escape(f"input_ids must be (batch, length), got shape ({ids.shape[1]},) "
+                                                   "(one text: input_ids[None])")):
+        mlm(ids[0])
+    with pytest.raises(ValueError, match=re.escape("input_ids must be (batch, length), got shape (1, 3, 12)")):
+        mlm(ids[None])
+    clf = roberta.RobertaForSequenceClassification(tiny_config)
+    with pytest.raises(ValueError, match=r"input_ids must be \(batch, length\)"):
+        clf(ids[0])
+    embeds = mlm.roberta.embeddings.word_embeddings(ids)  # (B, T, H)
+    H = tiny_config.hidden_size
+    for wrong in (embeds[0], embeds[..., :5]):
+        with pytest.raises(ValueError, match=re.escape(f"inputs_embeds must be (batch, length, hidden_size={H}), "
+                                                       f"got shape {tuple(wrong.shape)}")):
+            mlm(inputs_embeds=wrong)
+    assert mlm(ids[:1]).logits.shape[:2] == (1, ids.shape[1])
+
+
+def test_a_4d_boolean_mask_is_read_as_given(mlm, tiny_config):
+    """keep_mask returns a 4-D boolean mask unchanged, whatever broadcastable shape (B or 1, nh or 1, T or 1, T);
+    its docstring said (B, 1, 1, T) or (B, 1, T, T)."""
+    ids, mask = padded_batch(tiny_config)
+    B, T = ids.shape
+    per_head = mask.bool()[None, None, :1, :].expand(1, tiny_config.num_attention_heads, T, T).clone()  # (1, nh, T, T)
+    assert mlm.roberta.keep_mask(per_head, (B, T)) is per_head
+    doc = roberta.RobertaModel.keep_mask.__doc__
+    assert "broadcastable to (B, nh, T, T)" in doc and "(B, 1, 1, T) or (B, 1, T, T)" not in doc
+    with torch.no_grad():
+        torch.testing.assert_close(mlm(ids[:1], per_head).logits, mlm(ids[:1], mask[:1]).logits, atol=1e-5,
+                                   rtol=1e-5)
 
 
 def test_inputs_embeds_and_position_ids_give_the_input_ids_result(mlm, tiny_config):
@@ -411,6 +487,24 @@ def test_masked_only_under_bf16_autocast_is_close(mlm_without_dropout):
     emb = "roberta.embeddings.word_embeddings.weight"
     cos = F.cosine_similarity(fused_grads[emb].flatten(), plain_grads[emb].flatten(), dim=0)
     assert cos > 0.99
+
+
+def test_default_loss_with_no_targets_is_nan_as_in_transformers(tiny_config):
+    """No label other than -100 (a text with nothing to mask, "Hi"): the default loss is NaN, as `transformers`'
+    (a mean over no position); the masked-only opt-in's is 0 (next test). The docstring says both."""
+    pytest.importorskip("transformers")
+    from roberta.convert import to_transformers
+
+    torch.manual_seed(0)
+    model = roberta.RobertaForMaskedLM(tiny_config).eval()
+    ids, mask = padded_batch(tiny_config)
+    labels = torch.full_like(ids, -100)
+    with torch.no_grad():
+        ours = model(ids, mask, labels=labels).loss
+        theirs = to_transformers(model)(input_ids=ids, attention_mask=mask, labels=labels).loss
+    assert isinstance(theirs, torch.Tensor) and torch.isnan(theirs) and torch.isnan(ours)
+    doc = roberta.RobertaForMaskedLM.forward.__doc__
+    assert "NaN when there is none" in doc and "(N = 0) the loss is 0" in doc
 
 
 def test_masked_only_with_no_targets_is_zero_not_nan(tiny_config):

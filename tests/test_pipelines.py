@@ -400,6 +400,25 @@ def test_device_spellings(tiny_mlm_dir):
                 roberta.pipeline("fill-mask", model=tiny_mlm_dir, device=device)
 
 
+def test_a_device_other_than_the_cpu_or_cuda_is_refused_by_name(tiny_mlm_dir, monkeypatch):
+    """device="meta" was accepted and failed at the first call inside torch; "mps" (where there is none) raised
+    torch's RuntimeError. As map_location: only the CPU or a CUDA device this machine has."""
+    for device in ("meta", "mps", "xpu", torch.device("meta")):
+        with pytest.raises(ValueError, match=r"device must be 'cpu', 'cuda', 'cuda:N', -1 .*: this package runs on "
+                                             r"the CPU or a CUDA device"):
+            roberta.pipeline("fill-mask", model=tiny_mlm_dir, device=device)
+    with pytest.raises(ValueError, match="got -2$"):  # named as given, not as the "cuda:-2" it was read as
+        roberta.pipeline("fill-mask", model=tiny_mlm_dir, device=-2)
+    # a CUDA device this machine does not have (one GPU: cuda:0 only)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert roberta.hub.parse_device("cuda:0", "device") == torch.device("cuda:0")
+    for device in ("cuda:1", 3):
+        with pytest.raises(ValueError, match=r"device 'cuda:\d': this machine has 1 CUDA device\(s\), cuda:0 to "
+                                             r"cuda:0"):
+            roberta.hub.parse_device(device, "device")
+
+
 def test_a_tokenizer_object_without_robertas_special_tokens_is_refused(tiny_mlm_dir):
     """It was accepted, then failed at the first call with a TypeError from deep in the encoding."""
     model = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir)

@@ -246,9 +246,8 @@ def build_model(args: FinetuneArguments, id2label: dict[int, str]):
     if given := args.shape_options_given():
         raise UserError(f"{', '.join(given)} only apply with --init random (the pretrained model fixes its shape)")
     tokenizer = load_run_tokenizer(args.tokenizer, args.init)
-    # a classifier --init: its temperature belongs to its own head, and its problem type (a multi-label or a
-    # regression model's) is not this run's: label ids, cross-entropy
-    overrides = {"calibration_temperature": 1.0, "problem_type": None}
+    # from_pretrained_encoder resets a classifier --init's temperature and problem type (its head's, not this run's)
+    overrides = {}
     if args.dropout is not None:
         overrides.update(hidden_dropout_prob=args.dropout, attention_probs_dropout_prob=args.dropout)
     torch.manual_seed(args.seed)
