@@ -80,8 +80,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     fm_k = Slider(1, MAX_TOP_K, value=5, step=1, buttons=[], label="Predictions per mask (top-k)")
                     fm_targets = gr.Textbox("", label="Candidate words to score (optional)",
                                             placeholder="France, Germany",
-                                            info="Comma-separated; these words only, all of them scored "
-                                                 "whatever top-k.")
+                                            info="Separated by commas (or semicolons); these words only, all of "
+                                                 "them scored whatever top-k.")
                     fm_model, fm_current = model_box("mlm", "fm")
                     fm_btn = gr.Button("Predict", variant="primary")
                 with gr.Column():

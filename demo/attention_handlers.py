@@ -28,6 +28,10 @@ VIEWS = ("heads", "heatmap", "grid", "rollout", "token")
 # The figures' text versions (HTML), drawn with their figure: each token's largest weights for the heatmaps, the
 # heads' roles for the layer's heads, every weight of one token's bars (`head_roles`)
 TEXTS = {"heatmap": "heatmap_text", "grid": "grid_text", "rollout": "rollout_text", "token": "token_text"}
+# The notes' line when the shipped classifier reads the text: its tokens are lower case, whatever was typed (the
+# Sentiment tab reads it so too)
+LOWER_CASE_NOTE = ("The shipped classifier reads lower-cased text, as it was fine-tuned on it: its tokens are "
+                   "lower case, whatever the case typed. ")
 
 
 def layer_choices(n_layers: int) -> list[int]:
@@ -65,9 +69,15 @@ class AttentionHandlers(HandlerBase):
                        f"{type(model).__name__}.")
         model = model.strip()
         if model in ("mlm", "sentiment"):
-            return model, self._need(model), model == "sentiment"
+            return model, self._need(model), self._reads_lower_case(model)
         loaded = self.chooser.get_any(model)
         return loaded.source, loaded, False
+
+    @staticmethod
+    def _reads_lower_case(model) -> bool:
+        """Whether the attention tab's `model` reads lower-cased text: the shipped classifier only, fine-tuned on
+        it (a Hub classifier may be cased)."""
+        return isinstance(model, str) and model.strip() == "sentiment"
 
     def attention_data(self, model, text: str) -> tuple[Tokens, object]:
         """Tokens and attentions (L, nh, T, T) of one text as the model reads it, cached for the pickers."""
@@ -102,12 +112,12 @@ class AttentionHandlers(HandlerBase):
 
     @staticmethod
     def _query(tokens: Tokens, token) -> int:
-        """The picked token when it is one of this text's, else the default one (`explain.default_token`)."""
-        try:
-            query = int(token)
-        except (TypeError, ValueError):
+        """The picked token: none (None or empty: the picker before the first drawing) is the default one
+        (`explain.default_token`); any other must be one of this text's, checked as `attention_token` checks it
+        (a plain error, not the default token drawn in its place)."""
+        if token is None or (isinstance(token, str) and not token.strip()):
             return explain.default_token(tokens)
-        return query if 0 <= query < len(tokens.labels) else explain.default_token(tokens)
+        return parse_int(token, "Token", 0, len(tokens.labels) - 1)
 
     @staticmethod
     def _bars(tokens: Tokens, matrix, query: int, what: str) -> tuple:
@@ -159,6 +169,7 @@ class AttentionHandlers(HandlerBase):
         n_layers, n_heads = attentions.shape[:2]
         notes = (f"{len(labels)} tokens{' (cut to the maximum length)' if tokens.truncated else ''} · "
                  f"{md_escape(loaded.title)} · {n_layers} layers × {n_heads} heads. "
+                 f"{LOWER_CASE_NOTE if self._reads_lower_case(model) else ''}"
                  "Each row of a heatmap is one token's attention over all tokens (it sums to 1). "
                  "Rollout follows attention through every layer, counting the residual connection, to "
                  "estimate how much each input token contributes to each position at the top.")
@@ -206,7 +217,7 @@ class AttentionHandlers(HandlerBase):
         """(bar chart of where one token (0-based index, <s> is 0) attends in the chosen layer/head, its text
         version: every weight, largest first)."""
         _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
-        query = parse_int(token, "Token", 0, len(tokens.labels) - 1)
+        query = parse_int(token, "Token", 0, len(tokens.labels) - 1)  # as `_query` checks the other endpoints'
         matrix, what = explain.head_matrix(attentions, layer, head)
         return self._bars(tokens, matrix, query, what)
 

@@ -132,7 +132,7 @@ def strongest_word(words: list[tuple[int, int, float]], sign: float) -> tuple[in
 
 def _removal(text: str, spans: list[tuple[int, int]], k: int, kind: str, verb: str) -> Edit:
     """Remove word `k` and one space next to it; a sentence-final . ! ? stays on the text. `what` is `verb`
-    and the removed text."""
+    and the word as the app names it (`core_word`: “gorgeous”, though its comma goes too)."""
     start, end = spans[k]
     core_start, core_end = _core(text, start, end)
     keep = SENTENCE_END_RE.search(text, core_end, end) if core_end > core_start else None
@@ -145,7 +145,7 @@ def _removal(text: str, spans: list[tuple[int, int]], k: int, kind: str, verb: s
         end = spans[k + 1][0]
     elif k:
         start = spans[k - 1][1]
-    return Edit(kind, f"{verb} “{short_text(text[start:end].strip())}”", start, end)
+    return Edit(kind, f"{verb} “{short_text(core_word(text, *spans[k]))}”", start, end)
 
 
 def _plain(word: str) -> str:
@@ -212,9 +212,20 @@ def _points(delta: float) -> str:
     return ("0.0" if shown in ("+0.0", "-0.0") else shown.replace("-", "−")) + " points"
 
 
+def pushed_towards(attribution: float, toward: str, labels) -> str | None:
+    """The label a word pushes the answer towards: `toward` (the label its attribution is measured against) for
+    a plus, the other label for a minus (the most likely other one, when there are more than two), None for 0."""
+    if attribution > 0:
+        return toward
+    others = [label for label in labels if label != toward]
+    return others[0] if attribution < 0 and others else None
+
+
 def outcome_data(text: str, word, toward: str, before: dict, edits: list[Edit], after: list[dict]) -> dict:
-    """The counterfactual for API clients: the word, the original answer, and per edit the edited text, the
-    new answer and the change of P(`toward`) in points."""
+    """The counterfactual for API clients: the word (as the page names it, without the punctuation around it),
+    its attribution, measured against `attribution_label` (`toward`: plus pushes towards it), the label it pushes
+    towards (`towards`), the original answer, and per edit the edited text, the new answer and the change of
+    P(`toward`) in points."""
     rows = []
     for edit, probabilities in zip(edits, after):
         label = max(probabilities, key=probabilities.get)
@@ -222,7 +233,9 @@ def outcome_data(text: str, word, toward: str, before: dict, edits: list[Edit], 
                      "probabilities": probabilities,
                      "change_points": round(100 * (probabilities[toward] - before[toward]), 2) + 0.0})  # no -0.0
     label = max(before, key=before.get)
-    return {"word": text[word[0]:word[1]], "attribution": word[2], "towards": toward,
+    others = sorted(before, key=before.get, reverse=True)
+    return {"word": core_word(text, word[0], word[1]), "attribution": word[2], "attribution_label": toward,
+            "towards": pushed_towards(word[2], toward, others),
             "original": {"text": text, "label": label, "score": before[label], "probabilities": before},
             "edits": rows}
 

@@ -21,13 +21,15 @@ from .formatting import md_escape, pct, short_text
 from .tokens_view import Tokens, word_spans
 
 IG_STEPS = 20
-# The legend's swatches: HighlightedText's own colours (plus rgba(239, 68, 60, a), red; minus rgba(128, 90, 213, a),
-# purple) with the class that demo/page.css recolours as it recolours the words (green and pink), so they match by
-# construction; the name says the colour as shown in the app
+# The legend's swatches, in the colours they name: the words' colours as the page shows them. HighlightedText
+# paints plus rgba(239, 68, 60, a) (red) and minus rgba(128, 90, 213, a) (purple); demo/page.css turns them green
+# and pink with a hue-rotate (140deg and 50deg), which gives exactly these (the filter's sRGB matrix: an API
+# client's Markdown, with no page.css, shows the colours its words name)
+PLUS_RGB, MINUS_RGB = "0, 148, 51", "202, 74, 159"
 SWATCH = ('<span class="st-swatch" style="background: rgba({rgb}, 0.75); padding: 0 6px; border-radius: 3px">'
           '{name}</span>')
-PLUS_SWATCH = SWATCH.format(rgb="239, 68, 60", name="green")
-MINUS_SWATCH = SWATCH.format(rgb="128, 90, 213", name="pink")
+PLUS_SWATCH = SWATCH.format(rgb=PLUS_RGB, name="green")
+MINUS_SWATCH = SWATCH.format(rgb=MINUS_RGB, name="pink")
 
 
 # ----------------------------------------------------------------------------- integrated gradients

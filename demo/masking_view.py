@@ -12,7 +12,7 @@ from roberta.masking import (DUPE_FACTOR, KEPT, MASK_FRACTION, MASKED, MLM_PROBA
                              OUTCOME_NAMES, RANDOM, RANDOM_FRACTION, DynamicMasker, StaticMasker)
 
 from .formatting import PART_NOTE, format_probability, piece_of, word_label
-from .tokens_view import Tokens, token_text
+from .tokens_view import Tokens, token_text, word_spans
 
 SCHEMES = {
     "static1": "BERT static, one fixed mask (dupe_factor=1)",
@@ -120,6 +120,8 @@ SAID = {MASKED: " (was {})", RANDOM: " (random; was {})", KEPT: " (kept, a targe
 NONE_PICKED = "no token picked this time"
 WHY_NONE = f"each token is picked with p = {MLM_PROBABILITY:g}, so a short sentence sometimes gets none"
 
+# .mk-special: a special token typed in the sentence ("<mask>"), as typed in every epoch and never a target, in a
+# dashed box (the text's colour, in either theme) as the Tokens tab draws special tokens
 MASKING_CSS = """<style>
 .mk-scroll{max-height:min(640px,70vh);overflow:auto;border:1px solid #d4d4d8}
 .mk-table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:13px;line-height:1.9}
@@ -139,6 +141,7 @@ MASKING_CSS = """<style>
 .mk-wrap .mk-1,.mk-wrap .mk-table td i.mk-1{background:#fca5a5;color:#18181b;font-weight:600}
 .mk-wrap .mk-2,.mk-wrap .mk-table td i.mk-2{background:#fdba74;color:#18181b;text-decoration:underline dashed}
 .mk-wrap .mk-3,.mk-wrap .mk-table td i.mk-3{background:#93c5fd;color:#18181b;text-decoration:underline dotted}
+.mk-special{border:1px dashed}
 .mk-copy{font-size:11px;opacity:.75;margin-right:.4em}
 .mk-none{display:block;font-size:12px;font-style:italic;line-height:1.5}
 .mk-table .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
@@ -173,6 +176,46 @@ def _legend() -> str:
             f'<span class="mk-2">random token ({RANDOM_FRACTION:.0%})</span><span class="mk-3">unchanged, still a '
             f'target ({kept:.0%})</span><span style="border:1px solid #d4d4d8">not selected '
             f'({1 - MLM_PROBABILITY:.0%} of tokens)</span></div>')
+
+
+def typed_specials(tokens: Tokens) -> list[int]:
+    """The positions of the special tokens typed in the sentence ("<mask>"): they cover some of its text, where
+    the <s> and </s> the tokenizer adds cover none. The maskers never pick one (`roberta.masking`)."""
+    return [pos for pos, (special, (start, end)) in enumerate(zip(tokens.special, tokens.offsets))
+            if special and end > start]
+
+
+def special_note(tokens: Tokens) -> str:
+    """Above the table, when the sentence holds a special token typed in it: it stays as typed and is never a
+    target (so the counts of targets leave it out)."""
+    names = list(dict.fromkeys(tokens.labels[pos] for pos in typed_specials(tokens)))
+    if not names:
+        return ""
+    one = len(names) == 1
+    quoted = " and ".join(f"“{html.escape(name)}”" for name in names)
+    return (f'<p class="mk-special-note">{quoted} typed in the sentence {"is a special token" if one else "are special tokens"}'
+            f' (in a dashed box): {"it stays" if one else "they stay"} as typed in every epoch and '
+            f'{"is" if one else "are"} never a target, so “positions ever a target” leaves {"it" if one else "them"} '
+            'out.</p>')
+
+
+def _shown_positions(tokens: Tokens) -> tuple[list[int], list[str]]:
+    """The positions a cell shows (every token but the <s> and </s> the tokenizer adds), and the space before
+    each, so that lines wrap between words: before a regular token that starts a word (`Tokens.word_start`), and
+    before a typed special token, or the token after one, that starts a whitespace-separated word of the text."""
+    typed = set(typed_specials(tokens))
+    shown = [pos for pos, special in enumerate(tokens.special) if not special or pos in typed]
+    starts = {start for start, _ in word_spans(tokens.text)}
+    gaps = []
+    for i, pos in enumerate(shown):
+        if i == 0:
+            gap = False
+        elif pos in typed or shown[i - 1] in typed:
+            gap = tokens.offsets[pos][0] in starts
+        else:
+            gap = tokens.word_start[pos]
+        gaps.append(" " if gap else "")
+    return shown, gaps
 
 
 def _none_picked(first: bool) -> str:
@@ -212,8 +255,9 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
     Sized for 128 tokens x 40 epochs x 3 schemes (15,360 tokens): each token is a bare `<i>` (styled by one
     CSS rule), and only the prediction targets carry a class, a title (the original token, which hover and a tap
     show) and tabindex="-1" (a tap focuses it; the keyboard's one stop is the table's box, which then shows every
-    original in line). A mask that picked no token says so in its cell."""
-    labels, starts = tokens.labels, tokens.word_start
+    original in line). A mask that picked no token says so in its cell. A special token typed in the sentence
+    ("<mask>") shows in every cell as typed, in a dashed box (`special_note` says why above the table)."""
+    labels = tokens.labels
     escaped = [html.escape(label, quote=True) for label in labels]
     replaced: dict[int, str] = {}  # token id -> how a masked or random replacement shows
 
@@ -223,8 +267,8 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
         return replaced[token_id]
 
     head = "".join(f"<th>{html.escape(name)}</th>" for name in SCHEMES.values())
-    regular = [pos for pos, special in enumerate(tokens.special) if not special]
-    gaps = ["" if i == 0 or not starts[pos] else " " for i, pos in enumerate(regular)]  # lines wrap between words
+    shown_positions, gaps = _shown_positions(tokens)
+    typed = set(typed_specials(tokens))
     rows, explained = [], False
     epochs = len(next(iter(runs.values())))
     for e in range(epochs):
@@ -233,9 +277,11 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
             b = runs[key][e]
             ids, outcomes = b.input_ids[0].tolist(), b.outcome[0].tolist()
             parts = []
-            for gap, pos in zip(gaps, regular):
+            for gap, pos in zip(gaps, shown_positions):
                 outcome = outcomes[pos]
-                if outcome == NOT_SELECTED:
+                if pos in typed:  # never picked: as typed
+                    parts.append(f'{gap}<i class="mk-special">{escaped[pos]}</i>')
+                elif outcome == NOT_SELECTED:
                     parts.append(f"{gap}<i>{escaped[pos]}</i>")
                 else:
                     text = escaped[pos] if outcome == KEPT else shown(ids[pos])
@@ -255,7 +301,7 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
             'Static masking repeats its masks (BERT duplicated its data 10 times with different masks, so over 40 '
             'epochs each mask was seen 4 times); dynamic masking draws a new one every time the sentence is fed to '
             'the model.</p>')
-    return (f'{MASKING_CSS}<div class="mk-wrap">{_legend()}<div class="mk-scroll" role="region" tabindex="0" '
+    return (f'{MASKING_CSS}<div class="mk-wrap">{_legend()}{special_note(tokens)}<div class="mk-scroll" role="region" tabindex="0" '
             f'aria-label="The sentence epoch by epoch, one column per scheme"><table class="mk-table">'
             f'<colgroup><col class="mk-epoch"><col><col><col></colgroup><thead><tr><th>epoch</th>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div>{empty_note(runs)}{note}</div>')

@@ -169,10 +169,12 @@ def _plain_errors(source: str, kept: str):
 
 
 def _kept(tab: str) -> str:
-    """The last sentence of a load's error: what stays as it was."""
+    """The last sentence of a load's error: what stays as it was, true for whoever reads it: a visitor whose
+    choice in a tab's model box failed (the tab keeps its model) and an API client whose request named the model
+    (it was not run), so no tab is named."""
     if tab == COMPARISON:
-        return "The Fill mask tab's own answers stay as they were."
-    return f"The {tab} tab keeps its current model."
+        return "The comparison was not run; the current model's answers stay as they were."
+    return "Nothing was run with it, and the current model stays in use."
 
 
 def _the_tab(tab: str) -> str:

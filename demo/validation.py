@@ -219,12 +219,13 @@ def parse_head(value, num_heads: int) -> int | None:
 
 
 def candidate_words(targets) -> list[str]:
-    """The fill-mask tab's optional candidate words: a comma- or newline-separated string."""
+    """The fill-mask tab's optional candidate words: a string of them separated by commas, semicolons or new
+    lines ("France; Germany" is two words, as "France, Germany" is)."""
     if targets is not None and not isinstance(targets, str):
         raise fail(f"The candidate words must be a string, got {type(targets).__name__}.")
     if targets and len(targets) > MAX_CHARS:
         raise fail(f"The candidate words are too long ({len(targets):,} characters).")
-    words = [w.strip() for w in re.split(r"[,\n]", targets or "") if w.strip()]
+    words = [w.strip() for w in re.split(r"[,;\n]", targets or "") if w.strip()]
     if len(words) > MAX_TARGETS:
         raise fail(f"There are {len(words):,} candidate words; at most {MAX_TARGETS} are allowed.")
     if special := [w for w in dict.fromkeys(words) if w in roberta.tokenizer.SPECIAL_TOKENS or w == ALT_MASK]:

@@ -151,7 +151,7 @@ def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir, biased_mlm_dir):
     *_, notes, heads, layer, head, _, _, _, _ = client.predict("The cat.", 2, 1, str(tiny_clf_dir),
                                                                api_name="/attention")
     assert md_escape(str(tiny_clf_dir)) in notes and "Layer 2, head 1" in heads
-    with pytest.raises(AppError, match="cannot be reached.*The Attention tab keeps"):
+    with pytest.raises(AppError, match="cannot be reached.*Nothing was run with it, and the current model stays in use"):
         client.predict("The cat.", 2, 1, "someone/no-such-roberta", api_name="/attention")
     shipped = client.predict(TEXT, 3, "", "shipped", api_name="/fill_mask")[-2]
     assert client.predict(TEXT, 3, "", str(tiny_mlm_dir), api_name="/fill_mask")[-2] == shipped

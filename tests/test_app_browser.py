@@ -659,6 +659,62 @@ LINES_JS = """els => els.map(e => {  // how many lines an element's text takes, 
   return (Math.max(...rects.map(r => r.bottom)) - Math.min(...rects.map(r => r.top))) /
     parseFloat(getComputedStyle(e).fontSize);
 })"""
+EXAMPLES_JS = """() => [...document.querySelectorAll('.table-wrap > table[role="grid"]')].filter(t => t.offsetParent)
+  .map(t => ({box: t.parentElement.clientWidth, table: t.scrollWidth,
+              cut: [...t.querySelectorAll('th')].filter(th => th.scrollWidth > th.clientWidth + 1).map(th => th.textContent)}))"""
+MD_TABLES_JS = """() => [...document.querySelectorAll('.md table')].filter(t => t.offsetParent).map(t => {
+  const style = getComputedStyle(t);
+  return {head: t.querySelector('th').textContent.trim(), width: t.clientWidth, content: t.scrollWidth,
+          cue: style.backgroundImage.includes('radial-gradient') && style.backgroundAttachment.includes('local'),
+          cut: [...t.querySelectorAll('th')].filter(th => th.scrollWidth > th.clientWidth + 1).map(th => th.textContent)};
+})"""
+
+
+def check_examples_fit(page, name):
+    """A tab's Examples table fits its box at the phone's width, every header whole (the Fill mask tab's was 491 px
+    in 369, "Predictions per mask (top-k)" cut to "Predictions pe", with only an unseen sideways scroll)."""
+    tables = page.evaluate(EXAMPLES_JS)
+    assert tables, name
+    for table in tables:
+        assert table["table"] <= table["box"] + 1 and not table["cut"], (name, table)
+
+
+def edge_shades(locator):
+    """(left, right): the mean grey level of a 5-pixel strip just inside each side of an element, as painted."""
+    from PIL import Image
+    with Image.open(io.BytesIO(locator.screenshot())) as image:
+        grey = image.convert("L")
+        w, h = grey.size
+
+        def mean(x0):
+            pixels = [grey.getpixel((x, y)) for x in range(x0, x0 + 5) for y in range(h // 4, 3 * h // 4)]
+            return sum(pixels) / len(pixels)
+        return mean(3), mean(w - 8)
+
+
+def check_markdown_tables(page, name):
+    """At the phone's width a Markdown table fits (its headers wrap between words), or, too wide to (the masking
+    ablation's seven columns), scrolls in its box showing that it does: a shadow on the side that has more, gone
+    once that side is reached. No header is cut."""
+    tables = page.evaluate(MD_TABLES_JS)
+    assert tables, name
+    for table in tables:
+        assert not table["cut"] and table["cue"], (name, table)
+    fits = {table["head"]: table["content"] <= table["width"] + 1 for table in tables}
+    if name == "Masking":  # the paper's table fits; the ablation's scrolls, with its cue
+        assert fits == {"arm": False, "masking (paper)": True}, tables
+        ablation = page.locator(".md table:visible").first
+        ablation.scroll_into_view_if_needed()
+        left, right = edge_shades(ablation)
+        assert right < left - 10, (left, right)  # the right side, which has more, is shaded
+        ablation.evaluate("t => { t.scrollLeft = t.scrollWidth; }")
+        page.wait_for_timeout(200)
+        left, right = edge_shades(ablation)
+        assert left < right - 10, (left, right)  # scrolled to its end: the left side now
+    else:
+        assert all(fits.values()), tables
+
+
 PHONE_TABS = ["Fill mask", "Sentiment", "Attention", "Tokens", "Embeddings", "Masking", "About"]
 
 
@@ -709,6 +765,10 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
             sync_api.expect(page.locator("#fm-layers td.ll-track").first).to_be_visible()
             lines = page.locator("#fm-layers td.ll-score, #fm-layers .ll-guess").evaluate_all(LINES_JS)
             assert lines and max(lines) < 1.8, lines
+        if name in ("Fill mask", "Attention", "Masking"):  # the examples' table fits: headers wrap between words
+            check_examples_fit(page, name)
+        if name in ("Masking", "About"):  # Markdown tables fit, or scroll showing that they do
+            check_markdown_tables(page, name)
         if name == "Tokens":  # the chips and merge by merge wrap at the phone's width
             sync_api.expect(page.locator("#tk-merges table.bpe-table")).to_be_visible()
         if name == "Embeddings":
@@ -768,24 +828,30 @@ def rendered_contrast(locator):
     return back, max(contrast(back, c) for _, c in colours)
 
 
-# each side's words have the filter of its legend's swatch, a hue-rotate (a redrawn word's filter changes over
-# Gradio's 0.15 s transition: waited for)
+# each side's words have one filter, a hue-rotate, and the legend's swatches none: they are painted in the colours
+# they name (a redrawn word's filter changes over Gradio's 0.15 s transition: waited for)
 SAME_FILTERS_JS = """() => ['239, 68, 60', '128, 90, 213'].every(rgb => {
-  const filters = sel => [...document.querySelectorAll(`${sel}[style*="${rgb}"]`)].map(e => getComputedStyle(e).filter);
-  const swatch = filters('#st-explain .st-swatch');
-  return swatch.length === 1 && swatch[0].startsWith('hue-rotate')
-    && filters('#st-words .score-token').every(f => f === swatch[0]);
-})"""
+  const words = [...document.querySelectorAll(`#st-words .score-token[style*="${rgb}"]`)].map(e => getComputedStyle(e).filter);
+  return words.every(f => f === words[0] && f.startsWith('hue-rotate'));
+}) && [...document.querySelectorAll('#st-explain .st-swatch')].every(e => !getComputedStyle(e).filter.includes('hue'))"""
 
 
 def check_word_colours(page):
     """The Sentiment tab's words: Gradio paints plus red and minus purple, demo/page.css filters them to green and
-    pink; the legend's swatch of each side gets the same filter as its words, and the strongest word (full
-    strength) is green or pink as painted, its text at 4.5:1."""
+    pink; the legend's swatches are green and pink as painted, with no hue filter (their Markdown names their own
+    colours), and the strongest word (full strength) is green or pink as painted, its text at 4.5:1."""
     strongest = page.locator('#st-words .score-token[style*="rgb("]').first  # alpha 1 reads rgb(...), not rgba
     sync_api.expect(strongest).to_be_visible()
     sync_api.expect(page.locator("#st-explain .st-swatch")).to_have_count(2)
     page.wait_for_function(SAME_FILTERS_JS)
+    swatches = page.locator("#st-explain .st-swatch")
+    for k, name in enumerate(["green", "pink"]):
+        swatch = swatches.nth(k)
+        sync_api.expect(swatch).to_have_text(name)
+        back, ratio = rendered_contrast(swatch)
+        r, g, b = back
+        assert (g > r + 50 and g > b + 50) if name == "green" else (r > g + 50 and b > g + 50), (name, back)
+        assert ratio >= 4.5, (name, back, ratio)
     back, ratio = rendered_contrast(strongest)
     r, g, b = back
     if "239, 68, 60" in strongest.get_attribute("style"):

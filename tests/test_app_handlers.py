@@ -1,7 +1,9 @@
 """The app's handlers as plain functions, with the tiny random fixture models (no server, no browser)."""
 import html
+import math
 import re
 import warnings
+from pathlib import Path
 
 import gradio as gr
 import numpy as np
@@ -125,6 +127,15 @@ def test_fill_mask_scores_every_candidate_whatever_top_k(handlers):
     _, *labels, raw, view = handlers.fill_mask("The <mask> sees the house.", 1, words)
     assert len(raw[0]) == 7 and len(labels[0]) == 7  # top-k 1, seven candidates: all seven scored
     assert "your candidate words, all of them" in view
+
+
+def test_fill_mask_candidates_are_separated_by_semicolons_too(handlers):
+    """The reviewer's case: "France; Germany" was one candidate, scored by its first piece, with no hint that commas
+    separate them. Semicolons separate candidates as commas and new lines do."""
+    assert V.candidate_words("France; Germany") == ["France", "Germany"]
+    assert V.candidate_words("cat;dog,\nhouse ; ") == ["cat", "dog", "house"]
+    raw = handlers.fill_mask("The <mask> sees the house.", 1, "cat; dog")[-2]
+    assert sorted(w for r in raw[0] for w in r["candidates"]) == ["cat", "dog"]  # two words, each scored
 
 
 def _first_piece(handlers, text):
@@ -282,10 +293,40 @@ def test_classify_outputs(handlers):
     assert "How to read it" in explanation and max(probabilities, key=probabilities.get) in explanation
     assert "green</span> words push towards **positive**" in explanation
     assert "pink</span> words push towards **negative**" in explanation
-    # the swatches carry HighlightedText's own colours and the class demo/page.css recolours with the words (green
-    # plus, pink minus): the rules match those colours in the swatches' and the words' style attributes
-    assert ('<span class="st-swatch" style="background: rgba(239, 68, 60, 0.75);' in explanation
-            and '<span class="st-swatch" style="background: rgba(128, 90, 213, 0.75);' in explanation)
+    # the swatches carry the colours they name (green plus, pink minus), which demo/page.css makes of the words'
+    # (tests below: by construction)
+    assert ('<span class="st-swatch" style="background: rgba(0, 148, 51, 0.75);' in explanation
+            and '<span class="st-swatch" style="background: rgba(202, 74, 159, 0.75);' in explanation)
+
+
+def _hue_rotate(rgb, degrees):
+    """CSS filter hue-rotate() on an sRGB colour (the Filter Effects spec's matrix, as Chromium paints it)."""
+    c, s = math.cos(math.radians(degrees)), math.sin(math.radians(degrees))
+    matrix = [[0.213 + c * 0.787 - s * 0.213, 0.715 - c * 0.715 - s * 0.715, 0.072 - c * 0.072 + s * 0.928],
+              [0.213 - c * 0.213 + s * 0.143, 0.715 + c * 0.285 + s * 0.140, 0.072 - c * 0.072 - s * 0.283],
+              [0.213 - c * 0.213 - s * 0.787, 0.715 - c * 0.715 + s * 0.715, 0.072 + c * 0.928 + s * 0.072]]
+    return tuple(max(0, min(255, round(sum(m * v for m, v in zip(row, rgb))))) for row in matrix)
+
+
+def test_the_legend_swatches_are_the_colours_they_name_without_the_page_css(handlers):
+    """The reviewer's case: /classify's explanation painted "green" red (rgba(239, 68, 60)) and "pink" purple
+    (rgba(128, 90, 213)), right only under page.css's hue-rotate, so an API client saw colours that contradict
+    their names. The swatches are now painted green and pink themselves: the colours demo/page.css turns the
+    words into (Gradio's red and purple, hue-rotated by its rules), and page.css no longer filters them."""
+    _, _, explanation = handlers.classify("good")
+    swatches = dict((name, tuple(map(int, rgb.split(", ")))) for rgb, name in re.findall(
+        r'<span class="st-swatch" style="background: rgba\((\d+, \d+, \d+), 0\.75\);[^"]*">(\w+)</span>', explanation))
+    r, g, b = swatches["green"]
+    assert g > r + 50 and g > b + 50, swatches  # green as painted, page.css or not
+    r, g, b = swatches["pink"]
+    assert r > g + 50 and b > g + 50, swatches
+    css = re.sub(r"/\*.*?\*/", "", (Path(__file__).parent.parent / "demo" / "page.css").read_text(), flags=re.S)
+    rules = dict(re.findall(r'^#st-words \.score-token\[style\*="(\d+, \d+, \d+)"\] \{filter: hue-rotate\((\d+)deg\)\}',
+                            css, flags=re.M))
+    assert set(rules) == {"239, 68, 60", "128, 90, 213"}  # the words keep the filter (Gradio paints them)
+    for gradio, name in (("239, 68, 60", "green"), ("128, 90, 213", "pink")):
+        assert _hue_rotate(tuple(map(int, gradio.split(", "))), int(rules[gradio])) == swatches[name]
+    assert not re.search(r"\.st-swatch[^{]*\{[^}]*hue-rotate", css)  # the swatches themselves: no hue trick
 
 
 def test_every_words_push_is_also_in_numbers(handlers):
@@ -476,13 +517,43 @@ def _edits(text, word):
 
 def test_counterfactual_removal_keeps_the_sentence_whole():
     assert _edits("A gorgeous, funny film.", "gorgeous,") == {  # the comma goes with the word
-        "remove “gorgeous,”": "A funny film.", "“gorgeous” → “hideous”": "A hideous, funny film."}
+        "remove “gorgeous”": "A funny film.", "“gorgeous” → “hideous”": "A hideous, funny film."}
     assert _edits("i loved it.", "it.") == {"remove “it”": "i loved."}  # the full stop stays
     assert _edits("Great acting here", "Great")["remove “Great”"] == "acting here"
     assert _edits("acting here", "here") == {"remove “here”": "acting"}
     assert _edits("so, wow !!!", "!!!") == {"remove “!!!”": "so, wow"}  # punctuation only: removal only
-    assert _edits("Not. Bad.", "Bad.")["remove “Bad.”"] == "Not."  # one sentence end, not "Not.."
-    assert _edits("It was bad! Awful!", "Awful!")["remove “Awful!”"] == "It was bad!"
+    assert _edits("Not. Bad.", "Bad.")["remove “Bad”"] == "Not."  # one sentence end, not "Not.."
+    assert _edits("It was bad! Awful!", "Awful!")["remove “Awful”"] == "It was bad!"
+
+
+def test_counterfactual_data_names_the_word_and_the_label_it_pushes_towards():
+    """The reviewer's case: /counterfactual gave {"word": "bad", "attribution": -1.93, "towards": "positive"} while
+    the page says "bad" pushed the answer (negative) the most: "towards" was the label the attribution is measured
+    against. Now "towards" is the label the word pushes towards, "attribution_label" the one its attribution (and
+    every edit's change_points) measures; and the word is named as the page and the edits name it, without the
+    punctuation or quotes around it ("great." was "great.", and an edit read remove “"Terrible"”)."""
+    before = {"negative": 0.8, "positive": 0.2}
+    text = "The acting was not bad at all."
+    start = text.index("bad")
+    word = (start, start + 3, -1.93)
+    edits = CF.propose(text, word)
+    data = CF.outcome_data(text, word, "positive", before, edits, [before] * len(edits))
+    assert (data["word"], data["attribution"], data["towards"], data["attribution_label"]) == (
+        "bad", -1.93, "negative", "positive")
+    view = CF.outcome_markdown(text, word, "positive", before, edits, [before] * len(edits))
+    assert view.startswith("**What if?** “bad” pushed the answer (**negative**, 80.0%) the most.")
+    assert CF.outcome_data(text, (start, start + 3, 0.7), "positive", before, [], [])["towards"] == "positive"
+    assert CF.outcome_data(text, (start, start + 3, 0.0), "positive", before, [], [])["towards"] is None
+    for text, typed, named, left in [("The film was great.", "great.", "great", "The film was."),
+                                     ("What a mess.", "mess.", "mess", "What a."),
+                                     ("It is GREAT!!!", "GREAT!!!", "GREAT", "It is!!!"),
+                                     ('"Terrible" movie.', '"Terrible"', "Terrible", "movie.")]:
+        start = text.index(typed)
+        word = (start, start + len(typed), -1.0)
+        edits = CF.propose(text, word)
+        assert CF.outcome_data(text, word, "positive", before, edits, [before] * len(edits))["word"] == named
+        removal = edits[0]
+        assert removal.what == f"remove “{named}”" and removal.apply(text) == left  # the edit is on the text
 
 
 @pytest.mark.parametrize("text, word, edits", [
@@ -562,7 +633,7 @@ def test_counterfactual_handler_changes_add_up_with_classify(handlers):
     probabilities, highlighted, _ = handlers.classify(text)
     assert data["original"]["probabilities"] == pytest.approx(probabilities, abs=1e-6)
     sign = 1 if max(probabilities, key=probabilities.get) == "positive" else -1
-    scores = {word: score for word, score in highlighted if score is not None}
+    scores = {CF.core_word(word, 0, len(word)): score for word, score in highlighted if score is not None}
     assert sign * scores[data["word"]] == pytest.approx(max(sign * s for s in scores.values()), abs=2e-3)
     assert data["edits"] and data["edits"][0]["edit"].startswith("remove")
     for row in data["edits"]:
@@ -652,6 +723,18 @@ def test_attention_outputs(handlers, models):
     assert isinstance(handlers.attention_token(text, 1, 3, 0)[0], Figure)
 
 
+def test_attention_notes_say_the_shipped_classifier_reads_lower_cased_text(handlers):
+    """The reviewer's case: with the shipped SST-2 classifier the Attention tab showed "The Cat sat." as `the`,
+    `cat` without saying why; its notes now say that the classifier reads lower-cased text. The fill-mask model
+    reads the text as typed: no such line."""
+    picker, notes = handlers.attention("The Cat sat.", 1, "average", "sentiment", "heads")[4:6]
+    labels = "".join(label.split(": ", 1)[1] for label, _ in picker["choices"][1:-1])  # the tiny model: "t", "he"...
+    assert labels.startswith("thecat") and "T" not in labels and "C" not in labels
+    assert "The shipped classifier reads lower-cased text, as it was fine-tuned on it" in notes
+    picker, notes = handlers.attention("The Cat sat.", 1, "average", "mlm", "heads")[4:6]
+    assert picker["choices"][1][0] == "1: The" and "lower-cased" not in notes
+
+
 def test_only_the_asked_view_is_drawn(handlers, monkeypatch):
     """The UI passes its visible sub-tab as `view`: only that view is drawn (the others None, cleared until
     their sub-tab is opened); the API's default "all" draws every view."""
@@ -684,8 +767,7 @@ def test_only_the_asked_view_is_drawn(handlers, monkeypatch):
 
 def test_layer_and_head_changes_redraw_only_what_depends_on_them(handlers):
     """A layer change gives (heatmap, grid, bars, head view), a head change (heatmap, bars, head view): the
-    same figures as the full view for that layer and head, the picked token kept (an unknown one falls back to
-    the default token)."""
+    same figures as the full view for that layer and head, the picked token kept (none: the default token)."""
     def image(fig):
         return fig.axes[0].images[0].get_array() if fig.axes[0].images else None
 
@@ -700,12 +782,35 @@ def test_layer_and_head_changes_redraw_only_what_depends_on_them(handlers):
     assert len(head_view) == 5 and head_view[2] == heads and head_view[3:] == (heat_text, bars_text)
     np.testing.assert_array_equal(image(head_view[0]), image(heatmap))
     assert "token 2" in handlers.attention_head(text, 2, 3, 2)[1].axes[0].get_title()
-    assert "token 1" in handlers.attention_head(text, 2, 3, 999)[1].axes[0].get_title()
     assert "token 1" in handlers.attention_layer(text, 1, "average", None)[2].axes[0].get_title()
     # the head view follows the layer and the head
     assert handlers.attention_layer(text, 1, 3, 1)[3] != heads
     assert handlers.attention_head(text, 2, 1, 1)[2] != heads and "Layer 2, head 1" in handlers.attention_head(
         text, 2, 1, 1)[2]
+
+
+@pytest.mark.parametrize("token, message", [(99, "Token must be between 0 and 11, got 99."),
+                                            (12, "Token must be between 0 and 11, got 12."),
+                                            (-1, "Token must be between 0 and 11, got -1."),
+                                            ("bogus", "Token must be a whole number between 0 and 11, got 'bogus'."),
+                                            (1.5, "Token must be a whole number between 0 and 11, got 1.5.")])
+def test_layer_head_and_view_changes_refuse_a_token_the_text_does_not_have(handlers, token, message):
+    """The reviewer's case: /attention_layer and /attention_head drew the default token for token 99 or "bogus",
+    while /attention_token answered "Token must be between 0 and 12, got 13.": all of them check it alike (the
+    same message), and none (None or empty: the picker before the first drawing) is the default token."""
+    text = "The cat sees the house."  # 12 tokens in the tiny vocabulary (<s> The c at s e es the hous e . </s>)
+    assert len(handlers.attention_data("mlm", text)[0].labels) == 12
+    calls = [lambda: handlers.attention_token(text, 2, 3, token),
+             lambda: handlers.attention_layer(text, 2, 3, token),
+             lambda: handlers.attention_head(text, 2, 3, token),
+             lambda: handlers.attention_view(text, 2, 3, token, "mlm", "token")]
+    for call in calls:
+        with pytest.raises(gr.Error) as error:
+            call()
+        assert error.value.message == message
+    for none in (None, "", " "):
+        assert "token 1" in handlers.attention_head(text, 2, 3, none)[1].axes[0].get_title()
+    assert "token 11" in handlers.attention_layer(text, 2, 3, "11")[2].axes[0].get_title()  # as the picker types it
 
 
 def _tokens(text, pieces):

@@ -113,7 +113,8 @@ def test_counterfactual_runs_the_chosen_model_in_its_own_case(handlers, hf_clf_d
     monkeypatch.setattr(roberta.pipelines.TextClassificationPipeline, "__call__",
                         lambda self, text, **kw: read.append(text) or call(self, text, **kw))
     view, data = handlers.counterfactual("The Cat was GOOD", str(hf_clf_dir))
-    assert data["towards"] == "LABEL_1" and "P(LABEL\\_1)" in view  # the model's own label names
+    assert data["attribution_label"] == "LABEL_1" and "P(LABEL\\_1)" in view  # the model's own label names
+    assert data["towards"] in ("LABEL_0", "LABEL_1")
     assert read == ["The Cat was GOOD", [row["text"] for row in data["edits"]]]  # cased, the edits in one batch
     if data["word"] == "GOOD":  # the opposite keeps the case too
         assert "The Cat was BAD" in read[1]
@@ -155,7 +156,7 @@ def test_attention_model_box(models, handlers, hf_mlm_dir, hf_clf_dir, monkeypat
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     value, current, status, layers, heads = handlers.attention_model("FacebookAI/roberta-base", "sentiment", 1, 1)
     assert (value, current) == ("sentiment", "sentiment") and layers == heads == gr.skip()
-    assert "The Hugging Face Hub cannot be reached" in status and "The Attention tab keeps its current model" in status
+    assert "The Hugging Face Hub cannot be reached" in status and MC._kept(MC.ATTENTION_TAB) in status
     with pytest.raises(gr.Error, match="cannot be reached"):
         handlers.attention("the cat.", 1, "average", "FacebookAI/roberta-base")
     assert handlers.attention("the cat.", 1, "average", "sentiment")[6].count('class="hv-r"') > 2
@@ -165,7 +166,7 @@ def test_attention_model_box(models, handlers, hf_mlm_dir, hf_clf_dir, monkeypat
 
 def test_tokens_and_embeddings_tabs_read_a_hub_model(handlers, hf_mlm_dir, monkeypatch):
     """The tokens and embeddings tabs take a Hub fill-mask model (its tokenizer, its embedding tables) as the
-    fill-mask tab does, loaded once and shared; a refusal names the tab that asked."""
+    fill-mask tab does, loaded once and shared; a refusal says that nothing was run and the model stays."""
     hub = str(hf_mlm_dir)
     assert handlers.tokens("The cat sat.", hub)[1] == handlers.tokens("The cat sat.")[1]  # the same tokenizer
     table = handlers.chooser.get("mlm", hub).model.roberta.embeddings.word_embeddings.weight
@@ -176,10 +177,30 @@ def test_tokens_and_embeddings_tabs_read_a_hub_model(handlers, hf_mlm_dir, monke
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     for call, tab in [(lambda: handlers.tokens("the cat", "someone/no-such-roberta"), "Tokens"),
                       (lambda: handlers.positions("someone/no-such-roberta"), "Embeddings")]:
-        with pytest.raises(gr.Error, match=f"cannot be reached.*The {tab} tab keeps its current model"):
+        with pytest.raises(gr.Error, match="cannot be reached.*Nothing was run with it, and the current model stays"):
             call()
     _, current, status = handlers.chooser.choose("mlm", "someone/other-roberta", MC.SHIPPED, "Embeddings")
-    assert current == MC.SHIPPED and "The Embeddings tab keeps its current model" in status
+    assert current == MC.SHIPPED and "Nothing was run with it, and the current model stays in use." in status
+
+
+def test_a_model_that_cannot_load_is_explained_to_a_page_visitor_and_an_api_caller_alike(handlers, monkeypatch):
+    """The reviewer's case: offline, /fill_mask(text, 5, "", "FacebookAI/roberta-base") answered "… not in its
+    download cache. The Fill mask tab keeps its current model." (the same on /classify and /attention), which
+    speaks of a tab to an API client. The message now says what is true for both: nothing was run with that
+    model, and the current one stays (in a tab's box: the tab keeps its model)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    kept = "Nothing was run with it, and the current model stays in use."
+    for call in (lambda model: handlers.fill_mask(TEXT, 5, "", model),
+                 lambda model: handlers.classify("a fun film", model),
+                 lambda model: handlers.attention("The cat.", 1, "average", model)):
+        with pytest.raises(gr.Error) as error:
+            call("FacebookAI/roberta-base")
+        message = error.value.message
+        assert message.startswith("The Hugging Face Hub cannot be reached") and message.endswith(kept), message
+        assert " tab" not in message, message
+    # the page's model box says the same, in its status next to the box, and keeps the tab's model
+    value, current, status = handlers.chooser.choose("mlm", "FacebookAI/roberta-base", MC.SHIPPED)
+    assert (value, current) == (MC.SHIPPED, MC.SHIPPED) and kept in status
 
 
 # ----------------------------------------------------------------------------- the model box
@@ -264,7 +285,7 @@ def test_wrong_architecture_is_refused_by_name(models, hf_mlm_dir, hf_clf_dir, h
     chooser = MC.ModelChooser(models, allow_local=True)
     _, current, status = chooser.choose("sentiment", str(hf_mlm_dir))
     assert current == MC.SHIPPED and "a masked language model (fill mask)" in status
-    assert "needs a text classifier" in status and "keeps its current model" in status
+    assert "needs a text classifier" in status and "the current model stays in use" in status
     with pytest.raises(gr.Error, match="a text classifier .* the Fill mask tab needs a masked language model"):
         handlers.fill_mask(TEXT, 3, "", str(hf_clf_dir))
 
@@ -499,6 +520,18 @@ def test_compare_puts_two_models_side_by_side(handlers, hf_mlm_dir):
         handlers.fill_mask_compare("no mask here", 3, "", MC.SHIPPED, other)
 
 
+@pytest.mark.parametrize("model", [MC.SHIPPED, "someone/roberta"])
+@pytest.mark.parametrize("other", [None, "", "  "])
+def test_compare_with_no_model_chosen_says_so(handlers, model, other):
+    """The reviewer's case: /fill_mask_compare("a <mask>", 5, "", "shipped", None) answered "Choose a model to
+    compare with other than the one this tab runs." when none was chosen: an empty choice is no choice (not the
+    shipped model, whatever the tab runs), and the message says so."""
+    with pytest.raises(gr.Error) as error:
+        handlers.fill_mask_compare("a <mask>", 5, "", model, other)
+    assert error.value.message == ("No model to compare with was chosen: choose one in “Compare with” (the API's "
+                                   "“other”).")
+
+
 def test_compare_offers_the_models_a_visitor_may_choose(models, monkeypatch, hf_mlm_dir):
     monkeypatch.delenv(MC.LOCAL_ENV, raising=False)
     for mode, offered in [("any", ["FacebookAI/roberta-base", MC.SHIPPED]),
@@ -539,14 +572,15 @@ def test_compare_follows_the_tabs_model_and_names_the_model_that_fails(handlers,
 
 
 def test_a_compare_model_that_fails_says_so_once_and_leaves_the_tab_as_it_was(handlers, hf_clf_dir, monkeypatch):
-    """The comparison's errors say that the tab's own answers stay (its model is not the one that failed); a
+    """The comparison's errors say that it was not run and the current model's answers stay (its model is not the
+    one that failed); a
     model that failed is refused at once next time, so the loading note does not flash up for it."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     missing, chooser = "someone/no-such-roberta", handlers.chooser
     assert not chooser.is_loaded("mlm", missing, MC.COMPARISON)
     with pytest.raises(gr.Error, match=r"cannot be reached from this server \(HF_HUB_OFFLINE is set\), and "
-                                       f"{missing} is not in its download cache. The Fill mask tab's own answers "
-                                       "stay as they were"):
+                                       f"{missing} is not in its download cache. The comparison was not run; "
+                                       "the current model's answers stay as they were"):
         handlers.fill_mask_compare(TEXT, 3, "", MC.SHIPPED, missing)
     assert chooser.is_loaded("mlm", missing, MC.COMPARISON)  # refused at once within FAILED_TTL_S: no loading
     assert not chooser.is_loaded("mlm", missing)  # the tab's own box has not tried it: its message differs

@@ -132,6 +132,35 @@ def test_predictions_and_replacements_name_part_of_a_character(handlers, models)
     assert masking_view.shown_token(tokenizer, word) == tokenizer.decode([word]).strip()  # a word: as it reads
 
 
+# ----------------------------------------------------------------------------- a special token typed in the sentence
+def test_a_typed_mask_shows_in_every_cell_as_an_untouched_special_token(models):
+    """The reviewer's case: "The <mask> sat on the mat." showed "The sat on the mat." (the typed <mask> left out of
+    every cell) while the predictions table counted positions with it and the model saw it. It shows in every
+    cell, in its place, as a special token (never a target), and a line above the table says why."""
+    tokenizer, tokens, runs = _runs(models, "The <mask> sat on the mat.", 12)
+    table = masking_view.masking_table(tokenizer, tokens, runs)
+    special = '<i class="mk-special">&lt;mask&gt;</i>'
+    rows = _cells(table)
+    for cells in rows:
+        for cell in cells:
+            assert cell.count(special) == 1
+            tags = re.findall(r"<i[^>]*>", cell)
+            assert tags[1] == '<i class="mk-special">'  # after "The", before "sat": where it was typed
+            assert re.search(r"</i> " + re.escape(special) + " <i", cell)  # a word of its own: spaces around it
+    note = re.search(r'<p class="mk-special-note">(.*?)</p>', table)[1]
+    assert note == ("“&lt;mask&gt;” typed in the sentence is a special token (in a dashed box): it stays as typed in "
+                    "every epoch and is never a target, so “positions ever a target” leaves it out.")
+    assert ".mk-special{border:1px dashed}" in table  # styled as a special token
+    # typed against a word, it has no space of its own
+    tokenizer, tokens, runs = _runs(models, "The cat<mask> sat.", 2)
+    cell = _cells(masking_view.masking_table(tokenizer, tokens, runs))[0][0]
+    assert "</i>" + special + " <i" in cell
+    # no typed special token: no note, no dashed box
+    tokenizer, tokens, runs = _runs(models, LONG, 2)
+    table = masking_view.masking_table(tokenizer, tokens, runs)
+    assert "mk-special-note" not in table and 'class="mk-special"' not in table
+
+
 # ----------------------------------------------------------------------------- targets: keyboard, tap, screen reader
 def test_every_target_is_focusable_and_tells_its_original(models):
     tokenizer, tokens, runs = _runs(models, LONG, 12)
