@@ -79,6 +79,9 @@ class RunMetrics:
     train_steps: int | None = None
     train_tokens: int | None = None
     stopped_by: str | None = None  # "done" (a length limit), "time" (the time budget)
+    # a model exported from a step checkpoint of a run (train.export RUN/checkpoints/step-N): {"run", "step",
+    # "run_steps", "command", "note"}; its other fields are the run's (init, data), its length the checkpoint's
+    checkpoint: dict | None = None
     resumed_with: list | None = None  # options a --resume changed, from which step: [{"step", "changed"}]
     parameters: int | None = None
     train_time_s: float | None = None

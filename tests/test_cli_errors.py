@@ -152,6 +152,28 @@ def test_tokenizer_never_replaces_a_tokenizer(train_files, tmp_path, capsys):
     assert not (tmp_path / "new").exists()
 
 
+def test_tokenizer_never_writes_among_other_files(train_files, tmp_path, capsys):
+    """`--out` a folder of other files (a project's, a data folder) got a tokenizer.json among them, exit 0, where
+    every other script refuses a folder that is not empty; a folder holding only what an experiment's tokenizer step
+    leaves there (its recorded command, a stopped write's temporary file) is still written into."""
+    base = ["--corpus", str(train_files / "corpus.txt"), "--vocab-size", "300", "--min-frequency", "1",
+            "--max-chars", "2000", "--eval-text", "", "--quiet"]
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "README.md").write_text("mine")
+    (folder / "data.csv").write_text("a,b")
+    assert_user_error(tokenizer.main, [*base, "--out", str(folder)], capsys,
+                      f"error: --out {folder} is not empty (README.md, data.csv): the tokenizer is written into a new "
+                      "or empty folder; choose another --out")
+    assert sorted(p.name for p in folder.iterdir()) == ["README.md", "data.csv"]
+    step = tmp_path / "recipe" / "tokenizer"  # an experiment's step run again after its tokenizer.json was deleted
+    step.mkdir(parents=True)
+    (step / ".tokenizer.command").write_text("python -m train.tokenizer ...\n")
+    (step / f".tokenizer.json.tmp-{12345}").write_text("{")
+    assert tokenizer.main([*base, "--out", str(step)]) == 0
+    assert (step / "tokenizer.json").is_file()
+
+
 def test_tokenizer_eval_text_misspelled(train_files, tmp_path, capsys):
     # was skipped without a word (only the default is skipped when absent), after the tokenizer was trained
     out = tmp_path / "tok"

@@ -12,7 +12,7 @@ import roberta
 from scripts import analogy_probe, deploy_space, load_check, release, screenshots
 from train import data, evaluate, export, fill_mask_probe, finetune, gpu_transfer, pretrain, runtime, tapt_corpus
 from train import tokenizer as tokenizer_cli
-from test_train_scripts import pretrain_argv
+from test_train_scripts import finetune_argv, pretrain_argv
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -337,3 +337,97 @@ def test_evaluate_says_when_its_out_cannot_be_written(tiny_clf_dir, train_files,
     assert evaluate.main(argv) == runtime.EXIT_USER_ERROR
     out, err = capsys.readouterr()
     assert "labeled:" in out and err.startswith(f"error: --out {tmp_path / 'm.json'}: Read-only file system")
+
+
+@pytest.fixture(scope="module")
+def bad_inputs(tmp_path_factory):
+    """Files each wrong in one way: a header alone, a label that is not one, not UTF-8, other columns, empty, a
+    file where a folder is wanted."""
+    folder = tmp_path_factory.mktemp("bad-inputs")
+    (folder / "headeronly.tsv").write_text("sentence\tlabel\n")
+    (folder / "badlabel.tsv").write_text("sentence\tlabel\ngood movie\t1\nbad movie\tmaybe\n")
+    (folder / "nonutf8.tsv").write_bytes(b"sentence\tlabel\ngood movie\t1\nbad \xff movie\t0\n")
+    (folder / "nonutf8.txt").write_bytes(b"A line.\n\xff\xfe line\n")
+    (folder / "wrongcols.tsv").write_text("foo\tbar\nhello\t1\n")
+    (folder / "empty.tsv").write_text("")
+    (folder / "empty.txt").write_text("")
+    (folder / "afile").write_text("a file\n")
+    return folder
+
+
+# (script, option, its bad value, what the message says after the option and value); each with otherwise valid options
+NAMED = [
+    ("finetune", "--train", "headeronly.tsv", ": no examples (only a header?)"),
+    ("finetune", "--dev", "headeronly.tsv", ": no examples (only a header?)"),
+    ("finetune", "--train", "badlabel.tsv", " line 3: label 'maybe' is not an int"),
+    ("finetune", "--dev", "badlabel.tsv", " line 3: label 'maybe' is not an int"),
+    ("finetune", "--checks", "nonutf8.tsv", " line 3: not UTF-8 text"),
+    ("finetune", "--checks", "wrongcols.tsv", ": the header must be category<TAB>sentence<TAB>expected"),
+    ("finetune", "--init", "nope", ": no such folder"),
+    ("finetune", "--init", "afile", " is a file, not a model folder"),  # was "is not a tokenizer"
+    ("finetune", "--imdb", "empty.tsv", ": empty file (expected a header line such as 'text<TAB>label')"),
+    ("finetune", "--tokenizer", "nope", ": no such folder"),  # (with --init random)
+    ("pretrain", "--init", "nope", ": no such folder"),
+    ("pretrain", "--tokenizer", "nope", ": no such folder"),
+    ("pretrain", "--corpus", "empty.txt", ": no documents found"),
+    ("pretrain", "--valid", "empty.txt", ": no documents found"),
+    ("pretrain", "--corpus", "nonutf8.txt", " line 2: not UTF-8 text"),
+    ("pretrain", "--valid", "nonutf8.txt", " line 2: not UTF-8 text"),
+    ("evaluate", "--labeled", "badlabel.tsv", " line 3: label 'maybe' is not an int"),
+    ("evaluate", "--labeled", "nope.tsv", ": no such file"),
+    ("evaluate", "--labeled", "headeronly.tsv", ": no examples (only a header?)"),
+    ("evaluate", "--mlm-text", "empty.txt", ": no documents found"),
+    ("evaluate", "--mlm-text", "nonutf8.txt", " line 2: not UTF-8 text"),
+    ("evaluate", "--model", "nope", ": no such folder"),
+    ("tokenizer", "--corpus", "empty.txt", ": no documents found"),
+    ("tokenizer", "--eval-text", "nonutf8.txt", " line 2: not UTF-8 text"),
+]
+
+
+@pytest.mark.parametrize("script, option, name, message", NAMED, ids=[f"{s}{o}-{n}" for s, o, n, _ in NAMED])
+def test_a_bad_file_is_named_with_its_option(script, option, name, message, bad_inputs, train_files, tiny_mlm_dir,
+                                             tiny_clf_dir, tmp_path, capsys):
+    """Each said "PATH: ..." (or, for --init, that a file "is not a tokenizer"), naming no option: now the one
+    `error:` line starts with the option and the path (`train.runtime.naming`), and nothing is written."""
+    out, bad = tmp_path / "out", bad_inputs / name
+    argv, main = {
+        "finetune": (finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--imdb", ""), finetune.main),
+        "pretrain": (pretrain_argv(train_files, out), pretrain.main),
+        "evaluate": (["--model", str(tiny_mlm_dir if option == "--mlm-text" else tiny_clf_dir),
+                      *(["--mlm-text", str(train_files / "valid.txt")] if option == "--mlm-text" else
+                        ["--labeled", str(train_files / "dev.tsv")])], evaluate.main),
+        "tokenizer": (["--corpus", str(train_files / "corpus.txt"), "--vocab-size", "300", "--eval-text",
+                       str(train_files / "valid.txt"), "--quiet", "--out", str(out)], tokenizer_cli.main),
+    }[script]
+    if script == "finetune" and option == "--tokenizer":
+        argv += ["--init", "random", "--preset", "tiny"]
+    err = assert_user_error(main, [*argv, option, str(bad)], capsys)
+    assert err.startswith(f"error: {option} {bad}{message}") and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--preset", "huge"], "error: --preset 'huge' is not a preset; choose one of ['mini', 'roberta-base', 'tiny']"),
+    (["--heads", "5"], "error: --hidden-size 32 (the tiny preset's) must be divisible by --heads 5"),
+    (["--hidden-size", "30"], "error: --hidden-size 30 must be divisible by --heads 4 (the tiny preset's)"),
+    (["--layers", "0"], "error: --layers must be at least 1, got 0"),
+])
+def test_the_shape_of_a_new_model_is_named_before_the_data_is_read(extra, message, train_files, tmp_path, capsys):
+    """Were "unknown preset 'huge'" and "hidden_size (32) must be divisible by num_attention_heads (5)", the config's
+    words, once the tokenizer was loaded (finetune: after the data was read)."""
+    out = tmp_path / "out"
+    argv = pretrain_argv(train_files, out, *extra)
+    argv[argv.index("--corpus") + 1] = str(tmp_path / "missing.txt")  # not reached: the shape is named first
+    assert assert_user_error(pretrain.main, argv, capsys).startswith(message)
+    argv = finetune_argv(train_files, out, "--init", "random", "--tokenizer", str(train_files / "tokenizer.json"),
+                         "--preset", "tiny", *extra)
+    argv[argv.index("--train") + 1] = str(tmp_path / "missing.tsv")
+    assert assert_user_error(finetune.main, argv, capsys).startswith(message)
+    assert not out.exists()
+
+
+def test_finetune_labels_must_be_distinct(train_files, tiny_mlm_dir, tmp_path, capsys):
+    """Was "id2label: label names must be distinct, got ['a', 'a']", the config's words, after the data was read."""
+    argv = finetune_argv(train_files, tmp_path / "out", "--init", str(tiny_mlm_dir), "--checks", "", "--labels", "a,a")
+    assert_user_error(finetune.main, argv, capsys, "error: --labels must name two or more distinct labels, "
+                                                   "comma-separated, got 'a,a'")

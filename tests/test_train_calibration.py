@@ -112,6 +112,58 @@ def test_a_temperature_at_its_bound_or_that_worsens_the_ece_is_said(monkeypatch,
         "T at its upper bound 20", "T = 20 makes the calibration slice's ECE worse, 0.1000 -> 0.2000 on its 50 examples (T minimises the log-loss, 0.7000 -> 0.6900, not the ECE)"]
 
 
+def test_a_model_near_chance_level_is_fitted_to_its_bound_not_left_at_t_1(monkeypatch, capsys):
+    """An average of chance-level members (logits a few thousandths apart, 45% right) was refitted to exactly T = 1.000
+    with no note while each member reached the bound 20: in float32 the log-loss is flat within its rounding, and
+    L-BFGS's line search found no step. Fitted in float64, it reaches the bound, and the note says so."""
+    logits = torch.tensor([[0.0007, 0.0047]] * 20)  # the quick recipe's average: every text 0.501 positive
+    labels = [1] * 9 + [0] * 11
+    assert calibrate.fit_temperature(logits, labels) == calibrate.T_MAX
+    monkeypatch.setattr(evaluate, "classifier_logits", lambda *args, **kwargs: logits)
+    model = type("Model", (), {"config": type("Config", (), {})()})()
+    result = calibrate.calibrate(model, None, (["a text"] * 20, labels), None)
+    assert result["temperature"] == calibrate.T_MAX and result["notes"][0].startswith("T at its upper bound 20")
+    assert "note: calibration: T at its upper bound 20" in capsys.readouterr().out
+
+
+def test_recalibrate_refuses_slice_options_without_calibration_data(tiny_clf_dir, tmp_path, capsys):
+    """`train.calibrate CLF --calibration-n 5` fitted on the stored slice, ignoring --calibration-n, and exited 0."""
+    import shutil
+
+    folder = shutil.copytree(tiny_clf_dir, tmp_path / "clf")
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    for extra, named in [(["--calibration-n", "5"], "--calibration-n goes"),
+                         (["--calibration-seed", "1", "--calibration-split", "random"],
+                          "--calibration-seed, --calibration-split go"), (["--all"], "--all goes")]:
+        assert calibrate.main([str(folder), *extra]) == 2
+        assert capsys.readouterr().err == (f"error: {named} only with --calibration-data: without it T is fitted on "
+                                           "the slice metrics.json records, which has its own\n")
+    assert calibrate.main([str(folder), "--calibration-data", "x.tsv", "--all", "--calibration-n", "5"]) == 2
+    assert capsys.readouterr().err == "error: --all fits on every row of --calibration-data: it takes no --calibration-n\n"
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_the_card_says_held_out_only_of_fine_tunings_own_slice(two_stage, tmp_path):
+    """With any --calibration-data the card said the slice was "held out from fine-tuning ... that training never
+    saw": false for another seed of the run's own training file, whose rows the run trained on."""
+    import shutil
+
+    folder = shutil.copytree(two_stage[1], tmp_path / "copy")
+    own = json.loads((folder / "metrics.json").read_text())["calibration"]["slice"]
+    data = ["--calibration-data", own["data"], "--calibration-n", str(own["n"])]
+    assert calibrate.main([str(folder), *data, "--calibration-seed", "1"]) == 0
+    cal = json.loads((folder / "metrics.json").read_text())["calibration"]
+    card = (folder / "README.md").read_text()
+    assert cal[calibrate.HELD_OUT] is False and cal[calibrate.OWN_SLICE] == own
+    assert "held out from fine-tuning" not in cal["source"] and cal["source"].endswith(", seed 1")
+    assert "that training never saw" not in card and "not the slice fine-tuning held out" in card
+    for argv in ([*data], []):  # fine-tuning's own slice again, given or recorded: held out, as the card says
+        assert calibrate.main([str(folder), *argv, *(["--calibration-seed", "0"] if argv else [])]) == 0
+        cal = json.loads((folder / "metrics.json").read_text())["calibration"]
+        assert calibrate.HELD_OUT not in cal and cal["source"].endswith("held out from fine-tuning, seed 0")
+        assert "held-out examples" in (folder / "README.md").read_text()
+
+
 def test_recalibrate_cli_says_when_t_is_at_its_bound(tiny_clf_dir, train_files, tmp_path, monkeypatch, capsys):
     import shutil
 
@@ -392,7 +444,11 @@ def test_recalibrate_cli(two_stage, tmp_path):
                                                       metrics["checks"]["unsure_below"], metrics["max_length"])
     card = (folder / "README.md").read_text()
     assert f"**T = {new_t:.3f}**" in card and f"**T = {before:.3f}**" not in card
-    assert f"| temperature | {new_t:.4g} |" in card and "160 held-out examples (all of `" in card
+    # reviews.tsv holds rows stage 2 trained on: the card no longer says they were held out (it did)
+    assert f"| temperature | {new_t:.4g} |" in card and "160 examples (all of `" in card
+    assert "not the slice fine-tuning held out" in card and "held-out examples" not in card
+    assert metrics["calibration"][calibrate.HELD_OUT] is False
+    assert metrics["calibration"][calibrate.OWN_SLICE]["n"] == 40  # fine-tuning's own slice, kept
     assert "| dev_ece_uncalibrated |" in card and "| checks |" not in card  # the table, without the sections' figures
     assert card.count("## Calibration") == card.count("## Behaviour checks") == card.count("## Metrics") == 1
     assert "chose nothing" in card and "## Usage" in card  # the Notes and the rest of the card as they were
@@ -479,6 +535,9 @@ def test_average_is_the_mean_and_a_hub_ready_folder(seeds, tmp_path):
         torch.testing.assert_close(value, sum(s[key] for s in states) / 3, rtol=1e-6, atol=1e-6)
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["averaged"] == 3 and [m["seed"] for m in metrics["members"]] == [0, 1, 2]
+    # the training the members cost, as train_time_s: three runs of 6 steps (was the first member's 6)
+    assert metrics["train_steps"] == sum(m["train_steps"] for m in metrics["members"]) == 18
+    assert metrics["train_time_s"] == pytest.approx(sum(m["train_time_s"] for m in metrics["members"]), abs=0.2)
     assert metrics["calibration"]["slice"] == json.loads((seeds[0] / "metrics.json").read_text())["calibration"]["slice"]
     assert avg.config.calibration_temperature == pytest.approx(metrics["temperature"])
     assert metrics["checks"]["n"] > 0 and 0 <= metrics["dev_accuracy"] <= 1 and metrics["imdb_examples"] == 20
@@ -542,6 +601,34 @@ def test_average_refuses_what_cannot_be_averaged(seeds, two_stage, tmp_path, cap
     assert "calibration slice" in capsys.readouterr().err
     assert average.main([str(seeds[0]), str(seeds[1]), "--out", str(seeds[0])]) == 2
     assert "--out" in capsys.readouterr().err
+
+
+def test_average_checks_its_inputs_before_any_work(tiny_clf_dir, train_files, tmp_path, capsys):
+    """`--checks /nope.tsv` and `--imdb-n 0` failed after the weights were averaged and the temperature fitted,
+    leaving --out marked unfinished with a reliability.png: every input is read, or refused, first."""
+    import shutil
+
+    members = []
+    for seed in (0, 1):
+        folder = shutil.copytree(tiny_clf_dir, tmp_path / f"s{seed}")
+        (folder / "metrics.json").write_text(json.dumps({
+            "init": "mlm", "dev_data": str(train_files / "dev.tsv"), "imdb_data": str(train_files / "imdb.tsv"),
+            "imdb_examples": 20, "checks": {"source": str(CHECKS), "unsure_below": 0.6},
+            "calibration": {"slice": {"data": str(train_files / "train.tsv"), "n": 40, "seed": 0,
+                                      "split": "sentences"}}}))
+        members.append(str(folder))
+    out = tmp_path / "avg"
+    missing = tmp_path / "nope.tsv"
+    for extra, says in [(["--checks", str(missing)], f"--checks {missing}: no such checks file"),
+                        (["--imdb-n", "0"], "--imdb-n must be at least 1, got 0"),
+                        (["--dev", str(missing)], f"--dev {missing}: no such file"),
+                        (["--imdb", str(missing)], f"--imdb {missing}: no such file")]:
+        assert average.main([*members, "--out", str(out), *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {says}") and err.count("\n") == 1, err
+        assert not out.exists(), extra  # was .average-unfinished and reliability.png
+    assert average.main([*members, "--out", str(out)]) == 0  # the same members, their own inputs
+    assert json.loads((out / "metrics.json").read_text())["checks"]["n"] > 0
 
 
 def test_average_refuses_mixed_kinds_an_out_file_and_a_zero_batch(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):

@@ -147,6 +147,25 @@ def test_mixture_proportions_and_determinism(tmp_path):
         data.load_mixture_with_stats(spec, char_budget=20_000, seed=1)[0]  # a budget that fits: as before
 
 
+def test_a_cut_budget_is_a_cap(tmp_path):
+    """`cut` (train.pretrain --corpus-chars): at most the budget, each source's last document cut at its share
+    (`--corpus-chars 200000` read 212,286 characters); the same documents otherwise, in the same order."""
+    a = _lines_file(tmp_path / "a.txt", "alpha", 400, 50)
+    b = _lines_file(tmp_path / "b.txt", "beta", 400, 100)
+    for spec, budget in [(f"{a}=0.25,{b}=0.75", 20_001), (f"{a}=0.25,{b}=0.75", 333), (f"{a}=0.9,{b}=0.1", 100_000),
+                         (a, 1_030)]:
+        whole, whole_stats = data.load_mixture_with_stats(spec, char_budget=budget, seed=1)
+        docs, stats = data.load_mixture_with_stats(spec, char_budget=budget, seed=1, cut=True)
+        total = sum(map(len, docs))
+        assert sum(map(len, whole)) > budget >= total >= budget - len(stats), (spec, budget)  # whole docs go past
+        assert total == sum(s["chars"] for s in stats)
+        assert [s["passes"] for s in stats] == [s["passes"] for s in whole_stats]
+        assert len(docs) == len(whole) and all(w.startswith(d) for w, d in zip(whole, docs))
+        assert sum(d != w for d, w in zip(docs, whole)) <= len(stats)  # one cut document per source at most
+    # no budget: every document whole, as without `cut`
+    assert data.load_mixture_with_stats(f"{a}=0.5,{b}=0.5", cut=True) == data.load_mixture_with_stats(f"{a}=0.5,{b}=0.5")
+
+
 def test_pack_sequences_full_sentences(tokenizer, sentences, tmp_path):
     docs = [" ".join(sentences[i:i + 3]) for i in range(0, 30, 3)]
     max_length = 16

@@ -1,5 +1,6 @@
 """train.export: a run folder copied for shipping, weights stored in half precision, computing in float32."""
 import json
+import shlex
 import shutil
 
 import pytest
@@ -119,6 +120,122 @@ def test_a_partial_model_is_not_averaged(tiny_mlm_dir, tmp_path, capsys):
     assert not (tmp_path / "avg").exists()
 
 
+def unfinished_run_checkpoint(tiny_mlm_dir, folder, stopped_by="SIGTERM"):
+    """RUN/checkpoints/step-00000002 of a pretraining run that did not finish: the config and tokenizer files a
+    stopped train.pretrain leaves, and no metrics.json."""
+    from train.checkpointing import Checkpoints
+
+    run = folder / "run"
+    run.mkdir()
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copy(tiny_mlm_dir / name, run / name)
+    model = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir)
+    state = {"step": 2, "tokens": 64, "epoch": 0, "batch_in_epoch": 2, "elapsed": 1.5, "optimizer": {}, "rng": {},
+             "task": {}, "args": {"corpus": "corpus.txt"}, "stopped_by": stopped_by}
+    return run, Checkpoints(run).save("step", 2, model.state_dict(), trainer_state=state)
+
+
+def test_push_refuses_a_partial_model_before_any_request(tiny_mlm_dir, tmp_path, capsys, monkeypatch):
+    """A partial model (its metrics.json: "do not ship it") passed train.push's checks and failed only at the
+    network: refused with one line before any request, as train.export and scripts.release refuse it."""
+    import huggingface_hub
+
+    from train import push
+    from train.export import PARTIAL
+
+    _, checkpoint = unfinished_run_checkpoint(tiny_mlm_dir, tmp_path)
+    partial = tmp_path / "partial"
+    assert main([str(checkpoint), str(partial)]) == 0
+    assert all((partial / name).is_file() for name in push.REQUIRED_FILES)  # what push checked, and passed
+    note = json.loads((partial / "metrics.json").read_text())[PARTIAL]
+    assert note.endswith("do not ship it: train.export, train.push and scripts.release refuse it")
+    monkeypatch.setattr(huggingface_hub, "HfApi", lambda *args, **kwargs: pytest.fail("a request to the Hub"))
+    assert push.main([str(partial), "--repo-id", "user/test"]) == 2
+    assert capsys.readouterr().err == f"error: {partial} is a partial model, not one to ship: {note}\n"
+
+
+# ----- a step checkpoint of a finished fine-tuning run -----
+@pytest.fixture(scope="module")
+def kept_run(train_files, tiny_mlm_dir, tmp_path_factory):
+    """A fine-tuning run that kept its step checkpoints 2, 4 and 6 (calibrated, scored on dev, IMDB and checks)."""
+    from train import finetune
+    from test_train_scripts import finetune_argv
+
+    run = tmp_path_factory.mktemp("kept") / "run"
+    assert finetune.main(finetune_argv(train_files, run, "--init", str(tiny_mlm_dir), "--save-every", "2",
+                                       "--keep-checkpoints")) == 0
+    return run
+
+
+@pytest.mark.slow  # a fine-tuning run, several seconds
+def test_checkpoints_of_one_run_average_as_one_start_on_the_runs_data(kept_run, tmp_path):
+    """README: an exported step checkpoint lets train.average "average points along a run". For a classifier it
+    refused them ("the members start from different weights": each init was "checkpoint RUN/..."), then ("do not
+    share one calibration slice"), then wrote an average with "dev accuracy -" (no dev set) and train_steps 10."""
+    from train import average
+    from train.checkpointing import CHECKPOINTS
+
+    points = []
+    for step in (2, 4):
+        points.append(tmp_path / f"step-{step}")
+        assert main([str(kept_run / CHECKPOINTS / f"step-{step:08d}"), str(points[-1])]) == 0
+    run = json.loads((kept_run / "metrics.json").read_text())
+    first, second = (json.loads((p / "metrics.json").read_text()) for p in points)
+    for key in ("init", "init_root", "init_gave", "train_data", "dev_data", "imdb_data", "imdb_seed", "imdb_examples",
+                "max_length", "calibration_examples"):  # the run's start and data
+        assert first[key] == run[key], key
+    assert first["calibration"] == {"slice": run["calibration"]["slice"], "source": run["calibration"]["source"]}
+    assert first["checkpoint"] == {  # the checkpoint's own identity, apart
+        "run": str(kept_run), "step": 2, "run_steps": 6, "command": run["command"],
+        "checks": {"source": run["checks"]["source"], "unsure_below": run["checks"]["unsure_below"]},
+        "note": first["checkpoint"]["note"]}
+    assert first["train_steps"] == 2 and second["train_steps"] == 4
+    assert not {"dev_accuracy", "imdb_accuracy", "checks", "selection"} & first.keys()  # no figure of the run's end
+
+    out = tmp_path / "avg"
+    argv = [*map(str, points), "--out", str(out)]
+    assert average.main(argv) == 0
+    avg = json.loads((out / "metrics.json").read_text())
+    assert avg["init_root"] == run["init_root"] and avg["calibration"]["slice"] == run["calibration"]["slice"]
+    assert avg["dev_examples"] == run["dev_examples"] and avg["dev_accuracy"] is not None
+    assert avg["imdb_examples"] == run["imdb_examples"] and avg["checks"]["n"] == run["checks"]["n"]
+    assert avg["command"] == shlex.join(["python", "-m", "train.average", *argv])  # as given, nothing after it
+    # the training the average cost: the run, once, to its step 4 (not 2, the first member's; nor 2 + 4)
+    assert avg["train_steps"] == 4 and avg["train_time_s"] == second["train_time_s"]
+    assert [(m["run"], m["step"]) for m in avg["members"]] == [(str(kept_run), 2), (str(kept_run), 4)]
+    card = (out / "README.md").read_text()
+    assert "weight average of 2 points of one fine-tuning run" in card and "at steps 2, 4" in card
+    assert "different seeds" not in card and "end-of-run weights" not in card
+
+
+@pytest.mark.slow  # a fine-tuning run, several seconds
+def test_a_checkpoint_export_is_not_given_the_end_of_runs_temperature(kept_run, tmp_path):
+    """An exported step checkpoint carried the run's temperature, fitted on its step-N weights, and roberta.pipeline
+    applied it to these: it is 1.0, said in metrics.json and the card, and train.calibrate fits one for these weights
+    on the run's calibration slice."""
+    from train import calibrate
+    from train.checkpointing import CHECKPOINTS
+
+    run_t = json.loads((kept_run / "config.json").read_text())["calibration_temperature"]
+    assert run_t != 1.0
+    out = tmp_path / "step-2"
+    assert main([str(kept_run / CHECKPOINTS / "step-00000002"), str(out)]) == 0
+    assert json.loads((out / "config.json").read_text())["calibration_temperature"] == 1.0
+    assert roberta.pipeline("sentiment-analysis", model=out, device="cpu").temperature == 1.0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["temperature"] == 1.0
+    note = metrics["checkpoint"]["note"]
+    assert note.startswith(f"calibration_temperature is 1.0 (uncalibrated): the run's T = {run_t:.4g} was fitted on "
+                           "the weights it kept, not these")
+    card = (out / "README.md").read_text()
+    assert "Not calibrated for these weights" in card and note in card
+    assert f'model="{out}"' in card and ".staging-" not in card  # the card's usage loads the folder, not its copy
+    assert calibrate.main([str(out)]) == 0  # the run's slice, recorded with the checkpoint
+    refit = json.loads((out / "metrics.json").read_text())
+    assert refit["calibration"]["slice"] == json.loads((kept_run / "metrics.json").read_text())["calibration"]["slice"]
+    assert refit["temperature"] == json.loads((out / "config.json").read_text())["calibration_temperature"] != run_t
+
+
 @pytest.mark.parametrize("stopped_by, says", [
     (None, "saved these weights on its way, at step 2 (64 tokens), and may have gone on after them"),
     ("SIGINT", "was stopped by SIGINT at step 2 (64 tokens)"),
@@ -126,20 +243,14 @@ def test_a_partial_model_is_not_averaged(tiny_mlm_dir, tmp_path, capsys):
 def test_a_checkpoint_of_an_unfinished_run_says_how_far_it_is(tiny_mlm_dir, tmp_path, stopped_by, says):
     """A checkpoint saved on the way (--keep-checkpoints; the trainer state's stopped_by None) said the run "went
     on after it and stopped without saving again (killed, or failed)", where the run had saved later ones."""
-    from train.checkpointing import Checkpoints
     from train.export import PARTIAL
 
-    run = tmp_path / "run"
-    run.mkdir()
-    for name in ("config.json", "tokenizer.json"):
-        shutil.copy(tiny_mlm_dir / name, run / name)
-    model = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir)
-    state = {"step": 2, "tokens": 64, "epoch": 0, "batch_in_epoch": 2, "elapsed": 1.5, "optimizer": {}, "rng": {},
-             "task": {}, "args": {"corpus": "corpus.txt"}, "stopped_by": stopped_by}
-    checkpoint = Checkpoints(run).save("step", 2, model.state_dict(), trainer_state=state)
+    run, checkpoint = unfinished_run_checkpoint(tiny_mlm_dir, tmp_path, stopped_by)
     assert main([str(checkpoint), str(tmp_path / "out")]) == 0
     metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
     assert metrics["stopped_by"] == (stopped_by or "unknown") and metrics["corpus"] == "corpus.txt"
-    assert metrics["max_length"] == model.config.max_length  # --max-length's default: rows the model's longest
+    max_length = roberta.load_config(tiny_mlm_dir).max_length
+    assert metrics["max_length"] == max_length  # --max-length's default: rows the model's longest
+    assert metrics["init"] == f"checkpoint {checkpoint}" and metrics["checkpoint"] == {"run": str(run), "step": 2}
     assert f"the weights of step-00000002 of {run}, a run from random weights that had not finished: it {says}" \
         in metrics[PARTIAL]

@@ -449,6 +449,36 @@ def test_a_resumed_log_entry_averages_its_whole_window(train_files, interrupted)
     assert train_losses(split) == train_losses(full)
 
 
+def test_a_resumed_run_counts_the_wall_time_of_its_earlier_sessions(train_files, tmp_path, monkeypatch):
+    """After --resume, metrics.json's wall_time_s covered only the last session (train_time_s 43.2 s, wall_time_s
+    31.9 s), and train.ablation summed it as every run's wall time: a checkpoint carries the run's wall time, from
+    the script's start (`started`), and the resumed trainer counts on from it (`previous_wall_s`, `wall_time_s`)."""
+    seen = []
+    init, fit = trainer.Trainer.__init__, trainer.Trainer.fit
+
+    def started_earlier(self, *args, **kwargs):  # a script that spent 100 s before its loop (reading its corpus)
+        init(self, *args, **kwargs, started=time.time() - 100)
+
+    def spy(self):
+        previous = self.previous_wall_s
+        result = fit(self)
+        seen.append((previous, self.wall_time_s(), time.time() - self.started))
+        return result
+
+    monkeypatch.setattr(trainer.Trainer, "__init__", started_earlier)
+    monkeypatch.setattr(trainer.Trainer, "fit", spy)
+    out = tmp_path / "run"
+    with monkeypatch.context() as m:
+        interrupt_at(m, 3)
+        assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "5")) == runtime.EXIT_INTERRUPTED
+    _, state = checkpointing.Checkpoints.load(checkpointing.Checkpoints(out).latest(), trainer_state=True)
+    assert state["wall_s"] >= 100 + state["elapsed"] > 100  # the whole session to its checkpoint, its start included
+    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "5", "--resume")) == 0
+    (first, _, _), (previous, total, session) = seen
+    assert first == 0 and previous == state["wall_s"]  # the first session's, as its checkpoint says
+    assert total == pytest.approx(state["wall_s"] + session, abs=0.5) and session >= 100
+
+
 def test_a_trainer_state_loads_on_the_cpu_whatever_the_training_device(tmp_path, monkeypatch):
     # on a GPU, mapping trainer.pt to the device made its RNG states CUDA tensors, which torch.set_rng_state and
     # Generator.set_state refuse: --resume broke there. (Without CUDA the old code failed to load at all.)
@@ -528,14 +558,14 @@ def test_missing_tokenizer_and_non_utf8_corpus_are_one_line_errors(train_files, 
     missing = tmp_path / "missing.json"
     argv[argv.index("--tokenizer") + 1] = str(missing)
     assert pretrain.main(argv) == runtime.EXIT_USER_ERROR
-    assert capsys.readouterr().err == f"error: {missing}: no such tokenizer file\n"
+    assert capsys.readouterr().err == f"error: --tokenizer {missing}: no such tokenizer file\n"
     corpus = tmp_path / "latin1.txt"
     corpus.write_bytes("A line.\nCaf\xe9.\n".encode("latin-1"))
     argv = pretrain_argv(train_files, tmp_path / "out", "--max-steps", "1")
     argv[argv.index("--corpus") + 1] = str(corpus)
     assert pretrain.main(argv) == runtime.EXIT_USER_ERROR
     err = capsys.readouterr().err
-    assert err.startswith(f"error: {corpus} line 2: not UTF-8 text") and err.count("\n") == 1
+    assert err.startswith(f"error: --corpus {corpus} line 2: not UTF-8 text") and err.count("\n") == 1
 
 
 # ----- divergence -----

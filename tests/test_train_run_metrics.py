@@ -95,3 +95,15 @@ def test_phase_history_round_trip_and_errors(tmp_path):
         (tmp_path / PHASES_NAME).write_text(text)
         with pytest.raises(ValueError, match=f"^{tmp_path / PHASES_NAME}: not a phases file: {why}"):
             read_phase_history(tmp_path)
+
+
+def test_a_step_checkpoints_identity_is_a_field_of_the_schema(tmp_path):
+    """train.export of RUN/checkpoints/step-N records the run's init and data in the usual fields and the checkpoint
+    itself apart, in `checkpoint` (its init used to be "checkpoint RUN/checkpoints/step-N", so two steps of one run
+    were two starts to train.average)."""
+    point = {"run": "runs/sst2", "step": 10, "run_steps": 30, "command": "python -m train.finetune ..."}
+    metrics = RunMetrics(init="runs/mlm", init_root="runs/mlm", train_steps=10, checkpoint=point)
+    metrics.write(tmp_path)
+    again = RunMetrics.read(tmp_path)
+    assert again.checkpoint == point and again.extra == {} and again.init_root == "runs/mlm"
+    assert not again.is_classifier and again.evaluations() == []  # no figure of its own

@@ -255,6 +255,143 @@ def test_experiment_runner_skips_finished_steps_and_stops_at_a_failure(tmp_path,
                                    "python -m train.finetune --init x --lr 3e-4 --out y")
 
 
+def test_pretrain_corpus_chars_is_a_cap(train_files, tmp_path, monkeypatch, capsys):
+    """--corpus-chars 200000 read 212,286 characters (whole documents): now at most that many, the last document
+    of each source cut at its share."""
+    from train import data
+
+    class Read(Exception):
+        pass
+
+    real, read = data.load_mixture_with_stats, []
+
+    def spy(*args, **kwargs):
+        read.append(real(*args, **kwargs))
+        raise Read  # what was read is all this test needs
+
+    monkeypatch.setattr(data, "load_mixture_with_stats", spy)
+    corpus = train_files / "corpus.txt"
+    mixture = f"{corpus}=0.5,{train_files / 'valid.txt'}=0.5"
+    for spec, budget in [(str(corpus), 1_000), (str(corpus), 77_777), (mixture, 3_001)]:
+        argv = pretrain_argv(train_files, tmp_path / "out", "--corpus-chars", str(budget))
+        argv[argv.index("--corpus") + 1] = spec
+        with pytest.raises(Read):
+            pretrain.main(argv)
+        documents, sources = read.pop()
+        assert budget - len(sources) <= sum(map(len, documents)) == sum(s["chars"] for s in sources) <= budget
+    with pytest.raises(SystemExit):
+        pretrain.main(["--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "--corpus-chars CORPUS_CHARS at most this many characters of the mixture" in shown
+
+
+# `python -m MODULE ARGV` in which TARGET (a function another module looks up when it calls it) sends this process
+# SIGTERM: a `timeout`, a scheduler or a GPU session's deadline stopping it at that point
+SIGTERM_AT = """
+import importlib, os, runpy, signal, sys
+module, target, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+owner, name = target.rsplit(".", 1)
+def stop(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGTERM)
+    raise AssertionError("SIGTERM did not stop it")
+setattr(importlib.import_module(owner), name, stop)
+sys.argv = [module, *argv]
+runpy.run_module(module, run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.slow  # a few interpreter starts
+@pytest.mark.parametrize("module, target", [
+    ("train.pretrain", "train.data.load_mixture_with_stats"),  # its setup
+    ("train.finetune", "train.calibrate.calibrate"),  # after its training loop: calibration, then the scores
+    ("train.evaluate", "train.data.pack_sequences"),
+    ("train.tokenizer", "train.data.load_mixture_with_stats"),
+    ("train.recipe", "train.data.load_mixture_with_stats"),  # the setup of its pretraining step
+])
+def test_sigterm_outside_the_training_loop_is_an_interruption(module, target, train_files, tiny_mlm_dir, tmp_path):
+    """Outside the training loop (whose own handler saves a checkpoint first) SIGTERM killed a script silently with
+    exit code 143, though `--help` promises "130 interrupted (SIGINT/SIGTERM)" and Ctrl-C there said "interrupted":
+    now SIGTERM is Ctrl-C for the whole of a script's main (`train.exit_codes.sigterm_as_interrupt`). An
+    experiment says which step was interrupted and how to continue, not "error: step ... fix it"."""
+    out = tmp_path / "out"
+    argv = {
+        "train.pretrain": pretrain_argv(train_files, out),
+        "train.finetune": finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--checks", ""),
+        "train.evaluate": ["--model", str(tiny_mlm_dir), "--mlm-text", str(train_files / "valid.txt")],
+        "train.tokenizer": ["--corpus", str(train_files / "corpus.txt"), "--vocab-size", "300", "--eval-text", "",
+                            "--quiet", "--out", str(out)],
+        "train.recipe": ["--quick", "--out", str(out), "--tokenizer", str(train_files / "tokenizer.json"),
+                         "--corpus", str(train_files / "corpus.txt"), "--valid", str(train_files / "valid.txt"),
+                         "--train", str(train_files / "train.tsv"), "--dev", str(train_files / "dev.tsv"),
+                         "--imdb", str(train_files / "imdb.tsv"), "--precision", "fp32"],
+    }[module]
+    result = subprocess.run([sys.executable, "-c", SIGTERM_AT, module, target, *argv], cwd=ROOT, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == runtime.EXIT_INTERRUPTED, (result.returncode, result.stderr[-3000:])
+    last = result.stderr.strip().splitlines()[-1]
+    if module == "train.recipe":
+        assert last == ("interrupted (step pretrain): run the same recipe command again to continue where it "
+                        "stopped") and "error:" not in result.stderr, result.stderr
+    elif module == "train.finetune":  # after its loop: a checkpoint is there, and the line says how to go on
+        assert last == (f"interrupted: {out} holds the run's last checkpoint; continue with the same command plus "
+                        "--resume") and "Traceback" not in result.stderr, result.stderr
+    else:
+        assert last == "interrupted" and "Traceback" not in result.stderr, result.stderr
+    if module == "train.finetune":  # its checkpoint is kept: the same command with --resume finishes the run
+        assert (out / "checkpoints").is_dir() and not (out / "metrics.json").exists()
+        assert finetune.main(finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--checks", "",
+                                           "--resume")) == 0
+        assert (out / "metrics.json").is_file()
+
+
+def test_an_interrupted_experiment_step_is_not_an_error_to_fix(train_files, tmp_path, monkeypatch, capsys):
+    """An interrupted step of train.recipe said "error: step finetune stopped (exit code 130); fix it and run ...":
+    now "interrupted", which step, how to continue, and exit code 130 (`train.experiment.run_steps`); a step that
+    fails is still an error."""
+    argv = ["--quick", "--out", str(tmp_path / "r"), "--tokenizer", str(train_files / "tokenizer.json"),
+            "--corpus", str(train_files / "corpus.txt"), "--valid", str(train_files / "valid.txt"),
+            "--train", str(train_files / "train.tsv"), "--dev", str(train_files / "dev.tsv"),
+            "--imdb", str(train_files / "imdb.tsv"), "--precision", "fp32"]
+
+    def interrupted(args, dist=None):
+        raise KeyboardInterrupt  # Ctrl-C (or SIGTERM) in its setup
+
+    monkeypatch.setattr(pretrain, "run", interrupted)
+    assert recipe.main(argv) == runtime.EXIT_INTERRUPTED
+    err = capsys.readouterr().err
+    assert err == ("interrupted\ninterrupted (step pretrain): run the same recipe command again to continue where it "
+                   "stopped\n"), err
+    monkeypatch.setattr(pretrain, "run", lambda args, dist=None: runtime.EXIT_INTERRUPTED)  # a checkpoint saved
+    assert recipe.main(argv) == runtime.EXIT_INTERRUPTED
+    assert capsys.readouterr().err == ("interrupted (step pretrain): run the same recipe command again to continue "
+                                       "where it stopped\n")
+    monkeypatch.setattr(pretrain, "run", lambda args, dist=None: 1)  # a failure is still one
+    assert recipe.main(argv) == 1
+    assert "error: step pretrain stopped (exit code 1); fix it" in capsys.readouterr().err
+
+
+def test_a_seed_interrupted_in_its_own_process_is_said_so(tmp_path, monkeypatch, capsys):
+    """train.sentiment_recipe --parallel: a seed's process that ended interrupted (130: a SIGTERM, its checkpoint
+    saved) was "error: seed 1 stopped (exit code 130)" with its log's end, as if it had failed."""
+    from train import sentiment_recipe
+
+    class Process:  # a seed's process that has ended
+        def __init__(self, command, **kwargs):
+            self.returncode = 130 if command[-5:-3] == ["--seeds", "1"] else 0  # (... --train-only --parallel 1)
+
+        def poll(self):
+            return self.returncode
+
+    monkeypatch.setattr(sentiment_recipe.subprocess, "Popen", Process)
+    argv = ["--init", "mlm", "--out", str(tmp_path / "exp"), "--arms", "sst2", "--seeds", "0", "1", "--parallel", "2"]
+    args = sentiment_recipe.build_parser().parse_args(argv)
+    assert sentiment_recipe.run_in_parallel(argv, args, [], set()) == runtime.EXIT_INTERRUPTED
+    out, err = capsys.readouterr()
+    assert "== seed 0: done" in out and "== seed 1: exit code 130" in out
+    assert err == (f"seed 1: interrupted (its log: {tmp_path / 'exp' / 'logs' / 'seed-1.log'}); run the same command "
+                   "again to continue where it stopped\n")
+
+
 # ----- user errors: a clear message naming the file, non-zero exit, no traceback -----
 def run_module(module, argv):
     return subprocess.run([sys.executable, "-m", module, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -366,8 +503,9 @@ def test_pretrain_init_must_be_a_masked_lm(train_files, tmp_path, tiny_clf_dir, 
 
 
 def test_finetune_bad_data_options(train_files, tmp_path, tiny_mlm_dir, capsys):
-    cases = [(["--imdb-n", "0"], "--imdb-n) must be at least 1 review"),  # "need as many labels as texts"
-             (["--labels", ""], "--labels must name two or more labels"),  # "label 1 is not in the label set [0]"
+    cases = [(["--imdb-n", "0"], "error: --imdb-n must be at least 1 review"),  # "need as many labels as texts"
+             (["--labels", ""], "--labels must name two or more distinct labels"),  # "label 1 is not in the label
+             # set [0]"
              (["--max-length", "2"], "--max-length must be at least 3"),  # "input has 33 tokens ... truncate it"
              (["--calibration-n", "-1"], "--calibration-n and --train-n must be at least 0")]  # ran
     for extra, message in cases:

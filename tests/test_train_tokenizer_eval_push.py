@@ -68,6 +68,46 @@ def test_tokenizer_cli_refuses_bad_sizes_and_outputs_before_training(tmp_path, t
     assert not (tmp_path / "tok").exists()
 
 
+def test_tokenizer_cli_checks_its_numbers_before_reading_any_text(tmp_path, train_files, monkeypatch, capsys):
+    """--max-chars -1 printed "reading ... (max -1 chars)" before its error, and --vocab-size 0 was refused once the
+    --eval-text was read: both are refused before any text is read or anything printed."""
+    from train import tokenizer as tokenizer_script
+
+    def never(*args, **kwargs):
+        raise AssertionError("text was read before the options were checked")
+
+    monkeypatch.setattr(tokenizer_script, "read_documents", never)
+    monkeypatch.setattr(tokenizer_script, "load_mixture_with_stats", never)
+    base = ["--corpus", str(train_files / "corpus.txt"), "--eval-text", str(train_files / "valid.txt"), "--quiet",
+            "--out", str(tmp_path / "tok")]
+    for extra, message in [(["--max-chars", "-1"], "--max-chars at least 1 (0 = all), got 2 and -1"),
+                           (["--min-frequency", "-1"], "--min-frequency must be at least 0"),
+                           (["--vocab-size", "0"], "--vocab-size must be at least 261")]:
+        assert tokenizer_script.main([*base, *extra]) == 2, extra
+        out, err = capsys.readouterr()
+        assert out == "" and err.startswith("error: ") and message in err and err.count("\n") == 1, (extra, out, err)
+    assert not (tmp_path / "tok").exists()
+
+
+def test_tokenizer_max_chars_is_about_that_many_characters(tmp_path, train_files, capsys):
+    """--max-chars was documented "at most this many characters", and 100,000 read 116,210: whole documents are
+    taken (the shipped tokenizer's sample, kept), so the help and the message say "about"."""
+    from train import tokenizer as tokenizer_script
+
+    with pytest.raises(SystemExit):
+        tokenizer_script.parse_args(["--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "--max-chars MAX_CHARS train on about this many characters of the mixture: whole documents" in shown
+    assert "at most" not in shown
+    argv = ["--corpus", str(train_files / "corpus.txt"), "--vocab-size", "300", "--min-frequency", "1",
+            "--max-chars", "1000", "--eval-text", "", "--quiet", "--out", str(tmp_path / "tok")]
+    assert tokenizer_script.main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"reading {train_files / 'corpus.txt'} (about 1,000 chars, in whole documents)" in out
+    chars = int(out.split("corpus.txt: ")[1].split(" chars")[0].replace(",", ""))
+    assert 1000 <= chars < 1000 + max(map(len, (train_files / "corpus.txt").read_text().splitlines()))
+
+
 def test_tokens_per_word(tokenizer):
     """BPE tokens without <s> and </s>, over whitespace words, "of<unk>" (WikiText's unknown word glued to the
     word before it) counted as two words."""
@@ -159,6 +199,17 @@ def test_evaluate_cli_mlm_max_length(tiny_mlm_dir, sentences, tmp_path, capsys):
     capsys.readouterr()
     assert evaluate.main(list(map(str, ["--model", tiny_mlm_dir, "--mlm-text", text, "--mlm-max-length", 10_000]))) == 2
     assert "--max-length must be between 3 and" in capsys.readouterr().err  # (the old name still works)
+
+
+def test_evaluate_max_length_0_is_refused_like_any_other_bad_length(tiny_mlm_dir, tiny_clf_dir, train_files,
+                                                                     capsys):
+    """--max-length 0 was the model's longest input without a word (-5, 2 and 1,000 were refused)."""
+    for model, data in [(tiny_clf_dir, ["--labeled", str(train_files / "dev.tsv")]),
+                        (tiny_mlm_dir, ["--mlm-text", str(train_files / "valid.txt")])]:
+        for length in ("0", "2", "-5"):
+            assert evaluate.main(["--model", str(model), *data, "--max-length", length]) == 2, (data, length)
+            err = capsys.readouterr().err
+            assert err.startswith("error: --max-length must be between 3 and ") and err.endswith(f", got {length}\n")
 
 
 def test_evaluate_cli_rejects_wrong_head(tiny_mlm_dir, tmp_path, capsys):

@@ -67,11 +67,30 @@ class ModelArguments:
         if self.dropout is not None and not 0 <= self.dropout <= 1:  # nan too
             raise UserError(f"--dropout must be between 0 and 1 (a probability), got {self.dropout}")
 
+    def check_shape(self) -> None:
+        """--preset and its overrides, checked by their options' names before any data is read (the config said
+        "unknown preset 'huge'" and "hidden_size (32) must be divisible by num_attention_heads (5)", naming no
+        option, once the tokenizer was loaded)."""
+        if self.preset not in PRESETS:
+            raise UserError(f"--preset {self.preset!r} is not a preset; choose one of {sorted(PRESETS)}")
+        for name in ("hidden_size", "layers", "heads", "intermediate_size"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise UserError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+        preset = PRESETS[self.preset]
+        hidden, heads = self.hidden_size or preset.hidden_size, self.heads or preset.num_attention_heads
+        if hidden % heads:
+            def shown(flag, value, given):
+                return f"{flag} {value}" + ("" if given is not None else f" (the {self.preset} preset's)")
+            raise UserError(f"{shown('--hidden-size', hidden, self.hidden_size)} must be divisible by "
+                            f"{shown('--heads', heads, self.heads)}: each attention head takes an equal part")
+
     def model_config(self, tokenizer):
         """A RobertaConfig from --preset and its overrides, with the vocabulary and special ids of `tokenizer`."""
         from roberta import RobertaConfig
 
         self.check_dropout()
+        self.check_shape()
 
         overrides = {"hidden_size": self.hidden_size, "num_hidden_layers": self.layers,
                      "num_attention_heads": self.heads, "intermediate_size": self.intermediate_size}

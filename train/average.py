@@ -8,14 +8,18 @@ Unlike an ensemble of logits this stays one model of the same size: `roberta.pip
 it like any other folder, and it costs one forward pass. Averaging only makes sense for models fine-tuned
 from the same starting weights (their metrics.json "init_root": the same pretrained folder, followed through
 earlier fine-tuning stages; refused otherwise, --allow-different-init skips the check), with the same
-architecture, labels and tokenizer (always checked).
+architecture, labels and tokenizer (always checked). Step checkpoints exported with `train.export
+RUN/checkpoints/step-N` carry their run's init_root, calibration slice and data: points along one run (with
+--keep-checkpoints) are averaged, calibrated and scored as seeds are.
 
 The result is then finished as `train.finetune` finishes a run: the temperature is refitted on the members'
 calibration slice (they share it: `--calibration-seed` does not follow `--seed`; refused if their slices
 differ, --no-calibration to skip), then dev accuracy and ECE (with reliability.png), the IMDB sample and the
-behaviour checks, all on the data the members' metrics.json name (or --dev/--imdb/--checks). Writes
-config.json, model.safetensors, tokenizer.json, metrics.json (with each member's figures), reliability.png,
-curves.png (the members' training curves: the average has none of its own) and a model card.
+behaviour checks, all on the data the members' metrics.json name (or --dev/--imdb/--checks), each read (or
+refused) before any work. Writes config.json, model.safetensors, tokenizer.json, metrics.json (with each member's
+figures; train_steps and train_time_s are the training the members cost: their sum, a run counted once to its
+furthest member), reliability.png, curves.png (the members' training curves: the average has none of its own)
+and a model card.
 
 Masked-LM members are pretraining phases of one lineage (a phase and its continuation, each `--init` from an
 earlier one: their metrics.json cannot show it, so it is not checked). The result is scored on held-out text
@@ -38,10 +42,10 @@ from roberta.run_metrics import RunMetrics
 from roberta.hub import TOKENIZER_NAME
 from roberta.hub import load_state_dict
 
-from .evaluate import UNSURE_BELOW, check_unsure_below
+from .evaluate import DEFAULT_CHECKS, UNSURE_BELOW, check_expected_labels, check_unsure_below, read_checks
 from .export import partial_note
 from .reporting import plot_member_curves
-from .runtime import EXIT_OK, UserError, exit_code, output_folder, report_user_error
+from .runtime import EXIT_OK, UserError, exit_code, naming, output_folder, report_user_error
 from .trainer import FINISHED_FILES, check_fresh_out
 
 
@@ -216,9 +220,9 @@ def run(args) -> dict:
 
 def _run(args) -> dict:
     from . import data
-    from .calibrate import calibrate, held_out_slice, reliability_title
+    from .calibrate import HELD_OUT, calibrate, held_out_slice, reliability_title
     from .evaluate import evaluate_classifier, evaluate_reviews, score_checks
-    from .finetune import kept_weights, write_card
+    from .finetune import write_card
     from .arguments import command_line
 
     started = time.time()
@@ -235,10 +239,6 @@ def _run(args) -> dict:
     ref = members[0]
     config = roberta.load_config(folders[0])
     config.calibration_temperature = 1.0
-    model = roberta.RobertaForSequenceClassification(config)
-    model.load_state_dict(average_weights(folders))
-    model.eval()
-    tokenizer = roberta.load_tokenizer(folders[0])
     labels = config.id2label
 
     slices = [(m.get("calibration") or {}).get("slice") for m in members]
@@ -249,45 +249,71 @@ def _run(args) -> dict:
                                "calibration.slice): pass --no-calibration, then `python -m train.calibrate "
                                f"{out} --calibration-data FILE` with data none of them trained on")
         calibration_spec = slices[0]
+    ref_checks = ref.get("checks") or (ref.get("checkpoint") or {}).get("checks") or {}  # a checkpoint's: its run's
     dev_source = args.dev if args.dev is not None else ref.get("dev_data")
     imdb_source = args.imdb if args.imdb is not None else ref.get("imdb_data")
     imdb_n = args.imdb_n if args.imdb_n is not None else ref.get("imdb_examples") or 1000
     imdb_seed = args.imdb_seed if args.imdb_seed is not None else ref.get("imdb_seed", 0)
-    checks_source = args.checks if args.checks is not None else (ref.get("checks") or {}).get("source")
-    unsure_below = next((value for value in (args.unsure_below, (ref.get("checks") or {}).get("unsure_below"))
+    checks_source = args.checks if args.checks is not None else ref_checks.get("source")
+    unsure_below = next((value for value in (args.unsure_below, ref_checks.get("unsure_below"))
                          if value is not None), UNSURE_BELOW)  # 0 is a threshold, not "not given"
     max_length = ref.get("max_length") or config.max_length
 
+    # every input is read, or refused, before any work: a missing --checks file or an --imdb-n 0 failed after the
+    # weights were averaged and the temperature fitted, leaving --out marked unfinished with a reliability.png
+    def option(flag: str, given, key: str) -> str:  # how an error names the input: its option, or the members'
+        return flag if given is not None else f"{flag} (the members' {key})"
+
+    if imdb_source and imdb_n < 1:
+        raise AverageError(f"{option('--imdb-n', args.imdb_n, 'imdb_examples')} must be at least 1, got {imdb_n} "
+                           "(--imdb '' skips the IMDB sample)")
+    with naming("the members' calibration slice (metrics.json calibration.slice; --no-calibration to skip it)"):
+        calibration_rows = held_out_slice(calibration_spec, labels) if calibration_spec else None
+    with naming(option("--dev", args.dev, "dev_data")):
+        dev = data.read_labeled(dev_source, label_names=labels)[:2] if dev_source else None
+    with naming(option("--imdb", args.imdb, "imdb_data")):
+        imdb_rows = data.imdb_sample(imdb_source, imdb_n, seed=imdb_seed) if imdb_source else None
+    checks_path = None
+    if checks_source:
+        checks_path = Path(checks_source)
+        if not checks_path.is_file():
+            checks_path = DEFAULT_CHECKS.parents[2] / checks_source  # stored relative to the project root
+        with naming(option("--checks", args.checks, "checks file")):
+            if not checks_path.is_file():
+                raise FileNotFoundError(f"{checks_source}: no such checks file ('' to skip the behaviour checks)")
+            check_expected_labels(read_checks(checks_path), labels, checks_source)
+
+    model = roberta.RobertaForSequenceClassification(config)
+    model.load_state_dict(average_weights(folders))
+    model.eval()
+    tokenizer = roberta.load_tokenizer(folders[0])
     start_writing(out)
-    dev = data.read_labeled(dev_source, label_names=labels)[:2] if dev_source else None
     with torch.no_grad():
         calibration = None
-        if calibration_spec:
-            calibration = calibrate(model, tokenizer, held_out_slice(calibration_spec, labels), dev, out,
-                                    args.batch_size, max_length, title=reliability_title(dev_source))
+        if calibration_rows:
+            calibration = calibrate(model, tokenizer, calibration_rows, dev, out, args.batch_size, max_length,
+                                    title=reliability_title(dev_source))
             calibration["slice"] = calibration_spec
             calibration["source"] = (ref.get("calibration") or {}).get("source", "the members' calibration slice")
+            if not all((m.get("calibration") or {}).get(HELD_OUT, True) for m in members):
+                calibration[HELD_OUT] = False  # a slice given to train.calibrate, not the one fine-tuning held out
         dev_result = evaluate_classifier(model, tokenizer, *dev, args.batch_size, max_length) if dev else None
-        imdb = None
-        if imdb_source:
-            texts, gold = data.imdb_sample(imdb_source, imdb_n, seed=imdb_seed)
-            imdb = evaluate_reviews(model, tokenizer, texts, gold, args.batch_size, max_length)
-        checks = None
-        if checks_source:
-            path = Path(checks_source)
-            if not path.is_file():
-                from .evaluate import DEFAULT_CHECKS
-                path = DEFAULT_CHECKS.parents[2] / checks_source  # stored relative to the project root
-            checks = score_checks(model, tokenizer, path, args.batch_size, unsure_below, max_length)
+        imdb = evaluate_reviews(model, tokenizer, *imdb_rows, args.batch_size, max_length) if imdb_rows else None
+        checks = score_checks(model, tokenizer, checks_path, args.batch_size, unsure_below, max_length) \
+            if checks_path else None
     save_average(model, folders, out)
 
     def member_row(folder, m):
-        return {"folder": str(folder), "seed": _seed(m.get("command", "")), "init": m.get("init"),
+        point = m.get("checkpoint") or {}
+        command = m.get("command") or point.get("command")
+        return {"folder": str(folder), "seed": _seed(command or ""), "init": m.get("init"),
+                **({"run": point["run"], "step": point.get("step")} if point.get("run") else {}),
                 "dev_accuracy": m.get("dev_accuracy"), "imdb_accuracy": m.get("imdb_accuracy"),
                 "imdb_accuracy_whole": m.get("imdb_accuracy_whole"),
-                "dev_ece": m.get("dev_ece"), "temperature": m.get("temperature"),
-                "train_time_s": m.get("train_time_s"), "command": m.get("command")}
+                "dev_ece": m.get("dev_ece"), "temperature": m.get("temperature"), "train_steps": m.get("train_steps"),
+                "train_time_s": m.get("train_time_s"), "command": command}
 
+    runs = training_runs(folders, members)
     metrics = {
         "dev_accuracy": dev_result["accuracy"] if dev_result else None,
         "dev_examples": dev_result["n"] if dev_result else 0, "dev_data": dev_source,
@@ -303,8 +329,9 @@ def _run(args) -> dict:
         "init_root": ref.get("init_root") or ref.get("init"), "init_gave": ref.get("init_gave"),
         "train_data": ref.get("train_data"), "train_examples": ref.get("train_examples"),
         "calibration_examples": ref.get("calibration_examples"), "max_length": max_length,
-        "train_steps": ref.get("train_steps"),
-        "train_time_s": round(sum(m.get("train_time_s") or 0 for m in members), 1),
+        # the training the members cost (as train_time_s): a run counted once, to its furthest member
+        "train_steps": sum(steps for steps, _ in runs.values()),
+        "train_time_s": round(sum(seconds for _, seconds in runs.values()), 1),
         "wall_time_s": round(time.time() - started, 1), "hardware": ref.get("hardware"),
         "parameters": model.num_parameters(),
         "command": command_line("train.average", args._argv),
@@ -315,17 +342,55 @@ def _run(args) -> dict:
     if checks:
         metrics["checks"] = checks
     RunMetrics.from_dict(metrics).write(out)
-    member_lines = "\n".join(f"- `{r['folder']}`: dev accuracy {_pct(r['dev_accuracy'])}, IMDB {_pct(r['imdb_accuracy'])}"
-                             for r in metrics["members"])
-    kept = {kept_weights(m.get("selection"), m.get("kept_step")) for m in members}
-    kept = (f"each member kept {kept.pop()}" if len(kept) == 1 else
-            "the members kept different weights (their cards say which)")
-    notes = (f"The uniform average of the weights of {len(folders)} classifiers fine-tuned from "
-             f"`{metrics['init_root']}` with the same recipe and different seeds (train_time_s is their sum); "
-             f"{kept}; the dev set chose nothing.\n\n{member_lines}")
+    title, notes = _describe_members(folders, members, metrics, runs)
     write_card(out, metrics, {"command": metrics["command"], "members": [str(f) for f in folders]},
-               title=f"Sentiment classifier: weight average of {len(folders)} fine-tuning runs", notes=notes)
+               title=title, notes=notes)
     return metrics
+
+
+def _run_of(folder: Path, metrics: dict) -> Path:
+    """The training run a member's weights come from: the run of a step checkpoint (train.export), else itself."""
+    return Path((metrics.get("checkpoint") or {}).get("run") or folder).resolve()
+
+
+def training_runs(folders: list[Path], members: list[dict]) -> dict[Path, tuple[int, float]]:
+    """{run: (steps, seconds)} of the training the members cost: each run once, as far as its furthest member (a
+    run and its checkpoints, or checkpoints of one run, share their first steps: summed, those counted twice)."""
+    runs: dict[Path, tuple[int, float]] = {}
+    for folder, m in zip(folders, members):
+        steps, seconds = runs.get(_run_of(folder, m), (0, 0.0))
+        runs[_run_of(folder, m)] = (max(steps, m.get("train_steps") or 0), max(seconds, m.get("train_time_s") or 0.0))
+    return runs
+
+
+def _describe_members(folders: list[Path], members: list[dict], metrics: dict, runs: dict) -> tuple[str, str]:
+    """The average's card title and notes: seeds of one recipe, or points along one run (checkpoints exported
+    with train.export), or a mix."""
+    from .finetune import kept_weights
+
+    def member_line(row):
+        point = f" (step {row['step']:,} of `{row['run']}`)" if row.get("run") else ""
+        return f"- `{row['folder']}`{point}: dev accuracy {_pct(row['dev_accuracy'])}, IMDB {_pct(row['imdb_accuracy'])}"
+
+    lines = "\n".join(member_line(r) for r in metrics["members"])
+    cost = ("train_steps and train_time_s are the training of the members, each run counted once to its furthest "
+            "member")
+    root = metrics["init_root"]
+    if len(runs) == 1:  # points along one run: its checkpoints, perhaps its end too
+        steps = ", ".join(f"{m.get('train_steps') or 0:,}" for m in members)
+        notes = (f"The uniform average of the weights of {len(folders)} points along one fine-tuning run "
+                 f"`{next(iter(runs))}` from `{root}`, at steps {steps} ({cost}); the dev set chose nothing.")
+        return f"Sentiment classifier: weight average of {len(folders)} points of one fine-tuning run", \
+            f"{notes}\n\n{lines}"
+    kept = {"the weights of a step checkpoint of its run" if m.get("checkpoint") else
+            kept_weights(m.get("selection"), m.get("kept_step")) for m in members}
+    kept = (f"each member kept {kept.pop()}" if len(kept) == 1 else
+            "the members kept different weights (their metrics.json say which)")
+    what = ("with the same recipe and different seeds" if len(runs) == len(folders) else
+            f"in {len(runs)} runs (some members are step checkpoints of one run)")
+    notes = (f"The uniform average of the weights of {len(folders)} classifiers fine-tuned from `{root}` {what} "
+             f"({cost}); {kept}; the dev set chose nothing.")
+    return f"Sentiment classifier: weight average of {len(folders)} fine-tuning runs", f"{notes}\n\n{lines}"
 
 
 def _seed(command: str) -> int:

@@ -26,6 +26,12 @@ sub-phrases (IMDB reviews) it is a plain random sample. `random` samples N rows.
 the file, N, the mode and `--calibration-seed` (default 0, the same for every training seed, so that runs of
 several seeds, and their weight average, share one slice none of them trained on).
 
+Without --calibration-data the slice is the one metrics.json records (fine-tuning's own, or the run's for a step
+checkpoint exported by `train.export`); --calibration-n, --calibration-seed, --calibration-split and --all
+describe a slice of --calibration-data and are refused without it. The card says the examples were held out from
+fine-tuning only when they are fine-tuning's own slice: another slice (another seed or size, another file, --all)
+may hold rows the model trained on, and its card says so.
+
 When this command runs on a finished folder, it rewrites config.json's calibration_temperature, merges the
 figures into metrics.json ("calibration"), redraws reliability.png, scores the behaviour checks again (their
 verdicts use the calibrated probabilities) and rewrites the model card's Metrics, Calibration and Behaviour
@@ -105,11 +111,13 @@ def fit_temperature(logits: torch.Tensor, labels, max_iter: int = 100) -> float:
 
     The NLL is convex in 1/T, so the optimum is unique. T is clipped to [T_MIN, T_MAX]: when every example
     is right the NLL keeps falling as T -> 0 (L-BFGS stops once the gradient vanishes; such a T means the
-    calibration data is too easy or too small)."""
-    logits, labels = logits.detach().float(), torch.as_tensor(labels)
+    calibration data is too easy or too small). Fitted in float64: a model near chance level has logits a few
+    thousandths apart, its NLL within float32's rounding of log 2 whatever T, and in float32 the line search found
+    no step and left T at exactly 1 (its members, a little less flat, reached the bound 20)."""
+    logits, labels = logits.detach().double(), torch.as_tensor(labels)
     if logits.ndim != 2 or logits.shape[-1] < 2 or len(logits) != len(labels) or not len(labels):
         raise ValueError(f"need logits (N, L >= 2) and N labels, N >= 1: got {tuple(logits.shape)}, {len(labels)}")
-    log_t = torch.zeros((), requires_grad=True)
+    log_t = torch.zeros((), dtype=torch.float64, requires_grad=True)
     optimizer = torch.optim.LBFGS([log_t], lr=1.0, max_iter=max_iter, line_search_fn="strong_wolfe")
 
     def closure():
@@ -291,15 +299,30 @@ def calibrate(model, tokenizer, calibration: tuple[list[str], list[int]], dev: t
     return result
 
 
+HELD_OUT = "held_out_from_training"  # a calibration entry's flag: False when the slice is not fine-tuning's own
+OWN_SLICE = "fine_tuning_slice"  # ... and then fine-tuning's own slice, kept (a later refit on it is held out again)
+
+
 def calibration_markdown(cal: dict | None, dev_name: str = "dev") -> str:
-    """The model card's calibration section."""
+    """The model card's calibration section. It says the examples T was fitted on were held out from training only
+    when they were (fine-tuning's own slice, which `train.average` shares; not a `train.calibrate
+    --calibration-data` slice, which says `HELD_OUT` False)."""
+    if cal and "temperature" not in cal and cal.get("slice"):  # a step checkpoint of a calibrated run
+        return ("Not calibrated for these weights: the probabilities are the raw softmax (`calibration_temperature` "
+                f"1.0). `python -m train.calibrate` on this folder fits T on the run's calibration slice "
+                f"({cal.get('source') or 'metrics.json calibration.slice'}).")
     if not cal or "temperature" not in cal:
         return ("Not calibrated (no held-out calibration slice): the probabilities are the raw softmax "
                 "(`calibration_temperature` 1.0).")
+    if cal.get(HELD_OUT, True):
+        on = (f"{cal['calibration']['n']:,} held-out examples ({cal.get('source', 'a held-out slice')}) that "
+              f"training never saw and that are not the {dev_name} set")
+    else:
+        on = (f"{cal['calibration']['n']:,} examples ({cal.get('source', 'a slice')}) given to `train.calibrate`: "
+              "not the slice fine-tuning held out, so nothing records whether training saw them")
     lines = [f"Temperature scaling: the logits are divided by **T = {cal['temperature']:.3f}** before the softmax "
-             f"(`calibration_temperature` in config.json), fitted by minimising the log-loss on "
-             f"{cal['calibration']['n']:,} held-out examples ({cal.get('source', 'a held-out slice')}) that "
-             f"training never saw and that are not the {dev_name} set. Accuracy does not change."]
+             f"(`calibration_temperature` in config.json), fitted by minimising the log-loss on {on}. Accuracy does "
+             "not change."]
     if "dev" in cal:
         d = cal["dev"]
         lines += ["", f"| on the {dev_name} set ({d['n']:,} examples) | before (T = 1) | after |", "|---|---|---|",
@@ -330,6 +353,12 @@ def held_out_slice(spec: dict, label_names=None) -> tuple[list[str], list[int]]:
     return [texts[i] for i in rows], [labels[i] for i in rows]
 
 
+# --calibration-n, --calibration-seed, --calibration-split: with --calibration-data only (without it the slice is
+# the stored one, which has its own; given alone, they were ignored without a word)
+SLICE_DEFAULTS = {"n": 1000, "seed": 0, "split": "sentences"}
+SLICE_OPTIONS = {"n": "--calibration-n", "seed": "--calibration-seed", "split": "--calibration-split"}
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.calibrate", description=__doc__.split("\n\n")[0],
                                 epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -337,11 +366,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--calibration-data", default=None,
                    help="labelled TSV/CSV or hub: spec to draw the slice from (default: the calibration entry of "
                         "the folder's metrics.json, i.e. the slice its fine-tuning held out)")
-    p.add_argument("--calibration-n", type=int, default=1000, help="with --calibration-data: slice size "
-                                                                   "(default: %(default)s)")
-    p.add_argument("--calibration-seed", type=int, default=0, help="with --calibration-data (default: %(default)s)")
-    p.add_argument("--calibration-split", choices=["sentences", "random"], default="sentences",
-                   help="with --calibration-data (default: %(default)s)")
+    p.add_argument("--calibration-n", type=int, default=None, help="with --calibration-data: slice size "
+                                                                   f"(default: {SLICE_DEFAULTS['n']})")
+    p.add_argument("--calibration-seed", type=int, default=None,
+                   help=f"with --calibration-data (default: {SLICE_DEFAULTS['seed']})")
+    p.add_argument("--calibration-split", choices=["sentences", "random"], default=None,
+                   help=f"with --calibration-data (default: {SLICE_DEFAULTS['split']})")
     p.add_argument("--all", action="store_true",
                    help="with --calibration-data: fit on every row of the file (a file kept apart for calibration)")
     p.add_argument("--dev", default=None, help="report ECE here (default: metrics.json's dev_data)")
@@ -355,10 +385,23 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
-    if args.batch_size < 1 or args.calibration_n < 1:  # were "range() arg 3 must not be zero", "no texts to classify"
-        p.error(f"--batch-size and --calibration-n must be at least 1, got {args.batch_size} and {args.calibration_n}")
+    n = args.calibration_n if args.calibration_n is not None else SLICE_DEFAULTS["n"]
+    if args.batch_size < 1 or n < 1:  # were "range() arg 3 must not be zero", "no texts to classify"
+        p.error(f"--batch-size and --calibration-n must be at least 1, got {args.batch_size} and {n}")
     if args.plot_only and (args.calibration_data or args.all):
         p.error("--plot-only draws with the stored temperature: it takes no --calibration-data or --all")
+    given = [flag for key, flag in SLICE_OPTIONS.items() if getattr(args, f"calibration_{key}") is not None]
+    if not args.calibration_data and (given or args.all):  # were ignored: the stored slice was fitted on, exit 0
+        named = given + ["--all"] * args.all
+        return report_user_error(ValueError(
+            f"{', '.join(named)} {'goes' if len(named) == 1 else 'go'} only with --calibration-data: without it T "
+            "is fitted on the slice metrics.json records, which has its own"))
+    if args.all and given:
+        return report_user_error(ValueError(f"--all fits on every row of --calibration-data: it takes no "
+                                            f"{', '.join(given)}"))
+    for key in SLICE_OPTIONS:
+        if getattr(args, f"calibration_{key}") is None:
+            setattr(args, f"calibration_{key}", SLICE_DEFAULTS[key])
     from roberta import RobertaForSequenceClassification, load_tokenizer
     from roberta.hub import require_architecture
 
@@ -376,6 +419,7 @@ def main(argv=None) -> int:
         names = model.config.id2label
         if args.plot_only:
             return _plot_only(folder, model, tokenizer, args.dev or metrics.get("dev_data"), args.batch_size, metrics)
+        stored = metrics.get("calibration") or {}
         if args.calibration_data:
             spec = {"data": args.calibration_data, "n": args.calibration_n, "seed": args.calibration_seed,
                     "split": args.calibration_split}
@@ -386,10 +430,14 @@ def main(argv=None) -> int:
             else:
                 calibration = held_out_slice(spec, names)
         else:
-            spec = (metrics.get("calibration") or {}).get("slice")
+            spec = stored.get("slice")
             if not spec:
                 raise ValueError(f"{metrics_path} names no calibration slice: pass --calibration-data")
             calibration = held_out_slice(spec, names)
+        # held out from fine-tuning: fine-tuning's own slice (the stored one, unless an earlier --calibration-data
+        # replaced it, which kept it as OWN_SLICE), and no other
+        own = stored.get(OWN_SLICE) or (stored.get("slice") if stored.get(HELD_OUT, True) else None)
+        held_out = same_slice(spec, own)
         dev_source = args.dev or metrics.get("dev_data")
         dev = read_labeled(dev_source, label_names=names)[:2] if dev_source else None
         # the reliability diagram is drawn aside (in the folder: one file system) and moved in with the rest
@@ -397,7 +445,11 @@ def main(argv=None) -> int:
         with torch.no_grad():  # at the length the run was scored at, so that its figures are reproduced
             result = calibrate(model, tokenizer, calibration, dev, out=figure_dir.name, batch_size=args.batch_size,
                                max_length=metrics.get("max_length"), title=reliability_title(dev_source))
-        result["slice"], result["source"] = spec, _describe(spec)
+        result["slice"], result["source"] = spec, _describe(spec, held_out)
+        if not held_out:
+            result[HELD_OUT] = False
+            if own:
+                result[OWN_SLICE] = own
         metrics["calibration"] = result
         metrics["temperature"] = result["temperature"]  # the top-level figures follow the new T (they kept the old)
         if "dev" in result:
@@ -473,11 +525,21 @@ def _rescore_checks(metrics: dict, model, tokenizer, batch_size: int) -> str:
     return f"; behaviour checks {checks['right']}/{checks['n']} -> {metrics['checks']['right']}/{checks['n']}"
 
 
-def _describe(spec: dict) -> str:
+def same_slice(spec: dict | None, other: dict | None) -> bool:
+    """Whether two calibration entries' "slice" specs draw the same rows (unset columns are the defaults)."""
+    if not spec or not other:
+        return False
+    keys = ("data", "n", "seed", "split", "text_column", "label_column")
+    defaults = {"seed": 0, "split": "sentences"}
+    return all(spec.get(k, defaults.get(k)) == other.get(k, defaults.get(k)) for k in keys)
+
+
+def _describe(spec: dict, held_out: bool = True) -> str:
+    """The slice as the card says it: "held out from fine-tuning" only when it is fine-tuning's own."""
     if spec.get("split") == "all":
         return f"all of `{spec['data']}`"
     return (f"{spec['n']:,} {'whole sentences' if spec.get('split') == 'sentences' else 'rows'} of "
-            f"`{spec['data']}` held out from fine-tuning, seed {spec.get('seed', 0)}")
+            f"`{spec['data']}`{' held out from fine-tuning' if held_out else ''}, seed {spec.get('seed', 0)}")
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ import torch
 
 from roberta.text import detokenize, normalize_for_classifier  # noqa: F401  (re-exported)
 
+from .exit_codes import with_option
 from .runtime import progress_bars
 
 HUB_PREFIX = "hub:"
@@ -311,8 +312,9 @@ def parse_mixture(spec: str) -> list[tuple[str, float]]:
 
 
 def _named(err: Exception, option: str) -> Exception:
-    """`err` (an OSError or a DataError whose message starts with the path) with `option` in front."""
-    return type(err)(f"{option} {err}")
+    """`err` (an OSError or a DataError whose message starts with the path) with `option` in front
+    (`train.exit_codes.with_option`; a script names the option of a file it reads with `train.runtime.naming`)."""
+    return with_option(err, option)
 
 
 def check_text_source(spec: str, option: str, default: bool = False) -> None:
@@ -351,14 +353,16 @@ def check_labeled_source(source: str, option: str, default: bool = False, text_c
     if not os.path.exists(source):
         raise missing_data(source, option, default, what="no such file")
     try:
-        columns, _ = _rows_from_file(Path(source), header_only=True)
+        columns, _ = _rows_from_file(Path(source), header_only=True, expected=_expected_header(text_column,
+                                                                                               label_column))
         _pick_column(columns, text_column, ["sentence", "text"], source, "text")
         _pick_column(columns, label_column, ["label"], source, "label")
     except (OSError, DataError) as err:
         raise _named(err, option) from None
 
 
-def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int = 0, repeat: bool = True):
+def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int = 0, repeat: bool = True,
+                            cut: bool = False):
     """Documents sampled to the mixture's proportions by characters, and per-source statistics.
 
     Each source's documents are shuffled (seeded) and taken in turn until its share of the budget is
@@ -366,12 +370,18 @@ def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int
     the largest one no source has to repeat for, and so it is with `repeat=False` when the budget is larger (a
     tokenizer: repeated text would pass any --min-frequency). Deterministic for a seed and the sources' paths as
     written (each source's generator is seeded with its spelling: see the module's doc, Sampling).
+
+    Whole documents are taken, so a source's last one goes past its share (the total by up to a document per
+    source: `train.tokenizer --max-chars`, whose shipped tokenizer was sampled so, is "about" its budget). With
+    `cut` and a budget, the budget is a cap: each source's last document is cut at its share (rounded down), so
+    the total is at most `char_budget` (`train.pretrain --corpus-chars`).
     """
     mixture = parse_mixture(spec)
     total_weight = sum(w for _, w in mixture)
     sources = [(src, w / total_weight, read_documents(src)) for src, w in mixture]
     sizes = [sum(map(len, docs)) for _, _, docs in sources]
     largest = min(size / share for (_, share, _), size in zip(sources, sizes))  # no source repeats up to it
+    capped = cut and char_budget is not None
     no_repeats = char_budget is None or (not repeat and char_budget >= largest)
     if no_repeats:
         char_budget = largest
@@ -381,6 +391,8 @@ def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int
         target, taken, passes, picked = share * char_budget, 0, 0, []
         if no_repeats:  # the source that sets the budget takes all of itself, not a 2nd pass for a rounding error
             target = min(target, size)
+        if capped:  # whole characters, the shares' sum at most the budget
+            target = math.floor(target)
         while taken < target:
             order = list(range(len(docs)))
             rng.shuffle(order)
@@ -388,8 +400,9 @@ def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int
             for j in order:
                 if taken >= target:
                     break
-                picked.append(docs[j])
-                taken += len(docs[j])
+                document = docs[j][:target - taken] if capped else docs[j]
+                picked.append(document)
+                taken += len(document)
         chosen += picked
         stats.append({"source": src, "share": share, "documents": len(picked), "chars": taken,
                       "available_chars": size, "passes": passes})
@@ -545,9 +558,16 @@ def _undecodable(path: Path, err: UnicodeDecodeError) -> DataError:
     return DataError(f"{path}: not UTF-8 text ({err.reason}); save the file as UTF-8")
 
 
-def _rows_from_file(path: Path, header_only: bool = False):
+def _expected_header(text_column: str | None = None, label_column: str | None = None) -> str:
+    """The header a labelled file read for these columns would have, as an error message suggests it: IMDB's
+    train.tsv is read by its `text` column (it said 'sentence<TAB>label' there too)."""
+    return f"{text_column or 'sentence'}<TAB>{label_column or 'label'}"
+
+
+def _rows_from_file(path: Path, header_only: bool = False, expected: str = _expected_header()):
     """(columns, iterator of (line number, row dict)) from a TSV or CSV file with a header (UTF-8, a byte-order
-    mark allowed); `header_only`: the columns, and no rows (the file is closed)."""
+    mark allowed); `header_only`: the columns, and no rows (the file is closed). `expected`: the header an error
+    about a missing one suggests."""
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a folder, not a TSV/CSV file")
     if not path.is_file():
@@ -561,7 +581,7 @@ def _rows_from_file(path: Path, header_only: bool = False):
     if not header.strip():
         f.close()
         what = "its first line is blank" if path.stat().st_size > len(header) else "empty file"  # a text corpus?
-        raise DataError(f"{path}: {what} (expected a header line such as 'sentence<TAB>label')")
+        raise DataError(f"{path}: {what} (expected a header line such as '{expected}')")
     tsv = _plain_suffix(path) == ".tsv" or (_plain_suffix(path) != ".csv" and "\t" in header)
     f.seek(0)
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
@@ -612,7 +632,7 @@ def read_labeled(source: str, text_column: str | None = None, label_column: str 
         rows = ((i + 1, row) for i, row in enumerate(ds))
         place = "row"
     else:
-        columns, rows = _rows_from_file(Path(source))
+        columns, rows = _rows_from_file(Path(source), expected=_expected_header(text_column, label_column))
         text_col = _pick_column(columns, text_column, ["sentence", "text"], source, "text")
         label_col = _pick_column(columns, label_column, ["label"], source, "label")
         place = "line"

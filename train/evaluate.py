@@ -36,7 +36,7 @@ from roberta.tokenizer import encode_windows, mean_over_windows
 
 from .calibrate import expected_calibration_error, probabilities
 from .data import _undecodable, imdb_sample, open_text, pack_sequences, read_documents, read_labeled
-from .runtime import EXIT_USER_ERROR, USER_ERRORS, exit_code, report_user_error
+from .runtime import EXIT_USER_ERROR, USER_ERRORS, exit_code, naming, report_user_error
 
 
 def evaluate_mlm_masks(model, tokenizer, rows: torch.Tensor, batch_size: int, first_seed: int, masks: int) -> dict:
@@ -230,7 +230,7 @@ def check_unsure_below(value: float) -> None:
 
 @torch.no_grad()
 def score_checks(model, tokenizer, checks, batch_size: int = 32, unsure_below: float = UNSURE_BELOW,
-                 max_length: int | None = None) -> dict:
+                 max_length: int | None = None, source: str | None = None) -> dict:
     """Score behaviour checks (a path or `read_checks` rows) with the model's calibrated probabilities.
 
     Each sentence gets a verdict: its top label when the top probability is at least `unsure_below`, else
@@ -238,8 +238,8 @@ def score_checks(model, tokenizer, checks, batch_size: int = 32, unsure_below: f
     expected positive that the model calls positive at 0.6 counts as wrong (unsure), and one expected
     unsure is right only below the threshold. Returns {"accuracy", "n", "unsure_below", "temperature",
     "categories": {name: {"accuracy", "right", "n"}}, "items": [{category, sentence, expected, verdict,
-    label, score, right}]}. A report on the model, not a test that must pass."""
-    source = None
+    label, score, right}]}. A report on the model, not a test that must pass. `source`: the file named in the
+    result when `checks` are rows (a path names itself)."""
     if isinstance(checks, (str, Path)):
         source, checks = _shown_path(checks), read_checks(checks)
     check_expected_labels(checks, model.config.id2label)
@@ -366,7 +366,10 @@ def parse_args(argv=None):
 
 
 def run(args) -> dict:
-    model, tokenizer = load_model(args.model)
+    if args.imdb and args.imdb_n < 1:  # (`imdb_sample`'s own check, before the model is loaded)
+        raise ValueError(f"the IMDB sample (--imdb-n) must be at least 1 review, got {args.imdb_n}")
+    with naming("--model"):
+        model, tokenizer = load_model(args.model)
     model.to(args.device)
     is_mlm = isinstance(model, RobertaForMaskedLM)
     if args.mlm_text and not is_mlm:
@@ -375,8 +378,10 @@ def run(args) -> dict:
         raise ValueError(f"{args.model} is a masked-LM model; --labeled/--imdb/--checks need a classifier")
     metrics = {}
     if args.mlm_text:
-        docs = _take_chars(read_documents(args.mlm_text), args.mlm_max_chars)
-    max_length = args.max_length or model.config.max_length
+        with naming("--mlm-text"):
+            docs = _take_chars(read_documents(args.mlm_text), args.mlm_max_chars)
+    # None: the model's longest input (0 was taken for it, without a word)
+    max_length = args.max_length if args.max_length is not None else model.config.max_length
     if not 3 <= max_length <= model.config.max_length:
         raise ValueError(f"--max-length must be between 3 and {model.config.max_length}, got {max_length}")
     if args.mlm_text:
@@ -386,7 +391,8 @@ def run(args) -> dict:
         metrics["mlm"] = {"source": args.mlm_text, "seed": args.seed, "max_length": max_length,
                           **evaluate_mlm_masks(model, tokenizer, rows, args.batch_size, args.seed, args.mlm_seeds)}
     if args.labeled:
-        texts, labels, _ = read_labeled(args.labeled, label_names=model.config.id2label)
+        with naming("--labeled"):
+            texts, labels, _ = read_labeled(args.labeled, label_names=model.config.id2label)
         logits = classifier_logits(model, tokenizer, texts, args.batch_size, max_length)
         metrics["labeled"] = {"source": args.labeled, "max_length": max_length,
                               **evaluate_classifier(model, tokenizer, texts, labels, args.batch_size,
@@ -394,11 +400,16 @@ def run(args) -> dict:
                               "temperature": temperature_of(model),
                               "ece_uncalibrated": expected_calibration_error(probabilities(logits), labels)}
     if args.imdb:
-        texts, labels = imdb_sample(args.imdb, n=args.imdb_n, seed=args.seed)
+        with naming("--imdb"):
+            texts, labels = imdb_sample(args.imdb, n=args.imdb_n, seed=args.seed)
         metrics["imdb"] = {"source": args.imdb, "seed": args.seed, "max_length": max_length,
                            **evaluate_reviews(model, tokenizer, texts, labels, args.batch_size, max_length)}
     if args.checks:
-        metrics["checks"] = score_checks(model, tokenizer, args.checks, args.batch_size, args.unsure_below, max_length)
+        with naming("--checks"):
+            checks = read_checks(args.checks)
+            check_expected_labels(checks, model.config.id2label, f"--checks {args.checks}")
+        metrics["checks"] = score_checks(model, tokenizer, checks, args.batch_size, args.unsure_below, max_length,
+                                         source=_shown_path(args.checks))
     return metrics
 
 

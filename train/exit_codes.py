@@ -1,6 +1,8 @@
 """How a script ends: the exit codes of every script in `train/` and `scripts/` (`train.runtime` says what each
-means), a user error's one line, and Ctrl-C as one of them. No torch here: a script that needs none
-(`train.gpu_transfer`, `scripts.load_check`) imports this without loading it."""
+means), a user error's one line naming its option (`naming`), and Ctrl-C and SIGTERM as one of them
+(`sigterm_as_interrupt`). No torch here: a script that needs none (`train.gpu_transfer`, `scripts.load_check`) imports
+this without loading it."""
+import contextlib
 import os
 import signal
 import sys
@@ -24,21 +26,71 @@ def report_user_error(err: BaseException) -> int:
     return EXIT_USER_ERROR
 
 
+def with_option(err: BaseException, option: str) -> BaseException:
+    """`err` (an OSError or ValueError whose message starts with a path: a missing, unreadable or malformed file
+    or model folder) with the option it was given to in front: "--train data/x.tsv: no examples (only a header?)",
+    of the same type when that type takes one message (else a UserError). A message that names an option already
+    (it starts with one, or holds `option` as a word) is kept as it is."""
+    message = str(err)
+    if message.startswith("--") or f"{option} " in message or message.endswith(option):
+        return err
+    try:
+        return type(err)(f"{option} {message}")
+    except TypeError:  # a type with other arguments (UnicodeDecodeError)
+        return UserError(f"{option} {message}")
+
+
+@contextlib.contextmanager
+def naming(option: str):
+    """Inside: an OSError or ValueError (a missing file, a DataError, a model that cannot be loaded) is raised
+    again with `option` in front of its message (`with_option`), so that the user's one `error:` line says which
+    option gave the file:
+
+        with naming("--train"):
+            texts, labels, _ = read_labeled(args.train)
+    """
+    try:
+        yield
+    except (OSError, ValueError) as err:
+        raise with_option(err, option) from None
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def stop_on_sigterm() -> None:
     """Take SIGTERM (what `timeout` and CI send) as Ctrl-C, so that `finally` blocks run: a script that started
     the app stops it, instead of leaving it running without a parent. Main thread only (Python's rule)."""
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, interrupt)
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """Inside: SIGTERM (`timeout`, CI, a scheduler, `train.gpu_session`'s deadline) is taken as Ctrl-C, a
+    KeyboardInterrupt, so that a script stopped by it ends as an interrupted one (exit code 130, "interrupted")
+    wherever it is, not killed silently with 143; the previous handler is restored on the way out. The training
+    loop (`train.trainer.Trainer.fit`) installs its own handler for both signals while it runs (a checkpoint after
+    the current step) and puts this one back after it. Main thread only (Python's rule): elsewhere it does
+    nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 def exit_code(main, argv=None) -> int:
-    """A script's `main(argv)` -> its exit code, Ctrl-C included: "interrupted" and EXIT_INTERRUPTED, not a
-    traceback (the scripts that train save a checkpoint first: `train.runtime.run_main`)."""
+    """A script's `main(argv)` -> its exit code, Ctrl-C and SIGTERM included (`sigterm_as_interrupt`):
+    "interrupted" and EXIT_INTERRUPTED, not a traceback (the scripts that train save a checkpoint first:
+    `train.runtime.run_main`)."""
     try:
-        return main(argv)
+        with sigterm_as_interrupt():
+            return main(argv)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import finetune, pretrain
-from .runtime import UserError, run_main
+from .runtime import EXIT_INTERRUPTED, UserError, run_main
 from .trainer import RESUME_HINT_ENV
 
 ARGUMENTS = {pretrain: pretrain.PretrainArguments, finetune: finetune.FinetuneArguments}
@@ -136,9 +136,26 @@ def function(name: str, folder: Path, marker: str, action: Callable[[], int], sh
     return Step(name, Path(folder), shown, action, marker, kind=kind)
 
 
+_plans_running = 0  # `run_steps` calls in progress: a plan run by a step of another (`train.recipe --gpu`'s
+# sentiment experiment) leaves the interrupted line to the outermost
+
+
 def run_steps(steps: list[Step], after: Callable[[Step], None] | None = None, rerun: str = "") -> int:
     """Run the unfinished steps in order; the first failure stops the plan with its exit code. `after(step)`
-    is called after each step run; `rerun` is the command that continues the plan (for the error message)."""
+    is called after each step run; `rerun` is the command that continues the plan (for the messages). A step
+    interrupted (Ctrl-C or SIGTERM: it ends with EXIT_INTERRUPTED, a training step's checkpoint saved, or raises
+    KeyboardInterrupt) stops the plan with "interrupted (step NAME): run RERUN again to continue where it
+    stopped" and EXIT_INTERRUPTED: not an error to fix."""
+    global _plans_running
+    outermost = _plans_running == 0
+    _plans_running += 1
+    try:
+        return _run_steps(steps, after, rerun, outermost)
+    finally:
+        _plans_running -= 1
+
+
+def _run_steps(steps: list[Step], after, rerun: str, outermost: bool) -> int:
     for step in steps:
         if step.done():
             print(f"== {step.name}: already done ({step.folder})", flush=True)
@@ -156,8 +173,15 @@ def run_steps(steps: list[Step], after: Callable[[Step], None] | None = None, re
         os.environ[RESUME_HINT_ENV] = f"run {rerun or 'the same command'} again to continue (no --resume needed)"
         try:
             code = step.action()
+        except KeyboardInterrupt:
+            code = EXIT_INTERRUPTED
         finally:
             os.environ.pop(RESUME_HINT_ENV, None)
+        if code == EXIT_INTERRUPTED:
+            if outermost:
+                print(f"interrupted (step {step.name}): run {rerun or 'the same command'} again to continue where it "
+                      "stopped", file=sys.stderr, flush=True)
+            return EXIT_INTERRUPTED
         if code != 0:
             print(f"error: step {step.name} stopped (exit code {code}); fix it and run {rerun or 'the same command'}"
                   " again to continue where it stopped", file=sys.stderr)

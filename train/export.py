@@ -13,15 +13,20 @@ whole (`staged_folder`): an export that is stopped, or fails, leaves the destina
 
 A step checkpoint of a finished run (RUN/checkpoints/step-N, all kept with --keep-checkpoints) becomes a model
 folder too, e.g. to average points of a run's trajectory with `train.average`: its weights, the run's config and
-tokenizer files, and a metrics.json naming the checkpoint, its step and tokens (the run's own metrics, card and
-curves describe its end, so they are not copied).
+tokenizer files, a model card, and a metrics.json with the run's init, init_root and data (its dev set,
+calibration slice, IMDB sample and checks, so that checkpoints of one run count as one initialisation and their
+average is calibrated and scored as an average of seeds is), the checkpoint's step, tokens and training time,
+and a `checkpoint` entry naming the run, the step and the run's command. It holds no figure: the run's own
+metrics, card and curves describe its end, so they are not copied. A classifier's `calibration_temperature` is
+reset to 1.0 (the run's was fitted on the weights it kept; `train.calibrate` on the folder fits one for these
+weights on the run's calibration slice), and its metrics and card say so.
 
 So does the last checkpoint of a pretraining run that stopped before its end (a signal: `train.pretrain` then
 writes the config and tokenizer files beside it), as a *partial* model: its metrics.json says `stopped_by` (the
 signal, "time" when only the final evaluation was cut, "unknown" for a periodic checkpoint after which the run
 went on) and holds a `partial` entry that says what it is; it has no final evaluation. It loads as any model
-(`--init` of a next run, `train.evaluate` to score it), but `export` and so `scripts.release` refuse to ship it:
-a partial model is never taken for a finished one.
+(`--init` of a next run, `train.evaluate` to score it), but `export`, `train.push` and so `scripts.release` refuse
+to ship it: a partial model is never taken for a finished one.
 """
 import argparse
 import contextlib
@@ -86,7 +91,7 @@ def export(src, dst, dtype="float32") -> Path:
     there as a whole (`staged_folder`)."""
     src, dst = Path(src), check_export(src, dst)
     with staged_folder(dst) as folder:
-        export_into(src, folder, dtype)
+        export_into(src, folder, dtype, final=dst)
     return dst
 
 
@@ -135,11 +140,12 @@ def partial_note(folder) -> str | None:
     return metrics.extra.get(PARTIAL) if metrics else None
 
 
-def export_into(src, dst: Path, dtype="float32") -> Path:
-    """The export itself, written into `dst` (`check_export` passed): the files, then the weights, loaded back."""
+def export_into(src, dst: Path, dtype="float32", final: Path | None = None) -> Path:
+    """The export itself, written into `dst` (`check_export` passed): the files, then the weights, loaded back.
+    `final`: where the folder will be (`dst` is its staged copy), which a checkpoint's new card names."""
     src = Path(src)
     if src.parent.name == CHECKPOINTS:
-        return export_checkpoint(src, dst, dtype)
+        return export_checkpoint(src, dst, dtype, final)
     dst.mkdir(parents=True, exist_ok=True)
     for name in FILES:
         if (src / name).is_file():
@@ -172,14 +178,63 @@ def _exported(folder: Path) -> bool:
         return False
 
 
-def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32") -> Path:
-    """RUN/checkpoints/step-N as a model folder: the checkpoint's weights with RUN's config and tokenizer; a
-    partial one (metrics.json's PARTIAL entry, `stopped_by`) when RUN did not finish."""
+# what a step checkpoint's metrics.json takes from its run: the run's init and data, as its metrics.json says (a
+# finished run) or its options (one that did not finish), never a figure (the run's figures are of its end)
+RUN_FIELDS = ("init", "init_root", "init_gave", "corpus", "masking", "max_length", "train_data", "train_examples",
+              "train_rows", "layer_lr_decay", "calibration_examples", "calibration_removed_train_rows", "hardware")
+# ... and, from a finished run, the data its figures were measured on (an average of checkpoints scores on them)
+RUN_EVALUATION_FIELDS = ("eval_data", "eval_seed", "dev_data", "imdb_data", "imdb_seed", "imdb_examples",
+                         "imdb_sample_removed_from_training")
+
+
+def checkpoint_metrics(checkpoint: Path, run: Path, state: dict | None, run_metrics: RunMetrics | None,
+                       classifier: bool, run_temperature: float | None = None) -> RunMetrics:
+    """metrics.json of a model exported from `checkpoint` of `run`: the run's init, init_root and data (its
+    metrics.json's), so that checkpoints of one run count as one initialisation and `train.average` scores and
+    calibrates their average on the run's dev set and calibration slice; the checkpoint's own identity (`checkpoint`),
+    step, tokens and training time; no figure (the run's are of its end). A classifier's temperature is 1.0: the
+    run's (`run_temperature`) was fitted on the weights it kept. Of a run that did not finish (`run_metrics`
+    None: a partial model), the data its checkpointed options name, and `init` the checkpoint's name, as before."""
+    described = run_metrics.to_dict() if run_metrics else (state or {}).get("args", {})
+    kept = RUN_FIELDS + (RUN_EVALUATION_FIELDS if run_metrics else ())
+    step = Checkpoints.step_of(checkpoint)
+    metrics = RunMetrics(train_steps=step, train_tokens=state["tokens"] if state else None,
+                         train_time_s=round(state["elapsed"], 1) if state else None, kept_step=step,
+                         **{k: described.get(k) for k in kept})
+    if run_metrics is None:  # a partial model: named by the checkpoint, as it always was (the run's init is in
+        metrics.init = f"checkpoint {checkpoint}"  # its `partial` note; averages and releases refuse it anyway)
+    entry = {"run": str(run), "step": step, "run_steps": run_metrics.train_steps if run_metrics else None,
+             "command": run_metrics.command if run_metrics else None}
+    if classifier:
+        metrics.temperature = 1.0
+        slice_ = (run_metrics.calibration or {}).get("slice") if run_metrics else None
+        if slice_:  # not its figures: they are of the weights the run kept
+            metrics.calibration = {"slice": slice_, "source": run_metrics.calibration.get("source")}
+        checks = run_metrics.checks if run_metrics else None
+        if checks and checks.get("source"):  # scored on the run's end: only which checks, at which threshold
+            entry["checks"] = {"source": checks["source"], "unsure_below": checks.get("unsure_below")}
+        was = f"the run's T = {run_temperature:.4g} was fitted on the weights it kept, not these" if \
+            run_temperature not in (None, 1.0) else "the run fitted no temperature for these weights"
+        refit = ("`python -m train.calibrate` on this folder fits one for them on the run's calibration slice" if slice_
+                 else "`python -m train.calibrate` on this folder with --calibration-data fits one for them")
+        entry["note"] = f"calibration_temperature is 1.0 (uncalibrated): {was}; {refit}"
+    metrics.checkpoint = {k: v for k, v in entry.items() if v is not None}
+    return metrics
+
+
+def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32", final: Path | None = None) -> Path:
+    """RUN/checkpoints/step-N as a model folder: the checkpoint's weights with RUN's config (a classifier's
+    temperature reset to 1.0) and tokenizer, a metrics.json (`checkpoint_metrics`) and a card; a partial one
+    (metrics.json's PARTIAL entry, `stopped_by`) when RUN did not finish. The card's usage loads `final` (default
+    `dst`: not a staged copy's name)."""
     run = checkpoint.parent.parent
     weights, state = Checkpoints.load(checkpoint)
     architecture = roberta.hub.read_architecture(run)
     model = getattr(roberta, architecture)(roberta.load_config(run))
     model.load_state_dict(weights)  # strict: the checkpoint is of this run's model
+    classifier = roberta.hub.task_of(architecture) == "text-classification"
+    run_temperature = model.config.calibration_temperature
+    model.config.calibration_temperature = 1.0  # the run's T was fitted on the weights it kept, not on these
     dst.mkdir(parents=True, exist_ok=True)
     for name in FILES:
         (dst / name).unlink(missing_ok=True)
@@ -188,16 +243,12 @@ def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32") -> Path:
         if (run / name).is_file():
             shutil.copy2(run / name, dst / name)
     run_metrics = RunMetrics.read(run, missing_ok=True)  # None: the run did not finish
-    # the run's data: its metrics' (a finished run's, with the data its figures were measured on), else its options
     described = run_metrics.to_dict() if run_metrics else (state or {}).get("args", {})
-    kept = ("corpus", "masking", "max_length", *(("eval_data", "eval_seed") if run_metrics else ()))
-    step = Checkpoints.step_of(checkpoint)
-    metrics = RunMetrics(init=f"checkpoint {checkpoint}", train_steps=step,
-                         train_tokens=state["tokens"] if state else None,
-                         train_time_s=round(state["elapsed"], 1) if state else None,
-                         **{k: described.get(k) for k in kept})
+    metrics = checkpoint_metrics(checkpoint, run, state, run_metrics, classifier, run_temperature)
+    step = metrics.train_steps
     if run_metrics is None and metrics.max_length is None:  # the option's default: rows as long as the model reads
         metrics.max_length = model.config.max_length
+    recipe = {k: v for k, v in described.items() if v is not None and k not in NOT_RECIPE}
     if run_metrics is None:  # these weights are where the run stopped, and why, as its trainer state says
         metrics.stopped_by = (state or {}).get("stopped_by") or "unknown"  # None: a checkpoint on its way
         at = f"at step {step:,} ({metrics.train_tokens or 0:,} tokens)"
@@ -208,13 +259,29 @@ def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32") -> Path:
         metrics.extra[PARTIAL] = (
             f"the weights of {checkpoint.name} of {run}, a run from {described.get('init') or 'random weights'} "
             f"that had not finished: it {how}, so there is no final evaluation; continue it (--init of a next run) "
-            "or score it (train.evaluate), but do not ship it: train.export and scripts.release refuse it")
+            "or score it (train.evaluate), but do not ship it: train.export, train.push and scripts.release refuse "
+            "it")
         for name in ("log.jsonl", "curves.png"):  # its training, up to where it stopped
             if (run / name).is_file():
                 shutil.copy2(run / name, dst / name)
-        write_model_card(dst, title=f"Partial model: {checkpoint.name} of an unfinished run",
-                         task=roberta.hub.task_of(architecture), metrics=metrics, notes=metrics.extra[PARTIAL],
-                         recipe={k: v for k, v in described.items() if v is not None and k not in NOT_RECIPE})
+        title, notes = f"Partial model: {checkpoint.name} of an unfinished run", metrics.extra[PARTIAL]
+    else:
+        of = f" of {run_metrics.train_steps:,}" if run_metrics.train_steps else ""
+        title = f"Checkpoint: step {step:,} of a {'fine-tuning' if classifier else 'pretraining'} run"
+        notes = (f"The weights of {checkpoint.name} of the run `{run}` (step {step:,}{of}, "
+                 f"{metrics.train_tokens or 0:,} tokens), with its config and tokenizer: no evaluation of their own "
+                 "(the run's metrics, card and curves describe its end). Its init and data are the run's, so "
+                 "`train.average` takes checkpoints of one run as one initialisation and scores their average on the "
+                 "run's data.")
+        if classifier:
+            notes += f" {metrics.checkpoint['note']}."
+        recipe = {"command": run_metrics.command, "run": str(run), "step": step}
+    extra = None
+    if classifier:
+        from .calibrate import calibration_markdown
+        extra = [("Calibration", calibration_markdown(metrics.calibration))]
+    write_model_card(dst, title=title, task=roberta.hub.task_of(architecture), metrics=metrics, notes=notes,
+                     recipe=recipe, extra_sections=extra, repo_id=str(final or dst))
     metrics.write(dst)
     return _store(*roberta.hub.read_weights(dst / "model.safetensors"), dst, dtype)
 

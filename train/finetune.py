@@ -60,7 +60,7 @@ from .arguments import ModelArguments, TrainingArguments, option, parse, redefau
 from .checkpointing import Checkpoints
 from .evaluate import (DEFAULT_CHECKS, UNSURE_BELOW, _shown_path, check_expected_labels, check_unsure_below,
                        read_checks)
-from .runtime import EXIT_INTERRUPTED, Dist, UserError, hardware_info, run_main, seed_everything
+from .runtime import EXIT_INTERRUPTED, Dist, UserError, hardware_info, naming, run_main, seed_everything
 from .tokenizer import load_run_tokenizer
 from .trainer import Task, Trainer, check_options
 
@@ -238,22 +238,26 @@ def build_model(args: FinetuneArguments, id2label: dict[int, str]):
     if args.init == "random":
         if not args.tokenizer:
             raise UserError("--init random needs --tokenizer")
-        tokenizer = roberta.load_tokenizer(args.tokenizer)
+        with naming("--tokenizer"):
+            tokenizer = roberta.load_tokenizer(args.tokenizer)
         config = args.model_config(tokenizer)
         config.id2label = dict(id2label)
         torch.manual_seed(args.seed)
         return roberta.RobertaForSequenceClassification(config), tokenizer, "random encoder"
     if given := args.shape_options_given():
         raise UserError(f"{', '.join(given)} only apply with --init random (the pretrained model fixes its shape)")
-    tokenizer = load_run_tokenizer(args.tokenizer, args.init)
+    tokenizer = load_run_tokenizer(args.tokenizer, args.init, named=True)  # errors name --tokenizer or --init
     # from_pretrained_encoder resets a classifier --init's temperature and problem type (its head's, not this run's)
     overrides = {}
     if args.dropout is not None:
         overrides.update(hidden_dropout_prob=args.dropout, attention_probs_dropout_prob=args.dropout)
     torch.manual_seed(args.seed)
-    model = roberta.RobertaForSequenceClassification.from_pretrained_encoder(args.init, id2label=id2label, **overrides)
+    with naming("--init"):
+        model = roberta.RobertaForSequenceClassification.from_pretrained_encoder(args.init, id2label=id2label,
+                                                                                 **overrides)
+        architecture = _init_architecture(args.init)
     gave = "encoder"
-    if "SequenceClassification" in _init_architecture(args.init) and not args.new_head:
+    if "SequenceClassification" in architecture and not args.new_head:
         from roberta.hub import load_state_dict
 
         init_labels = roberta.load_config(args.init).id2label
@@ -326,8 +330,12 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         what = "a folder, not a file" if Path(checks_path).is_dir() else "no such file"
         raise UserError(f"--checks {checks_path}: {what} ('' to skip the behaviour checks)")
     id2label = dict(enumerate(name.strip() for name in args.labels.split(",")))
-    if len(id2label) < 2 or "" in id2label.values():
-        raise UserError(f"--labels must name two or more labels, comma-separated, got {args.labels!r}")
+    if len(id2label) < 2 or "" in id2label.values() or len(set(id2label.values())) < len(id2label):
+        raise UserError(f"--labels must name two or more distinct labels, comma-separated, got {args.labels!r}")
+    if args.imdb and args.imdb_n < 1:  # was "the IMDB sample (--imdb-n) must be ...", after the training data
+        raise UserError(f"--imdb-n must be at least 1 review (--imdb '' skips IMDB), got {args.imdb_n}")
+    if args.init == "random":  # --preset and its overrides by their names, before the data is read
+        args.check_shape()
     # the data options, by their names, before any is read or the model built (was "error: PATH: no such file",
     # naming no option); a missing default says how to point the command at the data (`data.missing_data`)
     for flag, path, default in (("--train", args.train, DEFAULT_TRAIN), ("--dev", args.dev, DEFAULT_DEV)):
@@ -337,13 +345,18 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         data.check_labeled_source(args.imdb, "--imdb", default=args.imdb == DEFAULT_IMDB,
                                   text_column=data.IMDB_TEXT_COLUMN, label_column="label")
     if checks_path:  # read now: a malformed file or a label outside --labels failed after training, nothing saved
-        check_expected_labels(read_checks(checks_path), id2label, f"--checks {checks_path}")
-    texts, labels, _ = data.read_labeled(args.train, args.text_column, args.label_column, id2label)
-    imdb = data.imdb_sample(args.imdb, args.imdb_n, seed=args.imdb_seed) if args.imdb else None
+        with naming("--checks"):
+            check_expected_labels(read_checks(checks_path), id2label, f"--checks {checks_path}")
+    # every error reading a data file names its option (was "PATH line 3: label 'maybe' is not an int")
+    with naming("--train"):
+        texts, labels, _ = data.read_labeled(args.train, args.text_column, args.label_column, id2label)
+    with naming("--imdb"):
+        imdb = data.imdb_sample(args.imdb, args.imdb_n, seed=args.imdb_seed) if args.imdb else None
     train_rows, cal_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None)
     train_texts, train_labels = [texts[i] for i in train_rows], [labels[i] for i in train_rows]
     cal_texts, cal_labels = [texts[i] for i in cal_rows], [labels[i] for i in cal_rows]
-    dev_texts, dev_labels, _ = data.read_labeled(args.dev, args.text_column, args.label_column, id2label)
+    with naming("--dev"):
+        dev_texts, dev_labels, _ = data.read_labeled(args.dev, args.text_column, args.label_column, id2label)
     model, tokenizer, init_gave = build_model(args, id2label)
     if tokenizer.normalizer is None or tokenizer.normalizer.normalize_str("Ab") != "ab":  # (a classifier --init does)
         tokenizer = lowercasing(tokenizer)  # SST-2 is lower-case; the saved tokenizer.json lower-cases every input
@@ -378,7 +391,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     task = ClassificationTask(input_ids, torch.tensor(train_labels), pad_id, periodic_eval,
                               best_metric="calibration_accuracy" if args.select == "calibration" else None,
                               layer_lr_decay=args.layer_lr_decay)
-    trainer = Trainer(model, task, args, dist, out, ema_decay=args.ema_decay)
+    trainer = Trainer(model, task, args, dist, out, ema_decay=args.ema_decay, started=started)
     result = trainer.fit()
     if result.status == "interrupted":
         return EXIT_INTERRUPTED
@@ -437,7 +450,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         train_steps=result.step, train_tokens=result.tokens, stopped_by=result.status,
         resumed_with=trainer.resumed_with or None,
         parameters=model.num_parameters(), train_time_s=round(result.elapsed, 1),
-        wall_time_s=round(time.time() - started, 1), hardware=hardware_info(dist, trainer.precision),
+        wall_time_s=round(trainer.wall_time_s(), 1), hardware=hardware_info(dist, trainer.precision),
         command=args.command, calibration=calibration or None, checks=checks or None)
     metrics.write(out)
     trainer.write_curves()

@@ -31,7 +31,7 @@ from roberta.run_metrics import RunMetrics
 from roberta.tokenizer import save_tokenizer
 
 from .arguments import ModelArguments, TrainingArguments, option, parse, redefault
-from .runtime import (EXIT_INTERRUPTED, Dist, UserError, autocast, hardware_info, progress_bars, run_main,
+from .runtime import (EXIT_INTERRUPTED, Dist, UserError, autocast, hardware_info, naming, progress_bars, run_main,
                       seed_everything)
 from .trainer import Task, Trainer, check_fresh_out, check_options
 
@@ -53,8 +53,9 @@ class PretrainArguments(ModelArguments, TrainingArguments):
     corpus: str = option(PRETRAIN_CORPUS, "training text: a file, a folder, hub:NAME[:CONFIG[:SPLIT[:COLUMN]]], or "
                                           "a mixture 'SOURCE=weight,...' sampled by characters (default: %(default)s)",
                          group="data")
-    corpus_chars: int | None = option(None, "characters to take from the mixture (default: as much as fits the "
-                                            "weights without repeating any source)", group="data")
+    corpus_chars: int | None = option(None, "at most this many characters of the mixture, each source its share "
+                                            "(the last document taken of a source is cut at it) (default: as much "
+                                            "as fits the weights without repeating any source)", group="data")
     valid: str = option(DEFAULT_VALID, "held-out text for evaluation (default: %(default)s)", group="data")
     eval_rows: int = option(256, "held-out rows used by the periodic evaluations (default: %(default)s)",
                             group="data")
@@ -144,7 +145,7 @@ def get_tokenizer(args: PretrainArguments, out: Path, dist: Dist):
     start's options)."""
     if args.tokenizer or args.init:
         from .tokenizer import load_run_tokenizer
-        return load_run_tokenizer(args.tokenizer, args.init)
+        return load_run_tokenizer(args.tokenizer, args.init, named=True)  # errors name --tokenizer or --init
     path = out / "tokenizer.json"
     if dist.is_main and not (args.resume and path.exists()):
         from .tokenizer import build_tokenizer
@@ -152,8 +153,9 @@ def get_tokenizer(args: PretrainArguments, out: Path, dist: Dist):
         if not args.resume:
             check_fresh_out(out, args.own_files())  # before a tokenizer is written there
         print(f"training a {args.vocab_size}-token tokenizer on {args.corpus}", flush=True)
-        tokenizer, _ = build_tokenizer(args.corpus, vocab_size=args.vocab_size, seed=args.seed,
-                                       show_progress=progress_bars(args.no_progress))
+        with naming("--corpus"):
+            tokenizer, _ = build_tokenizer(args.corpus, vocab_size=args.vocab_size, seed=args.seed,
+                                           show_progress=progress_bars(args.no_progress))
         out.mkdir(parents=True, exist_ok=True)
         tokenizer.save(str(path))
     dist.barrier()
@@ -213,6 +215,11 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
                         f"{args.eval_rows} and {args.final_eval_rows}")
     if args.corpus_chars is not None and args.corpus_chars < 1:
         raise UserError(f"--corpus-chars must be at least 1, got {args.corpus_chars}")
+    if not (args.tokenizer or args.init):  # a tokenizer trained on --corpus (minutes): its size first
+        from .tokenizer import check_vocab_size
+        check_vocab_size(args.vocab_size)
+    if not args.init:
+        args.check_shape()  # --preset and its overrides by their names (was "unknown preset 'huge'")
     if not 0 < args.mlm_probability < 1:  # the masker refused it by its own name, after the corpus was packed
         raise UserError(f"--mlm-probability must be between 0 and 1 (a share of the tokens), got {args.mlm_probability}")
     if args.dupe_factor < 1:
@@ -245,9 +252,12 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     if not corpus_checked:
         data.check_text_source(args.corpus, "--corpus", default=args.corpus == PRETRAIN_CORPUS)
     cache = args.cache_dir or None
-    valid_documents = data.read_documents(args.valid)  # before the corpus: a misspelt --valid fails in seconds
+    with naming("--valid"):  # before the corpus: a misspelt --valid fails in seconds
+        valid_documents = data.read_documents(args.valid)
     say(f"reading {args.corpus}", flush=True)
-    documents, sources = data.load_mixture_with_stats(args.corpus, char_budget=args.corpus_chars, seed=args.seed)
+    with naming("--corpus"):  # --corpus-chars is a cap: the last document of each source cut at its share
+        documents, sources = data.load_mixture_with_stats(args.corpus, char_budget=args.corpus_chars, seed=args.seed,
+                                                          cut=True)
     show_progress = False if args.no_progress else None  # None: a bar when the corpus is long
     rows = data.pack_sequences(documents, tokenizer, seq_length, cache_dir=cache, show_progress=show_progress)
     valid_rows = data.pack_sequences(valid_documents, tokenizer, eval_length, cache_dir=cache,
@@ -272,7 +282,7 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     # On a GPU the rows live there (35.7M tokens: 0.3 GB) and each batch is masked there: only the masker's
     # random draws come from its CPU generator (the same masks as on CPU), not ~6 ms of CPU work per 512-row batch
     task = MLMTask(rows.to(dist.device), masker, config.pad_token_id, periodic_eval)
-    trainer = Trainer(model, task, args, dist, out)
+    trainer = Trainer(model, task, args, dist, out, started=started)
     result = trainer.fit()
     if dist.is_main:
         write_model_files(out, trainer.model, tokenizer)
@@ -297,7 +307,7 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
         train_rows=len(rows), max_length=seq_length, init=args.init or "random", corpus=args.corpus,
         corpus_sources=sources, masking=args.masking,
         parameters=model.num_parameters(), train_time_s=round(result.elapsed, 1),
-        wall_time_s=round(time.time() - started, 1), hardware=hardware_info(dist, trainer.precision),
+        wall_time_s=round(trainer.wall_time_s(), 1), hardware=hardware_info(dist, trainer.precision),
         command=args.command)
     metrics.write(out)
     trainer.write_curves()

@@ -3,7 +3,9 @@
     python -m train.push runs/mini --repo-id USER/roberta-mini [--private] [--token hf_...]
 
 The folder must hold config.json, model.safetensors, tokenizer.json and README.md (the model card, see
-`train.model_card`; uploaded with its usage naming the repo id). Checkpoints and optimizer states
+`train.model_card`; uploaded with its usage naming the repo id), and must not be a partial model (the last
+checkpoint of an unfinished run, exported by `train.export`: its metrics.json says `partial`), which is refused
+before any request, as `train.export` and `scripts.release` refuse it. Checkpoints and optimizer states
 (`checkpoint*/`, `*.pt`) are not uploaded. The token
 defaults to the one saved by `hf auth login` or the HF_TOKEN variable. Offline (no network, or
 HF_HUB_OFFLINE=1, which `huggingface_hub` honours itself), the command stops at the first request with
@@ -32,6 +34,10 @@ def check_folder(folder) -> Path:
     missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
     if missing:
         raise PushError(f"{folder} lacks {', '.join(missing)} (a model folder needs {', '.join(REQUIRED_FILES)})")
+    from .export import partial_note
+
+    if note := partial_note(folder):  # was uploaded (its checks passed; only the network stopped it offline)
+        raise PushError(f"{folder} is a partial model, not one to ship: {note}")
     return folder
 
 

@@ -150,10 +150,7 @@ def check_gpu_options(parser: argparse.ArgumentParser, args) -> None:
 
 def check_tokenizer(path: str) -> None:
     """--tokenizer, loaded: one error that names it."""
-    try:
-        tokenizer.load_run_tokenizer(path, None)
-    except (OSError, ValueError) as err:
-        raise UserError(f"--tokenizer {err}") from None  # its message starts with the path
+    tokenizer.load_run_tokenizer(path, None, named=True)
 
 
 def check_data(parser: argparse.ArgumentParser, args, steps: list[Step]) -> None:
@@ -432,6 +429,7 @@ def main(argv=None) -> int:
     except USER_ERRORS as err:
         return report_user_error(err)
     started = time.time()
+    # run_steps, an interrupted step said as one: "interrupted", how to continue, exit code 130
     code = run_steps(steps, rerun="the same recipe command")
     if code != 0:
         return code

@@ -6,7 +6,8 @@ Exit codes, the same for every script in `train/` (and `scripts/release.py`):
     1    failed: training diverged (nan/inf), or an unexpected error (with its traceback)
     2    user error: a bad option or a missing, unreadable or malformed file; one line `error: ...` naming
          it (argparse's own convention for a bad option)
-    130  interrupted (SIGINT/SIGTERM); a training script saved a checkpoint first
+    130  interrupted (SIGINT/SIGTERM, anywhere in a script's main: `exit_codes.sigterm_as_interrupt`); a training
+         script in its training loop saved a checkpoint first
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ import torch.distributed as torch_dist
 from roberta.model import enable_fast_cpu_math
 
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, exit_code  # noqa: F401 (re-exported)
-from .exit_codes import USER_ERRORS, UserError, report_user_error  # noqa: F401 (re-exported)
+from .exit_codes import USER_ERRORS, UserError, naming, report_user_error  # noqa: F401 (re-exported)
+from .exit_codes import sigterm_as_interrupt
 from .paths import output_file, output_folder  # noqa: F401 (re-exported)
 
 EXIT_DIVERGED = EXIT_FAILED
@@ -36,7 +38,9 @@ exit codes:
   1    training failed: the loss or gradient became nan/inf (the message names the last good checkpoint),
        or an unexpected error (with its traceback)
   2    user error: a bad option or a missing, unreadable or malformed file (a one-line `error: ...` naming it)
-  130  interrupted (SIGINT/SIGTERM): a checkpoint was saved; continue with the same command plus --resume
+  130  interrupted (SIGINT/SIGTERM): in the training loop a checkpoint was saved, continue with the same command
+       plus --resume; stopped before it (setup) or after it (final evaluation, calibration, scores), "interrupted"
+       alone: run the command again (plus --resume once it has saved a checkpoint)
 """
 
 
@@ -55,22 +59,39 @@ def progress_bars(no_progress: bool = False) -> bool:
 def run_main(run, args) -> int:
     """Set up processes, call `run(args, dist) -> exit code`, and turn expected failures into exit codes:
     user errors (bad options, missing or malformed files, Hub unreachable) -> 2 with one line, a diverged run
-    -> 1, Ctrl-C during setup -> 130. Set TRAIN_DEBUG=1 to see the traceback of a user error."""
+    -> 1, Ctrl-C or SIGTERM outside the training loop (setup, the final evaluation, calibration and scoring) ->
+    130 with "interrupted" (`sigterm_as_interrupt`; inside the loop the trainer saves a checkpoint first and the
+    script returns 130 itself). Set TRAIN_DEBUG=1 to see the traceback of a user error."""
     dist = None
     try:
-        dist = init_distributed()
-        return run(args, dist)
+        with sigterm_as_interrupt():
+            dist = init_distributed()
+            return run(args, dist)
     except USER_ERRORS as err:
         return report_user_error(err)
     except TrainingDiverged as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_DIVERGED
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print(_interrupted(args), file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
         if dist is not None:
             dist.close()
+
+
+def _interrupted(args) -> str:
+    """The line of a training script interrupted outside its training loop: "interrupted", and how to go on when
+    its --out holds a checkpoint (stopped after the loop, in the final evaluation, calibration or scores; or in
+    the setup of a resumed run)."""
+    from .checkpointing import CHECKPOINTS
+    from .trainer import RESUME_HINT_ENV
+
+    out = getattr(args, "out", None)
+    if not out or not (Path(out) / CHECKPOINTS).is_dir():
+        return "interrupted"
+    hint = os.environ.get(RESUME_HINT_ENV) or "continue with the same command plus --resume"
+    return f"interrupted: {out} holds the run's last checkpoint; {hint}"
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -366,12 +366,17 @@ def run_in_parallel(argv: list[str], args, steps: list[Step], shared: set[str]) 
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     for seed, code in failed.items():
+        if code == EXIT_INTERRUPTED:  # not an error to fix: its training saved a checkpoint (or had not started)
+            print(f"seed {seed}: interrupted (its log: {logs / f'seed-{seed}.log'}); run the same command again to "
+                  "continue where it stopped", file=sys.stderr)
+            continue
         lines = (logs / f"seed-{seed}.log").read_text(errors="replace").strip().splitlines()
         print(f"error: seed {seed} stopped (exit code {code}); the end of {logs / f'seed-{seed}.log'}:\n"
               + "\n".join(lines[-15:]), file=sys.stderr)
     if stopped:
         return EXIT_INTERRUPTED
-    return next(iter(failed.values()), 0)
+    errors = [code for code in failed.values() if code != EXIT_INTERRUPTED]
+    return errors[0] if errors else EXIT_INTERRUPTED if failed else 0
 
 
 def main(argv=None) -> int:
@@ -408,7 +413,7 @@ def main(argv=None) -> int:
         code = run_in_parallel(argv, args, train_steps, shared)
         if code == 0 and not args.train_only:
             code = run_steps(average_steps)
-    else:
+    else:  # run_steps, an interrupted step said as one: "interrupted", how to continue, exit code 130
         code = run_steps(steps)
     if code != 0 or args.train_only:
         return code

@@ -3,7 +3,7 @@
     python -m train.tokenizer --out runs/tokenizer              # the shipped recipe (defaults below)
     python -m train.tokenizer --corpus ../shared/data/wikitext-2/wiki.train.tokens --vocab-size 8192 --out tok
 
-Defaults = the shipped recipe: a 32,768-token vocabulary learnt from 20M characters of the pretraining
+Defaults = the shipped recipe: a 32,768-token vocabulary learnt from about 20M characters of the pretraining
 mixture (Wikipedia, WikiText-2 train, IMDB unlabelled reviews, so movie-review words are in the vocabulary
 the classifier fine-tunes with). WikiText's `<unk>` is stripped from the BPE training text (it is a special
 token already; see `train.data`).
@@ -21,8 +21,8 @@ from roberta import train_tokenizer
 from roberta.tokenizer import SPECIAL_TOKENS, vocab_digest
 
 from .data import UNK, check_text_source, load_mixture_with_stats, read_documents
-from .paths import write_atomic
-from .runtime import EXIT_OK, UserError, exit_code, output_folder, progress_bars, report_user_error
+from .paths import other_entries, write_atomic
+from .runtime import EXIT_OK, UserError, exit_code, naming, output_folder, progress_bars, report_user_error
 
 DEFAULT_CORPUS = ("../shared/data/wikipedia-en=0.5,../shared/data/wikitext-2/wiki.train.tokens=0.25,"
                   "../shared/data/imdb/unsup.txt=0.25")
@@ -33,10 +33,22 @@ DEFAULT_MAX_CHARS = 20_000_000
 MIN_VOCAB_SIZE = 256 + len(SPECIAL_TOKENS)  # the byte alphabet and the special tokens
 
 
-def load_run_tokenizer(tokenizer: str | None, init: str | None):
+def load_run_tokenizer(tokenizer: str | None, init: str | None, named: bool = False):
     """The tokenizer a training run uses: --tokenizer, else the --init model's. Given both, --tokenizer must be
     the --init model's vocabulary (a UserError otherwise): the same size is not enough, another tokenizer of
-    that size gives its ids to other tokens and the model reads nonsense without a word."""
+    that size gives its ids to other tokens and the model reads nonsense without a word. `named`: an error
+    loading them starts with the option that gave it (--tokenizer, or --init, whose folder is checked for a
+    config first: a file given as --init was "not a tokenizer")."""
+    if not named:
+        return _load_run_tokenizer(tokenizer, init)
+    if init:
+        with naming("--init"):
+            roberta.load_config(init)
+    with naming("--tokenizer" if tokenizer else "--init"):
+        return _load_run_tokenizer(tokenizer, init)
+
+
+def _load_run_tokenizer(tokenizer: str | None, init: str | None):
     chosen = roberta.load_tokenizer(tokenizer or init)
     if tokenizer and init:
         try:
@@ -59,16 +71,25 @@ def tokens_per_word(tokenizer, documents: list[str]) -> float:
     return tokens / max(words, 1)
 
 
-def build_tokenizer(corpus: str, vocab_size: int = DEFAULT_VOCAB_SIZE, min_frequency: int = DEFAULT_MIN_FREQUENCY,
-                    max_chars: int | None = DEFAULT_MAX_CHARS, seed: int = 0, show_progress: bool = True):
-    """(tokenizer, mixture stats): BPE trained on up to `max_chars` characters of the mixture `corpus` (fewer
-    when that would repeat a source)."""
+def check_vocab_size(vocab_size: int) -> None:
     if vocab_size < MIN_VOCAB_SIZE:  # smaller: the trainer silently keeps the alphabet and specials anyway
         raise ValueError(f"--vocab-size must be at least {MIN_VOCAB_SIZE} (the 256 bytes and the "
                          f"{len(SPECIAL_TOKENS)} special tokens), got {vocab_size}")
+
+
+def check_sizes(vocab_size: int, min_frequency: int, max_chars: int | None) -> None:
+    """The numbers of a tokenizer, checked before any text is read (`max_chars` None: all)."""
+    check_vocab_size(vocab_size)
     if min_frequency < 0 or (max_chars is not None and max_chars < 1):
         raise ValueError(f"--min-frequency must be at least 0 and --max-chars at least 1 (0 = all), got "
                          f"{min_frequency} and {max_chars}")
+
+
+def build_tokenizer(corpus: str, vocab_size: int = DEFAULT_VOCAB_SIZE, min_frequency: int = DEFAULT_MIN_FREQUENCY,
+                    max_chars: int | None = DEFAULT_MAX_CHARS, seed: int = 0, show_progress: bool = True):
+    """(tokenizer, mixture stats): BPE trained on about `max_chars` characters of the mixture `corpus` (whole
+    documents: up to one document more per source; fewer when that would repeat a source)."""
+    check_sizes(vocab_size, min_frequency, max_chars)
     documents, stats = load_mixture_with_stats(corpus, char_budget=max_chars, seed=seed, repeat=False)
     texts = (d.replace(UNK, "") for d in documents)
     return train_tokenizer(texts, vocab_size=vocab_size, min_frequency=min_frequency,
@@ -85,21 +106,30 @@ def parse_args(argv=None):
     p.add_argument("--min-frequency", type=int, default=DEFAULT_MIN_FREQUENCY,
                    help="a merge must occur this often; default: %(default)s")
     p.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS,
-                   help="train on at most this many characters of the mixture (0: all; a corpus is never "
+                   help="train on about this many characters of the mixture: whole documents, each source's last "
+                        "one past its share, so up to a document more per source (0: all; a corpus is never "
                         "repeated to reach it, as a repeated word would pass --min-frequency); default: %(default)s")
     p.add_argument("--seed", type=int, default=0, help="sampling seed of the mixture; default: %(default)s")
     p.add_argument("--eval-text", default=DEFAULT_EVAL,
                    help="report tokens per word on this corpus ('' to skip; the default is skipped if it is "
                         "absent); default: %(default)s")
-    p.add_argument("--out", required=True, help="output folder; writes OUT/tokenizer.json")
+    p.add_argument("--out", required=True, help="output folder, new or empty; writes OUT/tokenizer.json")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p.parse_args(argv)
+
+
+def own_entry(name: str) -> bool:
+    """What this script, or an experiment running it, leaves in its --out besides tokenizer.json: a temporary
+    file a stopped write left (`write_atomic`), the command an experiment records beside a script step's output
+    (`train.experiment`'s `.STEP.command`)."""
+    return name.startswith(".tokenizer.json.tmp-") or (name.startswith(".") and name.endswith(".command"))
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     start = time.time()
-    try:  # --out, --corpus and --eval-text are checked before the tokenizer is trained
+    try:  # the numbers, --out, --corpus and --eval-text are checked before any text is read
+        check_sizes(args.vocab_size, args.min_frequency, args.max_chars or None)  # ("reading ... (max -1 chars)")
         out = output_folder(args.out)
         if out.suffix == ".json":  # was a folder named tokenizer.json holding tokenizer.json
             raise ValueError(f"--out {out}: --out is the folder the tokenizer.json goes in, e.g. --out "
@@ -110,16 +140,24 @@ def main(argv=None) -> int:
         if (out / "tokenizer.json").exists():  # runs that point at it would resume with another vocabulary
             raise ValueError(f"{out / 'tokenizer.json'} exists: runs that use it would read another vocabulary; "
                              "choose another --out (or delete it first)")
+        # was written among another folder's files (exit 0), where every other script refuses to write
+        if held := other_entries(out, [p.name for p in out.glob(".*") if own_entry(p.name)]):
+            raise ValueError(f"--out {out} is not empty ({held}): the tokenizer is written into a new or empty "
+                             "folder; choose another --out")
         # a missing source named with its option (the default's ../shared/data, seen from another folder, too)
         check_text_source(args.corpus, "--corpus", default=args.corpus == DEFAULT_CORPUS)
         # the default is skipped when absent; a path of the user's must exist (a misspelling was skipped silently)
         given = args.eval_text and (args.eval_text != DEFAULT_EVAL or os.path.exists(args.eval_text))
         if given:
             check_text_source(args.eval_text, "--eval-text")
-        eval_documents = read_documents(args.eval_text) if given else None
-        print(f"reading {args.corpus} (max {args.max_chars or 'all'} chars)", flush=True)
-        tokenizer, stats = build_tokenizer(args.corpus, args.vocab_size, args.min_frequency,
-                                           args.max_chars or None, args.seed, show_progress=progress_bars(args.quiet))
+        with naming("--eval-text"):
+            eval_documents = read_documents(args.eval_text) if given else None
+        # about: whole documents are taken (the shipped tokenizer's sample; `train.data.load_mixture_with_stats`)
+        amount = f"about {args.max_chars:,} chars, in whole documents" if args.max_chars else "all of it"
+        print(f"reading {args.corpus} ({amount})", flush=True)
+        with naming("--corpus"):
+            tokenizer, stats = build_tokenizer(args.corpus, args.vocab_size, args.min_frequency, args.max_chars or None,
+                                               args.seed, show_progress=progress_bars(args.quiet))
     except (OSError, ValueError) as err:
         return report_user_error(err)
     for s in stats:

@@ -24,7 +24,9 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
   bit-identical to an uninterrupted run with a step limit; under --time-budget-min the lr follows the training
   time, which no two runs share, so the steps replayed after a resume are close, not identical); if that one
   cannot be read (a truncated file), it is moved aside as bad-step-NNNNNNNN, the file is named, and the
-  previous checkpoint is used.
+  previous checkpoint is used. A checkpoint carries the run's training time and its wall time (`wall_time_s()`:
+  the earlier sessions', to the checkpoint resumed, plus this one's since the script's `started`), so both cover
+  every session of a resumed run.
 - SIGINT/SIGTERM: finish the current step, save a checkpoint (its trainer state says `stopped_by` the signal;
   the checkpoint at the end of any fit says why it ended), exit with code 130. A non-finite loss or
   gradient stops the run (exit code 1) before the optimizer touches the weights.
@@ -242,9 +244,11 @@ HEARTBEAT_S = 60.0  # with --no-progress (no bar), a progress line this often on
 
 class Trainer:
     def __init__(self, model: torch.nn.Module, task: Task, args: TrainingArguments, dist: Dist | None = None,
-                 out: Path | None = None, ema_decay: float = 0.0):
+                 out: Path | None = None, ema_decay: float = 0.0, started: float | None = None):
         """`ema_decay` > 0: also keep an exponential moving average of the weights (`self.ema`, updated after
-        every optimizer step, checkpointed with the run); what is done with it is the script's choice."""
+        every optimizer step, checkpointed with the run); what is done with it is the script's choice.
+        `started`: the `time.time()` this session of the script began (default: now), from which `wall_time_s`
+        counts this session's wall time; a resumed run adds its earlier sessions' (`previous_wall_s`)."""
         dist = dist or Dist()
         self.task, self.args, self.dist, self.out = task, args, dist, Path(out or args.out)
         self.ckpt = Checkpoints(self.out, keep_all_steps=args.keep_checkpoints)
@@ -261,6 +265,10 @@ class Trainer:
         self.ema = make_ema(self.model, ema_decay) if ema_decay else None
         self.step = self.tokens = self.epoch = self.batch_in_epoch = 0
         self.elapsed = 0.0
+        self.started = time.time() if started is None else started
+        # the wall time of the run's earlier sessions, to the checkpoint this one resumed (0 for a new run): a
+        # resumed run's metrics.json recorded only its last session's, beside a train_time_s of all of them
+        self.previous_wall_s = 0.0
         self.total_steps = self._planned_steps()
         self.best: dict | None = None
         self.last_eval: dict | None = None
@@ -365,6 +373,8 @@ class Trainer:
         for key in ("step", "tokens", "epoch", "batch_in_epoch"):
             setattr(self, key, int(state[key]))
         self.elapsed = self.clock = float(state["elapsed"])
+        # a checkpoint from before the wall time was saved: its training time, the part of it that is known
+        self.previous_wall_s = float(state.get("wall_s", state["elapsed"]))
         self.decay_start = state.get("decay_start")
         # the length options of *this* command count (a resumed run may be extended); the others should not change
         self.best = state.get("best")
@@ -419,10 +429,15 @@ class Trainer:
             "total_steps": -1 if self.total_steps is None else self.total_steps,
             "optimizer": self.optimizer.state_dict(), "rng": rng_state(), "task": self.task.state_dict(),
             "best": self.best, "last_eval": self.last_eval, "args": args, "world_size": self.dist.world_size,
-            "resumed_with": self.resumed_with, "stopped_by": self.stopped_by,
+            "resumed_with": self.resumed_with, "stopped_by": self.stopped_by, "wall_s": self.wall_time_s(),
             "window": {**self._window, "seconds": time.monotonic() - self._window_start},
             **({"ema": self.ema.state_dict()} if self.ema is not None else {}),
         }
+
+    def wall_time_s(self) -> float:
+        """The run's wall time so far: its earlier sessions' (to the checkpoint this one resumed) and this one's
+        since `started`. What a script records as metrics.json's wall_time_s."""
+        return self.previous_wall_s + time.time() - self.started
 
     def save_checkpoint(self) -> Path | None:
         self._check_weights_finite()
