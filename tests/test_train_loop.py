@@ -456,8 +456,8 @@ def test_a_resumed_run_counts_the_wall_time_of_its_earlier_sessions(train_files,
     seen = []
     init, fit = trainer.Trainer.__init__, trainer.Trainer.fit
 
-    def started_earlier(self, *args, **kwargs):  # a script that spent 100 s before its loop (reading its corpus)
-        init(self, *args, **kwargs, started=time.time() - 100)
+    def started_earlier(self, *args, started=None, **kwargs):  # a script that spent 100 s more before its loop
+        init(self, *args, **kwargs, started=(started or time.time()) - 100)
 
     def spy(self):
         previous = self.previous_wall_s
