@@ -132,7 +132,8 @@ class DynamicMasker(Masker):
 class StaticMasker(Masker):
     """BERT: example i in epoch e always gets mask copy (e % dupe_factor), fixed by (seed, i, copy) and the row's
     tokens: the row is masked up to its last non-<pad> token, so its padding to the batch's width changes
-    nothing (a row without trailing padding, as every packed training row, is masked whole)."""
+    nothing (a row without trailing padding, as every packed training row but the corpus's last, is masked whole,
+    as before this cut; that last row, padded, got other masks before 2026-11-29)."""
 
     def __init__(self, *args, dupe_factor: int = DUPE_FACTOR, **kwargs):
         super().__init__(*args, **kwargs)

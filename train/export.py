@@ -203,7 +203,7 @@ def checkpoint_metrics(checkpoint: Path, run: Path, state: dict | None, run_metr
                          **{k: described.get(k) for k in kept})
     if run_metrics is None:  # a partial model: named by the checkpoint, as it always was (the run's init is in
         metrics.init = f"checkpoint {checkpoint}"  # its `partial` note; averages and releases refuse it anyway)
-    entry = {"run": str(run), "step": step, "run_steps": run_metrics.train_steps if run_metrics else None,
+    entry = {"run": str(run.resolve()), "step": step, "run_steps": run_metrics.train_steps if run_metrics else None,
              "command": run_metrics.command if run_metrics else None}
     if classifier:
         metrics.temperature = 1.0
@@ -217,7 +217,7 @@ def checkpoint_metrics(checkpoint: Path, run: Path, state: dict | None, run_metr
             run_temperature not in (None, 1.0) else "the run fitted no temperature for these weights"
         refit = ("`python -m train.calibrate` on this folder fits one for them on the run's calibration slice" if slice_
                  else "`python -m train.calibrate` on this folder with --calibration-data fits one for them")
-        entry["note"] = f"calibration_temperature is 1.0 (uncalibrated): {was}; {refit}"
+        entry["note"] = f"exported with calibration_temperature 1.0 (uncalibrated): {was}; {refit}"
     metrics.checkpoint = {k: v for k, v in entry.items() if v is not None}
     return metrics
 
