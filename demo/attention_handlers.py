@@ -32,6 +32,15 @@ TEXTS = {"heatmap": "heatmap_text", "grid": "grid_text", "rollout": "rollout_tex
 # Sentiment tab reads it so too)
 LOWER_CASE_NOTE = ("The shipped classifier reads lower-cased text, as it was fine-tuned on it: its tokens are "
                    "lower case, whatever the case typed. ")
+# ... and when a chosen model's tokenizer lower-cases the text itself (its normalizer)
+TOKENIZER_LOWER_CASE_NOTE = "This model's tokenizer lower-cases the text: its tokens are lower case, whatever the case typed. "
+
+
+def tokenizer_lower_cases(tokenizer) -> bool:
+    """Whether `tokenizer` (a `tokenizers.Tokenizer`) lower-cases what it reads (its normalizer), as
+    `train.finetune` asks it."""
+    normalizer = getattr(tokenizer, "normalizer", None)
+    return normalizer is not None and normalizer.normalize_str("Ab") == "ab"
 
 
 def layer_choices(n_layers: int) -> list[int]:
@@ -78,6 +87,14 @@ class AttentionHandlers(HandlerBase):
         """Whether the attention tab's `model` reads lower-cased text: the shipped classifier only, fine-tuned on
         it (a Hub classifier may be cased)."""
         return isinstance(model, str) and model.strip() == "sentiment"
+
+    @classmethod
+    def _lower_case_note(cls, model, loaded) -> str:
+        """The notes' line on case: the shipped classifier's text is lower-cased by the app (as in its
+        fine-tuning); another model's tokenizer may lower-case it itself (`tokenizer_lower_cases`)."""
+        if cls._reads_lower_case(model):
+            return LOWER_CASE_NOTE
+        return TOKENIZER_LOWER_CASE_NOTE if tokenizer_lower_cases(loaded.tokenizer) else ""
 
     def attention_data(self, model, text: str) -> tuple[Tokens, object]:
         """Tokens and attentions (L, nh, T, T) of one text as the model reads it, cached for the pickers."""
@@ -169,7 +186,7 @@ class AttentionHandlers(HandlerBase):
         n_layers, n_heads = attentions.shape[:2]
         notes = (f"{len(labels)} tokens{' (cut to the maximum length)' if tokens.truncated else ''} · "
                  f"{md_escape(loaded.title)} · {n_layers} layers × {n_heads} heads. "
-                 f"{LOWER_CASE_NOTE if self._reads_lower_case(model) else ''}"
+                 f"{self._lower_case_note(model, loaded)}"
                  "Each row of a heatmap is one token's attention over all tokens (it sums to 1). "
                  "Rollout follows attention through every layer, counting the residual connection, to "
                  "estimate how much each input token contributes to each position at the top.")

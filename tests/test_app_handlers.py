@@ -735,6 +735,25 @@ def test_attention_notes_say_the_shipped_classifier_reads_lower_cased_text(handl
     assert picker["choices"][1][0] == "1: The" and "lower-cased" not in notes
 
 
+def test_attention_notes_say_when_a_chosen_models_tokenizer_lower_cases():
+    """A classifier fine-tuned by this project (on the Hub) lower-cases in its tokenizer: the Attention tab showed
+    its lower-case tokens with no note, where the note was given by the model's name ("sentiment") only."""
+    from types import SimpleNamespace
+
+    from tokenizers import Tokenizer, models, normalizers
+
+    from demo.attention_handlers import (LOWER_CASE_NOTE, TOKENIZER_LOWER_CASE_NOTE, AttentionHandlers,
+                                         tokenizer_lower_cases)
+
+    cased, lowering = Tokenizer(models.BPE()), Tokenizer(models.BPE())
+    lowering.normalizer = normalizers.Lowercase()
+    assert tokenizer_lower_cases(lowering) and not tokenizer_lower_cases(cased)
+    note = AttentionHandlers._lower_case_note
+    assert note("someone/classifier", SimpleNamespace(tokenizer=lowering)) == TOKENIZER_LOWER_CASE_NOTE
+    assert note("someone/classifier", SimpleNamespace(tokenizer=cased)) == ""
+    assert note("sentiment", SimpleNamespace(tokenizer=lowering)) == LOWER_CASE_NOTE
+
+
 def test_only_the_asked_view_is_drawn(handlers, monkeypatch):
     """The UI passes its visible sub-tab as `view`: only that view is drawn (the others None, cleared until
     their sub-tab is opened); the API's default "all" draws every view."""

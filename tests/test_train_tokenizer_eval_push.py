@@ -230,7 +230,7 @@ def test_evaluate_cli_bad_options_are_one_line_errors(tiny_clf_dir, train_files,
         assert exit_info.value.code == 2 and message in capsys.readouterr().err, extra
     # was "need as many labels as texts (and at least one): 0 texts, 0 labels"
     assert evaluate.main(["--model", str(tiny_clf_dir), "--imdb", str(train_files / "imdb.tsv"), "--imdb-n", "0"]) == 2
-    assert "error: the IMDB sample (--imdb-n) must be at least 1 review, got 0" in capsys.readouterr().err
+    assert "error: --imdb-n must be at least 1 review (--imdb '' skips the IMDB sample), got 0" in capsys.readouterr().err
     a_file = tmp_path / "a-file"
     a_file.write_text("x")
     assert evaluate.main([*labeled, "--out", str(a_file)]) == 2  # was a NotADirectoryError traceback, after the work

@@ -658,10 +658,15 @@ def evaluation_sample(count: int, n: int = 1000, seed: int = 0) -> list[int]:
 IMDB_TEXT_COLUMN = "text"  # the column `imdb_sample` reads: IMDB's train.tsv is text<TAB>label
 
 
+def check_imdb_n(n: int) -> None:
+    """--imdb-n's check, one message wherever the option is given (finetune, evaluate, `imdb_sample`)."""
+    if n < 1:
+        raise ValueError(f"--imdb-n must be at least 1 review (--imdb '' skips the IMDB sample), got {n}")
+
+
 def imdb_sample(path: str, n: int = 1000, seed: int = 0) -> tuple[list[str], list[int]]:
     """A fixed random sample of n labelled reviews (IMDB train.tsv: header text<TAB>label, 1 = positive)."""
-    if n < 1:
-        raise ValueError(f"the IMDB sample (--imdb-n) must be at least 1 review, got {n}")
+    check_imdb_n(n)
     texts, labels, _ = read_labeled(path, text_column=IMDB_TEXT_COLUMN, label_column="label")
     picked = evaluation_sample(len(texts), n, seed)
     return [texts[i] for i in picked], [labels[i] for i in picked]

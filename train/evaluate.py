@@ -35,7 +35,7 @@ from roberta.text import normalize_for_classifier
 from roberta.tokenizer import encode_windows, mean_over_windows
 
 from .calibrate import expected_calibration_error, probabilities
-from .data import _undecodable, imdb_sample, open_text, pack_sequences, read_documents, read_labeled
+from .data import _undecodable, check_imdb_n, imdb_sample, open_text, pack_sequences, read_documents, read_labeled
 from .runtime import EXIT_USER_ERROR, USER_ERRORS, exit_code, naming, report_user_error
 
 
@@ -366,8 +366,8 @@ def parse_args(argv=None):
 
 
 def run(args) -> dict:
-    if args.imdb and args.imdb_n < 1:  # (`imdb_sample`'s own check, before the model is loaded)
-        raise ValueError(f"the IMDB sample (--imdb-n) must be at least 1 review, got {args.imdb_n}")
+    if args.imdb:  # (`imdb_sample`'s own check, before the model is loaded)
+        check_imdb_n(args.imdb_n)
     with naming("--model"):
         model, tokenizer = load_model(args.model)
     model.to(args.device)

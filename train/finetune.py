@@ -332,8 +332,8 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     id2label = dict(enumerate(name.strip() for name in args.labels.split(",")))
     if len(id2label) < 2 or "" in id2label.values() or len(set(id2label.values())) < len(id2label):
         raise UserError(f"--labels must name two or more distinct labels, comma-separated, got {args.labels!r}")
-    if args.imdb and args.imdb_n < 1:  # was "the IMDB sample (--imdb-n) must be ...", after the training data
-        raise UserError(f"--imdb-n must be at least 1 review (--imdb '' skips IMDB), got {args.imdb_n}")
+    if args.imdb:  # was "the IMDB sample (--imdb-n) must be ...", after the training data
+        data.check_imdb_n(args.imdb_n)
     if args.init == "random":  # --preset and its overrides by their names, before the data is read
         args.check_shape()
     # the data options, by their names, before any is read or the model built (was "error: PATH: no such file",
