@@ -358,8 +358,9 @@ def training_runs(folders: list[Path], members: list[dict]) -> dict[Path, tuple[
     run and its checkpoints, or checkpoints of one run, share their first steps: summed, those counted twice)."""
     runs: dict[Path, tuple[int, float]] = {}
     for folder, m in zip(folders, members):
-        steps, seconds = runs.get(_run_of(folder, m), (0, 0.0))
-        runs[_run_of(folder, m)] = (max(steps, m.get("train_steps") or 0), max(seconds, m.get("train_time_s") or 0.0))
+        run = _run_of(folder, m)
+        steps, seconds = runs.get(run, (0, 0.0))
+        runs[run] = (max(steps, m.get("train_steps") or 0), max(seconds, m.get("train_time_s") or 0.0))
     return runs
 
 

@@ -530,7 +530,7 @@ def same_slice(spec: dict | None, other: dict | None) -> bool:
     if not spec or not other:
         return False
     keys = ("data", "n", "seed", "split", "text_column", "label_column")
-    defaults = {"seed": 0, "split": "sentences"}
+    defaults = {k: SLICE_DEFAULTS[k] for k in ("seed", "split")}  # what a spec without them was drawn with
     return all(spec.get(k, defaults.get(k)) == other.get(k, defaults.get(k)) for k in keys)
 
 

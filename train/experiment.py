@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import finetune, pretrain
+from .paths import COMMAND_FILE
 from .runtime import EXIT_INTERRUPTED, UserError, run_main
 from .trainer import RESUME_HINT_ENV
 
@@ -195,7 +196,6 @@ def _run_steps(steps: list[Step], after, rerun: str, outermost: bool) -> int:
     return 0
 
 
-COMMAND_FILE = ".{}.command"  # in a script step's folder: the command that made it
 
 
 def _command_file(step: Step) -> Path:

@@ -40,12 +40,21 @@ def output_file(path, example: str, option: str = "--out", suffixes: tuple[str, 
     return path
 
 
+# in a script step's folder: the command that made it (`train.experiment`), `.STEP.command`
+COMMAND_FILE = ".{}.command"
+
+
+def temporary_prefix(name: str) -> str:
+    """How `write_atomic`'s temporary file for a file `name` begins (the process id follows)."""
+    return f".{name}.tmp-"
+
+
 def write_atomic(path, data: str | bytes) -> Path:
     """Write `data` (text as UTF-8) to `path` through a temporary file beside it, renamed into place: a reader
     never sees half a file, and a stopped write leaves the old file. The temporary name holds the process id, so
     two processes writing the same file never share one."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp = path.with_name(f"{temporary_prefix(path.name)}{os.getpid()}")
     try:
         tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
         os.replace(tmp, path)

@@ -21,7 +21,7 @@ from roberta import train_tokenizer
 from roberta.tokenizer import SPECIAL_TOKENS, vocab_digest
 
 from .data import UNK, check_text_source, load_mixture_with_stats, read_documents
-from .paths import other_entries, write_atomic
+from .paths import COMMAND_FILE, other_entries, temporary_prefix, write_atomic
 from .runtime import EXIT_OK, UserError, exit_code, naming, output_folder, progress_bars, report_user_error
 
 DEFAULT_CORPUS = ("../shared/data/wikipedia-en=0.5,../shared/data/wikitext-2/wiki.train.tokens=0.25,"
@@ -122,7 +122,9 @@ def own_entry(name: str) -> bool:
     """What this script, or an experiment running it, leaves in its --out besides tokenizer.json: a temporary
     file a stopped write left (`write_atomic`), the command an experiment records beside a script step's output
     (`train.experiment`'s `.STEP.command`)."""
-    return name.startswith(".tokenizer.json.tmp-") or (name.startswith(".") and name.endswith(".command"))
+    command_start, command_end = COMMAND_FILE.split("{}")
+    return name.startswith(temporary_prefix("tokenizer.json")) or (
+        name.startswith(command_start) and name.endswith(command_end))
 
 
 def main(argv=None) -> int:
