@@ -249,8 +249,11 @@ def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> s
         f"Hardware: {_hardware(classifier)}.",
         _table(["classifier", "encoder from", "SST-2 dev accuracy", "IMDB, first tokens", "IMDB, whole reviews",
                 "train minutes", "steps"], rows),
-        f"```bash\n{commands}\n```",
     ]
+    if (classifier.averaged or 0) > 1:  # train.average sums its members' training
+        text.append(f"This model's train minutes and steps are those of the {classifier.averaged} runs it averages, "
+                    "together (`train.average`: each run counted once).")
+    text.append(f"```bash\n{commands}\n```")
     return "\n\n".join(text)
 
 

@@ -541,6 +541,19 @@ def test_release_names_each_machine_with_the_phases_it_ran():
     assert release._hardware(h100) == "NVIDIA H100 (cuda:0), 16 torch threads, bf16, torch 2.11.0+cu130"
 
 
+def test_release_says_when_a_classifiers_minutes_and_steps_are_several_runs():
+    from roberta.run_metrics import RunMetrics
+    from scripts import release
+
+    figures = dict(init="enc", dev_accuracy=0.9, imdb_accuracy=0.8, imdb_accuracy_whole=0.85, command="c")
+    average = RunMetrics(**figures, averaged=3, train_time_s=1524.3, train_steps=10476)
+    single = RunMetrics(**figures, train_time_s=594.0, train_steps=3492)
+    card = release.comparison_section(average, single)
+    assert "| 25.4 | 10,476 |" in card and "| 9.9 | 3,492 |" in card
+    assert "are those of the 3 runs it averages, together" in card
+    assert "runs it averages" not in release.comparison_section(single, None)
+
+
 @pytest.mark.slow  # end-to-end script run, several seconds
 def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path, monkeypatch):
     from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
