@@ -99,3 +99,14 @@ def test_dry_run_lists_the_files_and_their_size(capsys):
     out = capsys.readouterr().out.splitlines()
     assert "app.py" in out and out[-1].endswith("-> https://huggingface.co/spaces/someone/demo")
     assert f"{len(deploy_space.space_files())} files" in out[-1]
+
+
+def test_the_readme_gives_the_dry_runs_count_and_size():
+    import re
+
+    files = deploy_space.space_files()
+    mib = sum((deploy_space.ROOT / path).stat().st_size for path in files) / 2**20
+    readme = (deploy_space.ROOT / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"--dry-run\s+# (\d+) files, ([\d.]+) MiB with the models", readme)
+    assert said, "the README's deploy_space --dry-run line lost its comment"
+    assert (int(said.group(1)), float(said.group(2))) == (len(files), round(mib, 1))
