@@ -37,10 +37,15 @@ class RobertaConfig:
         """Check every field (a config.json may hold anything); ValueError names the field and the problem."""
         if self.calibration_temperature is None:  # no calibration, as transformers' pipeline reads it
             self.calibration_temperature = 1.0
+        if isinstance(self.eos_token_id, list) and self.eos_token_id:  # transformers accepts a list: its first
+            self.eos_token_id = self.eos_token_id[0]
+        if self.hidden_act == "gelu_python":  # transformers' other name of exact GELU, the same function
+            self.hidden_act = "gelu"
         for name, low in _INTS.items():
             value = getattr(self, name)
             if not _is_int(value):
-                raise ValueError(f"{name} must be an integer, got {value!r}")
+                why = _WHY_NEEDED.get(name, "")
+                raise ValueError(f"{name} must be an integer, got {value!r}" + (f": {why}" if why else ""))
             if value < low:
                 raise ValueError(f"{name} must be at least {low}, got {value}")
         for name, (low, high, low_open) in _FLOATS.items():
@@ -53,7 +58,8 @@ class RobertaConfig:
                 bounds = f"{'above' if low_open else 'at least'} {low}" + (f" and at most {high}" if high else "")
                 raise ValueError(f"{name} must be {bounds}, got {value}")
         if self.hidden_act != "gelu":
-            raise ValueError(f"hidden_act: only 'gelu' is supported, got {self.hidden_act!r}")
+            raise ValueError(f"hidden_act: only 'gelu' (exact GELU; 'gelu_python' is the same function) is "
+                             f"supported, got {self.hidden_act!r}")
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(f"hidden_size ({self.hidden_size}) must be divisible by "
                              f"num_attention_heads ({self.num_attention_heads})")
@@ -104,7 +110,15 @@ class RobertaConfig:
     @classmethod
     def from_dict(cls, d: dict) -> "RobertaConfig":
         """Build from a dict (e.g. a config.json), ignoring keys that are not fields. As `transformers`, a
-        `num_labels` without `id2label` names its labels LABEL_0, LABEL_1, ... A decoder's config is refused."""
+        `num_labels` without `id2label` names its labels LABEL_0, LABEL_1, ... Refused first, as another model
+        than this package runs: a model_type outside MODEL_TYPES (none given is taken as RoBERTa), relative
+        position embeddings, a decoder."""
+        model_type = d.get("model_type")
+        if model_type is not None and model_type not in MODEL_TYPES:
+            raise ValueError(f"model_type {model_type!r} is not a RoBERTa checkpoint ({', '.join(MODEL_TYPES)})")
+        position = d.get("position_embedding_type", "absolute")
+        if position != "absolute":
+            raise ValueError(f"position_embedding_type {position!r} is not supported (only 'absolute')")
         if d.get("is_decoder") or d.get("add_cross_attention"):
             raise ValueError("a decoder (is_decoder or add_cross_attention, e.g. RobertaForCausalLM): this package's "
                              "encoder attends in both directions, and would run it as one")
@@ -138,6 +152,11 @@ _FLOATS = {"layer_norm_eps": (0, None, True), "hidden_dropout_prob": (0, 1, Fals
            "attention_probs_dropout_prob": (0, 1, False), "classifier_dropout": (0, 1, False),
            "initializer_range": (0, None, False), "calibration_temperature": (0, None, True)}
 _OPTIONAL = {"classifier_dropout"}
+# Why a field that may not be None elsewhere (transformers allows it) is needed here
+_WHY_NEEDED = {"pad_token_id": "RoBERTa's position ids count from pad_token_id + 1 and padding takes position "
+                               "pad_token_id, so the model needs a padding id"}
+# config.json model_type values whose checkpoints are this architecture, tensor names included (XLM-R, CamemBERT)
+MODEL_TYPES = ("roberta", "xlm-roberta", "camembert")
 PROBLEM_TYPES = (None, "single_label_classification", "multi_label_classification", "regression")
 
 

@@ -1,5 +1,8 @@
 """Move a model between this package and `transformers`' RoBERTa classes (same weights, same function).
 
+Same function given an `attention_mask`. Called without one, our models do not attend to <pad> tokens, where
+`transformers` attends to every token: the outputs of a padded row then differ (pass the mask to compare).
+
 The state-dict mapping itself (the folded token-type row, the tied decoder copies) is `roberta.hub`'s, the
 one `save_pretrained`/`from_pretrained` use. `transformers` is imported only when these are called.
 """
@@ -27,9 +30,7 @@ def from_transformers(hf_model):
     name = type(hf_model).__name__
     if name not in ARCHITECTURES:
         raise TypeError(f"cannot convert {name}; expected one of {', '.join(ARCHITECTURES)}")
-    hf = hf_model.config
-    if getattr(hf, "position_embedding_type", "absolute") != "absolute" or hf.hidden_act != "gelu":
-        raise ValueError("only absolute position embeddings and GELU are supported")
-    model = getattr(ours, name)(RobertaConfig.from_dict(hf.to_dict()))
+    # RobertaConfig refuses what this package cannot run (another activation, relative positions, a decoder)
+    model = getattr(ours, name)(RobertaConfig.from_dict(hf_model.config.to_dict()))
     model.load_state_dict(from_hf_state_dict(hf_model.state_dict()), strict=True)
     return model.train(hf_model.training)

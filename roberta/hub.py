@@ -27,7 +27,7 @@ import urllib.request
 from pathlib import Path
 
 import torch
-from huggingface_hub import constants, hf_hub_download
+from huggingface_hub import constants, hf_hub_download, list_repo_files
 from huggingface_hub.errors import (EntryNotFoundError, GatedRepoError, HFValidationError, LocalEntryNotFoundError,
                                     RepositoryNotFoundError, RevisionNotFoundError)
 from huggingface_hub.utils import validate_repo_id
@@ -214,7 +214,8 @@ def resolve_file(model_id, filename, **hub_kwargs) -> str:
     if offline or unreachable:  # the cache only: no requests, no retries
         hub_kwargs["local_files_only"] = True
         hub_kwargs.pop("force_download", None)
-    where = f"{filename} of the Hugging Face Hub repo {model_id!r}"
+    revision = hub_kwargs.get("revision")
+    where = f"{filename} of the Hugging Face Hub repo {model_id!r}" + (f" at revision {revision!r}" if revision else "")
     try:
         return hf_hub_download(repo_id=model_id, filename=filename, **hub_kwargs)
     except LocalEntryNotFoundError:
@@ -231,7 +232,7 @@ def resolve_file(model_id, filename, **hub_kwargs) -> str:
         raise ModelNotFoundError(f"{model_id!r} is not a local folder, and no such Hugging Face Hub repo exists "
                                  f"(or it is private: pass token=){_looks_local(model_id)}") from None
     except RevisionNotFoundError:
-        raise ModelNotFoundError(f"the Hub repo {model_id!r} has no revision {hub_kwargs.get('revision')!r}") from None
+        raise ModelNotFoundError(f"the Hub repo {model_id!r} has no revision {revision!r}") from None
     except EntryNotFoundError:
         raise ModelNotFoundError(f"the Hub repo {model_id!r} has no {filename}") from None
     except Exception as err:  # network errors and the like: say which file, keep the cause
@@ -260,9 +261,6 @@ def read_json(path) -> dict:
 
 def config_from_dict(data: dict, source) -> RobertaConfig:
     """A checked RobertaConfig from a config.json dict; `source` (the file) is named in every error."""
-    position = data.get("position_embedding_type", "absolute")
-    if position != "absolute":
-        raise ModelLoadError(f"{source}: position_embedding_type {position!r} is not supported (only 'absolute')")
     try:
         return RobertaConfig.from_dict(data)
     except (TypeError, ValueError) as err:
@@ -324,14 +322,19 @@ def weights_files(model_id, **hub_kwargs) -> tuple[str, list[str]]:
         try:
             index = resolve_file(model_id, INDEX_NAME, **hub_kwargs)
         except ModelNotFoundError:
-            pickled = [f for f in PICKLED_NAMES if os.path.isfile(os.path.join(os.path.expanduser(model_id), f))]
-            if pickled:
-                raise ModelNotFoundError(
-                    f"{model_id} holds {pickled[0]} but no {WEIGHTS_NAME}: pickled weights are never loaded here (a "
-                    "pickle can run code). To convert it, load the folder with transformers and save it again: "
-                    "AutoModelForMaskedLM.from_pretrained(folder).save_pretrained(folder) writes model.safetensors"
-                ) from None
-            raise missing from None
+            pickled = pickled_weights(model_id, **hub_kwargs)
+            if not pickled:
+                raise missing from None
+            where, or_else = model_id, ""
+            if not is_local(model_id):
+                where = f"the Hub repo {model_id!r}"
+                or_else = ("; or, where the Hub's conversion bot opened a pull request adding safetensors weights, "
+                           "pass revision=\"refs/pr/N\" (N: that pull request's number)")
+            raise ModelNotFoundError(
+                f"{where} holds {pickled} but no {WEIGHTS_NAME}: pickled weights are never loaded here, only "
+                "safetensors (a pickle can run code). Convert them once with transformers: "
+                f"AutoModelForMaskedLM (a classifier: AutoModelForSequenceClassification).from_pretrained({model_id!r})"
+                f".save_pretrained(folder, safe_serialization=True) writes folder/{WEIGHTS_NAME}{or_else}") from None
     weight_map = read_json(index).get("weight_map")
     if not isinstance(weight_map, dict) or not weight_map or not all(isinstance(f, str) for f in weight_map.values()):
         raise ModelLoadError(f"{index}: expected a weight_map of tensor names to shard files")
@@ -340,6 +343,22 @@ def weights_files(model_id, **hub_kwargs) -> tuple[str, list[str]]:
     if outside:
         raise ModelLoadError(f"{index}: {outside[0]!r} is not a .safetensors file beside the index")
     return index, [resolve_file(model_id, f, **hub_kwargs) for f in shards]
+
+
+def pickled_weights(model_id, **hub_kwargs) -> str | None:
+    """The pickled weights file (PICKLED_NAMES) a model folder or Hub repo holds, named when refused, never read;
+    None when it holds none, or when the Hub is not asked (offline, local_files_only, unreachable)."""
+    if is_local(model_id):
+        folder = os.path.expanduser(os.fspath(model_id))
+        names = os.listdir(folder) if os.path.isdir(folder) else []
+    elif hub_offline() or hub_kwargs.get("local_files_only") or not hub_reachable():
+        return None
+    else:
+        try:
+            names = list_repo_files(model_id, revision=hub_kwargs.get("revision"), token=hub_kwargs.get("token"))
+        except Exception:  # the plain "has no model.safetensors" then, not a second error
+            return None
+    return next((name for name in PICKLED_NAMES if name in names), None)
 
 
 def parse_device(device, name: str) -> torch.device:

@@ -24,11 +24,30 @@ from .loss import enable_fast_cpu_math  # noqa: F401  (re-exported: its import p
 
 @dataclass
 class ModelOutput:
+    """What the heads return. Read as `transformers`' outputs are: by name (`out.logits`, `out["logits"]`) or by
+    position (`out[0]`, `loss, logits = out`) over `to_tuple()`."""
     loss: torch.Tensor | None = None
     logits: torch.Tensor | None = None
     last_hidden_state: torch.Tensor | None = None  # (B, T, H)
     attentions: tuple[torch.Tensor, ...] | None = None  # one (B, nh, T, T) per layer
     hidden_states: tuple[torch.Tensor, ...] | None = None  # (B, T, H): the embeddings', then each layer's output
+
+    def to_tuple(self) -> tuple:
+        """The fields `transformers`' heads return, in their order, those that are None left out: (loss, logits,
+        hidden_states, attentions). last_hidden_state, which theirs do not return, is read by name only."""
+        return tuple(v for v in (self.loss, self.logits, self.hidden_states, self.attentions) if v is not None)
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            if key not in self.__dataclass_fields__:
+                raise KeyError(key)
+            return getattr(self, key)
+        return self.to_tuple()[key]
+
+
+def head_output(out: ModelOutput, return_dict=None):
+    """A head's output: `out`, or with return_dict=False (`transformers`' option) the tuple it indexes."""
+    return out.to_tuple() if return_dict is False else out
 
 
 def position_ids_from_input_ids(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
@@ -216,12 +235,17 @@ class RobertaModel(nn.Module):
         return None if bool(keep.all()) else keep
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None,
-                output_attentions=False, output_hidden_states=False):
+                output_attentions=False, output_hidden_states=False, token_type_ids=None):
         """`input_ids` (B, T) or `inputs_embeds` (B, T, H), not both. Without `attention_mask`, <pad> tokens of
-        `input_ids` are not attended to (and every position of `inputs_embeds` is)."""
+        `input_ids` are not attended to (and every position of `inputs_embeds` is); `transformers` attends to every
+        token then, so without a mask the outputs of padded rows differ from theirs (with one they agree).
+        `token_type_ids`, which `transformers`' tokenizers may return: all zeros (RoBERTa's single type) or None."""
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("pass exactly one of input_ids and inputs_embeds")
         check_input_shape(input_ids, inputs_embeds, self.config.hidden_size)
+        if token_type_ids is not None and bool(token_type_ids.ne(0).any()):
+            raise ValueError("token_type_ids must be all zeros: RoBERTa has a single token type (its embedding is "
+                             "folded into the position embeddings), got other values")
         if attention_mask is None and input_ids is not None:
             attention_mask = input_ids.ne(self.config.pad_token_id)  # (B, T)
         x = self.embeddings(input_ids, position_ids, inputs_embeds)  # (B, T, H)
@@ -271,9 +295,9 @@ class RobertaClassificationHead(nn.Module):
 class RobertaPreTrainedModel(
     nn.Module,
     PyTorchModelHubMixin,
-    library_name="roberta-from-scratch",
+    library_name="transformers",  # the folders load in transformers: the Hub shows its snippet and widget
     license="mit",
-    tags=["roberta", "from-scratch"],
+    tags=["roberta", "from-scratch", "roberta-from-scratch"],
     model_card_template=hub.MODEL_CARD_TEMPLATE,
 ):
     """Initialisation, save/load (`save_pretrained`, `from_pretrained`, `push_to_hub`) shared by the heads."""
@@ -346,9 +370,11 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=hub.task_of("Rober
         self.apply(self._init_weights)
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None, labels=None,
-                output_attentions=False, masked_only=False, output_hidden_states=False) -> ModelOutput:
+                output_attentions=False, masked_only=False, output_hidden_states=False, token_type_ids=None,
+                return_dict=None) -> ModelOutput:
         """As `transformers`: `logits` (B, T, V); with `labels` (B, T), `loss` is the mean cross-entropy over the
         positions whose label is not -100, NaN when there is none (every label -100), as in `transformers`.
+        Inputs and masks as `RobertaModel.forward` takes them; `return_dict=False`: the tuple `to_tuple()` gives.
 
         `masked_only=True` (the pretraining opt-in, `roberta.loss`): only those N positions are projected onto
         the vocabulary. With gradients on, the loss comes from a fused, chunked projection + cross-entropy and
@@ -356,7 +382,8 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=hub.task_of("Rober
         position (N = 0) the loss is 0, with zero gradients (a batch without targets adds nothing to a sum of
         losses), and `logits` (0, V) without gradients."""
         hidden, attentions, hidden_states = self.roberta(input_ids, attention_mask, position_ids, inputs_embeds,
-                                                         output_attentions, output_hidden_states)  # (B, T, H)
+                                                         output_attentions, output_hidden_states,
+                                                         token_type_ids)  # (B, T, H)
         if masked_only:
             if labels is None:
                 raise ValueError("masked_only=True needs labels")
@@ -365,12 +392,12 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=hub.task_of("Rober
             decoder_weight = self.roberta.embeddings.word_embeddings.weight  # (V, H), tied
             # the mean loss, and the logits (N, V) without gradients (None with them)
             loss, logits = masked_lm_loss(features, decoder_weight, self.lm_head.bias, labels[targets])
-            return ModelOutput(loss, logits, hidden, attentions, hidden_states)
-        logits = self.mlm_logits(hidden)  # (B, T, V)
-        loss = None
-        if labels is not None:
-            loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(), ignore_index=IGNORE_INDEX)
-        return ModelOutput(loss, logits, hidden, attentions, hidden_states)
+        else:
+            logits = self.mlm_logits(hidden)  # (B, T, V)
+            loss = None
+            if labels is not None:
+                loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(), ignore_index=IGNORE_INDEX)
+        return head_output(ModelOutput(loss, logits, hidden, attentions, hidden_states), return_dict)
 
     def mlm_logits(self, hidden):
         """The MLM head on hidden states (..., H) -> logits (..., V), its decoder tied to the word embeddings (the
@@ -390,12 +417,16 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel,
         self.apply(self._init_weights)
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None, labels=None,
-                output_attentions=False, output_hidden_states=False) -> ModelOutput:
+                output_attentions=False, output_hidden_states=False, token_type_ids=None,
+                return_dict=None) -> ModelOutput:
+        """As `transformers`: `logits` (B, num_labels), with `labels` the loss `classification_loss` gives. Inputs
+        and masks as `RobertaModel.forward` takes them; `return_dict=False`: the tuple `to_tuple()` gives."""
         hidden, attentions, hidden_states = self.roberta(input_ids, attention_mask, position_ids, inputs_embeds,
-                                                         output_attentions, output_hidden_states)  # (B, T, H)
+                                                         output_attentions, output_hidden_states,
+                                                         token_type_ids)  # (B, T, H)
         logits = self.classifier(hidden)  # (B, num_labels)
         loss = None if labels is None else self.classification_loss(logits, labels)
-        return ModelOutput(loss, logits, hidden, attentions, hidden_states)
+        return head_output(ModelOutput(loss, logits, hidden, attentions, hidden_states), return_dict)
 
     def classification_loss(self, logits, labels):
         """As `transformers`, by config.problem_type (when None: regression for one output, single-label for

@@ -27,16 +27,18 @@ LONG_TEXT = ("windows", "first")  # how a classifier reads a text longer than it
 
 
 def _check_texts(texts) -> list[str]:
-    """Validate one text or a list of texts; return them as a list of clean strings."""
+    """Validate one text or a list of texts; return them as a list of clean strings. An error in a list names
+    the text ("text 2 of 3 is empty")."""
     batch = [texts] if isinstance(texts, str) else texts
     if not isinstance(batch, (list, tuple)) or not batch:
         raise ValueError(f"expected a text or a non-empty list of texts, got {type(texts).__name__}")
     clean = []
-    for text in batch:
+    for i, text in enumerate(batch):
+        which = "the text" if isinstance(texts, str) else f"text {i + 1} of {len(batch)}"
         if not isinstance(text, str):
-            raise ValueError(f"expected text (a string), got {type(text).__name__}")
+            raise ValueError(f"expected text (a string), got {type(text).__name__} ({which})")
         if not text.strip():
-            raise ValueError("the text is empty: type a sentence")
+            raise ValueError(f"{which} is empty: type a sentence")
         # Lone surrogates (from broken copy-paste) cannot be encoded as UTF-8: turn them into "?"
         clean.append(text.encode("utf-8", errors="replace").decode("utf-8"))
     return clean

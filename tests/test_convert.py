@@ -167,6 +167,88 @@ def test_unsupported_models_are_refused():
     with pytest.raises(ValueError, match="absolute"):
         from_transformers(transformers.RobertaForMaskedLM(
             hf_config(1, 2, 16, 64, 2, position_embedding_type="relative_key")))
+    for activation in ("relu", "gelu_new"):  # another function: refused, not run as exact GELU
+        with pytest.raises(ValueError, match=f"hidden_act: only 'gelu' .*got '{activation}'"):
+            from_transformers(transformers.RobertaForMaskedLM(hf_config(1, 2, 16, 64, 2, hidden_act=activation)))
+
+
+def test_gelu_python_is_transformers_gelu():
+    """transformers' "gelu_python" is exact GELU written out: converted, it gives the same logits."""
+    hf = randomise(transformers.RobertaForMaskedLM(hf_config(*CONFIGS[1], hidden_act="gelu_python")))
+    ours = from_transformers(hf)
+    assert ours.config.hidden_act == "gelu"
+    ids, mask = padded_batch(CONFIGS[1][3])
+    with torch.no_grad():
+        torch.testing.assert_close(ours(ids, mask).logits, hf(input_ids=ids, attention_mask=mask).logits,
+                                   atol=1e-5, rtol=1e-5)
+
+
+def test_without_a_mask_padding_is_not_attended_to_unlike_transformers():
+    """Called without attention_mask, our models skip <pad> tokens where transformers attends to them: padded
+    rows differ, unpadded ones and masked calls agree. convert.py and the forward docstrings say so."""
+    hf = randomise(transformers.RobertaForMaskedLM(hf_config(*CONFIGS[1])))
+    ours = from_transformers(hf)
+    ids, mask = padded_batch(CONFIGS[1][3])  # rows 1 and 2 padded, row 0 not
+    with torch.no_grad():
+        mine, theirs = ours(ids).logits, hf(input_ids=ids).logits
+        torch.testing.assert_close(ours(ids, mask).logits, hf(input_ids=ids, attention_mask=mask).logits,
+                                   atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(mine[0], theirs[0], atol=1e-5, rtol=1e-5)
+    assert not torch.allclose(mine[1:][mask[1:].bool()], theirs[1:][mask[1:].bool()], atol=1e-3)
+    for doc in (roberta.convert.__doc__, roberta.RobertaModel.forward.__doc__):
+        assert "`transformers` attends to every token" in " ".join(doc.split())
+
+
+def test_another_model_type_is_refused_and_xlm_roberta_camembert_load(tokenizer, tmp_path):
+    """A saved BertForMaskedLM is refused for its model_type (it said "bos_token_id must be an integer, got None");
+    XLM-RoBERTa and CamemBERT checkpoints are RoBERTa's architecture and tensor names, and load with their logits."""
+    bert = transformers.BertForMaskedLM(transformers.BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1,
+                                                                num_attention_heads=2, intermediate_size=32))
+    bert.save_pretrained(tmp_path / "bert")
+    tokenizer.save(str(tmp_path / "bert" / "tokenizer.json"))
+    for load in (roberta.RobertaForMaskedLM.from_pretrained, lambda folder: roberta.pipeline("fill-mask", folder)):
+        with pytest.raises(roberta.ModelLoadError, match="config.json: model_type 'bert' is not a RoBERTa checkpoint "
+                                                         r"\(roberta, xlm-roberta, camembert\)"):
+            load(tmp_path / "bert")
+    kwargs = hf_config(*CONFIGS[1]).to_dict()
+    for name in ("XLMRoberta", "Camembert"):
+        hf = randomise(getattr(transformers, f"{name}ForMaskedLM")(getattr(transformers, f"{name}Config")(**kwargs)))
+        hf.save_pretrained(tmp_path / name)
+        ours = roberta.RobertaForMaskedLM.from_pretrained(tmp_path / name)
+        ids, mask = padded_batch(CONFIGS[1][3])
+        with torch.no_grad():
+            torch.testing.assert_close(ours(ids, mask).logits, hf(input_ids=ids, attention_mask=mask).logits,
+                                       atol=1e-5, rtol=1e-5)
+
+
+def test_transformers_style_calls_give_transformers_outputs(trained_looking_mlm_dir):
+    """m(**enc) with what a transformers tokenizer returns (token_type_ids too), then out[0], out["logits"], the
+    tuple order with a loss and hidden states, return_dict=False: as the same model in transformers."""
+    hf = transformers.AutoModelForMaskedLM.from_pretrained(trained_looking_mlm_dir).eval()
+    ours = roberta.RobertaForMaskedLM.from_pretrained(trained_looking_mlm_dir)
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(trained_looking_mlm_dir / "tokenizer.json"),
+                                                pad_token="<pad>", mask_token="<mask>")
+    enc = fast(["The cat likes <mask>.", "A dog."], padding=True, return_tensors="pt", return_token_type_ids=True)
+    labels = enc["input_ids"].masked_fill(enc["attention_mask"] == 0, -100)
+    real = enc["attention_mask"].bool()
+
+    def close(a, b):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+    with torch.no_grad():
+        mine, theirs = ours(**enc), hf(**enc)
+        close(mine[0], theirs[0])
+        close(mine["logits"], theirs["logits"])
+        mine, theirs = ours(**enc, labels=labels, output_hidden_states=True), hf(**enc, labels=labels,
+                                                                                   output_hidden_states=True)
+        assert len(mine.to_tuple()) == len(theirs.to_tuple()) == 3  # loss, logits, hidden states
+        close(mine[0], theirs[0])
+        close(mine[1], theirs[1])
+        for a, b in zip(mine[2], theirs[2], strict=True):
+            close(a[real], b[real])
+        mine, theirs = ours(**enc, labels=labels, return_dict=False), hf(**enc, labels=labels, return_dict=False)
+        assert isinstance(mine, tuple) and len(mine) == len(theirs) == 2
+        close(mine[0], theirs[0])
 
 
 @pytest.fixture(scope="module")

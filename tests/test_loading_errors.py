@@ -90,6 +90,9 @@ def test_hub_offline_fails_at_once_without_retries(monkeypatch, tmp_path):
     monkeypatch.setattr(time, "sleep", lambda seconds: pytest.fail(f"waited {seconds} s to retry"))
     with pytest.raises(ModelNotFoundError, match="not in the local cache .HF_HUB_OFFLINE is set"):
         roberta.pipeline("fill-mask", model="some-model-name", cache_dir=str(tmp_path))
+    with pytest.raises(ModelNotFoundError, match="config.json of the Hugging Face Hub repo 'me/mlm' at revision 'v2' "
+                                                 "is not in the local cache"):
+        roberta.RobertaForMaskedLM.from_pretrained("me/mlm", revision="v2", cache_dir=str(tmp_path))
 
 
 @pytest.mark.parametrize("field, value, message", [
@@ -103,12 +106,44 @@ def test_hub_offline_fails_at_once_without_retries(monkeypatch, tmp_path):
     ("layer_norm_eps", -1, "layer_norm_eps must be above 0"),
     ("max_position_embeddings", 3, "max_position_embeddings .3. must be at least"),
     ("hidden_act", "relu", "hidden_act: only 'gelu'"),
+    ("hidden_act", "gelu_new", "hidden_act: only 'gelu'"),  # tanh-approximated GELUs are other functions
+    ("hidden_act", "gelu_pytorch_tanh", "hidden_act: only 'gelu'"),
+    ("pad_token_id", None, "pad_token_id must be an integer, got None: RoBERTa's position ids count from "
+                           r"pad_token_id \+ 1"),
+    ("model_type", "bert", r"model_type 'bert' is not a RoBERTa checkpoint \(roberta, xlm-roberta, camembert\)"),
     ("position_embedding_type", "relative_key", "position_embedding_type 'relative_key' is not supported"),
 ])
 def test_bad_config_field_names_file_and_field(folder, field, value, message):
     path = edit_config(folder, **{field: value})
     with pytest.raises(ModelLoadError, match=re.escape(str(path)) + ".*" + message):
         roberta.RobertaForMaskedLM.from_pretrained(folder)
+
+
+
+def test_a_bert_config_is_refused_for_its_model_type_first(folder):
+    """A transformers BERT folder's config.json (bos_token_id null, no RoBERTa position offset) was refused for
+    "bos_token_id must be an integer, got None"; its model_type is what makes it another model."""
+    path = edit_config(folder, model_type="bert", bos_token_id=None, eos_token_id=None, pad_token_id=0)
+    with pytest.raises(ModelLoadError, match=re.escape(f"{path}: model_type 'bert' is not a RoBERTa checkpoint")):
+        roberta.RobertaForMaskedLM.from_pretrained(folder)
+    for model_type in ("xlm-roberta", "camembert"):  # the same architecture and tensor names
+        edit_config(folder, model_type=model_type, bos_token_id=0, eos_token_id=2, pad_token_id=1)
+        assert roberta.RobertaForMaskedLM.from_pretrained(folder)
+    config = json.loads(path.read_text())
+    del config["model_type"]  # none given: read as RoBERTa
+    path.write_text(json.dumps(config))
+    assert roberta.RobertaForMaskedLM.from_pretrained(folder)
+
+
+def test_config_values_transformers_accepts_for_the_same_model(folder, tmp_path):
+    """hidden_act "gelu_python" is transformers' other name of exact GELU; eos_token_id may be a list (its first
+    id is taken). Both load, and save back as "gelu" and a single id."""
+    edit_config(folder, hidden_act="gelu_python", eos_token_id=[2, 5])
+    model = roberta.RobertaForMaskedLM.from_pretrained(folder)
+    assert (model.config.hidden_act, model.config.eos_token_id) == ("gelu", 2)
+    model.save_pretrained(tmp_path / "again")
+    saved = json.loads((tmp_path / "again" / "config.json").read_text())
+    assert (saved["hidden_act"], saved["eos_token_id"]) == ("gelu", 2)
 
 
 def test_bad_json_and_non_utf8_config_name_the_file(folder):
@@ -218,6 +253,34 @@ def test_no_network_reads_the_cache_at_once_instead_of_retrying(monkeypatch, fre
                                                  r"connection to huggingface.co:443 within 3 s\)"):
         hub.resolve_file("owner/missing", "config.json")
     assert all(kwargs.get("local_files_only") is True and "force_download" not in kwargs for kwargs in calls)
+
+
+
+def test_a_hub_repo_with_pickled_weights_only_says_how_to_get_safetensors(monkeypatch, fresh_probe):
+    """A Hub repo that ships only pytorch_model.bin said just "has no model.safetensors"; it is now named, never
+    downloaded, with the two ways to safetensors weights: a conversion with transformers, the bot's pull request."""
+    from huggingface_hub.errors import EntryNotFoundError
+
+    asked = []
+
+    def download(repo_id, filename, **kwargs):
+        asked.append(filename)
+        raise EntryNotFoundError(f"404: {filename}")
+
+    monkeypatch.setattr(hub, "_connects", lambda address, timeout: True)
+    monkeypatch.setattr(hub, "hf_hub_download", download)
+    monkeypatch.setattr(hub, "list_repo_files", lambda repo_id, **kwargs: ["config.json", "pytorch_model.bin"])
+    with pytest.raises(ModelNotFoundError) as info:
+        hub.weights_files("owner/old-model")
+    message = str(info.value)
+    assert message.startswith("the Hub repo 'owner/old-model' holds pytorch_model.bin but no model.safetensors: "
+                              "pickled weights are never loaded here, only safetensors")
+    assert "from_pretrained('owner/old-model').save_pretrained(folder, safe_serialization=True)" in message
+    assert 'revision="refs/pr/N"' in message
+    assert "pytorch_model.bin" not in asked  # named from the file list, never downloaded
+    monkeypatch.setattr(hub, "list_repo_files", lambda repo_id, **kwargs: ["config.json"])
+    with pytest.raises(ModelNotFoundError, match="^the Hub repo 'owner/empty' has no model.safetensors$"):
+        hub.weights_files("owner/empty")  # no weights at all: no conversion hint
 
 
 def test_the_hub_probe_connects_once_per_ttl_and_trusts_a_proxy(monkeypatch, fresh_probe):

@@ -106,6 +106,21 @@ def test_padding_does_not_change_real_tokens(mlm, tiny_config):
     torch.testing.assert_close(batched, alone, atol=1e-5, rtol=1e-5)
 
 
+
+def test_attention_dropout_applies_on_the_explicit_path(tiny_config):
+    """The path output_attentions=True takes (matmuls, not the fused kernel) drops attention probabilities in
+    training too, and not in eval; hidden dropout is off, so only attention dropout can make two passes differ."""
+    config = dataclasses.replace(tiny_config, attention_probs_dropout_prob=0.5, hidden_dropout_prob=0.0)
+    torch.manual_seed(0)
+    model = roberta.RobertaForMaskedLM(config)
+    ids, mask = padded_batch(config)
+    with torch.no_grad():
+        first, second = (model.train()(ids, mask, output_attentions=True).logits for _ in range(2))
+        assert not torch.allclose(first, second)
+        first, second = (model.eval()(ids, mask, output_attentions=True).logits for _ in range(2))
+        assert torch.equal(first, second)
+
+
 # ----- loss -----
 def labelled(ids, picks=((0, 2), (0, 5), (1, 1), (2, 10))):
     """Labels (B, T): the input token at `picks`, one label that differs from its input, -100 elsewhere."""
@@ -142,6 +157,36 @@ def test_classifier_loss_and_logits_shape(tiny_config):
     out = model(ids, mask, labels=labels)
     assert out.logits.shape == (3, 3)
     torch.testing.assert_close(out.loss, F.cross_entropy(out.logits, labels))
+
+
+
+def test_outputs_index_as_transformers_outputs_do(mlm, tiny_config):
+    """transformers-style calling code: out[0], out["logits"], loss, logits = out, return_dict=False; a
+    tokenizer's all-zero token_type_ids are taken, any other type refused."""
+    ids, mask = padded_batch(tiny_config)
+    labels = labelled(ids)
+    with torch.no_grad():
+        out = mlm(ids, mask)
+        assert out[0] is out.logits and out["logits"] is out.logits and out.to_tuple() == (out.logits,)
+        torch.testing.assert_close(mlm(ids, mask, token_type_ids=torch.zeros_like(ids)).logits, out.logits)
+        out = mlm(ids, mask, labels=labels, output_attentions=True, output_hidden_states=True)
+        assert out.to_tuple() == (out.loss, out.logits, out.hidden_states, out.attentions)  # transformers' order
+        loss, logits, *_ = out
+        assert loss is out.loss and logits is out.logits and out[-1] is out.attentions
+        assert out["last_hidden_state"] is out.last_hidden_state
+        with pytest.raises(KeyError):
+            out["pooler_output"]
+        plain = mlm(ids, mask, labels=labels, return_dict=False)
+        assert isinstance(plain, tuple) and len(plain) == 2
+        torch.testing.assert_close(plain[1], out.logits)  # out took the explicit attention path
+        assert mlm(ids, mask, return_dict=True).logits.shape == out.logits.shape
+        with pytest.raises(ValueError, match="token_type_ids must be all zeros: RoBERTa has a single token type"):
+            mlm(ids, mask, token_type_ids=torch.ones_like(ids))
+        clf = roberta.RobertaForSequenceClassification(tiny_config).eval()
+        clf_out = clf(ids, mask, token_type_ids=torch.zeros_like(ids))
+        assert clf_out[0] is clf_out.logits and clf(ids, mask, return_dict=False)[0].shape == (3, 2)
+        with pytest.raises(ValueError, match="token_type_ids must be all zeros"):
+            clf(ids, mask, token_type_ids=torch.ones_like(ids))
 
 
 # ----- save / load -----
@@ -212,6 +257,18 @@ def test_save_pretrained_writes_a_short_true_model_card(mlm, tiny_config, tmp_pa
     (tmp_path / "own" / "README.md").write_text("my card")
     mlm.save_pretrained(tmp_path / "own")
     assert (tmp_path / "own" / "README.md").read_text() == "my card"
+
+
+
+def test_the_model_card_names_transformers_as_the_library(mlm, tmp_path):
+    """The folders load in transformers: with library_name "transformers" the Hub shows its "Use in Transformers"
+    snippet and the inference widget (a library of our own hid both); this package is named in the tags."""
+    from huggingface_hub import ModelCard
+
+    mlm.save_pretrained(tmp_path)
+    data = ModelCard.load(tmp_path / "README.md").data
+    assert data.library_name == "transformers"
+    assert {"roberta", "roberta-from-scratch"} <= set(data.tags)
 
 
 def test_classifier_round_trip_keeps_labels(tiny_clf_dir):

@@ -179,7 +179,8 @@ def test_batch_of_texts(fill):
     ("The cat likes <mask>.", {"top_k": 1.5}, "top_k"),
     (None, {}, "text"),
     ([], {}, "text"),
-    (["The cat likes <mask>.", ""], {}, "empty"),
+    (["The cat likes <mask>.", ""], {}, "^text 2 of 2 is empty"),  # which one, in a list
+    (["The cat likes <mask>.", 3], {}, r"got int \(text 2 of 2\)"),
 ])
 def test_fill_mask_bad_input(fill, text, kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -247,6 +248,18 @@ def test_sentiment_scores_are_softmax_of_logits(sentiment, tokenizer):
     assert [got["negative"], got["positive"]] == pytest.approx(probs, abs=1e-6)
 
 
+def test_sentiment_scores_are_divided_by_the_calibration_temperature(sentiment, tokenizer, monkeypatch):
+    ids = torch.tensor([tokenizer.encode("the sea").ids])
+    with torch.no_grad():
+        logits = sentiment.model(ids).logits[0]
+    for temperature in (0.05, 4.0):  # sharper, flatter
+        monkeypatch.setattr(sentiment.model.config, "calibration_temperature", temperature)
+        got = {r["label"]: r["score"] for r in sentiment("the sea")}
+        expected = (logits / temperature).softmax(-1)
+        assert (expected - logits.softmax(-1)).abs().max() > 1e-3  # the temperature shows in the scores
+        assert [got["negative"], got["positive"]] == pytest.approx(expected.tolist(), abs=1e-6)
+
+
 def test_sentiment_batch(sentiment):
     texts = ["The film is good.", "a dog", "The old man hates the house at night."]
     batched = sentiment(texts)
@@ -263,7 +276,8 @@ def test_sentiment_truncation_and_bad_input(sentiment):
     assert "truncated" not in mixed[0][0] and mixed[1][0]["truncated"] is True
     with pytest.raises(ValueError, match="long_text"):
         sentiment("fine", long_text="all")
-    for bad, message in [("", "empty"), ("  ", "empty"), ([], "text"), (3, "text")]:
+    for bad, message in [("", "^the text is empty"), ("  ", "empty"), ([], "text"), (3, "text"),
+                         (["fine", " ", "good"], "^text 2 of 3 is empty")]:
         with pytest.raises(ValueError, match=message):
             sentiment(bad)
     with pytest.raises(ValueError, match="top_k"):
