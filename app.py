@@ -23,10 +23,10 @@ from demo.models import configure_torch, load_models, read_ablation
 from demo.tokens_handlers import TOKENS_TAB
 from demo.uploads import launch_options
 from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results
-from demo.wiring import COMPUTE, Wiring, api, error_box, hint, model_note, notice
+from demo.wiring import SLOW, Wiring, api, error_box, hint, model_note, notice
 
-CONCURRENCY = int(os.environ.get("APP_CONCURRENCY", "2"))  # requests computed at once, all endpoints together
-configure_torch(concurrency=CONCURRENCY)
+CONCURRENCY = int(os.environ.get("APP_CONCURRENCY", "2"))  # requests computed at once in the compute queue...
+configure_torch(concurrency=CONCURRENCY + SLOW["concurrency_limit"])  # ... beside one of the slow ones
 MODELS = load_models()
 handlers = Handlers(MODELS)
 ABOUT = about.about_sections(MODELS)
@@ -49,6 +49,8 @@ THEME = gr.themes.Soft().set(block_info_text_color="*neutral_600", block_label_t
 
 ENTER = "Enter runs it; Shift+Enter starts a new line."
 TEXT = {"lines": 1, "max_lines": 8}  # lines=1: Enter submits, Shift+Enter adds a line (the box grows to 8)
+# a Markdown output that shows the user's text: "$$...$$" in it is text, not LaTeX (Gradio renders $$ by default)
+USER_TEXT = {"latex_delimiters": []}
 
 
 # The page's styles and script (screen-reader announcements, accordion states, tables kept open, the head view's
@@ -132,8 +134,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                               "fill_mask_compare").then(
                 keep_results(handlers.fill_mask_compare, 2), [fm_text, fm_k, fm_targets, fm_current, fm_other],
                 [fm_compare, fm_compare_data, fm_cmp_error], api_name="fill_mask_compare_ui",
-                api_visibility="private", **COMPUTE)
-            api(handlers.fill_mask_compare, [*fm_in, fm_other], [fm_compare, fm_compare_data], "fill_mask_compare")
+                api_visibility="private", **SLOW)  # two models, one of them up to roberta-large's size
+            api(handlers.fill_mask_compare, [*fm_in, fm_other], [fm_compare, fm_compare_data], "fill_mask_compare",
+                SLOW)
             # the tab's model changed: the comparison shown was of another model; compare with ours by default
             # when the tab runs another model, else with the first suggested one; the tab's own is not offered
             fm_current.change(lambda current: (gr.update(choices=model_choice.compare_choices(current),
@@ -164,11 +167,12 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # purple; the explanation words it)
             st_words = gr.HighlightedText(label="Which words push towards positive (green) or negative (pink)",
                                           show_legend=False, elem_id="st-words")
-            st_explain = gr.Markdown(elem_id="st-explain", label="explanation", show_label=False)
+            st_explain = gr.Markdown(elem_id="st-explain", label="explanation", show_label=False, **USER_TEXT)
             # what if the word that pushed most were removed or negated? (demo/counterfactual.py)
             st_whatif_btn = gr.Button("What if? (counterfactual)", elem_id="st-whatif-btn")
             st_whatif_error = error_box("st-whatif-error")  # the counterfactual's own: the text's go next to it
-            st_whatif = gr.Markdown(elem_id="st-whatif", label="counterfactual_markdown", show_label=False)
+            st_whatif = gr.Markdown(elem_id="st-whatif", label="counterfactual_markdown", show_label=False,
+                                    **USER_TEXT)
             st_whatif_data = gr.JSON(visible=False, label="counterfactual")  # the same as data, for API clients only
             st_whatif_out = [st_whatif, st_whatif_data]
             st_out = [st_label, st_words, st_explain]
@@ -182,7 +186,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # the word colours and the counterfactual on the page are the same text's
             wire([st_whatif_btn.click], handlers.counterfactual, [st_text, st_model], st_whatif_out, st_whatif_error,
                  "counterfactual", first=(st_ui, st_out, st_error), ui_inputs=st_ui_in,
-                 page=(handlers.counterfactual_page, st_whatif_out))
+                 page=(handlers.counterfactual_page, st_whatif_out), queue=SLOW)
             # a new answer makes the last counterfactual (or its error) stale: clear it
             st_explain.change(lambda: ("", None, gr.update(value="", visible=False)), None,
                               [*st_whatif_out, st_whatif_error], queue=False, show_progress="hidden",
@@ -220,7 +224,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                                      handlers.attention_model, [at_layer, at_head],
                                                      [at_layer, at_head])
                     at_btn = gr.Button("Show attention", variant="primary")
-            at_notes = gr.Markdown(elem_id="at-notes", label="notes", show_label=False)
+            at_notes = gr.Markdown(elem_id="at-notes", label="notes", show_label=False, **USER_TEXT)
             # Only the visible sub-tab is drawn (a matplotlib figure costs ~0.5 s): `at_visible` names it, the
             # events draw that one only and leave the others as they are (a late event must not blank a view
             # just drawn), and opening a sub-tab draws its view.
@@ -256,20 +260,21 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             at_ui_in = [at_text, at_layer, at_head, at_current, at_visible]
             at_ui = wire([at_btn.click, at_text.submit, at_current.change], handlers.attention, [*at_in, at_all],
                          at_out, at_error, "attention", on_load=True, ui_inputs=at_ui_in,
-                         keep_undrawn=True, page=(handlers.attention_page, at_page))
+                         keep_undrawn=True, page=(handlers.attention_page, at_page), queue=SLOW)
             # a layer or head change redraws only the visible view, if it depends on it (the attention is cached)
             at_view_in = [at_text, at_layer, at_head, at_token, at_model]  # the API's
             at_drawn_in = [at_drawn_text, at_layer, at_head, at_token, at_drawn_model]  # the page's
             wire([at_layer.input], handlers.attention_layer, [*at_view_in, at_all],
                  [at_heat, at_grid, at_bars, at_heads, at_heat_text, at_grid_text, at_bars_text], at_view_error,
-                 "attention_layer", ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True, skip_repeats=True)
+                 "attention_layer", ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True, skip_repeats=True,
+                 queue=SLOW)
             wire([at_head.input], handlers.attention_head, [*at_view_in, at_all],
                  [at_heat, at_bars, at_heads, at_heat_text, at_bars_text], at_view_error, "attention_head",
-                 ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True, skip_repeats=True)
+                 ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True, skip_repeats=True, queue=SLOW)
             api_token = Number(1, precision=0, visible=False, label="token")  # the API's: the picker starts empty
             wire([at_token.input], handlers.attention_token, [*at_view_in[:3], api_token, at_model],
                  [at_bars, at_bars_text], at_token_error, "attention_token", ui_inputs=at_drawn_in,
-                 skip_repeats=True)
+                 skip_repeats=True, queue=SLOW)
             for tab, view, output in [(at_tab_heads, "heads", [at_heads]),
                                       (at_tab_heat, "heatmap", [at_heat, at_heat_text]),
                                       (at_tab_grid, "grid", [at_grid, at_grid_text]),
@@ -282,7 +287,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 tab.select(guarded(keep_results(handlers.attention_view, len(output)), f"attention_view_{view}",
                                    [*output, at_error], skip_repeat=True, inputs=view_in), view_in,
                            [*output, at_error], api_name=f"attention_view_{view}", api_visibility="private",
-                           **COMPUTE)
+                           **SLOW)
             examples([[ATTENTION_TEXT, N_LAYERS, "average", "mlm"],
                       ["The trophy did not fit in the suitcase because it was too big.", 1, 1, "mlm"],
                       ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_page,
@@ -361,7 +366,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             with gr.Row():
                 with gr.Column(elem_id="em-map-col"):
                     gr.Markdown("## Word map", elem_classes="section-title")
-                    em_map_words = gr.Textbox(MAP_WORDS, label="Words (comma-separated, 3 to 30)",
+                    em_map_words = gr.Textbox(MAP_WORDS, label="Words (3 to 30, separated by commas or new lines)",
                                               info="Enter runs it.", elem_id="em-map-words", max_lines=4)
                     em_map_error = error_box()
                     em_map_btn = gr.Button("Draw the map", variant="primary")

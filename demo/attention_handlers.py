@@ -12,7 +12,7 @@ from collections import OrderedDict
 import gradio as gr
 
 from . import explain, figures, head_roles, head_view
-from .formatting import md_escape
+from .formatting import md_escape, short_text
 from .handler_base import HandlerBase
 from .model_choice import ModelChoiceError, ModelChooser, describe, is_shipped
 from .models import Models
@@ -25,6 +25,7 @@ ATTENTION_CACHE_SIZE = 8  # texts whose attention is kept for the layer, head an
 # The attention tab's views, one sub-tab each: the head view (HTML), heatmap, the layer's heads, rollout, one
 # token's bars. The UI draws only the visible one; the API draws all of them unless asked for one ("view").
 VIEWS = ("heads", "heatmap", "grid", "rollout", "token")
+VIEW_NAMES = ", ".join(VIEWS[:-1]) + " or " + VIEWS[-1]  # as the messages list them
 # The figures' text versions (HTML), drawn with their figure: each token's largest weights for the heatmaps, the
 # heads' roles for the layer's heads, every weight of one token's bars (`head_roles`)
 TEXTS = {"heatmap": "heatmap_text", "grid": "grid_text", "rollout": "rollout_text", "token": "token_text"}
@@ -57,7 +58,7 @@ def _wanted(view, depends) -> set:
     if view is None or (isinstance(view, str) and view.strip().lower() in ("", "all")):
         return set(depends)
     if view not in VIEWS:
-        raise fail(f"view must be “all” or one of {list(VIEWS)}, got {view!r}.")
+        raise fail(f"The view must be all, {VIEW_NAMES}, got {short_text(repr(view))}.")
     return {view} & set(depends)
 
 
@@ -224,7 +225,7 @@ class AttentionHandlers(HandlerBase):
         """One view (one of VIEWS), drawn when its sub-tab is opened; a view with a text version (TEXTS) comes
         as (figure, text)."""
         if view not in VIEWS:
-            raise fail(f"view must be one of {list(VIEWS)}, got {view!r}.")
+            raise fail(f"The view must be {VIEW_NAMES}, got {short_text(repr(view))}.")
         _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
         views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), {view})
         return (views[view], views[TEXTS[view]]) if view in TEXTS else views[view]

@@ -17,13 +17,12 @@ from __future__ import annotations
 import functools
 import html
 import json
-import unicodedata
 import weakref
 from dataclasses import dataclass
 
 from tokenizers import decoders, models, pre_tokenizers
 
-from .formatting import SPACE_LABEL
+from .formatting import SPACE_LABEL, show_invisible
 from .tokens_view import tokenize, word_spans
 from .training_counts import counts_css, counts_details
 
@@ -32,7 +31,6 @@ MAX_PRETOKENS = 200  # the most (distinct) pre-tokens `pretokens` lists for a pi
 PRETOKEN_TEXT_CHARS = 4000  # `pretokens` reads at most this much of a text (cut before a word)
 
 _DECODER = decoders.ByteLevel()
-_WHITESPACE = {"\n": "↵", "\r": "␍", "\t": "⇥"}  # shown as visible signs wherever they occur
 
 
 # ---- the byte alphabet ------------------------------------------------------------------------------------
@@ -78,8 +76,7 @@ def _visible(text: str) -> str:
     """Text with its leading spaces shown as "␣" and newlines, tabs and other control characters as signs."""
     stripped = text.lstrip(" ")
     text = SPACE_LABEL * (len(text) - len(stripped)) + stripped
-    return "".join(_WHITESPACE.get(c) or (f"⟨U+{ord(c):04X}⟩" if unicodedata.category(c) in ("Cc", "Cf") else c)
-                   for c in text)
+    return show_invisible(text)
 
 
 def _byte_label(values: list[int]) -> str:
@@ -265,15 +262,19 @@ def merge_steps(tokenizer, word: str) -> list[dict]:
     or the merge's 0-based rank}]; a tokenizer with `ignore_merges` that finds the whole word in its
     vocabulary ends with one more step {"pieces": [word], "merged": None, "rank": None, "whole_word": True}.
 
-    ValueError, with a message for the user, when the tokenizer is not byte-level BPE, when `word` is
-    several pre-tokens or none, or when it is longer than MAX_WORD_CHARS bytes (the view would be a table of
-    hundreds of rows; cutting the word would show merges of a word that is not in the text)."""
+    ValueError, with a message for the user, when the tokenizer is not byte-level BPE, when `word` is a special
+    token ("<s>": a text's tokens read it whole), several pre-tokens or none, or when it is longer than
+    MAX_WORD_CHARS bytes (the view would be a table of hundreds of rows; cutting the word would show merges of a
+    word that is not in the text)."""
     bpe = _bpe(tokenizer)
     try:
         word.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate (JSON can send one): not text the tokenizer can read
         raise ValueError("The word has a broken character in it (half of a UTF-16 surrogate pair): type it "
                          "again.") from None
+    if word.strip() in {token.content for token in tokenizer.get_added_tokens_decoder().values()}:
+        raise ValueError(f"“{word.strip()}” is a special token: the tokenizer finds it whole in the text, before "
+                         "BPE (as the text's tokens show it), so it has no merges to replay.")
     if len(word) > MAX_WORD_CHARS:  # a pre-token has at least as many bytes as characters: too long either way
         n_bytes = len(word) if _text_of(word) is not None else len(word.encode("utf-8"))  # as `_shown` reads it
         raise ValueError(_too_long(_shown(word), n_bytes))

@@ -31,9 +31,9 @@ from .figures import _short  # importing figures also sets the Agg backend, font
 from .bpe_view import is_partial, readable
 from .formatting import VISIBLE_RE, word_labels
 from .training_counts import counts_css, counts_details, seen_cell
+from .validation import one_word, split_words
 
 MAX_PIECES = 5  # a word in more pieces is mostly a guess of the tokenizer's, its mean says little
-MAX_WORD_CHARS = 40
 MAX_K = 100
 MIN_MAP_WORDS, MAX_MAP_WORDS = 3, 30  # two words make a line, not a map
 
@@ -140,9 +140,7 @@ def _word(embeddings: torch.Tensor, tokenizer, word: str, name: str = "The word"
     except UnicodeEncodeError:  # a lone surrogate (JSON can send one): not text the tokenizer can read
         raise ValueError(f"{name} has a broken character in it (half of a UTF-16 surrogate pair): type it "
                          "again.") from None
-    if len(shown) > MAX_WORD_CHARS:
-        raise ValueError(f"“{shown[:MAX_WORD_CHARS]}…” is longer than {MAX_WORD_CHARS} characters: type one "
-                         "word.")
+    one_word(shown)
     encoding = tokenizer.encode(" " + shown, add_special_tokens=False)
     ids = list(getattr(encoding, "ids", encoding))
     vocab = _vocab(tokenizer)
@@ -473,8 +471,9 @@ def position_similarity_figure(position_embeddings: torch.Tensor, first_position
 
 
 def parse_words(text: str) -> list[str]:
-    """A textbox's comma-separated words (`demo.examples.MAP_WORDS`), blanks dropped, each word once."""
-    return list(dict.fromkeys(w.strip() for w in text.split(",") if w.strip()))
+    """A textbox's words (`demo.examples.MAP_WORDS`) separated as the fill-mask candidates are (commas,
+    semicolons or new lines: `split_words`), blanks dropped, each word once."""
+    return list(dict.fromkeys(split_words(text)))
 
 
 def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tuple[list[str], torch.Tensor,
@@ -488,8 +487,8 @@ def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tu
     bad word)."""
     words = list(dict.fromkeys(w.strip() for w in words if w.strip()))
     if not MIN_MAP_WORDS <= len(words) <= MAX_MAP_WORDS:
-        raise ValueError(f"Give {MIN_MAP_WORDS} to {MAX_MAP_WORDS} different words, separated by commas "
-                         f"({len(words)} given).")
+        raise ValueError(f"Give {MIN_MAP_WORDS} to {MAX_MAP_WORDS} different words, separated by commas, "
+                         f"semicolons or new lines ({len(words)} given).")
     placed, vectors, left_out = [], [], []
     for w in words:
         try:

@@ -62,8 +62,17 @@ def minutes(m: float) -> str:
 
 
 SPACE_LABEL = "␣"  # whitespace made visible: a token of whitespace alone, or the space a word's token starts with
+SIGNS = {"\n": "↵", "\r": "␍", "\t": "⇥"}  # whitespace shown as a sign wherever it occurs (`show_invisible`)
 PART_LABEL = "⟨part of a character⟩"  # some of a character's bytes, when the token's vocabulary entry is not known
 PART_NOTE = " (part of a character)"  # after the bytes of such a token, when they are known: "⟨byte 0xE6⟩"
+
+
+def show_invisible(text: str) -> str:
+    """`text` with newlines, carriage returns and tabs as signs (↵ ␍ ⇥) and every other control or format
+    character as its code point (a zero-width joiner: "⟨U+200D⟩"): how a token's text is shown, in the Tokens
+    tab's chips and the Attention tab's labels alike."""
+    return "".join(SIGNS.get(c) or (f"⟨U+{ord(c):04X}⟩" if unicodedata.category(c) in ("Cc", "Cf") else c)
+                   for c in text)
 
 
 def _byte_level(text: str) -> str:

@@ -29,6 +29,8 @@ import threading
 import time
 from collections import OrderedDict
 
+from huggingface_hub.utils import HFValidationError, validate_repo_id
+
 import roberta
 from roberta.hub import hub_offline, is_local, read_architecture
 
@@ -112,6 +114,14 @@ def hub_models_mode() -> str:
     return mode
 
 
+def _is_repo_id(source: str) -> bool:
+    try:
+        validate_repo_id(source)
+    except HFValidationError:
+        return False
+    return True
+
+
 def _check_choice(choice, allow_local: bool, hub_mode: str = "any") -> str:
     if not isinstance(choice, str):
         raise ModelChoiceError(f"The model must be a Hugging Face Hub repo id such as {SUGGESTED['mlm'][0]}, "
@@ -122,10 +132,16 @@ def _check_choice(choice, allow_local: bool, hub_mode: str = "any") -> str:
     if source.lower() in ("mlm", "sentiment") and not is_local(source):  # the Attention tab's names, elsewhere
         raise ModelChoiceError(f"“{source}” is not a Hub repo id: for the shipped model, pick “ours: …” from the "
                                "box's list (the Attention tab's list names its two “mlm” and “sentiment”).")
+    repo_id = f"a Hugging Face Hub repo id (OWNER/NAME, e.g. {SUGGESTED['mlm'][0]})"
+    if "://" in source:  # a web address (read as a local path, for its slashes)
+        raise ModelChoiceError(f"“{source}” is a web address, not {repo_id}: type the repo id alone (the part "
+                               "of its address after huggingface.co/).")
     if is_local(source) and not allow_local:
-        raise ModelChoiceError(f"{source} is not a Hugging Face Hub repo id (OWNER/NAME, e.g. "
-                               f"{SUGGESTED['mlm'][0]}); local folders can be chosen only where the server "
+        raise ModelChoiceError(f"{source} is not {repo_id}; local folders can be chosen only where the server "
                                f"allows them ({LOCAL_ENV}=1).")
+    if not is_local(source) and not _is_repo_id(source):  # said here: the loader's message quotes it as a repr
+        raise ModelChoiceError(f"“{source}” is {'neither an existing folder nor' if allow_local else 'not'} "
+                               f"{repo_id}.")
     if not is_local(source) and hub_mode != "any":
         allowed = sorted({repo for repos in SUGGESTED.values() for repo in repos}) if hub_mode == "suggested" else []
         if source not in allowed:

@@ -13,6 +13,7 @@ import html
 import logging
 import math
 import re
+import unicodedata
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -20,7 +21,7 @@ import gradio as gr
 
 import roberta
 
-from .formatting import VISIBLE_RE
+from .formatting import VISIBLE_RE, short_text
 
 log = logging.getLogger(__name__)
 _HELD: ContextVar[list | None] = ContextVar("held_warnings", default=None)  # the page's run's warnings, if held
@@ -29,14 +30,26 @@ MAX_CHARS = 200_000  # longer texts are refused outright; a shorter one is cut t
 # model's window; the Sentiment tab reads LONG_TEXT_TOKENS, in windows)
 MAX_TOP_K = 20
 MAX_TARGETS = 100  # candidate words scored at most
+MAX_WORD_CHARS = 40  # a word typed in (a candidate word, an Embeddings word): a longer one is a paste, not a word
+WORD_SEPARATORS_RE = re.compile(r"[,;\n]")  # a box of several words: commas, semicolons or new lines between
 MAX_MASKS = roberta.pipelines.MAX_MASKS
 MAX_EPOCHS = 40
 MAX_SEED = 2**31 - 1
 MASK, ALT_MASK = roberta.pipelines.MASK, roberta.pipelines.ALT_MASK  # "<mask>", and BERT's "[MASK]" read as it
 MASK_RE = re.compile(f"{re.escape(MASK)}|{re.escape(ALT_MASK)}")
 NEAR_MASK_RE = re.compile(r"<\s*mask\s*>|\[\s*mask\s*\]|&lt;mask&gt;", re.IGNORECASE)  # <MASK>, [mask], < mask >
-# C0/C1 control characters except tab and newlines; they are invisible and mean nothing to the model
-CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Kept of the invisible characters below: tab and newlines, the zero-width joiner and non-joiner (they join an
+# emoji's parts, shape Indic and Arabic script), the tags of a flag emoji (🏴 + tags: England's) and the
+# Arabic signs that show (number sign, end of ayah...: category Cf too)
+_KEPT = {"\t", "\n", "\r", "\u200c", "\u200d", *map(chr, range(0xE0020, 0xE0080)),
+         *"\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd\U000110cd"}
+# Control characters (C0, C1) and the format characters that show nothing (Unicode category Cf: zero-width
+# space, word joiner, byte-order mark, soft hyphen, direction marks and overrides...): invisible, they change
+# the model's tokens and so its answers ("capital\u200b of <mask>" read Azerbaijan, not France), and are
+# removed from every text and word typed in (`clean_text`), as if never typed. Every Cf character is in planes
+# 0, 1 and 14.
+INVISIBLE_RE = re.compile("[" + "".join(re.escape(c) for c in map(chr, [*range(0x20000), *range(0xE0000, 0xE1000)])
+                                      if unicodedata.category(c) in ("Cc", "Cf") and c not in _KEPT) + "]")
 TRUNCATED_WARNING = ("The text is longer than the {n} tokens the model reads; only the first {n} tokens were "
                      "used.")
 # The sentiment tab reads a long text whole, in overlapping windows of the model's length (roberta.pipeline),
@@ -162,7 +175,9 @@ def read_sliders(fn, bounds: list):
     def clamp(value, limits):
         if limits is not None and (value is None or value == ""):
             return limits[0]
-        if limits is None or isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        # an int is finite however large (math.isfinite(10**400) raised OverflowError): clamped like any other
+        if limits is None or isinstance(value, bool) or not isinstance(value, (int, float)) or (
+                isinstance(value, float) and not math.isfinite(value)):
             return value
         return min(max(value, limits[0]), limits[1])
 
@@ -181,15 +196,15 @@ def require_visible(text: str) -> str:
 
 
 def clean_text(text, name: str = "The text", required: bool = True) -> str:
-    """The text as the model will read it: control characters removed, broken surrogates replaced; `name` in
-    the messages; `required`: an empty text (nothing visible) is refused."""
+    """The text as the model will read it: invisible control and format characters removed (`INVISIBLE_RE`),
+    broken surrogates replaced; `name` in the messages; `required`: an empty text (nothing visible) is refused."""
     if text is None:
         text = ""
     if not isinstance(text, str):
         raise fail(f"{name} must be a string, got {type(text).__name__}.")
     if len(text) > MAX_CHARS:
         raise fail(f"{name} is too long ({len(text):,} characters); paste at most {MAX_CHARS:,}.")
-    text = CONTROL_RE.sub("", text).encode("utf-8", errors="replace").decode("utf-8")
+    text = INVISIBLE_RE.sub("", text).encode("utf-8", errors="replace").decode("utf-8")
     return require_visible(text) if required else text
 
 
@@ -200,14 +215,15 @@ def parse_int(value, name: str, lo: int, hi: int) -> int:
     try:
         if isinstance(value, bool):
             raise ValueError
-        number = float(value)
-        if not number.is_integer():
-            raise ValueError
-        number = int(number)
+        number = value if isinstance(value, int) else float(value)  # an int as it is: 10**400 is too large a float
+        if isinstance(number, float):
+            if not number.is_integer():
+                raise ValueError
+            number = int(number)
     except (TypeError, ValueError, OverflowError):
-        raise fail(f"{name} must be a whole number between {lo} and {hi}, got {value!r}.") from None
+        raise fail(f"{name} must be a whole number between {lo} and {hi}, got {short_text(repr(value))}.") from None
     if not lo <= number <= hi:
-        raise fail(f"{name} must be between {lo} and {hi}, got {number}.")
+        raise fail(f"{name} must be between {lo} and {hi}, got {short_text(str(number), 20)}.")
     return number
 
 
@@ -218,16 +234,32 @@ def parse_head(value, num_heads: int) -> int | None:
     return parse_int(value, "Head", 1, num_heads)
 
 
+def split_words(text: str) -> list[str]:
+    """The words of a box that takes several (the fill-mask tab's candidates, the word map's), separated by
+    commas, semicolons or new lines ("France; Germany", and a word a line, are two words, as "France, Germany"
+    is), each stripped, blanks dropped."""
+    return [w.strip() for w in WORD_SEPARATORS_RE.split(text) if w.strip()]
+
+
+def one_word(word: str) -> str:
+    """`word`, unless it is longer than MAX_WORD_CHARS characters (a paste): ValueError in plain words."""
+    if len(word) > MAX_WORD_CHARS:
+        raise ValueError(f"“{word[:MAX_WORD_CHARS]}…” is longer than {MAX_WORD_CHARS} characters: type one word.")
+    return word
+
+
 def candidate_words(targets) -> list[str]:
-    """The fill-mask tab's optional candidate words: a string of them separated by commas, semicolons or new
-    lines ("France; Germany" is two words, as "France, Germany" is)."""
+    """The fill-mask tab's optional candidate words (`split_words`), cleaned as a text is (`clean_text`), each
+    at most MAX_WORD_CHARS characters."""
     if targets is not None and not isinstance(targets, str):
         raise fail(f"The candidate words must be a string, got {type(targets).__name__}.")
     if targets and len(targets) > MAX_CHARS:
         raise fail(f"The candidate words are too long ({len(targets):,} characters).")
-    words = [w.strip() for w in re.split(r"[,;\n]", targets or "") if w.strip()]
+    words = split_words(clean_text(targets, "The candidate words", required=False))
     if len(words) > MAX_TARGETS:
         raise fail(f"There are {len(words):,} candidate words; at most {MAX_TARGETS} are allowed.")
+    for word in words:
+        one_word(word)
     if special := [w for w in dict.fromkeys(words) if w in roberta.tokenizer.SPECIAL_TOKENS or w == ALT_MASK]:
         one = len(special) == 1
         raise fail(f"{' and '.join(f'“{w}”' for w in special)} {'is a special token' if one else 'are special tokens'}"

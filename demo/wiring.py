@@ -4,7 +4,8 @@ app.py lays the page out and says which handler (demo/handlers.py) each event ca
 
 - `Wiring.wire`: a UI event (its errors next to its input, the last results kept, a repeat skipped) and the
   public API endpoint of the same handler (`api`), both in the one compute queue (`COMPUTE`, APP_CONCURRENCY
-  requests at a time); `Wiring.examples`: a tab's examples, run in that queue too;
+  requests at a time), or for a slow handler in the slow one (`SLOW`, one at a time); `Wiring.examples`: a
+  tab's examples, run in their handler's queue too;
 - `Wiring.guarded`: the race guards (`demo.repeats`): an event that would only draw again what the page shows,
   a run a later one superseded, a view event sent for a text the page no longer shows (`Wiring.drawn_state`);
 - `Wiring.model_box` and `Wiring.load_first`: a tab's model chooser, and a model loaded before the event that
@@ -22,7 +23,12 @@ from demo.formatting import md_escape
 from demo.repeats import InFlight, RepeatedEvents
 from demo.validation import held_warnings, keep_results, plain_errors, read_sliders, show_warnings
 
-COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, APP_CONCURRENCY at a time
+COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, APP_CONCURRENCY at a time...
+# ... but the slow ones (seconds on a long text: the attention views, up to four matplotlib figures a request;
+# What if?, the classifier run on every edit; a comparison with a second model, up to roberta-large's size): a
+# queue of their own, one at a time, so that a client sending them by the dozen holds one slot, and the quick
+# answers (fill mask, sentiment, masking, tokens, embeddings) never wait behind them
+SLOW = {"concurrency_id": "slow", "concurrency_limit": 1}
 LOAD = {"concurrency_id": "load", "concurrency_limit": 2}  # loading a chosen model (a Hub download): its own queue
 
 
@@ -57,10 +63,10 @@ def notice(models, *keys):
         gr.Markdown(text, elem_classes="notice")
 
 
-def api(fn, inputs, outputs, name):
+def api(fn, inputs, outputs, name, queue=COMPUTE):
     """The public API endpoint `name` on a hidden trigger: `fn` itself, its errors raised as plain messages, in
-    the shared compute queue; its name and signature do not change with the layout."""
-    gr.Button(visible=False).click(plain_errors(fn), inputs, outputs, api_name=name, **COMPUTE)
+    the shared compute queue (`queue`: or the SLOW one); its name and signature do not change with the layout."""
+    gr.Button(visible=False).click(plain_errors(fn), inputs, outputs, api_name=name, **queue)
 
 
 def model_loader(chooser, key, tab):
@@ -140,18 +146,18 @@ class Wiring:
         return run
 
     def wire(self, triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=None, keep_undrawn=False,
-             first=None, page=None, skip_repeats=False):
+             first=None, page=None, skip_repeats=False, queue=COMPUTE):
         """The UI event: `fn` with its errors in `error` and the previous results kept (`keep_results`), also
         run when the page opens if `on_load` (every tab shows its default example computed); and the public API
-        endpoint `name` (`api`). Both in the shared compute queue; the UI event reads `ui_inputs` when given (the
+        endpoint `name` (`api`). Both in `queue`; the UI event reads `ui_inputs` when given (the
         same parameters, some read from the page's State instead of the API's inputs or defaults: the tab's
         model, the text the views were drawn for, the visible view; `keep_undrawn`: see `keep_results`).
         `first`: (UI function, its outputs, its error box) run on the same inputs before `fn`, so that what `fn`
         adds to the page belongs to the same text; when it fails (its box says why, next to the input), `fn` does
         not run. `page`: (function, outputs) the UI event runs instead of `fn` (`fn`'s outputs first, then more
         views of the same input). `skip_repeats`: the UI event does not run again when nothing has changed
-        (`guarded`; for a dropdown's `.input`, which fires on every blur). Returns the UI version (for the
-        examples)."""
+        (`guarded`; for a dropdown's `.input`, which fires on every blur). `queue`: COMPUTE, or SLOW for a slow
+        handler (its UI event, its endpoint and its examples). Returns the UI version (for the examples)."""
         page_fn, page_outputs = page or (fn, outputs)
         triggers = [*triggers, self.blocks.load] if on_load else triggers
         ui_inputs = ui_inputs or inputs
@@ -160,7 +166,7 @@ class Wiring:
         # "always_last": a change made while a run is pending (a slider moved by keys or dragged) runs once more
         # after it, rather than being dropped
         event = dict(inputs=ui_inputs, outputs=[*page_outputs, error], api_name=f"{name}_ui",
-                     api_visibility="private", trigger_mode="always_last", **COMPUTE)
+                     api_visibility="private", trigger_mode="always_last", **queue)
         if first:
             first_ui, first_outputs, first_error = first
 
@@ -187,17 +193,18 @@ class Wiring:
                 after_first, **{**then, "inputs": [*ui_inputs, first_error]})
         else:
             gr.on(triggers, self.guarded(ui, f"{name}_ui", event["outputs"], skip_repeats, ui_inputs), **event)
-        api(fn, inputs, outputs, name)
+        api(fn, inputs, outputs, name, queue)
         ui.repeat_event = f"{name}_ui"  # what `guarded` counts it as: another event's first step is counted alike
+        ui.queue = queue  # its examples run in the same queue
         return ui
 
     def examples(self, rows, inputs, outputs, ui, error, name, run_inputs=None, labels=None, columns=None,
                  model_state=None):
         """Examples that fill the inputs, then run `ui` (from `wire`) on `run_inputs` (default: those inputs; a
-        tab's other inputs too, and its model: the tab's State, or the box an example sets) in the shared compute
-        queue (gr.Examples' own run_on_click event would get a concurrency group, and so a limit, of its own),
-        counted by the repeats guard (`guarded`) as a run that always happens. `labels`: what each example shows
-        instead of its text (a long one). `columns`: the indices of the inputs the examples show (default: all);
+        tab's other inputs too, and its model: the tab's State, or the box an example sets) in `ui`'s queue, the
+        shared compute one or SLOW (gr.Examples' own run_on_click event would get a concurrency group, and so a
+        limit, of its own), counted by the repeats guard (`guarded`) as a run that always happens. `labels`: what
+        each example shows instead of its text (a long one). `columns`: the indices of the inputs the examples show (default: all);
         the others are still set, e.g. a box an example clears. `model_state`: (the model box an example sets,
         the tab's model State), set to the box's value once the example ran, so that the box and the tab agree
         (it is set without an event of its own: the example ran on the box's model already)."""
@@ -205,7 +212,7 @@ class Wiring:
         run_inputs = run_inputs or inputs
         run = shown.load_input_event.then(
             self.guarded(ui, f"{name}_example_run", [*outputs, error], inputs=run_inputs), run_inputs,
-            [*outputs, error], api_name=f"{name}_example_run", api_visibility="undocumented", **COMPUTE)
+            [*outputs, error], api_name=f"{name}_example_run", api_visibility="undocumented", **ui.queue)
         if model_state:
             box, current = model_state
             run.then(lambda choice: choice, box, current, queue=False, api_name=f"{name}_example_model",

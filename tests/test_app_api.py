@@ -2,6 +2,7 @@
 (the process is the point: start-up, the queue, error messages over the wire, uploads refused)."""
 import json
 import re
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -205,6 +206,25 @@ def test_attention_layer_head_and_view(client):
         client.predict(text, 2, 2, "mlm", "everything", api_name="/attention")
 
 
+def test_slow_requests_do_not_hold_up_quick_ones(client):
+    """Requests for the slow endpoints (here /attention's four figures of a long text) queue by themselves, one at
+    a time: a /classify sent after them is answered while they still wait (70 of them once made it wait 103 s
+    in the one queue every endpoint shared)."""
+    from gradio_client.utils import Status
+
+    jobs = [client.submit(LONG, 2, "average", "mlm", "all", api_name="/attention") for _ in range(5)]
+    try:
+        for job in jobs:  # every one of them in the queue before the quick request is sent
+            while job.status().code in (Status.STARTING, Status.JOINING_QUEUE):
+                time.sleep(0.05)
+        label, *_ = client.predict("A fine film.", api_name="/classify")
+        assert len(label["confidences"]) == 2
+        assert sum(not job.done() for job in jobs) >= 3
+    finally:
+        for job in jobs:
+            job.result()
+
+
 def test_tokens_and_merges(client):
     view, rows, picker, merges, steps = client.predict("The cat sees antidisestablishment.", api_name="/tokens")
     assert rows["tokens"][0]["token"] == "<s>" and rows["tokens"][-1]["token"] == "</s>" and "chip" in view
@@ -258,6 +278,9 @@ BAD_INPUTS = [
     ("/neighbours", ("cat", 0, True), "Neighbours must be between 1 and 100"),
     ("/analogy", ("a", "a", "b"), "three different words"),
     ("/word_map", ("cat",), "Give 3 to 30 different words"),
+    ("/fill_mask", (TEXT, 3, "x" * 100_000), "is longer than 40 characters: type one word"),
+    ("/attention", ("a cat", 1, "average", "mlm", "bogus"),
+     "The view must be all, heads, heatmap, grid, rollout or token, got 'bogus'."),
 ]
 
 

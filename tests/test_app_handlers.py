@@ -129,6 +129,17 @@ def test_fill_mask_scores_every_candidate_whatever_top_k(handlers):
     assert "your candidate words, all of them" in view
 
 
+def test_a_candidate_word_is_one_word_long(handlers):
+    """One candidate of 100,000 characters was scored and sent back whole (a 700 KB answer): a candidate is at
+    most 40 characters, as a word of the Embeddings tab is, with the same message."""
+    assert V.candidate_words("x" * V.MAX_WORD_CHARS) == ["x" * V.MAX_WORD_CHARS]
+    for targets in ("x" * 100_000, "cat, " + "y" * (V.MAX_WORD_CHARS + 1)):
+        with _error(f"” is longer than {V.MAX_WORD_CHARS} characters: type one word"):
+            handlers.fill_mask("The <mask> sees the house.", 3, targets)
+    with _error(f"” is longer than {V.MAX_WORD_CHARS} characters: type one word"):
+        handlers.neighbours("y" * (V.MAX_WORD_CHARS + 1))
+
+
 def test_fill_mask_candidates_are_separated_by_semicolons_too(handlers):
     """The reviewer's case: "France; Germany" was one candidate, scored by its first piece, with no hint that commas
     separate them. Semicolons separate candidates as commas and new lines do."""
@@ -278,6 +289,19 @@ def test_ui_reads_a_slider_as_the_page_will_show_it():
     assert seen == [("a", 20, 1, "extra"), ("a", 1, 0), ("a", 7.0, 0.5), ("a", "x", seen[3][2]), ("a", True, 0),
                     (None, 1, 1)]
     assert seen[3][2] != seen[3][2]  # NaN passed on
+
+
+def test_a_huge_whole_number_is_out_of_range_not_a_crash(handlers):
+    """A 400-digit integer (JSON has no limit) raised OverflowError in the slider reader (math.isfinite), which
+    the page's endpoint answered with an empty error: a slider clamps it as any number past its range, a number
+    field's handler says it is out of range, quoting it cut short."""
+    seen = []
+    V.read_sliders(lambda *args: seen.append(args), [(1, 40), (1, 40)])(10**400, -10**400)
+    assert seen == [(40, 1)]
+    with _error(r"Seed must be between 0 and 2147483647, got 1000000000000000000…\."):
+        handlers.masking("a sentence", 5, 10**400)
+    with _error(r"Top-k must be between 1 and 20, got -100000000000000000…\."):
+        handlers.fill_mask("The <mask> sees the house.", -10**400)
 
 
 # ----------------------------------------------------------------------------- sentiment
@@ -861,6 +885,16 @@ def test_the_token_picker_starts_on_a_pronoun(handlers, models):
     assert f"token {query} “{tokens.labels[query]}”" in bars.axes[0].get_title()
 
 
+def test_an_invisible_token_is_labelled_as_the_tokens_tab_labels_it(handlers):
+    """A zero-width joiner's token read "5: \u200d" in the token picker (an empty-looking label) where the Tokens
+    tab shows "⟨U+200D⟩": the attention labels (picker, figures, head view) name it as the Tokens tab does."""
+    text = "the cat\u200dsees"
+    choices = [label for label, _ in handlers.attention(text, 1, "average")[4]["choices"]]
+    assert any("⟨U+200D⟩" in label for label in choices), choices  # the tiny tokenizer: in byte pieces, "·1"...
+    assert not any("\u200d" in label for label in choices)
+    assert "⟨U+200D⟩" in handlers.tokens(text)[0]
+
+
 def test_head_view_draws_lines_by_weight_and_escapes_labels():
     labels = ["<s>", "<b>x</b>", "it", "&amp;", "</s>"]
     matrix = np.array([[1.0, 0, 0, 0, 0],
@@ -975,7 +1009,7 @@ def test_attention_rollout_rows_sum_to_one(handlers):
     (1.5, "average", "mlm", "Layer must be a whole number"),
     (1, 99, "mlm", "Head must be between 1 and 4, got 99"),
     (1, "everything", "mlm", "Head must be a whole number"),
-    (1, 1, "not a repo id!", "neither an existing folder nor a valid Hugging Face Hub repo id"),
+    (1, 1, "not a repo id!", "“not a repo id!” is not a Hugging Face Hub repo id"),  # as typed
     (1, 1, "/etc", "local folders can be chosen only where the server allows them"),
     (1, 1, "assets/mini-roberta-sst2", "assets/mini-roberta-sst2 is not a Hugging Face Hub repo id"),  # as typed
     (1, 1, 3, "model must be “mlm”, “sentiment” or a Hugging Face Hub repo id, got int"),
@@ -1126,6 +1160,25 @@ def test_zero_width_only_text_is_empty(handlers, text):
             call()
     probabilities, _, _ = handlers.classify("good\u200bfilm")  # with something visible it is a text, classified
     assert set(probabilities) == {"negative", "positive"} and sum(probabilities.values()) == pytest.approx(1)
+
+
+def test_invisible_format_characters_are_removed_as_control_characters_are(handlers):
+    """A zero-width space changed the answer ("capital\u200b of <mask>": Azerbaijan, France without it): the
+    format characters that show nothing are removed as control characters are, wherever a text or a word is read
+    (fill mask, its candidates, sentiment, attention, tokens, embeddings); the zero-width joiner and non-joiner,
+    which join an emoji's parts and shape scripts, and a flag's tags are kept."""
+    invisible = "\u200b\u2060\ufeff\u00ad\u200e\u202e\u2066\u180e\x00"
+    assert V.clean_text(f"ca{invisible}t") == "cat"
+    kept = "👨\u200d👩 \u0915\u094d\u200c\u0937 🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f \u0600١"
+    assert V.clean_text(kept) == kept
+    text = "The cat sees the house near <mask>."
+    hidden = text.replace("cat", "c\u200bat\u2060").replace("house", "hou\u00adse")
+    assert handlers.fill_mask(hidden, 3)[:-1] == handlers.fill_mask(text, 3)[:-1]
+    assert handlers.fill_mask(text, 3, "ca\u200bt, dog")[-2] == handlers.fill_mask(text, 3, "cat, dog")[-2]
+    assert handlers.classify(hidden)[0] == handlers.classify(text)[0]
+    assert handlers.attention(hidden, 1, "average")[4] == handlers.attention(text, 1, "average")[4]
+    assert handlers.tokens(hidden)[1] == handlers.tokens(text)[1]
+    assert handlers.neighbours("ca\u200bt")[1]["neighbours"] == handlers.neighbours("cat")[1]["neighbours"]
 
 
 def test_masking_html_size_is_bounded(handlers, models):
@@ -1394,7 +1447,8 @@ def _check_masking(handlers, text, outputs):
 
 def _check_tokens(handlers, text, outputs):
     view, rows, picker, merges, steps = outputs
-    assert rows["characters"] == len(text) and 0 < rows["read_characters"] <= len(text)
+    read = V.clean_text(text)  # the text without its invisible characters, which no tab reads
+    assert rows["characters"] == len(read) and 0 < rows["read_characters"] <= len(read)
     assert 3 <= len(rows["tokens"]) <= 64
 
 
@@ -1418,7 +1472,7 @@ def _check_analogy(handlers, text, outputs):
 
 
 def _word_map_error(name: str, text: str) -> str:
-    if name == "SST-2-style tokens":  # commas: several "words", none of them placeable
+    if name in ("SST-2-style tokens", "HTML"):  # commas, semicolons (&amp;): several "words", none placeable
         return "Fewer than 3 of the words can be placed"
     return "Give 3 to 30 different words, separated by commas"
 
@@ -1439,7 +1493,8 @@ WORST_CASES = {
         _check_masking),
     "tokens": (WORST, lambda h, t: h.tokens(t), lambda name, t: TEXT_EMPTY if name in EMPTY else None, _check_tokens),
     "bpe_merges": (WORST, lambda h, t: h.bpe_merges(t), lambda name, t: (
-        f"” is {len(t.encode()):,} bytes: merge by merge shows words of up to 40 bytes"), None),
+        f"” is {len(V.clean_text(t, required=False).encode()):,} bytes: merge by merge shows words of up to 40 "
+        "bytes"), None),
     "neighbours": (WORST, lambda h, t: h.neighbours(t), _word_error, _check_neighbours),
     "analogy": (WORST, lambda h, t: h.analogy(t, "king", "woman"), lambda name, t: _word_error(name, t, "Word a"),
                 _check_analogy),

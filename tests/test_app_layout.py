@@ -35,10 +35,17 @@ def _handler(fn) -> str | None:
     return name if owner.endswith("Handlers") else None
 
 
+# the handlers that take seconds on a long text (the attention views' figures, What if?'s many classifications,
+# two models side by side): in a queue of their own, one at a time
+SLOW_HANDLERS = {"attention", "attention_page", "attention_token", "attention_layer", "attention_head",
+                 "attention_view", "counterfactual", "counterfactual_page", "fill_mask_compare"}
+
+
 def test_every_compute_event_shares_one_concurrency_group(app):
     """Every event that runs a handler, the examples' included (gr.Examples' run_on_click events used to get
     a concurrency group each: /fill_mask_1, /classify_1...), is in the one "compute" group with the default
-    limit (APP_CONCURRENCY)."""
+    limit (APP_CONCURRENCY), except the slow handlers', in the "slow" group, one at a time: 70 /attention
+    requests of 100,000 characters made a /classify wait 103 s when all of them shared the compute queue."""
     events = [{"api_name": f.api_name, "fn": _handler(f.fn), "concurrency_id": f.concurrency_id,
                "limit": f.concurrency_limit, "queue": f.queue} for f in app.demo.fns.values()]
     compute = [e for e in events if e["fn"]]
@@ -67,9 +74,26 @@ def test_every_compute_event_shares_one_concurrency_group(app):
     public = {e["api_name"] for e in compute if e["api_name"] in wanted}
     assert public == set(wanted)
     for e in compute:
-        assert (e["concurrency_id"], e["limit"], e["queue"]) == ("compute", "default", True), e
+        wanted_group = ("slow", 1) if e["fn"] in SLOW_HANDLERS else ("compute", "default")
+        assert (e["concurrency_id"], e["limit"], e["queue"]) == (*wanted_group, True), e
+    assert {e["api_name"] for e in compute if e["concurrency_id"] == "slow"} >= {
+        "attention", "attention_ui", "attention_example_run", "attention_layer", "attention_head", "attention_token",
+        "attention_view_grid", "counterfactual", "counterfactual_ui", "fill_mask_compare", "fill_mask_compare_ui"}
+    # What if? classifies the text first in the compute queue, as Classify does
+    assert [e["concurrency_id"] for e in compute if e["api_name"] == "counterfactual_first_ui"] == ["compute"]
     assert not any(e["api_name"].endswith("_1") for e in events), [e["api_name"] for e in events]
     assert all(not e["queue"] for e in events if e["api_name"].endswith("_example"))  # filling inputs only
+
+
+def test_no_markdown_output_renders_the_users_text_as_latex(app):
+    """A Markdown that an event writes shows the user's text (the sentiment explanation, What if?'s table, the
+    attention notes): Gradio renders "$$...$$" in it as LaTeX by default ("bad $$\\frac{1}{2}$$" showed a
+    fraction). None of them renders LaTeX."""
+    written = {block._id: block for f in app.demo.fns.values() for block in f.outputs
+               if isinstance(block, gr.Markdown)}
+    assert {block.elem_id for block in written.values()} >= {"st-explain", "st-whatif", "at-notes"}
+    for block in written.values():
+        assert block.get_config()["latex_delimiters"] == [], block.elem_id
 
 
 def test_the_layer_view_is_drawn_with_every_fill_mask_answer(app):

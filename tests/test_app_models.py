@@ -161,7 +161,7 @@ def test_attention_model_box(models, handlers, hf_mlm_dir, hf_clf_dir, monkeypat
         handlers.attention("the cat.", 1, "average", "FacebookAI/roberta-base")
     assert handlers.attention("the cat.", 1, "average", "sentiment")[6].count('class="hv-r"') > 2
     refused = handlers.attention_model("<b>", "mlm")[2]
-    assert "nor a valid Hugging Face Hub repo id" in refused and "&lt;b&gt;" in refused and "<b>" not in refused
+    assert "“&lt;b&gt;” is neither an existing folder nor a Hugging Face Hub repo id" in refused and "<b>" not in refused
 
 
 def test_tokens_and_embeddings_tabs_read_a_hub_model(handlers, hf_mlm_dir, monkeypatch):
@@ -265,7 +265,7 @@ def test_a_slow_load_blocks_only_that_model(models, monkeypatch):
     ("mlm", "someone/no-such-roberta", True, "The Hugging Face Hub cannot be reached from this server "
                                              "(HF_HUB_OFFLINE is set)"),
     ("sentiment", "FacebookAI/roberta-base", True, "cannot be reached"),
-    ("mlm", "not a repo id!", True, "neither an existing folder nor a valid Hugging Face Hub repo id"),
+    ("mlm", "not a repo id!", True, "“not a repo id!” is neither an existing folder nor a Hugging Face Hub repo id"),
     ("mlm", "<b>x</b>/y", True, "&lt;b&gt;"),
     ("mlm", "a" * 300, True, "That is not a Hugging Face Hub repo id"),
     ("mlm", "/etc", False, "local folders can be chosen only where the server allows them"),
@@ -279,6 +279,21 @@ def test_a_model_that_cannot_load_keeps_the_current_one(models, monkeypatch, key
     assert (value, current) == ("owner/current", "owner/current")
     assert 'class="input-error"' in status and message in status and "Traceback" not in status
     assert not chooser.loaded()  # nothing cached: it can be tried again
+
+
+@pytest.mark.parametrize("choice, allow_local, message", [
+    ("C:\\Windows", False, "“C:\\Windows” is not a Hugging Face Hub repo id (OWNER/NAME, e.g. FacebookAI/roberta-base)."),
+    ("C:\\Windows", True, "“C:\\Windows” is neither an existing folder nor a Hugging Face Hub repo id (OWNER/NAME"),
+    ("http://evil.com/x", False, "“http://evil.com/x” is a web address, not a Hugging Face Hub repo id (OWNER/NAME"),
+    ("https://huggingface.co/FacebookAI/roberta-base", True, "is a web address, not a Hugging Face Hub repo id"),
+])
+def test_a_choice_that_is_no_repo_id_is_named_as_typed(models, choice, allow_local, message):
+    """A Windows path was quoted as Python writes it ('C:\\\\Windows', its backslash doubled), and a web address
+    was called a local folder (its slashes): each is said to be no repo id, as typed, before anything loads."""
+    with pytest.raises(MC.ModelChoiceError) as info:
+        MC.ModelChooser(models, allow_local=allow_local).get("mlm", choice)
+    assert message in str(info.value) and "\\\\" not in str(info.value)
+    assert "local folder" not in str(info.value)
 
 
 def test_wrong_architecture_is_refused_by_name(models, hf_mlm_dir, hf_clf_dir, handlers):

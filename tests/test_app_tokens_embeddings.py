@@ -1,5 +1,6 @@
 """The tokens and embeddings tabs' handlers as plain functions, with the tiny random fixture models (the views
 themselves: tests/test_bpe_view.py, tests/test_embedding_view.py)."""
+import html
 import warnings
 
 import gradio as gr
@@ -52,6 +53,16 @@ def test_bpe_merges_takes_a_word_as_typed_or_as_the_picker_names_it(handlers, mo
 def test_bpe_merges_bad_words_are_plain_errors(handlers, word, match):
     with _error(match):
         handlers.bpe_merges(word)
+
+
+@pytest.mark.parametrize("typed", ["<s>", " </s>", "<mask>", "<pad>"])
+def test_a_special_token_has_no_merges_as_the_texts_tokens_show(handlers, typed):
+    """/tokens reads "<s>" typed in a text as the special token (one dashed box); /bpe_merges called it 3 words
+    (< · s · >): it says it is a special token, which BPE never merges."""
+    assert any(row["special"] and row["text"] == "" and row["token"] == typed.strip()
+               for row in handlers.tokens(f"a {typed} b")[1]["tokens"])
+    with _error(f"“{html.escape(typed.strip())}” is a special token: the tokenizer finds it whole"):  # page's HTML
+        handlers.bpe_merges(typed)
 
 
 def test_tokens_of_a_long_text_say_what_is_read(handlers, models):
@@ -143,8 +154,10 @@ def test_word_map_and_positions_are_figures(handlers, models):
     assert {t.get_text() for t in figure.axes[0].texts} >= {"cat", "dog", "house", "river"}
     # the same in words: each word's coordinates, in a closed table
     assert "<details><summary>The map as a table (4 words)" in text and '<th scope="row">river</th>' in text
-    with _error("Give 3 to 30 different words"):
+    with _error("Give 3 to 30 different words, separated by commas, semicolons or new lines"):
         handlers.word_map("cat")
+    # the box has several lines: a word a line is a list too (it was one word of 3), as in the candidates' box
+    assert handlers.word_map("cat\ndog\nhouse;river")[1] == handlers.word_map("cat, dog, house, river")[1]
     # the default words, chosen for the shipped tokenizer: another one leaves out those it cuts in many pieces
     default, text = handlers.word_map(MAP_WORDS)
     assert handlers.word_map(MAP_WORDS)[0] is default  # drawn once per model and words: every page load asks for it
