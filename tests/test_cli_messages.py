@@ -10,7 +10,8 @@ import torch
 
 import roberta
 from scripts import analogy_probe, deploy_space, load_check, release, screenshots
-from train import data, evaluate, export, fill_mask_probe, finetune, gpu_transfer, pretrain, runtime, tapt_corpus
+from train import (average, checkpointing, data, evaluate, export, fill_mask_probe, finetune, gpu_transfer, pretrain,
+                   runtime, tapt_corpus)
 from train import tokenizer as tokenizer_cli
 from test_train_scripts import finetune_argv, pretrain_argv
 
@@ -431,3 +432,11 @@ def test_finetune_labels_must_be_distinct(train_files, tiny_mlm_dir, tmp_path, c
     argv = finetune_argv(train_files, tmp_path / "out", "--init", str(tiny_mlm_dir), "--checks", "", "--labels", "a,a")
     assert_user_error(finetune.main, argv, capsys, "error: --labels must name two or more distinct labels, "
                                                    "comma-separated, got 'a,a'")
+
+
+@pytest.mark.parametrize("main", [pretrain.main, export.main, average.main], ids=["pretrain", "export", "average"])
+def test_help_names_checkpoint_folders_as_they_are_written(main, tmp_path, capsys):
+    """--help said RUN/checkpoints/step-N; the folders are step-00001000 (the step in 8 digits)."""
+    written = checkpointing.Checkpoints(tmp_path).save("step", 1000, {})
+    code, out, _ = outcome(main, ["--help"], capsys)
+    assert code == 0 and "step-N" not in out and f"checkpoints/{written.name}" in out

@@ -172,7 +172,7 @@ def test_checkpoints_of_one_run_average_as_one_start_on_the_runs_data(kept_run, 
     """README: an exported step checkpoint lets train.average "average points along a run". For a classifier it
     refused them ("the members start from different weights": each init was "checkpoint RUN/..."), then ("do not
     share one calibration slice"), then wrote an average with "dev accuracy -" (no dev set) and train_steps 10."""
-    from train import average
+    from train import average, data, evaluate
     from train.checkpointing import CHECKPOINTS
 
     points = []
@@ -197,7 +197,11 @@ def test_checkpoints_of_one_run_average_as_one_start_on_the_runs_data(kept_run, 
     assert average.main(argv) == 0
     avg = json.loads((out / "metrics.json").read_text())
     assert avg["init_root"] == run["init_root"] and avg["calibration"]["slice"] == run["calibration"]["slice"]
-    assert avg["dev_examples"] == run["dev_examples"] and avg["dev_accuracy"] is not None
+    assert avg["dev_examples"] == run["dev_examples"]
+    model = roberta.RobertaForSequenceClassification.from_pretrained(out)
+    texts, labels, _ = data.read_labeled(run["dev_data"], label_names=model.config.id2label)
+    dev = evaluate.evaluate_classifier(model, roberta.load_tokenizer(out), texts, labels, max_length=run["max_length"])
+    assert avg["dev_accuracy"] == dev["accuracy"]  # the averaged weights', on the run's dev set
     assert avg["imdb_examples"] == run["imdb_examples"] and avg["checks"]["n"] == run["checks"]["n"]
     assert avg["command"] == shlex.join(["python", "-m", "train.average", *argv])  # as given, nothing after it
     # the training the average cost: the run, once, to its step 4 (not 2, the first member's; nor 2 + 4)

@@ -224,6 +224,54 @@ def test_weight_decay_groups(tiny_config):
     assert opt.defaults["betas"] == (0.9, 0.98) and opt.defaults["eps"] == 1e-6
 
 
+class ClipSpy:
+    """torch.nn.utils.clip_grad_norm_ as the trainer calls it (once per optimizer step): records the max norm it
+    is given, the gradients before it and their norm after it, then does its work."""
+
+    def __init__(self, monkeypatch):
+        self.real, self.max_norms, self.grads, self.norms_after = torch.nn.utils.clip_grad_norm_, [], [], []
+        monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", self)
+
+    def __call__(self, parameters, max_norm, *args, **kwargs):
+        parameters = [p for p in parameters if p.grad is not None]
+        self.max_norms.append(max_norm)
+        self.grads.append([p.grad.clone() for p in parameters])
+        norm = self.real(parameters, max_norm, *args, **kwargs)
+        self.norms_after.append(torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in parameters])).item())
+        return norm
+
+
+def one_step(train_files, folder, monkeypatch, *options) -> ClipSpy:
+    """One optimizer step of a pretraining run on 4 rows (no dropout: pretraining's default), spied on."""
+    spy = ClipSpy(monkeypatch)
+    assert pretrain.main(pretrain_argv(train_files, folder, "--batch-size", "4", "--max-steps", "1", *options)) == 0
+    assert len(spy.max_norms) == 1  # one step, one clipping
+    return spy
+
+
+def test_grad_accum_sums_the_gradients_of_all_its_micro_batches(train_files, tmp_path, monkeypatch):
+    """Batch 4 as 2 micro-batches of 2 rows gives the gradient of the 4 rows at once: a mutation that gave every
+    micro-batch the first rows (0:2 twice) went unnoticed."""
+    whole = one_step(train_files, tmp_path / "whole", monkeypatch).grads[0]
+    split = one_step(train_files, tmp_path / "split", monkeypatch, "--grad-accum", "2").grads[0]
+    assert len(whole) == len(split) and any(bool(g.abs().max() > 0) for g in whole)
+    for a, b in zip(whole, split):
+        torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.parametrize("clip, max_norm", [("0.5", 0.5), ("0", math.inf)])
+def test_clip_grad_is_the_max_norm_of_every_step_and_0_turns_it_off(train_files, tmp_path, monkeypatch, clip,
+                                                                    max_norm):
+    """--clip-grad had no test: a run without clipping passed them all."""
+    spy = one_step(train_files, tmp_path / "run", monkeypatch, "--clip-grad", clip)
+    assert spy.max_norms == [max_norm]
+    before = torch.linalg.vector_norm(torch.stack([g.norm() for g in spy.grads[0]])).item()
+    if math.isinf(max_norm):  # off: the gradient as it is
+        assert spy.norms_after[0] == pytest.approx(before)
+    else:
+        assert before > max_norm and spy.norms_after[0] == pytest.approx(max_norm, rel=1e-4)  # scaled down to it
+
+
 # ----- resume -----
 def interrupt_at(monkeypatch, step):
     """Send ourselves SIGINT during step `step` (the real signal path): that step completes, then the run stops."""

@@ -154,10 +154,12 @@ def test_finetune_never_selects_on_dev(train_files, tmp_path, tiny_mlm_dir):
     """Default: the end-of-run weights. --select calibration: the best checkpoint on the calibration slice."""
     out = tmp_path / "clf"
     assert finetune.main(finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--eval-every", "2",
-                                       "--select", "calibration")) == 0
+                                       "--select", "calibration", "--seed", "1")) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     evals = [e for e in reporting.read_log(out / "log.jsonl") if e["type"] == "eval"]
     assert all("accuracy" in e and "calibration_accuracy" in e for e in evals)  # dev: logged for the curves
+    # not all equal (seed 1: 0.3 at step 0, then 0.7): with ties everywhere, keeping the lowest passed too
+    assert len({e["calibration_accuracy"] for e in evals}) > 1
     best = max(evals, key=lambda e: e["calibration_accuracy"])  # the first of equals
     assert metrics["selection"] == "calibration" and metrics["kept_step"] == best["step"]
     last = tmp_path / "last"
@@ -167,6 +169,26 @@ def test_finetune_never_selects_on_dev(train_files, tmp_path, tiny_mlm_dir):
     assert not any(p.name.startswith("best") for p in (last / checkpointing.CHECKPOINTS).glob("*"))
     assert finetune.main(finetune_argv(train_files, tmp_path / "x", "--init", str(tiny_mlm_dir), "--select",
                                        "calibration", "--calibration-n", "0")) == runtime.EXIT_USER_ERROR
+
+
+@pytest.mark.slow  # end-to-end script run, several seconds
+def test_select_calibration_keeps_the_first_highest_evaluation(train_files, tmp_path, tiny_mlm_dir, monkeypatch):
+    """The best checkpoint, on fixed evaluations: the highest one, the first of equals (keeping the lowest went
+    unnoticed)."""
+    scores = [0.5, 0.9, 0.7, 0.9]  # the evaluations at steps 0, 2, 4 and 6
+    evaluate = finetune.ClassificationTask.evaluate
+    monkeypatch.setattr(finetune.ClassificationTask, "evaluate",
+                        lambda self, model: {**evaluate(self, model), "calibration_accuracy": scores.pop(0)})
+    out = tmp_path / "clf"
+    assert finetune.main(finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--eval-every", "2",
+                                       "--select", "calibration", "--keep-checkpoints")) == 0
+    assert scores == []  # every one was used
+    assert json.loads((out / "metrics.json").read_text())["kept_step"] == 2
+    (best,) = (out / checkpointing.CHECKPOINTS).glob("best-*")
+    assert best.name == "best-00000002"
+    kept = roberta.RobertaForSequenceClassification.from_pretrained(out).state_dict()
+    saved, _ = checkpointing.Checkpoints.load(best)
+    assert saved.keys() == kept.keys() and all(torch.equal(kept[k], v) for k, v in saved.items())  # its weights
 
 
 @pytest.mark.slow

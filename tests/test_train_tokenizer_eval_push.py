@@ -1,4 +1,5 @@
 """train.tokenizer CLI, train.evaluate (functions and CLI), train.push offline behaviour, train.model_card."""
+import dataclasses
 import json
 import math
 import os
@@ -252,6 +253,7 @@ def model_folder(tiny_mlm_dir, tmp_path):
     folder.mkdir()
     for name in ("config.json", "model.safetensors", "tokenizer.json"):
         (folder / name).write_bytes((tiny_mlm_dir / name).read_bytes())
+    roberta.save_tokenizer(roberta.load_tokenizer(folder), folder, roberta.load_config(folder).max_length)
     (folder / "README.md").write_text("---\nlicense: mit\n---\n# card\n")
     return folder
 
@@ -287,6 +289,65 @@ def test_push_rejects_incomplete_folder(model_folder, monkeypatch):
         push.push_folder(model_folder, "someone/tiny")
     r = run_module("train.push", model_folder, "--repo-id", "someone/tiny")
     assert r.returncode == 2 and "lacks README.md" in r.stderr
+
+
+def test_push_refuses_a_folder_without_tokenizer_config_and_says_how_to_write_it(model_folder, tmp_path, monkeypatch,
+                                                                                 capsys):
+    """Without tokenizer_config.json transformers reads tokenizer.json as a RobertaTokenizer, without the normalizer
+    (the shipped classifier's lower-casing): such a folder was uploaded. Refused; train.export writes the file."""
+    from train import export
+
+    monkeypatch.setattr("huggingface_hub.HfApi", lambda *a, **k: pytest.fail("must not go online"))
+    written = (model_folder / "tokenizer_config.json").read_text()
+    (model_folder / "tokenizer_config.json").unlink()
+    assert push.main([str(model_folder), "--repo-id", "someone/tiny"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {model_folder} lacks tokenizer_config.json") and err.count("\n") == 1
+    assert f"python -m train.export {model_folder} NEW_FOLDER` writes tokenizer_config.json" in err
+    tokenizer_json = (model_folder / "tokenizer.json").read_bytes()
+    assert export.main([str(model_folder), str(tmp_path / "exported")]) == 0  # as the message says
+    assert (tmp_path / "exported" / "tokenizer_config.json").read_text() == written  # roberta.save_tokenizer's
+    assert (tmp_path / "exported" / "tokenizer.json").read_bytes() == tokenizer_json  # untouched
+    assert push.main([str(tmp_path / "exported"), "--repo-id", "someone/tiny", "--dry-run"]) == 0
+
+
+@pytest.mark.parametrize("broken", ["model.safetensors", "tokenizer.json", "tokenizer_config.json", "config.json"])
+def test_push_refuses_a_folder_that_does_not_load_before_any_request(model_folder, monkeypatch, capsys, broken):
+    """A garbage file passed (only existence was checked) and stopped at "cannot reach the Hub", or uploaded:
+    the folder is loaded strictly with roberta first, and a file that does not load is one line naming it."""
+    monkeypatch.setattr("huggingface_hub.HfApi", lambda *a, **k: pytest.fail("must not go online"))
+    (model_folder / broken).write_bytes(b"garbage")
+    for argv in ([], ["--dry-run"]):
+        assert push.main([str(model_folder), "--repo-id", "someone/tiny", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {model_folder} does not load, so it is not uploaded: {model_folder / broken}")
+        assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_push_refuses_a_tokenizer_that_is_not_the_models(model_folder, tiny_config, monkeypatch, capsys):
+    """A tokenizer.json with more tokens than the model's embeddings (another model's) loads on its own."""
+    monkeypatch.setattr("huggingface_hub.HfApi", lambda *a, **k: pytest.fail("must not go online"))
+    roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, vocab_size=100)).save_pretrained(model_folder)
+    with pytest.raises(push.PushError, match="does not load.*do not belong together"):
+        push.push_folder(model_folder, "someone/tiny")
+
+
+def test_push_dry_run_lists_what_would_be_uploaded_without_a_request(model_folder, monkeypatch, capsys):
+    monkeypatch.setattr("huggingface_hub.HfApi", lambda *a, **k: pytest.fail("must not go online"))
+    (model_folder / "checkpoints" / "step-00000002").mkdir(parents=True)
+    (model_folder / "checkpoints" / "step-00000002" / "trainer.pt").write_bytes(b"x")
+    (model_folder / "optimizer.pt").write_bytes(b"x")
+    model_card.write_model_card(model_folder, title="MiniRoBERTa", task="fill-mask", metrics={}, recipe={})
+    assert push.main([str(model_folder), "--repo-id", "someone/tiny", "--dry-run"]) == 0
+    *lines, last = capsys.readouterr().out.splitlines()
+    sizes = {line.split()[-1]: int(line.split()[0].replace(",", "")) for line in lines}
+    names = ["README.md", "config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"]
+    assert sorted(sizes) == names  # no checkpoint, no optimizer state
+    assert sizes["model.safetensors"] == (model_folder / "model.safetensors").stat().st_size
+    assert sizes["README.md"] == len(model_card.card_for(model_folder, "someone/tiny").encode())  # the card pushed
+    assert last.startswith("5 files, ") and last.endswith("-> https://huggingface.co/someone/tiny (dry run: nothing "
+                                                          "uploaded)")
+    assert push.main([str(model_folder), "--repo-id", "not-a-repo-id", "--dry-run"]) == 2
 
 
 def test_push_uploads_through_huggingface_hub(model_folder, monkeypatch):
@@ -404,6 +465,9 @@ def test_model_card_fill_mask(model_folder):
     text = path.read_text()
     meta = _front_matter(text)
     assert meta["pipeline_tag"] == "fill-mask" and meta["license"] == "mit"
+    # the folder loads in transformers: the Hub shows its snippet and widget for this library name only
+    assert meta["library_name"] == "transformers"
+    assert meta["tags"] == ["roberta", "from-scratch", "roberta-from-scratch", "masked-lm"]
     assert set(meta["metrics"]) >= {"accuracy", "perplexity"}
     assert set(meta["datasets"]) == {"Salesforce/wikitext", "wikimedia/wikipedia", "stanfordnlp/imdb"}
     assert meta["model-index"][0]["results"][0]["metrics"][0]["value"] in (25.79, 0.4123)
@@ -413,6 +477,49 @@ def test_model_card_fill_mask(model_folder):
     config = roberta.RobertaConfig.from_dict(json.loads((model_folder / "config.json").read_text()))
     n_params = roberta.RobertaForMaskedLM(config).num_parameters()
     assert f"| parameters | {n_params:,} |" in text
+
+
+def test_model_card_transformers_fill_mask_snippet_reads_a_long_text(model_folder):
+    """The card's `transformers` snippet failed on a text longer than the model reads ("index out of range"):
+    it truncates, as the model card says."""
+    card = model_card.write_model_card(model_folder, title="MiniRoBERTa", task="fill-mask", metrics={},
+                                       recipe={}).read_text()
+    snippet = "from transformers import pipeline" + card.split("from transformers import pipeline")[1].split("```")[0]
+    namespace = {}
+    exec(snippet, namespace)  # as the card has it: the model is the folder
+    long_text = "<mask> " + "word " * 300  # > max_length tokens
+    assert len(namespace["fill"](long_text)) == 5
+
+
+def test_card_for_ships_a_card_written_before_with_transformers_as_its_library(model_folder):
+    """A run's card written with library_name roberta-from-scratch (which hid the Hub's transformers snippet and
+    widget) ships (train.push, scripts.release) with library_name transformers, the project a tag."""
+    model_card.write_model_card(model_folder, title="MiniRoBERTa", task="fill-mask", metrics={}, recipe={})
+    written = (model_folder / "README.md").read_text()
+    old = written.replace("library_name: transformers", "library_name: roberta-from-scratch").replace(
+        "- roberta-from-scratch\n", "")
+    assert "library_name: roberta-from-scratch" in old and "- roberta-from-scratch" not in old
+    (model_folder / "README.md").write_text(old)
+    card = model_card.card_for(model_folder, "someone/tiny")
+    meta = _front_matter(card)
+    assert meta["library_name"] == "transformers"
+    assert meta["tags"] == ["roberta", "from-scratch", "masked-lm", "roberta-from-scratch"]
+    assert card.split("\n---\n", 1)[1].split("## Usage")[0] == old.split("\n---\n", 1)[1].split("## Usage")[0]
+
+
+@pytest.mark.parametrize("name", ["mini-roberta-mlm", "mini-roberta-sst2"])
+def test_shipped_cards_have_the_generators_metadata_and_usage(name):
+    """The shipped cards were written by an earlier generator: their library name, tags and Usage are today's."""
+    folder = ROOT / "assets" / name
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    meta = _front_matter(card)
+    assert meta["library_name"] == "transformers" and meta["tags"][:3] == ["roberta", "from-scratch",
+                                                                          "roberta-from-scratch"]
+
+    def usage(text):
+        return text.split("\n## Usage\n", 1)[1].split("\n## ", 1)[0]
+
+    assert usage(card) == usage(model_card.card_for(folder, f"assets/{name}"))
 
 
 def test_model_index_shows_the_fullest_evaluation(model_folder, tiny_clf_dir, tmp_path):
@@ -449,6 +556,7 @@ def test_model_card_classifier_flat_metrics(tiny_clf_dir, tmp_path):
                                        metrics=metrics, recipe=recipe).read_text()
     meta = _front_matter(text)
     assert meta["pipeline_tag"] == "text-classification" and meta["metrics"] == ["accuracy"]
+    assert meta["library_name"] == "transformers" and "roberta-from-scratch" in meta["tags"]
     assert meta["datasets"] == ["stanfordnlp/sst2"]  # not imdb: the output folder's name is not data
     result = meta["model-index"][0]["results"][0]
     assert result["dataset"]["type"] == "stanfordnlp/sst2" and result["dataset"]["split"] == "validation"

@@ -9,7 +9,7 @@ it like any other folder, and it costs one forward pass. Averaging only makes se
 from the same starting weights (their metrics.json "init_root": the same pretrained folder, followed through
 earlier fine-tuning stages; refused otherwise, --allow-different-init skips the check), with the same
 architecture, labels and tokenizer (always checked). Step checkpoints exported with `train.export
-RUN/checkpoints/step-N` carry their run's init_root, calibration slice and data: points along one run (with
+RUN/checkpoints/step-00001000` carry their run's init_root, calibration slice and data: points along one run (with
 --keep-checkpoints) are averaged, calibrated and scored as seeds are.
 
 The result is then finished as `train.finetune` finishes a run: the temperature is refitted on the members'

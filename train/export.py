@@ -7,19 +7,20 @@ them full size).
 
 Copies config.json, tokenizer.json, tokenizer_config.json, README.md, metrics.json, curves.png,
 reliability.png (a classifier's calibration diagram), log.jsonl and phases.json (a shipped MLM's pretraining
-history); never the checkpoints. Loads the result
-back with `roberta` to check it before returning. The new folder is built beside the destination and swapped in
-whole (`staged_folder`): an export that is stopped, or fails, leaves the destination as it was.
+history); never the checkpoints. A run without tokenizer_config.json gets one (`write_tokenizer_config`:
+`transformers` needs it to read tokenizer.json as saved, and `train.push` refuses a folder without it). Loads
+the result back with `roberta` to check it before returning. The new folder is built beside the destination
+and swapped in whole (`staged_folder`): an export that is stopped, or fails, leaves the destination as it was.
 
-A step checkpoint of a finished run (RUN/checkpoints/step-N, all kept with --keep-checkpoints) becomes a model
-folder too, e.g. to average points of a run's trajectory with `train.average`: its weights, the run's config and
-tokenizer files, a model card, and a metrics.json with the run's init, init_root and data (its dev set,
-calibration slice, IMDB sample and checks, so that checkpoints of one run count as one initialisation and their
-average is calibrated and scored as an average of seeds is), the checkpoint's step, tokens and training time,
-and a `checkpoint` entry naming the run, the step and the run's command. It holds no figure: the run's own
-metrics, card and curves describe its end, so they are not copied. A classifier's `calibration_temperature` is
-reset to 1.0 (the run's was fitted on the weights it kept; `train.calibrate` on the folder fits one for these
-weights on the run's calibration slice), and its metrics and card say so.
+A step checkpoint of a finished run (RUN/checkpoints/step-00001000 for step 1,000: the step in 8 digits; all kept
+with --keep-checkpoints) becomes a model folder too, e.g. to average points of a run's trajectory with
+`train.average`: its weights, the run's config and tokenizer files, a model card, and a metrics.json with the run's
+init, init_root and data (its dev set, calibration slice, IMDB sample and checks, so that checkpoints of one run
+count as one initialisation and their average is calibrated and scored as an average of seeds is), the checkpoint's
+step, tokens and training time, and a `checkpoint` entry naming the run, the step and the run's command. It holds
+no figure: the run's own metrics, card and curves describe its end, so they are not copied. A classifier's
+`calibration_temperature` is reset to 1.0 (the run's was fitted on the weights it kept; `train.calibrate` on the
+folder fits one for these weights on the run's calibration slice), and its metrics and card say so.
 
 So does the last checkpoint of a pretraining run that stopped before its end (a signal: `train.pretrain` then
 writes the config and tokenizer files beside it), as a *partial* model: its metrics.json says `stopped_by` (the
@@ -32,6 +33,7 @@ import argparse
 import contextlib
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import torch
@@ -223,7 +225,7 @@ def checkpoint_metrics(checkpoint: Path, run: Path, state: dict | None, run_metr
 
 
 def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32", final: Path | None = None) -> Path:
-    """RUN/checkpoints/step-N as a model folder: the checkpoint's weights with RUN's config (a classifier's
+    """RUN/checkpoints/step-00001000 (step 1,000) as a model folder: the checkpoint's weights with RUN's config (a classifier's
     temperature reset to 1.0) and tokenizer, a metrics.json (`checkpoint_metrics`) and a card; a partial one
     (metrics.json's PARTIAL entry, `stopped_by`) when RUN did not finish. The card's usage loads `final` (default
     `dst`: not a staged copy's name)."""
@@ -287,19 +289,33 @@ def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32", final: Path 
 
 
 def _store(weights: dict, metadata: dict, dst: Path, dtype: str) -> Path:
-    """Write `weights` as dst/model.safetensors in `dtype`, then load the folder back (strictly)."""
+    """Write `weights` as dst/model.safetensors in `dtype` (and a missing tokenizer_config.json), then load the
+    folder back (strictly)."""
     roberta.hub.save_weights({k: v.to(DTYPES[dtype]).contiguous() for k, v in weights.items()},
                              dst / "model.safetensors", {**metadata, "format": "pt", "stored_dtype": dtype})
+    write_tokenizer_config(dst)
     architecture = roberta.hub.read_architecture(dst)
     getattr(roberta, architecture).from_pretrained(dst)  # strict load: the copy is complete
     return dst
+
+
+def write_tokenizer_config(folder: Path) -> None:
+    """folder/tokenizer_config.json as `roberta.save_tokenizer` writes it, when the folder has tokenizer.json but
+    not it (a run that did not write one): without it `transformers` reads tokenizer.json as a RobertaTokenizer,
+    without its normalizer, and `train.push` refuses the folder. tokenizer.json is kept byte for byte
+    (`train.average` compares its members' copies)."""
+    if (folder / "tokenizer_config.json").is_file() or not (folder / "tokenizer.json").is_file():
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        roberta.save_tokenizer(roberta.load_tokenizer(folder), tmp, roberta.load_config(folder).max_length)
+        shutil.copy2(Path(tmp) / "tokenizer_config.json", folder / "tokenizer_config.json")
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m train.export", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("src", help="a finished run folder (train.pretrain / train.finetune output), or a step "
-                               "checkpoint of one (RUN/checkpoints/step-N)")
+                               "checkpoint of one (RUN/checkpoints/step-00001000 for step 1,000)")
     p.add_argument("dst", help="the folder to write")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="float16", help="stored weight dtype (default: %(default)s)")
     args = p.parse_args(argv)

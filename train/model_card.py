@@ -17,6 +17,9 @@ from roberta.run_metrics import RunMetrics
 from .paths import write_atomic
 
 TASKS = tuple(task for _, task in hub.ARCHITECTURES.values())  # ("fill-mask", "text-classification")
+# The card's library: the folders load in transformers, and the Hub shows its "Use in Transformers" snippet and
+# inference widget for this name only (a name of our own hid both); this project is one of the tags.
+LIBRARY_NAME, PROJECT_TAG = "transformers", "roberta-from-scratch"
 # substrings of a source path or hub spec -> the Hub dataset it is (a local copy of)
 KNOWN_DATASETS = {"wikitext": "Salesforce/wikitext", "wikipedia": "wikimedia/wikipedia",
                   "imdb": "stanfordnlp/imdb", "sst2": "stanfordnlp/sst2", "sst-2": "stanfordnlp/sst2"}
@@ -114,11 +117,12 @@ fill = roberta.pipeline("fill-mask", model="{repo}")
 fill("The capital of France is <mask>.")
 ```
 
-With `transformers` (the weights are in its RoBERTa layout):
+With `transformers` (the weights are in its RoBERTa layout; `truncation` keeps the first {max_length} tokens of
+a longer text, all the model reads: without it such a text is an error):
 
 ```python
 from transformers import pipeline
-fill = pipeline("fill-mask", model="{repo}")
+fill = pipeline("fill-mask", model="{repo}", tokenizer_kwargs={{"truncation": True}})
 fill("The capital of France is <mask>.")
 ```"""
     return f"""The classifier was trained on lower-cased text; its `tokenizer.json` lower-cases every input (a
@@ -181,12 +185,24 @@ def _model_index_of_metrics(folder: Path, card: str) -> str:
     return f"---\n{parsed.data.to_yaml()}\n---\n{parsed.text}"
 
 
+def _library_of_today(card: str) -> str:
+    """`card` with library_name LIBRARY_NAME and the tag PROJECT_TAG: a card written before them (library_name
+    "roberta-from-scratch", which hid the Hub's transformers snippet and widget) ships with them."""
+    parsed = ModelCard(card) if card.startswith("---\n") else None
+    if parsed is None or parsed.data.library_name == LIBRARY_NAME and PROJECT_TAG in (parsed.data.tags or []):
+        return card
+    parsed.data.library_name = LIBRARY_NAME
+    parsed.data.tags = [*(t for t in parsed.data.tags or [] if t != PROJECT_TAG), PROJECT_TAG]
+    return f"---\n{parsed.data.to_yaml()}\n---\n{parsed.text}"
+
+
 def card_for(folder, model: str) -> str:
     """The model card of `folder` (its README.md) with the Usage section written anew for `model`, the
     folder or Hub id users load it from: a card is written where the model was trained (a run folder),
-    and its usage must name where it ships."""
+    and its usage must name where it ships. Its model-index and library name are today's too."""
     folder = Path(folder)
     card = _model_index_of_metrics(folder, (folder / "README.md").read_text(encoding="utf-8"))
+    card = _library_of_today(card)
     usage = _usage(hub.task_of(hub.read_architecture(folder)), model, hub.load_config(folder).max_length)
     return replace_section(card, "Usage", usage)
 
@@ -244,8 +260,8 @@ def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dic
     metric_names = sorted({e.metric for e in metrics.evaluations()})
     eval_results = _eval_results(metrics, task)
     card_data = ModelCardData(
-        license="mit", language="en", library_name="roberta-from-scratch", pipeline_tag=task,
-        tags=["roberta", "from-scratch", "masked-lm" if task == "fill-mask" else "sentiment-analysis"],
+        license="mit", language="en", library_name=LIBRARY_NAME, pipeline_tag=task,
+        tags=["roberta", "from-scratch", PROJECT_TAG, "masked-lm" if task == "fill-mask" else "sentiment-analysis"],
         datasets=datasets or None, metrics=metric_names or None,
         model_name=title if eval_results else None, eval_results=eval_results or None,
     )

@@ -15,7 +15,8 @@ Writes a Hub-ready folder: config.json + model.safetensors, tokenizer.json, metr
 loss/accuracy/perplexity on --valid, tokens seen, wall time, hardware, the command line), log.jsonl,
 curves.png and a model card README.md. A run stopped before its end (SIGINT/SIGTERM: a checkpoint, exit code 130)
 leaves config.json and the tokenizer files beside its checkpoints (`write_model_files`), so that its last one
-exports as a (partial) model folder: `python -m train.export OUT/checkpoints/step-N FOLDER`.
+exports as a (partial) model folder: `python -m train.export OUT/checkpoints/step-00001000 FOLDER` (checkpoint
+folders are named by their step in 8 digits).
 """
 from __future__ import annotations
 
@@ -194,7 +195,7 @@ def build_model(args: PretrainArguments, config, tokenizer) -> roberta.RobertaFo
 def write_model_files(out: Path, model: roberta.RobertaForMaskedLM, tokenizer) -> None:
     """config.json and the tokenizer files in OUT when the training loop ends, before the final evaluation and the
     weights: a run stopped there (a signal, or killed during its final evaluation) leaves a last checkpoint that
-    `train.export RUN/checkpoints/step-N` makes a model folder, a partial one (`train.recipe.ship` returns it from
+    `train.export RUN/checkpoints/step-00001000` makes a model folder, a partial one (`train.recipe.ship` returns it from
     a GPU call cut by its deadline). Not before the loop: a folder holding them and no checkpoint would be taken
     for a model folder, not the start of a run."""
     roberta.hub.save_config(out, model.config, model.architecture)

@@ -1,12 +1,15 @@
 """Upload a trained model folder to the Hugging Face Hub.
 
     python -m train.push runs/mini --repo-id USER/roberta-mini [--private] [--token hf_...]
+    python -m train.push runs/mini --repo-id USER/roberta-mini --dry-run   # the files and sizes; no request
 
-The folder must hold config.json, model.safetensors, tokenizer.json and README.md (the model card, see
-`train.model_card`; uploaded with its usage naming the repo id), and must not be a partial model (the last
-checkpoint of an unfinished run, exported by `train.export`: its metrics.json says `partial`), which is refused
-before any request, as `train.export` and `scripts.release` refuse it. Checkpoints and optimizer states
-(`checkpoint*/`, `*.pt`) are not uploaded. The token
+The folder must hold config.json, model.safetensors, tokenizer.json, tokenizer_config.json (without it
+`transformers` reads tokenizer.json as a RobertaTokenizer, without the normalizer a lower-casing classifier
+relies on; `train.export` writes it) and README.md (the model card, see `train.model_card`; uploaded with its
+usage naming the repo id). It must load, strictly, with `roberta` (the model config.json names, with its
+tokenizer), and must not be a partial model (the last checkpoint of an unfinished run, exported by
+`train.export`: its metrics.json says `partial`; `train.export` and `scripts.release` refuse it too). All of this
+is checked before any request. Checkpoints and optimizer states (`checkpoint*/`, `*.pt`) are not uploaded. The token
 defaults to the one saved by `hf auth login` or the HF_TOKEN variable. Offline (no network, or
 HF_HUB_OFFLINE=1, which `huggingface_hub` honours itself), the command stops at the first request with
 "cannot reach the Hugging Face Hub" and exit code 2, as every user error (`train.runtime`).
@@ -19,7 +22,8 @@ from pathlib import Path
 
 from .runtime import exit_code, report_user_error
 
-REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json", "README.md")
+TOKENIZER_CONFIG = "tokenizer_config.json"
+REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json", TOKENIZER_CONFIG, "README.md")
 IGNORE_PATTERNS = ["checkpoint*", "checkpoint*/**", "*.pt", "*.pth", "*.ckpt", "__pycache__/**", ".*", "**/.*"]
 
 
@@ -33,12 +37,50 @@ def check_folder(folder) -> Path:
         raise PushError(f"{folder} is not a folder")
     missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
     if missing:
-        raise PushError(f"{folder} lacks {', '.join(missing)} (a model folder needs {', '.join(REQUIRED_FILES)})")
+        how = (f"; `python -m train.export {folder} NEW_FOLDER` writes {TOKENIZER_CONFIG} (without it transformers "
+               "reads tokenizer.json as a RobertaTokenizer, dropping its normalizer)" if TOKENIZER_CONFIG in missing
+               else "")
+        raise PushError(f"{folder} lacks {', '.join(missing)} (a model folder needs {', '.join(REQUIRED_FILES)}){how}")
     from .export import partial_note
 
     if note := partial_note(folder):  # was uploaded (its checks passed; only the network stopped it offline)
         raise PushError(f"{folder} is a partial model, not one to ship: {note}")
+    check_loads(folder)
     return folder
+
+
+def check_loads(folder: Path) -> None:
+    """Load `folder` strictly, as its users will: the model config.json names with its weights, its tokenizer (and
+    that the two belong together: `roberta.pipeline`), and tokenizer_config.json. A file that only existed (garbage
+    weights) was uploaded."""
+    import roberta
+
+    try:
+        task = roberta.hub.task_of(roberta.hub.read_architecture(folder))
+        roberta.pipeline(task, model=folder, device="cpu")
+        roberta.hub.read_json(folder / TOKENIZER_CONFIG)
+    except (OSError, ValueError) as err:  # ModelLoadError is a ValueError
+        raise PushError(f"{folder} does not load, so it is not uploaded: {err}") from None
+
+
+def upload_files(folder, allow_patterns=None, ignore_patterns=None) -> list[Path]:
+    """The files of `folder` (relative paths) that `upload_folder` sends with these patterns."""
+    from huggingface_hub.utils import filter_repo_objects
+
+    paths = sorted(p.relative_to(folder).as_posix() for p in Path(folder).rglob("*") if p.is_file())
+    return [Path(p) for p in filter_repo_objects(paths, allow_patterns=allow_patterns, ignore_patterns=ignore_patterns)]
+
+
+def dry_run(folder, repo_id: str) -> list[tuple[str, int]]:
+    """What `push_folder` would upload, checked as it checks it, without a request: (path, bytes) of each file,
+    the model card as it would be written for `repo_id`."""
+    from .model_card import card_for
+
+    folder = check_folder(folder)
+    check_repo_id(repo_id)
+    files = [(p.as_posix(), (folder / p).stat().st_size)
+             for p in upload_files(folder, ignore_patterns=IGNORE_PATTERNS + ["README.md"])]  # as upload_folder's
+    return sorted(files + [("README.md", len(card_for(folder, repo_id).encode("utf-8")))])
 
 
 def hub_endpoint() -> str:
@@ -105,13 +147,23 @@ def push_folder(folder, repo_id: str, token: str | None = None, private: bool = 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m train.push", description=__doc__.split("\n\n")[0])
-    p.add_argument("folder", help="model folder (config.json, model.safetensors, tokenizer.json, README.md)")
+    p.add_argument("folder", help=f"model folder ({', '.join(REQUIRED_FILES)})")
     p.add_argument("--repo-id", required=True, help="USER/NAME on the Hub")
     p.add_argument("--private", action="store_true", help="create the repo private")
     p.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the saved login)")
     p.add_argument("--message", default="Upload model", help="commit message")
+    p.add_argument("--dry-run", action="store_true", help="check the folder and list the files and their sizes; "
+                                                          "upload nothing (no request)")
     args = p.parse_args(argv)
     try:
+        if args.dry_run:
+            files = dry_run(args.folder, args.repo_id)
+            for path, size in files:
+                print(f"{size:>14,} bytes  {path}")
+            total = sum(size for _, size in files)
+            print(f"{len(files)} files, {total / 2**20:.1f} MiB -> {hub_endpoint()}/{args.repo_id} (dry run: nothing "
+                  "uploaded)")
+            return 0
         url = push_folder(args.folder, args.repo_id, token=args.token, private=args.private,
                           commit_message=args.message)
     except PushError as err:
