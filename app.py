@@ -23,10 +23,9 @@ from demo.models import configure_torch, load_models, read_ablation
 from demo.tokens_handlers import TOKENS_TAB
 from demo.uploads import launch_options
 from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results
-from demo.wiring import SLOW, Wiring, api, error_box, hint, model_note, notice
+from demo.wiring import CONCURRENCY, SLOW, Wiring, api, error_box, hint, model_note, notice
 
-CONCURRENCY = int(os.environ.get("APP_CONCURRENCY", "2"))  # requests computed at once in the compute queue...
-configure_torch(concurrency=CONCURRENCY + SLOW["concurrency_limit"])  # ... beside one of the slow ones
+configure_torch(concurrency=CONCURRENCY)  # each queue's requests share the cores (both full: twice as many)
 MODELS = load_models()
 handlers = Handlers(MODELS)
 ABOUT = about.about_sections(MODELS)
@@ -366,7 +365,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             with gr.Row():
                 with gr.Column(elem_id="em-map-col"):
                     gr.Markdown("## Word map", elem_classes="section-title")
-                    em_map_words = gr.Textbox(MAP_WORDS, label="Words (3 to 30, separated by commas or new lines)",
+                    em_map_words = gr.Textbox(MAP_WORDS, label="Words (3 to 30, separated by commas, semicolons or new lines)",
                                               info="Enter runs it.", elem_id="em-map-words", max_lines=4)
                     em_map_error = error_box()
                     em_map_btn = gr.Button("Draw the map", variant="primary")

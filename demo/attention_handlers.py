@@ -58,7 +58,7 @@ def _wanted(view, depends) -> set:
     if view is None or (isinstance(view, str) and view.strip().lower() in ("", "all")):
         return set(depends)
     if view not in VIEWS:
-        raise fail(f"The view must be all, {VIEW_NAMES}, got {short_text(repr(view))}.")
+        raise fail(f"The view must be all, {VIEW_NAMES}, got “{short_text(str(view))}”.")
     return {view} & set(depends)
 
 
@@ -225,7 +225,7 @@ class AttentionHandlers(HandlerBase):
         """One view (one of VIEWS), drawn when its sub-tab is opened; a view with a text version (TEXTS) comes
         as (figure, text)."""
         if view not in VIEWS:
-            raise fail(f"The view must be {VIEW_NAMES}, got {short_text(repr(view))}.")
+            raise fail(f"The view must be {VIEW_NAMES}, got “{short_text(str(view))}”.")
         _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
         views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), {view})
         return (views[view], views[TEXTS[view]]) if view in TEXTS else views[view]

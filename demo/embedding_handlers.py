@@ -106,7 +106,7 @@ class EmbeddingHandlers(HandlerBase):
     @user_errors
     def word_map(self, words, model=SHIPPED):
         """The words' embeddings projected to two dimensions (PCA): (a figure, the same in words: the words left
-        out and why, each word's coordinates). `words`: comma-separated."""
+        out and why, each word's coordinates). `words`: separated by commas, semicolons or new lines (`split_words`)."""
         loaded, embeddings = self._embeddings(model)
         table, words = embeddings.word_embeddings.weight, embedding_view.parse_words(self._word(words, "The words"))
         return self._figure(table, tuple(words), lambda: embedding_view.word_map(table, loaded.tokenizer, words))

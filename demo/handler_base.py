@@ -26,6 +26,6 @@ class HandlerBase:
 
     @staticmethod
     def _word(value, name: str) -> str:
-        """A word typed in: control characters removed as from a text (`clean_text`), empty allowed (the views
+        """A word typed in: invisible characters removed as from a text (`clean_text`), empty allowed (the views
         say so in their own words)."""
         return clean_text(value, name, required=False)

@@ -39,10 +39,12 @@ MASK, ALT_MASK = roberta.pipelines.MASK, roberta.pipelines.ALT_MASK  # "<mask>",
 MASK_RE = re.compile(f"{re.escape(MASK)}|{re.escape(ALT_MASK)}")
 NEAR_MASK_RE = re.compile(r"<\s*mask\s*>|\[\s*mask\s*\]|&lt;mask&gt;", re.IGNORECASE)  # <MASK>, [mask], < mask >
 # Kept of the invisible characters below: tab and newlines, the zero-width joiner and non-joiner (they join an
-# emoji's parts, shape Indic and Arabic script), the tags of a flag emoji (🏴 + tags: England's) and the
-# Arabic signs that show (number sign, end of ayah...: category Cf too)
-_KEPT = {"\t", "\n", "\r", "\u200c", "\u200d", *map(chr, range(0xE0020, 0xE0080)),
-         *"\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd\U000110cd"}
+# emoji's parts, shape Indic and Arabic script), the tags of a flag emoji (🏴 + tags: England's), the Arabic
+# signs that show (number sign, end of ayah...: category Cf too), and the format controls that shape a script
+# (the Mongolian vowel separator, Egyptian hieroglyph joiners, shorthand and musical-notation controls)
+_KEPT = {"\t", "\n", "\r", "\u200c", "\u200d", "\u180e", *map(chr, range(0xE0020, 0xE0080)),
+         *"\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd\U000110cd",
+         *map(chr, [*range(0x13430, 0x13456), *range(0x1BCA0, 0x1BCA4), *range(0x1D173, 0x1D17B)])}
 # Control characters (C0, C1) and the format characters that show nothing (Unicode category Cf: zero-width
 # space, word joiner, byte-order mark, soft hyphen, direction marks and overrides...): invisible, they change
 # the model's tokens and so its answers ("capital\u200b of <mask>" read Azerbaijan, not France), and are
@@ -253,8 +255,6 @@ def candidate_words(targets) -> list[str]:
     at most MAX_WORD_CHARS characters."""
     if targets is not None and not isinstance(targets, str):
         raise fail(f"The candidate words must be a string, got {type(targets).__name__}.")
-    if targets and len(targets) > MAX_CHARS:
-        raise fail(f"The candidate words are too long ({len(targets):,} characters).")
     words = split_words(clean_text(targets, "The candidate words", required=False))
     if len(words) > MAX_TARGETS:
         raise fail(f"There are {len(words):,} candidate words; at most {MAX_TARGETS} are allowed.")

@@ -4,7 +4,7 @@ app.py lays the page out and says which handler (demo/handlers.py) each event ca
 
 - `Wiring.wire`: a UI event (its errors next to its input, the last results kept, a repeat skipped) and the
   public API endpoint of the same handler (`api`), both in the one compute queue (`COMPUTE`, APP_CONCURRENCY
-  requests at a time), or for a slow handler in the slow one (`SLOW`, one at a time); `Wiring.examples`: a
+  requests at a time), or for a slow handler in the slow one (`SLOW`, as many at a time); `Wiring.examples`: a
   tab's examples, run in their handler's queue too;
 - `Wiring.guarded`: the race guards (`demo.repeats`): an event that would only draw again what the page shows,
   a run a later one superseded, a view event sent for a text the page no longer shows (`Wiring.drawn_state`);
@@ -16,6 +16,8 @@ One `Wiring` per page (gr.Blocks): it holds what the page's guards remember per 
 """
 from __future__ import annotations
 
+import os
+
 import gradio as gr
 
 from demo import model_choice
@@ -23,12 +25,13 @@ from demo.formatting import md_escape
 from demo.repeats import InFlight, RepeatedEvents
 from demo.validation import held_warnings, keep_results, plain_errors, read_sliders, show_warnings
 
-COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, APP_CONCURRENCY at a time...
+CONCURRENCY = int(os.environ.get("APP_CONCURRENCY", "2"))  # requests computed at once in each queue below
+COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, CONCURRENCY at a time...
 # ... but the slow ones (seconds on a long text: the attention views, up to four matplotlib figures a request;
 # What if?, the classifier run on every edit; a comparison with a second model, up to roberta-large's size): a
-# queue of their own, one at a time, so that a client sending them by the dozen holds one slot, and the quick
-# answers (fill mask, sentiment, masking, tokens, embeddings) never wait behind them
-SLOW = {"concurrency_id": "slow", "concurrency_limit": 1}
+# queue of their own, as many at a time, so that a client sending them by the dozen holds that queue only, and
+# the quick answers (fill mask, sentiment, masking, tokens, embeddings) never wait behind them
+SLOW = {"concurrency_id": "slow", "concurrency_limit": CONCURRENCY}
 LOAD = {"concurrency_id": "load", "concurrency_limit": 2}  # loading a chosen model (a Hub download): its own queue
 
 

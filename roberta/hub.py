@@ -46,6 +46,9 @@ TOKENIZER_NAME = "tokenizer.json"
 # model.py take their tag from here (tests/test_model.py checks that each class is listed).
 ARCHITECTURES = {"RobertaForMaskedLM": ("a masked-LM model", "fill-mask"),
                  "RobertaForSequenceClassification": ("a classifier", "text-classification")}
+# the same architecture and tensor names under RoBERTa's multilingual and French re-trainings' class names
+ALIASES = {f"{family}{head}": f"Roberta{head}" for family in ("XLMRoberta", "Camembert")
+           for head in ("ForMaskedLM", "ForSequenceClassification")}
 HUB_KWARGS = ("revision", "cache_dir", "force_download", "token", "local_files_only")
 # The model card (README.md) `save_pretrained` writes into a folder that has none, in place of huggingface_hub's
 # default ("pushed to the Hub ...", "[More Information Needed]"): what the folder holds and how it loads, nothing
@@ -284,12 +287,15 @@ def task_of(architecture: str) -> str:
 
 
 def read_architecture(model_id, **hub_kwargs) -> str:
-    """The model class config.json names (`architectures`; RobertaForMaskedLM when it names none)."""
+    """The model class config.json names (`architectures`; RobertaForMaskedLM when it names none), XLM-RoBERTa's
+    and CamemBERT's read as the RoBERTa class they are (`ALIASES`)."""
     path = resolve_file(model_id, CONFIG_NAME, **hub_kwargs)
     names = read_json(path).get("architectures") or ["RobertaForMaskedLM"]
-    if not isinstance(names, list) or names[0] not in ARCHITECTURES:
+    name = names[0] if isinstance(names, list) and names else None
+    name = ALIASES.get(name, name) if isinstance(name, str) else None
+    if name not in ARCHITECTURES:
         raise ModelLoadError(f"{path}: architectures is {names!r}; this package loads {list(ARCHITECTURES)}")
-    return names[0]
+    return name
 
 
 def require_architecture(model_id, wanted: str, why: str, option: str = "", **hub_kwargs) -> str:
@@ -332,9 +338,9 @@ def weights_files(model_id, **hub_kwargs) -> tuple[str, list[str]]:
                            "pass revision=\"refs/pr/N\" (N: that pull request's number)")
             raise ModelNotFoundError(
                 f"{where} holds {pickled} but no {WEIGHTS_NAME}: pickled weights are never loaded here, only "
-                "safetensors (a pickle can run code). Convert them once with transformers: "
-                f"AutoModelForMaskedLM (a classifier: AutoModelForSequenceClassification).from_pretrained({model_id!r})"
-                f".save_pretrained(folder, safe_serialization=True) writes folder/{WEIGHTS_NAME}{or_else}") from None
+                "safetensors (a pickle can run code). Convert them once with transformers (it writes "
+                f"FOLDER/{WEIGHTS_NAME}): import transformers; transformers.{_class_of(model_id, hub_kwargs)}"
+                f".from_pretrained({str(model_id)!r}).save_pretrained(\"FOLDER\"){or_else}") from None
     weight_map = read_json(index).get("weight_map")
     if not isinstance(weight_map, dict) or not weight_map or not all(isinstance(f, str) for f in weight_map.values()):
         raise ModelLoadError(f"{index}: expected a weight_map of tensor names to shard files")
@@ -343,6 +349,14 @@ def weights_files(model_id, **hub_kwargs) -> tuple[str, list[str]]:
     if outside:
         raise ModelLoadError(f"{index}: {outside[0]!r} is not a .safetensors file beside the index")
     return index, [resolve_file(model_id, f, **hub_kwargs) for f in shards]
+
+
+def _class_of(model_id, hub_kwargs) -> str:
+    """The transformers class that loads `model_id` whole (its config's architecture), for a message."""
+    try:
+        return read_architecture(model_id, **hub_kwargs)
+    except (ModelLoadError, OSError):
+        return "AutoModelForMaskedLM"
 
 
 def pickled_weights(model_id, **hub_kwargs) -> str | None:

@@ -24,25 +24,36 @@ from .loss import enable_fast_cpu_math  # noqa: F401  (re-exported: its import p
 
 @dataclass
 class ModelOutput:
-    """What the heads return. Read as `transformers`' outputs are: by name (`out.logits`, `out["logits"]`) or by
-    position (`out[0]`, `loss, logits = out`) over `to_tuple()`."""
+    """What the heads return. Also read as `transformers`' outputs (an ordered dict of the fields that are not
+    None, in their order: loss, logits, hidden_states, attentions): `out["logits"]`, `out[0]` (`to_tuple()`),
+    `"loss" in out`, `list(out)` (the keys). last_hidden_state, which theirs do not return, is an attribute only."""
     loss: torch.Tensor | None = None
     logits: torch.Tensor | None = None
     last_hidden_state: torch.Tensor | None = None  # (B, T, H)
     attentions: tuple[torch.Tensor, ...] | None = None  # one (B, nh, T, T) per layer
     hidden_states: tuple[torch.Tensor, ...] | None = None  # (B, T, H): the embeddings', then each layer's output
 
+    def keys(self) -> list[str]:
+        return [name for name in ("loss", "logits", "hidden_states", "attentions") if getattr(self, name) is not None]
+
     def to_tuple(self) -> tuple:
-        """The fields `transformers`' heads return, in their order, those that are None left out: (loss, logits,
-        hidden_states, attentions). last_hidden_state, which theirs do not return, is read by name only."""
-        return tuple(v for v in (self.loss, self.logits, self.hidden_states, self.attentions) if v is not None)
+        return tuple(getattr(self, name) for name in self.keys())
 
     def __getitem__(self, key):
         if isinstance(key, str):
-            if key not in self.__dataclass_fields__:
+            if key not in self.keys():
                 raise KeyError(key)
             return getattr(self, key)
         return self.to_tuple()[key]
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def __contains__(self, key) -> bool:
+        return key in self.keys()
 
 
 def head_output(out: ModelOutput, return_dict=None):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from train.arguments import script_parser
-from train.push import PushError, call_hub, check_repo_id, hub_endpoint
+from train.push import PushError, call_hub, check_repo_id, hub_endpoint, upload_files
 from train.runtime import exit_code, report_user_error
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,10 +24,7 @@ SPACE_IGNORE = ["**/__pycache__/**", "*.pyc", "*.pyi", "**/.*"]  # .pyi: the stu
 
 def space_files(root=ROOT) -> list[Path]:
     """The files of `root` the Space gets: the same patterns `upload_folder` is given."""
-    from huggingface_hub.utils import filter_repo_objects
-
-    paths = sorted(p.relative_to(root).as_posix() for p in Path(root).rglob("*") if p.is_file())
-    return [Path(p) for p in filter_repo_objects(paths, allow_patterns=SPACE_FILES, ignore_patterns=SPACE_IGNORE)]
+    return upload_files(root, SPACE_FILES, SPACE_IGNORE)
 
 
 def deploy(repo_id: str, root=ROOT, token: str | None = None, private: bool = False,

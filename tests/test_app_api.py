@@ -280,7 +280,7 @@ BAD_INPUTS = [
     ("/word_map", ("cat",), "Give 3 to 30 different words"),
     ("/fill_mask", (TEXT, 3, "x" * 100_000), "is longer than 40 characters: type one word"),
     ("/attention", ("a cat", 1, "average", "mlm", "bogus"),
-     "The view must be all, heads, heatmap, grid, rollout or token, got 'bogus'."),
+     "The view must be all, heads, heatmap, grid, rollout or token, got “bogus”."),
 ]
 
 

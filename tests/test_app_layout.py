@@ -9,7 +9,7 @@ import gradio as gr
 import pytest
 import torch
 
-from demo.wiring import Wiring
+from demo.wiring import CONCURRENCY, Wiring
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def _handler(fn) -> str | None:
 
 
 # the handlers that take seconds on a long text (the attention views' figures, What if?'s many classifications,
-# two models side by side): in a queue of their own, one at a time
+# two models side by side): in a queue of their own, APP_CONCURRENCY at a time
 SLOW_HANDLERS = {"attention", "attention_page", "attention_token", "attention_layer", "attention_head",
                  "attention_view", "counterfactual", "counterfactual_page", "fill_mask_compare"}
 
@@ -44,7 +44,7 @@ SLOW_HANDLERS = {"attention", "attention_page", "attention_token", "attention_la
 def test_every_compute_event_shares_one_concurrency_group(app):
     """Every event that runs a handler, the examples' included (gr.Examples' run_on_click events used to get
     a concurrency group each: /fill_mask_1, /classify_1...), is in the one "compute" group with the default
-    limit (APP_CONCURRENCY), except the slow handlers', in the "slow" group, one at a time: 70 /attention
+    limit (APP_CONCURRENCY), except the slow handlers', in the "slow" group, as many at a time: 70 /attention
     requests of 100,000 characters made a /classify wait 103 s when all of them shared the compute queue."""
     events = [{"api_name": f.api_name, "fn": _handler(f.fn), "concurrency_id": f.concurrency_id,
                "limit": f.concurrency_limit, "queue": f.queue} for f in app.demo.fns.values()]
@@ -74,7 +74,7 @@ def test_every_compute_event_shares_one_concurrency_group(app):
     public = {e["api_name"] for e in compute if e["api_name"] in wanted}
     assert public == set(wanted)
     for e in compute:
-        wanted_group = ("slow", 1) if e["fn"] in SLOW_HANDLERS else ("compute", "default")
+        wanted_group = ("slow", CONCURRENCY) if e["fn"] in SLOW_HANDLERS else ("compute", "default")
         assert (e["concurrency_id"], e["limit"], e["queue"]) == (*wanted_group, True), e
     assert {e["api_name"] for e in compute if e["concurrency_id"] == "slow"} >= {
         "attention", "attention_ui", "attention_example_run", "attention_layer", "attention_head", "attention_token",

@@ -215,6 +215,8 @@ def test_another_model_type_is_refused_and_xlm_roberta_camembert_load(tokenizer,
         hf = randomise(getattr(transformers, f"{name}ForMaskedLM")(getattr(transformers, f"{name}Config")(**kwargs)))
         hf.save_pretrained(tmp_path / name)
         ours = roberta.RobertaForMaskedLM.from_pretrained(tmp_path / name)
+        # the scripts' and the app's architecture check reads it as the RoBERTa class it is
+        assert roberta.hub.require_architecture(tmp_path / name, "RobertaForMaskedLM", "a test") == "RobertaForMaskedLM"
         ids, mask = padded_batch(CONFIGS[1][3])
         with torch.no_grad():
             torch.testing.assert_close(ours(ids, mask).logits, hf(input_ids=ids, attention_mask=mask).logits,
@@ -289,8 +291,9 @@ def _flat(result):
 
 @pytest.fixture(scope="module")
 def both_fill_mask(trained_looking_mlm_dir):
-    """The folder needs only config.json, model.safetensors and tokenizer.json: transformers picks
-    RobertaTokenizer from config.json's model_type and reads tokenizer.json (no tokenizer_config.json)."""
+    """transformers reads a folder without tokenizer_config.json too (RobertaTokenizer from config.json's
+    model_type, over tokenizer.json), but then without its normalizer: what save_tokenizer writes and train.push
+    requires it for."""
     theirs = transformers.pipeline("fill-mask", model=str(trained_looking_mlm_dir), device="cpu")
     ours = roberta.pipeline("fill-mask", model=trained_looking_mlm_dir, device="cpu")
     return theirs, ours
@@ -319,8 +322,8 @@ def test_fill_mask_matches_transformers_pipeline(both_fill_mask, text, kwargs):
 
 
 def test_tokenizer_config_lets_transformers_truncate_like_us(trained_looking_mlm_dir, tiny_config, tmp_path):
-    """Optional extra file: tokenizer_config.json with model_max_length = config.max_length. Without it
-    transformers does not know the limit and a too-long input fails inside the model."""
+    """tokenizer_config.json (save_tokenizer writes it, train.push requires it) holds model_max_length =
+    config.max_length. Without it transformers does not know the limit and a too-long input fails inside the model."""
     import json
     import shutil
 

@@ -275,7 +275,8 @@ def test_a_hub_repo_with_pickled_weights_only_says_how_to_get_safetensors(monkey
     message = str(info.value)
     assert message.startswith("the Hub repo 'owner/old-model' holds pytorch_model.bin but no model.safetensors: "
                               "pickled weights are never loaded here, only safetensors")
-    assert "from_pretrained('owner/old-model').save_pretrained(folder, safe_serialization=True)" in message
+    assert ("import transformers; transformers.AutoModelForMaskedLM.from_pretrained('owner/old-model')"
+            '.save_pretrained("FOLDER")') in message  # no config.json to say the class: the fill-mask one
     assert 'revision="refs/pr/N"' in message
     assert "pytorch_model.bin" not in asked  # named from the file list, never downloaded
     monkeypatch.setattr(hub, "list_repo_files", lambda repo_id, **kwargs: ["config.json"])

@@ -161,7 +161,7 @@ def test_classifier_loss_and_logits_shape(tiny_config):
 
 
 def test_outputs_index_as_transformers_outputs_do(mlm, tiny_config):
-    """transformers-style calling code: out[0], out["logits"], loss, logits = out, return_dict=False; a
+    """transformers-style calling code: out[0], out["logits"], "loss" in out, return_dict=False; a
     tokenizer's all-zero token_type_ids are taken, any other type refused."""
     ids, mask = padded_batch(tiny_config)
     labels = labelled(ids)
@@ -171,11 +171,13 @@ def test_outputs_index_as_transformers_outputs_do(mlm, tiny_config):
         torch.testing.assert_close(mlm(ids, mask, token_type_ids=torch.zeros_like(ids)).logits, out.logits)
         out = mlm(ids, mask, labels=labels, output_attentions=True, output_hidden_states=True)
         assert out.to_tuple() == (out.loss, out.logits, out.hidden_states, out.attentions)  # transformers' order
-        loss, logits, *_ = out
-        assert loss is out.loss and logits is out.logits and out[-1] is out.attentions
-        assert out["last_hidden_state"] is out.last_hidden_state
-        with pytest.raises(KeyError):
-            out["pooler_output"]
+        assert list(out) == ["loss", "logits", "hidden_states", "attentions"] and len(out) == 4  # keys, as theirs
+        assert "loss" in out and out[-1] is out.attentions and dict(out)["loss"] is out.loss
+        for absent in ("pooler_output", "last_hidden_state"):  # theirs have neither: read by attribute
+            with pytest.raises(KeyError):
+                out[absent]
+        with pytest.raises(KeyError):  # a field that is None is not a key, as in transformers
+            mlm(ids, mask)["hidden_states"]
         plain = mlm(ids, mask, labels=labels, return_dict=False)
         assert isinstance(plain, tuple) and len(plain) == 2
         torch.testing.assert_close(plain[1], out.logits)  # out took the explicit attention path

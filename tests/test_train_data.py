@@ -85,6 +85,17 @@ def test_hub_spec_parsing():
     assert data.parse_hub_spec("hub:stanfordnlp/imdb") == ("stanfordnlp/imdb", None, "train", None)
 
 
+def test_a_hub_specs_column_is_the_labelled_text_column(monkeypatch):
+    """hub:NAME:CONFIG:SPLIT:COLUMN for --train/--dev: COLUMN is the text column (it was ignored there), unless
+    --text-column names one."""
+    datasets = pytest.importorskip("datasets")
+    table = datasets.Dataset.from_dict({"text": ["wrong", "column"], "review": ["Great.", "Dull."], "label": [1, 0]})
+    monkeypatch.setattr(data, "_load_hub", lambda spec: (table, data.parse_hub_spec(spec)[3]))
+    assert data.read_labeled("hub:someone/reviews:default:train:review")[:2] == (["Great.", "Dull."], [1, 0])
+    assert data.read_labeled("hub:someone/reviews:default:train")[0] == ["wrong", "column"]
+    assert data.read_labeled("hub:someone/reviews:default:train:review", text_column="text")[0] == ["wrong", "column"]
+
+
 def test_parse_mixture():
     assert data.parse_mixture("a/b.txt") == [("a/b.txt", 1.0)]
     assert data.parse_mixture("../x/wiki.train.tokens=0.5, ../y=0.5") == [("../x/wiki.train.tokens", 0.5), ("../y", 0.5)]

@@ -609,9 +609,9 @@ def _rows_from_file(path: Path, header_only: bool = False, expected: str = _expe
 
 def read_labeled(source: str, text_column: str | None = None, label_column: str | None = None,
                  label_names=None) -> tuple[list[str], list[int], dict[int, str]]:
-    """(texts, labels, id2label) from a TSV/CSV with a header, or a `hub:NAME:CONFIG:SPLIT` spec.
+    """(texts, labels, id2label) from a TSV/CSV with a header, or a `hub:NAME:CONFIG:SPLIT[:COLUMN]` spec.
 
-    Text column defaults to `sentence` then `text`, label column to `label`. `label_names` (a list in id
+    Text column defaults to the spec's COLUMN, else `sentence` then `text`; label column to `label`. `label_names` (a list in id
     order, or a dict id -> name) fixes the label set; labels may then also be given by name. Without it, a
     Hub ClassLabel's names are used, SST-2/IMDB get {0: negative, 1: positive}, and anything else LABEL_i.
     Texts are returned as stored (apply `normalize_for_classifier` before tokenizing).
@@ -622,7 +622,8 @@ def read_labeled(source: str, text_column: str | None = None, label_column: str 
         id2label = dict(label_names) if isinstance(label_names, dict) else dict(enumerate(label_names))
         id2label = {int(k): str(v) for k, v in id2label.items()}
     if source.startswith(HUB_PREFIX):
-        ds, _ = _load_hub(source)
+        ds, spec_column = _load_hub(source)  # a spec's :COLUMN is the text column, unless --text-column says
+        text_column = text_column or spec_column
         columns = ds.column_names
         label_col = _pick_column(columns, label_column, ["label"], source, "label")
         feature = ds.features[label_col]

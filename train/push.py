@@ -25,6 +25,8 @@ from .runtime import exit_code, report_user_error
 TOKENIZER_CONFIG = "tokenizer_config.json"
 REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json", TOKENIZER_CONFIG, "README.md")
 IGNORE_PATTERNS = ["checkpoint*", "checkpoint*/**", "*.pt", "*.pth", "*.ckpt", "__pycache__/**", ".*", "**/.*"]
+# what upload_folder sends of the folder: the card goes up on its own, its usage written for the repo id
+FOLDER_IGNORE = IGNORE_PATTERNS + ["README.md"]
 
 
 class PushError(Exception):
@@ -79,7 +81,7 @@ def dry_run(folder, repo_id: str) -> list[tuple[str, int]]:
     folder = check_folder(folder)
     check_repo_id(repo_id)
     files = [(p.as_posix(), (folder / p).stat().st_size)
-             for p in upload_files(folder, ignore_patterns=IGNORE_PATTERNS + ["README.md"])]  # as upload_folder's
+             for p in upload_files(folder, ignore_patterns=FOLDER_IGNORE)]  # as upload_folder's
     return sorted(files + [("README.md", len(card_for(folder, repo_id).encode("utf-8")))])
 
 
@@ -137,7 +139,7 @@ def push_folder(folder, repo_id: str, token: str | None = None, private: bool = 
     def requests():
         url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
         api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="model",
-                          commit_message=commit_message, ignore_patterns=IGNORE_PATTERNS + ["README.md"])
+                          commit_message=commit_message, ignore_patterns=FOLDER_IGNORE)
         api.upload_file(path_or_fileobj=card_for(folder, repo_id).encode("utf-8"), path_in_repo="README.md",
                         repo_id=repo_id, repo_type="model", commit_message=f"{commit_message}: model card")
         return url
