@@ -59,7 +59,7 @@ PAGE_JS = (Path(__file__).parent / "demo" / "page.js").read_text(encoding="utf-8
 
 
 with gr.Blocks(title="RoBERTa from scratch") as demo:
-    # how each event reaches its handler (demo/wiring.py): one compute queue, the API endpoint of each handler,
+    # how each event reaches its handler (demo/wiring.py): the compute and slow queues, the API endpoint of each handler,
     # the guards that drop an event which would only draw again what the page shows, or draw over a newer run
     wiring = Wiring(demo, handlers.chooser)
     wire, examples, model_box, guarded, drawn_state = (wiring.wire, wiring.examples, wiring.model_box,

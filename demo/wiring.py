@@ -3,7 +3,7 @@
 app.py lays the page out and says which handler (demo/handlers.py) each event calls; this module says how:
 
 - `Wiring.wire`: a UI event (its errors next to its input, the last results kept, a repeat skipped) and the
-  public API endpoint of the same handler (`api`), both in the one compute queue (`COMPUTE`, APP_CONCURRENCY
+  public API endpoint of the same handler (`api`), both in the compute queue (`COMPUTE`, APP_CONCURRENCY
   requests at a time), or for a slow handler in the slow one (`SLOW`, as many at a time); `Wiring.examples`: a
   tab's examples, run in their handler's queue too;
 - `Wiring.guarded`: the race guards (`demo.repeats`): an event that would only draw again what the page shows,
