@@ -81,8 +81,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     fm_k = Slider(1, MAX_TOP_K, value=5, step=1, buttons=[], label="Predictions per mask (top-k)")
                     fm_targets = gr.Textbox("", label="Candidate words to score (optional)",
                                             placeholder="France, Germany",
-                                            info="Separated by commas (or semicolons); these words only, all of "
-                                                 "them scored whatever top-k.")
+                                            info="Separated by commas, semicolons or new lines (Shift+Enter); these "
+                                                 "words only, all of them scored whatever top-k.")
                     fm_model, fm_current = model_box("mlm", "fm")
                     fm_btn = gr.Button("Predict", variant="primary")
                 with gr.Column():
@@ -366,7 +366,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 with gr.Column(elem_id="em-map-col"):
                     gr.Markdown("## Word map", elem_classes="section-title")
                     em_map_words = gr.Textbox(MAP_WORDS, label="Words (3 to 30, separated by commas, semicolons or new lines)",
-                                              info="Enter runs it.", elem_id="em-map-words", max_lines=4)
+                                              info="Enter runs it; Shift+Enter starts a new line.", elem_id="em-map-words",
+                                              max_lines=4)
                     em_map_error = error_box()
                     em_map_btn = gr.Button("Draw the map", variant="primary")
                     em_map = Plot(label="Word map", show_label=False, elem_id="em-map")

@@ -443,11 +443,12 @@ def _chips(chips: list[str], name: str) -> str:
     return f'<ol class="bpe-chips" aria-label="{html.escape(name)}">{"".join(chips)}</ol>'
 
 
-def tokens_html(rows: dict, counts=None) -> str:
+def tokens_html(rows: dict, counts=None, removed=()) -> str:
     """`token_rows` as chips in reading order: each token's text (a leading space as "␣"; byte pieces of a
     character as "⟨byte 0xF0⟩", with the character they are part of) and its id below; neighbouring tokens in
     alternating tints and separate boxes; a wider gap before the first token of each word; special tokens in
-    dashed boxes. A summary line above, a note when the text was cut, what "Ġ"/"␣" means below. Given `counts`
+    dashed boxes. A summary line above, a note when the text was cut or had invisible characters `removed` (by
+    `demo.validation.clean_text`, as every tab removes them), what "Ġ"/"␣" means below. Given `counts`
     (`demo.training_counts.TrainingCounts`), each token's hover says how often the pretraining text holds it."""
     tokens = rows["tokens"]
     regular = [t for t in tokens if not t["special"]]
@@ -487,6 +488,11 @@ def tokens_html(rows: dict, counts=None) -> str:
                f'included, so it reads only the first {rows["read_characters"]:,} of the '
                f'{rows["characters"]:,} characters ({_plural(rows["read_words"], "word")}); the counts after '
                '“→” are for that part. The rest is not shown.</p>')
+    if removed:
+        codes = ", ".join(f"U+{ord(c):04X}" for c in dict.fromkeys(removed))
+        cut += (f'<p class="bpe-cut">Removed before tokenizing, as in every tab: '
+                f'{_plural(len(removed), "invisible character")} ({codes}), which would change the tokens, and so '
+                "the model's answers, without showing.</p>")
     note = ("Each box is one token: the text it stands for, and below it its id in the vocabulary. A wider gap "
             f"marks the first token of a word. “{SPACE_LABEL}” is a space that belongs to the token: the "
             "vocabulary writes it “Ġ”, because byte-level BPE first writes every byte of the text as one "
@@ -495,7 +501,7 @@ def tokens_html(rows: dict, counts=None) -> str:
             "the 256 bytes is a token, so any text can be written without <unk>: a rare character is left as "
             "its bytes (“⟨byte 0xF0⟩”, in hexadecimal; a character takes 1 to 4 bytes, and an emoji built from "
             "several characters, such as a family, a flag or a skin tone, takes more). An invisible character "
-            "shows as its code (“⟨U+200D⟩”). Dashed boxes are special "
+            "that is kept (the zero-width joiner of an emoji) shows as its code (“⟨U+200D⟩”). Dashed boxes are special "
             "tokens the model reads around the text (<s> starts it, </s> ends it).")
     if counts is not None:
         note += (" Hover a token, or open “in full”, for how often the text the model was pretrained on holds it: "

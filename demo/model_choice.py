@@ -189,7 +189,7 @@ def _kept(tab: str) -> str:
     choice in a tab's model box failed (the tab keeps its model) and an API client whose request named the model
     (it was not run), so no tab is named."""
     if tab == COMPARISON:
-        return "The comparison was not run; the current model's answers stay as they were."
+        return "The comparison was not run; the predictions above are unchanged."
     return "Nothing was run with it, and the current model stays in use."
 
 

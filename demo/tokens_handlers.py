@@ -11,7 +11,7 @@ from .formatting import SPACE_LABEL
 from .handler_base import HandlerBase
 from .model_choice import SHIPPED
 from .training_counts import counts_for
-from .validation import clean_text, error_html, user_errors
+from .validation import INVISIBLE_RE, clean_text, error_html, user_errors
 
 TOKENS_TAB = "Tokens"  # named in the model messages of the tab (it reads the fill-mask model's tokenizer)
 
@@ -23,7 +23,9 @@ class TokensHandlers(HandlerBase):
         of the part the model reads that merge by merge can replay, the default one picked), merge by merge for
         that word in HTML, its steps as data). A cut text is said in the view itself (no pop-up warning)."""
         loaded = self._need("mlm", model, TOKENS_TAB)
-        text = clean_text(text)
+        cleaned = clean_text(text)
+        removed = INVISIBLE_RE.findall(text)  # said in the view: this tab shows what the model reads
+        text = cleaned
         counts = counts_for(loaded.tokenizer)
         rows = bpe_view.token_rows(loaded.tokenizer, text, loaded.config.max_length, counts)
         try:  # a tokenizer that is not byte-level BPE still shows its tokens, with the reason for no merges
@@ -38,7 +40,7 @@ class TokensHandlers(HandlerBase):
             words, word, steps = [], None, None
             merges = error_html(err.message if isinstance(err, gr.Error) else html.escape(str(err), quote=False))
         picker = gr.update(choices=[(bpe_view.readable(w), w) for w in words], value=word)
-        return bpe_view.tokens_html(rows, counts), rows, picker, merges, steps
+        return bpe_view.tokens_html(rows, counts, removed), rows, picker, merges, steps
 
     @user_errors
     def bpe_merges(self, word, model=SHIPPED):

@@ -217,13 +217,16 @@ def parse_int(value, name: str, lo: int, hi: int) -> int:
     try:
         if isinstance(value, bool):
             raise ValueError
+        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+            value = int(value)  # digits as typed: "99999999999999999999" is not the float 1e20
         number = value if isinstance(value, int) else float(value)  # an int as it is: 10**400 is too large a float
         if isinstance(number, float):
             if not number.is_integer():
                 raise ValueError
             number = int(number)
     except (TypeError, ValueError, OverflowError):
-        raise fail(f"{name} must be a whole number between {lo} and {hi}, got {short_text(repr(value))}.") from None
+        got = f"“{short_text(value)}”" if isinstance(value, str) else short_text(str(value))  # text quoted as typed
+        raise fail(f"{name} must be a whole number between {lo} and {hi}, got {got}.") from None
     if not lo <= number <= hi:
         raise fail(f"{name} must be between {lo} and {hi}, got {short_text(str(number), 20)}.")
     return number

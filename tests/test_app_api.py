@@ -261,7 +261,7 @@ def test_masking(client):
 
 # One or two per endpoint: that a handler's message comes through the API as plain text (the handler tests,
 # tests/test_app_handlers.py and tests/test_app_tokens_embeddings.py, check every kind of bad input). The API
-# alone unescapes them: "write <mask>" and "got '<b>1</b>'", not "&lt;mask&gt;"; numbers and control characters
+# alone unescapes them: "write <mask>" and "got “<b>1</b>”", not "&lt;mask&gt;"; numbers and control characters
 # arrive as the client sent them.
 BAD_INPUTS = [
     ("/fill_mask", ("no mask here", 5), "There is no mask in the text: write <mask>"),
@@ -269,7 +269,7 @@ BAD_INPUTS = [
     ("/classify", ("\x00\x01\x02",), "The text is empty"),
     ("/counterfactual", ("film",), "“film” is the only word"),
     ("/attention", ("The cat.", 99, "average"), "Layer must be between 1 and 2, got 99"),
-    ("/attention", ("The cat.", "<b>1</b>", "average"), "got '<b>1</b>'"),
+    ("/attention", ("The cat.", "<b>1</b>", "average"), "got “<b>1</b>”"),
     ("/attention_token", ("The cat.", 1, "average", 99), "Token must be between 0 and"),
     ("/masking", ("a sentence", 99, 0), "Epochs must be between 1 and 40, got 99"),
     ("/masking", ("a sentence", 5, 1.5), "Seed must be a whole number between 0 and"),

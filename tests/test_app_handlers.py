@@ -302,6 +302,8 @@ def test_a_huge_whole_number_is_out_of_range_not_a_crash(handlers):
         handlers.masking("a sentence", 5, 10**400)
     with _error(r"Top-k must be between 1 and 20, got -100000000000000000…\."):
         handlers.fill_mask("The <mask> sees the house.", -10**400)
+    with _error(r"Seed must be between 0 and 2147483647, got 99999999999999999999\."):  # as typed, not 1e20
+        handlers.masking("a sentence", 5, "99999999999999999999")
 
 
 # ----------------------------------------------------------------------------- sentiment
@@ -835,7 +837,7 @@ def test_layer_and_head_changes_redraw_only_what_depends_on_them(handlers):
 @pytest.mark.parametrize("token, message", [(99, "Token must be between 0 and 11, got 99."),
                                             (12, "Token must be between 0 and 11, got 12."),
                                             (-1, "Token must be between 0 and 11, got -1."),
-                                            ("bogus", "Token must be a whole number between 0 and 11, got 'bogus'."),
+                                            ("bogus", "Token must be a whole number between 0 and 11, got “bogus”."),
                                             (1.5, "Token must be a whole number between 0 and 11, got 1.5.")])
 def test_layer_head_and_view_changes_refuse_a_token_the_text_does_not_have(handlers, token, message):
     """The reviewer's case: /attention_layer and /attention_head drew the default token for token 99 or "bogus",
@@ -1021,14 +1023,14 @@ def test_attention_bad_layer_head_model(handlers, layer, head, model, match):
 
 def test_the_attention_page_escapes_an_error_once(handlers):
     """The page's attention event wraps the endpoint's handler: its message is escaped once, not twice."""
-    with _error(r"got '&lt;x&gt;'") as info:
+    with _error(r"got “&lt;x&gt;”") as info:
         handlers.attention_page("The cat.", "<x>")
     assert "&amp;" not in info.value.message
 
 
 def test_error_messages_escape_html(handlers):
     """Gradio shows error messages as HTML: what the user typed must come back as text."""
-    with _error("got '&lt;img src=x onerror=alert\\(1\\)&gt;'"):
+    with _error("got “&lt;img src=x onerror=alert\\(1\\)&gt;”"):
         handlers.attention("The cat.", "<img src=x onerror=alert(1)>", "average")
 
 
@@ -1180,6 +1182,10 @@ def test_invisible_format_characters_are_removed_as_control_characters_are(handl
     assert handlers.classify(hidden)[0] == handlers.classify(text)[0]
     assert handlers.attention(hidden, 1, "average")[4] == handlers.attention(text, 1, "average")[4]
     assert handlers.tokens(hidden)[1] == handlers.tokens(text)[1]
+    # the Tokens tab, which shows what the model reads, says what was removed
+    shown = handlers.tokens(hidden)[0]
+    assert "Removed before tokenizing, as in every tab: 3 invisible characters (U+200B, U+2060, U+00AD)" in shown
+    assert "Removed before tokenizing" not in handlers.tokens(text)[0]
     assert handlers.neighbours("ca\u200bt")[1]["neighbours"] == handlers.neighbours("cat")[1]["neighbours"]
 
 

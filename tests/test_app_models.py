@@ -595,7 +595,7 @@ def test_a_compare_model_that_fails_says_so_once_and_leaves_the_tab_as_it_was(ha
     assert not chooser.is_loaded("mlm", missing, MC.COMPARISON)
     with pytest.raises(gr.Error, match=r"cannot be reached from this server \(HF_HUB_OFFLINE is set\), and "
                                        f"{missing} is not in its download cache. The comparison was not run; "
-                                       "the current model's answers stay as they were"):
+                                       "the predictions above are unchanged"):
         handlers.fill_mask_compare(TEXT, 3, "", MC.SHIPPED, missing)
     assert chooser.is_loaded("mlm", missing, MC.COMPARISON)  # refused at once within FAILED_TTL_S: no loading
     assert not chooser.is_loaded("mlm", missing)  # the tab's own box has not tried it: its message differs
