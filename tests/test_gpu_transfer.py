@@ -308,6 +308,7 @@ def test_gpu_session_returns_a_pretraining_cut_by_its_deadline_as_a_partial_enco
                              "--tests", "", "--", "--quick", "--seeds", "0"]) == 1  # pretraining did not finish
     printed = capsys.readouterr().out
     assert "== pretraining cut" in printed and "stopped by SIGTERM: " in printed and "retrying" not in printed
+    assert "== shipped classifier: none (no fine-tuning run finished" in printed  # said, whatever the exit code
     back = gpu_transfer.unpack(out, tmp_path / "back")
     partial = back / gpu_transfer.PARTIAL_MLM
     assert {p.name for p in back.iterdir()} == {gpu_transfer.PARTIAL_MLM, "session"}  # no mini-roberta-mlm

@@ -171,6 +171,9 @@ def report(chosen: Path, logs: Path) -> str:
              f"== recipe log (last lines of {logs / 'recipe.log'}):", tail(logs / "recipe.log", 40)]
     if (chosen / "ship" / SHIPPED_FROM).is_file():
         parts.append(f"== shipped classifier: {(chosen / 'ship' / SHIPPED_FROM).read_text(encoding='utf-8').strip()}")
+    else:  # the exit code follows the encoder (with --minutes > 0): say it when the classifier did not come back
+        parts.append("== shipped classifier: none (no fine-tuning run finished: cut by the deadline, or failed; "
+                     "the recipe log says which)")
     partial = chosen / "ship" / PARTIAL_MLM
     if finished(chosen / "mlm"):
         m = json.loads((chosen / "mlm" / "metrics.json").read_text(encoding="utf-8"))
