@@ -210,8 +210,9 @@ def clean_text(text, name: str = "The text", required: bool = True) -> str:
     return require_visible(text) if required else text
 
 
-def parse_int(value, name: str, lo: int, hi: int) -> int:
-    """A whole number in [lo, hi] from an int, a whole float or a numeric string."""
+def parse_int(value, name: str, lo: int, hi: int, also: str = "") -> int:
+    """A whole number in [lo, hi] from an int, a whole float or a numeric string; `also`: what else the box takes,
+    said in the messages (" or “average”")."""
     if value is None or (isinstance(value, str) and not value.strip()):
         raise fail(f"{name} is empty: enter a whole number between {lo} and {hi}.")
     try:
@@ -226,9 +227,9 @@ def parse_int(value, name: str, lo: int, hi: int) -> int:
             number = int(number)
     except (TypeError, ValueError, OverflowError):
         got = f"“{short_text(value)}”" if isinstance(value, str) else short_text(str(value))  # text quoted as typed
-        raise fail(f"{name} must be a whole number between {lo} and {hi}, got {got}.") from None
+        raise fail(f"{name} must be a whole number between {lo} and {hi}{also}, got {got}.") from None
     if not lo <= number <= hi:
-        raise fail(f"{name} must be between {lo} and {hi}, got {short_text(str(number), 20)}.")
+        raise fail(f"{name} must be between {lo} and {hi}{also}, got {short_text(str(number), 20)}.")
     return number
 
 
@@ -236,7 +237,7 @@ def parse_head(value, num_heads: int) -> int | None:
     """None for the average of heads, else a 1-based head number."""
     if value is None or (isinstance(value, str) and value.strip().lower() in ("", "average", "mean", "avg", "all")):
         return None
-    return parse_int(value, "Head", 1, num_heads)
+    return parse_int(value, "Head", 1, num_heads, " or “average”")
 
 
 def split_words(text: str) -> list[str]:

@@ -1009,7 +1009,7 @@ def test_attention_rollout_rows_sum_to_one(handlers):
     (0, "average", "mlm", "Layer must be between 1 and 2"),
     ("two", "average", "mlm", "Layer must be a whole number"),
     (1.5, "average", "mlm", "Layer must be a whole number"),
-    (1, 99, "mlm", "Head must be between 1 and 4, got 99"),
+    (1, 99, "mlm", "Head must be between 1 and 4 or “average”, got 99"),
     (1, "everything", "mlm", "Head must be a whole number"),
     (1, 1, "not a repo id!", "“not a repo id!” is not a Hugging Face Hub repo id"),  # as typed
     (1, 1, "/etc", "local folders can be chosen only where the server allows them"),
