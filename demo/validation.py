@@ -214,7 +214,9 @@ def parse_int(value, name: str, lo: int, hi: int, also: str = "") -> int:
     """A whole number in [lo, hi] from an int, a whole float or a numeric string; `also`: what else the box takes,
     said in the messages (" or “average”")."""
     if value is None or (isinstance(value, str) and not value.strip()):
-        raise fail(f"{name} is empty: enter a whole number between {lo} and {hi}.")
+        # a browser's number box sends nothing (None) when cleared, and for a number too large for it (1e400)
+        held = " (or holds a number too large for it)" if value is None else ""
+        raise fail(f"{name} is empty{held}: enter a whole number between {lo} and {hi}.")
     try:
         if isinstance(value, bool):
             raise ValueError
