@@ -186,7 +186,12 @@ def save_tokenizer(tokenizer: Tokenizer, folder, model_max_length: int) -> None:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     tokenizer.save(str(folder / TOKENIZER_NAME))
+    save_tokenizer_config(folder, model_max_length)
+
+
+def save_tokenizer_config(folder, model_max_length: int) -> None:
+    """folder/tokenizer_config.json alone, as `save_tokenizer` writes it beside tokenizer.json."""
     config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": model_max_length,
               "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "sep_token": "</s>",
               "cls_token": "<s>", "pad_token": "<pad>", "mask_token": "<mask>"}
-    (folder / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    (Path(folder) / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

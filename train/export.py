@@ -33,7 +33,6 @@ import argparse
 import contextlib
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import torch
@@ -306,9 +305,7 @@ def write_tokenizer_config(folder: Path) -> None:
     (`train.average` compares its members' copies)."""
     if (folder / "tokenizer_config.json").is_file() or not (folder / "tokenizer.json").is_file():
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        roberta.save_tokenizer(roberta.load_tokenizer(folder), tmp, roberta.load_config(folder).max_length)
-        shutil.copy2(Path(tmp) / "tokenizer_config.json", folder / "tokenizer_config.json")
+    roberta.tokenizer.save_tokenizer_config(folder, roberta.load_config(folder).max_length)
 
 
 def main(argv=None) -> int:
