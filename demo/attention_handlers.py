@@ -4,7 +4,6 @@ bars, each with its text version (`explain`, `head_view`, `head_roles`, `figures
 the start-up hint of where to look."""
 from __future__ import annotations
 
-import html
 import logging
 import threading
 from collections import OrderedDict
@@ -14,10 +13,10 @@ import gradio as gr
 from . import explain, figures, head_roles, head_view
 from .formatting import md_escape, short_text
 from .handler_base import HandlerBase
-from .model_choice import ModelChoiceError, ModelChooser, describe, is_shipped
+from .model_choice import ModelChoiceError, ModelChooser, describe, is_shipped, refused
 from .models import Models
 from .tokens_view import Tokens, classifier_text, cut_to_window, tokenize
-from .validation import clean_text, error_html, fail, parse_head, parse_int, user_errors, warn_truncated
+from .validation import clean_text, fail, parse_head, parse_int, user_errors, warn_truncated
 
 log = logging.getLogger(__name__)
 
@@ -242,14 +241,15 @@ class AttentionHandlers(HandlerBase):
     def attention_model(self, choice, current="mlm", layer=None, head="average"):
         """The attention tab's model box: (box value, the tab's model, a status line in HTML, layer picker
         update, head picker update). A model that can be used becomes the tab's model, the pickers offer its
-        layers and heads (the current ones kept where it has them); one that cannot leaves the box and the tab
-        on `current`, with the reason next to the box (offline: that it needs the Hub)."""
+        layers and heads (the current ones kept where it has them); one that cannot leaves the tab on `current`
+        and the box on what was typed (`model_choice.refused`), with the reason next to the box (offline: that it
+        needs the Hub)."""
         current = "mlm" if is_shipped(current) else current
         try:
             _, loaded, _ = self._attention_model(choice)
         except (ModelChoiceError, gr.Error) as err:
             message = err.message if isinstance(err, gr.Error) else str(err)
-            return current, current, error_html(html.escape(message, quote=False)), gr.skip(), gr.skip()
+            return (*refused("mlm", choice, current, message), gr.skip(), gr.skip())
         value = "mlm" if is_shipped(choice) else choice.strip()
         cfg = loaded.config
         try:

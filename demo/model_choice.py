@@ -35,6 +35,7 @@ import roberta
 from roberta.hub import hub_offline, is_local, read_architecture
 
 from .models import TASKS, LoadedModel, Models, without_paths
+from .validation import error_html
 
 log = logging.getLogger(__name__)
 
@@ -414,16 +415,34 @@ class ModelChooser:
 
     def choose(self, key: str, choice=None, current=SHIPPED, tab: str | None = None) -> tuple[str, str, str]:
         """The model box's event: (the box's value, the tab's model, a status line in HTML). A model that
-        loads becomes the tab's model; one that does not leaves the box and the tab on `current`, with the
-        reason next to the box. `tab`: as in `get`."""
+        loads becomes the tab's model; one that does not leaves the tab on `current` and the box on what was
+        typed (to be corrected, not typed again: `refused`), with the reason next to the box. `tab`: as in `get`."""
         current = SHIPPED if is_shipped(current) else current
         try:
             loaded = self.get(key, choice, tab)
         except ModelChoiceError as err:
-            message = html.escape(str(err), quote=False)
-            return current, current, f'<div class="input-error" role="alert">⚠️ {message}</div>'
+            return refused(key, choice, current, str(err))
         if not loaded.available:  # the shipped model, when it failed at start-up
-            return current, current, f'<div class="input-error" role="alert">⚠️ {html.escape(loaded.error)}</div>'
+            return refused(key, choice, current, loaded.error)
         value = SHIPPED if is_shipped(choice) else choice.strip()
         return value, value, f'<div class="model-status">{describe(loaded)}</div>'
+
+
+def running_label(key: str, current) -> str:
+    """The model a tab runs, as its box lists it: "ours: …" for a shipped one (`current` SHIPPED, or the
+    Attention tab's "mlm" / "sentiment"), else the repo id or folder."""
+    if is_shipped(current):
+        return SHIPPED_LABELS[key]
+    return SHIPPED_LABELS[current] if current in SHIPPED_LABELS else str(current)
+
+
+def refused(key: str, choice, current, message: str) -> tuple[str, str, str]:
+    """A model box's answer to a choice that cannot be used: (the box's value, the tab's model, the status in
+    HTML). The box keeps the choice as typed, so that a typo is corrected rather than typed again (a choice
+    that is no text, or empty, gives the box back the tab's model), the tab keeps `current`, and the status
+    gives the reason and names the model the tab still runs, since the box no longer shows it."""
+    typed = choice.strip() if isinstance(choice, str) and choice.strip() else current
+    running = "" if typed == current else f" This tab still runs {running_label(key, current)}."
+    message = html.escape(f"{message}{running}", quote=False)
+    return typed, current, error_html(message)
 

@@ -376,7 +376,7 @@ def test_attention_layer_and_head_errors_show_next_to_their_boxes(page):
 
 def test_attention_model_box(page):
     """The attention tab's model box: the shipped classifier instead of the fill-mask model reruns the tab;
-    a choice that cannot be used is named next to the box and the tab keeps its model."""
+    a choice that cannot be used is named next to the box, stays in the box and the tab keeps its model."""
     open_tab(page, "Attention")
     page.get_by_role("tab", name="Head view").click()
     box = page.locator("#at-model input")
@@ -388,6 +388,9 @@ def test_attention_model_box(page):
     box.fill("/etc")
     box.press("Enter")
     sync_api.expect(page.locator("#at-model-status")).to_contain_text("local folders can be chosen only")
+    sync_api.expect(page.locator("#at-model-status")).to_contain_text(
+        "This tab still runs ours: the shipped SST-2 classifier.")
+    sync_api.expect(box).to_have_value("/etc")  # kept as typed, to be corrected rather than typed again
     sync_api.expect(page.locator("#at-notes")).to_contain_text("sentiment (fine-tuned on SST-2)")
     shot(page, "3-attention-model")
     box.click()

@@ -155,8 +155,9 @@ def test_attention_model_box(models, handlers, hf_mlm_dir, hf_clf_dir, monkeypat
     # offline, a Hub model is refused in plain words; the tab keeps its model and the shipped ones answer
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     value, current, status, layers, heads = handlers.attention_model("FacebookAI/roberta-base", "sentiment", 1, 1)
-    assert (value, current) == ("sentiment", "sentiment") and layers == heads == gr.skip()
+    assert (value, current) == ("FacebookAI/roberta-base", "sentiment") and layers == heads == gr.skip()
     assert "The Hugging Face Hub cannot be reached" in status and MC._kept(MC.ATTENTION_TAB) in status
+    assert status.endswith("This tab still runs ours: the shipped SST-2 classifier.</div>"), status
     with pytest.raises(gr.Error, match="cannot be reached"):
         handlers.attention("the cat.", 1, "average", "FacebookAI/roberta-base")
     assert handlers.attention("the cat.", 1, "average", "sentiment")[6].count('class="hv-r"') > 2
@@ -200,7 +201,7 @@ def test_a_model_that_cannot_load_is_explained_to_a_page_visitor_and_an_api_call
         assert " tab" not in message, message
     # the page's model box says the same, in its status next to the box, and keeps the tab's model
     value, current, status = handlers.chooser.choose("mlm", "FacebookAI/roberta-base", MC.SHIPPED)
-    assert (value, current) == (MC.SHIPPED, MC.SHIPPED) and kept in status
+    assert (value, current) == ("FacebookAI/roberta-base", MC.SHIPPED) and kept in status
 
 
 # ----------------------------------------------------------------------------- the model box
@@ -219,14 +220,17 @@ def test_choose_loads_once_and_describes_the_model(models, hf_mlm_dir, monkeypat
 
 
 def test_choosing_a_shipped_model_that_failed_at_start_up_keeps_the_tab_on_its_model(models, hf_mlm_dir):
-    """As any model that cannot be used: the box and the tab stay on the current one, the reason beside the box."""
+    """As any model that cannot be used: the tab stays on the current one, the box on the choice, the reason and
+    the model still in use beside the box."""
     from demo.models import LoadedModel, Models
 
     broken = Models(LoadedModel("mlm", "assets/gone", error="assets/gone: no such folder"), models.sentiment)
     chooser = MC.ModelChooser(broken, allow_local=True)
     assert chooser.choose("mlm", str(hf_mlm_dir), MC.SHIPPED)[:2] == (str(hf_mlm_dir), str(hf_mlm_dir))
     value, current, status = chooser.choose("mlm", MC.SHIPPED, str(hf_mlm_dir))
-    assert value == current == str(hf_mlm_dir) and "assets/gone: no such folder" in status and "input-error" in status
+    assert (value, current) == (MC.SHIPPED, str(hf_mlm_dir))
+    assert "assets/gone: no such folder" in status and "input-error" in status
+    assert f"This tab still runs {hf_mlm_dir}." in status
 
 
 def test_cache_keeps_the_last_few_models(models, tmp_path, monkeypatch):
@@ -273,11 +277,14 @@ def test_a_slow_load_blocks_only_that_model(models, monkeypatch):
     ("mlm", "/no/such/folder", True, "no such folder"),
 ])
 def test_a_model_that_cannot_load_keeps_the_current_one(models, monkeypatch, key, choice, allow_local, message):
+    """The tab keeps its model; the box keeps what was typed (a typo is corrected, not typed again), so the status
+    names the model still in use."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     chooser = MC.ModelChooser(models, allow_local=allow_local)
     value, current, status = chooser.choose(key, choice, "owner/current")
-    assert (value, current) == ("owner/current", "owner/current")
+    assert (value, current) == (choice, "owner/current")  # the box keeps the choice as typed, to be corrected
     assert 'class="input-error"' in status and message in status and "Traceback" not in status
+    assert status.endswith("This tab still runs owner/current.</div>")
     assert not chooser.loaded()  # nothing cached: it can be tried again
 
 
@@ -603,3 +610,14 @@ def test_a_compare_model_that_fails_says_so_once_and_leaves_the_tab_as_it_was(ha
         handlers.fill_mask_compare(TEXT, 3, "", MC.SHIPPED, str(hf_clf_dir))
     assert chooser.is_loaded("mlm", str(hf_clf_dir), MC.COMPARISON)
     assert chooser.is_loaded("any", "sentiment") and not chooser.is_loaded("any", missing, MC.ATTENTION_TAB)
+
+
+@pytest.mark.parametrize("choice, box", [("  someone/typo-roberta ", "someone/typo-roberta"), (42, MC.SHIPPED),
+                                         ("   ", MC.SHIPPED)])
+def test_a_refused_choice_stays_in_the_box_unless_it_is_no_text(models, monkeypatch, choice, box):
+    """The box used to go back to the tab's model after an error, so a visitor's typed repo id was lost; a value
+    that is no text (an API client's) or blank gives the box back the model in use, with no note that repeats it."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    value, current, status = MC.ModelChooser(models).choose("mlm", choice, MC.SHIPPED)
+    assert (value, current) == (box, MC.SHIPPED)
+    assert ("still runs ours: the shipped fill-mask model" in status) == (box != MC.SHIPPED), status
