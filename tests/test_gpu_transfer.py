@@ -250,6 +250,24 @@ def test_gpu_session_retry_pretrains_for_minutes_asked_or_what_the_time_left_all
     assert gpu_session.retry_minutes(6, 390) == (4, 4)  # what the time left allows: less than asked
 
 
+def test_gpu_session_log_tail_leaves_out_torchs_own_log_lines(tmp_path):
+    """With --compile, dynamo's graph-break warnings (a dozen glog-style lines each) filled the 40 lines of the
+    recipe log that the device call's reply shows; they are left out and counted, the recipe's own lines kept."""
+    from train import gpu_session
+
+    warning = ("W1129 18:16:39.943000 17177 site-packages/torch/_dynamo/variables/tensor.py:1759] [1/0] "
+               "Graph break from `Tensor.item()`")
+    log = tmp_path / "recipe.log"
+    log.write_text("\n".join(["step 10 loss 7.1", *[warning] * 50, "", "step 20 loss 6.9", warning,
+                              "error: something failed"]) + "\n", encoding="utf-8")
+    assert gpu_session.tail(log, 2).splitlines() == [
+        f"(51 lines of torch's own log, such as torch.compile's warnings, left out here: see {log})",
+        "step 20 loss 6.9", "error: something failed"]
+    log.write_text("step 1\nW1 not a torch line\n", encoding="utf-8")
+    assert gpu_session.tail(log, 40) == "step 1\nW1 not a torch line"
+    assert gpu_session.tail(tmp_path / "missing.log", 40) == ""
+
+
 def test_gpu_session_deadline_is_a_sigterm_that_a_run_can_answer(tmp_path):
     """At the deadline the recipe gets SIGTERM (a training step then saves a checkpoint), not a kill."""
     import sys

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -153,9 +154,19 @@ def pack_what_fits(shipped: Path, out: Path, part_mib: float = PART_MIB) -> list
         return pack(shipped, out, part_mib)
 
 
+# torch's own log lines ("W1129 18:16:39.943000 17177 site-packages/torch/_dynamo/...] [1/0] Graph break ..."):
+# with --compile, dynamo's graph-break and recompilation warnings, a dozen lines each
+TORCH_LOG_LINE = re.compile(r"[DIWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]]*\] ")
+
+
 def tail(path: Path, lines: int) -> str:
+    """The last `lines` non-blank lines of `path`, without torch's own log lines (`TORCH_LOG_LINE`), which would
+    fill them; how many of those were left out is said first."""
     text = [line for line in path.read_text(errors="replace").splitlines() if line.strip()] if path.is_file() else []
-    return "\n".join(text[-lines:])
+    kept = [line for line in text if not TORCH_LOG_LINE.match(line)]
+    left_out = len(text) - len(kept)
+    note = [f"({left_out:,} lines of torch's own log, such as torch.compile's warnings, left out here: see {path})"]
+    return "\n".join((note if left_out else []) + kept[-lines:])
 
 
 def training_figures(m: dict) -> str:
