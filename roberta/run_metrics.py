@@ -198,9 +198,10 @@ class RunMetrics:
     def held_out(self) -> tuple[float | None, float | None, float | None, int]:
         """(loss, accuracy, perplexity, masks) on the held-out text: the mean over several fixed masks where a
         later `train.evaluate --mlm-seeds N` (or `train.average`) measured it on the same text, else the run's
-        own end-of-training evaluation (one mask)."""
+        own end-of-training evaluation (one mask). A later evaluation of the text's first characters only
+        (`--mlm-max-chars`, recorded as max_chars) is not the same text."""
         later = self.mlm if isinstance(self.mlm, dict) else {}
-        same_text = same_text_file(later.get("source"), self.eval_data)
+        same_text = same_text_file(later.get("source"), self.eval_data) and not later.get("max_chars")
         if (_number(later.get("masks")) or 1) > 1 and same_text and _number(later.get("accuracy")) is not None:
             return _number(later.get("loss")), later["accuracy"], _number(later.get("perplexity")), later["masks"]
         return _number(self.eval_loss), _number(self.eval_accuracy), _number(self.eval_perplexity), 1

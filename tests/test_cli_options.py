@@ -426,7 +426,7 @@ def test_average_mlm_seed_chooses_the_held_out_masks(tiny_mlm_dir, train_files, 
 
 
 # ----------------------------------------------------------------------------------------------------------
-# train.evaluate --mlm-max-chars
+# train.evaluate and train.average --mlm-max-chars
 # ----------------------------------------------------------------------------------------------------------
 def test_evaluate_mlm_max_chars_scores_the_first_characters_only(tiny_mlm_dir, train_files, tmp_path):
     """--mlm-max-chars N: the figures of a file holding the text's first N characters (the last document cut)."""
@@ -448,6 +448,22 @@ def test_evaluate_mlm_max_chars_scores_the_first_characters_only(tiny_mlm_dir, t
     cut, whole, expected = scored(valid, "--mlm-max-chars", str(n)), scored(valid), scored(head)
     assert cut["tokens"] == expected["tokens"] < whole["tokens"] / 5
     assert cut["sequences"] == expected["sequences"] and cut["loss"] == pytest.approx(expected["loss"])
+    assert cut["max_chars"] == n and "max_chars" not in whole  # said, so that no one reads it as the whole text's
+
+    # train.average takes it too (it had no --mlm-max-chars): its figures are those of train.evaluate's cut
+    members = [str(mlm_member(tmp_path / f"phase-{i}", tiny_mlm_dir, train_files, i, eval_seed=0)) for i in (1, 2)]
+    assert average.main([*members, "--out", str(tmp_path / "avg"), "--mlm-seeds", "1", "--mlm-max-chars", str(n)]) == 0
+    averaged = json.loads((tmp_path / "avg" / "metrics.json").read_text())
+    assert averaged["mlm"]["max_chars"] == n and averaged["mlm"]["tokens"] == expected["tokens"]
+    assert f"(its first {n:,} characters)" in (tmp_path / "avg" / "README.md").read_text()
+    # a later evaluation of the first characters only is not taken for the whole held-out text's figures
+    from roberta.run_metrics import RunMetrics
+
+    run = RunMetrics.from_dict({"eval_data": str(valid), "eval_accuracy": 0.25,
+                                "mlm": {"source": str(valid), "masks": 5, "accuracy": 0.5, "max_chars": n}})
+    assert run.held_out[1:] == (0.25, None, 1)
+    run.mlm.pop("max_chars")
+    assert run.held_out[1] == 0.5
 
 
 # ----------------------------------------------------------------------------------------------------------

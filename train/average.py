@@ -146,6 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--mlm-seeds", type=int, default=5, help="fixed masks to average over (default: %(default)s)")
     m.add_argument("--mlm-seed", type=int, default=None,
                    help="the first mask's seed (default: the last member's eval_seed, else 0)")
+    m.add_argument("--mlm-max-chars", type=int, default=0,
+                   help="score only the held-out text's first N characters, as train.evaluate (default: 0, all)")
     return p
 
 
@@ -153,12 +155,13 @@ def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
     """The average of masked-LM members, scored on held-out text under several fixed masks."""
     from .arguments import command_line
     from .data import pack_sequences, read_documents
-    from .evaluate import evaluate_mlm_masks
+    from .evaluate import evaluate_mlm_masks, take_chars
     from .model_card import write_model_card
 
     members = check_members(folders, allow_different_init=True)  # each phase names its own --init
-    if args.mlm_seeds < 1:
-        raise AverageError(f"--mlm-seeds must be at least 1, got {args.mlm_seeds}")
+    if args.mlm_seeds < 1 or args.mlm_max_chars < 0:
+        raise AverageError(f"--mlm-seeds must be at least 1 and --mlm-max-chars at least 0 (0 = all), got "
+                           f"{args.mlm_seeds} and {args.mlm_max_chars}")
     last = members[-1]
     source = args.mlm_text or last.get("eval_data")
     if not source:
@@ -169,14 +172,15 @@ def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
     model.load_state_dict(average_weights(folders))
     model.eval()
     tokenizer = roberta.load_tokenizer(folders[0])
-    rows = pack_sequences(read_documents(source), tokenizer, config.max_length)
+    rows = pack_sequences(take_chars(read_documents(source), args.mlm_max_chars), tokenizer, config.max_length)
     result = evaluate_mlm_masks(model, tokenizer, rows, args.batch_size, seed, args.mlm_seeds)
     start_writing(out)
     save_average(model, folders, out)
     metrics = {
         "eval_loss": result["loss"], "eval_accuracy": result["accuracy"], "eval_perplexity": result["perplexity"],
         "eval_tokens": result["tokens"], "eval_data": source, "eval_seed": seed,
-        "mlm": {"source": source, "seed": seed, "max_length": config.max_length, **result},
+        "mlm": {"source": source, "seed": seed, "max_length": config.max_length,
+                **({"max_chars": args.mlm_max_chars} if args.mlm_max_chars else {}), **result},
         "averaged": len(folders), "selection": "uniform average of the members' weights",
         "init": "weight average: " + ", ".join(map(str, folders)), "max_length": config.max_length,
         "corpus": last.get("corpus"), "corpus_sources": last.get("corpus_sources"), "masking": last.get("masking"),
@@ -190,10 +194,11 @@ def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
     RunMetrics.from_dict(metrics).write(out)
     masks = f"{args.mlm_seeds} fixed masks (seeds {seed}-{seed + args.mlm_seeds - 1})" if args.mlm_seeds > 1 else \
         f"one fixed mask (seed {seed})"
+    first_chars = f" (its first {args.mlm_max_chars:,} characters)" if args.mlm_max_chars else ""
     write_model_card(out, title=f"Masked LM: weight average of {len(folders)} pretraining phases", task="fill-mask",
                      metrics=metrics, recipe={"command": metrics["command"], "members": [str(f) for f in folders]},
                      notes=f"The uniform average of the weights of {len(folders)} pretraining phases of one lineage "
-                           f"(no training of its own). Held-out figures on `{source}`: the mean over {masks}.")
+                           f"(no training of its own). Held-out figures on `{source}`{first_chars}: the mean over {masks}.")
     return metrics
 
 

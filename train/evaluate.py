@@ -303,7 +303,8 @@ def load_model(model_id: str):
     return cls.from_pretrained(model_id), load_tokenizer(model_id)
 
 
-def _take_chars(documents: list[str], max_chars: int | None) -> list[str]:
+def take_chars(documents: list[str], max_chars: int | None) -> list[str]:
+    """The documents' first `max_chars` characters (the last one cut there); all of them for 0 or None."""
     if not max_chars:
         return documents
     out, total = [], 0
@@ -379,7 +380,7 @@ def run(args) -> dict:
     metrics = {}
     if args.mlm_text:
         with naming("--mlm-text"):
-            docs = _take_chars(read_documents(args.mlm_text), args.mlm_max_chars)
+            docs = take_chars(read_documents(args.mlm_text), args.mlm_max_chars)
     # None: the model's longest input (0 was taken for it, without a word)
     max_length = args.max_length if args.max_length is not None else model.config.max_length
     if not 3 <= max_length <= model.config.max_length:
@@ -389,6 +390,7 @@ def run(args) -> dict:
             raise ValueError(f"--mlm-seeds must be at least 1, got {args.mlm_seeds}")
         rows = pack_sequences(docs, tokenizer, max_length, args.cache_dir)
         metrics["mlm"] = {"source": args.mlm_text, "seed": args.seed, "max_length": max_length,
+                          **({"max_chars": args.mlm_max_chars} if args.mlm_max_chars else {}),
                           **evaluate_mlm_masks(model, tokenizer, rows, args.batch_size, args.seed, args.mlm_seeds)}
     if args.labeled:
         with naming("--labeled"):
