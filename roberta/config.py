@@ -25,12 +25,15 @@ class RobertaConfig:
     eos_token_id: int = 2
     # Sequence classification labels (id -> name); JSON turns int keys into strings, we turn them back.
     id2label: dict[int, str] = field(default_factory=lambda: {0: "LABEL_0", 1: "LABEL_1"})
-    # Classifiers: probabilities are softmax(logits / calibration_temperature), fitted after fine-tuning
-    # (train.calibrate). The logits stay raw; `transformers` keeps the field as a config attribute. None (null in
-    # a config.json, which `transformers` loads and its pipeline reads as no calibration) is taken as 1.0.
+    # Classifiers: probabilities are softmax(logits / calibration_temperature) (a multi-label model's
+    # sigmoid(logits / T); a regression's outputs are not scaled), fitted after fine-tuning (train.calibrate).
+    # The logits stay raw; `transformers` keeps the field as a config attribute but never applies it (its
+    # pipeline shows uncalibrated scores). None (null in a config.json) is taken as 1.0.
     calibration_temperature: float = 1.0
     # As `transformers`: how a classifier's logits are read (PROBLEM_TYPES); None: single-label softmax, or a
-    # sigmoid for a single output. Its loss follows it (`RobertaForSequenceClassification.forward`).
+    # sigmoid for a single output. The loss is inferred on its own, as `transformers` does
+    # (`RobertaForSequenceClassification.classification_loss`): None gives mean squared error for a single
+    # output, cross-entropy for integer labels, binary cross-entropy for float ones.
     problem_type: str | None = None
 
     def __post_init__(self):
@@ -109,7 +112,9 @@ class RobertaConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "RobertaConfig":
-        """Build from a dict (e.g. a config.json), ignoring keys that are not fields. As `transformers`, a
+        """Build from a dict (e.g. a config.json), ignoring keys that are not fields; a field it lacks takes
+        roberta-base's value (the defaults above), not `transformers.RobertaConfig`'s (layer_norm_eps 1e-12, 512
+        positions), which `save_pretrained` always writes out. As `transformers`, a
         `num_labels` without `id2label` names its labels LABEL_0, LABEL_1, ... Refused first, as another model
         than this package runs: a model_type outside MODEL_TYPES (none given is taken as RoBERTa), relative
         position embeddings, a decoder."""
@@ -192,7 +197,8 @@ def _check_id2label(id2label) -> dict[int, str]:
 
 
 PRESETS: dict[str, RobertaConfig] = {
-    # The reference MiniRoBERTa: 17.7M parameters with the MLM head, 128-token inputs.
+    # The reference MiniRoBERTa: 17.76M parameters with the MLM head at vocab 50,265 (13.3M with the shipped
+    # 32,768-token tokenizer), 128-token inputs.
     "mini": RobertaConfig(
         hidden_size=256, num_hidden_layers=6, num_attention_heads=8, intermediate_size=1024,
         max_position_embeddings=130,

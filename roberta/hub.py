@@ -530,7 +530,7 @@ def load_encoder(cls, model_id, map_location="cpu", **options):
     """A `cls` model whose encoder (`roberta.*`) comes from a checkpoint and whose head is freshly initialised
     (the start of fine-tuning), with its head's config fields reset too (FRESH_HEAD_FIELDS: no calibration, the
     problem type read from the labels). `options`: HUB_KWARGS (revision, token, ...) for the files, the rest
-    (id2label, dropout, calibration_temperature, ...) change the checkpoint's config."""
+    (id2label, hidden_dropout_prob, calibration_temperature, ...) change the checkpoint's config."""
     hub_kwargs = {k: v for k, v in options.items() if k in HUB_KWARGS}
     config_overrides = {k: v for k, v in options.items() if k not in HUB_KWARGS}
     config, config_path = find_config(model_id, **hub_kwargs)

@@ -42,7 +42,7 @@ class LinearCrossEntropy(torch.autograd.Function):
 
     The (N, V) logits are made a chunk of rows at a time and turned straight into d(loss)/d(logits) =
     softmax - one_hot, kept in the matmul dtype; the backward pass is then two plain matmuls.
-    Matmuls run in `matmul_dtype` (bfloat16 under autocast); the softmax is always float32.
+    Matmuls run in `matmul_dtype` (the autocast dtype, e.g. bfloat16); the softmax is always float32.
     """
 
     @staticmethod

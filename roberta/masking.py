@@ -76,6 +76,10 @@ class Masker:
         return cls(tokenizer.token_to_id("<mask>"), tokenizer.get_vocab_size(), special, **kwargs)
 
     def mask(self, input_ids: torch.Tensor, generator: torch.Generator) -> MaskedBatch:
+        """BERT's corruption of `input_ids` (B, T): each token that is not a special one (<pad> is one) is selected
+        with mlm_probability, and a selected one becomes <mask>, a random regular token or stays, 80/10/10 by
+        default; the draws come from `generator`. Returns the corrupted ids, the labels (the original id where
+        selected, IGNORE_INDEX elsewhere) and each token's outcome."""
         input_ids = torch.as_tensor(input_ids)
         shape, device = input_ids.shape, input_ids.device
         special_ids, regular_ids = self._ids_on(device)
@@ -113,13 +117,15 @@ def to_device(cpu_tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
 
 
 class DynamicMasker(Masker):
-    """RoBERTa: every call draws a new mask from one seeded stream (reproducible, never repeating)."""
+    """RoBERTa: every call draws a new mask from one seeded stream (reproducible from its seed): a sequence is
+    not tied to a fixed set of masks, though two draws may coincide by chance (a short row has few masks)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.generator = torch.Generator().manual_seed(self.seed)
 
     def __call__(self, input_ids, example_ids=None, epoch=None) -> MaskedBatch:
+        """The next draw; `example_ids` and `epoch` are taken (the static masker's signature) and not used."""
         return self.mask(input_ids, self.generator)
 
     def state_dict(self) -> dict:

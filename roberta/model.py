@@ -1,9 +1,12 @@
 """RoBERTa written from scratch (Liu et al. 2019): modules and heads, weight-compatible with `transformers`.
 
-Module and parameter names follow Hugging Face's `modeling_roberta.py`, so a state dict moves between
-the two unchanged except for one detail: RoBERTa has no segments, so we keep no token-type embedding
-(a saved checkpoint carries an all-zero one that `transformers` expects; see `roberta.hub`). Files, checks
-and the Hub: `roberta.hub`; the masked-only training loss: `roberta.loss`.
+Module and parameter names follow Hugging Face's `modeling_roberta.py`, so the tensors of the two map one to
+one, with three differences that `roberta.hub` handles when it reads or writes a checkpoint: RoBERTa has no
+segments, so we keep no token-type embedding (on load `transformers`' single row is added into our position
+table; on save an all-zero one is written, which `transformers` expects); `transformers`' tied copy of the word
+embeddings as the MLM decoder (`lm_head.decoder.*`) is not kept; tensors we do not use (the pooler, the
+position-id buffers) are dropped. Files, checks and the Hub: `roberta.hub`; the masked-only training loss:
+`roberta.loss`.
 
 Shapes: B batch, T sequence length, H hidden size, nh heads, hd head size, V vocabulary, N labelled tokens.
 """
@@ -79,6 +82,10 @@ def check_input_shape(input_ids, inputs_embeds, hidden_size: int) -> None:
 
 
 class RobertaEmbeddings(nn.Module):
+    """Token embeddings + learned position embeddings, then LayerNorm and dropout; no token-type (segment) term.
+    RoBERTa counts positions from pad_token_id + 1 (padding sits at position pad_token_id), so 512 tokens need
+    514 rows."""
+
     def __init__(self, config: RobertaConfig):
         super().__init__()
         self.pad_token_id = config.pad_token_id
@@ -91,6 +98,8 @@ class RobertaEmbeddings(nn.Module):
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(self, input_ids=None, position_ids=None, inputs_embeds=None):
+        """(B, T, H) from `input_ids` (B, T) or `inputs_embeds` (B, T, H); positions from `position_ids`, else
+        counted over the non-padding tokens. ValueError for a sequence longer than max_length."""
         if inputs_embeds is None:
             inputs_embeds = self.word_embeddings(input_ids)  # (B, T, H)
         B, T, _ = inputs_embeds.shape
@@ -127,6 +136,8 @@ class RobertaSelfAttention(nn.Module):
         self.dropout_p = config.attention_probs_dropout_prob
 
     def forward(self, x, keep_mask=None, output_attentions=False):
+        """x (B, T, H) -> (context (B, T, H), attention probabilities (B, nh, T, T) or None). `keep_mask`: boolean,
+        True where a query may attend to a key, broadcastable to (B, nh, T, T); None: every position."""
         B, T, H = x.shape
         # (B, T, H) -> (B, nh, T, hd)
         q, k, v = (proj(x).view(B, T, self.num_heads, self.head_size).transpose(1, 2)
@@ -210,7 +221,9 @@ class RobertaEncoder(nn.Module):
 class RobertaModel(nn.Module):
     """Embeddings + encoder stack; returns (last hidden states (B, T, H), attentions or None, hidden states or
     None): `output_attentions` gives one (B, nh, T, T) per layer, `output_hidden_states` the embeddings' output
-    and every layer's, num_hidden_layers + 1 of (B, T, H), as in `transformers`."""
+    and every layer's, num_hidden_layers + 1 of (B, T, H), as in `transformers`. Unlike `transformers`'
+    RobertaModel: a plain tuple in this order (attentions before hidden states), no pooler, and no
+    `from_pretrained` (load a head class and use its `.roberta`)."""
 
     def __init__(self, config: RobertaConfig):
         super().__init__()
@@ -371,6 +384,8 @@ class RobertaPreTrainedModel(
 
 
 class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=hub.task_of("RobertaForMaskedLM")):
+    """The encoder and the masked-language-model head (dense, GELU, LayerNorm, then the word embeddings as the
+    output layer): a score for every vocabulary word at every position."""
     architecture = "RobertaForMaskedLM"
     card_head = "a masked-language-model head"
 
@@ -418,6 +433,8 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=hub.task_of("Rober
 
 class RobertaForSequenceClassification(RobertaPreTrainedModel,
                                        pipeline_tag=hub.task_of("RobertaForSequenceClassification")):
+    """The encoder and a classification head on the first token's (<s>) final hidden state: dropout, dense,
+    tanh, dropout, out_proj to num_labels logits."""
     architecture = "RobertaForSequenceClassification"
     card_head = "a classifier head (labels {labels})"
 
@@ -443,7 +460,7 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel,
         """As `transformers`, by config.problem_type (when None: regression for one output, single-label for
         integer labels, multi-label for float ones): mean squared error on the outputs, cross-entropy on label
         ids (B,), or binary cross-entropy on 0/1 targets (B, num_labels)."""
-        problem, logits = self.config.problem_type, logits.float()  # (B, L)
+        problem, logits = self.config.problem_type, logits.float()  # (B, num_labels)
         if problem is None:
             problem = ("regression" if self.config.num_labels == 1 else "single_label_classification"
                        if not labels.is_floating_point() else "multi_label_classification")
@@ -460,7 +477,8 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel,
         """Start fine-tuning: the encoder (`roberta.*`) from a pretrained checkpoint (ours, a `transformers`
         RobertaForMaskedLM or a bare RobertaModel), a fresh classifier head: a classifier checkpoint's
         calibration_temperature and problem_type are not carried over (1.0 and None unless given). `options`:
-        revision, token, ... for the files, config fields (dropout, ...) for the new model."""
+        revision, token, ... for the files, config fields (hidden_dropout_prob, classifier_dropout, num_labels, ...)
+        for the new model."""
         if id2label is not None:
             options["id2label"] = id2label
         return hub.load_encoder(cls, model_id, map_location, **options)

@@ -3,14 +3,17 @@
     >>> fill = roberta.pipeline("fill-mask", model="path/to/folder")   # config.json, model.safetensors, tokenizer.json
     >>> fill("The capital of France is <mask>.")                        # [{score, token, token_str, sequence}, ...]
 
-Outputs match `transformers`' FillMaskPipeline / TextClassificationPipeline, plus a "truncated": True key on
-every result of a text that was cut to the model's maximum length. A classifier reads a longer text whole by
-default, in overlapping windows whose logits it averages ("windows": N on its results; `long_text="first"`
-cuts it as `transformers` does). A classifier's scores are
-softmax(logits / config.calibration_temperature): the temperature fitted on held-out data after fine-tuning
-(`train.calibrate`; 1.0, i.e. no change, for a model that was never calibrated); a multi-label model's are a
-sigmoid per label, a regression's its raw outputs (config.problem_type, as `transformers`).
-Shapes: B batch, T sequence length, V vocabulary, M masks in one text, L labels.
+Fill-mask results match `transformers`' FillMaskPipeline, plus a "truncated": True key on every result of a
+text that was cut to the model's maximum length. A classifier's results have the shape `transformers`'
+TextClassificationPipeline gives with `top_k=None` (every label, best first; by default theirs gives the best
+label alone). A classifier reads a longer text whole by default, in overlapping windows whose logits it averages
+("windows": N on its results); `long_text="first"` cuts it to its first tokens, as `transformers`' pipeline does
+when called with `truncation=True` (by default it does not cut, and a text past its position table fails). A
+single-label classifier's scores are softmax(logits / config.calibration_temperature): the temperature fitted on
+held-out data after fine-tuning (`train.calibrate`; 1.0, i.e. no change, for a model that was never calibrated),
+which `transformers` never applies, so a calibrated model's scores differ there; a multi-label model's are
+sigmoid(logits / T) per label, a regression's its raw outputs (config.problem_type, as `transformers`).
+Shapes: B batch, T sequence length, V vocabulary, M masks in one text, L labels, nl layers.
 """
 import os
 
@@ -133,8 +136,8 @@ class FillMaskPipeline(Pipeline):
 
     def logit_lens(self, text: str) -> torch.Tensor:
         """The logit lens on one text: the MLM head reads every layer's output at each mask as if it were the
-        last layer's. Returns probabilities (L + 1, M, V): row 0 from the embeddings alone (the mask token and
-        its position, before any attention), row L the model's own prediction (what calling the pipeline
+        last layer's. Returns probabilities (nl + 1, M, V), nl = config.num_hidden_layers: row 0 from the
+        embeddings alone (the mask token and its position, before any attention), row nl the model's own prediction (what calling the pipeline
         scores). RoBERTa is post-norm, so each layer's output has just been through a LayerNorm, on the scale
         the head was trained on; but the head was trained on the last layer only."""
         if not isinstance(text, str):
@@ -144,9 +147,9 @@ class FillMaskPipeline(Pipeline):
         positions = self._mask_positions(input_ids[0], text.count(MASK))  # (M,)
         with torch.inference_mode():
             _, _, states = self.model.roberta(input_ids.to(self.device), attention_mask.to(self.device),
-                                              output_hidden_states=True)  # L + 1 of (1, T, H)
-            at_masks = torch.stack([h[0, positions.to(self.device)] for h in states])  # (L + 1, M, H)
-            logits = self.model.mlm_logits(at_masks)  # (L + 1, M, V)
+                                              output_hidden_states=True)  # nl + 1 of (1, T, H)
+            at_masks = torch.stack([h[0, positions.to(self.device)] for h in states])  # (nl + 1, M, H)
+            logits = self.model.mlm_logits(at_masks)  # (nl + 1, M, V)
         return logits.float().softmax(dim=-1).cpu()
 
     def _mask_positions(self, input_ids, n_masks: int) -> torch.Tensor:
@@ -225,7 +228,7 @@ class TextClassificationPipeline(Pipeline):
         `long_text`, for a text longer than the model's maximum length: "windows" (default) reads all of it, in
         overlapping windows of that length (`roberta.tokenizer.encode_windows`) whose logits are averaged, and
         marks each result with "windows": N; "first" reads its first tokens only and marks each result with
-        "truncated": True, as `transformers`' pipeline reads it."""
+        "truncated": True, as `transformers`' pipeline reads it when called with `truncation=True`."""
         if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
             raise ValueError(f"top_k must be None or a whole number >= 1, got {top_k!r}")
         if long_text not in LONG_TEXT:
