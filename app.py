@@ -40,11 +40,14 @@ ANALOGY_NOTE = handlers.analogy_probe_note() if MODELS.mlm.available else ""  # 
 
 
 # Soft, with text at least 4.5:1 on its background (WCAG AA): the info lines under the labels, the labels, and
-# white on the primary buttons (Soft's own: 2.5:1, 3.6:1 and 4.5:1)
+# white on the primary buttons (Soft's own: 2.5:1, 3.6:1 and 4.5:1), hovered too, in dark mode as well (Soft's
+# dark hover of the primary and secondary buttons, *primary_500 under white text: 4.47:1; *primary_600: 6.3:1)
 THEME = gr.themes.Soft().set(block_info_text_color="*neutral_600", block_label_text_color="*primary_700",
                              block_title_text_color="*primary_700",
                              button_primary_background_fill="*primary_600",
-                             button_primary_background_fill_hover="*primary_700")
+                             button_primary_background_fill_hover="*primary_700",
+                             button_primary_background_fill_hover_dark="*primary_600",
+                             button_secondary_background_fill_hover_dark="*primary_600")
 
 ENTER = "Enter runs it; Shift+Enter starts a new line."
 TEXT = {"lines": 1, "max_lines": 8}  # lines=1: Enter submits, Shift+Enter adds a line (the box grows to 8)
@@ -354,7 +357,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 with gr.Column(elem_id="em-an-col") as em_an_col:
                     gr.Markdown("## Analogy: a is to b as c is to ?", elem_classes="section-title")
                     with gr.Row():
-                        em_abc = [gr.Textbox(word, label=name, elem_id=f"em-{name}", min_width=80)
+                        # "Word a", as the messages name them (a field named "a" said nothing out of context)
+                        em_abc = [gr.Textbox(word, label=f"Word {name}", elem_id=f"em-{name}", min_width=80)
                                   for word, name in zip(ANALOGIES[0], "abc")]
                     em_an_error = error_box()
                     em_an_btn = gr.Button("Solve", variant="primary")
@@ -436,7 +440,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             mk_table = gr.HTML(elem_id="mk-table", label="epochs_html")
             mk_stats = gr.Dataframe(headers=MASKING_COLUMNS, label="What each scheme showed", interactive=False,
                                     wrap=True, elem_id="mk-stats", elem_classes="narrow-table",
-                                    column_widths=["106px", "84px", "94px", "86px"])  # 370 px: .narrow-table
+                                    column_widths=["24%", "24%", "27%", "25%"])  # shares of the box: .narrow-table
             mk_plot = Plot(label="Coverage against epochs", show_label=False, elem_id="mk-plot")
             mk_preds = gr.Dataframe(headers=PREDICTION_COLUMNS, interactive=False, wrap=True, elem_id="mk-preds",
                                     elem_classes="wide-table", label="The MLM's top-1 prediction at every target of "

@@ -50,14 +50,24 @@ FILL_MASK_CSS = """<style>
 .fm-tok.fm-special{opacity:.8}
 .fm-sr{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 .fm-tok.fm-masked{background:#dc2626;color:#fff;border-color:#dc2626;opacity:1}
+/* what a score's and a shared row's hover says (`exact`): read by a screen reader, and shown in line while the
+   table has the focus (Tab, a tap or a click on it) */
+.fm-exact{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+.fm-mask table.fm-table:focus{outline:none}
+.fm-mask table.fm-table:focus-visible{outline:2px solid #4338ca;outline-offset:2px}
+.dark .fm-mask table.fm-table:focus-visible{outline-color:#a5b4fc}
+.fm-mask table.fm-table:focus .fm-exact{position:static;display:block;width:auto;height:auto;overflow:visible;
+  clip-path:none;white-space:normal;font-size:12px;font-weight:400}
+.fm-exact>span{white-space:nowrap}  /* "p = 1.234e-02," and "ln p = -4.39" each whole */
 """ + counts_css("fm") + "\n</style>"
 
 
 def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = None, tokens=None,
                      heading: str = "h2", tokenizer=None, counts=None) -> str:
     """The fill-mask answers as a person reads them: per mask, each prediction with its probability
-    (`format_probability`; the exact value and ln p on hover) and a bar scaled to the top prediction of
-    that mask, so the ranking shows even when every probability is small; then, given `tokens`
+    (`format_probability`; the exact value and ln p on hover, and in `exact` text, which a screen reader reads
+    and the table shows in line while it has the focus: a keyboard's Tab, a tap) and a bar scaled to the top
+    prediction of that mask, so the ranking shows even when every probability is small; then, given `tokens`
     (`demo.tokens_view.Tokens`), the text as the model reads it (`tokens_html`). `heading`: the element of
     each part's heading (the page's title is the h1; "h3" inside a comparison, whose models are the h2s). A prediction that is whitespace or
     part of a character reads as a label (`demo.formatting.word_label`: "␣", "⟨byte 0xE6⟩ (part of a character)";
@@ -72,11 +82,12 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
             width = max(0.0, min(100.0, 100 * p / top))
             if r.get("candidates"):  # the user's words, and how they were scored when not as one token
                 words, how = candidate_label(r)
-                hover = ""  # a shared row names all its words on hover
+                hover = every = ""  # a shared row names all its words on hover, and in its `exact` text
                 if len(r["candidates"]) > 1:
                     hover = f' title="{html.escape(", ".join(r["candidates"]))}"'
+                    every = exact(f"all {len(r['candidates'])}: {', '.join(r['candidates'])}", whole=False)
                 note = f"<small>{html.escape(how)}</small>" if how else ""
-                cell = f'<th scope="row" class="fm-word fm-cand"{hover}>{html.escape(words)}{note}</th>'
+                cell = f'<th scope="row" class="fm-word fm-cand"{hover}>{html.escape(words)}{note}{every}</th>'
             else:  # a label ("⟨byte 0xE6⟩ (part of a character)") may take two lines, a word is cut with "…"
                 kind = "" if reads_as_is(r["token_str"]) else " fm-label"
                 cell = f'<th scope="row" class="fm-word{kind}">{html.escape(word)}</th>'
@@ -85,17 +96,20 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
                 in_full.append(said)
             else:
                 seen = ""
+            values = (f"p = {p:.3e}", f"ln p = {format_log_probability(p)}")
             lines.append(f'<tr>{cell}<td class="fm-track"><span class="fm-bar" '
-                         f'style="width:{width:.1f}%"></span></td><td class="fm-score" title="p = {p:.3e}, ln p = '
-                         f'{format_log_probability(p)}">{format_probability(p)}</td>{seen}</tr>')
+                         f'style="width:{width:.1f}%"></span></td><td class="fm-score" title="{", ".join(values)}">'
+                         f'{format_probability(p)}{exact(*values)}</td>{seen}</tr>')
         what = "your candidate words, all of them" if candidates else f"top {len(row)} of the vocabulary"
         head = ("" if counts is None else '<thead><tr><th scope="col">answer</th><th scope="col" colspan="2">'
                 'probability</th><th scope="col" class="fm-seen">in the pretraining text</th></tr></thead>')
         details = counts_details(in_full, "fm") if counts is not None else ""
+        # the table takes the focus (one Tab stop; a tap), which shows every `exact` text in line
         blocks.append(f'<div class="fm-mask"><{heading}>&lt;mask&gt; {i + 1} <small>({what})</small></{heading}>'
-                      f'<table class="fm-table">{head}<tbody>{"".join(lines)}</tbody></table>{details}</div>')
+                      f'<table class="fm-table" tabindex="0" aria-label="&lt;mask&gt; {i + 1}: the answers">{head}'
+                      f'<tbody>{"".join(lines)}</tbody></table>{details}</div>')
     note = ("Probabilities over the whole vocabulary; bars are scaled to the top answer of each mask. Hover a "
-            "score for the exact value and its log-probability.")
+            "score, or focus its table (Tab, or a tap), for the exact value and its log-probability.")
     if counts is not None:
         note += (" “In the pretraining text”: how often the text the model was pretrained on holds that token "
                  "(every document counted once; pretraining read it many times over), and in which kind of text it "
@@ -109,19 +123,30 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
     return f'{FILL_MASK_CSS}<div class="fm-view">{"".join(blocks)}<p class="fm-note">{note}</p></div>'
 
 
+def exact(*parts: str, whole: bool = True) -> str:
+    """What a hover says, as text, its `parts` separated by commas: a screen reader reads it, and it shows in line
+    while its table has the focus (`FILL_MASK_CSS`), each part on one line if `whole`; hidden from sight
+    otherwise."""
+    said = ", ".join(f"<span>{html.escape(part)}</span>" if whole else html.escape(part) for part in parts)
+    return f'<span class="fm-exact"> ({said})</span>'
+
+
 def tokens_html(tokens, heading: str = "h2", counts=None) -> str:
     """The text as the model reads it: one chip per token, the pieces of one word side by side (a dashed line
     between them), special tokens dimmed and each mask in red. A word the tokenizer met rarely comes in
     pieces (" barked": " b" + "arked"), and the model has to know it from them. A long word (a URL, a text without
     spaces, as Japanese is written) wraps between its chips instead of running off the edge. Given `counts`
-    (`demo.training_counts.TrainingCounts`), a chip's hover says how often the pretraining text holds its token."""
+    (`demo.training_counts.TrainingCounts`), a chip's hover says how often the pretraining text holds its token, and
+    so does a closed <details> under the chips, for a keyboard, a phone or a screen reader (each token once)."""
     words: list[list[str]] = []
+    said: dict[int, str] = {}  # token id -> its count, said
     last_end = None  # where the last token in the text ended (None after <s>)
     for label, special, (start, end), piece, token_id in zip(tokens.labels, tokens.special, tokens.offsets,
                                                              tokens.pieces, tokens.ids):
         kind = " fm-masked" if piece == MASK else " fm-special" if special else ""
-        seen = (f' title="{html.escape(counts.sentence(token_id, readable(piece)))}"'  # the token, its space: "␣b"
-                if counts is not None and not special else "")
+        if counts is not None and not special:
+            said.setdefault(token_id, counts.sentence(token_id, readable(piece)))  # the token, its space: "␣b"
+        seen = f' title="{html.escape(said[token_id])}"' if counts is not None and not special else ""
         chip = f'<span class="fm-tok{kind}"{seen}>{html.escape(label)}</span>'
         outside = special and end <= start  # <s>, </s>: not in the text
         # the same word: no whitespace since the last token ended (the bytes of one character share their
@@ -137,8 +162,11 @@ def tokens_html(tokens, heading: str = "h2", counts=None) -> str:
     strip = "".join(f'<span class="fm-w">{"".join(chips)}'
                     + (f'<b class="fm-sr"> (one word in {len(chips)} pieces)</b>' if len(chips) > 1 else "")
                     + "</span>" for chips in words)
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in said.values())
+    in_full = (f'<details class="fm-counts fm-tok-counts"><summary>Each token’s count in the pretraining text '
+               f"<small>(what a chip’s hover says)</small></summary><ul>{items}</ul></details>" if said else "")
     return (f'<div class="fm-tokens"><{heading}>How the model reads it <small>({read}; the pieces of one word '
-            f'sit together)</small></{heading}><div class="fm-strip">{strip}</div></div>')
+            f'sit together)</small></{heading}><div class="fm-strip">{strip}</div>{in_full}</div>')
 
 
 def answer_seen_cell(result: dict, counts, tokenizer=None) -> tuple[str, str]:

@@ -1,7 +1,8 @@
 () => {
   // The page's script. Screen readers hear each new answer: one polite live region, told a short summary whenever a
   // tab's main result changes (the results themselves are replaced wholesale, which assistive technology does not
-  // announce); each accordion's button says whether it is open (aria-expanded); and a table a visitor opened in a
+  // announce); each accordion's button says whether it is open (aria-expanded); an input error is tied to its field
+  // (aria-invalid, aria-describedby); a box that scrolls sideways takes the focus; and a table a visitor opened in a
   // result (a <details>) stays open when the result is redrawn for another layer, head or text
   // (app.py passes this file to gr.Blocks(js=...): the file is one arrow function, nothing before it)
   const live = document.createElement('div');
@@ -10,38 +11,79 @@
   live.setAttribute('aria-live', 'polite');
   live.style.cssText = 'position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)';
   document.body.appendChild(live);
-  const watched = {'#fm-filled': 'Completed sentence', '#st-label': 'Sentiment', '#st-whatif': 'What if?',
-                   '#em-map-text': 'Word map', '#at-notes': 'Attention',
-                   '#mk-stats': 'Masking statistics', '#tk-view .bpe-summary': 'Tokens',
-                   '#tk-merges .bpe-summary': 'Merge by merge', '#em-neighbours h3': 'Nearest words',
-                   '#em-analogy h3': 'Analogy', '#fm-compare .fm-compare-summary': 'Comparison'};
-  const last = {'#fm-compare .fm-compare-summary': ''};  // a first comparison is news: there was none before
+  // What a screen reader hears of each result: a summary written for the ear (its heading, its summary line, the
+  // answer), never the result's whole text (a table read cell by cell, a chip's "<mask> 1"), 200 characters at most
+  const said = e => (e ? e.textContent : '').replace(/\s+/g, ' ').trim();
+  const first = e => said(e && (e.firstChild || e));  // a cell's own text, not its hidden "exact" one
+  const cells = (row, tag = 'td, th') => [...row.querySelectorAll(tag)].map(said);
+  const named = (name, text) => text ? `${name}: ${text}` : '';  // nothing while the result is empty
+  const figure = e => {  // the visible attention view, by its figure's name (a plot's alt: "“title”: plot ...")
+    const shown = [...e.querySelectorAll('svg[aria-label], img[alt]')].find(f => f.getBoundingClientRect().width);
+    return shown ? (shown.getAttribute('aria-label') || shown.alt.replace(/:? plot visualising provided data$/, '')
+      .replace(/^“(.*)”$/, '$1')) : '';
+  };
+  const watched = {
+    '#fm-filled': e => named('Completed sentence', [...e.querySelectorAll('.text')].map(t => t.textContent).join('')),
+    '#fm-view': e => [...e.querySelectorAll('.fm-mask')].map(m => {  // top-k and the top answer, per mask
+      const top = m.querySelector('tbody tr');
+      return `${said(m.querySelector('h2, h3'))}: ${first(top?.querySelector('th'))}, ${first(top?.querySelector('.fm-score'))}`;
+    }).join('; '),
+    '#st-label': e => {
+      const answer = said(e.querySelector('[data-testid="label-output-value"]'));
+      const meter = [...e.querySelectorAll('meter')].find(m => m.getAttribute('aria-label') === answer);
+      return named('Sentiment', answer && `${answer}${meter ? ` (${meter.getAttribute('aria-valuenow')}%)` : ''}`);
+    },
+    '#st-whatif': e => {  // its first line, then each edit's answer
+      const head = cells(e.querySelector('thead tr') || e, 'th'), at = head.indexOf('answer');
+      const rows = at > 0 ? [...e.querySelectorAll('tbody tr')].slice(1).map(r => cells(r, 'td')) : [];
+      return [said(e.querySelector('p')), rows.map(c => `${c[0]}: ${c[at]}`).join('; ')].join(' ').trim();
+    },
+    '#at-notes': e => named('Attention', said(e.querySelector('p')).split('. ')[0]),  // its first sentence
+    '#at-views': e => named('Attention view', figure(e)),  // a layer or head chosen redraws it
+    '#tk-view .bpe-summary': e => named('Tokens', said(e)),
+    '#tk-merges .bpe-summary': e => named('Merge by merge', said(e)),
+    '#em-neighbours h3': e => named('Nearest words', said(e)),
+    '#em-analogy h3': e => named('Analogy', said(e)),
+    '#em-map-text': e => named('Word map', said(e.querySelector('summary'))),
+    '#mk-stats': e => {  // each scheme and how many positions it made targets
+      const rows = [...e.querySelectorAll('[role="row"]')].map(r => cells(r, '[role="gridcell"]')).filter(c => c[2]);
+      return named('Masking, positions ever a target', rows.map(c => `${c[0]} ${c[2]}`).join('; '));
+    },
+    '#fm-compare .fm-compare-summary': e => named('Comparison', said(e)),
+  };
+  const summary = (id, el) => {
+    const text = (watched[id](el) || '').replace(/\s+/g, ' ').trim();
+    return text.length > 200 ? `${text.slice(0, Math.max(text.lastIndexOf(' ', 199), 150))}…` : text;
+  };
+  // what each result said last; a result no page load computes (What if?, a comparison): its first answer is news,
+  // there was none before
+  const last = {'#st-whatif': '', '#fm-compare .fm-compare-summary': ''};
   const shown = id => {  // the result, if it is on the open tab
     const el = document.querySelector(id);
     return el && el.offsetParent !== null ? el : null;
   };
-  const textOf = el => {  // the result's own text, without its component's label (read out before every answer)
-    const label = el.querySelector('[data-testid="block-label"]');
-    return el.innerText.replace(label ? label.innerText : '', '').replace(/\s+/g, ' ').trim().slice(0, 300);
-  };
-  // a tab's first look: what its results show when it opens is not news. Taken within a frame of the tab
-  // opening (an answer asked for at once, and back before the page was still for a moment, is news)
+  // a tab's first look: what its results show when it opens is not news, nor is the answer the page computes as it
+  // opens, whenever it comes (the first tab's came after its first look). Taken within a frame of the tab opening
+  // (an answer asked for at once, and back before the page was still for a moment, is news)
   const firstLook = () => {
     for (const id of Object.keys(watched)) {
       const el = last[id] === undefined && shown(id);
-      if (el) last[id] = textOf(el);
+      const text = el && summary(id, el);
+      if (text) last[id] = text;
     }
   };
   const announce = () => {
     firstLook();
+    const news = [];
     for (const id of Object.keys(watched)) {
       const el = shown(id);
-      const text = el && textOf(el);
+      const text = el && last[id] !== undefined && summary(id, el);
       if (text && text !== last[id]) {
         last[id] = text;
-        live.textContent = `${watched[id]}: ${text}`;
+        news.push(text);
       }
     }
+    if (news.length) live.textContent = news.map(t => /[.!?…:]$/.test(t) ? t : `${t}.`).join(' ');
   };
   firstLook();
   let timer = null, frame = 0;
@@ -63,9 +105,82 @@
     document.querySelectorAll('#st-label button:not([tabindex="-1"]), .static-figure button:has(img):not([tabindex="-1"])')
       .forEach(b => { b.tabIndex = -1; });
   };
-  expanded();
-  new MutationObserver(expanded).observe(document.body, {subtree: true, childList: true, attributes: true,
-                                                        attributeFilter: ['class']});
+  // An input error is tied to its field while it shows: the field is invalid (aria-invalid) and described by the
+  // message (aria-describedby), so that a screen reader that comes back to it hears why; both go with the message.
+  // Its field: the one of its tab the message names by its label ("Word c", "Head", "Seed") or the label's first word
+  // ("3 candidate words"), else the nearest field before the message's box in its column; a model box's refusal's,
+  // that box
+  const labelOf = f => said(f.closest('.block')?.querySelector('[data-testid="block-info"]')).toLowerCase();
+  const names = (text, label) => {  // the label as words of the text ("word c", not "word and")
+    const literal = label.replace(/[.*+?^$()|[\]{}\\]/g, '\\$&');
+    return new RegExp(`(^|\\W)${literal}(?!\\w)`).test(text);
+  };
+  const fieldsIn = root => [...root.querySelectorAll('textarea, input:not([type=range]):not([type=checkbox])')]
+    .filter(f => f.type !== 'hidden' && !f.closest('[id$="-model"]') && labelOf(f));
+  const fieldOf = message => {
+    const status = message.closest('[id$="-model-status"]');
+    if (status) return document.querySelector(`#${status.id.replace(/-status$/, '')} input`);
+    const box = message.closest('.input-error-box, #fm-compare-error') && message.closest('.block');
+    if (!box) return null;  // a message that is a result itself (Tokens' merge by merge)
+    const text = said(message).toLowerCase(), near = fieldsIn(box.parentElement);
+    const tab = fieldsIn(box.closest('.tabitem') || box.parentElement);
+    return tab.filter(f => names(text, labelOf(f))).sort((a, b) => labelOf(b).length - labelOf(a).length)[0]
+      || tab.find(f => names(text, labelOf(f).split(' ')[0]))
+      || near.filter(f => box.compareDocumentPosition(f) & Node.DOCUMENT_POSITION_PRECEDING).pop() || near[0];
+  };
+  let linked = new Map(), errors = 0;
+  const describedBy = f => (f.getAttribute('aria-describedby') || '').split(' ').filter(Boolean);
+  const linkErrors = () => {
+    const now = new Map();
+    document.querySelectorAll('.input-error').forEach(message => {
+      const field = fieldOf(message);
+      if (!field) return;
+      if (!message.id) message.id = `input-error-${++errors}`;
+      now.set(field, message.id);
+    });
+    linked.forEach((id, field) => {  // a message gone, or replaced
+      if (now.get(field) === id) return;
+      const rest = describedBy(field).filter(t => t !== id);
+      if (rest.length) field.setAttribute('aria-describedby', rest.join(' '));
+      else field.removeAttribute('aria-describedby');
+      field.removeAttribute('aria-invalid');
+    });
+    now.forEach((id, field) => {
+      if (field.getAttribute('aria-invalid') !== 'true') field.setAttribute('aria-invalid', 'true');
+      if (!describedBy(field).includes(id)) field.setAttribute('aria-describedby', [...describedBy(field), id].join(' '));
+    });
+    linked = now;
+  };
+  // A box that scrolls sideways (a wide Markdown table, every head of a layer on a phone) takes the focus, so that
+  // the keyboard can scroll it (Chromium makes such a box focusable by itself, Safari does not), with a name: a
+  // table's heading above it and its first column's, the table keeping its own role (a region's would hide its rows
+  // and cells from a screen reader)
+  const tableName = table => {
+    let e = table.previousElementSibling;
+    while (e && !/^H[1-6]$/.test(e.tagName)) e = e.previousElementSibling;
+    const column = said(table.querySelector('th'));
+    return `${e ? `${said(e)}: the` : 'The'} table${column ? ` “${column}”` : ''}`;
+  };
+  const scrollers = () => {
+    document.querySelectorAll('.md table:not(.fm-table):not(.mk-table), #at-grid .matplotlib').forEach(box => {
+      if (box.offsetParent === null) return;  // out of sight: measured once it shows
+      const scrolls = box.scrollWidth > box.clientWidth + 1;
+      if (scrolls === box.hasAttribute('data-scrolls')) return;
+      if (!scrolls) return ['data-scrolls', 'tabindex', 'role', 'aria-label'].forEach(a => box.removeAttribute(a));
+      const table = box.tagName === 'TABLE';
+      box.setAttribute('data-scrolls', '');
+      box.tabIndex = 0;
+      if (!table) box.setAttribute('role', 'region');
+      box.setAttribute('aria-label', `${table ? tableName(box) : 'All heads of the layer'} (scrolls sideways)`);
+    });
+  };
+  let measure = 0;  // once a frame at most: measuring lays the page out
+  const remeasure = () => { if (!measure) measure = requestAnimationFrame(() => { measure = 0; scrollers(); }); };
+  const changed = () => { expanded(); linkErrors(); remeasure(); };
+  changed();
+  new MutationObserver(changed).observe(document.body, {subtree: true, childList: true, attributes: true,
+                                                       attributeFilter: ['class']});
+  window.addEventListener('resize', remeasure);
   // opened <details>, named by the result they are in (its elem_id) and their summary's text; a visitor's
   // click says what they want (a redraw may reuse the element and drop its open attribute, or replace it)
   const opened = new Set();

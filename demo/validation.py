@@ -136,8 +136,14 @@ def plain_errors(fn):
 
 
 def error_html(message: str) -> str:
-    """A message shown next to the input (already HTML-escaped by `user_errors`)."""
-    return f'<div class="input-error" role="alert">⚠️ {message}</div>'
+    """A message shown next to the input (already HTML-escaped by `user_errors`), with a note for a screen reader
+    at its end: the results shown are still the last valid input's. The note is hidden (display: none) unless
+    demo/page.css shows it, visually hidden, where that is true: in an error box whose results `keep_results`
+    kept (and the page dims), when there are results; a model box's refusal (`model_choice.refused`) and a message
+    that is a result itself (Tokens' merge by merge) never show it. demo/page.js ties the message to its field
+    (aria-invalid, aria-describedby) while it shows."""
+    return (f'<div class="input-error" role="alert">⚠️ {message}<span class="input-error-stale"> The results shown '
+            "are still those of the last valid input.</span></div>")
 
 
 def keep_results(fn, n_outputs: int, keep_undrawn: bool = False):

@@ -902,3 +902,325 @@ def test_screenshots_script_shoots_every_tab_after_its_example(app, browser, tmp
     with Image.open(paths[-1]) as image:  # the open accordion alone: the page's width, a row per layer
         assert image.size[0] > 1000 and image.size[1] > 200
         assert len(image.convert("L").resize((64, 16)).getcolors(256)) > 10
+
+
+# ----------------------------------------------------------------------------- accessibility
+PAINTED_CONTRAST_JS = """el => {  // an element's text against its background as painted: every ancestor's background,
+  // opacity and grayscale filter composited, top down (getComputedStyle applies none of them; CSS filter functions
+  // work on sRGB values)
+  const rgba = c => { const v = c.match(/[\\d.]+/g).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+  const over = (top, under) => {  // one colour over another, straight alpha
+    const a = top[3] + under[3] * (1 - top[3]);
+    return a ? [0, 1, 2].map(i => (top[i] * top[3] + under[i] * under[3] * (1 - top[3])) / a).concat(a) : [0, 0, 0, 0];
+  };
+  const chain = [];
+  for (let e = el; e; e = e.parentElement) chain.unshift(e);
+  const paint = (i, text) => {  // what element i paints at a pixel of the text (or beside it), its descendants in
+    const style = getComputedStyle(chain[i]);
+    let layer = rgba(style.backgroundColor);
+    if (i + 1 < chain.length) layer = over(paint(i + 1, text), layer);
+    else if (text) layer = over(rgba(style.color), layer);
+    if (style.filter.includes('grayscale(1)')) {
+      const y = 0.2126 * layer[0] + 0.7152 * layer[1] + 0.0722 * layer[2];
+      layer = [y, y, y, layer[3]];
+    }
+    return [layer[0], layer[1], layer[2], layer[3] * parseFloat(style.opacity)];
+  };
+  const lum = c => { const [r, g, b] = c.slice(0, 3).map(v => { v /= 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const canvas = [255, 255, 255, 1];
+  const [a, b] = [true, false].map(text => lum(over(paint(0, text), canvas))).sort((x, y) => y - x);
+  return (a + 0.05) / (b + 0.05);
+}"""
+# the Fill mask tab's secondary texts, the ones the dimming of stale results took below 4.5:1 (.fm-note 4.0:1,
+# the chips 3.8-4.2:1, the block labels 4.2:1)
+STALE_TEXTS = ["#fm-view .fm-note", "#fm-view .fm-mask thead th", "#fm-view .fm-tok.fm-special",
+               "#fm-view .fm-tok.fm-masked", "#fm-filled [data-testid=block-label]", "#fm-filled .label"]
+STALE_NOTE = "The results shown are still those of the last valid input."
+OPACITIES_JS = """el => { const out = []; for (let e = el; e; e = e.parentElement) { const s = getComputedStyle(e);
+  if (s.opacity !== '1' || s.filter !== 'none') out.push([e.tagName, e.id, e.className, s.opacity, s.filter]); }
+  return out; }"""  # what dims an element, for a failure's message
+
+
+def check_stale_texts(page):
+    """An input error on the Fill mask tab: the last results stay, in grey, every text at 4.5:1 or more."""
+    box = page.locator("#fm-text textarea")
+    box.fill("no mask in this one")
+    box.press("Enter")
+    sync_api.expect(page.locator("#tab-fill .input-error")).to_contain_text("There is no mask in the text")
+    sync_api.expect(page.locator("#fm-view")).to_have_css("filter", "grayscale(1)")
+    try:  # the event's own progress state gone (else the assertion below says what is not readable)
+        page.wait_for_function(f"selectors => selectors.every(s => ({PAINTED_CONTRAST_JS})(document.querySelector(s))"
+                               " >= 4.5)", arg=STALE_TEXTS, timeout=10_000)
+    except sync_api.TimeoutError:
+        pass
+    for selector in STALE_TEXTS:
+        ratio = page.locator(selector).first.evaluate(PAINTED_CONTRAST_JS)
+        assert ratio >= 4.5, (selector, ratio, page.locator(selector).first.evaluate(OPACITIES_JS))
+
+
+def test_stale_results_stay_readable_and_a_screen_reader_is_told_they_are_stale(page):
+    """After an input error the last results were dimmed (opacity .8 and grey), which took the notes, the chips and
+    the labels below 4.5:1, and only the grey said that they were the last input's. Every text stays at 4.5:1, and
+    the message ends with a note for a screen reader (visually hidden) that says so, where it is true: not beside a
+    model box's refusal, which leaves the results as they are."""
+    open_tab(page, "Fill mask")
+    sync_api.expect(page.locator("#fm-view .fm-mask").first).to_be_visible()
+    check_stale_texts(page)
+    note = page.locator("#tab-fill .input-error-box .input-error-stale")
+    sync_api.expect(note).to_contain_text(STALE_NOTE)
+    shown = note.evaluate("e => [getComputedStyle(e).display, e.getBoundingClientRect().width, "
+                          "e.getBoundingClientRect().height]")
+    assert shown[0] != "none" and shown[1] <= 1 and shown[2] <= 1, shown  # read out, out of sight
+    # a model the tab cannot run: its message next to the box, with no such note (the results are the model's)
+    model = page.locator("#fm-model input")
+    model.fill("/etc")
+    model.press("Enter")
+    sync_api.expect(page.locator("#fm-model-status")).to_contain_text("local folders can be chosen only")
+    sync_api.expect(page.locator("#fm-model-status .input-error-stale")).to_be_hidden()
+    model.click()
+    page.get_by_role("option", name="ours: the shipped fill-mask model").click()
+    sync_api.expect(page.locator("#fm-model-status .input-error")).to_have_count(0)
+    box = page.locator("#fm-text textarea")  # the page is shared: the text back, the message gone
+    box.fill("Paris is the capital of <mask>.")
+    box.press("Enter")
+    sync_api.expect(page.locator("#tab-fill .input-error")).to_have_count(0)
+
+
+def test_dark_theme_keeps_stale_results_and_hovered_buttons_readable(app, browser):
+    """In dark mode too: the stale results' texts at 4.5:1, and the white text of a hovered button (Predict, and
+    Compare, a secondary one), whose hover colour was #6366f1 (4.47:1)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(app.url + "?__theme=dark")
+    sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
+    page.locator("#fm-compare-box").get_by_text("Compare with another model").click()
+    for button in (page.get_by_role("button", name="Predict"), page.locator("#fm-compare-btn")):
+        button.hover()
+        page.wait_for_timeout(500)  # the theme's transition
+        colours = button.evaluate("e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]")
+        fg, bg = [[int(v) for v in re.findall(r"\d+", c)[:3]] for c in colours]
+        assert contrast(fg, bg) >= 4.5, colours
+    page.mouse.move(0, 0)
+    check_stale_texts(page)
+    page.close()
+
+
+FIELD_JS = """el => [el.getAttribute('aria-invalid'), (el.getAttribute('aria-describedby') || '').split(' ')
+  .filter(Boolean).map(id => document.getElementById(id)?.textContent ?? `no element #${id}`)]"""
+
+
+def check_tied(field, message):
+    """`field` is invalid and described by `message` (a locator), and by nothing else."""
+    sync_api.expect(field).to_have_attribute("aria-invalid", "true")
+    assert field.evaluate(FIELD_JS) == ["true", [message.text_content()]]
+
+
+def check_untied(*fields):
+    for field in fields:
+        assert field.evaluate(FIELD_JS) == [None, []]
+
+
+def test_an_error_is_tied_to_its_field_while_it_shows(page):
+    """An input error was announced when it showed, but its field never said that it was invalid: a screen reader
+    that came back to the field heard nothing. While a message shows, its field (the one the message names, "Word
+    c" or "Head", else the one before it) has aria-invalid and aria-describedby pointing at the message; both go
+    with the message."""
+    open_tab(page, "Sentiment")
+    text = page.locator("#st-text textarea")
+    text.fill("")
+    text.press("Enter")
+    message = page.locator("#st-error .input-error")
+    sync_api.expect(message).to_contain_text("The text is empty")
+    check_tied(text, message)
+    text.fill("A gorgeous, funny and deeply moving film.")
+    text.press("Enter")
+    sync_api.expect(message).to_have_count(0)
+    sync_api.expect(text).not_to_have_attribute("aria-invalid", "true")
+    check_untied(text)
+    # the analogy's message names its field: Word c, not a or b
+    open_tab(page, "Embeddings")
+    a, b, c = (page.locator(f"#em-{name} textarea") for name in "abc")
+    c.fill("")
+    c.press("Enter")
+    message = page.locator("#em-an-col .input-error")
+    sync_api.expect(message).to_contain_text("Word c")
+    check_tied(c, message)
+    check_untied(a, b, page.locator("#em-word textarea"))
+    c.fill("woman")
+    c.press("Enter")
+    sync_api.expect(message).to_have_count(0)
+    check_untied(c)
+    # ... and the head's, the head's box, not the layer's
+    open_tab(page, "Attention")
+    head = page.locator("#at-head input")
+    head.fill("head 9")
+    head.press("Enter")
+    message = page.locator("#at-view-error .input-error")
+    sync_api.expect(message).to_contain_text("Head must be")
+    check_tied(head, message)
+    check_untied(page.locator("#at-layer input"), page.locator("#at-text textarea"))
+    head.click()
+    page.get_by_role("option", name="average of heads", exact=True).click()
+    sync_api.expect(message).to_have_count(0)
+    check_untied(head)
+
+
+def test_choosing_a_layer_or_a_head_is_announced(page):
+    """Another layer or head redraws the Attention views, but the live region watched only the notes above them,
+    which stay: a screen reader heard nothing. It hears the view drawn: "Attention view: Layer 1, head 2"."""
+    open_tab(page, "Attention")
+    page.get_by_role("tab", name="Head view").click()
+    sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
+    layer = "2" if page.locator("#at-layer input").input_value() == "1" else "1"  # another one than the shown one
+    page.evaluate(RECORD_ANNOUNCEMENTS)
+    page.locator("#at-layer input").click()
+    page.get_by_role("option", name=layer, exact=True).click()
+    page.wait_for_function("layer => window.announced.some(t => t.startsWith(`Attention view: Layer ${layer}, "
+                           "average`))", arg=layer)
+    page.locator("#at-head input").click()
+    page.get_by_role("option", name="head 2", exact=True).click()
+    page.wait_for_function("layer => window.announced.includes(`Attention view: Layer ${layer}, head 2.`)", arg=layer)
+    page.locator("#at-head input").click()  # the page is shared: the average back
+    page.get_by_role("option", name="average of heads", exact=True).click()
+    sync_api.expect(page.locator("#at-heads")).to_contain_text("average")
+
+
+# every announcement from the page's start: the live region is recorded as soon as page.js adds it
+RECORD_FROM_THE_START = """window.announced = [];
+new MutationObserver(() => {
+  const live = document.querySelector('#sr-live');
+  if (live && !live.dataset.recorded) {
+    live.dataset.recorded = 'yes';
+    new MutationObserver(() => window.announced.push(live.textContent))
+      .observe(live, {childList: true, characterData: true, subtree: true});
+  }
+}).observe(document, {childList: true, subtree: true});"""
+
+
+def test_announcements_are_short_summaries_and_none_comes_at_load(app, browser):
+    """The live region read up to 300 characters of a result's text, table cells and the completed sentence's
+    "<mask> 1" chips included, and announced the first tab's own answer once the page had loaded. It says a
+    summary written for the ear (the sentence, each mask's top answer; each scheme's targets), and nothing before
+    a visitor asks for something."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(RECORD_FROM_THE_START)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(app.url)
+    sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
+    page.wait_for_timeout(1500)  # the live region looks for news 400 ms after the page is still
+    open_tab(page, "Sentiment")
+    open_tab(page, "Fill mask")
+    page.wait_for_timeout(1000)
+    assert page.evaluate("window.announced") == []
+    page.get_by_text("The <mask> sat on the <mask> all day.", exact=True).click()
+    sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(2)
+    page.wait_for_function("() => window.announced.length")
+    said = page.evaluate("window.announced.at(-1)")
+    sentence = " ".join(page.locator("#fm-filled").evaluate(
+        "e => [...e.querySelectorAll('.text')].map(t => t.textContent).join('')").split())
+    assert said.startswith(f"Completed sentence: {sentence}"), (said, sentence)
+    assert "<mask>" not in sentence and re.search(r"\. <mask> 1 \(top 3 of the vocabulary\): .+; "
+                                                  r"<mask> 2 \(top 3 of the vocabulary\): ", said), said
+    assert "in the pretraining text" not in said and "probability" not in said  # no table read out
+    open_tab(page, "Masking")
+    sync_api.expect(page.locator("#mk-table table.mk-table tbody tr")).to_have_count(12)
+    page.evaluate("window.announced = []")
+    text = page.locator("#mk-text textarea")
+    text.fill("A much shorter sentence.")
+    text.press("Enter")
+    page.wait_for_function("() => window.announced.length")
+    said = page.evaluate("window.announced.at(-1)")
+    assert re.fullmatch(r"Masking, positions ever a target: BERT static, one fixed mask \d+ of \d+; BERT static, 10 "
+                        r"masks cycling \d+ of \d+; RoBERTa dynamic \d+ of \d+\.", said), said
+    context.close()
+
+
+def test_a_fill_mask_tables_focus_shows_what_its_hovers_say(page):
+    """A score's exact value and ln p, and a chip's count in the pretraining text, were on hover only. The answers'
+    table takes the focus (a Tab stop; a tap), and then shows each score's exact value in line; the chips' counts
+    are in a closed <details> under them."""
+    open_tab(page, "Fill mask")
+    table = page.locator("#fm-view table.fm-table").first
+    sync_api.expect(table).to_be_visible()
+    score = table.locator("td.fm-score").first
+    exact = score.locator(".fm-exact")
+    width = "e => e.getBoundingClientRect().width"
+    assert exact.evaluate(width) <= 1  # out of sight until then
+    table.focus()
+    sync_api.expect(table).to_be_focused()
+    assert exact.evaluate(width) > 20 and exact.inner_text().strip() == f"({score.get_attribute('title')})"
+    page.locator("#fm-text textarea").focus()
+    assert exact.evaluate(width) <= 1
+    table.click()  # a click (a tap) focuses it too
+    assert exact.evaluate(width) > 20
+    chips = page.locator("#fm-view details.fm-tok-counts")
+    sync_api.expect(chips).to_have_count(1)
+    sync_api.expect(chips.locator("li").first).to_be_hidden()
+    chips.locator("summary").click()
+    titled = page.locator("#fm-view .fm-tok[title]").first.get_attribute("title")
+    sync_api.expect(chips.locator("li").first).to_have_text(titled)
+    chips.locator("summary").click()  # closed again: the page is shared
+
+
+STATS_FIT_JS = """() => {  // the masking statistics in their box: every header and cell whole, nothing past the box
+  const e = document.querySelector('#mk-stats'), wrap = e.querySelector('.table-wrap');
+  const right = wrap.getBoundingClientRect().right;
+  return {box: wrap.clientWidth, table: e.querySelector('table').getBoundingClientRect().width,
+          cut: [...e.querySelectorAll('th span, [role=gridcell] span')].filter(s => s.scrollWidth > s.clientWidth + 1
+            || s.getBoundingClientRect().right > right + 1).map(s => s.textContent)};
+}"""
+SCROLLERS_JS = """() => [...document.querySelectorAll('.md table, #at-grid .matplotlib')].filter(e => e.offsetParent)
+  .map(e => ({tag: e.tagName, scrolls: e.scrollWidth > e.clientWidth + 1, tabindex: e.getAttribute('tabindex'),
+              role: e.getAttribute('role'), label: e.getAttribute('aria-label')}))"""
+
+
+def check_scrollers(page):
+    """Each box that scrolls sideways is a Tab stop with a name (a table keeps its role, another box is a region);
+    one that fits has none of it. Returns the boxes."""
+    boxes = page.evaluate(SCROLLERS_JS)
+    for box in boxes:
+        if box["scrolls"]:
+            role = None if box["tag"] == "TABLE" else "region"
+            assert box["tabindex"] == "0" and box["role"] == role and box["label"].endswith("(scrolls sideways)"), box
+        else:
+            assert box["tabindex"] is None and box["role"] is None and box["label"] is None, box
+    return boxes
+
+
+def test_narrow_phones_fit_the_masking_statistics_and_reach_what_scrolls_by_keyboard(app, browser):
+    """At 375 px the masking statistics' last column was cut ("coverag…": 370 px of table in a 354 px box), and more
+    at 320 px: they fit both. A box that scrolls sideways (a wide Markdown table, every head of a layer) takes the
+    focus, with a name, so that a keyboard can scroll it in Safari too (which, unlike Chromium, does not focus it by
+    itself); a box that fits again drops it."""
+    page = browser.new_page(viewport={"width": 320, "height": 800}, is_mobile=True, has_touch=True)
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(app.url)
+    sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
+    open_tab(page, "Masking")
+    sync_api.expect(page.locator("#mk-stats [role=gridcell]").first).to_be_visible()
+    for width in (320, 375):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.wait_for_timeout(500)
+        fit = page.evaluate(STATS_FIT_JS)
+        assert fit["table"] <= fit["box"] + 1 and not fit["cut"], (width, fit)
+        boxes = check_scrollers(page)
+        assert any(box["scrolls"] for box in boxes), (width, boxes)  # the ablation's seven columns
+    ablation = page.locator(".md table[data-scrolls]").first
+    ablation.focus()
+    sync_api.expect(ablation).to_be_focused()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("t => t.scrollLeft > 0", arg=ablation.element_handle())
+    open_tab(page, "Attention")
+    page.get_by_role("tab", name="All heads of the layer").click()
+    sync_api.expect(page.locator("#at-grid img")).to_be_visible()
+    grid = page.locator("#at-grid .matplotlib")
+    sync_api.expect(grid).to_have_attribute("role", "region")
+    sync_api.expect(grid).to_have_attribute("aria-label", "All heads of the layer (scrolls sideways)")
+    sync_api.expect(grid).to_have_attribute("tabindex", "0")
+    check_scrollers(page)
+    page.set_viewport_size({"width": 1280, "height": 900})  # it fits: a box like any other again
+    sync_api.expect(grid).not_to_have_attribute("role", "region")
+    check_scrollers(page)
+    page.close()

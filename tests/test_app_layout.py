@@ -422,6 +422,43 @@ def test_what_if_does_not_classify_again_the_text_just_classified(app):
     assert after(me, "A dreadful film.", "shipped", "")[0] != gr.skip()
 
 
+# ----------------------------------------------------------------------------- accessibility of the layout
+def test_the_analogy_fields_are_named_in_full_and_the_api_keeps_its_parameters(app):
+    """The analogy's fields were labelled "a", "b" and "c": out of its section a screen reader said "a, edit text".
+    They read "Word a" to "Word c", as the messages name them ("Word c is empty"); the API's /analogy keeps its
+    parameters' names and order (tests/test_app_api.py), which come from the handler, not from the labels."""
+    assert [box.label for box in app.em_abc] == ["Word a", "Word b", "Word c"]
+    params = app.demo.get_api_info()["named_endpoints"]["/analogy"]["parameters"]
+    assert [p["parameter_name"] for p in params] == ["a", "b", "c", "k", "words_only", "model"]
+
+
+def _contrast(a: str, b: str) -> float:
+    """WCAG's contrast ratio of two colours written "#rrggbb"."""
+    def lum(colour):
+        r, g, b = (int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+        r, g, b = (v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in (r, g, b))
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    high, low = sorted([lum(a), lum(b)], reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_hovered_buttons_keep_their_white_text_readable_in_dark_mode_too(app):
+    """The theme's hover colour of the primary and secondary buttons in dark mode (Soft's *primary_500, #6366f1)
+    put their white text at 4.47:1, under WCAG AA's 4.5:1; light mode and the buttons at rest passed."""
+    theme = app.THEME
+
+    def resolve(value):  # "*primary_600" -> the theme's primary_600 -> "#4f46e5"
+        while isinstance(value, str) and value.startswith("*"):
+            value = getattr(theme, value[1:])
+        return {"white": "#ffffff"}.get(value, value)
+
+    for kind in ("primary", "secondary"):
+        hover = resolve(getattr(theme, f"button_{kind}_background_fill_hover_dark"))
+        text = resolve(getattr(theme, f"button_{kind}_text_color_dark"))
+        assert _contrast(hover, text) >= 4.5, (kind, hover, text)
+    assert _contrast(resolve(theme.button_primary_background_fill_hover), "#ffffff") >= 4.5  # light mode, as before
+
+
 # ----------------------------------------------------------------------------- app.py is layout and wiring
 def test_app_py_defines_no_function_of_its_own():
     """The project's rule: the handlers are plain functions in demo/ (tested as such), the machinery that wires

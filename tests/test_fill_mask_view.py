@@ -1,6 +1,8 @@
 """The Fill mask tab's views read well whatever the model predicts: a token that is whitespace or part of a
 character gets a readable label (never blank, `' '` or "�"), a long word's chips wrap, a candidate word that only a
-lone space or a byte would score is refused, and the layer-by-layer table keeps its numbers whole on a phone."""
+lone space or a byte would score is refused, the layer-by-layer table keeps its numbers whole on a phone, and what
+a hover says is there for a keyboard, a phone and a screen reader too."""
+import html
 import re
 
 import gradio as gr
@@ -151,3 +153,53 @@ def test_layer_table_scrolls_in_its_own_box():
     assert view.count('<div class="ll-scroll" tabindex="0" role="region" aria-label="&lt;mask&gt; 1, layer by '
                       'layer"><table class="ll-table">') == 1
     assert '<td class="ll-score">#605 · 1.99 × 10⁻⁴</td>' in view
+
+
+# ----------------------------------------------------------------------------- what a hover says, without one
+def test_a_scores_exact_value_and_a_shared_rows_words_are_there_without_a_hover():
+    """A score's exact value and ln p, and all the words of a shared row (only 5 are listed), were in `title`
+    only, which a keyboard, a phone and (often) a screen reader never reach. Each is also text in the cell, hidden
+    from sight (`fm-exact`: read by a screen reader), that the table shows in line when it has the focus: the table
+    is a Tab stop, and a tap focuses it; the note says so."""
+    words = ["sea", "seaside", *(f"sea{i}" for i in range(6))]
+    row = [{"token": 21, "token_str": " sea", "score": 0.3, "candidates": words},
+           {"token": 22, "token_str": " bird", "score": 0.0123}]
+    view = fill_mask_view.predictions_html([row], words + ["bird"])
+    body = _body(view)
+    table = re.search(r"<table ([^>]*)>", body)[1]
+    assert 'tabindex="0"' in table and 'aria-label="&lt;mask&gt; 1: the answers"' in table
+    scores = re.findall(r'<td class="fm-score" title="([^"]*)">([^<]*)<span class="fm-exact"> \((.*?)\)</span></td>',
+                        body)
+    assert [(title, shown) for title, shown, _ in scores] == [("p = 3.000e-01, ln p = -1.20", "30%"),
+                                                              ("p = 1.230e-02, ln p = -4.40", "1.23%")]
+    assert [re.sub("<[^>]+>", "", said) for _, _, said in scores] == [title for title, _, _ in scores]
+    shared = re.search(r'<th scope="row" class="fm-word fm-cand"[^>]*>(.*?)</th>', body)[1]
+    assert "and 3 more<small>" in shared and f'<span class="fm-exact"> (all 8: {", ".join(words)})</span>' in shared
+    assert "Hover a score, or focus its table (Tab, or a tap), for the exact value" in body
+    # hidden from sight until the table has the focus, then in line
+    css = view.split("</style>", 1)[0]
+    assert ".fm-exact{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)" in css
+    assert ".fm-mask table.fm-table:focus .fm-exact{position:static;display:block" in css
+
+
+def test_each_chips_count_is_in_a_closed_details_too(handlers):
+    """A chip of "How the model reads it" said its token's count in the pretraining text on hover only: the same
+    sentences are listed, each token once, in a closed <details> under the chips (none without counts)."""
+    import numpy as np
+
+    from demo.tokens_view import tokenize
+    from demo.training_counts import TrainingCounts
+
+    tokenizer = handlers.models.mlm.tokenizer
+    size = tokenizer.get_vocab_size()
+    counts = TrainingCounts(("tiny text", "tiny reviews"), (1000, 2000), np.arange(2 * size).reshape(2, size), "x")
+    tokens = tokenize(tokenizer, "the cat sees the <mask> and the house.", 64)
+    view = fill_mask_view.tokens_html(tokens, counts=counts)
+    titles = list(dict.fromkeys(html.unescape(t) for t in re.findall(r'class="fm-tok[^"]*" title="([^"]*)"', view)))
+    in_full = re.search(r'<details class="fm-counts fm-tok-counts"><summary>(.*?)</summary><ul>(.*?)</ul></details>',
+                        view)
+    assert in_full and in_full[1].startswith("Each token’s count in the pretraining text")
+    assert [html.unescape(item) for item in re.findall("<li>(.*?)</li>", in_full[2])] == titles
+    regular = [i for i, special in zip(tokens.ids, tokens.special) if not special]
+    assert len(titles) == len(set(regular)) < len(regular)  # " the", three times in the text: said once
+    assert "<details" not in fill_mask_view.tokens_html(tokens)
