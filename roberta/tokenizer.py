@@ -50,7 +50,7 @@ def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
     if os.path.isfile(path) and not path.endswith(".json"):  # was "is a file, not a model folder"
         raise ModelLoadError(f"{path} is not a tokenizer: give a tokenizer.json, a model folder holding one, or a Hub "
                              "repo id")
-    if not path.endswith(".json"):
+    if not path.endswith(".json") or os.path.isdir(path):  # a folder named m.json is a folder
         path = resolve_file(path, TOKENIZER_NAME, **hub_kwargs)
     elif not os.path.isfile(path):
         raise ModelNotFoundError(f"{path}: no such tokenizer file")

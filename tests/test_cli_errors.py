@@ -2,6 +2,7 @@
 one line naming the option or file (never a traceback, a silent run, or another run's files overwritten).
 
 Each case was found by trying it; the comment says what it did before."""
+import dataclasses
 import json
 import shutil
 import socket
@@ -15,7 +16,7 @@ import pytest
 import roberta
 
 from train import (ablation, average, calibrate, evaluate, export, fill_mask_probe, finetune, gpu_transfer, pretrain,
-                   probes, runtime, tapt_corpus, tokenizer)
+                   probes, runtime, tapt_corpus, tokenizer, trainer)
 from test_train_scripts import finetune_argv, pretrain_argv
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,6 +109,54 @@ def test_bad_numbers_are_named_before_the_data_is_read(train_files, tiny_mlm_dir
         argv[argv.index("--train") + 1] = str(tmp_path / "missing.tsv")
         assert "missing.tsv" not in assert_user_error(finetune.main, argv, capsys, message)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_seed_the_generators_cannot_take_is_refused_when_the_command_is_parsed(train_files, tiny_clf_dir, tmp_path,
+                                                                                 capsys):
+    """--seed 1152921504606846976 (any seed above 2**64 / 100,003) passed start-up, evaluated step 0, then failed at
+    step 1 with "error: Overflow when unpacking long long", naming no option, and its log blocked the same --out.
+    Every seed option of the training commands is now bounded when the command line is parsed (0 to 2**32 - 1,
+    numpy's range), and the largest seed trains."""
+    out, huge = tmp_path / "out", "1152921504606846976"
+    commands = [(pretrain.main, pretrain_argv(train_files, out), "--seed"),
+                (pretrain.main, pretrain_argv(train_files, out), "--eval-seed"),
+                (finetune.main, finetune_argv(train_files, out, "--init", str(tiny_clf_dir)), "--seed"),
+                (finetune.main, finetune_argv(train_files, out, "--init", str(tiny_clf_dir)), "--calibration-seed"),
+                (tokenizer.main, ["--corpus", str(train_files / "corpus.txt"), "--out", str(out)], "--seed"),
+                (average.main, [str(tiny_clf_dir), str(tiny_clf_dir), "--out", str(out)], "--mlm-seed")]
+    for main, argv, flag in commands:
+        for value in (huge, "-1"):
+            assert_user_error(main, [*argv, flag, value], capsys,
+                              f"argument {flag}: must be between 0 and 4,294,967,295, got {value}")
+    assert not out.exists()
+    built = dataclasses.replace(pretrain.parse_args(pretrain_argv(train_files, out)), seed=2**40)  # an experiment's
+    with pytest.raises(runtime.UserError, match="--seed must be between 0 and"):
+        trainer.check_options(built)
+    argv = pretrain_argv(train_files, out, "--seed", str(2**32 - 1), "--max-steps", "2", "--eval-every", "1")
+    assert pretrain.main(argv) == 0, capsys.readouterr().err
+
+
+def test_an_out_that_cannot_be_written_is_named_before_the_data_is_read(train_files, tiny_mlm_dir, tmp_path,
+                                                                         monkeypatch, capsys):
+    """An --out pretrain or finetune could not write (read-only, another user's) was found only when the log was
+    first written, after the data was read and packed, and the message said to resume from a checkpoint there was
+    none of. The folder (or its nearest existing parent) is now tried first, with the options."""
+    import errno
+    import tempfile
+
+    def read_only(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", read_only)  # (root writes anywhere: the probe made to fail)
+    out, missing = tmp_path / "ro" / "run", str(tmp_path / "missing.txt")
+    message = f"--out {out}: cannot write in {tmp_path} (Permission denied)"
+    argv = pretrain_argv(train_files, out)
+    argv[argv.index("--corpus") + 1] = missing
+    assert "missing.txt" not in assert_user_error(pretrain.main, argv, capsys, message)
+    argv = finetune_argv(train_files, out, "--init", str(tiny_mlm_dir))
+    argv[argv.index("--train") + 1] = missing
+    assert "missing.txt" not in assert_user_error(finetune.main, argv, capsys, message)
+    assert not (tmp_path / "ro").exists()
 
 
 def test_finetune_reads_the_behaviour_checks_before_training(train_files, tiny_mlm_dir, tmp_path, capsys):

@@ -160,7 +160,8 @@ def test_pack_ship_returns_what_finished_in_a_stopped_recipe(tiny_mlm_dir, tiny_
     (out / "mlm").mkdir(parents=True)  # pretraining cut off: not shipped, even with a classifier that finished
     assert gpu_transfer.main(["pack", str(out), "--ship", "--out", str(tmp_path / "none")]) == 2
     assert "pretraining did not finish" in capsys.readouterr().err
-    shutil.copy(tiny_mlm_dir / "config.json", out / "mlm")  # cut, its last checkpoint unreadable: said, no traceback
+    for name in ("config.json", "tokenizer.json"):  # cut, its last checkpoint unreadable: said, no traceback
+        shutil.copy(tiny_mlm_dir / name, out / "mlm")
     (out / "mlm" / "checkpoints" / "step-00000001").mkdir(parents=True)
     (out / "mlm" / "checkpoints" / "step-00000001" / "model.safetensors").write_bytes(b"not safetensors")
     assert gpu_transfer.main(["pack", str(out), "--ship", "--out", str(tmp_path / "none")]) == 2

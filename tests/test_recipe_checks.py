@@ -158,7 +158,7 @@ def test_gpu_session_refuses_an_out_it_cannot_write_before_starting(tmp_path, ca
                                        "train.finetune"]),
     (["--finetune-args", "--lr fast"], ["--finetune-args '--lr fast'", "invalid float value: 'fast'"]),
     (["--pretrain-args=--layers"], ["--pretrain-args '--layers'", "expected one argument", "train.pretrain"]),
-    (["--seeds", "-1"], ["--seeds and --imdb-stage-seed must be at least 0, got -1"]),
+    (["--seeds", "-1"], ["--seeds and --imdb-stage-seed must be between 0 and 4,294,967,295, got -1"]),
     (["--parallel", "0"], ["--parallel must be at least 1, got 0"]),
     (["--seeds", "0", "0"], ["--seeds names seed 0 more than once"]),
 ])
@@ -230,7 +230,9 @@ def test_sentiment_recipe_refuses_a_seed_given_twice(tiny_mlm_dir, tmp_path, cap
                                         "--seeds", "0", "1", "0", *extra], capsys,
                 "--seeds names seed 0 more than once", "each seed is one run")
     refused(sentiment_recipe.main, ["--init", str(tiny_mlm_dir), "--out", str(out), "--seeds", "-2"], capsys,
-            "must be at least 0, got -2")
+            "must be between 0 and 4,294,967,295, got -2")
+    refused(sentiment_recipe.main, ["--init", str(tiny_mlm_dir), "--out", str(out), "--seeds", str(2**32)], capsys,
+            f"got {2**32}")  # more than a generator takes: refused before any run, not at its first step
     assert no_steps == [] and not out.exists()
 
 

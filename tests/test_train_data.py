@@ -211,6 +211,43 @@ def test_pack_sequences_cache(tokenizer, sentences, tmp_path, monkeypatch):
     assert len(list(tmp_path.glob("packed-*.safetensors"))) == 3
 
 
+def test_a_damaged_or_unwritable_packing_cache_is_a_warning_not_a_traceback(tokenizer, sentences, tmp_path,
+                                                                           monkeypatch, capsys):
+    """The packing cache is optional, yet a truncated entry was a SafetensorError traceback on every later run over
+    the same data (until the hashed file was found and deleted), and a read-only or full cache folder was one after
+    the whole corpus was tokenized, leaving its .tmpPID file. Now a damaged entry is named, packed again and
+    replaced; a failed write is named, its temporary file removed, and the rows are returned all the same."""
+    from safetensors import SafetensorError
+    from safetensors import torch as safetensors_torch
+
+    docs = sentences[:50]
+    first = data.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path)
+    (entry,) = tmp_path.glob("packed-*.safetensors")
+    entry.write_bytes(entry.read_bytes()[:100])  # truncated
+    assert torch.equal(data.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path), first)
+    err = capsys.readouterr().err
+    assert f"warning: the packing cache {entry} cannot be read" in err and "packing again" in err
+    assert torch.equal(safetensors_torch.load_file(str(entry))["input_ids"].long(), first)  # replaced by a good one
+    safetensors_torch.save_file({"input_ids": torch.zeros(2, 8)}, str(entry))  # readable, but not rows of 32 tokens
+    assert torch.equal(data.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path), first)
+    assert "not packed rows of 32 tokens" in capsys.readouterr().err
+
+    def full_disk(tensors, path, metadata=None):
+        Path(path).write_bytes(b"half")
+        raise SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)")
+
+    monkeypatch.setattr(safetensors_torch, "save_file", full_disk)
+    other = tmp_path / "other"
+    assert torch.equal(data.pack_sequences(docs, tokenizer, 32, cache_dir=other), first)
+    err = capsys.readouterr().err
+    assert "warning: could not write the packing cache" in err and "No space left on device" in err
+    assert list(other.iterdir()) == []  # no temporary file left
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    assert torch.equal(data.pack_sequences(docs, tokenizer, 32, cache_dir=blocked / "cache"), first)  # no folder
+    assert "warning: could not write the packing cache" in capsys.readouterr().err
+
+
 def test_read_labeled_tsv_and_csv(tmp_path):
     tsv = tmp_path / "sst2" / "dev.tsv"
     tsv.parent.mkdir()

@@ -120,6 +120,62 @@ def test_a_partial_model_is_not_averaged(tiny_mlm_dir, tmp_path, capsys):
     assert not (tmp_path / "avg").exists()
 
 
+def test_average_names_a_members_missing_or_truncated_files_first(tiny_clf_dir, tmp_path, capsys):
+    """A member without model.safetensors (or with a truncated one) was reported as "the members do not share one
+    calibration slice"; one without tokenizer.json as a bare "[Errno 2] No such file or directory". Each member's
+    config, weights and tokenizer are now checked before anything is compared, and the file is named."""
+    from train import average
+
+    good = shutil.copytree(tiny_clf_dir, tmp_path / "good")
+    (good / "metrics.json").write_text(json.dumps({"init": "x", "calibration": {"slice": {"n": 20, "seed": 1}}}))
+    cases = {"no weights": lambda m: (m / "model.safetensors").unlink(),
+             "truncated weights": lambda m: (m / "model.safetensors").write_bytes(
+                 (m / "model.safetensors").read_bytes()[:1000]),
+             "no tokenizer": lambda m: (m / "tokenizer.json").unlink()}
+    said = {"no weights": "has no model.safetensors",
+            "truncated weights": "model.safetensors: not a readable safetensors file (truncated or corrupt?)",
+            "no tokenizer": "tokenizer.json"}
+    for name, damage in cases.items():
+        member = shutil.copytree(tiny_clf_dir, tmp_path / name.replace(" ", "-"))
+        (member / "metrics.json").write_text(json.dumps({"init": "x"}))  # no calibration slice: not the error
+        damage(member)
+        assert average.main([str(good), str(member), "--out", str(tmp_path / "avg")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {member}") and said[name] in err and err.count("\n") == 1, (name, err)
+        assert "calibration slice" not in err and "Errno" not in err, (name, err)
+    assert not (tmp_path / "avg").exists()
+
+
+def test_export_refuses_a_source_without_tokenizer_a_corrupt_metrics_or_a_destination_inside_it(tiny_mlm_dir,
+                                                                                               tmp_path, capsys):
+    """train.export wrote a folder without tokenizer.json (exit 0; train.push then refused it, and nothing could load
+    it by name), copied a corrupt metrics.json into its "checked" output, and exported RUN into RUN/sub, whose files
+    `train.push RUN` then listed to upload. Each is refused before anything is written."""
+    source = shutil.copytree(tiny_mlm_dir, tmp_path / "model")
+    (source / "tokenizer.json").unlink()
+    assert main([str(source), str(tmp_path / "out")]) == 2
+    assert f"error: {source} has no tokenizer.json: its export could not be used" in capsys.readouterr().err
+    shutil.copy(tiny_mlm_dir / "tokenizer.json", source / "tokenizer.json")
+    (source / "metrics.json").write_text('{"x": \n')
+    assert main([str(source), str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {source / 'metrics.json'}: not a metrics file") and "export again" in err
+    (source / "metrics.json").unlink()
+    assert main([str(source), str(source / "sub")]) == 2
+    assert f"the destination {source / 'sub'} is inside {source}, the folder being exported" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() and not (source / "sub").exists()
+    assert main([str(source), str(tmp_path / "out")]) == 0  # the folder as it should be
+
+
+def test_a_model_folder_named_like_a_json_file_loads_its_tokenizer(tiny_mlm_dir, tmp_path):
+    """A model folder whose name ends in .json (runs/m.json) was read as a tokenizer file: "no such tokenizer file"
+    from train.evaluate --model. A folder is a folder, whatever its name."""
+    folder = shutil.copytree(tiny_mlm_dir, tmp_path / "m.json")
+    assert roberta.load_tokenizer(folder).get_vocab_size() == roberta.load_tokenizer(tiny_mlm_dir).get_vocab_size()
+    with pytest.raises(roberta.ModelNotFoundError, match="no such tokenizer file"):
+        roberta.load_tokenizer(tmp_path / "missing.json")
+
+
 def unfinished_run_checkpoint(tiny_mlm_dir, folder, stopped_by="SIGTERM"):
     """RUN/checkpoints/step-00000002 of a pretraining run that did not finish: the config and tokenizer files a
     stopped train.pretrain leaves, and no metrics.json."""

@@ -206,6 +206,22 @@ def test_finetune_batch_order_length_pads_less(train_files, tmp_path, tiny_mlm_d
     assert "| batch_order | length |" in (tmp_path / "length" / "README.md").read_text()  # the card's recipe
 
 
+def test_a_batch_larger_than_the_training_set_is_warned_about(train_files, tmp_path, capsys):
+    """--batch-size above the number of training rows was taken silently: each batch wraps around the epoch, so
+    every step trained on each row about twice (and an extreme one was killed for memory with no word). Now one
+    warning line says so; a batch that fits says nothing."""
+    argv = pretrain_argv(train_files, tmp_path / "small", "--max-steps", "1", "--corpus-chars", "300")
+    assert pretrain.main(argv) == 0
+    out, err = capsys.readouterr()
+    rows = int(next(line for line in out.splitlines() if "training rows of" in line).split()[0])
+    assert rows < 8  # pretrain_argv's batch
+    warning = [line for line in err.splitlines() if line.startswith("warning: --batch-size")]
+    assert warning == [f"warning: --batch-size 8 is more than the {rows} training rows: every step repeats rows "
+                       f"(each about {8 / rows:.1f} times)"], err
+    assert pretrain.main(pretrain_argv(train_files, tmp_path / "full", "--max-steps", "1")) == 0
+    assert "--batch-size" not in capsys.readouterr().err
+
+
 def test_weight_decay_groups(tiny_config):
     model = roberta.RobertaForMaskedLM(tiny_config)
     decay, no_decay = optim.param_groups(model, 0.01)
@@ -470,6 +486,31 @@ def test_options_changed_on_resume_are_recorded_with_the_run(train_files, interr
     assert metrics["command"].endswith("--lr 1e-3 --resume")
 
 
+def test_a_resume_with_another_model_shape_says_which_fields_differ_in_a_line(train_files, interrupted, tiny_mlm_dir,
+                                                                            capsys):
+    """--resume with another --hidden-size printed load_state_dict's list of every mismatched weight (7 KB; pages
+    of "Missing key(s)" with --layers 3) after a hint to add --model-max-length 32, which was given already; a
+    fine-tuning resumed in a pretraining run's folder gave the same dump. Now one line names the config fields
+    that differ, and the length hint comes only when the length differs."""
+    _, split = interrupted  # the tiny preset (hidden 32, 2 layers), --model-max-length 32
+    cases = [(["--hidden-size", "16", "--heads", "2"], "hidden_size 32 (this command: 16)", "--hidden-size"),
+             (["--layers", "3"], "layers 2 (this command: 3)", "--layers"),
+             (["--model-max-length", "48"], "max_length 32 (this command: 48)", "add --model-max-length 32")]
+    for extra, differ, how in cases:
+        assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, *extra, "--resume")) == runtime.EXIT_USER_ERROR
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert err.startswith(f"error: {split / checkpointing.CHECKPOINTS / 'step-00000005'} does not fit this model: "
+                              f"the checkpointed run's has {differ}"), err
+        assert how in err and len(err) < 400 and "size mismatch" not in err and "Missing key" not in err, err
+        assert ("--model-max-length 32" in err) == (extra[0] == "--model-max-length"), err
+    argv = finetune_argv(train_files, split, "--init", str(tiny_mlm_dir), "--imdb", "", "--checks", "", "--resume")
+    assert finetune.main(argv) == runtime.EXIT_USER_ERROR
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "holds the checkpoint of a masked LM (a pretraining run), and this command trains a classifier" in err, err
+    assert len(err) < 400
+    assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, "--resume")) == 0  # untouched by the refusals
+
+
 def test_truncated_checkpoint_on_resume_falls_back_to_the_previous_one(train_files, interrupted, capsys):
     # issue 13: a truncated checkpoint gave a 31-line traceback without the file name, and exit code 1
     full, split = interrupted
@@ -723,6 +764,55 @@ def test_sigterm_saves_checkpoint_and_exits_cleanly(train_files, tmp_path):
     latest = checkpointing.Checkpoints(out).latest()
     _, state = checkpointing.Checkpoints.load(latest)
     assert state["step"] == checkpointing.Checkpoints.step_of(latest) >= 1
+
+
+@pytest.mark.parametrize("where", ["closing evaluation", "last checkpoint"])
+def test_a_signal_after_the_last_step_stops_the_run_and_resume_finishes_it(train_files, tmp_path, monkeypatch, capsys,
+                                                                           where):
+    """SIGTERM (a scheduler's deadline, gpu_session's) in the closing evaluation of fit, or while the last step's
+    checkpoint was saved, was taken by the trainer's handler ("saving a checkpoint after this step") and then
+    ignored: the evaluation ran on (84 s on a large held-out set), then the final evaluation and folder, exit code 0.
+    Now the closing evaluation is cut short, the last step's checkpoint is saved (its `stopped_by` "done": every
+    step ran), the run ends interrupted (130) with no final folder, and --resume evaluates again and finishes it."""
+    from train import evaluate
+
+    out = tmp_path / "run"
+    argv = pretrain_argv(train_files, out, "--max-steps", "2", "--log-every", "1")  # --eval-every 0: one closing eval
+    calls, sent, evaluate_mlm, save = [], [], evaluate.evaluate_mlm, checkpointing.Checkpoints.save
+
+    def signalled_evaluation(*args, **kwargs):
+        calls.append("started")
+        if where == "closing evaluation" and len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # a long evaluation, which the signal should cut short
+            calls.append("finished")
+        return evaluate_mlm(*args, **kwargs)
+
+    def signalled_save(self, kind, step, *args, **kwargs):
+        if where == "last checkpoint" and kind == "step" and not sent:
+            sent.append(step)
+            os.kill(os.getpid(), signal.SIGTERM)
+        return save(self, kind, step, *args, **kwargs)
+
+    monkeypatch.setattr(evaluate, "evaluate_mlm", signalled_evaluation)  # what pretrain imports when it runs
+    monkeypatch.setattr(checkpointing.Checkpoints, "save", signalled_save)
+    started = time.monotonic()
+    assert pretrain.main(argv) == runtime.EXIT_INTERRUPTED
+    assert time.monotonic() - started < 60
+    err = capsys.readouterr().err
+    assert "SIGTERM" in err and "interrupted after the last step (2)" in err and "--resume" in err, err
+    assert "finished" not in calls and calls.count("started") == 1  # cut short; no final evaluation
+    assert not (out / "metrics.json").exists() and not (out / "model.safetensors").exists()
+    latest = checkpointing.Checkpoints(out).latest()
+    _, state = checkpointing.Checkpoints.load(latest)
+    assert latest.name == "step-00000002" and state["stopped_by"] == "done"
+    evals = [e["step"] for e in reporting.read_log(out / "log.jsonl") if e["type"] == "eval"]
+    assert evals == ([] if where == "closing evaluation" else [2])
+
+    assert pretrain.main([*argv, "--resume"]) == 0
+    assert "resumed from" in capsys.readouterr().err
+    assert json.loads((out / "metrics.json").read_text())["stopped_by"] == "done"
+    assert [e["step"] for e in reporting.read_log(out / "log.jsonl") if e["type"] == "eval"] == [2]  # once
 
 
 # ----- several processes -----

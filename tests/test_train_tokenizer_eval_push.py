@@ -90,6 +90,56 @@ def test_tokenizer_cli_checks_its_numbers_before_reading_any_text(tmp_path, trai
     assert not (tmp_path / "tok").exists()
 
 
+def test_tokenizer_vocab_size_has_an_upper_bound(tmp_path, train_files, monkeypatch, capsys):
+    """--vocab-size 10000000000 read the corpus, then aborted the process in Rust ("memory allocation of 566935683088
+    bytes failed", a backtrace, exit code 134): refused before any text is read, as a size below the alphabet is
+    (train.pretrain's --vocab-size, a tokenizer trained on the fly, shares the check)."""
+    from train import tokenizer as tokenizer_script
+
+    monkeypatch.setattr(tokenizer_script, "load_mixture_with_stats",
+                        lambda *a, **k: pytest.fail("text was read before --vocab-size was checked"))
+    for size in ("10000000000", str(2**20 + 1)):
+        assert tokenizer_script.main(["--corpus", str(train_files / "corpus.txt"), "--eval-text", "", "--quiet",
+                                      "--vocab-size", size, "--out", str(tmp_path / "tok")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: --vocab-size must be at most 1,048,576") and err.count("\n") == 1, err
+    tokenizer_script.check_vocab_size(2**20)
+    assert not (tmp_path / "tok").exists()
+
+
+def test_tokenizer_checks_that_it_can_write_out_before_training(tmp_path, train_files, monkeypatch, capsys):
+    """An --out that could not be written (read-only, another user's) was a PermissionError traceback after the BPE
+    training (minutes on the default corpus, lost); a full disk at the write too. The folder is now tried before any
+    text is read (`train.runtime.writable_folder`), and a write that fails all the same is one line."""
+    import errno
+    import tempfile
+
+    from train import tokenizer as tokenizer_script
+
+    argv = ["--corpus", str(train_files / "corpus.txt"), "--vocab-size", "300", "--eval-text", "", "--quiet",
+            "--out", str(tmp_path / "tok")]
+
+    def read_only(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    with monkeypatch.context() as m:  # (root passes any permission check: the probe is made to fail)
+        m.setattr(tempfile, "TemporaryDirectory", read_only)
+        m.setattr(tokenizer_script, "load_mixture_with_stats", lambda *a, **k: pytest.fail("trained first"))
+        assert tokenizer_script.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: --out {tmp_path / 'tok'}: cannot write in {tmp_path} (Permission denied)\n", err
+    assert not (tmp_path / "tok").exists()
+
+    def full_disk(path, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tokenizer_script, "write_atomic", full_disk)
+    assert tokenizer_script.main(argv) == 2
+    out, err = capsys.readouterr()
+    assert err.startswith(f"error: could not write {tmp_path / 'tok' / 'tokenizer.json'} (No space left on device)")
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
 def test_tokenizer_max_chars_is_about_that_many_characters(tmp_path, train_files, capsys):
     """--max-chars was documented "at most this many characters", and 100,000 read 116,210: whole documents are
     taken (the shipped tokenizer's sample, kept), so the help and the message say "about"."""
@@ -322,6 +372,25 @@ def test_push_refuses_a_folder_that_does_not_load_before_any_request(model_folde
         err = capsys.readouterr().err
         assert err.startswith(f"error: {model_folder} does not load, so it is not uploaded: {model_folder / broken}")
         assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_push_reads_metrics_json_and_writes_the_card_before_any_request(model_folder, monkeypatch, capsys):
+    """A corrupt metrics.json was a ValueError traceback in --dry-run, and a real push created the repo and uploaded
+    the folder (the corrupt file too) before it crashed writing the card, leaving a Hub repo without one. Now it is
+    one line before any request."""
+    monkeypatch.setattr("huggingface_hub.HfApi", lambda *a, **k: pytest.fail("must not go online"))
+    (model_folder / "metrics.json").write_text('{"x": \n')
+    for argv in (["--dry-run"], []):
+        assert push.main([str(model_folder), "--repo-id", "someone/tiny", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {model_folder} is not uploaded: {model_folder / 'metrics.json'}: not a "
+                              "metrics file") and err.count("\n") == 1, err
+    (model_folder / "metrics.json").unlink()
+    (model_folder / "README.md").write_bytes(b"\xff\xfe not UTF-8")  # a card that cannot be read: before any request
+    assert push.main([str(model_folder), "--repo-id", "someone/tiny"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {model_folder}: its model card cannot be written, so nothing is uploaded")
+    assert err.count("\n") == 1
 
 
 def test_push_refuses_a_tokenizer_that_is_not_the_models(model_folder, tiny_config, monkeypatch, capsys):

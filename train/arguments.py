@@ -29,6 +29,9 @@ from roberta.config import PRESETS
 from .runtime import CPU_DEFAULT_PRECISION, EXIT_CODES_HELP, UserError
 
 MAX_NEW_MODEL_LENGTH = max(c.max_length for c in PRESETS.values())  # 512: RoBERTa's longest input
+# the largest seed: numpy's generators take 32 bits, and the trainer seeds torch's with the seed times 100,003 (a
+# seed above 2**64 / 100,003 passed start-up and failed at step 1 with "Overflow when unpacking long long")
+MAX_SEED = 2**32 - 1
 # options that do not describe the run (left out of the model card's recipe and of the resume comparison)
 NOT_RECIPE = ("command", "resume", "out", "no_progress", "keep_checkpoints")
 
@@ -39,6 +42,31 @@ def option(default=None, help: str = "", *, group: str | None = None, choices=No
     still accepted with a warning on stderr; `cli=False`: not an option (set by the script)."""
     return field(default=default, metadata={"help": help, "group": group, "choices": choices,
                                             "required": required, "deprecated": deprecated, "cli": cli})
+
+
+def check_seed(value: int, option: str = "--seed") -> int:
+    """`value` if it is a seed every generator takes (0 to MAX_SEED), else a UserError naming `option`."""
+    if not 0 <= value <= MAX_SEED:
+        raise UserError(f"{option} must be between 0 and {MAX_SEED:,}, got {value}")
+    return value
+
+
+def seed_value(text: str) -> int:
+    """argparse's `type` of a seed option: an int from 0 to MAX_SEED, refused when the command line is parsed
+    ("argument --seed: must be between 0 and 4,294,967,295, got ...", exit code 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    try:
+        return check_seed(value)
+    except UserError as err:
+        raise argparse.ArgumentTypeError(str(err).removeprefix("--seed ")) from None
+
+
+def is_seed(name: str) -> bool:
+    """Whether the option `name` (a field name: seed, eval_seed, imdb_seed, ...) is a seed."""
+    return name == "seed" or name.endswith("_seed")
 
 
 @dataclass
@@ -223,7 +251,7 @@ def build_parser(cls, module: str, doc: str, epilog_extra: str = EXIT_CODES_HELP
         if kind is bool:
             groups[title].add_argument(flag, action="store_true", help=meta["help"])
             continue
-        common = {"type": kind, "choices": meta.get("choices")}
+        common = {"type": seed_value if kind is int and is_seed(f.name) else kind, "choices": meta.get("choices")}
         text = meta["help"]
         if f.default is not None and "default" not in text:  # a script's own default (finetune's --epochs 2)
             text += " (default: %(default)s)"

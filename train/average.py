@@ -42,6 +42,7 @@ from roberta.run_metrics import RunMetrics
 from roberta.hub import TOKENIZER_NAME
 from roberta.hub import load_state_dict
 
+from .arguments import seed_value
 from .evaluate import DEFAULT_CHECKS, UNSURE_BELOW, check_expected_labels, check_unsure_below, read_checks
 from .export import partial_note
 from .reporting import plot_member_curves
@@ -64,6 +65,8 @@ def check_members(folders: list[Path], allow_different_init: bool = False) -> li
         raise AverageError("give at least two model folders to average")
     if len(set(map(str, folders))) != len(folders):
         raise AverageError("a folder is given twice")
+    for folder in folders:
+        check_member_files(folder)
     for folder in folders:  # its weights are where a run was cut, its metrics hold no final evaluation
         if note := partial_note(folder):
             raise AverageError(f"{folder} is a partial model, not a finished run to average: {note}")
@@ -90,6 +93,25 @@ def check_members(folders: list[Path], allow_different_init: bool = False) -> li
                                "only works for fine-tunings of the same initialisation (--allow-different-init "
                                "to force it)")
     return metrics
+
+
+def check_member_files(folder: Path) -> None:
+    """A member's model files, before anything is compared: its config, readable weights (the safetensors header
+    and size: a truncated file is named) and tokenizer. A member without model.safetensors was reported as "the
+    members do not share one calibration slice", one without tokenizer.json as a bare "[Errno 2] No such file"."""
+    from safetensors import SafetensorError, safe_open
+
+    if not folder.is_dir():
+        raise AverageError(f"{folder}: no such model folder" if not folder.exists() else
+                           f"{folder} is a file, not a model folder")
+    roberta.load_config(folder)
+    for file in roberta.hub.weights_files(folder)[1]:
+        try:
+            with safe_open(file, framework="pt") as weights:
+                weights.keys()
+        except (SafetensorError, OSError) as err:
+            raise AverageError(f"{file}: not a readable safetensors file (truncated or corrupt?): {err}") from None
+    roberta.load_tokenizer(folder)
 
 
 def average_weights(folders: list[Path]) -> dict[str, torch.Tensor]:
@@ -136,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dev", default=None, help="dev set (default: the members' dev_data)")
     p.add_argument("--imdb", default=None, help="IMDB TSV, '' to skip (default: the members' imdb_data)")
     p.add_argument("--imdb-n", type=int, default=None, help="default: the members' imdb_examples")
-    p.add_argument("--imdb-seed", type=int, default=None, help="default: the members' imdb_seed")
+    p.add_argument("--imdb-seed", type=seed_value, default=None, help="default: the members' imdb_seed")
     p.add_argument("--checks", default=None, help="behaviour checks TSV, '' to skip (default: the members')")
     p.add_argument("--unsure-below", type=float, default=None,
                    help=f"checks threshold (default: the members', else {UNSURE_BELOW})")
@@ -144,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     m = p.add_argument_group("masked-LM members")
     m.add_argument("--mlm-text", default=None, help="held-out text (default: the members' eval_data)")
     m.add_argument("--mlm-seeds", type=int, default=5, help="fixed masks to average over (default: %(default)s)")
-    m.add_argument("--mlm-seed", type=int, default=None,
+    m.add_argument("--mlm-seed", type=seed_value, default=None,
                    help="the first mask's seed (default: the last member's eval_seed, else 0)")
     m.add_argument("--mlm-max-chars", type=int, default=0,
                    help="score only the held-out text's first N characters, as train.evaluate (default: 0, all)")

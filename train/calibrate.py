@@ -56,6 +56,7 @@ import torch.nn.functional as F
 
 from roberta.run_metrics import RunMetrics, dataset_name
 
+from .arguments import seed_value
 from .reporting import save_figure
 from .paths import write_atomic
 from .runtime import EXIT_OK, exit_code, report_user_error
@@ -368,7 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "the folder's metrics.json, i.e. the slice its fine-tuning held out)")
     p.add_argument("--calibration-n", type=int, default=None, help="with --calibration-data: slice size "
                                                                    f"(default: {SLICE_DEFAULTS['n']})")
-    p.add_argument("--calibration-seed", type=int, default=None,
+    p.add_argument("--calibration-seed", type=seed_value, default=None,
                    help=f"with --calibration-data (default: {SLICE_DEFAULTS['seed']})")
     p.add_argument("--calibration-split", choices=["sentences", "random"], default=None,
                    help=f"with --calibration-data (default: {SLICE_DEFAULTS['split']})")

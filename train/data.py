@@ -454,17 +454,17 @@ def pack_sequences(documents: list[str], tokenizer, max_length: int, cache_dir=N
     into rows of `max_length - 2` tokens, each wrapped in `<s> ... </s>`. Rows cross document boundaries
     (as in RoBERTa) so no token is wasted on padding; only the last row is padded with `<pad>`.
     With `cache_dir`, the result is saved as safetensors keyed by a hash of (documents, tokenizer.json,
-    max_length) and reused: a corpus is tokenized once.
+    max_length) and reused: a corpus is tokenized once. The cache is optional: an entry that cannot be read is
+    warned about and packed again (and replaced), and one that cannot be written (a read-only or full disk) is
+    warned about and left out (`read_packing_cache`, `write_packing_cache`).
     """
     if max_length < 3:
         raise ValueError(f"max_length must be at least 3 (<s> token </s>), got {max_length}")
     cache_file = None
     if cache_dir is not None:
-        from safetensors.torch import load_file
-
         cache_file = Path(cache_dir) / f"packed-{packing_cache_key(documents, tokenizer, max_length)}.safetensors"
-        if cache_file.exists():
-            return load_file(str(cache_file))["input_ids"].long()
+        if (cached := read_packing_cache(cache_file, max_length)) is not None:
+            return cached
     bos, eos, pad = (_special_id(tokenizer, t) for t in ("<s>", "</s>", "<pad>"))
     pieces = []
     for ids in tokenize_documents(documents, tokenizer, show_progress):
@@ -486,13 +486,51 @@ def pack_sequences(documents: list[str], tokenizer, max_length: int, cache_dir=N
         rows[full, 1 + rest] = eos
     packed = torch.from_numpy(rows)
     if cache_file is not None:
-        from safetensors.torch import save_file
-
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
-        save_file({"input_ids": packed}, str(tmp), metadata={"max_length": str(max_length)})
-        os.replace(tmp, cache_file)  # atomic: concurrent processes never read a half-written file
+        write_packing_cache(cache_file, packed, max_length)
     return packed.long()
+
+
+def read_packing_cache(cache_file: Path, max_length: int) -> torch.Tensor | None:
+    """The packed rows cached in `cache_file`, or None: no such file, or one that cannot be read or is not packed
+    rows of `max_length` tokens (truncated, corrupt: a warning; it is packed again and replaced). A damaged entry
+    was a traceback on every later run over the same data, until the user found and deleted the hashed file."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    if not cache_file.exists():
+        return None
+    try:
+        rows = load_file(str(cache_file)).get("input_ids")
+        if rows is None or rows.dim() != 2 or rows.shape[1] != max_length or rows.is_floating_point():
+            raise ValueError(f"not packed rows of {max_length} tokens")
+    except (SafetensorError, OSError, ValueError) as err:
+        print(f"warning: the packing cache {cache_file} cannot be read ({err}); packing again, and replacing it",
+              file=sys.stderr, flush=True)
+        return None
+    return rows.long()
+
+
+def write_packing_cache(cache_file: Path, packed: torch.Tensor, max_length: int) -> bool:
+    """Save `packed` as `cache_file` (through a temporary file beside it, renamed into place: concurrent processes
+    never read a half-written file). The cache is optional: a folder that cannot be made or written (read-only, a
+    full disk) is a warning, the temporary file is removed, and the run goes on; True when written. (It was a
+    traceback after the whole corpus was tokenized, with the temporary file left behind.)"""
+    from safetensors import SafetensorError
+    from safetensors.torch import save_file
+
+    tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
+    try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        save_file({"input_ids": packed}, str(tmp), metadata={"max_length": str(max_length)})
+        os.replace(tmp, cache_file)
+        return True
+    except (SafetensorError, OSError) as err:
+        print(f"warning: could not write the packing cache {cache_file} ({err}); going on without it",
+              file=sys.stderr, flush=True)
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 # ----------------------------------------------------------------------------------------------------

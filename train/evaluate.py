@@ -34,6 +34,7 @@ from roberta.run_metrics import RunMetrics
 from roberta.text import normalize_for_classifier
 from roberta.tokenizer import encode_windows, mean_over_windows
 
+from .arguments import seed_value
 from .calibrate import expected_calibration_error, probabilities
 from .data import _undecodable, check_imdb_n, imdb_sample, open_text, pack_sequences, read_documents, read_labeled
 from .runtime import EXIT_USER_ERROR, USER_ERRORS, exit_code, naming, report_user_error
@@ -335,7 +336,7 @@ def parse_args(argv=None):
                    help="checks: the verdict is 'unsure' when the top (calibrated) probability is below this "
                         "(default: %(default)s)")
     p.add_argument("--batch-size", type=int, default=32, help="rows per forward pass (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the fixed MLM mask and the IMDB sample (default: %(default)s)")
+    p.add_argument("--seed", type=seed_value, default=0, help="seed of the fixed MLM mask and the IMDB sample (default: %(default)s)")
     p.add_argument("--mlm-seeds", type=int, default=1,
                    help="score the MLM text under this many fixed masks (seeds --seed, --seed + 1, ...) and report "
                         "their mean and each one's accuracy: two models compared on the same masks, with less of "

@@ -116,6 +116,8 @@ def check_export(src, dst) -> Path:
         if not (run / "config.json").is_file():
             raise FileNotFoundError(f"{run} has no config.json: export a checkpoint once its run has finished, or "
                                     "once a signal stopped it (train.pretrain writes the config then)")
+        check_tokenizer_and_metrics(run)
+        _check_outside(run, dst, "the run")
         _check_same_kind(run, dst)
         return dst
     if (src / CHECKPOINTS).is_dir() and not (src / "metrics.json").is_file():  # the loaders refuse it too
@@ -125,10 +127,34 @@ def check_export(src, dst) -> Path:
                                 (f", or export its last checkpoint {last} as a partial model" if last else ""))
     if not (src / "model.safetensors").is_file() or not (src / "config.json").is_file():
         raise FileNotFoundError(f"{src} is not a finished model folder (config.json and model.safetensors)")
+    check_tokenizer_and_metrics(src)
     if note := partial_note(src):
         raise ValueError(f"{src} is a partial model, not one to ship: {note}")
+    _check_outside(src, dst, "the folder")
     _check_same_kind(src, dst)
     return dst
+
+
+def _check_outside(src: Path, dst: Path, what: str) -> None:
+    """Refuse a destination inside the folder (or a checkpoint's run) being exported: `train.export RUN RUN/sub` was
+    written, and `train.push RUN` then listed, and would upload, the export's files with the run's."""
+    if dst.resolve().is_relative_to(src.resolve()):
+        raise ValueError(f"the destination {dst} is inside {src}, {what} being exported: choose a destination "
+                         "outside it")
+
+
+def check_tokenizer_and_metrics(folder: Path) -> None:
+    """What an export copies from `folder` (a model folder, or a checkpoint's run) and could not do without, checked
+    before anything is written: its tokenizer.json (an export without one was written, exit 0, and could be neither
+    loaded by name nor pushed), and its metrics.json, when there is one, must read (a corrupt one was copied into
+    the "checked" export)."""
+    if not (folder / "tokenizer.json").is_file():
+        raise FileNotFoundError(f"{folder} has no tokenizer.json: its export could not be used (the model's users, "
+                                "train.push and train.average need it); copy the run's tokenizer.json there first")
+    try:
+        RunMetrics.read(folder, missing_ok=True)
+    except ValueError as err:
+        raise ValueError(f"{err} (fix or remove it, then export again)") from None
 
 
 def partial_note(folder) -> str | None:

@@ -30,13 +30,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from .experiment import finished
 from .gpu_transfer import PART_MIB, PARTIAL_MLM, SHIPPED_FROM, check_bundle, pack
-from .runtime import EXIT_USER_ERROR, USER_ERRORS, exit_code, output_folder
+from .runtime import EXIT_USER_ERROR, USER_ERRORS, exit_code, writable_folder
 
 TESTS = "tests/test_train_loop.py tests/test_gpu_transfer.py tests/test_model.py tests/test_masking.py"
 GRACE_S = 20  # between SIGTERM (a training step saves a checkpoint) and SIGKILL
@@ -208,23 +207,6 @@ def report(chosen: Path, logs: Path) -> str:
     if (logs / "tests.txt").is_file():
         parts += ["== tests (last lines):", tail(logs / "tests.txt", 12)]
     return "\n".join(parts)
-
-
-def writable_folder(path, option: str) -> str | None:
-    """Why `path` cannot be a folder to write (None: it can): a file there or in its way, or a place this process
-    may not write (checked where the folder, or its nearest existing parent, is)."""
-    try:
-        path = output_folder(path, option)  # a file there: "--out X is a file, not a folder"
-    except NotADirectoryError as err:
-        return str(err)
-    existing = next(p for p in [path.absolute(), *path.absolute().parents] if p.exists())
-    if not existing.is_dir():
-        return f"{option} {path}: {existing} is a file, not a folder"
-    try:  # a folder made and removed there: permissions, a read-only file system (root passes os.access)
-        tempfile.TemporaryDirectory(dir=existing).cleanup()
-    except OSError as err:
-        return f"{option} {path}: cannot write in {existing} ({err.strerror or err})"
-    return None
 
 
 def parse_args(argv=None) -> argparse.Namespace:

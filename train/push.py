@@ -8,8 +8,8 @@ The folder must hold config.json, model.safetensors, tokenizer.json, tokenizer_c
 relies on; `train.export` writes it) and README.md (the model card, see `train.model_card`; uploaded with its
 usage naming the repo id). It must load, strictly, with `roberta` (the model config.json names, with its
 tokenizer), and must not be a partial model (the last checkpoint of an unfinished run, exported by
-`train.export`: its metrics.json says `partial`; `train.export` and `scripts.release` refuse it too). All of this
-is checked before any request. Checkpoints and optimizer states (`checkpoint*/`, `*.pt`) are not uploaded. The token
+`train.export`: its metrics.json says `partial`; `train.export` and `scripts.release` refuse it too); a
+metrics.json must read, and the card is written for the repo id. All of this is checked before any request. Checkpoints and optimizer states (`checkpoint*/`, `*.pt`) are not uploaded. The token
 defaults to the one saved by `hf auth login` or the HF_TOKEN variable. Offline (no network, or
 HF_HUB_OFFLINE=1, which `huggingface_hub` honours itself), the command stops at the first request with
 "cannot reach the Hugging Face Hub" and exit code 2, as every user error (`train.runtime`).
@@ -48,7 +48,31 @@ def check_folder(folder) -> Path:
     if note := partial_note(folder):  # was uploaded (its checks passed; only the network stopped it offline)
         raise PushError(f"{folder} is a partial model, not one to ship: {note}")
     check_loads(folder)
+    check_metrics(folder)
     return folder
+
+
+def check_metrics(folder: Path) -> None:
+    """folder/metrics.json, when there is one, must read: the card's model-index is taken from it (`card_for`), and a
+    corrupt one was a traceback in --dry-run, and in a push one after the folder was uploaded (the repo left with
+    the corrupt file and no model card)."""
+    from roberta.run_metrics import RunMetrics
+
+    try:
+        RunMetrics.read(folder, missing_ok=True)
+    except (OSError, ValueError) as err:
+        raise PushError(f"{folder} is not uploaded: {err}") from None
+
+
+def model_card(folder: Path, repo_id: str) -> str:
+    """The card uploaded with `folder` (`card_for`), written before any request: one that cannot be written (an
+    unreadable README.md or metrics.json) is a PushError, never a push that stops after the upload."""
+    from .model_card import card_for
+
+    try:
+        return card_for(folder, repo_id)
+    except (OSError, ValueError) as err:
+        raise PushError(f"{folder}: its model card cannot be written, so nothing is uploaded: {err}") from None
 
 
 def check_loads(folder: Path) -> None:
@@ -76,13 +100,11 @@ def upload_files(folder, allow_patterns=None, ignore_patterns=None) -> list[Path
 def dry_run(folder, repo_id: str) -> list[tuple[str, int]]:
     """What `push_folder` would upload, checked as it checks it, without a request: (path, bytes) of each file,
     the model card as it would be written for `repo_id`."""
-    from .model_card import card_for
-
     folder = check_folder(folder)
     check_repo_id(repo_id)
     files = [(p.as_posix(), (folder / p).stat().st_size)
              for p in upload_files(folder, ignore_patterns=FOLDER_IGNORE)]  # as upload_folder's
-    return sorted(files + [("README.md", len(card_for(folder, repo_id).encode("utf-8")))])
+    return sorted(files + [("README.md", len(model_card(folder, repo_id).encode("utf-8")))])
 
 
 def hub_endpoint() -> str:
@@ -130,17 +152,16 @@ def push_folder(folder, repo_id: str, token: str | None = None, private: bool = 
     """Create `repo_id` (if needed) and upload `folder` to it; returns the repo URL."""
     from huggingface_hub import HfApi
 
-    from .model_card import card_for
-
     folder = check_folder(folder)
     check_repo_id(repo_id)
+    card = model_card(folder, repo_id)  # before any request: it was written after the upload, and could fail there
     api = HfApi(endpoint=hub_endpoint(), token=token)
 
     def requests():
         url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
         api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="model",
                           commit_message=commit_message, ignore_patterns=FOLDER_IGNORE)
-        api.upload_file(path_or_fileobj=card_for(folder, repo_id).encode("utf-8"), path_in_repo="README.md",
+        api.upload_file(path_or_fileobj=card.encode("utf-8"), path_in_repo="README.md",
                         repo_id=repo_id, repo_type="model", commit_message=f"{commit_message}: model card")
         return url
 
@@ -168,7 +189,7 @@ def main(argv=None) -> int:
             return 0
         url = push_folder(args.folder, args.repo_id, token=args.token, private=args.private,
                           commit_message=args.message)
-    except PushError as err:
+    except (PushError, OSError, ValueError) as err:  # a folder's file that cannot be read: one line, as any user error
         return report_user_error(err)
     print(f"pushed {args.folder} -> {url}")
     return 0

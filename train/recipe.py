@@ -52,6 +52,7 @@ import torch
 from roberta.run_metrics import RunMetrics
 
 from . import finetune, pretrain, sentiment_recipe, tapt_corpus, tokenizer
+from .arguments import seed_value
 from .experiment import Step, argv_of, finished, option_text, run_steps, script, split_options, training
 from .checkpointing import Checkpoints
 from .export import check_export, export
@@ -99,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dev", default=finetune.DEFAULT_DEV, help="dev set (default: %(default)s)")
     p.add_argument("--imdb", default=finetune.DEFAULT_IMDB, help="out-of-domain IMDB TSV, '' to skip "
                                                                  "(default: %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="seed of every step (default: %(default)s)")
+    p.add_argument("--seed", type=seed_value, default=0, help="seed of every step (default: %(default)s)")
     p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto",
                    help="autocast of every step (default: %(default)s, see train.pretrain --help)")
     g = p.add_argument_group("one GPU (--gpu)")

@@ -17,6 +17,7 @@ import os
 import platform
 import random
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +49,33 @@ class TrainingDiverged(Exception):
     """The loss or the gradient became nan/inf."""
 
 
+
+
+def writable_folder(path, option: str = "--out") -> str | None:
+    """Why `path` cannot be a folder to write (None: it can): a file there or in its way, or a place this process
+    may not write (checked where the folder, or its nearest existing parent, is): what a script checks before its
+    work, which an --out it could not write threw away (a tokenizer trained for minutes, a corpus packed, a
+    GPU session's parts)."""
+    try:
+        path = output_folder(path, option)  # a file there: "--out X is a file, not a folder"
+    except NotADirectoryError as err:
+        return str(err)
+    existing = next(p for p in [path.absolute(), *path.absolute().parents] if p.exists())
+    if not existing.is_dir():
+        return f"{option} {path}: {existing} is a file, not a folder"
+    try:  # a folder made and removed there: permissions, a read-only file system (root passes os.access)
+        tempfile.TemporaryDirectory(dir=existing).cleanup()
+    except OSError as err:
+        return f"{option} {path}: cannot write in {existing} ({err.strerror or err})"
+    return None
+
+
+def check_writable_folder(path, option: str = "--out") -> Path:
+    """`path` as a Path if a script can write the folder there (`writable_folder`), else a PermissionError (an
+    OSError: every script's one `error:` line) saying why."""
+    if problem := writable_folder(path, option):
+        raise PermissionError(problem)
+    return Path(path)
 
 
 def progress_bars(no_progress: bool = False) -> bool:

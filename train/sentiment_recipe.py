@@ -183,8 +183,8 @@ def check_options(args) -> list[str]:
     if args.tapt_minutes < 0 or not 0 <= args.ema_decay < 1 or not 0 <= args.dropout <= 1:
         raise ValueError(f"--tapt-minutes must be at least 0 (0 = none), --ema-decay in [0, 1) and --dropout in "
                          f"[0, 1], got {args.tapt_minutes:g}, {args.ema_decay:g} and {args.dropout:g}")
-    if negative := [s for s in args.seeds + [args.imdb_stage_seed or 0] if s < 0]:
-        raise ValueError(f"--seeds and --imdb-stage-seed must be at least 0, got {negative[0]}")
+    if wrong := [s for s in args.seeds + [args.imdb_stage_seed or 0] if not 0 <= s <= arguments.MAX_SEED]:
+        raise ValueError(f"--seeds and --imdb-stage-seed must be between 0 and {arguments.MAX_SEED:,}, got {wrong[0]}")
     if repeated := sorted({s for s in args.seeds if args.seeds.count(s) > 1}):  # one run folder, averaged twice
         raise ValueError(f"--seeds names seed {', '.join(map(str, repeated))} more than once: each seed is one run")
     check_extra_options(args.finetune_args, finetune, "--finetune-args")

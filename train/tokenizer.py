@@ -20,9 +20,11 @@ import roberta
 from roberta import train_tokenizer
 from roberta.tokenizer import SPECIAL_TOKENS, vocab_digest
 
+from .arguments import seed_value
 from .data import UNK, check_text_source, load_mixture_with_stats, read_documents
 from .paths import COMMAND_FILE, other_entries, temporary_prefix, write_atomic
-from .runtime import EXIT_OK, UserError, exit_code, naming, output_folder, progress_bars, report_user_error
+from .runtime import (EXIT_OK, UserError, check_writable_folder, exit_code, naming, output_folder, progress_bars,
+                      report_user_error)
 
 DEFAULT_CORPUS = ("../shared/data/wikipedia-en=0.5,../shared/data/wikitext-2/wiki.train.tokens=0.25,"
                   "../shared/data/imdb/unsup.txt=0.25")
@@ -31,6 +33,9 @@ DEFAULT_VOCAB_SIZE = 32768
 DEFAULT_MIN_FREQUENCY = 2
 DEFAULT_MAX_CHARS = 20_000_000
 MIN_VOCAB_SIZE = 256 + len(SPECIAL_TOKENS)  # the byte alphabet and the special tokens
+# 2**20 tokens, 20 times roberta-base's 50,265: far more than any corpus here holds merges for (--vocab-size 1e10
+# was an allocation of 567 GB that aborted the process in Rust, exit code 134, after the corpus was read)
+MAX_VOCAB_SIZE = 2**20
 
 
 def load_run_tokenizer(tokenizer: str | None, init: str | None, named: bool = False):
@@ -75,6 +80,9 @@ def check_vocab_size(vocab_size: int) -> None:
     if vocab_size < MIN_VOCAB_SIZE:  # smaller: the trainer silently keeps the alphabet and specials anyway
         raise ValueError(f"--vocab-size must be at least {MIN_VOCAB_SIZE} (the 256 bytes and the "
                          f"{len(SPECIAL_TOKENS)} special tokens), got {vocab_size}")
+    if vocab_size > MAX_VOCAB_SIZE:
+        raise ValueError(f"--vocab-size must be at most {MAX_VOCAB_SIZE:,} (roberta-base has 50,265), got "
+                         f"{vocab_size:,}")
 
 
 def check_sizes(vocab_size: int, min_frequency: int, max_chars: int | None) -> None:
@@ -109,7 +117,7 @@ def parse_args(argv=None):
                    help="train on about this many characters of the mixture: whole documents, each source's last "
                         "one past its share, so up to a document more per source (0: all; a corpus is never "
                         "repeated to reach it, as a repeated word would pass --min-frequency); default: %(default)s")
-    p.add_argument("--seed", type=int, default=0, help="sampling seed of the mixture; default: %(default)s")
+    p.add_argument("--seed", type=seed_value, default=0, help="sampling seed of the mixture; default: %(default)s")
     p.add_argument("--eval-text", default=DEFAULT_EVAL,
                    help="report tokens per word on this corpus ('' to skip; the default is skipped if it is "
                         "absent); default: %(default)s")
@@ -146,6 +154,7 @@ def main(argv=None) -> int:
         if held := other_entries(out, [p.name for p in out.glob(".*") if own_entry(p.name)]):
             raise ValueError(f"--out {out} is not empty ({held}): the tokenizer is written into a new or empty "
                              "folder; choose another --out")
+        check_writable_folder(out)  # was a PermissionError traceback after training, the tokenizer lost
         # a missing source named with its option (the default's ../shared/data, seen from another folder, too)
         check_text_source(args.corpus, "--corpus", default=args.corpus == DEFAULT_CORPUS)
         # the default is skipped when absent; a path of the user's must exist (a misspelling was skipped silently)
@@ -165,8 +174,13 @@ def main(argv=None) -> int:
     for s in stats:
         print(f"  {s['source']}: {s['chars']:,} chars, {s['documents']:,} documents, share {s['share']:.2f}"
               + (f" (repeated {s['passes']}x)" if s["passes"] > 1 else ""))
-    out.mkdir(parents=True, exist_ok=True)
-    write_atomic(out / "tokenizer.json", tokenizer.to_str(pretty=True))  # it marks a recipe's step done
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_atomic(out / "tokenizer.json", tokenizer.to_str(pretty=True))  # it marks a recipe's step done
+    except OSError as err:  # a full disk, or a folder that became unwritable while the tokenizer trained
+        return report_user_error(OSError(f"could not write {out / 'tokenizer.json'} ({err.strerror or err}): the "
+                                         "tokenizer trained is lost; free some space or choose another --out, and "
+                                         "run the command again"))
     print(f"vocabulary {tokenizer.get_vocab_size():,} tokens -> {out / 'tokenizer.json'} "
           f"({time.time() - start:.0f} s)")
     if eval_documents:

@@ -28,8 +28,9 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
   the earlier sessions', to the checkpoint resumed, plus this one's since the script's `started`), so both cover
   every session of a resumed run.
 - SIGINT/SIGTERM: finish the current step, save a checkpoint (its trainer state says `stopped_by` the signal;
-  the checkpoint at the end of any fit says why it ended), exit with code 130. A non-finite loss or
-  gradient stops the run (exit code 1) before the optimizer touches the weights.
+  the checkpoint at the end of any fit says why it ended), exit with code 130. After the last step too: the
+  closing evaluation is cut short (on one process), the last step's checkpoint is saved, and --resume evaluates
+  again. A non-finite loss or gradient stops the run (exit code 1) before the optimizer touches the weights.
 """
 from __future__ import annotations
 
@@ -45,13 +46,13 @@ from pathlib import Path
 
 import torch
 
-from .arguments import NOT_RECIPE, TrainingArguments
+from .arguments import NOT_RECIPE, TrainingArguments, check_seed
 from .checkpointing import CHECKPOINTS, CheckpointError, Checkpoints
 from .optim import lr_factor, make_optimizer
 from .paths import other_entries
 from .reporting import CURVES_NAME, LOG_NAME, append_log, plot_curves, truncate_log
-from .runtime import (Dist, TrainingDiverged, UserError, autocast, output_folder, progress_bars, resolve_precision,
-                      rng_state, set_rng_state)
+from .runtime import (Dist, TrainingDiverged, UserError, autocast, check_writable_folder, output_folder, progress_bars,
+                      resolve_precision, rng_state, set_rng_state)
 
 RESUME_HINT_ENV = "TRAIN_RESUME_HINT"  # how to go on after Ctrl-C, when the run is a step of an experiment
 FINISHED_FILES = ("metrics.json", "model.safetensors")  # a finished run's or a model folder's: never overwritten
@@ -122,6 +123,11 @@ def length_grouped(order: torch.Tensor, lengths: torch.Tensor, batch_size: int, 
     return torch.cat([batches[i] for i in torch.randperm(len(batches), generator=generator)])
 
 
+class EvaluationStopped(BaseException):
+    """A signal in the closing evaluation (`Trainer._closing_evaluation`): a BaseException, as KeyboardInterrupt,
+    so that no `except Exception` in a task's evaluation takes it."""
+
+
 @dataclass
 class Result:
     status: str  # "done" (a length limit was reached), "time" (time budget), "interrupted"
@@ -133,15 +139,55 @@ class Result:
     last_eval: dict | None
 
 
-def _length_hint(weights: dict, model: torch.nn.Module) -> str:
-    """A run started before `--max-length` stopped setting a new model's shape (issue 12): name the option."""
-    key = next((k for k in weights if k.endswith("position_embeddings.weight")), None)
-    mine = dict(model.state_dict()).get(key) if key else None
-    if mine is None or weights[key].shape == mine.shape:
-        return ""
-    length = weights[key].shape[0] - getattr(model.config, "pad_token_id", 1) - 1
-    return (f" the checkpoint's model takes {length} tokens: add --model-max-length {length}, which a run started "
-            "before train.arguments set with --max-length")
+MODEL_KINDS = (("lm_head.", "masked LM (a pretraining run)"), ("classifier.", "classifier (a fine-tuning run)"))
+# what a state dict's shapes tell of its model's config, by the option that sets it for a new model
+SHAPE_OPTIONS = {"vocab_size": "the tokenizer's vocabulary", "hidden_size": "--hidden-size", "layers": "--layers",
+                 "intermediate_size": "--intermediate-size", "max_length": "--model-max-length",
+                 "labels": "--labels"}
+
+
+def model_shape(weights: dict, pad_token_id: int = 1) -> dict:
+    """What the shapes of a state dict say of its model: its kind (masked LM, classifier) and the config fields
+    that size its weights (`SHAPE_OPTIONS`; the attention heads do not show in them)."""
+    def first(suffix):
+        return next((v for k, v in weights.items() if k.endswith(suffix)), None)
+
+    shape = {"kind": next((kind for prefix, kind in MODEL_KINDS if any(k.startswith(prefix) for k in weights)),
+                          "encoder")}
+    if (words := first("word_embeddings.weight")) is not None:
+        shape.update(vocab_size=words.shape[0], hidden_size=words.shape[1])
+    shape["layers"] = len({k.split("encoder.layer.")[1].split(".")[0] for k in weights if "encoder.layer." in k})
+    if (inner := first("layer.0.intermediate.dense.weight")) is not None:
+        shape["intermediate_size"] = inner.shape[0]
+    if (positions := first("position_embeddings.weight")) is not None:
+        shape["max_length"] = positions.shape[0] - pad_token_id - 1
+    if (labels := first("classifier.out_proj.weight")) is not None:
+        shape["labels"] = labels.shape[0]
+    return shape
+
+
+def does_not_fit(path: Path, weights: dict, model: torch.nn.Module, err: Exception) -> str:
+    """Why the checkpoint `path` does not load into `model`, in a line or two: the config fields that differ (the
+    checkpointed run's, then this command's), and how to go on. (It was load_state_dict's list of every mismatched
+    weight, kilobytes of it, with an --model-max-length hint that was right only when the length differed.)"""
+    pad = getattr(getattr(model, "config", None), "pad_token_id", 1)
+    theirs, mine = model_shape(weights, pad), model_shape(model.state_dict(), pad)
+    if theirs["kind"] != mine["kind"]:
+        return (f"{path} holds the checkpoint of a {theirs['kind']}, and this command trains a {mine['kind']}: resume "
+                "a run with the command that started it, or choose another --out")
+    differ = [(name, theirs.get(name), mine.get(name)) for name in SHAPE_OPTIONS if theirs.get(name) != mine.get(name)]
+    if not differ:  # something the shapes do not tell
+        detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        return f"{path} does not fit this model (were the model options changed?): {detail[:300]}"
+    shown = ", ".join(f"{name} {old} (this command: {new})" for name, old, new in differ)
+    options = sorted({SHAPE_OPTIONS[name] for name, _, _ in differ} - {"the tokenizer's vocabulary"})
+    how = f"resume with the run's own model options ({', '.join(options)})" if options else \
+        "resume with the run's own tokenizer"
+    if "max_length" in {name for name, _, _ in differ}:  # a run started before --max-length stopped setting it
+        length = theirs["max_length"]
+        how += (f"; the checkpoint's model takes {length} tokens: add --model-max-length {length} (a run started "
+                "before train.arguments set it with --max-length)")
+    return f"{path} does not fit this model: the checkpointed run's has {shown}; {how}"
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -184,6 +230,7 @@ def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> Non
             raise UserError(f"--{name.replace('_', '-')} must be positive, got {value}")
     if args.log_every < 1:
         raise UserError(f"--log-every must be at least 1, got {args.log_every}")
+    check_seed(args.seed)  # (the parser refuses it too; an experiment builds its arguments itself)
     if args.eval_every < 0 or args.save_every < 0:
         raise UserError(f"--eval-every and --save-every must be at least 0 (0 = off), got {args.eval_every} "
                         f"and {args.save_every}")
@@ -193,6 +240,7 @@ def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> Non
         raise UserError(f"--weight-decay and --clip-grad must be at least 0 (--clip-grad 0 = off), got "
                         f"{args.weight_decay} and {args.clip_grad}")
     out = output_folder(out or args.out)
+    check_writable_folder(out)  # was found after the data was read and packed
     if not args.resume:
         check_fresh_out(out, args.own_files())
     elif Checkpoints(out).latest("step") is None:  # --resume starts a new run there
@@ -257,6 +305,9 @@ class Trainer:
         batch = args.batch_size
         if task.num_rows < 1:
             raise UserError("there are no training rows")
+        if batch > task.num_rows and dist.is_main:  # a batch wraps around the epoch (`_next_indices`): said, not silent
+            print(f"warning: --batch-size {batch:,} is more than the {task.num_rows:,} training rows: every step "
+                  f"repeats rows (each about {batch / task.num_rows:.1f} times)", file=sys.stderr, flush=True)
         self.steps_per_epoch = math.ceil(task.num_rows / batch)
 
         self.model = model.to(dist.device)  # the bare model: saving, evaluation
@@ -275,6 +326,7 @@ class Trainer:
         self.clock = 0.0  # rank 0's training time at the last step: the same on every process
         self.decay_start: float | None = None  # time-budget schedule: `clock` when warmup ended
         self._stop_signal: int | None = None
+        self._stop_evaluation = False  # a signal now stops the evaluation at once (`_closing_evaluation`)
         self._curves_drawn_from: tuple[int, int] | None = None  # the log's (size, mtime) when curves.png was drawn
         # why fit() ended ("done", "time", or the signal's name, e.g. "SIGTERM"), recorded in its last checkpoint:
         # a run that stops before its end leaves there what `train.export` says of the weights (a partial model)
@@ -359,8 +411,7 @@ class Trainer:
         try:
             self.model.load_state_dict(weights)
         except RuntimeError as err:
-            hint = _length_hint(weights, self.model)
-            raise UserError(f"{path} does not fit this model (were the model options changed?{hint}): {err}") from err
+            raise UserError(does_not_fit(path, weights, self.model, err)) from None
         try:
             self.optimizer.load_state_dict(state["optimizer"])
         except (ValueError, KeyError) as err:
@@ -538,10 +589,15 @@ class Trainer:
         if self.dist.is_main:
             saved_rng = rng_state()
             self.model.eval()
-            with torch.no_grad(), autocast(self.dist.device, self.precision):
-                metrics = self.task.evaluate(self.model)
-            self.model.train()
-            set_rng_state(saved_rng)
+            try:  # the closing evaluation may be stopped by a signal (`_closing_evaluation`): the state stays whole
+                try:
+                    with torch.no_grad(), autocast(self.dist.device, self.precision):
+                        metrics = self.task.evaluate(self.model)
+                finally:
+                    self._stop_evaluation = False  # what follows (the log, a best checkpoint) is never cut
+            finally:
+                self.model.train()
+                set_rng_state(saved_rng)
             # the log's own fields win; a metric with the same name (e.g. "tokens" evaluated) gets a prefix
             metrics = {(f"eval_{k}" if k in ("type", "step", "tokens", "elapsed_s") else k): v
                        for k, v in metrics.items()}
@@ -623,15 +679,28 @@ class Trainer:
                 due_minutes = a.save_every_min and time.monotonic() - self._last_save >= a.save_every_min * 60
                 if (a.save_every and self.step % a.save_every == 0) or due_minutes:
                     self.save_checkpoint()
+            # After the loop a signal stops the run too, as it would stop the script once fit() is over (exit code
+            # 130): one that came in the last step's evaluation skips the closing one, one in the closing
+            # evaluation cuts it short (`_closing_evaluation`), one in the save below stops the run after it. The
+            # last step's checkpoint is saved either way, with `stopped_by` the loop's own end ("done", "time":
+            # every step ran); --resume from it evaluates again (a cut closing evaluation left no trace) and goes on
+            # to the script's final evaluation and folder.
+            ended = status
+            if status != "interrupted" and self._signalled():
+                status = "interrupted"
             if status != "interrupted" and last_eval_step != self.step:
-                self.evaluate()  # the end point of the curves (and a candidate for the best checkpoint)
+                self._closing_evaluation()  # the end point of the curves (and a candidate for the best checkpoint)
             self.elapsed = elapsed_at_start + time.monotonic() - session_start
-            signalled = status == "interrupted" and self._stop_signal is not None  # else another process's signal
-            self.stopped_by = signal.Signals(self._stop_signal).name if signalled else status
+            signalled = ended == "interrupted" and self._stop_signal is not None  # else another process's signal
+            self.stopped_by = signal.Signals(self._stop_signal).name if signalled else ended
             path = self.save_checkpoint()
+            if status != "interrupted" and self._signalled():  # in the closing evaluation or the save
+                status = "interrupted"
             if status == "interrupted" and self.dist.is_main:
                 hint = os.environ.get(RESUME_HINT_ENV) or "continue with the same command plus --resume"
-                self._say(f"interrupted at step {self.step}: checkpoint saved to {path}; {hint}")
+                when = f"at step {self.step}" if ended == "interrupted" else \
+                    f"after the last step ({self.step}), before the final evaluation"
+                self._say(f"interrupted {when}: checkpoint saved to {path}; {hint}")
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -664,12 +733,37 @@ class Trainer:
         return TrainingDiverged(f"{what}; last good checkpoint: {last if last else 'none'} (try a lower --lr, more "
                                 f"--warmup or --clip-grad)")
 
+    def _signalled(self) -> bool:
+        """Whether any process got SIGINT or SIGTERM (the same answer on every process)."""
+        flag = torch.tensor([float(self._stop_signal is not None)], dtype=torch.float64)
+        return bool(self.dist.all_reduce(flag).item() > 0)
+
+    def _closing_evaluation(self) -> None:
+        """The evaluation after the last step. On one process a signal stops it at once (`_on_signal` raises
+        `EvaluationStopped` inside the task's evaluation; a scheduler's SIGTERM waited for it, ~80 s on a large
+        held-out set, and the run went on to its final evaluation with exit code 0): nothing of it is kept, and
+        fit() saves the last step's checkpoint. Several processes finish it (the others wait for rank 0's result
+        in a collective), then stop."""
+        self._stop_evaluation = not self.dist.distributed
+        try:
+            self.evaluate()
+        except EvaluationStopped:
+            pass
+        finally:
+            self._stop_evaluation = False
+
     def _on_signal(self, signum, frame):
         if self._stop_signal is not None and signum == signal.SIGINT:
             raise KeyboardInterrupt  # second Ctrl-C: stop now, without a checkpoint
         self._stop_signal = signum
+        name = signal.Signals(signum).name
+        if self._stop_evaluation:
+            self._stop_evaluation = False
+            print(f"\n{name}: stopping the closing evaluation; saving the last step's checkpoint (Ctrl-C again to "
+                  "quit without saving)", file=sys.stderr, flush=True)
+            raise EvaluationStopped
         if self.dist.is_main:
-            print(f"\n{signal.Signals(signum).name}: saving a checkpoint after this step "
+            print(f"\n{name}: saving a checkpoint after this step "
                   "(Ctrl-C again to quit without saving)", file=sys.stderr, flush=True)
 
     # ----- output -----
