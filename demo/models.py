@@ -162,7 +162,23 @@ def read_ablation(folder: Path = ABLATION_DIR) -> dict:
     return out
 
 
+CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")  # a container's CPU quota (cgroup v2): "QUOTA PERIOD" or "max ..."
+
+
+def available_cpus() -> int:
+    """The CPUs this process may use: os.cpu_count() is the host's in a container (a Hugging Face Space's 2 vCPUs
+    on a larger machine), so the process's affinity mask and its container's quota (`CGROUP_CPU_MAX`) bound it."""
+    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        quota, period = CGROUP_CPU_MAX.read_text(encoding="utf-8").split()[:2]
+        if quota != "max":
+            count = min(count, max(1, int(quota) // int(period)))
+    except (OSError, ValueError):  # no cgroup v2 file (not Linux, cgroup v1): the mask alone
+        pass
+    return max(1, count)
+
+
 def configure_torch(concurrency: int = 1) -> None:
-    """Share the CPU cores between the requests computed at once (TORCH_THREADS overrides)."""
-    threads = int(os.environ.get("TORCH_THREADS", "0")) or max(1, min(4, (os.cpu_count() or 1) // concurrency))
+    """Share the CPU cores (`available_cpus`) between the requests computed at once (TORCH_THREADS overrides)."""
+    threads = int(os.environ.get("TORCH_THREADS", "0")) or max(1, min(4, available_cpus() // concurrency))
     torch.set_num_threads(threads)

@@ -4,13 +4,19 @@
     python -m scripts.deploy_space --repo-id USER/roberta-from-scratch [--private] [--token hf_...]
 
 Uploads what `python app.py` needs and nothing else (SPACE_FILES: the app, the `demo` and `roberta`
-packages, `assets/` with the models, `requirements.txt`, LICENSE, and README.md, whose front matter
-configures the Space) with `huggingface_hub`: `create_repo(repo_type="space", space_sdk="gradio")`, then
-`upload_folder` with these patterns. The token defaults to `hf auth login`'s or HF_TOKEN. Offline, or when the
-Hub refuses, exit code 2 with a message that says which (`train.push.call_hub`).
+packages, `assets/` with the models, LICENSE, README.md, whose front matter configures the Space, and `docs/`,
+which it links to) with `huggingface_hub`: `create_repo(repo_type="space", space_sdk="gradio")`, then one
+`upload_folder` commit (one build of the Space) that also deletes what a redeploy no longer has. The Space's
+requirements.txt is its own (`space_requirements`): a Space installs it with pip from PyPI, where torch is the
+CUDA build of several GB, so it takes torch's CPU build from PyTorch's index, and leaves out what only the
+training code imports. The token defaults to `hf auth login`'s or HF_TOKEN. Offline, or when the Hub refuses,
+exit code 2 with a message that says which (`train.push.call_hub`).
 """
 from __future__ import annotations
 
+import re
+import shutil
+import tempfile
 from pathlib import Path
 
 from train.arguments import script_parser
@@ -18,13 +24,50 @@ from train.push import PushError, call_hub, check_repo_id, hub_endpoint, upload_
 from train.runtime import exit_code, report_user_error
 
 ROOT = Path(__file__).resolve().parent.parent
-SPACE_FILES = ["app.py", "README.md", "LICENSE", "requirements.txt", "demo/**", "roberta/**", "assets/**"]
+SPACE_FILES = ["app.py", "README.md", "LICENSE", "requirements.txt", "demo/**", "roberta/**", "assets/**", "docs/**"]
 SPACE_IGNORE = ["**/__pycache__/**", "*.pyc", "*.pyi", "**/.*"]  # .pyi: the stubs Gradio writes beside its components
+REQUIREMENTS = "requirements.txt"
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+NOT_ON_THE_SPACE = {"datasets", "tqdm"}  # imported by train/ only, which the Space does not get
 
 
 def space_files(root=ROOT) -> list[Path]:
-    """The files of `root` the Space gets: the same patterns `upload_folder` is given."""
+    """The files of `root` the Space gets (its requirements.txt written for it: `space_requirements`)."""
     return upload_files(root, SPACE_FILES, SPACE_IGNORE)
+
+
+def space_requirements(text: str) -> str:
+    """The Space's requirements.txt from the project's: torch's CPU build (`torch==V+cpu` from TORCH_CPU_INDEX; the
+    PyPI wheel pip would take is the CUDA build, several GB on a CPU Space) and the other pins, less the packages
+    only the training code imports (NOT_ON_THE_SPACE)."""
+    lines = ["# The Space's dependencies: written by scripts.deploy_space from the project's requirements.txt",
+             f"--extra-index-url {TORCH_CPU_INDEX}"]
+    for line in text.splitlines():
+        pin = line.split("#")[0].strip()
+        name = re.split(r"[=<>!~\[; ]", pin, maxsplit=1)[0].lower()
+        if not pin or name in NOT_ON_THE_SPACE:
+            continue
+        if name == "torch" and "==" in pin and "+" not in pin:
+            pin += "+cpu"
+        lines.append(pin)
+    return "\n".join(lines) + "\n"
+
+
+def stage(root, folder: Path) -> list[Path]:
+    """The Space's files copied into `folder` (hard links where the file system allows), its requirements.txt
+    written for it; returns their paths relative to `folder`."""
+    files = space_files(root)
+    for path in files:
+        src, dst = Path(root) / path, folder / path
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if path.as_posix() == REQUIREMENTS:
+            dst.write_text(space_requirements(src.read_text(encoding="utf-8")), encoding="utf-8")
+            continue
+        try:
+            dst.hardlink_to(src)
+        except OSError:
+            shutil.copy2(src, dst)
+    return files
 
 
 def deploy(repo_id: str, root=ROOT, token: str | None = None, private: bool = False,
@@ -39,8 +82,12 @@ def deploy(repo_id: str, root=ROOT, token: str | None = None, private: bool = Fa
 
     def requests():
         url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="space", space_sdk="gradio")
-        api.upload_folder(folder_path=str(root), repo_id=repo_id, repo_type="space", commit_message=commit_message,
-                          allow_patterns=SPACE_FILES, ignore_patterns=SPACE_IGNORE)
+        with tempfile.TemporaryDirectory(prefix="space-") as folder:
+            stage(root, Path(folder))
+            # one commit: the files, and "*" deleting every file of the Space's they no longer include (a figure
+            # the app shows only when it exists stayed there); .gitattributes is never deleted
+            api.upload_folder(folder_path=folder, repo_id=repo_id, repo_type="space", commit_message=commit_message,
+                              delete_patterns=["*"])
         return url
 
     return str(call_hub(repo_id, requests))
@@ -61,7 +108,8 @@ def main(argv=None) -> int:
     if args.dry_run:
         files = space_files()
         for path in files:
-            print(path)
+            own = path.as_posix() == REQUIREMENTS
+            print(f"{path} (the Space's own: torch's CPU build, no training packages)" if own else path)
         total = sum((ROOT / path).stat().st_size for path in files)
         print(f"{len(files)} files, {total / 2**20:.1f} MiB -> https://huggingface.co/spaces/{args.repo_id}")
         return 0

@@ -15,11 +15,13 @@ def test_space_files_are_the_app_and_its_models_only():
                    "assets/mini-roberta-mlm/model.safetensors", "assets/mini-roberta-sst2/config.json",
                    "assets/masking-ablation/results.json"):
         assert needed in files
-    assert not [f for f in files if f.split("/")[0] in ("tests", "train", "scripts", "runs", "benchmarks", "docs")]
+    assert not [f for f in files if f.split("/")[0] in ("tests", "train", "scripts", "runs", "benchmarks")]
     assert not [f for f in files if "__pycache__" in f or f.endswith((".pyc", ".pyi"))]
+    # the README's links to docs/ work on the Space too (they were 404s there)
+    assert "docs/pretraining.md" in files and "docs/gpu-training.md" in files
     # what git tracks of those folders, nothing more (Gradio writes a .pyi stub beside app.py and demo/components.py)
     tracked = subprocess.run(["git", "ls-files", "app.py", "README.md", "LICENSE", "requirements.txt", "demo", "roberta",
-                              "assets"], capture_output=True, text=True, cwd=deploy_space.ROOT)
+                              "assets", "docs"], capture_output=True, text=True, cwd=deploy_space.ROOT)
     if tracked.returncode == 0 and tracked.stdout:  # a git checkout (CI's clean clone is one)
         assert files == set(tracked.stdout.split())
 
@@ -35,7 +37,12 @@ class FakeApi:
         return f"https://huggingface.co/spaces/{repo_id}"
 
     def upload_folder(self, folder_path, repo_id, **kwargs):
+        from pathlib import Path
+
         FakeApi.calls["upload"] = (folder_path, repo_id, kwargs)
+        folder = Path(folder_path)  # what the commit holds, read while the folder exists
+        FakeApi.calls["files"] = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+        FakeApi.calls["requirements"] = (folder / "requirements.txt").read_text(encoding="utf-8")
 
 
 def test_deploy_creates_a_gradio_space_and_uploads_the_app(monkeypatch):
@@ -48,8 +55,53 @@ def test_deploy_creates_a_gradio_space_and_uploads_the_app(monkeypatch):
     assert repo_id == "someone/demo" and create["repo_type"] == "space" and create["space_sdk"] == "gradio"
     assert create["private"] is True
     folder, repo_id, upload = FakeApi.calls["upload"]
-    assert folder == str(deploy_space.ROOT) and upload["repo_type"] == "space"
-    assert upload["allow_patterns"] == deploy_space.SPACE_FILES
+    assert upload["repo_type"] == "space" and upload["delete_patterns"] == ["*"]  # a redeploy removes what went
+    assert FakeApi.calls["files"] == sorted(p.as_posix() for p in deploy_space.space_files())  # one commit, all
+    # its own requirements: torch's CPU build (PyPI's is the CUDA one, several GB), no training-only packages
+    requirements = FakeApi.calls["requirements"].splitlines()
+    assert f"--extra-index-url {deploy_space.TORCH_CPU_INDEX}" in requirements
+    assert [r for r in requirements if r.startswith("torch==")] and all(
+        r.endswith("+cpu") for r in requirements if r.startswith("torch=="))
+    assert not [r for r in requirements if r.split("==")[0] in deploy_space.NOT_ON_THE_SPACE]
+    assert "gradio==6.31.0" in requirements
+
+
+def test_space_requirements_pin_torchs_cpu_build_and_keep_the_other_pins():
+    text = "# a comment\ntorch==2.13.0\ntokenizers==0.23.3  # why\n\ndatasets==5.2.0\ntqdm==4.70.1\ngradio==6.31.0\n"
+    assert deploy_space.space_requirements(text).splitlines()[1:] == [
+        "--extra-index-url https://download.pytorch.org/whl/cpu", "torch==2.13.0+cpu", "tokenizers==0.23.3",
+        "gradio==6.31.0"]
+    assert "torch==2.13.0+cpu\n" in deploy_space.space_requirements("torch==2.13.0+cpu\n")  # not "+cpu+cpu"
+
+
+def test_the_spaces_python_is_the_tested_one():
+    """The Space card named no python_version, and a Space's default (3.10) cannot install the pinned numpy and
+    matplotlib (Requires-Python >= 3.11): the build failed before app.py ran. It is the version the tests run on."""
+    import re
+    import sys
+
+    front = (deploy_space.ROOT / "README.md").read_text(encoding="utf-8").split("---")[1]
+    said = re.search(r'^python_version: "([\d.]+)"$', front, re.M)  # quoted: 3.10 unquoted would read as 3.1
+    assert said and said.group(1) == f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def test_the_apps_threads_follow_the_containers_cpus(monkeypatch, tmp_path):
+    """os.cpu_count() is the host's in a container: on a 2-vCPU Space each request took 4 threads (up to 16 on 2
+    CPUs with both queues full). The container's quota and the affinity mask bound it."""
+    from demo import models
+
+    quota = tmp_path / "cpu.max"
+    monkeypatch.setattr(models, "CGROUP_CPU_MAX", quota)
+    monkeypatch.setattr(models.os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    quota.write_text("200000 100000\n")
+    assert models.available_cpus() == 2
+    quota.write_text("50000 100000\n")  # half a CPU: one thread
+    assert models.available_cpus() == 1
+    quota.write_text("max 100000\n")
+    assert models.available_cpus() == 64
+    quota.unlink()  # no cgroup v2 file: the affinity mask
+    monkeypatch.setattr(models.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert models.available_cpus() == 3
 
 
 def test_the_command_passes_private_token_and_message_to_the_hub(monkeypatch, capsys):

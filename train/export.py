@@ -159,7 +159,8 @@ def check_tokenizer_and_metrics(folder: Path) -> None:
 
 def partial_note(folder) -> str | None:
     """What a partial model folder's metrics.json says of it (`export_checkpoint` of a run that did not finish);
-    None for any other folder (no metrics.json, or one that cannot be read: the export copies it as it is)."""
+    None for any other folder (no metrics.json, or one that cannot be read, which `check_tokenizer_and_metrics`
+    refuses before an export)."""
     try:
         metrics = RunMetrics.read(folder, missing_ok=True)
     except (OSError, ValueError):

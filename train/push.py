@@ -9,10 +9,11 @@ relies on; `train.export` writes it) and README.md (the model card, see `train.m
 usage naming the repo id). It must load, strictly, with `roberta` (the model config.json names, with its
 tokenizer), and must not be a partial model (the last checkpoint of an unfinished run, exported by
 `train.export`: its metrics.json says `partial`; `train.export` and `scripts.release` refuse it too); a
-metrics.json must read, and the card is written for the repo id. All of this is checked before any request. Checkpoints and optimizer states (`checkpoint*/`, `*.pt`) are not uploaded. The token
-defaults to the one saved by `hf auth login` or the HF_TOKEN variable. Offline (no network, or
-HF_HUB_OFFLINE=1, which `huggingface_hub` honours itself), the command stops at the first request with
-"cannot reach the Hugging Face Hub" and exit code 2, as every user error (`train.runtime`).
+metrics.json must read, and the card is written for the repo id. All of this is checked before any request.
+Checkpoints and optimizer states (`checkpoint*/`, `*.pt`) are not uploaded. The token defaults to the one saved
+by `hf auth login` or the HF_TOKEN variable. Offline (no network, or HF_HUB_OFFLINE=1, which `huggingface_hub`
+honours itself), the command stops at the first request with "cannot reach the Hugging Face Hub" and exit code 2,
+as every user error (`train.runtime`).
 """
 from __future__ import annotations
 
@@ -160,7 +161,8 @@ def push_folder(folder, repo_id: str, token: str | None = None, private: bool = 
     def requests():
         url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
         api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="model",
-                          commit_message=commit_message, ignore_patterns=FOLDER_IGNORE)
+                          commit_message=commit_message,
+                          ignore_patterns=list(FOLDER_IGNORE))  # a copy: upload_folder extends the list it is given
         api.upload_file(path_or_fileobj=card.encode("utf-8"), path_in_repo="README.md",
                         repo_id=repo_id, repo_type="model", commit_message=f"{commit_message}: model card")
         return url
