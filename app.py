@@ -195,12 +195,13 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                               api_name="counterfactual_clear", api_visibility="private")
             with gr.Accordion("How far to trust the score (calibration)", open=False, elem_id="st-calibration"):
                 sentiment_extras = MODELS.sentiment.extras
-                gr.Markdown(about.calibration_markdown(sentiment_extras.get("metrics")))
+                gr.Markdown(about.calibration_markdown(sentiment_extras.get("metrics"),
+                                                       sentiment_extras.get("readme")))
                 if sentiment_extras.get("reliability"):
                     gr.Image(sentiment_extras["reliability"], show_label=False, interactive=False,
                              alt_text="Reliability diagrams of the classifier on SST-2 dev, before and after "
                                       "temperature scaling: accuracy per confidence bin against the diagonal of "
-                                      "perfect calibration (the figures are in the text above)",
+                                      "perfect calibration (the diagram's ECE figures are in the text above)",
                              buttons=[], elem_id="st-reliability", elem_classes="static-figure")
 
         with gr.Tab("Attention", id="attention", elem_id="tab-attention"):

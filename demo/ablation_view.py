@@ -48,9 +48,12 @@ def ablation_arms_markdown(results: dict) -> str:
     # which weights: the checkpoint's own description when recorded (a folder may hold other weights since)
     shown = str(setup.get("init_checkpoint") or init).split(":")[0].replace(chr(92), "/")
     start = f"the same warm start ({html.escape(shown)})" if init and init != "random" else "the same model"
+    # an arm without masking (train.ablation's random-init baseline, "masking": null) was never pretrained
+    unpretrained = [arm for arm in arms.values() if "masking" in arm and arm["masking"] is None]
+    every = "Every pretraining arm" if unpretrained else "Every arm"
     note = ("Mean ± standard deviation over seeds; the two training-row columns are MLM losses on training rows "
             "under the mask trained on (static arms) and under fresh masks: their gap is what was memorised of "
-            f"the masks. Every arm has {start}, seeds, data, token budget, held-out mask and SST-2 fine-tuning; "
+            f"the masks. {every} has {start}, seeds, data, token budget, held-out mask and SST-2 fine-tuning; "
             "only the masking of the training rows differs")
     if setup.get("parameters") and setup.get("train_tokens_per_run"):
         corpus = setup.get("corpus") or {}
@@ -61,6 +64,10 @@ def ablation_arms_markdown(results: dict) -> str:
     if setup.get("valid"):
         note += f". Held-out: {html.escape(str(setup['valid']).replace(chr(92), '/').rsplit('/', 1)[-1])}"
     note += "."
+    for arm in unpretrained:
+        note += (f" The “{md_cell(arm.get('label', 'random init'))}” row skips pretraining: the same SST-2 "
+                 "fine-tuning, with the same seeds, of an encoder of the same shape from random weights, the floor "
+                 "that pretraining is measured against.")
     if results.get("status") != "complete":
         note += f" **Partial results: {results.get('runs_done')} of {results.get('runs_planned')} runs.**"
     out = "\n".join(lines) + "\n\n" + note

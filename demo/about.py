@@ -9,12 +9,14 @@ import html
 import logging
 import math
 import os
+import re
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
 import roberta
+from roberta.config import PRESETS
 from roberta.run_metrics import RunMetrics, dataset_name
 from roberta.text import normalize_for_classifier
 
@@ -219,21 +221,75 @@ def summary_card(loaded) -> str:
     return f"### {loaded.title}\n\n{table}\n\nLoaded from {code(shown_source(loaded.source))}; {card_link(loaded)}."
 
 
-def calibration_markdown(metrics: RunMetrics | None) -> str:
+# The model card's note on a reliability diagram redrawn from the shipped weights (`train.calibrate --plot-only`
+# on an exported folder), beside the calibration table measured before the export: "The diagram is drawn from this
+# folder's float16 weights (`python -m train.calibrate ... --plot-only`, on ...: ECE 7.6% -> 3.0%, accuracy 88.8%)"
+REDRAWN_DIAGRAM_RE = re.compile(r"diagram is drawn from this folder's (?P<dtype>\w+) weights \([^()]*?"
+                                r"ECE (?P<before>\d+(?:\.\d+)?%) -> (?P<after>\d+(?:\.\d+)?%)"
+                                r"(?:, accuracy (?P<accuracy>\d+(?:\.\d+)?%))?\)")
+
+
+def redrawn_diagram(readme: str | None) -> dict | None:
+    """What the model card (README.md) says of a reliability diagram redrawn from the folder's own weights after
+    the calibration figures of metrics.json were measured: {"dtype", "before", "after", "accuracy" (or None)}, the
+    figures as the card prints them; None when the card says nothing of it (the diagram is then the one drawn
+    with those figures)."""
+    found = REDRAWN_DIAGRAM_RE.search(readme or "")
+    return found.groupdict() if found else None
+
+
+def calibration_markdown(metrics: RunMetrics | None, readme: str | None = None) -> str:
     """What the sentiment scores mean: the fitted temperature and the dev calibration error before and after it
-    (from the classifier's metrics.json), or a plain warning when the model was never calibrated."""
+    (from the classifier's metrics.json), or a plain warning when the model was never calibrated. When the model
+    card (`readme`) says the reliability diagram was redrawn from the shipped weights (`redrawn_diagram`), the
+    diagram's own figures too, and why they differ from metrics.json's."""
     cal = metrics.calibration if metrics else None
     if not cal:
         return ("**This classifier is not calibrated**: its scores are the raw softmax of a small model, often near "
                 "100% even when it is wrong. Read them as a ranking, not as a probability.")
     dev = cal["dev"]
-    return (f"The scores are calibrated: the logits are divided by a temperature T = {cal['temperature']:.2f} fitted "
+    text = (f"The scores are calibrated: the logits are divided by a temperature T = {cal['temperature']:.2f} fitted "
             f"on {cal['calibration']['n']:,} held-out SST-2 training sentences. On the SST-2 dev set "
             f"({dev['n']:,} sentences) the expected calibration error (the gap between confidence and accuracy, "
             f"over 15 bins) goes from {dev['ece_before']:.1%} to {dev['ece_after']:.1%}, and the mean confidence "
             f"from {dev['mean_confidence_before']:.1%} to {dev['mean_confidence_after']:.1%} at an accuracy of "
-            f"{dev['accuracy']:.1%}. A bar on the diagonal below means that answers given with that confidence are "
-            f"right that often.")
+            f"{dev['accuracy']:.1%}.")
+    redrawn = redrawn_diagram(readme)
+    if redrawn:
+        dtype = md_escape(redrawn["dtype"])
+        accuracy = f" (accuracy {redrawn['accuracy']})" if redrawn["accuracy"] else ""
+        text += (f" The diagram below was drawn later, from the shipped {dtype} weights, so it shows an ECE of "
+                 f"{redrawn['before']} before and {redrawn['after']} after{accuracy}: the figures above were measured "
+                 f"when the model was made, before its weights were stored in {dtype} (the model card gives both).")
+    return text + (" A bar on the diagonal below means that answers given with that confidence are right that "
+                   "often.")
+
+
+REFERENCE = PRESETS["mini"]  # the MiniRoBERTa reference's shape; its vocabulary is roberta-base's 50,265
+REFERENCE_PARAMETERS = "17.7M"  # its size with the MLM head as the README's comparison gives it (17,756,761 counted)
+ENCODER_SHAPE = ("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size",
+                 "max_position_embeddings")
+
+
+def parameters_compared(loaded) -> tuple[str, str]:
+    """The comparison table's parameter cells (this project's, then the reference's), each with its vocabulary,
+    and a sentence for under the table: the shipped MLM has the reference's encoder (6 layers of hidden size 256)
+    and a smaller vocabulary, so the whole gap is the embedding rows (and MLM-head biases) of the tokens it lacks,
+    not a smaller model. No sentence for a model of another shape."""
+    theirs = f"{REFERENCE_PARAMETERS} (vocabulary {REFERENCE.vocab_size:,})"
+    if not loaded.available:
+        return f"not available | {theirs}", ""
+    cfg = loaded.config
+    ours = f"{millions(loaded.model.num_parameters())} (vocabulary {cfg.vocab_size:,})"
+    if not all(getattr(cfg, key) == getattr(REFERENCE, key) for key in ENCODER_SHAPE):
+        return f"{ours} | {theirs}", ""
+    theirs = (f"{REFERENCE_PARAMETERS} (vocabulary {REFERENCE.vocab_size:,}; same "
+              f"{cfg.num_hidden_layers} × {cfg.hidden_size} encoder)")
+    note = (f"Both have the same encoder ({cfg.num_hidden_layers} layers, hidden size {cfg.hidden_size}, "
+            f"{cfg.num_attention_heads} heads, feed-forward {cfg.intermediate_size}): the whole difference in "
+            f"parameters is the vocabulary, {REFERENCE.vocab_size:,} tokens against this project's "
+            f"{cfg.vocab_size:,}, each with its own embedding row.")
+    return f"{ours} | {theirs}", note
 
 
 def about_sections(models: Models) -> dict:
@@ -255,13 +311,13 @@ def about_sections(models: Models) -> dict:
     else:
         out["architecture"] = "Architecture: not available (no model loaded)."
 
-    mlm_params = models.mlm.model.num_parameters() if models.mlm.available else None
     accuracy = model_facts(models.sentiment).get("dev_accuracy") if models.sentiment.available else None
+    parameters, same_encoder = parameters_compared(models.mlm)
     out["comparison"] = (
         "| measure | this project | MiniRoBERTa reference |\n|---|---:|---:|\n"
-        f"| parameters (with the MLM head) | {millions(mlm_params) if mlm_params else 'not available'} | 17.7M |\n"
+        f"| parameters (with the MLM head) | {parameters} |\n"
         f"| SST-2 accuracy (validation) | {f'{accuracy:.1%}' if accuracy is not None else 'not available'} | 80% |"
-    )
+    ) + (f"\n\n{same_encoder}" if same_encoder else "")
     out["intro"] = "Both are small teaching models, trained on a 2-core CPU" + gpu_phases_text(models.mlm) + (
         "; the figures below are read from each model's metrics.json.")
     for loaded in (models.mlm, models.sentiment):
@@ -480,6 +536,43 @@ def example_failures(models: Models) -> dict:
 
 
 ORDINALS = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
+SPLIT_WORDS_SHOWN = 2  # the words of a failed example said to come in pieces, at most
+
+
+def split_words(tokenizer, text: str) -> list[tuple[str, list[str]]]:
+    """The words of `text` (special tokens aside) the tokenizer cuts into several pieces, in order, each with its
+    pieces as the Tokens tab shows them ("␣b", "arked"): [("barked", ["␣b", "arked"])]."""
+    from .bpe_view import readable
+
+    encoding = tokenizer.encode(text)
+    special = set(tokenizer.get_added_tokens_decoder())  # <s>, </s>, <mask>, ...: never a word's piece
+    pieces: dict[int, list[tuple[str, int, int]]] = {}
+    for token, token_id, word, (start, end) in zip(encoding.tokens, encoding.ids, encoding.word_ids,
+                                                     encoding.offsets):
+        if word is not None and token_id not in special:
+            pieces.setdefault(word, []).append((token, start, end))
+    out = []
+    for word in sorted(pieces):
+        if len(pieces[word]) > 1:
+            start, end = pieces[word][0][1], pieces[word][-1][2]
+            out.append((text[start:end].strip(), [readable(token) for token, _, _ in pieces[word]]))
+    return out
+
+
+def split_words_said(tokenizer, text: str) -> str:
+    """"; “barked” reaches it in 2 pieces (␣b + arked), a word its vocabulary has no token for": how the words of a
+    failed example that the tokenizer cuts up reach the model; "" when every word is one token or the tokenizer
+    cannot say."""
+    try:
+        words = split_words(tokenizer, text)[:SPLIT_WORDS_SHOWN]
+    except Exception:  # a note is not worth failing the start-up for
+        log.exception("could not split the example into tokens")
+        return ""
+    if not words:
+        return ""
+    said = [f"“{md_escape(word)}” {'reaches it ' if i == 0 else ''}in {len(parts)} pieces "
+            f"({' + '.join(md_escape(p) for p in parts)})" for i, (word, parts) in enumerate(words)]
+    return f"; {' and '.join(said)}, {'a word' if len(words) == 1 else 'words'} its vocabulary has no token for"
 
 
 def model_note(models: Models, key: str, failures: dict | None = None) -> str:
@@ -508,8 +601,7 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
             first, top5 = round(facts["probe"]["top1"] * n), round(facts["probe"]["top5"] * n)
             score += f" Of {n} everyday sentences, it puts the expected word first in {first} and in its top 5 in " \
                      f"{top5}."
-        note = f"**About this model:** {size}{trained}, a small teaching model.{score} Expect plausible rather " \
-               "than right answers"
+        note = f"**About this model:** {size}{trained}, a small teaching model.{score} Expect many wrong answers"
         wrong = failures.get("mlm") or []
         if wrong:
             text, expected, top, rank = wrong[0]
@@ -519,9 +611,18 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
             else:
                 note += (f": for “{md_escape(text)}” {md_escape(expected)} is not in its top 5 "
                          f"({', '.join(md_escape(w) for w in top[:3])}…)")
+            note += split_words_said(loaded.tokenizer, text)
         return note + "."
-    trained = (f", fine-tuned on {facts['train_examples']:,} SST-2 sentences" if "train_examples" in facts
-               else ", fine-tuned on SST-2")
+    # SST-2's training rows are mostly phrases cut from its sentences (the shipped model's 55,841: 5,886 whole
+    # sentences), not sentences
+    sst2 = all(readable_dataset(name) == "SST-2" for name in facts.get("data") or ["sst2"])
+    if "train_examples" not in facts:
+        trained = ", fine-tuned on SST-2" if sst2 else ", fine-tuned"
+    elif sst2:
+        trained = (f", fine-tuned on {facts['train_examples']:,} SST-2 training phrases (whole sentences and parts of "
+                   "them)")
+    else:
+        trained = f", fine-tuned on {facts['train_examples']:,} training examples"
     scores = []
     if "dev_accuracy" in facts:
         scores.append(f"{pct(facts['dev_accuracy'])} of the SST-2 dev sentences"

@@ -175,8 +175,9 @@ def explanation_markdown(shown: str, words, toward: str, away: str, best: str, p
         f"**How to read it:** {PLUS_SWATCH} words push towards **{toward}**, "
         f"{MINUS_SWATCH} words push towards **{away}**, whatever the model "
         f"answers (here **{md_escape(best)}**, {pct(probability)}); "
-        f"the stronger the colour, the bigger the push. (Integrated gradients over {IG_STEPS} steps from an "
-        f"all-padding input, summed over each word's pieces, scaled so the strongest word is ±1.)\n\n"
+        f"the stronger the colour, the bigger the push. (Integrated gradients over {IG_STEPS} steps, from the "
+        "same input with &lt;s&gt; and &lt;/s&gt; kept and every word's tokens replaced by &lt;pad&gt;; summed "
+        "over each word's pieces, scaled so the strongest word is ±1.)\n\n"
         f"Most towards *{toward}*: {', '.join(pro) or '—'} · most towards *{away}*: {', '.join(con) or '—'}\n\n"
         f"{table}"
     )

@@ -31,7 +31,8 @@ from pathlib import Path
 import roberta
 from demo.embedding_view import score_analogies
 from demo.examples import ANALOGY_PROBE, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
-from roberta.run_metrics import PHASES_NAME, RunMetrics, read_phase_history, write_phase_history
+from roberta.run_metrics import (PHASES_NAME, RunMetrics, dataset_name, read_phase_history, same_text_file,
+                                  write_phase_history)
 from roberta.text import normalize_for_classifier
 from train.export import DTYPES, check_export, export_into, partial_note, staged_folder
 from train.model_card import card_for
@@ -330,9 +331,28 @@ def phases_lead(phases: list[RunMetrics]) -> str | None:
             "[Shipped model](#shipped-model)). Data, Training recipe, Metrics and Notes below describe the last "
             f"phase, phase {len(phases)}, alone.")
     if any("gpu-upload/" in (m.command or "") for m in phases[-1:]):
-        lead += (" Its paths `gpu-upload/data/...` are the GPU machine's copies of `../shared/data/...`, "
-                 "xz-compressed (`python -m train.gpu_transfer bundle`).")
+        cut = "".join(f", except `{name}`, cut to its first {have / 1e6:.1f}M of {whole / 1e6:.1f}M characters "
+                      "(`bundle --head`)" for name, have, whole in heads_sent(phases))
+        lead += (" Its paths `gpu-upload/data/...` are the files `python -m train.gpu_transfer bundle` sent to the GPU "
+                 f"machine, xz-compressed: copies of `../shared/data/...`{cut}.")
     return lead
+
+
+def heads_sent(phases: list[RunMetrics]) -> list[tuple[str, int, int]]:
+    """The last phase's corpus files of which it read less than the whole (`bundle --head` sends the first lines of
+    a file that would not fit the upload): [(name, characters it had, the file's characters)], the whole file's size
+    being the largest any phase had of it (a phase on the CPU machine, or an earlier upload of all of it). A file no
+    phase read whole is not known to be cut."""
+    out = []
+    for source in phases[-1].corpus_sources or []:
+        path, have = source.get("source"), source.get("available_chars")
+        if not path or not have:
+            continue
+        whole = max((s.get("available_chars") or 0 for phase in phases for s in phase.corpus_sources or []
+                     if same_text_file(s.get("source"), path)), default=0)
+        if whole > have:
+            out.append((dataset_name(path).removesuffix(".xz"), int(have), int(whole)))
+    return out
 
 
 def with_lead(card: str, lead: str | None) -> str:

@@ -4,6 +4,7 @@ they cover (the phases' figure first, for the card's figures are its last point)
 missing; the notes beside the results read the metrics and name the showcase examples the model gets wrong; the
 calibration note. The tiny fixture folders, and the shipped assets."""
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -189,6 +190,25 @@ def test_the_shipped_mlm_shows_the_figure_of_its_card(monkeypatch):
 
 
 # ----------------------------------------------------------------------------- the About tab's sections
+@pytest.mark.skipif(not (ASSETS / "mini-roberta-mlm" / "config.json").is_file(), reason="no shipped MLM")
+def test_the_comparison_says_the_reference_differs_in_its_vocabulary_only():
+    """"13.3M vs 17.7M" read as a smaller model than the reference: the shipped MLM has the reference's encoder
+    (6 layers, hidden size 256) and 32,768 tokens against its 50,265, which is the whole difference."""
+    loaded = load_models(ASSETS / "mini-roberta-mlm", ASSETS / "no-such-folder").mlm
+    cells, note = about.parameters_compared(loaded)
+    cfg, reference = loaded.config, about.REFERENCE
+    assert cells == (f"{formatting.millions(loaded.model.num_parameters())} (vocabulary {cfg.vocab_size:,}) | "
+                     f"17.7M (vocabulary {reference.vocab_size:,}; same 6 × 256 encoder)")
+    assert cfg.vocab_size == 32_768 and reference.vocab_size == 50_265
+    assert "the whole difference in parameters is the vocabulary, 50,265 tokens against this project's 32,768" in note
+    # which it is: the reference's shape at the shipped vocabulary has exactly the shipped count
+    import torch
+    import roberta
+    with torch.device("meta"):
+        same = roberta.RobertaForMaskedLM(roberta.RobertaConfig(**{**reference.to_dict(), "vocab_size": cfg.vocab_size}))
+    assert same.num_parameters() == loaded.model.num_parameters()
+
+
 def test_the_about_tab_says_which_model_is_missing(tmp_path):
     sections = about.about_sections(load_models(tmp_path / "no-mlm", tmp_path / "no-sst2"))
     assert sections["mlm_card"].count("not available") == 1 and "not available" in sections["sentiment_card"]
@@ -198,7 +218,10 @@ def test_the_about_tab_says_which_model_is_missing(tmp_path):
 def test_about_sections(models, tiny_clf_dir, tmp_path):
     sections = about.about_sections(models)
     assert f"**{models.mlm.model.num_parameters():,}**" in sections["architecture"]
-    assert "17.7M" in sections["comparison"] and "80%" in sections["comparison"]
+    assert "17.7M (vocabulary 50,265)" in sections["comparison"] and "80%" in sections["comparison"]
+    vocabulary = models.mlm.config.vocab_size
+    assert f"(vocabulary {vocabulary:,})" in sections["comparison"]
+    assert "same encoder" not in sections["comparison"]  # the tiny model is not the reference's shape
     assert sections["sentiment_curves"] is None and "%" not in sections["sentiment_card"]  # no metrics: no figures
     # a fine-tuned folder with metrics and a model card
     folder = tmp_path / "sst2"
@@ -267,13 +290,18 @@ def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tin
     note = about.model_note(models, "mlm", failures)
     assert "34.0% of hidden words" in note and "64-token rows" in note and "3.0M tokens" in note
     assert "France is not in its top 5" in note and "India" in note and "&lt;mask&gt;" in note
+    # "Expect plausible rather than right answers", followed by India and China for France (or box for dog)
+    assert "Expect many wrong answers: for" in note and "plausible" not in note
     # in the top 5 but not first is wrong too, and said so
     third = {"mlm": [("Paris is the capital of <mask>.", "France", ["Barcelona", "Azerbaijan", "France", "a", "b"],
                       3)]}
-    assert "its first answer is Barcelona, and France comes third." in about.model_note(models, "mlm", third)
+    assert "its first answer is Barcelona, and France comes third" in about.model_note(models, "mlm", third)
     assert "Of 28 everyday sentences, it puts the expected word first in 1 and in its top 5 in 5." in note
     note = about.model_note(models, "sentiment", failures)
     assert "82.9% of the SST-2 dev sentences (872)" in note and "72.1% of 1,000 IMDB reviews" in note
+    # SST-2's training rows are mostly phrases cut from its sentences: "67,349 SST-2 sentences" they are not
+    assert "fine-tuned on 67,349 SST-2 training phrases (whole sentences and parts of them)" in note
+    assert "67,349 SST-2 sentences" not in note
     assert "not bad at all" in note and "negative, 98.2%" in note
     checks = {"n": 10, "right": 6, "accuracy": 0.6, "categories": {"negation": {"right": 1, "n": 4, "accuracy": 0.25},
                                                                   "plain": {"right": 5, "n": 6, "accuracy": 5 / 6}}}
@@ -284,6 +312,22 @@ def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tin
     bare = load_models(tiny_mlm_dir, tiny_clf_dir)
     note = about.model_note(bare, "sentiment", {})
     assert "parameters" in note and "%" not in note
+
+
+@pytest.mark.skipif(not (ASSETS / "mini-roberta-mlm" / "tokenizer.json").is_file(), reason="no shipped MLM")
+def test_the_note_says_which_words_of_a_failed_example_come_in_pieces():
+    """For “The <mask> barked at the mailman.” the shipped model answers box, movie, film: the note said "Expect
+    plausible rather than right answers" before them. It now says how "barked" reaches the model."""
+    loaded = load_models(ASSETS / "mini-roberta-mlm", ASSETS / "no-such-folder")
+    text = "The <mask> barked at the mailman."
+    assert about.split_words(loaded.mlm.tokenizer, text) == [("barked", ["␣b", "arked"]),
+                                                             ("mailman", ["␣ma", "ilm", "an"])]
+    assert about.split_words(loaded.mlm.tokenizer, "The dog is in the house.") == []  # each word one token
+    failures = {"mlm": [(text, "dog", ["box", "movie", "film", "funeral", "coffin"], None)]}
+    note = about.model_note(loaded, "mlm", failures)
+    assert note.endswith("Expect many wrong answers: for “The &lt;mask&gt; barked at the mailman\\.” dog is not in "
+                         "its top 5 (box, movie, film…); “barked” reaches it in 2 pieces (␣b + arked) and "
+                         "“mailman” in 3 pieces (␣ma + ilm + an), words its vocabulary has no token for.")
 
 
 def test_example_failures_are_the_showcase_examples_the_model_gets_wrong(models):
@@ -302,5 +346,34 @@ def test_calibration_note_reads_the_metrics_and_warns_without_them():
                                        "mean_confidence_before": 0.95, "mean_confidence_after": 0.86}}}
     text = about.calibration_markdown(RunMetrics.from_dict(metrics))
     assert "T = 1.87" in text and "9.1% to 2.1%" in text and "1,000 held-out" in text and "872" in text
+    assert "drawn later" not in text  # the diagram is the one drawn with these figures
     assert "not calibrated" in about.calibration_markdown(RunMetrics(dev_accuracy=0.8))
     assert "not calibrated" in about.calibration_markdown(None)
+    # the card says the diagram was redrawn from the shipped float16 weights: its figures differ, and why is said
+    card = ("## Calibration\n\nThe diagram is drawn from this folder's float16 weights (`python -m train.calibrate "
+            "assets/x --plot-only`, on a 2-core AMD EPYC: ECE 9.3% -> 2.0%, accuracy 84.9%); the table's figures are "
+            "the float32 average's.\n")
+    assert about.redrawn_diagram(card) == {"dtype": "float16", "before": "9.3%", "after": "2.0%", "accuracy": "84.9%"}
+    text = about.calibration_markdown(RunMetrics.from_dict(metrics), card)
+    assert "9.1% to 2.1%" in text and ("The diagram below was drawn later, from the shipped float16 weights, so it "
+                                       "shows an ECE of 9.3% before and 2.0% after (accuracy 84.9%)") in text
+    assert "before its weights were stored in float16" in text
+    assert about.redrawn_diagram("# a card\n\n![reliability diagram](reliability.png)\n") is None
+
+
+@pytest.mark.skipif(not (ASSETS / "mini-roberta-sst2" / "reliability.png").is_file(), reason="no shipped classifier")
+def test_the_shipped_calibration_note_gives_the_figures_of_its_diagram_too():
+    """The app quoted 7.5% -> 3.1% (metrics.json, the float32 average) above a diagram titled 7.6% and 3.0% (the
+    shipped float16 weights, as the model card says), and its alt text sent the reader to "the text above"."""
+    folder = ASSETS / "mini-roberta-sst2"
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    metrics = RunMetrics.read(folder)
+    dev, redrawn = metrics.calibration["dev"], about.redrawn_diagram(readme)
+    assert redrawn and redrawn["dtype"] == "float16"
+    text = about.calibration_markdown(metrics, readme)
+    assert f"goes from {dev['ece_before']:.1%} to {dev['ece_after']:.1%}" in text
+    assert f"an ECE of {redrawn['before']} before and {redrawn['after']} after" in text
+    # the app's call passes the card
+    app = (ROOT / "app.py").read_text(encoding="utf-8")
+    assert re.search(r'about\.calibration_markdown\(sentiment_extras\.get\("metrics"\),\s*'
+                     r'sentiment_extras\.get\("readme"\)\)', app)

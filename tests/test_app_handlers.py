@@ -436,6 +436,9 @@ def test_most_towards_lists_name_each_word_once_without_its_punctuation(handlers
     scores = [-0.1, 0.5, -0.3, 0.7, 0.05, 0.6, 0.2, -0.4, -0.9, -0.8]
     words = [(*span, score) for span, score in zip(tokens_view.word_spans(text), scores)]
     explanation = explain.explanation_markdown(text, words, "positive", "negative", "negative", 0.78)
+    # the baseline of the integrated gradients keeps <s> and </s> (`explain.integrated_gradients`): not "all-padding"
+    assert ("from the same input with &lt;s&gt; and &lt;/s&gt; kept and every word's tokens replaced by "
+            "&lt;pad&gt;") in explanation and "all-padding" not in explanation
     assert ("Most towards *positive*: “movie” ×3, “was”, “The” · "
             "most towards *negative*: “great” ×2, “dull”, “The” ×2") in explanation
     assert explain.top_words("?!?! (wow) <b>good</b>", [(0, 4, -1.0), (5, 10, -0.5), (11, 22, 0.3)], -1.0) == [
@@ -1581,6 +1584,16 @@ def test_ablation_markdown():
     setup = {"init": "assets/mini-roberta-mlm", "init_checkpoint": "phase 2 of the shipped pretraining: git 0f36588"}
     table = ablation_markdown({"results": {"arms": arms, "paper": paper, "setup": setup}})
     assert "same warm start (phase 2 of the shipped pretraining)" in table
+    assert "Every arm has the same warm start" in table and "skips pretraining" not in table
+    # train.ablation's no-pretraining baseline ("masking": null) has no warm start: the note said "Every arm has
+    # the same warm start" right under its row
+    baseline = {"random-init": {"label": "random init (no pretraining)", "masking": None, "n": 3,
+                                "mean": {"sst2_accuracy": 0.754}, "std": {"sst2_accuracy": 0.008}}}
+    table = ablation_markdown({"results": {"arms": {**arms, **baseline}, "paper": paper, "setup": setup}})
+    assert "| random init (no pretraining) | 3 | – | – | – | – | 75.4 ± 0.8 % |" in table
+    assert "Every arm has" not in table and "Every pretraining arm has the same warm start (phase 2" in table
+    assert ("The “random init (no pretraining)” row skips pretraining: the same SST-2 fine-tuning, with the same "
+            "seeds, of an encoder of the same shape from random weights") in table
 
 
 def test_long_examples_show_a_short_label():

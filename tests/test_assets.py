@@ -64,3 +64,43 @@ def test_shipped_classifier_labels_clear_reviews(classify, text, expected):
     assert sorted(r["label"] for r in result) == ["negative", "positive"]
     assert abs(sum(r["score"] for r in result) - 1) < 1e-5
     assert result[0]["label"] == expected and result[0]["score"] > 0.75, result
+
+
+# ----------------------------------------------------------------------------- the cards' generated sentences
+def _lines(name: str) -> list[str]:
+    return (ASSETS / name / "README.md").read_text(encoding="utf-8").splitlines()
+
+
+def test_the_mlm_cards_lead_is_what_a_release_writes_and_says_which_upload_was_cut():
+    """The lead called every `gpu-upload/data/...` file a copy of `../shared/data/...`: phase 26's IMDB text held
+    its first 17.0M of 65.3M characters (its corpus_sources' available_chars against the phases that read it all)."""
+    from scripts.release import heads_sent, phases_lead, read_phases
+
+    phases = read_phases(ASSETS / "mini-roberta-mlm")
+    assert heads_sent(phases) == [("imdb/unsup.txt", 16_982_960, 65_257_349)]
+    lead = phases_lead(phases)
+    assert lead in _lines("mini-roberta-mlm")  # a re-release writes the same paragraph
+    assert "copies of `../shared/data/...`, except `imdb/unsup.txt`, cut to its first 17.0M of 65.3M characters" in lead
+
+
+def test_the_classifier_cards_generated_sentences_are_todays():
+    """The calibration slice's text was in the task-adaptive MLM corpus (only its labels were never trained on), the
+    averaged members continued one IMDB stage, and the IMDB stage made long reviews no weakness: the card's
+    sentences say so, as today's generators write them."""
+    from train import average
+    from train.calibrate import calibration_markdown
+    from train.finetune import card_table_metrics
+    from train.model_card import _limitations
+
+    lines = _lines("mini-roberta-sst2")
+    metrics = RunMetrics.read(ASSETS / "mini-roberta-sst2")
+    calibration = calibration_markdown(metrics.calibration).split("\n")[0]
+    assert calibration in lines and "never trained on with their labels" in calibration
+    assert "training never saw" not in "\n".join(lines)
+    limitation = _limitations("text-classification", metrics.max_length, card_table_metrics(metrics)).splitlines()[-1]
+    assert limitation in lines and "long texts" not in limitation
+    assert f"{metrics.imdb_accuracy_whole:.1%} of the time read whole" in limitation
+    start = average._start(metrics.members, metrics.init_root)
+    assert {m["init"] for m in metrics.members} == {metrics.init} != {metrics.init_root}
+    notes = next(line for line in lines if line.startswith("The uniform average of the weights"))
+    assert notes.endswith(start) and f"earlier fine-tuning stage, `{metrics.init}`" in start

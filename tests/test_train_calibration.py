@@ -163,12 +163,29 @@ def test_the_card_says_held_out_only_of_fine_tunings_own_slice(two_stage, tmp_pa
     card = (folder / "README.md").read_text()
     assert cal[calibrate.HELD_OUT] is False and cal[calibrate.OWN_SLICE] == own
     assert "held out from fine-tuning" not in cal["source"] and cal["source"].endswith(", seed 1")
-    assert "that training never saw" not in card and "not the slice fine-tuning held out" in card
+    assert "never trained on with their labels" not in card and "not the slice fine-tuning held out" in card
     for argv in ([*data], []):  # fine-tuning's own slice again, given or recorded: held out, as the card says
         assert calibrate.main([str(folder), *argv, *(["--calibration-seed", "0"] if argv else [])]) == 0
         cal = json.loads((folder / "metrics.json").read_text())["calibration"]
         assert calibrate.HELD_OUT not in cal and cal["source"].endswith("held out from fine-tuning, seed 0")
-        assert "held-out examples" in (folder / "README.md").read_text()
+        card = (folder / "README.md").read_text()
+        assert "held-out examples" in card and "that were never trained on with their labels" in card
+        assert "that training never saw" not in card  # train.tapt_corpus gives their text to the MLM stage
+
+
+def test_the_slices_text_is_in_the_task_adaptive_corpus_so_the_card_says_labels(train_files, tmp_path):
+    """The card said the calibration sentences were ones "that training never saw": the task-adaptive MLM corpus
+    (`train.tapt_corpus`) holds every SST-2 training row of --min-words words, the held-out sentences too."""
+    unsup = tmp_path / "unsup.txt"
+    unsup.write_text("a review of a film.\n")
+    tapt_corpus.write_corpora(tmp_path / "tapt", str(unsup), str(train_files / "train.tsv"), min_words=1)
+    corpus = set((tmp_path / "tapt" / "sst2-lower.txt").read_text().splitlines())
+    texts, labels = calibrate.held_out_slice({"data": str(train_files / "train.tsv"), "n": 20, "seed": 0})
+    assert all(roberta.text.normalize_for_classifier(t) in corpus for t in texts)  # their text, not their labels
+    cal = {"temperature": 1.5, "bins": 15, "calibration": {"n": 20}, "source": "20 whole sentences held out"}
+    text = calibrate.calibration_markdown(cal)
+    assert "20 held-out examples (20 whole sentences held out) that were never trained on with their labels" in text
+    assert "task-adaptive pretraining, may have read them" in text
 
 
 def test_recalibrate_cli_says_when_t_is_at_its_bound(tiny_clf_dir, train_files, tmp_path, monkeypatch, capsys):
@@ -532,6 +549,32 @@ def seeds(train_files, tiny_mlm_dir, tmp_path_factory):
     return folders
 
 
+def test_the_average_says_where_its_members_started():
+    """The shipped card said its 3 members were "fine-tuned from runs/sentiment-10/tapt/mlm ... with different
+    seeds": each continued one shared IMDB stage (`init` runs/sentiment-10/imdb-s0, `init_root` the TAPT encoder),
+    and only the SST-2 stage's seed differed; that shared start is why their weights average."""
+    stage = [{"init": "runs/imdb-s0", "seed": s} for s in (0, 1, 2)]
+    assert average._start(stage, "runs/tapt/mlm") == (
+        "All 3 continue one earlier fine-tuning stage, `runs/imdb-s0` (whose fine-tuning started from "
+        "`runs/tapt/mlm`): that stage is shared, and only their own stage's seed differs.")
+    encoder = [{"init": "assets/mini-roberta-mlm", "seed": s} for s in (0, 1)]
+    assert average._start(encoder, "assets/mini-roberta-mlm") == "Both start from `assets/mini-roberta-mlm`."
+    assert average._start(encoder[:1], "assets/mini-roberta-mlm", one_run=True) == \
+        "The run started from `assets/mini-roberta-mlm`."
+    assert average._start(stage[:1], "runs/tapt/mlm", one_run=True).startswith("The run continues one earlier")
+    mixed = [{"init": "runs/a"}, {"init": "runs/b"}]  # --allow-different-init: no one start to name
+    assert average._start(mixed, "runs/a") == "They come from 2 different starts (`runs/a` and `runs/b`)."
+    assert average._start([{"init": None}], None) == "No member's metrics.json records where its fine-tuning started."
+    metrics = {"init_root": "runs/tapt/mlm", "members": [{**m, "folder": f"runs/s{m['seed']}", "dev_accuracy": 0.88,
+                                                          "imdb_accuracy": 0.83} for m in stage]}
+    folders = [Path(m["folder"]) for m in metrics["members"]]
+    members = [{"train_steps": 10, "train_time_s": 5.0, "selection": "last"} for _ in folders]
+    _, notes = average._describe_members(folders, members, metrics, {f: (10, 5.0) for f in folders})
+    assert notes.startswith("The uniform average of the weights of 3 classifiers fine-tuned with the same recipe and "
+                            "different seeds, 0, 1 and 2 (train_steps and train_time_s")
+    assert "fine-tuned from `runs/tapt/mlm`" not in notes and "All 3 continue one earlier fine-tuning stage" in notes
+
+
 @pytest.mark.slow  # end-to-end script run, several seconds
 def test_average_is_the_mean_and_a_hub_ready_folder(seeds, tmp_path):
     out = tmp_path / "avg"
@@ -553,7 +596,10 @@ def test_average_is_the_mean_and_a_hub_ready_folder(seeds, tmp_path):
     assert not (out / "log.jsonl").exists()  # no training of its own: the figure shows the members' curves
     selection = json.loads((seeds[0] / "metrics.json").read_text()).get("selection")
     kept = "each member kept its end-of-run weights" if selection in (None, "last") else "each member kept the exponential"
-    assert kept in (out / "README.md").read_text()  # what the members' own metrics.json say they kept
+    card = (out / "README.md").read_text()
+    assert kept in card  # what the members' own metrics.json say they kept
+    assert "fine-tuned with the same recipe and different seeds, 0, 1 and 2 (" in card
+    assert f"All 3 start from `{metrics['init_root']}`." in card  # each fine-tuned from the encoder itself
     assert all((f / "log.jsonl").is_file() for f in seeds) and (out / "curves.png").read_bytes()[:4] == b"\x89PNG"
     clf = roberta.pipeline("sentiment-analysis", model=out, device="cpu")
     assert clf("a fine film")[0]["label"] in {"negative", "positive"}

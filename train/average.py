@@ -403,22 +403,52 @@ def _describe_members(folders: list[Path], members: list[dict], metrics: dict, r
     lines = "\n".join(member_line(r) for r in metrics["members"])
     cost = ("train_steps and train_time_s are the training of the members, each run counted once to its furthest "
             "member")
-    root = metrics["init_root"]
     if len(runs) == 1:  # points along one run: its checkpoints, perhaps its end too
         steps = ", ".join(f"{m.get('train_steps') or 0:,}" for m in members)
         notes = (f"The uniform average of the weights of {len(folders)} points along one fine-tuning run "
-                 f"`{next(iter(runs))}` from `{root}`, at steps {steps} ({cost}); the dev set chose nothing.")
+                 f"`{next(iter(runs))}`, at steps {steps} ({cost}); the dev set chose nothing. "
+                 f"{_start(metrics['members'], metrics['init_root'], one_run=True)}")
         return f"Sentiment classifier: weight average of {len(folders)} points of one fine-tuning run", \
             f"{notes}\n\n{lines}"
     kept = {"the weights of a step checkpoint of its run" if m.get("checkpoint") else
             kept_weights(m.get("selection"), m.get("kept_step")) for m in members}
     kept = (f"each member kept {kept.pop()}" if len(kept) == 1 else
             "the members kept different weights (their metrics.json say which)")
-    what = ("with the same recipe and different seeds" if len(runs) == len(folders) else
+    seeds = [r.get("seed") for r in metrics["members"]]
+    what = (f"with the same recipe and different seeds, {_listed(seeds)}" if len(runs) == len(folders) else
             f"in {len(runs)} runs (some members are step checkpoints of one run)")
-    notes = (f"The uniform average of the weights of {len(folders)} classifiers fine-tuned from `{root}` {what} "
-             f"({cost}); {kept}; the dev set chose nothing.")
+    notes = (f"The uniform average of the weights of {len(folders)} classifiers fine-tuned {what} ({cost}); "
+             f"{kept}; the dev set chose nothing. {_start(metrics['members'], metrics['init_root'])}")
     return f"Sentiment classifier: weight average of {len(folders)} fine-tuning runs", f"{notes}\n\n{lines}"
+
+
+def _start(rows: list[dict], root, one_run: bool = False) -> str:
+    """The card's sentence on where the members' fine-tuning started, from their rows' `init` (each one's --init) and
+    the average's init_root: one earlier fine-tuning stage that they all continue (then that stage is shared and only
+    their own stage's seed differs: the shared start is why averaging their weights works), one pretrained encoder,
+    or several starts. For points along one run (`one_run`), where that run started."""
+    inits = {r.get("init") for r in rows}
+    who = "The run" if one_run else "Both" if len(rows) == 2 else f"All {len(rows)}"
+    if len(inits) > 1:
+        known = sorted(str(i) for i in inits if i)
+        unsaid = "; not every member's metrics.json says its own" if None in inits else ""
+        return f"They come from {len(inits)} different starts ({_listed(known, '`')}{unsaid})."
+    init = inits.pop() if inits else None
+    if not init and not root:
+        return "No member's metrics.json records where its fine-tuning started."
+    if not init or init == root:
+        return f"{who} {'started' if one_run else 'start'} from `{root}`."
+    # a classifier of an earlier stage (train.finetune's init_root follows those back to where they started)
+    stage = f"one earlier fine-tuning stage, `{init}` (whose fine-tuning started from `{root}`)"
+    if one_run:
+        return f"The run continues {stage}."
+    return f"{who} continue {stage}: that stage is shared, and only their own stage's seed differs."
+
+
+def _listed(values, quote: str = "") -> str:
+    """"0, 1 and 2" (each value between `quote`s)."""
+    shown = [f"{quote}{v}{quote}" for v in values]
+    return " and ".join(shown) if len(shown) < 3 else f"{', '.join(shown[:-1])} and {shown[-1]}"
 
 
 def _seed(command: str) -> int:

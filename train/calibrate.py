@@ -5,7 +5,8 @@
     python -m train.calibrate assets/mini-roberta-sst2 --plot-only   # redraw reliability.png, refit nothing
 
 One number, the temperature T, is fitted on held-out labelled data that is NOT the dev set (by default the
-slice of the training file that `train.finetune --calibration-n` set aside and never trained on): T
+slice of the training file that `train.finetune --calibration-n` set aside and never trained on with its labels;
+`train.tapt_corpus` puts the text of its longer sentences, unlabelled, in the task-adaptive masked-LM corpus): T
 minimises the negative log-likelihood of softmax(logits / T) (L-BFGS on log T). Dividing by T never changes
 which label wins, so accuracy is untouched; only the probabilities move (T > 1 softens an over-confident
 model). T is stored in the model's config.json as `calibration_temperature`; `roberta.pipeline` (and so the
@@ -315,9 +316,11 @@ def calibration_markdown(cal: dict | None, dev_name: str = "dev") -> str:
     if not cal or "temperature" not in cal:
         return ("Not calibrated (no held-out calibration slice): the probabilities are the raw softmax "
                 "(`calibration_temperature` 1.0).")
-    if cal.get(HELD_OUT, True):
-        on = (f"{cal['calibration']['n']:,} held-out examples ({cal.get('source', 'a held-out slice')}) that "
-              f"training never saw and that are not the {dev_name} set")
+    if cal.get(HELD_OUT, True):  # held out of the labelled training only: train.tapt_corpus puts SST-2's training
+        # sentences, the slice's too, in the task-adaptive masked-LM corpus, without labels
+        on = (f"{cal['calibration']['n']:,} held-out examples ({cal.get('source', 'a held-out slice')}) that were "
+              "never trained on with their labels (a masked-LM stage on the task's unlabelled text, such as "
+              f"task-adaptive pretraining, may have read them) and that are not the {dev_name} set")
     else:
         on = (f"{cal['calibration']['n']:,} examples ({cal.get('source', 'a slice')}) given to `train.calibrate`: "
               "not the slice fine-tuning held out, so nothing records whether training saw them")

@@ -15,6 +15,8 @@ Writes two corpora, one document per line, for a `train.pretrain --corpus` mixtu
 - imdb-lower.txt: the unlabelled IMDB reviews (--imdb-unsup), normalised;
 - sst2-lower.txt: the SST-2 training rows (--sst2-train, text only, no labels) of at least --min-words words
   (whole sentences and their longer phrases; the many short sub-phrases would repeat them), normalised.
+  Every row is a candidate, the whole sentences `train.finetune --calibration-n` later holds out to fit the
+  temperature too: that slice is held out of the labelled fine-tuning, not of this unlabelled text.
 No dev or test text is read. The IMDB evaluation sample comes from the labelled train.tsv, not from these.
 """
 from __future__ import annotations
