@@ -272,24 +272,21 @@ ENCODER_SHAPE = ("num_hidden_layers", "hidden_size", "num_attention_heads", "int
 
 
 def parameters_compared(loaded) -> tuple[str, str]:
-    """The comparison table's parameter cells (this project's, then the reference's), each with its vocabulary,
-    and a sentence for under the table: the shipped MLM has the reference's encoder (6 layers of hidden size 256)
-    and a smaller vocabulary, so the whole gap is the embedding rows (and MLM-head biases) of the tokens it lacks,
-    not a smaller model. No sentence for a model of another shape."""
-    theirs = f"{REFERENCE_PARAMETERS} (vocabulary {REFERENCE.vocab_size:,})"
+    """The comparison table's parameter cells (this project's, then the reference's: plain counts, so that the
+    table fits a phone's width) and a sentence for under the table: the shipped MLM has the reference's encoder (6
+    layers of hidden size 256) and a smaller vocabulary, so the whole gap is the embedding rows (and MLM-head biases)
+    of the tokens it lacks, not a smaller model. No sentence for a model of another shape."""
     if not loaded.available:
-        return f"not available | {theirs}", ""
+        return f"not available | {REFERENCE_PARAMETERS}", ""
     cfg = loaded.config
-    ours = f"{millions(loaded.model.num_parameters())} (vocabulary {cfg.vocab_size:,})"
+    cells = f"{millions(loaded.model.num_parameters())} | {REFERENCE_PARAMETERS}"
     if not all(getattr(cfg, key) == getattr(REFERENCE, key) for key in ENCODER_SHAPE):
-        return f"{ours} | {theirs}", ""
-    theirs = (f"{REFERENCE_PARAMETERS} (vocabulary {REFERENCE.vocab_size:,}; same "
-              f"{cfg.num_hidden_layers} × {cfg.hidden_size} encoder)")
+        return cells, ""
     note = (f"Both have the same encoder ({cfg.num_hidden_layers} layers, hidden size {cfg.hidden_size}, "
             f"{cfg.num_attention_heads} heads, feed-forward {cfg.intermediate_size}): the whole difference in "
-            f"parameters is the vocabulary, {REFERENCE.vocab_size:,} tokens against this project's "
+            f"parameters is the vocabulary, {REFERENCE.vocab_size:,} tokens (roberta-base's) against this project's "
             f"{cfg.vocab_size:,}, each with its own embedding row.")
-    return f"{ours} | {theirs}", note
+    return cells, note
 
 
 def about_sections(models: Models) -> dict:
