@@ -1021,6 +1021,16 @@ def check_untied(*fields):
         assert field.evaluate(FIELD_JS) == [None, []]
 
 
+def enter_wrong(page, field, value, box, says):
+    """`value` entered in `field`: the message in `box` says `says` and is tied to that field; returns it."""
+    field.fill(value)
+    field.press("Enter")
+    message = page.locator(f"{box} .input-error")
+    sync_api.expect(message).to_contain_text(says)
+    check_tied(field, message)
+    return message
+
+
 def test_an_error_is_tied_to_its_field_while_it_shows(page):
     """An input error was announced when it showed, but its field never said that it was invalid: a screen reader
     that came back to the field heard nothing. While a message shows, its field (the one the message names, "Word
@@ -1028,11 +1038,7 @@ def test_an_error_is_tied_to_its_field_while_it_shows(page):
     with the message."""
     open_tab(page, "Sentiment")
     text = page.locator("#st-text textarea")
-    text.fill("")
-    text.press("Enter")
-    message = page.locator("#st-error .input-error")
-    sync_api.expect(message).to_contain_text("The text is empty")
-    check_tied(text, message)
+    message = enter_wrong(page, text, "", "#st-error", "The text is empty")
     text.fill("A gorgeous, funny and deeply moving film.")
     text.press("Enter")
     sync_api.expect(message).to_have_count(0)
@@ -1041,11 +1047,7 @@ def test_an_error_is_tied_to_its_field_while_it_shows(page):
     # the analogy's message names its field: Word c, not a or b
     open_tab(page, "Embeddings")
     a, b, c = (page.locator(f"#em-{name} textarea") for name in "abc")
-    c.fill("")
-    c.press("Enter")
-    message = page.locator("#em-an-col .input-error")
-    sync_api.expect(message).to_contain_text("Word c")
-    check_tied(c, message)
+    message = enter_wrong(page, c, "", "#em-an-col", "Word c")
     check_untied(a, b, page.locator("#em-word textarea"))
     c.fill("woman")
     c.press("Enter")
@@ -1054,11 +1056,7 @@ def test_an_error_is_tied_to_its_field_while_it_shows(page):
     # ... and the head's, the head's box, not the layer's
     open_tab(page, "Attention")
     head = page.locator("#at-head input")
-    head.fill("head 9")
-    head.press("Enter")
-    message = page.locator("#at-view-error .input-error")
-    sync_api.expect(message).to_contain_text("Head must be")
-    check_tied(head, message)
+    message = enter_wrong(page, head, "head 9", "#at-view-error", "Head must be")
     check_untied(page.locator("#at-layer input"), page.locator("#at-text textarea"))
     head.click()
     page.get_by_role("option", name="average of heads", exact=True).click()
