@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from train import (experiment, finetune, gpu_session, pretrain, recipe, runtime, sentiment_recipe, tapt_corpus,
+from train import (ablation, experiment, finetune, gpu_session, pretrain, recipe, runtime, sentiment_recipe, tapt_corpus,
                    tokenizer)
 from test_gpu_transfer import empty_bundle
 
@@ -158,7 +158,10 @@ def test_gpu_session_refuses_an_out_it_cannot_write_before_starting(tmp_path, ca
                                        "train.finetune"]),
     (["--finetune-args", "--lr fast"], ["--finetune-args '--lr fast'", "invalid float value: 'fast'"]),
     (["--pretrain-args=--layers"], ["--pretrain-args '--layers'", "expected one argument", "train.pretrain"]),
-    (["--seeds", "-1"], ["--seeds and --imdb-stage-seed must be between 0 and 4,294,967,295, got -1"]),
+    (["--finetune-args", "--seed 99999999999999999999"], ["--finetune-args '--seed 99999999999999999999'",
+                                                          "argument --seed: must be between 0 and 4,294,967,295"]),
+    (["--pretrain-args", "--eval-seed -1"], ["--pretrain-args '--eval-seed -1'",
+                                             "argument --eval-seed: must be between 0 and 4,294,967,295, got -1"]),
     (["--parallel", "0"], ["--parallel must be at least 1, got 0"]),
     (["--seeds", "0", "0"], ["--seeds names seed 0 more than once"]),
 ])
@@ -166,6 +169,27 @@ def test_gpu_recipe_checks_every_steps_options_before_pretraining(tmp_path, caps
     out = tmp_path / "gpu"
     # was: pretraining ran first, and the sentiment step refused them minutes later (or never did)
     refused(recipe.main, ["--gpu", "--out", str(out), "--time-budget-min", "0.1", *options], capsys, *words)
+    assert no_steps == [] and not out.exists()
+
+
+@pytest.mark.parametrize("main, argv, flag", [
+    (recipe.main, ["--gpu", "--time-budget-min", "0.1", "--seeds", "0"], "--seeds"),
+    (sentiment_recipe.main, ["--init", "x", "--seeds", "0"], "--seeds"),
+    (sentiment_recipe.main, ["--init", "x"], "--imdb-stage-seed"),
+    (ablation.main, ["--seeds", "0"], "--seeds"),
+    (gpu_session.main, ["--seeds", "0"], "--seeds"),
+], ids=["recipe", "sentiment_recipe", "sentiment_recipe-imdb-stage", "ablation", "gpu_session"])
+def test_experiment_seeds_are_bounded_when_the_command_is_parsed(main, argv, flag, tmp_path, capsys, no_steps):
+    """The experiments' seed options took any int (`type=int`) and were refused later, by the run of that seed or a
+    check after parsing (train.ablation's only after the arms before it had run): each is a seed option as every
+    other (`train.arguments.seed_value`), 0 to 2**32 - 1, refused by argparse when the command is parsed."""
+    out = tmp_path / "out"
+    for value in ("-1", str(2**32)):
+        with pytest.raises(SystemExit) as exit_:
+            main([*argv, "--out", str(out), flag, value])
+        assert exit_.value.code == runtime.EXIT_USER_ERROR
+        assert capsys.readouterr().err.strip().splitlines()[-1].endswith(
+            f" error: argument {flag}: must be between 0 and 4,294,967,295, got {value}")
     assert no_steps == [] and not out.exists()
 
 
@@ -229,10 +253,6 @@ def test_sentiment_recipe_refuses_a_seed_given_twice(tiny_mlm_dir, tmp_path, cap
         refused(sentiment_recipe.main, ["--init", str(tiny_mlm_dir), "--out", str(out), "--tapt-minutes", "0",
                                         "--seeds", "0", "1", "0", *extra], capsys,
                 "--seeds names seed 0 more than once", "each seed is one run")
-    refused(sentiment_recipe.main, ["--init", str(tiny_mlm_dir), "--out", str(out), "--seeds", "-2"], capsys,
-            "must be between 0 and 4,294,967,295, got -2")
-    refused(sentiment_recipe.main, ["--init", str(tiny_mlm_dir), "--out", str(out), "--seeds", str(2**32)], capsys,
-            f"got {2**32}")  # more than a generator takes: refused before any run, not at its first step
     assert no_steps == [] and not out.exists()
 
 

@@ -132,7 +132,7 @@ def test_ablation_checks_every_steps_data_before_the_first_step(train_files, tmp
         ("--corpus", gone, [f"--corpus {gone}: no such file or folder"]),
         ("--corpus", str(train_files), [f"--corpus {train_files} is a folder: --corpus-chars slices one plain local "
                                         "text file"]),
-        ("--corpus", f"{a_text}=1,{a_text}=2", [f"--corpus {a_text}=1,{a_text}=2 is a mixture: --corpus-chars"]),
+        ("--corpus", f"{a_text}=1,{a_tsv}=2", [f"--corpus {a_text}=1,{a_tsv}=2 is a mixture: --corpus-chars"]),
         ("--corpus", str(xz), [f"--corpus {xz} is a compressed file: --corpus-chars"]),
         ("--tokenizer", a_tsv, [f"--tokenizer {a_tsv} is not a tokenizer"]),
     ]:

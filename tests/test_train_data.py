@@ -122,6 +122,19 @@ def test_a_mixture_item_that_is_an_existing_path_is_one_source(tmp_path):
     assert data.read_documents(f"{tmp_path}/a,b/corpus.txt") == ["one document"]
 
 
+def test_a_source_named_twice_in_a_mixture_is_refused(tmp_path, monkeypatch):
+    """`a.txt=1,a.txt=2` (or `./a.txt` and `a.txt`, one file) read it twice and silently weighed it 3: refused, with
+    what to do. Local paths compare as the files they name, hub: specs as written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text("one document\n")
+    for spec in ("a.txt=1,a.txt=2", "./a.txt=1,a.txt", f"{tmp_path}/a.txt,b.txt,a.txt", "hub:x/y=1,hub:x/y=2"):
+        with pytest.raises(ValueError, match="is named twice.*give it once, with the weight you want"):
+            data.parse_mixture(spec)
+    with pytest.raises(ValueError, match=r"--corpus: .*'a.txt' is named twice \(as './a.txt' and 'a.txt'\)"):
+        data.check_text_source("./a.txt,a.txt", "--corpus")
+    assert data.parse_mixture("a.txt,hub:x/y,hub:x/z") == [("a.txt", 1.0), ("hub:x/y", 1.0), ("hub:x/z", 1.0)]
+
+
 def _lines_file(path, prefix, n, length):
     path.write_text("".join(f"{prefix}{i} " + "x" * length + "\n" for i in range(n)))
     return str(path)

@@ -1,6 +1,7 @@
 """train.trainer and its parts (optim, checkpointing, runtime, reporting): schedule, weight decay, resume
 equivalence, atomic checkpoints, NaN stop, signals, DDP, a checkpoint written before issue 12."""
 import dataclasses
+import errno
 import json
 import math
 import os
@@ -220,6 +221,23 @@ def test_a_batch_larger_than_the_training_set_is_warned_about(train_files, tmp_p
                        f"(each about {8 / rows:.1f} times)"], err
     assert pretrain.main(pretrain_argv(train_files, tmp_path / "full", "--max-steps", "1")) == 0
     assert "--batch-size" not in capsys.readouterr().err
+
+
+def test_a_training_file_of_one_label_is_warned_about(train_files, tiny_mlm_dir, tmp_path, capsys):
+    """A training TSV whose label column holds one value fine-tuned without a word, to a classifier that answers
+    that label. Now a warning names the file and the label; a dev set of one label (it may be meant) and a
+    training file of two say nothing."""
+    one_label = tmp_path / "positive.tsv"
+    one_label.write_text("sentence\tlabel\n" + "".join(f"a fine day number {i}\t1\n" for i in range(20)))
+    quick = ("--init", str(tiny_mlm_dir), "--max-steps", "1", "--eval-every", "0", "--calibration-n", "0",
+             "--imdb", "", "--checks", "")
+    argv = finetune_argv(train_files, tmp_path / "one", *quick, "--train", str(one_label), "--dev", str(one_label))
+    assert finetune.main(argv) == 0
+    warning = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert warning == [f"warning: --train {one_label}: every row has the label 1 (positive): a classifier trained "
+                       "on one label learns to answer it whatever the text"]
+    assert finetune.main(finetune_argv(train_files, tmp_path / "two", *quick, "--dev", str(one_label))) == 0
+    assert "every row has the label" not in capsys.readouterr().err
 
 
 def test_weight_decay_groups(tiny_config):
@@ -509,6 +527,24 @@ def test_a_resume_with_another_model_shape_says_which_fields_differ_in_a_line(tr
     assert "holds the checkpoint of a masked LM (a pretraining run), and this command trains a classifier" in err, err
     assert len(err) < 400
     assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, "--resume")) == 0  # untouched by the refusals
+
+
+def test_a_resume_with_max_steps_below_the_checkpoint_is_refused_before_the_data(train_files, interrupted, capsys):
+    """--resume with --max-steps below the checkpoint's step said only "options differ: max_steps 6 -> 3", trained
+    nothing and wrote the checkpoint's weights as the finished run. Now it is refused before the data is read,
+    naming both steps and how to go on; the folder is left as it was."""
+    _, split = interrupted  # checkpoints at steps 4 and 5
+    before = sorted(p.name for p in split.rglob("*"))
+    assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, "--max-steps", "3", "--resume")) == \
+        runtime.EXIT_USER_ERROR
+    out, err = capsys.readouterr()
+    assert "training rows" not in out
+    assert err.strip().splitlines()[-1] == (
+        f"error: --resume: the checkpoint {split / checkpointing.CHECKPOINTS / 'step-00000005'} is at step 5 and "
+        "--max-steps 3 is below it, so nothing would be trained: resume with --max-steps 5 or more (the run's own, "
+        "to end it as planned), or choose another --out for a new run"), err
+    assert sorted(p.name for p in split.rglob("*")) == before
+    assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, "--resume")) == 0
 
 
 def test_truncated_checkpoint_on_resume_falls_back_to_the_previous_one(train_files, interrupted, capsys):
@@ -967,11 +1003,38 @@ def test_curves_are_drawn_again_only_when_the_log_or_the_figure_changed(tmp_path
     assert len(draws) == 3 and png.read_bytes() == drawn  # the same log, the same figure
 
 
-def test_a_log_that_cannot_be_written_names_the_file_and_the_way_on():
-    """A full disk was "[Errno 28] No space left on device", naming no file and not saying --resume."""
+def test_a_log_that_cannot_be_written_names_the_file_and_the_way_on(tmp_path, monkeypatch):
+    """A full disk was "[Errno 28] No space left on device", naming no file and not saying --resume. The way on
+    said "--resume (from its last checkpoint)" before the run had one: it says so only when there is one, and in
+    an experiment's step, the experiment's own way on."""
     with pytest.raises(OSError, match=r"could not write /dev/full \(the disk is full\): free some space, then run "
-                                      r"the same command again with --resume"):
+                                      r"the same command again with --resume \(no checkpoint was written yet: the "
+                                      r"run starts over\)$"):
         reporting.append_log(Path("/dev/full"), {"type": "train", "step": 1})
+    (tmp_path / reporting.LOG_NAME).mkdir()  # a log that cannot be opened
+    checkpointing.Checkpoints(tmp_path).save("step", 1, {"w": torch.ones(2)})
+    with pytest.raises(OSError, match=r"\(Is a directory\): run the same command again with --resume \(it goes on "
+                                      r"from its last checkpoint\)$"):
+        reporting.append_log(tmp_path / reporting.LOG_NAME, {"type": "train", "step": 2})
+    monkeypatch.setenv(trainer.RESUME_HINT_ENV, "run the recipe again to continue (no --resume needed)")
+    with pytest.raises(OSError, match=r"\(Is a directory\): run the recipe again to continue \(no --resume needed\)$"):
+        reporting.append_log(tmp_path / reporting.LOG_NAME, {"type": "train", "step": 2})
+
+
+def test_a_run_whose_first_log_line_fails_starts_over_with_resume(train_files, tmp_path, monkeypatch, capsys):
+    """Before the first checkpoint, the way on the message gives works: the same command with --resume starts the
+    run over (without it, the command refuses the folder that holds the run's log)."""
+    def full_disk(path, mode, **kwargs):  # (append_log's open)
+        Path(path).touch()  # the file is made, its line never written
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(reporting, "open", full_disk, raising=False)
+    argv = pretrain_argv(train_files, tmp_path / "run", "--max-steps", "2")
+    assert pretrain.main(argv) == runtime.EXIT_USER_ERROR
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith("the run starts over)")
+    monkeypatch.undo()
+    assert pretrain.main(argv) == runtime.EXIT_USER_ERROR  # the folder holds the run's log
+    assert pretrain.main([*argv, "--resume"]) == 0
 
 
 @pytest.mark.parametrize("terminal", [False, True])

@@ -42,7 +42,7 @@ from . import finetune, pretrain
 from .ablation_plan import check_plan, plan, slice_corpus, weights_sha256
 from .ablation_results import load_json, print_table, write_results
 from .ablation_setup import ARMS, FULL, QUICK, corpus_path, recipe_of
-from .arguments import command_line, script_parser
+from .arguments import command_line, script_parser, seed_value
 from .experiment import run_steps
 from .runtime import EXIT_FAILED, EXIT_OK, USER_ERRORS, UserError, exit_code, output_folder, report_user_error
 
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ship", default=None,
                    help=f"copy results.json and curves.png here when done, '' = do not (default: {SHIP}; with "
                         "--quick, nowhere: a tiny model's results never replace the shipped ones unasked)")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="seeds of every arm (default: 0 1 2)")
+    p.add_argument("--seeds", type=seed_value, nargs="+", default=[0, 1, 2], help="seeds of every arm (default: 0 1 2)")
     p.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(ARMS), help="arms to run (default: all)")
     p.add_argument("--quick", action="store_true",
                    help="tiny model, a small corpus slice, a few steps, one torch thread: checks the pipeline "

@@ -289,10 +289,17 @@ def read_documents(source: str, unk: str = "token") -> list[str]:
 # ----------------------------------------------------------------------------------------------------
 # Mixtures
 # ----------------------------------------------------------------------------------------------------
+def _same_source_key(source: str) -> str:
+    """What two spellings of one source share: a hub: spec as written, a local path resolved (`./a.txt`, `a.txt`
+    and a link to it are one file)."""
+    return source if source.startswith(HUB_PREFIX) else os.path.realpath(source)
+
+
 def parse_mixture(spec: str) -> list[tuple[str, float]]:
     """`"a=0.5,b=0.5"` -> [("a", 0.5), ("b", 0.5)]; a source without `=weight` weighs 1.0. A spec or item that is
-    an existing path as it is written is that one source, whatever `=` or `,` its name holds (`runs/lr=2e-4/x.txt`)."""
-    mixture = []
+    an existing path as it is written is that one source, whatever `=` or `,` its name holds (`runs/lr=2e-4/x.txt`).
+    A source named twice (`a.txt=1,./a.txt=2`) is refused: it would be read twice and silently weigh the sum."""
+    mixture, named = [], {}
     for item in ([spec.strip()] if os.path.exists(spec.strip()) else (s.strip() for s in spec.split(","))):
         if not item:
             continue
@@ -305,6 +312,12 @@ def parse_mixture(spec: str) -> list[tuple[str, float]]:
                 raise ValueError(f"mixture {spec!r}: weight {tail!r} of {head!r} is not a number") from None
         if not weight > 0 or math.isinf(weight):
             raise ValueError(f"mixture {spec!r}: weight of {source!r} must be a positive number, got {weight}")
+        key = _same_source_key(source)
+        if key in named:
+            spellings = "" if named[key] == source else f" (as {named[key]!r} and {source!r})"
+            raise ValueError(f"mixture {spec!r}: {source!r} is named twice{spellings}: give it once, with the "
+                             "weight you want for it")
+        named[key] = source
         mixture.append((source, weight))
     if not mixture:
         raise ValueError(f"empty mixture spec {spec!r}")

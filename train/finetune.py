@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -350,6 +351,9 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     # every error reading a data file names its option (was "PATH line 3: label 'maybe' is not an int")
     with naming("--train"):
         texts, labels, _ = data.read_labeled(args.train, args.text_column, args.label_column, id2label)
+    if len(set(labels)) == 1 and dist.is_main:  # was trained without a word (a dev set of one label may be meant)
+        print(f"warning: --train {args.train}: every row has the label {labels[0]} ({id2label[labels[0]]}): a "
+              "classifier trained on one label learns to answer it whatever the text", file=sys.stderr, flush=True)
     with naming("--imdb"):
         imdb = data.imdb_sample(args.imdb, args.imdb_n, seed=args.imdb_seed) if args.imdb else None
     train_rows, cal_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None)

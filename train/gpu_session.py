@@ -33,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from .arguments import seed_value
 from .experiment import finished
 from .gpu_transfer import PART_MIB, PARTIAL_MLM, SHIPPED_FROM, check_bundle, pack
 from .runtime import EXIT_USER_ERROR, USER_ERRORS, exit_code, writable_folder
@@ -217,7 +218,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--work", default="/tmp/gpu", help="the recipes' folder (default: %(default)s)")
     p.add_argument("--minutes", type=float, default=6.0,
                    help="pretraining time budget (default: %(default)s; 0: none, the classifier of -- --init alone)")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0],
+    p.add_argument("--seeds", type=seed_value, nargs="+", default=[0],
                    help="fine-tuning seeds there, all at once (default: %(default)s: one, as a check; with `-- "
                         "--tapt-minutes M --imdb-stage` they follow the shipped classifier's recipe, TAPT and one "
                         "IMDB stage, which otherwise runs here on CPU from the returned encoder, about an hour)")

@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     gpu_option("--gpu-batch-size", type=int, default=512, help="--gpu pretraining batch (default: %(default)s)")
     gpu_option("--gpu-lr", type=float, default=1e-3, help="--gpu pretraining peak lr (default: %(default)s)")
     gpu_option("--compile", action="store_true", help="--gpu: torch.compile the pretraining model's encoder")
-    gpu_option("--seeds", type=int, nargs="+", default=[0, 1, 2],
+    gpu_option("--seeds", type=seed_value, nargs="+", default=[0, 1, 2],
                help="--gpu: fine-tuning seeds (default: %(default)s)")
     gpu_option("--baseline", action="store_true",
                help="--gpu: also fine-tune a random encoder with the same seeds (what pretraining buys)")

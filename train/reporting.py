@@ -8,21 +8,34 @@ import os
 import sys
 from pathlib import Path
 
+from .checkpointing import Checkpoints
 from .paths import write_atomic
 
 LOG_NAME, CURVES_NAME = "log.jsonl", "curves.png"
 
 
 def append_log(path: Path, entry: dict) -> None:
-    """Add one JSON line; a write that fails (a full disk) names the file and says the run can be resumed."""
+    """Add one JSON line; a write that fails (a full disk) names the file and says how to go on (`how_to_go_on`)."""
     try:
         with open(path, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
     except OSError as err:
         full = err.errno == errno.ENOSPC
         raise OSError(f"could not write {path} ({'the disk is full' if full else err.strerror or err}): "
-                      f"{'free some space, then ' if full else ''}run the same command again with --resume (from "
-                      "its last checkpoint)") from None
+                      f"{'free some space, then ' if full else ''}{how_to_go_on(path.parent)}") from None
+
+
+def how_to_go_on(out: Path) -> str:
+    """How to go on with the run in `out` once it stopped: a step of an experiment, the experiment's command again
+    (RESUME_HINT_ENV); else the same command with --resume, from the last checkpoint or, before the first one, from
+    the start (--resume all the same: without it the command refuses a folder holding the run's log)."""
+    from .trainer import RESUME_HINT_ENV  # (the trainer imports this module)
+
+    if hint := os.environ.get(RESUME_HINT_ENV):
+        return hint
+    if Checkpoints(out).latest("step") is not None:
+        return "run the same command again with --resume (it goes on from its last checkpoint)"
+    return "run the same command again with --resume (no checkpoint was written yet: the run starts over)"
 
 
 def read_log(path: Path) -> list[dict]:

@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--init", required=True, help="the pretrained MLM folder (its tokenizer serves the random arms)")
     p.add_argument("--out", required=True, help="folder of the whole experiment")
     p.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated, from {', '.join(ARMS)} (default: all)")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="default: %(default)s")
+    p.add_argument("--seeds", type=arguments.seed_value, nargs="+", default=[0, 1, 2], help="default: %(default)s")
     p.add_argument("--imdb-train", default=finetune.DEFAULT_IMDB,
                    help="labelled reviews of the IMDB stage (default: %(default)s)")
     p.add_argument("--finetune-args", default="", help="extra train.finetune options for every SST-2 run")
@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tapt-sst2", default=tapt_corpus.DEFAULT_SST2,
                    help="SST-2 training rows of the TAPT corpus, text only (default: %(default)s)")
     p.add_argument("--tapt-args", default="", help="extra train.pretrain options for the TAPT run")
-    p.add_argument("--imdb-stage-seed", type=int, default=None,
+    p.add_argument("--imdb-stage-seed", type=arguments.seed_value, default=None,
                    help="one IMDB stage, with this seed, shared by every seed's SST-2 run (OUT/imdb-sN; the spread "
                         "over seeds is then the SST-2 stage's alone; default: one IMDB stage per seed)")
     p.add_argument("--parallel", type=int, default=1,
@@ -183,8 +183,6 @@ def check_options(args) -> list[str]:
     if args.tapt_minutes < 0 or not 0 <= args.ema_decay < 1 or not 0 <= args.dropout <= 1:
         raise ValueError(f"--tapt-minutes must be at least 0 (0 = none), --ema-decay in [0, 1) and --dropout in "
                          f"[0, 1], got {args.tapt_minutes:g}, {args.ema_decay:g} and {args.dropout:g}")
-    if wrong := [s for s in args.seeds + [args.imdb_stage_seed or 0] if not 0 <= s <= arguments.MAX_SEED]:
-        raise ValueError(f"--seeds and --imdb-stage-seed must be between 0 and {arguments.MAX_SEED:,}, got {wrong[0]}")
     if repeated := sorted({s for s in args.seeds if args.seeds.count(s) > 1}):  # one run folder, averaged twice
         raise ValueError(f"--seeds names seed {', '.join(map(str, repeated))} more than once: each seed is one run")
     check_extra_options(args.finetune_args, finetune, "--finetune-args")

@@ -243,8 +243,13 @@ def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> Non
     check_writable_folder(out)  # was found after the data was read and packed
     if not args.resume:
         check_fresh_out(out, args.own_files())
-    elif Checkpoints(out).latest("step") is None:  # --resume starts a new run there
+    elif (latest := Checkpoints(out).latest("step")) is None:  # --resume starts a new run there
         check_restart_out(out, args.own_files())
+    elif args.max_steps is not None and args.max_steps < (step := Checkpoints.step_of(latest)):
+        # was "options differ" (max_steps), then no step trained and the checkpoint's weights saved as the run's
+        raise UserError(f"--resume: the checkpoint {latest} is at step {step:,} and --max-steps {args.max_steps:,} "
+                        f"is below it, so nothing would be trained: resume with --max-steps {step} or more (the "
+                        "run's own, to end it as planned), or choose another --out for a new run")
 
 
 def finished_files(out: Path) -> list[str]:
