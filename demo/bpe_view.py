@@ -27,6 +27,7 @@ from .tokens_view import tokenize, word_spans
 from .training_counts import counts_css, counts_details
 
 MAX_WORD_CHARS = 40  # the longest pre-token, in bytes (= starting pieces), `merge_steps` replays
+SPACE_SIGNS = SPACE_LABEL + "Ġ"  # a space as this tab shows it ("␣has") and as the vocabulary writes it ("Ġhas")
 MAX_PRETOKENS = 200  # the most (distinct) pre-tokens `pretokens` lists for a picker
 PRETOKEN_TEXT_CHARS = 4000  # `pretokens` reads at most this much of a text (cut before a word)
 
@@ -102,6 +103,13 @@ def readable(piece: str) -> str:
         if run:
             text += _byte_label(run)
     return _visible(text)
+
+
+def spaced(word: str, signs: str = SPACE_SIGNS) -> str:
+    """`word` typed as this tab shows it or as the vocabulary writes it: the signs of a space it begins with
+    (`signs`), as the spaces they stand for ("␣has" and "Ġhas" → " has")."""
+    bare = word.lstrip(signs + " ")
+    return " " * (len(word) - len(bare)) + bare
 
 
 def is_partial(piece: str) -> bool:
@@ -308,6 +316,10 @@ def _quoted(shown: str) -> str:
 
 def _too_long(shown: str, n_bytes: int) -> str:
     return f"{_quoted(shown)} is {n_bytes:,} bytes: {LIMIT_TEXT}. Pick a shorter word."
+
+
+ONLY_SPECIAL = ("There is no word to replay merge by merge: the text the model reads is only special tokens (<s>, "
+                "<mask>...), which the tokenizer finds whole, not by merges.")
 
 
 def left_out(pretokens: list[str]) -> str:

@@ -9,6 +9,7 @@ from collections import OrderedDict
 
 from . import embedding_view
 from .examples import ANALOGY_PROBE
+from .formatting import short_text
 from .handler_base import HandlerBase
 from .model_choice import SHIPPED, ModelChooser
 from .models import Models
@@ -17,6 +18,7 @@ from .validation import fail, parse_int, user_errors
 
 FIGURE_CACHE_SIZE = 8  # embedding figures kept: the default word map and the positions, per model, and a few more
 EMBEDDINGS_TAB = "Embeddings"  # named in the model messages of the tab (it reads the fill-mask model's embeddings)
+WORDS_ONLY = "Only tokens that begin a word"  # the words_only box, as the page labels it
 
 
 def add_counts(result: dict, tokenizer):
@@ -57,7 +59,7 @@ class EmbeddingHandlers(HandlerBase):
     def _neighbours_options(k, words_only) -> tuple[int, bool]:
         k = parse_int(k, "Neighbours", 1, embedding_view.MAX_K)
         if not isinstance(words_only, bool):
-            raise fail(f"words_only must be true or false, got {words_only!r}.")
+            raise fail(f"“{WORDS_ONLY}” must be ticked or not (true or false), got “{short_text(str(words_only))}”.")
         return k, words_only
 
     @user_errors
@@ -108,7 +110,8 @@ class EmbeddingHandlers(HandlerBase):
         """The words' embeddings projected to two dimensions (PCA): (a figure, the same in words: the words left
         out and why, each word's coordinates). `words`: separated by commas, semicolons or new lines (`split_words`)."""
         loaded, embeddings = self._embeddings(model)
-        table, words = embeddings.word_embeddings.weight, embedding_view.parse_words(self._word(words, "The words"))
+        words = embedding_view.parse_words(self._word(words, "The words", limit=""))  # a box of several: a text's limit
+        table = embeddings.word_embeddings.weight
         return self._figure(table, tuple(words), lambda: embedding_view.word_map(table, loaded.tokenizer, words))
 
     @user_errors

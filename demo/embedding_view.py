@@ -9,9 +9,10 @@
   `position_similarity_figure` shows how alike the used rows are.
 
 A word is looked up as it appears mid-sentence: " " + word, the token(s) the tokenizer makes of it without
-<s> and </s>; a word in several pieces stands for the mean of its pieces' rows. Nothing here assumes the
-shipped model's sizes: roberta-base's 50,265 x 768 table works the same, one matrix-vector product per query
-with the rows' norms computed once per table (`_row_norms`).
+<s> and </s> (a leading "␣" or "Ġ", the Tokens tab's and the vocabulary's sign of that space, read as it); a word
+in several pieces stands for the mean of its pieces' rows, and a word cut into bytes of characters is refused.
+Nothing here assumes the shipped model's sizes: roberta-base's 50,265 x 768 table works the same, one
+matrix-vector product per query with the rows' norms computed once per table (`_row_norms`).
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from matplotlib.figure import Figure
 from roberta.tokenizer import SPECIAL_TOKENS
 
 from .figures import _short  # importing figures also sets the Agg backend, fonts, and text never read as math
-from .bpe_view import is_partial, readable
+from .bpe_view import is_partial, readable, spaced
 from .formatting import VISIBLE_RE, word_labels
 from .training_counts import counts_css, counts_details, seen_cell
 from .validation import one_word, split_words
@@ -130,9 +131,11 @@ def _cosines(embeddings: torch.Tensor, vector: torch.Tensor) -> torch.Tensor:
 # --- words -----------------------------------------------------------------------------------------------
 
 def _word(embeddings: torch.Tensor, tokenizer, word: str, name: str = "The word"
-          ) -> tuple[torch.Tensor, list[str], list[int]]:
-    """`word_vector`, with the pieces' ids too; `name` starts the error messages ("Word c is empty...")."""
-    shown = word.strip()
+          ) -> tuple[str, torch.Tensor, list[str], list[int]]:
+    """`word` as read (without the space around it, a leading "␣" or "Ġ" read as one: the Tokens tab's "␣cat" and
+    the vocabulary's "Ġcat" are "cat"), and `word_vector` with the pieces' ids too; `name` starts the error
+    messages ("Word c is empty...")."""
+    shown = spaced(word).strip()
     if not VISIBLE_RE.search(shown):  # nothing, or only characters that show nothing (zero-width spaces...)
         raise ValueError(f"{name} is empty: type a word.")
     try:
@@ -151,21 +154,23 @@ def _word(embeddings: torch.Tensor, tokenizer, word: str, name: str = "The word"
                          "are shown (the mean of more says little).")
     if not ids or max(ids) >= len(embeddings):
         raise ValueError(f"The model has no embedding for “{shown}”.")
-    pieces = [readable(tokenizer.id_to_token(i)) for i in ids]
-    if all(is_partial(tokenizer.id_to_token(i)) or not tokenizer.decode([i]).strip() for i in ids):
-        # an emoji, or a script the vocabulary barely has: bytes, whose rows are shared by every such character
-        raise ValueError(f"“{shown}” is only parts of characters to this tokenizer ({' '.join(pieces)}): their "
-                         "mean says nothing about the word.")
+    tokens = [tokenizer.id_to_token(i) for i in ids]
+    pieces = [readable(t) for t in tokens]
+    if any(map(is_partial, tokens)):
+        # an emoji, or a letter the vocabulary barely has: bytes, whose rows are shared by every such character
+        raise ValueError(f"“{shown}” has characters this tokenizer cuts into bytes ({' '.join(pieces)}): a byte's "
+                         "row is shared by every character that holds the byte, so the mean says nothing about "
+                         "the word.")
     vector = embeddings.detach()[ids].float().mean(dim=0)  # (H,): only these rows converted, whatever the dtype
-    return vector, pieces, ids
+    return shown, vector, pieces, ids
 
 
 def word_vector(embeddings: torch.Tensor, tokenizer, word: str) -> tuple[torch.Tensor, list[str]]:
     """The (H,) vector of `word` as it appears mid-sentence (" " + word): its token's row, or the mean of its
     pieces' rows, and the pieces as the view names them, a leading space shown as "␣" (["␣Monday"], or
     ["␣antid", "is", "establish", "ment"]). ValueError with a plain message for an empty word, one longer
-    than 40 characters, in more than 5 pieces, or holding a special token."""
-    vector, pieces, _ = _word(embeddings, tokenizer, word)
+    than 40 characters, in more than 5 pieces, holding a special token, or cut into bytes of characters."""
+    _, vector, pieces, _ = _word(embeddings, tokenizer, word)
     return vector, pieces
 
 
@@ -226,11 +231,11 @@ def nearest_words(embeddings: torch.Tensor, tokenizer, word: str, k: int = 10, w
     (id), "token_str" (decoded), "label" (as `bpe_view.readable` shows it), "similarity"}], "baseline" (the
     query's mean similarity to every ordinary token, `_baseline`)}."""
     k = _check_k(k)
-    vector, pieces, ids = _word(embeddings, tokenizer, word)
+    word, vector, pieces, ids = _word(embeddings, tokenizer, word)
     vocab = _vocab(tokenizer)
     allowed = _allowed(vocab, len(embeddings), words_only, [word], ids)  # (V,)
     sims = _cosines(embeddings, vector)  # (V,)
-    return {"word": word.strip(), "pieces": pieces, "words_only": words_only,
+    return {"word": word, "pieces": pieces, "words_only": words_only,
             "neighbours": _top(sims, allowed, vocab, k, words_only, tokenizer), "baseline": _baseline(sims, vocab)}
 
 
@@ -241,23 +246,22 @@ def analogy(embeddings: torch.Tensor, tokenizer, a: str, b: str, c: str, k: int 
     Returns `nearest_words`' dict with "word" the sum as text ("France − Paris + Berlin"), "pieces" all three
     words' pieces, and "query": [a, b, c] and "query_pieces": each word's pieces."""
     k = _check_k(k)
-    words = [a, b, c]
     looked_up = []
-    for name, w in zip("abc", words):
+    for name, w in zip("abc", [a, b, c]):
         try:
             looked_up.append(_word(embeddings, tokenizer, w, f"Word {name}"))
         except ValueError as err:
             message = str(err)
             raise ValueError(message if message.startswith("Word ") else f"Word {name}: {message}") from None
-    if len({_form(w) for w in words}) < 3:
+    (sa, va, pa, ia), (sb, vb, pb, ib), (sc, vc, pc, ic) = looked_up
+    shown = [sa, sb, sc]
+    if len({_form(w) for w in shown}) < 3:
         raise ValueError("Give three different words: a is to b as c is to ?")
-    (va, pa, ia), (vb, pb, ib), (vc, pc, ic) = looked_up
     unit = [v / v.norm().clamp_min(1e-12) for v in (va, vb, vc)]  # 3 x (H,)
     target = unit[1] - unit[0] + unit[2]  # (H,)
     vocab = _vocab(tokenizer)
-    allowed = _allowed(vocab, len(embeddings), words_only, words, ia + ib + ic)  # (V,)
+    allowed = _allowed(vocab, len(embeddings), words_only, shown, ia + ib + ic)  # (V,)
     sims = _cosines(embeddings, target)  # (V,)
-    shown = [w.strip() for w in words]
     return {"word": f"{shown[1]} − {shown[0]} + {shown[2]}", "pieces": pa + pb + pc, "words_only": words_only,
             "neighbours": _top(sims, allowed, vocab, k, words_only, tokenizer), "baseline": _baseline(sims, vocab),
             "query": shown, "query_pieces": [pa, pb, pc]}
@@ -492,10 +496,13 @@ def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tu
     placed, vectors, left_out = [], [], []
     for w in words:
         try:
-            vectors.append(word_vector(embeddings, tokenizer, w)[0])
-            placed.append(w)
+            shown, vector, *_ = _word(embeddings, tokenizer, w)
         except ValueError as err:
             left_out.append(str(err))
+            continue
+        if shown not in placed:  # "cat" and "␣cat" are one word
+            placed.append(shown)
+            vectors.append(vector)
     if len(placed) < MIN_MAP_WORDS:
         raise ValueError(f"Fewer than {MIN_MAP_WORDS} of the words can be placed. " + " ".join(left_out))
     words = placed

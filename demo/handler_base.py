@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from .model_choice import SHIPPED, ModelChooser
 from .models import Models
-from .validation import clean_text, fail
+from .validation import MAX_CHARS, MAX_WORD_CHARS, clean_text, fail
+
+WORD_LIMIT = f"type one word of at most {MAX_WORD_CHARS} characters"  # a word box's limit, as its messages say it
 
 
 class HandlerBase:
@@ -25,7 +27,10 @@ class HandlerBase:
         return loaded
 
     @staticmethod
-    def _word(value, name: str) -> str:
+    def _word(value, name: str, limit: str = WORD_LIMIT) -> str:
         """A word typed in: invisible characters removed as from a text (`clean_text`), empty allowed (the views
-        say so in their own words)."""
+        say so in their own words). `limit`: the box's, said of a paste even longer than a text may be (MAX_CHARS),
+        where a text's would mislead; "" for a box of several words, whose limit is a text's."""
+        if limit and isinstance(value, str) and len(value) > MAX_CHARS:
+            raise fail(f"{name} is {len(value):,} characters long: {limit}.")
         return clean_text(value, name, required=False)

@@ -33,6 +33,8 @@ class TokensHandlers(HandlerBase):
             words = [w for w in pretokens if len(w) <= bpe_view.MAX_WORD_CHARS]
             word = bpe_view.pick_pretoken(loaded.tokenizer, words)
             merges, steps = self.bpe_merges(word, model) if word else ("", None)
+            if not pretokens:  # said, not an empty view
+                merges = error_html(html.escape(bpe_view.ONLY_SPECIAL, quote=False))
             if too_long := [w for w in pretokens if len(w) > bpe_view.MAX_WORD_CHARS]:  # said, not silently missing
                 note = html.escape(bpe_view.left_out(too_long), quote=False)
                 merges = f'<p class="bpe-cut">{note}</p>' + merges if word else error_html(note)
@@ -49,8 +51,9 @@ class TokensHandlers(HandlerBase):
         (" tokenization"), as the tokens tab's picker shows it ("␣tokenization": ␣ is a space), or as its
         values are (byte-level, "Ġtokenization")."""
         loaded = self._need("mlm", model, TOKENS_TAB)
-        word = self._word(word, "The word")
-        bare = word.lstrip(SPACE_LABEL)  # the picker's label typed back ("␣has"): its ␣ are spaces
-        word = " " * (len(word) - len(bare)) + bare
+        word = self._word(word, "The word", bpe_view.LIMIT_TEXT)
+        # the picker's label typed back ("␣has"); a leading "Ġ" is left to `merge_steps`, which reads a word in the
+        # vocabulary's writing whole (the picker's values: "ĠcafÃ©" is " café")
+        word = bpe_view.spaced(word, SPACE_LABEL)
         steps = bpe_view.merge_steps(loaded.tokenizer, word)
         return bpe_view.merges_html(word, steps, loaded.tokenizer), steps

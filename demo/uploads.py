@@ -1,19 +1,46 @@
-"""The app takes no files, so nobody may store one on the server.
+"""The app takes no files, so nobody may store one on the server, nor send a body larger than its texts need.
 
 Gradio serves `POST /gradio_api/upload` (and multipart bodies on a few other routes) for every app, file
-inputs or not, and serves what was uploaded back to anyone: unlimited by default. Two locks, both passed
-to `demo.launch` by `launch_options()`:
+inputs or not, and serves what was uploaded back to anyone: unlimited by default; and it reads and decodes a
+request's whole body before any handler can check its size. Three locks, all passed to `demo.launch` by
+`launch_options()`:
 - `max_file_size=0`: Gradio's own limit (documented launch argument); any non-empty file is refused (413).
 - `RefuseUploads`, an ASGI middleware in front of every route: the upload routes and any multipart request
   are answered 403 before their body is read, so not even an empty file is written to disk.
+- `RefuseLargeBodies`, the same kind of middleware: a body larger than any request of the app needs
+  (MAX_BODY_BYTES) is answered 413 before Gradio reads it. The handlers' own limit (`clean_text`'s MAX_CHARS)
+  comes only after Gradio has decoded the whole JSON: a 100-million-character text took 5.5 s and 260 MB of
+  memory, which the server kept, to be told it is too long.
 """
 from __future__ import annotations
 
 from starlette.middleware import Middleware
 
+from .validation import MAX_CHARS
+
 MAX_FILE_SIZE = 0  # bytes
 UPLOAD_PATHS = ("/upload", "/upload/", "/process_recording", "/process_recording/")
 MESSAGE = b"This app takes no files: uploads are refused."
+# A request's body: room for 4 texts of MAX_CHARS characters (no endpoint takes more than 3: an analogy's words;
+# the fill-mask comparison's text, candidate words and model), each character at most 12 bytes once written
+# as JSON (an emoji as "\ud83d\ude00", as Python's json.dumps writes it), and 64 KiB for the rest (ids, numbers,
+# the session): about 9.7 MB. A browser or gradio_client writes UTF-8, at most 4 bytes a character.
+MAX_BODY_BYTES = 4 * 12 * MAX_CHARS + 64 * 1024
+TOO_LARGE = (f"The request is too large: this app reads texts of at most {MAX_CHARS:,} characters, "
+             f"in requests of at most {MAX_BODY_BYTES:,} bytes.").encode()
+
+
+async def _refuse(send, status: int, message: bytes) -> None:
+    """Answer `status` with a plain-text `message`, and close the connection (the body is left unread)."""
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                            (b"content-length", str(len(message)).encode()), (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": message})
+
+
+def _header(scope, name: bytes) -> bytes | None:
+    """A request header's value (the first, if repeated), or None."""
+    return next((v for k, v in scope.get("headers", []) if k.lower() == name), None)
 
 
 class RefuseUploads:
@@ -24,10 +51,7 @@ class RefuseUploads:
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and self.is_upload(scope):
-            await send({"type": "http.response.start", "status": 403,
-                        "headers": [(b"content-type", b"text/plain; charset=utf-8"),
-                                    (b"content-length", str(len(MESSAGE)).encode()), (b"connection", b"close")]})
-            await send({"type": "http.response.body", "body": MESSAGE})
+            await _refuse(send, 403, MESSAGE)
             return
         await self.app(scope, receive, send)
 
@@ -37,10 +61,46 @@ class RefuseUploads:
             return False
         if scope.get("path", "").endswith(UPLOAD_PATHS):
             return True
-        content_type = next((v for k, v in scope.get("headers", []) if k.lower() == b"content-type"), b"")
+        content_type = _header(scope, b"content-type") or b""
         return content_type.strip().lower().startswith(b"multipart/")
 
 
+class RefuseLargeBodies:
+    """ASGI middleware: 413 for a request whose body is over MAX_BODY_BYTES: at once when its Content-Length
+    says so; a body sent without one (chunked) is read here, counting, and handed on only once whole and within
+    the bound, so that hardly more than MAX_BODY_BYTES of it is ever read (a chunk at most)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            length = _header(scope, b"content-length")  # digits: uvicorn answers a malformed one 400 itself
+            if length is None:
+                receive = await self.read_within_bound(receive)
+            if receive is None or (length is not None and int(length) > MAX_BODY_BYTES):
+                await _refuse(send, 413, TOO_LARGE)
+                return
+        await self.app(scope, receive, send)
+
+    @staticmethod
+    async def read_within_bound(receive):
+        """A body sent without Content-Length (chunked) read whole: a `receive` that hands its messages on, then
+        the client's next ones; None as soon as it is over MAX_BODY_BYTES (and read no further)."""
+        messages, size = [], 0
+        while not messages or (messages[-1]["type"] == "http.request" and messages[-1].get("more_body")):
+            messages.append(await receive())
+            size += len(messages[-1].get("body", b""))
+            if size > MAX_BODY_BYTES:
+                return None
+
+        async def replay():
+            return messages.pop(0) if messages else await receive()
+
+        return replay
+
+
 def launch_options() -> dict:
-    """Keyword arguments for `Blocks.launch` that close the upload routes."""
-    return {"max_file_size": MAX_FILE_SIZE, "app_kwargs": {"middleware": [Middleware(RefuseUploads)]}}
+    """Keyword arguments for `Blocks.launch` that close the upload routes and refuse oversized bodies."""
+    return {"max_file_size": MAX_FILE_SIZE,
+            "app_kwargs": {"middleware": [Middleware(RefuseUploads), Middleware(RefuseLargeBodies)]}}

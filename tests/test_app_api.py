@@ -1,5 +1,6 @@
 """The app as an API: `python app.py` in a subprocess with the tiny fixture models, called with gradio_client
 (the process is the point: start-up, the queue, error messages over the wire, uploads refused)."""
+import http.client
 import json
 import re
 import time
@@ -13,6 +14,8 @@ from gradio_client import Client
 from gradio_client.exceptions import AppError
 
 from demo.formatting import md_escape
+from demo.uploads import MAX_BODY_BYTES
+from demo.validation import MAX_CHARS
 from scripts.app_process import AppProcess
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
@@ -419,4 +422,46 @@ def test_uploads_are_refused(app):
     assert _post_file(app.url + "gradio_api/upload", 10) == 403
     assert _post_file(app.url + "gradio_api/component_server", 10) == 403
     assert _post_file(app.url + "gradio_api/process_recording", 10) == 403
+    assert app.alive()
+
+
+def _post(app, body: bytes = b"", headers: dict | None = None, chunked: bool = False) -> tuple[int, str]:
+    """POST `body` to /masking: with its Content-Length, or `chunked` (64 KiB chunks, no Content-Length); or,
+    given `headers`, with those and only `body`'s bytes sent as they are (the rest of the body never comes)."""
+    connection = http.client.HTTPConnection("127.0.0.1", app.port, timeout=30)
+    try:
+        if headers is None:
+            chunks = (body[i:i + 65536] for i in range(0, len(body), 65536)) if chunked else body
+            connection.request("POST", "/gradio_api/call/masking", chunks, encode_chunked=chunked,
+                               headers={"Content-Type": "application/json"})
+        else:
+            connection.putrequest("POST", "/gradio_api/call/masking")
+            for name, value in {"Content-Type": "application/json", **headers}.items():
+                connection.putheader(name, value)
+            connection.endheaders(body)
+        response = connection.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        connection.close()
+
+
+def test_oversized_bodies_are_refused(app):
+    """A body over MAX_BODY_BYTES is answered 413 before Gradio reads it (a 100-million-character text took
+    5.5 s and 260 MB to be told it is too long): at once when its Content-Length says so, nothing else read;
+    once that many bytes of a chunked body have come. A body of exactly MAX_BODY_BYTES (a text over MAX_CHARS,
+    padded with spaces) reaches the handler, which answers it, both ways."""
+    over = MAX_BODY_BYTES + 1
+    status, reason = _post(app, headers={"Content-Length": str(over)})
+    assert status == 413 and reason.startswith("The request is too large") and f"{MAX_CHARS:,}" in reason, reason
+    status, reason = _post(app, f"{over:x}\r\n".encode() + b" " * over + b"\r\n",
+                           headers={"Transfer-Encoding": "chunked"})
+    assert status == 413 and reason.startswith("The request is too large"), reason
+    body = json.dumps({"data": ["x" * (MAX_CHARS + 1), 5, 0]}).encode()
+    for chunked in (False, True):
+        status, answer = _post(app, body.ljust(MAX_BODY_BYTES), chunked=chunked)
+        assert status == 200, answer
+        with urllib.request.urlopen(app.url + f"gradio_api/call/masking/{json.loads(answer)['event_id']}",
+                                    timeout=60) as response:
+            stream = response.read().decode()
+        assert "event: error" in stream and "too long" in stream, stream
     assert app.alive()

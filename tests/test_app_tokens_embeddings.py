@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 from demo import bpe_view, embedding_view
 from demo.embedding_view import score_analogies
 from demo.examples import ANALOGY_PROBE, MAP_WORDS
+from demo.validation import MAX_CHARS
 
 TEXT = "The old man follows the river every day."
 
@@ -92,6 +93,28 @@ def test_words_too_long_for_merge_by_merge_are_said_not_silently_dropped(handler
     assert "left out" not in merges
 
 
+def test_a_text_of_special_tokens_alone_says_why_merge_by_merge_is_empty(handlers):
+    """Special tokens are found whole, not built by merges: a text of nothing else has no word to replay, and the
+    merges view says so in one line (it was empty, with no reason given)."""
+    view, rows, picker, merges, steps = handlers.tokens("<s></s><pad><unk><mask>")
+    assert all(row["special"] for row in rows["tokens"]) and not picker["choices"] and steps is None
+    assert 'role="alert"' in merges and html.escape(bpe_view.ONLY_SPECIAL, quote=False) in merges
+
+
+@pytest.mark.parametrize("call, limit", [
+    (lambda h, word: h.neighbours(word), "The word is 200,001 characters long: type one word of at most 40 characters."),
+    (lambda h, word: h.analogy("man", word, "woman"), "Word b is 200,001 characters long: type one word of at most 40"),
+    (lambda h, word: h.bpe_merges(word), "The word is 200,001 characters long: merge by merge shows words of up to 40 "
+                                         "bytes"),
+], ids=["neighbours", "analogy", "bpe_merges"])
+def test_a_word_box_says_its_own_limit_for_a_paste_longer_than_a_text(handlers, call, limit):
+    """A word box takes one word (at most 40 characters; merge by merge 40 bytes): a paste over the app's text
+    limit is told that limit, not the 200,000 characters of a text."""
+    with _error(limit) as info:
+        call(handlers, "x" * (MAX_CHARS + 1))
+    assert f"{MAX_CHARS:,}" not in str(info.value)
+
+
 @pytest.mark.parametrize("text", ["", "   \u200b", None, 5])
 def test_tokens_bad_text(handlers, text):
     with _error("empty|must be a string"):
@@ -126,13 +149,23 @@ def test_neighbours_rank_by_cosine_similarity(handlers, models):
     (("", 5, True), "empty"),
     (("cat", 0, True), "Neighbours must be between 1 and 100"),
     (("cat", "many", True), "Neighbours must be a whole number"),
-    (("cat", 5, "yes"), "words_only must be true or false"),
+    (("cat", 5, "yes"), "“Only tokens that begin a word” must be ticked or not \\(true or false\\), got “yes”\\."),
     ((3, 5, True), "The word must be a string"),
-    (("😀", 5, True), "“😀” is only parts of characters to this tokenizer .*⟨byte 0xF0⟩.*says nothing"),
+    (("😀", 5, True), "“😀” has characters this tokenizer cuts into bytes .*⟨byte 0xF0⟩.*says nothing"),
+    (("x東", 5, True), "“x東” has characters this tokenizer cuts into bytes .*⟨byte 0xE6⟩.*says nothing"),  # in part: refused too
 ])
 def test_neighbours_bad_input(handlers, args, match):
     with _error(match):
         handlers.neighbours(*args)
+
+
+def test_embeddings_read_a_word_as_the_tokens_tab_shows_it(handlers):
+    """"␣cat" (the Tokens tab's label) and "Ġcat" (the vocabulary's writing, which /bpe_merges takes too) are the
+    word "cat" (they were read as bytes: "␣⟨byte 0xE2⟩ ⟨byte 0x90⟩ ⟨byte 0xA3⟩ cat")."""
+    cat = handlers.neighbours("cat", 5, True)
+    assert handlers.neighbours("␣cat", 5, True) == handlers.neighbours("Ġcat", 5, True) == cat
+    assert handlers.analogy("␣man", "Ġking", "woman")[1] == handlers.analogy("man", "king", "woman")[1]
+    assert handlers.word_map("␣cat, Ġdog, house, river")[1] == handlers.word_map("cat, dog, house, river")[1]
 
 
 def test_analogy_and_its_errors(handlers):

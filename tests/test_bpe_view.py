@@ -221,6 +221,14 @@ def test_byte_alphabet_and_readable():
     assert bpe_view.is_partial("ð") and not bpe_view.is_partial("ðŁĺĢ") and not bpe_view.is_partial("<s>")
 
 
+def test_a_space_typed_as_this_tab_shows_it_is_read_as_a_space():
+    """"␣" (this tab's sign of a space) and "Ġ" (the vocabulary's), where a word begins, are the spaces they stand
+    for; elsewhere they are characters of the word."""
+    assert bpe_view.spaced("␣has") == bpe_view.spaced("Ġhas") == " has"
+    assert bpe_view.spaced(" ␣Ġhas") == "   has" and bpe_view.spaced("has␣Ġ") == "has␣Ġ"
+    assert bpe_view.spaced("Ġhas", "␣") == "Ġhas"  # /bpe_merges leaves "Ġ" to `merge_steps`, which reads it as bytes
+
+
 def test_token_rows_counts_and_offsets(shipped):
     text = "The capital of France is Paris."
     rows = token_rows(shipped, text, 64)

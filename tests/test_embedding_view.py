@@ -109,6 +109,7 @@ def test_a_word_in_pieces_is_the_mean_of_their_rows(tok, table):
 @pytest.mark.parametrize("word, message", [
     ("", "empty"), ("   \n", "empty"), ("a" * 41, "longer than 40 characters"),
     ("qxzjvkwp", "pieces"), ("<mask>", "special token"),
+    ("cat東", "“cat東” has characters this tokenizer cuts into bytes"),  # its bytes' rows are every such character's
     ("\ud800", "broken character"), ("ca\udc80t", "broken character"),  # lone surrogates, as JSON can send
 ])
 def test_bad_words_are_refused_with_a_plain_message(tok, table, word, message):
@@ -116,6 +117,15 @@ def test_bad_words_are_refused_with_a_plain_message(tok, table, word, message):
         ev.word_vector(table, tok, word)
     with pytest.raises(ValueError, match=message):
         ev.nearest_words(table, tok, word)
+
+
+@pytest.mark.parametrize("typed", ["␣cat", "Ġcat", " ␣cat\n", "␣Ġcat"])
+def test_a_word_is_read_as_the_tokens_tab_shows_it(tok, table, typed):
+    """A leading "␣" (the Tokens tab's) or "Ġ" (the vocabulary's) is the space it stands for, not bytes: the word,
+    its own forms kept out of its neighbours, its label on the map."""
+    assert ev.nearest_words(table, tok, typed, k=ev.MAX_K) == ev.nearest_words(table, tok, "cat", k=ev.MAX_K)
+    assert ev.analogy(table, tok, typed, "dog", "good")["query"] == ["cat", "dog", "good"]
+    assert ev.word_map_points(table, tok, [typed, "dog", "horse", "cat"])[0] == ["cat", "dog", "horse"]
 
 
 @pytest.mark.parametrize("k", [0, -1, ev.MAX_K + 1, 2.5, True])
