@@ -51,14 +51,20 @@ def head_choices(n_heads: int) -> list[tuple[str, object]]:
     return [("average of heads", "average")] + [(f"head {h}", h) for h in range(1, n_heads + 1)]
 
 
+def _view(view, names: str = VIEW_NAMES) -> str:
+    """`view` as VIEWS name it (in any case, spaces around); `names`: what the endpoint takes, in its message."""
+    name = view.strip().lower() if isinstance(view, str) else view
+    if name not in VIEWS:
+        raise fail(f"The view must be {names}, got “{short_text(str(view))}”.")
+    return name
+
+
 def _wanted(view, depends) -> set:
     """The views to draw: those in `depends` (what the event changes), all of them for "all" (the API's
     default), else only `view` (the visible sub-tab) when it is one of them."""
     if view is None or (isinstance(view, str) and view.strip().lower() in ("", "all")):
         return set(depends)
-    if view not in VIEWS:
-        raise fail(f"The view must be all, {VIEW_NAMES}, got “{short_text(str(view))}”.")
-    return {view} & set(depends)
+    return {_view(view, f"all, {VIEW_NAMES}")} & set(depends)
 
 
 class AttentionHandlers(HandlerBase):
@@ -69,16 +75,17 @@ class AttentionHandlers(HandlerBase):
 
     def _attention_model(self, model):
         """The attention tab's model: "mlm" or "sentiment" (the shipped ones; SHIPPED is "mlm"), or a Hub
-        repo id of either kind (`ModelChooser.get_any`). Returns (its name in the attention cache, the model,
-        whether it reads lower-cased text: only the shipped classifier was fine-tuned on it)."""
+        repo id of either kind (`ModelChooser.get_any`); the shipped ones in any case, spaces around. Returns (its
+        name: the shipped one's "mlm" or "sentiment", else the repo id, also its name in the attention cache; the
+        model; whether it reads lower-cased text: only the shipped classifier was fine-tuned on it)."""
         if is_shipped(model):
             model = "mlm"
         if not isinstance(model, str):
             raise fail("model must be “mlm”, “sentiment” or a Hugging Face Hub repo id, got "
                        f"{type(model).__name__}.")
         model = model.strip()
-        if model in ("mlm", "sentiment"):
-            return model, self._need(model), self._reads_lower_case(model)
+        if model.lower() in ("mlm", "sentiment"):
+            return model.lower(), self._need(model.lower()), self._reads_lower_case(model)
         loaded = self.chooser.get_any(model)
         return loaded.source, loaded, False
 
@@ -86,7 +93,7 @@ class AttentionHandlers(HandlerBase):
     def _reads_lower_case(model) -> bool:
         """Whether the attention tab's `model` reads lower-cased text: the shipped classifier only, fine-tuned on
         it (a Hub classifier may be cased)."""
-        return isinstance(model, str) and model.strip() == "sentiment"
+        return isinstance(model, str) and model.strip().lower() == "sentiment"
 
     @classmethod
     def _lower_case_note(cls, model, loaded) -> str:
@@ -223,8 +230,7 @@ class AttentionHandlers(HandlerBase):
     def attention_view(self, text, layer=1, head="average", token=None, model="mlm", view="heads"):
         """One view (one of VIEWS), drawn when its sub-tab is opened; a view with a text version (TEXTS) comes
         as (figure, text)."""
-        if view not in VIEWS:
-            raise fail(f"The view must be {VIEW_NAMES}, got “{short_text(str(view))}”.")
+        view = _view(view)
         _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
         views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), {view})
         return (views[view], views[TEXTS[view]]) if view in TEXTS else views[view]
@@ -246,11 +252,10 @@ class AttentionHandlers(HandlerBase):
         needs the Hub)."""
         current = "mlm" if is_shipped(current) else current
         try:
-            _, loaded, _ = self._attention_model(choice)
+            value, loaded, _ = self._attention_model(choice)  # the box shows a shipped one as its list names it
         except (ModelChoiceError, gr.Error) as err:
             message = err.message if isinstance(err, gr.Error) else str(err)
             return (*refused("mlm", choice, current, message), gr.skip(), gr.skip())
-        value = "mlm" if is_shipped(choice) else choice.strip()
         cfg = loaded.config
         try:
             layer = parse_int(layer, "Layer", 1, cfg.num_hidden_layers)

@@ -6,7 +6,8 @@ Pure text work, no model: `strongest_word` picks the word, `propose` writes the 
 edit in one batch). The rules are deliberately simple, so a learner can predict them:
 
 - remove: the word goes, with the space before or after it; a sentence-final . ! ? stays (and a comma
-  attached to the word goes with it);
+  attached to the word goes with it); a comma, semicolon or colon that would be left dangling at the end of the
+  sentence or text goes too ("great, great, great!" -> "great, great!", not "great, great,!");
 - drop the negation: a "not" or "never" just before the word is removed; a "n't" on the word before is undone
   ("isn't bad" -> "is bad", "won't" -> "will"); a word that is itself the negation loses it;
 - opposite: the word is swapped for its opposite from a short list (`ANTONYMS`: good <-> bad,
@@ -42,6 +43,7 @@ SENTENCE_END_RE = re.compile(r"[.!?…]+$")
 EDGE_PUNCTUATION = ".,;:!?…\"'“”‘’«»()[]{}*¡¿"
 CONTEXT_WORDS = 8  # words shown on each side of an edit
 LEFTOVER = " .,;:!?…\"'"  # an edited text of only these (what removing "good." leaves) is no text
+SEPARATORS = ",;:"  # left dangling before a sentence end or the text's end by a removal, they go with it
 
 
 @dataclass(frozen=True)
@@ -140,12 +142,19 @@ def _removal(text: str, spans: list[tuple[int, int]], k: int, kind: str, verb: s
     if keep and keep.start() == core_end and ended:  # "not. bad." -> "not.", not "not.."
         start = spans[k - 1][1]
     elif keep and keep.start() == core_end:  # "it." -> "." joins the word before: "i loved it." -> "i loved."
-        start, end = spans[k - 1][1] if k else start, keep.start()
+        start, end = _without_separators(text, spans[k - 1][1]) if k else start, keep.start()
     elif k + 1 < len(spans):  # "gorgeous, funny" -> "funny"
         end = spans[k + 1][0]
     elif k:
-        start = spans[k - 1][1]
+        start = _without_separators(text, spans[k - 1][1])
     return Edit(kind, f"{verb} “{short_text(core_word(text, *spans[k]))}”", start, end)
+
+
+def _without_separators(text: str, end: int) -> int:
+    """Where text[:end] ends without the commas, semicolons or colons at its end (`SEPARATORS`) and the whitespace
+    before them: what the removal of the word after them, the last of its sentence, takes too ("great, great,
+    great!" -> "great, great!"; "good , bad" -> "good")."""
+    return len(text[:end].rstrip(SEPARATORS).rstrip())
 
 
 def _plain(word: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from collections import Counter
 
 import numpy as np
@@ -122,18 +123,25 @@ def highlighted_words(shown: str, words: list[tuple[int, int, float]], truncated
 def in_users_case(text: str, model_text: str) -> str:
     """`model_text` (the classifier's input: `text` normalised) with each character as the user typed it, where
     normalising only lower-cased the text and collapsed or dropped whitespace: the same length and places as
-    `model_text`, so its word spans still apply. Else `model_text` itself (detokenizing changed more)."""
-    def same(typed: str, char: str) -> bool:
-        return typed.lower() == char or typed.isspace() and char.isspace()
+    `model_text`, so its word spans still apply. The one letter whose lower case is longer, Turkish "İ" ("i" and
+    a combining dot), shows decomposed, "I" and the combining dot: it looks the same and has that length. Else
+    `model_text` itself (detokenizing changed more)."""
+    def as_typed(typed: str, at: int) -> str | None:
+        """`typed` as shown where it stands for model_text[at:], or None where the model read something else."""
+        if typed.isspace() and model_text[at].isspace():
+            return typed
+        lower = typed.lower()
+        form = unicodedata.normalize("NFD", typed) if len(lower) > 1 else typed
+        return form if model_text.startswith(lower, at) and len(form) == len(lower) else None
 
-    shown, i = [], 0
-    for char in model_text:
-        while i < len(text) and not same(text[i], char) and text[i].isspace():
+    shown, i, at = [], 0, 0
+    while at < len(model_text):
+        while i < len(text) and (part := as_typed(text[i], at)) is None and text[i].isspace():
             i += 1  # whitespace the normalisation collapsed or dropped
-        if i == len(text) or not same(text[i], char):
+        if i == len(text) or part is None:
             return model_text
-        shown.append(text[i])
-        i += 1
+        shown.append(part)
+        i, at = i + 1, at + len(part)
     return "".join(shown)
 
 

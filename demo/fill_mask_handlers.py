@@ -10,7 +10,7 @@ from .fill_mask_view import (comparison_html, completed_sentence, mask_labels, m
 from .handler_base import HandlerBase
 from .layer_lens import layer_predictions, layers_html
 from .model_choice import COMPARISON, SHIPPED, SUGGESTED, is_shipped, same_model
-from .tokens_view import cut_to_window, tokenize
+from .tokens_view import Tokens, tokenize
 from .training_counts import counts_for
 from .validation import (MASK, MASK_RE, MAX_TOP_K, candidate_words, clean_text, count_masks, fail, parse_int,
                          user_errors, warn_truncated)
@@ -43,8 +43,9 @@ class FillMaskHandlers(HandlerBase):
         pipe = loaded.pipeline
         top_k = parse_int(top_k, "Top-k", 1, MAX_TOP_K)
         words = candidate_words(targets)
-        text, full_length = self._masked_text(loaded, text, warn=tab is None)  # a comparison warned once
-        n_masks = text.count(MASK)  # checked, and spelt <mask>, by _masked_text
+        tokens, full_length = self._masked_text(loaded, text, warn=tab is None)  # a comparison warned once
+        text = tokens.text  # its masks checked, and spelt <mask>, by _masked_text
+        n_masks = text.count(MASK)
         if words:  # every candidate word is scored, whatever top-k (the number of vocabulary predictions)
             per_mask = self._score_candidates(pipe, text, words)
             # the completed sentence shows the user's word after the whitespace its mask absorbed (the piece
@@ -58,7 +59,6 @@ class FillMaskHandlers(HandlerBase):
             fills = [prediction_fill(row[0], loaded.tokenizer) for row in per_mask]
         if any(r.get("truncated") for row in per_mask for r in row):
             warn_truncated(pipe.max_length)
-        tokens = tokenize(loaded.tokenizer, text, pipe.max_length)  # shown: how the model reads the text
         read = text
         if tokens.truncated:  # the completed sentence ends where the model stopped reading
             read = text[:max(end for _, end in tokens.offsets)]  # <s> and </s> span nothing: (0, 0)
@@ -71,18 +71,18 @@ class FillMaskHandlers(HandlerBase):
         return outputs, loaded, text, per_mask
 
     @staticmethod
-    def _masked_text(loaded, text, warn: bool = True) -> tuple[str, int]:
-        """A fill-mask text checked (one to MAX_MASKS masks, every one within what the model reads; `warn`:
-        `count_masks`'), its masks spelt <mask> ([MASK] is read as it), and cut to what the model reads; with the
-        length it had before the cut."""
+    def _masked_text(loaded, text, warn: bool = True) -> tuple[Tokens, int]:
+        """A fill-mask text checked (one to MAX_MASKS masks, every one within the tokens the model reads, counted
+        in tokens: a text cut by characters may still hold more; `warn`: `count_masks`'), its masks spelt <mask>
+        ([MASK] is read as it), as the model reads it (`tokenize`: `Tokens.text` is the text cut to what the
+        model reads); with the length the text had before the cut."""
         text = MASK_RE.sub(MASK, clean_text(text))
         n_masks = count_masks(text, warn)
-        full_length = len(text)
-        text = cut_to_window(text, loaded.tokenizer, loaded.pipeline.max_length)  # the rest is never read
-        if text.count(MASK) < n_masks:
-            raise fail(f"The mask is beyond the first {loaded.pipeline.max_length} tokens, which is all the model "
-                       "reads: shorten the text or move the mask earlier.")
-        return text, full_length
+        tokens = tokenize(loaded.tokenizer, text, loaded.pipeline.max_length)
+        read = tokens.ids.count(loaded.tokenizer.token_to_id(MASK))
+        if read < n_masks:
+            raise fail(_beyond_the_window(read, n_masks, loaded.pipeline.max_length))
+        return tokens, len(text)
 
     @user_errors
     def fill_mask_compare(self, text, top_k=5, targets=None, model=SHIPPED, other=SUGGESTED["mlm"][0]):
@@ -102,8 +102,8 @@ class FillMaskHandlers(HandlerBase):
         for choice, name in zip((model, other), names):
             try:
                 outputs, loaded, read, per_mask = self._fill_mask(text, top_k, targets, choice, "h3", COMPARISON)
-            except gr.Error as err:  # say which model: one may read fewer tokens than the other
-                raise fail(f"{name}: {err.message}") from None
+            except (gr.Error, ValueError) as err:  # say which model, whatever failed: one may read fewer tokens
+                raise fail(f"{name}: {getattr(err, 'message', err)}") from None  # or not load (a ValueError)
             title = name if is_shipped(choice) else loaded.title
             columns.append((title, per_mask, outputs[-1]))
             data.append({"model": title, "predictions": outputs[-2]})
@@ -118,20 +118,21 @@ class FillMaskHandlers(HandlerBase):
         per mask, the answer and per layer, the embeddings first, the top guesses and the answer's rank and
         probability there)."""
         loaded = self._need("mlm", model)
-        text, _ = self._masked_text(loaded, text)
-        per_mask = layer_predictions(loaded.pipeline, text)
+        tokens, _ = self._masked_text(loaded, text)
+        per_mask = layer_predictions(loaded.pipeline, tokens.text)
         return layers_html(per_mask, loaded.tokenizer), per_mask
 
     @staticmethod
     def _score_candidates(pipe, text: str, words: list[str]) -> list[list[dict]]:
-        """Every candidate word scored at every mask, in the token form a word takes there (byte-level BPE):
-        with its leading space ("Ġ" form) after whitespace, without one at the start of the text or after
-        anything else ("foot<mask>", "(<mask>)"). The pipeline scores one form per call, so the text goes
-        through it once per form its masks need. A word that is not one token is scored by its first piece
-        (as transformers); each result lists under "candidates" the words it scored (several when they share
-        that piece), in the user's order. A word whose first piece is whitespace alone or part of a character's
-        bytes (an emoji's) is refused with a plain message: that piece's score says nothing about the word, and a
-        row for it would rank with the real answers."""
+        """Every candidate word scored at every mask, in the token form the model reads there (byte-level BPE,
+        `mask_spaces`): with its leading space ("Ġ" form) after whitespace and at the start of the text, as the
+        model's own top answers there are, without one after anything else ("foot<mask>", "(<mask>)"). The
+        pipeline scores one form per call, so the text goes through it once per form its masks need. A word that
+        is not one token is scored by its first piece in that form (as transformers); each result lists under
+        "candidates" the words it scored (several when they share that piece), in the user's order. A word whose
+        first piece is whitespace alone or part of a character's bytes (an emoji's) is refused with a plain
+        message: that piece's score says nothing about the word, and a row for it would rank with the real
+        answers."""
         words = list(dict.fromkeys(words))  # "Paris, Paris" is one candidate
         spaced = [bool(space) for space in mask_spaces(text)]
         forms, unscorable = {}, {}  # form -> {token id: words}; word -> what its first piece is
@@ -160,3 +161,18 @@ class FillMaskHandlers(HandlerBase):
             per_mask = results if len(spaced) > 1 else [results]
             rows[form] = [[{**r, "candidates": by_token.get(r["token"], [])} for r in row] for row in per_mask]
         return [rows[form][i] for i, form in enumerate(spaced)]
+
+
+def _beyond_the_window(read: int, n_masks: int, max_length: int) -> str:
+    """What the user is told when only the first `read` of the text's `n_masks` masks are within the `max_length`
+    tokens the model reads: which masks are not, by their place when only some are ("The 2nd mask", "The 4th and 5th
+    masks"; at most MAX_MASKS, so no "11th")."""
+    places = [f"{i}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(i, 'th')}" for i in range(read + 1, n_masks + 1)]
+    if read == 0:
+        which = "The mask is" if n_masks == 1 else "The masks are"
+    elif len(places) == 1:
+        which = f"The {places[0]} mask is"
+    else:
+        which = f"The {', '.join(places[:-1])} and {places[-1]} masks are"
+    return (f"{which} beyond the first {max_length} tokens, which is all the model reads: shorten the text or move "
+            f"{'the mask' if n_masks - read == 1 else 'them'} earlier.")

@@ -207,10 +207,13 @@ def candidate_label(result: dict) -> tuple[str, str]:
 
 
 def mask_spaces(text: str) -> list[str]:
-    """Per mask, the whitespace before it that it absorbs (`<mask>` strips the space on its left): "" at the
-    start of the text or after a non-space. A candidate word there takes its leading-space ("Ġ") form when
-    there is some: the model reads "of\\n<mask>" as "of <mask>", the whitespace gone into the mask."""
-    return ["" if match.start() == 0 else match.group()[:len(match.group()) - len(match.group().lstrip())]
+    """Per mask, the whitespace before the word that fills it, as the model reads it: what the mask absorbs
+    (`<mask>` strips the space on its left; the model reads "of\\n<mask>" as "of <mask>"), "" after a non-space
+    ("foot<mask>", "(<mask>)"), and a space at the start of the text, where the model's own top answers are words
+    after a space too (" France" for "<mask> is the capital of France.", not "France"). A candidate word takes its
+    leading-space ("Ġ") form where there is some; the completed sentence drops the space that would open the
+    text (`completed_sentence`)."""
+    return [" " if match.start() == 0 else match.group()[:len(match.group()) - len(match.group().lstrip())]
             for match in MASK_WITH_SPACE_RE.finditer(text)]
 
 
@@ -248,12 +251,16 @@ def completed_sentence(text: str, fills: list[str]) -> list[tuple[str, str | Non
 
 def mask_labels(per_mask: list[list[dict]], tokenizer=None) -> list[dict | None]:
     """One `gr.Label` value ({word: probability}) per mask slot, MAX_MASKS of them, None when unused. Words are
-    named as the view names them (`predictions_html`; the bytes of part of a character given a `tokenizer`)."""
+    named as the view names them (`predictions_html`; the bytes of part of a character given a `tokenizer`); the
+    user's candidate words all of them, with what their row says of how they were scored when not simply as one
+    token (`candidate_label`): "france (scored by its first piece ‘f’)", the probability of that piece."""
     labels = []
     for row in per_mask:
         scores = {}
         for r, word in zip(row, prediction_labels(row, tokenizer)):
-            name = ", ".join(r["candidates"]) if r.get("candidates") else word  # the user's candidate word(s)
+            name = word
+            if r.get("candidates"):  # the user's candidate word(s)
+                name = " ".join(filter(None, [", ".join(r["candidates"]), candidate_label(r)[1]]))
             while name in scores:  # two tokens that still read the same
                 name += "\u200b"
             scores[name] = float(r["score"])

@@ -14,10 +14,12 @@ and says what was loaded, or keeps the current model and says why not. The Atten
 of model: `ModelChooser.get_any` loads a Hub RoBERTa as the class its config.json names.
 
 Local folders (a `save_pretrained` folder) can be chosen only when `APP_LOCAL_MODELS=1` (tests, a trusted
-machine): on a public server a visitor must not probe the server's file system. `APP_HUB_MODELS` says which
-Hub models a visitor may load: `any` (the default on a machine of your own), `suggested` (only the ids the
-model boxes offer: a public server's disk and memory then hold at most those; the default on a Hugging Face
-Space, where `SPACE_ID` is set) or `off` (the shipped models only).
+machine): on a public server a visitor must not probe the server's file system, so there a choice's spelling
+alone says what it is (a Hub repo id, or refused in the same words whatever the disk holds), and a Hub id is
+fetched from the Hub even where a folder has its name (`hub_kwargs`). `APP_HUB_MODELS` says which Hub models a
+visitor may load: `any` (the default on a machine of your own), `suggested` (only the ids the model boxes offer:
+a public server's disk and memory then hold at most those; the default on a Hugging Face Space, where `SPACE_ID`
+is set) or `off` (the shipped models only).
 """
 from __future__ import annotations
 
@@ -32,10 +34,11 @@ from collections import OrderedDict
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
 import roberta
-from roberta.hub import hub_offline, is_local, read_architecture
+from roberta.hub import (HubRepoNotFoundError, HubUnreachableError, hub_offline, is_local, read_architecture,
+                         written_as_path)
 
 from .models import TASKS, LoadedModel, Models, without_paths
-from .validation import error_html
+from .validation import WordedError, error_html
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +72,9 @@ HUB_ENV = "APP_HUB_MODELS"
 HUB_MODES = ("any", "suggested", "off")
 
 
-class ModelChoiceError(ValueError):
-    """A chosen model that cannot be used; the message says why in plain words."""
+class ModelChoiceError(WordedError):
+    """A chosen model that cannot be used; the message says why in plain words (shown as it stands: it may begin
+    with the model's name as typed)."""
 
 
 def _suggested(key: str) -> list[tuple[str, str]]:
@@ -123,6 +127,12 @@ def _is_repo_id(source: str) -> bool:
     return True
 
 
+def _is_folder(source: str, allow_local: bool) -> bool:
+    """Whether the choice `source` is read as a local folder: only where they are allowed (`allow_local`), and
+    then when it is one (`roberta.hub.is_local`); elsewhere the disk is never looked at."""
+    return allow_local and is_local(source)
+
+
 def _check_choice(choice, allow_local: bool, hub_mode: str = "any") -> str:
     if not isinstance(choice, str):
         raise ModelChoiceError(f"The model must be a Hugging Face Hub repo id such as {SUGGESTED['mlm'][0]}, "
@@ -130,20 +140,21 @@ def _check_choice(choice, allow_local: bool, hub_mode: str = "any") -> str:
     source = choice.strip()
     if len(source) > MAX_CHOICE_CHARS or not source.isprintable():
         raise ModelChoiceError("That is not a Hugging Face Hub repo id (OWNER/NAME, e.g. FacebookAI/roberta-base).")
-    if source.lower() in ("mlm", "sentiment") and not is_local(source):  # the Attention tab's names, elsewhere
+    folder = _is_folder(source, allow_local)
+    if source.lower() in ("mlm", "sentiment") and not folder:  # the Attention tab's names, elsewhere
         raise ModelChoiceError(f"“{source}” is not a Hub repo id: for the shipped model, pick “ours: …” from the "
                                "box's list (the Attention tab's list names its two “mlm” and “sentiment”).")
     repo_id = f"a Hugging Face Hub repo id (OWNER/NAME, e.g. {SUGGESTED['mlm'][0]})"
     if "://" in source:  # a web address (read as a local path, for its slashes)
         raise ModelChoiceError(f"“{source}” is a web address, not {repo_id}: type the repo id alone (the part "
                                "of its address after huggingface.co/).")
-    if is_local(source) and not allow_local:
-        raise ModelChoiceError(f"{source} is not {repo_id}; local folders can be chosen only where the server "
-                               f"allows them ({LOCAL_ENV}=1).")
-    if not is_local(source) and not _is_repo_id(source):  # said here: the loader's message quotes it as a repr
-        raise ModelChoiceError(f"“{source}” is {'neither an existing folder nor' if allow_local else 'not'} "
-                               f"{repo_id}.")
-    if not is_local(source) and hub_mode != "any":
+    if not folder and not _is_repo_id(source):  # said here: the loader's message quotes it as a repr
+        if allow_local:
+            raise ModelChoiceError(f"“{source}” is neither an existing folder nor {repo_id}.")
+        only_here = (f"; local folders can be chosen only where the server allows them ({LOCAL_ENV}=1)"
+                     if written_as_path(source) else "")  # its spelling, not the disk, says it is meant as one
+        raise ModelChoiceError(f"“{source}” is not {repo_id}{only_here}.")
+    if not folder and hub_mode != "any":
         allowed = sorted({repo for repos in SUGGESTED.values() for repo in repos}) if hub_mode == "suggested" else []
         if source not in allowed:
             offer = f" and these Hub models: {', '.join(allowed)}" if allowed else ""
@@ -168,18 +179,22 @@ def _tokenizer(source: str, config, hub: dict):
 
 @contextlib.contextmanager
 def _plain_errors(source: str, kept: str):
-    """Any failure to read or load `source` as a `ModelChoiceError` in plain words, ending with `kept`."""
+    """Any failure to read or load `source` as a `ModelChoiceError` in plain words, ending with `kept`; a Hub
+    repo that cannot be read or reached in the app's own words (the loader's advice is for a library user: pass
+    token=, is it a mistyped local folder?)."""
     try:
         yield
     except ModelChoiceError:
         raise
+    except HubUnreachableError:  # offline, or no network
+        why = "HF_HUB_OFFLINE is set" if hub_offline() else "no network, or the Hub did not answer"
+        raise ModelChoiceError(f"The Hugging Face Hub cannot be reached from this server ({why}), and {source} "
+                               f"is not in its download cache. {kept}") from None
+    except HubRepoNotFoundError:
+        raise ModelChoiceError(f"The Hugging Face Hub has no public model {source}: no such repo, or a private or "
+                               f"gated one, which this server does not load. {kept}") from None
     except roberta.ModelLoadError as err:
-        message = str(err)
-        if not is_local(source) and "not in the local cache" in message:  # offline, or no network
-            why = "HF_HUB_OFFLINE is set" if hub_offline() else "no network"
-            raise ModelChoiceError(f"The Hugging Face Hub cannot be reached from this server ({why}), and {source} "
-                                   f"is not in its download cache. {kept}") from None
-        raise ModelChoiceError(f"Could not load {source}: {without_paths(message)}. {kept}") from None
+        raise ModelChoiceError(f"Could not load {source}: {without_paths(str(err), source)}. {kept}") from None
     except Exception as err:  # out of memory, a broken download...: logged, and said plainly
         log.exception("loading %s", source)
         raise ModelChoiceError(f"Could not load {source} ({type(err).__name__}). {kept}") from None
@@ -190,7 +205,7 @@ def _kept(tab: str) -> str:
     choice in a tab's model box failed (the tab keeps its model) and an API client whose request named the model
     (it was not run), so no tab is named."""
     if tab == COMPARISON:
-        return "The comparison was not run; the predictions above are unchanged."
+        return "The comparison was not run."
     return "Nothing was run with it, and the current model stays in use."
 
 
@@ -198,16 +213,17 @@ def _the_tab(tab: str) -> str:
     return "the comparison" if tab == COMPARISON else f"the {tab} tab"
 
 
-def hub_kwargs(source: str) -> dict:
-    """How a visitor's model is fetched: a Hub repo without the server's own token (never a private or gated
-    repo the server's owner can read); a local folder as it is."""
-    return {} if is_local(source) else {"token": False}
+def hub_kwargs(source: str, allow_local: bool) -> dict:
+    """How a visitor's model is fetched: a local folder (where allowed) as it is; a Hub repo from the Hub, even
+    where a folder has its name (`hub_only`), without the server's own token (never a private or gated repo the
+    server's owner can read)."""
+    return {} if _is_folder(source, allow_local) else {"token": False, "hub_only": True}
 
 
-def architecture_key(source: str, tab: str = ATTENTION_TAB) -> str:
+def architecture_key(source: str, tab: str = ATTENTION_TAB, allow_local: bool = False) -> str:
     """"mlm" or "sentiment": which of our two classes the checkpoint `source` is (its config.json only)."""
     with _plain_errors(source, _kept(tab)):
-        return KEYS[read_architecture(source, **hub_kwargs(source))]
+        return KEYS[read_architecture(source, **hub_kwargs(source, allow_local))]
 
 
 def check_limits(config, source: str, kept: str) -> None:
@@ -221,17 +237,18 @@ def check_limits(config, source: str, kept: str) -> None:
         raise ModelChoiceError(f"{source} has a label name longer than {MAX_LABEL_CHARS} characters. {kept}")
 
 
-def load_choice(key: str, source: str, tab: str | None = None) -> LoadedModel:
-    """`source` (a Hub repo id, or a local folder) loaded as the `key` tab's model, frozen for sharing. `tab`:
-    the tab that asked, named in the messages (default: the `key` tab). Cheapest checks first: the config
-    (architecture, `LIMITS`), then the tokenizer, then the weights; Hub files are fetched as `hub_kwargs` says."""
+def load_choice(key: str, source: str, tab: str | None = None, allow_local: bool = False) -> LoadedModel:
+    """`source` (a Hub repo id, or a local folder where `allow_local`) loaded as the `key` tab's model, frozen for
+    sharing. `tab`: the tab that asked, named in the messages (default: the `key` tab). Cheapest checks first: the
+    config (architecture, `LIMITS`), then the tokenizer, then the weights; files are fetched as `hub_kwargs` says."""
     tab = tab or TABS[key]
-    hub = hub_kwargs(source)
+    hub = hub_kwargs(source, allow_local)
     with _plain_errors(source, _kept(tab)):
         architecture = read_architecture(source, **hub)  # config.json only, before anything large
-        if architecture != ARCHITECTURES[key]:
+        if architecture != ARCHITECTURES[key]:  # said with where it does load: its kind's tab, and Attention
             raise ModelChoiceError(f"{source} is {WHAT[architecture]} ({architecture}); {_the_tab(tab)} needs "
-                                   f"{WHAT[ARCHITECTURES[key]]} ({ARCHITECTURES[key]}). {_kept(tab)}")
+                                   f"{WHAT[ARCHITECTURES[key]]} ({ARCHITECTURES[key]}). It loads in the "
+                                   f"{TABS[KEYS[architecture]]} and {ATTENTION_TAB} tabs. {_kept(tab)}")
         config = roberta.load_config(source, **hub)
         check_limits(config, source, _kept(tab))
         if key == "sentiment" and config.problem_type == "regression":
@@ -251,7 +268,8 @@ def load_choice(key: str, source: str, tab: str | None = None) -> LoadedModel:
 def loading_html(choice, keeps: bool = True) -> str:
     """The model box's status while a chosen model loads (`keeps`: saying that the tab keeps its model)."""
     choice = str(choice).strip()
-    where = "" if is_local(choice) else ": from the Hugging Face Hub on first use (a large model takes a while)"
+    where = ("" if _is_folder(choice, local_models_allowed()) else
+             ": from the Hugging Face Hub on first use (a large model takes a while)")
     kept = "; this tab keeps its model until the new one is ready" if keeps else ""
     return f'<div class="model-status" role="status">Loading {html.escape(choice)}{where}{kept}.</div>'
 
@@ -360,7 +378,7 @@ class ModelChooser:
                 if loaded is None:
                     self._refuse_recent_failure((key, source, tab))  # the load it waited for failed
                     try:
-                        loaded = load_choice(key, source, tab)
+                        loaded = load_choice(key, source, tab, self.allow_local)
                     except ModelChoiceError as err:
                         self._remember_failure((key, source, tab), err)
                         raise
@@ -402,7 +420,7 @@ class ModelChooser:
                 return loaded
         self._refuse_recent_failure(("any", source, tab))  # its config.json could not be read lately
         try:
-            key = architecture_key(source, tab)
+            key = architecture_key(source, tab, self.allow_local)
         except ModelChoiceError as err:
             self._remember_failure(("any", source, tab), err)
             raise

@@ -85,10 +85,20 @@ def shown_source(source: str) -> str:
         return path.name
 
 
-def without_paths(message: str) -> str:
+def without_paths(message: str, typed: str = "") -> str:
     """An error message without the server's absolute paths (a download cache, a folder): each path by the name
-    of its last part ("/home/user/.cache/.../config.json: not valid JSON" -> "config.json: not valid JSON")."""
-    return ABSOLUTE_PATH_RE.sub(r"\1", message)
+    of its last part ("/home/user/.cache/.../config.json: not valid JSON" -> "config.json: not valid JSON"),
+    except the folder a user typed (`typed`) and the files in it, named as typed ("/dev/zero is a file", not
+    "zero is a file"; "~/model/config.json", not the home folder's path)."""
+    folder = os.path.expanduser(typed).rstrip("/") if typed else None  # as the loader names it
+
+    def shorten(match) -> str:
+        path = match.group()
+        if folder and (path + "/").startswith(folder + "/"):
+            return typed.rstrip("/") + path[len(folder):]
+        return match.group(1)
+
+    return ABSOLUTE_PATH_RE.sub(shorten, message)
 
 
 def _missing_message(key: str, source: str, err: Exception) -> str:

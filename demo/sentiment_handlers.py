@@ -82,7 +82,8 @@ class SentimentHandlers(HandlerBase):
         """What if the word that pushed most towards the answer were removed or negated (`demo.counterfactual`)?
         (Markdown table: each edited text with the change marked, the new answer and the change of P(positive)
         in points; the same as data.) The edited texts are classified in one batch, normalised as `classify`
-        normalises its text. `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
+        normalises its text; an edit that leaves no words, only special tokens, is left out, as `classify`
+        refuses such a text. `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
         return self._counterfactual(text, model, warn=True)
 
     @user_errors
@@ -96,10 +97,15 @@ class SentimentHandlers(HandlerBase):
         if warn and r.windows_note:  # the API's /counterfactual alone; the page's classify has said it
             warning(r.windows_note)
         word = counterfactual.strongest_word(r.words, 1.0 if r.best == r.toward else -1.0)
-        edits = counterfactual.propose(r.shown, word)
+        edits, texts = [], []
+        for edit in counterfactual.propose(r.shown, word):
+            edited = classifier_input(r.loaded, edit.apply(r.shown), r.lowercase)
+            # one that leaves only special tokens ("good <mask>" -> "<mask>") is refused by `classify`: not offered
+            if tokenize(r.loaded.tokenizer, edited, r.loaded.pipeline.max_length).has_words:
+                edits.append(edit)
+                texts.append(edited)
         if not edits:
             raise fail(counterfactual.nothing_to_try(counterfactual.core_word(r.shown, word[0], word[1])))
-        texts = [classifier_input(r.loaded, edit.apply(r.shown), r.lowercase) for edit in edits]
         results = r.loaded.pipeline(texts)  # one batch
         after = [{x["label"]: float(x["score"]) for x in row} for row in results]
         args = (r.shown, word, r.toward, r.probabilities, edits, after)

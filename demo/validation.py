@@ -37,7 +37,8 @@ MAX_EPOCHS = 40
 MAX_SEED = 2**31 - 1
 MASK, ALT_MASK = roberta.pipelines.MASK, roberta.pipelines.ALT_MASK  # "<mask>", and BERT's "[MASK]" read as it
 MASK_RE = re.compile(f"{re.escape(MASK)}|{re.escape(ALT_MASK)}")
-NEAR_MASK_RE = re.compile(r"<\s*mask\s*>|\[\s*mask\s*\]|&lt;mask&gt;", re.IGNORECASE)  # <MASK>, [mask], < mask >
+# <MASK>, [mask], < mask >, and in fullwidth brackets (＜mask＞, ［mask］: a Chinese or Japanese keyboard's)
+NEAR_MASK_RE = re.compile(r"[<＜]\s*mask\s*[>＞]|[\[［]\s*mask\s*[\]］]|&lt;mask&gt;", re.IGNORECASE)
 # Kept of the invisible characters below: tab and newlines, the zero-width joiner and non-joiner (they join an
 # emoji's parts, shape Indic and Arabic script), the tags of a flag emoji (🏴 + tags: England's), the Arabic
 # signs that show (number sign, end of ayah...: category Cf too), and the format controls that shape a script
@@ -48,10 +49,11 @@ _KEPT = {"\t", "\n", "\r", "\u200c", "\u200d", "\u180e", *map(chr, range(0xE0020
 # Control characters (C0, C1) and the format characters that show nothing (Unicode category Cf: zero-width
 # space, word joiner, byte-order mark, soft hyphen, direction marks and overrides...): invisible, they change
 # the model's tokens and so its answers ("capital\u200b of <mask>" read Azerbaijan, not France), and are
-# removed from every text and word typed in (`clean_text`), as if never typed. Every Cf character is in planes
-# 0, 1 and 14.
+# removed from every text and word typed in (`clean_text`), as if never typed. So are lone surrogates (category
+# Cs: half of a character, which JSON can send as "\ud800"): no character at all, and UTF-8 has none to read
+# (replaced, each was a "?" the model read). Every Cf and Cs character is in planes 0, 1 and 14.
 INVISIBLE_RE = re.compile("[" + "".join(re.escape(c) for c in map(chr, [*range(0x20000), *range(0xE0000, 0xE1000)])
-                                      if unicodedata.category(c) in ("Cc", "Cf") and c not in _KEPT) + "]")
+                                      if unicodedata.category(c) in ("Cc", "Cf", "Cs") and c not in _KEPT) + "]")
 TRUNCATED_WARNING = ("The text is longer than the {n} tokens the model reads; only the first {n} tokens were "
                      "used.")
 # The sentiment tab reads a long text whole, in overlapping windows of the model's length (roberta.pipeline),
@@ -60,6 +62,11 @@ LONG_TEXT_TOKENS = 1024
 WINDOWS_NOTE = ("The text is longer than the {n} tokens the model reads at once: its score averages {k} "
                 "overlapping windows of {n} tokens. The colours show the first window's words only.")
 WINDOWS_CUT_NOTE = " Only its first {limit:,} tokens were read."
+
+
+class WordedError(ValueError):
+    """A ValueError the app worded for its user: `user_errors` shows it as it stands (never re-cased: it may
+    begin with what the user typed, a repo id such as "assets")."""
 
 
 def fail(message: str):
@@ -111,7 +118,8 @@ def user_errors(fn):
             raise fail(html.escape(str(err.message), quote=False)) from None
         except ValueError as err:
             message = str(err)
-            if message.split(" ", 1)[0].isalpha():  # a sentence's first word, not a path or repo id it names
+            # a library's sentence ("top_k must be..."), whose first word is no path or repo id it names
+            if not isinstance(err, WordedError) and message.split(" ", 1)[0].isalpha():
                 message = message[:1].upper() + message[1:]
             raise fail(html.escape(message, quote=False)) from None
         except Exception:
@@ -204,15 +212,16 @@ def require_visible(text: str) -> str:
 
 
 def clean_text(text, name: str = "The text", required: bool = True) -> str:
-    """The text as the model will read it: invisible control and format characters removed (`INVISIBLE_RE`),
-    broken surrogates replaced; `name` in the messages; `required`: an empty text (nothing visible) is refused."""
+    """The text as the model will read it: invisible control and format characters and lone surrogates removed
+    (`INVISIBLE_RE`); `name` in the messages (singular or plural: "The candidate words"); `required`: an empty
+    text (nothing visible) is refused."""
     if text is None:
         text = ""
     if not isinstance(text, str):
         raise fail(f"{name} must be a string, got {type(text).__name__}.")
     if len(text) > MAX_CHARS:
-        raise fail(f"{name} is too long ({len(text):,} characters); paste at most {MAX_CHARS:,}.")
-    text = INVISIBLE_RE.sub("", text).encode("utf-8", errors="replace").decode("utf-8")
+        raise fail(f"{name} must be at most {MAX_CHARS:,} characters long; {len(text):,} is too long.")
+    text = INVISIBLE_RE.sub("", text)
     return require_visible(text) if required else text
 
 

@@ -1,6 +1,6 @@
 """RoBERTa from scratch: model, tokenizer, masking and pipelines, weight-compatible with `transformers`."""
 from .config import PRESETS, RobertaConfig
-from .hub import ModelLoadError, ModelNotFoundError, load_config
+from .hub import HubRepoNotFoundError, HubUnreachableError, ModelLoadError, ModelNotFoundError, load_config
 from .loss import IGNORE_INDEX
 from .masking import DynamicMasker, StaticMasker, make_masker
 from .model import ModelOutput, RobertaForMaskedLM, RobertaForSequenceClassification, RobertaModel
@@ -8,7 +8,8 @@ from .pipelines import FillMaskPipeline, TextClassificationPipeline, pipeline
 from .tokenizer import encode, load_tokenizer, save_tokenizer, train_tokenizer
 
 __all__ = [
-    "PRESETS", "RobertaConfig", "load_config", "ModelLoadError", "ModelNotFoundError", "IGNORE_INDEX",
+    "PRESETS", "RobertaConfig", "load_config", "ModelLoadError", "ModelNotFoundError", "HubRepoNotFoundError",
+    "HubUnreachableError", "IGNORE_INDEX",
     "RobertaModel", "RobertaForMaskedLM", "RobertaForSequenceClassification", "ModelOutput",
     "DynamicMasker", "StaticMasker", "make_masker", "load_tokenizer", "save_tokenizer", "train_tokenizer", "encode",
     "pipeline", "FillMaskPipeline", "TextClassificationPipeline",

@@ -9,8 +9,11 @@ checking every file; the state-dict mapping to and from `transformers`' layout i
 
 Every failure to load is a `ModelLoadError` (a ValueError) whose message names the file, and the field or
 tensor when there is one; a folder, file or Hub repo that cannot be found is a `ModelNotFoundError` (also a
-FileNotFoundError). `HF_HUB_OFFLINE=1` is honoured: a Hub id is then looked up in the local cache only,
-without network requests or retries.
+FileNotFoundError); of those, a Hub repo that cannot be read is a `HubRepoNotFoundError`, and a Hub file
+that could not be fetched (offline, no network) a `HubUnreachableError`. `HF_HUB_OFFLINE=1` is honoured: a Hub id
+is then looked up in the local cache only, without network requests or retries. `hub_only=True` reads a model id
+as a Hub repo id whatever the disk holds (a server loading the ids its visitors type: no local file is read, nor
+is its existence told).
 """
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ ARCHITECTURES = {"RobertaForMaskedLM": ("a masked-LM model", "fill-mask"),
 # the same architecture and tensor names under RoBERTa's multilingual and French re-trainings' class names
 ALIASES = {f"{family}{head}": f"Roberta{head}" for family in ("XLMRoberta", "Camembert")
            for head in ("ForMaskedLM", "ForSequenceClassification")}
-HUB_KWARGS = ("revision", "cache_dir", "force_download", "token", "local_files_only")
+HUB_KWARGS = ("revision", "cache_dir", "force_download", "token", "local_files_only", "hub_only")
 # The model card (README.md) `save_pretrained` writes into a folder that has none, in place of huggingface_hub's
 # default ("pushed to the Hub ...", "[More Information Needed]"): what the folder holds and how it loads, nothing
 # it cannot know. A Jinja template (`PyTorchModelHubMixin`'s model_card_template), filled by
@@ -95,6 +98,15 @@ class ModelNotFoundError(ModelLoadError, FileNotFoundError):
     """The model folder, one of its files, or the Hub repo does not exist or cannot be reached."""
 
 
+class HubRepoNotFoundError(ModelNotFoundError):
+    """No Hub repo of that id that the token given may read: none exists, or it is private or gated."""
+
+
+class HubUnreachableError(ModelNotFoundError):
+    """A Hub file that could not be fetched (offline, no connection, a network or server error) and is not in
+    the local cache."""
+
+
 class ArchitectureMismatch(ModelLoadError):
     """A model of another kind than the one needed (a classifier where a masked LM is needed)."""
 
@@ -105,17 +117,26 @@ class ArchitectureMismatch(ModelLoadError):
 
 
 # ----- finding files -----
-def is_local(model_id) -> bool:
-    """Whether `model_id` means a local path (it exists, or looks like a path) rather than a Hub repo id."""
+def written_as_path(model_id) -> bool:
+    """Whether `model_id` is written as a path (it starts with ".", "/" or "~", or has more than one slash): never
+    a Hub repo id, whatever the disk holds."""
+    model_id = os.fspath(model_id)
+    return model_id.startswith((".", "/", "~")) or model_id.count("/") > 1
+
+
+def is_local(model_id, hub_only: bool = False) -> bool:
+    """Whether `model_id` means a local path (it exists, or is `written_as_path`) rather than a Hub repo id; never
+    with `hub_only` (the disk is not looked at)."""
     model_id = os.path.expanduser(os.fspath(model_id))
-    return os.path.exists(model_id) or model_id.startswith((".", "/", "~")) or model_id.count("/") > 1
+    return not hub_only and (os.path.exists(model_id) or written_as_path(model_id))
 
 
-def _looks_local(model_id: str) -> str:
-    """A hint for a Hub id that failed: OWNER/NAME whose OWNER is a folder here may be a mistyped local folder."""
+def _looks_local(model_id: str, hub_only: bool = False) -> str:
+    """A hint for a Hub id that failed: OWNER/NAME whose OWNER is a folder here may be a mistyped local folder
+    (none with `hub_only`: the disk is not looked at)."""
     owner = model_id.split("/")[0]
     return f"; {owner}/ is a folder here: is {model_id} a mistyped local folder?" if (
-        "/" in model_id and os.path.isdir(owner)) else ""
+        not hub_only and "/" in model_id and os.path.isdir(owner)) else ""
 
 
 def hub_offline() -> bool:
@@ -187,12 +208,13 @@ def check_hub_kwargs(hub_kwargs: dict) -> None:
 
 def resolve_file(model_id, filename, **hub_kwargs) -> str:
     """`filename` of a local model folder (`~` is the home folder), or downloaded (and cached) from the Hub repo
-    `model_id`."""
+    `model_id` (always, with `hub_only`)."""
     check_hub_kwargs(hub_kwargs)
+    hub_only = hub_kwargs.pop("hub_only", False)
     model_id = os.fspath(model_id)
-    if model_id.startswith("~"):
+    if model_id.startswith("~") and not hub_only:
         model_id = os.path.expanduser(model_id)
-    if is_local(model_id):
+    if is_local(model_id, hub_only):
         if os.path.isdir(model_id):
             path = os.path.join(model_id, filename)
             if not os.path.isfile(path):
@@ -227,20 +249,21 @@ def resolve_file(model_id, filename, **hub_kwargs) -> str:
                f"the Hub could not be reached: no connection to {host}:{port} within {HUB_PROBE_TIMEOUT_S:g} s"
                if unreachable else "local_files_only" if hub_kwargs.get("local_files_only") else
                "the Hub could not be reached; set HF_HUB_OFFLINE=1 to fail at once instead of retrying")
-        raise ModelNotFoundError(f"{model_id!r} is not a local folder, and {where} is not in the local cache "
-                                 f"({why}{_looks_local(model_id)})") from None
+        raise HubUnreachableError(f"{model_id!r} is not a local folder, and {where} is not in the local cache "
+                                  f"({why}{_looks_local(model_id, hub_only)})") from None
     except GatedRepoError:
-        raise ModelNotFoundError(f"the Hub repo {model_id!r} is gated: accept its terms on the Hub and pass token=") from None
+        raise HubRepoNotFoundError(f"the Hub repo {model_id!r} is gated: accept its terms on the Hub and pass "
+                                   "token=") from None
     except RepositoryNotFoundError:
-        raise ModelNotFoundError(f"{model_id!r} is not a local folder, and no such Hugging Face Hub repo exists "
-                                 f"(or it is private: pass token=){_looks_local(model_id)}") from None
+        raise HubRepoNotFoundError(f"{model_id!r} is not a local folder, and no such Hugging Face Hub repo exists "
+                                   f"(or it is private: pass token=){_looks_local(model_id, hub_only)}") from None
     except RevisionNotFoundError:
         raise ModelNotFoundError(f"the Hub repo {model_id!r} has no revision {revision!r}") from None
     except EntryNotFoundError:
         raise ModelNotFoundError(f"the Hub repo {model_id!r} has no {filename}") from None
     except Exception as err:  # network errors and the like: say which file, keep the cause
-        raise ModelNotFoundError(f"could not get {where} (is it meant to be a local folder? are you online?"
-                                 f"{_looks_local(model_id)}): {err}") from err
+        raise HubUnreachableError(f"could not get {where} (is it meant to be a local folder? are you online?"
+                                  f"{_looks_local(model_id, hub_only)}): {err}") from err
 
 
 # ----- config.json -----
@@ -332,7 +355,7 @@ def weights_files(model_id, **hub_kwargs) -> tuple[str, list[str]]:
             if not pickled:
                 raise missing from None
             where, or_else = model_id, ""
-            if not is_local(model_id):
+            if not is_local(model_id, hub_kwargs.get("hub_only", False)):
                 where = f"the Hub repo {model_id!r}"
                 or_else = ("; or, where the Hub's conversion bot opened a pull request adding safetensors weights, "
                            "pass revision=\"refs/pr/N\" (N: that pull request's number)")
@@ -362,7 +385,7 @@ def _class_of(model_id, hub_kwargs) -> str:
 def pickled_weights(model_id, **hub_kwargs) -> str | None:
     """The pickled weights file (PICKLED_NAMES) a model folder or Hub repo holds, named when refused, never read;
     None when it holds none, or when the Hub is not asked (offline, local_files_only, unreachable)."""
-    if is_local(model_id):
+    if is_local(model_id, hub_kwargs.get("hub_only", False)):
         folder = os.path.expanduser(os.fspath(model_id))
         names = os.listdir(folder) if os.path.isdir(folder) else []
     elif hub_offline() or hub_kwargs.get("local_files_only") or not hub_reachable():

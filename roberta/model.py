@@ -369,7 +369,8 @@ class RobertaPreTrainedModel(
     def from_pretrained(cls, pretrained_model_name_or_path, *, config=None, map_location="cpu", strict=True,
                         **hub_kwargs):
         """A model folder written by `save_pretrained` (or by `transformers`, sharded too) or a Hub repo id.
-        `hub_kwargs`: revision, token, cache_dir, force_download, local_files_only (any other name is a TypeError).
+        `hub_kwargs`: revision, token, cache_dir, force_download, local_files_only, hub_only (the name is a Hub repo
+        id whatever the disk holds; any other name is a TypeError).
         Every file is checked before any weight is used (`roberta.hub`); problems raise `roberta.ModelLoadError`
         naming the file and the field or tensor. The model is built on the CPU in float32 (`map_location` is
         where the tensors are read to): call `.to(device)` after."""

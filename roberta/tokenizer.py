@@ -42,9 +42,13 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 50265, min_frequency
 
 
 def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
-    """A `tokenizer.json` file, a folder holding one, or a Hub repo id. Errors are `roberta.ModelLoadError`s
-    naming the file (`ModelNotFoundError` when it does not exist)."""
+    """A `tokenizer.json` file, a folder holding one, or a Hub repo id (only that, and no local file looked at,
+    with `hub_only=True`). Errors are `roberta.ModelLoadError`s naming the file (`ModelNotFoundError` when it does
+    not exist)."""
     path = os.fspath(path_or_hub_id)
+    if hub_kwargs.get("hub_only"):
+        tokenizer_file = resolve_file(path, TOKENIZER_NAME, **hub_kwargs)
+        return _read_tokenizer(tokenizer_file)
     if path.startswith("~"):
         path = os.path.expanduser(path)
     if os.path.isfile(path) and not path.endswith(".json"):  # was "is a file, not a model folder"
@@ -54,6 +58,11 @@ def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
         path = resolve_file(path, TOKENIZER_NAME, **hub_kwargs)
     elif not os.path.isfile(path):
         raise ModelNotFoundError(f"{path}: no such tokenizer file")
+    return _read_tokenizer(path)
+
+
+def _read_tokenizer(path: str) -> Tokenizer:
+    """The tokenizer in the tokenizer.json at `path`, checked (`check_special_tokens`)."""
     try:
         tokenizer = Tokenizer.from_file(path)
     except Exception as err:  # tokenizers raises a bare Exception for unreadable or malformed JSON

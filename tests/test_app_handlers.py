@@ -2,6 +2,7 @@
 import html
 import math
 import re
+import unicodedata
 import warnings
 from pathlib import Path
 
@@ -154,9 +155,9 @@ def _first_piece(handlers, text):
 
 
 @pytest.mark.parametrize("text, spaced, completed", [
-    # at the start of the text: no leading space; after a space: the "Ġ" form ("sea" is one token there)
-    ("<mask> sees the <mask>.", [False, True], ["{0}", " sees the", " {1}", "."]),
-    ("  <mask> sees the day.", [False], ["{0}", " sees the day."]),
+    # at the start of the text and after a space: the "Ġ" form ("sea" is one token there), as the model reads it
+    ("<mask> sees the <mask>.", [True, True], ["{0}", " sees the", " {1}", "."]),
+    ("  <mask> sees the day.", [True], ["{0}", " sees the day."]),
     ("The house (<mask>) sees the sea.", [False], ["The house (", "{0}", ") sees the sea."]),  # after "("
     ("The foot<mask> sees the <mask>.", [False, True], ["The foot", "{0}", " sees the", " {1}", "."]),
     ("The day\n<mask> sees the sea.", [True], ["The day", "\n{0}", " sees the sea."]),  # the newline kept
@@ -177,6 +178,20 @@ def test_fill_mask_candidates_take_the_token_form_of_each_mask(handlers, text, s
     assert [c for _, c in filled if c] == [f"<mask> {i + 1}" for i in range(len(spaced))]
 
 
+def test_a_candidate_at_the_start_of_the_text_scores_as_the_models_own_answer(handlers):
+    """The reviewer's case: "<mask> is the capital of France." answered " France" 11.9%, and the candidate "France"
+    0.012% (scored by its first piece "F", the form without a space, which the model does not answer there). A
+    candidate at the start is scored in the form of the model's answers there: one word, one probability."""
+    text = "<mask> sees the house."
+    pipe = handlers._need("mlm").pipeline
+    every = {r["token"]: r["score"] for r in pipe(text, top_k=pipe.tokenizer.get_vocab_size())}  # the top-k list
+    raw = handlers.fill_mask(text, 1, "sea, day")[-2]
+    assert sorted(w for r in raw[0] for w in r["candidates"]) == ["day", "sea"]
+    for row in raw[0]:
+        assert row["token"] == _first_piece(handlers, " " + row["candidates"][0])
+        assert row["score"] == pytest.approx(every[row["token"]])
+
+
 def test_fill_mask_candidate_rows_name_the_users_words(handlers):
     """Rows are labelled with the user's words, not token pieces: a word that is not one token says which
     piece scored it, and words that share that piece share one row that names them all."""
@@ -185,7 +200,10 @@ def test_fill_mask_candidate_rows_name_the_users_words(handlers):
     rows = {tuple(r["candidates"]): r for r in raw[0]}
     assert set(rows) == {("sea", "seaside", *(f"sea{i}" for i in range(6))), ("bird",), ("a<i>",)}
     assert sorted(w for r in raw[0] for w in r["candidates"]) == sorted(words)  # every word, each once
-    assert set(labels[0]) == {"sea, seaside, sea0, sea1, sea2, sea3, sea4, sea5", "bird", "a<i>"}
+    # the API's labels name every word, and say as the rows do when a score is a piece's (not simply the word's)
+    assert set(labels[0]) == {"sea, seaside, sea0, sea1, sea2, sea3, sea4, sea5 (these 8 words share one first "
+                              "piece ‘sea’, so one score)", "bird (scored by its first piece ‘b’)",
+                              "a<i> (scored by its first piece ‘a’)"}
     body = view.split("</style>", 1)[1]
     assert (">sea, seaside, sea0, sea1, sea2 and 3 more<small>(these 8 words share one first piece ‘sea’, so one "
             "score)</small>") in body
@@ -219,6 +237,8 @@ def test_candidate_label(token_str, candidates, label):
     ("Paris is the capital of <MASK>.", 5, "“&lt;MASK&gt;” is not read as a mask: write &lt;mask&gt; exactly"),
     ("Paris is the capital of [mask].", 5, "“\\[mask\\]” is not read as a mask"),
     ("Paris is the capital of < mask >.", 5, "“&lt; mask &gt;” is not read as a mask"),
+    ("Paris is the capital of ＜mask＞.", 5, "“＜mask＞” is not read as a mask"),  # a CJK keyboard's brackets
+    ("Paris is the capital of ［MASK］.", 5, "“［MASK］” is not read as a mask"),
     ("<mask> " * 6, 5, "at most 5"),
     ("a <mask>", 0, "Top-k must be between 1 and 20"),
     ("a <mask>", 99, "Top-k must be between 1 and 20"),
@@ -229,6 +249,41 @@ def test_candidate_label(token_str, candidates, label):
 def test_fill_mask_bad_input(handlers, text, top_k, match):
     with _error(match):
         handlers.fill_mask(text, top_k)
+
+
+# 254 characters, 104 tokens: not cut by characters (`cut_to_window`), and its 2nd mask beyond the 64 tokens read
+BEYOND = "<mask> " + "the cat sees the house. " * 10 + " <mask>"
+
+
+@pytest.mark.parametrize("text, which", [
+    (BEYOND, "The 2nd mask is beyond the first 64 tokens, which is all the model reads: shorten the text or move the "
+             "mask earlier."),
+    ("<mask> <mask> " + BEYOND, "The 4th mask is"),
+    ("<mask> " + BEYOND + " <mask>.", "The 3rd and 4th masks are beyond the first 64 tokens, which is all the model "
+                                      "reads: shorten the text or move them earlier."),
+    (BEYOND[len("<mask> "):] + " <mask>", "The masks are beyond the first 64 tokens"),
+])
+def test_a_mask_beyond_the_window_is_named_in_the_apps_words(handlers, text, which):
+    """The reviewer's case: a text the character cut leaves longer than the window got the pipeline's own message
+    ("The mask is beyond ... move the mask earlier", no full stop, no word of which mask): masks are counted in
+    the tokens the model reads, and the message says which are beyond."""
+    for handler in (handlers.fill_mask, handlers.fill_mask_layers):
+        with pytest.raises(gr.Error) as error:
+            handler(text)
+        assert error.value.message.startswith(which)
+
+
+def test_compare_names_the_model_whatever_fails(handlers, tiny_mlm_dir, monkeypatch):
+    """The reviewer's case: the comparison's mask-beyond-the-window message named no model (only a gr.Error got
+    the prefix, not a ValueError): every error of one model's run says which model it is."""
+    monkeypatch.setenv("APP_LOCAL_MODELS", "1")  # a folder stands in for the model compared with
+    with pytest.raises(gr.Error) as error:
+        H.Handlers(handlers.models).fill_mask_compare(BEYOND, 3, None, "shipped", str(tiny_mlm_dir))
+    assert error.value.message == ("ours (shipped): The 2nd mask is beyond the first 64 tokens, which is all the "
+                                   "model reads: shorten the text or move the mask earlier.")
+    with pytest.raises(gr.Error) as error:  # a model that does not load (a ModelChoiceError, a ValueError)
+        handlers.fill_mask_compare("a <mask>", 3, None, "shipped", "someone/no-such-mlm")
+    assert error.value.message.startswith("someone/no-such-mlm: ")
 
 
 def test_a_mask_written_otherwise_beside_real_ones_is_said_once(models, tiny_mlm_dir, monkeypatch):
@@ -495,6 +550,13 @@ def test_classify_shows_the_text_in_the_users_case(handlers):
     assert "Great" in explanation and "great" not in explanation
     assert explain.in_users_case("It 's GREAT , isn't it ?", "it's great, isn't it?") == "It's GREAT, isn't it?"
     assert explain.in_users_case("Don't", "do not") == "do not"  # changed more than case and spaces: as read
+    # the reviewer's case: "İ" lower-cases to two characters ("i" and a combining dot), and the whole text was
+    # shown lower-cased; it shows as typed (decomposed: "I" and the dot, the length the model's text has there)
+    _, highlighted, _ = handlers.classify("İstanbul is a GREAT city")
+    shown = "".join(part for part, _ in highlighted)
+    assert unicodedata.normalize("NFC", shown) == "İstanbul is a GREAT city"
+    assert len(shown) == len("İstanbul is a GREAT city".lower())  # the model's text: its word spans apply
+    assert explain.in_users_case("İİ  GREAT", "i̇i̇ great") == "I\u0307I\u0307 GREAT"
 
 
 def test_classify_long_and_unusual_text(handlers):
@@ -553,6 +615,11 @@ def test_counterfactual_removal_keeps_the_sentence_whole():
     assert _edits("so, wow !!!", "!!!") == {"remove “!!!”": "so, wow"}  # punctuation only: removal only
     assert _edits("Not. Bad.", "Bad.")["remove “Bad”"] == "Not."  # one sentence end, not "Not.."
     assert _edits("It was bad! Awful!", "Awful!")["remove “Awful”"] == "It was bad!"
+    # a comma, semicolon or colon the removal would leave dangling goes with it
+    assert _edits("great, great, great!", "great!")["remove “great”"] == "great, great!"  # not "great, great,!"
+    assert _edits("I loved it; really.", "really.") == {"remove “really”": "I loved it."}
+    assert _edits("good, fine", "fine") == {"remove “fine”": "good"}
+    assert _edits("good , fine", "fine") == {"remove “fine”": "good"}
 
 
 def test_counterfactual_data_names_the_word_and_the_label_it_pushes_towards():
@@ -686,6 +753,17 @@ def test_counterfactual_handler_one_word_and_empty_texts(handlers):
         handlers.counterfactual("a" * 3000)
     assert "“" + "a" * 39 + "…” is the only word" in str(error.value) and len(str(error.value)) < 200
     assert explain.top_words("a" * 3000, [(0, 3000, 1.0)], 1.0) == ["“" + "a" * 39 + "…”"]  # "Most towards" too
+
+
+def test_counterfactual_offers_no_edit_that_classify_refuses(handlers):
+    """The reviewer's case: "good <mask>" offered the removal of "good", "<mask>", classified positive 56%, while
+    /classify refuses that text (no words, only special tokens): such an edit is not offered."""
+    with _error("no words to classify"):
+        handlers.classify("<mask>")
+    _, data = handlers.counterfactual("good <mask>")
+    assert [(row["edit"], row["text"]) for row in data["edits"]] == [("“good” → “bad”", "bad <mask>")]
+    with _error("“film” is the only word, and no negation rule applies to it"):
+        handlers.counterfactual("film <mask>")  # its removal was the only edit
 
 
 def test_counterfactual_handler_escapes_and_is_one_batch(handlers, models, monkeypatch):
@@ -1016,7 +1094,7 @@ def test_attention_rollout_rows_sum_to_one(handlers):
     (1, "everything", "mlm", "Head must be a whole number"),
     (1, 1, "not a repo id!", "“not a repo id!” is not a Hugging Face Hub repo id"),  # as typed
     (1, 1, "/etc", "local folders can be chosen only where the server allows them"),
-    (1, 1, "assets/mini-roberta-sst2", "assets/mini-roberta-sst2 is not a Hugging Face Hub repo id"),  # as typed
+    (1, 1, "assets/mini-roberta-sst2", "and assets/mini-roberta-sst2 is not in its download cache"),  # a Hub id
     (1, 1, 3, "model must be “mlm”, “sentiment” or a Hugging Face Hub repo id, got int"),
 ])
 def test_attention_bad_layer_head_model(handlers, layer, head, model, match):
@@ -1191,6 +1269,28 @@ def test_invisible_format_characters_are_removed_as_control_characters_are(handl
     assert "Removed before tokenizing, as in every tab: 3 invisible characters (U+200B, U+2060, U+00AD)" in shown
     assert "Removed before tokenizing" not in handlers.tokens(text)[0]
     assert handlers.neighbours("ca\u200bt")[1]["neighbours"] == handlers.neighbours("cat")[1]["neighbours"]
+
+
+def test_lone_surrogates_are_removed_and_no_question_mark_is_read(handlers):
+    """The reviewer's case: JSON's "lone \\ud800 surrogate <mask>" was read as "lone ? surrogate" (a surrogate
+    replaced when encoded), and the candidate "\\ud800" scored as the word "?": half a character is removed, as
+    an invisible one is, and a text of nothing else is empty."""
+    assert V.clean_text("lone \ud800 surrogate <mask>") == "lone  surrogate <mask>"
+    assert "?" not in "".join(text for text, _ in handlers.fill_mask("lone \ud800 surrogate <mask>", 3)[0])
+    text = "Paris is the capital of <mask>."
+    assert handlers.fill_mask(text, 3, "the, \ud800")[-2] == handlers.fill_mask(text, 3, "the")[-2]
+    with _error("The text is empty"):
+        handlers.fill_mask("\ud800\udfff", 3)
+
+
+def test_a_text_too_long_is_said_for_a_singular_and_a_plural_name(handlers):
+    """"The candidate words is too long" (/fill_mask) and "The words is too long" (/word_map): said in words
+    that agree with either."""
+    long = "x" * (V.MAX_CHARS + 1)
+    for call, name in [(lambda: handlers.fill_mask("a <mask>", 3, long), "The candidate words"),
+                       (lambda: handlers.word_map(long), "The words"), (lambda: handlers.fill_mask(long, 3), "The text")]:
+        with _error(f"^'{name} must be at most {V.MAX_CHARS:,} characters long; {len(long):,} is too long.'$"):
+            call()
 
 
 def test_masking_html_size_is_bounded(handlers, models):

@@ -68,6 +68,18 @@ def test_predictions_read_as_labels_and_the_raw_values_stay():
     assert all("\ufffd" not in name and name.strip() for name in fill_mask_view.mask_labels([FRAGMENTS])[0])
 
 
+def test_a_candidates_label_says_when_its_score_is_a_pieces():
+    """The reviewer's case: the API's label read {"france": 3.9e-06}, the probability of the piece " f", which only
+    the page said. A candidate's label says what its row says: the piece that scored it, or the words that share
+    it; a word that is one token is named alone."""
+    row = [{"token": 7, "token_str": " France", "score": 0.12, "candidates": ["France"]},
+           {"token": 8, "token_str": " f", "score": 3.9e-06, "candidates": ["france"]},
+           {"token": 9, "token_str": " Par", "score": 2e-06, "candidates": ["Parisian", "Paradise"]}]
+    assert fill_mask_view.mask_labels([row])[0] == {
+        "France": 0.12, "france (scored by its first piece ‘f’)": 3.9e-06,
+        "Parisian, Paradise (these 2 words share one first piece ‘Par’, so one score)": 2e-06}
+
+
 def test_a_lone_space_prediction_is_not_quoted():
     row = [{"token": 14, "token_str": " ", "score": 0.3}, {"token": 15, "token_str": " it", "score": 0.1}]
     assert re.findall(r'class="fm-word[^"]*">([^<]*)<', _body(fill_mask_view.predictions_html([row]))) == ["␣", "it"]
@@ -114,7 +126,7 @@ def test_a_long_word_is_one_word_in_pieces(handlers):
 @pytest.mark.parametrize("text, targets, match", [
     ("I ate a <mask>.", "🍕, house", "“🍕” cannot be scored: its first piece is a lone space, which says nothing "
                                      "about the word. Leave it out, or try a word the vocabulary has."),
-    ("<mask> is good.", "house, 🍕", "“🍕” cannot be scored: its first piece is part of a character"),
+    ("The (<mask>) is good.", "house, 🍕", "“🍕” cannot be scored: its first piece is part of a character"),
     ("I ate a <mask>.", "🍕, 🍔", "“🍕” and “🍔” cannot be scored: each one’s first piece is a lone space"),
 ])
 def test_a_candidate_scored_by_a_lone_space_or_a_byte_is_refused(handlers, text, targets, match):

@@ -3,6 +3,7 @@
 Issue 13 item 4: every crafted file below used to end in an unrelated exception (HFValidationError, TypeError,
 ZeroDivisionError, AssertionError, AttributeError, a bare JSONDecodeError or SafetensorError) or, worse, loaded.
 """
+import functools
 import json
 import re
 import shutil
@@ -254,6 +255,46 @@ def test_no_network_reads_the_cache_at_once_instead_of_retrying(monkeypatch, fre
         hub.resolve_file("owner/missing", "config.json")
     assert all(kwargs.get("local_files_only") is True and "force_download" not in kwargs for kwargs in calls)
 
+
+
+def test_hub_only_reads_a_hub_id_from_the_hub_whatever_the_disk_holds(monkeypatch, fresh_probe, tmp_path,
+                                                                       tiny_mlm_dir):
+    """`hub_only=True` (a server loading the ids its visitors type): a Hub id is fetched from the Hub even where a
+    folder of that name loads, and no message says what the disk holds ("mistyped local folder"); without it, the
+    folder loads as before. A repo that cannot be read and a Hub that cannot be reached are errors of their own
+    (HubRepoNotFoundError, HubUnreachableError: ModelNotFoundErrors as before), for a caller to word."""
+    from types import SimpleNamespace
+
+    from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundError
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(tiny_mlm_dir, tmp_path / "owner" / "model")
+    shutil.copy(tiny_mlm_dir / "tokenizer.json", tmp_path / "owner")
+    asked = []
+
+    def download(repo_id, filename, error=None, **kwargs):
+        asked.append((repo_id, filename, kwargs))
+        raise error
+
+    monkeypatch.setattr(hub, "_connects", lambda address, timeout: True)
+    assert roberta.RobertaForMaskedLM.from_pretrained("owner/model") is not None and not asked  # the folder
+    assert hub.is_local("owner/model") and not hub.is_local("owner/model", hub_only=True)
+    for error, kind in [(RepositoryNotFoundError("404", response=SimpleNamespace(headers={}, request=None)),
+                         hub.HubRepoNotFoundError),
+                        (LocalEntryNotFoundError("not cached"), hub.HubUnreachableError),
+                        (ConnectionError("HTTPSConnectionPool(host='huggingface.co')"), hub.HubUnreachableError)]:
+        monkeypatch.setattr(hub, "hf_hub_download", functools.partial(download, error=error))
+        with pytest.raises(kind) as info:
+            roberta.RobertaForMaskedLM.from_pretrained("owner/model", hub_only=True, token=False)
+        assert isinstance(info.value, ModelNotFoundError) and "mistyped" not in str(info.value)
+        assert asked[-1] == ("owner/model", "config.json", {"token": False})  # hub_only is ours, not passed on
+        with pytest.raises(kind):  # the tokenizer too: no folder's tokenizer.json read in its stead
+            roberta.load_tokenizer("owner/model", hub_only=True, token=False)
+        assert asked[-1] == ("owner/model", "tokenizer.json", {"token": False})
+        with pytest.raises(kind):  # a name that is a tokenizer file here is a repo id all the same
+            roberta.load_tokenizer("owner/tokenizer.json", hub_only=True, token=False)
+        with pytest.raises(kind, match="mistyped local folder"):  # the hint, for a library user
+            roberta.RobertaForMaskedLM.from_pretrained("owner/other")
 
 
 def test_a_hub_repo_with_pickled_weights_only_says_how_to_get_safetensors(monkeypatch, fresh_probe):
