@@ -1,4 +1,4 @@
-"""Benchmark: our MLM training step and inference latency against `transformers`' RobertaForMaskedLM.
+r"""Benchmark: our MLM training step and inference latency against `transformers`' RobertaForMaskedLM.
 
 Both models hold the same weights (converted), see the same batch and masks, and use the same optimizer
 (AdamW); ours takes the pretraining path (`masked_only=True`: the fused masked-only loss of `roberta.loss`,

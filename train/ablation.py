@@ -148,7 +148,7 @@ def _progress(steps: list[dict], budget_min: float, session_start: float) -> Non
     projected = spent + remaining * (spent / finished) if finished else spent
     print(f"== progress: {finished} of {finished + remaining} pretraining runs done, "
           f"{statistics.fmean(tokens_s):,.0f} training tokens/s, {spent / 60:.1f} min of runs so far "
-          f"({other / 60:.1f} min outside pretraining), projected total {projected / 60:.0f} min "
+          f"({other / 60:.1f} min outside pretraining), projected total {projected / 60:.1f} min "
           f"(budget {budget_min:g} min); this session {(time.time() - session_start) / 60:.1f} min", flush=True)
     if projected > budget_min * 60 and remaining:
         print(f"warning: the projected total ({projected / 60:.0f} min) is over --time-budget-min "
