@@ -139,10 +139,9 @@ class FillMaskHandlers(HandlerBase):
         for form in sorted(set(spaced)):
             by_token = forms[form] = {}
             for word in words:
-                try:
-                    token = int(pipe.target_ids([" " + word if form else word])[0])
-                except ValueError:  # no token at all: skipped, as the pipeline skips it
-                    continue
+                if (found := pipe.target_piece(" " + word if form else word)) is None:
+                    continue  # no token at all: skipped, as the pipeline skips it
+                token = found[0]
                 by_token.setdefault(token, []).append(word)
                 piece = pipe.tokenizer.decode([token], skip_special_tokens=False)
                 if not piece.strip() or "\ufffd" in piece:
@@ -156,8 +155,10 @@ class FillMaskHandlers(HandlerBase):
                        f"Leave {'it' if one else 'them'} out, or try a word the vocabulary has.")
         rows = {}
         for form, by_token in forms.items():
-            shaped = [" " + w if form else w for w in words]
-            results = pipe(text, top_k=len(shaped), targets=shaped)  # all of them, whatever top-k
+            # the pieces themselves, vocabulary entries (so the library's TargetPieceWarning, for a caller told
+            # nothing else, stays out of the server's log: each row says how its words were scored)
+            pieces = [pipe.tokenizer.id_to_token(token) for token in by_token] or words  # (or none: its error)
+            results = pipe(text, top_k=len(pieces), targets=pieces)  # all of them, whatever top-k
             per_mask = results if len(spaced) > 1 else [results]
             rows[form] = [[{**r, "candidates": by_token.get(r["token"], [])} for r in row] for row in per_mask]
         return [rows[form][i] for i, form in enumerate(spaced)]

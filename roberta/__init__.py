@@ -1,4 +1,5 @@
 """RoBERTa from scratch: model, tokenizer, masking and pipelines, weight-compatible with `transformers`."""
+from . import convert  # roberta.convert.from_transformers / to_transformers (transformers imported when called)
 from .config import PRESETS, RobertaConfig
 from .hub import HubRepoNotFoundError, HubUnreachableError, ModelLoadError, ModelNotFoundError, load_config
 from .loss import IGNORE_INDEX
@@ -12,5 +13,5 @@ __all__ = [
     "HubUnreachableError", "IGNORE_INDEX",
     "RobertaModel", "RobertaForMaskedLM", "RobertaForSequenceClassification", "ModelOutput",
     "DynamicMasker", "StaticMasker", "make_masker", "load_tokenizer", "save_tokenizer", "train_tokenizer", "encode",
-    "pipeline", "FillMaskPipeline", "TextClassificationPipeline",
+    "pipeline", "FillMaskPipeline", "TextClassificationPipeline", "convert",
 ]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 from dataclasses import dataclass, field
 
 
@@ -75,6 +76,10 @@ class RobertaConfig:
         self.id2label = _check_id2label(self.id2label)
         if self.problem_type not in PROBLEM_TYPES:
             raise ValueError(f"problem_type must be one of {PROBLEM_TYPES}, got {self.problem_type!r}")
+        if self.problem_type == "single_label_classification" and self.num_labels == 1:  # as transformers refuses
+            raise ValueError("problem_type 'single_label_classification' needs at least 2 labels, but id2label names "
+                             "one: give two labels for a yes/no classifier, or problem_type 'regression' for a "
+                             "single output")
 
     @property
     def num_labels(self) -> int:
@@ -167,6 +172,17 @@ PROBLEM_TYPES = (None, "single_label_classification", "multi_label_classificatio
 
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def whole_number(value) -> int | None:
+    """`value` as a Python int when it is a whole number (a Python, numpy or one-element torch integer; not a
+    bool), else None: what the package's integer arguments take (a config.json's fields are Python ints only)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
 
 
 def default_labels(num_labels) -> dict[int, str]:

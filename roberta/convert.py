@@ -8,7 +8,7 @@ one `save_pretrained`/`from_pretrained` use. `transformers` is imported only whe
 """
 from . import model as ours
 from .config import RobertaConfig
-from .hub import ARCHITECTURES, TIED_COPIES, from_hf_state_dict, to_hf_state_dict
+from .hub import ALIASES, ARCHITECTURES, TIED_COPIES, from_hf_state_dict, to_hf_state_dict
 
 
 def to_transformers(model):
@@ -26,10 +26,12 @@ def to_transformers(model):
 
 
 def from_transformers(hf_model):
-    """A `transformers` RobertaForMaskedLM / RobertaForSequenceClassification -> ours."""
-    name = type(hf_model).__name__
+    """A `transformers` RobertaForMaskedLM / RobertaForSequenceClassification -> ours; XLM-RoBERTa's and
+    CamemBERT's classes too, which are the same architecture (`ALIASES`), as `from_pretrained` loads them."""
+    name = ALIASES.get(type(hf_model).__name__, type(hf_model).__name__)
     if name not in ARCHITECTURES:
-        raise TypeError(f"cannot convert {name}; expected one of {', '.join(ARCHITECTURES)}")
+        raise TypeError(f"cannot convert {type(hf_model).__name__}; expected one of "
+                        f"{', '.join([*ARCHITECTURES, *ALIASES])}")
     # RobertaConfig refuses what this package cannot run (another activation, relative positions, a decoder)
     model = getattr(ours, name)(RobertaConfig.from_dict(hf_model.config.to_dict()))
     model.load_state_dict(from_hf_state_dict(hf_model.state_dict()), strict=True)

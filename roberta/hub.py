@@ -309,15 +309,23 @@ def task_of(architecture: str) -> str:
     return ARCHITECTURES[architecture][1]
 
 
-def read_architecture(model_id, **hub_kwargs) -> str:
-    """The model class config.json names (`architectures`; RobertaForMaskedLM when it names none), XLM-RoBERTa's
-    and CamemBERT's read as the RoBERTa class they are (`ALIASES`)."""
-    path = resolve_file(model_id, CONFIG_NAME, **hub_kwargs)
-    names = read_json(path).get("architectures") or ["RobertaForMaskedLM"]
+def named_architecture(config: dict) -> str | None:
+    """The class a config.json's `architectures` names first, XLM-RoBERTa's and CamemBERT's read as the RoBERTa
+    class they are (`ALIASES`); None when it names none, or one this package does not load."""
+    names = config.get("architectures")
     name = names[0] if isinstance(names, list) and names else None
     name = ALIASES.get(name, name) if isinstance(name, str) else None
-    if name not in ARCHITECTURES:
-        raise ModelLoadError(f"{path}: architectures is {names!r}; this package loads {list(ARCHITECTURES)}")
+    return name if name in ARCHITECTURES else None
+
+
+def read_architecture(model_id, **hub_kwargs) -> str:
+    """The model class config.json names (`named_architecture`; RobertaForMaskedLM when it names none)."""
+    path = resolve_file(model_id, CONFIG_NAME, **hub_kwargs)
+    config = read_json(path)
+    name = named_architecture(config) if config.get("architectures") else "RobertaForMaskedLM"
+    if name is None:
+        raise ModelLoadError(f"{path}: architectures is {config['architectures']!r}; this package loads "
+                             f"{list(ARCHITECTURES)}")
     return name
 
 
@@ -490,10 +498,16 @@ def _sorted_metadata(data: bytes) -> bytes:
     return data[:8] + text.ljust(length) + data[8 + length:]
 
 
+def local_folder(folder) -> Path:
+    """A folder to write to, `~` read as the home folder as `resolve_file` reads it on loading (the save side wrote
+    into a folder named `~` in the current one)."""
+    return Path(folder).expanduser()
+
+
 def save_model(folder, config: RobertaConfig, architecture: str, state: dict[str, torch.Tensor]) -> None:
     """config.json + model.safetensors (`transformers`' layout, readable by both), each written to a temporary
     file and renamed into place, so that a crash never leaves a half-written file under the final name."""
-    folder = Path(folder)
+    folder = local_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     metadata = {"format": "pt", **{_META_PREFIX + f: str(getattr(config, f)) for f in SHAPELESS_FIELDS}}
     tmp = folder / f".{WEIGHTS_NAME}.tmp"
@@ -504,7 +518,7 @@ def save_model(folder, config: RobertaConfig, architecture: str, state: dict[str
 
 def save_config(folder, config: RobertaConfig, architecture: str) -> None:
     """config.json alone (`transformers`' field names), written to a temporary file and renamed into place."""
-    folder = Path(folder)
+    folder = local_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{CONFIG_NAME}.tmp"
     tmp.write_text(json.dumps(config.to_hf_dict(architecture), indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -533,6 +547,8 @@ def load_model(cls, model_id, config=None, map_location="cpu", strict=True, **hu
         config, config_path = config_from_dict(config, "the given config"), "the given config"
     else:
         config, config_path = find_config(model_id, **hub_kwargs)
+        if strict:
+            refuse_other_head(cls, model_id, config_path)
     state, metadata, weights_path = load_weights(model_id, map_location, **hub_kwargs)
     check_weights(state, expected_shapes(cls, config), config, metadata, weights_path, config_path)
     model = cls(config)
@@ -543,6 +559,18 @@ def load_model(cls, model_id, config=None, map_location="cpu", strict=True, **hu
         raise ModelLoadError(f"{weights_path} does not fit {cls.__name__}: missing keys {some(result.missing_keys)}, "
                              f"unexpected keys {some(result.unexpected_keys)}")
     return model.eval()
+
+
+def refuse_other_head(cls, model_id, config_path) -> None:
+    """An ArchitectureMismatch, before any weight is read, when config.json names the other head than `cls` (a
+    classifier's folder given to RobertaForMaskedLM.from_pretrained listed the missing and unexpected tensors)."""
+    name = named_architecture(read_json(config_path))
+    if name is None or name == cls.architecture:
+        return
+    why = f"{cls.__name__} needs {ARCHITECTURES[cls.architecture][0]}: load it with {name}.from_pretrained"
+    if cls.architecture == "RobertaForSequenceClassification":
+        why += f", or start fine-tuning from its encoder with {cls.__name__}.from_pretrained_encoder"
+    raise ArchitectureMismatch.of(model_id, name, why)
 
 
 # The config fields that belong to a classifier's head, and their values for a new head (`load_encoder`)

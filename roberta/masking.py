@@ -14,19 +14,21 @@ and is replaced by <mask> 80% of the time, by a random regular token 10% of the 
   padding is never drawn for). That is exactly what precomputing them would store, without holding
   dupe_factor copies of the corpus in memory.
 """
+import numbers
 import operator
 from dataclasses import dataclass
 
 import torch
 
+from .config import whole_number
 from .loss import IGNORE_INDEX  # the label of every position that is not selected
 from .tokenizer import SPECIAL_TOKENS
 # The rule's rates (BERT's and RoBERTa's): select 15% of the regular tokens; of those, 80% become <mask>, 10% a
 # random regular token, the rest stay. BERT's static masking keeps DUPE_FACTOR masks per sequence.
 MLM_PROBABILITY, MASK_FRACTION, RANDOM_FRACTION = 0.15, 0.8, 0.1
 DUPE_FACTOR = 10
-# A static mask's generator seed is folded into 64 bits (what torch.Generator.manual_seed takes), so any example
-# id works; every seed torch took before (below 2**64, or a negative one as its 64-bit pattern) is unchanged.
+# A masker's generator seed is folded into 64 bits (what torch.Generator.manual_seed takes), so any seed and any
+# example id work; every seed torch took before (below 2**64, or a negative one as its 64-bit pattern) is unchanged.
 SEED_MODULUS = 2 ** 64
 
 # What happened to each token, for display and statistics.
@@ -43,22 +45,25 @@ class MaskedBatch:
 
 class Masker:
     """Shared corruption rule. `mask(input_ids, generator)` applies it with the given randomness.
-    `pad_token_id` (one of `special_ids`; `from_tokenizer` gives it) is what the static masker cuts off a row."""
+    `pad_token_id` (one of `special_ids`; `from_tokenizer` gives it) is what the static masker cuts off a row.
+    `seed`: any whole number, folded into 64 bits (SEED_MODULUS)."""
 
     def __init__(self, mask_token_id: int, vocab_size: int, special_ids, mlm_probability: float = MLM_PROBABILITY,
                  mask_fraction: float = MASK_FRACTION, random_fraction: float = RANDOM_FRACTION, seed: int = 0,
                  pad_token_id: int | None = None):
-        if not 0 < mlm_probability < 1:
-            raise ValueError(f"mlm_probability must be in (0, 1), got {mlm_probability}")
-        if mask_fraction < 0 or random_fraction < 0 or mask_fraction + random_fraction > 1:
-            raise ValueError("mask_fraction and random_fraction must be >= 0 and sum to at most 1")
+        mlm_probability = _fraction("mlm_probability", mlm_probability, open_interval=True)
+        mask_fraction = _fraction("mask_fraction", mask_fraction)
+        random_fraction = _fraction("random_fraction", random_fraction)
+        if mask_fraction + random_fraction > 1:
+            raise ValueError(f"mask_fraction and random_fraction must sum to at most 1, got {mask_fraction} + "
+                             f"{random_fraction}")
         if not _is_int(seed):
             raise ValueError(f"seed must be a whole number, got {seed!r}")
         self.mask_token_id = mask_token_id
         self.mlm_probability = mlm_probability
         self.mask_fraction = mask_fraction
         self.random_fraction = random_fraction
-        self.seed = seed
+        self.seed = whole_number(seed)  # a Python int: a numpy one overflowed in the static masker's seeds
         self.pad_token_id = pad_token_id
         self.special_ids = torch.tensor(sorted(set(special_ids) | {mask_token_id}), dtype=torch.long)
         is_special = torch.zeros(vocab_size, dtype=torch.bool)
@@ -80,7 +85,7 @@ class Masker:
         with mlm_probability, and a selected one becomes <mask>, a random regular token or stays, 80/10/10 by
         default; the draws come from `generator`. Returns the corrupted ids, the labels (the original id where
         selected, IGNORE_INDEX elsewhere) and each token's outcome."""
-        input_ids = torch.as_tensor(input_ids)
+        input_ids = as_batch(input_ids)
         shape, device = input_ids.shape, input_ids.device
         special_ids, regular_ids = self._ids_on(device)
         eligible = ~torch.isin(input_ids, special_ids)  # (B, T)
@@ -122,7 +127,7 @@ class DynamicMasker(Masker):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.generator = torch.Generator().manual_seed(self.seed)
+        self.generator = torch.Generator().manual_seed(self.seed % SEED_MODULUS)
 
     def __call__(self, input_ids, example_ids=None, epoch=None) -> MaskedBatch:
         """The next draw; `example_ids` and `epoch` are taken (the static masker's signature) and not used."""
@@ -153,9 +158,7 @@ class StaticMasker(Masker):
     def __call__(self, input_ids, example_ids, epoch: int) -> MaskedBatch:
         """input_ids (B, T), example_ids (B,): a stable id per sequence (its index in the dataset), integers;
         epoch: an integer."""
-        input_ids = torch.as_tensor(input_ids)
-        if input_ids.dim() != 2:
-            raise ValueError(f"input_ids must be (batch, length), got shape {tuple(input_ids.shape)}")
+        input_ids = as_batch(input_ids)
         if example_ids is None or len(example_ids) != len(input_ids):
             got = "none" if example_ids is None else len(example_ids)
             raise ValueError(f"example_ids must give one id per row of input_ids ({len(input_ids)}), got {got}")
@@ -201,13 +204,29 @@ def pad_to(masked: MaskedBatch, original: torch.Tensor) -> MaskedBatch:
                        torch.cat([masked.outcome, torch.full_like(tail, NOT_SELECTED)], dim=1))  # each (1, T)
 
 
+def as_batch(input_ids) -> torch.Tensor:
+    """`input_ids` as a (B, T) tensor; a ValueError for any other shape (both maskers take a batch of rows)."""
+    input_ids = torch.as_tensor(input_ids)
+    if input_ids.dim() != 2:
+        hint = " (one sequence: input_ids[None])" if input_ids.dim() == 1 else ""
+        raise ValueError(f"input_ids must be (batch, length), got shape {tuple(input_ids.shape)}{hint}")
+    return input_ids
+
+
+def _fraction(name: str, value, open_interval: bool = False) -> float:
+    """`value` as a float: a ValueError naming `name` unless it is a real number from 0 to 1 (above 0 and below 1
+    with `open_interval`); NaN is in no range."""
+    inside = (isinstance(value, numbers.Real) and not isinstance(value, bool)
+              and (0 < value < 1 if open_interval else 0 <= value <= 1))
+    if not inside:
+        bounds = "above 0 and below 1" if open_interval else "from 0 to 1"
+        raise ValueError(f"{name} must be a number {bounds}, got {value!r}")
+    return float(value)
+
+
 def _is_int(value) -> bool:
     """A whole number (a Python or numpy integer, not a bool)."""
-    try:
-        operator.index(value)
-    except TypeError:
-        return False
-    return not isinstance(value, bool)
+    return whole_number(value) is not None
 
 
 def _example_id(value) -> int:

@@ -81,6 +81,19 @@ def check_input_shape(input_ids, inputs_embeds, hidden_size: int) -> None:
                          f"{tuple(inputs_embeds.shape)}")
 
 
+def check_token_ids(input_ids: torch.Tensor, vocab_size: int) -> None:
+    """A ValueError naming the range when an id is outside the vocabulary, before the lookup fails on it with a
+    bare "index out of range in self". On the CPU only, where it is one cheap comparison: on a GPU reading its
+    answer is a host sync per forward (the queue drained before every training step), so there, as in
+    transformers, such an id is the device's own assert; and skipped while torch.compile traces the model, where
+    a data-dependent branch would break the graph."""
+    if torch.compiler.is_compiling() or input_ids.device.type != "cpu":
+        return
+    if bool(((input_ids < 0) | (input_ids >= vocab_size)).any()):
+        raise ValueError(f"input_ids must be from 0 to {vocab_size - 1} (the model's vocabulary has {vocab_size} "
+                         f"tokens), got {int(input_ids.min())} to {int(input_ids.max())}")
+
+
 class RobertaEmbeddings(nn.Module):
     """Token embeddings + learned position embeddings, then LayerNorm and dropout; no token-type (segment) term.
     RoBERTa counts positions from pad_token_id + 1 (padding sits at position pad_token_id), so 512 tokens need
@@ -99,8 +112,10 @@ class RobertaEmbeddings(nn.Module):
 
     def forward(self, input_ids=None, position_ids=None, inputs_embeds=None):
         """(B, T, H) from `input_ids` (B, T) or `inputs_embeds` (B, T, H); positions from `position_ids`, else
-        counted over the non-padding tokens. ValueError for a sequence longer than max_length."""
+        counted over the non-padding tokens. ValueError for a sequence longer than max_length, or an id outside the
+        vocabulary."""
         if inputs_embeds is None:
+            check_token_ids(input_ids, self.word_embeddings.num_embeddings)
             inputs_embeds = self.word_embeddings(input_ids)  # (B, T, H)
         B, T, _ = inputs_embeds.shape
         given = position_ids is not None
@@ -247,9 +262,11 @@ class RobertaModel(nn.Module):
                 keep = attention_mask
             elif attention_mask.is_floating_point():
                 keep = attention_mask.eq(0)
-                if bool((attention_mask[~keep] > -1e4).any()):
+                # anything else (NaN too: transformers adds it to the scores, which turns the outputs into NaN)
+                if bool((~keep & ~(attention_mask <= -1e4)).any()):
                     raise ValueError("a 4-D float attention_mask is added to the scores, as in transformers: 0 where "
-                                     "a key may be attended to, a large negative number where not; got other values")
+                                     "a key may be attended to, a large negative number (at most -1e4, or -inf) "
+                                     "where not; got other values (NaN, or numbers between -1e4 and 0)")
             else:
                 raise ValueError(f"a 4-D attention_mask must be booleans (True = attend) or additive floats, as in "
                                  f"transformers, got {attention_mask.dtype}")
@@ -362,6 +379,11 @@ class RobertaPreTrainedModel(
         return super().generate_model_card(*args, **{**fields, **kwargs})
 
     # persistence: config.json + model.safetensors, readable by transformers too (roberta.hub)
+    def save_pretrained(self, save_directory, **kwargs):
+        """The mixin's `save_pretrained` (config.json, model.safetensors, a README.md where there is none; `kwargs`:
+        model_card_kwargs, push_to_hub, ...), `~` read as the home folder as `from_pretrained` reads it."""
+        return super().save_pretrained(hub.local_folder(save_directory), **kwargs)
+
     def _save_pretrained(self, save_directory) -> None:
         hub.save_model(save_directory, self.config, self.architecture, self.state_dict())
 

@@ -16,17 +16,24 @@ sigmoid(logits / T) per label, a regression's its raw outputs (config.problem_ty
 Shapes: B batch, T sequence length, V vocabulary, M masks in one text, L labels, nl layers.
 """
 import os
+import warnings
 
 import torch
 from tokenizers import Tokenizer
 
 from . import hub
+from .config import whole_number
 from .model import RobertaForMaskedLM, RobertaForSequenceClassification
 from .tokenizer import check_special_tokens, encode, encode_windows, load_tokenizer, mean_over_windows
 
 MAX_MASKS = 5  # most <mask> tokens one fill-mask input may hold
 MASK, ALT_MASK = "<mask>", "[MASK]"  # [MASK] (BERT's spelling) is accepted and read as <mask>
 LONG_TEXT = ("windows", "first")  # how a classifier reads a text longer than its maximum length
+
+
+class TargetPieceWarning(UserWarning):
+    """A fill-mask target that is several tokens, scored by its first piece only (its own category, so that a
+    caller that shows this itself can filter it out; the app asks `target_piece` instead and scores the pieces)."""
 
 
 def _check_texts(texts) -> list[str]:
@@ -58,6 +65,15 @@ def _masked(text: str) -> str:
     return text
 
 
+def _count(name: str, value, expected: str = "a whole number >= 1") -> int:
+    """`value` as an int >= 1: a Python, numpy or one-element torch integer, not a bool; else a ValueError naming
+    `name` and what it `expected`."""
+    count = whole_number(value)
+    if count is None or count < 1:
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+    return count
+
+
 def _batches(n: int, batch_size: int):
     """The slices of `n` items in batches of at most `batch_size`."""
     return [slice(start, start + batch_size) for start in range(0, n, batch_size)]
@@ -83,8 +99,7 @@ class Pipeline:
         if tokenizer.get_vocab_size() > model.config.vocab_size:
             raise ValueError(f"the tokenizer has {tokenizer.get_vocab_size()} tokens but the model only "
                              f"{model.config.vocab_size}: they do not belong together")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
+        batch_size = _count("batch_size", batch_size)
         self.device = (torch.device("cuda" if torch.cuda.is_available() else "cpu") if device is None
                        else hub.parse_device(device, "device"))
         self.model = model.to(self.device).eval()
@@ -112,8 +127,7 @@ class FillMaskPipeline(Pipeline):
     def __call__(self, text, top_k: int = 5, targets=None):
         """One text: a list of {score, token, token_str, sequence} for one mask, a list of such lists for several.
         A list of texts: a list of those. `targets` (a word or list) restricts the candidates to those tokens."""
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-            raise ValueError(f"top_k must be a whole number >= 1, got {top_k!r}")
+        top_k = _count("top_k", top_k)
         texts = [_masked(t) for t in _check_texts(text)]
         target_ids = None if targets is None else self.target_ids(targets)
         results = []
@@ -161,23 +175,33 @@ class FillMaskPipeline(Pipeline):
         return positions
 
     def target_ids(self, targets) -> torch.Tensor:
-        """As `transformers`: a target that is a vocabulary entry is used as is, otherwise its first token.
-        (So "Paris" is the sentence-initial token; " Paris" is the word after a space, as in "of Paris".)"""
+        """As `transformers`: a target that is a vocabulary entry is used as is, otherwise its first token, with a
+        TargetPieceWarning when that is only part of it (as `transformers` logs one). (So "Paris" is the
+        sentence-initial token; " Paris" is the word after a space, as in "of Paris".)"""
         targets = [targets] if isinstance(targets, str) else targets
         if not isinstance(targets, (list, tuple)) or not all(isinstance(t, str) for t in targets):
             raise ValueError(f"targets must be a word or a list of words, got {targets!r}")
         ids = []
         for target in targets:
-            token_id = self.tokenizer.token_to_id(target)
-            if token_id is None:
-                pieces = self.tokenizer.encode(target, add_special_tokens=False).ids
-                if not pieces:
-                    continue  # transformers skips it too (with a warning)
-                token_id = pieces[0]
+            if (found := self.target_piece(target)) is None:
+                continue  # transformers skips it too (with a warning)
+            token_id, n_pieces = found
+            if n_pieces > 1:
+                piece = self.tokenizer.decode([token_id], skip_special_tokens=False)
+                warnings.warn(f"the target {target!r} is not one token of the vocabulary: it is scored by its "
+                              f"first piece {piece!r} only", TargetPieceWarning, stacklevel=3)
             ids.append(token_id)
         if not ids:
             raise ValueError(f"none of the targets {targets!r} is a token of this model's vocabulary")
         return torch.tensor(sorted(set(ids)), dtype=torch.long)
+
+    def target_piece(self, target: str) -> tuple[int, int] | None:
+        """The token a target is scored by and how many tokens the target is: a vocabulary entry as it is (1), else
+        its first token; None for a target of no token at all ("")."""
+        if (token_id := self.tokenizer.token_to_id(target)) is not None:
+            return token_id, 1
+        pieces = self.tokenizer.encode(target, add_special_tokens=False).ids
+        return (pieces[0], len(pieces)) if pieces else None
 
     def _postprocess(self, logits, positions, input_ids, top_k, target_ids, truncated):
         """One text's results from its logits at the masks (M, V), the masks' positions (M,) and its ids (T,)."""
@@ -229,8 +253,8 @@ class TextClassificationPipeline(Pipeline):
         overlapping windows of that length (`roberta.tokenizer.encode_windows`) whose logits are averaged, and
         marks each result with "windows": N; "first" reads its first tokens only and marks each result with
         "truncated": True, as `transformers`' pipeline reads it when called with `truncation=True`."""
-        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-            raise ValueError(f"top_k must be None or a whole number >= 1, got {top_k!r}")
+        if top_k is not None:
+            top_k = _count("top_k", top_k, "None or a whole number >= 1")
         if long_text not in LONG_TEXT:
             raise ValueError(f"long_text must be one of {LONG_TEXT}, got {long_text!r}")
         texts = _check_texts(text)
@@ -279,10 +303,9 @@ def _check_architecture(task: str, cls, model_id: str, **hub_kwargs) -> None:
     (a masked LM given to "sentiment-analysis" was a raw "does not fit ...: missing keys [...]"). A config that
     names none, or one this package does not load, is left to the loader (not `hub.require_architecture`, which
     takes the first for a masked LM and refuses the second)."""
-    names = hub.read_json(hub.resolve_file(model_id, hub.CONFIG_NAME, **hub_kwargs)).get("architectures")
-    name = names[0] if isinstance(names, list) and names else None
+    name = hub.named_architecture(hub.read_json(hub.resolve_file(model_id, hub.CONFIG_NAME, **hub_kwargs)))
     wanted = cls.model_class.architecture
-    if name in hub.ARCHITECTURES and name != wanted:
+    if name is not None and name != wanted:
         why = (f"the {task!r} pipeline needs {hub.ARCHITECTURES[wanted][0]} ({wanted}): use "
                f"pipeline({hub.task_of(name)!r}, ...) for this one")
         raise hub.ArchitectureMismatch.of(model_id, name, why)

@@ -5,16 +5,15 @@ roberta-base's own `tokenizer.json` loads here with the same code. `encode` turn
 """
 import hashlib
 import json
-import operator
 import os
 import weakref
 from collections.abc import Iterable
-from pathlib import Path
 
 import torch
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
-from .hub import TOKENIZER_NAME, ModelLoadError, ModelNotFoundError, resolve_file
+from .config import whole_number
+from .hub import TOKENIZER_NAME, ModelLoadError, ModelNotFoundError, local_folder, resolve_file
 
 # ids 0..4. roberta-base has <s> <pad> </s> <unk> at 0..3 too but <mask> last (50264); code reads ids by name.
 SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
@@ -23,6 +22,8 @@ SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 50265, min_frequency: int = 2,
                     show_progress: bool = True) -> Tokenizer:
     """Train byte-level BPE on an iterator of texts; `<s> ... </s>` is added around every input."""
+    if isinstance(texts, str):  # itself an iterable of strings: it trained on its characters, one by one
+        raise ValueError("texts must be a list (or another iterable) of texts, got a single string: pass [text]")
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
@@ -45,6 +46,12 @@ def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
     """A `tokenizer.json` file, a folder holding one, or a Hub repo id (only that, and no local file looked at,
     with `hub_only=True`). Errors are `roberta.ModelLoadError`s naming the file (`ModelNotFoundError` when it does
     not exist)."""
+    if not isinstance(path_or_hub_id, (str, os.PathLike)):
+        hint = (": it is one already" if isinstance(path_or_hub_id, Tokenizer) else
+                ": a transformers tokenizer holds this package's tokenizers.Tokenizer as .backend_tokenizer (and "
+                "roberta.pipeline's tokenizer= takes either)" if hasattr(path_or_hub_id, "backend_tokenizer") else "")
+        raise TypeError(f"load_tokenizer takes a tokenizer.json path, a model folder or a Hub repo id, got "
+                        f"{type(path_or_hub_id).__name__}{hint}")
     path = os.fspath(path_or_hub_id)
     if hub_kwargs.get("hub_only"):
         tokenizer_file = resolve_file(path, TOKENIZER_NAME, **hub_kwargs)
@@ -85,16 +92,34 @@ def check_special_tokens(tokenizer: Tokenizer, source) -> None:
 MIN_LENGTH = 3  # <s>, one token, </s>
 
 
-def _check_max_length(max_length) -> None:
-    """A ValueError for a length that holds no token of the text: <s> and </s> take two (0 and 1 were ignored,
-    2 gave every text as <s></s>)."""
-    try:
-        too_short = operator.index(max_length) < MIN_LENGTH  # an int, a numpy or torch integer
-    except TypeError:
-        too_short = True
-    if too_short:
-        raise ValueError(f"max_length must be a whole number of at least {MIN_LENGTH} (<s>, a token, </s>), "
+def _check_max_length(max_length, name: str = "max_length") -> int:
+    """`max_length` as an int; a ValueError naming `name` for a length that holds no token of the text: <s> and
+    </s> take two (0 and 1 were ignored, 2 gave every text as <s></s>)."""
+    length = whole_number(max_length)
+    if length is None or length < MIN_LENGTH:
+        raise ValueError(f"{name} must be a whole number of at least {MIN_LENGTH} (<s>, a token, </s>), "
                          f"got {max_length!r}")
+    return length
+
+
+def _texts(texts) -> list[str]:
+    """`texts` (a string or an iterable of strings) as a list; a ValueError naming the argument for anything else,
+    and for a lone surrogate (half of a UTF-16 pair, from broken copy-paste), which is no text the tokenizer can
+    read (both were `tokenizers`' "TextEncodeInput must be Union[...]")."""
+    try:
+        texts = [texts] if isinstance(texts, str) else list(texts)
+    except TypeError:
+        raise ValueError(f"texts must be a string or a list of strings, got {type(texts).__name__}") from None
+    for i, text in enumerate(texts):
+        which = f"text {i + 1} of {len(texts)}"
+        if not isinstance(text, str):
+            raise ValueError(f"texts must be strings, got {type(text).__name__} ({which})")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise ValueError(f"{which} holds a lone surrogate ({text[err.start]!r} at character {err.start}), half "
+                             "of a UTF-16 pair and not a character: remove it") from None
+    return texts
 
 
 def for_model(tokenizer: Tokenizer, max_length: int, stride: int = 0) -> Tokenizer:
@@ -124,7 +149,7 @@ def encode(tokenizer: Tokenizer, texts, max_length: int):
     """Model inputs for `texts` (a string or a list): input_ids (B, T) long, attention_mask (B, T) long, and
     truncated: list[bool], whether each text was cut to `max_length` tokens (see `for_model`)."""
     _check_max_length(max_length)
-    texts = [texts] if isinstance(texts, str) else list(texts)
+    texts = _texts(texts)
     if not texts:
         return torch.zeros(0, 0, dtype=torch.long), torch.zeros(0, 0, dtype=torch.long), []
     encodings = for_model(tokenizer, max_length).encode_batch(texts)
@@ -149,7 +174,7 @@ def encode_windows(tokenizer: Tokenizer, texts, max_length: int, stride: int | N
     (W, T) long, attention_mask (W, T) long and owner (W,) long: the index in `texts` of each window; windows
     of one text are consecutive, its first window first (the one `encode` gives)."""
     _check_max_length(max_length)
-    texts = [texts] if isinstance(texts, str) else list(texts)
+    texts = _texts(texts)
     stride = window_stride(max_length) if stride is None else stride
     if isinstance(stride, bool) or not isinstance(stride, int) or not 0 <= stride < max_length - 2:
         raise ValueError(f"stride must be a whole number from 0 to {max_length - 3} (a window of {max_length} "
@@ -191,8 +216,10 @@ def vocab_digest(tokenizer: Tokenizer) -> str:
 
 def save_tokenizer(tokenizer: Tokenizer, folder, model_max_length: int) -> None:
     """Write folder/tokenizer.json plus the tokenizer_config.json `transformers` reads (its length limit, and
-    the fast tokenizer class so it uses tokenizer.json exactly as saved, normalizer included)."""
-    folder = Path(folder)
+    the fast tokenizer class so it uses tokenizer.json exactly as saved, normalizer included). `model_max_length`:
+    the model's max_length, a whole number of at least MIN_LENGTH."""
+    _check_max_length(model_max_length, "model_max_length")  # before anything is written
+    folder = local_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     tokenizer.save(str(folder / TOKENIZER_NAME))
     save_tokenizer_config(folder, model_max_length)
@@ -200,7 +227,8 @@ def save_tokenizer(tokenizer: Tokenizer, folder, model_max_length: int) -> None:
 
 def save_tokenizer_config(folder, model_max_length: int) -> None:
     """folder/tokenizer_config.json alone, as `save_tokenizer` writes it beside tokenizer.json."""
+    model_max_length = _check_max_length(model_max_length, "model_max_length")  # -5 or None was written as it came
     config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": model_max_length,
               "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "sep_token": "</s>",
               "cls_token": "<s>", "pad_token": "<pad>", "mask_token": "<mask>"}
-    (Path(folder) / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    (local_folder(folder) / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

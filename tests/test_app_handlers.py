@@ -286,6 +286,15 @@ def test_compare_names_the_model_whatever_fails(handlers, tiny_mlm_dir, monkeypa
     assert error.value.message.startswith("someone/no-such-mlm: ")
 
 
+def test_a_candidate_scored_by_its_first_piece_is_said_by_the_page_not_a_python_warning(handlers):
+    """The library warns (TargetPieceWarning) when a target is scored by its first piece, for a caller told nothing
+    else; the app says so in the candidate's row and label, so that warning would only fill the server's log."""
+    with warnings.catch_warnings(record=True) as caught:
+        *_, html_view = handlers.fill_mask("The <mask> is here.", 3, "antidisestablishmentarianism")
+    assert "first piece" in html_view
+    assert not [w for w in caught if issubclass(w.category, roberta.pipelines.TargetPieceWarning)]
+
+
 def test_a_mask_written_otherwise_beside_real_ones_is_said_once(models, tiny_mlm_dir, monkeypatch):
     """<MASK> beside a real mask is no mask: the real one is predicted, and a warning says the other is not."""
     monkeypatch.setenv("APP_LOCAL_MODELS", "1")  # a folder stands in for the model compared with

@@ -1,5 +1,8 @@
 """Weight compatibility with `transformers`: conversion both ways, saved folders, and the fill-mask pipeline."""
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -223,6 +226,20 @@ def test_another_model_type_is_refused_and_xlm_roberta_camembert_load(tokenizer,
                                        atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("family", ["XLMRoberta", "Camembert"])
+def test_xlm_roberta_and_camembert_objects_convert_as_their_folders_load(family):
+    """from_transformers refused the XLM-RoBERTa and CamemBERT classes whose saved folders from_pretrained loads."""
+    config = getattr(transformers, f"{family}Config")(**hf_config(*CONFIGS[0]).to_dict())
+    ids, mask = padded_batch(CONFIGS[0][3])
+    for head in ("ForMaskedLM", "ForSequenceClassification"):
+        hf = randomise(getattr(transformers, f"{family}{head}")(config))
+        ours = from_transformers(hf)
+        assert type(ours).__name__ == f"Roberta{head}"
+        with torch.no_grad():
+            torch.testing.assert_close(ours(ids, mask).logits, hf(input_ids=ids, attention_mask=mask).logits,
+                                       atol=1e-5, rtol=1e-5)
+
+
 def test_transformers_style_calls_give_transformers_outputs(trained_looking_mlm_dir):
     """m(**enc) with what a transformers tokenizer returns (token_type_ids too), then out[0], out["logits"], the
     tuple order with a loss and hidden states, return_dict=False: as the same model in transformers."""
@@ -307,6 +324,7 @@ def both_fill_mask(trained_looking_mlm_dir):
     ("A dog finds <mask> every day.", {"targets": " France", "top_k": 4}),
     ("😀 中文 <mask> עברית", {}),
 ])
+@pytest.mark.filterwarnings("ignore::roberta.pipelines.TargetPieceWarning")  # targets of several tokens, as theirs logs
 def test_fill_mask_matches_transformers_pipeline(both_fill_mask, text, kwargs):
     theirs, ours = both_fill_mask
     expected, got = theirs(text, **kwargs), ours(text, **kwargs)
@@ -460,3 +478,13 @@ def test_a_transformers_model_object_is_pointed_to_the_converter(trained_looking
                                          r"roberta\.convert\.from_transformers"):
         roberta.pipeline("fill-mask", model=hf, tokenizer=trained_looking_mlm_dir)
     assert roberta.pipeline("fill-mask", model=from_transformers(hf), tokenizer=trained_looking_mlm_dir)("a <mask>")
+
+
+def test_the_converter_named_in_that_hint_is_there_after_import_roberta_without_transformers():
+    """The hint (and the README) say roberta.convert.from_transformers, which was an AttributeError after a plain
+    `import roberta`; the converter is there now, and importing roberta still does not import transformers."""
+    code = ("import sys, roberta; roberta.convert.from_transformers, roberta.convert.to_transformers; "
+            "print('transformers' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert (run.returncode, run.stdout.strip()) == (0, "False"), run.stderr

@@ -3,6 +3,7 @@
 Issue 13 item 4: every crafted file below used to end in an unrelated exception (HFValidationError, TypeError,
 ZeroDivisionError, AssertionError, AttributeError, a bare JSONDecodeError or SafetensorError) or, worse, loaded.
 """
+import dataclasses
 import functools
 import json
 import re
@@ -217,6 +218,19 @@ def test_a_null_calibration_temperature_means_no_calibration(tiny_clf_dir, tmp_p
     assert scores == pytest.approx({model.config.id2label[i]: float(p) for i, p in enumerate(probs)}, abs=1e-6)
 
 
+def test_a_single_label_problem_with_one_label_is_refused(tiny_config, folder):
+    """problem_type "single_label_classification" over one label gave a loss of 0, zero gradients and a sigmoid
+    score, and was saved into a config.json transformers refuses: refused here too, naming both fields."""
+    message = "problem_type 'single_label_classification' needs at least 2 labels, but id2label names one"
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(tiny_config, id2label={0: "yes"}, problem_type="single_label_classification")
+    edit_config(folder, id2label={"0": "yes"}, problem_type="single_label_classification")
+    with pytest.raises(ModelLoadError, match=message):
+        roberta.RobertaForSequenceClassification.from_pretrained_encoder(folder)
+    edit_config(folder, problem_type="regression")
+    assert roberta.RobertaForSequenceClassification.from_pretrained_encoder(folder).config.num_labels == 1
+
+
 def test_classifier_labels_checked_when_fine_tuning_starts(folder):
     with pytest.raises(ValueError, match="id2label: label names must be distinct"):
         roberta.RobertaForSequenceClassification.from_pretrained_encoder(folder, id2label={0: "a", 1: "a"})
@@ -396,6 +410,18 @@ def test_a_path_from_the_home_folder_is_a_local_folder(folder, tmp_path, monkeyp
         roberta.RobertaForMaskedLM.from_pretrained("~/elsewhere")
 
 
+def test_a_path_from_the_home_folder_is_where_a_model_is_saved(folder, tmp_path, monkeypatch):
+    """`~` was read as the home folder on loading only: saving made a folder named ~ in the current one."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    roberta.RobertaForMaskedLM.from_pretrained(folder).save_pretrained("~/saved")
+    roberta.save_tokenizer(roberta.load_tokenizer(folder), "~/saved", 64)
+    names = {"config.json", "model.safetensors", "README.md", "tokenizer.json", "tokenizer_config.json"}
+    assert names <= {p.name for p in (tmp_path / "home" / "saved").iterdir()}
+    assert not (tmp_path / "~").exists()
+    assert roberta.pipeline("fill-mask", "~/saved")("a <mask> b", top_k=1)
+
+
 def test_a_broken_shard_index_is_named(folder):
     (folder / "model.safetensors").rename(folder / "model-00001-of-00001.safetensors")
     index = folder / "model.safetensors.index.json"
@@ -425,3 +451,16 @@ def test_require_architecture_words_a_model_of_the_other_kind(tiny_mlm_dir, tiny
         hub.require_architecture(tiny_mlm_dir, "RobertaForSequenceClassification", "calibration needs a classifier")
     with pytest.raises(ModelNotFoundError):  # a folder that cannot be read: the loader's own error, unworded
         hub.require_architecture(tiny_mlm_dir.parent / "missing", "RobertaForMaskedLM", "unused")
+
+
+def test_from_pretrained_words_a_folder_of_the_other_head_as_the_pipeline_does(tiny_mlm_dir, tiny_clf_dir):
+    """A classifier's folder given to RobertaForMaskedLM.from_pretrained listed missing and unexpected keys."""
+    with pytest.raises(hub.ArchitectureMismatch) as info:
+        roberta.RobertaForMaskedLM.from_pretrained(tiny_clf_dir)
+    assert str(info.value) == (f"{tiny_clf_dir} is a classifier (RobertaForSequenceClassification); RobertaForMaskedLM "
+                               "needs a masked-LM model: load it with RobertaForSequenceClassification.from_pretrained")
+    with pytest.raises(hub.ArchitectureMismatch, match=f"^{tiny_mlm_dir} is a masked-LM model .*: load it with "
+                                                       r"RobertaForMaskedLM\.from_pretrained, or start fine-tuning "
+                                                       r"from its encoder with .*\.from_pretrained_encoder$"):
+        roberta.RobertaForSequenceClassification.from_pretrained(tiny_mlm_dir)
+    assert roberta.RobertaForSequenceClassification.from_pretrained(tiny_mlm_dir, strict=False)  # asked for

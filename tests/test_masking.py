@@ -1,6 +1,8 @@
 """MLM corruption: rates (binomial bounds), the 80/10/10 split, special tokens, dynamic vs static masks."""
 import math
+import warnings
 
+import numpy as np
 import pytest
 import torch
 
@@ -107,6 +109,21 @@ def test_dynamic_masks_differ_across_calls_and_reproduce_by_seed(tokenizer):
     assert not torch.equal(first.labels, other.labels)
 
 
+def test_both_maskers_take_any_whole_number_seed_folded_into_64_bits(tokenizer):
+    """A numpy seed was a TypeError (dynamic) or a numpy overflow (static), and the dynamic masker refused a seed
+    from 2**64 on: both take any whole number now, the dynamic one folding it as the static one does."""
+    ids = small_batch(tokenizer)
+    for kind, call in (("dynamic", lambda m: m(ids)), ("static", lambda m: m(ids, [0, 1, 2, 3], 0))):
+        labels = call(make_masker(kind, tokenizer, seed=3)).labels
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy's overflow warning
+            assert torch.equal(call(make_masker(kind, tokenizer, seed=np.int64(3))).labels, labels), kind
+        assert torch.equal(call(make_masker(kind, tokenizer, seed=2 ** 64 + 3)).labels, labels), kind
+        assert torch.equal(call(make_masker(kind, tokenizer, seed=-1)).labels,
+                           call(make_masker(kind, tokenizer, seed=2 ** 64 - 1)).labels), kind
+    assert type(make_masker("static", tokenizer, seed=np.int64(3)).seed) is int
+
+
 def test_dynamic_state_dict_resumes_the_stream(tokenizer):
     ids = small_batch(tokenizer)
     a = DynamicMasker.from_tokenizer(tokenizer, seed=3)
@@ -190,6 +207,15 @@ def test_static_masking_needs_one_example_id_per_row(tokenizer):
         masker(ids[0], example_ids=[0], epoch=0)
 
 
+def test_both_maskers_refuse_a_single_row_without_its_batch_axis(tokenizer):
+    """The dynamic masker took 1-D ids that the static one refused: both refuse them, saying how to add the axis."""
+    row = small_batch(tokenizer)[0]
+    for masker in (make_masker("dynamic", tokenizer), make_masker("static", tokenizer)):
+        with pytest.raises(ValueError, match=r"input_ids must be \(batch, length\), got shape \(64,\) \(one "
+                                             r"sequence: input_ids\[None\]\)"):
+            masker(row, [0], 0)
+
+
 def test_static_examples_with_same_tokens_get_different_masks(tokenizer):
     ids = small_batch(tokenizer)[:1].repeat(2, 1)
     out = StaticMasker.from_tokenizer(tokenizer, dupe_factor=2)(ids, [10, 11], epoch=0)
@@ -244,6 +270,10 @@ def test_make_masker_kinds(tokenizer):
     ({"mask_fraction": 0.8, "random_fraction": 0.3}, "sum to at most 1"),
     ({"mask_fraction": -0.1}, "mask_fraction"),
     ({"random_fraction": -0.1}, "random_fraction"),
+    ({"mlm_probability": "0.15"}, "mlm_probability must be a number above 0 and below 1, got '0.15'"),
+    ({"mlm_probability": float("nan")}, "mlm_probability must be a number above 0 and below 1, got nan"),
+    ({"mask_fraction": float("nan")}, "mask_fraction must be a number from 0 to 1, got nan"),
+    ({"random_fraction": None}, "random_fraction must be a number from 0 to 1, got None"),
 ])
 def test_bad_rates_raise(tokenizer, kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -427,6 +427,33 @@ def test_a_4d_boolean_mask_is_read_as_given(mlm, tiny_config):
                                    rtol=1e-5)
 
 
+def test_ids_outside_the_vocabulary_are_named_unless_compiling(mlm, tiny_config, monkeypatch):
+    """An id past the vocabulary (or negative) was torch's bare "index out of range in self" (on a GPU a
+    device-side assert that breaks the CUDA context); under torch.compile the check is left out."""
+    ids, mask = padded_batch(tiny_config)
+    V = tiny_config.vocab_size
+    for bad, low, high in ((V, 0, V), (-1, -1, V - 1)):
+        wrong = ids.clone()
+        wrong[1, 2] = bad
+        with pytest.raises(ValueError, match=re.escape(f"input_ids must be from 0 to {V - 1} (the model's "
+                                                       f"vocabulary has {V} tokens), got {low} to {high}")):
+            mlm(wrong, mask)
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    with pytest.raises(IndexError):
+        mlm(wrong, mask)
+
+
+def test_a_4d_float_mask_of_nan_is_refused_as_transformers_cannot_read_it(mlm, tiny_config):
+    """A NaN passed the check and was read as "do not attend"; transformers adds it to the scores (NaN outputs)."""
+    ids, mask = padded_batch(tiny_config)
+    additive = torch.zeros(mask.shape).masked_fill(mask.eq(0), float("-inf"))[:, None, None, :]  # (B, 1, 1, T)
+    with torch.no_grad():
+        torch.testing.assert_close(mlm(ids, additive).logits, mlm(ids, mask).logits)  # -inf: not attended to
+        additive[0, 0, 0, -1] = float("nan")
+        with pytest.raises(ValueError, match=r"a large negative number .* got other values \(NaN"):
+            mlm(ids, additive)
+
+
 def test_inputs_embeds_and_position_ids_give_the_input_ids_result(mlm, tiny_config):
     ids, mask = padded_batch(tiny_config)
     embeds = mlm.roberta.embeddings.word_embeddings(ids)  # (B, T, H)

@@ -1,10 +1,13 @@
 """roberta.pipeline: fill-mask and sentiment outputs, targets, [MASK], bad inputs, truncation, batches."""
+import warnings
+
+import numpy as np
 import pytest
 import torch
 from tokenizers import Tokenizer
 
 import roberta
-from roberta.pipelines import MAX_MASKS
+from roberta.pipelines import MAX_MASKS, TargetPieceWarning
 from roberta.tokenizer import encode, encode_windows, for_model, window_stride
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -136,7 +139,8 @@ def test_targets_restrict_and_keep_full_vocabulary_scores(fill, tokenizer):
     # (" the" -> Ġthe; "the", not an entry of this small vocabulary, -> "t").
     assert tokenizer.token_to_id("the") is None
     t = tokenizer.encode("the", add_special_tokens=False).ids[0]
-    result = fill(text, targets=[" the", "the", "Ġthe"])
+    with pytest.warns(TargetPieceWarning):  # "the" is several pieces
+        result = fill(text, targets=[" the", "the", "Ġthe"])
     assert {r["token"] for r in result} == {the, t}
     assert len(result) == 2  # top_k is capped at the number of distinct targets
     for r in result:
@@ -144,10 +148,25 @@ def test_targets_restrict_and_keep_full_vocabulary_scores(fill, tokenizer):
     single = fill(text, targets=" the")
     assert single[0]["token_str"] == " the" and single[0]["sequence"] == "The cat likes the."
     # Unknown words fall back to their first token; nothing usable is an error.
-    assert fill(text, targets=["zzzz"])[0]["token"] == tokenizer.encode("zzzz", add_special_tokens=False).ids[0]
+    with pytest.warns(TargetPieceWarning):
+        assert fill(text, targets=["zzzz"])[0]["token"] == tokenizer.encode("zzzz", add_special_tokens=False).ids[0]
     for bad in ([""], [], 5, [" the", 3]):
         with pytest.raises(ValueError, match="targets"):
             fill(text, targets=bad)
+
+
+def test_a_target_of_several_tokens_is_warned_about_by_its_first_piece(fill, tokenizer):
+    """It was scored by its first piece without a word (transformers logs a warning); one token is not warned of."""
+    pieces = tokenizer.encode(" zzqqxx", add_special_tokens=False).ids
+    first = tokenizer.decode(pieces[:1])
+    assert len(pieces) > 1
+    with pytest.warns(TargetPieceWarning, match=f"the target ' zzqqxx' is not one token of the vocabulary: it is "
+                                                f"scored by its first piece '{first}' only") as caught:
+        assert fill("The cat likes <mask>.", targets=[" zzqqxx", " the"])
+    assert len(caught) == 1 and caught[0].filename == __file__  # pointed at the caller's line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fill("The cat likes <mask>.", targets=[" the", "Ġthe"])
 
 
 def test_bracket_mask_equals_mask(fill):
@@ -395,6 +414,17 @@ def test_a_list_of_texts_runs_batch_size_texts_at_a_time(tiny_mlm_dir, tiny_clf_
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="batch_size must be a whole number >= 1"):
             roberta.pipeline("fill-mask", model=tiny_mlm_dir, batch_size=bad)
+
+
+def test_numpy_integers_count_as_whole_numbers(tiny_mlm_dir, fill, sentiment):
+    """top_k and batch_size refused np.int64(2) ("must be a whole number >= 1, got np.int64(2)")."""
+    text = "The cat likes <mask>."
+    assert fill(text, top_k=np.int64(2)) == fill(text, top_k=2)
+    assert sentiment("fine", top_k=np.int64(1)) == sentiment("fine", top_k=1)
+    assert roberta.pipeline("fill-mask", model=tiny_mlm_dir, batch_size=np.int32(3)).batch_size == 3
+    for bad in (np.int64(0), True, np.float64(2.0)):
+        with pytest.raises(ValueError, match="top_k must be a whole number >= 1"):
+            fill(text, top_k=bad)
 
 
 def _flat(results):

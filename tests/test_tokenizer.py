@@ -103,6 +103,39 @@ def test_load_tokenizer_errors_clearly(tmp_path, tokenizer):
         roberta.load_tokenizer(path)
 
 
+def test_load_tokenizer_says_what_it_takes_when_given_a_tokenizer_object(tokenizer, tiny_mlm_dir):
+    """A transformers tokenizer (or ours) was "expected str, bytes or os.PathLike object, not TokenizersBackend"."""
+    from transformers import AutoTokenizer
+
+    theirs = AutoTokenizer.from_pretrained(str(tiny_mlm_dir))
+    with pytest.raises(TypeError, match=r"load_tokenizer takes a tokenizer\.json path, a model folder or a Hub repo "
+                                        r"id, got \w+: a transformers tokenizer holds .* as \.backend_tokenizer"):
+        roberta.load_tokenizer(theirs)
+    with pytest.raises(TypeError, match="got Tokenizer: it is one already"):
+        roberta.load_tokenizer(tokenizer)
+    assert theirs.backend_tokenizer.encode("a <mask>").ids == tokenizer.encode("a <mask>").ids
+
+
+def test_train_tokenizer_refuses_one_string_for_a_list_of_texts():
+    """A string is itself an iterable of strings: "hello world" trained on its characters, without a word."""
+    with pytest.raises(ValueError, match=r"texts must be a list .* got a single string: pass \[text\]"):
+        roberta.train_tokenizer("hello world", vocab_size=300, show_progress=False)
+
+
+@pytest.mark.parametrize("texts, message", [
+    ([1], r"texts must be strings, got int \(text 1 of 1\)"),
+    (["fine", None], r"texts must be strings, got NoneType \(text 2 of 2\)"),
+    (None, "texts must be a string or a list of strings, got NoneType"),
+    ("\ud800lone", r"text 1 of 1 holds a lone surrogate \('\\ud800' at character 0\)"),
+])
+def test_encode_names_texts_that_are_not_text(tokenizer, texts, message):
+    """tokenizers' "TextEncodeInput must be Union[TextInputSequence, ...]" named neither the argument nor the text."""
+    from roberta.tokenizer import encode_windows
+    for encoder in (roberta.encode, encode_windows):
+        with pytest.raises(ValueError, match=message):
+            encoder(tokenizer, texts, 10)
+
+
 def test_roberta_base_layout_loads_with_the_same_code(tokenizer, roberta_base_style_tokenizer_file):
     """roberta-base's tokenizer.json puts <mask> last (50264) and uses the older file format."""
     theirs = roberta.load_tokenizer(roberta_base_style_tokenizer_file)
@@ -134,6 +167,14 @@ def test_save_tokenizer_writes_a_folder_transformers_reads_as_saved(tokenizer, t
     ours = roberta.load_tokenizer(tmp_path)
     text = "My Friend LIKES the <mask> today."
     assert hf(text)["input_ids"] == ours.encode(text).ids == tokenizer.encode(text.lower()).ids
+
+
+@pytest.mark.parametrize("length", [-5, None, 2, 64.0])
+def test_save_tokenizer_refuses_a_model_max_length_that_holds_no_token(tokenizer, tmp_path, length):
+    """-5 or None was written into tokenizer_config.json as it came."""
+    with pytest.raises(ValueError, match=f"model_max_length must be a whole number of at least 3 .*got {length}"):
+        roberta.save_tokenizer(tokenizer, tmp_path / "out", length)
+    assert not (tmp_path / "out").exists()
 
 
 def test_encode_follows_tokens_added_after_its_first_use(tokenizer):
