@@ -139,12 +139,14 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 api_visibility="private", **SLOW)  # two models, one of them up to roberta-large's size
             api(handlers.fill_mask_compare, [*fm_in, fm_other], [fm_compare, fm_compare_data], "fill_mask_compare",
                 SLOW)
-            # the tab's model changed: the comparison shown was of another model; compare with ours by default
-            # when the tab runs another model, else with the first suggested one; the tab's own is not offered
+            # the tab's model changed: the comparison shown (or its error) was of another model; compare with ours
+            # by default when the tab runs another model, else with the first suggested one; the tab's own is not
+            # offered
             fm_current.change(lambda current: (gr.update(choices=model_choice.compare_choices(current),
-                                                         value=model_choice.default_comparison(current)), ""),
-                              fm_current, [fm_other, fm_compare], queue=False, api_name="fill_mask_compare_default",
-                              api_visibility="private")
+                                                         value=model_choice.default_comparison(current)), "",
+                                               gr.update(value="", visible=False)),
+                              fm_current, [fm_other, fm_compare, fm_cmp_error], queue=False,
+                              api_name="fill_mask_compare_default", api_visibility="private")
             # an example clears the candidate words (a third, hidden column), or it would score only those
             examples([[*example, ""] for example in FILL_MASK_EXAMPLES], [fm_text, fm_k, fm_targets], fm_page, fm_ui,
                      fm_error, "fill_mask", run_inputs=fm_ui_in, columns=[0, 1])
@@ -222,7 +224,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                                allow_custom_value=True, elem_id="at-layer", min_width=200)
                         at_head = gr.Dropdown(head_choices(N_HEADS), value="average", label="Head",
                                               allow_custom_value=True, elem_id="at-head", min_width=200)
-                    at_view_error = error_box("at-view-error")  # a layer or head typed in: said next to them
+                    # a layer or head typed in: said next to them, whichever event reads them
+                    at_view_error = error_box("at-view-error", fields=("Layer", "Head"))
                     at_model, at_current = model_box("attention", "at", model_choice.attention_choices(), "mlm",
                                                      handlers.attention_model, [at_layer, at_head],
                                                      [at_layer, at_head])
@@ -249,7 +252,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     at_roll_text = gr.HTML(elem_id="at-roll-text", label="rollout_text")
                 with gr.Tab("Where one token attends", id="token") as at_tab_token:
                     at_token = gr.Dropdown(label="Token", choices=[], allow_custom_value=True, elem_id="at-token")
-                    at_token_error = error_box("at-token-error")
+                    at_token_error = error_box("at-token-error", fields=("Token",))
                     at_bars = Plot(label="Where the token attends", show_label=False, elem_id="at-bars")
                     at_bars_text = gr.HTML(elem_id="at-bars-text", label="bars_text")  # its weights as a table
             at_in = [at_text, at_layer, at_head, at_model]
@@ -263,17 +266,19 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             at_ui_in = [at_text, at_layer, at_head, at_current, at_visible]
             at_ui = wire([at_btn.click, at_text.submit, at_current.change], handlers.attention, [*at_in, at_all],
                          at_out, at_error, "attention", on_load=True, ui_inputs=at_ui_in,
-                         keep_undrawn=True, page=(handlers.attention_page, at_page), queue=SLOW)
+                         keep_undrawn=True, page=(handlers.attention_page, at_page), queue=SLOW,
+                         clears=[at_view_error, at_token_error])
             # a layer or head change redraws only the visible view, if it depends on it (the attention is cached)
             at_view_in = [at_text, at_layer, at_head, at_token, at_model]  # the API's
             at_drawn_in = [at_drawn_text, at_layer, at_head, at_token, at_drawn_model]  # the page's
             wire([at_layer.input], handlers.attention_layer, [*at_view_in, at_all],
                  [at_heat, at_grid, at_bars, at_heads, at_heat_text, at_grid_text, at_bars_text], at_view_error,
                  "attention_layer", ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True, skip_repeats=True,
-                 queue=SLOW)
+                 queue=SLOW, clears=[at_error, at_token_error])
             wire([at_head.input], handlers.attention_head, [*at_view_in, at_all],
                  [at_heat, at_bars, at_heads, at_heat_text, at_bars_text], at_view_error, "attention_head",
-                 ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True, skip_repeats=True, queue=SLOW)
+                 ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True, skip_repeats=True, queue=SLOW,
+                 clears=[at_error, at_token_error])
             api_token = Number(1, precision=0, visible=False, label="token")  # the API's: the picker starts empty
             wire([at_token.input], handlers.attention_token, [*at_view_in[:3], api_token, at_model],
                  [at_bars, at_bars_text], at_token_error, "attention_token", ui_inputs=at_drawn_in,
@@ -321,7 +326,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             tk_merges_out = [tk_merges, tk_merges_data]
             tk_out = [tk_view, tk_data, tk_word, *tk_merges_out]
             tk_ui = wire([tk_btn.click, tk_text.submit, tk_current.change], handlers.tokens, [tk_text, tk_model],
-                         tk_out, tk_error, "tokens", on_load=True, ui_inputs=[tk_text, tk_current])
+                         tk_out, tk_error, "tokens", on_load=True, ui_inputs=[tk_text, tk_current],
+                         clears=[tk_word_error])  # a word of the text just replaced
             # the API's word: an example (the picker's own value is empty until a text is tokenized)
             api_word = gr.Textbox(" tokenization", visible=False, label="word")
             wire([tk_word.input], handlers.bpe_merges, [api_word, tk_model], tk_merges_out, tk_word_error, "bpe_merges",

@@ -27,8 +27,8 @@ from .training_counts import counts_file, counts_for
 
 log = logging.getLogger(__name__)
 
-RECIPE = """## Training recipe
-- **Pretraining** (`python -m train.pretrain`): masked language modelling only, no next-sentence prediction;
+# the About tab shows it in an accordion titled "Training recipe": no heading of its own
+RECIPE = """- **Pretraining** (`python -m train.pretrain`): masked language modelling only, no next-sentence prediction;
 documents packed into full rows (RoBERTa's FULL-SENTENCES); 15% of tokens selected, of which 80% become
 `<mask>`, 10% a random token and 10% stay unchanged, with a fresh mask every time a row is seen (dynamic
 masking); byte-level BPE tokenizer; AdamW with warm-up and a decaying learning rate.

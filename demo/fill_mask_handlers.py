@@ -90,7 +90,7 @@ class FillMaskHandlers(HandlerBase):
         model), side by side: (the HTML view, the same as data: per model its title and, per mask, the
         predictions in `transformers`' format). An empty `other` is no choice (not the shipped model)."""
         if other is None or (isinstance(other, str) and not other.strip()):  # not the shipped model: no choice
-            raise fail("No model to compare with was chosen: choose one in “Compare with” (the API's “other”).")
+            raise fail("No model to compare with was chosen: choose one in “Compare with”.")  # the API's `other`
         if same_model(model, other):
             raise fail("Choose a model to compare with other than the one this tab runs.")
         names = ["ours (shipped)" if is_shipped(choice) else str(choice).strip() for choice in (model, other)]

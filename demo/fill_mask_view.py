@@ -200,10 +200,14 @@ def candidate_label(result: dict) -> tuple[str, str]:
         shown = f" ‘{piece}’"
     if len(words) == 1:
         return words[0], ("" if words[0] == piece else f"(scored by its first piece{shown})")
+    return listed_words(words), f"(these {len(words)} words share one first piece{shown}, so one score)"
+
+
+def listed_words(words: list[str]) -> str:
+    """Candidate words that share one piece, as their row and heading name them: the first SHOWN_SHARING, then how
+    many more ("a, b, c, d, e and 35 more")."""
     listed = ", ".join(words[:SHOWN_SHARING])
-    if len(words) > SHOWN_SHARING:
-        listed += f" and {len(words) - SHOWN_SHARING} more"
-    return listed, f"(these {len(words)} words share one first piece{shown}, so one score)"
+    return listed + (f" and {len(words) - SHOWN_SHARING} more" if len(words) > SHOWN_SHARING else "")
 
 
 def mask_spaces(text: str) -> list[str]:

@@ -11,6 +11,7 @@ import html
 
 import torch
 
+from .fill_mask_view import listed_words
 from .formatting import format_probability, prediction_label, prediction_labels
 
 GUESSES = 3  # a layer's top guesses the view shows
@@ -95,7 +96,7 @@ def layers_html(per_mask: list[dict], tokenizer=None) -> str:
         word, k = html.escape(prediction_label(answer, tokenizer)), len(mask["layers"][0]["top"])
         heading = f"where “{word}” comes from"
         if answer.get("candidates"):  # a candidate word: by the token it was scored by, its first piece
-            words = html.escape(", ".join(answer["candidates"]))
+            words = html.escape(listed_words(answer["candidates"]))
             heading = (f"where “{words}” comes from" if words == word else
                        f"where “{words}” comes from <small>(followed by its first piece, “{word}”, as it was "
                        "scored)</small>")

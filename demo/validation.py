@@ -69,9 +69,12 @@ class WordedError(ValueError):
     begin with what the user typed, a repo id such as "assets")."""
 
 
-def fail(message: str):
-    """A plain message for the user (raised: `raise fail(...)` reads as what it does)."""
-    return gr.Error(message, print_exception=False)
+def fail(message: str, field: str | None = None):
+    """A plain message for the user (raised: `raise fail(...)` reads as what it does); `field`: the input it is
+    about ("Layer", "Head"), for a page that shows that input's messages in a box of its own (`keep_results`)."""
+    error = gr.Error(message, print_exception=False)
+    error.field = field
+    return error
 
 
 def warning(message: str) -> None:
@@ -115,7 +118,7 @@ def user_errors(fn):
         try:
             return fn(*args, **kwargs)
         except gr.Error as err:
-            raise fail(html.escape(str(err.message), quote=False)) from None
+            raise fail(html.escape(str(err.message), quote=False), getattr(err, "field", None)) from None
         except ValueError as err:
             message = str(err)
             # a library's sentence ("top_k must be..."), whose first word is no path or repo id it names
@@ -138,7 +141,7 @@ def plain_errors(fn):
         try:
             return fn(*args)
         except gr.Error as err:
-            raise fail(html.unescape(err.message)) from None
+            raise fail(html.unescape(err.message), getattr(err, "field", None)) from None
 
     return endpoint
 
@@ -154,27 +157,35 @@ def error_html(message: str) -> str:
             "are still those of the last valid input.</span></div>")
 
 
-def keep_results(fn, n_outputs: int, keep_undrawn: bool = False):
+def keep_results(fn, n_outputs: int, keep_undrawn: bool = False, others: tuple = ()):
     """The UI's version of a handler: its outputs plus an update of the error box next to the input. On a
     plain error (`gr.Error`) the outputs stay as they were (`gr.skip()`) and the box shows the message, so a
     typo does not wipe the last results into red "Error" badges; a success hides the box. The public API
     endpoints call the handler itself and get the error as before. `keep_undrawn`: an output the handler left
     as None (a view it did not draw, e.g. a hidden attention sub-tab) is not touched either, so a slow event
-    that finishes late cannot blank a view another event has just drawn."""
+    that finishes late cannot blank a view another event has just drawn. `others`: the fields (a set of names,
+    as `fail` takes them) of the tab's other error boxes, updated after the own one: a success hides them too
+    (their messages were about inputs this run has just read as valid, or replaced), and a message about one
+    of their fields shows in that box instead, the own box hidden (its input is fine); any other message
+    leaves them as they are."""
 
     @functools.wraps(fn)
     def ui(*args):
+        hidden = gr.update(value="", visible=False)
         with held_warnings() as held:  # shown here, unless the event (demo.wiring's `Wiring.guarded`) holds them
             try:
                 out = fn(*args)
             except gr.Error as err:
                 show_warnings(held)
-                return (*[gr.skip()] * n_outputs, gr.update(value=error_html(err.message), visible=True))
+                shown = gr.update(value=error_html(err.message), visible=True)
+                about = [getattr(err, "field", None) in fields for fields in others]
+                return (*[gr.skip()] * n_outputs, hidden if any(about) else shown,
+                        *[shown if its else gr.skip() for its in about])
         show_warnings(held)
         out = out if isinstance(out, tuple) else (out,)
         if keep_undrawn:
             out = tuple(gr.skip() if value is None else value for value in out)
-        return (*out, gr.update(value="", visible=False))
+        return (*out, *[hidden] * (1 + len(others)))
 
     return ui
 
@@ -226,17 +237,19 @@ def clean_text(text, name: str = "The text", required: bool = True) -> str:
 
 
 def parse_int(value, name: str, lo: int, hi: int, also: str = "") -> int:
-    """A whole number in [lo, hi] from an int, a whole float or a numeric string; `also`: what else the box takes,
-    said in the messages (" or “average”")."""
+    """A whole number in [lo, hi] from an int, a whole float or a numeric string, which may begin with `name` in any
+    case ("layer 2", as the Head picker's "head 2" reads); `also`: what else the box takes, said in the messages
+    (" or “average”"). A message is about the field `name` (`fail`)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         # a browser's number box sends nothing (None) when cleared, and for a number too large for it (1e400)
         held = " (or holds a number too large for it)" if value is None else ""
-        raise fail(f"{name} is empty{held}: enter a whole number between {lo} and {hi}.")
+        raise fail(f"{name} is empty{held}: enter a whole number between {lo} and {hi}.", name)
     try:
         if isinstance(value, bool):
             raise ValueError
-        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
-            value = int(value)  # digits as typed: "99999999999999999999" is not the float 1e20
+        digits = isinstance(value, str) and re.fullmatch(rf"\s*(?:{re.escape(name)}\s*)?([+-]?\d+)\s*", value, re.I)
+        if digits:
+            value = int(digits[1])  # digits as typed: "99999999999999999999" is not the float 1e20
         number = value if isinstance(value, int) else float(value)  # an int as it is: 10**400 is too large a float
         if isinstance(number, float):
             if not number.is_integer():
@@ -244,9 +257,9 @@ def parse_int(value, name: str, lo: int, hi: int, also: str = "") -> int:
             number = int(number)
     except (TypeError, ValueError, OverflowError):
         got = f"“{short_text(value)}”" if isinstance(value, str) else short_text(str(value))  # text quoted as typed
-        raise fail(f"{name} must be a whole number between {lo} and {hi}{also}, got {got}.") from None
+        raise fail(f"{name} must be a whole number between {lo} and {hi}{also}, got {got}.", name) from None
     if not lo <= number <= hi:
-        raise fail(f"{name} must be between {lo} and {hi}{also}, got {short_text(str(number), 20)}.")
+        raise fail(f"{name} must be between {lo} and {hi}{also}, got {short_text(str(number), 20)}.", name)
     return number
 
 

@@ -23,7 +23,7 @@ import gradio as gr
 from demo import model_choice
 from demo.formatting import md_escape
 from demo.repeats import InFlight, RepeatedEvents
-from demo.validation import held_warnings, keep_results, plain_errors, read_sliders, show_warnings
+from demo.validation import error_html, held_warnings, keep_results, plain_errors, read_sliders, show_warnings
 
 CONCURRENCY = int(os.environ.get("APP_CONCURRENCY", "2"))  # requests computed at once in each queue below
 COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, CONCURRENCY at a time...
@@ -33,11 +33,17 @@ COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one qu
 # the quick answers (fill mask, sentiment, masking, tokens, embeddings) never wait behind them
 SLOW = {"concurrency_id": "slow", "concurrency_limit": CONCURRENCY}
 LOAD = {"concurrency_id": "load", "concurrency_limit": 2}  # loading a chosen model (a Hub download): its own queue
+# a step chained after another (What if? after its classification) that finds the text edited meanwhile
+EDITED = "The text changed while this ran: press What if? again."
 
 
-def error_box(elem_id=None):
-    """Where a tab's plain errors show, next to its input (hidden until there is one)."""
-    return gr.HTML(visible=False, elem_classes="input-error-box", elem_id=elem_id)
+def error_box(elem_id=None, fields=()):
+    """Where a tab's plain errors show, next to its input (hidden until there is one). `fields`: the inputs (as
+    `validation.fail` names them: "Layer", "Head") whose messages show here when another input's event raises
+    them (`Wiring.wire`'s `clears`)."""
+    box = gr.HTML(visible=False, elem_classes="input-error-box", elem_id=elem_id)
+    box.fields = frozenset(fields)
+    return box
 
 
 def hint(text):
@@ -149,7 +155,7 @@ class Wiring:
         return run
 
     def wire(self, triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=None, keep_undrawn=False,
-             first=None, page=None, skip_repeats=False, queue=COMPUTE):
+             first=None, page=None, skip_repeats=False, queue=COMPUTE, clears=()):
         """The UI event: `fn` with its errors in `error` and the previous results kept (`keep_results`), also
         run when the page opens if `on_load` (every tab shows its default example computed); and the public API
         endpoint `name` (`api`). Both in `queue`; the UI event reads `ui_inputs` when given (the
@@ -157,18 +163,22 @@ class Wiring:
         model, the text the views were drawn for, the visible view; `keep_undrawn`: see `keep_results`).
         `first`: (UI function, its outputs, its error box) run on the same inputs before `fn`, so that what `fn`
         adds to the page belongs to the same text; when it fails (its box says why, next to the input), `fn` does
-        not run. `page`: (function, outputs) the UI event runs instead of `fn` (`fn`'s outputs first, then more
-        views of the same input). `skip_repeats`: the UI event does not run again when nothing has changed
-        (`guarded`; for a dropdown's `.input`, which fires on every blur). `queue`: COMPUTE, or SLOW for a slow
-        handler (its UI event, its endpoint and its examples). Returns the UI version (for the examples)."""
+        not run, nor when the inputs were edited while it ran (`error` says so: `EDITED`). `page`: (function,
+        outputs) the UI event runs instead of `fn` (`fn`'s outputs first, then more views of the same input).
+        `skip_repeats`: the UI event does not run again when nothing has changed (`guarded`; for a dropdown's
+        `.input`, which fires on every blur). `queue`: COMPUTE, or SLOW for a slow
+        handler (its UI event, its endpoint and its examples). `clears`: the tab's other error boxes (`error_box`)
+        whose messages a success of this event makes stale (an error about a token of the text just replaced):
+        hidden then, and the box that shows a message about its `fields` (`keep_results`' `others`). Returns the
+        UI version (for the examples)."""
         page_fn, page_outputs = page or (fn, outputs)
         triggers = [*triggers, self.blocks.load] if on_load else triggers
         ui_inputs = ui_inputs or inputs
-        ui = read_sliders(keep_results(page_fn, len(page_outputs), keep_undrawn),
+        ui = read_sliders(keep_results(page_fn, len(page_outputs), keep_undrawn, [box.fields for box in clears]),
                           [(c.minimum, c.maximum) if isinstance(c, gr.Slider) else None for c in ui_inputs])
         # "always_last": a change made while a run is pending (a slider moved by keys or dragged) runs once more
         # after it, rather than being dropped
-        event = dict(inputs=ui_inputs, outputs=[*page_outputs, error], api_name=f"{name}_ui",
+        event = dict(inputs=ui_inputs, outputs=[*page_outputs, error, *clears], api_name=f"{name}_ui",
                      api_visibility="private", trigger_mode="always_last", **queue)
         if first:
             first_ui, first_outputs, first_error = first
@@ -182,7 +192,10 @@ class Wiring:
                 # the inputs are read again here: a text edited since the first step ran is not the one it
                 # classified (What if? would show an edit of a text never classified, beside another's answer)
                 edited = not repeats.started_with(getattr(request, "session_hash", None), first_event, tuple(args))
-                return (*[gr.skip()] * len(page_outputs), hidden) if failed or edited else ui(*args)
+                if failed or edited:  # a failure is said next to the input; an edit, here (else nothing said)
+                    said = gr.update(value=error_html(EDITED), visible=True) if edited and not failed else hidden
+                    return *[gr.skip()] * len(page_outputs), said, *[gr.skip()] * len(clears)
+                return ui(*args)
 
             after_first.__name__, after_first.__qualname__ = ui.__name__, ui.__qualname__  # the handler it runs
 
@@ -199,6 +212,7 @@ class Wiring:
         api(fn, inputs, outputs, name, queue)
         ui.repeat_event = f"{name}_ui"  # what `guarded` counts it as: another event's first step is counted alike
         ui.queue = queue  # its examples run in the same queue
+        ui.clears = list(clears)  # and clear the same boxes
         return ui
 
     def examples(self, rows, inputs, outputs, ui, error, name, run_inputs=None, labels=None, columns=None,
@@ -213,9 +227,10 @@ class Wiring:
         (it is set without an event of its own: the example ran on the box's model already)."""
         shown = gr.Examples(rows, inputs, api_name=f"{name}_example", example_labels=labels, visible_columns=columns)
         run_inputs = run_inputs or inputs
+        outputs = [*outputs, error, *ui.clears]
         run = shown.load_input_event.then(
-            self.guarded(ui, f"{name}_example_run", [*outputs, error], inputs=run_inputs), run_inputs,
-            [*outputs, error], api_name=f"{name}_example_run", api_visibility="undocumented", **ui.queue)
+            self.guarded(ui, f"{name}_example_run", outputs, inputs=run_inputs), run_inputs,
+            outputs, api_name=f"{name}_example_run", api_visibility="undocumented", **ui.queue)
         if model_state:
             box, current = model_state
             run.then(lambda choice: choice, box, current, queue=False, api_name=f"{name}_example_model",

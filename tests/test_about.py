@@ -375,3 +375,9 @@ def test_the_shipped_calibration_note_gives_the_figures_of_its_diagram_too():
     app = (ROOT / "app.py").read_text(encoding="utf-8")
     assert re.search(r'about\.calibration_markdown\(sentiment_extras\.get\("metrics"\),\s*'
                      r'sentiment_extras\.get\("readme"\)\)', app)
+
+
+def test_the_recipe_does_not_repeat_the_title_of_its_accordion():
+    """The About tab shows the recipe in an accordion titled "Training recipe": a heading of the same words inside
+    it said the title twice."""
+    assert not about.RECIPE.lstrip().startswith("#")

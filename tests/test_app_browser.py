@@ -367,11 +367,28 @@ def test_attention_layer_and_head_errors_show_next_to_their_boxes(page):
     head = page.locator("#at-head input")
     head.fill("head 9")
     head.press("Enter")
-    sync_api.expect(page.locator("#at-view-error")).to_contain_text("Head must be a whole number between 1 and")
+    sync_api.expect(page.locator("#at-view-error")).to_contain_text("Head must be between 1 and")
     sync_api.expect(page.locator("#tab-attention .input-error")).to_have_count(1)  # not under the text box too
     head.click()  # the page is shared by the tests: the head back to the average, and the message goes
     page.get_by_role("option", name="average of heads", exact=True).click()
     sync_api.expect(page.locator("#tab-attention .input-error")).to_have_count(0)
+
+
+def test_a_new_text_clears_a_message_about_the_last_ones_token(page):
+    """A typed token's message stayed after a new text was drawn (only a token event cleared it), and greyed the
+    new text's views as stale: the text run clears it when it succeeds."""
+    open_tab(page, "Attention")
+    page.get_by_role("tab", name="Where one token attends").click()
+    token = page.locator("#at-token input")
+    message = enter_wrong(page, token, "zzz", "#at-token-error", "Token must be")
+    page.get_by_role("tab", name="Head view").click()  # as the other tests expect it
+    sync_api.expect(message).to_have_count(1)  # still there, greying the views
+    text = page.locator("#at-text textarea")
+    text.fill("The cat sat on the mat.")
+    text.press("Enter")
+    sync_api.expect(page.locator("#at-notes")).to_contain_text("13 tokens")  # the tiny tokenizer's pieces
+    sync_api.expect(page.locator("#tab-attention .input-error")).to_have_count(0)
+    sync_api.expect(page.locator("#sr-live")).to_contain_text("13 tokens")  # said, before the next test listens
 
 
 def test_attention_model_box(page):

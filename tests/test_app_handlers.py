@@ -1111,6 +1111,16 @@ def test_attention_bad_layer_head_model(handlers, layer, head, model, match):
         handlers.attention("The cat sees the house.", layer, head, model)
 
 
+def test_a_layer_is_read_as_the_head_picker_reads_a_head(handlers):
+    """The Head box took "Head 2" (its option's label) but the Layer box refused "layer 2": both take a number
+    after their name, in any case, spaces around."""
+    assert V.parse_int(" Layer  2 ", "Layer", 1, 6) == 2 and V.parse_head("HEAD 3", 4) == 3
+    assert handlers.attention_layer("The cat sees the house.", "layer 1", "head 2")[-1] == (
+        handlers.attention_layer("The cat sees the house.", 1, 2)[-1])
+    with _error("Layer must be a whole number between 1 and 2, got “head 1”"):
+        handlers.attention("The cat sees the house.", "head 1")
+
+
 def test_the_attention_page_escapes_an_error_once(handlers):
     """The page's attention event wraps the endpoint's handler: its message is escaped once, not twice."""
     with _error(r"got “&lt;x&gt;”") as info:
@@ -1378,6 +1388,11 @@ def test_the_page_draws_layer_by_layer_for_the_answers_it_shows(handlers):
     piece = html.escape(word_label(outputs[-2][0][0]["token_str"]))  # " c" to the tiny tokenizer
     assert piece != "catalogue" and lens[0]["answer"]["candidates"] == ["catalogue"]
     assert f"where “catalogue” comes from <small>(followed by its first piece, “{piece}”" in view
+    # many words of one first piece are named as their row names them: the first five, then how many more
+    words = [f"cat{n}" for n in range(40)]  # "cat" and a number: one first piece to the tiny tokenizer
+    *outputs, view, lens = handlers.fill_mask_page(text, 3, ", ".join(words))
+    assert lens[0]["answer"]["candidates"] == words and words[5] not in view
+    assert f"where “{', '.join(words[:5])} and 35 more” comes from" in view
 
 
 def test_bert_mask_spelling_is_read_and_shown_as_one_mask(handlers):

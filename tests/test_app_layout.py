@@ -114,7 +114,7 @@ def test_attention_views_redraw_the_text_they_were_drawn_for(app):
     it sets), not the text box, which may have been edited without being submitted; their API endpoints still
     take the text. An example that switches the model sets the tab's model too, so the box and tab agree."""
     events = {f.api_name: f for f in app.demo.fns.values()}
-    drawn_text, drawn_model = events["attention_ui"].outputs[-3:-1]
+    drawn_text, drawn_model = events["attention_ui"].outputs[-5:-3]  # then the error boxes: its own, the others'
     assert isinstance(drawn_text, gr.State) and isinstance(drawn_model, gr.State)
     for name in ("attention_layer_ui", "attention_head_ui", "attention_token_ui", "attention_view_grid"):
         inputs = events[name].inputs
@@ -323,7 +323,7 @@ def test_a_view_event_sent_before_the_page_drew_another_text_is_dropped(app):
     layer, grid = events["attention_layer_ui"].fn, events["attention_view_grid"].fn
     assert layer(me, old, 1, "average", None, "mlm", "heatmap")[0] != gr.skip()  # no page recorded yet: it draws
     page = events["attention_ui"].fn(me, new, 2, "average", "mlm", "heatmap")
-    assert page[-3:-1] == (new, "mlm")  # the drawn text and model
+    assert page[-5:-3] == (new, "mlm")  # the drawn text and model (then the error boxes)
     for sent in (layer(me, old, 1, "average", None, "mlm", "heatmap"), grid(me, old, 1, "average", None, "mlm", "grid"),
                  events["attention_token_ui"].fn(me, old, 1, "average", 2, "mlm")):
         assert all(value == gr.skip() for value in sent)
@@ -335,8 +335,39 @@ def test_a_view_event_sent_before_the_page_drew_another_text_is_dropped(app):
     assert layer(me, old, 2, "average", None, "mlm", "heatmap")[0] != gr.skip()
     # a page that failed drew nothing: the views still show the text before it
     failed = events["attention_ui"].fn(me, "   ", 2, "average", "mlm", "heatmap")
-    assert failed[-3] == gr.skip() and failed[-1]["visible"]
+    assert failed[-5] == gr.skip() and failed[-3]["visible"]
     assert layer(me, old, 1, "average", None, "mlm", "heatmap")[0] != gr.skip()
+
+
+def test_a_success_clears_the_messages_it_makes_stale_and_a_layer_or_head_is_said_next_to_them(app):
+    """While an error box shows a message, page.css greys the results beside it. A message about a typed token
+    stayed after a new text (or an example, a layer, a head) drew fresh views, greyed; one about the head stayed
+    after an example set a valid head; a text run that failed on the head said it twice, under the text too;
+    a word of the Tokens text outlived a new text, and a comparison's error a new model. A success now hides
+    the boxes it makes stale, and a message about the layer or head shows next to them only."""
+    from types import SimpleNamespace
+
+    events = {f.api_name: f for f in app.demo.fns.values()}
+    me = SimpleNamespace(session_hash="stale-messages")
+    text, hidden = "The cat sat on the mat.", {"__type__": "update", "value": "", "visible": False}
+
+    def boxes(name, *args):
+        """The updates of the attention tab's three error boxes in event `name`'s answer (missing: not written)."""
+        event = events[name]
+        answer = dict(zip((c._id for c in event.outputs), event.fn(me, *args)))
+        return [answer.get(box._id) for box in (app.at_error, app.at_view_error, app.at_token_error)]
+
+    assert boxes("attention_ui", text, 1, "average", "mlm", "heads") == [hidden] * 3
+    assert boxes("attention_example_run", text, 1, 1, "mlm", "heads") == [hidden] * 3
+    text_box, view_box, token_box = boxes("attention_ui", "Another text.", 1, "head 99", "mlm", "heads")
+    assert text_box == hidden and "Head must be between" in view_box["value"] and token_box == gr.skip()
+    assert boxes("attention_head_ui", text, 1, "head 1", None, "mlm", "heads") == [hidden] * 3
+    text_box, view_box, token_box = boxes("attention_layer_ui", text, "layer 1", 1, "zzz", "mlm", "heads")
+    assert text_box == gr.skip() and view_box == hidden and "Token must be" in token_box["value"]
+    for name in ("tokens_ui", "tokens_example_run", "fill_mask_compare_default"):
+        outputs = {c._id for c in events[name].outputs}
+        assert {app.tk_word_error._id, app.fm_cmp_error._id} & outputs, name
+    assert events["fill_mask_compare_default"].fn("shipped")[-1] == hidden
 
 
 def test_a_view_event_during_which_the_page_drew_another_text_is_dropped():
@@ -418,7 +449,9 @@ def test_what_if_does_not_classify_again_the_text_just_classified(app):
     # the counterfactual step after it reads the text again: edited meanwhile (typed, not submitted), it is
     # not the text just classified, and no counterfactual of it is drawn beside the other text's answer
     after = events["counterfactual_ui"].fn
-    assert all(value == gr.skip() for value in after(me, "A wonderful film.", "shipped", "")[:-1])
+    edited = after(me, "A wonderful film.", "shipped", "")
+    assert all(value == gr.skip() for value in edited[:-1])
+    assert "The text changed while this ran: press What if? again." in edited[-1]["value"]  # not silence
     assert after(me, "A dreadful film.", "shipped", "")[0] != gr.skip()
 
 
