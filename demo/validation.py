@@ -259,8 +259,19 @@ def parse_int(value, name: str, lo: int, hi: int, also: str = "") -> int:
         got = f"“{short_text(value)}”" if isinstance(value, str) else short_text(str(value))  # text quoted as typed
         raise fail(f"{name} must be a whole number between {lo} and {hi}{also}, got {got}.", name) from None
     if not lo <= number <= hi:
-        raise fail(f"{name} must be between {lo} and {hi}{also}, got {short_text(str(number), 20)}.", name)
+        raise fail(f"{name} must be between {lo} and {hi}{also}, got {number_as_said(number)}.", name)
     return number
+
+
+def number_as_said(number: int) -> str:
+    """A whole number as a message quotes it: its digits up to 20 of them, else in powers of ten ("1e+20": a
+    browser's number box sends 99999999999999999999 as the float 1e20, whose 21 digits were cut to
+    "1000000000000000000…", a number nobody typed)."""
+    digits = str(abs(number))
+    if len(digits) <= 20:
+        return str(number)
+    mantissa = f"{digits[0]}.{digits[1:3]}".rstrip("0").rstrip(".")
+    return f"{'-' if number < 0 else ''}{mantissa}e+{len(digits) - 1}"
 
 
 def parse_head(value, num_heads: int) -> int | None:
