@@ -164,11 +164,14 @@ class FillMaskHandlers(HandlerBase):
         return [rows[form][i] for i, form in enumerate(spaced)]
 
 
+ORDINAL_SUFFIXES = {1: "st", 2: "nd", 3: "rd"}  # 1st, 2nd, 3rd, then 4th, 5th (at most MAX_MASKS)
+
+
 def _beyond_the_window(read: int, n_masks: int, max_length: int) -> str:
     """What the user is told when only the first `read` of the text's `n_masks` masks are within the `max_length`
     tokens the model reads: which masks are not, by their place when only some are ("The 2nd mask", "The 4th and 5th
     masks"; at most MAX_MASKS, so no "11th")."""
-    places = [f"{i}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(i, 'th')}" for i in range(read + 1, n_masks + 1)]
+    places = [f"{i}{ORDINAL_SUFFIXES.get(i, 'th')}" for i in range(read + 1, n_masks + 1)]
     if read == 0:
         which = "The mask is" if n_masks == 1 else "The masks are"
     elif len(places) == 1:
