@@ -145,6 +145,9 @@ def _removal(text: str, spans: list[tuple[int, int]], k: int, kind: str, verb: s
         start, end = _without_separators(text, spans[k - 1][1]) if k else start, keep.start()
     elif k + 1 < len(spans):  # "gorgeous, funny" -> "funny"
         end = spans[k + 1][0]
+        if _lone_separator(text, spans[k + 1]) and (k == 0 or _without_separators(text, start) < start):
+            # a spaced separator ("good , bad , fine") would be left dangling, or doubled: "good , fine"
+            end = spans[k + 2][0] if k + 2 < len(spans) else len(text)
     elif k:
         start = _without_separators(text, spans[k - 1][1])
     return Edit(kind, f"{verb} “{short_text(core_word(text, *spans[k]))}”", start, end)
@@ -155,6 +158,11 @@ def _without_separators(text: str, end: int) -> int:
     before them: what the removal of the word after them, the last of its sentence, takes too ("great, great,
     great!" -> "great, great!"; "good , bad" -> "good")."""
     return len(text[:end].rstrip(SEPARATORS).rstrip())
+
+
+def _lone_separator(text: str, span: tuple[int, int]) -> bool:
+    """Whether the word at `span` is only commas, semicolons or colons (`SEPARATORS`): SST-2's spaced " , "."""
+    return not text[span[0]:span[1]].strip(SEPARATORS)
 
 
 def _plain(word: str) -> str:

@@ -546,9 +546,11 @@ def load_model(cls, model_id, config=None, map_location="cpu", strict=True, **hu
     elif config is not None:
         config, config_path = config_from_dict(config, "the given config"), "the given config"
     else:
-        config, config_path = find_config(model_id, **hub_kwargs)
+        config_path = resolve_file(model_id, CONFIG_NAME, **hub_kwargs)
+        data = read_json(config_path)
+        config = config_from_dict(data, config_path)
         if strict:
-            refuse_other_head(cls, model_id, config_path)
+            refuse_other_head(cls, model_id, data)
     state, metadata, weights_path = load_weights(model_id, map_location, **hub_kwargs)
     check_weights(state, expected_shapes(cls, config), config, metadata, weights_path, config_path)
     model = cls(config)
@@ -561,10 +563,11 @@ def load_model(cls, model_id, config=None, map_location="cpu", strict=True, **hu
     return model.eval()
 
 
-def refuse_other_head(cls, model_id, config_path) -> None:
-    """An ArchitectureMismatch, before any weight is read, when config.json names the other head than `cls` (a
-    classifier's folder given to RobertaForMaskedLM.from_pretrained listed the missing and unexpected tensors)."""
-    name = named_architecture(read_json(config_path))
+def refuse_other_head(cls, model_id, config: dict) -> None:
+    """An ArchitectureMismatch, before any weight is read, when the `config` (config.json's dict) names the other
+    head than `cls` (a classifier's folder given to RobertaForMaskedLM.from_pretrained listed the missing and
+    unexpected tensors)."""
+    name = named_architecture(config)
     if name is None or name == cls.architecture:
         return
     why = f"{cls.__name__} needs {ARCHITECTURES[cls.architecture][0]}: load it with {name}.from_pretrained"

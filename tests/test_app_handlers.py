@@ -634,6 +634,10 @@ def test_counterfactual_removal_keeps_the_sentence_whole():
     assert _edits("I loved it; really.", "really.") == {"remove “really”": "I loved it."}
     assert _edits("good, fine", "fine") == {"remove “fine”": "good"}
     assert _edits("good , fine", "fine") == {"remove “fine”": "good"}
+    # nor doubled in mid-sentence, when the separators stand apart as in SST-2 ("good , , fine")
+    assert _edits("good , bad , fine", "bad")["remove “bad”"] == "good , fine"
+    assert _edits("good, bad , fine", "bad")["remove “bad”"] == "good, fine"
+    assert _edits("good , bad", "good")["remove “good”"] == "bad"
 
 
 def test_counterfactual_data_names_the_word_and_the_label_it_pushes_towards():

@@ -464,3 +464,12 @@ def test_from_pretrained_words_a_folder_of_the_other_head_as_the_pipeline_does(t
                                                        r"from its encoder with .*\.from_pretrained_encoder$"):
         roberta.RobertaForSequenceClassification.from_pretrained(tiny_mlm_dir)
     assert roberta.RobertaForSequenceClassification.from_pretrained(tiny_mlm_dir, strict=False)  # asked for
+
+
+def test_loading_a_folder_reads_its_config_json_once(folder, monkeypatch):
+    """The config and the other-head check share one read of config.json."""
+    reads = []
+    real_read_json = hub.read_json
+    monkeypatch.setattr(hub, "read_json", lambda path: reads.append(path) or real_read_json(path))
+    roberta.RobertaForMaskedLM.from_pretrained(folder)
+    assert [p for p in reads if str(p).endswith("config.json")] == [str(folder / "config.json")]
