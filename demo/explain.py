@@ -120,28 +120,63 @@ def highlighted_words(shown: str, words: list[tuple[int, int, float]], truncated
     return highlighted
 
 
+RESYNC_SPAN = 12  # characters in_users_case looks ahead, on each side, past a place normalising rewrote
+RESYNC_AGREE = 2  # characters that must then agree again (fewer where the texts end)
+
+
 def in_users_case(text: str, model_text: str) -> str:
-    """`model_text` (the classifier's input: `text` normalised) with each character as the user typed it, where
-    normalising only lower-cased the text and collapsed or dropped whitespace: the same length and places as
-    `model_text`, so its word spans still apply. The one letter whose lower case is longer, Turkish "İ" ("i" and
-    a combining dot), shows decomposed, "I" and the combining dot: it looks the same and has that length. Else
-    `model_text` itself (detokenizing changed more)."""
-    def as_typed(typed: str, at: int) -> str | None:
-        """`typed` as shown where it stands for model_text[at:], or None where the model read something else."""
-        if typed.isspace() and model_text[at].isspace():
-            return typed
-        lower = typed.lower()
-        form = unicodedata.normalize("NFD", typed) if len(lower) > 1 else typed
-        return form if model_text.startswith(lower, at) and len(form) == len(lower) else None
+    """`model_text` (the classifier's input: `text` normalised) with each character as the user typed it, so its
+    word spans still apply: the same length and places as `model_text`. Where normalising only lower-cased the
+    text and collapsed or dropped whitespace, every character is the user's; where it rewrote a few characters
+    (SST-2's "``" and "-lrb-" read as '"' and "(", "do n't" as "don't"), those show as the model read them and
+    the user's case comes back after them. The one letter whose lower case is longer, Turkish "İ" ("i" and a
+    combining dot), shows decomposed, "I" and the combining dot: it looks the same and has that length. Else
+    (the texts part for longer than RESYNC_SPAN characters) `model_text` itself. Linear in the length."""
+    def as_typed(i: int, at: int) -> tuple[str, int] | None:
+        """(text[i] as shown where it stands for model_text[at:], the next i), skipping whitespace normalising
+        collapsed or dropped; None where the model read something else there."""
+        while i < len(text):
+            typed = text[i]
+            if typed.isspace() and model_text[at].isspace():
+                return typed, i + 1
+            lower = typed.lower()
+            form = unicodedata.normalize("NFD", typed) if len(lower) > 1 else typed
+            if model_text.startswith(lower, at) and len(form) == len(lower):
+                return form, i + 1
+            if not typed.isspace():
+                return None
+            i += 1
+        return None
+
+    def agree(i: int, at: int) -> bool:
+        """Whether the texts agree again from text[i] and model_text[at] on (for RESYNC_AGREE characters)."""
+        for _ in range(RESYNC_AGREE):
+            if at >= len(model_text):
+                return at == len(model_text) and not text[i:].strip()
+            if (step := as_typed(i, at)) is None:
+                return False
+            i, at = step[1], at + len(step[0])
+        return True
+
+    def resync(i: int, at: int) -> tuple[int, int] | None:
+        """(typed characters, model characters) to pass over to where the texts agree again, fewest first."""
+        for total in range(1, 2 * RESYNC_SPAN + 1):
+            for skip_model in range(min(total, RESYNC_SPAN), -1, -1):
+                skip_typed = total - skip_model
+                if skip_typed <= RESYNC_SPAN and agree(i + skip_typed, at + skip_model):
+                    return skip_typed, skip_model
+        return None
 
     shown, i, at = [], 0, 0
     while at < len(model_text):
-        while i < len(text) and (part := as_typed(text[i], at)) is None and text[i].isspace():
-            i += 1  # whitespace the normalisation collapsed or dropped
-        if i == len(text) or part is None:
+        if (step := as_typed(i, at)) is not None:
+            part, i = step
+        elif (skips := resync(i, at)) is not None:
+            part, i = model_text[at:at + skips[1]], i + skips[0]  # what normalising wrote there, as the model read it
+        else:
             return model_text
         shown.append(part)
-        i, at = i + 1, at + len(part)
+        at += len(part)
     return "".join(shown)
 
 

@@ -563,7 +563,12 @@ def test_classify_shows_the_text_in_the_users_case(handlers):
     assert "".join(part for part, _ in highlighted) == "Great film. Loved it."
     assert "Great" in explanation and "great" not in explanation
     assert explain.in_users_case("It 's GREAT , isn't it ?", "it's great, isn't it?") == "It's GREAT, isn't it?"
-    assert explain.in_users_case("Don't", "do not") == "do not"  # changed more than case and spaces: as read
+    # where normalising rewrote a few characters, those show as read and the user's case comes back after them
+    assert explain.in_users_case("Don't", "do not") == "Do not"
+    typed = "A GREAT -LRB- really -RRB- film , `` Wow '' ! It does N'T age"
+    assert explain.in_users_case(typed, roberta.text.normalize_for_classifier(typed)) == (
+        'A GREAT (really) film, "Wow"! It doesN\'T age')
+    assert explain.in_users_case("Great film", "an entirely different text") == "an entirely different text"
     # the reviewer's case: "İ" lower-cases to two characters ("i" and a combining dot), and the whole text was
     # shown lower-cased; it shows as typed (decomposed: "I" and the dot, the length the model's text has there)
     _, highlighted, _ = handlers.classify("İstanbul is a GREAT city")
