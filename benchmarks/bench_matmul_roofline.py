@@ -19,7 +19,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from anywhere
 import roberta  # noqa: E402
-from roberta.model import enable_fast_cpu_math  # noqa: E402
+from roberta.loss import enable_fast_cpu_math  # noqa: E402
 
 
 def step_matmuls(config, tokens, masked):

@@ -2,10 +2,11 @@
 from . import convert  # roberta.convert.from_transformers / to_transformers (transformers imported when called)
 from .config import PRESETS, RobertaConfig
 from .hub import HubRepoNotFoundError, HubUnreachableError, ModelLoadError, ModelNotFoundError, load_config
+from .inputs import ModelOutput
 from .loss import IGNORE_INDEX
 from .masking import DynamicMasker, StaticMasker, make_masker
-from .model import ModelOutput, RobertaForMaskedLM, RobertaForSequenceClassification, RobertaModel
-from .pipelines import FillMaskPipeline, TextClassificationPipeline, pipeline
+from .model import RobertaForMaskedLM, RobertaForSequenceClassification, RobertaModel
+from .pipelines import FillMaskPipeline, TextClassificationPipeline, auto_model, model_class, pipeline
 from .tokenizer import encode, load_tokenizer, save_tokenizer, train_tokenizer
 
 __all__ = [
@@ -13,5 +14,5 @@ __all__ = [
     "HubUnreachableError", "IGNORE_INDEX",
     "RobertaModel", "RobertaForMaskedLM", "RobertaForSequenceClassification", "ModelOutput",
     "DynamicMasker", "StaticMasker", "make_masker", "load_tokenizer", "save_tokenizer", "train_tokenizer", "encode",
-    "pipeline", "FillMaskPipeline", "TextClassificationPipeline", "convert",
+    "pipeline", "FillMaskPipeline", "TextClassificationPipeline", "auto_model", "model_class", "convert",
 ]

@@ -38,6 +38,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import save
 
 from .config import RobertaConfig, default_labels
+from .files import write_atomic
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"
@@ -481,8 +482,9 @@ def check_weights(state: dict[str, torch.Tensor], expected: dict[str, tuple], co
 def save_weights(tensors: dict[str, torch.Tensor], path, metadata: dict[str, str]) -> None:
     """`safetensors`' file of `tensors`, byte for byte the same for the same tensors and metadata (safetensors
     writes the metadata in a random order: the same model saved twice was two files to git), readable as any new
-    file is (safetensors' save_file creates it owner-only, 0600: an app run by another user could not read it)."""
-    Path(path).write_bytes(_sorted_metadata(save(tensors, metadata=metadata)))
+    file is (safetensors' save_file creates it owner-only, 0600: an app run by another user could not read it),
+    written in one step."""
+    write_atomic(path, _sorted_metadata(save(tensors, metadata=metadata)))
 
 
 def _sorted_metadata(data: bytes) -> bytes:
@@ -499,30 +501,26 @@ def _sorted_metadata(data: bytes) -> bytes:
 
 
 def local_folder(folder) -> Path:
-    """A folder to write to, `~` read as the home folder as `resolve_file` reads it on loading (the save side wrote
-    into a folder named `~` in the current one)."""
+    """A folder to write to, `~` read as the home folder as `resolve_file` reads it on loading (else a save would
+    write into a folder named `~` in the current one)."""
     return Path(folder).expanduser()
 
 
 def save_model(folder, config: RobertaConfig, architecture: str, state: dict[str, torch.Tensor]) -> None:
-    """config.json + model.safetensors (`transformers`' layout, readable by both), each written to a temporary
-    file and renamed into place, so that a crash never leaves a half-written file under the final name."""
+    """config.json + model.safetensors (`transformers`' layout, readable by both), each written in one step
+    (`roberta.files.write_atomic`): a crash never leaves a half-written file under the final name."""
     folder = local_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     metadata = {"format": "pt", **{_META_PREFIX + f: str(getattr(config, f)) for f in SHAPELESS_FIELDS}}
-    tmp = folder / f".{WEIGHTS_NAME}.tmp"
-    save_weights(to_hf_state_dict(state), tmp, metadata)
-    os.replace(tmp, folder / WEIGHTS_NAME)
+    save_weights(to_hf_state_dict(state), folder / WEIGHTS_NAME, metadata)
     save_config(folder, config, architecture)
 
 
 def save_config(folder, config: RobertaConfig, architecture: str) -> None:
-    """config.json alone (`transformers`' field names), written to a temporary file and renamed into place."""
+    """config.json alone (`transformers`' field names), written in one step (`roberta.files.write_atomic`)."""
     folder = local_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{CONFIG_NAME}.tmp"
-    tmp.write_text(json.dumps(config.to_hf_dict(architecture), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, folder / CONFIG_NAME)
+    write_atomic(folder / CONFIG_NAME, json.dumps(config.to_hf_dict(architecture), indent=2, sort_keys=True) + "\n")
 
 
 # ----- building a model from the files -----

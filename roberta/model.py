@@ -5,14 +5,13 @@ one, with three differences that `roberta.hub` handles when it reads or writes a
 segments, so we keep no token-type embedding (on load `transformers`' single row is added into our position
 table; on save an all-zero one is written, which `transformers` expects); `transformers`' tied copy of the word
 embeddings as the MLM decoder (`lm_head.decoder.*`) is not kept; tensors we do not use (the pooler, the
-position-id buffers) are dropped. Files, checks and the Hub: `roberta.hub`; the masked-only training loss:
-`roberta.loss`.
+position-id buffers) are dropped. Files, checks and the Hub: `roberta.hub`; the checks of a forward pass's
+inputs, the attention mask and the output object: `roberta.inputs`; the masked-only training loss: `roberta.loss`.
 
 Shapes: B batch, T sequence length, H hidden size, nh heads, hd head size, V vocabulary, N labelled tokens.
 """
 import math
 import os
-from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
@@ -21,77 +20,14 @@ from huggingface_hub import PyTorchModelHubMixin
 
 from . import hub
 from .config import RobertaConfig
+from .inputs import ModelOutput, attention_keep_mask, check_inputs, check_positions, check_token_ids, head_output
 from .loss import IGNORE_INDEX, masked_lm_loss
-from .loss import enable_fast_cpu_math  # noqa: F401  (re-exported: its import path before roberta.loss)
-
-
-@dataclass
-class ModelOutput:
-    """What the heads return. Also read as `transformers`' outputs (an ordered dict of the fields that are not
-    None, in their order: loss, logits, hidden_states, attentions): `out["logits"]`, `out[0]` (`to_tuple()`),
-    `"loss" in out`, `list(out)` (the keys). last_hidden_state, which theirs do not return, is an attribute only."""
-    loss: torch.Tensor | None = None
-    logits: torch.Tensor | None = None
-    last_hidden_state: torch.Tensor | None = None  # (B, T, H)
-    attentions: tuple[torch.Tensor, ...] | None = None  # one (B, nh, T, T) per layer
-    hidden_states: tuple[torch.Tensor, ...] | None = None  # (B, T, H): the embeddings', then each layer's output
-
-    def keys(self) -> list[str]:
-        return [name for name in ("loss", "logits", "hidden_states", "attentions") if getattr(self, name) is not None]
-
-    def to_tuple(self) -> tuple:
-        return tuple(getattr(self, name) for name in self.keys())
-
-    def __getitem__(self, key):
-        if isinstance(key, str):
-            if key not in self.keys():
-                raise KeyError(key)
-            return getattr(self, key)
-        return self.to_tuple()[key]
-
-    def __iter__(self):
-        return iter(self.keys())
-
-    def __len__(self) -> int:
-        return len(self.keys())
-
-    def __contains__(self, key) -> bool:
-        return key in self.keys()
-
-
-def head_output(out: ModelOutput, return_dict=None):
-    """A head's output: `out`, or with return_dict=False (`transformers`' option) the tuple it indexes."""
-    return out.to_tuple() if return_dict is False else out
 
 
 def position_ids_from_input_ids(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     """RoBERTa's positions: count from pad_token_id + 1 over real tokens; padding gets pad_token_id."""
     not_pad = input_ids.ne(pad_token_id).long()  # (B, T)
     return torch.cumsum(not_pad, dim=1) * not_pad + pad_token_id
-
-
-def check_input_shape(input_ids, inputs_embeds, hidden_size: int) -> None:
-    """A ValueError naming the shape expected: input_ids (B, T), or inputs_embeds (B, T, H) (a single text's
-    1-D ids failed deep inside with "not enough values to unpack")."""
-    if input_ids is not None and input_ids.dim() != 2:
-        hint = " (one text: input_ids[None])" if input_ids.dim() == 1 else ""
-        raise ValueError(f"input_ids must be (batch, length), got shape {tuple(input_ids.shape)}{hint}")
-    if inputs_embeds is not None and (inputs_embeds.dim() != 3 or inputs_embeds.shape[-1] != hidden_size):
-        raise ValueError(f"inputs_embeds must be (batch, length, hidden_size={hidden_size}), got shape "
-                         f"{tuple(inputs_embeds.shape)}")
-
-
-def check_token_ids(input_ids: torch.Tensor, vocab_size: int) -> None:
-    """A ValueError naming the range when an id is outside the vocabulary, before the lookup fails on it with a
-    bare "index out of range in self". On the CPU only, where it is one cheap comparison: on a GPU reading its
-    answer is a host sync per forward (the queue drained before every training step), so there, as in
-    transformers, such an id is the device's own assert; and skipped while torch.compile traces the model, where
-    a data-dependent branch would break the graph."""
-    if torch.compiler.is_compiling() or input_ids.device.type != "cpu":
-        return
-    if bool(((input_ids < 0) | (input_ids >= vocab_size)).any()):
-        raise ValueError(f"input_ids must be from 0 to {vocab_size - 1} (the model's vocabulary has {vocab_size} "
-                         f"tokens), got {int(input_ids.min())} to {int(input_ids.max())}")
 
 
 class RobertaEmbeddings(nn.Module):
@@ -102,7 +38,6 @@ class RobertaEmbeddings(nn.Module):
     def __init__(self, config: RobertaConfig):
         super().__init__()
         self.pad_token_id = config.pad_token_id
-        self.max_length = config.max_length
         self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
         self.position_embeddings = nn.Embedding(
             config.max_position_embeddings, config.hidden_size, padding_idx=config.pad_token_id
@@ -124,16 +59,7 @@ class RobertaEmbeddings(nn.Module):
         elif position_ids is None:  # only embeddings given: no padding to see, count on from pad_token_id + 1
             position_ids = torch.arange(self.pad_token_id + 1, self.pad_token_id + 1 + T,
                                         device=inputs_embeds.device).expand(B, T)  # (B, T)
-        # what limits the length is the position table: a batch padded past max_length still fits (real tokens
-        # get positions, padding the padding row); checked only when it may not fit (reading positions syncs)
-        if given or T > self.max_length:
-            low, high, table = int(position_ids.min()), int(position_ids.max()), self.position_embeddings.num_embeddings
-            if given and not 0 <= low <= high < table:
-                raise ValueError(f"position_ids must be from 0 to {table - 1} (the model takes at most "
-                                 f"{self.max_length} tokens), got {low} to {high}")
-            if high >= table:
-                raise ValueError(f"input has {high - self.pad_token_id} tokens but the model takes at most "
-                                 f"{self.max_length}; truncate it")
+        check_positions(position_ids, T, given, self.position_embeddings.num_embeddings, self.pad_token_id)
         x = inputs_embeds + self.position_embeddings(position_ids)  # (B, T, H)
         return self.dropout(self.LayerNorm(x))  # (B, T, H)
 
@@ -190,6 +116,11 @@ class RobertaSelfOutput(nn.Module):
         return self.LayerNorm(self.dropout(self.dense(x)) + residual)  # (B, T, H)
 
 
+class RobertaOutput(RobertaSelfOutput):
+    """The feed-forward block's output, `transformers`' name for it: the same projection (from the intermediate
+    size), dropout, residual and LayerNorm as the attention's."""
+
+
 class RobertaAttention(nn.Module):
     def __init__(self, config: RobertaConfig):
         super().__init__()
@@ -217,7 +148,7 @@ class RobertaLayer(nn.Module):
         super().__init__()
         self.attention = RobertaAttention(config)
         self.intermediate = RobertaIntermediate(config)
-        self.output = RobertaSelfOutput(config, config.intermediate_size)  # HF calls it RobertaOutput
+        self.output = RobertaOutput(config, config.intermediate_size)
 
     def forward(self, x, keep_mask=None, output_attentions=False):
         x, probs = self.attention(x, keep_mask, output_attentions)  # (B, T, H)
@@ -246,54 +177,22 @@ class RobertaModel(nn.Module):
         self.embeddings = RobertaEmbeddings(config)
         self.encoder = RobertaEncoder(config)
 
-    def keep_mask(self, attention_mask, shape):
-        """`attention_mask` as the attention reads it: booleans broadcastable to (B, nh, T, T), True where a key may
-        be attended to; None when every key may be (the faster kernels). Given as (B, T) ones and zeros (read as
-        (B, 1, 1, T)), or as `transformers` takes a 4-D mask, (B or 1, nh or 1, T or 1, T): booleans (returned as
-        they are) or additive floats (0 = attend, a large negative number = not; read as booleans of that shape)."""
-        if attention_mask is None:
-            return None
-        B, T = shape
-        if attention_mask.dim() == 2 and tuple(attention_mask.shape) == (B, T):
-            keep = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T)
-        elif attention_mask.dim() == 4 and attention_mask.shape[0] in (1, B) and attention_mask.shape[-1] == T \
-                and attention_mask.shape[1] in (1, self.config.num_attention_heads) and attention_mask.shape[2] in (1, T):
-            if attention_mask.dtype == torch.bool:
-                keep = attention_mask
-            elif attention_mask.is_floating_point():
-                keep = attention_mask.eq(0)
-                # anything else (NaN too: transformers adds it to the scores, which turns the outputs into NaN)
-                if bool((~keep & ~(attention_mask <= -1e4)).any()):
-                    raise ValueError("a 4-D float attention_mask is added to the scores, as in transformers: 0 where "
-                                     "a key may be attended to, a large negative number (at most -1e4, or -inf) "
-                                     "where not; got other values (NaN, or numbers between -1e4 and 0)")
-            else:
-                raise ValueError(f"a 4-D attention_mask must be booleans (True = attend) or additive floats, as in "
-                                 f"transformers, got {attention_mask.dtype}")
-        else:
-            raise ValueError(f"attention_mask must be (batch, tokens) = {(B, T)}, or 4-D (batch, 1 or heads, 1 or "
-                             f"tokens, tokens), got {tuple(attention_mask.shape)}")
-        return None if bool(keep.all()) else keep
-
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None,
                 output_attentions=False, output_hidden_states=False, token_type_ids=None):
         """`input_ids` (B, T) or `inputs_embeds` (B, T, H), not both. Without `attention_mask`, <pad> tokens of
         `input_ids` are not attended to (and every position of `inputs_embeds` is); `transformers` attends to every
         token then, so without a mask the outputs of padded rows differ from theirs (with one they agree).
         `token_type_ids`, which `transformers`' tokenizers may return: all zeros (RoBERTa's single type) or None."""
-        if (input_ids is None) == (inputs_embeds is None):
-            raise ValueError("pass exactly one of input_ids and inputs_embeds")
-        check_input_shape(input_ids, inputs_embeds, self.config.hidden_size)
-        if token_type_ids is not None and bool(token_type_ids.ne(0).any()):
-            raise ValueError("token_type_ids must be all zeros: RoBERTa has a single token type (its embedding is "
-                             "folded into the position embeddings), got other values")
+        check_inputs(input_ids, inputs_embeds, token_type_ids, self.config.hidden_size)
         if attention_mask is None and input_ids is not None:
             attention_mask = input_ids.ne(self.config.pad_token_id)  # (B, T)
         x = self.embeddings(input_ids, position_ids, inputs_embeds)  # (B, T, H)
-        keep_mask = self.keep_mask(attention_mask, x.shape[:2])  # (B or 1, nh or 1, T or 1, T) or None
+        B, T, _ = x.shape
+        # (B or 1, nh or 1, T or 1, T) booleans, or None: every key may be attended to
+        keep = attention_keep_mask(attention_mask, B, T, self.config.num_attention_heads)
         attentions, hidden_states = [], [x]
         for layer in self.encoder.layer:
-            x, probs = layer(x, keep_mask, output_attentions)  # (B, T, H), (B, nh, T, T) or None
+            x, probs = layer(x, keep, output_attentions)  # (B, T, H), (B, nh, T, T) or None
             attentions.append(probs)
             if output_hidden_states:  # else each layer's output is freed once the next has read it
                 hidden_states.append(x)
@@ -329,7 +228,7 @@ class RobertaClassificationHead(nn.Module):
 
     def forward(self, hidden):
         x = self.dropout(hidden[:, 0])  # (B, H) the <s> token
-        x = self.dropout(torch.tanh(self.dense(x)))
+        x = self.dropout(torch.tanh(self.dense(x)))  # (B, H)
         return self.out_proj(x)  # (B, num_labels)
 
 
@@ -446,7 +345,8 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=hub.task_of("Rober
             loss = None
             if labels is not None:
                 loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(), ignore_index=IGNORE_INDEX)
-        return head_output(ModelOutput(loss, logits, hidden, attentions, hidden_states), return_dict)
+        return head_output(ModelOutput(loss=loss, logits=logits, last_hidden_state=hidden, attentions=attentions,
+                                       hidden_states=hidden_states), return_dict)
 
     def mlm_logits(self, hidden):
         """The MLM head on hidden states (..., H) -> logits (..., V), its decoder tied to the word embeddings (the
@@ -477,7 +377,8 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel,
                                                          token_type_ids)  # (B, T, H)
         logits = self.classifier(hidden)  # (B, num_labels)
         loss = None if labels is None else self.classification_loss(logits, labels)
-        return head_output(ModelOutput(loss, logits, hidden, attentions, hidden_states), return_dict)
+        return head_output(ModelOutput(loss=loss, logits=logits, last_hidden_state=hidden, attentions=attentions,
+                                       hidden_states=hidden_states), return_dict)
 
     def classification_loss(self, logits, labels):
         """As `transformers`, by config.problem_type (when None: regression for one output, single-label for

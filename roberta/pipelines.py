@@ -298,6 +298,22 @@ TASKS = {
 }
 
 
+# ----- which class a model folder holds -----
+MODEL_CLASSES = {cls.architecture: cls for cls in (RobertaForMaskedLM, RobertaForSequenceClassification)}
+
+
+def model_class(architecture: str):
+    """The model class for an architecture name of `hub.ARCHITECTURES` (what config.json's `architectures` names,
+    `hub.read_architecture`): "RobertaForMaskedLM" -> RobertaForMaskedLM."""
+    return MODEL_CLASSES[architecture]
+
+
+def auto_model(model_id, **hub_kwargs):
+    """The model a folder or Hub repo holds, as the class its config.json names (a masked LM where it names none),
+    loaded strictly."""
+    return model_class(hub.read_architecture(model_id, **hub_kwargs)).from_pretrained(model_id, **hub_kwargs)
+
+
 def _check_architecture(task: str, cls, model_id: str, **hub_kwargs) -> None:
     """Refuse a folder whose config.json names another architecture than the task's, before any weight is read
     (a masked LM given to "sentiment-analysis" was a raw "does not fit ...: missing keys [...]"). A config that

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .files import write_atomic
+
 METRICS_NAME = "metrics.json"
 PHASES_NAME = "phases.json"  # a shipped masked LM's pretraining history: one metrics.json per phase, in order
 # keys of files written before the schema -> the field that holds them now
@@ -166,11 +168,25 @@ class RunMetrics:
         except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as err:
             raise ValueError(f"{file}: not a metrics file: {err}") from None
 
+    @classmethod
+    def read_finished(cls, run: str | os.PathLike, classifier: bool = False, option: str = "") -> "RunMetrics":
+        """The metrics of a finished run (a folder, or its metrics file): FileNotFoundError when there are none (a
+        run that did not finish, or not a run), and with `classifier` a ValueError for another kind of run's (no
+        dev accuracy: a masked LM's). `option`: the command-line option that named the run, to begin the error."""
+        file, where = cls.path_of(run), f"{option} " if option else ""
+        metrics = cls.read(file, missing_ok=True)
+        if metrics is None:
+            raise FileNotFoundError(f"{where}{file}: no such file (is {run} a finished training run?)")
+        if classifier and metrics.dev_accuracy is None:
+            raise ValueError(f"{where}{file}: not a fine-tuned classifier's metrics (no dev_accuracy: a masked LM's "
+                             "run?)")
+        return metrics
+
     def write(self, path: str | os.PathLike) -> Path:
         """Write to a folder's metrics.json (or to the file `path`), atomically."""
         file = self.path_of(path)
         file.parent.mkdir(parents=True, exist_ok=True)
-        return _write_atomic(file, json.dumps(self.to_dict(), indent=2) + "\n")
+        return write_atomic(file, json.dumps(self.to_dict(), indent=2) + "\n")
 
     def updated(self, **values) -> "RunMetrics":
         """A copy with `values` set (unknown names go to `extra`)."""
@@ -187,12 +203,6 @@ class RunMetrics:
         """The classifier's headline accuracy (dev set, else a later `train.evaluate --labeled`), a fraction."""
         return _number(self.dev_accuracy) if _number(self.dev_accuracy) is not None else _number(
             (self.labeled or {}).get("accuracy") if isinstance(self.labeled, dict) else None)
-
-    @property
-    def mlm_accuracy(self) -> float | None:
-        """Held-out masked-token accuracy: a later `train.evaluate --mlm-text`, else the run's own."""
-        later = _number(self.mlm.get("accuracy")) if isinstance(self.mlm, dict) else None
-        return later if later is not None else _number(self.eval_accuracy)
 
     @property
     def held_out(self) -> tuple[float | None, float | None, float | None, int]:
@@ -245,20 +255,7 @@ def read_phase_history(path: str | os.PathLike) -> list[RunMetrics]:
 
 def write_phase_history(folder: str | os.PathLike, phases: list[RunMetrics]) -> Path:
     """Write a folder's phases.json, atomically."""
-    return _write_atomic(Path(folder) / PHASES_NAME, json.dumps([p.to_dict() for p in phases], indent=1) + "\n")
-
-
-def _write_atomic(file: Path, text: str) -> Path:
-    """`text` to `file` through a temporary file beside it (named with the process id: two processes never share
-    one), renamed into place: a reader never sees half a file. `train.paths.write_atomic`'s twin (roberta does
-    not import train)."""
-    tmp = file.with_name(f".{file.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, file)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return file
+    return write_atomic(Path(folder) / PHASES_NAME, json.dumps([p.to_dict() for p in phases], indent=1) + "\n")
 
 
 def _number(value) -> float | None:

@@ -85,6 +85,13 @@ def normalize_for_classifier(text: str, max_chars: int | None = None) -> str:
     return detokenize(text, max_chars).lower()
 
 
+def lower_cases(tokenizer) -> bool:
+    """Whether `tokenizer` (a `tokenizers.Tokenizer`) lower-cases what it reads: its normalizer does, as
+    `lowercasing`'s copy's does."""
+    normalizer = getattr(tokenizer, "normalizer", None)
+    return normalizer is not None and normalizer.normalize_str("Ab") == "ab"
+
+
 def lowercasing(tokenizer: Tokenizer) -> Tokenizer:
     """A copy of `tokenizer` that lower-cases text before BPE (special tokens such as <mask> are untouched).
 

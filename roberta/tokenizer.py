@@ -58,7 +58,7 @@ def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
         return _read_tokenizer(tokenizer_file)
     if path.startswith("~"):
         path = os.path.expanduser(path)
-    if os.path.isfile(path) and not path.endswith(".json"):  # was "is a file, not a model folder"
+    if os.path.isfile(path) and not path.endswith(".json"):  # a tokenizer file of another name
         raise ModelLoadError(f"{path} is not a tokenizer: give a tokenizer.json, a model folder holding one, or a Hub "
                              "repo id")
     if not path.endswith(".json") or os.path.isdir(path):  # a folder named m.json is a folder
@@ -227,7 +227,7 @@ def save_tokenizer(tokenizer: Tokenizer, folder, model_max_length: int) -> None:
 
 def save_tokenizer_config(folder, model_max_length: int) -> None:
     """folder/tokenizer_config.json alone, as `save_tokenizer` writes it beside tokenizer.json."""
-    model_max_length = _check_max_length(model_max_length, "model_max_length")  # -5 or None was written as it came
+    model_max_length = _check_max_length(model_max_length, "model_max_length")  # never -5 or None in the file
     config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": model_max_length,
               "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "sep_token": "</s>",
               "cls_token": "<s>", "pad_token": "<pad>", "mask_token": "<mask>"}

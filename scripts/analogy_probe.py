@@ -13,7 +13,6 @@ embeddings only; held-out MLM accuracy and `train.fill_mask_probe` measure what 
 """
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
@@ -21,25 +20,16 @@ import roberta
 from demo.embedding_view import MAX_K, score_analogies
 from demo.examples import ANALOGY_PROBE
 from train.arguments import script_parser
-from train.data import _undecodable, open_text
+from train.data import read_table
 from train.runtime import USER_ERRORS, exit_code, output_file, report_user_error
 
 COLUMNS = ("category", "a", "b", "c", "expected")
 
 
 def read_probe(path) -> list[tuple[str, str, str, str, str]]:
-    """A probe TSV (columns category, a, b, c, expected) as questions for `score_analogies`."""
-    with open_text(path, newline="") as f:  # UTF-8, a byte-order mark dropped
-        try:
-            rows = list(csv.DictReader(f, delimiter="\t"))
-        except UnicodeDecodeError as err:  # the message named no file
-            raise _undecodable(Path(path), err) from None
-    for i, row in enumerate(rows, start=2):
-        if any(not (row.get(column) or "").strip() for column in COLUMNS):
-            raise ValueError(f"{path}:{i}: each row needs {', '.join(COLUMNS)}")
-    if not rows:
-        raise ValueError(f"{path}: no questions (a header {' '.join(COLUMNS)}, tab-separated, then one row each)")
-    return [tuple(row[column].strip() for column in COLUMNS) for row in rows]
+    """A probe TSV (columns category, a, b, c, expected; `train.data.read_table`) as questions for
+    `score_analogies`."""
+    return [tuple(row[column] for column in COLUMNS) for _, row in read_table(path, COLUMNS, "analogy probe")]
 
 
 def main(argv=None) -> int:
@@ -50,12 +40,12 @@ def main(argv=None) -> int:
     parser.add_argument("--top-k", type=int, default=5, help="answers kept per question (default: %(default)s)")
     parser.add_argument("--out", type=Path, help="write every model's scores and answers as JSON")
     args = parser.parse_args(argv)
-    if not 1 <= args.top_k <= MAX_K:  # was "not asked: Ask for 1 to 100 neighbours." for every question
+    if not 1 <= args.top_k <= MAX_K:  # by its option's name, once, not per question
         parser.error(f"--top-k must be between 1 and {MAX_K}, got {args.top_k}")
     if args.probe and not Path(args.probe).is_file():
         parser.error(f"--probe {args.probe}: " + ("a folder, not a file" if Path(args.probe).is_dir() else "no such file"))
     results = {}
-    try:  # each was a traceback: a missing folder or Hub id, a classifier, a malformed probe, --out a folder
+    try:  # a missing folder or Hub id, a classifier, a malformed probe, --out a folder
         if args.out:
             output_file(args.out, "probe.json")
         rows = read_probe(args.probe) if args.probe else ANALOGY_PROBE

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from gradio_client import Client
 
-from train.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USER_ERROR, exit_code, report_user_error, stop_on_sigterm
+from train.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USER_ERROR, exit_code, report_user_error
 from train.paths import output_file
 
 from .app_process import AppProcess, check_app_url
@@ -202,19 +202,18 @@ def main(argv=None) -> int:
                    help="run the load again beside N clients sending worst-case inputs; compare the p95")
     p.add_argument("--json", help="also write the raw figures to this JSON file")
     args = p.parse_args(argv)
-    if args.clients < 1 or args.requests < 1 or args.worst_case < 0 or not args.timeout > 0:  # was a table of nan
+    if args.clients < 1 or args.requests < 1 or args.worst_case < 0 or not args.timeout > 0:  # else a table of nan
         p.error(f"--clients and --requests must be at least 1, --worst-case at least 0 and --timeout positive, got "
                 f"{args.clients}, {args.requests}, {args.worst_case} and {args.timeout}")
-    if args.url and (problem := check_app_url(args.url)):  # was a table of nan and exit 1 for an app that is not there
+    if args.url and (problem := check_app_url(args.url)):  # an app that is not there: one line, not a table of nan
         print(f"error: {problem}", file=sys.stderr)
         return EXIT_USER_ERROR
-    if args.json:  # was found only after the whole load had run
+    if args.json:  # checked before the load runs
         try:
             output_file(args.json, "load-check.json", "--json")
         except (OSError, ValueError) as err:
             return report_user_error(err)
 
-    stop_on_sigterm()  # `timeout` or CI stopping this script stops the app it started too
     app = scratch = None
     lines = []
     hostile_figures = None

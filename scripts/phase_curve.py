@@ -225,7 +225,7 @@ def main(argv=None) -> int:
         return EXIT_USER_ERROR
     try:
         out = output_file(args.out or model / "phases.png", "phases.png", suffixes=(".png", ".svg", ".pdf"))
-    except (OSError, ValueError) as err:  # a .txt name was a matplotlib traceback
+    except (OSError, ValueError) as err:  # a .txt name: matplotlib cannot write it
         p.error(str(err))
     try:
         points, labels, title = phase_points(model), phase_labels(model), title_of(scored_on(model))
@@ -252,7 +252,7 @@ def main(argv=None) -> int:
         print("the recent phases did not improve accuracy measurably: no extrapolation")
     elif needed <= points[-1][0]:
         print(f"the target {100 * args.target:.0f}% is already reached")
-    elif needed > OUT_OF_REACH * points[-1][0]:  # was "at 76945108120575148032M tokens" for a nearly flat line
+    elif needed > OUT_OF_REACH * points[-1][0]:  # a nearly flat line reaches it at absurd token counts
         print(f"the target {100 * args.target:.0f}% is out of reach at this rate: more than {OUT_OF_REACH:,} times "
               "the tokens read so far")
     else:

@@ -45,27 +45,11 @@ SECTION = "## Shipped model"
 BASELINE_FILE = "baseline.json"
 
 
-def read_metrics(run) -> RunMetrics:
-    metrics = RunMetrics.read(run, missing_ok=True)
-    if metrics is None:
-        raise FileNotFoundError(f"{RunMetrics.path_of(run)}: no such file (is {run} a finished training run?)")
-    return metrics
-
-
-def read_classifier_metrics(run, option: str) -> RunMetrics:
-    """A fine-tuned classifier's metrics (ValueError for a run without dev accuracy, such as a masked LM's)."""
-    metrics = read_metrics(run)
-    if metrics.dev_accuracy is None:
-        raise ValueError(f"{option} {run}: its metrics have no dev_accuracy ({option} takes a train.finetune run, "
-                         "not a masked LM)")
-    return metrics
-
-
 def read_phases(run) -> list[RunMetrics]:
     """The pretraining phases that produced `run`: its phases.json (a shipped folder), else the run alone; each
     with the row length it trained on (runs from before rows could be shorter trained on full rows: the
     model's longest input)."""
-    phases = read_phase_history(run) if (Path(run) / PHASES_NAME).is_file() else [read_metrics(run)]
+    phases = read_phase_history(run) if (Path(run) / PHASES_NAME).is_file() else [RunMetrics.read_finished(run)]
     full_rows = roberta.load_config(run).max_length
     for phase in phases:
         phase.max_length = phase.max_length or full_rows
@@ -86,6 +70,19 @@ def _table(header: list[str], rows: list[list]) -> str:
 def _cell(text: str) -> str:
     """Markdown table cell: `<mask>` shown literally, pipes escaped."""
     return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _wall_time_words(phases) -> str:
+    """"N minutes wall time with data loading and evaluation" over the phases. A phase resumed before metrics.json
+    summed every session's wall time recorded its last session only, less than its training time: its training
+    time stands in, and the words say so."""
+    short = [i for i, m in enumerate(phases, 1) if m.wall_time_s is not None and m.wall_time_s < m.train_time_s]
+    total = sum(max(m.wall_time_s or 0.0, m.train_time_s or 0.0) for m in phases)
+    words = f"{_minutes(total)} minutes wall time with data loading and evaluation"
+    if not short:
+        return words
+    which = f"phase {short[0]}" if len(short) == 1 else "phases " + ", ".join(map(str, short))
+    return f"at least {words}: {which} recorded the wall time of the last session only, its training time stands in"
 
 
 def _minutes(seconds: float) -> str:
@@ -167,8 +164,7 @@ def pretraining_section(phases: list[RunMetrics]) -> str:
     return "\n\n".join([
         "### Pretraining phases",
         f"{len(phases)} phase(s), {_minutes(total_s)} minutes of training "
-        f"({_minutes(sum(m.wall_time_s or m.train_time_s for m in phases))} minutes wall time with data "
-        f"loading and evaluation) and {total_tokens:,} tokens in all, on "
+        f"({_wall_time_words(phases)}) and {total_tokens:,} tokens in all, on "
         f"{_machines(phases)}. Held-out figures: masked-LM loss, accuracy and perplexity on "
         f"`{_held_out_text(phases[-1])}` at the end of each phase, all rows: the mean over several fixed masks "
         "where the phase was scored so (a weight average always, `train.evaluate --mlm-seeds N` after training), "
@@ -293,8 +289,8 @@ def read_summary(summary_json) -> dict:
         summary = json.loads(summary_json.read_text(encoding="utf-8"))
     except ValueError as err:
         raise ValueError(f"{summary_json}: not a summary.json ({err})") from None
-    # {arm: {"seeds", "stats", ...}}: another JSON (a metrics.json, the ablation's results) was a TypeError after
-    # the masked LM had been swapped in
+    # {arm: {"seeds", "stats", ...}}: another JSON (a metrics.json, the ablation's results) is refused before the
+    # masked LM is swapped in
     if not isinstance(summary, dict) or not summary or not all(
             isinstance(arm, dict) and isinstance(arm.get("stats"), dict) for arm in summary.values()):
         raise ValueError(f"{summary_json}: not a summary.json that train.summarize wrote (arms with their stats)")
@@ -401,8 +397,8 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
         if i and _identity(histories[i][-1]) in earlier:  # the same release run twice: the phase counted twice
             raise ValueError(f"--mlm {run} is already in the history of {mlm_phases[i - 1]} (phase "
                              f"{earlier.index(_identity(histories[i][-1])) + 1}): it was released before")
-    metrics = read_classifier_metrics(classifier, "--classifier") if classifier else None
-    baseline_metrics = read_classifier_metrics(baseline, "--baseline") if baseline else None
+    metrics = RunMetrics.read_finished(classifier, classifier=True, option="--classifier") if classifier else None
+    baseline_metrics = RunMetrics.read_finished(baseline, classifier=True, option="--baseline") if baseline else None
     root = baseline_metrics and (baseline_metrics.init_root or baseline_metrics.init or "")
     if baseline_metrics and not root.startswith("random"):  # the card would call a pretrained encoder random
         raise ValueError(f"--baseline {baseline}: its encoder came from {root or 'an unrecorded start'}, not from "

@@ -20,7 +20,6 @@ from pathlib import Path
 from scripts.app_process import AppProcess, check_app_url
 from scripts.browser import CHROMIUM, TIMEOUT_MS, launch
 from train.arguments import script_parser
-from train.exit_codes import stop_on_sigterm
 from train.runtime import exit_code, output_folder, report_user_error
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,7 +94,7 @@ def main(argv=None) -> int:
         output_folder(args.out)
     except OSError as err:
         return report_user_error(err)
-    if args.url and (problem := check_app_url(args.url)):  # was a Playwright traceback
+    if args.url and (problem := check_app_url(args.url)):  # one line, not a Playwright traceback
         print(f"error: {problem}", file=sys.stderr)
         return 2
     if not os.path.exists(CHROMIUM):
@@ -106,14 +105,13 @@ def main(argv=None) -> int:
     except ImportError:
         print("error: Playwright is not installed (pip install -r requirements-test.txt)", file=sys.stderr)
         return 2
-    if not args.url:  # a mistyped MLM_MODEL was a Playwright traceback after 48 s, one picture replaced
+    if not args.url:  # a mistyped MLM_MODEL: said before the browser starts
         from demo.models import ENV_VARS, load_model
 
         for key in ENV_VARS:
             if not (loaded := load_model(key)).available:
                 print(f"error: {loaded.error}", file=sys.stderr)
                 return 2
-    stop_on_sigterm()  # `timeout` or CI stopping this script stops the app it started too
     args.out.mkdir(parents=True, exist_ok=True)
     # taken into a folder aside, moved in together: a run that fails replaces no picture (a set is one state)
     with tempfile.TemporaryDirectory(prefix=".screenshots-", dir=args.out) as staging:

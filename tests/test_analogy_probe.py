@@ -62,14 +62,14 @@ def test_the_script_prints_a_table_and_writes_every_answer(tiny_mlm_dir, tmp_pat
 def test_a_bad_probe_file_is_refused_plainly(tmp_path):
     bad = tmp_path / "bad.tsv"
     bad.write_text("category\ta\tb\tc\texpected\ncapital\tParis\tFrance\t\tGermany\n")
-    with pytest.raises(ValueError, match="bad.tsv:2: each row needs category, a, b, c, expected"):
+    with pytest.raises(ValueError, match="bad.tsv line 2: no c; each row needs category, a, b, c, expected"):
         analogy_probe.read_probe(bad)
     bad.write_text("category\ta\tb\tc\texpected\ncapital\tParis\tFrance\tBerlin\tGermany\n")
     assert analogy_probe.read_probe(bad) == [("capital", "Paris", "France", "Berlin", "Germany")]
     bad.write_text("\ufeffcategory\ta\tb\tc\texpected\ncapital\tParis\tFrance\tBerlin\tGermany\n")  # a BOM: read
     assert analogy_probe.read_probe(bad) == [("capital", "Paris", "France", "Berlin", "Germany")]
     bad.write_text("category\ta\tb\tc\texpected\n")
-    with pytest.raises(ValueError, match="no questions"):
+    with pytest.raises(ValueError, match="no analogy probe rows"):
         analogy_probe.read_probe(bad)
 
 

@@ -140,7 +140,7 @@ def test_an_app_interrupted_while_it_starts_is_stopped(monkeypatch):
     import signal
 
     from scripts.app_process import AppProcess
-    from train.exit_codes import stop_on_sigterm
+    from train.exit_codes import sigterm_as_interrupt
 
     def interrupted(self):
         raise KeyboardInterrupt
@@ -151,13 +151,10 @@ def test_an_app_interrupted_while_it_starts_is_stopped(monkeypatch):
         app.start()
     assert app.proc is not None and not app.alive()
     previous = signal.getsignal(signal.SIGTERM)
-    try:
-        stop_on_sigterm()
-        with pytest.raises(KeyboardInterrupt):
-            os.kill(os.getpid(), signal.SIGTERM)
-            time.sleep(5)  # the handler raises at once: never slept out
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    with sigterm_as_interrupt(), pytest.raises(KeyboardInterrupt):  # what exit_code wraps every script's main in
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises at once: never slept out
+    assert signal.getsignal(signal.SIGTERM) == previous
 
 # ----- 3. a labelled file as pretraining text -----
 def test_an_sst2_layout_file_keeps_every_row_as_pretraining_text(tmp_path, capsys):

@@ -72,7 +72,7 @@ def test_bad_probe_file_is_a_user_error(tiny_mlm_dir, tmp_path, capsys):
     probe = tmp_path / "probe.tsv"
     probe.write_text("category\tsentence\texpected\nx\tno mask here\tword\n")
     assert main(["--model", str(tiny_mlm_dir), "--probe", str(probe)]) == 2
-    assert "probe.tsv:2" in capsys.readouterr().err
+    assert f"error: {probe} line 2: the sentence needs one <mask>, it has 0" in capsys.readouterr().err
 
 
 def test_empty_probe_classifier_model_and_out_paths(tiny_mlm_dir, tiny_clf_dir, tmp_path, single_thread, capsys):
@@ -102,8 +102,9 @@ def test_a_byte_order_mark_is_read_and_a_missing_column_is_named(tiny_mlm_dir, t
     no_category.write_text("sentence\texpected\nThe <mask> is here.\tcat\n")
     assert main(["--model", str(tiny_mlm_dir), "--probe", str(no_category)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: {no_category}: no column category") and len(err.splitlines()) == 1, err
+    assert err.startswith(f"error: {no_category}: the header must be category<TAB>sentence<TAB>expected, got "
+                          "['sentence', 'expected']") and len(err.splitlines()) == 1, err
     short = tmp_path / "short.tsv"  # a row of one field: its sentence is missing, not a traceback
     short.write_text("category\tsentence\texpected\nx\n")
     assert main(["--model", str(tiny_mlm_dir), "--probe", str(short)]) == 2
-    assert f"{short}:2: each row needs" in capsys.readouterr().err
+    assert f"{short} line 2: no sentence, expected; each row needs" in capsys.readouterr().err

@@ -524,3 +524,31 @@ def test_gpu_session_without_pretraining_returns_the_classifier_alone(train_file
     assert json.loads((back / "mini-roberta-sst2" / "metrics.json").read_text())["averaged"] == 2
     with pytest.raises(ValueError, match="give --init"):  # the recipe refuses it too
         recipe.plan_gpu(recipe.build_parser().parse_args(["--gpu", "--out", "x", "--time-budget-min", "0"]))
+
+
+def test_gpu_session_report_reads_the_runs_metrics(tmp_path):
+    """The report a GPU command's reply ends with reads each run's metrics.json through RunMetrics: the
+    pretraining's figures, a cut pretraining's partial model, TAPT's rate and each fine-tuning's dev accuracy (a
+    run without one says so, not a KeyError)."""
+    from roberta.run_metrics import RunMetrics
+    from train import gpu_session
+
+    chosen, logs = tmp_path / "gpu", tmp_path / "logs"
+    logs.mkdir()
+    (logs / "machine.json").write_text('{"gpu": "H200"}')
+    (logs / "recipe.log").write_text("step 1\nstep 2\n")
+    length = {"train_tokens": 4000, "train_steps": 20, "train_time_s": 2.0, "stopped_by": "time"}
+    RunMetrics(eval_accuracy=0.25, eval_loss=5.5, **length).write(chosen / "mlm")
+    RunMetrics(**length).write(chosen / "sentiment" / "tapt" / "mlm")
+    RunMetrics(dev_accuracy=0.8125, train_time_s=3.0).write(chosen / "sentiment" / "sst2-s0")
+    RunMetrics(train_time_s=1.0).write(chosen / "sentiment" / "sst2-s1")
+    report = gpu_session.report(chosen, logs)
+    assert (f"== pretraining ({chosen / 'mlm'}): held-out accuracy 0.2500, loss 5.5000; 4,000 tokens, 20 steps in "
+            "2.0 s (2,000 tokens/s), stopped by time") in report
+    assert "== TAPT: 4,000 tokens in 2.0 s (2,000 tokens/s)" in report
+    assert "== sst2-s0: SST-2 dev 0.8125, 3.0 s of training" in report
+    assert "== sst2-s1: SST-2 dev none, 1.0 s of training" in report
+    shutil.rmtree(chosen / "mlm")
+    RunMetrics(**length).write(chosen / "ship" / gpu_transfer.PARTIAL_MLM)
+    assert f"== pretraining cut ({chosen / 'mlm'}), stopped by time: 4,000 tokens, 20 steps" in gpu_session.report(
+        chosen, logs)

@@ -53,8 +53,10 @@ def test_no_import_cycles_in_the_package():
 
 def test_layers_below_the_model_do_not_import_it():
     graph = package_graph()
-    assert "model" not in graph["hub"] | graph["loss"] | graph["config"] | graph["masking"] | graph["tokenizer"]
-    assert graph["model"] <= {"hub", "config", "loss"}  # modules and heads: no pipelines, tokenizer or convert
+    assert "model" not in (graph["hub"] | graph["loss"] | graph["config"] | graph["masking"] | graph["tokenizer"]
+                           | graph["inputs"] | graph["files"])
+    assert graph["model"] <= {"hub", "config", "inputs", "loss"}  # no pipelines, tokenizer or convert
+    assert not graph["inputs"] and not graph["files"]  # the bottom layer: torch (inputs) or the standard library
 
 
 def test_the_package_imports_neither_training_nor_the_app():

@@ -4,6 +4,7 @@ import json
 import os
 import pickle
 import re
+import shutil
 
 import pytest
 import torch
@@ -219,6 +220,35 @@ def test_saved_weights_are_readable_as_any_new_file(mlm, tmp_path):
     assert (tmp_path / "config.json").stat().st_mode & 0o777 == 0o644
 
 
+def test_a_save_writes_through_its_own_temporary_files_and_leaves_none_when_it_fails(mlm, tmp_path, monkeypatch):
+    """Each file goes to a temporary name beside it that holds the process id, then is renamed into place: a fixed
+    .NAME.tmp was shared by two processes saving the same folder, and a failed save left it behind."""
+    others = {tmp_path / ".model.safetensors.tmp": "another process", tmp_path / ".config.json.tmp": "mid-write"}
+    for path, text in others.items():
+        path.write_text(text)
+    renamed, real_replace = [], os.replace
+
+    def replace(src, dst):
+        renamed.append((os.path.basename(src), os.path.basename(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    mlm.save_pretrained(tmp_path)
+    pid = os.getpid()
+    assert renamed == [(f".model.safetensors.tmp-{pid}", "model.safetensors"),
+                       (f".config.json.tmp-{pid}", "config.json")]
+    assert {path: path.read_text() for path in others} == others
+    saved = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+
+    def full_disk(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(OSError, match="No space left"):  # save_model: the mixin's save_pretrained first deletes
+        roberta.hub.save_model(tmp_path, mlm.config, "RobertaForMaskedLM", {})  # config.json
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == saved  # nothing changed, nothing left
+
+
 def test_the_same_model_saved_again_is_the_same_file(mlm, tmp_path):
     """safetensors writes its metadata in a random order: a model released again unchanged was a new binary to
     git. Ours sorts it; the file reads as safetensors wrote it."""
@@ -294,6 +324,19 @@ def test_each_head_class_is_the_one_hub_architectures_names():
     for task, pipeline_class in roberta.pipelines.TASKS.items():
         assert pipeline_class.model_class.architecture in roberta.hub.ARCHITECTURES, task
     assert {roberta.hub.task_of(cls.architecture) for cls in classes} <= set(roberta.pipelines.TASKS)
+    assert [roberta.model_class(name) for name in roberta.hub.ARCHITECTURES] == classes  # the one name -> class map
+
+
+def test_auto_model_loads_the_class_config_json_names(tiny_mlm_dir, tiny_clf_dir, tmp_path):
+    """roberta.auto_model (train.evaluate's and train.export's loader): the head the folder's config.json names,
+    a masked LM where it names none."""
+    assert type(roberta.auto_model(tiny_clf_dir)) is roberta.RobertaForSequenceClassification
+    assert type(roberta.auto_model(tiny_mlm_dir)) is roberta.RobertaForMaskedLM
+    bare = shutil.copytree(tiny_mlm_dir, tmp_path / "bare")
+    config = json.loads((bare / "config.json").read_text())
+    del config["architectures"]
+    (bare / "config.json").write_text(json.dumps(config))
+    assert type(roberta.auto_model(bare)) is roberta.RobertaForMaskedLM
 
 
 def _rewrite_weights(folder, change):
@@ -414,13 +457,16 @@ def test_inputs_of_the_wrong_rank_name_the_shape_expected(mlm, tiny_config):
 
 
 def test_a_4d_boolean_mask_is_read_as_given(mlm, tiny_config):
-    """keep_mask returns a 4-D boolean mask unchanged, whatever broadcastable shape (B or 1, nh or 1, T or 1, T);
-    its docstring said (B, 1, 1, T) or (B, 1, T, T)."""
+    """attention_keep_mask returns a 4-D boolean mask unchanged, whatever broadcastable shape (B or 1, nh or 1,
+    T or 1, T); its docstring said (B, 1, 1, T) or (B, 1, T, T)."""
+    from roberta.inputs import attention_keep_mask
+
     ids, mask = padded_batch(tiny_config)
     B, T = ids.shape
-    per_head = mask.bool()[None, None, :1, :].expand(1, tiny_config.num_attention_heads, T, T).clone()  # (1, nh, T, T)
-    assert mlm.roberta.keep_mask(per_head, (B, T)) is per_head
-    doc = roberta.RobertaModel.keep_mask.__doc__
+    nh = tiny_config.num_attention_heads
+    per_head = mask.bool()[None, None, :1, :].expand(1, nh, T, T).clone()  # (1, nh, T, T)
+    assert attention_keep_mask(per_head, B, T, nh) is per_head
+    doc = attention_keep_mask.__doc__
     assert "broadcastable to (B, nh, T, T)" in doc and "(B, 1, 1, T) or (B, 1, T, T)" not in doc
     with torch.no_grad():
         torch.testing.assert_close(mlm(ids[:1], per_head).logits, mlm(ids[:1], mask[:1]).logits, atol=1e-5,

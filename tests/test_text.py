@@ -180,3 +180,5 @@ def test_lowercasing_tokenizer_lowercases_text_but_not_special_tokens(tokenizer)
     assert low.encode("The CAT sees <mask>.").ids == tokenizer.encode("the cat sees <mask>.").ids
     assert low.encode(T.normalize_for_classifier("It 's GOOD .")).ids == low.encode("It's good.").ids
     assert tokenizer.normalizer is None  # the original is left alone
+    assert T.lower_cases(low) and not T.lower_cases(tokenizer)  # what train.finetune and the app ask
+    assert T.lower_cases(T.lowercasing(low))  # a normalizer sequence that lower-cases is seen too

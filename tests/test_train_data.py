@@ -342,6 +342,28 @@ def test_a_byte_order_mark_is_not_text(tmp_path):
     assert evaluate.read_checks(checks) == [{"category": "x", "sentence": "A fine film.", "expected": "positive"}]
 
 
+@pytest.mark.parametrize("reader", ["checks", "fill-mask probe", "analogy probe"])
+def test_the_small_tables_skip_comments_and_blank_lines_alike(reader, tmp_path):
+    """train.evaluate's checks, train.fill_mask_probe's and scripts.analogy_probe's probes are one kind of file
+    (train.data.read_table): a '#' line or a blank one, above the header too, is skipped by all three (the probes
+    read a comment as a row), and a row's line number counts every line."""
+    from scripts import analogy_probe
+    from train import evaluate, fill_mask_probe
+
+    columns, row, read = {
+        "checks": (evaluate.CHECK_COLUMNS, ("neg", "This is <mask>.", "negative"), evaluate.read_checks),
+        "fill-mask probe": (fill_mask_probe.COLUMNS, ("capitals", "Paris is in <mask>.", "France"),
+                            fill_mask_probe.read_probe),
+        "analogy probe": (analogy_probe.COLUMNS, ("capital", "Paris", "France", "Berlin", "Germany"),
+                          analogy_probe.read_probe)}[reader]
+    table = tmp_path / "table.tsv"
+    table.write_text("# a table of my own\n\n" + "\t".join(columns) + "\n# one row\n\n" + "\t".join(row) + "\n")
+    assert [tuple(r.values()) if isinstance(r, dict) else r for r in read(table)] == [row]
+    table.write_text("\t".join(columns) + "\n# a note\n" + "\t".join(row[:-1]) + "\t \n")
+    with pytest.raises(data.DataError, match=f"line 3: no {columns[-1]}; each row needs"):
+        read(table)
+
+
 def test_a_gzip_file_is_named_as_one(tmp_path):
     """Was "line 1: not UTF-8 text (byte 0x8b at column 2); save the file as UTF-8"; xz is what is read."""
     import gzip

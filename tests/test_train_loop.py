@@ -1056,10 +1056,10 @@ def test_no_progress_bar_without_a_terminal(train_files, tmp_path, monkeypatch, 
 
 
 def test_write_atomic_never_shares_or_leaves_a_temporary_file(tmp_path):
-    """train.paths.write_atomic, how train/ and scripts/ write a file in one step: the temporary file beside it
-    holds the process id (log.jsonl was truncated through a fixed log.tmp, which a second process shares), and a
-    failed write leaves neither it nor a changed file."""
-    from train.paths import write_atomic
+    """roberta.files.write_atomic, how roberta, train/ and scripts/ write a file in one step: the temporary file
+    beside it holds the process id (log.jsonl was truncated through a fixed log.tmp, which a second process
+    shares), and a failed write leaves neither it nor a changed file."""
+    from roberta.files import write_atomic
 
     log = tmp_path / "log.jsonl"
     log.write_text("".join(json.dumps({"type": "train", "step": s}) + "\n" for s in (1, 2, 3)))

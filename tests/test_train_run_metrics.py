@@ -25,13 +25,13 @@ def test_headline_figures_and_evaluations():
     mlm = RunMetrics.read(ROOT / "assets" / "mini-roberta-mlm")
     sst2 = RunMetrics.read(ROOT / "assets" / "mini-roberta-sst2")
     assert not mlm.is_classifier and sst2.is_classifier
-    assert 0.3 < mlm.mlm_accuracy < 0.7 and mlm.classifier_accuracy is None
+    assert 0.3 < mlm.held_out[1] < 0.7 and mlm.classifier_accuracy is None
     assert 0.8 < sst2.classifier_accuracy < 0.9
     assert [(e.name, e.metric) for e in sst2.evaluations()] == [("dev", "accuracy"), ("IMDB", "accuracy"),
                                                                  ("IMDB read whole", "accuracy")]
     # a later train.evaluate section wins over the run's own figure; junk values are not figures
     later = mlm.updated(mlm={"source": "valid.txt", "accuracy": 0.5}, eval_accuracy="n/a")
-    assert later.mlm_accuracy == 0.5 and ("held-out MLM", "valid.txt", "accuracy", 0.5) in [
+    assert ("held-out MLM", "valid.txt", "accuracy", 0.5) in [
         (e.name, e.data, e.metric, e.value) for e in later.evaluations()]
 
 
@@ -43,6 +43,21 @@ def test_unknown_keys_are_kept_and_bad_files_named(tmp_path):
     (tmp_path / "metrics.json").write_text("[1, 2]")
     with pytest.raises(ValueError, match="metrics.json"):
         RunMetrics.read(tmp_path)
+
+
+def test_a_finished_runs_metrics_or_one_plain_error(tmp_path):
+    """scripts.release and train.summarize read a run's metrics through RunMetrics.read_finished: a run without
+    metrics.json is not finished, and a masked LM's metrics are not a classifier's (the option that named it
+    begins the message)."""
+    with pytest.raises(FileNotFoundError, match=f"is {tmp_path} a finished training run"):
+        RunMetrics.read_finished(tmp_path)
+    (tmp_path / "metrics.json").write_text(json.dumps({"eval_accuracy": 0.4, "train_tokens": 100}))
+    assert RunMetrics.read_finished(tmp_path).train_tokens == 100
+    with pytest.raises(ValueError) as error:
+        RunMetrics.read_finished(tmp_path, classifier=True, option="--baseline")
+    assert str(error.value).startswith(f"--baseline {tmp_path / 'metrics.json'}: not a fine-tuned classifier's")
+    (tmp_path / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.8}))
+    assert RunMetrics.read_finished(tmp_path, classifier=True).dev_accuracy == 0.8
 
 
 def test_held_out_figures_prefer_a_later_several_mask_score_of_the_same_text():

@@ -725,9 +725,10 @@ def test_release_refuses_the_wrong_kind_of_run_before_writing(tiny_mlm_dir, tiny
     out = tmp_path / "shipped"
     # was a TypeError traceback (the classifier card formats the MLM's dev accuracy, None)
     assert release.main(["--classifier", str(mlm), "--out", str(out)]) == 2
-    assert capsys.readouterr().err.startswith(f"error: --classifier {mlm}: its metrics have no dev_accuracy")
+    not_a_classifier = f"{mlm / 'metrics.json'}: not a fine-tuned classifier's metrics (no dev_accuracy"
+    assert capsys.readouterr().err.startswith(f"error: --classifier {not_a_classifier}")
     assert release.main(["--classifier", str(clf), "--baseline", str(mlm), "--out", str(out)]) == 2
-    assert capsys.readouterr().err.startswith(f"error: --baseline {mlm}: its metrics have no dev_accuracy")
+    assert capsys.readouterr().err.startswith(f"error: --baseline {not_a_classifier}")
     # a classifier fine-tuned from a pretrained encoder was shipped as the "random initialisation" baseline
     pretrained = shutil.copytree(tiny_clf_dir, tmp_path / "pretrained-clf")
     (pretrained / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.6, "train_steps": 4, "init": str(mlm),

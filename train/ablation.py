@@ -178,7 +178,7 @@ def main(argv=None) -> int:
 
 def _main(args) -> int:
     started = time.time()
-    out, recipe = output_folder(args.out), recipe_of(args)  # a file there was "[Errno 17] File exists"
+    out, recipe = output_folder(args.out), recipe_of(args)  # a file at --out named as one
     steps = plan(args)
     if args.dry_run:
         print(f"# {len([s for s in steps if s.kind == 'train.pretrain'])} pretraining runs, "

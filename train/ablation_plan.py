@@ -6,11 +6,12 @@ import hashlib
 import json
 from pathlib import Path
 
+from roberta.files import write_atomic
+
 from . import finetune, pretrain, tokenizer
 from .ablation_probe import run_probe
 from .ablation_setup import ARMS, BASELINE, corpus_path, recipe_of, run_dir, tokenizer_path
 from .experiment import Step, function, same_run, script, shape_of, training
-from .paths import write_atomic
 
 
 def plan(args) -> list[Step]:

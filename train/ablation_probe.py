@@ -7,12 +7,12 @@ import math
 import time
 from pathlib import Path
 
+from roberta.files import write_atomic
 from roberta.masking import DUPE_FACTOR
 
 from . import pretrain
 from .ablation_setup import ARMS, corpus_path, tokenizer_path
 from .evaluate import masked_lm_sums
-from .paths import write_atomic
 from .reporting import read_log
 from .runtime import autocast, resolve_precision
 

@@ -8,13 +8,13 @@ import shutil
 import time
 from pathlib import Path
 
+from roberta.files import write_atomic
 from roberta.run_metrics import RunMetrics
 
 from .ablation_figure import plot
 from .ablation_plan import INIT_KEY, recorded_init_sha256
 from .ablation_setup import ARMS, BASELINE, corpus_path, recipe_of, run_dir, tokenizer_path
 from .experiment import argv_of
-from .paths import write_atomic
 from .reporting import read_log
 from .summarize import mean_std
 

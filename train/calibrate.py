@@ -55,11 +55,12 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from roberta.run_metrics import RunMetrics, dataset_name
+from roberta.files import write_atomic
+from roberta.hub import CONFIG_NAME
+from roberta.run_metrics import METRICS_NAME, RunMetrics, dataset_name
 
 from .arguments import seed_value
 from .reporting import save_figure
-from .paths import write_atomic
 from .runtime import EXIT_OK, exit_code, report_user_error
 
 N_BINS = 15
@@ -233,7 +234,7 @@ def calibration_split(texts: list[str], n: int, seed: int = 0, mode: str = "sent
 # ----------------------------------------------------------------------------------------------------------
 def set_temperature(folder, temperature: float) -> None:
     """Write `calibration_temperature` into folder/config.json (nothing else changes), atomically."""
-    path = Path(folder) / "config.json"
+    path = Path(folder) / CONFIG_NAME
     config = json.loads(path.read_text(encoding="utf-8"))
     config["calibration_temperature"] = float(temperature)
     write_atomic(path, json.dumps(config, indent=2, sort_keys=True) + "\n")
@@ -390,12 +391,12 @@ def main(argv=None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
     n = args.calibration_n if args.calibration_n is not None else SLICE_DEFAULTS["n"]
-    if args.batch_size < 1 or n < 1:  # were "range() arg 3 must not be zero", "no texts to classify"
+    if args.batch_size < 1 or n < 1:  # by the options' names, before any work
         p.error(f"--batch-size and --calibration-n must be at least 1, got {args.batch_size} and {n}")
     if args.plot_only and (args.calibration_data or args.all):
         p.error("--plot-only draws with the stored temperature: it takes no --calibration-data or --all")
     given = [flag for key, flag in SLICE_OPTIONS.items() if getattr(args, f"calibration_{key}") is not None]
-    if not args.calibration_data and (given or args.all):  # were ignored: the stored slice was fitted on, exit 0
+    if not args.calibration_data and (given or args.all):  # else ignored: the stored slice would be fitted on
         named = given + ["--all"] * args.all
         return report_user_error(ValueError(
             f"{', '.join(named)} {'goes' if len(named) == 1 else 'go'} only with --calibration-data: without it T "
@@ -412,10 +413,10 @@ def main(argv=None) -> int:
     from .data import read_labeled
 
     folder = Path(args.model)
-    metrics_path = folder / "metrics.json"
+    metrics_path = folder / METRICS_NAME
     figure_dir = None
     try:
-        require_architecture(folder, "RobertaForSequenceClassification",  # was "does not fit"
+        require_architecture(folder, "RobertaForSequenceClassification",  # before any weight is read
                              "calibration needs a classifier (train.finetune output)")
         metrics = (RunMetrics.read(metrics_path, missing_ok=True) or RunMetrics()).to_dict()
         model = RobertaForSequenceClassification.from_pretrained(folder)
@@ -480,7 +481,7 @@ def main(argv=None) -> int:
                                                   result["temperature"] >= T_MAX else "")
     if "dev" in result:
         shown += f"; dev ECE {result['dev']['ece_before']:.4f} -> {result['dev']['ece_after']:.4f}"
-    files = [folder / "config.json", metrics_path, *([folder / RELIABILITY_NAME] if drawn else []),
+    files = [folder / CONFIG_NAME, metrics_path, *([folder / RELIABILITY_NAME] if drawn else []),
              *([folder / "README.md"] if card else [])]
     print(f"{shown}{checks_note}; wrote {', '.join(map(str, files))}")
     return EXIT_OK
@@ -493,7 +494,7 @@ def _plot_only(folder: Path, model, tokenizer, dev_source, batch_size: int, metr
     from .data import read_labeled
 
     if not dev_source:
-        raise ValueError(f"{folder / 'metrics.json'} names no dev set to draw the diagram on: pass --dev")
+        raise ValueError(f"{folder / METRICS_NAME} names no dev set to draw the diagram on: pass --dev")
     dev = read_labeled(dev_source, label_names=model.config.id2label)[:2]
     temperature = model.config.calibration_temperature
     with tempfile.TemporaryDirectory(prefix=".calibrate-", dir=folder) as aside, torch.no_grad():

@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from roberta.files import replaced_atomically
 from roberta.text import detokenize, normalize_for_classifier  # noqa: F401  (re-exported)
 
 from .exit_codes import with_option
@@ -279,7 +280,7 @@ def read_documents(source: str, unk: str = "token") -> list[str]:
                 with open_text(file) as f:
                     lines = f.readlines()
             except UnicodeDecodeError as err:
-                raise _undecodable(file, err) from None
+                raise undecodable(file, err) from None
             documents += documents_from_lines(lines, unk=unk)
     if not documents:
         raise DataError(f"{source}: no documents found (the file is empty or blank)")
@@ -424,7 +425,7 @@ def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int
 
 
 # ----------------------------------------------------------------------------------------------------
-# Packing (RoBERTa FULL-SENTENCES)
+# Packing (documents end to end in full rows, as RoBERTa's FULL-SENTENCES but cut at the row length)
 # ----------------------------------------------------------------------------------------------------
 def _special_id(tokenizer, token: str) -> int:
     token_id = tokenizer.token_to_id(token)
@@ -461,11 +462,13 @@ def tokenize_documents(documents: list[str], tokenizer, show_progress: bool | No
 
 def pack_sequences(documents: list[str], tokenizer, max_length: int, cache_dir=None,
                    show_progress: bool | None = None) -> torch.Tensor:
-    """RoBERTa FULL-SENTENCES packing -> LongTensor (N, max_length).
+    """Documents packed end to end into rows of `max_length` tokens -> LongTensor (N, max_length).
 
     Documents are tokenized and concatenated into one stream with `</s>` between documents, which is cut
     into rows of `max_length - 2` tokens, each wrapped in `<s> ... </s>`. Rows cross document boundaries
-    (as in RoBERTa) so no token is wasted on padding; only the last row is padded with `<pad>`.
+    (as in RoBERTa) so no token is wasted on padding; only the last row is padded with `<pad>`. This is
+    RoBERTa's FULL-SENTENCES input except for where a row ends: RoBERTa fills a row with whole sentences and
+    ends it at a sentence boundary, here a row ends after exactly `max_length - 2` tokens, wherever that falls.
     With `cache_dir`, the result is saved as safetensors keyed by a hash of (documents, tokenizer.json,
     max_length) and reused: a corpus is tokenized once. The cache is optional: an entry that cannot be read is
     warned about and packed again (and replaced), and one that cannot be written (a read-only or full disk) is
@@ -524,26 +527,22 @@ def read_packing_cache(cache_file: Path, max_length: int) -> torch.Tensor | None
 
 
 def write_packing_cache(cache_file: Path, packed: torch.Tensor, max_length: int) -> bool:
-    """Save `packed` as `cache_file` (through a temporary file beside it, renamed into place: concurrent processes
-    never read a half-written file). The cache is optional: a folder that cannot be made or written (read-only, a
-    full disk) is a warning, the temporary file is removed, and the run goes on; True when written. (It was a
-    traceback after the whole corpus was tokenized, with the temporary file left behind.)"""
+    """Save `packed` as `cache_file` in one step (`roberta.files.replaced_atomically`: concurrent processes never
+    read a half-written file). The cache is optional: a folder that cannot be made or written (read-only, a full
+    disk) is a warning, the temporary file is removed, and the run goes on (the corpus is already tokenized); True
+    when written."""
     from safetensors import SafetensorError
     from safetensors.torch import save_file
 
-    tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        save_file({"input_ids": packed}, str(tmp), metadata={"max_length": str(max_length)})
-        os.replace(tmp, cache_file)
+        with replaced_atomically(cache_file) as tmp:
+            save_file({"input_ids": packed}, str(tmp), metadata={"max_length": str(max_length)})
         return True
     except (SafetensorError, OSError) as err:
         print(f"warning: could not write the packing cache {cache_file} ({err}); going on without it",
               file=sys.stderr, flush=True)
         return False
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -592,7 +591,7 @@ def _parse_label(value, where: str, label2id: dict[str, int] | None, id2label: d
 GZIP_MAGIC = b"\x1f\x8b"  # the first bytes of every gzip file (never UTF-8: 0x8b cannot start a character)
 
 
-def _undecodable(path: Path, err: UnicodeDecodeError) -> DataError:
+def undecodable(path: Path, err: UnicodeDecodeError) -> DataError:
     """A DataError naming the file and its first line that is not UTF-8 (found by reading it again, as bytes), or
     saying that it is gzip-compressed."""
     with open_text(path, "rb") as f:
@@ -607,6 +606,42 @@ def _undecodable(path: Path, err: UnicodeDecodeError) -> DataError:
                 return DataError(f"{path} line {number}: not UTF-8 text (byte {line[bad.start]:#04x} at column "
                                  f"{bad.start + 1}); save the file as UTF-8")
     return DataError(f"{path}: not UTF-8 text ({err.reason}); save the file as UTF-8")
+
+
+def read_table(path, columns: tuple[str, ...], what: str) -> list[tuple[int, dict[str, str]]]:
+    """(line number, {column: cell}) for each row of a small hand-written TSV whose header names `columns` (in
+    any order; other columns are ignored): behaviour checks, probes. UTF-8 (a byte-order mark dropped), cells
+    split at tabs as `read_labeled` splits them (no quoting) and stripped; blank lines and lines that start with
+    '#' are skipped, above the header too; every row fills every one of `columns`. Errors name the file, and the
+    line where one is at fault; `what` names the kind of file ("checks", "probe")."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path}: a folder, not a {what} file")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such {what} file")
+    try:
+        with open_text(path, newline="") as f:
+            lines = list(enumerate(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE), start=1))
+    except UnicodeDecodeError as err:
+        raise undecodable(path, err) from None
+    lines = [(number, [cell.strip() for cell in cells]) for number, cells in lines
+             if any(cell.strip() for cell in cells) and not cells[0].startswith("#")]
+    header = lines[0][1] if lines else []
+    expected = "<TAB>".join(columns)
+    if not set(columns) <= set(header):
+        raise DataError(f"{path}: the header must be {expected}, got {header}")
+    rows = []
+    for number, cells in lines[1:]:
+        if len(cells) > len(header):
+            raise DataError(f"{path} line {number}: {len(cells)} fields, the header has {len(header)}")
+        row = dict(zip(header, cells))
+        if empty := [column for column in columns if not row.get(column)]:
+            raise DataError(f"{path} line {number}: no {', '.join(empty)}; each row needs {', '.join(columns)}, "
+                            "tab-separated")
+        rows.append((number, {column: row[column] for column in columns}))
+    if not rows:
+        raise DataError(f"{path}: no {what} rows (a header {expected}, then one row each)")
+    return rows
 
 
 def _expected_header(text_column: str | None = None, label_column: str | None = None) -> str:
@@ -628,7 +663,7 @@ def _rows_from_file(path: Path, header_only: bool = False, expected: str = _expe
         header = f.readline()
     except UnicodeDecodeError as err:
         f.close()
-        raise _undecodable(path, err) from None
+        raise undecodable(path, err) from None
     if not header.strip():
         f.close()
         what = "its first line is blank" if path.stat().st_size > len(header) else "empty file"  # a text corpus?
@@ -653,7 +688,7 @@ def _rows_from_file(path: Path, header_only: bool = False, expected: str = _expe
                                         f"{len(columns)}")
                     yield reader.line_num, dict(zip(columns, row))
             except UnicodeDecodeError as err:
-                raise _undecodable(path, err) from None
+                raise undecodable(path, err) from None
 
     return columns, rows()
 
@@ -742,7 +777,7 @@ def labeled_documents(path: str, unk: str = "token") -> list[str]:
     sample = evaluation_sample(len(texts))
     held_out = {texts[i] for i in sample}
     kept = [t for t in texts if t not in held_out]
-    if not kept:  # was "no documents found (the file is empty or blank)"
+    if not kept:  # the file is not empty: say where its rows went
         raise DataError(f"{path}: the IMDB evaluation sample took every one of its {len(texts):,} rows (its "
                         f"{len(sample):,} reviews are held out of pretraining, so that the IMDB figure is on reviews "
                         "the encoder never read): nothing is left to pretrain on; give more than 1,000 rows")

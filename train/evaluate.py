@@ -27,8 +27,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from roberta import DynamicMasker, RobertaForMaskedLM, RobertaForSequenceClassification, encode, load_tokenizer
-from roberta.hub import read_architecture
+from roberta import DynamicMasker, RobertaForMaskedLM, auto_model, encode, load_tokenizer
 from roberta.masking import IGNORE_INDEX
 from roberta.run_metrics import RunMetrics
 from roberta.text import normalize_for_classifier
@@ -36,7 +35,7 @@ from roberta.tokenizer import encode_windows, mean_over_windows
 
 from .arguments import seed_value
 from .calibrate import expected_calibration_error, probabilities
-from .data import _undecodable, check_imdb_n, imdb_sample, open_text, pack_sequences, read_documents, read_labeled
+from .data import check_imdb_n, imdb_sample, pack_sequences, read_documents, read_labeled, read_table
 from .runtime import EXIT_USER_ERROR, USER_ERRORS, exit_code, naming, report_user_error
 
 
@@ -63,7 +62,7 @@ def evaluate_mlm(model, tokenizer, documents_or_rows, batch_size: int = 32, seed
                  max_length: int | None = None, cache_dir=None) -> dict:
     """{"loss", "accuracy", "perplexity", "tokens", "sequences"} of `model` on held-out text.
 
-    `documents_or_rows`: a list of documents (packed FULL-SENTENCES to `max_length`, default the model's
+    `documents_or_rows`: a list of documents (packed end to end into rows of `max_length`, default the model's
     longest input) or an already packed LongTensor (N, T). Loss is the mean cross-entropy per masked token
     (summed over batches, not averaged per batch), accuracy the share of masked tokens predicted exactly.
     """
@@ -186,32 +185,13 @@ def evaluate_reviews(model, tokenizer, texts: list[str], labels: list[int], batc
 UNSURE = "unsure"
 UNSURE_BELOW = 0.7  # a check that expects "unsure" is right when the top probability is below this
 DEFAULT_CHECKS = Path(__file__).resolve().parents[1] / "tests" / "data" / "sentiment_checks.tsv"
+CHECK_COLUMNS = ("category", "sentence", "expected")
 
 
 def read_checks(path) -> list[dict]:
-    """Rows {category, sentence, expected} of a checks TSV (header category<TAB>sentence<TAB>expected)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such checks file")
-    try:
-        with open_text(path) as f:  # UTF-8, a byte-order mark dropped
-            lines = [line.rstrip("\r\n") for line in f.read().splitlines()]
-    except UnicodeDecodeError as err:  # was the codec's message, naming no file or line
-        raise _undecodable(path, err) from None
-    header = [c.strip() for c in lines[0].split("\t")] if lines else []
-    if header != ["category", "sentence", "expected"]:
-        raise ValueError(f"{path}: the header must be category<TAB>sentence<TAB>expected, got {header}")
-    rows = []
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip() or line.startswith("#"):
-            continue
-        cells = [c.strip() for c in line.split("\t")]
-        if len(cells) != 3 or not all(cells):
-            raise ValueError(f"{path} line {number}: expected 3 non-empty tab-separated fields, got {len(cells)}")
-        rows.append(dict(zip(header, cells)))
-    if not rows:
-        raise ValueError(f"{path}: no checks")
-    return rows
+    """Rows {category, sentence, expected} of a checks TSV (header category<TAB>sentence<TAB>expected;
+    `train.data.read_table`)."""
+    return [row for _, row in read_table(path, CHECK_COLUMNS, "checks")]
 
 
 def check_expected_labels(checks: list[dict], id2label: dict, source=None) -> None:
@@ -299,9 +279,7 @@ def checks_markdown(checks: dict | None) -> str:
 # ----- command line -----
 def load_model(model_id: str):
     """(model, tokenizer) from a saved folder or Hub id; the head follows config.json's architecture."""
-    arch = read_architecture(model_id)
-    cls = RobertaForSequenceClassification if arch == "RobertaForSequenceClassification" else RobertaForMaskedLM
-    return cls.from_pretrained(model_id), load_tokenizer(model_id)
+    return auto_model(model_id), load_tokenizer(model_id)
 
 
 def take_chars(documents: list[str], max_chars: int | None) -> list[str]:
@@ -356,7 +334,7 @@ def parse_args(argv=None):
         check_unsure_below(args.unsure_below)
     except ValueError as err:
         p.error(str(err))
-    if args.cache_dir and Path(args.cache_dir).is_file():  # was "[Errno 17] File exists"
+    if args.cache_dir and Path(args.cache_dir).is_file():  # said before any work
         p.error(f"--cache-dir {args.cache_dir} is a file, not a folder")
     try:
         device = torch.device(args.device)
@@ -382,7 +360,7 @@ def run(args) -> dict:
     if args.mlm_text:
         with naming("--mlm-text"):
             docs = take_chars(read_documents(args.mlm_text), args.mlm_max_chars)
-    # None: the model's longest input (0 was taken for it, without a word)
+    # None: the model's longest input
     max_length = args.max_length if args.max_length is not None else model.config.max_length
     if not 3 <= max_length <= model.config.max_length:
         raise ValueError(f"--max-length must be between 3 and {model.config.max_length}, got {max_length}")
@@ -435,7 +413,7 @@ def main(argv=None) -> int:
         shown = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items() if k != "confusion"}
         print(f"{name}: {shown}")
     if out:
-        try:  # was a traceback after the whole evaluation (a read-only folder, a full disk)
+        try:  # a read-only folder or a full disk: one line, not a traceback
             print(f"metrics -> {previous.updated(**metrics).write(out)}")
         except OSError as err:
             print(f"error: --out {out}: {err.strerror or err}; the figures are printed above", file=sys.stderr)

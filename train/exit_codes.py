@@ -59,13 +59,6 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def stop_on_sigterm() -> None:
-    """Take SIGTERM (what `timeout` and CI send) as Ctrl-C, so that `finally` blocks run: a script that started
-    the app stops it, instead of leaving it running without a parent. Main thread only (Python's rule)."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _interrupt)
-
-
 @contextlib.contextmanager
 def sigterm_as_interrupt():
     """Inside: SIGTERM (`timeout`, CI, a scheduler, `train.gpu_session`'s deadline) is taken as Ctrl-C, a

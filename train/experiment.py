@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import shlex
 import sys
@@ -27,6 +26,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+
+from roberta.run_metrics import METRICS_NAME, RunMetrics
 
 from . import finetune, pretrain
 from .paths import COMMAND_FILE
@@ -38,7 +39,7 @@ ARGUMENTS = {pretrain: pretrain.PretrainArguments, finetune: finetune.FinetuneAr
 
 def finished(folder: Path) -> bool:
     """A training run's folder whose run ended: metrics.json is the last file a run writes."""
-    return (Path(folder) / "metrics.json").is_file()
+    return (Path(folder) / METRICS_NAME).is_file()
 
 
 @dataclass
@@ -47,7 +48,7 @@ class Step:
     folder: Path
     command: str  # what is printed (and, for a training step, recorded in metrics.json)
     action: Callable[[], int]  # does the step, returns an exit code
-    marker: str = "metrics.json"  # the file a finished step leaves in `folder`
+    marker: str = METRICS_NAME  # the file a finished step leaves in `folder`
     needs: list[Path] = field(default_factory=list)  # folders that must be finished first (else: not yet)
     args: object = None  # a training step's arguments object
     kind: str = ""  # what the step is (the experiment's own label; a training step: its module)
@@ -125,7 +126,7 @@ def training(name: str, module, extra: str = "", **options) -> Step:
     return Step(name, Path(args.out), command, lambda: run_main(module.run, args), args=args, kind=module.__name__)
 
 
-def script(name: str, module, argv: list[str], folder: Path, marker: str = "metrics.json",
+def script(name: str, module, argv: list[str], folder: Path, marker: str = METRICS_NAME,
            needs: list[Path] = ()) -> Step:
     """A script without an arguments object, through its `main(argv)`."""
     return Step(name, Path(folder), shlex.join(["python", "-m", module.__name__, *argv]),
@@ -213,7 +214,7 @@ def made_otherwise(step: Step) -> str:
             return ""
         return recorded if recorded != step.command else ""
     try:
-        recorded = json.loads((step.folder / "metrics.json").read_text(encoding="utf-8")).get("command")
+        recorded = RunMetrics.read(step.folder).command
     except (OSError, ValueError):
         return ""
     if not isinstance(recorded, str) or same_run(recorded, step.command):

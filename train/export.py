@@ -39,7 +39,8 @@ import torch
 from safetensors import SafetensorError, safe_open
 
 import roberta
-from roberta.run_metrics import RunMetrics
+from roberta.hub import CONFIG_NAME, TOKENIZER_NAME, WEIGHTS_NAME
+from roberta.run_metrics import METRICS_NAME, RunMetrics
 
 from .arguments import NOT_RECIPE
 from .checkpointing import CHECKPOINTS, Checkpoints
@@ -47,7 +48,7 @@ from .model_card import write_model_card
 from .paths import other_entries
 from .runtime import EXIT_OK, UserError, exit_code, output_folder, report_user_error
 
-FILES = ["config.json", "tokenizer.json", "tokenizer_config.json", "README.md", "metrics.json", "curves.png",
+FILES = [CONFIG_NAME, TOKENIZER_NAME, "tokenizer_config.json", "README.md", METRICS_NAME, "curves.png",
          "reliability.png", "log.jsonl", "phases.json"]
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -101,7 +102,7 @@ def check_export(src, dst) -> Path:
     src, dst = Path(src), output_folder(dst, "the destination")
     if dst.resolve() == src.resolve():
         raise ValueError(f"{dst} is the folder being exported: choose another destination")
-    if (dst / CHECKPOINTS).exists() or (dst / "model.safetensors").is_file() and not _exported(dst):
+    if (dst / CHECKPOINTS).exists() or (dst / WEIGHTS_NAME).is_file() and not _exported(dst):
         # an earlier export is replaced (scripts.release ships again into assets/); a run's files were lost
         raise ValueError(f"the destination {dst} holds a training run or a model that train.export did not write: "
                          "choose another destination")
@@ -109,23 +110,23 @@ def check_export(src, dst) -> Path:
         raise ValueError(f"the destination {dst} is not empty ({held}) and holds no earlier export: choose another "
                          "destination")
     if src.parent.name == CHECKPOINTS:
-        if not src.is_dir():  # was "model.safetensors: unreadable (truncated or corrupt?): No such file"
+        if not src.is_dir():  # the checkpoint, not a file in it, is what is missing
             kept = sorted(p.name for p in src.parent.iterdir() if p.is_dir()) if src.parent.is_dir() else []
             raise FileNotFoundError(f"{src}: no such checkpoint (in {src.parent}: {', '.join(kept) or 'none'})")
         run = src.parent.parent
-        if not (run / "config.json").is_file():
+        if not (run / CONFIG_NAME).is_file():
             raise FileNotFoundError(f"{run} has no config.json: export a checkpoint once its run has finished, or "
                                     "once a signal stopped it (train.pretrain writes the config then)")
         check_tokenizer_and_metrics(run)
         _check_outside(run, dst, "the run")
         _check_same_kind(run, dst)
         return dst
-    if (src / CHECKPOINTS).is_dir() and not (src / "metrics.json").is_file():  # the loaders refuse it too
+    if (src / CHECKPOINTS).is_dir() and not (src / METRICS_NAME).is_file():  # the loaders refuse it too
         last = Checkpoints(src).latest("step")
         raise FileNotFoundError(f"{src} is a training run that has not finished (it holds checkpoints/ but no "
                                 "metrics.json yet): run its command again with --resume to finish it" +
                                 (f", or export its last checkpoint {last} as a partial model" if last else ""))
-    if not (src / "model.safetensors").is_file() or not (src / "config.json").is_file():
+    if not (src / WEIGHTS_NAME).is_file() or not (src / CONFIG_NAME).is_file():
         raise FileNotFoundError(f"{src} is not a finished model folder (config.json and model.safetensors)")
     check_tokenizer_and_metrics(src)
     if note := partial_note(src):
@@ -148,7 +149,7 @@ def check_tokenizer_and_metrics(folder: Path) -> None:
     before anything is written: its tokenizer.json (an export without one was written, exit 0, and could be neither
     loaded by name nor pushed), and its metrics.json, when there is one, must read (a corrupt one was copied into
     the "checked" export)."""
-    if not (folder / "tokenizer.json").is_file():
+    if not (folder / TOKENIZER_NAME).is_file():
         raise FileNotFoundError(f"{folder} has no tokenizer.json: its export could not be used (the model's users, "
                                 "train.push and train.average need it); copy the run's tokenizer.json there first")
     try:
@@ -180,7 +181,7 @@ def export_into(src, dst: Path, dtype="float32", final: Path | None = None) -> P
             shutil.copy2(src / name, dst / name)
         else:  # left by an earlier export into this folder: it would describe another model
             (dst / name).unlink(missing_ok=True)
-    weights, metadata = roberta.hub.read_weights(src / "model.safetensors")  # metadata: the config it fits
+    weights, metadata = roberta.hub.read_weights(src / WEIGHTS_NAME)  # metadata: the config it fits
     return _store(weights, metadata, dst, dtype)
 
 
@@ -189,7 +190,7 @@ def _check_same_kind(src: Path, dst: Path) -> None:
     `architectures`): `train.export MLM assets/mini-roberta-sst2` replaced the shipped classifier's weights and
     config, leaving its arms.json, baseline.json, phase and screen files beside a masked LM. A re-export (the
     same kind of model) still replaces the earlier one."""
-    if not (dst / "config.json").is_file():
+    if not (dst / CONFIG_NAME).is_file():
         return
     ours, theirs = roberta.hub.read_architecture(src), roberta.hub.read_architecture(dst)
     if ours != theirs:
@@ -200,7 +201,7 @@ def _check_same_kind(src: Path, dst: Path) -> None:
 def _exported(folder: Path) -> bool:
     """Whether folder/model.safetensors was written by `export` (its metadata names the stored dtype)."""
     try:
-        with safe_open(folder / "model.safetensors", "pt") as f:
+        with safe_open(folder / WEIGHTS_NAME, "pt") as f:
             return "stored_dtype" in (f.metadata() or {})
     except (OSError, SafetensorError):
         return False
@@ -258,7 +259,7 @@ def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32", final: Path 
     run = checkpoint.parent.parent
     weights, state = Checkpoints.load(checkpoint)
     architecture = roberta.hub.read_architecture(run)
-    model = getattr(roberta, architecture)(roberta.load_config(run))
+    model = roberta.model_class(architecture)(roberta.load_config(run))
     model.load_state_dict(weights)  # strict: the checkpoint is of this run's model
     classifier = roberta.hub.task_of(architecture) == "text-classification"
     run_temperature = model.config.calibration_temperature
@@ -267,7 +268,7 @@ def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32", final: Path 
     for name in FILES:
         (dst / name).unlink(missing_ok=True)
     model.save_pretrained(dst)
-    for name in ("tokenizer.json", "tokenizer_config.json"):
+    for name in (TOKENIZER_NAME, "tokenizer_config.json"):
         if (run / name).is_file():
             shutil.copy2(run / name, dst / name)
     run_metrics = RunMetrics.read(run, missing_ok=True)  # None: the run did not finish
@@ -311,17 +312,16 @@ def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32", final: Path 
     write_model_card(dst, title=title, task=roberta.hub.task_of(architecture), metrics=metrics, notes=notes,
                      recipe=recipe, extra_sections=extra, repo_id=str(final or dst))
     metrics.write(dst)
-    return _store(*roberta.hub.read_weights(dst / "model.safetensors"), dst, dtype)
+    return _store(*roberta.hub.read_weights(dst / WEIGHTS_NAME), dst, dtype)
 
 
 def _store(weights: dict, metadata: dict, dst: Path, dtype: str) -> Path:
     """Write `weights` as dst/model.safetensors in `dtype` (and a missing tokenizer_config.json), then load the
     folder back (strictly)."""
     roberta.hub.save_weights({k: v.to(DTYPES[dtype]).contiguous() for k, v in weights.items()},
-                             dst / "model.safetensors", {**metadata, "format": "pt", "stored_dtype": dtype})
+                             dst / WEIGHTS_NAME, {**metadata, "format": "pt", "stored_dtype": dtype})
     write_tokenizer_config(dst)
-    architecture = roberta.hub.read_architecture(dst)
-    getattr(roberta, architecture).from_pretrained(dst)  # strict load: the copy is complete
+    roberta.auto_model(dst)  # a strict load: the copy is complete
     return dst
 
 
@@ -330,7 +330,7 @@ def write_tokenizer_config(folder: Path) -> None:
     not it (a run that did not write one): without it `transformers` reads tokenizer.json as a RobertaTokenizer,
     without its normalizer, and `train.push` refuses the folder. tokenizer.json is kept byte for byte
     (`train.average` compares its members' copies)."""
-    if (folder / "tokenizer_config.json").is_file() or not (folder / "tokenizer.json").is_file():
+    if (folder / "tokenizer_config.json").is_file() or not (folder / TOKENIZER_NAME).is_file():
         return
     roberta.tokenizer.save_tokenizer_config(folder, roberta.load_config(folder).max_length)
 
@@ -347,7 +347,7 @@ def main(argv=None) -> int:
         dst = export(args.src, args.dst, args.dtype)
     except (OSError, ValueError, UserError, SafetensorError) as err:  # UserError: an unreadable checkpoint
         return report_user_error(err)
-    size = (dst / "model.safetensors").stat().st_size / 1e6
+    size = (dst / WEIGHTS_NAME).stat().st_size / 1e6
     print(f"wrote {dst} (model.safetensors {size:.1f} MB, {args.dtype})")
     return EXIT_OK
 

@@ -13,14 +13,13 @@ per layer, how many expected words are top-1 and top-k there, and each sentence'
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 from collections import defaultdict
 from pathlib import Path
 
 import roberta
 
-from .data import _undecodable, open_text
+from .data import DataError, read_table
 from .runtime import EXIT_OK, exit_code, output_file, report_user_error
 
 DEFAULT_PROBE = Path(__file__).resolve().parent.parent / "tests" / "data" / "fill_mask_probe.tsv"
@@ -28,21 +27,13 @@ COLUMNS = ("category", "sentence", "expected")
 
 
 def read_probe(path) -> list[dict]:
-    with open_text(path, newline="") as f:  # UTF-8, a byte-order mark dropped
-        try:
-            reader = csv.DictReader(f, delimiter="\t")
-            rows = list(reader)
-        except UnicodeDecodeError as err:  # the message named no file
-            raise _undecodable(Path(path), err) from None
-    if rows and (missing := [c for c in COLUMNS if c not in reader.fieldnames]):  # was a KeyError traceback
-        raise ValueError(f"{path}: no column {', '.join(missing)}; the header must be {'<TAB>'.join(COLUMNS)}, got "
-                         f"{reader.fieldnames}")
-    for i, row in enumerate(rows, start=2):
-        if (row.get("sentence") or "").count("<mask>") != 1 or not row.get("expected"):
-            raise ValueError(f"{path}:{i}: each row needs one <mask> in 'sentence' and an 'expected' word")
-    if not rows:
-        raise ValueError(f"{path}: no probe rows (a header category<TAB>sentence<TAB>expected, then one row each)")
-    return rows
+    """Rows {category, sentence, expected} of a probe TSV (`train.data.read_table`), each sentence with one
+    <mask>."""
+    rows = read_table(path, COLUMNS, "probe")
+    for number, row in rows:
+        if (masks := row["sentence"].count("<mask>")) != 1:
+            raise DataError(f"{path} line {number}: the sentence needs one <mask>, it has {masks}")
+    return [row for _, row in rows]
 
 
 def run_probe(fill, rows: list[dict], top_k: int = 5) -> dict:
@@ -110,14 +101,14 @@ def main(argv=None) -> int:
                    help="also score every layer's output through the MLM head (the logit lens)")
     p.add_argument("--out", help="write the result as JSON here")
     args = p.parse_args(argv)
-    if args.top_k < 1:  # was the pipeline's "top_k must be ...", after the model was loaded
+    if args.top_k < 1:  # by its option's name, before the model is loaded
         p.error(f"--top-k must be at least 1, got {args.top_k}")
     if not Path(args.probe).is_file():
         p.error(f"--probe {args.probe}: " + ("a folder, not a file" if Path(args.probe).is_dir() else "no such file"))
     try:
         if args.out:
             output_file(args.out, "probe.json")
-    except (OSError, ValueError) as err:  # a file under a file was a traceback after the probe had run
+    except (OSError, ValueError) as err:  # a file under a file: said before the probe runs
         p.error(str(err))
     try:
         rows = read_probe(args.probe)

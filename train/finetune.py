@@ -43,7 +43,6 @@ Training machinery: `train.trainer` (resume, atomic checkpoints, signals, DDP: s
 """
 from __future__ import annotations
 
-import json
 import random
 import sys
 import time
@@ -53,8 +52,8 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.run_metrics import RunMetrics
-from roberta.text import lowercasing, normalize_for_classifier
+from roberta.run_metrics import METRICS_NAME, RunMetrics
+from roberta.text import lower_cases, lowercasing, normalize_for_classifier
 from roberta.tokenizer import encode_windows, save_tokenizer
 
 from .arguments import ModelArguments, TrainingArguments, option, parse, redefault
@@ -225,11 +224,11 @@ def _init_architecture(init: str) -> str:
 def init_root(init: str) -> str:
     """Where a chain of fine-tuning stages started: --init itself, or for a classifier folder written by
     train.finetune, the root of its own --init (so runs of several seeds can be checked for a common start)."""
-    path = Path(init) / "metrics.json"
+    path = Path(init) / METRICS_NAME
     if path.is_file() and "SequenceClassification" in _init_architecture(init):  # not an MLM's own phases
-        metrics = json.loads(path.read_text(encoding="utf-8"))
-        if metrics.get("init"):
-            return metrics.get("init_root") or metrics["init"]
+        metrics = RunMetrics.read(path)
+        if metrics.init:
+            return metrics.init_root or metrics.init
     return init
 
 
@@ -318,7 +317,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         raise UserError(f"--max-length must be at least 3, got {args.max_length}")
     if not 0 < args.layer_lr_decay <= 1:
         raise UserError(f"--layer-lr-decay must be in (0, 1], got {args.layer_lr_decay}")
-    if not 0 <= args.ema_decay < 1:  # was refused by the moving average, after the data and the model were read
+    if not 0 <= args.ema_decay < 1:  # before the data and the model are read
         raise UserError(f"--ema-decay must be at least 0 and below 1 (0 = off), got {args.ema_decay}")
     check_unsure_below(args.unsure_below)
     if args.ema_decay and args.select != "last":
@@ -333,25 +332,25 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     id2label = dict(enumerate(name.strip() for name in args.labels.split(",")))
     if len(id2label) < 2 or "" in id2label.values() or len(set(id2label.values())) < len(id2label):
         raise UserError(f"--labels must name two or more distinct labels, comma-separated, got {args.labels!r}")
-    if args.imdb:  # was "the IMDB sample (--imdb-n) must be ...", after the training data
+    if args.imdb:  # before the training data is read
         data.check_imdb_n(args.imdb_n)
     if args.init == "random":  # --preset and its overrides by their names, before the data is read
         args.check_shape()
-    # the data options, by their names, before any is read or the model built (was "error: PATH: no such file",
-    # naming no option); a missing default says how to point the command at the data (`data.missing_data`)
+    # the data options, by their names, before any is read or the model built; a missing default says how to point
+    # the command at the data (`data.missing_data`)
     for flag, path, default in (("--train", args.train, DEFAULT_TRAIN), ("--dev", args.dev, DEFAULT_DEV)):
         data.check_labeled_source(path, flag, default=path == default, text_column=args.text_column,
                                   label_column=args.label_column)
     if args.imdb:  # read as `data.imdb_sample` reads it
         data.check_labeled_source(args.imdb, "--imdb", default=args.imdb == DEFAULT_IMDB,
                                   text_column=data.IMDB_TEXT_COLUMN, label_column="label")
-    if checks_path:  # read now: a malformed file or a label outside --labels failed after training, nothing saved
+    if checks_path:  # read now: a malformed file or a label outside --labels would fail after training
         with naming("--checks"):
             check_expected_labels(read_checks(checks_path), id2label, f"--checks {checks_path}")
-    # every error reading a data file names its option (was "PATH line 3: label 'maybe' is not an int")
+    # every error reading a data file names its option
     with naming("--train"):
         texts, labels, _ = data.read_labeled(args.train, args.text_column, args.label_column, id2label)
-    if len(set(labels)) == 1 and dist.is_main:  # was trained without a word (a dev set of one label may be meant)
+    if len(set(labels)) == 1 and dist.is_main:  # said, not refused (a dev set of one label may be meant)
         print(f"warning: --train {args.train}: every row has the label {labels[0]} ({id2label[labels[0]]}): a "
               "classifier trained on one label learns to answer it whatever the text", file=sys.stderr, flush=True)
     with naming("--imdb"):
@@ -362,7 +361,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     with naming("--dev"):
         dev_texts, dev_labels, _ = data.read_labeled(args.dev, args.text_column, args.label_column, id2label)
     model, tokenizer, init_gave = build_model(args, id2label)
-    if tokenizer.normalizer is None or tokenizer.normalizer.normalize_str("Ab") != "ab":  # (a classifier --init does)
+    if not lower_cases(tokenizer):  # (a classifier given as --init does)
         tokenizer = lowercasing(tokenizer)  # SST-2 is lower-case; the saved tokenizer.json lower-cases every input
     max_length = min(args.max_length or model.config.max_length, model.config.max_length)
     if args.max_length and args.max_length > max_length and dist.is_main:  # said, not silently cut
@@ -459,7 +458,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     metrics.write(out)
     trainer.write_curves()
     # the card's recipe: what shaped this model (an --init folder's config, not --preset and its overrides) and
-    # the length inputs were cut to (--max-length beyond the model's positions was "max_length 1,000")
+    # the length inputs were cut to (a --max-length beyond the model's positions is not it)
     shape = () if args.init == "random" else ("preset", *ModelArguments.SHAPE)
     write_card(out, metrics, {**args.recipe(drop=shape), "max_length": max_length})
     trainer.cleanup()

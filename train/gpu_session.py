@@ -33,6 +33,8 @@ import sys
 import time
 from pathlib import Path
 
+from roberta.run_metrics import RunMetrics
+
 from .arguments import seed_value
 from .experiment import finished
 from .gpu_transfer import PART_MIB, PARTIAL_MLM, SHIPPED_FROM, check_bundle, pack
@@ -169,10 +171,14 @@ def tail(path: Path, lines: int) -> str:
     return "\n".join((note if left_out else []) + kept[-lines:])
 
 
-def training_figures(m: dict) -> str:
+def training_figures(m: RunMetrics) -> str:
     """A pretraining's length and rate, from its metrics."""
-    rate = m["train_tokens"] / max(m["train_time_s"], 1e-9)
-    return f"{m['train_tokens']:,} tokens, {m['train_steps']:,} steps in {m['train_time_s']} s ({rate:,.0f} tokens/s)"
+    return f"{m.train_tokens:,} tokens, {m.train_steps:,} steps in {m.train_time_s} s ({rate(m)})"
+
+
+def rate(m: RunMetrics) -> str:
+    """A run's training tokens per second."""
+    return f"{m.train_tokens / max(m.train_time_s, 1e-9):,.0f} tokens/s"
 
 
 def report(chosen: Path, logs: Path) -> str:
@@ -187,24 +193,22 @@ def report(chosen: Path, logs: Path) -> str:
                      "the recipe log says which)")
     partial = chosen / "ship" / PARTIAL_MLM
     if finished(chosen / "mlm"):
-        m = json.loads((chosen / "mlm" / "metrics.json").read_text(encoding="utf-8"))
-        parts.append(f"== pretraining ({chosen / 'mlm'}): held-out accuracy {m['eval_accuracy']:.4f}, loss "
-                     f"{m['eval_loss']:.4f}; {training_figures(m)}, stopped by {m['stopped_by']}")
-    elif (partial / "metrics.json").is_file():
-        m = json.loads((partial / "metrics.json").read_text(encoding="utf-8"))
-        parts.append(f"== pretraining cut ({chosen / 'mlm'}), stopped by {m['stopped_by']}: {training_figures(m)}, "
+        m = RunMetrics.read(chosen / "mlm")
+        parts.append(f"== pretraining ({chosen / 'mlm'}): held-out accuracy {m.eval_accuracy:.4f}, loss "
+                     f"{m.eval_loss:.4f}; {training_figures(m)}, stopped by {m.stopped_by}")
+    elif (m := RunMetrics.read(partial, missing_ok=True)) is not None:
+        parts.append(f"== pretraining cut ({chosen / 'mlm'}), stopped by {m.stopped_by}: {training_figures(m)}, "
                      f"no final evaluation; its last checkpoint comes back as {PARTIAL_MLM}, a partial model: not to "
                      "ship, a next call's -- --init")
     sentiment = chosen / "sentiment"
     if finished(sentiment / "tapt" / "mlm"):
-        m = json.loads((sentiment / "tapt" / "mlm" / "metrics.json").read_text(encoding="utf-8"))
-        parts.append(f"== TAPT: {m['train_tokens']:,} tokens in {m['train_time_s']} s "
-                     f"({m['train_tokens'] / max(m['train_time_s'], 1e-9):,.0f} tokens/s)")
+        m = RunMetrics.read(sentiment / "tapt" / "mlm")
+        parts.append(f"== TAPT: {m.train_tokens:,} tokens in {m.train_time_s} s ({rate(m)})")
     for run in sorted(sentiment.iterdir()) if sentiment.is_dir() else []:
         if finished(run):
-            m = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
-            parts.append(f"== {run.name}: SST-2 dev {m.get('dev_accuracy', float('nan')):.4f}, "
-                         f"{m.get('train_time_s')} s of training")
+            m = RunMetrics.read(run)
+            dev = "none" if m.dev_accuracy is None else f"{m.dev_accuracy:.4f}"
+            parts.append(f"== {run.name}: SST-2 dev {dev}, {m.train_time_s} s of training")
     if (logs / "tests.txt").is_file():
         parts += ["== tests (last lines):", tail(logs / "tests.txt", 12)]
     return "\n".join(parts)

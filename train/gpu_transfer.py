@@ -87,7 +87,7 @@ def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init
     """Write the upload folder; returns the files written. Already compressed files are kept, but for the
     files named in `heads` ({NAME: BYTES}, NAME as in `files`), which travel as their first lines only."""
     out, data_root, heads = output_folder(out), Path(data_root), dict(heads or {})
-    if not max_mib > 0:  # nan too; was refused only after the whole bundle was built
+    if not max_mib > 0:  # nan too; before the bundle is built
         raise ValueError(f"--max-mib must be a positive number of MiB, got {max_mib:g}")
     if unknown := sorted(set(heads) - set(files)):
         raise ValueError(f"--head names {', '.join(unknown)}, not one of --files")
@@ -178,7 +178,7 @@ def pack(runs, out, part_mib: float = PART_MIB, max_files: int = 8) -> list[Path
     """The run folders under `runs` (checkpoints left out) -> `out/runs.tar.xz.partNN`, each at most
     `part_mib` MiB. Parts, not safetensors shards: the tied embedding matrix alone is 16 MiB in float16."""
     runs, out = Path(runs), output_folder(out)
-    if not runs.is_dir():  # a missing one was "[Errno 2] ...", a file was packed as if it were the runs
+    if not runs.is_dir():  # a file would be packed as if it were the runs
         raise NotADirectoryError(f"{runs}: {'not a' if runs.exists() else 'no such'} folder (give the folder that "
                                  "holds the run folders)")
     out.mkdir(parents=True, exist_ok=True)
@@ -219,7 +219,7 @@ def unpack(returned, out) -> Path:
     try:
         with tarfile.open(archive, "r:xz") as tar:
             tops = sorted({Path(name).parts[0] for name in tar.getnames() if Path(name).parts})
-            if held := [top for top in tops if (out / top).exists()]:  # was merged into them without a word
+            if held := [top for top in tops if (out / top).exists()]:  # never merged into them without a word
                 raise FileExistsError(f"{out} already holds {', '.join(held)}: unpack into another --out (or move "
                                       "them away first)")
             tar.extractall(out, filter="data")

@@ -12,9 +12,9 @@ import torch
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification, hub
-from roberta.run_metrics import RunMetrics
+from roberta.files import write_atomic
+from roberta.run_metrics import METRICS_NAME, RunMetrics
 
-from .paths import write_atomic
 
 TASKS = tuple(task for _, task in hub.ARCHITECTURES.values())  # ("fill-mask", "text-classification")
 # The card's library: the folders load in transformers, and the Hub shows its "Use in Transformers" snippet and
@@ -201,7 +201,7 @@ def _limitations(task: str, max_length: int, metrics: RunMetrics | None = None) 
 def _model_index_of_metrics(folder: Path, card: str) -> str:
     """`card` with its model-index taken from folder/metrics.json as it is now: an evaluation added after the card
     was written (`train.evaluate --out RUN/metrics.json`, e.g. 5 masks after a GPU run) is what the Hub shows."""
-    metrics = RunMetrics.read(folder / "metrics.json", missing_ok=True)
+    metrics = RunMetrics.read(folder / METRICS_NAME, missing_ok=True)
     parsed = ModelCard(card) if card.startswith("---\n") else None
     if metrics is None or parsed is None or parsed.data.pipeline_tag not in TASKS or not parsed.data.model_name:
         return card

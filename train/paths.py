@@ -1,10 +1,9 @@
 """Checks of the paths a script writes, made before any work: a file where a folder should be, a folder where a
-file should be; and `write_atomic`, how a script writes a file. No torch here: `train.gpu_transfer` uses them too
-(`train.runtime` re-exports the checks)."""
+file should be. No torch here: `train.gpu_transfer` uses them too (`train.runtime` re-exports the checks). How a
+script writes a file is `roberta.files.write_atomic` (not imported here: importing roberta loads torch)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 
@@ -42,25 +41,6 @@ def output_file(path, example: str, option: str = "--out", suffixes: tuple[str, 
 
 # in a script step's folder: the command that made it (`train.experiment`), `.STEP.command`
 COMMAND_FILE = ".{}.command"
-
-
-def temporary_prefix(name: str) -> str:
-    """How `write_atomic`'s temporary file for a file `name` begins (the process id follows)."""
-    return f".{name}.tmp-"
-
-
-def write_atomic(path, data: str | bytes) -> Path:
-    """Write `data` (text as UTF-8) to `path` through a temporary file beside it, renamed into place: a reader
-    never sees half a file, and a stopped write leaves the old file. The temporary name holds the process id, so
-    two processes writing the same file never share one."""
-    path = Path(path)
-    tmp = path.with_name(f"{temporary_prefix(path.name)}{os.getpid()}")
-    try:
-        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
 
 
 def other_entries(folder, own=()) -> str:

@@ -5,8 +5,9 @@
     python -m train.pretrain --init runs/mini-roberta --out runs/mini-roberta-2   # a continuation phase
     torchrun --nproc_per_node 2 -m train.pretrain ...           # data-parallel, same global batch
 
-Data: the --corpus mixture is read (`train.data.load_mixture_with_stats`), packed RoBERTa-style into full
-rows of --max-length tokens (FULL-SENTENCES: documents follow each other, separated by </s>) and cached in
+Data: the --corpus mixture is read (`train.data.load_mixture_with_stats`), packed into full rows of
+--max-length tokens (documents follow each other, separated by </s>, as in RoBERTa's FULL-SENTENCES, except that a
+row ends after exactly --max-length tokens, not at a sentence boundary) and cached in
 --cache-dir; held-out rows have the model's full length (or --eval-length), so figures compare across phases. Masking:
 dynamic (RoBERTa, a fresh mask every time a row is seen) or static (BERT, --dupe-factor fixed masks per row,
 cycled over epochs). The training machinery is `train.trainer`; the options are `PretrainArguments`.
@@ -210,7 +211,7 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     started, dist = time.time(), dist or Dist()
     out = Path(args.out)
     check_options(args, dist.world_size)  # before the tokenizer and the data: minutes on the full corpus
-    args.check_dropout()  # was "hidden_dropout_prob must be ...", after the tokenizer
+    args.check_dropout()  # by the options' names, before the tokenizer
     if args.eval_rows < 1 or args.final_eval_rows < 0:
         raise UserError(f"--eval-rows must be at least 1 and --final-eval-rows at least 0 (0 = all), got "
                         f"{args.eval_rows} and {args.final_eval_rows}")
@@ -220,12 +221,12 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
         from .tokenizer import check_vocab_size
         check_vocab_size(args.vocab_size)
     if not args.init:
-        args.check_shape()  # --preset and its overrides by their names (was "unknown preset 'huge'")
-    if not 0 < args.mlm_probability < 1:  # the masker refused it by its own name, after the corpus was packed
+        args.check_shape()  # --preset and its overrides, by their option names
+    if not 0 < args.mlm_probability < 1:  # by its option's name, before the corpus is packed
         raise UserError(f"--mlm-probability must be between 0 and 1 (a share of the tokens), got {args.mlm_probability}")
     if args.dupe_factor < 1:
         raise UserError(f"--dupe-factor must be at least 1, got {args.dupe_factor}")
-    if args.cache_dir and Path(args.cache_dir).is_file():  # was "[Errno 17] File exists", after the corpus was read
+    if args.cache_dir and Path(args.cache_dir).is_file():  # before the corpus is read
         raise UserError(f"--cache-dir {args.cache_dir} is a file, not a folder")
     # the data options by their names (`train.data`'s checks; a missing default says how to point the command at
     # the data), before anything is written: --valid first, and --corpus now if a tokenizer is trained on it

@@ -75,7 +75,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     p.add_argument("--summarize-only", action="store_true", help="only write the results of finished probes")
     args = p.parse_args(argv)
-    if not args.token_budget > 0:  # each probe was planned, and refused by train.pretrain one after another
+    if not args.token_budget > 0:  # once, not by train.pretrain for each probe
         p.error(f"--token-budget must be positive, got {args.token_budget:g}")
     return args
 

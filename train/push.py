@@ -46,7 +46,7 @@ def check_folder(folder) -> Path:
         raise PushError(f"{folder} lacks {', '.join(missing)} (a model folder needs {', '.join(REQUIRED_FILES)}){how}")
     from .export import partial_note
 
-    if note := partial_note(folder):  # was uploaded (its checks passed; only the network stopped it offline)
+    if note := partial_note(folder):  # its files pass the other checks
         raise PushError(f"{folder} is a partial model, not one to ship: {note}")
     check_loads(folder)
     check_metrics(folder)
@@ -155,7 +155,7 @@ def push_folder(folder, repo_id: str, token: str | None = None, private: bool = 
 
     folder = check_folder(folder)
     check_repo_id(repo_id)
-    card = model_card(folder, repo_id)  # before any request: it was written after the upload, and could fail there
+    card = model_card(folder, repo_id)  # before any request: a card that fails fails before the upload
     api = HfApi(endpoint=hub_endpoint(), token=token)
 
     def requests():

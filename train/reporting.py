@@ -8,8 +8,9 @@ import os
 import sys
 from pathlib import Path
 
+from roberta.files import replaced_atomically, write_atomic
+
 from .checkpointing import Checkpoints
-from .paths import write_atomic
 
 LOG_NAME, CURVES_NAME = "log.jsonl", "curves.png"
 
@@ -75,10 +76,11 @@ def save_figure(fig, png_path) -> Path:
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
-    tmp = Path(png_path).with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-    os.replace(tmp, png_path)
+    try:
+        with replaced_atomically(png_path) as tmp:
+            fig.savefig(tmp, dpi=100, format="png")  # the temporary name does not end in .png
+    finally:
+        plt.close(fig)
     return Path(png_path)
 
 

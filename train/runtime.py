@@ -25,7 +25,7 @@ import numpy as np
 import torch
 import torch.distributed as torch_dist
 
-from roberta.model import enable_fast_cpu_math
+from roberta.loss import enable_fast_cpu_math
 
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, exit_code  # noqa: F401 (re-exported)
 from .exit_codes import USER_ERRORS, UserError, naming, report_user_error  # noqa: F401 (re-exported)

@@ -18,9 +18,9 @@ import json
 import statistics
 from pathlib import Path
 
+from roberta.files import write_atomic
 from roberta.run_metrics import RunMetrics
 
-from .paths import write_atomic
 from .runtime import EXIT_OK, exit_code, output_file, report_user_error
 
 OPTIONAL = {"end_weights_dev_accuracy"}  # a column only when some run has the figure
@@ -38,13 +38,7 @@ FIELDS = [  # (metrics.json key, column title, as a percentage)
 
 
 def read_run(folder) -> dict:
-    path = Path(folder) / "metrics.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file (is the run finished?)")
-    metrics = RunMetrics.read(path)
-    if not metrics.is_classifier:
-        raise ValueError(f"{path}: not a fine-tuned classifier's metrics (no dev accuracy; a masked-LM run?)")
-    m = metrics.to_dict()
+    m = RunMetrics.read_finished(folder, classifier=True).to_dict()
     row = {key: m.get(key) for key, _, _ in FIELDS}
     checks = m.get("checks") or {}
     row["checks_accuracy"] = checks.get("accuracy")
@@ -191,7 +185,7 @@ def main(argv=None) -> int:
     for arm in args.arm:
         if len(arm) < 2:
             p.error(f"--arm {arm[0]}: give the arm's name and at least one run folder")
-        if arm[0] in arms:  # was replaced by the later one, without a word
+        if arm[0] in arms:  # else the later one would replace it without a word
             p.error(f"--arm {arm[0]} is given twice" + (" (the run folders given without --arm are the arm 'runs')"
                                                         if arm[0] == "runs" and args.runs else "") +
                     ": give each arm once, with all its run folders")

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from roberta.text import normalize_for_classifier
 
-from .data import _undecodable, check_labeled_source, missing_data, open_text, read_labeled
+from .data import check_labeled_source, missing_data, open_text, read_labeled, undecodable
 from .runtime import EXIT_OK, exit_code, output_folder, report_user_error
 
 DEFAULT_UNSUP = "../shared/data/imdb/unsup.txt"
@@ -65,9 +65,9 @@ def check_lines(path, option: str, default: bool = False) -> None:
     """A file of reviews read line by line (--imdb-unsup; train.sentiment_recipe's --tapt-unsup): there, and a
     file, not a folder; an error naming `option` (`data.missing_data`: for a missing default, how to point the
     command at the data)."""
-    if Path(path).is_dir():  # was "no such file"
+    if Path(path).is_dir():  # a folder, named as one (not "no such file")
         raise IsADirectoryError(f"{option} {path}: a folder, not a file")
-    if not Path(path).is_file():  # was "[Errno 2] ...", after OUT was made (and its finished files deleted)
+    if not Path(path).is_file():  # before OUT is made (and its finished files deleted)
         raise missing_data(path, option, default=default, what="no such file")
 
 
@@ -88,7 +88,7 @@ def _write(imdb_unsup, sst2_train, min_words: int, files: dict, counts: dict) ->
                     dst.write(text + "\n")
                     counts["imdb-lower.txt"] += 1
         except UnicodeDecodeError as err:  # the message would not name the file
-            raise _undecodable(Path(imdb_unsup), err) from None
+            raise undecodable(Path(imdb_unsup), err) from None
     texts, _, _ = read_labeled(sst2_train)
     with open(files["sst2-lower.txt"], "w", encoding="utf-8") as dst:
         for text in texts:

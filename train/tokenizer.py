@@ -18,11 +18,12 @@ import time
 
 import roberta
 from roberta import train_tokenizer
+from roberta.files import temporary_prefix, write_atomic
 from roberta.tokenizer import SPECIAL_TOKENS, vocab_digest
 
 from .arguments import seed_value
 from .data import UNK, check_text_source, load_mixture_with_stats, read_documents
-from .paths import COMMAND_FILE, other_entries, temporary_prefix, write_atomic
+from .paths import COMMAND_FILE, other_entries
 from .runtime import (EXIT_OK, UserError, check_writable_folder, exit_code, naming, output_folder, progress_bars,
                       report_user_error)
 
@@ -33,8 +34,8 @@ DEFAULT_VOCAB_SIZE = 32768
 DEFAULT_MIN_FREQUENCY = 2
 DEFAULT_MAX_CHARS = 20_000_000
 MIN_VOCAB_SIZE = 256 + len(SPECIAL_TOKENS)  # the byte alphabet and the special tokens
-# 2**20 tokens, 20 times roberta-base's 50,265: far more than any corpus here holds merges for (--vocab-size 1e10
-# was an allocation of 567 GB that aborted the process in Rust, exit code 134, after the corpus was read)
+# 2**20 tokens, 20 times roberta-base's 50,265: far more than any corpus here holds merges for (a --vocab-size of
+# 1e10 makes the Rust trainer allocate 567 GB and abort the process, after the corpus is read)
 MAX_VOCAB_SIZE = 2**20
 
 
@@ -141,7 +142,7 @@ def main(argv=None) -> int:
     try:  # the numbers, --out, --corpus and --eval-text are checked before any text is read
         check_sizes(args.vocab_size, args.min_frequency, args.max_chars or None)  # ("reading ... (max -1 chars)")
         out = output_folder(args.out)
-        if out.suffix == ".json":  # was a folder named tokenizer.json holding tokenizer.json
+        if out.suffix == ".json":  # else a folder named tokenizer.json would hold tokenizer.json
             raise ValueError(f"--out {out}: --out is the folder the tokenizer.json goes in, e.g. --out "
                              f"{out.parent / 'tokenizer'}")
         if held := sorted(p.name for p in out.glob("*") if p.name == "config.json" or p.suffix == ".safetensors"):
@@ -150,14 +151,14 @@ def main(argv=None) -> int:
         if (out / "tokenizer.json").exists():  # runs that point at it would resume with another vocabulary
             raise ValueError(f"{out / 'tokenizer.json'} exists: runs that use it would read another vocabulary; "
                              "choose another --out (or delete it first)")
-        # was written among another folder's files (exit 0), where every other script refuses to write
+        # never among another folder's files, where every other script refuses to write too
         if held := other_entries(out, [p.name for p in out.glob(".*") if own_entry(p.name)]):
             raise ValueError(f"--out {out} is not empty ({held}): the tokenizer is written into a new or empty "
                              "folder; choose another --out")
-        check_writable_folder(out)  # was a PermissionError traceback after training, the tokenizer lost
+        check_writable_folder(out)  # before training: else the trained tokenizer is lost
         # a missing source named with its option (the default's ../shared/data, seen from another folder, too)
         check_text_source(args.corpus, "--corpus", default=args.corpus == DEFAULT_CORPUS)
-        # the default is skipped when absent; a path of the user's must exist (a misspelling was skipped silently)
+        # the default is skipped when absent; a path of the user's must exist (a misspelling is not skipped silently)
         given = args.eval_text and (args.eval_text != DEFAULT_EVAL or os.path.exists(args.eval_text))
         if given:
             check_text_source(args.eval_text, "--eval-text")

@@ -46,6 +46,9 @@ from pathlib import Path
 
 import torch
 
+from roberta.hub import CONFIG_NAME, TOKENIZER_NAME, WEIGHTS_NAME
+from roberta.run_metrics import METRICS_NAME
+
 from .arguments import NOT_RECIPE, TrainingArguments, check_seed
 from .checkpointing import CHECKPOINTS, CheckpointError, Checkpoints
 from .optim import lr_factor, make_optimizer
@@ -55,10 +58,10 @@ from .runtime import (Dist, TrainingDiverged, UserError, autocast, check_writabl
                       resolve_precision, rng_state, set_rng_state)
 
 RESUME_HINT_ENV = "TRAIN_RESUME_HINT"  # how to go on after Ctrl-C, when the run is a step of an experiment
-FINISHED_FILES = ("metrics.json", "model.safetensors")  # a finished run's or a model folder's: never overwritten
+FINISHED_FILES = (METRICS_NAME, WEIGHTS_NAME)  # a finished run's or a model folder's: never overwritten
 RUN_FILES = (LOG_NAME, CURVES_NAME, CHECKPOINTS)  # what a run writes into --out as it goes (a start that stopped: them)
 # what a run stopped after its loop leaves beside its log, so that its last checkpoint exports (train.pretrain)
-STOPPED_RUN_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json")
+STOPPED_RUN_FILES = (CONFIG_NAME, TOKENIZER_NAME, "tokenizer_config.json")
 
 
 class Task:
@@ -220,7 +223,7 @@ def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> Non
     if batch < 1 or accum < 1 or batch % (world_size * accum):
         raise UserError(f"--batch-size ({batch}) must be a positive multiple of processes ({world_size}) "
                         f"x --grad-accum ({accum})")
-    if not 0 < args.lr < math.inf:  # nan and inf were a run that stopped at once with a loss of nan
+    if not 0 < args.lr < math.inf:  # nan or inf: a run that stops at once with a loss of nan
         raise UserError(f"--lr must be a positive number, got {args.lr}")
     if not 0 <= args.warmup < math.inf:  # nan stopped the run after its first evaluation, naming no option
         raise UserError(f"--warmup must be a number at least 0, got {args.warmup}")
@@ -234,19 +237,19 @@ def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> Non
     if args.eval_every < 0 or args.save_every < 0:
         raise UserError(f"--eval-every and --save-every must be at least 0 (0 = off), got {args.eval_every} "
                         f"and {args.save_every}")
-    if args.save_every_min < 0:  # was a checkpoint after every step
+    if args.save_every_min < 0:  # a negative interval: a checkpoint after every step
         raise UserError(f"--save-every-min must be at least 0 (0 = off), got {args.save_every_min}")
     if not (args.weight_decay >= 0 and args.clip_grad >= 0):  # nan too  # were run: weights pushed away from 0, clipping off
         raise UserError(f"--weight-decay and --clip-grad must be at least 0 (--clip-grad 0 = off), got "
                         f"{args.weight_decay} and {args.clip_grad}")
     out = output_folder(out or args.out)
-    check_writable_folder(out)  # was found after the data was read and packed
+    check_writable_folder(out)  # before the data is read and packed
     if not args.resume:
         check_fresh_out(out, args.own_files())
     elif (latest := Checkpoints(out).latest("step")) is None:  # --resume starts a new run there
         check_restart_out(out, args.own_files())
     elif args.max_steps is not None and args.max_steps < (step := Checkpoints.step_of(latest)):
-        # was "options differ" (max_steps), then no step trained and the checkpoint's weights saved as the run's
+        # else no step is trained and the checkpoint's weights are saved as the run's
         raise UserError(f"--resume: the checkpoint {latest} is at step {step:,} and --max-steps {args.max_steps:,} "
                         f"is below it, so nothing would be trained: resume with --max-steps {step} or more (the "
                         "run's own, to end it as planned), or choose another --out for a new run")
@@ -288,7 +291,7 @@ def check_no_run(out: Path) -> None:
                         "start?); pass --resume to start it again there, or choose another --out")
     if (out / CHECKPOINTS).exists():
         raise UserError(f"{out} already holds a run; pass --resume to continue it, or choose another --out")
-    if finished:  # was overwritten when the folder had no log.jsonl
+    if finished:  # a finished run is never overwritten, log.jsonl or not
         raise UserError(f"{out} already holds a run or model ({', '.join(finished)}): choose another --out")
 
 

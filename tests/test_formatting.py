@@ -1,0 +1,49 @@
+"""The app's shared text helpers (demo.formatting): one way to write a probability, one way to draw a bar, and
+token labels built on the byte-level alphabet (demo.byte_level) without importing a tab's view."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from demo.formatting import bar, format_probability
+
+_DIGITS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+
+
+def percent_read_back(shown: str) -> float:
+    """The percentage a person reads in `shown` ("0.096%", "1.36 × 10⁻⁷ %")."""
+    assert shown.endswith("%"), shown
+    return float(shown.rstrip(" %").replace(" × 10", "e").translate(_DIGITS))
+
+
+@pytest.mark.parametrize("p", [0.987, 0.5, 0.0667, 9.6e-4, 1.36e-5, 1.0001e-5, 9.9e-6, 2.3e-8, 1.4e-9, 5e-13])
+def test_a_probability_is_a_percentage_whatever_its_size(p):
+    """Every probability keeps its % sign (a tiny one too: no bare "9.60 × 10⁻⁴" beside "0.67%" in one column),
+    and reads back as 100 p to three significant digits."""
+    assert percent_read_back(format_probability(p)) == pytest.approx(100 * p, rel=5e-3)
+
+
+def test_probabilities_in_one_column_share_the_unit_and_keep_their_order():
+    probabilities = np.geomspace(0.9, 1e-12, 60)
+    read = [percent_read_back(format_probability(p)) for p in probabilities]
+    assert read == sorted(read, reverse=True)
+    assert format_probability(0.0) == "0%" and format_probability(float("nan")) == "–"
+
+
+@pytest.mark.parametrize("fraction, width", [(0.5, "50.0%"), (1.0, "100.0%"), (3.0, "100.0%"), (-0.2, "0.0%"),
+                                             (1 / 3, "33.3%")])
+def test_a_bar_is_its_fraction_of_the_cell_clipped(fraction, width):
+    assert bar(fraction, "ll-bar") == f'<span class="ll-bar" style="width:{width}"></span>'
+
+
+def test_token_labels_do_not_import_a_tab():
+    """demo.formatting builds its labels on demo.byte_level: labelling a token loads no tab's view (bpe_view once
+    imported formatting, which imported it back)."""
+    code = ("import sys; from demo.formatting import token_label; "
+            "assert token_label(' \\n') == '␣↵' and token_label('\\u2009') == '⟨U+2009 thin space⟩'; "
+            "print(sorted(m for m in sys.modules if m.startswith('demo.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout
+    assert "demo.bpe_view" not in out and "demo.byte_level" in out
