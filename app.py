@@ -10,7 +10,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from demo import about, model_choice
+from demo import about, embedding_view, model_choice
 from demo.ablation_view import ablation_markdown
 from demo.components import Number, Plot, Slider
 from demo.examples import (ANALOGIES, ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, MAP_WORDS,
@@ -36,6 +36,9 @@ HIDDEN = MODELS.mlm.config.hidden_size if MODELS.mlm.available else 256
 FAILURES = about.example_failures(MODELS)  # the showcase examples the models get wrong, checked now
 NOTES = {key: about.model_note(MODELS, key, FAILURES) for key in ("mlm", "sentiment")}
 LINK_HINT = handlers.attention_hint(ATTENTION_TEXT, ATTENTION_LINK) if MODELS.mlm.available else ""
+# Winograd's schema: "big" or "small" decides what "it" is; the hint says whether the attention follows
+WINOGRAD_TEXT = "The trophy did not fit in the suitcase because it was too big."
+SWAP_HINT = handlers.swap_hint(WINOGRAD_TEXT, ("big", "small"), ("it", "trophy")) if MODELS.mlm.available else ""
 ANALOGY_NOTE = handlers.analogy_probe_note() if MODELS.mlm.available else ""  # the shipped model's score
 
 
@@ -72,7 +75,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
     with gr.Tabs(overflow_behavior="wrap"):  # never a "..." menu: short names fit at 390 px, else they wrap
         with gr.Tab("Fill mask", id="fill", elem_id="tab-fill"):
             notice(MODELS, "mlm")
-            hint("**Try** another clue (“Berlin is the capital of &lt;mask&gt;.”), two masks, or candidate words "
+            hint("**Try** another clue (“Berlin is the capital of &lt;mask&gt;.”: a small model often copies a word "
+                 "from the sentence), two masks, or candidate words "
                  "(France, Germany, India). **Notice** how thinly a small model spreads its probability (the bars "
                  "compare the answers of one mask), how often its pretraining text held each answer, how it reads "
                  "your text (a rare word comes in pieces), and, **layer by layer**, where its answer comes from.")
@@ -210,9 +214,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             notice(MODELS, "mlm", "sentiment")
             hint("**Try** single heads of one layer, and hover over (or tap) “it” in the head view to see where it "
                  "looks; then FacebookAI/roberta-base, the same code with a far bigger training budget. " + LINK_HINT +
-                 " **Notice** how many heads park their attention on &lt;s&gt;, &lt;/s&gt; or the full stop (“All "
-                 "heads of the layer” counts them): attention shows where information flows, not why the model "
-                 "decides.")
+                 " " + SWAP_HINT + " **Notice** how many heads park their attention on &lt;s&gt;, &lt;/s&gt; or the "
+                 "full stop (“All heads of the layer” counts them): attention shows how each token mixes the others' "
+                 "vectors, not how much information actually moves, nor why the model decides.")
             with gr.Row():
                 with gr.Column(scale=3):
                     at_text = gr.Textbox(elem_id="at-text", label="Text", info=ENTER, **TEXT, value=ATTENTION_TEXT)
@@ -297,7 +301,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                            [*output, at_error], api_name=f"attention_view_{view}", api_visibility="private",
                            **SLOW)
             examples([[ATTENTION_TEXT, N_LAYERS, "average", "mlm"],
-                      ["The trophy did not fit in the suitcase because it was too big.", 1, 1, "mlm"],
+                      [WINOGRAD_TEXT, 1, 1, "mlm"],
                       ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_page,
                      at_ui, at_error, "attention", run_inputs=[*at_in, at_visible], model_state=(at_model, at_current))
 
@@ -394,15 +398,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     em_positions = Plot(label="Position embeddings", show_label=False, elem_id="em-positions")
                     # the figure in numbers
                     em_positions_text = gr.HTML(elem_id="em-positions-text", label="positions_text")
-                    gr.Markdown("Every position in the text (0 is &lt;s&gt;) has its own learned embedding, added "
-                                "to the word's. The map compares every pair of positions: red is alike, blue is "
-                                "opposite. The red diagonal says a position is most like its neighbours; the "
-                                "stripes beside it, that likeness falls and rises again a few positions away, a "
-                                "wave-like pattern the model found by itself (the original Transformer used fixed "
-                                "sine waves; BERT and RoBERTa learn theirs). Position 0 always holds &lt;s&gt;, and "
-                                "the shipped model's last position always held &lt;/s&gt; in pretraining (texts "
-                                "were packed into full rows), so both look unlike their neighbours. The lines below "
-                                "read three rows of the map.", elem_classes="hint")
+                    gr.Markdown(embedding_view.positions_note(MODELS.mlm.config if MODELS.mlm.available else CFG),
+                                elem_classes="hint")
             em_changed = [em_current.change]  # another model redraws every view
             em_nb_in = [em_word, em_k, em_words_only]
             em_nb_out, em_an_out = [em_neighbours, em_neighbours_data], [em_analogy, em_analogy_data]
@@ -489,6 +486,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 gr.Markdown(ABOUT["architecture"])
             with gr.Accordion("Training recipe", open=False):
                 gr.Markdown(about.RECIPE)
+            with gr.Accordion("RoBERTa vs BERT", open=False):
+                gr.Markdown(ABOUT["roberta_vs_bert"])
 
 demo.queue(default_concurrency_limit=CONCURRENCY, max_size=int(os.environ.get("APP_QUEUE_SIZE", "64")))
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 import logging
 
+from roberta.masking import DUPE_FACTOR
+
 from .formatting import md_cell, millions
 
 log = logging.getLogger(__name__)
@@ -29,15 +31,29 @@ def _mean_std(arm: dict, key: str, percent: bool = False) -> str:
         return "–"
     scale, digits = (100, 1) if percent else (1, 3)
     text = f"{mean * scale:.{digits}f}" + (f" ± {std * scale:.{digits}f}" if std is not None else "")
-    return text + (" %" if percent else "")
+    return text + ("%" if percent else "")  # "25.0 ± 0.2%", as the app writes every percentage
+
+
+BERT_EPOCHS = 40  # BERT's pretraining: 1M steps of 256 sequences, about 40 epochs (Devlin et al. 2019)
+
+
+def masks_seen_said(arms: dict, epochs) -> str:
+    """" With 20 epochs and 10 masks, each mask is seen 2 times (BERT: 4 times, its 10 masks over 40 epochs).":
+    how often a static arm's model sees each of its masks, beside BERT's; "" without such an arm or the epochs."""
+    static = [arm for arm in arms.values() if arm.get("masking") == "static" and (arm.get("dupe_factor") or 0) > 1]
+    if not static or not isinstance(epochs, (int, float)) or epochs <= 0:
+        return ""
+    masks = int(static[0]["dupe_factor"])
+    return (f" With {epochs:g} epochs and {masks} masks, each mask is seen {epochs / masks:g} times (BERT: "
+            f"{BERT_EPOCHS / DUPE_FACTOR:g} times, its {DUPE_FACTOR} masks over {BERT_EPOCHS} epochs).")
 
 
 def ablation_arms_markdown(results: dict) -> str:
     """train.ablation's results.json: arm | seeds | MLM loss | MLM accuracy | the mask probe's training-row
     losses | SST-2 (mean ± std), the paper's Table 1 beside it, and the setup in one line."""
     arms = results["arms"]
-    lines = ["| arm | seeds | held-out MLM loss | held-out MLM accuracy | training rows, mask trained on | "
-             "training rows, fresh mask | SST-2 dev accuracy |", "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| arm | seeds | held-out MLM loss | held-out MLM accuracy | training-row loss, mask trained on | "
+             "training-row loss, fresh mask | SST-2 dev accuracy |", "|---|---:|---:|---:|---:|---:|---:|"]
     for name, arm in arms.items():
         lines.append(f"| {md_cell(arm.get('label', name))} | {int(arm.get('n', 0))} | "
                      f"{_mean_std(arm, 'mlm_loss')} | {_mean_std(arm, 'mlm_accuracy', True)} | "
@@ -63,7 +79,7 @@ def ablation_arms_markdown(results: dict) -> str:
                  "tokens per run)")
     if setup.get("valid"):
         note += f". Held-out: {html.escape(str(setup['valid']).replace(chr(92), '/').rsplit('/', 1)[-1])}"
-    note += "."
+    note += "." + masks_seen_said(arms, setup.get("epochs"))
     for arm in unpretrained:
         note += (f" The “{md_cell(arm.get('label', 'random init'))}” row skips pretraining: the same SST-2 "
                  "fine-tuning, with the same seeds, of an encoder of the same shape from random weights, the floor "

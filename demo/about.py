@@ -17,24 +17,30 @@ import numpy as np
 
 import roberta
 from roberta.config import PRESETS
+from roberta.masking import DUPE_FACTOR, MASK_FRACTION, MLM_PROBABILITY, RANDOM_FRACTION
 from roberta.run_metrics import RunMetrics, dataset_name
 from roberta.text import normalize_for_classifier
 
 from .examples import FILL_MASK_EXPECTED, SENTIMENT_EXPECTED
-from .formatting import code, large_count, md_escape, millions, minutes, pct
-from .models import ROOT, Models, shown_source
+from .formatting import code, format_probability, large_count, md_escape, millions, minutes, pct, readable
+from .models import DEFAULTS, ROOT, Models, shown_source
 from .training_counts import counts_file, counts_for
 
 log = logging.getLogger(__name__)
 
 # the About tab shows it in an accordion titled "Training recipe": no heading of its own
 RECIPE = """- **Pretraining** (`python -m train.pretrain`): masked language modelling only, no next-sentence prediction;
-documents packed into full rows (RoBERTa's FULL-SENTENCES); 15% of tokens selected, of which 80% become
-`<mask>`, 10% a random token and 10% stay unchanged, with a fresh mask every time a row is seen (dynamic
-masking); byte-level BPE tokenizer; AdamW with warm-up and a decaying learning rate.
-- **Fine-tuning** (`python -m train.sentiment_recipe`): the pretrained encoder plus a new classification head
-on `<s>`, in three stages: a short masked-language-model run on lower-cased review text (task-adaptive
-pretraining), a stage on IMDB reviews, then SST-2 (texts detokenized and lower-cased, here as in training).
+documents concatenated across their boundaries, with `</s>` between them, and cut into full rows of the model's
+length (like RoBERTa's FULL-SENTENCES, except that RoBERTa ends each row at a sentence boundary); 15% of tokens
+selected, of which 80% become `<mask>`, 10% a random token and 10% stay unchanged, with a fresh mask every time a
+row is seen (dynamic masking); byte-level BPE tokenizer; AdamW with warm-up and a decaying learning rate.
+- **Fine-tuning** (`python -m train.sentiment_recipe`): a pretrained encoder (for the shipped classifier, an
+earlier phase of the fill-mask model's: the Sentiment tab's note says which) plus a new classification head
+on `<s>`. BERT's `[CLS]` was pretrained by next-sentence prediction; RoBERTa has none, so `<s>` gets no
+sentence-level training before fine-tuning, where the head learns to read the sentence from it (the heads that
+park on `<s>` in the Attention tab are another matter). In three stages: a short masked-language-model run on
+lower-cased review text (task-adaptive pretraining), a stage on IMDB reviews, then SST-2 (texts detokenized and
+lower-cased, here as in training).
 Each SST-2 run keeps its end-of-run weights or their moving average (the dev set chooses nothing), and the
 served classifier is the uniform weight average of several seeds' runs, with a temperature fitted on held-out
 training sentences.
@@ -56,7 +62,7 @@ def parameter_table(model) -> tuple[str, int]:
     layer = "roberta.encoder.layer.0."
     rows = [
         ("Token embeddings", f"{V:,} × {H}", count("roberta.embeddings.word_embeddings")),
-        ("Position embeddings", f"{cfg.max_position_embeddings} × {H}",
+        (position_rows_said(cfg), f"{cfg.max_position_embeddings} × {H}",
          count("roberta.embeddings.position_embeddings")),
         ("Embedding LayerNorm", f"2 × {H}", count("roberta.embeddings.LayerNorm")),
         (f"Self-attention Q, K, V ({nh} heads of {H // nh}) × {L} layers", f"3 × ({H} × {H} + {H})",
@@ -77,6 +83,15 @@ def parameter_table(model) -> tuple[str, int]:
     lines += [f"| {html.escape(a)} | {b} | {c:,} |" for a, b, c in rows]
     lines.append(f"| **total** | | **{total:,}** |")
     return "\n".join(lines), total
+
+
+def position_rows_said(cfg) -> str:
+    """The position table's row of the parameter table, with why it has more rows than positions: RoBERTa numbers
+    positions from padding_idx + 1 (as roberta-base has 514 rows for 512 tokens), so the first rows are never
+    read."""
+    first = cfg.pad_token_id + 1
+    return (f"Position embeddings ({cfg.max_position_embeddings - first} positions + {first} unused rows: RoBERTa "
+            f"numbers positions from padding_idx + 1 = {first})")
 
 
 def card_link(loaded) -> str:
@@ -108,6 +123,11 @@ def readable_dataset(name) -> str | None:
     return DATASETS.get(str(name).replace("\\", "/").split("/")[0].strip().lower())
 
 
+def said_list(items: list[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def data_markdown(names: list[str]) -> str:
     """Data sets by their readable names, then the files they came from: "English Wikipedia, WikiText-2 and IMDB
     reviews, from `wikipedia-en`, `wikitext-2/wiki.train.tokens.xz`, `imdb/unsup.txt.xz`" (each name once; a
@@ -117,7 +137,7 @@ def data_markdown(names: list[str]) -> str:
         label = readable_dataset(name) or code(name)
         if label not in shown:
             shown.append(label)
-    text = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+    text = said_list(shown)
     files = [code(name) for name in names if readable_dataset(name)]
     return f"{text}, from {', '.join(files)}" if files else text
 
@@ -125,8 +145,8 @@ def data_markdown(names: list[str]) -> str:
 def held_out_markdown(name: str) -> str:
     """The held-out text a figure was measured on: its data set's name with the file ("WikiText-2
     (`wikitext-2/wiki.valid.tokens`)"), or the file alone."""
-    readable = readable_dataset(name)
-    return f"{readable} ({code(name)})" if readable else code(name)
+    dataset = readable_dataset(name)
+    return f"{dataset} ({code(name)})" if dataset else code(name)
 
 
 def wall_time(facts: dict) -> str:
@@ -138,6 +158,12 @@ def wall_time(facts: dict) -> str:
         return ""
     wall = minutes(facts["wall_minutes"])
     return "" if wall == minutes(facts["train_minutes"]) else f" ({wall} wall time)"
+
+
+# What a masked-LM accuracy counts (`train.evaluate` scores every selected target, the unchanged ones too), from the
+# masking rule's own rates: "15% of the tokens are targets, 1 in 10 of them left unchanged in the input"
+TARGETS_SAID = (f"{MLM_PROBABILITY:.0%} of the tokens are targets, 1 in "
+                f"{round(1 / (1 - MASK_FRACTION - RANDOM_FRACTION))} of them left unchanged in the input")
 
 
 def summary_card(loaded) -> str:
@@ -152,6 +178,8 @@ def summary_card(loaded) -> str:
         data = data_markdown(facts["data"])
         if "train_examples" in facts:
             data += f" ({facts['train_examples']:,} examples)"
+        if "imdb" in facts.get("stages", []):
+            data = f"IMDB reviews (a labelled stage first), then {data}"
         rows.append(("data", data))
     training = []
     if "train_tokens" in facts:
@@ -182,12 +210,15 @@ def summary_card(loaded) -> str:
         rows.append(("training", ", ".join(training)))
     if "mlm_accuracy" in facts:
         where = dataset_name(loaded.extras["metrics"].mlm.get("source", "held-out text"))
-        rows.append(("held-out masked words", (
-            f"**{pct(facts['mlm_accuracy'])}** guessed right (top-1)"
-            + (f", perplexity {facts['mlm_perplexity']:.0f}" if "mlm_perplexity" in facts else "")
+        rows.append(("held-out masked tokens", (
+            f"**{pct(facts['mlm_accuracy'])}** of the prediction targets guessed right (top-1)"
             + f" on {held_out_markdown(where)}"
             + (f" in {facts['mlm_rows']}-token rows, the length it last trained on" if "mlm_rows" in facts else "")
-            + (f", the mean of {facts['mlm_masks']} random maskings" if "mlm_masks" in facts else ""))))
+            + (f", the mean of {facts['mlm_masks']} random maskings" if "mlm_masks" in facts else "")
+            + f"; {TARGETS_SAID}"
+            + (f". Perplexity {facts['mlm_perplexity']:.0f}: e^loss on the targets, as unsure as a pick among "
+               f"{facts['mlm_perplexity']:.0f} tokens (comparable only between models of the same vocabulary)"
+               if "mlm_perplexity" in facts else ""))))
         # training's own figure, shown where it differs for a reason: rows of another length (several mask draws
         # in rows of the model's length are the better figure for the same thing)
         same_rows_more_masks = "mlm_masks" in facts and facts.get("mlm_rows") == cfg.max_length
@@ -196,7 +227,8 @@ def summary_card(loaded) -> str:
                 f"{pct(facts['eval_accuracy'])} at the end of training, in rows of up to {cfg.max_length} tokens: "
                 "longer rows are predicted worse, so the two figures differ")))
     elif "eval_accuracy" in facts:
-        rows.append(("held-out masked words", f"**{pct(facts['eval_accuracy'])}** guessed right (top-1)"))
+        rows.append(("held-out masked tokens", f"**{pct(facts['eval_accuracy'])}** of the prediction targets guessed "
+                                               f"right (top-1; {TARGETS_SAID})"))
     if "probe" in facts:
         n = int(facts["probe"]["sentences"])
         rows.append(("everyday sentences", f"the expected word first in {round(facts['probe']['top1'] * n)} of {n}, "
@@ -238,6 +270,21 @@ def redrawn_diagram(readme: str | None) -> dict | None:
     return found.groupdict() if found else None
 
 
+def surest_wrong_check(checks) -> str:
+    """" Other text can be wrong at a high score: of the behaviour checks, “The film is in English with French
+    subtitles.” (a neutral fact) comes out 93.6% positive.": the wrong answer given with the highest score among
+    the behaviour checks (train.evaluate.score_checks' items); "" when none is wrong or they are not there."""
+    items = checks.get("items") if isinstance(checks, dict) else None
+    wrong = [it for it in items or [] if isinstance(it, dict) and it.get("right") is False
+             and _real(it.get("score")) is not None and isinstance(it.get("sentence"), str)]
+    if not wrong:
+        return ""
+    worst = max(wrong, key=lambda it: it["score"])
+    kind = f" ({md_escape(str(worst['category']))})" if worst.get("category") else ""
+    return (f" Other text can be wrong at a high score: of the behaviour checks, “{md_escape(worst['sentence'])}”"
+            f"{kind} comes out {format_probability(worst['score'])} {md_escape(str(worst.get('label', '')))}.")
+
+
 def calibration_markdown(metrics: RunMetrics | None, readme: str | None = None) -> str:
     """What the sentiment scores mean: the fitted temperature and the dev calibration error before and after it
     (from the classifier's metrics.json), or a plain warning when the model was never calibrated. When the model
@@ -248,12 +295,13 @@ def calibration_markdown(metrics: RunMetrics | None, readme: str | None = None) 
         return ("**This classifier is not calibrated**: its scores are the raw softmax of a small model, often near "
                 "100% even when it is wrong. Read them as a ranking, not as a probability.")
     dev = cal["dev"]
-    text = (f"The scores are calibrated: the logits are divided by a temperature T = {cal['temperature']:.2f} fitted "
-            f"on {cal['calibration']['n']:,} held-out SST-2 training sentences. On the SST-2 dev set "
+    text = (f"The scores are calibrated on average, over SST-2-like sentences: the logits are divided by a "
+            f"temperature T = {cal['temperature']:.2f} fitted on {cal['calibration']['n']:,} held-out SST-2 training "
+            "sentences, which changes how sure the model sounds, never which label wins. On the SST-2 dev set "
             f"({dev['n']:,} sentences) the expected calibration error (the gap between confidence and accuracy, "
-            f"over 15 bins) goes from {dev['ece_before']:.1%} to {dev['ece_after']:.1%}, and the mean confidence "
-            f"from {dev['mean_confidence_before']:.1%} to {dev['mean_confidence_after']:.1%} at an accuracy of "
-            f"{dev['accuracy']:.1%}.")
+            f"over 15 bins) goes from {pct(dev['ece_before'])} to {pct(dev['ece_after'])}, and the mean confidence "
+            f"from {pct(dev['mean_confidence_before'])} to {pct(dev['mean_confidence_after'])} at an accuracy of "
+            f"{pct(dev['accuracy'])}.{surest_wrong_check(metrics.checks)}")
     redrawn = redrawn_diagram(readme)
     if redrawn:
         dtype = md_escape(redrawn["dtype"])
@@ -300,7 +348,8 @@ def about_sections(models: Models) -> dict:
         cfg = reference.config
         table, _ = parameter_table(reference.model)
         out["architecture"] = (
-            f"Post-norm Transformer encoder, {cfg.num_hidden_layers} layers, hidden size {cfg.hidden_size}, "
+            f"Post-norm Transformer encoder (LayerNorm after each residual addition, as in BERT; GPT-2 and most newer "
+            f"models normalise before), {cfg.num_hidden_layers} layers, hidden size {cfg.hidden_size}, "
             f"{cfg.num_attention_heads} heads, feed-forward {cfg.intermediate_size}, vocabulary "
             f"{cfg.vocab_size:,} (byte-level BPE), up to {cfg.max_length} tokens per input. Counts of the "
             f"{reference.title} model:\n\n{table}"
@@ -308,13 +357,23 @@ def about_sections(models: Models) -> dict:
     else:
         out["architecture"] = "Architecture: not available (no model loaded)."
 
-    accuracy = model_facts(models.sentiment).get("dev_accuracy") if models.sentiment.available else None
+    sentiment = model_facts(models.sentiment) if models.sentiment.available else {}
+    accuracy = sentiment.get("dev_accuracy")
     parameters, same_encoder = parameters_compared(models.mlm)
+    added = [said for stage, said in (("tapt", "TAPT"), ("imdb", "a labelled IMDB stage")) if stage in
+             sentiment.get("stages", [])] + ([f"a {sentiment['averaged']}-seed weight average"]
+                                             if sentiment.get("averaged") else [])
     out["comparison"] = (
+        f"The MiniRoBERTa reference is the model this project measures itself against: roberta-base's design cut to "
+        f"{REFERENCE.num_hidden_layers} layers of hidden size {REFERENCE.hidden_size}, with roberta-base's own "
+        f"{REFERENCE.vocab_size:,}-token vocabulary, pretrained on WikiText and fine-tuned on SST-2.\n\n"
         "| measure | this project | MiniRoBERTa reference |\n|---|---:|---:|\n"
         f"| parameters (with the MLM head) | {parameters} |\n"
-        f"| SST-2 accuracy (validation) | {f'{accuracy:.1%}' if accuracy is not None else 'not available'} | 80% |"
-    ) + (f"\n\n{same_encoder}" if same_encoder else "")
+        f"| SST-2 accuracy (validation) | {pct(accuracy) if accuracy is not None else 'not available'} | 80% |"
+    ) + (f"\n\n{same_encoder}" if same_encoder else "") + (
+        f"\n\nOur SST-2 figure is not the encoder's alone: its classifier adds {said_list(added)}."
+        if accuracy is not None and added else "")
+    out["roberta_vs_bert"] = roberta_vs_bert(models)
     out["intro"] = "Both are small teaching models, trained on a 2-core CPU" + gpu_phases_text(models.mlm) + (
         "; the figures below are read from each model's metrics.json.")
     for loaded in (models.mlm, models.sentiment):
@@ -324,6 +383,47 @@ def about_sections(models: Models) -> dict:
     if text := training_text_figure(models.mlm):
         out["mlm_figures"].append(text)
     return out
+
+
+BATCH_SIZE_RE = re.compile(r"--batch-size[ =](\d+)")
+
+
+def batch_sizes_said(loaded) -> str:
+    """"batches of 32 to 64 rows on the CPU, 512 on the GPU": the batch sizes of the trained phases' commands
+    (phases.json), by device; "" when the commands do not say."""
+    phases = loaded.extras.get("phases") if loaded.available else None
+    by_device: dict[str, set[int]] = {}
+    for phase in phases if isinstance(phases, list) else []:
+        found = BATCH_SIZE_RE.search(phase.command or "") if phase.train_tokens else None
+        if found:
+            gpu = isinstance(phase.hardware, dict) and isinstance(phase.hardware.get("gpu"), str)
+            by_device.setdefault("GPU" if gpu else "CPU", set()).add(int(found.group(1)))
+    said = [f"{min(sizes)}" + (f" to {max(sizes)}" if len(sizes) > 1 else "") + f" on the {device}"
+            for device, sizes in sorted(by_device.items())]
+    return f"batches of {', '.join(said).replace(' on the', ' rows on the', 1)}" if said else ""
+
+
+def roberta_vs_bert(models: Models) -> str:
+    """What RoBERTa changed in BERT's recipe (Liu et al. 2019), in one list, and which of it this project keeps
+    (its vocabulary and batch sizes read from the fill-mask model)."""
+    ours = ["dynamic masking", "no next-sentence prediction"]
+    if models.mlm.available:
+        ours.append(f"its own byte-level BPE of {models.mlm.config.vocab_size:,} tokens")
+        if batches := batch_sizes_said(models.mlm):
+            ours.append(batches)
+    base = PRESETS["roberta-base"]
+    return (
+        "What RoBERTa (Liu et al. 2019) changed in BERT's pretraining:\n\n"
+        f"- **Dynamic masking**: a fresh mask every time a row is seen, where BERT fixed {DUPE_FACTOR} masks at "
+        "preprocessing (the Masking tab).\n"
+        "- **No next-sentence prediction**: inputs are packed across documents; the paper found that dropping NSP "
+        "matches or beats keeping it (its Table 2).\n"
+        "- **Larger batches, longer training**: 8K sequences a batch, against BERT's 256.\n"
+        f"- **Byte-level BPE**: GPT-2's, {base.vocab_size:,} tokens, where BERT had a 30K WordPiece vocabulary with "
+        "an unknown token (the Tokens tab).\n"
+        "- **More text**: 160 GB, ten times BERT's 16 GB.\n\n"
+        f"This project keeps, in small: {said_list(ours)}."
+    )
 
 
 def training_text_figure(loaded) -> AboutFigure | None:
@@ -350,9 +450,47 @@ def training_text_figure(loaded) -> AboutFigure | None:
         "occurrences."))
 
 
+class DeviceShare(NamedTuple):
+    """What one kind of device trained of a model's pretraining: tokens, seconds, and the device in words."""
+    tokens: int
+    seconds: float
+    named: str
+
+
+def pretraining_by_device(loaded) -> tuple[DeviceShare, DeviceShare] | None:
+    """(the CPU's share, the GPU's share) of the trained phases of phases.json, when some ran on a GPU and every
+    trained phase says its tokens, time and device; else None."""
+    phases = loaded.extras.get("phases") if loaded.available else None
+    trained = [p for p in phases if p.train_tokens] if isinstance(phases, list) else []
+
+    def gpu(p):
+        return p.hardware.get("gpu") if isinstance(p.hardware, dict) and isinstance(p.hardware.get("gpu"), str) \
+            else None
+
+    if not any(gpu(p) for p in trained) or any(_real(p.train_tokens) is None or _real(p.train_time_s) is None
+                                                for p in trained):
+        return None
+    on_gpu, on_cpu = [p for p in trained if gpu(p)], [p for p in trained if not gpu(p)]
+    cores = {p.hardware.get("cpu_count") for p in on_cpu if isinstance(p.hardware, dict)}
+    cpu = f"a {cores.pop()}-core CPU" if len(cores) == 1 and None not in cores else "the CPU"
+    gpus = sorted({gpu(p) for p in on_gpu})
+    return (DeviceShare(int(sum(p.train_tokens for p in on_cpu)), sum(p.train_time_s for p in on_cpu), cpu),
+            DeviceShare(int(sum(p.train_tokens for p in on_gpu)), sum(p.train_time_s for p in on_gpu),
+                        "one " + md_escape(" or ".join(gpus))))
+
+
+def times_its_text(loaded, tokens: int) -> str:
+    """" (about 58 times its 35.0M-token text)": how many times over the pretraining read its text, from the
+    token counts of that text (`demo.training_counts`); "" without them."""
+    counts = counts_for(loaded.tokenizer) if loaded.available else None
+    size = int(counts.counts.sum()) if counts is not None else 0
+    return f" (about {tokens / size:.0f} times its {large_count(size)}-token text)" if size else ""
+
+
 def gpu_phases_text(loaded) -> str:
-    """", and for 3 of the encoder's 18 pretraining phases one GPU (NVIDIA H100 80GB HBM3)" from phases.json's
-    hardware, or "" when no phase ran on a GPU (or the MLM is not there)."""
+    """", and for 3 of the encoder's 18 pretraining phases one GPU (NVIDIA H100 80GB HBM3), which trained 1.58B of
+    its 2.02B tokens in 19 min" from phases.json's hardware, or "" when no phase ran on a GPU (or the MLM is not
+    there)."""
     phases = loaded.extras.get("phases") if loaded.available else None
     phases = phases if isinstance(phases, list) else []
     gpus = [p.hardware["gpu"] for p in phases if isinstance(p.hardware, dict) and isinstance(p.hardware.get("gpu"), str)]
@@ -360,7 +498,13 @@ def gpu_phases_text(loaded) -> str:
         return ""
     named = " or ".join(sorted(set(gpus)))
     trained = sum(1 for p in phases if p.train_tokens)  # a weight average trains nothing
-    return f", and for {len(gpus)} of the encoder's {trained} pretraining phases one GPU ({md_escape(named)})"
+    text = f", and for {len(gpus)} of the encoder's {trained} pretraining phases one GPU ({md_escape(named)})"
+    split = pretraining_by_device(loaded)
+    if split:
+        cpu, gpu = split
+        text += (f", which trained {large_count(gpu.tokens)} of its {large_count(cpu.tokens + gpu.tokens)} tokens in "
+                 f"{minutes(gpu.seconds / 60)}")
+    return text
 
 
 class AboutFigure(NamedTuple):
@@ -455,14 +599,30 @@ def _total(values) -> float | None:
     return sum(values) if values and all(v is not None for v in values) else None
 
 
+# train.sentiment_recipe's folders, which a classifier's metrics.json names as its start: OUT/tapt/mlm, the encoder
+# after task-adaptive pretraining (init_root), and OUT/imdb-sN, the labelled IMDB stage before SST-2 (init)
+TAPT_RUN_RE = re.compile(r"(?:^|/)tapt/mlm/?$")
+IMDB_STAGE_RE = re.compile(r"(?:^|/)(?:random-)?imdb-s\d+/?$")
+
+
+def fine_tuning_stages(metrics: RunMetrics) -> list[str]:
+    """The stages a classifier went through before its last one, as its metrics.json's init and init_root name
+    them: "tapt" (more masked-LM training on the task's text) and "imdb" (a labelled IMDB stage), in order."""
+    def named(path, pattern) -> bool:
+        return isinstance(path, str) and pattern.search(path.replace("\\", "/")) is not None
+
+    return [stage for stage, found in (("tapt", named(metrics.init_root, TAPT_RUN_RE)),
+                                       ("imdb", named(metrics.init, IMDB_STAGE_RE))) if found]
+
+
 def model_facts(loaded) -> dict:
     """What the model's metrics.json (and phases.json) say, read at start-up through `RunMetrics`; a key is
     missing when its figure is. Keys: parameters, train_tokens, train_minutes, wall_minutes, averaged (members
     of a weight average), cores, device, data, and for an MLM mlm_accuracy / mlm_perplexity / mlm_rows /
     mlm_masks (the release evaluation; mlm_masks where it averages several mask draws), eval_accuracy (the
     training script's own) and probe (train.fill_mask_probe's top1 / top5 / sentences), for a classifier
-    dev_accuracy / dev_examples / imdb_accuracy / imdb_examples / train_examples and checks
-    (train.evaluate.score_checks' dict)."""
+    dev_accuracy / dev_examples / imdb_accuracy / imdb_examples / train_examples, stages (`fine_tuning_stages`)
+    and checks (train.evaluate.score_checks' dict)."""
     facts = {}
     if loaded.available:
         facts["parameters"] = loaded.model.num_parameters()
@@ -501,6 +661,8 @@ def model_facts(loaded) -> dict:
                        ("train_examples", metrics.train_examples)):
         if _real(value):
             facts[key] = int(value)
+    if stages := fine_tuning_stages(metrics):
+        facts["stages"] = stages
     checks = metrics.checks
     if isinstance(checks, dict) and _number(checks, "n") and isinstance(checks.get("categories"), dict):
         facts["checks"] = checks
@@ -532,6 +694,29 @@ def example_failures(models: Models) -> dict:
     return out
 
 
+# The shipped classifier's encoder: phase 7 of the fill-mask model's pretraining, what assets/mini-roberta-mlm held
+# at git 7c6d2d7 (README, "The shipped models"). Its metrics.json records the fine-tuning chain only (init_root: the
+# TAPT run), so the app takes the phase from here, and says it only when both shipped folders are loaded
+SHIPPED_CLASSIFIER_ENCODER_PHASE = 7
+
+
+def classifier_encoder_said(models: Models) -> str:
+    """", the fill-mask model at phase 7 of its 26 pretraining phases (45.5% of the held-out targets right; the
+    Fill mask tab's model: 52.8%)" for the shipped classifier beside the shipped MLM (the figures from its
+    phases.json and metrics.json); "" for any other pair, whose link the files do not say."""
+    shipped = all(models[key].available and Path(models[key].source).resolve() == DEFAULTS[key].resolve()
+                  for key in ("mlm", "sentiment"))
+    phases = models.mlm.extras.get("phases") if shipped else None
+    if not isinstance(phases, list) or len(phases) <= SHIPPED_CLASSIFIER_ENCODER_PHASE:
+        return ""
+    then, now = _real(phases[SHIPPED_CLASSIFIER_ENCODER_PHASE - 1].held_out[1]), model_facts(models.mlm).get(
+        "mlm_accuracy")
+    figures = f" ({pct(then)} of the held-out targets right; the Fill mask tab's model: {pct(now)})" if (
+        then is not None and now is not None) else ""
+    return (f", the fill-mask model at phase {SHIPPED_CLASSIFIER_ENCODER_PHASE} of its {len(phases)} pretraining "
+            f"phases{figures}")
+
+
 ORDINALS = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
 SPLIT_WORDS_SHOWN = 2  # the words of a failed example said to come in pieces, at most
 
@@ -539,8 +724,6 @@ SPLIT_WORDS_SHOWN = 2  # the words of a failed example said to come in pieces, a
 def split_words(tokenizer, text: str) -> list[tuple[str, list[str]]]:
     """The words of `text` (special tokens aside) the tokenizer cuts into several pieces, in order, each with its
     pieces as the Tokens tab shows them ("␣b", "arked"): [("barked", ["␣b", "arked"])]."""
-    from .bpe_view import readable
-
     encoding = tokenizer.encode(text)
     special = set(tokenizer.get_added_tokens_decoder())  # <s>, </s>, <mask>, ...: never a word's piece
     pieces: dict[int, list[tuple[str, int, int]]] = {}
@@ -582,23 +765,30 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
     size = f"{millions(facts['parameters'])} parameters" if "parameters" in facts else "a small model"
     if key == "mlm":
         trained = (f", pretrained from scratch on {large_count(facts['train_tokens'])} tokens"
-                   if "train_tokens" in facts else ", pretrained from scratch")
-        if "train_minutes" in facts:
+                   + times_its_text(loaded, facts["train_tokens"]) if "train_tokens" in facts
+                   else ", pretrained from scratch")
+        split = pretraining_by_device(loaded)
+        if split:  # a GPU's phases read most of the tokens in minutes: one total time would hide that
+            cpu, gpu = split
+            trained += (f": {minutes(cpu.seconds / 60)} on {cpu.named} for {large_count(cpu.tokens)}, then "
+                        f"{minutes(gpu.seconds / 60)} on {gpu.named} for {large_count(gpu.tokens)}")
+        elif "train_minutes" in facts:
             trained += f" in {facts['train_minutes'] / 60:.1f} hours"
             trained += f" on a {facts['cores']}-core CPU" if facts.get("device") == "cpu" and "cores" in facts else ""
         score = ""
         if "mlm_accuracy" in facts:
-            score = (f" It guesses {pct(facts['mlm_accuracy'])} of hidden words in held-out Wikipedia text "
-                     "right (top-1)")
-            score += f" in {facts['mlm_rows']}-token rows." if "mlm_rows" in facts else "."
+            rows = f", in {facts['mlm_rows']}-token rows" if "mlm_rows" in facts else ""
+            score = (f" It guesses {pct(facts['mlm_accuracy'])} of its prediction targets in held-out Wikipedia text "
+                     f"right (top-1{rows}; {TARGETS_SAID}).")
         elif "eval_accuracy" in facts:
-            score = f" It guesses {pct(facts['eval_accuracy'])} of hidden words in held-out text right (top-1)."
+            score = (f" It guesses {pct(facts['eval_accuracy'])} of its prediction targets in held-out text right "
+                     f"(top-1; {TARGETS_SAID}).")
         if "probe" in facts:
             n = int(facts["probe"]["sentences"])
             first, top5 = round(facts["probe"]["top1"] * n), round(facts["probe"]["top5"] * n)
             score += f" Of {n} everyday sentences, it puts the expected word first in {first} and in its top 5 in " \
                      f"{top5}."
-        note = f"**About this model:** {size}{trained}, a small teaching model.{score} Expect many wrong answers"
+        note = f"**About this model:** {size}, a small teaching model{trained}.{score} Expect many wrong answers"
         wrong = failures.get("mlm") or []
         if wrong:
             text, expected, top, rank = wrong[0]
@@ -613,23 +803,32 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
     # SST-2's training rows are mostly phrases cut from its sentences (the shipped model's 55,841: 5,886 whole
     # sentences), not sentences
     sst2 = all(readable_dataset(name) == "SST-2" for name in facts.get("data") or ["sst2"])
+    stages = facts.get("stages", [])
+    then = "labelled IMDB reviews, then on " if "imdb" in stages else ""
     if "train_examples" not in facts:
-        trained = ", fine-tuned on SST-2" if sst2 else ", fine-tuned"
+        trained = f", fine-tuned on {then}SST-2" if sst2 else f", fine-tuned on {then}its task" if then else \
+            ", fine-tuned"
     elif sst2:
-        trained = (f", fine-tuned on {facts['train_examples']:,} SST-2 training phrases (whole sentences and parts of "
-                   "them)")
+        trained = (f", fine-tuned on {then}{facts['train_examples']:,} SST-2 training phrases (whole sentences and "
+                   "parts of them)")
     else:
-        trained = f", fine-tuned on {facts['train_examples']:,} training examples"
+        trained = f", fine-tuned on {then}{facts['train_examples']:,} training examples"
+    start = classifier_encoder_said(models)
+    if "tapt" in stages:
+        start += ", given more masked-LM training on review text (TAPT)"
+    trained = (f":{start[1:]}, then{trained[1:]}" if start else trained) + (
+        f"; the weight average of {facts['averaged']} seeds' runs" if facts.get("averaged") else "")
     scores = []
     if "dev_accuracy" in facts:
         scores.append(f"{pct(facts['dev_accuracy'])} of the SST-2 dev sentences"
                       + (f" ({facts['dev_examples']:,})" if "dev_examples" in facts else ""))
     if "imdb_accuracy" in facts:
+        held_out = "never trained on" if "imdb" in stages else "out of domain"
         scores.append(f"{pct(facts.get('imdb_accuracy_whole', facts['imdb_accuracy']))} of "
                       + (f"{facts['imdb_examples']:,} " if "imdb_examples" in facts else "")
-                      + ("IMDB reviews (read whole)" if "imdb_accuracy_whole" in facts
-                         else "IMDB reviews (longer, out of domain)"))
-    note = f"**About this model:** {size}{trained}, a small teaching model."
+                      + (f"IMDB reviews (read whole, {held_out})" if "imdb_accuracy_whole" in facts
+                         else f"IMDB reviews (longer, {held_out})"))
+    note = f"**About this model:** {size}, a small teaching model{trained}."
     if scores:
         note += f" It labels {' and '.join(scores)} right."
     checks = facts.get("checks")
@@ -642,5 +841,6 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
     wrong = failures.get("sentiment") or []
     if wrong:
         note += " It gets " + ("this example" if len(wrong) == 1 else "these examples") + " wrong: " + "; ".join(
-            f"“{md_escape(text)}” ({md_escape(label)}, {pct(p)})" for text, _, label, p in wrong) + "."
+            f"“{md_escape(text)}” ({md_escape(label)}, {format_probability(p)})"
+            for text, _, label, p in wrong) + "."
     return note

@@ -11,7 +11,9 @@ from collections import OrderedDict
 import gradio as gr
 
 from . import explain, figures, head_roles, head_view
-from .formatting import md_escape, short_text
+from roberta.text import lower_cases
+
+from .formatting import format_probability, md_escape, short_text
 from .handler_base import HandlerBase
 from .model_choice import ModelChoiceError, ModelChooser, describe, is_shipped, refused
 from .models import Models
@@ -34,13 +36,6 @@ LOWER_CASE_NOTE = ("The shipped classifier reads lower-cased text, as it was fin
                    "lower case, whatever the case typed. ")
 # ... and when a chosen model's tokenizer lower-cases the text itself (its normalizer)
 TOKENIZER_LOWER_CASE_NOTE = "This model's tokenizer lower-cases the text: its tokens are lower case, whatever the case typed. "
-
-
-def tokenizer_lower_cases(tokenizer) -> bool:
-    """Whether `tokenizer` (a `tokenizers.Tokenizer`) lower-cases what it reads (its normalizer), as
-    `train.finetune` asks it."""
-    normalizer = getattr(tokenizer, "normalizer", None)
-    return normalizer is not None and normalizer.normalize_str("Ab") == "ab"
 
 
 def layer_choices(n_layers: int) -> list[int]:
@@ -98,10 +93,10 @@ class AttentionHandlers(HandlerBase):
     @classmethod
     def _lower_case_note(cls, model, loaded) -> str:
         """The notes' line on case: the shipped classifier's text is lower-cased by the app (as in its
-        fine-tuning); another model's tokenizer may lower-case it itself (`tokenizer_lower_cases`)."""
+        fine-tuning); another model's tokenizer may lower-case it itself (`roberta.text.lower_cases`)."""
         if cls._reads_lower_case(model):
             return LOWER_CASE_NOTE
-        return TOKENIZER_LOWER_CASE_NOTE if tokenizer_lower_cases(loaded.tokenizer) else ""
+        return TOKENIZER_LOWER_CASE_NOTE if lower_cases(loaded.tokenizer) else ""
 
     def attention_data(self, model, text: str) -> tuple[Tokens, object]:
         """Tokens and attentions (L, nh, T, T) of one text as the model reads it, cached for the pickers."""
@@ -171,7 +166,8 @@ class AttentionHandlers(HandlerBase):
             rollout = explain.attention_rollout(attentions)
             title = f"Attention rollout through all {len(attentions)} layers"
             views["rollout"] = figures.attention_heatmap(rollout, labels, title,
-                                                         cbar_label="share of information from each input token")
+                                                         cbar_label="rollout weight (attention multiplied through "
+                                                                    "the layers)")
             views["rollout_text"] = head_roles.top_targets_html(labels, rollout, title, verb="draws most on")
         if "token" in wanted:
             views["token"], views["token_text"] = self._bars(tokens, matrix, query, what)
@@ -195,8 +191,9 @@ class AttentionHandlers(HandlerBase):
                  f"{md_escape(loaded.title)} · {n_layers} layers × {n_heads} heads. "
                  f"{self._lower_case_note(model, loaded)}"
                  "Each row of a heatmap is one token's attention over all tokens (it sums to 1). "
-                 "Rollout follows attention through every layer, counting the residual connection, to "
-                 "estimate how much each input token contributes to each position at the top.")
+                 "Rollout multiplies attention through every layer, counting the residual connection: it counts "
+                 "every attention weight as information moved, so heads that park on &lt;s&gt; make &lt;s&gt; look "
+                 "like every token's main source. A rough heuristic, not a measurement.")
         return (views["heatmap"], views["grid"], views["rollout"], views["token"], picker, notes, views["heads"],
                 gr.update(choices=layer_choices(n_layers), value=layer),
                 gr.update(choices=head_choices(n_heads), value=head or "average"), *[views[t] for t in TEXTS.values()])
@@ -268,6 +265,23 @@ class AttentionHandlers(HandlerBase):
         return (value, value, f'<div class="model-status">{describe(loaded)}</div>',
                 gr.update(choices=layer_choices(cfg.num_hidden_layers), value=layer),
                 gr.update(choices=head_choices(cfg.num_attention_heads), value=head))
+
+    def swap_hint(self, text: str, swap: tuple[str, str], link: tuple[str, str]) -> str:
+        """What the loaded MLM's attention does when one word of `text` is swapped for another that changes what
+        "it" means (Winograd's trophy and suitcase, too big or too small): the largest share any head gives from
+        `link[0]` to `link[1]`, in each version. "" when a version lacks either word as one token."""
+        try:
+            found = [explain.strongest_link(*self.attention_data("mlm", text.replace(swap[0], word)), link)
+                     for word in swap]
+        except Exception:  # a hint is not worth failing the start-up for, but a crash is logged, not hidden
+            log.exception("could not compare the swapped texts' attention")
+            return ""
+        if None in found:
+            return ""
+        (a, b), (it, noun) = swap, link
+        return (f"In the trophy example, swap “{a}” for “{b}” and “{it}” means the other noun: does any head follow? "
+                f"“{it}” gives “{noun}” at most {format_probability(found[0][2])} of a head's attention with "
+                f"“{a}”, {format_probability(found[1][2])} with “{b}”.")
 
     def attention_hint(self, text: str, link: tuple[str, str]) -> str:
         """Where to look in the attention tab, found in the loaded MLM at start-up (`explain.link_hint`)."""

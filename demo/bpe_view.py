@@ -9,100 +9,32 @@ most frequent pair first) until no pair of neighbours is a learned merge. What i
 
 `token_rows` and `tokens_html` show a whole text as the model reads it; `pretokens`, `merge_steps` and
 `merges_html` replay the merges of one pre-token step by step. Every byte is in the vocabulary, so any text can
-be written and `<unk>` is never needed; a rare character is left as several byte pieces, which `readable`
-shows as "⟨byte 0xF0⟩".
+be written and `<unk>` is never needed; a rare character is left as several byte pieces, which
+`demo.formatting.readable` shows as "⟨byte 0xF0⟩" (the alphabet itself is `demo.byte_level`).
 """
 from __future__ import annotations
 
-import functools
 import html
 import json
 import weakref
 from dataclasses import dataclass
 
-from tokenizers import decoders, models, pre_tokenizers
+from tokenizers import models
 
-from .formatting import SPACE_LABEL, show_invisible
+from roberta.config import RobertaConfig
+
+from .byte_level import bytes_of, is_partial, text_of
+from .formatting import SPACE_LABEL, readable, show_whitespace
 from .tokens_view import tokenize, word_spans
 from .training_counts import counts_css, counts_details
 
-MAX_WORD_CHARS = 40  # the longest pre-token, in bytes (= starting pieces), `merge_steps` replays
+MAX_PRETOKEN_BYTES = 40  # the longest pre-token, in bytes (= starting pieces), `merge_steps` replays
 SPACE_SIGNS = SPACE_LABEL + "Ġ"  # a space as this tab shows it ("␣has") and as the vocabulary writes it ("Ġhas")
 MAX_PRETOKENS = 200  # the most (distinct) pre-tokens `pretokens` lists for a picker
 PRETOKEN_TEXT_CHARS = 4000  # `pretokens` reads at most this much of a text (cut before a word)
-
-_DECODER = decoders.ByteLevel()
-
-
-# ---- the byte alphabet ------------------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=1)
-def byte_of() -> dict[str, int]:
-    """The byte each of the 256 characters of the byte-level alphabet stands for, read from the library: a
-    sample text holding every byte that UTF-8 uses is pre-tokenized (one character out per byte in). The 13
-    bytes UTF-8 never uses (0xC0, 0xC1, 0xF5..0xFF) take the alphabet's remaining characters in order (GPT-2
-    maps them to themselves)."""
-    sample = "".join(map(chr, range(0x800)))  # bytes 0x00..0x7F, leads 0xC2..0xDF, continuations 0x80..0xBF
-    sample += "".join(map(chr, [0x800, *range(0x1000, 0x10000, 0x1000)]))  # leads 0xE0..0xEF
-    sample += "".join(map(chr, [0x10000, 0x40000, 0x80000, 0xC0000, 0x100000]))  # leads 0xF0..0xF4
-    mapped = "".join(piece for piece, _ in pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
-                     .pre_tokenize_str(sample))
-    raw = sample.encode()
-    assert len(mapped) == len(raw), "the byte-level pre-tokenizer did not write one character per byte"
-    table = dict(zip(mapped, raw))
-    leftover = sorted(set(pre_tokenizers.ByteLevel.alphabet()) - set(table))
-    table.update(zip(leftover, sorted(set(range(256)) - set(table.values()))))
-    return table
-
-
-def _bytes_of(piece: str) -> bytes | None:
-    """The bytes a byte-level string stands for; None when it has a character outside the alphabet."""
-    table = byte_of()
-    if not all(c in table for c in piece):
-        return None
-    return bytes(table[c] for c in piece)
-
-
-def _text_of(piece: str) -> str | None:
-    """The text a byte-level string stands for ("ĠcafÃ©" → " café"); None when it has a character outside the
-    alphabet or its bytes are not whole UTF-8 characters ("ð", and "café" read as bytes: "é" alone is 0xE9)."""
-    data = _bytes_of(piece)
-    try:
-        return None if data is None else data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def _visible(text: str) -> str:
-    """Text with its leading spaces shown as "␣" and newlines, tabs and other control characters as signs."""
-    stripped = text.lstrip(" ")
-    text = SPACE_LABEL * (len(text) - len(stripped)) + stripped
-    return show_invisible(text)
-
-
-def _byte_label(values: list[int]) -> str:
-    hexes = " ".join(f"0x{b:02X}" for b in values)
-    return f"⟨byte {hexes}⟩" if len(values) == 1 else f"⟨bytes {hexes}⟩"
-
-
-def readable(piece: str) -> str:
-    """A vocabulary string as the text it stands for: "Ġcapital" → "␣capital", "Ċ" → "↵". A piece that holds
-    only part of a character's UTF-8 bytes (the first bytes of an emoji) shows them as "⟨byte 0xF0⟩" or
-    "⟨bytes 0xF0 0x9F⟩" instead of "�". Special tokens ("<s>") and other non-byte-level strings stay as they are."""
-    text = _DECODER.decode([piece])
-    data = _bytes_of(piece)
-    if data is not None and "\ufffd" in text:  # bytes that are not a whole character (or a real "�")
-        text, run = "", []
-        for c in data.decode("utf-8", "surrogateescape"):
-            if 0xDC80 <= ord(c) <= 0xDCFF:  # a byte that is not part of a whole character
-                run.append(ord(c) - 0xDC00)
-                continue
-            if run:
-                text, run = text + _byte_label(run), []
-            text += c
-        if run:
-            text += _byte_label(run)
-    return _visible(text)
+GPT2_MERGES = 50_000  # GPT-2's tokenizer, which RoBERTa reuses, learned this many merges (its vocab.bpe)
+ROBERTA_VOCAB_SIZE = RobertaConfig.vocab_size  # roberta-base's vocabulary: GPT-2's, with RoBERTa's special tokens
+COMPARE_WITH = "FacebookAI/roberta-base"  # the Hub model the Tokens tab's note suggests, offered in its model box
 
 
 def spaced(word: str, signs: str = SPACE_SIGNS) -> str:
@@ -110,11 +42,6 @@ def spaced(word: str, signs: str = SPACE_SIGNS) -> str:
     (`signs`), as the spaces they stand for ("␣has" and "Ġhas" → " has")."""
     bare = word.lstrip(signs + " ")
     return " " * (len(word) - len(bare)) + bare
-
-
-def is_partial(piece: str) -> bool:
-    """True for a byte-level piece that is not whole characters: some of a character's bytes, split over tokens."""
-    return _bytes_of(piece) is not None and _text_of(piece) is None
 
 
 # ---- a text's tokens ---------------------------------------------------------------------------------------
@@ -243,15 +170,15 @@ def _as_pretoken(tokenizer, word: str) -> str:
     "Ġtokenization"), else read as text (" tokenization") and pre-tokenized, which must give one pre-token.
     (A string that is both, e.g. "Ã©", is taken as byte-level: the bytes of "é".) A tokenizer that puts a
     space before a text's first word (add_prefix_space) reads a pre-token such as "," alone as "Ġ,"."""
-    text = _text_of(word)
+    text = text_of(word)
     if text is not None:
         data = text.encode()
-        if [_bytes_of(p) for p in _pre_tokenize(tokenizer, text)] in ([data], [b" " + data]):
+        if [bytes_of(p) for p in _pre_tokenize(tokenizer, text)] in ([data], [b" " + data]):
             return word
     pieces = _pre_tokenize(tokenizer, word)
     if len(pieces) != 1:
         shown = " · ".join(readable(p) for p in pieces[:6]) + (" · …" if len(pieces) > 6 else "")
-        raise ValueError(f"“{_visible(word)}” is {len(pieces)} words to this tokenizer ({shown}): pick or type "
+        raise ValueError(f"“{show_whitespace(word)}” is {len(pieces)} words to this tokenizer ({shown}): pick or type "
                          "one." if pieces else
                          "There is no word to show: pick a word of the text.")
     return pieces[0]
@@ -272,7 +199,7 @@ def merge_steps(tokenizer, word: str) -> list[dict]:
 
     ValueError, with a message for the user, when the tokenizer is not byte-level BPE, when `word` is a special
     token ("<s>": a text's tokens read it whole), several pre-tokens or none, or when it is longer than
-    MAX_WORD_CHARS bytes (the view would be a table of hundreds of rows; cutting the word would show merges of a
+    MAX_PRETOKEN_BYTES bytes (the view would be a table of hundreds of rows; cutting the word would show merges of a
     word that is not in the text)."""
     bpe = _bpe(tokenizer)
     try:
@@ -283,11 +210,11 @@ def merge_steps(tokenizer, word: str) -> list[dict]:
     if word.strip() in {token.content for token in tokenizer.get_added_tokens_decoder().values()}:
         raise ValueError(f"“{word.strip()}” is a special token: the tokenizer finds it whole in the text, before "
                          "BPE (as the text's tokens show it), so it has no merges to replay.")
-    if len(word) > MAX_WORD_CHARS:  # a pre-token has at least as many bytes as characters: too long either way
-        n_bytes = len(word) if _text_of(word) is not None else len(word.encode("utf-8"))  # as `_shown` reads it
+    if len(word) > MAX_PRETOKEN_BYTES:  # a pre-token has at least as many bytes as characters: too long either way
+        n_bytes = len(word) if text_of(word) is not None else len(word.encode("utf-8"))  # as `_shown` reads it
         raise ValueError(_too_long(_shown(word), n_bytes))
     pretoken = _as_pretoken(tokenizer, word)
-    if len(pretoken) > MAX_WORD_CHARS:
+    if len(pretoken) > MAX_PRETOKEN_BYTES:
         raise ValueError(_too_long(readable(pretoken), len(pretoken)))
     pieces = _start(bpe, pretoken)
     steps = [{"pieces": list(pieces), "merged": None, "rank": None}]
@@ -307,7 +234,7 @@ def merge_steps(tokenizer, word: str) -> list[dict]:
     return steps
 
 
-LIMIT_TEXT = f"merge by merge shows words of up to {MAX_WORD_CHARS} bytes (it starts from one piece per byte)"
+LIMIT_TEXT = f"merge by merge shows words of up to {MAX_PRETOKEN_BYTES} bytes (it starts from one piece per byte)"
 
 
 def _quoted(shown: str) -> str:
@@ -324,7 +251,7 @@ ONLY_SPECIAL = ("There is no word to replay merge by merge: the text the model r
 
 def left_out(pretokens: list[str]) -> str:
     """The note for the words of a text that merge by merge does not replay (pre-tokens longer than
-    MAX_WORD_CHARS bytes), the longest named: so that a long word the user typed is not silently missing."""
+    MAX_PRETOKEN_BYTES bytes), the longest named: so that a long word the user typed is not silently missing."""
     longest = max(pretokens, key=len)
     more = f" and {len(pretokens) - 1:,} more" if len(pretokens) > 1 else ""
     return f"{_quoted(readable(longest))} ({len(longest):,} bytes){more} left out: {LIMIT_TEXT}."
@@ -372,13 +299,13 @@ def pretokens(tokenizer, text: str) -> list[str]:
 
 def pick_pretoken(tokenizer, pieces: list[str]) -> str | None:
     """The pre-token of `pieces` (`pretokens` of a text) worth replaying first: one with a letter or digit,
-    that the tokenizer splits into several tokens, the longest (in bytes, at most MAX_WORD_CHARS); the first of
+    that the tokenizer splits into several tokens, the longest (in bytes, at most MAX_PRETOKEN_BYTES); the first of
     equals. None when there is none."""
     def interest(piece: str) -> tuple:
-        text = _DECODER.decode([piece])
+        text = text_of(piece) or ""  # a pre-token of a text is whole characters
         return (any(c.isalnum() for c in text), len(tokenizer.model.tokenize(piece)) > 1, len(piece))
 
-    return max((p for p in pieces if len(p) <= MAX_WORD_CHARS), key=interest, default=None)
+    return max((p for p in pieces if len(p) <= MAX_PRETOKEN_BYTES), key=interest, default=None)
 
 
 # ---- views ---------------------------------------------------------------------------------------------------
@@ -455,13 +382,15 @@ def _chips(chips: list[str], name: str) -> str:
     return f'<ol class="bpe-chips" aria-label="{html.escape(name)}">{"".join(chips)}</ol>'
 
 
-def tokens_html(rows: dict, counts=None, removed=()) -> str:
+def tokens_html(rows: dict, counts=None, removed=(), shipped_vocab_size: int | None = None) -> str:
     """`token_rows` as chips in reading order: each token's text (a leading space as "␣"; byte pieces of a
     character as "⟨byte 0xF0⟩", with the character they are part of) and its id below; neighbouring tokens in
     alternating tints and separate boxes; a wider gap before the first token of each word; special tokens in
     dashed boxes. A summary line above, a note when the text was cut or had invisible characters `removed` (by
-    `demo.validation.clean_text`, as every tab removes them), what "Ġ"/"␣" means below. Given `counts`
-    (`demo.training_counts.TrainingCounts`), each token's hover says how often the pretraining text holds it."""
+    `demo.validation.clean_text`, as every tab removes them), below it what a token, a piece and "Ġ"/"␣" are.
+    Given `counts` (`demo.training_counts.TrainingCounts`), each token's hover says how often the pretraining
+    text holds it; given `shipped_vocab_size` (the shipped model's vocabulary), the note compares it with
+    RoBERTa's."""
     tokens = rows["tokens"]
     regular = [t for t in tokens if not t["special"]]
     specials = list(dict.fromkeys(t["token"] for t in tokens if t["special"]))
@@ -475,8 +404,8 @@ def tokens_html(rows: dict, counts=None, removed=()) -> str:
             continue
         part = ""
         if is_partial(t["token"]) and t["text"]:
-            part = f' of “{_visible(t["text"])}”'
-            extra += f'<span class="bpe-of" aria-hidden="true">of “{html.escape(_visible(t["text"]))}”</span>'
+            part = f' of “{show_whitespace(t["text"])}”'
+            extra += f'<span class="bpe-of" aria-hidden="true">of “{html.escape(show_whitespace(t["text"]))}”</span>'
         title = f'vocabulary entry {t["token"]}' + (f'; {counts.sentence(t["id"])}' if counts is not None else "")
         chips.append(_chip(readable(t["token"]), tint, extra, classes, title,
                            f'{part.strip()}, id {t["id"]}'.lstrip(", ")))
@@ -506,7 +435,9 @@ def tokens_html(rows: dict, counts=None, removed=()) -> str:
                 f'{_plural(len(removed), "invisible character")} ({codes}), which would change the tokens, and so '
                 "the model's answers, without showing.</p>")
     note = ("Each box is one token: the text it stands for, and below it its id in the vocabulary. A wider gap "
-            f"marks the first token of a word. “{SPACE_LABEL}” is a space that belongs to the token: the "
+            "marks the first token of a word. A word the vocabulary has no single token for is cut into several "
+            "tokens, which this app calls the word's pieces (elsewhere: subwords). "
+            f"“{SPACE_LABEL}” is a space that belongs to the token: the "
             "vocabulary writes it “Ġ”, because byte-level BPE first writes every byte of the text as one "
             "printable character (a space as “Ġ”, a newline as “Ċ”). A word after a space is usually one token "
             "with its space, and a different token from the same word at the start of the text. Every one of "
@@ -515,6 +446,10 @@ def tokens_html(rows: dict, counts=None, removed=()) -> str:
             "several characters, such as a family, a flag or a skin tone, takes more). An invisible character "
             "that is kept (the zero-width joiner of an emoji) shows as its code (“⟨U+200D⟩”). Dashed boxes are special "
             "tokens the model reads around the text (<s> starts it, </s> ends it).")
+    if shipped_vocab_size is not None:
+        note += (f" RoBERTa reuses GPT-2's tokenizer ({GPT2_MERGES:,} merges, {ROBERTA_VOCAB_SIZE:,} tokens); the "
+                 f"shipped model's was trained the same way on its own text, with {shipped_vocab_size:,} tokens. Choose "
+                 f"{COMPARE_WITH} in the model box to compare the cuts.")
     if counts is not None:
         note += (" Hover a token, or open “in full”, for how often the text the model was pretrained on holds it: "
                  "a word that text held rarely comes in pieces, and the model knows it less.")
@@ -529,7 +464,7 @@ def tokens_html(rows: dict, counts=None, removed=()) -> str:
 def _shown(word: str) -> str:
     """A word as the user reads it: a byte-level pre-token decoded, else the text with visible whitespace (the
     choice `_as_pretoken` makes: "café" is text, its "é" alone is not a whole character as a byte)."""
-    return readable(word) if _text_of(word) is not None else _visible(word)
+    return readable(word) if text_of(word) is not None else show_whitespace(word)
 
 
 def merges_html(word: str, steps: list[dict], tokenizer=None) -> str:

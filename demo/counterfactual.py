@@ -23,7 +23,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from .formatting import VISIBLE_RE, md_escape, pct, short_text
+from .formatting import VISIBLE_RE, format_probability, md_escape, short_text
 from .tokens_view import word_spans
 
 PAIRS = [("good", "bad"), ("great", "terrible"), ("excellent", "awful"), ("wonderful", "horrible"),
@@ -259,15 +259,15 @@ def outcome_data(text: str, word, toward: str, before: dict, edits: list[Edit], 
 
 def _row(edit: str, text: str, probabilities: dict, toward: str, change: str) -> str:
     label = max(probabilities, key=probabilities.get)
-    return (f"| {edit} | {text} | {md_escape(label)} {pct(probabilities[label])} | "
-            f"{pct(probabilities[toward])} | {change} |")
+    return (f"| {edit} | {text} | {md_escape(label)} {format_probability(probabilities[label])} | "
+            f"{format_probability(probabilities[toward])} | {change} |")
 
 
 def outcome_markdown(text: str, word, toward: str, before: dict, edits: list[Edit], after: list[dict]) -> str:
     """A table: the original and every edited text (the change marked), the answer, P(`toward`) and its change."""
     answer = max(before, key=before.get)
     strongest = md_escape(short_text(core_word(text, word[0], word[1])))
-    said = f"(**{md_escape(answer)}**, {pct(before[answer])})"
+    said = f"(**{md_escape(answer)}**, {format_probability(before[answer])})"
     towards_answer = word[2] != 0 and (word[2] > 0) == (answer == toward)
     first = (f"“{strongest}” pushed the answer {said} the most." if towards_answer else
              f"No word pushed towards the answer {said}; “{strongest}” pushed against it least.")
@@ -282,5 +282,6 @@ def outcome_markdown(text: str, word, toward: str, before: dict, edits: list[Edi
         lines += ["", f"No negation rule applies to “{strongest}”: only its removal is shown."]
     lines += ["", "Negation rules: drop a “not”, “never” or “n't” before the word, swap it for its opposite "
               "from a short list (good ↔ bad, great ↔ terrible, love ↔ hate, …), or add “not” after "
-              "is/was/are/were. A big change means the answer rested on that word."]
+              "is/was/are/were. A big change means the answer rested on that word. A small change does not mean "
+              "the word was unimportant: other words may say the same thing, and a score near 100% barely moves."]
     return "\n".join(lines)

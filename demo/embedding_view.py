@@ -26,11 +26,13 @@ from collections import OrderedDict
 import torch
 from matplotlib.figure import Figure
 
+from roberta.config import PRESETS
 from roberta.tokenizer import SPECIAL_TOKENS
 
 from .figures import _short  # importing figures also sets the Agg backend, fonts, and text never read as math
-from .bpe_view import is_partial, readable, spaced
-from .formatting import VISIBLE_RE, word_labels
+from .bpe_view import spaced
+from .byte_level import is_partial
+from .formatting import VISIBLE_RE, bar, pct, readable, word_labels
 from .training_counts import counts_css, counts_details, seen_cell
 from .validation import one_word, split_words
 
@@ -183,7 +185,7 @@ def _check_k(k: int) -> int:
 def _top(sims: torch.Tensor, allowed: torch.Tensor, vocab: _Vocab, k: int, one_per_word: bool,
          tokenizer) -> list[dict]:
     """The k allowed rows most similar, best first, each {"token" (id), "token_str" (decoded), "label" (the
-    vocabulary entry as `bpe_view.readable` shows it: "␣Tuesday", "⟨byte 0xF0⟩"), "similarity"};
+    vocabulary entry as `demo.formatting.readable` shows it: "␣Tuesday", "⟨byte 0xF0⟩"), "similarity"};
     `one_per_word` keeps only the best of each word form (" Tuesday" and " tuesday" are one word to a reader)."""
     scores = sims.masked_fill(~allowed, float("-inf"))  # (V,)
     available = int(allowed.sum())
@@ -228,7 +230,7 @@ def nearest_words(embeddings: torch.Tensor, tokenizer, word: str, k: int = 10, w
     tokens. `words_only` keeps only word-like tokens, a leading space and a letter or digit (" Tuesday",
     " 7", not "day" or ","), one per word (the best of " Tuesday" and " tuesday"); without it every token
     competes. Returns {"word", "pieces" (readable, see `word_vector`), "words_only", "neighbours": [{"token"
-    (id), "token_str" (decoded), "label" (as `bpe_view.readable` shows it), "similarity"}], "baseline" (the
+    (id), "token_str" (decoded), "label" (as `demo.formatting.readable` shows it), "similarity"}], "baseline" (the
     query's mean similarity to every ordinary token, `_baseline`)}."""
     k = _check_k(k)
     word, vector, pieces, ids = _word(embeddings, tokenizer, word)
@@ -244,7 +246,8 @@ def analogy(embeddings: torch.Tensor, tokenizer, a: str, b: str, c: str, k: int 
     """"a is to b as c is to ?" by 3CosAdd (Mikolov et al., 2013): the words nearest, by cosine, to
     b̂ − â + ĉ (each word's vector at unit length), never a, b or c themselves nor their variants.
     Returns `nearest_words`' dict with "word" the sum as text ("France − Paris + Berlin"), "pieces" all three
-    words' pieces, and "query": [a, b, c] and "query_pieces": each word's pieces."""
+    words' pieces, "query": [a, b, c], "query_pieces": each word's pieces and "nearest_unruled": the nearest
+    word were a, b and c allowed (usually one of them, as Linzen 2016 found), or None."""
     k = _check_k(k)
     looked_up = []
     for name, w in zip("abc", [a, b, c]):
@@ -262,9 +265,12 @@ def analogy(embeddings: torch.Tensor, tokenizer, a: str, b: str, c: str, k: int 
     vocab = _vocab(tokenizer)
     allowed = _allowed(vocab, len(embeddings), words_only, shown, ia + ib + ic)  # (V,)
     sims = _cosines(embeddings, target)  # (V,)
+    # the nearest word were the three words allowed: usually one of them, which is why 3CosAdd excludes them
+    unruled = _top(sims, vocab.allowed(len(embeddings), words_only), vocab, 1, words_only, tokenizer)
     return {"word": f"{shown[1]} − {shown[0]} + {shown[2]}", "pieces": pa + pb + pc, "words_only": words_only,
             "neighbours": _top(sims, allowed, vocab, k, words_only, tokenizer), "baseline": _baseline(sims, vocab),
-            "query": shown, "query_pieces": [pa, pb, pc]}
+            "query": shown, "query_pieces": [pa, pb, pc],
+            "nearest_unruled": unruled[0]["token_str"] if unruled else None}
 
 
 def score_analogies(embeddings: torch.Tensor, tokenizer, questions, top_k: int = 5) -> dict:
@@ -300,8 +306,8 @@ def probe_markdown(result: dict, who: str = "the model's embeddings", top_k: int
     n = result["questions"]
     parts = ", ".join(f"{name} {c['top1']}/{c['questions']}" for name, c in result["categories"].items())
     return (f"**How often is the analogy right?** Of {n} test questions (Paris : France :: Berlin : ?, and "
-            f"the like), {who} give the expected word first for {result['top1']:.1%} "
-            f"({round(result['top1'] * n)} of {n}) and among the first {top_k} for {result[f'top{top_k}']:.1%}. "
+            f"the like), {who} give the expected word first for {pct(result['top1'])} "
+            f"({round(result['top1'] * n)} of {n}) and among the first {top_k} for {pct(result[f'top{top_k}'])}. "
             f"Right first, by kind: {parts}. Measured when the app started.")
 
 
@@ -365,19 +371,19 @@ def neighbours_html(result: dict, title: str, counts=None) -> str:
               [n.get("label", n["token_str"]) for n in neighbours])  # every token: "␣" marks a leading space
     for rank, (n, word) in enumerate(zip(neighbours, labels), 1):
         sim = float(n["similarity"])
-        width = max(0.0, min(100.0, 100 * (sim - baseline) / max(1.0 - baseline, 1e-6)))
-        bar = f'<span class="ev-bar{" ev-none" if width <= 0 else ""}" style="width:{width:.1f}%"></span>'
+        above = (sim - baseline) / max(1.0 - baseline, 1e-6)  # the share of the way from the baseline to 1
+        track = bar(above, "ev-bar" + (" ev-none" if above <= 0 else ""))
         seen = seen_cell(counts, int(n["token"]), "ev", word) if counts is not None else ""
         rows.append(f'<tr><td class="ev-rank">{rank}</td><th scope="row" class="ev-word" '
                     f'title="{html.escape(repr(n["token_str"]))}">{html.escape(word)}</th>'
-                    f'<td class="ev-score">{sim:.3f}</td><td class="ev-track">{bar}</td>{seen}</tr>')
+                    f'<td class="ev-score">{sim:.3f}</td><td class="ev-track">{track}</td>{seen}</tr>')
     if not rows:
         rows.append(f'<tr><td colspan="{4 if counts is None else 5}">No token is left to compare once the query’s own tokens and special '
                     "tokens are set aside.</td></tr>")
     if "query_pieces" in result:
         a, b, c = (html.escape(w) for w in result["query"])
         lines = [f"“{a}” is to “{b}” as “{c}” is to …? The words nearest to {b} − {a} + {c} (each word's "
-                 "vector at length 1), never the three words themselves."]
+                 "vector at length 1), never the three words themselves" + _unruled_said(result) + "."]
         lines += [_pieces_line(w, p) for w, p in zip(result["query"], result["query_pieces"]) if len(p) > 1]
     else:
         lines = [_pieces_line(result["word"], result["pieces"])]
@@ -407,7 +413,39 @@ def neighbours_html(result: dict, title: str, counts=None) -> str:
             + f'<p class="ev-note">{html.escape(note)}</p></div>')
 
 
+def _unruled_said(result: dict) -> str:
+    """" (without that rule the nearest word would be “king”, b itself: the rule flatters analogy scores; Linzen
+    2016)" when the nearest word of an analogy, the three words allowed, is one of them; "" otherwise."""
+    nearest = result.get("nearest_unruled")
+    which = [name for name, word in zip("abc", result["query"]) if nearest is not None and
+             _form(word) == _form(nearest)]
+    if not which:
+        return ""
+    return (f" (without that rule the nearest word would be “{html.escape(nearest.strip())}”, {which[0]} itself: the "
+            "rule flatters analogy scores; Linzen 2016)")
+
+
 # --- figures ---------------------------------------------------------------------------------------------
+
+def positions_note(cfg) -> str:
+    """The position map's note (Markdown) for a model of config `cfg`: where position 0 lies in the table (RoBERTa
+    numbers positions from pad_token_id + 1, as roberta-base's table has 514 rows for 512 positions), and why the
+    first and last positions look unlike their neighbours (this project's pretraining rows are all of the model's
+    length, each ending in </s>). Without a model, the shipped shape's."""
+    cfg = cfg if cfg is not None else PRESETS["mini"]
+    first = cfg.pad_token_id + 1
+    base = PRESETS["roberta-base"]
+    return ("Every position in the text (0 is &lt;s&gt;) has its own learned embedding, added to the word's (position "
+            f"0 is the table's row {first}: rows below it are never read, as in roberta-base's "
+            f"{base.max_position_embeddings} rows for {base.max_length} positions). The map compares every pair of "
+            "positions: red is alike, blue is opposite. The red diagonal says a position is most like its "
+            "neighbours; the stripes beside it, that likeness falls and rises again a few positions away, a "
+            "wave-like pattern the model found by itself (the original Transformer used fixed sine waves; BERT and "
+            "RoBERTa learn theirs). Position 0 always holds &lt;s&gt;, and the shipped model's last position always "
+            "held &lt;/s&gt; in pretraining, because this project cuts every pretraining row to exactly "
+            f"{cfg.max_length} tokens, so both look unlike their neighbours. The lines below read three rows of the "
+            "map.")
+
 
 def position_similarities(position_embeddings: torch.Tensor, first_position: int = 2) -> torch.Tensor:
     """(N, N) cosine similarity of the used position rows, N = P - first_position; entry (i, j) compares the

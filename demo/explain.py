@@ -18,7 +18,7 @@ import torch
 from roberta.model import position_ids_from_input_ids
 
 from .counterfactual import core_word
-from .formatting import md_escape, pct, short_text
+from .formatting import format_probability, md_escape, short_text
 from .tokens_view import Tokens, word_spans
 
 IG_STEPS = 20
@@ -207,9 +207,17 @@ def top_words(shown: str, words, sign: float, n: int = TOP_WORDS) -> list[str]:
             for key, name in list(strongest.items())[:n]]
 
 
-def explanation_markdown(shown: str, words, toward: str, away: str, best: str, probability: float) -> str:
+def score_probability(score: float, temperature: float, labels: int) -> float | None:
+    """P(target) of a `class_score` for a model of one or two labels, its logits divided by `temperature` as the
+    pipeline divides them (the score is then the log-odds); None for more labels, where the score is not."""
+    return 1 / (1 + np.exp(-score / temperature)) if labels <= 2 else None
+
+
+def explanation_markdown(shown: str, words, toward: str, away: str, best: str, probability: float,
+                         baseline: float | None = None) -> str:
     """How to read the colours, and the words that pushed most each way; first a caveat when `shown` has no
-    English word (`has_english_word`): the verdict stays, but it means little."""
+    English word (`has_english_word`): the verdict stays, but it means little. `baseline`: P(`toward`) of the
+    all-<pad> input the pushes are measured from (`score_probability`), said when given."""
     pro, con = top_words(shown, words, 1.0), top_words(shown, words, -1.0)
     table = words_table(shown, words, toward, away)
     toward, away = md_escape(toward), md_escape(away)
@@ -217,10 +225,12 @@ def explanation_markdown(shown: str, words, toward: str, away: str, best: str, p
     return caveat + (
         f"**How to read it:** {PLUS_SWATCH} words push towards **{toward}**, "
         f"{MINUS_SWATCH} words push towards **{away}**, whatever the model "
-        f"answers (here **{md_escape(best)}**, {pct(probability)}); "
+        f"answers (here **{md_escape(best)}**, {format_probability(probability)}); "
         f"the stronger the colour, the bigger the push. (Integrated gradients over {IG_STEPS} steps, from the "
         "same input with &lt;s&gt; and &lt;/s&gt; kept and every word's tokens replaced by &lt;pad&gt;; summed "
-        "over each word's pieces, scaled so the strongest word is ±1.)\n\n"
+        "over each word's pieces, scaled so the strongest word is ±1.)"
+        + (" Pushes are measured from that all-&lt;pad&gt; input, which this model already scores "
+           f"{format_probability(baseline)} {toward}." if baseline is not None else "") + "\n\n"
         f"Most towards *{toward}*: {', '.join(pro) or '—'} · most towards *{away}*: {', '.join(con) or '—'}\n\n"
         f"{table}"
     )
@@ -289,16 +299,35 @@ def default_token(tokens: Tokens) -> int:
     return pronoun if pronoun is not None else (regular[0] if regular else 0)
 
 
-def link_hint(tokens: Tokens, attentions: np.ndarray, link: tuple[str, str]) -> str:
-    """Where to look in the attention tab: the layer and head in which the first word of `link` ("it") gives
-    the largest share of its attention to the second ("cat"); "" when the text lacks either as one token."""
+CLEAR_LINK = 2  # a head links two words clearly when it gives the second at least twice the even share
+
+
+def strongest_link(tokens: Tokens, attentions: np.ndarray, link: tuple[str, str]) -> tuple[int, int, float] | None:
+    """(layer, head, weight), 1-based: the head in which the first word of `link` ("it") gives the largest share
+    of its attention to the second ("cat"); None when the text lacks either as one token."""
     labels = [label.strip().lower() for label in tokens.labels]
     if link[0] not in labels or link[1] not in labels:
-        return ""
-    source, target = labels.index(link[0]), labels.index(link[1])
-    weights = attentions[:, :, source, target]  # (L, nh)
+        return None
+    weights = attentions[:, :, labels.index(link[0]), labels.index(link[1])]  # (L, nh)
     layer, head = np.unravel_index(int(np.argmax(weights)), weights.shape)
-    return (f"In this model, layer {layer + 1}, head {head + 1} is where “{link[0]}” attends most to "
-            f"“{link[1]}” ({pct(float(weights[layer, head]))} of its attention; "
-            f"{pct(float(weights[layer].mean()))} in layer {layer + 1}'s average of heads, "
-            f"{pct(float(weights.mean()))} over all {weights.size} heads of the {len(weights)} layers).")
+    return int(layer) + 1, int(head) + 1, float(weights[layer, head])
+
+
+def link_hint(tokens: Tokens, attentions: np.ndarray, link: tuple[str, str]) -> str:
+    """Where to look in the attention tab: the layer and head in which the first word of `link` ("it") gives
+    the largest share of its attention to the second ("cat"), beside the share it would get if attention were
+    spread evenly over the text's tokens, and whether that head links them clearly (`CLEAR_LINK`); "" when the
+    text lacks either as one token."""
+    found = strongest_link(tokens, attentions, link)
+    if found is None:
+        return ""
+    layer, head, weight = found
+    labels = [label.strip().lower() for label in tokens.labels]
+    weights = attentions[:, :, labels.index(link[0]), labels.index(link[1])]  # (L, nh)
+    even = 1 / len(labels)
+    unclear = f": no head here clearly links “{link[0]}” to “{link[1]}”" if weight < CLEAR_LINK * even else ""
+    return (f"In this model, layer {layer}, head {head} is where “{link[0]}” attends most to "
+            f"“{link[1]}” ({format_probability(weight)} of its attention; "
+            f"{format_probability(float(weights[layer - 1].mean()))} in layer {layer}'s average of heads, "
+            f"{format_probability(float(weights.mean()))} over all {weights.size} heads of the {len(weights)} "
+            f"layers; spread evenly, each of the {len(labels)} tokens would get {format_probability(even)}{unclear}).")

@@ -5,9 +5,8 @@ from __future__ import annotations
 import html
 import re
 
-from .formatting import (SPACE_LABEL, format_log_probability, format_probability, piece_of, prediction_labels,
+from .formatting import (bar, format_log_probability, format_probability, piece_of, prediction_labels, readable,
                          reads_as_is, token_label, word_label)
-from .bpe_view import readable
 from .training_counts import counts_css, counts_details, seen_cell
 from .validation import MASK, MASK_RE, MAX_MASKS
 
@@ -79,7 +78,6 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
         lines, in_full = [], []
         for r, word in zip(row, prediction_labels(row, tokenizer)):
             p = float(r["score"])
-            width = max(0.0, min(100.0, 100 * p / top))
             if r.get("candidates"):  # the user's words, and how they were scored when not as one token
                 words, how = candidate_label(r)
                 hover = every = ""  # a shared row names all its words on hover, and in its `exact` text
@@ -97,8 +95,8 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
             else:
                 seen = ""
             values = (f"p = {p:.3e}", f"ln p = {format_log_probability(p)}")
-            lines.append(f'<tr>{cell}<td class="fm-track"><span class="fm-bar" '
-                         f'style="width:{width:.1f}%"></span></td><td class="fm-score" title="{", ".join(values)}">'
+            lines.append(f'<tr>{cell}<td class="fm-track">{bar(p / top, "fm-bar")}</td>'
+                         f'<td class="fm-score" title="{", ".join(values)}">'
                          f'{format_probability(p)}{exact(*values)}</td>{seen}</tr>')
         what = "your candidate words, all of them" if candidates else f"top {len(row)} of the vocabulary"
         head = ("" if counts is None else '<thead><tr><th scope="col">answer</th><th scope="col" colspan="2">'
@@ -115,6 +113,9 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
                  "(every document counted once; pretraining read it many times over), and in which kind of text it "
                  "is commoner, per token of each (hover, or open “in full”, for every count): a model knows a word "
                  "about as well as its text showed it.")
+    if len(per_mask) > 1:  # "movie" at one mask and "shelf" at the other were never scored as a pair
+        note += (" Each mask is predicted on its own, with the other masks still masked: the completed sentence "
+                 "joins separate guesses, and no probability here is that of the pair.")
     if candidates:
         note += (" A candidate that is not one token of the vocabulary is scored by its first piece, as in "
                  "transformers (its row says so); candidates that share that piece share one row and one score.")
@@ -152,7 +153,7 @@ def tokens_html(tokens, heading: str = "h2", counts=None) -> str:
         # the same word: no whitespace since the last token ended (the bytes of one character share their
         # span); a token of whitespace alone starts the word after it
         gap = "" if last_end is None else tokens.text[last_end:start]
-        if last_end is not None and not outside and label != SPACE_LABEL and not any(c.isspace() for c in gap):
+        if last_end is not None and not outside and not piece.isspace() and not any(c.isspace() for c in gap):
             words[-1].append(chip)
         else:
             words.append([chip])

@@ -1,4 +1,5 @@
-"""Small text helpers the app's views share: user text made safe inside Markdown, readable numbers."""
+"""Small text helpers the app's views share: user text made safe inside Markdown, readable numbers, and tokens
+as every tab shows them (built on `demo.byte_level`, the byte-level alphabet)."""
 from __future__ import annotations
 
 import html
@@ -7,6 +8,9 @@ import unicodedata
 from collections import Counter
 
 import numpy as np
+from tokenizers import decoders
+
+from .byte_level import bytes_of, is_partial, to_byte_level
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -45,6 +49,8 @@ def short_text(text: str, width: int = 40) -> str:
 
 
 def pct(x: float) -> str:
+    """An accuracy or another rate measured over a data set, with one decimal ("52.8%"). A probability or a share
+    of attention is `format_probability`'s."""
     return f"{x:.1%}"
 
 
@@ -75,12 +81,39 @@ def show_invisible(text: str) -> str:
                    for c in text)
 
 
-def _byte_level(text: str) -> str:
-    """`text` written as byte-level BPE writes it, one character per byte: " it" → "Ġit" (the library's map)."""
-    from tokenizers import pre_tokenizers
+_DECODER = decoders.ByteLevel()
 
-    return "".join(piece for piece, _ in pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
-                   .pre_tokenize_str(text))
+
+def show_whitespace(text: str) -> str:
+    """Text with its leading spaces shown as "␣" and newlines, tabs and other control characters as signs."""
+    stripped = text.lstrip(" ")
+    return show_invisible(SPACE_LABEL * (len(text) - len(stripped)) + stripped)
+
+
+def _byte_label(values: list[int]) -> str:
+    hexes = " ".join(f"0x{b:02X}" for b in values)
+    return f"⟨byte {hexes}⟩" if len(values) == 1 else f"⟨bytes {hexes}⟩"
+
+
+def readable(entry: str) -> str:
+    """A vocabulary entry as the text it stands for, as the Tokens tab's chips show it: "Ġcapital" → "␣capital",
+    "Ċ" → "↵". An entry that holds only part of a character's UTF-8 bytes (the first bytes of an emoji) shows
+    them as "⟨byte 0xF0⟩" or "⟨bytes 0xF0 0x9F⟩" instead of "�". Special tokens ("<s>") and other strings that
+    are not byte-level stay as they are."""
+    text = _DECODER.decode([entry])
+    data = bytes_of(entry)
+    if data is not None and "\ufffd" in text:  # bytes that are not a whole character (or a real "�")
+        text, run = "", []
+        for c in data.decode("utf-8", "surrogateescape"):
+            if 0xDC80 <= ord(c) <= 0xDCFF:  # a byte that is not part of a whole character
+                run.append(ord(c) - 0xDC00)
+                continue
+            if run:
+                text, run = text + _byte_label(run), []
+            text += c
+        if run:
+            text += _byte_label(run)
+    return show_whitespace(text)
 
 
 def _named(c: str) -> str:
@@ -92,16 +125,14 @@ def _named(c: str) -> str:
 
 
 def token_label(token_str: str, piece: str | None = None) -> str:
-    """A token as the text it stands for, readable whatever it holds, as the Tokens tab shows it
-    (`demo.bpe_view.readable`): a space as "␣", a newline as "↵", other whitespace by name ("⟨U+2009 thin
-    space⟩"), and a token that holds only some of a character's UTF-8 bytes as those bytes: "⟨byte 0xE6⟩ (part of
-    a character)". The bytes are named when `piece`, the token's vocabulary entry ("æ"), is given; `token_str`,
-    the token decoded on its own, has lost them to "�", so without `piece` they read "⟨part of a character⟩"."""
-    from . import bpe_view  # here, not at the top: bpe_view imports this module
-
-    if piece is not None and bpe_view.is_partial(piece):
-        return "".join(map(_named, bpe_view.readable(piece))) + PART_NOTE
-    label = bpe_view.readable(_byte_level(token_str))
+    """A token as the text it stands for, readable whatever it holds, as the Tokens tab shows it (`readable`):
+    a space as "␣", a newline as "↵", other whitespace by name ("⟨U+2009 thin space⟩"), and a token that holds
+    only some of a character's UTF-8 bytes as those bytes: "⟨byte 0xE6⟩ (part of a character)". The bytes are
+    named when `piece`, the token's vocabulary entry ("æ"), is given; `token_str`, the token decoded on its own,
+    has lost them to "�", so without `piece` they read "⟨part of a character⟩"."""
+    if piece is not None and is_partial(piece):
+        return "".join(map(_named, readable(piece))) + PART_NOTE
+    label = readable(to_byte_level(token_str))
     return re.sub("\ufffd+", PART_LABEL, "".join(map(_named, label)))
 
 
@@ -150,17 +181,26 @@ def word_labels(token_strs: list[str], pieces: list[str | None] | None = None) -
 
 
 def format_probability(p: float) -> str:
-    """A probability a person can read: a percentage with three significant digits down to 0.1%
-    ("12.3%", "1.02%", "0.152%"), below that scientific notation with three ("2.05 × 10⁻⁵")."""
+    """A probability, or a share of attention, as a percentage that always keeps its % sign, so that one column
+    of them never mixes units: three significant digits ("12.3%", "1.02%", "0.096%", "0.00136%"), and under
+    0.001% a power of ten ("1.36 × 10⁻⁷ %"), which a row of zeros would hide. Trailing zeros are dropped ("50%",
+    "100%")."""
     p = float(p)
     if not np.isfinite(p):
         return "–"
     if p <= 0:
-        return "0"
-    if p >= 1e-3:
-        return f"{float(f'{p * 100:.3g}'):g}%"
-    mantissa, exponent = f"{p:.2e}".split("e")
-    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+        return "0%"
+    percent = float(f"{p * 100:.3g}")
+    if percent >= 1e-3:
+        return f"{percent:g}%"
+    mantissa, exponent = f"{percent:.2e}".split("e")
+    return f"{float(mantissa):g} × 10{str(int(exponent)).translate(_SUPERSCRIPT)} %"
+
+
+def bar(fraction: float, css_class: str) -> str:
+    """A horizontal bar `fraction` (clipped to 0..1) of its cell wide: an empty span that `css_class` draws."""
+    width = 100 * min(1.0, max(0.0, float(fraction)))
+    return f'<span class="{css_class}" style="width:{width:.1f}%"></span>'
 
 
 def format_log_probability(p: float) -> str:

@@ -15,7 +15,7 @@ import unicodedata
 
 import numpy as np
 
-from .head_view import percent
+from .formatting import format_probability
 
 PATTERNS = ("<s>", "</s>", "punctuation", "itself", "previous token", "next token", "other tokens")
 ROLE_SHARE = 0.5  # a head whose largest share reaches this is named by it; below, by its two largest
@@ -121,7 +121,8 @@ def layer_roles_html(layer_attention: np.ndarray, labels: list[str], layer: int)
     head_cells = "".join(f'<th scope="col">{html.escape(name)}</th>' for name in PATTERNS)
     rows = []
     for head in heads:
-        cells = "".join(shaded_cell(percent(head["shares"][name]), head["shares"][name]) for name in PATTERNS)
+        cells = "".join(shaded_cell(format_probability(share), share)
+                        for share in (head["shares"][name] for name in PATTERNS))
         rows.append(f'<tr><th scope="row">head {head["head"]}</th><td>{html.escape(head["role"])}</td>{cells}'
                     f'<td class="hr-num">{head["spread"]:.1f}</td></tr>')
     caption = (f"Where each head of layer {layer} attends, averaged over the {len(labels)} tokens (each weight "
@@ -149,7 +150,7 @@ def top_targets_html(labels: list[str], matrix: np.ndarray, title: str, verb: st
     rows = []
     for i, row in enumerate(matrix):
         order = np.argsort(-row, kind="stable")[:k]
-        targets = ", ".join(f"{j}: “{html.escape(labels[j])}” {percent(row[j])}" for j in order)
+        targets = ", ".join(f"{j}: “{html.escape(labels[j])}” {format_probability(row[j])}" for j in order)
         rows.append(f'<tr><th scope="row">{i}: “{html.escape(labels[i])}”</th><td>{targets}</td></tr>')
     return (f'{CSS}<details class="hr-view"><summary>The figure as text</summary><table><caption>'
             f"{html.escape(title)}: each token's {k} largest weights</caption><thead><tr><th scope=\"col\">token</th>"
@@ -164,7 +165,7 @@ def token_targets_html(labels: list[str], row: np.ndarray, query: int, title: st
     for j in np.argsort(-row, kind="stable"):
         itself = " (itself)" if j == query else ""
         rows.append(f'<tr><td class="hr-num">{j}</td><th scope="row">“{html.escape(labels[j])}”{itself}</th>'
-                    f'<td class="hr-num">{percent(row[j])}</td></tr>')
+                    f'<td class="hr-num">{format_probability(row[j])}</td></tr>')
     return (f'{CSS}<details class="hr-view"><summary>The figure as text</summary><table class="hr-narrow"><caption>'
             f"{html.escape(title)}: all {len(row)} tokens, the largest weight first</caption><thead><tr>"
             '<th scope="col" class="hr-num">position</th><th scope="col">token</th>'
@@ -188,9 +189,10 @@ def overview_html(attentions: np.ndarray, labels: list[str], layer: int | None =
         cells = []
         for head_shares in layer_shares:
             first, second = np.argsort(-head_shares, kind="stable")[:2]
-            text = f"{html.escape(SHORT[PATTERNS[first]])} {percent(head_shares[first])}"
+            text = f"{html.escape(SHORT[PATTERNS[first]])} {format_probability(head_shares[first])}"
             if head_shares[first] < ROLE_SHARE:  # no one pattern takes half: the role is the two largest
-                text += f"<small>{html.escape(SHORT[PATTERNS[second]])} {percent(head_shares[second])}</small>"
+                second_share = format_probability(head_shares[second])
+                text += f"<small>{html.escape(SHORT[PATTERNS[second]])} {second_share}</small>"
             cells.append(shaded_cell(text, float(head_shares[first])))
         shown = ' class="hr-current" aria-current="true"' if index == layer else ""
         rows.append(f'<tr><th scope="row"{shown}>layer {index}</th>{"".join(cells)}</tr>')

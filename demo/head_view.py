@@ -16,6 +16,8 @@ import html
 
 import numpy as np
 
+from .formatting import format_probability, short_text
+
 MIN_WEIGHT = 0.02  # lines weaker than this are not drawn
 TOP_K = 10  # at most this many lines per attending token
 ROW = 18  # px per token row
@@ -54,17 +56,6 @@ CSS = """<style>
     for k in range(1, LEVELS + 1))}
 
 
-def short_label(label: str, width: int = LABEL_CHARS) -> str:
-    """A token label on one line, at most `width` characters."""
-    label = label.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
-    return label if len(label) <= width else label[:width - 1] + "…"
-
-
-def percent(weight: float) -> str:
-    """A weight as a percent with one decimal (0.431 -> 43.1%)."""
-    return f"{100 * weight:.1f}%" if weight < 0.9995 else "100%"
-
-
 def level(weight: float) -> int:
     """The step (1..LEVELS) of a line's opacity and width."""
     return min(LEVELS, max(1, round(float(weight) * LEVELS)))
@@ -85,7 +76,7 @@ def head_view_html(labels: list[str], matrix, title: str = "", min_weight: float
     n = len(labels)
     if matrix.shape != (n, n):
         raise ValueError(f"the attention matrix is {matrix.shape}, but there are {n} tokens")
-    shown = [short_label(label) for label in labels]
+    shown = [short_text(label, LABEL_CHARS) for label in labels]  # labels are one line (`Tokens.labels`)
     width = max(14, max((len(s) for s in shown), default=1)) * CHAR  # at least the column title's width
     x_left = round(8 + width)  # the left labels end here (text-anchor end)
     x_from, x_to = x_left + 6, x_left + 6 + GAP  # where the lines start and end
@@ -105,8 +96,9 @@ def head_view_html(labels: list[str], matrix, title: str = "", min_weight: float
     for i in range(n):
         row = matrix[i]
         kept = kept_lines(row, min_weight, top_k)
-        tooltip = f"“{labels[i]}” attends to: " + (", ".join(f"{labels[j]} {percent(row[j])}" for j in kept) or
-                                                      f"no token gets {100 * min_weight:g}% or more")
+        tooltip = f"“{labels[i]}” attends to: " + (
+            ", ".join(f"{labels[j]} {format_probability(row[j])}" for j in kept)
+            or f"no token gets {format_probability(min_weight)} or more")
         # a row is one image to assistive technology, named by its <title> (what the token attends to); the
         # first row is the view's Tab stop, the others take the focus from a tap or the arrow keys
         parts.append(f'<g class="hv-r" tabindex="{0 if i == 0 else -1}" role="img">'
@@ -115,13 +107,13 @@ def head_view_html(labels: list[str], matrix, title: str = "", min_weight: float
                      f'<text class="hv-q" x="{x_left}" y="{y(i)}" text-anchor="end">{esc[i]}</text>')
         parts.extend(f'<path class="w{level(row[j])}" d="M{x_from} {y(i)}L{x_to} {y(j)}"/>' for j in kept)
         parts.append(f'<g class="hv-v" transform="translate({x_value} 0)">')
-        parts.extend(f'<text y="{y(j)}">{percent(row[j])}</text>' for j in kept)
+        parts.extend(f'<text y="{y(j)}">{format_probability(row[j])}</text>' for j in kept)
         parts.append("</g></g>")
     parts.append("</svg>")
     note = (f"{html.escape(title)}: " if title else "") + (
         "each line joins a token (left) to a token it attends to (right); the bolder and thicker the line, "
         "the more attention. <b>Hover over a token on the left, or tap it,</b> to see only its lines and their values "
         "(with the keyboard: Tab to the first token, then the arrow keys). "
-        f"Lines under {100 * min_weight:g}%, and beyond a token's {top_k} strongest, are not drawn.")
+        f"Lines under {format_probability(min_weight)}, and beyond a token's {top_k} strongest, are not drawn.")
     return (f'<div class="hv-wrap">{CSS}<p class="hv-note">{note}</p>'
             f'<div class="hv-box">{"".join(parts)}</div></div>')

@@ -12,7 +12,7 @@ import html
 import torch
 
 from .fill_mask_view import listed_words
-from .formatting import format_probability, prediction_label, prediction_labels
+from .formatting import bar, format_probability, prediction_label, prediction_labels
 
 GUESSES = 3  # a layer's top guesses the view shows
 
@@ -89,10 +89,9 @@ def layers_html(per_mask: list[dict], tokenizer=None) -> str:
         for row in mask["layers"]:
             guesses = _guesses(row, answer, tokenizer)
             name = "embeddings" if row["layer"] == 0 else f'layer {row["layer"]}'
-            width = max(0.0, min(100.0, 100 * row["answer_score"] / top))
             rows.append(f'<tr><th scope="row" class="ll-layer">{name}</th><td class="ll-guesses">{guesses}</td>'
                         f'<td class="ll-score">#{row["answer_rank"]:,} · {format_probability(row["answer_score"])}'
-                        f'</td><td class="ll-track"><span class="ll-bar" style="width:{width:.1f}%"></span></td></tr>')
+                        f'</td><td class="ll-track">{bar(row["answer_score"] / top, "ll-bar")}</td></tr>')
         word, k = html.escape(prediction_label(answer, tokenizer)), len(mask["layers"][0]["top"])
         heading = f"where “{word}” comes from"
         if answer.get("candidates"):  # a candidate word: by the token it was scored by, its first piece

@@ -119,6 +119,10 @@ def mlm_predictions(model, tokenizer, tokens: Tokens, runs: dict) -> list[list]:
 SAID = {MASKED: " (was {})", RANDOM: " (random; was {})", KEPT: " (kept, a target)"}  # screen-reader text
 NONE_PICKED = "no token picked this time"
 WHY_NONE = f"each token is picked with p = {MLM_PROBABILITY:g}, so a short sentence sometimes gets none"
+# the note under the table says where that rule comes from: BERT's create_pretraining_data.py picks exactly
+# round(15% of the tokens), at least one, so a row of BERT's own always has a target
+BERT_PICKS = (f"BERT's own code picks exactly {MLM_PROBABILITY:.0%} of the tokens, at least one; this demo, like "
+              "Hugging Face's collator, picks each token on its own")
 
 # .mk-special: a special token typed in the sentence ("<mask>"), as typed in every epoch and never a target, in a
 # dashed box (the text's colour, in either theme) as the Tokens tab draws special tokens
@@ -243,10 +247,10 @@ def empty_note(runs: dict) -> str:
         return ""
     where = "; ".join(_where_empty(key, epochs, len(runs[key]), distinct_masks(runs[key]))
                       for key, epochs in empty.items())
-    return (f'<p class="mk-empty-note"><b>Epochs without a target.</b> Each token is picked with p = '
-            f'{MLM_PROBABILITY:g}, so a short sentence sometimes gets none: the model then sees it unchanged and is '
-            f'asked nothing. Here: {where}. Every empty mask is the same mask (the sentence unchanged), so '
-            f'“distinct masks” counts it once, however often it comes (as it counts a mask drawn twice).</p>')
+    return (f'<p class="mk-empty-note"><b>Epochs without a target.</b> {WHY_NONE[0].upper()}{WHY_NONE[1:]} '
+            f'({BERT_PICKS}): the model then sees it unchanged and is asked nothing. Here: {where}. Every empty mask '
+            f'is the same mask (the sentence unchanged), so “distinct masks” counts it once, however often it comes '
+            f'(as it counts a mask drawn twice).</p>')
 
 
 def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:

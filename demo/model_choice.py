@@ -47,7 +47,7 @@ SUGGESTED = {"mlm": ["FacebookAI/roberta-base"],
              "sentiment": ["siebert/sentiment-roberta-large-english", "textattack/roberta-base-SST-2"]}
 SHIPPED_LABELS = {"mlm": "ours: the shipped fill-mask model", "sentiment": "ours: the shipped SST-2 classifier"}
 ARCHITECTURES = {"mlm": "RobertaForMaskedLM", "sentiment": "RobertaForSequenceClassification"}
-CLASSES = {"mlm": roberta.RobertaForMaskedLM, "sentiment": roberta.RobertaForSequenceClassification}
+CLASSES = {key: roberta.model_class(architecture) for key, architecture in ARCHITECTURES.items()}
 WHAT = {"RobertaForMaskedLM": "a masked language model (fill mask)",
         "RobertaForSequenceClassification": "a text classifier (sentiment)"}
 KEYS = {architecture: key for key, architecture in ARCHITECTURES.items()}

@@ -37,6 +37,7 @@ class SentimentReading:
     words: list[tuple[int, int, float]]
     shown: str
     windows_note: str = ""
+    baseline: float | None = None  # P(toward) of the all-<pad> input the pushes are measured from
 
 
 class SentimentHandlers(HandlerBase):
@@ -58,12 +59,17 @@ class SentimentHandlers(HandlerBase):
         # fixed polarity: every word's push towards the positive label, whatever the prediction (a plus is
         # always "towards positive", so "gorgeous" and "bad" never share a colour)
         target, toward, away = explain.polarity(loaded.model.config)
-        attributions, _, _ = explain.integrated_gradients(loaded.model, tokens.ids, target,
-                                                          tokenizer.token_to_id("<pad>"), special_ids(tokenizer))
+        attributions, _, base_score = explain.integrated_gradients(loaded.model, tokens.ids, target,
+                                                                   tokenizer.token_to_id("<pad>"),
+                                                                   special_ids(tokenizer))
+        cfg = loaded.model.config
+        baseline = (explain.score_probability(base_score, getattr(cfg, "calibration_temperature", None) or 1.0,
+                                              cfg.num_labels)
+                    if cfg.problem_type not in ("regression", "multi_label_classification") else None)
         # the user's own case where normalising only lower-cased and collapsed whitespace
         return SentimentReading(loaded, lowercase, {r["label"]: float(r["score"]) for r in results},
                                 results[0]["label"], toward, away, tokens, explain.merge_words(tokens, attributions),
-                                explain.in_users_case(text, model_text), note)
+                                explain.in_users_case(text, model_text), note, baseline)
 
     @user_errors
     def classify(self, text, model=SHIPPED):
@@ -72,7 +78,8 @@ class SentimentHandlers(HandlerBase):
         negative, whatever the prediction. A long text's explanation starts with how it was read (in windows).
         `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
         r = self._read_sentiment(text, model)
-        explanation = explain.explanation_markdown(r.shown, r.words, r.toward, r.away, r.best, r.probabilities[r.best])
+        explanation = explain.explanation_markdown(r.shown, r.words, r.toward, r.away, r.best, r.probabilities[r.best],
+                                                   r.baseline)
         return (r.probabilities, explain.highlighted_words(r.shown, r.words, r.tokens.truncated,
                                                             rest=explain.REST_READ),
                 f"ℹ️ *{r.windows_note}*\n\n{explanation}" if r.windows_note else explanation)

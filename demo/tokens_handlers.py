@@ -7,7 +7,7 @@ import html
 import gradio as gr
 
 from . import bpe_view
-from .formatting import SPACE_LABEL
+from .formatting import SPACE_LABEL, readable
 from .handler_base import HandlerBase
 from .model_choice import SHIPPED
 from .training_counts import counts_for
@@ -30,19 +30,21 @@ class TokensHandlers(HandlerBase):
         rows = bpe_view.token_rows(loaded.tokenizer, text, loaded.config.max_length, counts)
         try:  # a tokenizer that is not byte-level BPE still shows its tokens, with the reason for no merges
             pretokens = bpe_view.pretokens(loaded.tokenizer, text[:rows["read_characters"]])
-            words = [w for w in pretokens if len(w) <= bpe_view.MAX_WORD_CHARS]
+            words = [w for w in pretokens if len(w) <= bpe_view.MAX_PRETOKEN_BYTES]
             word = bpe_view.pick_pretoken(loaded.tokenizer, words)
             merges, steps = self.bpe_merges(word, model) if word else ("", None)
             if not pretokens:  # said, not an empty view
                 merges = error_html(html.escape(bpe_view.ONLY_SPECIAL, quote=False))
-            if too_long := [w for w in pretokens if len(w) > bpe_view.MAX_WORD_CHARS]:  # said, not silently missing
+            if too_long := [w for w in pretokens if len(w) > bpe_view.MAX_PRETOKEN_BYTES]:  # said, not silently missing
                 note = html.escape(bpe_view.left_out(too_long), quote=False)
                 merges = f'<p class="bpe-cut">{note}</p>' + merges if word else error_html(note)
         except (ValueError, gr.Error) as err:  # a gr.Error of `bpe_merges` (`user_errors`) is escaped already
             words, word, steps = [], None, None
             merges = error_html(err.message if isinstance(err, gr.Error) else html.escape(str(err), quote=False))
-        picker = gr.update(choices=[(bpe_view.readable(w), w) for w in words], value=word)
-        return bpe_view.tokens_html(rows, counts, removed), rows, picker, merges, steps
+        picker = gr.update(choices=[(readable(w), w) for w in words], value=word)
+        shipped = self.models.mlm  # its vocabulary's size, beside RoBERTa's, whichever model the tab shows
+        shipped_size = shipped.tokenizer.get_vocab_size() if shipped.available else None
+        return bpe_view.tokens_html(rows, counts, removed, shipped_size), rows, picker, merges, steps
 
     @user_errors
     def bpe_merges(self, word, model=SHIPPED):

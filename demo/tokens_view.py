@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from roberta.text import detokenize, normalize_for_classifier
 from roberta.tokenizer import SPECIAL_TOKENS, for_model
 
-from .formatting import SPACE_LABEL, show_invisible  # SPACE_LABEL: a token that covers only whitespace
+from .formatting import show_invisible, token_label
 from .validation import require_visible
 
 WORD_START_RE = re.compile(r"\s(?=\S)")
@@ -35,19 +35,21 @@ class Tokens:
 
     @functools.cached_property
     def labels(self) -> list[str]:
-        """Readable token labels: the characters a token covers (special tokens by name; an invisible one by
-        its code, "⟨U+200D⟩", as the Tokens tab shows it: `show_invisible`). The byte pieces of one character (an
-        emoji, a CJK character) show it with a piece number: 東·1 東·2 東·3."""
+        """Readable token labels, on one line: the characters a token covers in the text (an invisible one by its
+        code, "⟨U+200D⟩", as the Tokens tab shows it: `show_invisible`); special tokens by name; a token of
+        whitespace alone as `token_label` shows it, as every tab does ("␣", "↵", "⇥", "⟨U+2009 thin space⟩"). The
+        byte pieces of one character (an emoji, a CJK character) show it with a piece number: 東·1 東·2 東·3."""
         out = []
         for i, ((start, end), special, piece) in enumerate(zip(self.offsets, self.special, self.pieces)):
-            if special or end <= start:
-                out.append(piece if special or piece.strip() else SPACE_LABEL)
-                continue
-            label = show_invisible(self.text[start:end]) if self.text[start:end].strip() else SPACE_LABEL
-            same = [j for j in range(len(self.offsets)) if self.offsets[j] == (start, end) and not self.special[j]]
-            if len(same) > 1:
-                label += f"·{same.index(i) + 1}"
-            out.append(label)
+            covered = self.text[start:end]
+            if special:
+                out.append(piece)
+            elif not covered.strip():  # whitespace (its span can be empty: the offsets leave a space out)
+                out.append(token_label(piece))
+            else:
+                label = show_invisible(covered)
+                same = [j for j in range(len(self.offsets)) if self.offsets[j] == (start, end) and not self.special[j]]
+                out.append(label + f"·{same.index(i) + 1}" if len(same) > 1 else label)
         return out
 
     @property

@@ -106,12 +106,42 @@ def test_the_intro_counts_the_gpu_phases_from_their_hardware(tiny_mlm_dir, tmp_p
     gpu = {**PHASE, "hardware": {"device": "cuda:0", "gpu": "NVIDIA H100 80GB HBM3"}}
     folder = _folder(tiny_mlm_dir, tmp_path, "gpu", gpu, phases=[PHASE, AVERAGE, gpu, gpu])
     intro = about.about_sections(load_models(folder, None))["intro"]
-    assert "and for 2 of the encoder's 3 pretraining phases one GPU (NVIDIA H100 80GB HBM3);" in intro
+    # each phase trained 1.0M tokens in 10 min: the GPU's two, 2.0M of the 3.0M, in 20 min
+    assert ("and for 2 of the encoder's 3 pretraining phases one GPU (NVIDIA H100 80GB HBM3), which trained 2.0M of "
+            "its 3.0M tokens in 20 min;") in intro
     folder = _folder(tiny_mlm_dir, tmp_path, "cpu", PHASE, phases=[PHASE, PHASE])
     assert about.about_sections(load_models(folder, None))["intro"] == (
         "Both are small teaching models, trained on a 2-core CPU; the figures below are read from each model's "
         "metrics.json.")
     assert "GPU" not in about.about_sections(load_models(tmp_path / "nothing", None))["intro"]
+
+
+def test_the_note_says_what_the_cpu_and_what_the_gpu_trained(tiny_mlm_dir, tmp_path):
+    """"pretrained from scratch on 2.02B tokens in 24.5 hours" hid that 78% of the tokens took 19 minutes on an
+    H100: the note splits the tokens and the time by device, read from phases.json."""
+    cpu = {**PHASE, "train_tokens": 400_000, "train_time_s": 7200.0, "hardware": {"device": "cpu", "cpu_count": 2}}
+    gpu = {**PHASE, "train_tokens": 3_000_000, "train_time_s": 300.0,
+           "hardware": {"device": "cuda:0", "gpu": "NVIDIA H100 80GB HBM3"}}
+    folder = _folder(tiny_mlm_dir, tmp_path, "split", gpu, phases=[cpu, cpu, AVERAGE, gpu])
+    note = about.model_note(load_models(folder, None), "mlm")
+    # two CPU phases of 0.4M tokens in 2 h each, one GPU phase of 3.0M in 5 min
+    assert ("pretrained from scratch on 3.8M tokens: 4.0 h on a 2-core CPU for 0.8M, then 5 min on one NVIDIA "
+            "H100 80GB HBM3 for 3.0M.") in note
+    assert "hours" not in note
+    # every phase on the CPU: the one total, as before
+    folder = _folder(tiny_mlm_dir, tmp_path, "cpu-only", cpu, phases=[cpu, cpu])
+    assert "on 0.8M tokens in 4.0 hours on a 2-core CPU" in about.model_note(load_models(folder, None), "mlm")
+
+
+@pytest.mark.skipif(not (ASSETS / "mini-roberta-mlm" / "phases.json").is_file(), reason="no shipped MLM")
+def test_the_shipped_note_relates_the_tokens_to_the_size_of_its_text(monkeypatch):
+    """The note's 2.02B tokens sat next to the About caption's "its pretraining text holds 35.0M tokens" with no
+    link between them: the note says how many times over the pretraining read it."""
+    loaded = load_models(ASSETS / "mini-roberta-mlm", ASSETS / "no-such-folder")
+    counts = about.counts_for(loaded.mlm.tokenizer)
+    size, tokens = int(counts.counts.sum()), about.model_facts(loaded.mlm)["train_tokens"]
+    note = about.model_note(loaded, "mlm")
+    assert f"(about {round(tokens / size)} times its {formatting.large_count(size)}-token text)" in note
 
 
 # ----------------------------------------------------------------------------- where the model card is
@@ -179,7 +209,7 @@ def test_the_shipped_mlm_shows_the_figure_of_its_card(monkeypatch):
     facts = about.model_facts(loaded)
     total = formatting.large_count(facts["train_tokens"])
     assert f"{total} tokens" in card and f"after {total} tokens" in phases.caption
-    assert f"**{pct(facts['mlm_accuracy'])}** guessed right" in card
+    assert f"**{pct(facts['mlm_accuracy'])}** of the prediction targets guessed right" in card
     assert f"the last point, {pct(facts['mlm_accuracy'])} after" in phases.caption
     assert Path(phases.path) == ASSETS / "mini-roberta-mlm" / "phases.png"
     assert Path(curves.path) == ASSETS / "mini-roberta-mlm" / "curves.png" and "last phase" in curves.caption
@@ -237,13 +267,14 @@ def test_about_cards_summarise_metrics_without_paths(tiny_mlm_dir, tiny_clf_dir,
     clf = _folder(tiny_clf_dir, tmp_path, "clf", SST2_METRICS)
     sections = about.about_sections(load_models(mlm, clf))
     card = sections["mlm_card"]
-    assert "**34.0%** guessed right" in card and "perplexity 104" in card and "64-token rows" in card
+    assert "**34.0%** of the prediction targets guessed right" in card and "Perplexity 104" in card
+    assert "64-token rows" in card
     assert "21.9% at the end of training" in card  # the second MLM accuracy, explained
     assert "random maskings" not in card
     # scored under 5 mask draws in rows of the model's length: that mean is the figure, training's own is not shown
     five = {**MLM_METRICS, "mlm": {"accuracy": 0.3404, "perplexity": 103.7, "max_length": 64, "masks": 5}}
     card5 = about.about_sections(load_models(_folder(tiny_mlm_dir, tmp_path, "mlm5", five), clf))["mlm_card"]
-    assert "**34.0%** guessed right" in card5 and "the mean of 5 random maskings" in card5
+    assert "**34.0%** of the prediction targets guessed right" in card5 and "the mean of 5 random maskings" in card5
     assert "at the end of training" not in card5
     assert "2.0M tokens" in card and "20 min of training (22 min wall time)" in card and "in 2 phases" in card
     card = sections["sentiment_card"]
@@ -286,7 +317,7 @@ def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tin
     failures = {"mlm": [("Paris is the capital of <mask>.", "France", ["India", "China", "it", "a", "b"], None)],
                 "sentiment": [("The acting was not bad at all.", "positive", "negative", 0.9816)]}
     note = about.model_note(models, "mlm", failures)
-    assert "34.0% of hidden words" in note and "64-token rows" in note and "3.0M tokens" in note
+    assert "34.0% of its prediction targets" in note and "64-token rows" in note and "3.0M tokens" in note
     assert "France is not in its top 5" in note and "India" in note and "&lt;mask&gt;" in note
     # "Expect plausible rather than right answers", followed by India and China for France (or box for dog)
     assert "Expect many wrong answers: for" in note and "plausible" not in note
@@ -381,3 +412,126 @@ def test_the_recipe_does_not_repeat_the_title_of_its_accordion():
     """The About tab shows the recipe in an accordion titled "Training recipe": a heading of the same words inside
     it said the title twice."""
     assert not about.RECIPE.lstrip().startswith("#")
+
+
+# ----------------------------------------------------------------------------- what the texts teach
+def test_the_accuracy_counts_prediction_targets_with_the_masking_rates(tiny_mlm_dir, tmp_path):
+    """"52.8% of hidden words" counted every prediction target, the 1 in 10 left unchanged in the input too, and
+    tokens, not words: the card and the note say so, with the masking rule's own rates."""
+    from roberta.masking import MASK_FRACTION, MLM_PROBABILITY, RANDOM_FRACTION
+    mlm = _folder(tiny_mlm_dir, tmp_path, "mlm", MLM_METRICS)
+    models = load_models(mlm, None)
+    kept = 1 - MASK_FRACTION - RANDOM_FRACTION
+    rates = f"{MLM_PROBABILITY * 100:.0f}% of the tokens are targets, 1 in {1 / kept:.0f} of them left unchanged"
+    card, note = about.summary_card(models.mlm), about.model_note(models, "mlm")
+    assert "**held-out masked tokens**: **34.0%** of the prediction targets guessed right (top-1)" in card
+    assert rates in card and rates in note and "hidden words" not in note
+    assert ("Perplexity 104: e^loss on the targets, as unsure as a pick among 104 tokens (comparable only between "
+            "models of the same vocabulary)") in card
+
+
+def test_the_recipe_says_how_rows_are_packed_and_why_the_head_reads_s():
+    """"documents packed into full rows (RoBERTa's FULL-SENTENCES)": this project cuts the stream into rows of
+    the model's length, mid-sentence, where RoBERTa ends each row at a sentence boundary; and why <s>."""
+    assert "RoBERTa's FULL-SENTENCES)" not in about.RECIPE
+    assert "except that RoBERTa ends each row at a sentence boundary" in about.RECIPE
+    assert "RoBERTa has none, so `<s>` gets no\nsentence-level training before fine-tuning" in about.RECIPE
+
+
+def test_the_classifier_note_says_its_stages_from_its_metrics(tiny_mlm_dir, tiny_clf_dir, tmp_path):
+    """"fine-tuned on 55,841 SST-2 training phrases" hid the TAPT run and the labelled IMDB stage before SST-2
+    (metrics.json's init_root and init, as train.sentiment_recipe names them) and the seeds' average: the
+    note, the card and the comparison say them."""
+    staged = {**SST2_METRICS, "init": "runs/s/imdb-s0", "init_root": "runs/s/tapt/mlm", "averaged": 3}
+    models = load_models(_folder(tiny_mlm_dir, tmp_path, "mlm", MLM_METRICS),
+                         _folder(tiny_clf_dir, tmp_path, "clf", staged))
+    assert about.model_facts(models.sentiment)["stages"] == ["tapt", "imdb"]
+    note = about.model_note(models, "sentiment")
+    assert ("given more masked-LM training on review text (TAPT), then fine-tuned on labelled IMDB reviews, then on "
+            "67,349 SST-2 training phrases (whole sentences and parts of them); the weight average of 3 seeds' runs"
+            ) in note
+    assert "72.1% of 1,000 IMDB reviews (longer, never trained on)" in note and "out of domain" not in note
+    card = about.summary_card(models.sentiment)
+    assert "- **data**: IMDB reviews (a labelled stage first), then SST-2, from `sst2/train.tsv`" in card
+    comparison = about.about_sections(models)["comparison"]
+    assert ("Our SST-2 figure is not the encoder's alone: its classifier adds TAPT, a labelled IMDB stage and a "
+            "3-seed weight average.") in comparison
+    # without the stages: SST-2 alone, as before, and no footnote
+    models = load_models(None, _folder(tiny_clf_dir, tmp_path, "plain", SST2_METRICS))
+    assert "fine-tuned on 67,349 SST-2" in about.model_note(models, "sentiment")
+    assert "IMDB reviews (longer, out of domain)" in about.model_note(models, "sentiment")
+    assert "not the encoder's alone" not in about.about_sections(models)["comparison"]
+
+
+@pytest.mark.skipif(not (ASSETS / "mini-roberta-sst2" / "metrics.json").is_file()
+                    or not (ASSETS / "mini-roberta-mlm" / "phases.json").is_file(), reason="no shipped models")
+def test_the_shipped_classifier_note_names_the_encoder_phase_it_started_from(tiny_clf_dir):
+    """The classifier starts from phase 7 of the fill-mask model (README "The shipped models"), not from the model
+    the other tabs show: the note gives that phase's held-out figure beside the shipped MLM's."""
+    models = load_models()
+    phases = models.mlm.extras["phases"]
+    then = phases[about.SHIPPED_CLASSIFIER_ENCODER_PHASE - 1].held_out[1]
+    now = about.model_facts(models.mlm)["mlm_accuracy"]
+    note = about.model_note(models, "sentiment")
+    assert (f"a small teaching model: the fill-mask model at phase 7 of its {len(phases)} pretraining phases "
+            f"({pct(then)} of the held-out targets right; the Fill mask tab's model: {pct(now)})") in note
+    assert then < now
+    # another pair of folders: the files do not link them, so nothing is said
+    assert about.classifier_encoder_said(load_models(ASSETS / "mini-roberta-mlm", tiny_clf_dir)) == ""
+
+
+def test_the_calibration_note_says_what_temperature_scaling_does_not_give():
+    """"The scores are calibrated" read as: every score is a probability to trust. The note says it holds on
+    average over SST-2-like sentences, never changes the label, and names the surest wrong behaviour check."""
+    checks = {"items": [{"category": "neutral fact", "sentence": "The film is in English.", "label": "positive",
+                         "score": 0.93, "right": False},
+                        {"category": "simple", "sentence": "A fine film.", "label": "positive", "score": 0.97,
+                         "right": True},
+                        {"category": "negated", "sentence": "Not bad.", "label": "negative", "score": 0.9,
+                         "right": False}]}
+    metrics = {"calibration": {"temperature": 2.0, "calibration": {"n": 1000},
+                               "dev": {"n": 872, "accuracy": 0.88, "ece_before": 0.07, "ece_after": 0.03,
+                                       "mean_confidence_before": 0.95, "mean_confidence_after": 0.87}},
+               "checks": checks}
+    text = about.calibration_markdown(RunMetrics.from_dict(metrics))
+    assert text.startswith("The scores are calibrated on average, over SST-2-like sentences")
+    assert "changes how sure the model sounds, never which label wins" in text
+    assert ("Other text can be wrong at a high score: of the behaviour checks, “The film is in English\\.” (neutral "
+            "fact) comes out 93% positive.") in text
+    del metrics["checks"]
+    assert "Other text" not in about.calibration_markdown(RunMetrics.from_dict(metrics))
+
+
+def test_the_architecture_explains_post_norm_and_the_position_rows(models):
+    """"Position embeddings | 130 × 256" beside "up to 128 tokens", and "Post-norm", were left unexplained."""
+    cfg = models.mlm.config
+    architecture = about.about_sections(models)["architecture"]
+    first = cfg.pad_token_id + 1
+    assert (f"| Position embeddings ({cfg.max_position_embeddings - first} positions + {first} unused rows: RoBERTa "
+            f"numbers positions from padding_idx + 1 = {first}) | {cfg.max_position_embeddings} × ") in architecture
+    assert "Post-norm Transformer encoder (LayerNorm after each residual addition, as in BERT" in architecture
+
+
+def test_the_comparison_says_what_the_reference_is(models):
+    comparison = about.about_sections(models)["comparison"]
+    reference = about.REFERENCE
+    assert comparison.startswith(
+        f"The MiniRoBERTa reference is the model this project measures itself against: roberta-base's design cut to "
+        f"{reference.num_hidden_layers} layers of hidden size {reference.hidden_size}, with roberta-base's own "
+        f"{reference.vocab_size:,}-token vocabulary")
+
+
+def test_roberta_vs_bert_lists_the_changes_and_what_this_project_keeps(tiny_mlm_dir, tmp_path):
+    """The four changes RoBERTa made were never in one place; the project's share is read from the model."""
+    cpu = {**PHASE, "command": "python -m train.pretrain --batch-size 32 --lr 1e-4"}
+    wide = {**PHASE, "command": "python -m train.pretrain --batch-size 64"}
+    gpu = {**PHASE, "command": "python -m train.pretrain --batch-size 512",
+           "hardware": {"device": "cuda:0", "gpu": "NVIDIA H100 80GB HBM3"}}
+    models = load_models(_folder(tiny_mlm_dir, tmp_path, "mlm", gpu, phases=[cpu, wide, AVERAGE, gpu]), None)
+    text = about.about_sections(models)["roberta_vs_bert"]
+    for change in ("Dynamic masking", "No next-sentence prediction", "Larger batches, longer training",
+                   "Byte-level BPE", "More text"):
+        assert f"**{change}**" in text
+    assert "GPT-2's, 50,265 tokens" in text
+    assert (f"This project keeps, in small: dynamic masking, no next-sentence prediction, its own byte-level BPE of "
+            f"{models.mlm.config.vocab_size:,} tokens and batches of 32 to 64 rows on the CPU, 512 on the GPU.") in text

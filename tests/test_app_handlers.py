@@ -19,7 +19,7 @@ from demo import counterfactual as CF
 from demo import handlers as H
 from demo import validation as V
 from demo.ablation_view import ablation_markdown
-from demo.formatting import format_probability, pct, word_label
+from demo.formatting import format_probability, readable, word_label
 from demo.models import load_models
 from demo.sentiment_handlers import classifier_input
 from demo.worst_case import with_mask_inside, with_masks, worst_case_texts
@@ -58,8 +58,9 @@ def test_fill_mask_one_mask(handlers):
 
 
 @pytest.mark.parametrize("p, shown", [(0.123456, "12.3%"), (0.0102, "1.02%"), (0.01, "1%"), (0.00152, "0.152%"),
-                                      (1.0, "100%"), (0.9996, "100%"), (0.001, "0.1%"), (2.05e-5, "2.05 × 10⁻⁵"),
-                                      (1.2e-12, "1.20 × 10⁻¹²"), (0.0, "0"), (float("nan"), "–")])
+                                      (1.0, "100%"), (0.9996, "100%"), (0.001, "0.1%"), (9.6e-4, "0.096%"),
+                                      (2.05e-5, "0.00205%"), (1e-5, "0.001%"), (1.36e-9, "1.36 × 10⁻⁷ %"),
+                                      (1.2e-12, "1.2 × 10⁻¹⁰ %"), (0.0, "0%"), (float("nan"), "–")])
 def test_format_probability(p, shown):
     assert format_probability(p) == shown
 
@@ -69,7 +70,7 @@ def test_predictions_view_scales_bars_to_the_top_answer():
            {"score": 2e-5, "token_str": "<b>"}]
     view = fill_mask_view.predictions_html([row])
     assert 'style="width:100.0%"' in view and 'style="width:50.0%"' in view and 'style="width:0.1%"' in view
-    assert "2% " not in view and ">2%<" in view and ">1%<" in view and "2.00 × 10⁻⁵" in view
+    assert "2% " not in view and ">2%<" in view and ">1%<" in view and ">0.002%<" in view
     assert "&lt;b&gt;" in view and "<b>" not in view.split("</style>", 1)[1]  # words are text
     assert "ln p = -3.91" in view  # the log-probability on hover
 
@@ -491,6 +492,26 @@ def test_words_merge_bpe_pieces_of_emoji_cjk_and_rtl(models):
     assert labels[0] == "<s>" and labels[-1] == "</s>" and "東·1" in labels
 
 
+def test_a_token_of_whitespace_is_labelled_as_the_other_tabs_show_it(models):
+    """The Attention tab's labels (`Tokens.labels`) show a newline, a tab or a carriage return as the Tokens tab's
+    chips and the predictions do ("↵", "⇥", "␍"), not all as a space."""
+    tokenizer = models.mlm.tokenizer
+    tokens = tokens_view.tokenize(tokenizer, "Line one\nline\ttwo\r\nend", 64)
+    blank = [i for i, piece in enumerate(tokens.pieces) if piece.isspace()]
+    shown = {piece: tokens.labels[i] for i, piece in ((i, tokens.pieces[i]) for i in blank)}
+    assert set(shown) >= {"\n", "\t", "\r"}
+    for i in blank:
+        chip = readable(tokenizer.id_to_token(tokens.ids[i]))  # the Tokens tab's
+        assert tokens.labels[i] == chip == word_label(tokens.pieces[i]), repr(tokens.pieces[i])
+    assert len({shown["\n"], shown["\t"], shown["\r"]}) == 3
+
+
+def test_the_tokens_tab_sets_the_shipped_vocabulary_beside_robertas(handlers, models):
+    view = html.unescape(handlers.tokens("The cat sat.")[0])
+    size = models.mlm.tokenizer.get_vocab_size()
+    assert "RoBERTa reuses GPT-2's tokenizer" in view and f"its own text, with {size:,} tokens." in view
+
+
 def test_classify_script_is_text_not_markup(handlers):
     text = "<script>alert(1)</script> <b>great</b> film"
     _, highlighted, explanation = handlers.classify(text)
@@ -660,7 +681,7 @@ def test_counterfactual_data_names_the_word_and_the_label_it_pushes_towards():
     assert (data["word"], data["attribution"], data["towards"], data["attribution_label"]) == (
         "bad", -1.93, "negative", "positive")
     view = CF.outcome_markdown(text, word, "positive", before, edits, [before] * len(edits))
-    assert view.startswith("**What if?** “bad” pushed the answer (**negative**, 80.0%) the most.")
+    assert view.startswith("**What if?** “bad” pushed the answer (**negative**, 80%) the most.")
     assert CF.outcome_data(text, (start, start + 3, 0.7), "positive", before, [], [])["towards"] == "positive"
     assert CF.outcome_data(text, (start, start + 3, 0.0), "positive", before, [], [])["towards"] is None
     for text, typed, named, left in [("The film was great.", "great.", "great", "The film was."),
@@ -673,6 +694,20 @@ def test_counterfactual_data_names_the_word_and_the_label_it_pushes_towards():
         assert CF.outcome_data(text, word, "positive", before, edits, [before] * len(edits))["word"] == named
         removal = edits[0]
         assert removal.what == f"remove “{named}”" and removal.apply(text) == left  # the edit is on the text
+
+
+def test_counterfactual_probabilities_read_as_every_tab_reads_them():
+    """The What if? table wrote P(positive) with one decimal: 0.0004 after removing “good” read "0.0%", as if the
+    model had ruled the label out. Its probabilities are `format_probability`'s, as in every other tab."""
+    text = "the film was good."
+    start = text.index("good")
+    word = (start, start + 4, 0.9)
+    before, after = {"positive": 0.97, "negative": 0.03}, {"positive": 0.0004, "negative": 0.9996}
+    view = CF.outcome_markdown(text, word, "positive", before, CF.propose(text, word)[:1], [after])
+    assert "pushed the answer (**positive**, 97%) the most" in view
+    removal = next(line for line in view.split("\n") if line.startswith("| remove “good” |"))
+    assert f"| negative {format_probability(0.9996)} | {format_probability(0.0004)} |" in removal
+    assert "0.0%" not in view and "0.04%" in removal
 
 
 @pytest.mark.parametrize("text, word, edits", [
@@ -872,12 +907,12 @@ def test_attention_notes_say_when_a_chosen_models_tokenizer_lower_cases():
 
     from tokenizers import Tokenizer, models, normalizers
 
-    from demo.attention_handlers import (LOWER_CASE_NOTE, TOKENIZER_LOWER_CASE_NOTE, AttentionHandlers,
-                                         tokenizer_lower_cases)
+    from demo.attention_handlers import LOWER_CASE_NOTE, TOKENIZER_LOWER_CASE_NOTE, AttentionHandlers
+    from roberta.text import lower_cases
 
     cased, lowering = Tokenizer(models.BPE()), Tokenizer(models.BPE())
     lowering.normalizer = normalizers.Lowercase()
-    assert tokenizer_lower_cases(lowering) and not tokenizer_lower_cases(cased)
+    assert lower_cases(lowering) and not lower_cases(cased)
     note = AttentionHandlers._lower_case_note
     assert note("someone/classifier", SimpleNamespace(tokenizer=lowering)) == TOKENIZER_LOWER_CASE_NOTE
     assert note("someone/classifier", SimpleNamespace(tokenizer=cased)) == ""
@@ -1021,8 +1056,8 @@ def test_head_view_draws_lines_by_weight_and_escapes_labels():
     y = [head_view.HEAD + i * head_view.ROW + head_view.ROW // 2 for i in range(5)]
     assert levels[(y[2], y[1])] == 12 and levels[(y[2], y[0])] == 2 and levels[(y[0], y[0])] == head_view.LEVELS
     # the values a hover or tap shows, and the native tooltip
-    assert "<title>“it” attends to: &lt;b&gt;x&lt;/b&gt; 60.0%, it 30.0%, &lt;s&gt; 10.0%</title>" in page
-    assert '<text y="%d">60.0%%</text>' % y[1] in page and ">100%<" in page
+    assert "<title>“it” attends to: &lt;b&gt;x&lt;/b&gt; 60%, it 30%, &lt;s&gt; 10%</title>" in page
+    assert '<text y="%d">60%%</text>' % y[1] in page and ">100%<" in page
     assert "Layer 1, head 2" in page and "not drawn" in page
     with pytest.raises(ValueError, match="5 tokens"):
         head_view.head_view_html(labels, np.eye(4))
@@ -1691,12 +1726,103 @@ def test_the_attention_hint_comes_from_the_model(handlers):
     source, target = [[label.strip() for label in tokens.labels].index(w) for w in (".", "the")]
     weights = np.asarray(attentions)[:, :, source, target]  # (L, nh): the hint names the largest
     assert (layer - 1, head - 1) == np.unravel_index(int(weights.argmax()), weights.shape)
-    assert f"({pct(float(weights.max()))} of its attention" in hint
+    assert f"({format_probability(float(weights.max()))} of its attention" in hint
     # the layer's own average of heads (the view the tab opens on), then all heads of all layers, both named
-    assert f"{pct(float(weights[layer - 1].mean()))} in layer {layer}'s average of heads" in hint
+    assert f"{format_probability(float(weights[layer - 1].mean()))} in layer {layer}'s average of heads" in hint
     assert explain.link_hint(tokens, attentions, ("it", "cat")) == ""  # the words are not in the text
     assert f"over all {attentions.shape[0] * attentions.shape[1]} heads of the {attentions.shape[0]} layers" in hint
     assert handlers.attention_hint("no such words here", ("it", "cat")) == ""
+
+
+def test_the_attention_hint_says_the_even_share_and_whether_the_head_links_the_words(handlers):
+    """“layer 6, head 4 is where “it” attends most to “cat” (11.8%…)” read as a coreference link, where spread
+    evenly over the 13 tokens each would get 7.7%: the hint says the even share, and that no head links them
+    clearly when the strongest gives less than twice it."""
+    text = "the cat sees the house."
+    tokens, attentions = handlers.attention_data("mlm", text)
+    labels = [label.strip() for label in tokens.labels]
+    weights = np.asarray(attentions)[:, :, labels.index("."), labels.index("the")]  # (L, nh)
+    hint = handlers.attention_hint(text, (".", "the"))
+    even = 1 / len(labels)
+    assert f"spread evenly, each of the {len(labels)} tokens would get {format_probability(even)}" in hint
+    assert ("no head here clearly links" in hint) == (weights.max() < 2 * even)
+    # one head that gives "the" all of "."'s attention: a clear link, said without the caveat
+    clear = np.array(attentions, copy=True)
+    clear[0, 0, labels.index(".")] = 0
+    clear[0, 0, labels.index("."), labels.index("the")] = 1
+    hint = explain.link_hint(tokens, clear, (".", "the"))
+    assert "layer 1, head 1 is where" in hint and "(100% of its attention" in hint
+    assert "no head here clearly links" not in hint
+
+
+def test_the_swap_hint_gives_each_versions_largest_share(handlers):
+    """The trophy example (layer 1, head 1) was never explained: the hint says, for "big" and for "small", the
+    largest share of its attention any head gives from “it” to “trophy”, so a learner can see whether any head
+    follows the referent."""
+    text = "the cat sees the house."  # "." and " the" are single tokens of the fixture's tokenizer
+    hint = handlers.swap_hint(text, ("cat", "dog"), (".", "the"))
+    shares = []
+    for word in ("cat", "dog"):
+        tokens, attentions = handlers.attention_data("mlm", text.replace("cat", word))
+        labels = [label.strip() for label in tokens.labels]
+        shares.append(float(np.asarray(attentions)[:, :, labels.index("."), labels.index("the")].max()))
+    assert "swap “cat” for “dog”" in hint
+    assert (f"at most {format_probability(shares[0])} of a head's attention with “cat”, "
+            f"{format_probability(shares[1])} with “dog”") in hint
+    assert handlers.swap_hint(text, ("cat", "dog"), (".", "nowhere")) == ""  # a word not in the text
+
+
+def test_rollout_is_a_weight_and_its_notes_say_how_it_overcounts(handlers):
+    """Rollout's colour bar said "share of information from each input token", beside heads said to park on
+    <s> with "nothing to look up": it is attention multiplied through the layers, and the notes say that it
+    counts every weight as information moved."""
+    outputs = handlers.attention("the cat sees the house.", 2, "average")
+    rollout, notes = outputs[2], outputs[5]
+    assert rollout.axes[-1].get_ylabel() == "rollout weight (attention multiplied through the layers)"
+    assert "information from each input token" not in rollout.axes[-1].get_ylabel()
+    assert "counts every attention weight as information moved" in notes and "not a measurement" in notes
+
+
+def test_the_explanation_says_what_the_all_pad_baseline_scores(handlers, models):
+    """Integrated gradients measure each word's push from the all-<pad> input, which the shipped classifier
+    already scores about 62% positive; the explanation says what this model scores it, as its pipeline would
+    (the logits divided by its temperature)."""
+    text = "this film is not bad at all, i loved it."
+    explanation = handlers.classify(text)[2]
+    loaded = models.sentiment
+    tokens = tokens_view.tokenize(loaded.tokenizer, text, loaded.pipeline.max_length)
+    special = tokens_view.special_ids(loaded.tokenizer)
+    pad = loaded.tokenizer.token_to_id("<pad>")
+    ids = torch.tensor([[i if i in special else pad for i in tokens.ids]])
+    positions = roberta.model.position_ids_from_input_ids(torch.tensor([tokens.ids]), loaded.config.pad_token_id)
+    with torch.no_grad():
+        embeds = loaded.model.roberta.embeddings.word_embeddings(ids)
+        logits = loaded.model(inputs_embeds=embeds, position_ids=positions).logits
+    positive = next(i for i, name in loaded.config.id2label.items() if name == "positive")
+    baseline = float(loaded.pipeline.scores(logits)[0, int(positive)])
+    assert f"which this model already scores {format_probability(baseline)} positive." in explanation
+
+
+def test_what_if_says_a_small_change_is_no_proof_of_an_unimportant_word(handlers):
+    """“gorgeous” is the strongest push, yet removing it moves the shipped model 0.1 points: the note said only
+    that a big change means the answer rested on the word, and a learner concluded one tool was broken."""
+    view, _ = handlers.counterfactual("the old man was good and the cat likes music.")
+    assert ("A small change does not mean the word was unimportant: other words may say the same thing, and a "
+            "score near 100% barely moves.") in view
+
+
+def test_the_ablation_note_says_how_often_each_mask_is_seen():
+    """A static arm of 10 masks over 20 epochs shows each mask twice, where BERT showed each 4 times (10 masks
+    over 40 epochs); the training-row columns are losses, and their headers say so."""
+    arms = {"dynamic": {"label": "dynamic", "masking": "dynamic", "n": 1, "mean": {"mlm_loss": 4.5}},
+            "static-dupe10": {"label": "static, 10 masks", "masking": "static", "dupe_factor": 10, "n": 1,
+                              "mean": {"probe_seen_mask_loss": 3.9, "probe_fresh_mask_loss": 4.4}}}
+    table = ablation_markdown({"results": {"arms": arms, "setup": {"epochs": 20}}})
+    assert "| training-row loss, mask trained on | training-row loss, fresh mask |" in table
+    assert "With 20 epochs and 10 masks, each mask is seen 2 times (BERT: 4 times, its 10 masks over 40 epochs)." \
+        in table
+    one_mask = {"dynamic": arms["dynamic"]}  # no static arm of several masks: nothing to say
+    assert "each mask is seen" not in ablation_markdown({"results": {"arms": one_mask, "setup": {"epochs": 20}}})
 
 
 def test_ablation_markdown():
@@ -1714,7 +1840,7 @@ def test_ablation_markdown():
                        "sst2_accuracy": 92.9}]}
     table = ablation_markdown({"results": {"arms": arms, "paper": paper, "status": "partial", "runs_done": 4,
                                              "runs_planned": 12, "setup": {"init": "assets/mini-roberta-mlm"}}})
-    assert "| dynamic (RoBERTa) | 3 | 4.500 ± 0.010 | 25.0 ± 0.2 % | – | – | 80.0 ± 1.0 % |" in table
+    assert "| dynamic (RoBERTa) | 3 | 4.500 ± 0.010 | 25.0 ± 0.2% | – | – | 80.0 ± 1.0% |" in table
     assert "| static, one fixed mask | 1 | 4.700 | – | 3.900 | 4.400 | – |" in table
     assert "same warm start (assets/mini-roberta-mlm)" in table
     assert "| dynamic | dynamic (RoBERTa) | 78.7 | 84.0 | 92.9 |" in table and "4 of 12 runs" in table
@@ -1728,7 +1854,7 @@ def test_ablation_markdown():
     baseline = {"random-init": {"label": "random init (no pretraining)", "masking": None, "n": 3,
                                 "mean": {"sst2_accuracy": 0.754}, "std": {"sst2_accuracy": 0.008}}}
     table = ablation_markdown({"results": {"arms": {**arms, **baseline}, "paper": paper, "setup": setup}})
-    assert "| random init (no pretraining) | 3 | – | – | – | – | 75.4 ± 0.8 % |" in table
+    assert "| random init (no pretraining) | 3 | – | – | – | – | 75.4 ± 0.8% |" in table
     assert "Every arm has" not in table and "Every pretraining arm has the same warm start (phase 2" in table
     assert ("The “random init (no pretraining)” row skips pretraining: the same SST-2 fine-tuning, with the same "
             "seeds, of an encoder of the same shape from random weights") in table
@@ -1759,7 +1885,7 @@ def test_the_bars_come_with_their_text_version(handlers, models):
                          bars_text)
     order = np.argsort(-row, kind="stable")
     assert len(weights) == len(tokens.ids) and [int(j) for j, _ in weights] == list(order)  # every token
-    assert [w for _, w in weights] == [head_view.percent(row[j]) for j in order]
+    assert [w for _, w in weights] == [format_probability(row[j]) for j in order]
     # the same text from the token sub-tab, a layer or head change and the whole tab, for the same view
     assert handlers.attention_view(text, 2, 3, 2, "mlm", "token")[1] == bars_text
     assert handlers.attention_layer(text, 2, 3, 2)[-1] == bars_text

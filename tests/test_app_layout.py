@@ -160,6 +160,27 @@ def test_start_up_notes_come_from_the_loaded_models(app):
     assert "not available" not in app.ABOUT["architecture"]
 
 
+def _markdown_texts(app) -> list[str]:
+    return [block.value for block in app.demo.blocks.values() if isinstance(block, gr.Markdown) and block.value]
+
+
+def test_the_pages_texts_teach_what_the_review_found_missing(app):
+    """The About tab has a "RoBERTa vs BERT" accordion; the Fill mask hint says that a small model often copies a
+    word of the sentence; the Attention hint no longer says that attention shows where information flows, and
+    explains the trophy example; the position note is the model's own (`embedding_view.positions_note`)."""
+    from demo import embedding_view
+    accordions = [block.label for block in app.demo.blocks.values() if isinstance(block, gr.Accordion)]
+    assert "RoBERTa vs BERT" in accordions
+    texts = _markdown_texts(app)
+    assert app.ABOUT["roberta_vs_bert"] in texts
+    assert any("a small model often copies a word from the sentence" in text for text in texts)
+    attention = next(text for text in texts if "park their attention" in text)
+    assert "shows where information flows" not in attention and "not how much information actually moves" in attention
+    assert app.SWAP_HINT == app.handlers.swap_hint(app.WINOGRAD_TEXT, ("big", "small"), ("it", "trophy"))
+    assert app.SWAP_HINT in attention  # "" with the tiny models, whose tokenizer cuts "trophy" up
+    assert embedding_view.positions_note(app.MODELS.mlm.config) in texts
+
+
 def test_a_fill_mask_example_clears_the_candidate_words(app):
     """An example sets the text and top-k and empties the candidate words (a hidden third column): words left
     in that box ("Paris, France") would otherwise be all the example scores. The examples show two columns."""

@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 from demo import bpe_view, embedding_view
 from demo.embedding_view import score_analogies
 from demo.examples import ANALOGY_PROBE, MAP_WORDS
+from demo.formatting import readable
 from demo.validation import MAX_CHARS
 
 TEXT = "The old man follows the river every day."
@@ -30,7 +31,7 @@ def test_tokens_shows_every_token_and_the_default_words_merges(handlers, models)
     assert "40 characters, 40 bytes, 8 words (split at spaces)" in view
     # the picker offers the text's words (byte-level form, readable labels), the default one picked
     words = bpe_view.pretokens(tokenizer, TEXT)
-    assert picker["choices"] == [(bpe_view.readable(w), w) for w in words]
+    assert picker["choices"] == [(readable(w), w) for w in words]
     assert picker["value"] == bpe_view.pick_pretoken(tokenizer, words) in words
     # its merges end in the word's tokens, as the tokenizer cuts it
     assert steps[-1]["pieces"] == [t.value for t in tokenizer.model.tokenize(picker["value"])]
@@ -80,11 +81,11 @@ def test_tokens_of_a_long_text_say_what_is_read(handlers, models):
 
 
 def test_words_too_long_for_merge_by_merge_are_said_not_silently_dropped(handlers):
-    """A word over MAX_WORD_CHARS bytes is not in the picker: the merges view names it, beside the word replayed
+    """A word over MAX_PRETOKEN_BYTES bytes is not in the picker: the merges view names it, beside the word replayed
     instead, or alone (as a message) when every word is too long."""
     long_word = "Supercalifragilisticexpialidociouslyextraordinarily"
     _, _, picker, merges, steps = handlers.tokens(f"{long_word} cat")
-    assert steps and all(len(value) <= bpe_view.MAX_WORD_CHARS for _, value in picker["choices"])
+    assert steps and all(len(value) <= bpe_view.MAX_PRETOKEN_BYTES for _, value in picker["choices"])
     assert f"“Supercalifragilisticexpi…” ({len(long_word)} bytes) left out" in merges
     _, _, picker, merges, steps = handlers.tokens("a" * 60)
     assert not picker["choices"] and steps is None

@@ -8,9 +8,10 @@ import pytest
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
 import roberta
-from demo import bpe_view
-from demo.bpe_view import (MAX_WORD_CHARS, merge_steps, merges_html, pick_pretoken, pretokens, readable,
-                           token_rows, tokens_html)
+from demo import bpe_view, byte_level, model_choice
+from demo.bpe_view import (MAX_PRETOKEN_BYTES, merge_steps, merges_html, pick_pretoken, pretokens, token_rows,
+                           tokens_html)
+from demo.formatting import readable
 
 SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "mini-roberta-mlm" / "tokenizer.json"
 
@@ -35,7 +36,7 @@ def shipped():
 def all_pretokens(tokenizer) -> list[str]:
     found = []
     for word in WORDS:
-        found += [p for p in pretokens(tokenizer, word) if p not in found and len(p) <= MAX_WORD_CHARS]
+        found += [p for p in pretokens(tokenizer, word) if p not in found and len(p) <= MAX_PRETOKEN_BYTES]
     return found
 
 
@@ -174,11 +175,11 @@ def test_a_lone_surrogate_is_refused_plainly(shipped, word):
 
 
 def test_long_words_and_several_pretokens_are_refused_plainly(shipped):
-    with pytest.raises(ValueError, match=f"up to {MAX_WORD_CHARS} bytes"):
+    with pytest.raises(ValueError, match=f"up to {MAX_PRETOKEN_BYTES} bytes"):
         merge_steps(shipped, "x" * 1000)
     with pytest.raises(ValueError, match="is 44 bytes: merge by merge shows words of up to 40 bytes"):
         merge_steps(shipped, "😀" * 11)  # 11 characters, 44 bytes
-    assert len(merge_steps(shipped, "a" * MAX_WORD_CHARS)[0]["pieces"]) == MAX_WORD_CHARS
+    assert len(merge_steps(shipped, "a" * MAX_PRETOKEN_BYTES)[0]["pieces"]) == MAX_PRETOKEN_BYTES
     with pytest.raises(ValueError, match="is 2 words to this tokenizer \\(hello · ␣world\\): pick or type one"):
         merge_steps(shipped, "hello world")
     with pytest.raises(ValueError, match="no word"):
@@ -204,7 +205,7 @@ def test_bpe_is_parsed_once_per_tokenizer(shipped):
 
 
 def test_byte_alphabet_and_readable():
-    table = bpe_view.byte_of()
+    table = byte_level.byte_of()
     assert sorted(table.values()) == list(range(256)) and set(table) == set(pre_tokenizers.ByteLevel.alphabet())
     assert table["Ġ"] == 0x20 and table["Ċ"] == 0x0A and table["a"] == ord("a")
     decoder = decoders.ByteLevel()
@@ -218,7 +219,17 @@ def test_byte_alphabet_and_readable():
     assert readable("Ã©ð") == "é⟨byte 0xF0⟩"
     assert readable("ï¿½") == "\ufffd"  # a real replacement character stays one
     assert readable("<s>") == "<s>"
-    assert bpe_view.is_partial("ð") and not bpe_view.is_partial("ðŁĺĢ") and not bpe_view.is_partial("<s>")
+    assert byte_level.is_partial("ð") and not byte_level.is_partial("ðŁĺĢ") and not byte_level.is_partial("<s>")
+
+
+@pytest.mark.parametrize("text", ["the", " The café", "😀 東京\n\t\r", "\u2009\u200d", "\ufffd",
+                                  "".join(map(chr, range(256)))])
+def test_text_in_the_byte_alphabet_is_what_the_library_writes(text):
+    """`to_byte_level` (the alphabet's table, read once) writes a text as the library's byte-level pre-tokenizer
+    does, and `text_of` reads it back."""
+    library = "".join(piece for piece, _ in pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+                      .pre_tokenize_str(text))
+    assert byte_level.to_byte_level(text) == library and byte_level.text_of(library) == text
 
 
 def test_a_space_typed_as_this_tab_shows_it_is_read_as_a_space():
@@ -288,6 +299,20 @@ def test_byte_pieces_of_one_character_cover_the_text(shipped, tokenizer, text):
     emoji = token_rows(tokenizer, "😀", 16)["tokens"][1:-1]
     assert len(emoji) > 1 and all(t["text"] == "😀" for t in emoji)  # four bytes, one character
     assert "of “😀”" in tokens_html(token_rows(tokenizer, "😀", 16))
+
+
+def test_the_note_defines_a_piece_and_compares_the_vocabulary_with_robertas(shipped):
+    """The note says once what this app calls a word's pieces, and, given the shipped vocabulary's size, sets it
+    beside roberta-base's (GPT-2's merges), naming a model the tab's model box offers for the comparison."""
+    rows = token_rows(shipped, "antidisestablishmentarianism", 64)
+    assert sum(not t["special"] for t in rows["tokens"]) > 1  # a word in pieces, as the note says
+    note = tokens_html(rows, shipped_vocab_size=shipped.get_vocab_size()).split('class="bpe-note">')[1]
+    assert "cut into several tokens, which this app calls the word&#x27;s pieces (elsewhere: subwords)" in note
+    assert (f"RoBERTa reuses GPT-2&#x27;s tokenizer ({bpe_view.GPT2_MERGES:,} merges, "
+            f"{roberta.RobertaConfig().vocab_size:,} tokens)") in note
+    assert f"with {shipped.get_vocab_size():,} tokens. Choose {bpe_view.COMPARE_WITH} in the model box" in note
+    assert bpe_view.COMPARE_WITH in model_choice.SUGGESTED["mlm"]
+    assert "GPT-2" not in tokens_html(rows)  # no size to compare: no sentence
 
 
 def test_html_escapes_user_text(shipped):

@@ -151,6 +151,35 @@ def test_analogy_finds_the_row_at_b_minus_a_plus_c(tok):
     assert not {n["token"] for n in result["neighbours"]} & {a, b, c, tid(tok, " Cat"), tid(tok, "cat")}
 
 
+def test_an_analogy_says_when_the_nearest_word_would_be_one_of_its_own(tok):
+    """The view said "never the three words themselves" but not why: without that rule the nearest word is
+    usually b itself (man : king :: woman → king), which flatters 3CosAdd. The view says which word it would be."""
+    a, b, c = (tid(tok, w) for w in [" cat", " dog", " good"])
+    table = 0.01 * torch.randn(tok.get_vocab_size(), H, generator=torch.Generator().manual_seed(1))
+    eye = torch.eye(H)
+    table[a], table[b], table[c] = eye[0], eye[1], eye[0] + 0.05 * eye[2]  # c ≈ a: b − a + c lies nearest b
+    result = ev.analogy(table, tok, "cat", "dog", "good", k=5, words_only=True)
+    unit = table / table.norm(dim=1, keepdim=True)
+    target = unit[b] - unit[a] + unit[c]
+    assert int((unit @ target).argmax()) == b and result["nearest_unruled"] == " dog"
+    assert "(without that rule the nearest word would be “dog”, b itself" in ev.neighbours_html(result, "t")
+    # an analogy whose nearest word is none of its own: nothing more is said
+    table[tid(tok, " bad")] = 3 * target  # exactly the target's direction
+    result = ev.analogy(table, tok, "cat", "dog", "good", k=5, words_only=True)
+    assert result["nearest_unruled"] == " bad" and "without that rule" not in ev.neighbours_html(result, "t")
+
+
+def test_the_position_note_reads_the_offset_and_the_row_length_from_the_config():
+    """The note said "0 is <s>" without saying that position 0 is the table's row 2, and blamed RoBERTa's packing
+    for the odd last position, which comes from this project cutting every row to the model's length."""
+    cfg = roberta.RobertaConfig(max_position_embeddings=66, pad_token_id=1)
+    note = ev.positions_note(cfg)
+    assert "(position 0 is the table's row 2: rows below it are never read, as in roberta-base's 514 rows for 512 " \
+           "positions)" in note
+    assert "because this project cuts every pretraining row to exactly 64 tokens" in note
+    assert "texts were packed into full rows" not in note
+
+
 def test_analogy_refuses_bad_input_naming_the_word(tok, table):
     with pytest.raises(ValueError, match="Word b is empty"):
         ev.analogy(table, tok, "cat", " ", "dog")

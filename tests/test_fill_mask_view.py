@@ -80,6 +80,15 @@ def test_a_candidates_label_says_when_its_score_is_a_pieces():
         "Parisian, Paradise (these 2 words share one first piece ‘Par’, so one score)": 2e-06}
 
 
+def test_several_masks_are_said_to_be_separate_guesses():
+    """For “The <mask> sat on the <mask> all day.” the completed sentence joins “movie” and “shelf”, each guessed
+    with the other still masked: the note says so when there are two masks or more, and not for one."""
+    one = [{"score": 0.5, "token": 1, "token_str": " dog"}]
+    said = "Each mask is predicted on its own, with the other masks still masked"
+    assert said in fill_mask_view.predictions_html([one, one])
+    assert said not in fill_mask_view.predictions_html([one])
+
+
 def test_a_lone_space_prediction_is_not_quoted():
     row = [{"token": 14, "token_str": " ", "score": 0.3}, {"token": 15, "token_str": " it", "score": 0.1}]
     assert re.findall(r'class="fm-word[^"]*">([^<]*)<', _body(fill_mask_view.predictions_html([row]))) == ["␣", "it"]
@@ -120,6 +129,17 @@ def test_a_long_word_is_one_word_in_pieces(handlers):
     word = re.search(r'<span class="fm-w">((?:<span class="fm-tok[^"]*"[^>]*>[^<]*</span>)+)'
                      r'<b class="fm-sr"> \(one word in (\d+) pieces\)</b></span>', view)
     assert word and word[1].count('class="fm-tok') == int(word[2]) > 5
+
+
+def test_a_newline_starts_a_new_word_among_the_chips(tokenizer):
+    """A token of whitespace alone starts the word after it, whatever its label: a newline ("↵") too, so "one" and
+    "line" of "one\nline" are two words, not one word "one↵line" in pieces."""
+    from demo.tokens_view import tokenize
+
+    view = fill_mask_view.tokens_html(tokenize(tokenizer, "one\nline", 64))
+    words = [re.sub("<[^>]+>", "", word)
+             for word in re.findall(r'<span class="fm-w">((?:<span class="fm-tok[^"]*">[^<]*</span>)+)', view)]
+    assert words == ["&lt;s&gt;", "one", "↵line", "&lt;/s&gt;"]
 
 
 # ----------------------------------------------------------------------------- candidates
@@ -164,7 +184,7 @@ def test_layer_table_scrolls_in_its_own_box():
     view = layer_lens.layers_html(_lens(FRAGMENTS))
     assert view.count('<div class="ll-scroll" tabindex="0" role="region" aria-label="&lt;mask&gt; 1, layer by '
                       'layer"><table class="ll-table">') == 1
-    assert '<td class="ll-score">#605 · 1.99 × 10⁻⁴</td>' in view
+    assert '<td class="ll-score">#605 · 0.0199%</td>' in view
 
 
 # ----------------------------------------------------------------------------- what a hover says, without one
