@@ -552,3 +552,42 @@ def test_gpu_session_report_reads_the_runs_metrics(tmp_path):
     RunMetrics(**length).write(chosen / "ship" / gpu_transfer.PARTIAL_MLM)
     assert f"== pretraining cut ({chosen / 'mlm'}), stopped by time: 4,000 tokens, 20 steps" in gpu_session.report(
         chosen, logs)
+
+
+def test_bundle_takes_a_head_for_a_file_under_a_files_folder(data_root, train_files, tmp_path):
+    """`--files corpus --head corpus/a.txt=...` was refused: "not one of --files", though the file is bundled."""
+    out, text = tmp_path / "upload", (data_root / "corpus" / "a.txt").read_bytes()
+    gpu_transfer.bundle(out, data_root, ["corpus"], tokenizer=train_files / "tokenizer.json",
+                        heads={"corpus/a.txt": 2000})
+    head = lzma.open(out / "data" / "corpus" / "a.txt.xz").read()
+    assert 0 < len(head) <= 2000 and text.startswith(head)
+    with pytest.raises(ValueError, match="no such file under --data-root"):
+        gpu_transfer.bundle(out, data_root, ["corpus"], tokenizer=train_files / "tokenizer.json",
+                            heads={"corpus/b.txt": 2000})
+
+
+def test_pack_refuses_nothing_to_pack_and_replaces_an_earlier_packs_parts(tiny_mlm_dir, tmp_path, capsys):
+    empty = tmp_path / "empty"
+    (empty / "mlm" / "checkpoints").mkdir(parents=True)
+    (empty / "mlm" / "checkpoints" / "trainer.pt").write_bytes(b"x")  # never packed: nothing to return
+    assert gpu_transfer.main(["pack", str(empty), "--out", str(tmp_path / "out")]) == 2
+    assert "nothing to pack" in capsys.readouterr().err and not (tmp_path / "out").exists()
+    runs = tmp_path / "runs"
+    shutil.copytree(tiny_mlm_dir, runs / "mlm")
+    many = gpu_transfer.pack(runs, tmp_path / "out", part_mib=0.05)
+    one = gpu_transfer.pack(runs, tmp_path / "out")
+    assert len(many) > 1 and sorted((tmp_path / "out").iterdir()) == one
+
+
+def test_unpack_of_broken_parts_leaves_no_new_out_behind(tiny_mlm_dir, tmp_path):
+    runs = tmp_path / "runs"
+    shutil.copytree(tiny_mlm_dir, runs / "mlm")
+    parts = gpu_transfer.pack(runs, tmp_path / "out", part_mib=0.05)
+    parts[-1].write_bytes(parts[-1].read_bytes()[:10])  # truncated
+    with pytest.raises(ValueError, match="one missing"):
+        gpu_transfer.unpack(tmp_path / "out", tmp_path / "back")
+    assert not (tmp_path / "back").exists()
+    (tmp_path / "kept").mkdir()  # a folder that was there stays
+    with pytest.raises(ValueError):
+        gpu_transfer.unpack(tmp_path / "out", tmp_path / "kept")
+    assert (tmp_path / "kept").is_dir()

@@ -3,6 +3,7 @@ line naming the option or folder, and nothing written or started (no training he
 import json
 import lzma
 import os
+import shlex
 import shutil
 
 import pytest
@@ -435,7 +436,7 @@ def test_quick_results_say_the_accuracies_are_at_chance_level(tmp_path, capsys, 
     assert recipe.main(["--quick", "--out", str(out), *good]) == 0
     shown = capsys.readouterr().out
     line = ("--quick checks that the pipeline runs end to end, not what a model learns: the dev set's majority class "
-            "is 0.7500 of it, the accuracy of always answering it (these accuracies are at that chance level).")
+            "is 75.0% of it, the accuracy of always answering it (these accuracies are at that chance level).")
     assert line in shown and line in (out / "results.md").read_text()
     (out / "sst2" / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.9}))  # above chance: not said to be at it
     recipe.summarize(out, chance=0.75)
@@ -444,3 +445,106 @@ def test_quick_results_say_the_accuracies_are_at_chance_level(tmp_path, capsys, 
     assert json.loads((out / "results.json").read_text())["dev_majority_class_share"] == 0.75
     recipe.summarize(out)  # the full recipe's results: no such line
     assert "chance level" not in (out / "results.md").read_text()
+
+
+# ----- 7. train.recipe --push-to-hub: refused with --gpu, its repo ids checked before any work -----
+def test_recipe_refuses_push_to_hub_with_gpu(tmp_path, capsys, no_steps, gpu_data):
+    """--gpu returned before the push: nothing uploaded, no word, exit 0."""
+    refused(recipe.main, ["--gpu", "--data", str(gpu_data), "--out", str(tmp_path / "gpu"), "--push-to-hub", "me/x"],
+            capsys, "--push-to-hub does not run with --gpu", "OUT/ship/mini-roberta-mlm", "train.push")
+    assert no_steps == [] and not (tmp_path / "gpu").exists()
+
+
+def test_recipe_checks_the_push_repo_ids_before_any_work(tmp_path, capsys, no_steps, data_files):
+    """A bad id was found after the whole recipe, as "--repo-id must look like USER/NAME" and exit 1."""
+    _, good = data_files
+    line = refused(recipe.main, ["--quick", "--out", str(tmp_path / "quick"), *good, "--push-to-hub", "bad id"],
+                   capsys, "--push-to-hub 'bad id'", "'bad id-mlm'")
+    assert "--repo-id" not in line and no_steps == [] and not (tmp_path / "quick").exists()
+
+
+def test_a_failed_push_exits_2_with_the_commands_that_finish_it(tmp_path, capsys, monkeypatch, data_files):
+    from train import push
+
+    _, good = data_files
+    out = tmp_path / "quick"
+    for name in ("mlm", "sst2", "sst2-random"):
+        (out / name).mkdir(parents=True)
+        (out / name / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.5}))
+    monkeypatch.setattr(recipe, "run_steps", lambda steps, **kwargs: 0)
+
+    def offline(folder, repo_id, **kwargs):
+        raise push.PushError("cannot reach the Hugging Face Hub")
+
+    monkeypatch.setattr(push, "push_folder", offline)
+    code = recipe.main(["--quick", "--out", str(out), *good, "--push-to-hub", "me/quick"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == runtime.EXIT_USER_ERROR and len(err) == 1 and "cannot reach the Hugging Face Hub" in err[0]
+    assert f"python -m train.push {out / 'mlm'} --repo-id me/quick-mlm" in err[0]
+    assert f"python -m train.push {out / 'sst2'} --repo-id me/quick-sst2" in err[0]
+
+
+# ----- 8. the recipes' packing cache goes under their --out (or --work), not ./cache/packed -----
+def test_recipes_cache_packed_rows_under_their_out(tiny_mlm_dir, tmp_path, data_files, gpu_data):
+    _, good = data_files
+    parser = recipe.build_parser()
+    out = tmp_path / "recipe"
+    step = {s.name: s for s in recipe.plan(parser.parse_args(["--out", str(out), *good]))}["pretrain"]
+    assert step.args.cache_dir == str(out / "cache") and f"--cache-dir {out / 'cache'}" in step.command
+    step = {s.name: s for s in recipe.plan(parser.parse_args(["--out", str(out), *good, "--cache-dir", ""]))}["pretrain"]
+    assert step.args.cache_dir == ""
+    gpu = parser.parse_args(["--gpu", "--data", str(gpu_data), "--out", str(out), "--tapt-minutes", "1"])
+    pre, sentiment = recipe.plan_gpu(gpu)
+    assert pre.args.cache_dir == str(out / "cache")
+    tapt = {s.name: s for s in sentiment_recipe.plan(
+        sentiment_recipe.build_parser().parse_args(shlex.split(sentiment.command)[3:]))[0]}["tapt"]
+    assert tapt.args.cache_dir == str(out / "cache")
+    alone = sentiment_recipe.build_parser().parse_args(["--init", str(tiny_mlm_dir), "--out", str(tmp_path / "s")])
+    tapt = {s.name: s for s in sentiment_recipe.plan(alone)[0]}["tapt"]
+    assert tapt.args.cache_dir == str(tmp_path / "s" / "cache") and "--cache-dir" in tapt.command
+
+
+def test_gpu_session_caches_under_work_and_passes_it_to_the_recipe(tmp_path):
+    upload = empty_bundle(tmp_path / "upload")
+    argv = ["--out", str(tmp_path / "out"), "--upload", str(upload), "--work", str(tmp_path / "work"), "--tests", "",
+            "--", "--init", "assets/mini-roberta-mlm"]
+    words = gpu_session.recipe_argv(gpu_session.parse_args(argv), tmp_path / "work" / "run")
+    assert words[words.index("--cache-dir") + 1] == str(tmp_path / "work" / "cache")
+    words = gpu_session.recipe_argv(gpu_session.parse_args(argv[:6] + ["--cache-dir", ""] + argv[6:]), tmp_path)
+    assert words[words.index("--cache-dir") + 1] == ""
+
+
+# ----- 9. train.recipe --quick's results: seconds, perplexity and accuracies as the project writes them -----
+def test_quick_results_round_seconds_and_perplexity_and_show_percentages(tmp_path):
+    out = tmp_path / "quick"
+    figures = {"mlm": {"train_time_s": 13.1, "eval_loss": 6.6065, "eval_accuracy": 0.0275, "eval_perplexity": 739.9069,
+                       "train_tokens": 20480, "train_steps": 20},
+               "sst2": {"dev_accuracy": 0.5092}, "sst2-random": {"dev_accuracy": 0.5}}
+    for name, metrics in figures.items():
+        (out / name).mkdir(parents=True)
+        (out / name / "metrics.json").write_text(json.dumps(metrics))
+    recipe.summarize(out)
+    text = (out / "results.md").read_text()
+    assert ("Pretraining: 20,480 tokens, 20 steps, 13 s; held-out MLM loss 6.6065, accuracy 2.8%, perplexity 739.9."
+            in text), text
+    assert "| 50.9% |" in text and "| 50.0% |" in text
+
+
+# ----- 10. "made by another command": NOT_RECIPE options left out, script steps shown option by option -----
+def test_made_otherwise_ignores_where_the_step_was_written_and_diffs_script_steps(tmp_path, data_files):
+    _, good = data_files
+    parser = recipe.build_parser()
+    old = {s.name: s for s in recipe.plan(parser.parse_args(["--quick", "--out", str(tmp_path / "old"), *good]))}
+    moved = {s.name: s for s in recipe.plan(parser.parse_args(["--quick", "--out", str(tmp_path / "new"), *good]))}
+    reseeded = {s.name: s for s in recipe.plan(parser.parse_args(["--quick", "--out", str(tmp_path / "new"), *good,
+                                                                 "--seed", "1"]))}
+    pretrain_step = moved["pretrain"]
+    pretrain_step.folder.mkdir(parents=True)
+    (pretrain_step.folder / "metrics.json").write_text(json.dumps({"command": old["pretrain"].command}))
+    assert experiment.made_otherwise(pretrain_step) == ""  # only --out differs
+    assert experiment.made_otherwise(reseeded["pretrain"]) == "--seed 0 -> 1"
+    tok = moved["tokenizer"]
+    tok.folder.mkdir(parents=True)
+    experiment._command_file(tok).write_text(old["tokenizer"].command + "\n")
+    assert experiment.made_otherwise(tok) == ""
+    assert experiment.made_otherwise(reseeded["tokenizer"]) == "--seed 0 -> 1"

@@ -549,6 +549,15 @@ def seeds(train_files, tiny_mlm_dir, tmp_path_factory):
     return folders
 
 
+def test_average_shows_progress_bars_over_its_scoring_unless_told_not_to(seeds, tmp_path, monkeypatch, capsys):
+    """Its scoring (dev set, IMDB sample read two ways) ran without a word."""
+    monkeypatch.setattr(average, "progress_bars", lambda no_progress=False: not no_progress)  # as on a terminal
+    assert average.main([*map(str, seeds[:2]), "--out", str(tmp_path / "avg")]) == 0
+    assert "classifying" in capsys.readouterr().err
+    assert average.main([*map(str, seeds[:2]), "--out", str(tmp_path / "quiet"), "--no-progress"]) == 0
+    assert "classifying" not in capsys.readouterr().err
+
+
 def test_the_average_says_where_its_members_started():
     """The shipped card said its 3 members were "fine-tuned from runs/sentiment-10/tapt/mlm ... with different
     seeds": each continued one shared IMDB stage (`init` runs/sentiment-10/imdb-s0, `init_root` the TAPT encoder),
@@ -715,6 +724,22 @@ def test_summarize_refuses_a_masked_lm_run_and_an_out_folder(tmp_path, capsys):
 
 
 # ----- mean and std over seeds -----
+def test_summarize_warns_when_two_members_of_an_arm_are_one_run(tmp_path, capsys):
+    """A run and its copy were counted as two seeds: "2 | 47.5 ± 0.0", without a word."""
+    runs = {}
+    for name, seed, init in (("s1", 1, "enc"), ("s1-copy", 1, "enc"), ("s2", 2, "enc"), ("s1-other", 1, "other")):
+        runs[name] = tmp_path / name
+        runs[name].mkdir()
+        command = f"python -m train.finetune --init {init} --seed {seed} --out {runs[name]}"
+        (runs[name] / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.5, "command": command}))
+    assert summarize.main(["--arm", "a", *(str(runs[n]) for n in ("s1", "s2", "s1-other"))]) == 0
+    assert "warning" not in capsys.readouterr().err  # other seeds, another init: other runs
+    assert summarize.main(["--arm", "a", str(runs["s1"]), str(runs["s2"]), str(runs["s1-copy"])]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"warning: {runs['s1-copy']} is the same run as {runs['s1']}")
+    assert "in arm a" in err[0]
+
+
 def test_summarize(seeds, tmp_path, capsys):
     avg = tmp_path / "avg"
     assert average.main([*map(str, seeds), "--out", str(avg)]) == 0

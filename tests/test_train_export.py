@@ -341,3 +341,18 @@ def test_a_classifier_cards_limitation_says_what_it_learnt_from_and_its_long_tex
     folder = shutil.copytree(tiny_clf_dir, tmp_path / "clf")
     card = write_model_card(folder, title="t", task="text-classification", metrics=staged, recipe={}).read_text()
     assert "after an earlier fine-tuning stage (`runs/imdb-s0`)" in card and "87.8% of the time read whole" in card
+
+
+def test_an_exported_cards_usage_loads_the_export_not_the_run(tiny_mlm_dir, tmp_path):
+    """The export's card told its reader to load the run folder, which may be deleted."""
+    from train.model_card import write_model_card
+
+    run = shutil.copytree(tiny_mlm_dir, tmp_path / "run")
+    metrics = RunMetrics(command="python -m train.pretrain ...")
+    metrics.write(run)
+    write_model_card(run, title="t", task="fill-mask", metrics=metrics, recipe={"command": metrics.command})
+    assert f'model="{run}"' in (run / "README.md").read_text()
+    out = tmp_path / "shipped"
+    assert main([str(run), str(out)]) == 0
+    card = (out / "README.md").read_text()
+    assert f'model="{out}"' in card and str(run) not in card

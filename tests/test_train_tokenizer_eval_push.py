@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 import roberta
+import torch
 from train import evaluate, model_card, push
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -635,3 +636,44 @@ def test_model_card_classifier_flat_metrics(tiny_clf_dir, tmp_path):
     assert "0: negative, 1: positive" in text and "curves.png" not in text
     with pytest.raises(ValueError, match="task"):
         model_card.write_model_card(folder, title="x", task="translation", metrics={}, recipe={})
+
+
+def test_evaluate_shows_progress_bars_and_honours_no_progress(tiny_mlm_dir, tiny_clf_dir, train_files, monkeypatch,
+                                                              capsys):
+    """31.8 s of silence for 150 IMDB reviews; the bars follow the project's rule (`progress_bars`)."""
+    monkeypatch.setattr(evaluate, "progress_bars", lambda no_progress=False: not no_progress)  # as on a terminal
+    mlm = ["--model", str(tiny_mlm_dir), "--mlm-text", str(train_files / "valid.txt"), "--mlm-seeds", "2"]
+    assert evaluate.main(mlm) == 0
+    assert "MLM scoring, mask 2/2" in capsys.readouterr().err
+    clf = ["--model", str(tiny_clf_dir), "--imdb", str(train_files / "imdb.tsv"), "--imdb-n", "8", "--max-length", "8"]
+    assert evaluate.main(clf) == 0
+    err = capsys.readouterr().err
+    assert "classifying 8 texts" in err and "windows)" in err
+    assert evaluate.main(mlm + ["--no-progress"]) == 0 and evaluate.main(clf + ["--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_evaluate_precision_reproduces_scoring_under_autocast_and_is_recorded(tiny_mlm_dir, train_files, tmp_path):
+    """Pretraining's final evaluation runs under bf16 autocast; train.evaluate had no way to score that way."""
+    model, tokenizer = evaluate.load_model(str(tiny_mlm_dir))
+    documents = evaluate.read_documents(str(train_files / "valid.txt"))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        under_bf16 = evaluate.evaluate_mlm(model, tokenizer, documents)
+    for precision in ("bf16", "fp32"):
+        out = tmp_path / f"{precision}.json"
+        assert evaluate.main(["--model", str(tiny_mlm_dir), "--mlm-text", str(train_files / "valid.txt"),
+                              "--precision", precision, "--no-progress", "--out", str(out)]) == 0
+        scored = json.loads(out.read_text())["mlm"]
+        assert scored["precision"] == precision
+    assert json.loads((tmp_path / "bf16.json").read_text())["mlm"]["loss"] == pytest.approx(under_bf16["loss"])
+    assert scored["loss"] == pytest.approx(evaluate.evaluate_mlm(model, tokenizer, documents)["loss"])  # fp32
+
+
+def test_model_card_data_of_local_files_says_no_not_given_above_them(model_folder):
+    """"Data: - (not given)" stood above a table of the run's data files."""
+    recipe = {"command": "python -m train.pretrain", "corpus": "/tmp/data/wt_train.txt", "valid": "/tmp/data/v.txt"}
+    text = model_card.write_model_card(model_folder, title="t", task="fill-mask", metrics={}, recipe=recipe).read_text()
+    data = text.split("## Data")[1].split("\n## ")[0]
+    assert "(not given)" not in data and "| corpus | /tmp/data/wt_train.txt |" in data
+    text = model_card.write_model_card(model_folder, title="t", task="fill-mask", metrics={}, recipe={}).read_text()
+    assert "- (not given)" in text.split("## Data")[1].split("\n## ")[0]

@@ -32,8 +32,9 @@ MAX_NEW_MODEL_LENGTH = max(c.max_length for c in PRESETS.values())  # 512: RoBER
 # the largest seed: numpy's generators take 32 bits, and the trainer seeds torch's with the seed times 100,003 (a
 # seed above 2**64 / 100,003 passed start-up and failed at step 1 with "Overflow when unpacking long long")
 MAX_SEED = 2**32 - 1
-# options that do not describe the run (left out of the model card's recipe and of the resume comparison)
-NOT_RECIPE = ("command", "resume", "out", "no_progress", "keep_checkpoints")
+# options that do not describe the run (left out of the model card's recipe, of the resume comparison and of an
+# experiment's "made by another command" check): where it is written or caches, and how it shows progress
+NOT_RECIPE = ("command", "resume", "out", "no_progress", "keep_checkpoints", "cache_dir")
 
 
 def option(default=None, help: str = "", *, group: str | None = None, choices=None, required: bool = False,

@@ -46,7 +46,7 @@ from .arguments import seed_value
 from .evaluate import DEFAULT_CHECKS, UNSURE_BELOW, check_expected_labels, check_unsure_below, read_checks
 from .export import partial_note
 from .reporting import plot_member_curves
-from .runtime import EXIT_OK, UserError, exit_code, naming, output_folder, report_user_error
+from .runtime import EXIT_OK, UserError, exit_code, naming, output_folder, progress_bars, report_user_error
 from .trainer import FINISHED_FILES, check_fresh_out
 
 
@@ -163,6 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unsure-below", type=float, default=None,
                    help=f"checks threshold (default: the members', else {UNSURE_BELOW})")
     p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bars (else drawn on stderr when it is a terminal, over the scoring batches)")
     m = p.add_argument_group("masked-LM members")
     m.add_argument("--mlm-text", default=None, help="held-out text (default: the members' eval_data)")
     m.add_argument("--mlm-seeds", type=int, default=5, help="fixed masks to average over (default: %(default)s)")
@@ -195,7 +197,8 @@ def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
     model.eval()
     tokenizer = roberta.load_tokenizer(folders[0])
     rows = pack_sequences(take_chars(read_documents(source), args.mlm_max_chars), tokenizer, config.max_length)
-    result = evaluate_mlm_masks(model, tokenizer, rows, args.batch_size, seed, args.mlm_seeds)
+    result = evaluate_mlm_masks(model, tokenizer, rows, args.batch_size, seed, args.mlm_seeds,
+                                progress_bars(args.no_progress))
     start_writing(out)
     save_average(model, folders, out)
     metrics = {
@@ -324,8 +327,11 @@ def _run(args) -> dict:
             calibration["source"] = (ref.get("calibration") or {}).get("source", "the members' calibration slice")
             if not all((m.get("calibration") or {}).get(HELD_OUT, True) for m in members):
                 calibration[HELD_OUT] = False  # a slice given to train.calibrate, not the one fine-tuning held out
-        dev_result = evaluate_classifier(model, tokenizer, *dev, args.batch_size, max_length) if dev else None
-        imdb = evaluate_reviews(model, tokenizer, *imdb_rows, args.batch_size, max_length) if imdb_rows else None
+        progress = progress_bars(args.no_progress)
+        dev_result = evaluate_classifier(model, tokenizer, *dev, args.batch_size, max_length,
+                                         progress=progress) if dev else None
+        imdb = evaluate_reviews(model, tokenizer, *imdb_rows, args.batch_size, max_length,
+                                progress) if imdb_rows else None
         checks = score_checks(model, tokenizer, checks_path, args.batch_size, unsure_below, max_length) \
             if checks_path else None
     save_average(model, folders, out)

@@ -12,6 +12,12 @@ Classifier probabilities are the calibrated ones (softmax of logits / config.cal
 `roberta.pipeline` gives them); `--labeled` also reports the expected calibration error with and without
 the temperature. `--checks` scores the behaviour checks (see `score_checks`): accuracy per category.
 
+With --precision bf16 (or auto where it picks bf16) the MLM text is scored under bf16 autocast: pretraining's
+final evaluation runs under its training precision (its metrics.json's hardware.precision), so a matching
+--precision reproduces its figures exactly; fp32 and bf16 differ in the last digits of the accuracy. The MLM
+figures written record the precision used. Progress bars (scoring batches, reading windows) go to stderr when it
+is a terminal; --no-progress turns them off.
+
 MLM figures use one fixed, seeded mask over the whole held-out set (the same positions are masked in
 every run and for every batch size), so numbers are comparable between checkpoints and runs. The draw of
 masks moves WikiText-2 valid's accuracy by up to about half a point (the phase-7 model: 45.0-45.6% over 5
@@ -36,14 +42,29 @@ from roberta.tokenizer import encode_windows, mean_over_windows
 from .arguments import seed_value
 from .calibrate import expected_calibration_error, probabilities
 from .data import check_imdb_n, imdb_sample, pack_sequences, read_documents, read_labeled, read_table
-from .runtime import EXIT_USER_ERROR, USER_ERRORS, exit_code, naming, report_user_error
+from .runtime import (EXIT_USER_ERROR, USER_ERRORS, autocast, exit_code, naming, progress_bars, report_user_error,
+                      resolve_precision)
 
 
-def evaluate_mlm_masks(model, tokenizer, rows: torch.Tensor, batch_size: int, first_seed: int, masks: int) -> dict:
+def batch_starts(rows: int, batch_size: int, progress: str | None):
+    """The first row of each batch of `batch_size` over `rows` rows; with `progress` (a description), a tqdm bar
+    of the batches on stderr (the caller asks for it only where `progress_bars()` allows)."""
+    starts = range(0, rows, batch_size)
+    if not progress:
+        return starts
+    from tqdm.auto import tqdm
+
+    return tqdm(starts, desc=progress, unit="batch", dynamic_ncols=True, leave=False)
+
+
+def evaluate_mlm_masks(model, tokenizer, rows: torch.Tensor, batch_size: int, first_seed: int, masks: int,
+                       progress: bool = False) -> dict:
     """`evaluate_mlm` under `masks` fixed mask draws (seeds first_seed, first_seed + 1, ...) -> one result: the
     mean loss (perplexity from it) and accuracy, the masked tokens of all draws, and each draw's accuracy. One
-    draw is returned as it is."""
-    draws = [evaluate_mlm(model, tokenizer, rows, batch_size, seed) for seed in range(first_seed, first_seed + masks)]
+    draw is returned as it is. `progress`: a bar per draw."""
+    draws = [evaluate_mlm(model, tokenizer, rows, batch_size, seed,
+                          progress=(f"MLM scoring, mask {i + 1}/{masks}" if masks > 1 else True) if progress else False)
+             for i, seed in enumerate(range(first_seed, first_seed + masks))]
     if len(draws) == 1:
         return draws[0]
     loss = sum(d["loss"] for d in draws) / len(draws)
@@ -59,8 +80,9 @@ def _device(model) -> torch.device:
 
 @torch.no_grad()
 def evaluate_mlm(model, tokenizer, documents_or_rows, batch_size: int = 32, seed: int = 0,
-                 max_length: int | None = None, cache_dir=None) -> dict:
-    """{"loss", "accuracy", "perplexity", "tokens", "sequences"} of `model` on held-out text.
+                 max_length: int | None = None, cache_dir=None, progress: bool | str = False) -> dict:
+    """{"loss", "accuracy", "perplexity", "tokens", "sequences"} of `model` on held-out text; `progress`: a bar
+    over the batches (a string: its description).
 
     `documents_or_rows`: a list of documents (packed end to end into rows of `max_length`, default the model's
     longest input) or an already packed LongTensor (N, T). Loss is the mean cross-entropy per masked token
@@ -73,7 +95,8 @@ def evaluate_mlm(model, tokenizer, documents_or_rows, batch_size: int = 32, seed
     masked = DynamicMasker.from_tokenizer(tokenizer, seed=seed)(rows)  # one fixed mask for the whole set
     was_training = model.training
     model.eval()
-    loss_sum, correct, count = masked_lm_sums(model, masked, batch_size)
+    shown = (progress if isinstance(progress, str) else "MLM scoring") if progress else None
+    loss_sum, correct, count = masked_lm_sums(model, masked, batch_size, shown)
     model.train(was_training)
     if count == 0:
         raise ValueError("no token was masked: the evaluation text is too short")
@@ -83,12 +106,13 @@ def evaluate_mlm(model, tokenizer, documents_or_rows, batch_size: int = 32, seed
 
 
 @torch.no_grad()
-def masked_lm_sums(model, masked, batch_size: int) -> tuple[float, int, int]:
+def masked_lm_sums(model, masked, batch_size: int, progress: str | None = None) -> tuple[float, int, int]:
     """(summed cross-entropy, right predictions, targets) of `model` over the targets of an already masked set
-    (`masked.input_ids`, `masked.labels`: (N, T)), `batch_size` rows per forward pass on the model's device."""
+    (`masked.input_ids`, `masked.labels`: (N, T)), `batch_size` rows per forward pass on the model's device;
+    `progress`: the description of a bar over the batches (`batch_starts`)."""
     device = _device(model)
     loss_sum, correct, count = 0.0, 0, 0
-    for start in range(0, len(masked.input_ids), batch_size):
+    for start in batch_starts(len(masked.input_ids), batch_size, progress):
         labels = masked.labels[start:start + batch_size].to(device)
         if not labels.ne(IGNORE_INDEX).any():
             continue
@@ -112,10 +136,10 @@ def encode_for_classifier(tokenizer, texts: list[str], max_length: int,
 
 @torch.no_grad()
 def classifier_logits(model, tokenizer, texts: list[str], batch_size: int = 32, max_length: int | None = None,
-                      normalize: bool = True, long_text: str = "first") -> torch.Tensor:
+                      normalize: bool = True, long_text: str = "first", progress: bool = False) -> torch.Tensor:
     """Raw logits (N, L), float32 on the CPU, in the order of `texts` (encoded as `encode_for_classifier`).
     `long_text`: "first" reads a long text's first `max_length` tokens; "windows" reads all of it, the logits
-    averaged over its overlapping windows, as `roberta.pipeline` reads it."""
+    averaged over its overlapping windows, as `roberta.pipeline` reads it. `progress`: a bar over the batches."""
     if not texts:
         raise ValueError("no texts to classify")
     max_length = max_length or model.config.max_length
@@ -130,7 +154,8 @@ def classifier_logits(model, tokenizer, texts: list[str], batch_size: int = 32, 
     was_training, device = model.training, _device(model)
     model.eval()
     logits = torch.empty(len(input_ids), model.config.num_labels)  # (W, L)
-    for start in range(0, len(order), batch_size):
+    shown = f"classifying {len(texts):,} texts" + (f" ({len(input_ids):,} windows)" if owner is not None else "")
+    for start in batch_starts(len(order), batch_size, shown if progress else None):
         idx = order[start:start + batch_size]
         T = int(lengths[idx].max())
         ids, mask = input_ids[idx, :T].to(device), attention_mask[idx, :T].to(device)  # (b, T)
@@ -146,7 +171,8 @@ def temperature_of(model) -> float:
 
 @torch.no_grad()
 def evaluate_classifier(model, tokenizer, texts: list[str], labels: list[int], batch_size: int = 32,
-                        max_length: int | None = None, normalize: bool = True, long_text: str = "first") -> dict:
+                        max_length: int | None = None, normalize: bool = True, long_text: str = "first",
+                        progress: bool = False) -> dict:
     """{"accuracy", "n", "loss", "macro_f1", "confusion", "ece"} of a classifier (confusion[true][predicted];
     ece: expected calibration error, 15 bins, of the probabilities the pipeline gives, i.e. with the model's
     calibration_temperature). `long_text`: as `classifier_logits`."""
@@ -155,7 +181,7 @@ def evaluate_classifier(model, tokenizer, texts: list[str], labels: list[int], b
     num_labels = model.config.num_labels
     if max(labels) >= num_labels or min(labels) < 0:
         raise ValueError(f"labels {sorted(set(labels))} do not fit the model's {num_labels} classes")
-    logits = classifier_logits(model, tokenizer, texts, batch_size, max_length, normalize, long_text)
+    logits = classifier_logits(model, tokenizer, texts, batch_size, max_length, normalize, long_text, progress)
     gold = torch.tensor(labels)
     pred = logits.argmax(-1)
     confusion = torch.zeros(num_labels, num_labels, dtype=torch.long)
@@ -170,12 +196,13 @@ def evaluate_classifier(model, tokenizer, texts: list[str], labels: list[int], b
 
 
 def evaluate_reviews(model, tokenizer, texts: list[str], labels: list[int], batch_size: int = 32,
-                     max_length: int | None = None) -> dict:
+                     max_length: int | None = None, progress: bool = False) -> dict:
     """`evaluate_classifier` of long texts (IMDB reviews) read two ways: their first `max_length` tokens (the
     keys of `evaluate_classifier`) and whole, in overlapping windows whose logits are averaged as
     `roberta.pipeline` reads them ("accuracy_whole", "ece_whole", "windows": the windows read in all)."""
-    first = evaluate_classifier(model, tokenizer, texts, labels, batch_size, max_length)
-    whole = evaluate_classifier(model, tokenizer, texts, labels, batch_size, max_length, long_text="windows")
+    first = evaluate_classifier(model, tokenizer, texts, labels, batch_size, max_length, progress=progress)
+    whole = evaluate_classifier(model, tokenizer, texts, labels, batch_size, max_length, long_text="windows",
+                                progress=progress)
     shown = [normalize_for_classifier(t) for t in texts]
     windows = len(encode_windows(tokenizer, shown, max_length or model.config.max_length)[2])
     return {**first, "accuracy_whole": whole["accuracy"], "ece_whole": whole["ece"], "windows": windows}
@@ -322,6 +349,12 @@ def parse_args(argv=None):
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
                    help="where the model runs (default: %(default)s, a GPU when there is one)")
     p.add_argument("--cache-dir", help="cache the packed MLM text here")
+    p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="fp32",
+                   help="autocast of the MLM scoring, as train.pretrain's --precision (auto: bf16 on a GPU or a CPU "
+                        "with native bf16, else fp32). Pretraining's final evaluation runs under the run's training "
+                        "precision (its metrics.json's hardware.precision): give that one to reproduce its figures "
+                        "(default: %(default)s)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--out", help="write the metrics as JSON: a .json file, or a folder (its metrics.json, as a run "
                                  "folder's); merged into the file if it exists")
     args = p.parse_args(argv)
@@ -357,6 +390,7 @@ def run(args) -> dict:
     if (args.labeled or args.imdb or args.checks) and is_mlm:
         raise ValueError(f"{args.model} is a masked-LM model; --labeled/--imdb/--checks need a classifier")
     metrics = {}
+    progress = progress_bars(args.no_progress)
     if args.mlm_text:
         with naming("--mlm-text"):
             docs = take_chars(read_documents(args.mlm_text), args.mlm_max_chars)
@@ -368,23 +402,27 @@ def run(args) -> dict:
         if args.mlm_seeds < 1:
             raise ValueError(f"--mlm-seeds must be at least 1, got {args.mlm_seeds}")
         rows = pack_sequences(docs, tokenizer, max_length, args.cache_dir)
+        precision = resolve_precision(args.precision, torch.device(args.device))
+        with autocast(torch.device(args.device), precision):
+            scored = evaluate_mlm_masks(model, tokenizer, rows, args.batch_size, args.seed, args.mlm_seeds, progress)
         metrics["mlm"] = {"source": args.mlm_text, "seed": args.seed, "max_length": max_length,
                           **({"max_chars": args.mlm_max_chars} if args.mlm_max_chars else {}),
-                          **evaluate_mlm_masks(model, tokenizer, rows, args.batch_size, args.seed, args.mlm_seeds)}
+                          "precision": precision, **scored}
     if args.labeled:
         with naming("--labeled"):
             texts, labels, _ = read_labeled(args.labeled, label_names=model.config.id2label)
-        logits = classifier_logits(model, tokenizer, texts, args.batch_size, max_length)
+        logits = classifier_logits(model, tokenizer, texts, args.batch_size, max_length, progress=progress)
         metrics["labeled"] = {"source": args.labeled, "max_length": max_length,
                               **evaluate_classifier(model, tokenizer, texts, labels, args.batch_size,
-                                                    max_length=max_length),
+                                                    max_length=max_length, progress=progress),
                               "temperature": temperature_of(model),
                               "ece_uncalibrated": expected_calibration_error(probabilities(logits), labels)}
     if args.imdb:
         with naming("--imdb"):
             texts, labels = imdb_sample(args.imdb, n=args.imdb_n, seed=args.seed)
         metrics["imdb"] = {"source": args.imdb, "seed": args.seed, "max_length": max_length,
-                           **evaluate_reviews(model, tokenizer, texts, labels, args.batch_size, max_length)}
+                           **evaluate_reviews(model, tokenizer, texts, labels, args.batch_size, max_length,
+                                              progress)}
     if args.checks:
         with naming("--checks"):
             checks = read_checks(args.checks)

@@ -30,6 +30,7 @@ from typing import Callable
 from roberta.run_metrics import METRICS_NAME, RunMetrics
 
 from . import finetune, pretrain
+from .arguments import NOT_RECIPE
 from .paths import COMMAND_FILE
 from .runtime import EXIT_INTERRUPTED, UserError, run_main
 from .trainer import RESUME_HINT_ENV
@@ -204,15 +205,23 @@ def _command_file(step: Step) -> Path:
 
 
 def made_otherwise(step: Step) -> str:
-    """For a finished training step whose metrics.json records another command than the step's now: the options
-    that differ ("--lr 0.001 -> 0.0005, --max-steps 20 -> 8000"); for a script step (a tokenizer, a TAPT corpus,
-    an average), the command recorded beside its output when it differs; else "" (the same, or nothing recorded)."""
+    """For a finished step whose recorded command differs from the step's now, the options that differ ("--lr
+    0.001 -> 0.0005, --max-steps 20 -> 8000"): a training step's from its metrics.json, a script step's (a
+    tokenizer, a TAPT corpus, an average) from the command recorded beside its output; else "" (the same, or
+    nothing recorded). Options that do not describe the run (`NOT_RECIPE`: --out, --cache-dir, ...) are not
+    compared: a recipe folder moved elsewhere, or another cache, makes the same run."""
     if step.args is None:
         try:
             recorded = _command_file(step).read_text(encoding="utf-8").strip()
         except OSError:
             return ""
-        return recorded if recorded != step.command else ""
+        if recorded == step.command:
+            return ""
+        try:
+            before, now = _script_options(recorded), _script_options(step.command)
+        except ValueError:  # a recorded line that does not split
+            return recorded
+        return _differences(_moved(before, now), now)
     try:
         recorded = RunMetrics.read(step.folder).command
     except (OSError, ValueError):
@@ -227,9 +236,44 @@ def made_otherwise(step: Step) -> str:
     if before is None:
         return "another script"
     now = step.args.recorded()
-    flags = [f"--{k.replace('_', '-')} {shown_value(before.get(k))} -> {shown_value(now.get(k))}"
-             for k in sorted({*before, *now}) if before.get(k) != now.get(k) and k not in ("resume",)]
-    return ", ".join(flags) or "the same options, spelled otherwise"
+    return _differences(_moved(before, now), now)
+
+
+def _moved(before: dict, now: dict) -> dict:
+    """The recorded options with the experiment's old folder replaced by its new one, in every value: a recipe
+    folder copied or moved elsewhere names its own paths (OUT/tokenizer/..., OUT/mlm) under another root. The
+    roots are what is left of the two --out paths after their common end (A/run/mlm, B/gsrun/mlm: A/run, B/gsrun)."""
+    old, new = before.get("out"), now.get("out")
+    if not isinstance(old, str) or not isinstance(new, str) or old == new:
+        return before
+    old_parts, new_parts = Path(old).parts, Path(new).parts
+    common = 0
+    while common < min(len(old_parts), len(new_parts)) - 1 and old_parts[-1 - common] == new_parts[-1 - common]:
+        common += 1
+    old_root, new_root = str(Path(*old_parts[:len(old_parts) - common])), str(Path(*new_parts[:len(new_parts) - common]))
+    return {k: v.replace(old_root + "/", new_root + "/") if isinstance(v, str) else v for k, v in before.items()}
+
+
+def _differences(before: dict, now: dict) -> str:
+    """ "--flag old -> new, ..." for the options (field names) whose values differ, `NOT_RECIPE` left out ("": the
+    same run)."""
+    return ", ".join(f"--{k.replace('_', '-')} {shown_value(before.get(k))} -> {shown_value(now.get(k))}"
+                     for k in sorted({*before, *now}) if before.get(k) != now.get(k) and k not in NOT_RECIPE)
+
+
+def _script_options(command: str) -> dict:
+    """A script's command line as {option as a field name: its words}: an option takes the words up to the next
+    `--option` (a flag: True); the words before the first option are the positional arguments ("arguments")."""
+    words = shlex.split(command)[3:]  # after "python -m MODULE"
+    options, name = {}, "arguments"
+    for word in words:
+        if word.startswith("--") and len(word) > 2:
+            name = word[2:].replace("-", "_")
+            options[name] = True
+        else:
+            value = options.get(name)
+            options[name] = word if value in (None, True) else f"{value} {word}"
+    return options
 
 
 def _parsed(command: str) -> dict | None:

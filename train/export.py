@@ -5,7 +5,8 @@ them full size).
     python -m train.export runs/mini-roberta-mlm assets/mini-roberta-mlm --dtype float16
     python -m train.export runs/mini-roberta-mlm/checkpoints/step-00003000 runs/mlm-step-3000 --dtype float32
 
-Copies config.json, tokenizer.json, tokenizer_config.json, README.md, metrics.json, curves.png,
+Copies config.json, tokenizer.json, tokenizer_config.json, README.md (its Usage section written anew to load the
+exported folder, not the run), metrics.json, curves.png,
 reliability.png (a classifier's calibration diagram), log.jsonl and phases.json (a shipped MLM's pretraining
 history); never the checkpoints. A run without tokenizer_config.json gets one (`write_tokenizer_config`:
 `transformers` needs it to read tokenizer.json as saved, and `train.push` refuses a folder without it). Loads
@@ -44,7 +45,7 @@ from roberta.run_metrics import METRICS_NAME, RunMetrics
 
 from .arguments import NOT_RECIPE
 from .checkpointing import CHECKPOINTS, Checkpoints
-from .model_card import write_model_card
+from .model_card import card_for, write_model_card
 from .paths import other_entries
 from .runtime import EXIT_OK, UserError, exit_code, output_folder, report_user_error
 
@@ -182,7 +183,10 @@ def export_into(src, dst: Path, dtype="float32", final: Path | None = None) -> P
         else:  # left by an earlier export into this folder: it would describe another model
             (dst / name).unlink(missing_ok=True)
     weights, metadata = roberta.hub.read_weights(src / WEIGHTS_NAME)  # metadata: the config it fits
-    return _store(weights, metadata, dst, dtype)
+    stored = _store(weights, metadata, dst, dtype)
+    if (dst / "README.md").is_file():  # the run's card loads the run folder: its usage names where the export lives
+        (dst / "README.md").write_text(card_for(dst, str(final or dst)), encoding="utf-8")
+    return stored
 
 
 def _check_same_kind(src: Path, dst: Path) -> None:

@@ -81,7 +81,13 @@ def recipe_argv(args, out: Path, *extra: str, compile: bool = True) -> list[str]
     recipe_args = [a for a in args.recipe_args if compile or a != "--compile"]
     return [sys.executable, "-m", "train.recipe", "--gpu", "--data", str(upload / "data"),
             "--tokenizer", str(upload / "tokenizer.json"), "--seeds", *map(str, args.seeds), "--out", str(out),
-            *recipe_args, *extra]
+            "--cache-dir", session_cache_dir(args), *recipe_args, *extra]
+
+
+def session_cache_dir(args) -> str:
+    """The recipes' packing cache: --cache-dir, else WORK/cache, which the retry shares with the first run (the
+    same corpus packed once), and never ./cache in the tree the command runs in."""
+    return str(Path(args.work) / "cache") if args.cache_dir is None else args.cache_dir
 
 
 def retry_minutes(asked: float, left_s: float) -> tuple[float, float]:
@@ -228,6 +234,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "IMDB stage, which otherwise runs here on CPU from the returned encoder, about an hour)")
     p.add_argument("--deadline-s", type=float, default=520, help="seconds for the recipe(s) (default: %(default)s)")
     p.add_argument("--retry-lr", type=float, default=5e-4, help="peak lr of the retry (default: %(default)s)")
+    p.add_argument("--cache-dir", default=None,
+                   help="where pretraining (and TAPT) cache their packed rows (train.recipe --cache-dir; default: "
+                        "WORK/cache, shared by the first run and the retry; '' = no cache)")
     p.add_argument("--tests", default=TESTS, help="pytest arguments run alongside, '' for none (default: %(default)s)")
     p.add_argument("recipe_args", nargs=argparse.REMAINDER, help="after --: more train.recipe options")
     args = p.parse_args(argv)

@@ -89,8 +89,7 @@ def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init
     out, data_root, heads = output_folder(out), Path(data_root), dict(heads or {})
     if not max_mib > 0:  # nan too; before the bundle is built
         raise ValueError(f"--max-mib must be a positive number of MiB, got {max_mib:g}")
-    if unknown := sorted(set(heads) - set(files)):
-        raise ValueError(f"--head names {', '.join(unknown)}, not one of --files")
+    check_heads(heads, files, data_root)
     if not Path(tokenizer).is_file():
         raise FileNotFoundError(f"--tokenizer {tokenizer}: no such file (a tokenizer.json)")
     out.mkdir(parents=True, exist_ok=True)
@@ -104,8 +103,9 @@ def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init
             if file.suffix == ".md":
                 continue
             dst = out / "data" / file.relative_to(data_root).with_name(file.name + ".xz")
-            if name in heads:  # dated 1970, so a bundle without --head replaces it with the whole file
-                os.utime(compress(file, dst, heads[name]), (0, 0))
+            head = heads.get(name) or heads.get(file.relative_to(data_root).as_posix())
+            if head:  # dated 1970, so a bundle without --head replaces it with the whole file
+                os.utime(compress(file, dst, head), (0, 0))
             elif not dst.is_file() or dst.stat().st_mtime < file.stat().st_mtime:
                 compress(file, dst)
             written.append(dst)
@@ -128,6 +128,19 @@ def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init
     shipped = {p.relative_to(out).as_posix(): p.stat().st_size for p in written if p.name != "tokenizer.json"}
     (out / BUNDLE_NAME).write_text(json.dumps({"files": shipped}, indent=2) + "\n", encoding="utf-8")
     return written
+
+
+def check_heads(heads: dict[str, int], files, data_root: Path) -> None:
+    """Each --head names one of --files, or a file under one of its folders (`wikitext-2/wiki.train.tokens` with
+    `--files wikitext-2`): a ValueError naming the others, before anything is written."""
+    folders = [name.rstrip("/") + "/" for name in files]
+    for name in heads:
+        if name in files:
+            continue
+        if not any(name.startswith(folder) for folder in folders):
+            raise ValueError(f"--head names {name}, not one of --files nor a file under one of their folders")
+        if not (data_root / name).is_file():
+            raise ValueError(f"--head names {name}: no such file under --data-root {data_root}")
 
 
 def check_bundle(folder) -> None:
@@ -181,7 +194,12 @@ def pack(runs, out, part_mib: float = PART_MIB, max_files: int = 8) -> list[Path
     if not runs.is_dir():  # a file would be packed as if it were the runs
         raise NotADirectoryError(f"{runs}: {'not a' if runs.exists() else 'no such'} folder (give the folder that "
                                  "holds the run folders)")
+    if not any(p.is_file() and _skip_checkpoints(tarfile.TarInfo(p.relative_to(runs).as_posix()))
+               for p in runs.rglob("*")):  # an empty pack was a wasted return, without a word
+        raise ValueError(f"{runs}: nothing to pack (it holds no file outside checkpoints/)")
     out.mkdir(parents=True, exist_ok=True)
+    for stale in sorted(out.glob(f"{ARCHIVE}.part*")):  # an earlier pack's: unpack would join them to these
+        stale.unlink()
     archive = out / ARCHIVE
     # preset 0: float16 weights hardly compress (xz -6 keeps 89% of a model file, -0 90%, 4x faster), and
     # on the GPU machine every second of packing is taken from the 10-minute command
@@ -211,6 +229,7 @@ def unpack(returned, out) -> Path:
     parts = sorted(returned.glob(f"{ARCHIVE}.part*"))
     if not parts:
         raise FileNotFoundError(f"{returned} holds no {ARCHIVE}.partNN files (is it what `pack` wrote?)")
+    created = not out.exists()  # removed again if nothing could be unpacked into it
     out.mkdir(parents=True, exist_ok=True)
     archive = out / ARCHIVE
     with open(archive, "wb") as f:
@@ -224,9 +243,11 @@ def unpack(returned, out) -> Path:
                                       "them away first)")
             tar.extractall(out, filter="data")
     except (tarfile.TarError, EOFError, lzma.LZMAError) as err:
+        if created:
+            shutil.rmtree(out, ignore_errors=True)
         raise ValueError(f"{returned}: the parts do not make a whole archive (one missing?): {err}") from err
     finally:
-        archive.unlink()
+        archive.unlink(missing_ok=True)
     return out
 
 
@@ -243,7 +264,8 @@ def main(argv=None) -> int:
     b.add_argument("--init", help="a model folder to continue from, shipped as float16 shards")
     b.add_argument("--max-mib", type=float, default=60.0, help="size limit (default: %(default)s)")
     b.add_argument("--head", nargs="+", default=[], metavar="FILE=BYTES",
-                   help="send only the first lines (up to BYTES) of these --files, e.g. imdb/unsup.txt=17e6 when "
+                   help="send only the first lines (up to BYTES) of these --files (or of files under a --files "
+                        "folder), e.g. imdb/unsup.txt=17e6 when "
                         "the mixture reads 15M characters of its 65M and the whole file would not fit")
     k = sub.add_parser("pack", help="run folders -> parts to return (on the GPU machine)")
     k.add_argument("runs", help="the folder that holds the run folders to return (with --ship: the "

@@ -309,9 +309,10 @@ def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dic
                 "written and trained from scratch in PyTorch by the *RoBERTa from scratch* teaching project. "
                 "The weights use `transformers`' RoBERTa layout, so both libraries load them."]
     sections += ["## Architecture", _table(arch_rows, ("", "value"))]
-    data_text = "\n".join(f"- [{d}](https://huggingface.co/datasets/{d})" for d in datasets) or "- (not given)"
-    if data_rows:
-        data_text += "\n\n" + _table(data_rows, ("", "value"))
+    data_text = "\n".join(f"- [{d}](https://huggingface.co/datasets/{d})" for d in datasets)
+    if data_rows:  # the local files the run read (no "(not given)" above them)
+        data_text += ("\n\n" if data_text else "") + _table(data_rows, ("", "value"))
+    data_text = data_text or "- (not given)"
     sections += ["## Data", data_text]
     recipe_text = f"```bash\n{recipe['command']}\n```" if recipe.get("command") else ""
     if other_rows:

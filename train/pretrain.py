@@ -299,7 +299,8 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
         valid_rows = valid_rows[:args.final_eval_rows]
     print(f"final evaluation on {len(valid_rows):,} held-out rows of {args.valid}", flush=True)
     with torch.no_grad(), autocast(dist.device, trainer.precision):
-        final = evaluate_mlm(model, tokenizer, valid_rows, batch_size=eval_batch, seed=args.eval_seed)
+        final = evaluate_mlm(model, tokenizer, valid_rows, batch_size=eval_batch, seed=args.eval_seed,
+                             progress="final evaluation" if progress_bars(args.no_progress) else False)
     model.save_pretrained(out)  # the weights beside the config and tokenizer files
     metrics = RunMetrics(
         eval_loss=final["loss"], eval_accuracy=final["accuracy"], eval_perplexity=final["perplexity"],

@@ -17,7 +17,8 @@ metrics.json) are skipped, an interrupted one resumes from its checkpoint (train
 step runs train.pretrain / train.finetune in this process from an arguments object, and the equivalent
 command is printed (and recorded in its metrics.json), so any step can be rerun by hand. The input files of
 every step still to run are checked before the first one runs (`check_data`: one `error:` line naming the option).
---push-to-hub PREFIX uploads mlm/ to PREFIX-mlm and sst2/ to PREFIX-sst2 (train.push).
+--push-to-hub PREFIX uploads mlm/ to PREFIX-mlm and sst2/ to PREFIX-sst2 (train.push); the two repo ids are
+checked before the first step runs. Pretraining caches its packed rows in --cache-dir (default OUT/cache).
 
 --gpu: the recipe for one GPU (CUDA, bf16 autocast; the same code runs on CPU, which is how it is tested).
 The tokenizer is reused (--tokenizer, default assets/mini-roberta-mlm's), pretraining takes large batches
@@ -57,7 +58,7 @@ from .experiment import Step, argv_of, finished, option_text, run_steps, script,
 from .checkpointing import Checkpoints
 from .export import check_export, export
 from .gpu_transfer import DATA_ROOT, PARTIAL_MLM, SHIPPED_FROM
-from .runtime import USER_ERRORS, UserError, exit_code, report_user_error
+from .runtime import EXIT_USER_ERROR, USER_ERRORS, UserError, exit_code, report_user_error
 
 QUICK_CORPUS = "../shared/data/wikitext-2/wiki.train.tokens"
 SHARED_DATA = str(DATA_ROOT)  # "../shared/data": where the defaults point
@@ -103,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=seed_value, default=0, help="seed of every step (default: %(default)s)")
     p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto",
                    help="autocast of every step (default: %(default)s, see train.pretrain --help)")
+    p.add_argument("--cache-dir", default=None,
+                   help="where pretraining caches its packed rows (train.pretrain --cache-dir; default: OUT/cache, "
+                        "'' = no cache; --quick caches nothing)")
     g = p.add_argument_group("one GPU (--gpu)")
     g.add_argument("--gpu", action="store_true", help="the one-GPU recipe (see below)")
     gpu_only = []  # refused without --gpu (`check_gpu_options`)
@@ -134,7 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
                help="--gpu: extra train.pretrain options, e.g. a larger model from random weights: "
                     "'--hidden-size 384 --intermediate-size 1536 --heads 6'")
     p.add_argument("--push-to-hub", metavar="PREFIX", default=None,
-                   help="upload mlm/ as PREFIX-mlm and sst2/ as PREFIX-sst2")
+                   help="upload mlm/ as PREFIX-mlm and sst2/ as PREFIX-sst2 (not with --gpu: push its ship/ folders "
+                        "with train.push)")
     p.add_argument("--private", action="store_true", help="create the Hub repos private")
     p.gpu_only = gpu_only
     return p
@@ -147,6 +152,44 @@ def check_gpu_options(parser: argparse.ArgumentParser, args) -> None:
     if given and not args.gpu:
         raise UserError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} --gpu (the one-GPU recipe); "
                         "without it they would be ignored")
+    if args.gpu and args.push_to_hub is not None:  # the GPU machine cannot reach the Hub: pushed here, afterwards
+        raise UserError("--push-to-hub does not run with --gpu: push OUT/ship/mini-roberta-mlm and "
+                        "OUT/ship/mini-roberta-sst2 with `python -m train.push FOLDER --repo-id USER/NAME` once they "
+                        "are back")
+
+
+PUSHED = (("mlm", "-mlm"), ("sst2", "-sst2"))  # --push-to-hub: the folder under OUT, the suffix of its repo id
+
+
+def check_push_prefix(prefix: str) -> None:
+    """--push-to-hub, checked before any work: both repo ids it gives must be ones the Hub takes (a bad one was
+    found after the whole recipe had run)."""
+    from .push import PushError, check_repo_id
+
+    for _, suffix in PUSHED:
+        try:
+            check_repo_id(prefix + suffix)
+        except PushError:
+            raise UserError(f"--push-to-hub {prefix!r} gives the repo id {prefix + suffix!r}, which the Hub does not "
+                            "take: it must be USER/NAME, of letters, digits, '-', '_' and '.'") from None
+
+
+def push(out: Path, prefix: str, private: bool) -> int:
+    """--push-to-hub: the two finished folders uploaded (train.push); a push that fails is a user error (exit 2, as
+    train.push's), said with the commands that finish the job."""
+    from .push import PushError, push_folder
+
+    try:
+        for folder, suffix in PUSHED:
+            url = push_folder(out / folder, prefix + suffix, private=private)
+            print(f"pushed {out / folder} -> {url}", flush=True)
+    except PushError as err:
+        commands = " and ".join(shlex.join(["python", "-m", "train.push", str(out / folder), "--repo-id",
+                                            prefix + suffix, *(["--private"] if private else [])])
+                                for folder, suffix in PUSHED)
+        print(f"error: {err}; the recipe's folders are finished, push them with {commands}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    return 0
 
 
 def check_tokenizer(path: str) -> None:
@@ -218,6 +261,14 @@ def check_gpu_data(parser: argparse.ArgumentParser, args, steps: list[Step]) -> 
             sentiment_recipe.check_input(option, path, default, kind, columns)
 
 
+def cache_dir(args) -> str:
+    """Pretraining's --cache-dir: the recipe's own, else OUT/cache (not ./cache/packed in the folder the recipe
+    was started from); --quick caches nothing."""
+    if args.cache_dir is not None:
+        return args.cache_dir
+    return "" if args.quick else str(Path(args.out) / "cache")
+
+
 def plan(args) -> list[Step]:
     """The recipe's steps: tokenizer (unless --tokenizer), pretraining, the two fine-tunings."""
     out = Path(args.out)
@@ -227,13 +278,13 @@ def plan(args) -> list[Step]:
         tok_argv = ["--corpus", corpus, "--vocab-size", "1000", "--max-chars", "300000", "--eval-text", "",
                     "--quiet"]
         pre = {"preset": "tiny", "max_length": 64, "corpus_chars": 200_000, "batch_size": 16, "max_steps": 20,
-               "warmup": 4, "lr": 2e-3, "eval_every": 10, "eval_rows": 32, "final_eval_rows": 64, "cache_dir": "",
-               "no_progress": True}
+               "warmup": 4, "lr": 2e-3, "eval_every": 10, "eval_rows": 32, "final_eval_rows": 64,
+               "cache_dir": cache_dir(args), "no_progress": True}
         fine = QUICK_FINETUNE
     else:
         corpus = args.corpus  # None: each script's default (train.tokenizer's, train.pretrain's mixture)
         tok_argv = ["--corpus", corpus] if corpus else []
-        pre = {"time_budget_min": args.time_budget_min}
+        pre = {"time_budget_min": args.time_budget_min, "cache_dir": cache_dir(args)}
         fine = {}
     tok_path = args.tokenizer or str(out / "tokenizer" / "tokenizer.json")
     data = {"train": args.train, "dev": args.dev, "imdb": args.imdb}
@@ -281,7 +332,7 @@ def plan_gpu(args) -> list[Step]:
                    corpus=relocate(args.corpus or pretrain.PRETRAIN_CORPUS, data),
                    valid=relocate(args.valid, data), **start, dropout=0.0, lr=args.gpu_lr, warmup=0.06, **length,
                    save_every_min=2.0, seed=args.seed, precision=args.precision, compile=args.compile,
-                   no_progress=True, out=str(out / "mlm"))
+                   cache_dir=cache_dir(args), no_progress=True, out=str(out / "mlm"))
     fine = [*argv_of({"train": relocate(args.train, data), "dev": relocate(args.dev, data),
                       "imdb": relocate(args.imdb, data), "precision": args.precision, "no_progress": True,
                       **quick_fine}), *split_options(args.finetune_args, finetune.__name__)]
@@ -299,8 +350,10 @@ def plan_gpu(args) -> list[Step]:
         sentiment += ["--imdb-stage-seed", str(args.seeds[0])]
     if args.tapt_minutes:  # its held-out text from --data too; with --quick a few steps (the tests)
         tapt = ["--valid", relocate(args.valid, data), "--precision", args.precision]
-        tapt += ["--max-steps", "3", "--batch-size", "4", "--eval-rows", "4", "--cache-dir", ""] if args.quick else []
+        tapt += ["--max-steps", "3", "--batch-size", "4", "--eval-rows", "4"] if args.quick else []
         sentiment += ["--tapt-args", shlex.join(tapt)]
+    # TAPT's packing cache beside the recipe's (sentiment_recipe's own default is under its --out)
+    sentiment += ["--cache-dir", cache_dir(args)]
     # the experiment's options (--seeds, --parallel, --tapt-minutes, ...) checked now, before pretraining runs
     sentiment_recipe.check_options(sentiment_recipe.build_parser().parse_args(sentiment))
     # an experiment of its own (train.sentiment_recipe runs its fine-tunings as objects): its main(argv)
@@ -388,23 +441,30 @@ def summarize(out: Path, chance: float | None = None) -> dict:
         results["dev_majority_class_share"] = chance
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
-    def fmt(v):
-        return "-" if v is None else f"{v:.4f}" if isinstance(v, float) else f"{v:,}" if isinstance(v, int) else str(v)
+    def fmt(v, spec=""):
+        """A figure as the rest of the project writes it: `spec` for a float ("%": a percentage), counts with
+        thousands separators."""
+        if v is None:
+            return "-"
+        if isinstance(v, float):
+            return f"{v:.1%}" if spec == "%" else f"{v:{spec or '.4f'}}"
+        return f"{v:,}" if isinstance(v, int) else str(v)
 
     p = results["pretraining"]
     lines = ["# Results", "",
              f"Pretraining: {fmt(p['train_tokens'])} tokens, {fmt(p['train_steps'])} steps, "
-             f"{fmt(p['train_time_s'])} s; held-out MLM loss {fmt(p['eval_loss'])}, accuracy "
-             f"{fmt(p['eval_accuracy'])}, perplexity {fmt(p['eval_perplexity'])}.", "",
+             f"{fmt(p['train_time_s'], '.0f')} s; held-out MLM loss {fmt(p['eval_loss'])}, accuracy "
+             f"{fmt(p['eval_accuracy'], '%')}, perplexity {fmt(p['eval_perplexity'], '.1f')}.", "",
              "| classifier | SST-2 dev accuracy | IMDB accuracy (out of domain) |", "|---|---|---|"]
     for key, label in (("pretrained", "fine-tuned from the pretrained encoder"),
                        ("random_init", "same recipe, random encoder")):
-        lines.append(f"| {label} | {fmt(results['sst2_dev_accuracy'][key])} | {fmt(results['imdb_accuracy'][key])} |")
+        lines.append(f"| {label} | {fmt(results['sst2_dev_accuracy'][key], '%')} | "
+                     f"{fmt(results['imdb_accuracy'][key], '%')} |")
     if chance is not None:
         accuracies = [a for a in results["sst2_dev_accuracy"].values() if a is not None]
         at_chance = bool(accuracies) and max(accuracies) <= chance + 0.01
         lines += ["", f"--quick checks that the pipeline runs end to end, not what a model learns: the dev set's majority "
-                      f"class is {chance:.4f} of it, the accuracy of always answering it"
+                      f"class is {chance:.1%} of it, the accuracy of always answering it"
                       f"{' (these accuracies are at that chance level)' if at_chance else ''}."]
     for key, metrics in (("pretrained", pre), ("random encoder", rnd)):
         for note in (metrics.get("calibration") or {}).get("notes") or []:
@@ -419,6 +479,8 @@ def main(argv=None) -> int:
     try:  # everything checked before any work: --out, --init, the options of every step
         check_gpu_options(parser, args)
         out = sentiment_recipe.check_out(args.out)  # not into a model's folder (this recipe's earlier run: continued)
+        if args.push_to_hub is not None:
+            check_push_prefix(args.push_to_hub)
         if args.gpu and args.init:
             sentiment_recipe.check_init(args.init)  # a masked-LM folder, not a classifier
         steps = plan_gpu(args) if args.gpu else plan(args)
@@ -440,15 +502,8 @@ def main(argv=None) -> int:
     results = summarize(out, majority_share(args.dev) if args.quick else None)
     print((out / "results.md").read_text(encoding="utf-8"), end="")
     print(f"recipe done in {time.time() - started:.0f} s: {out}", flush=True)
-    if args.push_to_hub:
-        from .push import PushError, push_folder
-        try:
-            for folder, suffix in (("mlm", "-mlm"), ("sst2", "-sst2")):
-                url = push_folder(out / folder, args.push_to_hub + suffix, private=args.private)
-                print(f"pushed {out / folder} -> {url}", flush=True)
-        except PushError as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 1
+    if args.push_to_hub is not None:
+        return push(out, args.push_to_hub, args.private)
     return 0 if results else 1
 
 

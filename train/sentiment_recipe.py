@@ -110,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tapt-sst2", default=tapt_corpus.DEFAULT_SST2,
                    help="SST-2 training rows of the TAPT corpus, text only (default: %(default)s)")
     p.add_argument("--tapt-args", default="", help="extra train.pretrain options for the TAPT run")
+    p.add_argument("--cache-dir", default=None,
+                   help="where the TAPT run caches its packed rows (train.pretrain --cache-dir; default: OUT/cache, "
+                        "'' = no cache)")
     p.add_argument("--imdb-stage-seed", type=arguments.seed_value, default=None,
                    help="one IMDB stage, with this seed, shared by every seed's SST-2 run (OUT/imdb-sN; the spread "
                         "over seeds is then the SST-2 stage's alone; default: one IMDB stage per seed)")
@@ -191,6 +194,11 @@ def check_options(args) -> list[str]:
     return arms
 
 
+def tapt_cache_dir(args) -> str:
+    """The TAPT run's --cache-dir: --cache-dir, else OUT/cache (not ./cache/packed where the command was started)."""
+    return str(Path(args.out) / "cache") if args.cache_dir is None else args.cache_dir
+
+
 def plan(args) -> tuple[list[Step], list[Step], dict, set[str]]:
     """(training steps, averaging steps, arms -> run folders, the names of the training steps every seed shares:
     TAPT and a shared IMDB stage)."""
@@ -209,7 +217,8 @@ def plan(args) -> tuple[list[Step], list[Step], dict, set[str]]:
         train_steps.append(training("tapt", pretrain, args.tapt_args, init=args.init,
                                     corpus=f"{corpus}/imdb-lower.txt=0.7,{corpus}/sst2-lower.txt=0.3", batch_size=32,
                                     lr=2e-4, warmup=100, dropout=0.0, time_budget_min=args.tapt_minutes,
-                                    eval_every=500, save_every_min=10, resume=True, no_progress=quiet, out=encoder))
+                                    eval_every=500, save_every_min=10, cache_dir=tapt_cache_dir(args), resume=True,
+                                    no_progress=quiet, out=encoder))
     # the random arms build a random model of the encoder's shape (train.finetune's preset could be another)
     random_model = {"init": "random", "tokenizer": args.init, **shape_of(args.init, required=False)}
     for arm in arms:
@@ -242,8 +251,9 @@ def plan(args) -> tuple[list[Step], list[Step], dict, set[str]]:
         one_start = not random_init or (arm.endswith("imdb-sst2") and args.imdb_stage_seed is not None)
         if not args.no_average and len(args.seeds) > 1 and one_start:
             folder = out / f"{arm}-avg"
-            average_steps.append(script(folder.name, average, [*map(str, runs[arm]), "--out", str(folder)], folder,
-                                        needs=runs[arm]))
+            quiet_average = ["--no-progress"] if args.no_progress else []
+            average_steps.append(script(folder.name, average, [*map(str, runs[arm]), "--out", str(folder),
+                                                               *quiet_average], folder, needs=runs[arm]))
     return train_steps, average_steps, runs, shared
 
 

@@ -10,12 +10,17 @@ row, not mixed into the seeds' mean. Also per run: the fitted temperature, dev E
 behaviour checks (all and per category), fine-tuning time. Writes a Markdown table (--out X.json also
 writes X.md next to it, and X.png: per arm, bars of the seeds' mean with their standard deviation, each seed
 a dot, the weight average a diamond).
+
+Two members of an arm that are the same run (the same recorded command, or the same seed and init: a copy of a
+run folder, an export beside its run) are warned about on stderr, naming both: one seed counted twice makes the
+mean lean on it and the standard deviation too small. The summary is still written.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import statistics
+import sys
 from pathlib import Path
 
 from roberta.files import write_atomic
@@ -47,6 +52,45 @@ def read_run(folder) -> dict:
     row["max_length"] = m.get("max_length")  # the tokens a review was cut to for imdb_accuracy
     row["folder"] = str(folder)
     return row
+
+
+def same_runs(folders) -> list[tuple[str, str, str]]:
+    """(earlier folder, later folder, what they share) for the members of one arm (weight averages left out)
+    that are one run: the same recorded command (--out and the other `NOT_RECIPE` options aside), or the same
+    --seed and --init."""
+    seen: dict[tuple, str] = {}
+    pairs = []
+    for folder in folders:
+        options = _recorded_options(folder)
+        if options is None:
+            continue
+        keys = [("the same command", json.dumps(options, sort_keys=True, default=str)),
+                (f"--seed {options.get('seed')} and --init {options.get('init')}", options.get("seed"),
+                 options.get("init"))]
+        if first := next((seen[key] for key in keys if key in seen), None):
+            pairs.append((first, str(folder), next(key[0] for key in keys if key in seen)))
+        for key in keys:
+            seen.setdefault(key, str(folder))
+    return pairs
+
+
+def _recorded_options(folder) -> dict | None:
+    """The options of the training command a run folder's metrics.json records, `NOT_RECIPE` left out; None for a
+    weight average, a folder without a readable command (an export of a checkpoint), or another script's."""
+    import contextlib
+    import io
+
+    from .arguments import NOT_RECIPE
+    from .experiment import _parsed
+
+    try:
+        metrics = RunMetrics.read(folder).to_dict()
+        with contextlib.redirect_stderr(io.StringIO()):  # argparse's complaint about an older command
+            options = None if metrics.get("averaged") or not isinstance(metrics.get("command"), str) else \
+                _parsed(metrics["command"])
+    except (OSError, ValueError, SystemExit):
+        return None
+    return None if options is None else {k: v for k, v in options.items() if k not in NOT_RECIPE}
 
 
 def mean_std(values) -> tuple[float | None, float | None, int]:
@@ -205,6 +249,10 @@ def main(argv=None) -> int:
         summary = summarize(arms)
     except (OSError, ValueError) as err:
         return report_user_error(err)
+    for name, folders in arms.items():
+        for first, second, shared in same_runs(folders):
+            print(f"warning: {second} is the same run as {first} ({shared}){'' if name == 'runs' else f' in arm {name}'}"
+                  ": counted twice, it is one seed, and the mean ± std over-weighs it", file=sys.stderr)
     table = to_markdown(summary)
     print(table, end="")
     if args.out:
