@@ -2,6 +2,7 @@
 import html
 import math
 import re
+import shutil
 import unicodedata
 import warnings
 from pathlib import Path
@@ -438,23 +439,39 @@ def test_every_words_push_is_also_in_numbers(handlers):
     assert "&lt;good&gt;" in table and "bad_one" in table and "+0.50" in table and "-1.00" in table
 
 
-def test_attribution_colours_keep_their_polarity_whatever_the_prediction(handlers, models):
+@pytest.fixture(scope="module")
+def negative_handlers(tmp_path_factory, tiny_mlm_dir, tiny_clf_dir):
+    """The app's handlers with a classifier that answers "negative" (the tiny fixture's answers "positive" to
+    every text): the fixture classifier with out_proj's bias set to (0.3, -0.3), which moves the answer and cannot
+    move any gradient, so its words' pushes are the fixture's."""
+    folder = shutil.copytree(tiny_clf_dir, tmp_path_factory.mktemp("negative") / "clf")
+    model = roberta.RobertaForSequenceClassification.from_pretrained(folder)
+    with torch.no_grad():
+        model.classifier.out_proj.bias.copy_(torch.tensor([0.3, -0.3]))
+    model.save_pretrained(folder)
+    return H.Handlers(load_models(tiny_mlm_dir, folder))
+
+
+def test_attribution_colours_keep_their_polarity_whatever_the_prediction(handlers, negative_handlers, models):
     """Plus is always "towards positive": the scores are the integrated gradients of the positive label,
-    not of the predicted one (which flipped the colours with the answer)."""
+    not of the predicted one (which flipped the colours with the answer). The two classifiers answer
+    differently with the same gradients, so both must show the same colours."""
     loaded = models.sentiment
     tokenizer, model = loaded.tokenizer, loaded.model
     special = {tokenizer.token_to_id(t) for t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")}
     assert explain.polarity(model.config) == (1, "positive", "negative")
     predictions = set()
     for text in ["the cat loves good music every day", "the old man hates the sea at night", "a dog sees the sea"]:
-        probabilities, highlighted, _ = handlers.classify(text)
-        predictions.add(max(probabilities, key=probabilities.get))
         tokens = tokens_view.tokenize(tokenizer, text, loaded.config.max_length)
         attributions, _, _ = explain.integrated_gradients(model, tokens.ids, 1, tokenizer.token_to_id("<pad>"), special)
         words = explain.merge_words(tokens, attributions)
         scale = max(abs(v) for *_, v in words)
-        assert [s for _, s in highlighted if s is not None] == pytest.approx([v / scale for *_, v in words],
-                                                                             abs=2e-3)
+        for app in (handlers, negative_handlers):
+            probabilities, highlighted, _ = app.classify(text)
+            predictions.add(max(probabilities, key=probabilities.get))
+            assert [s for _, s in highlighted if s is not None] == pytest.approx([v / scale for *_, v in words],
+                                                                                 abs=2e-3)
+    assert predictions == {"positive", "negative"}  # both answers were shown
 
 
 def test_polarity_of_other_label_names():
@@ -463,21 +480,32 @@ def test_polarity_of_other_label_names():
     assert explain.polarity(NS(id2label={"0": "LABEL_0", "1": "LABEL_1"})) == (1, "LABEL_1", "LABEL_0")
 
 
-def test_integrated_gradients_completeness_and_signs(models):
-    loaded = models.sentiment
-    tokenizer, model = loaded.tokenizer, loaded.model
-    tokens = tokens_view.tokenize(tokenizer, "the cat loves good music every day", loaded.config.max_length)
+@pytest.fixture(scope="module")
+def sharp_classifier(tokenizer):
+    """A classifier whose score moves with its input (the tiny fixture's P(positive) is about 0.505 for every
+    text: too flat for integrated gradients to be checked on), without gradients as the app loads it."""
+    config = roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer, id2label={0: "negative", 1: "positive"},
+                                               initializer_range=0.3)
+    torch.manual_seed(0)
+    return roberta.RobertaForSequenceClassification(config).eval().requires_grad_(False)
+
+
+def test_integrated_gradients_completeness_and_signs(sharp_classifier, tokenizer):
+    """At the app's number of steps the attributions add up to score(input) - score(baseline) within 0.2% (the
+    midpoint rule is about 1e-4 off here, a left Riemann sum 2.6%)."""
+    model = sharp_classifier
+    tokens = tokens_view.tokenize(tokenizer, "the cat loves good music every day", model.config.max_length)
     special = {tokenizer.token_to_id(t) for t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")}
     pad = tokenizer.token_to_id("<pad>")
-    attr1, fx, fbase = explain.integrated_gradients(model, tokens.ids, 1, pad, special, steps=64)
-    # completeness: the attributions add up to score(input) - score(baseline)
-    assert attr1.sum() == pytest.approx(fx - fbase, abs=0.02 * max(1.0, abs(fx - fbase)))
+    attr1, fx, fbase = explain.integrated_gradients(model, tokens.ids, 1, pad, special)
+    assert abs(fx - fbase) > 0.5  # a difference the completeness check can miss
+    assert attr1.sum() == pytest.approx(fx - fbase, rel=2e-3)
     # special tokens are kept in the baseline, so they get nothing
     assert np.all(attr1[np.array(tokens.special)] == 0)
     # two labels: the evidence for one is minus the evidence for the other
-    attr0, _, _ = explain.integrated_gradients(model, tokens.ids, 0, pad, special, steps=64)
-    np.testing.assert_allclose(attr0, -attr1, atol=1e-5)
-    # the shared model got no gradients and still needs none
+    attr0, _, _ = explain.integrated_gradients(model, tokens.ids, 0, pad, special)
+    np.testing.assert_allclose(attr0, -attr1, rtol=1e-4, atol=1e-6)
+    # the model got no gradients and still needs none
     assert all(p.grad is None and not p.requires_grad for p in model.parameters())
 
 
@@ -797,6 +825,18 @@ def test_counterfactual_handler_changes_add_up_with_classify(handlers):
         assert row["label"] == max(now, key=now.get)
     assert view.count("\n| ") == 2 + len(data["edits"])  # header, original, one row per edit
     assert "| original |" in view and "P(positive)" in view and " points |" in view
+
+
+def test_counterfactual_of_a_negative_answer_edits_the_most_negative_word(negative_handlers):
+    """The word edited is the strongest push towards the answer, here "negative": the lowest score, not the
+    highest."""
+    text = "the old man was good and the cat likes music."
+    probabilities, highlighted, _ = negative_handlers.classify(text)
+    assert max(probabilities, key=probabilities.get) == "negative"
+    _, data = negative_handlers.counterfactual(text)
+    scores = {CF.core_word(word, 0, len(word)): score for word, score in highlighted if score is not None}
+    assert max(scores.values()) > 0 > min(scores.values())  # words push both ways: the choice matters
+    assert scores[data["word"]] == pytest.approx(min(scores.values()), abs=2e-3)
 
 
 def test_counterfactual_handler_one_word_and_empty_texts(handlers):

@@ -1,4 +1,5 @@
 """Weight compatibility with `transformers`: conversion both ways, saved folders, and the fill-mask pipeline."""
+import re
 import shutil
 import subprocess
 import sys
@@ -6,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from safetensors.torch import save_file
 
 import roberta
 from roberta.convert import from_transformers, to_transformers
@@ -80,6 +82,31 @@ def test_converted_model_gives_same_outputs(arch, dims):
     for a, b in zip(explicit.hidden_states, theirs.hidden_states, strict=True):
         torch.testing.assert_close(a[real], b[real], atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(explicit.hidden_states[-1], explicit.last_hidden_state)
+
+
+@pytest.mark.parametrize("attn", ["eager", "sdpa"])
+@pytest.mark.parametrize("arch", ["RobertaForMaskedLM", "RobertaForSequenceClassification"])
+def test_train_mode_dropout_matches_transformers(arch, attn):
+    """Every dropout in transformers' place (embeddings, attention probabilities on both attention paths, both
+    residual branches, the classifier head's two with classifier_dropout): with the same seed both draw the same
+    masks in the same order, so train-mode outputs agree at every position. The other parity tests run in eval
+    mode."""
+    config = hf_config(*CONFIGS[1], attn_implementation=attn, hidden_dropout_prob=0.3,
+                       attention_probs_dropout_prob=0.2, classifier_dropout=0.4)
+    hf = randomise(getattr(transformers, arch)(config)).train()
+    ours = from_transformers(hf).train()
+    assert ours.config.classifier_dropout == 0.4
+    ids, mask = padded_batch(CONFIGS[1][3])
+    explicit = attn == "eager"  # our explicit path is the one that returns attentions
+    with torch.no_grad():
+        torch.manual_seed(123)
+        theirs = hf(input_ids=ids, attention_mask=mask, output_attentions=explicit).logits
+        torch.manual_seed(123)
+        mine = ours(ids, mask, output_attentions=explicit).logits
+        torch.manual_seed(124)
+        other_seed = ours(ids, mask, output_attentions=explicit).logits
+    assert not torch.allclose(mine, other_seed)  # dropout is on
+    torch.testing.assert_close(mine, theirs, atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("arch", ["RobertaForMaskedLM", "RobertaForSequenceClassification"])
@@ -453,6 +480,25 @@ def test_a_decoder_checkpoint_is_refused(tokenizer, tmp_path):
         roberta.pipeline("fill-mask", model=tmp_path)
     with pytest.raises(ValueError, match="is_decoder"):  # nor converted from the object
         from_transformers(transformers.RobertaForMaskedLM(hf_config(1, 2, 16, 64, 2, is_decoder=True)))
+
+
+@pytest.mark.parametrize("copy, original", [("lm_head.decoder.weight", "roberta.embeddings.word_embeddings.weight"),
+                                             ("lm_head.decoder.bias", "lm_head.bias")])
+def test_an_untied_decoder_is_refused(copy, original, tmp_path):
+    """Our decoder is the word embeddings (and lm_head.bias): a checkpoint whose decoder differs is refused, not
+    loaded with its decoder silently replaced, from a state dict and from a saved folder (which names the file)."""
+    hf = randomise(transformers.RobertaForMaskedLM(hf_config(*CONFIGS[0])))
+    state = dict(hf.state_dict())
+    state[copy] = state[original] + 0.5
+    message = f"{re.escape(copy)} differs from {re.escape(original)}: this package needs tied decoder weights"
+    with pytest.raises(ValueError, match=message):
+        roberta.hub.from_hf_state_dict(state)
+    hf.config.save_pretrained(tmp_path)
+    weights = tmp_path / "model.safetensors"
+    # copies: save_file refuses tensors that share memory, as lm_head.bias and the decoder's bias do
+    save_file({name: tensor.clone() for name, tensor in state.items()}, str(weights), metadata={"format": "pt"})
+    with pytest.raises(roberta.ModelLoadError, match=re.escape(str(weights)) + ": " + message):
+        roberta.RobertaForMaskedLM.from_pretrained(tmp_path)
 
 
 def test_num_labels_is_read_as_transformers_reads_it(trained_looking_mlm_dir, tmp_path):

@@ -168,10 +168,17 @@ def test_config_that_does_not_match_the_weights_shapes(folder):
         roberta.RobertaForMaskedLM.from_pretrained(folder)
 
 
-def test_heads_changed_in_config_is_caught_by_the_saved_metadata(folder):
-    # 8 heads of 4 instead of 4 of 8: every tensor has the same shape, the predictions differ
-    path = edit_config(folder, num_attention_heads=8)
-    with pytest.raises(ModelLoadError, match=re.escape(str(path)) + r": num_attention_heads is 8, but .* with 4"):
+@pytest.mark.parametrize("field, value, saved", [
+    ("num_attention_heads", 8, "4"),  # 8 heads of 4 instead of 4 of 8: every tensor has the same shape
+    ("pad_token_id", 0, "1"),  # positions counted from another row
+    ("layer_norm_eps", 1e-12, "1e-05"),
+])
+def test_a_shapeless_field_changed_in_config_is_caught_by_the_saved_metadata(folder, field, value, saved):
+    """Each field that changes the predictions but no tensor's shape is recorded in the safetensors metadata and
+    compared with config.json on load (as the README says of all three)."""
+    path = edit_config(folder, **{field: value})
+    with pytest.raises(ModelLoadError, match=re.escape(f"{path}: {field} is {value!r}, but ") + ".* trained with "
+                                             + re.escape(f"{saved};")):
         roberta.pipeline("fill-mask", model=folder)
 
 

@@ -193,6 +193,9 @@ def test_static_masks_cycle_with_period_dupe_factor(tokenizer):
     order = torch.tensor([2, 0, 3, 1])
     shuffled = again(ids[order], examples[order], epoch=4)
     assert torch.equal(shuffled.labels, by_epoch[4][order])
+    # ... and of the seed: another one masks the same rows otherwise
+    other_seed = StaticMasker.from_tokenizer(tokenizer, seed=6, dupe_factor=3)(ids, examples, epoch=0)
+    assert not torch.equal(other_seed.labels, by_epoch[0])
 
 
 def test_static_masking_needs_one_example_id_per_row(tokenizer):

@@ -122,6 +122,33 @@ def test_attention_dropout_applies_on_the_explicit_path(tiny_config):
         assert torch.equal(first, second)
 
 
+# ----- initialisation -----
+@pytest.mark.parametrize("arch", ["RobertaForMaskedLM", "RobertaForSequenceClassification"])
+def test_a_new_model_is_initialised_as_transformers_initialises_it(arch, tiny_config):
+    """Weights and embeddings N(0, initializer_range), biases zero, LayerNorms one and zero, and the <pad> rows of
+    both embedding tables zero."""
+    torch.manual_seed(0)
+    model = getattr(roberta, arch)(tiny_config)
+    std, pad = tiny_config.initializer_range, tiny_config.pad_token_id
+    assert std == 0.02
+    embeddings = model.roberta.embeddings
+    for table in (embeddings.word_embeddings.weight, embeddings.position_embeddings.weight):
+        assert torch.all(table[pad] == 0)
+        rows = torch.cat([table[:pad], table[pad + 1:]])
+        assert rows.std().item() == pytest.approx(std, abs=0.002) and abs(rows.mean().item()) < 0.002
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    assert len(linears) > 6
+    for linear in linears:
+        assert torch.all(linear.bias == 0)
+    weights = torch.cat([linear.weight.flatten() for linear in linears])
+    assert weights.std().item() == pytest.approx(std, abs=0.001) and abs(weights.mean().item()) < 0.001
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.LayerNorm)]
+    assert len(norms) == 2 * tiny_config.num_hidden_layers + 1 + (arch == "RobertaForMaskedLM")
+    assert all(torch.all(n.weight == 1) and torch.all(n.bias == 0) for n in norms)
+    if arch == "RobertaForMaskedLM":
+        assert torch.all(model.lm_head.bias == 0)
+
+
 # ----- loss -----
 def labelled(ids, picks=((0, 2), (0, 5), (1, 1), (2, 10))):
     """Labels (B, T): the input token at `picks`, one label that differs from its input, -100 elsewhere."""
@@ -404,7 +431,8 @@ def test_from_pretrained_encoder_loads_encoder_and_fresh_head(tiny_mlm_dir):
     head = clf.classifier
     assert head.out_proj.weight.shape == (3, clf.config.hidden_size)
     assert torch.all(head.out_proj.bias == 0) and torch.all(head.dense.bias == 0)  # freshly initialised
-    assert 0.005 < head.dense.weight.std() < 0.05  # N(0, 0.02), not copied from anything
+    # N(0, 0.02), not copied from anything: 1,024 draws put the std within 0.002 (4.5 standard errors)
+    assert head.dense.weight.std().item() == pytest.approx(0.02, abs=0.002)
     ids, mask = padded_batch(clf.config)
     assert clf.eval()(ids, mask).logits.shape == (3, 3)
 

@@ -97,6 +97,23 @@ def test_an_export_that_fails_or_is_stopped_leaves_the_destination_as_it_was(tin
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "shipped"]
 
 
+def test_an_export_whose_weights_do_not_load_back_is_refused(tiny_mlm_dir, tmp_path, monkeypatch, capsys):
+    """The written folder is loaded back strictly before it replaces the destination: weights written without a
+    tensor fail the export, and the earlier export stays as it was."""
+    out = tmp_path / "shipped"
+    assert main([str(tiny_mlm_dir), str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    save_weights = roberta.hub.save_weights
+
+    def without_a_tensor(tensors, path, metadata):
+        save_weights({k: v for k, v in tensors.items() if k != "lm_head.bias"}, path, metadata)
+    monkeypatch.setattr(roberta.hub, "save_weights", without_a_tensor)
+    assert main([str(tiny_mlm_dir), str(out), "--dtype", "float32"]) == 2
+    assert "missing keys ['lm_head.bias']" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shipped"]  # no half-built copy left
+
+
 def test_an_unfinished_run_is_not_exported(tiny_mlm_dir, tmp_path, capsys):
     run = tmp_path / "run"
     shutil.copytree(tiny_mlm_dir, run)

@@ -186,6 +186,24 @@ def test_length_grouped_batches_are_a_permutation_of_similar_lengths():
     assert 25 < first_half < 45  # batches shuffled: no long-to-short drift through the epoch (mean ~35)
 
 
+def test_each_epoch_visits_every_row_in_a_new_order(train_files, tmp_path, monkeypatch, capsys):
+    """Each epoch starts with a permutation of all the training rows, drawn anew for each epoch (from the seed and
+    the epoch number): the same order in every epoch passed every other training test, slow ones too."""
+    rows_by_epoch, original = {}, pretrain.MLMTask.make_batch
+
+    def make_batch(self, indices, epoch):
+        rows_by_epoch.setdefault(epoch, []).extend(indices.tolist())
+        return original(self, indices, epoch)
+
+    monkeypatch.setattr(pretrain.MLMTask, "make_batch", make_batch)
+    assert pretrain.main(pretrain_argv(train_files, tmp_path / "run", "--max-steps", "9", "--corpus-chars", "800")) == 0
+    rows = int(next(line for line in capsys.readouterr().out.splitlines() if "training rows of" in line).split()[0])
+    *whole, _ = rows_by_epoch.values()  # the last epoch may be cut short by --max-steps
+    assert len(whole) >= 2
+    assert all(sorted(epoch[:rows]) == list(range(rows)) for epoch in whole)  # every row once, then wraps around
+    assert whole[0][:rows] != whole[1][:rows]
+
+
 @pytest.mark.slow  # two end-to-end fine-tuning runs
 def test_finetune_batch_order_length_pads_less(train_files, tmp_path, tiny_mlm_dir, monkeypatch):
     shapes, original = {}, finetune.ClassificationTask.make_batch

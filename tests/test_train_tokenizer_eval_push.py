@@ -200,6 +200,20 @@ def test_evaluate_classifier(tiny_clf_dir, tokenizer, sentences):
         evaluate.evaluate_classifier(model, tokenizer, ["a"], [5])
 
 
+def test_evaluate_classifier_metrics_of_known_predictions(tiny_clf_dir, tokenizer, monkeypatch):
+    """The metrics themselves, on logits chosen to predict 0, 1, 1, 1 against gold 0, 0, 0, 1: confusion is
+    [true][predicted], and macro-F1 is the mean of each class's F1 (both 0.5 here; macro recall would be 2/3)."""
+    model = roberta.RobertaForSequenceClassification.from_pretrained(tiny_clf_dir)
+    gold = [0, 0, 0, 1]
+    logits = torch.tensor([[2.0, 0.0], [0.0, 2.0], [0.0, 2.0], [0.0, 2.0]])
+    monkeypatch.setattr(evaluate, "classifier_logits", lambda *args, **kwargs: logits)
+    m = evaluate.evaluate_classifier(model, tokenizer, ["a", "b", "c", "d"], gold)
+    assert m["confusion"] == [[1, 2], [0, 1]]  # two true 0s predicted 1
+    assert m["accuracy"] == pytest.approx(0.5)
+    assert m["macro_f1"] == pytest.approx(0.5)  # class 0: 2*1/(1+3); class 1: 2*1/(3+1)
+    assert m["loss"] == pytest.approx(torch.nn.functional.cross_entropy(logits, torch.tensor(gold)).item())
+
+
 @pytest.mark.slow  # end-to-end script run, several seconds
 def test_evaluate_cli_writes_and_merges_json(tiny_mlm_dir, tiny_clf_dir, sentences, tmp_path):
     text = tmp_path / "valid.txt"
