@@ -120,3 +120,20 @@ def test_the_classifier_cards_generated_sentences_are_todays():
     assert {m["init"] for m in metrics.members} == {metrics.init} != {metrics.init_root}
     notes = next(line for line in lines if line.startswith("The uniform average of the weights"))
     assert notes.endswith(start) and f"earlier fine-tuning stage, `{metrics.init}`" in start
+
+
+def test_the_classifier_cards_checks_and_seconds_say_whose_they_are():
+    """The behaviour checks' probabilities are the float32 average's (measured before the float16 export) and the
+    Metrics table put the members' 1,524 s of training beside the averaging command's 54.2 s of wall time, neither
+    labelled: the card's generated sentences say so now."""
+    from train.finetune import card_figure_sections, card_table_metrics
+    from train.model_card import metrics_markdown
+
+    lines = _lines("mini-roberta-sst2")
+    metrics = RunMetrics.read(ASSETS / "mini-roberta-sst2")
+    checks = dict(card_figure_sections(metrics, "float16"))["Behaviour checks"].split("\n")[0]
+    assert checks in lines and checks.endswith("the float32 average's, measured when it was made, before "
+                                               "`train.export` stored its weights in float16.")
+    seconds = metrics_markdown(card_table_metrics(metrics)).split("\n")[-1]
+    assert seconds in lines and lines.index(seconds) - 2 == lines.index("| averaged | 3 |")
+    assert "wall_time_s is the averaging command's own" in seconds

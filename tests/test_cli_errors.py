@@ -136,6 +136,31 @@ def test_a_seed_the_generators_cannot_take_is_refused_when_the_command_is_parsed
     assert pretrain.main(argv) == 0, capsys.readouterr().err
 
 
+def test_the_up_front_option_checks_run_on_arguments_alone(tmp_path):
+    """FinetuneArguments.check and PretrainArguments.check hold every option check a run makes before it reads
+    data: they pass on arguments an experiment builds whose data files do not exist (none is opened), refuse the
+    first wrong option with the command's message, and create no --out."""
+    missing, out = str(tmp_path / "missing.tsv"), tmp_path / "out"
+    tuned = finetune.FinetuneArguments(init="random", tokenizer=missing, train=missing, dev=missing, imdb="",
+                                       checks="", out=str(out))
+    trained = pretrain.PretrainArguments(corpus=missing, valid=missing, tokenizer=missing, out=str(out))
+    tuned.check(world_size=4)
+    trained.check(world_size=4)
+    refused = [(tuned, {"batch_size": 30}, "--batch-size (30) must be a positive multiple of processes (4)"),
+               (tuned, {"ema_decay": 0.5, "select": "calibration"}, "--ema-decay keeps the moving average"),
+               (tuned, {"ema_decay": 1.0, "labels": "one"}, "--ema-decay must be at least 0 and below 1"),  # first
+               (tuned, {"labels": "one"}, "--labels must name two or more distinct labels"),
+               (tuned, {"hidden_size": 32, "heads": 5}, "--hidden-size 32 must be divisible by --heads 5"),
+               (tuned, {"checks": str(tmp_path)}, f"--checks {tmp_path}: a folder, not a file"),
+               (trained, {"mlm_probability": 1.0}, "--mlm-probability must be between 0 and 1"),
+               (trained, {"cache_dir": missing, "dupe_factor": 0}, "--dupe-factor must be at least 1")]
+    for args, change, message in refused:
+        with pytest.raises(runtime.UserError) as refusal:
+            dataclasses.replace(args, **change).check(world_size=4)
+        assert str(refusal.value).startswith(message), (change, refusal.value)
+    assert not out.exists()
+
+
 def test_an_out_that_cannot_be_written_is_named_before_the_data_is_read(train_files, tiny_mlm_dir, tmp_path,
                                                                          monkeypatch, capsys):
     """An --out pretrain or finetune could not write (read-only, another user's) was found only when the log was

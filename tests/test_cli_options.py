@@ -425,6 +425,25 @@ def test_average_mlm_seed_chooses_the_held_out_masks(tiny_mlm_dir, train_files, 
     assert losses[0] != pytest.approx(losses[1], rel=1e-6)  # other masks, other figures for the same weights
 
 
+def test_average_precision_scores_the_masked_lm_as_train_evaluate_does(tiny_mlm_dir, train_files, tmp_path):
+    """train.average --precision: the masked-LM average is scored under that autocast (default fp32), its figures
+    are train.evaluate's at the same --precision on the averaged folder, and metrics.json records it."""
+    from train import evaluate
+
+    members = [str(mlm_member(tmp_path / f"phase-{i}", tiny_mlm_dir, train_files, i, eval_seed=0)) for i in (1, 2)]
+    for precision, extra in (("fp32", []), ("bf16", ["--precision", "bf16"])):
+        out = tmp_path / precision
+        assert average.main([*members, "--out", str(out), "--mlm-seeds", "1", *extra]) == 0
+        metrics = json.loads((out / "metrics.json").read_text())
+        assert metrics["mlm"]["precision"] == precision
+        scored = tmp_path / f"{precision}.json"
+        assert evaluate.main(["--model", str(out), "--mlm-text", str(train_files / "valid.txt"), "--seed", "0",
+                              "--precision", precision, "--out", str(scored)]) == 0
+        assert metrics["eval_loss"] == pytest.approx(json.loads(scored.read_text())["mlm"]["loss"], rel=1e-6)
+    losses = [json.loads((tmp_path / p / "metrics.json").read_text())["eval_loss"] for p in ("fp32", "bf16")]
+    assert losses[0] != losses[1]  # bf16 matrix products: other last digits
+
+
 # ----------------------------------------------------------------------------------------------------------
 # train.evaluate and train.average --mlm-max-chars
 # ----------------------------------------------------------------------------------------------------------

@@ -550,10 +550,15 @@ def seeds(train_files, tiny_mlm_dir, tmp_path_factory):
 
 
 def test_average_shows_progress_bars_over_its_scoring_unless_told_not_to(seeds, tmp_path, monkeypatch, capsys):
-    """Its scoring (dev set, IMDB sample read two ways) ran without a word."""
+    """Its scoring (the calibration slice, dev set, IMDB sample read two ways) ran without a word; the calibration
+    slice's, inside train.calibrate, had no bar after the others got theirs."""
     monkeypatch.setattr(average, "progress_bars", lambda no_progress=False: not no_progress)  # as on a terminal
     assert average.main([*map(str, seeds[:2]), "--out", str(tmp_path / "avg")]) == 0
-    assert "classifying" in capsys.readouterr().err
+    metrics = json.loads((tmp_path / "avg" / "metrics.json").read_text())
+    sizes = metrics["calibration_examples"], metrics["dev_examples"], metrics["imdb_examples"]
+    assert len(set(sizes)) == 3, sizes  # each scoring's bar told apart by its count
+    err = capsys.readouterr().err
+    assert all(f"classifying {n:,} texts" in err for n in sizes), err
     assert average.main([*map(str, seeds[:2]), "--out", str(tmp_path / "quiet"), "--no-progress"]) == 0
     assert "classifying" not in capsys.readouterr().err
 

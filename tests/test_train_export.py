@@ -109,7 +109,9 @@ def test_an_export_whose_weights_do_not_load_back_is_refused(tiny_mlm_dir, tmp_p
         save_weights({k: v for k, v in tensors.items() if k != "lm_head.bias"}, path, metadata)
     monkeypatch.setattr(roberta.hub, "save_weights", without_a_tensor)
     assert main([str(tiny_mlm_dir), str(out), "--dtype", "float32"]) == 2
-    assert "missing keys ['lm_head.bias']" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "missing keys ['lm_head.bias']" in err
+    assert f"error: {out}" in err and ".staging-" not in err, err  # the destination, not its hidden staged copy
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["shipped"]  # no half-built copy left
 
@@ -373,3 +375,27 @@ def test_an_exported_cards_usage_loads_the_export_not_the_run(tiny_mlm_dir, tmp_
     assert main([str(run), str(out)]) == 0
     card = (out / "README.md").read_text()
     assert f'model="{out}"' in card and str(run) not in card
+
+
+@pytest.mark.parametrize("dtype, says", [("float16", True), ("float32", False)])
+def test_an_exported_classifiers_checks_say_they_were_measured_before_its_precision_was_cut(tiny_clf_dir, tmp_path,
+                                                                                          dtype, says):
+    """The shipped card's behaviour-check probabilities were the float32 average's, the file float16, and nothing
+    said so. An export below float32 labels them; a float32 export leaves them the folder's own."""
+    from train.finetune import write_card
+
+    run = shutil.copytree(tiny_clf_dir, tmp_path / "run")
+    checks = {"n": 1, "source": "checks.tsv", "unsure_below": 0.7, "right": 1, "accuracy": 1.0,
+              "categories": {"simple": {"n": 1, "right": 1, "accuracy": 1.0}},
+              "items": [{"category": "simple", "sentence": "Good.", "expected": "positive", "verdict": "positive",
+                         "label": "positive", "score": 0.9, "right": True}]}
+    metrics = RunMetrics(dev_accuracy=0.5, init="runs/mlm", averaged=2, train_time_s=100.0, wall_time_s=5.0,
+                         checks=checks)
+    metrics.write(run)
+    write_card(run, metrics, {})
+    assert main([str(run), str(tmp_path / "out"), "--dtype", dtype]) == 0
+    card = (tmp_path / "out" / "README.md").read_text()
+    label = f"The probabilities are the float32 average's, measured when it was made, before `train.export` stored " \
+            f"its weights in {dtype}."
+    assert (label in card) is says and "| Good. | positive | positive (positive 0.9) |" not in card  # right: not listed
+    assert "train_time_s is the training of the 2 averaged members" in card

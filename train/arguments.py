@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import shlex
 import sys
 import typing
@@ -187,6 +188,34 @@ class TrainingArguments:
     compile: bool = option(False, "torch.compile the encoder (train.trainer.compile_encoder)", group="run")
     no_progress: bool = option(False, "no progress bar: a plain progress line every minute instead (for logs)", group="run")
     command: str = option("", cli=False)  # the command line that reproduces the run (set by `parse`)
+
+    def check_loop(self, world_size: int = 1) -> None:
+        """The loop's options that are wrong whatever the data and --out (a UserError naming the option), for
+        `world_size` processes. `train.trainer.check_options` adds --out's checks; a script's `check` runs both
+        first, then its own."""
+        batch, accum = self.batch_size, self.grad_accum
+        if batch < 1 or accum < 1 or batch % (world_size * accum):
+            raise UserError(f"--batch-size ({batch}) must be a positive multiple of processes ({world_size}) "
+                            f"x --grad-accum ({accum})")
+        if not 0 < self.lr < math.inf:  # nan or inf: a run that stops at once with a loss of nan
+            raise UserError(f"--lr must be a positive number, got {self.lr}")
+        if not 0 <= self.warmup < math.inf:  # nan stopped the run after its first evaluation, naming no option
+            raise UserError(f"--warmup must be a number at least 0, got {self.warmup}")
+        for name in ("max_steps", "epochs", "token_budget", "time_budget_min"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise UserError(f"--{name.replace('_', '-')} must be positive, got {value}")
+        if self.log_every < 1:
+            raise UserError(f"--log-every must be at least 1, got {self.log_every}")
+        check_seed(self.seed)  # (the parser refuses it too; an experiment builds its arguments itself)
+        if self.eval_every < 0 or self.save_every < 0:
+            raise UserError(f"--eval-every and --save-every must be at least 0 (0 = off), got {self.eval_every} "
+                            f"and {self.save_every}")
+        if self.save_every_min < 0:  # a negative interval: a checkpoint after every step
+            raise UserError(f"--save-every-min must be at least 0 (0 = off), got {self.save_every_min}")
+        if not (self.weight_decay >= 0 and self.clip_grad >= 0):  # nan too: weights pushed away from 0, clipping off
+            raise UserError(f"--weight-decay and --clip-grad must be at least 0 (--clip-grad 0 = off), got "
+                            f"{self.weight_decay} and {self.clip_grad}")
 
     def own_files(self) -> tuple[str, ...]:
         """The names a script puts in --out before its training loop starts, and so finds there after a start that

@@ -46,7 +46,8 @@ from .arguments import seed_value
 from .evaluate import DEFAULT_CHECKS, UNSURE_BELOW, check_expected_labels, check_unsure_below, read_checks
 from .export import partial_note
 from .reporting import plot_member_curves
-from .runtime import EXIT_OK, UserError, exit_code, naming, output_folder, progress_bars, report_user_error
+from .runtime import (EXIT_OK, UserError, autocast, exit_code, naming, output_folder, progress_bars, report_user_error,
+                      resolve_precision)
 from .trainer import FINISHED_FILES, check_fresh_out
 
 
@@ -172,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the first mask's seed (default: the last member's eval_seed, else 0)")
     m.add_argument("--mlm-max-chars", type=int, default=0,
                    help="score only the held-out text's first N characters, as train.evaluate (default: 0, all)")
+    m.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="fp32",
+                   help="autocast of the MLM scoring, as train.evaluate's (auto: bf16 on a CPU with native bf16, "
+                        "else fp32); the figures written record it (default: %(default)s)")
     return p
 
 
@@ -197,15 +201,19 @@ def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
     model.eval()
     tokenizer = roberta.load_tokenizer(folders[0])
     rows = pack_sequences(take_chars(read_documents(source), args.mlm_max_chars), tokenizer, config.max_length)
-    result = evaluate_mlm_masks(model, tokenizer, rows, args.batch_size, seed, args.mlm_seeds,
-                                progress_bars(args.no_progress))
+    cpu = torch.device("cpu")  # (the average is made and scored on the CPU)
+    precision = resolve_precision(args.precision, cpu)
+    with autocast(cpu, precision):
+        result = evaluate_mlm_masks(model, tokenizer, rows, args.batch_size, seed, args.mlm_seeds,
+                                    progress_bars(args.no_progress))
     start_writing(out)
     save_average(model, folders, out)
     metrics = {
         "eval_loss": result["loss"], "eval_accuracy": result["accuracy"], "eval_perplexity": result["perplexity"],
         "eval_tokens": result["tokens"], "eval_data": source, "eval_seed": seed,
         "mlm": {"source": source, "seed": seed, "max_length": config.max_length,
-                **({"max_chars": args.mlm_max_chars} if args.mlm_max_chars else {}), **result},
+                **({"max_chars": args.mlm_max_chars} if args.mlm_max_chars else {}), "precision": precision,
+                **result},
         "averaged": len(folders), "selection": "uniform average of the members' weights",
         "init": "weight average: " + ", ".join(map(str, folders)), "max_length": config.max_length,
         "corpus": last.get("corpus"), "corpus_sources": last.get("corpus_sources"), "masking": last.get("masking"),
@@ -318,16 +326,16 @@ def _run(args) -> dict:
     model.eval()
     tokenizer = roberta.load_tokenizer(folders[0])
     start_writing(out)
+    progress = progress_bars(args.no_progress)
     with torch.no_grad():
         calibration = None
         if calibration_rows:
             calibration = calibrate(model, tokenizer, calibration_rows, dev, out, args.batch_size, max_length,
-                                    title=reliability_title(dev_source))
+                                    title=reliability_title(dev_source), progress=progress)
             calibration["slice"] = calibration_spec
             calibration["source"] = (ref.get("calibration") or {}).get("source", "the members' calibration slice")
             if not all((m.get("calibration") or {}).get(HELD_OUT, True) for m in members):
                 calibration[HELD_OUT] = False  # a slice given to train.calibrate, not the one fine-tuning held out
-        progress = progress_bars(args.no_progress)
         dev_result = evaluate_classifier(model, tokenizer, *dev, args.batch_size, max_length,
                                          progress=progress) if dev else None
         imdb = evaluate_reviews(model, tokenizer, *imdb_rows, args.batch_size, max_length,

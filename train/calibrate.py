@@ -246,12 +246,12 @@ def reliability_title(dev_source) -> str:
 
 
 def report_dev(model, tokenizer, dev: tuple[list[str], list[int]], temperature: float, out=None,
-               batch_size: int = 64, max_length: int | None = None, title: str = "") -> dict:
+               batch_size: int = 64, max_length: int | None = None, title: str = "", progress: bool = False) -> dict:
     """`calibration_report` of the model on `dev` (texts, labels) at `temperature`; with `out`, also
-    out/reliability.png (before and after)."""
+    out/reliability.png (before and after). `progress`: a bar over the scoring batches."""
     from .evaluate import classifier_logits
 
-    logits = classifier_logits(model, tokenizer, dev[0], batch_size, max_length)
+    logits = classifier_logits(model, tokenizer, dev[0], batch_size, max_length, progress=progress)
     if out is not None:
         plot_reliability(logits, dev[1], temperature, Path(out) / RELIABILITY_NAME, title)
     return calibration_report(logits, dev[1], temperature)
@@ -279,14 +279,16 @@ def calibration_notes(temperature: float, report: dict) -> list[str]:
 
 
 def calibrate(model, tokenizer, calibration: tuple[list[str], list[int]], dev: tuple[list[str], list[int]] | None,
-              out=None, batch_size: int = 64, max_length: int | None = None, title: str = "") -> dict:
+              out=None, batch_size: int = 64, max_length: int | None = None, title: str = "",
+              progress: bool = False) -> dict:
     """Fit T on `calibration` (texts, labels), set model.config.calibration_temperature, and report on `dev`:
     {"temperature", "calibration": {n, nll before/after, ...}, "dev": calibration_report, "notes" (only when there
     is something to say, `calibration_notes`, each also printed as a `note:` line)}; with `out`, also
-    out/reliability.png (dev, before and after)."""
+    out/reliability.png (dev, before and after). `progress`: a bar over the batches of each scoring (the caller
+    asks for it only where `progress_bars()` allows)."""
     from .evaluate import classifier_logits
 
-    cal_logits = classifier_logits(model, tokenizer, calibration[0], batch_size, max_length)
+    cal_logits = classifier_logits(model, tokenizer, calibration[0], batch_size, max_length, progress=progress)
     temperature = fit_temperature(cal_logits, calibration[1])
     model.config.calibration_temperature = temperature
     result = {"temperature": temperature, "bins": N_BINS,
@@ -296,7 +298,7 @@ def calibrate(model, tokenizer, calibration: tuple[list[str], list[int]], dev: t
         for note in notes:  # train.finetune and this command both print them, before their summary line
             print(f"note: calibration: {note}", flush=True)
     if dev is not None:
-        result["dev"] = report_dev(model, tokenizer, dev, temperature, out, batch_size, max_length, title)
+        result["dev"] = report_dev(model, tokenizer, dev, temperature, out, batch_size, max_length, title, progress)
         if out is not None:
             result["diagram"] = RELIABILITY_NAME
     return result

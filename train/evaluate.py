@@ -280,14 +280,17 @@ def _shown_path(path) -> str:
         return str(path)
 
 
-def checks_markdown(checks: dict | None) -> str:
-    """The model card's behaviour-check section: accuracy per category and the sentences it gets wrong."""
+def checks_markdown(checks: dict | None, measured_on: str = "") -> str:
+    """The model card's behaviour-check section: accuracy per category and the sentences it gets wrong.
+    `measured_on`: which weights the probabilities are of, when they are not the folder's own (an export stored
+    in lower precision: `train.finetune.card_figure_sections`)."""
     if not checks:
         return ""
+    of = f" The probabilities are {measured_on}." if measured_on else ""
     lines = [f"{checks['n']} short sentences written for this project (`{checks.get('source', 'checks')}`), in "
              f"CheckList-style categories. A sentence's verdict is the top label when its (calibrated) "
              f"probability is at least {checks['unsure_below']:g}, else \"unsure\"; it is right when the verdict "
-             f"is the expected one. A report on what the model does, not a test it must pass.", "",
+             f"is the expected one. A report on what the model does, not a test it must pass.{of}", "",
              "| category | right | accuracy |", "|---|---|---|"]
     for name, cat in checks["categories"].items():
         lines.append(f"| {name} | {cat['right']}/{cat['n']} | {cat['accuracy']:.0%} |")

@@ -45,7 +45,7 @@ from roberta.run_metrics import METRICS_NAME, RunMetrics
 
 from .arguments import NOT_RECIPE
 from .checkpointing import CHECKPOINTS, Checkpoints
-from .model_card import card_for, write_model_card
+from .model_card import card_for, rewrite_card_sections, write_model_card
 from .paths import other_entries
 from .runtime import EXIT_OK, UserError, exit_code, output_folder, report_user_error
 
@@ -183,10 +183,22 @@ def export_into(src, dst: Path, dtype="float32", final: Path | None = None) -> P
         else:  # left by an earlier export into this folder: it would describe another model
             (dst / name).unlink(missing_ok=True)
     weights, metadata = roberta.hub.read_weights(src / WEIGHTS_NAME)  # metadata: the config it fits
-    stored = _store(weights, metadata, dst, dtype)
+    stored = _store(weights, metadata, dst, dtype, final)
     if (dst / "README.md").is_file():  # the run's card loads the run folder: its usage names where the export lives
         (dst / "README.md").write_text(card_for(dst, str(final or dst)), encoding="utf-8")
+        _label_checks(dst, dtype)
     return stored
+
+
+def _label_checks(folder: Path, dtype: str) -> None:
+    """A classifier card's behaviour checks say whose their probabilities are once the weights are stored below
+    float32 (they were measured on the float32 ones; `card_figure_sections`). Its calibration section is left as
+    it is: a shipped card adds its own sentences there."""
+    from .finetune import card_figure_sections
+
+    metrics = RunMetrics.read(folder / METRICS_NAME, missing_ok=True)
+    if metrics is not None and metrics.checks:
+        rewrite_card_sections(folder, [s for s in card_figure_sections(metrics, dtype) if s[0] == "Behaviour checks"])
 
 
 def _check_same_kind(src: Path, dst: Path) -> None:
@@ -316,16 +328,23 @@ def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32", final: Path 
     write_model_card(dst, title=title, task=roberta.hub.task_of(architecture), metrics=metrics, notes=notes,
                      recipe=recipe, extra_sections=extra, repo_id=str(final or dst))
     metrics.write(dst)
-    return _store(*roberta.hub.read_weights(dst / WEIGHTS_NAME), dst, dtype)
+    return _store(*roberta.hub.read_weights(dst / WEIGHTS_NAME), dst, dtype, final)
 
 
-def _store(weights: dict, metadata: dict, dst: Path, dtype: str) -> Path:
+def _store(weights: dict, metadata: dict, dst: Path, dtype: str, final: Path | None = None) -> Path:
     """Write `weights` as dst/model.safetensors in `dtype` (and a missing tokenizer_config.json), then load the
-    folder back (strictly)."""
+    folder back (strictly). `final`: where the folder will be, which an error names (`dst` is its staged copy, a
+    hidden sibling removed on the error)."""
     roberta.hub.save_weights({k: v.to(DTYPES[dtype]).contiguous() for k, v in weights.items()},
                              dst / WEIGHTS_NAME, {**metadata, "format": "pt", "stored_dtype": dtype})
     write_tokenizer_config(dst)
-    roberta.auto_model(dst)  # a strict load: the copy is complete
+    try:
+        roberta.auto_model(dst)  # a strict load: the copy is complete
+    except (OSError, ValueError, RuntimeError, SafetensorError) as err:
+        if final is None:
+            raise
+        raise UserError(f"{final}: the exported folder does not load back: "
+                        f"{str(err).replace(str(dst), str(final))}") from None
     return dst
 
 

@@ -145,6 +145,51 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
     batch_order: str = redefault("batch_order", "length")  # SST-2 batches: 1.04x their real tokens, not 2.7x
     out: str = redefault("out", "runs/finetune")
 
+    def checks_path(self) -> str:
+        """The behaviour checks file scored at the end ('' = none): --checks, else the shipped one."""
+        return self.checks if self.checks is not None else str(DEFAULT_CHECKS)
+
+    def id2label(self) -> dict[int, str]:
+        """--labels as the model's id2label, or a UserError unless it names two or more distinct labels."""
+        id2label = dict(enumerate(name.strip() for name in self.labels.split(",")))
+        if len(id2label) < 2 or "" in id2label.values() or len(set(id2label.values())) < len(id2label):
+            raise UserError(f"--labels must name two or more distinct labels, comma-separated, got {self.labels!r}")
+        return id2label
+
+    def check(self, world_size: int = 1) -> None:
+        """Every option check made before any data is read or the model built, in the order the command reports
+        them (a UserError, or the ValueError of a check shared with train.evaluate, naming the option): the loop's
+        options and --out (`trainer.check_options`), then this script's. The data files' headers and the --checks
+        file's rows are read by `check_data_options`."""
+        from . import data
+
+        check_options(self, world_size)
+        self.check_dropout()  # by its option's name, whatever --init (the config would say hidden_dropout_prob)
+        if self.calibration_n < 0 or self.train_n < 0:
+            raise UserError(f"--calibration-n and --train-n must be at least 0, got {self.calibration_n} and "
+                            f"{self.train_n}")
+        if self.max_length is not None and self.max_length < 3:  # <s>, a token, </s>
+            raise UserError(f"--max-length must be at least 3, got {self.max_length}")
+        if not 0 < self.layer_lr_decay <= 1:
+            raise UserError(f"--layer-lr-decay must be in (0, 1], got {self.layer_lr_decay}")
+        if not 0 <= self.ema_decay < 1:
+            raise UserError(f"--ema-decay must be at least 0 and below 1 (0 = off), got {self.ema_decay}")
+        check_unsure_below(self.unsure_below)
+        if self.ema_decay and self.select != "last":
+            raise UserError("--ema-decay keeps the moving average of the weights: it goes with --select last only")
+        if self.select == "calibration" and not (self.calibration_n > 0 and self.eval_every > 0):
+            raise UserError("--select calibration needs a calibration slice (--calibration-n > 0) and "
+                            "periodic evaluations (--eval-every > 0)")
+        checks_path = self.checks_path()
+        if checks_path and not Path(checks_path).is_file():
+            what = "a folder, not a file" if Path(checks_path).is_dir() else "no such file"
+            raise UserError(f"--checks {checks_path}: {what} ('' to skip the behaviour checks)")
+        self.id2label()
+        if self.imdb:
+            data.check_imdb_n(self.imdb_n)
+        if self.init == "random":  # --preset and its overrides by their names (a pretrained --init fixes them)
+            self.check_shape()
+
 
 def parse_args(argv=None) -> FinetuneArguments:
     return parse(FinetuneArguments, argv, "train.finetune", __doc__)
@@ -300,66 +345,68 @@ def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: l
     return train_rows, cal_rows, {"calibration_removed_train_rows": cal_removed, "imdb_sample_removed": imdb_removed}
 
 
-def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
+def check_data_options(args: FinetuneArguments, checks_path: str, id2label: dict[int, str]) -> None:
+    """The data options, by their names, before any is read or the model built: each file's header (a missing
+    default says how to point the command at the data, `data.missing_data`), and the --checks file's rows (a
+    malformed file or a label outside --labels would fail after training)."""
     from . import data
-    from .calibrate import calibrate, reliability_title
-    from .evaluate import encode_for_classifier, evaluate_classifier, evaluate_reviews, score_checks
 
-    started, dist = time.time(), dist or Dist()
-    out = Path(args.out)
-    seed_everything(args.seed)
-    check_options(args, dist.world_size)
-    args.check_dropout()  # by its option's name, whatever --init (the config would say hidden_dropout_prob)
-    if args.calibration_n < 0 or args.train_n < 0:
-        raise UserError(f"--calibration-n and --train-n must be at least 0, got {args.calibration_n} and "
-                        f"{args.train_n}")
-    if args.max_length is not None and args.max_length < 3:  # <s>, a token, </s>
-        raise UserError(f"--max-length must be at least 3, got {args.max_length}")
-    if not 0 < args.layer_lr_decay <= 1:
-        raise UserError(f"--layer-lr-decay must be in (0, 1], got {args.layer_lr_decay}")
-    if not 0 <= args.ema_decay < 1:  # before the data and the model are read
-        raise UserError(f"--ema-decay must be at least 0 and below 1 (0 = off), got {args.ema_decay}")
-    check_unsure_below(args.unsure_below)
-    if args.ema_decay and args.select != "last":
-        raise UserError("--ema-decay keeps the moving average of the weights: it goes with --select last only")
-    if args.select == "calibration" and not (args.calibration_n > 0 and args.eval_every > 0):
-        raise UserError("--select calibration needs a calibration slice (--calibration-n > 0) and "
-                             "periodic evaluations (--eval-every > 0)")
-    checks_path = args.checks if args.checks is not None else str(DEFAULT_CHECKS)
-    if checks_path and not Path(checks_path).is_file():
-        what = "a folder, not a file" if Path(checks_path).is_dir() else "no such file"
-        raise UserError(f"--checks {checks_path}: {what} ('' to skip the behaviour checks)")
-    id2label = dict(enumerate(name.strip() for name in args.labels.split(",")))
-    if len(id2label) < 2 or "" in id2label.values() or len(set(id2label.values())) < len(id2label):
-        raise UserError(f"--labels must name two or more distinct labels, comma-separated, got {args.labels!r}")
-    if args.imdb:  # before the training data is read
-        data.check_imdb_n(args.imdb_n)
-    if args.init == "random":  # --preset and its overrides by their names, before the data is read
-        args.check_shape()
-    # the data options, by their names, before any is read or the model built; a missing default says how to point
-    # the command at the data (`data.missing_data`)
     for flag, path, default in (("--train", args.train, DEFAULT_TRAIN), ("--dev", args.dev, DEFAULT_DEV)):
         data.check_labeled_source(path, flag, default=path == default, text_column=args.text_column,
                                   label_column=args.label_column)
     if args.imdb:  # read as `data.imdb_sample` reads it
         data.check_labeled_source(args.imdb, "--imdb", default=args.imdb == DEFAULT_IMDB,
                                   text_column=data.IMDB_TEXT_COLUMN, label_column="label")
-    if checks_path:  # read now: a malformed file or a label outside --labels would fail after training
+    if checks_path:
         with naming("--checks"):
             check_expected_labels(read_checks(checks_path), id2label, f"--checks {checks_path}")
-    # every error reading a data file names its option
+
+
+@dataclass
+class FinetuneData:
+    """The texts and labels of a run: training rows, the calibration slice held out of them, dev, and the IMDB
+    sample ((texts, labels) or None); `held_out` counts the training rows removed with the slice and the sample."""
+    train_texts: list[str]
+    train_labels: list[int]
+    cal_texts: list[str]
+    cal_labels: list[int]
+    dev_texts: list[str]
+    dev_labels: list[int]
+    imdb: tuple[list[str], list[int]] | None
+    held_out: dict[str, int]
+
+
+def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool = True) -> FinetuneData:
+    """The run's data (`FinetuneData`); every error reading a file names its option."""
+    from . import data
+
     with naming("--train"):
         texts, labels, _ = data.read_labeled(args.train, args.text_column, args.label_column, id2label)
-    if len(set(labels)) == 1 and dist.is_main:  # said, not refused (a dev set of one label may be meant)
+    if len(set(labels)) == 1 and is_main:  # said, not refused (a dev set of one label may be meant)
         print(f"warning: --train {args.train}: every row has the label {labels[0]} ({id2label[labels[0]]}): a "
               "classifier trained on one label learns to answer it whatever the text", file=sys.stderr, flush=True)
     with naming("--imdb"):
         imdb = data.imdb_sample(args.imdb, args.imdb_n, seed=args.imdb_seed) if args.imdb else None
     train_rows, cal_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None)
-    train_texts, train_labels = [texts[i] for i in train_rows], [labels[i] for i in train_rows]
-    cal_texts, cal_labels = [texts[i] for i in cal_rows], [labels[i] for i in cal_rows]
     with naming("--dev"):
         dev_texts, dev_labels, _ = data.read_labeled(args.dev, args.text_column, args.label_column, id2label)
+    return FinetuneData(train_texts=[texts[i] for i in train_rows], train_labels=[labels[i] for i in train_rows],
+                        cal_texts=[texts[i] for i in cal_rows], cal_labels=[labels[i] for i in cal_rows],
+                        dev_texts=dev_texts, dev_labels=dev_labels, imdb=imdb, held_out=held_out)
+
+
+def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
+    from .calibrate import calibrate, reliability_title
+    from .evaluate import encode_for_classifier, evaluate_classifier, evaluate_reviews, score_checks
+
+    started, dist = time.time(), dist or Dist()
+    args.check(dist.world_size)  # before the data is read and the model built
+    out, checks_path, id2label = Path(args.out), args.checks_path(), args.id2label()
+    seed_everything(args.seed)
+    check_data_options(args, checks_path, id2label)
+    read = read_data(args, id2label, dist.is_main)
+    train_texts, train_labels, cal_texts, cal_labels = read.train_texts, read.train_labels, read.cal_texts, read.cal_labels
+    dev_texts, dev_labels, imdb, held_out = read.dev_texts, read.dev_labels, read.imdb, read.held_out
     model, tokenizer, init_gave = build_model(args, id2label)
     if not lower_cases(tokenizer):  # (a classifier given as --init does)
         tokenizer = lowercasing(tokenizer)  # SST-2 is lower-case; the saved tokenizer.json lower-cases every input
@@ -387,7 +434,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
 
     if dist.is_main:
         windows = f" in {len(train_labels):,} windows" if args.long_text == "windows" else ""
-        print(f"{len(train_texts):,} training examples{windows} ({args.train}; held out: {len(cal_rows):,} for calibration "
+        print(f"{len(train_texts):,} training examples{windows} ({args.train}; held out: {len(cal_texts):,} for calibration "
               f"+ {held_out['calibration_removed_train_rows']:,} of their sub-phrases, "
               f"{held_out['imdb_sample_removed']:,} IMDB-sample reviews), {len(dev_texts):,} dev ({args.dev}); "
               f"{model.num_parameters():,} parameters, init {args.init} ({init_gave})", flush=True)
@@ -516,14 +563,25 @@ def card_table_metrics(metrics: RunMetrics) -> RunMetrics:
     return metrics.updated(calibration=None, checks=None, members=None)
 
 
-def card_figure_sections(metrics: RunMetrics) -> list[tuple[str, str]]:
+def card_figure_sections(metrics: RunMetrics, stored_dtype: str = "float32") -> list[tuple[str, str]]:
     """The classifier card's sections after the Metrics table, (heading, markdown): calibration and behaviour
-    checks."""
+    checks. `stored_dtype`: the folder's weights' (`train.export --dtype`): below float32, the checks say their
+    probabilities are those of the float32 weights they were measured on."""
     from .calibrate import calibration_markdown
     from .evaluate import checks_markdown
 
     return [("Calibration", calibration_markdown(metrics.calibration)),
-            ("Behaviour checks", checks_markdown(metrics.checks))]
+            ("Behaviour checks", checks_markdown(metrics.checks, measured_before_export(metrics, stored_dtype)))]
+
+
+def measured_before_export(metrics: RunMetrics, stored_dtype: str) -> str:
+    """Whose a classifier's figures are when `train.export` stored its weights in `stored_dtype`: '' for float32
+    (its own), else the float32 weights' (train.finetune and train.average measure in float32, before any export)."""
+    if stored_dtype == "float32":
+        return ""
+    model = "average" if metrics.averaged else "model"
+    return (f"the float32 {model}'s, measured when it was made, before `train.export` stored its weights in "
+            f"{stored_dtype}")
 
 
 def main(argv=None) -> int:

@@ -237,7 +237,13 @@ def card_for(folder, model: str) -> str:
 def metrics_markdown(metrics: RunMetrics) -> str:
     """The card's Metrics section: every value of `metrics` in a table."""
     rows = _flatten(metrics.to_dict())
-    return _table(rows, ("metric", "value")) if rows else "(none given)"
+    if not rows:
+        return "(none given)"
+    table = _table(rows, ("metric", "value"))
+    if metrics.averaged and metrics.train_time_s and metrics.wall_time_s is not None:  # seconds of two kinds
+        table += (f"\n\ntrain_time_s is the training of the {metrics.averaged} averaged members (each run counted "
+                  "once); wall_time_s is the averaging command's own (`train.average`: averaging, calibration and scoring).")
+    return table
 
 
 def replace_section(card: str, heading: str, body: str) -> str:

@@ -100,6 +100,31 @@ class PretrainArguments(ModelArguments, TrainingArguments):
         """The tokenizer this run trains is saved in OUT before training (`get_tokenizer`)."""
         return () if self.tokenizer or self.init else ("tokenizer.json",)
 
+    def check(self, world_size: int = 1) -> None:
+        """Every option check made before the tokenizer and the data are read (minutes on the full corpus), in the
+        order the command reports them (a UserError naming the option): the loop's options and --out
+        (`trainer.check_options`), then this script's. The data sources are checked by `run`
+        (`data.check_text_source`); the lengths once the model is built."""
+        check_options(self, world_size)
+        self.check_dropout()  # by the options' names, before the tokenizer
+        if self.eval_rows < 1 or self.final_eval_rows < 0:
+            raise UserError(f"--eval-rows must be at least 1 and --final-eval-rows at least 0 (0 = all), got "
+                            f"{self.eval_rows} and {self.final_eval_rows}")
+        if self.corpus_chars is not None and self.corpus_chars < 1:
+            raise UserError(f"--corpus-chars must be at least 1, got {self.corpus_chars}")
+        if not (self.tokenizer or self.init):  # a tokenizer trained on --corpus (minutes): its size first
+            from .tokenizer import check_vocab_size
+            check_vocab_size(self.vocab_size)
+        if not self.init:
+            self.check_shape()  # --preset and its overrides, by their option names
+        if not 0 < self.mlm_probability < 1:  # by its option's name, before the corpus is packed
+            raise UserError(f"--mlm-probability must be between 0 and 1 (a share of the tokens), got "
+                            f"{self.mlm_probability}")
+        if self.dupe_factor < 1:
+            raise UserError(f"--dupe-factor must be at least 1, got {self.dupe_factor}")
+        if self.cache_dir and Path(self.cache_dir).is_file():  # before the corpus is read
+            raise UserError(f"--cache-dir {self.cache_dir} is a file, not a folder")
+
 
 def parse_args(argv=None) -> PretrainArguments:
     return parse(PretrainArguments, argv, "train.pretrain", __doc__)
@@ -210,24 +235,7 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
 
     started, dist = time.time(), dist or Dist()
     out = Path(args.out)
-    check_options(args, dist.world_size)  # before the tokenizer and the data: minutes on the full corpus
-    args.check_dropout()  # by the options' names, before the tokenizer
-    if args.eval_rows < 1 or args.final_eval_rows < 0:
-        raise UserError(f"--eval-rows must be at least 1 and --final-eval-rows at least 0 (0 = all), got "
-                        f"{args.eval_rows} and {args.final_eval_rows}")
-    if args.corpus_chars is not None and args.corpus_chars < 1:
-        raise UserError(f"--corpus-chars must be at least 1, got {args.corpus_chars}")
-    if not (args.tokenizer or args.init):  # a tokenizer trained on --corpus (minutes): its size first
-        from .tokenizer import check_vocab_size
-        check_vocab_size(args.vocab_size)
-    if not args.init:
-        args.check_shape()  # --preset and its overrides, by their option names
-    if not 0 < args.mlm_probability < 1:  # by its option's name, before the corpus is packed
-        raise UserError(f"--mlm-probability must be between 0 and 1 (a share of the tokens), got {args.mlm_probability}")
-    if args.dupe_factor < 1:
-        raise UserError(f"--dupe-factor must be at least 1, got {args.dupe_factor}")
-    if args.cache_dir and Path(args.cache_dir).is_file():  # before the corpus is read
-        raise UserError(f"--cache-dir {args.cache_dir} is a file, not a folder")
+    args.check(dist.world_size)  # before the tokenizer and the data: minutes on the full corpus
     # the data options by their names (`train.data`'s checks; a missing default says how to point the command at
     # the data), before anything is written: --valid first, and --corpus now if a tokenizer is trained on it
     # (minutes on the full corpus), else once the model's lengths are checked (they are named first)

@@ -49,7 +49,7 @@ import torch
 from roberta.hub import CONFIG_NAME, TOKENIZER_NAME, WEIGHTS_NAME
 from roberta.run_metrics import METRICS_NAME
 
-from .arguments import NOT_RECIPE, TrainingArguments, check_seed
+from .arguments import NOT_RECIPE, TrainingArguments
 from .checkpointing import CHECKPOINTS, CheckpointError, Checkpoints
 from .optim import lr_factor, make_optimizer
 from .paths import other_entries
@@ -217,31 +217,10 @@ def make_ema(model: torch.nn.Module, decay: float) -> torch.optim.swa_utils.Aver
 
 
 def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> None:
-    """The loop's options that are wrong whatever the data (a UserError naming the option): the scripts check
-    them before reading any data, the Trainer again."""
-    batch, accum = args.batch_size, args.grad_accum
-    if batch < 1 or accum < 1 or batch % (world_size * accum):
-        raise UserError(f"--batch-size ({batch}) must be a positive multiple of processes ({world_size}) "
-                        f"x --grad-accum ({accum})")
-    if not 0 < args.lr < math.inf:  # nan or inf: a run that stops at once with a loss of nan
-        raise UserError(f"--lr must be a positive number, got {args.lr}")
-    if not 0 <= args.warmup < math.inf:  # nan stopped the run after its first evaluation, naming no option
-        raise UserError(f"--warmup must be a number at least 0, got {args.warmup}")
-    for name in ("max_steps", "epochs", "token_budget", "time_budget_min"):
-        value = getattr(args, name)
-        if value is not None and not value > 0:
-            raise UserError(f"--{name.replace('_', '-')} must be positive, got {value}")
-    if args.log_every < 1:
-        raise UserError(f"--log-every must be at least 1, got {args.log_every}")
-    check_seed(args.seed)  # (the parser refuses it too; an experiment builds its arguments itself)
-    if args.eval_every < 0 or args.save_every < 0:
-        raise UserError(f"--eval-every and --save-every must be at least 0 (0 = off), got {args.eval_every} "
-                        f"and {args.save_every}")
-    if args.save_every_min < 0:  # a negative interval: a checkpoint after every step
-        raise UserError(f"--save-every-min must be at least 0 (0 = off), got {args.save_every_min}")
-    if not (args.weight_decay >= 0 and args.clip_grad >= 0):  # nan too  # were run: weights pushed away from 0, clipping off
-        raise UserError(f"--weight-decay and --clip-grad must be at least 0 (--clip-grad 0 = off), got "
-                        f"{args.weight_decay} and {args.clip_grad}")
+    """The loop's options that are wrong whatever the data (`TrainingArguments.check_loop`), then --out (or `out`):
+    writable, and new unless --resume finds a run there to continue. A UserError naming the option; the scripts
+    check them before reading any data (their arguments' `check`), the Trainer again."""
+    args.check_loop(world_size)
     out = output_folder(out or args.out)
     check_writable_folder(out)  # before the data is read and packed
     if not args.resume:
