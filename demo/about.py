@@ -21,6 +21,7 @@ from roberta.masking import DUPE_FACTOR, MASK_FRACTION, MLM_PROBABILITY, RANDOM_
 from roberta.run_metrics import RunMetrics, dataset_name
 from roberta.text import normalize_for_classifier
 
+from .bpe_view import GPT2_VOCAB_SIZE
 from .examples import FILL_MASK_EXPECTED, SENTIMENT_EXPECTED
 from .formatting import code, format_probability, large_count, md_escape, millions, minutes, pct, readable
 from .models import DEFAULTS, ROOT, Models, shown_source
@@ -234,8 +235,10 @@ def summary_card(loaded) -> str:
         rows.append(("everyday sentences", f"the expected word first in {round(facts['probe']['top1'] * n)} of {n}, "
                                            f"in the top 5 in {round(facts['probe']['top5'] * n)} of {n}"))
     if "dev_accuracy" in facts:
+        shipped = shipped_accuracy_said(loaded, facts)
         rows.append(("SST-2 dev", f"**{pct(facts['dev_accuracy'])}** right"
-                     + (f" of {facts['dev_examples']:,} sentences" if "dev_examples" in facts else "")))
+                     + (f" of {facts['dev_examples']:,} sentences" if "dev_examples" in facts else "")
+                     + (f" ({shipped})" if shipped else "")))
     if "imdb_accuracy_whole" in facts:
         rows.append(("IMDB reviews", f"**{pct(facts['imdb_accuracy_whole'])}** right"
                      + (f" of {facts['imdb_examples']:,}" if "imdb_examples" in facts else "")
@@ -268,6 +271,17 @@ def redrawn_diagram(readme: str | None) -> dict | None:
     with those figures)."""
     found = REDRAWN_DIAGRAM_RE.search(readme or "")
     return found.groupdict() if found else None
+
+
+def shipped_accuracy_said(loaded, facts: dict) -> str:
+    """"float32 average; 88.8% as shipped in float16": how the SST-2 dev accuracy of metrics.json (facts'
+    dev_accuracy, measured before the weights were stored in float16) compares with the shipped weights', when the
+    model card gives a different figure for those (`redrawn_diagram`); "" otherwise."""
+    redrawn = redrawn_diagram(loaded.extras.get("readme")) if loaded.available else None
+    if "dev_accuracy" not in facts or not redrawn or redrawn["accuracy"] in (None, pct(facts["dev_accuracy"])):
+        return ""
+    measured = "float32 average" if facts.get("averaged") else "float32"
+    return f"{measured}; {redrawn['accuracy']} as shipped in {md_escape(redrawn['dtype'])}"
 
 
 def surest_wrong_check(checks) -> str:
@@ -369,7 +383,7 @@ def about_sections(models: Models) -> dict:
         f"{REFERENCE.vocab_size:,}-token vocabulary, pretrained on WikiText and fine-tuned on SST-2.\n\n"
         "| measure | this project | MiniRoBERTa reference |\n|---|---:|---:|\n"
         f"| parameters (with the MLM head) | {parameters} |\n"
-        f"| SST-2 accuracy (validation) | {pct(accuracy) if accuracy is not None else 'not available'} | 80% |"
+        f"| SST-2 accuracy (validation) | {dev_accuracy_cell(models.sentiment, sentiment)} | 80% |"
     ) + (f"\n\n{same_encoder}" if same_encoder else "") + (
         f"\n\nOur SST-2 figure is not the encoder's alone: its classifier adds {said_list(added)}."
         if accuracy is not None and added else "")
@@ -403,14 +417,25 @@ def batch_sizes_said(loaded) -> str:
     return f"batches of {', '.join(said).replace(' on the', ' rows on the', 1)}" if said else ""
 
 
+def dev_accuracy_cell(loaded, facts: dict) -> str:
+    """The comparison table's SST-2 figure: "88.9% (float32 average; 88.8% as shipped in float16)", "88.9%" or
+    "not available"."""
+    if "dev_accuracy" not in facts:
+        return "not available"
+    shipped = shipped_accuracy_said(loaded, facts)
+    return pct(facts["dev_accuracy"]) + (f" ({shipped})" if shipped else "")
+
+
 def roberta_vs_bert(models: Models) -> str:
-    """What RoBERTa changed in BERT's recipe (Liu et al. 2019), in one list, and which of it this project keeps
-    (its vocabulary and batch sizes read from the fill-mask model)."""
+    """What RoBERTa changed in BERT's recipe (Liu et al. 2019), in one list, which of it this project keeps (its
+    vocabulary read from the fill-mask model) and its batch sizes, which it does not keep (most are smaller than
+    BERT's)."""
     ours = ["dynamic masking", "no next-sentence prediction"]
+    batches = ""
     if models.mlm.available:
         ours.append(f"its own byte-level BPE of {models.mlm.config.vocab_size:,} tokens")
-        if batches := batch_sizes_said(models.mlm):
-            ours.append(batches)
+        if said := batch_sizes_said(models.mlm):
+            batches = f" Not its batches: {said.removeprefix('batches of ')}."
     base = PRESETS["roberta-base"]
     return (
         "What RoBERTa (Liu et al. 2019) changed in BERT's pretraining:\n\n"
@@ -419,10 +444,11 @@ def roberta_vs_bert(models: Models) -> str:
         "- **No next-sentence prediction**: inputs are packed across documents; the paper found that dropping NSP "
         "matches or beats keeping it (its Table 2).\n"
         "- **Larger batches, longer training**: 8K sequences a batch, against BERT's 256.\n"
-        f"- **Byte-level BPE**: GPT-2's, {base.vocab_size:,} tokens, where BERT had a 30K WordPiece vocabulary with "
+        f"- **Byte-level BPE**: GPT-2's, {GPT2_VOCAB_SIZE:,} tokens ({base.vocab_size:,} in roberta-base, with its "
+        "special ones), where BERT had a 30K WordPiece vocabulary with "
         "an unknown token (the Tokens tab).\n"
         "- **More text**: 160 GB, ten times BERT's 16 GB.\n\n"
-        f"This project keeps, in small: {said_list(ours)}."
+        f"This project keeps, in small: {said_list(ours)}.{batches}"
     )
 
 
@@ -488,8 +514,8 @@ def times_its_text(loaded, tokens: int) -> str:
 
 
 def gpu_phases_text(loaded) -> str:
-    """", and for 3 of the encoder's 18 pretraining phases one GPU (NVIDIA H100 80GB HBM3), which trained 1.58B of
-    its 2.02B tokens in 19 min" from phases.json's hardware, or "" when no phase ran on a GPU (or the MLM is not
+    """", and for 3 of the encoder's 26 pretraining phases (18 of training, 8 weight averages) one GPU (NVIDIA H100
+    80GB HBM3), which trained 1.58B of the encoder's 2.02B tokens in 19 min" from phases.json's hardware, or "" when no phase ran on a GPU (or the MLM is not
     there)."""
     phases = loaded.extras.get("phases") if loaded.available else None
     phases = phases if isinstance(phases, list) else []
@@ -497,12 +523,12 @@ def gpu_phases_text(loaded) -> str:
     if not gpus:
         return ""
     named = " or ".join(sorted(set(gpus)))
-    trained = sum(1 for p in phases if p.train_tokens)  # a weight average trains nothing
-    text = f", and for {len(gpus)} of the encoder's {trained} pretraining phases one GPU ({md_escape(named)})"
+    text = f", and for {len(gpus)} of the encoder's {phases_counted(phases)} one GPU ({md_escape(named)})"
     split = pretraining_by_device(loaded)
     if split:
         cpu, gpu = split
-        text += (f", which trained {large_count(gpu.tokens)} of its {large_count(cpu.tokens + gpu.tokens)} tokens in "
+        text += (f", which trained {large_count(gpu.tokens)} of the encoder's {large_count(cpu.tokens + gpu.tokens)} "
+                 "tokens in "
                  f"{minutes(gpu.seconds / 60)}")
     return text
 
@@ -700,21 +726,33 @@ def example_failures(models: Models) -> dict:
 SHIPPED_CLASSIFIER_ENCODER_PHASE = 7
 
 
+def phases_counted(phases: list) -> str:
+    """"26 pretraining phases (18 of training, 8 weight averages)", or "3 pretraining phases" without averages:
+    phases.json's entries, as the About tab's figure of the phases numbers them (a weight average trains
+    nothing)."""
+    trained = sum(1 for p in phases if p.train_tokens)
+    averages = len(phases) - trained
+    return f"{len(phases)} pretraining phases" + (
+        f" ({trained} of training, {averages} weight average{'s' if averages > 1 else ''})" if averages else "")
+
+
 def classifier_encoder_said(models: Models) -> str:
-    """", the fill-mask model at phase 7 of its 26 pretraining phases (45.5% of the held-out targets right; the
-    Fill mask tab's model: 52.8%)" for the shipped classifier beside the shipped MLM (the figures from its
-    phases.json and metrics.json); "" for any other pair, whose link the files do not say."""
+    """", the fill-mask model at phase 7 of its 26 pretraining phases (18 of training, 8 weight averages; 45.5%
+    of the held-out targets right by training's own check, 52.7% at its last phase)" for the shipped classifier
+    beside the shipped MLM (the figures from its phases.json: one measure for both); "" for any other pair, whose
+    link the files do not say."""
     shipped = all(models[key].available and Path(models[key].source).resolve() == DEFAULTS[key].resolve()
                   for key in ("mlm", "sentiment"))
     phases = models.mlm.extras.get("phases") if shipped else None
     if not isinstance(phases, list) or len(phases) <= SHIPPED_CLASSIFIER_ENCODER_PHASE:
         return ""
-    then, now = _real(phases[SHIPPED_CLASSIFIER_ENCODER_PHASE - 1].held_out[1]), model_facts(models.mlm).get(
-        "mlm_accuracy")
-    figures = f" ({pct(then)} of the held-out targets right; the Fill mask tab's model: {pct(now)})" if (
-        then is not None and now is not None) else ""
-    return (f", the fill-mask model at phase {SHIPPED_CLASSIFIER_ENCODER_PHASE} of its {len(phases)} pretraining "
-            f"phases{figures}")
+    then, last = (_real(phases[i].held_out[1]) for i in (SHIPPED_CLASSIFIER_ENCODER_PHASE - 1, -1))
+    figures = (f"{pct(then)} of the held-out targets right by training's own check, {pct(last)} at its last phase"
+               if then is not None and last is not None else "")
+    counted = phases_counted(phases)
+    if figures:  # one parenthesis: the counts' and the figures'
+        counted = f"{counted[:-1]}; {figures})" if counted.endswith(")") else f"{counted} ({figures})"
+    return f", the fill-mask model at phase {SHIPPED_CLASSIFIER_ENCODER_PHASE} of its {counted}"
 
 
 ORDINALS = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
@@ -770,7 +808,7 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
         split = pretraining_by_device(loaded)
         if split:  # a GPU's phases read most of the tokens in minutes: one total time would hide that
             cpu, gpu = split
-            trained += (f": {minutes(cpu.seconds / 60)} on {cpu.named} for {large_count(cpu.tokens)}, then "
+            trained += (f": {minutes(cpu.seconds / 60)} on {cpu.named} for {large_count(cpu.tokens)} tokens, then "
                         f"{minutes(gpu.seconds / 60)} on {gpu.named} for {large_count(gpu.tokens)}")
         elif "train_minutes" in facts:
             trained += f" in {facts['train_minutes'] / 60:.1f} hours"
@@ -820,13 +858,16 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
         f"; the weight average of {facts['averaged']} seeds' runs" if facts.get("averaged") else "")
     scores = []
     if "dev_accuracy" in facts:
+        said = [f"{facts['dev_examples']:,}"] if "dev_examples" in facts else []
+        said += [shipped] if (shipped := shipped_accuracy_said(loaded, facts)) else []
         scores.append(f"{pct(facts['dev_accuracy'])} of the SST-2 dev sentences"
-                      + (f" ({facts['dev_examples']:,})" if "dev_examples" in facts else ""))
+                      + (f" ({', '.join(said)})" if said else ""))
     if "imdb_accuracy" in facts:
-        held_out = "never trained on" if "imdb" in stages else "out of domain"
+        # after a labelled IMDB stage, "never trained on" read as a contradiction: these are its held-out test reviews
+        held_out = "held-out test reviews" if "imdb" in stages else "out of domain"
         scores.append(f"{pct(facts.get('imdb_accuracy_whole', facts['imdb_accuracy']))} of "
                       + (f"{facts['imdb_examples']:,} " if "imdb_examples" in facts else "")
-                      + (f"IMDB reviews (read whole, {held_out})" if "imdb_accuracy_whole" in facts
+                      + (f"IMDB reviews ({held_out}, read whole)" if "imdb_accuracy_whole" in facts
                          else f"IMDB reviews (longer, {held_out})"))
     note = f"**About this model:** {size}, a small teaching model{trained}."
     if scores:

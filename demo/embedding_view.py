@@ -443,8 +443,8 @@ def positions_note(cfg) -> str:
             "wave-like pattern the model found by itself (the original Transformer used fixed sine waves; BERT and "
             "RoBERTa learn theirs). Position 0 always holds &lt;s&gt;, and the shipped model's last position always "
             "held &lt;/s&gt; in pretraining, because this project cuts every pretraining row to exactly "
-            f"{cfg.max_length} tokens, so both look unlike their neighbours. The lines below read three rows of the "
-            "map.")
+            f"{cfg.max_length} tokens, so both look unlike their neighbours. The lines under the map read three of "
+            "its rows.")
 
 
 def position_similarities(position_embeddings: torch.Tensor, first_position: int = 2) -> torch.Tensor:

@@ -108,14 +108,14 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
                       f'<tbody>{"".join(lines)}</tbody></table>{details}</div>')
     note = ("Probabilities over the whole vocabulary; bars are scaled to the top answer of each mask. Hover a "
             "score, or focus its table (Tab, or a tap), for the exact value and its log-probability.")
+    if len(per_mask) > 1:  # "movie" at one mask and "shelf" at the other were never scored together: said first
+        note = ("Each mask is predicted on its own, with the other masks still masked: the completed sentence "
+                "joins separate guesses, and no probability here is that of any two masks together. " + note)
     if counts is not None:
         note += (" “In the pretraining text”: how often the text the model was pretrained on holds that token "
                  "(every document counted once; pretraining read it many times over), and in which kind of text it "
                  "is commoner, per token of each (hover, or open “in full”, for every count): a model knows a word "
                  "about as well as its text showed it.")
-    if len(per_mask) > 1:  # "movie" at one mask and "shelf" at the other were never scored as a pair
-        note += (" Each mask is predicted on its own, with the other masks still masked: the completed sentence "
-                 "joins separate guesses, and no probability here is that of the pair.")
     if candidates:
         note += (" A candidate that is not one token of the vocabulary is scored by its first piece, as in "
                  "transformers (its row says so); candidates that share that piece share one row and one score.")

@@ -182,19 +182,21 @@ def word_labels(token_strs: list[str], pieces: list[str | None] | None = None) -
 
 def format_probability(p: float) -> str:
     """A probability, or a share of attention, as a percentage that always keeps its % sign, so that one column
-    of them never mixes units: three significant digits ("12.3%", "1.02%", "0.096%", "0.00136%"), and under
-    0.001% a power of ten ("1.36 × 10⁻⁷ %"), which a row of zeros would hide. Trailing zeros are dropped ("50%",
-    "100%")."""
+    of them never mixes units: three significant digits, their trailing zeros kept so that a column reads at one
+    precision ("12.3%", "93.0%", "5.20%", "0.670%", "0.00136%"), "100%" for what rounds to it, and under 0.001% a
+    power of ten ("1.36 × 10⁻⁷%"), which a row of zeros would hide."""
     p = float(p)
     if not np.isfinite(p):
         return "–"
     if p <= 0:
         return "0%"
-    percent = float(f"{p * 100:.3g}")
-    if percent >= 1e-3:
-        return f"{percent:g}%"
+    percent = p * 100
+    if float(f"{percent:.3g}") >= 100:
+        return "100%"
+    if float(f"{percent:.3g}") >= 1e-3:
+        return f"{percent:#.3g}".rstrip(".") + "%"
     mantissa, exponent = f"{percent:.2e}".split("e")
-    return f"{float(mantissa):g} × 10{str(int(exponent)).translate(_SUPERSCRIPT)} %"
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}%"
 
 
 def bar(fraction: float, css_class: str) -> str:

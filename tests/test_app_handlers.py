@@ -58,10 +58,12 @@ def test_fill_mask_one_mask(handlers):
     assert 'style="width:100.0%"' in view and format_probability(raw[0][0]["score"]) in view
 
 
-@pytest.mark.parametrize("p, shown", [(0.123456, "12.3%"), (0.0102, "1.02%"), (0.01, "1%"), (0.00152, "0.152%"),
-                                      (1.0, "100%"), (0.9996, "100%"), (0.001, "0.1%"), (9.6e-4, "0.096%"),
-                                      (2.05e-5, "0.00205%"), (1e-5, "0.001%"), (1.36e-9, "1.36 × 10⁻⁷ %"),
-                                      (1.2e-12, "1.2 × 10⁻¹⁰ %"), (0.0, "0%"), (float("nan"), "–")])
+@pytest.mark.parametrize("p, shown", [(0.123456, "12.3%"), (0.0102, "1.02%"), (0.01, "1.00%"), (0.00152, "0.152%"),
+                                      (1.0, "100%"), (0.9996, "100%"), (0.93, "93.0%"), (0.052, "5.20%"),
+                                      (0.0067, "0.670%"), (0.001, "0.100%"), (9.6e-4, "0.0960%"),
+                                      (2.05e-5, "0.00205%"), (1e-5, "0.00100%"), (9.9e-6, "9.90 × 10⁻⁴%"),
+                                      (1.36e-9, "1.36 × 10⁻⁷%"), (1.2e-12, "1.20 × 10⁻¹⁰%"), (0.0, "0%"),
+                                      (float("nan"), "–")])
 def test_format_probability(p, shown):
     assert format_probability(p) == shown
 
@@ -71,7 +73,7 @@ def test_predictions_view_scales_bars_to_the_top_answer():
            {"score": 2e-5, "token_str": "<b>"}]
     view = fill_mask_view.predictions_html([row])
     assert 'style="width:100.0%"' in view and 'style="width:50.0%"' in view and 'style="width:0.1%"' in view
-    assert "2% " not in view and ">2%<" in view and ">1%<" in view and ">0.002%<" in view
+    assert "2.00% " not in view and ">2.00%<" in view and ">1.00%<" in view and ">0.00200%<" in view
     assert "&lt;b&gt;" in view and "<b>" not in view.split("</style>", 1)[1]  # words are text
     assert "ln p = -3.91" in view  # the log-probability on hover
 
@@ -85,7 +87,7 @@ def test_look_alike_predictions_show_their_leading_space():
     assert ">␣The<" in view and ">The<" in view and ">cat<" in view
     assert list(fill_mask_view.mask_labels([row])[0]) == ["␣The", "The", "cat"]
     lens = [{"answer": row[0], "layers": [{"layer": 0, "top": row, "answer_score": 0.13, "answer_rank": 1}]}]
-    assert "␣The 13%" in layer_lens.layers_html(lens) and ">The 9%" in layer_lens.layers_html(lens)
+    assert "␣The 13.0%" in layer_lens.layers_html(lens) and ">The 9.00%" in layer_lens.layers_html(lens)
 
 
 def test_fill_mask_view_shows_how_the_model_reads_the_text(handlers):
@@ -709,7 +711,7 @@ def test_counterfactual_data_names_the_word_and_the_label_it_pushes_towards():
     assert (data["word"], data["attribution"], data["towards"], data["attribution_label"]) == (
         "bad", -1.93, "negative", "positive")
     view = CF.outcome_markdown(text, word, "positive", before, edits, [before] * len(edits))
-    assert view.startswith("**What if?** “bad” pushed the answer (**negative**, 80%) the most.")
+    assert view.startswith("**What if?** “bad” pushed the answer (**negative**, 80.0%) the most.")
     assert CF.outcome_data(text, (start, start + 3, 0.7), "positive", before, [], [])["towards"] == "positive"
     assert CF.outcome_data(text, (start, start + 3, 0.0), "positive", before, [], [])["towards"] is None
     for text, typed, named, left in [("The film was great.", "great.", "great", "The film was."),
@@ -732,10 +734,10 @@ def test_counterfactual_probabilities_read_as_every_tab_reads_them():
     word = (start, start + 4, 0.9)
     before, after = {"positive": 0.97, "negative": 0.03}, {"positive": 0.0004, "negative": 0.9996}
     view = CF.outcome_markdown(text, word, "positive", before, CF.propose(text, word)[:1], [after])
-    assert "pushed the answer (**positive**, 97%) the most" in view
+    assert "pushed the answer (**positive**, 97.0%) the most" in view
     removal = next(line for line in view.split("\n") if line.startswith("| remove “good” |"))
     assert f"| negative {format_probability(0.9996)} | {format_probability(0.0004)} |" in removal
-    assert "0.0%" not in view and "0.04%" in removal
+    assert "0.0%" not in view and "0.0400%" in removal
 
 
 @pytest.mark.parametrize("text, word, edits", [
@@ -1096,8 +1098,8 @@ def test_head_view_draws_lines_by_weight_and_escapes_labels():
     y = [head_view.HEAD + i * head_view.ROW + head_view.ROW // 2 for i in range(5)]
     assert levels[(y[2], y[1])] == 12 and levels[(y[2], y[0])] == 2 and levels[(y[0], y[0])] == head_view.LEVELS
     # the values a hover or tap shows, and the native tooltip
-    assert "<title>“it” attends to: &lt;b&gt;x&lt;/b&gt; 60%, it 30%, &lt;s&gt; 10%</title>" in page
-    assert '<text y="%d">60%%</text>' % y[1] in page and ">100%<" in page
+    assert "<title>“it” attends to: &lt;b&gt;x&lt;/b&gt; 60.0%, it 30.0%, &lt;s&gt; 10.0%</title>" in page
+    assert '<text y="%d">60.0%%</text>' % y[1] in page and ">100%<" in page
     assert "Layer 1, head 2" in page and "not drawn" in page
     with pytest.raises(ValueError, match="5 tokens"):
         head_view.head_view_html(labels, np.eye(4))
@@ -1519,7 +1521,7 @@ def test_layer_by_layer_view_escapes_tokens_and_checks_input(handlers):
                              "answer_score": 0.0, "answer_rank": 1234}]}]
     view = layer_lens.layers_html(per_mask)
     assert "<b>" not in view and "&lt;b&gt;" in view
-    assert "#1,234" in view and ">␣ 90%<" in view  # a whitespace token is shown as "␣", not blank
+    assert "#1,234" in view and ">␣ 90.0%<" in view  # a whitespace token is shown as "␣", not blank
     assert 'class="ll-guess ll-answer"' in view  # the answer among a row's guesses stands out
     for text, match in [("no mask here", "There is no mask"), ("<mask> " * 6, "at most 5"), ("", "empty"),
                         ("the cat " * 100 + "<mask>", "beyond the first 64 tokens")]:

@@ -181,6 +181,15 @@ def test_the_pages_texts_teach_what_the_review_found_missing(app):
     assert embedding_view.positions_note(app.MODELS.mlm.config) in texts
 
 
+def test_roberta_vs_bert_comes_right_after_the_comparison(app):
+    """The accordion was the last thing of a 5,700-px About page (on a phone, its very bottom): it follows the
+    comparison with the MiniRoBERTa reference instead."""
+    blocks = [block for block in app.demo.blocks.values() if isinstance(block, (gr.Markdown, gr.Accordion))]
+    at = next(i for i, block in enumerate(blocks) if isinstance(block, gr.Markdown)
+              and (block.value or "").startswith("## Compared with the MiniRoBERTa reference"))
+    assert isinstance(blocks[at + 1], gr.Accordion) and blocks[at + 1].label == "RoBERTa vs BERT"
+
+
 def test_a_fill_mask_example_clears_the_candidate_words(app):
     """An example sets the text and top-k and empties the candidate words (a hidden third column): words left
     in that box ("Paris, France") would otherwise be all the example scores. The examples show two columns."""

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+import transformers
 
 import roberta
 from demo import bpe_view, byte_level, model_choice
@@ -308,8 +309,10 @@ def test_the_note_defines_a_piece_and_compares_the_vocabulary_with_robertas(ship
     assert sum(not t["special"] for t in rows["tokens"]) > 1  # a word in pieces, as the note says
     note = tokens_html(rows, shipped_vocab_size=shipped.get_vocab_size()).split('class="bpe-note">')[1]
     assert "cut into several tokens, which this app calls the word&#x27;s pieces (elsewhere: subwords)" in note
+    # GPT-2's own size, and roberta-base's with its special tokens, as transformers' configs give them
     assert (f"RoBERTa reuses GPT-2&#x27;s tokenizer ({bpe_view.GPT2_MERGES:,} merges, "
-            f"{roberta.RobertaConfig().vocab_size:,} tokens)") in note
+            f"{transformers.GPT2Config().vocab_size:,} tokens; roberta-base has "
+            f"{transformers.RobertaConfig().vocab_size:,} with its own special tokens)") in note
     assert f"with {shipped.get_vocab_size():,} tokens. Choose {bpe_view.COMPARE_WITH} in the model box" in note
     assert bpe_view.COMPARE_WITH in model_choice.SUGGESTED["mlm"]
     assert "GPT-2" not in tokens_html(rows)  # no size to compare: no sentence

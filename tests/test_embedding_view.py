@@ -178,6 +178,8 @@ def test_the_position_note_reads_the_offset_and_the_row_length_from_the_config()
            "positions)" in note
     assert "because this project cuts every pretraining row to exactly 64 tokens" in note
     assert "texts were packed into full rows" not in note
+    # the note sits under the figure: the lines it points to are under the map, above the note
+    assert "The lines under the map read three of its rows." in note and "lines below" not in note
 
 
 def test_analogy_refuses_bad_input_naming_the_word(tok, table):

@@ -87,6 +87,9 @@ def test_several_masks_are_said_to_be_separate_guesses():
     said = "Each mask is predicted on its own, with the other masks still masked"
     assert said in fill_mask_view.predictions_html([one, one])
     assert said not in fill_mask_view.predictions_html([one])
+    # three masks are not "a pair"; and the caveat opens the note, not buried after the hover and count notes
+    note = fill_mask_view.predictions_html([one, one, one]).split('class="fm-note">')[1]
+    assert note.startswith(said) and "the pair" not in note and "any two masks together" in note
 
 
 def test_a_lone_space_prediction_is_not_quoted():
@@ -171,11 +174,11 @@ def _lens(top: list[dict]) -> list[dict]:
 def test_layer_table_labels_whitespace_and_bytes():
     view = layer_lens.layers_html(_lens(FRAGMENTS), VOCABULARY)
     guesses = re.findall(r'class="ll-guess(?: ll-answer)?">([^<]*)<', view)
-    assert guesses[:3] == ["⟨byte 0xE6⟩ (part of a character) 7%", "⟨byte 0xE3⟩ (part of a character) 4%",
-                           "⟨U+2009 thin space⟩ 2%"]
+    assert guesses[:3] == ["⟨byte 0xE6⟩ (part of a character) 7.00%", "⟨byte 0xE3⟩ (part of a character) 4.00%",
+                           "⟨U+2009 thin space⟩ 2.00%"]
     assert "where “⟨byte 0xE6⟩ (part of a character)” comes from" in view
     plain = layer_lens.layers_html(_lens(FRAGMENTS))  # without the tokenizer: no "�", no quoted '\u2009'
-    assert "\ufffd" not in plain and "\\u2009" not in plain and "⟨U+2009 thin space⟩ 2%" in plain
+    assert "\ufffd" not in plain and "\\u2009" not in plain and "⟨U+2009 thin space⟩ 2.00%" in plain
 
 
 def test_layer_table_scrolls_in_its_own_box():
@@ -202,7 +205,7 @@ def test_a_scores_exact_value_and_a_shared_rows_words_are_there_without_a_hover(
     assert 'tabindex="0"' in table and 'aria-label="&lt;mask&gt; 1: the answers"' in table
     scores = re.findall(r'<td class="fm-score" title="([^"]*)">([^<]*)<span class="fm-exact"> \((.*?)\)</span></td>',
                         body)
-    assert [(title, shown) for title, shown, _ in scores] == [("p = 3.000e-01, ln p = -1.20", "30%"),
+    assert [(title, shown) for title, shown, _ in scores] == [("p = 3.000e-01, ln p = -1.20", "30.0%"),
                                                               ("p = 1.230e-02, ln p = -4.40", "1.23%")]
     assert [re.sub("<[^>]+>", "", said) for _, _, said in scores] == [title for title, _, _ in scores]
     shared = re.search(r'<th scope="row" class="fm-word fm-cand"[^>]*>(.*?)</th>', body)[1]

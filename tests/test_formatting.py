@@ -13,16 +13,37 @@ _DIGITS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 
 
 def percent_read_back(shown: str) -> float:
-    """The percentage a person reads in `shown` ("0.096%", "1.36 × 10⁻⁷ %")."""
+    """The percentage a person reads in `shown` ("0.0960%", "1.36 × 10⁻⁷%")."""
     assert shown.endswith("%"), shown
     return float(shown.rstrip(" %").replace(" × 10", "e").translate(_DIGITS))
 
 
 @pytest.mark.parametrize("p", [0.987, 0.5, 0.0667, 9.6e-4, 1.36e-5, 1.0001e-5, 9.9e-6, 2.3e-8, 1.4e-9, 5e-13])
 def test_a_probability_is_a_percentage_whatever_its_size(p):
-    """Every probability keeps its % sign (a tiny one too: no bare "9.60 × 10⁻⁴" beside "0.67%" in one column),
+    """Every probability keeps its % sign (a tiny one too: no bare "9.60 × 10⁻⁴" beside "0.670%" in one column),
     and reads back as 100 p to three significant digits."""
     assert percent_read_back(format_probability(p)) == pytest.approx(100 * p, rel=5e-3)
+
+
+def significant_digits(shown: str) -> int:
+    """How many significant digits the number in `shown` is written with ("5.20%": 3, "1.36 × 10⁻⁷%": 3)."""
+    mantissa = shown.rstrip("%").split(" × ")[0]
+    return len(mantissa.replace(".", "").lstrip("0"))
+
+
+@pytest.mark.parametrize("p", [0.93, 0.052, 0.0067, 0.5, 0.01, 1e-3, 1e-5, 2e-9, 0.123456, 0.0102, 1.36e-9])
+def test_a_column_of_probabilities_reads_at_one_precision(p):
+    """Three significant digits whatever the value, trailing zeros kept: "93.0%" beside "91.2%", not "93%"."""
+    assert significant_digits(format_probability(p)) == 3
+
+
+def test_only_what_rounds_to_certainty_is_written_without_decimals():
+    assert format_probability(0.9996) == "100%" and format_probability(0.999) == "99.9%"
+
+
+def test_a_power_of_ten_only_below_a_thousandth_of_a_percent_and_glued_to_its_sign():
+    assert "×" not in format_probability(1e-5) and "×" in format_probability(9.9e-6)
+    assert format_probability(3.67e-6).endswith("10⁻⁴%")
 
 
 def test_probabilities_in_one_column_share_the_unit_and_keep_their_order():

@@ -73,7 +73,7 @@ def test_the_heatmap_text_lists_each_tokens_largest_weights():
     text = R.top_targets_html(LABELS, matrix, "Attention, layer 1, head 2", verb="attends to", k=2)
     assert "<summary>The figure as text</summary>" in text
     assert "Attention, layer 1, head 2: each token's 2 largest weights" in text
-    assert text.count('<th scope="row">') == N and "8: “&lt;/s&gt;”</th><td>2: “cat” 50%, 5: “it” 30%" in text
+    assert text.count('<th scope="row">') == N and "8: “&lt;/s&gt;”</th><td>2: “cat” 50.0%, 5: “it” 30.0%" in text
 
 
 def test_punctuation():
@@ -89,7 +89,7 @@ def test_every_layer_at_a_glance():
     assert text.count('<th scope="row"') == 2 and text.count('<th scope="col">head') == 2
     assert "&lt;s&gt; 100%" in text and "&lt;/s&gt; 100%" in text and "previous 55.6%" in text
     # uniform: what fits none of the named patterns is its largest share, under half, so the second shows too
-    assert "other 37%<small>punct. 22.2%</small>" in text
+    assert "other 37.0%<small>punct. 22.2%</small>" in text
     assert "previous 55.6%<small>" not in text  # over half: one role
     assert '<th scope="row" class="hr-current" aria-current="true">layer 2</th>' in text
     assert "<summary>Every layer at a glance</summary>" in text and 'tabindex="0" role="region"' in text
@@ -116,8 +116,8 @@ def test_one_tokens_bars_as_text_list_every_weight_largest_first():
     rows = re.findall(r'<tr><td class="hr-num">(\d+)</td><th scope="row">(.*?)</th><td class="hr-num">(.*?)</td>',
                       text)
     assert len(rows) == N and [int(j) for j, _, _ in rows] == [2, 5, 1, 7, 0, 3, 6, 4, 8]  # ties by position
-    assert rows[0] == ("2", "“cat” (itself)", "40%") and rows[1] == ("5", "“it”", "25%")
-    assert rows[4] == ("0", "“&lt;s&gt;”", "5%") and rows[-1] == ("8", "“&lt;/s&gt;”", "0%")
+    assert rows[0] == ("2", "“cat” (itself)", "40.0%") and rows[1] == ("5", "“it”", "25.0%")
+    assert rows[4] == ("0", "“&lt;s&gt;”", "5.00%") and rows[-1] == ("8", "“&lt;/s&gt;”", "0%")
     assert "<s>" not in text.replace("<style>", "").replace("</style>", "")
     assert "100%" in R.token_targets_html(LABELS, np.eye(N)[3], 3, "t")  # the same percent as the heatmap text
 
@@ -133,4 +133,4 @@ def test_a_tiny_share_of_attention_keeps_its_percent_sign_in_every_view():
     np.testing.assert_allclose(values, 100 * np.sort(row)[::-1], rtol=5e-3)  # three significant digits
     matrix = np.tile(row, (N, 1))
     view = head_view.head_view_html(LABELS, matrix, min_weight=0.0, top_k=N)
-    assert ">0.096%<" in view and ">0.0%<" not in view and ">9.9%<" in view
+    assert ">0.0960%<" in view and ">0.0%<" not in view and ">9.90%<" in view
