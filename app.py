@@ -212,11 +212,13 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
 
         with gr.Tab("Attention", id="attention", elem_id="tab-attention"):
             notice(MODELS, "mlm", "sentiment")
+            # short, as it comes before the text box (on a phone, 17 lines with the measured hints): those are
+            # under the views, in "What to look for"
             hint("**Try** single heads of one layer, and hover over (or tap) “it” in the head view to see where it "
-                 "looks; then FacebookAI/roberta-base, the same code with a far bigger training budget. " + LINK_HINT +
-                 " " + SWAP_HINT + " **Notice** how many heads park their attention on &lt;s&gt;, &lt;/s&gt; or the "
-                 "full stop (“All heads of the layer” counts them): attention shows how each token mixes the others' "
-                 "vectors, not how much information actually moves, nor why the model decides.")
+                 "looks; then FacebookAI/roberta-base, the same code with a far bigger training budget. **Notice** "
+                 "how many heads park their attention on &lt;s&gt;, &lt;/s&gt; or the full stop (“All heads of the "
+                 "layer” counts them): attention shows how each token mixes the others' vectors, not how much "
+                 "information actually moves, nor why the model decides.")
             with gr.Row():
                 with gr.Column(scale=3):
                     at_text = gr.Textbox(elem_id="at-text", label="Text", info=ENTER, **TEXT, value=ATTENTION_TEXT)
@@ -259,6 +261,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     at_token_error = error_box("at-token-error", fields=("Token",))
                     at_bars = Plot(label="Where the token attends", show_label=False, elem_id="at-bars")
                     at_bars_text = gr.HTML(elem_id="at-bars-text", label="bars_text")  # its weights as a table
+            if LINK_HINT or SWAP_HINT:  # measured in the shipped MLM at start-up
+                with gr.Accordion("What to look for: “it” in this model's heads", open=False, elem_id="at-look-for"):
+                    gr.Markdown("\n\n".join(text for text in (LINK_HINT, SWAP_HINT) if text))
             at_in = [at_text, at_layer, at_head, at_model]
             at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes, at_heads, at_layer, at_head,
                       at_heat_text, at_grid_text, at_roll_text, at_bars_text]

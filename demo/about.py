@@ -87,12 +87,17 @@ def parameter_table(model) -> tuple[str, int]:
 
 
 def position_rows_said(cfg) -> str:
-    """The position table's row of the parameter table, with why it has more rows than positions: RoBERTa numbers
-    positions from padding_idx + 1 (as roberta-base has 514 rows for 512 tokens), so the first rows are never
-    read."""
+    """The position table's row of the parameter table, short enough for a phone's table cell: its positions and
+    the rows that hold none (`position_rows_explained` says why)."""
     first = cfg.pad_token_id + 1
-    return (f"Position embeddings ({cfg.max_position_embeddings - first} positions + {first} unused rows: RoBERTa "
-            f"numbers positions from padding_idx + 1 = {first})")
+    return f"Position embeddings ({cfg.max_position_embeddings - first} + {first} unused)"
+
+
+def position_rows_explained(cfg) -> str:
+    """Why the position table has more rows than positions, for the text above the parameter table."""
+    first = cfg.pad_token_id + 1
+    return (f"The position table's first {first} rows hold no position: RoBERTa numbers positions from "
+            f"padding_idx + 1 = {first}, as roberta-base's 514 rows for 512 tokens show.")
 
 
 def card_link(loaded) -> str:
@@ -365,8 +370,8 @@ def about_sections(models: Models) -> dict:
             f"Post-norm Transformer encoder (LayerNorm after each residual addition, as in BERT; GPT-2 and most newer "
             f"models normalise before), {cfg.num_hidden_layers} layers, hidden size {cfg.hidden_size}, "
             f"{cfg.num_attention_heads} heads, feed-forward {cfg.intermediate_size}, vocabulary "
-            f"{cfg.vocab_size:,} (byte-level BPE), up to {cfg.max_length} tokens per input. Counts of the "
-            f"{reference.title} model:\n\n{table}"
+            f"{cfg.vocab_size:,} (byte-level BPE), up to {cfg.max_length} tokens per input. "
+            f"{position_rows_explained(cfg)} Counts of the {reference.title} model:\n\n{table}"
         )
     else:
         out["architecture"] = "Architecture: not available (no model loaded)."

@@ -269,7 +269,8 @@ class AttentionHandlers(HandlerBase):
     def swap_hint(self, text: str, swap: tuple[str, str], link: tuple[str, str]) -> str:
         """What the loaded MLM's attention does when one word of `text` is swapped for another that changes what
         "it" means (Winograd's trophy and suitcase, too big or too small): the largest share any head gives from
-        `link[0]` to `link[1]`, in each version. "" when a version lacks either word as one token."""
+        `link[0]` to `link[1]`, in each version, and what that says: a head that follows the referent gives
+        `link[1]` less once "it" means the other noun. "" when a version lacks either word as one token."""
         try:
             found = [explain.strongest_link(*self.attention_data("mlm", text.replace(swap[0], word)), link)
                      for word in swap]
@@ -279,9 +280,13 @@ class AttentionHandlers(HandlerBase):
         if None in found:
             return ""
         (a, b), (it, noun) = swap, link
+        before, after = found[0][2], found[1][2]
+        change = f"when “{it}” means the other noun"
+        verdict = (f"no head follows, as the largest share on “{noun}” does not fall {change}" if after >= before
+                   else f"the largest share on “{noun}” falls {change}, as it would if a head followed")
         return (f"In the trophy example, swap “{a}” for “{b}” and “{it}” means the other noun: does any head follow? "
-                f"“{it}” gives “{noun}” at most {format_probability(found[0][2])} of a head's attention with "
-                f"“{a}”, {format_probability(found[1][2])} with “{b}”.")
+                f"“{it}” gives “{noun}” at most {format_probability(before)} of a head's attention with "
+                f"“{a}”, {format_probability(after)} with “{b}”: {verdict}.")
 
     def attention_hint(self, text: str, link: tuple[str, str]) -> str:
         """Where to look in the attention tab, found in the loaded MLM at start-up (`explain.link_hint`)."""

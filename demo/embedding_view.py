@@ -390,18 +390,13 @@ def neighbours_html(result: dict, title: str, counts=None) -> str:
     which = ("Only tokens that begin a word are listed (a space, then a letter or digit), the best of each "
              "word's case variants." if words_only else
              "Every token competes, pieces of words and punctuation included (␣ marks a token's leading space).")
-    note = (f"Cosine similarity of the learned input embeddings (1 = the same direction). Here a token picked at "
-            f"random scores {baseline:.2f} on average: the embeddings of a small model share one large common "
-            f"direction, so read the order and how far a score rises above {baseline:.2f}, not the number itself; "
-            f"the bars start at {baseline:.2f}. The same table is the output layer (the model scores a predicted "
-            "word by its row), and training places tokens that appear in similar contexts close together, which is not "
-            "the same as meaning the same: opposites such as good and bad fit the same sentences, so they are "
-            "often each other's neighbours. " + which)
-    if counts is not None:
-        note += (" “In the pretraining text”: how often the text the model was pretrained on holds the token (each "
-                 "document counted once), and in which kind of text it is commoner, per token of each (hover, or open "
-                 "“in full”, for every count). A token it held a few dozen times has an embedding trained on a few "
-                 "dozen sentences: odd neighbours are often such rare tokens.")
+    if "query_pieces" in result:  # an analogy's table reads as the nearest words': one explanation, under those
+        note = ("Cosine similarity, as under Nearest words (see its note for how to read it"
+                + (" and the “In the pretraining text” column" if counts is not None else "")
+                + f"): here a token picked at random scores {baseline:.2f} on average, where the bars start."
+                + ("" if words_only else " " + which))
+    else:
+        note = nearest_note(baseline, which, counts is not None)
     pieces = "".join(f'<p class="ev-pieces">{line}</p>' for line in lines)
     return (f'{EMBEDDING_CSS}<div class="ev-view"><h3>{html.escape(title)}</h3>{pieces}'
             f'<table class="ev-table"><tr><th scope="col">rank</th><th scope="col">word</th>'
@@ -411,6 +406,24 @@ def neighbours_html(result: dict, title: str, counts=None) -> str:
             + (counts_details([counts.sentence(int(n["token"]), word) for n, word in zip(neighbours, labels)], "ev")
                if counts is not None and neighbours else "")
             + f'<p class="ev-note">{html.escape(note)}</p></div>')
+
+
+def nearest_note(baseline: float, which: str, counted: bool) -> str:
+    """What the nearest words' similarities mean and how to read them against `baseline`; `which` says which
+    tokens compete; `counted`: the table has the pretraining-text column."""
+    note = (f"Cosine similarity of the learned input embeddings (1 = the same direction). Here a token picked at "
+            f"random scores {baseline:.2f} on average: the embeddings of a small model share one large common "
+            f"direction, so read the order and how far a score rises above {baseline:.2f}, not the number itself; "
+            f"the bars start at {baseline:.2f}. The same table is the output layer (the model scores a predicted "
+            "word by its row), and training places tokens that appear in similar contexts close together, which is not "
+            "the same as meaning the same: opposites such as good and bad fit the same sentences, so they are "
+            "often each other's neighbours. " + which)
+    if counted:
+        note += (" “In the pretraining text”: how often the text the model was pretrained on holds the token (each "
+                 "document counted once), and in which kind of text it is commoner, per token of each (hover, or open "
+                 "“in full”, for every count). A token it held a few dozen times has an embedding trained on a few "
+                 "dozen sentences: odd neighbours are often such rare tokens.")
+    return note
 
 
 def _unruled_said(result: dict) -> str:

@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 from matplotlib import lines as mlines  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+from matplotlib.ticker import MaxNLocator, PercentFormatter  # noqa: E402
 from matplotlib.transforms import ScaledTranslation  # noqa: E402
 
 from roberta.masking import MLM_PROBABILITY  # noqa: E402
@@ -120,6 +120,7 @@ def attention_heatmap(matrix: np.ndarray, labels: list[str], title: str, cbar_la
     cax = fig.add_axes(((left + side + 0.2) / width, (bottom + 0.1 * side) / height, 0.18 / width,
                         0.8 * side / height))
     fig.colorbar(im, cax=cax, label=cbar_label)
+    cax.yaxis.set_major_formatter(PercentFormatter(1.0))  # a share, in % as every table beside the figure
     return fig
 
 
@@ -181,6 +182,7 @@ def attention_bars(weights: np.ndarray, labels: list[str], query: int, title: st
             text.set_fontweight("bold")
     ax.set_xlim(-0.6, n - 0.4)
     ax.set_ylabel("attention weight")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))  # as the table beside it ("76.6%")
     ax.set_title(title, fontsize=11)
     ax.grid(axis="y", alpha=0.3)
     return fig

@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 import re
 
-from .formatting import (bar, format_log_probability, format_probability, piece_of, prediction_labels, readable,
-                         reads_as_is, token_label, word_label)
+from .formatting import (bar, format_exact_probability, format_log_probability, format_probability, piece_of,
+                         prediction_labels, readable, reads_as_is, token_label, word_label)
 from .training_counts import counts_css, counts_details, seen_cell
 from .validation import MASK, MASK_RE, MAX_MASKS
 
@@ -57,7 +57,7 @@ FILL_MASK_CSS = """<style>
 .dark .fm-mask table.fm-table:focus-visible{outline-color:#a5b4fc}
 .fm-mask table.fm-table:focus .fm-exact{position:static;display:block;width:auto;height:auto;overflow:visible;
   clip-path:none;white-space:normal;font-size:12px;font-weight:400}
-.fm-exact>span{white-space:nowrap}  /* "p = 1.234e-02," and "ln p = -4.39" each whole */
+.fm-exact>span{white-space:nowrap}  /* "p = 1.23456%," and "ln p = -4.39" each whole */
 """ + counts_css("fm") + "\n</style>"
 
 
@@ -94,7 +94,7 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
                 in_full.append(said)
             else:
                 seen = ""
-            values = (f"p = {p:.3e}", f"ln p = {format_log_probability(p)}")
+            values = (f"p = {format_exact_probability(p)}", f"ln p = {format_log_probability(p)}")
             lines.append(f'<tr>{cell}<td class="fm-track">{bar(p / top, "fm-bar")}</td>'
                          f'<td class="fm-score" title="{", ".join(values)}">'
                          f'{format_probability(p)}{exact(*values)}</td>{seen}</tr>')

@@ -199,6 +199,19 @@ def format_probability(p: float) -> str:
     return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}%"
 
 
+def format_exact_probability(p: float) -> str:
+    """A probability's exact value for a hover, as a percentage like every score beside it: six significant digits
+    ("11.8104%", "0.00136035%"), and under 0.001% a power of ten ("4.15032 × 10⁻⁵%", as `format_probability`)."""
+    p = float(p)
+    if not np.isfinite(p) or p <= 0:
+        return format_probability(p)
+    percent = p * 100
+    if percent >= 1e-3:
+        return f"{percent:.6g}%"
+    mantissa, exponent = f"{percent:.5e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}%"
+
+
 def bar(fraction: float, css_class: str) -> str:
     """A horizontal bar `fraction` (clipped to 0..1) of its cell wide: an empty span that `css_class` draws."""
     width = 100 * min(1.0, max(0.0, float(fraction)))

@@ -1153,6 +1153,18 @@ def test_attention_figures_label_128_tokens_legibly():
     assert [t.get_text() for t in figures.token_labels(bars.axes[0], "x")] == labels[:17]
 
 
+def test_the_attention_figures_give_weights_in_percent():
+    """The colour bar and the bars' axis read 0.0–0.8 beside tables in % (“76.6%”): their ticks are percentages."""
+    weights = np.array([0.8, 0.15, 0.05])
+    labels = ["<s>", "w", "</s>"]
+    for fig, axis in [(figures.attention_heatmap(np.tile(weights, (3, 1)), labels, "t"), lambda f: f.axes[-1].yaxis),
+                      (figures.attention_bars(weights, labels, 1, "t"), lambda f: f.axes[0].yaxis)]:
+        FigureCanvasAgg(fig).draw()
+        ticks = [t.get_text() for t in axis(fig).get_ticklabels() if t.get_text()]
+        assert ticks and all(t.endswith("%") for t in ticks)
+        assert any(float(t.rstrip("%")) >= 50 for t in ticks)  # fractions times 100, not “0.8%”
+
+
 def test_token_labels_sit_at_their_cells_outside_the_axes():
     """Each label is drawn beside its own row or column, outside the heatmap and clear of the axis titles."""
     labels = ["<s>"] + [f"w{i}" for i in range(15)] + ["</s>"]
@@ -1812,6 +1824,20 @@ def test_the_swap_hint_gives_each_versions_largest_share(handlers):
     assert (f"at most {format_probability(shares[0])} of a head's attention with “cat”, "
             f"{format_probability(shares[1])} with “dog”") in hint
     assert handlers.swap_hint(text, ("cat", "dog"), (".", "nowhere")) == ""  # a word not in the text
+
+
+def test_the_swap_hint_says_whether_a_head_follows(handlers, monkeypatch):
+    """The hint gave “36.7% with “big”, 39.4% with “small”” and left the reader to conclude: it now says that no
+    head follows when the share does not fall once "it" means the other noun, and that it falls when it does."""
+    text = "the cat sees the house."
+    for shares, verdict in [((0.3, 0.4), "no head follows, as the largest share on “the” does not fall"),
+                            ((0.3, 0.3), "no head follows"),
+                            ((0.4, 0.1), "the largest share on “the” falls when “.” means the other noun")]:
+        found = iter([(1, 1, shares[0]), (2, 3, shares[1])])
+        monkeypatch.setattr(explain, "strongest_link", lambda *args, found=found: next(found))
+        hint = handlers.swap_hint(text, ("cat", "dog"), (".", "the"))
+        assert verdict in hint and hint.endswith(".")
+        assert ("no head follows" in hint) == (shares[1] >= shares[0])
 
 
 def test_rollout_is_a_weight_and_its_notes_say_how_it_overcounts(handlers):

@@ -1,6 +1,7 @@
 """app.py's wiring, imported in this process with the tiny fixture models (no server): every event that runs a
 model shares one queue, and the public endpoints are there; and the machinery it is wired with (demo/wiring.py)."""
 import ast
+import contextlib
 import importlib
 import sys
 from pathlib import Path
@@ -9,12 +10,19 @@ import gradio as gr
 import pytest
 import torch
 
+from demo.handlers import Handlers
 from demo.wiring import CONCURRENCY, Wiring
 
 
 @pytest.fixture(scope="module")
 def app(tiny_mlm_dir, tiny_clf_dir):
     """`import app` with the tiny models; the torch thread count it sets and the module are undone after."""
+    with imported_app(tiny_mlm_dir, tiny_clf_dir) as module:
+        yield module
+
+
+@contextlib.contextmanager
+def imported_app(tiny_mlm_dir, tiny_clf_dir):
     patch = pytest.MonkeyPatch()
     for name, value in (("MLM_MODEL", str(tiny_mlm_dir)), ("SENTIMENT_MODEL", str(tiny_clf_dir)),
                         ("GRADIO_ANALYTICS_ENABLED", "False")):
@@ -177,8 +185,27 @@ def test_the_pages_texts_teach_what_the_review_found_missing(app):
     attention = next(text for text in texts if "park their attention" in text)
     assert "shows where information flows" not in attention and "not how much information actually moves" in attention
     assert app.SWAP_HINT == app.handlers.swap_hint(app.WINOGRAD_TEXT, ("big", "small"), ("it", "trophy"))
-    assert app.SWAP_HINT in attention  # "" with the tiny models, whose tokenizer cuts "trophy" up
     assert embedding_view.positions_note(app.MODELS.mlm.config) in texts
+
+
+def test_the_measured_attention_hints_are_under_the_views_not_before_the_text(tiny_mlm_dir, tiny_clf_dir):
+    """The Attention tab's top hint was ~17 lines on a phone before the text box: the two hints measured in the
+    model (it → cat, the trophy swap) are in a closed accordion under the views, and the top hint is short."""
+    patch = pytest.MonkeyPatch()
+    # the tiny models' tokenizer cuts "trophy" and "cat" up, so both hints would be "": stand-ins say where they go
+    patch.setattr(Handlers, "attention_hint", lambda self, text, link: "LINK stand-in.")
+    patch.setattr(Handlers, "swap_hint", lambda self, text, swap, link: "SWAP stand-in.")
+    with imported_app(tiny_mlm_dir, tiny_clf_dir) as app:
+        patch.undo()
+        top = next(text for text in _markdown_texts(app) if "park their attention" in text)
+        blocks = list(app.demo.blocks.values())
+    assert "stand-in" not in top and len(top.split()) < 80  # it was ~120 words
+    look = next(block for block in blocks if isinstance(block, gr.Accordion) and block.elem_id == "at-look-for")
+    assert look.open is False
+    inside = [block.value for block in look.children if isinstance(block, gr.Markdown)]
+    assert inside == ["LINK stand-in.\n\nSWAP stand-in."]
+    views = next(block for block in blocks if getattr(block, "elem_id", None) == "at-views")
+    assert blocks.index(look) > blocks.index(views)  # under the figures
 
 
 def test_roberta_vs_bert_comes_right_after_the_comparison(app):

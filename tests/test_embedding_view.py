@@ -254,7 +254,22 @@ def test_neighbours_html_escapes_and_shows_numbers_and_bars():
 def test_neighbours_html_of_an_analogy_names_the_three_words(tok, table):
     out = ev.neighbours_html(ev.analogy(table, tok, "cat", "dog", "catdog", k=3), "Analogy")
     assert "“cat” is to “dog” as “catdog” is to" in out and "dog − cat + catdog" in out
-    assert "in 2 pieces" in out and "Only tokens that begin a word" in out
+    assert "in 2 pieces" in out
+
+
+def test_the_analogy_note_is_short_and_points_to_the_nearest_words(tok, table):
+    """The ~170-word note under Nearest words was printed again, word for word, under the analogy: the analogy's
+    own note gives its baseline and sends the reader to Nearest words."""
+    result = ev.analogy(table, tok, "cat", "dog", "horse", k=3)
+    note = ev.neighbours_html(result, "Analogy").split('class="ev-note">')[1]
+    assert f"a token picked at random scores {result['baseline']:.2f} on average" in note
+    assert "see its note for how to read it" in note
+    assert "good and bad" not in note and "Only tokens that begin a word" not in note
+    assert "pretraining text" not in note  # no column without counts (`test_token_counts` has one)
+    nearest = ev.neighbours_html(ev.nearest_words(table, tok, "cat", k=3), "Nearest").split('class="ev-note">')[1]
+    assert "good and bad" in nearest and "Only tokens that begin a word" in nearest
+    every = ev.neighbours_html({**result, "words_only": False}, "Analogy")  # the API's: pieces compete too
+    assert "Every token competes" in every.split('class="ev-note">')[1]
 
 
 def smooth_positions(n: int = 40, rows_unused: int = 2) -> torch.Tensor:

@@ -9,7 +9,7 @@ import gradio as gr
 import pytest
 
 from demo import fill_mask_view, layer_lens
-from demo.formatting import PART_LABEL, token_label, word_label, word_labels
+from demo.formatting import PART_LABEL, format_exact_probability, token_label, word_label, word_labels
 
 
 class Vocabulary:
@@ -205,8 +205,9 @@ def test_a_scores_exact_value_and_a_shared_rows_words_are_there_without_a_hover(
     assert 'tabindex="0"' in table and 'aria-label="&lt;mask&gt; 1: the answers"' in table
     scores = re.findall(r'<td class="fm-score" title="([^"]*)">([^<]*)<span class="fm-exact"> \((.*?)\)</span></td>',
                         body)
-    assert [(title, shown) for title, shown, _ in scores] == [("p = 3.000e-01, ln p = -1.20", "30.0%"),
-                                                              ("p = 1.230e-02, ln p = -4.40", "1.23%")]
+    # the exact value is a percentage too, as every score beside it (it was "p = 3.000e-01")
+    assert [(title, shown) for title, shown, _ in scores] == [("p = 30%, ln p = -1.20", "30.0%"),
+                                                              ("p = 1.23%, ln p = -4.40", "1.23%")]
     assert [re.sub("<[^>]+>", "", said) for _, _, said in scores] == [title for title, _, _ in scores]
     shared = re.search(r'<th scope="row" class="fm-word fm-cand"[^>]*>(.*?)</th>', body)[1]
     assert "and 3 more<small>" in shared and f'<span class="fm-exact"> (all 8: {", ".join(words)})</span>' in shared
@@ -238,3 +239,11 @@ def test_each_chips_count_is_in_a_closed_details_too(handlers):
     regular = [i for i, special in zip(tokens.ids, tokens.special) if not special]
     assert len(titles) == len(set(regular)) < len(regular)  # " the", three times in the text: said once
     assert "<details" not in fill_mask_view.tokens_html(tokens)
+
+
+@pytest.mark.parametrize("p, said", [(0.118104, "11.8104%"), (1.36035e-5, "0.00136035%"),
+                                     (4.150321e-7, "4.15032 × 10⁻⁵%"), (1.0, "100%"), (0.0, "0%")])
+def test_a_hovers_exact_value_is_a_percentage(p, said):
+    """The hover's “exact value” was a fraction in e-notation (“p = 1.181e-01”) beside the cell's “11.8%”: it is
+    the same percentage with six significant digits, and a power of ten where `format_probability` uses one."""
+    assert format_exact_probability(p) == said
