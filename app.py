@@ -487,7 +487,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                             gr.Image(figure.path, label="Training curves", show_label=False, interactive=False,
                                      buttons=["fullscreen"], alt_text=figure.alt, elem_classes="static-figure")
             gr.Markdown("## Compared with the MiniRoBERTa reference\n" + ABOUT["comparison"])
-            # beside the reference, not at the foot of a long page: the Masking and Tokens tabs lead here
+            # beside the reference, not at the foot of a long page
             with gr.Accordion("RoBERTa vs BERT", open=False):
                 gr.Markdown(ABOUT["roberta_vs_bert"])
             with gr.Accordion("Architecture and parameter counts", open=False):
