@@ -407,6 +407,12 @@ def about_sections(models: Models) -> dict:
 BATCH_SIZE_RE = re.compile(r"--batch-size[ =](\d+)")
 
 
+def gpu_of(phase) -> str | None:
+    """The GPU a phase of phases.json trained on, as its hardware names it; None for a CPU's."""
+    gpu = phase.hardware.get("gpu") if isinstance(phase.hardware, dict) else None
+    return gpu if isinstance(gpu, str) else None
+
+
 def batch_sizes_said(loaded) -> str:
     """"batches of 32 to 64 rows on the CPU, 512 on the GPU": the batch sizes of the trained phases' commands
     (phases.json), by device; "" when the commands do not say."""
@@ -415,8 +421,7 @@ def batch_sizes_said(loaded) -> str:
     for phase in phases if isinstance(phases, list) else []:
         found = BATCH_SIZE_RE.search(phase.command or "") if phase.train_tokens else None
         if found:
-            gpu = isinstance(phase.hardware, dict) and isinstance(phase.hardware.get("gpu"), str)
-            by_device.setdefault("GPU" if gpu else "CPU", set()).add(int(found.group(1)))
+            by_device.setdefault("GPU" if gpu_of(phase) else "CPU", set()).add(int(found.group(1)))
     said = [f"{min(sizes)}" + (f" to {max(sizes)}" if len(sizes) > 1 else "") + f" on the {device}"
             for device, sizes in sorted(by_device.items())]
     return f"batches of {', '.join(said).replace(' on the', ' rows on the', 1)}" if said else ""
@@ -493,18 +498,13 @@ def pretraining_by_device(loaded) -> tuple[DeviceShare, DeviceShare] | None:
     trained phase says its tokens, time and device; else None."""
     phases = loaded.extras.get("phases") if loaded.available else None
     trained = [p for p in phases if p.train_tokens] if isinstance(phases, list) else []
-
-    def gpu(p):
-        return p.hardware.get("gpu") if isinstance(p.hardware, dict) and isinstance(p.hardware.get("gpu"), str) \
-            else None
-
-    if not any(gpu(p) for p in trained) or any(_real(p.train_tokens) is None or _real(p.train_time_s) is None
+    if not any(gpu_of(p) for p in trained) or any(_real(p.train_tokens) is None or _real(p.train_time_s) is None
                                                 for p in trained):
         return None
-    on_gpu, on_cpu = [p for p in trained if gpu(p)], [p for p in trained if not gpu(p)]
+    on_gpu, on_cpu = [p for p in trained if gpu_of(p)], [p for p in trained if not gpu_of(p)]
     cores = {p.hardware.get("cpu_count") for p in on_cpu if isinstance(p.hardware, dict)}
     cpu = f"a {cores.pop()}-core CPU" if len(cores) == 1 and None not in cores else "the CPU"
-    gpus = sorted({gpu(p) for p in on_gpu})
+    gpus = sorted({gpu_of(p) for p in on_gpu})
     return (DeviceShare(int(sum(p.train_tokens for p in on_cpu)), sum(p.train_time_s for p in on_cpu), cpu),
             DeviceShare(int(sum(p.train_tokens for p in on_gpu)), sum(p.train_time_s for p in on_gpu),
                         "one " + md_escape(" or ".join(gpus))))
@@ -520,11 +520,11 @@ def times_its_text(loaded, tokens: int) -> str:
 
 def gpu_phases_text(loaded) -> str:
     """", and for 3 of the encoder's 26 pretraining phases (18 of training, 8 weight averages) one GPU (NVIDIA H100
-    80GB HBM3), which trained 1.58B of the encoder's 2.02B tokens in 19 min" from phases.json's hardware, or "" when no phase ran on a GPU (or the MLM is not
-    there)."""
+    80GB HBM3), which trained 1.58B of the encoder's 2.02B tokens in 19 min" from phases.json's hardware, or ""
+    when no phase ran on a GPU (or the MLM is not there)."""
     phases = loaded.extras.get("phases") if loaded.available else None
     phases = phases if isinstance(phases, list) else []
-    gpus = [p.hardware["gpu"] for p in phases if isinstance(p.hardware, dict) and isinstance(p.hardware.get("gpu"), str)]
+    gpus = [gpu for gpu in map(gpu_of, phases) if gpu]
     if not gpus:
         return ""
     named = " or ".join(sorted(set(gpus)))
@@ -533,8 +533,7 @@ def gpu_phases_text(loaded) -> str:
     if split:
         cpu, gpu = split
         text += (f", which trained {large_count(gpu.tokens)} of the encoder's {large_count(cpu.tokens + gpu.tokens)} "
-                 "tokens in "
-                 f"{minutes(gpu.seconds / 60)}")
+                 f"tokens in {minutes(gpu.seconds / 60)}")
     return text
 
 
@@ -731,14 +730,15 @@ def example_failures(models: Models) -> dict:
 SHIPPED_CLASSIFIER_ENCODER_PHASE = 7
 
 
-def phases_counted(phases: list) -> str:
+def phases_counted(phases: list, more: str = "") -> str:
     """"26 pretraining phases (18 of training, 8 weight averages)", or "3 pretraining phases" without averages:
     phases.json's entries, as the About tab's figure of the phases numbers them (a weight average trains
-    nothing)."""
+    nothing); `more`, said in the same parenthesis ("...; 45.5% of ...")."""
     trained = sum(1 for p in phases if p.train_tokens)
     averages = len(phases) - trained
-    return f"{len(phases)} pretraining phases" + (
-        f" ({trained} of training, {averages} weight average{'s' if averages > 1 else ''})" if averages else "")
+    said = [f"{trained} of training, {averages} weight average{'s' if averages > 1 else ''}"] if averages else []
+    said += [more] if more else []
+    return f"{len(phases)} pretraining phases" + (f" ({'; '.join(said)})" if said else "")
 
 
 def classifier_encoder_said(models: Models) -> str:
@@ -754,10 +754,7 @@ def classifier_encoder_said(models: Models) -> str:
     then, last = (_real(phases[i].held_out[1]) for i in (SHIPPED_CLASSIFIER_ENCODER_PHASE - 1, -1))
     figures = (f"{pct(then)} of the held-out targets right by training's own check, {pct(last)} at its last phase"
                if then is not None and last is not None else "")
-    counted = phases_counted(phases)
-    if figures:  # one parenthesis: the counts' and the figures'
-        counted = f"{counted[:-1]}; {figures})" if counted.endswith(")") else f"{counted} ({figures})"
-    return f", the fill-mask model at phase {SHIPPED_CLASSIFIER_ENCODER_PHASE} of its {counted}"
+    return f", the fill-mask model at phase {SHIPPED_CLASSIFIER_ENCODER_PHASE} of its {phases_counted(phases, figures)}"
 
 
 ORDINALS = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}

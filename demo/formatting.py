@@ -195,8 +195,7 @@ def format_probability(p: float) -> str:
         return "100%"
     if float(f"{percent:.3g}") >= 1e-3:
         return f"{percent:#.3g}".rstrip(".") + "%"
-    mantissa, exponent = f"{percent:.2e}".split("e")
-    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}%"
+    return _power_of_ten(percent, 3)
 
 
 def format_exact_probability(p: float) -> str:
@@ -208,7 +207,12 @@ def format_exact_probability(p: float) -> str:
     percent = p * 100
     if percent >= 1e-3:
         return f"{percent:.6g}%"
-    mantissa, exponent = f"{percent:.5e}".split("e")
+    return _power_of_ten(percent, 6)
+
+
+def _power_of_ten(percent: float, digits: int) -> str:
+    """A tiny percentage with `digits` significant digits, as a power of ten glued to its sign: "1.36 × 10⁻⁷%"."""
+    mantissa, exponent = f"{percent:.{digits - 1}e}".split("e")
     return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}%"
 
 

@@ -230,7 +230,7 @@ def made_otherwise(step: Step) -> str:
         return ""
     try:
         with contextlib.redirect_stderr(io.StringIO()):  # argparse's own complaint is not this run's error
-            before = _parsed(recorded)
+            before = parsed_command(recorded)
     except (SystemExit, ValueError):
         return "a command this version cannot read"
     if before is None:
@@ -250,7 +250,8 @@ def _moved(before: dict, now: dict) -> dict:
     common = 0
     while common < min(len(old_parts), len(new_parts)) - 1 and old_parts[-1 - common] == new_parts[-1 - common]:
         common += 1
-    old_root, new_root = str(Path(*old_parts[:len(old_parts) - common])), str(Path(*new_parts[:len(new_parts) - common]))
+    old_root = str(Path(*old_parts[:len(old_parts) - common]))
+    new_root = str(Path(*new_parts[:len(new_parts) - common]))
     return {k: v.replace(old_root + "/", new_root + "/") if isinstance(v, str) else v for k, v in before.items()}
 
 
@@ -276,7 +277,7 @@ def _script_options(command: str) -> dict:
     return options
 
 
-def _parsed(command: str) -> dict | None:
+def parsed_command(command: str) -> dict | None:
     """The recorded options of a training command line (None: not a training script's)."""
     words = shlex.split(command)
     module = {m.__name__: m for m in ARGUMENTS}.get(words[2] if len(words) > 2 else "")
@@ -291,7 +292,7 @@ def same_run(recorded: str, command: str) -> bool:
     if shlex.split(other := command)[:3] != shlex.split(recorded)[:3]:
         return False
     try:
-        before = _parsed(recorded)
-        return before is not None and before == _parsed(other)
+        before = parsed_command(recorded)
+        return before is not None and before == parsed_command(other)
     except SystemExit:  # an option this version no longer has
         return False

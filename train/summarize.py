@@ -18,6 +18,8 @@ mean lean on it and the standard deviation too small. The summary is still writt
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import statistics
 import sys
@@ -26,6 +28,7 @@ from pathlib import Path
 from roberta.files import write_atomic
 from roberta.run_metrics import RunMetrics
 
+from .arguments import NOT_RECIPE
 from .runtime import EXIT_OK, exit_code, output_file, report_user_error
 
 OPTIONAL = {"end_weights_dev_accuracy"}  # a column only when some run has the figure
@@ -77,17 +80,13 @@ def same_runs(folders) -> list[tuple[str, str, str]]:
 def _recorded_options(folder) -> dict | None:
     """The options of the training command a run folder's metrics.json records, `NOT_RECIPE` left out; None for a
     weight average, a folder without a readable command (an export of a checkpoint), or another script's."""
-    import contextlib
-    import io
-
-    from .arguments import NOT_RECIPE
-    from .experiment import _parsed
+    from .experiment import parsed_command  # here: experiment imports the training scripts, and torch
 
     try:
         metrics = RunMetrics.read(folder).to_dict()
         with contextlib.redirect_stderr(io.StringIO()):  # argparse's complaint about an older command
             options = None if metrics.get("averaged") or not isinstance(metrics.get("command"), str) else \
-                _parsed(metrics["command"])
+                parsed_command(metrics["command"])
     except (OSError, ValueError, SystemExit):
         return None
     return None if options is None else {k: v for k, v in options.items() if k not in NOT_RECIPE}
