@@ -24,7 +24,7 @@ from roberta.text import normalize_for_classifier
 from .bpe_view import GPT2_VOCAB_SIZE
 from .examples import FILL_MASK_EXPECTED, SENTIMENT_EXPECTED
 from .formatting import code, format_probability, large_count, md_escape, millions, minutes, pct, readable
-from .models import DEFAULTS, ROOT, Models, shown_source
+from .models import KINDS, ROOT, Models, shown_source
 from .training_counts import counts_file, counts_for
 
 log = logging.getLogger(__name__)
@@ -746,7 +746,7 @@ def classifier_encoder_said(models: Models) -> str:
     of the held-out targets right by training's own check, 52.7% at its last phase)" for the shipped classifier
     beside the shipped MLM (the figures from its phases.json: one measure for both); "" for any other pair, whose
     link the files do not say."""
-    shipped = all(models[key].available and Path(models[key].source).resolve() == DEFAULTS[key].resolve()
+    shipped = all(models[key].available and Path(models[key].source).resolve() == KINDS[key].default.resolve()
                   for key in ("mlm", "sentiment"))
     phases = models.mlm.extras.get("phases") if shipped else None
     if not isinstance(phases, list) or len(phases) <= SHIPPED_CLASSIFIER_ENCODER_PHASE:

@@ -9,7 +9,8 @@ from .fill_mask_view import (comparison_html, completed_sentence, mask_labels, m
                              predictions_html)
 from .handler_base import HandlerBase
 from .layer_lens import layer_predictions, layers_html
-from .model_choice import COMPARISON, SHIPPED, SUGGESTED, is_shipped, same_model
+from .model_choice import COMPARISON, SHIPPED, is_shipped, same_model
+from .models import KINDS
 from .tokens_view import Tokens, tokenize
 from .training_counts import counts_for
 from .validation import (MASK, MASK_RE, MAX_TOP_K, candidate_words, clean_text, count_masks, fail, parse_int,
@@ -85,7 +86,7 @@ class FillMaskHandlers(HandlerBase):
         return tokens, len(text)
 
     @user_errors
-    def fill_mask_compare(self, text, top_k=5, targets=None, model=SHIPPED, other=SUGGESTED["mlm"][0]):
+    def fill_mask_compare(self, text, top_k=5, targets=None, model=SHIPPED, other=KINDS["mlm"].suggested[0]):
         """The text through the tab's model and `other` (a Hub repo id, or SHIPPED when the tab runs another
         model), side by side: (the HTML view, the same as data: per model its title and, per mask, the
         predictions in `transformers`' format). An empty `other` is no choice (not the shipped model)."""

@@ -37,21 +37,12 @@ import roberta
 from roberta.hub import (HubRepoNotFoundError, HubUnreachableError, hub_offline, is_local, read_architecture,
                          written_as_path)
 
-from .models import TASKS, LoadedModel, Models, without_paths
+from .models import KIND_OF_ARCHITECTURE, KINDS, LoadedModel, Models, without_paths
 from .validation import WordedError, error_html
 
 log = logging.getLogger(__name__)
 
 SHIPPED = "shipped"  # the model box's value for the model loaded at start-up
-SUGGESTED = {"mlm": ["FacebookAI/roberta-base"],
-             "sentiment": ["siebert/sentiment-roberta-large-english", "textattack/roberta-base-SST-2"]}
-SHIPPED_LABELS = {"mlm": "ours: the shipped fill-mask model", "sentiment": "ours: the shipped SST-2 classifier"}
-ARCHITECTURES = {"mlm": "RobertaForMaskedLM", "sentiment": "RobertaForSequenceClassification"}
-CLASSES = {key: roberta.model_class(architecture) for key, architecture in ARCHITECTURES.items()}
-WHAT = {"RobertaForMaskedLM": "a masked language model (fill mask)",
-        "RobertaForSequenceClassification": "a text classifier (sentiment)"}
-KEYS = {architecture: key for key, architecture in ARCHITECTURES.items()}
-TABS = {"mlm": "Fill mask", "sentiment": "Sentiment"}
 COMPARISON = "comparison"  # the Fill mask tab's "compare with" box: a model there is the tab's model nowhere
 ATTENTION_TAB = "Attention"  # reads either kind of model: its shipped choices are "mlm" and "sentiment"
 # A Hub RoBERTa saved before tokenizer.json existed (vocab.json + merges.txt only) reads with roberta-base's
@@ -78,7 +69,7 @@ class ModelChoiceError(WordedError):
 
 
 def _suggested(key: str) -> list[tuple[str, str]]:
-    return [] if hub_models_mode() == "off" else [(repo, repo) for repo in SUGGESTED[key]]
+    return [] if hub_models_mode() == "off" else [(repo, repo) for repo in KINDS[key].suggested]
 
 
 def hub_note() -> str:
@@ -94,12 +85,12 @@ def hub_note() -> str:
 
 def choices(key: str) -> list[tuple[str, str]]:
     """The model box's entries: the shipped model, then the suggested Hub ids (none if Hub models are off)."""
-    return [(SHIPPED_LABELS[key], SHIPPED), *_suggested(key)]
+    return [(KINDS[key].shipped_label, SHIPPED), *_suggested(key)]
 
 
 def attention_choices() -> list[tuple[str, str]]:
     """The attention tab's model box: both shipped models ("mlm", "sentiment"), then the suggested Hub MLM."""
-    return [(SHIPPED_LABELS[key], key) for key in ("mlm", "sentiment")] + _suggested("mlm")
+    return [(kind.shipped_label, kind.key) for kind in KINDS.values()] + _suggested("mlm")
 
 
 def is_shipped(choice) -> bool:
@@ -135,16 +126,16 @@ def _is_folder(source: str, allow_local: bool) -> bool:
 
 def _check_choice(choice, allow_local: bool, hub_mode: str = "any") -> str:
     if not isinstance(choice, str):
-        raise ModelChoiceError(f"The model must be a Hugging Face Hub repo id such as {SUGGESTED['mlm'][0]}, "
+        raise ModelChoiceError(f"The model must be a Hugging Face Hub repo id such as {KINDS['mlm'].suggested[0]}, "
                                f"got {type(choice).__name__}.")
     source = choice.strip()
     if len(source) > MAX_CHOICE_CHARS or not source.isprintable():
         raise ModelChoiceError("That is not a Hugging Face Hub repo id (OWNER/NAME, e.g. FacebookAI/roberta-base).")
     folder = _is_folder(source, allow_local)
-    if source.lower() in ("mlm", "sentiment") and not folder:  # the Attention tab's names, elsewhere
+    if source.lower() in KINDS and not folder:  # the Attention tab's names, elsewhere
         raise ModelChoiceError(f"“{source}” is not a Hub repo id: for the shipped model, pick “ours: …” from the "
                                "box's list (the Attention tab's list names its two “mlm” and “sentiment”).")
-    repo_id = f"a Hugging Face Hub repo id (OWNER/NAME, e.g. {SUGGESTED['mlm'][0]})"
+    repo_id = f"a Hugging Face Hub repo id (OWNER/NAME, e.g. {KINDS['mlm'].suggested[0]})"
     if "://" in source:  # a web address (read as a local path, for its slashes)
         raise ModelChoiceError(f"“{source}” is a web address, not {repo_id}: type the repo id alone (the part "
                                "of its address after huggingface.co/).")
@@ -155,7 +146,7 @@ def _check_choice(choice, allow_local: bool, hub_mode: str = "any") -> str:
                      if written_as_path(source) else "")  # its spelling, not the disk, says it is meant as one
         raise ModelChoiceError(f"“{source}” is not {repo_id}{only_here}.")
     if not folder and hub_mode != "any":
-        allowed = sorted({repo for repos in SUGGESTED.values() for repo in repos}) if hub_mode == "suggested" else []
+        allowed = sorted({repo for kind in KINDS.values() for repo in kind.suggested}) if hub_mode == "suggested" else []
         if source not in allowed:
             offer = f" and these Hub models: {', '.join(allowed)}" if allowed else ""
             raise ModelChoiceError(f"This server offers only its own models{offer} ({HUB_ENV}={hub_mode}).")
@@ -223,7 +214,7 @@ def hub_kwargs(source: str, allow_local: bool) -> dict:
 def architecture_key(source: str, tab: str = ATTENTION_TAB, allow_local: bool = False) -> str:
     """"mlm" or "sentiment": which of our two classes the checkpoint `source` is (its config.json only)."""
     with _plain_errors(source, _kept(tab)):
-        return KEYS[read_architecture(source, **hub_kwargs(source, allow_local))]
+        return KIND_OF_ARCHITECTURE[read_architecture(source, **hub_kwargs(source, allow_local))].key
 
 
 def check_limits(config, source: str, kept: str) -> None:
@@ -241,14 +232,16 @@ def load_choice(key: str, source: str, tab: str | None = None, allow_local: bool
     """`source` (a Hub repo id, or a local folder where `allow_local`) loaded as the `key` tab's model, frozen for
     sharing. `tab`: the tab that asked, named in the messages (default: the `key` tab). Cheapest checks first: the
     config (architecture, `LIMITS`), then the tokenizer, then the weights; files are fetched as `hub_kwargs` says."""
-    tab = tab or TABS[key]
+    kind = KINDS[key]
+    tab = tab or kind.tab
     hub = hub_kwargs(source, allow_local)
     with _plain_errors(source, _kept(tab)):
         architecture = read_architecture(source, **hub)  # config.json only, before anything large
-        if architecture != ARCHITECTURES[key]:  # said with where it does load: its kind's tab, and Attention
-            raise ModelChoiceError(f"{source} is {WHAT[architecture]} ({architecture}); {_the_tab(tab)} needs "
-                                   f"{WHAT[ARCHITECTURES[key]]} ({ARCHITECTURES[key]}). It loads in the "
-                                   f"{TABS[KEYS[architecture]]} and {ATTENTION_TAB} tabs. {_kept(tab)}")
+        if architecture != kind.architecture:  # said with where it does load: its kind's tab, and Attention
+            its_kind = KIND_OF_ARCHITECTURE[architecture]
+            raise ModelChoiceError(f"{source} is {its_kind.what} ({architecture}); {_the_tab(tab)} needs "
+                                   f"{kind.what} ({kind.architecture}). It loads in the "
+                                   f"{its_kind.tab} and {ATTENTION_TAB} tabs. {_kept(tab)}")
         config = roberta.load_config(source, **hub)
         check_limits(config, source, _kept(tab))
         if key == "sentiment" and config.problem_type == "regression":
@@ -258,8 +251,8 @@ def load_choice(key: str, source: str, tab: str | None = None, allow_local: bool
         if tokenizer.get_vocab_size() > config.vocab_size:  # the pipeline would refuse it after the download
             raise ModelChoiceError(f"{source}'s tokenizer has {tokenizer.get_vocab_size():,} tokens but its model "
                                    f"only {config.vocab_size:,}: they do not belong together. {_kept(tab)}")
-        model = CLASSES[key].from_pretrained(source, **hub)
-        pipe = roberta.pipeline(TASKS[key], model=model, tokenizer=tokenizer, device="cpu")
+        model = kind.cls.from_pretrained(source, **hub)
+        pipe = roberta.pipeline(kind.task, model=model, tokenizer=tokenizer, device="cpu")
     pipe.model.eval().requires_grad_(False)  # shared by all requests; gradients only w.r.t. inputs
     extras = {"tokenizer_from": tokenizer_from} if tokenizer_from else {}
     return LoadedModel(key, source, pipeline=pipe, extras=extras, name=source)
@@ -280,7 +273,7 @@ def compare_choices(running=None) -> list[tuple[str, str]]:
     the model the tab runs, left out (compared with itself, it would only be refused)."""
     if hub_models_mode() == "off" and not local_models_allowed():
         return []
-    return [(label, value) for label, value in [*_suggested("mlm"), (SHIPPED_LABELS["mlm"], SHIPPED)]
+    return [(label, value) for label, value in [*_suggested("mlm"), (KINDS["mlm"].shipped_label, SHIPPED)]
             if running is None or not same_model(value, running)]
 
 
@@ -396,13 +389,13 @@ class ModelChooser:
         """Whether `get(key, choice, tab)` (`get_any(choice, tab)` for key "any") answers without loading: the
         shipped model, a model loaded already, or a choice it refuses at once (not a repo id, or one that failed
         to load less than FAILED_TTL_S ago)."""
-        if is_shipped(choice) or (key == "any" and choice in ARCHITECTURES):  # the attention box's shipped two
+        if is_shipped(choice) or (key == "any" and choice in KINDS):  # the attention box's shipped two
             return True
         try:
             source = _check_choice(choice, self.allow_local, self.hub_mode)
         except ModelChoiceError:
             return True
-        keys = list(ARCHITECTURES) if key == "any" else [key]
+        keys = list(KINDS) if key == "any" else [key]
         if any(self._cached((k, source)) is not None for k in keys):
             return True
         now = time.monotonic()
@@ -414,7 +407,7 @@ class ModelChooser:
         """A Hub RoBERTa of either kind, for a tab that reads both (attention): loaded as a fill-mask model or
         a classifier, as its config.json says, and cached with the other tabs' models (loaded once)."""
         source = _check_choice(choice, self.allow_local, self.hub_mode)
-        for key in ARCHITECTURES:
+        for key in KINDS:
             loaded = self._cached((key, source))
             if loaded is not None:
                 return loaded
@@ -450,8 +443,8 @@ def running_label(key: str, current) -> str:
     """The model a tab runs, as its box lists it: "ours: …" for a shipped one (`current` SHIPPED, or the
     Attention tab's "mlm" / "sentiment"), else the repo id or folder."""
     if is_shipped(current):
-        return SHIPPED_LABELS[key]
-    return SHIPPED_LABELS[current] if current in SHIPPED_LABELS else str(current)
+        return KINDS[key].shipped_label
+    return KINDS[current].shipped_label if current in KINDS else str(current)
 
 
 def refused(key: str, choice, current, message: str) -> tuple[str, str, str]:

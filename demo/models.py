@@ -24,11 +24,43 @@ ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
 # an absolute path (not a URL's): a slash at the start or after a space or quote, then folders, then a name
 ABSOLUTE_PATH_RE = re.compile(r"(?<![\w:/.~-])/(?:[^/\s:'\"]+/)+([^/\s:'\"]+)")
-DEFAULTS = {"mlm": ASSETS / "mini-roberta-mlm", "sentiment": ASSETS / "mini-roberta-sst2"}
-ENV_VARS = {"mlm": "MLM_MODEL", "sentiment": "SENTIMENT_MODEL"}
-TASKS = {"mlm": "fill-mask", "sentiment": "sentiment-analysis"}
-TITLES = {"mlm": "fill-mask (pretrained MLM)", "sentiment": "sentiment (fine-tuned on SST-2)"}
 ABLATION_DIR = ASSETS / "masking-ablation"
+
+
+@dataclass(frozen=True)
+class ModelKind:
+    """One of the app's two kinds of model, everything the app says or does differently for each: where the shipped
+    one is and how to replace it, how it is loaded and named, and which Hub models its tab offers
+    (`demo.model_choice`)."""
+
+    key: str  # "mlm" or "sentiment": the `Models` field, and the name of the Attention tab's shipped choice
+    default: Path  # the shipped model's folder, loaded when `env_var` is not set
+    env_var: str  # a folder or Hub repo id that replaces the shipped model at start-up
+    task: str  # `roberta.pipeline`'s task
+    title: str  # the shipped model's name in the app
+    architecture: str  # the class a config.json of this kind names
+    what: str  # the architecture in plain words, in a refusal of the other kind
+    tab: str  # the tab that runs this kind
+    shipped_label: str  # the shipped model in a model box
+    suggested: tuple[str, ...]  # the Hub ids the tab's model box offers, first the one its messages give as example
+
+    @property
+    def cls(self) -> type:
+        """The model class of `architecture` (roberta.RobertaForMaskedLM, RobertaForSequenceClassification)."""
+        return roberta.model_class(self.architecture)
+
+
+KINDS = {kind.key: kind for kind in (
+    ModelKind(key="mlm", default=ASSETS / "mini-roberta-mlm", env_var="MLM_MODEL", task="fill-mask",
+              title="fill-mask (pretrained MLM)", architecture="RobertaForMaskedLM",
+              what="a masked language model (fill mask)", tab="Fill mask",
+              shipped_label="ours: the shipped fill-mask model", suggested=("FacebookAI/roberta-base",)),
+    ModelKind(key="sentiment", default=ASSETS / "mini-roberta-sst2", env_var="SENTIMENT_MODEL",
+              task="sentiment-analysis", title="sentiment (fine-tuned on SST-2)",
+              architecture="RobertaForSequenceClassification", what="a text classifier (sentiment)", tab="Sentiment",
+              shipped_label="ours: the shipped SST-2 classifier",
+              suggested=("siebert/sentiment-roberta-large-english", "textattack/roberta-base-SST-2")))}
+KIND_OF_ARCHITECTURE = {kind.architecture: kind for kind in KINDS.values()}  # what config.json names -> its kind
 
 
 @dataclass
@@ -61,7 +93,7 @@ class LoadedModel:
 
     @property
     def title(self) -> str:
-        return self.name or TITLES[self.key]
+        return self.name or KINDS[self.key].title
 
 
 @dataclass
@@ -102,7 +134,7 @@ def without_paths(message: str, typed: str = "") -> str:
 
 
 def _missing_message(key: str, source: str, err: Exception) -> str:
-    env = ENV_VARS[key]
+    kind = KINDS[key]
     local = roberta.hub.is_local(source)
     shown, err = shown_source(source), without_paths(str(err))
     if local and not os.path.exists(source):
@@ -111,8 +143,8 @@ def _missing_message(key: str, source: str, err: Exception) -> str:
         reason = f"{shown} is not a complete model folder ({err})"
     else:
         reason = f"could not load {shown} ({err})"
-    return (f"The {TITLES[key]} model is not available: {reason}. Train it (see the README) or set "
-            f"{env} to a model folder or a Hugging Face Hub repo id, then restart the app.")
+    return (f"The {kind.title} model is not available: {reason}. Train it (see the README) or set "
+            f"{kind.env_var} to a model folder or a Hugging Face Hub repo id, then restart the app.")
 
 
 def _read_extras(source: str) -> dict:
@@ -141,10 +173,11 @@ def _read_extras(source: str) -> dict:
 
 def load_model(key: str, source=None) -> LoadedModel:
     """Load one pipeline, frozen for read-only sharing between requests; never raises."""
-    source = os.fspath(source or os.environ.get(ENV_VARS[key]) or DEFAULTS[key])
+    kind = KINDS[key]
+    source = os.fspath(source or os.environ.get(kind.env_var) or kind.default)
     loaded = LoadedModel(key, source)
     try:
-        loaded.pipeline = roberta.pipeline(TASKS[key], model=source, device="cpu")
+        loaded.pipeline = roberta.pipeline(kind.task, model=source, device="cpu")
     except Exception as err:  # missing folder, offline Hub, wrong files: the app starts anyway
         loaded.error = _missing_message(key, source, err)
         log.warning(loaded.error)

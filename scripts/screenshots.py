@@ -106,9 +106,9 @@ def main(argv=None) -> int:
         print("error: Playwright is not installed (pip install -r requirements-test.txt)", file=sys.stderr)
         return 2
     if not args.url:  # a mistyped MLM_MODEL: said before the browser starts
-        from demo.models import ENV_VARS, load_model
+        from demo.models import KINDS, load_model
 
-        for key in ENV_VARS:
+        for key in KINDS:
             if not (loaded := load_model(key)).available:
                 print(f"error: {loaded.error}", file=sys.stderr)
                 return 2

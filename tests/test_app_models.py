@@ -16,7 +16,7 @@ import roberta
 from demo import model_choice as MC
 from demo.formatting import md_escape, word_label
 from demo.handlers import Handlers
-from demo.models import without_paths
+from demo.models import KINDS, load_model, without_paths
 
 transformers = pytest.importorskip("transformers")
 
@@ -479,8 +479,30 @@ def test_a_repo_without_tokenizer_json_reads_with_roberta_bases(tmp_path_factory
         MC.load_choice("sentiment", str(folder), allow_local=True)
 
 
+@pytest.mark.skipif(not all((kind.default / "config.json").is_file() for kind in KINDS.values()),
+                    reason="no shipped models")
+@pytest.mark.parametrize("key", list(KINDS))
+def test_each_kind_of_model_is_described_as_loading_finds_it(key, tiny_mlm_dir, tiny_clf_dir, monkeypatch):
+    """KINDS[key] says where the shipped model is, which variable replaces it, which pipeline and class read it
+    and which Hub models its box offers: each as the loaders and the server's checks find it."""
+    kind = KINDS[key]
+    monkeypatch.delenv(kind.env_var, raising=False)
+    shipped = load_model(key)
+    assert shipped.available and shipped.source == str(kind.default) and shipped.title == kind.title
+    assert roberta.hub.read_architecture(kind.default) == kind.architecture
+    assert type(shipped.model) is kind.cls and isinstance(shipped.pipeline, roberta.pipelines.TASKS[kind.task])
+    assert MC.architecture_key(str(kind.default), allow_local=True) == key  # a chosen folder is read as its kind
+    replacement = str({"mlm": tiny_mlm_dir, "sentiment": tiny_clf_dir}[key])
+    monkeypatch.setenv(kind.env_var, replacement)
+    assert load_model(key).source == replacement
+    other_kinds = {repo for other in KINDS.values() if other is not kind for repo in other.suggested}
+    for repo in kind.suggested:  # a Hub id offered by one tab only (a checkpoint has one class), and served
+        assert repo not in other_kinds
+        assert MC._check_choice(repo, allow_local=False, hub_mode="suggested") == repo
+
+
 def test_choices_offer_the_shipped_model_first():
-    assert MC.choices("mlm")[0] == (MC.SHIPPED_LABELS["mlm"], MC.SHIPPED)
+    assert MC.choices("mlm")[0] == (MC.KINDS["mlm"].shipped_label, MC.SHIPPED)
     assert "FacebookAI/roberta-base" in [value for _, value in MC.choices("mlm")]
     assert all("/" in value for _, value in MC.choices("sentiment")[1:])
 

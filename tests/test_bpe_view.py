@@ -9,10 +9,11 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 import transformers
 
 import roberta
-from demo import bpe_view, byte_level, model_choice
+from demo import bpe_view, byte_level
 from demo.bpe_view import (MAX_PRETOKEN_BYTES, merge_steps, merges_html, pick_pretoken, pretokens, token_rows,
                            tokens_html)
 from demo.formatting import readable
+from demo.models import KINDS
 
 SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "mini-roberta-mlm" / "tokenizer.json"
 
@@ -314,7 +315,7 @@ def test_the_note_defines_a_piece_and_compares_the_vocabulary_with_robertas(ship
             f"{transformers.GPT2Config().vocab_size:,} tokens; roberta-base has "
             f"{transformers.RobertaConfig().vocab_size:,} with its own special tokens)") in note
     assert f"with {shipped.get_vocab_size():,} tokens. Choose {bpe_view.COMPARE_WITH} in the model box" in note
-    assert bpe_view.COMPARE_WITH in model_choice.SUGGESTED["mlm"]
+    assert bpe_view.COMPARE_WITH in KINDS["mlm"].suggested
     assert "GPT-2" not in tokens_html(rows)  # no size to compare: no sentence
 
 
