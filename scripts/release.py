@@ -31,6 +31,7 @@ from pathlib import Path
 import roberta
 from demo.embedding_view import score_analogies
 from demo.examples import ANALOGY_PROBE, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
+from demo.formatting import format_probability
 from roberta.run_metrics import (PHASES_NAME, RunMetrics, dataset_name, read_phase_history, same_text_file,
                                   write_phase_history)
 from roberta.text import normalize_for_classifier
@@ -176,6 +177,13 @@ def pretraining_section(phases: list[RunMetrics]) -> str:
     ])
 
 
+def _fill_answer(prediction: dict) -> str:
+    """One fill-mask prediction as the card lists it: the word, then its probability as the app shows it
+    ("`France` 6.34%")."""
+    word = prediction["token_str"].strip() or prediction["token_str"]
+    return f"`{word}` {format_probability(prediction['score'])}"
+
+
 def fill_mask_section(folder, shown=None) -> str:
     """The app's fill-mask examples answered by `folder`; the text names it as `shown` (default: the folder)."""
     fill = roberta.pipeline("fill-mask", model=folder)
@@ -183,8 +191,7 @@ def fill_mask_section(folder, shown=None) -> str:
     for text, top_k in FILL_MASK_EXAMPLES:
         result = fill(text, top_k=top_k)
         per_mask = result if result and isinstance(result[0], list) else [result]
-        answers = " / ".join(", ".join(f"`{p['token_str'].strip() or p['token_str']}` {p['score']:.3f}" for p in preds)
-                             for preds in per_mask)
+        answers = " / ".join(", ".join(map(_fill_answer, preds)) for preds in per_mask)
         rows.append([_cell(text), answers])
     return "\n\n".join([
         "### Fill-mask examples",
@@ -254,12 +261,17 @@ def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> s
     return "\n\n".join(text)
 
 
+def _prediction(best: dict) -> str:
+    """A classifier's answer as the card's table shows it: the label, its probability as the app shows it, and the
+    windows a long text was read in ("positive 87.8% (2 windows)")."""
+    windows = f" ({best['windows']} windows)" if "windows" in best else ""
+    return f"{best['label']} {format_probability(best['score'])}{windows}"
+
+
 def sentiment_section(folder, shown=None) -> str:
     """The app's sentiment examples answered by `folder`; the text names it as `shown` (default: the folder)."""
     classify = roberta.pipeline("text-classification", model=folder)
-    rows = [[_cell(text), f"{best['label']} {best['score']:.3f}" + (f" ({best['windows']} windows)"
-                                                                     if "windows" in best else "")]
-            for text in SENTIMENT_EXAMPLES for best in [classify(normalize_for_classifier(text))[0]]]
+    rows = [[_cell(text), _prediction(classify(normalize_for_classifier(text))[0])] for text in SENTIMENT_EXAMPLES]
     return "\n\n".join(["### Sentiment examples",
                         f"The app's examples, answered by this folder as the app asks it (the text normalised "
                         f"by `roberta.text.normalize_for_classifier`, then "

@@ -99,6 +99,17 @@ def test_the_mlm_cards_wall_time_is_never_below_its_training_time():
     assert "phase 7 recorded the wall time of the last session only" in summary
 
 
+@pytest.mark.parametrize("name, section", [("mini-roberta-mlm", "fill_mask_section"),
+                                           ("mini-roberta-sst2", "sentiment_section")])
+def test_the_cards_example_answers_are_what_the_shipped_folder_answers_today(name, section):
+    """Each card's table of the app's examples is what a re-release writes from the shipped folder, probabilities
+    in the app's format (`format_probability`: "`France` 6.34%", "positive 95.0%"), not fractions."""
+    from scripts import release
+
+    written = getattr(release, section)(ASSETS / name, f"assets/{name}")
+    assert written in (ASSETS / name / "README.md").read_text(encoding="utf-8")
+
+
 def test_the_classifier_cards_generated_sentences_are_todays():
     """The calibration slice's text was in the task-adaptive MLM corpus (only its labels were never trained on), the
     averaged members continued one IMDB stage, and the IMDB stage made long reviews no weakness: the card's

@@ -217,6 +217,8 @@ def test_reliability_diagram(tmp_path, monkeypatch):
         heights = [bar.get_height() for bar in ax.containers[0]]  # the first bars: accuracy per bin
         assert heights == pytest.approx(accuracy)
     assert before.get_title() != after.get_title() and after.get_title().startswith("after: T = 2.5")
+    for axis in (before.xaxis, before.yaxis, after.xaxis, after.yaxis):  # in % as the app shows a probability
+        assert axis.get_major_formatter().format_ticks([0.5, 0.75, 1.0]) == ["50%", "75%", "100%"]
 
 
 # ----- the held-out calibration slice -----

@@ -1,6 +1,7 @@
 """train.pretrain, train.finetune, train.recipe end to end on tiny generated data, and their error messages."""
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -574,6 +575,28 @@ def test_release_says_when_a_classifiers_minutes_and_steps_are_several_runs():
     assert "| 25.4 | 10,476 |" in card and "| 9.9 | 3,492 |" in card
     assert "are those of the 3 runs it averages, together" in card
     assert "runs it averages" not in release.comparison_section(single, None)
+
+
+def test_release_cards_show_probabilities_as_the_app_does(tiny_mlm_dir, tiny_clf_dir):
+    """The cards' examples gave fractions ("`France` 0.063", "positive 0.950") where the app shows every probability
+    as a percentage: they are `format_probability`'s now, of the answers the folder's own pipeline gives."""
+    from demo.examples import FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
+    from demo.formatting import format_probability
+    from scripts import release
+
+    def row_of(section: str, text: str) -> str:
+        return next(line for line in section.splitlines() if line.startswith(f"| {release._cell(text)} |"))
+
+    fill, section = roberta.pipeline("fill-mask", model=tiny_mlm_dir), release.fill_mask_section(tiny_mlm_dir)
+    for text, top_k in FILL_MASK_EXAMPLES:
+        result = fill(text, top_k=top_k)
+        predictions = [p for preds in (result if isinstance(result[0], list) else [result]) for p in preds]
+        shown = re.findall(r"` ([^,/|`]+%)", row_of(section, text))  # after each word: its probability
+        assert shown == [format_probability(p["score"]) for p in predictions]
+    classify, section = roberta.pipeline("text-classification", model=tiny_clf_dir), release.sentiment_section(tiny_clf_dir)
+    for text in SENTIMENT_EXAMPLES:
+        best = classify(normalize_for_classifier(text))[0]
+        assert f"| {best['label']} {format_probability(best['score'])}" in row_of(section, text)
 
 
 @pytest.mark.slow  # end-to-end script run, several seconds

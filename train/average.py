@@ -33,6 +33,7 @@ import re
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -257,36 +258,81 @@ def run(args) -> dict:
 
 
 def _run(args) -> dict:
-    from . import data
-    from .calibrate import HELD_OUT, calibrate, held_out_slice, reliability_title
-    from .evaluate import evaluate_classifier, evaluate_reviews, score_checks
+    """`run`'s work: a masked-LM average (`run_mlm`), or a classifier average finished as `train.finetune` finishes
+    a run, every input read or refused before --out is written."""
     from .finetune import write_card
-    from .arguments import command_line
 
     started = time.time()
     folders = [Path(m) for m in args.members]
-    out = output_folder(args.out)  # a file there: refused before any work
-    if out.resolve() in {f.resolve() for f in folders}:
-        raise AverageError("--out must not be one of the members")
-    # a finished run, a model, a run in progress or other files there are never overwritten; an average stopped
-    # half-way (UNFINISHED) left only its own files
-    check_fresh_out(out, [p.name for p in out.iterdir()] if (out / UNFINISHED).is_file() else ())
+    out = _fresh_out(args.out, folders)
     if roberta.hub.read_architecture(folders[0]) == "RobertaForMaskedLM":
         return run_mlm(args, folders, out, started)
     members = check_members(folders, args.allow_different_init)
-    ref = members[0]
     config = roberta.load_config(folders[0])
     config.calibration_temperature = 1.0
-    labels = config.id2label
+    inputs = _read_inputs(args, members, config, out)
+    model, tokenizer = _averaged_classifier(folders, config)
+    start_writing(out)
+    scores = _score(model, tokenizer, inputs, members, out, args)
+    save_average(model, folders, out)
+    runs = training_runs(folders, members)
+    metrics = _classifier_metrics(model, folders, members, runs, inputs, scores, args, started)
+    RunMetrics.from_dict(metrics).write(out)
+    title, notes = _describe_members(folders, members, metrics, runs)
+    write_card(out, metrics, {"command": metrics["command"], "members": [str(f) for f in folders]},
+               title=title, notes=notes)
+    return metrics
 
+
+def _fresh_out(out_option: str, folders: list[Path]) -> Path:
+    """--out, refused before any work when it is a file or a member; a finished run, a model, a run in progress
+    or other files there are never overwritten (an average stopped half-way, UNFINISHED, left only its own files)."""
+    out = output_folder(out_option)
+    if out.resolve() in {f.resolve() for f in folders}:
+        raise AverageError("--out must not be one of the members")
+    check_fresh_out(out, [p.name for p in out.iterdir()] if (out / UNFINISHED).is_file() else ())
+    return out
+
+
+@dataclass
+class _Inputs:
+    """What a classifier average is scored on, every file read (or refused) before any work."""
+    calibration_spec: dict | None
+    calibration_rows: tuple | None
+    dev_source: str | None
+    dev: tuple | None
+    imdb_source: str | None
+    imdb_seed: int
+    imdb_rows: tuple | None
+    checks_path: Path | None
+    unsure_below: float
+    max_length: int
+
+
+def _named(flag: str, given, key: str) -> str:
+    """How an error names an input: its option when given, else the members' metrics.json entry it came from."""
+    return flag if given is not None else f"{flag} (the members' {key})"
+
+
+def _shared_calibration_slice(members: list[dict], out: Path) -> dict:
+    """The calibration slice every member's metrics.json names (calibration.slice); refused when they differ."""
     slices = [(m.get("calibration") or {}).get("slice") for m in members]
-    calibration_spec = None
-    if not args.no_calibration:
-        if slices[0] is None or any(s != slices[0] for s in slices):
-            raise AverageError("the members do not share one calibration slice (see their metrics.json "
-                               "calibration.slice): pass --no-calibration, then `python -m train.calibrate "
-                               f"{out} --calibration-data FILE` with data none of them trained on")
-        calibration_spec = slices[0]
+    if slices[0] is None or any(s != slices[0] for s in slices):
+        raise AverageError("the members do not share one calibration slice (see their metrics.json "
+                           "calibration.slice): pass --no-calibration, then `python -m train.calibrate "
+                           f"{out} --calibration-data FILE` with data none of them trained on")
+    return slices[0]
+
+
+def _read_inputs(args, members: list[dict], config, out: Path) -> _Inputs:
+    """The options, else the first member's records, with every file read or refused before any work: a missing
+    --checks file or an --imdb-n 0 failed after the weights were averaged and the temperature fitted, leaving --out
+    marked unfinished with a reliability.png."""
+    from . import data
+    from .calibrate import held_out_slice
+
+    ref, labels = members[0], config.id2label
+    calibration_spec = None if args.no_calibration else _shared_calibration_slice(members, out)
     ref_checks = ref.get("checks") or (ref.get("checkpoint") or {}).get("checks") or {}  # a checkpoint's: its run's
     dev_source = args.dev if args.dev is not None else ref.get("dev_data")
     imdb_source = args.imdb if args.imdb is not None else ref.get("imdb_data")
@@ -295,97 +341,111 @@ def _run(args) -> dict:
     checks_source = args.checks if args.checks is not None else ref_checks.get("source")
     unsure_below = next((value for value in (args.unsure_below, ref_checks.get("unsure_below"))
                          if value is not None), UNSURE_BELOW)  # 0 is a threshold, not "not given"
-    max_length = ref.get("max_length") or config.max_length
-
-    # every input is read, or refused, before any work: a missing --checks file or an --imdb-n 0 failed after the
-    # weights were averaged and the temperature fitted, leaving --out marked unfinished with a reliability.png
-    def option(flag: str, given, key: str) -> str:  # how an error names the input: its option, or the members'
-        return flag if given is not None else f"{flag} (the members' {key})"
-
     if imdb_source and imdb_n < 1:
-        raise AverageError(f"{option('--imdb-n', args.imdb_n, 'imdb_examples')} must be at least 1, got {imdb_n} "
+        raise AverageError(f"{_named('--imdb-n', args.imdb_n, 'imdb_examples')} must be at least 1, got {imdb_n} "
                            "(--imdb '' skips the IMDB sample)")
     with naming("the members' calibration slice (metrics.json calibration.slice; --no-calibration to skip it)"):
         calibration_rows = held_out_slice(calibration_spec, labels) if calibration_spec else None
-    with naming(option("--dev", args.dev, "dev_data")):
+    with naming(_named("--dev", args.dev, "dev_data")):
         dev = data.read_labeled(dev_source, label_names=labels)[:2] if dev_source else None
-    with naming(option("--imdb", args.imdb, "imdb_data")):
+    with naming(_named("--imdb", args.imdb, "imdb_data")):
         imdb_rows = data.imdb_sample(imdb_source, imdb_n, seed=imdb_seed) if imdb_source else None
-    checks_path = None
-    if checks_source:
-        checks_path = Path(checks_source)
-        if not checks_path.is_file():
-            checks_path = DEFAULT_CHECKS.parents[2] / checks_source  # stored relative to the project root
-        with naming(option("--checks", args.checks, "checks file")):
-            if not checks_path.is_file():
-                raise FileNotFoundError(f"{checks_source}: no such checks file ('' to skip the behaviour checks)")
-            check_expected_labels(read_checks(checks_path), labels, checks_source)
+    checks_path = _checks_file(checks_source, args.checks, labels) if checks_source else None
+    return _Inputs(calibration_spec, calibration_rows, dev_source, dev, imdb_source, imdb_seed, imdb_rows,
+                   checks_path, unsure_below, ref.get("max_length") or config.max_length)
 
+
+def _checks_file(checks_source: str, given, labels) -> Path:
+    """The behaviour checks file (a member's records it relative to the project root), its labels the model's."""
+    checks_path = Path(checks_source)
+    if not checks_path.is_file():
+        checks_path = DEFAULT_CHECKS.parents[2] / checks_source  # stored relative to the project root
+    with naming(_named("--checks", given, "checks file")):
+        if not checks_path.is_file():
+            raise FileNotFoundError(f"{checks_source}: no such checks file ('' to skip the behaviour checks)")
+        check_expected_labels(read_checks(checks_path), labels, checks_source)
+    return checks_path
+
+
+def _averaged_classifier(folders: list[Path], config):
+    """The members' uniform weight average as a classifier ready to score, and the first member's tokenizer."""
     model = roberta.RobertaForSequenceClassification(config)
     model.load_state_dict(average_weights(folders))
     model.eval()
-    tokenizer = roberta.load_tokenizer(folders[0])
-    start_writing(out)
-    progress = progress_bars(args.no_progress)
+    return model, roberta.load_tokenizer(folders[0])
+
+
+def _score(model, tokenizer, inputs: _Inputs, members: list[dict], out: Path, args) -> dict:
+    """The average finished as `train.finetune` finishes a run: its temperature fitted on the members' slice (with
+    out/reliability.png), then dev, the IMDB sample and the behaviour checks; each None where it has no data."""
+    from .calibrate import HELD_OUT, calibrate, reliability_title
+    from .evaluate import evaluate_classifier, evaluate_reviews, score_checks
+
+    ref, progress = members[0], progress_bars(args.no_progress)
+    batch_size, max_length = args.batch_size, inputs.max_length
     with torch.no_grad():
         calibration = None
-        if calibration_rows:
-            calibration = calibrate(model, tokenizer, calibration_rows, dev, out, args.batch_size, max_length,
-                                    title=reliability_title(dev_source), progress=progress)
-            calibration["slice"] = calibration_spec
+        if inputs.calibration_rows:
+            calibration = calibrate(model, tokenizer, inputs.calibration_rows, inputs.dev, out, batch_size,
+                                    max_length, title=reliability_title(inputs.dev_source), progress=progress)
+            calibration["slice"] = inputs.calibration_spec
             calibration["source"] = (ref.get("calibration") or {}).get("source", "the members' calibration slice")
             if not all((m.get("calibration") or {}).get(HELD_OUT, True) for m in members):
                 calibration[HELD_OUT] = False  # a slice given to train.calibrate, not the one fine-tuning held out
-        dev_result = evaluate_classifier(model, tokenizer, *dev, args.batch_size, max_length,
-                                         progress=progress) if dev else None
-        imdb = evaluate_reviews(model, tokenizer, *imdb_rows, args.batch_size, max_length,
-                                progress) if imdb_rows else None
-        checks = score_checks(model, tokenizer, checks_path, args.batch_size, unsure_below, max_length) \
-            if checks_path else None
-    save_average(model, folders, out)
+        dev = evaluate_classifier(model, tokenizer, *inputs.dev, batch_size, max_length,
+                                  progress=progress) if inputs.dev else None
+        imdb = evaluate_reviews(model, tokenizer, *inputs.imdb_rows, batch_size, max_length,
+                                progress) if inputs.imdb_rows else None
+        checks = score_checks(model, tokenizer, inputs.checks_path, batch_size, inputs.unsure_below, max_length) \
+            if inputs.checks_path else None
+    return {"calibration": calibration, "dev": dev, "imdb": imdb, "checks": checks}
 
-    def member_row(folder, m):
-        point = m.get("checkpoint") or {}
-        command = m.get("command") or point.get("command")
-        return {"folder": str(folder), "seed": _seed(command or ""), "init": m.get("init"),
-                **({"run": point["run"], "step": point.get("step")} if point.get("run") else {}),
-                "dev_accuracy": m.get("dev_accuracy"), "imdb_accuracy": m.get("imdb_accuracy"),
-                "imdb_accuracy_whole": m.get("imdb_accuracy_whole"),
-                "dev_ece": m.get("dev_ece"), "temperature": m.get("temperature"), "train_steps": m.get("train_steps"),
-                "train_time_s": m.get("train_time_s"), "command": command}
 
-    runs = training_runs(folders, members)
+def _member_row(folder: Path, m: dict) -> dict:
+    """A member's figures as the average's metrics.json lists them (a step checkpoint's with its run and step)."""
+    point = m.get("checkpoint") or {}
+    command = m.get("command") or point.get("command")
+    return {"folder": str(folder), "seed": _seed(command or ""), "init": m.get("init"),
+            **({"run": point["run"], "step": point.get("step")} if point.get("run") else {}),
+            "dev_accuracy": m.get("dev_accuracy"), "imdb_accuracy": m.get("imdb_accuracy"),
+            "imdb_accuracy_whole": m.get("imdb_accuracy_whole"),
+            "dev_ece": m.get("dev_ece"), "temperature": m.get("temperature"), "train_steps": m.get("train_steps"),
+            "train_time_s": m.get("train_time_s"), "command": command}
+
+
+def _classifier_metrics(model, folders: list[Path], members: list[dict], runs: dict, inputs: _Inputs, scores: dict,
+                        args, started: float) -> dict:
+    """The average's metrics.json: its scores, the first member's data and recipe, and every member's figures."""
+    from .arguments import command_line
+
+    ref, calibration, dev, imdb = members[0], scores["calibration"], scores["dev"], scores["imdb"]
     metrics = {
-        "dev_accuracy": dev_result["accuracy"] if dev_result else None,
-        "dev_examples": dev_result["n"] if dev_result else 0, "dev_data": dev_source,
-        "dev_ece": dev_result["ece"] if dev_result else None,
+        "dev_accuracy": dev["accuracy"] if dev else None,
+        "dev_examples": dev["n"] if dev else 0, "dev_data": inputs.dev_source,
+        "dev_ece": dev["ece"] if dev else None,
         "dev_ece_uncalibrated": calibration["dev"]["ece_before"] if calibration and "dev" in calibration else None,
         "temperature": model.config.calibration_temperature,
         "imdb_accuracy": imdb["accuracy"] if imdb else None, "imdb_examples": imdb["n"] if imdb else 0,
         "imdb_accuracy_whole": imdb["accuracy_whole"] if imdb else None,
-        "imdb_data": imdb_source or None, "imdb_seed": imdb_seed,
+        "imdb_data": inputs.imdb_source or None, "imdb_seed": inputs.imdb_seed,
         "imdb_sample_removed_from_training": ref.get("imdb_sample_removed_from_training"),
         "averaged": len(folders), "selection": "uniform average of the members' kept weights",
         "init": ref.get("init") if len({m.get("init") for m in members}) == 1 else "several (see members)",
         "init_root": ref.get("init_root") or ref.get("init"), "init_gave": ref.get("init_gave"),
         "train_data": ref.get("train_data"), "train_examples": ref.get("train_examples"),
-        "calibration_examples": ref.get("calibration_examples"), "max_length": max_length,
+        "calibration_examples": ref.get("calibration_examples"), "max_length": inputs.max_length,
         # the training the members cost (as train_time_s): a run counted once, to its furthest member
         "train_steps": sum(steps for steps, _ in runs.values()),
         "train_time_s": round(sum(seconds for _, seconds in runs.values()), 1),
         "wall_time_s": round(time.time() - started, 1), "hardware": ref.get("hardware"),
         "parameters": model.num_parameters(),
         "command": command_line("train.average", args._argv),
-        "members": [member_row(f, m) for f, m in zip(folders, members)],
+        "members": [_member_row(f, m) for f, m in zip(folders, members)],
     }
     if calibration:
         metrics["calibration"] = calibration
-    if checks:
-        metrics["checks"] = checks
-    RunMetrics.from_dict(metrics).write(out)
-    title, notes = _describe_members(folders, members, metrics, runs)
-    write_card(out, metrics, {"command": metrics["command"], "members": [str(f) for f in folders]},
-               title=title, notes=notes)
+    if scores["checks"]:
+        metrics["checks"] = scores["checks"]
     return metrics
 
 

@@ -152,6 +152,7 @@ def plot_reliability(logits: torch.Tensor, labels, temperature: float, path, tit
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import PercentFormatter
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), sharey=True)
     for ax, (name, t) in zip(axes, [("before: T = 1", 1.0), (f"after: T = {temperature:.3g}", temperature)]):
@@ -172,6 +173,8 @@ def plot_reliability(logits: torch.Tensor, labels, temperature: float, path, tit
         low = 1 / probs.shape[-1] if probs.shape[-1] > 1 else 0.5  # the top probability is never below 1/L
         ax.set(xlim=(math.floor(low * n_bins) / n_bins, 1), ylim=(0, 1), xlabel="confidence (top probability)",
                title=f"{name}  (ECE {ece:.1%})")
+        for axis in (ax.xaxis, ax.yaxis):  # in % as the app, the card and the panel's ECE show them
+            axis.set_major_formatter(PercentFormatter(1.0))
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("accuracy")
     axes[0].legend(loc="upper left", fontsize=8)
