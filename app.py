@@ -15,7 +15,7 @@ from demo.ablation_view import ablation_markdown
 from demo.components import Number, Plot, Slider
 from demo.examples import (ANALOGIES, ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, MAP_WORDS,
                            NEIGHBOURS_WORDS, SENTIMENT_EXAMPLES, TOKENS_EXAMPLES, TOKENS_TEXT, example_label)
-from demo.attention_handlers import head_choices, layer_choices
+from demo.attention_handlers import HEAD_API_TYPE, LAYER_API_TYPE, api_typed, head_choices, layer_choices
 from demo.embedding_handlers import EMBEDDINGS_TAB
 from demo.handlers import Handlers
 from demo.masking_view import MASKING_COLUMNS, PREDICTION_COLUMNS
@@ -226,10 +226,13 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 with gr.Column(scale=2):
                     with gr.Row():
                         # min_width: on a phone the two stack, so "average of heads" is not cut to "average of he…"
-                        at_layer = gr.Dropdown(layer_choices(N_LAYERS), value=N_LAYERS, label="Layer",
-                                               allow_custom_value=True, elem_id="at-layer", min_width=200)
-                        at_head = gr.Dropdown(head_choices(N_HEADS), value="average", label="Head",
-                                              allow_custom_value=True, elem_id="at-head", min_width=200)
+                        # documented to the API as numbers (`api_typed`), not Gradio's strings
+                        at_layer = api_typed(gr.Dropdown(layer_choices(N_LAYERS), value=N_LAYERS, label="Layer",
+                                                         allow_custom_value=True, elem_id="at-layer", min_width=200),
+                                             LAYER_API_TYPE)
+                        at_head = api_typed(gr.Dropdown(head_choices(N_HEADS), value="average", label="Head",
+                                                        allow_custom_value=True, elem_id="at-head", min_width=200),
+                                            HEAD_API_TYPE)
                     # a layer or head typed in: said next to them, whichever event reads them
                     at_view_error = error_box("at-view-error", fields=("Layer", "Head"))
                     at_model, at_current = model_box("attention", "at", model_choice.attention_choices(), "mlm",

@@ -46,6 +46,22 @@ def head_choices(n_heads: int) -> list[tuple[str, object]]:
     return [("average of heads", "average")] + [(f"head {h}", h) for h in range(1, n_heads + 1)]
 
 
+# What the API documents the Layer and Head pickers' values to be. Gradio documents every dropdown as a string
+# enum of its start-up choices, which its API page and gradio_client's view_api write as Literal['1', ..., '6']:
+# strings, and only the shipped model's six layers. A layer or head is a whole number, up to the count of the tab's
+# model (12 of each in roberta-base); the handlers check it (`parse_int`, which also takes "2" and "head 2").
+LAYER_API_TYPE = {"type": "integer", "minimum": 1, "additional_description": "1 to the model's number of layers"}
+HEAD_API_TYPE = {"anyOf": [{"type": "string", "enum": ["average"]}, {"type": "integer", "minimum": 1}],
+                 "additional_description": "“average” of the heads, or one head: 1 to the model's heads per layer"}
+
+
+def api_typed(dropdown: gr.Dropdown, api_type: dict) -> gr.Dropdown:
+    """`dropdown`, documented to the API as `api_type` (a JSON schema) instead of Gradio's string enum; what the
+    page shows and what the handler receives are unchanged."""
+    dropdown.api_info = lambda: dict(api_type)
+    return dropdown
+
+
 def _view(view, names: str = VIEW_NAMES) -> str:
     """`view` as VIEWS name it (in any case, spaces around); `names`: what the endpoint takes, in its message."""
     name = view.strip().lower() if isinstance(view, str) else view

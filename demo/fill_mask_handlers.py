@@ -106,7 +106,7 @@ class FillMaskHandlers(HandlerBase):
             except (gr.Error, ValueError) as err:  # say which model, whatever failed: one may read fewer tokens
                 raise fail(f"{name}: {getattr(err, 'message', err)}") from None  # or not load (a ValueError)
             title = name if is_shipped(choice) else loaded.title
-            columns.append((title, per_mask, outputs[-1]))
+            columns.append((title, per_mask, outputs[-1], loaded.tokenizer))
             data.append({"model": title, "predictions": outputs[-2]})
             texts.append(read)
         shown = min(texts, key=len)  # what both read (a long text is cut to the model's window)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 import re
 
-from .formatting import (bar, format_exact_probability, format_log_probability, format_probability, piece_of,
-                         prediction_labels, readable, reads_as_is, token_label, word_label)
+from .formatting import (SPACE_LABEL, bar, format_exact_probability, format_log_probability, format_probability,
+                         piece_of, prediction_labels, readable, reads_as_is, token_label, word_label)
 from .training_counts import counts_css, counts_details, seen_cell
 from .validation import MASK, MASK_RE, MAX_MASKS
 
@@ -57,7 +57,7 @@ FILL_MASK_CSS = """<style>
 .dark .fm-mask table.fm-table:focus-visible{outline-color:#a5b4fc}
 .fm-mask table.fm-table:focus .fm-exact{position:static;display:block;width:auto;height:auto;overflow:visible;
   clip-path:none;white-space:normal;font-size:12px;font-weight:400}
-.fm-exact>span{white-space:nowrap}  /* "p = 1.23456%," and "ln p = -4.39" each whole */
+.fm-exact>span{white-space:nowrap}  /* "p = 1.23456%," and "ln p = −4.39" each whole */
 """ + counts_css("fm") + "\n</style>"
 
 
@@ -191,6 +191,13 @@ SHOWN_SHARING = 5  # candidate words a shared row names (all of them on hover)
 
 def candidate_label(result: dict) -> tuple[str, str]:
     """A candidate row's label: the user's word(s) scored by `result` (its "candidates"), and, when that is not
+    simply the word as one token, how it was scored, in parentheses (`how_scored`)."""
+    words, how = how_scored(result)
+    return words, f"({how})" if how else ""
+
+
+def how_scored(result: dict) -> tuple[str, str]:
+    """The user's word(s) scored by `result` (its "candidates"; `listed_words` when several), and, when that is not
     simply the word as one token, how it was scored: by its first piece, or by a piece several words share."""
     words, piece = result["candidates"], result["token_str"].strip()
     if not piece:  # "Ġ" alone, as before a character that has no piece of its own with a space
@@ -200,8 +207,8 @@ def candidate_label(result: dict) -> tuple[str, str]:
     else:
         shown = f" ‘{piece}’"
     if len(words) == 1:
-        return words[0], ("" if words[0] == piece else f"(scored by its first piece{shown})")
-    return listed_words(words), f"(these {len(words)} words share one first piece{shown}, so one score)"
+        return words[0], ("" if words[0] == piece else f"scored by its first piece{shown}")
+    return listed_words(words), f"these {len(words)} words share one first piece{shown}, so one score"
 
 
 def listed_words(words: list[str]) -> str:
@@ -281,21 +288,43 @@ COMPARE_CSS = """<style>
 </style>"""
 
 
-def comparison_html(text: str, columns: list[tuple[str, list[list[dict]], str]]) -> str:
+def comparison_html(text: str, columns: list[tuple[str, list[list[dict]], str, object]]) -> str:
     """One text through several fill-mask models, side by side (one column each, stacked on a phone): a line
-    per mask that says each model's top answer, then each model's own predictions view. `columns`: (the
-    model's title, its predictions per mask, its `predictions_html`)."""
+    per mask that says each model's top answer and its probability, named as that model's answers table names it
+    (`top_answers`), then each model's own predictions view. `columns`: (the model's title, its predictions per
+    mask, its `predictions_html`, its tokenizer or None)."""
     lines = []
-    for i in range(max(len(per_mask) for _, per_mask, _ in columns)):
-        answers = []
-        for title, per_mask, _ in columns:
-            if i < len(per_mask) and per_mask[i]:
-                top = per_mask[i][0]
-                word = ", ".join(top["candidates"]) if top.get("candidates") else word_label(top["token_str"])
-                score = format_probability(float(top["score"]))
-                answers.append(f"{html.escape(title)} “{html.escape(word)}” ({score})")
+    for i in range(max(len(per_mask) for _, per_mask, _, _ in columns)):
+        tops = [(title, per_mask[i], tokenizer) for title, per_mask, _, tokenizer in columns
+                if i < len(per_mask) and per_mask[i]]
+        answers = [f"{html.escape(title)} “{html.escape(word)}” ({'; '.join(filter(None, [score, how]))})"
+                   for (title, _, _), (word, score, how) in zip(tops, top_answers(tops))]
         lines.append(f"&lt;mask&gt; {i + 1}: " + "; ".join(answers))
     sections = "".join(f'<section aria-label="{html.escape(title)}"><h2 class="fm-model">{html.escape(title)}</h2>'
-                       f"{view}</section>" for title, _, view in columns)
+                       f"{view}</section>" for title, _, view, _ in columns)
     return (f'{COMPARE_CSS}<p class="fm-compare-summary">Top answers for “{html.escape(text)}”: '
             f'{"<br>".join(lines)}</p><div class="fm-compare">{sections}</div>')
+
+
+def top_answers(tops: list[tuple[str, list[dict], object]]) -> list[tuple[str, str, str]]:
+    """Per model (its title, its predictions at one mask, its tokenizer or None), its top answer as its answers
+    table names it: (the word(s), the probability, how a candidate word was scored when not as one token). A
+    token of the vocabulary reads as its row does (`prediction_labels`: "␣The" where "The" is also in the table,
+    the bytes of part of a character named), and where two models' top tokens still read the same but are not the
+    same token (" Paris" after a space, "Paris" glued to what precedes it), the one with the space says so."""
+    words, scores, hows, tokens = [], [], [], []
+    for _, row, tokenizer in tops:
+        top = row[0]
+        word, how = how_scored(top) if top.get("candidates") else (prediction_labels(row, tokenizer)[0], "")
+        words.append(word)
+        scores.append(format_probability(float(top["score"])))
+        hows.append(how)
+        tokens.append(None if top.get("candidates") else top["token_str"])  # the user's words say how instead
+
+    def another_token_reads_so(i: int) -> bool:
+        return any(words[j] == words[i] and tokens[j] not in (None, tokens[i]) for j in range(len(words)))
+
+    spaced = [token is not None and token[:1].isspace() and not word.startswith(SPACE_LABEL)
+              and another_token_reads_so(i) for i, (word, token) in enumerate(zip(words, tokens))]
+    words = [SPACE_LABEL + word if space else word for word, space in zip(words, spaced)]
+    return list(zip(words, scores, hows))

@@ -222,7 +222,14 @@ def bar(fraction: float, css_class: str) -> str:
     return f'<span class="{css_class}" style="width:{width:.1f}%"></span>'
 
 
+MINUS = "−"  # a negative number's sign as the page writes it (U+2212, as wide as "+"; not the hyphen "-")
+
+
 def format_log_probability(p: float) -> str:
-    """ln p with two decimals (what a person compares for tiny probabilities)."""
+    """ln p with two decimals (what a person compares for tiny probabilities): "−4.39", "−∞" for p = 0, and
+    "0.00" for what rounds to it (not "−0.00")."""
     p = float(p)
-    return f"{np.log(p):.2f}" if p > 0 else "−∞"
+    if not p > 0:
+        return MINUS + "∞"
+    shown = f"{np.log(p):.2f}"
+    return "0.00" if float(shown) == 0 else shown.replace("-", MINUS)

@@ -209,6 +209,25 @@ def test_attention_layer_head_and_view(client):
         client.predict(text, 2, 2, "mlm", "everything", api_name="/attention")
 
 
+def test_the_layer_and_head_pickers_are_documented_as_numbers(client):
+    """The API page and view_api listed Layer as Literal['1', '2'] and Head as Literal['average', '1', ...]: strings,
+    and only the start-up model's count (Gradio documents a dropdown as a string enum, whose values gradio_client
+    quotes whatever their type). A layer or head is a number, up to the chosen model's count, which the handler
+    checks; the page's pickers are as they were."""
+    api = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    for name in ("/attention", "/attention_layer", "/attention_head", "/attention_token"):
+        types = {p["parameter_name"]: p["python_type"]["type"] for p in api[name]["parameters"]}
+        assert (types["layer"], types["head"]) == ("int", "Literal['average'] | int"), name
+        layer = next(p for p in api[name]["parameters"] if p["parameter_name"] == "layer")
+        assert layer["parameter_default"] == 2 and layer["example_input"] == 1  # numbers, as the client sends them
+    pickers = {c["props"]["elem_id"]: c["props"] for c in client.config["components"]
+               if c["props"].get("elem_id") in ("at-layer", "at-head")}
+    assert pickers["at-layer"]["choices"] == [["1", 1], ["2", 2]] and pickers["at-layer"]["value"] == 2
+    assert pickers["at-head"]["choices"][:2] == [["average of heads", "average"], ["head 1", 1]]
+    with pytest.raises(AppError, match="Layer must be between 1 and 2, got 3"):
+        client.predict("The cat.", 3, "average", api_name="/attention")
+
+
 def test_slow_requests_do_not_hold_up_quick_ones(client):
     """Requests for the slow endpoints (here /attention's four figures of a long text) queue by themselves, one at
     a time: a /classify sent after them is answered while they still wait (70 of them once made it wait 103 s

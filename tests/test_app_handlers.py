@@ -75,7 +75,7 @@ def test_predictions_view_scales_bars_to_the_top_answer():
     assert 'style="width:100.0%"' in view and 'style="width:50.0%"' in view and 'style="width:0.1%"' in view
     assert "2.00% " not in view and ">2.00%<" in view and ">1.00%<" in view and ">0.00200%<" in view
     assert "&lt;b&gt;" in view and "<b>" not in view.split("</style>", 1)[1]  # words are text
-    assert "ln p = -3.91" in view  # the log-probability on hover
+    assert "ln p = −3.91" in view  # the log-probability on hover, its minus sign the page's "−"
 
 
 def test_look_alike_predictions_show_their_leading_space():

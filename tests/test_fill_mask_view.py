@@ -95,8 +95,45 @@ def test_several_masks_are_said_to_be_separate_guesses():
 def test_a_lone_space_prediction_is_not_quoted():
     row = [{"token": 14, "token_str": " ", "score": 0.3}, {"token": 15, "token_str": " it", "score": 0.1}]
     assert re.findall(r'class="fm-word[^"]*">([^<]*)<', _body(fill_mask_view.predictions_html([row]))) == ["␣", "it"]
-    summary = fill_mask_view.comparison_html("I love <mask>", [("ours", [row], "")])
+    summary = fill_mask_view.comparison_html("I love <mask>", [("ours", [row], "", None)])
     assert "ours “␣”" in summary and "' '" not in summary
+
+
+def _summary(columns) -> str:
+    return re.search(r'<p class="fm-compare-summary">(.*?)</p>', fill_mask_view.comparison_html("a <mask>", columns),
+                     re.S)[1]
+
+
+def _answers_table(row, tokenizer=None, candidates=None) -> list[str]:
+    """The names the answers table gives a row's predictions, as its cells read (without a note's small print)."""
+    view = _body(fill_mask_view.predictions_html([row], candidates, tokenizer=tokenizer))
+    return [html.unescape(name) for name in re.findall(r'<th scope="row" class="fm-word[^"]*"[^>]*>([^<]*)<', view)]
+
+
+def test_the_comparison_names_each_top_answer_as_its_answers_table_does():
+    """The comparison's summary named a top answer by `word_label` alone: " this" where the table also lists "this"
+    read “this” (the table: "␣this"), the bytes of part of a character read "⟨part of a character⟩" (the table
+    names them), and a candidate scored by its first piece read as if it were the word's own probability."""
+    look_alike = [{"token": 415, "token_str": " this", "score": 0.474}, {"token": 6837, "token_str": "this",
+                                                                          "score": 0.01}]
+    candidate = [{"token": 7, "token_str": "Par", "score": 4.63e-7, "candidates": ["Paris"]}]
+    summary = _summary([("ours", [look_alike], "", None), ("bytes", [FRAGMENTS], "", VOCABULARY),
+                        ("words", [candidate], "", None)])
+    assert f"ours “{_answers_table(look_alike)[0]}” (47.4%)" in summary and "“␣this”" in summary
+    assert f"bytes “{_answers_table(FRAGMENTS, VOCABULARY)[0]}” (7.00%)" in summary and "0xE6" in summary
+    how = fill_mask_view.candidate_label(candidate[0])[1]  # what the candidate's row says, in parentheses
+    assert how and f"words “Paris” (4.63 × 10⁻⁵%; {how[1:-1]})" in summary
+
+
+def test_the_comparison_tells_apart_two_models_top_tokens_that_read_the_same():
+    """" Paris" (after a space) from one model and "Paris" (glued to what precedes it) from the other are two
+    tokens: the one with the space says so. The same token from both models reads the same."""
+    spaced, glued = [{"token": 1, "token_str": " Paris", "score": 0.5}], [{"token": 2, "token_str": "Paris",
+                                                                            "score": 0.4}]
+    summary = _summary([("a", [spaced], "", None), ("b", [glued], "", None)])
+    assert "a “␣Paris” (50.0%); b “Paris” (40.0%)" in summary
+    summary = _summary([("a", [spaced], "", None), ("b", [spaced], "", None)])
+    assert "a “Paris” (50.0%); b “Paris” (50.0%)" in summary
 
 
 def test_the_completed_sentence_shows_a_readable_fill():
@@ -206,8 +243,8 @@ def test_a_scores_exact_value_and_a_shared_rows_words_are_there_without_a_hover(
     scores = re.findall(r'<td class="fm-score" title="([^"]*)">([^<]*)<span class="fm-exact"> \((.*?)\)</span></td>',
                         body)
     # the exact value is a percentage too, as every score beside it (it was "p = 3.000e-01")
-    assert [(title, shown) for title, shown, _ in scores] == [("p = 30%, ln p = -1.20", "30.0%"),
-                                                              ("p = 1.23%, ln p = -4.40", "1.23%")]
+    assert [(title, shown) for title, shown, _ in scores] == [("p = 30%, ln p = −1.20", "30.0%"),
+                                                              ("p = 1.23%, ln p = −4.40", "1.23%")]
     assert [re.sub("<[^>]+>", "", said) for _, _, said in scores] == [title for title, _, _ in scores]
     shared = re.search(r'<th scope="row" class="fm-word fm-cand"[^>]*>(.*?)</th>', body)[1]
     assert "and 3 more<small>" in shared and f'<span class="fm-exact"> (all 8: {", ".join(words)})</span>' in shared

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from demo.formatting import bar, format_probability
+from demo.formatting import bar, format_log_probability, format_probability
 
 _DIGITS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 
@@ -51,6 +51,20 @@ def test_probabilities_in_one_column_share_the_unit_and_keep_their_order():
     read = [percent_read_back(format_probability(p)) for p in probabilities]
     assert read == sorted(read, reverse=True)
     assert format_probability(0.0) == "0%" and format_probability(float("nan")) == "–"
+
+
+@pytest.mark.parametrize("p", [0.0124, 0.3, 1e-9, 0.99])
+def test_a_log_probability_has_the_pages_minus_sign(p):
+    """ln p was written with the hyphen-minus ("-4.39") beside the page's "−∞" and other negative numbers: every
+    minus is U+2212, and the number reads back as ln p to two decimals."""
+    shown = format_log_probability(p)
+    assert "-" not in shown and shown.startswith("−")
+    assert float(shown.replace("−", "-")) == pytest.approx(np.log(p), abs=0.005)
+
+
+def test_a_log_probability_that_rounds_to_zero_has_no_sign():
+    assert format_log_probability(0.9999) == "0.00" and format_log_probability(1.0) == "0.00"
+    assert format_log_probability(0.0) == "−∞"
 
 
 @pytest.mark.parametrize("fraction, width", [(0.5, "50.0%"), (1.0, "100.0%"), (3.0, "100.0%"), (-0.2, "0.0%"),
