@@ -19,7 +19,7 @@ from demo.attention_handlers import HEAD_API_TYPE, LAYER_API_TYPE, api_typed, he
 from demo.embedding_handlers import EMBEDDINGS_TAB
 from demo.handlers import Handlers
 from demo.masking_view import MASKING_COLUMNS, PREDICTION_COLUMNS
-from demo.models import configure_torch, load_models, read_ablation
+from demo.models import KINDS, configure_torch, load_models, read_ablation
 from demo.tokens_handlers import TOKENS_TAB
 from demo.uploads import launch_options
 from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results
@@ -34,7 +34,7 @@ CFG = next((m.config for m in (MODELS.mlm, MODELS.sentiment) if m.available), No
 N_LAYERS, N_HEADS = (CFG.num_hidden_layers, CFG.num_attention_heads) if CFG else (6, 8)
 HIDDEN = MODELS.mlm.config.hidden_size if MODELS.mlm.available else 256
 FAILURES = about.example_failures(MODELS)  # the showcase examples the models get wrong, checked now
-NOTES = {key: about.model_note(MODELS, key, FAILURES) for key in ("mlm", "sentiment")}
+NOTES = {key: about.model_note(MODELS, key, FAILURES) for key in KINDS}
 LINK_HINT = handlers.attention_hint(ATTENTION_TEXT, ATTENTION_LINK) if MODELS.mlm.available else ""
 # Winograd's schema: "big" or "small" decides what "it" is; the hint says whether the attention follows
 WINOGRAD_TEXT = "The trophy did not fit in the suitcase because it was too big."
@@ -481,7 +481,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
         with gr.Tab("About", id="about"):
             gr.Markdown("## The models\n" + ABOUT["intro"])
             with gr.Row(elem_classes="about-cards"):
-                for key in ("mlm", "sentiment"):
+                for key in KINDS:
                     with gr.Column(min_width=300):
                         gr.Markdown(ABOUT[f"{key}_card"], elem_classes="about-card")
                         for figure in ABOUT[f"{key}_figures"]:  # each with what it covers, the card's first

@@ -747,7 +747,7 @@ def classifier_encoder_said(models: Models) -> str:
     beside the shipped MLM (the figures from its phases.json: one measure for both); "" for any other pair, whose
     link the files do not say."""
     shipped = all(models[key].available and Path(models[key].source).resolve() == KINDS[key].default.resolve()
-                  for key in ("mlm", "sentiment"))
+                  for key in KINDS)
     phases = models.mlm.extras.get("phases") if shipped else None
     if not isinstance(phases, list) or len(phases) <= SHIPPED_CLASSIFIER_ENCODER_PHASE:
         return ""

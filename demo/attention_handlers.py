@@ -16,7 +16,7 @@ from roberta.text import lower_cases
 from .formatting import format_probability, md_escape, short_text
 from .handler_base import HandlerBase
 from .model_choice import ModelChoiceError, ModelChooser, describe, is_shipped, refused
-from .models import Models
+from .models import KINDS, Models
 from .tokens_view import Tokens, classifier_text, cut_to_window, tokenize
 from .validation import clean_text, fail, parse_head, parse_int, user_errors, warn_truncated
 
@@ -95,7 +95,7 @@ class AttentionHandlers(HandlerBase):
             raise fail("model must be “mlm”, “sentiment” or a Hugging Face Hub repo id, got "
                        f"{type(model).__name__}.")
         model = model.strip()
-        if model.lower() in ("mlm", "sentiment"):
+        if model.lower() in KINDS:
             return model.lower(), self._need(model.lower()), self._reads_lower_case(model)
         loaded = self.chooser.get_any(model)
         return loaded.source, loaded, False
