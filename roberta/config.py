@@ -140,10 +140,13 @@ class RobertaConfig:
 
     @classmethod
     def from_preset(cls, name: str, tokenizer=None, **overrides) -> "RobertaConfig":
-        """A named preset; with a `tokenizers.Tokenizer`, the vocabulary and special ids follow it."""
+        """A named preset; with a tokenizer (what `roberta.tokenizer.as_tokenizer` takes), the vocabulary and special
+        ids follow it."""
         if name not in PRESETS:
             raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
         if tokenizer is not None:
+            from .tokenizer import as_tokenizer  # here: roberta.tokenizer imports this module
+            tokenizer = as_tokenizer(tokenizer)
             special = {"pad_token_id": "<pad>", "bos_token_id": "<s>", "eos_token_id": "</s>"}
             for key, token in special.items():
                 token_id = tokenizer.token_to_id(token)

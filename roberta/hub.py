@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import inspect
 import json
 import math
 import os
@@ -27,6 +28,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+import warnings
 from pathlib import Path
 
 import torch
@@ -53,6 +55,9 @@ ARCHITECTURES = {"RobertaForMaskedLM": ("a masked-LM model", "fill-mask"),
 # the same architecture and tensor names under RoBERTa's multilingual and French re-trainings' class names
 ALIASES = {f"{family}{head}": f"Roberta{head}" for family in ("XLMRoberta", "Camembert")
            for head in ("ForMaskedLM", "ForSequenceClassification")}
+# `transformers`' encoder without a head (its bare RobertaModel), under the three families' names: its folder gives
+# a classifier its encoder (RobertaForSequenceClassification.from_pretrained_encoder), and is no model of ours
+BARE_ENCODERS = ("RobertaModel", "XLMRobertaModel", "CamembertModel")
 HUB_KWARGS = ("revision", "cache_dir", "force_download", "token", "local_files_only", "hub_only")
 # The model card (README.md) `save_pretrained` writes into a folder that has none, in place of huggingface_hub's
 # default ("pushed to the Hub ...", "[More Information Needed]"): what the folder holds and how it loads, nothing
@@ -205,6 +210,33 @@ def check_hub_kwargs(hub_kwargs: dict) -> None:
             hint = _ELSEWHERE.get(name) or (f"did you mean {close[0]}?" if close else "")
             raise TypeError(f"unknown option {name!r} (a model's files take {', '.join(HUB_KWARGS)})"
                             + (f": {hint}" if hint else ""))
+
+
+# Options of `transformers`' save_pretrained that `save_pretrained` here does not take, and why
+_ONE_FILE = "the weights are always one model.safetensors file (never a pickle): leave it out"
+_NOT_SAVED_HERE = {"max_shard_size": _ONE_FILE, "safe_serialization": _ONE_FILE,
+                   "config": "config.json is written from model.config: change that (dataclasses.replace) instead"}
+
+
+def check_save_kwargs(push_to_hub: bool, options: dict, push, config: RobertaConfig) -> None:
+    """Refuse a `save_pretrained` option that would be dropped without a word (the mixin reads its unknown
+    keywords only when it pushes: max_shard_size=, a misspelt push_to_hub= wrote one file and pushed nothing).
+    `options`: the keywords beside push_to_hub and model_card_kwargs; those of the model's `push` method
+    (`PyTorchModelHubMixin.push_to_hub`: repo_id, token, private, ...) are taken with push_to_hub=True only, and
+    `config=` only as the model's own `config` (which the mixin's push_to_hub passes back to save_pretrained)."""
+    push_options = set(inspect.signature(push).parameters) - {"config", "model_card_kwargs"}
+    for name, value in options.items():
+        if name == "config" and (value is None or value == config or value == dataclasses.asdict(config)):
+            continue  # the mixin's save_pretrained passes it to its push_to_hub as a dict
+        if name in push_options:
+            if not push_to_hub:
+                raise TypeError(f"save_pretrained's {name}= is used only when it pushes to the Hub: add "
+                                "push_to_hub=True (or call model.push_to_hub)")
+            continue
+        close = difflib.get_close_matches(name, [*push_options, "push_to_hub", "model_card_kwargs"], n=1)
+        hint = _NOT_SAVED_HERE.get(name) or (f"did you mean {close[0]}?" if close else "")
+        raise TypeError(f"save_pretrained got an unknown option {name!r} (it takes model_card_kwargs, and "
+                        "push_to_hub=True with push_to_hub's options)" + (f": {hint}" if hint else ""))
 
 
 def resolve_file(model_id, filename, **hub_kwargs) -> str:
@@ -430,8 +462,8 @@ def parse_device(device, name: str) -> torch.device:
 
 
 def _device(map_location) -> torch.device:
-    """`map_location` (where the tensors are read to) as a device: the CPU or a CUDA device (`parse_device`);
-    safetensors reads to no other (it would call the file corrupt)."""
+    """`map_location` (where a loaded model ends, or `load_weights` reads the tensors to) as a device: the CPU or a
+    CUDA device (`parse_device`); safetensors reads to no other (it would call the file corrupt)."""
     return parse_device(map_location, "map_location")
 
 
@@ -536,9 +568,11 @@ def expected_shapes(cls, config: RobertaConfig) -> dict[str, tuple]:
 
 
 def load_model(cls, model_id, config=None, map_location="cpu", strict=True, **hub_kwargs):
-    """A `cls` model (RobertaForMaskedLM, ...) with the weights of a folder or Hub repo, in eval mode.
-    `config`: a RobertaConfig or a dict instead of the folder's config.json. Every file is checked before the
-    model is built, so a bad config allocates nothing."""
+    """A `cls` model (RobertaForMaskedLM, ...) with the weights of a folder or Hub repo, in eval mode, on the
+    device `map_location` names. `config`: a RobertaConfig or a dict instead of the folder's config.json. Every
+    file is checked before the model is built, so a bad config allocates nothing. `strict=False` loads what fits
+    (a folder of another head, or missing tensors, left as initialised) with a `PartialLoadWarning` naming them."""
+    device = _device(map_location)
     if isinstance(config, RobertaConfig):
         config_path = "the given config"
     elif config is not None:
@@ -549,22 +583,38 @@ def load_model(cls, model_id, config=None, map_location="cpu", strict=True, **hu
         config = config_from_dict(data, config_path)
         if strict:
             refuse_other_head(cls, model_id, data)
-    state, metadata, weights_path = load_weights(model_id, map_location, **hub_kwargs)
+    # read to the CPU, where the model is built, then moved to `device` once (as PyTorchModelHubMixin does): read
+    # to a GPU first, every tensor would go there and back
+    state, metadata, weights_path = load_weights(model_id, "cpu", **hub_kwargs)
     check_weights(state, expected_shapes(cls, config), config, metadata, weights_path, config_path)
     model = cls(config)
     result = model.load_state_dict(state, strict=False)  # reports missing and unexpected tensors; we name 5 of each
-    if strict and (result.missing_keys or result.unexpected_keys):
-        def some(names):
-            return f"{names[:5]}{' ...' if len(names) > 5 else ''}"
-        raise ModelLoadError(f"{weights_path} does not fit {cls.__name__}: missing keys {some(result.missing_keys)}, "
-                             f"unexpected keys {some(result.unexpected_keys)}")
-    return model.eval()
+    missing, unexpected = result.missing_keys, result.unexpected_keys
+    if strict and (missing or unexpected):
+        raise ModelLoadError(f"{weights_path} does not fit {cls.__name__}: missing keys {_some(missing)}, "
+                             f"unexpected keys {_some(unexpected)}")
+    if missing or unexpected:
+        warnings.warn(f"{weights_path} does not fit {cls.__name__} (loaded with strict=False): missing tensors, "
+                      f"newly initialised: {missing}; unexpected tensors, not used: {unexpected}", PartialLoadWarning,
+                      stacklevel=3)
+    return model.to(device).eval()
+
+
+class PartialLoadWarning(UserWarning):
+    """A model loaded with strict=False whose checkpoint lacked some of its tensors (left as initialised, random
+    for a head) or held others (not used)."""
+
+
+def _some(names: list[str]) -> str:
+    """The first 5 of `names`, for a message."""
+    return f"{names[:5]}{' ...' if len(names) > 5 else ''}"
 
 
 def refuse_other_head(cls, model_id, config: dict) -> None:
     """An ArchitectureMismatch, before any weight is read, when the `config` (config.json's dict) names the other
-    head than `cls` (a classifier's folder given to RobertaForMaskedLM.from_pretrained listed the missing and
-    unexpected tensors)."""
+    head than `cls`, or `transformers`' bare encoder (`refuse_bare_encoder`) (a classifier's folder given to
+    RobertaForMaskedLM.from_pretrained listed the missing and unexpected tensors)."""
+    refuse_bare_encoder(model_id, config, f"{cls.__name__} needs {ARCHITECTURES[cls.architecture][0]}")
     name = named_architecture(config)
     if name is None or name == cls.architecture:
         return
@@ -574,6 +624,19 @@ def refuse_other_head(cls, model_id, config: dict) -> None:
     raise ArchitectureMismatch.of(model_id, name, why)
 
 
+def refuse_bare_encoder(model_id, config: dict, needs: str) -> None:
+    """An ArchitectureMismatch when the `config` (config.json's dict) names `transformers`' encoder without a head
+    (BARE_ENCODERS), which no class here loads whole: `needs` says what was wanted ("RobertaForMaskedLM needs a
+    masked-LM model"), and the message how to start a classifier from it (it listed the head's tensors as
+    missing)."""
+    names = config.get("architectures")
+    name = names[0] if isinstance(names, list) and names else None
+    if name in BARE_ENCODERS:
+        raise ArchitectureMismatch(f"{model_id} is an encoder without a head ({name}); {needs}. Start a classifier "
+                                   "from its encoder with RobertaForSequenceClassification.from_pretrained_encoder"
+                                   f"({str(model_id)!r})")
+
+
 # The config fields that belong to a classifier's head, and their values for a new head (`load_encoder`)
 FRESH_HEAD_FIELDS = {"calibration_temperature": 1.0, "problem_type": None}
 
@@ -581,8 +644,10 @@ FRESH_HEAD_FIELDS = {"calibration_temperature": 1.0, "problem_type": None}
 def load_encoder(cls, model_id, map_location="cpu", **options):
     """A `cls` model whose encoder (`roberta.*`) comes from a checkpoint and whose head is freshly initialised
     (the start of fine-tuning), with its head's config fields reset too (FRESH_HEAD_FIELDS: no calibration, the
-    problem type read from the labels). `options`: HUB_KWARGS (revision, token, ...) for the files, the rest
-    (id2label, hidden_dropout_prob, calibration_temperature, ...) change the checkpoint's config."""
+    problem type read from the labels), on the device `map_location` names. `options`: HUB_KWARGS (revision,
+    token, ...) for the files, the rest (id2label, hidden_dropout_prob, calibration_temperature, ...) change the
+    checkpoint's config."""
+    device = _device(map_location)
     hub_kwargs = {k: v for k, v in options.items() if k in HUB_KWARGS}
     config_overrides = {k: v for k, v in options.items() if k not in HUB_KWARGS}
     config, config_path = find_config(model_id, **hub_kwargs)
@@ -600,7 +665,7 @@ def load_encoder(cls, model_id, map_location="cpu", **options):
         if len(named) != num_labels:
             raise ValueError(f"num_labels is {num_labels} but id2label names {len(named)} labels: give one of them")
     config = dataclasses.replace(config, **config_overrides)  # checked again, like a config.json
-    state, metadata, weights_path = load_weights(model_id, map_location, **hub_kwargs)
+    state, metadata, weights_path = load_weights(model_id, "cpu", **hub_kwargs)  # moved once, as in load_model
     state = {k: v for k, v in state.items() if k.startswith("roberta.")}
     encoder = {k: v for k, v in expected_shapes(cls, config).items() if k.startswith("roberta.")}
     check_weights(state, encoder, config, metadata, weights_path, config_path)
@@ -608,7 +673,7 @@ def load_encoder(cls, model_id, map_location="cpu", **options):
     missing = [k for k in model.load_state_dict(state, strict=False).missing_keys if k.startswith("roberta.")]
     if missing:
         raise ModelLoadError(f"{weights_path}: the checkpoint lacks encoder weights {missing[:5]}")
-    return model
+    return model.to(device)
 
 
 # ----- the state-dict mapping: ours <-> transformers' layout -----

@@ -1,6 +1,7 @@
 """What goes into the model and what comes out of it, apart from the computation (`roberta.model`): the checks of
-a forward pass's inputs, each a ValueError that says what was expected where `transformers` fails deep inside (or
-not at all), the attention mask as the attention reads it, and the output object the heads return.
+a forward pass's inputs, each a ValueError (a TypeError for a value that is no tensor, or not of integers) that
+says what was expected where `transformers` fails deep inside (or not at all), the attention mask as the
+attention reads it, and the output object the heads return.
 
 Shapes: B batch, T sequence length, H hidden size, nh heads.
 """
@@ -56,6 +57,11 @@ def check_inputs(input_ids, inputs_embeds, token_type_ids, hidden_size: int) -> 
     or None."""
     if (input_ids is None) == (inputs_embeds is None):
         raise ValueError("pass exactly one of input_ids and inputs_embeds")
+    if input_ids is not None:
+        check_integer_tensor("input_ids", input_ids, "token ids, (batch, length)")
+    if inputs_embeds is not None and not isinstance(inputs_embeds, torch.Tensor):
+        raise TypeError(f"inputs_embeds must be a torch.Tensor (batch, length, hidden_size={hidden_size}), got "
+                        f"{type(inputs_embeds).__name__}")
     if input_ids is not None and input_ids.dim() != 2:
         hint = " (one text: input_ids[None])" if input_ids.dim() == 1 else ""
         raise ValueError(f"input_ids must be (batch, length), got shape {tuple(input_ids.shape)}{hint}")
@@ -65,6 +71,25 @@ def check_inputs(input_ids, inputs_embeds, token_type_ids, hidden_size: int) -> 
     if token_type_ids is not None and bool(token_type_ids.ne(0).any()):
         raise ValueError("token_type_ids must be all zeros: RoBERTa has a single token type (its embedding is "
                          "folded into the position embeddings), got other values")
+
+
+def check_integer_tensor(name: str, value, what: str) -> None:
+    """A TypeError naming `name` unless `value` is a tensor of integers (`what` it holds: "token ids, (batch,
+    length)"): a list failed with "'list' object has no attribute 'dim'", float ids deep in the embedding."""
+    if not isinstance(value, torch.Tensor):
+        hint = f": torch.tensor({name})" if isinstance(value, (list, tuple)) else ""
+        raise TypeError(f"{name} must be a torch.Tensor of {what}, got {type(value).__name__}{hint}")
+    if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
+        raise TypeError(f"{name} must be integers ({what}), got {value.dtype}: .long() converts them")
+
+
+def check_labels(labels, shape: tuple, what: str) -> None:
+    """A TypeError or ValueError unless `labels` are integers of the `shape` the head needs (`what`: what they
+    are), before the loss fails on them: masked-LM labels of another shape than input_ids were torch's "Expected
+    input batch_size (3) to match target batch_size (1)", which calls batch x length the batch size."""
+    check_integer_tensor("labels", labels, what)
+    if tuple(labels.shape) != tuple(shape):
+        raise ValueError(f"labels must be {what}: {tuple(shape)} here, got shape {tuple(labels.shape)}")
 
 
 def check_token_ids(input_ids: torch.Tensor, vocab_size: int) -> None:

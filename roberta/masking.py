@@ -10,9 +10,9 @@ and is replaced by <mask> 80% of the time, by a random regular token 10% of the 
 - Static (BERT): masks are fixed at preprocessing. BERT duplicates the data `dupe_factor` times (10) with
   different masks, so over many epochs each sequence cycles through the same 10 masks. `dupe_factor=1` is
   the "one fixed mask" variant. Masks are a pure function of (seed, example id, copy) and the row's tokens
-  up to its last non-<pad> one: the same row padded to any batch width gets the same mask (its trailing
-  padding is never drawn for). That is exactly what precomputing them would store, without holding
-  dupe_factor copies of the corpus in memory.
+  from its first non-<pad> one to its last: the same row padded to any batch width, on the right or on the
+  left, gets the same mask (its padding is never drawn for). That is exactly what precomputing them would
+  store, without holding dupe_factor copies of the corpus in memory.
 """
 import numbers
 import operator
@@ -22,7 +22,7 @@ import torch
 
 from .config import whole_number
 from .loss import IGNORE_INDEX  # the label of every position that is not selected
-from .tokenizer import SPECIAL_TOKENS
+from .tokenizer import SPECIAL_TOKENS, as_tokenizer
 # The rule's rates (BERT's and RoBERTa's): select 15% of the regular tokens; of those, 80% become <mask>, 10% a
 # random regular token, the rest stay. BERT's static masking keeps DUPE_FACTOR masks per sequence.
 MLM_PROBABILITY, MASK_FRACTION, RANDOM_FRACTION = 0.15, 0.8, 0.1
@@ -73,7 +73,8 @@ class Masker:
 
     @classmethod
     def from_tokenizer(cls, tokenizer, **kwargs):
-        """Build from a `tokenizers.Tokenizer` with RoBERTa's special tokens."""
+        """Build from a tokenizer with RoBERTa's special tokens (what `roberta.tokenizer.as_tokenizer` takes)."""
+        tokenizer = as_tokenizer(tokenizer)
         special = [tokenizer.token_to_id(t) for t in SPECIAL_TOKENS]
         if any(i is None for i in special):
             raise ValueError("the tokenizer lacks one of RoBERTa's special tokens <s> <pad> </s> <unk> <mask>")
@@ -142,9 +143,10 @@ class DynamicMasker(Masker):
 
 class StaticMasker(Masker):
     """BERT: example i in epoch e always gets mask copy (e % dupe_factor), fixed by (seed, i, copy) and the row's
-    tokens: the row is masked up to its last non-<pad> token, so its padding to the batch's width changes
-    nothing (a row without trailing padding, as every packed training row but the corpus's last, is masked whole,
-    as before this cut; that last row, padded, got other masks before 2026-11-29)."""
+    tokens: the row is masked from its first to its last non-<pad> token, so its padding to the batch's width,
+    on the right or on the left, changes nothing (a row without padding, as every packed training row but the
+    corpus's last, is masked whole, as before this cut; that last row, padded, got other masks before
+    2026-11-29)."""
 
     def __init__(self, *args, dupe_factor: int = DUPE_FACTOR, **kwargs):
         super().__init__(*args, **kwargs)
@@ -169,17 +171,20 @@ class StaticMasker(Masker):
         if not example_ids:  # an empty batch: nothing to mask, as the dynamic masker gives it
             return MaskedBatch(input_ids.clone(), torch.full_like(input_ids, IGNORE_INDEX),
                                torch.full_like(input_ids, NOT_SELECTED))
-        lengths = self.unpadded_lengths(input_ids)
-        rows = [self.fixed_mask(input_ids[i:i + 1, :n], ex, copy)
-                for i, (ex, n) in enumerate(zip(example_ids, lengths))]
-        rows = [pad_to(row, input_ids[i:i + 1]) for i, row in enumerate(rows)]  # each (1, T)
+        spans = self.unpadded_spans(input_ids)
+        rows = [pad_to(self.fixed_mask(input_ids[i:i + 1, start:end], ex, copy), input_ids[i:i + 1], start)
+                for i, (ex, (start, end)) in enumerate(zip(example_ids, spans))]  # each (1, T)
         return MaskedBatch(*(torch.cat([getattr(r, f) for r in rows]) for f in ("input_ids", "labels", "outcome")))
 
-    def unpadded_lengths(self, input_ids: torch.Tensor) -> list[int]:
-        """Each row's length without its trailing <pad> tokens (0 for a row of padding only). Reading them waits
-        for a GPU (one host sync per batch: static masking only; the dynamic masker has none)."""
-        trailing = input_ids.eq(self.pad_token_id).flip(1).cumprod(dim=1).sum(dim=1)  # (B,) <pad>s at the end
-        return (input_ids.shape[1] - trailing).tolist()
+    def unpadded_spans(self, input_ids: torch.Tensor) -> list[tuple[int, int]]:
+        """Each row's (start, end) without its leading and trailing <pad> tokens ((0, 0) for a row of padding
+        only). Reading them waits for a GPU (one host sync per batch: static masking only; the dynamic masker has
+        none)."""
+        is_pad = input_ids.eq(self.pad_token_id)  # (B, T)
+        leading = is_pad.cumprod(dim=1).sum(dim=1)  # (B,) <pad>s at the start
+        trailing = is_pad.flip(1).cumprod(dim=1).sum(dim=1)  # (B,) <pad>s at the end
+        ends = input_ids.shape[1] - trailing  # (B,)
+        return [tuple(span) for span in torch.stack([torch.minimum(leading, ends), ends], dim=1).tolist()]  # one sync
 
     def fixed_mask(self, input_ids, example_id: int, copy: int) -> MaskedBatch:
         """The mask of the row `input_ids` (1, n) as copy `copy` of example `example_id`: its own seeded stream."""
@@ -194,14 +199,19 @@ class StaticMasker(Masker):
         pass
 
 
-def pad_to(masked: MaskedBatch, original: torch.Tensor) -> MaskedBatch:
-    """A mask of a row's first n tokens (1, n), widened to the whole row `original` (1, T): the cut positions
-    (its trailing padding) keep their tokens, as padding always does: not selected, label -100."""
-    n = masked.input_ids.shape[1]
-    tail = original[:, n:]  # (1, T - n)
-    return MaskedBatch(torch.cat([masked.input_ids, tail], dim=1),
-                       torch.cat([masked.labels, torch.full_like(tail, IGNORE_INDEX)], dim=1),
-                       torch.cat([masked.outcome, torch.full_like(tail, NOT_SELECTED)], dim=1))  # each (1, T)
+def pad_to(masked: MaskedBatch, original: torch.Tensor, start: int = 0) -> MaskedBatch:
+    """A mask of the n tokens of a row from `start` on (1, n), widened to the whole row `original` (1, T): the cut
+    positions (its padding, on either side) keep their tokens, as padding always does: not selected, label -100."""
+    end = start + masked.input_ids.shape[1]
+
+    def widened(middle, cut_value=None):  # (1, n) -> (1, T); the cut positions: the row's tokens, or cut_value
+        head, tail = original[:, :start], original[:, end:]
+        if cut_value is not None:
+            head, tail = torch.full_like(head, cut_value), torch.full_like(tail, cut_value)
+        return torch.cat([head, middle, tail], dim=1)
+
+    return MaskedBatch(widened(masked.input_ids), widened(masked.labels, IGNORE_INDEX),
+                       widened(masked.outcome, NOT_SELECTED))
 
 
 def as_batch(input_ids) -> torch.Tensor:
@@ -237,7 +247,8 @@ def _example_id(value) -> int:
 
 
 def make_masker(kind: str, tokenizer, seed: int = 0, dupe_factor: int = DUPE_FACTOR, **kwargs) -> Masker:
-    """`kind` is "dynamic" (RoBERTa) or "static" (BERT, with `dupe_factor` copies)."""
+    """`kind` is "dynamic" (RoBERTa) or "static" (BERT, with `dupe_factor` copies); `tokenizer`: what
+    `roberta.tokenizer.as_tokenizer` takes."""
     if kind == "dynamic":
         return DynamicMasker.from_tokenizer(tokenizer, seed=seed, **kwargs)
     if kind == "static":

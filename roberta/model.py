@@ -20,7 +20,8 @@ from huggingface_hub import PyTorchModelHubMixin
 
 from . import hub
 from .config import RobertaConfig
-from .inputs import ModelOutput, attention_keep_mask, check_inputs, check_positions, check_token_ids, head_output
+from .inputs import (ModelOutput, attention_keep_mask, check_inputs, check_labels, check_positions, check_token_ids,
+                     head_output)
 from .loss import IGNORE_INDEX, masked_lm_loss
 
 
@@ -168,14 +169,22 @@ class RobertaModel(nn.Module):
     """Embeddings + encoder stack; returns (last hidden states (B, T, H), attentions or None, hidden states or
     None): `output_attentions` gives one (B, nh, T, T) per layer, `output_hidden_states` the embeddings' output
     and every layer's, num_hidden_layers + 1 of (B, T, H), as in `transformers`. Unlike `transformers`'
-    RobertaModel: a plain tuple in this order (attentions before hidden states), no pooler, and no
-    `from_pretrained` (load a head class and use its `.roberta`)."""
+    RobertaModel: a plain tuple in this order (attentions before hidden states), no pooler, and a `from_pretrained`
+    that only says how to load it (a head class, then its `.roberta`)."""
 
     def __init__(self, config: RobertaConfig):
         super().__init__()
         self.config = config
         self.embeddings = RobertaEmbeddings(config)
         self.encoder = RobertaEncoder(config)
+
+    @classmethod
+    def from_pretrained(cls, model_id, *args, **kwargs):
+        """Not here (a TypeError saying where): the encoder is loaded with a head, and is its `.roberta`."""
+        raise TypeError(f"RobertaModel has no from_pretrained here: load a head class and use its encoder, "
+                        f"RobertaForMaskedLM.from_pretrained({str(model_id)!r}).roberta; for a folder of "
+                        f"transformers' bare RobertaModel, RobertaForSequenceClassification.from_pretrained_encoder("
+                        f"{str(model_id)!r}).roberta")
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None,
                 output_attentions=False, output_hidden_states=False, token_type_ids=None):
@@ -278,10 +287,15 @@ class RobertaPreTrainedModel(
         return super().generate_model_card(*args, **{**fields, **kwargs})
 
     # persistence: config.json + model.safetensors, readable by transformers too (roberta.hub)
-    def save_pretrained(self, save_directory, **kwargs):
-        """The mixin's `save_pretrained` (config.json, model.safetensors, a README.md where there is none; `kwargs`:
-        model_card_kwargs, push_to_hub, ...), `~` read as the home folder as `from_pretrained` reads it."""
-        return super().save_pretrained(hub.local_folder(save_directory), **kwargs)
+    def save_pretrained(self, save_directory, *, push_to_hub=False, model_card_kwargs=None, **options):
+        """The mixin's `save_pretrained`: config.json, model.safetensors, a README.md where there is none (its
+        fields filled or replaced by `model_card_kwargs`), `~` read as the home folder as `from_pretrained` reads
+        it. With `push_to_hub=True` the folder is pushed to the Hub too, `options` being `push_to_hub`'s (repo_id,
+        token, private, commit_message, ...). Any other option is a TypeError naming it (`transformers`'
+        max_shard_size and safe_serialization among them: the weights are always one safetensors file)."""
+        hub.check_save_kwargs(push_to_hub, options, self.push_to_hub, self.config)
+        return super().save_pretrained(hub.local_folder(save_directory), push_to_hub=push_to_hub,
+                                       model_card_kwargs=model_card_kwargs, **options)
 
     def _save_pretrained(self, save_directory) -> None:
         hub.save_model(save_directory, self.config, self.architecture, self.state_dict())
@@ -289,12 +303,16 @@ class RobertaPreTrainedModel(
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *, config=None, map_location="cpu", strict=True,
                         **hub_kwargs):
-        """A model folder written by `save_pretrained` (or by `transformers`, sharded too) or a Hub repo id.
-        `hub_kwargs`: revision, token, cache_dir, force_download, local_files_only, hub_only (the name is a Hub repo
-        id whatever the disk holds; any other name is a TypeError).
+        """A model folder written by `save_pretrained` (or by `transformers`, sharded too) or a Hub repo id, in eval
+        mode. `hub_kwargs`: revision, token, cache_dir, force_download, local_files_only, hub_only (the name is a
+        Hub repo id whatever the disk holds; any other name is a TypeError).
         Every file is checked before any weight is used (`roberta.hub`); problems raise `roberta.ModelLoadError`
-        naming the file and the field or tensor. The model is built on the CPU in float32 (`map_location` is
-        where the tensors are read to): call `.to(device)` after."""
+        naming the file and the field or tensor. `config`: a RobertaConfig or dict used instead of config.json.
+        The model is float32, on `map_location` ("cpu", "cuda", "cuda:N" or a torch.device), as
+        `PyTorchModelHubMixin` places it. `strict=False` loads what fits instead of refusing a checkpoint of the
+        other head or with missing or unexpected tensors: the missing ones keep their random initialisation (a
+        classifier loaded from a masked LM's folder has a random head: `from_pretrained_encoder` is the way to
+        start one), and a `roberta.hub.PartialLoadWarning` lists both."""
         return hub.load_model(cls, os.fspath(pretrained_model_name_or_path), config, map_location, strict,
                               **hub_kwargs)
 
@@ -332,6 +350,9 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=hub.task_of("Rober
         hidden, attentions, hidden_states = self.roberta(input_ids, attention_mask, position_ids, inputs_embeds,
                                                          output_attentions, output_hidden_states,
                                                          token_type_ids)  # (B, T, H)
+        if labels is not None:
+            check_labels(labels, hidden.shape[:2], "token ids of input_ids' shape (batch, length), -100 where "
+                                                   "nothing is predicted")
         if masked_only:
             if labels is None:
                 raise ValueError("masked_only=True needs labels")
@@ -385,6 +406,8 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel,
         integer labels, multi-label for float ones): mean squared error on the outputs, cross-entropy on label
         ids (B,), or binary cross-entropy on 0/1 targets (B, num_labels)."""
         problem, logits = self.config.problem_type, logits.float()  # (B, num_labels)
+        if not isinstance(labels, torch.Tensor):
+            raise TypeError(f"labels must be a torch.Tensor, got {type(labels).__name__}")
         if problem is None:
             problem = ("regression" if self.config.num_labels == 1 else "single_label_classification"
                        if not labels.is_floating_point() else "multi_label_classification")
@@ -393,6 +416,9 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel,
                 return F.mse_loss(logits.view(-1), labels.float().view(-1))
             return F.mse_loss(logits, labels.float())
         if problem == "single_label_classification":
+            if labels.dim() == 2 and labels.shape[1] == 1:  # (B, 1), read as (B,) as transformers reads it
+                labels = labels.view(-1)
+            check_labels(labels, logits.shape[:1], "one class id per text, (batch,)")
             return F.cross_entropy(logits.view(-1, self.config.num_labels), labels.view(-1))
         return F.binary_cross_entropy_with_logits(logits, labels.float())
 
@@ -402,7 +428,7 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel,
         RobertaForMaskedLM or a bare RobertaModel), a fresh classifier head: a classifier checkpoint's
         calibration_temperature and problem_type are not carried over (1.0 and None unless given). `options`:
         revision, token, ... for the files, config fields (hidden_dropout_prob, classifier_dropout, num_labels, ...)
-        for the new model."""
+        for the new model. The model is on `map_location`, as `from_pretrained` places it."""
         if id2label is not None:
             options["id2label"] = id2label
         return hub.load_encoder(cls, model_id, map_location, **options)

@@ -17,16 +17,17 @@ Shapes: B batch, T sequence length, V vocabulary, M masks in one text, L labels,
 """
 import os
 import warnings
+from collections.abc import Mapping
 
 import torch
-from tokenizers import Tokenizer
 
 from . import hub
 from .config import whole_number
 from .model import RobertaForMaskedLM, RobertaForSequenceClassification
-from .tokenizer import check_special_tokens, encode, encode_windows, load_tokenizer, mean_over_windows
+from .tokenizer import as_tokenizer, check_special_tokens, encode, encode_windows, load_tokenizer, mean_over_windows
 
 MAX_MASKS = 5  # most <mask> tokens one fill-mask input may hold
+TOP_K = 5  # fill-mask results per mask unless asked (transformers' default, also what its top_k=None means)
 MASK, ALT_MASK = "<mask>", "[MASK]"  # [MASK] (BERT's spelling) is accepted and read as <mask>
 LONG_TEXT = ("windows", "first")  # how a classifier reads a text longer than its maximum length
 
@@ -37,14 +38,21 @@ class TargetPieceWarning(UserWarning):
 
 
 def _check_texts(texts) -> list[str]:
-    """Validate one text or a list of texts; return them as a list of clean strings. An error in a list names
-    the text ("text 2 of 3 is empty")."""
-    batch = [texts] if isinstance(texts, str) else texts
-    if not isinstance(batch, (list, tuple)) or not batch:
+    """Validate one text or a list of texts (any other iterable of them too: a generator, a pandas Series); return
+    them as a list of clean strings. An error in a list names the text ("text 2 of 3 is empty")."""
+    batch = None
+    if isinstance(texts, str):
+        batch = [texts]
+    elif not isinstance(texts, (bytes, bytearray, Mapping)):  # bytes iterate as numbers, a dict as its keys
+        try:
+            batch = list(texts)
+        except TypeError:  # not iterable
+            pass
+    if not batch:
         raise ValueError(f"expected a text or a non-empty list of texts, got {type(texts).__name__}")
     clean = []
     for i, text in enumerate(batch):
-        which = "the text" if isinstance(texts, str) else f"text {i + 1} of {len(batch)}"
+        which = _which(texts, i, len(batch))
         if not isinstance(text, str):
             raise ValueError(f"expected text (a string), got {type(text).__name__} ({which})")
         if not text.strip():
@@ -54,14 +62,21 @@ def _check_texts(texts) -> list[str]:
     return clean
 
 
-def _masked(text: str) -> str:
-    """One fill-mask text with [MASK] read as <mask>; an error without a mask or with more than MAX_MASKS."""
+def _which(texts, i: int, n: int) -> str:
+    """How an error names text `i` of `n`: "the text" when the call was given one, else "text 2 of 3"."""
+    return "the text" if isinstance(texts, str) else f"text {i + 1} of {n}"
+
+
+def _masked(text: str, which: str = "the text") -> str:
+    """One fill-mask text with [MASK] read as <mask>; an error naming the text (`which`) without a mask or with
+    more than MAX_MASKS."""
     text = text.replace(ALT_MASK, MASK)
     n = text.count(MASK)
     if n == 0:
-        raise ValueError(f"no mask in {text[:80]!r}: put {MASK} (or {ALT_MASK}) where a word should be predicted")
+        raise ValueError(f"{which} has no mask ({text[:80]!r}): put {MASK} (or {ALT_MASK}) where a word should be "
+                         "predicted")
     if n > MAX_MASKS:
-        raise ValueError(f"the text has {n} masks; at most {MAX_MASKS} are allowed")
+        raise ValueError(f"{which} has {n} masks; at most {MAX_MASKS} are allowed")
     return text
 
 
@@ -80,21 +95,21 @@ def _batches(n: int, batch_size: int):
 
 
 class Pipeline:
-    """A model in eval mode on `device`, with its tokenizer. A list of texts is run `batch_size` texts (a
-    classifier: `batch_size` windows) at a time, so a long list needs no more memory than one batch."""
+    """A model in eval mode on `device`, with its tokenizer (what `roberta.tokenizer.as_tokenizer` takes: a
+    `tokenizers.Tokenizer`, a `transformers` fast tokenizer, a tokenizer.json path or a model folder). A list of
+    texts is run `batch_size` texts (a classifier: `batch_size` windows) at a time, so a long list's forward passes
+    need no more memory than one batch's."""
 
     model_class = torch.nn.Module
 
-    def __init__(self, model, tokenizer: Tokenizer, device=None, batch_size: int = 32):
+    def __init__(self, model, tokenizer, device=None, batch_size: int = 32):
         if not isinstance(model, self.model_class):
             kind = f"{type(model).__module__}.{type(model).__name__}"
             hint = (": convert it with roberta.convert.from_transformers(model)"
                     if kind.startswith("transformers.") else "")
             raise ValueError(f"{type(self).__name__} needs this package's {self.model_class.__name__}, got {kind}"
                              f"{hint}")
-        if not isinstance(tokenizer, Tokenizer):
-            raise ValueError(f"tokenizer must be a tokenizers.Tokenizer, a tokenizer.json path or a folder, got "
-                             f"{type(tokenizer).__name__}")
+        tokenizer = as_tokenizer(tokenizer)
         check_special_tokens(tokenizer, "the tokenizer")
         if tokenizer.get_vocab_size() > model.config.vocab_size:
             raise ValueError(f"the tokenizer has {tokenizer.get_vocab_size()} tokens but the model only "
@@ -124,21 +139,34 @@ class FillMaskPipeline(Pipeline):
 
     model_class = RobertaForMaskedLM
 
-    def __call__(self, text, top_k: int = 5, targets=None):
+    def __call__(self, text, top_k: int | None = TOP_K, targets=None):
         """One text: a list of {score, token, token_str, sequence} for one mask, a list of such lists for several.
-        A list of texts: a list of those. `targets` (a word or list) restricts the candidates to those tokens."""
-        top_k = _count("top_k", top_k)
-        texts = [_masked(t) for t in _check_texts(text)]
+        A list of texts: a list of those. `top_k`: results per mask (None: TOP_K, as in `transformers`). `targets`
+        (a word or list) restricts the candidates to those tokens."""
+        top_k = TOP_K if top_k is None else _count("top_k", top_k)
+        texts = _check_texts(text)
+        texts = [_masked(t, _which(text, i, len(texts))) for i, t in enumerate(texts)]
         target_ids = None if targets is None else self.target_ids(targets)
+        # every batch encoded, and every text's masks found, before the first forward pass: a mask that truncation
+        # cut off in the last text is refused before the model has run on the others
+        batches = [self._encode_masked(texts, rows, text) for rows in _batches(len(texts), self.batch_size)]
         results = []
-        for batch in _batches(len(texts), self.batch_size):
-            results += self._fill(texts[batch], top_k, target_ids)
+        for batch in batches:
+            results += self._fill(*batch, top_k, target_ids)
         return results[0] if isinstance(text, str) else results
 
-    def _fill(self, texts, top_k, target_ids):
-        """The results of one batch of masked texts."""
-        input_ids, attention_mask, truncated = encode(self.tokenizer, texts, self.max_length)  # (B, T)
-        positions = [self._mask_positions(ids, t.count(MASK)) for ids, t in zip(input_ids, texts)]  # B of (M,)
+    def _encode_masked(self, texts, rows: slice, given):
+        """One batch `texts[rows]` of masked texts, encoded: input_ids (B, T), attention_mask (B, T), truncated
+        flags, and each text's mask positions, B of (M,); an error naming the text (as the call was `given`) if
+        truncation cut off one of its masks."""
+        input_ids, attention_mask, truncated = encode(self.tokenizer, texts[rows], self.max_length)  # (B, T)
+        first = rows.start
+        positions = [self._mask_positions(ids, text.count(MASK), _which(given, first + i, len(texts)))
+                     for i, (ids, text) in enumerate(zip(input_ids, texts[rows]))]  # B of (M,)
+        return input_ids, attention_mask, truncated, positions
+
+    def _fill(self, input_ids, attention_mask, truncated, positions, top_k, target_ids):
+        """The results of one encoded batch of masked texts (`_encode_masked`)."""
         with torch.inference_mode():
             hidden = self.model.roberta(input_ids.to(self.device), attention_mask.to(self.device))[0]  # (B, T, H)
             at_masks = torch.cat([hidden[i, p.to(self.device)] for i, p in enumerate(positions)])  # (all M, H)
@@ -146,7 +174,7 @@ class FillMaskPipeline(Pipeline):
             logits = self.model.mlm_logits(at_masks).float().cpu()  # (all M, V)
         per_text = logits.split([len(p) for p in positions])  # B of (M, V)
         return [self._postprocess(per_text[i], positions[i], input_ids[i], top_k, target_ids, truncated[i])
-                for i in range(len(texts))]
+                for i in range(len(input_ids))]
 
     def logit_lens(self, text: str) -> torch.Tensor:
         """The logit lens on one text: the MLM head reads every layer's output at each mask as if it were the
@@ -166,12 +194,13 @@ class FillMaskPipeline(Pipeline):
             logits = self.model.mlm_logits(at_masks)  # (nl + 1, M, V)
         return logits.float().softmax(dim=-1).cpu()
 
-    def _mask_positions(self, input_ids, n_masks: int) -> torch.Tensor:
-        """Where the masks of one encoded text (T,) are, (M,); an error if truncation cut any of them off."""
+    def _mask_positions(self, input_ids, n_masks: int, which: str = "the text") -> torch.Tensor:
+        """Where the masks of one encoded text (T,) are, (M,); an error naming the text (`which`) if truncation cut
+        any of them off."""
         positions = torch.nonzero(input_ids == self.tokenizer.token_to_id(MASK)).squeeze(-1)  # (M,)
         if len(positions) < n_masks:
-            raise ValueError(f"the mask is beyond the first {self.max_length} tokens, which is all the model "
-                             "reads: shorten the text or move the mask earlier")
+            raise ValueError(f"{which} has {'a' if n_masks > 1 else 'its'} mask beyond the first {self.max_length} "
+                             "tokens, which is all the model reads: shorten the text or move the mask earlier")
         return positions
 
     def target_ids(self, targets) -> torch.Tensor:
@@ -246,17 +275,24 @@ class TextClassificationPipeline(Pipeline):
             raise ValueError(f"the model's calibration_temperature must be a positive number, got {value!r}")
         return value
 
-    def __call__(self, text, top_k: int | None = None, long_text: str = "windows"):
+    def __call__(self, text, top_k: int | None = None, long_text: str | None = None, *, truncation=None,
+                 function_to_apply=None):
         """One text: [{label, score}, ...] best first (all labels, or the best `top_k`). A list: a list of those.
 
-        `long_text`, for a text longer than the model's maximum length: "windows" (default) reads all of it, in
-        overlapping windows of that length (`roberta.tokenizer.encode_windows`) whose logits are averaged, and
-        marks each result with "windows": N; "first" reads its first tokens only and marks each result with
-        "truncated": True, as `transformers`' pipeline reads it when called with `truncation=True`."""
+        `long_text`, for a text longer than the model's maximum length: "windows" (None: the default) reads all of
+        it, in overlapping windows of that length (`roberta.tokenizer.encode_windows`) whose logits are averaged,
+        and marks each result with "windows": N; "first" reads its first tokens only and marks each result with
+        "truncated": True, as `transformers`' pipeline reads it when called with `truncation=True`, which is taken
+        here as "first" too. `function_to_apply` (`transformers`' choice of softmax, sigmoid or none) is refused:
+        the scores follow config.problem_type (`scores`)."""
         if top_k is not None:
             top_k = _count("top_k", top_k, "None or a whole number >= 1")
-        if long_text not in LONG_TEXT:
-            raise ValueError(f"long_text must be one of {LONG_TEXT}, got {long_text!r}")
+        long_text = self._long_text(long_text, truncation)
+        if function_to_apply is not None:
+            raise ValueError(f"function_to_apply={function_to_apply!r} is not taken here: the scores follow the "
+                             "model's config.problem_type (a softmax, or a sigmoid per label for multi-label, of the "
+                             "logits divided by its calibration_temperature; a regression's raw outputs); for the "
+                             "raw logits call the model itself (pipe.model)")
         texts = _check_texts(text)
         if long_text == "windows":
             logits, windows = self._forward_windows(texts)  # (B, L), (B,)
@@ -271,6 +307,22 @@ class TextClassificationPipeline(Pipeline):
             ranked = sorted(enumerate(row), key=lambda pair: -pair[1])[:top_k]
             results.append([{"label": id2label.get(i, f"LABEL_{i}"), "score": score, **flag} for i, score in ranked])
         return results[0] if isinstance(text, str) else results
+
+    def _long_text(self, long_text: str | None, truncation) -> str:
+        """`long_text` checked (None: "windows"), with `transformers`' truncation=True read as "first" (what it
+        means there: the first max_length tokens); any other truncation, or one beside another long_text, is
+        refused."""
+        if truncation is not None:
+            if truncation is not True or long_text not in (None, "first"):
+                given = "" if long_text is None else f" with long_text={long_text!r}"
+                raise ValueError(f"truncation={truncation!r}{given}: this pipeline takes long_text= instead, "
+                                 f"'windows' (the default) to read a long text whole, 'first' for its first "
+                                 f"{self.max_length} tokens only (what truncation=True means)")
+            long_text = "first"
+        long_text = "windows" if long_text is None else long_text
+        if long_text not in LONG_TEXT:
+            raise ValueError(f"long_text must be one of {LONG_TEXT}, got {long_text!r}")
+        return long_text
 
     def scores(self, logits):
         """Logits (B, L) -> the scores shown, as `transformers` reads config.problem_type: the raw outputs of a
@@ -318,9 +370,12 @@ def _check_architecture(task: str, cls, model_id: str, **hub_kwargs) -> None:
     """Refuse a folder whose config.json names another architecture than the task's, before any weight is read
     (a masked LM given to "sentiment-analysis" was a raw "does not fit ...: missing keys [...]"). A config that
     names none, or one this package does not load, is left to the loader (not `hub.require_architecture`, which
-    takes the first for a masked LM and refuses the second)."""
-    name = hub.named_architecture(hub.read_json(hub.resolve_file(model_id, hub.CONFIG_NAME, **hub_kwargs)))
+    takes the first for a masked LM and refuses the second), except `transformers`' bare encoder, refused here with
+    a pointer to `from_pretrained_encoder`."""
+    config = hub.read_json(hub.resolve_file(model_id, hub.CONFIG_NAME, **hub_kwargs))
     wanted = cls.model_class.architecture
+    hub.refuse_bare_encoder(model_id, config, f"the {task!r} pipeline needs {hub.ARCHITECTURES[wanted][0]} ({wanted})")
+    name = hub.named_architecture(config)
     if name is not None and name != wanted:
         why = (f"the {task!r} pipeline needs {hub.ARCHITECTURES[wanted][0]} ({wanted}): use "
                f"pipeline({hub.task_of(name)!r}, ...) for this one")
@@ -329,7 +384,8 @@ def _check_architecture(task: str, cls, model_id: str, **hub_kwargs) -> None:
 
 def pipeline(task: str, model, tokenizer=None, device=None, batch_size: int = 32, **hub_kwargs) -> Pipeline:
     """`model`: a model folder (config.json, model.safetensors, tokenizer.json), a Hub repo id, or a model object
-    (then pass `tokenizer` too: a `tokenizers.Tokenizer`, a tokenizer.json path or a folder). `device`: None
+    (then pass `tokenizer` too: what `roberta.tokenizer.as_tokenizer` takes, a `tokenizers.Tokenizer`, a
+    `transformers` fast tokenizer, a tokenizer.json path or a folder). `device`: None
     (CUDA if there is one), a name or torch.device, or -1 / N as `transformers` spells the CPU / CUDA device N
     (N where there is no CUDA is an error here, not the CPU). `batch_size`: texts (a
     classifier's windows) per forward pass. `hub_kwargs` (revision, token, cache_dir, ...) are passed on when
@@ -345,7 +401,4 @@ def pipeline(task: str, model, tokenizer=None, device=None, batch_size: int = 32
             tokenizer = load_tokenizer(model_id, **hub_kwargs)
     elif tokenizer is None:
         raise ValueError("pass tokenizer= together with a model object (a Tokenizer or a tokenizer.json path)")
-    if isinstance(tokenizer, (str, os.PathLike)):
-        tokenizer = load_tokenizer(tokenizer, **hub_kwargs)
-    tokenizer = getattr(tokenizer, "backend_tokenizer", tokenizer)  # a transformers fast tokenizer: its Tokenizer
-    return cls(model, tokenizer, device, batch_size)
+    return cls(model, as_tokenizer(tokenizer, **hub_kwargs), device, batch_size)

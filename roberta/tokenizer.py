@@ -49,7 +49,8 @@ def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
     if not isinstance(path_or_hub_id, (str, os.PathLike)):
         hint = (": it is one already" if isinstance(path_or_hub_id, Tokenizer) else
                 ": a transformers tokenizer holds this package's tokenizers.Tokenizer as .backend_tokenizer (and "
-                "roberta.pipeline's tokenizer= takes either)" if hasattr(path_or_hub_id, "backend_tokenizer") else "")
+                "every function of this package that takes a tokenizer takes either)"
+                if hasattr(path_or_hub_id, "backend_tokenizer") else "")
         raise TypeError(f"load_tokenizer takes a tokenizer.json path, a model folder or a Hub repo id, got "
                         f"{type(path_or_hub_id).__name__}{hint}")
     path = os.fspath(path_or_hub_id)
@@ -66,6 +67,22 @@ def load_tokenizer(path_or_hub_id, **hub_kwargs) -> Tokenizer:
     elif not os.path.isfile(path):
         raise ModelNotFoundError(f"{path}: no such tokenizer file")
     return _read_tokenizer(path)
+
+
+def as_tokenizer(tokenizer, **hub_kwargs) -> Tokenizer:
+    """The `tokenizers.Tokenizer` a `tokenizer` argument means: one as it is, a `transformers` fast tokenizer's
+    `.backend_tokenizer`, or one loaded by `load_tokenizer` from a tokenizer.json path, a model folder or a Hub repo
+    id (`hub_kwargs` passed on); a TypeError naming the argument for anything else. What every function of the
+    package that takes a tokenizer accepts (a path is read at every call: load it once to use it often)."""
+    if isinstance(tokenizer, Tokenizer):
+        return tokenizer
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if isinstance(backend, Tokenizer):
+        return backend
+    if isinstance(tokenizer, (str, os.PathLike)):
+        return load_tokenizer(tokenizer, **hub_kwargs)
+    raise TypeError("tokenizer must be a tokenizers.Tokenizer, a transformers fast tokenizer, a tokenizer.json path, "
+                    f"a model folder or a Hub repo id, got {type(tokenizer).__name__}")
 
 
 def _read_tokenizer(path: str) -> Tokenizer:
@@ -147,7 +164,9 @@ _FOR_MODEL: "weakref.WeakKeyDictionary[Tokenizer, dict[tuple, Tokenizer]]" = wea
 
 def encode(tokenizer: Tokenizer, texts, max_length: int):
     """Model inputs for `texts` (a string or a list): input_ids (B, T) long, attention_mask (B, T) long, and
-    truncated: list[bool], whether each text was cut to `max_length` tokens (see `for_model`)."""
+    truncated: list[bool], whether each text was cut to `max_length` tokens (see `for_model`). `tokenizer`: what
+    `as_tokenizer` takes."""
+    tokenizer = as_tokenizer(tokenizer)
     _check_max_length(max_length)
     texts = _texts(texts)
     if not texts:
@@ -172,7 +191,9 @@ def encode_windows(tokenizer: Tokenizer, texts, max_length: int, stride: int | N
     becomes overlapping windows of at most `max_length` tokens, each `<s> ... </s>`, sharing `stride` tokens
     (default `window_stride(max_length)`) with the one before, so that no token is lost. Returns input_ids
     (W, T) long, attention_mask (W, T) long and owner (W,) long: the index in `texts` of each window; windows
-    of one text are consecutive, its first window first (the one `encode` gives)."""
+    of one text are consecutive, its first window first (the one `encode` gives). `tokenizer`: what
+    `as_tokenizer` takes."""
+    tokenizer = as_tokenizer(tokenizer)
     _check_max_length(max_length)
     texts = _texts(texts)
     stride = window_stride(max_length) if stride is None else stride
@@ -217,8 +238,9 @@ def vocab_digest(tokenizer: Tokenizer) -> str:
 def save_tokenizer(tokenizer: Tokenizer, folder, model_max_length: int) -> None:
     """Write folder/tokenizer.json plus the tokenizer_config.json `transformers` reads (its length limit, and
     the fast tokenizer class so it uses tokenizer.json exactly as saved, normalizer included). `model_max_length`:
-    the model's max_length, a whole number of at least MIN_LENGTH."""
-    _check_max_length(model_max_length, "model_max_length")  # before anything is written
+    the model's max_length, a whole number of at least MIN_LENGTH. `tokenizer`: what `as_tokenizer` takes."""
+    tokenizer = as_tokenizer(tokenizer)  # before anything is written, as the length's check
+    _check_max_length(model_max_length, "model_max_length")
     folder = local_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     tokenizer.save(str(folder / TOKENIZER_NAME))

@@ -414,6 +414,37 @@ def test_a_bare_roberta_model_checkpoint_starts_fine_tuning(trained_looking_mlm_
         roberta.RobertaForSequenceClassification.from_pretrained_encoder(tmp_path / "bare", hidden_dropout=0.1)
 
 
+def test_a_bare_roberta_model_folder_given_to_a_head_class_or_pipeline_points_to_from_pretrained_encoder(
+        trained_looking_mlm_dir, tmp_path):
+    """It listed the head's tensors as missing keys: the folder is an encoder with no head to load."""
+    transformers.AutoModelForMaskedLM.from_pretrained(trained_looking_mlm_dir).roberta.save_pretrained(tmp_path)
+    hint = ("Start a classifier from its encoder with RobertaForSequenceClassification.from_pretrained_encoder"
+            f"({str(tmp_path)!r})")
+    for cls, needs in ((roberta.RobertaForMaskedLM, "a masked-LM model"),
+                       (roberta.RobertaForSequenceClassification, "a classifier")):
+        with pytest.raises(roberta.hub.ArchitectureMismatch) as info:
+            cls.from_pretrained(tmp_path)
+        assert str(info.value) == f"{tmp_path} is an encoder without a head (RobertaModel); {cls.__name__} needs " \
+                                  f"{needs}. {hint}"
+    with pytest.raises(roberta.hub.ArchitectureMismatch, match=re.escape(
+            f"{tmp_path} is an encoder without a head (RobertaModel); the 'fill-mask' pipeline needs a masked-LM "
+            f"model (RobertaForMaskedLM). {hint}")):
+        roberta.pipeline("fill-mask", tmp_path)
+    with pytest.raises(roberta.hub.ArchitectureMismatch, match="the 'sentiment-analysis' pipeline needs a classifier"):
+        roberta.pipeline("sentiment-analysis", str(tmp_path))
+
+
+def test_truncation_true_is_what_transformers_pipeline_reads(tiny_clf_dir, tokenizer, tiny_config, tmp_path):
+    """The classifier takes transformers' truncation=True as long_text="first": the same scores as theirs."""
+    folder = shutil.copytree(tiny_clf_dir, tmp_path / "clf")
+    roberta.save_tokenizer(tokenizer, folder, tiny_config.max_length)  # their tokenizer's length limit
+    text = "the film is long and the sea is blue " * 30
+    ours = roberta.pipeline("sentiment-analysis", folder, device="cpu")([text], truncation=True)[0]
+    theirs = transformers.pipeline("text-classification", model=str(folder), top_k=None)([text], truncation=True)[0]
+    assert [r["label"] for r in ours] == [r["label"] for r in theirs] and ours[0]["truncated"] is True
+    assert [r["score"] for r in ours] == pytest.approx([r["score"] for r in theirs], abs=1e-5)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_a_half_precision_transformers_folder_gives_transformers_logits(dtype, tmp_path):
     """A float16 / bfloat16 checkpoint with a non-zero token-type row (real Hub RoBERTas have one): its row is

@@ -11,6 +11,7 @@ import shutil
 import socket
 import threading
 import time
+import warnings
 
 import pytest
 import torch
@@ -470,7 +471,28 @@ def test_from_pretrained_words_a_folder_of_the_other_head_as_the_pipeline_does(t
                                                        r"RobertaForMaskedLM\.from_pretrained, or start fine-tuning "
                                                        r"from its encoder with .*\.from_pretrained_encoder$"):
         roberta.RobertaForSequenceClassification.from_pretrained(tiny_mlm_dir)
-    assert roberta.RobertaForSequenceClassification.from_pretrained(tiny_mlm_dir, strict=False)  # asked for
+    with pytest.warns(hub.PartialLoadWarning) as caught:  # asked for, and told what was not loaded
+        partial = roberta.RobertaForSequenceClassification.from_pretrained(tiny_mlm_dir, strict=False)
+    assert isinstance(partial, roberta.RobertaForSequenceClassification)
+    assert len(caught) == 1 and caught[0].filename == __file__  # pointed at the caller's line
+
+
+def test_strict_false_warns_which_tensors_are_new_and_which_unused(tiny_mlm_dir):
+    """strict=False returned a classifier with a random head without a word (transformers logs it)."""
+    clf = roberta.RobertaForSequenceClassification(roberta.load_config(tiny_mlm_dir))
+    head = sorted(k for k in clf.state_dict() if k.startswith("classifier."))
+    mlm_head = sorted(k for k in roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir).state_dict()
+                      if k.startswith("lm_head."))
+    with pytest.warns(hub.PartialLoadWarning) as caught:
+        roberta.RobertaForSequenceClassification.from_pretrained(tiny_mlm_dir, strict=False)
+    message = str(caught[0].message)
+    assert message.startswith(f"{tiny_mlm_dir / 'model.safetensors'} does not fit RobertaForSequenceClassification "
+                              "(loaded with strict=False): missing tensors, newly initialised: [")
+    new, unused = message.split("; unexpected tensors, not used: ")
+    assert sorted(re.findall(r"'([^']+)'", new)) == head and sorted(re.findall(r"'([^']+)'", unused)) == mlm_head
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a checkpoint that fits: no warning
+        roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir, strict=False)
 
 
 def test_loading_a_folder_reads_its_config_json_once(folder, monkeypatch):

@@ -323,6 +323,29 @@ def test_static_mask_of_a_row_in_a_batch_is_its_mask_alone(tokenizer):
                                                                                         alone.labels[0])
 
 
+def test_static_mask_is_the_same_with_padding_on_the_left(tokenizer):
+    """A batch padded on the left (a transformers tokenizer's padding_side="left") drew the row's stream from
+    position 0, its leading <pad>s included: another mask than the same row alone or padded on the right."""
+    _, pad, *_ = special_ids(tokenizer)
+    rows = corpus_batch(tokenizer, B=6, T=48, seed=5)  # each <s> ... </s> then <pad>s
+    masker = StaticMasker.from_tokenizer(tokenizer, seed=2, dupe_factor=3)
+    for i in range(len(rows)):
+        n = int(rows[i].ne(pad).sum())
+        for lead in (1, 7, 30):
+            left = torch.cat([torch.full((1, lead), pad), rows[i:i + 1, :n], torch.full((1, 3), pad)], dim=1)
+            for example in range(5):
+                alone = masker(rows[i:i + 1, :n], [example], epoch=example)
+                out = masker(left, [example], epoch=example)
+                for field in ("input_ids", "labels", "outcome"):
+                    assert torch.equal(getattr(out, field)[:, lead:lead + n], getattr(alone, field)), (i, lead, field)
+                padding = torch.ones(left.shape[1], dtype=torch.bool)
+                padding[lead:lead + n] = False
+                assert torch.all(out.input_ids[0, padding] == pad) and torch.all(out.labels[0, padding] == IGNORE_INDEX)
+                assert torch.all(out.outcome[0, padding] == NOT_SELECTED)
+    only_padding = masker(torch.full((2, 6), pad), [0, 1], epoch=0)  # nothing to mask, on either side
+    assert torch.all(only_padding.input_ids == pad) and torch.all(only_padding.labels == IGNORE_INDEX)
+
+
 def test_static_masks_of_rows_without_trailing_padding_are_unchanged():
     """Every packed pretraining row but the last is full (no trailing <pad>): its masks are those the masker gave before it
     cut trailing padding, so recorded training runs reproduce. The expected tensors were computed with that

@@ -5,6 +5,7 @@ import os
 import pickle
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 import torch
@@ -330,6 +331,51 @@ def test_the_model_card_names_transformers_as_the_library(mlm, tmp_path):
     assert {"roberta", "roberta-from-scratch"} <= set(data.tags)
 
 
+def test_save_pretrained_refuses_an_option_it_would_drop(mlm, tmp_path):
+    """huggingface_hub reads unknown keywords only when it pushes: max_shard_size= wrote one file, a misspelt
+    push_to_hub pushed nothing, config= left config.json as it was, all without a word."""
+    for options, message in [({"max_shard_size": "10KB"}, "'max_shard_size'.*always one model.safetensors file"),
+                             ({"safe_serialization": False}, "'safe_serialization'.*always one model.safetensors"),
+                             ({"push_to_hbu": True, "repo_id": "me/x"}, "'push_to_hbu'.*did you mean push_to_hub"),
+                             ({"config": {"a": 1}}, r"'config'.*written from model\.config"),
+                             ({"repo_id": "me/x"}, "repo_id= is used only when it pushes to the Hub"),
+                             ({"private": True}, "private= is used only when it pushes to the Hub")]:
+        with pytest.raises(TypeError, match=message):
+            mlm.save_pretrained(tmp_path / "out", **options)
+    assert not (tmp_path / "out").exists()  # refused before anything is written
+    mlm.save_pretrained(tmp_path / "out", model_card_kwargs={"head": "a head named here"})
+    assert "a head named here" in (tmp_path / "out" / "README.md").read_text()
+
+
+def test_save_pretrained_passes_push_options_on_and_push_to_hub_still_saves(mlm, tmp_path, monkeypatch):
+    """push_to_hub's own options (repo_id, private, commit_message, ...) go with push_to_hub=True, and the mixin's
+    push_to_hub, which saves with config=None, is not refused."""
+    from huggingface_hub import hub_mixin
+    calls = []
+
+    class FakeApi:  # the Hub, as far as the mixin's push_to_hub uses it
+        def __init__(self, token=None):
+            calls.append(("token", token))
+
+        def create_repo(self, repo_id, private=None, exist_ok=False):
+            calls.append(("create_repo", repo_id, private))
+            return type("Repo", (), {"repo_id": repo_id})()
+
+        def upload_folder(self, repo_id, folder_path, commit_message, **kwargs):
+            calls.append(("upload", repo_id, sorted(p.name for p in Path(folder_path).iterdir()), commit_message))
+            return "commit-url"
+
+    monkeypatch.setattr(hub_mixin, "HfApi", FakeApi)
+    files = ["README.md", "config.json", "model.safetensors"]
+    assert mlm.save_pretrained(tmp_path / "out", push_to_hub=True, repo_id="me/x", private=True,
+                               commit_message="first", token="t") == "commit-url"
+    assert calls == [("token", "t"), ("create_repo", "me/x", True), ("upload", "me/x", files, "first")]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == files
+    calls.clear()
+    assert mlm.push_to_hub("me/y") == "commit-url"
+    assert calls[-1][:3] == ("upload", "me/y", files)
+
+
 def test_classifier_round_trip_keeps_labels(tiny_clf_dir):
     model = roberta.RobertaForSequenceClassification.from_pretrained(tiny_clf_dir)
     assert model.config.id2label == {0: "negative", 1: "positive"}
@@ -437,6 +483,24 @@ def test_from_pretrained_encoder_loads_encoder_and_fresh_head(tiny_mlm_dir):
     assert clf.eval()(ids, mask).logits.shape == (3, 3)
 
 
+def test_from_pretrained_ends_on_map_location(tiny_mlm_dir, monkeypatch):
+    """As PyTorchModelHubMixin's: map_location="cuda" read the tensors to the GPU and returned a CPU model. (Only
+    the CPU here: the move is recorded, and every tensor checked to be where it was asked.)"""
+    moved = []
+    real_to = torch.nn.Module.to
+    monkeypatch.setattr(torch.nn.Module, "to", lambda self, *args, **kwargs: moved.append(args) or real_to(
+        self, *args, **kwargs))
+    for location in ("cpu", torch.device("cpu"), -1):
+        moved.clear()
+        model = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir, map_location=location)
+        assert moved == [(torch.device("cpu"),)] and not model.training
+        assert {t.device for t in model.state_dict().values()} == {torch.device("cpu")}
+        moved.clear()
+        clf = roberta.RobertaForSequenceClassification.from_pretrained_encoder(tiny_mlm_dir, map_location=location)
+        assert moved == [(torch.device("cpu"),)]
+        assert {t.device for t in clf.state_dict().values()} == {torch.device("cpu")}
+
+
 def test_from_pretrained_encoder_resets_the_old_heads_calibration_and_problem_type(tiny_clf_dir, tmp_path):
     """A fresh head: a classifier checkpoint's calibration_temperature (fitted to its own head) and problem_type
     were carried over into the new classifier (its probabilities divided by the old head's 2.07)."""
@@ -482,6 +546,46 @@ def test_inputs_of_the_wrong_rank_name_the_shape_expected(mlm, tiny_config):
                                                        f"got shape {tuple(wrong.shape)}")):
             mlm(inputs_embeds=wrong)
     assert mlm(ids[:1]).logits.shape[:2] == (1, ids.shape[1])
+
+
+def test_inputs_and_labels_of_the_wrong_type_or_shape_say_what_is_expected(mlm, tiny_config):
+    """A list was "'list' object has no attribute 'dim'", float ids a RuntimeError from the embedding, and masked-LM
+    labels (1,) for input_ids (1, 3) torch's "Expected input batch_size (3) to match target batch_size (1)"."""
+    ids = torch.tensor([[0, 5, 2]])
+    with pytest.raises(TypeError, match=re.escape("input_ids must be a torch.Tensor of token ids, (batch, length), "
+                                                  "got list: torch.tensor(input_ids)")):
+        mlm([[0, 5, 2]])
+    with pytest.raises(TypeError, match=re.escape("input_ids must be integers (token ids, (batch, length)), got "
+                                                  "torch.float32: .long() converts them")):
+        mlm(ids.float())
+    with pytest.raises(TypeError, match="inputs_embeds must be a torch.Tensor"):
+        mlm(inputs_embeds=[[[0.0] * tiny_config.hidden_size]])
+    for labels in (torch.tensor([5]), torch.tensor([[5, -100]])):
+        with pytest.raises(ValueError, match=re.escape("labels must be token ids of input_ids' shape (batch, length), "
+                                                       f"-100 where nothing is predicted: (1, 3) here, got shape "
+                                                       f"{tuple(labels.shape)}")):
+            mlm(ids, labels=labels)
+        with pytest.raises(ValueError, match="labels must be token ids of input_ids' shape"):
+            mlm(ids, labels=labels, masked_only=True)
+    with pytest.raises(TypeError, match=r"labels must be integers .*got torch.float32"):
+        mlm(ids, labels=torch.tensor([[5.0, -100, -100]]))
+    assert mlm(ids, labels=torch.tensor([[-100, 5, -100]])).loss > 0
+    clf = roberta.RobertaForSequenceClassification(tiny_config).eval()
+    batch = ids.repeat(2, 1)  # (2, 3)
+    for labels in (torch.tensor([1]), torch.tensor([[1, 0], [0, 1]])):
+        with pytest.raises(ValueError, match=re.escape("labels must be one class id per text, (batch,): (2,) here, got "
+                                                       f"shape {tuple(labels.shape)}")):
+            clf(batch, labels=labels)
+    with pytest.raises(TypeError, match="labels must be a torch.Tensor, got list"):
+        clf(batch, labels=[1, 0])
+    # (B,) and, as transformers reads it, (B, 1)
+    assert clf(batch, labels=torch.tensor([1, 0])).loss == clf(batch, labels=torch.tensor([[1], [0]])).loss
+
+
+def test_roberta_model_from_pretrained_says_how_to_load_an_encoder():
+    with pytest.raises(TypeError, match=r"RobertaModel has no from_pretrained here: .*"
+                                        r"RobertaForMaskedLM\.from_pretrained\('m'\)\.roberta"):
+        roberta.RobertaModel.from_pretrained("m")
 
 
 def test_a_4d_boolean_mask_is_read_as_given(mlm, tiny_config):

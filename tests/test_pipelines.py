@@ -481,3 +481,69 @@ def test_pipeline_with_roberta_base_layout_tokenizer(roberta_base_style_tokenize
     assert len(result) == 3 and all(set(r) == KEYS for r in result)
     assert_models_answer(model, tok, "The cat <mask> the sea.", result, mask_id=tok.token_to_id("<mask>"))
     assert all("<mask>" not in r["sequence"] for r in result)
+
+
+# ----- what a transformers user passes out of habit -----
+def test_the_pipeline_classes_take_a_tokenizer_path_or_a_transformers_tokenizer(tiny_mlm_dir, tiny_clf_dir, fill,
+                                                                              sentiment):
+    """The class constructors refused a path with a message that said a path is accepted."""
+    from transformers import AutoTokenizer
+    mlm = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir)
+    clf = roberta.RobertaForSequenceClassification.from_pretrained(tiny_clf_dir)
+    for given in (tiny_mlm_dir, str(tiny_mlm_dir / "tokenizer.json"), AutoTokenizer.from_pretrained(str(tiny_mlm_dir))):
+        assert roberta.FillMaskPipeline(mlm, given, device="cpu")("The cat likes <mask>.") == fill("The cat likes "
+                                                                                                    "<mask>.")
+        assert roberta.TextClassificationPipeline(clf, given, device="cpu")("a dog") == sentiment("a dog")
+    with pytest.raises(TypeError, match="^tokenizer must be a tokenizers.Tokenizer, .* got int$"):
+        roberta.FillMaskPipeline(mlm, 3)
+
+
+def test_a_fill_mask_error_in_a_list_names_the_text_before_any_forward_pass(fill, tiny_config):
+    """"the mask is beyond the first 64 tokens" did not say which text, and came after the batches before it ran."""
+    rows = _rows_per_forward(fill)
+    beyond = ["a <mask>."] * 40 + [long_text() + " <mask>."] + ["b <mask>."] * 3
+    with pytest.raises(ValueError, match=f"^text 41 of 44 has its mask beyond the first {tiny_config.max_length} "
+                                         "tokens, which is all the model reads"):
+        fill(beyond)
+    assert rows == []  # refused before the first batch ran
+    with pytest.raises(ValueError, match=f"^text 2 of 3 has {MAX_MASKS + 1} masks; at most {MAX_MASKS}"):
+        fill(["a <mask>.", "<mask> " * (MAX_MASKS + 1), "c <mask>"])
+    with pytest.raises(ValueError, match="^text 2 of 2 has no mask"):
+        fill(["a <mask>.", "no mask here"])
+    with pytest.raises(ValueError, match="^the text has its mask beyond the first"):
+        fill(long_text() + " <mask>.")
+    with pytest.raises(ValueError, match="^the text has a mask beyond the first"):  # one of two cut off
+        fill("<mask> " + long_text() + " <mask>.")
+
+
+def test_top_k_none_is_the_default_as_in_transformers(fill):
+    assert fill("The cat likes <mask>.", top_k=None) == fill("The cat likes <mask>.")
+    assert len(fill("The cat likes <mask>.", top_k=None)) == 5
+
+
+def test_any_iterable_of_texts_is_a_list_of_texts(fill, sentiment):
+    """A generator (or a pandas Series) was "expected a text or a non-empty list of texts, got generator"."""
+    texts = ["The cat likes <mask>.", "a <mask> dog"]
+    assert fill(t for t in texts) == fill(texts) == fill(tuple(texts))
+    reviews = ["a dog", "the sea"]
+    assert sentiment(iter(reviews)) == sentiment(reviews)
+    for bad in ({"a <mask>": 1}, b"a <mask>", (t for t in []), 3):  # a dict is no list of texts, nor are bytes
+        with pytest.raises(ValueError, match="expected a text or a non-empty list of texts"):
+            fill(bad)
+
+
+def test_the_classifier_reads_truncation_true_as_long_text_first(sentiment):
+    """transformers' truncation=True cuts a text to the model's length: long_text="first" here; anything else
+    named long_text instead of "unexpected keyword argument"."""
+    assert sentiment(long_text(), truncation=True) == sentiment(long_text(), long_text="first")
+    assert sentiment(long_text(), truncation=True, long_text="first")[0]["truncated"] is True
+    assert "windows" in sentiment(long_text())[0]
+    for kwargs in ({"truncation": False}, {"truncation": "longest_first"},
+                   {"truncation": True, "long_text": "windows"}):
+        with pytest.raises(ValueError, match=r"^truncation=.*: this pipeline takes long_text= instead, 'windows' .*"
+                                             r"'first' for its first \d+ tokens only \(what truncation=True means\)"):
+            sentiment("fine", **kwargs)
+    for value in ("none", "softmax", "sigmoid"):
+        with pytest.raises(ValueError, match=f"^function_to_apply='{value}' is not taken here: the scores follow the "
+                                             "model's config.problem_type"):
+            sentiment("fine", function_to_apply=value)

@@ -2,6 +2,7 @@
 import json
 
 import pytest
+import torch
 
 import roberta
 from roberta.tokenizer import SPECIAL_TOKENS
@@ -187,3 +188,48 @@ def test_encode_follows_tokens_added_after_its_first_use(tokenizer):
     after = roberta.encode(tok, ["an <ent> here"], max_length=16)[0][0].tolist()
     assert new_id not in before and new_id in after
     assert after[:len(tok.encode("an <ent> here").ids)] == tok.encode("an <ent> here").ids
+
+
+def test_every_function_that_takes_a_tokenizer_takes_a_path_or_a_transformers_tokenizer(tokenizer, tiny_mlm_dir,
+                                                                                        tmp_path):
+    """As pipeline(tokenizer=) does (`as_tokenizer`): a folder or a transformers tokenizer failed deep inside
+    ("cannot create weak reference to 'str' object", "'str' object has no attribute 'token_to_id'")."""
+    from transformers import AutoTokenizer
+
+    from roberta.masking import DynamicMasker
+    from roberta.tokenizer import encode_windows
+    theirs = AutoTokenizer.from_pretrained(str(tiny_mlm_dir))
+    texts = ["The cat likes the sea.", "a dog " * 20]
+    ids, mask, truncated = roberta.encode(tokenizer, texts, 16)
+    windows = encode_windows(tokenizer, texts, 16)
+    config = roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer)
+    for given in (tiny_mlm_dir, str(tiny_mlm_dir / "tokenizer.json"), theirs):
+        got_ids, got_mask, got_truncated = roberta.encode(given, texts, 16)
+        assert torch.equal(got_ids, ids) and torch.equal(got_mask, mask) and got_truncated == truncated
+        assert all(torch.equal(a, b) for a, b in zip(encode_windows(given, texts, 16), windows))
+        assert roberta.RobertaConfig.from_preset("tiny", tokenizer=given) == config
+        for kind in ("dynamic", "static"):
+            masker = roberta.make_masker(kind, given)
+            assert masker.mask_token_id == tokenizer.token_to_id("<mask>")
+            assert masker.special_ids.tolist() == roberta.make_masker(kind, tokenizer).special_ids.tolist()
+        regular = DynamicMasker.from_tokenizer(tokenizer).regular_ids
+        assert DynamicMasker.from_tokenizer(given).regular_ids.equal(regular)
+        folder = tmp_path / type(given).__name__
+        roberta.save_tokenizer(given, folder, 16)
+        saved = roberta.load_tokenizer(folder)
+        assert saved.get_vocab() == tokenizer.get_vocab()
+        assert [e.ids for e in saved.encode_batch(texts)] == [e.ids for e in tokenizer.encode_batch(texts)]
+
+
+def test_a_tokenizer_argument_of_another_kind_is_named_before_anything_is_written(tokenizer, tmp_path):
+    from roberta.tokenizer import encode_windows
+    message = (r"^tokenizer must be a tokenizers\.Tokenizer, a transformers fast tokenizer, a tokenizer\.json path, "
+               r"a model folder or a Hub repo id, got dict$")
+    for call in (lambda: roberta.encode({}, ["a"], 16), lambda: encode_windows({}, ["a"], 16),
+                 lambda: roberta.make_masker("static", {}), lambda: roberta.RobertaConfig.from_preset("tiny", {}),
+                 lambda: roberta.save_tokenizer({}, tmp_path / "out", 16)):
+        with pytest.raises(TypeError, match=message):
+            call()
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(roberta.ModelNotFoundError):  # a path is read: its own error
+        roberta.encode(tmp_path / "missing", ["a"], 16)
