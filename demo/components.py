@@ -43,19 +43,25 @@ class Plot(gr.Plot):
 
     is_template = True  # rendered by the frontend's plot
     rendered: "weakref.WeakKeyDictionary[Figure, NamedPlotData]" = weakref.WeakKeyDictionary()
-    lock = threading.Lock()
+    # a lock per figure: Gradio postprocesses in worker threads, and one figure drawn by two threads at once (two
+    # page loads sending the cached position figure) comes out garbled or blank, and `rendered` would keep that
+    rendering: "weakref.WeakKeyDictionary[Figure, threading.Lock]" = weakref.WeakKeyDictionary()
+    lock = threading.Lock()  # guards the two dictionaries
 
     def postprocess(self, value):
-        if isinstance(value, Figure):
+        if not isinstance(value, Figure):
+            return self._named(value)
+        with Plot.lock:
+            figure_lock = Plot.rendering.setdefault(value, threading.Lock())
+        with figure_lock:
             with Plot.lock:
                 data = Plot.rendered.get(value)
-            if data is not None:
-                return data
-        data = self._named(value)
-        if isinstance(data, NamedPlotData):
-            with Plot.lock:
-                Plot.rendered[value] = data
-        return data
+            if data is None:
+                data = self._named(value)
+                if isinstance(data, NamedPlotData):
+                    with Plot.lock:
+                        Plot.rendered[value] = data
+            return data
 
     def _named(self, value):
         data = super().postprocess(value)

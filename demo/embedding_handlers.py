@@ -3,14 +3,10 @@ tables: a word's nearest tokens, analogies, a map of words, how alike the positi
 figures kept for the page loads that ask for them again, and the start-up note on the analogy probe."""
 from __future__ import annotations
 
-import threading
-import weakref
-from collections import OrderedDict
-
 from . import embedding_view
 from .examples import ANALOGY_PROBE
 from .formatting import short_text
-from .handler_base import HandlerBase
+from .handler_base import HandlerBase, KeptResults
 from .model_choice import SHIPPED, ModelChooser
 from .models import Models
 from .training_counts import counts_for
@@ -35,9 +31,7 @@ def add_counts(result: dict, tokenizer):
 class EmbeddingHandlers(HandlerBase):
     def __init__(self, models: Models, chooser: ModelChooser | None = None):
         super().__init__(models, chooser)
-        # (id of an embedding table, its version, what) -> (a weak reference to the table, the figure)
-        self._figure_cache: OrderedDict = OrderedDict()
-        self._figure_lock = threading.Lock()
+        self._figures = KeptResults(FIGURE_CACHE_SIZE)  # per embedding table: (its version, what) -> the figure
 
     def analogy_probe_note(self) -> str:
         """How many of the probe's analogies the shipped fill-mask model's embeddings answer, in Markdown,
@@ -91,19 +85,7 @@ class EmbeddingHandlers(HandlerBase):
         FIGURE_CACHE_SIZE: every page load asks for the default word map and the position figure, and the same
         figure object lets the app's `Plot` send the image it rendered before. An entry is the table's only while
         that table lives: a Hub model's table freed (its model evicted) leaves its id to the next one's."""
-        key = (id(table), table._version, what)
-        with self._figure_lock:
-            hit = self._figure_cache.get(key)
-            if hit is not None and hit[0]() is table:
-                self._figure_cache.move_to_end(key)
-                return hit[1]
-        figure = draw()
-        with self._figure_lock:
-            self._figure_cache[key] = (weakref.ref(table), figure)
-            self._figure_cache.move_to_end(key)
-            while len(self._figure_cache) > FIGURE_CACHE_SIZE:
-                self._figure_cache.popitem(last=False)
-        return figure
+        return self._figures.get(table, (table._version, what), draw)
 
     @user_errors
     def word_map(self, words, model=SHIPPED):

@@ -2,11 +2,45 @@
 can run instead (`demo.model_choice`), a tab's model checked, and a word typed in cleaned."""
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Callable
+
 from .model_choice import SHIPPED, ModelChooser
 from .models import Models
 from .validation import MAX_CHARS, MAX_WORD_CHARS, clean_text, fail
 
 WORD_LIMIT = f"type one word of at most {MAX_WORD_CHARS} characters"  # a word box's limit, as its messages say it
+
+
+class KeptResults:
+    """The results of the last `size` calls of something slow, each kept for the object it was computed from (its
+    `owner`: a model, a pipeline, an embedding table) while that object lives: one freed since (a Hub model the
+    chooser evicted) is not kept alive, and the next object given its id finds nothing. Thread-safe: Gradio runs
+    handlers in worker threads."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.entries: OrderedDict = OrderedDict()  # (id(owner), key) -> (a weak reference to owner, the result)
+        self.lock = threading.Lock()
+
+    def get(self, owner, key, compute: Callable[[], object]):
+        """`compute()`'s result for (`owner`, `key`), computed once among the last `size` (computed outside the lock:
+        two calls at once may both compute it, and both get a whole result)."""
+        entry = (id(owner), key)
+        with self.lock:
+            hit = self.entries.get(entry)
+            if hit is not None and hit[0]() is owner:
+                self.entries.move_to_end(entry)
+                return hit[1]
+        result = compute()
+        with self.lock:
+            self.entries[entry] = (weakref.ref(owner), result)
+            self.entries.move_to_end(entry)
+            while len(self.entries) > self.size:
+                self.entries.popitem(last=False)
+        return result
 
 
 class HandlerBase:

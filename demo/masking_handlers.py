@@ -5,16 +5,26 @@ from __future__ import annotations
 import torch
 
 from . import figures
-from .handler_base import HandlerBase
+from .handler_base import HandlerBase, KeptResults
 from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
-from .tokens_view import tokenize
+from .model_choice import ModelChooser
+from .models import Models
+from .tokens_view import Tokens, tokenize
 from .validation import MAX_EPOCHS, MAX_SEED, clean_text, fail, parse_int, user_errors, warn_truncated
+
+MASKINGS_KEPT = 8  # outputs kept: every page load runs the tab's default text
 
 
 class MaskingHandlers(HandlerBase):
+    def __init__(self, models: Models, chooser: ModelChooser | None = None):
+        super().__init__(models, chooser)
+        self._maskings = KeptResults(MASKINGS_KEPT)  # per pipeline that reads the text: (text, epochs, seed) -> outputs
+
     @user_errors
     def masking(self, text, epochs=10, seed=0):
-        """(HTML table epoch by epoch, summary rows, coverage plot, MLM predictions at the last epoch)."""
+        """(HTML table epoch by epoch, summary rows, coverage plot, MLM predictions at the last epoch). The outputs
+        of the last MASKINGS_KEPT (text, epochs, seed) are kept: every page load asks for the default, and its
+        figure, the same object, is then not rendered again (`demo.components.Plot`)."""
         mlm = self.models.mlm
         loaded = mlm if mlm.available else self._need("sentiment")  # its tokenizer, at least
         tokenizer, max_length = loaded.tokenizer, loaded.config.max_length
@@ -26,6 +36,12 @@ class MaskingHandlers(HandlerBase):
             warn_truncated(max_length)
         if not tokens.has_words:  # spaces between mask tokens are no words either
             raise fail("The text has no ordinary tokens to mask, only special ones such as the mask token.")
+        return self._maskings.get(loaded.pipeline, (text, epochs, seed),
+                                  lambda: self._masking(tokenizer, tokens, epochs, seed))
+
+    def _masking(self, tokenizer, tokens: Tokens, epochs: int, seed: int) -> tuple:
+        """`masking`'s outputs for the checked `tokens` (`masking` keeps them)."""
+        mlm = self.models.mlm
         runs = simulate_masking(tokenizer, torch.tensor([tokens.ids]), epochs, seed)
         stats, curves = masking_stats(tokens, runs)
         predictions = mlm_predictions(mlm.model, tokenizer, tokens, runs) if mlm.available else [

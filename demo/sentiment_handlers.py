@@ -6,10 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import counterfactual, explain
-from .handler_base import HandlerBase
-from .model_choice import SHIPPED, is_shipped
+from .handler_base import HandlerBase, KeptResults
+from .model_choice import SHIPPED, ModelChooser, is_shipped
+from .models import Models
 from .tokens_view import Tokens, classifier_text, special_ids, tokenize
 from .validation import LONG_TEXT_TOKENS, clean_text, fail, user_errors, warning, windows_note
+
+READINGS_KEPT = 8  # texts read, kept: the page's What if? reads the text its classify has just read
 
 
 def classifier_input(loaded, text: str, lowercase: bool) -> str:
@@ -25,9 +28,8 @@ class SentimentReading:
     """A text as the chosen classifier read it (`Handlers._read_sentiment`): its answer, and each word's push
     towards the `toward` label (integrated gradients, `explain.polarity`) as (start, end, score) in `shown`,
     the text as the user sees it (their own when normalising only changed the case); `windows_note`: for a text
-    longer than the model reads at once, how it was read ("" otherwise)."""
+    longer than the model reads at once, how it was read ("" otherwise). It holds no reference to the model."""
 
-    loaded: object
     lowercase: bool
     probabilities: dict[str, float]
     best: str
@@ -41,12 +43,24 @@ class SentimentReading:
 
 
 class SentimentHandlers(HandlerBase):
-    def _read_sentiment(self, text, model) -> SentimentReading:
-        """One text through the chosen classifier, as `classify` and `counterfactual` both need it."""
+    def __init__(self, models: Models, chooser: ModelChooser | None = None):
+        super().__init__(models, chooser)
+        self._readings = KeptResults(READINGS_KEPT)  # per classifier: (lower-cased or not, text) -> its reading
+
+    def _read_sentiment(self, text, model) -> tuple[object, SentimentReading]:
+        """The chosen classifier and one text as it reads it, as `classify` and `counterfactual` both need them.
+        The readings of the last READINGS_KEPT texts are kept, each for its classifier while that lives: a Hub
+        model evicted by the chooser is not kept alive, and the next one, given its id, finds nothing."""
         lowercase = is_shipped(model)  # as the shipped classifier was fine-tuned; a Hub classifier may be cased
         loaded = self._need("sentiment", model)
-        pipe, tokenizer = loaded.pipeline, loaded.tokenizer
         text = clean_text(text)
+        return loaded, self._readings.get(loaded.model, (lowercase, text),
+                                          lambda: self._new_reading(loaded, text, lowercase))
+
+    @staticmethod
+    def _new_reading(loaded, text: str, lowercase: bool) -> SentimentReading:
+        """The cleaned `text` through the classifier `loaded` (`_read_sentiment` keeps the result)."""
+        pipe, tokenizer = loaded.pipeline, loaded.tokenizer
         model_text = classifier_input(loaded, text, lowercase)
         tokens = tokenize(tokenizer, model_text, pipe.max_length)
         if not tokens.has_words:  # "<pad><pad>" or "<s> </s>" would otherwise get a verdict on no words at all
@@ -67,7 +81,7 @@ class SentimentHandlers(HandlerBase):
                                               cfg.num_labels)
                     if cfg.problem_type not in ("regression", "multi_label_classification") else None)
         # the user's own case where normalising only lower-cased and collapsed whitespace
-        return SentimentReading(loaded, lowercase, {r["label"]: float(r["score"]) for r in results},
+        return SentimentReading(lowercase, {r["label"]: float(r["score"]) for r in results},
                                 results[0]["label"], toward, away, tokens, explain.merge_words(tokens, attributions),
                                 explain.in_users_case(text, model_text), note, baseline)
 
@@ -77,7 +91,7 @@ class SentimentHandlers(HandlerBase):
         score is its push towards the positive label (`explain.polarity`): plus towards positive, minus towards
         negative, whatever the prediction. A long text's explanation starts with how it was read (in windows).
         `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
-        r = self._read_sentiment(text, model)
+        _, r = self._read_sentiment(text, model)
         explanation = explain.explanation_markdown(r.shown, r.words, r.toward, r.away, r.best, r.probabilities[r.best],
                                                    r.baseline)
         return (r.probabilities, explain.highlighted_words(r.shown, r.words, r.tokens.truncated,
@@ -100,20 +114,20 @@ class SentimentHandlers(HandlerBase):
         return self._counterfactual(text, model, warn=False)
 
     def _counterfactual(self, text, model, warn: bool):
-        r = self._read_sentiment(text, model)
+        loaded, r = self._read_sentiment(text, model)
         if warn and r.windows_note:  # the API's /counterfactual alone; the page's classify has said it
             warning(r.windows_note)
         word = counterfactual.strongest_word(r.words, 1.0 if r.best == r.toward else -1.0)
         edits, texts = [], []
         for edit in counterfactual.propose(r.shown, word):
-            edited = classifier_input(r.loaded, edit.apply(r.shown), r.lowercase)
+            edited = classifier_input(loaded, edit.apply(r.shown), r.lowercase)
             # one that leaves only special tokens ("good <mask>" -> "<mask>") is refused by `classify`: not offered
-            if tokenize(r.loaded.tokenizer, edited, r.loaded.pipeline.max_length).has_words:
+            if tokenize(loaded.tokenizer, edited, loaded.pipeline.max_length).has_words:
                 edits.append(edit)
                 texts.append(edited)
         if not edits:
             raise fail(counterfactual.nothing_to_try(counterfactual.core_word(r.shown, word[0], word[1])))
-        results = r.loaded.pipeline(texts)  # one batch
+        results = loaded.pipeline(texts)  # one batch
         after = [{x["label"]: float(x["score"]) for x in row} for row in results]
         args = (r.shown, word, r.toward, r.probabilities, edits, after)
         return counterfactual.outcome_markdown(*args), counterfactual.outcome_data(*args)

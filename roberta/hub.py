@@ -562,9 +562,23 @@ def load_state_dict(model_id, map_location="cpu", **hub_kwargs) -> dict[str, tor
 
 
 def expected_shapes(cls, config: RobertaConfig) -> dict[str, tuple]:
-    """Tensor name -> shape of the `cls` model `config` describes (built on the meta device: no memory used)."""
-    with torch.device("meta"):
+    """Tensor name -> shape of the `cls` model `config` describes (built on the meta device: no memory used;
+    not initialised: `_NoInit`)."""
+    with torch.device("meta"), _NoInit():
         return {name: tuple(t.shape) for name, t in cls(config).state_dict().items()}
+
+
+class _NoInit(torch.overrides.TorchFunctionMode):
+    """Initialisation left undone: a `torch.nn.init` function or a tensor's random fill returns its tensor as it
+    is. Shapes need no values, and on the meta device `normal_` runs a Python decomposition whose first call
+    imports torch._dynamo (about a second of the app's start-up)."""
+
+    RANDOM_FILLS = (torch.Tensor.normal_, torch.Tensor.uniform_)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(func, "__module__", None) == "torch.nn.init" or func in self.RANDOM_FILLS:
+            return args[0] if args else kwargs["tensor"]
+        return func(*args, **(kwargs or {}))
 
 
 def load_model(cls, model_id, config=None, map_location="cpu", strict=True, **hub_kwargs):

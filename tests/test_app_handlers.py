@@ -877,6 +877,52 @@ def test_counterfactual_handler_escapes_and_is_one_batch(handlers, models, monke
     assert read[1:] == [[row["text"].lower() for row in data["edits"]]]  # the edits: one batch
 
 
+def _counting(monkeypatch, module, name) -> list:
+    """`module.name` (a function) counted: one entry per call, in the returned list."""
+    calls, function = [], getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *args, **kwargs: calls.append(1) or function(*args, **kwargs))
+    return calls
+
+
+def test_what_if_after_classify_reads_the_text_once(handlers, models, monkeypatch):
+    """The page runs What if? right after classifying the same text: the reading (the pipeline's answer and the
+    integrated gradients) is kept, not computed again, and gives what a reading of its own gives."""
+    read = _counting(monkeypatch, explain, "integrated_gradients")
+    text = "the old man was good, and the river was small."
+    classified = handlers.classify(text)
+    what_if = handlers.counterfactual_page(text)
+    assert handlers.classify(text) == classified and len(read) == 1
+    assert what_if == H.Handlers(models).counterfactual_page(text) and len(read) == 2  # the other: its own reading
+    handlers.classify(text.upper())  # another text (the shipped classifier lower-cases it, but shows the user's)
+    assert len(read) == 3
+
+
+def test_a_kept_reading_is_its_classifiers_alone(models, tiny_clf_dir, tmp_path, monkeypatch):
+    """Readings are kept per classifier while it lives: a Hub model gets its own, one the chooser evicts is not
+    kept alive by them, and loaded again it reads the text again (its id may be the evicted one's)."""
+    import gc
+    import weakref
+
+    from demo.model_choice import ModelChooser
+
+    negative = shutil.copytree(tiny_clf_dir, tmp_path / "negative")
+    model = roberta.RobertaForSequenceClassification.from_pretrained(negative)
+    with torch.no_grad():
+        model.classifier.out_proj.bias.copy_(torch.tensor([0.3, -0.3]))  # answers "negative"
+    model.save_pretrained(negative)
+    app = H.Handlers(models, ModelChooser(models, size=1, allow_local=True))
+    read = _counting(monkeypatch, explain, "integrated_gradients")
+    text = "the old man was good, and the river was small."
+    shipped, hub = app.classify(text)[0], app.classify(text, str(negative))[0]
+    assert max(shipped, key=shipped.get) == "positive" and max(hub, key=hub.get) == "negative" and len(read) == 2
+    assert app.classify(text, str(negative))[0] == hub and len(read) == 2
+    evicted = weakref.ref(app.chooser.get("sentiment", str(negative)).model)
+    app.classify(text, str(tiny_clf_dir))  # a second Hub model: the chooser keeps one
+    gc.collect()
+    assert evicted() is None and len(read) == 3
+    assert app.classify(text, str(negative))[0] == pytest.approx(hub) and len(read) == 4
+
+
 # ----------------------------------------------------------------------------- attention
 def test_attention_reads_a_typed_pad_as_the_pipelines_do(models):
     """A "<pad>" typed in the text is a token like any other to the pipelines (`roberta.encode`): the attention
@@ -1268,6 +1314,36 @@ def test_masking_distinct_masks_and_coverage(handlers):
     assert table.count("<tr><th>epoch ") == 12
     assert {row[0] for row in predictions} <= set(masking_view.SHORT_NAMES.values())
     assert all(len(row) == len(masking_view.PREDICTION_COLUMNS) for row in predictions)
+
+
+def test_masking_outputs_are_kept_for_the_next_page_load(handlers, monkeypatch):
+    """Every page load runs the masking tab's default: its outputs are kept, the figure the same object (which
+    `Plot` renders once); another seed, epoch count or text is simulated anew; the truncation warning is given
+    each time."""
+    drawn = _counting(monkeypatch, figures, "coverage_plot")
+    first = handlers.masking(LONG_SENTENCE, 7, 5)
+    again = handlers.masking(f"{LONG_SENTENCE} ", 7, 5)  # spaces around the text are no tokens
+    assert again == first and again[2] is first[2] and len(drawn) == 1
+    assert handlers.masking(LONG_SENTENCE, 7, 6)[1] != first[1] and len(drawn) == 2
+    handlers.masking(LONG_SENTENCE, 8, 5)
+    handlers.masking(LONG_SENTENCE.lower(), 7, 5)
+    assert len(drawn) == 4
+    for _ in range(2):
+        with pytest.warns(UserWarning, match="only the first 64 tokens"):
+            handlers.masking("the cat sees the house. " * 40, 3, 0)
+    assert len(drawn) == 5
+
+
+def test_kept_masking_outputs_are_their_pipelines_alone(handlers, models, monkeypatch):
+    """The outputs are kept by the id of the pipeline that read the text: one that lived at that id before,
+    freed since (a model let go of), leaves nothing its successor would get."""
+    import weakref
+
+    drawn = _counting(monkeypatch, figures, "coverage_plot")
+    dead = weakref.ref(torch.zeros(1))  # what lived at the pipeline's id before
+    handlers._maskings.entries[(id(models.mlm.pipeline), ("the cat sees the house.", 4, 2))] = (dead, "the freed one's")
+    assert dead() is None and isinstance(handlers.masking("the cat sees the house.", 4, 2)[2], Figure)
+    assert len(drawn) == 1
 
 
 def test_coverage_plot_legend_sits_below_the_lines():

@@ -4,12 +4,16 @@ import ast
 import contextlib
 import importlib
 import sys
+import threading
 from pathlib import Path
 
 import gradio as gr
+import numpy as np
 import pytest
 import torch
 
+from demo import figures
+from demo.components import Plot
 from demo.handlers import Handlers
 from demo.wiring import CONCURRENCY, Wiring
 
@@ -240,10 +244,6 @@ def test_every_plot_is_named_by_its_figures_title(app):
     """The plots' alt text ("{chart} plot visualising provided data" in the frontend) names the figure: its own
     title where it has one (the grid of heads: not its first panel's "head 1"), else its first panel's, else the
     component's label. The API still gets the image as `plot`."""
-    import numpy as np
-
-    from demo import figures
-
     labels = ["<s>", "The", "cat", "</s>"]
     grid = figures.head_grid(np.full((2, 4, 4), 0.25), labels, 1)
     heat = figures.attention_heatmap(np.full((4, 4), 0.25), labels, "Attention, layer 1")
@@ -264,6 +264,29 @@ def test_a_figure_sent_again_is_not_rendered_again(app):
     other, _ = app.handlers.word_map("cat, dog, house, river")
     again = app.Plot().postprocess(other)
     assert again.chart.startswith("“Words on a map") and again is not sent
+
+
+def test_a_figure_sent_to_several_page_loads_at_once_is_rendered_whole():
+    """Gradio postprocesses in worker threads: page loads close together send one cached figure (the positions,
+    the masking default) to `Plot` at once. Each gets the image one thread alone renders, and so does every later
+    page load (matplotlib drawing one figure from two threads at once gave garbled or blank images)."""
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        weights = rng.random((80, 80))
+        shared = figures.attention_heatmap(weights / weights.sum(1, keepdims=True), [f"t{i}" for i in range(80)], "t")
+        alone = Plot()._named(shared).plot  # rendered by one thread, not kept
+        start, sent = threading.Barrier(4), [None] * 4
+
+        def page_load(i):
+            start.wait()
+            sent[i] = Plot().postprocess(shared).plot
+
+        threads = [threading.Thread(target=page_load, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sent == [alone] * 4 and Plot().postprocess(shared).plot == alone
 
 
 def test_events_that_may_be_skipped_share_their_outputs_only_with_counted_events(app):

@@ -221,8 +221,7 @@ def test_an_embedding_figure_is_its_tables_alone(handlers):
     assert handlers._figure(table, "what", lambda: drawn.append(1) or "first") == "first"
     assert handlers._figure(table, "what", lambda: drawn.append(2) or "again") == "first"  # cached
     dead = weakref.ref(torch.zeros(1))  # a table that lived at this id before, freed since
-    key = (id(table), table._version, "what")
-    handlers._figure_cache[key] = (dead, "the freed table's figure")
+    handlers._figures.entries[(id(table), (table._version, "what"))] = (dead, "the freed table's figure")
     assert dead() is None and handlers._figure(table, "what", lambda: "its own") == "its own"
     assert drawn == [1]
 

@@ -5,6 +5,8 @@ import os
 import pickle
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -432,6 +434,27 @@ def test_weights_that_do_not_fit_are_named(mlm, tmp_path, change, message):
     _rewrite_weights(tmp_path, change)
     with pytest.raises(ValueError, match=re.escape(message)):
         roberta.RobertaForMaskedLM.from_pretrained(tmp_path)
+
+
+@pytest.mark.parametrize("arch", ["RobertaForMaskedLM", "RobertaForSequenceClassification"])
+def test_the_shapes_a_checkpoint_is_checked_against_are_a_built_models(arch, tiny_config):
+    """`expected_shapes` builds the model on the meta device without initialising it: the same names, shapes and
+    order as the state dict of the model built for real."""
+    cls = getattr(roberta, arch)
+    built = [(name, tuple(t.shape)) for name, t in cls(tiny_config).state_dict().items()]
+    assert list(roberta.hub.expected_shapes(cls, tiny_config).items()) == built
+
+
+def test_the_shapes_a_checkpoint_is_checked_against_take_no_torch_dynamo():
+    """Initialising on the meta device imported torch._dynamo (`normal_` is a Python decomposition there), about a
+    second of the app's start-up, for values a shape check never reads."""
+    code = ("import sys, roberta; from roberta.hub import expected_shapes; "
+            "[expected_shapes(cls, roberta.RobertaConfig.from_preset('tiny')) "
+            "for cls in (roberta.RobertaForMaskedLM, roberta.RobertaForSequenceClassification)]; "
+            "print('torch._dynamo' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert (run.returncode, run.stdout.strip()) == (0, "False"), run.stderr
 
 
 def test_folder_without_weights_gives_clear_error(mlm, tmp_path):
