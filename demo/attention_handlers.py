@@ -23,6 +23,10 @@ from .validation import clean_text, fail, parse_head, parse_int, user_errors, wa
 log = logging.getLogger(__name__)
 
 ATTENTION_CACHE_SIZE = 8  # texts whose attention is kept for the layer, head and token pickers
+# ... and the bytes their (L, nh, T, T) maps may hold together, oldest out first: the shipped models' maps take at
+# most 3 MiB each, roberta-large's 384 MiB (24 × 16 × 512² float32), so one of those is kept, and a map larger than
+# the budget is not kept at all
+ATTENTION_CACHE_BYTES = 512 * 2**20
 # The attention tab's views, one sub-tab each: the head view (HTML), heatmap, the layer's heads, rollout, one
 # token's bars. The UI draws only the visible one; the API draws all of them unless asked for one ("view").
 VIEWS = ("heads", "heatmap", "grid", "rollout", "token")
@@ -127,9 +131,12 @@ class AttentionHandlers(HandlerBase):
                 return self._attention_cache[cache_key]
         tokens = tokenize(loaded.tokenizer, text, loaded.config.max_length)
         attentions = explain.attention_maps(loaded.model, tokens.ids)
+        if attentions.nbytes > ATTENTION_CACHE_BYTES:  # kept, it would push every other text out and still not fit
+            return tokens, attentions
         with self._attention_lock:
             self._attention_cache[cache_key] = (tokens, attentions)
-            while len(self._attention_cache) > ATTENTION_CACHE_SIZE:
+            while (len(self._attention_cache) > ATTENTION_CACHE_SIZE
+                   or sum(maps.nbytes for _, maps in self._attention_cache.values()) > ATTENTION_CACHE_BYTES):
                 self._attention_cache.popitem(last=False)
         return tokens, attentions
 

@@ -22,6 +22,18 @@ from .formatting import format_probability, md_escape, short_text
 from .tokens_view import Tokens, word_spans
 
 IG_STEPS = 20
+# The tokens integrated gradients read at most: the shipped classifier's window. They run the model forward and
+# backward IG_STEPS times, which for roberta-large over its 512 tokens took 105 s on 2 shared CPUs; a model that reads
+# more at once has only the first IG_MAX_TOKENS tokens of its window explained (`IG_CUT_NOTE` says so)
+IG_MAX_TOKENS = 128
+IG_CUT_NOTE = ("Only the first {n} tokens are coloured, read as if the text ended there: this model reads {window} "
+               "tokens at once, but integrated gradients run it forward and backward {steps} times, so they read at "
+               "most {n} tokens (the shipped classifier's window). The answer comes from all the text the model read.")
+# The path's points run forward and backward together up to this many tokens × layers × hidden units: the
+# activations autograd keeps for the backward pass grow with it (4 points of roberta-large's 128 tokens, 24 layers
+# of 1024, held 0.7 GiB; all 20 of its 512 tokens in one batch 9.8 GiB). The shipped classifier's whole path (20
+# points of 128 tokens, 6 layers of 256) is one batch; fewer, larger batches are faster on a CPU than one at a time
+IG_BATCH_BUDGET = 4 * 128 * 24 * 1024
 # The legend's swatches, in the colours they name: the words' colours as the page shows them. HighlightedText
 # paints plus rgba(239, 68, 60, a) (red) and minus rgba(128, 90, 213, a) (purple); demo/page.css turns them green
 # and pink with a hue-rotate (140deg and 50deg), which gives exactly these (the filter's sRGB matrix: an API
@@ -42,12 +54,19 @@ def class_score(logits: torch.Tensor, target: int) -> torch.Tensor:
     return logits[:, target] - others.mean(dim=-1)
 
 
+def ig_batch_points(config, tokens: int, budget: int = IG_BATCH_BUDGET) -> int:
+    """How many points of the path run in one batch for a text of `tokens` tokens: as many as keep tokens ×
+    layers × hidden units within `budget`, at least one."""
+    return max(1, budget // (tokens * config.num_hidden_layers * config.hidden_size))
+
+
 def integrated_gradients(model, input_ids: list[int], target: int, baseline_id: int, special_ids,
-                         steps: int = IG_STEPS):
+                         steps: int = IG_STEPS, budget: int = IG_BATCH_BUDGET):
     """Integrated gradients (Sundararajan et al. 2017) on the word embeddings for the class score of
     `target`, from a baseline where every regular token is `baseline_id` (special tokens kept), with the
-    midpoint rule over `steps` points, one batch. Returns (attributions (T,), score(x), score(baseline));
-    the attributions sum to about score(x) - score(baseline) (completeness)."""
+    midpoint rule over `steps` points, in batches of `ig_batch_points` (one for the shipped classifier).
+    Returns (attributions (T,), score(x), score(baseline)); the attributions sum to about
+    score(x) - score(baseline) (completeness)."""
     device = next(model.parameters()).device
     with torch.inference_mode(False), torch.enable_grad():
         ids = torch.tensor([input_ids], dtype=torch.long, device=device)  # (1, T)
@@ -63,9 +82,12 @@ def integrated_gradients(model, input_ids: list[int], target: int, baseline_id: 
         base_ids = torch.where(is_special, ids, torch.full_like(ids, baseline_id))
         x, base = table(ids).detach(), table(base_ids).detach()  # (1, T, H)
         alphas = (torch.arange(steps, dtype=x.dtype, device=device) + 0.5) / steps  # (S,)
-        path = (base + alphas[:, None, None] * (x - base)).requires_grad_(True)  # (S, T, H)
-        (grads,) = torch.autograd.grad(score(path).sum(), path)  # (S, T, H)
-        attributions = ((x - base)[0] * grads.mean(dim=0)).sum(dim=-1)  # (T,)
+        path = base + alphas[:, None, None] * (x - base)  # (S, T, H)
+        grads = []
+        for points in path.split(ig_batch_points(model.config, len(input_ids), budget)):
+            points = points.detach().requires_grad_(True)
+            grads.append(torch.autograd.grad(score(points).sum(), points)[0])  # the batch's graph is freed here
+        attributions = ((x - base)[0] * torch.cat(grads).mean(dim=0)).sum(dim=-1)  # (T,)
         with torch.no_grad():
             ends = score(torch.cat([x, base]))  # (2,)
     return attributions.detach().cpu().numpy(), float(ends[0]), float(ends[1])
@@ -213,11 +235,18 @@ def score_probability(score: float, temperature: float, labels: int) -> float | 
     return 1 / (1 + np.exp(-score / temperature)) if labels <= 2 else None
 
 
+def ig_cut_note(window: int) -> str:
+    """What a model that reads `window` tokens at once, more than IG_MAX_TOKENS, has explained of a text that
+    the cut shortened (`IG_CUT_NOTE`)."""
+    return IG_CUT_NOTE.format(n=IG_MAX_TOKENS, window=window, steps=IG_STEPS)
+
+
 def explanation_markdown(shown: str, words, toward: str, away: str, best: str, probability: float,
-                         baseline: float | None = None) -> str:
+                         baseline: float | None = None, cut_note: str = "") -> str:
     """How to read the colours, and the words that pushed most each way; first a caveat when `shown` has no
     English word (`has_english_word`): the verdict stays, but it means little. `baseline`: P(`toward`) of the
-    all-<pad> input the pushes are measured from (`score_probability`), said when given."""
+    all-<pad> input the pushes are measured from (`score_probability`), said when given. `cut_note`: that only
+    the text's first IG_MAX_TOKENS tokens are coloured (`ig_cut_note`), said after how to read the colours."""
     pro, con = top_words(shown, words, 1.0), top_words(shown, words, -1.0)
     table = words_table(shown, words, toward, away)
     toward, away = md_escape(toward), md_escape(away)
@@ -230,7 +259,8 @@ def explanation_markdown(shown: str, words, toward: str, away: str, best: str, p
         "same input with &lt;s&gt; and &lt;/s&gt; kept and every word's tokens replaced by &lt;pad&gt;; summed "
         "over each word's pieces, scaled so the strongest word is ±1.)"
         + (" Pushes are measured from that all-&lt;pad&gt; input, which this model already scores "
-           f"{format_probability(baseline)} {toward}." if baseline is not None else "") + "\n\n"
+           f"{format_probability(baseline)} {toward}." if baseline is not None else "")
+        + (f" {cut_note}" if cut_note else "") + "\n\n"
         f"Most towards *{toward}*: {', '.join(pro) or '—'} · most towards *{away}*: {', '.join(con) or '—'}\n\n"
         f"{table}"
     )

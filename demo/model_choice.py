@@ -25,11 +25,15 @@ from __future__ import annotations
 
 import contextlib
 import html
+import json
 import logging
 import os
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as WaitedTooLong
+from contextvars import ContextVar
 
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
@@ -38,7 +42,7 @@ from roberta.hub import (HubRepoNotFoundError, HubUnreachableError, hub_offline,
                          written_as_path)
 
 from .models import KIND_OF_ARCHITECTURE, KINDS, LoadedModel, Models, without_paths
-from .validation import WordedError, error_html
+from .validation import EXITS, WordedError, error_html
 
 log = logging.getLogger(__name__)
 
@@ -48,19 +52,37 @@ ATTENTION_TAB = "Attention"  # reads either kind of model: its shipped choices a
 # A Hub RoBERTa saved before tokenizer.json existed (vocab.json + merges.txt only) reads with roberta-base's
 # tokenizer.json when its vocabulary has roberta-base's size: every RoBERTa fine-tune keeps that vocabulary.
 FALLBACK_TOKENIZER = "FacebookAI/roberta-base"
+# The steps a visitor's tokenizer.json may have (`check_tokenizer`), each of them run on every request: those of
+# RoBERTa's byte-level BPE (ByteLevel pre-tokenizer and decoder, no normalizer; the shipped classifier's
+# lower-cases) and of the SentencePiece tokenizers of XLM-R and CamemBERT, whose checkpoints load as RoBERTa
+# (Unigram, Metaspace, a character map). A pattern of the file's own (a Split, a Replace on a regex) is refused:
+# one took 50 s on a 29,000-character text, another made the tokenizers library panic.
+TOKENIZER_STEPS = {"normalizer": {"Lowercase", "NFC", "NFD", "NFKC", "NFKD", "Strip", "StripAccents", "Precompiled",
+                                  "Prepend", "Replace"},
+                   "pre_tokenizer": {"ByteLevel", "Metaspace"}, "model": {"BPE", "Unigram"},
+                   "decoder": {"ByteLevel", "Metaspace"}}
+SAFE_PATTERNS = {" {2,}"}  # the one regex SentencePiece's conversion writes (a run of spaces)
 HUB_CACHE_SIZE = 3
 MAX_CHOICE_CHARS = 200
 HUB_NOTE = "Hub models are downloaded on first use (roberta-base ~0.5 GB, roberta-large ~1.4 GB), then kept loaded."
 # What a visitor's model may be: roberta-large's size at most (its config is read before anything else is
-# downloaded), so that a small repo cannot ask the server for a 20,000-token window or a million-word vocabulary
+# downloaded), so that a small repo cannot ask the server for a 20,000-token window, a million-word vocabulary or
+# 128 heads (each head's (T, T) attention map is computed and kept: a 10 MB model with 128 heads held 3 GiB per
+# attention request)
 LIMITS = {"max_position_embeddings": 514, "vocab_size": 100_000, "num_hidden_layers": 24, "hidden_size": 1024,
-          "intermediate_size": 4096, "num_labels": 16}
+          "num_attention_heads": 16, "intermediate_size": 4096, "num_labels": 16}
 MAX_LABEL_CHARS = 64
 FAILED_TTL_S = 300  # a model that failed to load is refused at once for this long (a retry costs a download)
 MAX_FAILED = 64  # failures remembered at most (the oldest forgotten first)
 LOCAL_ENV = "APP_LOCAL_MODELS"
 HUB_ENV = "APP_HUB_MODELS"
 HUB_MODES = ("any", "suggested", "off")
+# An API call that names a model not loaded yet (`loading_aside`): the model loads in the background, at most
+# LOADS_AT_ONCE at a time (the page's model boxes load in a queue of as many, demo.wiring's LOAD), and the call
+# waits LOAD_WAIT_S for it (a small or cached model is answered at once) before it is told to try again
+LOADS_AT_ONCE = 2
+LOAD_WAIT_S = 1.0
+_LOAD_WAIT: ContextVar[float | None] = ContextVar("load_wait", default=None)
 
 
 class ModelChoiceError(WordedError):
@@ -168,6 +190,39 @@ def _tokenizer(source: str, config, hub: dict):
         return fallback, FALLBACK_TOKENIZER
 
 
+def _odd_step(kind: str, step: dict | None) -> str | None:
+    """What, in the tokenizer.json step `step` (its JSON; None: none) of `kind` ("normalizer"...), is no step of
+    `TOKENIZER_STEPS` (a Sequence is read part by part); None when all of it is."""
+    if step is None:
+        return None if kind == "normalizer" else f"no {kind}"
+    step_type = step.get("type")
+    if step_type == "Sequence":
+        parts = step.get("normalizers") or step.get("pretokenizers") or step.get("decoders") or []
+        return next(filter(None, (_odd_step(kind, part) for part in parts)), None)
+    if step_type not in TOKENIZER_STEPS[kind]:
+        return f"a {kind} of type {step_type}"
+    pattern = step.get("pattern") or {}
+    if pattern.get("Regex") is not None and pattern["Regex"] not in SAFE_PATTERNS:
+        return f"a {step_type} {kind} on a regex of its own"
+    # a Replace or Prepend writes one character at most, for a match of one at least: a chain of steps that each
+    # doubled the text would grow it exponentially
+    if pattern == {"String": ""} or len(step.get("content", step.get("prepend", ""))) > 1:
+        return f"a {step_type} {kind} that lengthens the text"
+    return None
+
+
+def check_tokenizer(tokenizer, source: str, kept: str) -> None:
+    """Refuse a tokenizer whose steps are not those of `TOKENIZER_STEPS`, before it reads any text."""
+    steps = {kind: getattr(tokenizer, kind) for kind in ("normalizer", "pre_tokenizer", "decoder")}
+    odd = next(filter(None, (_odd_step(kind, None if step is None else json.loads(step.__getstate__()))
+                             for kind, step in steps.items())), None)
+    model = type(tokenizer.model).__name__
+    odd = odd or (None if model in TOKENIZER_STEPS["model"] else f"a {model} model")
+    if odd:
+        raise ModelChoiceError(f"{source}'s tokenizer has {odd}: this app runs only the tokenizers of RoBERTa "
+                               f"(byte-level BPE) and of XLM-R and CamemBERT (SentencePiece). {kept}")
+
+
 @contextlib.contextmanager
 def _plain_errors(source: str, kept: str):
     """Any failure to read or load `source` as a `ModelChoiceError` in plain words, ending with `kept`; a Hub
@@ -186,7 +241,9 @@ def _plain_errors(source: str, kept: str):
                                f"gated one, which this server does not load. {kept}") from None
     except roberta.ModelLoadError as err:
         raise ModelChoiceError(f"Could not load {source}: {without_paths(str(err), source)}. {kept}") from None
-    except Exception as err:  # out of memory, a broken download...: logged, and said plainly
+    except EXITS:
+        raise
+    except BaseException as err:  # out of memory, a broken download, a library's panic...: logged, and said plainly
         log.exception("loading %s", source)
         raise ModelChoiceError(f"Could not load {source} ({type(err).__name__}). {kept}") from None
 
@@ -248,6 +305,7 @@ def load_choice(key: str, source: str, tab: str | None = None, allow_local: bool
             raise ModelChoiceError(f"{source} is a regression model: it gives a number, not the probability of each "
                                    f"label that {_the_tab(tab)} shows. {_kept(tab)}")
         tokenizer, tokenizer_from = _tokenizer(source, config, hub)
+        check_tokenizer(tokenizer, source, _kept(tab))
         if tokenizer.get_vocab_size() > config.vocab_size:  # the pipeline would refuse it after the download
             raise ModelChoiceError(f"{source}'s tokenizer has {tokenizer.get_vocab_size():,} tokens but its model "
                                    f"only {config.vocab_size:,}: they do not belong together. {_kept(tab)}")
@@ -256,6 +314,18 @@ def load_choice(key: str, source: str, tab: str | None = None, allow_local: bool
     pipe.model.eval().requires_grad_(False)  # shared by all requests; gradients only w.r.t. inputs
     extras = {"tokenizer_from": tokenizer_from} if tokenizer_from else {}
     return LoadedModel(key, source, pipeline=pipe, extras=extras, name=source)
+
+
+@contextlib.contextmanager
+def loading_aside(wait_s: float = LOAD_WAIT_S):
+    """Inside, `ModelChooser.get` loads a model in the background and waits `wait_s` seconds for it, then refuses
+    the request with "loading, try again in a moment": an API call runs in the compute queue, which a download of
+    roberta-large held for every request (a shipped fill-mask waited 10 s behind two loads)."""
+    token = _LOAD_WAIT.set(wait_s)
+    try:
+        yield
+    finally:
+        _LOAD_WAIT.reset(token)
 
 
 def loading_html(choice, keeps: bool = True) -> str:
@@ -324,7 +394,8 @@ class ModelChooser:
         self._loaded: OrderedDict = OrderedDict()  # (key, source) -> LoadedModel
         self._locks: dict = {}  # (key, source) -> the lock its loading holds
         self._failed: OrderedDict = OrderedDict()  # (key or "any", source, tab) -> (when, the message), oldest first
-        self._guard = threading.Lock()  # the three dicts
+        self._aside: dict = {}  # (key, source, tab) -> the Future of its load in the background (`loading_aside`)
+        self._guard = threading.Lock()  # the four dicts
 
     def _refuse_recent_failure(self, failed_key) -> None:
         """A model that failed to load less than FAILED_TTL_S ago fails again at once, with the same message:
@@ -363,6 +434,46 @@ class ModelChooser:
         if loaded is not None:
             return loaded
         self._refuse_recent_failure((key, source, tab))
+        wait_s = _LOAD_WAIT.get()
+        if wait_s is not None:
+            return self._load_aside(key, source, tab, wait_s)
+        return self._load(key, source, tab)
+
+    def _load_aside(self, key: str, source: str, tab: str | None, wait_s: float) -> LoadedModel:
+        """`_load(key, source, tab)` in a thread of its own (one per model, LOADS_AT_ONCE at most), waited for
+        `wait_s` seconds; a ModelChoiceError that says to try again when it takes longer (or when as many other
+        models are loading)."""
+        aside_key = (key, source, tab)
+        with self._guard:
+            loading = self._aside.get(aside_key)
+            if loading is None:
+                if len(self._aside) >= LOADS_AT_ONCE:
+                    raise ModelChoiceError(f"{source} is not loaded, and this server is loading other models now: "
+                                           f"try again in a moment. {_kept(tab)}")
+                loading = self._aside[aside_key] = Future()
+                threading.Thread(target=self._load_into, args=(loading, aside_key), daemon=True,
+                                 name=f"load {source}").start()
+        try:
+            return loading.result(timeout=wait_s)
+        except WaitedTooLong:
+            raise ModelChoiceError(f"{source} is loading (a large model takes a while on first use): try again in a "
+                                   f"moment. {_kept(tab)}") from None
+        except ModelChoiceError as err:  # a new error for each request that waited (it keeps its frames)
+            raise ModelChoiceError(str(err)) from None
+
+    def _load_into(self, loading: Future, aside_key) -> None:
+        try:
+            loading.set_result(self._load(*aside_key))
+        except BaseException as err:  # a ModelChoiceError; anything else, for the requests waiting to say
+            loading.set_exception(err)
+        finally:
+            with self._guard:
+                del self._aside[aside_key]
+
+    def _load(self, key: str, source: str, tab: str | None) -> LoadedModel:
+        """`source` loaded (`load_choice`) and cached, or its failure remembered; a second request for the same
+        model waits for the first load."""
+        cache_key = (key, source)
         with self._guard:
             lock = self._locks.setdefault(cache_key, threading.Lock())
         try:

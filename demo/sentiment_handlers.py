@@ -40,6 +40,7 @@ class SentimentReading:
     shown: str
     windows_note: str = ""
     baseline: float | None = None  # P(toward) of the all-<pad> input the pushes are measured from
+    cut_note: str = ""  # that only the first explain.IG_MAX_TOKENS tokens are coloured, for a model reading more
 
 
 class SentimentHandlers(HandlerBase):
@@ -62,8 +63,12 @@ class SentimentHandlers(HandlerBase):
         """The cleaned `text` through the classifier `loaded` (`_read_sentiment` keeps the result)."""
         pipe, tokenizer = loaded.pipeline, loaded.tokenizer
         model_text = classifier_input(loaded, text, lowercase)
-        tokens = tokenize(tokenizer, model_text, pipe.max_length)
-        if not tokens.has_words:  # "<pad><pad>" or "<s> </s>" would otherwise get a verdict on no words at all
+        # the tokens integrated gradients explain: the model's window, or its first IG_MAX_TOKENS in a larger one
+        tokens = tokenize(tokenizer, model_text, min(pipe.max_length, explain.IG_MAX_TOKENS))
+        cut = tokens.truncated and pipe.max_length > explain.IG_MAX_TOKENS  # the model read on past the cut
+        cut_note = explain.ig_cut_note(pipe.max_length) if cut else ""
+        read = tokenize(tokenizer, model_text, pipe.max_length) if cut else tokens  # what the model reads at once
+        if not read.has_words:  # "<pad><pad>" or "<s> </s>" would otherwise get a verdict on no words at all
             raise fail("The text has no words to classify, only special tokens such as <pad> or <mask>.")
         results = pipe(model_text)  # a long text: in overlapping windows, their logits averaged
         windows, note = results[0].get("windows", 1) if results else 1, ""
@@ -83,7 +88,7 @@ class SentimentHandlers(HandlerBase):
         # the user's own case where normalising only lower-cased and collapsed whitespace
         return SentimentReading(lowercase, {r["label"]: float(r["score"]) for r in results},
                                 results[0]["label"], toward, away, tokens, explain.merge_words(tokens, attributions),
-                                explain.in_users_case(text, model_text), note, baseline)
+                                explain.in_users_case(text, model_text), note, baseline, cut_note)
 
     @user_errors
     def classify(self, text, model=SHIPPED):
@@ -93,7 +98,7 @@ class SentimentHandlers(HandlerBase):
         `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
         _, r = self._read_sentiment(text, model)
         explanation = explain.explanation_markdown(r.shown, r.words, r.toward, r.away, r.best, r.probabilities[r.best],
-                                                   r.baseline)
+                                                   r.baseline, r.cut_note)
         return (r.probabilities, explain.highlighted_words(r.shown, r.words, r.tokens.truncated,
                                                             rest=explain.REST_READ),
                 f"ℹ️ *{r.windows_note}*\n\n{explanation}" if r.windows_note else explanation)

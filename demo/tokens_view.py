@@ -91,16 +91,21 @@ class Tokens:
 # tokenizer -> characters of its longest vocabulary entry; weak keys, so that the tokenizer of a Hub model the
 # app has let go of (demo.model_choice keeps the last three) is freed with it
 _LONGEST_TOKEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# The longest entry `window_chars` counts with: a visitor's tokenizer with a token of 2,000 characters (an added
+# one) made the window as long as the longest text allowed, so that no text was cut. Ours are at most 19.
+MAX_TOKEN_CHARS = 64
 
 
 def window_chars(tokenizer, max_length: int) -> int:
     """A length of text that holds more than `max_length` tokens: twice (max_length + 2) times the longest
-    vocabulary entry. A byte-level BPE token covers at most as many characters as its entry has bytes."""
+    vocabulary entry (MAX_TOKEN_CHARS at most). A byte-level BPE token covers at most as many characters as its
+    entry has bytes; a cut window of longer tokens than that may hold fewer than `max_length`, and then
+    `cut_to_window` keeps the whole text."""
     longest = _LONGEST_TOKEN.get(tokenizer)
     if longest is None:
         longest = _LONGEST_TOKEN[tokenizer] = max(1, max(map(len, tokenizer.get_vocab(with_added_tokens=True)),
                                                          default=1))
-    return 2 * (max_length + 2) * longest
+    return 2 * (max_length + 2) * min(longest, MAX_TOKEN_CHARS)
 
 
 def cut_to_window(text: str, tokenizer, max_length: int) -> str:

@@ -35,6 +35,9 @@ WORD_SEPARATORS_RE = re.compile(r"[,;\n]")  # a box of several words: commas, se
 MAX_MASKS = roberta.pipelines.MAX_MASKS
 MAX_EPOCHS = 40
 MAX_SEED = 2**31 - 1
+# The BaseExceptions that are no error of a request (the others, such as pyo3's PanicException when a Rust library
+# panics, are answered as errors: one that passed through left the request unanswered)
+EXITS = (KeyboardInterrupt, SystemExit, GeneratorExit)
 MASK, ALT_MASK = roberta.pipelines.MASK, roberta.pipelines.ALT_MASK  # "<mask>", and BERT's "[MASK]" read as it
 MASK_RE = re.compile(f"{re.escape(MASK)}|{re.escape(ALT_MASK)}")
 # <MASK>, [mask], < mask >, and in fullwidth brackets (＜mask＞, ［mask］: a Chinese or Japanese keyboard's)
@@ -60,7 +63,7 @@ TRUNCATED_WARNING = ("The text is longer than the {n} tokens the model reads; on
 # up to this many tokens (about 11 windows of 128 tokens: a long review), so one request stays quick.
 LONG_TEXT_TOKENS = 1024
 WINDOWS_NOTE = ("The text is longer than the {n} tokens the model reads at once: its score averages {k} "
-                "overlapping windows of {n} tokens. The colours show the first window's words only.")
+                "overlapping windows of {n} tokens. The colours show at most the first window's words.")
 WINDOWS_CUT_NOTE = " Only its first {limit:,} tokens were read."
 
 
@@ -110,7 +113,7 @@ def show_warnings(held: list | None) -> None:
 
 def user_errors(fn):
     """Turn ValueError (user-facing messages of the pipelines and of our checks) into gr.Error, and any
-    other exception into a generic gr.Error; log the traceback server-side. Gradio renders error messages
+    other exception (a BaseException too, but `EXITS`) into a generic gr.Error; log the traceback server-side. Gradio renders error messages
     as HTML, so any "<" or "&" in them (from the user's input) is escaped."""
 
     @functools.wraps(fn)
@@ -125,7 +128,9 @@ def user_errors(fn):
             if not isinstance(err, WordedError) and message.split(" ", 1)[0].isalpha():
                 message = message[:1].upper() + message[1:]
             raise fail(html.escape(message, quote=False)) from None
-        except Exception:
+        except EXITS:
+            raise
+        except BaseException:
             log.exception("unexpected error in %s", fn.__name__)
             raise fail("Something went wrong while processing this input. Please try another text.") from None
 

@@ -9,13 +9,15 @@ app.py lays the page out and says which handler (demo/handlers.py) each event ca
 - `Wiring.guarded`: the race guards (`demo.repeats`): an event that would only draw again what the page shows,
   a run a later one superseded, a view event sent for a text the page no longer shows (`Wiring.drawn_state`);
 - `Wiring.model_box` and `Wiring.load_first`: a tab's model chooser, and a model loaded before the event that
-  runs it, both in a loading queue of their own (`LOAD`: a download never holds the compute queue);
+  runs it, both in a loading queue of their own (`LOAD`: a download never holds the compute queue); an API call
+  that names a model not loaded yet loads it in the background (`api_endpoint`);
 - `error_box`, `hint`, `model_note`, `notice`: the small pieces every tab lays out alike.
 
 One `Wiring` per page (gr.Blocks): it holds what the page's guards remember per browser session.
 """
 from __future__ import annotations
 
+import functools
 import os
 
 import gradio as gr
@@ -32,7 +34,8 @@ COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one qu
 # queue of their own, as many at a time, so that a client sending them by the dozen holds that queue only, and
 # the quick answers (fill mask, sentiment, masking, tokens, embeddings) never wait behind them
 SLOW = {"concurrency_id": "slow", "concurrency_limit": CONCURRENCY}
-LOAD = {"concurrency_id": "load", "concurrency_limit": 2}  # loading a chosen model (a Hub download): its own queue
+# loading a chosen model (a Hub download): its own queue, as many at a time as the API's loads in the background
+LOAD = {"concurrency_id": "load", "concurrency_limit": model_choice.LOADS_AT_ONCE}
 # a step chained after another (What if? after its classification) that finds the text edited meanwhile
 EDITED = "The text changed while this ran: press What if? again."
 
@@ -73,9 +76,24 @@ def notice(models, *keys):
 
 
 def api(fn, inputs, outputs, name, queue=COMPUTE):
-    """The public API endpoint `name` on a hidden trigger: `fn` itself, its errors raised as plain messages, in
-    the shared compute queue (`queue`: or the SLOW one); its name and signature do not change with the layout."""
-    gr.Button(visible=False).click(plain_errors(fn), inputs, outputs, api_name=name, **queue)
+    """The public API endpoint `name` on a hidden trigger: `fn` itself (`api_endpoint`), in the shared compute
+    queue (`queue`: or the SLOW one); its name and signature do not change with the layout."""
+    gr.Button(visible=False).click(api_endpoint(fn), inputs, outputs, api_name=name, **queue)
+
+
+def api_endpoint(fn):
+    """`fn` as the API serves it: its errors raised as plain messages (`plain_errors`), and a model it names that
+    is not loaded yet loaded in the background (`model_choice.loading_aside`: "try again in a moment" unless it
+    loads within a second), so that a download never holds the compute queue, as the page's model boxes load in
+    the LOAD queue."""
+    endpoint = plain_errors(fn)
+
+    @functools.wraps(endpoint)
+    def call(*args):
+        with model_choice.loading_aside():
+            return endpoint(*args)
+
+    return call
 
 
 def model_loader(chooser, key, tab):

@@ -21,7 +21,7 @@ from demo import handlers as H
 from demo import validation as V
 from demo.ablation_view import ablation_markdown
 from demo.formatting import format_probability, readable, word_label
-from demo.models import load_models
+from demo.models import load_model, load_models
 from demo.sentiment_handlers import classifier_input
 from demo.worst_case import with_mask_inside, with_masks, worst_case_texts
 
@@ -511,6 +511,112 @@ def test_integrated_gradients_completeness_and_signs(sharp_classifier, tokenizer
     assert all(p.grad is None and not p.requires_grad for p in model.parameters())
 
 
+def _ig_batches(model):
+    """The batch sizes of the forward passes integrated gradients differentiate (`explain.integrated_gradients`),
+    recorded into the returned list, with the hook's handle to remove."""
+    sizes = []
+
+    def record(module, args, kwargs):
+        if torch.is_grad_enabled():  # not the two ends, scored without gradients
+            sizes.append(tuple(kwargs["inputs_embeds"].shape[:2]))
+    return sizes, model.register_forward_pre_hook(record, with_kwargs=True)
+
+
+def test_integrated_gradients_in_batches_equal_one_batch(sharp_classifier, tokenizer):
+    """The path's points run in batches of at most IG_BATCH_BUDGET tokens × layers × hidden units (the activations
+    kept for the backward pass are bounded), and the attributions are those of the whole path in one batch."""
+    model, cfg = sharp_classifier, sharp_classifier.config
+    tokens = tokens_view.tokenize(tokenizer, "the cat loves good music every day", cfg.max_length)
+    special = {tokenizer.token_to_id(t) for t in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")}
+    args = (model, tokens.ids, 1, tokenizer.token_to_id("<pad>"), special)
+    T = len(tokens.ids)
+    sizes, hook = _ig_batches(model)
+    try:
+        whole = explain.integrated_gradients(*args, budget=explain.IG_STEPS * T * cfg.num_hidden_layers
+                                             * cfg.hidden_size)
+        assert sizes == [(explain.IG_STEPS, T)]
+        sizes.clear()
+        batched = explain.integrated_gradients(*args, budget=3 * T * cfg.num_hidden_layers * cfg.hidden_size + 1)
+    finally:
+        hook.remove()
+    assert [n for n, _ in sizes] == [3] * 6 + [2]  # 20 points, 3 at a time
+    np.testing.assert_allclose(batched[0], whole[0], rtol=1e-5, atol=1e-7)
+    assert batched[1:] == whole[1:]
+    assert explain.ig_batch_points(cfg, T, budget=1) == 1  # however large the model, one point at a time at least
+
+
+SHIPPED_CLASSIFIER = Path(__file__).resolve().parent.parent / "assets" / "mini-roberta-sst2"
+
+
+@pytest.mark.skipif(not (SHIPPED_CLASSIFIER / "model.safetensors").is_file(), reason="no shipped classifier")
+def test_the_shipped_classifier_runs_its_integrated_gradients_in_one_batch():
+    """The batches leave the shipped classifier's explanation as it was: its longest text (its whole window) runs
+    the whole path in one batch, bit for bit the attributions of an unbounded budget."""
+    loaded = load_model("sentiment", SHIPPED_CLASSIFIER)
+    tokenizer, model = loaded.tokenizer, loaded.model
+    tokens = tokens_view.tokenize(tokenizer, " ".join([LONG_SENTENCE] * 10), loaded.config.max_length)
+    assert tokens.truncated and len(tokens.ids) == loaded.config.max_length <= explain.IG_MAX_TOKENS
+    args = (model, tokens.ids, 1, tokenizer.token_to_id("<pad>"), tokens_view.special_ids(tokenizer))
+    sizes, hook = _ig_batches(model)
+    try:
+        shipped = explain.integrated_gradients(*args)
+    finally:
+        hook.remove()
+    assert sizes == [(explain.IG_STEPS, len(tokens.ids))]
+    unbounded = explain.integrated_gradients(*args, budget=10**15)
+    assert np.array_equal(shipped[0], unbounded[0]) and shipped[1:] == unbounded[1:]
+
+
+@pytest.fixture(scope="module")
+def wide_handlers(tmp_path_factory, tiny_mlm_dir, tokenizer):
+    """The app's handlers with a tiny classifier that reads 256 tokens at once, more than IG_MAX_TOKENS."""
+    folder = tmp_path_factory.mktemp("wide") / "clf"
+    config = roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer, id2label={0: "negative", 1: "positive"},
+                                               max_position_embeddings=258)
+    torch.manual_seed(0)
+    roberta.RobertaForSequenceClassification(config).save_pretrained(folder)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    return H.Handlers(load_models(tiny_mlm_dir, folder))
+
+
+def test_integrated_gradients_read_at_most_ig_max_tokens_and_say_so(wide_handlers, handlers):
+    """A classifier that reads more than IG_MAX_TOKENS tokens at once (roberta-large's 512) has only the first
+    IG_MAX_TOKENS explained, as if the text ended there (20 forward and backward passes of roberta-large over 512
+    tokens took 2 minutes): the colours stop there, and the explanation says so."""
+    loaded = wide_handlers.models.sentiment
+    window = loaded.pipeline.max_length
+    text = " ".join([LONG_SENTENCE] * 4)
+    read = len(loaded.tokenizer.encode(classifier_input(loaded, text, True)).ids)
+    assert explain.IG_MAX_TOKENS < read <= window  # read in one window, explained in part
+    sizes, hook = _ig_batches(loaded.model)
+    try:
+        _, highlighted, explanation = wide_handlers.classify(text)
+    finally:
+        hook.remove()
+    assert {t for _, t in sizes} == {explain.IG_MAX_TOKENS}
+    assert highlighted[-1] == (explain.REST_READ, None)
+    assert explain.ig_cut_note(window) in explanation and f"reads {window} tokens at once" in explanation
+    coloured = [piece for piece, score in highlighted if score is not None]
+    assert 0 < len(coloured) < len(text.split())
+    # a text within IG_MAX_TOKENS is explained whole, and a model that reads no more than that never says it
+    _, highlighted, explanation = wide_handlers.classify(LONG_SENTENCE)
+    assert highlighted[-1] != (explain.REST_READ, None) and "Only the first" not in explanation
+    _, highlighted, explanation = handlers.classify(text)  # the tiny classifier's window (64) is cut: said as before
+    assert highlighted[-1] == (explain.REST_READ, None) and "Only the first" not in explanation
+
+
+def test_a_text_whose_words_start_after_the_explained_tokens_is_still_classified(wide_handlers):
+    """Whether a text has words is asked of what the model reads, not of the first IG_MAX_TOKENS tokens that
+    integrated gradients explain: special tokens first, then words, was refused as "no words" by a model that
+    reads them all."""
+    loaded = wide_handlers.models.sentiment
+    text = "<pad>" * (explain.IG_MAX_TOKENS + 4) + " " + LONG_SENTENCE
+    assert loaded.pipeline.max_length > len(loaded.tokenizer.encode(text).ids) > explain.IG_MAX_TOKENS
+    probabilities, _, explanation = wide_handlers.classify(text)
+    assert set(probabilities) == set(loaded.config.id2label.values())
+    assert explain.ig_cut_note(loaded.pipeline.max_length) in explanation
+
+
 def test_words_merge_bpe_pieces_of_emoji_cjk_and_rtl(models):
     loaded = models.sentiment
     text = "東京 is great 😀 مرحبا بالعالم"
@@ -935,6 +1041,88 @@ def test_attention_reads_a_typed_pad_as_the_pipelines_do(models):
     with torch.no_grad():
         expected = model(torch.tensor([ids]), torch.ones(1, len(ids), dtype=torch.long), output_attentions=True)
     np.testing.assert_allclose(maps, torch.stack([a[0] for a in expected.attentions]).numpy(), atol=1e-6)
+
+
+def test_the_attention_cache_keeps_the_newest_maps_within_its_bytes(models, monkeypatch):
+    """The attention kept for the pickers is bounded in bytes, the oldest text out first (roberta-large's maps of
+    one 512-token text take 384 MiB), and a text whose maps alone exceed the budget is answered, not kept."""
+    from demo import attention_handlers as AH
+
+    texts = ["The cat sees the house.", "A dog sees the sea at night every day.", "The old man follows the river.",
+             "Our team sees a small bird near the house at night.", "The sea."]
+    app = H.Handlers(models)
+    sizes = [app.attention_data("mlm", text)[1].nbytes for text in texts]  # with the default budget: all kept
+    assert list(app._attention_cache) == [("mlm", text) for text in texts]
+    budget = sizes[2] + sizes[3] + sizes[4]  # the last three texts' maps fit, not the last four
+    assert sizes[1] + budget > budget and budget >= max(sizes)
+    monkeypatch.setattr(AH, "ATTENTION_CACHE_BYTES", budget)
+    app = H.Handlers(models)
+    for text in texts:
+        app.attention_data("mlm", text)
+        assert sum(maps.nbytes for _, maps in app._attention_cache.values()) <= budget
+    assert list(app._attention_cache) == [("mlm", text) for text in texts[2:]]
+    # maps larger than the whole budget: answered, not kept, and nothing else pushed out for them
+    monkeypatch.setattr(AH, "ATTENTION_CACHE_BYTES", sizes[4])
+    app = H.Handlers(models)
+    app.attention_data("mlm", texts[4])
+    tokens, maps = app.attention_data("mlm", texts[3])
+    assert maps.shape[-1] == len(tokens.ids) and maps.nbytes > sizes[4]
+    assert list(app._attention_cache) == [("mlm", texts[4])]
+
+
+def test_the_attention_cache_keeps_eight_texts_of_the_shipped_models():
+    """The byte budget leaves the shipped models as they were: ATTENTION_CACHE_SIZE texts kept, each of the
+    longest (their whole window)."""
+    import json
+
+    from demo import attention_handlers as AH
+
+    for folder in ("mini-roberta-mlm", "mini-roberta-sst2"):
+        path = SHIPPED_CLASSIFIER.parent / folder / "config.json"
+        if not path.is_file():
+            pytest.skip("no shipped models")
+        cfg = json.loads(path.read_text())
+        tokens = cfg["max_position_embeddings"] - 2  # the window, <s> and </s> included
+        largest = cfg["num_hidden_layers"] * cfg["num_attention_heads"] * tokens**2 * 4  # float32 maps
+        assert AH.ATTENTION_CACHE_SIZE == 8 and AH.ATTENTION_CACHE_SIZE * largest <= AH.ATTENTION_CACHE_BYTES
+
+
+def test_a_very_long_vocabulary_entry_does_not_stop_the_cut(models):
+    """The reviewer's case: a visitor's tokenizer with one added token of 2,000 characters made `window_chars` as
+    long as the longest text allowed, so a long text was tokenized whole; the entry counts as MAX_TOKEN_CHARS."""
+    tokenizer = type(models.mlm.tokenizer).from_str(models.mlm.tokenizer.to_str())
+    tokenizer.add_tokens(["z" * 2000])
+    max_length = models.mlm.config.max_length
+    text = "the old man follows the river. " * 6000
+    tokens = tokens_view.tokenize(tokenizer, text, max_length)
+    assert len(tokens.text) <= tokens_view.window_chars(tokenizer, max_length) < len(text)
+    full_ids, _, _ = roberta.encode(tokenizer, text, max_length)
+    assert tokens.ids == full_ids[0].tolist() and tokens.truncated  # the same tokens as from the whole text
+
+
+def test_a_panic_in_a_library_is_answered_as_an_error(caplog):
+    """The reviewer's case: a tokenizer whose pattern makes the tokenizers library panic raised pyo3's
+    PanicException, a BaseException, which went past `user_errors` and left the request unanswered. It is
+    answered with the generic message now, and logged; Python's own exits still pass."""
+    from tokenizers import Regex, Tokenizer, models as tokenizer_models, pre_tokenizers
+
+    panicking = Tokenizer(tokenizer_models.BPE())
+    panicking.pre_tokenizer = pre_tokenizers.Split(Regex("(a|aa)+$"), "isolated")
+
+    @V.user_errors
+    def tokens(text):
+        return panicking.encode(text).tokens
+
+    with pytest.raises(gr.Error, match="Something went wrong while processing this input"):
+        tokens("a" * 40 + "!")
+    assert "unexpected error in tokens" in caplog.text and "PanicException" in caplog.text
+
+    @V.user_errors
+    def stops():
+        raise SystemExit(3)
+
+    with pytest.raises(SystemExit):
+        stops()
 
 
 def test_hub_tokenizers_are_not_held_by_the_window_cache(models):

@@ -552,10 +552,12 @@ def test_the_lock_table_does_not_grow_with_each_model_tried(models, monkeypatch)
 
 # ----- a public server: what a visitor's model choice may cost it -----
 @pytest.mark.parametrize("field, value", [("max_position_embeddings", 20_002), ("vocab_size", 1_000_000),
-                                          ("num_hidden_layers", 25), ("hidden_size", 2048)])
+                                          ("num_hidden_layers", 25), ("hidden_size", 2048),
+                                          ("num_attention_heads", 32)])
 def test_a_model_larger_than_the_app_serves_is_refused_before_its_weights(tmp_path, tiny_mlm_dir, monkeypatch,
                                                                           field, value):
-    """A few-MB repo must not get a 20,000-token window or a million-word vocabulary: its config is checked
+    """A few-MB repo must not get a 20,000-token window, a million-word vocabulary or 128 heads (each head's
+    (T, T) attention map is computed and kept): its config is checked
     against LIMITS (roberta-large's size) before the tokenizer or the weights are read."""
     import json
     import shutil
@@ -568,8 +570,10 @@ def test_a_model_larger_than_the_app_serves_is_refused_before_its_weights(tmp_pa
     monkeypatch.setattr(roberta.RobertaForMaskedLM, "from_pretrained",
                         classmethod(lambda cls, *a, **k: pytest.fail("the weights were read")))
     monkeypatch.setattr(MC.roberta, "load_tokenizer", lambda *a, **k: pytest.fail("the tokenizer was read"))
-    with pytest.raises(MC.ModelChoiceError, match=f"larger than this app serves .{field} {value:,}, at most"):
+    with pytest.raises(MC.ModelChoiceError, match=f"larger than this app serves .{field} {value:,}, at most "
+                                                  f"{MC.LIMITS[field]:,}: roberta-large's size.") as refused:
         MC.load_choice("mlm", str(folder), allow_local=True)
+    assert str(refused.value).startswith(f"{folder} is larger than this app serves")  # named as the user typed it
 
 
 def test_hub_files_are_fetched_without_the_servers_token(models, tiny_mlm_dir, monkeypatch):
@@ -767,3 +771,104 @@ def test_a_refused_choice_stays_in_the_box_unless_it_is_no_text(models, monkeypa
     value, current, status = MC.ModelChooser(models).choose("mlm", choice, MC.SHIPPED)
     assert (value, current) == (box, MC.SHIPPED)
     assert ("still runs ours: the shipped fill-mask model" in status) == (box != MC.SHIPPED), status
+
+
+# ----------------------------------------------------------------------------- a visitor's tokenizer.json
+def _with_tokenizer_steps(folder, tmp_path, **steps):
+    """A copy of the model folder `folder` whose tokenizer.json has `steps` ("pre_tokenizer": its JSON...)."""
+    import json
+
+    copy = shutil.copytree(folder, tmp_path / "copy")
+    data = json.loads((copy / "tokenizer.json").read_text())
+    (copy / "tokenizer.json").write_text(json.dumps({**data, **steps}))
+    return copy
+
+
+BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+
+
+@pytest.mark.parametrize("steps, said", [
+    # the reviewer's two: a pattern that held /tokens for minutes, one that made the tokenizers library panic
+    ({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "(a|aa)+$"}, "behavior": "Isolated", "invert": False}, BYTE_LEVEL]}},
+     "a pre_tokenizer of type Split"),
+    ({"normalizer": {"type": "Replace", "pattern": {"Regex": "(a|aa)+b"}, "content": ""}},
+     "a Replace normalizer on a regex of its own"),
+    ({"normalizer": {"type": "Sequence", "normalizers": [{"type": "Replace", "pattern": {"String": "a"},
+                                                          "content": "aa"}] * 3}},
+     "a Replace normalizer that lengthens the text"),
+    ({"pre_tokenizer": {"type": "Whitespace"}}, "a pre_tokenizer of type Whitespace"),
+    ({"pre_tokenizer": None}, "no pre_tokenizer"),
+])
+def test_a_tokenizer_with_steps_of_its_own_is_refused_before_it_reads_text(handlers, hf_mlm_dir, tmp_path, steps,
+                                                                           said):
+    """A visitor's tokenizer.json runs on every request: a step RoBERTa's tokenizers do not have (a pattern of
+    its own) is refused when the model loads, in plain words, before any text is tokenized."""
+    folder = str(_with_tokenizer_steps(hf_mlm_dir, tmp_path, **steps))
+    with pytest.raises(gr.Error, match=f"tokenizer has {said}: this app runs only the tokenizers of RoBERTa"):
+        handlers.tokens("a" * 40 + "!", folder)  # the text the first pattern panics on, had it been read
+
+
+def test_roberta_family_tokenizers_are_accepted(handlers, hf_mlm_dir, tmp_path, models,
+                                                roberta_base_style_tokenizer_file):
+    """RoBERTa's byte-level BPE (the tiny folders', roberta-base's layout, the shipped classifier's lower-casing)
+    and the SentencePiece steps of CamemBERT and XLM-R (Unigram, Metaspace, a run of spaces replaced) all load."""
+    from tokenizers import Regex, Tokenizer, decoders, normalizers, pre_tokenizers
+    from tokenizers import models as tokenizer_models
+
+    for tokenizer in (models.mlm.tokenizer, models.sentiment.tokenizer,
+                      Tokenizer.from_file(str(roberta_base_style_tokenizer_file)),
+                      roberta.text.lowercasing(models.mlm.tokenizer)):
+        MC.check_tokenizer(tokenizer, "m", "")
+    spm = Tokenizer(tokenizer_models.Unigram([("<unk>", 0.0), ("▁a", -1.0)], 0, False))
+    spm.normalizer = normalizers.Sequence([normalizers.Replace("\n", " "), normalizers.Replace(Regex(" {2,}"), "▁")])
+    spm.pre_tokenizer = pre_tokenizers.Metaspace()
+    spm.decoder = decoders.Metaspace()
+    MC.check_tokenizer(spm, "m", "")
+    lower_cased = _with_tokenizer_steps(hf_mlm_dir, tmp_path, normalizer={"type": "Lowercase"})
+    assert handlers.tokens("The Cat", str(lower_cased))  # loads and runs
+
+
+# ----------------------------------------------------------------------------- an API call's model loads aside
+def test_an_api_call_does_not_hold_the_compute_queue_while_its_model_loads(models, hf_mlm_dir, tokenizer,
+                                                                            monkeypatch):
+    """The reviewer's case: /classify naming a roberta-large not loaded yet loaded it in the compute queue, where
+    a shipped /fill_mask waited 10 s behind it. The endpoint now answers at once that the model is loading (it
+    loads in the background), and once it is loaded answers with it."""
+    from demo import wiring
+
+    release, real_load = threading.Event(), MC.load_choice
+
+    def slow_load(*args, **kwargs):
+        release.wait(20)
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(MC, "load_choice", slow_load)
+    handlers = Handlers(models, MC.ModelChooser(models, allow_local=True))
+    with gr.Blocks() as blocks:
+        boxes = [gr.Textbox(), gr.Number(), gr.Textbox(), gr.Textbox()]
+        wiring.api(handlers.fill_mask, boxes, [gr.HighlightedText(), gr.Label(), gr.JSON(), gr.HTML()], "fill_mask")
+    endpoint = next(block.fn for block in blocks.fns.values() if block.api_name == "fill_mask")
+    answers = []
+    asking = threading.Thread(target=lambda: answers.append(_outcome(endpoint, TEXT, 5, "", str(hf_mlm_dir))))
+    asking.start()
+    asking.join(10)  # before: the call waited for the load (until `release`)
+    assert answers and isinstance(answers[0], gr.Error) and "is loading" in answers[0].message
+    assert "try again in a moment" in answers[0].message and not release.is_set()
+    assert endpoint(TEXT, 5, "", MC.SHIPPED)  # the shipped model answers meanwhile
+    release.set()
+    for _ in range(100):  # the load ends in the background
+        if handlers.chooser.is_loaded("mlm", str(hf_mlm_dir)):
+            break
+        threading.Event().wait(0.1)
+    probabilities, ids = _hf_probabilities(hf_mlm_dir, tokenizer, TEXT, transformers.RobertaForMaskedLM)
+    expected = probabilities[(ids == tokenizer.token_to_id("<mask>")).nonzero()[0, 0]]
+    raw = endpoint(TEXT, 3, "", str(hf_mlm_dir))[-2]  # now answered with it
+    assert [r["token"] for r in raw[0]] == expected.topk(3).indices.tolist()
+
+
+def _outcome(fn, *args):
+    try:
+        return fn(*args)
+    except gr.Error as err:
+        return err
