@@ -46,7 +46,7 @@ def rendered(handlers, figure):
     """`figure()` drawn anew (the handlers' figure cache emptied first: the first page load's cost) and rendered
     as Gradio sends it (`gr.Plot.postprocess`)."""
     def call():
-        handlers._figure_cache.clear()
+        handlers._figures.entries.clear()
         return gr.Plot().postprocess(figure())
     return call
 

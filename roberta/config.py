@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import operator
+import os
 from dataclasses import dataclass, field
 
 
@@ -140,13 +141,18 @@ class RobertaConfig:
 
     @classmethod
     def from_preset(cls, name: str, tokenizer=None, **overrides) -> "RobertaConfig":
-        """A named preset; with a tokenizer (what `roberta.tokenizer.as_tokenizer` takes), the vocabulary and special
-        ids follow it."""
+        """A named preset; with a tokenizer (a `tokenizers.Tokenizer` or a `transformers` fast tokenizer), the
+        vocabulary and special ids follow it."""
         if name not in PRESETS:
             raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
         if tokenizer is not None:
-            from .tokenizer import as_tokenizer  # here: roberta.tokenizer imports this module
-            tokenizer = as_tokenizer(tokenizer)
+            # not roberta.tokenizer.as_tokenizer, which also reads a path: that module imports this one
+            tokenizer = getattr(tokenizer, "backend_tokenizer", tokenizer)  # a transformers tokenizer's own
+            if not callable(getattr(tokenizer, "token_to_id", None)):
+                path = isinstance(tokenizer, (str, os.PathLike))
+                read = " (roberta.load_tokenizer reads a path or folder)" if path else ""
+                raise TypeError(f"tokenizer must be a tokenizers.Tokenizer or a transformers fast tokenizer, got "
+                                f"{type(tokenizer).__name__}{read}")
             special = {"pad_token_id": "<pad>", "bos_token_id": "<s>", "eos_token_id": "</s>"}
             for key, token in special.items():
                 token_id = tokenizer.token_to_id(token)

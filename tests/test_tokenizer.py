@@ -203,11 +203,14 @@ def test_every_function_that_takes_a_tokenizer_takes_a_path_or_a_transformers_to
     ids, mask, truncated = roberta.encode(tokenizer, texts, 16)
     windows = encode_windows(tokenizer, texts, 16)
     config = roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer)
+    assert roberta.RobertaConfig.from_preset("tiny", tokenizer=theirs) == config
+    for path in (tiny_mlm_dir, str(tiny_mlm_dir)):  # a path is read by roberta.load_tokenizer (config is below it)
+        with pytest.raises(TypeError, match=r"got \w+ \(roberta\.load_tokenizer reads a path or folder\)$"):
+            roberta.RobertaConfig.from_preset("tiny", tokenizer=path)
     for given in (tiny_mlm_dir, str(tiny_mlm_dir / "tokenizer.json"), theirs):
         got_ids, got_mask, got_truncated = roberta.encode(given, texts, 16)
         assert torch.equal(got_ids, ids) and torch.equal(got_mask, mask) and got_truncated == truncated
         assert all(torch.equal(a, b) for a, b in zip(encode_windows(given, texts, 16), windows))
-        assert roberta.RobertaConfig.from_preset("tiny", tokenizer=given) == config
         for kind in ("dynamic", "static"):
             masker = roberta.make_masker(kind, given)
             assert masker.mask_token_id == tokenizer.token_to_id("<mask>")
@@ -226,10 +229,12 @@ def test_a_tokenizer_argument_of_another_kind_is_named_before_anything_is_writte
     message = (r"^tokenizer must be a tokenizers\.Tokenizer, a transformers fast tokenizer, a tokenizer\.json path, "
                r"a model folder or a Hub repo id, got dict$")
     for call in (lambda: roberta.encode({}, ["a"], 16), lambda: encode_windows({}, ["a"], 16),
-                 lambda: roberta.make_masker("static", {}), lambda: roberta.RobertaConfig.from_preset("tiny", {}),
-                 lambda: roberta.save_tokenizer({}, tmp_path / "out", 16)):
+                 lambda: roberta.make_masker("static", {}), lambda: roberta.save_tokenizer({}, tmp_path / "out", 16)):
         with pytest.raises(TypeError, match=message):
             call()
+    with pytest.raises(TypeError, match=r"^tokenizer must be a tokenizers\.Tokenizer or a transformers fast tokenizer, "
+                                        r"got dict$"):
+        roberta.RobertaConfig.from_preset("tiny", {})
     assert not (tmp_path / "out").exists()
     with pytest.raises(roberta.ModelNotFoundError):  # a path is read: its own error
         roberta.encode(tmp_path / "missing", ["a"], 16)
