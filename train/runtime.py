@@ -94,7 +94,12 @@ def run_main(run, args) -> int:
     try:
         with sigterm_as_interrupt():
             dist = init_distributed()
-            return run(args, dist)
+            code = run(args, dist)
+            # every process ends together: one that left first (the other ranks return as soon as training ends)
+            # tore its process group down while rank 0 still wrote the model, and sometimes died of it (SIGABRT,
+            # "terminate called without an active exception"), which stopped rank 0 mid-export
+            dist.barrier()
+            return code
     except USER_ERRORS as err:
         return report_user_error(err)
     except TrainingDiverged as err:
