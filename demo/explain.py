@@ -284,8 +284,12 @@ def attention_maps(model, input_ids: list[int]) -> np.ndarray:
     attended to, a typed "<pad>" too, as the pipelines read it (`roberta.encode`)."""
     ids = torch.tensor([input_ids], device=next(model.parameters()).device)  # (1, T)
     with torch.inference_mode():
-        out = model(ids, torch.ones_like(ids), output_attentions=True)
-    return torch.stack([a[0] for a in out.attentions]).float().cpu().numpy()
+        layers = list(model(ids, torch.ones_like(ids), output_attentions=True).attentions)  # L x (1, nh, T, T)
+    maps = np.empty((len(layers), *layers[0].shape[1:]), dtype=np.float32)  # (L, nh, T, T)
+    for i in range(len(layers)):  # each layer's tensor goes once copied: the request holds one set of maps, not two
+        maps[i] = layers[i][0].float().cpu().numpy()
+        layers[i] = None
+    return maps
 
 
 def attention_rollout(attentions: np.ndarray) -> np.ndarray:
