@@ -63,6 +63,48 @@ def tiny_clf_dir(tmp_path_factory, tokenizer):
 
 
 @pytest.fixture(scope="session")
+def negative_clf_dir(tmp_path_factory, tiny_clf_dir):
+    """The tiny classifier folder made to answer "negative" (`tiny_clf_dir`'s answers "positive" to every text):
+    its out_proj bias set to (0.3, -0.3), which moves the answer and cannot move any gradient, so its words'
+    pushes are the fixture's."""
+    folder = shutil.copytree(tiny_clf_dir, tmp_path_factory.mktemp("negative") / "clf")
+    model = roberta.RobertaForSequenceClassification.from_pretrained(folder)
+    with torch.no_grad():
+        model.classifier.out_proj.bias.copy_(torch.tensor([0.3, -0.3]))
+    model.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def sharp_classifier(tokenizer):
+    """A classifier whose answer moves with its input (the tiny fixture's P(positive) is about 0.505 for every
+    text: too flat for integrated gradients, or the order of a batch's answers, to be checked on), without
+    gradients as the app loads it."""
+    config = roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer, id2label={0: "negative", 1: "positive"},
+                                               initializer_range=0.3)
+    torch.manual_seed(0)
+    return roberta.RobertaForSequenceClassification(config).eval().requires_grad_(False)
+
+
+# The real corpora (SST-2, IMDB, WikiText-2), which no test builds: in the folder SHARED_DATA names, by default
+# ../shared/data beside the repository (where the training commands read them too)
+SHARED_DATA = Path(os.environ.get("SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+
+
+@pytest.fixture(scope="session")
+def shared_file():
+    """`shared_file("sst2/dev.tsv")`: that file of the real corpora (`SHARED_DATA`), or the test skipped, saying
+    where it was looked for, where it is absent."""
+    def need(relative: str) -> Path:
+        path = SHARED_DATA / relative
+        if not path.is_file():
+            pytest.skip(f"{path} not present (set SHARED_DATA to the folder that holds sst2/, imdb/ and "
+                        f"wikitext-2/)")
+        return path
+    return need
+
+
+@pytest.fixture(scope="session")
 def roberta_base_style_tokenizer_file(tmp_path_factory, tokenizer):
     """Our vocabulary written the way roberta-base's tokenizer.json is laid out: <s> <pad> </s> <unk> are ids
     0..3, <mask> is the *last* id (50264 in roberta-base), merges are "a b" strings, the first four added

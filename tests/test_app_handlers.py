@@ -1,8 +1,8 @@
 """The app's handlers as plain functions, with the tiny random fixture models (no server, no browser)."""
 import html
+import inspect
 import math
 import re
-import shutil
 import unicodedata
 import warnings
 from pathlib import Path
@@ -21,7 +21,7 @@ from demo import handlers as H
 from demo import validation as V
 from demo.ablation_view import ablation_markdown
 from demo.formatting import format_probability, readable, word_label
-from demo.models import load_model, load_models
+from demo.models import load_models
 from demo.sentiment_handlers import classifier_input
 from demo.worst_case import with_mask_inside, with_masks, worst_case_texts
 
@@ -442,16 +442,10 @@ def test_every_words_push_is_also_in_numbers(handlers):
 
 
 @pytest.fixture(scope="module")
-def negative_handlers(tmp_path_factory, tiny_mlm_dir, tiny_clf_dir):
-    """The app's handlers with a classifier that answers "negative" (the tiny fixture's answers "positive" to
-    every text): the fixture classifier with out_proj's bias set to (0.3, -0.3), which moves the answer and cannot
-    move any gradient, so its words' pushes are the fixture's."""
-    folder = shutil.copytree(tiny_clf_dir, tmp_path_factory.mktemp("negative") / "clf")
-    model = roberta.RobertaForSequenceClassification.from_pretrained(folder)
-    with torch.no_grad():
-        model.classifier.out_proj.bias.copy_(torch.tensor([0.3, -0.3]))
-    model.save_pretrained(folder)
-    return H.Handlers(load_models(tiny_mlm_dir, folder))
+def negative_handlers(tiny_mlm_dir, negative_clf_dir):
+    """The app's handlers with a classifier that answers "negative" (`negative_clf_dir`: the fixture classifier
+    with the same gradients)."""
+    return H.Handlers(load_models(tiny_mlm_dir, negative_clf_dir))
 
 
 def test_attribution_colours_keep_their_polarity_whatever_the_prediction(handlers, negative_handlers, models):
@@ -480,16 +474,6 @@ def test_polarity_of_other_label_names():
     from types import SimpleNamespace as NS
     assert explain.polarity(NS(id2label={0: "POSITIVE", 1: "NEGATIVE"})) == (0, "POSITIVE", "NEGATIVE")
     assert explain.polarity(NS(id2label={"0": "LABEL_0", "1": "LABEL_1"})) == (1, "LABEL_1", "LABEL_0")
-
-
-@pytest.fixture(scope="module")
-def sharp_classifier(tokenizer):
-    """A classifier whose score moves with its input (the tiny fixture's P(positive) is about 0.505 for every
-    text: too flat for integrated gradients to be checked on), without gradients as the app loads it."""
-    config = roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer, id2label={0: "negative", 1: "positive"},
-                                               initializer_range=0.3)
-    torch.manual_seed(0)
-    return roberta.RobertaForSequenceClassification(config).eval().requires_grad_(False)
 
 
 def test_integrated_gradients_completeness_and_signs(sharp_classifier, tokenizer):
@@ -548,23 +532,16 @@ def test_integrated_gradients_in_batches_equal_one_batch(sharp_classifier, token
 SHIPPED_CLASSIFIER = Path(__file__).resolve().parent.parent / "assets" / "mini-roberta-sst2"
 
 
-@pytest.mark.skipif(not (SHIPPED_CLASSIFIER / "model.safetensors").is_file(), reason="no shipped classifier")
+@pytest.mark.skipif(not (SHIPPED_CLASSIFIER / "config.json").is_file(), reason="no shipped classifier")
 def test_the_shipped_classifier_runs_its_integrated_gradients_in_one_batch():
-    """The batches leave the shipped classifier's explanation as it was: its longest text (its whole window) runs
-    the whole path in one batch, bit for bit the attributions of an unbounded budget."""
-    loaded = load_model("sentiment", SHIPPED_CLASSIFIER)
-    tokenizer, model = loaded.tokenizer, loaded.model
-    tokens = tokens_view.tokenize(tokenizer, " ".join([LONG_SENTENCE] * 10), loaded.config.max_length)
-    assert tokens.truncated and len(tokens.ids) == loaded.config.max_length <= explain.IG_MAX_TOKENS
-    args = (model, tokens.ids, 1, tokenizer.token_to_id("<pad>"), tokens_view.special_ids(tokenizer))
-    sizes, hook = _ig_batches(model)
-    try:
-        shipped = explain.integrated_gradients(*args)
-    finally:
-        hook.remove()
-    assert sizes == [(explain.IG_STEPS, len(tokens.ids))]
-    unbounded = explain.integrated_gradients(*args, budget=10**15)
-    assert np.array_equal(shipped[0], unbounded[0]) and shipped[1:] == unbounded[1:]
+    """The batches leave the shipped classifier's explanation as it was: its longest text (its whole window, all
+    of it explained) runs the whole path in one batch at the budget the app runs with. Its config.json is all this
+    reads: that the batches are `ig_batch_points`' and give the attributions of one batch is
+    `test_integrated_gradients_in_batches_equal_one_batch`'s (running the shipped model here took 5 s)."""
+    config = roberta.hub.load_config(SHIPPED_CLASSIFIER)
+    app_budget = inspect.signature(explain.integrated_gradients).parameters["budget"].default  # the app passes none
+    assert config.max_length <= explain.IG_MAX_TOKENS
+    assert explain.ig_batch_points(config, config.max_length, app_budget) >= explain.IG_STEPS
 
 
 @pytest.fixture(scope="module")
@@ -990,9 +967,11 @@ def _counting(monkeypatch, module, name) -> list:
     return calls
 
 
-def test_what_if_after_classify_reads_the_text_once(handlers, models, monkeypatch):
+def test_what_if_after_classify_reads_the_text_once(models, monkeypatch):
     """The page runs What if? right after classifying the same text: the reading (the pipeline's answer and the
-    integrated gradients) is kept, not computed again, and gives what a reading of its own gives."""
+    integrated gradients) is kept, not computed again, and gives what a reading of its own gives. (Handlers of
+    its own: the module's `handlers` keep what earlier tests read, which would leave nothing to count.)"""
+    handlers = H.Handlers(models)
     read = _counting(monkeypatch, explain, "integrated_gradients")
     text = "the old man was good, and the river was small."
     classified = handlers.classify(text)
@@ -1003,7 +982,7 @@ def test_what_if_after_classify_reads_the_text_once(handlers, models, monkeypatc
     assert len(read) == 3
 
 
-def test_a_kept_reading_is_its_classifiers_alone(models, tiny_clf_dir, tmp_path, monkeypatch):
+def test_a_kept_reading_is_its_classifiers_alone(models, tiny_clf_dir, negative_clf_dir, monkeypatch):
     """Readings are kept per classifier while it lives: a Hub model gets its own, one the chooser evicts is not
     kept alive by them, and loaded again it reads the text again (its id may be the evicted one's)."""
     import gc
@@ -1011,11 +990,7 @@ def test_a_kept_reading_is_its_classifiers_alone(models, tiny_clf_dir, tmp_path,
 
     from demo.model_choice import ModelChooser
 
-    negative = shutil.copytree(tiny_clf_dir, tmp_path / "negative")
-    model = roberta.RobertaForSequenceClassification.from_pretrained(negative)
-    with torch.no_grad():
-        model.classifier.out_proj.bias.copy_(torch.tensor([0.3, -0.3]))  # answers "negative"
-    model.save_pretrained(negative)
+    negative = negative_clf_dir  # answers "negative"
     app = H.Handlers(models, ModelChooser(models, size=1, allow_local=True))
     read = _counting(monkeypatch, explain, "integrated_gradients")
     text = "the old man was good, and the river was small."
@@ -1504,10 +1479,11 @@ def test_masking_distinct_masks_and_coverage(handlers):
     assert all(len(row) == len(masking_view.PREDICTION_COLUMNS) for row in predictions)
 
 
-def test_masking_outputs_are_kept_for_the_next_page_load(handlers, monkeypatch):
+def test_masking_outputs_are_kept_for_the_next_page_load(models, monkeypatch):
     """Every page load runs the masking tab's default: its outputs are kept, the figure the same object (which
     `Plot` renders once); another seed, epoch count or text is simulated anew; the truncation warning is given
-    each time."""
+    each time. (Handlers of its own: the module's `handlers` keep what earlier tests drew.)"""
+    handlers = H.Handlers(models)
     drawn = _counting(monkeypatch, figures, "coverage_plot")
     first = handlers.masking(LONG_SENTENCE, 7, 5)
     again = handlers.masking(f"{LONG_SENTENCE} ", 7, 5)  # spaces around the text are no tokens

@@ -809,24 +809,25 @@ def test_a_tokenizer_with_steps_of_its_own_is_refused_before_it_reads_text(handl
         handlers.tokens("a" * 40 + "!", folder)  # the text the first pattern panics on, had it been read
 
 
-def test_roberta_family_tokenizers_are_accepted(handlers, hf_mlm_dir, tmp_path, models,
+def test_roberta_family_tokenizers_are_accepted(handlers, hf_mlm_dir, tmp_path, models, tokenizer,
                                                 roberta_base_style_tokenizer_file):
     """RoBERTa's byte-level BPE (the tiny folders', roberta-base's layout, the shipped classifier's lower-casing)
     and the SentencePiece steps of CamemBERT and XLM-R (Unigram, Metaspace, a run of spaces replaced) all load."""
     from tokenizers import Regex, Tokenizer, decoders, normalizers, pre_tokenizers
     from tokenizers import models as tokenizer_models
 
-    for tokenizer in (models.mlm.tokenizer, models.sentiment.tokenizer,
-                      Tokenizer.from_file(str(roberta_base_style_tokenizer_file)),
-                      roberta.text.lowercasing(models.mlm.tokenizer)):
-        MC.check_tokenizer(tokenizer, "m", "")
+    for accepted in (models.mlm.tokenizer, models.sentiment.tokenizer,
+                     Tokenizer.from_file(str(roberta_base_style_tokenizer_file)),
+                     roberta.text.lowercasing(models.mlm.tokenizer)):
+        MC.check_tokenizer(accepted, "m", "")
     spm = Tokenizer(tokenizer_models.Unigram([("<unk>", 0.0), ("▁a", -1.0)], 0, False))
     spm.normalizer = normalizers.Sequence([normalizers.Replace("\n", " "), normalizers.Replace(Regex(" {2,}"), "▁")])
     spm.pre_tokenizer = pre_tokenizers.Metaspace()
     spm.decoder = decoders.Metaspace()
     MC.check_tokenizer(spm, "m", "")
     lower_cased = _with_tokenizer_steps(hf_mlm_dir, tmp_path, normalizer={"type": "Lowercase"})
-    assert handlers.tokens("The Cat", str(lower_cased))  # loads and runs
+    _, rows, *_ = handlers.tokens("The Cat", str(lower_cased))  # loads, and reads the text lower-cased
+    assert [row["id"] for row in rows["tokens"]] == tokenizer.encode("the cat").ids != tokenizer.encode("The Cat").ids
 
 
 # ----------------------------------------------------------------------------- an API call's model loads aside
@@ -855,7 +856,11 @@ def test_an_api_call_does_not_hold_the_compute_queue_while_its_model_loads(model
     asking.join(10)  # before: the call waited for the load (until `release`)
     assert answers and isinstance(answers[0], gr.Error) and "is loading" in answers[0].message
     assert "try again in a moment" in answers[0].message and not release.is_set()
-    assert endpoint(TEXT, 5, "", MC.SHIPPED)  # the shipped model answers meanwhile
+    shipped = []  # the shipped model answers meanwhile, as it answers without a load going on
+    answering = threading.Thread(target=lambda: shipped.append(endpoint(TEXT, 5, "", MC.SHIPPED)))
+    answering.start()
+    answering.join(10)
+    assert shipped == [handlers.fill_mask(TEXT, 5)] and not release.is_set()
     release.set()
     for _ in range(100):  # the load ends in the background
         if handlers.chooser.is_loaded("mlm", str(hf_mlm_dir)):

@@ -123,7 +123,15 @@ def test_bad_config_field_names_file_and_field(folder, field, value, message):
 
 
 
-def test_a_bert_config_is_refused_for_its_model_type_first(folder):
+def assert_loaded_from(model, folder):
+    """`model` holds the weights of the model saved in `folder` (a loader that returned a random initialisation
+    of the same shape would pass a check of the shape alone)."""
+    saved = roberta.RobertaForMaskedLM.from_pretrained(folder).state_dict()
+    loaded = model.state_dict()
+    assert loaded.keys() == saved.keys() and all(loaded[key].equal(saved[key]) for key in saved)
+
+
+def test_a_bert_config_is_refused_for_its_model_type_first(folder, tiny_mlm_dir):
     """A transformers BERT folder's config.json (bos_token_id null, no RoBERTa position offset) was refused for
     "bos_token_id must be an integer, got None"; its model_type is what makes it another model."""
     path = edit_config(folder, model_type="bert", bos_token_id=None, eos_token_id=None, pad_token_id=0)
@@ -131,11 +139,11 @@ def test_a_bert_config_is_refused_for_its_model_type_first(folder):
         roberta.RobertaForMaskedLM.from_pretrained(folder)
     for model_type in ("xlm-roberta", "camembert"):  # the same architecture and tensor names
         edit_config(folder, model_type=model_type, bos_token_id=0, eos_token_id=2, pad_token_id=1)
-        assert roberta.RobertaForMaskedLM.from_pretrained(folder)
+        assert_loaded_from(roberta.RobertaForMaskedLM.from_pretrained(folder), tiny_mlm_dir)
     config = json.loads(path.read_text())
     del config["model_type"]  # none given: read as RoBERTa
     path.write_text(json.dumps(config))
-    assert roberta.RobertaForMaskedLM.from_pretrained(folder)
+    assert_loaded_from(roberta.RobertaForMaskedLM.from_pretrained(folder), tiny_mlm_dir)
 
 
 def test_config_values_transformers_accepts_for_the_same_model(folder, tmp_path):
@@ -410,10 +418,10 @@ def test_a_bad_map_location_is_named_not_called_a_corrupt_file(folder):
 
 
 def test_a_path_from_the_home_folder_is_a_local_folder(folder, tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path))
-    assert roberta.RobertaForMaskedLM.from_pretrained("~/model")
-    assert roberta.load_tokenizer("~/model").get_vocab_size() > 0
-    assert roberta.pipeline("fill-mask", "~/model")("a <mask> b", top_k=1)
+    monkeypatch.setenv("HOME", str(tmp_path))  # `folder` is tmp_path / "model"
+    assert_loaded_from(roberta.RobertaForMaskedLM.from_pretrained("~/model"), folder)
+    assert roberta.load_tokenizer("~/model").to_str() == roberta.load_tokenizer(folder).to_str()
+    assert roberta.pipeline("fill-mask", "~/model")("a <mask> b") == roberta.pipeline("fill-mask", folder)("a <mask> b")
     with pytest.raises(ModelNotFoundError, match="no such folder"):
         roberta.RobertaForMaskedLM.from_pretrained("~/elsewhere")
 

@@ -3,7 +3,6 @@ the reference) on SST-2-style and natural text, and linear time on the inputs th
 import csv
 import random
 import re
-from pathlib import Path
 
 import pytest
 
@@ -154,12 +153,7 @@ def test_worst_case_inputs_are_normalised(name):
         assert T.normalize_for_classifier(out) == out
 
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"  # as in test_train_data.py
-
-
 def _tsv_texts(path, limit):
-    if not path.exists():
-        pytest.skip(f"{path} not present")
     csv.field_size_limit(10**9)
     with open(path, newline="", encoding="utf-8") as f:
         rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
@@ -168,9 +162,9 @@ def _tsv_texts(path, limit):
 
 
 @pytest.mark.parametrize("name, limit", [("sst2/dev.tsv", 10_000), ("sst2/train.tsv", 5_000), ("imdb/train.tsv", 500)])
-def test_same_as_before_on_the_shared_data(name, limit):
-    """The real SST-2 and IMDB texts (where present): identical to the reference rules."""
-    for text in _tsv_texts(SHARED / name, limit):
+def test_same_as_before_on_the_shared_data(name, limit, shared_file):
+    """The real SST-2 and IMDB texts (where present, `shared_file`): identical to the reference rules."""
+    for text in _tsv_texts(shared_file(name), limit):
         assert T.normalize_for_classifier(text) == reference_normalize(text), text[:200]
 
 

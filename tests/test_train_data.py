@@ -6,8 +6,6 @@ import torch
 
 from train import data
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
 WIKITEXT = """ 
  = Homarus gammarus = 
  
@@ -415,15 +413,9 @@ def test_train_data_normalizes_text_with_the_pipelines_function():
     assert data.normalize_for_classifier is text.normalize_for_classifier
 
 
-# ----- the real shared files (skipped where absent) -----
-def _need(path):
-    if not path.exists():
-        pytest.skip(f"{path} not present")
-    return path
-
-
-def test_real_wikitext_valid_loads(tmp_path):
-    src = _need(SHARED / "wikitext-2" / "wiki.valid.tokens")
+# ----- the real shared files (skipped where absent: `shared_file`) -----
+def test_real_wikitext_valid_loads(tmp_path, shared_file):
+    src = shared_file("wikitext-2/wiki.valid.tokens")
     head = tmp_path / "head.tokens"
     head.write_text("".join(src.open(encoding="utf-8").readlines()[:200]), encoding="utf-8")
     docs = data.read_documents(str(head))
@@ -432,10 +424,11 @@ def test_real_wikitext_valid_loads(tmp_path):
     assert " @-@ " not in text and " , " not in text and " <unk>" not in text
 
 
-def test_real_sst2_and_imdb_load():
-    texts, labels, id2label = data.read_labeled(str(_need(SHARED / "sst2" / "dev.tsv")))
+def test_real_sst2_and_imdb_load(shared_file):
+    texts, labels, id2label = data.read_labeled(str(shared_file("sst2/dev.tsv")))
     assert len(texts) == 872 and set(labels) == {0, 1} and id2label == {0: "negative", 1: "positive"}
-    texts, labels = data.imdb_sample(str(_need(SHARED / "imdb" / "train.tsv")), n=200, seed=0)
+    imdb = str(shared_file("imdb/train.tsv"))
+    texts, labels = data.imdb_sample(imdb, n=200, seed=0)
     assert len(texts) == 200 and set(labels) == {0, 1} and min(map(len, texts)) > 0
-    documents = data.read_documents(str(SHARED / "imdb" / "train.tsv"))  # pretraining text: the sample left out
-    assert len(documents) == 23_991 and not set(data.imdb_sample(str(SHARED / "imdb" / "train.tsv"))[0]) & set(documents)
+    documents = data.read_documents(imdb)  # pretraining text: the sample left out
+    assert len(documents) == 23_991 and not set(data.imdb_sample(imdb)[0]) & set(documents)

@@ -13,6 +13,7 @@ import yaml
 
 import roberta
 import torch
+from roberta.text import normalize_for_classifier
 from train import evaluate, model_card, push
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -198,6 +199,58 @@ def test_evaluate_classifier(tiny_clf_dir, tokenizer, sentences):
     assert model.training  # mode restored
     with pytest.raises(ValueError, match="do not fit"):
         evaluate.evaluate_classifier(model, tokenizer, ["a"], [5])
+
+
+# 7 to 156 tokens (`sharp_classifier` reads 64), answered both ways: the last two are read in 2 and 3 windows
+OF_MANY_LENGTHS = ["the cat.", "The river sees the city of London at night.", "A dog is near the bright sun every day.",
+                   "This film sees France again. The old man hates good music today.",
+                   "A dog follows good music at night. A dog follows good music quietly. The old man is near good "
+                   "music not at all.",
+                   "The old man follows the river every day and our team sees a small bird near the house at night. "
+                   * 3]
+
+
+def _one_at_a_time(model, tokenizer, texts, **options):
+    """`classifier_logits` of each text alone (N, L): a batch of one has no other text to be mixed up with."""
+    return torch.cat([evaluate.classifier_logits(model, tokenizer, [text], **options) for text in texts])
+
+
+@pytest.mark.parametrize("long_text", ["first", "windows"])
+def test_classifier_logits_are_each_texts_own(sharp_classifier, tokenizer, long_text):
+    """`classifier_logits` runs the texts (or their windows) sorted by length, to pad less: each text gets the
+    logits it gets alone, in its own place, whichever texts share its batch."""
+    together = evaluate.classifier_logits(sharp_classifier, tokenizer, OF_MANY_LENGTHS, batch_size=2,
+                                          long_text=long_text)
+    alone = _one_at_a_time(sharp_classifier, tokenizer, OF_MANY_LENGTHS, long_text=long_text)
+    torch.testing.assert_close(together, alone, rtol=1e-4, atol=1e-5)
+    assert len(set(alone.argmax(-1).tolist())) == 2  # both answers: mixed up, texts would get the other one
+
+
+def test_classifier_logits_of_long_texts_read_whole_are_the_pipelines(sharp_classifier, tokenizer):
+    """long_text="windows" averages the logits over a text's windows as `roberta.pipeline` does: the same
+    probabilities, of texts read in one window and in several."""
+    texts = [normalize_for_classifier(text) for text in OF_MANY_LENGTHS]  # as classifier_logits reads them
+    logits = evaluate.classifier_logits(sharp_classifier, tokenizer, OF_MANY_LENGTHS, batch_size=2,
+                                        long_text="windows")
+    # on the CPU: the pipeline moves its model to its device, and this one is the session's
+    results = roberta.pipeline("sentiment-analysis", sharp_classifier, tokenizer, device="cpu", batch_size=2)(texts)
+    assert [r[0].get("windows", 1) for r in results] == [1, 1, 1, 1, 2, 3]
+    labels = sharp_classifier.config.id2label
+    expected = [[next(r["score"] for r in result if r["label"] == labels[i]) for i in range(2)] for result in results]
+    torch.testing.assert_close(logits.softmax(-1), torch.tensor(expected), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("long_text", ["first", "windows"])
+def test_evaluate_classifier_scores_each_texts_own_logits(sharp_classifier, tokenizer, long_text):
+    """The accuracy and loss are those of each text's own logits (one forward pass per text) against its own
+    label, the texts read in batches of different lengths."""
+    labels = [i % 2 for i in range(len(OF_MANY_LENGTHS))]  # neighbours differ: texts whose logits were swapped
+    m = evaluate.evaluate_classifier(sharp_classifier, tokenizer, OF_MANY_LENGTHS, labels, batch_size=2,
+                                     long_text=long_text)
+    alone = _one_at_a_time(sharp_classifier, tokenizer, OF_MANY_LENGTHS, long_text=long_text)
+    gold = torch.tensor(labels)
+    assert m["accuracy"] == pytest.approx((alone.argmax(-1) == gold).float().mean().item())
+    assert m["loss"] == pytest.approx(torch.nn.functional.cross_entropy(alone, gold).item(), rel=1e-5)
 
 
 def test_evaluate_classifier_metrics_of_known_predictions(tiny_clf_dir, tokenizer, monkeypatch):
