@@ -81,7 +81,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                  "compare the answers of one mask), how often its pretraining text held each answer, how it reads "
                  "your text (a rare word comes in pieces), and, **layer by layer**, where its answer comes from.")
             with gr.Row():
-                with gr.Column():
+                with gr.Column() as fm_input_col:
                     fm_text = gr.Textbox(elem_id="fm-text", label="Text with one or more <mask>", info=ENTER, **TEXT,
                                          value="Paris is the capital of <mask>.")
                     fm_error = error_box()
@@ -151,9 +151,11 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                                gr.update(value="", visible=False)),
                               fm_current, [fm_other, fm_compare, fm_cmp_error], queue=False,
                               api_name="fill_mask_compare_default", api_visibility="private")
-            # an example clears the candidate words (a third, hidden column), or it would score only those
-            examples([[*example, ""] for example in FILL_MASK_EXAMPLES], [fm_text, fm_k, fm_targets], fm_page, fm_ui,
-                     fm_error, "fill_mask", run_inputs=fm_ui_in, columns=[0, 1])
+            # an example clears the candidate words (a third, hidden column), or it would score only those; under
+            # the Predict button, not at the tab's foot (3.7 phone screens down, after the accordions)
+            with fm_input_col:
+                examples([[*example, ""] for example in FILL_MASK_EXAMPLES], [fm_text, fm_k, fm_targets], fm_page,
+                         fm_ui, fm_error, "fill_mask", run_inputs=fm_ui_in, columns=[0, 1])
 
         with gr.Tab("Sentiment", id="sentiment", elem_id="tab-sentiment"):
             notice(MODELS, "sentiment")
@@ -203,12 +205,12 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 sentiment_extras = MODELS.sentiment.extras
                 gr.Markdown(about.calibration_markdown(sentiment_extras.get("metrics"),
                                                        sentiment_extras.get("readme")))
-                if sentiment_extras.get("reliability"):
+                if sentiment_extras.get("reliability"):  # fullscreen: its small print, as About's figures
                     gr.Image(sentiment_extras["reliability"], show_label=False, interactive=False,
                              alt_text="Reliability diagrams of the classifier on SST-2 dev, before and after "
                                       "temperature scaling: accuracy per confidence bin against the diagonal of "
                                       "perfect calibration (the diagram's ECE figures are in the text above)",
-                             buttons=[], elem_id="st-reliability", elem_classes="static-figure")
+                             buttons=["fullscreen"], elem_id="st-reliability", elem_classes="static-figure")
 
         with gr.Tab("Attention", id="attention", elem_id="tab-attention"):
             notice(MODELS, "mlm", "sentiment")
@@ -220,7 +222,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                  "layer” counts them): attention shows how each token mixes the others' vectors, not how much "
                  "information actually moves, nor why the model decides.")
             with gr.Row():
-                with gr.Column(scale=3):
+                with gr.Column(scale=3) as at_text_col:
                     at_text = gr.Textbox(elem_id="at-text", label="Text", info=ENTER, **TEXT, value=ATTENTION_TEXT)
                     at_error = error_box()
                 with gr.Column(scale=2):
@@ -308,10 +310,12 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                    [*output, at_error], skip_repeat=True, inputs=view_in), view_in,
                            [*output, at_error], api_name=f"attention_view_{view}", api_visibility="private",
                            **SLOW)
-            examples([[ATTENTION_TEXT, N_LAYERS, "average", "mlm"],
-                      [WINOGRAD_TEXT, 1, 1, "mlm"],
-                      ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_page,
-                     at_ui, at_error, "attention", run_inputs=[*at_in, at_visible], model_state=(at_model, at_current))
+            with at_text_col:  # under the text box, not below the views and What to look for
+                examples([[ATTENTION_TEXT, N_LAYERS, "average", "mlm"],
+                          [WINOGRAD_TEXT, 1, 1, "mlm"],
+                          ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_page,
+                         at_ui, at_error, "attention", run_inputs=[*at_in, at_visible],
+                         model_state=(at_model, at_current))
 
         with gr.Tab("Tokens", id="tokens", elem_id="tab-tokens"):
             notice(MODELS, "mlm")
@@ -443,16 +447,18 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     mk_text = gr.Textbox(elem_id="mk-text", label="Sentence", info=ENTER, **TEXT,
                                          value="The quick brown fox jumps over the lazy dog near the river bank.")
                     mk_error = error_box()
-                mk_epochs = Slider(1, MAX_EPOCHS, value=12, step=1, buttons=[], label="Epochs")
+                # min_width: the Row's least share cut its "40" to "4(" at 768-1024 px
+                mk_epochs = Slider(1, MAX_EPOCHS, value=12, step=1, buttons=[], label="Epochs", min_width=240)
                 mk_seed = Number(value=0, precision=0, label="Seed", elem_id="mk-seed")
                 mk_btn = gr.Button("Mask", variant="primary")
             # the examples under the controls (filled in below, once their event exists): in the Tab order after
             # Epochs, Seed and Mask, as on the screen (they were under the sentence, before its neighbours)
             mk_examples_col = gr.Column()
-            mk_table = gr.HTML(elem_id="mk-table", label="epochs_html")
+            # what the hint asks to notice, before the epochs: under them it was 10 phone screens down (more at 40)
             mk_stats = gr.Dataframe(headers=MASKING_COLUMNS, label="What each scheme showed", interactive=False,
                                     wrap=True, elem_id="mk-stats", elem_classes="narrow-table",
                                     column_widths=["24%", "24%", "27%", "25%"])  # shares of the box: .narrow-table
+            mk_table = gr.HTML(elem_id="mk-table", label="epochs_html")
             mk_plot = Plot(label="Coverage against epochs", show_label=False, elem_id="mk-plot")
             mk_preds = gr.Dataframe(headers=PREDICTION_COLUMNS, interactive=False, wrap=True, elem_id="mk-preds",
                                     elem_classes="wide-table", label="The MLM's top-1 prediction at every target of "
@@ -478,7 +484,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                          alt_text="Held-out MLM loss of each masking arm against training steps (the table above has "
                                   "the final figures)")
 
-        with gr.Tab("About", id="about"):
+        with gr.Tab("About", id="about", elem_id="tab-about"):
             gr.Markdown("## The models\n" + ABOUT["intro"])
             with gr.Row(elem_classes="about-cards"):
                 for key in KINDS:

@@ -517,4 +517,4 @@ def merges_html(word: str, steps: list[dict], tokenizer=None) -> str:
     return (f'{BPE_CSS}<div class="bpe-view"><p class="bpe-summary">How “{html.escape(_shown(word))}” is cut into '
             f'tokens, merge by merge</p><table class="bpe-table"><tr><th scope="col">step</th>'
             f'<th scope="col">pieces</th><th scope="col">merge applied</th></tr>{"".join(rows)}</table>'
-            f'<p>{html.escape(done)}</p><p class="bpe-note">{html.escape(note)}</p></div>')
+            f'<p class="bpe-done">{html.escape(done)}</p><p class="bpe-note">{html.escape(note)}</p></div>')

@@ -314,7 +314,7 @@ def probe_markdown(result: dict, who: str = "the model's embeddings", top_k: int
 # --- the table view --------------------------------------------------------------------------------------
 
 EMBEDDING_CSS = """<style>
-.ev-view{display:flex;flex-direction:column;gap:6px}
+.ev-view{display:flex;flex-direction:column;gap:6px;container-type:inline-size}
 .ev-view h3{margin:0;font-size:14px}
 .ev-view p{margin:0}
 .ev-view table.ev-table{display:table;border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
@@ -333,8 +333,10 @@ EMBEDDING_CSS = """<style>
 .dark .ev-bar{background:#818cf8}.dark .ev-bar.ev-none{background:transparent;border-color:#818cf8}
 .ev-pieces{font-size:13px}
 .ev-note{font-size:12px;opacity:.75}
-/* a phone: each neighbour's count on a line of its own under it (five columns left the bars 2 px wide) */
-@media (max-width:600px){.ev-view table:has(td.ev-seen),.ev-view table:has(td.ev-seen) tbody{display:block;padding:0}
+/* a narrow box: each neighbour's count on a line of its own under it (five columns left the bars 2 px wide). The
+   box's width, not the screen's: Nearest words and Analogy sit side by side from about 720 px, each 340-560 px
+   wide up to 1180 px, where the wide table ran into the next column */
+@container (max-width:600px){.ev-view table:has(td.ev-seen),.ev-view table:has(td.ev-seen) tbody{display:block;padding:0}
   .ev-view table:has(td.ev-seen),.ev-view table:has(td.ev-seen) :is(tbody,tr,th,td){margin:0 !important}
   .ev-view table:has(td.ev-seen) tr{display:grid;grid-template-columns:2.6em minmax(0,1fr) 3.6em 35%;
     align-items:center;padding:0 !important}

@@ -16,7 +16,7 @@ MASK_WITH_SPACE_RE = re.compile(rf"(?<!\s)\s*(?:{MASK_RE.pattern})")
 
 
 FILL_MASK_CSS = """<style>
-.fm-view{display:flex;flex-direction:column;gap:12px}
+.fm-view{display:flex;flex-direction:column;gap:12px;container-type:inline-size}
 .fm-mask :is(h2,h3){margin:0 0 4px;font-size:14px}
 .fm-mask table.fm-table{display:table;border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
 .fm-mask tr,.fm-mask td,.fm-mask th{border:0 !important;background:transparent !important}
@@ -31,8 +31,10 @@ FILL_MASK_CSS = """<style>
 .fm-mask thead th{font-size:12px;font-weight:400;opacity:.75;text-align:left;padding:0 6px}
 .fm-mask .fm-seen{font-size:12px;opacity:.8;text-align:left;white-space:nowrap;font-variant-numeric:tabular-nums}
 .fm-mask .fm-kind{white-space:nowrap}
-/* a phone: each answer's count on a line of its own under it, the whole width (4 columns do not fit) */
-@media (max-width:640px){.fm-mask table.fm-table:has(td.fm-seen),.fm-mask table:has(td.fm-seen) tbody{display:block;padding:0}
+/* a narrow box: each answer's count on a line of its own under it, the whole width (4 columns do not fit). The
+   box's width, not the screen's: from about 720 px the page puts this view in one of two columns, 340-480 px wide
+   up to 1180 px, where the wide table stuck out of the column and its bars shrank to 10 px */
+@container (max-width:560px){.fm-mask table.fm-table:has(td.fm-seen),.fm-mask table:has(td.fm-seen) tbody{display:block;padding:0}
   .fm-mask table:has(td.fm-seen) thead{display:none}
   .fm-mask table:has(td.fm-seen),.fm-mask table:has(td.fm-seen) :is(tbody,tr,th,td){margin:0 !important}
   .fm-mask table:has(td.fm-seen) tr{display:grid;grid-template-columns:7.5em 1fr auto;align-items:center;padding:0 !important}

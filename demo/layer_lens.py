@@ -45,7 +45,6 @@ LENS_CSS = """<style>
 .ll-view{display:flex;flex-direction:column;gap:12px}
 .ll-mask h2{margin:0 0 4px;font-size:14px}
 .ll-scroll{overflow-x:auto}
-.ll-scroll:focus-visible{outline:2px solid #6366f1;outline-offset:2px}
 .ll-mask table.ll-table{display:table;border-collapse:collapse;width:100%;font-size:14px;border:0;margin:0}
 .ll-mask tr,.ll-mask td,.ll-mask th{border:0 !important;background:transparent !important}
 .ll-mask th{font-weight:600;text-align:left;padding:2px 6px;font-size:13px}
@@ -100,8 +99,9 @@ def layers_html(per_mask: list[dict], tokenizer=None) -> str:
                        f"where “{words}” comes from <small>(followed by its first piece, “{word}”, as it was "
                        "scored)</small>")
         blocks.append(f'<div class="ll-mask"><h2>&lt;mask&gt; {i + 1}: {heading}</h2>'
-                      f'<div class="ll-scroll" tabindex="0" role="region" aria-label="&lt;mask&gt; {i + 1}, layer by '
-                      f'layer"><table class="ll-table"><tr><th scope="col">read after</th>'
+                      # a Tab stop, a region and its name only while it scrolls (demo/page.js: data-name)
+                      f'<div class="ll-scroll" data-name="&lt;mask&gt; {i + 1}, layer by layer">'
+                      f'<table class="ll-table"><tr><th scope="col">read after</th>'
                       f'<th scope="col">its top {k} guesses</th>'
                       f'<th scope="col" colspan="2">“{word}” there: rank · probability</th></tr>'
                       f'{"".join(rows)}</table></div></div>')

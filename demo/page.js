@@ -3,7 +3,8 @@
   // tab's main result changes (the results themselves are replaced wholesale, which assistive technology does not
   // announce); each accordion's button says whether it is open (aria-expanded); an input error is tied to its field
   // (aria-invalid, aria-describedby); a box that scrolls sideways takes the focus; and a table a visitor opened in a
-  // result (a <details>) stays open when the result is redrawn for another layer, head or text
+  // result (a <details>) stays open when the result is redrawn for another layer, head or text; a dropdown's list
+  // closes when the focus leaves its box
   // (app.py passes this file to gr.Blocks(js=...): the file is one arrow function, nothing before it)
   const live = document.createElement('div');
   live.id = 'sr-live';
@@ -41,8 +42,14 @@
     '#at-notes': e => named('Attention', said(e.querySelector('p')).split('. ')[0]),  // its first sentence
     '#at-views': e => named('Attention view', figure(e)),  // a layer or head chosen redraws it
     '#tk-view .bpe-summary': e => named('Tokens', said(e)),
-    '#tk-merges .bpe-summary': e => named('Merge by merge', said(e)),
-    '#em-neighbours h3': e => named('Nearest words', said(e)),
+    '#tk-merges .bpe-view': e => named('Merge by merge', [said(e.querySelector('.bpe-summary'))
+      .replace(/, merge by merge$/, ''), said(e.querySelector('.bpe-done'))].filter(Boolean).join(': ')),
+    '#em-neighbours .ev-view': e => {  // its heading, how many, the first three with their similarity
+      const rows = [...e.querySelectorAll('tr')].filter(r => r.querySelector('th.ev-word'));
+      const top = rows.slice(0, 3).map(r => `${said(r.querySelector('th'))} ${said(r.querySelector('.ev-score'))}`);
+      return named('Nearest words', `${said(e.querySelector('h3'))}${rows.length ? ` (${rows.length} words): ` +
+        `${top.join(', ')}${rows.length > 3 ? ', …' : ''}` : ''}`);
+    },
     '#em-analogy h3': e => named('Analogy', said(e)),
     '#em-map-text': e => named('Word map', said(e.querySelector('summary'))),
     '#mk-stats': e => {  // each scheme and how many positions it made targets
@@ -51,8 +58,9 @@
     },
     '#fm-compare .fm-compare-summary': e => named('Comparison', said(e)),
   };
-  const summary = (id, el) => {
-    const text = (watched[id](el) || '').replace(/\s+/g, ' ').trim();
+  const summary = (id, el) => {  // "␣" (a token's leading space) said as the Tokens tab's chips say it
+    const text = (watched[id](el) || '').replace(/␣(?=\S)/g, 'space + ').replace(/␣/g, 'space')
+      .replace(/\s+/g, ' ').trim();
     return text.length > 200 ? `${text.slice(0, Math.max(text.lastIndexOf(' ', 199), 150))}…` : text;
   };
   // what each result said last; a result no page load computes (What if?, a comparison): its first answer is news,
@@ -72,7 +80,9 @@
       if (text) last[id] = text;
     }
   };
+  let looks = 0;  // how many times it has looked (data-looked): a test knows that a quiet page was looked at
   const announce = () => {
+    live.dataset.looked = String(++looks);
     firstLook();
     const news = [];
     for (const id of Object.keys(watched)) {
@@ -151,18 +161,19 @@
     });
     linked = now;
   };
-  // A box that scrolls sideways (a wide Markdown table, every head of a layer on a phone) takes the focus, so that
-  // the keyboard can scroll it (Chromium makes such a box focusable by itself, Safari does not), with a name: a
-  // table's heading above it and its first column's, the table keeping its own role (a region's would hide its rows
-  // and cells from a screen reader)
+  // A box that scrolls sideways (a wide Markdown table, every head of a layer or layer by layer on a phone) takes
+  // the focus, so that the keyboard can scroll it (Chromium makes such a box focusable by itself, Safari does not),
+  // with a name: a table's heading above it and its first column's, the table keeping its own role (a region's would
+  // hide its rows and cells from a screen reader); another box's, its data-name; a box that fits has none of it
   const tableName = table => {
     let e = table.previousElementSibling;
     while (e && !/^H[1-6]$/.test(e.tagName)) e = e.previousElementSibling;
     const column = said(table.querySelector('th'));
     return `${e ? `${said(e)}: the` : 'The'} table${column ? ` “${column}”` : ''}`;
   };
+  const scrolling = '.md table:not(.fm-table):not(.mk-table), #at-grid .matplotlib, .ll-scroll';
   const scrollers = () => {
-    document.querySelectorAll('.md table:not(.fm-table):not(.mk-table), #at-grid .matplotlib').forEach(box => {
+    document.querySelectorAll(scrolling).forEach(box => {
       if (box.offsetParent === null) return;  // out of sight: measured once it shows
       const scrolls = box.scrollWidth > box.clientWidth + 1;
       if (scrolls === box.hasAttribute('data-scrolls')) return;
@@ -171,7 +182,8 @@
       box.setAttribute('data-scrolls', '');
       box.tabIndex = 0;
       if (!table) box.setAttribute('role', 'region');
-      box.setAttribute('aria-label', `${table ? tableName(box) : 'All heads of the layer'} (scrolls sideways)`);
+      const boxName = table ? tableName(box) : box.dataset.name || 'All heads of the layer';
+      box.setAttribute('aria-label', `${boxName} (scrolls sideways)`);
     });
   };
   let measure = 0;  // once a frame at most: measuring lays the page out
@@ -209,5 +221,13 @@
   document.addEventListener('focusin', e => {
     const row = e.target.closest?.('.hv-r');
     if (row) row.closest('svg').querySelectorAll('.hv-r').forEach(r => { r.tabIndex = r === row ? 0 : -1; });
+  });
+  // Gradio 6.31's dropdowns open their list on focus and leave it open when Tab moves on: the lists of the boxes
+  // passed pile up over the next controls, the focused one included. The list of a box the focus leaves for
+  // another part of the page is closed as Escape closes it (a click on an option keeps the focus in the box's block)
+  document.addEventListener('focusout', e => {
+    const block = e.target.closest?.('.block');
+    if (!block || !e.relatedTarget || block.contains(e.relatedTarget) || !block.querySelector('[role="listbox"]')) return;
+    e.target.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true}));
   });
 }

@@ -6,6 +6,7 @@ box is shown as text (no dialog fires). Screenshots go to tests/screenshots/ (gi
 import io
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,10 @@ pytestmark = [
     pytest.mark.skipif(not os.path.exists(CHROMIUM) and not os.environ.get("REQUIRE_BROWSER"),
                        reason=f"no Chromium at {CHROMIUM} (apt-get install chromium, or CHROMIUM=/path/to/it)"),
 ]
-sync_api = pytest.importorskip("playwright.sync_api")
+if os.environ.get("REQUIRE_BROWSER"):  # CI: a missing Playwright fails too, as a missing Chromium does
+    import playwright.sync_api as sync_api
+else:
+    sync_api = pytest.importorskip("playwright.sync_api")
 sync_api.expect.set_options(timeout=TIMEOUT_MS)  # a loaded 2-core machine can take more than the default 5 s
 
 
@@ -520,11 +524,13 @@ def test_tokens_tab(page):
     assert first.startswith("␣") or first.isalpha()
     # the live region looks for news 400 ms after the page settles, and a result seen for the first time is not
     # news: a person's next click comes later than the test's would. The example's merges announced: it has looked.
-    sync_api.expect(page.locator("#sr-live")).to_contain_text(f"Merge by merge: How “{first}” is cut")
+    sync_api.expect(page.locator("#sr-live")).to_contain_text(f"Merge by merge: How “{spoken(first)}” is cut")
     picker.click()
     page.get_by_role("option", name="␣has", exact=True).click()
     sync_api.expect(page.locator("#tk-merges .bpe-summary")).to_contain_text("How “␣has” is cut")
-    sync_api.expect(page.locator("#sr-live")).to_contain_text("Merge by merge: How “␣has” is cut")  # announced
+    # announced with its outcome, not only the question its title asks; "␣" said as the chips say it
+    sync_api.expect(page.locator("#sr-live")).to_contain_text(re.compile(
+        r"Merge by merge: How “space \+ has” is cut into tokens: .*(one token|\d+ tokens): space \+ h"))
     steps = page.locator("#tk-merges table.bpe-table tr")
     assert steps.count() >= 2  # the header and the bytes at least
     shot(page, "6-tokens")
@@ -543,6 +549,11 @@ def test_tokens_tab(page):
     assert said[0] == "<s>, special token, id 0" and "space + s, id 266" in said, said
 
 
+def spoken(text):
+    """A token's label as the live region says it: "␣" (a leading space) as the Tokens tab's chips say it."""
+    return re.sub("␣(?=\\S)", "space + ", text).replace("␣", "space")
+
+
 def test_embeddings_tab(page):
     """Each view answers its own inputs, and a typo is refused next to them, leaving the other views alone."""
     open_tab(page, "Embeddings")
@@ -552,6 +563,22 @@ def test_embeddings_tab(page):
     sync_api.expect(page.locator("#em-neighbours")).to_contain_text("Nearest to “house”")
     rows = page.locator("#em-neighbours table.ev-table tr")
     sync_api.expect(rows).to_have_count(1 + 10)  # the header and the 10 neighbours
+    # a screen reader hears the first neighbours and how many, not the heading alone, and hears it again when the
+    # checkbox or Neighbours changes the list under the same heading
+    said = re.compile(r"Nearest words: Nearest to “house” \((\d+) words\): \S+ 0\.\d{3}, \S+ 0\.\d{3}, \S+ 0\.\d{3}, …")
+    sync_api.expect(page.locator("#sr-live")).to_have_text(said)
+    page.evaluate(RECORD_ANNOUNCEMENTS)
+    words_only = page.get_by_label("Only tokens that begin a word (a space, then a letter or digit)")
+    words_only.press("Space")
+    page.wait_for_function("() => window.announced.some(t => t.startsWith('Nearest words: Nearest to “house” (10 words)'))")
+    words_only.press("Space")  # back: the page is shared
+    sync_api.expect(words_only).to_be_checked()
+    page.evaluate("window.announced = []")
+    page.get_by_label("range slider for Neighbours").focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => window.announced.some(t => t.includes('(11 words)'))")
+    page.keyboard.press("ArrowLeft")
+    sync_api.expect(rows).to_have_count(1 + 10)
     c = page.locator("#em-c textarea")
     c.fill("")
     c.press("Enter")
@@ -656,9 +683,12 @@ def test_enter_submits_and_errors_show_next_to_the_input_keeping_the_results(pag
     assert float(page.locator("#fm-view").evaluate(opacity)) == 1
 
 
+# an element past the viewport's sides is fine inside a box that scrolls and fits; a box that clips it (overflow:
+# hidden, as .gradio-container's) cuts it off where nothing can scroll to it (at 768 px the fill-mask table was
+# cut so), unless that box is visually hidden text for a screen reader
 OVERFLOW_JS = """() => {
   const width = document.documentElement.clientWidth;
-  const scrolls = el => ['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(el).overflowX);
+  const overflow = el => getComputedStyle(el).overflowX;
   const out = [];
   for (const el of document.querySelectorAll('body *')) {
     const r = el.getBoundingClientRect();
@@ -666,9 +696,14 @@ OVERFLOW_JS = """() => {
     if (getComputedStyle(el).visibility === 'hidden') continue;
     let p = el.parentElement, inside = false;
     for (; p && p !== document.body; p = p.parentElement) {
-      if (!scrolls(p)) continue;
+      if (overflow(p) === 'visible') continue;
       const q = p.getBoundingClientRect();
-      if (q.right <= width + 1 && q.left >= -1) { inside = true; break; }
+      if (['auto', 'scroll'].includes(overflow(p))) {
+        if (q.right <= width + 1 && q.left >= -1) { inside = true; break; }
+        continue;
+      }
+      if (q.width <= 1 || q.height <= 1) { inside = true; break; }  // visually hidden, for a screen reader
+      if (r.right > q.right + 1 || r.left < q.left - 1) break;  // cut off
     }
     const name = `${el.tagName.toLowerCase()}#${el.id}.${String(el.className).slice(0, 60)}`;
     if (!inside) out.push(`${name} ${Math.round(r.left)}..${Math.round(r.right)}`);
@@ -715,6 +750,17 @@ def edge_shades(locator):
         return mean(3), mean(w - 8)
 
 
+def eventually(measure, holds, timeout=TIMEOUT_MS / 1000):
+    """`measure()` again until `holds` it or `timeout` seconds have passed (a painted result, which
+    wait_for_function cannot read); its last value."""
+    deadline = time.monotonic() + timeout
+    value = measure()
+    while not holds(value) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        value = measure()
+    return value
+
+
 def check_markdown_tables(page, name):
     """At the phone's width a Markdown table fits (its headers wrap between words), or, too wide to (the masking
     ablation's seven columns), scrolls in its box showing that it does: a shadow on the side that has more, gone
@@ -731,8 +777,8 @@ def check_markdown_tables(page, name):
         left, right = edge_shades(ablation)
         assert right < left - 10, (left, right)  # the right side, which has more, is shaded
         ablation.evaluate("t => { t.scrollLeft = t.scrollWidth; }")
-        page.wait_for_timeout(200)
-        left, right = edge_shades(ablation)
+        page.wait_for_function("t => t.scrollLeft + t.clientWidth >= t.scrollWidth - 1", arg=ablation.element_handle())
+        left, right = eventually(lambda: edge_shades(ablation), lambda shades: shades[0] < shades[1] - 10)
         assert left < right - 10, (left, right)  # scrolled to its end: the left side now
     else:
         assert all(fits.values()), tables
@@ -799,15 +845,9 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
         if name == "Sentiment":  # the counterfactual's table scrolls inside its box
             page.get_by_role("button", name="What if? (counterfactual)").click()
             sync_api.expect(page.locator("#st-whatif table")).to_be_visible()
-        try:  # the layout settled: nothing overflows (else the assertion below says what does)
-            page.wait_for_function(f"() => {{ const r = ({OVERFLOW_JS})(); "
-                                   "return r.scrollWidth <= r.width && !r.overflowing.length; }", timeout=5_000)
-        except sync_api.TimeoutError:
-            pass
-        result = page.evaluate(OVERFLOW_JS)
         page.screenshot(path=str(SCREENSHOTS / f"phone-{i + 1}-{name.lower().replace(' ', '-')}.png"),
                         full_page=True)
-        assert result["scrollWidth"] <= result["width"] and not result["overflowing"], (name, result)
+        check_nothing_overflows(page, name)
     # the masking schemes stack: one under the other, not three squeezed columns
     open_tab(page, "Masking")
     cells = page.locator("#mk-table tbody tr").first.locator("td")
@@ -817,6 +857,54 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
     names = [cells.nth(k).evaluate("e => getComputedStyle(e, '::before').content") for k in range(3)]
     assert "RoBERTa dynamic" in names[2] and len(set(names)) == 3 and "none" not in names, names
     page.close()
+
+
+def check_nothing_overflows(page, name):
+    """Once the layout has settled, nothing sticks out of the viewport or is cut off at its edge."""
+    try:
+        page.wait_for_function(f"() => {{ const r = ({OVERFLOW_JS})(); "
+                               "return r.scrollWidth <= r.width && !r.overflowing.length; }", timeout=5_000)
+    except sync_api.TimeoutError:
+        pass
+    result = page.evaluate(OVERFLOW_JS)
+    assert result["scrollWidth"] <= result["width"] and not result["overflowing"], (name, result)
+
+
+TABLES_FIT_JS = """() => [...document.querySelectorAll('table.fm-table, table.ev-table')]
+  .filter(t => t.offsetParent && t.getBoundingClientRect().width).map(t => {
+    const column = t.closest('.column').getBoundingClientRect(), r = t.getBoundingClientRect();
+    const track = t.querySelector('td.fm-track, td.ev-track');  // where the bars are drawn
+    return {view: t.closest('[id]').id, past: Math.round(r.right - column.right),
+            track: track ? Math.round(track.getBoundingClientRect().width) : null};
+  })"""
+CUT_LABEL_JS = """e => { const block = e.closest('.block').getBoundingClientRect(), r = e.getBoundingClientRect();
+  return r.right <= block.right + 1 && r.left >= block.left - 1; }"""
+
+
+def test_tablets_and_small_laptops_show_every_table_whole(app, browser):
+    """At 768-1180 px the page puts two columns side by side, each 340-560 px wide: the fill-mask and embeddings
+    tables kept their wide layout (it followed the screen's width), stuck out of their column, were cut off at the
+    screen's edge, and their bars shrank to 2 px. The narrow layout follows the view's own width: nothing is cut
+    off, each table fits its column, and its bars have room (60 px at least; it was 30). The Masking tab's Epochs
+    slider shows its "40" whole (it was cut to "4(")."""
+    for width, height in ((768, 1024), (1024, 768)):
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(app.url)
+        sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
+        for name in PHONE_TABS:
+            open_tab(page, name)
+            if name == "Embeddings":
+                sync_api.expect(page.locator("#em-analogy table.ev-table")).to_be_visible()
+            if name == "Masking":
+                sync_api.expect(page.locator("#mk-table table.mk-table tbody tr")).to_have_count(12)
+                end = page.locator("#tab-masking .max_value").first
+                assert end.evaluate(CUT_LABEL_JS), (width, end.bounding_box())
+            if name in ("Fill mask", "Embeddings"):
+                tables = page.evaluate(TABLES_FIT_JS)
+                assert tables and all(t["past"] <= 1 and (t["track"] or 60) >= 60 for t in tables), (width, tables)
+            check_nothing_overflows(page, f"{name} at {width} px")
+        page.close()
 
 
 CONTRAST_JS = """sel => {
@@ -905,6 +993,55 @@ def test_dark_theme_keeps_the_custom_views_readable(app, browser):
     open_tab(page, "Sentiment")  # its default example, computed on load
     check_word_colours(page)
     page.close()
+
+
+# CONTRAST_JS for another colour property of the element (a line's stroke)
+CONTRAST_OF_JS = CONTRAST_JS.replace("sel => {", "([sel, property]) => {").replace(
+    "getComputedStyle(el).color", "getComputedStyle(el)[property]")
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_selected_tab_the_raw_json_and_the_head_views_lines_are_readable(app, browser, theme):
+    """The selected tab's name was the theme's accent, 4.47:1 on white and 4.29:1 on the dark page, and the raw
+    JSON's ":" and "," 2.1:1: both reach 4.5:1. In dark mode the head view's lines kept their light-mode blue and
+    red (3.7:1 and 4.0:1 at full opacity): its lines, idle and of a focused token, reach 4.5:1 at full opacity
+    (WCAG asks 3:1 of a figure's lines), and so does its values' text."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(app.url + ("?__theme=dark" if theme == "dark" else ""))
+    sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
+    assert page.evaluate(CONTRAST_JS, ".tab-container button.selected") >= 4.5
+    page.get_by_text("Raw pipeline output").click()
+    sync_api.expect(page.locator(".json-node .punctuation").first).to_be_visible()
+    assert page.evaluate(CONTRAST_JS, ".json-node .punctuation") >= 4.5
+    open_tab(page, "Attention")
+    page.get_by_role("tab", name="Head view").click()
+    assert page.evaluate(CONTRAST_JS, "#at-views .tab-container button.selected") >= 4.5  # a sub-tab's too
+    sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
+    assert page.evaluate(CONTRAST_OF_JS, ["#at-heads .hv path", "stroke"]) >= 4.5
+    page.mouse.move(0, 0)  # a row under the mouse shows its own lines, whatever has the focus
+    page.locator("#at-heads .hv-r").first.focus()
+    sync_api.expect(page.locator("#at-heads .hv-r").first.locator(".hv-v")).to_be_visible()
+    assert page.evaluate(CONTRAST_OF_JS, ["#at-heads .hv-r:focus path", "stroke"]) >= 4.5
+    assert page.evaluate(CONTRAST_OF_JS, ["#at-heads .hv-r:focus .hv-v text", "fill"]) >= 4.5
+    page.close()
+
+
+def test_a_dropdowns_list_closes_when_the_tab_key_leaves_it(page):
+    """Gradio 6.31's dropdowns open their list on focus and left it open when Tab moved on: with the keyboard,
+    Layer's, Head's and the model's lists piled up over the controls after them, the focused button included. Only
+    the focused box's list is open."""
+    open_tab(page, "Attention")
+    sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
+    lists = page.locator("#tab-attention ul[role=listbox]:visible")
+    page.locator("#at-layer input").focus()
+    for box in ("#at-head", "#at-model"):
+        page.keyboard.press("Tab")
+        sync_api.expect(page.locator(f"{box} input")).to_be_focused()
+        sync_api.expect(lists).to_have_count(1)
+        assert lists.evaluate("(l, box) => !!l.closest(box)", box), box
+    page.keyboard.press("Escape")
+    sync_api.expect(lists).to_have_count(0)
 
 
 def test_screenshots_script_shoots_every_tab_after_its_example(app, browser, tmp_path):
@@ -1017,7 +1154,9 @@ def test_dark_theme_keeps_stale_results_and_hovered_buttons_readable(app, browse
     page.locator("#fm-compare-box").get_by_text("Compare with another model").click()
     for button in (page.get_by_role("button", name="Predict"), page.locator("#fm-compare-btn")):
         button.hover()
-        page.wait_for_timeout(500)  # the theme's transition
+        # hovered, and the theme's transition to the hover's colour ended (it may be the resting colour)
+        page.wait_for_function("e => e.matches(':hover') && e.getAnimations().every(a => a.playState !== 'running')",
+                               arg=button.element_handle())
         colours = button.evaluate("e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]")
         fg, bg = [[int(v) for v in re.findall(r"\d+", c)[:3]] for c in colours]
         assert contrast(fg, bg) >= 4.5, colours
@@ -1127,10 +1266,13 @@ def test_announcements_are_short_summaries_and_none_comes_at_load(app, browser):
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(app.url)
     sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
-    page.wait_for_timeout(1500)  # the live region looks for news 400 ms after the page is still
+    # the live region looks for news 400 ms after the page is still (it counts its looks, data-looked): it has
+    # looked after the answer came, and again after the tabs were switched
+    page.wait_for_function("() => +document.querySelector('#sr-live').dataset.looked > 0")
     open_tab(page, "Sentiment")
     open_tab(page, "Fill mask")
-    page.wait_for_timeout(1000)
+    looked = page.evaluate("+document.querySelector('#sr-live').dataset.looked")
+    page.wait_for_function("n => +document.querySelector('#sr-live').dataset.looked > n", arg=looked)
     assert page.evaluate("window.announced") == []
     page.get_by_text("The <mask> sat on the <mask> all day.", exact=True).click()
     sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(2)
@@ -1189,9 +1331,13 @@ STATS_FIT_JS = """() => {  // the masking statistics in their box: every header 
           cut: [...e.querySelectorAll('th span, [role=gridcell] span')].filter(s => s.scrollWidth > s.clientWidth + 1
             || s.getBoundingClientRect().right > right + 1).map(s => s.textContent)};
 }"""
-SCROLLERS_JS = """() => [...document.querySelectorAll('.md table, #at-grid .matplotlib')].filter(e => e.offsetParent)
+SCROLLING = ".md table, #at-grid .matplotlib, .ll-scroll"
+SCROLLERS_JS = f"() => [...document.querySelectorAll('{SCROLLING}')].filter(e => e.offsetParent)" + """
   .map(e => ({tag: e.tagName, scrolls: e.scrollWidth > e.clientWidth + 1, tabindex: e.getAttribute('tabindex'),
               role: e.getAttribute('role'), label: e.getAttribute('aria-label')}))"""
+# page.js has marked every box that scrolls, and only those (it measures once a frame, after a resize)
+SCROLLERS_SETTLED_JS = f"() => [...document.querySelectorAll('{SCROLLING}')].filter(e => e.offsetParent)" + """
+  .every(e => (e.scrollWidth > e.clientWidth + 1) === e.hasAttribute('data-scrolls'))"""
 
 
 def check_scrollers(page):
@@ -1220,11 +1366,18 @@ def test_narrow_phones_fit_the_masking_statistics_and_reach_what_scrolls_by_keyb
     sync_api.expect(page.locator("#mk-stats [role=gridcell]").first).to_be_visible()
     for width in (320, 375):
         page.set_viewport_size({"width": width, "height": 800})
-        page.wait_for_timeout(500)
+        page.wait_for_function(f"() => document.documentElement.clientWidth === {width} && ({SCROLLERS_SETTLED_JS})()")
         fit = page.evaluate(STATS_FIT_JS)
         assert fit["table"] <= fit["box"] + 1 and not fit["cut"], (width, fit)
         boxes = check_scrollers(page)
         assert any(box["scrolls"] for box in boxes), (width, boxes)  # the ablation's seven columns
+    # layer by layer's table scrolls in its box on a phone: a Tab stop, named; on a computer it fits (below)
+    open_tab(page, "Fill mask")
+    page.locator("#fm-layers-box").get_by_text("Layer by layer").click()
+    layers = page.locator("#fm-layers .ll-scroll").first
+    sync_api.expect(layers).to_have_attribute("aria-label", "<mask> 1, layer by layer (scrolls sideways)")
+    check_scrollers(page)
+    open_tab(page, "Masking")
     ablation = page.locator(".md table[data-scrolls]").first
     ablation.focus()
     sync_api.expect(ablation).to_be_focused()
@@ -1240,5 +1393,8 @@ def test_narrow_phones_fit_the_masking_statistics_and_reach_what_scrolls_by_keyb
     check_scrollers(page)
     page.set_viewport_size({"width": 1280, "height": 900})  # it fits: a box like any other again
     sync_api.expect(grid).not_to_have_attribute("role", "region")
+    check_scrollers(page)
+    open_tab(page, "Fill mask")
+    sync_api.expect(layers).not_to_have_attribute("tabindex", "0")
     check_scrollers(page)
     page.close()

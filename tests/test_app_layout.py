@@ -642,3 +642,43 @@ def test_a_model_is_loaded_first_saying_so_and_its_failure_left_to_the_event():
     assert list(model_loader(failing, "mlm", model_choice.COMPARISON)("someone/none"))[-1] == ""
     loaded = Chooser(loaded=True)
     assert list(model_loader(loaded, "mlm", model_choice.COMPARISON)("shipped")) == [""] and loaded.asked == []
+
+
+def _by_id(app, elem_id):
+    return next(block for block in app.demo.blocks.values() if getattr(block, "elem_id", None) == elem_id)
+
+
+def _inside(block, outer) -> bool:
+    while block is not None:
+        if block is outer:
+            return True
+        block = block.parent
+    return False
+
+
+def test_the_examples_of_fill_mask_and_attention_are_in_their_texts_column(app):
+    """Fill mask's and Attention's examples were at the foot of the tab, after the answers and every accordion: 3.7
+    phone screens below the text box at 375 px, and last in the Tab order. They are in the text's column, as
+    Sentiment's and Tokens' are."""
+    datasets = [block for block in app.demo.blocks.values() if isinstance(block, gr.Dataset)]
+    for text in ("fm-text", "at-text"):
+        column = _by_id(app, text).parent
+        while not isinstance(column, gr.Column):
+            column = column.parent
+        assert any(_inside(dataset, column) for dataset in datasets), text
+
+
+def test_the_masking_statistics_come_before_the_epoch_table(app):
+    """The statistics the hint asks to notice were under the epoch table: at 375 px 10 screens down (3.3 times that
+    at 40 epochs). They come first."""
+    stats, table = _by_id(app, "mk-stats"), _by_id(app, "mk-table")
+    assert stats.parent is table.parent
+    assert stats.parent.children.index(stats) < table.parent.children.index(table)
+
+
+def test_every_tab_names_the_panel_it_controls(app):
+    """Gradio's tab button says which panel it controls (aria-controls) by the tab's elem_id: About's said None."""
+    tabs = [block for block in app.demo.blocks.values() if isinstance(block, gr.Tab)]
+    assert "About" in [tab.label for tab in tabs]
+    assert all(tab.elem_id for tab in tabs if not _inside(tab, _by_id(app, "at-views"))), \
+        [tab.label for tab in tabs if not tab.elem_id]

@@ -2,6 +2,7 @@
 against `tokenizers`' own BPE model on the shipped tokenizer, the tiny test one and hand-made ones."""
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -167,6 +168,8 @@ def test_a_typed_word_is_named_as_typed(shipped, word, shown):
     as text, and the view names it so, not as "caf⟨byte 0xE9⟩"."""
     out = merges_html(word, merge_steps(shipped, word))
     assert f"How “{shown}” is cut" in out and f"merge: “{shown}” is " in out  # the title and the last line
+    # the last line, the outcome, is marked: demo/page.js announces it (the title alone said only the question)
+    assert re.search(rf'<p class="bpe-done">[^<]*merge: “{shown}” is ', out)
 
 
 @pytest.mark.parametrize("word", ["\ud800", " a\udc80", "\ud800" * 50])
