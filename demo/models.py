@@ -70,7 +70,8 @@ class LoadedModel:
     key: str  # "mlm" or "sentiment"
     source: str  # folder or Hub repo id it was loaded from
     pipeline: object | None = None
-    error: str | None = None
+    error: str | None = None  # why it is missing, for the page: its folder by a short name (`shown_source`)
+    console_error: str | None = None  # the same for the operator's console: its folder as they typed it
     # README.md text, metrics.json and phases.json (RunMetrics, a list of them), curves.png and reliability.png paths
     extras: dict = field(default_factory=dict)
     name: str | None = None  # a model chosen in a tab (demo.model_choice): its Hub id, shown instead of the title
@@ -133,10 +134,15 @@ def without_paths(message: str, typed: str = "") -> str:
     return ABSOLUTE_PATH_RE.sub(shorten, message)
 
 
-def _missing_message(key: str, source: str, err: Exception) -> str:
+def _missing_message(key: str, source: str, err: Exception, as_typed: bool = False) -> str:
+    """Why the model of `key` did not load, naming its folder for the page (`shown_source`: "mlm", not the
+    server's path) or, `as_typed`, for the operator's console (the MLM_MODEL they typed: "/data/runs/mlm")."""
     kind = KINDS[key]
     local = roberta.hub.is_local(source)
-    shown, err = shown_source(source), without_paths(str(err))
+    if as_typed:
+        shown, err = source, without_paths(str(err), typed=source)
+    else:
+        shown, err = shown_source(source), without_paths(str(err))
     if local and not os.path.exists(source):
         reason = f"the folder {shown} does not exist"
     elif local:
@@ -180,7 +186,8 @@ def load_model(key: str, source=None) -> LoadedModel:
         loaded.pipeline = roberta.pipeline(kind.task, model=source, device="cpu")
     except Exception as err:  # missing folder, offline Hub, wrong files: the app starts anyway
         loaded.error = _missing_message(key, source, err)
-        log.warning(loaded.error)
+        loaded.console_error = _missing_message(key, source, err, as_typed=True)
+        log.warning(loaded.console_error)
         return loaded
     loaded.pipeline.model.eval().requires_grad_(False)  # shared by all requests; gradients only w.r.t. inputs
     loaded.extras = _read_extras(source)

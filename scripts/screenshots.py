@@ -3,7 +3,8 @@
     python -m scripts.screenshots     # -> assets/screenshots/{fill-mask,sentiment,attention,tokens,embeddings,
                                       #    masking,layers}.png
 
-Starts `app.py` (the models of `MLM_MODEL` / `SENTIMENT_MODEL`, default the shipped ones), opens each tab in
+Starts `app.py` (the models of `MLM_MODEL` / `SENTIMENT_MODEL`, default the shipped ones; online, whatever
+HF_HUB_OFFLINE says here, so that the model boxes' hints are an online server's), opens each tab in
 headless Chromium (`scripts.browser`) at 1280 x 900, waits until the tab's own example is computed, and saves
 the visible page; then the fill-mask tab's "Layer by layer" accordion, opened on its first example, alone.
 Exit code 2 without Chromium or Playwright, when --out is a file, when no app answers at --url, or when a model
@@ -36,6 +37,11 @@ SHOTS = [
     ("Masking", "masking", "", "#mk-plot img", ""),
 ]
 LAYERS = ("layers", "Paris is the capital of <mask>.")  # file name, the example it shows layer by layer
+# The app is started online, as a Space runs: offline mode (HF_HUB_OFFLINE, or TRANSFORMERS_OFFLINE, which the Hub
+# library reads too) is the machine's that takes the pictures, and would add its note to every model box's hint.
+# A Hub this machine cannot reach changes nothing here: the shipped models are folders, and a Hub model is only
+# looked for when one is chosen.
+ONLINE = {"HF_HUB_OFFLINE": None, "TRANSFORMERS_OFFLINE": None}
 
 
 def take(url: str, out: Path, browser=None) -> list[Path]:
@@ -110,7 +116,7 @@ def main(argv=None) -> int:
 
         for key in KINDS:
             if not (loaded := load_model(key)).available:
-                print(f"error: {loaded.error}", file=sys.stderr)
+                print(f"error: {loaded.console_error}", file=sys.stderr)
                 return 2
     args.out.mkdir(parents=True, exist_ok=True)
     # taken into a folder aside, moved in together: a run that fails replaces no picture (a set is one state)
@@ -119,7 +125,7 @@ def main(argv=None) -> int:
             if args.url:
                 taken = take(args.url, Path(staging))
             else:
-                with AppProcess() as app:
+                with AppProcess(ONLINE) as app:
                     taken = take(app.url, Path(staging))
         except (AssertionError, PlaywrightError, RuntimeError, TimeoutError) as err:  # the app or a tab failed
             print(f"error: no screenshot was written, the app did not show every tab's example: {err}",

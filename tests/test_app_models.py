@@ -3,8 +3,10 @@
 The Hub repo is stood in for by a local folder that `transformers` itself wrote (`save_pretrained` of a tiny
 random `transformers.RobertaForMaskedLM` / `RobertaForSequenceClassification`, with the tokenizer.json of a
 `transformers` fast tokenizer), so the tests check our loader against `transformers`' own numbers, offline."""
+import json
 import shutil
 import threading
+import urllib.request
 
 import gradio as gr
 import numpy as np
@@ -530,6 +532,33 @@ def test_hub_models_can_be_limited_by_the_server(models, monkeypatch, mode, choi
         assert ("already in this machine's download cache" in MC.hub_note()) == (offline and mode != "off")
 
 
+@pytest.mark.slow  # starts the app
+def test_the_screenshots_show_the_model_box_hint_of_an_online_server(tiny_mlm_dir, tiny_clf_dir, tmp_path,
+                                                                     monkeypatch):
+    """The README's and the Space card's pictures showed "Offline now (HF_HUB_OFFLINE): ...", the state of the
+    machine that took them, which no visitor of an online Space reads: the screenshots' app is started online."""
+    from scripts import screenshots
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    monkeypatch.setenv("MLM_MODEL", str(tiny_mlm_dir))
+    monkeypatch.setenv("SENTIMENT_MODEL", str(tiny_clf_dir))
+    monkeypatch.setattr(screenshots, "CHROMIUM", __file__)  # any existing file: the page is read without a browser
+    pages = []
+
+    def read_the_page(url, out, browser=None):  # what the browser would render: the page's components
+        with urllib.request.urlopen(url + "config", timeout=30) as response:
+            pages.append(response.read().decode())
+        return []
+
+    monkeypatch.setattr(screenshots, "take", read_the_page)
+    assert screenshots.main(["--out", str(tmp_path / "shots")]) == 0
+    hint = MC.hub_note()
+    assert hint.count("Offline now") == 1  # this test's own process is offline
+    online_hint = hint[:hint.index(" Offline now")]
+    assert json.dumps(online_hint)[1:-1] in pages[0] and "Offline now" not in pages[0]
+
+
 def test_an_unknown_hub_mode_is_refused_at_start_up(monkeypatch):
     monkeypatch.setenv(MC.HUB_ENV, "some")
     with pytest.raises(ValueError, match="APP_HUB_MODELS must be one of any, suggested, off"):
@@ -653,6 +682,23 @@ def test_error_messages_do_not_show_server_paths(models, tmp_path):
     _, _, status = chooser.choose("mlm", str(folder))
     assert "config.json" in status and "not valid JSON" in status
     assert str(tmp_path) not in status.replace(str(folder), "")  # the choice itself is the visitor's own text
+
+
+def test_a_start_up_model_that_cannot_load_is_named_as_typed_on_the_console_only(tmp_path, caplog):
+    """MLM_MODEL=/data/runs/mlm that did not exist was "the folder mlm does not exist" on the operator's own console
+    too: the console names the folder as they typed it, files in it included; the page still by its name alone."""
+    missing, broken = tmp_path / "runs" / "mlm", tmp_path / "runs" / "broken"
+    broken.mkdir(parents=True)
+    (broken / "config.json").write_text("{not json")
+    for folder, page_reason, console_reason in [
+            (missing, "the folder mlm does not exist", f"the folder {missing} does not exist"),
+            (broken, "broken is not a complete model folder (config.json: not valid JSON",
+             f"{broken} is not a complete model folder ({broken}/config.json: not valid JSON")]:
+        with caplog.at_level("WARNING", logger="demo.models"):
+            caplog.clear()
+            loaded = load_model("mlm", folder)
+        assert not loaded.available and page_reason in loaded.error and str(tmp_path) not in loaded.error
+        assert console_reason in loaded.console_error and caplog.messages == [loaded.console_error]
 
 
 def test_a_space_offers_only_the_suggested_hub_models_by_default(monkeypatch):
