@@ -36,6 +36,9 @@ SHOTS = [
     ("Embeddings", "embeddings", "", "#em-analogy table.ev-table", ""),
     ("Masking", "masking", "", "#mk-plot img", ""),
 ]
+# pictures taken with the page scrolled to an element, not at its top: the masking tab's controls and examples fill
+# the first screen, and its picture is of what each scheme showed and the sentence epoch by epoch below it
+SCROLLED_TO = {"masking": "#mk-stats"}
 LAYERS = ("layers", "Paris is the capital of <mask>.")  # file name, the example it shows layer by layer
 # The app is started online, as a Space runs: offline mode (HF_HUB_OFFLINE, or TRANSFORMERS_OFFLINE, which the Hub
 # library reads too) is the machine's that takes the pictures, and would add its note to every model box's hint.
@@ -71,6 +74,8 @@ def take(url: str, out: Path, browser=None) -> list[Path]:
             expect(page.locator(ready).first).to_contain_text(contains, timeout=TIMEOUT_MS)
         page.wait_for_timeout(500)  # let plots and bars settle
         page.evaluate("window.scrollTo(0, 0)")  # clicking an example scrolls down to it
+        if name in SCROLLED_TO:
+            page.locator(SCROLLED_TO[name]).evaluate("e => window.scrollTo(0, e.getBoundingClientRect().top - 16)")
         page.wait_for_timeout(200)
         path = out / f"{name}.png"
         page.screenshot(path=str(path))
