@@ -1105,3 +1105,228 @@ def test_resume_without_a_checkpoint_restarts_beside_what_a_stopped_run_left(tmp
     (out / "log.jsonl").unlink()
     with pytest.raises(runtime.UserError, match=r"is not empty \(config.json, tokenizer.json, tokenizer_config.json\)"):
         trainer.check_restart_out(out)
+
+
+# ----- the end of a run, its lock, and what a resume compares (review R) -----
+def eval_steps(out):
+    return [e["step"] for e in reporting.read_log(Path(out) / "log.jsonl") if e["type"] == "eval"]
+
+
+def test_the_last_checkpoint_records_the_closing_evaluation_and_the_end(train_files, tmp_path, monkeypatch, capsys):
+    """Step 2 saved in the loop (--save-every 2) and then evaluated (the closing evaluation): the save after the loop
+    was skipped as "step 2 is saved already", so the last checkpoint said neither that the run finished (train.export
+    called it "unknown") nor that step 2 was evaluated, and a --resume after a Ctrl-C in the final evaluation logged
+    the step-2 evaluation twice. A log holding an evaluation its checkpoint does not know of (a kill after the log
+    line) drops it on resume, so that it is made, and logged, once."""
+    from train import evaluate
+
+    out = tmp_path / "run"
+    argv = pretrain_argv(train_files, out, "--max-steps", "2", "--save-every", "2", "--log-every", "1")
+    calls, evaluate_mlm = [], evaluate.evaluate_mlm
+
+    def final_interrupted(*args, **kwargs):  # the closing evaluation, then Ctrl-C in the script's final one
+        calls.append(kwargs.get("progress"))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return evaluate_mlm(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(evaluate, "evaluate_mlm", final_interrupted)
+        assert pretrain.main(argv) == runtime.EXIT_INTERRUPTED
+    latest = checkpointing.Checkpoints(out).latest()
+    _, state = checkpointing.Checkpoints.load(latest)
+    assert latest.name == "step-00000002" and state["stopped_by"] == "done" and state["last_eval"]["step"] == 2
+    assert eval_steps(out) == [2]
+    assert pretrain.main([*argv, "--resume"]) == 0
+    assert eval_steps(out) == [2]  # once
+
+    log = tmp_path / "log.jsonl"  # a checkpoint at step 2 saved before the step-2 evaluation was logged
+    log.write_text("".join(json.dumps(e) + "\n" for e in [{"type": "train", "step": 1}, {"type": "eval", "step": 1},
+                                                         {"type": "train", "step": 2}, {"type": "eval", "step": 2},
+                                                         {"type": "train", "step": 3}]))
+    reporting.truncate_log(log, 2, keep_eval_at_step=False)
+    assert [(e["type"], e["step"]) for e in reporting.read_log(log)] == [("train", 1), ("eval", 1), ("train", 2)]
+    reporting.truncate_log(log, 1)
+    assert [(e["type"], e["step"]) for e in reporting.read_log(log)] == [("train", 1), ("eval", 1)]
+
+
+def test_a_second_ctrl_c_before_the_first_checkpoint_says_there_is_none(train_files, tmp_path, monkeypatch, capsys):
+    """Ctrl-C at step 1, then again during the save of its checkpoint (the first): the line said "OUT holds the run's
+    last checkpoint" over an empty checkpoints folder, and the same command was told to "continue it". Now both say
+    that there is no checkpoint and that --resume starts the run over."""
+    out = tmp_path / "run"
+    argv = pretrain_argv(train_files, out, "--max-steps", "3")
+    real_save = checkpointing.save_file
+
+    def second_ctrl_c(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)
+        return real_save(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        interrupt_at(m, 1)
+        m.setattr(checkpointing, "save_file", second_ctrl_c)
+        assert pretrain.main(argv) == runtime.EXIT_INTERRUPTED
+    err = capsys.readouterr().err
+    assert (out / checkpointing.CHECKPOINTS).is_dir() and checkpointing.Checkpoints(out).latest() is None
+    assert err.strip().splitlines()[-1] == ("interrupted: run the same command again with --resume (no checkpoint "
+                                            "was written yet: the run starts over)"), err
+    assert pretrain.main(argv) == runtime.EXIT_USER_ERROR
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "stopped before its first checkpoint" in last and "--resume to start it again" in last, last
+    assert pretrain.main([*argv, "--resume"]) == 0
+    assert "no checkpoint" in capsys.readouterr().err and (out / "model.safetensors").is_file()
+
+
+HOLD_LOCK = """\
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.write(fd, b"%d\\n" % os.getpid())
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
+def lock_is_free(out) -> bool:
+    """Whether nobody (this process included: a lock of its own is another open file) holds OUT's lock."""
+    import fcntl
+    path = Path(out) / runtime.LOCK_NAME
+    if not path.exists():
+        return True
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def test_a_second_process_training_into_the_same_out_is_refused(train_files, interrupted, capsys):
+    """While one process trained into OUT (a second terminal, a scheduler's requeue with --resume), another trained
+    there too: both exited 0 with every step twice in the log. OUT/.lock is now held (flock) by the process that
+    trains there, and another is refused in one line naming it, before it reads any data; the lock goes when the
+    script ends, however it ends, and one left by a killed process (kill -9) blocks nothing."""
+    _, out = interrupted
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(out / runtime.LOCK_NAME)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        before = sorted(p.name for p in out.rglob("*"))
+        for extra in (["--resume"], []):
+            assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, *extra)) == runtime.EXIT_USER_ERROR
+            captured = capsys.readouterr()
+            assert captured.err.strip().splitlines()[-1] == (
+                f"error: {out} is being trained by process {holder.pid} (it holds {out / runtime.LOCK_NAME}): let "
+                "it finish or stop it, or choose another --out"), captured.err
+            assert "training rows" not in captured.out
+        assert sorted(p.name for p in out.rglob("*")) == before
+    finally:
+        holder.kill()  # SIGKILL: its lock file stays, unlocked
+        holder.wait()
+    assert (out / runtime.LOCK_NAME).is_file()
+    assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, "--heads", "2", "--resume")) == \
+        runtime.EXIT_USER_ERROR  # refused after the lock was taken: it is released all the same
+    assert lock_is_free(out)
+    assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, "--resume")) == 0
+    assert lock_is_free(out) and not (out / runtime.LOCK_NAME).exists()  # a finished folder holds no lock file
+
+
+def test_a_resume_with_other_training_data_at_the_same_paths_is_warned_about(train_files, interrupted, monkeypatch,
+                                                                              capsys):
+    """A tokenizer retrained in place (the same vocabulary size) or a corpus edited at its path was resumed without a
+    word: the options are compared by value, and the paths had not changed. The trainer state now keeps the training
+    data's row count and a digest of its token ids; a resume on other data is warned about and recorded in
+    metrics.json's resumed_with, as a changed option is. A checkpoint written before that resumes as before."""
+    from train import data
+
+    _, out = interrupted
+    plain = Path(shutil.copytree(out, out.parent / "plain"))
+    pack = data.pack_sequences
+
+    def other_token_ids(documents, tokenizer, *args, **kwargs):  # as another tokenizer of 300 would give them
+        rows = pack(documents, tokenizer, *args, **kwargs)
+        return torch.where(rows > 4, 5 + (rows - 4) % 295, rows)  # the ids after the special tokens', moved by one
+
+    _, state = checkpointing.Checkpoints.load(checkpointing.Checkpoints(out).latest())
+    rows = state["training_data"]["rows"]
+    with monkeypatch.context() as m:
+        m.setattr(data, "pack_sequences", other_token_ids)
+        assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, "--resume")) == 0
+    err = capsys.readouterr().err
+    assert (f"warning: the training data differ from the checkpointed run's ({rows:,} rows, other token ids): were "
+            "the tokenizer or the corpus changed at the same path?") in err, err
+    changed = json.loads((out / "metrics.json").read_text())["resumed_with"][0]["changed"]
+    assert list(changed) == ["training_data"] and changed["training_data"][0] == state["training_data"]
+
+    for folder in (plain / checkpointing.CHECKPOINTS).iterdir():  # checkpoints of the code before: no digest
+        _, state = checkpointing.Checkpoints.load(folder)
+        del state["training_data"]
+        torch.save(state, folder / "trainer.pt")
+    assert pretrain.main(pretrain_argv(train_files, plain, *RESUMED, "--resume")) == 0
+    err = capsys.readouterr().err
+    assert "resumed from" in err and "training data" not in err
+    assert "resumed_with" not in json.loads((plain / "metrics.json").read_text())
+
+
+def test_a_resume_with_other_attention_heads_is_refused_as_another_shape_is(train_files, interrupted, capsys):
+    """--heads does not show in the weights' shapes: a resume with another --heads was warned about ("heads None ->
+    2") and trained on, the same weights computing another function from the resumed step. The trainer state keeps
+    the model's attention heads; a resume with others is refused in a line naming the field and the option, also
+    from a checkpoint written before that (whose --heads option is compared)."""
+    _, out = interrupted  # the tiny preset: 4 heads
+    step5 = out / checkpointing.CHECKPOINTS / "step-00000005"
+    assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, "--heads", "2", "--resume")) == \
+        runtime.EXIT_USER_ERROR
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"error: {step5} does not fit this model: the checkpointed run's has num_attention_heads 4 (this command: 2); "
+        "resume with the run's own model options (--heads)")
+    for folder in (out / checkpointing.CHECKPOINTS).iterdir():  # checkpoints of the code before: its options
+        _, state = checkpointing.Checkpoints.load(folder)
+        del state["architecture"]
+        torch.save(state, folder / "trainer.pt")
+    assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, "--heads", "2", "--resume")) == \
+        runtime.EXIT_USER_ERROR
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"error: {step5} does not fit this model: the checkpointed run was started with --heads not given (this "
+        "command: 2); resume with the run's own model options (--heads)")
+    assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, "--resume")) == 0
+
+
+class Killed(BaseException):
+    """A process killed at this point (kill -9): nothing after it runs, no handler, no cleanup."""
+
+
+def test_a_second_save_of_a_step_keeps_that_step_at_every_moment(train_files, tmp_path, monkeypatch, capsys):
+    """The same step saved twice (in the loop, then after it with the run's end recorded): the old folder was deleted
+    before the new one was renamed into place, and a kill between the two lost the step (the next --resume deleted
+    the new copy as a leftover and started the run over). Now the old one is set aside, and put back by the next
+    resume if the new one did not arrive."""
+    out = tmp_path / "run"
+    argv = pretrain_argv(train_files, out, "--max-steps", "2", "--save-every", "2")
+    root, real_replace, real_rename, real_rmtree = out / checkpointing.CHECKPOINTS, os.replace, os.rename, shutil.rmtree
+    killed, saves = [], []
+
+    def replace(src, dst, *args, **kwargs):  # the second save of step 2 is killed as it renames its folder in
+        if killed:
+            return None
+        if Path(src).name.startswith(".tmp-step-00000002") and Path(dst) == root / "step-00000002":
+            saves.append(src)
+            if len(saves) == 2:
+                killed.append(src)
+                raise Killed
+        return real_replace(src, dst, *args, **kwargs)
+
+    def frozen(real):  # a killed process renames and deletes nothing more
+        return lambda *args, **kwargs: None if killed else real(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(checkpointing.os, "replace", replace)
+        m.setattr(checkpointing.os, "rename", frozen(real_rename))
+        m.setattr(checkpointing.shutil, "rmtree", frozen(real_rmtree))
+        with pytest.raises(Killed):
+            pretrain.main(argv)
+    assert killed and checkpointing.Checkpoints(out).latest() is None  # the moment between the two renames
+    assert pretrain.main([*argv, "--resume"]) == 0
+    assert f"resumed from {root / 'step-00000002'} (step 2" in capsys.readouterr().err

@@ -3,10 +3,12 @@
 A checkpoint holds `model.safetensors` (weights; never pickle) and `trainer.pt` (optimizer, RNG, data
 position, masker, counters: tensors and plain Python values only, so `torch.load(..., weights_only=True)`
 reads it). Each is written into a temporary folder next to it, fsync'ed, read back, and the folder is renamed
-into place; the previous checkpoint is deleted only after that, and one older step checkpoint is always kept.
+into place; the previous checkpoint is deleted only after that, and one older step checkpoint is always kept. A
+step saved a second time keeps its first copy (set aside) until the second is in place.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,6 +21,7 @@ from safetensors.torch import load_file, save_file
 from .runtime import UserError
 
 CHECKPOINTS = "checkpoints"
+SET_ASIDE = ".old-"  # a checkpoint saved again is renamed to .old-NAME until its new copy is in place
 TRAINER_STATE_KEYS = ("step", "tokens", "epoch", "batch_in_epoch", "elapsed", "optimizer", "rng", "task", "args")
 
 
@@ -67,6 +70,7 @@ class Checkpoints:
         self.root.mkdir(parents=True, exist_ok=True)
         final = self.root / f"{kind}-{step:08d}"
         tmp = self.root / f".tmp-{kind}-{step:08d}-{os.getpid()}"
+        aside = self.root / f"{SET_ASIDE}{final.name}"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
         try:
@@ -87,13 +91,17 @@ class Checkpoints:
                 _fsync(file)
             _fsync(tmp)
             self.load(tmp, trainer_state=trainer_state is not None)  # verified before the old ones go
-            if final.exists():  # the same step saved twice (e.g. a signal right after a periodic save)
-                shutil.rmtree(final)
+            if final.exists():  # the same step saved again (its closing evaluation, its end): set aside, not deleted
+                shutil.rmtree(aside, ignore_errors=True)  # (one an earlier save of it had no time to delete)
+                os.replace(final, aside)
             os.replace(tmp, final)
             _fsync(self.root)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
+            with contextlib.suppress(OSError):  # stopped between the two renames (a second Ctrl-C): the old one back
+                self.put_back_set_aside()
             raise
+        shutil.rmtree(aside, ignore_errors=True)
         if kind == "step" and self.keep_all_steps:
             return final
         older, n = [d for d in self._dirs(kind) if d.name < final.name], self.keep.get(kind, 1)
@@ -128,6 +136,19 @@ class Checkpoints:
         if missing:
             raise CheckpointError(f"{file}: not a complete trainer state (missing {missing})")
         return weights, state
+
+    def put_back_set_aside(self) -> None:
+        """A kill between the two renames of a second save of a step (`save`) leaves that step only in its set-aside
+        folder: put it back (its new copy, in a `.tmp-*` folder, is deleted by `clean_partial`). A set-aside folder
+        whose step is in place is the leftover of a save that finished: deleted."""
+        if not self.root.is_dir():
+            return
+        for aside in self.root.glob(f"{SET_ASIDE}*"):
+            final = self.root / aside.name[len(SET_ASIDE):]
+            if final.exists():
+                shutil.rmtree(aside, ignore_errors=True)
+            else:
+                os.replace(aside, final)
 
     def clean_partial(self, after_step: int | None = None) -> None:
         """Remove temporary folders of a crashed save and (on resume) best-* newer than the resume point."""

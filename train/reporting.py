@@ -62,12 +62,14 @@ def read_log(path: Path) -> list[dict]:
     return entries
 
 
-def truncate_log(path: Path, step: int) -> None:
+def truncate_log(path: Path, step: int, keep_eval_at_step: bool = True) -> None:
     """Forget log lines written after the checkpoint we resume from (they will be written again), and a torn
-    last line."""
+    last line. `keep_eval_at_step=False`: the checkpoint at `step` was saved before that step's evaluation (a closing
+    evaluation after a periodic save, cut by a kill), so an evaluation logged at `step` goes too."""
     if not path.exists():
         return
-    kept = [entry for entry in read_log(path) if entry["step"] <= step]
+    kept = [entry for entry in read_log(path) if entry["step"] < step or entry["step"] == step and
+            (keep_eval_at_step or entry.get("type") != "eval")]
     write_atomic(path, "".join(json.dumps(entry) + "\n" for entry in kept))
 
 

@@ -32,6 +32,11 @@ from .exit_codes import USER_ERRORS, UserError, naming, report_user_error  # noq
 from .exit_codes import sigterm_as_interrupt
 from .paths import output_file, output_folder  # noqa: F401 (re-exported)
 
+try:
+    import fcntl
+except ImportError:  # Windows: training there takes no lock on its --out
+    fcntl = None
+
 EXIT_DIVERGED = EXIT_FAILED
 EXIT_CODES_HELP = """
 exit codes:
@@ -109,22 +114,123 @@ def run_main(run, args) -> int:
         print(_interrupted(args), file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
+        release_folder_locks()  # --out is free again whatever ended the script (an experiment's next step, a test)
         if dist is not None:
             dist.close()
 
 
 def _interrupted(args) -> str:
     """The line of a training script interrupted outside its training loop: "interrupted", and how to go on when
-    its --out holds a checkpoint (stopped after the loop, in the final evaluation, calibration or scores; or in
-    the setup of a resumed run)."""
-    from .checkpointing import CHECKPOINTS
+    its --out holds a run: from its last checkpoint (stopped after the loop, in the final evaluation, calibration
+    or scores; or in the setup of a resumed run), or, when it stopped before its first checkpoint (a second Ctrl-C
+    cut that save short), --resume all the same, which starts the run over."""
+    from .checkpointing import CHECKPOINTS, Checkpoints
+    from .reporting import LOG_NAME, how_to_go_on
     from .trainer import RESUME_HINT_ENV
 
     out = getattr(args, "out", None)
-    if not out or not (Path(out) / CHECKPOINTS).is_dir():
+    if not out:
         return "interrupted"
-    hint = os.environ.get(RESUME_HINT_ENV) or "continue with the same command plus --resume"
-    return f"interrupted: {out} holds the run's last checkpoint; {hint}"
+    if Checkpoints(out).latest("step") is not None:
+        hint = os.environ.get(RESUME_HINT_ENV) or "continue with the same command plus --resume"
+        return f"interrupted: {out} holds the run's last checkpoint; {hint}"
+    if (Path(out) / CHECKPOINTS).is_dir() or (Path(out) / LOG_NAME).is_file():  # without --resume: refused
+        return f"interrupted: {how_to_go_on(Path(out))}"
+    return "interrupted"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# One process trains into a folder at a time
+# ----------------------------------------------------------------------------------------------------------
+LOCK_NAME = ".lock"  # in --out while a process trains there: its process id, under an exclusive flock
+_held_locks: dict[Path, int] = {}  # this process's locks (`lock_folder`): the lock file -> its open descriptor
+
+
+def lock_folder(folder) -> None:
+    """Take FOLDER/.lock for this process: an exclusive `flock`, with the process id written in the file. Another
+    process training into the same --out (a second terminal; a scheduler's requeue with --resume) appended its
+    steps to the same log and wrote over the same checkpoints; it is now refused in a line naming this one. The
+    kernel drops the lock when the process ends, however it ends (a kill -9 leaves the file, unlocked: the next run
+    takes it); `release_folder_locks` drops it when a script's main returns. Taking it again in the process that
+    holds it does nothing. On a file system without flock (some network mounts) the run goes on without one."""
+    path = Path(folder) / LOCK_NAME
+    held = _held_locks.pop(path.absolute(), None)
+    if held is not None:
+        if _is_open_as(held, path):
+            _held_locks[path.absolute()] = held
+            return
+        os.close(held)  # its file was deleted since (the folder removed and made again): lock the new one
+    if fcntl is None:
+        return
+    for _ in range(3):  # the file may be deleted by its releasing holder between our open and our flock: again
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise UserError(_locked_by(folder, path)) from None
+        except OSError:  # no flock here
+            os.close(fd)
+            return
+        if _is_open_as(fd, path):
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            _held_locks[path.absolute()] = fd
+            return
+        os.close(fd)
+
+
+def check_not_locked(folder) -> None:
+    """A UserError naming the process that trains into `folder` when another holds its lock (`lock_folder`): what a
+    training script checks with its options, before it reads any data."""
+    path = Path(folder) / LOCK_NAME
+    held = _held_locks.get(path.absolute())
+    if fcntl is None or not path.is_file() or (held is not None and _is_open_as(held, path)):
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # gone since, or not ours to read: the lock itself decides
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # taken and dropped at once: free
+    except BlockingIOError:
+        raise UserError(_locked_by(folder, path)) from None
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def release_folder_locks() -> None:
+    """Drop this process's folder locks (`lock_folder`) and delete their files (a finished run's folder is a model
+    folder: no lock file in it); the file goes first, so that a process that opens it meanwhile finds it locked or
+    gone (`lock_folder` checks that the file it locked is still the one at the path)."""
+    while _held_locks:
+        path, fd = _held_locks.popitem()
+        with contextlib.suppress(OSError):
+            if _is_open_as(fd, path):
+                path.unlink()
+        os.close(fd)
+
+
+def _is_open_as(fd: int, path: Path) -> bool:
+    """Whether the open file `fd` is the file now at `path` (not one deleted, or replaced, since it was opened)."""
+    try:
+        opened, there = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (opened.st_dev, opened.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _locked_by(folder, path: Path) -> str:
+    """The refusal's line: the process id the lock file holds (written by its holder once it had the lock)."""
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        holder = path.read_text(encoding="utf-8").strip()
+        if holder.isdigit():
+            return (f"{folder} is being trained by process {holder} (it holds {path}): let it finish or stop it, or "
+                    "choose another --out")
+    return f"{folder} is being trained by another process (it holds {path}): let it finish or stop it, or choose " \
+        "another --out"
 
 
 # ----------------------------------------------------------------------------------------------------------

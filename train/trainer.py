@@ -26,7 +26,9 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
   cannot be read (a truncated file), it is moved aside as bad-step-NNNNNNNN, the file is named, and the
   previous checkpoint is used. A checkpoint carries the run's training time and its wall time (`wall_time_s()`:
   the earlier sessions', to the checkpoint resumed, plus this one's since the script's `started`), so both cover
-  every session of a resumed run.
+  every session of a resumed run. --resume refuses other model shapes and attention heads (`does_not_fit`,
+  `architecture_differs`), and warns about other options and other training data at the same paths
+  (`Task.training_data`). One process at a time trains into --out: it holds OUT/.lock (`runtime.lock_folder`).
 - SIGINT/SIGTERM: finish the current step, save a checkpoint (its trainer state says `stopped_by` the signal;
   the checkpoint at the end of any fit says why it ended), exit with code 130. After the last step too: the
   closing evaluation is cut short (on one process), the last step's checkpoint is saved, and --resume evaluates
@@ -35,6 +37,7 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import os
 import shutil
@@ -54,8 +57,8 @@ from .checkpointing import CHECKPOINTS, CheckpointError, Checkpoints
 from .optim import lr_factor, make_optimizer
 from .paths import other_entries
 from .reporting import CURVES_NAME, LOG_NAME, append_log, plot_curves, truncate_log
-from .runtime import (Dist, TrainingDiverged, UserError, autocast, check_writable_folder, output_folder, progress_bars,
-                      resolve_precision, rng_state, set_rng_state)
+from .runtime import (LOCK_NAME, Dist, TrainingDiverged, UserError, autocast, check_not_locked, check_writable_folder,
+                      lock_folder, output_folder, progress_bars, resolve_precision, rng_state, set_rng_state)
 
 RESUME_HINT_ENV = "TRAIN_RESUME_HINT"  # how to go on after Ctrl-C, when the run is a step of an experiment
 FINISHED_FILES = (METRICS_NAME, WEIGHTS_NAME)  # a finished run's or a model folder's: never overwritten
@@ -113,6 +116,23 @@ class Task:
     def load_state_dict(self, state: dict) -> None:
         pass
 
+    def training_data(self) -> dict:
+        """What identifies the rows trained on, kept in the trainer state and compared on --resume (a tokenizer
+        retrained in place, a corpus edited at its path: the same options, other data): their number and a digest
+        of the tensors the task holds (a pretraining's token ids, a fine-tuning's ids and labels)."""
+        tensors = [value for _, value in sorted(vars(self).items()) if isinstance(value, torch.Tensor)]
+        return {"rows": self.num_rows, "digest": tensor_digest(tensors)}
+
+
+def tensor_digest(tensors: list[torch.Tensor]) -> str:
+    """A short fingerprint of the values of `tensors` (their dtypes and shapes included), the same on any device."""
+    digest = hashlib.sha256()
+    for tensor in tensors:
+        tensor = tensor.detach().cpu().contiguous()
+        digest.update(f"{tensor.dtype} {tuple(tensor.shape)};".encode())
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy())  # the bytes as they are, not copied
+    return digest.hexdigest()[:16]
+
 
 def length_grouped(order: torch.Tensor, lengths: torch.Tensor, batch_size: int, generator: torch.Generator,
                    megabatch: int = 50) -> torch.Tensor:
@@ -147,6 +167,40 @@ MODEL_KINDS = (("lm_head.", "masked LM (a pretraining run)"), ("classifier.", "c
 SHAPE_OPTIONS = {"vocab_size": "the tokenizer's vocabulary", "hidden_size": "--hidden-size", "layers": "--layers",
                  "intermediate_size": "--intermediate-size", "max_length": "--model-max-length",
                  "labels": "--labels"}
+
+
+# what a model's config sets of the function its weights compute without showing in their shapes, by the option that
+# sets it: kept in the trainer state, and a --resume that changes one is refused as a change of shape is (the same
+# weights would compute another function from the resumed step on). A checkpoint from before they were kept:
+# its --heads option is compared (`architecture_differs`).
+ARCHITECTURE_OPTIONS = {"num_attention_heads": "--heads", "layer_norm_eps": "--init"}
+
+
+def model_architecture(model: torch.nn.Module) -> dict:
+    """The config fields of ARCHITECTURE_OPTIONS that `model` has (none for a model without a config)."""
+    config = getattr(model, "config", None)
+    return {name: getattr(config, name) for name in ARCHITECTURE_OPTIONS if hasattr(config, name)}
+
+
+def architecture_differs(path: Path, state: dict, model: torch.nn.Module, options: dict) -> str | None:
+    """Why the checkpoint `path` (its trainer state `state`) does not fit `model` although its weights load: the
+    config fields that differ (`ARCHITECTURE_OPTIONS`), in does_not_fit's words; None when they agree. A state from
+    before they were kept: the --heads option of its run and of this command (`options`), when they differ."""
+    how = "resume with the run's own model options"
+    if "architecture" not in state:
+        theirs, mine = state["args"].get("heads"), options.get("heads")
+        if "heads" not in options or theirs == mine:
+            return None
+        return (f"{path} does not fit this model: the checkpointed run was started with --heads "
+                f"{'not given' if theirs is None else theirs} (this command: {mine}); {how} (--heads)")
+    mine = model_architecture(model)
+    differ = [(name, old, mine[name]) for name, old in state["architecture"].items()
+              if name in mine and mine[name] != old]
+    if not differ:
+        return None
+    shown = ", ".join(f"{name} {old} (this command: {new})" for name, old, new in differ)
+    return f"{path} does not fit this model: the checkpointed run's has {shown}; {how} " \
+        f"({', '.join(ARCHITECTURE_OPTIONS[name] for name, _, _ in differ)})"
 
 
 def model_shape(weights: dict, pad_token_id: int = 1) -> dict:
@@ -218,11 +272,13 @@ def make_ema(model: torch.nn.Module, decay: float) -> torch.optim.swa_utils.Aver
 
 def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> None:
     """The loop's options that are wrong whatever the data (`TrainingArguments.check_loop`), then --out (or `out`):
-    writable, and new unless --resume finds a run there to continue. A UserError naming the option; the scripts
+    writable, not being trained into by another process, and new unless --resume finds a run there to continue. A UserError naming the option; the scripts
     check them before reading any data (their arguments' `check`), the Trainer again."""
     args.check_loop(world_size)
     out = output_folder(out or args.out)
     check_writable_folder(out)  # before the data is read and packed
+    if os.environ.get("RANK", "0") == "0":  # (the other processes of a torchrun job would find its rank 0's lock)
+        check_not_locked(out)  # another process trains there (the Trainer takes the lock), said before any data is read
     if not args.resume:
         check_fresh_out(out, args.own_files())
     elif (latest := Checkpoints(out).latest("step")) is None:  # --resume starts a new run there
@@ -245,7 +301,7 @@ def check_fresh_out(out: Path, own=()) -> None:
     (`check_no_run`), and so is one holding anything else (a README.md, a config.json; `--out .` in a project) but
     `own`, what the script itself put there before its training loop (`TrainingArguments.own_files`)."""
     check_no_run(out)
-    if held := other_entries(out, own):
+    if held := other_entries(out, (*own, LOCK_NAME)):
         raise UserError(f"{out} is not empty ({held}): a new run writes into a new or empty folder; choose another "
                         "--out")
 
@@ -257,7 +313,7 @@ def check_restart_out(out: Path, own=()) -> None:
     if finished := finished_files(out):
         raise UserError(f"{out} holds a finished run or model ({', '.join(finished)}) and no checkpoint to resume")
     stopped = STOPPED_RUN_FILES if (out / LOG_NAME).is_file() else ()
-    if held := other_entries(out, (*RUN_FILES, *stopped, *own)):
+    if held := other_entries(out, (*RUN_FILES, LOCK_NAME, *stopped, *own)):
         raise UserError(f"{out} is not empty ({held}) and holds no checkpoint to resume: choose another --out")
 
 
@@ -265,9 +321,10 @@ def check_no_run(out: Path) -> None:
     """No run or model in `out`: a run's checkpoints or log (which --resume continues), a finished run or a model
     folder. (An experiment's --out, which holds its own run folders, is checked with this alone.)"""
     finished = finished_files(out)
-    if (out / LOG_NAME).exists() and not finished and not (out / CHECKPOINTS).exists():  # stopped before one
-        raise UserError(f"{out} holds the log of a run that stopped before its first checkpoint (a diverged "
-                        "start?); pass --resume to start it again there, or choose another --out")
+    started = (out / LOG_NAME).exists() or (out / CHECKPOINTS).exists()
+    if started and not finished and Checkpoints(out).latest("step") is None:  # a diverged start, a second Ctrl-C
+        raise UserError(f"{out} holds a run that stopped before its first checkpoint; pass --resume to start it "
+                        "again there, or choose another --out")
     if (out / CHECKPOINTS).exists():
         raise UserError(f"{out} already holds a run; pass --resume to continue it, or choose another --out")
     if finished:  # a finished run is never overwritten, log.jsonl or not
@@ -319,7 +376,8 @@ class Trainer:
         # a run that stops before its end leaves there what `train.export` says of the weights (a partial model)
         self.stopped_by: str | None = None
         self.resumed_with: list[dict] = []  # options a --resume changed: [{"step": N, "changed": {option: [old, new]}}]
-        self._saved_step = -1
+        self._saved: tuple | None = None  # what the last checkpoint recorded (`save_checkpoint`)
+        self._training_data: dict | None = None  # `task.training_data()`, once (a digest of every row)
         # the log's running window since its last train entry (checkpointed: a resumed run's entry averages the
         # whole window, not the steps after the resume alone); "seconds": training time in it before this session
         self._window = {"loss": 0.0, "tokens": 0, "steps": 0, "seconds": 0.0}
@@ -328,6 +386,7 @@ class Trainer:
         self._row_lengths = task.row_lengths() if args.batch_order == "length" else None  # (rows,)
         if args.batch_order == "length" and self._row_lengths is None:
             raise UserError("--batch-order length: this task's rows have no lengths to group by")
+        self._lock_out()
         if args.resume:
             self._resume()
         else:
@@ -377,6 +436,19 @@ class Trainer:
         return None
 
     # ----- output folder, resume -----
+    def _lock_out(self) -> None:
+        """Rank 0 takes --out's lock (`runtime.lock_folder`) before anything there is read or changed; every rank
+        stops when another process holds it."""
+        refused = None
+        if self.dist.is_main:
+            self.out.mkdir(parents=True, exist_ok=True)
+            try:
+                lock_folder(self.out)
+            except UserError as err:
+                refused = err
+        if self.dist.all_reduce(torch.tensor([float(refused is not None)], dtype=torch.float64)).item() > 0:
+            raise refused or UserError(f"{self.out} is being trained by another process")
+
     def _prepare_fresh_out(self) -> None:
         if self.dist.is_main:
             check_fresh_out(self.out, self.args.own_files())
@@ -384,6 +456,9 @@ class Trainer:
         self.dist.barrier()
 
     def _resume(self) -> None:
+        if self.dist.is_main:
+            self.ckpt.put_back_set_aside()  # a kill in the middle of saving a step for the second time
+        self.dist.barrier()
         path = self.ckpt.latest("step")
         if path is None:
             check_restart_out(self.out, self.args.own_files())
@@ -395,10 +470,13 @@ class Trainer:
             self.dist.barrier()
             return
         weights, state, path = self._load_latest_readable(path)
+        now = self.args.recorded()  # options of runs from before train.arguments that no longer exist: ignored
         try:
             self.model.load_state_dict(weights)
         except RuntimeError as err:
             raise UserError(does_not_fit(path, weights, self.model, err)) from None
+        if problem := architecture_differs(path, state, self.model, now):
+            raise UserError(problem)
         try:
             self.optimizer.load_state_dict(state["optimizer"])
         except (ValueError, KeyError) as err:
@@ -420,20 +498,32 @@ class Trainer:
         self.task.load_state_dict(state["task"])
         self._window = dict(state.get("window", self._window))  # a checkpoint from before it was saved: none
         set_rng_state(state["rng"])
-        now = self.args.recorded()  # options of runs from before train.arguments that no longer exist: ignored
         changed = {k: (v, now[k]) for k, v in state["args"].items()
                    if k in now and k not in NOT_RECIPE and now[k] != v}
+        data_before = state.get("training_data")  # a checkpoint from before it was kept: not compared
+        if data_before is not None and self.dist.is_main and data_before != self.training_data():
+            changed["training_data"] = (data_before, self.training_data())
         # kept with the run: its metrics.json says which steps ran with which options (the command it records
         # is the last one's)
         self.resumed_with = list(state.get("resumed_with", []))
         if changed:
             self.resumed_with.append({"step": self.step, "changed": {k: [old, new] for k, (old, new) in changed.items()}})
         if self.dist.is_main:
-            if changed:
+            options = {k: v for k, v in changed.items() if k != "training_data"}
+            if options:
                 self._say("warning: options differ from the checkpointed run: " +
-                          ", ".join(f"{k} {old!r} -> {new!r}" for k, (old, new) in changed.items()))
+                          ", ".join(f"{k} {old!r} -> {new!r}" for k, (old, new) in options.items()))
+            if "training_data" in changed:
+                before, after = changed["training_data"]
+                rows = f"{before['rows']:,} rows" + (f" -> {after['rows']:,}" if after["rows"] != before["rows"] else
+                                                     ", other token ids")
+                self._say(f"warning: the training data differ from the checkpointed run's ({rows}): were the "
+                          "tokenizer or the corpus changed at the same path?")
             self.ckpt.clean_partial(after_step=self.step)
-            truncate_log(self.out / LOG_NAME, self.step)
+            # an evaluation logged at this step after its checkpoint was saved (the closing one, cut by a kill) is
+            # made again: fit() evaluates when the checkpoint's last evaluation is not this step's
+            truncate_log(self.out / LOG_NAME, self.step,
+                         keep_eval_at_step=(self.last_eval or {}).get("step") == self.step)
             self._say(f"resumed from {path} (step {self.step}, {self.tokens:,} tokens)")
 
     def _load_latest_readable(self, path: Path) -> tuple[dict, dict, Path]:
@@ -459,6 +549,12 @@ class Trainer:
         raise CheckpointError(f"no readable checkpoint to resume from in {self.ckpt.root}: " +
                               "; ".join(str(err) for _, err in bad))
 
+    def training_data(self) -> dict:
+        """`task.training_data()` (rows and a digest of them), computed once: rank 0 keeps it in every checkpoint."""
+        if self._training_data is None:
+            self._training_data = self.task.training_data()
+        return self._training_data
+
     def _trainer_state(self) -> dict:
         args = self.args.recorded()
         return {
@@ -469,6 +565,7 @@ class Trainer:
             "best": self.best, "last_eval": self.last_eval, "args": args, "world_size": self.dist.world_size,
             "resumed_with": self.resumed_with, "stopped_by": self.stopped_by, "wall_s": self.wall_time_s(),
             "window": {**self._window, "seconds": time.monotonic() - self._window_start},
+            "training_data": self.training_data(), "architecture": model_architecture(self.model),
             **({"ema": self.ema.state_dict()} if self.ema is not None else {}),
         }
 
@@ -478,13 +575,17 @@ class Trainer:
         return self.previous_wall_s + time.time() - self.started
 
     def save_checkpoint(self) -> Path | None:
+        """Save this step's checkpoint, unless the last one saved recorded all that this one would (the same step,
+        last evaluation, best and end). A step is saved again when its closing evaluation or the run's end came after
+        a periodic save of it: skipped, the run's last checkpoint said neither (train.export called a finished run
+        "unknown"), and --resume evaluated, and logged, the last step again."""
         self._check_weights_finite()
-        path = None
+        path, recorded = None, (self.step, self.last_eval, self.best, self.stopped_by)
         if self.dist.is_main:
-            if self._saved_step == self.step:
+            if self._saved == recorded:
                 return self.ckpt.latest("step")
             path = self.ckpt.save("step", self.step, self.model.state_dict(), self._trainer_state())
-        self._last_save, self._saved_step = time.monotonic(), self.step
+        self._last_save, self._saved = time.monotonic(), recorded
         return path
 
     # ----- data order -----
