@@ -13,6 +13,7 @@ import torch
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
 from .config import whole_number
+from .files import write_atomic
 from .hub import TOKENIZER_NAME, ModelLoadError, ModelNotFoundError, local_folder, resolve_file
 
 # ids 0..4. roberta-base has <s> <pad> </s> <unk> at 0..3 too but <mask> last (50264); code reads ids by name.
@@ -243,8 +244,15 @@ def save_tokenizer(tokenizer: Tokenizer, folder, model_max_length: int) -> None:
     _check_max_length(model_max_length, "model_max_length")
     folder = local_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    tokenizer.save(str(folder / TOKENIZER_NAME))
+    write_tokenizer_json(tokenizer, folder / TOKENIZER_NAME)
     save_tokenizer_config(folder, model_max_length)
+
+
+def write_tokenizer_json(tokenizer: Tokenizer, path) -> None:
+    """`tokenizer` as the tokenizer.json `path`, as `Tokenizer.save` writes it, but in one step
+    (`roberta.files.write_atomic`): a full disk leaves the file that was there, not an empty one, and is a
+    `WriteError` naming it, not `tokenizers`' bare Exception."""
+    write_atomic(path, tokenizer.to_str(pretty=True))
 
 
 def save_tokenizer_config(folder, model_max_length: int) -> None:
@@ -253,4 +261,4 @@ def save_tokenizer_config(folder, model_max_length: int) -> None:
     config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": model_max_length,
               "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "sep_token": "</s>",
               "cls_token": "<s>", "pad_token": "<pad>", "mask_token": "<mask>"}
-    (local_folder(folder) / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    write_atomic(local_folder(folder) / "tokenizer_config.json", json.dumps(config, indent=2) + "\n")

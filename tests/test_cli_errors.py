@@ -585,3 +585,57 @@ def test_train_debug_raises_the_user_error_of_every_script(tiny_mlm_dir, tmp_pat
         with pytest.raises(runtime.USER_ERRORS):
             main(argv)
         monkeypatch.delenv("TRAIN_DEBUG")
+
+
+def fill_the_disk_at(monkeypatch, name: str) -> None:
+    """Every write of a file `name` through `roberta.files` (its temporary file) fails as on a full disk, after
+    writing what fitted."""
+    import errno
+
+    real_write = Path.write_bytes
+
+    def write_bytes(self, data):
+        if self.name.startswith(f".{name}.tmp-"):
+            real_write(self, data[:10])
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", write_bytes)
+
+
+def test_a_full_disk_at_the_end_of_a_run_names_the_file_and_how_to_go_on(train_files, tmp_path, monkeypatch,
+                                                                         capsys):
+    """A disk that filled as pretraining wrote its tokenizer files after the loop: a traceback (`tokenizers`' bare
+    Exception, exit 1) and an empty tokenizer.json; in config.json, the weights or a figure, "error: [Errno 28] No
+    space left on device", naming neither the file nor how to go on. Now one line, and --resume finishes the run."""
+    out = tmp_path / "run"
+    fill_the_disk_at(monkeypatch, "tokenizer.json")
+    assert pretrain.main(pretrain_argv(train_files, out)) == runtime.EXIT_USER_ERROR
+    err = capsys.readouterr().err  # the evaluations' lines, then the error's
+    assert "Traceback" not in err and err.splitlines()[-1] == (
+        f"error: could not write {out / 'tokenizer.json'} (No space left on device): free some space, then run the "
+        "same command again with --resume (it goes on from its last checkpoint)")
+    assert not (out / "tokenizer.json").exists()
+    monkeypatch.undo()  # space freed
+    assert pretrain.main(pretrain_argv(train_files, out, "--resume")) == 0
+    assert roberta.pipeline("fill-mask", model=str(out))("a <mask> .")
+
+
+def test_a_full_disk_in_export_or_average_names_the_file_and_leaves_no_half_folder(tiny_mlm_dir, tiny_clf_dir,
+                                                                                  tmp_path, monkeypatch, capsys):
+    """train.export and train.average on a full disk said "error: [Errno 28] No space left on device" alone."""
+    fill_the_disk_at(monkeypatch, "model.safetensors")
+    shipped = tmp_path / "shipped"
+    assert export.main([str(tiny_mlm_dir), str(shipped)]) == runtime.EXIT_USER_ERROR
+    assert capsys.readouterr().err == (f"error: could not write {shipped / 'model.safetensors'} (No space left on "
+                                       "device): free some space, then run the same command again\n")
+    assert not shipped.exists() and list(tmp_path.iterdir()) == []
+    other = shutil.copytree(tiny_clf_dir, tmp_path / "clf-2")
+    avg = tmp_path / "avg"
+    argv = [str(tiny_clf_dir), str(other), "--out", str(avg), "--no-calibration", "--no-progress",
+            "--allow-different-init"]  # (the fixtures' metrics.json say no init)
+    assert average.main(argv) == runtime.EXIT_USER_ERROR
+    assert capsys.readouterr().err == (f"error: could not write {avg / 'model.safetensors'} (No space left on "
+                                       "device): free some space, then run the same command again\n")
+    monkeypatch.undo()
+    assert average.main(argv) == 0 and roberta.pipeline("sentiment-analysis", model=str(avg))("fine")

@@ -238,3 +238,32 @@ def test_a_tokenizer_argument_of_another_kind_is_named_before_anything_is_writte
     assert not (tmp_path / "out").exists()
     with pytest.raises(roberta.ModelNotFoundError):  # a path is read: its own error
         roberta.encode(tmp_path / "missing", ["a"], 16)
+
+
+def test_a_full_disk_keeps_the_saved_tokenizer_files_and_names_the_file(tokenizer, tmp_path, monkeypatch):
+    """save_tokenizer wrote tokenizer.json in place with `tokenizers`' own save: a full disk left it empty (the only
+    copy of a run's trained tokenizer, which the next export shipped) and raised a bare Exception, a traceback from
+    every script. Now a failed write leaves the files as they were and is an OSError naming the file."""
+    import errno
+    from pathlib import Path
+
+    from roberta.text import lowercasing
+    roberta.save_tokenizer(tokenizer, tmp_path, 16)
+    before = {name: (tmp_path / name).read_bytes() for name in ("tokenizer.json", "tokenizer_config.json")}
+    real_write = Path.write_bytes
+
+    def full_disk(self, data):  # what fits, then "No space left on device"
+        real_write(self, data[:10])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", full_disk)
+    with pytest.raises(OSError) as failure:  # another tokenizer and length than the files on disk
+        roberta.save_tokenizer(lowercasing(tokenizer), tmp_path, 24)
+    assert str(failure.value) == f"could not write {tmp_path / 'tokenizer.json'} (No space left on device)"
+    assert failure.value.errno == errno.ENOSPC
+    with pytest.raises(OSError, match=r"could not write .*tokenizer_config\.json \(No space left on device\)$"):
+        roberta.tokenizer.save_tokenizer_config(tmp_path, 24)
+    monkeypatch.undo()
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before)  # no temporary file left
+    assert roberta.load_tokenizer(tmp_path).get_vocab() == tokenizer.get_vocab()

@@ -399,3 +399,21 @@ def test_an_exported_classifiers_checks_say_they_were_measured_before_its_precis
             f"its weights in {dtype}."
     assert (label in card) is says and "| Good. | positive | positive (positive 0.9) |" not in card  # right: not listed
     assert "train_time_s is the training of the 2 averaged members" in card
+
+
+def test_export_refuses_a_tokenizer_json_that_does_not_load(tiny_mlm_dir, tmp_path, capsys):
+    """A run whose disk filled while it wrote tokenizer.json was left with an empty one: train.export checked only
+    that the file was there and wrote a folder that no loader could read (exit 0). A model folder and a checkpoint's
+    run are both refused, before anything is written."""
+    source = shutil.copytree(tiny_mlm_dir, tmp_path / "model")
+    run, checkpoint = unfinished_run_checkpoint(tiny_mlm_dir, tmp_path)
+    for folder, src in ((source, source), (run, checkpoint)):
+        (folder / "tokenizer.json").write_bytes(b"")
+        assert main([str(src), str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {folder / 'tokenizer.json'}: not a readable tokenizer.json") and \
+            "export again" in err and err.count("\n") == 1, err
+        assert not (tmp_path / "out").exists()
+    shutil.copy(tiny_mlm_dir / "tokenizer.json", source / "tokenizer.json")
+    assert main([str(source), str(tmp_path / "out")]) == 0
+    roberta.pipeline("fill-mask", model=str(tmp_path / "out"))  # loads

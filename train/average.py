@@ -39,12 +39,14 @@ from pathlib import Path
 import torch
 
 import roberta
+from roberta.files import write_atomic
 from roberta.run_metrics import RunMetrics
 from roberta.hub import TOKENIZER_NAME
 from roberta.hub import load_state_dict
 
 from .arguments import seed_value
 from .evaluate import DEFAULT_CHECKS, UNSURE_BELOW, check_expected_labels, check_unsure_below, read_checks
+from .exit_codes import with_how_to_go_on
 from .export import partial_note
 from .reporting import plot_member_curves
 from .runtime import (EXIT_OK, UserError, autocast, exit_code, naming, output_folder, progress_bars, report_user_error,
@@ -242,7 +244,7 @@ UNFINISHED = ".average-unfinished"  # in --out while an average is written: its 
 def start_writing(out: Path) -> None:
     """Make --out, marked unfinished (UNFINISHED) until `run` is done with it."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / UNFINISHED).write_text("train.average is writing this folder; it is finished when this file is gone\n", encoding="utf-8")
+    write_atomic(out / UNFINISHED, "train.average is writing this folder; it is finished when this file is gone\n")
 
 
 def run(args) -> dict:
@@ -547,7 +549,9 @@ def main(argv=None) -> int:
     args._argv = list(sys.argv[1:] if argv is None else argv)
     try:
         metrics = run(args)
-    except (OSError, ValueError, KeyError, UserError) as err:
+    except OSError as err:  # a full disk: --out is marked unfinished, and written again by the same command
+        return report_user_error(with_how_to_go_on(err, args.out, lambda: "run the same command again"))
+    except (ValueError, KeyError, UserError) as err:
         return report_user_error(err)
     if "mlm" in metrics:
         print(f"averaged {metrics['averaged']} masked LMs: held-out accuracy {_pct(metrics['eval_accuracy'])}, loss "

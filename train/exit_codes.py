@@ -3,10 +3,12 @@ means), a user error's one line naming its option (`naming`), and Ctrl-C and SIG
 (`sigterm_as_interrupt`). No torch here: a script that needs none (`train.gpu_transfer`, `scripts.load_check`) imports
 this without loading it."""
 import contextlib
+import functools
 import os
 import signal
 import sys
 import threading
+from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -53,6 +55,51 @@ def naming(option: str):
         yield
     except (OSError, ValueError) as err:
         raise with_option(err, option) from None
+
+
+def with_how_to_go_on(err: OSError, folder, how, always: bool = False) -> OSError:
+    """`err` as the one `error:` line of a write that failed: a full disk's (errno ENOSPC or EDQUOT) that names no
+    file (a copy's, a writer's other than `roberta.files`') as a `roberta.files.WriteError` naming `folder`; a
+    WriteError ending with "free some space, then " and `how()` (how to go on), or with `how()` alone for another
+    cause when `always`. Any other error as it is."""
+    from roberta.files import DISK_FULL, WriteError  # (not at the top: importing roberta loads torch)
+
+    full = err.errno in DISK_FULL
+    if full and not isinstance(err, WriteError):
+        err = WriteError(folder, err)
+    if isinstance(err, WriteError) and not err.hint and (full or always):
+        err.hint = f"{'free some space, then ' if full else ''}{how()}"
+    return err
+
+
+def says_how_to_go_on(run):
+    """A training script's `run(args, dist)`, whose failed write (a full disk, in a figure, the weights or the
+    tokenizer files) also says how to go on with the run in args.out (`train.reporting.how_to_go_on`), as the
+    log's and the checkpoints' own errors do:
+
+        error: could not write runs/x/config.json (No space left on device): free some space, then run the same
+        command again with --resume (it goes on from its last checkpoint)
+    """
+    @functools.wraps(run)
+    def run_saying_how_to_go_on(args, dist=None):
+        try:
+            return run(args, dist)
+        except OSError as err:
+            from .reporting import how_to_go_on
+
+            said = with_how_to_go_on(err, args.out, lambda: how_to_go_on(Path(args.out)), always=True)
+            if said is err:
+                raise
+            raise said from err
+
+    return run_saying_how_to_go_on
+
+
+def ended_interrupted(returncode: int) -> bool:
+    """Whether a child script's exit status (`subprocess`'s returncode) says it was interrupted: EXIT_INTERRUPTED,
+    or killed by SIGINT or SIGTERM where no handler took them (-2, -15; 143 through a shell), before its `main` or
+    after it, while the interpreter shut down."""
+    return returncode in (EXIT_INTERRUPTED, -signal.SIGINT, -signal.SIGTERM, 128 + signal.SIGTERM)
 
 
 def _interrupt(signum, frame):

@@ -1,8 +1,9 @@
 """The plan/skip/resume runner of the experiments (`train.recipe`, `train.ablation`, `train.sentiment_recipe`).
 
 An experiment is a list of named `Step`s, run in order. A step whose output folder holds its finished marker
-(metrics.json, unless said otherwise) is skipped; a training step whose folder holds a checkpoint resumes from
-it (the arguments object has `resume=True`: `train.trainer.Trainer` starts a new run when there is none).
+(metrics.json, unless said otherwise: the last file a training run writes) is skipped; a training step whose
+folder holds a checkpoint resumes from it (the arguments object has `resume=True`: `train.trainer.Trainer` starts
+a new run when there is none).
 Running the same experiment command again therefore continues where it stopped.
 
 A training step is an arguments object run in this process through the script's API:
@@ -21,6 +22,7 @@ import contextlib
 import io
 import os
 import shlex
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -31,6 +33,7 @@ from roberta.run_metrics import METRICS_NAME, RunMetrics
 
 from . import finetune, pretrain
 from .arguments import NOT_RECIPE
+from .checkpointing import CHECKPOINTS
 from .paths import COMMAND_FILE
 from .runtime import EXIT_INTERRUPTED, UserError, run_main
 from .trainer import RESUME_HINT_ENV
@@ -39,7 +42,9 @@ ARGUMENTS = {pretrain: pretrain.PretrainArguments, finetune: finetune.FinetuneAr
 
 
 def finished(folder: Path) -> bool:
-    """A training run's folder whose run ended: metrics.json is the last file a run writes."""
+    """A training run's folder whose run ended: metrics.json is the last file a run writes (after its weights,
+    curves and model card; then the run only deletes its checkpoints, which `finish_cleanup` does for a run stopped
+    before it had)."""
     return (Path(folder) / METRICS_NAME).is_file()
 
 
@@ -162,6 +167,7 @@ def _run_steps(steps: list[Step], after, rerun: str, outermost: bool) -> int:
     for step in steps:
         if step.done():
             print(f"== {step.name}: already done ({step.folder})", flush=True)
+            finish_cleanup(step)
             if differ := made_otherwise(step):
                 print(f"warning: {step.name} in {step.folder} was made by another command ({differ}), and its "
                       f"results stand in for this one's; delete {step.folder} to make it with the options given now",
@@ -202,6 +208,24 @@ def _run_steps(steps: list[Step], after, rerun: str, outermost: bool) -> int:
 
 def _command_file(step: Step) -> Path:
     return step.folder / COMMAND_FILE.format(step.name.replace("/", "-"))
+
+
+def finish_cleanup(step: Step) -> None:
+    """Delete the checkpoints a finished training step's run left (stopped between its metrics.json and their
+    deletion: for a real run, the optimizer state too, several times the model's size), as the run would have,
+    unless its recorded command kept them (--keep-checkpoints)."""
+    checkpoints = step.folder / CHECKPOINTS
+    if step.args is None or not checkpoints.is_dir():
+        return
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # argparse's complaint about an old command: keep them
+            recorded = parsed_command(RunMetrics.read(step.folder).command or "")
+    except (OSError, ValueError, SystemExit):
+        return
+    if recorded is None or recorded.get("keep_checkpoints"):
+        return
+    shutil.rmtree(checkpoints, ignore_errors=True)
+    print(f"== {step.name}: deleted the checkpoints its finished run left in {checkpoints}", flush=True)
 
 
 def made_otherwise(step: Step) -> str:

@@ -40,11 +40,13 @@ import torch
 from safetensors import SafetensorError, safe_open
 
 import roberta
+from roberta.files import WriteError
 from roberta.hub import CONFIG_NAME, TOKENIZER_NAME, WEIGHTS_NAME
 from roberta.run_metrics import METRICS_NAME, RunMetrics
 
 from .arguments import NOT_RECIPE
 from .checkpointing import CHECKPOINTS, Checkpoints
+from .exit_codes import with_how_to_go_on
 from .model_card import card_for, rewrite_card_sections, write_model_card
 from .paths import other_entries
 from .runtime import EXIT_OK, UserError, exit_code, output_folder, report_user_error
@@ -94,7 +96,12 @@ def export(src, dst, dtype="float32") -> Path:
     there as a whole (`staged_folder`)."""
     src, dst = Path(src), check_export(src, dst)
     with staged_folder(dst) as folder:
-        export_into(src, folder, dtype, final=dst)
+        try:
+            export_into(src, folder, dtype, final=dst)
+        except WriteError as err:  # a file of the staged copy, deleted now: name the destination's
+            if err.path.is_relative_to(folder):
+                err.path = dst / err.path.relative_to(folder)
+            raise
     return dst
 
 
@@ -147,12 +154,17 @@ def _check_outside(src: Path, dst: Path, what: str) -> None:
 
 def check_tokenizer_and_metrics(folder: Path) -> None:
     """What an export copies from `folder` (a model folder, or a checkpoint's run) and could not do without, checked
-    before anything is written: its tokenizer.json (an export without one was written, exit 0, and could be neither
-    loaded by name nor pushed), and its metrics.json, when there is one, must read (a corrupt one was copied into
-    the "checked" export)."""
+    before anything is written: its tokenizer.json must load (an export without one was written, exit 0, and could be
+    neither loaded by name nor pushed; one a full disk had left empty was exported as a folder that did not load),
+    and its metrics.json, when there is one, must read (a corrupt one was copied into the "checked" export)."""
     if not (folder / TOKENIZER_NAME).is_file():
         raise FileNotFoundError(f"{folder} has no tokenizer.json: its export could not be used (the model's users, "
                                 "train.push and train.average need it); copy the run's tokenizer.json there first")
+    try:
+        roberta.load_tokenizer(folder / TOKENIZER_NAME)
+    except roberta.ModelLoadError as err:
+        raise ValueError(f"{err} (the export could not be used: copy the tokenizer.json the run trained with there, "
+                         "then export again)") from None
     try:
         RunMetrics.read(folder, missing_ok=True)
     except ValueError as err:
@@ -368,7 +380,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     try:
         dst = export(args.src, args.dst, args.dtype)
-    except (OSError, ValueError, UserError, SafetensorError) as err:  # UserError: an unreadable checkpoint
+    except OSError as err:  # a full disk: the destination is as it was
+        return report_user_error(with_how_to_go_on(err, args.dst, lambda: "run the same command again"))
+    except (ValueError, UserError, SafetensorError) as err:  # UserError: an unreadable checkpoint
         return report_user_error(err)
     size = (dst / WEIGHTS_NAME).stat().st_size / 1e6
     print(f"wrote {dst} (model.safetensors {size:.1f} MB, {args.dtype})")

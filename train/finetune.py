@@ -60,6 +60,7 @@ from .arguments import ModelArguments, TrainingArguments, option, parse, redefau
 from .checkpointing import Checkpoints
 from .evaluate import (DEFAULT_CHECKS, UNSURE_BELOW, _shown_path, check_expected_labels, check_unsure_below,
                        read_checks)
+from .exit_codes import says_how_to_go_on
 from .runtime import EXIT_INTERRUPTED, Dist, UserError, hardware_info, naming, run_main, seed_everything
 from .tokenizer import load_run_tokenizer
 from .trainer import Task, Trainer, check_options
@@ -395,6 +396,7 @@ def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool =
                         dev_texts=dev_texts, dev_labels=dev_labels, imdb=imdb, held_out=held_out)
 
 
+@says_how_to_go_on
 def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     from .calibrate import calibrate, reliability_title
     from .evaluate import encode_for_classifier, evaluate_classifier, evaluate_reviews, score_checks
@@ -502,12 +504,12 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         parameters=model.num_parameters(), train_time_s=round(result.elapsed, 1),
         wall_time_s=round(trainer.wall_time_s(), 1), hardware=hardware_info(dist, trainer.precision),
         command=args.command, calibration=calibration or None, checks=checks or None)
-    metrics.write(out)
     trainer.write_curves()
     # the card's recipe: what shaped this model (an --init folder's config, not --preset and its overrides) and
     # the length inputs were cut to (a --max-length beyond the model's positions is not it)
     shape = () if args.init == "random" else ("preset", *ModelArguments.SHAPE)
     write_card(out, metrics, {**args.recipe(drop=shape), "max_length": max_length})
+    metrics.write(out)  # the last file: it marks the folder whole (`train.experiment.finished`)
     trainer.cleanup()
     imdb_msg = f", IMDB accuracy {ood['accuracy']:.4f} (whole reviews {ood['accuracy_whole']:.4f})" if ood else ""
     cal_msg = (f", T {calibration['temperature']:.3f}, dev ECE {calibration['dev']['ece_before']:.4f} -> "

@@ -30,9 +30,10 @@ import torch
 import roberta
 from roberta.masking import DUPE_FACTOR, IGNORE_INDEX, MLM_PROBABILITY, to_device
 from roberta.run_metrics import RunMetrics
-from roberta.tokenizer import save_tokenizer
+from roberta.tokenizer import save_tokenizer, write_tokenizer_json
 
 from .arguments import ModelArguments, TrainingArguments, option, parse, redefault
+from .exit_codes import says_how_to_go_on
 from .runtime import (EXIT_INTERRUPTED, Dist, UserError, autocast, hardware_info, naming, progress_bars, run_main,
                       seed_everything)
 from .trainer import Task, Trainer, check_fresh_out, check_options
@@ -184,7 +185,7 @@ def get_tokenizer(args: PretrainArguments, out: Path, dist: Dist):
             tokenizer, _ = build_tokenizer(args.corpus, vocab_size=args.vocab_size, seed=args.seed,
                                            show_progress=progress_bars(args.no_progress))
         out.mkdir(parents=True, exist_ok=True)
-        tokenizer.save(str(path))
+        write_tokenizer_json(tokenizer, path)
     dist.barrier()
     return roberta.load_tokenizer(path)
 
@@ -228,6 +229,7 @@ def write_model_files(out: Path, model: roberta.RobertaForMaskedLM, tokenizer) -
     save_tokenizer(tokenizer, out, model.config.max_length)
 
 
+@says_how_to_go_on
 def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     from . import data
     from .evaluate import evaluate_mlm
@@ -320,13 +322,13 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
         parameters=model.num_parameters(), train_time_s=round(result.elapsed, 1),
         wall_time_s=round(trainer.wall_time_s(), 1), hardware=hardware_info(dist, trainer.precision),
         command=args.command)
-    metrics.write(out)
     trainer.write_curves()
     write_model_card(
         out, title=f"MiniRoBERTa ({args.preset}) pretrained from scratch", task="fill-mask", metrics=metrics,
         recipe=args.recipe(drop=["vocab_size"] if args.tokenizer else []),
         notes=f"Masked-language-model pretraining ({args.masking} masking, no next-sentence prediction) on "
               f"{result.tokens:,} tokens of `{args.corpus}`; held-out figures on `{args.valid}`.")
+    metrics.write(out)  # the last file: it marks the folder whole (`train.experiment.finished`)
     trainer.cleanup()
     print(f"held-out MLM loss {final['loss']:.4f}, accuracy {final['accuracy']:.4f}, perplexity "
           f"{final['perplexity']:.2f}; wrote {out}", flush=True)

@@ -68,6 +68,7 @@ from pathlib import Path
 import roberta.hub
 
 from . import arguments, average, finetune, pretrain, summarize, tapt_corpus
+from .exit_codes import ended_interrupted
 from .experiment import ARGUMENTS, Step, finished, run_steps, script, shape_of, split_options, training
 from .runtime import EXIT_INTERRUPTED, USER_ERRORS, UserError, exit_code, output_folder, report_user_error
 from .trainer import check_no_run
@@ -332,9 +333,13 @@ def run_in_parallel(argv: list[str], args, steps: list[Step], shared: set[str]) 
     train.sentiment_recipe ARGV --seeds K --train-only` (the shared steps found done there), at most N processes at
     once, each in a session of its own with 1/N of the CPU threads and its output in OUT/logs/seed-K.log. A
     SIGINT or SIGTERM here is passed on once to the running seeds, which save a checkpoint and stop (exit code
-    130 then, as a training script's)."""
+    130 then, as a training script's), and no other seed starts. A seed whose steps are all done is done, whatever
+    its process's exit code (a signal that reached it as it exited killed it: -2), and one killed by the signal
+    is interrupted, not an error."""
     if (code := run_steps([step for step in steps if step.name in shared])) != 0:
         return code
+    own_steps = {seed: [step for step in steps if step.name not in shared and getattr(step.args, "seed", None) == seed]
+                 for seed in args.seeds}
     logs = Path(args.out) / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     threads = max(1, (os.cpu_count() or 1) // args.parallel)
@@ -351,7 +356,7 @@ def run_in_parallel(argv: list[str], args, steps: list[Step], shared: set[str]) 
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        while pending or running:
+        while pending and not stopped or running:
             while pending and len(running) < args.parallel and not stopped:
                 seed = pending.pop(0)
                 command = [sys.executable, "-m", __spec__.name, *argv, "--seeds", str(seed), "--train-only",
@@ -366,24 +371,29 @@ def run_in_parallel(argv: list[str], args, steps: list[Step], shared: set[str]) 
                     continue
                 log.close()
                 del running[seed]
-                print(f"== seed {seed}: {'done' if proc.returncode == 0 else f'exit code {proc.returncode}'}",
-                      flush=True)
-                if proc.returncode != 0:
-                    failed[seed] = proc.returncode
+                code = proc.returncode
+                if code != 0 and own_steps[seed] and all(step.done() for step in own_steps[seed]):
+                    code = 0  # its work was finished and saved
+                interrupted = " (interrupted)" if ended_interrupted(code) else ""
+                print(f"== seed {seed}: {'done' if code == 0 else f'exit code {code}{interrupted}'}", flush=True)
+                if code != 0:
+                    failed[seed] = code
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     for seed, code in failed.items():
-        if code == EXIT_INTERRUPTED:  # not an error to fix: its training saved a checkpoint (or had not started)
+        if ended_interrupted(code):  # not an error to fix: its training saved a checkpoint (or had not started)
             print(f"seed {seed}: interrupted (its log: {logs / f'seed-{seed}.log'}); run the same command again to "
                   "continue where it stopped", file=sys.stderr)
             continue
         lines = (logs / f"seed-{seed}.log").read_text(errors="replace").strip().splitlines()
         print(f"error: seed {seed} stopped (exit code {code}); the end of {logs / f'seed-{seed}.log'}:\n"
               + "\n".join(lines[-15:]), file=sys.stderr)
+    if stopped and not failed:  # every seed that ran had finished; the others wait for the next run
+        print("interrupted: run the same command again to continue where it stopped", file=sys.stderr)
     if stopped:
         return EXIT_INTERRUPTED
-    errors = [code for code in failed.values() if code != EXIT_INTERRUPTED]
+    errors = [code for code in failed.values() if not ended_interrupted(code)]
     return errors[0] if errors else EXIT_INTERRUPTED if failed else 0
 
 

@@ -1,0 +1,131 @@
+"""A run or an experiment stopped between two of its files, or while its seeds' processes end: what it leaves,
+and what it says. Each case was found by trying it (the reviewer's kill and signal harnesses); the comment says
+what it did before."""
+import signal
+import time
+
+import pytest
+
+from roberta.run_metrics import RunMetrics
+from train import checkpointing, experiment, finetune, model_card, pretrain, runtime, sentiment_recipe
+from test_train_scripts import finetune_argv, pretrain_argv
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+
+@pytest.mark.parametrize("script", [pretrain, finetune], ids=["pretrain", "finetune"])
+def test_metrics_json_is_the_last_file_a_run_writes(script, train_files, tiny_mlm_dir, tmp_path, monkeypatch):
+    """metrics.json, which marks a step done for the experiments (`train.experiment.finished`), came before the
+    model card: a run stopped between them (a kill, a signal) was skipped as done, with `save_pretrained`'s stub card
+    and its checkpoints left in it. Now a run stopped in its card is not finished, and --resume finishes it."""
+    out = tmp_path / "run"
+    argv = (pretrain_argv(train_files, out) if script is pretrain else
+            finetune_argv(train_files, out, "--init", str(tiny_mlm_dir)))
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # a SIGTERM as the card is written
+
+    monkeypatch.setattr(model_card, "write_model_card", stopped)
+    assert script.main(argv) == runtime.EXIT_INTERRUPTED
+    assert not experiment.finished(out) and (out / checkpointing.CHECKPOINTS).is_dir()
+    monkeypatch.undo()
+    assert script.main([*argv, "--resume"]) == 0
+    assert experiment.finished(out) and not (out / checkpointing.CHECKPOINTS).exists()
+    assert "## Metrics" in (out / "README.md").read_text()  # the run's card, not the stub
+
+
+@pytest.mark.parametrize("keep", [False, True], ids=["cleaned", "kept"])
+def test_the_runner_deletes_the_checkpoints_a_finished_step_left(keep, tmp_path, capsys):
+    """A step whose run was stopped after its metrics.json, before deleting its checkpoints, kept them for good
+    (a real run's optimizer state: several times the model), the experiment skipping it as done. The runner
+    deletes them, unless the run's own command kept them (--keep-checkpoints)."""
+    out = tmp_path / "mlm"
+    step = experiment.training("pretrain", pretrain, corpus="c.txt", tokenizer="t.json", max_steps=6,
+                               keep_checkpoints=keep or None, out=str(out))
+    RunMetrics(command=step.command, train_steps=6).write(out)
+    kept = out / checkpointing.CHECKPOINTS / "step-00000006"
+    kept.mkdir(parents=True)
+    (kept / "model.safetensors").write_bytes(b"weights")
+    assert experiment.run_steps([step]) == 0
+    assert kept.is_dir() == keep
+    said = capsys.readouterr().out
+    assert ("deleted the checkpoints its finished run left" in said) != keep, said
+
+
+def parallel_seeds(tmp_path, seeds, parallel=2):
+    """(argv, args, training steps, shared step names) of `train.sentiment_recipe --parallel` with one arm."""
+    argv = ["--init", "mlm", "--out", str(tmp_path / "exp"), "--arms", "sst2", "--tapt-minutes", "0",
+            "--seeds", *map(str, seeds), "--parallel", str(parallel)]
+    args = sentiment_recipe.build_parser().parse_args(argv)
+    train_steps, _, _, shared = sentiment_recipe.plan(args)
+    return argv, args, train_steps, shared
+
+
+def seed_processes(monkeypatch, returncodes: dict, signal_when_started=None):
+    """Seeds' processes that end at once with `returncodes[seed]`; `signal_when_started`: the seed whose start
+    brings a Ctrl-C (to the recipe, whose handler passes it on to the seeds running)."""
+    started = []
+
+    class Process:
+        def __init__(self, command, **kwargs):
+            self.seed = int(command[-4])  # ... --seeds K --train-only --parallel 1
+            self.returncode = returncodes[self.seed]
+            started.append(self.seed)
+            if self.seed == signal_when_started:
+                signal.raise_signal(signal.SIGINT)
+
+        def poll(self):
+            return self.returncode
+
+        def send_signal(self, signum):
+            pass
+
+    monkeypatch.setattr(sentiment_recipe.subprocess, "Popen", Process)
+    real_sleep, waits = time.sleep, []
+
+    def sleep(seconds):  # the recipe's polling, with an end: it used to wait for ever
+        waits.append(seconds)
+        if len(waits) > 50:
+            raise AssertionError("the recipe still waits, 10 s after its last seed ended")
+        real_sleep(0)
+
+    monkeypatch.setattr(sentiment_recipe.time, "sleep", sleep)
+    return started
+
+
+def test_a_seed_that_finished_as_the_signal_came_is_done_and_one_killed_by_it_interrupted(tmp_path, monkeypatch,
+                                                                                           capsys):
+    """A Ctrl-C while the seeds' processes were exiting (their folders complete) killed them in the interpreter's
+    teardown (exit code -2), and the recipe said "error: seed 0 stopped (exit code -2)" with the end of a successful
+    log, for every seed."""
+    argv, args, steps, shared = parallel_seeds(tmp_path, [0, 1])
+    RunMetrics(train_steps=6).write(tmp_path / "exp" / "sst2-s0")  # seed 0 had finished
+    seed_processes(monkeypatch, {0: -signal.SIGINT, 1: -signal.SIGTERM}, signal_when_started=1)
+    assert sentiment_recipe.run_in_parallel(argv, args, steps, shared) == runtime.EXIT_INTERRUPTED
+    out, err = capsys.readouterr()
+    assert "== seed 0: done" in out and "== seed 1: exit code -15 (interrupted)" in out, out
+    assert "error" not in err and err == (f"seed 1: interrupted (its log: {tmp_path / 'exp' / 'logs' / 'seed-1.log'}); "
+                                          "run the same command again to continue where it stopped\n"), err
+
+
+def test_seeds_waiting_for_their_turn_do_not_start_after_a_ctrl_c(tmp_path, monkeypatch, capsys):
+    """With more seeds than --parallel, a Ctrl-C left the recipe waiting for the seeds it would no longer start:
+    it never ended."""
+    argv, args, steps, shared = parallel_seeds(tmp_path, [0, 1, 2], parallel=1)
+    started = seed_processes(monkeypatch, {0: runtime.EXIT_INTERRUPTED, 1: 0, 2: 0}, signal_when_started=0)
+    assert sentiment_recipe.run_in_parallel(argv, args, steps, shared) == runtime.EXIT_INTERRUPTED
+    assert started == [0]
+    assert "seed 0: interrupted" in capsys.readouterr().err
+
+
+def test_a_ctrl_c_after_every_seed_finished_says_interrupted(tmp_path, monkeypatch, capsys):
+    """Every seed that ran had finished when the Ctrl-C came: the recipe stopped (no averages) with exit code 130
+    and said nothing at all."""
+    argv, args, steps, shared = parallel_seeds(tmp_path, [0, 1, 2], parallel=2)
+    for seed in (0, 1):
+        RunMetrics(train_steps=6).write(tmp_path / "exp" / f"sst2-s{seed}")
+    seed_processes(monkeypatch, {0: -signal.SIGINT, 1: 0, 2: 0}, signal_when_started=1)
+    assert sentiment_recipe.run_in_parallel(argv, args, steps, shared) == runtime.EXIT_INTERRUPTED
+    out, err = capsys.readouterr()
+    assert "== seed 0: done" in out and "== seed 1: done" in out and "== seed 2" not in out
+    assert err == "interrupted: run the same command again to continue where it stopped\n", err
