@@ -1,4 +1,5 @@
 """train.data: corpus readers, mixtures, FULL-SENTENCES packing, labelled data, classifier normalisation."""
+import errno
 from pathlib import Path
 
 import pytest
@@ -257,6 +258,14 @@ def test_a_damaged_or_unwritable_packing_cache_is_a_warning_not_a_traceback(toke
     blocked.write_text("")
     assert torch.equal(data.pack_sequences(docs, tokenizer, 32, cache_dir=blocked / "cache"), first)  # no folder
     assert "warning: could not write the packing cache" in capsys.readouterr().err
+
+    def full_disk_as_os_error(tensors, path, metadata=None):  # named once: not "(could not write X (...))"
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(safetensors_torch, "save_file", full_disk_as_os_error)
+    assert torch.equal(data.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path / "third"), first)
+    err = capsys.readouterr().err
+    assert err.count("could not write") == 1 and "(No space left on device); going on without it" in err
 
 
 def test_read_labeled_tsv_and_csv(tmp_path):

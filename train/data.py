@@ -540,7 +540,8 @@ def write_packing_cache(cache_file: Path, packed: torch.Tensor, max_length: int)
             save_file({"input_ids": packed}, str(tmp), metadata={"max_length": str(max_length)})
         return True
     except (SafetensorError, OSError) as err:
-        print(f"warning: could not write the packing cache {cache_file} ({err}); going on without it",
+        print(f"warning: could not write the packing cache {cache_file} ({getattr(err, 'strerror', None) or err}); "
+              "going on without it",
               file=sys.stderr, flush=True)
         return False
 

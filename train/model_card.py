@@ -337,5 +337,5 @@ def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dic
 
     card = ModelCard(f"---\n{card_data.to_yaml()}\n---\n\n" + "\n\n".join(sections) + "\n")
     path = folder / "README.md"
-    path.write_text(str(card) if str(card).endswith("\n") else str(card) + "\n", encoding="utf-8")
+    write_atomic(path, str(card) if str(card).endswith("\n") else str(card) + "\n")
     return path
