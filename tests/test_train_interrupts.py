@@ -129,3 +129,54 @@ def test_a_ctrl_c_after_every_seed_finished_says_interrupted(tmp_path, monkeypat
     out, err = capsys.readouterr()
     assert "== seed 0: done" in out and "== seed 1: done" in out and "== seed 2" not in out
     assert err == "interrupted: run the same command again to continue where it stopped\n", err
+
+
+# Imported by Python as it starts (a sitecustomize.py on PYTHONPATH): the script's `import torch` waits a while,
+# after the package `train` is imported, and says so in the file STARTING_MARK names: a signal sent then arrives
+# while the script is still starting, before its main
+SLOW_TORCH = """
+import os
+import sys
+import time
+
+
+class SlowTorch:
+    def find_spec(self, name, path, target=None):
+        if name == "torch" and "train" in sys.modules:
+            open(os.environ["STARTING_MARK"], "w").close()
+            time.sleep(30)
+        return None
+
+
+sys.meta_path.insert(0, SlowTorch())
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_a_script_starts_says_interrupted(sig, tmp_path):
+    """Ctrl-C while a script imported torch (seconds; most of a short script's run, as train.export's) printed a
+    KeyboardInterrupt's traceback through the imports, and SIGTERM ended it silently with 143: both now say
+    "interrupted" and exit 130, as inside its main."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "sitecustomize.py").write_text(SLOW_TORCH)
+    mark = tmp_path / "starting"
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "STARTING_MARK": str(mark),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([sys.executable, "-m", "train.export", "a", "b"], cwd=root, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(300):
+            if mark.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert mark.exists(), proc.communicate()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert (proc.returncode, err) == (runtime.EXIT_INTERRUPTED, "interrupted\n")

@@ -106,6 +106,26 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def _stopped_outside_main(signum, frame):
+    """Ctrl-C or SIGTERM before a script's main (importing torch takes seconds, a large part of a short script's
+    run) or after it (the interpreter shutting down): "interrupted" and EXIT_INTERRUPTED at once, as inside main,
+    not a KeyboardInterrupt's traceback through the imports or a silent 143. Nothing of the script's own has begun,
+    or everything has ended, so there is nothing to save."""
+    sys.stdout.flush()
+    print("interrupted", file=sys.stderr, flush=True)
+    os._exit(EXIT_INTERRUPTED)
+
+
+def stop_cleanly_outside_main() -> None:
+    """Take Ctrl-C and SIGTERM as `_stopped_outside_main` does, from here until a script's main runs (main swaps in
+    its own: `sigterm_as_interrupt`) and again after it. Called by the packages `train` and `scripts` as they are
+    imported, and only when Python is starting a module of theirs as a script (`python -m train.pretrain`: while it
+    imports the package, sys.argv[0] is "-m"), never when they are imported as a library (tests, a notebook)."""
+    if sys.argv[:1] == ["-m"] and threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, _stopped_outside_main)
+
+
 @contextlib.contextmanager
 def sigterm_as_interrupt():
     """Inside: SIGTERM (`timeout`, CI, a scheduler, `train.gpu_session`'s deadline) is taken as Ctrl-C, a
@@ -117,11 +137,13 @@ def sigterm_as_interrupt():
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _interrupt),
+                signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}  # (a start-up handler's)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
 
 def exit_code(main, argv=None) -> int:

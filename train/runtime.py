@@ -6,8 +6,9 @@ Exit codes, the same for every script in `train/` (and `scripts/release.py`):
     1    failed: training diverged (nan/inf), or an unexpected error (with its traceback)
     2    user error: a bad option or a missing, unreadable or malformed file; one line `error: ...` naming
          it (argparse's own convention for a bad option)
-    130  interrupted (SIGINT/SIGTERM, anywhere in a script's main: `exit_codes.sigterm_as_interrupt`); a training
-         script in its training loop saved a checkpoint first
+    130  interrupted (SIGINT/SIGTERM, anywhere in a script's main: `exit_codes.sigterm_as_interrupt`, and while it
+         starts or ends: `exit_codes.stop_cleanly_outside_main`); a training script in its training loop saved a
+         checkpoint first
 """
 from __future__ import annotations
 
