@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from roberta.files import write_atomic
 from roberta.run_metrics import METRICS_NAME, RunMetrics
 
 from . import finetune, pretrain
@@ -198,7 +199,7 @@ def _run_steps(steps: list[Step], after, rerun: str, outermost: bool) -> int:
         print(f"== {step.name}: done in {time.time() - started:.0f} s", flush=True)
         if step.args is None:  # a training step records its command in metrics.json; a script's is kept here
             with contextlib.suppress(OSError):  # a note for a later run, not this step's result
-                _command_file(step).write_text(step.command + "\n", encoding="utf-8")
+                write_atomic(_command_file(step), step.command + "\n")
         if after:
             after(step)
     return 0

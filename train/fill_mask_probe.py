@@ -18,6 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import roberta
+from roberta.files import write_atomic
 
 from .data import DataError, read_table
 from .runtime import EXIT_OK, exit_code, output_file, report_user_error
@@ -137,7 +138,7 @@ def main(argv=None) -> int:
               "earlier layer than at the last")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        write_atomic(args.out, json.dumps(result, indent=1) + "\n")
     return EXIT_OK
 
 

@@ -33,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from roberta.files import write_atomic
 from roberta.run_metrics import RunMetrics
 
 from .arguments import seed_value
@@ -103,7 +104,7 @@ def session(args) -> int:
     work = Path(args.work)
     logs = work / "session"
     logs.mkdir(parents=True, exist_ok=True)
-    (logs / "machine.json").write_text(json.dumps(machine_facts(), indent=2) + "\n", encoding="utf-8")
+    write_atomic(logs / "machine.json", json.dumps(machine_facts(), indent=2) + "\n")
     tests = None
     if args.tests:
         with open(logs / "tests.txt", "w") as out:

@@ -126,7 +126,10 @@ def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init
         raise ValueError(f"{out} holds {total / MIB:.1f} MiB, over --max-mib {max_mib:g}: bundle fewer files "
                          "(--files) or no --init")
     shipped = {p.relative_to(out).as_posix(): p.stat().st_size for p in written if p.name != "tokenizer.json"}
-    (out / BUNDLE_NAME).write_text(json.dumps({"files": shipped}, indent=2) + "\n", encoding="utf-8")
+    # imported here, not at the top: importing roberta loads torch, which pack and unpack do without
+    from roberta.files import write_atomic
+
+    write_atomic(out / BUNDLE_NAME, json.dumps({"files": shipped}, indent=2) + "\n")
     return written
 
 

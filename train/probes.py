@@ -26,6 +26,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from roberta.files import write_atomic
 from roberta.run_metrics import RunMetrics
 
 from . import pretrain, tokenizer
@@ -200,8 +201,8 @@ def main(argv=None) -> int:
         print(f"no probe has started in {out} yet", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    (out / "results.md").write_text(markdown_table(results), encoding="utf-8")
+    write_atomic(out / "results.json", json.dumps(results, indent=1) + "\n")
+    write_atomic(out / "results.md", markdown_table(results))
     plot(results, out / "curves.png")
     print(markdown_table(results))
     if args.ship:

@@ -50,6 +50,7 @@ from pathlib import Path
 
 import torch
 
+from roberta.files import write_atomic
 from roberta.run_metrics import RunMetrics
 
 from . import finetune, pretrain, sentiment_recipe, tapt_corpus, tokenizer
@@ -394,9 +395,9 @@ def ship(out: Path) -> Path:
         export(encoder, encoder_dst, "float16")
     if classifiers:
         export(classifiers[0], dst / "mini-roberta-sst2", "float16")
-        (dst / SHIPPED_FROM).write_text(f"mini-roberta-sst2: {classifiers[0].name}"
-                                        f"{'' if classifiers[0].name.endswith('-avg') else ' (one seed, no average)'}\n",
-                                        encoding="utf-8")
+        averaged = classifiers[0].name.endswith("-avg")
+        write_atomic(dst / SHIPPED_FROM, f"mini-roberta-sst2: {classifiers[0].name}"
+                                         f"{'' if averaged else ' (one seed, no average)'}\n")
     tapt = [sentiment / "tapt" / "mlm"] if finished(sentiment / "tapt" / "mlm") else []  # its rate and curves
     for run in runs + tapt:
         shown = dst / "sentiment" / ("tapt" if run in tapt else run.name)
@@ -439,7 +440,7 @@ def summarize(out: Path, chance: float | None = None) -> dict:
     }
     if chance is not None:
         results["dev_majority_class_share"] = chance
-    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_atomic(out / "results.json", json.dumps(results, indent=2) + "\n")
 
     def fmt(v, spec=""):
         """A figure as the rest of the project writes it: `spec` for a float ("%": a percentage), counts with
@@ -469,7 +470,7 @@ def summarize(out: Path, chance: float | None = None) -> dict:
     for key, metrics in (("pretrained", pre), ("random encoder", rnd)):
         for note in (metrics.get("calibration") or {}).get("notes") or []:
             lines += ["", f"Calibration ({key}): {note}."]
-    (out / "results.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_atomic(out / "results.md", "\n".join(lines) + "\n")
     return results
 
 

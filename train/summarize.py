@@ -260,7 +260,7 @@ def main(argv=None) -> int:
             out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:  # a file where a folder of the path should be
             return report_user_error(OSError(f"--out {out}: {err}"))
-        out.with_suffix(".md").write_text(table, encoding="utf-8")
+        write_atomic(out.with_suffix(".md"), table)
         plot_summary(summary, out.with_suffix(".png"))
         write_atomic(out, json.dumps(summary, indent=2) + "\n")  # the JSON last: a recipe's sign that this step is done
         print(f"wrote {out}, {out.with_suffix('.md')} and {out.with_suffix('.png')}")

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from roberta import load_tokenizer
+from roberta.files import write_atomic
 from roberta.tokenizer import vocab_digest
 
 from .data import read_documents, tokenize_documents
@@ -94,7 +95,7 @@ def write_counts(document: dict, path: Path) -> None:
     head = {k: v for k, v in document.items() if k != "sources"}  # the tokenizer's fingerprint, the command
     sources = [json.dumps(source, ensure_ascii=False, separators=(",", ":")) for source in document["sources"]]
     text = json.dumps(head, indent=2)[:-2] + ',\n  "sources": [\n    ' + ",\n    ".join(sources) + "\n  ]\n}\n"
-    path.write_text(text, encoding="utf-8")
+    write_atomic(path, text)
 
 
 def is_counts_file(path: Path) -> bool:
