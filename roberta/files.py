@@ -25,8 +25,17 @@ class WriteError(OSError):
         self.path, self.hint = Path(path), hint
         self.reason = err.strerror or str(err)
 
+    def __reduce__(self):  # (copy, pickle: OSError's own would call __init__ with its errno and strerror)
+        return _write_error, (self.path, self.errno, self.strerror, self.reason, self.hint)
+
     def __str__(self) -> str:  # not OSError's "[Errno 28] No space left on device", which names no file
         return f"could not write {self.path} ({self.reason})" + (f": {self.hint}" if self.hint else "")
+
+
+def _write_error(path, errno_: int, strerror: str, reason: str, hint: str) -> WriteError:
+    err = WriteError(path, OSError(errno_, strerror), hint)
+    err.reason = reason
+    return err
 
 
 def temporary_prefix(name: str) -> str:

@@ -3,4 +3,4 @@ scripts.load_check`, `python -m scripts.release`. `app_process` (the app in a su
 (tiny random models) are shared with tests/."""
 from train.exit_codes import stop_cleanly_outside_main
 
-stop_cleanly_outside_main()  # `python -m train.x`: a Ctrl-C while torch loads says "interrupted", 130
+stop_cleanly_outside_main()  # `python -m scripts.x`: a Ctrl-C while torch loads says "interrupted", 130

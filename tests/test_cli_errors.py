@@ -6,8 +6,6 @@ import dataclasses
 import json
 import shutil
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,27 +15,9 @@ import roberta
 
 from train import (ablation, average, calibrate, evaluate, export, fill_mask_probe, finetune, gpu_transfer, pretrain,
                    probes, runtime, tapt_corpus, tokenizer, trainer)
-from test_train_scripts import finetune_argv, pretrain_argv
+from helpers import assert_user_error, finetune_argv, outcome, pretrain_argv, run_module
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def outcome(main, argv, capsys) -> tuple[int, str]:
-    """(exit status, stderr) of `main(argv)`, whether it returns the status or argparse exits."""
-    try:
-        code = main(argv)
-    except SystemExit as exit_:
-        code = exit_.code
-    return code, capsys.readouterr().err
-
-
-def assert_user_error(main, argv, capsys, *words):
-    code, err = outcome(main, argv, capsys)
-    assert code == runtime.EXIT_USER_ERROR, (argv, err)
-    assert "error: " in err and "Traceback" not in err, err
-    for word in words:
-        assert word in err, (word, err)
-    return err
 
 
 def test_a_new_run_never_overwrites_a_model_folder(train_files, tiny_mlm_dir, tmp_path, capsys):
@@ -384,8 +364,7 @@ def test_json_outputs_never_replace_another_file(tiny_mlm_dir, tmp_path, capsys)
 
 
 def test_analogy_probe_missing_model_in_a_process(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "scripts.analogy_probe", "--model", str(tmp_path / "none")],
-                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    result = run_module("scripts.analogy_probe", "--model", tmp_path / "none")
     assert result.returncode == runtime.EXIT_USER_ERROR and "Traceback" not in result.stderr
     assert result.stderr.startswith("error: ") and "none: no such folder" in result.stderr
 
@@ -490,14 +469,14 @@ def test_summarize_refuses_a_run_given_twice(tiny_clf_dir, tiny_mlm_dir, capsys)
     """It counted twice: 2 runs, a std of 0."""
     from train import summarize
 
-    code, err = outcome(summarize.main, [str(tiny_clf_dir), f"{tiny_clf_dir}/"], capsys)
+    code, _, err = outcome(summarize.main, [str(tiny_clf_dir), f"{tiny_clf_dir}/"], capsys)
     assert code == runtime.EXIT_USER_ERROR and f"{tiny_clf_dir} is given twice" in err
-    code, err = outcome(summarize.main, ["--arm", "a", str(tiny_clf_dir), str(tiny_clf_dir)], capsys)
+    code, _, err = outcome(summarize.main, ["--arm", "a", str(tiny_clf_dir), str(tiny_clf_dir)], capsys)
     assert code == runtime.EXIT_USER_ERROR and "given twice in arm a" in err
     # an arm's name given twice kept its last runs alone, without a word
-    code, err = outcome(summarize.main, ["--arm", "a", str(tiny_clf_dir), "--arm", "a", str(tiny_mlm_dir)], capsys)
+    code, _, err = outcome(summarize.main, ["--arm", "a", str(tiny_clf_dir), "--arm", "a", str(tiny_mlm_dir)], capsys)
     assert code == runtime.EXIT_USER_ERROR and "--arm a is given twice" in err
-    code, err = outcome(summarize.main, [str(tiny_clf_dir), "--arm", "runs", str(tiny_mlm_dir)], capsys)
+    code, _, err = outcome(summarize.main, [str(tiny_clf_dir), "--arm", "runs", str(tiny_mlm_dir)], capsys)
     assert code == runtime.EXIT_USER_ERROR and "--arm runs is given twice" in err and "the run folders" in err
 
 

@@ -13,30 +13,11 @@ from scripts import analogy_probe, deploy_space, load_check, release, screenshot
 from train import (average, checkpointing, data, evaluate, export, fill_mask_probe, finetune, gpu_transfer, pretrain,
                    runtime, tapt_corpus)
 from train import tokenizer as tokenizer_cli
-from test_train_scripts import finetune_argv, pretrain_argv
+from helpers import assert_user_error, finetune_argv, outcome, pretrain_argv
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
 LATIN1 = "category\tsentence\texpected\n".encode() + "caf\xe9\tThe <mask> is open.\tdoor\n".encode("latin-1")
-
-
-def outcome(main, argv, capsys) -> tuple[int, str, str]:
-    """(exit status, stdout, stderr) of `main(argv)`, whether it returns the status or argparse exits."""
-    try:
-        code = main(argv)
-    except SystemExit as exit_:
-        code = exit_.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def assert_user_error(main, argv, capsys, *words) -> str:
-    code, _, err = outcome(main, argv, capsys)
-    assert code == runtime.EXIT_USER_ERROR, (argv, err)
-    assert "error: " in err and "Traceback" not in err, err
-    for word in words:
-        assert word in err, (word, err)
-    return err
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:

@@ -14,7 +14,7 @@ from safetensors.torch import load_file
 
 import roberta
 from train import ablation, average, calibrate, data, evaluate, finetune, runtime
-from test_train_scripts import finetune_argv
+from helpers import finetune_argv
 
 ENDPOINTS = ("/fill_mask", "/classify", "/attention", "/masking")  # the load check's mix, written out here
 

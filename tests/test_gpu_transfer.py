@@ -8,6 +8,7 @@ import pytest
 
 import roberta
 from train import checkpointing, data, gpu_transfer
+from helpers import empty_bundle
 
 
 @pytest.fixture()
@@ -372,13 +373,6 @@ def test_gpu_session_runs_every_test_that_waits_for_a_gpu():
     waiting = {f"tests/{path.name}" for path in Path(__file__).parent.glob("test_*.py")
                if "runs in train.gpu_session's tests" in path.read_text()} - {"tests/test_gpu_transfer.py"}
     assert waiting and waiting <= set(gpu_session.TESTS.split())
-
-
-def empty_bundle(folder: Path) -> Path:
-    """An upload folder as a finished bundle of no files leaves it (data/ and its bundle.json)."""
-    (folder / "data").mkdir(parents=True)
-    (folder / gpu_transfer.BUNDLE_NAME).write_text('{"files": {}}')
-    return folder
 
 
 def test_gpu_session_retry_runs_without_torch_compile(tmp_path):

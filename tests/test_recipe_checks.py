@@ -10,7 +10,7 @@ import pytest
 
 from train import (ablation, experiment, finetune, gpu_session, pretrain, recipe, runtime, sentiment_recipe, tapt_corpus,
                    tokenizer)
-from test_gpu_transfer import empty_bundle
+from helpers import empty_bundle, refused
 
 
 def listing(folder):
@@ -60,22 +60,6 @@ def gpu_data(tmp_path):
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(lzma.compress(body.encode()) if name.endswith(".xz") else body.encode())
     return folder
-
-
-def refused(main, argv, capsys, *words) -> str:
-    """main(argv) exits 2 with one `error: ...` line holding `words`; returns that line."""
-    try:
-        code = main(argv)
-    except SystemExit as exit_:  # argparse's own
-        code = exit_.code
-    captured = capsys.readouterr()
-    assert code == runtime.EXIT_USER_ERROR, (argv, captured.err)
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), captured.err
-    for word in words:
-        assert word in lines[0], (word, lines[0])
-    assert "==" not in captured.out  # no step started
-    return lines[0]
 
 
 # ----- 1. an --out that holds a model is refused; the recipe's own earlier run is continued -----

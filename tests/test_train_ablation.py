@@ -10,6 +10,7 @@ import torch
 from demo.ablation_view import ablation_markdown
 from demo.models import read_ablation
 from train import ablation, ablation_plan, ablation_probe
+from helpers import refused
 
 PRETRAINED_ARMS = ["dynamic", "static-dupe1", "static-dupe10"]
 
@@ -115,8 +116,6 @@ def test_ablation_checks_every_steps_data_before_the_first_step(train_files, tmp
     """A misspelt --dev, --train or --valid was found by the step that read it (a fine-tuning after the tokenizer and
     a pretraining run); a missing --corpus after OUT/plan.json was written. Now: exit 2, one line naming the
     option, no step run, nothing written."""
-    from test_recipe_checks import refused
-
     ran = []
     monkeypatch.setattr(ablation, "run_steps", lambda steps, **kwargs: ran.append(len(steps)) or 1)
     out = tmp_path / "abl"

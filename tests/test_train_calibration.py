@@ -15,8 +15,7 @@ import torch
 import roberta
 from train import (average, calibrate, evaluate, finetune, reporting, runtime, sentiment_recipe, summarize,
                    tapt_corpus, trainer)
-
-from test_train_scripts import finetune_argv
+from helpers import finetune_argv, pretrain_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKS = ROOT / "tests" / "data" / "sentiment_checks.tsv"
@@ -627,11 +626,12 @@ def test_average_is_the_mean_and_a_hub_ready_folder(seeds, tmp_path):
 @pytest.mark.slow  # two pretraining runs and an evaluation under two masks
 def test_average_of_masked_lm_phases_is_the_mean_scored_under_several_masks(train_files, seeds, tmp_path, capsys):
     from train import pretrain
-    from test_train_loop import pretrain_argv
 
     first, second = tmp_path / "phase-1", tmp_path / "phase-2"  # a phase and its continuation
-    assert pretrain.main(pretrain_argv(train_files, first, "--max-steps", "4")) == 0
-    argv = [a for a in pretrain_argv(train_files, second, "--max-steps", "4", "--seed", "1", "--init", str(first))
+    one_evaluation = {"max_steps": None, "eval_every": 0, "final_eval_rows": 8}  # at the end, on 8 rows
+    assert pretrain.main(pretrain_argv(train_files, first, "--max-steps", "4", **one_evaluation)) == 0
+    argv = [a for a in pretrain_argv(train_files, second, "--max-steps", "4", "--seed", "1", "--init", str(first),
+                                     **one_evaluation)
             if a not in ("--preset", "tiny", "--model-max-length", "32")]  # the shape comes from --init
     assert pretrain.main(argv) == 0
     out = tmp_path / "avg"

@@ -234,7 +234,7 @@ def test_push_refuses_a_partial_model_before_any_request(tiny_mlm_dir, tmp_path,
 def kept_run(train_files, tiny_mlm_dir, tmp_path_factory):
     """A fine-tuning run that kept its step checkpoints 2, 4 and 6 (calibrated, scored on dev, IMDB and checks)."""
     from train import finetune
-    from test_train_scripts import finetune_argv
+    from helpers import finetune_argv
 
     run = tmp_path_factory.mktemp("kept") / "run"
     assert finetune.main(finetune_argv(train_files, run, "--init", str(tiny_mlm_dir), "--save-every", "2",

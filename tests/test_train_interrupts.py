@@ -1,14 +1,18 @@
 """A run or an experiment stopped between two of its files, or while its seeds' processes end: what it leaves,
 and what it says. Each case was found by trying it (the reviewer's kill and signal harnesses); the comment says
 what it did before."""
+import os
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from roberta.run_metrics import RunMetrics
 from train import checkpointing, experiment, finetune, model_card, pretrain, runtime, sentiment_recipe
-from test_train_scripts import finetune_argv, pretrain_argv
+from helpers import finetune_argv, lock_is_free, pretrain_argv
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -131,9 +135,9 @@ def test_a_ctrl_c_after_every_seed_finished_says_interrupted(tmp_path, monkeypat
     assert err == "interrupted: run the same command again to continue where it stopped\n", err
 
 
-# Imported by Python as it starts (a sitecustomize.py on PYTHONPATH): the script's `import torch` waits a while,
-# after the package `train` is imported, and says so in the file STARTING_MARK names: a signal sent then arrives
-# while the script is still starting, before its main
+# Imported by Python as it starts (a sitecustomize.py on PYTHONPATH): the script's `import torch` waits
+# STARTING_SLEEP seconds, after the package `train` is imported, and says so in the file STARTING_MARK names: a signal
+# sent then arrives while the script is still starting, before its main
 SLOW_TORCH = """
 import os
 import sys
@@ -144,7 +148,7 @@ class SlowTorch:
     def find_spec(self, name, path, target=None):
         if name == "torch" and "train" in sys.modules:
             open(os.environ["STARTING_MARK"], "w").close()
-            time.sleep(30)
+            time.sleep(float(os.environ["STARTING_SLEEP"]))
         return None
 
 
@@ -152,23 +156,16 @@ sys.meta_path.insert(0, SlowTorch())
 """
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_signal_while_a_script_starts_says_interrupted(sig, tmp_path):
-    """Ctrl-C while a script imported torch (seconds; most of a short script's run, as train.export's) printed a
-    KeyboardInterrupt's traceback through the imports, and SIGTERM ended it silently with 143: both now say
-    "interrupted" and exit 130, as inside its main."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
+def signalled_while_starting(argv: list[str], tmp_path, sig, seconds: float = 30, ignore_sigint: bool = False):
+    """`python -m ARGV` sent `sig` while it imports torch (`SLOW_TORCH`, `seconds` long); `ignore_sigint`: started
+    with SIGINT ignored, as a shell starts a `cmd &` job. -> (exit code, stderr)."""
     (tmp_path / "sitecustomize.py").write_text(SLOW_TORCH)
     mark = tmp_path / "starting"
-    root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "STARTING_MARK": str(mark),
+    env = {**os.environ, "STARTING_MARK": str(mark), "STARTING_SLEEP": str(seconds),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen([sys.executable, "-m", "train.export", "a", "b"], cwd=root, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ignoring = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
+    proc = subprocess.Popen([sys.executable, "-m", *argv], cwd=Path(__file__).resolve().parents[1], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ignoring)
     try:
         for _ in range(300):
             if mark.exists() or proc.poll() is not None:
@@ -176,7 +173,72 @@ def test_a_signal_while_a_script_starts_says_interrupted(sig, tmp_path):
             time.sleep(0.05)
         assert mark.exists(), proc.communicate()
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=20)
+        _, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
-    assert (proc.returncode, err) == (runtime.EXIT_INTERRUPTED, "interrupted\n")
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_a_script_starts_says_interrupted(sig, tmp_path):
+    """Ctrl-C while a script imported torch (seconds; most of a short script's run, as train.export's) printed a
+    KeyboardInterrupt's traceback through the imports, and SIGTERM ended it silently with 143: both now say
+    "interrupted" and exit 130, as inside its main."""
+    assert signalled_while_starting(["train.export", "a", "b"], tmp_path, sig) == (runtime.EXIT_INTERRUPTED,
+                                                                                     "interrupted\n")
+
+
+def test_a_job_that_ignores_ctrl_c_still_ignores_it(tmp_path):
+    """A shell starts `cmd &` with SIGINT ignored, so that a Ctrl-C aimed at the foreground command spares its
+    background jobs: the start-up handler and main's must not take the signal over. The script goes on, here to its
+    own error about the model folder that does not exist."""
+    code, err = signalled_while_starting(["train.export", str(tmp_path / "no-model"), str(tmp_path / "x")], tmp_path,
+                                         signal.SIGINT, seconds=1, ignore_sigint=True)
+    assert code == runtime.EXIT_USER_ERROR and "interrupted" not in err, err
+
+
+def test_a_script_takes_its_outs_lock_before_it_reads_any_data(train_files, tmp_path, monkeypatch):
+    """The lock was taken by the Trainer, after the tokenizer was written into --out and the corpus packed
+    (minutes): two commands started together both prepared the folder, the second writing over the first's
+    tokenizer.json. The script takes it right after its option checks; a folder made for it that the run left
+    empty (here: refused at its first data check) goes with it."""
+    from train import data
+
+    out = tmp_path / "new" / "run"
+    held = []
+
+    def first_data_check(*args, **kwargs):
+        held.append(not lock_is_free(out))
+        raise runtime.UserError("stopped at the first data check")
+
+    monkeypatch.setattr(data, "check_text_source", first_data_check)
+    assert pretrain.main(pretrain_argv(train_files, out)) == runtime.EXIT_USER_ERROR
+    assert held == [True]
+    assert not out.exists() and out.parent.is_dir()  # made for the lock, left empty: removed with it
+
+
+def test_a_write_error_survives_pickle_and_copy():
+    """`roberta.files.WriteError`, raised by every atomic write of the package, could not be pickled or copied (a
+    process pool sends exceptions pickled): OSError's own reduction called it with its errno and strerror."""
+    import copy
+    import errno
+    import pickle
+
+    from roberta.files import WriteError
+
+    err = WriteError("/x/y", OSError(errno.ENOSPC, "No space left on device"), "free some space")
+    for again in (pickle.loads(pickle.dumps(err)), copy.copy(err), copy.deepcopy(err)):
+        assert (type(again), str(again), again.errno, again.path) == (type(err), str(err), err.errno, err.path)
+
+
+def test_a_full_disk_in_a_copy_names_the_file_the_copy_wrote():
+    """A copy's full-disk error names its source and its destination (filename, filename2): the destination is the
+    file that could not be written, not the run's folder."""
+    import errno
+
+    from train.exit_codes import with_how_to_go_on
+
+    err = OSError(errno.ENOSPC, "No space left on device", "/runs/a/src.bin", None, "/runs/b/dst.bin")
+    said = with_how_to_go_on(err, "/runs/b", lambda: "run the same command again")
+    assert str(said) == ("could not write /runs/b/dst.bin (No space left on device): free some space, then run the "
+                         "same command again")

@@ -18,17 +18,15 @@ from safetensors.torch import load_file
 
 import roberta
 from train import checkpointing, finetune, optim, pretrain, reporting, runtime, trainer
-from test_train_scripts import finetune_argv
+from helpers import finetune_argv, lock_is_free, pretrain_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def pretrain_argv(files, out, *extra):
-    return ["--corpus", str(files / "corpus.txt"), "--valid", str(files / "valid.txt"),
-            "--tokenizer", str(files / "tokenizer.json"), "--preset", "tiny", "--model-max-length", "32",
-            "--batch-size", "8", "--warmup", "2", "--lr", "2e-3", "--eval-every", "0", "--eval-rows", "8",
-            "--final-eval-rows", "8", "--cache-dir", "", "--no-progress", "--precision", "fp32",
-            "--out", str(out), *extra]
+def open_ended_argv(files, out, *extra):
+    """pretrain_argv for this file's runs: no --max-steps (each test gives the run's length in `extra`), no
+    evaluation during the run, 8 rows for the one at its end."""
+    return pretrain_argv(files, out, *extra, max_steps=None, eval_every=0, final_eval_rows=8)
 
 
 def weights(folder):
@@ -63,7 +61,8 @@ def test_schedule_cosine_from_the_command_line(train_files, tmp_path):
     """--schedule cosine reaches the trainer: after one warmup step, the logged lr is the peak times
     (1 + cos(pi * p)) / 2 at the share p of the decay done, not the straight line of the default."""
     out = tmp_path / "run"
-    argv = pretrain_argv(train_files, out, "--max-steps", "5", "--warmup", "1", "--log-every", "1", "--schedule", "cosine")
+    argv = open_ended_argv(train_files, out, "--max-steps", "5", "--warmup", "1", "--log-every", "1",
+                           "--schedule", "cosine")
     assert pretrain.main(argv) == 0
     lrs = [e["lr"] for e in reporting.read_log(out / "log.jsonl") if e["type"] == "train"]
     cosine = [1.0] + [(1 + math.cos(math.pi * p)) / 2 for p in (0, 0.25, 0.5, 0.75)]  # steps 2-5: 1, .85, .5, .15
@@ -88,7 +87,7 @@ def test_eval_seed_fixes_the_held_out_masks_whatever_the_seed(train_files, tmp_p
     logs = {}
     for seed in (3, 4):
         out = tmp_path / f"seed-{seed}"
-        argv = pretrain_argv(train_files, out, "--init", str(tiny_mlm_dir), "--max-steps", "2", "--eval-every", "1",
+        argv = open_ended_argv(train_files, out, "--init", str(tiny_mlm_dir), "--max-steps", "2", "--eval-every", "1",
                              "--log-every", "1", "--seed", str(seed), "--eval-seed", "7")
         argv.remove("--model-max-length"), argv.remove("32")  # the --init model's shape
         assert pretrain.main(argv) == 0
@@ -118,7 +117,7 @@ class SteppingClock:
 def test_time_budget_stops_cleanly_with_decayed_lr(train_files, tmp_path, monkeypatch):
     monkeypatch.setattr(trainer, "time", SteppingClock(0.1))  # 3 s: about 8 steps, on any machine
     out = tmp_path / "run"
-    argv = pretrain_argv(train_files, out, "--time-budget-min", "0.05", "--warmup", "1", "--log-every", "1")
+    argv = open_ended_argv(train_files, out, "--time-budget-min", "0.05", "--warmup", "1", "--log-every", "1")
     assert pretrain.main(argv) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["stopped_by"] == "time" and metrics["train_time_s"] >= 3  # its whole budget, not less
@@ -134,7 +133,7 @@ def test_a_fractional_warmup_with_only_a_time_budget_is_that_share_of_the_time(t
     # through is not known in advance, so the warmup follows the clock, as the decay does
     monkeypatch.setattr(trainer, "time", SteppingClock(0.02))  # 3 s: about 40 steps, on any machine
     out = tmp_path / "run"
-    argv = pretrain_argv(train_files, out, "--time-budget-min", "0.05", "--warmup", "0.3", "--log-every", "1")
+    argv = open_ended_argv(train_files, out, "--time-budget-min", "0.05", "--warmup", "0.3", "--log-every", "1")
     assert pretrain.main(argv) == 0
     log = [e for e in reporting.read_log(out / "log.jsonl") if e["type"] == "train"]
     lrs = [e["lr"] for e in log]
@@ -164,8 +163,8 @@ def test_no_progress_also_silences_the_tokenizing_bar(train_files, tmp_path, mon
 
     monkeypatch.setattr(data, "tokenize_documents", tokenize_documents)
     with pytest.raises(Tokenized):
-        pretrain.main(pretrain_argv(train_files, tmp_path / "quiet", "--max-steps", "1"))
-    argv = [a for a in pretrain_argv(train_files, tmp_path / "auto", "--max-steps", "1") if a != "--no-progress"]
+        pretrain.main(open_ended_argv(train_files, tmp_path / "quiet", "--max-steps", "1"))
+    argv = [a for a in open_ended_argv(train_files, tmp_path / "auto", "--max-steps", "1") if a != "--no-progress"]
     with pytest.raises(Tokenized):
         pretrain.main(argv)
     assert asked == [False, False, None, None]  # training rows and held-out rows; None: a bar if long
@@ -196,7 +195,8 @@ def test_each_epoch_visits_every_row_in_a_new_order(train_files, tmp_path, monke
         return original(self, indices, epoch)
 
     monkeypatch.setattr(pretrain.MLMTask, "make_batch", make_batch)
-    assert pretrain.main(pretrain_argv(train_files, tmp_path / "run", "--max-steps", "9", "--corpus-chars", "800")) == 0
+    argv = open_ended_argv(train_files, tmp_path / "run", "--max-steps", "9", "--corpus-chars", "800")
+    assert pretrain.main(argv) == 0
     rows = int(next(line for line in capsys.readouterr().out.splitlines() if "training rows of" in line).split()[0])
     *whole, _ = rows_by_epoch.values()  # the last epoch may be cut short by --max-steps
     assert len(whole) >= 2
@@ -229,7 +229,7 @@ def test_a_batch_larger_than_the_training_set_is_warned_about(train_files, tmp_p
     """--batch-size above the number of training rows was taken silently: each batch wraps around the epoch, so
     every step trained on each row about twice (and an extreme one was killed for memory with no word). Now one
     warning line says so; a batch that fits says nothing."""
-    argv = pretrain_argv(train_files, tmp_path / "small", "--max-steps", "1", "--corpus-chars", "300")
+    argv = open_ended_argv(train_files, tmp_path / "small", "--max-steps", "1", "--corpus-chars", "300")
     assert pretrain.main(argv) == 0
     out, err = capsys.readouterr()
     rows = int(next(line for line in out.splitlines() if "training rows of" in line).split()[0])
@@ -237,7 +237,7 @@ def test_a_batch_larger_than_the_training_set_is_warned_about(train_files, tmp_p
     warning = [line for line in err.splitlines() if line.startswith("warning: --batch-size")]
     assert warning == [f"warning: --batch-size 8 is more than the {rows} training rows: every step repeats rows "
                        f"(each about {8 / rows:.1f} times)"], err
-    assert pretrain.main(pretrain_argv(train_files, tmp_path / "full", "--max-steps", "1")) == 0
+    assert pretrain.main(open_ended_argv(train_files, tmp_path / "full", "--max-steps", "1")) == 0
     assert "--batch-size" not in capsys.readouterr().err
 
 
@@ -296,7 +296,7 @@ class ClipSpy:
 def one_step(train_files, folder, monkeypatch, *options) -> ClipSpy:
     """One optimizer step of a pretraining run on 4 rows (no dropout: pretraining's default), spied on."""
     spy = ClipSpy(monkeypatch)
-    assert pretrain.main(pretrain_argv(train_files, folder, "--batch-size", "4", "--max-steps", "1", *options)) == 0
+    assert pretrain.main(open_ended_argv(train_files, folder, "--batch-size", "4", "--max-steps", "1", *options)) == 0
     assert len(spy.max_norms) == 1  # one step, one clipping
     return spy
 
@@ -345,18 +345,18 @@ def test_resume_is_bit_identical(train_files, tmp_path, monkeypatch, capsys, mas
              "--log-every", "1", "--corpus-chars", "800",  # about 3 steps per epoch: resume crosses epochs
              "--precision", precision]
     full, split = tmp_path / "full", tmp_path / "split"
-    assert pretrain.main(pretrain_argv(train_files, full, *extra)) == 0
+    assert pretrain.main(open_ended_argv(train_files, full, *extra)) == 0
 
     with monkeypatch.context() as m:
         interrupt_at(m, 5)
-        assert pretrain.main(pretrain_argv(train_files, split, *extra)) == runtime.EXIT_INTERRUPTED
+        assert pretrain.main(open_ended_argv(train_files, split, *extra)) == runtime.EXIT_INTERRUPTED
     err = capsys.readouterr().err
     assert "SIGINT" in err and "interrupted at step 5" in err and "--resume" in err
     ckpt = checkpointing.Checkpoints(split).latest()
     assert ckpt.name == "step-00000005"
     assert not (split / "model.safetensors").exists()  # no final folder for an interrupted run
 
-    assert pretrain.main(pretrain_argv(train_files, split, *extra, "--resume")) == 0
+    assert pretrain.main(open_ended_argv(train_files, split, *extra, "--resume")) == 0
     assert "resumed from" in capsys.readouterr().err
     a, b = weights(full), weights(split)
     assert a.keys() == b.keys()
@@ -412,10 +412,10 @@ RESUMED = ["--max-steps", "6", "--save-every", "2", "--log-every", "3"]
 def finished_and_interrupted(train_files, tmp_path_factory):
     root = tmp_path_factory.mktemp("resumed")
     full, split = root / "full", root / "split"
-    assert pretrain.main(pretrain_argv(train_files, full, *RESUMED)) == 0
+    assert pretrain.main(open_ended_argv(train_files, full, *RESUMED)) == 0
     with pytest.MonkeyPatch.context() as m:
         interrupt_at(m, 5)
-        assert pretrain.main(pretrain_argv(train_files, split, *RESUMED)) == runtime.EXIT_INTERRUPTED
+        assert pretrain.main(open_ended_argv(train_files, split, *RESUMED)) == runtime.EXIT_INTERRUPTED
     assert sorted(p.name for p in (split / checkpointing.CHECKPOINTS).iterdir()) == ["step-00000004", "step-00000005"]
     return full, split
 
@@ -432,7 +432,7 @@ def test_resume_refuses_to_overwrite_and_checks_folder(train_files, interrupted,
     full = Path(shutil.copytree(full, tmp_path / "full"))  # (the shared one stays as it is, whatever happens here)
     for out in (split, full):  # a run's checkpoints, a finished run
         before = sorted(p.name for p in out.rglob("*"))
-        assert pretrain.main(pretrain_argv(train_files, out, *RESUMED)) == runtime.EXIT_USER_ERROR
+        assert pretrain.main(open_ended_argv(train_files, out, *RESUMED)) == runtime.EXIT_USER_ERROR
         assert "already holds a run" in capsys.readouterr().err
         assert sorted(p.name for p in out.rglob("*")) == before
 
@@ -442,7 +442,7 @@ def test_kept_checkpoints_are_every_step_and_export_as_model_folders_to_average(
     (the checkpoint's weights, the run's config and tokenizer) that train.average takes like a finished run."""
     from train import average, export
     out = tmp_path / "run"
-    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "3", "--save-every", "1",
+    assert pretrain.main(open_ended_argv(train_files, out, "--max-steps", "3", "--save-every", "1",
                                        "--keep-checkpoints")) == 0
     kept = sorted(p.name for p in (out / checkpointing.CHECKPOINTS).iterdir())
     assert kept == [f"step-0000000{i}" for i in (1, 2, 3)]  # not only the newest two
@@ -487,7 +487,7 @@ def test_crash_while_saving_keeps_previous_checkpoint(train_files, tmp_path, mon
 
     monkeypatch.setattr(checkpointing, "save_file", crashing_save)
     # a write that fails (a full disk: torch.save's "unexpected pos ...") is said as such, naming what is kept
-    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "3", "--save-every", "1")) == \
+    assert pretrain.main(open_ended_argv(train_files, out, "--max-steps", "3", "--save-every", "1")) == \
         runtime.EXIT_USER_ERROR
     err = capsys.readouterr().err
     assert "could not write the checkpoint step-00000002" in err and "is the disk full? simulated crash" in err
@@ -506,7 +506,7 @@ def test_crash_while_saving_keeps_previous_checkpoint(train_files, tmp_path, mon
     # a real crash can leave a temporary folder behind: --resume ignores and removes it
     leftover = out / checkpointing.CHECKPOINTS / ".tmp-step-00000002-123"
     leftover.mkdir()
-    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "3", "--save-every", "1", "--resume")) == 0
+    assert pretrain.main(open_ended_argv(train_files, out, "--max-steps", "3", "--save-every", "1", "--resume")) == 0
     assert not leftover.exists() and json.loads((out / "metrics.json").read_text())["train_steps"] == 3
     assert roberta.RobertaForMaskedLM.from_pretrained(out).config.max_position_embeddings == 32 + 2
 
@@ -515,7 +515,7 @@ def test_options_changed_on_resume_are_recorded_with_the_run(train_files, interr
     """A --resume with other options warns, and the run's metrics.json keeps which steps ran with which (its
     command is the last one's: the first 5 steps' learning rate was lost before)."""
     _, split = interrupted  # --lr 2e-3 (pretrain_argv's)
-    assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, "--lr", "1e-3", "--resume")) == 0
+    assert pretrain.main(open_ended_argv(train_files, split, *RESUMED, "--lr", "1e-3", "--resume")) == 0
     assert "options differ from the checkpointed run: lr 0.002 -> 0.001" in capsys.readouterr().err
     metrics = json.loads((split / "metrics.json").read_text())
     assert metrics["resumed_with"] == [{"step": 5, "changed": {"lr": [0.002, 0.001]}}]
@@ -533,7 +533,8 @@ def test_a_resume_with_another_model_shape_says_which_fields_differ_in_a_line(tr
              (["--layers", "3"], "layers 2 (this command: 3)", "--layers"),
              (["--model-max-length", "48"], "max_length 32 (this command: 48)", "add --model-max-length 32")]
     for extra, differ, how in cases:
-        assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, *extra, "--resume")) == runtime.EXIT_USER_ERROR
+        assert pretrain.main(open_ended_argv(train_files, split, *RESUMED, *extra, "--resume")) == \
+            runtime.EXIT_USER_ERROR
         err = capsys.readouterr().err.strip().splitlines()[-1]
         assert err.startswith(f"error: {split / checkpointing.CHECKPOINTS / 'step-00000005'} does not fit this model: "
                               f"the checkpointed run's has {differ}"), err
@@ -544,7 +545,7 @@ def test_a_resume_with_another_model_shape_says_which_fields_differ_in_a_line(tr
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "holds the checkpoint of a masked LM (a pretraining run), and this command trains a classifier" in err, err
     assert len(err) < 400
-    assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, "--resume")) == 0  # untouched by the refusals
+    assert pretrain.main(open_ended_argv(train_files, split, *RESUMED, "--resume")) == 0  # untouched by the refusals
 
 
 def test_a_resume_with_max_steps_below_the_checkpoint_is_refused_before_the_data(train_files, interrupted, capsys):
@@ -553,7 +554,7 @@ def test_a_resume_with_max_steps_below_the_checkpoint_is_refused_before_the_data
     naming both steps and how to go on; the folder is left as it was."""
     _, split = interrupted  # checkpoints at steps 4 and 5
     before = sorted(p.name for p in split.rglob("*"))
-    assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, "--max-steps", "3", "--resume")) == \
+    assert pretrain.main(open_ended_argv(train_files, split, *RESUMED, "--max-steps", "3", "--resume")) == \
         runtime.EXIT_USER_ERROR
     out, err = capsys.readouterr()
     assert "training rows" not in out
@@ -562,7 +563,7 @@ def test_a_resume_with_max_steps_below_the_checkpoint_is_refused_before_the_data
         "--max-steps 3 is below it, so nothing would be trained: resume with --max-steps 5 or more (the run's own, "
         "to end it as planned), or choose another --out for a new run"), err
     assert sorted(p.name for p in split.rglob("*")) == before
-    assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, "--resume")) == 0
+    assert pretrain.main(open_ended_argv(train_files, split, *RESUMED, "--resume")) == 0
 
 
 def test_truncated_checkpoint_on_resume_falls_back_to_the_previous_one(train_files, interrupted, capsys):
@@ -572,7 +573,7 @@ def test_truncated_checkpoint_on_resume_falls_back_to_the_previous_one(train_fil
     damaged = root / "step-00000005" / "model.safetensors"
     damaged.write_bytes(damaged.read_bytes()[:1000])
 
-    assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, "--resume", "--keep-checkpoints")) == 0
+    assert pretrain.main(open_ended_argv(train_files, split, *RESUMED, "--resume", "--keep-checkpoints")) == 0
     err = capsys.readouterr().err
     assert f"{damaged}: unreadable (truncated or corrupt?)" in err
     assert "falling back to the previous checkpoint" in err and "step-00000004" in err and "Traceback" not in err
@@ -587,7 +588,7 @@ def test_a_resumed_log_entry_averages_its_whole_window(train_files, interrupted)
     under the label of a 3-step mean: the window's running sums are checkpointed with the run (here stopped at
     step 5: the entry is the mean of steps 4-6)."""
     full, split = interrupted
-    assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, "--resume")) == 0
+    assert pretrain.main(open_ended_argv(train_files, split, *RESUMED, "--resume")) == 0
     assert [step for step, _ in train_losses(full)] == [3, 6]
     assert train_losses(split) == train_losses(full)
 
@@ -613,10 +614,10 @@ def test_a_resumed_run_counts_the_wall_time_of_its_earlier_sessions(train_files,
     out = tmp_path / "run"
     with monkeypatch.context() as m:
         interrupt_at(m, 3)
-        assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "5")) == runtime.EXIT_INTERRUPTED
+        assert pretrain.main(open_ended_argv(train_files, out, "--max-steps", "5")) == runtime.EXIT_INTERRUPTED
     _, state = checkpointing.Checkpoints.load(checkpointing.Checkpoints(out).latest(), trainer_state=True)
     assert state["wall_s"] >= 100 + state["elapsed"] > 100  # the whole session to its checkpoint, its start included
-    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "5", "--resume")) == 0
+    assert pretrain.main(open_ended_argv(train_files, out, "--max-steps", "5", "--resume")) == 0
     (first, _, _), (previous, total, session) = seen
     assert first == 0 and previous == state["wall_s"]  # the first session's, as its checkpoint says
     assert total == pytest.approx(state["wall_s"] + session, abs=0.5) and session >= 100
@@ -642,7 +643,7 @@ def test_no_readable_checkpoint_is_a_user_error_naming_the_files(train_files, in
     _, out = interrupted
     for folder in (out / checkpointing.CHECKPOINTS).iterdir():
         (folder / "trainer.pt").write_bytes(b"PK\x03\x04 not a whole zip")
-    assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, "--resume")) == runtime.EXIT_USER_ERROR
+    assert pretrain.main(open_ended_argv(train_files, out, *RESUMED, "--resume")) == runtime.EXIT_USER_ERROR
     err = capsys.readouterr().err
     last = err.strip().splitlines()[-1]
     assert last.startswith("error: no readable checkpoint") and "step-00000005/trainer.pt" in last
@@ -661,7 +662,7 @@ def test_a_checkpoint_that_does_not_read_back_is_not_kept(train_files, tmp_path,
             Path(filename).write_bytes(Path(filename).read_bytes()[:500])
 
     monkeypatch.setattr(checkpointing, "save_file", silently_short_save)
-    code = pretrain.main(pretrain_argv(train_files, out, "--max-steps", "6", "--save-every", "2"))
+    code = pretrain.main(open_ended_argv(train_files, out, "--max-steps", "6", "--save-every", "2"))
     assert code == runtime.EXIT_USER_ERROR and "model.safetensors: unreadable" in capsys.readouterr().err
     assert [p.name for p in (out / checkpointing.CHECKPOINTS).iterdir()] == ["step-00000002"]  # the good one stays
 
@@ -676,7 +677,7 @@ def test_exit_codes_are_documented(capsys):
 
 def test_inputs_longer_than_the_position_table_are_refused(train_files, tmp_path, tiny_mlm_dir, capsys):
     # issue 13: --max-length 100000 was accepted; the first step then ignored SIGTERM/SIGINT for 14 minutes
-    argv = pretrain_argv(train_files, tmp_path / "a", "--max-steps", "1", "--model-max-length", "100000")
+    argv = open_ended_argv(train_files, tmp_path / "a", "--max-steps", "1", "--model-max-length", "100000")
     assert pretrain.main(argv) == 2
     assert "--model-max-length must be between 3 and 512 (RoBERTa's longest input" in capsys.readouterr().err
     # the same check builds finetune's --init random model
@@ -686,9 +687,9 @@ def test_inputs_longer_than_the_position_table_are_refused(train_files, tmp_path
     args.model_max_length = 512
     assert args.model_config(None).max_position_embeddings == 514
     # rows longer than the model takes are refused, with or without --init; --seq-length is --max-length's old name
-    assert pretrain.main(pretrain_argv(train_files, tmp_path / "b", "--max-steps", "1", "--max-length", "33")) == 2
+    assert pretrain.main(open_ended_argv(train_files, tmp_path / "b", "--max-steps", "1", "--max-length", "33")) == 2
     assert "--max-length must be between 8 and the model's longest input 32" in capsys.readouterr().err
-    init = pretrain_argv(train_files, tmp_path / "c", "--max-steps", "1", "--init", str(tiny_mlm_dir))
+    init = open_ended_argv(train_files, tmp_path / "c", "--max-steps", "1", "--init", str(tiny_mlm_dir))
     init.remove("--model-max-length"), init.remove("32")
     assert pretrain.main([*init, "--seq-length", "100000"]) == 2
     err = capsys.readouterr().err
@@ -697,14 +698,14 @@ def test_inputs_longer_than_the_position_table_are_refused(train_files, tmp_path
 
 
 def test_missing_tokenizer_and_non_utf8_corpus_are_one_line_errors(train_files, tmp_path, capsys):
-    argv = pretrain_argv(train_files, tmp_path / "out", "--max-steps", "1")
+    argv = open_ended_argv(train_files, tmp_path / "out", "--max-steps", "1")
     missing = tmp_path / "missing.json"
     argv[argv.index("--tokenizer") + 1] = str(missing)
     assert pretrain.main(argv) == runtime.EXIT_USER_ERROR
     assert capsys.readouterr().err == f"error: --tokenizer {missing}: no such tokenizer file\n"
     corpus = tmp_path / "latin1.txt"
     corpus.write_bytes("A line.\nCaf\xe9.\n".encode("latin-1"))
-    argv = pretrain_argv(train_files, tmp_path / "out", "--max-steps", "1")
+    argv = open_ended_argv(train_files, tmp_path / "out", "--max-steps", "1")
     argv[argv.index("--corpus") + 1] = str(corpus)
     assert pretrain.main(argv) == runtime.EXIT_USER_ERROR
     err = capsys.readouterr().err
@@ -723,7 +724,7 @@ def test_nan_loss_stops_without_saving(train_files, tmp_path, monkeypatch, capsy
         return loss * float("nan") if len(steps) >= 3 else loss
 
     monkeypatch.setattr(pretrain.MLMTask, "loss_sum", loss_sum)
-    code = pretrain.main(pretrain_argv(train_files, out, "--max-steps", "10", "--save-every", "1"))
+    code = pretrain.main(open_ended_argv(train_files, out, "--max-steps", "10", "--save-every", "1"))
     assert code == runtime.EXIT_DIVERGED
     err = capsys.readouterr().err
     assert "loss became nan at step 3" in err
@@ -743,14 +744,14 @@ def test_a_run_that_diverged_before_its_first_checkpoint_says_how_to_start_again
     real_loss = pretrain.MLMTask.loss_sum
     monkeypatch.setattr(pretrain.MLMTask, "loss_sum",
                         lambda self, model, batch: real_loss(self, model, batch) * float("nan"))
-    argv = pretrain_argv(train_files, out, "--max-steps", "3", "--eval-every", "2")  # the start's evaluation: a log
+    argv = open_ended_argv(train_files, out, "--max-steps", "3", "--eval-every", "2")  # the start's evaluation: a log
     assert pretrain.main(argv) == runtime.EXIT_DIVERGED
     assert (out / "log.jsonl").exists() and not (out / "checkpoints").exists()
     capsys.readouterr()
     monkeypatch.setattr(pretrain.MLMTask, "loss_sum", real_loss)
-    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "3")) == runtime.EXIT_USER_ERROR
+    assert pretrain.main(open_ended_argv(train_files, out, "--max-steps", "3")) == runtime.EXIT_USER_ERROR
     assert "stopped before its first checkpoint" in capsys.readouterr().err
-    assert pretrain.main(pretrain_argv(train_files, out, "--max-steps", "3", "--resume")) == 0
+    assert pretrain.main(open_ended_argv(train_files, out, "--max-steps", "3", "--resume")) == 0
     assert "no checkpoint" in capsys.readouterr().err and (out / "model.safetensors").exists()
 
 
@@ -766,7 +767,7 @@ def test_non_finite_weights_after_the_last_step_stop_without_saving(train_files,
         return result
 
     monkeypatch.setattr(torch.optim.AdamW, "step", step)
-    code = pretrain.main(pretrain_argv(train_files, out, "--max-steps", "1"))
+    code = pretrain.main(open_ended_argv(train_files, out, "--max-steps", "1"))
     assert code == runtime.EXIT_DIVERGED
     err = capsys.readouterr().err
     assert "weights became non-finite" in err and "at step 1" in err and "Traceback" not in err
@@ -788,7 +789,7 @@ def test_finite_but_broken_weights_stop_at_the_held_out_loss_without_saving(trai
         return result
 
     monkeypatch.setattr(torch.optim.AdamW, "step", step)
-    code = pretrain.main(pretrain_argv(train_files, out, "--max-steps", "1"))
+    code = pretrain.main(open_ended_argv(train_files, out, "--max-steps", "1"))
     assert code == runtime.EXIT_DIVERGED
     err = capsys.readouterr().err
     assert "held-out loss became nan at step 1" in err and "Traceback" not in err
@@ -799,7 +800,7 @@ def test_finite_but_broken_weights_stop_at_the_held_out_loss_without_saving(trai
 @pytest.mark.slow  # end-to-end script run, several seconds
 def test_sigterm_saves_checkpoint_and_exits_cleanly(train_files, tmp_path):
     out = tmp_path / "run"
-    argv = pretrain_argv(train_files, out, "--max-steps", "100000", "--log-every", "1")
+    argv = open_ended_argv(train_files, out, "--max-steps", "100000", "--log-every", "1")
     proc = subprocess.Popen([sys.executable, "-m", "train.pretrain", *argv], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -831,7 +832,7 @@ def test_a_signal_after_the_last_step_stops_the_run_and_resume_finishes_it(train
     from train import evaluate
 
     out = tmp_path / "run"
-    argv = pretrain_argv(train_files, out, "--max-steps", "2", "--log-every", "1")  # --eval-every 0: one closing eval
+    argv = open_ended_argv(train_files, out, "--max-steps", "2", "--log-every", "1")  # --eval-every 0: one closing eval
     calls, sent, evaluate_mlm, save = [], [], evaluate.evaluate_mlm, checkpointing.Checkpoints.save
 
     def signalled_evaluation(*args, **kwargs):
@@ -879,7 +880,7 @@ def test_two_process_ddp_matches_single_process(train_files, tmp_path):
     for nproc, out in ((1, single), (2, ddp)):
         result = subprocess.run(
             [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
-             "-m", "train.pretrain", *pretrain_argv(train_files, out, *extra)],
+             "-m", "train.pretrain", *open_ended_argv(train_files, out, *extra)],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, result.stderr[-3000:]
     metrics = json.loads((ddp / "metrics.json").read_text())
@@ -971,7 +972,7 @@ def test_no_progress_still_prints_a_line_now_and_then(train_files, tmp_path, mon
     monkeypatch.setattr(trainer, "HEARTBEAT_S", 0.0)
     draws, save = [], reporting.save_figure
     monkeypatch.setattr(reporting, "save_figure", lambda fig, path: draws.append(path) or save(fig, path))
-    assert pretrain.main(pretrain_argv(train_files, tmp_path / "run", "--max-steps", "3", "--no-progress")) == 0
+    assert pretrain.main(open_ended_argv(train_files, tmp_path / "run", "--max-steps", "3", "--no-progress")) == 0
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("step ")]
     assert [line.split(":")[0] for line in lines] == ["step 1 of 3", "step 2 of 3", "step 3 of 3"]
     assert all("loss " in line and "tokens/s" in line for line in lines)
@@ -986,7 +987,7 @@ def test_a_torn_last_log_line_is_dropped_on_resume(train_files, interrupted, cap
     log = split / reporting.LOG_NAME
     with open(log, "a", encoding="utf-8") as f:
         f.write('{"type": "train", "step": 6, "tok')
-    assert pretrain.main(pretrain_argv(train_files, split, *RESUMED, "--resume")) == 0
+    assert pretrain.main(open_ended_argv(train_files, split, *RESUMED, "--resume")) == 0
     assert "its last line was cut short" in capsys.readouterr().err
     assert train_losses(full) == train_losses(split)
     lines = log.read_text(encoding="utf-8").splitlines()
@@ -1025,7 +1026,7 @@ def test_a_log_that_cannot_be_written_names_the_file_and_the_way_on(tmp_path, mo
     """A full disk was "[Errno 28] No space left on device", naming no file and not saying --resume. The way on
     said "--resume (from its last checkpoint)" before the run had one: it says so only when there is one, and in
     an experiment's step, the experiment's own way on."""
-    with pytest.raises(OSError, match=r"could not write /dev/full \(the disk is full\): free some space, then run "
+    with pytest.raises(OSError, match=r"could not write /dev/full \(No space left on device\): free some space, then run "
                                       r"the same command again with --resume \(no checkpoint was written yet: the "
                                       r"run starts over\)$"):
         reporting.append_log(Path("/dev/full"), {"type": "train", "step": 1})
@@ -1047,7 +1048,7 @@ def test_a_run_whose_first_log_line_fails_starts_over_with_resume(train_files, t
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(reporting, "open", full_disk, raising=False)
-    argv = pretrain_argv(train_files, tmp_path / "run", "--max-steps", "2")
+    argv = open_ended_argv(train_files, tmp_path / "run", "--max-steps", "2")
     assert pretrain.main(argv) == runtime.EXIT_USER_ERROR
     assert capsys.readouterr().err.strip().splitlines()[-1].endswith("the run starts over)")
     monkeypatch.undo()
@@ -1062,7 +1063,7 @@ def test_no_progress_bar_without_a_terminal(train_files, tmp_path, monkeypatch, 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)  # pytest's capture, either way
     monkeypatch.setattr(trainer, "HEARTBEAT_S", 0.0)  # a plain line after every step when there is no bar
     assert runtime.progress_bars() is terminal and not runtime.progress_bars(no_progress=True)
-    argv = pretrain_argv(train_files, tmp_path / "run", "--max-steps", "2")
+    argv = open_ended_argv(train_files, tmp_path / "run", "--max-steps", "2")
     argv.remove("--no-progress")
     assert pretrain.main(argv) == 0
     err = capsys.readouterr().err
@@ -1121,7 +1122,7 @@ def test_the_last_checkpoint_records_the_closing_evaluation_and_the_end(train_fi
     from train import evaluate
 
     out = tmp_path / "run"
-    argv = pretrain_argv(train_files, out, "--max-steps", "2", "--save-every", "2", "--log-every", "1")
+    argv = open_ended_argv(train_files, out, "--max-steps", "2", "--save-every", "2", "--log-every", "1")
     calls, evaluate_mlm = [], evaluate.evaluate_mlm
 
     def final_interrupted(*args, **kwargs):  # the closing evaluation, then Ctrl-C in the script's final one
@@ -1155,7 +1156,7 @@ def test_a_second_ctrl_c_before_the_first_checkpoint_says_there_is_none(train_fi
     last checkpoint" over an empty checkpoints folder, and the same command was told to "continue it". Now both say
     that there is no checkpoint and that --resume starts the run over."""
     out = tmp_path / "run"
-    argv = pretrain_argv(train_files, out, "--max-steps", "3")
+    argv = open_ended_argv(train_files, out, "--max-steps", "3")
     real_save = checkpointing.save_file
 
     def second_ctrl_c(*args, **kwargs):
@@ -1187,22 +1188,6 @@ time.sleep(120)
 """
 
 
-def lock_is_free(out) -> bool:
-    """Whether nobody (this process included: a lock of its own is another open file) holds OUT's lock."""
-    import fcntl
-    path = Path(out) / runtime.LOCK_NAME
-    if not path.exists():
-        return True
-    fd = os.open(path, os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
-
-
 def test_a_second_process_training_into_the_same_out_is_refused(train_files, interrupted, capsys):
     """While one process trained into OUT (a second terminal, a scheduler's requeue with --resume), another trained
     there too: both exited 0 with every step twice in the log. OUT/.lock is now held (flock) by the process that
@@ -1215,7 +1200,7 @@ def test_a_second_process_training_into_the_same_out_is_refused(train_files, int
         assert holder.stdout.readline() == "locked\n"
         before = sorted(p.name for p in out.rglob("*"))
         for extra in (["--resume"], []):
-            assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, *extra)) == runtime.EXIT_USER_ERROR
+            assert pretrain.main(open_ended_argv(train_files, out, *RESUMED, *extra)) == runtime.EXIT_USER_ERROR
             captured = capsys.readouterr()
             assert captured.err.strip().splitlines()[-1] == (
                 f"error: {out} is being trained by process {holder.pid} (it holds {out / runtime.LOCK_NAME}): let "
@@ -1226,10 +1211,10 @@ def test_a_second_process_training_into_the_same_out_is_refused(train_files, int
         holder.kill()  # SIGKILL: its lock file stays, unlocked
         holder.wait()
     assert (out / runtime.LOCK_NAME).is_file()
-    assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, "--heads", "2", "--resume")) == \
+    assert pretrain.main(open_ended_argv(train_files, out, *RESUMED, "--heads", "2", "--resume")) == \
         runtime.EXIT_USER_ERROR  # refused after the lock was taken: it is released all the same
     assert lock_is_free(out)
-    assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, "--resume")) == 0
+    assert pretrain.main(open_ended_argv(train_files, out, *RESUMED, "--resume")) == 0
     assert lock_is_free(out) and not (out / runtime.LOCK_NAME).exists()  # a finished folder holds no lock file
 
 
@@ -1253,7 +1238,7 @@ def test_a_resume_with_other_training_data_at_the_same_paths_is_warned_about(tra
     rows = state["training_data"]["rows"]
     with monkeypatch.context() as m:
         m.setattr(data, "pack_sequences", other_token_ids)
-        assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, "--resume")) == 0
+        assert pretrain.main(open_ended_argv(train_files, out, *RESUMED, "--resume")) == 0
     err = capsys.readouterr().err
     assert (f"warning: the training data differ from the checkpointed run's ({rows:,} rows, other token ids): were "
             "the tokenizer or the corpus changed at the same path?") in err, err
@@ -1264,7 +1249,7 @@ def test_a_resume_with_other_training_data_at_the_same_paths_is_warned_about(tra
         _, state = checkpointing.Checkpoints.load(folder)
         del state["training_data"]
         torch.save(state, folder / "trainer.pt")
-    assert pretrain.main(pretrain_argv(train_files, plain, *RESUMED, "--resume")) == 0
+    assert pretrain.main(open_ended_argv(train_files, plain, *RESUMED, "--resume")) == 0
     err = capsys.readouterr().err
     assert "resumed from" in err and "training data" not in err
     assert "resumed_with" not in json.loads((plain / "metrics.json").read_text())
@@ -1277,7 +1262,7 @@ def test_a_resume_with_other_attention_heads_is_refused_as_another_shape_is(trai
     from a checkpoint written before that (whose --heads option is compared)."""
     _, out = interrupted  # the tiny preset: 4 heads
     step5 = out / checkpointing.CHECKPOINTS / "step-00000005"
-    assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, "--heads", "2", "--resume")) == \
+    assert pretrain.main(open_ended_argv(train_files, out, *RESUMED, "--heads", "2", "--resume")) == \
         runtime.EXIT_USER_ERROR
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"error: {step5} does not fit this model: the checkpointed run's has num_attention_heads 4 (this command: 2); "
@@ -1286,12 +1271,12 @@ def test_a_resume_with_other_attention_heads_is_refused_as_another_shape_is(trai
         _, state = checkpointing.Checkpoints.load(folder)
         del state["architecture"]
         torch.save(state, folder / "trainer.pt")
-    assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, "--heads", "2", "--resume")) == \
+    assert pretrain.main(open_ended_argv(train_files, out, *RESUMED, "--heads", "2", "--resume")) == \
         runtime.EXIT_USER_ERROR
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"error: {step5} does not fit this model: the checkpointed run was started with --heads not given (this "
         "command: 2); resume with the run's own model options (--heads)")
-    assert pretrain.main(pretrain_argv(train_files, out, *RESUMED, "--resume")) == 0
+    assert pretrain.main(open_ended_argv(train_files, out, *RESUMED, "--resume")) == 0
 
 
 class Killed(BaseException):
@@ -1304,7 +1289,7 @@ def test_a_second_save_of_a_step_keeps_that_step_at_every_moment(train_files, tm
     the new copy as a leftover and started the run over). Now the old one is set aside, and put back by the next
     resume if the new one did not arrive."""
     out = tmp_path / "run"
-    argv = pretrain_argv(train_files, out, "--max-steps", "2", "--save-every", "2")
+    argv = open_ended_argv(train_files, out, "--max-steps", "2", "--save-every", "2")
     root, real_replace, real_rename, real_rmtree = out / checkpointing.CHECKPOINTS, os.replace, os.rename, shutil.rmtree
     killed, saves = [], []
 

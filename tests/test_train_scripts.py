@@ -15,21 +15,9 @@ import roberta
 from roberta.run_metrics import PHASES_NAME
 from roberta.text import lowercasing, normalize_for_classifier
 from train import checkpointing, finetune, pretrain, recipe, reporting, runtime, summarize
+from helpers import finetune_argv, pretrain_argv, run_module
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def pretrain_argv(files, out, *extra):
-    return ["--corpus", str(files / "corpus.txt"), "--valid", str(files / "valid.txt"),
-            "--tokenizer", str(files / "tokenizer.json"), "--preset", "tiny", "--model-max-length", "32",
-            "--batch-size", "8", "--max-steps", "6", "--warmup", "2", "--lr", "2e-3", "--eval-every", "3",
-            "--eval-rows", "8", "--cache-dir", "", "--no-progress", "--precision", "fp32", "--out", str(out), *extra]
-
-
-def finetune_argv(files, out, *extra):
-    return ["--train", str(files / "train.tsv"), "--dev", str(files / "dev.tsv"), "--imdb", str(files / "imdb.tsv"),
-            "--imdb-n", "20", "--batch-size", "8", "--max-steps", "6", "--lr", "1e-3", "--eval-every", "3",
-            "--calibration-n", "40", "--no-progress", "--precision", "fp32", "--out", str(out), *extra]
 
 
 def assert_hub_folder(out: Path):
@@ -72,8 +60,7 @@ def test_pretrain_end_to_end(train_files, tmp_path, masking):
 def test_pretrain_token_budget_and_model_overrides(train_files, tmp_path):
     out = tmp_path / "mlm"
     argv = pretrain_argv(train_files, out, "--layers", "1", "--hidden-size", "16", "--heads", "2",
-                         "--intermediate-size", "32", "--token-budget", "1000", "--eval-every", "0")
-    argv[argv.index("--max-steps"):argv.index("--max-steps") + 2] = []
+                         "--intermediate-size", "32", "--token-budget", "1000", "--eval-every", "0", max_steps=None)
     assert pretrain.main(argv) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert abs(metrics["train_tokens"] - 1000) < 8 * 32  # within one batch of the budget
@@ -416,16 +403,12 @@ def test_a_seed_interrupted_in_its_own_process_is_said_so(tmp_path, monkeypatch,
 
 
 # ----- user errors: a clear message naming the file, non-zero exit, no traceback -----
-def run_module(module, argv):
-    return subprocess.run([sys.executable, "-m", module, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120)
-
-
 @pytest.mark.slow  # end-to-end script run, several seconds
 def test_missing_corpus_file(train_files, tmp_path):
     missing = tmp_path / "nope.txt"
     argv = pretrain_argv(train_files, tmp_path / "out")
     argv[argv.index("--corpus") + 1] = str(missing)
-    result = run_module("train.pretrain", argv)
+    result = run_module("train.pretrain", *argv)
     assert result.returncode != 0
     assert "error:" in result.stderr and str(missing) in result.stderr
     assert "Traceback" not in result.stderr
@@ -457,7 +440,7 @@ def test_label_outside_label_set(train_files, tmp_path, tiny_mlm_dir):
     bad.write_text("sentence\tlabel\na fine film\t1\na dull film\t0\nwhat is this\t2\n")
     argv = finetune_argv(train_files, tmp_path / "out", "--init", str(tiny_mlm_dir))
     argv[argv.index("--train") + 1] = str(bad)
-    result = run_module("train.finetune", argv)
+    result = run_module("train.finetune", *argv)
     assert result.returncode != 0
     assert "error:" in result.stderr and f"{bad} line 4" in result.stderr and "label 2" in result.stderr
     assert "Traceback" not in result.stderr
@@ -467,8 +450,7 @@ def test_bad_options(train_files, tmp_path, tiny_mlm_dir, capsys):
     out = tmp_path / "out"
     assert pretrain.main(pretrain_argv(train_files, out, "--batch-size", "6", "--grad-accum", "4")) == 2
     assert "--batch-size" in capsys.readouterr().err
-    argv = pretrain_argv(train_files, out)
-    argv[argv.index("--max-steps"):argv.index("--max-steps") + 2] = []
+    argv = pretrain_argv(train_files, out, max_steps=None)
     assert pretrain.main(argv) == 2
     assert "how long to train" in capsys.readouterr().err
     assert finetune.main(finetune_argv(train_files, out, "--init", "random")) == 2

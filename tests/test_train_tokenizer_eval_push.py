@@ -2,10 +2,8 @@
 import dataclasses
 import json
 import math
-import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,14 +13,9 @@ import roberta
 import torch
 from roberta.text import normalize_for_classifier
 from train import evaluate, model_card, push
+from helpers import run_module
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def run_module(module, *args, env=None, timeout=120):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 # ----- tokenizer -----

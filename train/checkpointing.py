@@ -83,10 +83,12 @@ class Checkpoints:
                 if extra_json is not None:
                     (tmp / "info.json").write_text(json.dumps(extra_json, indent=2) + "\n", encoding="utf-8")
             except (OSError, RuntimeError, SafetensorError) as err:  # a full disk: torch.save says "unexpected pos"
+                from .reporting import how_to_go_on  # (reporting reads checkpoints: imported here, not above)
+
                 kept = [d.name for d in self._dirs(kind)]
                 raise UserError(f"could not write the checkpoint {final.name} in {self.root} (is the disk full? "
-                                f"{err}); {'the checkpoint ' + kept[-1] + ' is kept: ' if kept else ''}free some space "
-                                "and run the same command with --resume") from err
+                                f"{err}); {'the checkpoint ' + kept[-1] + ' is kept: ' if kept else ''}free some space, "
+                                f"then {how_to_go_on(self.root.parent)}") from err
             for file in tmp.iterdir():
                 _fsync(file)
             _fsync(tmp)

@@ -58,15 +58,15 @@ def naming(option: str):
 
 
 def with_how_to_go_on(err: OSError, folder, how, always: bool = False) -> OSError:
-    """`err` as the one `error:` line of a write that failed: a full disk's (errno ENOSPC or EDQUOT) that names no
-    file (a copy's, a writer's other than `roberta.files`') as a `roberta.files.WriteError` naming `folder`; a
+    """`err` as the one `error:` line of a write that failed: a full disk's (errno ENOSPC or EDQUOT) from a writer
+    other than `roberta.files` (a copy) as a `roberta.files.WriteError` naming the file it names, else `folder`; a
     WriteError ending with "free some space, then " and `how()` (how to go on), or with `how()` alone for another
     cause when `always`. Any other error as it is."""
     from roberta.files import DISK_FULL, WriteError  # (not at the top: importing roberta loads torch)
 
     full = err.errno in DISK_FULL
     if full and not isinstance(err, WriteError):
-        err = WriteError(folder, err)
+        err = WriteError(err.filename2 or err.filename or folder, err)  # a copy names its destination second
     if isinstance(err, WriteError) and not err.hint and (full or always):
         err.hint = f"{'free some space, then ' if full else ''}{how()}"
     return err
@@ -97,8 +97,9 @@ def says_how_to_go_on(run):
 
 def ended_interrupted(returncode: int) -> bool:
     """Whether a child script's exit status (`subprocess`'s returncode) says it was interrupted: EXIT_INTERRUPTED,
-    or killed by SIGINT or SIGTERM where no handler took them (-2, -15; 143 through a shell), before its `main` or
-    after it, while the interpreter shut down."""
+    which a script started with -m returns whenever the signal comes (`stop_cleanly_outside_main`), or killed by
+    SIGINT or SIGTERM where no handler took them (-2, -15; 143 through a shell): a signal in the moment before
+    Python imported `train`, or a script not started with -m."""
     return returncode in (EXIT_INTERRUPTED, -signal.SIGINT, -signal.SIGTERM, 128 + signal.SIGTERM)
 
 
@@ -111,8 +112,7 @@ def _stopped_outside_main(signum, frame):
     run) or after it (the interpreter shutting down): "interrupted" and EXIT_INTERRUPTED at once, as inside main,
     not a KeyboardInterrupt's traceback through the imports or a silent 143. Nothing of the script's own has begun,
     or everything has ended, so there is nothing to save."""
-    sys.stdout.flush()
-    print("interrupted", file=sys.stderr, flush=True)
+    os.write(2, b"interrupted\n")  # not print: the handler may have cut a write to sys.stderr short
     os._exit(EXIT_INTERRUPTED)
 
 
@@ -123,7 +123,8 @@ def stop_cleanly_outside_main() -> None:
     imports the package, sys.argv[0] is "-m"), never when they are imported as a library (tests, a notebook)."""
     if sys.argv[:1] == ["-m"] and threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, _stopped_outside_main)
+            if signal.getsignal(sig) is not signal.SIG_IGN:  # a shell's `cmd &` job ignores Ctrl-C: it still does
+                signal.signal(sig, _stopped_outside_main)
 
 
 @contextlib.contextmanager
@@ -137,13 +138,19 @@ def sigterm_as_interrupt():
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _interrupt),
-                signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}  # (a start-up handler's)
+    taken = {signal.SIGTERM: _interrupt, signal.SIGINT: signal.default_int_handler}
+    # a signal ignored stays ignored (a shell's `cmd &` job and Ctrl-C); SIGINT's own handler is Python's already,
+    # unless a script started with -m (`stop_cleanly_outside_main`) put its start-up one in place
+    previous = {sig: signal.getsignal(sig) for sig in taken}
+    taken = {sig: handler for sig, handler in taken.items()
+             if previous[sig] is not signal.SIG_IGN and (sig != signal.SIGINT or previous[sig] is _stopped_outside_main)}
+    for sig, handler in taken.items():
+        signal.signal(sig, handler)
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        for sig in taken:
+            signal.signal(sig, previous[sig] if previous[sig] is not None else signal.SIG_DFL)
 
 
 def exit_code(main, argv=None) -> int:

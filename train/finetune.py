@@ -61,9 +61,10 @@ from .checkpointing import Checkpoints
 from .evaluate import (DEFAULT_CHECKS, UNSURE_BELOW, _shown_path, check_expected_labels, check_unsure_below,
                        read_checks)
 from .exit_codes import says_how_to_go_on
-from .runtime import EXIT_INTERRUPTED, Dist, UserError, hardware_info, naming, run_main, seed_everything
+from .runtime import (EXIT_INTERRUPTED, Dist, UserError, hardware_info, naming, output_folder, run_main,
+                      seed_everything)
 from .tokenizer import load_run_tokenizer
-from .trainer import Task, Trainer, check_options
+from .trainer import Task, Trainer, check_options, lock_out
 
 DEFAULT_TRAIN = "../shared/data/sst2/train.tsv"
 DEFAULT_DEV = "../shared/data/sst2/dev.tsv"
@@ -403,6 +404,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
 
     started, dist = time.time(), dist or Dist()
     args.check(dist.world_size)  # before the data is read and the model built
+    lock_out(output_folder(args.out), dist)
     out, checks_path, id2label = Path(args.out), args.checks_path(), args.id2label()
     seed_everything(args.seed)
     check_data_options(args, checks_path, id2label)

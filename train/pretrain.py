@@ -34,9 +34,9 @@ from roberta.tokenizer import save_tokenizer, write_tokenizer_json
 
 from .arguments import ModelArguments, TrainingArguments, option, parse, redefault
 from .exit_codes import says_how_to_go_on
-from .runtime import (EXIT_INTERRUPTED, Dist, UserError, autocast, hardware_info, naming, progress_bars, run_main,
-                      seed_everything)
-from .trainer import Task, Trainer, check_fresh_out, check_options
+from .runtime import (EXIT_INTERRUPTED, Dist, UserError, autocast, hardware_info, naming, output_folder,
+                      progress_bars, run_main, seed_everything)
+from .trainer import Task, Trainer, check_fresh_out, check_options, lock_out
 
 # The pretraining mixture: every document of the text in ../shared/data, each once per pass (35.7M tokens in
 # 128-token rows). The weights are the sources' sizes in millions of characters, so no source is cut or
@@ -238,6 +238,7 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     started, dist = time.time(), dist or Dist()
     out = Path(args.out)
     args.check(dist.world_size)  # before the tokenizer and the data: minutes on the full corpus
+    lock_out(output_folder(args.out), dist)
     # the data options by their names (`train.data`'s checks; a missing default says how to point the command at
     # the data), before anything is written: --valid first, and --corpus now if a tokenizer is trained on it
     # (minutes on the full corpus), else once the model's lengths are checked (they are named first)

@@ -2,15 +2,15 @@
 `curves.png` (loss and evaluation metrics against tokens seen). The model card is `train.model_card`."""
 from __future__ import annotations
 
-import errno
 import json
 import os
 import sys
 from pathlib import Path
 
-from roberta.files import replaced_atomically, write_atomic
+from roberta.files import WriteError, replaced_atomically, write_atomic
 
 from .checkpointing import Checkpoints
+from .exit_codes import with_how_to_go_on
 
 LOG_NAME, CURVES_NAME = "log.jsonl", "curves.png"
 
@@ -21,9 +21,8 @@ def append_log(path: Path, entry: dict) -> None:
         with open(path, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
     except OSError as err:
-        full = err.errno == errno.ENOSPC
-        raise OSError(f"could not write {path} ({'the disk is full' if full else err.strerror or err}): "
-                      f"{'free some space, then ' if full else ''}{how_to_go_on(path.parent)}") from None
+        raise with_how_to_go_on(WriteError(path, err), path.parent, lambda: how_to_go_on(path.parent),
+                                always=True) from None
 
 
 def how_to_go_on(out: Path) -> str:

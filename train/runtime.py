@@ -45,9 +45,11 @@ exit codes:
   1    training failed: the loss or gradient became nan/inf (the message names the last good checkpoint),
        or an unexpected error (with its traceback)
   2    user error: a bad option or a missing, unreadable or malformed file (a one-line `error: ...` naming it)
-  130  interrupted (SIGINT/SIGTERM): in the training loop a checkpoint was saved, continue with the same command
-       plus --resume; stopped before it (setup) or after it (final evaluation, calibration, scores), "interrupted"
-       alone: run the command again (plus --resume once it has saved a checkpoint)
+  130  interrupted (SIGINT/SIGTERM): the line says how to go on. Once the run has a checkpoint (a signal in the
+       training loop saves one; after the loop, in the final evaluation, calibration or scores, the last one is
+       there): the same command plus --resume. Stopped before its first checkpoint with a log or checkpoints/ in
+       OUT: the same command plus --resume too, which starts the run over. Stopped in its setup before that:
+       "interrupted" alone, run the command again
 """
 
 
@@ -145,6 +147,7 @@ def _interrupted(args) -> str:
 # ----------------------------------------------------------------------------------------------------------
 LOCK_NAME = ".lock"  # in --out while a process trains there: its process id, under an exclusive flock
 _held_locks: dict[Path, int] = {}  # this process's locks (`lock_folder`): the lock file -> its open descriptor
+_made_folders: set[Path] = set()  # the folders `lock_folder` created: removed at release if nothing came in them
 
 
 def lock_folder(folder) -> None:
@@ -153,8 +156,12 @@ def lock_folder(folder) -> None:
     steps to the same log and wrote over the same checkpoints; it is now refused in a line naming this one. The
     kernel drops the lock when the process ends, however it ends (a kill -9 leaves the file, unlocked: the next run
     takes it); `release_folder_locks` drops it when a script's main returns. Taking it again in the process that
-    holds it does nothing. On a file system without flock (some network mounts) the run goes on without one."""
+    holds it does nothing. On a file system without flock (some network mounts) the run goes on without one.
+    FOLDER is created when missing (and removed at release if the run put nothing in it: a refused command)."""
     path = Path(folder) / LOCK_NAME
+    if not path.parent.is_dir():
+        path.parent.mkdir(parents=True)
+        _made_folders.add(path.parent.absolute())
     held = _held_locks.pop(path.absolute(), None)
     if held is not None:
         if _is_open_as(held, path):
@@ -183,7 +190,8 @@ def lock_folder(folder) -> None:
 
 def check_not_locked(folder) -> None:
     """A UserError naming the process that trains into `folder` when another holds its lock (`lock_folder`): what a
-    training script checks with its options, before it reads any data."""
+    training script checks with its options (which take nothing: an experiment checks its steps' options up front,
+    in its own process), before it reads any data."""
     path = Path(folder) / LOCK_NAME
     held = _held_locks.get(path.absolute())
     if fcntl is None or not path.is_file() or (held is not None and _is_open_as(held, path)):
@@ -212,6 +220,9 @@ def release_folder_locks() -> None:
             if _is_open_as(fd, path):
                 path.unlink()
         os.close(fd)
+    while _made_folders:
+        with contextlib.suppress(OSError):  # not empty: the run's
+            _made_folders.pop().rmdir()
 
 
 def _is_open_as(fd: int, path: Path) -> bool:

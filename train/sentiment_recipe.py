@@ -334,8 +334,8 @@ def run_in_parallel(argv: list[str], args, steps: list[Step], shared: set[str]) 
     once, each in a session of its own with 1/N of the CPU threads and its output in OUT/logs/seed-K.log. A
     SIGINT or SIGTERM here is passed on once to the running seeds, which save a checkpoint and stop (exit code
     130 then, as a training script's), and no other seed starts. A seed whose steps are all done is done, whatever
-    its process's exit code (a signal that reached it as it exited killed it: -2), and one killed by the signal
-    is interrupted, not an error."""
+    its process's exit code (a signal that reached it as it exited says "interrupted" and 130), and one stopped by
+    the signal is interrupted (`exit_codes.ended_interrupted`), not an error."""
     if (code := run_steps([step for step in steps if step.name in shared])) != 0:
         return code
     own_steps = {seed: [step for step in steps if step.name not in shared and getattr(step.args, "seed", None) == seed]

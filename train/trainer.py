@@ -272,13 +272,14 @@ def make_ema(model: torch.nn.Module, decay: float) -> torch.optim.swa_utils.Aver
 
 def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> None:
     """The loop's options that are wrong whatever the data (`TrainingArguments.check_loop`), then --out (or `out`):
-    writable, not being trained into by another process, and new unless --resume finds a run there to continue. A UserError naming the option; the scripts
+    writable, not being trained into by another process (the script takes the lock right after these checks:
+    `lock_out`), and new unless --resume finds a run there to continue. A UserError naming the option; the scripts
     check them before reading any data (their arguments' `check`), the Trainer again."""
     args.check_loop(world_size)
     out = output_folder(out or args.out)
     check_writable_folder(out)  # before the data is read and packed
     if os.environ.get("RANK", "0") == "0":  # (the other processes of a torchrun job would find its rank 0's lock)
-        check_not_locked(out)  # another process trains there (the Trainer takes the lock), said before any data is read
+        check_not_locked(out)
     if not args.resume:
         check_fresh_out(out, args.own_files())
     elif (latest := Checkpoints(out).latest("step")) is None:  # --resume starts a new run there
@@ -288,6 +289,21 @@ def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> Non
         raise UserError(f"--resume: the checkpoint {latest} is at step {step:,} and --max-steps {args.max_steps:,} "
                         f"is below it, so nothing would be trained: resume with --max-steps {step} or more (the "
                         "run's own, to end it as planned), or choose another --out for a new run")
+
+
+def lock_out(out, dist: Dist) -> None:
+    """Rank 0 takes --out's lock (`runtime.lock_folder`, released when the script's main ends), every rank stopping
+    when another process holds it. The scripts take it right after their option checks, before the tokenizer or the
+    data are read into --out (minutes): two commands started together there would both prepare the folder, the second
+    writing over the first's tokenizer.json."""
+    refused = None
+    if dist.is_main:
+        try:
+            lock_folder(out)
+        except UserError as err:
+            refused = err
+    if dist.all_reduce(torch.tensor([float(refused is not None)], dtype=torch.float64)).item() > 0:
+        raise refused or UserError(f"{out} is being trained by another process")
 
 
 def finished_files(out: Path) -> list[str]:
@@ -437,17 +453,7 @@ class Trainer:
 
     # ----- output folder, resume -----
     def _lock_out(self) -> None:
-        """Rank 0 takes --out's lock (`runtime.lock_folder`) before anything there is read or changed; every rank
-        stops when another process holds it."""
-        refused = None
-        if self.dist.is_main:
-            self.out.mkdir(parents=True, exist_ok=True)
-            try:
-                lock_folder(self.out)
-            except UserError as err:
-                refused = err
-        if self.dist.all_reduce(torch.tensor([float(refused is not None)], dtype=torch.float64)).item() > 0:
-            raise refused or UserError(f"{self.out} is being trained by another process")
+        lock_out(self.out, self.dist)  # taken already by a script (right after its checks): kept
 
     def _prepare_fresh_out(self) -> None:
         if self.dist.is_main:
@@ -576,9 +582,9 @@ class Trainer:
 
     def save_checkpoint(self) -> Path | None:
         """Save this step's checkpoint, unless the last one saved recorded all that this one would (the same step,
-        last evaluation, best and end). A step is saved again when its closing evaluation or the run's end came after
-        a periodic save of it: skipped, the run's last checkpoint said neither (train.export called a finished run
-        "unknown"), and --resume evaluated, and logged, the last step again."""
+        last evaluation, best and end). The last checkpoint must record the closing evaluation and how the run ended
+        (what --resume and train.export read), so a step is saved again when either came after a periodic save of
+        it."""
         self._check_weights_finite()
         path, recorded = None, (self.step, self.last_eval, self.best, self.stopped_by)
         if self.dist.is_main:

@@ -1,0 +1,95 @@
+"""What several test files share: the arguments of a tiny training run, running an entry point in this process or
+in a new one and reading its exit status and messages, an empty upload bundle. One place each, so that no test
+file imports from another."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from train import gpu_transfer, runtime
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pretrain_argv(files, out, *extra, max_steps=6, eval_every=3, final_eval_rows=None) -> list[str]:
+    """train.pretrain's arguments for a tiny run on the `train_files` fixture's `files` into `out`, then `extra`.
+    A keyword given None leaves its option out: `max_steps=None` for a run whose length `extra` gives (a budget,
+    its own --max-steps), `final_eval_rows=None` (the default) for the script's own number."""
+    steps = [] if max_steps is None else ["--max-steps", str(max_steps)]
+    final_eval = [] if final_eval_rows is None else ["--final-eval-rows", str(final_eval_rows)]
+    return ["--corpus", str(files / "corpus.txt"), "--valid", str(files / "valid.txt"),
+            "--tokenizer", str(files / "tokenizer.json"), "--preset", "tiny", "--model-max-length", "32",
+            "--batch-size", "8", *steps, "--warmup", "2", "--lr", "2e-3", "--eval-every", str(eval_every),
+            "--eval-rows", "8", *final_eval, "--cache-dir", "", "--no-progress", "--precision", "fp32",
+            "--out", str(out), *extra]
+
+
+def finetune_argv(files, out, *extra) -> list[str]:
+    """train.finetune's arguments for a tiny run on the `train_files` fixture's `files` into `out`, then `extra`
+    (its --init among them: there is none by default)."""
+    return ["--train", str(files / "train.tsv"), "--dev", str(files / "dev.tsv"), "--imdb", str(files / "imdb.tsv"),
+            "--imdb-n", "20", "--batch-size", "8", "--max-steps", "6", "--lr", "1e-3", "--eval-every", "3",
+            "--calibration-n", "40", "--no-progress", "--precision", "fp32", "--out", str(out), *extra]
+
+
+def outcome(main, argv, capsys) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of `main(argv)`, whether it returns the status or argparse exits."""
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assert_user_error(main, argv, capsys, *words) -> str:
+    """main(argv) exits 2 with an `error: ...` message (no traceback) holding `words`; returns stderr."""
+    code, _, err = outcome(main, argv, capsys)
+    assert code == runtime.EXIT_USER_ERROR, (argv, err)
+    assert "error: " in err and "Traceback" not in err, err
+    for word in words:
+        assert word in err, (word, err)
+    return err
+
+
+def refused(main, argv, capsys, *words) -> str:
+    """main(argv) exits 2 with one `error: ...` line holding `words`, and no step started; returns that line."""
+    code, out, err = outcome(main, argv, capsys)
+    assert code == runtime.EXIT_USER_ERROR, (argv, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    assert "==" not in out  # no step started
+    return lines[0]
+
+
+def run_module(module, *args, env=None, timeout=120) -> subprocess.CompletedProcess:
+    """`python -m module args...` in a new process from the repository's root (each argument made a string),
+    with the repository on PYTHONPATH and `env` added to this process's environment."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def empty_bundle(folder: Path) -> Path:
+    """An upload folder as a finished bundle of no files leaves it (data/ and its bundle.json)."""
+    (folder / "data").mkdir(parents=True)
+    (folder / gpu_transfer.BUNDLE_NAME).write_text('{"files": {}}')
+    return folder
+
+
+def lock_is_free(out) -> bool:
+    """Whether nobody (this process included: a lock of its own is another open file) holds OUT's lock."""
+    import fcntl
+    path = Path(out) / runtime.LOCK_NAME
+    if not path.exists():
+        return True
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
