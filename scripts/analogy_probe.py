@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 import roberta
+from roberta.files import write_atomic
 from demo.embedding_view import MAX_K, score_analogies
 from demo.examples import ANALOGY_PROBE
 from train.arguments import script_parser
@@ -70,7 +71,7 @@ def main(argv=None) -> int:
                 print(f"{source}: {answer['a']} : {answer['b']} :: {answer['c']} : ? not asked: {answer['error']}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
+        write_atomic(args.out, json.dumps(results, indent=2, ensure_ascii=False))
         print(f"wrote {args.out}")
     return 0
 

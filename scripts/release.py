@@ -29,6 +29,7 @@ import json
 from pathlib import Path
 
 import roberta
+from roberta.files import write_atomic
 from demo.embedding_view import score_analogies
 from demo.examples import ANALOGY_PROBE, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from demo.formatting import format_probability
@@ -315,7 +316,7 @@ def experiment_section(summary_json, folder, name: str, summary: dict | None = N
     are gone, can be shipped again) and stored in the shipped folder as NAME.json and NAME.png."""
     summary_json = Path(summary_json)
     summary = read_summary(summary_json) if summary is None else summary
-    (Path(folder) / f"{name}.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_atomic(Path(folder) / f"{name}.json", json.dumps(summary, indent=2) + "\n")
     summarize.plot_summary(summary, Path(folder) / f"{name}.png")
     return "\n\n".join([
         f"### How it was chosen ({name}): mean ± std over seeds",
@@ -383,7 +384,7 @@ def write_section(folder, body: str, shown=None, lead: str | None = None) -> Pat
     if SECTION in text:
         text = text[:text.index(SECTION)]
     text = with_lead(text, lead)
-    card.write_text(text.rstrip("\n") + f"\n\n{SECTION}\n\n{body.strip()}\n", encoding="utf-8")
+    write_atomic(card, text.rstrip("\n") + f"\n\n{SECTION}\n\n{body.strip()}\n")
     return card
 
 
