@@ -544,8 +544,10 @@ def save_model(folder, config: RobertaConfig, architecture: str, state: dict[str
     folder = local_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     metadata = {"format": "pt", **{_META_PREFIX + f: str(getattr(config, f)) for f in SHAPELESS_FIELDS}}
-    save_weights(to_hf_state_dict(state), folder / WEIGHTS_NAME, metadata)
+    # config.json first: `PyTorchModelHubMixin.save_pretrained` deletes it before it calls us, so a weights file a
+    # full disk stops would otherwise leave the folder (a training run's, which its checkpoints export with) without one
     save_config(folder, config, architecture)
+    save_weights(to_hf_state_dict(state), folder / WEIGHTS_NAME, metadata)
 
 
 def save_config(folder, config: RobertaConfig, architecture: str) -> None:

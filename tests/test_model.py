@@ -265,8 +265,8 @@ def test_a_save_writes_through_its_own_temporary_files_and_leaves_none_when_it_f
     monkeypatch.setattr(os, "replace", replace)
     mlm.save_pretrained(tmp_path)
     pid = os.getpid()
-    assert renamed == [(f".model.safetensors.tmp-{pid}", "model.safetensors"),
-                       (f".config.json.tmp-{pid}", "config.json")]
+    assert renamed == [(f".config.json.tmp-{pid}", "config.json"),
+                       (f".model.safetensors.tmp-{pid}", "model.safetensors")]
     assert {path: path.read_text() for path in others} == others
     saved = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
 
@@ -277,6 +277,16 @@ def test_a_save_writes_through_its_own_temporary_files_and_leaves_none_when_it_f
     with pytest.raises(OSError, match="No space left"):  # save_model: the mixin's save_pretrained first deletes
         roberta.hub.save_model(tmp_path, mlm.config, "RobertaForMaskedLM", {})  # config.json
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == saved  # nothing changed, nothing left
+
+    def full_disk_for_the_weights(src, dst):
+        if os.path.basename(dst) == "model.safetensors":
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", full_disk_for_the_weights)
+    with pytest.raises(OSError, match="No space left"):  # the mixin deletes config.json before it calls save_model
+        mlm.save_pretrained(tmp_path)
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == saved  # config.json written again
 
 
 def test_the_same_model_saved_again_is_the_same_file(mlm, tmp_path):
