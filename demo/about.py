@@ -352,7 +352,7 @@ def parameters_compared(loaded) -> tuple[str, str]:
     note = (f"Both have the same encoder ({cfg.num_hidden_layers} layers, hidden size {cfg.hidden_size}, "
             f"{cfg.num_attention_heads} heads, feed-forward {cfg.intermediate_size}): the whole difference in "
             f"parameters is the vocabulary, {REFERENCE.vocab_size:,} tokens (roberta-base's) against this project's "
-            f"{cfg.vocab_size:,}, each with its own embedding row.")
+            f"{cfg.vocab_size:,}, each with its own embedding row and its own output bias.")
     return cells, note
 
 
