@@ -145,6 +145,54 @@ def test_the_classifier_cards_checks_and_seconds_say_whose_they_are():
     checks = dict(card_figure_sections(metrics, "float16"))["Behaviour checks"].split("\n")[0]
     assert checks in lines and checks.endswith("the float32 average's, measured when it was made, before "
                                                "`train.export` stored its weights in float16.")
-    seconds = metrics_markdown(card_table_metrics(metrics)).split("\n")[-1]
+    seconds = next(line for line in metrics_markdown(card_table_metrics(metrics)).split("\n")
+                   if line.startswith("train_time_s is"))
     assert seconds in lines and lines.index(seconds) - 2 == lines.index("| averaged | 3 |")
     assert "wall_time_s is the averaging command's own" in seconds
+
+
+@pytest.mark.parametrize("name", FOLDERS)
+def test_the_cards_are_what_a_release_writes_today(name):
+    """A re-release (scripts.release: `card_for`) writes each card's model-index, curves caption and Usage anew;
+    the classifier's Metrics section is `train.calibrate`'s. The shipped cards are the same."""
+    from train.finetune import card_table_metrics
+    from train.model_card import card_for, metrics_markdown, replace_section
+
+    folder = ASSETS / name
+    card = card_for(folder, f"assets/{name}")
+    if FOLDERS[name] == "sentiment-analysis":
+        card = replace_section(card, "Metrics", metrics_markdown(card_table_metrics(RunMetrics.read(folder))))
+    assert card == (folder / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_mlm_cards_curves_say_which_rows_their_evaluation_reads():
+    """curves.png ends at 55.9% (the first 256 held-out rows) beside a Metrics table of 52.7% (all rows): the
+    caption under it gives both, from the folder's log.jsonl and metrics.json."""
+    import json
+
+    folder = ASSETS / "mini-roberta-mlm"
+    last = [e for e in map(json.loads, (folder / "log.jsonl").read_text().splitlines()) if e["type"] == "eval"][-1]
+    metrics = RunMetrics.read(folder)
+    caption = next(line for line in _lines("mini-roberta-mlm") if line.startswith("The evaluation curve"))
+    assert _lines("mini-roberta-mlm")[_lines("mini-roberta-mlm").index(caption) - 2] == "![training curves](curves.png)"
+    assert f"first {last['sequences']:,} held-out rows ({last['eval_tokens']:,} masked tokens)" in caption
+    assert f"accuracy {last['accuracy']:.1%}" in caption and f"accuracy {metrics.eval_accuracy:.1%}" in caption
+    assert f"all held-out rows ({metrics.eval_tokens:,} masked tokens)" in caption
+    assert last["eval_tokens"] < metrics.eval_tokens < metrics.mlm["tokens"]
+
+
+def test_the_mlm_cards_usage_example_is_one_the_model_gets_right(fill):
+    """The Usage example was "The capital of France is <mask>.", answered " France" (France is France)."""
+    from train.model_card import FILL_MASK_USAGE
+
+    usage = "\n".join(_lines("mini-roberta-mlm")).split("## Usage")[1].split("\n## ")[0]
+    assert usage.count(f'fill("{FILL_MASK_USAGE}")') == 2
+    assert fill(FILL_MASK_USAGE)[0]["token_str"].strip() == "France"
+
+
+def test_the_classifier_card_says_what_its_zero_removed_reviews_count():
+    """`imdb_sample_removed_from_training | 0` read as "the sample was trained on": the table's note says whose
+    training file it counts."""
+    metrics = RunMetrics.read(ASSETS / "mini-roberta-sst2")
+    note = next(line for line in _lines("mini-roberta-sst2") if line.startswith("imdb_sample_removed_from_training"))
+    assert f"(`{metrics.train_data}`)" in note and "earlier stage it continued (`init`)" in note

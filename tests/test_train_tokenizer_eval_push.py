@@ -574,7 +574,9 @@ def test_card_for_takes_the_model_index_from_the_metrics_as_they_are_now(model_f
         "source": "../shared/data/wikitext-2/wiki.valid.tokens", "accuracy": 0.528, "perplexity": 13.18}}))
     card = model_card.card_for(model_folder, "someone/tiny")
     (result,) = _front_matter(card)["model-index"][0]["results"]
-    assert result["metrics"] == [{"type": "accuracy", "value": 0.528}, {"type": "perplexity", "value": 13.18}]
+    assert result["metrics"] == [{"type": "accuracy", "value": 0.528, "name": "masked-token accuracy"},
+                                 {"type": "perplexity", "value": 13.18, "name": "MLM perplexity"}]
+    assert result["dataset"]["config"] == "wikitext-2-v1"  # the `<unk>`-marked .tokens files, not raw-v1
     assert card.split("\n---\n", 1)[1].split("## Usage")[0] == written.split("\n---\n", 1)[1].split("## Usage")[0]
 
 
@@ -607,6 +609,22 @@ def test_model_card_fill_mask(model_folder):
     config = roberta.RobertaConfig.from_dict(json.loads((model_folder / "config.json").read_text()))
     n_params = roberta.RobertaForMaskedLM(config).num_parameters()
     assert f"| parameters | {n_params:,} |" in text
+
+
+def test_model_card_curves_caption_says_which_rows_the_curve_reads(model_folder):
+    """The curve's periodic evaluations read the first --eval-rows held-out rows, the Metrics table all of them: the
+    figure ended 3 points above the table under it, unexplained. The caption gives both, from the log and metrics."""
+    (model_folder / "curves.png").write_bytes(b"\x89PNG")
+    metrics = {"eval_accuracy": 0.5, "eval_loss": 2.6, "eval_tokens": 9_000, "command": "python -m train.pretrain"}
+    card = model_card.write_model_card(model_folder, title="M", task="fill-mask", metrics=metrics, recipe={})
+    assert "![training curves](curves.png)\n\n## Limitations" in card.read_text()  # no log: the figure alone
+    (model_folder / "log.jsonl").write_text(json.dumps({"type": "eval", "step": 9, "loss": 2.25, "accuracy": 0.625,
+                                                        "eval_tokens": 1_234, "sequences": 32}) + "\n")
+    text = model_card.write_model_card(model_folder, title="M", task="fill-mask", metrics=metrics, recipe={}).read_text()
+    caption = text.split("![training curves](curves.png)\n\n")[1].split("\n")[0]
+    assert caption.startswith("The evaluation curve reads the first 32 held-out rows (1,234 masked tokens)")
+    assert "ends at accuracy 62.5% and loss 2.25" in caption
+    assert "eval_ figures read all held-out rows (9,000 masked tokens): accuracy 50.0%, loss 2.60" in caption
 
 
 def test_model_card_transformers_fill_mask_snippet_reads_a_long_text(model_folder):
@@ -660,7 +678,7 @@ def test_model_index_shows_the_fullest_evaluation(model_folder, tiny_clf_dir, tm
     text = model_card.write_model_card(model_folder, title="MiniRoBERTa", task="fill-mask", metrics=metrics,
                                        recipe={}).read_text()
     (result,) = _front_matter(text)["model-index"][0]["results"]
-    assert result["metrics"] == [{"type": "accuracy", "value": 0.52}, {"type": "perplexity", "value": 14.0}]
+    assert [(m["type"], m["value"]) for m in result["metrics"]] == [("accuracy", 0.52), ("perplexity", 14.0)]
     folder = tmp_path / "clf"
     folder.mkdir()
     (folder / "config.json").write_bytes((tiny_clf_dir / "config.json").read_bytes())
@@ -671,6 +689,31 @@ def test_model_index_shows_the_fullest_evaluation(model_folder, tiny_clf_dir, tm
     values = {r["dataset"]["type"]: r["metrics"] for r in _front_matter(text)["model-index"][0]["results"]}
     assert values == {"stanfordnlp/sst2": [{"type": "accuracy", "value": 0.88}],
                       "stanfordnlp/imdb": [{"type": "accuracy", "value": 0.87}]}
+
+
+def test_model_index_names_what_its_figures_measure(model_folder, tiny_clf_dir, tmp_path):
+    """The Hub showed "Salesforce/wikitext accuracy" (no config; a masked-token figure averaged over maskings) and
+    "stanfordnlp/imdb train accuracy" (a held-out sample read whole in windows only roberta.pipeline reads): the
+    entries say what they are, from the metrics' own counts."""
+    metrics = {"mlm": {"source": "data/wikitext-2/wiki.valid.tokens", "accuracy": 0.52, "perplexity": 14.0, "masks": 5}}
+    text = model_card.write_model_card(model_folder, title="MiniRoBERTa", task="fill-mask", metrics=metrics,
+                                       recipe={}).read_text()
+    (result,) = _front_matter(text)["model-index"][0]["results"]
+    assert result["dataset"]["config"] == "wikitext-2-v1"
+    assert [m["name"] for m in result["metrics"]] == ["masked-token accuracy (mean of 5 random maskings)",
+                                                      "MLM perplexity (mean of 5 random maskings)"]
+    assert model_card._dataset_config("data/wikitext-103/wiki.valid.raw") == "wikitext-103-raw-v1"
+    folder = tmp_path / "clf"
+    folder.mkdir()
+    (folder / "config.json").write_bytes((tiny_clf_dir / "config.json").read_bytes())
+    metrics = {"dev_accuracy": 0.88, "dev_data": "../shared/data/sst2/dev.tsv", "imdb_accuracy_whole": 0.87,
+               "imdb_examples": 321, "max_length": 64, "imdb_data": "../shared/data/imdb/train.tsv"}
+    text = model_card.write_model_card(folder, title="SST-2 classifier", task="text-classification",
+                                       metrics=metrics, recipe={}).read_text()
+    sst2, imdb = _front_matter(text)["model-index"][0]["results"]
+    assert "name" not in sst2["metrics"][0] and sst2["dataset"].get("config") is None
+    assert imdb["dataset"]["name"] == "stanfordnlp/imdb: 321-review held-out sample of train"
+    assert imdb["metrics"][0]["name"] == "accuracy, each review read whole in overlapping 64-token windows"
 
 
 def test_model_card_classifier_flat_metrics(tiny_clf_dir, tmp_path):

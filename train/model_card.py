@@ -13,7 +13,9 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification, hub
 from roberta.files import write_atomic
-from roberta.run_metrics import METRICS_NAME, RunMetrics
+from roberta.run_metrics import METRICS_NAME, Evaluation, RunMetrics
+
+from .reporting import CURVES_NAME, LOG_NAME, read_log
 
 
 TASKS = tuple(task for _, task in hub.ARCHITECTURES.values())  # ("fill-mask", "text-classification")
@@ -91,9 +93,44 @@ def count_parameters(config: RobertaConfig, task: str) -> int:
         return cls(config).num_parameters()
 
 
+def _dataset_config(source: str) -> str | None:
+    """The Hub config of a WikiText file: its `.tokens` files (rare words marked `<unk>`) are `wikitext-2-v1`, its
+    `.raw` ones `wikitext-2-raw-v1` (the same for WikiText-103); None for other data."""
+    low = source.lower()
+    for corpus in ("wikitext-103", "wikitext-2"):
+        if corpus in low:
+            return f"{corpus}-raw-v1" if ".raw" in low else f"{corpus}-v1"
+    return None
+
+
+def _masks(evaluation: Evaluation, metrics: RunMetrics) -> int | None:
+    """How many random maskings a held-out MLM figure averages: the `train.evaluate` section's count when the figure
+    is its own, else None (training's final evaluation: one masking)."""
+    mlm = metrics.mlm if isinstance(metrics.mlm, dict) else {}
+    return mlm.get("masks") if mlm.get(evaluation.metric) == evaluation.value else None
+
+
+def _names(evaluation: Evaluation, metrics: RunMetrics, hub_id: str) -> tuple[str, str | None]:
+    """(dataset name, metric name) the Hub shows for `evaluation`: what the figure measures (masked tokens, not a
+    fill-mask benchmark's accuracy; an IMDB sample, read whole in windows only `roberta.pipeline` reads)."""
+    name, metric = evaluation.name, evaluation.metric
+    if name == "held-out MLM":
+        masks = _masks(evaluation, metrics)
+        averaged = f" (mean of {masks} random maskings)" if masks and masks > 1 else ""
+        return hub_id, f"{'masked-token accuracy' if metric == 'accuracy' else 'MLM perplexity'}{averaged}"
+    if name in ("IMDB", "IMDB read whole") and metrics.imdb_examples:
+        sample = f"{hub_id}: {metrics.imdb_examples:,}-review held-out sample of train"
+        length = metrics.max_length or 128
+        read = (f"each review read whole in overlapping {length}-token windows" if name == "IMDB read whole"
+                else f"first {length} tokens of each review")
+        return sample, f"{metric}, {read}"
+    return hub_id, None  # the metric's type says it
+
+
 def _eval_results(metrics: RunMetrics, task: str) -> list[EvalResult]:
     """model-index entries for the metrics whose data is a known Hub dataset: one per dataset, split and metric,
-    the last of `metrics.evaluations()` (the fullest), so the Hub page shows the figures the card headlines."""
+    the last of `metrics.evaluations()` (the fullest), so the Hub page shows the figures the card headlines,
+    named for what they measure (`_names`)."""
     results = {}
     for evaluation in metrics.evaluations():
         source, metric, value = evaluation.data, evaluation.metric, evaluation.value
@@ -101,10 +138,16 @@ def _eval_results(metrics: RunMetrics, task: str) -> list[EvalResult]:
         if ids:
             low = source.lower()
             split = "validation" if any(s in low for s in ("dev", "valid")) else "train" if "train" in low else None
-            results[ids[0], split, metric] = EvalResult(task_type=task, dataset_type=ids[0], dataset_name=ids[0],
-                                                        dataset_split=split, metric_type=metric,
+            dataset_name, metric_name = _names(evaluation, metrics, ids[0])
+            results[ids[0], split, metric] = EvalResult(task_type=task, dataset_type=ids[0], dataset_name=dataset_name,
+                                                        dataset_config=_dataset_config(source), dataset_split=split,
+                                                        metric_type=metric, metric_name=metric_name,
                                                         metric_value=float(value))
     return list(results.values())
+
+
+# the fill-mask Usage examples' sentence: one the shipped model answers right (tests/test_assets.py runs it)
+FILL_MASK_USAGE = "Paris is the capital of <mask>."
 
 
 def _usage(task: str, repo: str, max_length: int) -> str:
@@ -114,7 +157,7 @@ def _usage(task: str, repo: str, max_length: int) -> str:
 ```python
 import roberta
 fill = roberta.pipeline("fill-mask", model="{repo}")
-fill("The capital of France is <mask>.")
+fill("{FILL_MASK_USAGE}")
 ```
 
 With `transformers` (the weights are in its RoBERTa layout; `truncation` keeps the first {max_length} tokens of
@@ -123,7 +166,7 @@ a longer text, all the model reads: without it such a text is an error):
 ```python
 from transformers import pipeline
 fill = pipeline("fill-mask", model="{repo}", tokenizer_kwargs={{"truncation": True}})
-fill("The capital of France is <mask>.")
+fill("{FILL_MASK_USAGE}")
 ```"""
     return f"""The classifier was trained on lower-cased text; its `tokenizer.json` lower-cases every input (a
 `tokenizers` normalizer), so `transformers` feeds it the same way. Text tokenized as SST-2 is (`it 's`,
@@ -223,13 +266,41 @@ def _library_of_today(card: str) -> str:
     return f"---\n{parsed.data.to_yaml()}\n---\n{parsed.text}"
 
 
+def curves_section(folder, metrics: RunMetrics | None) -> str:
+    """The card's Training curves section: the figure, and what its evaluation curve reads when the folder's log
+    says (a pretraining run's periodic evaluations read its first `--eval-rows` held-out rows, the Metrics
+    table's eval_ figures the final evaluation's rows: the curve ends above or below the table beside it)."""
+    folder, metrics = Path(folder), metrics or RunMetrics()
+    image = f"![training curves]({CURVES_NAME})"
+    log = folder / LOG_NAME
+    evals = [e for e in read_log(log) if e.get("type") == "eval"] if log.is_file() else []
+    last = evals[-1] if evals else {}
+    needed = (last.get("sequences"), last.get("eval_tokens"), last.get("accuracy"), last.get("loss"),
+              metrics.eval_tokens, metrics.eval_accuracy, metrics.eval_loss)
+    if any(value is None or value == 0 for value in needed):
+        return image
+    rows = "the final evaluation's rows" if "--final-eval-rows" in (metrics.command or "") else "all held-out rows"
+    caption = (f"The evaluation curve reads the first {last['sequences']:,} held-out rows ({last['eval_tokens']:,} "
+               f"masked tokens) at each evaluation, so it ends at accuracy {last['accuracy']:.1%} and loss "
+               f"{last['loss']:.2f}; the Metrics table's eval_ figures read {rows} ({metrics.eval_tokens:,} masked "
+               f"tokens): accuracy {metrics.eval_accuracy:.1%}, loss {metrics.eval_loss:.2f}.")
+    mlm = metrics.mlm if isinstance(metrics.mlm, dict) else {}
+    if all(mlm.get(key) for key in ("tokens", "masks", "sequences", "accuracy")):
+        caption += (f" The model-index's figures are `train.evaluate`'s, on {mlm['sequences']:,} held-out rows with "
+                    f"{mlm['masks']} random maskings ({mlm['tokens']:,} masked tokens): accuracy "
+                    f"{mlm['accuracy']:.1%}.")
+    return f"{image}\n\n{caption}"
+
+
 def card_for(folder, model: str) -> str:
     """The model card of `folder` (its README.md) with the Usage section written anew for `model`, the
     folder or Hub id users load it from: a card is written where the model was trained (a run folder),
-    and its usage must name where it ships. Its model-index and library name are today's too."""
+    and its usage must name where it ships. Its model-index, library name and curves caption are today's too."""
     folder = Path(folder)
     card = _model_index_of_metrics(folder, (folder / "README.md").read_text(encoding="utf-8"))
     card = _library_of_today(card)
+    card = replace_section(card, "Training curves",
+                           curves_section(folder, RunMetrics.read(folder / METRICS_NAME, missing_ok=True)))
     usage = _usage(hub.task_of(hub.read_architecture(folder)), model, hub.load_config(folder).max_length)
     return replace_section(card, "Usage", usage)
 
@@ -243,6 +314,11 @@ def metrics_markdown(metrics: RunMetrics) -> str:
     if metrics.averaged and metrics.train_time_s and metrics.wall_time_s is not None:  # seconds of two kinds
         table += (f"\n\ntrain_time_s is the training of the {metrics.averaged} averaged members (each run counted "
                   "once); wall_time_s is the averaging command's own (`train.average`: averaging, calibration and scoring).")
+    if metrics.imdb_sample_removed_from_training is not None and metrics.train_data:
+        table += (f"\n\nimdb_sample_removed_from_training counts the IMDB sample's reviews that this stage's own "
+                  f"training file (`{metrics.train_data}`) held and that were removed from it before training")
+        table += ("; an earlier stage it continued (`init`) removed those its own file held." if metrics.init and
+                  "head" in (metrics.init_gave or "") else ".")
     return table
 
 
@@ -328,8 +404,8 @@ def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dic
     for heading, body in extra_sections or []:
         if body:
             sections += [f"## {heading}", body.strip()]
-    if (folder / "curves.png").is_file():
-        sections += ["## Training curves", "![training curves](curves.png)"]
+    if (folder / CURVES_NAME).is_file():
+        sections += ["## Training curves", curves_section(folder, metrics)]
     sections += ["## Limitations", _limitations(task, config.max_length, metrics)]
     sections += ["## Usage", _usage(task, repo, config.max_length)]
     if notes:
