@@ -163,9 +163,12 @@ def signalled_while_starting(argv: list[str], tmp_path, sig, seconds: float = 30
     mark = tmp_path / "starting"
     env = {**os.environ, "STARTING_MARK": str(mark), "STARTING_SLEEP": str(seconds),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
-    ignoring = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
+    # SIGINT as the child starts with it: set either way, since a test run started in the background (nohup, `&`)
+    # passes on an ignored SIGINT, which the script rightly keeps ignoring
+    sigint = signal.SIG_IGN if ignore_sigint else signal.SIG_DFL
     proc = subprocess.Popen([sys.executable, "-m", *argv], cwd=Path(__file__).resolve().parents[1], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ignoring)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
     try:
         for _ in range(300):
             if mark.exists() or proc.poll() is not None:
