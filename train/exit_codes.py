@@ -3,12 +3,10 @@ means), a user error's one line naming its option (`naming`), and Ctrl-C and SIG
 (`sigterm_as_interrupt`). No torch here: a script that needs none (`train.gpu_transfer`, `scripts.load_check`) imports
 this without loading it."""
 import contextlib
-import functools
 import os
 import signal
 import sys
 import threading
-from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -66,33 +64,11 @@ def with_how_to_go_on(err: OSError, folder, how, always: bool = False) -> OSErro
 
     full = err.errno in DISK_FULL
     if full and not isinstance(err, WriteError):
-        err = WriteError(err.filename2 or err.filename or folder, err)  # a copy names its destination second
+        wrapped = WriteError(err.filename2 or err.filename or folder, err)  # a copy names its destination second
+        wrapped.__cause__, err = err, wrapped  # (its traceback, with TRAIN_DEBUG=1)
     if isinstance(err, WriteError) and not err.hint and (full or always):
         err.hint = f"{'free some space, then ' if full else ''}{how()}"
     return err
-
-
-def says_how_to_go_on(run):
-    """A training script's `run(args, dist)`, whose failed write (a full disk, in a figure, the weights or the
-    tokenizer files) also says how to go on with the run in args.out (`train.reporting.how_to_go_on`), as the
-    log's and the checkpoints' own errors do:
-
-        error: could not write runs/x/config.json (No space left on device): free some space, then run the same
-        command again with --resume (it goes on from its last checkpoint)
-    """
-    @functools.wraps(run)
-    def run_saying_how_to_go_on(args, dist=None):
-        try:
-            return run(args, dist)
-        except OSError as err:
-            from .reporting import how_to_go_on
-
-            said = with_how_to_go_on(err, args.out, lambda: how_to_go_on(Path(args.out)), always=True)
-            if said is err:
-                raise
-            raise said from err
-
-    return run_saying_how_to_go_on
 
 
 def ended_interrupted(returncode: int) -> bool:

@@ -60,7 +60,6 @@ from .arguments import ModelArguments, TrainingArguments, option, parse, redefau
 from .checkpointing import Checkpoints
 from .evaluate import (DEFAULT_CHECKS, UNSURE_BELOW, _shown_path, check_expected_labels, check_unsure_below,
                        read_checks)
-from .exit_codes import says_how_to_go_on
 from .runtime import (EXIT_INTERRUPTED, Dist, UserError, hardware_info, naming, output_folder, run_main,
                       seed_everything)
 from .tokenizer import load_run_tokenizer
@@ -397,7 +396,6 @@ def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool =
                         dev_texts=dev_texts, dev_labels=dev_labels, imdb=imdb, held_out=held_out)
 
 
-@says_how_to_go_on
 def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     from .calibrate import calibrate, reliability_title
     from .evaluate import encode_for_classifier, evaluate_classifier, evaluate_reviews, score_checks

@@ -33,7 +33,6 @@ from roberta.run_metrics import RunMetrics
 from roberta.tokenizer import save_tokenizer, write_tokenizer_json
 
 from .arguments import ModelArguments, TrainingArguments, option, parse, redefault
-from .exit_codes import says_how_to_go_on
 from .runtime import (EXIT_INTERRUPTED, Dist, UserError, autocast, hardware_info, naming, output_folder,
                       progress_bars, run_main, seed_everything)
 from .trainer import Task, Trainer, check_fresh_out, check_options, lock_out
@@ -229,7 +228,6 @@ def write_model_files(out: Path, model: roberta.RobertaForMaskedLM, tokenizer) -
     save_tokenizer(tokenizer, out, model.config.max_length)
 
 
-@says_how_to_go_on
 def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     from . import data
     from .evaluate import evaluate_mlm

@@ -30,7 +30,7 @@ from roberta.loss import enable_fast_cpu_math
 
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, exit_code  # noqa: F401 (re-exported)
 from .exit_codes import USER_ERRORS, UserError, naming, report_user_error  # noqa: F401 (re-exported)
-from .exit_codes import sigterm_as_interrupt
+from .exit_codes import sigterm_as_interrupt, with_how_to_go_on
 from .paths import output_file, output_folder  # noqa: F401 (re-exported)
 
 try:
@@ -109,6 +109,10 @@ def run_main(run, args) -> int:
             dist.barrier()
             return code
     except USER_ERRORS as err:
+        if isinstance(err, OSError):  # a failed write (a full disk): named, with how to go on with the run
+            from .reporting import how_to_go_on
+
+            err = with_how_to_go_on(err, args.out, lambda: how_to_go_on(Path(args.out)), always=True)
         return report_user_error(err)
     except TrainingDiverged as err:
         print(f"error: {err}", file=sys.stderr)
