@@ -6,10 +6,10 @@
 `--mlm` lists the pretraining phases in order (each a `train.pretrain` folder, the next one started with
 `--init` from the one before); the last is shipped. A shipped folder carries the history of the phases
 that made it (`phases.json`, each phase's metrics.json), so a later session continues from it with
-`--mlm assets/mini-roberta-mlm runs/NEXT-PHASE` after the run folders of earlier sessions are gone. `--classifier` is the `train.finetune` run shipped for
-sentiment, `--baseline` the same recipe from random initialisation (`--init random`; its metrics ship
-beside the model as baseline.json, so a later release passes `--baseline assets/mini-roberta-sst2/baseline.json`
-when its run folder is gone), `--summary` the
+`--mlm assets/mini-roberta-mlm runs/NEXT-PHASE` after the run folders of earlier sessions are gone.
+`--classifier` is the `train.finetune` run shipped for sentiment, `--baseline` the same recipe from random
+initialisation (`--init random`; its metrics ship beside the model as baseline.json, so a later release passes
+`--baseline assets/mini-roberta-sst2/baseline.json` when its run folder is gone), `--summary` the
 `train.summarize` outputs of the seeds' experiments that chose it (`[NAME=]PATH`: each one's table and figure
 go into the card, and its JSON ships beside the model as NAME.json, so a later release can pass it again).
 
@@ -20,6 +20,10 @@ the runs' metrics.json and answers computed by the exported model itself:
   fill-mask probe, the analogy probe, and the fill-mask predictions with probabilities on the app's examples;
 - the classifier card: SST-2 dev and IMDB accuracy beside the random-initialisation baseline, and the
   predictions on the app's sentiment examples.
+The MLM card's front matter gets the probe sentences the model answers right (top-1) as the Hub's fill-mask
+widget examples. `--base-model` names the encoder the classifier was fine-tuned from: a Hub id (the card's
+`base_model`) or an MLM folder, which is not on the Hub, so the card names it in its Base model section alone
+(its phases, and which phase of the MLM shipped beside it it is).
 """
 from __future__ import annotations
 
@@ -37,7 +41,7 @@ from roberta.run_metrics import (PHASES_NAME, RunMetrics, dataset_name, read_pha
                                   write_phase_history)
 from roberta.text import normalize_for_classifier
 from train.export import DTYPES, check_export, export_into, partial_note, staged_folder
-from train.model_card import card_for
+from train.model_card import base_model_text, card_for, with_base_model, with_front_matter
 from train.fill_mask_probe import DEFAULT_PROBE, read_probe, run_probe
 from train import summarize
 from train.runtime import USER_ERRORS, exit_code, output_folder, report_user_error
@@ -196,14 +200,16 @@ def fill_mask_section(folder, shown=None) -> str:
         rows.append([_cell(text), answers])
     return "\n\n".join([
         "### Fill-mask examples",
-        f"The app's examples, answered by this folder (`roberta.pipeline(\"fill-mask\", model=\"{shown or folder}\")`): top "
+        "The app's examples, answered by this folder "
+        f"(`roberta.pipeline(\"fill-mask\", model=\"{shown or folder}\")`): top "
         "predictions with their probabilities (several masks: one list per mask, separated by /).",
         _table(["text", "predictions"], rows),
     ])
 
 
-def probe_section(folder) -> tuple[str, dict]:
-    """The fill-mask probe's scores (`train.fill_mask_probe`) for the card, and the overall figures."""
+def probe_section(folder) -> tuple[str, dict, list[str]]:
+    """The fill-mask probe's scores (`train.fill_mask_probe`) for the card, the overall figures, and the sentences
+    whose top prediction is the expected word as written (the card's widget examples: ones the model gets right)."""
     result = run_probe(roberta.pipeline("fill-mask", model=folder), read_probe(DEFAULT_PROBE))
     rows = [[name, c["sentences"], f"{c['top1']:.0%}", f"{c['top5']:.0%}"] for name, c in result["categories"].items()]
     rows.append(["**all**", result["sentences"], f"**{result['top1']:.1%}**", f"**{result['top5']:.1%}**"])
@@ -214,7 +220,8 @@ def probe_section(folder) -> tuple[str, dict]:
         "word is the top prediction, and among the top 5.",
         _table(["category", "sentences", "top-1", "top-5"], rows),
     ])
-    return text, {"top1": result["top1"], "top5": result["top5"], "sentences": result["sentences"]}
+    right = [a["sentence"] for a in result["answers"] if a["predictions"][0][0] == a["expected"]]
+    return text, {"top1": result["top1"], "top5": result["top5"], "sentences": result["sentences"]}, right
 
 
 def analogy_section(folder) -> str:
@@ -376,20 +383,77 @@ def with_lead(card: str, lead: str | None) -> str:
     return card
 
 
-def write_section(folder, body: str, shown=None, lead: str | None = None) -> Path:
+def write_section(folder, body: str, shown=None, lead: str | None = None, widget: list[str] | None = None,
+                  base: tuple[str | None, str] | None = None) -> Path:
     """Replace (or add) the card's final "Shipped model" section; the usage names `shown` (default: `folder`).
-    `lead`: a paragraph under the card's title (one written by an earlier release is replaced)."""
+    `lead`: a paragraph under the card's title (one written by an earlier release is replaced). `widget`: the
+    front matter's fill-mask widget texts. `base`: (Hub id or None, text) of the model it was fine-tuned from
+    (`with_base_model`; None: the card's own, if any, stays)."""
     card = Path(folder) / "README.md"
     text = card_for(folder, str(shown or folder)) if card.is_file() else ""  # its usage names the shipped folder
     if SECTION in text:
         text = text[:text.index(SECTION)]
+    if widget is not None:
+        text = with_front_matter(text, widget=[{"text": sentence} for sentence in widget] or None)
+    if base:
+        text = with_base_model(text, *base)
     text = with_lead(text, lead)
     write_atomic(card, text.rstrip("\n") + f"\n\n{SECTION}\n\n{body.strip()}\n")
     return card
 
 
+def base_encoder_text(history: list[RunMetrics], alongside: list[RunMetrics], classifier: RunMetrics) -> str:
+    """The Base model section of a classifier whose encoder is an MLM folder of `history` (its phases), not on the
+    Hub: what it was (phases, tokens, held-out figures), which phase of the MLM shipped beside it (`alongside`, its
+    phases) it is when its history begins that one's, and where fine-tuning started (metrics.json's `init_root`)."""
+    n, tokens = len(history), sum(phase.train_tokens or 0 for phase in history)
+    _, accuracy, _, masks = history[-1].held_out
+    over = f", the mean over {masks} fixed masks" if masks > 1 else ""
+    text = (f"Fine-tuned from this project's masked LM as it stood after {n} pretraining phase{'s' * (n > 1)} "
+            f"({tokens:,} tokens; held-out MLM accuracy {accuracy:.1%} on `{_held_out_text(history[-1])}`{over})")
+    if alongside and [_identity(p) for p in alongside[:n]] == [_identity(p) for p in history]:
+        text += (f": `{MLM_NAME}`, shipped beside this model" if n == len(alongside) else
+                 f": phase {n} of the {len(alongside)} phases of `{MLM_NAME}`, shipped beside this model (its card "
+                 "lists every phase), not the weights that folder holds now")
+    text += ". That encoder is not on the Hub, so this card names no `base_model`."
+    start = classifier.init_root or classifier.init
+    if isinstance(start, str) and not start.startswith("random"):
+        tapt = (", `train.sentiment_recipe`'s task-adaptive pretraining of that encoder on review text"
+                if Path(start).parts[-2:] == ("tapt", "mlm") else "")
+        text += f" Fine-tuning started from `{start}` (`init_root` in metrics.json{tapt})."
+    return text
+
+
+def base_model_of(base_model: str | None, classifier, alongside: list[RunMetrics]) -> tuple[str | None, str] | None:
+    """--base-model as the classifier card names it: (Hub id, text) for a Hub id, (None, text) for an MLM folder
+    (whose architecture must be the classifier's); None without one. Read before anything is written."""
+    if not base_model:
+        return None
+    metrics = RunMetrics.read_finished(classifier, classifier=True, option="--classifier")
+    if not Path(base_model).is_dir():
+        from train.push import PushError, check_base_model
+
+        try:
+            return check_base_model(base_model), base_model_text(base_model, metrics)
+        except PushError as err:
+            raise ValueError(f"{err} (or an MLM folder: no such folder {base_model})") from None
+    roberta.hub.require_architecture(base_model, "RobertaForMaskedLM", "--base-model takes a masked-LM folder "
+                                     "(the encoder the classifier was fine-tuned from) or a Hub id", "--base-model")
+    shape = ("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "vocab_size")
+    encoder, ours = roberta.load_config(base_model), roberta.load_config(classifier)
+    if differ := [f"{k} {getattr(encoder, k)} (the classifier's: {getattr(ours, k)})" for k in shape
+                  if getattr(encoder, k) != getattr(ours, k)]:
+        raise ValueError(f"--base-model {base_model} is not the classifier's encoder: {', '.join(differ)}")
+    return None, base_encoder_text(read_phases(base_model), alongside, metrics)
+
+
+def shipped_history(folder: Path) -> list[RunMetrics]:
+    """The phases of the MLM shipped in `folder`, [] when it has no history."""
+    return read_phases(folder) if (folder / PHASES_NAME).is_file() else []
+
+
 def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtype="float16",
-            summaries: list[tuple[str, Path]] = ()) -> list[Path]:
+            summaries: list[tuple[str, Path]] = (), base_model: str | None = None) -> list[Path]:
     for option, runs in (("--mlm", mlm_phases), ("--classifier", [classifier] if classifier else [])):
         for run in runs:  # a file was read as a metrics file: "not a metrics file: Expecting value ..."
             if Path(run).is_file():
@@ -417,6 +481,7 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
         raise ValueError(f"--baseline {baseline}: its encoder came from {root or 'an unrecorded start'}, not from "
                          "random initialisation (train.finetune --init random, and the stages after it)")
     summaries = [(name, path, read_summary(path)) for name, path in summaries]
+    base = base_model_of(base_model, classifier, phases or shipped_history(Path(out) / MLM_NAME))
     # each shipped folder is built beside its destination and swapped in whole (train.export.staged_folder): a
     # release stopped half-way used to leave the export's files without phases.json, and its re-run then wrote
     # a wrong history
@@ -428,10 +493,10 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
             dst = mlm_dst
             folder = swaps.enter_context(staged_folder(dst))
             export_into(mlm_phases[-1], folder, dtype)
-            probe_text, phases[-1].fill_mask_probe = probe_section(folder)
+            probe_text, phases[-1].fill_mask_probe, right = probe_section(folder)
             write_phase_history(folder, phases)
             write_section(folder, "\n\n".join([pretraining_section(phases), probe_text, analogy_section(folder),
-                                               fill_mask_section(folder, dst)]), dst, phases_lead(phases))
+                                               fill_mask_section(folder, dst)]), dst, phases_lead(phases), right)
             written.append(dst)
         if classifier:
             dst = clf_dst
@@ -442,7 +507,7 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
             body = comparison_section(metrics, baseline_metrics)
             for name, path, summary in summaries:
                 body += "\n\n" + experiment_section(path, folder, name, summary)
-            write_section(folder, body + "\n\n" + sentiment_section(folder, dst), dst)
+            write_section(folder, body + "\n\n" + sentiment_section(folder, dst), dst, base=base)
             written.append(dst)
     return written
 
@@ -453,20 +518,23 @@ def main(argv=None) -> int:
     p.add_argument("--mlm", nargs="+", default=[], metavar="RUN",
                    help="the pretraining phases' run folders, in order; the last is shipped")
     p.add_argument("--classifier", help="the fine-tuned run folder shipped for sentiment")
-    p.add_argument("--baseline", help="the same fine-tuning from random initialisation, for comparison: its run folder, "
-                                      "or the baseline.json an earlier release shipped beside the classifier")
+    p.add_argument("--baseline", help="the same fine-tuning from random initialisation, for comparison: its run "
+                                      "folder, or the baseline.json an earlier release shipped beside the classifier")
     p.add_argument("--summary", nargs="+", default=[], metavar="[NAME=]PATH",
                    help="summary.json files of the seeds' experiments (train.summarize, train.sentiment_recipe) "
                         "that chose --classifier: each one's table and figure go into the card, and it ships as "
                         "NAME.json + NAME.png (NAME: the file's stem unless given)")
+    p.add_argument("--base-model", metavar="USER/NAME|FOLDER",
+                   help="the encoder --classifier was fine-tuned from, for its card: a Hub id (its base_model) or "
+                        "the MLM folder (not on the Hub: named in the card's text alone)")
     p.add_argument("--out", default="assets", help="where the model folders go (default: %(default)s)")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="float16",
                    help="stored weight dtype (default: %(default)s)")
     args = p.parse_args(argv)
     if not args.mlm and not args.classifier:
         p.error("nothing to release: give --mlm and/or --classifier")
-    if (args.baseline or args.summary) and not args.classifier:
-        p.error("--baseline and --summary need --classifier")
+    if (args.baseline or args.summary or args.base_model) and not args.classifier:
+        p.error("--baseline, --summary and --base-model need --classifier")
     try:
         summaries = [parse_summary(spec) for spec in args.summary]
     except ValueError as err:
@@ -474,7 +542,8 @@ def main(argv=None) -> int:
     if len({name for name, _ in summaries}) < len(summaries):
         p.error("--summary: two summaries with the same NAME (give NAME=PATH)")
     try:
-        written = release(args.mlm, args.classifier, args.baseline, args.out, args.dtype, summaries)
+        written = release(args.mlm, args.classifier, args.baseline, args.out, args.dtype, summaries,
+                          args.base_model)
     except (*USER_ERRORS, KeyError) as err:
         return report_user_error(err)
     for folder in written:

@@ -196,3 +196,56 @@ def test_the_classifier_card_says_what_its_zero_removed_reviews_count():
     metrics = RunMetrics.read(ASSETS / "mini-roberta-sst2")
     note = next(line for line in _lines("mini-roberta-sst2") if line.startswith("imdb_sample_removed_from_training"))
     assert f"(`{metrics.train_data}`)" in note and "earlier stage it continued (`init`)" in note
+
+
+def test_the_classifier_card_names_the_encoder_it_was_fine_tuned_from():
+    """The classifier's card did not say which encoder it started from. It is phase 7 of the shipped MLM's
+    pretraining (then task-adaptive pretraining), which is not on the Hub: the card names it in its Base model
+    section, with that phase's figures from the MLM's phases.json, and leaves the Hub's base_model key out."""
+    import yaml
+
+    from scripts.release import read_phases
+
+    card = (ASSETS / "mini-roberta-sst2" / "README.md").read_text(encoding="utf-8")
+    assert "base_model" not in yaml.safe_load(card.split("---\n", 2)[1])
+    section = card.split("\n## Base model\n", 1)[1].split("\n## ", 1)[0]
+    phases = read_phases(ASSETS / "mini-roberta-mlm")
+    assert (f"after 7 pretraining phases ({sum(p.train_tokens for p in phases[:7]):,} tokens; held-out MLM accuracy "
+            f"{phases[6].held_out[1]:.1%} on `{phases[6].eval_data}`): phase 7 of the {len(phases)} phases of "
+            "`mini-roberta-mlm`") in section
+    init_root = RunMetrics.read(ASSETS / "mini-roberta-sst2").init_root
+    assert f"Fine-tuning started from `{init_root}`" in section and "task-adaptive pretraining" in section
+
+
+def test_the_mlm_card_shows_every_phase_and_says_its_weights_are_float16():
+    """The MLM folder ships phases.png and float16 weights; its card showed neither."""
+    import torch
+    from safetensors import safe_open
+
+    from scripts.release import read_phases
+
+    folder, lines = ASSETS / "mini-roberta-mlm", _lines("mini-roberta-mlm")
+    figure = next(line for line in lines if line.endswith("](phases.png)"))
+    assert (folder / "phases.png").is_file() and lines.index(figure) < lines.index("## Usage")
+    phases = read_phases(folder)
+    caption = lines[lines.index(figure) + 2]
+    assert f"({len(phases)} in `phases.json`, {sum(p.train_tokens for p in phases):,} tokens in all)" in caption
+    with safe_open(folder / "model.safetensors", "pt") as weights:
+        assert {weights.get_slice(name).get_dtype() for name in weights.keys()} == {"F16"}
+    assert {p.dtype for p in roberta.RobertaForMaskedLM.from_pretrained(folder).parameters()} == {torch.float32}
+    assert any(line.startswith("The weights are stored in float16 (`model.safetensors`, ") and
+               "`roberta` loads them as float32" in line for line in lines)
+
+
+def test_the_mlm_cards_widget_examples_are_the_probe_sentences_it_gets_right(fill):
+    """The card had no widget examples; they are the fill-mask probe's sentences whose top answer is the expected
+    word, all of them."""
+    import yaml
+
+    from train.fill_mask_probe import DEFAULT_PROBE, read_probe
+
+    card = (ASSETS / "mini-roberta-mlm" / "README.md").read_text(encoding="utf-8")
+    widget = [example["text"] for example in yaml.safe_load(card.split("---\n", 2)[1])["widget"]]
+    right = [row["sentence"] for row in read_probe(DEFAULT_PROBE)
+             if fill(row["sentence"])[0]["token_str"].strip() == row["expected"]]
+    assert widget == right and len(right) >= 5

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from train import (ablation, experiment, finetune, gpu_session, pretrain, recipe, runtime, sentiment_recipe, tapt_corpus,
-                   tokenizer)
+from train import (ablation, experiment, finetune, gpu_session, pretrain, recipe, runtime, sentiment_recipe,
+                   tapt_corpus, tokenizer)
 from helpers import empty_bundle, refused
 
 
@@ -465,7 +465,21 @@ def test_a_failed_push_exits_2_with_the_commands_that_finish_it(tmp_path, capsys
     err = capsys.readouterr().err.strip().splitlines()
     assert code == runtime.EXIT_USER_ERROR and len(err) == 1 and "cannot reach the Hugging Face Hub" in err[0]
     assert f"python -m train.push {out / 'mlm'} --repo-id me/quick-mlm" in err[0]
-    assert f"python -m train.push {out / 'sst2'} --repo-id me/quick-sst2" in err[0]
+    assert f"python -m train.push {out / 'sst2'} --repo-id me/quick-sst2 --base-model me/quick-mlm" in err[0]
+
+
+def test_the_recipe_pushes_its_classifier_naming_its_encoder_as_base_model(tmp_path, monkeypatch, data_files):
+    """sst2/ is fine-tuned from mlm/: its card's base_model is the repo mlm/ goes to (it named none)."""
+    from train import push
+
+    _, good = data_files
+    out = tmp_path / "quick"
+    monkeypatch.setattr(recipe, "run_steps", lambda steps, **kwargs: 0)
+    pushed = {}
+    monkeypatch.setattr(push, "push_folder", lambda folder, repo_id, **kwargs: pushed.setdefault(
+        repo_id, kwargs["base_model"]))
+    assert recipe.main(["--quick", "--out", str(out), *good, "--push-to-hub", "me/quick"]) == 0
+    assert pushed == {"me/quick-mlm": None, "me/quick-sst2": "me/quick-mlm"}
 
 
 # ----- 8. the recipes' packing cache goes under their --out (or --work), not ./cache/packed -----
@@ -475,7 +489,8 @@ def test_recipes_cache_packed_rows_under_their_out(tiny_mlm_dir, tmp_path, data_
     out = tmp_path / "recipe"
     step = {s.name: s for s in recipe.plan(parser.parse_args(["--out", str(out), *good]))}["pretrain"]
     assert step.args.cache_dir == str(out / "cache") and f"--cache-dir {out / 'cache'}" in step.command
-    step = {s.name: s for s in recipe.plan(parser.parse_args(["--out", str(out), *good, "--cache-dir", ""]))}["pretrain"]
+    step = {s.name: s for s in recipe.plan(parser.parse_args(["--out", str(out), *good,
+                                                              "--cache-dir", ""]))}["pretrain"]
     assert step.args.cache_dir == ""
     gpu = parser.parse_args(["--gpu", "--data", str(gpu_data), "--out", str(out), "--tapt-minutes", "1"])
     pre, sentiment = recipe.plan_gpu(gpu)

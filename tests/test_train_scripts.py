@@ -37,7 +37,8 @@ def test_help_documents_every_option(capsys):
         pretrain.main(["--help"])
     text = capsys.readouterr().out
     for option in ("--corpus", "--valid", "--tokenizer", "--preset", "--hidden-size", "--layers", "--heads",
-                   "--intermediate-size", "--model-max-length", "--max-length", "--masking", "--dupe-factor", "--batch-size", "--grad-accum",
+                   "--intermediate-size", "--model-max-length", "--max-length", "--masking", "--dupe-factor",
+                   "--batch-size", "--grad-accum",
                    "--lr", "--warmup", "--max-steps", "--token-budget", "--time-budget-min", "--epochs",
                    "--eval-every", "--save-every-min", "--seed", "--resume", "--precision", "--compile", "--cache-dir"):
         assert option in text, option
@@ -83,7 +84,8 @@ def test_pretrain_continuation_phase_starts_from_init_weights(train_files, tmp_p
     last_of_phase1 = [e for e in reporting.read_log(phase1 / "log.jsonl") if e["type"] == "eval"][-1]
     first_of_phase2 = [e for e in reporting.read_log(phase2 / "log.jsonl") if e["type"] == "eval"][0]
     assert first_of_phase2["step"] == 0
-    assert first_of_phase2["loss"] == pytest.approx(last_of_phase1["loss"], rel=1e-5)  # same weights, same held-out masks
+    # same weights, same held-out masks
+    assert first_of_phase2["loss"] == pytest.approx(last_of_phase1["loss"], rel=1e-5)
     config = roberta.RobertaForMaskedLM.from_pretrained(phase2).config
     assert config.hidden_dropout_prob == 0.1 and config.max_length == 32
     assert pretrain.main(argv + ["--layers", "3"]) == 2  # cannot reshape a pretrained model
@@ -108,7 +110,8 @@ def test_finetune_from_pretrained_and_from_random(train_files, tmp_path, tiny_ml
 
     rnd = tmp_path / "random"
     assert finetune.main(finetune_argv(train_files, rnd, "--init", "random", "--preset", "tiny",
-                                       "--tokenizer", str(train_files / "tokenizer.json"), "--model-max-length", "32")) == 0
+                                       "--tokenizer", str(train_files / "tokenizer.json"),
+                                       "--model-max-length", "32")) == 0
     metrics = assert_hub_folder(rnd)
     assert metrics["init"] == "random"
     assert roberta.RobertaForSequenceClassification.from_pretrained(rnd).config.max_length == 32
@@ -575,7 +578,8 @@ def test_release_cards_show_probabilities_as_the_app_does(tiny_mlm_dir, tiny_clf
         predictions = [p for preds in (result if isinstance(result[0], list) else [result]) for p in preds]
         shown = re.findall(r"` ([^,/|`]+%)", row_of(section, text))  # after each word: its probability
         assert shown == [format_probability(p["score"]) for p in predictions]
-    classify, section = roberta.pipeline("text-classification", model=tiny_clf_dir), release.sentiment_section(tiny_clf_dir)
+    classify, section = (roberta.pipeline("text-classification", model=tiny_clf_dir),
+                         release.sentiment_section(tiny_clf_dir))
     for text in SENTIMENT_EXAMPLES:
         best = classify(normalize_for_classifier(text))[0]
         assert f"| {best['label']} {format_probability(best['score'])}" in row_of(section, text)
@@ -653,13 +657,15 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path, 
     assert "| random initialisation |" not in clf_card  # no --baseline this time
     # ... and the shipped baseline.json brings the random-initialisation row back without its run folder
     shutil.rmtree(rnd)
-    assert release.main(["--classifier", str(clf), "--out", str(out), "--baseline", str(shipped / release.BASELINE_FILE),
+    assert release.main(["--classifier", str(clf), "--out", str(out),
+                         "--baseline", str(shipped / release.BASELINE_FILE),
                          "--summary", str(shipped / "arms.json"), str(tmp_path / "choices.json")]) == 0
     clf_card = (shipped / "README.md").read_text()
     assert "| random initialisation | `random` |" in clf_card
     assert "(arms): mean ± std" in clf_card and "| random-sst2 (mean ± std) | 1 |" in clf_card
     assert "(choices): mean ± std" in clf_card and "| lr 2e-4 (mean ± std) | 1 |" in clf_card
-    assert (shipped / "choices.png").is_file() and json.loads((shipped / "arms.json").read_text())["sst2"]["seeds"] == 1 and "| **all** |" in mlm_card
+    assert ((shipped / "choices.png").is_file()
+            and json.loads((shipped / "arms.json").read_text())["sst2"]["seeds"] == 1 and "| **all** |" in mlm_card)
 
     # A later session: the run folders are gone, the next phase starts from the shipped folder, whose
     # phases.json carries the history into the next release.
@@ -670,7 +676,8 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path, 
     out2 = tmp_path / "assets2"
     assert release.main(["--mlm", str(out / release.MLM_NAME), str(phase3), "--out", str(out2)]) == 0
     phases = json.loads((out2 / release.MLM_NAME / PHASES_NAME).read_text())
-    assert [p["init"] if "init" in p else "random" for p in phases] == ["random", str(phase1), str(out / release.MLM_NAME)]
+    assert [p["init"] if "init" in p else "random" for p in phases] == [
+        "random", str(phase1), str(out / release.MLM_NAME)]
     assert "fill_mask_probe" in phases[1] and 0 <= phases[2]["fill_mask_probe"]["top5"] <= 1
     card = (out2 / release.MLM_NAME / "README.md").read_text()
     assert len([line for line in card.splitlines() if line.startswith(("| 1 |", "| 2 |", "| 3 |"))]) == 3
@@ -839,3 +846,35 @@ def test_release_refuses_a_partial_model_as_any_phase(tiny_mlm_dir, tmp_path, ca
     err = capsys.readouterr().err
     assert f"--mlm {partial} is a partial model, not one to ship: stopped by SIGTERM at step 3" in err
     assert "Traceback" not in err and not (tmp_path / "assets").exists()
+
+
+def test_release_names_the_encoder_the_classifier_was_fine_tuned_from(tiny_mlm_dir, tiny_clf_dir, tmp_path, capsys):
+    """The classifier's card did not say which encoder it started from. `--base-model` is a Hub id (the card's
+    base_model) or the encoder's MLM folder, which is not on the Hub: then the card says in words what it was, and
+    which phase of the MLM shipped beside it, from the two histories."""
+    from roberta.run_metrics import RunMetrics, write_phase_history
+    from scripts import release
+
+    def phase(n):
+        return RunMetrics(command=f"python -m train.pretrain --seed {n}", train_steps=n, train_tokens=1000 * n,
+                          eval_data="data/valid.txt", eval_loss=4.0, eval_accuracy=0.3 + n / 100, eval_perplexity=55.0)
+
+    encoder, clf = (shutil.copytree(d, tmp_path / name) for d, name in ((tiny_mlm_dir, "mlm"), (tiny_clf_dir, "clf")))
+    write_phase_history(encoder, [phase(1), phase(2)])
+    RunMetrics(dev_accuracy=0.8, init="runs/s/imdb-s0", init_root="runs/s/tapt/mlm").write(clf)
+    hub_id, text = release.base_model_of(str(encoder), clf, [phase(1), phase(2), phase(3)])
+    assert hub_id is None and "no `base_model`" in text
+    assert ("after 2 pretraining phases (3,000 tokens; held-out MLM accuracy 32.0% on `data/valid.txt`): phase 2 of "
+            "the 3 phases of `mini-roberta-mlm`, shipped beside this model") in text
+    assert "started from `runs/s/tapt/mlm` (`init_root` in metrics.json, `train.sentiment_recipe`'s task-adaptive" \
+        in text
+    _, text = release.base_model_of(str(encoder), clf, [phase(1), phase(3)])  # another model's history
+    assert "shipped beside" not in text
+    assert release.base_model_of("someone/mini-mlm", clf, [])[0] == "someone/mini-mlm"
+    with pytest.raises(ValueError, match="--base-model"):
+        release.base_model_of("runs/s/tapt/mlm", clf, [])  # neither a folder nor a Hub id
+    with pytest.raises(ValueError, match="--base-model"):
+        release.base_model_of(str(clf), clf, [])  # a classifier is no encoder to name
+    with pytest.raises(SystemExit):
+        release.main(["--mlm", str(encoder), "--base-model", "someone/mini-mlm", "--out", str(tmp_path / "out")])
+    assert "--base-model need --classifier" in capsys.readouterr().err

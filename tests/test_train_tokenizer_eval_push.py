@@ -265,7 +265,8 @@ def test_evaluate_cli_writes_and_merges_json(tiny_mlm_dir, tiny_clf_dir, sentenc
     text = tmp_path / "valid.txt"
     text.write_text("\n".join(" ".join(sentences[i:i + 4]) for i in range(0, 200, 4)) + "\n")
     labeled = tmp_path / "sst2-dev.tsv"
-    labeled.write_text("sentence\tlabel\n" + "".join(f"{s.lower()[:-1]} .\t{i % 2}\n" for i, s in enumerate(sentences[:40])))
+    labeled.write_text("sentence\tlabel\n" +
+                       "".join(f"{s.lower()[:-1]} .\t{i % 2}\n" for i, s in enumerate(sentences[:40])))
     imdb = tmp_path / "imdb.tsv"
     imdb.write_text("text\tlabel\n" + "".join(f"{s}\t{i % 2}\n" for i, s in enumerate(sentences[:60])))
     out = tmp_path / "metrics.json"
@@ -289,7 +290,8 @@ def test_evaluate_cli_mlm_max_length(tiny_mlm_dir, sentences, tmp_path, capsys):
     runs = {}
     for length in (None, 16):  # the first as `python -m`, the rest in this process (an interpreter start is 3 s)
         out = tmp_path / f"{length}.json"
-        argv = ["--model", tiny_mlm_dir, "--mlm-text", text, "--out", out] + (["--max-length", length] if length else [])
+        argv = (["--model", tiny_mlm_dir, "--mlm-text", text, "--out", out]
+                + (["--max-length", length] if length else []))
         if length is None:
             r = run_module("train.evaluate", *argv)
             assert r.returncode == 0, r.stderr
@@ -342,7 +344,8 @@ def test_evaluate_cli_bad_options_are_one_line_errors(tiny_clf_dir, train_files,
         assert exit_info.value.code == 2 and message in capsys.readouterr().err, extra
     # was "need as many labels as texts (and at least one): 0 texts, 0 labels"
     assert evaluate.main(["--model", str(tiny_clf_dir), "--imdb", str(train_files / "imdb.tsv"), "--imdb-n", "0"]) == 2
-    assert "error: --imdb-n must be at least 1 review (--imdb '' skips the IMDB sample), got 0" in capsys.readouterr().err
+    assert ("error: --imdb-n must be at least 1 review (--imdb '' skips the IMDB sample), got 0"
+            in capsys.readouterr().err)
     a_file = tmp_path / "a-file"
     a_file.write_text("x")
     assert evaluate.main([*labeled, "--out", str(a_file)]) == 2  # was a NotADirectoryError traceback, after the work
@@ -553,7 +556,8 @@ def test_card_for_rewrites_only_the_usage_for_where_the_model_ships(model_folder
     keeps every other section as it was."""
     metrics = {"dev_accuracy": 0.85}
     model_card.write_model_card(model_folder, title="MiniRoBERTa", task="fill-mask", metrics=metrics,
-                                recipe={"command": "python -m train.pretrain --out runs/mlm"}, notes="Trained in runs/mlm.")
+                                recipe={"command": "python -m train.pretrain --out runs/mlm"},
+                                notes="Trained in runs/mlm.")
     written = (model_folder / "README.md").read_text()
     assert f'model="{model_folder}"' in written
     card = model_card.card_for(model_folder, "someone/tiny")
@@ -603,8 +607,9 @@ def test_model_card_fill_mask(model_folder):
     assert set(meta["metrics"]) >= {"accuracy", "perplexity"}
     assert set(meta["datasets"]) == {"Salesforce/wikitext", "wikimedia/wikipedia", "stanfordnlp/imdb"}
     assert meta["model-index"][0]["results"][0]["metrics"][0]["value"] in (25.79, 0.4123)
-    for expected in ("25.79", "0.4123", "31,337", "4,200,000", "2h 5m", "2 CPU cores", "python -m train.pretrain --preset mini",
-                     "![training curves](curves.png)", "Trained for a demo.", 'pipeline("fill-mask", model="someone/mini")'):
+    for expected in ("25.79", "0.4123", "31,337", "4,200,000", "2h 5m", "2 CPU cores",
+                     "python -m train.pretrain --preset mini", "![training curves](curves.png)", "Trained for a demo.",
+                     'pipeline("fill-mask", model="someone/mini")'):
         assert expected in text
     config = roberta.RobertaConfig.from_dict(json.loads((model_folder / "config.json").read_text()))
     n_params = roberta.RobertaForMaskedLM(config).num_parameters()
@@ -620,7 +625,8 @@ def test_model_card_curves_caption_says_which_rows_the_curve_reads(model_folder)
     assert "![training curves](curves.png)\n\n## Limitations" in card.read_text()  # no log: the figure alone
     (model_folder / "log.jsonl").write_text(json.dumps({"type": "eval", "step": 9, "loss": 2.25, "accuracy": 0.625,
                                                         "eval_tokens": 1_234, "sequences": 32}) + "\n")
-    text = model_card.write_model_card(model_folder, title="M", task="fill-mask", metrics=metrics, recipe={}).read_text()
+    text = model_card.write_model_card(model_folder, title="M", task="fill-mask", metrics=metrics,
+                                       recipe={}).read_text()
     caption = text.split("![training curves](curves.png)\n\n")[1].split("\n")[0]
     assert caption.startswith("The evaluation curve reads the first 32 held-out rows (1,234 masked tokens)")
     assert "ends at accuracy 62.5% and loss 2.25" in caption
@@ -780,3 +786,75 @@ def test_model_card_data_of_local_files_says_no_not_given_above_them(model_folde
     assert "(not given)" not in data and "| corpus | /tmp/data/wt_train.txt |" in data
     text = model_card.write_model_card(model_folder, title="t", task="fill-mask", metrics={}, recipe={}).read_text()
     assert "- (not given)" in text.split("## Data")[1].split("\n## ")[0]
+
+
+def test_push_names_the_base_model_in_the_card(model_folder, tiny_clf_dir, tmp_path, monkeypatch, capsys):
+    """A classifier's card did not say what it was fine-tuned from: `--base-model USER/NAME` is the front matter's
+    base_model (the Hub links the two) and a Base model section, kept by a later push without the option; the Hub
+    takes only a Hub id there, so anything else is refused before any request."""
+    monkeypatch.setattr("huggingface_hub.HfApi", lambda *a, **k: pytest.fail("must not go online"))
+    folder = tmp_path / "clf"
+    folder.mkdir()
+    for name in ("config.json", "model.safetensors", "tokenizer.json"):
+        (folder / name).write_bytes((tiny_clf_dir / name).read_bytes())
+    roberta.save_tokenizer(roberta.load_tokenizer(folder), folder, roberta.load_config(folder).max_length)
+    from roberta.run_metrics import RunMetrics
+
+    metrics = RunMetrics.from_dict({"init": "runs/mlm", "dev_accuracy": 0.8})
+    metrics.write(folder / "metrics.json")
+    model_card.write_model_card(folder, title="SST-2 classifier", task="text-classification", metrics=metrics,
+                                recipe={})
+    assert "base_model" not in _front_matter(model_card.card_for(folder, "someone/tiny-sst2"))
+    card = push.model_card(folder, "someone/tiny-sst2", "someone/tiny-mlm")
+    assert _front_matter(card)["base_model"] == "someone/tiny-mlm"
+    section = card.split("\n## Base model\n", 1)[1].split("\n## ", 1)[0]
+    assert "[someone/tiny-mlm](https://huggingface.co/someone/tiny-mlm)" in section and "`runs/mlm`" in section
+    assert card.index("## Base model") < card.index("## Architecture")
+    (folder / "README.md").write_text(card)
+    assert model_card.card_for(folder, "someone/tiny-sst2").count("## Base model") == 1  # kept, once
+    assert push.main([str(folder), "--repo-id", "someone/tiny-sst2", "--base-model", "someone/tiny-mlm",
+                      "--dry-run"]) == 0
+    readme = next(line for line in capsys.readouterr().out.splitlines() if line.endswith(" README.md"))
+    assert int(readme.split()[0].replace(",", "")) == len(card.encode())
+    assert push.main([str(folder), "--repo-id", "someone/tiny-sst2", "--base-model", "runs/tapt/mlm",
+                      "--dry-run"]) == 2
+    assert "--base-model is the Hub id" in capsys.readouterr().err
+
+
+def test_a_card_of_float16_weights_says_so_and_what_loading_gives(model_folder, tmp_path):
+    """An exported folder's weights are float16 and nothing in its card said so; the Usage says how they are
+    stored, measured from the file, and what each library loads them as, which this test loads to see."""
+    import transformers
+
+    from train import export
+
+    model_card.write_model_card(model_folder, title="MiniRoBERTa", task="fill-mask", metrics={}, recipe={})
+    assert "stored in" not in model_card.card_for(model_folder, "someone/tiny")  # float32: nothing to say
+    folder = export.export(model_folder, tmp_path / "exported", "float16")
+    assert model_card.stored_dtype(folder) == "float16"
+    usage = model_card.card_for(folder, "someone/tiny").split("\n## Usage\n", 1)[1]
+    ours = {p.dtype for p in roberta.RobertaForMaskedLM.from_pretrained(folder).parameters()}
+    theirs = {p.dtype for p in transformers.AutoModelForMaskedLM.from_pretrained(folder).parameters()}
+    size = (folder / "model.safetensors").stat().st_size / 1e6
+    assert ours == theirs == {torch.float32}
+    assert (f"The weights are stored in float16 (`model.safetensors`, {size:.1f} MB); `roberta` loads them as "
+            f"float32, the precision the model computes in, and `transformers` as config.json's `dtype`, float32.") \
+        in usage
+
+
+def test_a_calibrated_classifiers_card_says_why_it_gives_the_widget_no_examples(tiny_clf_dir, tmp_path):
+    """The Hub's widget runs transformers' pipeline: for a calibrated classifier it would show other probabilities
+    than the app's, so the card gives it no examples and says so, with the temperature config.json holds."""
+    folder = tmp_path / "clf"
+    folder.mkdir()
+    config = json.loads((tiny_clf_dir / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps(config))
+    card = model_card.write_model_card(folder, title="SST-2", task="text-classification", metrics={},
+                                       recipe={}).read_text()
+    assert "widget" not in card  # uncalibrated: the widget's softmax is the model's own
+    (folder / "config.json").write_text(json.dumps({**config, "calibration_temperature": 1.8765}))
+    card = model_card.write_model_card(folder, title="SST-2", task="text-classification", metrics={},
+                                       recipe={}).read_text()
+    assert "widget" not in _front_matter(card)
+    assert ("This card gives the Hub's inference widget no examples: the widget runs `transformers`' pipeline, so it "
+            "would show the uncalibrated softmax, not the calibrated probabilities (T = 1.877)") in card

@@ -13,7 +13,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification, hub
 from roberta.files import write_atomic
-from roberta.run_metrics import METRICS_NAME, Evaluation, RunMetrics
+from roberta.run_metrics import METRICS_NAME, PHASES_NAME, Evaluation, RunMetrics, read_phase_history
 
 from .reporting import CURVES_NAME, LOG_NAME, read_log
 
@@ -150,9 +150,50 @@ def _eval_results(metrics: RunMetrics, task: str) -> list[EvalResult]:
 FILL_MASK_USAGE = "Paris is the capital of <mask>."
 
 
-def _usage(task: str, repo: str, max_length: int) -> str:
+# safetensors' dtype names -> torch's
+SAFETENSORS_DTYPES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
+
+
+def stored_dtype(folder) -> str | None:
+    """The dtype folder/model.safetensors stores every weight in ("float16" after `train.export`'s default), read
+    from the file itself; None when it has none, several, or cannot be read."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(Path(folder) / "model.safetensors", "pt") as weights:
+            dtypes = {weights.get_slice(name).get_dtype() for name in weights.keys()}
+    except (OSError, SafetensorError):
+        return None
+    return SAFETENSORS_DTYPES.get(dtypes.pop()) if len(dtypes) == 1 else None
+
+
+def _weights_note(folder) -> str:
+    """The Usage's sentence on a folder whose weights are stored below float32: what a user downloads is not what
+    runs (`roberta` always loads float32; `transformers` loads the dtype config.json names); '' otherwise."""
+    stored, weights = stored_dtype(folder), Path(folder) / "model.safetensors"
+    loads = hub.read_json(Path(folder) / "config.json").get("dtype", "float32")
+    if stored in (None, "float32"):
+        return ""
+    return (f"The weights are stored in {stored} (`model.safetensors`, {weights.stat().st_size / 1e6:.1f} MB); "
+            f"`roberta` loads them as float32, the precision the model computes in, and `transformers` as "
+            f"config.json's `dtype`, {loads}.\n\n")
+
+
+def _widget_note(config: RobertaConfig) -> str:
+    """Why a calibrated classifier's card gives the Hub's inference widget no examples, with its temperature."""
+    temperature = getattr(config, "calibration_temperature", None)
+    if not temperature or temperature == 1.0:
+        return ""
+    return (f"\n\nThis card gives the Hub's inference widget no examples: the widget runs `transformers`' "
+            f"pipeline, so it would show the uncalibrated softmax, not the calibrated probabilities (T = "
+            f"{temperature:.3f}) that `roberta.pipeline` and the app return.")
+
+
+def _usage(task: str, repo: str, folder) -> str:
+    config = hub.load_config(folder)
+    max_length, weights = config.max_length, _weights_note(folder)
     if task == "fill-mask":
-        return f"""With this project's from-scratch code (`pip install` its requirements, then from its root):
+        return f"""{weights}With this project's from-scratch code (`pip install` its requirements, then from its root):
 
 ```python
 import roberta
@@ -168,7 +209,7 @@ from transformers import pipeline
 fill = pipeline("fill-mask", model="{repo}", tokenizer_kwargs={{"truncation": True}})
 fill("{FILL_MASK_USAGE}")
 ```"""
-    return f"""The classifier was trained on lower-cased text; its `tokenizer.json` lower-cases every input (a
+    return f"""{weights}The classifier was trained on lower-cased text; its `tokenizer.json` lower-cases every input (a
 `tokenizers` normalizer), so `transformers` feeds it the same way. Text tokenized as SST-2 is (`it 's`,
 `does n't`) reads best detokenized first (the project's `roberta.text.normalize_for_classifier`).
 The model reads {max_length} tokens at a time: `roberta.pipeline` reads a longer text whole, in overlapping
@@ -196,7 +237,7 @@ with torch.no_grad():
     inputs = tokenizer(["A gripping, beautifully acted film."], truncation=True, return_tensors="pt")
     logits = model(**inputs).logits
 probs = (logits / getattr(model.config, "calibration_temperature", 1.0)).softmax(-1)
-```"""
+```{_widget_note(config)}"""
 
 
 # what a classifier's training file holds, by the Hub dataset it is (`infer_datasets`)
@@ -278,7 +319,7 @@ def curves_section(folder, metrics: RunMetrics | None) -> str:
     needed = (last.get("sequences"), last.get("eval_tokens"), last.get("accuracy"), last.get("loss"),
               metrics.eval_tokens, metrics.eval_accuracy, metrics.eval_loss)
     if any(value is None or value == 0 for value in needed):
-        return image
+        return "\n\n".join(filter(None, [image, phases_figure(folder)]))
     rows = "the final evaluation's rows" if "--final-eval-rows" in (metrics.command or "") else "all held-out rows"
     caption = (f"The evaluation curve reads the first {last['sequences']:,} held-out rows ({last['eval_tokens']:,} "
                f"masked tokens) at each evaluation, so it ends at accuracy {last['accuracy']:.1%} and loss "
@@ -289,19 +330,74 @@ def curves_section(folder, metrics: RunMetrics | None) -> str:
         caption += (f" The model-index's figures are `train.evaluate`'s, on {mlm['sequences']:,} held-out rows with "
                     f"{mlm['masks']} random maskings ({mlm['tokens']:,} masked tokens): accuracy "
                     f"{mlm['accuracy']:.1%}.")
-    return f"{image}\n\n{caption}"
+    return "\n\n".join(filter(None, [image, caption, phases_figure(folder)]))
 
 
-def card_for(folder, model: str) -> str:
+PHASES_FIGURE = "phases.png"  # `scripts.phase_curve`'s figure of a shipped MLM's phases.json
+
+
+def phases_figure(folder) -> str:
+    """The figure of every pretraining phase, when the folder has it and the history it is drawn from; else ''."""
+    folder = Path(folder)
+    if not (folder / PHASES_FIGURE).is_file() or not (folder / PHASES_NAME).is_file():
+        return ""
+    phases = read_phase_history(folder)
+    tokens = sum(phase.train_tokens or 0 for phase in phases)
+    return (f"![Held-out MLM accuracy at the end of each pretraining phase against the tokens read]({PHASES_FIGURE})"
+            f"\n\nEvery pretraining phase ({len(phases)} in `{PHASES_NAME}`, {tokens:,} tokens in all): held-out MLM "
+            "accuracy at the end of each against the tokens read by then (log axis), and the straight line through "
+            "the last phase end whose slope fits the ends of the last doubling of tokens, carried forward: an "
+            "extrapolation, not a measurement (`python -m scripts.phase_curve` draws it).")
+
+
+def with_front_matter(card: str, **fields) -> str:
+    """`card` with these fields of its YAML front matter set (None: left out); a card without one as it is."""
+    if not card.startswith("---\n"):
+        return card
+    parsed = ModelCard(card)
+    for name, value in fields.items():
+        setattr(parsed.data, name, value)
+    return f"---\n{parsed.data.to_yaml()}\n---\n{parsed.text}"
+
+
+BASE_MODEL_HEADING = "Base model"
+
+
+def with_base_model(card: str, hub_id: str | None, text: str) -> str:
+    """`card` naming the model it was fine-tuned from: `hub_id` as the front matter's `base_model` (the Hub links
+    the two; it takes Hub ids only, so an encoder that is not on the Hub goes without the key) and `text` as its
+    "Base model" section, before the first other section (an earlier one replaced)."""
+    card = with_front_matter(card, base_model=hub_id)
+    if f"\n## {BASE_MODEL_HEADING}\n" in card:
+        return replace_section(card, BASE_MODEL_HEADING, text)
+    at = card.find("\n## ")
+    at = len(card) if at < 0 else at
+    return card[:at].rstrip("\n") + f"\n\n## {BASE_MODEL_HEADING}\n\n{text.strip()}\n" + card[at:]
+
+
+def base_model_text(hub_id: str, metrics: RunMetrics | None) -> str:
+    """The Base model section of a classifier fine-tuned from the Hub's `hub_id`, with where its fine-tuning started
+    in the project's files (metrics.json's `init_root`, else `init`)."""
+    metrics = metrics or RunMetrics()
+    start = metrics.init_root or metrics.init
+    where = f" (in this project's files, fine-tuning started from `{start}`)" if isinstance(start, str) else ""
+    return f"Fine-tuned from [{hub_id}](https://huggingface.co/{hub_id}){where}."
+
+
+def card_for(folder, model: str, base_model: str | None = None) -> str:
     """The model card of `folder` (its README.md) with the Usage section written anew for `model`, the
     folder or Hub id users load it from: a card is written where the model was trained (a run folder),
-    and its usage must name where it ships. Its model-index, library name and curves caption are today's too."""
+    and its usage must name where it ships. Its model-index, library name and curves caption are today's too.
+    `base_model`: the Hub id of the model it was fine-tuned from, named in the front matter and a Base model
+    section (None: the card's own, if any, stays)."""
     folder = Path(folder)
     card = _model_index_of_metrics(folder, (folder / "README.md").read_text(encoding="utf-8"))
     card = _library_of_today(card)
-    card = replace_section(card, "Training curves",
-                           curves_section(folder, RunMetrics.read(folder / METRICS_NAME, missing_ok=True)))
-    usage = _usage(hub.task_of(hub.read_architecture(folder)), model, hub.load_config(folder).max_length)
+    metrics = RunMetrics.read(folder / METRICS_NAME, missing_ok=True)
+    if base_model:
+        card = with_base_model(card, base_model, base_model_text(base_model, metrics))
+    card = replace_section(card, "Training curves", curves_section(folder, metrics))
+    usage = _usage(hub.task_of(hub.read_architecture(folder)), model, folder)
     return replace_section(card, "Usage", usage)
 
 
@@ -313,7 +409,8 @@ def metrics_markdown(metrics: RunMetrics) -> str:
     table = _table(rows, ("metric", "value"))
     if metrics.averaged and metrics.train_time_s and metrics.wall_time_s is not None:  # seconds of two kinds
         table += (f"\n\ntrain_time_s is the training of the {metrics.averaged} averaged members (each run counted "
-                  "once); wall_time_s is the averaging command's own (`train.average`: averaging, calibration and scoring).")
+                  "once); wall_time_s is the averaging command's own (`train.average`: averaging, calibration and "
+                  "scoring).")
     if metrics.imdb_sample_removed_from_training is not None and metrics.train_data:
         table += (f"\n\nimdb_sample_removed_from_training counts the IMDB sample's reviews that this stage's own "
                   f"training file (`{metrics.train_data}`) held and that were removed from it before training")
@@ -387,8 +484,8 @@ def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dic
     other_rows = [(k, v) for k, v in _flatten(given) if not _is_data_key(k)]
 
     sections = [f"# {title}",
-                f"A RoBERTa encoder ({config.num_hidden_layers} layers, hidden size {config.hidden_size}) with a {head}, "
-                "written and trained from scratch in PyTorch by the *RoBERTa from scratch* teaching project. "
+                f"A RoBERTa encoder ({config.num_hidden_layers} layers, hidden size {config.hidden_size}) with a "
+                f"{head}, written and trained from scratch in PyTorch by the *RoBERTa from scratch* teaching project. "
                 "The weights use `transformers`' RoBERTa layout, so both libraries load them."]
     sections += ["## Architecture", _table(arch_rows, ("", "value"))]
     data_text = "\n".join(f"- [{d}](https://huggingface.co/datasets/{d})" for d in datasets)
@@ -407,7 +504,7 @@ def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dic
     if (folder / CURVES_NAME).is_file():
         sections += ["## Training curves", curves_section(folder, metrics)]
     sections += ["## Limitations", _limitations(task, config.max_length, metrics)]
-    sections += ["## Usage", _usage(task, repo, config.max_length)]
+    sections += ["## Usage", _usage(task, repo, folder)]
     if notes:
         sections += ["## Notes", notes.strip()]
 

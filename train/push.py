@@ -2,6 +2,7 @@
 
     python -m train.push runs/mini --repo-id USER/roberta-mini [--private] [--token hf_...]
     python -m train.push runs/mini --repo-id USER/roberta-mini --dry-run   # the files and sizes; no request
+    python -m train.push runs/sst2 --repo-id USER/roberta-mini-sst2 --base-model USER/roberta-mini   # fine-tuned from
 
 The folder must hold config.json, model.safetensors, tokenizer.json, tokenizer_config.json (without it
 `transformers` reads tokenizer.json as a RobertaTokenizer, without the normalizer a lower-casing classifier
@@ -65,13 +66,14 @@ def check_metrics(folder: Path) -> None:
         raise PushError(f"{folder} is not uploaded: {err}") from None
 
 
-def model_card(folder: Path, repo_id: str) -> str:
-    """The card uploaded with `folder` (`card_for`), written before any request: one that cannot be written (an
-    unreadable README.md or metrics.json) is a PushError, never a push that stops after the upload."""
+def model_card(folder: Path, repo_id: str, base_model: str | None = None) -> str:
+    """The card uploaded with `folder` (`card_for`; `base_model`: the Hub id it was fine-tuned from), written before
+    any request: one that cannot be written (an unreadable README.md or metrics.json) is a PushError, never a push
+    that stops after the upload."""
     from .model_card import card_for
 
     try:
-        return card_for(folder, repo_id)
+        return card_for(folder, repo_id, base_model)
     except (OSError, ValueError) as err:
         raise PushError(f"{folder}: its model card cannot be written, so nothing is uploaded: {err}") from None
 
@@ -98,14 +100,15 @@ def upload_files(folder, allow_patterns=None, ignore_patterns=None) -> list[Path
     return [Path(p) for p in filter_repo_objects(paths, allow_patterns=allow_patterns, ignore_patterns=ignore_patterns)]
 
 
-def dry_run(folder, repo_id: str) -> list[tuple[str, int]]:
+def dry_run(folder, repo_id: str, base_model: str | None = None) -> list[tuple[str, int]]:
     """What `push_folder` would upload, checked as it checks it, without a request: (path, bytes) of each file,
     the model card as it would be written for `repo_id`."""
     folder = check_folder(folder)
     check_repo_id(repo_id)
+    check_base_model(base_model)
     files = [(p.as_posix(), (folder / p).stat().st_size)
              for p in upload_files(folder, ignore_patterns=FOLDER_IGNORE)]  # as upload_folder's
-    return sorted(files + [("README.md", len(model_card(folder, repo_id).encode("utf-8")))])
+    return sorted(files + [("README.md", len(model_card(folder, repo_id, base_model).encode("utf-8")))])
 
 
 def hub_endpoint() -> str:
@@ -134,6 +137,17 @@ def check_repo_id(repo_id: str) -> str:
     return repo_id
 
 
+def check_base_model(base_model: str | None) -> str | None:
+    """--base-model, a Hub id as the card's `base_model` must be (the Hub takes no local folder there), or None."""
+    if base_model is None:
+        return None
+    try:
+        return check_repo_id(base_model)
+    except PushError as err:
+        raise PushError(f"--base-model is the Hub id of the model this one was fine-tuned from: "
+                        f"{str(err).removeprefix('--repo-id ')}") from None
+
+
 def call_hub(repo_id: str, requests):
     """`requests()` (calls to the Hub), with a refusal or no answer turned into a PushError that says why."""
     from huggingface_hub.errors import HfHubHTTPError
@@ -141,7 +155,8 @@ def call_hub(repo_id: str, requests):
     try:
         return requests()
     except HfHubHTTPError as err:
-        raise PushError(f"the Hub refused the upload to {repo_id}: {err} (logged in? `hf auth login` or --token)") from err
+        raise PushError(f"the Hub refused the upload to {repo_id}: {err} (logged in? `hf auth login` or "
+                        "--token)") from err
     except Exception as err:
         if _is_network_error(err):
             raise PushError(f"cannot reach the Hugging Face Hub at {hub_endpoint()}: {err}") from err
@@ -149,13 +164,15 @@ def call_hub(repo_id: str, requests):
 
 
 def push_folder(folder, repo_id: str, token: str | None = None, private: bool = False,
-                commit_message: str = "Upload model") -> str:
-    """Create `repo_id` (if needed) and upload `folder` to it; returns the repo URL."""
+                commit_message: str = "Upload model", base_model: str | None = None) -> str:
+    """Create `repo_id` (if needed) and upload `folder` to it; returns the repo URL. `base_model`: the Hub id of the
+    model `folder` was fine-tuned from, named in its card."""
     from huggingface_hub import HfApi
 
     folder = check_folder(folder)
     check_repo_id(repo_id)
-    card = model_card(folder, repo_id)  # before any request: a card that fails fails before the upload
+    check_base_model(base_model)
+    card = model_card(folder, repo_id, base_model)  # before any request: a card that fails fails before the upload
     api = HfApi(endpoint=hub_endpoint(), token=token)
 
     def requests():
@@ -177,12 +194,15 @@ def main(argv=None) -> int:
     p.add_argument("--private", action="store_true", help="create the repo private")
     p.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the saved login)")
     p.add_argument("--message", default="Upload model", help="commit message")
+    p.add_argument("--base-model", default=None, metavar="USER/NAME",
+                   help="the Hub id of the model this one was fine-tuned from: the card's base_model and its Base "
+                        "model section (default: the card's own, if any)")
     p.add_argument("--dry-run", action="store_true", help="check the folder and list the files and their sizes; "
                                                           "upload nothing (no request)")
     args = p.parse_args(argv)
     try:
         if args.dry_run:
-            files = dry_run(args.folder, args.repo_id)
+            files = dry_run(args.folder, args.repo_id, args.base_model)
             for path, size in files:
                 print(f"{size:>14,} bytes  {path}")
             total = sum(size for _, size in files)
@@ -190,7 +210,7 @@ def main(argv=None) -> int:
                   "uploaded)")
             return 0
         url = push_folder(args.folder, args.repo_id, token=args.token, private=args.private,
-                          commit_message=args.message)
+                          commit_message=args.message, base_model=args.base_model)
     except (PushError, OSError, ValueError) as err:  # a folder's file that cannot be read: one line, as any user error
         return report_user_error(err)
     print(f"pushed {args.folder} -> {url}")

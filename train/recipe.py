@@ -27,9 +27,9 @@ The tokenizer is reused (--tokenizer, default assets/mini-roberta-mlm's), pretra
 from --init (a finished MLM folder), then
 `train.sentiment_recipe` fine-tunes SST-2 with --seeds (default 0 1 2; the CPU recipe's settings; all at once on
 CUDA, each in a process of its own, --parallel) and averages their weights (--tapt-minutes M and --imdb-stage: the
-shipped classifier's recipe, TAPT and one IMDB stage first), and everything to ship is exported in float16 to OUT/ship: mini-roberta-mlm/,
-mini-roberta-sst2/ (the seeds' weight average), sentiment/ (each seed's metrics and the summary). Folders
-written under OUT: mlm/, sentiment/, ship/. --data DIR reads the corpora from DIR instead of
+shipped classifier's recipe, TAPT and one IMDB stage first), and everything to ship is exported in float16 to
+OUT/ship: mini-roberta-mlm/, mini-roberta-sst2/ (the seeds' weight average), sentiment/ (each seed's metrics and the
+summary). Folders written under OUT: mlm/, sentiment/, ship/. --data DIR reads the corpora from DIR instead of
 ../shared/data (the same layout, files may be .xz-compressed: `train.gpu_transfer bundle` builds it).
 A 10-minute GPU command runs it through `python -m train.gpu_session --out $OUT` (a deadline, a retry if
 pretraining fails, the tests alongside, what finished packed into parts), or by hand, e.g.:
@@ -159,7 +159,9 @@ def check_gpu_options(parser: argparse.ArgumentParser, args) -> None:
                         "are back")
 
 
-PUSHED = (("mlm", "-mlm"), ("sst2", "-sst2"))  # --push-to-hub: the folder under OUT, the suffix of its repo id
+# --push-to-hub: the folder under OUT, the suffix of its repo id, and the suffix of the repo it was fine-tuned from
+# (sst2/ is fine-tuned from mlm/: its card's base_model)
+PUSHED = (("mlm", "-mlm", None), ("sst2", "-sst2", "-mlm"))
 
 
 def check_push_prefix(prefix: str) -> None:
@@ -167,7 +169,7 @@ def check_push_prefix(prefix: str) -> None:
     found after the whole recipe had run)."""
     from .push import PushError, check_repo_id
 
-    for _, suffix in PUSHED:
+    for _, suffix, _ in PUSHED:
         try:
             check_repo_id(prefix + suffix)
         except PushError:
@@ -181,13 +183,14 @@ def push(out: Path, prefix: str, private: bool) -> int:
     from .push import PushError, push_folder
 
     try:
-        for folder, suffix in PUSHED:
-            url = push_folder(out / folder, prefix + suffix, private=private)
+        for folder, suffix, base in PUSHED:
+            url = push_folder(out / folder, prefix + suffix, private=private, base_model=base and prefix + base)
             print(f"pushed {out / folder} -> {url}", flush=True)
     except PushError as err:
         commands = " and ".join(shlex.join(["python", "-m", "train.push", str(out / folder), "--repo-id",
-                                            prefix + suffix, *(["--private"] if private else [])])
-                                for folder, suffix in PUSHED)
+                                            prefix + suffix, *(["--base-model", prefix + base] if base else []),
+                                            *(["--private"] if private else [])])
+                                for folder, suffix, base in PUSHED)
         print(f"error: {err}; the recipe's folders are finished, push them with {commands}", file=sys.stderr)
         return EXIT_USER_ERROR
     return 0
@@ -464,8 +467,8 @@ def summarize(out: Path, chance: float | None = None) -> dict:
     if chance is not None:
         accuracies = [a for a in results["sst2_dev_accuracy"].values() if a is not None]
         at_chance = bool(accuracies) and max(accuracies) <= chance + 0.01
-        lines += ["", f"--quick checks that the pipeline runs end to end, not what a model learns: the dev set's majority "
-                      f"class is {chance:.1%} of it, the accuracy of always answering it"
+        lines += ["", f"--quick checks that the pipeline runs end to end, not what a model learns: the dev set's "
+                      f"majority class is {chance:.1%} of it, the accuracy of always answering it"
                       f"{' (these accuracies are at that chance level)' if at_chance else ''}."]
     for key, metrics in (("pretrained", pre), ("random encoder", rnd)):
         for note in (metrics.get("calibration") or {}).get("notes") or []:
