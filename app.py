@@ -65,8 +65,8 @@ PAGE_JS = (Path(__file__).parent / "demo" / "page.js").read_text(encoding="utf-8
 
 
 with gr.Blocks(title="RoBERTa from scratch") as demo:
-    # how each event reaches its handler (demo/wiring.py): the compute and slow queues, the API endpoint of each handler,
-    # the guards that drop an event which would only draw again what the page shows, or draw over a newer run
+    # how each event reaches its handler (demo/wiring.py): the compute and slow queues, the API endpoint of each
+    # handler, the guards that drop an event which would only draw again what the page shows, or draw over a newer run
     wiring = Wiring(demo, handlers.chooser)
     wire, examples, model_box, guarded, drawn_state = (wiring.wire, wiring.examples, wiring.model_box,
                                                        wiring.guarded, wiring.drawn_state)
@@ -392,9 +392,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             with gr.Row():
                 with gr.Column(elem_id="em-map-col"):
                     gr.Markdown("## Word map", elem_classes="section-title")
-                    em_map_words = gr.Textbox(MAP_WORDS, label="Words (3 to 30, separated by commas, semicolons or new lines)",
-                                              info="Enter runs it; Shift+Enter starts a new line.", elem_id="em-map-words",
-                                              max_lines=4)
+                    em_map_words = gr.Textbox(MAP_WORDS,
+                                              label="Words (3 to 30, separated by commas, semicolons or new lines)",
+                                              info="Enter runs it; Shift+Enter starts a new line.",
+                                              elem_id="em-map-words", max_lines=4)
                     em_map_error = error_box()
                     em_map_btn = gr.Button("Draw the map", variant="primary")
                     em_map = Plot(label="Word map", show_label=False, elem_id="em-map")

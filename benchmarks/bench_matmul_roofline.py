@@ -37,8 +37,8 @@ def step_matmuls(config, tokens, masked):
 
 def attention_flops(config, batch, seq):
     """Scores and weighted sum: 2 products of (seq x head_dim) @ (head_dim x seq) per head, times 3 for backward."""
-    return 3 * 2 * 2 * batch * config.num_attention_heads * seq * seq * (config.hidden_size // config.num_attention_heads) \
-        * config.num_hidden_layers
+    return 3 * 2 * 2 * batch * config.num_attention_heads * seq * seq \
+        * (config.hidden_size // config.num_attention_heads) * config.num_hidden_layers
 
 
 def gflops(m, k, n, dtype, repeats):

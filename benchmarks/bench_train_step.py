@@ -5,11 +5,12 @@ Both models hold the same weights (converted), see the same batch and masks, and
 as `train.pretrain` does). Steps of the two are interleaved so that background load hits both alike.
 Reports tokens/s of a full training step (forward, backward, optimizer) and single-sentence inference latency.
 
-    python benchmarks/bench_train_step.py --vocab 32768 --dropout 0.0 --precision fp32 bf16 --steps 5 --latency-runs 10   # the README table
+    python benchmarks/bench_train_step.py --vocab 32768 --dropout 0.0 --precision fp32 bf16 --steps 5 \
+        --latency-runs 10   # the README table
     python benchmarks/bench_train_step.py --vocab 50265 --precision bf16 --dropout 0.0
     python benchmarks/bench_train_step.py --vocab 32768 --dropout 0.0 --precision bf16 --compile   # both compiled
     python3 benchmarks/bench_train_step.py --device cuda --vocab 32768 --dropout 0.0 --precision bf16 --batch-size 512 \
-        --latency-runs 0                                                                           # the GPU recipe's step
+        --latency-runs 0   # the GPU recipe's step
 
 Needs `transformers` (a test dependency).
 """
@@ -114,7 +115,8 @@ def main(argv=None):
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--latency-runs", type=int, default=30, help="single-sentence inference runs, 0 = skip")
     p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu; inference latency is measured on the CPU)")
+    p.add_argument("--device", default="cpu",
+                   help="cpu or cuda (default: cpu; inference latency is measured on the CPU)")
     p.add_argument("--compile", action="store_true",
                    help="torch.compile both models for training (compilation happens in the warm-up steps)")
     args = p.parse_args(argv)

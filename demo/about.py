@@ -478,9 +478,9 @@ def training_text_figure(loaded) -> AboutFigure | None:
         f"**What it read**: its pretraining text holds {large_count(size)} tokens ({parts}), each document counted "
         f"once (pretraining read it many times over, each phase in its own mixture). The 100 commonest tokens are "
         f"{top[:100].sum() / size:.0%} of it, and {rare:,} of the "
-        f"{len(total):,} tokens of the vocabulary ({rare / len(total):.0%}) occur 1 to 99 times ({never:,} never): a word the "
-        "text held rarely is one the model knows little of. The Fill mask, Tokens and Embeddings tabs give each "
-        "token's count."), (
+        f"{len(total):,} tokens of the vocabulary ({rare / len(total):.0%}) occur 1 to 99 times ({never:,} never): "
+        "a word the text held rarely is one the model knows little of. The Fill mask, Tokens and Embeddings tabs "
+        "give each token's count."), (
         "How often the pretraining text holds each token, against the token's rank from the commonest, both on log "
         "scales: one line per kind of text and one for both, a few tokens marked, and a dotted line at 100 "
         "occurrences."))

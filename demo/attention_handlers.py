@@ -39,7 +39,8 @@ TEXTS = {"heatmap": "heatmap_text", "grid": "grid_text", "rollout": "rollout_tex
 LOWER_CASE_NOTE = ("The shipped classifier reads lower-cased text, as it was fine-tuned on it: its tokens are "
                    "lower case, whatever the case typed. ")
 # ... and when a chosen model's tokenizer lower-cases the text itself (its normalizer)
-TOKENIZER_LOWER_CASE_NOTE = "This model's tokenizer lower-cases the text: its tokens are lower case, whatever the case typed. "
+TOKENIZER_LOWER_CASE_NOTE = ("This model's tokenizer lower-cases the text: its tokens are lower case, whatever the "
+                             "case typed. ")
 
 
 def layer_choices(n_layers: int) -> list[int]:

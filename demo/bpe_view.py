@@ -450,8 +450,8 @@ def tokens_html(rows: dict, counts=None, removed=(), shipped_vocab_size: int | N
     if shipped_vocab_size is not None:
         note += (f" RoBERTa reuses GPT-2's tokenizer ({GPT2_MERGES:,} merges, {GPT2_VOCAB_SIZE:,} tokens; "
                  f"roberta-base has {ROBERTA_VOCAB_SIZE:,} with its own special tokens); the "
-                 f"shipped model's was trained the same way on its own text, with {shipped_vocab_size:,} tokens. Choose "
-                 f"{COMPARE_WITH} in the model box to compare the cuts.")
+                 f"shipped model's was trained the same way on its own text, with {shipped_vocab_size:,} tokens. "
+                 f"Choose {COMPARE_WITH} in the model box to compare the cuts.")
     if counts is not None:
         note += (" Hover a token, or open “in full”, for how often the text the model was pretrained on holds it: "
                  "a word that text held rarely comes in pieces, and the model knows it less.")

@@ -219,8 +219,8 @@ def propose(text: str, word: tuple[int, int, float]) -> list[Edit]:
 
 
 def nothing_to_try(word: str) -> str:
-    return (f"“{short_text(word)}” is the only word, and no negation rule applies to it: removing it would leave nothing "
-            "to read. Try a longer sentence.")
+    return (f"“{short_text(word)}” is the only word, and no negation rule applies to it: removing it would leave "
+            "nothing to read. Try a longer sentence.")
 
 
 def _points(delta: float) -> str:

@@ -336,7 +336,8 @@ EMBEDDING_CSS = """<style>
 /* a narrow box: each neighbour's count on a line of its own under it (five columns left the bars 2 px wide). The
    box's width, not the screen's: Nearest words and Analogy sit side by side from about 720 px, each 340-560 px
    wide up to 1180 px, where the wide table ran into the next column */
-@container (max-width:600px){.ev-view table:has(td.ev-seen),.ev-view table:has(td.ev-seen) tbody{display:block;padding:0}
+@container (max-width:600px){
+  .ev-view table:has(td.ev-seen),.ev-view table:has(td.ev-seen) tbody{display:block;padding:0}
   .ev-view table:has(td.ev-seen),.ev-view table:has(td.ev-seen) :is(tbody,tr,th,td){margin:0 !important}
   .ev-view table:has(td.ev-seen) tr{display:grid;grid-template-columns:2.6em minmax(0,1fr) 3.6em 35%;
     align-items:center;padding:0 !important}
@@ -344,7 +345,8 @@ EMBEDDING_CSS = """<style>
   .ev-view table:has(td.ev-seen) td.ev-track{width:auto}
   .ev-view table:has(td.ev-seen) th[colspan]{grid-column:span 2}
   .ev-view table:has(td.ev-seen) th.ev-seen{display:none}
-  .ev-view table:has(td.ev-seen) td.ev-seen{grid-column:1/-1;white-space:normal;padding:0 4px 4px calc(2.6em + 4px) !important}
+  .ev-view table:has(td.ev-seen) td.ev-seen{grid-column:1/-1;white-space:normal;
+    padding:0 4px 4px calc(2.6em + 4px) !important}
   .ev-view td.ev-seen::before{content:'in the pretraining text: '}.ev-view td.ev-track{width:30%}
   .ev-view table.ev-table,.ev-view th,.ev-view td{font-size:12px}.ev-view td,.ev-view th{padding:2px 3px}}
 """ + counts_css("ev") + "\n</style>"
@@ -380,8 +382,8 @@ def neighbours_html(result: dict, title: str, counts=None) -> str:
                     f'title="{html.escape(repr(n["token_str"]))}">{html.escape(word)}</th>'
                     f'<td class="ev-score">{sim:.3f}</td><td class="ev-track">{track}</td>{seen}</tr>')
     if not rows:
-        rows.append(f'<tr><td colspan="{4 if counts is None else 5}">No token is left to compare once the query’s own tokens and special '
-                    "tokens are set aside.</td></tr>")
+        rows.append(f'<tr><td colspan="{4 if counts is None else 5}">No token is left to compare once the query’s own '
+                    "tokens and special tokens are set aside.</td></tr>")
     if "query_pieces" in result:
         a, b, c = (html.escape(w) for w in result["query"])
         lines = [f"“{a}” is to “{b}” as “{c}” is to …? The words nearest to {b} − {a} + {c} (each word's "
@@ -671,7 +673,8 @@ def _map_figure(mapped: tuple, title: str = "Words on a map: their embeddings in
         best = min(range(len(_PLACES)), key=cost)
         placed.append(boxes[best])
         (dx, dy, ha, va), ring = _PLACES[best]
-        leader = {"arrowprops": {"arrowstyle": "-", "color": "0.55", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}} if ring else {}
+        leader = ({"arrowprops": {"arrowstyle": "-", "color": "0.55", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}}
+                  if ring else {})
         ax.annotate(label, (xy[i, 0], xy[i, 1]), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va,
                     fontsize=font, **leader)
     ax.set_xlabel(f"PC 1 ({shares[0]:.0%} of variance)", fontsize=11)

@@ -23,7 +23,8 @@ FILL_MASK_CSS = """<style>
 .fm-mask th.fm-word{font-weight:400;text-align:left;padding:2px 6px}
 .fm-mask td{padding:2px 6px;vertical-align:middle}
 .fm-mask .fm-word{white-space:nowrap;max-width:12em;overflow:hidden;text-overflow:ellipsis}
-.fm-mask .fm-cand{white-space:normal;overflow-wrap:anywhere;min-width:7em;max-width:16em}  /* a long word breaks, a short one never */
+.fm-mask .fm-cand{white-space:normal;overflow-wrap:anywhere;min-width:7em;
+  max-width:16em}  /* a long word breaks, a short one never */
 .fm-mask .fm-label{white-space:normal}
 .fm-mask .fm-cand small{display:block;opacity:.75}
 .fm-mask td.fm-track{width:55%;min-width:40px}
@@ -34,10 +35,12 @@ FILL_MASK_CSS = """<style>
 /* a narrow box: each answer's count on a line of its own under it, the whole width (4 columns do not fit). The
    box's width, not the screen's: from about 720 px the page puts this view in one of two columns, 340-480 px wide
    up to 1180 px, where the wide table stuck out of the column and its bars shrank to 10 px */
-@container (max-width:560px){.fm-mask table.fm-table:has(td.fm-seen),.fm-mask table:has(td.fm-seen) tbody{display:block;padding:0}
+@container (max-width:560px){
+  .fm-mask table.fm-table:has(td.fm-seen),.fm-mask table:has(td.fm-seen) tbody{display:block;padding:0}
   .fm-mask table:has(td.fm-seen) thead{display:none}
   .fm-mask table:has(td.fm-seen),.fm-mask table:has(td.fm-seen) :is(tbody,tr,th,td){margin:0 !important}
-  .fm-mask table:has(td.fm-seen) tr{display:grid;grid-template-columns:7.5em 1fr auto;align-items:center;padding:0 !important}
+  .fm-mask table:has(td.fm-seen) tr{display:grid;grid-template-columns:7.5em 1fr auto;align-items:center;
+    padding:0 !important}
   .fm-mask td.fm-seen{grid-column:1/-1;white-space:normal;padding:0 6px 4px}
   .fm-mask td.fm-seen::before{content:'in the pretraining text: '}}
 .fm-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
@@ -70,10 +73,11 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
     and the table shows in line while it has the focus: a keyboard's Tab, a tap) and a bar scaled to the top
     prediction of that mask, so the ranking shows even when every probability is small; then, given `tokens`
     (`demo.tokens_view.Tokens`), the text as the model reads it (`tokens_html`). `heading`: the element of
-    each part's heading (the page's title is the h1; "h3" inside a comparison, whose models are the h2s). A prediction that is whitespace or
-    part of a character reads as a label (`demo.formatting.word_label`: "␣", "⟨byte 0xE6⟩ (part of a character)";
-    its bytes are named given the model's `tokenizer`). Given `counts` (`demo.training_counts.TrainingCounts` of
-    the model's vocabulary), a last column says how often the pretraining text held each answer (`answer_seen_cell`)."""
+    each part's heading (the page's title is the h1; "h3" inside a comparison, whose models are the h2s). A prediction
+    that is whitespace or part of a character reads as a label (`demo.formatting.word_label`: "␣", "⟨byte 0xE6⟩ (part
+    of a character)"; its bytes are named given the model's `tokenizer`). Given `counts`
+    (`demo.training_counts.TrainingCounts` of the model's vocabulary), a last column says how often the pretraining
+    text held each answer (`answer_seen_cell`)."""
     blocks = []
     for i, row in enumerate(per_mask):
         top = max((float(r["score"]) for r in row), default=0.0) or 1.0

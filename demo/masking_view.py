@@ -197,7 +197,8 @@ def special_note(tokens: Tokens) -> str:
         return ""
     one = len(names) == 1
     quoted = " and ".join(f"“{html.escape(name)}”" for name in names)
-    return (f'<p class="mk-special-note">{quoted} typed in the sentence {"is a special token" if one else "are special tokens"}'
+    return (f'<p class="mk-special-note">{quoted} typed in the sentence '
+            f'{"is a special token" if one else "are special tokens"}'
             f' (in a dashed box): {"it stays" if one else "they stay"} as typed in every epoch and '
             f'{"is" if one else "are"} never a target, so “positions ever a target” leaves {"it" if one else "them"} '
             'out.</p>')
@@ -305,7 +306,8 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
             'Static masking repeats its masks (BERT duplicated its data 10 times with different masks, so over 40 '
             'epochs each mask was seen 4 times); dynamic masking draws a new one every time the sentence is fed to '
             'the model.</p>')
-    return (f'{MASKING_CSS}<div class="mk-wrap">{_legend()}{special_note(tokens)}<div class="mk-scroll" role="region" tabindex="0" '
+    return (f'{MASKING_CSS}<div class="mk-wrap">{_legend()}{special_note(tokens)}'
+            f'<div class="mk-scroll" role="region" tabindex="0" '
             f'aria-label="The sentence epoch by epoch, one column per scheme"><table class="mk-table">'
             f'<colgroup><col class="mk-epoch"><col><col><col></colgroup><thead><tr><th>epoch</th>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div>{empty_note(runs)}{note}</div>')

@@ -168,7 +168,8 @@ def _check_choice(choice, allow_local: bool, hub_mode: str = "any") -> str:
                      if written_as_path(source) else "")  # its spelling, not the disk, says it is meant as one
         raise ModelChoiceError(f"“{source}” is not {repo_id}{only_here}.")
     if not folder and hub_mode != "any":
-        allowed = sorted({repo for kind in KINDS.values() for repo in kind.suggested}) if hub_mode == "suggested" else []
+        allowed = (sorted({repo for kind in KINDS.values() for repo in kind.suggested}) if hub_mode == "suggested"
+                   else [])
         if source not in allowed:
             offer = f" and these Hub models: {', '.join(allowed)}" if allowed else ""
             raise ModelChoiceError(f"This server offers only its own models{offer} ({HUB_ENV}={hub_mode}).")

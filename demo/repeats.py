@@ -3,9 +3,9 @@
 Gradio 6's Dropdown fires its `.input` event twice when an option is clicked (the pick, then the blur that
 follows, in the same millisecond: two identical runs at once, both compute slots held) and once more on every
 blur, the value unchanged (Tab out of the Layer box redrew the attention grid, ~0.5 s). Reopening a sub-tab
-whose inputs have not changed redrew it too. The app (demo/wiring.py, for app.py) asks `RepeatedEvents.should_run` before a UI
-event's handler: per browser session, each output carries a version, raised by every event that may write it
-when it starts; an event may be skipped when it starts with the same inputs as its last start and none of its
+whose inputs have not changed redrew it too. The app (demo/wiring.py, for app.py) asks `RepeatedEvents.should_run`
+before a UI event's handler: per browser session, each output carries a version, raised by every event that may write
+it when it starts; an event may be skipped when it starts with the same inputs as its last start and none of its
 outputs has been written since (by it or by another event), so what they show is what this run would draw.
 
 That holds only if every event that writes those outputs is counted here: demo.wiring routes each of them through

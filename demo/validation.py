@@ -113,8 +113,8 @@ def show_warnings(held: list | None) -> None:
 
 def user_errors(fn):
     """Turn ValueError (user-facing messages of the pipelines and of our checks) into gr.Error, and any
-    other exception (a BaseException too, but `EXITS`) into a generic gr.Error; log the traceback server-side. Gradio renders error messages
-    as HTML, so any "<" or "&" in them (from the user's input) is escaped."""
+    other exception (a BaseException too, but `EXITS`) into a generic gr.Error; log the traceback server-side. Gradio
+    renders error messages as HTML, so any "<" or "&" in them (from the user's input) is escaped."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):

@@ -239,10 +239,10 @@ class Wiring:
         tab's other inputs too, and its model: the tab's State, or the box an example sets) in `ui`'s queue, the
         shared compute one or SLOW (gr.Examples' own run_on_click event would get a concurrency group, and so a
         limit, of its own), counted by the repeats guard (`guarded`) as a run that always happens. `labels`: what
-        each example shows instead of its text (a long one). `columns`: the indices of the inputs the examples show (default: all);
-        the others are still set, e.g. a box an example clears. `model_state`: (the model box an example sets,
-        the tab's model State), set to the box's value once the example ran, so that the box and the tab agree
-        (it is set without an event of its own: the example ran on the box's model already)."""
+        each example shows instead of its text (a long one). `columns`: the indices of the inputs the examples show
+        (default: all); the others are still set, e.g. a box an example clears. `model_state`: (the model box an
+        example sets, the tab's model State), set to the box's value once the example ran, so that the box and the tab
+        agree (it is set without an event of its own: the example ran on the box's model already)."""
         shown = gr.Examples(rows, inputs, api_name=f"{name}_example", example_labels=labels, visible_columns=columns)
         run_inputs = run_inputs or inputs
         outputs = [*outputs, error, *ui.clears]

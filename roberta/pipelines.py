@@ -179,9 +179,9 @@ class FillMaskPipeline(Pipeline):
     def logit_lens(self, text: str) -> torch.Tensor:
         """The logit lens on one text: the MLM head reads every layer's output at each mask as if it were the
         last layer's. Returns probabilities (nl + 1, M, V), nl = config.num_hidden_layers: row 0 from the
-        embeddings alone (the mask token and its position, before any attention), row nl the model's own prediction (what calling the pipeline
-        scores). RoBERTa is post-norm, so each layer's output has just been through a LayerNorm, on the scale
-        the head was trained on; but the head was trained on the last layer only."""
+        embeddings alone (the mask token and its position, before any attention), row nl the model's own prediction
+        (what calling the pipeline scores). RoBERTa is post-norm, so each layer's output has just been through a
+        LayerNorm, on the scale the head was trained on; but the head was trained on the last layer only."""
         if not isinstance(text, str):
             raise ValueError(f"logit_lens reads one text, got {type(text).__name__}")
         text = _masked(_check_texts(text)[0])

@@ -200,7 +200,8 @@ def encode_windows(tokenizer: Tokenizer, texts, max_length: int, stride: int | N
     stride = window_stride(max_length) if stride is None else stride
     if isinstance(stride, bool) or not isinstance(stride, int) or not 0 <= stride < max_length - 2:
         raise ValueError(f"stride must be a whole number from 0 to {max_length - 3} (a window of {max_length} "
-                         f"tokens holds {max_length - 2} of the text, and must move on by at least one), got {stride!r}")
+                         f"tokens holds {max_length - 2} of the text, and must move on by at least one), "
+                         f"got {stride!r}")
     if not texts:
         empty = torch.zeros(0, 0, dtype=torch.long)
         return empty, empty, torch.zeros(0, dtype=torch.long)

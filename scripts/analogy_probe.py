@@ -44,7 +44,8 @@ def main(argv=None) -> int:
     if not 1 <= args.top_k <= MAX_K:  # by its option's name, once, not per question
         parser.error(f"--top-k must be between 1 and {MAX_K}, got {args.top_k}")
     if args.probe and not Path(args.probe).is_file():
-        parser.error(f"--probe {args.probe}: " + ("a folder, not a file" if Path(args.probe).is_dir() else "no such file"))
+        parser.error(f"--probe {args.probe}: " +
+                     ("a folder, not a file" if Path(args.probe).is_dir() else "no such file"))
     results = {}
     try:  # a missing folder or Hub id, a classifier, a malformed probe, --out a folder
         if args.out:

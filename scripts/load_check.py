@@ -188,7 +188,8 @@ def report(latencies: dict, errors: list, wall: float, clients: int, requests: i
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m scripts.load_check", description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+    p = argparse.ArgumentParser(prog="python -m scripts.load_check", description=__doc__.split("\n\n")[0],
+                                epilog=__doc__.split("\n\n", 1)[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", help="target a running app instead of starting app.py")
     p.add_argument("--mlm", help="MLM_MODEL for the started app (default: the environment, else assets/)")

@@ -197,7 +197,8 @@ def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] 
     ax.set_xscale("log")
     ax.margins(y=0.1)  # room for the labels below the lowest point
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}"))
-    ax.xaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}" if str(int(x))[0] in "25" else ""))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
+        lambda x, _: f"{x:g}" if str(int(x))[0] in "25" else ""))
     ax.set(xlabel="total training tokens (millions, log scale)", ylabel="held-out MLM accuracy (%)")
     ax.set_title(textwrap.fill(title, 100))  # phases scored on different data list each group
     ax.legend(fontsize=7 if crowded else 8, loc="lower right", bbox_to_anchor=(0.995, 0.42) if crowded else None)
@@ -213,7 +214,8 @@ def main(argv=None) -> int:
     p.add_argument("--target", type=float, default=0.50,
                    help="accuracy to extrapolate to (default: %(default)s, issue 16's target)")
     p.add_argument("--tokens-per-s", type=float, default=5300.0,
-                   help="training speed for the hours estimate (default: %(default)s: phase 5 on the 2-core EPYC with AVX512-BF16)")
+                   help="training speed for the hours estimate (default: %(default)s: phase 5 on the 2-core EPYC "
+                        "with AVX512-BF16)")
     p.add_argument("--out", default=None, help="the figure (default: MODEL/phases.png)")
     args = p.parse_args(argv)
     if not 0 < args.target < 1 or not args.tokens_per_s > 0:  # were drawn and extrapolated without a word

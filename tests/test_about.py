@@ -237,7 +237,8 @@ def test_the_comparison_says_the_reference_differs_in_its_vocabulary_only():
     import torch
     import roberta
     with torch.device("meta"):
-        same = roberta.RobertaForMaskedLM(roberta.RobertaConfig(**{**reference.to_dict(), "vocab_size": cfg.vocab_size}))
+        same = roberta.RobertaForMaskedLM(roberta.RobertaConfig(**{**reference.to_dict(),
+                                                                   "vocab_size": cfg.vocab_size}))
     assert same.num_parameters() == loaded.model.num_parameters()
 
 

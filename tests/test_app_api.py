@@ -160,7 +160,8 @@ def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir, biased_mlm_dir):
     *_, notes, heads, layer, head, _, _, _, _ = client.predict("The cat.", 2, 1, str(tiny_clf_dir),
                                                                api_name="/attention")
     assert md_escape(str(tiny_clf_dir)) in notes and "Layer 2, head 1" in heads
-    with pytest.raises(AppError, match="cannot be reached.*Nothing was run with it, and the current model stays in use"):
+    with pytest.raises(AppError,
+                       match="cannot be reached.*Nothing was run with it, and the current model stays in use"):
         client.predict("The cat.", 2, 1, "someone/no-such-roberta", api_name="/attention")
     shipped = client.predict(TEXT, 3, "", "shipped", api_name="/fill_mask")[-2]
     assert client.predict(TEXT, 3, "", str(tiny_mlm_dir), api_name="/fill_mask")[-2] == shipped
@@ -475,7 +476,8 @@ def _post_file(url: str, size: int) -> int:
     """POST one file of `size` bytes as multipart/form-data; the HTTP status (0: connection closed early)."""
     boundary = uuid.uuid4().hex
     body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"x.bin\"\r\n"
-            "Content-Type: application/octet-stream\r\n\r\n").encode() + b"0" * size + f"\r\n--{boundary}--\r\n".encode()
+            "Content-Type: application/octet-stream\r\n\r\n").encode() + b"0" * size + \
+        f"\r\n--{boundary}--\r\n".encode()
     request = urllib.request.Request(url, data=body, method="POST",
                                      headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
     try:

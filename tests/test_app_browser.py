@@ -570,7 +570,8 @@ def test_embeddings_tab(page):
     page.evaluate(RECORD_ANNOUNCEMENTS)
     words_only = page.get_by_label("Only tokens that begin a word (a space, then a letter or digit)")
     words_only.press("Space")
-    page.wait_for_function("() => window.announced.some(t => t.startsWith('Nearest words: Nearest to “house” (10 words)'))")
+    page.wait_for_function("() => window.announced.some(t => t.startsWith("
+                           "'Nearest words: Nearest to “house” (10 words)'))")
     words_only.press("Space")  # back: the page is shared
     sync_api.expect(words_only).to_be_checked()
     page.evaluate("window.announced = []")
@@ -607,7 +608,8 @@ def test_about_tab(page):
     assert broken == 0
     # what the model read: the counts' figure (TOKEN_COUNTS's, beside the counts file) with its caption
     sync_api.expect(page.get_by_text("What it read")).to_be_visible()
-    sync_api.expect(page.get_by_role("img", name=re.compile("How often the pretraining text holds each token"))).to_be_visible()
+    sync_api.expect(page.get_by_role(
+        "img", name=re.compile("How often the pretraining text holds each token"))).to_be_visible()
     page.get_by_text("Architecture and parameter counts").click()
     sync_api.expect(page.get_by_role("cell", name="Token embeddings", exact=True)).to_be_visible()
     # a static figure is read by its alt text but is no Tab stop (gr.Image wraps it in a button that does
@@ -719,12 +721,14 @@ LINES_JS = """els => els.map(e => {  // how many lines an element's text takes, 
 })"""
 EXAMPLES_JS = """() => [...document.querySelectorAll('.table-wrap > table[role="grid"]')].filter(t => t.offsetParent)
   .map(t => ({box: t.parentElement.clientWidth, table: t.scrollWidth,
-              cut: [...t.querySelectorAll('th')].filter(th => th.scrollWidth > th.clientWidth + 1).map(th => th.textContent)}))"""
+              cut: [...t.querySelectorAll('th')].filter(th => th.scrollWidth > th.clientWidth + 1)
+                .map(th => th.textContent)}))"""
 MD_TABLES_JS = """() => [...document.querySelectorAll('.md table')].filter(t => t.offsetParent).map(t => {
   const style = getComputedStyle(t);
   return {head: t.querySelector('th').textContent.trim(), width: t.clientWidth, content: t.scrollWidth,
           cue: style.backgroundImage.includes('radial-gradient') && style.backgroundAttachment.includes('local'),
-          cut: [...t.querySelectorAll('th')].filter(th => th.scrollWidth > th.clientWidth + 1).map(th => th.textContent)};
+          cut: [...t.querySelectorAll('th')].filter(th => th.scrollWidth > th.clientWidth + 1)
+            .map(th => th.textContent)};
 })"""
 
 
@@ -942,9 +946,11 @@ def rendered_contrast(locator):
 # each side's words have one filter, a hue-rotate, and the legend's swatches none: they are painted in the colours
 # they name (a redrawn word's filter changes over Gradio's 0.15 s transition: waited for)
 SAME_FILTERS_JS = """() => ['239, 68, 60', '128, 90, 213'].every(rgb => {
-  const words = [...document.querySelectorAll(`#st-words .score-token[style*="${rgb}"]`)].map(e => getComputedStyle(e).filter);
+  const words = [...document.querySelectorAll(`#st-words .score-token[style*="${rgb}"]`)]
+    .map(e => getComputedStyle(e).filter);
   return words.every(f => f === words[0] && f.startsWith('hue-rotate'));
-}) && [...document.querySelectorAll('#st-explain .st-swatch')].every(e => !getComputedStyle(e).filter.includes('hue'))"""
+}) && [...document.querySelectorAll('#st-explain .st-swatch')]
+  .every(e => !getComputedStyle(e).filter.includes('hue'))"""
 
 
 def check_word_colours(page):

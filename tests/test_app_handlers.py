@@ -1577,7 +1577,8 @@ def test_masking_bad_input(handlers, text, epochs, seed, match):
 
 def test_spaces_around_the_text_are_no_tokens_in_masking_and_attention(handlers):
     """A trailing space or newline (pasted text) was a token of its own: another random draw, another map."""
-    assert handlers.masking("The cat sees the house. \n", 5, 0)[1] == handlers.masking("The cat sees the house.", 5, 0)[1]
+    assert (handlers.masking("The cat sees the house. \n", 5, 0)[1]
+            == handlers.masking("The cat sees the house.", 5, 0)[1])
     padded, plain = (handlers.attention(text, 1, "average")[4] for text in ("  The cat.\n", "The cat."))
     assert padded["choices"] == plain["choices"]
 
@@ -1650,7 +1651,8 @@ def test_a_text_too_long_is_said_for_a_singular_and_a_plural_name(handlers):
     that agree with either."""
     long = "x" * (V.MAX_CHARS + 1)
     for call, name in [(lambda: handlers.fill_mask("a <mask>", 3, long), "The candidate words"),
-                       (lambda: handlers.word_map(long), "The words"), (lambda: handlers.fill_mask(long, 3), "The text")]:
+                       (lambda: handlers.word_map(long), "The words"),
+                       (lambda: handlers.fill_mask(long, 3), "The text")]:
         with _error(f"^'{name} must be at most {V.MAX_CHARS:,} characters long; {len(long):,} is too long.'$"):
             call()
 

@@ -62,8 +62,8 @@ def test_every_compute_event_shares_one_concurrency_group(app):
                "limit": f.concurrency_limit, "queue": f.queue} for f in app.demo.fns.values()]
     compute = [e for e in events if e["fn"]]
     assert {e["fn"] for e in compute} == {"fill_mask", "fill_mask_page", "fill_mask_layers",
-                                                        "fill_mask_compare", "classify", "counterfactual", "counterfactual_page",
-                                                        "attention", "attention_page",
+                                                        "fill_mask_compare", "classify", "counterfactual",
+                                                        "counterfactual_page", "attention", "attention_page",
                                                         "attention_token", "attention_layer", "attention_head",
                                                         "attention_view", "masking", "tokens", "bpe_merges",
                                                         "neighbours", "analogy", "word_map", "positions"}
@@ -81,8 +81,8 @@ def test_every_compute_event_shares_one_concurrency_group(app):
     boxes = {e["api_name"]: e["concurrency_id"] for e in events if e["api_name"] in names}
     assert boxes == dict.fromkeys(names, "load")
     assert {e["limit"] for e in events if e["api_name"] in names} == {2}  # two loads at a time, all boxes together
-    wanted = ("fill_mask", "fill_mask_layers", "fill_mask_compare", "classify", "counterfactual", "attention", "attention_token",
-              "masking", "tokens", "bpe_merges", "neighbours", "analogy", "word_map", "positions")
+    wanted = ("fill_mask", "fill_mask_layers", "fill_mask_compare", "classify", "counterfactual", "attention",
+              "attention_token", "masking", "tokens", "bpe_merges", "neighbours", "analogy", "word_map", "positions")
     public = {e["api_name"] for e in compute if e["api_name"] in wanted}
     assert public == set(wanted)
     for e in compute:

@@ -166,7 +166,8 @@ def test_attention_model_box(models, handlers, hf_mlm_dir, hf_clf_dir, monkeypat
         handlers.attention("the cat.", 1, "average", "FacebookAI/roberta-base")
     assert handlers.attention("the cat.", 1, "average", "sentiment")[6].count('class="hv-r"') > 2
     refused = handlers.attention_model("<b>", "mlm")[2]
-    assert "“&lt;b&gt;” is neither an existing folder nor a Hugging Face Hub repo id" in refused and "<b>" not in refused
+    assert ("“&lt;b&gt;” is neither an existing folder nor a Hugging Face Hub repo id" in refused
+            and "<b>" not in refused)
 
 
 def test_the_attention_tab_reads_its_model_and_view_names_in_any_case(handlers):
@@ -313,7 +314,8 @@ def test_a_model_that_cannot_load_keeps_the_current_one(models, monkeypatch, key
 
 
 @pytest.mark.parametrize("choice, allow_local, message", [
-    ("C:\\Windows", False, "“C:\\Windows” is not a Hugging Face Hub repo id (OWNER/NAME, e.g. FacebookAI/roberta-base)."),
+    ("C:\\Windows", False,
+     "“C:\\Windows” is not a Hugging Face Hub repo id (OWNER/NAME, e.g. FacebookAI/roberta-base)."),
     ("C:\\Windows", True, "“C:\\Windows” is neither an existing folder nor a Hugging Face Hub repo id (OWNER/NAME"),
     ("http://evil.com/x", False, "“http://evil.com/x” is a web address, not a Hugging Face Hub repo id (OWNER/NAME"),
     ("https://huggingface.co/FacebookAI/roberta-base", True, "is a web address, not a Hugging Face Hub repo id"),

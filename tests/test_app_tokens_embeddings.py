@@ -103,7 +103,8 @@ def test_a_text_of_special_tokens_alone_says_why_merge_by_merge_is_empty(handler
 
 
 @pytest.mark.parametrize("call, limit", [
-    (lambda h, word: h.neighbours(word), "The word is 200,001 characters long: type one word of at most 40 characters."),
+    (lambda h, word: h.neighbours(word), "The word is 200,001 characters long: type one word of at most 40 "
+                                         "characters."),
     (lambda h, word: h.analogy("man", word, "woman"), "Word b is 200,001 characters long: type one word of at most 40"),
     (lambda h, word: h.bpe_merges(word), "The word is 200,001 characters long: merge by merge shows words of up to 40 "
                                          "bytes"),
@@ -153,7 +154,8 @@ def test_neighbours_rank_by_cosine_similarity(handlers, models):
     (("cat", 5, "yes"), "“Only tokens that begin a word” must be ticked or not \\(true or false\\), got “yes”\\."),
     ((3, 5, True), "The word must be a string"),
     (("😀", 5, True), "“😀” has characters this tokenizer cuts into bytes .*⟨byte 0xF0⟩.*says nothing"),
-    (("x東", 5, True), "“x東” has characters this tokenizer cuts into bytes .*⟨byte 0xE6⟩.*says nothing"),  # in part: refused too
+    # in part: refused too
+    (("x東", 5, True), "“x東” has characters this tokenizer cuts into bytes .*⟨byte 0xE6⟩.*says nothing"),
 ])
 def test_neighbours_bad_input(handlers, args, match):
     with _error(match):

@@ -64,8 +64,9 @@ def test_average_and_tokenizer_never_overwrite_a_model(train_files, tiny_mlm_dir
     other = shutil.copytree(tiny_clf_dir, tmp_path / "clf-2")
     assert_user_error(average.main, [str(tiny_clf_dir), str(other), "--out", str(folder)], capsys,
                       f"{folder} already holds a run or model")
-    assert_user_error(tokenizer.main, ["--corpus", str(train_files / "corpus.txt"), "--vocab-size", "300", "--eval-text", "",
-                                       "--out", str(folder)], capsys, "holds a model (config.json, model.safetensors)")
+    assert_user_error(tokenizer.main, ["--corpus", str(train_files / "corpus.txt"), "--vocab-size", "300",
+                                       "--eval-text", "", "--out", str(folder)], capsys,
+                      "holds a model (config.json, model.safetensors)")
     assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
 
 
@@ -277,7 +278,8 @@ def test_gpu_transfer_paths(train_files, tmp_path, capsys):
     a_file = train_files / "corpus.txt"
     bundle = ["bundle", "--data-root", str(train_files), "--files", "corpus.txt"]
     # were "[Errno 17] File exists: ...", "[Errno 2] No such file or directory: ...", and a file packed as the runs
-    assert_user_error(gpu_transfer.main, [*bundle, "--out", str(a_file), "--tokenizer", str(train_files / "tokenizer.json")],
+    assert_user_error(gpu_transfer.main, [*bundle, "--out", str(a_file), "--tokenizer",
+                                          str(train_files / "tokenizer.json")],
                       capsys, f"--out {a_file} is a file, not a folder")
     assert_user_error(gpu_transfer.main, [*bundle, "--out", str(tmp_path / "up"), "--tokenizer",
                                           str(tmp_path / "tok.json")], capsys, "--tokenizer", "no such file")
@@ -302,7 +304,8 @@ def test_experiment_scripts_check_before_running(train_files, tmp_path, capsys):
                       "--imdb-unsup", "no such file")
     assert not out.exists()
     # were an empty sst2-lower.txt, exit 0 (train.pretrain then found "no documents"), and a negative length taken
-    tapt = ["--out", str(out), "--imdb-unsup", str(train_files / "corpus.txt"), "--sst2-train", str(train_files / "train.tsv")]
+    tapt = ["--out", str(out), "--imdb-unsup", str(train_files / "corpus.txt"),
+            "--sst2-train", str(train_files / "train.tsv")]
     assert_user_error(tapt_corpus.main, [*tapt, "--min-words", "1000"], capsys, "sst2-lower.txt: no document was kept")
     assert sorted(p.name for p in out.iterdir()) == []  # neither file: sst2-lower.txt marks the recipe's step done
     assert tapt_corpus.main(tapt) == 0  # the same command with a good input then writes both

@@ -83,8 +83,8 @@ def test_screenshots_refuse_a_model_the_app_cannot_serve_and_replace_no_picture_
     monkeypatch.setenv("MLM_MODEL", str(tmp_path / "no-such-model"))
     monkeypatch.setenv("SENTIMENT_MODEL", str(tiny_clf_dir))
     out = tmp_path / "shots"
-    assert_user_error(screenshots.main, ["--out", str(out)], capsys, "The fill-mask (pretrained MLM) model is not available",
-                      "does not exist")
+    assert_user_error(screenshots.main, ["--out", str(out)], capsys,
+                      "The fill-mask (pretrained MLM) model is not available", "does not exist")
     assert not out.exists()  # nothing written
     out.mkdir()
     old = out / "fill-mask.png"
@@ -147,8 +147,9 @@ def test_an_sst2_layout_file_keeps_every_row_as_pretraining_text(tmp_path, capsy
     documents = data.read_documents(str(dev))
     assert len(documents) == 872
     out = tmp_path / "tok"
-    code, stdout, err = outcome(tokenizer_cli.main, ["--corpus", str(dev), "--eval-text", str(dev), "--vocab-size", "300",
-                                                 "--min-frequency", "1", "--quiet", "--out", str(out)], capsys)
+    code, stdout, err = outcome(tokenizer_cli.main, ["--corpus", str(dev), "--eval-text", str(dev),
+                                                 "--vocab-size", "300", "--min-frequency", "1", "--quiet",
+                                                 "--out", str(out)], capsys)
     assert code == 0, err
     assert (out / "tokenizer.json").is_file()
 

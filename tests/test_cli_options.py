@@ -246,7 +246,8 @@ def test_average_refuses_members_of_different_inits_unless_allowed(two_inits, tr
     assert metrics["dev_examples"] == 60
 
 
-@pytest.mark.parametrize("given, recorded", [([], 0.7), (["--unsure-below", "0"], 0.0), (["--unsure-below", "0.9"], 0.9)])
+@pytest.mark.parametrize("given, recorded",
+                         [([], 0.7), (["--unsure-below", "0"], 0.0), (["--unsure-below", "0.9"], 0.9)])
 def test_average_unsure_below_zero_is_a_threshold(two_inits, train_files, tmp_path, given, recorded):
     """--unsure-below 0 (every label counts, however unsure) is kept, not read as "not given" (default 0.7)."""
     from train.evaluate import DEFAULT_CHECKS
@@ -375,7 +376,8 @@ def test_average_imdb_seed_chooses_the_imdb_sample(two_inits, train_files, tmp_p
 
     scored, evaluate_reviews = [], evaluate.evaluate_reviews
     monkeypatch.setattr(evaluate, "evaluate_reviews",
-                        lambda model, tokenizer, texts, *a: scored.append(texts) or evaluate_reviews(model, tokenizer, texts, *a))
+                        lambda model, tokenizer, texts, *a: (scored.append(texts)
+                                                             or evaluate_reviews(model, tokenizer, texts, *a)))
     for member_folder in two_inits:  # as their fine-tuning recorded it
         metrics = json.loads((member_folder / "metrics.json").read_text())
         (member_folder / "metrics.json").write_text(json.dumps({**metrics, "imdb_seed": 5, "imdb_examples": 12}))

@@ -20,8 +20,8 @@ def test_space_files_are_the_app_and_its_models_only():
     # the README's links to docs/ work on the Space too (they were 404s there)
     assert "docs/pretraining.md" in files and "docs/gpu-training.md" in files
     # what git tracks of those folders, nothing more (Gradio writes a .pyi stub beside app.py and demo/components.py)
-    tracked = subprocess.run(["git", "ls-files", "app.py", "README.md", "LICENSE", "requirements.txt", "demo", "roberta",
-                              "assets", "docs"], capture_output=True, text=True, cwd=deploy_space.ROOT)
+    tracked = subprocess.run(["git", "ls-files", "app.py", "README.md", "LICENSE", "requirements.txt", "demo",
+                              "roberta", "assets", "docs"], capture_output=True, text=True, cwd=deploy_space.ROOT)
     if tracked.returncode == 0 and tracked.stdout:  # a git checkout (CI's clean clone is one)
         assert files == set(tracked.stdout.split())
 

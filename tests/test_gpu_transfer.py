@@ -45,7 +45,8 @@ def test_a_new_bundle_leaves_nothing_of_an_earlier_one(data_root, train_files, t
     written = gpu_transfer.bundle(out, data_root, ["corpus"], tokenizer=tokenizer)
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
         "bundle.json", "data/corpus/a.txt.xz", "notes.txt", "tokenizer.json"]
-    assert len(written) == 2 and f"removed {out / 'data' / 'valid.tokens.xz'}: an earlier bundle's" in capsys.readouterr().out
+    assert (len(written) == 2
+            and f"removed {out / 'data' / 'valid.tokens.xz'}: an earlier bundle's" in capsys.readouterr().out)
 
 
 def test_a_bundle_that_failed_or_was_refused_is_never_taken_for_a_finished_one(data_root, train_files, tmp_path,
@@ -134,7 +135,8 @@ def test_pack_and_unpack_round_trip(tiny_mlm_dir, tmp_path):
     back = gpu_transfer.unpack(tmp_path / "out", tmp_path / "back")
     assert not (back / "mlm" / "checkpoints").exists()
     assert (back / "mlm" / "model.safetensors").read_bytes() == (runs / "mlm" / "model.safetensors").read_bytes()
-    unpacked, packed = (roberta.RobertaForMaskedLM.from_pretrained(f).state_dict() for f in (back / "mlm", runs / "mlm"))
+    unpacked, packed = (roberta.RobertaForMaskedLM.from_pretrained(f).state_dict()
+                        for f in (back / "mlm", runs / "mlm"))
     assert unpacked.keys() == packed.keys() and all(unpacked[k].equal(packed[k]) for k in packed)
     with pytest.raises(FileExistsError, match="already holds mlm"):  # was merged over the first unpack
         gpu_transfer.unpack(tmp_path / "out", back)
@@ -203,7 +205,8 @@ def make_upload(train_files, tmp_path) -> Path:
         shutil.copy(train_files / src, root / name)
     # labelled reviews, also pretraining text less their 1,000-row evaluation sample: more rows than that
     reviews = (train_files / "corpus.txt").read_text().replace("\n", " ").split(". ")
-    (root / "imdb" / "train.tsv").write_text("text\tlabel\n" + "".join(f"{r}.\t{i % 2}\n" for i, r in enumerate(reviews)))
+    (root / "imdb" / "train.tsv").write_text("text\tlabel\n" +
+                                             "".join(f"{r}.\t{i % 2}\n" for i, r in enumerate(reviews)))
     upload = tmp_path / "upload"
     gpu_transfer.bundle(upload, root, tokenizer=train_files / "tokenizer.json")
     return upload
@@ -222,7 +225,8 @@ def test_gpu_session_retries_a_failed_pretraining_and_returns_what_finished_with
     upload, out = make_upload(train_files, tmp_path), tmp_path / "OUT"
     assert gpu_session.main(["--out", str(out), "--upload", str(upload), "--work", str(tmp_path / "work"),
                              "--deadline-s", "400", "--retry-lr", "2e-3", "--tests", "", "--minutes", "0.5",
-                             "--", "--quick", "--seeds", "0", "--gpu-lr", "1e30", "--pretrain-args", "--max-steps 3"]) == 0
+                             "--", "--quick", "--seeds", "0", "--gpu-lr", "1e30",
+                             "--pretrain-args", "--max-steps 3"]) == 0
     printed = capsys.readouterr().out  # the end of a device call's output: the figures, should nothing come back
     assert "retrying at lr 0.002" in printed and "tokens/s), stopped by " in printed
     assert "== sst2-s0: SST-2 dev" in printed

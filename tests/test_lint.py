@@ -9,7 +9,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_ruff_finds_nothing():
     result = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", "."],
                             cwd=ROOT, capture_output=True, text=True)
-    assert "No module named ruff" not in result.stderr, "ruff is a test dependency: pip install -r requirements-test.txt"
+    assert "No module named ruff" not in result.stderr, \
+        "ruff is a test dependency: pip install -r requirements-test.txt"
     assert result.returncode == 0, result.stdout + result.stderr
 
 

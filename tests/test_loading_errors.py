@@ -173,7 +173,8 @@ def test_bad_json_and_non_utf8_config_name_the_file(folder):
 def test_config_that_does_not_match_the_weights_shapes(folder):
     path = edit_config(folder, vocab_size=400)
     with pytest.raises(ModelLoadError, match=re.escape(str(folder / "model.safetensors")) +
-                       r": roberta\.embeddings\.word_embeddings\.weight has shape \(300, 32\).*" + re.escape(str(path))):
+                       r": roberta\.embeddings\.word_embeddings\.weight has shape \(300, 32\).*" +
+                       re.escape(str(path))):
         roberta.RobertaForMaskedLM.from_pretrained(folder)
 
 
@@ -463,7 +464,8 @@ def test_require_architecture_words_a_model_of_the_other_kind(tiny_mlm_dir, tiny
         hub.require_architecture(tiny_clf_dir, "RobertaForMaskedLM", "the probe needs a masked-LM model", "--init")
     assert str(info.value) == (f"--init {tiny_clf_dir} is a classifier (RobertaForSequenceClassification); the probe "
                                "needs a masked-LM model") and isinstance(info.value, ModelLoadError)
-    with pytest.raises(hub.ArchitectureMismatch, match=f"^{tiny_mlm_dir} is a masked-LM model \\(RobertaForMaskedLM\\); "):
+    with pytest.raises(hub.ArchitectureMismatch,
+                       match=f"^{tiny_mlm_dir} is a masked-LM model \\(RobertaForMaskedLM\\); "):
         hub.require_architecture(tiny_mlm_dir, "RobertaForSequenceClassification", "calibration needs a classifier")
     with pytest.raises(ModelNotFoundError):  # a folder that cannot be read: the loader's own error, unworded
         hub.require_architecture(tiny_mlm_dir.parent / "missing", "RobertaForMaskedLM", "unused")

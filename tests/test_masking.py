@@ -347,8 +347,8 @@ def test_static_mask_is_the_same_with_padding_on_the_left(tokenizer):
 
 
 def test_static_masks_of_rows_without_trailing_padding_are_unchanged():
-    """Every packed pretraining row but the last is full (no trailing <pad>): its masks are those the masker gave before it
-    cut trailing padding, so recorded training runs reproduce. The expected tensors were computed with that
+    """Every packed pretraining row but the last is full (no trailing <pad>): its masks are those the masker gave
+    before it cut trailing padding, so recorded training runs reproduce. The expected tensors were computed with that
     earlier code (which masked the whole row) on these fixed inputs; a <pad> inside a row is not cut."""
     ids = torch.tensor([[0, 17, 9, 33, 4, 21, 1, 12, 30, 8, 25, 2],
                         [0, 6, 38, 14, 27, 3, 19, 11, 2, 5, 29, 2]])

@@ -77,7 +77,8 @@ def test_an_average_of_phases_is_a_point_above_the_phase_before_and_the_line_sta
     assert "phase 4 (average): 4.0M tokens in all, held-out accuracy 25.0%" in out and "+5.00 points" in out
     write_phases(tmp_path, [(1e6, 0.10), (0, 0.12)])  # a phase and its average: drawn, no rate between them
     assert phase_curve.main(["--model", str(tmp_path)]) == 0
-    assert "no rate to extrapolate yet: it needs two phase ends at different numbers of tokens" in capsys.readouterr().out
+    assert ("no rate to extrapolate yet: it needs two phase ends at different numbers of tokens"
+            in capsys.readouterr().out)
 
 
 def test_the_rate_fits_every_phase_end_of_the_last_doubling(tmp_path):

@@ -383,7 +383,8 @@ def test_pipeline_bad_arguments(tiny_mlm_dir, tiny_clf_dir, tokenizer):
         roberta.pipeline("fill-mask", model=model)
     with pytest.raises(ValueError, match="RobertaForSequenceClassification"):
         roberta.pipeline("sentiment-analysis", model=model, tokenizer=tokenizer)
-    with pytest.raises(ValueError, match="is a classifier .*pipeline needs a masked-LM model"):  # named from config.json
+    # named from config.json
+    with pytest.raises(ValueError, match="is a classifier .*pipeline needs a masked-LM model"):
         roberta.pipeline("fill-mask", model=tiny_clf_dir)
 
 
@@ -408,7 +409,8 @@ def test_a_list_of_texts_runs_batch_size_texts_at_a_time(tiny_mlm_dir, tiny_clf_
     small = roberta.pipeline("sentiment-analysis", model=tiny_clf_dir, batch_size=3)
     rows = _rows_per_forward(small)
     got, expected = small(reviews), sentiment(reviews)
-    assert got[-1][0]["windows"] > 1 and [[r["label"] for r in g] for g in got] == [[r["label"] for r in e] for e in expected]
+    assert (got[-1][0]["windows"] > 1
+            and [[r["label"] for r in g] for g in got] == [[r["label"] for r in e] for e in expected])
     assert [r["score"] for g in got for r in g] == pytest.approx([r["score"] for e in expected for r in e], abs=1e-6)
     assert max(rows) == 3 and sum(rows) == len(reviews) - 1 + got[-1][0]["windows"]
     for bad in (0, -1, 2.5, True):

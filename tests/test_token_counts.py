@@ -77,7 +77,8 @@ def test_bad_sources_and_options(train_files, tmp_path, capsys):
         assert token_counts.main(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and words in err and "Traceback" not in err, (argv, err)
-    assert tokenizer_copy.read_bytes() == (train_files / "tokenizer.json").read_bytes() and not_json.read_text() == "notes"
+    assert (tokenizer_copy.read_bytes() == (train_files / "tokenizer.json").read_bytes()
+            and not_json.read_text() == "notes")
     corpus, valid = train_files / "corpus.txt", train_files / "valid.txt"
     curves = tmp_path / "curves.png"  # another script's figure, where --out curves.json would draw its own
     curves.write_bytes(b"figure")
@@ -214,7 +215,8 @@ def test_the_app_says_it_for_the_shipped_model_only(tiny_mlm_dir, tiny_clf_dir, 
     view = handlers.fill_mask("The <mask> barked at the mailman.", 3)[-1]
     assert view.count('<td class="fm-seen" title="“') == 3 and "“In the pretraining text”" in view
     tokens_view, rows = handlers.tokens("The dog barked.")[:2]
-    assert "Hover a token, or open “in full”, for how often" in tokens_view and all("seen" in row for row in rows["tokens"][1:-1])
+    assert ("Hover a token, or open “in full”, for how often" in tokens_view
+            and all("seen" in row for row in rows["tokens"][1:-1]))
     other = handlers.fill_mask("The <mask> barked at the mailman.", 3, "", str(tiny_mlm_dir))[-1]
     assert 'class="fm-seen"' not in other and "“In the pretraining text”" not in other
     assert not any("seen" in row for row in handlers.tokens("The dog barked.", str(tiny_mlm_dir))[1]["tokens"])

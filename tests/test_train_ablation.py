@@ -209,7 +209,8 @@ def test_the_mask_probe_scores_as_evaluate_does(tiny_mlm_dir, tokenizer, sentenc
     probe = ablation_probe._mlm_scores(model, masked, batch_size=4)
     scored = evaluate.evaluate_mlm(model, tokenizer, rows, batch_size=4, seed=3)
     assert probe["targets"] > 0
-    assert (probe["loss"], probe["accuracy"], probe["targets"]) == (scored["loss"], scored["accuracy"], scored["tokens"])
+    assert (probe["loss"], probe["accuracy"], probe["targets"]) == \
+        (scored["loss"], scored["accuracy"], scored["tokens"])
 
 
 def test_writes_leave_another_process_s_temporary_file_alone(tmp_path):

@@ -115,7 +115,9 @@ def test_a_temperature_at_its_bound_or_that_worsens_the_ece_is_said(monkeypatch,
     # the bound and a worse ECE together (a chance-level model on a small slice)
     report = {"n": 50, "ece_before": 0.10, "ece_after": 0.20, "nll_before": 0.7, "nll_after": 0.69}
     assert [n.split(":")[0] for n in calibrate.calibration_notes(calibrate.T_MAX, report)] == [
-        "T at its upper bound 20", "T = 20 makes the calibration slice's ECE worse, 0.1000 -> 0.2000 on its 50 examples (T minimises the log-loss, 0.7000 -> 0.6900, not the ECE)"]
+        "T at its upper bound 20",
+        "T = 20 makes the calibration slice's ECE worse, 0.1000 -> 0.2000 on its 50 examples (T minimises the "
+        "log-loss, 0.7000 -> 0.6900, not the ECE)"]
 
 
 def test_a_model_near_chance_level_is_fitted_to_its_bound_not_left_at_t_1(monkeypatch, capsys):
@@ -145,7 +147,8 @@ def test_recalibrate_refuses_slice_options_without_calibration_data(tiny_clf_dir
         assert capsys.readouterr().err == (f"error: {named} only with --calibration-data: without it T is fitted on "
                                            "the slice metrics.json records, which has its own\n")
     assert calibrate.main([str(folder), "--calibration-data", "x.tsv", "--all", "--calibration-n", "5"]) == 2
-    assert capsys.readouterr().err == "error: --all fits on every row of --calibration-data: it takes no --calibration-n\n"
+    assert capsys.readouterr().err == \
+        "error: --all fits on every row of --calibration-data: it takes no --calibration-n\n"
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
 
 
@@ -191,7 +194,8 @@ def test_recalibrate_cli_says_when_t_is_at_its_bound(tiny_clf_dir, train_files, 
     import shutil
 
     folder = shutil.copytree(tiny_clf_dir, tmp_path / "clf")
-    monkeypatch.setattr(evaluate, "classifier_logits", lambda model, tok, texts, *args, **kwargs: no_signal(len(texts))[0])
+    monkeypatch.setattr(evaluate, "classifier_logits",
+                        lambda model, tok, texts, *args, **kwargs: no_signal(len(texts))[0])
     assert calibrate.main([str(folder), "--calibration-data", str(train_files / "train.tsv"), "--all"]) == 0
     out = capsys.readouterr().out
     assert "note: calibration: T at its upper bound 20: the model's confidence carries no signal" in out
@@ -309,7 +313,8 @@ def test_checks_scoring(tiny_clf_dir, tokenizer, tmp_path):
                       "B\tit is long\tunsure\n")
     model = fixed_output_classifier(tiny_clf_dir, [0.0, 2.0])  # positive at 0.88 for everything
     result = evaluate.score_checks(model, tokenizer, checks)
-    assert result["categories"] == {"A": {"right": 1, "n": 2, "accuracy": 0.5}, "B": {"right": 0, "n": 1, "accuracy": 0.0}}
+    assert result["categories"] == {"A": {"right": 1, "n": 2, "accuracy": 0.5},
+                                    "B": {"right": 0, "n": 1, "accuracy": 0.0}}
     assert result["right"] == 1 and result["n"] == 3 and result["unsure_below"] == 0.7
     assert [i["verdict"] for i in result["items"]] == ["positive"] * 3
     model.config.calibration_temperature = 4.0  # positive at sigmoid(2 / 4) = 0.62 < 0.7: unsure
@@ -423,7 +428,8 @@ def test_finetune_calibrates_and_reports(two_stage):
     metrics = json.loads((out / "metrics.json").read_text())
     config = json.loads((out / "config.json").read_text())
     cal = metrics["calibration"]
-    assert config["calibration_temperature"] == pytest.approx(cal["temperature"]) == pytest.approx(metrics["temperature"])
+    assert config["calibration_temperature"] == pytest.approx(cal["temperature"]) == \
+        pytest.approx(metrics["temperature"])
     assert calibrate.T_MIN <= cal["temperature"] <= calibrate.T_MAX
     assert cal["calibration"]["nll_after"] <= cal["calibration"]["nll_before"] + 1e-6  # fitted on that slice
     assert cal["dev"]["n"] == 60 and 0 <= cal["dev"]["ece_after"] <= 1
@@ -452,7 +458,8 @@ def test_recalibrate_cli(two_stage, tmp_path):
     assert calibrate.main([str(folder)]) == 0  # the slice from metrics.json: the same fit again
     # equal up to float reductions: fine-tuning and this refit may split the logits' sums over different thread
     # counts (2.3e-4 apart on a shared 2-core Xeon; another slice moves it by far more)
-    assert json.loads((folder / "config.json").read_text())["calibration_temperature"] == pytest.approx(before, rel=1e-3)
+    assert json.loads((folder / "config.json").read_text())["calibration_temperature"] == \
+        pytest.approx(before, rel=1e-3)
     assert calibrate.main([str(folder), "--calibration-data", str(two_stage[0].parent / "reviews.tsv"), "--all"]) == 0
     metrics = json.loads((folder / "metrics.json").read_text())
     assert metrics["calibration"]["slice"]["split"] == "all" and metrics["calibration"]["calibration"]["n"] == 160
@@ -603,14 +610,16 @@ def test_average_is_the_mean_and_a_hub_ready_folder(seeds, tmp_path):
     # the training the members cost, as train_time_s: three runs of 6 steps (was the first member's 6)
     assert metrics["train_steps"] == sum(m["train_steps"] for m in metrics["members"]) == 18
     assert metrics["train_time_s"] == pytest.approx(sum(m["train_time_s"] for m in metrics["members"]), abs=0.2)
-    assert metrics["calibration"]["slice"] == json.loads((seeds[0] / "metrics.json").read_text())["calibration"]["slice"]
+    assert metrics["calibration"]["slice"] == \
+        json.loads((seeds[0] / "metrics.json").read_text())["calibration"]["slice"]
     assert avg.config.calibration_temperature == pytest.approx(metrics["temperature"])
     assert metrics["checks"]["n"] > 0 and 0 <= metrics["dev_accuracy"] <= 1 and metrics["imdb_examples"] == 20
     for name in ("config.json", "model.safetensors", "tokenizer.json", "README.md", "reliability.png"):
         assert (out / name).is_file(), name
     assert not (out / "log.jsonl").exists()  # no training of its own: the figure shows the members' curves
     selection = json.loads((seeds[0] / "metrics.json").read_text()).get("selection")
-    kept = "each member kept its end-of-run weights" if selection in (None, "last") else "each member kept the exponential"
+    kept = ("each member kept its end-of-run weights" if selection in (None, "last")
+            else "each member kept the exponential")
     card = (out / "README.md").read_text()
     assert kept in card  # what the members' own metrics.json say they kept
     assert "fine-tuned with the same recipe and different seeds, 0, 1 and 2 (" in card
@@ -727,7 +736,8 @@ def test_summarize_refuses_a_masked_lm_run_and_an_out_folder(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:  # was a FileExistsError traceback, after the summary was made
         summarize.main([str(clf), "--out", str(clf / "metrics.json" / "x.json")])
     assert exit_info.value.code == 2
-    assert f"error: --out {clf / 'metrics.json' / 'x.json'}: {clf / 'metrics.json'} is a file" in capsys.readouterr().err
+    assert (f"error: --out {clf / 'metrics.json' / 'x.json'}: {clf / 'metrics.json'} is a file"
+            in capsys.readouterr().err)
 
 
 # ----- mean and std over seeds -----
@@ -787,10 +797,11 @@ def test_sentiment_recipe_plan(capsys):
     lines = capsys.readouterr().out.splitlines()
     # 4 arms x 2 seeds (+ IMDB stages), the averages of the arms that start from one encoder, the summary
     assert len(lines) == 2 + 4 + 2 + 4 + 2 + 1
-    assert "python -m train.finetune --init runs/x/imdb-s1 --dropout 0 --ema-decay 0.999 --seed 1 --resume --layer-lr-decay 0.8 " \
-           "--out runs/x/imdb-sst2-s1" in lines
+    assert "python -m train.finetune --init runs/x/imdb-s1 --dropout 0 --ema-decay 0.999 --seed 1 --resume " \
+           "--layer-lr-decay 0.8 --out runs/x/imdb-sst2-s1" in lines
     assert "python -m train.finetune --init random --tokenizer runs/mlm --epochs 0.3 --long-text windows " \
-           "--calibration-n 0 --dropout 0 --seed 0 --resume --train ../shared/data/imdb/train.tsv --out runs/x/random-imdb-s0" in lines
+           "--calibration-n 0 --dropout 0 --seed 0 --resume --train ../shared/data/imdb/train.tsv " \
+           "--out runs/x/random-imdb-s0" in lines
     assert lines[-1].startswith("python -m train.summarize --arm sst2 runs/x/sst2-s0 runs/x/sst2-s1 runs/x/sst2-avg")
     assert "--arm random-sst2 runs/x/random-sst2-s0 runs/x/random-sst2-s1 --arm" in lines[-1]
     assert sentiment_recipe.main(["--init", "a", "--out", "b", "--arms", "nope", "--dry-run"]) == 2
@@ -877,7 +888,8 @@ def test_tapt_corpus_is_lower_cased_review_text(tmp_path, capsys):
     assert tapt_corpus.main(["--out", str(tmp_path / "o2"), "--imdb-unsup", str(tmp_path / "none.txt")]) == 2
     latin1 = tmp_path / "latin1.txt"
     latin1.write_bytes("a café review\n".encode("latin-1"))
-    assert tapt_corpus.main(["--out", str(tmp_path / "o3"), "--imdb-unsup", str(latin1), "--sst2-train", str(sst2)]) == 2
+    assert tapt_corpus.main(["--out", str(tmp_path / "o3"), "--imdb-unsup", str(latin1),
+                             "--sst2-train", str(sst2)]) == 2
     # was "'utf-8' codec can't decode byte 0xe9 ...", naming no file
     assert f"error: {latin1} line 1: not UTF-8 text" in capsys.readouterr().err
 
@@ -927,7 +939,8 @@ def test_sentiment_recipe_runs_seeds_in_parallel(train_files, tiny_mlm_dir, tmp_
     assert json.loads((out / "imdb-sst2-avg" / "metrics.json").read_text())["averaged"] == 2
     for name in ("imdb-sst2-s0", "imdb-sst2-s1"):  # the runs the same command makes without --parallel
         run = json.loads((out / name / "metrics.json").read_text())
-        assert run["init"] == str(out / "imdb-s0") and run["train_steps"] == 3 and f"--out {out / name}" in run["command"]
+        assert (run["init"] == str(out / "imdb-s0") and run["train_steps"] == 3
+                and f"--out {out / name}" in run["command"])
     assert sentiment_recipe.main([*argv, "--dry-run"]) == 0
     assert "# the seeds' own steps run up to 2 at once" in capsys.readouterr().out
     assert sentiment_recipe.main([*argv[:-1], "0"]) == 2  # --parallel 0
@@ -987,7 +1000,8 @@ def test_sentiment_recipe_with_tapt_end_to_end(train_files, tiny_mlm_dir, tmp_pa
 def test_the_cards_name_the_weights_each_run_kept():
     assert finetune.kept_weights(None) == finetune.kept_weights("last") == "its end-of-run weights"
     assert finetune.kept_weights("ema 0.999").startswith("the exponential moving average of its weights (decay 0.999")
-    assert finetune.kept_weights("calibration", 40) == "its checkpoint with the best accuracy on the calibration slice (step 40)"
+    assert finetune.kept_weights("calibration", 40) == \
+        "its checkpoint with the best accuracy on the calibration slice (step 40)"
 
 
 @pytest.mark.slow  # end-to-end script run, several seconds

@@ -80,7 +80,8 @@ def test_missing_and_empty_corpus_errors(tmp_path):
 def test_hub_spec_parsing():
     assert data.parse_hub_spec("hub:Salesforce/wikitext:wikitext-2-raw-v1:train") == (
         "Salesforce/wikitext", "wikitext-2-raw-v1", "train", None)
-    assert data.parse_hub_spec("hub:stanfordnlp/sst2:default:validation") == ("stanfordnlp/sst2", None, "validation", None)
+    assert data.parse_hub_spec("hub:stanfordnlp/sst2:default:validation") == (
+        "stanfordnlp/sst2", None, "validation", None)
     assert data.parse_hub_spec("hub:stanfordnlp/imdb") == ("stanfordnlp/imdb", None, "train", None)
 
 
@@ -97,7 +98,8 @@ def test_a_hub_specs_column_is_the_labelled_text_column(monkeypatch):
 
 def test_parse_mixture():
     assert data.parse_mixture("a/b.txt") == [("a/b.txt", 1.0)]
-    assert data.parse_mixture("../x/wiki.train.tokens=0.5, ../y=0.5") == [("../x/wiki.train.tokens", 0.5), ("../y", 0.5)]
+    assert data.parse_mixture("../x/wiki.train.tokens=0.5, ../y=0.5") == [
+        ("../x/wiki.train.tokens", 0.5), ("../y", 0.5)]
     assert data.parse_mixture("hub:Salesforce/wikitext:wikitext-2-raw-v1:train=2") == [
         ("hub:Salesforce/wikitext:wikitext-2-raw-v1:train", 2.0)]
     with pytest.raises(ValueError, match="not a number"):
@@ -186,7 +188,8 @@ def test_a_cut_budget_is_a_cap(tmp_path):
         assert len(docs) == len(whole) and all(w.startswith(d) for w, d in zip(whole, docs))
         assert sum(d != w for d, w in zip(docs, whole)) <= len(stats)  # one cut document per source at most
     # no budget: every document whole, as without `cut`
-    assert data.load_mixture_with_stats(f"{a}=0.5,{b}=0.5", cut=True) == data.load_mixture_with_stats(f"{a}=0.5,{b}=0.5")
+    assert data.load_mixture_with_stats(f"{a}=0.5,{b}=0.5", cut=True) == \
+        data.load_mixture_with_stats(f"{a}=0.5,{b}=0.5")
 
 
 def test_pack_sequences_full_sentences(tokenizer, sentences, tmp_path):

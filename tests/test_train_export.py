@@ -305,8 +305,8 @@ def test_a_checkpoint_export_is_not_given_the_end_of_runs_temperature(kept_run, 
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["temperature"] == 1.0
     note = metrics["checkpoint"]["note"]
-    assert note.startswith(f"exported with calibration_temperature 1.0 (uncalibrated): the run's T = {run_t:.4g} was fitted on "
-                           "the weights it kept, not these")
+    assert note.startswith(f"exported with calibration_temperature 1.0 (uncalibrated): the run's T = {run_t:.4g} "
+                           "was fitted on the weights it kept, not these")
     card = (out / "README.md").read_text()
     assert "Not calibrated for these weights" in card and note in card
     assert f'model="{out}"' in card and ".staging-" not in card  # the card's usage loads the folder, not its copy

@@ -1026,9 +1026,9 @@ def test_a_log_that_cannot_be_written_names_the_file_and_the_way_on(tmp_path, mo
     """A full disk was "[Errno 28] No space left on device", naming no file and not saying --resume. The way on
     said "--resume (from its last checkpoint)" before the run had one: it says so only when there is one, and in
     an experiment's step, the experiment's own way on."""
-    with pytest.raises(OSError, match=r"could not write /dev/full \(No space left on device\): free some space, then run "
-                                      r"the same command again with --resume \(no checkpoint was written yet: the "
-                                      r"run starts over\)$"):
+    with pytest.raises(OSError, match=r"could not write /dev/full \(No space left on device\): free some space, "
+                                      r"then run the same command again with --resume \(no checkpoint was written "
+                                      r"yet: the run starts over\)$"):
         reporting.append_log(Path("/dev/full"), {"type": "train", "step": 1})
     (tmp_path / reporting.LOG_NAME).mkdir()  # a log that cannot be opened
     checkpointing.Checkpoints(tmp_path).save("step", 1, {"w": torch.ones(2)})
@@ -1084,7 +1084,8 @@ def test_write_atomic_never_shares_or_leaves_a_temporary_file(tmp_path):
     log.write_text("".join(json.dumps({"type": "train", "step": s}) + "\n" for s in (1, 2, 3)))
     (tmp_path / "log.tmp").write_text("another process")  # mid-write
     reporting.truncate_log(log, 2)
-    assert [e["step"] for e in reporting.read_log(log)] == [1, 2] and (tmp_path / "log.tmp").read_text() == "another process"
+    assert ([e["step"] for e in reporting.read_log(log)] == [1, 2]
+            and (tmp_path / "log.tmp").read_text() == "another process")
     assert write_atomic(tmp_path / "a.bin", b"\x00\x01").read_bytes() == b"\x00\x01"
     assert write_atomic(tmp_path / "a.txt", "é\n").read_bytes() == "é\n".encode("utf-8")
     (tmp_path / "folder").mkdir()

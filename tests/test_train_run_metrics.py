@@ -66,7 +66,8 @@ def test_held_out_figures_prefer_a_later_several_mask_score_of_the_same_text():
     five = {"source": "valid.txt", "loss": 3.22, "accuracy": 0.4703, "perplexity": 25.0, "masks": 5}
     assert run.updated(mlm=five).held_out == (3.22, 0.4703, 25.0, 5)
     # one mask, or other text (e.g. shorter rows of another file), does not replace the run's own figures
-    for later in ({**five, "masks": 1}, {**five, "source": "other.txt"}, {k: v for k, v in five.items() if k != "masks"}):
+    for later in ({**five, "masks": 1}, {**five, "source": "other.txt"},
+                  {k: v for k, v in five.items() if k != "masks"}):
         assert run.updated(mlm=later).held_out == (3.25, 0.469, 25.8, 1)
 
 
@@ -77,7 +78,8 @@ def test_the_gpu_uploads_xz_copy_of_the_held_out_text_is_the_same_text():
     five = {"source": "../shared/data/wikitext-2/wiki.valid.tokens", "loss": 2.947, "accuracy": 0.4849,
             "perplexity": 19.0, "masks": 5}
     assert run.updated(mlm=five).held_out == (2.947, 0.4849, 19.0, 5)
-    assert not same_text_file("../shared/data/wikitext-2/wiki.valid.tokens", "../shared/data/wikitext-2/wiki.test.tokens")
+    assert not same_text_file("../shared/data/wikitext-2/wiki.valid.tokens",
+                              "../shared/data/wikitext-2/wiki.test.tokens")
     assert not same_text_file("data/wikitext-103/wiki.valid.tokens", "data/wikitext-2/wiki.valid.tokens")
     assert not same_text_file(None, "valid.txt")
 

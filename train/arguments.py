@@ -186,7 +186,8 @@ class TrainingArguments:
                                     f"or AVX512-BF16, else fp32; here {CPU_DEFAULT_PRECISION})", group="run",
                             choices=("auto", "fp32", "bf16"))
     compile: bool = option(False, "torch.compile the encoder (train.trainer.compile_encoder)", group="run")
-    no_progress: bool = option(False, "no progress bar: a plain progress line every minute instead (for logs)", group="run")
+    no_progress: bool = option(False, "no progress bar: a plain progress line every minute instead (for logs)",
+                               group="run")
     command: str = option("", cli=False)  # the command line that reproduces the run (set by `parse`)
 
     def check_loop(self, world_size: int = 1) -> None:

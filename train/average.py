@@ -84,7 +84,8 @@ def check_members(folders: list[Path], allow_different_init: bool = False) -> li
             if key not in ("calibration_temperature", "hidden_dropout_prob", "attention_probs_dropout_prob",
                            "classifier_dropout") and value != first[key]:
                 raise AverageError(f"{folder}: config {key} is {value!r}, {folders[0]} has {first[key]!r}")
-        if (folder / TOKENIZER_NAME).read_text(encoding="utf-8") != (folders[0] / TOKENIZER_NAME).read_text(encoding="utf-8"):
+        if ((folder / TOKENIZER_NAME).read_text(encoding="utf-8")
+                != (folders[0] / TOKENIZER_NAME).read_text(encoding="utf-8")):
             raise AverageError(f"{folder}: tokenizer.json differs from {folders[0]}'s")
     metrics = [_metrics(f) for f in folders]
     roots = [m.get("init_root") or m.get("init") for m in metrics]
@@ -152,7 +153,8 @@ def save_average(model, folders: list[Path], out: Path) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.average", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+                                epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("members", nargs="+", help="finished classifier folders (train.finetune output), or masked-LM "
                                               "folders (train.pretrain output)")
     p.add_argument("--out", required=True, help="the folder to write")
@@ -234,7 +236,8 @@ def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
     write_model_card(out, title=f"Masked LM: weight average of {len(folders)} pretraining phases", task="fill-mask",
                      metrics=metrics, recipe={"command": metrics["command"], "members": [str(f) for f in folders]},
                      notes=f"The uniform average of the weights of {len(folders)} pretraining phases of one lineage "
-                           f"(no training of its own). Held-out figures on `{source}`{first_chars}: the mean over {masks}.")
+                           f"(no training of its own). Held-out figures on `{source}`{first_chars}: the mean over "
+                           f"{masks}.")
     return metrics
 
 
@@ -474,7 +477,8 @@ def _describe_members(folders: list[Path], members: list[dict], metrics: dict, r
 
     def member_line(row):
         point = f" (step {row['step']:,} of `{row['run']}`)" if row.get("run") else ""
-        return f"- `{row['folder']}`{point}: dev accuracy {_pct(row['dev_accuracy'])}, IMDB {_pct(row['imdb_accuracy'])}"
+        return (f"- `{row['folder']}`{point}: dev accuracy {_pct(row['dev_accuracy'])}, "
+                f"IMDB {_pct(row['imdb_accuracy'])}")
 
     lines = "\n".join(member_line(r) for r in metrics["members"])
     cost = ("train_steps and train_time_s are the training of the members, each run counted once to its furthest "

@@ -262,8 +262,8 @@ def report_dev(model, tokenizer, dev: tuple[list[str], list[int]], temperature: 
 
 def calibration_notes(temperature: float, report: dict) -> list[str]:
     """What a reader must know about a fitted T (the fit is not changed): T at one of its bounds, where the clip, not
-    the data, set it (at T_MAX the probabilities are flattened towards equal ones: the model's confidence carries no signal
-    on this data, e.g. a model at chance level; at T_MIN every example is right with a margin: the slice is too
+    the data, set it (at T_MAX the probabilities are flattened towards equal ones: the model's confidence carries no
+    signal on this data, e.g. a model at chance level; at T_MIN every example is right with a margin: the slice is too
     easy or too small); and a T that makes the calibration slice's own ECE worse than T = 1 (T minimises the
     log-loss, not the ECE: on a small slice or a model near chance the two disagree). `report`: the slice's
     `calibration_report`."""
@@ -371,7 +371,8 @@ SLICE_OPTIONS = {"n": "--calibration-n", "seed": "--calibration-seed", "split": 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.calibrate", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+                                epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", help="a finished classifier folder (config.json, model.safetensors, tokenizer.json)")
     p.add_argument("--calibration-data", default=None,
                    help="labelled TSV/CSV or hub: spec to draw the slice from (default: the calibration entry of "
@@ -463,7 +464,8 @@ def main(argv=None) -> int:
         metrics["calibration"] = result
         metrics["temperature"] = result["temperature"]  # the top-level figures follow the new T (they kept the old)
         if "dev" in result:
-            metrics["dev_ece_uncalibrated"], metrics["dev_ece"] = result["dev"]["ece_before"], result["dev"]["ece_after"]
+            metrics["dev_ece_uncalibrated"], metrics["dev_ece"] = (result["dev"]["ece_before"],
+                                                                   result["dev"]["ece_after"])
         checks_note = _rescore_checks(metrics, model, tokenizer, args.batch_size)
         written = RunMetrics.from_dict(metrics)
     except (OSError, ValueError, KeyError) as err:  # config.json, metrics.json and the figure are still the old ones

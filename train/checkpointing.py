@@ -87,8 +87,8 @@ class Checkpoints:
 
                 kept = [d.name for d in self._dirs(kind)]
                 raise UserError(f"could not write the checkpoint {final.name} in {self.root} (is the disk full? "
-                                f"{err}); {'the checkpoint ' + kept[-1] + ' is kept: ' if kept else ''}free some space, "
-                                f"then {how_to_go_on(self.root.parent)}") from err
+                                f"{err}); {'the checkpoint ' + kept[-1] + ' is kept: ' if kept else ''}"
+                                f"free some space, then {how_to_go_on(self.root.parent)}") from err
             for file in tmp.iterdir():
                 _fsync(file)
             _fsync(tmp)

@@ -698,8 +698,8 @@ def read_labeled(source: str, text_column: str | None = None, label_column: str 
                  label_names=None) -> tuple[list[str], list[int], dict[int, str]]:
     """(texts, labels, id2label) from a TSV/CSV with a header, or a `hub:NAME:CONFIG:SPLIT[:COLUMN]` spec.
 
-    Text column defaults to the spec's COLUMN, else `sentence` then `text`; label column to `label`. `label_names` (a list in id
-    order, or a dict id -> name) fixes the label set; labels may then also be given by name. Without it, a
+    Text column defaults to the spec's COLUMN, else `sentence` then `text`; label column to `label`. `label_names` (a
+    list in id order, or a dict id -> name) fixes the label set; labels may then also be given by name. Without it, a
     Hub ClassLabel's names are used, SST-2/IMDB get {0: negative, 1: positive}, and anything else LABEL_i.
     Texts are returned as stored (apply `normalize_for_classifier` before tokenizing).
     """

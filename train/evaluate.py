@@ -1,6 +1,7 @@
 """Held-out evaluation: masked-LM loss/accuracy/perplexity, and classifier accuracy (SST-2, IMDB, any TSV).
 
-    python -m train.evaluate --model runs/mini --mlm-text ../shared/data/wikitext-2/wiki.valid.tokens --out runs/mini/metrics.json
+    python -m train.evaluate --model runs/mini --mlm-text ../shared/data/wikitext-2/wiki.valid.tokens \\
+        --out runs/mini/metrics.json
     python -m train.evaluate --model runs/sst2 --labeled ../shared/data/sst2/dev.tsv \\
         --imdb ../shared/data/imdb/train.tsv --imdb-n 1000 --out runs/sst2/metrics.json
     python -m train.evaluate --model runs/sst2 --checks tests/data/sentiment_checks.tsv --out runs/sst2/metrics.json
@@ -327,7 +328,8 @@ def take_chars(documents: list[str], max_chars: int | None) -> list[str]:
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m train.evaluate", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=__doc__.split("\n\n", 1)[1])
     p.add_argument("--model", required=True, help="a folder from save_pretrained (with tokenizer.json) or a Hub id")
     p.add_argument("--mlm-text", help="held-out text for MLM metrics (a path, folder or hub: spec)")
     p.add_argument("--mlm-max-chars", type=int, default=0, help="use only the first N characters (0: all)")
@@ -344,7 +346,8 @@ def parse_args(argv=None):
                    help="checks: the verdict is 'unsure' when the top (calibrated) probability is below this "
                         "(default: %(default)s)")
     p.add_argument("--batch-size", type=int, default=32, help="rows per forward pass (default: %(default)s)")
-    p.add_argument("--seed", type=seed_value, default=0, help="seed of the fixed MLM mask and the IMDB sample (default: %(default)s)")
+    p.add_argument("--seed", type=seed_value, default=0,
+                   help="seed of the fixed MLM mask and the IMDB sample (default: %(default)s)")
     p.add_argument("--mlm-seeds", type=int, default=1,
                    help="score the MLM text under this many fixed masks (seeds --seed, --seed + 1, ...) and report "
                         "their mean and each one's accuracy: two models compared on the same masks, with less of "

@@ -119,7 +119,8 @@ def sigterm_as_interrupt():
     # unless a script started with -m (`stop_cleanly_outside_main`) put its start-up one in place
     previous = {sig: signal.getsignal(sig) for sig in taken}
     taken = {sig: handler for sig, handler in taken.items()
-             if previous[sig] is not signal.SIG_IGN and (sig != signal.SIGINT or previous[sig] is _stopped_outside_main)}
+             if previous[sig] is not signal.SIG_IGN
+             and (sig != signal.SIGINT or previous[sig] is _stopped_outside_main)}
     for sig, handler in taken.items():
         signal.signal(sig, handler)
     try:

@@ -280,9 +280,9 @@ def checkpoint_metrics(checkpoint: Path, run: Path, state: dict | None, run_metr
 
 
 def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32", final: Path | None = None) -> Path:
-    """RUN/checkpoints/step-00001000 (step 1,000) as a model folder: the checkpoint's weights with RUN's config (a classifier's
-    temperature reset to 1.0) and tokenizer, a metrics.json (`checkpoint_metrics`) and a card; a partial one
-    (metrics.json's PARTIAL entry, `stopped_by`) when RUN did not finish. The card's usage loads `final` (default
+    """RUN/checkpoints/step-00001000 (step 1,000) as a model folder: the checkpoint's weights with RUN's config (a
+    classifier's temperature reset to 1.0) and tokenizer, a metrics.json (`checkpoint_metrics`) and a card; a partial
+    one (metrics.json's PARTIAL entry, `stopped_by`) when RUN did not finish. The card's usage loads `final` (default
     `dst`: not a staged copy's name)."""
     run = checkpoint.parent.parent
     weights, state = Checkpoints.load(checkpoint)
@@ -376,7 +376,8 @@ def main(argv=None) -> int:
     p.add_argument("src", help="a finished run folder (train.pretrain / train.finetune output), or a step "
                                "checkpoint of one (RUN/checkpoints/step-00001000 for step 1,000)")
     p.add_argument("dst", help="the folder to write")
-    p.add_argument("--dtype", choices=sorted(DTYPES), default="float16", help="stored weight dtype (default: %(default)s)")
+    p.add_argument("--dtype", choices=sorted(DTYPES), default="float16",
+                   help="stored weight dtype (default: %(default)s)")
     args = p.parse_args(argv)
     try:
         dst = export(args.src, args.dst, args.dtype)

@@ -407,7 +407,8 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     seed_everything(args.seed)
     check_data_options(args, checks_path, id2label)
     read = read_data(args, id2label, dist.is_main)
-    train_texts, train_labels, cal_texts, cal_labels = read.train_texts, read.train_labels, read.cal_texts, read.cal_labels
+    train_texts, train_labels, cal_texts, cal_labels = (read.train_texts, read.train_labels, read.cal_texts,
+                                                        read.cal_labels)
     dev_texts, dev_labels, imdb, held_out = read.dev_texts, read.dev_labels, read.imdb, read.held_out
     model, tokenizer, init_gave = build_model(args, id2label)
     if not lower_cases(tokenizer):  # (a classifier given as --init does)
@@ -436,8 +437,8 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
 
     if dist.is_main:
         windows = f" in {len(train_labels):,} windows" if args.long_text == "windows" else ""
-        print(f"{len(train_texts):,} training examples{windows} ({args.train}; held out: {len(cal_texts):,} for calibration "
-              f"+ {held_out['calibration_removed_train_rows']:,} of their sub-phrases, "
+        print(f"{len(train_texts):,} training examples{windows} ({args.train}; held out: {len(cal_texts):,} for "
+              f"calibration + {held_out['calibration_removed_train_rows']:,} of their sub-phrases, "
               f"{held_out['imdb_sample_removed']:,} IMDB-sample reviews), {len(dev_texts):,} dev ({args.dev}); "
               f"{model.num_parameters():,} parameters, init {args.init} ({init_gave})", flush=True)
     task = ClassificationTask(input_ids, torch.tensor(train_labels), pad_id, periodic_eval,
@@ -474,7 +475,8 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
             calibration["slice"] = {"data": args.train, "n": args.calibration_n, "seed": args.calibration_seed,
                                     "split": args.calibration_split, "text_column": args.text_column,
                                     "label_column": args.label_column}
-            calibration["source"] = (f"{len(cal_texts):,} {'whole sentences' if args.calibration_split == 'sentences' else 'rows'} "
+            calibration["source"] = (f"{len(cal_texts):,} "
+                                     f"{'whole sentences' if args.calibration_split == 'sentences' else 'rows'} "
                                      f"of `{args.train}` held out from fine-tuning, seed {args.calibration_seed}")
         dev = evaluate_classifier(model, tokenizer, dev_texts, dev_labels, eval_batch, max_length=max_length)
         ood = None

@@ -223,7 +223,8 @@ def report(chosen: Path, logs: Path) -> str:
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m train.gpu_session", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+                                epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, help="the folder that comes back ($OUT)")
     p.add_argument("--upload", default="gpu-upload", help="`train.gpu_transfer bundle`'s folder (default: %(default)s)")
     p.add_argument("--work", default="/tmp/gpu", help="the recipes' folder (default: %(default)s)")

@@ -6,13 +6,13 @@
 
 `bundle` builds the folder that travels to the GPU machine: the corpora of ../shared/data compressed with
 xz in the same layout (data/wikipedia-en/wiki_00.txt.xz, ...; the training scripts read `.xz` files as
-text), the tokenizer to reuse (tokenizer.json), and optionally a model folder to continue from (`--init`, float16 weights). It prints every file's
-size and refuses to exceed `--max-mib` (default 60: the machine takes 64 MiB with the code). `pack` turns
-run folders (float16 exports) into at most 8 parts of at most 15 MiB of one `runs.tar.xz` (checkpoints left
-out); with `--ship` it first exports what finished in a `train.recipe --gpu` folder (`train.recipe.ship`), so
-a recipe stopped by `timeout` before the machine's 10-minute limit still returns its pretrained model and
-finished fine-tunings (or, if the deadline cut pretraining, its last checkpoint as a partial model,
-PARTIAL_MLM). `unpack` joins the parts and rebuilds the folders.
+text), the tokenizer to reuse (tokenizer.json), and optionally a model folder to continue from (`--init`, float16
+weights). It prints every file's size and refuses to exceed `--max-mib` (default 60: the machine takes 64 MiB with the
+code). `pack` turns run folders (float16 exports) into at most 8 parts of at most 15 MiB of one `runs.tar.xz`
+(checkpoints left out); with `--ship` it first exports what finished in a `train.recipe --gpu` folder
+(`train.recipe.ship`), so a recipe stopped by `timeout` before the machine's 10-minute limit still returns its
+pretrained model and finished fine-tunings (or, if the deadline cut pretraining, its last checkpoint as a partial
+model, PARTIAL_MLM). `unpack` joins the parts and rebuilds the folders.
 """
 from __future__ import annotations
 
@@ -119,7 +119,8 @@ def bundle(out, data_root=DATA_ROOT, files=DATA_FILES, tokenizer=TOKENIZER, init
     print(f"{total / MIB:8.2f} MiB  in all ({out})")
     tree = tree_bytes()
     if tree is not None:  # the device copies the working tree beside the carried folder: 64 MiB in all
-        warn = "  OVER the device's 64 MiB: move folders out of the tree for the call" if tree + total > 64 * MIB else ""
+        warn = ("  OVER the device's 64 MiB: move folders out of the tree for the call" if tree + total > 64 * MIB
+                else "")
         print(f"{tree / MIB:8.2f} MiB  the working tree that travels with it (git's files): "
               f"{(tree + total) / MIB:.2f} MiB together{warn}")
     if total > max_mib * MIB:

@@ -81,7 +81,8 @@ class PretrainArguments(ModelArguments, TrainingArguments):
                                     "default", group="data")
     max_length: int | None = option(None, "tokens per packed training row, <s> and </s> included (default: the "
                                           "model's longest input); shorter rows give more optimizer steps for the "
-                                          "same tokens. Held-out rows use the model's longest input unless --eval-length says otherwise",
+                                          "same tokens. Held-out rows use the model's longest input unless "
+                                          "--eval-length says otherwise",
                                     group="data", deprecated=("--seq-length",))
     masking: str = option("dynamic", "dynamic: new mask every pass (RoBERTa); static: --dupe-factor fixed masks "
                                      "(BERT)", group="masking", choices=("dynamic", "static"))
@@ -221,8 +222,8 @@ def build_model(args: PretrainArguments, config, tokenizer) -> roberta.RobertaFo
 def write_model_files(out: Path, model: roberta.RobertaForMaskedLM, tokenizer) -> None:
     """config.json and the tokenizer files in OUT when the training loop ends, before the final evaluation and the
     weights: a run stopped there (a signal, or killed during its final evaluation) leaves a last checkpoint that
-    `train.export RUN/checkpoints/step-00001000` makes a model folder, a partial one (`train.recipe.ship` returns it from
-    a GPU call cut by its deadline). Not before the loop: a folder holding them and no checkpoint would be taken
+    `train.export RUN/checkpoints/step-00001000` makes a model folder, a partial one (`train.recipe.ship` returns it
+    from a GPU call cut by its deadline). Not before the loop: a folder holding them and no checkpoint would be taken
     for a model folder, not the start of a run."""
     roberta.hub.save_config(out, model.config, model.architecture)
     save_tokenizer(tokenizer, out, model.config.max_length)

@@ -150,8 +150,9 @@ def markdown_table(results: dict) -> str:
     def at(milestone):
         return f"{milestone['tokens'] / 1e6:.2f}M (step {milestone['step']:,})" if milestone else "not within the probe"
 
-    lines = [f"| probe | changes | {UNIGRAM_MARGIN} below the unigram model at | left the plateau (< {PLATEAU_EXIT_LOSS}) at "
-             "| held-out loss / accuracy at the end |", "|---|---|---|---|---|"]
+    lines = [f"| probe | changes | {UNIGRAM_MARGIN} below the unigram model at "
+             f"| left the plateau (< {PLATEAU_EXIT_LOSS}) at | held-out loss / accuracy at the end |",
+             "|---|---|---|---|---|"]
     for name, r in results.items():
         end = f"{r['final_loss']:.2f} / {100 * r['final_accuracy']:.1f}%" if r["final_loss"] is not None else ""
         # without its unigram loss (bias-zero run without the reference probe) the milestone was never looked for

@@ -8,8 +8,8 @@ pretrained encoder and from a random one, several seeds each; weight averages; m
     python -m train.sentiment_recipe --init assets/mini-roberta-mlm --out runs/sentiment --arms imdb-sst2 \\
         --imdb-stage-seed 0 --ema-decay 0
 
-With --tapt-minutes M (default 18; 0 = none), first task-adaptive pretraining: `train.tapt_corpus` writes lower-cased review text
-(IMDB unlabelled reviews, SST-2 training rows of 8+ words) to OUT/tapt, and `train.pretrain --init INIT`
+With --tapt-minutes M (default 18; 0 = none), first task-adaptive pretraining: `train.tapt_corpus` writes lower-cased
+review text (IMDB unlabelled reviews, SST-2 training rows of 8+ words) to OUT/tapt, and `train.pretrain --init INIT`
 trains on it for M minutes (batch 32, lr 2e-4, 100 warmup steps, dropout 0) -> OUT/tapt/mlm, the encoder the
 pretrained arms start from (ENC below; INIT without TAPT). With random arms alone there is no TAPT.
 Arms (--arms, default all four), each run with seeds --seeds (default 0 1 2):
@@ -25,10 +25,10 @@ mean of 3 seeds); every SST-2 run keeps the moving average of its weights (--ema
 weights, as the shipped classifier was made) and otherwise uses train.finetune's defaults (the shipped recipe: 2
 epochs, lr 1e-4, warmup 6%, a temperature fitted on 1,000 held-out SST-2 train sentences, the same slice for every
 seed); --finetune-args adds options to every SST-2 run (e.g. "--layer-lr-decay 0.8"),
---imdb-args to every IMDB stage (whose --train is always --imdb-train). The IMDB stage trains on the IMDB training reviews minus the
-fixed 1,000-review evaluation sample (train.finetune removes them), each review as all its overlapping
-128-token windows (0.3 passes over them; before this session's experiment: one pass over each review's first
-128 tokens, `--imdb-args "--epochs 1 --long-text first"`).
+--imdb-args to every IMDB stage (whose --train is always --imdb-train). The IMDB stage trains on the IMDB training
+reviews minus the fixed 1,000-review evaluation sample (train.finetune removes them), each review as all its
+overlapping 128-token windows (0.3 passes over them; before this session's experiment: one pass over each review's
+first 128 tokens, `--imdb-args "--epochs 1 --long-text first"`).
 Then, per arm, once all its seeds are done: OUT/ARM-avg, the uniform weight average of its seeds
 (train.average, recalibrated on the shared slice; not for a random arm, whose seeds start from different weights,
 unless they share one IMDB stage), and OUT/summary.json + summary.md (train.summarize:
@@ -46,10 +46,10 @@ of a 2-core CPU, --parallel 2; on a GPU, every seed at once. By hand, the same i
 CPU time on the 2-core AMD EPYC with AVX512-BF16 (bf16, one thread per run, two side by side): an SST-2 run
 13-15 min of training (16.5 min wall), an IMDB stage 13-16 min, TAPT 18 min; one run at a time on both
 cores, an SST-2 run 9 min, an IMDB stage 10 min, so this command with two arms takes about 1.5 hours.
-Earlier, on the AVX2-only EPYC (fp32, the same setting): an SST-2 run 27-33 min (3,492 steps; batches of similar length, train.finetune's --batch-order length: random batches
-of 32 SST-2 phrases are 2.7x padding and take about twice as long); an IMDB stage 38 min (750 steps of 32 x
-128 tokens). sst2 + imdb-sst2 (one shared IMDB stage) + random-sst2, 3 seeds each: about 5 core-hours, 2.5
-hours on both cores.
+Earlier, on the AVX2-only EPYC (fp32, the same setting): an SST-2 run 27-33 min (3,492 steps; batches of similar
+length, train.finetune's --batch-order length: random batches of 32 SST-2 phrases are 2.7x padding and take about
+twice as long); an IMDB stage 38 min (750 steps of 32 x 128 tokens). sst2 + imdb-sst2 (one shared IMDB stage) +
+random-sst2, 3 seeds each: about 5 core-hours, 2.5 hours on both cores.
 """
 from __future__ import annotations
 
@@ -83,7 +83,8 @@ IMDB_EPOCHS = 0.3
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.sentiment_recipe", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+                                epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--init", required=True, help="the pretrained MLM folder (its tokenizer serves the random arms)")
     p.add_argument("--out", required=True, help="folder of the whole experiment")
     p.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated, from {', '.join(ARMS)} (default: all)")

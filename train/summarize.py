@@ -150,7 +150,8 @@ def to_markdown(summary: dict) -> str:
                   "| arm | " + " | ".join(categories) + " |", "|" + "---|" * (len(categories) + 1)]
         for name, arm in summary.items():
             cats = arm["stats"]["checks_categories"]
-            lines.append(f"| {name} | " + " | ".join(_fmt(cats.get(c, {}).get("mean"), True) for c in categories) + " |")
+            lines.append(f"| {name} | " +
+                         " | ".join(_fmt(cats.get(c, {}).get("mean"), True) for c in categories) + " |")
     lines += ["", "Runs:"] + [f"- {name}: " + ", ".join(f"`{r['folder']}`" for r in arm["runs"])
                                for name, arm in summary.items()]
     return "\n".join(lines) + "\n"
@@ -211,7 +212,8 @@ def plot_summary(summary: dict, path) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train.summarize", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+                                epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="*", help="run folders of one arm (or use --arm)")
     p.add_argument("--arm", nargs="+", action="append", default=[], metavar=("NAME", "RUN"),
                    help="a named arm and its run folders; repeat for several arms")
@@ -250,7 +252,8 @@ def main(argv=None) -> int:
         return report_user_error(err)
     for name, folders in arms.items():
         for first, second, shared in same_runs(folders):
-            print(f"warning: {second} is the same run as {first} ({shared}){'' if name == 'runs' else f' in arm {name}'}"
+            print(f"warning: {second} is the same run as {first} ({shared})"
+                  f"{'' if name == 'runs' else f' in arm {name}'}"
                   ": counted twice, it is one seed, and the mean ± std over-weighs it", file=sys.stderr)
     table = to_markdown(summary)
     print(table, end="")

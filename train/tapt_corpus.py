@@ -99,9 +99,11 @@ def _write(imdb_unsup, sst2_train, min_words: int, files: dict, counts: dict) ->
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m train.tapt_corpus", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+                                epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, help="folder for imdb-lower.txt and sst2-lower.txt")
-    p.add_argument("--imdb-unsup", default=DEFAULT_UNSUP, help="unlabelled reviews, one per line (default: %(default)s)")
+    p.add_argument("--imdb-unsup", default=DEFAULT_UNSUP,
+                   help="unlabelled reviews, one per line (default: %(default)s)")
     p.add_argument("--sst2-train", default=DEFAULT_SST2, help="SST-2 training TSV (default: %(default)s)")
     p.add_argument("--min-words", type=int, default=8, help="shortest SST-2 row kept (default: %(default)s)")
     args = p.parse_args(argv)

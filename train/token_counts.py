@@ -1,17 +1,19 @@
 """How often each token of the vocabulary occurs in the pretraining text: what the app shows beside a prediction.
 
-    python -m train.token_counts --out assets/training-text/token-counts.json      # the shipped file (84 s on a 2-core AVX2 EPYC)
+    python -m train.token_counts --out assets/training-text/token-counts.json      # the shipped file (84 s on a
+                                                                                   # 2-core AVX2 EPYC)
     python -m train.token_counts --words barked dog mailman                          # whole words, printed
 
 A model knows a word about as well as its text showed it: " movie" comes up in fill-mask answers because movie
 reviews are 62% of the pretraining corpora's tokens (and about a third of what the phases read, each in its own
-mixture), and "barked" (never in the Wikipedia text, 6 times in the reviews) is a verb it cannot tie to dogs. Each `--source NAME=PATH[,PATH...]` (default: the shipped pretraining corpora in two
-groups, Wikipedia and movie reviews) is read as `train.pretrain` reads it (`train.data.read_documents`: IMDB's
-train.tsv without its evaluation sample) and tokenized with `--tokenizer`; every document counts once (the
-model read them many times, in a different mixture each phase). The JSON file holds, per source, its files,
-documents and tokens, and the count of every token id (beside it, the same name in .png: the counts against their
-rank, the About tab's figure); `tokenizer_vocab` (`roberta.tokenizer.vocab_digest`) ties it to the
-vocabulary it counts, and the app shows the counts only beside a model with that vocabulary.
+mixture), and "barked" (never in the Wikipedia text, 6 times in the reviews) is a verb it cannot tie to dogs. Each
+`--source NAME=PATH[,PATH...]` (default: the shipped pretraining corpora in two groups, Wikipedia and movie reviews)
+is read as `train.pretrain` reads it (`train.data.read_documents`: IMDB's train.tsv without its evaluation sample) and
+tokenized with `--tokenizer`; every document counts once (the model read them many times, in a different mixture each
+phase). The JSON file holds, per source, its files, documents and tokens, and the count of every token id (beside it,
+the same name in .png: the counts against their rank, the About tab's figure); `tokenizer_vocab`
+(`roberta.tokenizer.vocab_digest`) ties it to the vocabulary it counts, and the app shows the counts only beside a
+model with that vocabulary.
 `--words` prints how often each word occurs whole (case-sensitive, not inside a longer word) in each source and
 in all, which tokens cannot say for a word the tokenizer splits (" barked" is " b" + "arked").
 """
@@ -163,7 +165,8 @@ def tokens_said(n: int) -> str:
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m train.token_counts", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+                                epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tokenizer", default=None,
                    help=f"with --out: tokenizer.json or a model folder holding one (default: {DEFAULT_TOKENIZER})")
     p.add_argument("--source", action="append", default=None, metavar="NAME=PATH[,PATH...]",

@@ -513,7 +513,8 @@ class Trainer:
         # is the last one's)
         self.resumed_with = list(state.get("resumed_with", []))
         if changed:
-            self.resumed_with.append({"step": self.step, "changed": {k: [old, new] for k, (old, new) in changed.items()}})
+            self.resumed_with.append({"step": self.step,
+                                      "changed": {k: [old, new] for k, (old, new) in changed.items()}})
         if self.dist.is_main:
             options = {k: v for k, v in changed.items() if k != "training_data"}
             if options:
