@@ -442,7 +442,7 @@ def test_finetune_calibrates_and_reports(two_stage):
     card = (out / "README.md").read_text()
     assert "## Calibration" in card and "## Behaviour checks" in card and "| negated positive |" in card
     assert "reliability.png" in card and "calibration_temperature" in card
-    assert "chose nothing" in card
+    assert "chose no checkpoint" in card
     # the pipeline gives the calibrated probabilities
     model = roberta.RobertaForSequenceClassification.from_pretrained(out)
     assert model.config.calibration_temperature == pytest.approx(cal["temperature"])
@@ -483,7 +483,7 @@ def test_recalibrate_cli(two_stage, tmp_path):
     assert metrics["calibration"][calibrate.OWN_SLICE]["n"] == 40  # fine-tuning's own slice, kept
     assert "| dev_ece_uncalibrated |" in card and "| checks |" not in card  # the table, without the sections' figures
     assert card.count("## Calibration") == card.count("## Behaviour checks") == card.count("## Metrics") == 1
-    assert "chose nothing" in card and "## Usage" in card  # the Notes and the rest of the card as they were
+    assert "chose no checkpoint" in card and "## Usage" in card  # the Notes and the rest of the card as they were
     assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == []  # no temporary file left
 
 

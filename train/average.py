@@ -486,7 +486,7 @@ def _describe_members(folders: list[Path], members: list[dict], metrics: dict, r
     if len(runs) == 1:  # points along one run: its checkpoints, perhaps its end too
         steps = ", ".join(f"{m.get('train_steps') or 0:,}" for m in members)
         notes = (f"The uniform average of the weights of {len(folders)} points along one fine-tuning run "
-                 f"`{next(iter(runs))}`, at steps {steps} ({cost}); the dev set chose nothing. "
+                 f"`{next(iter(runs))}`, at steps {steps} ({cost}); the dev set chose no checkpoint and no member. "
                  f"{_start(metrics['members'], metrics['init_root'], one_run=True)}")
         return f"Sentiment classifier: weight average of {len(folders)} points of one fine-tuning run", \
             f"{notes}\n\n{lines}"
@@ -498,7 +498,8 @@ def _describe_members(folders: list[Path], members: list[dict], metrics: dict, r
     what = (f"with the same recipe and different seeds, {_listed(seeds)}" if len(runs) == len(folders) else
             f"in {len(runs)} runs (some members are step checkpoints of one run)")
     notes = (f"The uniform average of the weights of {len(folders)} classifiers fine-tuned {what} ({cost}); "
-             f"{kept}; the dev set chose nothing. {_start(metrics['members'], metrics['init_root'])}")
+             f"{kept}; the dev set chose no checkpoint and no member. "
+             f"{_start(metrics['members'], metrics['init_root'])}")
     return f"Sentiment classifier: weight average of {len(folders)} fine-tuning runs", f"{notes}\n\n{lines}"
 
 

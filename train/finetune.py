@@ -543,8 +543,8 @@ def write_card(out: Path, metrics: RunMetrics | dict, recipe: dict, title: str |
                     f"{metrics.imdb_sample_removed_from_training or 0} of them were in the training file "
                     "and were removed from training, so the figure is on reviews the model never trained on.")
         notes = (f"Fine-tuned from {start} on `{metrics.train_data}`; {kept}. The dev set "
-                 f"`{metrics.dev_data}` was evaluated during training for the curves only and chose nothing, "
-                 f"so its figure is not optimistic.{imdb}")
+                 f"`{metrics.dev_data}` was evaluated during training for the curves only and chose no checkpoint, "
+                 f"so its figure is not the best of the run's.{imdb}")
     write_model_card(out, title=title, task="text-classification", metrics=card_table_metrics(metrics),
                      recipe=recipe, notes=notes, extra_sections=card_figure_sections(metrics))
 
