@@ -22,8 +22,10 @@ log = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
-# an absolute path (not a URL's): a slash at the start or after a space or quote, then folders, then a name
-ABSOLUTE_PATH_RE = re.compile(r"(?<![\w:/.~-])/(?:[^/\s:'\"]+/)+([^/\s:'\"]+)")
+# an absolute path (not a URL's): a slash at the start or after a space or quote, or a Windows drive (C:\ or C:/),
+# then folders, then a name (group 1, or 2 for a Windows path)
+ABSOLUTE_PATH_RE = re.compile(r"(?<![\w:/.~-])(?:/(?:[^/\s:'\"]+/)+([^/\s:'\"]+)"
+                              r"|[A-Za-z]:[\\/](?:[^\\/\s:'\"]+[\\/])+([^\\/\s:'\"]+))")
 ABLATION_DIR = ASSETS / "masking-ablation"
 
 
@@ -118,18 +120,26 @@ def shown_source(source: str) -> str:
         return path.name
 
 
+def _inside(path: str, folder: str, windows: bool) -> bool:
+    """Whether `path` is `folder` or a path in it; for a Windows path with either separator, as Windows reads them
+    ("C:/models/mine" typed, "C:\\models\\mine\\config.json" in the loader's message)."""
+    if windows:
+        path, folder = path.replace("\\", "/"), folder.replace("\\", "/")
+    return (path + "/").startswith(folder + "/")
+
+
 def without_paths(message: str, typed: str = "") -> str:
     """An error message without the server's absolute paths (a download cache, a folder): each path by the name
-    of its last part ("/home/user/.cache/.../config.json: not valid JSON" -> "config.json: not valid JSON"),
-    except the folder a user typed (`typed`) and the files in it, named as typed ("/dev/zero is a file", not
-    "zero is a file"; "~/model/config.json", not the home folder's path)."""
-    folder = os.path.expanduser(typed).rstrip("/") if typed else None  # as the loader names it
+    of its last part ("/home/user/.cache/.../config.json: not valid JSON" -> "config.json: not valid JSON"; a
+    Windows one, C:\\ or C:/, too), except the folder a user typed (`typed`) and the files in it, named as typed
+    ("/dev/zero is a file", not "zero is a file"; "~/model/config.json", not the home folder's path)."""
+    folder = os.path.expanduser(typed).rstrip("/\\") if typed else None  # as the loader names it
 
     def shorten(match) -> str:
-        path = match.group()
-        if folder and (path + "/").startswith(folder + "/"):
-            return typed.rstrip("/") + path[len(folder):]
-        return match.group(1)
+        path, windows = match.group(), match.group(2) is not None
+        if folder and _inside(path, folder, windows):
+            return typed.rstrip("/\\") + path[len(folder):]
+        return match.group(1) or match.group(2)
 
     return ABSOLUTE_PATH_RE.sub(shorten, message)
 

@@ -422,6 +422,21 @@ def test_a_local_path_is_named_as_typed_in_its_error(models, tmp_path):
     assert without_paths("/home/someone/.cache/hub/config.json: bad", "/etc") == "config.json: bad"
 
 
+def test_a_windows_path_is_kept_out_of_a_message_too():
+    r"""On a Windows server a message kept the download cache's whole path (C:\Users\ana\.cache\huggingface\...),
+    with either separator: only a /-rooted path was shortened. A Windows path is now named by its last part, except
+    the folder a user typed, named as typed whichever separator they used."""
+    cache = r"C:\Users\ana\.cache\huggingface\hub\models--a--b\snapshots\123\config.json"
+    for path in (cache, cache.replace("\\", "/"), r"D:\models/mine\config.json"):
+        assert without_paths(f"{path}: not valid JSON") == "config.json: not valid JSON", path
+        assert without_paths(f"Could not load '{path}'") == "Could not load 'config.json'", path
+    assert (without_paths(r"C:\models\mine\config.json: not valid JSON", "C:/models/mine/")
+            == "C:/models/mine\\config.json: not valid JSON")
+    assert without_paths(r"C:\models\mine is a file", "C:\\models\\mine") == r"C:\models\mine is a file"
+    assert without_paths(r"C:\models\other\config.json: bad", r"C:\models\mine") == "config.json: bad"
+    assert without_paths("see https://huggingface.co/a/b/c") == "see https://huggingface.co/a/b/c"  # not a path
+
+
 def test_wrong_architecture_is_refused_by_name(models, hf_mlm_dir, hf_clf_dir, handlers):
     """The refusal says what the model is, what the tab needs and, before what stays as it was, where the model does
     load (it said only what it was not)."""

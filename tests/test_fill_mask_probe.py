@@ -1,9 +1,13 @@
 """train.fill_mask_probe: ranks counted right, and the script end to end on a tiny model."""
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from train.fill_mask_probe import DEFAULT_PROBE, main, read_probe, run_probe
+from helpers import ROOT
 
 
 def fake_fill(answers):
@@ -37,6 +41,22 @@ def test_script_end_to_end(tiny_mlm_dir, tmp_path, single_thread, capsys):
     result = json.loads(out.read_text())
     assert result["sentences"] == 1 and len(result["answers"][0]["predictions"]) == 5
     assert "top-1" in capsys.readouterr().out
+
+
+def test_a_stdout_that_cannot_encode_the_text_gets_escapes_not_a_crash(tiny_mlm_dir, tmp_path):
+    """Run with its output redirected on Windows (the ANSI code page, cp1252 here, as PYTHONIOENCODING sets it),
+    the probe ended in a UnicodeEncodeError traceback at a sentence with an emoji; a model's answers are any
+    vocabulary token, so Greek or Cyrillic ones did the same. What cp1252 has is written as it is, the rest as
+    escapes."""
+    probe = tmp_path / "probe.tsv"
+    probe.write_text("category\tsentence\texpected\nfood\tI ate a crème brûlée and a <mask>.\tcake\n"
+                     "emoji\tThis is great \N{GRINNING FACE} <mask> you.\tthank\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "cp1252"}
+    result = subprocess.run([sys.executable, "-m", "train.fill_mask_probe", "--model", str(tiny_mlm_dir),
+                             "--probe", str(probe)], cwd=ROOT, env=env, capture_output=True, timeout=120)
+    out, err = result.stdout.decode("cp1252"), result.stderr.decode("cp1252")
+    assert result.returncode == 0 and "Traceback" not in err, err
+    assert "I ate a crème brûlée and a <mask>." in out and "This is great \\U0001f600 <mask> you." in out, out
 
 
 def test_layer_by_layer_ends_in_the_probes_own_figures(tiny_mlm_dir, tmp_path, single_thread, capsys):

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from train import (ablation, experiment, finetune, gpu_session, pretrain, recipe, runtime, sentiment_recipe,
+from train import (ablation, data, experiment, finetune, gpu_session, pretrain, recipe, runtime, sentiment_recipe,
                    tapt_corpus, tokenizer)
 from helpers import empty_bundle, refused
 
@@ -391,6 +391,23 @@ def test_missing_default_data_names_its_option_and_how_to_point_at_the_data(tiny
     assert no_steps == [] and sorted(p.name for p in tmp_path.iterdir()) == ["clone", "data"]
 
 
+@pytest.mark.parametrize("windows", [False, True], ids=["posix", "windows"])
+def test_the_missing_data_hint_links_the_data_folder_as_the_platform_does(windows, tmp_path, capsys, no_steps,
+                                                                          monkeypatch):
+    r"""On Windows the hint said `ln -s /path/to/shared ../shared`, which neither cmd.exe nor PowerShell has: there
+    it is a junction (`mklink /J`, which needs no administrator) through cmd, which PowerShell runs too; on POSIX
+    still the symbolic link."""
+    monkeypatch.setattr(data, "WINDOWS", windows)
+    (tmp_path / "clone").mkdir()
+    monkeypatch.chdir(tmp_path / "clone")  # ../shared/data: not there
+    link = r"cmd /c mklink /J ..\shared C:\path\to\shared" if windows else "ln -s /path/to/shared ../shared"
+    refused(recipe.main, ["--quick", "--out", str(tmp_path / "quick")], capsys,
+            f"--corpus's default {recipe.QUICK_CORPUS}: no such file or folder", "pass --corpus",
+            f", or link the data folder there: {link}")
+    message = str(data.missing_data("../shared/data/sst2/dev.tsv"))  # a script that does not name the option
+    assert message.endswith(f"pass the path of your copy, or link the data folder there: {link})"), message
+
+
 def test_a_step_made_with_an_empty_option_shows_it_as_two_quotes(tmp_path, data_files):
     """Re-running the recipe with --imdb '' warned `(--imdb .../imdb/train.tsv -> )`."""
     files, good = data_files
@@ -403,6 +420,29 @@ def test_a_step_made_with_an_empty_option_shows_it_as_two_quotes(tmp_path, data_
            if s.name == "finetune"][0]
     assert experiment.made_otherwise(now) == f"--imdb {files['--imdb']} -> ''"
     assert experiment.shown_value("") == "''" and experiment.shown_value(0.001) == "0.001"
+
+
+@pytest.mark.parametrize("windows", [False, True], ids=["posix", "windows"])
+def test_extra_options_keep_the_backslashes_of_a_windows_path(windows, monkeypatch, capsys):
+    r"""`--finetune-args '--dev C:\Users\ana\sst\dev.tsv'` planned every SST-2 run with `--dev C:Usersanasstdev.tsv`
+    (shlex's escape character), and a real run failed on that file. On Windows a backslash is now a character;
+    quotes still group, and on POSIX the words are shlex.split's, as before."""
+    monkeypatch.setattr(experiment, "WINDOWS", windows)
+    typed = r'--dev C:\Users\ana\sst\dev.tsv --train "C:\my data\train.tsv" --lr 1e-4 #7'
+    words = experiment.split_options(typed, "train.finetune")
+    if windows:
+        assert words == ["--dev", "C:\\Users\\ana\\sst\\dev.tsv", "--train", "C:\\my data\\train.tsv", "--lr", "1e-4",
+                         "#7"]
+    else:
+        assert words == shlex.split(typed)
+    assert experiment.split_options(shlex.join(words), "train.finetune") == words  # train.recipe passes them so
+    with pytest.raises(ValueError, match="No closing quotation"):
+        experiment.split_options('--lr "1e-4', "train.finetune")
+    assert sentiment_recipe.main(["--init", "m", "--out", "x", "--dry-run", "--arms", "sst2", "--seeds", "0",
+                                  "--tapt-minutes", "0", "--finetune-args", r"--dev C:\Users\ana\sst\dev.tsv"]) == 0
+    planned = [line for line in capsys.readouterr().out.splitlines() if line.startswith("python -m train.finetune")]
+    dev = shlex.quote("C:\\Users\\ana\\sst\\dev.tsv") if windows else "C:Usersanasstdev.tsv"
+    assert planned and all(f"--dev {dev} " in line for line in planned), planned
 
 
 def test_quick_results_say_the_accuracies_are_at_chance_level(tmp_path, capsys, monkeypatch, data_files):

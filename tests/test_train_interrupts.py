@@ -65,9 +65,10 @@ def parallel_seeds(tmp_path, seeds, parallel=2):
     return argv, args, train_steps, shared
 
 
-def seed_processes(monkeypatch, returncodes: dict, signal_when_started=None):
+def seed_processes(monkeypatch, returncodes: dict, signal_when_started=None, windows=False, sent=None):
     """Seeds' processes that end at once with `returncodes[seed]`; `signal_when_started`: the seed whose start
-    brings a Ctrl-C (to the recipe, whose handler passes it on to the seeds running)."""
+    brings a Ctrl-C (to the recipe, whose handler passes it on to the seeds running); `sent`: (seed, signal) of
+    each one passed on; `windows`: `send_signal` as on Windows (SIGTERM, CTRL_C_EVENT and CTRL_BREAK_EVENT only)."""
     started = []
 
     class Process:
@@ -82,7 +83,10 @@ def seed_processes(monkeypatch, returncodes: dict, signal_when_started=None):
             return self.returncode
 
         def send_signal(self, signum):
-            pass
+            if windows and signum != signal.SIGTERM:  # (Windows' CTRL_* values are not defined here)
+                raise ValueError(f"Unsupported signal: {signum}")
+            if sent is not None:
+                sent.append((self.seed, signum))
 
     monkeypatch.setattr(sentiment_recipe.subprocess, "Popen", Process)
     real_sleep, waits = time.sleep, []
@@ -133,6 +137,23 @@ def test_a_ctrl_c_after_every_seed_finished_says_interrupted(tmp_path, monkeypat
     out, err = capsys.readouterr()
     assert "== seed 0: done" in out and "== seed 1: done" in out and "== seed 2" not in out
     assert err == "interrupted: run the same command again to continue where it stopped\n", err
+
+
+@pytest.mark.parametrize("windows", [False, True], ids=["posix", "windows"])
+def test_a_ctrl_c_reaches_the_running_seeds_once_on_each_platform(windows, tmp_path, monkeypatch, capsys):
+    """On Windows the recipe passed the Ctrl-C on with `send_signal(SIGINT)`, which raises "ValueError: Unsupported
+    signal: 2" there: the recipe ended through the error path without its "interrupted" lines, while its seeds,
+    which share its console and got the Ctrl-C themselves, trained on unwatched. There it now passes nothing on and
+    waits for them; on POSIX, where each seed has a session of its own, it passes the signal on once."""
+    monkeypatch.setattr(sentiment_recipe, "WINDOWS", windows)
+    argv, args, steps, shared = parallel_seeds(tmp_path, [0, 1])
+    sent = []
+    seed_processes(monkeypatch, {0: runtime.EXIT_INTERRUPTED, 1: runtime.EXIT_INTERRUPTED}, signal_when_started=1,
+                   windows=windows, sent=sent)
+    assert sentiment_recipe.run_in_parallel(argv, args, steps, shared) == runtime.EXIT_INTERRUPTED
+    assert sent == ([] if windows else [(0, signal.SIGINT)])  # (seed 1 was starting as it came)
+    err = capsys.readouterr().err
+    assert "seed 0: interrupted" in err and "seed 1: interrupted" in err and "error" not in err, err
 
 
 # Imported by Python as it starts (a sitecustomize.py on PYTHONPATH): the script's `import torch` waits

@@ -667,6 +667,59 @@ def test_a_checkpoint_that_does_not_read_back_is_not_kept(train_files, tmp_path,
     assert [p.name for p in (out / checkpointing.CHECKPOINTS).iterdir()] == ["step-00000002"]  # the good one stays
 
 
+class FileSystemCalls:
+    """`os` as `train.checkpointing` sees it, recording what it opens and flushes; `windows`: as Windows answers
+    (the portability review's emulation): `os.open` of a folder is EACCES (CreateFile without
+    FILE_FLAG_BACKUP_SEMANTICS), `os.fsync` of a read-only descriptor EBADF (FlushFileBuffers needs a handle that
+    may write)."""
+
+    def __init__(self, windows: bool):
+        self.windows, self.read_only, self.flushed = windows, {}, []
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    def open(self, path, flags, *args, **kwargs):
+        if self.windows and os.path.isdir(path):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        fd = os.open(path, flags, *args, **kwargs)
+        if flags & (os.O_WRONLY | os.O_RDWR) == 0:
+            self.read_only[fd] = Path(path)
+        return fd
+
+    def close(self, fd):
+        self.read_only.pop(fd, None)
+        os.close(fd)
+
+    def fsync(self, fd):
+        if self.windows and fd in self.read_only:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        self.flushed.append(self.read_only.get(fd, "a file open for writing"))
+        os.fsync(fd)
+
+
+@pytest.mark.parametrize("windows", [False, True], ids=["posix", "windows"])
+def test_a_checkpoint_is_flushed_to_disk_as_each_platform_allows(tmp_path, monkeypatch, windows):
+    """On Windows every training run failed at its first checkpoint ("error: [Errno 9] Bad file descriptor", then
+    "[Errno 13] Permission denied" on the temporary folder): the files were flushed through read-only descriptors,
+    and the folders opened to be flushed. There the files are flushed through handles that may write, and the
+    folders not at all; on POSIX each file, the temporary folder and the checkpoints folder (what makes the rename
+    durable) are flushed as before."""
+    calls = FileSystemCalls(windows)
+    monkeypatch.setattr(checkpointing, "os", calls)
+    monkeypatch.setattr(checkpointing, "WINDOWS", windows)
+    ckpts = checkpointing.Checkpoints(tmp_path / "run")
+    final = ckpts.save("step", 3, {"w": torch.ones(2)}, extra_json={"step": 3})
+    assert torch.equal(ckpts.load(final)[0]["w"], torch.ones(2))
+    files = ["info.json", "model.safetensors"]
+    if windows:
+        assert calls.flushed == ["a file open for writing"] * len(files)
+    else:
+        tmp = ckpts.root / f".tmp-step-00000003-{os.getpid()}"
+        assert sorted(calls.flushed[:-2]) == [tmp / name for name in files]
+        assert calls.flushed[-2:] == [tmp, ckpts.root]
+
+
 def test_exit_codes_are_documented(capsys):
     for module in (pretrain, finetune):
         with pytest.raises(SystemExit):

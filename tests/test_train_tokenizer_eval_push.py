@@ -336,12 +336,18 @@ def test_evaluate_cli_rejects_wrong_head(tiny_mlm_dir, tmp_path, capsys):
 
 def test_evaluate_cli_bad_options_are_one_line_errors(tiny_clf_dir, train_files, tmp_path, capsys):
     labeled = ["--model", str(tiny_clf_dir), "--labeled", str(train_files / "dev.tsv")]
+    expected = "--device must be 'cpu', 'cuda', 'cuda:N', -1 (the CPU) or N (a CUDA device), got "
     for extra, message in [(["--batch-size", "0"], "--batch-size must be at least 1"),  # "range() arg 3 ..."
-                           (["--device", "nonsense"], "--device nonsense: not a device"),  # RuntimeError traceback
-                           (["--device", "cuda:99"], "--device cuda:99: this machine has")]:  # AssertionError or
-        with pytest.raises(SystemExit) as exit_info:                                          # RuntimeError
+                           (["--device", "nonsense"], f"{expected}'nonsense'"),  # RuntimeError traceback
+                           (["--device", "cuda:99"], "--device 'cuda:99': this machine has"),  # AssertionError or
+                           # RuntimeError; "mps" (which roberta.pipeline refuses) and "meta" tracebacks at the model
+                           (["--device", "mps"], f"{expected}'mps': this package runs on the CPU or a CUDA device"),
+                           (["--device", "meta"], f"{expected}'meta': this package runs on the CPU or a CUDA device")]:
+        with pytest.raises(SystemExit) as exit_info:
             evaluate.main([*labeled, *extra])
-        assert exit_info.value.code == 2 and message in capsys.readouterr().err, extra
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and f"error: {message}" in err and "Traceback" not in err, (extra, err)
+    assert evaluate.parse_args([*labeled, "--device", "-1"]).device == "cpu"  # as roberta.pipeline takes it
     # was "need as many labels as texts (and at least one): 0 texts, 0 labels"
     assert evaluate.main(["--model", str(tiny_clf_dir), "--imdb", str(train_files / "imdb.tsv"), "--imdb-n", "0"]) == 2
     assert ("error: --imdb-n must be at least 1 review (--imdb '' skips the IMDB sample), got 0"

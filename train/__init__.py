@@ -1,4 +1,5 @@
 """Training scripts: data (`train.data`), tokenizer training, pretraining, fine-tuning, evaluation, Hub upload."""
-from .exit_codes import stop_cleanly_outside_main
+from .exit_codes import escape_what_stdout_cannot_encode, stop_cleanly_outside_main
 
 stop_cleanly_outside_main()  # `python -m train.x`: a Ctrl-C while torch loads says "interrupted", 130
+escape_what_stdout_cannot_encode()  # model text on a stdout that cannot encode it: \U escapes

@@ -42,7 +42,7 @@ import os
 import random
 import re
 import sys
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 
 import numpy as np
 import torch
@@ -181,7 +181,15 @@ def _plain_suffix(path: Path) -> str:
 
 
 DATA_ROOT = Path("../shared/data")  # where the scripts' default data paths point, relative to the current folder
-LINK_DATA = f"ln -s /path/to/shared {DATA_ROOT.parent}"  # the fix for a clone whose data lives elsewhere
+WINDOWS = os.name == "nt"  # which command `link_data` gives (a name of its own: the tests set it)
+
+
+def link_data() -> str:
+    """The command that links a data folder kept elsewhere where the defaults look (the fix for a clone whose data
+    lives elsewhere): a symbolic link, or on Windows a junction (cmd's mklink /J, which needs no administrator)."""
+    if WINDOWS:
+        return rf"cmd /c mklink /J {PureWindowsPath(DATA_ROOT.parent)} C:\path\to\shared"
+    return f"ln -s /path/to/shared {DATA_ROOT.parent}"
 
 
 def missing_data(path, option: str | None = None, default: bool = False,
@@ -195,12 +203,12 @@ def missing_data(path, option: str | None = None, default: bool = False,
     under_root = Path(path).parts[:len(DATA_ROOT.parts)] == DATA_ROOT.parts
     where = "" if os.path.isabs(path) else f", relative to the current folder {Path.cwd()}"
     if option and default:
-        fix = f"pass {option}" + (f", or link the data folder there: {LINK_DATA}" if under_root else "")
+        fix = f"pass {option}" + (f", or link the data folder there: {link_data()}" if under_root else "")
         return FileNotFoundError(f"{option}'s default {path}: {what}{where}: {fix}")
     lead = f"{option} {path}" if option else path
     if under_root and not DATA_ROOT.is_dir():
         return FileNotFoundError(f"{lead}: {what}{where} (the default data folder {DATA_ROOT} is not there: pass "
-                                 f"the path of your copy, or link the data folder there: {LINK_DATA})")
+                                 f"the path of your copy, or link the data folder there: {link_data()})")
     return FileNotFoundError(f"{lead}: {what}")
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -35,6 +36,7 @@ import torch
 import torch.nn.functional as F
 
 from roberta import DynamicMasker, RobertaForMaskedLM, auto_model, encode, load_tokenizer
+from roberta.hub import parse_device
 from roberta.masking import IGNORE_INDEX
 from roberta.run_metrics import RunMetrics
 from roberta.text import normalize_for_classifier
@@ -375,12 +377,11 @@ def parse_args(argv=None):
         p.error(str(err))
     if args.cache_dir and Path(args.cache_dir).is_file():  # said before any work
         p.error(f"--cache-dir {args.cache_dir} is a file, not a folder")
-    try:
-        device = torch.device(args.device)
-    except RuntimeError:
-        p.error(f"--device {args.device}: not a device (cpu, cuda, cuda:1, ...)")
-    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
-        p.error(f"--device {args.device}: this machine has {torch.cuda.device_count()} CUDA GPU(s) (--device cpu?)")
+    try:  # the package's own check (roberta.pipeline's device): the CPU or a CUDA device of this machine
+        number = re.fullmatch(r"-?\d+", args.device)  # -1 or N, as its message offers
+        args.device = str(parse_device(int(args.device) if number else args.device, "--device"))
+    except ValueError as err:
+        p.error(str(err))
     return args
 
 

@@ -103,6 +103,15 @@ def stop_cleanly_outside_main() -> None:
                 signal.signal(sig, _stopped_outside_main)
 
 
+def escape_what_stdout_cannot_encode() -> None:
+    """Scripts print model text (any vocabulary token, a user's sentences): a stdout that cannot encode a character
+    (Windows' ANSI code page, redirected to a file) writes it as a \\U escape, as Python's stderr does, not a
+    UnicodeEncodeError at the end of a run. Only when a module of `train` or `scripts` runs as a script, as
+    `stop_cleanly_outside_main`."""
+    if sys.argv[:1] == ["-m"] and hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
+
+
 @contextlib.contextmanager
 def sigterm_as_interrupt():
     """Inside: SIGTERM (`timeout`, CI, a scheduler, `train.gpu_session`'s deadline) is taken as Ctrl-C, a

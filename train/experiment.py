@@ -39,6 +39,8 @@ from .paths import COMMAND_FILE
 from .runtime import EXIT_INTERRUPTED, UserError, run_main
 from .trainer import RESUME_HINT_ENV
 
+WINDOWS = os.name == "nt"  # how `split_options` reads a backslash (a name of its own: the tests set it)
+
 ARGUMENTS = {pretrain: pretrain.PretrainArguments, finetune: finetune.FinetuneArguments}
 
 
@@ -92,9 +94,15 @@ def argv_of(options: dict) -> list[str]:
 
 
 def split_options(extra: str, whose: str) -> list[str]:
-    """A user's extra options (--finetune-args ...) as words; a ValueError that names them if they do not split."""
+    """A user's extra options (--finetune-args ...) as words, as `shlex.split` makes them: quotes group, a `#` is
+    a character. On Windows a backslash is a character too (it separates a path's folders: shlex's escape made
+    `C:\\Users\\ana\\dev.tsv` "C:Usersanadev.tsv"). A ValueError that names the options if they do not split."""
+    words = shlex.shlex(extra, posix=True)
+    words.whitespace_split, words.commenters = True, ""
+    if WINDOWS:
+        words.escape = ""
     try:
-        return shlex.split(extra)
+        return list(words)
     except ValueError as err:  # "No closing quotation"
         raise ValueError(f"extra {whose} options {extra!r}: {err}") from None
 

@@ -79,6 +79,7 @@ ARMS = ("sst2", "imdb-sst2", "random-sst2", "random-imdb-sst2")
 # The IMDB stage reads every 128-token window of each review (finetune --long-text windows, as the pipeline
 # reads a long review): 0.3 passes over them are about the rows and tokens of one pass over their first windows.
 IMDB_EPOCHS = 0.3
+WINDOWS = os.name == "nt"  # whether `run_in_parallel` passes a signal on (the tests set it)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -333,10 +334,11 @@ def run_in_parallel(argv: list[str], args, steps: list[Step], shared: set[str]) 
     """`--parallel N`: the steps the seeds share here, then each seed's own steps as `python -m
     train.sentiment_recipe ARGV --seeds K --train-only` (the shared steps found done there), at most N processes at
     once, each in a session of its own with 1/N of the CPU threads and its output in OUT/logs/seed-K.log. A
-    SIGINT or SIGTERM here is passed on once to the running seeds, which save a checkpoint and stop (exit code
-    130 then, as a training script's), and no other seed starts. A seed whose steps are all done is done, whatever
-    its process's exit code (a signal that reached it as it exited says "interrupted" and 130), and one stopped by
-    the signal is interrupted (`exit_codes.ended_interrupted`), not an error."""
+    SIGINT or SIGTERM here is passed on once to the running seeds (on Windows the console gives them the Ctrl-C
+    itself), which save a checkpoint and stop (exit code 130 then, as a training script's), and no other seed
+    starts. A seed whose steps are all done is done, whatever its process's exit code (a signal that reached it as
+    it exited says "interrupted" and 130), and one stopped by the signal is interrupted
+    (`exit_codes.ended_interrupted`), not an error."""
     if (code := run_steps([step for step in steps if step.name in shared])) != 0:
         return code
     own_steps = {seed: [step for step in steps if step.name not in shared and getattr(step.args, "seed", None) == seed]
@@ -350,7 +352,10 @@ def run_in_parallel(argv: list[str], args, steps: list[Step], shared: set[str]) 
     stop_with_parent = _stop_with_parent()
 
     def stop(signum, frame):
-        if not stopped:  # once: a second SIGINT would make a run stop without its checkpoint
+        # once: a second SIGINT would make a run stop without its checkpoint. Not on Windows, where the seeds share
+        # the console (a new session is POSIX only), which gives each of them the Ctrl-C itself, and where
+        # `send_signal` takes no SIGINT (a ValueError) and makes SIGTERM a kill, without the checkpoint.
+        if not stopped and not WINDOWS:
             for proc, _ in running.values():
                 proc.send_signal(signum)
         stopped.append(signum)
