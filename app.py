@@ -171,7 +171,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     st_model, st_current = model_box("sentiment", "st")
                     st_btn = gr.Button("Classify", variant="primary")
                 with gr.Column():
-                    st_label = gr.Label(label="Sentiment", num_top_classes=2, elem_id="st-label")
+                    # every label of the classifier, however many (no num_top_classes): a chosen model has at most
+                    # model_choice.LIMITS' 16, and SENTIMENT_MODEL is the operator's
+                    st_label = gr.Label(label="Sentiment", elem_id="st-label")
                     model_note(NOTES["sentiment"])
             # fixed polarity: green = towards positive, pink = towards negative (the CSS recolours Gradio's red and
             # purple; the explanation words it)
@@ -207,9 +209,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                                        sentiment_extras.get("readme")))
                 if sentiment_extras.get("reliability"):  # fullscreen: its small print, as About's figures
                     gr.Image(sentiment_extras["reliability"], show_label=False, interactive=False,
-                             alt_text="Reliability diagrams of the classifier on SST-2 dev, before and after "
-                                      "temperature scaling: accuracy per confidence bin against the diagonal of "
-                                      "perfect calibration (the diagram's ECE figures are in the text above)",
+                             alt_text=about.reliability_alt(sentiment_extras.get("metrics")),
                              buttons=["fullscreen"], elem_id="st-reliability", elem_classes="static-figure")
 
         with gr.Tab("Attention", id="attention", elem_id="tab-attention"):

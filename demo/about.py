@@ -21,6 +21,7 @@ from roberta.masking import DUPE_FACTOR, MASK_FRACTION, MLM_PROBABILITY, RANDOM_
 from roberta.run_metrics import RunMetrics, dataset_name
 from roberta.text import normalize_for_classifier
 
+from . import explain
 from .bpe_view import GPT2_VOCAB_SIZE
 from .examples import FILL_MASK_EXPECTED, SENTIMENT_EXPECTED
 from .formatting import code, format_probability, large_count, md_escape, millions, minutes, pct, readable
@@ -155,6 +156,27 @@ def held_out_markdown(name: str) -> str:
     return f"{dataset} ({code(name)})" if dataset else code(name)
 
 
+def is_sst2(names) -> bool:
+    """Whether every one of these data files is SST-2's; none at all (a metrics.json that does not say) is taken
+    for the shipped classifier's data, SST-2."""
+    return all(readable_dataset(name) == "SST-2" for name in names or ["sst2"])
+
+
+def dev_is_sst2(facts: dict) -> bool:
+    """Whether a classifier's dev figures are SST-2's: its dev set (metrics.json's dev_data) is, or where that is
+    not recorded, its training data is (`is_sst2`)."""
+    return is_sst2([facts["dev_data"]] if "dev_data" in facts else facts.get("data"))
+
+
+def classifier_title(loaded) -> str:
+    """The classifier's title (Markdown): its kind's, "sentiment (fine-tuned on SST-2)", unless its metrics.json
+    says it was fine-tuned on other data: "sentiment (fine-tuned on `three.csv`)"."""
+    data = model_facts(loaded).get("data") if loaded.available and not loaded.name else None
+    if loaded.key != "sentiment" or is_sst2(data):
+        return loaded.title
+    return f"sentiment (fine-tuned on {said_list([readable_dataset(name) or code(name) for name in data])})"
+
+
 def wall_time(facts: dict) -> str:
     """What follows the training time: " (22 min wall time)" where the runs' wall time reads longer, for it
     adds what ran outside the training loop (loading and packing the data, the final evaluation); nothing where
@@ -239,11 +261,15 @@ def summary_card(loaded) -> str:
         n = int(facts["probe"]["sentences"])
         rows.append(("everyday sentences", f"the expected word first in {round(facts['probe']['top1'] * n)} of {n}, "
                                            f"in the top 5 in {round(facts['probe']['top5'] * n)} of {n}"))
-    if "dev_accuracy" in facts:
+    if "dev_accuracy" in facts and dev_is_sst2(facts):
         shipped = shipped_accuracy_said(loaded, facts)
         rows.append(("SST-2 dev", f"**{pct(facts['dev_accuracy'])}** right"
                      + (f" of {facts['dev_examples']:,} sentences" if "dev_examples" in facts else "")
                      + (f" ({shipped})" if shipped else "")))
+    elif "dev_accuracy" in facts:  # the user's own dev set, by its file's name
+        rows.append(("dev set", f"**{pct(facts['dev_accuracy'])}** right"
+                     + (f" of {facts['dev_examples']:,} examples" if "dev_examples" in facts else "")
+                     + (f" of {held_out_markdown(facts['dev_data'])}" if "dev_data" in facts else "")))
     if "imdb_accuracy_whole" in facts:
         rows.append(("IMDB reviews", f"**{pct(facts['imdb_accuracy_whole'])}** right"
                      + (f" of {facts['imdb_examples']:,}" if "imdb_examples" in facts else "")
@@ -258,7 +284,8 @@ def summary_card(loaded) -> str:
     if checks:
         rows.append(("behaviour checks", f"{checks.get('right', 0)}/{int(checks['n'])} right"))
     table = "\n".join(f"- **{name}**: {value}" for name, value in rows)  # a list reads well on a phone too
-    return f"### {loaded.title}\n\n{table}\n\nLoaded from {code(shown_source(loaded.source))}; {card_link(loaded)}."
+    return (f"### {classifier_title(loaded)}\n\n{table}\n\nLoaded from {code(shown_source(loaded.source))}; "
+            f"{card_link(loaded)}.")
 
 
 # The model card's note on a reliability diagram redrawn from the shipped weights (`train.calibrate --plot-only`
@@ -304,6 +331,32 @@ def surest_wrong_check(checks) -> str:
             f"{kind} comes out {format_probability(worst['score'])} {md_escape(str(worst.get('label', '')))}.")
 
 
+def _data_file(path) -> str | None:
+    """A data file that metrics.json names, as `dataset_name` shows it; None where it names none."""
+    return dataset_name(path) if isinstance(path, str) and path else None
+
+
+def calibration_data_said(metrics: RunMetrics) -> tuple[str, str, str]:
+    """What the calibration note says of its data, from metrics.json's calibration slice and dev_data: the texts the
+    calibration holds for, what the temperature was fitted on and the dev set, as ("SST-2-like sentences", "1,000
+    held-out SST-2 training sentences", "the SST-2 dev set (872 sentences)"); for a classifier of other data, its
+    files by name: ("texts like its training data", "100 held-out examples of `three.csv`", "its dev set
+    (`three_dev.csv`, 100 examples)")."""
+    cal = metrics.calibration
+    fitted, dev = cal["calibration"]["n"], cal["dev"]["n"]
+    slice_data = _data_file((cal.get("slice") or {}).get("data"))
+    if is_sst2([slice_data] if slice_data else None):
+        like, fitted_on = "SST-2-like sentences", f"{fitted:,} held-out SST-2 training sentences"
+    else:
+        like = "texts like its training data"
+        fitted_on = f"{fitted:,} held-out examples of " + (held_out_markdown(slice_data) if slice_data
+                                                            else "its training data")
+    dev_data = _data_file(metrics.dev_data)
+    if is_sst2([dev_data] if dev_data else None):
+        return like, fitted_on, f"the SST-2 dev set ({dev:,} sentences)"
+    return like, fitted_on, f"its dev set ({held_out_markdown(dev_data) + ', ' if dev_data else ''}{dev:,} examples)"
+
+
 def calibration_markdown(metrics: RunMetrics | None, readme: str | None = None) -> str:
     """What the sentiment scores mean: the fitted temperature and the dev calibration error before and after it
     (from the classifier's metrics.json), or a plain warning when the model was never calibrated. When the model
@@ -314,10 +367,10 @@ def calibration_markdown(metrics: RunMetrics | None, readme: str | None = None) 
         return ("**This classifier is not calibrated**: its scores are the raw softmax of a small model, often near "
                 "100% even when it is wrong. Read them as a ranking, not as a probability.")
     dev = cal["dev"]
-    text = (f"The scores are calibrated on average, over SST-2-like sentences: the logits are divided by a "
-            f"temperature T = {cal['temperature']:.2f} fitted on {cal['calibration']['n']:,} held-out SST-2 training "
-            "sentences, which changes how sure the model sounds, never which label wins. On the SST-2 dev set "
-            f"({dev['n']:,} sentences) the expected calibration error (the gap between confidence and accuracy, "
+    like, fitted_on, dev_set = calibration_data_said(metrics)
+    text = (f"The scores are calibrated on average, over {like}: the logits are divided by a temperature "
+            f"T = {cal['temperature']:.2f} fitted on {fitted_on}, which changes how sure the model sounds, never "
+            f"which label wins. On {dev_set} the expected calibration error (the gap between confidence and accuracy, "
             f"over 15 bins) goes from {pct(dev['ece_before'])} to {pct(dev['ece_after'])}, and the mean confidence "
             f"from {pct(dev['mean_confidence_before'])} to {pct(dev['mean_confidence_after'])} at an accuracy of "
             f"{pct(dev['accuracy'])}.{surest_wrong_check(metrics.checks)}")
@@ -330,6 +383,16 @@ def calibration_markdown(metrics: RunMetrics | None, readme: str | None = None) 
                  f"when the model was made, before its weights were stored in {dtype} (the model card gives both).")
     return text + (" A bar on the diagonal below means that answers given with that confidence are right that "
                    "often.")
+
+
+def reliability_alt(metrics: RunMetrics | None) -> str:
+    """The reliability diagram's alt text, naming the dev set it was drawn on as metrics.json names it (SST-2 dev,
+    or the file: "three_dev.csv")."""
+    dev_data = _data_file(metrics.dev_data) if metrics else None
+    dev_set = "SST-2 dev" if is_sst2([dev_data] if dev_data else None) else f"its dev set ({dev_data})"
+    return (f"Reliability diagrams of the classifier on {dev_set}, before and after temperature scaling: accuracy "
+            "per confidence bin against the diagonal of perfect calibration (the diagram's ECE figures are in the "
+            "text above)")
 
 
 REFERENCE = PRESETS["mini"]  # the MiniRoBERTa reference's shape; its vocabulary is roberta-base's 50,265
@@ -371,13 +434,15 @@ def about_sections(models: Models) -> dict:
             f"models normalise before), {cfg.num_hidden_layers} layers, hidden size {cfg.hidden_size}, "
             f"{cfg.num_attention_heads} heads, feed-forward {cfg.intermediate_size}, vocabulary "
             f"{cfg.vocab_size:,} (byte-level BPE), up to {cfg.max_length} tokens per input. "
-            f"{position_rows_explained(cfg)} Counts of the {reference.title} model:\n\n{table}"
+            f"{position_rows_explained(cfg)} Counts of the {classifier_title(reference)} model:\n\n{table}"
         )
     else:
         out["architecture"] = "Architecture: not available (no model loaded)."
 
     sentiment = model_facts(models.sentiment) if models.sentiment.available else {}
-    accuracy = sentiment.get("dev_accuracy")
+    # the reference's 80% is SST-2's: a classifier scored on other data has no figure to set beside it
+    compared = dev_is_sst2(sentiment)
+    accuracy = sentiment.get("dev_accuracy") if compared else None
     parameters, same_encoder = parameters_compared(models.mlm)
     added = [said for stage, said in (("tapt", "TAPT"), ("imdb", "a labelled IMDB stage")) if stage in
              sentiment.get("stages", [])] + ([f"a {sentiment['averaged']}-seed weight average"]
@@ -387,8 +452,9 @@ def about_sections(models: Models) -> dict:
         f"{REFERENCE.num_hidden_layers} layers of hidden size {REFERENCE.hidden_size}, with roberta-base's own "
         f"{REFERENCE.vocab_size:,}-token vocabulary, pretrained on WikiText and fine-tuned on SST-2.\n\n"
         "| measure | this project | MiniRoBERTa reference |\n|---|---:|---:|\n"
-        f"| parameters (with the MLM head) | {parameters} |\n"
-        f"| SST-2 accuracy (validation) | {dev_accuracy_cell(models.sentiment, sentiment)} | 80% |"
+        f"| parameters (with the MLM head) | {parameters} |"
+        + (f"\n| SST-2 accuracy (validation) | {dev_accuracy_cell(models.sentiment, sentiment)} | 80% |"
+           if compared else "")
     ) + (f"\n\n{same_encoder}" if same_encoder else "") + (
         f"\n\nOur SST-2 figure is not the encoder's alone: its classifier adds {said_list(added)}."
         if accuracy is not None and added else "")
@@ -651,8 +717,8 @@ def model_facts(loaded) -> dict:
     of a weight average), cores, device, data, and for an MLM mlm_accuracy / mlm_perplexity / mlm_rows /
     mlm_masks (the release evaluation; mlm_masks where it averages several mask draws), eval_accuracy (the
     training script's own) and probe (train.fill_mask_probe's top1 / top5 / sentences), for a classifier
-    dev_accuracy / dev_examples / imdb_accuracy / imdb_examples / train_examples, stages (`fine_tuning_stages`)
-    and checks (train.evaluate.score_checks' dict)."""
+    dev_accuracy / dev_examples / dev_data / imdb_accuracy / imdb_examples / train_examples, stages
+    (`fine_tuning_stages`) and checks (train.evaluate.score_checks' dict)."""
     facts = {}
     if loaded.available:
         facts["parameters"] = loaded.model.num_parameters()
@@ -691,6 +757,8 @@ def model_facts(loaded) -> dict:
                        ("train_examples", metrics.train_examples)):
         if _real(value):
             facts[key] = int(value)
+    if isinstance(metrics.dev_data, str) and metrics.dev_data:
+        facts["dev_data"] = dataset_name(metrics.dev_data)
     if stages := fine_tuning_stages(metrics):
         facts["stages"] = stages
     checks = metrics.checks
@@ -706,7 +774,9 @@ def model_facts(loaded) -> dict:
 def example_failures(models: Models) -> dict:
     """The showcase examples the loaded models get wrong, checked by running them (at start-up): {"mlm": [(text,
     expected, [top 5 words], the expected word's rank among them or None)], "sentiment": [(text, expected,
-    label, probability)]}. A fill-mask example is wrong when the expected word is not the first answer."""
+    label, probability)]}. A fill-mask example is wrong when the expected word is not the first answer; a sentiment
+    one when the answer does not name the expected sentiment in any spelling (`explain.sentiment_of`), and a
+    classifier none of whose labels names one ("neutral", "LABEL_1") is not checked."""
     out = {"mlm": [], "sentiment": []}
     try:
         if models.mlm.available:
@@ -714,10 +784,11 @@ def example_failures(models: Models) -> dict:
                 top = [r["token_str"].strip() for r in models.mlm.pipeline(text, top_k=5)]
                 if top[0] != expected:
                     out["mlm"].append((text, expected, top, top.index(expected) + 1 if expected in top else None))
-        if models.sentiment.available:
+        labels = models.sentiment.config.id2label.values() if models.sentiment.available else []
+        if any(explain.sentiment_of(label) for label in labels):  # a classifier of other labels: nothing to check
             for text, expected in SENTIMENT_EXPECTED.items():
                 best = models.sentiment.pipeline(normalize_for_classifier(text))[0]
-                if best["label"] != expected:
+                if explain.sentiment_of(best["label"]) != expected:  # "pos" is right for "positive"
                     out["sentiment"].append((text, expected, best["label"], float(best["score"])))
     except Exception:  # a note is not worth failing the start-up for
         log.exception("could not check the examples")
@@ -842,7 +913,7 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
         return note + "."
     # SST-2's training rows are mostly phrases cut from its sentences (the shipped model's 55,841: 5,886 whole
     # sentences), not sentences
-    sst2 = all(readable_dataset(name) == "SST-2" for name in facts.get("data") or ["sst2"])
+    sst2 = is_sst2(facts.get("data"))
     stages = facts.get("stages", [])
     then = "labelled IMDB reviews, then on " if "imdb" in stages else ""
     if "train_examples" not in facts:
@@ -860,10 +931,15 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
         f"; the weight average of {facts['averaged']} seeds' runs" if facts.get("averaged") else "")
     scores = []
     if "dev_accuracy" in facts:
-        said = [f"{facts['dev_examples']:,}"] if "dev_examples" in facts else []
-        said += [shipped] if (shipped := shipped_accuracy_said(loaded, facts)) else []
-        scores.append(f"{pct(facts['dev_accuracy'])} of the SST-2 dev sentences"
-                      + (f" ({', '.join(said)})" if said else ""))
+        if dev_is_sst2(facts):
+            said = [f"{facts['dev_examples']:,}"] if "dev_examples" in facts else []
+            said += [shipped] if (shipped := shipped_accuracy_said(loaded, facts)) else []
+            scores.append(f"{pct(facts['dev_accuracy'])} of the SST-2 dev sentences"
+                          + (f" ({', '.join(said)})" if said else ""))
+        else:
+            scores.append(f"{pct(facts['dev_accuracy'])} of the "
+                          + (f"{facts['dev_examples']:,} " if "dev_examples" in facts else "") + "dev examples"
+                          + (f" ({held_out_markdown(facts['dev_data'])})" if "dev_data" in facts else ""))
     if "imdb_accuracy" in facts:
         # after a labelled IMDB stage, "never trained on" read as a contradiction: these are its held-out test reviews
         held_out = "held-out test reviews" if "imdb" in stages else "out of domain"

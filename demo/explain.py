@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from roberta.model import position_ids_from_input_ids
+from roberta.text import sentiment_of
 
 from .counterfactual import core_word
 from .formatting import format_probability, md_escape, short_text
@@ -109,10 +110,11 @@ def merge_words(tokens: Tokens, token_scores) -> list[tuple[int, int, float]]:
 
 
 def polarity(config) -> tuple[int, str, str]:
-    """(index of the label that plus means "towards", its name, the other side's name): the label named
-    "positive" when there is one, else the second label (index 1), so colours never flip with the answer."""
+    """(index of the label that plus means "towards", its name, the other side's name): the label that names
+    "positive" (`sentiment_of`) when there is one, else the second label (index 1), so colours never flip with the
+    answer."""
     id2label = {int(k): str(v) for k, v in (config.id2label or {}).items()}
-    index = next((i for i, name in id2label.items() if name.lower() in ("positive", "pos")),
+    index = next((i for i, name in id2label.items() if sentiment_of(name) == "positive"),
                  1 if len(id2label) > 1 else 0)
     others = [name for i, name in sorted(id2label.items()) if i != index]
     away = others[0] if len(others) == 1 else ("the other labels" if others else "the other label")

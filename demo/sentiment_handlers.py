@@ -23,6 +23,16 @@ def classifier_input(loaded, text: str, lowercase: bool) -> str:
                            read_tokens=LONG_TEXT_TOKENS)
 
 
+def word_pushes(loaded, tokens: Tokens, target: int) -> tuple[list[tuple[int, int, float]], float]:
+    """Each word's push towards label `target` of the classifier `loaded` (integrated gradients of its class
+    score, `explain.class_score`, summed over the word's tokens) as (start, end, score) in `tokens.text`, and the
+    class score of the all-<pad> input they are measured from."""
+    tokenizer = loaded.tokenizer
+    attributions, _, base_score = explain.integrated_gradients(loaded.model, tokens.ids, target,
+                                                               tokenizer.token_to_id("<pad>"), special_ids(tokenizer))
+    return explain.merge_words(tokens, attributions), base_score
+
+
 @dataclass
 class SentimentReading:
     """A text as the chosen classifier read it (`Handlers._read_sentiment`): its answer, and each word's push
@@ -78,16 +88,14 @@ class SentimentHandlers(HandlerBase):
         # fixed polarity: every word's push towards the positive label, whatever the prediction (a plus is
         # always "towards positive", so "gorgeous" and "bad" never share a colour)
         target, toward, away = explain.polarity(loaded.model.config)
-        attributions, _, base_score = explain.integrated_gradients(loaded.model, tokens.ids, target,
-                                                                   tokenizer.token_to_id("<pad>"),
-                                                                   special_ids(tokenizer))
+        words, base_score = word_pushes(loaded, tokens, target)
         cfg = loaded.model.config
         baseline = (explain.score_probability(base_score, getattr(cfg, "calibration_temperature", None) or 1.0,
                                               cfg.num_labels)
                     if cfg.problem_type not in ("regression", "multi_label_classification") else None)
         # the user's own case where normalising only lower-cased and collapsed whitespace
         return SentimentReading(lowercase, {r["label"]: float(r["score"]) for r in results},
-                                results[0]["label"], toward, away, tokens, explain.merge_words(tokens, attributions),
+                                results[0]["label"], toward, away, tokens, words,
                                 explain.in_users_case(text, model_text), note, baseline, cut_note)
 
     @user_errors
@@ -107,9 +115,11 @@ class SentimentHandlers(HandlerBase):
     def counterfactual(self, text, model=SHIPPED):
         """What if the word that pushed most towards the answer were removed or negated (`demo.counterfactual`)?
         (Markdown table: each edited text with the change marked, the new answer and the change of P(positive)
-        in points; the same as data.) The edited texts are classified in one batch, normalised as `classify`
-        normalises its text; an edit that leaves no words, only special tokens, is left out, as `classify`
-        refuses such a text. `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
+        in points, or for a classifier of more than two labels whose answer is another, of P(answer), the label the
+        pushes are then measured towards; the same as data.) The edited texts are classified in one batch,
+        normalised as `classify` normalises its text; an edit that leaves no words, only special tokens, is left
+        out, as `classify` refuses such a text. `model`: "shipped" (ours) or a Hugging Face Hub repo id
+        (`demo.model_choice`)."""
         return self._counterfactual(text, model, warn=True)
 
     @user_errors
@@ -122,7 +132,14 @@ class SentimentHandlers(HandlerBase):
         loaded, r = self._read_sentiment(text, model)
         if warn and r.windows_note:  # the API's /counterfactual alone; the page's classify has said it
             warning(r.windows_note)
-        word = counterfactual.strongest_word(r.words, 1.0 if r.best == r.toward else -1.0)
+        measured, words = r.toward, r.words
+        if r.best != r.toward and len(loaded.config.id2label) > 2:
+            # a push away from `toward` may be one towards a third label, not the answer: the pushes towards the
+            # answer itself, measured against the mean of the other labels (with two labels, the same words)
+            measured = r.best
+            index = next(i for i, name in loaded.config.id2label.items() if name == r.best)
+            words, _ = word_pushes(loaded, r.tokens, int(index))
+        word = counterfactual.strongest_word(words, 1.0 if r.best == measured else -1.0)
         edits, texts = [], []
         for edit in counterfactual.propose(r.shown, word):
             edited = classifier_input(loaded, edit.apply(r.shown), r.lowercase)
@@ -134,5 +151,5 @@ class SentimentHandlers(HandlerBase):
             raise fail(counterfactual.nothing_to_try(counterfactual.core_word(r.shown, word[0], word[1])))
         results = loaded.pipeline(texts)  # one batch
         after = [{x["label"]: float(x["score"]) for x in row} for row in results]
-        args = (r.shown, word, r.toward, r.probabilities, edits, after)
+        args = (r.shown, word, measured, r.probabilities, edits, after)
         return counterfactual.outcome_markdown(*args), counterfactual.outcome_data(*args)

@@ -38,6 +38,17 @@ _TOKENIZED_RULES = [
 ]
 
 
+# The spellings of the two sentiment labels that classifiers use ("pos" and "neg" in many data sets, "POSITIVE" in
+# some Hub models'), case folded: the app's colours and checks, and the IMDB figure's labels, read them alike
+SENTIMENT_ALIASES = {"positive": "positive", "pos": "positive", "negative": "negative", "neg": "negative"}
+
+
+def sentiment_of(label) -> str | None:
+    """"positive" or "negative" for a label that names that sentiment in any of its spellings (`SENTIMENT_ALIASES`:
+    "POSITIVE", "pos", "Neg"), else None ("neutral", "LABEL_1")."""
+    return SENTIMENT_ALIASES.get(str(label).strip().lower())
+
+
 def collapse_whitespace(text: str) -> str:
     """Every run of two or more whitespace characters becomes one space; a single tab or newline stays."""
     return _WHITESPACE_RUN.sub(" ", text)

@@ -476,6 +476,58 @@ def test_polarity_of_other_label_names():
     assert explain.polarity(NS(id2label={"0": "LABEL_0", "1": "LABEL_1"})) == (1, "LABEL_1", "LABEL_0")
 
 
+def test_the_sentiment_labels_are_read_in_every_spelling():
+    """One alias map for the two sentiment labels (`explain.sentiment_of`), which polarity and the About tab's check
+    of the showcase examples both read: "pos"/"neg" (the README's own data layout) and any case."""
+    from types import SimpleNamespace as NS
+    assert [explain.sentiment_of(x) for x in ("pos", "NEG", " Positive", "negative", "neutral", "LABEL_1", 1)] == [
+        "positive", "negative", "positive", "negative", None, None, None]
+    assert explain.polarity(NS(id2label={0: "neg", 1: "neutral", 2: "Pos"})) == (2, "Pos", "the other labels")
+
+
+@pytest.fixture(scope="module")
+def three_label_handlers(tmp_path_factory, tiny_mlm_dir, tokenizer):
+    """The app's handlers with a 3-label classifier (negative, neutral, positive) whose answers move with its input
+    (`sharp_classifier`'s initialisation) and favour "negative" (its out_proj bias)."""
+    folder = tmp_path_factory.mktemp("three") / "clf"
+    config = roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer, initializer_range=0.3,
+                                               id2label={0: "negative", 1: "neutral", 2: "positive"})
+    torch.manual_seed(0)
+    model = roberta.RobertaForSequenceClassification(config)
+    with torch.no_grad():
+        model.classifier.out_proj.bias.copy_(torch.tensor([3.0, 0.0, 0.0]))
+    model.save_pretrained(folder)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    return H.Handlers(load_models(tiny_mlm_dir, folder))
+
+
+def test_what_if_of_three_labels_edits_the_strongest_push_towards_the_answer(three_label_handlers):
+    """With three labels a push away from "positive" (the colours' polarity) may be one towards "neutral": What if?
+    took the most negative colour for a "negative" answer's strongest word. The word is now the strongest push
+    towards the answer itself, and the table gives P(answer) and its change."""
+    handlers = three_label_handlers
+    loaded = handlers.models.sentiment
+    text = "the old man was good and the cat likes music at night."
+    probabilities, highlighted, _ = handlers.classify(text)
+    answer = max(probabilities, key=probabilities.get)
+    assert answer == "negative" and len(probabilities) == 3
+    tokens = tokens_view.tokenize(loaded.tokenizer, text, loaded.config.max_length)
+    special = tokens_view.special_ids(loaded.tokenizer)
+    towards_answer, _, _ = explain.integrated_gradients(loaded.model, tokens.ids, 0,
+                                                        loaded.tokenizer.token_to_id("<pad>"), special)
+    pushes = {CF.core_word(text, s, e): v for s, e, v in explain.merge_words(tokens, towards_answer)}
+    colours = {CF.core_word(word, 0, len(word)): score for word, score in highlighted if score is not None}
+    assert max(pushes, key=pushes.get) != min(colours, key=colours.get)  # the two readings differ here
+    view, data = handlers.counterfactual(text)
+    assert data["word"] == max(pushes, key=pushes.get)
+    assert data["attribution"] == pytest.approx(max(pushes.values()), abs=1e-4)
+    assert (data["attribution_label"], data["towards"]) == ("negative", "negative")
+    for row in data["edits"]:
+        now = handlers.classify(row["text"])[0]
+        assert row["change_points"] == pytest.approx(100 * (now["negative"] - probabilities["negative"]), abs=0.01)
+    assert "| P(negative) |" in view and "pushed the answer (**negative**, " in view
+
+
 def test_integrated_gradients_completeness_and_signs(sharp_classifier, tokenizer):
     """At the app's number of steps the attributions add up to score(input) - score(baseline) within 0.2% (the
     midpoint rule is about 1e-4 off here, a left Riemann sum 2.6%)."""

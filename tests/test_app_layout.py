@@ -656,6 +656,18 @@ def _inside(block, outer) -> bool:
     return False
 
 
+def test_the_sentiment_label_shows_every_label_of_the_classifier(app):
+    """The reviewer's case: a negative/neutral/positive classifier's answer showed two of its three labels
+    (num_top_classes=2): "neutral", at 21%, was not on the page. Every label is shown, up to the most labels a
+    chosen classifier may have (model_choice.LIMITS) and beyond, for SENTIMENT_MODEL is the operator's."""
+    from demo import model_choice
+    label = _by_id(app, "st-label")
+    for n in (3, model_choice.LIMITS["num_labels"], 20):
+        probabilities = {f"label {i}": (i + 1) / (n * (n + 1) / 2) for i in range(n)}
+        shown = label.postprocess(probabilities)
+        assert [c.label for c in shown.confidences] == sorted(probabilities, key=probabilities.get, reverse=True)
+
+
 def test_the_examples_of_fill_mask_and_attention_are_in_their_texts_column(app):
     """Fill mask's and Attention's examples were at the foot of the tab, after the answers and every accordion: 3.7
     phone screens below the text box at 375 px, and last in the Tab order. They are in the text's column, as
