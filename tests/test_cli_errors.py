@@ -175,6 +175,18 @@ def test_finetune_reads_the_behaviour_checks_before_training(train_files, tiny_m
     assert not out.exists()
 
 
+def test_finetune_says_dev_is_required_when_it_is_given_empty(train_files, tiny_mlm_dir, tmp_path, capsys):
+    """`--imdb ''` and `--checks ''` skip their step, so a user tried `--dev ''`: it said "--dev : no such file". It
+    says that --dev is required, and what it must be, before the data are read."""
+    out = tmp_path / "out"
+    for empty in ("", " "):
+        line = assert_user_error(finetune.main, finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--dev",
+                                                              empty), capsys,
+                                 "--dev is required: an evaluation file with the same columns as --train")
+        assert "no such file" not in line
+    assert not out.exists()
+
+
 def test_a_hub_dataset_fails_fast_without_a_network(monkeypatch):
     """`datasets` retried for ~25 s before it said the Hub could not be reached; now one probe of the Hub (at
     most 3 s, here none) and the local cache only."""

@@ -283,6 +283,21 @@ def test_gpu_transfer_help_explains_every_argument(command, capsys):
         assert len(line.strip()) > len(name) + 5, (name, out)  # a help text beside the name
 
 
+def test_finetune_help_says_what_every_input_becomes_and_when_to_split_at_random(capsys):
+    """--help said every text goes through normalize_for_classifier, not that it is lower-cased (a user with cased
+    data learned it from the README); --calibration-split sentences removed short or repeated rows of one's own
+    data as "sub-phrases", and nothing suggested random. --dev '' read as a blank path: its help says it is
+    required."""
+    code, out, _ = outcome(finetune.main, ["--help"], capsys)
+    assert code == 0
+    words = " ".join(out.split())  # argparse wraps the help
+    assert "lower-cased and detokenized (normalize_for_classifier)" in words  # --max-length's
+    assert "it is lower-cased and detokenized" in words and "a classifier never sees case" in words  # the Data part
+    assert "'random': any rows, for data that are not SST-2-style phrases" in words
+    assert ("evaluation set, required (it cannot be skipped): a file with the same columns and labels as --train"
+            in words)
+
+
 @pytest.mark.parametrize("module", [analogy_probe, deploy_space, load_check, screenshots],
                          ids=lambda m: m.__name__)
 def test_scripts_print_their_description_once(module, capsys):
@@ -419,3 +434,16 @@ def test_help_names_checkpoint_folders_as_they_are_written(main, tmp_path, capsy
     written = checkpointing.Checkpoints(tmp_path).save("step", 1000, {})
     code, out, _ = outcome(main, ["--help"], capsys)
     assert code == 0 and "step-N" not in out and f"checkpoints/{written.name}" in out
+
+
+def test_pretraining_warns_when_its_held_out_text_is_one_of_its_corpus_sources(tmp_path, capsys):
+    """`--corpus X --valid X` reported "held-out" figures on training text without a word; a spelling of the same
+    file (./X) is the same source, another file is not."""
+    text, other = tmp_path / "mine.txt", tmp_path / "other.txt"
+    text.write_text("a line\n", encoding="utf-8")
+    other.write_text("another line\n", encoding="utf-8")
+    pretrain.warn_if_valid_is_trained_on(f"{other}=1,{tmp_path}/./mine.txt=2", str(text))
+    assert capsys.readouterr().err == (f"warning: --valid {text} is also a --corpus source: the held-out figures "
+                                       "will be on text the model trains on\n")
+    pretrain.warn_if_valid_is_trained_on(str(other), str(text))
+    assert capsys.readouterr().err == ""

@@ -537,3 +537,63 @@ def test_finetune_imdb_seed_and_keep_imdb_sample(train_files, tiny_mlm_dir, tmp_
     assert runs["kept"]["imdb_sample_removed_from_training"] == 0
     assert runs["kept"]["train_examples"] == runs["removed"]["train_examples"] + removed == len(rows) == 320
     assert runs["removed"]["imdb_examples"] == runs["kept"]["imdb_examples"] == 20
+
+
+# ----------------------------------------------------------------------------------------------------------
+# train.finetune --imdb with --labels: the IMDB reviews scored by label name
+# ----------------------------------------------------------------------------------------------------------
+def test_finetune_imdb_labels_are_matched_to_labels_by_name(train_files, tmp_path):
+    """IMDB's 0 and 1 were compared with the model's ids whatever --labels said: with --labels positive,negative
+    the IMDB figure was inverted. Its labels are now the model's ids of the names negative and positive (neg and
+    pos too, in any case)."""
+    imdb = str(train_files / "imdb.tsv")
+    texts, file_labels = data.imdb_sample(imdb, 20)
+    names = [data.SENTIMENT_LABELS[label] for label in file_labels]  # IMDB's: 0 negative, 1 positive
+    assert set(names) == {"negative", "positive"}
+    for labels in ("negative,positive", "positive,negative", "neg,pos", "Pos,Neg"):
+        args = finetune.parse_args(finetune_argv(train_files, tmp_path / "clf", "--init", "x", "--labels", labels,
+                                                 "--calibration-n", "0"))
+        id2label = args.id2label()
+        read = finetune.read_data(args, id2label)
+        assert read.imdb[0] == texts
+        polarity = {"neg": "negative", "pos": "positive"}
+        scored_as = [polarity.get(id2label[i].lower(), id2label[i].lower()) for i in read.imdb[1]]
+        assert scored_as == names, labels
+    for labels in ({0: "negative", 1: "neutral", 2: "positive"}, {0: "neg", 1: "negative"}, {0: "bad", 1: "good"}):
+        note = data.imdb_skip_note(labels)
+        assert note.startswith("note: the IMDB check is skipped") and str(list(labels.values())) in note
+        with pytest.raises(ValueError, match="not a negative and a positive label"):
+            data.imdb_sample_as(imdb, 20, 0, labels)
+    assert data.imdb_skip_note({0: "pos", 1: "neg"}) is None
+    graded = tmp_path / "graded.tsv"  # a review file of other labels than IMDB's 0 and 1
+    graded.write_text("text\tlabel\n" + "".join(f"{text}\t{i % 3}\n" for i, text in enumerate(texts)))
+    with pytest.raises(ValueError, match="label 2 is not an IMDB label"):
+        data.imdb_sample_as(str(graded), 20, 0, {0: "negative", 1: "positive"})
+
+
+def test_finetune_skips_the_imdb_check_for_labels_that_are_not_negative_and_positive(train_files, tiny_mlm_dir,
+                                                                                      tmp_path_factory, capsys):
+    """A 3-class run (negative, neutral, positive) reported "IMDB accuracy 0.514" with IMDB's 1 scored as neutral,
+    and its card's model-index and datasets named stanfordnlp/imdb: the check is skipped with a note, as --imdb ''
+    does (the reviews are not read, not held out of training, and not on the card)."""
+    tmp_path = tmp_path_factory.mktemp("three-labels")  # (the test's own folder has "imdb" in its name: the card
+    three = tmp_path / "three.tsv"  # would recognise every file in it as IMDB)
+    sentences = [line.split("\t")[0] for line in (train_files / "train.tsv").read_text().splitlines()[1:]]
+    names = ("negative", "neutral", "positive")
+    three.write_text("sentence\tlabel\n" + "".join(f"{s}\t{names[i % 3]}\n" for i, s in enumerate(sentences)))
+    imdb_copy = tmp_path / "imdb" / "train.tsv"  # a path the card would recognise as IMDB
+    imdb_copy.parent.mkdir()
+    shutil.copy(train_files / "imdb.tsv", imdb_copy)
+    out = tmp_path / "clf3"
+    argv = finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--train", str(three), "--dev", str(three),
+                         "--imdb", str(imdb_copy), "--labels", "negative,neutral,positive", "--checks", "",
+                         "--max-steps", "1", "--eval-every", "0", "--calibration-n", "0")
+    assert finetune.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert ("note: the IMDB check is skipped: its reviews are labelled negative and positive, and the labels "
+            "['negative', 'neutral', 'positive'] are not a negative and a positive label") in printed
+    assert "IMDB accuracy" not in printed
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics.get("imdb_accuracy") is None and not metrics.get("imdb_data")
+    card = (out / "README.md").read_text()
+    assert "stanfordnlp/imdb" not in card and "IMDB accuracy is on" not in card

@@ -347,6 +347,69 @@ def test_recipe_checks_the_inputs_of_the_steps_still_to_run(tmp_path, capsys, no
     assert len(no_steps) == 1
 
 
+def own_data(tmp_path):
+    """A user's own labelled files: review,sentiment CSVs labelled pos/neg, and a text,label TSV of three labels."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    files = {}
+    for name in ("reviews.csv", "reviews_dev.csv"):
+        files[name] = folder / name
+        files[name].write_text("review,sentiment\n" + "".join(f"review {i},{['neg', 'pos'][i % 2]}\n"
+                                                              for i in range(10)))
+    files["three.tsv"] = folder / "three.tsv"
+    files["three.tsv"].write_text("text\tlabel\n" + "".join(f"row {i}\t{['negative', 'neutral', 'positive'][i % 3]}\n"
+                                                           for i in range(10)))
+    return files
+
+
+def test_cpu_recipe_passes_finetune_args_to_both_fine_tunings(tmp_path, capsys, no_steps, data_files):
+    """The CPU recipe refused --finetune-args ("needs --gpu"), so one's own columns and labels could not be given:
+    they reach both fine-tunings, and their folders stay the recipe's."""
+    files, good = data_files
+    mine = own_data(tmp_path)
+    out = tmp_path / "recipe"
+    own = ["--train", str(mine["reviews.csv"]), "--dev", str(mine["reviews_dev.csv"]), "--imdb", "",
+           "--finetune-args", "--text-column review --label-column sentiment --labels neg,pos --checks '' "
+                              f"--out {tmp_path / 'elsewhere'}"]
+    argv = ["--quick", "--out", str(out), *good, *own]
+    assert recipe.main(argv) == 1  # the stub's code: the steps ran
+    assert no_steps == [["tokenizer", "pretrain", "finetune", "finetune-random"]]
+    steps = recipe.plan(recipe.build_parser().parse_args(argv))
+    fine = {step.name: step.args for step in steps if step.kind == finetune.__name__}
+    assert sorted(fine) == ["finetune", "finetune-random"]
+    for name, args in fine.items():
+        assert (args.text_column, args.label_column, args.labels, args.checks) == ("review", "sentiment", "neg,pos",
+                                                                                   "")
+        assert args.out == str(out / {"finetune": "sst2", "finetune-random": "sst2-random"}[name])
+        assert args.id2label() == {0: "neg", 1: "pos"} and args.train == str(mine["reviews.csv"])
+    refused(recipe.main, [*argv[:-1], "--nope 3"], capsys, "--finetune-args '--nope 3'", "unrecognized arguments")
+
+
+def test_cpu_recipe_reads_the_labels_of_train_and_dev_before_the_first_step(tmp_path, capsys, no_steps, data_files):
+    """Labels were checked by the fine-tuning, after the tokenizer and pretraining: `label 'neutral' is not an int`
+    came after 80 minutes. The labels of --train and --dev are read before the first step, as --labels (given in
+    --finetune-args) reads them, and so are the --checks file's expected labels; the IMDB check, skipped for labels
+    that are not a negative/positive pair, is not checked for them."""
+    files, good = data_files
+    mine = own_data(tmp_path)
+    out = tmp_path / "recipe"
+    three = str(mine["three.tsv"])
+    base = ["--quick", "--out", str(out), *good]
+    refused(recipe.main, [*base, "--train", three], capsys,
+            f"--train {three} line 3: label 'neutral' is not an int")
+    refused(recipe.main, [*base, "--finetune-args", f"--dev {three}"], capsys,
+            f"--finetune-args --dev {three} line 3: label 'neutral' is not an int")
+    reviews = ["--finetune-args", "--text-column review --label-column sentiment --labels neg,pos"]
+    refused(recipe.main, [*base, "--train", str(mine["reviews.csv"]), "--dev", str(mine["reviews_dev.csv"]), *reviews],
+            capsys, "--finetune-args --checks ", "expected 'positive' is neither 'unsure' nor a label")
+    refused(recipe.main, [*base, "--dev", ""], capsys, "--dev is required: an evaluation file")
+    assert no_steps == [] and not out.exists()
+    labels = ["--finetune-args", "--labels negative,neutral,positive --checks ''"]
+    gone = str(tmp_path / "no-imdb.tsv")  # not read for three labels
+    assert recipe.main([*base, "--train", three, "--dev", three, "--imdb", gone, *labels]) == 1
+    assert no_steps == [["tokenizer", "pretrain", "finetune", "finetune-random"]]
+
+
 def test_missing_default_data_names_its_option_and_how_to_point_at_the_data(tiny_mlm_dir, tmp_path, capsys, no_steps,
                                                                             data_files, monkeypatch):
     """From a clone whose data is not at ../shared/data: was `error: ../shared/data/wikitext-2/wiki.train.tokens:

@@ -3,6 +3,7 @@ pipeline, two-stage fine-tuning (IMDB then SST-2), layer-wise lr decay, weight a
 the seeds' summary and the experiment's plan. Tiny models and generated data; the real runs are not tested."""
 import json
 import math
+import re
 import signal
 import subprocess
 import sys
@@ -118,6 +119,46 @@ def test_a_temperature_at_its_bound_or_that_worsens_the_ece_is_said(monkeypatch,
         "T at its upper bound 20",
         "T = 20 makes the calibration slice's ECE worse, 0.1000 -> 0.2000 on its 50 examples (T minimises the "
         "log-loss, 0.7000 -> 0.6900, not the ECE)"]
+
+
+def test_t_at_its_lower_bound_is_explained_from_the_slices_accuracy():
+    """A model that has not learned yet (logits nearly equal, 57% of the slice right) drives T to its lower bound,
+    and the note said "every example of the calibration slice is right with a margin": it says the accuracy, and
+    that the wrong answers are near ties; the all-right slice keeps its own explanation."""
+    right = 57
+    margins = torch.tensor([0.002] * right + [-0.002] * (100 - right))  # each text's logit for its own label
+    labels = [i % 2 for i in range(100)]
+    logits = torch.zeros(100, 2)
+    logits[torch.arange(100), torch.tensor(labels)] = margins
+    temperature = calibrate.fit_temperature(logits, labels)
+    assert temperature == calibrate.T_MIN
+    report = calibrate.calibration_report(logits, labels, temperature)
+    assert report["accuracy"] == pytest.approx(0.57)
+    notes = calibrate.calibration_notes(temperature, report)
+    assert len(notes) == 1 and "every example" not in notes[0], notes
+    assert notes[0].startswith("T at its lower bound 0.05 with 57.0% of the calibration slice right: its wrong "
+                               "answers are near ties")
+    shown = f"{report['mean_confidence_before']:.1%} -> {report['mean_confidence_after']:.1%}"
+    assert shown in notes[0] and report["mean_confidence_after"] < 0.52  # a rescaling: still close to a coin
+    easy = torch.tensor([[0.0, 0.1], [0.1, 0.0]] * 4)  # all right, by a small margin
+    easy_report = calibrate.calibration_report(easy, [1, 0] * 4, calibrate.T_MIN)
+    assert calibrate.calibration_notes(calibrate.T_MIN, easy_report)[0].startswith(
+        "T at its lower bound 0.05: every example of the calibration slice is right with a margin")
+
+
+def test_a_calibration_slice_too_large_names_the_option_that_fixes_it(train_files, tmp_path, tiny_mlm_dir, capsys):
+    """"--calibration-n 1000 is not smaller than the 577 texts it can be drawn from" said the problem, not the fix:
+    the message names --calibration-n below that count, and for train.finetune also 0 (no calibration)."""
+    texts = [f"the film number {i} is good" for i in range(20)]
+    with pytest.raises(ValueError) as err:
+        calibrate.calibration_split(texts, 50)
+    assert str(err.value).endswith("nothing would be left to train on; pass --calibration-n below 20")
+    argv = finetune_argv(train_files, tmp_path / "clf", "--init", str(tiny_mlm_dir), "--calibration-n", "100000")
+    assert finetune.main(argv) == 2
+    message = capsys.readouterr().err
+    count = re.match(r"error: --calibration-n 100000 is not smaller than the (\d+) texts ", message)
+    assert count and message.count("\n") == 1, message
+    assert message.endswith(f"; pass --calibration-n below {count[1]}, or 0 to fit no temperature\n"), message
 
 
 def test_a_model_near_chance_level_is_fitted_to_its_bound_not_left_at_t_1(monkeypatch, capsys):

@@ -443,4 +443,55 @@ def test_real_sst2_and_imdb_load(shared_file):
     texts, labels = data.imdb_sample(imdb, n=200, seed=0)
     assert len(texts) == 200 and set(labels) == {0, 1} and min(map(len, texts)) > 0
     documents = data.read_documents(imdb)  # pretraining text: the sample left out
-    assert len(documents) == 23_991 and not set(data.imdb_sample(imdb)[0]) & set(documents)
+    assert len(documents) == 23_989 and not set(data.imdb_sample(imdb)[0]) & set(documents)  # 2 near-copies too
+
+
+def test_copies_of_the_imdb_evaluation_sample_are_left_out_of_training_text(tmp_path, capsys):
+    words = "plot acting score camera scene ending story music cast script light pace".split()
+    reviews = [" ".join(f"{words[(i * 7 + j) % 12]}{i}x{j}" for j in range(120)) for i in range(1200)]
+    imdb = tmp_path / "imdb"
+    imdb.mkdir()
+    (imdb / "train.tsv").write_text("text\tlabel\n" + "".join(f"{t}\t{i % 2}\n" for i, t in enumerate(reviews)))
+    picked = data.imdb_sample(str(imdb / "train.tsv"))[0]
+    exact = "  " + picked[0].upper().replace(" ", "   ") + " "  # whitespace and case apart, the same review
+    near = picked[1].replace("x60 ", "y60 ", 1) + " and more"  # a word changed (8 of 113 runs), extended
+    unrelated = reviews[[i for i, t in enumerate(reviews) if t not in picked][0]]
+    (imdb / "unsup.txt").write_text(f"{exact}\n{near}\n{unrelated}\n")
+    assert exact in data.SampleCopies(picked) and near in data.SampleCopies(picked)
+    assert data.read_documents(str(imdb / "unsup.txt")) == [unrelated]
+    assert "2 lines left out" in capsys.readouterr().err
+    (imdb / "train.tsv").unlink()  # no sample to draw: everything is kept, with a warning
+    data.imdb_sample_copies.cache_clear()
+    assert len(data.read_documents(str(imdb / "unsup.txt"))) == 3
+    assert "no IMDB train.tsv" in capsys.readouterr().err
+
+
+def test_near_copies_of_sample_rows_are_left_out_of_a_labelled_file(tmp_path):
+    reviews = [" ".join(f"w{i}x{j}" for j in range(30)) for i in range(1300)]
+    sampled = data.evaluation_sample(len(reviews))
+    free = [i for i in range(len(reviews)) if i not in sampled]
+    reviews[free[0]] = reviews[sampled[0]] + " and more"  # a near-copy: the same review, extended
+    path = tmp_path / "imdb.tsv"
+    path.write_text("text\tlabel\n" + "".join(f"{t}\t{i % 2}\n" for i, t in enumerate(reviews)))
+    documents = data.read_documents(str(path))
+    assert len(documents) == len(free) - 1 and reviews[free[1]] in documents
+
+
+def test_messages_name_the_option_that_fixes_them(tmp_path):
+    csv_file = tmp_path / "reviews.csv"
+    csv_file.write_text("review,sentiment\ngood,2\n")
+    with pytest.raises(data.DataError, match="pass --text-column NAME"):
+        data.read_labeled(str(csv_file))
+    with pytest.raises(data.DataError, match=r"\[0, 1\] \(the labels negative,positive, --labels' default\); pass "
+                                             "--labels"):
+        data.read_labeled(str(csv_file), "review", "sentiment", ["negative", "positive"])
+    assert "hub:stanfordnlp/sst2" in str(data.missing_data("stanfordnlp/sst2", "--train"))
+    tsv = tmp_path / "pandas.tsv"
+    tsv.write_text("text\tlabel\n" + '"he said ""wow"""\t1\n' * 12 + '"two\nlines"\t0\n')
+    with pytest.raises(data.DataError, match="without quoting"):
+        data.read_labeled(str(tsv))
+
+
+def test_a_guessed_layout_is_noted(capsys):
+    data.documents_from_lines(["Il a dit : bonjour ; puis il est parti ."] * 3, source="fr.txt")
+    assert "fr.txt: read detokenized" in capsys.readouterr().err

@@ -864,3 +864,57 @@ def test_a_calibrated_classifiers_card_says_why_it_gives_the_widget_no_examples(
     assert "widget" not in _front_matter(card)
     assert ("This card gives the Hub's inference widget no examples: the widget runs `transformers`' pipeline, so it "
             "would show the uncalibrated softmax, not the calibrated probabilities (T = 1.877)") in card
+
+
+def test_evaluate_reads_labeled_data_in_the_columns_the_model_was_fine_tuned_on(tmp_path):
+    """train.evaluate had no --text-column/--label-column: the CSV a model was fine-tuned on (`review,sentiment`)
+    was "no text column". The columns are the options', else those metrics.json's calibration slice records, else
+    read_labeled's defaults (None)."""
+    args = evaluate.parse_args(["--model", str(tmp_path), "--labeled", "x.csv"])
+    assert evaluate.labeled_columns(args) == (None, None)  # no metrics.json
+    (tmp_path / "metrics.json").write_text(json.dumps(
+        {"calibration": {"slice": {"text_column": "review", "label_column": "sentiment"}}}), encoding="utf-8")
+    assert evaluate.labeled_columns(args) == ("review", "sentiment")
+    args = evaluate.parse_args(["--model", str(tmp_path), "--labeled", "x.csv", "--text-column", "body"])
+    assert evaluate.labeled_columns(args) == ("body", "sentiment")
+    (tmp_path / "metrics.json").write_text(json.dumps({"calibration": None}), encoding="utf-8")
+    assert evaluate.labeled_columns(args) == ("body", None)
+
+
+def test_a_check_of_a_label_the_model_lacks_names_the_option_that_skips_the_checks():
+    with pytest.raises(ValueError, match=r"a label of the model \(\['neg', 'pos'\]\); pass --checks '' to skip"):
+        evaluate.check_expected_labels([{"sentence": "A wonderful film.", "expected": "positive"}],
+                                       {0: "neg", 1: "pos"})
+
+
+def test_evaluate_imdb_scores_by_label_name_and_skips_other_labels(tiny_clf_dir, train_files, tmp_path, capsys):
+    """`train.evaluate --imdb` compared IMDB's 0/1 with the model's ids: a classifier with id2label {0: positive,
+    1: negative} was scored inverted, a 3-class one as if 1 were its second label. The reviews are scored by the
+    names negative and positive, and skipped with a note for other labels."""
+    import shutil
+
+    from train import data
+
+    imdb = str(train_files / "imdb.tsv")
+    swapped = shutil.copytree(tiny_clf_dir, tmp_path / "swapped")
+    config = json.loads((swapped / "config.json").read_text())
+    config["id2label"], config["label2id"] = {"0": "positive", "1": "negative"}, {"positive": 0, "negative": 1}
+    (swapped / "config.json").write_text(json.dumps(config))
+    model = roberta.RobertaForSequenceClassification.from_pretrained(swapped)
+    tokenizer = roberta.load_tokenizer(swapped)
+    texts, labels = data.imdb_sample(imdb, 20)
+    answers = evaluate.classifier_logits(model, tokenizer, texts, 32, 64).argmax(-1).tolist()
+    by_name = sum(model.config.id2label[a] == data.SENTIMENT_LABELS[y] for a, y in zip(answers, labels)) / len(labels)
+    out = tmp_path / "m.json"
+    assert evaluate.main(["--model", str(swapped), "--imdb", imdb, "--imdb-n", "20", "--max-length", "64",
+                          "--no-progress", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["imdb"]["accuracy"] == pytest.approx(by_name) != pytest.approx(1 - by_name)
+    three = tmp_path / "three"  # a negative/neutral/positive classifier: IMDB's 1 was scored as neutral
+    three_config = roberta.load_config(tiny_clf_dir)
+    three_config.id2label = {0: "negative", 1: "neutral", 2: "positive"}
+    roberta.RobertaForSequenceClassification(three_config).save_pretrained(three)
+    shutil.copy(tiny_clf_dir / "tokenizer.json", three)
+    capsys.readouterr()
+    assert evaluate.main(["--model", str(three), "--imdb", imdb, "--imdb-n", "20", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "note: the IMDB check is skipped" in printed and "imdb:" not in printed

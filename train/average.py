@@ -354,7 +354,7 @@ def _read_inputs(args, members: list[dict], config, out: Path) -> _Inputs:
     with naming(_named("--dev", args.dev, "dev_data")):
         dev = data.read_labeled(dev_source, label_names=labels)[:2] if dev_source else None
     with naming(_named("--imdb", args.imdb, "imdb_data")):
-        imdb_rows = data.imdb_sample(imdb_source, imdb_n, seed=imdb_seed) if imdb_source else None
+        imdb_rows = data.imdb_sample_as(imdb_source, imdb_n, imdb_seed, labels) if imdb_source else None
     checks_path = _checks_file(checks_source, args.checks, labels) if checks_source else None
     return _Inputs(calibration_spec, calibration_rows, dev_source, dev, imdb_source, imdb_seed, imdb_rows,
                    checks_path, unsure_below, ref.get("max_length") or config.max_length)

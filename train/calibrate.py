@@ -219,7 +219,8 @@ def calibration_split(texts: list[str], n: int, seed: int = 0, mode: str = "sent
         candidates = [t for t in candidates if t not in inside]
     if n >= len(candidates):
         raise ValueError(f"--calibration-n {n} is not smaller than the {len(candidates)} texts it can be drawn "
-                         f"from ({mode} mode): nothing would be left to train on")
+                         f"from ({mode} mode): nothing would be left to train on; pass --calibration-n below "
+                         f"{len(candidates)}")
     picked = random.Random(f"calibration:{seed}").sample(candidates, n)
     removed = set(picked)
     if mode == "sentences":
@@ -263,17 +264,24 @@ def report_dev(model, tokenizer, dev: tuple[list[str], list[int]], temperature: 
 def calibration_notes(temperature: float, report: dict) -> list[str]:
     """What a reader must know about a fitted T (the fit is not changed): T at one of its bounds, where the clip, not
     the data, set it (at T_MAX the probabilities are flattened towards equal ones: the model's confidence carries no
-    signal on this data, e.g. a model at chance level; at T_MIN every example is right with a margin: the slice is too
-    easy or too small); and a T that makes the calibration slice's own ECE worse than T = 1 (T minimises the
-    log-loss, not the ECE: on a small slice or a model near chance the two disagree). `report`: the slice's
-    `calibration_report`."""
+    signal on this data, e.g. a model at chance level; at T_MIN, said from the slice's accuracy: at 100% every
+    example is right with a margin, the slice is too easy or too small; below it the wrong answers are near ties,
+    as a model that has not learned yet gives, which a smaller T hardly penalises); and a T that makes the
+    calibration slice's own ECE worse than T = 1 (T minimises the log-loss, not the ECE: on a small slice or a model
+    near chance the two disagree). `report`: the slice's `calibration_report`."""
     notes = []
     if temperature >= T_MAX:
         notes.append(f"T at its upper bound {T_MAX:g}: the model's confidence carries no signal on this data (the "
                      "probabilities are flattened towards equal ones; a model at chance level fits this)")
-    elif temperature <= T_MIN:
+    elif temperature <= T_MIN and report["accuracy"] >= 1:
         notes.append(f"T at its lower bound {T_MIN:g}: every example of the calibration slice is right with a margin "
                      "(the slice is too easy or too small to fit a temperature)")
+    elif temperature <= T_MIN:
+        notes.append(f"T at its lower bound {T_MIN:g} with {report['accuracy']:.1%} of the calibration slice right: "
+                     "its wrong answers are near ties (nearly equal logits, as a model that has not learned yet "
+                     "gives), which a smaller T hardly penalises; T only rescales the logits (mean top probability "
+                     f"{report['mean_confidence_before']:.1%} -> {report['mean_confidence_after']:.1%}) and does not "
+                     "make the model right more often")
     if report["ece_after"] > report["ece_before"]:
         notes.append(f"T = {temperature:.3g} makes the calibration slice's ECE worse, {report['ece_before']:.4f} -> "
                      f"{report['ece_after']:.4f} on its {report['n']:,} examples (T minimises the log-loss, "

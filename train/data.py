@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import hashlib
 import io
 import lzma
@@ -48,7 +49,7 @@ import numpy as np
 import torch
 
 from roberta.files import replaced_atomically
-from roberta.text import detokenize, normalize_for_classifier  # noqa: F401  (re-exported)
+from roberta.text import detokenize, normalize_for_classifier, sentiment_of  # noqa: F401  (re-exported)
 
 from .exit_codes import with_option
 from .runtime import progress_bars
@@ -102,13 +103,29 @@ _TITLE = re.compile(r"^ ?= ([^=].*?) = ?$")  # ` = Title = `
 _SECTION = re.compile(r"^ ?(?:= ){2,}(.*?)(?: =){2,} ?$")  # ` = = Section = = `
 
 
-def documents_from_lines(lines: list[str], unk: str = "token") -> list[str]:
-    """Split text lines into documents (WikiText layout if it has ` = Title = ` lines, else one per line)."""
+_NOTED = set()  # notes already printed: once a process each
+
+
+def _note(message: str) -> None:
+    if message not in _NOTED:
+        _NOTED.add(message)
+        print(f"note: {message}", file=sys.stderr, flush=True)
+
+
+def documents_from_lines(lines: list[str], unk: str = "token", source: str | None = None) -> list[str]:
+    """Split text lines into documents (WikiText layout if it has ` = Title = ` lines, else one per line). With
+    `source` (the file the lines come from), a note says when the guesses made from the lines change the text:
+    read in WikiText layout, detokenized (ordinary French typography, a space before `:`, looks tokenized)."""
     if unk not in ("token", "drop"):
         raise ValueError(f"unk must be 'token' or 'drop', got {unk!r}")
     lines = [line.rstrip("\r\n") for line in lines]
     tokenized = _looks_tokenized([line for line in lines if line.strip()])
-    if not any(_TITLE.match(line) for line in lines):
+    wikitext = any(_TITLE.match(line) for line in lines)
+    if source is not None and (tokenized or wikitext):
+        how = [*(["in WikiText layout (a ` = Title = ` line starts a document)"] if wikitext else []),
+               *(["detokenized (its punctuation looks spaced out, `word , word`)"] if tokenized else [])]
+        _note(f"{source}: read {' and '.join(how)}")
+    if not wikitext:
         docs = (_clean_line(line, tokenized, unk) for line in lines)
         return [d for d in docs if d]
     documents, current = [], []
@@ -209,6 +226,8 @@ def missing_data(path, option: str | None = None, default: bool = False,
     if under_root and not DATA_ROOT.is_dir():
         return FileNotFoundError(f"{lead}: {what}{where} (the default data folder {DATA_ROOT} is not there: pass "
                                  f"the path of your copy, or link the data folder there: {link_data()})")
+    if not os.path.isabs(path) and re.fullmatch(r"[\w.-]+/[\w.-]+", path):  # USER/NAME, as the Hub writes it
+        return FileNotFoundError(f"{lead}: {what}; a Hub dataset is written {HUB_PREFIX}{path}")
     return FileNotFoundError(f"{lead}: {what}")
 
 
@@ -289,7 +308,7 @@ def read_documents(source: str, unk: str = "token") -> list[str]:
                     lines = f.readlines()
             except UnicodeDecodeError as err:
                 raise undecodable(file, err) from None
-            documents += documents_from_lines(lines, unk=unk)
+            documents += documents_from_lines(without_sample_copies(file, lines), unk=unk, source=str(file))
     if not documents:
         raise DataError(f"{source}: no documents found (the file is empty or blank)")
     return documents
@@ -359,7 +378,7 @@ def check_text_source(spec: str, option: str, default: bool = False) -> None:
                 _text_files(path)
             elif _plain_suffix(path) in LABELED_SUFFIXES:  # its texts are the documents (`labeled_documents`)
                 columns, _ = _rows_from_file(path, header_only=True)
-                _pick_column(columns, None, ["sentence", "text"], source, "text")
+                _pick_column(columns, None, ["sentence", "text"], source, "text", option=False)
         except (OSError, DataError) as err:
             raise _named(err, option) from None
 
@@ -570,30 +589,41 @@ def _shown_columns(columns) -> str:
     return str([c if len(c) <= 40 else c[:40] + "…" for c in columns])
 
 
-def _pick_column(columns, wanted, defaults, source, what) -> str:
+def _pick_column(columns, wanted, defaults, source, what, option: bool = True) -> str:
+    """The column of `columns` named `wanted`, else the first of `defaults` there; the error names the option that
+    picks it (--text-column, --label-column) unless `option` is False (pretraining text has no such option)."""
+    fix = f"; pass --{what}-column NAME" if option else ""
     if wanted is not None:
         if wanted not in columns:
-            raise DataError(f"{source}: no {what} column {wanted!r}; columns present: {_shown_columns(columns)}")
+            raise DataError(f"{source}: no {what} column {wanted!r}; columns present: {_shown_columns(columns)}{fix}")
         return wanted
     for name in defaults:
         if name in columns:
             return name
     raise DataError(f"{source}: no {what} column (looked for {list(defaults)}); columns present: "
-                    f"{_shown_columns(columns)}")
+                    f"{_shown_columns(columns)}{fix}")
 
 
-def _parse_label(value, where: str, label2id: dict[str, int] | None, id2label: dict[int, str] | None) -> int:
+LABELS_FIX = "pass --labels with your label names in id order (default negative,positive)"
+
+
+def _parse_label(value, where: str, label2id: dict[str, int] | None, id2label: dict[int, str] | None,
+                 fix: str | None = LABELS_FIX) -> int:
+    """A label cell as its id; an error ends with `fix` (how to give the right label set), if any."""
     text = str(value).strip()
     if label2id is not None and text in label2id:
         return label2id[text]
+    fix = f"; {fix}" if fix else ""
     try:
         label = int(text)
     except ValueError:
         known = f"; expected an int or one of {sorted(label2id)}" if label2id else "; expected an int"
-        raise DataError(f"{where}: label {text!r} is not an int{known}") from None
+        raise DataError(f"{where}: label {text!r} is not an int{known}{fix}") from None
     if label < 0 or (id2label is not None and label not in id2label):
         allowed = sorted(id2label) if id2label is not None else "ints >= 0"
-        raise DataError(f"{where}: label {label} is not in the label set {allowed}")
+        default = (" (the labels negative,positive, --labels' default)"
+                   if fix == f"; {LABELS_FIX}" and id2label == SENTIMENT_LABELS else "")
+        raise DataError(f"{where}: label {label} is not in the label set {allowed}{default}{fix}")
     return label
 
 
@@ -659,6 +689,15 @@ def _expected_header(text_column: str | None = None, label_column: str | None = 
     return f"{text_column or 'sentence'}<TAB>{label_column or 'label'}"
 
 
+QUOTED_CELLS_WARNING = 10  # cells in CSV quoting in a .tsv before it is warned about
+
+
+def _csv_quoted(cell: str) -> bool:
+    """A cell as the csv module writes one that holds a quote: in quotes, its own quotes doubled."""
+    cell = cell.strip()
+    return len(cell) >= 2 and cell[0] == cell[-1] == '"' and '""' in cell
+
+
 def _rows_from_file(path: Path, header_only: bool = False, expected: str = _expected_header()):
     """(columns, iterator of (line number, row dict)) from a TSV or CSV file with a header (UTF-8, a byte-order
     mark allowed); `header_only`: the columns, and no rows (the file is closed). `expected`: the header an error
@@ -686,7 +725,11 @@ def _rows_from_file(path: Path, header_only: bool = False, expected: str = _expe
         f.close()
         return columns, iter(())
 
+    quoting = (" (a .tsv is read without quoting, GLUE style: a quoted field cannot hold a tab or a line break; "
+               "write it with csv.QUOTE_NONE, or as a .csv)") if tsv else ""
+
     def rows():
+        quoted = 0  # cells in CSV quoting ("a ""b"" c"), which a .tsv keeps as written
         with f:
             try:
                 for row in reader:
@@ -694,7 +737,12 @@ def _rows_from_file(path: Path, header_only: bool = False, expected: str = _expe
                         continue
                     if len(row) != len(columns):
                         raise DataError(f"{path} line {reader.line_num}: {len(row)} fields, the header has "
-                                        f"{len(columns)}")
+                                        f"{len(columns)}{quoting}")
+                    if tsv and quoted < QUOTED_CELLS_WARNING:
+                        quoted += sum(_csv_quoted(cell) for cell in row)
+                        if quoted >= QUOTED_CELLS_WARNING:
+                            print(f'warning: {path}: cells in CSV quoting ("a ""b"" c") are read as written{quoting}',
+                                  file=sys.stderr, flush=True)
                     yield reader.line_num, dict(zip(columns, row))
             except UnicodeDecodeError as err:
                 raise undecodable(path, err) from None
@@ -703,13 +751,16 @@ def _rows_from_file(path: Path, header_only: bool = False, expected: str = _expe
 
 
 def read_labeled(source: str, text_column: str | None = None, label_column: str | None = None,
-                 label_names=None) -> tuple[list[str], list[int], dict[int, str]]:
+                 label_names=None, labels_fix: str | None = LABELS_FIX,
+                 column_options: bool = True) -> tuple[list[str], list[int], dict[int, str]]:
     """(texts, labels, id2label) from a TSV/CSV with a header, or a `hub:NAME:CONFIG:SPLIT[:COLUMN]` spec.
 
     Text column defaults to the spec's COLUMN, else `sentence` then `text`; label column to `label`. `label_names` (a
     list in id order, or a dict id -> name) fixes the label set; labels may then also be given by name. Without it, a
     Hub ClassLabel's names are used, SST-2/IMDB get {0: negative, 1: positive}, and anything else LABEL_i.
-    Texts are returned as stored (apply `normalize_for_classifier` before tokenizing).
+    Texts are returned as stored (apply `normalize_for_classifier` before tokenizing). Errors say how to fix them:
+    a label outside the label set ends with `labels_fix` (by default, pass --labels: train.finetune's option), a
+    missing column names --text-column or --label-column unless `column_options` is False.
     """
     source = os.fspath(source)
     id2label = None
@@ -720,17 +771,17 @@ def read_labeled(source: str, text_column: str | None = None, label_column: str 
         ds, spec_column = _load_hub(source)  # a spec's :COLUMN is the text column, unless --text-column says
         text_column = text_column or spec_column
         columns = ds.column_names
-        label_col = _pick_column(columns, label_column, ["label"], source, "label")
+        label_col = _pick_column(columns, label_column, ["label"], source, "label", column_options)
         feature = ds.features[label_col]
         if id2label is None and hasattr(feature, "names"):
             id2label = dict(enumerate(feature.names))
-        text_col = _pick_column(columns, text_column, ["sentence", "text"], source, "text")
+        text_col = _pick_column(columns, text_column, ["sentence", "text"], source, "text", column_options)
         rows = ((i + 1, row) for i, row in enumerate(ds))
         place = "row"
     else:
         columns, rows = _rows_from_file(Path(source), expected=_expected_header(text_column, label_column))
-        text_col = _pick_column(columns, text_column, ["sentence", "text"], source, "text")
-        label_col = _pick_column(columns, label_column, ["label"], source, "label")
+        text_col = _pick_column(columns, text_column, ["sentence", "text"], source, "text", column_options)
+        label_col = _pick_column(columns, label_column, ["label"], source, "label", column_options)
         place = "line"
     label2id = {v: k for k, v in id2label.items()} if id2label else None
     texts, labels = [], []
@@ -740,7 +791,7 @@ def read_labeled(source: str, text_column: str | None = None, label_column: str 
         if not text:
             raise DataError(f"{where}: empty text in column {text_col!r}")
         texts.append(text)
-        labels.append(_parse_label(row[label_col], where, label2id, id2label))
+        labels.append(_parse_label(row[label_col], where, label2id, id2label, labels_fix))
     if not texts:
         raise DataError(f"{source}: no examples (only a header?)")
     return texts, labels, id2label or _default_label_names(source, labels)
@@ -768,6 +819,115 @@ def imdb_sample(path: str, n: int = 1000, seed: int = 0) -> tuple[list[str], lis
     return [texts[i] for i in picked], [labels[i] for i in picked]
 
 
+def imdb_label_ids(id2label: dict) -> dict[int, int] | None:
+    """The IMDB sample's label ids (0 negative, 1 positive) as the ids of a model with these labels, matched by
+    name (`roberta.text.sentiment_of`): {0: 1, 1: 0} for the labels positive,negative. None unless the labels are
+    exactly a negative and a positive one: scored by id, the IMDB figure of other labels would mean nothing."""
+    polarity = {sentiment_of(name): int(i) for i, name in id2label.items()}
+    if len(id2label) != 2 or polarity.keys() != {"negative", "positive"}:
+        return None
+    return {imdb_id: polarity[name] for imdb_id, name in SENTIMENT_LABELS.items()}
+
+
+def _not_imdb_labels(id2label: dict) -> str:
+    names = [str(name) for _, name in sorted(id2label.items())]
+    return (f"its reviews are labelled negative and positive, and the labels {names} are not a negative and a "
+            "positive label (neg and pos count as such)")
+
+
+def imdb_skip_note(id2label: dict) -> str | None:
+    """Why the IMDB check is skipped for a model with these labels (a `note:` line), or None when it is scored."""
+    if imdb_label_ids(id2label) is not None:
+        return None
+    return f"note: the IMDB check is skipped: {_not_imdb_labels(id2label)}"
+
+
+def imdb_sample_as(path: str, n: int, seed: int, id2label: dict) -> tuple[list[str], list[int]]:
+    """`imdb_sample` with its labels as the ids of a model with `id2label` (`imdb_label_ids`; a ValueError
+    when they are not a negative and a positive label, or for a review whose label is neither 0 nor 1)."""
+    ids = imdb_label_ids(id2label)
+    if ids is None:
+        raise ValueError(f"{path}: {_not_imdb_labels(id2label)}")
+    texts, labels = imdb_sample(path, n, seed=seed)
+    if unknown := sorted(set(labels) - ids.keys()):
+        raise DataError(f"{path}: label {unknown[0]} is not an IMDB label (0 = negative, 1 = positive)")
+    return texts, [ids[label] for label in labels]
+
+
+SHINGLE_WORDS = 8  # a near-copy's unit: runs of 8 words
+NEAR_COPY_SHARE = 0.9  # of a sample review's runs found in a text: a near-copy of it
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _shingles(folded: str):
+    words = folded.split(" ")
+    return zip(*(words[i:] for i in range(SHINGLE_WORDS)))
+
+
+class SampleCopies:
+    """The reviews of an evaluation sample, to keep their copies out of training: `text in SampleCopies(sample)`
+    when `text` is one of them with whitespace collapsed and case folded, or a near-copy of one: a text holding at
+    least 90% of its 8-word runs (shingles, of the folded words). IMDB holds such near-copies: one character
+    changed, or the same review extended; in IMDB's train.tsv and unsup.txt every one found was at 100% or over
+    90%, and the nearest of the other texts at 63%. The one test for every reader of review text for training."""
+
+    def __init__(self, sample):
+        self._folded = {_folded(text) for text in sample}
+        self._needed = []  # per sample review: how many of its shingles make a near-copy
+        self._owners = {}  # shingle -> the sample reviews that hold it
+        for i, text in enumerate(sample):
+            shingles = set(_shingles(_folded(text)))
+            self._needed.append(max(1, math.ceil(NEAR_COPY_SHARE * len(shingles))))
+            for shingle in shingles:
+                self._owners.setdefault(shingle, []).append(i)
+
+    def __contains__(self, text: str) -> bool:
+        folded = _folded(text)
+        if folded in self._folded:
+            return True
+        found = {}
+        for shingle in self._owners.keys() & _shingles(folded):
+            for i in self._owners[shingle]:
+                found[i] = found.get(i, 0) + 1
+        return any(n >= self._needed[i] for i, n in found.items())
+
+
+IMDB_UNSUP_NAME = "unsup.txt"  # IMDB's unlabelled reviews; the evaluation sample comes from train.tsv beside it
+IMDB_TRAIN_NAMES = ("train.tsv", "train.tsv.xz")
+
+
+@functools.lru_cache(maxsize=None)
+def imdb_sample_copies(path: str) -> SampleCopies | None:
+    """For IMDB's unlabelled reviews (a file named unsup.txt, or unsup.txt.xz), the IMDB evaluation sample drawn
+    from the train.tsv (or .xz) beside it as `SampleCopies`; None for any other file. With no train.tsv in IMDB's
+    layout there, None and a one-line warning (once a file): the sample cannot be drawn, so nothing is left out."""
+    path = Path(path)
+    if path.name not in (IMDB_UNSUP_NAME, IMDB_UNSUP_NAME + ".xz"):
+        return None
+    for name in IMDB_TRAIN_NAMES:
+        train = path.parent / name
+        if train.is_file() and IMDB_TEXT_COLUMN in _rows_from_file(train, header_only=True)[0]:
+            return SampleCopies(imdb_sample(str(train))[0])
+    print(f"warning: {path}: no IMDB train.tsv (text<TAB>label) beside it to draw the IMDB evaluation sample from, "
+          "so its copies of the sample's reviews are not left out", file=sys.stderr, flush=True)
+    return None
+
+
+def without_sample_copies(path, lines: list[str]) -> list[str]:
+    """`lines` of the text file `path`, less the copies of the IMDB evaluation sample's reviews when it is IMDB's
+    unsup.txt (`imdb_sample_copies`), with a note of how many; any other file's lines as they are."""
+    copies = imdb_sample_copies(str(path))
+    if copies is None:
+        return lines
+    kept = [line for line in lines if line not in copies]
+    if len(kept) < len(lines):
+        _note(f"{path}: {len(lines) - len(kept):,} lines left out: copies of the IMDB evaluation sample's reviews")
+    return kept
+
+
 def labeled_documents(path: str, unk: str = "token") -> list[str]:
     """A labelled file's texts as pretraining documents: no labels, and, for a file the IMDB evaluation can
     sample (IMDB's layout, a `text` column), without the rows of that evaluation sample.
@@ -775,19 +935,20 @@ def labeled_documents(path: str, unk: str = "token") -> list[str]:
     Left out of such a file: the texts of the rows `imdb_sample(path)` picks (1,000 rows, seed 0), wherever they
     occur in the file (IMDB repeats a few reviews): the reviews on which `train.evaluate --imdb` and fine-tuning
     score IMDB. So IMDB's train.tsv can be pretraining text (7M tokens the unlabelled reviews do not hold) while
-    that figure stays on reviews the encoder never read. A file without a `text` column (SST-2's
+    that figure stays on reviews the encoder never read; their copies too, near-copies included (`SampleCopies`).
+    A file without a `text` column (SST-2's
     sentence<TAB>label) is never the one `imdb_sample` reads, so every row of it is kept: its 872-row dev.tsv
     lost all of them, and a tokenizer could not be trained on it.
     """
-    texts, _, _ = read_labeled(path)
+    texts, _, _ = read_labeled(path, column_options=False)
     columns, _ = _rows_from_file(Path(path), header_only=True)
     if IMDB_TEXT_COLUMN not in columns:
-        return documents_from_lines(texts, unk=unk)
+        return documents_from_lines(texts, unk=unk, source=path)
     sample = evaluation_sample(len(texts))
-    held_out = {texts[i] for i in sample}
-    kept = [t for t in texts if t not in held_out]
+    copies = SampleCopies([texts[i] for i in sample])
+    kept = [t for t in texts if t not in copies]
     if not kept:  # the file is not empty: say where its rows went
         raise DataError(f"{path}: the IMDB evaluation sample took every one of its {len(texts):,} rows (its "
                         f"{len(sample):,} reviews are held out of pretraining, so that the IMDB figure is on reviews "
                         "the encoder never read): nothing is left to pretrain on; give more than 1,000 rows")
-    return documents_from_lines(kept, unk=unk)
+    return documents_from_lines(kept, unk=unk, source=path)

@@ -27,6 +27,8 @@ draws); `--mlm-seeds 5` averages five (seeds --seed to --seed + 4), as a compari
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import math
 import re
 import sys
@@ -44,7 +46,8 @@ from roberta.tokenizer import encode_windows, mean_over_windows
 
 from .arguments import seed_value
 from .calibrate import expected_calibration_error, probabilities
-from .data import check_imdb_n, imdb_sample, pack_sequences, read_documents, read_labeled, read_table
+from .data import (check_imdb_n, imdb_sample_as, imdb_skip_note, pack_sequences, read_documents, read_labeled,
+                   read_table)
 from .runtime import (EXIT_USER_ERROR, USER_ERRORS, autocast, exit_code, naming, progress_bars, report_user_error,
                       resolve_precision)
 
@@ -230,7 +233,8 @@ def check_expected_labels(checks: list[dict], id2label: dict, source=None) -> No
     for row in checks:
         if row["expected"] != UNSURE and row["expected"] not in names:
             raise ValueError(f"{f'{source}: ' if source else ''}check {row['sentence']!r}: expected "
-                             f"{row['expected']!r} is neither {UNSURE!r} nor a label of the model ({sorted(names)})")
+                             f"{row['expected']!r} is neither {UNSURE!r} nor a label of the model ({sorted(names)}); "
+                             "pass --checks '' to skip the sentiment checks")
 
 
 def check_unsure_below(value: float) -> None:
@@ -328,6 +332,19 @@ def take_chars(documents: list[str], max_chars: int | None) -> list[str]:
     return out
 
 
+def labeled_columns(args) -> tuple[str | None, str | None]:
+    """--labeled's (text, label) columns: --text-column/--label-column, else those the model was fine-tuned on (its
+    metrics.json's calibration slice records them), else None (`read_labeled`'s defaults)."""
+    recorded = {}
+    metrics = Path(args.model) / "metrics.json"
+    if metrics.is_file():
+        with contextlib.suppress(ValueError, OSError, KeyError, TypeError):
+            recorded = json.loads(metrics.read_text(encoding="utf-8"))["calibration"]["slice"]
+    if not isinstance(recorded, dict):
+        recorded = {}
+    return args.text_column or recorded.get("text_column"), args.label_column or recorded.get("label_column")
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m train.evaluate", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -339,6 +356,10 @@ def parse_args(argv=None):
                    help="tokens per row, <s> and </s> included: the MLM text is packed into rows of N tokens, "
                         "classifier inputs are cut to N (default: the model's longest input)")
     p.add_argument("--labeled", help="labelled TSV/CSV (header sentence|text, label) or hub: spec")
+    p.add_argument("--text-column", help="--labeled's text column (default: the one the model was fine-tuned on, "
+                   "recorded in its metrics.json, else sentence or text)")
+    p.add_argument("--label-column", help="--labeled's label column (default: the one the model was fine-tuned on, "
+                   "recorded in its metrics.json, else label)")
     p.add_argument("--imdb", help="IMDB train.tsv (text<TAB>label); a fixed sample is scored")
     p.add_argument("--imdb-n", type=int, default=1000, help="IMDB sample size; default: %(default)s")
     p.add_argument("--checks", nargs="?", const=str(DEFAULT_CHECKS), default=None,
@@ -417,16 +438,19 @@ def run(args) -> dict:
                           "precision": precision, **scored}
     if args.labeled:
         with naming("--labeled"):
-            texts, labels, _ = read_labeled(args.labeled, label_names=model.config.id2label)
+            texts, labels, _ = read_labeled(args.labeled, *labeled_columns(args), label_names=model.config.id2label,
+                                            labels_fix="its labels must be the model's")
         logits = classifier_logits(model, tokenizer, texts, args.batch_size, max_length, progress=progress)
         metrics["labeled"] = {"source": args.labeled, "max_length": max_length,
                               **evaluate_classifier(model, tokenizer, texts, labels, args.batch_size,
                                                     max_length=max_length, progress=progress),
                               "temperature": temperature_of(model),
                               "ece_uncalibrated": expected_calibration_error(probabilities(logits), labels)}
-    if args.imdb:
+    if args.imdb and (note := imdb_skip_note(model.config.id2label)):  # labels that are not negative/positive
+        print(note, flush=True)
+    elif args.imdb:  # IMDB's 0 and 1 are negative and positive: scored by those names, through the model's labels
         with naming("--imdb"):
-            texts, labels = imdb_sample(args.imdb, n=args.imdb_n, seed=args.seed)
+            texts, labels = imdb_sample_as(args.imdb, args.imdb_n, args.seed, model.config.id2label)
         metrics["imdb"] = {"source": args.imdb, "seed": args.seed, "max_length": max_length,
                            **evaluate_reviews(model, tokenizer, texts, labels, args.batch_size, max_length,
                                               progress)}

@@ -9,7 +9,9 @@ classifier (a second stage), or from scratch; then calibrate it and score it.
     python -m train.finetune --init runs/imdb --out runs/imdb-sst2
 
 What it does, in order:
-- Data. Every text goes through `roberta.text.normalize_for_classifier` (as in evaluation and the app) and
+- Data. Every text goes through `roberta.text.normalize_for_classifier` (as in evaluation and the app):
+  it is lower-cased and detokenized (SST-2's tokenized forms such as `it 's`, `does n't` and -lrb- become
+  `it's`, `doesn't` and `(`), your own data too, so a classifier never sees case. Then it
   is cut to --max-length tokens (long texts such as IMDB reviews: their first 126 tokens plus <s> and </s>),
   or with --long-text windows becomes every overlapping window of --max-length tokens, each a row with the
   text's label (as `roberta.pipeline` reads a long text). Batches are padded to their longest row and, by
@@ -34,7 +36,9 @@ What it does, in order:
   as `calibration_temperature` and applied by `roberta.pipeline`; dev ECE before/after and a reliability
   diagram (reliability.png). With --calibration-n 0 the model stays uncalibrated (T = 1).
 - Scores, in float32 as the pipeline computes: dev accuracy and ECE, IMDB sample accuracy, and the behaviour
-  checks (--checks, per category, see `train.evaluate.score_checks`).
+  checks (--checks, per category, see `train.evaluate.score_checks`). The IMDB reviews are labelled negative
+  and positive: they are scored by those names through --labels (neg and pos count as such), and skipped,
+  with a note, when --labels are not a negative and a positive label.
 
 Writes a Hub-ready folder: config.json + model.safetensors, tokenizer.json, metrics.json (everything above,
 train time, the command), log.jsonl, curves.png, reliability.png and a model card README.md.
@@ -43,6 +47,7 @@ Training machinery: `train.trainer` (resume, atomic checkpoints, signals, DDP: s
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 import sys
 import time
@@ -58,6 +63,7 @@ from roberta.tokenizer import encode_windows, save_tokenizer
 
 from .arguments import ModelArguments, TrainingArguments, option, parse, redefault
 from .checkpointing import Checkpoints
+from .data import imdb_skip_note
 from .evaluate import (DEFAULT_CHECKS, UNSURE_BELOW, _shown_path, check_expected_labels, check_unsure_below,
                        read_checks)
 from .runtime import (EXIT_INTERRUPTED, Dist, UserError, hardware_info, naming, output_folder, run_main,
@@ -87,10 +93,12 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
     train: str = option(DEFAULT_TRAIN, "TSV/CSV with a header (sentence or text, label) or hub:NAME:CONFIG:SPLIT, "
                                        "e.g. hub:stanfordnlp/sst2:default:train or ../shared/data/imdb/train.tsv "
                                        "(default: %(default)s)", group="data")
-    dev: str = option(DEFAULT_DEV, "evaluation set, same format; reported, never used to choose (default: "
+    dev: str = option(DEFAULT_DEV, "evaluation set, required (it cannot be skipped): a file with the same "
+                                   "columns and labels as --train; reported, never used to choose (default: "
                                    "%(default)s)", group="data")
-    imdb: str = option(DEFAULT_IMDB, "natural-text check: IMDB reviews TSV (text, label); '' to skip (default: "
-                                     "%(default)s)", group="data")
+    imdb: str = option(DEFAULT_IMDB, "natural-text check: IMDB reviews TSV (text, label: 0 negative, 1 "
+                                     "positive), scored through --labels' negative and positive labels and skipped "
+                                     "for other labels; '' to skip (default: %(default)s)", group="data")
     imdb_n: int = option(1000, "IMDB reviews sampled (default: %(default)s)", group="data")
     imdb_seed: int = option(0, "seed of the IMDB sample, fixed whatever --seed is (default: %(default)s, as "
                                "train.evaluate)", group="data")
@@ -103,9 +111,10 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
                                               "names (default: %(default)s)", group="data")
     text_column: str | None = option(None, "default: sentence, else text", group="data")
     label_column: str | None = option(None, "default: label", group="data")
-    max_length: int | None = option(128, "tokens per input, <s> and </s> included: longer texts are cut to their "
-                                         "first tokens, as evaluation and the app cut them (at most the model's "
-                                         "longest input; default: %(default)s)", group="data")
+    max_length: int | None = option(128, "tokens per input, <s> and </s> included, after every text is "
+                                         "lower-cased and detokenized (normalize_for_classifier): longer texts are "
+                                         "cut to their first tokens, as evaluation and the app cut them (at most "
+                                         "the model's longest input; default: %(default)s)", group="data")
     long_text: str = option("first", "training texts longer than --max-length: 'first' = their first tokens, one "
                                      "row each; 'windows' = every overlapping window of the text a row with the "
                                      "text's label, as roberta.pipeline reads a long text (more rows: --epochs "
@@ -115,8 +124,10 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
                                       "(and for --select calibration); 0 = none, no calibration (default: "
                                       "%(default)s)", group=CALIBRATION)
     calibration_split: str = option("sentences", "'sentences': whole sentences, their sub-phrases removed from "
-                                                 "training too (SST-2 holds both); 'random': any rows (default: "
-                                                 "%(default)s; see train.calibrate)", group=CALIBRATION,
+                                                 "training too (SST-2 holds both); 'random': any rows, for data "
+                                                 "that are not SST-2-style phrases, where short or repeated texts "
+                                                 "would be removed as sub-phrases (default: %(default)s; see "
+                                                 "train.calibrate)", group=CALIBRATION,
                                     choices=("sentences", "random"))
     calibration_seed: int = option(0, "seed of the calibration slice, the same for every --seed (default: "
                                       "%(default)s)", group=CALIBRATION)
@@ -176,6 +187,7 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
         if not 0 <= self.ema_decay < 1:
             raise UserError(f"--ema-decay must be at least 0 and below 1 (0 = off), got {self.ema_decay}")
         check_unsure_below(self.unsure_below)
+        check_dev(self.dev)
         if self.ema_decay and self.select != "last":
             raise UserError("--ema-decay keeps the moving average of the weights: it goes with --select last only")
         if self.select == "calibration" and not (self.calibration_n > 0 and self.eval_every > 0):
@@ -194,6 +206,13 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
 
 def parse_args(argv=None) -> FinetuneArguments:
     return parse(FinetuneArguments, argv, "train.finetune", __doc__)
+
+
+def check_dev(dev: str, option: str = "--dev") -> None:
+    """--dev cannot be skipped as --imdb and --checks can: its figures are the run's reported accuracy."""
+    if not dev.strip():
+        raise UserError(f"{option} is required: an evaluation file with the same columns as --train ('' does not "
+                        "skip it)")
 
 
 def _trim(input_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
@@ -327,16 +346,17 @@ def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: l
     """(training rows, calibration rows, counts) from the training file's rows: the calibration slice and the
     IMDB sample's reviews held out, then --train-n sampled."""
     from .calibrate import calibration_split
+    from .data import SampleCopies
 
     try:
         train_rows, cal_rows, cal_removed = calibration_split(texts, args.calibration_n, args.calibration_seed,
                                                               args.calibration_split)
     except ValueError as err:
-        raise UserError(str(err)) from None
+        raise UserError(f"{err}, or 0 to fit no temperature") from None
     imdb_removed = 0
     if imdb_texts and not args.keep_imdb_sample:
-        sample = {t.strip() for t in imdb_texts}
-        kept = [i for i in train_rows if texts[i].strip() not in sample]
+        sample = SampleCopies(imdb_texts)  # near-copies too (IMDB repeats reviews, some edited)
+        kept = [i for i in train_rows if texts[i] not in sample]
         imdb_removed, train_rows = len(train_rows) - len(kept), kept
     if 0 < args.train_n < len(train_rows):
         train_rows = sorted(random.Random(args.seed).sample(train_rows, args.train_n))
@@ -346,21 +366,24 @@ def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: l
     return train_rows, cal_rows, {"calibration_removed_train_rows": cal_removed, "imdb_sample_removed": imdb_removed}
 
 
-def check_data_options(args: FinetuneArguments, checks_path: str, id2label: dict[int, str]) -> None:
+def check_data_options(args: FinetuneArguments, checks_path: str, id2label: dict[int, str],
+                       option=lambda name: f"--{name}") -> None:
     """The data options, by their names, before any is read or the model built: each file's header (a missing
     default says how to point the command at the data, `data.missing_data`), and the --checks file's rows (a
-    malformed file or a label outside --labels would fail after training)."""
+    malformed file or a label outside --labels would fail after training). `option`: the words that name an option
+    in the errors, from its field name (train.recipe's name the options its --finetune-args gave)."""
     from . import data
 
-    for flag, path, default in (("--train", args.train, DEFAULT_TRAIN), ("--dev", args.dev, DEFAULT_DEV)):
-        data.check_labeled_source(path, flag, default=path == default, text_column=args.text_column,
+    for name, default in (("train", DEFAULT_TRAIN), ("dev", DEFAULT_DEV)):
+        path = getattr(args, name)
+        data.check_labeled_source(path, option(name), default=path == default, text_column=args.text_column,
                                   label_column=args.label_column)
-    if args.imdb:  # read as `data.imdb_sample` reads it
-        data.check_labeled_source(args.imdb, "--imdb", default=args.imdb == DEFAULT_IMDB,
+    if args.imdb and data.imdb_label_ids(id2label) is not None:  # read as `data.imdb_sample` reads it
+        data.check_labeled_source(args.imdb, option("imdb"), default=args.imdb == DEFAULT_IMDB,
                                   text_column=data.IMDB_TEXT_COLUMN, label_column="label")
     if checks_path:
-        with naming("--checks"):
-            check_expected_labels(read_checks(checks_path), id2label, f"--checks {checks_path}")
+        with naming(option("checks")):
+            check_expected_labels(read_checks(checks_path), id2label, f"{option('checks')} {checks_path}")
 
 
 @dataclass
@@ -387,7 +410,7 @@ def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool =
         print(f"warning: --train {args.train}: every row has the label {labels[0]} ({id2label[labels[0]]}): a "
               "classifier trained on one label learns to answer it whatever the text", file=sys.stderr, flush=True)
     with naming("--imdb"):
-        imdb = data.imdb_sample(args.imdb, args.imdb_n, seed=args.imdb_seed) if args.imdb else None
+        imdb = data.imdb_sample_as(args.imdb, args.imdb_n, args.imdb_seed, id2label) if args.imdb else None
     train_rows, cal_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None)
     with naming("--dev"):
         dev_texts, dev_labels, _ = data.read_labeled(args.dev, args.text_column, args.label_column, id2label)
@@ -404,6 +427,10 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     args.check(dist.world_size)  # before the data is read and the model built
     lock_out(output_folder(args.out), dist)
     out, checks_path, id2label = Path(args.out), args.checks_path(), args.id2label()
+    if args.imdb and (note := imdb_skip_note(id2label)):  # as --imdb '': not read, not held out, not on the card
+        if dist.is_main:
+            print(note, flush=True)
+        args = dataclasses.replace(args, imdb="")
     seed_everything(args.seed)
     check_data_options(args, checks_path, id2label)
     read = read_data(args, id2label, dist.is_main)

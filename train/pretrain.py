@@ -21,6 +21,8 @@ folders are named by their step in 8 digits).
 """
 from __future__ import annotations
 
+import contextlib
+import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -242,6 +244,7 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     # the data), before anything is written: --valid first, and --corpus now if a tokenizer is trained on it
     # (minutes on the full corpus), else once the model's lengths are checked (they are named first)
     data.check_text_source(args.valid, "--valid", default=args.valid == DEFAULT_VALID)
+    warn_if_valid_is_trained_on(args.corpus, args.valid)
     corpus_checked = not (args.tokenizer or args.init)
     if corpus_checked:
         data.check_text_source(args.corpus, "--corpus", default=args.corpus == PRETRAIN_CORPUS)
@@ -333,6 +336,17 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     print(f"held-out MLM loss {final['loss']:.4f}, accuracy {final['accuracy']:.4f}, perplexity "
           f"{final['perplexity']:.2f}; wrote {out}", flush=True)
     return 0
+
+
+def warn_if_valid_is_trained_on(corpus: str, valid: str) -> None:
+    """A warning when the held-out text is also one of the corpus's sources: its figures would be on training text."""
+    from . import data
+
+    with contextlib.suppress(ValueError):
+        sources = {data._same_source_key(source) for source, _ in data.parse_mixture(corpus)}
+        if data._same_source_key(valid) in sources:
+            print(f"warning: --valid {valid} is also a --corpus source: the held-out figures will be on text the "
+                  "model trains on", file=sys.stderr, flush=True)
 
 
 def main(argv=None) -> int:

@@ -16,7 +16,9 @@ Running the same command again continues an interrupted recipe: finished steps (
 metrics.json) are skipped, an interrupted one resumes from its checkpoint (train.experiment). Each training
 step runs train.pretrain / train.finetune in this process from an arguments object, and the equivalent
 command is printed (and recorded in its metrics.json), so any step can be rerun by hand. The input files of
-every step still to run are checked before the first one runs (`check_data`: one `error:` line naming the option).
+every step still to run are checked before the first one runs (`check_data`: one `error:` line naming the option;
+the labels of --train and --dev are read too). --finetune-args passes more train.finetune options to both
+fine-tunings, e.g. for your own data: --finetune-args "--text-column review --label-column sentiment --labels neg,pos".
 --push-to-hub PREFIX uploads mlm/ to PREFIX-mlm and sst2/ to PREFIX-sst2 (train.push); the two repo ids are
 checked before the first step runs. Pretraining caches its packed rows in --cache-dir (default OUT/cache).
 
@@ -59,7 +61,7 @@ from .experiment import Step, argv_of, finished, option_text, run_steps, script,
 from .checkpointing import Checkpoints
 from .export import check_export, export
 from .gpu_transfer import DATA_ROOT, PARTIAL_MLM, SHIPPED_FROM
-from .runtime import EXIT_USER_ERROR, USER_ERRORS, UserError, exit_code, report_user_error
+from .runtime import EXIT_USER_ERROR, USER_ERRORS, UserError, exit_code, naming, report_user_error
 
 QUICK_CORPUS = "../shared/data/wikitext-2/wiki.train.tokens"
 SHARED_DATA = str(DATA_ROOT)  # "../shared/data": where the defaults point
@@ -102,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dev", default=finetune.DEFAULT_DEV, help="dev set (default: %(default)s)")
     p.add_argument("--imdb", default=finetune.DEFAULT_IMDB, help="out-of-domain IMDB TSV, '' to skip "
                                                                  "(default: %(default)s)")
+    p.add_argument("--finetune-args", default="",
+                   help="extra train.finetune options for every fine-tuning, e.g. \"--text-column review "
+                        "--label-column sentiment --labels neg,pos\" for your own data (with --gpu: the sentiment "
+                        "experiment's SST-2 runs)")
     p.add_argument("--seed", type=seed_value, default=0, help="seed of every step (default: %(default)s)")
     p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto",
                    help="autocast of every step (default: %(default)s, see train.pretrain --help)")
@@ -134,7 +140,6 @@ def build_parser() -> argparse.ArgumentParser:
     gpu_option("--parallel", type=int, default=None,
                help="--gpu: seeds fine-tuned at once, each in a process of its own (default: every seed on "
                     "CUDA, one after the other on CPU)")
-    gpu_option("--finetune-args", default="", help="--gpu: extra train.finetune options for every run")
     gpu_option("--pretrain-args", default="",
                help="--gpu: extra train.pretrain options, e.g. a larger model from random weights: "
                     "'--hidden-size 384 --intermediate-size 1536 --heads 6'")
@@ -221,12 +226,30 @@ def check_data(parser: argparse.ArgumentParser, args, steps: list[Step]) -> None
         data.check_text_source(args.corpus or (QUICK_CORPUS if args.quick else pretrain.PRETRAIN_CORPUS), "--corpus",
                                default=args.corpus is None)
         data.check_text_source(args.valid, "--valid", default=default("valid"))
-    if pending & {"finetune", "finetune-random"}:
-        data.check_labeled_source(args.train, "--train", default=default("train"))
-        data.check_labeled_source(args.dev, "--dev", default=default("dev"))
-        if args.imdb:  # read as train.finetune reads it: its `text` and `label` columns
-            data.check_labeled_source(args.imdb, "--imdb", default=default("imdb"), text_column=data.IMDB_TEXT_COLUMN,
-                                      label_column="label")
+    fine = next((step.args for step in steps if step.name in pending and step.kind == finetune.__name__), None)
+    if fine is not None:  # (the two fine-tunings read the same data)
+        check_finetune_data(args, fine)
+
+
+def check_finetune_data(args, fine) -> None:
+    """The data of a fine-tuning step (`fine`, its arguments) as train.finetune will read them, each named by the
+    recipe's option that gave it, or as --finetune-args --NAME: the headers and the --checks file
+    (`finetune.check_data_options`), then every label of --train and --dev (a label outside --labels stopped the
+    fine-tuning after the tokenizer and pretraining; reading SST-2 train takes a quarter of a second)."""
+    from . import data
+
+    def option(name: str) -> str:
+        given = name in ("train", "dev", "imdb") and getattr(args, name) == getattr(fine, name)  # the recipe's own
+        return f"--{name}" if given else f"--finetune-args --{name}"
+
+    finetune.check_dev(fine.dev, option("dev"))
+    id2label = fine.id2label()
+    finetune.check_data_options(fine, fine.checks_path(), id2label, option)
+    for name in ("train", "dev"):
+        source = getattr(fine, name)
+        if not source.startswith(data.HUB_PREFIX):  # (a hub: spec is left to its loader, as its header is)
+            with naming(option(name)):
+                data.read_labeled(source, fine.text_column, fine.label_column, id2label)
 
 
 def check_gpu_data(parser: argparse.ArgumentParser, args, steps: list[Step]) -> None:
@@ -274,8 +297,11 @@ def cache_dir(args) -> str:
 
 
 def plan(args) -> list[Step]:
-    """The recipe's steps: tokenizer (unless --tokenizer), pretraining, the two fine-tunings."""
+    """The recipe's steps: tokenizer (unless --tokenizer), pretraining, the two fine-tunings (with --finetune-args;
+    their --out stays the recipe's)."""
     out = Path(args.out)
+    # the user's extra options, parsed by train.finetune's own parser: refused here, not after pretraining
+    sentiment_recipe.check_extra_options(args.finetune_args, finetune, "--finetune-args")
     common = {"seed": args.seed, "precision": args.precision}
     if args.quick:
         corpus = args.corpus or QUICK_CORPUS
@@ -299,9 +325,10 @@ def plan(args) -> list[Step]:
     steps += [
         training("pretrain", pretrain, corpus=corpus, valid=args.valid, tokenizer=tok_path, **pre, **common,
                  out=str(out / "mlm")),
-        training("finetune", finetune, init=str(out / "mlm"), **data, **fine, **common, out=str(out / "sst2")),
-        training("finetune-random", finetune, init="random", tokenizer=tok_path,
-                 **({"preset": "tiny"} if args.quick else {}), **data, **fine, **common,
+        training("finetune", finetune, args.finetune_args, init=str(out / "mlm"), **data, **fine, **common,
+                 resume=True, out=str(out / "sst2")),
+        training("finetune-random", finetune, args.finetune_args, init="random", tokenizer=tok_path,
+                 **({"preset": "tiny"} if args.quick else {}), **data, **fine, **common, resume=True,
                  out=str(out / "sst2-random")),
     ]
     return steps

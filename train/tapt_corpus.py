@@ -17,7 +17,9 @@ Writes two corpora, one document per line, for a `train.pretrain --corpus` mixtu
   (whole sentences and their longer phrases; the many short sub-phrases would repeat them), normalised.
   Every row is a candidate, the whole sentences `train.finetune --calibration-n` later holds out to fit the
   temperature too: that slice is held out of the labelled fine-tuning, not of this unlabelled text.
-No dev or test text is read. The IMDB evaluation sample comes from the labelled train.tsv, not from these.
+No dev or test text is read. The IMDB evaluation sample comes from the labelled train.tsv; the unlabelled reviews'
+copies of its reviews are left out (`train.data.imdb_sample_copies`: when --imdb-unsup is IMDB's unsup.txt, with
+train.tsv beside it).
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from roberta.text import normalize_for_classifier
 
-from .data import check_labeled_source, missing_data, open_text, read_labeled, undecodable
+from .data import check_labeled_source, missing_data, open_text, read_labeled, undecodable, without_sample_copies
 from .runtime import EXIT_OK, exit_code, output_folder, report_user_error
 
 DEFAULT_UNSUP = "../shared/data/imdb/unsup.txt"
@@ -80,15 +82,17 @@ def check_inputs(imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAULT_SST2
 
 
 def _write(imdb_unsup, sst2_train, min_words: int, files: dict, counts: dict) -> None:
-    with open_text(imdb_unsup) as src, open(files["imdb-lower.txt"], "w", encoding="utf-8") as dst:
-        try:
-            for line in src:
-                text = normalize_for_classifier(line)
-                if text:
-                    dst.write(text + "\n")
-                    counts["imdb-lower.txt"] += 1
-        except UnicodeDecodeError as err:  # the message would not name the file
-            raise undecodable(Path(imdb_unsup), err) from None
+    try:
+        with open_text(imdb_unsup) as src:
+            lines = src.readlines()
+    except UnicodeDecodeError as err:  # the message would not name the file
+        raise undecodable(Path(imdb_unsup), err) from None
+    with open(files["imdb-lower.txt"], "w", encoding="utf-8") as dst:
+        for line in without_sample_copies(imdb_unsup, lines):
+            text = normalize_for_classifier(line)
+            if text:
+                dst.write(text + "\n")
+                counts["imdb-lower.txt"] += 1
     texts, _, _ = read_labeled(sst2_train)
     with open(files["sst2-lower.txt"], "w", encoding="utf-8") as dst:
         for text in texts:
