@@ -18,7 +18,8 @@ import numpy as np
 import roberta
 from roberta.config import PRESETS
 from roberta.masking import DUPE_FACTOR, MASK_FRACTION, MLM_PROBABILITY, RANDOM_FRACTION
-from roberta.run_metrics import RunMetrics, dataset_name
+from roberta.run_metrics import (RunMetrics, dataset_name, dataset_said, is_sst2, readable_dataset, said_list,
+                                 trained_on)
 from roberta.text import normalize_for_classifier
 
 from . import explain
@@ -118,23 +119,6 @@ def card_link(loaded) -> str:
     return f"full model card: {code(card)}, in the " + ("project's files" if inside else "model's folder")
 
 
-# Readable names of the data sets, by the first part of the name `dataset_name` gives ("wikitext-2/wiki.train.tokens"
-# -> "WikiText-2"): the card shows them first, the file names after
-DATASETS = {"wikitext-2": "WikiText-2", "wikitext-103": "WikiText-103", "wikipedia-en": "English Wikipedia",
-            "imdb": "IMDB reviews", "sst2": "SST-2", "sst-2": "SST-2"}
-
-
-def readable_dataset(name) -> str | None:
-    """The data set a file or folder belongs to, as readers know it ("sst2/train.tsv" -> "SST-2"); None when
-    it is none of DATASETS."""
-    return DATASETS.get(str(name).replace("\\", "/").split("/")[0].strip().lower())
-
-
-def said_list(items: list[str]) -> str:
-    """"a", "a and b", "a, b and c"."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
-
-
 def data_markdown(names: list[str]) -> str:
     """Data sets by their readable names, then the files they came from: "English Wikipedia, WikiText-2 and IMDB
     reviews, from `wikipedia-en`, `wikitext-2/wiki.train.tokens.xz`, `imdb/unsup.txt.xz`" (each name once; a
@@ -152,14 +136,7 @@ def data_markdown(names: list[str]) -> str:
 def held_out_markdown(name: str) -> str:
     """The held-out text a figure was measured on: its data set's name with the file ("WikiText-2
     (`wikitext-2/wiki.valid.tokens`)"), or the file alone."""
-    dataset = readable_dataset(name)
-    return f"{dataset} ({code(name)})" if dataset else code(name)
-
-
-def is_sst2(names) -> bool:
-    """Whether every one of these data files is SST-2's; none at all (a metrics.json that does not say) is taken
-    for the shipped classifier's data, SST-2."""
-    return all(readable_dataset(name) == "SST-2" for name in names or ["sst2"])
+    return dataset_said(name, code)
 
 
 def dev_is_sst2(facts: dict) -> bool:
@@ -169,12 +146,9 @@ def dev_is_sst2(facts: dict) -> bool:
 
 
 def classifier_title(loaded) -> str:
-    """The classifier's title (Markdown): its kind's, "sentiment (fine-tuned on SST-2)", unless its metrics.json
-    says it was fine-tuned on other data: "sentiment (fine-tuned on `three.csv`)"."""
-    data = model_facts(loaded).get("data") if loaded.available and not loaded.name else None
-    if loaded.key != "sentiment" or is_sst2(data):
-        return loaded.title
-    return f"sentiment (fine-tuned on {said_list([readable_dataset(name) or code(name) for name in data])})"
+    """A model's title in Markdown (`LoadedModel.title_naming`): a classifier fine-tuned on other data than SST-2
+    names its files in backticks, "sentiment (fine-tuned on `three.csv`)"."""
+    return loaded.title_naming(code)
 
 
 def wall_time(facts: dict) -> str:
@@ -736,11 +710,8 @@ def model_facts(loaded) -> dict:
         facts["cores"] = int(hardware["cpu_count"])
     if isinstance(hardware.get("device"), str):
         facts["device"] = hardware["device"]
-    if isinstance(metrics.corpus_sources, list):
-        facts["data"] = [dataset_name(s.get("source")) for s in metrics.corpus_sources
-                         if isinstance(s, dict) and s.get("source")]
-    elif isinstance(metrics.train_data, str):
-        facts["data"] = [dataset_name(metrics.train_data)]
+    if (data := trained_on(metrics)) is not None:
+        facts["data"] = data
     for key in ("accuracy", "perplexity"):
         if _number(metrics.mlm, key) is not None:
             facts[f"mlm_{key}"] = _number(metrics.mlm, key)

@@ -36,8 +36,8 @@ VIEW_NAMES = ", ".join(VIEWS[:-1]) + " or " + VIEWS[-1]  # as the messages list 
 TEXTS = {"heatmap": "heatmap_text", "grid": "grid_text", "rollout": "rollout_text", "token": "token_text"}
 # The notes' line when the shipped classifier reads the text: its tokens are lower case, whatever was typed (the
 # Sentiment tab reads it so too)
-LOWER_CASE_NOTE = ("The shipped classifier reads lower-cased text, as it was fine-tuned on it: its tokens are "
-                   "lower case, whatever the case typed. ")
+LOWER_CASE_NOTE = ("{classifier} reads lower-cased text, as it was fine-tuned on it: its tokens are lower case, "
+                   "whatever the case typed. ")
 # ... and when a chosen model's tokenizer lower-cases the text itself (its normalizer)
 TOKENIZER_LOWER_CASE_NOTE = ("This model's tokenizer lower-cases the text: its tokens are lower case, whatever the "
                              "case typed. ")
@@ -116,7 +116,9 @@ class AttentionHandlers(HandlerBase):
         """The notes' line on case: the shipped classifier's text is lower-cased by the app (as in its
         fine-tuning); another model's tokenizer may lower-case it itself (`roberta.text.lower_cases`)."""
         if cls._reads_lower_case(model):
-            return LOWER_CASE_NOTE
+            sentiment = KINDS["sentiment"]
+            return LOWER_CASE_NOTE.format(classifier=sentiment.own_name.capitalize() if sentiment.replaced
+                                          else "The shipped classifier")
         return TOKENIZER_LOWER_CASE_NOTE if lower_cases(loaded.tokenizer) else ""
 
     def attention_data(self, model, text: str) -> tuple[Tokens, object]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.run_metrics import PHASES_NAME, RunMetrics, read_phase_history
+from roberta.run_metrics import PHASES_NAME, RunMetrics, datasets_said, is_sst2, read_phase_history, trained_on
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,8 @@ class ModelKind:
     architecture: str  # the class a config.json of this kind names
     what: str  # the architecture in plain words, in a refusal of the other kind
     tab: str  # the tab that runs this kind
-    shipped_label: str  # the shipped model in a model box
+    shipped_name: str  # the shipped model in a model box, after "ours: "
+    own_name: str  # the same for the model `env_var` names in its place
     suggested: tuple[str, ...]  # the Hub ids the tab's model box offers, first the one its messages give as example
 
     @property
@@ -51,16 +52,32 @@ class ModelKind:
         """The model class of `architecture` (roberta.RobertaForMaskedLM, RobertaForSequenceClassification)."""
         return roberta.model_class(self.architecture)
 
+    @property
+    def replaced(self) -> bool:
+        """Whether `env_var` names another model than the shipped one: the app runs the operator's (read when
+        asked, as `load_model` reads it)."""
+        source = os.environ.get(self.env_var)
+        if not source:
+            return False
+        return not (roberta.hub.is_local(source) and Path(source).expanduser().resolve() == self.default.resolve())
+
+    @property
+    def shipped_label(self) -> str:
+        """The app's own model in a model box: "ours: the shipped SST-2 classifier", or with `env_var` set to
+        another model, "ours: this server's classifier" (a visitor knows no environment variables)."""
+        return f"ours: {self.own_name if self.replaced else self.shipped_name}"
+
 
 KINDS = {kind.key: kind for kind in (
     ModelKind(key="mlm", default=ASSETS / "mini-roberta-mlm", env_var="MLM_MODEL", task="fill-mask",
               title="fill-mask (pretrained MLM)", architecture="RobertaForMaskedLM",
               what="a masked language model (fill mask)", tab="Fill mask",
-              shipped_label="ours: the shipped fill-mask model", suggested=("FacebookAI/roberta-base",)),
+              shipped_name="the shipped fill-mask model", own_name="this server's fill-mask model",
+              suggested=("FacebookAI/roberta-base",)),
     ModelKind(key="sentiment", default=ASSETS / "mini-roberta-sst2", env_var="SENTIMENT_MODEL",
               task="sentiment-analysis", title="sentiment (fine-tuned on SST-2)",
               architecture="RobertaForSequenceClassification", what="a text classifier (sentiment)", tab="Sentiment",
-              shipped_label="ours: the shipped SST-2 classifier",
+              shipped_name="the shipped SST-2 classifier", own_name="this server's classifier",
               suggested=("siebert/sentiment-roberta-large-english", "textattack/roberta-base-SST-2")))}
 KIND_OF_ARCHITECTURE = {kind.architecture: kind for kind in KINDS.values()}  # what config.json names -> its kind
 
@@ -96,7 +113,19 @@ class LoadedModel:
 
     @property
     def title(self) -> str:
-        return self.name or KINDS[self.key].title
+        return self.title_naming()
+
+    def title_naming(self, file_name=str) -> str:
+        """The model's name in the app: a chosen model's id, else its kind's title, except for a classifier whose
+        metrics.json says it was fine-tuned on other data than SST-2 (SENTIMENT_MODEL's own): "sentiment
+        (fine-tuned on IMDB reviews and three.csv)", a file of no known data set by `file_name` of it (the About
+        tab's Markdown: `code`)."""
+        if self.name:
+            return self.name
+        data = trained_on(self.extras.get("metrics")) if self.key == "sentiment" and self.available else None
+        if is_sst2(data):
+            return KINDS[self.key].title
+        return f"sentiment (fine-tuned on {datasets_said(data, file_name)})"
 
 
 @dataclass

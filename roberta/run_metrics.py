@@ -42,6 +42,55 @@ def dataset_name(path) -> str:
     return "/".join(parts[-2:]) or str(path)
 
 
+# Readable names of the data sets, by the first part of the name `dataset_name` gives ("wikitext-2/wiki.train.tokens"
+# -> "WikiText-2"): the app and the summaries show them first, the file names after
+DATASETS = {"wikitext-2": "WikiText-2", "wikitext-103": "WikiText-103", "wikipedia-en": "English Wikipedia",
+            "imdb": "IMDB reviews", "sst2": "SST-2", "sst-2": "SST-2"}
+
+
+def readable_dataset(name) -> str | None:
+    """The data set a file or folder belongs to, as readers know it ("sst2/train.tsv" -> "SST-2"); None when
+    it is none of DATASETS."""
+    return DATASETS.get(str(name).replace("\\", "/").split("/")[0].strip().lower())
+
+
+def is_sst2(names) -> bool:
+    """Whether every one of these data files is SST-2's; none at all (a metrics.json that does not say) is taken
+    for the shipped classifier's data, SST-2."""
+    return all(readable_dataset(name) == "SST-2" for name in names or ["sst2"])
+
+
+def said_list(items: list[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def dataset_said(name: str, file_name=str) -> str:
+    """One data file with its data set's readable name, the file by `file_name` of it (Markdown gives `code`):
+    "WikiText-2 (wikitext-2/wiki.valid.tokens)", or the file alone when it is of no known data set."""
+    dataset = readable_dataset(name)
+    return f"{dataset} ({file_name(name)})" if dataset else file_name(name)
+
+
+def datasets_said(names: list[str], file_name=str) -> str:
+    """Data files by their data sets' readable names, a file of no known data set by `file_name` of it (Markdown
+    gives `code`): "SST-2", "IMDB reviews and three.csv"."""
+    return said_list([readable_dataset(name) or file_name(name) for name in names])
+
+
+def trained_on(metrics: RunMetrics | None) -> list[str] | None:
+    """The data a run trained on, as `dataset_name` shows it: a pretraining run's corpus sources, else its training
+    file; None when its metrics.json names none."""
+    if metrics is None:
+        return None
+    if isinstance(metrics.corpus_sources, list):
+        return [dataset_name(source["source"]) for source in metrics.corpus_sources
+                if isinstance(source, dict) and source.get("source")]
+    if isinstance(metrics.train_data, str):
+        return [dataset_name(metrics.train_data)]
+    return None
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """One measured figure and the data it was measured on (what the model card's model-index lists)."""

@@ -436,11 +436,49 @@ def test_a_classifier_of_other_data_is_named_by_its_files_not_sst2(tiny_mlm_dir,
     assert "On the SST-2 dev set (100 sentences)" in about.calibration_markdown(models.sentiment.extras["metrics"])
 
 
+def test_a_classifier_of_other_data_has_that_title_and_label_wherever_the_app_names_it(tiny_mlm_dir, tiny_clf_dir,
+                                                                                      tmp_path, monkeypatch):
+    """SENTIMENT_MODEL set to a classifier fine-tuned on three.csv was "sentiment (fine-tuned on SST-2)" in the
+    Attention tab's note and the model box's line (the About card alone named its files), and "ours: the shipped
+    SST-2 classifier" in the model boxes. Every place now takes its title from its metrics.json (Markdown backticks
+    on the About card only), and the boxes call it this server's; set to the shipped folder, the labels are the
+    shipped ones."""
+    from demo import model_choice
+    from demo.attention_handlers import AttentionHandlers
+
+    monkeypatch.setenv("SENTIMENT_MODEL", str(_folder(tiny_clf_dir, tmp_path, "clf", OWN_METRICS)))
+    models = load_models(_folder(tiny_mlm_dir, tmp_path, "mlm", MLM_METRICS))
+    assert models.sentiment.title == "sentiment (fine-tuned on three.csv)"
+    notes = AttentionHandlers(models).attention("a good film.", 1, "average", "sentiment", "heads")[5]
+    assert "· sentiment \\(fine\\-tuned on three\\.csv\\) ·" in notes and "SST-2" not in notes, notes
+    assert "This server's classifier reads lower-cased text" in notes and "shipped" not in notes, notes
+    assert "<b>sentiment (fine-tuned on three.csv)</b>:" in model_choice.describe(models.sentiment)
+    assert about.summary_card(models.sentiment).startswith("### sentiment (fine-tuned on `three.csv`)\n")
+    assert model_choice.choices("sentiment")[0] == ("ours: this server's classifier", model_choice.SHIPPED)
+    assert ("ours: this server's classifier", "sentiment") in model_choice.attention_choices()
+    assert model_choice.running_label("sentiment", "sentiment") == "ours: this server's classifier"
+    # a known data set by its readable name, in every place
+    imdb = load_models(None, _folder(tiny_clf_dir, tmp_path, "clf-imdb",
+                                     {**OWN_METRICS, "train_data": "../shared/data/imdb/train.tsv"})).sentiment
+    assert imdb.title == about.classifier_title(imdb) == "sentiment (fine-tuned on IMDB reviews)"
+    # a classifier of SST-2 (or one whose metrics.json does not say), and the shipped folder named: as shipped
+    sst2 = load_models(None, _folder(tiny_clf_dir, tmp_path, "clf-sst2", SST2_METRICS)).sentiment
+    assert sst2.title == about.classifier_title(sst2) == "sentiment (fine-tuned on SST-2)"
+    monkeypatch.setenv("SENTIMENT_MODEL", str(ASSETS / "mini-roberta-sst2"))
+    assert model_choice.choices("sentiment")[0][0] == "ours: the shipped SST-2 classifier"
+    monkeypatch.delenv("SENTIMENT_MODEL")
+    assert model_choice.choices("sentiment")[0][0] == "ours: the shipped SST-2 classifier"
+    assert model_choice.choices("mlm")[0][0] == "ours: the shipped fill-mask model"
+    monkeypatch.setenv("MLM_MODEL", "FacebookAI/roberta-base")
+    assert model_choice.choices("mlm")[0][0] == "ours: this server's fill-mask model"
+
+
 @pytest.mark.skipif(not (ASSETS / "mini-roberta-sst2" / "metrics.json").is_file(), reason="no shipped classifier")
 def test_the_shipped_classifier_is_still_the_sst2_one():
     """Naming a classifier's data from its metrics.json leaves the shipped one's page as it was."""
     models = load_models(ASSETS / "no-such-folder", ASSETS / "mini-roberta-sst2")
     metrics = models.sentiment.extras["metrics"]
+    assert models.sentiment.title == "sentiment (fine-tuned on SST-2)"
     assert about.summary_card(models.sentiment).startswith("### sentiment (fine-tuned on SST-2)\n")
     assert "- **SST-2 dev**: **" in about.summary_card(models.sentiment)
     assert "| SST-2 accuracy (validation) | " in about.about_sections(models)["comparison"]

@@ -184,7 +184,7 @@ def test_fill_mask_compare(app, browser):
     sync_api.expect(box).to_have_value("FacebookAI/roberta-base")
     box.click()
     sync_api.expect(page.get_by_role("option", name="FacebookAI/roberta-base")).to_be_visible()
-    sync_api.expect(page.get_by_role("option", name="ours: the shipped fill-mask model")).to_have_count(0)
+    sync_api.expect(page.get_by_role("option", name="ours: this server's fill-mask model")).to_have_count(0)
     box.fill("shipped")  # typed in all the same
     box.press("Enter")
     page.locator("#fm-compare-btn").click()
@@ -405,7 +405,7 @@ def test_attention_model_box(page):
     page.get_by_role("tab", name="Head view").click()
     box = page.locator("#at-model input")
     box.click()
-    page.get_by_role("option", name="ours: the shipped SST-2 classifier").click()
+    page.get_by_role("option", name="ours: this server's classifier").click()
     sync_api.expect(page.locator("#at-model-status")).to_contain_text("parameters")
     sync_api.expect(page.locator("#at-notes")).to_contain_text("sentiment (fine-tuned on SST-2)")
     sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
@@ -413,12 +413,12 @@ def test_attention_model_box(page):
     box.press("Enter")
     sync_api.expect(page.locator("#at-model-status")).to_contain_text("local folders can be chosen only")
     sync_api.expect(page.locator("#at-model-status")).to_contain_text(
-        "This tab still runs ours: the shipped SST-2 classifier.")
+        "This tab still runs ours: this server's classifier.")
     sync_api.expect(box).to_have_value("/etc")  # kept as typed, to be corrected rather than typed again
     sync_api.expect(page.locator("#at-notes")).to_contain_text("sentiment (fine-tuned on SST-2)")
     shot(page, "3-attention-model")
     box.click()
-    page.get_by_role("option", name="ours: the shipped fill-mask model").click()
+    page.get_by_role("option", name="ours: this server's fill-mask model").click()
     sync_api.expect(page.locator("#at-notes")).to_contain_text("fill-mask (pretrained MLM)")
 
 
@@ -1142,7 +1142,7 @@ def test_stale_results_stay_readable_and_a_screen_reader_is_told_they_are_stale(
     sync_api.expect(page.locator("#fm-model-status")).to_contain_text("local folders can be chosen only")
     sync_api.expect(page.locator("#fm-model-status .input-error-stale")).to_be_hidden()
     model.click()
-    page.get_by_role("option", name="ours: the shipped fill-mask model").click()
+    page.get_by_role("option", name="ours: this server's fill-mask model").click()
     sync_api.expect(page.locator("#fm-model-status .input-error")).to_have_count(0)
     box = page.locator("#fm-text textarea")  # the page is shared: the text back, the message gone
     box.fill("Paris is the capital of <mask>.")

@@ -1219,7 +1219,8 @@ def test_attention_notes_say_when_a_chosen_models_tokenizer_lower_cases():
     note = AttentionHandlers._lower_case_note
     assert note("someone/classifier", SimpleNamespace(tokenizer=lowering)) == TOKENIZER_LOWER_CASE_NOTE
     assert note("someone/classifier", SimpleNamespace(tokenizer=cased)) == ""
-    assert note("sentiment", SimpleNamespace(tokenizer=lowering)) == LOWER_CASE_NOTE
+    assert note("sentiment", SimpleNamespace(tokenizer=lowering)) == LOWER_CASE_NOTE.format(
+        classifier="The shipped classifier")
 
 
 def test_only_the_asked_view_is_drawn(handlers, monkeypatch):

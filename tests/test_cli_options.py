@@ -597,3 +597,6 @@ def test_finetune_skips_the_imdb_check_for_labels_that_are_not_negative_and_posi
     assert metrics.get("imdb_accuracy") is None and not metrics.get("imdb_data")
     card = (out / "README.md").read_text()
     assert "stanfordnlp/imdb" not in card and "IMDB accuracy is on" not in card
+    # nor a sentence on the sample's reviews removed from training, an empty `imdb` row or zero IMDB figures
+    assert "imdb_sample_removed_from_training" not in card and "| imdb |" not in card, card
+    assert "| imdb_examples |" not in card and "| train_data |" in card

@@ -460,7 +460,7 @@ def test_the_missing_data_hint_links_the_data_folder_as_the_platform_does(window
     r"""On Windows the hint said `ln -s /path/to/shared ../shared`, which neither cmd.exe nor PowerShell has: there
     it is a junction (`mklink /J`, which needs no administrator) through cmd, which PowerShell runs too; on POSIX
     still the symbolic link."""
-    monkeypatch.setattr(data, "WINDOWS", windows)
+    monkeypatch.setattr(runtime, "WINDOWS", windows)
     (tmp_path / "clone").mkdir()
     monkeypatch.chdir(tmp_path / "clone")  # ../shared/data: not there
     link = r"cmd /c mklink /J ..\shared C:\path\to\shared" if windows else "ln -s /path/to/shared ../shared"
@@ -490,7 +490,7 @@ def test_extra_options_keep_the_backslashes_of_a_windows_path(windows, monkeypat
     r"""`--finetune-args '--dev C:\Users\ana\sst\dev.tsv'` planned every SST-2 run with `--dev C:Usersanasstdev.tsv`
     (shlex's escape character), and a real run failed on that file. On Windows a backslash is now a character;
     quotes still group, and on POSIX the words are shlex.split's, as before."""
-    monkeypatch.setattr(experiment, "WINDOWS", windows)
+    monkeypatch.setattr(runtime, "WINDOWS", windows)
     typed = r'--dev C:\Users\ana\sst\dev.tsv --train "C:\my data\train.tsv" --lr 1e-4 #7'
     words = experiment.split_options(typed, "train.finetune")
     if windows:
@@ -630,6 +630,25 @@ def test_quick_results_round_seconds_and_perplexity_and_show_percentages(tmp_pat
     assert ("Pretraining: 20,480 tokens, 20 steps, 13 s; held-out MLM loss 6.6065, accuracy 2.8%, perplexity 739.9."
             in text), text
     assert "| 50.9% |" in text and "| 50.0% |" in text
+
+
+def test_results_name_a_dev_set_that_is_not_sst2s_by_its_file(tmp_path):
+    """`--finetune-args "--dev mine/dev.csv"` gave results.md a column "SST-2 dev accuracy" of figures on the user's
+    own file: the heading names the dev file as the app does; SST-2's dev set (or a run that does not say) keeps
+    the SST-2 heading."""
+    out = tmp_path / "own"
+    for dev_data, heading in (("/home/ana/mine/dev.csv", "| classifier | dev accuracy on `mine/dev.csv` |"),
+                              ("../shared/data/imdb/train.tsv", "| classifier | dev accuracy on IMDB reviews "
+                                                                "(`imdb/train.tsv`) |"),
+                              ("../shared/data/sst2/dev.tsv", "| classifier | SST-2 dev accuracy |"),
+                              (None, "| classifier | SST-2 dev accuracy |")):
+        for name in ("sst2", "sst2-random"):
+            (out / name).mkdir(parents=True, exist_ok=True)
+            metrics = {"dev_accuracy": 0.6, **({"dev_data": dev_data} if dev_data else {})}
+            (out / name / "metrics.json").write_text(json.dumps(metrics))
+        recipe.summarize(out)
+        text = (out / "results.md").read_text()
+        assert heading in text and ("SST-2" in text) == (heading.endswith("SST-2 dev accuracy |")), text
 
 
 # ----- 10. "made by another command": NOT_RECIPE options left out, script steps shown option by option -----

@@ -145,7 +145,7 @@ def test_a_ctrl_c_reaches_the_running_seeds_once_on_each_platform(windows, tmp_p
     signal: 2" there: the recipe ended through the error path without its "interrupted" lines, while its seeds,
     which share its console and got the Ctrl-C themselves, trained on unwatched. There it now passes nothing on and
     waits for them; on POSIX, where each seed has a session of its own, it passes the signal on once."""
-    monkeypatch.setattr(sentiment_recipe, "WINDOWS", windows)
+    monkeypatch.setattr(runtime, "WINDOWS", windows)
     argv, args, steps, shared = parallel_seeds(tmp_path, [0, 1])
     sent = []
     seed_processes(monkeypatch, {0: runtime.EXIT_INTERRUPTED, 1: runtime.EXIT_INTERRUPTED}, signal_when_started=1,

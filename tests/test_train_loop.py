@@ -707,7 +707,7 @@ def test_a_checkpoint_is_flushed_to_disk_as_each_platform_allows(tmp_path, monke
     durable) are flushed as before."""
     calls = FileSystemCalls(windows)
     monkeypatch.setattr(checkpointing, "os", calls)
-    monkeypatch.setattr(checkpointing, "WINDOWS", windows)
+    monkeypatch.setattr(runtime, "WINDOWS", windows)
     ckpts = checkpointing.Checkpoints(tmp_path / "run")
     final = ckpts.save("step", 3, {"w": torch.ones(2)}, extra_json={"step": 3})
     assert torch.equal(ckpts.load(final)[0]["w"], torch.ones(2))

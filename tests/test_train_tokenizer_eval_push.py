@@ -753,6 +753,33 @@ def test_model_card_classifier_flat_metrics(tiny_clf_dir, tmp_path):
         model_card.write_model_card(folder, title="x", task="translation", metrics={}, recipe={})
 
 
+def test_a_cards_datasets_are_the_known_data_files_not_any_path_that_holds_their_names(tiny_clf_dir, tmp_path):
+    """A classifier trained on `imdb-style/train.tsv` (a folder of one's own) got stanfordnlp/imdb on its card, and
+    its dev figure an IMDB model-index entry: any path holding "imdb" or "sst2" was taken for that data. The card
+    now names a Hub dataset for the shared data's own files (folder and file name, their .xz copies) and for a
+    hub: spec's dataset id only."""
+    assert model_card.infer_datasets("../shared/data/imdb/train.tsv", "gpu-upload/data/imdb/unsup.txt.xz",
+                                     r"C:\data\SST-2\dev.tsv", "../shared/data/sst2/train.tsv") == [
+        "stanfordnlp/imdb", "stanfordnlp/sst2"]
+    assert model_card.infer_datasets("data/wikipedia-en=0.5,data/wikitext-103/wiki.valid.raw=2",
+                                     "../shared/data/wikipedia-en/wiki_03.txt") == [
+        "wikimedia/wikipedia", "Salesforce/wikitext"]
+    assert model_card.infer_datasets("hub:someone/reviews:default:train=1,hub:stanfordnlp/imdb") == [
+        "someone/reviews", "stanfordnlp/imdb"]
+    assert model_card.infer_datasets("imdb-style/train.tsv", "imdb/mine.tsv", "my-sst2-runs/dev.tsv",
+                                     "runs/sst2", "wikipedia-en-notes.txt", "data/imdb.tsv") == []
+    folder = tmp_path / "clf"
+    folder.mkdir()
+    (folder / "config.json").write_bytes((tiny_clf_dir / "config.json").read_bytes())
+    metrics = {"dev_accuracy": 0.75, "dev_data": "imdb-style/dev.tsv", "train_data": "imdb-style/train.tsv"}
+    recipe = {"train": "imdb-style/train.tsv", "dev": "imdb-style/dev.tsv"}
+    text = model_card.write_model_card(folder, title="x", task="text-classification", metrics=metrics,
+                                       recipe=recipe).read_text()
+    meta = _front_matter(text)
+    assert "datasets" not in meta and "model-index" not in meta and "stanfordnlp" not in text, meta
+    assert "Binary sentiment learnt from `imdb-style/train.tsv`" in text
+
+
 def test_evaluate_shows_progress_bars_and_honours_no_progress(tiny_mlm_dir, tiny_clf_dir, train_files, monkeypatch,
                                                               capsys):
     """31.8 s of silence for 150 IMDB reviews; the bars follow the project's rule (`progress_bars`)."""

@@ -18,12 +18,12 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from . import runtime
 from .runtime import UserError
 
 CHECKPOINTS = "checkpoints"
 SET_ASIDE = ".old-"  # a checkpoint saved again is renamed to .old-NAME until its new copy is in place
 TRAINER_STATE_KEYS = ("step", "tokens", "epoch", "batch_in_epoch", "elapsed", "optimizer", "rng", "task", "args")
-WINDOWS = os.name == "nt"  # how `_fsync` flushes (a name of its own: the tests emulate Windows with it)
 
 
 class CheckpointError(UserError):
@@ -35,7 +35,7 @@ def _fsync(path: Path) -> None:
     is flushed too. Windows flushes a file only through a handle that may write (EBADF on a read-only one) and
     `os.open` cannot open a folder there (EACCES): the files alone are flushed, and the rename is left to NTFS's
     metadata journal."""
-    if WINDOWS:
+    if runtime.WINDOWS:
         if not path.is_dir():
             with open(path, "rb+") as f:
                 os.fsync(f.fileno())

@@ -52,6 +52,7 @@ from roberta.files import replaced_atomically
 from roberta.text import detokenize, normalize_for_classifier, sentiment_of  # noqa: F401  (re-exported)
 
 from .exit_codes import with_option
+from . import runtime
 from .runtime import progress_bars
 
 HUB_PREFIX = "hub:"
@@ -198,13 +199,12 @@ def _plain_suffix(path: Path) -> str:
 
 
 DATA_ROOT = Path("../shared/data")  # where the scripts' default data paths point, relative to the current folder
-WINDOWS = os.name == "nt"  # which command `link_data` gives (a name of its own: the tests set it)
 
 
 def link_data() -> str:
     """The command that links a data folder kept elsewhere where the defaults look (the fix for a clone whose data
     lives elsewhere): a symbolic link, or on Windows a junction (cmd's mklink /J, which needs no administrator)."""
-    if WINDOWS:
+    if runtime.WINDOWS:
         return rf"cmd /c mklink /J {PureWindowsPath(DATA_ROOT.parent)} C:\path\to\shared"
     return f"ln -s /path/to/shared {DATA_ROOT.parent}"
 

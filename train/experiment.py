@@ -32,14 +32,13 @@ from typing import Callable
 from roberta.files import write_atomic
 from roberta.run_metrics import METRICS_NAME, RunMetrics
 
-from . import finetune, pretrain
+from . import finetune, pretrain, runtime
 from .arguments import NOT_RECIPE
 from .checkpointing import CHECKPOINTS
 from .paths import COMMAND_FILE
 from .runtime import EXIT_INTERRUPTED, UserError, run_main
 from .trainer import RESUME_HINT_ENV
 
-WINDOWS = os.name == "nt"  # how `split_options` reads a backslash (a name of its own: the tests set it)
 
 ARGUMENTS = {pretrain: pretrain.PretrainArguments, finetune: finetune.FinetuneArguments}
 
@@ -99,7 +98,7 @@ def split_options(extra: str, whose: str) -> list[str]:
     `C:\\Users\\ana\\dev.tsv` "C:Usersanadev.tsv"). A ValueError that names the options if they do not split."""
     words = shlex.shlex(extra, posix=True)
     words.whitespace_split, words.commenters = True, ""
-    if WINDOWS:
+    if runtime.WINDOWS:
         words.escape = ""
     try:
         return list(words)

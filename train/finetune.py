@@ -590,8 +590,11 @@ def kept_weights(selection: str | None, kept_step: int | None = None) -> str:
 
 def card_table_metrics(metrics: RunMetrics) -> RunMetrics:
     """What the classifier card's Metrics table shows: calibration, checks and the members have their own
-    sections, not the table."""
-    return metrics.updated(calibration=None, checks=None, members=None)
+    sections, not the table; a run whose IMDB check was skipped (--imdb '', or labels that are not negative and
+    positive) shows no IMDB rows (its sample's size, seed and removed reviews: zeros of a check that never ran)."""
+    no_imdb = {} if metrics.imdb_data else dict(imdb_examples=None, imdb_seed=None,
+                                                imdb_sample_removed_from_training=None)
+    return metrics.updated(calibration=None, checks=None, members=None, **no_imdb)
 
 
 def card_figure_sections(metrics: RunMetrics, stored_dtype: str = "float32") -> list[tuple[str, str]]:

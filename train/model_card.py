@@ -15,6 +15,7 @@ from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassif
 from roberta.files import write_atomic
 from roberta.run_metrics import METRICS_NAME, PHASES_NAME, Evaluation, RunMetrics, read_phase_history
 
+from .data import HUB_PREFIX
 from .reporting import CURVES_NAME, LOG_NAME, read_log
 
 
@@ -22,9 +23,16 @@ TASKS = tuple(task for _, task in hub.ARCHITECTURES.values())  # ("fill-mask", "
 # The card's library: the folders load in transformers, and the Hub shows its "Use in Transformers" snippet and
 # inference widget for this name only (a name of our own hid both); this project is one of the tags.
 LIBRARY_NAME, PROJECT_TAG = "transformers", "roberta-from-scratch"
-# substrings of a source path or hub spec -> the Hub dataset it is (a local copy of)
-KNOWN_DATASETS = {"wikitext": "Salesforce/wikitext", "wikipedia": "wikimedia/wikipedia",
-                  "imdb": "stanfordnlp/imdb", "sst2": "stanfordnlp/sst2", "sst-2": "stanfordnlp/sst2"}
+# The data files as the shared data folder lays them out, (folder, file name) in lower case -> the Hub dataset each
+# is a local copy of; a file is known by both (a user's `imdb-style/` or `my-sst2-run/` folder is not that data)
+KNOWN_DATA_FILES = {
+    **{(folder, name): "stanfordnlp/sst2" for folder in ("sst2", "sst-2") for name in ("train.tsv", "dev.tsv")},
+    **{("imdb", name): "stanfordnlp/imdb" for name in ("train.tsv", "unsup.txt")},
+    **{(corpus, f"wiki.{split}.{form}"): "Salesforce/wikitext" for corpus in ("wikitext-2", "wikitext-103")
+       for split in ("train", "valid", "test") for form in ("tokens", "raw")},
+}
+KNOWN_DATA_FOLDERS = {"wikipedia-en": "wikimedia/wikipedia"}  # a folder of files: named itself or by a file in it
+COMPRESSED = ".xz"  # the GPU upload's copies of the data files (`train.gpu_transfer bundle`)
 # the recipe's options that name data (train.pretrain's and train.finetune's)
 DATA_KEYS = ("corpus", "valid", "train", "dev", "imdb", "tokenizer")
 
@@ -50,13 +58,38 @@ def _strings(value):
             yield from _strings(v)
 
 
+def _sources(spec: str) -> list[str]:
+    """The sources a data option names: a mixture's, without their weights ("a=0.5,b" -> ["a", "b"])."""
+    sources = []
+    for item in (part.strip() for part in spec.split(",")):
+        head, eq, weight = item.rpartition("=")
+        try:
+            sources.append(head.strip() if eq and float(weight) else item)
+        except ValueError:
+            sources.append(item)
+    return [source for source in sources if source]
+
+
+def dataset_of(source: str) -> str | None:
+    """The Hub dataset one source is: a hub: spec's dataset id, or the one a known data file is a local copy of
+    (`KNOWN_DATA_FILES`: ../shared/data/sst2/dev.tsv -> stanfordnlp/sst2, and its .xz copy); None for other data."""
+    if source[:len(HUB_PREFIX)].lower() == HUB_PREFIX:
+        return source[len(HUB_PREFIX):].split(":")[0].strip() or None
+    parts = [p for p in source.lower().replace("\\", "/").removesuffix(COMPRESSED).split("/") if p not in ("", ".")]
+    if parts and parts[-1] in KNOWN_DATA_FOLDERS:
+        return KNOWN_DATA_FOLDERS[parts[-1]]
+    if len(parts) < 2:
+        return None
+    return KNOWN_DATA_FOLDERS.get(parts[-2]) or KNOWN_DATA_FILES.get((parts[-2], parts[-1]))
+
+
 def infer_datasets(*values) -> list[str]:
-    """Hub dataset ids named by paths/specs anywhere in `values` (e.g. ../shared/data/sst2 -> stanfordnlp/sst2)."""
+    """Hub dataset ids of the data that paths and specs anywhere in `values` name (`dataset_of`), each once."""
     found = []
-    for text in (s.lower() for v in values for s in _strings(v)):
-        for key, hub_id in KNOWN_DATASETS.items():
-            if key in text and hub_id not in found:
-                found.append(hub_id)
+    for source in (source for v in values for text in _strings(v) for source in _sources(text)):
+        hub_id = dataset_of(source)
+        if hub_id and hub_id not in found:
+            found.append(hub_id)
     return found
 
 
@@ -411,7 +444,7 @@ def metrics_markdown(metrics: RunMetrics) -> str:
         table += (f"\n\ntrain_time_s is the training of the {metrics.averaged} averaged members (each run counted "
                   "once); wall_time_s is the averaging command's own (`train.average`: averaging, calibration and "
                   "scoring).")
-    if metrics.imdb_sample_removed_from_training is not None and metrics.train_data:
+    if metrics.imdb_sample_removed_from_training is not None and metrics.train_data and metrics.imdb_data:
         table += (f"\n\nimdb_sample_removed_from_training counts the IMDB sample's reviews that this stage's own "
                   f"training file (`{metrics.train_data}`) held and that were removed from it before training")
         table += ("; an earlier stage it continued (`init`) removed those its own file held." if metrics.init and
@@ -480,7 +513,8 @@ def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dic
         arch_rows.append(("labels", ", ".join(f"{i}: {n}" for i, n in sorted(config.id2label.items()))))
     head = "masked-LM head (tied to the word embeddings)" if task == "fill-mask" else "classification head on `<s>`"
     given = {k: v for k, v in recipe.items() if v is not None and k != "command"}  # None: not set
-    data_rows = [(k, v) for k, v in given.items() if _is_data_key(k) and not isinstance(v, dict)]
+    # a data option given as '' reads nothing (--imdb '': no IMDB check): no row of its own
+    data_rows = [(k, v) for k, v in given.items() if _is_data_key(k) and v != "" and not isinstance(v, dict)]
     other_rows = [(k, v) for k, v in _flatten(given) if not _is_data_key(k)]
 
     sections = [f"# {title}",

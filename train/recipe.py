@@ -53,7 +53,7 @@ from pathlib import Path
 import torch
 
 from roberta.files import write_atomic
-from roberta.run_metrics import RunMetrics
+from roberta.run_metrics import RunMetrics, dataset_name, dataset_said, is_sst2
 
 from . import finetune, pretrain, sentiment_recipe, tapt_corpus, tokenizer
 from .arguments import seed_value
@@ -453,6 +453,15 @@ def majority_share(labelled: str) -> float | None:
     return max(Counter(labels).values()) / len(labels)
 
 
+def dev_accuracy_named(dev_data: str | None) -> str:
+    """The results' heading of the dev figures: "SST-2 dev accuracy", or for a --dev of other data its file, named
+    as the app and the cards name data (`dataset_said`): "dev accuracy on `mine/dev.csv`"."""
+    name = dataset_name(dev_data) if dev_data else None
+    if is_sst2([name] if name else None):
+        return "SST-2 dev accuracy"
+    return f"dev accuracy on {dataset_said(name, lambda file: f'`{file}`')}"
+
+
 def summarize(out: Path, chance: float | None = None) -> dict:
     """results.json / results.md: pretraining figures and the two classifiers side by side. `chance` (--quick):
     the dev set's majority-class share, said beside them (the quick preset's accuracies are at chance level)."""
@@ -486,7 +495,8 @@ def summarize(out: Path, chance: float | None = None) -> dict:
              f"Pretraining: {fmt(p['train_tokens'])} tokens, {fmt(p['train_steps'])} steps, "
              f"{fmt(p['train_time_s'], '.0f')} s; held-out MLM loss {fmt(p['eval_loss'])}, accuracy "
              f"{fmt(p['eval_accuracy'], '%')}, perplexity {fmt(p['eval_perplexity'], '.1f')}.", "",
-             "| classifier | SST-2 dev accuracy | IMDB accuracy (out of domain) |", "|---|---|---|"]
+             f"| classifier | {dev_accuracy_named(pre.get('dev_data') or rnd.get('dev_data'))} | IMDB accuracy "
+             "(out of domain) |", "|---|---|---|"]
     for key, label in (("pretrained", "fine-tuned from the pretrained encoder"),
                        ("random_init", "same recipe, random encoder")):
         lines.append(f"| {label} | {fmt(results['sst2_dev_accuracy'][key], '%')} | "

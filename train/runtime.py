@@ -38,6 +38,9 @@ try:
 except ImportError:  # Windows: training there takes no lock on its --out
     fcntl = None
 
+# Whether this is Windows, in one place: the modules that act otherwise there read it as `runtime.WINDOWS` when
+# they act, so that a test emulates Windows for all of them with one monkeypatch of this name
+WINDOWS = os.name == "nt"
 EXIT_DIVERGED = EXIT_FAILED
 EXIT_CODES_HELP = """
 exit codes:

@@ -67,7 +67,7 @@ from pathlib import Path
 
 import roberta.hub
 
-from . import arguments, average, finetune, pretrain, summarize, tapt_corpus
+from . import arguments, average, finetune, pretrain, runtime, summarize, tapt_corpus
 from .exit_codes import ended_interrupted
 from .experiment import ARGUMENTS, Step, finished, run_steps, script, shape_of, split_options, training
 from .runtime import EXIT_INTERRUPTED, USER_ERRORS, UserError, exit_code, output_folder, report_user_error
@@ -79,7 +79,6 @@ ARMS = ("sst2", "imdb-sst2", "random-sst2", "random-imdb-sst2")
 # The IMDB stage reads every 128-token window of each review (finetune --long-text windows, as the pipeline
 # reads a long review): 0.3 passes over them are about the rows and tokens of one pass over their first windows.
 IMDB_EPOCHS = 0.3
-WINDOWS = os.name == "nt"  # whether `run_in_parallel` passes a signal on (the tests set it)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -355,7 +354,7 @@ def run_in_parallel(argv: list[str], args, steps: list[Step], shared: set[str]) 
         # once: a second SIGINT would make a run stop without its checkpoint. Not on Windows, where the seeds share
         # the console (a new session is POSIX only), which gives each of them the Ctrl-C itself, and where
         # `send_signal` takes no SIGINT (a ValueError) and makes SIGTERM a kill, without the checkpoint.
-        if not stopped and not WINDOWS:
+        if not stopped and not runtime.WINDOWS:
             for proc, _ in running.values():
                 proc.send_signal(signum)
         stopped.append(signum)
