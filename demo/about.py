@@ -44,7 +44,7 @@ sentence-level training before fine-tuning, where the head learns to read the se
 park on `<s>` in the Attention tab are another matter). In three stages: a short masked-language-model run on
 lower-cased review text (task-adaptive pretraining), a stage on IMDB reviews, then SST-2 (texts detokenized and
 lower-cased, here as in training).
-Each SST-2 run keeps its end-of-run weights or their moving average (the dev set chooses nothing), and the
+Each SST-2 run keeps its end-of-run weights or their moving average (no checkpoint is chosen on the dev set), and the
 served classifier is the uniform weight average of several seeds' runs, with a temperature fitted on held-out
 training sentences.
 

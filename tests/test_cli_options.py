@@ -589,10 +589,10 @@ def test_finetune_skips_the_imdb_check_for_labels_that_are_not_negative_and_posi
                          "--imdb", str(imdb_copy), "--labels", "negative,neutral,positive", "--checks", "",
                          "--max-steps", "1", "--eval-every", "0", "--calibration-n", "0")
     assert finetune.main(argv) == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()  # a note on stderr, as every other note
     assert ("note: the IMDB check is skipped: its reviews are labelled negative and positive, and the labels "
-            "['negative', 'neutral', 'positive'] are not a negative and a positive label") in printed
-    assert "IMDB accuracy" not in printed
+            "['negative', 'neutral', 'positive'] are not a negative and a positive label") in captured.err
+    assert "IMDB accuracy" not in captured.out and "IMDB check" not in captured.out
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics.get("imdb_accuracy") is None and not metrics.get("imdb_data")
     card = (out / "README.md").read_text()

@@ -94,8 +94,8 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
                                        "e.g. hub:stanfordnlp/sst2:default:train or ../shared/data/imdb/train.tsv "
                                        "(default: %(default)s)", group="data")
     dev: str = option(DEFAULT_DEV, "evaluation set, required (it cannot be skipped): a file with the same "
-                                   "columns and labels as --train; reported, never used to choose (default: "
-                                   "%(default)s)", group="data")
+                                   "columns and labels as --train; reported, never used to choose a checkpoint "
+                                   "(default: %(default)s)", group="data")
     imdb: str = option(DEFAULT_IMDB, "natural-text check: IMDB reviews TSV (text, label: 0 negative, 1 "
                                      "positive), scored through --labels' negative and positive labels and skipped "
                                      "for other labels; '' to skip (default: %(default)s)", group="data")
@@ -429,7 +429,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     out, checks_path, id2label = Path(args.out), args.checks_path(), args.id2label()
     if args.imdb and (note := imdb_skip_note(id2label)):  # as --imdb '': not read, not held out, not on the card
         if dist.is_main:
-            print(note, flush=True)
+            print(note, file=sys.stderr, flush=True)
         args = dataclasses.replace(args, imdb="")
     seed_everything(args.seed)
     check_data_options(args, checks_path, id2label)
