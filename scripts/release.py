@@ -327,8 +327,9 @@ def experiment_section(summary_json, folder, name: str, summary: dict | None = N
     summarize.plot_summary(summary, Path(folder) / f"{name}.png")
     return "\n\n".join([
         f"### How it was chosen ({name}): mean ± std over seeds",
-        "Each run is its end-of-run weights (the dev set never chose anything); the seeds' weight average is "
-        f"on its own row. From `{summary_json}` (`train.summarize`), shipped as `{name}.json`.",
+        "Each run is its end-of-run weights: no checkpoint was chosen on dev, but the recipe was (these arms were "
+        "compared on dev, the figure they are reported on; see the project's README). The seeds' weight average "
+        f"is on its own row. From `{summary_json}` (`train.summarize`), shipped as `{name}.json`.",
         summarize.to_markdown(summary).strip(), f"![{name}: every seed]({name}.png)"])
 
 

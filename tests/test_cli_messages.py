@@ -447,3 +447,13 @@ def test_pretraining_warns_when_its_held_out_text_is_one_of_its_corpus_sources(t
                                        "will be on text the model trains on\n")
     pretrain.warn_if_valid_is_trained_on(str(other), str(text))
     assert capsys.readouterr().err == ""
+
+
+def test_pretraining_warns_when_a_corpus_folder_holds_its_held_out_text(tmp_path, capsys):
+    """A --corpus folder reads every text file in it: --valid among them was trained on without a word."""
+    (tmp_path / "wiki.train.tokens").write_text("a line\n", encoding="utf-8")
+    (tmp_path / "wiki.valid.tokens").write_text("another line\n", encoding="utf-8")
+    pretrain.warn_if_valid_is_trained_on(str(tmp_path), str(tmp_path / "wiki.valid.tokens"))
+    assert "is also a --corpus source" in capsys.readouterr().err
+    pretrain.warn_if_valid_is_trained_on(str(tmp_path / "wiki.train.tokens"), str(tmp_path / "wiki.valid.tokens"))
+    assert capsys.readouterr().err == ""

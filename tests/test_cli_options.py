@@ -354,7 +354,8 @@ def test_calibrate_seed_chooses_the_held_out_slice(tiny_clf_dir, train_files, tm
     for texts in (slice0, slice1):
         assert len(texts) == 20 and len(set(texts)) == 20 and set(texts) <= set(rows)
     assert slice0 == again0 and slice0 != slice1 and set(slice0) != set(slice1)
-    assert recorded0["slice"] == {"data": str(data), "n": 20, "seed": 0, "split": "random"}
+    assert recorded0["slice"] == {"data": str(data), "n": 20, "seed": 0, "split": "random", "text_column": None,
+                                 "label_column": None}  # the columns it was read in, as fine-tuning records them
     assert recorded1["slice"]["seed"] == 1 and recorded1["source"].endswith("seed 1")
     assert recorded0["calibration"]["n"] == recorded1["calibration"]["n"] == 20
     # the same seed, the same slice: the same fit, to the bit

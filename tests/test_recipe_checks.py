@@ -399,11 +399,20 @@ def test_cpu_recipe_reads_the_labels_of_train_and_dev_before_the_first_step(tmp_
             f"--train {three} line 3: label 'neutral' is not an int")
     refused(recipe.main, [*base, "--finetune-args", f"--dev {three}"], capsys,
             f"--finetune-args --dev {three} line 3: label 'neutral' is not an int")
-    reviews = ["--finetune-args", "--text-column review --label-column sentiment --labels neg,pos"]
-    refused(recipe.main, [*base, "--train", str(mine["reviews.csv"]), "--dev", str(mine["reviews_dev.csv"]), *reviews],
-            capsys, "--finetune-args --checks ", "expected 'positive' is neither 'unsure' nor a label")
+    checks = tmp_path / "checks.tsv"  # a check of a label the model lacks (neg/pos are negative/positive)
+    checks.write_text("category\tsentence\texpected\nsimple\tA plain film.\tneutral\n", encoding="utf-8")
+    reviews = ["--text-column review --label-column sentiment --labels neg,pos"]
+    refused(recipe.main, [*base, "--train", str(mine["reviews.csv"]), "--dev", str(mine["reviews_dev.csv"]),
+                          "--finetune-args", f"{reviews[0]} --checks {checks}"],
+            capsys, "--finetune-args --checks ", "expected 'neutral' is neither 'unsure' nor a label",
+            "add --checks '' to --finetune-args")
     refused(recipe.main, [*base, "--dev", ""], capsys, "--dev is required: an evaluation file")
     assert no_steps == [] and not out.exists()
+    # the documented example: neg,pos labels pass the default sentiment checks
+    assert recipe.main([*base, "--train", str(mine["reviews.csv"]), "--dev", str(mine["reviews_dev.csv"]),
+                        "--finetune-args", reviews[0]]) == 1
+    assert no_steps == [["tokenizer", "pretrain", "finetune", "finetune-random"]]
+    no_steps.clear()
     labels = ["--finetune-args", "--labels negative,neutral,positive --checks ''"]
     gone = str(tmp_path / "no-imdb.tsv")  # not read for three labels
     assert recipe.main([*base, "--train", three, "--dev", three, "--imdb", gone, *labels]) == 1
@@ -669,3 +678,20 @@ def test_made_otherwise_ignores_where_the_step_was_written_and_diffs_script_step
     experiment._command_file(tok).write_text(old["tokenizer"].command + "\n")
     assert experiment.made_otherwise(tok) == ""
     assert experiment.made_otherwise(reseeded["tokenizer"]) == "--seed 0 -> 1"
+
+
+def test_the_quick_recipes_chance_level_reads_the_dev_file_as_its_fine_tuning_does(tmp_path, data_files):
+    """majority_share read --dev with the default columns and labels: one's own review,sentiment file of neg/pos
+    labels gave no chance level, and the note beside the results was silently left out."""
+    _, good = data_files
+    mine = own_data(tmp_path)
+    three = tmp_path / "three_dev.tsv"  # 3 of 4 rows neutral: the commonest label's share is 0.75
+    three.write_text("text\tlabel\n" + "".join(f"row {i}\t{label}\n" for i, label in
+                                                enumerate(["neutral", "neutral", "neutral", "positive"])))
+    for dev, extra, share in ((mine["reviews_dev.csv"], "--text-column review --label-column sentiment "
+                                                        "--labels neg,pos --checks ''", 0.5),
+                              (three, "--labels negative,neutral,positive --checks ''", 0.75)):
+        args = recipe.build_parser().parse_args(["--quick", "--out", str(tmp_path / "r"), *good, "--dev", str(dev),
+                                                 "--finetune-args", extra])
+        fine = next(step.args for step in recipe.plan(args) if step.name == "finetune")
+        assert recipe.majority_share(fine) == share

@@ -495,3 +495,83 @@ def test_messages_name_the_option_that_fixes_them(tmp_path):
 def test_a_guessed_layout_is_noted(capsys):
     data.documents_from_lines(["Il a dit : bonjour ; puis il est parti ."] * 3, source="fr.txt")
     assert "fr.txt: read detokenized" in capsys.readouterr().err
+
+
+def _shingle_count_verdicts(sample, texts):
+    """What the near-copy test decides counting every shingle of every text (its definition)."""
+    folded = [data._folded(t) for t in sample]
+    decisions = []
+    for text in texts:
+        mine = set(data._shingles(data._folded(text)))
+        decisions.append(data._folded(text) in folded or any(
+            len(mine & set(data._shingles(f))) >= max(1, -(-9 * len(set(data._shingles(f))) // 10)) for f in folded))
+    return decisions
+
+
+def test_the_near_copy_test_finds_what_counting_every_shingle_finds():
+    """`SampleCopies` counts a text's shingles only when it holds one of a review's anchors: 10x faster on IMDB, and
+    the same answers as counting them all, copies at the 90% boundary included."""
+    import random
+
+    rng = random.Random(0)
+    vocabulary = [f"w{i}" for i in range(60)] + ["the", "a", "film"] * 20
+    sample = [" ".join(rng.choice(vocabulary) for _ in range(rng.randint(3, 60))) for _ in range(40)]
+    texts = []
+    for review in sample:
+        words = review.split()
+        for changed in range(0, 6):  # 0 to 5 words changed: near-copies on both sides of 90%
+            edited = list(words)
+            for place in rng.sample(range(len(words)), min(changed, len(words))):
+                edited[place] = "zz"
+            texts += [" ".join(edited), " ".join(edited[: len(edited) // 2 + 3]), "more " + " ".join(edited)]
+    texts += [" ".join(rng.choice(vocabulary) for _ in range(40)) for _ in range(200)]
+    copies = data.SampleCopies(sample)
+    verdicts = [text in copies for text in texts]
+    assert verdicts == _shingle_count_verdicts(sample, texts)
+    assert 0 < sum(verdicts) < len(texts)
+
+
+def test_the_hub_hint_is_only_for_names_that_read_as_a_hub_dataset(tmp_path, monkeypatch):
+    """"a Hub dataset is written hub:..." was said of every missing path with one slash (data/dev.tsv)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    assert "hub:stanfordnlp/imdb" in str(data.missing_data("stanfordnlp/imdb", "--train"))
+    for local in ("data/dev.tsv", "corpora/wiki.txt", "mine/unsup.txt.xz", "runs/x"):
+        assert "hub:" not in str(data.missing_data(local, "--train")), local
+
+
+def test_the_csv_quoting_warning_is_said_once_a_file(tmp_path, capsys):
+    """A recipe read one file three times and warned three times."""
+    tsv = tmp_path / "quoted.tsv"
+    tsv.write_text("text\tlabel\n" + '"he said ""wow"""\t1\n' * 12)
+    for _ in range(3):
+        data.read_labeled(str(tsv))
+    assert capsys.readouterr().err.count("cells in CSV quoting") == 1
+
+
+def test_a_classifiers_columns_are_read_from_the_command_that_made_it(tmp_path):
+    """Without a calibration slice (--calibration-n 0) nothing recorded the columns: the command does."""
+    import json
+
+    def recorded(metrics):
+        (tmp_path / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+        return data.recorded_columns(tmp_path)
+
+    assert data.recorded_columns(tmp_path / "none") == (None, None)
+    command = "python -m train.finetune --text-column review --label-col=sentiment --calibration-n 0 --out x"
+    assert recorded({"command": command}) == ("review", "sentiment")
+    assert recorded({"command": "python -m train.finetune --out x"}) == (None, None)
+    assert recorded({"command": "python -m train.average a b", "members": [{"command": command}]}) == (
+        "review", "sentiment")
+    assert recorded({"command": "python -m train.export r", "checkpoint": {"command": command}}) == (
+        "review", "sentiment")
+    assert recorded({"calibration": {"slice": {"text_column": "body", "label_column": None}}}) == ("body", None)
+
+
+def test_labelled_text_is_read_without_its_labels(tmp_path):
+    """A labelled file read as text (a TAPT corpus, pretraining text) failed on labels that are names."""
+    tsv = tmp_path / "own.tsv"
+    tsv.write_text("review\tsentiment\nA fine film.\tpos\nA dull one.\tneg\n")
+    assert data.read_texts(str(tsv), "review") == ["A fine film.", "A dull one."]
+    with pytest.raises(data.DataError, match="pass --text-column NAME"):
+        data.read_texts(str(tsv))

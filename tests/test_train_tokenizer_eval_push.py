@@ -910,7 +910,7 @@ def test_evaluate_reads_labeled_data_in_the_columns_the_model_was_fine_tuned_on(
 
 def test_a_check_of_a_label_the_model_lacks_names_the_option_that_skips_the_checks():
     with pytest.raises(ValueError, match=r"a label of the model \(\['neg', 'pos'\]\); pass --checks '' to skip"):
-        evaluate.check_expected_labels([{"sentence": "A wonderful film.", "expected": "positive"}],
+        evaluate.check_expected_labels([{"sentence": "It was a film.", "expected": "neutral"}],
                                        {0: "neg", 1: "pos"})
 
 
@@ -943,5 +943,25 @@ def test_evaluate_imdb_scores_by_label_name_and_skips_other_labels(tiny_clf_dir,
     shutil.copy(tiny_clf_dir / "tokenizer.json", three)
     capsys.readouterr()
     assert evaluate.main(["--model", str(three), "--imdb", imdb, "--imdb-n", "20", "--no-progress"]) == 0
-    printed = capsys.readouterr().out
-    assert "note: the IMDB check is skipped" in printed and "imdb:" not in printed
+    printed = capsys.readouterr()
+    assert "note: the IMDB check is skipped" in printed.err and "imdb:" not in printed.out  # notes: on stderr
+
+
+def test_checks_read_pos_and_neg_as_positive_and_negative():
+    """A model labelled neg,pos failed the shipped checks (expected positive/negative), which the IMDB check and
+    the app read through `sentiment_of`; the skip hint names the option as train.recipe knows it."""
+    labels = {0: "neg", 1: "pos"}
+    evaluate.check_expected_labels([{"sentence": "A wonderful film.", "expected": "positive"}], labels)
+    assert evaluate.expected_label("positive", labels) == "pos"
+    assert evaluate.expected_label("unsure", labels) == "unsure"
+    with pytest.raises(ValueError, match=r"add --checks '' to --finetune-args to skip"):
+        evaluate.check_expected_labels([{"sentence": "Meh.", "expected": "neutral"}], labels,
+                                       "--finetune-args --checks x.tsv")
+
+
+def test_evaluate_names_the_device_as_typed(capsys):
+    if torch.cuda.is_available():
+        pytest.skip("a machine with a GPU has cuda:0")
+    with pytest.raises(SystemExit):
+        evaluate.parse_args(["--model", "m", "--labeled", "x.tsv", "--device", "0"])
+    assert "--device '0': this machine has no CUDA device" in capsys.readouterr().err

@@ -32,16 +32,19 @@ every step's inputs with them before the first step runs).
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import csv
 import functools
 import hashlib
 import io
+import json
 import lzma
 import math
 import os
 import random
 import re
+import shlex
 import sys
 from pathlib import Path, PureWindowsPath
 
@@ -104,13 +107,18 @@ _TITLE = re.compile(r"^ ?= ([^=].*?) = ?$")  # ` = Title = `
 _SECTION = re.compile(r"^ ?(?:= ){2,}(.*?)(?: =){2,} ?$")  # ` = = Section = = `
 
 
-_NOTED = set()  # notes already printed: once a process each
+_SAID = set()  # notes and warnings already printed: once a process each
+
+
+def _say_once(line: str) -> None:
+    """`line` on stderr, unless this process said it already (a file read by several steps of one run)."""
+    if line not in _SAID:
+        _SAID.add(line)
+        print(line, file=sys.stderr, flush=True)
 
 
 def _note(message: str) -> None:
-    if message not in _NOTED:
-        _NOTED.add(message)
-        print(f"note: {message}", file=sys.stderr, flush=True)
+    _say_once(f"note: {message}")
 
 
 def documents_from_lines(lines: list[str], unk: str = "token", source: str | None = None) -> list[str]:
@@ -226,9 +234,21 @@ def missing_data(path, option: str | None = None, default: bool = False,
     if under_root and not DATA_ROOT.is_dir():
         return FileNotFoundError(f"{lead}: {what}{where} (the default data folder {DATA_ROOT} is not there: pass "
                                  f"the path of your copy, or link the data folder there: {link_data()})")
-    if not os.path.isabs(path) and re.fullmatch(r"[\w.-]+/[\w.-]+", path):  # USER/NAME, as the Hub writes it
+    if _looks_like_hub_name(path):
         return FileNotFoundError(f"{lead}: {what}; a Hub dataset is written {HUB_PREFIX}{path}")
     return FileNotFoundError(f"{lead}: {what}")
+
+
+FILE_SUFFIXES = {*TEXT_SUFFIXES, *LABELED_SUFFIXES, ".xz", ".gz", ".json", ".jsonl", ".parquet"}
+
+
+def _looks_like_hub_name(path: str) -> bool:
+    """Whether a missing path reads as a Hub dataset's USER/NAME (`missing_data` then says how to write one): one
+    slash, no file suffix (data/dev.tsv is a file), and no local folder of that first name (runs/x is a path)."""
+    if os.path.isabs(path) or not re.fullmatch(r"[\w.-]+/[\w.-]+", path):
+        return False
+    first, last = path.split("/")
+    return Path(last).suffix.lower() not in FILE_SUFFIXES and not Path(first).is_dir()
 
 
 def _text_files(path: Path) -> list[Path]:
@@ -384,10 +404,11 @@ def check_text_source(spec: str, option: str, default: bool = False) -> None:
 
 
 def check_labeled_source(source: str, option: str, default: bool = False, text_column: str | None = None,
-                         label_column: str | None = None) -> None:
+                         label_column: str | None = None, labels: bool = True) -> None:
     """The value of a labelled-data option, checked before any work: a TSV/CSV file (not a folder, not missing)
-    whose header holds the text and label columns `read_labeled` will look for (only its first line is read).
-    One error that names `option`; a hub: spec is left to its loader."""
+    whose header holds the text and label columns `read_labeled` will look for (only its first line is read; the
+    text column alone without `labels`, for `read_texts`). One error that names `option`; a hub: spec is left to
+    its loader."""
     source = os.fspath(source)
     if source.startswith(HUB_PREFIX):
         return
@@ -397,7 +418,8 @@ def check_labeled_source(source: str, option: str, default: bool = False, text_c
         columns, _ = _rows_from_file(Path(source), header_only=True, expected=_expected_header(text_column,
                                                                                                label_column))
         _pick_column(columns, text_column, ["sentence", "text"], source, "text")
-        _pick_column(columns, label_column, ["label"], source, "label")
+        if labels:
+            _pick_column(columns, label_column, ["label"], source, "label")
     except (OSError, DataError) as err:
         raise _named(err, option) from None
 
@@ -741,8 +763,8 @@ def _rows_from_file(path: Path, header_only: bool = False, expected: str = _expe
                     if tsv and quoted < QUOTED_CELLS_WARNING:
                         quoted += sum(_csv_quoted(cell) for cell in row)
                         if quoted >= QUOTED_CELLS_WARNING:
-                            print(f'warning: {path}: cells in CSV quoting ("a ""b"" c") are read as written{quoting}',
-                                  file=sys.stderr, flush=True)
+                            _say_once(f'warning: {path}: cells in CSV quoting ("a ""b"" c") are read as written'
+                                      f'{quoting}')
                     yield reader.line_num, dict(zip(columns, row))
             except UnicodeDecodeError as err:
                 raise undecodable(path, err) from None
@@ -795,6 +817,76 @@ def read_labeled(source: str, text_column: str | None = None, label_column: str 
     if not texts:
         raise DataError(f"{source}: no examples (only a header?)")
     return texts, labels, id2label or _default_label_names(source, labels)
+
+
+def _finetune_columns(command) -> tuple[str | None, str | None] | None:
+    """The --text-column and --label-column of a recorded `python -m train.finetune` command (None for one it does
+    not give), or None when it is not such a command."""
+    try:
+        words = shlex.split(command) if isinstance(command, str) else []
+    except ValueError:
+        return None
+    if words[1:3] != ["-m", "train.finetune"]:
+        return None
+    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)  # its two options, spelt as it allows
+    parser.add_argument("--text-column")
+    parser.add_argument("--label-column")
+    try:
+        known, _ = parser.parse_known_args(words[3:])
+    except (argparse.ArgumentError, SystemExit):
+        return None
+    return known.text_column, known.label_column
+
+
+def recorded_columns(model_folder) -> tuple[str | None, str | None]:
+    """The (text, label) columns a classifier was fine-tuned on, from its metrics.json (`columns_in_metrics`);
+    (None, None) for a folder without a readable one. The scripts that read a classifier's own data files
+    (train.evaluate, train.average, train.calibrate) read them by these columns."""
+    metrics = {}
+    with contextlib.suppress(OSError, ValueError):
+        metrics = json.loads((Path(model_folder) / "metrics.json").read_text(encoding="utf-8"))
+    return columns_in_metrics(metrics)
+
+
+def columns_in_metrics(metrics: dict) -> tuple[str | None, str | None]:
+    """The (text, label) columns of the `train.finetune` command a metrics.json records (its own, its run's for a
+    step checkpoint, the first member's for a weight average), else of its calibration slice; None for a column
+    it does not name (`read_labeled`'s defaults: sentence or text, and label)."""
+    if not isinstance(metrics, dict):
+        return None, None
+    members = metrics.get("members") if isinstance(metrics.get("members"), list) else []
+    for record in (metrics, metrics.get("checkpoint"), *members[:1]):
+        if isinstance(record, dict) and (columns := _finetune_columns(record.get("command"))):
+            return columns
+    calibration = metrics.get("calibration")
+    spec = calibration.get("slice") if isinstance(calibration, dict) else None
+    if not isinstance(spec, dict):
+        return None, None
+    return spec.get("text_column"), spec.get("label_column")
+
+
+def read_texts(source: str, text_column: str | None = None, column_options: bool = True) -> list[str]:
+    """The texts of a labelled TSV/CSV (or `hub:` spec) without its labels, which are not read (they may be names,
+    and no label set is known): labelled data as unlabelled text (`labeled_documents`, train.tapt_corpus). Text
+    column as `read_labeled`'s; `column_options`: as there."""
+    source = os.fspath(source)
+    if source.startswith(HUB_PREFIX):
+        ds, spec_column = _load_hub(source)
+        columns, rows = ds.column_names, ((i + 1, row) for i, row in enumerate(ds))
+        text_column, place = text_column or spec_column, "row"
+    else:
+        columns, rows = _rows_from_file(Path(source), expected=_expected_header(text_column))
+        place = "line"
+    text_col = _pick_column(columns, text_column, ["sentence", "text"], source, "text", column_options)
+    texts = []
+    for number, row in rows:
+        text = str(row[text_col] or "").strip()
+        if not text:
+            raise DataError(f"{source} {place} {number}: empty text in column {text_col!r}")
+        texts.append(text)
+    if not texts:
+        raise DataError(f"{source}: no examples (only a header?)")
+    return texts
 
 
 def evaluation_sample(count: int, n: int = 1000, seed: int = 0) -> list[int]:
@@ -872,27 +964,63 @@ class SampleCopies:
     when `text` is one of them with whitespace collapsed and case folded, or a near-copy of one: a text holding at
     least 90% of its 8-word runs (shingles, of the folded words). IMDB holds such near-copies: one character
     changed, or the same review extended; in IMDB's train.tsv and unsup.txt every one found was at 100% or over
-    90%, and the nearest of the other texts at 63%. The one test for every reader of review text for training."""
+    90%, and the nearest of the other texts at 63%. The one test for every reader of review text for training.
+
+    Fast, with the same answers as counting every shingle of every text: a near-copy of a review with S shingles,
+    `needed` of them required, lacks at most S - needed, so it holds at least one of any S - needed + 1 of them
+    (the review's anchors, chosen by their rarest word in the sample). A text is counted in full only when it
+    holds an anchor; most texts are let go after one look at their words (none is an anchor's rarest word)."""
 
     def __init__(self, sample):
-        self._folded = {_folded(text) for text in sample}
+        sample = [_folded(text) for text in sample]
+        self._folded = set(sample)
         self._needed = []  # per sample review: how many of its shingles make a near-copy
         self._owners = {}  # shingle -> the sample reviews that hold it
+        self._anchors = {}  # an anchor's rarest word -> [(its place in the anchor, the anchor)]
+        reviews_with = {}  # word -> how many sample reviews hold it
+        for text in sample:
+            for word in set(text.split(" ")):
+                reviews_with[word] = reviews_with.get(word, 0) + 1
+        # the words from the rarest: in the fewest sample reviews, then the longest (the rarer in other text too)
+        words = sorted(reviews_with, key=lambda word: (reviews_with[word], -len(word), word))
+        rank = {word: r for r, word in enumerate(words)}
         for i, text in enumerate(sample):
-            shingles = set(_shingles(_folded(text)))
-            self._needed.append(max(1, math.ceil(NEAR_COPY_SHARE * len(shingles))))
+            shingles = set(_shingles(text))
+            needed = max(1, math.ceil(NEAR_COPY_SHARE * len(shingles)))
+            self._needed.append(needed)
             for shingle in shingles:
                 self._owners.setdefault(shingle, []).append(i)
+            rarest = {shingle: min(map(rank.__getitem__, shingle)) for shingle in shingles}
+            for shingle in sorted(shingles, key=lambda s: (rarest[s], s))[:len(shingles) - needed + 1]:
+                key = words[rarest[shingle]]
+                self._anchors.setdefault(key, []).append((shingle.index(key), shingle))
+        self._keys = frozenset(self._anchors)
 
     def __contains__(self, text: str) -> bool:
-        folded = _folded(text)
-        if folded in self._folded:
+        words = text.casefold().split()  # the words of `_folded(text)`
+        if " ".join(words) in self._folded:
             return True
+        keys = self._keys.intersection(words)
+        if not keys or not self._holds_an_anchor(words, keys):
+            return False
         found = {}
-        for shingle in self._owners.keys() & _shingles(folded):
+        for shingle in self._owners.keys() & _shingles(" ".join(words)):
             for i in self._owners[shingle]:
                 found[i] = found.get(i, 0) + 1
         return any(n >= self._needed[i] for i, n in found.items())
+
+    def _holds_an_anchor(self, words: list[str], keys) -> bool:
+        """Whether the 8-word runs of `words` include an anchor whose rarest word is one of `keys`."""
+        for key in keys:
+            place = -1
+            with contextlib.suppress(ValueError):  # (no further place)
+                while True:
+                    place = words.index(key, place + 1)
+                    for offset, anchor in self._anchors[key]:
+                        start = place - offset
+                        if start >= 0 and tuple(words[start:start + SHINGLE_WORDS]) == anchor:
+                            return True
+        return False
 
 
 IMDB_UNSUP_NAME = "unsup.txt"  # IMDB's unlabelled reviews; the evaluation sample comes from train.tsv beside it
@@ -940,7 +1068,7 @@ def labeled_documents(path: str, unk: str = "token") -> list[str]:
     sentence<TAB>label) is never the one `imdb_sample` reads, so every row of it is kept: its 872-row dev.tsv
     lost all of them, and a tokenizer could not be trained on it.
     """
-    texts, _, _ = read_labeled(path, column_options=False)
+    texts = read_texts(path, column_options=False)
     columns, _ = _rows_from_file(Path(path), header_only=True)
     if IMDB_TEXT_COLUMN not in columns:
         return documents_from_lines(texts, unk=unk, source=path)

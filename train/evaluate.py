@@ -27,8 +27,7 @@ draws); `--mlm-seeds 5` averages five (seeds --seed to --seed + 4), as a compari
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
+import itertools
 import math
 import re
 import sys
@@ -41,13 +40,13 @@ from roberta import DynamicMasker, RobertaForMaskedLM, auto_model, encode, load_
 from roberta.hub import parse_device
 from roberta.masking import IGNORE_INDEX
 from roberta.run_metrics import RunMetrics
-from roberta.text import normalize_for_classifier
+from roberta.text import normalize_for_classifier, sentiment_of
 from roberta.tokenizer import encode_windows, mean_over_windows
 
 from .arguments import seed_value
 from .calibrate import expected_calibration_error, probabilities
 from .data import (check_imdb_n, imdb_sample_as, imdb_skip_note, pack_sequences, read_documents, read_labeled,
-                   read_table)
+                   read_table, recorded_columns)
 from .runtime import (EXIT_USER_ERROR, USER_ERRORS, autocast, exit_code, naming, progress_bars, report_user_error,
                       resolve_precision)
 
@@ -227,14 +226,38 @@ def read_checks(path) -> list[dict]:
     return [row for _, row in read_table(path, CHECK_COLUMNS, "checks")]
 
 
-def check_expected_labels(checks: list[dict], id2label: dict, source=None) -> None:
-    """Each check's expected value is "unsure" or one of the labels `id2label` names (a ValueError otherwise)."""
-    names = {str(v) for v in id2label.values()}
+def expected_label(expected: str, id2label: dict) -> str | None:
+    """The verdict that makes a check right: "unsure", the model's label of that name, or the model's one label of
+    the sentiment `expected` names in another spelling (`roberta.text.sentiment_of`, as the IMDB check and the app
+    read labels: "positive" is a model's "pos"); None when the model has no such label."""
+    names = [str(name) for name in id2label.values()]
+    if expected == UNSURE or expected in names:
+        return expected
+    sentiment = sentiment_of(expected)
+    same = [name for name in names if sentiment is not None and sentiment_of(name) == sentiment]
+    return same[0] if len(same) == 1 else None
+
+
+def _skip_checks(option: str) -> str:
+    """How to skip the checks, by the option as the running command knows it: "--checks", or train.recipe's
+    "--finetune-args --checks" (the option inside another's value)."""
+    *outer, inner = option.split()
+    if outer:
+        return f"add {inner} '' to {' '.join(outer)} to skip the sentiment checks"
+    return f"pass {inner} '' to skip the sentiment checks"
+
+
+def check_expected_labels(checks: list[dict], id2label: dict, source=None, option: str | None = None) -> None:
+    """Each check's expected value is "unsure" or a label of the model (`expected_label`; a ValueError otherwise,
+    ending with how to skip the checks by `option`, default the options `source` starts with, else --checks)."""
+    if option is None:
+        option = " ".join(itertools.takewhile(lambda word: word.startswith("--"), str(source or "").split()))
+    names = sorted(str(v) for v in id2label.values())
     for row in checks:
-        if row["expected"] != UNSURE and row["expected"] not in names:
+        if expected_label(row["expected"], id2label) is None:
             raise ValueError(f"{f'{source}: ' if source else ''}check {row['sentence']!r}: expected "
-                             f"{row['expected']!r} is neither {UNSURE!r} nor a label of the model ({sorted(names)}); "
-                             "pass --checks '' to skip the sentiment checks")
+                             f"{row['expected']!r} is neither {UNSURE!r} nor a label of the model ({names}); "
+                             f"{_skip_checks(option or '--checks')}")
 
 
 def check_unsure_below(value: float) -> None:
@@ -251,10 +274,10 @@ def score_checks(model, tokenizer, checks, batch_size: int = 32, unsure_below: f
     Each sentence gets a verdict: its top label when the top probability is at least `unsure_below`, else
     "unsure". It is right when the verdict equals the expected value (a label name or "unsure"): a sentence
     expected positive that the model calls positive at 0.6 counts as wrong (unsure), and one expected
-    unsure is right only below the threshold. Returns {"accuracy", "n", "unsure_below", "temperature",
-    "categories": {name: {"accuracy", "right", "n"}}, "items": [{category, sentence, expected, verdict,
-    label, score, right}]}. A report on the model, not a test that must pass. `source`: the file named in the
-    result when `checks` are rows (a path names itself)."""
+    unsure is right only below the threshold; an expected "positive" is a model's "pos" (`expected_label`).
+    Returns {"accuracy", "n", "unsure_below", "temperature", "categories": {name: {"accuracy", "right", "n"}},
+    "items": [{category, sentence, expected, verdict, label, score, right}]}. A report on the model, not a test
+    that must pass. `source`: the file named in the result when `checks` are rows (a path names itself)."""
     if isinstance(checks, (str, Path)):
         source, checks = _shown_path(checks), read_checks(checks)
     check_expected_labels(checks, model.config.id2label)
@@ -266,7 +289,7 @@ def score_checks(model, tokenizer, checks, batch_size: int = 32, unsure_below: f
         score, index = p.max(-1)
         label = model.config.id2label.get(int(index), f"LABEL_{int(index)}")
         verdict = label if score.item() >= unsure_below else UNSURE
-        right = verdict == row["expected"]
+        right = verdict == expected_label(row["expected"], model.config.id2label)
         items.append({**row, "verdict": verdict, "label": label, "score": round(score.item(), 4), "right": right})
         cat = categories.setdefault(row["category"], {"right": 0, "n": 0})
         cat["right"] += right
@@ -333,16 +356,10 @@ def take_chars(documents: list[str], max_chars: int | None) -> list[str]:
 
 
 def labeled_columns(args) -> tuple[str | None, str | None]:
-    """--labeled's (text, label) columns: --text-column/--label-column, else those the model was fine-tuned on (its
-    metrics.json's calibration slice records them), else None (`read_labeled`'s defaults)."""
-    recorded = {}
-    metrics = Path(args.model) / "metrics.json"
-    if metrics.is_file():
-        with contextlib.suppress(ValueError, OSError, KeyError, TypeError):
-            recorded = json.loads(metrics.read_text(encoding="utf-8"))["calibration"]["slice"]
-    if not isinstance(recorded, dict):
-        recorded = {}
-    return args.text_column or recorded.get("text_column"), args.label_column or recorded.get("label_column")
+    """--labeled's (text, label) columns: --text-column/--label-column, else those the model was fine-tuned on
+    (`train.data.recorded_columns`), else None (`read_labeled`'s defaults)."""
+    text_column, label_column = recorded_columns(args.model)
+    return args.text_column or text_column, args.label_column or label_column
 
 
 def parse_args(argv=None):
@@ -401,8 +418,8 @@ def parse_args(argv=None):
     try:  # the package's own check (roberta.pipeline's device): the CPU or a CUDA device of this machine
         number = re.fullmatch(r"-?\d+", args.device)  # -1 or N, as its message offers
         args.device = str(parse_device(int(args.device) if number else args.device, "--device"))
-    except ValueError as err:
-        p.error(str(err))
+    except ValueError as err:  # named as typed: the package's check names the CUDA device an int N stands for
+        p.error(str(err).replace(f"--device 'cuda:{args.device}'", f"--device {args.device!r}"))
     return args
 
 
@@ -447,7 +464,7 @@ def run(args) -> dict:
                               "temperature": temperature_of(model),
                               "ece_uncalibrated": expected_calibration_error(probabilities(logits), labels)}
     if args.imdb and (note := imdb_skip_note(model.config.id2label)):  # labels that are not negative/positive
-        print(note, flush=True)
+        print(note, file=sys.stderr, flush=True)
     elif args.imdb:  # IMDB's 0 and 1 are negative and positive: scored by those names, through the model's labels
         with naming("--imdb"):
             texts, labels = imdb_sample_as(args.imdb, args.imdb_n, args.seed, model.config.id2label)

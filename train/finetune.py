@@ -383,7 +383,8 @@ def check_data_options(args: FinetuneArguments, checks_path: str, id2label: dict
                                   text_column=data.IMDB_TEXT_COLUMN, label_column="label")
     if checks_path:
         with naming(option("checks")):
-            check_expected_labels(read_checks(checks_path), id2label, f"{option('checks')} {checks_path}")
+            check_expected_labels(read_checks(checks_path), id2label, f"{option('checks')} {checks_path}",
+                                  option("checks"))
 
 
 @dataclass

@@ -441,13 +441,15 @@ def ship(out: Path) -> Path:
     return dst
 
 
-def majority_share(labelled: str) -> float | None:
-    """The share of the commonest label of a labelled file (the accuracy of always answering it: chance level for
-    a classifier); None when the file cannot be read."""
+def majority_share(fine) -> float | None:
+    """The share of the commonest label of a fine-tuning's dev file (`fine`, its arguments: the file read in its
+    columns and labels), the accuracy of always answering it: chance level for a classifier; None when the file
+    cannot be read."""
     from .data import read_labeled
 
     try:
-        labels = read_labeled(labelled)[1]
+        labels = read_labeled(fine.dev, fine.text_column, fine.label_column, label_names=fine.id2label(),
+                              column_options=False)[1]
     except (OSError, ValueError):
         return None
     return max(Counter(labels).values()) / len(labels)
@@ -540,7 +542,8 @@ def main(argv=None) -> int:
     if args.gpu:
         print(f"shipped in {ship(out)}; recipe done in {time.time() - started:.0f} s", flush=True)
         return 0
-    results = summarize(out, majority_share(args.dev) if args.quick else None)
+    fine = next(step.args for step in steps if step.name == "finetune")
+    results = summarize(out, majority_share(fine) if args.quick else None)
     print((out / "results.md").read_text(encoding="utf-8"), end="")
     print(f"recipe done in {time.time() - started:.0f} s: {out}", flush=True)
     if args.push_to_hub is not None:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from roberta.text import normalize_for_classifier
 
-from .data import check_labeled_source, missing_data, open_text, read_labeled, undecodable, without_sample_copies
+from .data import check_labeled_source, missing_data, open_text, read_texts, undecodable, without_sample_copies
 from .runtime import EXIT_OK, exit_code, output_folder, report_user_error
 
 DEFAULT_UNSUP = "../shared/data/imdb/unsup.txt"
@@ -37,20 +37,21 @@ DEFAULT_SST2 = "../shared/data/sst2/train.tsv"
 
 
 def write_corpora(out, imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAULT_SST2,
-                  min_words: int = 8) -> dict:
+                  min_words: int = 8, text_column: str | None = None) -> dict:
     """Write OUT/imdb-lower.txt and OUT/sst2-lower.txt; returns {file name: documents written}. Each file is
     written under a temporary name and renamed once both are complete and non-empty, sst2-lower.txt last (the
     recipe's sign that this step is done): a failed or stopped run leaves an earlier run's pair as it was (a bad
-    input never deletes it), or no sst2-lower.txt, so its re-run redoes it."""
+    input never deletes it), or no sst2-lower.txt, so its re-run redoes it. `text_column`: --sst2-train's (default:
+    sentence, else text); its labels are not read."""
     out = output_folder(out)
     if min_words < 1:
         raise ValueError(f"--min-words must be at least 1, got {min_words}")
-    check_inputs(imdb_unsup, sst2_train)
+    check_inputs(imdb_unsup, sst2_train, text_column)
     out.mkdir(parents=True, exist_ok=True)
     counts = {"imdb-lower.txt": 0, "sst2-lower.txt": 0}
     tmp = {name: out / f".{name}.tmp-{os.getpid()}" for name in counts}
     try:
-        _write(imdb_unsup, sst2_train, min_words, tmp, counts)
+        _write(imdb_unsup, sst2_train, text_column, min_words, tmp, counts)
         for name, n in counts.items():  # an empty file failed later, in train.pretrain ("no documents found")
             if n == 0:
                 raise ValueError(f"{out / name}: no document was kept (--min-words {min_words}; is the input right?)")
@@ -73,15 +74,17 @@ def check_lines(path, option: str, default: bool = False) -> None:
         raise missing_data(path, option, default=default, what="no such file")
 
 
-def check_inputs(imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAULT_SST2) -> None:
+def check_inputs(imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAULT_SST2,
+                 text_column: str | None = None) -> None:
     """The two inputs, checked by their options' names before OUT is touched (a failed input deleted the finished
     files of an earlier run there): --imdb-unsup a text file (read line by line: not a folder), --sst2-train a
     labelled file with a text column (`train.data`'s checks; a missing default says how to point at the data)."""
     check_lines(imdb_unsup, "--imdb-unsup", default=imdb_unsup == DEFAULT_UNSUP)
-    check_labeled_source(sst2_train, "--sst2-train", default=sst2_train == DEFAULT_SST2)  # a hub: spec: its loader's
+    check_labeled_source(sst2_train, "--sst2-train", default=sst2_train == DEFAULT_SST2, text_column=text_column,
+                         labels=False)  # a hub: spec: its loader's
 
 
-def _write(imdb_unsup, sst2_train, min_words: int, files: dict, counts: dict) -> None:
+def _write(imdb_unsup, sst2_train, text_column, min_words: int, files: dict, counts: dict) -> None:
     try:
         with open_text(imdb_unsup) as src:
             lines = src.readlines()
@@ -93,7 +96,7 @@ def _write(imdb_unsup, sst2_train, min_words: int, files: dict, counts: dict) ->
             if text:
                 dst.write(text + "\n")
                 counts["imdb-lower.txt"] += 1
-    texts, _, _ = read_labeled(sst2_train)
+    texts = read_texts(sst2_train, text_column)  # the text alone: the labels, of any kind, are not used
     with open(files["sst2-lower.txt"], "w", encoding="utf-8") as dst:
         for text in texts:
             if len(text.split()) >= min_words:
@@ -109,10 +112,12 @@ def main(argv=None) -> int:
     p.add_argument("--imdb-unsup", default=DEFAULT_UNSUP,
                    help="unlabelled reviews, one per line (default: %(default)s)")
     p.add_argument("--sst2-train", default=DEFAULT_SST2, help="SST-2 training TSV (default: %(default)s)")
+    p.add_argument("--text-column", default=None,
+                   help="--sst2-train's text column (default: sentence, else text); its labels are not read")
     p.add_argument("--min-words", type=int, default=8, help="shortest SST-2 row kept (default: %(default)s)")
     args = p.parse_args(argv)
     try:
-        counts = write_corpora(args.out, args.imdb_unsup, args.sst2_train, args.min_words)
+        counts = write_corpora(args.out, args.imdb_unsup, args.sst2_train, args.min_words, args.text_column)
     except (OSError, ValueError) as err:
         return report_user_error(err)
     for name, n in counts.items():
