@@ -75,6 +75,12 @@ def notice(models, *keys):
         gr.Markdown(text, elem_classes="notice")
 
 
+def components(given) -> list:
+    """`given` as a list: Gradio's events take one component or a list of them, and so do `Wiring.wire` and
+    `Wiring.examples` (a handler with one output returns one value, not a tuple, either way)."""
+    return list(given) if isinstance(given, (list, tuple)) else [given]
+
+
 def api(fn, inputs, outputs, name, queue=COMPUTE):
     """The public API endpoint `name` on a hidden trigger: `fn` itself (`api_endpoint`), in the shared compute
     queue (`queue`: or the SLOW one); its name and signature do not change with the layout."""
@@ -188,10 +194,12 @@ class Wiring:
         handler (its UI event, its endpoint and its examples). `clears`: the tab's other error boxes (`error_box`)
         whose messages a success of this event makes stale (an error about a token of the text just replaced):
         hidden then, and the box that shows a message about its `fields` (`keep_results`' `others`). Returns the
-        UI version (for the examples)."""
+        UI version (for the examples). Inputs and outputs: one component or a list, as Gradio's events take them."""
+        inputs, outputs = components(inputs), components(outputs)
         page_fn, page_outputs = page or (fn, outputs)
+        page_outputs = components(page_outputs)
         triggers = [*triggers, self.blocks.load] if on_load else triggers
-        ui_inputs = ui_inputs or inputs
+        ui_inputs = components(ui_inputs) if ui_inputs else inputs
         ui = read_sliders(keep_results(page_fn, len(page_outputs), keep_undrawn, [box.fields for box in clears]),
                           [(c.minimum, c.maximum) if isinstance(c, gr.Slider) else None for c in ui_inputs])
         # "always_last": a change made while a run is pending (a slider moved by keys or dragged) runs once more
@@ -244,8 +252,8 @@ class Wiring:
         example sets, the tab's model State), set to the box's value once the example ran, so that the box and the tab
         agree (it is set without an event of its own: the example ran on the box's model already)."""
         shown = gr.Examples(rows, inputs, api_name=f"{name}_example", example_labels=labels, visible_columns=columns)
-        run_inputs = run_inputs or inputs
-        outputs = [*outputs, error, *ui.clears]
+        run_inputs = components(run_inputs or inputs)
+        outputs = [*components(outputs), error, *ui.clears]
         run = shown.load_input_event.then(
             self.guarded(ui, f"{name}_example_run", outputs, inputs=run_inputs), run_inputs,
             outputs, api_name=f"{name}_example_run", api_visibility="undocumented", **ui.queue)

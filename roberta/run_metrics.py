@@ -113,6 +113,8 @@ def same_text_file(a: str | None, b: str | None) -> bool:
 class RunMetrics:
     """The fields of metrics.json; every one is optional (a pretraining run has no dev accuracy)."""
 
+    # A new field that describes the run (its start, data, options, model) goes in train.export's RUN_FIELDS too,
+    # or an export of one of the run's step checkpoints drops it (tests/test_train_export.py places every field)
     # ----- what made the run -----
     command: str | None = None  # the command line that reproduces it
     init: str | None = None  # "random", or the folder / Hub id the weights started from

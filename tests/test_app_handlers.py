@@ -2036,6 +2036,33 @@ WORST_CASES = {
 }
 
 
+# the public handlers (`user_errors`) the worst-case inputs do not run on their own, each for its reason
+NOT_WORST_CASES = {
+    "fill_mask_page": "fill_mask's outputs, then fill_mask_layers': both are run on the worst-case inputs",
+    "counterfactual_page": "counterfactual itself, without its long-text warning (Classify has said it)",
+    "attention_token": "run by the attention cases (`_attention`: token 5 of each text)",
+    "attention_layer": "one view of the text `attention` drew, through the same checks (`_attention_inputs`)",
+    "attention_head": "one view of the text `attention` drew, through the same checks (`_attention_inputs`)",
+    "attention_view": "one view of the text `attention` drew, through the same checks (`_attention_inputs`)",
+    "fill_mask_compare": "fill_mask's checks and pipeline on each model; its second model is a Hub download",
+    "positions": "no text: it reads only the model",
+}
+
+
+def test_every_public_handler_is_run_on_the_worst_case_inputs_or_says_why_not():
+    """A new handler (an API endpoint) was silently left out of WORST_CASES: each public handler (`user_errors`)
+    is in it (its key, or "handler (variant)") or in NOT_WORST_CASES with the reason."""
+    wrapped = V.user_errors(len).__code__  # every `user_errors` handler runs this wrapper's code
+    public = {name for name, method in inspect.getmembers(H.Handlers, inspect.isfunction)
+              if not name.startswith("_") and method.__code__ is wrapped}
+    run = {key.split(" (")[0] for key in WORST_CASES}
+    missing = sorted(public - run - NOT_WORST_CASES.keys())
+    assert not missing, (f"{missing} never meet the worst-case inputs: add each to WORST_CASES (its inputs, the "
+                         "call, the expected message, the checks), or to NOT_WORST_CASES with the reason")
+    assert not (run | NOT_WORST_CASES.keys()) - public, "WORST_CASES or NOT_WORST_CASES names no public handler"
+    assert not run & NOT_WORST_CASES.keys(), "a handler in both WORST_CASES and NOT_WORST_CASES"
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(HANG_S)
 @pytest.mark.parametrize("handler, name", [(handler, name) for handler, (inputs, *_) in WORST_CASES.items()

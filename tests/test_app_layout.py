@@ -53,6 +53,13 @@ SLOW_HANDLERS = {"attention", "attention_page", "attention_token", "attention_la
                  "attention_view", "counterfactual", "counterfactual_page", "fill_mask_compare"}
 
 
+# the handlers the page's events run (each `Handlers` method wired in app.py, a `page=` function included)
+WIRED_HANDLERS = {"fill_mask", "fill_mask_page", "fill_mask_layers", "fill_mask_compare", "classify", "counterfactual",
+                  "counterfactual_page", "attention", "attention_page", "attention_token", "attention_layer",
+                  "attention_head", "attention_view", "masking", "tokens", "bpe_merges", "neighbours", "analogy",
+                  "word_map", "positions"}
+
+
 def test_every_compute_event_shares_one_concurrency_group(app):
     """Every event that runs a handler, the examples' included (gr.Examples' run_on_click events used to get
     a concurrency group each: /fill_mask_1, /classify_1...), is in the one "compute" group with the default
@@ -61,19 +68,26 @@ def test_every_compute_event_shares_one_concurrency_group(app):
     events = [{"api_name": f.api_name, "fn": _handler(f.fn), "concurrency_id": f.concurrency_id,
                "limit": f.concurrency_limit, "queue": f.queue} for f in app.demo.fns.values()]
     compute = [e for e in events if e["fn"]]
-    assert {e["fn"] for e in compute} == {"fill_mask", "fill_mask_page", "fill_mask_layers",
-                                                        "fill_mask_compare", "classify", "counterfactual",
-                                                        "counterfactual_page", "attention", "attention_page",
-                                                        "attention_token", "attention_layer", "attention_head",
-                                                        "attention_view", "masking", "tokens", "bpe_merges",
-                                                        "neighbours", "analogy", "word_map", "positions"}
+    run = {e["fn"] for e in compute}
+    assert run == WIRED_HANDLERS, (
+        f"the handlers the page's events run changed ({sorted(run ^ WIRED_HANDLERS)}): a handler added or removed? "
+        "update WIRED_HANDLERS, the event count below and its comment, and the worst-case inputs' handlers "
+        "(tests/test_app_handlers.py's WORST_CASES or its exemptions)")
     # the sixteen API endpoints, the UI events of fifteen (errors shown next to the input; the page's fill-mask
     # event also draws layer by layer, its attention event records the text and model it drew), the seven
     # examples, the five attention sub-tabs (each draws its view when opened) and What if?'s classification of
     # the text first
-    assert len(compute) == 44
-    assert [e["api_name"] for e in compute if e["fn"] == "classify"].count("counterfactual_first_ui") == 1
-    assert [e["api_name"] for e in compute if e["fn"] == "counterfactual_page"] == ["counterfactual_ui"]
+    wired = 44
+    assert len(compute) == wired, (
+        f"{len(compute)} events run a handler, not {wired}: an endpoint, a UI event, an example or a sub-tab added or "
+        f"removed? update `wired` and the comment above it (the events: {sorted(e['api_name'] for e in compute)})")
+    first = [e["fn"] for e in compute if e["api_name"] == "counterfactual_first_ui"]
+    assert first == ["classify"], (
+        f"What if?'s first step (counterfactual_first_ui) runs {first}, not Classify's handler: it is Classify's UI "
+        "event (`wire`'s `first=`); a Classify `page=` function is what it must run then: name it here")
+    page = [e["api_name"] for e in compute if e["fn"] == "counterfactual_page"]
+    assert page == ["counterfactual_ui"], (
+        f"counterfactual_page runs in {page}: What if?'s page function is its UI event's only (`wire`'s `page=`)")
     assert [e["api_name"] for e in compute if e["fn"] == "attention_view"] == [
         f"attention_view_{view}" for view in ("heads", "heatmap", "grid", "rollout", "token")]
     # every tab's model box loads in the loading queue, outside the compute queue
@@ -596,6 +610,24 @@ def test_each_page_has_guards_of_its_own():
     with gr.Blocks():
         state = one.drawn_state("text")
     assert one.drawn == {state._id} and other.drawn == set()
+
+
+def test_wire_and_examples_take_one_component_as_gradios_events_do():
+    """`wire(..., outputs=a_markdown, ...)`, as Gradio's own `.click` takes it, raised "object of type 'Markdown'
+    has no len()": one input or output is a component, not a list, for the UI event, the API and the examples."""
+    from types import SimpleNamespace
+
+    with gr.Blocks() as blocks:
+        text, view, error = gr.Textbox(), gr.Markdown(), gr.HTML(visible=False)
+        wiring = Wiring(blocks, chooser=None)
+        ui = wiring.wire([gr.Button().click], str.upper, text, view, error, "one_output")
+        wiring.examples([["an example"]], [text], view, ui, error, "one_output")
+    events = {f.api_name: f for f in blocks.fns.values()}
+    assert [c._id for c in events["one_output_ui"].outputs] == [view._id, error._id]
+    assert [c._id for c in events["one_output"].outputs] == [view._id]
+    assert [c._id for c in events["one_output_example_run"].outputs] == [view._id, error._id]
+    answer, box = events["one_output_ui"].fn(SimpleNamespace(session_hash="one-output"), "a text")
+    assert answer == "A TEXT" and box == gr.update(value="", visible=False)
 
 
 def test_a_tabs_notice_names_each_model_it_cannot_run():

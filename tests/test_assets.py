@@ -107,7 +107,9 @@ def test_the_cards_example_answers_are_what_the_shipped_folder_answers_today(nam
     from scripts import release
 
     written = getattr(release, section)(ASSETS / name, f"assets/{name}")
-    assert written in (ASSETS / name / "README.md").read_text(encoding="utf-8")
+    assert written in (ASSETS / name / "README.md").read_text(encoding="utf-8"), (
+        f"assets/{name}/README.md: the card's example tables are stale (demo/examples.py or the shipped model "
+        "changed): run python -m scripts.release --refresh-examples")
 
 
 def test_the_classifier_cards_generated_sentences_are_todays():

@@ -23,7 +23,11 @@ def test_space_files_are_the_app_and_its_models_only():
     tracked = subprocess.run(["git", "ls-files", "app.py", "README.md", "LICENSE", "requirements.txt", "demo",
                               "roberta", "assets", "docs"], capture_output=True, text=True, cwd=deploy_space.ROOT)
     if tracked.returncode == 0 and tracked.stdout:  # a git checkout (CI's clean clone is one)
-        assert files == set(tracked.stdout.split())
+        in_git = set(tracked.stdout.split())
+        untracked, left_out = sorted(files - in_git), sorted(in_git - files)
+        assert not untracked, f"not tracked by git: {untracked}: git add it (or keep it out of the Space's folders)"
+        assert not left_out, (f"tracked by git but not in the Space's files: {left_out}: deleted (git rm it) or left "
+                              "out by scripts.deploy_space's SPACE_IGNORE")
 
 
 class FakeApi:
@@ -161,4 +165,8 @@ def test_the_readme_gives_the_dry_runs_count_and_size():
     readme = (deploy_space.ROOT / "README.md").read_text(encoding="utf-8")
     said = re.search(r"--dry-run\s+# (\d+) files, ([\d.]+) MiB with the models", readme)
     assert said, "the README's deploy_space --dry-run line lost its comment"
-    assert (int(said.group(1)), float(said.group(2))) == (len(files), round(mib, 1))
+    line = readme.count("\n", 0, said.start()) + 1
+    assert (int(said.group(1)), float(said.group(2))) == (len(files), round(mib, 1)), (
+        f"README.md:{line}'s deploy_space --dry-run comment says {said.group(1)} files, {said.group(2)} MiB; the "
+        f"Space's files now make {len(files)} files, {mib:.1f} MiB: update it (python -m scripts.deploy_space "
+        "--repo-id a/b --dry-run prints them)")

@@ -16,6 +16,21 @@ def fake_fill(answers):
     return fill
 
 
+def test_the_readme_counts_the_probes_sentences():
+    """The probe file is a measurement: the README's figures are on its sentences (a sentence added made them
+    stale, and nothing said so)."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    said = [(readme.count("\n", 0, m.start()) + 1, int(m.group(1)))
+            for m in re.finditer(r"(\d+)\s+everyday sentences", readme)]
+    sentences = len(read_probe(DEFAULT_PROBE))
+    assert said and all(n == sentences for _, n in said), (
+        f"README.md gives the probe's sentences as {said} (line, count); {DEFAULT_PROBE.name} has {sentences}: "
+        "update the README's probe figures from a re-release (python -m train.fill_mask_probe --model "
+        "assets/mini-roberta-mlm prints them)")
+
+
 def test_ranks_and_categories():
     rows = [{"category": "a", "sentence": "x <mask>.", "expected": "Dog"},
             {"category": "a", "sentence": "y <mask>.", "expected": "cat"},

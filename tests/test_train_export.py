@@ -47,6 +47,46 @@ def test_export_over_an_earlier_one_leaves_no_file_of_the_other_model(tiny_mlm_d
     assert not (out / "phases.json").exists() and (out / "arms.json").is_file()
 
 
+def _with_metadata_reversed(path):
+    """Rewrite the safetensors file `path` with its header's metadata in reverse order (as the shipped files' are
+    not sorted): the same tensors and metadata, other bytes."""
+    data = path.read_bytes()
+    length = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + length])
+    header["__metadata__"] = dict(reversed(header["__metadata__"].items()))
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    path.write_bytes(data[:8] + text.ljust(length) + data[8 + length:])
+    return path.read_bytes()
+
+
+def test_a_re_export_of_the_same_weights_keeps_the_destinations_file(tiny_mlm_dir, tmp_path):
+    """A card-only re-release rewrote the shipped model.safetensors (same tensors, its metadata written in another
+    order): 26 MB changed in git for nothing. The destination's file is kept when its tensors and metadata are the
+    export's, compared; otherwise written anew."""
+    from safetensors.torch import load_file, save_file
+
+    run, out = shutil.copytree(tiny_mlm_dir, tmp_path / "run"), tmp_path / "shipped"
+    assert main([str(run), str(out), "--dtype", "float16"]) == 0
+    written = (out / "model.safetensors").read_bytes()
+    shipped = _with_metadata_reversed(out / "model.safetensors")
+    assert shipped != written
+    assert main([str(run), str(out), "--dtype", "float16"]) == 0
+    assert (out / "model.safetensors").read_bytes() == shipped  # kept: the same tensors and metadata
+    tensors, metadata = roberta.hub.read_weights(out / "model.safetensors")
+    tensors["extra.bias"] = torch.zeros(1, dtype=torch.float16)
+    save_file(tensors, out / "model.safetensors", metadata)  # the same names and metadata, and one tensor more
+    assert main([str(run), str(out), "--dtype", "float16"]) == 0
+    assert "extra.bias" not in load_file(out / "model.safetensors")
+    weights, metadata = roberta.hub.read_weights(run / "model.safetensors")
+    name = next(iter(weights))
+    weights[name] = weights[name] + 1  # the run trained on: the same names, other values
+    save_file(weights, run / "model.safetensors", metadata)
+    assert main([str(run), str(out), "--dtype", "float16"]) == 0
+    assert torch.equal(load_file(out / "model.safetensors")[name], weights[name].half())
+    assert main([str(run), str(out), "--dtype", "float32"]) == 0  # the same values in another dtype: written anew
+    assert load_file(out / "model.safetensors")[name].dtype == torch.float32
+
+
 def test_transformers_loads_a_float16_export_as_float32(tiny_mlm_dir, tmp_path):
     transformers = pytest.importorskip("transformers")
     out = tmp_path / "shipped"
@@ -286,6 +326,57 @@ def test_checkpoints_of_one_run_average_as_one_start_on_the_runs_data(kept_run, 
     assert "weight average of 2 points of one fine-tuning run" in card and "at steps 2, 4" in card
     assert "different seeds" not in card and "end-of-run weights" not in card
     assert f"The run started from `{run['init']}`." in card  # where the run, and so every point, began
+
+
+# RunMetrics fields an export of a step checkpoint does not take from its run (`checkpoint_metrics`), each for its
+# reason; every other field describes the run, and is in train.export's RUN_FIELDS or RUN_EVALUATION_FIELDS
+NOT_FROM_THE_RUN = {
+    # the checkpoint's own: its step, tokens and training time, where it stopped (a partial model), its identity
+    "train_steps", "kept_step", "train_tokens", "train_time_s", "stopped_by", "checkpoint",
+    # of the run's end: its figures, its wall time, the weights it kept, its resumes (some after the checkpoint's step)
+    "eval_loss", "eval_accuracy", "eval_perplexity", "eval_tokens", "dev_accuracy", "dev_examples", "dev_ece",
+    "dev_ece_uncalibrated", "imdb_accuracy", "imdb_accuracy_whole", "selection", "end_weights_dev_accuracy",
+    "wall_time_s", "resumed_with",
+    # a classifier's temperature (reset to 1.0), calibration (its slice only) and checks (named in `checkpoint`)
+    "temperature", "calibration", "checks",
+    "command",  # the run's, in the `checkpoint` entry: it did not make these weights alone
+    "mlm", "labeled", "imdb", "fill_mask_probe",  # measured after training, on the run's final weights
+    "averaged", "members",  # train.average's: an average keeps no step checkpoints
+    "extra",  # keys the schema does not know
+}
+
+
+def test_every_run_metrics_field_is_taken_by_a_checkpoint_export_or_says_why_not():
+    """A new field that describes the run (--label-smoothing's) was dropped by checkpoint exports, and nothing said
+    so: each RunMetrics field is taken from the run (RUN_FIELDS, RUN_EVALUATION_FIELDS) or in NOT_FROM_THE_RUN."""
+    import dataclasses
+
+    from train.export import RUN_EVALUATION_FIELDS, RUN_FIELDS
+
+    fields = {f.name for f in dataclasses.fields(RunMetrics)}
+    taken = {*RUN_FIELDS, *RUN_EVALUATION_FIELDS}
+    placed = sorted(fields - taken - NOT_FROM_THE_RUN)
+    assert not placed, (f"RunMetrics fields {placed}: one that describes the run (its start, data, options, model) "
+                        "goes in train/export.py's RUN_FIELDS, or an export of a step checkpoint drops it; else add it "
+                        "to NOT_FROM_THE_RUN here with the reason")
+    assert not (taken | NOT_FROM_THE_RUN) - fields, "RUN_FIELDS or NOT_FROM_THE_RUN names no RunMetrics field"
+    assert not taken & NOT_FROM_THE_RUN, "a field both taken from the run and not"
+
+
+def test_a_pretraining_checkpoints_export_keeps_the_runs_corpus_and_model_size(tmp_path):
+    """The run's corpus sources (the data the card names) and parameter count describe every checkpoint of it too;
+    its figures do not."""
+    from roberta.run_metrics import trained_on
+    from train.export import checkpoint_metrics
+
+    run = RunMetrics(init="random", corpus="wikitext-103=1", parameters=6_000_000, train_steps=8, eval_accuracy=0.3,
+                     corpus_sources=[{"source": "../shared/data/wikitext-103/wiki.train.tokens", "share": 1.0}])
+    checkpoint = tmp_path / "run" / "checkpoints" / "step-00000004"
+    metrics = checkpoint_metrics(checkpoint, checkpoint.parent.parent, {"tokens": 4096, "elapsed": 2.0}, run,
+                                 classifier=False)
+    assert (metrics.corpus_sources, metrics.parameters) == (run.corpus_sources, run.parameters)
+    assert trained_on(metrics) == trained_on(run) != []
+    assert (metrics.train_steps, metrics.train_tokens, metrics.eval_accuracy) == (4, 4096, None)
 
 
 @pytest.mark.slow  # a fine-tuning run, several seconds

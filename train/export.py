@@ -235,10 +235,12 @@ def _exported(folder: Path) -> bool:
         return False
 
 
-# what a step checkpoint's metrics.json takes from its run: the run's init and data, as its metrics.json says (a
-# finished run) or its options (one that did not finish), never a figure (the run's figures are of its end)
-RUN_FIELDS = ("init", "init_root", "init_gave", "corpus", "masking", "max_length", "train_data", "train_examples",
-              "train_rows", "layer_lr_decay", "calibration_examples", "calibration_removed_train_rows", "hardware")
+# what a step checkpoint's metrics.json takes from its run: the run's init, data and model, as its metrics.json says
+# (a finished run) or its options (one that did not finish), never a figure (the run's figures are of its end). A new
+# RunMetrics field that describes the run goes here (tests/test_train_export.py places every field)
+RUN_FIELDS = ("init", "init_root", "init_gave", "corpus", "corpus_sources", "masking", "max_length", "train_data",
+              "train_examples", "train_rows", "parameters", "layer_lr_decay", "calibration_examples",
+              "calibration_removed_train_rows", "hardware")
 # ... and, from a finished run, the data its figures were measured on (an average of checkpoints scores on them)
 RUN_EVALUATION_FIELDS = ("eval_data", "eval_seed", "dev_data", "imdb_data", "imdb_seed", "imdb_examples",
                          "imdb_sample_removed_from_training")
@@ -346,9 +348,14 @@ def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32", final: Path 
 def _store(weights: dict, metadata: dict, dst: Path, dtype: str, final: Path | None = None) -> Path:
     """Write `weights` as dst/model.safetensors in `dtype` (and a missing tokenizer_config.json), then load the
     folder back (strictly). `final`: where the folder will be, which an error names (`dst` is its staged copy, a
-    hidden sibling removed on the error)."""
-    roberta.hub.save_weights({k: v.to(DTYPES[dtype]).contiguous() for k, v in weights.items()},
-                             dst / WEIGHTS_NAME, {**metadata, "format": "pt", "stored_dtype": dtype})
+    hidden sibling removed on the error). A file there that holds these tensors and metadata already (an earlier
+    export's, copied into the staged folder) is kept as it is: a re-release that changes only a card leaves the
+    weights' bytes as they were (the shipped files' headers order their metadata otherwise than `save_weights`: a
+    26 MB change to git for the same weights)."""
+    tensors = {k: v.to(DTYPES[dtype]).contiguous() for k, v in weights.items()}
+    metadata = {**metadata, "format": "pt", "stored_dtype": dtype}
+    if not _holds(dst / WEIGHTS_NAME, tensors, metadata):
+        roberta.hub.save_weights(tensors, dst / WEIGHTS_NAME, metadata)
     write_tokenizer_config(dst)
     try:
         roberta.auto_model(dst)  # a strict load: the copy is complete
@@ -358,6 +365,19 @@ def _store(weights: dict, metadata: dict, dst: Path, dtype: str, final: Path | N
         raise UserError(f"{final}: the exported folder does not load back: "
                         f"{str(err).replace(str(dst), str(final))}") from None
     return dst
+
+
+def _holds(path: Path, tensors: dict, metadata: dict) -> bool:
+    """Whether the safetensors file `path` holds exactly `tensors` (names, dtypes, shapes and values, compared) and
+    `metadata`; False when there is no such file or it cannot be read."""
+    if not path.is_file():
+        return False
+    try:
+        held, held_metadata = roberta.hub.read_weights(path)
+    except roberta.hub.ModelLoadError:  # truncated or corrupt: written anew
+        return False
+    return held_metadata == metadata and held.keys() == tensors.keys() and all(
+        held[k].dtype == v.dtype and held[k].shape == v.shape and torch.equal(held[k], v) for k, v in tensors.items())
 
 
 def write_tokenizer_config(folder: Path) -> None:

@@ -7,6 +7,8 @@ The probe file (default `tests/data/fill_mask_probe.tsv`: columns category, sent
 expected word) is small and hand-written: capitals, animals, everyday objects, grammar. A prediction counts
 when its word (stripped, case-insensitive) equals the expected word. Held-out MLM accuracy measures the
 model on every kind of token; this probe says whether the answers a person types first are right.
+The file is a measurement: changing it changes published figures (the cards' probe and phase tables, the README's
+sentence count and scores), so change it only with a re-release (`scripts.release`) and a README update.
 `--layers` also scores the logit lens (`FillMaskPipeline.logit_lens`: the MLM head read on every layer's output):
 per layer, how many expected words are top-1 and top-k there, and each sentence's rank of its word per layer.
 """
