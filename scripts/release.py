@@ -23,7 +23,8 @@ the runs' metrics.json and answers computed by the exported model itself:
 The MLM card's front matter gets the probe sentences the model answers right (top-1) as the Hub's fill-mask
 widget examples. `--base-model` names the encoder the classifier was fine-tuned from: a Hub id (the card's
 `base_model`) or an MLM folder, which is not on the Hub, so the card names it in its Base model section alone
-(its phases, and which phase of the MLM shipped beside it it is).
+(its phases, and which phase of the MLM shipped beside it it is). `--refresh-examples` rewrites only the cards'
+tables of the app's examples in the folders of --out as they are (after `demo/examples.py` changed).
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ from train.export import DTYPES, check_export, export_into, partial_note, staged
 from train.model_card import base_model_text, card_for, with_base_model, with_front_matter
 from train.fill_mask_probe import DEFAULT_PROBE, read_probe, run_probe
 from train import summarize
-from train.runtime import USER_ERRORS, exit_code, output_folder, report_user_error
+from train.runtime import USER_ERRORS, UserError, exit_code, output_folder, report_user_error
 
 MLM_NAME, CLASSIFIER_NAME = "mini-roberta-mlm", "mini-roberta-sst2"
 SECTION = "## Shipped model"
@@ -513,6 +514,32 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
     return written
 
 
+EXAMPLE_SECTIONS = ((MLM_NAME, fill_mask_section), (CLASSIFIER_NAME, sentiment_section))
+
+
+def refresh_examples(out) -> list[Path]:
+    """The shipped cards' tables of the app's examples written anew from the folders in `out` as they are (after
+    `demo/examples.py` changed): each card's "### ... examples" section replaced, the rest of the card, the
+    weights and every other file untouched; the folders whose card was rewritten. A release cannot do this alone:
+    it refuses to export a folder onto itself, and re-releasing the classifier needs every run it came from."""
+    written = []
+    for name, section in EXAMPLE_SECTIONS:
+        folder = Path(out) / name
+        card = folder / "README.md"
+        if not card.is_file():
+            continue
+        fresh = section(folder, str(folder))
+        heading = fresh.split("\n", 1)[0]
+        text = card.read_text(encoding="utf-8")
+        if heading not in text:
+            raise UserError(f"{card}: no {heading!r} section to refresh (a card a release wrote has one)")
+        head, rest = text.split(heading, 1)
+        after = rest.find("\n#")  # the next heading, if the section is not the card's last
+        write_atomic(card, head + fresh + ("\n" + rest[after:] if after >= 0 else "\n"))
+        written.append(folder)
+    return written
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m scripts.release", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -531,7 +558,20 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="assets", help="where the model folders go (default: %(default)s)")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="float16",
                    help="stored weight dtype (default: %(default)s)")
+    p.add_argument("--refresh-examples", action="store_true",
+                   help="only rewrite the cards' tables of the app's examples from the folders in --out as they are "
+                        "(after demo/examples.py changed); nothing else is written")
     args = p.parse_args(argv)
+    if args.refresh_examples:
+        if args.mlm or args.classifier:
+            p.error("--refresh-examples rewrites the folders in --out as they are: give no --mlm or --classifier")
+        try:
+            refreshed = refresh_examples(args.out)
+        except USER_ERRORS as err:
+            return report_user_error(err)
+        for folder in refreshed:
+            print(f"refreshed the example tables of {folder / 'README.md'}")
+        return 0
     if not args.mlm and not args.classifier:
         p.error("nothing to release: give --mlm and/or --classifier")
     if (args.baseline or args.summary or args.base_model) and not args.classifier:

@@ -882,3 +882,29 @@ def test_release_names_the_encoder_the_classifier_was_fine_tuned_from(tiny_mlm_d
     with pytest.raises(SystemExit):
         release.main(["--mlm", str(encoder), "--base-model", "someone/mini-mlm", "--out", str(tmp_path / "out")])
     assert "--base-model need --classifier" in capsys.readouterr().err
+
+
+def test_refresh_examples_rewrites_only_the_cards_example_tables(tmp_path, monkeypatch, capsys):
+    """After demo/examples.py changed, the cards' example tables could not be refreshed: a release refuses to export
+    a folder onto itself, and re-releasing the classifier needs every run it came from. --refresh-examples rewrites
+    those tables alone, from the folders as they are: an up-to-date card comes back byte for byte, a new example
+    appears in its table, and no other file changes."""
+    from scripts import release
+
+    out = Path("assets")  # as typed from the project's root: the cards name the folders so (`model="assets/..."`)
+    for name in (release.MLM_NAME, release.CLASSIFIER_NAME):
+        shutil.copytree(out / name, tmp_path / out / name)
+    monkeypatch.chdir(tmp_path)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert release.main(["--refresh-examples", "--out", str(out)]) == 0
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    monkeypatch.setattr(release, "FILL_MASK_EXAMPLES", [*release.FILL_MASK_EXAMPLES, ("My dog likes to <mask>.", 3)])
+    assert release.main(["--refresh-examples", "--out", str(out)]) == 0
+    card = (out / release.MLM_NAME / "README.md").read_text(encoding="utf-8")
+    assert "My dog likes to" in card.split("### Fill-mask examples")[1]
+    assert release.fill_mask_section(out / release.MLM_NAME, str(out / release.MLM_NAME)) in card
+    changed = [p for p in out.rglob("*") if p.is_file() and p.read_bytes() != before[p]]
+    assert changed == [out / release.MLM_NAME / "README.md"]
+    assert "refreshed the example tables" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        release.main(["--refresh-examples", "--classifier", "runs/x"])
