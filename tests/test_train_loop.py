@@ -1369,3 +1369,28 @@ def test_a_second_save_of_a_step_keeps_that_step_at_every_moment(train_files, tm
     assert killed and checkpointing.Checkpoints(out).latest() is None  # the moment between the two renames
     assert pretrain.main([*argv, "--resume"]) == 0
     assert f"resumed from {root / 'step-00000002'} (step 2" in capsys.readouterr().err
+
+
+def test_a_write_probe_of_another_process_is_not_taken_for_a_file_in_a_new_out(tmp_path, monkeypatch):
+    """The two-process DDP run failed now and then with "ddp is not empty (tmphg08ajav)": rank 1 probed --out for
+    write access (a folder made and removed) while rank 0 checked that --out was empty. The probe has a name of its
+    own, which the emptiness check passes over; anything else is still refused."""
+    import tempfile
+
+    out = tmp_path / "out"
+    out.mkdir()
+    made = []
+    real = tempfile.TemporaryDirectory
+
+    class Caught(real):  # the probe caught while it exists: the other process's view of --out
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(Path(self.name).name)
+            trainer.check_fresh_out(out)  # rank 0's check, while rank 1's probe is there
+
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", Caught)
+    runtime.check_writable_folder(out)
+    assert made and made[0].startswith(runtime.WRITE_PROBE_PREFIX) and list(out.iterdir()) == []
+    (out / "tmp-of-someone").mkdir()
+    with pytest.raises(runtime.UserError, match=r"is not empty \(tmp-of-someone\)"):
+        trainer.check_fresh_out(out)

@@ -43,12 +43,19 @@ def output_file(path, example: str, option: str = "--out", suffixes: tuple[str, 
 COMMAND_FILE = ".{}.command"
 
 
+# The prefix of the folder `runtime.writable_folder` makes and removes to see whether it may write somewhere: one
+# process of a torchrun job probing --out while another checks that --out is empty must not see the probe there
+WRITE_PROBE_PREFIX = ".write-probe-"
+
+
 def other_entries(folder, own=()) -> str:
-    """What `folder` holds besides the names in `own`, as an error message shows it ("README.md, config.json", at
-    most three names and a count); "" when nothing else (or no folder) is there. A script that writes into a folder
-    refuses one that holds anything but its own files (`--out .` in a project held its README.md)."""
+    """What `folder` holds besides the names in `own` (and a passing write probe, `WRITE_PROBE_PREFIX`), as an error
+    message shows it ("README.md, config.json", at most three names and a count); "" when nothing else (or no
+    folder) is there. A script that writes into a folder refuses one that holds anything but its own files (`--out
+    .` in a project held its README.md)."""
     folder = Path(folder)
-    others = sorted(p.name for p in folder.iterdir() if p.name not in own) if folder.is_dir() else []
+    others = sorted(p.name for p in folder.iterdir() if p.name not in own and
+                    not p.name.startswith(WRITE_PROBE_PREFIX)) if folder.is_dir() else []
     return ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
 
 

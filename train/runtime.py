@@ -31,7 +31,7 @@ from roberta.loss import enable_fast_cpu_math
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, exit_code  # noqa: F401 (re-exported)
 from .exit_codes import USER_ERRORS, UserError, naming, report_user_error  # noqa: F401 (re-exported)
 from .exit_codes import sigterm_as_interrupt, with_how_to_go_on
-from .paths import output_file, output_folder  # noqa: F401 (re-exported)
+from .paths import WRITE_PROBE_PREFIX, output_file, output_folder  # noqa: F401 (re-exported)
 
 try:
     import fcntl
@@ -75,7 +75,7 @@ def writable_folder(path, option: str = "--out") -> str | None:
     if not existing.is_dir():
         return f"{option} {path}: {existing} is a file, not a folder"
     try:  # a folder made and removed there: permissions, a read-only file system (root passes os.access)
-        tempfile.TemporaryDirectory(dir=existing).cleanup()
+        tempfile.TemporaryDirectory(dir=existing, prefix=WRITE_PROBE_PREFIX).cleanup()
     except OSError as err:
         return f"{option} {path}: cannot write in {existing} ({err.strerror or err})"
     return None
