@@ -1,8 +1,9 @@
-"""The README and the lab record in docs/: every relative link and image points at a file that exists, and
-every #anchor at a heading of its target (GitHub's slugs), so moving a section cannot leave a dead link; every
-command they and the model cards give (in code blocks and code spans, a span wrapped over two lines too) parses
-with its command's own parser: option names, values and required options, and the options it passes on to another
-command (train.gpu_session's after `--`, --finetune-args ...)."""
+"""The README, CONTRIBUTING.md and the lab record in docs/: every relative link and image points at a file that
+exists, and every #anchor at a heading of its target (GitHub's slugs), so moving a section cannot leave a dead link;
+every command they and the model cards give (in code blocks and code spans, a span wrapped over two lines too)
+parses with its command's own parser: option names, values and required options, and the options it passes on to
+another command (train.gpu_session's after `--`, --finetune-args ...); an option named alone in the prose
+(`--ema-decay 0`) is one that a command of ours shows in its --help."""
 import argparse
 import contextlib
 import functools
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 CARDS = sorted((ROOT / "assets").glob("*/README.md"))  # the shipped models' cards
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")   # [text](target) and ![alt](target), across line breaks
 FENCE = re.compile(r"^ *```.*?^ *```", re.S | re.M)  # (a block in a list item is indented)
@@ -49,10 +50,10 @@ def test_slug_follows_github():
         "pretraining-probes-from-random-weights-issue-11-part-1"
 
 
-def test_the_readme_links_the_lab_record():
+def test_the_readme_links_the_lab_record_and_contributing():
     linked = {Path(t.split("#")[0]).name for t in local_links(ROOT / "README.md")}
     missing = [doc.name for doc in DOCUMENTS[1:] if doc.name not in linked]
-    assert not missing, f"docs not linked from the README: {missing}"
+    assert not missing, f"documents not linked from the README: {missing}"
 
 
 @pytest.mark.parametrize("document", [*DOCUMENTS, *CARDS], ids=lambda p: str(p.relative_to(ROOT)))
@@ -267,3 +268,73 @@ def test_passed_on_names_options_of_the_documented_commands():
     names = {action.dest for module in {c.module for c in documented_commands()}
              for parser in parser_tree(command_parser(module)) for action in parser._actions}
     assert set(PASSED_ON) <= names, sorted(set(PASSED_ON) - names)
+
+
+# ----- an option named alone in the prose (`--ema-decay 0`, `-- --init`): an option of one of our commands -----
+OPTION = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")  # --name in a code span (--name=value too), not a--b
+NOT_OUR_OPTIONS = {  # an option a code span in the prose names that is another program's (where, whose)
+    "--depth": "README's Quickstart: `git clone --depth 1`, git's",
+    "--nproc_per_node": "README's Training: `torchrun --nproc_per_node N -m train.pretrain ...`, torchrun's",
+}
+OLD_SPELLINGS_NAMED = {  # an older spelling a parser still takes (hidden from --help), named on purpose (where)
+    "--seq-length": "README's Training: train.pretrain's --max-length 'still takes its old spelling'",
+}
+
+
+def our_commands() -> list[str]:
+    """Every command line of ours, as command_parser names it: each module of train/ and scripts/ run as a script
+    (`if __name__ == "__main__"`), train.X or scripts.X, and each benchmarks/X.py."""
+    scripts = [path for folder in ("train", "scripts", "benchmarks") for path in sorted((ROOT / folder).glob("*.py"))
+               if '__name__ == "__main__"' in path.read_text(encoding="utf-8")]
+    return [str(p.relative_to(ROOT)) if p.parent.name == "benchmarks" else f"{p.parent.name}.{p.stem}"
+            for p in scripts]
+
+
+@functools.cache
+def shown_options() -> frozenset[str]:
+    """The options any command of ours (subcommands too) shows in its --help: an older spelling it still takes
+    (train.arguments' `deprecated=`, hidden) is left out, so the prose names the current one."""
+    return frozenset(option for module in our_commands() for parser in parser_tree(command_parser(module))
+                     for option, action in parser._option_string_actions.items() if action.help != argparse.SUPPRESS)
+
+
+def prose_options(text: str):
+    """(line number, option, span) for each option named in a code span of the prose; a code block's lines are
+    other programs' commands as often as ours, and ours there are checked whole (above)."""
+    for line, span, runnable in code_pieces(text):
+        if not runnable:
+            for option in OPTION.findall(span):
+                yield line, option, span
+
+
+def test_prose_options_are_found_in_spans_and_passed_on_words():
+    """A bare option, one with a value, one after a bare `--`, one in a quoted value; not a block's, not a--b."""
+    text = ("With `--label-smothing 0.1`, `-- --init` and `--finetune-args '--lr=2e-4'`; `a--b`.\n\n"
+            "```bash\npip install --upgrade x\n```\n")
+    assert [option for _, option, _ in prose_options(text)] == ["--label-smothing", "--init", "--finetune-args",
+                                                                 "--lr"]
+    commands = our_commands()
+    assert {"train.finetune", "scripts.release", "benchmarks/bench_train_step.py"} <= set(commands)
+    assert "train.arguments" not in commands  # the parsers' builder, not a command
+    assert {"--ema-decay", "--max-length", "--seq-len", "--help"} <= shown_options()  # finetune's, a benchmark's
+    assert "--seq-length" in command_options("train.pretrain") and "--seq-length" not in shown_options()
+
+
+def test_every_option_named_in_the_prose_is_one_of_ours():
+    """`--label-smothing 0.1` in a sentence passed while `python -m train.finetune --label-smothing 0.1` failed: an
+    option named alone in a code span of the README, CONTRIBUTING.md, docs/ or a card is one that some command of
+    ours (train.*, scripts.*, benchmarks/*) shows in its --help (any of them: the sentence does not say which), or
+    another program's (NOT_OUR_OPTIONS), or an older spelling named on purpose (OLD_SPELLINGS_NAMED)."""
+    accepted = {option for module in our_commands() for option in command_options(module)}
+    assert not set(NOT_OUR_OPTIONS) & accepted, "NOT_OUR_OPTIONS names an option of ours"
+    assert set(OLD_SPELLINGS_NAMED) <= accepted - shown_options(), \
+        f"OLD_SPELLINGS_NAMED: no longer a spelling our parsers take: {set(OLD_SPELLINGS_NAMED) - accepted}"
+    known = shown_options() | set(NOT_OUR_OPTIONS) | set(OLD_SPELLINGS_NAMED)
+    named = [(f"{path.relative_to(ROOT)}:{line}", option, span) for path in [*DOCUMENTS, *CARDS]
+             for line, option, span in prose_options(path.read_text(encoding="utf-8"))]
+    assert len(named) > 350  # the prose names that many
+    unused = (set(NOT_OUR_OPTIONS) | set(OLD_SPELLINGS_NAMED)) - {option for _, option, _ in named}
+    assert not unused, f"named in no document any more, drop from the exemptions: {sorted(unused)}"
+    wrong = [f"{where}: {option} (in `{span}`)" for where, option, span in named if option not in known]
+    assert not wrong, ("options no command of ours shows in its --help (renamed, misspelt, an old spelling? "
+                       "another program's: NOT_OUR_OPTIONS):\n" + "\n".join(wrong))
