@@ -537,6 +537,8 @@ def refresh_examples(out) -> list[Path]:
         after = rest.find("\n#")  # the next heading, if the section is not the card's last
         write_atomic(card, head + fresh + ("\n" + rest[after:] if after >= 0 else "\n"))
         written.append(folder)
+    if not written:
+        raise UserError(f"--out {out}: no {MLM_NAME}/README.md or {CLASSIFIER_NAME}/README.md to refresh there")
     return written
 
 
@@ -563,8 +565,8 @@ def main(argv=None) -> int:
                         "(after demo/examples.py changed); nothing else is written")
     args = p.parse_args(argv)
     if args.refresh_examples:
-        if args.mlm or args.classifier:
-            p.error("--refresh-examples rewrites the folders in --out as they are: give no --mlm or --classifier")
+        if args.mlm or args.classifier or args.baseline or args.summary or args.base_model:
+            p.error("--refresh-examples rewrites the cards in --out as they are: it takes --out alone")
         try:
             refreshed = refresh_examples(args.out)
         except USER_ERRORS as err:

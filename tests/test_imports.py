@@ -73,6 +73,14 @@ def test_the_app_imports_only_what_the_space_gets():
     assert not {name: found for name, found in outside.items() if found}
 
 
+def test_training_imports_neither_the_app_nor_the_scripts():
+    """train/ imports no demo/, app or scripts/ (code that needs both the app and training goes in scripts/, which
+    may import either), as CONTRIBUTING.md says: nothing checked it."""
+    found = {path.name: imported_modules(path) & {"demo", "app", "scripts", "tests", "conftest"}
+             for path in (PACKAGE.parent / "train").glob("*.py")}
+    assert found and not {name: names for name, names in found.items() if names}
+
+
 def readme_package_graph() -> dict[str, set[str]]:
     """The `roberta/` part of the README's Architecture diagram: `a -> b, c ; d -> e` pairs, and the modules of
     its "(no roberta imports)" line with none."""

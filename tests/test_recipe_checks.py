@@ -695,3 +695,19 @@ def test_the_quick_recipes_chance_level_reads_the_dev_file_as_its_fine_tuning_do
                                                  "--finetune-args", extra])
         fine = next(step.args for step in recipe.plan(args) if step.name == "finetune")
         assert recipe.majority_share(fine) == share
+
+
+def test_the_sentiment_recipe_checks_its_tapt_text_file_as_text(tmp_path):
+    """train.tapt_corpus reads --sst2-train's texts alone, but the recipe's up-front check asked the file for a
+    label column: a text-only file tapt_corpus takes was refused. A file without its text column still is."""
+    texts, labelled = tmp_path / "texts.tsv", tmp_path / "reviews.tsv"
+    texts.write_text("sentence\nA fine film.\nA dull one.\n", encoding="utf-8")
+    labelled.write_text("review\tsentiment\nA fine film.\tpos\n", encoding="utf-8")
+    parser = sentiment_recipe.build_parser()
+    args = parser.parse_args(["--init", "assets/mini-roberta-mlm", "--out", str(tmp_path / "s"),
+                              "--tapt-sst2", str(texts)])
+    inputs = [i for i in sentiment_recipe.data_inputs(args, sentiment_recipe.plan(args)[0]) if i[0] == "--tapt-sst2"]
+    assert [kind for _, _, _, kind, _ in inputs] == ["texts"]
+    sentiment_recipe.check_input(*inputs[0])  # no error: the texts are all it reads
+    with pytest.raises(ValueError, match="--tapt-sst2 .*no text column"):
+        sentiment_recipe.check_input("--tapt-sst2", str(labelled), False, "texts", {})

@@ -1085,3 +1085,28 @@ def test_recalibrate_writes_nothing_when_it_fails(two_stage, tmp_path, capsys):
     assert err.startswith("error: ") and "line 3" in err and "Traceback" not in err
     assert {name: (folder / name).read_bytes() for name in files} == files
     assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == []  # no figure left aside
+
+
+def test_a_file_of_another_layout_is_read_as_it_is_laid_out(tiny_clf_dir, tmp_path, capsys):
+    """A model fine-tuned on review,sentiment could no longer be calibrated or plotted on SST-2's sentence,label
+    file: every file calibrate read was read in the model's columns, and calibrate has no --text-column. The
+    model's columns read the files that have them; another file is read in read_labeled's defaults."""
+    import shutil
+
+    from train import data
+
+    folder = shutil.copytree(tiny_clf_dir, tmp_path / "clf")
+    own, sst = tmp_path / "own.tsv", tmp_path / "sst.tsv"
+    own.write_text("review\tsentiment\n" + "".join(f"a fine film number {i}.\tpositive\nawful one {i}.\tnegative\n"
+                                                   for i in range(30)), encoding="utf-8")
+    sst.write_text("sentence\tlabel\n" + "".join(f"a fine film number {i}.\t1\nawful one {i}.\t0\n" for i in range(30)),
+                   encoding="utf-8")
+    command = f"python -m train.finetune --train {own} --dev {own} --text-column review --label-column sentiment"
+    (folder / "metrics.json").write_text(json.dumps({"command": command, "dev_data": str(own)}), encoding="utf-8")
+    recorded = data.columns_in_metrics({"command": command})
+    assert recorded == ("review", "sentiment")
+    assert data.columns_for(own, recorded) == recorded and data.columns_for(sst, recorded) == (None, None)
+    assert calibrate.main([str(folder), "--calibration-data", str(sst), "--all"]) == 0, capsys.readouterr().err
+    assert json.loads((folder / "metrics.json").read_text())["calibration"]["calibration"]["n"] == 60
+    assert calibrate.main([str(folder), "--dev", str(sst), "--plot-only"]) == 0, capsys.readouterr().err
+    assert calibrate.main([str(folder), "--plot-only"]) == 0, capsys.readouterr().err  # its own dev, own columns

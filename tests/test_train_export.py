@@ -8,6 +8,7 @@ import torch
 
 import roberta
 from roberta.run_metrics import RunMetrics
+from train import export
 from train.export import main
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -85,6 +86,8 @@ def test_a_re_export_of_the_same_weights_keeps_the_destinations_file(tiny_mlm_di
     assert torch.equal(load_file(out / "model.safetensors")[name], weights[name].half())
     assert main([str(run), str(out), "--dtype", "float32"]) == 0  # the same values in another dtype: written anew
     assert load_file(out / "model.safetensors")[name].dtype == torch.float32
+    zero = torch.zeros(3)
+    assert export._same_bits(zero, zero.clone()) and not export._same_bits(zero, -zero)  # -0.0 == 0.0, other bits
 
 
 def test_transformers_loads_a_float16_export_as_float32(tiny_mlm_dir, tmp_path):

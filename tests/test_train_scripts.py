@@ -908,3 +908,7 @@ def test_refresh_examples_rewrites_only_the_cards_example_tables(tmp_path, monke
     assert "refreshed the example tables" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         release.main(["--refresh-examples", "--classifier", "runs/x"])
+    with pytest.raises(SystemExit):
+        release.main(["--refresh-examples", "--base-model", "me/mlm"])
+    assert release.main(["--refresh-examples", "--out", "elsewhere"]) == 2  # a wrong --out is said, not skipped
+    assert "--out elsewhere: no mini-roberta-mlm/README.md" in capsys.readouterr().err

@@ -352,7 +352,8 @@ def _read_inputs(args, members: list[dict], config, out: Path) -> _Inputs:
     with naming("the members' calibration slice (metrics.json calibration.slice; --no-calibration to skip it)"):
         calibration_rows = held_out_slice(calibration_spec, labels) if calibration_spec else None
     with naming(_named("--dev", args.dev, "dev_data")):
-        dev = data.read_labeled(dev_source, *data.columns_in_metrics(ref), label_names=labels, column_options=False,
+        dev = data.read_labeled(dev_source, *data.columns_for(dev_source, data.columns_in_metrics(ref)),
+                                label_names=labels, column_options=False,
                                 labels_fix="its labels must be the members'")[:2] if dev_source else None
     with naming(_named("--imdb", args.imdb, "imdb_data")):
         imdb_rows = data.imdb_sample_as(imdb_source, imdb_n, imdb_seed, labels) if imdb_source else None

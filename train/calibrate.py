@@ -429,7 +429,7 @@ def main(argv=None) -> int:
     from roberta import RobertaForSequenceClassification, load_tokenizer
     from roberta.hub import require_architecture
 
-    from .data import columns_in_metrics, read_labeled
+    from .data import columns_for, columns_in_metrics, read_labeled
 
     folder = Path(args.model)
     metrics_path = folder / METRICS_NAME
@@ -441,17 +441,22 @@ def main(argv=None) -> int:
         model = RobertaForSequenceClassification.from_pretrained(folder)
         tokenizer = load_tokenizer(folder)
         names = model.config.id2label
-        text_column, label_column = columns_in_metrics(metrics)  # the model's own, as train.finetune read them
-        columns = {"text_column": text_column, "label_column": label_column}
+        recorded = columns_in_metrics(metrics)  # the model's own, as train.finetune read them
+
+        def columns(source) -> dict:  # a file of another layout given by the user is read as it is laid out
+            text_column, label_column = columns_for(source, recorded)
+            return {"text_column": text_column, "label_column": label_column}
         if args.plot_only:
             return _plot_only(folder, model, tokenizer, args.dev or metrics.get("dev_data"), args.batch_size, metrics)
         stored = metrics.get("calibration") or {}
         if args.calibration_data:
             spec = {"data": args.calibration_data, "n": args.calibration_n, "seed": args.calibration_seed,
-                    "split": args.calibration_split, **columns}
+                    "split": args.calibration_split, **columns(args.calibration_data)}
             if args.all:
-                texts, labels, _ = read_labeled(args.calibration_data, label_names=names, **READ_AS_MODEL, **columns)
-                spec = {"data": args.calibration_data, "n": len(texts), "split": "all", **columns}
+                texts, labels, _ = read_labeled(args.calibration_data, label_names=names, **READ_AS_MODEL,
+                                                **columns(args.calibration_data))
+                spec = {"data": args.calibration_data, "n": len(texts), "split": "all",
+                        **columns(args.calibration_data)}
                 calibration = (texts, labels)
             else:
                 calibration = held_out_slice(spec, names)
@@ -465,7 +470,8 @@ def main(argv=None) -> int:
         own = stored.get(OWN_SLICE) or (stored.get("slice") if stored.get(HELD_OUT, True) else None)
         held_out = same_slice(spec, own)
         dev_source = args.dev or metrics.get("dev_data")
-        dev = read_labeled(dev_source, label_names=names, **READ_AS_MODEL, **columns)[:2] if dev_source else None
+        dev = (read_labeled(dev_source, label_names=names, **READ_AS_MODEL, **columns(dev_source))[:2]
+               if dev_source else None)
         # the reliability diagram is drawn aside (in the folder: one file system) and moved in with the rest
         figure_dir = tempfile.TemporaryDirectory(prefix=".calibrate-", dir=folder)
         with torch.no_grad():  # at the length the run was scored at, so that its figures are reproduced
@@ -513,12 +519,12 @@ def _plot_only(folder: Path, model, tokenizer, dev_source, batch_size: int, metr
     """--plot-only: reliability.png redrawn on the dev set with the model's stored temperature (drawn aside and
     moved in, as a refit's is), at the length the run was scored at; nothing else is written. Prints the dev
     ECE beside metrics.json's (the figure's are measured again)."""
-    from .data import columns_in_metrics, read_labeled
+    from .data import columns_for, columns_in_metrics, read_labeled
 
     if not dev_source:
         raise ValueError(f"{folder / METRICS_NAME} names no dev set to draw the diagram on: pass --dev")
-    dev = read_labeled(dev_source, *columns_in_metrics(metrics), label_names=model.config.id2label,
-                       **READ_AS_MODEL)[:2]
+    dev = read_labeled(dev_source, *columns_for(dev_source, columns_in_metrics(metrics)),
+                       label_names=model.config.id2label, **READ_AS_MODEL)[:2]
     temperature = model.config.calibration_temperature
     with tempfile.TemporaryDirectory(prefix=".calibrate-", dir=folder) as aside, torch.no_grad():
         report = report_dev(model, tokenizer, dev, temperature, aside, batch_size, metrics.get("max_length"),

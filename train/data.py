@@ -865,6 +865,21 @@ def columns_in_metrics(metrics: dict) -> tuple[str | None, str | None]:
     return spec.get("text_column"), spec.get("label_column")
 
 
+def columns_for(source, columns: tuple[str | None, str | None]) -> tuple[str | None, str | None]:
+    """The (text, label) columns to read `source` in, for a model fine-tuned in `columns` (`columns_in_metrics`):
+    those when the file has them (the files the model recorded), else `read_labeled`'s defaults: a file of another
+    layout that a user names (SST-2's sentence,label for a model fine-tuned on review,sentiment) is read as it is
+    laid out, not refused. A hub: spec keeps them."""
+    source = os.fspath(source)
+    if source.startswith(HUB_PREFIX) or not any(columns):
+        return columns
+    try:
+        header, _ = _rows_from_file(Path(source), header_only=True)
+    except (OSError, DataError):
+        return columns  # the read that follows says what is wrong with the file
+    return columns if all(column is None or column in header for column in columns) else (None, None)
+
+
 def read_texts(source: str, text_column: str | None = None, column_options: bool = True) -> list[str]:
     """The texts of a labelled TSV/CSV (or `hub:` spec) without its labels, which are not read (they may be names,
     and no label set is known): labelled data as unlabelled text (`labeled_documents`, train.tapt_corpus). Text

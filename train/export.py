@@ -377,7 +377,12 @@ def _holds(path: Path, tensors: dict, metadata: dict) -> bool:
     except roberta.hub.ModelLoadError:  # truncated or corrupt: written anew
         return False
     return held_metadata == metadata and held.keys() == tensors.keys() and all(
-        held[k].dtype == v.dtype and held[k].shape == v.shape and torch.equal(held[k], v) for k, v in tensors.items())
+        held[k].dtype == v.dtype and held[k].shape == v.shape and _same_bits(held[k], v) for k, v in tensors.items())
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal bit for bit (torch.equal takes -0.0 for 0.0, so the kept file would differ from a fresh export)."""
+    return torch.equal(a.contiguous().flatten().view(torch.uint8), b.contiguous().flatten().view(torch.uint8))
 
 
 def write_tokenizer_config(folder: Path) -> None:

@@ -278,7 +278,7 @@ def data_inputs(args, steps: list[Step]) -> list[tuple[str, str, bool, str, dict
             continue
         if step.kind == tapt_corpus.__name__:
             add("--tapt-unsup", args.tapt_unsup, tapt_corpus.DEFAULT_UNSUP, "lines")
-            add("--tapt-sst2", args.tapt_sst2, tapt_corpus.DEFAULT_SST2, "labeled")
+            add("--tapt-sst2", args.tapt_sst2, tapt_corpus.DEFAULT_SST2, "texts")  # its labels are not read
         elif step.kind == pretrain.__name__:  # TAPT
             add("--tapt-args --valid", step.args.valid, pretrain.DEFAULT_VALID, "text")
         elif step.kind == finetune.__name__:
@@ -307,6 +307,8 @@ def check_input(option: str, path: str, default: bool, kind: str, columns: dict)
         data.check_text_source(path, option, default=default)
     elif kind == "labeled":
         data.check_labeled_source(path, option, default=default, **columns)
+    elif kind == "texts":  # a labelled file read as text (train.tapt_corpus): its text column alone
+        data.check_labeled_source(path, option, default=default, labels=False, **columns)
 
 
 def check_data(args, steps: list[Step]) -> None:
