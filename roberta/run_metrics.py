@@ -48,10 +48,28 @@ DATASETS = {"wikitext-2": "WikiText-2", "wikitext-103": "WikiText-103", "wikiped
             "imdb": "IMDB reviews", "sst2": "SST-2", "sst-2": "SST-2"}
 
 
+# The data files this project's data sets are known by, as the shared data lays them out (folder, file name): the
+# Hub dataset each is a local copy of (the model card's `datasets`), and what `readable_dataset` names
+KNOWN_DATA_FILES = {
+    **{(folder, name): "stanfordnlp/sst2" for folder in ("sst2", "sst-2") for name in ("train.tsv", "dev.tsv")},
+    **{("imdb", name): "stanfordnlp/imdb" for name in ("train.tsv", "unsup.txt")},
+    **{(corpus, f"wiki.{split}.{form}"): "Salesforce/wikitext" for corpus in ("wikitext-2", "wikitext-103")
+       for split in ("train", "valid", "test") for form in ("tokens", "raw")},
+}
+KNOWN_DATA_FOLDERS = {"wikipedia-en": "wikimedia/wikipedia"}  # a folder of files: named itself or by a file in it
+COMPRESSED = ".xz"  # the GPU upload's copies of the data files (`train.gpu_transfer bundle`)
+
+
 def readable_dataset(name) -> str | None:
-    """The data set a file or folder belongs to, as readers know it ("sst2/train.tsv" -> "SST-2"); None when
-    it is none of DATASETS."""
-    return DATASETS.get(str(name).replace("\\", "/").split("/")[0].strip().lower())
+    """The data set a file or folder belongs to, as readers know it ("sst2/train.tsv" -> "SST-2"), by the same
+    known files as the model card's datasets (`KNOWN_DATA_FILES`): a file of one's own in a folder of that name
+    ("sst2/relabelled.csv") is none of them; None when it is none of DATASETS."""
+    parts = [p for p in str(name).replace("\\", "/").strip().lower().removesuffix(COMPRESSED).split("/")
+             if p not in ("", ".")]
+    dataset = DATASETS.get(parts[0]) if parts else None
+    if dataset is None or len(parts) == 1 or parts[0] in KNOWN_DATA_FOLDERS:
+        return dataset
+    return dataset if (parts[0], parts[1]) in KNOWN_DATA_FILES else None
 
 
 def is_sst2(names) -> bool:

@@ -56,7 +56,11 @@ def _card(folder) -> str:
     (["sst2/train.tsv"], "SST-2, from `sst2/train.tsv`"),
     (["imdb/train.tsv", "imdb/unsup.txt"], "IMDB reviews, from `imdb/train.tsv`, `imdb/unsup.txt`"),  # named once
     (["my-corpus/a.txt"], "`my-corpus/a.txt`"),  # no known name: the file alone
-    (["WikiText-2/x.txt", "my-corpus/a.txt"], "WikiText-2 and `my-corpus/a.txt`, from `WikiText-2/x.txt`"),
+    (["WikiText-2/wiki.train.tokens", "my-corpus/a.txt"],
+     "WikiText-2 and `my-corpus/a.txt`, from `WikiText-2/wiki.train.tokens`"),  # the folder's case aside
+    # a file of one's own in a folder of a data set's name is not that data set (as the model card's datasets)
+    (["WikiText-2/x.txt", "my-corpus/a.txt"], "`WikiText-2/x.txt` and `my-corpus/a.txt`"),
+    (["sst2/relabelled.csv"], "`sst2/relabelled.csv`"),
 ])
 def test_data_sets_by_their_readable_names_then_their_files(names, shown):
     assert about.data_markdown(names) == shown

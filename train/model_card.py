@@ -13,7 +13,8 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification, hub
 from roberta.files import write_atomic
-from roberta.run_metrics import METRICS_NAME, PHASES_NAME, Evaluation, RunMetrics, read_phase_history
+from roberta.run_metrics import (COMPRESSED, KNOWN_DATA_FILES, KNOWN_DATA_FOLDERS, METRICS_NAME, PHASES_NAME,
+                                  Evaluation, RunMetrics, read_phase_history)
 
 from .data import HUB_PREFIX
 from .reporting import CURVES_NAME, LOG_NAME, read_log
@@ -25,14 +26,6 @@ TASKS = tuple(task for _, task in hub.ARCHITECTURES.values())  # ("fill-mask", "
 LIBRARY_NAME, PROJECT_TAG = "transformers", "roberta-from-scratch"
 # The data files as the shared data folder lays them out, (folder, file name) in lower case -> the Hub dataset each
 # is a local copy of; a file is known by both (a user's `imdb-style/` or `my-sst2-run/` folder is not that data)
-KNOWN_DATA_FILES = {
-    **{(folder, name): "stanfordnlp/sst2" for folder in ("sst2", "sst-2") for name in ("train.tsv", "dev.tsv")},
-    **{("imdb", name): "stanfordnlp/imdb" for name in ("train.tsv", "unsup.txt")},
-    **{(corpus, f"wiki.{split}.{form}"): "Salesforce/wikitext" for corpus in ("wikitext-2", "wikitext-103")
-       for split in ("train", "valid", "test") for form in ("tokens", "raw")},
-}
-KNOWN_DATA_FOLDERS = {"wikipedia-en": "wikimedia/wikipedia"}  # a folder of files: named itself or by a file in it
-COMPRESSED = ".xz"  # the GPU upload's copies of the data files (`train.gpu_transfer bundle`)
 # the recipe's options that name data (train.pretrain's and train.finetune's)
 DATA_KEYS = ("corpus", "valid", "train", "dev", "imdb", "tokenizer")
 
