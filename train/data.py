@@ -343,6 +343,24 @@ def _same_source_key(source: str) -> str:
     return source if source.startswith(HUB_PREFIX) else os.path.realpath(source)
 
 
+def corpus_reads(corpus: str, path: str) -> bool:
+    """Whether the --corpus mixture `corpus` reads the file `path`: as one of its sources, or as a file of a folder
+    source (every text file there is read), a file and its .xz copy being one text; False for a spec that does not
+    parse (its own check says why)."""
+    def key(source: str) -> str:
+        return _same_source_key(source).removesuffix(".xz")
+
+    read = set()
+    try:
+        for source, _ in parse_mixture(corpus):
+            read.add(key(source))
+            if not source.startswith(HUB_PREFIX) and Path(source).is_dir():
+                read.update(key(str(file)) for file in _text_files(Path(source)))
+    except (ValueError, OSError):
+        return False
+    return key(path) in read
+
+
 def parse_mixture(spec: str) -> list[tuple[str, float]]:
     """`"a=0.5,b=0.5"` -> [("a", 0.5), ("b", 0.5)]; a source without `=weight` weighs 1.0. A spec or item that is
     an existing path as it is written is that one source, whatever `=` or `,` its name holds (`runs/lr=2e-4/x.txt`).

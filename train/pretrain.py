@@ -21,7 +21,6 @@ folders are named by their step in 8 digits).
 """
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -339,22 +338,13 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
 
 
 def warn_if_valid_is_trained_on(corpus: str, valid: str) -> None:
-    """A warning when the held-out text is also read by the corpus: one of its sources, or a file of a folder source
-    (every text file there is read), its .xz copy included: its figures would be on training text."""
+    """A warning when the held-out text is also read by the corpus (`data.corpus_reads`): its figures would be on
+    training text."""
     from . import data
 
-    def key(source: str) -> str:  # a file and its .xz copy are one text
-        return data._same_source_key(source).removesuffix(".xz")
-
-    with contextlib.suppress(ValueError, OSError):
-        read = set()
-        for source, _ in data.parse_mixture(corpus):
-            read.add(key(source))
-            if not source.startswith(data.HUB_PREFIX) and Path(source).is_dir():
-                read.update(key(str(file)) for file in data._text_files(Path(source)))
-        if key(valid) in read:
-            print(f"warning: --valid {valid} is also a --corpus source: the held-out figures will be on text the "
-                  "model trains on", file=sys.stderr, flush=True)
+    if data.corpus_reads(corpus, valid):
+        print(f"warning: --valid {valid} is also a --corpus source: the held-out figures will be on text the "
+              "model trains on", file=sys.stderr, flush=True)
 
 
 def main(argv=None) -> int:
