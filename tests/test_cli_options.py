@@ -244,6 +244,9 @@ def test_average_refuses_members_of_different_inits_unless_allowed(two_inits, tr
     assert metrics["averaged"] == 2 and metrics["init"] == "several (see members)"
     assert [m["seed"] for m in metrics["members"]] == [1, 2]
     assert metrics["dev_examples"] == 60
+    # --imdb '': no IMDB sample recorded (no size, seed or removed reviews of a check that never ran)
+    assert [metrics.get(key) for key in ("imdb_examples", "imdb_seed", "imdb_sample_removed_from_training")] == \
+        [None] * 3
 
 
 @pytest.mark.parametrize("given, recorded",
@@ -596,6 +599,8 @@ def test_finetune_skips_the_imdb_check_for_labels_that_are_not_negative_and_posi
     assert "IMDB accuracy" not in captured.out and "IMDB check" not in captured.out
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics.get("imdb_accuracy") is None and not metrics.get("imdb_data")
+    skipped = ("imdb_examples", "imdb_seed", "imdb_sample_removed_from_training")  # not the zeros of a check not run
+    assert [metrics.get(key) for key in skipped] == [None] * 3, metrics
     card = (out / "README.md").read_text()
     assert "stanfordnlp/imdb" not in card and "IMDB accuracy is on" not in card
     # nor a sentence on the sample's reviews removed from training, an empty `imdb` row or zero IMDB figures

@@ -355,7 +355,7 @@ def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: l
         raise UserError(f"{err}, or 0 to fit no temperature") from None
     imdb_removed = 0
     if imdb_texts and not args.keep_imdb_sample:
-        sample = SampleCopies(imdb_texts)  # near-copies too (IMDB repeats reviews, some edited)
+        sample = SampleCopies.of(imdb_texts)  # near-copies too (IMDB repeats reviews, some edited)
         kept = [i for i in train_rows if texts[i] not in sample]
         imdb_removed, train_rows = len(train_rows) - len(kept), kept
     if 0 < args.train_n < len(train_rows):
@@ -518,10 +518,12 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         dev_accuracy=dev["accuracy"], dev_examples=dev["n"], dev_data=args.dev,
         dev_ece=dev["ece"], dev_ece_uncalibrated=calibration["dev"]["ece_before"] if calibration else dev["ece"],
         temperature=model.config.calibration_temperature,
-        imdb_accuracy=ood["accuracy"] if ood else None, imdb_examples=ood["n"] if ood else 0,
+        # a skipped IMDB check (--imdb '', or labels that are not negative and positive) records no sample: no
+        # size, seed or removed reviews, rather than the zeros of a check that never ran
+        imdb_accuracy=ood["accuracy"] if ood else None, imdb_examples=ood["n"] if ood else None,
         imdb_accuracy_whole=ood["accuracy_whole"] if ood else None,
-        imdb_data=args.imdb or None, imdb_seed=args.imdb_seed,
-        imdb_sample_removed_from_training=held_out["imdb_sample_removed"],
+        imdb_data=args.imdb or None, imdb_seed=args.imdb_seed if args.imdb else None,
+        imdb_sample_removed_from_training=held_out["imdb_sample_removed"] if args.imdb else None,
         selection=f"ema {args.ema_decay}" if trainer.ema is not None else args.select, kept_step=kept_step,
         end_weights_dev_accuracy=end_weights_dev, init=args.init, init_gave=init_gave,
         init_root=f"random, seed {args.seed}" if args.init == "random" else init_root(args.init),
@@ -592,7 +594,8 @@ def kept_weights(selection: str | None, kept_step: int | None = None) -> str:
 def card_table_metrics(metrics: RunMetrics) -> RunMetrics:
     """What the classifier card's Metrics table shows: calibration, checks and the members have their own
     sections, not the table; a run whose IMDB check was skipped (--imdb '', or labels that are not negative and
-    positive) shows no IMDB rows (its sample's size, seed and removed reviews: zeros of a check that never ran)."""
+    positive) shows no IMDB rows (its metrics.json records none; folders written before that recorded zeros of a
+    check that never ran as its sample's size, seed and removed reviews)."""
     no_imdb = {} if metrics.imdb_data else dict(imdb_examples=None, imdb_seed=None,
                                                 imdb_sample_removed_from_training=None)
     return metrics.updated(calibration=None, checks=None, members=None, **no_imdb)
