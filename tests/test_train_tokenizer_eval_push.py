@@ -959,9 +959,12 @@ def test_checks_read_pos_and_neg_as_positive_and_negative():
                                        "--finetune-args --checks x.tsv")
 
 
-def test_evaluate_names_the_device_as_typed(capsys):
+@pytest.mark.parametrize("typed", ["0", "01"])
+def test_evaluate_names_the_device_as_typed(capsys, typed):
+    """The message names the device as typed ("01" had been named 'cuda:1')."""
     if torch.cuda.is_available():
-        pytest.skip("a machine with a GPU has cuda:0")
+        pytest.skip("a machine with a GPU has cuda:0 and cuda:1 may be there too")
     with pytest.raises(SystemExit):
-        evaluate.parse_args(["--model", "m", "--labeled", "x.tsv", "--device", "0"])
-    assert "--device '0': this machine has no CUDA device" in capsys.readouterr().err
+        evaluate.parse_args(["--model", "m", "--labeled", "x.tsv", "--device", typed])
+    err = capsys.readouterr().err
+    assert f"--device {typed!r}: this machine has no CUDA device" in err and "cuda:" not in err.split(": ", 2)[1]

@@ -415,11 +415,12 @@ def parse_args(argv=None):
         p.error(str(err))
     if args.cache_dir and Path(args.cache_dir).is_file():  # said before any work
         p.error(f"--cache-dir {args.cache_dir} is a file, not a folder")
+    # -1 or N, as the package's message offers ("01" is device 1)
+    number = int(args.device) if re.fullmatch(r"-?\d+", args.device) else None
     try:  # the package's own check (roberta.pipeline's device): the CPU or a CUDA device of this machine
-        number = re.fullmatch(r"-?\d+", args.device)  # -1 or N, as its message offers
-        args.device = str(parse_device(int(args.device) if number else args.device, "--device"))
+        args.device = str(parse_device(args.device if number is None else number, "--device"))
     except ValueError as err:  # named as typed: the package's check names the CUDA device an int N stands for
-        p.error(str(err).replace(f"--device 'cuda:{args.device}'", f"--device {args.device!r}"))
+        p.error(str(err).replace(f"--device 'cuda:{number}'", f"--device {args.device!r}"))
     return args
 
 
