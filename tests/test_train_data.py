@@ -446,7 +446,7 @@ def test_real_sst2_and_imdb_load(shared_file):
     assert len(documents) == 23_989 and not set(data.imdb_sample(imdb)[0]) & set(documents)  # 2 near-copies too
 
 
-def test_copies_of_the_imdb_evaluation_sample_are_left_out_of_training_text(tmp_path, capsys):
+def test_copies_of_the_imdb_evaluation_sample_are_left_out_of_training_text(tmp_path, capsys, monkeypatch):
     words = "plot acting score camera scene ending story music cast script light pace".split()
     reviews = [" ".join(f"{words[(i * 7 + j) % 12]}{i}x{j}" for j in range(120)) for i in range(1200)]
     imdb = tmp_path / "imdb"
@@ -460,6 +460,18 @@ def test_copies_of_the_imdb_evaluation_sample_are_left_out_of_training_text(tmp_
     assert exact in data.SampleCopies(picked) and near in data.SampleCopies(picked)
     assert data.read_documents(str(imdb / "unsup.txt")) == [unrelated]
     assert "2 lines left out" in capsys.readouterr().err
+    built, build = [], data.SampleCopies.__init__  # train.tsv and unsup.txt in one corpus: one index of the
+                                                    # sample's shingles (1.5 s for IMDB's)
+    def counted_build(self, sample):
+        built.append(len(sample))
+        build(self, sample)
+
+    monkeypatch.setattr(data.SampleCopies, "__init__", counted_build)
+    data.imdb_sample_copies.cache_clear()
+    data._sample_copies.cache_clear()
+    documents = data.read_documents(str(imdb / "train.tsv")) + data.read_documents(str(imdb / "unsup.txt"))
+    assert built == [1000] and unrelated in documents and not set(picked) & set(documents)
+    capsys.readouterr()
     (imdb / "train.tsv").unlink()  # no sample to draw: everything is kept, with a warning
     data.imdb_sample_copies.cache_clear()
     assert len(data.read_documents(str(imdb / "unsup.txt"))) == 3
