@@ -1,6 +1,7 @@
 """train.fill_mask_probe: ranks counted right, and the script end to end on a tiny model."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -16,19 +17,33 @@ def fake_fill(answers):
     return fill
 
 
-def test_the_readme_counts_the_probes_sentences():
-    """The probe file is a measurement: the README's figures are on its sentences (a sentence added made them
-    stale, and nothing said so)."""
-    import re
+# where the README and docs give the probe's size: "28 everyday sentences", "the probe's 28 sentences", "of the 28
+# sentences" (docs/pretraining.md), and "(8 of 28 for the shipped MLM)" of the card's widget examples
+PROBE_COUNT = re.compile(r"(\d+)\s+everyday sentences|probe's (\d+) sentences|of the (\d+) sentences"
+                         r"|(\d+) of (\d+) for the shipped MLM")
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    said = [(readme.count("\n", 0, m.start()) + 1, int(m.group(1)))
-            for m in re.finditer(r"(\d+)\s+everyday sentences", readme)]
+
+def test_the_readme_counts_the_probes_sentences():
+    """The probe file is a measurement: the README's and docs' figures are on its sentences (a sentence added made
+    them stale, and nothing said so), and the shipped MLM card's widget examples are the probe sentences it gets
+    right, as many as the README says."""
     sentences = len(read_probe(DEFAULT_PROBE))
-    assert said and all(n == sentences for _, n in said), (
-        f"README.md gives the probe's sentences as {said} (line, count); {DEFAULT_PROBE.name} has {sentences}: "
-        "update the README's probe figures from a re-release (python -m train.fill_mask_probe --model "
+    widget = re.findall(r"^- text: ", (ROOT / "assets/mini-roberta-mlm/README.md").read_text(encoding="utf-8"),
+                        flags=re.M)
+    stale = []
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = doc.read_text(encoding="utf-8")
+        for m in PROBE_COUNT.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            right, size = (m.group(4), m.group(5)) if m.group(5) else (None, next(filter(None, m.groups())))
+            if int(size) != sentences or (right is not None and int(right) != len(widget)):
+                stale.append(f"{doc.relative_to(ROOT)}:{line}: {m.group(0)!r}")
+    assert not stale, (
+        f"{DEFAULT_PROBE.name} has {sentences} sentences and the shipped MLM card {len(widget)} widget examples; "
+        f"stale: {stale}: update these figures from a re-release (python -m train.fill_mask_probe --model "
         "assets/mini-roberta-mlm prints them)")
+    said = [m for m in PROBE_COUNT.finditer((ROOT / "README.md").read_text(encoding="utf-8")) if m.group(1)]
+    assert said and widget, "the README gives the probe's size as 'N everyday sentences'; the card has a widget"
 
 
 def test_ranks_and_categories():
