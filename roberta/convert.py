@@ -10,11 +10,26 @@ from . import model as ours
 from .config import RobertaConfig
 from .hub import ALIASES, ARCHITECTURES, TIED_COPIES, from_hf_state_dict, to_hf_state_dict
 
+# the version tested (requirements-test.txt pins it; pyproject.toml's `convert` extra too)
+INSTALL_TRANSFORMERS = "pip install transformers==5.23.0"
+
+
+def import_transformers():
+    """`transformers`, or one line that says how to install it: the package's core and the app do not need it,
+    so requirements.txt leaves it out."""
+    try:
+        import transformers
+    except ModuleNotFoundError as missing:
+        if missing.name != "transformers":  # installed, but one of its own imports failed: its error says which
+            raise
+        raise ImportError(f"roberta.convert needs transformers, which is not installed: {INSTALL_TRANSFORMERS}"
+                          ) from None
+    return transformers
+
 
 def to_transformers(model):
     """Our RobertaForMaskedLM / RobertaForSequenceClassification -> the `transformers` class of the same name."""
-    import transformers
-
+    transformers = import_transformers()
     hf_config = transformers.RobertaConfig(**model.config.to_hf_dict(model.architecture))
     hf_model = getattr(transformers, model.architecture)(hf_config)
     hf_state = to_hf_state_dict(model.state_dict())

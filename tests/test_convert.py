@@ -565,3 +565,15 @@ def test_the_converter_named_in_that_hint_is_there_after_import_roberta_without_
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[1], timeout=120)
     assert (run.returncode, run.stdout.strip()) == (0, "False"), run.stderr
+
+
+def test_without_transformers_the_converter_says_how_to_install_it(monkeypatch, tiny_config):
+    """The app's requirements.txt leaves transformers out: to_transformers ended in a bare "No module named
+    'transformers'". It names the pip command, with the version requirements-test.txt pins."""
+    pinned = re.search(r"^transformers==\S+", (Path(__file__).resolve().parents[1] / "requirements-test.txt")
+                       .read_text(encoding="utf-8"), re.M)
+    monkeypatch.setitem(sys.modules, "transformers", None)  # as if not installed: `import transformers` fails
+    with pytest.raises(ImportError) as raised:
+        to_transformers(roberta.RobertaForMaskedLM(tiny_config))
+    assert str(raised.value) == f"roberta.convert needs transformers, which is not installed: pip install {pinned[0]}"
+    assert raised.value.__suppress_context__  # one error in the traceback, not "during handling of ..."

@@ -1,5 +1,6 @@
 """scripts.deploy_space: the Space gets what `python app.py` needs and nothing else, through huggingface_hub
 (faked here: no network), and a refusal or no network is a user error with a message."""
+import re
 import subprocess
 from types import SimpleNamespace
 
@@ -67,7 +68,7 @@ def test_deploy_creates_a_gradio_space_and_uploads_the_app(monkeypatch):
     assert [r for r in requirements if r.startswith("torch==")] and all(
         r.endswith("+cpu") for r in requirements if r.startswith("torch=="))
     assert not [r for r in requirements if r.split("==")[0] in deploy_space.NOT_ON_THE_SPACE]
-    assert "gradio==6.31.0" in requirements
+    assert pinned_gradio() in requirements
 
 
 def test_space_requirements_pin_torchs_cpu_build_and_keep_the_other_pins():
@@ -78,15 +79,55 @@ def test_space_requirements_pin_torchs_cpu_build_and_keep_the_other_pins():
     assert "torch==2.13.0+cpu\n" in deploy_space.space_requirements("torch==2.13.0+cpu\n")  # not "+cpu+cpu"
 
 
-def test_the_spaces_python_is_the_tested_one():
-    """The Space card named no python_version, and a Space's default (3.10) cannot install the pinned numpy and
-    matplotlib (Requires-Python >= 3.11): the build failed before app.py ran. It is the version the tests run on."""
-    import re
-    import sys
-
+def front_matter(key):
+    """A key of README.md's front matter (the Space's settings), as written."""
     front = (deploy_space.ROOT / "README.md").read_text(encoding="utf-8").split("---")[1]
-    said = re.search(r'^python_version: "([\d.]+)"$', front, re.M)  # quoted: 3.10 unquoted would read as 3.1
-    assert said and said.group(1) == f"{sys.version_info.major}.{sys.version_info.minor}"
+    said = re.search(rf"^{key}: (.+)$", front, re.M)
+    assert said, f"README.md's front matter has no {key}"
+    return said.group(1)
+
+
+def pinned_gradio():
+    text = (deploy_space.ROOT / deploy_space.REQUIREMENTS).read_text(encoding="utf-8")
+    return re.search(r"^gradio==\S+", text, re.M).group(0)
+
+
+def test_the_spaces_python_installs_the_pins_and_is_the_readmes_minimum():
+    """The Space card named no python_version, and a Space's default (3.10) cannot install the pinned numpy and
+    matplotlib (Requires-Python >= 3.11): the build failed before app.py ran. The Python the tests run on may be any
+    the README supports (3.12 failed an equality with it): the Space's is the oldest the README names, and every
+    pin installs on it."""
+    import importlib.metadata
+
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    said = re.fullmatch(r'"(3\.\d+)"', front_matter("python_version"))  # quoted: 3.10 unquoted would read as 3.1
+    assert said, f"python_version: {front_matter('python_version')}: write it quoted, as \"3.11\""
+    space_python = said.group(1)
+    readme = (deploy_space.ROOT / "README.md").read_text(encoding="utf-8")
+    assert re.search(r"Python (3\.\d+) or newer", readme).group(1) == space_python
+    refused = {}
+    for line in (deploy_space.ROOT / deploy_space.REQUIREMENTS).read_text(encoding="utf-8").splitlines():
+        if not line.split("#")[0].strip():
+            continue
+        pin = Requirement(line.split("#")[0])
+        installed = importlib.metadata.metadata(pin.name)
+        # the metadata read is the pinned release's (torch's local "+cpu" aside)
+        assert pin.specifier.contains(Version(installed["Version"]).public), (
+            f"{pin.name} {installed['Version']} is installed, {pin} pinned: pip install -r requirements.txt")
+        requires_python = SpecifierSet(installed["Requires-Python"] or "")
+        if not requires_python.contains(space_python):
+            refused[str(pin)] = str(requires_python)
+    assert not refused, f"the Space's Python {space_python} cannot install {refused}"
+
+
+def test_the_spaces_gradio_is_the_pinned_one():
+    """The Space installs gradio==sdk_version before requirements.txt: a gradio bump in one place alone gives the
+    Space another gradio than the tests ran (or two pins pip cannot resolve)."""
+    assert f"gradio=={front_matter('sdk_version')}" == pinned_gradio(), (
+        "README.md's front matter sdk_version and requirements.txt's gradio pin differ: set both to one version")
 
 
 def test_the_apps_threads_follow_the_containers_cpus(monkeypatch, tmp_path):
@@ -158,8 +199,6 @@ def test_dry_run_lists_the_files_and_their_size(capsys):
 
 
 def test_the_readme_gives_the_dry_runs_count_and_size():
-    import re
-
     files = deploy_space.space_files()
     mib = sum((deploy_space.ROOT / path).stat().st_size for path in files) / 2**20
     readme = (deploy_space.ROOT / "README.md").read_text(encoding="utf-8")
@@ -170,3 +209,16 @@ def test_the_readme_gives_the_dry_runs_count_and_size():
         f"README.md:{line}'s deploy_space --dry-run comment says {said.group(1)} files, {said.group(2)} MiB; the "
         f"Space's files now make {len(files)} files, {mib:.1f} MiB: update it (python -m scripts.deploy_space "
         "--repo-id a/b --dry-run prints them)")
+
+
+def test_the_spaces_models_are_the_hub_models_the_app_offers():
+    """The Space's front matter lists the Hub models its model boxes offer (`demo.models.KINDS`' suggestions), so
+    that the Space page links them and their pages list the Space; none the app no longer offers."""
+    import yaml
+
+    from demo.models import KINDS
+
+    front = yaml.safe_load((deploy_space.ROOT / "README.md").read_text(encoding="utf-8").split("---")[1])
+    offered = [model for kind in KINDS.values() for model in kind.suggested]
+    assert sorted(front.get("models") or []) == sorted(offered), (
+        f"README.md's front matter lists models {front.get('models')}; the app offers {offered}: list those")

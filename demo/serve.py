@@ -1,0 +1,80 @@
+"""How `python app.py` starts: its options (--host, --port), a --help that lists every environment variable the app
+reads, answered before the models load, and a port in use said in one line.
+
+app.py reads the options first (`parse_options`), builds the page, then serves it (`serve`).
+"""
+from __future__ import annotations
+
+import argparse
+import errno
+import os
+import socket
+import sys
+
+from demo import model_choice, training_counts
+from demo.models import KINDS
+
+
+def environment_help() -> str:
+    """The environment variables the app reads, for --help (tests/test_app_api.py checks every one is named)."""
+    mlm, sentiment = KINDS["mlm"], KINDS["sentiment"]
+    return f"""environment variables:
+  {mlm.env_var}, {sentiment.env_var}
+      a folder or Hub repo id to serve in place of the shipped model
+      (assets/{mlm.default.name}, assets/{sentiment.default.name})
+  {training_counts.ENV_VAR}
+      another token counts file (python -m train.token_counts), for a model pretrained on other text
+  {model_choice.HUB_ENV}
+      the Hub models a visitor may choose in a model box: {", ".join(model_choice.HUB_MODES)}
+      (default: any; suggested on a Hugging Face Space)
+  {model_choice.LOCAL_ENV}
+      1: a visitor may also choose a folder on this machine
+  APP_CONCURRENCY, APP_QUEUE_SIZE
+      requests computed at once (default 2) and requests that may wait (default 64), in each queue
+  TORCH_THREADS
+      torch threads per request (default: the CPUs shared among APP_CONCURRENCY, 1 to 4)
+  HF_HUB_OFFLINE
+      1: nothing is downloaded; only Hub models already in the download cache load
+  GRADIO_SERVER_NAME, GRADIO_SERVER_PORT
+      the defaults of --host and --port
+  SPACE_ID
+      set by Hugging Face Spaces: the app listens on 0.0.0.0, and {model_choice.HUB_ENV} defaults to suggested"""
+
+
+def parse_options(argv=None) -> argparse.Namespace:
+    """`python app.py`'s options (--host, --port: Gradio's GRADIO_SERVER_NAME and GRADIO_SERVER_PORT by default),
+    read before the models load, so that --help and a bad option answer at once."""
+    parser = argparse.ArgumentParser(prog="python app.py", description="Serve the RoBERTa from scratch demo.",
+                                     epilog=environment_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME") or (
+        "0.0.0.0" if os.environ.get("SPACE_ID") else "127.0.0.1"),
+        help="the address to listen on (default: GRADIO_SERVER_NAME, else 127.0.0.1, or 0.0.0.0 on a Hugging Face "
+             "Space; now %(default)s)")
+    parser.add_argument("--port", type=int, default=os.environ.get("GRADIO_SERVER_PORT", "7860"),
+                        help="the port to listen on (default: GRADIO_SERVER_PORT, else 7860; now %(default)s)")
+    options = parser.parse_args(argv)
+    if not 0 < options.port < 65536:
+        parser.error(f"--port {options.port} (or GRADIO_SERVER_PORT) is not a port number: 1 to 65535")
+    return options
+
+
+def _port_in_use(host: str, port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Gradio binds: no old connection counts
+        try:
+            probe.bind((host, port))
+        except OSError as err:
+            return err.errno == errno.EADDRINUSE
+    return False
+
+
+def serve(blocks, options: argparse.Namespace, **launch_kwargs) -> None:
+    """`blocks.launch` on the options' host and port; a port another process listens on ends the program in one
+    line naming --port and GRADIO_SERVER_PORT (exit 1), rather than Gradio's traceback."""
+    try:
+        blocks.launch(server_name=options.host, server_port=options.port, **launch_kwargs)
+    except OSError:
+        if not _port_in_use(options.host, options.port):
+            raise
+        sys.exit(f"app.py: port {options.port} is in use by another process: choose another with --port or "
+                 "GRADIO_SERVER_PORT")
