@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 import roberta
+from roberta import figure_alts
 from roberta.config import PRESETS
 from roberta.masking import DUPE_FACTOR, MASK_FRACTION, MLM_PROBABILITY, RANDOM_FRACTION
 from roberta.run_metrics import (RunMetrics, dataset_name, dataset_said, is_sst2, readable_dataset, said_list,
@@ -360,13 +361,62 @@ def calibration_markdown(metrics: RunMetrics | None, readme: str | None = None) 
 
 
 def reliability_alt(metrics: RunMetrics | None) -> str:
-    """The reliability diagram's alt text, naming the dev set it was drawn on as metrics.json names it (SST-2 dev,
-    or the file: "three_dev.csv")."""
+    """The reliability diagram's alt text (`roberta.figure_alts`, as the model card's), naming the dev set it was
+    drawn on as metrics.json names it (SST-2 dev, or the file: "three_dev.csv"), and where the app gives its
+    figures."""
     dev_data = _data_file(metrics.dev_data) if metrics else None
     dev_set = "SST-2 dev" if is_sst2([dev_data] if dev_data else None) else f"its dev set ({dev_data})"
-    return (f"Reliability diagrams of the classifier on {dev_set}, before and after temperature scaling: accuracy "
-            "per confidence bin against the diagonal of perfect calibration (the diagram's ECE figures are in the "
-            "text above)")
+    return figure_alts.reliability_alt(dev_set) + " (the diagram's ECE figures are in the text above)"
+
+
+# the masking ablation's figure (train/ablation_figure.py, shown under its table on the Masking tab): its panels
+ABLATION_PANELS = ("held-out MLM loss against training tokens; training loss on the masks fed (solid) against "
+                   "held-out loss (dashed); the final MLM losses as bars, which show what was memorised")
+
+
+def ablation_alt(results: dict | None) -> str:
+    """The masking ablation figure's alt text, its figures read from results.json (`demo.models.read_ablation`):
+    its four panels, the run's size, the arm whose training rows under the mask it was trained on score lowest
+    against its held-out rows (what it memorised) beside the others' held-out loss, and the SST-2 range. A layout
+    `train.ablation` does not write gets the panels alone."""
+    panels_only = (f"Static vs dynamic masking, in four panels: {ABLATION_PANELS}; and SST-2 dev accuracy of each "
+                   "arm.")
+    if not results:  # the figure without its results.json
+        return panels_only
+    try:
+        return _ablation_alt(results)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        log.warning("unexpected ablation results layout for the figure's alt text: %s", err)
+        return panels_only
+
+
+def _ablation_alt(results: dict) -> str:
+    arms = results["arms"]
+    seeds = {int(arm["n"]) for arm in arms.values()}
+    tokens = results["setup"].get("train_tokens_per_run")
+    size = ", ".join(([f"{seeds.pop()} seeds per arm"] if len(seeds) == 1 else [])
+                     + ([f"{int(tokens):,} training tokens per run"] if tokens else []))
+    mean = {name: arm["mean"] for name, arm in arms.items()}
+    pretrained = [name for name, arm in arms.items() if arm.get("masking")]  # the random-init row has none
+    probed = [name for name in pretrained if mean[name].get("probe_seen_mask_loss") is not None]
+    bars = ""
+    if probed:
+        most = max(probed, key=lambda name: mean[name]["mlm_loss"] - mean[name]["probe_seen_mask_loss"])
+        held_out = sorted(mean[name]["mlm_loss"] for name in pretrained if name != most)
+        others = (f" (the other arms {held_out[0]:.2f}" + (f" to {held_out[-1]:.2f}" if len(held_out) > 1 else "")
+                  + " on held-out rows)" if held_out else "")
+        bars = (f": “{arms[most]['label']}” scores {mean[most]['probe_seen_mask_loss']:.2f} on its training rows "
+                f"under the mask it was trained on, {mean[most]['probe_fresh_mask_loss']:.2f} under a fresh mask "
+                f"and {mean[most]['mlm_loss']:.2f} on held-out rows{others}")
+    scored = sorted((mean[name]["sst2_accuracy"], arms[name]["label"]) for name in arms
+                    if mean[name].get("sst2_accuracy") is not None)
+    sst2 = "SST-2 dev accuracy of each arm" + (
+        f", from {pct(scored[0][0])} for “{scored[0][1]}” to {pct(scored[-1][0])} for “{scored[-1][1]}”"
+        if len(scored) > 1 else "")
+    partial = (f" Partial results: {results.get('runs_done')} of {results.get('runs_planned')} runs."
+               if results.get("status") != "complete" else "")
+    return (f"Static vs dynamic masking{f', {size}' if size else ''}, in four panels: {ABLATION_PANELS}{bars}; "
+            f"and {sst2}. The table above has every figure.{partial}")
 
 
 REFERENCE = PRESETS["mini"]  # the MiniRoBERTa reference's shape; its vocabulary is roberta-base's 50,265
@@ -632,17 +682,17 @@ def model_figures(loaded) -> list[AboutFigure]:
         which = f"phase {last} alone" + (", the last one trained" if last < len(phases) else "")
         out.append(AboutFigure(curves, (
             f"**The last phase's curves** ({which}: {tokens} tokens): training and held-out loss, and training's own "
-            "periodic check of held-out accuracy, on part of the held-out text, so its figures are not the card's."), (
-            f"Curves of the last training phase only (phase {last}, {tokens} tokens): training and held-out loss, "
-            "and held-out accuracy, against the tokens seen in that phase.")))
+            "periodic check of held-out accuracy, on part of the held-out text, so its figures are not the card's."),
+            figure_alts.curves_alt(f"the last training phase only (phase {last}, {tokens} tokens)")
+            + " (the caption above says why its figures are not the card's)."))
     elif curves:
         what = "fill-mask model" if loaded.key == "mlm" else "sentiment classifier"
         averaged = facts.get("averaged")
         whose = f"the {averaged} runs averaged into the {what}" if averaged else f"the {what}"
         stage = " (their last stage)" if averaged and loaded.key != "mlm" else ""
-        out.append(AboutFigure(curves, f"**Training curves** of {whose}{stage}.", (
-            f"Training curves of {whose}: training loss and held-out accuracy against tokens seen"
-            + (", one line per run" if averaged else "") + " (the card above has the final figures).")))
+        out.append(AboutFigure(curves, f"**Training curves** of {whose}{stage}.",
+                               figure_alts.curves_alt(whose, per_run=bool(averaged))
+                               + " (the card above has the final figures)."))
     return out
 
 

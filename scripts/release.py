@@ -38,8 +38,8 @@ from roberta.files import write_atomic
 from demo.embedding_view import score_analogies
 from demo.examples import ANALOGY_PROBE, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from demo.formatting import format_probability
-from roberta.run_metrics import (PHASES_NAME, RunMetrics, dataset_name, read_phase_history, same_text_file,
-                                  write_phase_history)
+from roberta.run_metrics import (PHASES_NAME, RunMetrics, dataset_name, read_phase_history, said_list,
+                                  same_text_file, write_phase_history)
 from roberta.text import normalize_for_classifier
 from train.export import DTYPES, check_export, export_into, partial_note, staged_folder
 from train.model_card import base_model_text, card_for, with_base_model, with_front_matter
@@ -331,7 +331,24 @@ def experiment_section(summary_json, folder, name: str, summary: dict | None = N
         "Each run is its end-of-run weights: no checkpoint was chosen on dev, but the recipe was (these arms were "
         "compared on dev, the figure they are reported on; see the project's README). The seeds' weight average "
         f"is on its own row. From `{summary_json}` (`train.summarize`), shipped as `{name}.json`.",
-        summarize.to_markdown(summary).strip(), f"![{name}: every seed]({name}.png)"])
+        summarize.to_markdown(summary).strip(), f"![{summary_alt(summary)}]({name}.png)"])
+
+
+def summary_alt(summary: dict) -> str:
+    """The alt text of `train.summarize.plot_summary`'s figure of `summary`: which arms, on which measures (those
+    some arm has), and how the seeds and weight averages are drawn."""
+    def measure(title: str) -> str:  # "IMDB, whole\nreviews" -> "IMDB (whole reviews)"
+        name, _, part = title.replace("first\n128 tokens", summarize.cut_to(summary)).replace("\n", " ").partition(", ")
+        return f"{name} ({part})" if part else name
+
+    measured = [measure(title) for key, title in summarize.PLOTTED
+                if any((arm["stats"].get(key) or {}).get("mean") is not None for arm in summary.values())]
+    arms = list(summary)
+    which = f"the arm {arms[0]}" if len(arms) == 1 else f"{len(arms)} fine-tuning arms ({', '.join(arms)})"
+    averaged = any(arm["averaged"] for arm in summary.values())
+    return (f"Accuracy of {which} on {said_list(measured)}: per arm and measure, a bar at the mean over the seeds "
+            "with the standard deviation as an error bar and the mean written above it, each seed a dot"
+            + (" and the seeds' weight average a diamond" if averaged else ""))
 
 
 LEAD = "**Trained in "  # how the card's paragraph on a model of several phases starts (`phases_lead`)

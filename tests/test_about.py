@@ -14,6 +14,7 @@ from demo import about, formatting
 from demo.formatting import minutes, pct
 from demo.models import ROOT, LoadedModel, load_models
 from roberta.run_metrics import RunMetrics
+from train import calibrate, model_card
 from transformers import GPT2Config, RobertaConfig
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -182,7 +183,9 @@ def test_a_model_trained_in_phases_shows_every_phase_first_then_the_last_ones_cu
     assert "4.0M tokens" in sections["mlm_card"]  # the card's total is the figure's last point
     assert "from 21.9% after phase 1 to 30.0% after phase 3 (4.0M tokens)" in phases.alt
     assert curves.caption.startswith("**The last phase's curves** (phase 3 alone: 3.0M of the 4.0M tokens)")
-    assert curves.alt.startswith("Curves of the last training phase only (phase 3, 3.0M of the 4.0M tokens)")
+    assert curves.alt == ("Training curves of the last training phase only (phase 3, 3.0M of the 4.0M tokens): "
+                          "training and held-out loss, and held-out accuracy, against tokens seen (the caption above "
+                          "says why its figures are not the card's).")
     # the last phase an average: its curves are those of the phase it averaged, the last one trained
     folder = _folder(tiny_mlm_dir, tmp_path, "avg", AVERAGE, phases=[PHASE, last, AVERAGE],
                      files=("phases.png", "curves.png"))
@@ -196,11 +199,18 @@ def test_without_phases_the_curves_are_the_runs(tiny_mlm_dir, tiny_clf_dir, tmp_
     sections = about.about_sections(load_models(mlm, clf))
     (figure,) = sections["mlm_figures"]
     assert Path(figure.path).name == "curves.png" and figure.caption == "**Training curves** of the fill-mask model."
-    assert "training loss and held-out accuracy against tokens seen" in figure.alt
+    assert figure.alt == ("Training curves of the fill-mask model: training and held-out loss, and held-out "
+                          "accuracy, against tokens seen (the card above has the final figures).")
     (figure,) = sections["sentiment_figures"]
     assert figure.caption == "**Training curves** of the 3 runs averaged into the sentiment classifier (their last " \
                              "stage)."
-    assert "one line per run" in figure.alt
+    assert figure.alt == ("Training curves of the 3 runs averaged into the sentiment classifier, one line per run: "
+                          "each run's training loss, and its held-out accuracy, against tokens seen (the card above "
+                          "has the final figures).")
+    # the same figure's model card describes it in the same words, its own pointer aside (roberta.figure_alts)
+    card = model_card._curves_alt(clf, RunMetrics.read(clf))
+    assert card.startswith("Training curves of the 3 runs averaged into this model, one line per run: ")
+    assert figure.alt.split(", one line per run: ")[1].startswith(card.split(", one line per run: ")[1])
     assert about.about_sections(load_models(tiny_mlm_dir, tmp_path / "none"))["mlm_figures"] == []
     assert about.about_sections(load_models(tiny_mlm_dir, tmp_path / "none"))["sentiment_figures"] == []
 
@@ -491,6 +501,11 @@ def test_the_shipped_classifier_is_still_the_sst2_one():
         f"T = {metrics.calibration['temperature']:.2f} fitted on {metrics.calibration['calibration']['n']:,} "
         "held-out SST-2 training sentences")
     assert about.reliability_alt(metrics).startswith("Reliability diagrams of the classifier on SST-2 dev, before")
+    # in the words of the model card's (train.calibrate), then where the app gives the diagram's figures
+    card = calibrate.calibration_markdown(metrics.calibration, "SST-2 dev")
+    said = re.search(r"!\[Reliability diagrams of the classifier on the SST-2 dev set \(872 examples\)(.*)\]", card)
+    assert said and about.reliability_alt(metrics) == ("Reliability diagrams of the classifier on SST-2 dev"
+                                                       f"{said[1]} (the diagram's ECE figures are in the text above)")
 
 
 def test_calibration_note_reads_the_metrics_and_warns_without_them():
@@ -691,3 +706,52 @@ def test_the_sst2_figure_names_the_shipped_weights_when_the_card_gives_theirs(ti
     (clf / "README.md").write_text("The diagram is drawn from this folder's float16 weights (`x`: ECE 9.3% -> "
                                    "2.0%, accuracy 82.9%).\n")
     assert "as shipped" not in about.about_sections(load_models(None, clf))["sentiment_card"]
+
+
+def _ablation_arm(label, masking, n=3, **mean):
+    return {"label": label, "masking": masking, "n": n, "mean": mean, "std": {}}
+
+
+def test_the_ablation_figures_alt_text_reads_its_results():
+    """The Masking tab's ablation figure was said to be "held-out MLM loss of each masking arm against training
+    steps": one of its four panels, against the wrong axis, and not the memorisation it shows. Its alt text names
+    the four panels (against training tokens), and its figures come from results.json: the arm whose training rows
+    under the mask it was trained on score furthest below its held-out loss, the others' held-out loss, the SST-2
+    range."""
+    results = {"status": "complete", "setup": {"train_tokens_per_run": 1_234_567}, "arms": {
+        "dynamic": _ablation_arm("dynamic (RoBERTa)", "dynamic", probe_seen_mask_loss=None, probe_fresh_mask_loss=4.5,
+                                 mlm_loss=5.61, sst2_accuracy=0.78),
+        "one": _ablation_arm("static, one fixed mask", "static", probe_seen_mask_loss=1.04,
+                             probe_fresh_mask_loss=6.1, mlm_loss=6.95, sst2_accuracy=0.771),
+        "ten": _ablation_arm("static, 10 masks (BERT)", "static", probe_seen_mask_loss=4.4, probe_fresh_mask_loss=4.6,
+                             mlm_loss=5.66, sst2_accuracy=0.79),
+        "random": _ablation_arm("random init (no pretraining)", None, sst2_accuracy=0.745)}}
+    alt = about.ablation_alt(results)
+    assert alt.startswith("Static vs dynamic masking, 3 seeds per arm, 1,234,567 training tokens per run, in four "
+                          "panels: held-out MLM loss against training tokens; training loss on the masks fed"), alt
+    assert "steps" not in alt
+    assert ("“static, one fixed mask” scores 1.04 on its training rows under the mask it was trained on, 6.10 under a "
+            "fresh mask and 6.95 on held-out rows (the other arms 5.61 to 5.66 on held-out rows)") in alt, alt
+    assert "from 74.5% for “random init (no pretraining)” to 79.0% for “static, 10 masks (BERT)”" in alt, alt
+    # another arm memorising most is the one named
+    arms = results["arms"]
+    arms["ten"]["mean"]["probe_seen_mask_loss"], arms["one"]["mean"]["probe_seen_mask_loss"] = 0.5, 2
+    assert "“static, 10 masks (BERT)” scores 0.50 on its training rows" in about.ablation_alt(results)
+    # partial results say so; a layout train.ablation does not write, or none, gets the panels alone
+    partial = about.ablation_alt({**results, "status": "partial", "runs_done": 5, "runs_planned": 12})
+    assert partial.endswith("Partial results: 5 of 12 runs.")
+    for odd in (None, {"arms": {"x": {}}}, {"arms": [1, 2]}):
+        assert about.ablation_alt(odd).startswith(
+            "Static vs dynamic masking, in four panels: held-out MLM loss against training tokens;"), odd
+
+
+def test_the_shipped_ablation_figures_alt_text_gives_its_results():
+    """The shipped results.json: the one fixed mask memorised (its training rows' loss under that mask far below its
+    held-out loss), as the figure's bars show."""
+    results = json.loads((ASSETS / "masking-ablation" / "results.json").read_text(encoding="utf-8"))
+    one = results["arms"]["static-dupe1"]["mean"]
+    alt = about.ablation_alt(results)
+    assert (f"“static, one fixed mask” scores {one['probe_seen_mask_loss']:.2f} on its training rows under the mask "
+            f"it was trained on, {one['probe_fresh_mask_loss']:.2f} under a fresh mask and {one['mlm_loss']:.2f} on "
+            "held-out rows") in alt, alt
+    assert f"{results['setup']['train_tokens_per_run']:,} training tokens per run" in alt

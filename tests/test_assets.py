@@ -176,11 +176,32 @@ def test_the_mlm_cards_curves_say_which_rows_their_evaluation_reads():
     last = [e for e in map(json.loads, (folder / "log.jsonl").read_text().splitlines()) if e["type"] == "eval"][-1]
     metrics = RunMetrics.read(folder)
     caption = next(line for line in _lines("mini-roberta-mlm") if line.startswith("The evaluation curve"))
-    assert _lines("mini-roberta-mlm")[_lines("mini-roberta-mlm").index(caption) - 2] == "![training curves](curves.png)"
+    assert _lines("mini-roberta-mlm")[_lines("mini-roberta-mlm").index(caption) - 2].endswith("](curves.png)")
     assert f"first {last['sequences']:,} held-out rows ({last['eval_tokens']:,} masked tokens)" in caption
     assert f"accuracy {last['accuracy']:.1%}" in caption and f"accuracy {metrics.eval_accuracy:.1%}" in caption
     assert f"all held-out rows ({metrics.eval_tokens:,} masked tokens)" in caption
     assert last["eval_tokens"] < metrics.eval_tokens < metrics.mlm["tokens"]
+
+
+def test_the_classifier_cards_figures_are_described_as_todays_generators_write_it():
+    """Its figures' alt texts were labels ("reliability diagram", "arms: every seed"): the reliability diagram's is
+    `train.calibrate`'s and each seeds' experiment figure's is `scripts.release`'s, from the NAME.json shipped beside
+    it. (The curves' come with `card_for`: test_the_cards_are_what_a_release_writes_today.)"""
+    import json
+
+    from scripts.release import summary_alt
+    from train.calibrate import calibration_markdown
+
+    lines = _lines("mini-roberta-sst2")
+    calibration = RunMetrics.read(ASSETS / "mini-roberta-sst2").calibration
+    assert next(line for line in calibration_markdown(calibration).splitlines() if line.startswith("![")) in lines
+    figures = [line for line in lines if line.startswith("![") and "](reliability.png)" not in line
+               and "](curves.png)" not in line]
+    assert len(figures) == 5
+    for line in figures:
+        name = line.rsplit("](", 1)[1].removesuffix(".png)")
+        summary = json.loads((ASSETS / "mini-roberta-sst2" / f"{name}.json").read_text(encoding="utf-8"))
+        assert line == f"![{summary_alt(summary)}]({name}.png)"
 
 
 def test_the_mlm_cards_usage_example_is_one_the_model_gets_right(fill):

@@ -231,6 +231,18 @@ def test_the_slices_text_is_in_the_task_adaptive_corpus_so_the_card_says_labels(
     assert "task-adaptive pretraining, may have read them" in text
 
 
+def test_the_cards_reliability_diagram_is_described_not_labelled():
+    """The card's diagram had the alt text "reliability diagram": it says what the two panels plot, and on which
+    examples."""
+    report = {"n": 872, "accuracy": 0.9, "ece_before": 0.07, "ece_after": 0.03, "nll_before": 0.4, "nll_after": 0.3,
+              "mean_confidence_before": 0.95, "mean_confidence_after": 0.87}
+    cal = {"temperature": 2.0, "bins": 15, "calibration": {"n": 20}, "dev": report, "diagram": "reliability.png"}
+    image = next(line for line in calibrate.calibration_markdown(cal).splitlines() if line.startswith("!["))
+    alt = image.removeprefix("![").removesuffix("](reliability.png)")
+    assert "the dev set (872 examples)" in alt and "before and after temperature scaling" in alt
+    assert "accuracy per confidence bin" in alt and "diagonal of perfect calibration" in alt
+
+
 def test_recalibrate_cli_says_when_t_is_at_its_bound(tiny_clf_dir, train_files, tmp_path, monkeypatch, capsys):
     import shutil
 

@@ -1075,6 +1075,28 @@ def test_curves_are_drawn_again_only_when_the_log_or_the_figure_changed(tmp_path
     assert len(draws) == 3 and png.read_bytes() == drawn  # the same log, the same figure
 
 
+def test_the_averaged_runs_curves_tell_the_runs_apart_without_colour(tmp_path, monkeypatch):
+    """The seeds' curves differed by colour alone (matplotlib's default cycle, one marker for all), and seeds 1 and
+    2 (orange, green) are hard to tell apart for a protanope: each run has its own marker and line style too, in
+    both panels."""
+    drawn = []
+    monkeypatch.setattr(reporting, "save_figure", lambda fig, path: drawn.append(fig))
+    members = []
+    for seed in range(4):
+        log = tmp_path / f"s{seed}" / "log.jsonl"
+        log.parent.mkdir()
+        for step in range(1, 40):
+            reporting.append_log(log, {"type": "train", "step": step, "tokens": 8 * step, "loss": 5.0 - step / 10})
+        reporting.append_log(log, {"type": "eval", "step": 39, "tokens": 312, "loss": 1.5, "accuracy": 0.5})
+        members.append((f"run-s{seed}", log))
+    assert reporting.plot_member_curves(members, tmp_path / "curves.png")
+    for ax in drawn[0].axes:
+        runs = [line for line in ax.get_lines() if line.get_label().startswith("run-s")]
+        assert len(runs) == 4 and all(line.get_marker() not in ("", "None", None) for line in runs)
+        assert len({(line.get_marker(), line.get_linestyle()) for line in runs}) == 4
+        assert len({line.get_linestyle() for line in runs}) > 1 and len({line.get_color() for line in runs}) == 4
+
+
 def test_a_log_that_cannot_be_written_names_the_file_and_the_way_on(tmp_path, monkeypatch):
     """A full disk was "[Errno 28] No space left on device", naming no file and not saying --resume. The way on
     said "--resume (from its last checkpoint)" before the run had one: it says so only when there is one, and in

@@ -50,3 +50,21 @@ def test_probes_run_and_summarize(train_files, tmp_path, single_thread):
     # bias-zero without the reference probe has no unigram loss: its milestone was never looked for
     alone = {"bias-zero": {**results["bias-zero"], "unigram_loss": None, "below_unigram": None}}
     assert "| not measured (run the reference probe) |" in probes.markdown_table(alone)
+
+
+def test_the_figure_tells_the_probes_apart_without_colour(monkeypatch, tmp_path):
+    """The 8 probes' lines differed by colour alone (one marker for all), and lr-5e-4 (green) against lr-2e-3 (red),
+    the docs' stuck probe, are hard to tell apart for a deuteranope: each probe has its own marker, and no two
+    neighbours share a line style, in both panels."""
+    from matplotlib.figure import Figure
+
+    drawn = []
+    monkeypatch.setattr(Figure, "savefig", lambda fig, path, **kw: drawn.append(fig))
+    curve = [{"tokens": t, "step": t, "loss": 7.0 - t / 1e6, "accuracy": 0.05 + t / 1e7} for t in (0, 5e5, 1e6)]
+    probes.plot({name: {"curve": curve} for name in probes.PROBES}, tmp_path / "curves.png")
+    for ax in drawn[0].axes:
+        lines = [line for line in ax.get_lines() if line.get_label() in probes.PROBES]
+        assert len(lines) == len(probes.PROBES)
+        assert len({line.get_marker() for line in lines}) == len(lines)
+        assert all(a.get_linestyle() != b.get_linestyle() and a.get_color() != b.get_color()
+                   for a, b in zip(lines, lines[1:]))

@@ -772,6 +772,31 @@ def test_release_refuses_the_wrong_kind_of_run_before_writing(tiny_mlm_dir, tiny
         release.experiment_section(bad, tmp_path, "sst2")
 
 
+def test_the_cards_experiment_figure_is_described_not_labelled(tmp_path):
+    """Each seeds' experiment figure had the alt text "NAME: every seed": it names the arms and the measures
+    plotted, and says how the seeds and the weight average are drawn (the diamond only where an arm has one)."""
+    from scripts import release
+
+    def arm(averaged):
+        run = {"dev_accuracy": 0.8, "imdb_accuracy": 0.7, "averaged": 0, "max_length": 64, "folder": "runs/s0"}
+        stats = {"dev_accuracy": {"mean": 0.8, "std": 0.01}, "imdb_accuracy": {"mean": 0.7, "std": 0.02},
+                 "checks_categories": {}}
+        average = {**run, "averaged": 2, "folder": "runs/avg"}
+        return {"seeds": 2, "runs": [run, run] + [average] * averaged, "averaged": [average] * averaged,
+                "stats": stats}
+
+    def alt(summary):
+        (tmp_path / "summary.json").write_text(json.dumps(summary))
+        section = release.experiment_section(tmp_path / "summary.json", tmp_path, "arms")
+        return section.rsplit("![", 1)[1].removesuffix("](arms.png)")
+
+    both = alt({"pretrained": arm(True), "random": arm(False)})
+    assert "2 fine-tuning arms (pretrained, random)" in both and "SST-2 dev and IMDB (first 64 tokens)" in both
+    assert "IMDB (whole reviews)" not in both  # no arm measured it: the figure has no bars for it
+    assert "mean over the seeds" in both and "each seed a dot" in both and "weight average a diamond" in both
+    assert "diamond" not in alt({"random": arm(False)})
+
+
 @pytest.mark.slow  # end-to-end script run, several seconds
 def test_unigram_output_bias_starts_at_the_unigram_distribution(train_files, tmp_path, capsys):
     import torch

@@ -614,7 +614,7 @@ def test_model_card_fill_mask(model_folder):
     assert set(meta["datasets"]) == {"Salesforce/wikitext", "wikimedia/wikipedia", "stanfordnlp/imdb"}
     assert meta["model-index"][0]["results"][0]["metrics"][0]["value"] in (25.79, 0.4123)
     for expected in ("25.79", "0.4123", "31,337", "4,200,000", "2h 5m", "2 CPU cores",
-                     "python -m train.pretrain --preset mini", "![training curves](curves.png)", "Trained for a demo.",
+                     "python -m train.pretrain --preset mini", "](curves.png)", "Trained for a demo.",
                      'pipeline("fill-mask", model="someone/mini")'):
         assert expected in text
     config = roberta.RobertaConfig.from_dict(json.loads((model_folder / "config.json").read_text()))
@@ -628,15 +628,34 @@ def test_model_card_curves_caption_says_which_rows_the_curve_reads(model_folder)
     (model_folder / "curves.png").write_bytes(b"\x89PNG")
     metrics = {"eval_accuracy": 0.5, "eval_loss": 2.6, "eval_tokens": 9_000, "command": "python -m train.pretrain"}
     card = model_card.write_model_card(model_folder, title="M", task="fill-mask", metrics=metrics, recipe={})
-    assert "![training curves](curves.png)\n\n## Limitations" in card.read_text()  # no log: the figure alone
+    assert "](curves.png)\n\n## Limitations" in card.read_text()  # no log: the figure alone
     (model_folder / "log.jsonl").write_text(json.dumps({"type": "eval", "step": 9, "loss": 2.25, "accuracy": 0.625,
                                                         "eval_tokens": 1_234, "sequences": 32}) + "\n")
     text = model_card.write_model_card(model_folder, title="M", task="fill-mask", metrics=metrics,
                                        recipe={}).read_text()
-    caption = text.split("![training curves](curves.png)\n\n")[1].split("\n")[0]
+    caption = text.split("](curves.png)\n\n")[1].split("\n")[0]
     assert caption.startswith("The evaluation curve reads the first 32 held-out rows (1,234 masked tokens)")
     assert "ends at accuracy 62.5% and loss 2.25" in caption
     assert "eval_ figures read all held-out rows (9,000 masked tokens): accuracy 50.0%, loss 2.60" in caption
+
+
+def test_model_card_curves_alt_text_says_what_the_figure_shows(model_folder):
+    """The figure's alt text was the label "training curves": it says what is plotted, and whose run it is (a weight
+    average's members, one line each; a model pretrained in phases, its last phase alone)."""
+    from roberta.run_metrics import write_phase_history
+
+    def alt(metrics):
+        card = model_card.write_model_card(model_folder, title="M", task="fill-mask", metrics=metrics, recipe={})
+        return card.read_text().split("## Training curves\n\n![")[1].split("](curves.png)")[0]
+
+    (model_folder / "curves.png").write_bytes(b"\x89PNG")
+    one = alt({"command": "python -m train.pretrain"})
+    assert "this model" in one and all(w in one for w in ("training and held-out loss", "held-out accuracy",
+                                                           "against tokens seen"))
+    averaged = alt({"averaged": 3})
+    assert "the 3 runs averaged into this model, one line per run" in averaged and "held-out accuracy" in averaged
+    write_phase_history(model_folder, [model_card.RunMetrics(train_tokens=10), model_card.RunMetrics(train_tokens=20)])
+    assert "the last pretraining phase only (phase 2, 20 tokens)" in alt({"train_tokens": 20})
 
 
 def test_model_card_transformers_fill_mask_snippet_reads_a_long_text(model_folder):

@@ -55,6 +55,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from roberta.figure_alts import reliability_alt
 from roberta.files import write_atomic
 from roberta.hub import CONFIG_NAME
 from roberta.run_metrics import METRICS_NAME, RunMetrics, dataset_name
@@ -351,7 +352,8 @@ def calibration_markdown(cal: dict | None, dev_name: str = "dev") -> str:
     if cal.get("notes"):
         lines += ["", *(f"Note: {note}." for note in cal["notes"])]
     if cal.get("diagram"):
-        lines += ["", f"![reliability diagram]({cal['diagram']})"]
+        dev_set = f"the {dev_name} set" + (f" ({cal['dev']['n']:,} examples)" if "dev" in cal else "")
+        lines += ["", f"![{reliability_alt(dev_set)}]({cal['diagram']})"]
     lines += ["", "`roberta.pipeline` applies T. With `transformers`, apply it yourself:", "",
               "```python\nprobs = (model(**inputs).logits / model.config.calibration_temperature).softmax(-1)\n```",
               "", "(`transformers.pipeline(\"text-classification\")` shows the uncalibrated softmax.)"]

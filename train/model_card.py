@@ -12,6 +12,7 @@ import torch
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification, hub
+from roberta.figure_alts import curves_alt
 from roberta.files import write_atomic
 from roberta.run_metrics import (COMPRESSED, KNOWN_DATA_FILES, KNOWN_DATA_FOLDERS, METRICS_NAME, PHASES_NAME,
                                   Evaluation, RunMetrics, read_phase_history)
@@ -338,7 +339,7 @@ def curves_section(folder, metrics: RunMetrics | None) -> str:
     says (a pretraining run's periodic evaluations read its first `--eval-rows` held-out rows, the Metrics
     table's eval_ figures the final evaluation's rows: the curve ends above or below the table beside it)."""
     folder, metrics = Path(folder), metrics or RunMetrics()
-    image = f"![training curves]({CURVES_NAME})"
+    image = f"![{_curves_alt(folder, metrics)}]({CURVES_NAME})"
     log = folder / LOG_NAME
     evals = [e for e in read_log(log) if e.get("type") == "eval"] if log.is_file() else []
     last = evals[-1] if evals else {}
@@ -357,6 +358,18 @@ def curves_section(folder, metrics: RunMetrics | None) -> str:
                     f"{mlm['masks']} random maskings ({mlm['tokens']:,} masked tokens): accuracy "
                     f"{mlm['accuracy']:.1%}.")
     return "\n\n".join(filter(None, [image, caption, phases_figure(folder)]))
+
+
+def _curves_alt(folder: Path, metrics: RunMetrics) -> str:
+    """The alt text of the folder's curves.png: a weight average's shows its members (`train.average`), a model
+    pretrained in phases (phases.json) its last phase alone, any other its own run."""
+    if (metrics.averaged or 0) > 1:
+        return curves_alt(f"the {metrics.averaged} runs averaged into this model", per_run=True)
+    phases = read_phase_history(folder) if (folder / PHASES_NAME).is_file() else []
+    if len(phases) > 1:
+        tokens = f", {metrics.train_tokens:,} tokens" if metrics.train_tokens else ""
+        return curves_alt(f"the last pretraining phase only (phase {len(phases)}{tokens})")
+    return curves_alt("this model")
 
 
 PHASES_FIGURE = "phases.png"  # `scripts.phase_curve`'s figure of a shipped MLM's phases.json

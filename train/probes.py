@@ -32,7 +32,7 @@ from roberta.run_metrics import RunMetrics
 from . import pretrain, tokenizer
 from .experiment import run_steps, script, training
 from .recipe import SHIPPED_TOKENIZER
-from .reporting import read_log
+from .reporting import line_style, read_log
 from .runtime import exit_code
 
 PLATEAU_EXIT_LOSS = 6.0
@@ -169,10 +169,11 @@ def plot(results: dict, path: Path) -> None:
 
     fig = Figure(figsize=(10, 4.2))
     loss_ax, acc_ax = fig.subplots(1, 2)
-    for name, r in results.items():
+    for i, (name, r) in enumerate(results.items()):
         tokens = [p["tokens"] / 1e6 for p in r["curve"]]
-        loss_ax.plot(tokens, [p["loss"] for p in r["curve"]], marker=".", label=name)
-        acc_ax.plot(tokens, [100 * p["accuracy"] for p in r["curve"]], marker=".", label=name)
+        style = line_style(i)  # the conclusions rest on telling the 8 probes apart, colour-blind readers too
+        loss_ax.plot(tokens, [p["loss"] for p in r["curve"]], ms=4, lw=1.2, label=name, **style)
+        acc_ax.plot(tokens, [100 * p["accuracy"] for p in r["curve"]], ms=4, lw=1.2, label=name, **style)
     loss_ax.axhline(PLATEAU_EXIT_LOSS, color="gray", lw=0.8, ls="--", label="left the plateau")
     unigram = (results.get("reference") or {}).get("unigram_loss")
     if unigram is not None:

@@ -13,6 +13,12 @@ from .checkpointing import Checkpoints
 from .exit_codes import with_how_to_go_on
 
 LOG_NAME, CURVES_NAME = "log.jsonl", "curves.png"
+# The lines of a figure that has one per run or probe: Okabe and Ito's colour-blind-safe palette (its yellow left
+# out, too faint on white), and each line also its own marker and line style, so that a reader who cannot tell two
+# colours apart still tells the lines apart (WCAG 1.4.1)
+LINE_COLOURS = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7")
+LINE_MARKERS = "osD^v<>P"
+LINE_DASHES = ("-", "--", "-.", ":")
 
 
 def append_log(path: Path, entry: dict) -> None:
@@ -70,6 +76,13 @@ def truncate_log(path: Path, step: int, keep_eval_at_step: bool = True) -> None:
     kept = [entry for entry in read_log(path) if entry["step"] < step or entry["step"] == step and
             (keep_eval_at_step or entry.get("type") != "eval")]
     write_atomic(path, "".join(json.dumps(entry) + "\n" for entry in kept))
+
+
+def line_style(i: int) -> dict:
+    """The colour, marker and line style of a figure's i-th line (`LINE_COLOURS`): no two of its first
+    len(LINE_MARKERS) lines share a marker, and neighbours differ in colour and line style too."""
+    return {"color": LINE_COLOURS[i % len(LINE_COLOURS)], "marker": LINE_MARKERS[i % len(LINE_MARKERS)],
+            "linestyle": LINE_DASHES[i % len(LINE_DASHES)]}
 
 
 def save_figure(fig, png_path) -> Path:
@@ -130,14 +143,15 @@ def plot_member_curves(members: list[tuple[str, Path]], png_path: Path) -> bool:
     import matplotlib.pyplot as plt
 
     fig, (loss_ax, acc_ax) = plt.subplots(1, 2, figsize=(11, 4))
-    for label, entries in logs:
+    for i, (label, entries) in enumerate(logs):
         train = [e for e in entries if e["type"] == "train"]
         evals = [e for e in entries if e["type"] == "eval" and "accuracy" in e]
-        marker = "o" if len(train) < 3 else None  # a short run's one or two points would be an invisible line
-        line, = loss_ax.plot([e["tokens"] for e in train], [e["loss"] for e in train], lw=1, marker=marker, ms=3,
-                             label=label)
-        acc_ax.plot([e["tokens"] for e in evals], [e["accuracy"] for e in evals], "o-", ms=3, label=label,
-                    color=line.get_color())
+        style = line_style(i)
+        # a marker on every few of the hundreds of training points: enough to tell the lines apart, and a short
+        # run's one or two points stay visible
+        loss_ax.plot([e["tokens"] for e in train], [e["loss"] for e in train], lw=1, ms=4,
+                     markevery=max(1, len(train) // 12), label=label, **style)
+        acc_ax.plot([e["tokens"] for e in evals], [e["accuracy"] for e in evals], ms=4, label=label, **style)
     loss_ax.set(xlabel="tokens seen", ylabel="loss", title="training loss of the averaged runs")
     acc_ax.set(xlabel="tokens seen", title="their evaluation accuracy")
     for ax in (loss_ax, acc_ax):
