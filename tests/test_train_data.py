@@ -212,6 +212,53 @@ def test_pack_sequences_full_sentences(tokenizer, sentences, tmp_path):
     assert rows.shape[0] == -(-len(stream) // (max_length - 2))
 
 
+def test_special_tokens_written_out_in_pretraining_text_are_read_as_text(tokenizer):
+    """The reviewer's case: an HTML strikethrough in a scraped review (`<s>$20</s>`) became sequence boundaries in
+    the middle of a row, a written "<pad>" a token the model never attends to, a "<mask>" an input mask with no
+    target. They are read as the text they are; WikiText's `<unk>` stays the one special token (`_clean_line`)."""
+    specials = {tokenizer.token_to_id(t) for t in ("<s>", "</s>", "<pad>", "<mask>", "<unk>")}
+    text = "Prices: <s>$20</s> now, see <pad> and <mask> here."
+    (ids,) = data.tokenize_documents([text], tokenizer)
+    assert not specials & set(ids.tolist())
+    assert tokenizer.decode(ids.tolist(), skip_special_tokens=False) == text
+    rows = data.pack_sequences([text, "the cat"], tokenizer, 64)
+    body = rows[0, 1:].tolist()
+    assert body.count(tokenizer.token_to_id("</s>")) == 2  # the end of each document, and no other
+    # <unk> (glued to the word before, as `_clean_line` writes it) is one special token, as the tokenizer reads it
+    wiki = ["a species of<unk> lobster", "<unk>", "x<unk><unk> y"]
+    tokenized = [ids.tolist() for ids in data.tokenize_documents(wiki, tokenizer)]
+    assert tokenized == [e.ids for e in tokenizer.encode_batch(wiki, add_special_tokens=False)]
+    assert [t.count(tokenizer.token_to_id("<unk>")) for t in tokenized] == [1, 1, 2]
+
+
+def test_the_shipped_corpora_are_packed_as_before(shared_file):
+    """WikiText-2's validation text, with its <unk>s and none of the other special tokens written out, is
+    tokenized exactly as the tokenizer's own reading of special tokens gave it (the shipped models' data)."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(Path(__file__).resolve().parents[1] / "assets" / "mini-roberta-mlm" /
+                                        "tokenizer.json"))
+    documents = data.read_documents(str(shared_file("wikitext-2/wiki.valid.tokens")))
+    assert not any(t in d for d in documents for t in data.SPECIAL_TOKENS_WRITTEN)
+    assert sum(d.count(data.UNK) for d in documents) > 1000
+    before = [e.ids for e in tokenizer.encode_batch(documents, add_special_tokens=False)]
+    assert [ids.tolist() for ids in data.tokenize_documents(documents, tokenizer)] == before
+
+
+def test_labelled_texts_with_special_tokens_written_out_are_noted(tmp_path, capsys):
+    """Fine-tuning reads a labelled text as a classifier reads it in use, a written-out "<s>" as the special token
+    (as `roberta.pipeline` and the app do): a note says how many texts hold one, and which."""
+    path = tmp_path / "reviews.tsv"
+    path.write_text("sentence\tlabel\nwas <s>$20</s> now $10\t1\na fine film\t1\nsee <mask>\t0\n")
+    texts, _, _ = data.read_labeled(str(path))
+    assert texts[0] == "was <s>$20</s> now $10"
+    err = capsys.readouterr().err
+    assert f"note: {path}: 2 of 3 texts hold <s>, </s>, <mask> written out; a classifier reads each as" in err
+    (tmp_path / "plain.tsv").write_text("sentence\tlabel\na fine film\t1\n")
+    data.read_labeled(str(tmp_path / "plain.tsv"))
+    assert "written out" not in capsys.readouterr().err
+
+
 def test_pack_sequences_cache(tokenizer, sentences, tmp_path, monkeypatch):
     docs = sentences[:50]
     first = data.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path)

@@ -18,6 +18,10 @@ Decisions (applied to every source, so training, evaluation and the app see the 
   space token. Dropping it would leave broken sentences (5% of WikiText-2's words); as a special token
   it is never a masking target, so the model is never asked to predict an unknown word. `unk="drop"`
   removes it instead. (`train.tokenizer` strips it from the BPE training text so no merges are spent on it.)
+- The other special tokens written out in a text (`<s>`, `</s>`, `<pad>`, `<mask>`; `<s>…</s>` is HTML's
+  strikethrough): pretraining text reads them as text (`tokenize_documents`), never as a sequence boundary, a
+  padding or a mask of its own; labelled texts are read as a classifier reads them in use, as the special
+  tokens, and a note says how many hold one.
 
 Sampling (`load_mixture_with_stats`: a tokenizer's training text, a pretraining corpus) is keyed by the seed and by
 each source's path as it is written: `../shared/data/x` and `/work/shared/data/x`, the same file, give other
@@ -62,6 +66,7 @@ HUB_PREFIX = "hub:"
 TEXT_SUFFIXES = (".txt", ".tokens", ".raw")
 LABELED_SUFFIXES = (".tsv", ".csv")
 UNK = "<unk>"
+SPECIAL_TOKENS_WRITTEN = ("<s>", "</s>", "<pad>", "<mask>")  # the others a text may hold written out (HTML's <s>)
 SENTIMENT_LABELS = {0: "negative", 1: "positive"}
 
 
@@ -502,7 +507,8 @@ def _special_id(tokenizer, token: str) -> int:
 
 
 def packing_cache_key(documents: list[str], tokenizer, max_length: int) -> str:
-    h = hashlib.sha256(f"full-sentences-v1|{max_length}|{len(documents)}|".encode())
+    # v2: a special token written out in a document is read as text (`tokenize_documents`), no longer as the token
+    h = hashlib.sha256(f"full-sentences-v2|{max_length}|{len(documents)}|".encode())
     h.update(tokenizer.to_str().encode())
     for doc in documents:
         h.update(doc.encode("utf-8", "surrogatepass"))
@@ -510,19 +516,42 @@ def packing_cache_key(documents: list[str], tokenizer, max_length: int) -> str:
     return h.hexdigest()[:24]
 
 
+def _special_tokens_as_text(tokenizer):
+    """A copy of `tokenizer` that reads a special token written out in a text ("<s>", "</s>", "<pad>", "<mask>")
+    as the text it is (`tokenizers`' encode_special_tokens); the caller's tokenizer is left as it is."""
+    from tokenizers import Tokenizer
+
+    copy = Tokenizer.from_str(tokenizer.to_str())
+    copy.encode_special_tokens = True
+    return copy
+
+
 def tokenize_documents(documents: list[str], tokenizer, show_progress: bool | None = None,
                        batch_size: int = 1000) -> list[np.ndarray]:
-    """Token ids of every document (no special tokens), batch-encoded, with a progress bar if long."""
+    """Token ids of every document (no special tokens), batch-encoded, with a progress bar if long. A special
+    token written out in a document is read as the text it is: an HTML strikethrough in a scraped review
+    (`<s>$20</s>`) is no sequence boundary, a "<pad>" no padding the model never attends to, a "<mask>" no mask
+    without a target. `<unk>` alone stays the special token, WikiText's unknown word (`_clean_line`)."""
     from tqdm.auto import tqdm
 
     if show_progress is None:
         show_progress = sum(map(len, documents)) > 2_000_000 and progress_bars()
-    encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
+    reader = _special_tokens_as_text(tokenizer)
+    encode = getattr(reader, "encode_batch_fast", reader.encode_batch)
+    unk_id = tokenizer.token_to_id(UNK)
     out = []
     with tqdm(total=len(documents), unit="doc", desc="tokenizing", disable=not show_progress) as bar:
         for start in range(0, len(documents), batch_size):
             batch = documents[start:start + batch_size]
-            out += [np.asarray(e.ids, dtype=np.int32) for e in encode(batch, add_special_tokens=False)]
+            # each document in its parts between <unk>s (the tokenizer's own matching of <unk> encodes them apart
+            # too), joined again by the <unk> id
+            parts = [doc.split(UNK) if unk_id is not None else [doc] for doc in batch]
+            encoded = iter(encode([part for doc in parts for part in doc], add_special_tokens=False))
+            for doc in parts:
+                ids = list(next(encoded).ids)
+                for _ in doc[1:]:
+                    ids += [unk_id, *next(encoded).ids]
+                out.append(np.asarray(ids, dtype=np.int32))
             bar.update(len(batch))
     return out
 
@@ -834,7 +863,19 @@ def read_labeled(source: str, text_column: str | None = None, label_column: str 
         labels.append(_parse_label(row[label_col], where, label2id, id2label, labels_fix))
     if not texts:
         raise DataError(f"{source}: no examples (only a header?)")
+    _note_special_tokens_written(source, texts)
     return texts, labels, id2label or _default_label_names(source, labels)
+
+
+def _note_special_tokens_written(source: str, texts: list[str]) -> None:
+    """A note when labelled texts hold a special token written out (`<s>`…`</s>` is HTML's strikethrough): a
+    classifier reads each as that token, in fine-tuning as in `roberta.pipeline` and the app, not as the text it
+    is (pretraining text reads it as text: `tokenize_documents`)."""
+    held = [t for t in texts if any(token in t for token in SPECIAL_TOKENS_WRITTEN)]
+    if held:
+        found = [token for token in SPECIAL_TOKENS_WRITTEN if any(token in t for t in held)]
+        _note(f"{source}: {len(held):,} of {len(texts):,} texts hold {', '.join(found)} written out; a classifier "
+              "reads each as that special token, not as text, as it will in use")
 
 
 def _finetune_columns(command) -> tuple[str | None, str | None] | None:
