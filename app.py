@@ -5,7 +5,6 @@ the tabs' views in demo/), demo/about.py writes the About tab and the notes on t
 an event reaches its handler (the shared queues, the API endpoints, the race guards). Models are loaded once,
 here, from MLM_MODEL / SENTIMENT_MODEL (a folder or a Hub repo id; default the assets/ folders).
 """
-import os
 from pathlib import Path
 
 import gradio as gr
@@ -20,11 +19,13 @@ from demo.embedding_handlers import EMBEDDINGS_TAB
 from demo.handlers import Handlers
 from demo.masking_view import MASKING_COLUMNS, PREDICTION_COLUMNS
 from demo.models import KINDS, configure_torch, load_models, read_ablation
+from demo.serve import parse_options, serve
 from demo.tokens_handlers import TOKENS_TAB
 from demo.uploads import launch_options
 from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results
 from demo.wiring import CONCURRENCY, SLOW, Wiring, api, error_box, hint, model_note, notice
 
+OPTIONS = parse_options() if __name__ == "__main__" else None  # --help answers before the models load
 configure_torch(concurrency=CONCURRENCY)  # each queue's requests share the cores (both full: twice as many)
 MODELS = load_models()
 handlers = Handlers(MODELS)
@@ -241,6 +242,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                                      handlers.attention_model, [at_layer, at_head],
                                                      [at_layer, at_head])
                     at_btn = gr.Button("Show attention", variant="primary")
+            gr.Markdown("## Attention views", elem_classes="section-title")
             at_notes = gr.Markdown(elem_id="at-notes", label="notes", show_label=False, **USER_TEXT)
             # Only the visible sub-tab is drawn (a matplotlib figure costs ~0.5 s): `at_visible` names it, the
             # events draw that one only and leave the others as they are (a late event must not blank a view
@@ -330,6 +332,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     tk_model, tk_current = model_box("mlm", "tk", tab=TOKENS_TAB)
                     tk_btn = gr.Button("Tokenize", variant="primary")
                 with gr.Column(scale=3):
+                    gr.Markdown("## The text as tokens", elem_classes="section-title")
                     tk_view = gr.HTML(elem_id="tk-view", label="tokens_html")
                     tk_data = gr.JSON(visible=False, label="tokens")  # the same as data, for API clients only
             with gr.Accordion("Merge by merge: how BPE builds one word from its bytes", open=True,
@@ -456,17 +459,21 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # Epochs, Seed and Mask, as on the screen (they were under the sentence, before its neighbours)
             mk_examples_col = gr.Column()
             # what the hint asks to notice, before the epochs: under them it was 10 phone screens down (more at 40)
+            gr.Markdown("## What each scheme showed", elem_classes="section-title")  # the grid keeps its label as name
             mk_stats = gr.Dataframe(headers=MASKING_COLUMNS, label="What each scheme showed", interactive=False,
-                                    wrap=True, elem_id="mk-stats", elem_classes="narrow-table",
+                                    show_label=False, wrap=True, elem_id="mk-stats", elem_classes="narrow-table",
                                     column_widths=["24%", "24%", "27%", "25%"])  # shares of the box: .narrow-table
+            gr.Markdown("## Epoch by epoch", elem_classes="section-title")
             mk_table = gr.HTML(elem_id="mk-table", label="epochs_html")
             mk_plot = Plot(label="Coverage against epochs", show_label=False, elem_id="mk-plot")
+            mk_plot_text = gr.HTML(elem_id="mk-plot-text", label="coverage_text")  # the figure as text
+            gr.Markdown("## Predictions at the targets", elem_classes="section-title")
             mk_preds = gr.Dataframe(headers=PREDICTION_COLUMNS, interactive=False, wrap=True, elem_id="mk-preds",
                                     elem_classes="wide-table", label="The MLM's top-1 prediction at every target of "
                                     "the last epoch", column_widths=["130px", "95px", "100px", "120px", "100px",
                                                                      "120px", "115px", "80px"])
             model_note(NOTES["mlm"])
-            mk_out = [mk_table, mk_stats, mk_plot, mk_preds]
+            mk_out = [mk_table, mk_stats, mk_plot, mk_preds, mk_plot_text]  # the text version last: API order kept
             # the button, Enter in a box, moving the slider (mouse or keys) or changing the seed (typed, or its
             # arrows) reruns it (a table that no longer matched its controls looked current); any of them with
             # nothing changed since the last run (Enter after a change that already ran, a second click) does
@@ -481,9 +488,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             gr.Markdown(ablation_markdown(ABLATION), elem_classes="section-title")
             if "curves" in ABLATION:
                 gr.Image(ABLATION["curves"], label="Ablation curves", show_label=False, interactive=False,
-                         buttons=[], elem_classes="static-figure",
-                         alt_text="Held-out MLM loss of each masking arm against training steps (the table above has "
-                                  "the final figures)")
+                         buttons=[], elem_classes="static-figure", alt_text=about.ablation_alt(ABLATION.get("results")))
 
         with gr.Tab("About", id="about", elem_id="tab-about"):
             gr.Markdown("## The models\n" + ABOUT["intro"])
@@ -505,11 +510,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             with gr.Accordion("Training recipe", open=False):
                 gr.Markdown(about.RECIPE)
 
-demo.queue(default_concurrency_limit=CONCURRENCY, max_size=int(os.environ.get("APP_QUEUE_SIZE", "64")))
+wiring.queue()  # the compute, slow and loading queues, each with its own bound (APP_QUEUE_SIZE waiting)
 
 if __name__ == "__main__":
-    demo.launch(
-        server_name=os.environ.get("GRADIO_SERVER_NAME") or ("0.0.0.0" if os.environ.get("SPACE_ID") else "127.0.0.1"),
-        server_port=int(os.environ.get("GRADIO_SERVER_PORT", "7860")),
-        theme=THEME, css=CSS, js=PAGE_JS, **launch_options(),  # launch_options: no file uploads
-    )
+    serve(demo, OPTIONS, theme=THEME, css=CSS, js=PAGE_JS, **launch_options())  # launch_options: no file uploads

@@ -24,25 +24,17 @@ from tokenizers import models
 from roberta.config import RobertaConfig
 
 from .byte_level import bytes_of, is_partial, text_of
-from .formatting import SPACE_LABEL, readable, show_whitespace
+from .formatting import SPACE_LABEL, readable, show_whitespace, spaced  # noqa: F401 (spaced: re-exported)
 from .tokens_view import tokenize, word_spans
 from .training_counts import counts_css, counts_details
 
 MAX_PRETOKEN_BYTES = 40  # the longest pre-token, in bytes (= starting pieces), `merge_steps` replays
-SPACE_SIGNS = SPACE_LABEL + "Ġ"  # a space as this tab shows it ("␣has") and as the vocabulary writes it ("Ġhas")
 MAX_PRETOKENS = 200  # the most (distinct) pre-tokens `pretokens` lists for a picker
 PRETOKEN_TEXT_CHARS = 4000  # `pretokens` reads at most this much of a text (cut before a word)
 GPT2_MERGES = 50_000  # GPT-2's tokenizer, which RoBERTa reuses, learned this many merges (its vocab.bpe)
 GPT2_VOCAB_SIZE = 256 + GPT2_MERGES + 1  # its 256 bytes, one token per merge and <|endoftext|>
 ROBERTA_VOCAB_SIZE = RobertaConfig.vocab_size  # roberta-base's vocabulary: GPT-2's, with RoBERTa's special tokens
 COMPARE_WITH = "FacebookAI/roberta-base"  # the Hub model the Tokens tab's note suggests, offered in its model box
-
-
-def spaced(word: str, signs: str = SPACE_SIGNS) -> str:
-    """`word` typed as this tab shows it or as the vocabulary writes it: the signs of a space it begins with
-    (`signs`), as the spaces they stand for ("␣has" and "Ġhas" → " has")."""
-    bare = word.lstrip(signs + " ")
-    return " " * (len(word) - len(bare)) + bare
 
 
 # ---- a text's tokens ---------------------------------------------------------------------------------------
@@ -324,6 +316,7 @@ BPE_CSS = """<style>
 .bpe-view ol.bpe-chips>li{margin-top:0 !important;margin-bottom:0 !important}
 .bpe-sr{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 .bpe-chip{position:relative}
+.bpe-face{display:contents}  /* what a chip shows, and its hover: no box of its own, the chip lays out its parts */
 .bpe-chip{display:inline-flex;flex-direction:column;align-items:center;min-width:1.6em;max-width:100%;
   padding:2px 5px;border-radius:5px;border:1px solid #6b7280;margin:0;color:#111827;background:#e0e7ff;
   font-size:15px;line-height:1.3}
@@ -370,25 +363,29 @@ def _spoken(label: str) -> str:
 
 
 def _chip(label: str, tint: int, extra: str = "", classes: str = "", title: str = "", said: str = "") -> str:
-    """One token as a list item: what it shows (hidden from screen readers) and what is said instead: the
-    spoken label, then `said` ("id 23901", "new")."""
+    """One token as a list item: what it shows (its label, then `extra`, the id below it) with the hover `title`,
+    both hidden from screen readers, and what is said instead: the spoken label, then `said` ("id 23901", "new").
+    The title is not on the <li>: there it became the item's accessible name, the vocabulary entry in the
+    byte-level alphabet ("vocabulary entry Ã¨me; 38 times ...") said before every token."""
     title_attr = f' title="{html.escape(title)}"' if title else ""
     spoken = _spoken(label) + (f", {said}" if said else "")
-    return (f'<li class="bpe-chip {"bpe-b" if tint % 2 else "bpe-a"}{classes}"{title_attr}>'
-            f'<span class="bpe-piece" aria-hidden="true">{html.escape(label)}</span>{extra}'
-            f'<span class="bpe-sr">{html.escape(spoken)}</span></li>')
+    return (f'<li class="bpe-chip {"bpe-b" if tint % 2 else "bpe-a"}{classes}">'
+            f'<span class="bpe-face" aria-hidden="true"{title_attr}><span class="bpe-piece">{html.escape(label)}'
+            f'</span>{extra}</span><span class="bpe-sr">{html.escape(spoken)}</span></li>')
 
 
 def _chips(chips: list[str], name: str) -> str:
     return f'<ol class="bpe-chips" aria-label="{html.escape(name)}">{"".join(chips)}</ol>'
 
 
-def tokens_html(rows: dict, counts=None, removed=(), shipped_vocab_size: int | None = None) -> str:
+def tokens_html(rows: dict, counts=None, removed=(), shipped_vocab_size: int | None = None,
+                composed: bool = False) -> str:
     """`token_rows` as chips in reading order: each token's text (a leading space as "␣"; byte pieces of a
     character as "⟨byte 0xF0⟩", with the character they are part of) and its id below; neighbouring tokens in
     alternating tints and separate boxes; a wider gap before the first token of each word; special tokens in
-    dashed boxes. A summary line above, a note when the text was cut or had invisible characters `removed` (by
-    `demo.validation.clean_text`, as every tab removes them), below it what a token, a piece and "Ġ"/"␣" are.
+    dashed boxes. A summary line above, a note when the text was cut, had invisible characters `removed` or had
+    accents `composed` (by `demo.validation.clean_text`, as every tab does), below it what a token, a piece and
+    "Ġ"/"␣" are.
     Given `counts` (`demo.training_counts.TrainingCounts`), each token's hover says how often the pretraining
     text holds it; given `shipped_vocab_size` (the shipped model's vocabulary), the note compares it with
     RoBERTa's."""
@@ -398,7 +395,7 @@ def tokens_html(rows: dict, counts=None, removed=(), shipped_vocab_size: int | N
     chips, tint = [], 0
     for t in tokens:
         classes = (" bpe-word" if t["word_start"] else "") + (" bpe-special" if t["special"] else "")
-        extra = f'<span class="bpe-id" aria-hidden="true">{t["id"]}</span>'
+        extra = f'<span class="bpe-id">{t["id"]}</span>'
         if t["special"]:
             chips.append(_chip(t["token"], 0, extra, classes, f'special token {t["token"]}',
                                f'special token, id {t["id"]}'))
@@ -406,7 +403,7 @@ def tokens_html(rows: dict, counts=None, removed=(), shipped_vocab_size: int | N
         part = ""
         if is_partial(t["token"]) and t["text"]:
             part = f' of “{show_whitespace(t["text"])}”'
-            extra += f'<span class="bpe-of" aria-hidden="true">of “{html.escape(show_whitespace(t["text"]))}”</span>'
+            extra += f'<span class="bpe-of">of “{html.escape(show_whitespace(t["text"]))}”</span>'
         title = f'vocabulary entry {t["token"]}' + (f'; {counts.sentence(t["id"])}' if counts is not None else "")
         chips.append(_chip(readable(t["token"]), tint, extra, classes, title,
                            f'{part.strip()}, id {t["id"]}'.lstrip(", ")))
@@ -435,6 +432,11 @@ def tokens_html(rows: dict, counts=None, removed=(), shipped_vocab_size: int | N
         cut += (f'<p class="bpe-cut">Removed before tokenizing, as in every tab: '
                 f'{_plural(len(removed), "invisible character")} ({codes}), which would change the tokens, and so '
                 "the model's answers, without showing.</p>")
+    if composed:
+        cut += ('<p class="bpe-cut">Composed before tokenizing, as in every tab: characters typed in parts, such '
+                "as a letter and a separate combining accent (e and ◌́), are read as the one character they make "
+                "(é: Unicode's NFC form, which most text uses), so a word gets the tokens it has as usually "
+                "written.</p>")
     note = ("Each box is one token: the text it stands for, and below it its id in the vocabulary. A wider gap "
             "marks the first token of a word. A word the vocabulary has no single token for is cut into several "
             "tokens, which this app calls the word's pieces (elsewhere: subwords). "
@@ -469,6 +471,24 @@ def _shown(word: str) -> str:
     return readable(word) if text_of(word) is not None else show_whitespace(word)
 
 
+def _replayed(word: str, steps: list[dict]) -> str:
+    """The word merge by merge replays (`merge_steps`), as the user reads it: its starting pieces read back as
+    text. That is not always `word` as `_shown` reads it: "ĠĠcat" read as bytes is two words (two spaces, then
+    "cat"), so it is replayed as the text "ĠĠcat", the letters, and named so. `_shown(word)` when there are no
+    steps."""
+    pretoken = "".join(steps[0]["pieces"]) if steps else ""
+    return readable(pretoken) if pretoken and bytes_of(pretoken) is not None else _shown(word)
+
+
+def _merge_applied(left: str, right: str, new: str, rank: int) -> str:
+    """A merge step's "merge applied" cell, as HTML: what it shows ("␣ + b → ␣b · rank #20", hidden from screen
+    readers, which say "␣" as "open box" or nothing) and what is said instead, the pieces as the chips beside it
+    say them ("space and b merge into space + b, rank 20")."""
+    shown = f"{left} + {right} → {new} · rank #{rank:,}"
+    said = f"{_spoken(left)} and {_spoken(right)} merge into {_spoken(new)}, rank {rank:,}"
+    return f'<span aria-hidden="true">{html.escape(shown)}</span><span class="bpe-sr">{html.escape(said)}</span>'
+
+
 def merges_html(word: str, steps: list[dict], tokenizer=None) -> str:
     """`merge_steps` as a table: the step number, the pieces after it (the new piece in bold with a heavier
     border), the merge applied ("t + ion → tion") and its rank; a note on what the ranks mean, and with the
@@ -482,26 +502,26 @@ def merges_html(word: str, steps: list[dict], tokenizer=None) -> str:
         chips = _chips([_chip(readable(p), i, "", " bpe-new" if i == new else "", f"vocabulary entry {p}",
                               "new" if i == new else "") for i, p in enumerate(pieces)],
                        f"step {n}: {_plural(len(pieces), 'piece')}")
-        if step.get("whole_word"):
+        if step.get("whole_word"):  # `what`: the cell's HTML
             what = "the whole word is in the vocabulary: this tokenizer takes it as it is, without merges"
         elif step["merged"] is None:
             what = f'start: one piece per byte ({_plural(len(pieces), "piece")})'
         else:
-            left, right = (readable(p) for p in step["merged"])
-            what = f'{left} + {right} → {readable(pieces[new])} · rank #{step["rank"]:,}'
+            what = _merge_applied(*(readable(p) for p in (*step["merged"], pieces[new])), step["rank"])
         rows.append(f'<tr><td class="bpe-step">{n}</td><td>{chips}</td>'
-                    f'<td class="bpe-merge"><code class="bpe-code">{html.escape(what)}</code></td></tr>')
+                    f'<td class="bpe-merge"><code class="bpe-code">{what}</code></td></tr>')
         before = pieces
     last = steps[-1]["pieces"] if steps else []
     result = " · ".join(readable(p) for p in last)
+    shown = _replayed(word, steps)
     merges = sum(step["merged"] is not None for step in steps)
     if len(last) == 1:
         done = (f"After {_plural(merges, 'merge')} the whole word is one token: {result}." if merges else
-                f"“{_shown(word)}” is one token as it is: {result}.")
+                f"“{shown}” is one token as it is: {result}.")
     else:
         done = (f"After {_plural(merges, 'merge')} no two neighbouring pieces form a learned merge" if merges else
                 "No two neighbouring pieces form a learned merge") + \
-            f": “{_shown(word)}” is {_plural(len(last), 'token')}: {result}."
+            f": “{shown}” is {_plural(len(last), 'token')}: {result}."
     note = ("How the tokenizer got there: while it was trained, it learned its merges one at a time, each "
             "time joining the pair of neighbouring pieces that was most frequent in its training text, and "
             "numbered them in that order. A lower rank means a merge learned earlier, a more frequent pair "
@@ -514,7 +534,7 @@ def merges_html(word: str, steps: list[dict], tokenizer=None) -> str:
         note += (f" This tokenizer learned {merges:,} merges: its vocabulary of {size:,} is the 256 bytes, "
                  f"{specials} special tokens and one token per merge.") if 256 + specials + merges == size else (
                  f" This tokenizer learned {merges:,} merges; its vocabulary has {size:,} tokens.")
-    return (f'{BPE_CSS}<div class="bpe-view"><p class="bpe-summary">How “{html.escape(_shown(word))}” is cut into '
+    return (f'{BPE_CSS}<div class="bpe-view"><p class="bpe-summary">How “{html.escape(shown)}” is cut into '
             f'tokens, merge by merge</p><table class="bpe-table"><tr><th scope="col">step</th>'
             f'<th scope="col">pieces</th><th scope="col">merge applied</th></tr>{"".join(rows)}</table>'
             f'<p class="bpe-done">{html.escape(done)}</p><p class="bpe-note">{html.escape(note)}</p></div>')

@@ -23,7 +23,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from .formatting import VISIBLE_RE, format_probability, md_escape, short_text
+from .formatting import LINE_BREAK_RE, VISIBLE_RE, format_probability, md_escape, short_text
 from .tokens_view import word_spans
 
 PAIRS = [("good", "bad"), ("great", "terrible"), ("excellent", "awful"), ("wonderful", "horrible"),
@@ -62,12 +62,13 @@ class Edit:
 
     def marked(self, text: str) -> str:
         """The edited text as Markdown (user text escaped): what went ~~struck through~~, what came in
-        **bold**, at most `CONTEXT_WORDS` words of context each side, on one line."""
+        **bold**, at most `CONTEXT_WORDS` words of context each side, on one line: each line break a space (a
+        table row ends at any of them, a CR too)."""
         before, old, after = text[:self.start], text[self.start:self.end], text[self.end:]
         gap = " " if old.strip() and self.new.strip() else ""  # "~~good~~ **bad**"
         shown = (_context(before, last=True) + _wrap(old, "~~") + gap + _wrap(self.new, "**") +
                  _context(after, last=False))
-        return " ".join(shown.split("\n"))
+        return LINE_BREAK_RE.sub(" ", shown)
 
 
 def _wrap(part: str, mark: str) -> str:

@@ -331,6 +331,9 @@ EMBEDDING_CSS = """<style>
 .ev-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
 .ev-bar.ev-none{background:transparent;border-left:2px solid #6366f1}
 .dark .ev-bar{background:#818cf8}.dark .ev-bar.ev-none{background:transparent;border-color:#818cf8}
+/* forced colours (Windows High Contrast) drop backgrounds: the bar in the text's colour, or it vanished (the
+   border of a bar of nothing stays, in a system colour) */
+@media (forced-colors:active){.ev-bar:not(.ev-none){forced-color-adjust:none;background:CanvasText}}
 .ev-pieces{font-size:13px}
 .ev-note{font-size:12px;opacity:.75}
 /* a narrow box: each neighbour's count on a line of its own under it (five columns left the bars 2 px wide). The

@@ -200,6 +200,12 @@ def _legend_label(label: str, width: int = 34) -> str:
     return "\n".join(textwrap.fill(line, width, break_long_words=False) for line in label.split("\n"))
 
 
+def expected_coverage(epochs: int, mlm_probability: float = MLM_PROBABILITY) -> np.ndarray:
+    """The share of a sentence expected to have been a target after each of `epochs` epochs with a new mask every
+    epoch (each token picked with `mlm_probability`, independently): 1 − (1 − p)^epoch."""
+    return 1 - (1 - mlm_probability) ** np.arange(1, epochs + 1)
+
+
 def coverage_plot(curves: dict[str, list[float]], names: dict[str, str], mlm_probability: float = MLM_PROBABILITY):
     """Fraction of positions that were ever a prediction target, after each epoch, one line per scheme.
     Narrow, with large text and a one-column legend under the axes: the page shows the figure at its own size on
@@ -213,7 +219,7 @@ def coverage_plot(curves: dict[str, list[float]], names: dict[str, str], mlm_pro
     for key, values in curves.items():
         ax.plot(x, np.asarray(values) * 100, styles.get(key, "o-"), color=SCHEME_COLORS.get(key),
                 label=_legend_label(names[key]), markersize=5)
-    ax.plot(x, (1 - (1 - mlm_probability) ** x) * 100, ":", color="black", alpha=0.6,
+    ax.plot(x, expected_coverage(epochs, mlm_probability) * 100, ":", color="black", alpha=0.6,
             label=_legend_label(f"expected, a new mask every epoch: 1 − {1 - mlm_probability:.2f}^epochs"))
     ax.set_xlabel("epoch", fontsize=font)
     ax.set_ylabel("positions ever a target (%)", fontsize=font)

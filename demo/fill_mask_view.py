@@ -44,11 +44,16 @@ FILL_MASK_CSS = """<style>
   .fm-mask td.fm-seen{grid-column:1/-1;white-space:normal;padding:0 6px 4px}
   .fm-mask td.fm-seen::before{content:'in the pretraining text: '}}
 .fm-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
+/* forced colours (Windows High Contrast) drop backgrounds: the bar in the text's colour, or it vanished */
+@media (forced-colors:active){.fm-bar{forced-color-adjust:none;background:CanvasText}}
 .fm-note{font-size:12px;opacity:.75;margin:2px 0 0}
 .fm-tokens :is(h2,h3){margin:0 0 4px;font-size:14px}
 .fm-strip{display:flex;flex-wrap:wrap;gap:6px;font-family:ui-monospace,monospace;font-size:13px}
 .fm-w{display:inline-flex;flex-wrap:wrap;max-width:100%}
-.fm-tok{padding:1px 5px;border:1px solid rgba(99,102,241,.45);background:rgba(99,102,241,.10)}
+/* the chips' borders, and the dashed line that joins a word's pieces (their only visual tie), at 3:1 or more
+   against the chip and the page, in either theme (a translucent border was 1.6-1.8:1) */
+.fm-tok{padding:1px 5px;border:1px solid #6366f1;background:rgba(99,102,241,.10)}
+.dark .fm-tok{border-color:#818cf8}
 .fm-w .fm-tok:first-of-type{border-radius:4px 0 0 4px}.fm-w .fm-tok:last-of-type{border-radius:0 4px 4px 0}
 .fm-w .fm-tok:only-of-type{border-radius:4px}.fm-w .fm-tok+.fm-tok{border-left-style:dashed}
 .fm-tok.fm-special{opacity:.8}

@@ -68,24 +68,58 @@ def minutes(m: float) -> str:
 
 
 SPACE_LABEL = "␣"  # whitespace made visible: a token of whitespace alone, or the space a word's token starts with
+SPACE_SIGNS = SPACE_LABEL + "Ġ"  # a space as the app shows it ("␣has") and as the vocabulary writes it ("Ġhas")
 SIGNS = {"\n": "↵", "\r": "␍", "\t": "⇥"}  # whitespace shown as a sign wherever it occurs (`show_invisible`)
 PART_LABEL = "⟨part of a character⟩"  # some of a character's bytes, when the token's vocabulary entry is not known
 PART_NOTE = " (part of a character)"  # after the bytes of such a token, when they are known: "⟨byte 0xE6⟩"
+DOTTED_CIRCLE = "\u25cc"  # what a combining mark with no letter before it is drawn on ("◌́"), as in Unicode's charts
+# The characters that end a line (those of Python's str.splitlines), a CR LF pair as one: a Markdown renderer breaks a
+# line at CR as at LF, and a text box shows each as a line break
+LINE_BREAK_RE = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def spaced(word: str, signs: str = SPACE_SIGNS) -> str:
+    """`word` typed as the app shows it or as the vocabulary writes it: the signs of a space it begins with
+    (`signs`), as the spaces they stand for ("␣has" and "Ġhas" → " has")."""
+    bare = word.lstrip(signs + " ")
+    return " " * (len(word) - len(bare)) + bare
+
+
+def _shown_char(c: str) -> str:
+    """One character as `show_invisible` shows it: newline, carriage return and tab as signs (↵ ␍ ⇥), any other
+    control or format character by its code point ("⟨U+200D⟩"), whitespace other than the space by its code point
+    and name ("⟨U+2009 thin space⟩"), anything else as it is."""
+    if c in SIGNS:
+        return SIGNS[c]
+    category = unicodedata.category(c)
+    if category in ("Cc", "Cf"):
+        return f"⟨U+{ord(c):04X}⟩"
+    if c != " " and (c.isspace() or category in ("Zs", "Zl", "Zp")):
+        return f"⟨U+{ord(c):04X} {unicodedata.name(c, 'space').lower()}⟩"
+    return c
 
 
 def show_invisible(text: str) -> str:
-    """`text` with newlines, carriage returns and tabs as signs (↵ ␍ ⇥) and every other control or format
-    character as its code point (a zero-width joiner: "⟨U+200D⟩"): how a token's text is shown, in the Tokens
-    tab's chips and the Attention tab's labels alike."""
-    return "".join(SIGNS.get(c) or (f"⟨U+{ord(c):04X}⟩" if unicodedata.category(c) in ("Cc", "Cf") else c)
-                   for c in text)
+    """`text` with its invisible characters made visible (`_shown_char`: "↵", "⟨U+200D⟩", "⟨U+00A0 no-break
+    space⟩"), and a combining mark that has no letter to sit on (at the start, after whitespace or a sign) drawn
+    on a dotted circle ("◌́"), as it would otherwise stack on the box's border or the quote before it: how a
+    token's text is shown, in the Tokens tab's chips and the Attention tab's labels alike."""
+    out, bare = [], True  # bare: nothing shown yet that a combining mark would sit on
+    for c in text:
+        shown = _shown_char(c)
+        if shown == c and bare and unicodedata.category(c).startswith("M"):
+            shown = DOTTED_CIRCLE + c
+        out.append(shown)
+        bare = (shown != c and not shown.startswith(DOTTED_CIRCLE)) or c.isspace() or c == SPACE_LABEL
+    return "".join(out)
 
 
 _DECODER = decoders.ByteLevel()
 
 
 def show_whitespace(text: str) -> str:
-    """Text with its leading spaces shown as "␣" and newlines, tabs and other control characters as signs."""
+    """Text with its leading spaces shown as "␣" and its other invisible characters as `show_invisible` shows
+    them ("↵", "⟨U+2009 thin space⟩")."""
     stripped = text.lstrip(" ")
     return show_invisible(SPACE_LABEL * (len(text) - len(stripped)) + stripped)
 
@@ -97,9 +131,9 @@ def _byte_label(values: list[int]) -> str:
 
 def readable(entry: str) -> str:
     """A vocabulary entry as the text it stands for, as the Tokens tab's chips show it: "Ġcapital" → "␣capital",
-    "Ċ" → "↵". An entry that holds only part of a character's UTF-8 bytes (the first bytes of an emoji) shows
-    them as "⟨byte 0xF0⟩" or "⟨bytes 0xF0 0x9F⟩" instead of "�". Special tokens ("<s>") and other strings that
-    are not byte-level stay as they are."""
+    "Ċ" → "↵", "Âł" → "⟨U+00A0 no-break space⟩" (`show_whitespace`). An entry that holds only part of a
+    character's UTF-8 bytes (the first bytes of an emoji) shows them as "⟨byte 0xF0⟩" or "⟨bytes 0xF0 0x9F⟩"
+    instead of "�". Special tokens ("<s>") and other strings that are not byte-level stay as they are."""
     text = _DECODER.decode([entry])
     data = bytes_of(entry)
     if data is not None and "\ufffd" in text:  # bytes that are not a whole character (or a real "�")
@@ -116,14 +150,6 @@ def readable(entry: str) -> str:
     return show_whitespace(text)
 
 
-def _named(c: str) -> str:
-    """A whitespace character the "␣" and "↵" signs do not show, by its code point and name: "⟨U+2009 thin
-    space⟩"; any other character, and a space inside a label ("⟨byte 0xE6⟩"), as it is."""
-    if c == " " or (not c.isspace() and unicodedata.category(c) not in ("Zs", "Zl", "Zp")):
-        return c
-    return f"⟨U+{ord(c):04X} {unicodedata.name(c, 'space').lower()}⟩"
-
-
 def token_label(token_str: str, piece: str | None = None) -> str:
     """A token as the text it stands for, readable whatever it holds, as the Tokens tab shows it (`readable`):
     a space as "␣", a newline as "↵", other whitespace by name ("⟨U+2009 thin space⟩"), and a token that holds
@@ -131,15 +157,16 @@ def token_label(token_str: str, piece: str | None = None) -> str:
     named when `piece`, the token's vocabulary entry ("æ"), is given; `token_str`, the token decoded on its own,
     has lost them to "�", so without `piece` they read "⟨part of a character⟩"."""
     if piece is not None and is_partial(piece):
-        return "".join(map(_named, readable(piece))) + PART_NOTE
-    label = readable(to_byte_level(token_str))
-    return re.sub("\ufffd+", PART_LABEL, "".join(map(_named, label)))
+        return readable(piece) + PART_NOTE
+    return re.sub("\ufffd+", PART_LABEL, readable(to_byte_level(token_str)))
 
 
 def reads_as_is(token_str: str) -> bool:
-    """True for a token that reads as text without a label: something visible, and no "�" of a split character."""
+    """True for a token that reads as text without a label: something visible that does not start with a combining
+    mark (drawn on "◌" by `show_invisible`), and no "�" of a split character."""
     word = token_str.strip()
-    return bool(word) and word.isprintable() and "\ufffd" not in word
+    return (bool(word) and word.isprintable() and "\ufffd" not in word
+            and not unicodedata.category(word[0]).startswith("M"))
 
 
 def piece_of(tokenizer, token_id: int) -> str | None:

@@ -58,6 +58,7 @@ LENS_CSS = """<style>
 .ll-mask td.ll-track{width:22%;min-width:40px}
 .ll-mask td.ll-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .ll-bar{display:block;height:12px;border-radius:3px;background:#6366f1;min-width:2px}
+@media (forced-colors:active){.ll-bar{forced-color-adjust:none;background:CanvasText}}  /* or it vanished */
 .ll-note{font-size:12px;opacity:.75;margin:2px 0 0}
 @media (max-width:600px){.ll-mask td.ll-track{width:15%}
   .ll-mask table.ll-table,.ll-mask th,.ll-mask td{font-size:12px}.ll-mask td,.ll-mask th{padding:2px 3px}

@@ -6,7 +6,7 @@ import torch
 
 from . import figures
 from .handler_base import HandlerBase, KeptResults
-from .masking_view import SCHEMES, masking_stats, masking_table, mlm_predictions, simulate_masking
+from .masking_view import SCHEMES, coverage_html, masking_stats, masking_table, mlm_predictions, simulate_masking
 from .model_choice import ModelChooser
 from .models import Models
 from .tokens_view import Tokens, tokenize
@@ -22,9 +22,9 @@ class MaskingHandlers(HandlerBase):
 
     @user_errors
     def masking(self, text, epochs=10, seed=0):
-        """(HTML table epoch by epoch, summary rows, coverage plot, MLM predictions at the last epoch). The outputs
-        of the last MASKINGS_KEPT (text, epochs, seed) are kept: every page load asks for the default, and its
-        figure, the same object, is then not rendered again (`demo.components.Plot`)."""
+        """(HTML table epoch by epoch, summary rows, coverage plot, MLM predictions at the last epoch, the coverage
+        plot as text). The outputs of the last MASKINGS_KEPT (text, epochs, seed) are kept: every page load asks for
+        the default, and its figure, the same object, is then not rendered again (`demo.components.Plot`)."""
         mlm = self.models.mlm
         loaded = mlm if mlm.available else self._need("sentiment")  # its tokenizer, at least
         tokenizer, max_length = loaded.tokenizer, loaded.config.max_length
@@ -46,4 +46,5 @@ class MaskingHandlers(HandlerBase):
         stats, curves = masking_stats(tokens, runs)
         predictions = mlm_predictions(mlm.model, tokenizer, tokens, runs) if mlm.available else [
             ["(the fill-mask model is not available)", None, "", "", "", "", None, ""]]
-        return masking_table(tokenizer, tokens, runs), stats, figures.coverage_plot(curves, SCHEMES), predictions
+        return (masking_table(tokenizer, tokens, runs), stats, figures.coverage_plot(curves, SCHEMES), predictions,
+                coverage_html(curves, tokens))

@@ -11,7 +11,8 @@ import torch
 from roberta.masking import (DUPE_FACTOR, KEPT, MASK_FRACTION, MASKED, MLM_PROBABILITY, NOT_SELECTED,
                              OUTCOME_NAMES, RANDOM, RANDOM_FRACTION, DynamicMasker, StaticMasker)
 
-from .formatting import PART_NOTE, format_probability, piece_of, word_label
+from .figures import expected_coverage
+from .formatting import PART_NOTE, format_probability, pct, piece_of, word_label
 from .tokens_view import Tokens, token_text, word_spans
 
 SCHEMES = {
@@ -64,11 +65,16 @@ def empty_epochs(runs: dict) -> dict[str, list[int]]:
     return {key: [e + 1 for e, b in enumerate(batches) if _is_empty(b)] for key, batches in runs.items()}
 
 
+def maskable(tokens: Tokens) -> int:
+    """How many of the sentence's positions can be a target: all but the special tokens (<s>, </s>)."""
+    return sum(not s for s in tokens.special)
+
+
 def masking_stats(tokens: Tokens, runs: dict) -> tuple[list[list], dict[str, list[float]]]:
     """Per scheme: a row (scheme, distinct masks, positions ever a target, coverage %) and its coverage curve
     (the share of the sentence that has been a target, after each epoch). Distinct masks: `distinct_masks`, an
     empty mask counted once (the note under the epoch table says so when one was shown)."""
-    n_eligible = sum(not s for s in tokens.special)
+    n_eligible = maskable(tokens)
     stats, curves = [], {}
     for key, batches in runs.items():
         ever, curve = np.zeros(len(tokens.ids), dtype=bool), []
@@ -79,6 +85,36 @@ def masking_stats(tokens: Tokens, runs: dict) -> tuple[list[list], dict[str, lis
         stats.append([SHORT_NAMES[key], distinct_masks(batches), f"{int(ever.sum())} of {n_eligible}",
                       round(100 * curve[-1], 1)])
     return stats, curves
+
+
+# the coverage table fits a 320 px phone: headers wrap between words, the epochs are numbers under "epoch", the
+# cells padded less than Gradio pads a table's (its rule is more specific: !important)
+COVERAGE_CSS = """<style>
+.mk-coverage table{border-collapse:collapse;font-size:13px;margin:4px 0 0;max-width:100%}
+.mk-coverage caption{text-align:left;font-size:12px;opacity:.8;padding:0 0 4px;caption-side:top}
+.mk-coverage :is(th,td){padding:2px 6px !important;border-bottom:1px solid #d4d4d8;text-align:right;
+  font-variant-numeric:tabular-nums}
+.mk-coverage thead th{vertical-align:bottom;white-space:normal;overflow-wrap:normal;word-break:normal}
+.mk-coverage td{white-space:nowrap}
+@media (max-width:600px){.mk-coverage :is(th,td){padding:2px 3px !important;font-size:12px}}
+</style>"""
+
+
+def coverage_html(curves: dict[str, list[float]], tokens: Tokens) -> str:
+    """The coverage plot as text (a closed table): after each epoch, the share of the sentence that each scheme
+    has made a target (`masking_stats`' curves) and the share expected with a new mask every epoch, as the plot's
+    dotted line."""
+    epochs = len(next(iter(curves.values())))
+    expected = expected_coverage(epochs)
+    head = "".join(f'<th scope="col">{html.escape(SHORT_NAMES.get(key, key))}</th>' for key in curves)
+    rows = "".join(f'<tr><th scope="row">{e + 1}</th>'
+                   + "".join(f"<td>{pct(curve[e])}</td>" for curve in curves.values())
+                   + f"<td>{pct(expected[e])}</td></tr>" for e in range(epochs))
+    return (f'{COVERAGE_CSS}<details class="mk-coverage"><summary>The figure as text</summary><table><caption>'
+            f"Positions ever a target after each epoch, as a share of the {maskable(tokens)} that can be one "
+            '(special tokens never are)</caption><thead><tr><th scope="col">epoch</th>'
+            f'{head}<th scope="col">expected, a new mask every epoch</th></tr></thead><tbody>{rows}</tbody></table>'
+            "</details>")
 
 
 def shown_token(tokenizer, token_id: int) -> str:

@@ -4,7 +4,8 @@
   // announce); each accordion's button says whether it is open (aria-expanded); an input error is tied to its field
   // (aria-invalid, aria-describedby); a box that scrolls sideways takes the focus; and a table a visitor opened in a
   // result (a <details>) stays open when the result is redrawn for another layer, head or text; a dropdown's list
-  // closes when the focus leaves its box
+  // closes when the focus leaves its box; Gradio's bars, figures, dropdown arrows and example tables are not heard
+  // as buttons or unnamed images and grids
   // (app.py passes this file to gr.Blocks(js=...): the file is one arrow function, nothing before it)
   const live = document.createElement('div');
   live.id = 'sr-live';
@@ -110,10 +111,25 @@
       const open = String(b.classList.contains('open'));
       if (b.getAttribute('aria-expanded') !== open) b.setAttribute('aria-expanded', open);
     });
-    // gr.Label draws each class's bar as a button that does nothing here, and gr.Image wraps a static figure in
-    // one: read (the image by its alt text), but no Tab stop (a figure's own fullscreen button keeps its stop)
-    document.querySelectorAll('#st-label button:not([tabindex="-1"]), .static-figure button:has(img):not([tabindex="-1"])')
-      .forEach(b => { b.tabIndex = -1; });
+  };
+  // Gradio's markup where a screen reader heard it wrongly. gr.Label draws each class's bar as a button that does
+  // nothing here, and gr.Image wraps a static figure in one, which was heard as a button named by the figure's alt
+  // text, then the image with the same alt: no Tab stop, and a group (its meter keeps its name and value) or a
+  // figure (the image read once, by its alt) instead of a button; a figure's own fullscreen button stays one. A
+  // dropdown's arrow is decoration, not an unnamed image; an Examples table is named by its block's label and its
+  // columns (the inputs an example fills), not an unnamed grid
+  const setAttr = (e, name, value) => { if (e.getAttribute(name) !== value) e.setAttribute(name, value); };
+  const patchGradio = () => {
+    const roles = [['#st-label button.confidence-set', 'group'], ['.static-figure button:has(img)', 'figure']];
+    roles.forEach(([selector, role]) => document.querySelectorAll(selector).forEach(b => {
+      setAttr(b, 'tabindex', '-1');
+      setAttr(b, 'role', role);
+    }));
+    document.querySelectorAll('svg.dropdown-arrow').forEach(s => setAttr(s, 'aria-hidden', 'true'));
+    document.querySelectorAll('.block > .table-wrap > table[role="grid"]').forEach(t => {
+      const label = said(t.closest('.block').querySelector(':scope > .label')) || 'Examples';
+      setAttr(t, 'aria-label', `${label}: ${cells(t.querySelector('thead tr') || t, 'th').join(', ')}`);
+    });
   };
   // An input error is tied to its field while it shows: the field is invalid (aria-invalid) and described by the
   // message (aria-describedby), so that a screen reader that comes back to it hears why; both go with the message.
@@ -188,7 +204,7 @@
   };
   let measure = 0;  // once a frame at most: measuring lays the page out
   const remeasure = () => { if (!measure) measure = requestAnimationFrame(() => { measure = 0; scrollers(); }); };
-  const changed = () => { expanded(); linkErrors(); remeasure(); };
+  const changed = () => { expanded(); patchGradio(); linkErrors(); remeasure(); };
   changed();
   new MutationObserver(changed).observe(document.body, {subtree: true, childList: true, attributes: true,
                                                        attributeFilter: ['class']});

@@ -37,8 +37,10 @@ def word_pushes(loaded, tokens: Tokens, target: int) -> tuple[list[tuple[int, in
 class SentimentReading:
     """A text as the chosen classifier read it (`Handlers._read_sentiment`): its answer, and each word's push
     towards the `toward` label (integrated gradients, `explain.polarity`) as (start, end, score) in `shown`,
-    the text as the user sees it (their own when normalising only changed the case); `windows_note`: for a text
-    longer than the model reads at once, how it was read ("" otherwise). It holds no reference to the model."""
+    the text as the user sees it (their own when normalising only changed the case and collapsed whitespace),
+    and in `model_text`, the text the classifier read (the same length and places: `explain.in_users_case`);
+    `windows_note`: for a text longer than the model reads at once, how it was read ("" otherwise). It holds no
+    reference to the model."""
 
     lowercase: bool
     probabilities: dict[str, float]
@@ -48,6 +50,7 @@ class SentimentReading:
     tokens: Tokens
     words: list[tuple[int, int, float]]
     shown: str
+    model_text: str
     windows_note: str = ""
     baseline: float | None = None  # P(toward) of the all-<pad> input the pushes are measured from
     cut_note: str = ""  # that only the first explain.IG_MAX_TOKENS tokens are coloured, for a model reading more
@@ -96,7 +99,7 @@ class SentimentHandlers(HandlerBase):
         # the user's own case where normalising only lower-cased and collapsed whitespace
         return SentimentReading(lowercase, {r["label"]: float(r["score"]) for r in results},
                                 results[0]["label"], toward, away, tokens, words,
-                                explain.in_users_case(text, model_text), note, baseline, cut_note)
+                                explain.in_users_case(text, model_text), model_text, note, baseline, cut_note)
 
     @user_errors
     def classify(self, text, model=SHIPPED):
@@ -142,7 +145,8 @@ class SentimentHandlers(HandlerBase):
         word = counterfactual.strongest_word(words, 1.0 if r.best == measured else -1.0)
         edits, texts = [], []
         for edit in counterfactual.propose(r.shown, word):
-            edited = classifier_input(loaded, edit.apply(r.shown), r.lowercase)
+            # made in the text the classifier read: the text shown keeps a line break where the classifier read a space
+            edited = classifier_input(loaded, edit.apply(r.model_text), r.lowercase)
             # one that leaves only special tokens ("good <mask>" -> "<mask>") is refused by `classify`: not offered
             if tokenize(loaded.tokenizer, edited, loaded.pipeline.max_length).has_words:
                 edits.append(edit)

@@ -7,11 +7,11 @@ import html
 import gradio as gr
 
 from . import bpe_view
-from .formatting import SPACE_LABEL, readable
+from .formatting import SPACE_LABEL, readable, spaced
 from .handler_base import HandlerBase
 from .model_choice import SHIPPED
 from .training_counts import counts_for
-from .validation import INVISIBLE_RE, clean_text, error_html, user_errors
+from .validation import INVISIBLE_RE, clean_text, composes, error_html, user_errors
 
 TOKENS_TAB = "Tokens"  # named in the model messages of the tab (it reads the fill-mask model's tokenizer)
 
@@ -24,7 +24,8 @@ class TokensHandlers(HandlerBase):
         that word in HTML, its steps as data). A cut text is said in the view itself (no pop-up warning)."""
         loaded = self._need("mlm", model, TOKENS_TAB)
         cleaned = clean_text(text)
-        removed = INVISIBLE_RE.findall(text)  # said in the view: this tab shows what the model reads
+        # said in the view, as this tab shows what the model reads: what was removed, and whether anything was composed
+        removed, composed = INVISIBLE_RE.findall(text), composes(text)
         text = cleaned
         counts = counts_for(loaded.tokenizer)
         rows = bpe_view.token_rows(loaded.tokenizer, text, loaded.config.max_length, counts)
@@ -44,7 +45,7 @@ class TokensHandlers(HandlerBase):
         picker = gr.update(choices=[(readable(w), w) for w in words], value=word)
         shipped = self.models.mlm  # its vocabulary's size, beside RoBERTa's, whichever model the tab shows
         shipped_size = shipped.tokenizer.get_vocab_size() if shipped.available else None
-        return bpe_view.tokens_html(rows, counts, removed, shipped_size), rows, picker, merges, steps
+        return bpe_view.tokens_html(rows, counts, removed, shipped_size, composed), rows, picker, merges, steps
 
     @user_errors
     def bpe_merges(self, word, model=SHIPPED):
@@ -56,6 +57,6 @@ class TokensHandlers(HandlerBase):
         word = self._word(word, "The word", bpe_view.LIMIT_TEXT)
         # the picker's label typed back ("␣has"); a leading "Ġ" is left to `merge_steps`, which reads a word in the
         # vocabulary's writing whole (the picker's values: "ĠcafÃ©" is " café")
-        word = bpe_view.spaced(word, SPACE_LABEL)
+        word = spaced(word, SPACE_LABEL)
         steps = bpe_view.merge_steps(loaded.tokenizer, word)
         return bpe_view.merges_html(word, steps, loaded.tokenizer), steps

@@ -21,7 +21,7 @@ import gradio as gr
 
 import roberta
 
-from .formatting import VISIBLE_RE, short_text
+from .formatting import LINE_BREAK_RE, VISIBLE_RE, short_text, spaced
 
 log = logging.getLogger(__name__)
 _HELD: ContextVar[list | None] = ContextVar("held_warnings", default=None)  # the page's run's warnings, if held
@@ -42,11 +42,11 @@ MASK, ALT_MASK = roberta.pipelines.MASK, roberta.pipelines.ALT_MASK  # "<mask>",
 MASK_RE = re.compile(f"{re.escape(MASK)}|{re.escape(ALT_MASK)}")
 # <MASK>, [mask], < mask >, and in fullwidth brackets (＜mask＞, ［mask］: a Chinese or Japanese keyboard's)
 NEAR_MASK_RE = re.compile(r"[<＜]\s*mask\s*[>＞]|[\[［]\s*mask\s*[\]］]|&lt;mask&gt;", re.IGNORECASE)
-# Kept of the invisible characters below: tab and newlines, the zero-width joiner and non-joiner (they join an
-# emoji's parts, shape Indic and Arabic script), the tags of a flag emoji (🏴 + tags: England's), the Arabic
-# signs that show (number sign, end of ayah...: category Cf too), and the format controls that shape a script
-# (the Mongolian vowel separator, Egyptian hieroglyph joiners, shorthand and musical-notation controls)
-_KEPT = {"\t", "\n", "\r", "\u200c", "\u200d", "\u180e", *map(chr, range(0xE0020, 0xE0080)),
+# Kept of the invisible characters below: the zero-width joiner and non-joiner (they join an emoji's parts, shape
+# Indic and Arabic script), the tags of a flag emoji (🏴 + tags: England's), the Arabic signs that show (number
+# sign, end of ayah...: category Cf too), and the format controls that shape a script (the Mongolian vowel
+# separator, Egyptian hieroglyph joiners, shorthand and musical-notation controls)
+_KEPT = {"\u200c", "\u200d", "\u180e", *map(chr, range(0xE0020, 0xE0080)),
          *"\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd\U000110cd",
          *map(chr, [*range(0x13430, 0x13456), *range(0x1BCA0, 0x1BCA4), *range(0x1D173, 0x1D17B)])}
 # Control characters (C0, C1) and the format characters that show nothing (Unicode category Cf: zero-width
@@ -54,9 +54,13 @@ _KEPT = {"\t", "\n", "\r", "\u200c", "\u200d", "\u180e", *map(chr, range(0xE0020
 # the model's tokens and so its answers ("capital\u200b of <mask>" read Azerbaijan, not France), and are
 # removed from every text and word typed in (`clean_text`), as if never typed. So are lone surrogates (category
 # Cs: half of a character, which JSON can send as "\ud800"): no character at all, and UTF-8 has none to read
-# (replaced, each was a "?" the model read). Every Cf and Cs character is in planes 0, 1 and 14.
+# (replaced, each was a "?" the model read). Every Cf and Cs character is in planes 0, 1 and 14. The controls
+# that are whitespace (tab, the line breaks, U+001F) are not among them: `clean_text` reads them as whitespace
+# (removed, a page break between two sentences glued them into one word).
 INVISIBLE_RE = re.compile("[" + "".join(re.escape(c) for c in map(chr, [*range(0x20000), *range(0xE0000, 0xE1000)])
-                                      if unicodedata.category(c) in ("Cc", "Cf", "Cs") and c not in _KEPT) + "]")
+                                      if unicodedata.category(c) in ("Cc", "Cf", "Cs") and not c.isspace()
+                                      and c not in _KEPT) + "]")
+UNIT_SEPARATOR = "\x1f"  # whitespace to Python (str.isspace), between two fields: read as a space
 TRUNCATED_WARNING = ("The text is longer than the {n} tokens the model reads; only the first {n} tokens were "
                      "used.")
 # The sentiment tab reads a long text whole, in overlapping windows of the model's length (roberta.pipeline),
@@ -228,17 +232,27 @@ def require_visible(text: str) -> str:
 
 
 def clean_text(text, name: str = "The text", required: bool = True) -> str:
-    """The text as the model will read it: invisible control and format characters and lone surrogates removed
-    (`INVISIBLE_RE`); `name` in the messages (singular or plural: "The candidate words"); `required`: an empty
-    text (nothing visible) is refused."""
+    """The text as the model will read it: every line break as "\\n" (CR LF and CR, as an API client may send
+    them, and the line and page breaks of copied text: vertical tab, form feed, NEL, U+001C-U+001E, U+2028 and
+    U+2029; `LINE_BREAK_RE`), U+001F as a space, invisible control and format characters and lone surrogates
+    removed (`INVISIBLE_RE`), and then composed (Unicode NFC: "e" and a combining acute accent are "é", as most
+    text writes it; `composes`); `name` in the messages (singular or plural: "The candidate words"); `required`:
+    an empty text (nothing visible) is refused."""
     if text is None:
         text = ""
     if not isinstance(text, str):
         raise fail(f"{name} must be a string, got {type(text).__name__}.")
     if len(text) > MAX_CHARS:
         raise fail(f"{name} must be at most {MAX_CHARS:,} characters long; {len(text):,} is too long.")
-    text = INVISIBLE_RE.sub("", text)
+    text = INVISIBLE_RE.sub("", LINE_BREAK_RE.sub("\n", text).replace(UNIT_SEPARATOR, " "))
+    text = unicodedata.normalize("NFC", text)
     return require_visible(text) if required else text
+
+
+def composes(text: str) -> bool:
+    """Whether `clean_text` composes characters of `text` (Unicode NFC): characters typed in parts, such as a
+    letter and a combining accent (as macOS file names write "é"), which the model reads as the one they make."""
+    return not unicodedata.is_normalized("NFC", INVISIBLE_RE.sub("", text))
 
 
 def parse_int(value, name: str, lo: int, hi: int, also: str = "") -> int:
@@ -302,10 +316,12 @@ def one_word(word: str) -> str:
 
 def candidate_words(targets) -> list[str]:
     """The fill-mask tab's optional candidate words (`split_words`), cleaned as a text is (`clean_text`), each
-    at most MAX_WORD_CHARS characters."""
+    at most MAX_WORD_CHARS characters. A word may start with "␣" or "Ġ", as the answers' table and the
+    vocabulary write a word's space: it is left out (`spaced`), as the mask's place chooses the spaced form."""
     if targets is not None and not isinstance(targets, str):
         raise fail(f"The candidate words must be a string, got {type(targets).__name__}.")
     words = split_words(clean_text(targets, "The candidate words", required=False))
+    words = [bare for word in words if (bare := spaced(word).strip())]
     if len(words) > MAX_TARGETS:
         raise fail(f"There are {len(words):,} candidate words; at most {MAX_TARGETS} are allowed.")
     for word in words:

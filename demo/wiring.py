@@ -11,6 +11,10 @@ app.py lays the page out and says which handler (demo/handlers.py) each event ca
 - `Wiring.model_box` and `Wiring.load_first`: a tab's model chooser, and a model loaded before the event that
   runs it, both in a loading queue of their own (`LOAD`: a download never holds the compute queue); an API call
   that names a model not loaded yet loads it in the background (`api_endpoint`);
+- `Wiring.show_at_start`: a tab's default view (`wire`'s `on_load`), computed once at start-up and laid out as the
+  page's own values, so that opening the page queues nothing;
+- `Wiring.queue`: the queues themselves, each refusing requests beyond its own `WAITING` (`admission`), so that a
+  full queue never refuses another's requests;
 - `error_box`, `hint`, `model_note`, `notice`: the small pieces every tab lays out alike.
 
 One `Wiring` per page (gr.Blocks): it holds what the page's guards remember per browser session.
@@ -28,6 +32,7 @@ from demo.repeats import InFlight, RepeatedEvents
 from demo.validation import error_html, held_warnings, keep_results, plain_errors, read_sliders, show_warnings
 
 CONCURRENCY = int(os.environ.get("APP_CONCURRENCY", "2"))  # requests computed at once in each queue below
+WAITING = int(os.environ.get("APP_QUEUE_SIZE", "64"))  # requests that may wait in each queue below (`admission`)
 COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, CONCURRENCY at a time...
 # ... but the slow ones (seconds on a long text: the attention views, up to four matplotlib figures a request;
 # What if?, the classifier run on every edit; a comparison with a second model, up to roberta-large's size): a
@@ -38,6 +43,9 @@ SLOW = {"concurrency_id": "slow", "concurrency_limit": CONCURRENCY}
 LOAD = {"concurrency_id": "load", "concurrency_limit": model_choice.LOADS_AT_ONCE}
 # a step chained after another (What if? after its classification) that finds the text edited meanwhile
 EDITED = "The text changed while this ran: press What if? again."
+# what the requests in each queue wait for, as the message of a request it refuses says it (`busy`)
+QUEUE_NAMES = {"compute": "an answer", "slow": "the slow views (attention, What if?, comparisons)",
+               "load": "a model to be loaded"}
 
 
 def error_box(elem_id=None, fields=()):
@@ -100,6 +108,46 @@ def api_endpoint(fn):
             return endpoint(*args)
 
     return call
+
+
+def busy(concurrency_id) -> str:
+    """The message of a request its queue refuses (`admission`)."""
+    return (f"The app is busy: {WAITING} requests are already waiting for {QUEUE_NAMES.get(concurrency_id, 'it')}. "
+            "Try again in a moment.")
+
+
+def admission(blocks, fn):
+    """The validator of the queued event `fn` of the page `blocks`: it refuses the request (`busy`) when `WAITING`
+    requests wait in `fn`'s queue already. Gradio checks a validator as a request joins the queue, before queueing
+    it; its own `max_size` bounds the sum of every queue, so that a client flooding /attention filled it and every
+    other endpoint answered "Queue is full", page loads included. The message shows by the event's first input that
+    the page shows (a State shows nothing), and names that parameter to an API client."""
+    shown = next((i for i, c in enumerate(fn.inputs) if not c.stateful), 0)
+    count, refused = len(fn.inputs), busy(fn.concurrency_id)
+
+    async def admit(*args):  # in the server's event loop: no worker thread to wait for in a flood
+        waiting = blocks._queue.event_queue_per_concurrency_id.get(fn.concurrency_id)
+        full = waiting is not None and len(waiting.queue) >= WAITING
+        verdicts = [gr.validate(not (full and i == shown), refused if full and i == shown else "")
+                    for i in range(count)]
+        return verdicts[0] if count == 1 else tuple(verdicts)
+
+    return admit
+
+
+def start_with(component, result):
+    """Lays `component` out showing `result`, one output of an event's results, as the page would after the event:
+    a value, an update (its value and settings: a dropdown's choices, a box made visible) or gr.skip() (left as it
+    is). Gradio builds the component again from its arguments and the update, as it does for an update an event
+    sends (`postprocess_data`); the laid-out one takes the values that changed."""
+    update = result if isinstance(result, dict) and result.get("__type__") == "update" else {"value": result}
+    settings = {key: value for key, value in update.items() if key != "__type__"}
+    if not settings:  # gr.skip()
+        return
+    built = type(component)(**{**component.constructor_args, **settings, "render": False})
+    for key in settings:
+        setattr(component, key, getattr(built, key))
+    component.constructor_args.update({key: value for key, value in settings.items() if key != "value"})
 
 
 def model_loader(chooser, key, tab):
@@ -180,11 +228,12 @@ class Wiring:
 
     def wire(self, triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=None, keep_undrawn=False,
              first=None, page=None, skip_repeats=False, queue=COMPUTE, clears=()):
-        """The UI event: `fn` with its errors in `error` and the previous results kept (`keep_results`), also
-        run when the page opens if `on_load` (every tab shows its default example computed); and the public API
-        endpoint `name` (`api`). Both in `queue`; the UI event reads `ui_inputs` when given (the
-        same parameters, some read from the page's State instead of the API's inputs or defaults: the tab's
-        model, the text the views were drawn for, the visible view; `keep_undrawn`: see `keep_results`).
+        """The UI event: `fn` with its errors in `error` and the previous results kept (`keep_results`), its
+        results for the inputs' initial values shown when the page opens if `on_load` (every tab shows its default
+        example computed: `show_at_start`); and the public API endpoint `name` (`api`). Both in `queue`; the UI
+        event reads `ui_inputs` when given (the same parameters, some read from the page's State instead of the
+        API's inputs or defaults: the tab's model, the text the views were drawn for, the visible view;
+        `keep_undrawn`: see `keep_results`).
         `first`: (UI function, its outputs, its error box) run on the same inputs before `fn`, so that what `fn`
         adds to the page belongs to the same text; when it fails (its box says why, next to the input), `fn` does
         not run, nor when the inputs were edited while it ran (`error` says so: `EDITED`). `page`: (function,
@@ -198,7 +247,6 @@ class Wiring:
         inputs, outputs = components(inputs), components(outputs)
         page_fn, page_outputs = page or (fn, outputs)
         page_outputs = components(page_outputs)
-        triggers = [*triggers, self.blocks.load] if on_load else triggers
         ui_inputs = components(ui_inputs) if ui_inputs else inputs
         ui = read_sliders(keep_results(page_fn, len(page_outputs), keep_undrawn, [box.fields for box in clears]),
                           [(c.minimum, c.maximum) if isinstance(c, gr.Slider) else None for c in ui_inputs])
@@ -206,6 +254,8 @@ class Wiring:
         # after it, rather than being dropped
         event = dict(inputs=ui_inputs, outputs=[*page_outputs, error, *clears], api_name=f"{name}_ui",
                      api_visibility="private", trigger_mode="always_last", **queue)
+        if on_load and not self.show_at_start(ui, ui_inputs, event["outputs"]):
+            triggers = [*triggers, self.blocks.load]
         if first:
             first_ui, first_outputs, first_error = first
 
@@ -240,6 +290,31 @@ class Wiring:
         ui.queue = queue  # its examples run in the same queue
         ui.clears = list(clears)  # and clear the same boxes
         return ui
+
+    def show_at_start(self, ui, inputs, outputs) -> bool:
+        """Lays the `outputs` out showing `ui`'s results for the `inputs`' initial values (`start_with`), computed
+        once now: the page opens on a tab's default view without an event. Each one was an event of the page's
+        `load` once: nine a page view, which filled the queue when seven visitors came at once, for results the
+        same for all of them. Returns False, nothing laid out, when the computation warned: the view is left to
+        an event of the page's load then, so that every visitor sees the warning."""
+        values = [c.value if c.stateful else c.preprocess(c.value) for c in inputs]
+        with held_warnings() as held:
+            results = ui(*values)
+        if held:
+            return False
+        for component, result in zip(outputs, results):
+            start_with(component, result)
+        return True
+
+    def queue(self):
+        """The page's queues (`COMPUTE`, `SLOW`, `LOAD`), each refusing a request when `WAITING` wait in it already
+        (`admission`), every queued event of the page included (app.py lays some out with `**SLOW` itself); Gradio's
+        own bound on them all together is off (it refused every endpoint's requests once /attention's had filled
+        it)."""
+        for fn in self.blocks.fns.values():
+            if fn.queue:
+                fn.validator = admission(self.blocks, fn)
+        self.blocks.queue(default_concurrency_limit=CONCURRENCY, max_size=None)
 
     def examples(self, rows, inputs, outputs, ui, error, name, run_inputs=None, labels=None, columns=None,
                  model_state=None):

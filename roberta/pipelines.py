@@ -226,7 +226,13 @@ class FillMaskPipeline(Pipeline):
 
     def target_piece(self, target: str) -> tuple[int, int] | None:
         """The token a target is scored by and how many tokens the target is: a vocabulary entry as it is (1), else
-        its first token; None for a target of no token at all ("")."""
+        its first token; None for a target of no token at all (""). A ValueError naming a target that holds a lone
+        surrogate: unlike a text's (read as "?"), its "?" would be scored as if it were the word."""
+        try:
+            target.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise ValueError(f"the target {target!r} holds a lone surrogate ({target[err.start]!r} at character "
+                             f"{err.start}), half of a UTF-16 pair and not a character: remove it") from None
         if (token_id := self.tokenizer.token_to_id(target)) is not None:
             return token_id, 1
         pieces = self.tokenizer.encode(target, add_special_tokens=False).ids

@@ -166,7 +166,8 @@ _FOR_MODEL: "weakref.WeakKeyDictionary[Tokenizer, dict[tuple, Tokenizer]]" = wea
 def encode(tokenizer: Tokenizer, texts, max_length: int):
     """Model inputs for `texts` (a string or a list): input_ids (B, T) long, attention_mask (B, T) long, and
     truncated: list[bool], whether each text was cut to `max_length` tokens (see `for_model`). `tokenizer`: what
-    `as_tokenizer` takes."""
+    `as_tokenizer` takes. A text with a lone surrogate is refused (`_texts`); the pipelines, which take text as
+    people paste it, read one as "?" instead, before they call this."""
     tokenizer = as_tokenizer(tokenizer)
     _check_max_length(max_length)
     texts = _texts(texts)

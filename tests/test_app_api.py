@@ -4,6 +4,9 @@ import http.client
 import json
 import os
 import re
+import socket
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -236,12 +239,14 @@ def test_the_layer_and_head_pickers_are_documented_as_numbers(client):
 
 # Imported by Python as it starts (a sitecustomize.py on PYTHONPATH), before app.py: every /attention request
 # waits in the handler until the file TEST_ATTENTION_GATE names exists, holding its place in the queue for as long
-# as a test needs, however fast the machine draws the figures
+# as a test needs, however fast the machine draws the figures. The page's default view, drawn at start-up in the
+# main thread (requests run in Gradio's worker threads), is not held.
 HOLD_ATTENTION = """
 import functools
 import importlib.machinery
 import os
 import sys
+import threading
 import time
 
 
@@ -258,7 +263,8 @@ class HoldAttention:
 
             @functools.wraps(attention)
             def held(*args, **kwargs):
-                while not os.path.exists(os.environ["TEST_ATTENTION_GATE"]):
+                while threading.current_thread() is not threading.main_thread() and not os.path.exists(
+                        os.environ["TEST_ATTENTION_GATE"]):
                     time.sleep(0.05)
                 return attention(*args, **kwargs)
 
@@ -275,32 +281,41 @@ sys.meta_path.insert(0, HoldAttention())
 def test_slow_requests_do_not_hold_up_quick_ones(tiny_mlm_dir, tiny_clf_dir, tmp_path):
     """Requests for the slow endpoints (here /attention) queue by themselves, as many at a time as the app runs:
     a /classify sent after them is answered while they still wait (70 of them once made it wait 103 s in the one
-    queue every endpoint shared). The app is one of its own whose /attention requests are held until the test
+    queue every endpoint shared). More of them than a queue holds (APP_QUEUE_SIZE, 3 here) are refused by the slow
+    queue alone, in plain words: Gradio's own bound counted every queue together, and a flood of /attention made
+    /classify answer "Queue is full". The app is one of its own whose /attention requests are held until the test
     lets them go (`HOLD_ATTENTION`): without it, whether they still waited hung on how fast the figures are
     drawn."""
+    from gradio_client.exceptions import ValidationError
     from gradio_client.utils import Status
 
     (tmp_path / "sitecustomize.py").write_text(HOLD_ATTENTION)
     gate = tmp_path / "gate"
-    env = {**app_env(tiny_mlm_dir, tiny_clf_dir), "TEST_ATTENTION_GATE": str(gate),
+    env = {**app_env(tiny_mlm_dir, tiny_clf_dir), "TEST_ATTENTION_GATE": str(gate), "APP_QUEUE_SIZE": "3",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
     with AppProcess(env) as held_app:
         client = Client(held_app.url, verbose=False)
         jobs = [client.submit("The cat sees the house.", 2, "average", "mlm", "all", api_name="/attention")
-                for _ in range(5)]
+                for _ in range(10)]  # 2 running, 3 waiting: the queue is full
         try:
-            for job in jobs:  # every one of them in the queue before the quick request is sent
-                while job.status().code in (Status.STARTING, Status.JOINING_QUEUE):
+            for job in jobs:  # every one of them in the queue (or refused) before the quick request is sent
+                while job.status().code in (Status.STARTING, Status.JOINING_QUEUE) and not job.done():
                     time.sleep(0.05)
+            refused = [job for job in jobs if job.done()]
+            assert len(refused) >= 10 - 2 - 3, [job.status().code for job in jobs]
+            for job in refused:
+                with pytest.raises(ValidationError, match="The app is busy: 3 requests are already waiting for "
+                                                          "the slow views"):
+                    job.result()
             try:
                 label, *_ = client.submit("A fine film.", api_name="/classify").result(timeout=60)
             except TimeoutError:
                 pytest.fail("/classify waited behind the held /attention requests (60 s)")
             assert len(label["confidences"]) == 2
-            assert not any(job.done() for job in jobs)  # all still held: /classify did not wait for them
+            assert not any(job.done() for job in jobs if job not in refused)  # still held: /classify did not wait
         finally:
             gate.touch()
-            answers = [job.result(timeout=60) for job in jobs]
+            answers = [job.result(timeout=60) for job in jobs if job not in refused]
     assert all(heatmap["plot"].startswith("data:image/") for heatmap, *_ in answers)  # held, then drawn
 
 
@@ -329,9 +344,10 @@ def test_embeddings(client):
 
 
 def test_masking(client):
-    table, stats, plot, predictions = client.predict("The cat sees the house every day.", 12, 0,
-                                                     api_name="/masking")
+    table, stats, plot, predictions, plot_text = client.predict("The cat sees the house every day.", 12, 0,
+                                                                api_name="/masking")
     assert table.count("<tr><th>epoch ") == 12
+    assert "The figure as text" in plot_text and len(re.findall(r'<th scope="row">\d+</th>', plot_text)) == 12
     rows = {row[0]: row for row in stats["data"]}
     assert rows["BERT static, one fixed mask"][1] == 1
     assert plot["type"] == "matplotlib"
@@ -421,6 +437,53 @@ def test_missing_models_start_and_explain(tmp_path):
         assert app.alive()
 
 
+def run_app(args, env, timeout=120) -> subprocess.CompletedProcess:
+    """`python app.py ARGS` to its end (a server it started would run into `timeout`)."""
+    return subprocess.run([sys.executable, str(AppProcess.script), *args], cwd=AppProcess.script.parent,
+                          env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", **env}, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def environment_read() -> set[str]:
+    """The variables the app's code reads: os.environ.get("NAME") in app.py, demo/ and roberta/, and the names it
+    keeps in constants."""
+    from demo import model_choice, training_counts
+    from demo.models import KINDS
+
+    root = AppProcess.script.parent
+    code = "".join(path.read_text(encoding="utf-8")
+                   for path in [root / "app.py", *(root / "demo").glob("*.py"), *(root / "roberta").glob("*.py")])
+    named = set(re.findall(r"""(?:environ\.get|getenv)\(["']([A-Z0-9_]+)["']""", code))
+    return named | {kind.env_var for kind in KINDS.values()} | {training_counts.ENV_VAR, model_choice.LOCAL_ENV,
+                                                                 model_choice.HUB_ENV}
+
+
+def test_help_lists_the_environment_and_starts_no_server(tiny_mlm_dir, tiny_clf_dir):
+    """`python app.py --help` started the server (the app read no options). It prints its options and every
+    variable the app reads, and exits."""
+    done = run_app(["--help"], app_env(tiny_mlm_dir, tiny_clf_dir))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "--host" in done.stdout and "--port" in done.stdout and "Running on" not in done.stdout
+    variables = environment_read()
+    assert {"MLM_MODEL", "APP_HUB_MODELS", "APP_QUEUE_SIZE", "GRADIO_SERVER_PORT", "HF_HUB_OFFLINE"} <= variables
+    assert [name for name in sorted(variables) if name not in done.stdout] == [], done.stdout
+
+
+def test_a_port_in_use_is_one_line_naming_the_option_and_the_variable(tiny_mlm_dir, tiny_clf_dir):
+    """Another process on the port: Gradio's traceback ("Cannot find empty port in range: ..."), and a line naming
+    `launch()`'s server_port, which a user of app.py does not see; now one line naming --port and
+    GRADIO_SERVER_PORT, and a failure's exit code."""
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        for args, env in (([], {"GRADIO_SERVER_PORT": str(port)}), (["--port", str(port)], {})):
+            done = run_app(args, {**app_env(tiny_mlm_dir, tiny_clf_dir), "GRADIO_SERVER_NAME": "127.0.0.1", **env})
+            assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+            assert done.stderr.strip().splitlines() == [
+                f"app.py: port {port} is in use by another process: choose another with --port or GRADIO_SERVER_PORT"]
+
+
 def _two_labels(label: dict) -> None:
     """A gr.Label's value over the API: both classes, probabilities that sum to 1."""
     confidences = {c["label"]: c["confidence"] for c in label["confidences"]}
@@ -453,8 +516,9 @@ def _attention_answer(result):
 
 
 def _masking_answer(result):
-    table, stats, plot, predictions = result
+    table, stats, plot, predictions, plot_text = result  # the plot's text version last: the order clients knew
     assert table.count("<tr><th>epoch ") == 40 and plot["type"] == "matplotlib" and predictions["data"]
+    assert len(re.findall(r'<th scope="row">\d+</th>', plot_text)) == 40
 
 
 @pytest.mark.parametrize("api_name, args, answer", [

@@ -13,6 +13,7 @@ import pytest
 
 from scripts.app_process import AppProcess
 from scripts.browser import CHROMIUM, TIMEOUT_MS, launch
+from demo.byte_level import to_byte_level
 from demo.validation import MAX_EPOCHS
 from train import token_counts
 
@@ -209,10 +210,15 @@ def test_sentiment_example(page):
     page.get_by_text("The acting was not bad at all.", exact=True).click()
     sync_api.expect(page.locator("#st-label [data-testid=label-output-value]")).to_have_text(
         re.compile("positive|negative"))
-    # the label's class bars are buttons that do nothing here: no Tab stop (they were two, before "Every word's push")
+    # the label's class bars are buttons that do nothing here: no Tab stop (they were two, before "Every word's push"),
+    # and not heard as buttons ("button positive 95%"): groups, each with its meter named
     bars = page.locator("#st-label button")
     sync_api.expect(bars.first).to_have_attribute("tabindex", "-1")
-    assert all(b.get_attribute("tabindex") == "-1" for b in bars.all())
+    sync_api.expect(bars.first).to_have_attribute("role", "group")
+    assert all(b.get_attribute("tabindex") == "-1" and b.get_attribute("role") == "group" for b in bars.all())
+    roles = accessibility_tree(page)
+    assert not [name for role, name in roles if role == "button" and re.fullmatch(r"(positive|negative) \d+%", name)]
+    assert [role for role, name in roles if name in ("positive", "negative")].count("meter") == 2
     words = page.locator("#st-words")
     sync_api.expect(words).to_contain_text("bad")
     sync_api.expect(words).to_contain_text("not")
@@ -554,6 +560,44 @@ def spoken(text):
     return re.sub("␣(?=\\S)", "space + ", text).replace("␣", "space")
 
 
+HOVER_AT_CENTRE_JS = """el => { el.scrollIntoView({block: 'center'});  // what a mouse over the chip's middle shows
+  const r = el.getBoundingClientRect();
+  return document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2).closest('[title]')?.title; }"""
+
+
+def test_a_screen_reader_hears_tokens_and_merges_as_said_not_in_the_byte_alphabet(page):
+    """The reviewer's case: each chip's hover (its vocabulary entry, "Ã¨me", "Ġbr") was on the <li>, where
+    Chromium made it the item's accessible name, said before every token; and merge by merge's "merge applied"
+    cells were read raw, "␣ + t → ␣t · rank #1" ("open box", "right arrow"). Each item is now said as its spoken
+    text, the hover still shows under the mouse, and a merge is said with "space"."""
+    text = "crème brûlée 🍮"
+    only_bytes = set(to_byte_level(" " + text)) - set(text)  # "Ã", "¨", "Ġ", "ð", ...: the alphabet's own
+    open_tab(page, "Tokens")
+    box = page.locator("#tk-text textarea")
+    box.fill(text)
+    box.press("Enter")
+    sync_api.expect(page.locator("#tk-view .bpe-summary")).to_contain_text("3 words")
+    chips = page.locator("#tk-view ol.bpe-chips")
+    items = re.findall(r"^\s*- listitem(.*)$", chips.aria_snapshot(), re.M)
+    said = chips.locator("li .bpe-sr").all_text_contents()
+    assert items == [f": {s}" for s in said], items  # no name of its own: what is said is the spoken text
+    assert "space + b, id " in " ".join(said) and "⟨byte 0xF0⟩, of “🍮”, id " in " ".join(said), said
+    names = [name for role, name in accessibility_tree(page) if role == "listitem"]
+    assert not [name for name in names if only_bytes & set(name)], names
+    # a mouse still gets the hover (its vocabulary entry, in the byte-level alphabet)
+    assert chips.locator("li").nth(1).evaluate(HOVER_AT_CENTRE_JS).startswith("vocabulary entry ")
+    picker = page.locator("#tk-word input")
+    picker.fill("␣the")
+    picker.press("Enter")
+    sync_api.expect(page.locator("#tk-merges .bpe-summary")).to_contain_text("How “␣the” is cut")
+    cells = re.findall(r'^\s*- cell "(.*)"', page.locator("#tk-merges table.bpe-table").aria_snapshot(), re.M)
+    merges = [cell for cell in cells if " merge into " in cell]
+    assert merges and any(cell.startswith("space and ") for cell in merges), cells
+    assert not [cell for cell in cells if {"␣", "→", "#"} & set(cell) or only_bytes & set(cell)], cells
+    steps = page.locator("#tk-merges ol.bpe-chips li")
+    assert steps.last.evaluate(HOVER_AT_CENTRE_JS).startswith("vocabulary entry ")
+
+
 def test_embeddings_tab(page):
     """Each view answers its own inputs, and a typo is refused next to them, leaving the other views alone."""
     open_tab(page, "Embeddings")
@@ -617,9 +661,33 @@ def test_about_tab(page):
     figures = page.locator(".static-figure button:has(img)")
     sync_api.expect(figures.first).to_have_attribute("tabindex", "-1")
     assert all(b.get_attribute("tabindex") == "-1" for b in figures.all())
+    # ... and heard once, as an image in a figure: the button around it was heard first, named by the same alt
+    sync_api.expect(figures.first).to_have_attribute("role", "figure")
+    check_figures_read_once(page, "#tab-about")
     assert page.locator(".static-figure button[aria-label=Fullscreen]").first.get_attribute("tabindex") != "-1"
     check_heading_levels(page)
     shot(page, "5-about")
+
+
+def accessibility_tree(page):
+    """(role, name) of every node of the page's accessibility tree as Chromium builds it for a screen reader (the
+    ignored ones left out: a hidden tab's)."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        nodes = cdp.send("Accessibility.getFullAXTree")["nodes"]
+    finally:
+        cdp.detach()
+    return [(n["role"]["value"], n.get("name", {}).get("value", "")) for n in nodes if not n.get("ignored")]
+
+
+def check_figures_read_once(page, tab):
+    """Each static figure of `tab` (gr.Image) is one image named by its alt text, and nothing else has that name
+    (gr.Image's button around it was a button of the same name: the alt read twice)."""
+    alts = page.locator(f"{tab} .static-figure img").evaluate_all("els => els.map(e => e.alt)")
+    assert alts, tab
+    roles = accessibility_tree(page)
+    for alt in alts:
+        assert [role for role, name in roles if name == alt] == ["image"], alt
 
 
 def test_script_is_shown_as_text(page):
@@ -808,6 +876,8 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
         if name == "Masking":
             sync_api.expect(page.locator("#mk-table table.mk-table tbody tr")).to_have_count(12)
             sync_api.expect(page.locator("#mk-plot img")).to_be_visible()
+            page.locator("#mk-plot-text summary").click()  # the coverage as text fits too
+            sync_api.expect(page.locator("#mk-plot-text tbody tr")).to_have_count(12)
         if name == "Attention":
             sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
             row = page.locator("#at-heads .hv-r").nth(1)
@@ -1375,6 +1445,12 @@ def test_narrow_phones_fit_the_masking_statistics_and_reach_what_scrolls_by_keyb
         page.wait_for_function(f"() => document.documentElement.clientWidth === {width} && ({SCROLLERS_SETTLED_JS})()")
         fit = page.evaluate(STATS_FIT_JS)
         assert fit["table"] <= fit["box"] + 1 and not fit["cut"], (width, fit)
+        # the coverage plot's text version, opened, fits its box too
+        coverage = page.locator("#mk-plot-text details")
+        if coverage.get_attribute("open") is None:
+            coverage.locator("summary").click()
+        sizes = coverage.evaluate("d => [d.querySelector('table').getBoundingClientRect().width, d.clientWidth]")
+        assert sizes[0] <= sizes[1] + 1, (width, sizes)
         boxes = check_scrollers(page)
         assert any(box["scrolls"] for box in boxes), (width, boxes)  # the ablation's seven columns
     # layer by layer's table scrolls in its box on a phone: a Tab stop, named; on a computer it fits (below)
@@ -1404,3 +1480,128 @@ def test_narrow_phones_fit_the_masking_statistics_and_reach_what_scrolls_by_keyb
     sync_api.expect(layers).not_to_have_attribute("tabindex", "0")
     check_scrollers(page)
     page.close()
+
+
+def test_each_tabs_results_have_headings_to_jump_between(page):
+    """The Attention and Tokens tabs had no heading, and the Masking tab's only one was the ablation's: a screen
+    reader's list of headings could not reach their results. Each has h2 headings over its results (the levels
+    still in order)."""
+    for tab, names in (("Attention", ["Attention views"]), ("Tokens", ["The text as tokens"]),
+                       ("Masking", ["What each scheme showed", "Epoch by epoch", "Predictions at the targets"])):
+        open_tab(page, tab)
+        for name in names:
+            sync_api.expect(page.get_by_role("heading", name=name, level=2, exact=True)).to_be_visible()
+        check_heading_levels(page)
+    # the statistics' grid keeps its name, the heading's words, without showing them twice
+    sync_api.expect(page.get_by_role("grid", name="What each scheme showed")).to_be_visible()
+    assert page.locator("#mk-stats").get_by_text("What each scheme showed").count() == 0
+
+
+def test_the_coverage_plot_has_a_text_version(page):
+    """The coverage plot's curves were lines only: under it, a closed table of each scheme's coverage after each
+    epoch, as every other figure of the page has."""
+    open_tab(page, "Masking")
+    sync_api.expect(page.locator("#mk-table table.mk-table tbody tr").first).to_be_visible()
+    epochs = page.locator("#mk-table table.mk-table tbody tr").count()
+    text = page.locator("#mk-plot-text details")
+    sync_api.expect(text.locator("summary")).to_have_text("The figure as text")
+    sync_api.expect(text.locator("tbody tr").first).to_be_hidden()  # closed
+    text.locator("summary").click()
+    sync_api.expect(text.locator("tbody tr")).to_have_count(epochs)
+    last = text.locator("tbody tr").last.locator("td").all_inner_texts()[:3]  # each scheme's coverage at the end
+    stats = page.locator("#mk-stats [role=row]").evaluate_all(
+        "rows => rows.map(r => [...r.querySelectorAll('[role=gridcell]')].map(c => c.textContent.trim()))"
+        ".filter(c => c.length)")
+    assert [float(v.rstrip("%")) for v in last] == [float(row[3]) for row in stats], (last, stats)
+    text.locator("summary").click()  # closed again: the page is shared
+
+
+def test_gradios_arrows_example_tables_and_figures_are_heard_for_what_they_are(page):
+    """Every dropdown's arrow reached the accessibility tree as an unnamed image, the Examples tables as unnamed
+    grids, and the Masking tab's ablation figure as a button named by its alt text followed by the image. The arrows
+    are hidden, each Examples table is named by its label and the inputs it fills, the figure is read once."""
+    for tab in ("Fill mask", "Attention", "Masking"):
+        open_tab(page, tab)
+        panel = page.get_by_role("tabpanel").filter(has=page.locator("table[role=grid]"))
+        grid = page.locator(".table-wrap > table[role=grid]:visible")
+        sync_api.expect(grid).to_have_count(1)
+        columns = grid.locator("thead th").all_inner_texts()
+        sync_api.expect(grid).to_have_attribute("aria-label", f"Examples: {', '.join(columns)}")
+        arrows = panel.locator("svg.dropdown-arrow")
+        assert arrows.count() == 0 or all(a.get_attribute("aria-hidden") == "true" for a in arrows.all()), tab
+        assert not unnamed_images(panel.aria_snapshot()), tab
+    check_figures_read_once(page, "#tab-masking")
+
+
+def unnamed_images(snapshot):
+    """The images of an aria snapshot that have no name and are not the icon of a button (which names them)."""
+    lines, found = snapshot.splitlines(), []
+    for k, line in enumerate(lines):
+        if line.strip() == "- img":
+            indent = len(line) - len(line.lstrip())
+            parent = next((p for p in reversed(lines[:k]) if len(p) - len(p.lstrip()) < indent), "")
+            if not parent.strip().startswith("- button"):
+                found.append((parent.strip(), line.strip()))
+    return found
+
+
+# the line that joins a word's pieces, its chip and the page under it, as painted (their alphas composited)
+JOIN_JS = """() => {
+  const rgb = c => c.match(/[\\d.]+/g).map(Number);
+  const over = (top, under) => { const a = top.length > 3 ? top[3] : 1;
+    return [0, 1, 2].map(i => top[i] * a + under[i] * (1 - a)); };
+  const tok = document.querySelector('#fm-view .fm-w .fm-tok + .fm-tok');
+  const layers = [];
+  for (let e = tok.parentElement; e; e = e.parentElement) {
+    const c = rgb(getComputedStyle(e).backgroundColor);
+    if (c.length < 4 || c[3] > 0) layers.push(c);
+    if (c.length < 4 || c[3] === 1) break;
+  }
+  let page = [255, 255, 255];
+  while (layers.length) page = over(layers.pop(), page);
+  const style = getComputedStyle(tok), line = rgb(style.borderLeftColor), chip = over(rgb(style.backgroundColor), page);
+  return {style: style.borderLeftStyle, page, chip, onChip: over(line, chip), onPage: over(line, page)};
+}"""
+BAR_TRACKS = {"#fm-view": "td.fm-track", "#fm-layers": "td.ll-track", "#em-neighbours": "td.ev-track"}
+
+
+def test_word_pieces_are_joined_visibly_and_bars_survive_forced_colours(app, browser):
+    """How the model reads it: the dashed line that joins a word's pieces, their only visual tie, was 1.6-1.8:1
+    against the chip and the page; it is 3:1 or more in the light and the dark theme. In forced colours (Windows
+    High Contrast), which drop backgrounds, the probability and similarity bars vanished under the notes that
+    describe them: each is drawn in the text's colour, 3:1 or more against its cell."""
+    for theme in ("", "?__theme=dark"):
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(app.url + theme)
+        sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
+        text = page.locator("#fm-text textarea")
+        text.fill("The <mask> sat on the mailmanhouse.")
+        text.press("Enter")
+        sync_api.expect(page.locator("#fm-view .fm-w .fm-tok + .fm-tok").first).to_be_visible()
+        join = page.evaluate(JOIN_JS)
+        assert join["style"] == "dashed", join
+        assert contrast(join["onChip"], join["chip"]) >= 3, (theme, join)
+        assert contrast(join["onPage"], join["page"]) >= 3, (theme, join)
+        page.close()
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.emulate_media(forced_colors="active")
+    page.goto(app.url)
+    sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
+    page.locator("#fm-layers-box").get_by_text("Layer by layer").click()
+    for view, track in BAR_TRACKS.items():
+        if view == "#em-neighbours":
+            open_tab(page, "Embeddings")
+        cell = page.locator(f"{view} {track}").first  # the top answer's: its bar fills the cell
+        sync_api.expect(cell).to_be_visible()
+        bar, back = painted(cell.locator("span")), painted(cell)
+        assert contrast(bar, back) >= 3, (view, bar, back)
+    page.close()
+
+
+def painted(locator):
+    """The colour an element is painted in most, as a screenshot shows it (forced colours included)."""
+    from PIL import Image
+    with Image.open(io.BytesIO(locator.screenshot())) as image:
+        return max(image.convert("RGB").getcolors(image.width * image.height))[1]

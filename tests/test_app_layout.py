@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from demo import figures
+from demo import about, figures
 from demo.components import Plot
 from demo.handlers import Handlers
 from demo.wiring import CONCURRENCY, Wiring
@@ -630,6 +630,95 @@ def test_wire_and_examples_take_one_component_as_gradios_events_do():
     assert answer == "A TEXT" and box == gr.update(value="", visible=False)
 
 
+def test_a_page_view_queues_nothing_and_opens_on_every_tabs_default_view(app):
+    """Every tab's default view was an event of the page's `load`: nine queued events a page view, so that ten
+    visitors at once found the queue (64 places) full and two or three of their tabs opened empty. They are
+    computed once at start-up and laid out as the page's own values: a page view queues nothing."""
+    config = app.demo.get_config_file()
+    loads = [d["api_name"] for d in config["dependencies"] if any(event == "load" for _, event in d["targets"])]
+    assert loads == []
+    shown = {c["props"].get("elem_id"): c["props"] for c in config["components"] if c["props"].get("elem_id")}
+    assert 'class="fm-mask"' in shown["fm-view"]["value"]
+    assert "Paris is the capital of" in shown["fm-filled"]["value"][0]["token"]
+    assert {c["label"] for c in shown["st-label"]["value"]["confidences"]} == {"negative", "positive"}
+    assert "svg" in shown["at-heads"]["value"] and shown["at-heat"].get("value") is None  # the visible sub-tab only
+    tokens = [label.split(": ", 1)[1] for label, _ in shown["at-token"]["choices"]]
+    assert tokens[0] == "<s>" and tokens[-1] == "</s>" and shown["at-token"]["value"] in range(len(tokens))
+    assert 'class="bpe-chips"' in shown["tk-view"]["value"] and shown["tk-word"]["choices"]
+    assert "ev-table" in shown["em-neighbours"]["value"] and "ev-table" in shown["em-analogy"]["value"]
+    for plot in ("em-map", "em-positions", "mk-plot"):
+        assert shown[plot]["value"]["plot"].startswith("data:image/"), plot
+    assert shown["mk-table"]["value"].count("<tr><th>epoch ") == 12
+    boxes = [c["props"] for c in config["components"] if "input-error-box" in (c["props"].get("elem_classes") or [])]
+    assert boxes and not any(box["visible"] for box in boxes)  # every default view computed without an error
+
+
+def test_a_default_view_is_laid_out_at_start_unless_it_warns():
+    """`wire(..., on_load=True)` lays the view for the inputs' initial values out as the outputs' values, updates
+    included (a dropdown's choices, an error box shown); a view whose computation warns is left to the page's load
+    event, so that the warning shows to every visitor."""
+    from demo.validation import fail, warning
+
+    def words(text):
+        if not text:
+            raise fail("The text is empty")
+        if text == "warns":
+            warning("cut to the maximum length")
+        return text.upper(), gr.update(choices=text.split(), value=text.split()[0])
+
+    with gr.Blocks() as blocks:
+        wiring = Wiring(blocks, chooser=None)
+        views = {}
+        for name, start in (("plain", "two words"), ("warns", "warns"), ("fails", "")):
+            text, view, picker = gr.Textbox(start), gr.Markdown(), gr.Dropdown(choices=[], allow_custom_value=True)
+            error = gr.HTML(visible=False)
+            wiring.wire([gr.Button().click], words, text, [view, picker], error, name, on_load=True)
+            views[name] = (view, picker, error)
+    loads = {f.api_name for f in blocks.fns.values() if any(event == "load" for _, event in f.targets)}
+    assert loads == {"warns_ui"}
+    view, picker, error = views["plain"]
+    assert view.value == "TWO WORDS" and picker.choices == [("two", "two"), ("words", "words")]
+    assert picker.value == "two" and picker.get_config()["choices"] == picker.choices and not error.visible
+    view, picker, error = views["fails"]  # the message by the input, the views as laid out
+    assert view.value is None and picker.choices == [] and error.visible and "The text is empty" in error.value
+    assert views["warns"][0].value is None
+
+
+def test_a_full_queue_refuses_its_own_requests_only():
+    """Each queue admits a request while fewer than WAITING wait in it (Gradio's own `max_size` counts every
+    queue together: a flood of /attention requests refused every endpoint's). The refusal is said by the first
+    input the page shows (a State shows nothing), the others valid."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from demo.wiring import WAITING, admission
+
+    waiting = {"slow": SimpleNamespace(queue=[None] * WAITING),
+               "compute": SimpleNamespace(queue=[None] * (WAITING - 1))}
+    blocks = SimpleNamespace(_queue=SimpleNamespace(event_queue_per_concurrency_id=waiting))
+    state, text, layer = gr.State("drawn", render=False), gr.Textbox(render=False), gr.Number(render=False)
+    slow = SimpleNamespace(inputs=[state, text, layer], concurrency_id="slow")
+    verdicts = asyncio.run(admission(blocks, slow)(None, None, None))
+    assert [v["is_valid"] for v in verdicts] == [True, False, True]
+    assert verdicts[1]["message"] == (f"The app is busy: {WAITING} requests are already waiting for the slow views "
+                                      "(attention, What if?, comparisons). Try again in a moment.")
+    quick = SimpleNamespace(inputs=[text], concurrency_id="compute")
+    assert asyncio.run(admission(blocks, quick)(None)) == gr.validate(True, "")  # one input: one verdict, not a tuple
+    waiting["compute"].queue.append(None)
+    assert asyncio.run(admission(blocks, quick)(None))["is_valid"] is False
+    load = SimpleNamespace(inputs=[text], concurrency_id="load")  # nothing queued there yet
+    assert asyncio.run(admission(blocks, load)(None))["is_valid"] is True
+
+
+def test_every_queued_event_is_admitted_by_its_own_queue(app):
+    """Every queued event of the page, app.py's own `**SLOW` ones included, has its queue's admission check, and
+    Gradio's bound on all the queues together is off."""
+    queued = [f for f in app.demo.fns.values() if f.queue]
+    assert {f.concurrency_id for f in queued} == {"compute", "slow", "load"}
+    assert all(f.validator is not None and f.validator.__qualname__ == "admission.<locals>.admit" for f in queued)
+    assert app.demo._queue.max_size is None
+
+
 def test_a_tabs_notice_names_each_model_it_cannot_run():
     """The warning on top of a tab whose model did not load: each missing model's message, shown literally (a
     folder's name may hold Markdown); none when every model the tab runs is there."""
@@ -726,3 +815,14 @@ def test_every_tab_names_the_panel_it_controls(app):
     assert "About" in [tab.label for tab in tabs]
     assert all(tab.elem_id for tab in tabs if not _inside(tab, _by_id(app, "at-views"))), \
         [tab.label for tab in tabs if not tab.elem_id]
+
+
+def test_the_ablation_figure_is_described_by_its_results(app):
+    """The Masking tab's ablation figure was described as one panel of its four, against training steps: its alt
+    text is the one demo/about.py builds from the results.json shown above it (tests/test_about.py)."""
+    if "curves" not in app.ABLATION:
+        pytest.skip("no assets/masking-ablation/curves.png")
+    image = next(block for block in app.demo.blocks.values()
+                 if isinstance(block, gr.Image) and block.label == "Ablation curves")
+    assert image.alt_text == about.ablation_alt(app.ABLATION.get("results"))
+    assert "four panels" in image.alt_text and "training steps" not in image.alt_text

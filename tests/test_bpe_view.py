@@ -1,5 +1,6 @@
 """The "Tokens" tab's views (demo.bpe_view): a text's tokens, and byte-level BPE replayed merge by merge, checked
 against `tokenizers`' own BPE model on the shipped tokenizer, the tiny test one and hand-made ones."""
+from html.parser import HTMLParser
 import json
 import random
 import re
@@ -327,9 +328,9 @@ def test_html_escapes_user_text(shipped):
     out = tokens_html(token_rows(shipped, text, 64))
     assert "<script" not in out and "</script" not in out and '"x"' not in out
     assert "␣&lt;" in out and "&amp;" in out and "&lt;s&gt;" in out  # the pieces, and the special tokens' names
-    steps = merge_steps(shipped, "script")
-    out = merges_html("<script>", steps)
-    assert "<script>" not in out and "&lt;script&gt;" in out
+    word = '<&">'  # one pre-token: the view is named by the word it replays, escaped
+    out = merges_html(word, merge_steps(shipped, word))
+    assert word not in out and "How “&lt;&amp;&quot;&gt;” is cut" in out
     lt = merges_html("<", merge_steps(shipped, "<"))
     assert "“&lt;”" in lt
 
@@ -377,3 +378,93 @@ def test_merges_html_says_what_the_vocabulary_is_made_of(shipped):
     assert 256 + 5 + merges == shipped.get_vocab_size()
     out = merges_html("Ġcat", merge_steps(shipped, "Ġcat"), shipped)
     assert f"learned {merges:,} merges: its vocabulary of {shipped.get_vocab_size():,} is the 256 bytes" in out
+
+
+def test_a_word_in_the_vocabularys_writing_that_is_several_words_is_named_as_replayed(shipped):
+    """The reviewer's case: "ĠĠcat" read as bytes is two words (two spaces, then "cat"), so it is replayed as the
+    text "ĠĠcat", the letters Ġ (the bytes 0xC4 0xA0 each); the view titled it "␣␣cat", which it did not replay."""
+    steps = merge_steps(shipped, "ĠĠcat")
+    assert steps[0]["pieces"][:2] == list(byte_level.to_byte_level("Ġ"))  # the letter's bytes, not a space
+    out = merges_html("ĠĠcat", steps)
+    assert "How “ĠĠcat” is cut" in out and "“ĠĠcat” is " in out and "␣␣cat" not in out
+
+
+def test_the_tokens_view_names_whitespace_the_space_sign_does_not_show(shipped):
+    """The reviewer's case: a no-break space and a thin space were blank chips, their spoken text blank too."""
+    out = tokens_html(token_rows(shipped, "a\u00a0b \u2009c", 128))
+    assert re.search('<span class="bpe-face" aria-hidden="true"[^>]*><span class="bpe-piece">⟨U\\+00A0 no-break '
+                     'space⟩</span>', out)  # shown, hidden from screen readers, which hear:
+    assert '<span class="bpe-sr">⟨U+2009 thin space⟩, id ' in out
+    assert "\u00a0" not in out and "\u2009" not in out
+
+
+
+class ScreenReaderText(HTMLParser):
+    """What a screen reader is given of a view's chips (<li class="bpe-chip">) and "merge applied" cells: each
+    one's attributes and its text outside `aria-hidden` parts, and every `title` with whether it is hidden."""
+    VOID = {"br", "img", "hr", "input", "wbr"}
+
+    def __init__(self, html_text: str):
+        super().__init__()
+        self.items, self.titles, self.stack = [], [], [(False, None)]  # (hidden, the chip or cell it is in)
+        self.feed(html_text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        hidden, item = self.stack[-1]
+        hidden = hidden or attrs.get("aria-hidden") == "true"
+        if {"bpe-chip", "bpe-merge"} & set((attrs.get("class") or "").split()):
+            item = {"attrs": attrs, "said": ""}
+            self.items.append(item)
+        if "title" in attrs:
+            self.titles.append((attrs["title"], hidden))
+        if tag not in self.VOID:
+            self.stack.append((hidden, item))
+
+    def handle_endtag(self, tag):
+        if tag not in self.VOID:
+            self.stack.pop()
+
+    def handle_data(self, data):
+        hidden, item = self.stack[-1]
+        if item is not None and not hidden:
+            item["said"] += data
+
+
+def test_a_chip_is_named_by_what_is_said_and_its_hover_is_hidden_from_screen_readers(shipped):
+    """The reviewer's case: each chip's `title` (its vocabulary entry, "Ã¨me", and how often the pretraining text
+    holds it) was on the <li>, which made it the item's accessible name: the byte-level alphabet said before every
+    token. The hover is on the chip's hidden part now; the item has no name of its own, and what is said of it is
+    its spoken text, in merge by merge's steps too."""
+    text = "crème brûlée 🍮"
+    only_bytes = set(byte_level.to_byte_level(" " + text)) - set(text)  # "Ã", "¨", "Ġ", "ð", ...: the alphabet's
+    rows = token_rows(shipped, text, 64)
+    for view, count in [(tokens_html(rows), len(rows["tokens"])),
+                        (merges_html(" brûlée", merge_steps(shipped, " brûlée")), None)]:
+        seen = ScreenReaderText(view)
+        chips = [item for item in seen.items if "bpe-chip" in item["attrs"]["class"]]
+        assert chips and (count is None or len(chips) == count)
+        assert seen.titles and all(hidden for _, hidden in seen.titles), seen.titles  # the hovers, kept for a mouse
+        for chip in chips:
+            assert not {"title", "aria-label", "aria-labelledby"} & set(chip["attrs"]), chip
+            assert not only_bytes & set(chip["said"]), chip["said"]
+    said = [chip["said"] for chip in ScreenReaderText(tokens_html(rows)).items]
+    assert said[0] == "<s>, special token, id 0"
+    assert said[-1] == f"</s>, special token, id {shipped.token_to_id('</s>')}"
+    assert f"space + br, id {shipped.token_to_id('Ġbr')}" in said, said
+    assert any(s.startswith("⟨byte 0xF0⟩, of “🍮”, id ") for s in said), said
+
+
+def test_a_merge_step_is_said_with_space_for_the_space_sign(shipped):
+    """The reviewer's case: the "merge applied" cell was read raw, "␣ + c → ␣c · rank #15" ("open box", "right
+    arrow", or nothing for "␣"); it is said as the chips beside it are: "space and c merge into space + c"."""
+    steps = merge_steps(shipped, " café")
+    out = merges_html(" café", steps)
+    cells = [item["said"] for item in ScreenReaderText(out).items if "bpe-merge" in item["attrs"]["class"]]
+    assert len(cells) == len(steps) and cells[0] == "start: one piece per byte (6 pieces)"
+    first = steps[1]  # the lowest rank of all the word's pairs: the space and its letter
+    assert first["merged"] == ["Ġ", "c"], first
+    assert cells[1] == f"space and c merge into space + c, rank {first['rank']:,}"
+    assert "⟨byte 0xC3⟩ and ⟨byte 0xA9⟩ merge into é, rank " in " ".join(cells)
+    assert not any(sign in cell for cell in cells for sign in "␣→#"), cells
+    assert f"␣ + c → ␣c · rank #{first['rank']:,}" in out  # what the eye reads is as it was

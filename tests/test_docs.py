@@ -92,6 +92,9 @@ class Command(typing.NamedTuple):
     runnable: bool
 
 
+APP_COMMAND = "demo.serve"  # `python app.py`'s options: demo.serve.parse_options
+
+
 class _Parsed(Exception):
     """Raised instead of parsing: the parser a command's main() built, caught before it runs anything."""
 
@@ -121,7 +124,7 @@ def command_parser(module: str) -> argparse.ArgumentParser:
         patch.setattr(argparse.ArgumentParser, "parse_args", stop)
         patch.setattr(argparse.ArgumentParser, "parse_known_args", stop)
         try:
-            main.main([])
+            (main.parse_options if module == APP_COMMAND else main.main)([])
         except _Parsed:
             pass
     assert parsers, f"{module}: main() built no parser"
@@ -283,11 +286,12 @@ OLD_SPELLINGS_NAMED = {  # an older spelling a parser still takes (hidden from -
 
 def our_commands() -> list[str]:
     """Every command line of ours, as command_parser names it: each module of train/ and scripts/ run as a script
-    (`if __name__ == "__main__"`), train.X or scripts.X, and each benchmarks/X.py."""
+    (`if __name__ == "__main__"`), train.X or scripts.X, each benchmarks/X.py, and `python app.py`'s (demo.serve:
+    its parser, which app.py reads before it builds the page)."""
     scripts = [path for folder in ("train", "scripts", "benchmarks") for path in sorted((ROOT / folder).glob("*.py"))
                if '__name__ == "__main__"' in path.read_text(encoding="utf-8")]
     return [str(p.relative_to(ROOT)) if p.parent.name == "benchmarks" else f"{p.parent.name}.{p.stem}"
-            for p in scripts]
+            for p in scripts] + [APP_COMMAND]
 
 
 @functools.cache

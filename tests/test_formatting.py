@@ -7,7 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from demo.formatting import bar, format_log_probability, format_probability
+from demo.byte_level import to_byte_level
+from demo.formatting import (bar, format_log_probability, format_probability, readable, reads_as_is, show_invisible,
+                             show_whitespace, token_label, word_label)
 
 _DIGITS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 
@@ -82,3 +84,31 @@ def test_token_labels_do_not_import_a_tab():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1]).stdout
     assert "demo.bpe_view" not in out and "demo.byte_level" in out
+
+
+def test_whitespace_other_than_the_space_is_named_wherever_a_token_is_shown():
+    """The reviewer's case: the Tokens tab showed a no-break space, a thin space and an ideographic space as blank
+    chips and blank picker entries (`readable`), while the other tabs named them (`token_label`). Every label of a
+    token names them by code point and name; the space itself is "␣" where it leads and stays a space inside."""
+    assert readable(to_byte_level("\u00a0")) == "⟨U+00A0 no-break space⟩"
+    assert readable(to_byte_level(" \u2009x")) == "␣⟨U+2009 thin space⟩x"
+    assert show_whitespace("\u3000") == "⟨U+3000 ideographic space⟩"
+    assert show_invisible("a b\u202fc") == "a b⟨U+202F narrow no-break space⟩c"
+    assert token_label("\u2009") == readable(to_byte_level("\u2009"))  # one way to show it, in every tab
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("\u0301", "◌\u0301"),  # a bare combining mark: on a dotted circle, not on the box's border
+    ("e\u0301", "e\u0301"),  # a mark on its letter stays there
+    (" \u0301", "␣◌\u0301"),  # after a space it has no letter either
+    ("\t\u0308", "⇥◌\u0308"),  # nor after a sign
+    ("\u0301\u0302", "◌\u0301\u0302"),  # two marks on one circle
+    ("\u093f", "◌\u093f"),  # a vowel sign of Devanagari (a spacing mark) alone
+])
+def test_a_combining_mark_with_no_letter_is_drawn_on_a_dotted_circle(text, shown):
+    """The reviewer's case: a token that is a bare combining mark (the accent of a decomposed "é", a run of
+    accents) stacked on whatever the page drew before it: a quote, a chip's border, nothing."""
+    assert show_whitespace(text) == shown
+    assert readable(to_byte_level(text)) == shown
+    assert reads_as_is(text) == (shown == text)  # a predicted token too: labelled, not shown bare
+    assert word_label(text) == shown.lstrip("␣")

@@ -124,7 +124,7 @@ def test_the_empty_note_says_bert_itself_never_has_an_empty_mask():
 
 
 def test_predictions_say_no_token_picked(handlers):
-    *_, predictions = handlers.masking(SHORT, MAX_EPOCHS, 0)
+    predictions = handlers.masking(SHORT, MAX_EPOCHS, 0)[3]
     empty = [row for row in predictions if row[1] is None]
     assert empty and all(row[3] == "no token picked" for row in empty)
     assert all(len(row) == len(masking_view.PREDICTION_COLUMNS) for row in predictions)
@@ -133,7 +133,7 @@ def test_predictions_say_no_token_picked(handlers):
 def test_predictions_and_replacements_name_part_of_a_character(handlers, models):
     """Emoji and Japanese are byte pieces: the predictions table and the epoch table name their bytes, never "�"."""
     text = "😀 🎉 東京 😀 🎉 東京 and some words"
-    table, _, _, predictions = handlers.masking(text, MAX_EPOCHS, 0)
+    table, _, _, predictions, _ = handlers.masking(text, MAX_EPOCHS, 0)
     shown = [cell for row in predictions for cell in row[4:6]]
     assert shown and all("\ufffd" not in cell for cell in shown)
     assert "\ufffd" not in table
@@ -234,3 +234,28 @@ def test_coverage_legend_reads_at_9_pt_on_a_phone(epochs):
     assert title.x0 >= frame.x0 and title.x1 <= frame.x1 and title.y1 <= frame.y1
     ticks = [t for t in ax.get_xticks() if 0.5 <= t <= epochs + 0.5]
     assert ticks and all(float(t).is_integer() for t in ticks)  # whole epochs, one epoch too
+
+
+def test_the_coverage_figure_has_a_text_version_that_says_what_its_lines_draw(models):
+    """Every other figure has a closed table of its numbers; the coverage plot's curves (how fast each scheme covers
+    the sentence, what the hint asks to notice) were lines only. Its text version gives, epoch by epoch, each line
+    the figure draws, the dotted expectation included, and the share's denominator."""
+    epochs = 12
+    tokenizer, tokens, runs = _runs(models, LONG, epochs, seed=3)
+    stats, curves = masking_view.masking_stats(tokens, runs)
+    text = masking_view.coverage_html(curves, tokens)
+    assert re.match(r'<style>.*</style><details class="mk-coverage"><summary>The figure as text</summary>', text,
+                    re.S)  # closed
+    positions = sum(not s for s in tokens.special)
+    assert f"as a share of the {positions} that can be one" in text
+    head = re.findall(r'<th scope="col">(.*?)</th>', text)
+    rows = re.findall(r'<tr><th scope="row">(\d+)</th>(.*?)</tr>', text)
+    assert [int(n) for n, _ in rows] == list(range(1, epochs + 1))
+    columns = list(zip(*(re.findall(r"<td>(.*?)</td>", cells) for _, cells in rows)))
+    lines = figures.coverage_plot(curves, masking_view.SCHEMES).axes[0].get_lines()
+    assert len(head) == 1 + len(lines) == 1 + len(columns), head
+    for name, line, column in zip(head[1:], lines, columns):
+        assert [f"{y / 100:.1%}" for y in line.get_ydata()] == list(column), name
+    # its last row is the statistics' coverage, and the expectation is 1 - 0.85^epoch
+    assert [float(column[-1].rstrip("%")) for column in columns[:3]] == [row[3] for row in stats]
+    assert columns[3][1] == f"{1 - (1 - MLM_PROBABILITY) ** 2:.1%}" and head[-1] == "expected, a new mask every epoch"

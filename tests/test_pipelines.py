@@ -549,3 +549,12 @@ def test_the_classifier_reads_truncation_true_as_long_text_first(sentiment):
         with pytest.raises(ValueError, match=f"^function_to_apply='{value}' is not taken here: the scores follow the "
                                              "model's config.problem_type"):
             sentiment("fine", function_to_apply=value)
+
+
+def test_a_target_with_a_lone_surrogate_is_refused_in_plain_words(fill):
+    """The reviewer's case: a text's lone surrogate is read as "?", but a target's was UnicodeEncodeError from the
+    tokenizer; its "?" scored would pass for the word, so it is refused, the target named, as `encode` refuses a
+    text's."""
+    for targets in (["\ud800"], [" the", "a\udc80"]):
+        with pytest.raises(ValueError, match="the target .* holds a lone surrogate .* remove it"):
+            fill("The cat likes <mask>.", targets=targets)
