@@ -338,16 +338,17 @@ def summary_alt(summary: dict) -> str:
     """The alt text of `train.summarize.plot_summary`'s figure of `summary`: which arms, on which measures (those
     some arm has), and how the seeds and weight averages are drawn."""
     def measure(title: str) -> str:  # "IMDB, whole\nreviews" -> "IMDB (whole reviews)"
-        name, _, part = title.replace("first\n128 tokens", summarize.cut_to(summary)).replace("\n", " ").partition(", ")
+        name, _, part = title.replace("\n", " ").partition(", ")
         return f"{name} ({part})" if part else name
 
-    measured = [measure(title) for key, title in summarize.PLOTTED
+    measured = [measure(title) for key, title in summarize.measure_titles(summary)
                 if any((arm["stats"].get(key) or {}).get("mean") is not None for arm in summary.values())]
     arms = list(summary)
     which = f"the arm {arms[0]}" if len(arms) == 1 else f"{len(arms)} fine-tuning arms ({', '.join(arms)})"
     averaged = any(arm["averaged"] for arm in summary.values())
-    return (f"Accuracy of {which} on {said_list(measured)}: per arm and measure, a bar at the mean over the seeds "
-            "with the standard deviation as an error bar and the mean written above it, each seed a dot"
+    return (f"Accuracy of {which} on {said_list(measured)}: per arm and measure, a bar (one hatch per arm) at the "
+            "mean over the seeds with the standard deviation as an error bar and the mean written above it, each seed "
+            "a mark (one shape per arm)"
             + (" and the seeds' weight average a diamond" if averaged else ""))
 
 

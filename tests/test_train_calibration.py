@@ -843,6 +843,47 @@ def test_summarize(seeds, tmp_path, capsys):
     assert "| 60.0 ± 10.0 |" in out.with_suffix(".md").read_text()
 
 
+def test_the_summary_figure_tells_the_arms_apart_without_their_colours():
+    """The arms' bars differed in colour alone (and their place in a group), their seeds' dots in colour alone: each
+    arm's bars have their own hatch and its seeds their own marker (not the weight average's diamond), the legend's
+    patch shows the hatch, and the colours are colour-blind-safe ones (`reporting.arm_style`)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import PathCollection
+    from matplotlib.colors import to_hex
+
+    def arm(dev, imdb, averaged=False):
+        runs = [{"dev_accuracy": dev + d, "imdb_accuracy": imdb + d, "averaged": 0, "max_length": 64,
+                 "folder": f"runs/s{i}"} for i, d in enumerate((-0.01, 0.01))]
+        stats = {"dev_accuracy": {"mean": dev, "std": 0.014}, "imdb_accuracy": {"mean": imdb, "std": 0.014},
+                 "checks_categories": {}}
+        average = [{**runs[0], "dev_accuracy": dev, "imdb_accuracy": imdb, "averaged": 2}] if averaged else []
+        return {"seeds": 2, "runs": runs + average, "averaged": average, "stats": stats}
+
+    summary = {"pretrained": arm(0.85, 0.80, averaged=True), "random": arm(0.80, 0.75), "tapt": arm(0.86, 0.82)}
+    fig = summarize.summary_figure(summary)
+    ax = fig.axes[0]
+    bars = ax.patches  # each arm's bars in turn: one per measure it has (SST-2 dev, IMDB)
+    hatches = [{bar.get_hatch() or "" for bar in bars[2 * a:2 * a + 2]} for a in range(3)]
+    assert len(bars) == 6 and all(len(h) == 1 for h in hatches) and len(set.union(*hatches)) == 3
+    assert {to_hex(bar.get_facecolor(), keep_alpha=False) for bar in bars} <= {c.lower() for c in
+                                                                                  reporting.ARM_COLOURS}
+
+    def shape(collection):  # a scatter's marker, as the outline it draws
+        return collection.get_paths()[0].vertices.round(3).tobytes()
+
+    scatters = [c for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets())]
+    marks = [c for c in scatters if c.get_sizes()[0] == 12]  # the seeds' (each weight average is drawn larger)
+    diamonds = [c for c in scatters if c.get_sizes()[0] == 40]
+    seed_shapes = [{shape(c) for c in marks[2 * a:2 * a + 2]} for a in range(3)]
+    assert len(marks) == 6 and all(len(s) == 1 for s in seed_shapes) and len(set.union(*seed_shapes)) == 3
+    assert diamonds and not {shape(c) for c in diamonds} & set.union(*seed_shapes)
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["pretrained", "pretrained: weight average", "random",
+                                                          "tapt"]
+    assert [legend.legend_handles[i].get_hatch() or "" for i in (0, 2, 3)] == [h.pop() for h in hatches]
+    plt.close(fig)
+
+
 # ----- the experiment's plan -----
 def test_sentiment_recipe_plan(capsys):
     assert sentiment_recipe.main(["--init", "runs/mlm", "--out", "runs/x", "--dry-run", "--seeds", "0", "1",

@@ -793,8 +793,30 @@ def test_the_cards_experiment_figure_is_described_not_labelled(tmp_path):
     both = alt({"pretrained": arm(True), "random": arm(False)})
     assert "2 fine-tuning arms (pretrained, random)" in both and "SST-2 dev and IMDB (first 64 tokens)" in both
     assert "IMDB (whole reviews)" not in both  # no arm measured it: the figure has no bars for it
-    assert "mean over the seeds" in both and "each seed a dot" in both and "weight average a diamond" in both
+    assert "mean over the seeds" in both and "each seed a mark (one shape per arm)" in both and "weight average a diamond" in both
     assert "diamond" not in alt({"random": arm(False)})
+
+
+def test_the_figure_and_its_alt_text_name_the_measures_alike():
+    """The figure's labels and its alt text each said how far IMDB was read with their own copy of one replace:
+    both come from `summarize.measure_titles`, which says how far the runs read (`cut_to`)."""
+    import matplotlib.pyplot as plt
+
+    from scripts import release
+
+    def summary(max_length):
+        run = {"dev_accuracy": 0.8, "imdb_accuracy": 0.7, "averaged": 0, "max_length": max_length, "folder": "r"}
+        stats = {"dev_accuracy": {"mean": 0.8, "std": None}, "imdb_accuracy": {"mean": 0.7, "std": None},
+                 "checks_categories": {}}
+        return {"sst2": {"seeds": 1, "runs": [run], "averaged": [], "stats": stats}}
+
+    for max_length, read in ((64, "first 64 tokens"), (None, "cut to the model's length")):
+        titles = dict(summarize.measure_titles(summary(max_length)))
+        assert titles["imdb_accuracy"].replace("\n", " ") == f"IMDB, {read}"
+        fig = summarize.summary_figure(summary(max_length))
+        assert [label.get_text() for label in fig.axes[0].get_xticklabels()] == list(titles.values())
+        plt.close(fig)
+        assert f"on SST-2 dev and IMDB ({read}):" in release.summary_alt(summary(max_length))
 
 
 @pytest.mark.slow  # end-to-end script run, several seconds

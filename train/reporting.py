@@ -85,6 +85,22 @@ def line_style(i: int) -> dict:
             "linestyle": LINE_DASHES[i % len(LINE_DASHES)]}
 
 
+# The bars of a figure that has one per arm (`train.summarize`), and the points drawn on them: the lines' colours
+# but black (a bar's error bar is black: the arm's points would vanish in it), and each arm also its own hatch and
+# marker, for the same reason as the lines'. The hatches are lines, one of each (dots would pass for the points;
+# denser lines hide them, and cost PNG bytes); no diamond: such a figure keeps it for a weight average.
+ARM_COLOURS = LINE_COLOURS[1:]
+ARM_HATCHES = ("", "/", "-", "\\", "x", "+", "|")
+ARM_MARKERS = LINE_MARKERS.replace("D", "")
+
+
+def arm_style(i: int) -> dict:
+    """The colour, bar hatch and point marker of a figure's i-th arm: no two of its first len(ARM_HATCHES) arms
+    share a hatch or a marker, and neighbours differ in colour too."""
+    return {"color": ARM_COLOURS[i % len(ARM_COLOURS)], "hatch": ARM_HATCHES[i % len(ARM_HATCHES)],
+            "marker": ARM_MARKERS[i % len(ARM_MARKERS)]}
+
+
 def save_figure(fig, png_path) -> Path:
     """Lay out `fig`, write it as a PNG in one step (a reader never sees half a file) and close it."""
     import matplotlib.pyplot as plt

@@ -9,7 +9,7 @@ can differ from the next. An averaged model (`train.average`, metrics.json "aver
 row, not mixed into the seeds' mean. Also per run: the fitted temperature, dev ECE before and after it, the
 behaviour checks (all and per category), fine-tuning time. Writes a Markdown table (--out X.json also
 writes X.md next to it, and X.png: per arm, bars of the seeds' mean with their standard deviation, each seed
-a dot, the weight average a diamond).
+a mark, the weight average a diamond; each arm has its own colour, hatch and mark).
 
 Two members of an arm that are the same run (the same recorded command, or the same seed and init: a copy of a
 run folder, an export beside its run) are warned about on stderr, naming both: one seed counted twice makes the
@@ -157,7 +157,7 @@ def to_markdown(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-PLOTTED = [("dev_accuracy", "SST-2 dev"), ("imdb_accuracy", "IMDB, first\n128 tokens"),
+PLOTTED = [("dev_accuracy", "SST-2 dev"), ("imdb_accuracy", "IMDB, {read}"),  # read: `cut_to`
            ("imdb_accuracy_whole", "IMDB, whole\nreviews"), ("checks_accuracy", "behaviour checks")]
 
 
@@ -170,42 +170,72 @@ def cut_to(summary: dict) -> str:
     return "cut to\nthe model's length"
 
 
-def plot_summary(summary: dict, path) -> None:
+def measure_titles(summary: dict) -> list[tuple[str, str]]:
+    """(key, title) of each measure of PLOTTED, the IMDB one saying how far its reviews were read (`cut_to`): the
+    figure's labels, and what its alt text (`scripts.release.summary_alt`) names."""
+    return [(key, title.format(read=cut_to(summary))) for key, title in PLOTTED]
+
+
+def summary_figure(summary: dict):
     """Grouped bars: for each metric of PLOTTED, one bar per arm (mean over seeds, error bar = std), the seeds
-    as dots and each weight average as a diamond, so the spread and what averaging buys are visible."""
+    as small marks and each weight average as a diamond, so the spread and what averaging buys are visible. Each
+    arm has its own colour, hatch and mark (`arm_style`): the arms are told apart without their colours too."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    from .reporting import arm_style
 
     arms = list(summary)
     width = 0.8 / max(1, len(arms))
     fig, ax = plt.subplots(figsize=(2 + 1.8 * len(PLOTTED), 3.8))
+    legend = []  # (handle, label): the arm's bar with its seeds' mark on it, then its weight average if any
     for a, name in enumerate(arms):
-        arm, color = summary[name], f"C{a}"
+        arm, style = summary[name], arm_style(a)
+        # the fill faint (the marks and error bars drawn on it stay readable), the hatch at full colour (a hatch
+        # takes the edge's colour; no outline is drawn)
+        bar = {"facecolor": to_rgba(style["color"], 0.35), "edgecolor": style["color"], "hatch": style["hatch"],
+               "linewidth": 0}
+        seed = {"marker": style["marker"], "color": style["color"]}
+        legend.append(((Patch(**bar), Line2D([], [], linestyle="none", markersize=4, **seed)), name))
         for m, (key, _) in enumerate(PLOTTED):
             x = m + (a - (len(arms) - 1) / 2) * width
             stats = arm["stats"].get(key) or {"mean": None}
             if stats["mean"] is None:
                 continue
-            ax.bar(x, 100 * stats["mean"], width * 0.9, color=color, alpha=0.35, label=name if m == 0 else None,
+            ax.bar(x, 100 * stats["mean"], width * 0.9, **bar,
                    yerr=100 * stats["std"] if stats["std"] is not None else None, capsize=3)
             ax.text(x, 100 * (stats["mean"] + (stats["std"] or 0)) + 1, f"{100 * stats['mean']:.1f}", ha="center",
                     fontsize=7)
             seeds = [100 * r[key] for r in arm["runs"] if not r["averaged"] and r.get(key) is not None]
-            ax.scatter([x] * len(seeds), seeds, s=12, color=color, zorder=3)
+            ax.scatter([x] * len(seeds), seeds, s=12, zorder=3, **seed)
             averaged = [100 * r[key] for r in arm["averaged"] if r.get(key) is not None]
-            ax.scatter([x] * len(averaged), averaged, s=40, marker="D", color=color, edgecolor="black", zorder=4,
-                       label=f"{name}: weight average" if m == 0 and averaged else None)
+            ax.scatter([x] * len(averaged), averaged, s=40, marker="D", color=style["color"], edgecolor="black",
+                       zorder=4)
+        if arm["averaged"]:
+            legend.append((Line2D([], [], linestyle="none", marker="D", markersize=6, color=style["color"],
+                                  markeredgecolor="black"), f"{name}: weight average"))
     values = [100 * r[key] for arm in summary.values() for r in arm["runs"] for key, _ in PLOTTED
               if r.get(key) is not None]
     low = min(values, default=50)
     ax.set_ylim(max(0, 5 * (low // 5) - 5), 100)
-    ax.set_xticks(range(len(PLOTTED)), [title.replace("first\n128 tokens", cut_to(summary)) for _, title in PLOTTED])
+    ax.set_xticks(range(len(PLOTTED)), [title for _, title in measure_titles(summary)])
     ax.set_ylabel("accuracy (%)")
-    ax.set_title("Fine-tuning arms: mean ± std over seeds (dots), weight averages (diamonds)", fontsize=9)
+    ax.set_title("Fine-tuning arms: mean ± std over seeds (a mark each), weight averages (diamonds)", fontsize=9)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.legend(*zip(*legend), fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.tight_layout()
+    return fig
+
+
+def plot_summary(summary: dict, path) -> None:
+    """`summary_figure` of `summary`, written as a PNG at `path`."""
+    import matplotlib.pyplot as plt
+
+    fig = summary_figure(summary)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
