@@ -24,7 +24,7 @@ from tokenizers import models
 from roberta.config import RobertaConfig
 
 from .byte_level import bytes_of, is_partial, text_of
-from .formatting import SPACE_LABEL, readable, show_whitespace, spaced  # noqa: F401 (spaced: re-exported)
+from .formatting import SPACE_LABEL, readable, show_whitespace
 from .tokens_view import tokenize, word_spans
 from .training_counts import counts_css, counts_details
 
@@ -383,9 +383,9 @@ def tokens_html(rows: dict, counts=None, removed=(), shipped_vocab_size: int | N
     """`token_rows` as chips in reading order: each token's text (a leading space as "␣"; byte pieces of a
     character as "⟨byte 0xF0⟩", with the character they are part of) and its id below; neighbouring tokens in
     alternating tints and separate boxes; a wider gap before the first token of each word; special tokens in
-    dashed boxes. A summary line above, a note when the text was cut, had invisible characters `removed` or had
-    accents `composed` (by `demo.validation.clean_text`, as every tab does), below it what a token, a piece and
-    "Ġ"/"␣" are.
+    dashed boxes. A summary line above, a note when the text was cut, had invisible characters `removed` or was
+    changed to Unicode's NFC form, `composed` (by `demo.validation.clean_text`, as every tab does), below it what a
+    token, a piece and "Ġ"/"␣" are.
     Given `counts` (`demo.training_counts.TrainingCounts`), each token's hover says how often the pretraining
     text holds it; given `shipped_vocab_size` (the shipped model's vocabulary), the note compares it with
     RoBERTa's."""
@@ -433,10 +433,10 @@ def tokens_html(rows: dict, counts=None, removed=(), shipped_vocab_size: int | N
                 f'{_plural(len(removed), "invisible character")} ({codes}), which would change the tokens, and so '
                 "the model's answers, without showing.</p>")
     if composed:
-        cut += ('<p class="bpe-cut">Composed before tokenizing, as in every tab: characters typed in parts, such '
-                "as a letter and a separate combining accent (e and ◌́), are read as the one character they make "
-                "(é: Unicode's NFC form, which most text uses), so a word gets the tokens it has as usually "
-                "written.</p>")
+        cut += ('<p class="bpe-cut">Changed to Unicode\'s usual form (NFC), which most text uses, before '
+                "tokenizing, as in every tab: a letter and a separate combining accent (e and ◌́) become the one "
+                "character they make (é), and a few other characters are written as that form writes them (the "
+                "ohm sign, U+2126, as the Greek letter Ω), so a word gets the tokens it has as usually written.</p>")
     note = ("Each box is one token: the text it stands for, and below it its id in the vocabulary. A wider gap "
             "marks the first token of a word. A word the vocabulary has no single token for is cut into several "
             "tokens, which this app calls the word's pieces (elsewhere: subwords). "

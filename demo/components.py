@@ -39,12 +39,12 @@ class NamedPlotData(PlotData):
 class Plot(gr.Plot):
     """gr.Plot whose image a screen reader names by the figure's title (Gradio's own alt text for a matplotlib
     figure reads "undefined plot visualising provided data"); a figure sent again (the same object, e.g. the
-    cached position figure on every page load) is not rendered again."""
+    cached position figure a /positions call gets) is not rendered again."""
 
     is_template = True  # rendered by the frontend's plot
     rendered: "weakref.WeakKeyDictionary[Figure, NamedPlotData]" = weakref.WeakKeyDictionary()
     # a lock per figure: Gradio postprocesses in worker threads, and one figure drawn by two threads at once (two
-    # page loads sending the cached position figure) comes out garbled or blank, and `rendered` would keep that
+    # requests sending the cached position figure) comes out garbled or blank, and `rendered` would keep that
     rendering: "weakref.WeakKeyDictionary[Figure, threading.Lock]" = weakref.WeakKeyDictionary()
     lock = threading.Lock()  # guards the two dictionaries
 

@@ -1,6 +1,6 @@
 """The Embeddings tab's handlers (`EmbeddingHandlers`): what the fill-mask model learned in its embedding
 tables: a word's nearest tokens, analogies, a map of words, how alike the positions are (`embedding_view`); the
-figures kept for the page loads that ask for them again, and the start-up note on the analogy probe."""
+figures kept for the requests that ask for them again, and the start-up note on the analogy probe."""
 from __future__ import annotations
 
 from . import embedding_view
@@ -82,9 +82,10 @@ class EmbeddingHandlers(HandlerBase):
 
     def _figure(self, table, what, draw):
         """`draw()`'s figure (or figure and text), drawn once per (table, `what`) among the last
-        FIGURE_CACHE_SIZE: every page load asks for the default word map and the position figure, and the same
-        figure object lets the app's `Plot` send the image it rendered before. An entry is the table's only while
-        that table lives: a Hub model's table freed (its model evicted) leaves its id to the next one's."""
+        FIGURE_CACHE_SIZE: the same words mapped again, API calls and a model chosen again ask for a figure drawn
+        before (the position figure depends on the model only), and the same figure object lets the app's `Plot`
+        send the image it rendered before. An entry is the table's only while that table lives: a Hub model's table
+        freed (its model evicted) leaves its id to the next one's."""
         return self._figures.get(table, (table._version, what), draw)
 
     @user_errors

@@ -9,8 +9,9 @@
   `position_similarity_figure` shows how alike the used rows are.
 
 A word is looked up as it appears mid-sentence: " " + word, the token(s) the tokenizer makes of it without
-<s> and </s> (a leading "␣" or "Ġ", the Tokens tab's and the vocabulary's sign of that space, read as it); a word
-in several pieces stands for the mean of its pieces' rows, and a word cut into bytes of characters is refused.
+<s> and </s> (a leading "␣" or "Ġ", the Tokens tab's and the vocabulary's sign of that space, read as it: "Ġ" where
+the word with it is a vocabulary entry, `typed_word`); a word in several pieces stands for the mean of its pieces'
+rows, and a word cut into bytes of characters is refused.
 Nothing here assumes the shipped model's sizes: roberta-base's 50,265 x 768 table works the same, one
 matrix-vector product per query with the rows' norms computed once per table (`_row_norms`).
 """
@@ -30,9 +31,8 @@ from roberta.config import PRESETS
 from roberta.tokenizer import SPECIAL_TOKENS
 
 from .figures import _short  # importing figures also sets the Agg backend, fonts, and text never read as math
-from .bpe_view import spaced
 from .byte_level import is_partial
-from .formatting import VISIBLE_RE, bar, pct, readable, word_labels
+from .formatting import VISIBLE_RE, bar, pct, readable, typed_word, word_labels
 from .training_counts import counts_css, counts_details, seen_cell
 from .validation import one_word, split_words
 
@@ -135,9 +135,9 @@ def _cosines(embeddings: torch.Tensor, vector: torch.Tensor) -> torch.Tensor:
 def _word(embeddings: torch.Tensor, tokenizer, word: str, name: str = "The word"
           ) -> tuple[str, torch.Tensor, list[str], list[int]]:
     """`word` as read (without the space around it, a leading "␣" or "Ġ" read as one: the Tokens tab's "␣cat" and
-    the vocabulary's "Ġcat" are "cat"), and `word_vector` with the pieces' ids too; `name` starts the error
-    messages ("Word c is empty...")."""
-    shown = spaced(word).strip()
+    the vocabulary's "Ġcat" are "cat", Maltese "Ġenerali" is as typed: `typed_word`), and `word_vector` with the
+    pieces' ids too; `name` starts the error messages ("Word c is empty...")."""
+    shown = typed_word(word, tokenizer)
     if not VISIBLE_RE.search(shown):  # nothing, or only characters that show nothing (zero-width spaces...)
         raise ValueError(f"{name} is empty: type a word.")
     try:

@@ -43,7 +43,7 @@ class FillMaskHandlers(HandlerBase):
         loaded = self._need("mlm", model, tab)
         pipe = loaded.pipeline
         top_k = parse_int(top_k, "Top-k", 1, MAX_TOP_K)
-        words = candidate_words(targets)
+        words = candidate_words(targets, loaded.tokenizer)  # "Ġ" a space only where it makes a vocabulary entry
         tokens, full_length = self._masked_text(loaded, text, warn=tab is None)  # a comparison warned once
         text = tokens.text  # its masks checked, and spelt <mask>, by _masked_text
         n_masks = text.count(MASK)

@@ -85,6 +85,20 @@ def spaced(word: str, signs: str = SPACE_SIGNS) -> str:
     return " " * (len(word) - len(bare)) + bare
 
 
+def typed_word(word: str, vocabulary=None) -> str:
+    """A word typed in a box that takes words (the Embeddings tab's, the fill-mask tab's candidates) as the word it
+    names, without the space around it or a leading sign of one: "␣", as the app shows a token's space, always;
+    "Ġ", as the vocabulary writes it, where the word with it is an entry of `vocabulary` (a tokenizer: "Ġcat"
+    is "cat"), for "Ġ" is also a letter (Maltese "Ġenerali" stays as typed). Without a vocabulary to look in, a
+    leading "Ġ" is read as a space."""
+    if vocabulary is None:
+        return spaced(word).strip()
+    bare = spaced(word.strip(), SPACE_LABEL).strip()
+    if bare.startswith("Ġ") and vocabulary.token_to_id(bare) is not None:
+        bare = bare.lstrip("Ġ")  # an entry's every "Ġ" is a space ("ĠĠ": two)
+    return bare
+
+
 def _shown_char(c: str) -> str:
     """One character as `show_invisible` shows it: newline, carriage return and tab as signs (↵ ␍ ⇥), any other
     control or format character by its code point ("⟨U+200D⟩"), whitespace other than the space by its code point

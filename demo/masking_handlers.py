@@ -12,7 +12,7 @@ from .models import Models
 from .tokens_view import Tokens, tokenize
 from .validation import MAX_EPOCHS, MAX_SEED, clean_text, fail, parse_int, user_errors, warn_truncated
 
-MASKINGS_KEPT = 8  # outputs kept: every page load runs the tab's default text
+MASKINGS_KEPT = 8  # outputs kept: the tab's examples and a text run again (a seed moved back) are not computed again
 
 
 class MaskingHandlers(HandlerBase):
@@ -23,8 +23,9 @@ class MaskingHandlers(HandlerBase):
     @user_errors
     def masking(self, text, epochs=10, seed=0):
         """(HTML table epoch by epoch, summary rows, coverage plot, MLM predictions at the last epoch, the coverage
-        plot as text). The outputs of the last MASKINGS_KEPT (text, epochs, seed) are kept: every page load asks for
-        the default, and its figure, the same object, is then not rendered again (`demo.components.Plot`)."""
+        plot as text). The outputs of the last MASKINGS_KEPT (text, epochs, seed) are kept: an example or a setting
+        run again is not computed again, and its figure, the same object, is not rendered again
+        (`demo.components.Plot`)."""
         mlm = self.models.mlm
         loaded = mlm if mlm.available else self._need("sentiment")  # its tokenizer, at least
         tokenizer, max_length = loaded.tokenizer, loaded.config.max_length

@@ -64,16 +64,17 @@
       .replace(/\s+/g, ' ').trim();
     return text.length > 200 ? `${text.slice(0, Math.max(text.lastIndexOf(' ', 199), 150))}…` : text;
   };
-  // what each result said last; a result no page load computes (What if?, a comparison): its first answer is news,
-  // there was none before
+  // what each result said last; a result the page never opens with (What if?, a comparison): its first answer is
+  // news, there was none before
   const last = {'#st-whatif': '', '#fm-compare .fm-compare-summary': ''};
   const shown = id => {  // the result, if it is on the open tab
     const el = document.querySelector(id);
     return el && el.offsetParent !== null ? el : null;
   };
-  // a tab's first look: what its results show when it opens is not news, nor is the answer the page computes as it
-  // opens, whenever it comes (the first tab's came after its first look). Taken within a frame of the tab opening
-  // (an answer asked for at once, and back before the page was still for a moment, is news)
+  // a tab's first look: what its results show when it opens is not news (its default view, laid out at start-up),
+  // nor is the answer to a view the page computes as it opens (only one that warned at start-up: show_at_start in
+  // demo/wiring.py), whenever it comes (on the first tab, after its first look). Taken within a frame of the tab
+  // opening (an answer asked for at once, and back before the page was still for a moment, is news)
   const firstLook = () => {
     for (const id of Object.keys(watched)) {
       const el = last[id] === undefined && shown(id);

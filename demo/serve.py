@@ -29,8 +29,11 @@ def environment_help() -> str:
       (default: any; suggested on a Hugging Face Space)
   {model_choice.LOCAL_ENV}
       1: a visitor may also choose a folder on this machine
-  APP_CONCURRENCY, APP_QUEUE_SIZE
-      requests computed at once (default 2) and requests that may wait (default 64), in each queue
+  APP_CONCURRENCY
+      requests computed at once (default 2), in each of the compute and slow queues;
+      the queue that loads models runs {model_choice.LOADS_AT_ONCE} at once
+  APP_QUEUE_SIZE
+      requests that may wait in each queue (default 64; at least 1)
   TORCH_THREADS
       torch threads per request (default: the CPUs shared among APP_CONCURRENCY, 1 to 4)
   HF_HUB_OFFLINE
@@ -59,10 +62,28 @@ def parse_options(argv=None) -> argparse.Namespace:
 
 
 def _port_in_use(host: str, port: int) -> bool:
-    with socket.socket() as probe:
+    """Whether another process holds `port` where Gradio's launch binds it: on Gradio's own probe address (IPv4,
+    GRADIO_SERVER_NAME's, else 127.0.0.1: `gradio.http_server.LOCALHOST_NAME`, whatever the host), then on `host`
+    (each of its addresses, IPv4 or IPv6, as uvicorn serves them; "[::1]" as Gradio reads it; a host that does not
+    resolve, on Gradio's address only)."""
+    from gradio.http_server import LOCALHOST_NAME
+
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        served = [(family, address) for family, _, _, _, address in
+                  socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
+    except socket.gaierror:
+        served = []
+    return any(_bound_elsewhere(family, address) for family, address in
+               [(socket.AF_INET, (LOCALHOST_NAME, port)), *served])
+
+
+def _bound_elsewhere(family: int, address: tuple) -> bool:
+    """Whether binding `address` fails because another socket holds it (any other failure: False)."""
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Gradio binds: no old connection counts
         try:
-            probe.bind((host, port))
+            probe.bind(address)
         except OSError as err:
             return err.errno == errno.EADDRINUSE
     return False

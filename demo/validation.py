@@ -21,7 +21,7 @@ import gradio as gr
 
 import roberta
 
-from .formatting import LINE_BREAK_RE, VISIBLE_RE, short_text, spaced
+from .formatting import LINE_BREAK_RE, VISIBLE_RE, short_text, typed_word
 
 log = logging.getLogger(__name__)
 _HELD: ContextVar[list | None] = ContextVar("held_warnings", default=None)  # the page's run's warnings, if held
@@ -246,12 +246,16 @@ def clean_text(text, name: str = "The text", required: bool = True) -> str:
         raise fail(f"{name} must be at most {MAX_CHARS:,} characters long; {len(text):,} is too long.")
     text = INVISIBLE_RE.sub("", LINE_BREAK_RE.sub("\n", text).replace(UNIT_SEPARATOR, " "))
     text = unicodedata.normalize("NFC", text)
+    if len(text) > MAX_CHARS:  # NFC writes a few characters as several (U+1D160, a musical note, as three)
+        raise fail(f"{name} must be at most {MAX_CHARS:,} characters long; in Unicode's usual form (NFC), which "
+                   f"writes some characters as several, it is {len(text):,}.")
     return require_visible(text) if required else text
 
 
 def composes(text: str) -> bool:
-    """Whether `clean_text` composes characters of `text` (Unicode NFC): characters typed in parts, such as a
-    letter and a combining accent (as macOS file names write "é"), which the model reads as the one they make."""
+    """Whether `clean_text` changes characters of `text` to Unicode's usual form (NFC): mostly characters typed in
+    parts, such as a letter and a combining accent (as macOS file names write "é"), which the model reads as the
+    one they make; also a character NFC writes otherwise: the ohm sign as Ω, a Devanagari qa as ka and nukta."""
     return not unicodedata.is_normalized("NFC", INVISIBLE_RE.sub("", text))
 
 
@@ -314,14 +318,15 @@ def one_word(word: str) -> str:
     return word
 
 
-def candidate_words(targets) -> list[str]:
+def candidate_words(targets, vocabulary=None) -> list[str]:
     """The fill-mask tab's optional candidate words (`split_words`), cleaned as a text is (`clean_text`), each
     at most MAX_WORD_CHARS characters. A word may start with "␣" or "Ġ", as the answers' table and the
-    vocabulary write a word's space: it is left out (`spaced`), as the mask's place chooses the spaced form."""
+    vocabulary write a word's space: it is left out, "Ġ" where the word with it is an entry of `vocabulary` (the
+    model's tokenizer; without one, always: `typed_word`), as the mask's place chooses the spaced form."""
     if targets is not None and not isinstance(targets, str):
         raise fail(f"The candidate words must be a string, got {type(targets).__name__}.")
     words = split_words(clean_text(targets, "The candidate words", required=False))
-    words = [bare for word in words if (bare := spaced(word).strip())]
+    words = [bare for word in words if (bare := typed_word(word, vocabulary))]
     if len(words) > MAX_TARGETS:
         raise fail(f"There are {len(words):,} candidate words; at most {MAX_TARGETS} are allowed.")
     for word in words:

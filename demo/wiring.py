@@ -31,8 +31,24 @@ from demo.formatting import md_escape
 from demo.repeats import InFlight, RepeatedEvents
 from demo.validation import error_html, held_warnings, keep_results, plain_errors, read_sliders, show_warnings
 
-CONCURRENCY = int(os.environ.get("APP_CONCURRENCY", "2"))  # requests computed at once in each queue below
-WAITING = int(os.environ.get("APP_QUEUE_SIZE", "64"))  # requests that may wait in each queue below (`admission`)
+
+def at_least_one(name: str, value: str) -> int:
+    """The whole number `value` of the environment variable `name`, at least 1; else the app stops, in one line
+    naming it: a queue that computes 0 requests at once answers none, and one where 0 may wait refuses every
+    request, however idle the app."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise SystemExit(f"app.py: {name} must be a whole number of at least 1, got {value!r}")
+    return number
+
+
+# requests computed at once in the compute and slow queues below (the loading queue: `LOAD`)
+CONCURRENCY = at_least_one("APP_CONCURRENCY", os.environ.get("APP_CONCURRENCY", "2"))
+# requests that may wait in each queue below (`admission`)
+WAITING = at_least_one("APP_QUEUE_SIZE", os.environ.get("APP_QUEUE_SIZE", "64"))
 COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, CONCURRENCY at a time...
 # ... but the slow ones (seconds on a long text: the attention views, up to four matplotlib figures a request;
 # What if?, the classifier run on every edit; a comparison with a second model, up to roberta-large's size): a
@@ -118,14 +134,17 @@ def busy(concurrency_id) -> str:
 
 def admission(blocks, fn):
     """The validator of the queued event `fn` of the page `blocks`: it refuses the request (`busy`) when `WAITING`
-    requests wait in `fn`'s queue already. Gradio checks a validator as a request joins the queue, before queueing
-    it; its own `max_size` bounds the sum of every queue, so that a client flooding /attention filled it and every
-    other endpoint answered "Queue is full", page loads included. The message shows by the event's first input that
-    the page shows (a State shows nothing), and names that parameter to an API client."""
+    requests wait in `fn`'s queue already. Gradio checks a validator as a request joins the queue (after
+    preprocessing its inputs), before queueing it; its own `max_size` bounds the sum of every queue, so that a client
+    flooding /attention filled it and every other endpoint answered "Queue is full" (and the page loads, when they
+    queued events). The message shows by the event's first input that the page shows (a State shows nothing), and
+    names that parameter to an API client."""
     shown = next((i for i, c in enumerate(fn.inputs) if not c.stateful), 0)
     count, refused = len(fn.inputs), busy(fn.concurrency_id)
 
-    async def admit(*args):  # in the server's event loop: no worker thread to wait for in a flood
+    # async: run in the server's event loop, not in a worker thread (Gradio has preprocessed every input in one
+    # first, as for the handler)
+    async def admit(*args):
         waiting = blocks._queue.event_queue_per_concurrency_id.get(fn.concurrency_id)
         full = waiting is not None and len(waiting.queue) >= WAITING
         verdicts = [gr.validate(not (full and i == shown), refused if full and i == shown else "")
@@ -294,9 +313,9 @@ class Wiring:
     def show_at_start(self, ui, inputs, outputs) -> bool:
         """Lays the `outputs` out showing `ui`'s results for the `inputs`' initial values (`start_with`), computed
         once now: the page opens on a tab's default view without an event. Each one was an event of the page's
-        `load` once: nine a page view, which filled the queue when seven visitors came at once, for results the
-        same for all of them. Returns False, nothing laid out, when the computation warned: the view is left to
-        an event of the page's load then, so that every visitor sees the warning."""
+        `load` once: nine a page view, which filled the queue's 64 places when ten visitors came at once, for
+        results the same for all of them. Returns False, nothing laid out, when the computation warned: the view is
+        left to an event of the page's load then, so that every visitor sees the warning."""
         values = [c.value if c.stateful else c.preprocess(c.value) for c in inputs]
         with held_warnings() as held:
             results = ui(*values)
@@ -310,11 +329,16 @@ class Wiring:
         """The page's queues (`COMPUTE`, `SLOW`, `LOAD`), each refusing a request when `WAITING` wait in it already
         (`admission`), every queued event of the page included (app.py lays some out with `**SLOW` itself); Gradio's
         own bound on them all together is off (it refused every endpoint's requests once /attention's had filled
-        it)."""
+        it). A queued event runs through its queue only: Gradio's direct route (POST /gradio_api/run/<endpoint>,
+        open everywhere but on a Space) would skip the admission and the queues' limits.
+        Gradio preprocesses the inputs before the admission check, and an input whose preprocessing fails there is
+        refused with its message as the request joins the queue (HTTP 400: the page shows the message; gradio_client
+        raises an HTTP error without it). The public endpoints' inputs take any value (tests/test_app_layout.py
+        checks it): a wrong one reaches the handler, whose message says what is wrong."""
         for fn in self.blocks.fns.values():
             if fn.queue:
                 fn.validator = admission(self.blocks, fn)
-        self.blocks.queue(default_concurrency_limit=CONCURRENCY, max_size=None)
+        self.blocks.queue(default_concurrency_limit=CONCURRENCY, max_size=None, api_open=False)
 
     def examples(self, rows, inputs, outputs, ui, error, name, run_inputs=None, labels=None, columns=None,
                  model_state=None):

@@ -426,6 +426,20 @@ def test_still_serving_after_bad_inputs(app, client):
     assert "Traceback" not in app.output(), app.output()[-3000:]
 
 
+def test_a_direct_post_cannot_skip_the_queues(app, client):
+    """POST /gradio_api/run/classify ran the handler at once, past its queue's admission check and limit (with
+    APP_QUEUE_SIZE=0, which refused every queued request, it was answered). It is refused; the queued route
+    gradio_client takes answers."""
+    request = urllib.request.Request(app.url + "gradio_api/run/classify", method="POST",
+                                     data=json.dumps({"data": ["A fine film.", "shipped"]}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 404
+    label, *_ = client.predict("A fine film.", api_name="/classify")
+    assert len(label["confidences"]) == 2
+
+
 def test_missing_models_start_and_explain(tmp_path):
     env = {"MLM_MODEL": str(tmp_path / "no-mlm"), "SENTIMENT_MODEL": str(tmp_path / "no-sst2")}
     with AppProcess(env) as app:
@@ -467,6 +481,14 @@ def test_help_lists_the_environment_and_starts_no_server(tiny_mlm_dir, tiny_clf_
     variables = environment_read()
     assert {"MLM_MODEL", "APP_HUB_MODELS", "APP_QUEUE_SIZE", "GRADIO_SERVER_PORT", "HF_HUB_OFFLINE"} <= variables
     assert [name for name in sorted(variables) if name not in done.stdout] == [], done.stdout
+
+
+def test_a_queue_size_below_one_stops_the_app_in_one_line(tiny_mlm_dir, tiny_clf_dir):
+    """APP_QUEUE_SIZE=0 started an app that refused every request, however idle: it stops at start-up now, in one
+    line naming the variable, before the models load."""
+    done = run_app(["--help"], {**app_env(tiny_mlm_dir, tiny_clf_dir), "APP_QUEUE_SIZE": "0"})
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == ["app.py: APP_QUEUE_SIZE must be a whole number of at least 1, got '0'"]
 
 
 def test_a_port_in_use_is_one_line_naming_the_option_and_the_variable(tiny_mlm_dir, tiny_clf_dir):

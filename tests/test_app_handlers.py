@@ -1773,8 +1773,8 @@ def test_decomposed_accents_are_composed_as_every_tab_reads_text(handlers):
     assert handlers.fill_mask(decomposed, 3)[:-1] == handlers.fill_mask(composed, 3)[:-1]
     assert handlers.fill_mask(composed, 3, "cafe\u0301, sea")[-2] == handlers.fill_mask(composed, 3, "café, sea")[-2]
     assert handlers.tokens(decomposed)[1] == handlers.tokens(composed)[1]
-    assert "Composed before tokenizing" in handlers.tokens(decomposed)[0]
-    assert "Composed before tokenizing" not in handlers.tokens(composed)[0]
+    assert "Unicode's usual form (NFC)" in handlers.tokens(decomposed)[0]
+    assert "Unicode's usual form (NFC)" not in handlers.tokens(composed)[0]
     said = []  # the fixture's vocabulary has no "é": the Embeddings tab says so, of the same pieces for either
     for word in ("cafe\u0301", "café"):
         with _error("cuts into bytes") as refused:
@@ -1790,6 +1790,35 @@ def test_candidate_words_may_start_with_the_apps_space_sign(handlers):
     text = "The cat sees the <mask>."
     assert handlers.fill_mask(text, 3, "␣sea, Ġday")[-2] == handlers.fill_mask(text, 3, "sea, day")[-2]
     assert V.candidate_words("␣sea; Ġday, ␣") == ["sea", "day"]
+
+
+def test_a_candidates_leading_g_is_a_space_only_in_a_vocabulary_entry(tokenizer):
+    """"Ġ" is also a letter (Maltese "Ġenerali"): it was left out of every candidate word, so "Ġenerali" was
+    scored as "enerali". Given the model's tokenizer, it is the vocabulary's space only where the word with it is
+    an entry ("Ġsea"); "␣", the app's sign of a space, always is."""
+    assert tokenizer.token_to_id("Ġsea") is not None and tokenizer.token_to_id("Ġenerali") is None
+    assert V.candidate_words("Ġenerali, ␣sea; Ġsea, ␣Ġirja, Ġ", tokenizer) == ["Ġenerali", "sea", "sea", "Ġirja"]
+
+
+def test_a_character_nfc_replaces_is_not_said_to_be_typed_in_parts(handlers):
+    """The ohm sign (U+2126) is one character that NFC writes as the Greek letter Ω: the Tokens tab said it was
+    "typed in parts" ("a letter and a separate combining accent"). Its note says the text was changed to NFC and
+    names the ohm sign."""
+    text = "a 5 \u2126 resistor"
+    assert V.clean_text(text) == "a 5 \u03a9 resistor"
+    view = handlers.tokens(text)[0]
+    assert "Unicode's usual form (NFC)" in view and "the ohm sign, U+2126" in view
+    assert "typed in parts" not in view
+
+
+def test_the_length_limit_holds_after_nfc():
+    """NFC writes a few characters as several: 200,000 U+1D160 (a musical note, three code points in NFC) passed
+    the limit and became 600,000 characters. The limit is checked on the text as read too, in words that say why
+    it grew."""
+    with _error(re.escape(f"The text must be at most {V.MAX_CHARS:,} characters long; in Unicode's usual form "
+                          f"(NFC), which writes some characters as several, it is {3 * V.MAX_CHARS:,}.")):
+        V.clean_text("\U0001D160" * V.MAX_CHARS)
+    assert len(V.clean_text("\U0001D160" * (V.MAX_CHARS // 3))) == 3 * (V.MAX_CHARS // 3)  # within it: read
 
 
 def test_a_text_too_long_is_said_for_a_singular_and_a_plural_name(handlers):

@@ -719,6 +719,64 @@ def test_every_queued_event_is_admitted_by_its_own_queue(app):
     assert app.demo._queue.max_size is None
 
 
+def test_a_queued_event_is_run_through_its_queue_only():
+    """Gradio's direct route (POST /gradio_api/run/<endpoint>, open everywhere but on a Space) ran a queued event
+    at once: past its queue's admission check and limit. It is refused now; gradio_client, which joins the queue,
+    is answered. An input whose preprocessing fails is refused as the request joins the queue (the admission check
+    is preprocessed first): the page, which shows the response's detail, still gets the input's message."""
+    import socket
+    import uuid
+
+    import httpx
+    from gradio_client import Client
+
+    with gr.Blocks() as blocks:
+        choice, shown = gr.Dropdown(["a", "b"], value="a"), gr.Textbox()
+        gr.Button().click(lambda value: value.upper(), choice, shown, api_name="upper")
+    Wiring(blocks, chooser=None).queue()
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    blocks.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        direct = httpx.post(url + "gradio_api/run/upper", json={"data": ["b"]}, timeout=30)
+        assert direct.status_code == 404, direct.text
+        assert Client(url, verbose=False).predict("b", api_name="/upper") == "B"
+        fn_index = next(i for i, fn in blocks.fns.items() if fn.api_name == "upper")
+        joined = httpx.post(url + "gradio_api/queue/join", timeout=30, json={
+            "data": ["z"], "fn_index": fn_index, "session_hash": uuid.uuid4().hex, "event_data": None})
+        assert joined.status_code == 400 and "not in the list of choices" in joined.json()["detail"], joined.text
+    finally:
+        blocks.close()
+
+
+def test_the_public_endpoints_inputs_take_any_value(app):
+    """Every input of a public endpoint preprocesses any JSON value without an error (a wrong one reaches the
+    handler, which says what is wrong in plain words): a preprocessing error would refuse the request as it joins
+    the queue (`Wiring.queue`), and gradio_client would raise an HTTP error without its message."""
+    odd = (None, "zzz", "", 3, -2.5, True, [1], {"a": 1}, float("nan"))
+    public = [fn for fn in app.demo.fns.values() if fn.queue and fn.api_visibility == "public"]
+    assert len(public) >= 14
+    for fn in public:
+        for block in fn.inputs:
+            assert getattr(block, "data_model", None) is None, (fn.api_name, block)  # no file to validate
+            for value in odd:
+                block.preprocess(value)  # raises nothing
+
+
+def test_queue_settings_below_one_stop_the_app_in_one_line():
+    """APP_QUEUE_SIZE=0 refused every request, however idle the app: a setting below 1 (or not a number) stops
+    the app at start-up, in one line naming it."""
+    from demo.wiring import at_least_one
+
+    assert at_least_one("APP_QUEUE_SIZE", "3") == 3
+    for value in ("0", "-1", "many"):
+        with pytest.raises(SystemExit) as stopped:
+            at_least_one("APP_QUEUE_SIZE", value)
+        assert str(stopped.value) == f"app.py: APP_QUEUE_SIZE must be a whole number of at least 1, got '{value}'"
+
+
 def test_a_tabs_notice_names_each_model_it_cannot_run():
     """The warning on top of a tab whose model did not load: each missing model's message, shown literally (a
     folder's name may hold Markdown); none when every model the tab runs is there."""

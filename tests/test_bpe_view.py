@@ -14,7 +14,7 @@ import roberta
 from demo import bpe_view, byte_level
 from demo.bpe_view import (MAX_PRETOKEN_BYTES, merge_steps, merges_html, pick_pretoken, pretokens, token_rows,
                            tokens_html)
-from demo.formatting import readable
+from demo.formatting import readable, spaced
 from demo.models import KINDS
 
 SHIPPED = Path(__file__).resolve().parents[1] / "assets" / "mini-roberta-mlm" / "tokenizer.json"
@@ -241,9 +241,9 @@ def test_text_in_the_byte_alphabet_is_what_the_library_writes(text):
 def test_a_space_typed_as_this_tab_shows_it_is_read_as_a_space():
     """"␣" (this tab's sign of a space) and "Ġ" (the vocabulary's), where a word begins, are the spaces they stand
     for; elsewhere they are characters of the word."""
-    assert bpe_view.spaced("␣has") == bpe_view.spaced("Ġhas") == " has"
-    assert bpe_view.spaced(" ␣Ġhas") == "   has" and bpe_view.spaced("has␣Ġ") == "has␣Ġ"
-    assert bpe_view.spaced("Ġhas", "␣") == "Ġhas"  # /bpe_merges leaves "Ġ" to `merge_steps`, which reads it as bytes
+    assert spaced("␣has") == spaced("Ġhas") == " has"
+    assert spaced(" ␣Ġhas") == "   has" and spaced("has␣Ġ") == "has␣Ġ"
+    assert spaced("Ġhas", "␣") == "Ġhas"  # /bpe_merges leaves "Ġ" to `merge_steps`, which reads it as bytes
 
 
 def test_token_rows_counts_and_offsets(shipped):

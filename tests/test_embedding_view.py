@@ -128,6 +128,15 @@ def test_a_word_is_read_as_the_tokens_tab_shows_it(tok, table, typed):
     assert ev.word_map_points(table, tok, [typed, "dog", "horse", "cat"])[0] == ["cat", "dog", "horse"]
 
 
+def test_a_leading_g_that_makes_no_vocabulary_entry_is_a_letter(tok, table):
+    """"Ġ" is also a letter (Maltese "Ġenerali"): where the word with it is no vocabulary entry, the word is read
+    as typed ("Ġcatdog" was read as "catdog", the pieces " cat" and "dog"); in an entry ("Ġcat") it is the space."""
+    assert tok.token_to_id("Ġcatdog") is None and tok.token_to_id("Ġcat") is not None
+    with pytest.raises(ValueError, match="“Ġcatdog” has characters this tokenizer cuts into bytes"):
+        ev.word_vector(table, tok, "Ġcatdog")
+    assert ev.word_vector(table, tok, "Ġcat")[1] == ev.word_vector(table, tok, "cat")[1] == ["␣cat"]
+
+
 @pytest.mark.parametrize("k", [0, -1, ev.MAX_K + 1, 2.5, True])
 def test_a_bad_k_is_refused(tok, table, k):
     with pytest.raises(ValueError, match="neighbours"):

@@ -793,7 +793,8 @@ def test_the_cards_experiment_figure_is_described_not_labelled(tmp_path):
     both = alt({"pretrained": arm(True), "random": arm(False)})
     assert "2 fine-tuning arms (pretrained, random)" in both and "SST-2 dev and IMDB (first 64 tokens)" in both
     assert "IMDB (whole reviews)" not in both  # no arm measured it: the figure has no bars for it
-    assert "mean over the seeds" in both and "each seed a mark (one shape per arm)" in both and "weight average a diamond" in both
+    assert "mean over the seeds" in both and "one hatch per arm" in both
+    assert "each seed a mark (one shape per arm)" in both and "weight average a diamond" in both
     assert "diamond" not in alt({"random": arm(False)})
 
 

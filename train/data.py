@@ -57,6 +57,7 @@ import torch
 
 from roberta.files import replaced_atomically
 from roberta.text import detokenize, normalize_for_classifier, sentiment_of  # noqa: F401  (re-exported)
+from roberta.tokenizer import SPECIAL_TOKENS
 
 from .exit_codes import with_option
 from . import runtime
@@ -66,7 +67,8 @@ HUB_PREFIX = "hub:"
 TEXT_SUFFIXES = (".txt", ".tokens", ".raw")
 LABELED_SUFFIXES = (".tsv", ".csv")
 UNK = "<unk>"
-SPECIAL_TOKENS_WRITTEN = ("<s>", "</s>", "<pad>", "<mask>")  # the others a text may hold written out (HTML's <s>)
+# the special tokens other than <unk> (WikiText's unknown word), which a text may hold written out (HTML's <s>)
+SPECIAL_TOKENS_WRITTEN = tuple(token for token in SPECIAL_TOKENS if token != UNK)
 SENTIMENT_LABELS = {0: "negative", 1: "positive"}
 
 
@@ -1103,12 +1105,13 @@ class SampleCopies:
         return False
 
 
-IMDB_UNSUP_NAME = "unsup.txt"  # IMDB's unlabelled reviews; the evaluation sample comes from train.tsv beside it
 @functools.lru_cache(maxsize=4)
 def _sample_copies(sample: tuple[str, ...]) -> SampleCopies:
+    """`SampleCopies.of`'s store: the last 4 samples' `SampleCopies`."""
     return SampleCopies(sample)
 
 
+IMDB_UNSUP_NAME = "unsup.txt"  # IMDB's unlabelled reviews; the evaluation sample comes from train.tsv beside it
 IMDB_TRAIN_NAMES = ("train.tsv", "train.tsv.xz")
 
 
