@@ -272,6 +272,81 @@ def test_experiment_runner_skips_finished_steps_and_stops_at_a_failure(tmp_path,
                                    "python -m train.finetune --init x --lr 3e-4 --out y")
 
 
+def windows_words(line: str) -> list[str]:
+    r"""The words a Windows program gets from its command line (the C runtime's rules, CommandLineToArgvW's since
+    2008): whitespace outside quotes splits, 2n backslashes before a quote are n and the quote toggles quoting,
+    2n+1 are n and a literal quote, other backslashes are characters, and "" inside quotes is a literal quote."""
+    words, word, quoted, started, i = [], "", False, False, 0
+    while i < len(line):
+        if line[i] == "\\":
+            run = len(line[i:]) - len(line[i:].lstrip("\\"))
+            if line[i + run:i + run + 1] == '"':
+                word += "\\" * (run // 2) + ('"' if run % 2 else "")
+                i += run + (run % 2)
+            else:
+                word, i = word + "\\" * run, i + run
+            started = True
+        elif line[i] == '"':
+            if quoted and line[i + 1:i + 2] == '"':
+                word, i = word + '"', i + 2
+            else:
+                quoted, i = not quoted, i + 1
+            started = True
+        elif line[i] in " \t" and not quoted:
+            if started:
+                words.append(word)
+            word, started, i = "", False, i + 1
+        else:
+            word, started, i = word + line[i], True, i + 1
+    return words + [word] if started else words
+
+
+TYPED_WORDS = ["python", "-m", "train.finetune", "--train", r"C:\my data\train.tsv", "--imdb", "", "--dev",
+               "C:\\Users\\ana\\", "--out", "C:\\runs\\my run\\", "--finetune-args", '--lr 1e-4 --note "a b"', "R&D"]
+
+
+@pytest.mark.parametrize("windows", [False, True], ids=["posix", "windows"])
+def test_a_printed_command_reads_back_as_the_same_words_in_the_systems_shell(windows, monkeypatch):
+    r"""A command printed to be typed was quoted for POSIX shells only: on Windows `--imdb ''` passed two quote
+    characters and `'C:\my data\train.tsv'` two words. There it is now in double quotes by the rules Windows
+    programs split their command line by (the ones `subprocess.list2cmdline` writes), spaces, an empty value,
+    backslashes (before a closing quote too), a quote and cmd's & included; on POSIX it is `shlex.join`'s."""
+    monkeypatch.setattr(runtime, "WINDOWS", windows)
+    line = runtime.shown_command(TYPED_WORDS)
+    if windows:
+        assert windows_words(subprocess.list2cmdline(TYPED_WORDS)) == TYPED_WORDS  # the parser's rules: Python's
+        assert windows_words(line) == TYPED_WORDS and "''" not in line and '--imdb "" ' in line, line
+        assert f'--train "{TYPED_WORDS[4]}" ' in line and ' "R&D"' in line  # a backslash is a character there
+        assert runtime.shown_command(["--out", "C:\\runs\\"]) == "--out C:\\runs\\"  # no quotes: nothing doubled
+    else:
+        assert line == shlex.join(TYPED_WORDS) and shlex.split(line) == TYPED_WORDS
+
+
+@pytest.mark.parametrize("windows", [False, True], ids=["posix", "windows"])
+def test_printed_steps_and_hints_use_the_systems_shell_and_records_stay_posix(windows, tmp_path, monkeypatch,
+                                                                             capsys):
+    """The experiment runner printed each step's recorded (POSIX) command as it is, and hints spelled an empty
+    value ''. Both are now printed as the system's shell reads them; the command recorded beside the step (and in
+    a run's metrics.json) is still the POSIX line `shlex.split` reads back."""
+    from train import evaluate, experiment
+
+    monkeypatch.setattr(runtime, "WINDOWS", windows)
+    argv = TYPED_WORDS[3:]
+    step = experiment.script("made", summarize, argv, tmp_path / "made")
+    monkeypatch.setattr(summarize, "main", lambda argv: (tmp_path / "made").mkdir() or 0)
+    assert experiment.run_steps([step]) == 0
+    words = ["python", "-m", "train.summarize", *argv]
+    assert f"== made: {runtime.shown_command(words)}\n" in capsys.readouterr().out
+    recorded = (tmp_path / "made" / ".made.command").read_text(encoding="utf-8").strip()
+    assert recorded == shlex.join(words) and shlex.split(recorded) == words
+    empty = '""' if windows else "''"
+    assert evaluate._skip_checks("--checks") == f"pass --checks {empty} to skip the sentiment checks"
+    # inside another option's value the words are shlex's (`experiment.split_options`) on every system
+    assert evaluate._skip_checks("--finetune-args --checks") == "add --checks '' to --finetune-args to skip the " \
+                                                                 "sentiment checks"
+    assert experiment.shown_value("") == empty
+
+
 def test_pretrain_corpus_chars_is_a_cap(train_files, tmp_path, monkeypatch, capsys):
     """--corpus-chars 200000 read 212,286 characters (whole documents): now at most that many, the last document
     of each source cut at its share."""

@@ -192,7 +192,7 @@ def _main(args) -> int:
                   f"{recipe['planning_tokens_per_s']:,} tokens/s about {minutes:.0f} min in all "
                   f"(budget {args.time_budget_min:g} min; see --help)")
         for s in steps:
-            print(s.command)
+            print(s.shown)
         return EXIT_OK
     if recipe["corpus_chars"] and str(args.corpus).startswith("hub:"):
         raise UserError("--corpus-chars slices a local file; pass --corpus-chars 0 with a hub: corpus")

@@ -50,7 +50,7 @@ from .exit_codes import with_how_to_go_on
 from .export import partial_note
 from .reporting import plot_member_curves
 from .runtime import (EXIT_OK, UserError, autocast, exit_code, naming, output_folder, progress_bars, report_user_error,
-                      resolve_precision)
+                      resolve_precision, shown_command)
 from .trainer import FINISHED_FILES, check_fresh_out
 
 
@@ -323,9 +323,10 @@ def _shared_calibration_slice(members: list[dict], out: Path) -> dict:
     """The calibration slice every member's metrics.json names (calibration.slice); refused when they differ."""
     slices = [(m.get("calibration") or {}).get("slice") for m in members]
     if slices[0] is None or any(s != slices[0] for s in slices):
+        calibrate = shown_command(["python", "-m", "train.calibrate", out, "--calibration-data", "FILE"])
         raise AverageError("the members do not share one calibration slice (see their metrics.json "
-                           "calibration.slice): pass --no-calibration, then `python -m train.calibrate "
-                           f"{out} --calibration-data FILE` with data none of them trained on")
+                           f"calibration.slice): pass --no-calibration, then `{calibrate}` with data none of them "
+                           "trained on")
     return slices[0]
 
 

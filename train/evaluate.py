@@ -48,7 +48,7 @@ from .calibrate import expected_calibration_error, probabilities
 from .data import (check_imdb_n, imdb_sample_as, imdb_skip_note, pack_sequences, read_documents, read_labeled,
                    read_table, recorded_columns)
 from .runtime import (EXIT_USER_ERROR, USER_ERRORS, autocast, exit_code, naming, progress_bars, report_user_error,
-                      resolve_precision)
+                      resolve_precision, shown_command)
 
 
 def batch_starts(rows: int, batch_size: int, progress: str | None):
@@ -244,7 +244,7 @@ def _skip_checks(option: str) -> str:
     *outer, inner = option.split()
     if outer:
         return f"add {inner} '' to {' '.join(outer)} to skip the sentiment checks"
-    return f"pass {inner} '' to skip the sentiment checks"
+    return f"pass {shown_command([inner, ''])} to skip the sentiment checks"
 
 
 def check_expected_labels(checks: list[dict], id2label: dict, source=None, option: str | None = None) -> None:

@@ -54,15 +54,22 @@ def finished(folder: Path) -> bool:
 class Step:
     name: str
     folder: Path
-    command: str  # what is printed (and, for a training step, recorded in metrics.json)
+    command: str  # the POSIX command line, recorded (a training step's in metrics.json); printed as `shown`
     action: Callable[[], int]  # does the step, returns an exit code
     marker: str = METRICS_NAME  # the file a finished step leaves in `folder`
     needs: list[Path] = field(default_factory=list)  # folders that must be finished first (else: not yet)
     args: object = None  # a training step's arguments object
     kind: str = ""  # what the step is (the experiment's own label; a training step: its module)
+    is_command: bool = True  # False: a `function` step, whose `command` says what it does
 
     def done(self) -> bool:
         return (self.folder / self.marker).is_file()
+
+    @property
+    def shown(self) -> str:
+        """The step's command as printed for a person to type: quoted for this system's shell
+        (`runtime.shown_command`), while `command` stays the POSIX line recorded in files."""
+        return runtime.shown_command(shlex.split(self.command)) if self.is_command else self.command
 
 
 def option_text(value) -> str:
@@ -74,9 +81,9 @@ def option_text(value) -> str:
 
 
 def shown_value(value) -> str:
-    """A value in a message, as the command line spells it; an empty one as '' (`--imdb ''` skips IMDB: it read
-    "--imdb ../shared/data/imdb/train.tsv -> ", an arrow to nothing)."""
-    return "''" if value == "" else option_text(value)
+    """A value in a message, as the command line spells it; an empty one quoted as this system's shell reads it
+    ('' on POSIX: `--imdb ''` skips IMDB; it read "--imdb ../shared/data/imdb/train.tsv -> ", an arrow to nothing)."""
+    return runtime.shown_command([""]) if value == "" else option_text(value)
 
 
 def argv_of(options: dict) -> list[str]:
@@ -149,7 +156,7 @@ def script(name: str, module, argv: list[str], folder: Path, marker: str = METRI
 
 def function(name: str, folder: Path, marker: str, action: Callable[[], int], shown: str, kind: str = "") -> Step:
     """Work done by the experiment itself; `shown` says what it is in place of a command."""
-    return Step(name, Path(folder), shown, action, marker, kind=kind)
+    return Step(name, Path(folder), shown, action, marker, kind=kind, is_command=False)
 
 
 _plans_running = 0  # `run_steps` calls in progress: a plan run by a step of another (`train.recipe --gpu`'s
@@ -185,7 +192,7 @@ def _run_steps(steps: list[Step], after, rerun: str, outermost: bool) -> int:
             print(f"== {step.name}: not yet (waiting for {', '.join(waiting)})", flush=True)
             continue
         resuming = step.args is not None and (step.folder / "checkpoints").is_dir()
-        print(f"== {step.name}: {'resuming ' if resuming else ''}{step.command}", flush=True)
+        print(f"== {step.name}: {'resuming ' if resuming else ''}{step.shown}", flush=True)
         started = time.time()
         os.environ[RESUME_HINT_ENV] = f"run {rerun or 'the same command'} again to continue (no --resume needed)"
         try:

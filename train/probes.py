@@ -33,7 +33,7 @@ from . import pretrain, tokenizer
 from .experiment import run_steps, script, training
 from .recipe import SHIPPED_TOKENIZER
 from .reporting import line_style, read_log
-from .runtime import exit_code
+from .runtime import exit_code, shown_command
 
 PLATEAU_EXIT_LOSS = 6.0
 UNIGRAM_MARGIN = 0.3
@@ -192,10 +192,11 @@ def main(argv=None) -> int:
     steps = plan(args)
     if args.dry_run:
         for step in steps:
-            print(f"{step.name}: {step.command}")
+            print(f"{step.name}: {step.shown}")
         return 0
     if not args.summarize_only:
-        code = run_steps(steps, rerun="python -m train.probes " + " ".join(argv if argv is not None else sys.argv[1:]))
+        rerun = shown_command(["python", "-m", "train.probes", *(argv if argv is not None else sys.argv[1:])])
+        code = run_steps(steps, rerun=rerun)
         if code:
             return code
     results = summarize(out)

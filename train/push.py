@@ -22,7 +22,7 @@ import argparse
 import os
 from pathlib import Path
 
-from .runtime import exit_code, report_user_error
+from .runtime import exit_code, report_user_error, shown_command
 
 TOKENIZER_CONFIG = "tokenizer_config.json"
 REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json", TOKENIZER_CONFIG, "README.md")
@@ -41,7 +41,8 @@ def check_folder(folder) -> Path:
         raise PushError(f"{folder} is not a folder")
     missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
     if missing:
-        how = (f"; `python -m train.export {folder} NEW_FOLDER` writes {TOKENIZER_CONFIG} (without it transformers "
+        export = shown_command(["python", "-m", "train.export", folder, "NEW_FOLDER"])
+        how = (f"; `{export}` writes {TOKENIZER_CONFIG} (without it transformers "
                "reads tokenizer.json as a RobertaTokenizer, dropping its normalizer)" if TOKENIZER_CONFIG in missing
                else "")
         raise PushError(f"{folder} lacks {', '.join(missing)} (a model folder needs {', '.join(REQUIRED_FILES)}){how}")

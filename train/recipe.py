@@ -61,7 +61,7 @@ from .experiment import Step, argv_of, finished, option_text, run_steps, script,
 from .checkpointing import Checkpoints
 from .export import check_export, export
 from .gpu_transfer import DATA_ROOT, PARTIAL_MLM, SHIPPED_FROM
-from .runtime import EXIT_USER_ERROR, USER_ERRORS, UserError, exit_code, naming, report_user_error
+from .runtime import EXIT_USER_ERROR, USER_ERRORS, UserError, exit_code, naming, report_user_error, shown_command
 
 QUICK_CORPUS = "../shared/data/wikitext-2/wiki.train.tokens"
 SHARED_DATA = str(DATA_ROOT)  # "../shared/data": where the defaults point
@@ -192,9 +192,9 @@ def push(out: Path, prefix: str, private: bool) -> int:
             url = push_folder(out / folder, prefix + suffix, private=private, base_model=base and prefix + base)
             print(f"pushed {out / folder} -> {url}", flush=True)
     except PushError as err:
-        commands = " and ".join(shlex.join(["python", "-m", "train.push", str(out / folder), "--repo-id",
-                                            prefix + suffix, *(["--base-model", prefix + base] if base else []),
-                                            *(["--private"] if private else [])])
+        commands = " and ".join(shown_command(["python", "-m", "train.push", str(out / folder), "--repo-id",
+                                               prefix + suffix, *(["--base-model", prefix + base] if base else []),
+                                               *(["--private"] if private else [])])
                                 for folder, suffix, base in PUSHED)
         print(f"error: {err}; the recipe's folders are finished, push them with {commands}", file=sys.stderr)
         return EXIT_USER_ERROR

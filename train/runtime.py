@@ -17,6 +17,8 @@ import datetime
 import os
 import platform
 import random
+import re
+import shlex
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -41,6 +43,33 @@ except ImportError:  # Windows: training there takes no lock on its --out
 # Whether this is Windows, in one place: the modules that act otherwise there read it as `runtime.WINDOWS` when
 # they act, so that a test emulates Windows for all of them with one monkeypatch of this name
 WINDOWS = os.name == "nt"
+
+# What makes cmd.exe or PowerShell read a word otherwise unless it is in double quotes: a space or tab splits it,
+# '' is no empty word there, and the others are their operators (&, |, <, >, ^, cmd's; ( ) , ; { } ', PowerShell's)
+_WINDOWS_QUOTED = re.compile(r"""[\s"&|<>^(),;{}']""")
+
+
+def shown_command(words) -> str:
+    """A command as printed for a person to type (a resume line, a plan's step, a hint), quoted for this system's
+    shell: on POSIX as `shlex.join` ('a b', ''), which cmd.exe and PowerShell do not read back ('' is two quote
+    characters there); on Windows in double quotes, escaped by the rules every Windows program (python.exe, through
+    its C runtime) splits its command line by, which `subprocess.list2cmdline` writes too: backslashes are
+    characters except before a quote. `$` and `%` stay each shell's. A command recorded in a file (metrics.json,
+    a plan) stays POSIX whatever the system: it is read back with `shlex.split`."""
+    words = [str(word) for word in words]
+    if not WINDOWS:
+        return shlex.join(words)
+    return " ".join(_windows_word(word) for word in words)
+
+
+def _windows_word(word: str) -> str:
+    if word and not _WINDOWS_QUOTED.search(word):
+        return word
+    quoted = re.sub(r'(\\*)"', r'\1\1\\"', word)  # backslashes before a quote doubled, and the quote escaped
+    trailing = len(quoted) - len(quoted.rstrip("\\"))  # ... and before the closing quote
+    return '"' + quoted + "\\" * trailing + '"'
+
+
 EXIT_DIVERGED = EXIT_FAILED
 EXIT_CODES_HELP = """
 exit codes:

@@ -58,7 +58,6 @@ import contextlib
 import io
 import os
 import re
-import shlex
 import signal
 import subprocess
 import sys
@@ -70,7 +69,8 @@ import roberta.hub
 from . import arguments, average, finetune, pretrain, runtime, summarize, tapt_corpus
 from .exit_codes import ended_interrupted
 from .experiment import ARGUMENTS, Step, finished, run_steps, script, shape_of, split_options, training
-from .runtime import EXIT_INTERRUPTED, USER_ERRORS, UserError, exit_code, output_folder, report_user_error
+from .runtime import (EXIT_INTERRUPTED, USER_ERRORS, UserError, exit_code, output_folder, report_user_error,
+                      shown_command)
 from .trainer import check_no_run
 
 ROOT = Path(__file__).resolve().parent.parent  # where `python -m train.sentiment_recipe` finds the package
@@ -369,7 +369,7 @@ def run_in_parallel(argv: list[str], args, steps: list[Step], shared: set[str]) 
                 command = [sys.executable, "-m", __spec__.name, *argv, "--seeds", str(seed), "--train-only",
                            "--parallel", "1"]
                 log = open(logs / f"seed-{seed}.log", "a")
-                print(f"== seed {seed}: {shlex.join(['python', *command[1:]])} (output: {log.name})", flush=True)
+                print(f"== seed {seed}: {shown_command(['python', *command[1:]])} (output: {log.name})", flush=True)
                 running[seed] = (subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
                                                   start_new_session=True, preexec_fn=stop_with_parent), log)
             time.sleep(0.2)
@@ -430,9 +430,9 @@ def main(argv=None) -> int:
             print(f"# the seeds' own steps run up to {args.parallel} at once, each in a process of its own "
                   f"(`--seeds K --train-only`), after: {', '.join(sorted(shared)) or 'nothing shared'}")
         for step in steps:
-            print(("# done: " if step.done() else "") + step.command)
+            print(("# done: " if step.done() else "") + step.shown)
         if not args.train_only:
-            print(summary.command)
+            print(summary.shown)
         return 0
     if args.parallel > 1 and len(args.seeds) > 1:
         code = run_in_parallel(argv, args, train_steps, shared)
@@ -445,7 +445,7 @@ def main(argv=None) -> int:
     if missing := [str(f) for f in summarized if not finished(f)]:
         print(f"summary skipped: unfinished {', '.join(missing)}", file=sys.stderr)
         return 0
-    print(f"== summary: {summary.command}", flush=True)
+    print(f"== summary: {summary.shown}", flush=True)
     return summary.action()
 
 
