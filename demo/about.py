@@ -806,7 +806,7 @@ def example_failures(models: Models) -> dict:
                 if top[0] != expected:
                     out["mlm"].append((text, expected, top, top.index(expected) + 1 if expected in top else None))
         labels = models.sentiment.config.id2label.values() if models.sentiment.available else []
-        if any(explain.sentiment_of(label) for label in labels):  # a classifier of other labels: nothing to check
+        if explain.names_a_sentiment(labels):  # a classifier of other labels: nothing to check
             for text, expected in SENTIMENT_EXPECTED.items():
                 best = models.sentiment.pipeline(normalize_for_classifier(text))[0]
                 if explain.sentiment_of(best["label"]) != expected:  # "pos" is right for "positive"
@@ -887,6 +887,12 @@ def split_words_said(tokenizer, text: str) -> str:
     return f"; {' and '.join(said)}, {'a word' if len(words) == 1 else 'words'} its vocabulary has no token for"
 
 
+def has_sst2_labels(config) -> bool:
+    """Whether a classifier's labels are SST-2's: two, negative and positive in any spelling
+    (`explain.sentiment_of`); not a topic classifier's, nor negative, neutral, positive."""
+    return sorted(str(explain.sentiment_of(label)) for label in config.id2label.values()) == ["negative", "positive"]
+
+
 def model_note(models: Models, key: str, failures: dict | None = None) -> str:
     """One or two plain sentences next to a tab's result: how big the model is, how it scores on held-out
     data (from its metrics.json) and which of the tab's own examples it gets wrong (`example_failures`)."""
@@ -934,7 +940,8 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
         return note + "."
     # SST-2's training rows are mostly phrases cut from its sentences (the shipped model's 55,841: 5,886 whole
     # sentences), not sentences
-    sst2 = is_sst2(facts.get("data"))
+    # a folder whose metrics.json names no data is taken for SST-2's only with SST-2's two labels
+    sst2 = is_sst2(facts.get("data")) and ("data" in facts or has_sst2_labels(loaded.config))
     stages = facts.get("stages", [])
     then = "labelled IMDB reviews, then on " if "imdb" in stages else ""
     if "train_examples" not in facts:

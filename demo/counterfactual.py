@@ -15,13 +15,17 @@ edit in one batch). The rules are deliberately simple, so a learner can predict 
 - add "not": after is/was/are/were/am/be/been (and "it's", "they're", "I'm"), "not" is inserted before the word.
 
 No part of speech is checked: "was a" becomes "was not a", which is still English. Every rule that applies
-gives one row; two edits that give the same text are shown once.
+gives one row; two edits that give the same text are shown once. The negation rules are sentiment edits: for a
+classifier none of whose labels names a sentiment (a topic classifier's "world", "sports"...), only the removal
+is tried, and the table says why.
 """
 from __future__ import annotations
 
 import bisect
 import re
 from dataclasses import dataclass
+
+from roberta.run_metrics import said_list
 
 from .formatting import LINE_BREAK_RE, VISIBLE_RE, format_probability, md_escape, short_text
 from .tokens_view import word_spans
@@ -200,18 +204,18 @@ def _negations(text: str, spans: list[tuple[int, int]], k: int) -> list[Edit]:
     return edits
 
 
-def propose(text: str, word: tuple[int, int, float]) -> list[Edit]:
+def propose(text: str, word: tuple[int, int, float], negate: bool = True) -> list[Edit]:
     """The edits of `word` ((start, end, score) in `text`): its removal, then every negation rule that
-    applies; an edit that leaves no words (nothing, or only punctuation), or repeats another's text, is left
-    out."""
+    applies (none unless `negate`: they are sentiment edits); an edit that leaves no words (nothing, or only
+    punctuation), or repeats another's text, is left out."""
     spans = word_spans(text)
     if not spans:
         return []
     k = max(bisect.bisect_right([start for start, _ in spans], word[0]) - 1, 0)  # the word that holds `word`
-    negator = _plain(core_word(text, *spans[k])) in NEGATORS  # removing "not" negates
+    negator = negate and _plain(core_word(text, *spans[k])) in NEGATORS  # removing "not" negates
     removal = _removal(text, spans, k, "negate" if negator else "remove", "remove")
     edits, seen = [], set()
-    for edit in [removal, *_negations(text, spans, k)]:
+    for edit in [removal, *(_negations(text, spans, k) if negate else [])]:
         edited = edit.apply(text)
         if VISIBLE_RE.search(edited.strip(LEFTOVER)) and edited not in seen:
             seen.add(edited)
@@ -219,9 +223,11 @@ def propose(text: str, word: tuple[int, int, float]) -> list[Edit]:
     return edits
 
 
-def nothing_to_try(word: str) -> str:
-    return (f"“{short_text(word)}” is the only word, and no negation rule applies to it: removing it would leave "
-            "nothing to read. Try a longer sentence.")
+def nothing_to_try(word: str, negate: bool = True) -> str:
+    """Why What if? has no edit of `word`, the text's only word (`negate`: whether negation rules were tried)."""
+    rules = ", and no negation rule applies to it" if negate else ""
+    return (f"“{short_text(word)}” is the only word{rules}: removing it would leave nothing to read. Try a longer "
+            "sentence.")
 
 
 def _points(delta: float) -> str:
@@ -264,25 +270,37 @@ def _row(edit: str, text: str, probabilities: dict, toward: str, change: str) ->
             f"{format_probability(probabilities[toward])} | {change} |")
 
 
-def outcome_markdown(text: str, word, toward: str, before: dict, edits: list[Edit], after: list[dict]) -> str:
-    """A table: the original and every edited text (the change marked), the answer, P(`toward`) and its change."""
+NEGATION_RULES = ("drop a “not”, “never” or “n't” before the word, swap it for its opposite from a short list "
+                  "(good ↔ bad, great ↔ terrible, love ↔ hate, …), or add “not” after is/was/are/were")
+CHANGE_SAID = ("A big change means the answer rested on that word. A small change does not mean the word was "
+               "unimportant: other words may say the same thing, and a score near 100% barely moves.")
+
+
+def outcome_markdown(text: str, word, toward: str, before: dict, edits: list[Edit], after: list[dict],
+                     labels: list[str] | None = None) -> str:
+    """A table: the original and every edited text (the change marked), the answer, P(`toward`) and its change.
+    `labels`: the classifier's labels, given when none names a sentiment (`explain.names_a_sentiment`): only
+    removals were tried (`propose`), and the text says so, and why."""
     answer = max(before, key=before.get)
     strongest = md_escape(short_text(core_word(text, word[0], word[1])))
     said = f"(**{md_escape(answer)}**, {format_probability(before[answer])})"
     towards_answer = word[2] != 0 and (word[2] > 0) == (answer == toward)
     first = (f"“{strongest}” pushed the answer {said} the most." if towards_answer else
              f"No word pushed towards the answer {said}; “{strongest}” pushed against it least.")
-    lines = [f"**What if?** {first} Remove it or negate it, and the model answers:", "",
+    tried = "Remove it" if labels else "Remove it or negate it"
+    lines = [f"**What if?** {first} {tried}, and the model answers:", "",
              f"| edit | text | answer | P({md_escape(toward)}) | change |",
              "|---|---|---|---|---|",
              _row("original", Edit("", "", word[0], word[0]).marked(text), before, toward, "")]
     for edit, probabilities in zip(edits, after):
         change = _points(probabilities[toward] - before[toward])
         lines.append(_row(md_escape(edit.what), edit.marked(text), probabilities, toward, change))
+    if labels:  # a topic classifier's answer is no sentiment for a negation to turn
+        named = said_list([f"“{md_escape(short_text(label))}”" for label in labels])
+        lines += ["", f"Only its removal is tried: this classifier's labels ({named}) name no sentiment, and the "
+                  f"negation rules (a “not” dropped or added, good ↔ bad, …) are sentiment edits. {CHANGE_SAID}"]
+        return "\n".join(lines)
     if not any(edit.kind == "negate" for edit in edits):
         lines += ["", f"No negation rule applies to “{strongest}”: only its removal is shown."]
-    lines += ["", "Negation rules: drop a “not”, “never” or “n't” before the word, swap it for its opposite "
-              "from a short list (good ↔ bad, great ↔ terrible, love ↔ hate, …), or add “not” after "
-              "is/was/are/were. A big change means the answer rested on that word. A small change does not mean "
-              "the word was unimportant: other words may say the same thing, and a score near 100% barely moves."]
+    lines += ["", f"Negation rules: {NEGATION_RULES}. {CHANGE_SAID}"]
     return "\n".join(lines)

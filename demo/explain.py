@@ -125,6 +125,13 @@ def polarity(config) -> tuple[int, str, str]:
     return index, id2label.get(index, f"LABEL_{index}"), away
 
 
+def names_a_sentiment(labels) -> bool:
+    """Whether any of a classifier's labels names a sentiment in any spelling (`sentiment_of`): "negative",
+    "neutral", "positive" does; a topic classifier's "world", "sports"... and "LABEL_0", "LABEL_1" do not, and
+    sentiment edits (What if?'s negations) and sentiment examples mean nothing to it."""
+    return any(sentiment_of(label) for label in labels)
+
+
 REST_CUT = " … (the rest was cut off)"
 REST_READ = " … (the rest was read for the score, not coloured)"
 

@@ -104,9 +104,10 @@ class SentimentHandlers(HandlerBase):
     @user_errors
     def classify(self, text, model=SHIPPED):
         """(label probabilities, per-word attribution in [-1, 1] for HighlightedText, explanation). A word's
-        score is its push towards the positive label (`explain.polarity`): plus towards positive, minus towards
-        negative, whatever the prediction. A long text's explanation starts with how it was read (in windows).
-        `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
+        score is its push towards the positive label (`explain.polarity`; a classifier without one: its second
+        label): plus towards it, minus towards the other label (or labels), whatever the prediction. A long
+        text's explanation starts with how it was read (in windows). `model`: "shipped" (ours) or a Hugging Face
+        Hub repo id (`demo.model_choice`)."""
         _, r = self._read_sentiment(text, model)
         explanation = explain.explanation_markdown(r.shown, r.words, r.toward, r.away, r.best, r.probabilities[r.best],
                                                    r.baseline, r.cut_note)
@@ -116,7 +117,8 @@ class SentimentHandlers(HandlerBase):
 
     @user_errors
     def counterfactual(self, text, model=SHIPPED):
-        """What if the word that pushed most towards the answer were removed or negated (`demo.counterfactual`)?
+        """What if the word that pushed most towards the answer were removed or negated (`demo.counterfactual`;
+        only removed, for a classifier none of whose labels names a sentiment: `explain.names_a_sentiment`)?
         (Markdown table: each edited text with the change marked, the new answer and the change of P(positive)
         in points, or for a classifier of more than two labels whose answer is another, of P(answer), the label the
         pushes are then measured towards; the same as data.) The edited texts are classified in one batch,
@@ -143,8 +145,10 @@ class SentimentHandlers(HandlerBase):
             index = next(i for i, name in loaded.config.id2label.items() if name == r.best)
             words, _ = word_pushes(loaded, r.tokens, int(index))
         word = counterfactual.strongest_word(words, 1.0 if r.best == measured else -1.0)
+        labels = [str(name) for _, name in sorted(loaded.config.id2label.items(), key=lambda item: int(item[0]))]
+        negate = explain.names_a_sentiment(labels)  # negations are sentiment edits: a topic is not negated
         edits, texts = [], []
-        for edit in counterfactual.propose(r.shown, word):
+        for edit in counterfactual.propose(r.shown, word, negate):
             # made in the text the classifier read: the text shown keeps a line break where the classifier read a space
             edited = classifier_input(loaded, edit.apply(r.model_text), r.lowercase)
             # one that leaves only special tokens ("good <mask>" -> "<mask>") is refused by `classify`: not offered
@@ -152,8 +156,9 @@ class SentimentHandlers(HandlerBase):
                 edits.append(edit)
                 texts.append(edited)
         if not edits:
-            raise fail(counterfactual.nothing_to_try(counterfactual.core_word(r.shown, word[0], word[1])))
+            raise fail(counterfactual.nothing_to_try(counterfactual.core_word(r.shown, word[0], word[1]), negate))
         results = loaded.pipeline(texts)  # one batch
         after = [{x["label"]: float(x["score"]) for x in row} for row in results]
         args = (r.shown, word, measured, r.probabilities, edits, after)
-        return counterfactual.outcome_markdown(*args), counterfactual.outcome_data(*args)
+        return (counterfactual.outcome_markdown(*args, labels=None if negate else labels),
+                counterfactual.outcome_data(*args))

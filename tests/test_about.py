@@ -413,6 +413,19 @@ def test_example_failures_read_the_labels_in_any_spelling(tiny_mlm_dir, tiny_clf
     assert [text for text, *_ in about.example_failures(neutral)["sentiment"]] == list(SENTIMENT_EXPECTED)
 
 
+def test_a_classifier_whose_labels_are_not_sst2s_is_not_said_to_be_fine_tuned_on_sst2(tiny_mlm_dir, tiny_clf_dir,
+                                                                                     tmp_path):
+    """A metrics.json that names no data is taken for the shipped classifier's, SST-2: a topic classifier (labels
+    world/sports) or one with a "neutral" label was "fine-tuned on SST-2", whose two labels are negative and
+    positive. Only a classifier with those two labels, in any spelling, is still said to be."""
+    def note(labels):
+        return about.model_note(load_models(tiny_mlm_dir, _relabelled(tiny_clf_dir, tmp_path, labels)), "sentiment")
+    for labels in (["world", "sports"], ["negative", "neutral"], ["LABEL_0", "LABEL_1"]):
+        said = note(labels)
+        assert "SST-2" not in said and ", a small teaching model, fine-tuned." in said, labels
+    assert ", fine-tuned on SST-2." in note(["neg", "pos"])
+
+
 # a classifier fine-tuned on one's own data, as train.finetune records it (README: "Fine-tune on your own data")
 OWN_METRICS = {"train_data": "/home/x/data/three.csv", "train_examples": 284, "dev_data": "/home/x/data/three_dev.csv",
                "dev_accuracy": 0.19, "dev_examples": 100,

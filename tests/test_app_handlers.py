@@ -528,6 +528,57 @@ def test_what_if_of_three_labels_edits_the_strongest_push_towards_the_answer(thr
     assert "| P(negative) |" in view and "pushed the answer (**negative**, " in view
 
 
+@pytest.fixture(scope="module")
+def topic_handlers(tmp_path_factory, tiny_mlm_dir, tokenizer):
+    """The app's handlers with a topic classifier (world, sports, business, sci/tech: no label names a sentiment)
+    whose answers move with its input and favour "sports"."""
+    folder = tmp_path_factory.mktemp("topic") / "clf"
+    config = roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer, initializer_range=0.3,
+                                               id2label={0: "world", 1: "sports", 2: "business", 3: "sci/tech"})
+    torch.manual_seed(0)
+    model = roberta.RobertaForSequenceClassification(config)
+    with torch.no_grad():
+        model.classifier.out_proj.bias.copy_(torch.tensor([0.0, 3.0, 0.0, 0.0]))
+    model.save_pretrained(folder)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    return H.Handlers(load_models(tiny_mlm_dir, folder))
+
+
+# every word of it has a negation rule, whichever pushes most: "not" is negated by its removal, "good" and "bad"
+# lose the "not" before them or swap for their opposite
+ALL_NEGATABLE = "not good not bad"
+
+
+def test_what_if_of_a_topic_classifier_only_removes_the_word_and_says_why(topic_handlers, three_label_handlers):
+    """A topic classifier was offered sentiment edits (“good” → “bad”, dropping a “not”) under "Remove it or negate
+    it", with notes on negation rules: for labels that name no sentiment only the removal is tried, and the text
+    says so, naming the labels. A sentiment classifier of three labels keeps its negations."""
+    view, data = topic_handlers.counterfactual(ALL_NEGATABLE)
+    assert [row["edit"] for row in data["edits"]] == [f"remove “{data['word']}”"]
+    assert "Remove it, and the model answers:" in view and "negate it" not in view
+    assert ("Only its removal is tried: this classifier's labels (“world”, “sports”, “business” and “sci/tech”) "
+            "name no sentiment") in view
+    assert "Negation rules:" not in view and "No negation rule applies" not in view
+    sentiment_view, sentiment_data = three_label_handlers.counterfactual(ALL_NEGATABLE)
+    assert len(sentiment_data["edits"]) > 1 and "Remove it or negate it" in sentiment_view
+    assert "Negation rules:" in sentiment_view and "name no sentiment" not in sentiment_view
+    # a one-word text: its removal leaves nothing, and no negation rule is said to have been tried
+    with _error(r"“good” is the only word: removing it would leave nothing to read\. Try a longer sentence\."):
+        topic_handlers.counterfactual("good")
+    assert three_label_handlers.counterfactual("good")[1]["edits"][0]["edit"] == "“good” → “bad”"
+
+
+def test_propose_without_negations_gives_the_removal_alone():
+    """`propose(..., negate=False)`: the removal only, and removing a "not" is a removal there, not a negation."""
+    text = "The acting was not bad at all."
+    start = text.index("bad")
+    assert len(CF.propose(text, (start, start + 3, 1.0))) > 1
+    (edit,) = CF.propose(text, (start, start + 3, 1.0), negate=False)
+    assert (edit.kind, edit.apply(text)) == ("remove", "The acting was not at all.")
+    (edit,) = CF.propose(text, (text.index("not"), text.index("not") + 3, 1.0), negate=False)
+    assert (edit.kind, edit.apply(text)) == ("remove", "The acting was bad at all.")
+
+
 def test_integrated_gradients_completeness_and_signs(sharp_classifier, tokenizer):
     """At the app's number of steps the attributions add up to score(input) - score(baseline) within 0.2% (the
     midpoint rule is about 1e-4 off here, a left Riemann sum 2.6%)."""
