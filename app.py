@@ -9,7 +9,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from demo import about, embedding_view, model_choice
+from demo import about, embedding_view, explain, model_choice
 from demo.ablation_view import ablation_markdown
 from demo.components import Number, Plot, Slider
 from demo.examples import (ANALOGIES, ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, MAP_WORDS,
@@ -176,9 +176,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     # model_choice.LIMITS' 16, and SENTIMENT_MODEL is the operator's
                     st_label = gr.Label(label="Sentiment", elem_id="st-label")
                     model_note(NOTES["sentiment"])
-            # fixed polarity: green = towards positive, pink = towards negative (the CSS recolours Gradio's red and
-            # purple; the explanation words it)
-            st_words = gr.HighlightedText(label="Which words push towards positive (green) or negative (pink)",
+            # fixed polarity: green = towards positive (or the served classifier's second label), pink = away (the
+            # CSS recolours Gradio's red and purple; the explanation words it)
+            st_words = gr.HighlightedText(label=explain.words_label(MODELS.sentiment.config
+                                                                   if MODELS.sentiment.available else None),
                                           show_legend=False, elem_id="st-words")
             st_explain = gr.Markdown(elem_id="st-explain", label="explanation", show_label=False, **USER_TEXT)
             # what if the word that pushed most were removed or negated? (demo/counterfactual.py)

@@ -125,6 +125,13 @@ def polarity(config) -> tuple[int, str, str]:
     return index, id2label.get(index, f"LABEL_{index}"), away
 
 
+def words_label(config=None) -> str:
+    """The Sentiment tab's words box's label for the classifier the app serves (`polarity`: green towards the
+    label that names "positive", else its second label); without one (none loaded), SST-2's labels."""
+    toward, away = polarity(config)[1:] if config is not None else ("positive", "negative")
+    return f"Which words push towards {toward} (green) or {away} (pink)"
+
+
 def names_a_sentiment(labels) -> bool:
     """Whether any of a classifier's labels names a sentiment in any spelling (`sentiment_of`): "negative",
     "neutral", "positive" does; a topic classifier's "world", "sports"... and "LABEL_0", "LABEL_1" do not, and

@@ -2465,3 +2465,20 @@ def test_the_bars_come_with_their_text_version(handlers, models):
     assert handlers.attention(text, 2, 3, "mlm", "heatmap")[-1] is None
     bars, bars_text = V.keep_results(handlers.attention_view, 2)(text, 2, 3, 2, "mlm", "token")[:2]
     assert isinstance(bars, Figure) and "Where token 2" in bars_text
+
+
+def test_the_words_box_is_labelled_by_the_served_classifiers_labels():
+    """The Sentiment tab's words box said "towards positive (green) or negative (pink)" for any classifier: one of
+    topics (world, sports, ...) or of three labels is labelled by its own (`explain.polarity`), SST-2's as before."""
+    from types import SimpleNamespace
+
+    def config(*labels):
+        return SimpleNamespace(id2label=dict(enumerate(labels)))
+
+    shipped = "Which words push towards positive (green) or negative (pink)"
+    assert explain.words_label(config("negative", "positive")) == shipped == explain.words_label(None)
+    assert explain.words_label(config("world", "sports", "business", "sci/tech")) == (
+        "Which words push towards sports (green) or the other labels (pink)")
+    assert explain.words_label(config("negative", "neutral", "positive")) == (
+        "Which words push towards positive (green) or the other labels (pink)")
+    assert explain.words_label(config("spam", "ham")) == "Which words push towards ham (green) or spam (pink)"
