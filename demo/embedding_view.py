@@ -2,7 +2,7 @@
 
 - Word embeddings, (V, H): one row per token, the model's input and, tied, its output layer (the MLM head
   scores a token by its row). `nearest_words` ranks every row by cosine similarity to a word's vector,
-  `analogy` tries "a is to b as c is to ?" (3CosAdd), `word_map_figure` projects a few words to 2-D (PCA).
+  `analogy` tries "a is to b as c is to ?" (3CosAdd), `word_map` projects a few words to 2-D (PCA).
 - Position embeddings, (P, H): one learned row per position (RoBERTa learns them, where the original
   Transformer used fixed sinusoids). As in transformers' RoBERTa, positions count from pad_token_id + 1, so
   rows 0 and 1 are never read: the first token (<s>) uses row 2 (`roberta.model.position_ids_from_input_ids`).
@@ -30,7 +30,7 @@ from matplotlib.figure import Figure
 from roberta.config import PRESETS
 from roberta.tokenizer import SPECIAL_TOKENS
 
-from .figures import _short  # importing figures also sets the Agg backend, fonts, and text never read as math
+from .figures import short_label  # importing figures also sets the Agg backend, fonts, and text never read as math
 from .byte_level import is_partial
 from .formatting import VISIBLE_RE, bar, pct, readable, typed_word, word_labels
 from .training_counts import counts_css, counts_details, seen_cell
@@ -101,7 +101,8 @@ def _table(embeddings: torch.Tensor) -> torch.Tensor:
 
 def _row_norms(embeddings: torch.Tensor) -> torch.Tensor:
     """(V,) the norm of every row, computed once per table and again after an in-place change (its version
-    counter moves). A change made through `.data` moves no counter: call `clear_cache()` after one."""
+    counter moves). A change made through `.data` moves no counter (the app never writes to a table): a test
+    that makes one clears `_NORMS` itself."""
     with _NORMS_LOCK:
         hit = _NORMS.get(id(embeddings))
         if hit is not None and hit[0]() is embeddings and hit[1] == embeddings._version:
@@ -116,13 +117,6 @@ def _row_norms(embeddings: torch.Tensor) -> torch.Tensor:
     return norms
 
 
-def clear_cache() -> None:
-    """Forget every table's norms and every tokenizer's vocabulary."""
-    with _NORMS_LOCK:
-        _NORMS.clear()
-    _VOCABS.clear()
-
-
 def _cosines(embeddings: torch.Tensor, vector: torch.Tensor) -> torch.Tensor:
     """(V,) cosine similarity of `vector` (H,) with every row: one matrix-vector product."""
     table = _table(embeddings)
@@ -135,8 +129,12 @@ def _cosines(embeddings: torch.Tensor, vector: torch.Tensor) -> torch.Tensor:
 def _word(embeddings: torch.Tensor, tokenizer, word: str, name: str = "The word"
           ) -> tuple[str, torch.Tensor, list[str], list[int]]:
     """`word` as read (without the space around it, a leading "␣" or "Ġ" read as one: the Tokens tab's "␣cat" and
-    the vocabulary's "Ġcat" are "cat", Maltese "Ġenerali" is as typed: `typed_word`), and `word_vector` with the
-    pieces' ids too; `name` starts the error messages ("Word c is empty...")."""
+    the vocabulary's "Ġcat" are "cat", Maltese "Ġenerali" is as typed: `typed_word`); its (H,) vector as it
+    appears mid-sentence (" " + word): its token's row, or the mean of its pieces' rows; the pieces as the view
+    names them, a leading space shown as "␣" (["␣Monday"], or ["␣antid", "is", "establish", "ment"]); and their
+    ids. ValueError with a plain message for an empty word, one longer than 40 characters, in more than
+    MAX_PIECES pieces, holding a special token, or cut into bytes of characters; `name` starts the messages
+    ("Word c is empty...")."""
     shown = typed_word(word, tokenizer)
     if not VISIBLE_RE.search(shown):  # nothing, or only characters that show nothing (zero-width spaces...)
         raise ValueError(f"{name} is empty: type a word.")
@@ -165,15 +163,6 @@ def _word(embeddings: torch.Tensor, tokenizer, word: str, name: str = "The word"
                          "the word.")
     vector = embeddings.detach()[ids].float().mean(dim=0)  # (H,): only these rows converted, whatever the dtype
     return shown, vector, pieces, ids
-
-
-def word_vector(embeddings: torch.Tensor, tokenizer, word: str) -> tuple[torch.Tensor, list[str]]:
-    """The (H,) vector of `word` as it appears mid-sentence (" " + word): its token's row, or the mean of its
-    pieces' rows, and the pieces as the view names them, a leading space shown as "␣" (["␣Monday"], or
-    ["␣antid", "is", "establish", "ment"]). ValueError with a plain message for an empty word, one longer
-    than 40 characters, in more than 5 pieces, holding a special token, or cut into bytes of characters."""
-    _, vector, pieces, _ = _word(embeddings, tokenizer, word)
-    return vector, pieces
 
 
 def _check_k(k: int) -> int:
@@ -225,11 +214,11 @@ def _baseline(sims: torch.Tensor, vocab: _Vocab) -> float:
 
 
 def nearest_words(embeddings: torch.Tensor, tokenizer, word: str, k: int = 10, words_only: bool = True) -> dict:
-    """The k tokens whose rows are most like `word`'s vector (`word_vector`) by cosine similarity, best first.
+    """The k tokens whose rows are most like `word`'s vector (`_word`) by cosine similarity, best first.
     Never the word's own tokens, its case and space variants (" monday", "Monday" for " Monday") or special
     tokens. `words_only` keeps only word-like tokens, a leading space and a letter or digit (" Tuesday",
     " 7", not "day" or ","), one per word (the best of " Tuesday" and " tuesday"); without it every token
-    competes. Returns {"word", "pieces" (readable, see `word_vector`), "words_only", "neighbours": [{"token"
+    competes. Returns {"word", "pieces" (readable, see `_word`), "words_only", "neighbours": [{"token"
     (id), "token_str" (decoded), "label" (as `demo.formatting.readable` shows it), "similarity"}], "baseline" (the
     query's mean similarity to every ordinary token, `_baseline`)}."""
     k = _check_k(k)
@@ -543,7 +532,7 @@ def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tu
     """The words (blanks and repeats dropped), their (N, 2) coordinates on the first two principal components
     of their vectors (each at unit length, so direction is what counts, as for cosine similarity), the share
     of the variance each component holds, and why each word the map leaves out was left out (a word in too
-    many pieces, a special token...: `word_vector`'s message). Signs are fixed (each component's largest
+    many pieces, a special token...: `_word`'s message). Signs are fixed (each component's largest
     coordinate is positive), so the same words always give the same map. ValueError for fewer than
     MIN_MAP_WORDS or more than MAX_MAP_WORDS words, or when fewer than MIN_MAP_WORDS can be placed (naming every
     bad word)."""
@@ -613,18 +602,14 @@ def _overlap(a, b) -> float:
 
 
 def word_map(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tuple[Figure, str]:
-    """(`word_map_figure`, `word_map_html`) of the same words, their points computed once."""
+    """The words' map (`word_map_points`) twice, its points computed once: as a figure (`_map_figure`), and in
+    words for a screen reader and for anyone who wants the numbers (`_map_html`)."""
     mapped = word_map_points(embeddings, tokenizer, words)
     return _map_figure(mapped), _map_html(mapped)
 
 
-def word_map_html(embeddings: torch.Tensor, tokenizer, words: list[str]) -> str:
-    """The word map in words, for a screen reader and for anyone who wants the numbers: the words left out and
-    why, then (closed) each word's two coordinates, as `word_map_figure` draws them."""
-    return _map_html(word_map_points(embeddings, tokenizer, words))
-
-
 def _map_html(mapped: tuple) -> str:
+    """The words left out and why, then (closed) each word's two coordinates, as `_map_figure` draws them."""
     words, points, shares, left_out = mapped
     rows = "".join(f'<tr><th scope="row">{html.escape(w)}</th><td>{x:+.3f}</td><td>{y:+.3f}</td></tr>'
                    for w, (x, y) in zip(words, points.tolist()))
@@ -635,17 +620,12 @@ def _map_html(mapped: tuple) -> str:
             f'</tr>{rows}</table></details></div>')
 
 
-def word_map_figure(embeddings: torch.Tensor, tokenizer, words: list[str],
-                    title: str = "Words on a map: their embeddings in 2-D"):
+def _map_figure(mapped: tuple) -> Figure:
     """`word_map_points` as a scatter, each word's label beside its point: the side is picked where it covers
     the fewest labels and points already drawn (estimated from the text's length, no layout engine). Words
     the model uses alike land close together; the axes are the two directions along which these words'
     vectors differ most (PCA), with the share of the variance each holds. The words left out are named under
     the map, with the reason."""
-    return _map_figure(word_map_points(embeddings, tokenizer, words), title)
-
-
-def _map_figure(mapped: tuple, title: str = "Words on a map: their embeddings in 2-D") -> Figure:
     words, points, shares, left_out = mapped
     font, side = 10.0, 4.6  # points, inches of the square axes
     note = textwrap.wrap("Left out: " + " ".join(left_out), 100) if left_out else []
@@ -665,7 +645,7 @@ def _map_figure(mapped: tuple, title: str = "Words on a map: their embeddings in
     dots = [(px - 3, py - 3, px + 3, py + 3) for px, py in zip(*to_pt)]
     placed = []
     for i in sorted(range(len(words)), key=lambda i: to_pt[0][i]):
-        label = _short(words[i], 18)
+        label = short_label(words[i], 18)
         boxes = [_label_box(to_pt[0][i], to_pt[1][i], label, font, o) for o, _ in _PLACES]
 
         def cost(j):
@@ -682,7 +662,7 @@ def _map_figure(mapped: tuple, title: str = "Words on a map: their embeddings in
                     fontsize=font, **leader)
     ax.set_xlabel(f"PC 1 ({shares[0]:.0%} of variance)", fontsize=11)
     ax.set_ylabel(f"PC 2 ({shares[1]:.0%} of variance)", fontsize=11)
-    ax.set_title(title, fontsize=12)
+    ax.set_title("Words on a map: their embeddings in 2-D", fontsize=12)
     ax.grid(alpha=0.3)
     if note:
         fig.text(0.02, 0.1 / height, "\n".join(note), fontsize=8, va="bottom")

@@ -24,6 +24,8 @@ from matplotlib.transforms import ScaledTranslation  # noqa: E402
 
 from roberta.masking import MLM_PROBABILITY  # noqa: E402
 
+from .formatting import short_text  # noqa: E402
+
 # Fall back to fonts with CJK, Arabic, Hebrew or emoji glyphs when the system has them (matplotlib >= 3.6).
 _FALLBACKS = ["Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans Arabic", "Noto Sans Hebrew", "Noto Sans",
               "Noto Emoji", "Symbola"]
@@ -38,9 +40,9 @@ SCHEME_COLORS = {"static1": "#7f7f7f", "static10": "#1f77b4", "dynamic": "#d6272
 MIN_FONT, MAX_FONT, MAX_FONT_SKIPPING = 6.0, 11.0, 9.0
 
 
-def _short(label: str, width: int = 14) -> str:
-    label = label.replace("\n", "\\n").replace("\t", "\\t")
-    return label if len(label) <= width else label[:width - 1] + "…"
+def short_label(label: str, width: int = 14) -> str:
+    """A label as a figure writes it: on one line (a new line or a tab shown as \\n, \\t), cut as `short_text`."""
+    return short_text(label.replace("\n", "\\n").replace("\t", "\\t"), width)
 
 
 def _tick_layout(n: int, axis_inches: float) -> tuple[float, int]:
@@ -77,7 +79,7 @@ def _set_ticks(ax, axis: str, labels, font: float, step: int, rotation: int = 0)
         style = dict(ha="right", va="center")
         xy, marker = (across, along), mlines.TICKLEFT
     for x, y, i in zip(*xy, positions):
-        ax.text(x, y, _short(labels[i]), transform=base + offset, fontsize=font, gid=TICK_GID[axis], **style)
+        ax.text(x, y, short_label(labels[i]), transform=base + offset, fontsize=font, gid=TICK_GID[axis], **style)
     ax.plot(*xy, transform=base, ls="", marker=marker, ms=3.5, mew=0.8, color="black", clip_on=False)
 
 
@@ -93,7 +95,7 @@ def _square_size(n: int) -> float:
 
 def _label_inches(labels, font: float) -> float:
     """Rough width of the longest (shortened) tick label, for margins without a costly layout engine."""
-    longest = max((len(_short(label)) for label in labels), default=1)
+    longest = max((len(short_label(label)) for label in labels), default=1)
     return longest * font * 0.62 / 72
 
 

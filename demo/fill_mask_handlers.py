@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gradio as gr
 
+from roberta.run_metrics import said_list
+
 from .fill_mask_view import (comparison_html, completed_sentence, mask_labels, mask_spaces, prediction_fill,
                              predictions_html)
 from .handler_base import HandlerBase
@@ -178,6 +180,6 @@ def _beyond_the_window(read: int, n_masks: int, max_length: int) -> str:
     elif len(places) == 1:
         which = f"The {places[0]} mask is"
     else:
-        which = f"The {', '.join(places[:-1])} and {places[-1]} masks are"
+        which = f"The {said_list(places)} masks are"
     return (f"{which} beyond the first {max_length} tokens, which is all the model reads: shorten the text or move "
             f"{'the mask' if n_masks - read == 1 else 'them'} earlier.")

@@ -3,7 +3,7 @@
 Gradio 6's Dropdown fires its `.input` event twice when an option is clicked (the pick, then the blur that
 follows, in the same millisecond: two identical runs at once, both compute slots held) and once more on every
 blur, the value unchanged (Tab out of the Layer box redrew the attention grid, ~0.5 s). Reopening a sub-tab
-whose inputs have not changed redrew it too. The app (demo/wiring.py, for app.py) asks `RepeatedEvents.should_run`
+whose inputs have not changed redrew it too. The app (demo/wiring.py, for app.py) asks `RepeatedEvents.begin`
 before a UI event's handler: per browser session, each output carries a version, raised by every event that may write
 it when it starts; an event may be skipped when it starts with the same inputs as its last start and none of its
 outputs has been written since (by it or by another event), so what they show is what this run would draw.
@@ -66,17 +66,12 @@ class RepeatedEvents:
         self._sessions: OrderedDict[str, dict] = OrderedDict()
         self._lock = threading.Lock()
 
-    def should_run(self, session: str | None, event: str, inputs: tuple, outputs: tuple,
-                   skip_repeat: bool = True) -> bool:
-        """Whether the UI event `event` starting now with `inputs`, writing the outputs `outputs` (their ids),
-        has to run; when it does, its start is counted (its outputs' versions raised). `session`: the browser
-        session (None, e.g. a call without one: it runs)."""
-        return self.begin(session, event, inputs, outputs, skip_repeat) is not None
-
     def begin(self, session: str | None, event: str, inputs: tuple, outputs: tuple,
               skip_repeat: bool = True) -> tuple | None:
-        """`should_run`, returning the outputs' versions this run starts with (its token for `superseded`), or
-        None when it is skipped; () without a session."""
+        """Whether the UI event `event` starting now with `inputs`, writing the outputs `outputs` (their ids),
+        has to run: None when it is skipped; otherwise its start is counted (its outputs' versions raised) and
+        those versions are returned (its token for `superseded`). `session`: the browser session (None, e.g. a
+        call without one: it runs, and () is returned)."""
         if session is None:
             return ()
         with self._lock:

@@ -34,6 +34,8 @@ MAX_WORD_CHARS = 40  # a word typed in (a candidate word, an Embeddings word): a
 WORD_SEPARATORS_RE = re.compile(r"[,;\n]")  # a box of several words: commas, semicolons or new lines between
 MAX_MASKS = roberta.pipelines.MAX_MASKS
 MAX_EPOCHS = 40
+# The Masking tab's largest seed. The maskers take any whole number (folded into 64 bits) and a browser's number
+# box sends whole numbers exactly up to 2**53 - 1: any bound below that would do, and this is int32's largest.
 MAX_SEED = 2**31 - 1
 # The BaseExceptions that are no error of a request (the others, such as pyo3's PanicException when a Rust library
 # panics, are answered as errors: one that passed through left the request unanswered)

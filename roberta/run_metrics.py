@@ -78,9 +78,10 @@ def is_sst2(names) -> bool:
     return all(readable_dataset(name) == "SST-2" for name in names or ["sst2"])
 
 
-def said_list(items: list[str]) -> str:
-    """"a", "a and b", "a, b and c"."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+def said_list(items: list, quote: str = "") -> str:
+    """"a", "a and b", "a, b and c", each item between `quote`s ("`a` and `b`"); "" for none."""
+    shown = [f"{quote}{item}{quote}" for item in items]
+    return " and ".join(shown) if len(shown) < 3 else f"{', '.join(shown[:-1])} and {shown[-1]}"
 
 
 def dataset_said(name: str, file_name=str) -> str:
@@ -263,10 +264,6 @@ class RunMetrics:
         return type(self).from_dict(merged)
 
     # ----- what readers ask -----
-    @property
-    def is_classifier(self) -> bool:
-        return any(v is not None for v in (self.dev_accuracy, self.labeled, self.temperature, self.checks))
-
     @property
     def classifier_accuracy(self) -> float | None:
         """The classifier's headline accuracy (dev set, else a later `train.evaluate --labeled`), a fraction."""

@@ -502,9 +502,9 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
                          "random initialisation (train.finetune --init random, and the stages after it)")
     summaries = [(name, path, read_summary(path)) for name, path in summaries]
     base = base_model_of(base_model, classifier, phases or shipped_history(Path(out) / MLM_NAME))
-    # each shipped folder is built beside its destination and swapped in whole (train.export.staged_folder): a
-    # release stopped half-way used to leave the export's files without phases.json, and its re-run then wrote
-    # a wrong history
+    # each shipped folder is built beside its destination and swapped in whole (train.export.staged_folder), so a
+    # release stopped half-way leaves each folder as it was or complete: never a new export without its
+    # phases.json, from which a re-run would write a wrong history
     mlm_dst = check_export(mlm_phases[-1], Path(out) / MLM_NAME) if mlm_phases else None  # both before either
     clf_dst = check_export(classifier, Path(out) / CLASSIFIER_NAME) if classifier else None  # is written
     written = []

@@ -330,26 +330,30 @@ def test_a_repeated_event_is_skipped_until_one_of_its_outputs_is_written():
     from demo.repeats import RepeatedEvents
 
     runs = RepeatedEvents(max_sessions=2)
-    assert runs.should_run("s", "layer", ("text", 3), (1, 2))
-    assert not runs.should_run("s", "layer", ("text", 3), (1, 2))  # the blur after the click: the same again
-    assert runs.should_run("s", "layer", ("text", 4), (1, 2))  # another layer
-    assert runs.should_run("s", "layer", ("text", 3), (1, 2))  # and back
-    assert runs.should_run("t", "layer", ("text", 3), (1, 2))  # another browser session: its own page
-    assert not runs.should_run("s", "layer", ("text", 3), (1, 2))
-    assert runs.should_run("s", "page", ("text",), (2, 9), skip_repeat=False)  # another event wrote output 2
-    assert runs.should_run("s", "layer", ("text", 3), (1, 2))
-    assert runs.should_run("s", "page", ("text",), (2, 9), skip_repeat=False)  # never skipped, always counted
-    assert runs.should_run("s", "grid", ("text", 3), (5,), skip_repeat=True)
-    assert not runs.should_run("s", "grid", ("text", 3), (5,))  # output 5 untouched by the page
-    assert runs.should_run(None, "grid", ("text", 3), (5,))  # no session: it runs
-    runs.should_run("u", "layer", (), ())  # a third session: the least recent, "t", is forgotten
-    assert runs.should_run("t", "layer", ("text", 3), (1, 2))
+
+    def runs_now(*args, **kwargs) -> bool:  # begin() returns None when the event is skipped
+        return runs.begin(*args, **kwargs) is not None
+
+    assert runs_now("s", "layer", ("text", 3), (1, 2))
+    assert not runs_now("s", "layer", ("text", 3), (1, 2))  # the blur after the click: the same again
+    assert runs_now("s", "layer", ("text", 4), (1, 2))  # another layer
+    assert runs_now("s", "layer", ("text", 3), (1, 2))  # and back
+    assert runs_now("t", "layer", ("text", 3), (1, 2))  # another browser session: its own page
+    assert not runs_now("s", "layer", ("text", 3), (1, 2))
+    assert runs_now("s", "page", ("text",), (2, 9), skip_repeat=False)  # another event wrote output 2
+    assert runs_now("s", "layer", ("text", 3), (1, 2))
+    assert runs_now("s", "page", ("text",), (2, 9), skip_repeat=False)  # never skipped, always counted
+    assert runs_now("s", "grid", ("text", 3), (5,), skip_repeat=True)
+    assert not runs_now("s", "grid", ("text", 3), (5,))  # output 5 untouched by the page
+    assert runs_now(None, "grid", ("text", 3), (5,))  # no session: it runs
+    runs_now("u", "layer", (), ())  # a third session: the least recent, "t", is forgotten
+    assert runs_now("t", "layer", ("text", 3), (1, 2))
     import numpy as np
-    assert runs.should_run("s", "array", (np.zeros(2),), (7,)) and runs.should_run("s", "array", (np.zeros(2),), (7,))
+    assert runs_now("s", "array", (np.zeros(2),), (7,)) and runs_now("s", "array", (np.zeros(2),), (7,))
     # a 200,000-character text is kept as a 32-byte fingerprint, not as itself (a session keeps one per event)
     text = "word " * 40_000
-    assert runs.should_run("s", "big", (text, 5), (8,)) and not runs.should_run("s", "big", (text, 5), (8,))
-    assert runs.should_run("s", "big", (text + "!", 5), (8,))
+    assert runs_now("s", "big", (text, 5), (8,)) and not runs_now("s", "big", (text, 5), (8,))
+    assert runs_now("s", "big", (text + "!", 5), (8,))
     assert len(runs._sessions["s"]["last"]["big"][0]) == 32
 
 

@@ -94,11 +94,11 @@ def test_words_only_keeps_word_forms_one_per_word(tok, table):
 
 
 def test_a_word_in_pieces_is_the_mean_of_their_rows(tok, table):
-    vector, pieces = ev.word_vector(table, tok, "catdog")
+    _, vector, pieces, _ = ev._word(table, tok, "catdog")
     ids = tok.encode(" catdog", add_special_tokens=False).ids
     assert pieces == ["␣cat", "dog"] and len(ids) == 2
     assert torch.allclose(vector, table[ids].mean(dim=0))
-    one, pieces = ev.word_vector(table, tok, "  horse\n")
+    _, one, pieces, _ = ev._word(table, tok, "  horse\n")
     assert pieces == ["␣horse"] and torch.equal(one, table[tid(tok, " horse")])
     # the pieces of the query are its own tokens: not its neighbours
     result = ev.nearest_words(table, tok, "catdog", k=ev.MAX_K, words_only=False)
@@ -113,8 +113,6 @@ def test_a_word_in_pieces_is_the_mean_of_their_rows(tok, table):
     ("\ud800", "broken character"), ("ca\udc80t", "broken character"),  # lone surrogates, as JSON can send
 ])
 def test_bad_words_are_refused_with_a_plain_message(tok, table, word, message):
-    with pytest.raises(ValueError, match=message):
-        ev.word_vector(table, tok, word)
     with pytest.raises(ValueError, match=message):
         ev.nearest_words(table, tok, word)
 
@@ -133,8 +131,8 @@ def test_a_leading_g_that_makes_no_vocabulary_entry_is_a_letter(tok, table):
     as typed ("Ġcatdog" was read as "catdog", the pieces " cat" and "dog"); in an entry ("Ġcat") it is the space."""
     assert tok.token_to_id("Ġcatdog") is None and tok.token_to_id("Ġcat") is not None
     with pytest.raises(ValueError, match="“Ġcatdog” has characters this tokenizer cuts into bytes"):
-        ev.word_vector(table, tok, "Ġcatdog")
-    assert ev.word_vector(table, tok, "Ġcat")[1] == ev.word_vector(table, tok, "cat")[1] == ["␣cat"]
+        ev.nearest_words(table, tok, "Ġcatdog")
+    assert ev.nearest_words(table, tok, "Ġcat")["pieces"] == ev.nearest_words(table, tok, "cat")["pieces"] == ["␣cat"]
 
 
 @pytest.mark.parametrize("k", [0, -1, ev.MAX_K + 1, 2.5, True])
@@ -211,9 +209,10 @@ def test_the_cache_follows_changes_to_the_table(tok, table):
         table[dog] = 2 * table[cat]  # in place: the version counter moves
     top = ev.nearest_words(table, tok, "cat", k=1)["neighbours"][0]
     assert top["token"] == dog and top["similarity"] == pytest.approx(1.0, abs=1e-5)  # not a stale norm
-    # new contents with no version bump (a change through .data): clear_cache() makes them seen
+    # new contents with no version bump (a change through .data): forgetting the norms makes them seen
     table.data.copy_(torch.randn(table.shape, generator=torch.Generator().manual_seed(7)))
-    ev.clear_cache()
+    with ev._NORMS_LOCK:
+        ev._NORMS.clear()
     result = ev.nearest_words(table, tok, "horse", k=ev.MAX_K, words_only=False)
     expected = brute_force(table, table[tid(tok, " horse")])
     assert all(n["similarity"] == pytest.approx(float(expected[n["token"]]), abs=1e-5) for n in result["neighbours"])
@@ -335,10 +334,10 @@ def test_word_map_points_are_deterministic_and_sign_fixed(tok, table):
     assert abs(float(points.mean(dim=0).abs().max())) < 1e-5  # centred
 
 
-def test_word_map_figure_labels_every_word(tok, table):
+def test_the_word_map_labels_every_word(tok, table):
     before = plt.get_fignums()
     words = ["cat", "dog", "horse", "good", "bad", "Monday", "the"]
-    fig = ev.word_map_figure(table, tok, words + ["cat", " "])  # repeats and blanks dropped
+    fig = ev.word_map(table, tok, words + ["cat", " "])[0]  # repeats and blanks dropped
     ax = fig.axes[0]
     assert sorted(t.get_text() for t in ax.texts) == sorted(words)
     assert ax.get_xlabel().startswith("PC 1 (") and ax.get_xlabel().endswith("% of variance)")
@@ -350,15 +349,15 @@ def test_word_map_figure_labels_every_word(tok, table):
 def test_word_map_leaves_out_bad_words_naming_each(tok, table):
     """A word the map cannot place is left out, named under the map with the reason; with fewer than three
     words left, the map is refused, naming every bad word."""
-    fig = ev.word_map_figure(table, tok, ["cat", "qxzjvkwp", "dog", "<mask>", "horse"])
+    fig = ev.word_map(table, tok, ["cat", "qxzjvkwp", "dog", "<mask>", "horse"])[0]
     assert sorted(t.get_text() for t in fig.axes[0].texts) == ["cat", "dog", "horse"]
     note = " ".join(t.get_text() for t in fig.texts).replace("\n", " ")
     assert note.startswith("Left out:") and "qxzjvkwp" in note and "<mask>" in note
     with pytest.raises(ValueError) as err:
-        ev.word_map_figure(table, tok, ["cat", "qxzjvkwp", "<mask>"])
+        ev.word_map(table, tok, ["cat", "qxzjvkwp", "<mask>"])
     assert "Fewer than 3" in str(err.value) and "qxzjvkwp" in str(err.value) and "<mask>" in str(err.value)
     with pytest.raises(ValueError, match="3 to 30"):
-        ev.word_map_figure(table, tok, ["cat", " cat "])
+        ev.word_map(table, tok, ["cat", " cat "])
     with pytest.raises(ValueError, match="3 to 30"):
         ev.word_map_points(table, tok, [f"w{i}" for i in range(31)])
 
@@ -375,7 +374,7 @@ def test_the_shipped_model_learned_weekdays_and_positions():
     assert {n["token_str"].strip() for n in top} & {"Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
                                                      "Sunday"}
     for word in ev.parse_words(MAP_WORDS):
-        assert len(ev.word_vector(embeddings.word_embeddings.weight, tokenizer, word)[1]) == 1, word
+        assert len(ev._word(embeddings.word_embeddings.weight, tokenizer, word)[2]) == 1, word
     sim = ev.position_similarities(embeddings.position_embeddings.weight)
     assert sim.shape == (128, 128)
     assert sim.diagonal(1)[1:-1].mean() > 0.7 > 0.4 > sim.diagonal(10).mean()
@@ -422,12 +421,12 @@ def test_the_word_map_in_words_names_the_left_out_and_every_coordinate(tok, tabl
     """A screen reader gets what the figure draws: the words left out (with the reason) and each word's two
     coordinates, the same numbers as the map's points."""
     words = ["cat", "dog", "horse", "qxzjvkwp"]
-    text = ev.word_map_html(table, tok, words)
+    text = ev.word_map(table, tok, words)[1]
     placed, points, shares, _ = ev.word_map_points(table, tok, words)
     assert "Left out: “qxzjvkwp”" in text and f"PC 1 ({shares[0]:.0%} of variance)" in text
     for word, (x, y) in zip(placed, points.tolist()):
         assert f'<th scope="row">{word}</th><td>{x:+.3f}</td><td>{y:+.3f}</td>' in text
-    shown = ev.word_map_html(table, tok, ["cat", "dog", "horse", "<b>x</b>"])  # left out, named escaped
+    shown = ev.word_map(table, tok, ["cat", "dog", "horse", "<b>x</b>"])[1]  # left out, named escaped
     assert "<b>" not in shown and "&lt;b&gt;x&lt;/b&gt;" in shown
 
 

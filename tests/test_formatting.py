@@ -112,3 +112,14 @@ def test_a_combining_mark_with_no_letter_is_drawn_on_a_dotted_circle(text, shown
     assert readable(to_byte_level(text)) == shown
     assert reads_as_is(text) == (shown == text)  # a predicted token too: labelled, not shown bare
     assert word_label(text) == shown.lstrip("␣")
+
+
+def test_a_figures_label_is_cut_as_a_message_cuts_a_word_and_kept_on_one_line():
+    """One rule for "…" (demo.formatting.short_text); a figure's label also shows a new line or tab as \\n, \\t."""
+    from demo.figures import short_label
+    from demo.formatting import short_text
+
+    for label in ["cat", "x" * 14, "x" * 15, "a very long token label indeed"]:
+        assert short_label(label) == short_text(label, 14)
+    assert short_label("a\tb\nc", 18) == "a\\tb\\nc"
+    assert short_label("tab\t" * 9, 18) == short_text("tab\\t" * 9, 18) and len(short_label("tab\t" * 9, 18)) == 18

@@ -464,14 +464,6 @@ def test_a_labelled_file_is_pretraining_text_without_its_evaluation_sample(tmp_p
     assert sorted(mixed) == sorted(documents) and stats[0]["passes"] == 1
 
 
-def test_train_data_normalizes_text_with_the_pipelines_function():
-    """train.data's normalize_for_classifier is roberta.text's, which the pipeline and the app use (its behaviour
-    is tested in test_text.py), not a copy of it."""
-    from roberta import text
-
-    assert data.normalize_for_classifier is text.normalize_for_classifier
-
-
 # ----- the real shared files (skipped where absent: `shared_file`) -----
 def test_real_wikitext_valid_loads(tmp_path, shared_file):
     src = shared_file("wikitext-2/wiki.valid.tokens")

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from roberta.run_metrics import PHASES_NAME, RunMetrics, read_phase_history, same_text_file, write_phase_history
+from roberta.run_metrics import (PHASES_NAME, RunMetrics, read_phase_history, said_list, same_text_file,
+                                  write_phase_history)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,7 +25,6 @@ def test_shipped_metrics_read_and_round_trip(folder, tmp_path):
 def test_headline_figures_and_evaluations():
     mlm = RunMetrics.read(ROOT / "assets" / "mini-roberta-mlm")
     sst2 = RunMetrics.read(ROOT / "assets" / "mini-roberta-sst2")
-    assert not mlm.is_classifier and sst2.is_classifier
     assert 0.3 < mlm.held_out[1] < 0.7 and mlm.classifier_accuracy is None
     assert 0.8 < sst2.classifier_accuracy < 0.9
     assert [(e.name, e.metric) for e in sst2.evaluations()] == [("dev", "accuracy"), ("IMDB", "accuracy"),
@@ -123,4 +123,12 @@ def test_a_step_checkpoints_identity_is_a_field_of_the_schema(tmp_path):
     metrics.write(tmp_path)
     again = RunMetrics.read(tmp_path)
     assert again.checkpoint == point and again.extra == {} and again.init_root == "runs/mlm"
-    assert not again.is_classifier and again.evaluations() == []  # no figure of its own
+    assert again.evaluations() == []  # no figure of its own
+
+
+def test_said_list_joins_items_as_a_sentence_each_between_quotes():
+    """One "a, b and c" for the app's messages and the model cards (train.average wrote its own, with quotes)."""
+    assert [said_list(items) for items in (["a"], ["a", "b"], ["a", "b", "c"])] == ["a", "a and b", "a, b and c"]
+    assert said_list([0, 1, 2]) == "0, 1 and 2"  # seeds, as the card lists them
+    assert said_list(["runs/a", "runs/b"], "`") == "`runs/a` and `runs/b`"
+    assert said_list([]) == ""

@@ -13,6 +13,7 @@ import roberta
 import torch
 from roberta.text import normalize_for_classifier
 from train import evaluate, model_card, push
+from train.data import pack_sequences
 from helpers import run_module
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,16 +169,17 @@ def test_tokens_per_word(tokenizer):
 # ----- evaluate -----
 def test_evaluate_mlm_fixed_mask(tiny_mlm_dir, tokenizer, sentences):
     model = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir)
-    docs = [" ".join(sentences[i:i + 5]) for i in range(0, 100, 5)]
-    a = evaluate.evaluate_mlm(model, tokenizer, docs, batch_size=4, seed=0)
+    rows = pack_sequences([" ".join(sentences[i:i + 5]) for i in range(0, 100, 5)], tokenizer,
+                          model.config.max_length)
+    a = evaluate.evaluate_mlm(model, tokenizer, rows, batch_size=4, seed=0)
     assert a["tokens"] > 0 and math.isfinite(a["loss"]) and 0 <= a["accuracy"] <= 1
     assert a["perplexity"] == pytest.approx(math.exp(a["loss"]))
     # a random model is near-uniform over the vocabulary
     assert abs(a["loss"] - math.log(tokenizer.get_vocab_size())) < 1.0
     # the same mask whatever the batch size; another seed masks other positions
-    b = evaluate.evaluate_mlm(model, tokenizer, docs, batch_size=16, seed=0)
+    b = evaluate.evaluate_mlm(model, tokenizer, rows, batch_size=16, seed=0)
     assert b["tokens"] == a["tokens"] and b["loss"] == pytest.approx(a["loss"], rel=1e-5)
-    assert evaluate.evaluate_mlm(model, tokenizer, docs, batch_size=4, seed=1)["loss"] != a["loss"]
+    assert evaluate.evaluate_mlm(model, tokenizer, rows, batch_size=4, seed=1)["loss"] != a["loss"]
     assert model.training is False
 
 
@@ -304,7 +306,8 @@ def test_evaluate_cli_mlm_max_length(tiny_mlm_dir, sentences, tmp_path, capsys):
                                         "--out", out]))) == 0
     three = json.loads(out.read_text())["mlm"]
     model, tokenizer = evaluate.load_model(str(tiny_mlm_dir))
-    draws = [evaluate.evaluate_mlm(model, tokenizer, [" ".join(sentences[:120])], seed=s) for s in range(3)]
+    rows = pack_sequences([" ".join(sentences[:120])], tokenizer, model.config.max_length)
+    draws = [evaluate.evaluate_mlm(model, tokenizer, rows, seed=s) for s in range(3)]
     assert three["masks"] == 3 and three["accuracy_per_mask"] == pytest.approx([d["accuracy"] for d in draws])
     assert three["accuracy_per_mask"][0] == pytest.approx(runs[None]["accuracy"])  # the first mask is --seed's
     assert three["loss"] == pytest.approx(sum(d["loss"] for d in draws) / 3)
@@ -817,9 +820,9 @@ def test_evaluate_shows_progress_bars_and_honours_no_progress(tiny_mlm_dir, tiny
 def test_evaluate_precision_reproduces_scoring_under_autocast_and_is_recorded(tiny_mlm_dir, train_files, tmp_path):
     """Pretraining's final evaluation runs under bf16 autocast; train.evaluate had no way to score that way."""
     model, tokenizer = evaluate.load_model(str(tiny_mlm_dir))
-    documents = evaluate.read_documents(str(train_files / "valid.txt"))
+    rows = pack_sequences(evaluate.read_documents(str(train_files / "valid.txt")), tokenizer, model.config.max_length)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        under_bf16 = evaluate.evaluate_mlm(model, tokenizer, documents)
+        under_bf16 = evaluate.evaluate_mlm(model, tokenizer, rows)
     for precision in ("bf16", "fp32"):
         out = tmp_path / f"{precision}.json"
         assert evaluate.main(["--model", str(tiny_mlm_dir), "--mlm-text", str(train_files / "valid.txt"),
@@ -827,7 +830,7 @@ def test_evaluate_precision_reproduces_scoring_under_autocast_and_is_recorded(ti
         scored = json.loads(out.read_text())["mlm"]
         assert scored["precision"] == precision
     assert json.loads((tmp_path / "bf16.json").read_text())["mlm"]["loss"] == pytest.approx(under_bf16["loss"])
-    assert scored["loss"] == pytest.approx(evaluate.evaluate_mlm(model, tokenizer, documents)["loss"])  # fp32
+    assert scored["loss"] == pytest.approx(evaluate.evaluate_mlm(model, tokenizer, rows)["loss"])  # fp32
 
 
 def test_model_card_data_of_local_files_says_no_not_given_above_them(model_folder):

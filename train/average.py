@@ -40,7 +40,7 @@ import torch
 
 import roberta
 from roberta.files import write_atomic
-from roberta.run_metrics import RunMetrics
+from roberta.run_metrics import RunMetrics, said_list
 from roberta.hub import TOKENIZER_NAME
 from roberta.hub import load_state_dict
 
@@ -499,7 +499,7 @@ def _describe_members(folders: list[Path], members: list[dict], metrics: dict, r
     kept = (f"each member kept {kept.pop()}" if len(kept) == 1 else
             "the members kept different weights (their metrics.json say which)")
     seeds = [r.get("seed") for r in metrics["members"]]
-    what = (f"with the same recipe and different seeds, {_listed(seeds)}" if len(runs) == len(folders) else
+    what = (f"with the same recipe and different seeds, {said_list(seeds)}" if len(runs) == len(folders) else
             f"in {len(runs)} runs (some members are step checkpoints of one run)")
     notes = (f"The uniform average of the weights of {len(folders)} classifiers fine-tuned {what} ({cost}); "
              f"{kept}; the dev set chose no checkpoint and no member. "
@@ -517,7 +517,7 @@ def _start(rows: list[dict], root, one_run: bool = False) -> str:
     if len(inits) > 1:
         known = sorted(str(i) for i in inits if i)
         unsaid = "; not every member's metrics.json says its own" if None in inits else ""
-        return f"They come from {len(inits)} different starts ({_listed(known, '`')}{unsaid})."
+        return f"They come from {len(inits)} different starts ({said_list(known, '`')}{unsaid})."
     init = inits.pop() if inits else None
     if not init and not root:
         return "No member's metrics.json records where its fine-tuning started."
@@ -528,12 +528,6 @@ def _start(rows: list[dict], root, one_run: bool = False) -> str:
     if one_run:
         return f"The run continues {stage}."
     return f"{who} continue {stage}: that stage is shared, and only their own stage's seed differs."
-
-
-def _listed(values, quote: str = "") -> str:
-    """"0, 1 and 2" (each value between `quote`s)."""
-    shown = [f"{quote}{v}{quote}" for v in values]
-    return " and ".join(shown) if len(shown) < 3 else f"{', '.join(shown[:-1])} and {shown[-1]}"
 
 
 def _seed(command: str) -> int:

@@ -56,7 +56,7 @@ import numpy as np
 import torch
 
 from roberta.files import replaced_atomically
-from roberta.text import detokenize, normalize_for_classifier, sentiment_of  # noqa: F401  (re-exported)
+from roberta.text import detokenize, sentiment_of
 from roberta.tokenizer import SPECIAL_TOKENS
 
 from .exit_codes import with_option
@@ -79,8 +79,8 @@ class DataError(ValueError):
 # ----------------------------------------------------------------------------------------------------
 # Detokenization
 # ----------------------------------------------------------------------------------------------------
-# detokenize, normalize_for_classifier: imported above from roberta/text.py (one definition for
-# training and the app, linear in time on any input) and re-exported here
+# detokenize: imported above from roberta/text.py (one definition for training and the app, linear in time on
+# any input)
 _WIKI_MARKERS = re.compile(r" @([-,.])@ ")
 _SPACED_PUNCT = re.compile(r" [,.;:] | [,.]$")
 _ATTACHED_PUNCT = re.compile(r"\w[,.;:](?: |$)")
@@ -829,9 +829,10 @@ def read_labeled(source: str, text_column: str | None = None, label_column: str 
     Text column defaults to the spec's COLUMN, else `sentence` then `text`; label column to `label`. `label_names` (a
     list in id order, or a dict id -> name) fixes the label set; labels may then also be given by name. Without it, a
     Hub ClassLabel's names are used, SST-2/IMDB get {0: negative, 1: positive}, and anything else LABEL_i.
-    Texts are returned as stored (apply `normalize_for_classifier` before tokenizing). Errors say how to fix them:
-    a label outside the label set ends with `labels_fix` (by default, pass --labels: train.finetune's option), a
-    missing column names --text-column or --label-column unless `column_options` is False.
+    Texts are returned as stored (apply `roberta.text.normalize_for_classifier` before tokenizing). Errors say
+    how to fix them: a label outside the label set ends with `labels_fix` (by default, pass --labels:
+    train.finetune's option), a missing column names --text-column or --label-column unless `column_options` is
+    False.
     """
     source = os.fspath(source)
     id2label = None

@@ -84,20 +84,16 @@ def _device(model) -> torch.device:
 
 
 @torch.no_grad()
-def evaluate_mlm(model, tokenizer, documents_or_rows, batch_size: int = 32, seed: int = 0,
-                 max_length: int | None = None, cache_dir=None, progress: bool | str = False) -> dict:
+def evaluate_mlm(model, tokenizer, rows: torch.Tensor, batch_size: int = 32, seed: int = 0,
+                 progress: bool | str = False) -> dict:
     """{"loss", "accuracy", "perplexity", "tokens", "sequences"} of `model` on held-out text; `progress`: a bar
     over the batches (a string: its description).
 
-    `documents_or_rows`: a list of documents (packed end to end into rows of `max_length`, default the model's
-    longest input) or an already packed LongTensor (N, T). Loss is the mean cross-entropy per masked token
-    (summed over batches, not averaged per batch), accuracy the share of masked tokens predicted exactly.
+    `rows`: the text packed into rows, LongTensor (N, T) (`train.data.pack_sequences`). Loss is the mean
+    cross-entropy per masked token (summed over batches, not averaged per batch), accuracy the share of masked
+    tokens predicted exactly.
     """
-    if isinstance(documents_or_rows, torch.Tensor):
-        rows = documents_or_rows.long()
-    else:
-        rows = pack_sequences(list(documents_or_rows), tokenizer, max_length or model.config.max_length, cache_dir)
-    masked = DynamicMasker.from_tokenizer(tokenizer, seed=seed)(rows)  # one fixed mask for the whole set
+    masked = DynamicMasker.from_tokenizer(tokenizer, seed=seed)(rows.long())  # one fixed mask for the whole set
     was_training = model.training
     model.eval()
     shown = (progress if isinstance(progress, str) else "MLM scoring") if progress else None
