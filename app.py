@@ -160,10 +160,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
 
         with gr.Tab("Sentiment", id="sentiment", elem_id="tab-sentiment"):
             notice(MODELS, "sentiment")
-            hint("**Try** the negation (“The acting was not bad at all.”) and the “but” example below. "
-                 "**Notice** "
-                 "which words push towards positive and which towards negative, and whether the answer follows "
-                 "the words that matter: **What if?** removes or negates the strongest one.")
+            # the served classifier's names (none loaded: SST-2's); each answer renames them for the classifier that
+            # gave it (handlers.classify_page: a model box's choice may be a topic classifier)
+            st_served = MODELS.sentiment.config if MODELS.sentiment.available else None
+            st_hint = hint(explain.tab_hint(st_served))
             with gr.Row():
                 with gr.Column() as st_input_col:
                     st_text = gr.Textbox(elem_id="st-text", label="Text", info=ENTER, **TEXT,
@@ -174,13 +174,11 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 with gr.Column():
                     # every label of the classifier, however many (no num_top_classes): a chosen model has at most
                     # model_choice.LIMITS' 16, and SENTIMENT_MODEL is the operator's
-                    st_label = gr.Label(label="Sentiment", elem_id="st-label")
+                    st_label = gr.Label(label=explain.answer_label(st_served), elem_id="st-label")
                     model_note(NOTES["sentiment"])
-            # fixed polarity: green = towards positive (or the served classifier's second label), pink = away (the
-            # CSS recolours Gradio's red and purple; the explanation words it)
-            st_words = gr.HighlightedText(label=explain.words_label(MODELS.sentiment.config
-                                                                   if MODELS.sentiment.available else None),
-                                          show_legend=False, elem_id="st-words")
+            # fixed polarity: green = towards positive (or the classifier's second label), pink = away (the CSS
+            # recolours Gradio's red and purple; the explanation words it)
+            st_words = gr.HighlightedText(label=explain.words_label(st_served), show_legend=False, elem_id="st-words")
             st_explain = gr.Markdown(elem_id="st-explain", label="explanation", show_label=False, **USER_TEXT)
             # what if the word that pushed most were removed or negated? (demo/counterfactual.py)
             st_whatif_btn = gr.Button("What if? (counterfactual)", elem_id="st-whatif-btn")
@@ -190,16 +188,18 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             st_whatif_data = gr.JSON(visible=False, label="counterfactual")  # the same as data, for API clients only
             st_whatif_out = [st_whatif, st_whatif_data]
             st_out = [st_label, st_words, st_explain]
+            st_page_out = [*st_out, st_hint]  # the page's answer also names the boxes and the hint for its classifier
             st_ui_in = [st_text, st_current]  # the page reads the tab's model, not a box still loading one
             st_ui = wire([st_btn.click, st_text.submit, st_current.change], handlers.classify, [st_text, st_model],
-                         st_out, st_error, "classify", on_load=True, ui_inputs=st_ui_in)
+                         st_out, st_error, "classify", on_load=True, ui_inputs=st_ui_in,
+                         page=(handlers.classify_page, st_page_out))
             with st_input_col:  # under the text, not below What if?
-                examples(SENTIMENT_EXAMPLES, st_text, st_out, st_ui, st_error, "classify", run_inputs=st_ui_in,
+                examples(SENTIMENT_EXAMPLES, st_text, st_page_out, st_ui, st_error, "classify", run_inputs=st_ui_in,
                          labels=[example_label(text) for text in SENTIMENT_EXAMPLES])
             # the text may have been edited since it was classified: classify it first, so that the answer,
             # the word colours and the counterfactual on the page are the same text's
             wire([st_whatif_btn.click], handlers.counterfactual, [st_text, st_model], st_whatif_out, st_whatif_error,
-                 "counterfactual", first=(st_ui, st_out, st_error), ui_inputs=st_ui_in,
+                 "counterfactual", first=(st_ui, st_page_out, st_error), ui_inputs=st_ui_in,
                  page=(handlers.counterfactual_page, st_whatif_out), queue=SLOW)
             # a new answer makes the last counterfactual (or its error) stale: clear it
             st_explain.change(lambda: ("", None, gr.update(value="", visible=False)), None,

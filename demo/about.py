@@ -148,8 +148,8 @@ def dev_is_sst2(facts: dict) -> bool:
 
 def classifier_title(loaded) -> str:
     """A model's title in Markdown (`LoadedModel.title_naming`): a classifier fine-tuned on other data than SST-2
-    names its files in backticks, "sentiment (fine-tuned on `three.csv`)"."""
-    return loaded.title_naming(code)
+    names its files in backticks, "sentiment (fine-tuned on `three.csv`)", and its labels escaped."""
+    return loaded.title_naming(code, md_escape)
 
 
 def wall_time(facts: dict) -> str:
@@ -887,12 +887,6 @@ def split_words_said(tokenizer, text: str) -> str:
     return f"; {' and '.join(said)}, {'a word' if len(words) == 1 else 'words'} its vocabulary has no token for"
 
 
-def has_sst2_labels(config) -> bool:
-    """Whether a classifier's labels are SST-2's: two, negative and positive in any spelling
-    (`explain.sentiment_of`); not a topic classifier's, nor negative, neutral, positive."""
-    return sorted(str(explain.sentiment_of(label)) for label in config.id2label.values()) == ["negative", "positive"]
-
-
 def model_note(models: Models, key: str, failures: dict | None = None) -> str:
     """One or two plain sentences next to a tab's result: how big the model is, how it scores on held-out
     data (from its metrics.json) and which of the tab's own examples it gets wrong (`example_failures`)."""
@@ -941,7 +935,7 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
     # SST-2's training rows are mostly phrases cut from its sentences (the shipped model's 55,841: 5,886 whole
     # sentences), not sentences
     # a folder whose metrics.json names no data is taken for SST-2's only with SST-2's two labels
-    sst2 = is_sst2(facts.get("data")) and ("data" in facts or has_sst2_labels(loaded.config))
+    sst2 = loaded.fine_tuned_on_sst2
     stages = facts.get("stages", [])
     then = "labelled IMDB reviews, then on " if "imdb" in stages else ""
     if "train_examples" not in facts:

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from roberta.model import position_ids_from_input_ids
+from roberta.run_metrics import said_list
 from roberta.text import sentiment_of
 
 from .counterfactual import core_word
@@ -125,11 +126,9 @@ def polarity(config) -> tuple[int, str, str]:
     return index, id2label.get(index, f"LABEL_{index}"), away
 
 
-def words_label(config=None) -> str:
-    """The Sentiment tab's words box's label for the classifier the app serves (`polarity`: green towards the
-    label that names "positive", else its second label); without one (none loaded), SST-2's labels."""
-    toward, away = polarity(config)[1:] if config is not None else ("positive", "negative")
-    return f"Which words push towards {toward} (green) or {away} (pink)"
+def label_names(config) -> list[str]:
+    """A classifier's label names in the order of their ids."""
+    return [str(name) for _, name in sorted((config.id2label or {}).items(), key=lambda item: int(item[0]))]
 
 
 def names_a_sentiment(labels) -> bool:
@@ -137,6 +136,53 @@ def names_a_sentiment(labels) -> bool:
     "neutral", "positive" does; a topic classifier's "world", "sports"... and "LABEL_0", "LABEL_1" do not, and
     sentiment edits (What if?'s negations) and sentiment examples mean nothing to it."""
     return any(sentiment_of(label) for label in labels)
+
+
+def has_sst2_labels(labels) -> bool:
+    """Whether a classifier's labels are SST-2's: two, negative and positive in any spelling (`sentiment_of`); not
+    a topic classifier's, nor negative, neutral, positive."""
+    return sorted(str(sentiment_of(label)) for label in labels) == ["negative", "positive"]
+
+
+def speaks_of_sentiment(config=None) -> bool:
+    """Whether the Sentiment tab speaks of sentiment for this classifier (`names_a_sentiment` of its labels), and
+    without one (none loaded, the page laid out for SST-2's)."""
+    return config is None or names_a_sentiment(label_names(config))
+
+
+def _pushes(config=None) -> tuple[str, str]:
+    """(what green words push towards, what pink ones do) for the classifier `config` (`polarity`); without one,
+    SST-2's labels."""
+    return polarity(config)[1:] if config is not None else ("positive", "negative")
+
+
+def words_label(config=None) -> str:
+    """The Sentiment tab's words box's label for the classifier that answers (`polarity`: green towards the label
+    that names "positive", else its second label); without one (none loaded), SST-2's labels."""
+    toward, away = _pushes(config)
+    return f"Which words push towards {toward} (green) or {away} (pink)"
+
+
+def answer_label(config=None) -> str:
+    """The Sentiment tab's answer box's name, which demo/page.js says before the answer: "Sentiment" where the tab
+    speaks of sentiment (`speaks_of_sentiment`), else "Answer" (a topic classifier's "sports" is no sentiment)."""
+    return "Sentiment" if speaks_of_sentiment(config) else "Answer"
+
+
+def tab_hint(config=None) -> str:
+    """The Sentiment tab's "what to try, what to notice" (Markdown) for the classifier that answers: its words'
+    pushes named as the words box names them (`words_label`); the negation and the "but" example only where the
+    tab speaks of sentiment (`speaks_of_sentiment`): What if? only removes a word for another classifier, and the
+    tab's examples are reviews."""
+    toward, away = (md_escape(short_text(name)) for name in _pushes(config))
+    notice = (f"**Notice** which words push towards {toward} and which towards {away}, and whether the answer "
+              "follows the words that matter: **What if?** ")
+    if speaks_of_sentiment(config):
+        return ("**Try** the negation (“The acting was not bad at all.”) and the “but” example below. "
+                f"{notice}removes or negates the strongest one.")
+    named = said_list([f"“{md_escape(short_text(name))}”" for name in label_names(config)])
+    return (f"**Try** a text of your own: this classifier's labels are {named} (the examples below are reviews, "
+            f"for a sentiment classifier). {notice}removes the strongest one.")
 
 
 REST_CUT = " … (the rest was cut off)"

@@ -16,7 +16,10 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.run_metrics import PHASES_NAME, RunMetrics, datasets_said, is_sst2, read_phase_history, trained_on
+from roberta.run_metrics import (PHASES_NAME, RunMetrics, datasets_said, is_sst2, read_phase_history, said_list,
+                                 trained_on)
+
+from . import explain
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +30,7 @@ ASSETS = ROOT / "assets"
 ABSOLUTE_PATH_RE = re.compile(r"(?<![\w:/.~-])(?:/(?:[^/\s:'\"]+/)+([^/\s:'\"]+)"
                               r"|[A-Za-z]:[\\/](?:[^\\/\s:'\"]+[\\/])+([^\\/\s:'\"]+))")
 ABLATION_DIR = ASSETS / "masking-ablation"
+TITLE_LABELS = 5  # the most labels a classifier's title names (`LoadedModel.title_naming`): the rest counted
 
 
 @dataclass(frozen=True)
@@ -115,17 +119,39 @@ class LoadedModel:
     def title(self) -> str:
         return self.title_naming()
 
-    def title_naming(self, file_name=str) -> str:
+    @property
+    def fine_tuned_on_sst2(self) -> bool:
+        """Whether the app says this classifier was fine-tuned on SST-2: its metrics.json names SST-2's data only, or
+        names no data and its labels are SST-2's two (`explain.has_sst2_labels`; a topic classifier's or one of
+        three labels are not)."""
+        data = trained_on(self.extras.get("metrics"))
+        return is_sst2(data) and (data is not None or explain.has_sst2_labels(explain.label_names(self.config)))
+
+    def title_naming(self, file_name=str, label_name=str) -> str:
         """The model's name in the app: a chosen model's id, else its kind's title, except for a classifier whose
-        metrics.json says it was fine-tuned on other data than SST-2 (SENTIMENT_MODEL's own): "sentiment
-        (fine-tuned on IMDB reviews and three.csv)", a file of no known data set by `file_name` of it (the About
-        tab's Markdown: `code`)."""
+        labels name no sentiment (`explain.names_a_sentiment`), whatever its data, or which was not fine-tuned on
+        SST-2 (`fine_tuned_on_sst2`; SENTIMENT_MODEL's own): "text classifier (labels world, sports, business and
+        sci/tech; fine-tuned on agnews.csv)", "sentiment (fine-tuned on IMDB reviews and three.csv)", or where its
+        metrics.json names no data, "sentiment (labels negative, neutral and positive)"; at most TITLE_LABELS labels
+        named. A file of no known data set is named by `file_name` of it, a label by `label_name` of it (the About
+        tab's Markdown: `code`, `md_escape`)."""
         if self.name:
             return self.name
-        data = trained_on(self.extras.get("metrics")) if self.key == "sentiment" and self.available else None
-        if is_sst2(data):
+        if self.key != "sentiment" or not self.available:
             return KINDS[self.key].title
-        return f"sentiment (fine-tuned on {datasets_said(data, file_name)})"
+        labels = explain.label_names(self.config)
+        sentiment = explain.names_a_sentiment(labels)
+        if sentiment and self.fine_tuned_on_sst2:
+            return KINDS[self.key].title
+        data = trained_on(self.extras.get("metrics"))
+        said = []
+        if not (sentiment and data):
+            named = [label_name(label) for label in labels[:TITLE_LABELS]]
+            more = len(labels) - TITLE_LABELS
+            said.append(f"labels {said_list(named if more <= 0 else [*named[:-1], f'{more + 1} more'])}")
+        if data:
+            said.append(f"fine-tuned on {datasets_said(data, file_name)}")
+        return f"{'sentiment' if sentiment else 'text classifier'} ({'; '.join(said)})"
 
 
 @dataclass

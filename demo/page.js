@@ -33,7 +33,10 @@
     '#st-label': e => {
       const answer = said(e.querySelector('[data-testid="label-output-value"]'));
       const meter = [...e.querySelectorAll('meter')].find(m => m.getAttribute('aria-label') === answer);
-      return named('Sentiment', answer && `${answer}${meter ? ` (${meter.getAttribute('aria-valuenow')}%)` : ''}`);
+      // by the box's own name: "Sentiment", or "Answer" for a classifier whose labels name no sentiment (a topic
+      // classifier's "sports"; demo/explain.py's answer_label)
+      const name = said(e.querySelector('[data-testid="block-label"]')) || 'Answer';
+      return named(name, answer && `${answer}${meter ? ` (${meter.getAttribute('aria-valuenow')}%)` : ''}`);
     },
     '#st-whatif': e => {  // its first line, then each edit's answer
       const head = cells(e.querySelector('thead tr') || e, 'th'), at = head.indexOf('answer');

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import gradio as gr
+
 from . import counterfactual, explain
 from .handler_base import HandlerBase, KeptResults
 from .model_choice import SHIPPED, ModelChooser, is_shipped
@@ -108,11 +110,25 @@ class SentimentHandlers(HandlerBase):
         label): plus towards it, minus towards the other label (or labels), whatever the prediction. A long
         text's explanation starts with how it was read (in windows). `model`: "shipped" (ours) or a Hugging Face
         Hub repo id (`demo.model_choice`)."""
-        _, r = self._read_sentiment(text, model)
+        return self._classify(text, model)[1:]
+
+    @user_errors
+    def classify_page(self, text, model=SHIPPED):
+        """`classify` as the page shows it, named for the classifier that answered, which may be another than the
+        one the page was laid out for (a model box's choice): the answer box (`explain.answer_label`: "Sentiment",
+        or "Answer" for labels that name no sentiment) and the words box (`explain.words_label`) as updates, then
+        the explanation and the tab's hint (`explain.tab_hint`)."""
+        config, probabilities, highlighted, explanation = self._classify(text, model)
+        return (gr.update(value=probabilities, label=explain.answer_label(config)),
+                gr.update(value=highlighted, label=explain.words_label(config)), explanation, explain.tab_hint(config))
+
+    def _classify(self, text, model):
+        """(the answering classifier's config, then `classify`'s three results)."""
+        loaded, r = self._read_sentiment(text, model)
         explanation = explain.explanation_markdown(r.shown, r.words, r.toward, r.away, r.best, r.probabilities[r.best],
                                                    r.baseline, r.cut_note)
-        return (r.probabilities, explain.highlighted_words(r.shown, r.words, r.tokens.truncated,
-                                                            rest=explain.REST_READ),
+        return (loaded.config, r.probabilities,
+                explain.highlighted_words(r.shown, r.words, r.tokens.truncated, rest=explain.REST_READ),
                 f"ℹ️ *{r.windows_note}*\n\n{explanation}" if r.windows_note else explanation)
 
     @user_errors
@@ -145,7 +161,7 @@ class SentimentHandlers(HandlerBase):
             index = next(i for i, name in loaded.config.id2label.items() if name == r.best)
             words, _ = word_pushes(loaded, r.tokens, int(index))
         word = counterfactual.strongest_word(words, 1.0 if r.best == measured else -1.0)
-        labels = [str(name) for _, name in sorted(loaded.config.id2label.items(), key=lambda item: int(item[0]))]
+        labels = explain.label_names(loaded.config)
         negate = explain.names_a_sentiment(labels)  # negations are sentiment edits: a topic is not negated
         edits, texts = [], []
         for edit in counterfactual.propose(r.shown, word, negate):

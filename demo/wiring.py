@@ -74,8 +74,9 @@ def error_box(elem_id=None, fields=()):
 
 
 def hint(text):
-    """A tab's one- or two-line "what to try, what to notice"."""
-    gr.Markdown(text, elem_classes="hint")
+    """A tab's one- or two-line "what to try, what to notice"; returned for a tab whose hint follows its model (the
+    Sentiment tab's names the classifier's labels, so no "$$" in one is read as LaTeX)."""
+    return gr.Markdown(text, elem_classes="hint", latex_delimiters=[])
 
 
 def model_note(text):

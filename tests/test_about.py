@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -424,6 +425,36 @@ def test_a_classifier_whose_labels_are_not_sst2s_is_not_said_to_be_fine_tuned_on
         said = note(labels)
         assert "SST-2" not in said and ", a small teaching model, fine-tuned." in said, labels
     assert ", fine-tuned on SST-2." in note(["neg", "pos"])
+
+
+def test_a_classifier_whose_labels_name_no_sentiment_is_titled_a_text_classifier(tiny_clf_dir, tmp_path):
+    """A topic classifier (labels world/sports), one of LABEL_0/LABEL_1 and one of negative/neutral kept the kind's
+    title, "sentiment (fine-tuned on SST-2)", wherever the app names it (the About card, the Attention tab's note,
+    the model box's line), beside a note that no longer said SST-2. Labels that name no sentiment
+    (`explain.names_a_sentiment`) make a text classifier named by its labels, whatever its data; sentiment labels
+    that are not SST-2's are named where metrics.json names no data; SST-2's two keep the title."""
+    def loaded(labels, metrics=None):
+        folder = _relabelled(tiny_clf_dir, tmp_path, labels)
+        if metrics is not None:
+            (folder / "metrics.json").write_text(json.dumps(metrics))
+        return load_models(None, folder).sentiment
+
+    assert loaded(["world", "sports"]).title == "text classifier (labels world and sports)"
+    assert loaded(["LABEL_0", "LABEL_1"]).title == "text classifier (labels LABEL_0 and LABEL_1)"
+    assert loaded(["negative", "neutral"]).title == "sentiment (labels negative and neutral)"
+    assert loaded(["neg", "pos"]).title == "sentiment (fine-tuned on SST-2)"
+    # the data where metrics.json names them, SST-2 too: the labels still say what kind of classifier it is
+    own = loaded(["sport", "news"], OWN_METRICS)
+    assert own.title == "text classifier (labels sport and news; fine-tuned on three.csv)"
+    assert about.summary_card(own).startswith(
+        "### text classifier (labels sport and news; fine-tuned on `three.csv`)\n")
+    assert loaded(["LABEL_1", "LABEL_0"], SST2_METRICS).title == (
+        "text classifier (labels LABEL_1 and LABEL_0; fine-tuned on SST-2)")
+    # a label is Markdown-escaped on the About card; a long list of labels is cut short
+    assert about.classifier_title(loaded(["sci*tech", "world"])) == "text classifier (labels sci\\*tech and world)"
+    many = LoadedModel("sentiment", "topics", pipeline=SimpleNamespace(model=SimpleNamespace(
+        config=SimpleNamespace(id2label={i: f"topic {i}" for i in range(9)}))))
+    assert many.title == "text classifier (labels topic 0, topic 1, topic 2, topic 3 and 5 more)"
 
 
 # a classifier fine-tuned on one's own data, as train.finetune records it (README: "Fine-tune on your own data")

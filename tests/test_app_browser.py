@@ -4,8 +4,10 @@ Visits every tab, runs an example in each, checks what is rendered, and checks t
 box is shown as text (no dialog fires). Screenshots go to tests/screenshots/ (git-ignored).
 """
 import io
+import json
 import os
 import re
+import shutil
 import time
 from pathlib import Path
 
@@ -276,6 +278,42 @@ def test_an_answer_that_comes_right_after_its_tab_opens_is_announced(app, browse
     sync_api.expect(page.locator("#st-whatif table")).to_be_visible()
     page.wait_for_function("() => window.announced.some(t => t.startsWith('What if?'))")
     page.close()
+
+
+def test_a_classifier_is_named_and_announced_by_its_kind_of_labels(tiny_mlm_dir, tiny_clf_dir, browser, tmp_path):
+    """A topic classifier's answer was in a box named "Sentiment", announced "Sentiment: sports (51%)", under a hint
+    about negation. Chosen in the model box, it answers in a box named "Answer", the hint names its labels, and a
+    screen reader hears "Answer: sports (…%)"; the served sentiment classifier chosen again names all of them as
+    before. (The page opens named for the served classifier: tests/test_app_layout.py.)"""
+    topic = shutil.copytree(tiny_clf_dir, tmp_path / "topic")
+    config = json.loads((topic / "config.json").read_text())
+    config["id2label"], config["label2id"] = {"0": "world", "1": "sports"}, {"world": 0, "sports": 1}
+    (topic / "config.json").write_text(json.dumps(config))
+    with AppProcess({"MLM_MODEL": str(tiny_mlm_dir), "SENTIMENT_MODEL": str(tiny_clf_dir), "APP_LOCAL_MODELS": "1",
+                     "HF_HUB_OFFLINE": "1"}) as app:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(app.url)
+        open_tab(page, "Sentiment")
+        name, hint = page.locator("#st-label [data-testid=block-label]"), page.locator("#tab-sentiment .block.hint")
+        words = page.locator("#st-words")
+        sync_api.expect(name).to_have_text("Sentiment")
+        sync_api.expect(page.locator("#st-label [data-testid=label-output-value]")).to_have_text("positive")
+        page.evaluate(RECORD_ANNOUNCEMENTS)
+        box = page.locator("#st-model input")
+        box.fill(str(topic))
+        box.press("Enter")
+        sync_api.expect(name).to_have_text("Answer")
+        sync_api.expect(hint).to_contain_text("this classifier's labels are “world” and “sports”")
+        sync_api.expect(words).to_contain_text("Which words push towards sports (green) or world (pink)")
+        page.wait_for_function("() => window.announced.some(t => /^Answer: sports \\(\\d+%\\)/.test(t))")
+        box.click()
+        page.get_by_role("option", name="ours: this server's classifier").click()
+        sync_api.expect(name).to_have_text("Sentiment")
+        sync_api.expect(hint).to_contain_text("Try the negation")
+        sync_api.expect(words).to_contain_text("Which words push towards positive (green) or negative (pink)")
+        page.wait_for_function("() => window.announced.some(t => /^Sentiment: positive \\(\\d+%\\)/.test(t))")
+        page.close()
 
 
 def test_attention_example(page):

@@ -2214,6 +2214,7 @@ WORST_CASES = {
 NOT_WORST_CASES = {
     "fill_mask_page": "fill_mask's outputs, then fill_mask_layers': both are run on the worst-case inputs",
     "counterfactual_page": "counterfactual itself, without its long-text warning (Classify has said it)",
+    "classify_page": "classify's outputs (the same `_classify`), named for the classifier that answered",
     "attention_token": "run by the attention cases (`_attention`: token 5 of each text)",
     "attention_layer": "one view of the text `attention` drew, through the same checks (`_attention_inputs`)",
     "attention_head": "one view of the text `attention` drew, through the same checks (`_attention_inputs`)",
@@ -2482,3 +2483,40 @@ def test_the_words_box_is_labelled_by_the_served_classifiers_labels():
     assert explain.words_label(config("negative", "neutral", "positive")) == (
         "Which words push towards positive (green) or the other labels (pink)")
     assert explain.words_label(config("spam", "ham")) == "Which words push towards ham (green) or spam (pink)"
+
+
+# the Sentiment tab's hint as it was for every classifier, and still is for SST-2's labels
+SST2_HINT = ("**Try** the negation (“The acting was not bad at all.”) and the “but” example below. **Notice** which "
+             "words push towards positive and which towards negative, and whether the answer follows the words that "
+             "matter: **What if?** removes or negates the strongest one.")
+
+
+def test_the_sentiment_tab_names_its_answer_and_hint_for_the_classifier_that_answers(handlers, topic_handlers,
+                                                                                      three_label_handlers,
+                                                                                      monkeypatch):
+    """The tab called any classifier's answer "Sentiment" (a topic classifier's "sports" too, and so did the screen
+    reader's announcement, which reads that name) and its hint spoke of positive, negative and negation. The page's
+    answer (`classify_page`) names the answer box, the words box and the hint for the classifier that answered, the
+    one chosen in the model box too; SST-2's labels keep the tab's sentiment wording."""
+    text = "the old man was good and the cat likes music at night."
+
+    def page(owner, model="shipped"):
+        answer, words, explanation, hint = owner.classify_page(text, model)
+        assert answer["value"] == owner.classify(text, model)[0] and words["value"] == owner.classify(text, model)[1]
+        return answer["label"], words["label"], hint
+
+    assert page(handlers) == ("Sentiment", "Which words push towards positive (green) or negative (pink)", SST2_HINT)
+    name, words, hint = page(topic_handlers)
+    assert (name, words) == ("Answer", "Which words push towards sports (green) or the other labels (pink)")
+    assert hint.startswith("**Try** a text of your own: this classifier's labels are “world”, “sports”, “business” "
+                           "and “sci/tech”")
+    assert "which words push towards sports and which towards the other labels" in hint
+    assert "negat" not in hint and "positive" not in hint and hint.endswith("**What if?** removes the strongest one.")
+    name, words, hint = page(three_label_handlers)  # a sentiment classifier of three labels: still sentiment
+    assert name == "Sentiment" and "the negation" in hint
+    assert "towards positive and which towards the other labels" in hint
+    # a classifier chosen in the model box is named as it answers, the served one again after it
+    monkeypatch.setenv("APP_LOCAL_MODELS", "1")
+    chooser = H.Handlers(handlers.models)
+    assert page(chooser, topic_handlers.models.sentiment.source)[0] == "Answer"
+    assert page(chooser)[0] == "Sentiment"

@@ -3,6 +3,8 @@ model shares one queue, and the public endpoints are there; and the machinery it
 import ast
 import contextlib
 import importlib
+import json
+import shutil
 import sys
 import threading
 from pathlib import Path
@@ -54,10 +56,10 @@ SLOW_HANDLERS = {"attention", "attention_page", "attention_token", "attention_la
 
 
 # the handlers the page's events run (each `Handlers` method wired in app.py, a `page=` function included)
-WIRED_HANDLERS = {"fill_mask", "fill_mask_page", "fill_mask_layers", "fill_mask_compare", "classify", "counterfactual",
-                  "counterfactual_page", "attention", "attention_page", "attention_token", "attention_layer",
-                  "attention_head", "attention_view", "masking", "tokens", "bpe_merges", "neighbours", "analogy",
-                  "word_map", "positions"}
+WIRED_HANDLERS = {"fill_mask", "fill_mask_page", "fill_mask_layers", "fill_mask_compare", "classify",
+                  "classify_page", "counterfactual", "counterfactual_page", "attention", "attention_page",
+                  "attention_token", "attention_layer", "attention_head", "attention_view", "masking", "tokens",
+                  "bpe_merges", "neighbours", "analogy", "word_map", "positions"}
 
 
 def test_every_compute_event_shares_one_concurrency_group(app):
@@ -82,7 +84,7 @@ def test_every_compute_event_shares_one_concurrency_group(app):
         f"{len(compute)} events run a handler, not {wired}: an endpoint, a UI event, an example or a sub-tab added or "
         f"removed? update `wired` and the comment above it (the events: {sorted(e['api_name'] for e in compute)})")
     first = [e["fn"] for e in compute if e["api_name"] == "counterfactual_first_ui"]
-    assert first == ["classify"], (
+    assert first == ["classify_page"], (
         f"What if?'s first step (counterfactual_first_ui) runs {first}, not Classify's handler: it is Classify's UI "
         "event (`wire`'s `first=`); a Classify `page=` function is what it must run then: name it here")
     page = [e["api_name"] for e in compute if e["fn"] == "counterfactual_page"]
@@ -224,6 +226,41 @@ def test_the_measured_attention_hints_are_under_the_views_not_before_the_text(ti
     assert inside == ["LINK stand-in.\n\nSWAP stand-in."]
     views = next(block for block in blocks if getattr(block, "elem_id", None) == "at-views")
     assert blocks.index(look) > blocks.index(views)  # under the figures
+
+
+def _relabelled(tiny_clf_dir, folder: Path, labels: list[str]) -> Path:
+    """A copy of the tiny classifier (which answers its second label to every text) with these label names."""
+    shutil.copytree(tiny_clf_dir, folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["id2label"] = {str(i): name for i, name in enumerate(labels)}
+    config["label2id"] = {name: i for i, name in enumerate(labels)}
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def test_the_sentiment_tab_opens_named_for_the_served_classifier(app, tiny_mlm_dir, tiny_clf_dir, tmp_path):
+    """The answer box was "Sentiment" and the hint spoke of positive, negative and negation for any classifier the
+    app served, a topic classifier's too: the page opens with the served classifier's names, and every event
+    that shows an answer on the page (Classify, an example, What if?'s classifying first) names them again for
+    the classifier that answered (a model box's choice)."""
+    def opened_with(module):
+        shown = {c["props"].get("elem_id"): c["props"] for c in module.demo.get_config_file()["components"]
+                 if c["props"].get("elem_id")}
+        return shown["st-label"]["label"], shown["st-words"]["label"], module.st_hint.value
+
+    name, words, hint = opened_with(app)
+    assert (name, words) == ("Sentiment", "Which words push towards positive (green) or negative (pink)")
+    assert "the negation" in hint and "removes or negates the strongest one" in hint
+    events = {f.api_name: f for f in app.demo.fns.values()}
+    for event in ("classify_ui", "classify_example_run", "counterfactual_first_ui"):
+        assert app.st_hint._id in [block._id for block in events[event].outputs], event
+    assert app.st_hint._id not in [block._id for block in events["classify"].outputs]  # the API's outputs as before
+    topic = _relabelled(tiny_clf_dir, tmp_path / "topic", ["world", "sports"])
+    with imported_app(tiny_mlm_dir, topic) as topic_app:
+        name, words, hint = opened_with(topic_app)
+    assert (name, words) == ("Answer", "Which words push towards sports (green) or world (pink)")
+    assert "this classifier's labels are “world” and “sports”" in hint
+    assert "negat" not in hint and "positive" not in hint
 
 
 def test_roberta_vs_bert_comes_right_after_the_comparison(app):
