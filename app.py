@@ -33,7 +33,7 @@ ABOUT = about.about_sections(MODELS)
 ABLATION = read_ablation()
 CFG = next((m.config for m in (MODELS.mlm, MODELS.sentiment) if m.available), None)
 N_LAYERS, N_HEADS = (CFG.num_hidden_layers, CFG.num_attention_heads) if CFG else (6, 8)
-HIDDEN = MODELS.mlm.config.hidden_size if MODELS.mlm.available else 256
+HIDDEN = CFG.hidden_size if CFG else 256
 FAILURES = about.example_failures(MODELS)  # the showcase examples the models get wrong, checked now
 NOTES = {key: about.model_note(MODELS, key, FAILURES) for key in KINDS}
 LINK_HINT = handlers.attention_hint(ATTENTION_TEXT, ATTENTION_LINK) if MODELS.mlm.available else ""
@@ -74,7 +74,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
     gr.Markdown("# RoBERTa from scratch\nA small RoBERTa written from scratch in PyTorch, pretrained with masked "
                 "language modelling and fine-tuned on SST-2 sentiment. Try it, look inside, see how it learned.")
     with gr.Tabs(overflow_behavior="wrap"):  # never a "..." menu: short names fit at 390 px, else they wrap
-        with gr.Tab("Fill mask", id="fill", elem_id="tab-fill"):
+        with gr.Tab(KINDS["mlm"].tab, id="fill", elem_id="tab-fill"):
             notice(MODELS, "mlm")
             hint("**Try** another clue (“Berlin is the capital of &lt;mask&gt;.”: a small model often copies a word "
                  "from the sentence), two masks, or candidate words "
@@ -158,7 +158,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 examples([[*example, ""] for example in FILL_MASK_EXAMPLES], [fm_text, fm_k, fm_targets], fm_page,
                          fm_ui, fm_error, "fill_mask", run_inputs=fm_ui_in, columns=[0, 1])
 
-        with gr.Tab("Sentiment", id="sentiment", elem_id="tab-sentiment"):
+        with gr.Tab(KINDS["sentiment"].tab, id="sentiment", elem_id="tab-sentiment"):
             notice(MODELS, "sentiment")
             # the served classifier's names (none loaded: SST-2's); each answer renames them for the classifier that
             # gave it (handlers.classify_page: a model box's choice may be a topic classifier)
@@ -214,7 +214,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                              alt_text=about.reliability_alt(sentiment_extras.get("metrics")),
                              buttons=["fullscreen"], elem_id="st-reliability", elem_classes="static-figure")
 
-        with gr.Tab("Attention", id="attention", elem_id="tab-attention"):
+        with gr.Tab(model_choice.ATTENTION_TAB, id="attention", elem_id="tab-attention"):
             notice(MODELS, "mlm", "sentiment")
             # short, as it comes before the text box (on a phone, 17 lines with the measured hints): those are
             # under the views, in "What to look for"
@@ -320,7 +320,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                          at_ui, at_error, "attention", run_inputs=[*at_in, at_visible],
                          model_state=(at_model, at_current))
 
-        with gr.Tab("Tokens", id="tokens", elem_id="tab-tokens"):
+        with gr.Tab(TOKENS_TAB, id="tokens", elem_id="tab-tokens"):
             notice(MODELS, "mlm")
             hint("**Try** a rare word, a number, an emoji or another language. **Notice** that a common word is one "
                  "token together with the space before it (␣the), a rare one comes in pieces, and no text is ever "
@@ -356,7 +356,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 examples([[text] for text in TOKENS_EXAMPLES], [tk_text], tk_out, tk_ui, tk_error, "tokens",
                          run_inputs=[tk_text, tk_current])
 
-        with gr.Tab("Embeddings", id="embeddings", elem_id="tab-embeddings"):
+        with gr.Tab(EMBEDDINGS_TAB, id="embeddings", elem_id="tab-embeddings"):
             gr.Markdown("The model's first step turns every token into a list of numbers, its *embedding* "
                         f"({HIDDEN} numbers for the shipped model), learned in training, and adds a second learned "
                         "list for its position in the text. The same word table scores the candidate words at the "
@@ -456,8 +456,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 mk_epochs = Slider(1, MAX_EPOCHS, value=12, step=1, buttons=[], label="Epochs", min_width=240)
                 mk_seed = Number(value=0, precision=0, label="Seed", elem_id="mk-seed")
                 mk_btn = gr.Button("Mask", variant="primary")
-            # the examples under the controls (filled in below, once their event exists): in the Tab order after
-            # Epochs, Seed and Mask, as on the screen (they were under the sentence, before its neighbours)
+            # the examples under the controls (filled in below, once their event exists): the Tab order follows the
+            # screen, Epochs, Seed and Mask, then the examples
             mk_examples_col = gr.Column()
             # what the hint asks to notice, before the epochs: under them it was 10 phone screens down (more at 40)
             gr.Markdown("## What each scheme showed", elem_classes="section-title")  # the grid keeps its label as name

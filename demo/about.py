@@ -850,10 +850,10 @@ def classifier_encoder_said(models: Models) -> str:
 
 
 ORDINALS = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
-SPLIT_WORDS_SHOWN = 2  # the words of a failed example said to come in pieces, at most
+PIECED_WORDS_SHOWN = 2  # the words of a failed example said to come in pieces, at most
 
 
-def split_words(tokenizer, text: str) -> list[tuple[str, list[str]]]:
+def words_in_pieces(tokenizer, text: str) -> list[tuple[str, list[str]]]:
     """The words of `text` (special tokens aside) the tokenizer cuts into several pieces, in order, each with its
     pieces as the Tokens tab shows them ("␣b", "arked"): [("barked", ["␣b", "arked"])]."""
     encoding = tokenizer.encode(text)
@@ -871,12 +871,12 @@ def split_words(tokenizer, text: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def split_words_said(tokenizer, text: str) -> str:
+def words_in_pieces_said(tokenizer, text: str) -> str:
     """"; “barked” reaches it in 2 pieces (␣b + arked), a word its vocabulary has no token for": how the words of a
     failed example that the tokenizer cuts up reach the model; "" when every word is one token or the tokenizer
     cannot say."""
     try:
-        words = split_words(tokenizer, text)[:SPLIT_WORDS_SHOWN]
+        words = words_in_pieces(tokenizer, text)[:PIECED_WORDS_SHOWN]
     except Exception:  # a note is not worth failing the start-up for
         log.exception("could not split the example into tokens")
         return ""
@@ -930,7 +930,7 @@ def model_note(models: Models, key: str, failures: dict | None = None) -> str:
             else:
                 note += (f": for “{md_escape(text)}” {md_escape(expected)} is not in its top 5 "
                          f"({', '.join(md_escape(w) for w in top[:3])}…)")
-            note += split_words_said(loaded.tokenizer, text)
+            note += words_in_pieces_said(loaded.tokenizer, text)
         return note + "."
     # SST-2's training rows are mostly phrases cut from its sentences (the shipped model's 55,841: 5,886 whole
     # sentences), not sentences

@@ -41,6 +41,7 @@ import roberta
 from roberta.hub import (HubRepoNotFoundError, HubUnreachableError, hub_offline, is_local, read_architecture,
                          written_as_path)
 
+from .formatting import millions
 from .models import KIND_OF_ARCHITECTURE, KINDS, LoadedModel, Models, without_paths
 from .validation import EXITS, WordedError, error_html
 
@@ -370,8 +371,8 @@ def describe(loaded: LoadedModel) -> str:
     n_params = sum(p.numel() for p in model.parameters())
     megabytes = sum(p.numel() * p.element_size() for p in model.parameters()) / 2 ** 20
     name = html.escape(loaded.title, quote=False)
-    count = f"{n_params / 1e6:.1f}M" if n_params >= 1e6 else f"{n_params:,}"
-    parts = [f"<b>{name}</b>: {count} parameters ({megabytes:,.{0 if megabytes >= 10 else 1}f} MB in memory)",
+    memory = f"{megabytes:,.{0 if megabytes >= 10 else 1}f} MB in memory"
+    parts = [f"<b>{name}</b>: {millions(n_params)} parameters ({memory})",
              f"{cfg.num_hidden_layers} layers × {cfg.num_attention_heads} heads, reads up to {cfg.max_length} tokens"]
     if loaded.key == "sentiment":
         labels = ", ".join(html.escape(str(v), quote=False) for _, v in sorted(cfg.id2label.items()))

@@ -367,9 +367,9 @@ def test_the_note_says_which_words_of_a_failed_example_come_in_pieces():
     plausible rather than right answers" before them. It now says how "barked" reaches the model."""
     loaded = load_models(ASSETS / "mini-roberta-mlm", ASSETS / "no-such-folder")
     text = "The <mask> barked at the mailman."
-    assert about.split_words(loaded.mlm.tokenizer, text) == [("barked", ["␣b", "arked"]),
+    assert about.words_in_pieces(loaded.mlm.tokenizer, text) == [("barked", ["␣b", "arked"]),
                                                              ("mailman", ["␣ma", "ilm", "an"])]
-    assert about.split_words(loaded.mlm.tokenizer, "The dog is in the house.") == []  # each word one token
+    assert about.words_in_pieces(loaded.mlm.tokenizer, "The dog is in the house.") == []  # each word one token
     failures = {"mlm": [(text, "dog", ["box", "movie", "film", "funeral", "coffin"], None)]}
     note = about.model_note(loaded, "mlm", failures)
     assert note.endswith("Expect many wrong answers: for “The &lt;mask&gt; barked at the mailman\\.” dog is not in "

@@ -244,6 +244,20 @@ def test_choose_loads_once_and_describes_the_model(models, hf_mlm_dir, monkeypat
     assert chooser.choose("mlm", MC.SHIPPED, str(hf_mlm_dir))[:2] == (MC.SHIPPED, MC.SHIPPED)
 
 
+def test_a_models_size_is_counted_as_the_about_tab_counts_it(tokenizer):
+    """The model box wrote 500,000 parameters where the About tab writes 0.5M (millions from 100,000 on)."""
+    from types import SimpleNamespace
+
+    from demo.formatting import millions
+    from demo.models import LoadedModel
+
+    config = roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer, hidden_size=128, intermediate_size=256)
+    model = roberta.RobertaForMaskedLM(config)
+    assert 100_000 <= model.num_parameters() < 1_000_000  # where the two ways of counting differed
+    loaded = LoadedModel("mlm", "a-folder", pipeline=SimpleNamespace(model=model, tokenizer=None))
+    assert f": {millions(model.num_parameters())} parameters (" in MC.describe(loaded)
+
+
 def test_choosing_a_shipped_model_that_failed_at_start_up_keeps_the_tab_on_its_model(models, hf_mlm_dir):
     """As any model that cannot be used: the tab stays on the current one, the box on the choice, the reason and
     the model still in use beside the box."""
