@@ -497,7 +497,7 @@ def test_evaluate_mlm_max_chars_scores_the_first_characters_only(tiny_mlm_dir, t
 def test_sentiment_recipe_no_average_plans_no_weight_average(capsys):
     """--no-average: the same fine-tuning runs, no train.average step, and a summary of the seeds alone."""
     plan = ["--init", "runs/mlm", "--out", "runs/x", "--dry-run", "--seeds", "0", "1", "--arms", "sst2,imdb-sst2",
-            "--tapt-minutes", "0"]
+            "--tapt-minutes", "0", "--imdb-stage-seed", "0"]  # one IMDB stage: both arms' seeds share a start
     from train import sentiment_recipe
 
     commands = {}

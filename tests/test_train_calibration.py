@@ -610,6 +610,81 @@ def seeds(train_files, tiny_mlm_dir, tmp_path_factory):
     return folders
 
 
+def head_of(args: finetune.FinetuneArguments) -> dict:
+    model, _, gave = finetune.build_model(args, {0: "negative", 1: "positive"})
+    assert gave == "encoder"  # a new head
+    return {k: v for k, v in model.state_dict().items() if k.startswith("classifier.")}
+
+
+def test_a_new_head_is_drawn_from_head_seed_whatever_the_seed(tiny_mlm_dir, tmp_path):
+    """Seeds 0 and 1 from one MLM got unrelated heads (`classifier.dense.weight` cosine 0.005), and their weight
+    average cancelled out. The head comes from --head-seed (default 0): one start for every --seed, whose own
+    stream (dropout) follows the head."""
+    def args(**options):
+        return finetune.FinetuneArguments(init=str(tiny_mlm_dir), out=str(tmp_path / "run"), **options)
+
+    heads = [head_of(args(seed=seed)) for seed in (0, 1)]
+    after = torch.rand(4)  # what dropout draws next: --seed 1's
+    assert heads[0].keys() == heads[1].keys() and len(heads[0]) == 4
+    assert all(torch.equal(heads[0][k], heads[1][k]) for k in heads[0])
+    other = head_of(args(seed=0, head_seed=1))
+    assert not torch.equal(other["classifier.out_proj.weight"], heads[0]["classifier.out_proj.weight"])
+    torch.manual_seed(1)
+    assert torch.equal(after, torch.rand(4))  # the stream after the head is the run's own --seed's
+    with pytest.raises(runtime.UserError, match="--head-seed must be between 0 and"):
+        args(head_seed=-1).check()
+
+
+def test_select_calibration_says_its_temperature_is_fitted_on_the_slice_that_chose_it():
+    """--select calibration chooses the checkpoint on the calibration slice, then fits T on the same slice: the
+    slice flatters the checkpoint it chose, and T comes out low. The option says so."""
+    from train import arguments
+
+    parser = arguments.build_parser(finetune.FinetuneArguments, "train.finetune", finetune.__doc__)
+    shown = " ".join(parser.format_help().split())
+    assert "the temperature is then fitted on the same slice that chose the checkpoint" in shown
+
+
+def edited_member(folder: Path, out: Path, **changes) -> Path:
+    """A copy of a finished run with its metrics.json changed (a key given None is removed)."""
+    import shutil
+
+    shutil.copytree(folder, out)
+    metrics = json.loads((out / "metrics.json").read_text())
+    metrics.update(changes)
+    (out / "metrics.json").write_text(json.dumps({k: v for k, v in metrics.items() if v is not None}))
+    return out
+
+
+def test_average_refuses_heads_of_other_seeds_and_seeds_of_other_stages(seeds, tmp_path, capsys):
+    """train.average checked init_root alone: seeds whose heads started from different random weights, and seeds
+    that each continued an IMDB stage of their own (one init_root, other encoders), were averaged. One line says
+    which; a run from before --head-seed (none recorded) is not refused for it, and the average's card says that
+    their heads' start is unknown."""
+    recorded = [json.loads((f / "metrics.json").read_text()) for f in seeds]
+    assert [m["head_seed"] for m in recorded] == [0, 0, 0] and recorded[0]["init_gave"] == "encoder"
+    other_head = edited_member(seeds[1], tmp_path / "head-1", head_seed=1)
+    out = tmp_path / "avg"
+    assert average.main([str(seeds[0]), str(other_head), "--out", str(out)]) == runtime.EXIT_USER_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith("error: the members' classifier heads start from different random weights (--head-seed "
+                          "0 and 1)") and len(err.strip().splitlines()) == 1 and not out.exists()
+    root = recorded[0]["init_root"]
+    stages = [edited_member(f, tmp_path / f"stage-{i}", init=f"runs/imdb-s{i}", init_root=root, head_seed=None,
+                            init_gave="encoder and classifier head") for i, f in enumerate(seeds[:2])]
+    assert average.main([*map(str, stages), "--out", str(out)]) == runtime.EXIT_USER_ERROR
+    assert capsys.readouterr().err.startswith("error: the members were fine-tuned from different folders "
+                                              "(runs/imdb-s0, runs/imdb-s1), so their encoders start")
+    old = edited_member(seeds[1], tmp_path / "old", head_seed=None)
+    members = average.check_members([seeds[0], old])  # not refused: its head's seed is unknown
+    assert average.unknown_head_seeds(members) and not average.unknown_head_seeds(recorded)
+    rows = [{"folder": str(f), "seed": s, "init": root, "dev_accuracy": 0.5, "imdb_accuracy": None}
+            for f, s in ((seeds[0], 0), (old, 1))]
+    _, notes = average._describe_members([seeds[0], old], members, {"init_root": root, "members": rows},
+                                         {seeds[0]: (6, 1.0), old: (6, 1.0)})
+    assert "whether their heads started from the same weights is unknown" in notes
+
+
 def test_average_shows_progress_bars_over_its_scoring_unless_told_not_to(seeds, tmp_path, monkeypatch, capsys):
     """Its scoring (the calibration slice, dev set, IMDB sample read two ways) ran without a word; the calibration
     slice's, inside train.calibrate, had no bar after the others got theirs."""
@@ -888,9 +963,16 @@ def test_the_summary_figure_tells_the_arms_apart_without_their_colours():
 def test_sentiment_recipe_plan(capsys):
     assert sentiment_recipe.main(["--init", "runs/mlm", "--out", "runs/x", "--dry-run", "--seeds", "0", "1",
                                   "--finetune-args", "--layer-lr-decay 0.8", "--tapt-minutes", "0"]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    # 4 arms x 2 seeds (+ IMDB stages), the averages of the arms that start from one encoder, the summary
-    assert len(lines) == 2 + 4 + 2 + 4 + 2 + 1
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    # 4 arms x 2 seeds (+ IMDB stages), the average of the one arm whose seeds share one start (sst2: the encoder,
+    # and a head from --head-seed; imdb-sst2's seeds each continue an IMDB stage of their own), the summary
+    assert len(lines) == 2 + 4 + 2 + 4 + 1 + 1
+    assert [line for line in lines if line.startswith("python -m train.average")] == [
+        "python -m train.average runs/x/sst2-s0 runs/x/sst2-s1 --out runs/x/sst2-avg"]
+    notes = captured.err.splitlines()
+    assert notes[0] == ("note: no weight average of the imdb-sst2 arm: each seed continues an IMDB stage of its own "
+                        "(--imdb-stage-seed K: one stage for every seed, as the shipped classifier's, K = 0)")
     assert "python -m train.finetune --init runs/x/imdb-s1 --dropout 0 --ema-decay 0.999 --seed 1 --resume " \
            "--layer-lr-decay 0.8 --out runs/x/imdb-sst2-s1" in lines
     assert "python -m train.finetune --init random --tokenizer runs/mlm --epochs 0.3 --long-text windows " \
@@ -938,6 +1020,7 @@ def test_sentiment_recipe_shared_imdb_stage(capsys):
     lines = capsys.readouterr().out.splitlines()
     stages = [line for line in lines if "--train ../shared/data/imdb/train.tsv" in line]
     assert len(stages) == 1 and "--seed 0" in stages[0] and stages[0].endswith("--out x/imdb-s0")
+    assert "python -m train.average x/imdb-sst2-s0 x/imdb-sst2-s1 x/imdb-sst2-s2 --out x/imdb-sst2-avg" in lines
     for seed in (0, 1, 2):  # every seed's SST-2 run starts from the one stage
         assert (f"python -m train.finetune --init x/imdb-s0 --dropout 0 --ema-decay 0.999 --seed {seed} --resume "
                 f"--out x/imdb-sst2-s{seed}") in lines
@@ -1005,7 +1088,9 @@ def test_sentiment_recipe_end_to_end(train_files, tiny_mlm_dir, tmp_path):
     assert sentiment_recipe.main(argv) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary) == {"sst2", "imdb-sst2"} and all(arm["seeds"] == 2 for arm in summary.values())
-    assert json.loads((out / "imdb-sst2-avg" / "metrics.json").read_text())["averaged"] == 2
+    averaged = json.loads((out / "sst2-avg" / "metrics.json").read_text())
+    assert averaged["averaged"] == 2 and averaged["head_seed"] == 0  # its seeds' heads started from one draw
+    assert not (out / "imdb-sst2-avg").exists()  # each seed continued an IMDB stage of its own: no one start
     stage = json.loads((out / "imdb-s0" / "metrics.json").read_text())
     assert stage["train_rows"] >= stage["train_examples"]  # the IMDB stage reads every window of a review
 

@@ -77,13 +77,13 @@ def test_eval_seed_fixes_the_held_out_masks_whatever_the_seed(train_files, tmp_p
     evaluation of both runs draws; the training itself follows --seed."""
     from train import evaluate
 
-    seeds, evaluate_mlm = [], evaluate.evaluate_mlm
+    seeds, fixed_mask = [], evaluate.fixed_mask
 
-    def recorded(*args, seed, **kwargs):
+    def recorded(tokenizer, rows, seed):
         seeds.append(seed)
-        return evaluate_mlm(*args, seed=seed, **kwargs)
+        return fixed_mask(tokenizer, rows, seed)
 
-    monkeypatch.setattr(evaluate, "evaluate_mlm", recorded)  # what pretrain imports when it runs
+    monkeypatch.setattr(evaluate, "fixed_mask", recorded)  # what pretrain imports when it runs
     logs = {}
     for seed in (3, 4):
         out = tmp_path / f"seed-{seed}"
@@ -93,10 +93,32 @@ def test_eval_seed_fixes_the_held_out_masks_whatever_the_seed(train_files, tmp_p
         assert pretrain.main(argv) == 0
         logs[seed] = reporting.read_log(out / "log.jsonl")
         assert json.loads((out / "metrics.json").read_text())["eval_seed"] == 7
-    assert seeds == [7] * 8  # each run: steps 0, 1 and 2, and the final evaluation
+    assert seeds == [7] * 2  # each run masks its held-out rows once: steps 0, 1 and 2, and the final evaluation
     first = [{k: e[k] for k in ("loss", "accuracy")} for e in (logs[3][0], logs[4][0])]
     assert logs[3][0]["step"] == 0 and first[0] == first[1]  # the same weights on the same masks
     assert logs[3][1]["type"] == "train" and logs[3][1]["loss"] != logs[4][1]["loss"]  # other training masks
+
+
+def test_the_periodic_evaluations_score_the_final_evaluations_masks_on_its_first_rows(train_files, tmp_path):
+    """The periodic points masked their --eval-rows on their own: the same positions as the final evaluation's on
+    those rows, other corruptions (<mask>, random, kept) for a third of them. They are the first rows of the final
+    evaluation's masked set: at the last step (the final weights) the periodic figure is those rows' figure under
+    the final evaluation's masks."""
+    from train import data, evaluate
+
+    out = tmp_path / "run"
+    argv = pretrain_argv(train_files, out, "--eval-rows", "2", "--eval-seed", "3", max_steps=2, eval_every=2)
+    assert pretrain.main(argv) == 0
+    periodic = [e for e in reporting.read_log(out / "log.jsonl") if e["type"] == "eval" and e["step"] == 2]
+    model = roberta.RobertaForMaskedLM.from_pretrained(out).eval()
+    tokenizer = roberta.load_tokenizer(out)
+    rows = data.pack_sequences(data.read_documents(str(train_files / "valid.txt")), tokenizer, 32)
+    assert len(rows) > 2 and json.loads((out / "metrics.json").read_text())["eval_tokens"] > 0
+    masked = roberta.DynamicMasker.from_tokenizer(tokenizer, seed=3)(rows.long())  # the final evaluation's
+    first = type(masked)(masked.input_ids[:2], masked.labels[:2], masked.outcome[:2])
+    loss_sum, correct, count = evaluate.masked_lm_sums(model, first, 8)
+    assert len(periodic) == 1 and periodic[0]["loss"] == pytest.approx(loss_sum / count, rel=1e-5)
+    assert periodic[0]["accuracy"] == correct / count
 
 
 class SteppingClock:
@@ -145,6 +167,110 @@ def test_a_fractional_warmup_with_only_a_time_budget_is_that_share_of_the_time(t
     assert 0.6 < log[peak - 1]["elapsed_s"] < 1.5  # 30% of 3 s: the clock when the step before the peak ended
 
 
+class StepTimes:
+    """A `time` module whose clock stands still except where a toy task moves it: a slow first step (compiling),
+    a step-0 evaluation, fast steps after (the rest of `time` is the real one)."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+
+class TimedTask(trainer.Task):
+    """A toy regression whose every session's first step takes `first_s` seconds of `clock` (torch.compile: 34 s
+    on the H100 in phase 26), every other step `step_s`, an evaluation `eval_s`."""
+    num_rows = 64
+
+    def __init__(self, clock: StepTimes, first_s=20.0, step_s=1.0, eval_s=5.0):
+        self.clock, self.first_s, self.step_s, self.eval_s = clock, first_s, step_s, eval_s
+        self.steps_this_session = 0
+
+    def make_batch(self, indices, epoch):
+        g = torch.Generator().manual_seed(int(indices[0]))
+        return {"x": torch.randn(len(indices), 4, generator=g), "y": torch.randn(len(indices), 1, generator=g)}
+
+    def num_targets(self, batch):
+        return len(batch["y"])
+
+    def num_tokens(self, batch):
+        return len(batch["y"])
+
+    def tokens_per_row(self):
+        return 1.0
+
+    def loss_sum(self, model, batch):
+        self.clock.now += self.first_s if self.steps_this_session == 0 else self.step_s
+        self.steps_this_session += 1
+        return ((model(batch["x"]) - batch["y"]) ** 2).sum()
+
+    def evaluate(self, model):
+        self.clock.now += self.eval_s
+        return {"loss": 1.0}
+
+
+def timed_run(out, monkeypatch, clock, **options):
+    """A toy run under a 2-minute budget with a 20% warmup, on `clock`; its logged (step, lr, elapsed)."""
+    monkeypatch.setattr(trainer, "time", clock)
+    args = trainer.TrainingArguments(batch_size=8, lr=1e-3, warmup=0.2, time_budget_min=2, eval_every=1000,
+                                     log_every=1, out=str(out), no_progress=True, save_every_min=0, **options)
+    result = trainer.Trainer(torch.nn.Linear(4, 1), TimedTask(clock), args).fit()
+    log = [e for e in reporting.read_log(out / "log.jsonl") if e["type"] == "train"]
+    return result, [(e["step"], e["lr"], e["elapsed_s"]) for e in log]
+
+
+def test_a_time_budget_warmup_starts_when_the_first_step_is_over(tmp_path, monkeypatch):
+    """The warmup by the clock counted the step-0 evaluation and the first step: phase 26 compiled for 34 s of its
+    23-s warmup and ran at full lr from its third step. It is counted from the end of the first step (compiling
+    and the evaluation before it left out), as a share of the time left then, and the lr still reaches 0 when the
+    time is up."""
+    result, log = timed_run(tmp_path / "run", monkeypatch, StepTimes())
+    lrs = [lr for _, lr, _ in log]
+    assert result.status == "time" and lrs[:2] == [0.0, 0.0]  # the first step's clock is read at its end
+    peak = lrs.index(max(lrs))
+    assert max(lrs) == pytest.approx(1e-3)
+    window = 0.2 * (120 - 25)  # 20% of the time after the step-0 evaluation (5 s) and the first step (20 s)
+    assert peak == pytest.approx(window + 2, abs=1)  # steps of 1 s: as many warmup steps as seconds
+    rises = [b - a for a, b in zip(lrs[1:peak], lrs[2:peak + 1])]
+    assert all(step == pytest.approx(1e-3 / window, rel=0.01) for step in rises)  # a straight line
+    assert all(a >= b for a, b in zip(lrs[peak:], lrs[peak + 1:])) and lrs[-1] < 0.02 * max(lrs)
+    assert log[-1][2] >= 120  # the whole budget
+
+
+def test_a_resumed_time_budget_warmup_leaves_out_the_resumed_sessions_first_step(tmp_path, monkeypatch):
+    """A resumed session compiles again: its first step is not warmup time either, so the ramp goes on where the
+    checkpoint left it (counting it jumped by the 20 s of recompiling, most of the window)."""
+    out, clock = tmp_path / "run", StepTimes()
+    with monkeypatch.context() as m:
+        interrupt_at(m, 6)
+        result, first = timed_run(out, m, clock)
+    assert result.status == "interrupted" and [s for s, _, _ in first] == [1, 2, 3, 4, 5, 6]
+    result, log = timed_run(out, monkeypatch, clock, resume=True)  # the whole run's log
+    assert [s for s, _, _ in log[:7]] == [1, 2, 3, 4, 5, 6, 7]
+    lrs = [lr for _, lr, _ in log]
+    peak = lrs.index(max(lrs))
+    rises = [b - a for a, b in zip(lrs[1:peak], lrs[2:peak + 1])]
+    assert peak > 15 and max(rises) < 2 * min(rises)  # no jump at the resume
+    assert result.status == "time" and lrs[-1] < 0.02 * max(lrs)
+
+
+@pytest.mark.parametrize("warmup, warned", [("10", True), ("4", True), ("3", False), ("0.5", False)])
+def test_a_warmup_as_long_as_the_run_is_warned_about(train_files, tmp_path, capsys, warmup, warned):
+    """--warmup 300 (pretraining's default) in a 200-step run: the lr never decays, ending at 2/3 of --lr. Said in
+    one line on stderr, with what to pass; the run goes on (tiny runs are short on purpose)."""
+    assert pretrain.main(open_ended_argv(train_files, tmp_path / "run", "--max-steps", "4", "--warmup", warmup)) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if "never decays" in line]
+    if not warned:
+        assert lines == []
+        return
+    assert len(lines) == 1 and lines[0].startswith(f"warning: --warmup {warmup} is {warmup} steps, and the run has 4")
+    assert "pass a --warmup below the run's steps" in lines[0]
+
+
 class Tokenized(Exception):
     """Raised by a test's stand-in once a run has tokenized what it wanted to see: the run stops there."""
 
@@ -183,6 +309,36 @@ def test_length_grouped_batches_are_a_permutation_of_similar_lengths():
     assert sorted(spreads)[len(spreads) // 2] <= 3  # most batches: lengths within a few tokens
     first_half = torch.stack([lengths[b].float().mean() for b in grouped.split(8)[:60]]).mean()
     assert 25 < first_half < 45  # batches shuffled: no long-to-short drift through the epoch (mean ~35)
+
+
+class LengthTask(TimedTask):
+    """Rows of random lengths 1-69 (as SST-2's phrases), for --batch-order length."""
+
+    def __init__(self, rows: int):
+        super().__init__(StepTimes())
+        self.num_rows = rows
+        self.lengths = torch.randint(1, 70, (rows,), generator=torch.Generator().manual_seed(2))
+
+    def row_lengths(self):
+        return self.lengths
+
+
+@pytest.mark.parametrize("rows", [4817, 1001, 4800])
+def test_every_batch_the_trainer_takes_is_of_one_length_group(tmp_path, rows):
+    """The trainer takes fixed slices of the grouped order (the last one wrapping around to the epoch's start). The
+    one short batch, shuffled into the middle, shifted every slice after it across two length groups (spreads of
+    29, 34, 58 tokens; SST-2 padded 1.12x, not 1.04x): now every slice is of one group, wrapped one included."""
+    task = LengthTask(rows)  # 4,817 = 150 x 32 + 17: three chunks of 50 batches, the last one with the short batch
+    args = trainer.TrainingArguments(batch_size=32, max_steps=1, batch_order="length", out=str(tmp_path / "run"),
+                                     no_progress=True)
+    run = trainer.Trainer(torch.nn.Linear(4, 1), task, args)
+    for epoch in range(2):
+        batches = [run._next_indices() for _ in range(run.steps_per_epoch)]
+        assert {e for _, e in batches} == {epoch}
+        seen = torch.cat([rows for rows, _ in batches])
+        assert set(seen.tolist()) == set(range(rows))  # every row in the epoch
+        spreads = [int(task.lengths[b].max() - task.lengths[b].min()) for b, _ in batches]
+        assert max(spreads) <= 4, spreads
 
 
 def test_each_epoch_visits_every_row_in_a_new_order(train_files, tmp_path, monkeypatch, capsys):
@@ -886,7 +1042,7 @@ def test_a_signal_after_the_last_step_stops_the_run_and_resume_finishes_it(train
 
     out = tmp_path / "run"
     argv = open_ended_argv(train_files, out, "--max-steps", "2", "--log-every", "1")  # --eval-every 0: one closing eval
-    calls, sent, evaluate_mlm, save = [], [], evaluate.evaluate_mlm, checkpointing.Checkpoints.save
+    calls, sent, evaluate_masked, save = [], [], evaluate.evaluate_masked, checkpointing.Checkpoints.save
 
     def signalled_evaluation(*args, **kwargs):
         calls.append("started")
@@ -894,7 +1050,7 @@ def test_a_signal_after_the_last_step_stops_the_run_and_resume_finishes_it(train
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(5)  # a long evaluation, which the signal should cut short
             calls.append("finished")
-        return evaluate_mlm(*args, **kwargs)
+        return evaluate_masked(*args, **kwargs)
 
     def signalled_save(self, kind, step, *args, **kwargs):
         if where == "last checkpoint" and kind == "step" and not sent:
@@ -902,7 +1058,7 @@ def test_a_signal_after_the_last_step_stops_the_run_and_resume_finishes_it(train
             os.kill(os.getpid(), signal.SIGTERM)
         return save(self, kind, step, *args, **kwargs)
 
-    monkeypatch.setattr(evaluate, "evaluate_mlm", signalled_evaluation)  # what pretrain imports when it runs
+    monkeypatch.setattr(evaluate, "evaluate_masked", signalled_evaluation)  # what pretrain imports when it runs
     monkeypatch.setattr(checkpointing.Checkpoints, "save", signalled_save)
     started = time.monotonic()
     assert pretrain.main(argv) == runtime.EXIT_INTERRUPTED
@@ -925,15 +1081,20 @@ def test_a_signal_after_the_last_step_stops_the_run_and_resume_finishes_it(train
 
 # ----- several processes -----
 @pytest.mark.slow
-def test_two_process_ddp_matches_single_process(train_files, tmp_path):
-    extra = ["--max-steps", "4", "--dropout", "0", "--lr", "1e-3", "--log-every", "1"]
+def test_two_process_ddp_matches_single_process(train_files, tmp_path, tiny_mlm_dir):
+    """Two processes train the weights one process does. From known weights (--init) with a one-step warmup, so
+    that 4 steps move them far beyond the comparison's tolerance (under a 300-step warmup, at most 1.3e-5 of lr:
+    the weights' check was nearly vacuous)."""
+    extra = ["--init", str(tiny_mlm_dir), "--max-steps", "4", "--warmup", "1", "--dropout", "0", "--lr", "1e-3",
+             "--log-every", "1"]
     single, ddp = tmp_path / "single", tmp_path / "ddp"
     # both on the CPU, also on a machine with one GPU (two processes there would ask for two devices)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
     for nproc, out in ((1, single), (2, ddp)):
         result = subprocess.run(
             [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
-             "-m", "train.pretrain", *open_ended_argv(train_files, out, *extra)],
+             "-m", "train.pretrain", *[a for a in open_ended_argv(train_files, out, *extra)
+                                       if a not in ("--model-max-length", "32")]],  # the --init model's shape
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, result.stderr[-3000:]
     metrics = json.loads((ddp / "metrics.json").read_text())
@@ -942,7 +1103,10 @@ def test_two_process_ddp_matches_single_process(train_files, tmp_path):
     assert [s for s, _ in losses_ddp] == [1, 2, 3, 4]
     assert all(math.isfinite(v) for _, v in losses_ddp)
     assert [v for _, v in losses_ddp] == pytest.approx([v for _, v in losses_single], abs=1e-4)
-    a, b = weights(single), weights(ddp)
+    a, b, start = weights(single), weights(ddp), weights(tiny_mlm_dir)
+    assert a.keys() == b.keys() == start.keys()
+    moved = {name: float((a[name] - start[name]).abs().max()) for name in a}
+    assert sorted(moved.values())[len(moved) // 10] > 10 * 1e-4, moved  # nine tensors in ten: 10x the tolerance
     for name in a:
         torch.testing.assert_close(a[name], b[name], atol=1e-4, rtol=0, msg=name)
 
@@ -1199,16 +1363,16 @@ def test_the_last_checkpoint_records_the_closing_evaluation_and_the_end(train_fi
 
     out = tmp_path / "run"
     argv = open_ended_argv(train_files, out, "--max-steps", "2", "--save-every", "2", "--log-every", "1")
-    calls, evaluate_mlm = [], evaluate.evaluate_mlm
+    calls, evaluate_masked = [], evaluate.evaluate_masked
 
     def final_interrupted(*args, **kwargs):  # the closing evaluation, then Ctrl-C in the script's final one
         calls.append(kwargs.get("progress"))
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return evaluate_mlm(*args, **kwargs)
+        return evaluate_masked(*args, **kwargs)
 
     with monkeypatch.context() as m:
-        m.setattr(evaluate, "evaluate_mlm", final_interrupted)
+        m.setattr(evaluate, "evaluate_masked", final_interrupted)
         assert pretrain.main(argv) == runtime.EXIT_INTERRUPTED
     latest = checkpointing.Checkpoints(out).latest()
     _, state = checkpointing.Checkpoints.load(latest)

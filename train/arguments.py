@@ -152,8 +152,9 @@ class TrainingArguments:
                                 "%(default)s)", group="optimisation")
     lr: float = option(5e-4, "peak learning rate (default: %(default)s)", group="optimisation")
     warmup: float = option(300, "warmup: a number of steps, or a fraction of the run if below 1 (with only "
-                                "--time-budget-min: a fraction of the time budget) (default: %(default)s)",
-                           group="optimisation")
+                                "--time-budget-min: a fraction of the time left once the first step is over, "
+                                "so that neither the step-0 evaluation nor compiling takes it) (default: "
+                                "%(default)s)", group="optimisation")
     batch_order: str = option("random", "rows of a batch: 'random' = consecutive rows of the epoch's permutation; "
                                         "'length' = rows of similar length together (less padding; see "
                                         "train.trainer.length_grouped) (default: %(default)s)",

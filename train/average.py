@@ -7,7 +7,8 @@ Every weight of the result is the mean of the members' (in float32; Wortsman et 
 Unlike an ensemble of logits this stays one model of the same size: `roberta.pipeline` and `transformers` load
 it like any other folder, and it costs one forward pass. Averaging only makes sense for models fine-tuned
 from the same starting weights (their metrics.json "init_root": the same pretrained folder, followed through
-earlier fine-tuning stages; refused otherwise, --allow-different-init skips the check), with the same
+earlier fine-tuning stages; "init": the same folder each continued; "head_seed": a new classifier head drawn from
+the same seed, where they record one; refused otherwise, --allow-different-init skips the check), with the same
 architecture, labels and tokenizer (always checked). Step checkpoints exported with `train.export
 RUN/checkpoints/step-00001000` carry their run's init_root, calibration slice and data: points along one run (with
 --keep-checkpoints) are averaged, calibrated and scored as seeds are.
@@ -97,7 +98,33 @@ def check_members(folders: list[Path], allow_different_init: bool = False) -> li
             raise AverageError(f"the members start from different weights ({sorted(set(roots))}): averaging "
                                "only works for fine-tunings of the same initialisation (--allow-different-init "
                                "to force it)")
+        check_one_start(metrics)
     return metrics
+
+
+def check_one_start(metrics: list[dict]) -> None:
+    """The members' fine-tuning started from the same weights, beyond their shared init_root: each continued the
+    same folder (`init`: seeds that each continued an IMDB stage of their own start from different encoders and
+    heads), and the new heads that train.finetune recorded were drawn from one --head-seed (heads from unrelated
+    random weights do not match unit for unit, and their average cancels). A member that records no head seed (a
+    run from before --head-seed) is not refused for it (`unknown_head_seeds`)."""
+    inits = {m.get("init") for m in metrics} - {None}
+    if len(inits) > 1:
+        raise AverageError(f"the members were fine-tuned from different folders ({', '.join(sorted(inits))}), "
+                           "so their encoders start from different weights: average seeds of one start "
+                           "(train.sentiment_recipe --imdb-stage-seed K shares one IMDB stage), or pass "
+                           "--allow-different-init")
+    heads = sorted({m["head_seed"] for m in metrics if m.get("head_seed") is not None})
+    if len(heads) > 1:
+        raise AverageError(f"the members' classifier heads start from different random weights (--head-seed "
+                           f"{said_list(heads)}): fine-tune the seeds with one --head-seed, or pass "
+                           "--allow-different-init")
+
+
+def unknown_head_seeds(metrics: list[dict]) -> bool:
+    """Whether some member made a new head (fine-tuned from an encoder) without recording its seed: a run from
+    before train.finetune's --head-seed, whose head was drawn from its --seed."""
+    return any(m.get("init_gave") == "encoder" and m.get("head_seed") is None for m in metrics)
 
 
 def check_member_files(folder: Path) -> None:
@@ -427,6 +454,7 @@ def _classifier_metrics(model, folders: list[Path], members: list[dict], runs: d
     from .arguments import command_line
 
     ref, calibration, dev, imdb = members[0], scores["calibration"], scores["dev"], scores["imdb"]
+    head_seeds = {m.get("head_seed") for m in members}  # one, recorded by every member: the average's too
     metrics = {
         "dev_accuracy": dev["accuracy"] if dev else None,
         "dev_examples": dev["n"] if dev else 0, "dev_data": inputs.dev_source,
@@ -441,6 +469,7 @@ def _classifier_metrics(model, folders: list[Path], members: list[dict], runs: d
         "averaged": len(folders), "selection": "uniform average of the members' kept weights",
         "init": ref.get("init") if len({m.get("init") for m in members}) == 1 else "several (see members)",
         "init_root": ref.get("init_root") or ref.get("init"), "init_gave": ref.get("init_gave"),
+        **({"head_seed": head_seeds.pop()} if len(head_seeds) == 1 and None not in head_seeds else {}),
         "train_data": ref.get("train_data"), "train_examples": ref.get("train_examples"),
         "calibration_examples": ref.get("calibration_examples"), "max_length": inputs.max_length,
         # the training the members cost (as train_time_s): a run counted once, to its furthest member
@@ -504,6 +533,10 @@ def _describe_members(folders: list[Path], members: list[dict], metrics: dict, r
     notes = (f"The uniform average of the weights of {len(folders)} classifiers fine-tuned {what} ({cost}); "
              f"{kept}; the dev set chose no checkpoint and no member. "
              f"{_start(metrics['members'], metrics['init_root'])}")
+    if unknown_head_seeds(members):
+        notes += (" Not every member's metrics.json records the seed of its new classifier head (runs from before "
+                  "train.finetune's --head-seed drew it from --seed): whether their heads started from the same "
+                  "weights is unknown, and heads from different ones average poorly.")
     return f"Sentiment classifier: weight average of {len(folders)} fine-tuning runs", f"{notes}\n\n{lines}"
 
 

@@ -38,7 +38,7 @@ import torch.nn.functional as F
 
 from roberta import DynamicMasker, RobertaForMaskedLM, auto_model, encode, load_tokenizer
 from roberta.hub import parse_device
-from roberta.masking import IGNORE_INDEX
+from roberta.masking import IGNORE_INDEX, MaskedBatch
 from roberta.run_metrics import RunMetrics
 from roberta.text import normalize_for_classifier, sentiment_of
 from roberta.tokenizer import encode_windows, mean_over_windows
@@ -93,7 +93,25 @@ def evaluate_mlm(model, tokenizer, rows: torch.Tensor, batch_size: int = 32, see
     cross-entropy per masked token (summed over batches, not averaged per batch), accuracy the share of masked
     tokens predicted exactly.
     """
-    masked = DynamicMasker.from_tokenizer(tokenizer, seed=seed)(rows.long())  # one fixed mask for the whole set
+    return evaluate_masked(model, fixed_mask(tokenizer, rows, seed), batch_size, progress)
+
+
+def fixed_mask(tokenizer, rows: torch.Tensor, seed: int = 0) -> MaskedBatch:
+    """One fixed, seeded mask over the whole of `rows` (`evaluate_mlm`'s). Its first rows (`first_rows`) are not
+    those rows masked alone: the masker draws which tokens it selects, then what becomes of them, over the whole set."""
+    return DynamicMasker.from_tokenizer(tokenizer, seed=seed)(rows.long())
+
+
+def first_rows(masked: MaskedBatch, n: int) -> MaskedBatch:
+    """The first `n` rows of a masked set, their masks as they are (pretraining's periodic evaluations: a slice of
+    the final evaluation's masked rows)."""
+    return MaskedBatch(masked.input_ids[:n], masked.labels[:n], masked.outcome[:n])
+
+
+@torch.no_grad()
+def evaluate_masked(model, masked: MaskedBatch, batch_size: int = 32, progress: bool | str = False) -> dict:
+    """`evaluate_mlm` of rows already masked (`fixed_mask`)."""
+    rows = masked.input_ids
     was_training = model.training
     model.eval()
     shown = (progress if isinstance(progress, str) else "MLM scoring") if progress else None

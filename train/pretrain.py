@@ -60,8 +60,8 @@ class PretrainArguments(ModelArguments, TrainingArguments):
                                             "(the last document taken of a source is cut at it) (default: as much "
                                             "as fits the weights without repeating any source)", group="data")
     valid: str = option(DEFAULT_VALID, "held-out text for evaluation (default: %(default)s)", group="data")
-    eval_rows: int = option(256, "held-out rows used by the periodic evaluations (default: %(default)s)",
-                            group="data")
+    eval_rows: int = option(256, "held-out rows used by the periodic evaluations: the first of the final "
+                                 "evaluation's, with its masks (default: %(default)s)", group="data")
     eval_length: int | None = option(None, "tokens per held-out row (default: the model's longest input, so "
                                      "figures compare across phases; shorter rows compare short probes)",
                                      group="data")
@@ -232,7 +232,7 @@ def write_model_files(out: Path, model: roberta.RobertaForMaskedLM, tokenizer) -
 
 def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     from . import data
-    from .evaluate import evaluate_mlm
+    from .evaluate import evaluate_masked, first_rows, fixed_mask
     from .model_card import write_model_card
 
     started, dist = time.time(), dist or Dist()
@@ -285,8 +285,15 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
                                  mlm_probability=args.mlm_probability)
     eval_batch = max(8, args.batch_size // max(1, args.grad_accum))
 
+    # the held-out rows masked once, the final evaluation's masks; the periodic points score the first --eval-rows
+    # of them as they are (masked on their own, the same positions got other corruptions: not the final figure's)
+    if args.final_eval_rows:
+        valid_rows = valid_rows[:args.final_eval_rows]
+    held_out = fixed_mask(tokenizer, valid_rows, args.eval_seed)
+    periodic_rows = first_rows(held_out, args.eval_rows)
+
     def periodic_eval(model):
-        return evaluate_mlm(model, tokenizer, valid_rows[:args.eval_rows], batch_size=eval_batch, seed=args.eval_seed)
+        return evaluate_masked(model, periodic_rows, batch_size=eval_batch)
 
     if args.output_bias == "unigram":
         if args.init:
@@ -307,12 +314,10 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
 
     # ----- the Hub-ready folder -----
     model = trainer.model.eval()
-    if args.final_eval_rows:
-        valid_rows = valid_rows[:args.final_eval_rows]
     print(f"final evaluation on {len(valid_rows):,} held-out rows of {args.valid}", flush=True)
     with torch.no_grad(), autocast(dist.device, trainer.precision):
-        final = evaluate_mlm(model, tokenizer, valid_rows, batch_size=eval_batch, seed=args.eval_seed,
-                             progress="final evaluation" if progress_bars(args.no_progress) else False)
+        final = evaluate_masked(model, held_out, batch_size=eval_batch,
+                                progress="final evaluation" if progress_bars(args.no_progress) else False)
     model.save_pretrained(out)  # the weights beside the config and tokenizer files
     metrics = RunMetrics(
         eval_loss=final["loss"], eval_accuracy=final["accuracy"], eval_perplexity=final["perplexity"],

@@ -30,8 +30,9 @@ reviews minus the fixed 1,000-review evaluation sample (train.finetune removes t
 overlapping 128-token windows (0.3 passes over them; before this session's experiment: one pass over each review's
 first 128 tokens, `--imdb-args "--epochs 1 --long-text first"`).
 Then, per arm, once all its seeds are done: OUT/ARM-avg, the uniform weight average of its seeds
-(train.average, recalibrated on the shared slice; not for a random arm, whose seeds start from different weights,
-unless they share one IMDB stage), and OUT/summary.json + summary.md (train.summarize:
+(train.average, recalibrated on the shared slice), only where they share one start: not for random-sst2, whose
+seeds' encoders are random weights of their own, nor for an IMDB arm without --imdb-stage-seed, whose seeds
+continue IMDB stages of their own (the recipe says so); and OUT/summary.json + summary.md (train.summarize:
 mean ± std over seeds of SST-2 dev accuracy, IMDB accuracy, ECE before/after, behaviour checks).
 
 Running the same command again skips finished steps (a folder with metrics.json) and resumes an interrupted
@@ -47,7 +48,7 @@ CPU time on the 2-core AMD EPYC with AVX512-BF16 (bf16, one thread per run, two 
 13-15 min of training (16.5 min wall), an IMDB stage 13-16 min, TAPT 18 min; one run at a time on both
 cores, an SST-2 run 9 min, an IMDB stage 10 min, so this command with two arms takes about 1.5 hours.
 Earlier, on the AVX2-only EPYC (fp32, the same setting): an SST-2 run 27-33 min (3,492 steps; batches of similar
-length, train.finetune's --batch-order length: random batches of 32 SST-2 phrases are 2.7x padding and take about
+length, train.finetune's --batch-order length: random batches of 32 SST-2 phrases are 2.9x padding and take about
 twice as long); an IMDB stage 38 min (750 steps of 32 x 128 tokens). sst2 + imdb-sst2 (one shared IMDB stage) +
 random-sst2, 3 seeds each: about 5 core-hours, 2.5 hours on both cores.
 """
@@ -117,7 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "'' = no cache)")
     p.add_argument("--imdb-stage-seed", type=arguments.seed_value, default=None,
                    help="one IMDB stage, with this seed, shared by every seed's SST-2 run (OUT/imdb-sN; the spread "
-                        "over seeds is then the SST-2 stage's alone; default: one IMDB stage per seed)")
+                        "over seeds is then the SST-2 stage's alone, and the seeds are weight-averaged; default: one "
+                        "IMDB stage per seed, and no average of seeds that start from different weights)")
     p.add_argument("--parallel", type=int, default=1,
                    help="run up to N seeds at once, each in a process of its own with 1/N of the CPU threads, "
                         "after the steps they share (TAPT, a shared IMDB stage) ran here; their output goes to "
@@ -248,15 +250,26 @@ def plan(args) -> tuple[list[Step], list[Step], dict, set[str]]:
                                         ema_decay=args.ema_decay or None, seed=seed, resume=True, no_progress=quiet,
                                         out=str(final)))
             runs[arm].append(final)
-        # a weight average needs one starting point: seeds from random weights have none, unless they continue
-        # one shared IMDB stage
-        one_start = not random_init or (arm.endswith("imdb-sst2") and args.imdb_stage_seed is not None)
-        if not args.no_average and len(args.seeds) > 1 and one_start:
+        if not args.no_average and len(args.seeds) > 1 and different_starts(arm, args) is None:
             folder = out / f"{arm}-avg"
             quiet_average = ["--no-progress"] if args.no_progress else []
             average_steps.append(script(folder.name, average, [*map(str, runs[arm]), "--out", str(folder),
                                                                *quiet_average], folder, needs=runs[arm]))
     return train_steps, average_steps, runs, shared
+
+
+def different_starts(arm: str, args) -> str | None:
+    """Why the seeds of `arm` start from different weights, so that their weight average would mix unrelated
+    ones (no average is planned); None when they share one start: the encoder and a head from train.finetune's
+    --head-seed (the same for every seed), or one shared IMDB stage."""
+    if arm.endswith("imdb-sst2"):
+        if args.imdb_stage_seed is None:
+            return ("each seed continues an IMDB stage of its own (--imdb-stage-seed K: one stage for every seed, "
+                    "as the shipped classifier's, K = 0)")
+        return None
+    if arm.startswith("random-"):
+        return "each seed's encoder is random weights of its own"
+    return None
 
 
 def data_inputs(args, steps: list[Step]) -> list[tuple[str, str, bool, str, dict]]:
@@ -417,6 +430,10 @@ def main(argv=None) -> int:
             check_data(args, train_steps)
     except USER_ERRORS as err:
         return report_user_error(err)
+    if not (args.no_average or args.train_only) and len(args.seeds) > 1:
+        for arm in runs:
+            if why := different_starts(arm, args):
+                print(f"note: no weight average of the {arm} arm: {why}", file=sys.stderr, flush=True)
     summary_argv, summarized = [], []
     for arm, folders in runs.items():
         averaged = [Path(args.out) / f"{arm}-avg"] if f"{arm}-avg" in {step.name for step in average_steps} else []

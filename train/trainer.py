@@ -7,13 +7,17 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
   cosine decay; gradient clipping and accumulation (`train.optim`).
 - Device and precision: CUDA with bf16 autocast when there is a GPU; on CPU fp32 or bf16 autocast
   (`--precision`); optional `torch.compile` of the encoder (`compile_encoder`).
-- Length: --max-steps, --epochs, --token-budget fix the schedule; with only --time-budget-min the lr decay
-  follows the clock (rank 0's, shared with the other ranks) and reaches 0 when the time is up.
+- Length: --max-steps, --epochs, --token-budget fix the schedule (a warmup of the run's steps or more is warned
+  about: the lr would never decay); with only --time-budget-min the lr decay follows the clock (rank 0's, shared
+  with the other ranks) and reaches 0 when the time is up, and a fractional --warmup is that share of the time
+  left once the first step is over (the step-0 evaluation and compiling do not count, nor a resumed session's
+  first step).
 - Data order: epoch e visits the rows in a permutation seeded by (seed, e). A step takes the next
   `--batch-size` rows (the *global* batch, wrapping around at the end of the epoch, so every batch is full).
   `--batch-order length` regroups each permutation so that a batch holds rows of similar length
   (`length_grouped`): fine-tuning pads a batch to its longest row, and SST-2's phrases (1-68 tokens) in
-  random batches of 32 are 2.7x their real tokens, grouped 1.04x.
+  random batches of 32 are 2.9x their real tokens, grouped 1.04x (the 55,841 rows beside the calibration
+  slice, two epochs).
 - Several processes (`torchrun --nproc_per_node N`, DistributedDataParallel): every rank builds the same
   global batch (masking included, from identically seeded generators), keeps its own 1/N slice of the rows
   and runs forward/backward on that slice only. The loss is normalised by the *global* number of targets,
@@ -137,13 +141,26 @@ def tensor_digest(tensors: list[torch.Tensor]) -> str:
 def length_grouped(order: torch.Tensor, lengths: torch.Tensor, batch_size: int, generator: torch.Generator,
                    megabatch: int = 50) -> torch.Tensor:
     """`order` (a permutation of the rows) regrouped so that consecutive `batch_size` rows have similar lengths,
-    as `transformers`' group_by_length: cut it into chunks of `megabatch` batches, sort each chunk by length,
-    cut into batches; then the batches are shuffled (`generator`), so that the length of a batch does not
-    drift through the epoch. Every row stays exactly once; the rows of a batch are still a random draw of
-    their chunk's rows of that length."""
-    chunks = [c[torch.argsort(lengths[c], descending=True, stable=True)] for c in order.split(batch_size * megabatch)]
+    as `transformers`' group_by_length: cut it into chunks of `megabatch` batches (a last, shorter chunk joins the
+    one before it), sort each chunk by length, cut into batches; then the batches are shuffled (`generator`), so
+    that the length of a batch does not drift through the epoch. Every row stays exactly once; the rows of a batch
+    are still a random draw of their chunk's rows of that length.
+
+    The trainer takes fixed slices of `batch_size` rows, the last one wrapping around to the epoch's start
+    (`Trainer._next_indices`), so when the rows do not fill the batches the short one goes last, and the batch
+    sorted just before it (the next shortest of its chunk) first: the wrapped slice is rows of one length group
+    too. A short batch shuffled into the middle shifted every slice after it across two groups (SST-2: 1.12x the
+    real tokens, not 1.04x)."""
+    size = batch_size * megabatch
+    chunks = list(order.split(size))
+    if len(chunks) > 1 and len(chunks[-1]) < size:
+        chunks[-2:] = [torch.cat(chunks[-2:])]
+    chunks = [c[torch.argsort(lengths[c], descending=True, stable=True)] for c in chunks]
     batches = torch.cat(chunks).split(batch_size)
-    return torch.cat([batches[i] for i in torch.randperm(len(batches), generator=generator)])
+    if len(batches[-1]) == batch_size or len(batches) < 2:
+        return torch.cat([batches[i] for i in torch.randperm(len(batches), generator=generator)])
+    first, middle, short = batches[-2], batches[:-2], batches[-1]
+    return torch.cat([first, *(middle[i] for i in torch.randperm(len(middle), generator=generator)), short])
 
 
 class EvaluationStopped(BaseException):
@@ -381,10 +398,16 @@ class Trainer:
         # resumed run's metrics.json recorded only its last session's, beside a train_time_s of all of them
         self.previous_wall_s = 0.0
         self.total_steps = self._planned_steps()
+        self._warn_if_warmup_is_the_whole_run()
         self.best: dict | None = None
         self.last_eval: dict | None = None
-        self.clock = 0.0  # rank 0's training time at the last step: the same on every process
+        self.clock = 0.0  # rank 0's training time at the end of the last step: the same on every process
         self.decay_start: float | None = None  # time-budget schedule: `clock` when warmup ended
+        # time-budget warmup: the training time it does not count, each session's until its first step ended (the
+        # step-0 evaluation, and compiling: phase 26's 34 s on the H100 took its whole 23-s warmup)
+        self.warmup_paused_s = 0.0
+        self._session_began: tuple[float, float] | None = None  # (time.monotonic(), elapsed) when fit() began
+        self._session_first_step = True  # the next step is this session's first
         self._stop_signal: int | None = None
         self._stop_evaluation = False  # a signal now stops the evaluation at once (`_closing_evaluation`)
         self._curves_drawn_from: tuple[int, int] | None = None  # the log's (size, mtime) when curves.png was drawn
@@ -445,11 +468,21 @@ class Trainer:
     @property
     def warmup_seconds(self) -> float | None:
         """Only a time budget and a fractional --warmup: the number of steps is not known in advance (it is
-        what the machine gets through), so the warmup is that share of the time budget, by the clock."""
+        what the machine gets through), so the warmup is that share of the time budget, by the clock: of the time
+        left once the first step is over (`warmup_paused_s`), so that it always ends before the time is up."""
         a = self.args
         if self.total_steps is None and a.time_budget_min is not None and 0 < a.warmup < 1:
-            return a.warmup * a.time_budget_min * 60
+            return a.warmup * max(a.time_budget_min * 60 - self.warmup_paused_s, 0.0)
         return None
+
+    def _warn_if_warmup_is_the_whole_run(self) -> None:
+        """A warmup of at least the run's steps never decays the lr (pretraining's 300 warmup steps in a 200-step
+        test run end at 2/3 of --lr, still rising): said on stderr, not refused (tiny runs are short on purpose)."""
+        warmup, total = self.warmup_steps, self.total_steps
+        if total is not None and warmup >= total > 0 and self.dist.is_main:
+            print(f"warning: --warmup {self.args.warmup:g} is {warmup:,} steps, and the run has {total:,}: the lr "
+                  f"rises for the whole run (to {lr_factor(total, warmup, total):.2g} x --lr) and never decays; pass "
+                  "a --warmup below the run's steps, or a share of the run (e.g. 0.06)", file=sys.stderr, flush=True)
 
     # ----- output folder, resume -----
     def _lock_out(self) -> None:
@@ -498,6 +531,7 @@ class Trainer:
         # a checkpoint from before the wall time was saved: its training time, the part of it that is known
         self.previous_wall_s = float(state.get("wall_s", state["elapsed"]))
         self.decay_start = state.get("decay_start")
+        self.warmup_paused_s = float(state.get("warmup_paused_s", 0.0))  # (a checkpoint from before: none)
         # the length options of *this* command count (a resumed run may be extended); the others should not change
         self.best = state.get("best")
         self.last_eval = state.get("last_eval")
@@ -566,7 +600,7 @@ class Trainer:
         args = self.args.recorded()
         return {
             "step": self.step, "tokens": self.tokens, "epoch": self.epoch, "batch_in_epoch": self.batch_in_epoch,
-            "elapsed": self.elapsed, "decay_start": self.decay_start,
+            "elapsed": self.elapsed, "decay_start": self.decay_start, "warmup_paused_s": self.warmup_paused_s,
             "total_steps": -1 if self.total_steps is None else self.total_steps,
             "optimizer": self.optimizer.state_dict(), "rng": rng_state(), "task": self.task.state_dict(),
             "best": self.best, "last_eval": self.last_eval, "args": args, "world_size": self.dist.world_size,
@@ -640,11 +674,11 @@ class Trainer:
         grad_norm = torch.nn.utils.clip_grad_norm_(
             self.model.parameters(), a.clip_grad if a.clip_grad > 0 else float("inf"))
         # One all-reduce: the global loss, whether any process wants to stop (signal, time budget), and
-        # rank 0's clock (so that a time-based lr is the same on every process)
+        # rank 0's clock now, the step's work done (so that a time-based lr is the same on every process)
         flags = torch.tensor([loss_sum.item(), float(self._stop_signal is not None), float(time_up),
-                              self.elapsed if dist.is_main else 0.0], dtype=torch.float64)
+                              self._training_time() if dist.is_main else 0.0], dtype=torch.float64)
         flags = dist.all_reduce(flags)
-        self.clock = flags[3].item()
+        self._advance_clock(flags[3].item())
         loss_value = flags[0].item() / targets
         if not (math.isfinite(loss_value) and math.isfinite(grad_norm.item())):
             what = "loss" if not math.isfinite(loss_value) else "gradient norm"
@@ -659,12 +693,28 @@ class Trainer:
         self.tokens += tokens
         return loss_value, lr, tokens, bool(flags[1] > 0), bool(flags[2] > 0)
 
+    def _training_time(self) -> float:
+        """The run's training time now: its earlier sessions' and this one's since fit() began."""
+        began, elapsed_before = self._session_began or (time.monotonic(), self.elapsed)
+        return elapsed_before + time.monotonic() - began
+
+    def _advance_clock(self, clock: float) -> None:
+        """`clock`: rank 0's training time at the end of this step. A session's first step (the step-0 evaluation
+        before it, compiling in it, a resumed run's recompiling) is left out of the time-budget warmup."""
+        if self._session_first_step:
+            self.warmup_paused_s += clock - self.clock
+            self._session_first_step = False
+        self.clock = clock
+
     def _lr_factor(self) -> float:
-        """Multiplier of the peak lr for this step: `train.optim.lr_factor`, or a warmup by the clock (the
-        first step, at time 0, has lr 0), after which the decay follows the clock as with any time budget."""
+        """Multiplier of the peak lr for this step: `train.optim.lr_factor`, or a warmup by the clock from the end
+        of the first step (it and the next have lr 0: the clock of a step is read at its end), after which the decay
+        follows the clock as with any time budget."""
         warmup_s = self.warmup_seconds
-        if warmup_s is not None and self.decay_start is None and self.clock < warmup_s:
-            return self.clock / warmup_s
+        if warmup_s is not None and self.decay_start is None:
+            warmed = self.clock - self.warmup_paused_s
+            if warmed < warmup_s:
+                return max(warmed, 0.0) / warmup_s
         return lr_factor(self.step, self.warmup_steps, self.total_steps, self.args.schedule, self._time_progress())
 
     def _time_progress(self) -> float | None:
@@ -714,8 +764,8 @@ class Trainer:
     # ----- the loop -----
     def fit(self) -> Result:
         a = self.args
-        session_start = time.monotonic()
-        elapsed_at_start = self.elapsed
+        self._session_began = (time.monotonic(), self.elapsed)
+        self._session_first_step = True
         self._last_save = time.monotonic()
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         bar = self._progress_bar()
@@ -733,11 +783,11 @@ class Trainer:
                     break
                 if a.token_budget is not None and self.tokens >= a.token_budget:
                     break
-                self.elapsed = elapsed_at_start + time.monotonic() - session_start
+                self.elapsed = self._training_time()
                 time_up = a.time_budget_min is not None and self.elapsed >= a.time_budget_min * 60
                 self.step += 1
                 loss, lr, tokens, interrupted, time_up = self._train_step(time_up)
-                self.elapsed = elapsed_at_start + time.monotonic() - session_start
+                self.elapsed = self._training_time()
 
                 window["loss"], window["tokens"], window["steps"] = (window["loss"] + loss, window["tokens"] + tokens,
                                                                      window["steps"] + 1)
@@ -785,7 +835,7 @@ class Trainer:
                 status = "interrupted"
             if status != "interrupted" and last_eval_step != self.step:
                 self._closing_evaluation()  # the end point of the curves (and a candidate for the best checkpoint)
-            self.elapsed = elapsed_at_start + time.monotonic() - session_start
+            self.elapsed = self._training_time()
             signalled = ended == "interrupted" and self._stop_signal is not None  # else another process's signal
             self.stopped_by = signal.Signals(self._stop_signal).name if signalled else ended
             path = self.save_checkpoint()
