@@ -40,6 +40,7 @@ from huggingface_hub.utils import HFValidationError, validate_repo_id
 import roberta
 from roberta.hub import (HubRepoNotFoundError, HubUnreachableError, hub_offline, is_local, read_architecture,
                          written_as_path)
+from roberta.tokenizer import check_fits_model
 
 from .formatting import millions
 from .models import KIND_OF_ARCHITECTURE, KINDS, LoadedModel, Models, without_paths
@@ -308,9 +309,8 @@ def load_choice(key: str, source: str, tab: str | None = None, allow_local: bool
                                    f"label that {_the_tab(tab)} shows. {_kept(tab)}")
         tokenizer, tokenizer_from = _tokenizer(source, config, hub)
         check_tokenizer(tokenizer, source, _kept(tab))
-        if tokenizer.get_vocab_size() > config.vocab_size:  # the pipeline would refuse it after the download
-            raise ModelChoiceError(f"{source}'s tokenizer has {tokenizer.get_vocab_size():,} tokens but its model "
-                                   f"only {config.vocab_size:,}: they do not belong together. {_kept(tab)}")
+        # the pipeline's own rule, before the weights are downloaded: a ModelLoadError, said by _plain_errors
+        check_fits_model(tokenizer, config, f"{tokenizer_from or source}'s tokenizer")
         model = kind.cls.from_pretrained(source, **hub)
         pipe = roberta.pipeline(kind.task, model=model, tokenizer=tokenizer, device="cpu")
     pipe.model.eval().requires_grad_(False)  # shared by all requests; gradients only w.r.t. inputs

@@ -175,47 +175,67 @@ def shown_source(source: str) -> str:
         return path.name
 
 
-def _inside(path: str, folder: str, windows: bool) -> bool:
-    """Whether `path` is `folder` or a path in it; for a Windows path with either separator, as Windows reads them
-    ("C:/models/mine" typed, "C:\\models\\mine\\config.json" in the loader's message)."""
-    if windows:
-        path, folder = path.replace("\\", "/"), folder.replace("\\", "/")
-    return (path + "/").startswith(folder + "/")
+def _source_forms(typed: str) -> list[str]:
+    """How a loader's message may write the folder a user typed: as typed, with `~` expanded, resolved (every
+    one without a trailing separator), and for a Windows path with either separator; longest first."""
+    forms = {typed, os.path.expanduser(typed), str(Path(os.path.expanduser(typed)).resolve())}
+    if re.match(r"[A-Za-z]:[\\/]", typed):  # Windows reads C:/models/mine and C:\models\mine alike
+        forms |= {form.replace("/", "\\") for form in forms} | {form.replace("\\", "/") for form in forms}
+    forms = {form.rstrip("/\\") for form in forms}
+    return sorted((form for form in forms if form), key=len, reverse=True)
 
 
-def without_paths(message: str, typed: str = "") -> str:
+def without_paths(message: str, typed: str = "", shown: str | None = None) -> str:
     """An error message without the server's absolute paths (a download cache, a folder): each path by the name
     of its last part ("/home/user/.cache/.../config.json: not valid JSON" -> "config.json: not valid JSON"; a
     Windows one, C:\\ or C:/, too), except the folder a user typed (`typed`) and the files in it, named as typed
-    ("/dev/zero is a file", not "zero is a file"; "~/model/config.json", not the home folder's path)."""
-    folder = os.path.expanduser(typed).rstrip("/\\") if typed else None  # as the loader names it
+    ("/dev/zero is a file", not "zero is a file"; "~/model/config.json", not the home folder's path) or with the
+    folder as `shown`. The typed folder is found as it is written (`_source_forms`), not by the pattern of a path,
+    which stops at a space: "/srv/my models/mlm" was left as "my models/mlm"."""
+    forms = _source_forms(typed) if typed else []
+    if not forms:
+        return ABSOLUTE_PATH_RE.sub(_last_part, message)
+    folder = typed.rstrip("/\\") if shown is None else shown
+    # the typed folder, then any files in it, with no character of a longer name on either side ("mlm" is not
+    # "mlm2", "." is no full stop); else a path
+    either = re.compile(r"(?<![\w.~/\\-])" f"(?P<typed>{'|'.join(map(re.escape, forms))})"
+                        r"(?P<inside>(?:[/\\][^/\\\s:'\"]+)*)(?![\w~-]|\.\S)"
+                        f"|{ABSOLUTE_PATH_RE.pattern}")
+    return either.sub(lambda match: folder + match["inside"] if match["typed"] else _last_part(match), message)
 
-    def shorten(match) -> str:
-        path, windows = match.group(), match.group(2) is not None
-        if folder and _inside(path, folder, windows):
-            return typed.rstrip("/\\") + path[len(folder):]
-        return match.group(1) or match.group(2)
 
-    return ABSOLUTE_PATH_RE.sub(shorten, message)
+def _last_part(match) -> str:
+    """A path `ABSOLUTE_PATH_RE` matched (alone, or as the last two groups of a pattern), by its last part."""
+    return match.group(match.re.groups - 1) or match.group(match.re.groups)
 
 
 def _missing_message(key: str, source: str, err: Exception, as_typed: bool = False) -> str:
     """Why the model of `key` did not load, naming its folder for the page (`shown_source`: "mlm", not the
-    server's path) or, `as_typed`, for the operator's console (the MLM_MODEL they typed: "/data/runs/mlm")."""
+    server's path) or, `as_typed`, for the operator's console (the MLM_MODEL they typed: "/data/runs/mlm"), and
+    what to do: a folder of the other kind goes in the other variable, a damaged one is copied again, an
+    incomplete one is trained (or the variable set to another model)."""
     kind = KINDS[key]
     local = roberta.hub.is_local(source)
-    if as_typed:
-        shown, err = source, without_paths(str(err), typed=source)
-    else:
-        shown, err = shown_source(source), without_paths(str(err))
-    if local and not os.path.exists(source):
-        reason = f"the folder {shown} does not exist"
-    elif local:
-        reason = f"{shown} is not a complete model folder ({err})"
-    else:
-        reason = f"could not load {shown} ({err})"
-    return (f"The {kind.title} model is not available: {reason}. Train it (see the README) or set "
-            f"{kind.env_var} to a model folder or a Hugging Face Hub repo id, then restart the app.")
+    shown = source if as_typed else shown_source(source)
+    said = without_paths(str(err), typed=source, shown=None if as_typed else shown)
+    instead = f"set {kind.env_var} to a model folder or a Hugging Face Hub repo id"
+    if isinstance(err, roberta.hub.ArchitectureMismatch):  # "X is a classifier (...); the pipeline needs ...: ..."
+        other = next((k for k in KINDS.values() if f"({k.architecture})" in said.split(";")[0]), None)
+        reason = f"{said.split(';')[0]}, not {kind.what}" + (f": it goes in {other.env_var}" if other else "")
+        todo = f"Set {kind.env_var} to a folder or Hugging Face Hub repo id of that kind"
+    elif not local:
+        reason, todo = f"could not load {shown} ({said})", instead[0].upper() + instead[1:]
+    elif not os.path.exists(os.path.expanduser(source)):
+        reason, todo = f"the folder {shown} does not exist", f"Train it (see the README) or {instead}"
+    elif os.path.isfile(os.path.expanduser(source)):
+        reason = f"{shown} is a file, not a model folder"
+        todo = f"Set {kind.env_var} to the folder that holds it, or to a Hugging Face Hub repo id"
+    elif isinstance(err, roberta.ModelNotFoundError):  # a file missing: an unfinished run, a partial copy
+        reason, todo = f"{shown} is not a complete model folder ({said})", f"Train it (see the README) or {instead}"
+    else:  # a file that is there but cannot be used: cut short, corrupt, or another model's
+        reason = f"{shown} holds a damaged or mismatched file ({said})"
+        todo = f"Otherwise {instead}" if " again" in said else f"Copy or download it again, or {instead}"
+    return f"The {kind.title} model is not available: {reason}. {todo}, then restart the app."
 
 
 def _read_extras(source: str) -> dict:

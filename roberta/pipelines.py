@@ -24,7 +24,8 @@ import torch
 from . import hub
 from .config import whole_number
 from .model import RobertaForMaskedLM, RobertaForSequenceClassification
-from .tokenizer import as_tokenizer, check_special_tokens, encode, encode_windows, load_tokenizer, mean_over_windows
+from .tokenizer import (as_tokenizer, check_fits_model, check_special_tokens, encode, encode_windows, load_tokenizer,
+                        mean_over_windows)
 
 MAX_MASKS = 5  # most <mask> tokens one fill-mask input may hold
 TOP_K = 5  # fill-mask results per mask unless asked (transformers' default, also what its top_k=None means)
@@ -111,9 +112,7 @@ class Pipeline:
                              f"{hint}")
         tokenizer = as_tokenizer(tokenizer)
         check_special_tokens(tokenizer, "the tokenizer")
-        if tokenizer.get_vocab_size() > model.config.vocab_size:
-            raise ValueError(f"the tokenizer has {tokenizer.get_vocab_size()} tokens but the model only "
-                             f"{model.config.vocab_size}: they do not belong together")
+        check_fits_model(tokenizer, model.config, "the tokenizer")
         batch_size = _count("batch_size", batch_size)
         self.device = (torch.device("cuda" if torch.cuda.is_available() else "cpu") if device is None
                        else hub.parse_device(device, "device"))
@@ -403,8 +402,9 @@ def pipeline(task: str, model, tokenizer=None, device=None, batch_size: int = 32
         model_id = os.fspath(model)
         _check_architecture(task, cls, model_id, **hub_kwargs)
         model = cls.model_class.from_pretrained(model_id, **hub_kwargs)
-        if tokenizer is None:
+        if tokenizer is None:  # the folder's own: its file named if it does not fit
             tokenizer = load_tokenizer(model_id, **hub_kwargs)
+            check_fits_model(tokenizer, model.config, f"{model_id}'s {hub.TOKENIZER_NAME}")
     elif tokenizer is None:
         raise ValueError("pass tokenizer= together with a model object (a Tokenizer or a tokenizer.json path)")
     return cls(model, as_tokenizer(tokenizer, **hub_kwargs), device, batch_size)

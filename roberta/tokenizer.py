@@ -107,6 +107,32 @@ def check_special_tokens(tokenizer: Tokenizer, source) -> None:
         raise ModelLoadError(f"{source} lacks RoBERTa's special tokens {missing}")
 
 
+# A checkpoint may have more embedding rows than its tokenizer has tokens, rounded up to a multiple of one of these
+# (matrix sizes that run faster): rows no token id reaches. Any other gap means another tokenizer's file.
+PADDED_TO = (8, 64, 128)
+# the special tokens whose ids config.json gives too: the model pads (and numbers positions) by pad_token_id
+CONFIG_IDS = {"<s>": "bos_token_id", "</s>": "eos_token_id", "<pad>": "pad_token_id"}
+
+
+def check_fits_model(tokenizer: Tokenizer, config, source) -> None:
+    """A ModelLoadError naming `source` ("mlm/tokenizer.json", "the tokenizer") when the tokenizer is not the one
+    of the model `config` describes, as far as sizes and ids tell: more tokens than the model has embedding rows;
+    fewer, unless the extra rows are padding (`PADDED_TO`: roberta-base's 50,265 tokens may have 50,272 or 50,304
+    rows, never 60,000); or a special token whose id is not the config's (`CONFIG_IDS`). The one rule of every
+    loader (the pipelines, the app's model box); training refuses any difference in size."""
+    tokens, rows = tokenizer.get_vocab_size(), config.vocab_size
+    if tokens != rows and not (tokens < rows and rows in {-(-tokens // n) * n for n in PADDED_TO}):
+        only = " only" if tokens > rows else ""
+        raise ModelLoadError(f"{source} has {tokens:,} tokens but the model{only} {rows:,}: they do not belong "
+                             "together; use the tokenizer the model was trained with")
+    for token, field in CONFIG_IDS.items():
+        token_id, config_id = tokenizer.token_to_id(token), getattr(config, field)
+        if token_id != config_id:
+            raise ModelLoadError(f"{source} gives {token} the id {token_id}, but the model's config has {field} "
+                                 f"{config_id}: they do not belong together; use the tokenizer the model was "
+                                 "trained with")
+
+
 MIN_LENGTH = 3  # <s>, one token, </s>
 
 

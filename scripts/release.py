@@ -38,14 +38,15 @@ from roberta.files import write_atomic
 from demo.embedding_view import score_analogies
 from demo.examples import ANALOGY_PROBE, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from demo.formatting import format_probability
-from roberta.run_metrics import (PHASES_NAME, RunMetrics, dataset_name, read_phase_history, said_list,
+from roberta.run_metrics import (PHASES_NAME, RunMetrics, dataset_name, is_sst2, read_phase_history, said_list,
                                   same_text_file, write_phase_history)
 from roberta.text import normalize_for_classifier
-from train.export import DTYPES, check_export, export_into, partial_note, staged_folder
+from train.export import DTYPES, check_export, export_into, partial_note, staged_folder, writes_named_in
 from train.model_card import base_model_text, card_for, with_base_model, with_front_matter
 from train.fill_mask_probe import DEFAULT_PROBE, read_probe, run_probe
 from train import summarize
-from train.runtime import USER_ERRORS, UserError, exit_code, output_folder, report_user_error
+from train.runtime import (USER_ERRORS, UserError, check_writable_folder, exit_code, output_folder,
+                           report_user_error)
 
 MLM_NAME, CLASSIFIER_NAME = "mini-roberta-mlm", "mini-roberta-sst2"
 SECTION = "## Shipped model"
@@ -244,24 +245,35 @@ def analogy_section(folder) -> str:
 
 
 def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> str:
+    """The classifier's figures beside the baseline's (the same fine-tuning from random weights). IMDB's columns
+    and sentence only when a run scored it: one made with `--imdb ''` has none (its card read "nan%" and "a fixed
+    sample of ? reviews of `?`"); the dev set is called SST-2's only when it is."""
+    runs = [("this model", classifier)] + ([("random initialisation", baseline)] if baseline else [])
+    imdb = any(m.imdb_accuracy is not None for _, m in runs)
+    dev = "SST-2 dev" if is_sst2([dataset_name(classifier.dev_data)] if classifier.dev_data else None) else "Dev"
+
     def row(name, m: RunMetrics):
-        imdb = [v if v is not None else float("nan") for v in (m.imdb_accuracy, m.imdb_accuracy_whole)]
-        return [name, f"`{m.init or '?'}`", f"{m.dev_accuracy:.1%}", f"{imdb[0]:.1%}", f"{imdb[1]:.1%}",
+        scores = [f"{v:.1%}" if v is not None else "not scored" for v in (m.imdb_accuracy, m.imdb_accuracy_whole)]
+        return [name, f"`{m.init or '?'}`", f"{m.dev_accuracy:.1%}", *(scores if imdb else []),
                 _minutes(m.train_time_s), f"{m.train_steps:,}"]
 
-    runs = [("this model", classifier)] + ([("random initialisation", baseline)] if baseline else [])
     rows = [row(name, m) for name, m in runs]
-    n_imdb = classifier.imdb_examples or "?"
     commands = "\n".join(f"# {name}\n{m.command}" for name, m in runs)
+    said = f"{dev}: `{classifier.dev_data}`" if classifier.dev_data else f"{dev} set"
+    said += f" ({classifier.dev_examples} sentences)" if classifier.dev_examples else ""
+    if imdb:
+        sample = f"{classifier.imdb_examples} reviews" if classifier.imdb_examples else "reviews"
+        said += (f"; IMDB: a fixed sample of {sample}" + (f" of `{classifier.imdb_data}`" if classifier.imdb_data
+                                                           else "") +
+                 f", never trained on, scored on their first {classifier.max_length or 128} tokens and read whole "
+                 "(overlapping windows, logits averaged, as `roberta.pipeline` reads a long text)")
+    else:
+        said += "; IMDB not scored (the fine-tuning skipped it: `--imdb ''`)"
     text = [
         "### What pretraining bought",
-        f"Same fine-tuning recipe, encoder pretrained or random. SST-2 dev: `{classifier.dev_data or '?'}` "
-        f"({classifier.dev_examples or '?'} sentences); IMDB: a fixed sample of {n_imdb} reviews of "
-        f"`{classifier.imdb_data or '?'}`, never trained on, scored on their first {classifier.max_length or 128} "
-        "tokens and read whole (overlapping windows, logits averaged, as `roberta.pipeline` reads a long text). "
-        f"Hardware: {_hardware(classifier)}.",
-        _table(["classifier", "encoder from", "SST-2 dev accuracy", "IMDB, first tokens", "IMDB, whole reviews",
-                "train minutes", "steps"], rows),
+        f"Same fine-tuning recipe, encoder pretrained or random. {said}. Hardware: {_hardware(classifier)}.",
+        _table(["classifier", "encoder from", f"{dev} accuracy",
+                *(["IMDB, first tokens", "IMDB, whole reviews"] if imdb else []), "train minutes", "steps"], rows),
     ]
     if (classifier.averaged or 0) > 1:  # train.average sums its members' training
         text.append(f"This model's train minutes and steps are those of the {classifier.averaged} runs it averages, "
@@ -483,7 +495,7 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
                 raise ValueError(f"{option} {run} is a partial model, not one to ship: {note}")
     histories = [read_phases(run) for run in mlm_phases]
     phases = [phase for history in histories for phase in history]
-    output_folder(out)
+    check_writable_folder(output_folder(out), "--out")  # the folders are built in it, beside their destinations
     for i, run in enumerate(mlm_phases):  # every input is checked before anything is written
         roberta.hub.require_architecture(run, "RobertaForMaskedLM", "--mlm takes masked-LM runs (train.pretrain)",
                                          "--mlm")
@@ -508,28 +520,45 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
     mlm_dst = check_export(mlm_phases[-1], Path(out) / MLM_NAME) if mlm_phases else None  # both before either
     clf_dst = check_export(classifier, Path(out) / CLASSIFIER_NAME) if classifier else None  # is written
     written = []
-    with contextlib.ExitStack() as swaps:  # both folders are built before either is swapped in: a pair, or none
+    # both folders are built before either is swapped in: a pair, or none; and a refusal leaves no --out it made
+    with removed_if_left_empty(Path(out)), contextlib.ExitStack() as swaps:
         if mlm_phases:
             dst = mlm_dst
-            folder = swaps.enter_context(staged_folder(dst))
-            export_into(mlm_phases[-1], folder, dtype)
-            probe_text, phases[-1].fill_mask_probe, right = probe_section(folder)
-            write_phase_history(folder, phases)
-            write_section(folder, "\n\n".join([pretraining_section(phases), probe_text, analogy_section(folder),
-                                               fill_mask_section(folder, dst)]), dst, phases_lead(phases), right)
+            with writes_named_in(dst):
+                folder = swaps.enter_context(staged_folder(dst))
+                export_into(mlm_phases[-1], folder, dtype, final=dst)
+                probe_text, phases[-1].fill_mask_probe, right = probe_section(folder)
+                write_phase_history(folder, phases)
+                write_section(folder, "\n\n".join([pretraining_section(phases), probe_text, analogy_section(folder),
+                                                   fill_mask_section(folder, dst)]), dst, phases_lead(phases), right)
             written.append(dst)
         if classifier:
             dst = clf_dst
-            folder = swaps.enter_context(staged_folder(dst))
-            export_into(classifier, folder, dtype)
-            if baseline_metrics:  # kept across releases (the export leaves it): a later one passes it back
-                baseline_metrics.write(folder / BASELINE_FILE)
-            body = comparison_section(metrics, baseline_metrics)
-            for name, path, summary in summaries:
-                body += "\n\n" + experiment_section(path, folder, name, summary)
-            write_section(folder, body + "\n\n" + sentiment_section(folder, dst), dst, base=base)
+            with writes_named_in(dst):
+                folder = swaps.enter_context(staged_folder(dst))
+                export_into(classifier, folder, dtype, final=dst)
+                if baseline_metrics:  # kept across releases (the export leaves it): a later one passes it back
+                    baseline_metrics.write(folder / BASELINE_FILE)
+                body = comparison_section(metrics, baseline_metrics)
+                for name, path, summary in summaries:
+                    body += "\n\n" + experiment_section(path, folder, name, summary)
+                write_section(folder, body + "\n\n" + sentiment_section(folder, dst), dst, base=base)
             written.append(dst)
     return written
+
+
+@contextlib.contextmanager
+def removed_if_left_empty(out: Path):
+    """The folder `out`, and the folders above it, that do not exist yet: removed again if the block fails and
+    leaves them empty (a refused release left an empty --out behind)."""
+    made = [folder for folder in [out, *out.parents] if not folder.exists()]  # deepest first
+    try:
+        yield
+    except BaseException:
+        for folder in made:
+            with contextlib.suppress(OSError):  # not empty (or already gone): kept
+                folder.rmdir()
+        raise
 
 
 EXAMPLE_SECTIONS = ((MLM_NAME, fill_mask_section), (CLASSIFIER_NAME, sentiment_section))

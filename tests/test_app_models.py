@@ -723,13 +723,79 @@ def test_a_start_up_model_that_cannot_load_is_named_as_typed_on_the_console_only
     (broken / "config.json").write_text("{not json")
     for folder, page_reason, console_reason in [
             (missing, "the folder mlm does not exist", f"the folder {missing} does not exist"),
-            (broken, "broken is not a complete model folder (config.json: not valid JSON",
-             f"{broken} is not a complete model folder ({broken}/config.json: not valid JSON")]:
+            (broken, "broken holds a damaged or mismatched file (broken/config.json: not valid JSON",
+             f"{broken} holds a damaged or mismatched file ({broken}/config.json: not valid JSON")]:
         with caplog.at_level("WARNING", logger="demo.models"):
             caplog.clear()
             loaded = load_model("mlm", folder)
         assert not loaded.available and page_reason in loaded.error and str(tmp_path) not in loaded.error
         assert console_reason in loaded.console_error and caplog.messages == [loaded.console_error]
+
+
+def test_a_start_up_folder_with_spaces_and_accents_shows_no_server_path(tmp_path, tiny_mlm_dir, monkeypatch):
+    """A path stopped at a space in the pattern of a path: the page read "dir with spaces/modèle ü/mlm trunc/
+    model.safetensors" (only the part before the first space was cut), the console the same in place of the
+    folder as typed. The folder is now replaced as written, typed, with ~ expanded or resolved."""
+    folder = tmp_path / "dir with spaces" / "modèle ü 日本" / "mlm trunc"
+    shutil.copytree(tiny_mlm_dir, folder)
+    data = (folder / "model.safetensors").read_bytes()
+    (folder / "model.safetensors").write_bytes(data[:len(data) // 2])
+    loaded = load_model("mlm", folder)
+    assert "(mlm trunc/model.safetensors: not a readable safetensors file" in loaded.error
+    assert "dir with spaces" not in loaded.error and "modèle" not in loaded.error
+    assert f"({folder}/model.safetensors: not a readable" in loaded.console_error
+    monkeypatch.chdir(tmp_path)
+    typed = str(folder.relative_to(tmp_path))  # a relative folder, which a loader may name resolved
+    message = f"{folder}/config.json: bad; see /srv/data/x.json"
+    assert without_paths(message, typed) == f"{typed}/config.json: bad; see x.json"
+    assert without_paths(message, typed, shown="mlm trunc") == "mlm trunc/config.json: bad; see x.json"
+    assert without_paths("/srv/mlm2/x.json: bad", "/srv/mlm") == "x.json: bad"  # a longer name is another folder
+
+
+def test_a_start_up_model_that_cannot_load_says_what_to_do_about_it(tiny_mlm_dir, tiny_clf_dir, tmp_path,
+                                                                     monkeypatch):
+    """Every failure was "X is not a complete model folder (...). Train it (see the README) or set ...": a complete
+    classifier's folder in MLM_MODEL (with a library user's advice, pipeline('text-classification', ...)), a
+    damaged file, the weights file in place of its folder. Now: the other kind is said to go in the other
+    variable, a damaged file to be copied again, a file to be replaced by its folder; "not a complete model folder"
+    and "Train it" are kept for a missing file."""
+    monkeypatch.chdir(tmp_path)
+    damaged = shutil.copytree(tiny_mlm_dir, tmp_path / "damaged")
+    (damaged / "tokenizer.json").write_text("{")
+    incomplete = shutil.copytree(tiny_mlm_dir, tmp_path / "incomplete")
+    (incomplete / "tokenizer.json").unlink()
+    for key, folder, reason, todo in [
+            ("mlm", tiny_clf_dir, f"{tiny_clf_dir.name} is a classifier (RobertaForSequenceClassification), not a "
+             "masked language model (fill mask): it goes in SENTIMENT_MODEL.",
+             "Set MLM_MODEL to a folder or Hugging Face Hub repo id of that kind"),
+            ("sentiment", tiny_mlm_dir, f"{tiny_mlm_dir.name} is a masked-LM model (RobertaForMaskedLM), not a text "
+             "classifier (sentiment): it goes in MLM_MODEL.", "Set SENTIMENT_MODEL to a folder"),
+            ("mlm", damaged, "damaged holds a damaged or mismatched file (damaged/tokenizer.json: not a readable "
+             "tokenizer.json", "Copy or download it again, or set MLM_MODEL"),
+            ("mlm", incomplete / "model.safetensors", "model.safetensors is a file, not a model folder.",
+             "Set MLM_MODEL to the folder that holds it"),
+            ("mlm", incomplete, "incomplete is not a complete model folder (incomplete has no tokenizer.json)",
+             "Train it (see the README) or set MLM_MODEL")]:
+        error = load_model(key, folder).error
+        assert reason in error and f"{todo}" in error and "pipeline(" not in error, error
+        assert ("Train it" in error) == (folder == incomplete), error
+
+
+def test_the_model_box_refuses_a_tokenizer_smaller_than_the_model_as_the_pipeline_does(models, tiny_config,
+                                                                                          tiny_mlm_dir, tmp_path):
+    """A tokenizer of 300 tokens beside a model of 32,768 was accepted ("13.3M parameters ...") and answered
+    't', 'r', 'f'; only a larger one was refused. The box now applies the pipelines' one rule
+    (`roberta.tokenizer.check_fits_model`), before the weights are read."""
+    import dataclasses
+
+    folder = tmp_path / "tok300"
+    roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, vocab_size=32_768)).save_pretrained(folder)
+    shutil.copy(tiny_mlm_dir / "tokenizer.json", folder / "tokenizer.json")
+    _, current, status = MC.ModelChooser(models, allow_local=True).choose("mlm", str(folder))
+    assert current == MC.SHIPPED
+    tokens = roberta.load_tokenizer(folder).get_vocab_size()
+    assert (f"Could not load {folder}: {folder}'s tokenizer has {tokens:,} tokens but the model 32,768: they do not "
+            "belong together") in status
 
 
 def test_a_space_offers_only_the_suggested_hub_models_by_default(monkeypatch):

@@ -469,6 +469,24 @@ def test_a_tokenizer_that_is_not_the_init_models_vocabulary_is_refused(train_fil
     assert pretrain.main(argv) == 0
 
 
+def test_an_init_folder_whose_tokenizer_is_not_its_models_is_named(train_files, tiny_mlm_dir, tmp_path, capsys):
+    """"the tokenizer has 265 tokens, the model 300" named no file and said nothing of what to do."""
+    folder = shutil.copytree(tiny_mlm_dir, tmp_path / "init")
+    smaller = roberta.train_tokenizer(["a b c d e"] * 5, vocab_size=270, min_frequency=1, show_progress=False)
+    smaller.save(str(folder / "tokenizer.json"))
+    said = (f"--init {folder}'s tokenizer.json has {smaller.get_vocab_size()} tokens but the --init model 300 "
+            "embedding rows", "use the tokenizer the model was trained with")
+    argv = pretrain_argv(train_files, tmp_path / "pt", "--max-steps", "1", "--init", str(folder))
+    argv[argv.index("--model-max-length"):argv.index("--model-max-length") + 2] = []
+    argv[argv.index("--tokenizer"):argv.index("--tokenizer") + 2] = []
+    assert_user_error(pretrain.main, argv, capsys, *said)
+    assert_user_error(finetune.main, finetune_argv(train_files, tmp_path / "ft", "--init", str(folder)), capsys,
+                      *said)
+    from train import evaluate  # loading (not training) allows padded rows only: 300 is not 265 rounded up
+    assert_user_error(evaluate.main, ["--model", str(folder), "--mlm-text", str(train_files / "corpus.txt")], capsys,
+                      f"{folder}'s tokenizer.json has {smaller.get_vocab_size()} tokens but the model 300")
+
+
 def test_recipe_refuses_gpu_options_without_gpu(tmp_path, capsys):
     """They were ignored without a word (--seeds 7 8 ran seed 0, --data /nonexistent was never looked at)."""
     from train import recipe

@@ -162,8 +162,15 @@ def test_bad_json_and_non_utf8_config_name_the_file(folder):
     truncate(path)
     with pytest.raises(ModelLoadError, match=re.escape(str(path)) + r": not valid JSON \(line \d+, column \d+"):
         roberta.pipeline("fill-mask", model=folder)
-    path.write_bytes(b'{"hidden_size": "\xff"}')
-    with pytest.raises(ModelLoadError, match=re.escape(str(path)) + ": not UTF-8"):
+    data = b'{"hidden_size": "\xff"}'
+    path.write_bytes(data)
+    with pytest.raises(ModelLoadError, match=re.escape(f"{path}: not UTF-8 text (byte 0xff at offset "
+                                                       f"{data.index(0xff)}); save it as UTF-8")):
+        roberta.load_config(folder)
+    # an editor's "Unicode": "byte 0" read as a byte's value, and said nothing of what to do
+    path.write_text(json.dumps({"hidden_size": 32}), encoding="utf-16")
+    with pytest.raises(ModelLoadError, match=re.escape(f"{path}: not UTF-8 text (it is UTF-16: it starts with a "
+                                                       "UTF-16 byte-order mark); save it as UTF-8")):
         roberta.load_config(folder)
     path.write_text("[1, 2]")
     with pytest.raises(ModelLoadError, match="expected a JSON object"):
@@ -198,6 +205,29 @@ def test_weights_saved_without_metadata_still_load(folder):
     save_file(load_file(str(weights)), str(weights), metadata={"format": "pt"})
     edit_config(folder, num_attention_heads=8)  # the documented blind spot
     assert roberta.RobertaForMaskedLM.from_pretrained(folder).config.num_attention_heads == 8
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_weights_holding_nan_or_infinity_are_refused_naming_the_file_and_tensor(folder, bad):
+    """One NaN in a float16 file loaded without a word: the app showed NaN scores as answers (or, with one NaN that
+    the CPU's fused attention swallowed, finite but different ones), and evaluate, calibrate, average and release
+    went on with them. Every loader reads weights through `hub.load_weights`, which now refuses them."""
+    weights = folder / "model.safetensors"
+    tensors = {name: tensor.half() for name, tensor in load_file(str(weights)).items()}
+    name = "roberta.encoder.layer.1.attention.self.query.weight"
+    tensors[name][0, 0] = bad
+    save_file(tensors, str(weights), metadata={"format": "pt"})
+    said = re.escape(f"{weights}: {name} holds 1 NaN or infinite value: the file is damaged or was saved from a run "
+                     "that diverged; copy, export or download it again")
+    for load in (roberta.RobertaForMaskedLM.from_pretrained, hub.load_state_dict,
+                 roberta.RobertaForSequenceClassification.from_pretrained_encoder,
+                 functools.partial(roberta.pipeline, "fill-mask")):
+        with pytest.raises(ModelLoadError, match=f"^{said}$"):
+            load(folder)
+    tensors[name][0, 0] = 65504.0  # float16's largest finite value is a value like any other
+    save_file(tensors, str(weights), metadata={"format": "pt"})
+    assert roberta.RobertaForMaskedLM.from_pretrained(folder).roberta.encoder.layer[1].attention.self.query.weight[
+        0, 0] == 65504.0
 
 
 def test_truncated_weights_and_tokenizer_name_the_file(folder):
@@ -446,7 +476,9 @@ def test_a_broken_shard_index_is_named(folder):
     with pytest.raises(ModelLoadError, match="not a .safetensors file beside the index"):
         roberta.RobertaForMaskedLM.from_pretrained(folder)
     index.write_text(json.dumps({"weight_map": {"x": "model-00002-of-00002.safetensors"}}))
-    with pytest.raises(ModelNotFoundError, match="has no model-00002-of-00002.safetensors"):
+    # said to come from the index: a name the user never typed ("FOLDER has no model-00002-of-00002.safetensors")
+    with pytest.raises(ModelNotFoundError, match=re.escape(f"{index} names model-00002-of-00002.safetensors, which "
+                                                           f"{folder} does not hold (a shard missing from the")):
         roberta.RobertaForMaskedLM.from_pretrained(folder)
     index.write_text(json.dumps({"metadata": {}}))
     with pytest.raises(ModelLoadError, match="expected a weight_map"):

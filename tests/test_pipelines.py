@@ -1,4 +1,5 @@
 """roberta.pipeline: fill-mask and sentiment outputs, targets, [MASK], bad inputs, truncation, batches."""
+import re
 import warnings
 
 import numpy as np
@@ -472,6 +473,38 @@ def test_a_tokenizer_object_without_robertas_special_tokens_is_refused(tiny_mlm_
     bert_like = Tokenizer.from_str(bert_like.to_str().replace('"<mask>"', '"[MASK]"'))
     with pytest.raises(roberta.ModelLoadError, match=r"lacks RoBERTa's special tokens \['<mask>'\]"):
         roberta.pipeline("fill-mask", model=model, tokenizer=bert_like)
+
+
+def test_a_tokenizer_is_refused_unless_the_models_extra_rows_are_padding(tokenizer, tiny_config, tiny_mlm_dir,
+                                                                         tmp_path):
+    """A tokenizer smaller than the model's vocabulary loaded and gave garbage (300 tokens for a model of 32,768:
+    "Paris is the capital of <mask>." -> 't', 'r', 'f'), while training refused the same folder. Extra rows are
+    accepted only as padding: the tokenizer's size rounded up to a multiple of 8, 64 or 128, as some Hub
+    checkpoints have (roberta-base's 50,265 tokens in 50,272 rows); the special tokens' ids must be the config's."""
+    import dataclasses
+
+    tokens = tokenizer.get_vocab_size()
+    padded = {-(-tokens // n) * n for n in (8, 64, 128)} - {tokens}
+    assert padded  # (the fixture's size is no multiple of 128)
+    for rows in (tokens, *padded):
+        model = roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, vocab_size=rows))
+        assert roberta.pipeline("fill-mask", model=model, tokenizer=tokenizer)("a <mask> b")
+    for rows in (tokens - 1, tokens + 1, max(padded) + 8, 32_768):
+        model = roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, vocab_size=rows))
+        only = " only" if rows < tokens else ""
+        with pytest.raises(roberta.ModelLoadError, match=f"^the tokenizer has {tokens:,} tokens but the model{only} "
+                                                         f"{rows:,}: they do not belong together; use the tokenizer"):
+            roberta.pipeline("fill-mask", model=model, tokenizer=tokenizer)
+    for field, value in (("pad_token_id", 0), ("bos_token_id", 3), ("eos_token_id", 1)):
+        model = roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, **{field: value}))
+        with pytest.raises(roberta.ModelLoadError, match=f"the model's config has {field} {value}: they do not "):
+            roberta.pipeline("fill-mask", model=model, tokenizer=tokenizer)
+    # a folder's own tokenizer.json is named by its file
+    folder = tmp_path / "big"
+    roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, vocab_size=32_768)).save_pretrained(folder)
+    (folder / "tokenizer.json").write_bytes((tiny_mlm_dir / "tokenizer.json").read_bytes())
+    with pytest.raises(roberta.ModelLoadError, match="^" + re.escape(f"{folder}'s tokenizer.json has {tokens:,} ")):
+        roberta.pipeline("fill-mask", model=folder)
 
 
 def test_pipeline_with_roberta_base_layout_tokenizer(roberta_base_style_tokenizer_file):

@@ -2,6 +2,7 @@
 import json
 import shlex
 import shutil
+from pathlib import Path
 
 import pytest
 import torch
@@ -138,6 +139,50 @@ def test_an_export_that_fails_or_is_stopped_leaves_the_destination_as_it_was(tin
     assert E.export(run, out) == out
     assert (out / "README.md").read_text() == "another run's card"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "shipped"]
+
+
+def read_only(monkeypatch, folder):
+    """`folder` as if on a read-only file system, for the write probe every script makes before its work
+    (`train.runtime.writable_folder`; a test runs as root, for whom no permission makes a folder read-only)."""
+    import errno
+    import tempfile
+
+    from train import runtime
+
+    real = tempfile.TemporaryDirectory
+
+    def probe(*args, dir=None, **kwargs):
+        if dir is not None and Path(dir) == folder:
+            raise OSError(errno.EROFS, "Read-only file system", str(folder))
+        return real(*args, dir=dir, **kwargs)
+    monkeypatch.setattr(runtime.tempfile, "TemporaryDirectory", probe)
+
+
+def test_a_destination_that_cannot_be_written_or_fills_up_is_named_not_its_staged_copy(tiny_mlm_dir, tmp_path,
+                                                                                      monkeypatch, capsys):
+    """A read-only destination was "[Errno 30] Read-only file system: '.../.exp.staging-4606'", a full disk during
+    a copy named the staged copy too: the destination is named, with what to do."""
+    import errno
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    read_only(monkeypatch, ro)
+    assert main([str(tiny_mlm_dir), str(ro / "exp")]) == 2
+    assert capsys.readouterr().err == (f"error: the destination {ro / 'exp'}: cannot write in {ro} (Read-only file "
+                                       "system); choose a folder this process can write in\n")
+    assert list(ro.iterdir()) == []
+    monkeypatch.undo()
+    copy = shutil.copy2
+
+    def disk_full(src, dst, **kwargs):
+        if Path(dst).name == "tokenizer.json":
+            raise OSError(errno.ENOSPC, "No space left on device", str(src), None, str(dst))
+        return copy(src, dst, **kwargs)
+    monkeypatch.setattr(export.shutil, "copy2", disk_full)
+    assert main([str(tiny_mlm_dir), str(tmp_path / "exp")]) == 2
+    assert capsys.readouterr().err == (f"error: could not write {tmp_path / 'exp' / 'tokenizer.json'} (No space left "
+                                       "on device): free some space, then run the same command again\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ro"]  # no half-built copy left
 
 
 def test_an_export_whose_weights_do_not_load_back_is_refused(tiny_mlm_dir, tmp_path, monkeypatch, capsys):

@@ -641,6 +641,31 @@ def test_release_says_when_a_classifiers_minutes_and_steps_are_several_runs():
     assert "runs it averages" not in release.comparison_section(single, None)
 
 
+def test_release_of_a_classifier_that_skipped_imdb_says_so_without_nan_or_question_marks():
+    """`--imdb ''` is the documented way to skip IMDB; the release's card then read "a fixed sample of ? reviews of
+    `?`" and "| 62.5% | nan% | nan% |". Its IMDB columns are left out, and a dev set of one's own is not called
+    SST-2's."""
+    from roberta.run_metrics import RunMetrics
+    from scripts import release
+
+    hardware = {"cpu": "Xeon", "cpu_count": 2, "device": "cpu", "torch_threads": 2, "precision": "fp32",
+                "torch": "2.13.0+cpu"}
+    figures = dict(init="runs/mlm", dev_accuracy=0.625, dev_examples=40, train_time_s=6.0, train_steps=2,
+                   command="python -m train.finetune ... --imdb ''", hardware=hardware, max_length=128)
+    skipped = RunMetrics(**figures, dev_data="sst2/dev.tsv")
+    card = release.comparison_section(skipped, None)
+    assert "nan" not in card and "?" not in card and "IMDB, first tokens" not in card
+    assert "SST-2 dev: `sst2/dev.tsv` (40 sentences); IMDB not scored (the fine-tuning skipped it" in card
+    assert "| this model | `runs/mlm` | 62.5% | 0.1 | 2 |" in card
+    own = release.comparison_section(RunMetrics(**figures, dev_data="mine/dev.csv"), None)
+    assert "Dev: `mine/dev.csv`" in own and "| Dev accuracy |" in own and "SST-2" not in own
+    # a baseline that scored IMDB beside a classifier that did not: its columns, and the classifier's cells say so
+    baseline = RunMetrics(**{**figures, "init": "random"}, imdb_accuracy=0.5, imdb_accuracy_whole=0.55,
+                          imdb_examples=20, imdb_data="imdb/train.tsv")
+    both = release.comparison_section(skipped, baseline)
+    assert "| not scored | not scored |" in both and "| 50.0% | 55.0% |" in both and "nan" not in both
+
+
 def test_release_cards_show_probabilities_as_the_app_does(tiny_mlm_dir, tiny_clf_dir):
     """The cards' examples gave fractions ("`France` 0.063", "positive 0.950") where the app shows every probability
     as a percentage: they are `format_probability`'s now, of the answers the folder's own pipeline gives."""
@@ -845,6 +870,30 @@ def test_release_refuses_the_wrong_kind_of_run_before_writing(tiny_mlm_dir, tiny
     bad.write_text("{not json")
     with pytest.raises(ValueError, match="summary.json: not a summary.json"):  # was JSONDecodeError's bare message
         release.experiment_section(bad, tmp_path, "sst2")
+
+
+def test_release_names_an_out_it_cannot_write_and_leaves_no_empty_one(tiny_mlm_dir, tiny_clf_dir, tmp_path,
+                                                                       monkeypatch, capsys):
+    """A read-only --out was "[Errno 30] Read-only file system: '.../assets'"; a refused release (a truncated
+    model.safetensors) left the empty --out it had made."""
+    from scripts import release
+    from test_train_export import read_only
+
+    mlm, clf = shutil.copytree(tiny_mlm_dir, tmp_path / "mlm"), shutil.copytree(tiny_clf_dir, tmp_path / "clf")
+    (mlm / "metrics.json").write_text(json.dumps({"eval_accuracy": 0.1, "train_tokens": 100}))
+    (clf / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.6, "train_steps": 4}))
+    weights = (clf / "model.safetensors").read_bytes()
+    (clf / "model.safetensors").write_bytes(weights[:len(weights) // 2])
+    out = tmp_path / "new" / "assets"
+    assert release.main(["--classifier", str(clf), "--out", str(out)]) == 2
+    assert "model.safetensors: not a readable safetensors file" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clf", "mlm"]  # neither new/ nor new/assets/ left
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    read_only(monkeypatch, ro)
+    assert release.main(["--mlm", str(mlm), "--out", str(ro / "assets")]) == 2
+    assert capsys.readouterr().err == (f"error: --out {ro / 'assets'}: cannot write in {ro} (Read-only file "
+                                       "system)\n")
 
 
 def test_the_cards_experiment_figure_is_described_not_labelled(tmp_path):

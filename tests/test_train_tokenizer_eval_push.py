@@ -155,6 +155,23 @@ def test_tokenizer_max_chars_is_about_that_many_characters(tmp_path, train_files
     assert 1000 <= chars < 1000 + max(map(len, (train_files / "corpus.txt").read_text().splitlines()))
 
 
+def test_a_tokenizer_with_tokens_added_to_the_init_models_says_how_many_more(tiny_mlm_dir, tmp_path):
+    """--tokenizer that was --init's own plus 200 added tokens was "0 of its 32,768 tokens have another id or none",
+    which reads as "they are the same"."""
+    from tokenizers import Tokenizer
+
+    from train.runtime import UserError
+    from train.tokenizer import load_run_tokenizer
+
+    bigger = Tokenizer.from_file(str(tiny_mlm_dir / "tokenizer.json"))
+    size = bigger.get_vocab_size()
+    bigger.add_tokens([f"added{i}" for i in range(200)])
+    bigger.save(str(tmp_path / "tokenizer.json"))
+    with pytest.raises(UserError, match=f"\\(its {size:,} tokens have the same ids, but --tokenizer has 200 tokens "
+                                        "more\\): leave --tokenizer out"):
+        load_run_tokenizer(str(tmp_path / "tokenizer.json"), str(tiny_mlm_dir))
+
+
 def test_tokens_per_word(tokenizer):
     """BPE tokens without <s> and </s>, over whitespace words, "of<unk>" (WikiText's unknown word glued to the
     word before it) counted as two words."""

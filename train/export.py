@@ -49,7 +49,7 @@ from .checkpointing import CHECKPOINTS, Checkpoints
 from .exit_codes import with_how_to_go_on
 from .model_card import card_for, rewrite_card_sections, write_model_card
 from .paths import other_entries
-from .runtime import EXIT_OK, UserError, exit_code, output_folder, report_user_error
+from .runtime import EXIT_OK, UserError, exit_code, output_folder, report_user_error, writable_folder
 
 FILES = [CONFIG_NAME, TOKENIZER_NAME, "tokenizer_config.json", "README.md", METRICS_NAME, "curves.png",
          "reliability.png", "log.jsonl", "phases.json"]
@@ -95,14 +95,39 @@ def export(src, dst, dtype="float32") -> Path:
     """Export the finished run (or step checkpoint) `src` as the model folder `dst`, replacing an earlier export
     there as a whole (`staged_folder`)."""
     src, dst = Path(src), check_export(src, dst)
-    with staged_folder(dst) as folder:
-        try:
-            export_into(src, folder, dtype, final=dst)
-        except WriteError as err:  # a file of the staged copy, deleted now: name the destination's
-            if err.path.is_relative_to(folder):
-                err.path = dst / err.path.relative_to(folder)
-            raise
+    with writes_named_in(dst), staged_folder(dst) as folder:
+        export_into(src, folder, dtype, final=dst)
     return dst
+
+
+@contextlib.contextmanager
+def writes_named_in(dst: Path):
+    """A write that fails inside the block, in `dst`'s staged copy (`staged_folder`, deleted by then: its name,
+    .NAME.staging-PID, means nothing to the user), raised as a `WriteError` naming the file of `dst` it stands for;
+    a full disk's with how to go on (`with_how_to_go_on`)."""
+    try:
+        yield
+    except OSError as err:
+        staging = dst.parent / STAGING.format(dst.name, os.getpid())
+        path = err.path if isinstance(err, WriteError) else next(
+            (Path(name) for name in (err.filename2, err.filename) if name), None)  # a copy names its target second
+        named = err
+        if path is not None and path.is_relative_to(staging):
+            named = err if isinstance(err, WriteError) else WriteError(path, err)
+            named.path = dst / path.relative_to(staging)
+        named = with_how_to_go_on(named, dst, lambda: "run the same command again")
+        if named is err:
+            raise
+        raise named from err
+
+
+def check_writable_beside(dst: Path, option: str) -> None:
+    """A PermissionError naming `dst` as `option` when its folder cannot be written (a read-only file system,
+    permissions): the new version is built beside it and renamed into place (`staged_folder`), and a raw
+    "[Errno 30] Read-only file system: '.NAME.staging-PID'" named neither."""
+    if problem := writable_folder(dst.parent, option):
+        why = problem.removeprefix(f"{option} {dst.parent}: ")
+        raise PermissionError(f"{option} {dst}: {why}; choose a folder this process can write in")
 
 
 def check_export(src, dst) -> Path:
@@ -110,6 +135,7 @@ def check_export(src, dst) -> Path:
     src, dst = Path(src), output_folder(dst, "the destination")
     if dst.resolve() == src.resolve():
         raise ValueError(f"{dst} is the folder being exported: choose another destination")
+    check_writable_beside(dst, "the destination")
     if (dst / CHECKPOINTS).exists() or (dst / WEIGHTS_NAME).is_file() and not _exported(dst):
         # an earlier export is replaced (scripts.release ships again into assets/); a run's files were lost
         raise ValueError(f"the destination {dst} holds a training run or a model that train.export did not write: "

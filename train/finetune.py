@@ -68,7 +68,7 @@ from .evaluate import (DEFAULT_CHECKS, UNSURE_BELOW, _shown_path, check_expected
                        read_checks)
 from .runtime import (EXIT_INTERRUPTED, Dist, UserError, hardware_info, naming, output_folder, run_main,
                       seed_everything)
-from .tokenizer import load_run_tokenizer
+from .tokenizer import check_fits_init, load_run_tokenizer
 from .trainer import Task, Trainer, check_options, lock_out
 
 DEFAULT_TRAIN = "../shared/data/sst2/train.tsv"
@@ -347,9 +347,7 @@ def build_model(args: FinetuneArguments, id2label: dict[int, str]):
                                  f"{sorted(wanted)}; pass --new-head")
         model.load_state_dict(head, strict=False)
         gave = "encoder and classifier head"
-    if model.config.vocab_size != tokenizer.get_vocab_size():
-        raise UserError(f"the tokenizer has {tokenizer.get_vocab_size()} tokens, "
-                             f"the model {model.config.vocab_size}")
+    check_fits_init(tokenizer, model.config.vocab_size, args.tokenizer, args.init)
     return model, tokenizer, gave
 
 

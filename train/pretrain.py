@@ -211,9 +211,8 @@ def build_model(args: PretrainArguments, config, tokenizer) -> roberta.RobertaFo
         raise
     except (OSError, ValueError) as err:
         raise UserError(f"cannot load --init {args.init}: {err}") from None
-    if model.config.vocab_size != tokenizer.get_vocab_size():
-        raise UserError(f"the tokenizer has {tokenizer.get_vocab_size()} tokens, the --init model "
-                             f"{model.config.vocab_size}")
+    from .tokenizer import check_fits_init
+    check_fits_init(tokenizer, model.config.vocab_size, args.tokenizer, args.init)
     p = config.hidden_dropout_prob  # from --dropout; layers read it when built, so rebuild with it
     resized = roberta.RobertaForMaskedLM(replace(model.config, hidden_dropout_prob=p, attention_probs_dropout_prob=p))
     resized.load_state_dict(model.state_dict())

@@ -62,12 +62,34 @@ def _load_run_tokenizer(tokenizer: str | None, init: str | None):
         except roberta.ModelNotFoundError:
             return chosen  # a model folder without a tokenizer: its size is checked against the model's
         if vocab_digest(own) != vocab_digest(chosen):
-            ours, theirs = own.get_vocab(with_added_tokens=True), chosen.get_vocab(with_added_tokens=True)
-            differ = sum(theirs.get(token) != token_id for token, token_id in ours.items())
-            raise UserError(f"--tokenizer {tokenizer} is not the vocabulary of --init {init} ({differ:,} of its "
-                            f"{len(ours):,} tokens have another id or none): leave --tokenizer out to use the "
-                            "--init model's")
+            raise UserError(f"--tokenizer {tokenizer} is not the vocabulary of --init {init} "
+                            f"({_how_they_differ(own, chosen)}): leave --tokenizer out to use the --init model's")
     return chosen
+
+
+def check_fits_init(tokenizer, vocab_size: int, tokenizer_option: str | None, init: str) -> None:
+    """A UserError unless the run's tokenizer (--tokenizer, else --init's own tokenizer.json) has exactly as many
+    tokens as the --init model has embedding rows (training reaches every row: no padded rows, unlike loading,
+    `roberta.tokenizer.check_fits_model`); it names the file and what to do ("the tokenizer has 300 tokens, the
+    model 32768" named neither)."""
+    tokens = tokenizer.get_vocab_size()
+    if tokens != vocab_size:
+        source = f"--tokenizer {tokenizer_option}" if tokenizer_option else f"--init {init}'s tokenizer.json"
+        raise UserError(f"{source} has {tokens:,} tokens but the --init model {vocab_size:,} embedding rows: they "
+                        "do not belong together; use the tokenizer the model was trained with")
+
+
+def _how_they_differ(own, chosen) -> str:
+    """How the --tokenizer `chosen` differs from the --init model's `own`: its tokens that have another id or none
+    there, and the tokens it has beyond them ("0 of its 32,768 tokens have another id" said nothing of the 200 a
+    --tokenizer had added)."""
+    ours, theirs = own.get_vocab(with_added_tokens=True), chosen.get_vocab(with_added_tokens=True)
+    differ = sum(theirs.get(token) != token_id for token, token_id in ours.items())
+    more = len(theirs.keys() - ours.keys())
+    said = (f"{differ:,} of its {len(ours):,} tokens have another id or none" if differ else
+            f"its {len(ours):,} tokens have the same ids")
+    return said + (f"{'; and' if differ else ', but'} --tokenizer has {more:,} token{'s' * (more > 1)} more"
+                   if more else "")
 
 
 def tokens_per_word(tokenizer, documents: list[str]) -> float:
