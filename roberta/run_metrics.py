@@ -139,6 +139,7 @@ class RunMetrics:
     init: str | None = None  # "random", or the folder / Hub id the weights started from
     init_root: str | None = None  # where a chain of fine-tuning stages started
     init_gave: str | None = None  # "encoder", "encoder and classifier head", "random encoder"
+    head_seed: int | None = None  # a new classifier head's --head-seed (train.average compares its members')
     # ----- data -----
     corpus: str | None = None  # pretraining text (a mixture spec)
     corpus_sources: list | None = None  # per source of the mixture: share, documents, characters, passes

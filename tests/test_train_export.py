@@ -344,8 +344,8 @@ def test_checkpoints_of_one_run_average_as_one_start_on_the_runs_data(kept_run, 
         assert main([str(kept_run / CHECKPOINTS / f"step-{step:08d}"), str(points[-1])]) == 0
     run = json.loads((kept_run / "metrics.json").read_text())
     first, second = (json.loads((p / "metrics.json").read_text()) for p in points)
-    for key in ("init", "init_root", "init_gave", "train_data", "dev_data", "imdb_data", "imdb_seed", "imdb_examples",
-                "max_length", "calibration_examples"):  # the run's start and data
+    for key in ("init", "init_root", "init_gave", "head_seed", "train_data", "dev_data", "imdb_data", "imdb_seed",
+                "imdb_examples", "max_length", "calibration_examples"):  # the run's start and data
         assert first[key] == run[key], key
     assert first["calibration"] == {"slice": run["calibration"]["slice"], "source": run["calibration"]["source"]}
     assert first["checkpoint"] == {  # the checkpoint's own identity, apart

@@ -264,8 +264,8 @@ def _exported(folder: Path) -> bool:
 # what a step checkpoint's metrics.json takes from its run: the run's init, data and model, as its metrics.json says
 # (a finished run) or its options (one that did not finish), never a figure (the run's figures are of its end). A new
 # RunMetrics field that describes the run goes here (tests/test_train_export.py places every field)
-RUN_FIELDS = ("init", "init_root", "init_gave", "corpus", "corpus_sources", "masking", "max_length", "train_data",
-              "train_examples", "train_rows", "parameters", "layer_lr_decay", "calibration_examples",
+RUN_FIELDS = ("init", "init_root", "init_gave", "head_seed", "corpus", "corpus_sources", "masking", "max_length",
+              "train_data", "train_examples", "train_rows", "parameters", "layer_lr_decay", "calibration_examples",
               "calibration_removed_train_rows", "hardware")
 # ... and, from a finished run, the data its figures were measured on (an average of checkpoints scores on them)
 RUN_EVALUATION_FIELDS = ("eval_data", "eval_seed", "dev_data", "imdb_data", "imdb_seed", "imdb_examples",
