@@ -627,3 +627,21 @@ def test_labelled_text_is_read_without_its_labels(tmp_path):
     assert data.read_texts(str(tsv), "review") == ["A fine film.", "A dull one."]
     with pytest.raises(data.DataError, match="pass --text-column NAME"):
         data.read_texts(str(tsv))
+
+
+def test_every_default_data_path_of_the_scripts_is_written_from_data_root():
+    """The missing-data hint knows a default by its DATA_ROOT prefix; the defaults were ten literals in eight
+    modules, one of which could drift from it without a word: no script writes the folder out again."""
+    import ast
+
+    for module in sorted(Path(__file__).resolve().parents[1].joinpath("train").glob("*.py")):
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)}
+        written = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Constant)
+                   and isinstance(node.value, str) and "shared/data" in node.value and id(node) not in docstrings]
+        if module.name == "paths.py":
+            assert len(written) == 1, written  # DATA_ROOT itself
+        else:
+            assert written == [], f"{module.name}:{written}: build the path from train.paths (DATA_ROOT)"

@@ -44,10 +44,11 @@ from .ablation_results import load_json, print_table, write_results
 from .ablation_setup import ARMS, FULL, QUICK, corpus_path, recipe_of
 from .arguments import command_line, script_parser, seed_value
 from .experiment import run_steps
+from . import paths
 from .runtime import EXIT_FAILED, EXIT_OK, USER_ERRORS, UserError, exit_code, output_folder, report_user_error
 
 
-WIKITEXT_TRAIN = "../shared/data/wikitext-2/wiki.train.tokens"
+WIKITEXT_TRAIN = paths.WIKITEXT_TRAIN
 
 SHIP = "assets/masking-ablation"  # where the full ablation's results go: the app and README show them
 

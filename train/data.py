@@ -61,6 +61,7 @@ from roberta.tokenizer import SPECIAL_TOKENS
 
 from .exit_codes import with_option
 from . import runtime
+from .paths import DATA_ROOT
 from .runtime import progress_bars
 
 HUB_PREFIX = "hub:"
@@ -213,7 +214,6 @@ def _plain_suffix(path: Path) -> str:
     return Path(path.stem).suffix.lower() if path.suffix == ".xz" else path.suffix.lower()
 
 
-DATA_ROOT = Path("../shared/data")  # where the scripts' default data paths point, relative to the current folder
 
 
 def link_data() -> str:

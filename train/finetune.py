@@ -66,14 +66,15 @@ from .checkpointing import Checkpoints
 from .data import imdb_skip_note
 from .evaluate import (DEFAULT_CHECKS, UNSURE_BELOW, _shown_path, check_expected_labels, check_unsure_below,
                        read_checks)
+from . import paths
 from .runtime import (EXIT_INTERRUPTED, Dist, UserError, hardware_info, naming, output_folder, run_main,
                       seed_everything)
 from .tokenizer import check_fits_init, load_run_tokenizer
 from .trainer import Task, Trainer, check_options, lock_out
 
-DEFAULT_TRAIN = "../shared/data/sst2/train.tsv"
-DEFAULT_DEV = "../shared/data/sst2/dev.tsv"
-DEFAULT_IMDB = "../shared/data/imdb/train.tsv"
+DEFAULT_TRAIN = paths.SST2_TRAIN
+DEFAULT_DEV = paths.SST2_DEV
+DEFAULT_IMDB = paths.IMDB_TRAIN
 SELECT = ("last", "calibration")
 CALIBRATION = "calibration, selection and checks"  # a group of options
 
@@ -95,7 +96,7 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
     tokenizer: str | None = option(None, "tokenizer.json or a folder holding one (default: the --init folder's)",
                                    group="initialisation")
     train: str = option(DEFAULT_TRAIN, "TSV/CSV with a header (sentence or text, label) or hub:NAME:CONFIG:SPLIT, "
-                                       "e.g. hub:stanfordnlp/sst2:default:train or ../shared/data/imdb/train.tsv "
+                                       f"e.g. hub:stanfordnlp/sst2:default:train or {paths.IMDB_TRAIN} "
                                        "(default: %(default)s)", group="data")
     dev: str = option(DEFAULT_DEV, "evaluation set, required (it cannot be skipped): a file with the same "
                                    "columns and labels as --train; reported, never used to choose a checkpoint "

@@ -26,9 +26,8 @@ import tarfile
 from pathlib import Path
 
 from .exit_codes import EXIT_OK, USER_ERRORS, exit_code, report_user_error
-from .paths import output_folder
+from .paths import DATA_ROOT, output_folder
 
-DATA_ROOT = Path("../shared/data")
 # What the GPU recipe reads: the pretraining mixture's sources, the held-out text, SST-2 and IMDB.
 DATA_FILES = ["wikipedia-en", "wikitext-2/wiki.train.tokens", "wikitext-2/wiki.valid.tokens",
               "imdb/unsup.txt", "imdb/train.tsv", "sst2/train.tsv", "sst2/dev.tsv"]

@@ -6,6 +6,25 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+# Where the scripts' default data paths point, relative to the current folder (the project's root, with the
+# data beside it); every default below is written from it, so that train.data's hint for missing data
+# (`missing_data_error`) knows them all. Written with "/" on every system: recorded commands carry them.
+DATA_ROOT = Path("../shared/data")
+
+
+def shared_data(name: str) -> str:
+    """A file or folder under DATA_ROOT, as the defaults write it ("../shared/data/sst2/dev.tsv")."""
+    return f"{DATA_ROOT.as_posix()}/{name}"
+
+
+WIKIPEDIA = shared_data("wikipedia-en")
+WIKITEXT_TRAIN = shared_data("wikitext-2/wiki.train.tokens")
+WIKITEXT_VALID = shared_data("wikitext-2/wiki.valid.tokens")
+IMDB_UNSUP = shared_data("imdb/unsup.txt")
+IMDB_TRAIN = shared_data("imdb/train.tsv")
+SST2_TRAIN = shared_data("sst2/train.tsv")
+SST2_DEV = shared_data("sst2/dev.tsv")
+
 
 def output_folder(path, option: str = "--out") -> Path:
     """`path` as a Path, checked before any work is done: an existing file there (not a folder), or a file where

@@ -34,6 +34,7 @@ from roberta.run_metrics import RunMetrics
 from roberta.tokenizer import save_tokenizer, write_tokenizer_json
 
 from .arguments import ModelArguments, TrainingArguments, option, parse, redefault
+from . import paths
 from .runtime import (EXIT_INTERRUPTED, Dist, UserError, autocast, hardware_info, naming, output_folder,
                       progress_bars, run_main, seed_everything)
 from .trainer import Task, Trainer, check_fresh_out, check_options, lock_out
@@ -44,10 +45,10 @@ from .trainer import Task, Trainer, check_fresh_out, check_options, lock_out
 # their labels and without the IMDB evaluation sample (`data.labeled_documents`). Phases 1-7 read a 45/10/45
 # share of the first three (23.1M tokens a pass); at the GPU recipe's tens of passes, unique text is what runs
 # out first (docs/pretraining.md).
-PRETRAIN_CORPUS = ("../shared/data/wikipedia-en=50.33,../shared/data/wikitext-2/wiki.train.tokens=10.25,"
-                   "../shared/data/imdb/unsup.txt=65.26,../shared/data/imdb/train.tsv=31.21")
+PRETRAIN_CORPUS = (f"{paths.WIKIPEDIA}=50.33,{paths.WIKITEXT_TRAIN}=10.25,{paths.IMDB_UNSUP}=65.26,"
+                   f"{paths.IMDB_TRAIN}=31.21")
 
-DEFAULT_VALID = "../shared/data/wikitext-2/wiki.valid.tokens"
+DEFAULT_VALID = paths.WIKITEXT_VALID
 
 
 @dataclass

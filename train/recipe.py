@@ -61,9 +61,10 @@ from .experiment import Step, argv_of, finished, option_text, run_steps, script,
 from .checkpointing import Checkpoints
 from .export import check_export, export
 from .gpu_transfer import DATA_ROOT, PARTIAL_MLM, SHIPPED_FROM
+from . import paths
 from .runtime import EXIT_USER_ERROR, USER_ERRORS, UserError, exit_code, naming, report_user_error, shown_command
 
-QUICK_CORPUS = "../shared/data/wikitext-2/wiki.train.tokens"
+QUICK_CORPUS = paths.WIKITEXT_TRAIN
 SHARED_DATA = str(DATA_ROOT)  # "../shared/data": where the defaults point
 QUICK_FINETUNE = {"train_n": 2000, "batch_size": 16, "max_steps": 20, "warmup": 0.1, "lr": 1e-3, "eval_every": 10,
                   "calibration_n": 50, "imdb_n": 50, "max_length": 64, "no_progress": True}

@@ -30,10 +30,11 @@ from pathlib import Path
 from roberta.text import normalize_for_classifier
 
 from .data import check_labeled_source, missing_data, open_text, read_texts, undecodable, without_sample_copies
+from . import paths
 from .runtime import EXIT_OK, exit_code, output_folder, report_user_error
 
-DEFAULT_UNSUP = "../shared/data/imdb/unsup.txt"
-DEFAULT_SST2 = "../shared/data/sst2/train.tsv"
+DEFAULT_UNSUP = paths.IMDB_UNSUP
+DEFAULT_SST2 = paths.SST2_TRAIN
 
 
 def write_corpora(out, imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAULT_SST2,

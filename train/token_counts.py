@@ -33,11 +33,12 @@ from roberta.files import write_atomic
 from roberta.tokenizer import vocab_digest
 
 from .data import read_documents, tokenize_documents
+from . import paths
 from .runtime import EXIT_OK, exit_code, output_file, report_user_error
 
 # The shipped encoder's pretraining corpora (train.pretrain.PRETRAIN_CORPUS's files), by kind of text
-DEFAULT_SOURCES = ("Wikipedia=../shared/data/wikipedia-en,../shared/data/wikitext-2/wiki.train.tokens",
-                   "movie reviews=../shared/data/imdb/unsup.txt,../shared/data/imdb/train.tsv")
+DEFAULT_SOURCES = (f"Wikipedia={paths.WIKIPEDIA},{paths.WIKITEXT_TRAIN}",
+                   f"movie reviews={paths.IMDB_UNSUP},{paths.IMDB_TRAIN}")
 DEFAULT_TOKENIZER = "assets/mini-roberta-mlm"
 
 
@@ -83,10 +84,10 @@ def count_word(word: str, documents: list[str]) -> int:
 def build_counts(tokenizer, sources: list[tuple[str, list[str]]], show_progress: bool | None = None) -> dict:
     """The JSON document: per source its files, documents, tokens and per-token counts."""
     out = {"tokenizer_vocab": vocab_digest(tokenizer), "sources": []}
-    for name, paths in sources:
-        documents = [doc for path in paths for doc in read_documents(path)]
+    for name, files in sources:
+        documents = [doc for path in files for doc in read_documents(path)]
         counts = count_tokens(tokenizer, documents, show_progress)
-        out["sources"].append({"name": name, "files": paths, "documents": len(documents),
+        out["sources"].append({"name": name, "files": files, "documents": len(documents),
                                "tokens": int(counts.sum()), "counts": counts.tolist()})
     return out
 

@@ -23,13 +23,13 @@ from roberta.tokenizer import SPECIAL_TOKENS, vocab_digest
 
 from .arguments import seed_value
 from .data import UNK, check_text_source, load_mixture_with_stats, read_documents
+from . import paths
 from .paths import COMMAND_FILE, other_entries
 from .runtime import (EXIT_OK, UserError, check_writable_folder, exit_code, naming, output_folder, progress_bars,
                       report_user_error)
 
-DEFAULT_CORPUS = ("../shared/data/wikipedia-en=0.5,../shared/data/wikitext-2/wiki.train.tokens=0.25,"
-                  "../shared/data/imdb/unsup.txt=0.25")
-DEFAULT_EVAL = "../shared/data/wikitext-2/wiki.valid.tokens"
+DEFAULT_CORPUS = f"{paths.WIKIPEDIA}=0.5,{paths.WIKITEXT_TRAIN}=0.25,{paths.IMDB_UNSUP}=0.25"
+DEFAULT_EVAL = paths.WIKITEXT_VALID
 DEFAULT_VOCAB_SIZE = 32768
 DEFAULT_MIN_FREQUENCY = 2
 DEFAULT_MAX_CHARS = 20_000_000
