@@ -74,7 +74,7 @@ class TrainingCounts:
         return ("never", "") if total == 0 else (short_count(total), self.commoner(token_id))
 
     def sentence(self, token_id: int, label: str | None = None) -> str:
-        """The full count, said, after the token's `label` when given: "“␣movie”: 127,786 times in the pretraining
+        """The full count, said, after the token's `label` when given: "“␣movie”: 127,767 times in the pretraining
         text (each document counted once): 595 in Wikipedia (13.3M tokens: 45 per million), 127,191 in movie reviews
         (21.8M tokens: 5,842 per million)"."""
         per_source = self.seen(token_id)
