@@ -11,7 +11,7 @@ import gradio as gr
 
 from demo import about, embedding_view, explain, model_choice
 from demo.ablation_view import ablation_markdown
-from demo.components import Number, Plot, Slider
+from demo.components import Number, Plot, Slider, Textbox
 from demo.examples import (ANALOGIES, ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, MAP_WORDS,
                            NEIGHBOURS_WORDS, SENTIMENT_EXAMPLES, TOKENS_EXAMPLES, TOKENS_TEXT, example_label)
 from demo.attention_handlers import HEAD_API_TYPE, LAYER_API_TYPE, api_typed, head_choices, layer_choices
@@ -23,7 +23,7 @@ from demo.serve import parse_options, serve
 from demo.tokens_handlers import TOKENS_TAB
 from demo.uploads import launch_options
 from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results
-from demo.wiring import CONCURRENCY, SLOW, Wiring, api, error_box, hint, model_note, notice
+from demo.wiring import CONCURRENCY, SLOW, Wiring, api, error_box, hint, left_on_success, model_note, notice
 
 OPTIONS = parse_options() if __name__ == "__main__" else None  # --help answers before the models load
 configure_torch(concurrency=CONCURRENCY)  # each queue's requests share the cores (both full: twice as many)
@@ -83,14 +83,14 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                  "your text (a rare word comes in pieces), and, **layer by layer**, where its answer comes from.")
             with gr.Row():
                 with gr.Column() as fm_input_col:
-                    fm_text = gr.Textbox(elem_id="fm-text", label="Text with one or more <mask>", info=ENTER, **TEXT,
-                                         value="Paris is the capital of <mask>.")
+                    fm_text = Textbox(elem_id="fm-text", label="Text with one or more <mask>", info=ENTER, **TEXT,
+                                      value="Paris is the capital of <mask>.")
                     fm_error = error_box()
                     fm_k = Slider(1, MAX_TOP_K, value=5, step=1, buttons=[], label="Predictions per mask (top-k)")
-                    fm_targets = gr.Textbox("", label="Candidate words to score (optional)",
-                                            placeholder="France, Germany",
-                                            info="Separated by commas, semicolons or new lines (Shift+Enter); these "
-                                                 "words only, all of them scored whatever top-k.")
+                    fm_targets = Textbox("", label="Candidate words to score (optional)",
+                                         placeholder="France, Germany",
+                                         info="Separated by commas, semicolons or new lines (Shift+Enter); these "
+                                              "words only, all of them scored whatever top-k.")
                     fm_model, fm_current = model_box("mlm", "fm")
                     fm_btn = gr.Button("Predict", variant="primary")
                 with gr.Column():
@@ -166,8 +166,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             st_hint = hint(explain.tab_hint(st_served))
             with gr.Row():
                 with gr.Column() as st_input_col:
-                    st_text = gr.Textbox(elem_id="st-text", label="Text", info=ENTER, **TEXT,
-                                         value="A gorgeous, funny and deeply moving film.")
+                    st_text = Textbox(elem_id="st-text", label="Text", info=ENTER, **TEXT,
+                                      value="A gorgeous, funny and deeply moving film.")
                     st_error = error_box("st-error")
                     st_model, st_current = model_box("sentiment", "st")
                     st_btn = gr.Button("Classify", variant="primary")
@@ -225,7 +225,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                  "information actually moves, nor why the model decides.")
             with gr.Row():
                 with gr.Column(scale=3) as at_text_col:
-                    at_text = gr.Textbox(elem_id="at-text", label="Text", info=ENTER, **TEXT, value=ATTENTION_TEXT)
+                    at_text = Textbox(elem_id="at-text", label="Text", info=ENTER, **TEXT, value=ATTENTION_TEXT)
                     at_error = error_box()
                 with gr.Column(scale=2):
                     with gr.Row():
@@ -249,7 +249,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # events draw that one only and leave the others as they are (a late event must not blank a view
             # just drawn), and opening a sub-tab draws its view.
             at_visible = gr.State("heads")
-            at_all = gr.Textbox("all", visible=False)  # the API endpoints' `view`: every view, unless asked
+            at_all = Textbox("all", visible=False)  # the API endpoints' `view`: every view, unless asked
             with gr.Tabs(elem_id="at-views", overflow_behavior="wrap"):  # no "..." menu on a phone
                 with gr.Tab("Head view", id="heads") as at_tab_heads:
                     at_heads = gr.HTML(elem_id="at-heads", label="head_view_html")
@@ -278,6 +278,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # the text and model the views were drawn for: the layer, head, token and sub-tab events read these,
             # so that an edited but unsubmitted text is not drawn beside the last one's notes and token picker
             at_drawn_text, at_drawn_model = drawn_state(ATTENTION_TEXT), drawn_state("mlm")
+            wiring.drawn_input(at_token)  # ... and the token it picked: an event that read the last text's is dropped
             at_page = [*at_out, at_drawn_text, at_drawn_model]
             # the page reads the tab's model (a State), not a box that may hold a model still loading
             at_ui_in = [at_text, at_layer, at_head, at_current, at_visible]
@@ -286,16 +287,19 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                          keep_undrawn=True, page=(handlers.attention_page, at_page), queue=SLOW,
                          clears=[at_view_error, at_token_error])
             # a layer or head change redraws only the visible view, if it depends on it (the attention is cached)
-            at_view_in = [at_text, at_layer, at_head, at_token, at_model]  # the API's
+            # the API's: a token of its own, None by default (the handler picks one: the page's picker was laid out
+            # with the start-up sentence's "it", token 8, which the API gave every caller's text)
+            api_view_token = Number(None, precision=0, visible=False, label="token")
+            at_view_in = [at_text, at_layer, at_head, api_view_token, at_model]
             at_drawn_in = [at_drawn_text, at_layer, at_head, at_token, at_drawn_model]  # the page's
             wire([at_layer.input], handlers.attention_layer, [*at_view_in, at_all],
                  [at_heat, at_grid, at_bars, at_heads, at_heat_text, at_grid_text, at_bars_text], at_view_error,
                  "attention_layer", ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True, skip_repeats=True,
-                 queue=SLOW, clears=[at_error, at_token_error])
+                 queue=SLOW, clears=[at_error], shows=[at_token_error])
             wire([at_head.input], handlers.attention_head, [*at_view_in, at_all],
                  [at_heat, at_bars, at_heads, at_heat_text, at_bars_text], at_view_error, "attention_head",
                  ui_inputs=[*at_drawn_in, at_visible], keep_undrawn=True, skip_repeats=True, queue=SLOW,
-                 clears=[at_error, at_token_error])
+                 clears=[at_error], shows=[at_token_error])
             api_token = Number(1, precision=0, visible=False, label="token")  # the API's: the picker starts empty
             wire([at_token.input], handlers.attention_token, [*at_view_in[:3], api_token, at_model],
                  [at_bars, at_bars_text], at_token_error, "attention_token", ui_inputs=at_drawn_in,
@@ -307,12 +311,18 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                       (at_tab_token, "token", [at_bars, at_bars_text])]:
                 tab.select(lambda view=view: view, None, at_visible, queue=False, api_name=f"attention_visible_{view}",
                            api_visibility="private")
-                # reopened with nothing changed, a sub-tab is not drawn again
-                view_in = [*at_drawn_in, gr.State(view)]
-                tab.select(guarded(keep_results(handlers.attention_view, len(output)), f"attention_view_{view}",
-                                   [*output, at_error], skip_repeat=True, inputs=view_in), view_in,
-                           [*output, at_error], api_name=f"attention_view_{view}", api_visibility="private",
-                           **SLOW)
+                # reopened with nothing changed, a sub-tab is not drawn again. Only the token's own reads the
+                # token (a token the new text replaced drops the event that read it). A message about a picker
+                # shows next to it; the token's stays after a success, as after a layer change (`wire`'s `shows`)
+                token = at_token if view == "token" else gr.State(None)
+                view_in = [at_drawn_text, at_layer, at_head, token, at_drawn_model, gr.State(view)]
+                shows = [at_token_error] if view == "token" else []
+                boxes = [at_view_error, *shows]
+                view_out = [*output, at_error, *boxes]
+                drawn = keep_results(handlers.attention_view, len(output), others=[box.fields for box in boxes])
+                tab.select(guarded(left_on_success(drawn, len(shows)), f"attention_view_{view}", view_out,
+                                   skip_repeat=True, inputs=view_in),
+                           view_in, view_out, api_name=f"attention_view_{view}", api_visibility="private", **SLOW)
             with at_text_col:  # under the text box, not below the views and What to look for
                 examples([[ATTENTION_TEXT, N_LAYERS, "average", "mlm"],
                           [WINOGRAD_TEXT, 1, 1, "mlm"],
@@ -328,7 +338,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                  "its bytes.")
             with gr.Row():
                 with gr.Column(scale=2, elem_id="tk-input-col") as tk_input_col:
-                    tk_text = gr.Textbox(elem_id="tk-text", label="Text", info=ENTER, **TEXT, value=TOKENS_TEXT)
+                    tk_text = Textbox(elem_id="tk-text", label="Text", info=ENTER, **TEXT, value=TOKENS_TEXT)
                     tk_error = error_box()
                     tk_model, tk_current = model_box("mlm", "tk", tab=TOKENS_TAB)
                     tk_btn = gr.Button("Tokenize", variant="primary")
@@ -349,7 +359,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                          tk_out, tk_error, "tokens", on_load=True, ui_inputs=[tk_text, tk_current],
                          clears=[tk_word_error])  # a word of the text just replaced
             # the API's word: an example (the picker's own value is empty until a text is tokenized)
-            api_word = gr.Textbox(" tokenization", visible=False, label="word")
+            api_word = Textbox(" tokenization", visible=False, label="word")
             wire([tk_word.input], handlers.bpe_merges, [api_word, tk_model], tk_merges_out, tk_word_error, "bpe_merges",
                  ui_inputs=[tk_word, tk_current], skip_repeats=True)
             with tk_input_col:  # the examples under the text box, not below a long merge table
@@ -371,8 +381,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             with gr.Row():
                 with gr.Column(elem_id="em-nb-col") as em_nb_col:
                     gr.Markdown("## Nearest words", elem_classes="section-title")
-                    em_word = gr.Textbox(NEIGHBOURS_WORDS[0], label="Word", info="Enter runs it.",
-                                         elem_id="em-word")
+                    em_word = Textbox(NEIGHBOURS_WORDS[0], label="Word", info="Enter runs it.",
+                                      elem_id="em-word")
                     em_nb_error = error_box()
                     em_k = Slider(1, 30, value=10, step=1, buttons=[], label="Neighbours")
                     em_words_only = gr.Checkbox(True, label="Only tokens that begin a word (a space, then a letter "
@@ -385,7 +395,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     gr.Markdown("## Analogy: a is to b as c is to ?", elem_classes="section-title")
                     with gr.Row():
                         # "Word a", as the messages name them (a field named "a" said nothing out of context)
-                        em_abc = [gr.Textbox(word, label=f"Word {name}", elem_id=f"em-{name}", min_width=80)
+                        em_abc = [Textbox(word, label=f"Word {name}", elem_id=f"em-{name}", min_width=80)
                                   for word, name in zip(ANALOGIES[0], "abc")]
                     em_an_error = error_box()
                     em_an_btn = gr.Button("Solve", variant="primary")
@@ -396,10 +406,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             with gr.Row():
                 with gr.Column(elem_id="em-map-col"):
                     gr.Markdown("## Word map", elem_classes="section-title")
-                    em_map_words = gr.Textbox(MAP_WORDS,
-                                              label="Words (3 to 30, separated by commas, semicolons or new lines)",
-                                              info="Enter runs it; Shift+Enter starts a new line.",
-                                              elem_id="em-map-words", max_lines=4)
+                    em_map_words = Textbox(MAP_WORDS,
+                                           label="Words (3 to 30, separated by commas, semicolons or new lines)",
+                                           info="Enter runs it; Shift+Enter starts a new line.",
+                                           elem_id="em-map-words", max_lines=4)
                     em_map_error = error_box()
                     em_map_btn = gr.Button("Draw the map", variant="primary")
                     em_map = Plot(label="Word map", show_label=False, elem_id="em-map")
@@ -449,8 +459,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                  "positions until nearly all of the sentence has been a target.")
             with gr.Row():
                 with gr.Column(scale=3):
-                    mk_text = gr.Textbox(elem_id="mk-text", label="Sentence", info=ENTER, **TEXT,
-                                         value="The quick brown fox jumps over the lazy dog near the river bank.")
+                    mk_text = Textbox(elem_id="mk-text", label="Sentence", info=ENTER, **TEXT,
+                                      value="The quick brown fox jumps over the lazy dog near the river bank.")
                     mk_error = error_box()
                 # min_width: the Row's least share cut its "40" to "4(" at 768-1024 px
                 mk_epochs = Slider(1, MAX_EPOCHS, value=12, step=1, buttons=[], label="Epochs", min_width=240)

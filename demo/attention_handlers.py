@@ -172,10 +172,12 @@ class AttentionHandlers(HandlerBase):
         return (figures.attention_bars(matrix[query], labels, query, title),
                 head_roles.token_targets_html(labels, matrix[query], query, title))
 
-    def _draw(self, tokens, attentions, layer, head, query, wanted) -> dict:
+    def _draw(self, tokens, attentions, layer, head, token, wanted) -> dict:
         """The views named in `wanted` (a set of VIEWS), drawn; the others None (the UI leaves them as they
-        are, and a sub-tab draws its view when it is opened). The head view is HTML, drawn in milliseconds; each
-        matplotlib figure costs ~0.3-0.5 s to draw and send, which is why only the visible one is drawn."""
+        are, and a sub-tab draws its view when it is opened). `token`: the picked token, checked (`_query`) only
+        when its view is drawn: a token typed wrong in its picker does not stop a layer or head change from
+        drawing the views that do not read it. The head view is HTML, drawn in milliseconds; each matplotlib
+        figure costs ~0.3-0.5 s to draw and send, which is why only the visible one is drawn."""
         views = dict.fromkeys([*VIEWS, *TEXTS.values()])
         labels = tokens.labels
         matrix, what = explain.head_matrix(attentions, layer, head)
@@ -196,7 +198,7 @@ class AttentionHandlers(HandlerBase):
                                                                     "the layers)")
             views["rollout_text"] = head_roles.top_targets_html(labels, rollout, title, verb="draws most on")
         if "token" in wanted:
-            views["token"], views["token_text"] = self._bars(tokens, matrix, query, what)
+            views["token"], views["token_text"] = self._bars(tokens, matrix, self._query(tokens, token), what)
         return views
 
     @user_errors
@@ -236,7 +238,7 @@ class AttentionHandlers(HandlerBase):
         not redrawn. `view` as in `attention`."""
         wanted = _wanted(view, {"heatmap", "grid", "token", "heads"})
         _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
-        views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), wanted)
+        views = self._draw(tokens, attentions, layer, head, token, wanted)
         return (views["heatmap"], views["grid"], views["token"], views["heads"], views["heatmap_text"],
                 views["grid_text"], views["token_text"])
 
@@ -246,7 +248,7 @@ class AttentionHandlers(HandlerBase):
         bars). `view` as in `attention`."""
         wanted = _wanted(view, {"heatmap", "token", "heads"})
         _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
-        views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), wanted)
+        views = self._draw(tokens, attentions, layer, head, token, wanted)
         return views["heatmap"], views["token"], views["heads"], views["heatmap_text"], views["token_text"]
 
     @user_errors
@@ -255,7 +257,7 @@ class AttentionHandlers(HandlerBase):
         as (figure, text)."""
         view = _view(view)
         _, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
-        views = self._draw(tokens, attentions, layer, head, self._query(tokens, token), {view})
+        views = self._draw(tokens, attentions, layer, head, token, {view})
         return (views[view], views[TEXTS[view]]) if view in TEXTS else views[view]
 
     @user_errors

@@ -1,5 +1,6 @@
-"""The app's components where Gradio's own fall short: a slider and a number field that pass API values on for
-the handlers' messages, and a plot a screen reader names by its figure's title (rendered once per figure)."""
+"""The app's components where Gradio's own fall short: a slider, a number field and a text box that pass API
+values on for the handlers' messages, and a plot a screen reader names by its figure's title (rendered once per
+figure)."""
 from __future__ import annotations
 
 import threading
@@ -27,6 +28,18 @@ class Number(gr.Number):
     instead of Gradio's generic error (or silent rounding)."""
 
     is_template = True  # rendered by the frontend's number field
+
+    def preprocess(self, payload):
+        return payload
+
+
+class Textbox(gr.Textbox):
+    """gr.Textbox that passes API values on as sent, so that a list (candidate words sent as ["France",
+    "Germany"]) or a number gets the handler's "must be a string" message instead of being run as its Python
+    repr ("['France', 'Germany']": gr.Textbox makes a string of anything). The page's box sends a string, or
+    None, which the handlers read as an empty text, as they did."""
+
+    is_template = True  # rendered by the frontend's text box
 
     def preprocess(self, payload):
         return payload

@@ -249,7 +249,10 @@ def outcome_data(text: str, word, toward: str, before: dict, edits: list[Edit], 
     """The counterfactual for API clients: the word (as the page names it, without the punctuation around it),
     its attribution, measured against `attribution_label` (`toward`: plus pushes towards it), the label it pushes
     towards (`towards`), the original answer, and per edit the edited text, the new answer and the change of
-    P(`toward`) in points."""
+    P(`toward`) in points. The attribution is the word's integrated-gradients sum as measured, in the units of
+    `explain.class_score` (for two labels the log-odds, before calibration), in which the words' pushes add up to
+    the change from the all-<pad> input; /classify shows every word's divided by the strongest one's (±1), which
+    for this word, the strongest towards the answer, is ±1 unless a word pushing against the answer is stronger."""
     rows = []
     for edit, probabilities in zip(edits, after):
         label = max(probabilities, key=probabilities.get)

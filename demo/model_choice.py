@@ -84,6 +84,9 @@ HUB_MODES = ("any", "suggested", "off")
 # waits LOAD_WAIT_S for it (a small or cached model is answered at once) before it is told to try again
 LOADS_AT_ONCE = 2
 LOAD_WAIT_S = 1.0
+# The last sentence of a model's refusal: on the page the tab keeps its model (`_kept`); an API call has none
+NOT_RUN = "Nothing was run with it."
+KEPT = "Nothing was run with it, and the current model stays in use."
 _LOAD_WAIT: ContextVar[float | None] = ContextVar("load_wait", default=None)
 
 
@@ -157,8 +160,10 @@ def _check_choice(choice, allow_local: bool, hub_mode: str = "any") -> str:
         raise ModelChoiceError("That is not a Hugging Face Hub repo id (OWNER/NAME, e.g. FacebookAI/roberta-base).")
     folder = _is_folder(source, allow_local)
     if source.lower() in KINDS and not folder:  # the Attention tab's names, elsewhere
-        raise ModelChoiceError(f"“{source}” is not a Hub repo id: for the shipped model, pick “ours: …” from the "
-                               "box's list (the Attention tab's list names its two “mlm” and “sentiment”).")
+        how = ("send “shipped” (“mlm” and “sentiment” name the shipped models in the /attention endpoints only)"
+               if _api_call() else
+               "pick “ours: …” from the box's list (the Attention tab's list names its two “mlm” and “sentiment”)")
+        raise ModelChoiceError(f"“{source}” is not a Hub repo id: for the shipped model, {how}.")
     repo_id = f"a Hugging Face Hub repo id (OWNER/NAME, e.g. {KINDS['mlm'].suggested[0]})"
     if "://" in source:  # a web address (read as a local path, for its slashes)
         raise ModelChoiceError(f"“{source}” is a web address, not {repo_id}: type the repo id alone (the part "
@@ -252,12 +257,40 @@ def _plain_errors(source: str, kept: str):
 
 
 def _kept(tab: str) -> str:
-    """The last sentence of a load's error: what stays as it was, true for whoever reads it: a visitor whose
-    choice in a tab's model box failed (the tab keeps its model) and an API client whose request named the model
-    (it was not run), so no tab is named."""
+    """The last sentence of a load's error: what stays as it was, for a visitor whose choice in a tab's model box
+    failed (the tab keeps its model; no tab is named, as the message is remembered for every tab that asks). An
+    API call's message ends in NOT_RUN instead (`_worded_for_caller`): it has no current model."""
     if tab == COMPARISON:
         return "The comparison was not run."
-    return "Nothing was run with it, and the current model stays in use."
+    return KEPT
+
+
+def _api_call() -> bool:
+    """Whether the request being answered is an API call: inside `loading_aside`, as demo.wiring's
+    `api_endpoint` runs every endpoint. Its client has no model box ("ours: …" is the box's entry, "shipped" the
+    value it sends) and no current model."""
+    return _LOAD_WAIT.get() is not None
+
+
+@contextlib.contextmanager
+def _worded_for_caller():
+    """A ModelChoiceError raised inside, said as an API call reads it (`_api_call`): without the page's "the
+    current model stays in use". The words are changed as the error leaves the chooser, because a load's message
+    is written once, often in a thread of its own (`_load_aside`), and remembered for whoever asks next
+    (`_refuse_recent_failure`), a visitor or an API client."""
+    try:
+        yield
+    except ModelChoiceError as err:
+        if not _api_call():
+            raise
+        raise ModelChoiceError(str(err).replace(KEPT, NOT_RUN)) from None
+
+
+def _kind_said(kind) -> str:
+    """A kind of model in words with its class, in one parenthesis: "a text classifier (sentiment;
+    RobertaForSequenceClassification)", not "a text classifier (sentiment) (RobertaForSequenceClassification)"."""
+    words, _, task = kind.what.partition(" (")
+    return f"{words} ({task.removesuffix(')')}; {kind.architecture})" if task else f"{kind.what} ({kind.architecture})"
 
 
 def _the_tab(tab: str) -> str:
@@ -299,9 +332,9 @@ def load_choice(key: str, source: str, tab: str | None = None, allow_local: bool
         architecture = read_architecture(source, **hub)  # config.json only, before anything large
         if architecture != kind.architecture:  # said with where it does load: its kind's tab, and Attention
             its_kind = KIND_OF_ARCHITECTURE[architecture]
-            raise ModelChoiceError(f"{source} is {its_kind.what} ({architecture}); {_the_tab(tab)} needs "
-                                   f"{kind.what} ({kind.architecture}). It loads in the "
-                                   f"{its_kind.tab} and {ATTENTION_TAB} tabs. {_kept(tab)}")
+            raise ModelChoiceError(f"{source} is {_kind_said(its_kind)}; {_the_tab(tab)} needs "
+                                   f"{_kind_said(kind)}. It loads in the {its_kind.tab} and {ATTENTION_TAB} tabs. "
+                                   f"{_kept(tab)}")
         config = roberta.load_config(source, **hub)
         check_limits(config, source, _kept(tab))
         if key == "sentiment" and config.problem_type == "regression":
@@ -430,16 +463,17 @@ class ModelChooser:
         `tab`: the tab that asks, when another than the `key` tab (named in the messages)."""
         if is_shipped(choice):
             return self.models[key]
-        source = _check_choice(choice, self.allow_local, self.hub_mode)
-        cache_key = (key, source)
-        loaded = self._cached(cache_key)
-        if loaded is not None:
-            return loaded
-        self._refuse_recent_failure((key, source, tab))
-        wait_s = _LOAD_WAIT.get()
-        if wait_s is not None:
-            return self._load_aside(key, source, tab, wait_s)
-        return self._load(key, source, tab)
+        with _worded_for_caller():
+            source = _check_choice(choice, self.allow_local, self.hub_mode)
+            cache_key = (key, source)
+            loaded = self._cached(cache_key)
+            if loaded is not None:
+                return loaded
+            self._refuse_recent_failure((key, source, tab))
+            wait_s = _LOAD_WAIT.get()
+            if wait_s is not None:
+                return self._load_aside(key, source, tab, wait_s)
+            return self._load(key, source, tab)
 
     def _load_aside(self, key: str, source: str, tab: str | None, wait_s: float) -> LoadedModel:
         """`_load(key, source, tab)` in a thread of its own (one per model, LOADS_AT_ONCE at most), waited for
@@ -519,18 +553,19 @@ class ModelChooser:
     def get_any(self, choice, tab: str = ATTENTION_TAB) -> LoadedModel:
         """A Hub RoBERTa of either kind, for a tab that reads both (attention): loaded as a fill-mask model or
         a classifier, as its config.json says, and cached with the other tabs' models (loaded once)."""
-        source = _check_choice(choice, self.allow_local, self.hub_mode)
-        for key in KINDS:
-            loaded = self._cached((key, source))
-            if loaded is not None:
-                return loaded
-        self._refuse_recent_failure(("any", source, tab))  # its config.json could not be read lately
-        try:
-            key = architecture_key(source, tab, self.allow_local)
-        except ModelChoiceError as err:
-            self._remember_failure(("any", source, tab), err)
-            raise
-        return self.get(key, source, tab)
+        with _worded_for_caller():
+            source = _check_choice(choice, self.allow_local, self.hub_mode)
+            for key in KINDS:
+                loaded = self._cached((key, source))
+                if loaded is not None:
+                    return loaded
+            self._refuse_recent_failure(("any", source, tab))  # its config.json could not be read lately
+            try:
+                key = architecture_key(source, tab, self.allow_local)
+            except ModelChoiceError as err:
+                self._remember_failure(("any", source, tab), err)
+                raise
+            return self.get(key, source, tab)
 
     def loaded(self) -> list[LoadedModel]:
         """The Hub models loaded now, least recently used first."""

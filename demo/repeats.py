@@ -26,7 +26,10 @@ draw the text the views were drawn for (a State the page writes), not the text b
 text's page was queued or running was sent with the old text, and drawn over the new page when it ended last
 (the old text's tokens under the new one's notes). The page records what it drew (`drew`); an event that read
 another drawn state than the one recorded, when it starts or when it ends, is dropped (`redrawn`): the page
-shows the new text, and its own layer and head.
+shows the new text, and its own layer and head. The token picker is drawn state too: Gradio reads a State when
+the event runs, but the picker as the browser sent it, so an event sent before a new text's page and run after it
+read the new text with the old text's token. The page records the token it set, the picker's own event the token
+picked; an event that read another is dropped alike.
 """
 from __future__ import annotations
 

@@ -187,6 +187,33 @@ def model_loader(chooser, key, tab):
     return load_first
 
 
+def set_values(results: dict) -> dict:
+    """The values that an event's `results` (output id -> a value or an update) set: a value, or an update's value
+    (the token picker's, which sets its choices too); gr.skip() and an update without a value set none."""
+    values = {}
+    for key, result in results.items():
+        if isinstance(result, dict) and result.get("__type__") == "update":
+            if "value" not in result:
+                continue
+            result = result["value"]
+        values[key] = result
+    return values
+
+
+def left_on_success(ui, count: int):
+    """`ui`, a `keep_results` function, with its last `count` error boxes left as they are where it would hide
+    them (a success): each still shows a message about its own field raised by this event (`Wiring.wire`'s
+    `shows`)."""
+
+    @functools.wraps(ui)
+    def left(*args):
+        results = ui(*args)
+        boxes = [gr.skip() if box.get("visible") is False else box for box in results[len(results) - count:]]
+        return (*results[:len(results) - count], *boxes)
+
+    return left
+
+
 class Wiring:
     """The events of one page (`blocks`, the gr.Blocks being laid out) and what their guards remember: which events
     would draw again what the page shows (`repeats`), the model boxes' choices being loaded now, per session
@@ -204,21 +231,32 @@ class Wiring:
         """A State that says what a tab's views were drawn for (the text, the model), written by the tab's page
         and read by the events that redraw one view; `guarded` drops such an event when the page has drawn
         another."""
-        state = gr.State(value)
-        self.drawn.add(state._id)
-        return state
+        return self.drawn_input(gr.State(value))
 
-    def guarded(self, fn, event, outputs, skip_repeat=False, inputs=()):
+    def drawn_input(self, component):
+        """`component`, an input that the tab's page sets and the view events read, guarded as a `drawn_state`
+        is: the token picker, which a new text's page sets to that text's default token. Gradio reads a State
+        when it runs the event, but the picker as the browser sent it: a view event sent before a new text's page
+        and run after it read the new text with the old text's token, and said that token was wrong after the
+        page had cleared every message. The picker's own event records the value the user gave it (`guarded`'s
+        `picks`, which `wire` finds in its triggers) instead of being dropped for it."""
+        self.drawn.add(component._id)
+        return component
+
+    def guarded(self, fn, event, outputs, skip_repeat=False, inputs=(), picks=()):
         """`fn`, a UI event's handler (one result per output), counted by `repeats` (`demo.repeats`): with
         `skip_repeat`, skipped (every output left as it is) when it would draw again what its outputs show (a
         dropdown's second `.input` of one click, a blur, a sub-tab reopened). Every event that writes an output
         of a skippable one must come through here (tests/test_app_layout.py checks it). `inputs`: the event's
-        input components; one that reads a `drawn_state` is dropped when the page has drawn another since it was
-        sent."""
+        input components; one that reads a `drawn_state` (or a `drawn_input`) is dropped when the page has drawn
+        another since it was sent. `picks`: the drawn inputs among them that this event's trigger is the user's
+        change of (the token picker's own event): what they hold now, recorded, not checked."""
         repeats = self.repeats
         ids = tuple(c._id for c in outputs)
         writes = [i for i, c in enumerate(outputs) if c._id in self.drawn]
-        reads = [(i, c._id) for i, c in enumerate(inputs) if c._id in self.drawn]
+        picked = {c._id for c in picks}
+        reads = [(i, c._id) for i, c in enumerate(inputs) if c._id in self.drawn and c._id not in picked]
+        sets = [(i, c._id) for i, c in enumerate(inputs) if c._id in picked]
 
         def run(request: gr.Request, *args):
             session = getattr(request, "session_hash", None)
@@ -226,6 +264,9 @@ class Wiring:
             read = {key: args[i] for i, key in reads}
             if repeats.redrawn(session, read):  # sent before a page drew another text: that page shows its own views
                 return skip
+            chosen = {key: args[i] for i, key in sets}
+            repeats.drew(session, chosen)  # the user's own change: what the page holds now
+            read.update(chosen)  # ... until a page sets another
             started = repeats.begin(session, event, args, ids, skip_repeat)
             if started is None:
                 return skip
@@ -238,7 +279,7 @@ class Wiring:
                 return skip
             show_warnings(held)
             values = result if len(ids) > 1 else (result,)
-            repeats.drew(session, {ids[i]: values[i] for i in writes if not isinstance(values[i], dict)})  # not skipped
+            repeats.drew(session, set_values({ids[i]: values[i] for i in writes}))
             return result
 
         # named as the handler it runs (logs, tests); no __wrapped__: Gradio must see `request` to pass it
@@ -247,7 +288,7 @@ class Wiring:
         return run
 
     def wire(self, triggers, fn, inputs, outputs, error, name, on_load=False, ui_inputs=None, keep_undrawn=False,
-             first=None, page=None, skip_repeats=False, queue=COMPUTE, clears=()):
+             first=None, page=None, skip_repeats=False, queue=COMPUTE, clears=(), shows=()):
         """The UI event: `fn` with its errors in `error` and the previous results kept (`keep_results`), its
         results for the inputs' initial values shown when the page opens if `on_load` (every tab shows its default
         example computed: `show_at_start`); and the public API endpoint `name` (`api`). Both in `queue`; the UI
@@ -262,13 +303,18 @@ class Wiring:
         `.input`, which fires on every blur). `queue`: COMPUTE, or SLOW for a slow
         handler (its UI event, its endpoint and its examples). `clears`: the tab's other error boxes (`error_box`)
         whose messages a success of this event makes stale (an error about a token of the text just replaced):
-        hidden then, and the box that shows a message about its `fields` (`keep_results`' `others`). Returns the
-        UI version (for the examples). Inputs and outputs: one component or a list, as Gradio's events take them."""
+        hidden then, and the box that shows a message about its `fields` (`keep_results`' `others`). `shows`: the
+        error boxes that show a message about their fields, as `clears` do, but that a success leaves as they are (a
+        layer or head change reads the token only where the token's view is drawn: it does not make a message about
+        the token stale). Returns the UI version (for the examples). Inputs and outputs: one component or a list, as
+        Gradio's events take them."""
         inputs, outputs = components(inputs), components(outputs)
         page_fn, page_outputs = page or (fn, outputs)
         page_outputs = components(page_outputs)
         ui_inputs = components(ui_inputs) if ui_inputs else inputs
-        ui = read_sliders(keep_results(page_fn, len(page_outputs), keep_undrawn, [box.fields for box in clears]),
+        clears = [*clears, *shows]  # from here on, the other boxes this event writes
+        kept = keep_results(page_fn, len(page_outputs), keep_undrawn, [box.fields for box in clears])
+        ui = read_sliders(left_on_success(kept, len(shows)) if shows else kept,
                           [(c.minimum, c.maximum) if isinstance(c, gr.Slider) else None for c in ui_inputs])
         # "always_last": a change made while a run is pending (a slider moved by keys or dragged) runs once more
         # after it, rather than being dropped
@@ -304,11 +350,13 @@ class Wiring:
                   api_visibility="private", trigger_mode="always_last", **COMPUTE).then(
                 after_first, **{**then, "inputs": [*ui_inputs, first_error]})
         else:
-            gr.on(triggers, self.guarded(ui, f"{name}_ui", event["outputs"], skip_repeats, ui_inputs), **event)
+            # a drawn input whose own change triggers the event (the token picker's): the user's value, recorded
+            picks = [t.__self__ for t in triggers if getattr(getattr(t, "__self__", None), "_id", None) in self.drawn]
+            gr.on(triggers, self.guarded(ui, f"{name}_ui", event["outputs"], skip_repeats, ui_inputs, picks), **event)
         api(fn, inputs, outputs, name, queue)
         ui.repeat_event = f"{name}_ui"  # what `guarded` counts it as: another event's first step is counted alike
         ui.queue = queue  # its examples run in the same queue
-        ui.clears = list(clears)  # and clear the same boxes
+        ui.clears = list(clears)  # and write the same error boxes
         return ui
 
     def show_at_start(self, ui, inputs, outputs) -> bool:

@@ -163,9 +163,13 @@ def test_model_choice(client, tiny_mlm_dir, tiny_clf_dir, biased_mlm_dir):
     *_, notes, heads, layer, head, _, _, _, _ = client.predict("The cat.", 2, 1, str(tiny_clf_dir),
                                                                api_name="/attention")
     assert md_escape(str(tiny_clf_dir)) in notes and "Layer 2, head 1" in heads
-    with pytest.raises(AppError,
-                       match="cannot be reached.*Nothing was run with it, and the current model stays in use"):
+    # an API call has no current model, and sends "shipped" where the page's box lists "ours: …"
+    with pytest.raises(AppError, match=r"cannot be reached.*Nothing was run with it\.") as info:
         client.predict("The cat.", 2, 1, "someone/no-such-roberta", api_name="/attention")
+    assert "stays in use" not in str(info.value)
+    with pytest.raises(AppError, match="“mlm” is not a Hub repo id: for the shipped model, send “shipped”") as info:
+        client.predict(TEXT, 3, "", "mlm", api_name="/fill_mask")
+    assert "ours" not in str(info.value)
     shipped = client.predict(TEXT, 3, "", "shipped", api_name="/fill_mask")[-2]
     assert client.predict(TEXT, 3, "", str(tiny_mlm_dir), api_name="/fill_mask")[-2] == shipped
     biased = client.predict(TEXT, 3, "", str(biased_mlm_dir), api_name="/fill_mask")[-2]  # the model asked for
@@ -376,6 +380,14 @@ BAD_INPUTS = [
     ("/fill_mask", (TEXT, 3, "x" * 100_000), "is longer than 40 characters: type one word"),
     ("/attention", ("a cat", 1, "average", "mlm", "bogus"),
      "The view must be all, heads, heatmap, grid, rollout or token, got “bogus”."),
+    # a list sent to a text box: refused by name (it was run as its Python repr, "['France', 'Germany']")
+    ("/fill_mask", (TEXT, 5, ["France", "Germany"]), "The candidate words must be a string, got list."),
+    ("/fill_mask", (["a <mask>"],), "The text must be a string, got list."),
+    ("/classify", (["good"],), "The text must be a string, got list."),
+    ("/neighbours", (["Monday"],), "The word must be a string, got list."),
+    ("/analogy", ("cat", ["dog"], "house"), "Word b must be a string, got list."),
+    ("/word_map", (["cat", "dog", "house"],), "The words must be a string, got list."),
+    ("/classify", (None,), "The text is empty"),  # a cleared box's None, read as before
 ]
 
 

@@ -1401,6 +1401,26 @@ def test_layer_head_and_view_changes_refuse_a_token_the_text_does_not_have(handl
     assert "token 11" in handlers.attention_layer(text, 2, 3, "11")[2].axes[0].get_title()  # as the picker types it
 
 
+def test_a_wrong_token_stops_only_the_view_that_reads_it(handlers):
+    """"zzz" typed in the token picker made the head view, heatmap, grid and rollout fail with the Token message
+    too (every view event checked the token): the message showed under the Text box, and a layer or head chosen
+    meanwhile was not drawn. Only the token's own view checks it now."""
+    text = "The cat sees the house."
+    for view in ("heads", "heatmap", "grid", "rollout"):
+        assert handlers.attention_view(text, 2, 3, "zzz", "mlm", view) is not None, view
+    heads = handlers.attention_view(text, 2, 3, None, "mlm", "heads")
+    assert handlers.attention_layer(text, 2, 3, "zzz", "mlm", "heads")[3] == heads
+    assert handlers.attention_head(text, 2, 3, "zzz", "mlm", "heads")[2] == heads
+    heatmap, _, _, _, heat_text, *_ = handlers.attention_layer(text, 2, 3, "zzz", "mlm", "heatmap")
+    assert heatmap.axes[0].get_title() == "Attention, layer 2, head 3" and "layer 2, head 3" in heat_text
+    for call in (lambda: handlers.attention_view(text, 2, 3, "zzz", "mlm", "token"),
+                 lambda: handlers.attention_layer(text, 2, 3, "zzz", "mlm", "token"),
+                 lambda: handlers.attention_head(text, 2, 3, "zzz", "mlm", "all")):
+        with pytest.raises(gr.Error, match="Token must be a whole number") as error:
+            call()
+        assert error.value.field == "Token"  # said next to the token picker (`keep_results`' others)
+
+
 def _tokens(text, pieces):
     """Tokens of `text` cut as `pieces` (each a span of the text), between <s> and </s>."""
     offsets, at = [(0, 0)], 0
@@ -2520,3 +2540,23 @@ def test_the_sentiment_tab_names_its_answer_and_hint_for_the_classifier_that_ans
     chooser = H.Handlers(handlers.models)
     assert page(chooser, topic_handlers.models.sentiment.source)[0] == "Answer"
     assert page(chooser)[0] == "Sentiment"
+
+
+def test_a_text_box_hands_an_api_value_on_as_sent(handlers):
+    """The reviewer's case (an API review): candidate words sent as a list, ["France", "Germany"], were scored as
+    the words "['France'" and "'Germany']", and a text sent as a list was run as its Python repr: gr.Textbox makes
+    a string of any value before the handler sees it. The app's text box (demo.components.Textbox) hands the value
+    on as sent, so the handler's "must be a string" message answers; a string, and None (a cleared box), reach
+    the handler as they did."""
+    from demo.components import Textbox
+    box, gradios = Textbox(render=False), gr.Textbox(render=False)
+    with _error("The candidate words must be a string, got list."):
+        handlers.fill_mask("Paris is the capital of <mask>.", 3, box.preprocess(["France", "Germany"]))
+    with _error("The text must be a string, got list."):
+        handlers.classify(box.preprocess(["good"]))
+    with _error("Word b must be a string, got list."):
+        handlers.analogy("cat", box.preprocess(["dog"]), "house", 5, True)
+    for value in ("a good film", "", None):
+        assert box.preprocess(value) == gradios.preprocess(value)
+    with _error("The text is empty"):
+        handlers.classify(box.preprocess(None))

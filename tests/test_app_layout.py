@@ -417,6 +417,11 @@ def test_a_run_whose_outputs_a_later_run_claims_is_superseded():
     assert not runs.started_with("s", "classify", ("A dreadful film.", "shipped"))
     assert runs.started_with("s", "never-ran", ("x",)) and runs.started_with(None, "classify", ("y",))
 
+def picked(page) -> object:
+    """The token an attention page's answer set its picker to (the fifth output), which the browser then sends."""
+    return page[4]["value"]
+
+
 def test_a_dropdowns_second_input_and_a_reopened_sub_tab_do_not_draw_again(app):
     """The wiring itself (the events' own functions, as Gradio calls them with the browser's session): a layer
     event sent twice (a click's pick and its blur) draws once; a head change in between makes the same layer
@@ -441,8 +446,9 @@ def test_a_dropdowns_second_input_and_a_reopened_sub_tab_do_not_draw_again(app):
     layer(me, text, 2, 2, None, "mlm", "heatmap")  # a layer change while the heatmap shows: the grid is stale
     assert grid(me, text, 2, 2, None, "mlm", "grid")[0] != gr.skip()
     # the page (a click, an example) always runs, and counts: the same layer again after it draws again
-    assert events["attention_ui"].fn(me, text, 2, 2, "mlm", "heatmap")[0] != gr.skip()
-    assert layer(me, text, 2, 2, None, "mlm", "heatmap")[0] != gr.skip()
+    page = events["attention_ui"].fn(me, text, 2, 2, "mlm", "heatmap")
+    assert page[0] != gr.skip()
+    assert layer(me, text, 2, 2, picked(page), "mlm", "heatmap")[0] != gr.skip()
 
 
 def test_a_view_event_sent_before_the_page_drew_another_text_is_dropped(app):
@@ -459,27 +465,77 @@ def test_a_view_event_sent_before_the_page_drew_another_text_is_dropped(app):
     assert layer(me, old, 1, "average", None, "mlm", "heatmap")[0] != gr.skip()  # no page recorded yet: it draws
     page = events["attention_ui"].fn(me, new, 2, "average", "mlm", "heatmap")
     assert page[-5:-3] == (new, "mlm")  # the drawn text and model (then the error boxes)
-    for sent in (layer(me, old, 1, "average", None, "mlm", "heatmap"), grid(me, old, 1, "average", None, "mlm", "grid"),
+    token = picked(page)
+    for sent in (layer(me, old, 1, "average", token, "mlm", "heatmap"),
+                 grid(me, old, 1, "average", None, "mlm", "grid"),
                  events["attention_token_ui"].fn(me, old, 1, "average", 2, "mlm")):
         assert all(value == gr.skip() for value in sent)
-    assert layer(me, new, 1, "average", None, "mlm", "heatmap")[0] != gr.skip()
-    assert layer(me, new, 1, "average", None, "sentiment", "heatmap")[0] == gr.skip()  # another drawn model
+    assert layer(me, new, 1, "average", token, "mlm", "heatmap")[0] != gr.skip()
+    assert layer(me, new, 1, "average", token, "sentiment", "heatmap")[0] == gr.skip()  # another drawn model
     # an example run is a page too
-    events["attention_example_run"].fn(me, old, 1, "average", "mlm", "heatmap")
-    assert layer(me, new, 2, "average", None, "mlm", "heatmap")[0] == gr.skip()
-    assert layer(me, old, 2, "average", None, "mlm", "heatmap")[0] != gr.skip()
+    token = picked(events["attention_example_run"].fn(me, old, 1, "average", "mlm", "heatmap"))
+    assert layer(me, new, 2, "average", token, "mlm", "heatmap")[0] == gr.skip()
+    assert layer(me, old, 2, "average", token, "mlm", "heatmap")[0] != gr.skip()
     # a page that failed drew nothing: the views still show the text before it
     failed = events["attention_ui"].fn(me, "   ", 2, "average", "mlm", "heatmap")
     assert failed[-5] == gr.skip() and failed[-3]["visible"]
-    assert layer(me, old, 1, "average", None, "mlm", "heatmap")[0] != gr.skip()
+    assert layer(me, old, 1, "average", token, "mlm", "heatmap")[0] != gr.skip()
+
+
+def test_a_view_event_that_read_a_token_the_new_text_replaced_is_dropped(app):
+    """"zzz" typed in the token picker, the head view opened, a new text submitted: the sub-tab's event, sent before
+    the new text's page, ran after it (Gradio reads the drawn text, a State, when the event runs, but the picker as
+    the browser sent it) and said "Token must be …, got “zzz”" under the Text box once the page had cleared every
+    message. The views that do not draw the token do not read it; an event that read a token the page has replaced
+    since is dropped; the picker's own event records the token picked, which the other events then read."""
+    from types import SimpleNamespace
+
+    events = {f.api_name: f for f in app.demo.fns.values()}
+    me = SimpleNamespace(session_hash="replaced-token")
+    old, new = "The cat sat on the mat.", "A dog barked at the mailman all night."
+
+    def answer(name, *args):
+        """Event `name`'s answer, by output (its component)."""
+        return dict(zip((c._id for c in events[name].outputs), events[name].fn(me, *args)))
+
+    for view in ("heads", "heatmap", "grid", "rollout"):
+        assert app.at_token not in events[f"attention_view_{view}"].inputs, view
+    assert events["attention_view_token"].inputs[3] is app.at_token
+    events["attention_ui"].fn(me, old, 1, "average", "mlm", "heads")
+    assert "Token must be" in answer("attention_token_ui", old, 1, "average", "zzz", "mlm")[app.at_token_error._id][
+        "value"]
+    # the head view opened with "zzz" in the picker, and a layer chosen: drawn, no message under the text
+    heads = answer("attention_view_heads", old, 1, "average", None, "mlm", "heads")
+    assert 'class="hv"' in heads[app.at_heads._id] and not heads[app.at_error._id]["visible"]
+    layer = answer("attention_layer_ui", old, 2, "average", "zzz", "mlm", "heads")
+    assert 'class="hv"' in layer[app.at_heads._id] and not layer[app.at_view_error._id]["visible"]
+    assert layer[app.at_token_error._id] == gr.skip()  # the token's message stays: the token is still wrong
+    bars = answer("attention_view_token", old, 2, "average", "zzz", "mlm", "token")  # said next to the picker
+    assert "Token must be" in bars[app.at_token_error._id]["value"] and not bars[app.at_error._id]["visible"]
+    # the new text's page sets the picker to its own default token: events that read "zzz" came too late
+    token = picked(events["attention_ui"].fn(me, new, 2, "average", "mlm", "heads"))
+    for late in (answer("attention_view_token", new, 2, "average", "zzz", "mlm", "token"),
+                 answer("attention_layer_ui", new, 1, "average", "zzz", "mlm", "token")):
+        assert all(value == gr.skip() for value in late.values())
+    bars = answer("attention_view_token", new, 2, "average", token, "mlm", "token")
+    # drawn; the token's box is left to the page and the token's own event, whose message (about a token picked
+    # after this event was sent) could be answered before this one
+    assert bars[app.at_bars._id] != gr.skip() and bars[app.at_token_error._id] == gr.skip()
+    # a token picked is what the page holds then: the layer and sub-tab events that read it draw
+    assert token != 3
+    assert answer("attention_token_ui", new, 2, "average", 3, "mlm")[app.at_bars._id] != gr.skip()
+    assert answer("attention_layer_ui", new, 1, "average", 3, "mlm", "token")[app.at_bars._id] != gr.skip()
+    assert all(value == gr.skip() for value in answer("attention_view_token", new, 1, "average", token, "mlm",
+                                                      "token").values())
 
 
 def test_a_success_clears_the_messages_it_makes_stale_and_a_layer_or_head_is_said_next_to_them(app):
     """While an error box shows a message, page.css greys the results beside it. A message about a typed token
-    stayed after a new text (or an example, a layer, a head) drew fresh views, greyed; one about the head stayed
+    stayed after a new text (or an example) drew fresh views, greyed; one about the head stayed
     after an example set a valid head; a text run that failed on the head said it twice, under the text too;
     a word of the Tokens text outlived a new text, and a comparison's error a new model. A success now hides
-    the boxes it makes stale, and a message about the layer or head shows next to them only."""
+    the boxes it makes stale, and a message about the layer or head shows next to them only. A layer or head
+    change that does not draw the token's view leaves the token's message: it did not read the token."""
     from types import SimpleNamespace
 
     events = {f.api_name: f for f in app.demo.fns.values()}
@@ -494,10 +550,13 @@ def test_a_success_clears_the_messages_it_makes_stale_and_a_layer_or_head_is_sai
 
     assert boxes("attention_ui", text, 1, "average", "mlm", "heads") == [hidden] * 3
     assert boxes("attention_example_run", text, 1, 1, "mlm", "heads") == [hidden] * 3
+    token = picked(events["attention_example_run"].fn(me, text, 1, 1, "mlm", "heads"))
     text_box, view_box, token_box = boxes("attention_ui", "Another text.", 1, "head 99", "mlm", "heads")
     assert text_box == hidden and "Head must be between" in view_box["value"] and token_box == gr.skip()
-    assert boxes("attention_head_ui", text, 1, "head 1", None, "mlm", "heads") == [hidden] * 3
-    text_box, view_box, token_box = boxes("attention_layer_ui", text, "layer 1", 1, "zzz", "mlm", "heads")
+    assert boxes("attention_head_ui", text, 1, "head 1", token, "mlm", "heads") == [hidden, hidden, gr.skip()]
+    text_box, view_box, token_box = boxes("attention_token_ui", text, 1, 1, "zzz", "mlm")  # typed in the picker
+    assert text_box is None and view_box is None and "Token must be" in token_box["value"]
+    text_box, view_box, token_box = boxes("attention_layer_ui", text, "layer 1", 1, "zzz", "mlm", "token")
     assert text_box == gr.skip() and view_box == hidden and "Token must be" in token_box["value"]
     for name in ("tokens_ui", "tokens_example_run", "fill_mask_compare_default"):
         outputs = {c._id for c in events[name].outputs}
@@ -804,6 +863,27 @@ def test_the_public_endpoints_inputs_take_any_value(app):
             assert getattr(block, "data_model", None) is None, (fn.api_name, block)  # no file to validate
             for value in odd:
                 block.preprocess(value)  # raises nothing
+
+
+def test_the_public_text_inputs_hand_on_what_was_sent(app):
+    """gr.Textbox made a string of anything ("['France', 'Germany']" scored as two odd words): every text input of
+    a public endpoint hands a list on as sent, so the handler says it must be a string."""
+    public = [fn for fn in app.demo.fns.values() if fn.queue and fn.api_visibility == "public"]
+    texts = [(fn.api_name, block) for fn in public for block in fn.inputs if isinstance(block, gr.Textbox)]
+    assert len(texts) >= 10
+    for name, block in texts:
+        assert block.preprocess(["France"]) == ["France"], name
+
+
+def test_the_attention_views_api_token_is_none_unless_sent(app):
+    """/attention_layer and /attention_head read the page's token picker, laid out for the start-up sentence's
+    "it" (token 8): "The cat." was refused for a token nobody sent, a longer text drew its token 8. Their token
+    is an input of their own, None by default (the handler picks the token, as /attention does)."""
+    events = {fn.api_name: fn for fn in app.demo.fns.values()}
+    for name in ("attention_layer", "attention_head"):
+        token = events[name].inputs[3]
+        assert token is not app.at_token and token.label == "token" and token.value is None, name
+    assert events["attention_token"].inputs[3].value == 1  # its own, as before
 
 
 def test_queue_settings_below_one_stop_the_app_in_one_line():

@@ -212,8 +212,9 @@ def test_tokens_and_embeddings_tabs_read_a_hub_model(handlers, hf_mlm_dir, monke
 def test_a_model_that_cannot_load_is_explained_to_a_page_visitor_and_an_api_caller_alike(handlers, monkeypatch):
     """The reviewer's case: offline, /fill_mask(text, 5, "", "FacebookAI/roberta-base") answered "… not in its
     download cache. The Fill mask tab keeps its current model." (the same on /classify and /attention), which
-    speaks of a tab to an API client. The message now says what is true for both: nothing was run with that
-    model, and the current one stays (in a tab's box: the tab keeps its model)."""
+    speaks of a tab to an API client. The message now names no tab: nothing was run with that model, and the
+    current one stays (in a tab's box: the tab keeps its model). A call through the API (`MC.loading_aside`) is
+    told less: `test_an_api_call_is_told_the_value_to_send_and_not_of_a_current_model`."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     kept = "Nothing was run with it, and the current model stays in use."
     for call in (lambda model: handlers.fill_mask(TEXT, 5, "", model),
@@ -417,7 +418,7 @@ def test_a_model_name_is_never_re_cased(handlers, hf_clf_dir, tmp_path, monkeypa
     shutil.copytree(hf_clf_dir, tmp_path / "assets")  # a local folder (allowed here) holding a classifier
     with pytest.raises(gr.Error) as info:
         handlers.fill_mask(TEXT, 3, "", "assets")
-    assert info.value.message.startswith("assets is a text classifier (sentiment)"), info.value.message
+    assert info.value.message.startswith("assets is a text classifier (sentiment; "), info.value.message
 
 
 def test_a_local_path_is_named_as_typed_in_its_error(models, tmp_path):
@@ -453,20 +454,23 @@ def test_a_windows_path_is_kept_out_of_a_message_too():
 
 def test_wrong_architecture_is_refused_by_name(models, hf_mlm_dir, hf_clf_dir, handlers):
     """The refusal says what the model is, what the tab needs and, before what stays as it was, where the model does
-    load (it said only what it was not)."""
+    load (it said only what it was not); each kind with its class in one parenthesis (it read "a text classifier
+    (sentiment) (RobertaForSequenceClassification)")."""
     chooser = MC.ModelChooser(models, allow_local=True)
     _, current, status = chooser.choose("sentiment", str(hf_mlm_dir))
-    assert current == MC.SHIPPED and "a masked language model (fill mask)" in status
-    assert ("needs a text classifier (sentiment) (RobertaForSequenceClassification). It loads in the Fill mask and "
+    assert current == MC.SHIPPED and "a masked language model (fill mask; RobertaForMaskedLM)" in status
+    assert ("needs a text classifier (sentiment; RobertaForSequenceClassification). It loads in the Fill mask and "
             "Attention tabs. Nothing was run with it, and the current model stays in use.") in status
-    with pytest.raises(gr.Error, match=r"a text classifier .* the Fill mask tab needs a masked language model "
-                                       r"\(fill mask\) \(RobertaForMaskedLM\)\. It loads in the Sentiment and "
-                                       "Attention tabs. Nothing was run"):
+    with pytest.raises(gr.Error, match=r"is a text classifier \(sentiment; RobertaForSequenceClassification\); the "
+                                       r"Fill mask tab needs a masked language model \(fill mask; "
+                                       r"RobertaForMaskedLM\)\. It loads in the Sentiment and Attention tabs\. "
+                                       "Nothing was run"):
         handlers.fill_mask(TEXT, 3, "", str(hf_clf_dir))
-    with pytest.raises(gr.Error, match=r"the comparison needs a masked language model \(fill mask\) "
-                                       r"\(RobertaForMaskedLM\)\. It loads in the Sentiment and Attention tabs\. "
-                                       "The comparison was not run"):
+    with pytest.raises(gr.Error, match=r"the comparison needs a masked language model \(fill mask; "
+                                       r"RobertaForMaskedLM\)\. It loads in the Sentiment and Attention tabs\. "
+                                       "The comparison was not run") as error:
         handlers.fill_mask_compare(TEXT, 3, "", MC.SHIPPED, str(hf_clf_dir))
+    assert ") (" not in error.value.message  # the reviewer's case: "(sentiment) (RobertaForSequenceClassification)"
 
 
 def test_a_regression_model_is_refused_by_the_sentiment_tab(tmp_path, tokenizer, models):
@@ -1020,3 +1024,35 @@ def _outcome(fn, *args):
         return fn(*args)
     except gr.Error as err:
         return err
+
+
+def test_an_api_call_is_told_the_value_to_send_and_not_of_a_current_model(models, monkeypatch):
+    """The reviewer's case (an API review): /fill_mask with model "mlm" was told to "pick “ours: …” from the box's
+    list", and a model that could not load said "the current model stays in use", though an API client sends
+    "shipped" and has no current model. Inside `loading_aside` (as demo.wiring's `api_endpoint` runs every
+    endpoint) the messages speak to the caller; the page's stay as they were, whoever asked first (a failure is
+    remembered for both: `_refuse_recent_failure`)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    chooser = MC.ModelChooser(models, allow_local=False, hub_mode="any")
+
+    def refusal(call) -> str:
+        with pytest.raises(MC.ModelChoiceError) as error:
+            call()
+        return str(error.value)
+
+    page_first = refusal(lambda: chooser.get("mlm", "someone/first-roberta"))  # the page's wording, remembered
+    with MC.loading_aside(wait_s=60):
+        api = [refusal(lambda: chooser.get("mlm", "someone/first-roberta")),  # remembered from the page's request
+               refusal(lambda: chooser.get("sentiment", "someone/other-roberta")),  # loaded in a thread of its own
+               refusal(lambda: chooser.get_any("someone/third-roberta"))]  # the attention endpoints' reading
+        named = refusal(lambda: chooser.get("mlm", " Sentiment "))
+    assert page_first.endswith(" Nothing was run with it, and the current model stays in use."), page_first
+    for message in api:
+        assert message.startswith("The Hugging Face Hub cannot be reached"), message
+        assert message.endswith(" Nothing was run with it."), message
+    assert named.startswith("“Sentiment” is not a Hub repo id: for the shipped model, send “shipped”"), named
+    assert "ours" not in named and "box" not in named
+    # the page, after the API's failures: its own words (the failure remembered from the API's request)
+    status = chooser.choose("sentiment", "someone/other-roberta", MC.SHIPPED)[2]
+    assert "Nothing was run with it, and the current model stays in use." in status, status
+    assert "pick “ours: …” from the box's list" in refusal(lambda: chooser.get("mlm", "mlm"))

@@ -5,8 +5,22 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
+
+from demo.models import configure_torch
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+THREADS = torch.get_num_threads()  # as the session runs the other test modules
+
+
+@pytest.fixture(autouse=True)
+def torch_threads_restored():
+    """The app's benchmarks share the cores as the app does (`demo.models.configure_torch`: 1 thread on 2 cores),
+    run here in the tests' process: every module collected after this one ran on that count, with other runtimes
+    and float results than alone. Each test here gives the count back."""
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
 
 
 def load(name):
@@ -18,6 +32,17 @@ def load(name):
 
 def table_rows(text, first_cell):
     return [line for line in text.splitlines() if line.startswith(f"| {first_cell} ")]
+
+
+def test_a_benchmark_sets_torchs_thread_count_for_its_own_run(monkeypatch):
+    monkeypatch.setenv("TORCH_THREADS", str(THREADS + 1))
+    configure_torch(concurrency=2)  # as the app's benchmarks do
+    assert torch.get_num_threads() == THREADS + 1
+
+
+def test_the_next_test_runs_on_the_sessions_thread_count():
+    """The test before this one set another count: the fixture gave the session's back."""
+    assert torch.get_num_threads() == THREADS
 
 
 def test_train_step_benchmark_reports_both_models(capsys):

@@ -4,6 +4,7 @@ the seeds' summary and the experiment's plan. Tiny models and generated data; th
 import json
 import math
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -396,7 +397,30 @@ def test_evaluate_cli_checks_and_ece(tiny_clf_dir, train_files, tmp_path, capsys
     assert set(metrics["checks"]["categories"]) == {r["category"] for r in evaluate.read_checks(CHECKS)}
     assert 0 <= metrics["labeled"]["ece"] <= 1 and metrics["labeled"]["temperature"] == 1.0
     assert metrics["labeled"]["ece"] == pytest.approx(metrics["labeled"]["ece_uncalibrated"])
+    assert metrics["labeled"]["loss_calibrated"] == pytest.approx(metrics["labeled"]["loss"])  # T = 1
     assert "| negated negative |" in capsys.readouterr().out
+
+
+def test_evaluate_reports_the_log_loss_with_the_temperature_beside_the_raw_logits(tiny_clf_dir, train_files,
+                                                                                  tmp_path):
+    """"loss" was the raw logits' beside the calibrated ECE (the shipped card's 0.311 after T, printed 0.386)."""
+    import torch.nn.functional as F
+
+    from train.data import read_labeled
+
+    folder = shutil.copytree(tiny_clf_dir, tmp_path / "calibrated")
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "calibration_temperature": 2.5}))
+    out = tmp_path / "metrics.json"
+    assert evaluate.main(["--model", str(folder), "--labeled", str(train_files / "dev.tsv"), "--out", str(out)]) == 0
+    labeled = json.loads(out.read_text())["labeled"]
+    model, tokenizer = evaluate.load_model(str(folder))
+    texts, labels, _ = read_labeled(str(train_files / "dev.tsv"))
+    logits = evaluate.classifier_logits(model, tokenizer, texts, 8)
+    gold = torch.tensor(labels)
+    assert labeled["loss"] == pytest.approx(F.cross_entropy(logits, gold).item(), rel=1e-4)
+    assert labeled["loss_calibrated"] == pytest.approx(F.cross_entropy(logits / 2.5, gold).item(), rel=1e-4)
+    assert labeled["loss_calibrated"] != pytest.approx(labeled["loss"], rel=1e-3)
 
 
 # ----- layer-wise lr decay -----
@@ -1138,12 +1162,14 @@ def test_a_signal_stops_the_parallel_seeds_with_their_checkpoints(train_files, t
                 "0", "--parallel", "2"]
         proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         logs = [out / "logs" / f"seed-{seed}.log" for seed in (0, 1)]
+        # both seeds in fit(), whose SIGTERM handler saves the checkpoint: each has logged a training step ("starting
+        # a new run" is said before fit() installs it, and a signal then stops the seed with no checkpoint)
+        runs = [out / f"sst2-s{seed}" / "log.jsonl" for seed in (0, 1)]
         try:
             deadline = time.time() + 120
-            while not all(log.is_file() and "starting a new run" in log.read_text() for log in logs):  # both train
-                assert proc.poll() is None and time.time() < deadline, "the seeds did not start"
+            while not all(run.is_file() and '"type": "train"' in run.read_text() for run in runs):
+                assert proc.poll() is None and time.time() < deadline, "the seeds did not start training"
                 time.sleep(0.2)
-            time.sleep(1)
             proc.send_signal(sig)
             printed, _ = proc.communicate(timeout=120)
         finally:
