@@ -52,8 +52,11 @@ class EmbeddingHandlers(HandlerBase):
     @staticmethod
     def _neighbours_options(k, words_only) -> tuple[int, bool]:
         k = parse_int(k, "Neighbours", 1, embedding_view.MAX_K)
-        if not isinstance(words_only, bool):
-            raise fail(f"“{WORDS_ONLY}” must be ticked or not (true or false), got “{short_text(str(words_only))}”.")
+        if words_only is None:  # (an API call that sent nothing: not the text "None")
+            raise fail(f"“{WORDS_ONLY}” is empty: send true or false.")
+        if not isinstance(words_only, bool):  # text quoted as typed, anything else as it is
+            got = f"“{short_text(words_only)}”" if isinstance(words_only, str) else short_text(str(words_only))
+            raise fail(f"“{WORDS_ONLY}” must be ticked or not (true or false), got {got}.")
         return k, words_only
 
     @user_errors

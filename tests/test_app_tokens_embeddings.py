@@ -152,6 +152,8 @@ def test_neighbours_rank_by_cosine_similarity(handlers, models):
     (("cat", 0, True), "Neighbours must be between 1 and 100"),
     (("cat", "many", True), "Neighbours must be a whole number"),
     (("cat", 5, "yes"), "“Only tokens that begin a word” must be ticked or not \\(true or false\\), got “yes”\\."),
+    (("cat", 5, 2), "“Only tokens that begin a word” must be ticked or not \\(true or false\\), got 2\\."),
+    (("cat", 5, None), "“Only tokens that begin a word” is empty: send true or false\\."),
     ((3, 5, True), "The word must be a string"),
     (("😀", 5, True), "“😀” has characters this tokenizer cuts into bytes .*⟨byte 0xF0⟩.*says nothing"),
     # in part: refused too
