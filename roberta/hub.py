@@ -521,6 +521,8 @@ def refuse_non_finite(tensors: dict[str, torch.Tensor], path) -> None:
     loaded (5 ms for the shipped MLM's 13M values); a training run checks its own weights as it trains
     (`train.trainer`), never through this."""
     for name, tensor in tensors.items():
+        if tensor.is_floating_point() and tensor.element_size() == 1:
+            tensor = tensor.float()  # float8: no amax on the CPU
         # the largest magnitude is NaN or infinite when any value is: ten times faster than isfinite().all()
         if tensor.is_floating_point() and tensor.numel() and not torch.isfinite(tensor.abs().amax()):
             count = tensor.numel() - int(torch.isfinite(tensor).sum())

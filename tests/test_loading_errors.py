@@ -544,3 +544,14 @@ def test_loading_a_folder_reads_its_config_json_once(folder, monkeypatch):
     monkeypatch.setattr(hub, "read_json", lambda path: reads.append(path) or real_read_json(path))
     roberta.RobertaForMaskedLM.from_pretrained(folder)
     assert [p for p in reads if str(p).endswith("config.json")] == [str(folder / "config.json")]
+
+
+def test_the_finite_check_reads_one_byte_floats():
+    """float8 weights loaded before the check, which then stopped them with torch's "max_values_cpu not
+    implemented for 'Float8_e4m3fn'"."""
+    from roberta.hub import refuse_non_finite
+
+    fine = torch.tensor([0.5, -2.0, 448.0]).to(torch.float8_e4m3fn)
+    refuse_non_finite({"w": fine}, "f.safetensors")  # raises nothing
+    with pytest.raises(roberta.ModelLoadError, match="f.safetensors: w holds 1 NaN"):
+        refuse_non_finite({"w": torch.tensor([0.5, float("nan")]).to(torch.float8_e4m3fn)}, "f.safetensors")

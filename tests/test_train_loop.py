@@ -1580,3 +1580,24 @@ def test_a_write_probe_of_another_process_is_not_taken_for_a_file_in_a_new_out(t
     (out / "tmp-of-someone").mkdir()
     with pytest.raises(runtime.UserError, match=r"is not empty \(tmp-of-someone\)"):
         trainer.check_fresh_out(out)
+
+
+def test_a_run_resumed_from_before_head_seed_records_its_head_seed_as_unknown(train_files, tmp_path, tiny_mlm_dir,
+                                                                              monkeypatch):
+    """Its head was drawn from --seed, not --head-seed: resumed with today's code, it recorded head_seed 0, and
+    train.average took it as matching members that did start from head seed 0."""
+    argv = lambda out, *extra: finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--imdb", "", "--checks",
+                                             "", "--max-steps", "4", "--eval-every", "0", *extra)
+    new, old = tmp_path / "new", tmp_path / "old"
+    for out in (new, old):
+        with monkeypatch.context() as m:
+            interrupt_at(m, 2)
+            assert finetune.main(argv(out)) == runtime.EXIT_INTERRUPTED
+    checkpoint = next((old / checkpointing.CHECKPOINTS).iterdir()) / "trainer.pt"
+    state = torch.load(checkpoint, weights_only=True)
+    del state["args"]["head_seed"]  # as a checkpoint written before the option existed
+    torch.save(state, checkpoint)
+    for out in (new, old):
+        assert finetune.main(argv(out, "--resume")) == 0
+    assert json.loads((new / "metrics.json").read_text())["head_seed"] == 0
+    assert "head_seed" not in json.loads((old / "metrics.json").read_text())

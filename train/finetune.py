@@ -546,8 +546,9 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         parameters=model.num_parameters(), train_time_s=round(result.elapsed, 1),
         wall_time_s=round(trainer.wall_time_s(), 1), hardware=hardware_info(dist, trainer.precision),
         command=args.command, calibration=calibration or None, checks=checks or None,
-        # a new head (not --init random's, nor a classifier --init's own): train.average compares it
-        head_seed=args.head_seed if init_gave == "encoder" else None)
+        # a new head (not --init random's, nor a classifier --init's own): train.average compares it; a run resumed
+        # from before --head-seed drew its head from --seed: unknown
+        head_seed=args.head_seed if init_gave == "encoder" and "head_seed" not in trainer.unrecorded_options else None)
     trainer.write_curves()
     # the card's recipe: what shaped this model (an --init folder's config, not --preset and its overrides) and
     # the length inputs were cut to (a --max-length beyond the model's positions is not it)

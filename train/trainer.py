@@ -415,6 +415,9 @@ class Trainer:
         # a run that stops before its end leaves there what `train.export` says of the weights (a partial model)
         self.stopped_by: str | None = None
         self.resumed_with: list[dict] = []  # options a --resume changed: [{"step": N, "changed": {option: [old, new]}}]
+        # options of this command that a resumed checkpoint did not record (it came from before they existed: the run
+        # started without them, whatever their value now)
+        self.unrecorded_options: list[str] = []
         self._saved: tuple | None = None  # what the last checkpoint recorded (`save_checkpoint`)
         self._training_data: dict | None = None  # `task.training_data()`, once (a digest of every row)
         # the log's running window since its last train entry (checkpointed: a resumed run's entry averages the
@@ -540,6 +543,7 @@ class Trainer:
         set_rng_state(state["rng"])
         changed = {k: (v, now[k]) for k, v in state["args"].items()
                    if k in now and k not in NOT_RECIPE and now[k] != v}
+        self.unrecorded_options = sorted(k for k in now if k not in state["args"])
         data_before = state.get("training_data")  # a checkpoint from before it was kept: not compared
         if data_before is not None and self.dist.is_main and data_before != self.training_data():
             changed["training_data"] = (data_before, self.training_data())
