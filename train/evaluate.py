@@ -193,17 +193,18 @@ def temperature_of(model) -> float:
 @torch.no_grad()
 def evaluate_classifier(model, tokenizer, texts: list[str], labels: list[int], batch_size: int = 32,
                         max_length: int | None = None, normalize: bool = True, long_text: str = "first",
-                        progress: bool = False) -> dict:
+                        progress: bool = False, logits: torch.Tensor | None = None) -> dict:
     """{"accuracy", "n", "loss", "macro_f1", "confusion", "ece"} of a classifier (confusion[true][predicted];
     loss: the cross-entropy of the raw logits, without the temperature; ece: expected calibration error, 15 bins,
     of the probabilities the pipeline gives, i.e. with the model's calibration_temperature). `long_text`: as
-    `classifier_logits`."""
+    `classifier_logits`; `logits`: the texts' logits when the caller has them already (not computed again)."""
     if len(texts) != len(labels) or not texts:
         raise ValueError(f"need as many labels as texts (and at least one): {len(texts)} texts, {len(labels)} labels")
     num_labels = model.config.num_labels
     if max(labels) >= num_labels or min(labels) < 0:
         raise ValueError(f"labels {sorted(set(labels))} do not fit the model's {num_labels} classes")
-    logits = classifier_logits(model, tokenizer, texts, batch_size, max_length, normalize, long_text, progress)
+    if logits is None:
+        logits = classifier_logits(model, tokenizer, texts, batch_size, max_length, normalize, long_text, progress)
     gold = torch.tensor(labels)
     pred = logits.argmax(-1)
     confusion = torch.zeros(num_labels, num_labels, dtype=torch.long)
@@ -481,8 +482,7 @@ def run(args) -> dict:
                                             labels_fix="its labels must be the model's")
         logits = classifier_logits(model, tokenizer, texts, args.batch_size, max_length, progress=progress)
         metrics["labeled"] = {"source": args.labeled, "max_length": max_length,
-                              **evaluate_classifier(model, tokenizer, texts, labels, args.batch_size,
-                                                    max_length=max_length, progress=progress),
+                              **evaluate_classifier(model, tokenizer, texts, labels, logits=logits),
                               "temperature": temperature_of(model),
                               "ece_uncalibrated": expected_calibration_error(probabilities(logits), labels),
                               # the card's "after" log-loss ("loss" is the raw logits': 0.386 against 0.311 shipped)
