@@ -166,11 +166,11 @@ def _texts(texts) -> list[str]:
     return texts
 
 
-def for_model(tokenizer: Tokenizer, max_length: int, stride: int = 0) -> Tokenizer:
+def for_model(tokenizer: Tokenizer, max_length: int | None, stride: int = 0) -> Tokenizer:
     """A copy of `tokenizer` that cuts every text to `max_length` tokens (`<s> ... </s>`, </s> kept last) and
-    pads a batch with <pad> to its longest text: `tokenizers`' own truncation and padding. The rest of a long
-    text is in each encoding's `overflowing` windows, each `<s> ... </s>` too, sharing `stride` tokens with the
-    window before. The caller's tokenizer is left as it is; the copy is made once per tokenizer, length and
+    pads a batch with <pad> to its longest text: `tokenizers`' own truncation and padding (`max_length` None:
+    neither cut nor padded, as `encode_windows` reads a text). Each encoding's `overflowing` says whether the
+    text was cut. The caller's tokenizer is left as it is; the copy is made once per tokenizer, length and
     stride (parsing a 50k vocabulary takes ~0.1 s, too slow for every request), and made again when the
     tokenizer has changed since: tokens added (its vocabulary size is part of the key), or another normalizer,
     pre-tokenizer or post-processor set (theirs too: a few microseconds to read)."""
@@ -180,8 +180,11 @@ def for_model(tokenizer: Tokenizer, max_length: int, stride: int = 0) -> Tokeniz
     key = (max_length, stride, tokenizer.get_vocab_size(with_added_tokens=True), steps)
     if key not in copies:
         copy = Tokenizer.from_str(tokenizer.to_str())
-        copy.enable_truncation(max_length, stride=stride)  # counts the <s> and </s> the post-processor adds
-        copy.enable_padding(pad_id=tokenizer.token_to_id("<pad>"), pad_token="<pad>")
+        copy.no_truncation()
+        copy.no_padding()
+        if max_length is not None:
+            copy.enable_truncation(max_length, stride=stride)  # counts the <s> and </s> the post-processor adds
+            copy.enable_padding(pad_id=tokenizer.token_to_id("<pad>"), pad_token="<pad>")
         copies[key] = copy
     return copies[key]
 
@@ -232,19 +235,33 @@ def encode_windows(tokenizer: Tokenizer, texts, max_length: int, stride: int | N
     if not texts:
         empty = torch.zeros(0, 0, dtype=torch.long)
         return empty, empty, torch.zeros(0, dtype=torch.long)
+    # The windows are cut here, not by `tokenizers`' truncation with `stride`: its `overflowing` windows depend
+    # on its version (0.23.2 gives one short window after the first, and the rest of the text is lost).
     windows, owner = [], []
-    for index, encoding in enumerate(for_model(tokenizer, max_length, stride).encode_batch(texts)):
-        for window in [encoding, *encoding.overflowing]:
-            windows.append(window)
+    for index, encoding in enumerate(for_model(tokenizer, None).encode_batch(texts)):
+        own = [i for i, seq in enumerate(encoding.sequence_ids) if seq is not None]  # the text's tokens
+        ids = encoding.ids
+        head = ids[:own[0]] if own else ids  # what the post-processor adds: <s> ... </s>
+        tail = ids[own[-1] + 1:] if own else []
+        text = ids[own[0]:own[-1] + 1] if own else []
+        room = max_length - len(head) - len(tail)  # the text's tokens a window holds
+        if room - stride < 1:
+            raise ValueError(f"a window of {max_length} tokens holds {room} of the text, which must be more than "
+                             f"the stride, {stride}")
+        start = 0
+        while True:
+            windows.append([*head, *text[start:start + room], *tail])
             owner.append(index)
-    width = max(sum(w.attention_mask) for w in windows)
+            if start + room >= len(text):
+                break
+            start += room - stride
+    width = max(len(w) for w in windows)
     pad_id = tokenizer.token_to_id("<pad>")
     input_ids = torch.full((len(windows), width), pad_id, dtype=torch.long)  # (W, T)
     attention_mask = torch.zeros(len(windows), width, dtype=torch.long)  # (W, T)
     for row, window in enumerate(windows):
-        ids = [i for i, keep in zip(window.ids, window.attention_mask) if keep]
-        input_ids[row, :len(ids)] = torch.tensor(ids, dtype=torch.long)
-        attention_mask[row, :len(ids)] = 1
+        input_ids[row, :len(window)] = torch.tensor(window, dtype=torch.long)
+        attention_mask[row, :len(window)] = 1
     return input_ids, attention_mask, torch.tensor(owner, dtype=torch.long)
 
 

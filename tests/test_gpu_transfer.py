@@ -595,3 +595,19 @@ def test_unpack_of_broken_parts_leaves_no_new_out_behind(tiny_mlm_dir, tmp_path)
     with pytest.raises(ValueError):
         gpu_transfer.unpack(tmp_path / "out", tmp_path / "kept")
     assert (tmp_path / "kept").is_dir()
+
+
+def test_machine_facts_name_a_training_package_not_at_its_pinned_version(tmp_path):
+    """The GPU machine's image is not this project's install: its tokenizers 0.23.2 cut long texts' windows short
+    (found on a lent H200, 2026-11-30). The session's machine facts say which version differs from requirements.txt."""
+    import tokenizers
+
+    from train import gpu_session
+
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text(f"torch==2.13.0\ntokenizers==0.0.1  # not this one\nnumpy=={'0.0.2'}\n", encoding="utf-8")
+    facts = gpu_session.machine_facts(requirements)
+    assert facts["packages"]["tokenizers"] == tokenizers.__version__
+    assert facts["not_as_pinned"]["tokenizers"] == f"{tokenizers.__version__} (requirements.txt: 0.0.1)"
+    assert set(facts["not_as_pinned"]) == {"tokenizers", "numpy"}  # torch is the machine's own build
+    assert gpu_session.machine_facts()["not_as_pinned"] == {}  # this install is the pinned one

@@ -65,13 +65,32 @@ def run_until(argv: list[str], deadline: float, log) -> int | None:
         return None
 
 
-def machine_facts() -> dict:
+TRAINING_PACKAGES = ("tokenizers", "safetensors", "huggingface-hub", "numpy")  # besides torch (its own build there)
+
+
+def machine_facts(requirements: Path = Path(__file__).resolve().parents[1] / "requirements.txt") -> dict:
+    """The GPU, torch, and the training's other packages with any version other than `requirements` pins
+    ("not_as_pinned"): the machine's image is not this project's install (its tokenizers 0.23.2 cut long texts'
+    windows short before `encode_windows` cut them itself)."""
+    from importlib.metadata import PackageNotFoundError, version
+
     import torch
 
     facts = {"torch": torch.__version__, "cuda": torch.cuda.is_available()}
     if torch.cuda.is_available():
         facts |= {"gpu": torch.cuda.get_device_name(0), "bf16": torch.cuda.is_bf16_supported(),
                   "memory_gib": round(torch.cuda.get_device_properties(0).total_memory / 2**30, 1)}
+    lines = requirements.read_text(encoding="utf-8").splitlines() if requirements.is_file() else []
+    pinned = dict(line.split("#")[0].strip().split("==", 1) for line in lines if "==" in line.split("#")[0])
+    installed = {}
+    for name in TRAINING_PACKAGES:
+        try:
+            installed[name] = version(name)
+        except PackageNotFoundError:
+            installed[name] = None
+    facts["packages"] = installed
+    facts["not_as_pinned"] = {name: f"{got} (requirements.txt: {pinned[name]})" for name, got in installed.items()
+                              if name in pinned and got != pinned[name]}
     return facts
 
 
