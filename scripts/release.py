@@ -378,7 +378,8 @@ def phases_lead(phases: list[RunMetrics]) -> str | None:
             "all, each continuing from the one before (every phase, its command and its held-out figures: "
             "[Shipped model](#shipped-model)). Data, Training recipe, Metrics and Notes below describe the last "
             f"phase, phase {len(phases)}, alone.")
-    if any("gpu-upload/" in (m.command or "") for m in phases[-1:]):
+    last = phases[-1]  # a weight average's corpus is its last member's, which its Metrics table shows
+    if "gpu-upload/" in (last.command or "") or "gpu-upload/" in (last.corpus or ""):
         cut = "".join(f", except `{name}`, cut to its first {have / 1e6:.1f}M of {whole / 1e6:.1f}M characters "
                       "(`bundle --head`)" for name, have, whole in heads_sent(phases))
         lead += (" Its paths `gpu-upload/data/...` are the files `python -m train.gpu_transfer bundle` sent to the GPU "

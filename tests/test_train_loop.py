@@ -1601,3 +1601,14 @@ def test_a_run_resumed_from_before_head_seed_records_its_head_seed_as_unknown(tr
         assert finetune.main(argv(out, "--resume")) == 0
     assert json.loads((new / "metrics.json").read_text())["head_seed"] == 0
     assert "head_seed" not in json.loads((old / "metrics.json").read_text())
+
+
+def test_the_averaged_runs_curves_name_members_of_the_same_name_apart():
+    """The average of phases 26 and 27 (`train.average assets/mini-roberta-mlm runs/gpu-4/mini-roberta-mlm`) drew
+    two lines both labelled "mini-roberta-mlm": a label takes as many parent folders as it needs to differ."""
+    from pathlib import Path
+
+    assert reporting.distinct_labels([Path("assets/mini-roberta-mlm"), Path("runs/gpu-4/mini-roberta-mlm")]) == [
+        "assets/mini-roberta-mlm", "gpu-4/mini-roberta-mlm"]
+    assert reporting.distinct_labels([Path("runs/sentiment/s0"), Path("runs/sentiment/s1")]) == ["s0", "s1"]
+    assert reporting.distinct_labels([Path("a/x/run"), Path("b/x/run")]) == ["a/x/run", "b/x/run"]

@@ -49,7 +49,7 @@ from .arguments import seed_value
 from .evaluate import DEFAULT_CHECKS, UNSURE_BELOW, check_expected_labels, check_unsure_below, read_checks
 from .exit_codes import with_how_to_go_on
 from .export import partial_note
-from .reporting import plot_member_curves
+from .reporting import distinct_labels, plot_member_curves
 from .runtime import (EXIT_OK, UserError, autocast, exit_code, naming, output_folder, progress_bars, report_user_error,
                       resolve_precision, shown_command)
 from .trainer import FINISHED_FILES, check_fresh_out
@@ -175,7 +175,8 @@ def save_average(model, folders: list[Path], out: Path) -> None:
             shutil.copy2(folders[0] / name, out / name)
     for stale in ("log.jsonl", "curves.png"):
         (out / stale).unlink(missing_ok=True)
-    plot_member_curves([(f.name, f / "log.jsonl") for f in folders], out / "curves.png")
+    plot_member_curves([(label, f / "log.jsonl") for label, f in zip(distinct_labels(folders), folders)],
+                       out / "curves.png")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -147,6 +147,17 @@ def plot_curves(log_path: Path, png_path: Path) -> None:
     save_figure(fig, png_path)
 
 
+def distinct_labels(folders: list[Path]) -> list[str]:
+    """Each folder's name, with as many of its parent folders as it takes to tell the folders apart (a phase's
+    `assets/mini-roberta-mlm` and the next one's `gpu-4/mini-roberta-mlm` are both "mini-roberta-mlm")."""
+    parts = [Path(folder).absolute().parts for folder in folders]
+    for depth in range(1, max(len(p) for p in parts) + 1):
+        labels = ["/".join(p[-depth:]) for p in parts]
+        if len(set(labels)) == len(labels):
+            break
+    return labels
+
+
 def plot_member_curves(members: list[tuple[str, Path]], png_path: Path) -> bool:
     """The training curves of the runs a weight average was made from (the average itself has none): each
     member's training loss and evaluation accuracy against tokens seen. False (no figure) when no member
