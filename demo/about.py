@@ -498,7 +498,10 @@ BATCH_SIZE_RE = re.compile(r"--batch-size[ =](\d+)")
 
 
 def gpu_of(phase) -> str | None:
-    """The GPU a phase of phases.json trained on, as its hardware names it; None for a CPU's."""
+    """The GPU a phase of phases.json trained on, as its hardware names it; None for a CPU's, and for a weight
+    average, which trains nothing (`train.average` records its last member's hardware: phase 28's is an H200)."""
+    if phase.averaged:
+        return None
     gpu = phase.hardware.get("gpu") if isinstance(phase.hardware, dict) else None
     return gpu if isinstance(gpu, str) else None
 

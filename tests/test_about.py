@@ -117,6 +117,11 @@ def test_the_intro_counts_the_gpu_phases_from_their_hardware(tiny_mlm_dir, tmp_p
     # the phases counted as the Sentiment note and the figure of the phases count them: the average too
     assert ("and for 2 of the encoder's 4 pretraining phases (3 of training, 1 weight average) one GPU (NVIDIA H100 "
             "80GB HBM3), which trained 2.0M of the encoder's 3.0M tokens in 20 min;") in intro
+    # a weight average records its last member's hardware (phase 28 an H200's): it trained nothing on a GPU
+    gpu_average = {**AVERAGE, "hardware": gpu["hardware"]}
+    folder = _folder(tiny_mlm_dir, tmp_path, "gpu-average", gpu_average, phases=[PHASE, gpu, gpu_average])
+    assert "and for 1 of the encoder's 3 pretraining phases (2 of training, 1 weight average) one GPU" in \
+        about.about_sections(load_models(folder, None))["intro"]
     folder = _folder(tiny_mlm_dir, tmp_path, "cpu", PHASE, phases=[PHASE, PHASE])
     assert about.about_sections(load_models(folder, None))["intro"] == (
         "Both are small teaching models, trained on a 2-core CPU; the figures below are read from each model's "

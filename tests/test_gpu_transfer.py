@@ -605,9 +605,14 @@ def test_machine_facts_name_a_training_package_not_at_its_pinned_version(tmp_pat
     from train import gpu_session
 
     requirements = tmp_path / "requirements.txt"
-    requirements.write_text(f"torch==2.13.0\ntokenizers==0.0.1  # not this one\nnumpy=={'0.0.2'}\n", encoding="utf-8")
+    requirements.write_text("torch==2.13.0\ntokenizers==0.0.1  # not this one\nnumpy == 0.0.2\n"
+                            "Huggingface_Hub[cli]==0.0.3 ; python_version >= '3'\nsafetensors===0.0.4\n",
+                            encoding="utf-8")
     facts = gpu_session.machine_facts(requirements)
     assert facts["packages"]["tokenizers"] == tokenizers.__version__
     assert facts["not_as_pinned"]["tokenizers"] == f"{tokenizers.__version__} (requirements.txt: 0.0.1)"
-    assert set(facts["not_as_pinned"]) == {"tokenizers", "numpy"}  # torch is the machine's own build
-    assert gpu_session.machine_facts()["not_as_pinned"] == {}  # this install is the pinned one
+    # torch is the machine's own build; an arbitrary-equality pin (===) is not read as one
+    assert set(facts["not_as_pinned"]) == {"tokenizers", "numpy", "huggingface-hub"}
+    assert gpu_session.pinned_version("Huggingface_Hub[cli]==0.0.3 ; python_version >= '3'") == (
+        "huggingface-hub", "0.0.3")
+    assert gpu_session.pinned_version("numpy>=2") is None and gpu_session.pinned_version("# numpy==2") is None

@@ -81,7 +81,7 @@ def machine_facts(requirements: Path = Path(__file__).resolve().parents[1] / "re
         facts |= {"gpu": torch.cuda.get_device_name(0), "bf16": torch.cuda.is_bf16_supported(),
                   "memory_gib": round(torch.cuda.get_device_properties(0).total_memory / 2**30, 1)}
     lines = requirements.read_text(encoding="utf-8").splitlines() if requirements.is_file() else []
-    pinned = dict(line.split("#")[0].strip().split("==", 1) for line in lines if "==" in line.split("#")[0])
+    pinned = dict(filter(None, map(pinned_version, lines)))
     installed = {}
     for name in TRAINING_PACKAGES:
         try:
@@ -92,6 +92,14 @@ def machine_facts(requirements: Path = Path(__file__).resolve().parents[1] / "re
     facts["not_as_pinned"] = {name: f"{got} (requirements.txt: {pinned[name]})" for name, got in installed.items()
                               if name in pinned and got != pinned[name]}
     return facts
+
+
+def pinned_version(line: str) -> tuple[str, str] | None:
+    """A requirements line's (name, version) when it pins one exactly (`name==1.2`, `Name_X[extra] == 1.2 ; marker`),
+    the name as TRAINING_PACKAGES spells it (lower case, `-`); None for anything else."""
+    found = re.fullmatch(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*==\s*([^\s;=,#]+)\s*(?:;.*)?",
+                         line.split("#")[0])
+    return (re.sub(r"[._]+", "-", found.group(1)).lower(), found.group(2)) if found else None
 
 
 def recipe_argv(args, out: Path, *extra: str, compile: bool = True) -> list[str]:
