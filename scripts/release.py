@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 from pathlib import Path
 
 import roberta
@@ -457,6 +458,24 @@ def base_encoder_text(history: list[RunMetrics], alongside: list[RunMetrics], cl
     return text
 
 
+def refresh_base_model(classifier_folder: Path, phases: list[RunMetrics]) -> bool:
+    """After a release of the MLM alone: the classifier card beside it says "phase N of the M phases of
+    `mini-roberta-mlm`", and M has grown (an MLM release left it at 26 of 28). Its Base model section is written
+    anew from the MLM's new history (`base_encoder_text`), when that history begins with the N phases the card
+    names; True when the card was rewritten."""
+    card = Path(classifier_folder) / "README.md"
+    text = card.read_text(encoding="utf-8") if card.is_file() else ""
+    said = re.search(rf"phase (\d+) of the (\d+) phases of `{MLM_NAME}`", text)
+    if not said or int(said.group(2)) == len(phases) or int(said.group(1)) >= len(phases):
+        return False
+    history = phases[:int(said.group(1))]
+    fresh = base_encoder_text(history, phases, RunMetrics.read(classifier_folder))
+    if f"after {len(history)} pretraining phases ({sum(p.train_tokens or 0 for p in history):,} tokens;" not in text:
+        return False  # the card's encoder is not the first N phases of this history
+    write_atomic(card, with_base_model(text, None, fresh))
+    return True
+
+
 def base_model_of(base_model: str | None, classifier, alongside: list[RunMetrics]) -> tuple[str | None, str] | None:
     """--base-model as the classifier card names it: (Hub id, text) for a Hub id, (None, text) for an MLM folder
     (whose architecture must be the classifier's); None without one. Read before anything is written."""
@@ -545,6 +564,9 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
                     body += "\n\n" + experiment_section(path, folder, name, summary)
                 write_section(folder, body + "\n\n" + sentiment_section(folder, dst), dst, base=base)
             written.append(dst)
+    # the classifier card beside a new MLM counts the MLM's phases ("phase 7 of the 28"): once the MLM is in place
+    if mlm_phases and not classifier and refresh_base_model(Path(out) / CLASSIFIER_NAME, phases):
+        written.append(Path(out) / CLASSIFIER_NAME / "README.md")
     return written
 
 

@@ -282,3 +282,24 @@ def test_the_mlm_cards_widget_examples_are_the_probe_sentences_it_gets_right(fil
     right = [row["sentence"] for row in read_probe(DEFAULT_PROBE)
              if fill(row["sentence"])[0]["token_str"].strip() == row["expected"]]
     assert widget == right and len(right) >= 5
+
+
+def test_an_mlm_release_counts_its_phases_in_the_classifier_card_beside_it(tmp_path):
+    """Releasing phase 28 (`scripts.release --mlm ...` alone) left the classifier card saying "phase 7 of the 26
+    phases of `mini-roberta-mlm`": its Base model section is written anew from the MLM's history, as a release of
+    the classifier writes it."""
+    import shutil
+
+    from scripts.release import read_phases, refresh_base_model
+
+    folder = tmp_path / "mini-roberta-sst2"
+    shutil.copytree(ASSETS / "mini-roberta-sst2", folder)
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    phases = read_phases(ASSETS / "mini-roberta-mlm")
+    said = f"phase 7 of the {len(phases)} phases of `mini-roberta-mlm`"
+    assert said in card
+    (folder / "README.md").write_text(card.replace(said, "phase 7 of the 26 phases of `mini-roberta-mlm`"),
+                                      encoding="utf-8")
+    assert refresh_base_model(folder, phases)
+    assert (folder / "README.md").read_text(encoding="utf-8") == card
+    assert not refresh_base_model(folder, phases)  # up to date: left as it is
