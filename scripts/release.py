@@ -468,11 +468,12 @@ def refresh_base_model(classifier_folder: Path, phases: list[RunMetrics]) -> boo
     said = re.search(rf"phase (\d+) of the (\d+) phases of `{MLM_NAME}`", text)
     if not said or int(said.group(2)) == len(phases) or int(said.group(1)) >= len(phases):
         return False
-    history = phases[:int(said.group(1))]
-    fresh = base_encoder_text(history, phases, RunMetrics.read(classifier_folder))
-    if f"after {len(history)} pretraining phases ({sum(p.train_tokens or 0 for p in history):,} tokens;" not in text:
-        return False  # the card's encoder is not the first N phases of this history
-    write_atomic(card, with_base_model(text, None, fresh))
+    n = int(said.group(1))
+    updated = text.replace(said.group(0), f"phase {n} of the {len(phases)} phases of `{MLM_NAME}`")
+    fresh = base_encoder_text(phases[:n], phases, RunMetrics.read(classifier_folder))
+    if updated != with_base_model(text, None, fresh):
+        return False  # more than the count differs: the card's encoder is not the first N phases of this history
+    write_atomic(card, updated)
     return True
 
 
