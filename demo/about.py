@@ -497,9 +497,22 @@ def about_sections(models: Models) -> dict:
 BATCH_SIZE_RE = re.compile(r"--batch-size[ =](\d+)")
 
 
+def training_hardware(metrics) -> dict:
+    """The machine `metrics`' weights trained on: the run's `hardware`; for a weight average, which trains nothing,
+    its members' `member_hardware` where they agree on device and cores ({} where they differ). An average recorded
+    before `member_hardware` was kept holds one member's hardware as its own, which is where that member trained."""
+    members = metrics.member_hardware if isinstance(metrics.averaged, int) and metrics.averaged > 1 else None
+    if not isinstance(members, list):
+        return metrics.hardware if isinstance(metrics.hardware, dict) else {}
+    machines = [{key: m.get(key) for key in ("device", "cpu_count")} if isinstance(m, dict) else None
+                for m in members]
+    return machines[0] if machines and machines[0] and all(m == machines[0] for m in machines) else {}
+
+
 def gpu_of(phase) -> str | None:
     """The GPU a phase of phases.json trained on, as its hardware names it; None for a CPU's, and for a weight
-    average, which trains nothing (`train.average` records its last member's hardware: phase 28's is an H200)."""
+    average, which trains nothing (its `hardware` is the machine that averaged; a record from before that field
+    was kept holds its last member's: phase 28's says an H200)."""
     if phase.averaged:
         return None
     gpu = phase.hardware.get("gpu") if isinstance(phase.hardware, dict) else None
@@ -758,7 +771,7 @@ def model_facts(loaded) -> dict:
             facts[key] = int(total) if scale == 1 else total / scale
     if isinstance(metrics.averaged, int) and metrics.averaged > 1:
         facts["averaged"] = metrics.averaged
-    hardware = metrics.hardware if isinstance(metrics.hardware, dict) else {}
+    hardware = training_hardware(metrics)
     if _number(hardware, "cpu_count"):
         facts["cores"] = int(hardware["cpu_count"])
     if isinstance(hardware.get("device"), str):

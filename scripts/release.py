@@ -43,7 +43,8 @@ from roberta.run_metrics import (PHASES_NAME, RunMetrics, dataset_name, is_sst2,
                                   same_text_file, write_phase_history)
 from roberta.text import normalize_for_classifier
 from train.export import DTYPES, check_export, export_into, partial_note, staged_folder, writes_named_in
-from train.model_card import base_model_text, card_for, with_base_model, with_front_matter
+from train.model_card import (average_hardware_text, base_model_text, card_for, machine_of, with_base_model,
+                              with_front_matter)
 from train.fill_mask_probe import DEFAULT_PROBE, read_probe, run_probe
 from train import summarize
 from train.runtime import (USER_ERRORS, UserError, check_writable_folder, exit_code, output_folder,
@@ -85,7 +86,8 @@ def _wall_time_words(phases) -> str:
     """"N minutes wall time with data loading and evaluation" over the phases. A phase resumed before metrics.json
     summed every session's wall time recorded its last session only, less than its training time: its training
     time stands in, and the words say so."""
-    short = [i for i, m in enumerate(phases, 1) if m.wall_time_s is not None and m.wall_time_s < m.train_time_s]
+    short = [i for i, m in enumerate(phases, 1) if m.wall_time_s is not None and m.train_time_s is not None
+             and m.wall_time_s < m.train_time_s]
     total = sum(max(m.wall_time_s or 0.0, m.train_time_s or 0.0) for m in phases)
     words = f"{_minutes(total)} minutes wall time with data loading and evaluation"
     if not short:
@@ -94,13 +96,19 @@ def _wall_time_words(phases) -> str:
     return f"at least {words}: {which} recorded the wall time of the last session only, its training time stands in"
 
 
-def _minutes(seconds: float) -> str:
-    return f"{seconds / 60:.1f}"
+NOT_RECORDED = "not recorded"  # a figure a run's metrics.json lacks (a run from before it was recorded)
+
+
+def _minutes(seconds: float | None) -> str:
+    return NOT_RECORDED if seconds is None else f"{seconds / 60:.1f}"
+
+
+def _count(number: int | None) -> str:
+    return NOT_RECORDED if number is None else f"{number:,}"
 
 
 def _machine(metrics: RunMetrics) -> str:
-    hw = metrics.hardware or {}
-    return hw.get("gpu") or f"{hw.get('cpu', '?')} ({hw.get('cpu_count', '?')} cores)"
+    return machine_of(metrics.hardware) or "?"
 
 
 def _hardware(metrics: RunMetrics) -> str:
@@ -113,7 +121,8 @@ def _hardware(metrics: RunMetrics) -> str:
 
 def _machines(phases: list[RunMetrics]) -> str:
     """Where the phases ran, in order: 'A (phases 1-3), B (phases 4-21), C (phase 22)'; one machine: the
-    last phase's hardware in full. A weight average trains nothing, so it joins the machine before it."""
+    last trained phase's hardware in full. A weight average trains nothing, so it joins the machine before it (its
+    own `hardware` is the machine that averaged)."""
     spans: list[list] = []  # [machine, first phase, last phase]
     for number, m in enumerate(phases, 1):
         machine = spans[-1][0] if m.averaged and spans else _machine(m)
@@ -122,7 +131,7 @@ def _machines(phases: list[RunMetrics]) -> str:
         else:
             spans.append([machine, number, number])
     if len(spans) == 1:
-        return _hardware(next((m for m in reversed(phases) if m.hardware), phases[-1]))
+        return _hardware(next((m for m in reversed(phases) if m.hardware and not m.averaged), phases[-1]))
     return ", ".join(f"{machine} (phase {a})" if a == b else f"{machine} (phases {a}-{b})" for machine, a, b in spans)
 
 
@@ -146,10 +155,14 @@ def _held_out_text(phase: RunMetrics) -> str:
 
 def pretraining_section(phases: list[RunMetrics]) -> str:
     rows = [[i + 1, f"`{m.init or 'random'}`", m.max_length, _minutes(m.train_time_s),
-             f"{m.train_steps:,}", f"{m.train_tokens:,}", *_held_out_cells(m), _probe_cell(m)]
+             _count(m.train_steps), _count(m.train_tokens), *_held_out_cells(m), _probe_cell(m)]
             for i, m in enumerate(phases)]
-    total_s = sum(m.train_time_s for m in phases)
-    total_tokens = sum(m.train_tokens for m in phases)
+    total_s = sum(m.train_time_s or 0.0 for m in phases)
+    total_tokens = sum(m.train_tokens or 0 for m in phases)
+    unrecorded = [str(i) for i, m in enumerate(phases, 1) if m.train_time_s is None]  # counted as none
+    times = [_wall_time_words(phases)]
+    if unrecorded:
+        times.insert(0, f"phase{'s' * (len(unrecorded) > 1)} {said_list(unrecorded)} recorded no training time")
     commands = "\n".join(f"# phase {i + 1}\n{m.command}" for i, m in enumerate(phases))
     later = phases[-1].mlm  # a `train.evaluate --out RUN/metrics.json` evaluation after training
     if later and phases[-1].averaged:  # train.average: its row's figures are already the mean over masks
@@ -172,8 +185,8 @@ def pretraining_section(phases: list[RunMetrics]) -> str:
                                  f"inputs longer than that are predicted worse than short ones.")
     return "\n\n".join([
         "### Pretraining phases",
-        f"{len(phases)} phase(s), {_minutes(total_s)} minutes of training "
-        f"({_wall_time_words(phases)}) and {total_tokens:,} tokens in all, on "
+        f"{len(phases)} phase(s), {'at least ' * bool(unrecorded)}{_minutes(total_s)} minutes of training "
+        f"({'; '.join(times)}) and {total_tokens:,} tokens in all, on "
         f"{_machines(phases)}. Held-out figures: masked-LM loss, accuracy and perplexity on "
         f"`{_held_out_text(phases[-1])}` at the end of each phase, all rows: the mean over several fixed masks "
         "where the phase was scored so (a weight average always, `train.evaluate --mlm-seeds N` after training), "
@@ -256,7 +269,7 @@ def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> s
     def row(name, m: RunMetrics):
         scores = [f"{v:.1%}" if v is not None else "not scored" for v in (m.imdb_accuracy, m.imdb_accuracy_whole)]
         return [name, f"`{m.init or '?'}`", f"{m.dev_accuracy:.1%}", *(scores if imdb else []),
-                _minutes(m.train_time_s), f"{m.train_steps:,}"]
+                _minutes(m.train_time_s), _count(m.train_steps)]
 
     rows = [row(name, m) for name, m in runs]
     commands = "\n".join(f"# {name}\n{m.command}" for name, m in runs)
@@ -272,7 +285,7 @@ def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> s
         said += "; IMDB not scored (the fine-tuning skipped it: `--imdb ''`)"
     text = [
         "### What pretraining bought",
-        f"Same fine-tuning recipe, encoder pretrained or random. {said}. Hardware: {_hardware(classifier)}.",
+        f"Same fine-tuning recipe, encoder pretrained or random. {said}. Hardware: {_trained_on(classifier)}.",
         _table(["classifier", "encoder from", f"{dev} accuracy",
                 *(["IMDB, first tokens", "IMDB, whole reviews"] if imdb else []), "train minutes", "steps"], rows),
     ]
@@ -281,6 +294,12 @@ def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> s
                     "together (`train.average`: each run counted once).")
     text.append(f"```bash\n{commands}\n```")
     return "\n\n".join(text)
+
+
+def _trained_on(classifier: RunMetrics) -> str:
+    """The classifier's hardware as the comparison names it: its run's, or for a weight average, its members' and
+    the machine that averaged them (`average_hardware_text`: the average's own `hardware` trained nothing)."""
+    return average_hardware_text(classifier) if classifier.averaged else _hardware(classifier)
 
 
 def _prediction(best: dict) -> str:
@@ -375,7 +394,7 @@ def phases_lead(phases: list[RunMetrics]) -> str | None:
         return None
     averages = sum(1 for m in phases if m.averaged)
     kinds = f" ({len(phases) - averages} of training, {averages} weight averages of earlier ones)" if averages else ""
-    lead = (f"{LEAD}{len(phases)} pretraining phases**{kinds}, {sum(m.train_tokens for m in phases):,} tokens in "
+    lead = (f"{LEAD}{len(phases)} pretraining phases**{kinds}, {sum(m.train_tokens or 0 for m in phases):,} tokens in "
             "all, each continuing from the one before (every phase, its command and its held-out figures: "
             "[Shipped model](#shipped-model)). Data, Training recipe, Metrics and Notes below describe the last "
             f"phase, phase {len(phases)}, alone.")

@@ -326,6 +326,24 @@ def test_about_card_of_an_averaged_masked_lm(tiny_mlm_dir, tmp_path):
     assert "3.0M tokens" in card
 
 
+def test_an_average_says_where_its_members_trained_not_where_it_was_averaged(tiny_mlm_dir, tmp_path):
+    # train.average records the machine that averaged as `hardware` and each member's as `member_hardware`: the
+    # About tab's "on a 2-core CPU" is where the weights trained, so it comes from the members when they agree
+    gpu = {"device": "cuda:0", "cpu_count": 16, "gpu": "NVIDIA H200"}
+    average = {**MLM_METRICS, "train_tokens": 0, "train_time_s": 0.0, "averaged": 2,
+               "hardware": {"device": "cpu", "cpu_count": 2}}
+    cases = (([gpu, gpu], False), ([MLM_METRICS["hardware"]] * 2, True), ([MLM_METRICS["hardware"], gpu], False))
+    for i, (members, said) in enumerate(cases):
+        mlm = _folder(tiny_mlm_dir, tmp_path, f"mlm{i}", {**average, "member_hardware": members},
+                      phases=[MLM_METRICS, MLM_METRICS, average])
+        card = about.about_sections(load_models(mlm, None))["mlm_card"]
+        assert ("on a 2-core CPU" in card) is said, members
+    # a record from before member_hardware: its hardware is a member's, where that member trained
+    mlm = _folder(tiny_mlm_dir, tmp_path, "old", {**average, "hardware": gpu},
+                  phases=[MLM_METRICS, MLM_METRICS, average])
+    assert "on a 2-core CPU" not in about.about_sections(load_models(mlm, None))["mlm_card"]
+
+
 # ----------------------------------------------------------------------------- the notes beside the results
 def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tiny_clf_dir, tmp_path):
     mlm = _folder(tiny_mlm_dir, tmp_path, "mlm", MLM_METRICS,

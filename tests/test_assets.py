@@ -173,24 +173,60 @@ def test_the_cards_are_what_a_release_writes_today(name):
 def test_the_mlm_cards_curves_say_which_rows_their_evaluation_reads():
     """curves.png ends at 55.9% (the first 256 held-out rows) beside a Metrics table of 52.7% (all rows): the
     caption under it gives both, from the folder's log.jsonl and metrics.json. A weight average (phase 28) has no
-    log of its own: its figure is its members' curves, labelled apart, and says so."""
+    log of its own: its figure is its members' curves, labelled apart, and its caption says so and gives the
+    average's own figures (this test checked no caption for it). The card is read as a release writes it today
+    (the shipped one is that: test_the_cards_are_what_a_release_writes_today)."""
     import json
 
+    from train.model_card import card_for
+
     folder = ASSETS / "mini-roberta-mlm"
-    if RunMetrics.read(folder).averaged:
-        assert not (folder / "log.jsonl").exists() and not any(line.startswith("The evaluation curve")
-                                                               for line in _lines("mini-roberta-mlm"))
-        assert any(line.startswith("![Training curves of the 2 runs averaged into this model, one line per run")
-                   and line.endswith("](curves.png)") for line in _lines("mini-roberta-mlm"))
+    metrics = RunMetrics.read(folder)
+    lines = card_for(folder, "assets/mini-roberta-mlm").splitlines()
+    image = next(line for line in lines if line.startswith("![Training curves") and line.endswith("](curves.png)"))
+    caption = lines[lines.index(image) + 2]
+    if metrics.averaged:
+        assert not (folder / "log.jsonl").exists()
+        assert image.startswith(f"![Training curves of the {metrics.averaged} runs averaged into this model, one "
+                                "line per run")
+        assert caption.startswith(f"The curves are the training of the {metrics.averaged} runs averaged into this "
+                                  "model, each labelled by its folder: averaging trains nothing")
+        assert (f"on all held-out rows ({metrics.eval_tokens:,} masked tokens, the mean of {metrics.mlm['masks']} "
+                f"fixed masks): accuracy {metrics.eval_accuracy:.1%}, loss {metrics.eval_loss:.2f}.") in caption
+        assert metrics.eval_tokens == metrics.mlm["tokens"] and metrics.mlm["masks"] > 1
         return
     last = [e for e in map(json.loads, (folder / "log.jsonl").read_text().splitlines()) if e["type"] == "eval"][-1]
-    metrics = RunMetrics.read(folder)
-    caption = next(line for line in _lines("mini-roberta-mlm") if line.startswith("The evaluation curve"))
-    assert _lines("mini-roberta-mlm")[_lines("mini-roberta-mlm").index(caption) - 2].endswith("](curves.png)")
+    assert caption.startswith("The evaluation curve")
     assert f"first {last['sequences']:,} held-out rows ({last['eval_tokens']:,} masked tokens)" in caption
     assert f"accuracy {last['accuracy']:.1%}" in caption and f"accuracy {metrics.eval_accuracy:.1%}" in caption
     assert f"all held-out rows ({metrics.eval_tokens:,} masked tokens)" in caption
     assert last["eval_tokens"] < metrics.eval_tokens < metrics.mlm["tokens"]
+
+
+def test_the_mlm_cards_metrics_name_no_members_gpu_as_the_machine_that_made_it():
+    """Phase 28 is the average of phase 26 (trained on an NVIDIA H100) and phase 27 (an NVIDIA H200), made on a CPU;
+    its metrics.json, written before train.average recorded its own machine, holds phase 27's hardware as its own,
+    and the card's Metrics table said an NVIDIA H200 made it. As a release writes the card today, the table leaves
+    a member's hardware out, and the sentence under it names the members' machines (from phases.json, the phases
+    whose command and tokens the members' rows give) and the one that averaged, or says it is not recorded."""
+    from roberta.run_metrics import read_phase_history
+    from train.model_card import card_for, machine_of
+
+    folder = ASSETS / "mini-roberta-mlm"
+    metrics, phases = RunMetrics.read(folder), read_phase_history(folder)
+    members = [next(p for p in phases if (p.command, p.train_tokens) == (row["command"], row["train_tokens"]))
+               for row in metrics.members]
+    assert metrics.averaged == 2 and members == phases[-3:-1]
+    trained_on = [machine_of(member.hardware) for member in members]
+    assert len(set(trained_on)) == 2 and all("NVIDIA" in machine for machine in trained_on)
+    table = card_for(folder, "assets/mini-roberta-mlm").split("\n## Metrics\n")[1].split("\n## ")[0]
+    said = next(line for line in table.splitlines() if line.startswith("Hardware: "))
+    assert said.startswith(f"Hardware: an average of weights trained on {trained_on[0]} and {trained_on[1]}; ")
+    if "member_hardware" in metrics.to_dict():  # a record of today's train.average: the machine that averaged
+        assert "gpu" not in metrics.hardware and said.endswith(f"averaged on {machine_of(metrics.hardware)}.")
+    else:
+        assert metrics.hardware == members[-1].hardware and "| hardware / " not in table
+        assert "the machine that averaged them is not recorded" in said and "last member's" in said
 
 
 def test_the_classifier_cards_figures_are_described_as_todays_generators_write_it():

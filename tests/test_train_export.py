@@ -389,7 +389,7 @@ NOT_FROM_THE_RUN = {
     "temperature", "calibration", "checks",
     "command",  # the run's, in the `checkpoint` entry: it did not make these weights alone
     "mlm", "labeled", "imdb", "fill_mask_probe",  # measured after training, on the run's final weights
-    "averaged", "members",  # train.average's: an average keeps no step checkpoints
+    "averaged", "members", "member_hardware",  # train.average's: an average keeps no step checkpoints
     "extra",  # keys the schema does not know
 }
 
@@ -556,3 +556,42 @@ def test_export_refuses_a_tokenizer_json_that_does_not_load(tiny_mlm_dir, tmp_pa
     shutil.copy(tiny_mlm_dir / "tokenizer.json", source / "tokenizer.json")
     assert main([str(source), str(tmp_path / "out")]) == 0
     roberta.pipeline("fill-mask", model=str(tmp_path / "out"))  # loads
+
+
+def test_an_average_records_the_machine_that_made_it_and_each_members_apart(tiny_mlm_dir, train_files, tmp_path):
+    """The average of phase 26 (an H100's) and phase 27 (an H200's), made on a CPU, recorded its last member's
+    hardware as its own, and its card's Metrics table said an NVIDIA H200 made it: its `hardware` is the machine
+    that averaged now, as a training run records its own (`hardware_info`), each member's is `member_hardware`, and
+    the card says both."""
+    from train import average
+    from train.model_card import machine_of
+    from train.runtime import Dist, hardware_info
+
+    gpus = [{"device": "cuda:0", "gpu": "NVIDIA H100", "precision": "bf16"},
+            {"device": "cuda:0", "gpu": "NVIDIA H200", "precision": "bf16"}]
+    members = []
+    for i, hardware in enumerate(gpus):
+        member = shutil.copytree(tiny_mlm_dir, tmp_path / f"phase-{i}")
+        (member / "metrics.json").write_text(json.dumps({
+            "command": f"python -m train.pretrain --seed {i}", "train_tokens": 100, "hardware": hardware,
+            "eval_data": str(train_files / "valid.txt")}))
+        members.append(str(member))
+    out = tmp_path / "avg"
+    assert average.main([*members, "--out", str(out), "--mlm-seeds", "1", "--no-progress"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["hardware"] == hardware_info(Dist(), "fp32") and "gpu" not in metrics["hardware"]
+    assert metrics["member_hardware"] == gpus
+    card = (out / "README.md").read_text()
+    assert (f"Hardware: an average of weights trained on NVIDIA H100 and NVIDIA H200; averaged on "
+            f"{machine_of(metrics['hardware'])}.") in card
+    assert "NVIDIA H200 |" not in card and "| hardware / device | cpu |" in card
+
+
+def test_a_folder_given_twice_under_two_spellings_is_refused(tiny_mlm_dir, tmp_path, capsys):
+    """`run` and `x/../run` are one folder: it was averaged with itself (the strings differ), and its two curves
+    could get no distinct labels."""
+    from train import average
+
+    spelt_again = tiny_mlm_dir / ".." / tiny_mlm_dir.name
+    assert average.main([str(tiny_mlm_dir), str(spelt_again), "--out", str(tmp_path / "avg")]) == 2
+    assert "a folder is given twice" in capsys.readouterr().err and not (tmp_path / "avg").exists()

@@ -627,6 +627,12 @@ def test_release_names_each_machine_with_the_phases_it_ran():
             == "Xeon (2 cores) (phase 1), EPYC (2 cores) (phases 2-4), NVIDIA H100 (phase 5)")
     assert release._machines([epyc, average]) == "EPYC (2 cores), cpu, 2 torch threads, bf16, torch 2.13.0+cpu"
     assert release._hardware(h100) == "NVIDIA H100 (cuda:0), 16 torch threads, bf16, torch 2.11.0+cu130"
+    # an average records the machine that averaged it (train.average): it still joins the machine before it, and
+    # the one machine named in full is the one that trained
+    averaged_on_xeon = RunMetrics.from_dict({"averaged": 2, "hardware": xeon.hardware,
+                                             "member_hardware": [h100.hardware] * 2})
+    assert release._machines([h100, averaged_on_xeon]) == release._hardware(h100)
+    assert release._machines([epyc, h100, averaged_on_xeon]) == "EPYC (2 cores) (phase 1), NVIDIA H100 (phases 2-3)"
 
 
 def test_release_says_when_a_classifiers_minutes_and_steps_are_several_runs():
@@ -640,6 +646,42 @@ def test_release_says_when_a_classifiers_minutes_and_steps_are_several_runs():
     assert "| 25.4 | 10,476 |" in card and "| 9.9 | 3,492 |" in card
     assert "are those of the 3 runs it averages, together" in card
     assert "runs it averages" not in release.comparison_section(single, None)
+
+
+def test_release_says_an_averaged_classifiers_members_trained_and_a_cpu_averaged():
+    """The comparison's "Hardware:" was the average's `hardware`, its first member's: now the members' machines
+    and the one that averaged them. A record from before train.average recorded its own machine says that machine
+    is not recorded, and names only the member whose hardware it holds."""
+    from roberta.run_metrics import RunMetrics
+    from scripts import release
+
+    epyc = {"cpu": "AMD EPYC", "cpu_count": 2, "device": "cpu", "torch_threads": 2, "precision": "bf16",
+            "torch": "2.13.0+cpu"}
+    xeon = {**epyc, "cpu": "Xeon", "cpu_count": 16, "precision": "fp32"}
+    figures = dict(init="enc", dev_accuracy=0.9, train_time_s=60.0, train_steps=10, command="c", averaged=3)
+    today = release.comparison_section(
+        RunMetrics.from_dict({**figures, "hardware": xeon, "member_hardware": [epyc, epyc, None]}), None)
+    assert ("Hardware: an average of weights trained on AMD EPYC (2 cores) (2 of its 3 members; the others' "
+            "hardware is not recorded); averaged on Xeon (16 cores).") in today
+    earlier = release.comparison_section(RunMetrics(**figures, hardware=epyc), None)
+    assert ("Hardware: an average of weights trained on AMD EPYC (2 cores) (1 of its 3 members; the others' hardware "
+            "is not recorded); the machine that averaged them is not recorded (this metrics.json is from before "
+            "`train.average` recorded it: its `hardware` is the first member's).") in earlier
+
+
+def test_release_of_runs_that_recorded_no_training_time_says_so():
+    """A classifier or a phase whose metrics.json has no train_time_s (nor train_steps) was a TypeError
+    (`_minutes(None)`) in the middle of a release: its cells say "not recorded", and the phases' total is a floor."""
+    from roberta.run_metrics import RunMetrics
+    from scripts import release
+
+    untimed = RunMetrics(init="enc", dev_accuracy=0.9, command="c")
+    assert "| this model | `enc` | 90.0% | not recorded | not recorded |" in release.comparison_section(untimed, None)
+    timed = RunMetrics(command="python -m train.pretrain", train_time_s=120.0, wall_time_s=130.0, train_steps=5,
+                       train_tokens=1000, eval_loss=3.0, eval_accuracy=0.3, eval_perplexity=20.0, max_length=128)
+    section = release.pretraining_section([timed, timed.updated(init="runs/p1", train_time_s=None)])
+    assert "2 phase(s), at least 2.0 minutes of training (phase 2 recorded no training time; " in section
+    assert "| 2 | `runs/p1` | 128 | not recorded | 5 | 1,000 |" in section
 
 
 def test_release_of_a_classifier_that_skipped_imdb_says_so_without_nan_or_question_marks():
@@ -1085,3 +1127,15 @@ def test_refresh_examples_rewrites_only_the_cards_example_tables(tmp_path, monke
         release.main(["--refresh-examples", "--base-model", "me/mlm"])
     assert release.main(["--refresh-examples", "--out", "elsewhere"]) == 2  # a wrong --out is said, not skipped
     assert "--out elsewhere: no mini-roberta-mlm/README.md" in capsys.readouterr().err
+
+
+def test_averaged_runs_are_labelled_by_their_resolved_folders(tmp_path, monkeypatch):
+    """`../run` and `../../run` differ only above the working folder: their labels were "../run" and "../../run"
+    (then "main/../run"), names of no folder. They are the folders' own names now, with the parent that tells them
+    apart."""
+    cwd = tmp_path / "a" / "b"
+    cwd.mkdir(parents=True)
+    monkeypatch.chdir(cwd)
+    labels = reporting.distinct_labels([Path("../../run"), Path("../run")])
+    assert labels == [f"{tmp_path.resolve().name}/run", "a/run"]  # (tmp_path/run and tmp_path/a/run)
+    assert reporting.distinct_labels([Path("/run"), Path("/x/run")]) == ["/run", "x/run"]  # not "//run"

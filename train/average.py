@@ -19,8 +19,8 @@ differ, --no-calibration to skip), then dev accuracy and ECE (with reliability.p
 behaviour checks, all on the data the members' metrics.json name (or --dev/--imdb/--checks), each read (or
 refused) before any work. Writes config.json, model.safetensors, tokenizer.json, metrics.json (with each member's
 figures; train_steps and train_time_s are the training the members cost: their sum, a run counted once to its
-furthest member), reliability.png, curves.png (the members' training curves: the average has none of its own)
-and a model card.
+furthest member; hardware is the machine that averaged and scored, member_hardware each member's), reliability.png,
+curves.png (the members' training curves: the average has none of its own) and a model card.
 
 Masked-LM members are pretraining phases of one lineage (a phase and its continuation, each `--init` from an
 earlier one: their metrics.json cannot show it, so it is not checked). The result is scored on held-out text
@@ -50,8 +50,8 @@ from .evaluate import DEFAULT_CHECKS, UNSURE_BELOW, check_expected_labels, check
 from .exit_codes import with_how_to_go_on
 from .export import partial_note
 from .reporting import distinct_labels, plot_member_curves
-from .runtime import (EXIT_OK, UserError, autocast, exit_code, naming, output_folder, progress_bars, report_user_error,
-                      resolve_precision, shown_command)
+from .runtime import (EXIT_OK, Dist, UserError, autocast, exit_code, hardware_info, naming, output_folder,
+                      progress_bars, report_user_error, resolve_precision, shown_command)
 from .trainer import FINISHED_FILES, check_fresh_out
 
 
@@ -68,7 +68,7 @@ def check_members(folders: list[Path], allow_different_init: bool = False) -> li
     """The members' metrics; raises AverageError naming the first thing that does not match."""
     if len(folders) < 2:
         raise AverageError("give at least two model folders to average")
-    if len(set(map(str, folders))) != len(folders):
+    if len({folder.resolve() for folder in folders}) != len(folders):  # `run` and `x/../run` too
         raise AverageError("a folder is given twice")
     for folder in folders:
         check_member_files(folder)
@@ -144,6 +144,14 @@ def check_member_files(folder: Path) -> None:
         except (SafetensorError, OSError) as err:
             raise AverageError(f"{file}: not a readable safetensors file (truncated or corrupt?): {err}") from None
     roberta.load_tokenizer(folder)
+
+
+def hardware_records(members: list[dict], precision: str) -> dict:
+    """metrics.json's hardware of an average: `hardware` the machine that made it, as a training run records its own
+    (`hardware_info`): this one's CPU, where an average is made and scored (`precision`: its scoring's); and
+    `member_hardware` the machines its members trained on, in order (None where a member's record names none). Its
+    card names both, and never a member's GPU as the machine that made it."""
+    return {"hardware": hardware_info(Dist(), precision), "member_hardware": [m.get("hardware") for m in members]}
 
 
 def average_weights(folders: list[Path]) -> dict[str, torch.Tensor]:
@@ -251,7 +259,7 @@ def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
         "init": "weight average: " + ", ".join(map(str, folders)), "max_length": config.max_length,
         "corpus": last.get("corpus"), "corpus_sources": last.get("corpus_sources"), "masking": last.get("masking"),
         "train_steps": 0, "train_tokens": 0, "train_time_s": 0.0,
-        "wall_time_s": round(time.time() - started, 1), "hardware": last.get("hardware"),
+        "wall_time_s": round(time.time() - started, 1), **hardware_records(members, precision),
         "parameters": model.num_parameters(), "command": command_line("train.average", args._argv),
         "members": [{"folder": str(f), "eval_accuracy": m.get("eval_accuracy"), "eval_loss": m.get("eval_loss"),
                      "eval_seed": m.get("eval_seed"), "train_tokens": m.get("train_tokens"),
@@ -476,7 +484,8 @@ def _classifier_metrics(model, folders: list[Path], members: list[dict], runs: d
         # the training the members cost (as train_time_s): a run counted once, to its furthest member
         "train_steps": sum(steps for steps, _ in runs.values()),
         "train_time_s": round(sum(seconds for _, seconds in runs.values()), 1),
-        "wall_time_s": round(time.time() - started, 1), "hardware": ref.get("hardware"),
+        "wall_time_s": round(time.time() - started, 1),
+        **hardware_records(members, "fp32"),  # calibration and scoring run in float32 (no autocast)
         "parameters": model.num_parameters(),
         "command": command_line("train.average", args._argv),
         "members": [_member_row(f, m) for f, m in zip(folders, members)],

@@ -15,7 +15,7 @@ from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassif
 from roberta.figure_alts import curves_alt
 from roberta.files import write_atomic
 from roberta.run_metrics import (COMPRESSED, KNOWN_DATA_FILES, KNOWN_DATA_FOLDERS, METRICS_NAME, PHASES_NAME,
-                                  Evaluation, RunMetrics, read_phase_history)
+                                  Evaluation, RunMetrics, read_phase_history, said_list)
 
 from .data import HUB_PREFIX
 from .reporting import CURVES_NAME, LOG_NAME, read_log
@@ -340,6 +340,8 @@ def curves_section(folder, metrics: RunMetrics | None) -> str:
     table's eval_ figures the final evaluation's rows: the curve ends above or below the table beside it)."""
     folder, metrics = Path(folder), metrics or RunMetrics()
     image = f"![{_curves_alt(folder, metrics)}]({CURVES_NAME})"
+    if (metrics.averaged or 0) > 1:
+        return "\n\n".join(filter(None, [image, _average_curves_caption(metrics), phases_figure(folder)]))
     log = folder / LOG_NAME
     evals = [e for e in read_log(log) if e.get("type") == "eval"] if log.is_file() else []
     last = evals[-1] if evals else {}
@@ -358,6 +360,22 @@ def curves_section(folder, metrics: RunMetrics | None) -> str:
                     f"{mlm['masks']} random maskings ({mlm['tokens']:,} masked tokens): accuracy "
                     f"{mlm['accuracy']:.1%}.")
     return "\n\n".join(filter(None, [image, caption, phases_figure(folder)]))
+
+
+def _average_curves_caption(metrics: RunMetrics) -> str:
+    """What a masked-LM weight average's curves are: its members' training (`train.average` trains nothing, and
+    keeps no log), so no curve ends at its own held-out figures, which the caption gives from the Metrics table;
+    '' without them (a classifier average's table is its dev figures)."""
+    accuracy, loss, tokens = metrics.eval_accuracy, metrics.eval_loss, metrics.eval_tokens
+    if any(value is None for value in (accuracy, loss, tokens)):
+        return ""
+    mlm = metrics.mlm if isinstance(metrics.mlm, dict) else {}
+    rows = f"the held-out text's first {mlm['max_chars']:,} characters" if mlm.get("max_chars") else "all held-out rows"
+    masks = f", the mean of {mlm['masks']} fixed masks" if (mlm.get("masks") or 1) > 1 else ""
+    return (f"The curves are the training of the {metrics.averaged} runs averaged into this model, each labelled by "
+            "its folder: averaging trains nothing, so no curve ends at this model's own figures. Those are the "
+            f"Metrics table's eval_ figures, on {rows} ({tokens:,} masked tokens{masks}): accuracy {accuracy:.1%}, "
+            f"loss {loss:.2f}.")
 
 
 def _curves_alt(folder: Path, metrics: RunMetrics) -> str:
@@ -426,9 +444,10 @@ def base_model_text(hub_id: str, metrics: RunMetrics | None) -> str:
 def card_for(folder, model: str, base_model: str | None = None) -> str:
     """The model card of `folder` (its README.md) with the Usage section written anew for `model`, the
     folder or Hub id users load it from: a card is written where the model was trained (a run folder),
-    and its usage must name where it ships. Its model-index, library name and curves caption are today's too.
-    `base_model`: the Hub id of the model it was fine-tuned from, named in the front matter and a Base model
-    section (None: the card's own, if any, stays)."""
+    and its usage must name where it ships. Its model-index, library name and curves caption are today's too, and a
+    weight average's Metrics section (what `metrics_markdown` says of its hardware). `base_model`: the Hub id of
+    the model it was fine-tuned from, named in the front matter and a Base model section (None: the card's own, if
+    any, stays)."""
     folder = Path(folder)
     card = _model_index_of_metrics(folder, (folder / "README.md").read_text(encoding="utf-8"))
     card = _library_of_today(card)
@@ -436,13 +455,84 @@ def card_for(folder, model: str, base_model: str | None = None) -> str:
     if base_model:
         card = with_base_model(card, base_model, base_model_text(base_model, metrics))
     card = replace_section(card, "Training curves", curves_section(folder, metrics))
+    if metrics is not None and (metrics.averaged or 0) > 1:
+        card = replace_section(card, "Metrics", metrics_markdown(card_table(metrics, folder), folder))
     usage = _usage(hub.task_of(hub.read_architecture(folder)), model, folder)
     return replace_section(card, "Usage", usage)
 
 
-def metrics_markdown(metrics: RunMetrics) -> str:
-    """The card's Metrics section: every value of `metrics` in a table."""
-    rows = _flatten(metrics.to_dict())
+def machine_of(hardware) -> str | None:
+    """A machine as the cards name it, from a metrics.json `hardware`: its GPU, else its CPU and cores ("AMD EPYC
+    (2 cores)"); None when the record names neither."""
+    hardware = hardware if isinstance(hardware, dict) else {}
+    if hardware.get("gpu"):
+        return str(hardware["gpu"])
+    if not hardware.get("cpu"):
+        return None
+    return f"{hardware['cpu']} ({hardware['cpu_count']} cores)" if hardware.get("cpu_count") else str(hardware["cpu"])
+
+
+def records_its_own_hardware(metrics: RunMetrics) -> bool:
+    """Whether metrics.json's `hardware` is the machine that made the model. A weight average's is since
+    `train.average` records its members' apart (`member_hardware`); before, it was one member's (`members_hardware`)."""
+    return not metrics.averaged or "member_hardware" in metrics.to_dict()
+
+
+def members_hardware(metrics: RunMetrics, folder=None) -> list:
+    """The `hardware` of each member of a weight average, in order, None where nothing says: `member_hardware` as
+    `train.average` records it. A record from before that is read as it was written: its `hardware` is one member's
+    (a masked LM's last, a classifier's first), and a member that is a phase of the folder's phases.json (the phase
+    with the command and tokens of its row in `members`) has that phase's."""
+    recorded = metrics.to_dict().get("member_hardware")
+    if isinstance(recorded, list):
+        return recorded
+    rows = [row for row in metrics.members or [] if isinstance(row, dict)]
+    found = [None] * max(metrics.averaged or 0, len(rows))
+    phases = read_phase_history(folder) if folder and (Path(folder) / PHASES_NAME).is_file() else []
+    for i, row in enumerate(rows):
+        same = [p.hardware for p in phases if p.hardware
+                and (p.command, p.train_tokens) == (row.get("command"), row.get("train_tokens"))]
+        found[i] = same[-1] if same else None
+    if found and metrics.hardware:
+        found[-1 if isinstance(metrics.mlm, dict) else 0] = metrics.hardware
+    return found
+
+
+def average_hardware_text(metrics: RunMetrics, folder=None) -> str:
+    """A weight average's hardware in words: the machines its members trained on and the one that averaged them,
+    which trained nothing ("an average of weights trained on NVIDIA H100 and NVIDIA H200; averaged on AMD EPYC (2
+    cores)"). `folder`: where its phases.json is, for a record from before `member_hardware` (`members_hardware`)."""
+    machines = [machine_of(hardware) for hardware in members_hardware(metrics, folder)]
+    known = list(dict.fromkeys(machine for machine in machines if machine))
+    if not known:
+        trained = "an average of weights whose training hardware is not recorded"
+    else:
+        trained = f"an average of weights trained on {said_list(known)}"
+        if None in machines:
+            trained += (f" ({len(machines) - machines.count(None)} of its {len(machines)} members; the others' "
+                        "hardware is not recorded)")
+    if records_its_own_hardware(metrics):
+        return f"{trained}; averaged on {machine_of(metrics.hardware) or 'a machine not recorded'}"
+    whose = "last" if isinstance(metrics.mlm, dict) else "first"
+    return (f"{trained}; the machine that averaged them is not recorded (this metrics.json is from before "
+            f"`train.average` recorded it: its `hardware` is the {whose} member's)")
+
+
+def card_table(metrics: RunMetrics, folder) -> RunMetrics:
+    """What the Metrics table of the folder's card shows: a classifier's leaves out what its own sections show
+    (`train.finetune.card_table_metrics`), a masked LM's is all of metrics.json."""
+    from .finetune import card_table_metrics  # (train.finetune writes its cards with this module)
+
+    return metrics if hub.read_architecture(folder) == "RobertaForMaskedLM" else card_table_metrics(metrics)
+
+
+def metrics_markdown(metrics: RunMetrics, folder=None) -> str:
+    """The card's Metrics section: every value of `metrics` in a table. A weight average's hardware is said under
+    it (`average_hardware_text`; `folder`: the model's, for its phases.json): the table's `hardware` is the
+    machine that averaged, and one that is a member's (an earlier `train.average`'s record) is left out of the
+    table, not shown as the model's."""
+    shown = metrics if records_its_own_hardware(metrics) else metrics.updated(hardware=None)
+    rows = _flatten(shown.to_dict())
     if not rows:
         return "(none given)"
     table = _table(rows, ("metric", "value"))
@@ -455,6 +545,8 @@ def metrics_markdown(metrics: RunMetrics) -> str:
                   f"training file (`{metrics.train_data}`) held and that were removed from it before training")
         table += ("; an earlier stage it continued (`init`) removed those its own file held." if metrics.init and
                   "head" in (metrics.init_gave or "") else ".")
+    if (metrics.averaged or 0) > 1:
+        table += f"\n\nHardware: {average_hardware_text(metrics, folder)}."
     return table
 
 
@@ -537,7 +629,7 @@ def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dic
     if other_rows:
         recipe_text += ("\n\n" if recipe_text else "") + _table(other_rows, ("setting", "value"))
     sections += ["## Training recipe", recipe_text or "(not given)"]
-    sections += ["## Metrics", metrics_markdown(metrics)]
+    sections += ["## Metrics", metrics_markdown(metrics, folder)]
     for heading, body in extra_sections or []:
         if body:
             sections += [f"## {heading}", body.strip()]

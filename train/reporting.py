@@ -149,10 +149,11 @@ def plot_curves(log_path: Path, png_path: Path) -> None:
 
 def distinct_labels(folders: list[Path]) -> list[str]:
     """Each folder's name, with as many of its parent folders as it takes to tell the folders apart (a phase's
-    `assets/mini-roberta-mlm` and the next one's `gpu-4/mini-roberta-mlm` are both "mini-roberta-mlm")."""
-    parts = [Path(folder).absolute().parts for folder in folders]
+    `assets/mini-roberta-mlm` and the next one's `gpu-4/mini-roberta-mlm` are both "mini-roberta-mlm"). The names
+    are the resolved folders': `../run` and `../../run` are told apart by the folders holding them, not by ".."."""
+    parts = [Path(folder).resolve().parts for folder in folders]
     for depth in range(1, max(len(p) for p in parts) + 1):
-        labels = ["/".join(p[-depth:]) for p in parts]
+        labels = [Path(*p[-depth:]).as_posix() for p in parts]  # a path up to its root: "/run", not "//run"
         if len(set(labels)) == len(labels):
             break
     return labels
