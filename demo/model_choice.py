@@ -40,6 +40,7 @@ from huggingface_hub.utils import HFValidationError, validate_repo_id
 import roberta
 from roberta.hub import (HubRepoNotFoundError, HubUnreachableError, hub_offline, is_local, read_architecture,
                          written_as_path)
+from roberta.pipelines import TASKS
 from roberta.tokenizer import check_fits_model
 
 from .formatting import millions
@@ -342,12 +343,16 @@ def load_choice(key: str, source: str, tab: str | None = None, allow_local: bool
                                    f"label that {_the_tab(tab)} shows. {_kept(tab)}")
         tokenizer, tokenizer_from = _tokenizer(source, config, hub)
         check_tokenizer(tokenizer, source, _kept(tab))
-        # the pipeline's own rule, before the weights are downloaded: a ModelLoadError, said by _plain_errors
-        check_fits_model(tokenizer, config, f"{tokenizer_from or source}'s tokenizer")
+        # the pipeline's own rule, before the weights are downloaded: a ModelLoadError, said by _plain_errors; its
+        # warnings (a model that runs, with a difference worth knowing) for the visitor (`describe`) too
+        notes = check_fits_model(tokenizer, config, f"{tokenizer_from or source}'s tokenizer")
         model = kind.cls.from_pretrained(source, **hub)
-        pipe = roberta.pipeline(kind.task, model=model, tokenizer=tokenizer, device="cpu")
+        # checked above: the pipeline does not check (and warn) again
+        pipe = TASKS[kind.task](model, tokenizer, device="cpu", tokenizer_name=None)
     pipe.model.eval().requires_grad_(False)  # shared by all requests; gradients only w.r.t. inputs
     extras = {"tokenizer_from": tokenizer_from} if tokenizer_from else {}
+    if notes:
+        extras["tokenizer_notes"] = [without_paths(note, source) for note in notes]
     return LoadedModel(key, source, pipeline=pipe, extras=extras, name=source)
 
 
@@ -399,7 +404,8 @@ def default_comparison(current) -> str | None:
 
 
 def describe(loaded: LoadedModel) -> str:
-    """One line on a loaded model: size, memory, shape, window, labels (HTML)."""
+    """One line on a loaded model: size, memory, shape, window, labels (HTML); then a line for each warning its
+    tokenizer gave (`load_choice`), which would otherwise reach only the server's log."""
     model, cfg = loaded.model, loaded.config
     n_params = sum(p.numel() for p in model.parameters())
     megabytes = sum(p.numel() * p.element_size() for p in model.parameters()) / 2 ** 20
@@ -414,7 +420,8 @@ def describe(loaded: LoadedModel) -> str:
         parts.append(f"calibration temperature {temperature:g}" if temperature != 1.0 else "scores uncalibrated")
     if loaded.extras.get("tokenizer_from"):
         parts.append(f"tokenizer of {loaded.extras['tokenizer_from']} (the repo has no tokenizer.json)")
-    return " · ".join(parts)
+    notes = "".join(f"<br>Note: {html.escape(note, quote=False)}." for note in loaded.extras.get("tokenizer_notes", []))
+    return " · ".join(parts) + notes
 
 
 class ModelChooser:

@@ -1,17 +1,19 @@
 """RoBERTa from scratch: model, tokenizer, masking and pipelines, weight-compatible with `transformers`."""
 from . import convert  # roberta.convert.from_transformers / to_transformers (transformers imported when called)
 from .config import PRESETS, RobertaConfig
-from .hub import HubRepoNotFoundError, HubUnreachableError, ModelLoadError, ModelNotFoundError, load_config
+from .hub import (HubRepoNotFoundError, HubUnreachableError, ModelLoadError, ModelNotFoundError, PartialLoadWarning,
+                  load_config)
 from .inputs import ModelOutput
 from .loss import IGNORE_INDEX
 from .masking import DynamicMasker, StaticMasker, make_masker
 from .model import RobertaForMaskedLM, RobertaForSequenceClassification, RobertaModel
-from .pipelines import FillMaskPipeline, TextClassificationPipeline, auto_model, model_class, pipeline
-from .tokenizer import encode, load_tokenizer, save_tokenizer, train_tokenizer
+from .pipelines import (FillMaskPipeline, TargetPieceWarning, TextClassificationPipeline, auto_model, model_class,
+                        pipeline)
+from .tokenizer import TokenizerFitWarning, encode, load_tokenizer, save_tokenizer, train_tokenizer
 
 __all__ = [
     "PRESETS", "RobertaConfig", "load_config", "ModelLoadError", "ModelNotFoundError", "HubRepoNotFoundError",
-    "HubUnreachableError", "IGNORE_INDEX",
+    "HubUnreachableError", "PartialLoadWarning", "TargetPieceWarning", "TokenizerFitWarning", "IGNORE_INDEX",
     "RobertaModel", "RobertaForMaskedLM", "RobertaForSequenceClassification", "ModelOutput",
     "DynamicMasker", "StaticMasker", "make_masker", "load_tokenizer", "save_tokenizer", "train_tokenizer", "encode",
     "pipeline", "FillMaskPipeline", "TextClassificationPipeline", "auto_model", "model_class", "convert",

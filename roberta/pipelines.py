@@ -99,11 +99,14 @@ class Pipeline:
     """A model in eval mode on `device`, with its tokenizer (what `roberta.tokenizer.as_tokenizer` takes: a
     `tokenizers.Tokenizer`, a `transformers` fast tokenizer, a tokenizer.json path or a model folder). A list of
     texts is run `batch_size` texts (a classifier: `batch_size` windows) at a time, so a long list's forward passes
-    need no more memory than one batch's."""
+    need no more memory than one batch's. `tokenizer_name`: how the tokenizer's checks (`check_special_tokens`,
+    `check_fits_model`) name it in their errors and warnings ("mlm/tokenizer.json"); None skips them, for a caller
+    that has made them already (and said their warnings: one cause, one warning)."""
 
     model_class = torch.nn.Module
 
-    def __init__(self, model, tokenizer, device=None, batch_size: int = 32):
+    def __init__(self, model, tokenizer, device=None, batch_size: int = 32, *,
+                 tokenizer_name: str | None = "the tokenizer"):
         if not isinstance(model, self.model_class):
             kind = f"{type(model).__module__}.{type(model).__name__}"
             hint = (": convert it with roberta.convert.from_transformers(model)"
@@ -111,8 +114,9 @@ class Pipeline:
             raise ValueError(f"{type(self).__name__} needs this package's {self.model_class.__name__}, got {kind}"
                              f"{hint}")
         tokenizer = as_tokenizer(tokenizer)
-        check_special_tokens(tokenizer, "the tokenizer")
-        check_fits_model(tokenizer, model.config, "the tokenizer")
+        if tokenizer_name is not None:
+            check_special_tokens(tokenizer, tokenizer_name)
+            check_fits_model(tokenizer, model.config, tokenizer_name)
         batch_size = _count("batch_size", batch_size)
         self.device = (torch.device("cuda" if torch.cuda.is_available() else "cpu") if device is None
                        else hub.parse_device(device, "device"))
@@ -398,13 +402,13 @@ def pipeline(task: str, model, tokenizer=None, device=None, batch_size: int = 32
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
     cls = TASKS[task]
+    tokenizer_name = "the tokenizer"
     if isinstance(model, (str, os.PathLike)):
         model_id = os.fspath(model)
         _check_architecture(task, cls, model_id, **hub_kwargs)
         model = cls.model_class.from_pretrained(model_id, **hub_kwargs)
-        if tokenizer is None:  # the folder's own: its file named if it does not fit
-            tokenizer = load_tokenizer(model_id, **hub_kwargs)
-            check_fits_model(tokenizer, model.config, f"{model_id}'s {hub.TOKENIZER_NAME}")
+        if tokenizer is None:  # the folder's own, named by its file in what the pipeline's checks say
+            tokenizer, tokenizer_name = load_tokenizer(model_id, **hub_kwargs), f"{model_id}'s {hub.TOKENIZER_NAME}"
     elif tokenizer is None:
         raise ValueError("pass tokenizer= together with a model object (a Tokenizer or a tokenizer.json path)")
-    return cls(model, as_tokenizer(tokenizer, **hub_kwargs), device, batch_size)
+    return cls(model, as_tokenizer(tokenizer, **hub_kwargs), device, batch_size, tokenizer_name=tokenizer_name)

@@ -6,6 +6,7 @@ roberta-base's own `tokenizer.json` loads here with the same code. `encode` turn
 import hashlib
 import json
 import os
+import warnings
 import weakref
 from collections.abc import Iterable
 
@@ -108,29 +109,56 @@ def check_special_tokens(tokenizer: Tokenizer, source) -> None:
 
 
 # A checkpoint may have more embedding rows than its tokenizer has tokens, rounded up to a multiple of one of these
-# (matrix sizes that run faster): rows no token id reaches. Any other gap means another tokenizer's file.
+# (matrix sizes that run faster): rows no token id reaches, loaded without a word. Other extra rows are warned about.
 PADDED_TO = (8, 64, 128)
-# the special tokens whose ids config.json gives too: the model pads (and numbers positions) by pad_token_id
+# the special tokens whose ids config.json gives too: the model numbers positions by pad_token_id, and reads neither
+# bos_token_id nor eos_token_id (the tokenizer adds <s> and </s> by its own ids)
 CONFIG_IDS = {"<s>": "bos_token_id", "</s>": "eos_token_id", "<pad>": "pad_token_id"}
 
 
-def check_fits_model(tokenizer: Tokenizer, config, source) -> None:
-    """A ModelLoadError naming `source` ("mlm/tokenizer.json", "the tokenizer") when the tokenizer is not the one
-    of the model `config` describes, as far as sizes and ids tell: more tokens than the model has embedding rows;
-    fewer, unless the extra rows are padding (`PADDED_TO`: roberta-base's 50,265 tokens may have 50,272 or 50,304
-    rows, never 60,000); or a special token whose id is not the config's (`CONFIG_IDS`). The one rule of every
-    loader (the pipelines, the app's model box); training refuses any difference in size."""
+class TokenizerFitWarning(UserWarning):
+    """A tokenizer that differs from its model's config in a way the model runs with (`check_fits_model`)."""
+
+
+def check_fits_model(tokenizer: Tokenizer, config, source) -> list[str]:
+    """Whether the tokenizer can feed the model `config` describes, as far as sizes and ids tell; `source` names it
+    in the messages ("mlm/tokenizer.json", "the tokenizer"). The one rule of every loader (the pipelines, the app's
+    model box, `train.evaluate`); training refuses any difference in size.
+
+    A ModelLoadError for what breaks the model: more tokens than embedding rows (ids with no row), a special token
+    whose id has no row, or a <pad> id other than the config's pad_token_id (the model numbers positions by that id:
+    it would take a token for padding, or padding for text). A TokenizerFitWarning for what runs, as it does in
+    `transformers`: more rows than tokens, unless the extra rows only round the size up to a multiple of one of
+    `PADDED_TO` (roberta-base's 50,265 tokens in 50,272 or 50,304 rows: silent; in 52,000 rows, set by hand: warned);
+    and a <s> or </s> id other than the config's bos_token_id or eos_token_id, fields the model never reads.
+    Returns the warnings' messages (none when it fits), for a caller that shows them itself."""
     tokens, rows = tokenizer.get_vocab_size(), config.vocab_size
-    if tokens != rows and not (tokens < rows and rows in {-(-tokens // n) * n for n in PADDED_TO}):
-        only = " only" if tokens > rows else ""
-        raise ModelLoadError(f"{source} has {tokens:,} tokens but the model{only} {rows:,}: they do not belong "
+    if tokens > rows:
+        raise ModelLoadError(f"{source} has {tokens:,} tokens but the model only {rows:,}: they do not belong "
                              "together; use the tokenizer the model was trained with")
+    beyond = {token: token_id for token in SPECIAL_TOKENS
+              if (token_id := tokenizer.token_to_id(token)) is not None and token_id >= rows}
+    if beyond:
+        raise ModelLoadError(f"{source} gives {', '.join(f'{t} the id {i:,}' for t, i in beyond.items())}, beyond "
+                             f"the model's {rows:,} embedding rows: use the tokenizer the model was trained with")
+    pad_id = tokenizer.token_to_id("<pad>")
+    if pad_id != config.pad_token_id:
+        raise ModelLoadError(f"{source} gives <pad> the id {pad_id}, but the model's config has pad_token_id "
+                             f"{config.pad_token_id}: the model numbers positions by that id, and would number this "
+                             "tokenizer's inputs wrongly; use the tokenizer the model was trained with")
+    notes = []
+    if tokens < rows and rows not in {-(-tokens // n) * n for n in PADDED_TO}:
+        notes.append(f"{source} has {tokens:,} tokens but the model {rows:,} embedding rows: the last "
+                     f"{rows - tokens:,} rows are no token's. Harmless when the vocabulary size was set by hand; if "
+                     "the model answers nonsense, the tokenizer is another model's")
     for token, field in CONFIG_IDS.items():
         token_id, config_id = tokenizer.token_to_id(token), getattr(config, field)
-        if token_id != config_id:
-            raise ModelLoadError(f"{source} gives {token} the id {token_id}, but the model's config has {field} "
-                                 f"{config_id}: they do not belong together; use the tokenizer the model was "
-                                 "trained with")
+        if token != "<pad>" and token_id != config_id:
+            notes.append(f"{source} gives {token} the id {token_id}, but the model's config has {field} "
+                         f"{config_id}: the tokenizer's id is used (the model does not read {field})")
+    for note in notes:
+        warnings.warn(note, TokenizerFitWarning, stacklevel=2)
+    return notes
 
 
 MIN_LENGTH = 3  # <s>, one token, </s>

@@ -3,6 +3,7 @@
 The Hub repo is stood in for by a local folder that `transformers` itself wrote (`save_pretrained` of a tiny
 random `transformers.RobertaForMaskedLM` / `RobertaForSequenceClassification`, with the tokenizer.json of a
 `transformers` fast tokenizer), so the tests check our loader against `transformers`' own numbers, offline."""
+import contextlib
 import json
 import shutil
 import threading
@@ -785,21 +786,58 @@ def test_a_start_up_model_that_cannot_load_says_what_to_do_about_it(tiny_mlm_dir
         assert ("Train it" in error) == (folder == incomplete), error
 
 
-def test_the_model_box_refuses_a_tokenizer_smaller_than_the_model_as_the_pipeline_does(models, tiny_config,
-                                                                                          tiny_mlm_dir, tmp_path):
-    """A tokenizer of 300 tokens beside a model of 32,768 was accepted ("13.3M parameters ...") and answered
-    't', 'r', 'f'; only a larger one was refused. The box now applies the pipelines' one rule
-    (`roberta.tokenizer.check_fits_model`), before the weights are read."""
+def test_the_model_box_applies_the_pipelines_rule_of_tokenizer_and_model(models, tiny_config, tiny_mlm_dir,
+                                                                         tmp_path):
+    """A tokenizer of 300 tokens beside a model of 32,768 was accepted ("13.3M parameters ...") while only a larger
+    one was refused; the box applies the pipelines' one rule (`roberta.tokenizer.check_fits_model`), before the
+    weights are read: a tokenizer with more tokens than the model has rows is refused, and rows no token reaches
+    (a vocabulary size set by hand) load, with the rule's TokenizerFitWarning."""
     import dataclasses
 
-    folder = tmp_path / "tok300"
+    from roberta.tokenizer import TokenizerFitWarning
+
+    tokens = roberta.load_tokenizer(tiny_mlm_dir).get_vocab_size()
+    chooser = MC.ModelChooser(models, allow_local=True)
+    for rows in (100, 32_768):
+        folder = tmp_path / f"rows{rows}"
+        roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, vocab_size=rows)).save_pretrained(folder)
+        shutil.copy(tiny_mlm_dir / "tokenizer.json", folder / "tokenizer.json")
+        with pytest.warns(TokenizerFitWarning) if rows > tokens else contextlib.nullcontext() as caught:
+            _, current, status = chooser.choose("mlm", str(folder))
+        if rows < tokens:
+            assert current == MC.SHIPPED
+            assert (f"Could not load {folder}: {folder}'s tokenizer has {tokens:,} tokens but the model only 100: "
+                    "they do not belong together") in status
+        else:
+            assert current == str(folder) and "could not" not in status.lower(), status
+            assert (f"{folder}'s tokenizer has {tokens:,} tokens but the model 32,768 embedding rows"
+                    in str(caught[0].message))
+
+
+def test_the_model_box_shows_the_visitor_what_the_tokenizer_rule_warns_about(models, tiny_config, tiny_mlm_dir,
+                                                                           tmp_path):
+    """A model of 32,768 rows beside a smaller tokenizer loads with a TokenizerFitWarning, which reached only the
+    server's log (twice: the box's check, then the pipeline's); the visitor saw a model that loaded like any other,
+    and then its answers. The warning is now a note in the box's status line (escaped as HTML), and the log gets it
+    once."""
+    import dataclasses
+    import html
+
+    from roberta.tokenizer import TokenizerFitWarning
+
+    tokens = roberta.load_tokenizer(tiny_mlm_dir).get_vocab_size()
+    folder = tmp_path / "rows & more"  # a name to escape
     roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, vocab_size=32_768)).save_pretrained(folder)
     shutil.copy(tiny_mlm_dir / "tokenizer.json", folder / "tokenizer.json")
-    _, current, status = MC.ModelChooser(models, allow_local=True).choose("mlm", str(folder))
-    assert current == MC.SHIPPED
-    tokens = roberta.load_tokenizer(folder).get_vocab_size()
-    assert (f"Could not load {folder}: {folder}'s tokenizer has {tokens:,} tokens but the model 32,768: they do not "
-            "belong together") in status
+    with pytest.warns(TokenizerFitWarning) as caught:
+        _, current, status = MC.ModelChooser(models, allow_local=True).choose("mlm", str(folder))
+    assert current == str(folder), status
+    note = (f"{folder}'s tokenizer has {tokens:,} tokens but the model 32,768 embedding rows: the last "
+            f"{32_768 - tokens:,} rows are no token's. Harmless when the vocabulary size was set by hand; if the model "
+            "answers nonsense, the tokenizer is another model's")
+    assert [str(w.message) for w in caught if issubclass(w.category, TokenizerFitWarning)] == [note]
+    assert f"<br>Note: {html.escape(note, quote=False)}.</div>" in status and "&amp; more" in status, status
+    assert status.count("Note: ") == 1
 
 
 def test_a_space_offers_only_the_suggested_hub_models_by_default(monkeypatch):

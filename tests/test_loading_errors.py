@@ -555,3 +555,80 @@ def test_the_finite_check_reads_one_byte_floats():
     refuse_non_finite({"w": fine}, "f.safetensors")  # raises nothing
     with pytest.raises(roberta.ModelLoadError, match="f.safetensors: w holds 1 NaN"):
         refuse_non_finite({"w": torch.tensor([0.5, float("nan")]).to(torch.float8_e4m3fn)}, "f.safetensors")
+
+
+def _with_rows(classifier, rows: int):
+    """`classifier` (a RobertaForSequenceClassification) with `rows` word-embedding rows: its own first, then random
+    ones (a vocabulary size set by hand, above the tokenizer's)."""
+    config = dataclasses.replace(classifier.config, vocab_size=rows)
+    bigger = roberta.RobertaForSequenceClassification(config)
+    state = classifier.state_dict()
+    own = state["roberta.embeddings.word_embeddings.weight"]
+    extra = torch.randn(rows - len(own), own.shape[1], generator=torch.Generator().manual_seed(0))
+    state["roberta.embeddings.word_embeddings.weight"] = torch.cat([own, extra])
+    bigger.load_state_dict(state)
+    return bigger
+
+
+def test_harmless_differences_from_the_config_load_with_a_warning_and_change_no_answer(tiny_clf_dir, tmp_path):
+    """A community checkpoint with a vocabulary size set by hand (52,000 rows for roberta-base's 50,265 tokens),
+    or a config with other bos/eos ids, runs in transformers but was refused here ("they do not belong together").
+    Rows no token reaches and bos/eos ids the model never reads are warned about (TokenizerFitWarning), and the
+    model answers exactly as without them."""
+    from roberta.tokenizer import TokenizerFitWarning
+
+    texts = ["a fine film", "the worst of the year, and far too long"]
+    own = roberta.pipeline("text-classification", model=tiny_clf_dir, device="cpu")
+    tokens = own.tokenizer.get_vocab_size()
+    rows = tokens + 37  # no multiple of 8, 64 or 128 above the size: not padding
+    assert rows not in {-(-tokens // n) * n for n in (8, 64, 128)}
+    folder = tmp_path / "hand-set"
+    _with_rows(own.model, rows).save_pretrained(folder)
+    shutil.copy(tiny_clf_dir / "tokenizer.json", folder / "tokenizer.json")
+    edit_config(folder, bos_token_id=5, eos_token_id=6)
+    with pytest.warns(TokenizerFitWarning) as caught:
+        loaded = roberta.pipeline("text-classification", model=folder, device="cpu")
+    said = {str(w.message) for w in caught}
+    source = f"{folder}'s tokenizer.json"
+    assert {f"{source} has {tokens:,} tokens but the model {rows:,} embedding rows: the last 37 rows are no "
+            "token's. Harmless when the vocabulary size was set by hand; if the model answers nonsense, the tokenizer "
+            "is another model's",
+            f"{source} gives <s> the id 0, but the model's config has bos_token_id 5: the tokenizer's id is used (the "
+            "model does not read bos_token_id)",
+            f"{source} gives </s> the id 2, but the model's config has eos_token_id 6: the tokenizer's id is used "
+            "(the model does not read eos_token_id)"} <= said
+    assert all(w.filename == roberta.pipelines.__file__ for w in caught)  # the loader's line that checked it
+    assert loaded(texts) == own(texts)
+    padded = tmp_path / "padded"  # rounded up to a multiple of 8: silent, as before
+    _with_rows(own.model, -(-tokens // 8) * 8).save_pretrained(padded)
+    shutil.copy(tiny_clf_dir / "tokenizer.json", padded / "tokenizer.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert roberta.pipeline("text-classification", model=padded, device="cpu")(texts) == own(texts)
+
+
+def test_a_tokenizer_the_model_cannot_run_is_still_refused(tiny_clf_dir, tiny_mlm_dir, tmp_path):
+    """What breaks the model stays a ModelLoadError: a token id with no embedding row (more tokens than rows, or a
+    special token's id beyond them), and another padding id (positions are numbered by the config's)."""
+    tokenizer = roberta.load_tokenizer(tiny_clf_dir)
+    tokens = tokenizer.get_vocab_size()
+    model = roberta.RobertaForSequenceClassification.from_pretrained(tiny_clf_dir)
+    smaller = roberta.RobertaForSequenceClassification(dataclasses.replace(model.config, vocab_size=200))
+    with pytest.raises(ModelLoadError, match=f"^the tokenizer has {tokens:,} tokens but the model only 200: they do "
+                                             "not belong together"):
+        roberta.pipeline("text-classification", model=smaller, tokenizer=tokenizer)
+    data = json.loads((tiny_mlm_dir / "tokenizer.json").read_text())  # <mask> moved to id 5,000, leaving a gap
+    for added in data["added_tokens"]:
+        added["id"] = 5000 if added["content"] == "<mask>" else added["id"]
+    data["model"]["vocab"] = {t: (5000 if t == "<mask>" else i) for t, i in data["model"]["vocab"].items()}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(data))
+    gapped = roberta.load_tokenizer(tmp_path / "tokenizer.json")
+    assert gapped.token_to_id("<mask>") == 5000 and gapped.get_vocab_size() <= tokens
+    with pytest.raises(ModelLoadError, match=f"^the tokenizer gives <mask> the id 5,000, beyond the model's "
+                                             f"{tokens:,} embedding rows"):
+        roberta.pipeline("text-classification", model=model, tokenizer=gapped)
+    other_pad = roberta.RobertaForSequenceClassification(dataclasses.replace(model.config, pad_token_id=0))
+    with pytest.raises(ModelLoadError, match="^the tokenizer gives <pad> the id 1, but the model's config has "
+                                             "pad_token_id 0: the model numbers positions by that id"):
+        roberta.pipeline("text-classification", model=other_pad, tokenizer=tokenizer)
+

@@ -503,36 +503,59 @@ def test_a_tokenizer_object_without_robertas_special_tokens_is_refused(tiny_mlm_
         roberta.pipeline("fill-mask", model=model, tokenizer=bert_like)
 
 
-def test_a_tokenizer_is_refused_unless_the_models_extra_rows_are_padding(tokenizer, tiny_config, tiny_mlm_dir,
-                                                                         tmp_path):
-    """A tokenizer smaller than the model's vocabulary loaded and gave garbage (300 tokens for a model of 32,768:
-    "Paris is the capital of <mask>." -> 't', 'r', 'f'), while training refused the same folder. Extra rows are
-    accepted only as padding: the tokenizer's size rounded up to a multiple of 8, 64 or 128, as some Hub
-    checkpoints have (roberta-base's 50,265 tokens in 50,272 rows); the special tokens' ids must be the config's."""
+def test_a_tokenizer_is_refused_when_the_model_cannot_run_it_and_warned_about_when_it_may_not_be_its(
+        tokenizer, tiny_config, tiny_mlm_dir, tmp_path):
+    """A tokenizer smaller than the model's vocabulary loaded without a word and gave garbage (300 tokens for a model
+    of 32,768: "Paris is the capital of <mask>." -> 't', 'r', 'f'). Extra rows are silent only as padding (the
+    tokenizer's size rounded up to a multiple of 8, 64 or 128, as some Hub checkpoints have: roberta-base's 50,265
+    tokens in 50,272 rows); other extra rows, and <s>/</s> ids the model never reads, load with a
+    TokenizerFitWarning (a vocabulary size set by hand runs in transformers too). What the model cannot run is
+    refused: more tokens than rows, and a <pad> id other than the config's."""
     import dataclasses
+
+    def fill_mask(**config_fields):
+        model = roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, **config_fields))
+        return roberta.pipeline("fill-mask", model=model, tokenizer=tokenizer)("a <mask> b")
 
     tokens = tokenizer.get_vocab_size()
     padded = {-(-tokens // n) * n for n in (8, 64, 128)} - {tokens}
     assert padded  # (the fixture's size is no multiple of 128)
     for rows in (tokens, *padded):
-        model = roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, vocab_size=rows))
-        assert roberta.pipeline("fill-mask", model=model, tokenizer=tokenizer)("a <mask> b")
-    for rows in (tokens - 1, tokens + 1, max(padded) + 8, 32_768):
-        model = roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, vocab_size=rows))
-        only = " only" if rows < tokens else ""
-        with pytest.raises(roberta.ModelLoadError, match=f"^the tokenizer has {tokens:,} tokens but the model{only} "
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert fill_mask(vocab_size=rows)
+    for rows in (tokens + 1, max(padded) + 8, 32_768):
+        assert rows not in padded
+        with pytest.warns(roberta.TokenizerFitWarning, match=f"^the tokenizer has {tokens:,} tokens but the model "
+                                                              f"{rows:,} embedding rows: the last {rows - tokens:,} "
+                                                              "rows are no token's"):
+            assert fill_mask(vocab_size=rows)
+    for field, value in (("bos_token_id", 3), ("eos_token_id", 1)):
+        with pytest.warns(roberta.TokenizerFitWarning, match=f"the model's config has {field} {value}: the "
+                                                              "tokenizer's id is used"):
+            assert fill_mask(**{field: value})
+    for rows in (tokens - 1, 100):
+        with pytest.raises(roberta.ModelLoadError, match=f"^the tokenizer has {tokens:,} tokens but the model only "
                                                          f"{rows:,}: they do not belong together; use the tokenizer"):
-            roberta.pipeline("fill-mask", model=model, tokenizer=tokenizer)
-    for field, value in (("pad_token_id", 0), ("bos_token_id", 3), ("eos_token_id", 1)):
-        model = roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, **{field: value}))
-        with pytest.raises(roberta.ModelLoadError, match=f"the model's config has {field} {value}: they do not "):
-            roberta.pipeline("fill-mask", model=model, tokenizer=tokenizer)
-    # a folder's own tokenizer.json is named by its file
+            fill_mask(vocab_size=rows)
+    with pytest.raises(roberta.ModelLoadError, match="^the tokenizer gives <pad> the id 1, but the model's config has "
+                                                     "pad_token_id 0"):
+        fill_mask(pad_token_id=0)
+    # a folder's own tokenizer.json is named by its file, in one warning (the pipeline's check of the tokenizer
+    # repeated it, naming "the tokenizer")
     folder = tmp_path / "big"
     roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, vocab_size=32_768)).save_pretrained(folder)
     (folder / "tokenizer.json").write_bytes((tiny_mlm_dir / "tokenizer.json").read_bytes())
-    with pytest.raises(roberta.ModelLoadError, match="^" + re.escape(f"{folder}'s tokenizer.json has {tokens:,} ")):
-        roberta.pipeline("fill-mask", model=folder)
+    with pytest.warns(roberta.TokenizerFitWarning) as caught:
+        assert roberta.pipeline("fill-mask", model=folder)("a <mask> b")
+    said = [str(w.message) for w in caught if issubclass(w.category, roberta.TokenizerFitWarning)]
+    assert len(said) == 1 and said[0].startswith(f"{folder}'s tokenizer.json has {tokens:,} tokens but the model "
+                                                 "32,768 embedding rows"), said
+    small = tmp_path / "small"  # and refused by it
+    roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, vocab_size=100)).save_pretrained(small)
+    (small / "tokenizer.json").write_bytes((tiny_mlm_dir / "tokenizer.json").read_bytes())
+    with pytest.raises(roberta.ModelLoadError, match="^" + re.escape(f"{small}'s tokenizer.json has {tokens:,} ")):
+        roberta.pipeline("fill-mask", model=small)
 
 
 def test_pipeline_with_roberta_base_layout_tokenizer(roberta_base_style_tokenizer_file):

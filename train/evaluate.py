@@ -356,9 +356,11 @@ def checks_markdown(checks: dict | None, measured_on: str = "") -> str:
 
 # ----- command line -----
 def load_model(model_id: str):
-    """(model, tokenizer) from a saved folder or Hub id; the head follows config.json's architecture. A tokenizer
-    that is not the model's is refused as the pipelines refuse it (a 300-token one scored a 32,768-row classifier:
-    47.5% where its own tokenizer gives 87.5%)."""
+    """(model, tokenizer) from a saved folder or Hub id; the head follows config.json's architecture. The tokenizer
+    is checked against the model as the pipelines check it (`check_fits_model`): one the model cannot run (more
+    tokens than embedding rows, another <pad> id) is refused; one with fewer tokens than rows, not explained by
+    padding, loads with a warning, since that is also what another model's tokenizer looks like (a 300-token one
+    scored a 32,768-row classifier: 47.5% where its own tokenizer gives 87.5%)."""
     model, tokenizer = auto_model(model_id), load_tokenizer(model_id)
     check_fits_model(tokenizer, model.config, f"{model_id}'s tokenizer.json")
     return model, tokenizer

@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 
 EXIT_OK, EXIT_FAILED, EXIT_USER_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -113,6 +114,27 @@ def escape_what_stdout_cannot_encode() -> None:
 
 
 @contextlib.contextmanager
+def warnings_as_lines():
+    """Inside, the `roberta` package's own warnings (TokenizerFitWarning, PartialLoadWarning, TargetPieceWarning:
+    each says in words what differs and what it means) print as the scripts' own do, one line `warning: ...` on
+    stderr, not as Python prints a warning (`file:line: TokenizerFitWarning: ...` and the package's line that
+    warned, which tells a user of a script nothing). Any other warning prints as Python prints it. Told apart by
+    their module, as this module imports no torch (and so not `roberta`)."""
+    python_format = warnings.formatwarning
+
+    def one_line(message, category, filename, lineno, line=None):
+        if category.__module__.split(".")[0] == "roberta":
+            return f"warning: {message}\n"
+        return python_format(message, category, filename, lineno, line)
+
+    warnings.formatwarning = one_line
+    try:
+        yield
+    finally:
+        warnings.formatwarning = python_format
+
+
+@contextlib.contextmanager
 def sigterm_as_interrupt():
     """Inside: SIGTERM (`timeout`, CI, a scheduler, `train.gpu_session`'s deadline) is taken as Ctrl-C, a
     KeyboardInterrupt, so that a script stopped by it ends as an interrupted one (exit code 130, "interrupted")
@@ -140,11 +162,12 @@ def sigterm_as_interrupt():
 
 
 def exit_code(main, argv=None) -> int:
-    """A script's `main(argv)` -> its exit code, Ctrl-C and SIGTERM included (`sigterm_as_interrupt`):
+    """A script's `main(argv)` -> its exit code, Ctrl-C and SIGTERM included (`sigterm_as_interrupt`), the
+    package's warnings as one line each (`warnings_as_lines`):
     "interrupted" and EXIT_INTERRUPTED, not a traceback (the scripts that train save a checkpoint first:
     `train.runtime.run_main`)."""
     try:
-        with sigterm_as_interrupt():
+        with sigterm_as_interrupt(), warnings_as_lines():
             return main(argv)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
