@@ -341,6 +341,73 @@ def test_every_batch_the_trainer_takes_is_of_one_length_group(tmp_path, rows):
         assert max(spreads) <= 4, spreads
 
 
+def scheme_1_order(order, lengths, batch_size, generator, megabatch=50):
+    """`trainer.length_grouped` as it was before batches kept to one length group (d400caa to 00703c3): a
+    checkpoint of then, resumed, must finish its epoch in this order."""
+    chunks = [c[torch.argsort(lengths[c], descending=True, stable=True)] for c in order.split(batch_size * megabatch)]
+    batches = torch.cat(chunks).split(batch_size)
+    return torch.cat([batches[i] for i in torch.randperm(len(batches), generator=generator)])
+
+
+def grouped_run(out, task, resume=False):
+    args = trainer.TrainingArguments(batch_size=32, max_steps=1000, batch_order="length", out=str(out),
+                                     no_progress=True, resume=resume)
+    return trainer.Trainer(torch.nn.Linear(4, 1), task, args)
+
+
+def epoch_rows(run, batches):
+    """The rows of the next `batches` batches `run` takes, in order."""
+    return torch.cat([run._next_indices()[0] for _ in range(batches)])
+
+
+def stop_after(out, task, batches, forget=()):
+    """A run into `out` that took `batches` batches and saved its checkpoint there, the trainer state's keys in
+    `forget` deleted (a checkpoint of code that did not save them); the rows it took."""
+    run = grouped_run(out, task)
+    rows = epoch_rows(run, batches)
+    run.step = batches
+    path = run.save_checkpoint()
+    state = torch.load(path / "trainer.pt", weights_only=False)
+    for key in forget:
+        del state[key]
+    torch.save(state, path / "trainer.pt")
+    return rows
+
+
+def test_a_resume_mid_epoch_keeps_the_length_grouped_order_the_epoch_began_in(tmp_path, capsys):
+    """The length-grouped order changed (batches no longer straddle length groups): a checkpoint of the old order,
+    resumed in the middle of an epoch, took the rest of it in the new one, repeating some rows and skipping others
+    without a word. The trainer state records the order's scheme; a checkpoint of an earlier scheme finishes its
+    epoch in it (said in a line), the next epochs take today's; one of today's scheme resumes as before."""
+    task = LengthTask(4817)  # 151 batches of 32 an epoch
+    whole = grouped_run(tmp_path / "whole", task)
+    today = [epoch_rows(whole, whole.steps_per_epoch) for _ in range(2)]
+    for forget in ((), ("batch_order_scheme",)):  # without the field, warmup_paused_s dates it: today's scheme
+        out = tmp_path / f"today{len(forget)}"
+        rows = stop_after(out, task, 60, forget)
+        resumed = grouped_run(out, task, resume=True)
+        assert torch.equal(torch.cat([rows, epoch_rows(resumed, 151 - 60 + 151)]), torch.cat(today))
+        assert "earlier version" not in capsys.readouterr().err
+    generator = torch.Generator().manual_seed(0 * 100_003 + 0)  # seed 0, epoch 0, as `Trainer._next_indices`
+    old_epoch = scheme_1_order(torch.randperm(4817, generator=generator), task.lengths, 32, generator)
+    old_epoch = torch.cat([old_epoch, old_epoch[:151 * 32 - 4817]])  # the last batch wraps around
+    out = tmp_path / "old"
+    stop_after(out, task, 60, forget=("batch_order_scheme", "warmup_paused_s"))  # a checkpoint of before 00703c3
+    resumed = grouped_run(out, task, resume=True)
+    assert ("note: the checkpointed run stopped after 60 of the 151 batches of an epoch, in the length-grouped order "
+            "of an earlier version (scheme 1; this version's is 2): the rest of that epoch keeps its order, so that "
+            "no row is repeated or skipped") in capsys.readouterr().err
+    rest = epoch_rows(resumed, 30)
+    resumed.step += 30
+    again = resumed.save_checkpoint()  # in the epoch that keeps scheme 1: it says so, for a second resume
+    assert torch.load(again / "trainer.pt", weights_only=False)["batch_order_scheme"] == 1
+    resumed = grouped_run(out, task, resume=True)
+    rest = torch.cat([rest, epoch_rows(resumed, 151 - 90)])
+    assert torch.equal(rest, old_epoch[60 * 32:])
+    assert sorted(set(torch.cat([old_epoch[:60 * 32], rest]).tolist())) == list(range(4817))  # every row
+    assert torch.equal(epoch_rows(resumed, 151), today[1])  # the next epoch: today's order
+
+
 def test_each_epoch_visits_every_row_in_a_new_order(train_files, tmp_path, monkeypatch, capsys):
     """Each epoch starts with a permutation of all the training rows, drawn anew for each epoch (from the seed and
     the epoch number): the same order in every epoch passed every other training test, slow ones too."""

@@ -17,7 +17,8 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
   `--batch-order length` regroups each permutation so that a batch holds rows of similar length
   (`length_grouped`): fine-tuning pads a batch to its longest row, and SST-2's phrases (1-68 tokens) in
   random batches of 32 are 2.9x their real tokens, grouped 1.04x (the 55,841 rows beside the calibration
-  slice, two epochs).
+  slice, two epochs). The trainer state records the version of that order (`LENGTH_GROUPED_SCHEME`): a run
+  resumed in the middle of an epoch that began in an earlier version's order finishes the epoch in it.
 - Several processes (`torchrun --nproc_per_node N`, DistributedDataParallel): every rank builds the same
   global batch (masking included, from identically seeded generators), keeps its own 1/N slice of the rows
   and runs forward/backward on that slice only. The loss is normalised by the *global* number of targets,
@@ -138,8 +139,14 @@ def tensor_digest(tensors: list[torch.Tensor]) -> str:
     return digest.hexdigest()[:16]
 
 
+# The version of `length_grouped`'s order, kept in the trainer state ("batch_order_scheme"): the rest of an epoch a
+# checkpoint stopped in is ordered as the epoch began, or a resume would repeat some rows and skip others. 1: batches
+# straddled length groups; 2 (since the trainer state holds warmup_paused_s, saved from the same change): they do not.
+LENGTH_GROUPED_SCHEME = 2
+
+
 def length_grouped(order: torch.Tensor, lengths: torch.Tensor, batch_size: int, generator: torch.Generator,
-                   megabatch: int = 50) -> torch.Tensor:
+                   megabatch: int = 50, scheme: int = LENGTH_GROUPED_SCHEME) -> torch.Tensor:
     """`order` (a permutation of the rows) regrouped so that consecutive `batch_size` rows have similar lengths,
     as `transformers`' group_by_length: cut it into chunks of `megabatch` batches (a last, shorter chunk joins the
     one before it), sort each chunk by length, cut into batches; then the batches are shuffled (`generator`), so
@@ -150,14 +157,15 @@ def length_grouped(order: torch.Tensor, lengths: torch.Tensor, batch_size: int, 
     (`Trainer._next_indices`), so when the rows do not fill the batches the short one goes last, and the batch
     sorted just before it (the next shortest of its chunk) first: the wrapped slice is rows of one length group
     too. A short batch shuffled into the middle shifted every slice after it across two groups (SST-2: 1.12x the
-    real tokens, not 1.04x)."""
+    real tokens, not 1.04x). `scheme` 1 is that earlier order (`LENGTH_GROUPED_SCHEME`), for the rest of an
+    epoch that began in it (`Trainer._keep_epoch_order`)."""
     size = batch_size * megabatch
     chunks = list(order.split(size))
-    if len(chunks) > 1 and len(chunks[-1]) < size:
+    if len(chunks) > 1 and len(chunks[-1]) < size and scheme != 1:
         chunks[-2:] = [torch.cat(chunks[-2:])]
     chunks = [c[torch.argsort(lengths[c], descending=True, stable=True)] for c in chunks]
     batches = torch.cat(chunks).split(batch_size)
-    if len(batches[-1]) == batch_size or len(batches) < 2:
+    if len(batches[-1]) == batch_size or len(batches) < 2 or scheme == 1:
         return torch.cat([batches[i] for i in torch.randperm(len(batches), generator=generator)])
     first, middle, short = batches[-2], batches[:-2], batches[-1]
     return torch.cat([first, *(middle[i] for i in torch.randperm(len(middle), generator=generator)), short])
@@ -191,6 +199,12 @@ SHAPE_OPTIONS = {"vocab_size": "the tokenizer's vocabulary", "hidden_size": "--h
 # weights would compute another function from the resumed step on). A checkpoint from before they were kept:
 # its --heads option is compared (`architecture_differs`).
 ARCHITECTURE_OPTIONS = {"num_attention_heads": "--heads", "layer_norm_eps": "--init"}
+
+
+def recorded_order_scheme(state: dict) -> int:
+    """The `length_grouped` scheme of the epoch a checkpoint's trainer `state` stopped in; a checkpoint from before it
+    was recorded: 2 if it holds warmup_paused_s (saved from the change to 2 on), else 1."""
+    return int(state.get("batch_order_scheme", 2 if "warmup_paused_s" in state else 1))
 
 
 def model_architecture(model: torch.nn.Module) -> dict:
@@ -425,6 +439,8 @@ class Trainer:
         self._window = {"loss": 0.0, "tokens": 0, "steps": 0, "seconds": 0.0}
         self._window_start = time.monotonic()
         self._order: tuple[int, torch.Tensor] | None = None  # (epoch, its permutation of the rows)
+        # (epoch, scheme): a resumed epoch that began in an earlier `length_grouped` scheme, finished in it
+        self._earlier_scheme: tuple[int, int] | None = None
         self._row_lengths = task.row_lengths() if args.batch_order == "length" else None  # (rows,)
         if args.batch_order == "length" and self._row_lengths is None:
             raise UserError("--batch-order length: this task's rows have no lengths to group by")
@@ -530,6 +546,7 @@ class Trainer:
             self.ema.load_state_dict(state["ema"])
         for key in ("step", "tokens", "epoch", "batch_in_epoch"):
             setattr(self, key, int(state[key]))
+        self._keep_epoch_order(state)
         self.elapsed = self.clock = float(state["elapsed"])
         # a checkpoint from before the wall time was saved: its training time, the part of it that is known
         self.previous_wall_s = float(state.get("wall_s", state["elapsed"]))
@@ -571,6 +588,25 @@ class Trainer:
                          keep_eval_at_step=(self.last_eval or {}).get("step") == self.step)
             self._say(f"resumed from {path} (step {self.step}, {self.tokens:,} tokens)")
 
+    def _keep_epoch_order(self, state: dict) -> None:
+        """A checkpoint that stopped in the middle of an epoch of length-grouped batches ordered by an earlier
+        `length_grouped` scheme: the rest of that epoch keeps it (said in a line), so that every row is still
+        trained on once in it; the next epochs take this version's order."""
+        scheme = recorded_order_scheme(state)
+        grouped = state["args"].get("batch_order") == "length" and self.args.batch_order == "length"
+        if not grouped or scheme == LENGTH_GROUPED_SCHEME or not 0 < self.batch_in_epoch < self.steps_per_epoch:
+            return
+        self._earlier_scheme = (self.epoch, scheme)
+        self._say(f"note: the checkpointed run stopped after {self.batch_in_epoch:,} of the {self.steps_per_epoch:,} "
+                  f"batches of an epoch, in the length-grouped order of an earlier version (scheme {scheme}; this "
+                  f"version's is {LENGTH_GROUPED_SCHEME}): the rest of that epoch keeps its order, so that no row is "
+                  "repeated or skipped; the next epochs take this version's")
+
+    def _order_scheme(self) -> int:
+        """The `length_grouped` scheme of the epoch in progress (`_keep_epoch_order`)."""
+        earlier = self._earlier_scheme
+        return earlier[1] if earlier is not None and earlier[0] == self.epoch else LENGTH_GROUPED_SCHEME
+
     def _load_latest_readable(self, path: Path) -> tuple[dict, dict, Path]:
         """The newest step checkpoint that can be read, from `path` back; damaged ones are named, and moved
         aside (bad-step-NNNNNNNN) by rank 0, so that the next --resume does not trip over them again."""
@@ -611,6 +647,7 @@ class Trainer:
             "resumed_with": self.resumed_with, "stopped_by": self.stopped_by, "wall_s": self.wall_time_s(),
             "window": {**self._window, "seconds": time.monotonic() - self._window_start},
             "training_data": self.training_data(), "architecture": model_architecture(self.model),
+            "batch_order_scheme": self._order_scheme(),
             **({"ema": self.ema.state_dict()} if self.ema is not None else {}),
         }
 
@@ -642,7 +679,8 @@ class Trainer:
             generator = torch.Generator().manual_seed(self.args.seed * 100_003 + self.epoch)
             order = torch.randperm(self.task.num_rows, generator=generator)
             if self._row_lengths is not None:
-                order = length_grouped(order, self._row_lengths, self.args.batch_size, generator)
+                order = length_grouped(order, self._row_lengths, self.args.batch_size, generator,
+                                       scheme=self._order_scheme())
             self._order = (self.epoch, order)
         b = self.args.batch_size
         positions = torch.arange(self.batch_in_epoch * b, (self.batch_in_epoch + 1) * b) % self.task.num_rows
