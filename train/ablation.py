@@ -191,7 +191,7 @@ def _main(args) -> int:
             minutes = runs * (tokens / recipe["planning_tokens_per_s"] + 120) / 60
             print(f"# ~{tokens / 1e6:.1f}M training tokens per run; at the planning figure of "
                   f"{recipe['planning_tokens_per_s']:,} tokens/s about {minutes:.0f} min in all "
-                  f"(budget {args.time_budget_min:g} min; see --help)")
+                  f"(budget {args.time_budget_min:g} min; the arithmetic: docs/training-notes.md)")
         for s in steps:
             print(s.shown)
         return EXIT_OK
