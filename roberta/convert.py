@@ -27,8 +27,16 @@ def import_transformers():
     return transformers
 
 
+def _placed_like(converted, source):
+    """`converted` on the device and in the dtype of `source`'s weights: a converted CUDA or bfloat16 model stays
+    one (a class's constructor builds a float32 CPU model, and load_state_dict copies values into it)."""
+    weight = next(source.parameters())
+    return converted.to(device=weight.device, dtype=weight.dtype)
+
+
 def to_transformers(model):
-    """Our RobertaForMaskedLM / RobertaForSequenceClassification -> the `transformers` class of the same name."""
+    """Our RobertaForMaskedLM / RobertaForSequenceClassification -> the `transformers` class of the same name, on
+    the same device and in the same dtype."""
     transformers = import_transformers()
     hf_config = transformers.RobertaConfig(**model.config.to_hf_dict(model.architecture))
     hf_model = getattr(transformers, model.architecture)(hf_config)
@@ -37,12 +45,14 @@ def to_transformers(model):
         if copy in hf_model.state_dict():
             hf_state[copy] = hf_state[original]
     hf_model.load_state_dict(hf_state, strict=True)
+    hf_model = _placed_like(hf_model, model)
     return hf_model.eval() if not model.training else hf_model
 
 
 def from_transformers(hf_model):
     """A `transformers` RobertaForMaskedLM / RobertaForSequenceClassification -> ours; XLM-RoBERTa's and
-    CamemBERT's classes too, which are the same architecture (`ALIASES`), as `from_pretrained` loads them."""
+    CamemBERT's classes too, which are the same architecture (`ALIASES`), as `from_pretrained` loads them; on the
+    same device and in the same dtype."""
     name = ALIASES.get(type(hf_model).__name__, type(hf_model).__name__)
     if name not in ARCHITECTURES:
         raise TypeError(f"cannot convert {type(hf_model).__name__}; expected one of "
@@ -50,4 +60,4 @@ def from_transformers(hf_model):
     # RobertaConfig refuses what this package cannot run (another activation, relative positions, a decoder)
     model = getattr(ours, name)(RobertaConfig.from_dict(hf_model.config.to_dict()))
     model.load_state_dict(from_hf_state_dict(hf_model.state_dict()), strict=True)
-    return model.train(hf_model.training)
+    return _placed_like(model, hf_model).train(hf_model.training)

@@ -171,6 +171,19 @@ def test_round_trip_through_transformers_is_exact(arch, tiny_config):
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_converted_model_keeps_its_dtype_both_ways(dtype, tiny_config):
+    # a constructor builds float32 and load_state_dict copies into it: the result is placed as its source was
+    # (device too, by the same call: no GPU here to show it)
+    ours = randomise(roberta.RobertaForMaskedLM(tiny_config)).to(dtype)
+    hf = to_transformers(ours)
+    assert {p.dtype for p in hf.parameters()} == {dtype}
+    back = from_transformers(hf)
+    assert {p.dtype for p in back.parameters()} == {dtype}
+    a, b = ours.state_dict(), back.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
 def test_token_type_row_is_folded_into_positions():
     hf = randomise(transformers.RobertaForMaskedLM(hf_config(2, 2, 16, 64, 2)))
     token_type = hf.roberta.embeddings.token_type_embeddings.weight
