@@ -205,9 +205,14 @@ def _fill_answer(prediction: dict) -> str:
     return f"`{word}` {format_probability(prediction['score'])}"
 
 
+# The cards' example answers and probe are computed on the CPU, as the app runs the models: the same digits on a
+# machine with a GPU, whose float32 sums differ in the last places
+CARD_DEVICE = "cpu"
+
+
 def fill_mask_section(folder, shown=None) -> str:
     """The app's fill-mask examples answered by `folder`; the text names it as `shown` (default: the folder)."""
-    fill = roberta.pipeline("fill-mask", model=folder)
+    fill = roberta.pipeline("fill-mask", model=folder, device=CARD_DEVICE)
     rows = []
     for text, top_k in FILL_MASK_EXAMPLES:
         result = fill(text, top_k=top_k)
@@ -226,7 +231,7 @@ def fill_mask_section(folder, shown=None) -> str:
 def probe_section(folder) -> tuple[str, dict, list[str]]:
     """The fill-mask probe's scores (`train.fill_mask_probe`) for the card, the overall figures, and the sentences
     whose top prediction is the expected word as written (the card's widget examples: ones the model gets right)."""
-    result = run_probe(roberta.pipeline("fill-mask", model=folder), read_probe(DEFAULT_PROBE))
+    result = run_probe(roberta.pipeline("fill-mask", model=folder, device=CARD_DEVICE), read_probe(DEFAULT_PROBE))
     rows = [[name, c["sentences"], f"{c['top1']:.0%}", f"{c['top5']:.0%}"] for name, c in result["categories"].items()]
     rows.append(["**all**", result["sentences"], f"**{result['top1']:.1%}**", f"**{result['top5']:.1%}**"])
     text = "\n\n".join([
@@ -311,7 +316,7 @@ def _prediction(best: dict) -> str:
 
 def sentiment_section(folder, shown=None) -> str:
     """The app's sentiment examples answered by `folder`; the text names it as `shown` (default: the folder)."""
-    classify = roberta.pipeline("text-classification", model=folder)
+    classify = roberta.pipeline("text-classification", model=folder, device=CARD_DEVICE)
     rows = [[_cell(text), _prediction(classify(normalize_for_classifier(text))[0])] for text in SENTIMENT_EXAMPLES]
     return "\n\n".join(["### Sentiment examples",
                         f"The app's examples, answered by this folder as the app asks it (the text normalised "

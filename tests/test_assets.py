@@ -115,6 +115,23 @@ def test_the_cards_example_answers_are_what_the_shipped_folder_answers_today(nam
         "changed): run python -m scripts.release --refresh-examples")
 
 
+def test_the_cards_examples_are_computed_on_the_cpu_as_the_app_runs_them(monkeypatch):
+    """On a machine with a GPU the pipelines' default device is CUDA, whose float32 sums differ from the CPU's in the
+    last places: the card's digits are the app's, so a release computes them on the CPU. Simulated: CUDA said to be
+    there (this machine has none, so a pipeline that used it would fail)."""
+    import torch
+
+    from scripts import release
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    made = []
+    real = roberta.pipeline
+    monkeypatch.setattr(release.roberta, "pipeline", lambda *a, **k: made.append(k.get("device")) or real(*a, **k))
+    release.sentiment_section(ASSETS / "mini-roberta-sst2")
+    release.fill_mask_section(ASSETS / "mini-roberta-mlm")
+    assert made == ["cpu", "cpu"]
+
+
 def test_the_classifier_cards_generated_sentences_are_todays():
     """The calibration slice's text was in the task-adaptive MLM corpus (only its labels were never trained on), the
     averaged members continued one IMDB stage, and the IMDB stage made long reviews no weakness: the card's
