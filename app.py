@@ -1,16 +1,17 @@
 """RoBERTa from scratch: the Gradio demo (`python app.py`, a Hugging Face Space, or an API).
 
 Layout and wiring only: the page, and which handler each event calls. demo/handlers.py answers the events (over
-the tabs' views in demo/), demo/about.py writes the About tab and the notes on the models, demo/wiring.py is how
-an event reaches its handler (the shared queues, the API endpoints, the race guards). Models are loaded once,
-here, from MLM_MODEL / SENTIMENT_MODEL (a folder or a Hub repo id; default the assets/ folders).
+the tabs' views in demo/), demo/about.py writes the About tab and demo/model_notes.py the notes on the models,
+demo/wiring.py is how an event reaches its handler (the shared queues, the API endpoints, the race guards). Models
+are loaded once, here, from MLM_MODEL / SENTIMENT_MODEL (a folder or a Hub repo id; default the assets/ folders).
 """
 from pathlib import Path
 
 import gradio as gr
 
-from demo import about, embedding_view, explain, model_choice
-from demo.ablation_view import ablation_markdown
+from demo import about, explain, model_choice, model_notes, position_view
+from demo.ablation_view import ablation_alt, ablation_markdown
+from demo.calibration_note import calibration_note, reliability_diagram_alt
 from demo.components import Number, Plot, Slider, Textbox
 from demo.examples import (ANALOGIES, ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, MAP_WORDS,
                            NEIGHBOURS_WORDS, SENTIMENT_EXAMPLES, TOKENS_EXAMPLES, TOKENS_TEXT, example_label)
@@ -34,8 +35,8 @@ ABLATION = read_ablation()
 CFG = next((m.config for m in (MODELS.mlm, MODELS.sentiment) if m.available), None)
 N_LAYERS, N_HEADS = (CFG.num_hidden_layers, CFG.num_attention_heads) if CFG else (6, 8)
 HIDDEN = CFG.hidden_size if CFG else 256
-FAILURES = about.example_failures(MODELS)  # the showcase examples the models get wrong, checked now
-NOTES = {key: about.model_note(MODELS, key, FAILURES) for key in KINDS}
+FAILURES = model_notes.example_failures(MODELS)  # the showcase examples the models get wrong, checked now
+NOTES = {key: model_notes.model_note(MODELS, key, FAILURES) for key in KINDS}
 LINK_HINT = handlers.attention_hint(ATTENTION_TEXT, ATTENTION_LINK) if MODELS.mlm.available else ""
 # Winograd's schema: "big" or "small" decides what "it" is; the hint says whether the attention follows
 WINOGRAD_TEXT = "The trophy did not fit in the suitcase because it was too big."
@@ -207,11 +208,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                               api_name="counterfactual_clear", api_visibility="private")
             with gr.Accordion("How far to trust the score (calibration)", open=False, elem_id="st-calibration"):
                 sentiment_extras = MODELS.sentiment.extras
-                gr.Markdown(about.calibration_markdown(sentiment_extras.get("metrics"),
-                                                       sentiment_extras.get("readme")))
+                gr.Markdown(calibration_note(sentiment_extras.get("metrics"), sentiment_extras.get("readme")))
                 if sentiment_extras.get("reliability"):  # fullscreen: its small print, as About's figures
                     gr.Image(sentiment_extras["reliability"], show_label=False, interactive=False,
-                             alt_text=about.reliability_alt(sentiment_extras.get("metrics")),
+                             alt_text=reliability_diagram_alt(sentiment_extras.get("metrics")),
                              buttons=["fullscreen"], elem_id="st-reliability", elem_classes="static-figure")
 
         with gr.Tab(model_choice.ATTENTION_TAB, id="attention", elem_id="tab-attention"):
@@ -425,7 +425,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     em_positions = Plot(label="Position embeddings", show_label=False, elem_id="em-positions")
                     # the figure in numbers
                     em_positions_text = gr.HTML(elem_id="em-positions-text", label="positions_text")
-                    gr.Markdown(embedding_view.positions_note(MODELS.mlm.config if MODELS.mlm.available else CFG),
+                    gr.Markdown(position_view.positions_note(MODELS.mlm.config if MODELS.mlm.available else CFG),
                                 elem_classes="hint")
             em_changed = [em_current.change]  # another model redraws every view
             em_nb_in = [em_word, em_k, em_words_only]
@@ -499,7 +499,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             gr.Markdown(ablation_markdown(ABLATION), elem_classes="section-title")
             if "curves" in ABLATION:
                 gr.Image(ABLATION["curves"], label="Ablation curves", show_label=False, interactive=False,
-                         buttons=[], elem_classes="static-figure", alt_text=about.ablation_alt(ABLATION.get("results")))
+                         buttons=[], elem_classes="static-figure", alt_text=ablation_alt(ABLATION.get("results")))
 
         with gr.Tab("About", id="about", elem_id="tab-about"):
             gr.Markdown("## The models\n" + ABOUT["intro"])

@@ -8,10 +8,12 @@
   model reads it; formatting.py holds the shared text helpers;
 - fill_mask_view.py, explain.py (integrated gradients, attention, rollout), head_view.py and head_roles.py
   (the Attention tab's head view, and what each head mostly does), counterfactual.py (the
-  Sentiment tab's "What if?"), masking_view.py and ablation_view.py: what each tab shows; about.py: the
-  About tab and the notes on the models;
-- layer_lens.py (fill mask layer by layer), bpe_view.py (the Tokens tab's merges), embedding_view.py (the
-  Embeddings tab), training_counts.py (how often the pretraining text held each token);
+  Sentiment tab's "What if?"), masking_view.py, ablation_view.py and calibration_note.py (the Sentiment tab's
+  calibration note): what each tab shows; about.py: the About tab; model_notes.py: the note beside each tab's
+  result; model_facts.py: what each model's metrics.json says, for both;
+- layer_lens.py (fill mask layer by layer), bpe_view.py (the Tokens tab's merges), embedding_view.py,
+  word_map.py and position_view.py (the Embeddings tab's word vectors, map of words and positions),
+  training_counts.py (how often the pretraining text held each token);
 - model_choice.py: which model a tab runs (the shipped one or a Hub id, loaded on first use); repeats.py: which
   events would only draw again what the page shows, and which runs are out of date;
 - wiring.py: how an event reaches its handler (error boxes, queues, the guards against stale redraws);

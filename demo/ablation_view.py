@@ -1,5 +1,6 @@
 """The masking ablation's results (assets/masking-ablation/results.json, written by `train.ablation`) as the
-Masking tab shows them: one row per arm, mean ± std over seeds, the paper's table beside it."""
+Masking tab shows them: one row per arm, mean ± std over seeds, the paper's table beside it; and the alt text of
+the ablation's figure under that table, its figures read from the same results."""
 from __future__ import annotations
 
 import html
@@ -7,7 +8,7 @@ import logging
 
 from roberta.masking import DUPE_FACTOR
 
-from .formatting import md_cell, millions
+from .formatting import md_cell, millions, pct
 
 log = logging.getLogger(__name__)
 
@@ -101,3 +102,53 @@ def ablation_arms_markdown(results: dict) -> str:
                 f"({md_cell(paper.get('model', 'BERT-base'))}; {md_cell(paper.get('note', ''))}):\n\n"
                 + "\n".join(rows))
     return out
+
+
+# the masking ablation's figure (train/ablation_figure.py, shown under its table on the Masking tab): its panels
+ABLATION_PANELS = ("held-out MLM loss against training tokens; training loss on the masks fed (solid) against "
+                   "held-out loss (dashed); the final MLM losses as bars, which show what was memorised")
+
+
+def ablation_alt(results: dict | None) -> str:
+    """The masking ablation figure's alt text, its figures read from results.json (`demo.models.read_ablation`):
+    its four panels, the run's size, the arm whose training rows under the mask it was trained on score lowest
+    against its held-out rows (what it memorised) beside the others' held-out loss, and the SST-2 range. A layout
+    `train.ablation` does not write gets the panels alone."""
+    panels_only = (f"Static vs dynamic masking, in four panels: {ABLATION_PANELS}; and SST-2 dev accuracy of each "
+                   "arm.")
+    if not results:  # the figure without its results.json
+        return panels_only
+    try:
+        return _ablation_alt(results)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        log.warning("unexpected ablation results layout for the figure's alt text: %s", err)
+        return panels_only
+
+
+def _ablation_alt(results: dict) -> str:
+    arms = results["arms"]
+    seeds = {int(arm["n"]) for arm in arms.values()}
+    tokens = results["setup"].get("train_tokens_per_run")
+    size = ", ".join(([f"{seeds.pop()} seeds per arm"] if len(seeds) == 1 else [])
+                     + ([f"{int(tokens):,} training tokens per run"] if tokens else []))
+    mean = {name: arm["mean"] for name, arm in arms.items()}
+    pretrained = [name for name, arm in arms.items() if arm.get("masking")]  # the random-init row has none
+    probed = [name for name in pretrained if mean[name].get("probe_seen_mask_loss") is not None]
+    bars = ""
+    if probed:
+        most = max(probed, key=lambda name: mean[name]["mlm_loss"] - mean[name]["probe_seen_mask_loss"])
+        held_out = sorted(mean[name]["mlm_loss"] for name in pretrained if name != most)
+        others = (f" (the other arms {held_out[0]:.2f}" + (f" to {held_out[-1]:.2f}" if len(held_out) > 1 else "")
+                  + " on held-out rows)" if held_out else "")
+        bars = (f": “{arms[most]['label']}” scores {mean[most]['probe_seen_mask_loss']:.2f} on its training rows "
+                f"under the mask it was trained on, {mean[most]['probe_fresh_mask_loss']:.2f} under a fresh mask "
+                f"and {mean[most]['mlm_loss']:.2f} on held-out rows{others}")
+    scored = sorted((mean[name]["sst2_accuracy"], arms[name]["label"]) for name in arms
+                    if mean[name].get("sst2_accuracy") is not None)
+    sst2 = "SST-2 dev accuracy of each arm" + (
+        f", from {pct(scored[0][0])} for “{scored[0][1]}” to {pct(scored[-1][0])} for “{scored[-1][1]}”"
+        if len(scored) > 1 else "")
+    partial = (f" Partial results: {results.get('runs_done')} of {results.get('runs_planned')} runs."
+               if results.get("status") != "complete" else "")
+    return (f"Static vs dynamic masking{f', {size}' if size else ''}, in four panels: {ABLATION_PANELS}{bars}; "
+            f"and {sst2}. The table above has every figure.{partial}")

@@ -13,9 +13,9 @@ from matplotlib.figure import Figure
 
 class Slider(gr.Slider):
     """gr.Slider that passes out-of-range API values on, so the handler's message names the field. Made with
-    `buttons=[]`: no reset button (↺), which set the value without the `.input` event that reruns the tab (the
-    results no longer matched the slider). Gradio reads a component's settings by its __init__'s parameter names,
-    so this class keeps gr.Slider's __init__."""
+    `buttons=[]`: no reset button (↺), which sets the value without the `.input` event that reruns the tab, so the
+    results would no longer match the slider. Gradio reads a component's settings by its __init__'s parameter
+    names, so this class keeps gr.Slider's __init__."""
 
     is_template = True  # rendered by the frontend's slider
 

@@ -1,9 +1,10 @@
 """The Embeddings tab's handlers (`EmbeddingHandlers`): what the fill-mask model learned in its embedding
-tables: a word's nearest tokens, analogies, a map of words, how alike the positions are (`embedding_view`); the
-figures kept for the requests that ask for them again, and the start-up note on the analogy probe."""
+tables: a word's nearest tokens and analogies (`embedding_view`), a map of words (`word_map`), how alike the
+positions are (`position_view`); the figures kept for the requests that ask for them again, and the start-up note on
+the analogy probe."""
 from __future__ import annotations
 
-from . import embedding_view
+from . import embedding_view, position_view, word_map
 from .examples import ANALOGY_PROBE
 from .formatting import short_text
 from .handler_base import HandlerBase, KeptResults
@@ -96,9 +97,9 @@ class EmbeddingHandlers(HandlerBase):
         """The words' embeddings projected to two dimensions (PCA): (a figure, the same in words: the words left
         out and why, each word's coordinates). `words`: separated by commas, semicolons or new lines (`split_words`)."""
         loaded, embeddings = self._embeddings(model)
-        words = embedding_view.parse_words(self._word(words, "The words", limit=""))  # a box of several: a text's limit
+        words = word_map.parse_words(self._word(words, "The words", limit=""))  # a box of several: a text's limit
         table = embeddings.word_embeddings.weight
-        return self._figure(table, tuple(words), lambda: embedding_view.word_map(table, loaded.tokenizer, words))
+        return self._figure(table, tuple(words), lambda: word_map.word_map(table, loaded.tokenizer, words))
 
     @user_errors
     def positions(self, model=SHIPPED):
@@ -106,5 +107,5 @@ class EmbeddingHandlers(HandlerBase):
         similarity at each distance), drawn once per model."""
         loaded, embeddings = self._embeddings(model)
         table, first = embeddings.position_embeddings.weight, loaded.config.pad_token_id + 1
-        return self._figure(table, "positions", lambda: (embedding_view.position_similarity_figure(table, first),
-                                                         embedding_view.positions_html(table, first)))
+        return self._figure(table, "positions", lambda: (position_view.position_similarity_figure(table, first),
+                                                         position_view.positions_html(table, first)))

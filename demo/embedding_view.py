@@ -1,44 +1,35 @@
-"""The Embeddings tab: what the model learned in its two embedding tables, read without running it.
+"""The Embeddings tab's word vectors: what the model learned in its word embeddings, read without running it.
 
-- Word embeddings, (V, H): one row per token, the model's input and, tied, its output layer (the MLM head
-  scores a token by its row). `nearest_words` ranks every row by cosine similarity to a word's vector,
-  `analogy` tries "a is to b as c is to ?" (3CosAdd), `word_map` projects a few words to 2-D (PCA).
-- Position embeddings, (P, H): one learned row per position (RoBERTa learns them, where the original
-  Transformer used fixed sinusoids). As in transformers' RoBERTa, positions count from pad_token_id + 1, so
-  rows 0 and 1 are never read: the first token (<s>) uses row 2 (`roberta.model.position_ids_from_input_ids`).
-  `position_similarity_figure` shows how alike the used rows are.
+Word embeddings, (V, H): one row per token, the model's input and, tied, its output layer (the MLM head scores a
+token by its row). `nearest_words` ranks every row by cosine similarity to a word's vector, `analogy` tries "a is
+to b as c is to ?" (3CosAdd). The tab's other two views have their own modules: `demo.word_map` projects a few
+words to 2-D, `demo.position_view` compares the position embeddings.
 
-A word is looked up as it appears mid-sentence: " " + word, the token(s) the tokenizer makes of it without
-<s> and </s> (a leading "␣" or "Ġ", the Tokens tab's and the vocabulary's sign of that space, read as it: "Ġ" where
-the word with it is a vocabulary entry, `typed_word`); a word in several pieces stands for the mean of its pieces'
-rows, and a word cut into bytes of characters is refused.
+A word is looked up as it appears mid-sentence (`look_up_word`): " " + word, the token(s) the tokenizer makes of
+it without <s> and </s> (a leading "␣" or "Ġ", the Tokens tab's and the vocabulary's sign of that space, read as
+it: "Ġ" where the word with it is a vocabulary entry, `typed_word`); a word in several pieces stands for the mean
+of its pieces' rows, and a word cut into bytes of characters is refused.
 Nothing here assumes the shipped model's sizes: roberta-base's 50,265 x 768 table works the same, one
 matrix-vector product per query with the rows' norms computed once per table (`_row_norms`).
 """
 from __future__ import annotations
 
 import html
-import math
-import textwrap
 import threading
 import weakref
 from collections import OrderedDict
 
 import torch
-from matplotlib.figure import Figure
 
-from roberta.config import PRESETS
 from roberta.tokenizer import SPECIAL_TOKENS
 
-from .figures import short_label  # importing figures also sets the Agg backend, fonts, and text never read as math
 from .byte_level import is_partial
 from .formatting import VISIBLE_RE, bar, pct, readable, typed_word, word_labels
 from .training_counts import counts_css, counts_details, seen_cell
-from .validation import one_word, split_words
+from .validation import one_word
 
 MAX_PIECES = 5  # a word in more pieces is mostly a guess of the tokenizer's, its mean says little
 MAX_K = 100
-MIN_MAP_WORDS, MAX_MAP_WORDS = 3, 30  # two words make a line, not a map
 
 # --- the vocabulary, read once per tokenizer -------------------------------------------------------------
 
@@ -93,7 +84,7 @@ _NORMS_LOCK = threading.Lock()
 _NORMS_KEPT = 4  # tables remembered (the app holds two or three models); a (V,) vector each
 
 
-def _table(embeddings: torch.Tensor) -> torch.Tensor:
+def plain_table(embeddings: torch.Tensor) -> torch.Tensor:
     """The table as plain floats, without autograd (a Parameter may be passed as it is)."""
     table = embeddings.detach()
     return table if table.dtype in (torch.float32, torch.float64) else table.float()
@@ -108,7 +99,7 @@ def _row_norms(embeddings: torch.Tensor) -> torch.Tensor:
         if hit is not None and hit[0]() is embeddings and hit[1] == embeddings._version:
             _NORMS.move_to_end(id(embeddings))
             return hit[2]
-    norms = _table(embeddings).norm(dim=-1)  # (V,)
+    norms = plain_table(embeddings).norm(dim=-1)  # (V,)
     with _NORMS_LOCK:
         _NORMS[id(embeddings)] = (weakref.ref(embeddings), embeddings._version, norms)
         _NORMS.move_to_end(id(embeddings))
@@ -119,14 +110,14 @@ def _row_norms(embeddings: torch.Tensor) -> torch.Tensor:
 
 def _cosines(embeddings: torch.Tensor, vector: torch.Tensor) -> torch.Tensor:
     """(V,) cosine similarity of `vector` (H,) with every row: one matrix-vector product."""
-    table = _table(embeddings)
+    table = plain_table(embeddings)
     unit = vector.to(table) / vector.norm().clamp_min(1e-12)  # (H,)
     return (table @ unit / _row_norms(embeddings).clamp_min(1e-12)).float().cpu()  # (V,)
 
 
 # --- words -----------------------------------------------------------------------------------------------
 
-def _word(embeddings: torch.Tensor, tokenizer, word: str, name: str = "The word"
+def look_up_word(embeddings: torch.Tensor, tokenizer, word: str, name: str = "The word"
           ) -> tuple[str, torch.Tensor, list[str], list[int]]:
     """`word` as read (without the space around it, a leading "␣" or "Ġ" read as one: the Tokens tab's "␣cat" and
     the vocabulary's "Ġcat" are "cat", Maltese "Ġenerali" is as typed: `typed_word`); its (H,) vector as it
@@ -214,15 +205,15 @@ def _baseline(sims: torch.Tensor, vocab: _Vocab) -> float:
 
 
 def nearest_words(embeddings: torch.Tensor, tokenizer, word: str, k: int = 10, words_only: bool = True) -> dict:
-    """The k tokens whose rows are most like `word`'s vector (`_word`) by cosine similarity, best first.
+    """The k tokens whose rows are most like `word`'s vector (`look_up_word`) by cosine similarity, best first.
     Never the word's own tokens, its case and space variants (" monday", "Monday" for " Monday") or special
     tokens. `words_only` keeps only word-like tokens, a leading space and a letter or digit (" Tuesday",
     " 7", not "day" or ","), one per word (the best of " Tuesday" and " tuesday"); without it every token
-    competes. Returns {"word", "pieces" (readable, see `_word`), "words_only", "neighbours": [{"token"
+    competes. Returns {"word", "pieces" (readable, see `look_up_word`), "words_only", "neighbours": [{"token"
     (id), "token_str" (decoded), "label" (as `demo.formatting.readable` shows it), "similarity"}], "baseline" (the
     query's mean similarity to every ordinary token, `_baseline`)}."""
     k = _check_k(k)
-    word, vector, pieces, ids = _word(embeddings, tokenizer, word)
+    word, vector, pieces, ids = look_up_word(embeddings, tokenizer, word)
     vocab = _vocab(tokenizer)
     allowed = _allowed(vocab, len(embeddings), words_only, [word], ids)  # (V,)
     sims = _cosines(embeddings, vector)  # (V,)
@@ -241,7 +232,7 @@ def analogy(embeddings: torch.Tensor, tokenizer, a: str, b: str, c: str, k: int 
     looked_up = []
     for name, w in zip("abc", [a, b, c]):
         try:
-            looked_up.append(_word(embeddings, tokenizer, w, f"Word {name}"))
+            looked_up.append(look_up_word(embeddings, tokenizer, w, f"Word {name}"))
         except ValueError as err:
             message = str(err)
             raise ValueError(message if message.startswith("Word ") else f"Word {name}: {message}") from None
@@ -432,238 +423,3 @@ def _unruled_said(result: dict) -> str:
         return ""
     return (f" (without that rule the nearest word would be “{html.escape(nearest.strip())}”, {which[0]} itself: the "
             "rule flatters analogy scores; Linzen 2016)")
-
-
-# --- figures ---------------------------------------------------------------------------------------------
-
-def positions_note(cfg) -> str:
-    """The position map's note (Markdown) for a model of config `cfg`: where position 0 lies in the table (RoBERTa
-    numbers positions from pad_token_id + 1, as roberta-base's table has 514 rows for 512 positions), and why the
-    first and last positions look unlike their neighbours (this project's pretraining rows are all of the model's
-    length, each ending in </s>). Without a model, the shipped shape's."""
-    cfg = cfg if cfg is not None else PRESETS["mini"]
-    first = cfg.pad_token_id + 1
-    base = PRESETS["roberta-base"]
-    return ("Every position in the text (0 is &lt;s&gt;) has its own learned embedding, added to the word's (position "
-            f"0 is the table's row {first}: rows below it are never read, as in roberta-base's "
-            f"{base.max_position_embeddings} rows for {base.max_length} positions). The map compares every pair of "
-            "positions: red is alike, blue is opposite. The red diagonal says a position is most like its "
-            "neighbours; the stripes beside it, that likeness falls and rises again a few positions away, a "
-            "wave-like pattern the model found by itself (the original Transformer used fixed sine waves; BERT and "
-            "RoBERTa learn theirs). Position 0 always holds &lt;s&gt;, and the shipped model's last position always "
-            "held &lt;/s&gt; in pretraining, because this project cuts every pretraining row to exactly "
-            f"{cfg.max_length} tokens, so both look unlike their neighbours. The lines under the map read three of "
-            "its rows.")
-
-
-def position_similarities(position_embeddings: torch.Tensor, first_position: int = 2) -> torch.Tensor:
-    """(N, N) cosine similarity of the used position rows, N = P - first_position; entry (i, j) compares the
-    positions of the i-th and j-th tokens of a text (0 = <s>)."""
-    rows = _table(position_embeddings)[first_position:].float().cpu()  # (N, H)
-    if len(rows) < 2:
-        raise ValueError("The model has fewer than two positions to compare.")
-    unit = rows / rows.norm(dim=-1, keepdim=True).clamp_min(1e-12)  # (N, H)
-    return unit @ unit.T  # (N, N)
-
-
-POSITION_DISTANCES = 16  # the text version lists the mean similarity at distances 1 to this
-
-
-def positions_html(position_embeddings: torch.Tensor, first_position: int = 2) -> str:
-    """The position figure in numbers, for a screen reader and for anyone who wants them: how alike two
-    positions are on average at each distance (the means of the matrix's diagonals), and the first and the
-    last position against their neighbour."""
-    sim = position_similarities(position_embeddings, first_position)  # (N, N)
-    n = len(sim)
-    rows = "".join(f"<tr><td>{d}</td><td>{float(sim.diagonal(d).mean()):.2f}</td></tr>"
-                   for d in range(1, min(POSITION_DISTANCES, n - 1) + 1))
-    ends = (f"Position 0 and 1: {float(sim[0, 1]):.2f}; positions {n - 2} and {n - 1}: "
-            f"{float(sim[n - 2, n - 1]):.2f}.")
-    return (f'{EMBEDDING_CSS}<div class="ev-view"><details><summary>The figure in numbers: how alike positions '
-            f'are at each distance</summary><table class="ev-table"><tr><th scope="col">distance</th>'
-            f'<th scope="col">mean cosine similarity</th></tr>{rows}</table>'
-            f'<p class="ev-note">{html.escape(ends)}</p></details></div>')
-
-
-def _reference_positions(n: int) -> list[int]:
-    """Positions whose similarity to all others the lower panel draws: the first, one early, one mid-way
-    (0, 16, 64 of 128)."""
-    return sorted({0, n // 8, n // 2} - {n})
-
-
-def position_similarity_figure(position_embeddings: torch.Tensor, first_position: int = 2,
-                               title: str = "Learned positions: how alike is each pair?"):
-    """The position rows' cosine similarities (`position_similarities`) as a heatmap, and below it, as lines,
-    the similarity of a few positions to every other. A bright band along the diagonal means the model learned
-    nearby positions alike, far ones apart: learned, not the original Transformer's fixed sinusoids. Positions
-    are counted from the text's first token (<s> = 0), row `first_position` of the table."""
-    sim = position_similarities(position_embeddings, first_position).numpy()  # (N, N)
-    n = len(sim)
-    fig = Figure(figsize=(6.2, 9.0), dpi=100, layout="constrained")
-    top, bottom = fig.subplots(2, 1, height_ratios=[2.2, 1])
-    im = top.imshow(sim, cmap="RdBu_r", vmin=-1.0, vmax=1.0, interpolation="antialiased", aspect="equal")
-    top.set_xlabel("position", fontsize=11)
-    top.set_ylabel("position", fontsize=11)
-    top.set_title(title, fontsize=12)
-    fig.colorbar(im, ax=top, label="cosine similarity", shrink=0.85)
-    styles = ["-", "--", ":"]
-    for ref, style, marker in zip(_reference_positions(n), styles, "os^"):
-        name = f"position {ref}" + (" (<s>)" if ref == 0 else "")
-        bottom.plot(range(n), sim[ref], style, linewidth=1.6, label=f"{name} vs every position")
-        bottom.plot([ref], [sim[ref, ref]], marker, color=bottom.lines[-1].get_color(), markersize=6)
-    bottom.axhline(0.0, color="gray", linewidth=0.8, alpha=0.6)
-    bottom.set_xlim(-0.5, n - 0.5)
-    bottom.set_ylim(min(-0.2, float(sim.min()) - 0.05), 1.05)
-    bottom.set_xlabel("position", fontsize=11)
-    bottom.set_ylabel("cosine similarity", fontsize=11)
-    bottom.grid(alpha=0.3)
-    bottom.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=1, frameon=False)
-    return fig
-
-
-def parse_words(text: str) -> list[str]:
-    """A textbox's words (`demo.examples.MAP_WORDS`) separated as the fill-mask candidates are (commas,
-    semicolons or new lines: `split_words`), blanks dropped, each word once."""
-    return list(dict.fromkeys(split_words(text)))
-
-
-def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tuple[list[str], torch.Tensor,
-                                                                                      list[float], list[str]]:
-    """The words (blanks and repeats dropped), their (N, 2) coordinates on the first two principal components
-    of their vectors (each at unit length, so direction is what counts, as for cosine similarity), the share
-    of the variance each component holds, and why each word the map leaves out was left out (a word in too
-    many pieces, a special token...: `_word`'s message). Signs are fixed (each component's largest
-    coordinate is positive), so the same words always give the same map. ValueError for fewer than
-    MIN_MAP_WORDS or more than MAX_MAP_WORDS words, or when fewer than MIN_MAP_WORDS can be placed (naming every
-    bad word)."""
-    words = list(dict.fromkeys(w.strip() for w in words if w.strip()))
-    if not MIN_MAP_WORDS <= len(words) <= MAX_MAP_WORDS:
-        raise ValueError(f"Give {MIN_MAP_WORDS} to {MAX_MAP_WORDS} different words, separated by commas, "
-                         f"semicolons or new lines ({len(words)} given).")
-    placed, vectors, left_out = [], [], []
-    for w in words:
-        try:
-            shown, vector, *_ = _word(embeddings, tokenizer, w)
-        except ValueError as err:
-            left_out.append(str(err))
-            continue
-        if shown not in placed:  # "cat" and "␣cat" are one word
-            placed.append(shown)
-            vectors.append(vector)
-    if len(placed) < MIN_MAP_WORDS:
-        raise ValueError(f"Fewer than {MIN_MAP_WORDS} of the words can be placed. " + " ".join(left_out))
-    words = placed
-    x = torch.stack(vectors).double().cpu()  # (N, H)
-    x = x / x.norm(dim=-1, keepdim=True).clamp_min(1e-12)  # (N, H)
-    x = x - x.mean(dim=0)  # (N, H)
-    u, s, _ = torch.linalg.svd(x, full_matrices=False)  # u (N, r), s (r,)
-    u, s = u[:, :2], s[:2]
-    if u.shape[1] < 2:  # fewer than two components (N = 1 cannot happen; H = 1 can in a test)
-        u, s = torch.cat([u, u.new_zeros(len(u), 1)], 1), torch.cat([s, s.new_zeros(1)])
-    flip = torch.sign(u.gather(0, u.abs().argmax(dim=0, keepdim=True)))  # (1, 2)
-    flip[flip == 0] = 1
-    points = (u * flip * s).float()  # (N, 2)
-    total = float((x ** 2).sum()) or 1.0
-    return words, points, [float(v) ** 2 / total for v in s], left_out
-
-
-_OFFSETS = [(6, 0, "left", "center"), (-6, 0, "right", "center"), (0, 7, "center", "bottom"),
-            (0, -7, "center", "top"), (6, 8, "left", "bottom"), (6, -8, "left", "top"),
-            (-6, 8, "right", "bottom"), (-6, -8, "right", "top")]
-
-
-def _far_offsets(distance: float, directions: int = 12) -> list[tuple]:
-    """Label places `distance` points from the point, all round, for a crowded map (a line leads to the point)."""
-    out = []
-    for k in range(directions):
-        angle = 2 * math.pi * k / directions
-        dx, dy = distance * math.cos(angle), distance * math.sin(angle)
-        ha = "left" if dx > 1 else "right" if dx < -1 else "center"
-        va = "bottom" if dy > 1 else "top" if dy < -1 else "center"
-        out.append((round(dx, 1), round(dy, 1), ha, va))
-    return out
-
-
-# the near places first, then rings further out: a far place is taken only where every nearer one covers more
-_PLACES = [(o, 0) for o in _OFFSETS] + [(o, ring) for ring, d in enumerate((22, 38, 56), 1) for o in _far_offsets(d)]
-
-
-def _label_box(x: float, y: float, text: str, font: float, offset) -> tuple[float, float, float, float]:
-    """A label's rough box in points (x0, y0, x1, y1), placed at `offset` from its point at (x, y) points."""
-    dx, dy, ha, va = offset
-    w, h = len(text) * font * 0.6, font * 1.2
-    x0 = x + dx - (w if ha == "right" else w / 2 if ha == "center" else 0)
-    y0 = y + dy - (h if va == "top" else h / 2 if va == "center" else 0)
-    return x0, y0, x0 + w, y0 + h
-
-
-def _overlap(a, b) -> float:
-    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-
-
-def word_map(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tuple[Figure, str]:
-    """The words' map (`word_map_points`) twice, its points computed once: as a figure (`_map_figure`), and in
-    words for a screen reader and for anyone who wants the numbers (`_map_html`)."""
-    mapped = word_map_points(embeddings, tokenizer, words)
-    return _map_figure(mapped), _map_html(mapped)
-
-
-def _map_html(mapped: tuple) -> str:
-    """The words left out and why, then (closed) each word's two coordinates, as `_map_figure` draws them."""
-    words, points, shares, left_out = mapped
-    rows = "".join(f'<tr><th scope="row">{html.escape(w)}</th><td>{x:+.3f}</td><td>{y:+.3f}</td></tr>'
-                   for w, (x, y) in zip(words, points.tolist()))
-    out = f'<p class="ev-note">Left out: {html.escape(" ".join(left_out))}</p>' if left_out else ""
-    return (f'{EMBEDDING_CSS}<div class="ev-view">{out}<details><summary>The map as a table '
-            f'({len(words)} words)</summary><table class="ev-table"><tr><th scope="col">word</th>'
-            f'<th scope="col">PC 1 ({shares[0]:.0%} of variance)</th><th scope="col">PC 2 ({shares[1]:.0%})</th>'
-            f'</tr>{rows}</table></details></div>')
-
-
-def _map_figure(mapped: tuple) -> Figure:
-    """`word_map_points` as a scatter, each word's label beside its point: the side is picked where it covers
-    the fewest labels and points already drawn (estimated from the text's length, no layout engine). Words
-    the model uses alike land close together; the axes are the two directions along which these words'
-    vectors differ most (PCA), with the share of the variance each holds. The words left out are named under
-    the map, with the reason."""
-    words, points, shares, left_out = mapped
-    font, side = 10.0, 4.6  # points, inches of the square axes
-    note = textwrap.wrap("Left out: " + " ".join(left_out), 100) if left_out else []
-    below = 0.15 * len(note) + (0.15 if note else 0.0)  # inches under the axis labels for the note
-    height = 6.2 + below
-    fig = Figure(figsize=(6.2, height), dpi=100)
-    ax = fig.add_axes((0.14, (0.74 + below) / height, side / 6.2, side / height))
-    xy = points.numpy()
-    ax.scatter(xy[:, 0], xy[:, 1], s=22, color="#4338ca", zorder=3)
-    # limits with room for labels, then data -> points, to place each label where it is least in the way
-    lo, hi = xy.min(axis=0), xy.max(axis=0)
-    span = [max(float(h - l), 1e-6) for l, h in zip(lo, hi)]
-    ax.set_xlim(lo[0] - 0.12 * span[0], hi[0] + 0.22 * span[0])
-    ax.set_ylim(lo[1] - 0.1 * span[1], hi[1] + 0.1 * span[1])
-    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
-    to_pt = [(p[0] - x0) / (x1 - x0) * side * 72 for p in xy], [(p[1] - y0) / (y1 - y0) * side * 72 for p in xy]
-    dots = [(px - 3, py - 3, px + 3, py + 3) for px, py in zip(*to_pt)]
-    placed = []
-    for i in sorted(range(len(words)), key=lambda i: to_pt[0][i]):
-        label = short_label(words[i], 18)
-        boxes = [_label_box(to_pt[0][i], to_pt[1][i], label, font, o) for o, _ in _PLACES]
-
-        def cost(j):
-            box, ring = boxes[j], _PLACES[j][1]
-            outside = box[0] < 0 or box[2] > side * 72 or box[1] < 0 or box[3] > side * 72
-            return sum(_overlap(box, b) for b in placed + dots) + (1e4 if outside else 0) + 4.0 * ring
-
-        best = min(range(len(_PLACES)), key=cost)
-        placed.append(boxes[best])
-        (dx, dy, ha, va), ring = _PLACES[best]
-        leader = ({"arrowprops": {"arrowstyle": "-", "color": "0.55", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}}
-                  if ring else {})
-        ax.annotate(label, (xy[i, 0], xy[i, 1]), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va,
-                    fontsize=font, **leader)
-    ax.set_xlabel(f"PC 1 ({shares[0]:.0%} of variance)", fontsize=11)
-    ax.set_ylabel(f"PC 2 ({shares[1]:.0%} of variance)", fontsize=11)
-    ax.set_title("Words on a map: their embeddings in 2-D", fontsize=12)
-    ax.grid(alpha=0.3)
-    if note:
-        fig.text(0.02, 0.1 / height, "\n".join(note), fontsize=8, va="bottom")
-    return fig

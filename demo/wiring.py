@@ -80,7 +80,7 @@ def hint(text):
 
 
 def model_note(text):
-    """The plain note on the model's size, held-out scores and known failures (`about.model_note`), next to
+    """The plain note on the model's size, held-out scores and known failures (`model_notes.model_note`), next to
     the result; none when there is no note."""
     if text:
         gr.Markdown(text, elem_classes="model-note")

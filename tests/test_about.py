@@ -11,7 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from demo import about, formatting
+from demo import ablation_view, about, formatting, model_facts, model_notes
+from demo.calibration_note import calibration_note, redrawn_diagram, reliability_diagram_alt
 from demo.formatting import minutes, pct
 from demo.models import ROOT, LoadedModel, load_models
 from roberta.run_metrics import RunMetrics
@@ -136,14 +137,14 @@ def test_the_note_says_what_the_cpu_and_what_the_gpu_trained(tiny_mlm_dir, tmp_p
     gpu = {**PHASE, "train_tokens": 3_000_000, "train_time_s": 300.0,
            "hardware": {"device": "cuda:0", "gpu": "NVIDIA H100 80GB HBM3"}}
     folder = _folder(tiny_mlm_dir, tmp_path, "split", gpu, phases=[cpu, cpu, AVERAGE, gpu])
-    note = about.model_note(load_models(folder, None), "mlm")
+    note = model_notes.model_note(load_models(folder, None), "mlm")
     # two CPU phases of 0.4M tokens in 2 h each, one GPU phase of 3.0M in 5 min
     assert ("pretrained from scratch on 3.8M tokens: 4.0 h on a 2-core CPU for 0.8M tokens, then 5 min on one NVIDIA "
             "H100 80GB HBM3 for 3.0M.") in note
     assert "hours" not in note
     # every phase on the CPU: the one total, as before
     folder = _folder(tiny_mlm_dir, tmp_path, "cpu-only", cpu, phases=[cpu, cpu])
-    assert "on 0.8M tokens in 4.0 hours on a 2-core CPU" in about.model_note(load_models(folder, None), "mlm")
+    assert "on 0.8M tokens in 4.0 hours on a 2-core CPU" in model_notes.model_note(load_models(folder, None), "mlm")
 
 
 @pytest.mark.skipif(not (ASSETS / "mini-roberta-mlm" / "phases.json").is_file(), reason="no shipped MLM")
@@ -152,8 +153,8 @@ def test_the_shipped_note_relates_the_tokens_to_the_size_of_its_text(monkeypatch
     link between them: the note says how many times over the pretraining read it."""
     loaded = load_models(ASSETS / "mini-roberta-mlm", ASSETS / "no-such-folder")
     counts = about.counts_for(loaded.mlm.tokenizer)
-    size, tokens = int(counts.counts.sum()), about.model_facts(loaded.mlm)["train_tokens"]
-    note = about.model_note(loaded, "mlm")
+    size, tokens = int(counts.counts.sum()), model_facts.model_facts(loaded.mlm)["train_tokens"]
+    note = model_notes.model_note(loaded, "mlm")
     assert f"(about {round(tokens / size)} times its {formatting.large_count(size)}-token text)" in note
 
 
@@ -228,7 +229,7 @@ def test_the_shipped_mlm_shows_the_figure_of_its_card(monkeypatch):
     monkeypatch.delenv("SPACE_ID", raising=False)
     loaded = load_models(ASSETS / "mini-roberta-mlm", ASSETS / "no-such-folder").mlm
     card, (phases, curves) = about.summary_card(loaded), about.model_figures(loaded)
-    facts = about.model_facts(loaded)
+    facts = model_facts.model_facts(loaded)
     total = formatting.large_count(facts["train_tokens"])
     assert f"{total} tokens" in card and f"after {total} tokens" in phases.caption
     assert f"**{pct(facts['mlm_accuracy'])}** of the prediction targets guessed right" in card
@@ -351,13 +352,13 @@ def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tin
                           {**MLM_METRICS, "fill_mask_probe": {"top1": 1 / 28, "top5": 5 / 28, "sentences": 28}}])
     clf = _folder(tiny_clf_dir, tmp_path, "clf", SST2_METRICS)
     models = load_models(mlm, clf)
-    facts = about.model_facts(models.mlm)
+    facts = model_facts.model_facts(models.mlm)
     assert facts["train_tokens"] == 3_000_000 and facts["train_minutes"] == 30  # the phases add up
     assert facts["data"] == ["wikitext-2/wiki.train.tokens"] and facts["mlm_accuracy"] == 0.3404
-    assert about.model_facts(models.sentiment)["data"] == ["sst2/train.tsv"]  # no local path
+    assert model_facts.model_facts(models.sentiment)["data"] == ["sst2/train.tsv"]  # no local path
     failures = {"mlm": [("Paris is the capital of <mask>.", "France", ["India", "China", "it", "a", "b"], None)],
                 "sentiment": [("The acting was not bad at all.", "positive", "negative", 0.9816)]}
-    note = about.model_note(models, "mlm", failures)
+    note = model_notes.model_note(models, "mlm", failures)
     assert "34.0% of its prediction targets" in note and "64-token rows" in note and "3.0M tokens" in note
     assert "France is not in its top 5" in note and "India" in note and "&lt;mask&gt;" in note
     # "Expect plausible rather than right answers", followed by India and China for France (or box for dog)
@@ -365,9 +366,9 @@ def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tin
     # in the top 5 but not first is wrong too, and said so
     third = {"mlm": [("Paris is the capital of <mask>.", "France", ["Barcelona", "Azerbaijan", "France", "a", "b"],
                       3)]}
-    assert "its first answer is Barcelona, and France comes third" in about.model_note(models, "mlm", third)
+    assert "its first answer is Barcelona, and France comes third" in model_notes.model_note(models, "mlm", third)
     assert "Of 28 everyday sentences, it puts the expected word first in 1 and in its top 5 in 5." in note
-    note = about.model_note(models, "sentiment", failures)
+    note = model_notes.model_note(models, "sentiment", failures)
     assert "82.9% of the SST-2 dev sentences (872)" in note and "72.1% of 1,000 IMDB reviews" in note
     # SST-2's training rows are mostly phrases cut from its sentences: "67,349 SST-2 sentences" they are not
     assert "fine-tuned on 67,349 SST-2 training phrases (whole sentences and parts of them)" in note
@@ -376,11 +377,11 @@ def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tin
     checks = {"n": 10, "right": 6, "accuracy": 0.6, "categories": {"negation": {"right": 1, "n": 4, "accuracy": 0.25},
                                                                   "plain": {"right": 5, "n": 6, "accuracy": 5 / 6}}}
     clf = _folder(tiny_clf_dir, tmp_path, "clf-checks", {**SST2_METRICS, "checks": checks})
-    assert "Behaviour checks: 6/10 right; weakest: negation (1/4)" in about.model_note(load_models(mlm, clf),
+    assert "Behaviour checks: 6/10 right; weakest: negation (1/4)" in model_notes.model_note(load_models(mlm, clf),
                                                                                      "sentiment")
     # no metrics.json: no figures invented, the size still said
     bare = load_models(tiny_mlm_dir, tiny_clf_dir)
-    note = about.model_note(bare, "sentiment", {})
+    note = model_notes.model_note(bare, "sentiment", {})
     assert "parameters" in note and "%" not in note
 
 
@@ -390,18 +391,18 @@ def test_the_note_says_which_words_of_a_failed_example_come_in_pieces():
     plausible rather than right answers" before them. It now says how "barked" reaches the model."""
     loaded = load_models(ASSETS / "mini-roberta-mlm", ASSETS / "no-such-folder")
     text = "The <mask> barked at the mailman."
-    assert about.words_in_pieces(loaded.mlm.tokenizer, text) == [("barked", ["␣b", "arked"]),
+    assert model_notes.words_in_pieces(loaded.mlm.tokenizer, text) == [("barked", ["␣b", "arked"]),
                                                              ("mailman", ["␣ma", "ilm", "an"])]
-    assert about.words_in_pieces(loaded.mlm.tokenizer, "The dog is in the house.") == []  # each word one token
+    assert model_notes.words_in_pieces(loaded.mlm.tokenizer, "The dog is in the house.") == []  # each word one token
     failures = {"mlm": [(text, "dog", ["box", "movie", "film", "funeral", "coffin"], None)]}
-    note = about.model_note(loaded, "mlm", failures)
+    note = model_notes.model_note(loaded, "mlm", failures)
     assert note.endswith("Expect many wrong answers: for “The &lt;mask&gt; barked at the mailman\\.” dog is not in "
                          "its top 5 (box, movie, film…); “barked” reaches it in 2 pieces (␣b + arked) and "
                          "“mailman” in 3 pieces (␣ma + ilm + an), words its vocabulary has no token for.")
 
 
 def test_example_failures_are_the_showcase_examples_the_model_gets_wrong(models):
-    failures = about.example_failures(models)
+    failures = model_notes.example_failures(models)
     assert set(failures) == {"mlm", "sentiment"}
     for _text, expected, label, p in failures["sentiment"]:  # the random tiny model gets some wrong
         assert label != expected and 0.5 <= p <= 1
@@ -427,14 +428,14 @@ def test_example_failures_read_the_labels_in_any_spelling(tiny_mlm_dir, tiny_clf
     from demo.examples import SENTIMENT_EXPECTED
     models = load_models(tiny_mlm_dir, _relabelled(tiny_clf_dir, tmp_path, ["neg", "pos"]))
     assert {models.sentiment.pipeline(text)[0]["label"] for text in SENTIMENT_EXPECTED} == {"pos"}
-    failures = about.example_failures(models)["sentiment"]
+    failures = model_notes.example_failures(models)["sentiment"]
     assert [(text, expected, label) for text, expected, label, _ in failures] == [
         (text, expected, "pos") for text, expected in SENTIMENT_EXPECTED.items() if expected == "negative"]
-    assert about.example_failures(load_models(tiny_mlm_dir, _relabelled(tiny_clf_dir, tmp_path,
+    assert model_notes.example_failures(load_models(tiny_mlm_dir, _relabelled(tiny_clf_dir, tmp_path,
                                                                         ["LABEL_0", "LABEL_1"])))["sentiment"] == []
     # a third label is no right answer: "neutral" for a positive example is wrong
     neutral = load_models(tiny_mlm_dir, _relabelled(tiny_clf_dir, tmp_path, ["negative", "neutral"]))
-    assert [text for text, *_ in about.example_failures(neutral)["sentiment"]] == list(SENTIMENT_EXPECTED)
+    assert [text for text, *_ in model_notes.example_failures(neutral)["sentiment"]] == list(SENTIMENT_EXPECTED)
 
 
 def test_a_classifier_whose_labels_are_not_sst2s_is_not_said_to_be_fine_tuned_on_sst2(tiny_mlm_dir, tiny_clf_dir,
@@ -443,7 +444,8 @@ def test_a_classifier_whose_labels_are_not_sst2s_is_not_said_to_be_fine_tuned_on
     world/sports) or one with a "neutral" label was "fine-tuned on SST-2", whose two labels are negative and
     positive. Only a classifier with those two labels, in any spelling, is still said to be."""
     def note(labels):
-        return about.model_note(load_models(tiny_mlm_dir, _relabelled(tiny_clf_dir, tmp_path, labels)), "sentiment")
+        models = load_models(tiny_mlm_dir, _relabelled(tiny_clf_dir, tmp_path, labels))
+        return model_notes.model_note(models, "sentiment")
     for labels in (["world", "sports"], ["negative", "neutral"], ["LABEL_0", "LABEL_1"]):
         said = note(labels)
         assert "SST-2" not in said and ", a small teaching model, fine-tuned." in said, labels
@@ -495,9 +497,9 @@ def test_a_classifier_of_other_data_is_named_by_its_files_not_sst2(tiny_mlm_dir,
     from its metrics.json, and the reference's row is left out."""
     models = load_models(_folder(tiny_mlm_dir, tmp_path, "mlm", MLM_METRICS),
                          _folder(tiny_clf_dir, tmp_path, "clf", OWN_METRICS))
-    sections, note = about.about_sections(models), about.model_note(models, "sentiment", {})
-    calibration = about.calibration_markdown(models.sentiment.extras["metrics"])
-    alt = about.reliability_alt(models.sentiment.extras["metrics"])
+    sections, note = about.about_sections(models), model_notes.model_note(models, "sentiment", {})
+    calibration = calibration_note(models.sentiment.extras["metrics"])
+    alt = reliability_diagram_alt(models.sentiment.extras["metrics"])
     card = sections["sentiment_card"]
     assert card.startswith("### sentiment (fine-tuned on `three.csv`)\n")
     assert "- **dev set**: **19.0%** right of 100 examples of `three_dev.csv`\n" in card
@@ -514,7 +516,7 @@ def test_a_classifier_of_other_data_is_named_by_its_files_not_sst2(tiny_mlm_dir,
     models = load_models(None, _folder(tiny_clf_dir, tmp_path, "clf-sst2-dev", sst2_dev))
     assert "- **SST-2 dev**: **19.0%** right of 100 sentences" in about.summary_card(models.sentiment)
     assert "| SST-2 accuracy (validation) | 19.0% | 80% |" in about.about_sections(models)["comparison"]
-    assert "On the SST-2 dev set (100 sentences)" in about.calibration_markdown(models.sentiment.extras["metrics"])
+    assert "On the SST-2 dev set (100 sentences)" in calibration_note(models.sentiment.extras["metrics"])
 
 
 def test_a_classifier_of_other_data_has_that_title_and_label_wherever_the_app_names_it(tiny_mlm_dir, tiny_clf_dir,
@@ -563,15 +565,15 @@ def test_the_shipped_classifier_is_still_the_sst2_one():
     assert about.summary_card(models.sentiment).startswith("### sentiment (fine-tuned on SST-2)\n")
     assert "- **SST-2 dev**: **" in about.summary_card(models.sentiment)
     assert "| SST-2 accuracy (validation) | " in about.about_sections(models)["comparison"]
-    assert about.calibration_markdown(metrics).startswith(
+    assert calibration_note(metrics).startswith(
         "The scores are calibrated on average, over SST-2-like sentences: the logits are divided by a temperature "
         f"T = {metrics.calibration['temperature']:.2f} fitted on {metrics.calibration['calibration']['n']:,} "
         "held-out SST-2 training sentences")
-    assert about.reliability_alt(metrics).startswith("Reliability diagrams of the classifier on SST-2 dev, before")
+    assert reliability_diagram_alt(metrics).startswith("Reliability diagrams of the classifier on SST-2 dev, before")
     # in the words of the model card's (train.calibrate), then where the app gives the diagram's figures
     card = calibrate.calibration_markdown(metrics.calibration, "SST-2 dev")
     said = re.search(r"!\[Reliability diagrams of the classifier on the SST-2 dev set \(872 examples\)(.*)\]", card)
-    assert said and about.reliability_alt(metrics) == ("Reliability diagrams of the classifier on SST-2 dev"
+    assert said and reliability_diagram_alt(metrics) == ("Reliability diagrams of the classifier on SST-2 dev"
                                                        f"{said[1]} (the diagram's ECE figures are in the text above)")
 
 
@@ -579,21 +581,21 @@ def test_calibration_note_reads_the_metrics_and_warns_without_them():
     metrics = {"calibration": {"temperature": 1.87, "calibration": {"n": 1000},
                                "dev": {"n": 872, "accuracy": 0.85, "ece_before": 0.091, "ece_after": 0.021,
                                        "mean_confidence_before": 0.95, "mean_confidence_after": 0.86}}}
-    text = about.calibration_markdown(RunMetrics.from_dict(metrics))
+    text = calibration_note(RunMetrics.from_dict(metrics))
     assert "T = 1.87" in text and "9.1% to 2.1%" in text and "1,000 held-out" in text and "872" in text
     assert "drawn later" not in text  # the diagram is the one drawn with these figures
-    assert "not calibrated" in about.calibration_markdown(RunMetrics(dev_accuracy=0.8))
-    assert "not calibrated" in about.calibration_markdown(None)
+    assert "not calibrated" in calibration_note(RunMetrics(dev_accuracy=0.8))
+    assert "not calibrated" in calibration_note(None)
     # the card says the diagram was redrawn from the shipped float16 weights: its figures differ, and why is said
     card = ("## Calibration\n\nThe diagram is drawn from this folder's float16 weights (`python -m train.calibrate "
             "assets/x --plot-only`, on a 2-core AMD EPYC: ECE 9.3% -> 2.0%, accuracy 84.9%); the table's figures are "
             "the float32 average's.\n")
-    assert about.redrawn_diagram(card) == {"dtype": "float16", "before": "9.3%", "after": "2.0%", "accuracy": "84.9%"}
-    text = about.calibration_markdown(RunMetrics.from_dict(metrics), card)
+    assert redrawn_diagram(card) == {"dtype": "float16", "before": "9.3%", "after": "2.0%", "accuracy": "84.9%"}
+    text = calibration_note(RunMetrics.from_dict(metrics), card)
     assert "9.1% to 2.1%" in text and ("The diagram below was drawn later, from the shipped float16 weights, so it "
                                        "shows an ECE of 9.3% before and 2.0% after (accuracy 84.9%)") in text
     assert "before its weights were stored in float16" in text
-    assert about.redrawn_diagram("# a card\n\n![reliability diagram](reliability.png)\n") is None
+    assert redrawn_diagram("# a card\n\n![reliability diagram](reliability.png)\n") is None
 
 
 @pytest.mark.skipif(not (ASSETS / "mini-roberta-sst2" / "reliability.png").is_file(), reason="no shipped classifier")
@@ -603,14 +605,14 @@ def test_the_shipped_calibration_note_gives_the_figures_of_its_diagram_too():
     folder = ASSETS / "mini-roberta-sst2"
     readme = (folder / "README.md").read_text(encoding="utf-8")
     metrics = RunMetrics.read(folder)
-    dev, redrawn = metrics.calibration["dev"], about.redrawn_diagram(readme)
+    dev, redrawn = metrics.calibration["dev"], redrawn_diagram(readme)
     assert redrawn and redrawn["dtype"] == "float16"
-    text = about.calibration_markdown(metrics, readme)
+    text = calibration_note(metrics, readme)
     assert f"goes from {dev['ece_before']:.1%} to {dev['ece_after']:.1%}" in text
     assert f"an ECE of {redrawn['before']} before and {redrawn['after']} after" in text
     # the app's call passes the card
     app = (ROOT / "app.py").read_text(encoding="utf-8")
-    assert re.search(r'about\.calibration_markdown\(sentiment_extras\.get\("metrics"\),\s*'
+    assert re.search(r'calibration_note\(sentiment_extras\.get\("metrics"\),\s*'
                      r'sentiment_extras\.get\("readme"\)\)', app)
 
 
@@ -629,7 +631,7 @@ def test_the_accuracy_counts_prediction_targets_with_the_masking_rates(tiny_mlm_
     models = load_models(mlm, None)
     kept = 1 - MASK_FRACTION - RANDOM_FRACTION
     rates = f"{MLM_PROBABILITY * 100:.0f}% of the tokens are targets, 1 in {1 / kept:.0f} of them left unchanged"
-    card, note = about.summary_card(models.mlm), about.model_note(models, "mlm")
+    card, note = about.summary_card(models.mlm), model_notes.model_note(models, "mlm")
     assert "**held-out masked tokens**: **34.0%** of the prediction targets guessed right (top-1)" in card
     assert rates in card and rates in note and "hidden words" not in note
     assert ("Perplexity 104: e^loss on the targets, as unsure as a pick among 104 tokens (comparable only between "
@@ -651,8 +653,8 @@ def test_the_classifier_note_says_its_stages_from_its_metrics(tiny_mlm_dir, tiny
     staged = {**SST2_METRICS, "init": "runs/s/imdb-s0", "init_root": "runs/s/tapt/mlm", "averaged": 3}
     models = load_models(_folder(tiny_mlm_dir, tmp_path, "mlm", MLM_METRICS),
                          _folder(tiny_clf_dir, tmp_path, "clf", staged))
-    assert about.model_facts(models.sentiment)["stages"] == ["tapt", "imdb"]
-    note = about.model_note(models, "sentiment")
+    assert model_facts.model_facts(models.sentiment)["stages"] == ["tapt", "imdb"]
+    note = model_notes.model_note(models, "sentiment")
     assert ("given more masked-LM training on review text (TAPT), then fine-tuned on labelled IMDB reviews, then on "
             "67,349 SST-2 training phrases (whole sentences and parts of them); the weight average of 3 seeds' runs"
             ) in note
@@ -665,8 +667,8 @@ def test_the_classifier_note_says_its_stages_from_its_metrics(tiny_mlm_dir, tiny
             "3-seed weight average.") in comparison
     # without the stages: SST-2 alone, as before, and no footnote
     models = load_models(None, _folder(tiny_clf_dir, tmp_path, "plain", SST2_METRICS))
-    assert "fine-tuned on 67,349 SST-2" in about.model_note(models, "sentiment")
-    assert "IMDB reviews (longer, out of domain)" in about.model_note(models, "sentiment")
+    assert "fine-tuned on 67,349 SST-2" in model_notes.model_note(models, "sentiment")
+    assert "IMDB reviews (longer, out of domain)" in model_notes.model_note(models, "sentiment")
     assert "not the encoder's alone" not in about.about_sections(models)["comparison"]
 
 
@@ -677,9 +679,9 @@ def test_the_shipped_classifier_note_names_the_encoder_phase_it_started_from(tin
     the other tabs show: the note gives that phase's held-out figure beside the shipped MLM's."""
     models = load_models()
     phases = models.mlm.extras["phases"]
-    then, last = (phases[i].held_out[1] for i in (about.SHIPPED_CLASSIFIER_ENCODER_PHASE - 1, -1))
+    then, last = (phases[i].held_out[1] for i in (model_notes.SHIPPED_CLASSIFIER_ENCODER_PHASE - 1, -1))
     trained = sum(1 for p in phases if p.train_tokens)
-    note = about.model_note(models, "sentiment")
+    note = model_notes.model_note(models, "sentiment")
     # training's own check at both ends, as the About tab's figure of the phases gives it (the release evaluation
     # measures otherwise), and the phases counted as the About tab's intro counts them
     assert (f"a small teaching model: the fill-mask model at phase 7 of its {len(phases)} pretraining phases "
@@ -689,7 +691,7 @@ def test_the_shipped_classifier_note_names_the_encoder_phase_it_started_from(tin
     assert f"of the encoder's {len(phases)} pretraining phases ({trained} of training" in \
         about.about_sections(models)["intro"]
     # another pair of folders: the files do not link them, so nothing is said
-    assert about.classifier_encoder_said(load_models(ASSETS / "mini-roberta-mlm", tiny_clf_dir)) == ""
+    assert model_notes.classifier_encoder_said(load_models(ASSETS / "mini-roberta-mlm", tiny_clf_dir)) == ""
 
 
 def test_the_calibration_note_says_what_temperature_scaling_does_not_give():
@@ -705,13 +707,13 @@ def test_the_calibration_note_says_what_temperature_scaling_does_not_give():
                                "dev": {"n": 872, "accuracy": 0.88, "ece_before": 0.07, "ece_after": 0.03,
                                        "mean_confidence_before": 0.95, "mean_confidence_after": 0.87}},
                "checks": checks}
-    text = about.calibration_markdown(RunMetrics.from_dict(metrics))
+    text = calibration_note(RunMetrics.from_dict(metrics))
     assert text.startswith("The scores are calibrated on average, over SST-2-like sentences")
     assert "changes how sure the model sounds, never which label wins" in text
     assert ("Other text can be wrong at a high score: of the behaviour checks, “The film is in English\\.” (neutral "
             "fact) comes out 93.0% positive.") in text
     del metrics["checks"]
-    assert "Other text" not in about.calibration_markdown(RunMetrics.from_dict(metrics))
+    assert "Other text" not in calibration_note(RunMetrics.from_dict(metrics))
 
 
 def test_the_architecture_explains_post_norm_and_the_position_rows(models):
@@ -768,7 +770,7 @@ def test_the_sst2_figure_names_the_shipped_weights_when_the_card_gives_theirs(ti
     sections = about.about_sections(models)
     assert f"**82.9%** right of 872 sentences ({said})" in sections["sentiment_card"]
     assert f"| 82.9% ({said}) | 80% |" in sections["comparison"]
-    assert f"82.9% of the SST-2 dev sentences (872, {said})" in about.model_note(models, "sentiment", {})
+    assert f"82.9% of the SST-2 dev sentences (872, {said})" in model_notes.model_note(models, "sentiment", {})
     # the same figure in the card, or none: nothing added
     (clf / "README.md").write_text("The diagram is drawn from this folder's float16 weights (`x`: ECE 9.3% -> "
                                    "2.0%, accuracy 82.9%).\n")
@@ -793,7 +795,7 @@ def test_the_ablation_figures_alt_text_reads_its_results():
         "ten": _ablation_arm("static, 10 masks (BERT)", "static", probe_seen_mask_loss=4.4, probe_fresh_mask_loss=4.6,
                              mlm_loss=5.66, sst2_accuracy=0.79),
         "random": _ablation_arm("random init (no pretraining)", None, sst2_accuracy=0.745)}}
-    alt = about.ablation_alt(results)
+    alt = ablation_view.ablation_alt(results)
     assert alt.startswith("Static vs dynamic masking, 3 seeds per arm, 1,234,567 training tokens per run, in four "
                           "panels: held-out MLM loss against training tokens; training loss on the masks fed"), alt
     assert "steps" not in alt
@@ -803,12 +805,12 @@ def test_the_ablation_figures_alt_text_reads_its_results():
     # another arm memorising most is the one named
     arms = results["arms"]
     arms["ten"]["mean"]["probe_seen_mask_loss"], arms["one"]["mean"]["probe_seen_mask_loss"] = 0.5, 2
-    assert "“static, 10 masks (BERT)” scores 0.50 on its training rows" in about.ablation_alt(results)
+    assert "“static, 10 masks (BERT)” scores 0.50 on its training rows" in ablation_view.ablation_alt(results)
     # partial results say so; a layout train.ablation does not write, or none, gets the panels alone
-    partial = about.ablation_alt({**results, "status": "partial", "runs_done": 5, "runs_planned": 12})
+    partial = ablation_view.ablation_alt({**results, "status": "partial", "runs_done": 5, "runs_planned": 12})
     assert partial.endswith("Partial results: 5 of 12 runs.")
     for odd in (None, {"arms": {"x": {}}}, {"arms": [1, 2]}):
-        assert about.ablation_alt(odd).startswith(
+        assert ablation_view.ablation_alt(odd).startswith(
             "Static vs dynamic masking, in four panels: held-out MLM loss against training tokens;"), odd
 
 
@@ -817,7 +819,7 @@ def test_the_shipped_ablation_figures_alt_text_gives_its_results():
     held-out loss), as the figure's bars show."""
     results = json.loads((ASSETS / "masking-ablation" / "results.json").read_text(encoding="utf-8"))
     one = results["arms"]["static-dupe1"]["mean"]
-    alt = about.ablation_alt(results)
+    alt = ablation_view.ablation_alt(results)
     assert (f"“static, one fixed mask” scores {one['probe_seen_mask_loss']:.2f} on its training rows under the mask "
             f"it was trained on, {one['probe_fresh_mask_loss']:.2f} under a fresh mask and {one['mlm_loss']:.2f} on "
             "held-out rows") in alt, alt

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from demo import about, figures
+from demo import ablation_view, figures
 from demo.components import Plot
 from demo.handlers import Handlers
 from demo.wiring import CONCURRENCY, Wiring
@@ -195,8 +195,8 @@ def _markdown_texts(app) -> list[str]:
 def test_the_pages_texts_teach_what_the_review_found_missing(app):
     """The About tab has a "RoBERTa vs BERT" accordion; the Fill mask hint says that a small model often copies a
     word of the sentence; the Attention hint no longer says that attention shows where information flows, and
-    explains the trophy example; the position note is the model's own (`embedding_view.positions_note`)."""
-    from demo import embedding_view
+    explains the trophy example; the position note is the model's own (`position_view.positions_note`)."""
+    from demo import position_view
     accordions = [block.label for block in app.demo.blocks.values() if isinstance(block, gr.Accordion)]
     assert "RoBERTa vs BERT" in accordions
     texts = _markdown_texts(app)
@@ -205,7 +205,7 @@ def test_the_pages_texts_teach_what_the_review_found_missing(app):
     attention = next(text for text in texts if "park their attention" in text)
     assert "shows where information flows" not in attention and "not how much information actually moves" in attention
     assert app.SWAP_HINT == app.handlers.swap_hint(app.WINOGRAD_TEXT, ("big", "small"), ("it", "trophy"))
-    assert embedding_view.positions_note(app.MODELS.mlm.config) in texts
+    assert position_view.positions_note(app.MODELS.mlm.config) in texts
 
 
 def test_the_measured_attention_hints_are_under_the_views_not_before_the_text(tiny_mlm_dir, tiny_clf_dir):
@@ -998,10 +998,10 @@ def test_every_tab_names_the_panel_it_controls(app):
 
 def test_the_ablation_figure_is_described_by_its_results(app):
     """The Masking tab's ablation figure was described as one panel of its four, against training steps: its alt
-    text is the one demo/about.py builds from the results.json shown above it (tests/test_about.py)."""
+    text is the one demo/ablation_view.py builds from the results.json shown above it (tests/test_about.py)."""
     if "curves" not in app.ABLATION:
         pytest.skip("no assets/masking-ablation/curves.png")
     image = next(block for block in app.demo.blocks.values()
                  if isinstance(block, gr.Image) and block.label == "Ablation curves")
-    assert image.alt_text == about.ablation_alt(app.ABLATION.get("results"))
+    assert image.alt_text == ablation_view.ablation_alt(app.ABLATION.get("results"))
     assert "four panels" in image.alt_text and "training steps" not in image.alt_text

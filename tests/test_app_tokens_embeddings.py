@@ -8,7 +8,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-from demo import bpe_view, embedding_view
+from demo import bpe_view, position_view, word_map
 from demo.embedding_view import score_analogies
 from demo.examples import ANALOGY_PROBE, MAP_WORDS
 from demo.formatting import readable
@@ -209,15 +209,15 @@ def test_word_map_and_positions_are_figures(handlers, models):
     assert handlers.word_map(MAP_WORDS)[0] is default  # drawn once per model and words: every page load asks for it
     assert "Left out: " in text  # said in the page too, not only drawn
     note, placed = default.texts[0].get_text().replace("\n", " "), {t.get_text() for t in default.axes[0].texts}
-    assert note.startswith("Left out:") and len(placed) >= embedding_view.MIN_MAP_WORDS
-    assert all(word in placed or f"“{word}”" in note for word in embedding_view.parse_words(MAP_WORDS))
+    assert note.startswith("Left out:") and len(placed) >= word_map.MIN_MAP_WORDS
+    assert all(word in placed or f"“{word}”" in note for word in word_map.parse_words(MAP_WORDS))
     positions, numbers = handlers.positions()
     assert handlers.positions()[0] is positions  # drawn once per model: every page load asks for it
     n = models.mlm.config.max_length  # the rows the model reads: max_length of them, from pad_token_id + 1
     assert isinstance(positions, Figure) and positions.axes[0].images[0].get_array().shape == (n, n)
     # the same in numbers: the mean similarity at distances 1 to 16, the ends against their neighbour
     table = models.mlm.model.roberta.embeddings.position_embeddings.weight
-    sim = embedding_view.position_similarities(table, models.mlm.config.pad_token_id + 1)
+    sim = position_view.position_similarities(table, models.mlm.config.pad_token_id + 1)
     assert numbers.count("<tr><td>") == 16 and f"<tr><td>1</td><td>{float(sim.diagonal(1).mean()):.2f}</td>" in numbers
     assert f"Position 0 and 1: {float(sim[0, 1]):.2f}; positions {n - 2} and {n - 1}: " in numbers
 

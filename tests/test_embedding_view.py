@@ -1,5 +1,6 @@
-"""The Embeddings tab's module (demo.embedding_view): nearest words, analogies, the neighbour table and the two
-figures, on hand-made embedding tables whose answers are known, and one check on the shipped model."""
+"""The Embeddings tab's modules (demo.embedding_view, demo.word_map, demo.position_view): nearest words, analogies,
+the neighbour table and the two figures, on hand-made embedding tables whose answers are known, and one check on the
+shipped model."""
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -8,6 +9,8 @@ import torch
 
 import roberta
 from demo import embedding_view as ev
+from demo import position_view as pv
+from demo import word_map as wm
 from demo.examples import MAP_WORDS
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -94,11 +97,11 @@ def test_words_only_keeps_word_forms_one_per_word(tok, table):
 
 
 def test_a_word_in_pieces_is_the_mean_of_their_rows(tok, table):
-    _, vector, pieces, _ = ev._word(table, tok, "catdog")
+    _, vector, pieces, _ = ev.look_up_word(table, tok, "catdog")
     ids = tok.encode(" catdog", add_special_tokens=False).ids
     assert pieces == ["␣cat", "dog"] and len(ids) == 2
     assert torch.allclose(vector, table[ids].mean(dim=0))
-    _, one, pieces, _ = ev._word(table, tok, "  horse\n")
+    _, one, pieces, _ = ev.look_up_word(table, tok, "  horse\n")
     assert pieces == ["␣horse"] and torch.equal(one, table[tid(tok, " horse")])
     # the pieces of the query are its own tokens: not its neighbours
     result = ev.nearest_words(table, tok, "catdog", k=ev.MAX_K, words_only=False)
@@ -123,7 +126,7 @@ def test_a_word_is_read_as_the_tokens_tab_shows_it(tok, table, typed):
     its own forms kept out of its neighbours, its label on the map."""
     assert ev.nearest_words(table, tok, typed, k=ev.MAX_K) == ev.nearest_words(table, tok, "cat", k=ev.MAX_K)
     assert ev.analogy(table, tok, typed, "dog", "good")["query"] == ["cat", "dog", "good"]
-    assert ev.word_map_points(table, tok, [typed, "dog", "horse", "cat"])[0] == ["cat", "dog", "horse"]
+    assert wm.word_map_points(table, tok, [typed, "dog", "horse", "cat"])[0] == ["cat", "dog", "horse"]
 
 
 def test_a_leading_g_that_makes_no_vocabulary_entry_is_a_letter(tok, table):
@@ -180,7 +183,7 @@ def test_the_position_note_reads_the_offset_and_the_row_length_from_the_config()
     """The note said "0 is <s>" without saying that position 0 is the table's row 2, and blamed RoBERTa's packing
     for the odd last position, which comes from this project cutting every row to the model's length."""
     cfg = roberta.RobertaConfig(max_position_embeddings=66, pad_token_id=1)
-    note = ev.positions_note(cfg)
+    note = pv.positions_note(cfg)
     assert "(position 0 is the table's row 2: rows below it are never read, as in roberta-base's 514 rows for 512 " \
            "positions)" in note
     assert "because this project cuts every pretraining row to exactly 64 tokens" in note
@@ -289,17 +292,17 @@ def smooth_positions(n: int = 40, rows_unused: int = 2) -> torch.Tensor:
 
 
 def test_position_similarities_skip_the_unused_rows():
-    sim = ev.position_similarities(smooth_positions())
+    sim = pv.position_similarities(smooth_positions())
     assert sim.shape == (40, 40) and not sim.isnan().any()
     assert torch.allclose(sim.diagonal(), torch.ones(40), atol=1e-5) and torch.allclose(sim, sim.T, atol=1e-6)
     assert sim.diagonal(1).mean() > sim.diagonal(10).mean()
     with pytest.raises(ValueError, match="two positions"):
-        ev.position_similarities(torch.randn(3, H))
+        pv.position_similarities(torch.randn(3, H))
 
 
 def test_position_figure_has_a_heatmap_a_colorbar_and_lines():
     before = plt.get_fignums()
-    fig = ev.position_similarity_figure(smooth_positions(), title="<Positions>")
+    fig = pv.position_similarity_figure(smooth_positions(), title="<Positions>")
     heat, lines, bar = fig.axes[0], fig.axes[1], fig.axes[2]
     assert heat.get_xlabel() == heat.get_ylabel() == "position" and heat.get_title() == "<Positions>"
     assert heat.images[0].get_array().shape == (40, 40)
@@ -314,21 +317,21 @@ def test_position_figure_has_a_heatmap_a_colorbar_and_lines():
 
 
 def test_parse_words_and_the_default_list():
-    assert ev.parse_words(" cat, dog,, cat ,\n") == ["cat", "dog"]
-    words = ev.parse_words(MAP_WORDS)
-    assert ev.MIN_MAP_WORDS <= len(words) <= ev.MAX_MAP_WORDS and len(set(words)) == len(words)
+    assert wm.parse_words(" cat, dog,, cat ,\n") == ["cat", "dog"]
+    words = wm.parse_words(MAP_WORDS)
+    assert wm.MIN_MAP_WORDS <= len(words) <= wm.MAX_MAP_WORDS and len(set(words)) == len(words)
 
 
 def test_word_map_points_are_deterministic_and_sign_fixed(tok, table):
     words = ["cat", "dog", "horse", "good", "bad", "Monday"]
-    names, points, shares, left_out = ev.word_map_points(table, tok, words)
+    names, points, shares, left_out = wm.word_map_points(table, tok, words)
     assert names == words and points.shape == (6, 2) and left_out == []
-    again = ev.word_map_points(table, tok, list(words))[1]
-    flipped = ev.word_map_points(-table, tok, words)[1]  # every vector reversed: the same map
+    again = wm.word_map_points(table, tok, list(words))[1]
+    flipped = wm.word_map_points(-table, tok, words)[1]  # every vector reversed: the same map
     assert torch.equal(points, again) and torch.allclose(points, flipped, atol=1e-5)
     for seed in range(6):  # each component's largest coordinate is positive (by chance: 1 in 4096)
         other = torch.randn(table.shape, generator=torch.Generator().manual_seed(seed))
-        for column in ev.word_map_points(other, tok, words)[1].T:
+        for column in wm.word_map_points(other, tok, words)[1].T:
             assert column[column.abs().argmax()] > 0
     assert 0 < shares[1] <= shares[0] <= 1 and sum(shares) <= 1 + 1e-6
     assert abs(float(points.mean(dim=0).abs().max())) < 1e-5  # centred
@@ -337,7 +340,7 @@ def test_word_map_points_are_deterministic_and_sign_fixed(tok, table):
 def test_the_word_map_labels_every_word(tok, table):
     before = plt.get_fignums()
     words = ["cat", "dog", "horse", "good", "bad", "Monday", "the"]
-    fig = ev.word_map(table, tok, words + ["cat", " "])[0]  # repeats and blanks dropped
+    fig = wm.word_map(table, tok, words + ["cat", " "])[0]  # repeats and blanks dropped
     ax = fig.axes[0]
     assert sorted(t.get_text() for t in ax.texts) == sorted(words)
     assert ax.get_xlabel().startswith("PC 1 (") and ax.get_xlabel().endswith("% of variance)")
@@ -349,17 +352,17 @@ def test_the_word_map_labels_every_word(tok, table):
 def test_word_map_leaves_out_bad_words_naming_each(tok, table):
     """A word the map cannot place is left out, named under the map with the reason; with fewer than three
     words left, the map is refused, naming every bad word."""
-    fig = ev.word_map(table, tok, ["cat", "qxzjvkwp", "dog", "<mask>", "horse"])[0]
+    fig = wm.word_map(table, tok, ["cat", "qxzjvkwp", "dog", "<mask>", "horse"])[0]
     assert sorted(t.get_text() for t in fig.axes[0].texts) == ["cat", "dog", "horse"]
     note = " ".join(t.get_text() for t in fig.texts).replace("\n", " ")
     assert note.startswith("Left out:") and "qxzjvkwp" in note and "<mask>" in note
     with pytest.raises(ValueError) as err:
-        ev.word_map(table, tok, ["cat", "qxzjvkwp", "<mask>"])
+        wm.word_map(table, tok, ["cat", "qxzjvkwp", "<mask>"])
     assert "Fewer than 3" in str(err.value) and "qxzjvkwp" in str(err.value) and "<mask>" in str(err.value)
     with pytest.raises(ValueError, match="3 to 30"):
-        ev.word_map(table, tok, ["cat", " cat "])
+        wm.word_map(table, tok, ["cat", " cat "])
     with pytest.raises(ValueError, match="3 to 30"):
-        ev.word_map_points(table, tok, [f"w{i}" for i in range(31)])
+        wm.word_map_points(table, tok, [f"w{i}" for i in range(31)])
 
 
 def test_the_shipped_model_learned_weekdays_and_positions():
@@ -373,9 +376,9 @@ def test_the_shipped_model_learned_weekdays_and_positions():
     top = ev.nearest_words(embeddings.word_embeddings.weight, tokenizer, "Monday", k=3)["neighbours"]
     assert {n["token_str"].strip() for n in top} & {"Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
                                                      "Sunday"}
-    for word in ev.parse_words(MAP_WORDS):
-        assert len(ev._word(embeddings.word_embeddings.weight, tokenizer, word)[2]) == 1, word
-    sim = ev.position_similarities(embeddings.position_embeddings.weight)
+    for word in wm.parse_words(MAP_WORDS):
+        assert len(ev.look_up_word(embeddings.word_embeddings.weight, tokenizer, word)[2]) == 1, word
+    sim = pv.position_similarities(embeddings.position_embeddings.weight)
     assert sim.shape == (128, 128)
     assert sim.diagonal(1)[1:-1].mean() > 0.7 > 0.4 > sim.diagonal(10).mean()
 
@@ -421,12 +424,12 @@ def test_the_word_map_in_words_names_the_left_out_and_every_coordinate(tok, tabl
     """A screen reader gets what the figure draws: the words left out (with the reason) and each word's two
     coordinates, the same numbers as the map's points."""
     words = ["cat", "dog", "horse", "qxzjvkwp"]
-    text = ev.word_map(table, tok, words)[1]
-    placed, points, shares, _ = ev.word_map_points(table, tok, words)
+    text = wm.word_map(table, tok, words)[1]
+    placed, points, shares, _ = wm.word_map_points(table, tok, words)
     assert "Left out: “qxzjvkwp”" in text and f"PC 1 ({shares[0]:.0%} of variance)" in text
     for word, (x, y) in zip(placed, points.tolist()):
         assert f'<th scope="row">{word}</th><td>{x:+.3f}</td><td>{y:+.3f}</td>' in text
-    shown = ev.word_map(table, tok, ["cat", "dog", "horse", "<b>x</b>"])[1]  # left out, named escaped
+    shown = wm.word_map(table, tok, ["cat", "dog", "horse", "<b>x</b>"])[1]  # left out, named escaped
     assert "<b>" not in shown and "&lt;b&gt;x&lt;/b&gt;" in shown
 
 
@@ -434,8 +437,8 @@ def test_the_position_figure_in_numbers():
     """The mean similarity at each distance (1 to 16) and the two ends: a table built so they are known."""
     rows = torch.randn(2 + 20, H, generator=torch.Generator().manual_seed(3))  # rows 0-1 unused (padding)
     rows[3] = rows[2]  # positions 0 and 1 identical
-    text = ev.positions_html(rows, first_position=2)
-    sim = ev.position_similarities(rows, 2)
+    text = pv.positions_html(rows, first_position=2)
+    sim = pv.position_similarities(rows, 2)
     assert "Position 0 and 1: 1.00;" in text and f"positions 18 and 19: {float(sim[18, 19]):.2f}." in text
     assert text.count("<tr><td>") == 16 and f"<tr><td>2</td><td>{float(sim.diagonal(2).mean()):.2f}</td>" in text
 
@@ -449,7 +452,7 @@ def test_a_crowded_word_map_moves_labels_out_with_a_line_to_their_point():
     g = torch.Generator().manual_seed(0)
     points = torch.cat([torch.randn(18, 2, generator=g) * 0.02, torch.tensor([[1.0, 1.0], [-1.0, 0.8]])])
     words = [f"word{i}" for i in range(18)] + ["far", "away"]
-    fig = ev._map_figure((words, points, (0.3, 0.1), []))
+    fig = wm._map_figure((words, points, (0.3, 0.1), []))
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
     labels = fig.axes[0].texts

@@ -1,0 +1,109 @@
+"""The Sentiment tab's calibration note, read from the classifier's metrics.json and model card: what its scores
+mean (the fitted temperature and the dev calibration error before and after it, or a warning that it is not
+calibrated), the reliability diagram's figures where the card says it was redrawn from the shipped weights, and the
+diagram's alt text. The model card's calibration section (`train.calibrate`) gives the same figures in its own
+words."""
+from __future__ import annotations
+
+import re
+
+from roberta import figure_alts
+from roberta.run_metrics import RunMetrics, dataset_name, is_sst2
+
+from .formatting import format_probability, md_escape, pct
+from .model_facts import finite_number, held_out_markdown
+
+
+# The model card's note on a reliability diagram redrawn from the shipped weights (`train.calibrate --plot-only`
+# on an exported folder), beside the calibration table measured before the export: "The diagram is drawn from this
+# folder's float16 weights (`python -m train.calibrate ... --plot-only`, on ...: ECE 7.6% -> 3.0%, accuracy 88.8%)"
+REDRAWN_DIAGRAM_RE = re.compile(r"diagram is drawn from this folder's (?P<dtype>\w+) weights \([^()]*?"
+                                r"ECE (?P<before>\d+(?:\.\d+)?%) -> (?P<after>\d+(?:\.\d+)?%)"
+                                r"(?:, accuracy (?P<accuracy>\d+(?:\.\d+)?%))?\)")
+
+
+def redrawn_diagram(readme: str | None) -> dict | None:
+    """What the model card (README.md) says of a reliability diagram redrawn from the folder's own weights after
+    the calibration figures of metrics.json were measured: {"dtype", "before", "after", "accuracy" (or None)}, the
+    figures as the card prints them; None when the card says nothing of it (the diagram is then the one drawn
+    with those figures)."""
+    found = REDRAWN_DIAGRAM_RE.search(readme or "")
+    return found.groupdict() if found else None
+
+
+def surest_wrong_check(checks) -> str:
+    """" Other text can be wrong at a high score: of the behaviour checks, “The film is in English with French
+    subtitles.” (a neutral fact) comes out 93.6% positive.": the wrong answer given with the highest score among
+    the behaviour checks (train.evaluate.score_checks' items); "" when none is wrong or they are not there."""
+    items = checks.get("items") if isinstance(checks, dict) else None
+    wrong = [it for it in items or [] if isinstance(it, dict) and it.get("right") is False
+             and finite_number(it.get("score")) is not None and isinstance(it.get("sentence"), str)]
+    if not wrong:
+        return ""
+    worst = max(wrong, key=lambda it: it["score"])
+    kind = f" ({md_escape(str(worst['category']))})" if worst.get("category") else ""
+    return (f" Other text can be wrong at a high score: of the behaviour checks, “{md_escape(worst['sentence'])}”"
+            f"{kind} comes out {format_probability(worst['score'])} {md_escape(str(worst.get('label', '')))}.")
+
+
+def _data_file(path) -> str | None:
+    """A data file that metrics.json names, as `dataset_name` shows it; None where it names none."""
+    return dataset_name(path) if isinstance(path, str) and path else None
+
+
+def calibration_data_said(metrics: RunMetrics) -> tuple[str, str, str]:
+    """What the calibration note says of its data, from metrics.json's calibration slice and dev_data: the texts the
+    calibration holds for, what the temperature was fitted on and the dev set, as ("SST-2-like sentences", "1,000
+    held-out SST-2 training sentences", "the SST-2 dev set (872 sentences)"); for a classifier of other data, its
+    files by name: ("texts like its training data", "100 held-out examples of `three.csv`", "its dev set
+    (`three_dev.csv`, 100 examples)")."""
+    cal = metrics.calibration
+    fitted, dev = cal["calibration"]["n"], cal["dev"]["n"]
+    slice_data = _data_file((cal.get("slice") or {}).get("data"))
+    if is_sst2([slice_data] if slice_data else None):
+        like, fitted_on = "SST-2-like sentences", f"{fitted:,} held-out SST-2 training sentences"
+    else:
+        like = "texts like its training data"
+        fitted_on = f"{fitted:,} held-out examples of " + (held_out_markdown(slice_data) if slice_data
+                                                            else "its training data")
+    dev_data = _data_file(metrics.dev_data)
+    if is_sst2([dev_data] if dev_data else None):
+        return like, fitted_on, f"the SST-2 dev set ({dev:,} sentences)"
+    return like, fitted_on, f"its dev set ({held_out_markdown(dev_data) + ', ' if dev_data else ''}{dev:,} examples)"
+
+
+def calibration_note(metrics: RunMetrics | None, readme: str | None = None) -> str:
+    """What the sentiment scores mean: the fitted temperature and the dev calibration error before and after it
+    (from the classifier's metrics.json), or a plain warning when the model was never calibrated. When the model
+    card (`readme`) says the reliability diagram was redrawn from the shipped weights (`redrawn_diagram`), the
+    diagram's own figures too, and why they differ from metrics.json's."""
+    cal = metrics.calibration if metrics else None
+    if not cal:
+        return ("**This classifier is not calibrated**: its scores are the raw softmax of a small model, often near "
+                "100% even when it is wrong. Read them as a ranking, not as a probability.")
+    dev = cal["dev"]
+    like, fitted_on, dev_set = calibration_data_said(metrics)
+    text = (f"The scores are calibrated on average, over {like}: the logits are divided by a temperature "
+            f"T = {cal['temperature']:.2f} fitted on {fitted_on}, which changes how sure the model sounds, never "
+            f"which label wins. On {dev_set} the expected calibration error (the gap between confidence and accuracy, "
+            f"over 15 bins) goes from {pct(dev['ece_before'])} to {pct(dev['ece_after'])}, and the mean confidence "
+            f"from {pct(dev['mean_confidence_before'])} to {pct(dev['mean_confidence_after'])} at an accuracy of "
+            f"{pct(dev['accuracy'])}.{surest_wrong_check(metrics.checks)}")
+    redrawn = redrawn_diagram(readme)
+    if redrawn:
+        dtype = md_escape(redrawn["dtype"])
+        accuracy = f" (accuracy {redrawn['accuracy']})" if redrawn["accuracy"] else ""
+        text += (f" The diagram below was drawn later, from the shipped {dtype} weights, so it shows an ECE of "
+                 f"{redrawn['before']} before and {redrawn['after']} after{accuracy}: the figures above were measured "
+                 f"when the model was made, before its weights were stored in {dtype} (the model card gives both).")
+    return text + (" A bar on the diagonal below means that answers given with that confidence are right that "
+                   "often.")
+
+
+def reliability_diagram_alt(metrics: RunMetrics | None) -> str:
+    """The reliability diagram's alt text (`roberta.figure_alts`, as the model card's), naming the dev set it was
+    drawn on as metrics.json names it (SST-2 dev, or the file: "three_dev.csv"), and where the app gives its
+    figures."""
+    dev_data = _data_file(metrics.dev_data) if metrics else None
+    dev_set = "SST-2 dev" if is_sst2([dev_data] if dev_data else None) else f"its dev set ({dev_data})"
+    return figure_alts.reliability_alt(dev_set) + " (the diagram's ECE figures are in the text above)"

@@ -1,0 +1,140 @@
+"""What a model folder's metrics.json (and phases.json) say, read at start-up through `RunMetrics` for the About
+tab's cards, the notes beside each tab's result and the calibration note: `model_facts`, the stages a classifier
+went through, the machine its weights trained on."""
+from __future__ import annotations
+
+import math
+import re
+
+from roberta.run_metrics import RunMetrics, dataset_name, dataset_said, is_sst2, trained_on
+
+from .formatting import code
+
+
+def finite_number(value) -> float | None:
+    """`value` when it is a finite real number (not a bool, NaN or infinity: a diverged run's), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _number(d, *keys) -> float | None:
+    """d[k1][k2]... when it is a real number, else None (metrics.json's sections are free-form dicts)."""
+    for key in keys:
+        if not isinstance(d, dict) or key not in d:
+            return None
+        d = d[key]
+    return finite_number(d)
+
+
+def _total(values) -> float | None:
+    """The sum of one figure over a model's runs, when every run has it."""
+    values = [finite_number(v) for v in values]
+    return sum(values) if values and all(v is not None for v in values) else None
+
+
+def held_out_markdown(name: str) -> str:
+    """The held-out text a figure was measured on: its data set's name with the file ("WikiText-2
+    (`wikitext-2/wiki.valid.tokens`)"), or the file alone."""
+    return dataset_said(name, code)
+
+
+def dev_is_sst2(facts: dict) -> bool:
+    """Whether a classifier's dev figures are SST-2's: its dev set (metrics.json's dev_data) is, or where that is
+    not recorded, its training data is (`is_sst2`)."""
+    return is_sst2([facts["dev_data"]] if "dev_data" in facts else facts.get("data"))
+
+
+def training_hardware(metrics) -> dict:
+    """The machine `metrics`' weights trained on: the run's `hardware`; for a weight average, which trains nothing,
+    its members' `member_hardware` where they agree on device and cores ({} where they differ). An average recorded
+    before `member_hardware` was kept holds one member's hardware as its own, which is where that member trained."""
+    members = metrics.member_hardware if isinstance(metrics.averaged, int) and metrics.averaged > 1 else None
+    if not isinstance(members, list):
+        return metrics.hardware if isinstance(metrics.hardware, dict) else {}
+    machines = [{key: m.get(key) for key in ("device", "cpu_count")} if isinstance(m, dict) else None
+                for m in members]
+    return machines[0] if machines and machines[0] and all(m == machines[0] for m in machines) else {}
+
+
+def gpu_of(phase) -> str | None:
+    """The GPU a phase of phases.json trained on, as its hardware names it; None for a CPU's, and for a weight
+    average, which trains nothing: its `hardware` is the machine that averaged or, in a record older than
+    `member_hardware`, one member's, and neither trained the average's weights."""
+    if phase.averaged:
+        return None
+    gpu = phase.hardware.get("gpu") if isinstance(phase.hardware, dict) else None
+    return gpu if isinstance(gpu, str) else None
+
+
+# train.sentiment_recipe's folders, which a classifier's metrics.json names as its start: OUT/tapt/mlm, the encoder
+# after task-adaptive pretraining (init_root), and OUT/imdb-sN, the labelled IMDB stage before SST-2 (init)
+TAPT_RUN_RE = re.compile(r"(?:^|/)tapt/mlm/?$")
+IMDB_STAGE_RE = re.compile(r"(?:^|/)(?:random-)?imdb-s\d+/?$")
+
+
+def fine_tuning_stages(metrics: RunMetrics) -> list[str]:
+    """The stages a classifier went through before its last one, as its metrics.json's init and init_root name
+    them: "tapt" (more masked-LM training on the task's text) and "imdb" (a labelled IMDB stage), in order."""
+    def named(path, pattern) -> bool:
+        return isinstance(path, str) and pattern.search(path.replace("\\", "/")) is not None
+
+    return [stage for stage, found in (("tapt", named(metrics.init_root, TAPT_RUN_RE)),
+                                       ("imdb", named(metrics.init, IMDB_STAGE_RE))) if found]
+
+
+def model_facts(loaded) -> dict:
+    """What the model's metrics.json (and phases.json) say, read at start-up through `RunMetrics`; a key is
+    missing when its figure is. Keys: parameters, train_tokens, train_minutes, wall_minutes, averaged (members
+    of a weight average), cores, device, data, and for an MLM mlm_accuracy / mlm_perplexity / mlm_rows /
+    mlm_masks (the release evaluation; mlm_masks where it averages several mask draws), eval_accuracy (the
+    training script's own) and probe (train.fill_mask_probe's top1 / top5 / sentences), for a classifier
+    dev_accuracy / dev_examples / dev_data / imdb_accuracy / imdb_examples / train_examples, stages
+    (`fine_tuning_stages`) and checks (train.evaluate.score_checks' dict)."""
+    facts = {}
+    if loaded.available:
+        facts["parameters"] = loaded.model.num_parameters()
+    metrics = loaded.extras.get("metrics") or RunMetrics()
+    runs = loaded.extras.get("phases") or ([metrics] if "metrics" in loaded.extras else [])  # the training runs
+    for field, key, scale in (("train_tokens", "train_tokens", 1), ("train_time_s", "train_minutes", 60),
+                              ("wall_time_s", "wall_minutes", 60)):
+        total = _total([getattr(r, field) for r in runs])
+        if total is not None:
+            facts[key] = int(total) if scale == 1 else total / scale
+    if isinstance(metrics.averaged, int) and metrics.averaged > 1:
+        facts["averaged"] = metrics.averaged
+    hardware = training_hardware(metrics)
+    if _number(hardware, "cpu_count"):
+        facts["cores"] = int(hardware["cpu_count"])
+    if isinstance(hardware.get("device"), str):
+        facts["device"] = hardware["device"]
+    if (data := trained_on(metrics)) is not None:
+        facts["data"] = data
+    for key in ("accuracy", "perplexity"):
+        if _number(metrics.mlm, key) is not None:
+            facts[f"mlm_{key}"] = _number(metrics.mlm, key)
+    if _number(metrics.mlm, "max_length"):
+        facts["mlm_rows"] = int(metrics.mlm["max_length"])
+    if (_number(metrics.mlm, "masks") or 1) > 1:
+        facts["mlm_masks"] = int(metrics.mlm["masks"])
+    for key, value in (("eval_accuracy", metrics.eval_accuracy), ("dev_accuracy", metrics.classifier_accuracy),
+                       ("imdb_accuracy", metrics.imdb_accuracy),
+                       ("imdb_accuracy_whole", metrics.imdb_accuracy_whole)):
+        if finite_number(value) is not None:
+            facts[key] = finite_number(value)
+    for key, value in (("dev_examples", metrics.dev_examples), ("imdb_examples", metrics.imdb_examples),
+                       ("train_examples", metrics.train_examples)):
+        if finite_number(value):
+            facts[key] = int(value)
+    if isinstance(metrics.dev_data, str) and metrics.dev_data:
+        facts["dev_data"] = dataset_name(metrics.dev_data)
+    if stages := fine_tuning_stages(metrics):
+        facts["stages"] = stages
+    checks = metrics.checks
+    if isinstance(checks, dict) and _number(checks, "n") and isinstance(checks.get("categories"), dict):
+        facts["checks"] = checks
+    # train.fill_mask_probe: everyday sentences with one expected word (the last phase is the shipped model)
+    probe = metrics.fill_mask_probe or (runs[-1].fill_mask_probe if runs else None)
+    if _number(probe, "sentences") and _number(probe, "top1") is not None and _number(probe, "top5") is not None:
+        facts["probe"] = {k: float(probe[k]) for k in ("top1", "top5", "sentences")}
+    return facts
