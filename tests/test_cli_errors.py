@@ -13,8 +13,8 @@ import pytest
 
 import roberta
 
-from train import (ablation, average, calibrate, evaluate, export, fill_mask_probe, finetune, gpu_transfer, pretrain,
-                   probes, runtime, tapt_corpus, tokenizer, trainer)
+from train import (ablation, average, calibrate, evaluate, export, fill_mask_probe, finetune, gpu_transfer, out_folder,
+                   pretrain, probes, runtime, tapt_corpus, tokenizer)
 from helpers import assert_user_error, finetune_argv, outcome, pretrain_argv, run_module
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,7 +112,7 @@ def test_a_seed_the_generators_cannot_take_is_refused_when_the_command_is_parsed
     assert not out.exists()
     built = dataclasses.replace(pretrain.parse_args(pretrain_argv(train_files, out)), seed=2**40)  # an experiment's
     with pytest.raises(runtime.UserError, match="--seed must be between 0 and"):
-        trainer.check_options(built)
+        out_folder.check_options(built)
     argv = pretrain_argv(train_files, out, "--seed", str(2**32 - 1), "--max-steps", "2", "--eval-every", "1")
     assert pretrain.main(argv) == 0, capsys.readouterr().err
 

@@ -10,8 +10,8 @@ import torch
 
 import roberta
 from scripts import analogy_probe, deploy_space, load_check, release, screenshots
-from train import (average, checkpointing, data, evaluate, export, fill_mask_probe, finetune, gpu_transfer, pretrain,
-                   runtime, tapt_corpus)
+from train import (average, checkpointing, data, evaluate, export, fill_mask_probe, finetune, gpu_transfer,
+                   imdb_sample, pretrain, runtime, tapt_corpus)
 from train import tokenizer as tokenizer_cli
 from helpers import assert_user_error, finetune_argv, outcome, pretrain_argv
 
@@ -165,7 +165,7 @@ def test_an_imdb_layout_file_the_sample_takes_whole_is_named(tmp_path):
     big = tmp_path / "imdb-big.tsv"
     texts = [f"Review {i}." for i in range(1200)]
     big.write_text("text\tlabel\n" + "".join(f"{t}\t{i % 2}\n" for i, t in enumerate(texts)))
-    held_out = set(data.imdb_sample(str(big))[0])
+    held_out = set(imdb_sample.imdb_sample(str(big))[0])
     assert data.read_documents(str(big)) == [t for t in texts if t not in held_out] and len(held_out) == 1000
 
 

@@ -13,7 +13,7 @@ import torch
 from safetensors.torch import load_file
 
 import roberta
-from train import ablation, average, calibrate, data, evaluate, finetune, runtime
+from train import ablation, average, calibrate, data, evaluate, finetune, imdb_sample, runtime
 from helpers import finetune_argv
 
 ENDPOINTS = ("/fill_mask", "/classify", "/attention", "/masking")  # the load check's mix, written out here
@@ -376,7 +376,7 @@ def test_calibrate_seed_chooses_the_held_out_slice(tiny_clf_dir, train_files, tm
 def test_average_imdb_seed_chooses_the_imdb_sample(two_inits, train_files, tmp_path, monkeypatch):
     """The IMDB reviews the average is scored on: the members' imdb_seed, or --imdb-seed (the texts passed to
     the scoring are spied)."""
-    from train import data, evaluate
+    from train import evaluate
 
     scored, evaluate_reviews = [], evaluate.evaluate_reviews
     monkeypatch.setattr(evaluate, "evaluate_reviews",
@@ -390,7 +390,7 @@ def test_average_imdb_seed_chooses_the_imdb_sample(two_inits, train_files, tmp_p
                                 "--imdb", imdb, *extra]
     assert average.main(argv("members-seed")) == 0
     assert average.main(argv("seed-3", "--imdb-seed", "3")) == 0
-    assert scored == [data.imdb_sample(imdb, 12, seed=5)[0], data.imdb_sample(imdb, 12, seed=3)[0]]
+    assert scored == [imdb_sample.imdb_sample(imdb, 12, seed=5)[0], imdb_sample.imdb_sample(imdb, 12, seed=3)[0]]
     assert set(scored[0]) != set(scored[1])
     recorded = [json.loads((tmp_path / name / "metrics.json").read_text()) for name in ("members-seed", "seed-3")]
     assert [(m["imdb_seed"], m["imdb_examples"]) for m in recorded] == [(5, 12), (3, 12)]
@@ -520,14 +520,14 @@ def test_finetune_imdb_seed_and_keep_imdb_sample(train_files, tiny_mlm_dir, tmp_
     """The IMDB sample (--imdb-n reviews drawn with --imdb-seed) is removed from the training rows, unless
     --keep-imdb-sample. The training file here holds the SST-2 rows and exactly the seed-1 sample's reviews: the
     seed-0 sample (the default) shares only some of them."""
-    from train import data
 
     imdb = str(train_files / "imdb.tsv")
-    seed1 = data.imdb_sample(imdb, 20, seed=1)
+    seed1 = imdb_sample.imdb_sample(imdb, 20, seed=1)
     train = tmp_path / "train.tsv"
     train.write_text((train_files / "train.tsv").read_text() + "".join(f"{t}\t{y}\n" for t, y in zip(*seed1)))
     rows = [line.split("\t")[0] for line in train.read_text().splitlines()[1:]]  # (the tiny corpus repeats a few)
-    in_training = {seed: sum(row in set(data.imdb_sample(imdb, 20, seed=seed)[0]) for row in rows) for seed in (0, 1)}
+    in_training = {seed: sum(row in set(imdb_sample.imdb_sample(imdb, 20, seed=seed)[0]) for row in rows)
+                   for seed in (0, 1)}
     assert in_training[1] >= 20 > in_training[0]
     runs = {}
     for name, extra in (("removed", []), ("kept", ["--keep-imdb-sample"])):
@@ -551,7 +551,7 @@ def test_finetune_imdb_labels_are_matched_to_labels_by_name(train_files, tmp_pat
     the IMDB figure was inverted. Its labels are now the model's ids of the names negative and positive (neg and
     pos too, in any case)."""
     imdb = str(train_files / "imdb.tsv")
-    texts, file_labels = data.imdb_sample(imdb, 20)
+    texts, file_labels = imdb_sample.imdb_sample(imdb, 20)
     names = [data.SENTIMENT_LABELS[label] for label in file_labels]  # IMDB's: 0 negative, 1 positive
     assert set(names) == {"negative", "positive"}
     for labels in ("negative,positive", "positive,negative", "neg,pos", "Pos,Neg"):
@@ -564,15 +564,15 @@ def test_finetune_imdb_labels_are_matched_to_labels_by_name(train_files, tmp_pat
         scored_as = [polarity.get(id2label[i].lower(), id2label[i].lower()) for i in read.imdb[1]]
         assert scored_as == names, labels
     for labels in ({0: "negative", 1: "neutral", 2: "positive"}, {0: "neg", 1: "negative"}, {0: "bad", 1: "good"}):
-        note = data.imdb_skip_note(labels)
+        note = imdb_sample.imdb_skip_note(labels)
         assert note.startswith("note: the IMDB check is skipped") and str(list(labels.values())) in note
         with pytest.raises(ValueError, match="not a negative and a positive label"):
-            data.imdb_sample_as(imdb, 20, 0, labels)
-    assert data.imdb_skip_note({0: "pos", 1: "neg"}) is None
+            imdb_sample.imdb_sample_as(imdb, 20, 0, labels)
+    assert imdb_sample.imdb_skip_note({0: "pos", 1: "neg"}) is None
     graded = tmp_path / "graded.tsv"  # a review file of other labels than IMDB's 0 and 1
     graded.write_text("text\tlabel\n" + "".join(f"{text}\t{i % 3}\n" for i, text in enumerate(texts)))
     with pytest.raises(ValueError, match="label 2 is not an IMDB label"):
-        data.imdb_sample_as(str(graded), 20, 0, {0: "negative", 1: "positive"})
+        imdb_sample.imdb_sample_as(str(graded), 20, 0, {0: "negative", 1: "positive"})
 
 
 def test_finetune_skips_the_imdb_check_for_labels_that_are_not_negative_and_positive(train_files, tiny_mlm_dir,

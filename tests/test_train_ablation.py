@@ -201,7 +201,7 @@ def test_the_mask_probe_scores_as_evaluate_does(tiny_mlm_dir, tokenizer, sentenc
     figures as `evaluate_mlm`."""
     import roberta
     from train import evaluate
-    from train.data import pack_sequences
+    from train.packing import pack_sequences
 
     model = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir).eval()
     rows = pack_sequences(sentences, tokenizer, 32)
@@ -232,6 +232,23 @@ def test_writes_leave_another_process_s_temporary_file_alone(tmp_path):
     assert all(other.read_text() == "another process" for other in others)
     assert json.loads((out / "plan.json").read_text())["dynamic-seed0/pretrain"] == "python -m train.pretrain"
     assert (tmp_path / "slice.txt").read_text() == "one document\n"
+
+
+def test_the_corpus_slice_counts_documents_as_train_data_reads_them(tmp_path):
+    """The slice ends at a document start, and counts its documents, by `train.data`'s rule (`starts_document`): in
+    WikiText layout a ` = Title = ` line (not a ` = = Section = = ` one), else each line that is not blank."""
+    from train import data
+
+    wiki = tmp_path / "wiki.txt"
+    wiki.write_text(" = A = \n first paragraph \n\n = = Section = = \n more text \n = B = \n second \n"
+                    " = C = \n third \n")
+    sliced = ablation_plan.slice_corpus(wiki, 60, tmp_path / "wiki-slice.txt")
+    documents = data.read_documents(str(tmp_path / "wiki-slice.txt"))
+    assert sliced["documents"] == len(documents) == 2 and documents[0] == "A\nfirst paragraph\nSection\nmore text"
+    plain = tmp_path / "plain.txt"
+    plain.write_text("one\n\ntwo\nthree\n")
+    sliced = ablation_plan.slice_corpus(plain, 5, tmp_path / "plain-slice.txt")
+    assert sliced["documents"] == len(data.read_documents(str(tmp_path / "plain-slice.txt"))) == 1
 
 
 def test_mean_and_std_are_summarize_s():

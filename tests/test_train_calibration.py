@@ -1257,7 +1257,7 @@ def test_a_file_of_another_layout_is_read_as_it_is_laid_out(tiny_clf_dir, tmp_pa
     model's columns read the files that have them; another file is read in read_labeled's defaults."""
     import shutil
 
-    from train import data
+    from train import recorded_columns
 
     folder = shutil.copytree(tiny_clf_dir, tmp_path / "clf")
     own, sst = tmp_path / "own.tsv", tmp_path / "sst.tsv"
@@ -1267,9 +1267,10 @@ def test_a_file_of_another_layout_is_read_as_it_is_laid_out(tiny_clf_dir, tmp_pa
                    encoding="utf-8")
     command = f"python -m train.finetune --train {own} --dev {own} --text-column review --label-column sentiment"
     (folder / "metrics.json").write_text(json.dumps({"command": command, "dev_data": str(own)}), encoding="utf-8")
-    recorded = data.columns_in_metrics({"command": command})
+    recorded = recorded_columns.columns_in_metrics({"command": command})
     assert recorded == ("review", "sentiment")
-    assert data.columns_for(own, recorded) == recorded and data.columns_for(sst, recorded) == (None, None)
+    columns_for = recorded_columns.columns_for
+    assert columns_for(own, recorded) == recorded and columns_for(sst, recorded) == (None, None)
     assert calibrate.main([str(folder), "--calibration-data", str(sst), "--all"]) == 0, capsys.readouterr().err
     assert json.loads((folder / "metrics.json").read_text())["calibration"]["calibration"]["n"] == 60
     assert calibrate.main([str(folder), "--dev", str(sst), "--plot-only"]) == 0, capsys.readouterr().err

@@ -1,11 +1,12 @@
-"""train.data: corpus readers, mixtures, FULL-SENTENCES packing, labelled data, classifier normalisation."""
+"""train.data and train.packing: corpus readers, mixtures, FULL-SENTENCES packing, labelled data, classifier
+normalisation."""
 import errno
 from pathlib import Path
 
 import pytest
 import torch
 
-from train import data
+from train import data, imdb_sample, packing
 
 WIKITEXT = """ 
  = Homarus gammarus = 
@@ -195,7 +196,7 @@ def test_a_cut_budget_is_a_cap(tmp_path):
 def test_pack_sequences_full_sentences(tokenizer, sentences, tmp_path):
     docs = [" ".join(sentences[i:i + 3]) for i in range(0, 30, 3)]
     max_length = 16
-    rows = data.pack_sequences(docs, tokenizer, max_length)
+    rows = packing.pack_sequences(docs, tokenizer, max_length)
     bos, eos, pad = (tokenizer.token_to_id(t) for t in ("<s>", "</s>", "<pad>"))
     assert rows.dtype == torch.long and rows.shape[1] == max_length
     assert (rows[:, 0] == bos).all()
@@ -218,15 +219,15 @@ def test_special_tokens_written_out_in_pretraining_text_are_read_as_text(tokeniz
     target. They are read as the text they are; WikiText's `<unk>` stays the one special token (`_clean_line`)."""
     specials = {tokenizer.token_to_id(t) for t in ("<s>", "</s>", "<pad>", "<mask>", "<unk>")}
     text = "Prices: <s>$20</s> now, see <pad> and <mask> here."
-    (ids,) = data.tokenize_documents([text], tokenizer)
+    (ids,) = packing.tokenize_documents([text], tokenizer)
     assert not specials & set(ids.tolist())
     assert tokenizer.decode(ids.tolist(), skip_special_tokens=False) == text
-    rows = data.pack_sequences([text, "the cat"], tokenizer, 64)
+    rows = packing.pack_sequences([text, "the cat"], tokenizer, 64)
     body = rows[0, 1:].tolist()
     assert body.count(tokenizer.token_to_id("</s>")) == 2  # the end of each document, and no other
     # <unk> (glued to the word before, as `_clean_line` writes it) is one special token, as the tokenizer reads it
     wiki = ["a species of<unk> lobster", "<unk>", "x<unk><unk> y"]
-    tokenized = [ids.tolist() for ids in data.tokenize_documents(wiki, tokenizer)]
+    tokenized = [ids.tolist() for ids in packing.tokenize_documents(wiki, tokenizer)]
     assert tokenized == [e.ids for e in tokenizer.encode_batch(wiki, add_special_tokens=False)]
     assert [t.count(tokenizer.token_to_id("<unk>")) for t in tokenized] == [1, 1, 2]
 
@@ -242,7 +243,7 @@ def test_the_shipped_corpora_are_packed_as_before(shared_file):
     assert not any(t in d for d in documents for t in data.SPECIAL_TOKENS_WRITTEN)
     assert sum(d.count(data.UNK) for d in documents) > 1000
     before = [e.ids for e in tokenizer.encode_batch(documents, add_special_tokens=False)]
-    assert [ids.tolist() for ids in data.tokenize_documents(documents, tokenizer)] == before
+    assert [ids.tolist() for ids in packing.tokenize_documents(documents, tokenizer)] == before
 
 
 def test_labelled_texts_with_special_tokens_written_out_are_noted(tmp_path, capsys):
@@ -261,15 +262,15 @@ def test_labelled_texts_with_special_tokens_written_out_are_noted(tmp_path, caps
 
 def test_pack_sequences_cache(tokenizer, sentences, tmp_path, monkeypatch):
     docs = sentences[:50]
-    first = data.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path)
+    first = packing.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path)
     files = list(tmp_path.glob("packed-*.safetensors"))
     assert len(files) == 1
     # a cache hit does not tokenize again
-    monkeypatch.setattr(data, "tokenize_documents", lambda *a, **k: pytest.fail("tokenized again"))
-    assert torch.equal(data.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path), first)
+    monkeypatch.setattr(packing, "tokenize_documents", lambda *a, **k: pytest.fail("tokenized again"))
+    assert torch.equal(packing.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path), first)
     monkeypatch.undo()
-    data.pack_sequences(docs, tokenizer, 24, cache_dir=tmp_path)  # another max_length: another file
-    data.pack_sequences(docs[:-1], tokenizer, 32, cache_dir=tmp_path)  # other documents: another file
+    packing.pack_sequences(docs, tokenizer, 24, cache_dir=tmp_path)  # another max_length: another file
+    packing.pack_sequences(docs[:-1], tokenizer, 32, cache_dir=tmp_path)  # other documents: another file
     assert len(list(tmp_path.glob("packed-*.safetensors"))) == 3
 
 
@@ -283,15 +284,15 @@ def test_a_damaged_or_unwritable_packing_cache_is_a_warning_not_a_traceback(toke
     from safetensors import torch as safetensors_torch
 
     docs = sentences[:50]
-    first = data.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path)
+    first = packing.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path)
     (entry,) = tmp_path.glob("packed-*.safetensors")
     entry.write_bytes(entry.read_bytes()[:100])  # truncated
-    assert torch.equal(data.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path), first)
+    assert torch.equal(packing.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path), first)
     err = capsys.readouterr().err
     assert f"warning: the packing cache {entry} cannot be read" in err and "packing again" in err
     assert torch.equal(safetensors_torch.load_file(str(entry))["input_ids"].long(), first)  # replaced by a good one
     safetensors_torch.save_file({"input_ids": torch.zeros(2, 8)}, str(entry))  # readable, but not rows of 32 tokens
-    assert torch.equal(data.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path), first)
+    assert torch.equal(packing.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path), first)
     assert "not packed rows of 32 tokens" in capsys.readouterr().err
 
     def full_disk(tensors, path, metadata=None):
@@ -300,20 +301,20 @@ def test_a_damaged_or_unwritable_packing_cache_is_a_warning_not_a_traceback(toke
 
     monkeypatch.setattr(safetensors_torch, "save_file", full_disk)
     other = tmp_path / "other"
-    assert torch.equal(data.pack_sequences(docs, tokenizer, 32, cache_dir=other), first)
+    assert torch.equal(packing.pack_sequences(docs, tokenizer, 32, cache_dir=other), first)
     err = capsys.readouterr().err
     assert "warning: could not write the packing cache" in err and "No space left on device" in err
     assert list(other.iterdir()) == []  # no temporary file left
     blocked = tmp_path / "a-file"
     blocked.write_text("")
-    assert torch.equal(data.pack_sequences(docs, tokenizer, 32, cache_dir=blocked / "cache"), first)  # no folder
+    assert torch.equal(packing.pack_sequences(docs, tokenizer, 32, cache_dir=blocked / "cache"), first)  # no folder
     assert "warning: could not write the packing cache" in capsys.readouterr().err
 
     def full_disk_as_os_error(tensors, path, metadata=None):  # named once: not "(could not write X (...))"
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(safetensors_torch, "save_file", full_disk_as_os_error)
-    assert torch.equal(data.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path / "third"), first)
+    assert torch.equal(packing.pack_sequences(docs, tokenizer, 32, cache_dir=tmp_path / "third"), first)
     err = capsys.readouterr().err
     assert err.count("could not write") == 1 and "(No space left on device); going on without it" in err
 
@@ -368,7 +369,7 @@ def test_non_utf8_files_name_the_file_and_line(tmp_path):
         data.read_documents(str(corpus))
     tsv = tmp_path / "latin1.tsv"
     tsv.write_bytes(("text\tlabel\n" + "good film\t1\n" * 2000).encode() + "na\xefve\t0\n".encode("latin-1"))
-    for read in (lambda: data.read_labeled(str(tsv)), lambda: data.imdb_sample(str(tsv), n=1)):
+    for read in (lambda: data.read_labeled(str(tsv)), lambda: imdb_sample.imdb_sample(str(tsv), n=1)):
         with pytest.raises(data.DataError, match="latin1.tsv line 2002: not UTF-8 text"):
             read()
     header = tmp_path / "header.tsv"
@@ -437,22 +438,22 @@ def test_a_gzip_file_is_named_as_one(tmp_path):
 def test_imdb_sample_is_fixed(tmp_path):
     path = tmp_path / "imdb.tsv"
     path.write_text("text\tlabel\n" + "".join(f"Review {i}, \"quoted\".\t{i % 2}\n" for i in range(50)))
-    texts, labels = data.imdb_sample(str(path), n=10, seed=3)
-    assert len(texts) == 10 and data.imdb_sample(str(path), n=10, seed=3) == (texts, labels)
+    texts, labels = imdb_sample.imdb_sample(str(path), n=10, seed=3)
+    assert len(texts) == 10 and imdb_sample.imdb_sample(str(path), n=10, seed=3) == (texts, labels)
     assert all(int(t.split()[1].rstrip(",")) % 2 == y for t, y in zip(texts, labels))
-    assert data.imdb_sample(str(path), n=10, seed=4)[0] != texts
+    assert imdb_sample.imdb_sample(str(path), n=10, seed=4)[0] != texts
 
 
 def test_a_labelled_file_is_pretraining_text_without_its_evaluation_sample(tmp_path):
     import lzma
 
     texts = [f"Review {i}, \"quoted\"." for i in range(1500)]
-    sampled = data.evaluation_sample(len(texts))
+    sampled = imdb_sample.evaluation_sample(len(texts))
     copied = next(i for i in range(len(texts)) if i not in sampled)
     texts[copied] = texts[sampled[0]]  # a review the sample picks, repeated at a row it does not pick
     path = tmp_path / "imdb.tsv"
     path.write_text("text\tlabel\n" + "".join(f"{t}\t{i % 2}\n" for i, t in enumerate(texts)))
-    held_out = set(data.imdb_sample(str(path))[0])  # what train.evaluate --imdb and fine-tuning score
+    held_out = set(imdb_sample.imdb_sample(str(path))[0])  # what train.evaluate --imdb and fine-tuning score
     assert len(held_out) == 1000
     documents = data.read_documents(str(path))
     assert not held_out & set(documents) and len(documents) == 499  # not even the repeated copy
@@ -479,10 +480,10 @@ def test_real_sst2_and_imdb_load(shared_file):
     texts, labels, id2label = data.read_labeled(str(shared_file("sst2/dev.tsv")))
     assert len(texts) == 872 and set(labels) == {0, 1} and id2label == {0: "negative", 1: "positive"}
     imdb = str(shared_file("imdb/train.tsv"))
-    texts, labels = data.imdb_sample(imdb, n=200, seed=0)
+    texts, labels = imdb_sample.imdb_sample(imdb, n=200, seed=0)
     assert len(texts) == 200 and set(labels) == {0, 1} and min(map(len, texts)) > 0
     documents = data.read_documents(imdb)  # pretraining text: the sample left out
-    assert len(documents) == 23_989 and not set(data.imdb_sample(imdb)[0]) & set(documents)  # 2 near-copies too
+    assert len(documents) == 23_989 and not set(imdb_sample.imdb_sample(imdb)[0]) & set(documents)  # 2 near-copies too
 
 
 def test_copies_of_the_imdb_evaluation_sample_are_left_out_of_training_text(tmp_path, capsys, monkeypatch):
@@ -491,35 +492,35 @@ def test_copies_of_the_imdb_evaluation_sample_are_left_out_of_training_text(tmp_
     imdb = tmp_path / "imdb"
     imdb.mkdir()
     (imdb / "train.tsv").write_text("text\tlabel\n" + "".join(f"{t}\t{i % 2}\n" for i, t in enumerate(reviews)))
-    picked = data.imdb_sample(str(imdb / "train.tsv"))[0]
+    picked = imdb_sample.imdb_sample(str(imdb / "train.tsv"))[0]
     exact = "  " + picked[0].upper().replace(" ", "   ") + " "  # whitespace and case apart, the same review
     near = picked[1].replace("x60 ", "y60 ", 1) + " and more"  # a word changed (8 of 113 runs), extended
     unrelated = reviews[[i for i, t in enumerate(reviews) if t not in picked][0]]
     (imdb / "unsup.txt").write_text(f"{exact}\n{near}\n{unrelated}\n")
-    assert exact in data.SampleCopies(picked) and near in data.SampleCopies(picked)
+    assert exact in imdb_sample.SampleCopies(picked) and near in imdb_sample.SampleCopies(picked)
     assert data.read_documents(str(imdb / "unsup.txt")) == [unrelated]
     assert "2 lines left out" in capsys.readouterr().err
-    built, build = [], data.SampleCopies.__init__  # train.tsv and unsup.txt in one corpus: one index of the
-                                                    # sample's shingles (1.5 s for IMDB's)
+    # train.tsv and unsup.txt in one corpus: one index of the sample's shingles (1.5 s for IMDB's)
+    built, build = [], imdb_sample.SampleCopies.__init__
     def counted_build(self, sample):
         built.append(len(sample))
         build(self, sample)
 
-    monkeypatch.setattr(data.SampleCopies, "__init__", counted_build)
-    data.imdb_sample_copies.cache_clear()
-    data._sample_copies.cache_clear()
+    monkeypatch.setattr(imdb_sample.SampleCopies, "__init__", counted_build)
+    imdb_sample.imdb_sample_copies.cache_clear()
+    imdb_sample._sample_copies.cache_clear()
     documents = data.read_documents(str(imdb / "train.tsv")) + data.read_documents(str(imdb / "unsup.txt"))
     assert built == [1000] and unrelated in documents and not set(picked) & set(documents)
     capsys.readouterr()
     (imdb / "train.tsv").unlink()  # no sample to draw: everything is kept, with a warning
-    data.imdb_sample_copies.cache_clear()
+    imdb_sample.imdb_sample_copies.cache_clear()
     assert len(data.read_documents(str(imdb / "unsup.txt"))) == 3
     assert "no IMDB train.tsv" in capsys.readouterr().err
 
 
 def test_near_copies_of_sample_rows_are_left_out_of_a_labelled_file(tmp_path):
     reviews = [" ".join(f"w{i}x{j}" for j in range(30)) for i in range(1300)]
-    sampled = data.evaluation_sample(len(reviews))
+    sampled = imdb_sample.evaluation_sample(len(reviews))
     free = [i for i in range(len(reviews)) if i not in sampled]
     reviews[free[0]] = reviews[sampled[0]] + " and more"  # a near-copy: the same review, extended
     path = tmp_path / "imdb.tsv"
@@ -550,12 +551,13 @@ def test_a_guessed_layout_is_noted(capsys):
 
 def _shingle_count_verdicts(sample, texts):
     """What the near-copy test decides counting every shingle of every text (its definition)."""
-    folded = [data._folded(t) for t in sample]
+    fold, shingles = imdb_sample._folded, imdb_sample._shingles
+    folded = [fold(t) for t in sample]
     decisions = []
     for text in texts:
-        mine = set(data._shingles(data._folded(text)))
-        decisions.append(data._folded(text) in folded or any(
-            len(mine & set(data._shingles(f))) >= max(1, -(-9 * len(set(data._shingles(f))) // 10)) for f in folded))
+        mine = set(shingles(fold(text)))
+        decisions.append(fold(text) in folded or any(
+            len(mine & set(shingles(f))) >= max(1, -(-9 * len(set(shingles(f))) // 10)) for f in folded))
     return decisions
 
 
@@ -577,7 +579,7 @@ def test_the_near_copy_test_finds_what_counting_every_shingle_finds():
                 edited[place] = "zz"
             texts += [" ".join(edited), " ".join(edited[: len(edited) // 2 + 3]), "more " + " ".join(edited)]
     texts += [" ".join(rng.choice(vocabulary) for _ in range(40)) for _ in range(200)]
-    copies = data.SampleCopies(sample)
+    copies = imdb_sample.SampleCopies(sample)
     verdicts = [text in copies for text in texts]
     assert verdicts == _shingle_count_verdicts(sample, texts)
     assert 0 < sum(verdicts) < len(texts)
@@ -605,11 +607,13 @@ def test_a_classifiers_columns_are_read_from_the_command_that_made_it(tmp_path):
     """Without a calibration slice (--calibration-n 0) nothing recorded the columns: the command does."""
     import json
 
+    from train.recorded_columns import recorded_columns
+
     def recorded(metrics):
         (tmp_path / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
-        return data.recorded_columns(tmp_path)
+        return recorded_columns(tmp_path)
 
-    assert data.recorded_columns(tmp_path / "none") == (None, None)
+    assert recorded_columns(tmp_path / "none") == (None, None)
     command = "python -m train.finetune --text-column review --label-col=sentiment --calibration-n 0 --out x"
     assert recorded({"command": command}) == ("review", "sentiment")
     assert recorded({"command": "python -m train.finetune --out x"}) == (None, None)

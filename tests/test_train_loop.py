@@ -17,7 +17,7 @@ import torch
 from safetensors.torch import load_file
 
 import roberta
-from train import checkpointing, finetune, optim, pretrain, reporting, runtime, trainer
+from train import checkpointing, finetune, optim, out_folder, pretrain, reporting, runtime, trainer
 from helpers import finetune_argv, lock_is_free, pretrain_argv
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,7 +104,7 @@ def test_the_periodic_evaluations_score_the_final_evaluations_masks_on_its_first
     those rows, other corruptions (<mask>, random, kept) for a third of them. They are the first rows of the final
     evaluation's masked set: at the last step (the final weights) the periodic figure is those rows' figure under
     the final evaluation's masks."""
-    from train import data, evaluate
+    from train import data, evaluate, packing
 
     out = tmp_path / "run"
     argv = pretrain_argv(train_files, out, "--eval-rows", "2", "--eval-seed", "3", max_steps=2, eval_every=2)
@@ -112,7 +112,7 @@ def test_the_periodic_evaluations_score_the_final_evaluations_masks_on_its_first
     periodic = [e for e in reporting.read_log(out / "log.jsonl") if e["type"] == "eval" and e["step"] == 2]
     model = roberta.RobertaForMaskedLM.from_pretrained(out).eval()
     tokenizer = roberta.load_tokenizer(out)
-    rows = data.pack_sequences(data.read_documents(str(train_files / "valid.txt")), tokenizer, 32)
+    rows = packing.pack_sequences(data.read_documents(str(train_files / "valid.txt")), tokenizer, 32)
     assert len(rows) > 2 and json.loads((out / "metrics.json").read_text())["eval_tokens"] > 0
     masked = roberta.DynamicMasker.from_tokenizer(tokenizer, seed=3)(rows.long())  # the final evaluation's
     first = type(masked)(masked.input_ids[:2], masked.labels[:2], masked.outcome[:2])
@@ -276,9 +276,9 @@ class Tokenized(Exception):
 
 
 def test_no_progress_also_silences_the_tokenizing_bar(train_files, tmp_path, monkeypatch):
-    from train import data
+    from train import packing
 
-    asked, tokenize = [], data.tokenize_documents
+    asked, tokenize = [], packing.tokenize_documents
 
     def tokenize_documents(docs, tok, show_progress=None, **kw):
         asked.append(show_progress)
@@ -287,7 +287,7 @@ def test_no_progress_also_silences_the_tokenizing_bar(train_files, tmp_path, mon
             raise Tokenized
         return rows
 
-    monkeypatch.setattr(data, "tokenize_documents", tokenize_documents)
+    monkeypatch.setattr(packing, "tokenize_documents", tokenize_documents)
     with pytest.raises(Tokenized):
         pretrain.main(open_ended_argv(train_files, tmp_path / "quiet", "--max-steps", "1"))
     argv = [a for a in open_ended_argv(train_files, tmp_path / "auto", "--max-steps", "1") if a != "--no-progress"]
@@ -1409,10 +1409,10 @@ def test_resume_without_a_checkpoint_restarts_beside_what_a_stopped_run_left(tmp
     out.mkdir()
     for name in ("log.jsonl", "config.json", "tokenizer.json", "tokenizer_config.json"):
         (out / name).write_text("{}\n")
-    trainer.check_restart_out(out)  # the same run started again
+    out_folder.check_restart_out(out)  # the same run started again
     (out / "log.jsonl").unlink()
     with pytest.raises(runtime.UserError, match=r"is not empty \(config.json, tokenizer.json, tokenizer_config.json\)"):
-        trainer.check_restart_out(out)
+        out_folder.check_restart_out(out)
 
 
 # ----- the end of a run, its lock, and what a resume compares (review R) -----
@@ -1531,11 +1531,11 @@ def test_a_resume_with_other_training_data_at_the_same_paths_is_warned_about(tra
     word: the options are compared by value, and the paths had not changed. The trainer state now keeps the training
     data's row count and a digest of its token ids; a resume on other data is warned about and recorded in
     metrics.json's resumed_with, as a changed option is. A checkpoint written before that resumes as before."""
-    from train import data
+    from train import packing
 
     _, out = interrupted
     plain = Path(shutil.copytree(out, out.parent / "plain"))
-    pack = data.pack_sequences
+    pack = packing.pack_sequences
 
     def other_token_ids(documents, tokenizer, *args, **kwargs):  # as another tokenizer of 300 would give them
         rows = pack(documents, tokenizer, *args, **kwargs)
@@ -1544,7 +1544,7 @@ def test_a_resume_with_other_training_data_at_the_same_paths_is_warned_about(tra
     _, state = checkpointing.Checkpoints.load(checkpointing.Checkpoints(out).latest())
     rows = state["training_data"]["rows"]
     with monkeypatch.context() as m:
-        m.setattr(data, "pack_sequences", other_token_ids)
+        m.setattr(packing, "pack_sequences", other_token_ids)
         assert pretrain.main(open_ended_argv(train_files, out, *RESUMED, "--resume")) == 0
     err = capsys.readouterr().err
     assert (f"warning: the training data differ from the checkpointed run's ({rows:,} rows, other token ids): were "
@@ -1639,14 +1639,14 @@ def test_a_write_probe_of_another_process_is_not_taken_for_a_file_in_a_new_out(t
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             made.append(Path(self.name).name)
-            trainer.check_fresh_out(out)  # rank 0's check, while rank 1's probe is there
+            out_folder.check_fresh_out(out)  # rank 0's check, while rank 1's probe is there
 
     monkeypatch.setattr(tempfile, "TemporaryDirectory", Caught)
     runtime.check_writable_folder(out)
     assert made and made[0].startswith(runtime.WRITE_PROBE_PREFIX) and list(out.iterdir()) == []
     (out / "tmp-of-someone").mkdir()
     with pytest.raises(runtime.UserError, match=r"is not empty \(tmp-of-someone\)"):
-        trainer.check_fresh_out(out)
+        out_folder.check_fresh_out(out)
 
 
 def test_a_run_resumed_from_before_head_seed_records_its_head_seed_as_unknown(train_files, tmp_path, tiny_mlm_dir,

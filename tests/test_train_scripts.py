@@ -14,7 +14,7 @@ import torch
 import roberta
 from roberta.run_metrics import PHASES_NAME
 from roberta.text import lowercasing, normalize_for_classifier
-from train import checkpointing, data, finetune, pretrain, recipe, reporting, runtime, summarize
+from train import checkpointing, finetune, imdb_sample, pretrain, recipe, reporting, runtime, summarize
 from helpers import finetune_argv, pretrain_argv, run_module
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -132,7 +132,7 @@ def test_finetune_trains_on_every_window_of_long_texts(train_files, tmp_path, ti
     assert finetune.main(argv) == 0
     metrics = assert_hub_folder(out)
     # the texts that hold a whole IMDB-sample review (the tiny grammar repeats sentences) are held out as its copies
-    copies = data.SampleCopies(data.imdb_sample(str(train_files / "imdb.tsv"), 20)[0])
+    copies = imdb_sample.SampleCopies(imdb_sample.imdb_sample(str(train_files / "imdb.tsv"), 20)[0])
     kept = [t for t, _ in long_texts if t not in copies]
     assert metrics["imdb_sample_removed_from_training"] == 40 - len(kept) < 5
     shown = [normalize_for_classifier(t) for t in kept]  # what fine-tuning reads, as the pipeline
@@ -397,7 +397,7 @@ runpy.run_module(module, run_name="__main__", alter_sys=True)
 @pytest.mark.parametrize("module, target", [
     ("train.pretrain", "train.data.load_mixture_with_stats"),  # its setup
     ("train.finetune", "train.calibrate.calibrate"),  # after its training loop: calibration, then the scores
-    ("train.evaluate", "train.data.pack_sequences"),
+    ("train.evaluate", "train.packing.pack_sequences"),
     ("train.tokenizer", "train.data.load_mixture_with_stats"),
     ("train.recipe", "train.data.load_mixture_with_stats"),  # the setup of its pretraining step
 ])

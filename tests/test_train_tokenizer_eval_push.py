@@ -13,7 +13,7 @@ import roberta
 import torch
 from roberta.text import normalize_for_classifier
 from train import evaluate, model_card, push
-from train.data import pack_sequences
+from train.packing import pack_sequences
 from helpers import run_module
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -959,7 +959,7 @@ def test_evaluate_imdb_scores_by_label_name_and_skips_other_labels(tiny_clf_dir,
     names negative and positive, and skipped with a note for other labels."""
     import shutil
 
-    from train import data
+    from train import data, imdb_sample
 
     imdb = str(train_files / "imdb.tsv")
     swapped = shutil.copytree(tiny_clf_dir, tmp_path / "swapped")
@@ -968,7 +968,7 @@ def test_evaluate_imdb_scores_by_label_name_and_skips_other_labels(tiny_clf_dir,
     (swapped / "config.json").write_text(json.dumps(config))
     model = roberta.RobertaForSequenceClassification.from_pretrained(swapped)
     tokenizer = roberta.load_tokenizer(swapped)
-    texts, labels = data.imdb_sample(imdb, 20)
+    texts, labels = imdb_sample.imdb_sample(imdb, 20)
     answers = evaluate.classifier_logits(model, tokenizer, texts, 32, 64).argmax(-1).tolist()
     by_name = sum(model.config.id2label[a] == data.SENTIMENT_LABELS[y] for a, y in zip(answers, labels)) / len(labels)
     out = tmp_path / "m.json"

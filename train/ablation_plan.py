@@ -103,21 +103,20 @@ def slice_corpus(source: Path, chars: int, dest: Path) -> dict:
     WikiText layout: a document runs up to the next ` = Title = ` line; otherwise one line is one document.
     Writing the raw lines keeps the file readable by `train.data` exactly as the original. The same slice
     for every seed and arm (a seed only changes the order of the documents, not the tokens)."""
-    from .data import _TITLE
+    from .data import is_wikitext, starts_document
 
     if not source.is_file():
         raise FileNotFoundError(f"--corpus {source}: no such file (--corpus-chars slices a local text file)")
     lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
-    titled = any(_TITLE.match(line.rstrip("\r\n")) for line in lines)
+    wikitext = is_wikitext(lines)
     kept, taken = [], 0
     for line in lines:
-        starts_document = _TITLE.match(line.rstrip("\r\n")) if titled else line.strip()
-        if taken >= chars and starts_document:
+        if taken >= chars and starts_document(line, wikitext):
             break
         kept.append(line)
         taken += len(line)
     text = "".join(kept)
-    documents = sum(1 for line in kept if (_TITLE.match(line.rstrip("\r\n")) if titled else line.strip()))
+    documents = sum(starts_document(line, wikitext) for line in kept)
     if not dest.is_file() or dest.read_text(encoding="utf-8") != text:
         dest.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(dest, text)

@@ -63,7 +63,7 @@ def mask_probe(folder: Path, arm: str, seed: int, args, recipe) -> dict:
 
     import roberta
 
-    from . import data
+    from . import data, packing
 
     started = time.time()
     mlm = folder / "mlm"
@@ -71,7 +71,7 @@ def mask_probe(folder: Path, arm: str, seed: int, args, recipe) -> dict:
     tok = roberta.load_tokenizer(tokenizer_path(args))
     model = roberta.RobertaForMaskedLM.from_pretrained(mlm).eval()
     documents, _ = data.load_mixture_with_stats(str(corpus_path(args, recipe)), char_budget=None, seed=seed)
-    rows = data.pack_sequences(documents, tok, model.config.max_length, cache_dir=Path(args.out) / "cache")
+    rows = packing.pack_sequences(documents, tok, model.config.max_length, cache_dir=Path(args.out) / "cache")
     train_log = [e for e in read_log(mlm / "log.jsonl") if e["type"] == "train"]
     last_epoch = train_log[-1]["epoch"] if train_log else 0
     probe_rows = rows[:recipe["probe_rows"]]

@@ -193,7 +193,7 @@ class TrainingArguments:
 
     def check_loop(self, world_size: int = 1) -> None:
         """The loop's options that are wrong whatever the data and --out (a UserError naming the option), for
-        `world_size` processes. `train.trainer.check_options` adds --out's checks; a script's `check` runs both
+        `world_size` processes. `train.out_folder.check_options` adds --out's checks; a script's `check` runs both
         first, then its own."""
         batch, accum = self.batch_size, self.grad_accum
         if batch < 1 or accum < 1 or batch % (world_size * accum):
@@ -221,7 +221,8 @@ class TrainingArguments:
 
     def own_files(self) -> tuple[str, ...]:
         """The names a script puts in --out before its training loop starts, and so finds there after a start that
-        stopped: a new run takes them (`train.trainer.check_fresh_out`); the loop's own are `trainer.RUN_FILES`."""
+        stopped: a new run takes them (`train.out_folder.check_fresh_out`); the loop's own are
+        `out_folder.RUN_FILES`."""
         return ()
 
     def recorded(self) -> dict:

@@ -49,10 +49,10 @@ from .arguments import seed_value
 from .evaluate import DEFAULT_CHECKS, UNSURE_BELOW, check_expected_labels, check_unsure_below, read_checks
 from .exit_codes import with_how_to_go_on
 from .export import partial_note
+from .out_folder import FINISHED_FILES, check_fresh_out
 from .reporting import distinct_labels, plot_member_curves
 from .runtime import (EXIT_OK, Dist, UserError, autocast, exit_code, hardware_info, naming, output_folder,
                       progress_bars, report_user_error, resolve_precision, shown_command)
-from .trainer import FINISHED_FILES, check_fresh_out
 
 
 class AverageError(ValueError):
@@ -223,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
 def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
     """The average of masked-LM members, scored on held-out text under several fixed masks."""
     from .arguments import command_line
-    from .data import pack_sequences, read_documents
+    from .data import read_documents
+    from .packing import pack_sequences
     from .evaluate import evaluate_mlm_masks, take_chars
     from .model_card import write_model_card
 
@@ -370,8 +371,9 @@ def _read_inputs(args, members: list[dict], config, out: Path) -> _Inputs:
     """The options, else the first member's records, with every file read or refused before any work: a missing
     --checks file or an --imdb-n 0 failed after the weights were averaged and the temperature fitted, leaving --out
     marked unfinished with a reliability.png."""
-    from . import data
+    from . import data, imdb_sample
     from .calibrate import held_out_slice
+    from .recorded_columns import columns_for, columns_in_metrics
 
     ref, labels = members[0], config.id2label
     calibration_spec = None if args.no_calibration else _shared_calibration_slice(members, out)
@@ -389,11 +391,11 @@ def _read_inputs(args, members: list[dict], config, out: Path) -> _Inputs:
     with naming("the members' calibration slice (metrics.json calibration.slice; --no-calibration to skip it)"):
         calibration_rows = held_out_slice(calibration_spec, labels) if calibration_spec else None
     with naming(_named("--dev", args.dev, "dev_data")):
-        dev = data.read_labeled(dev_source, *data.columns_for(dev_source, data.columns_in_metrics(ref)),
+        dev = data.read_labeled(dev_source, *columns_for(dev_source, columns_in_metrics(ref)),
                                 label_names=labels, column_options=False,
                                 labels_fix="its labels must be the members'")[:2] if dev_source else None
     with naming(_named("--imdb", args.imdb, "imdb_data")):
-        imdb_rows = data.imdb_sample_as(imdb_source, imdb_n, imdb_seed, labels) if imdb_source else None
+        imdb_rows = imdb_sample.imdb_sample_as(imdb_source, imdb_n, imdb_seed, labels) if imdb_source else None
     checks_path = _checks_file(checks_source, args.checks, labels) if checks_source else None
     return _Inputs(calibration_spec, calibration_rows, dev_source, dev, imdb_source, imdb_seed, imdb_rows,
                    checks_path, unsure_below, ref.get("max_length") or config.max_length)

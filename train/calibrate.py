@@ -431,7 +431,8 @@ def main(argv=None) -> int:
     from roberta import RobertaForSequenceClassification, load_tokenizer
     from roberta.hub import require_architecture
 
-    from .data import columns_for, columns_in_metrics, read_labeled
+    from .data import read_labeled
+    from .recorded_columns import columns_for, columns_in_metrics
 
     folder = Path(args.model)
     metrics_path = folder / METRICS_NAME
@@ -521,7 +522,8 @@ def _plot_only(folder: Path, model, tokenizer, dev_source, batch_size: int, metr
     """--plot-only: reliability.png redrawn on the dev set with the model's stored temperature (drawn aside and
     moved in, as a refit's is), at the length the run was scored at; nothing else is written. Prints the dev
     ECE beside metrics.json's (the figure's are measured again)."""
-    from .data import columns_for, columns_in_metrics, read_labeled
+    from .data import read_labeled
+    from .recorded_columns import columns_for, columns_in_metrics
 
     if not dev_source:
         raise ValueError(f"{folder / METRICS_NAME} names no dev set to draw the diagram on: pass --dev")

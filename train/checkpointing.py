@@ -62,13 +62,14 @@ class Checkpoints:
         self.root = Path(out) / CHECKPOINTS
         self.keep_all_steps = keep_all_steps
 
-    def _dirs(self, kind: str) -> list[Path]:
+    def dirs(self, kind: str) -> list[Path]:
+        """The checkpoint folders of `kind` ("step", "best"), oldest first."""
         if not self.root.is_dir():
             return []
         return sorted(p for p in self.root.glob(f"{kind}-*") if p.is_dir() and p.name[len(kind) + 1:].isdigit())
 
     def latest(self, kind: str = "step") -> Path | None:
-        dirs = self._dirs(kind)
+        dirs = self.dirs(kind)
         return dirs[-1] if dirs else None
 
     @staticmethod
@@ -95,7 +96,7 @@ class Checkpoints:
             except (OSError, RuntimeError, SafetensorError) as err:  # a full disk: torch.save says "unexpected pos"
                 from .reporting import how_to_go_on  # (reporting reads checkpoints: imported here, not above)
 
-                kept = [d.name for d in self._dirs(kind)]
+                kept = [d.name for d in self.dirs(kind)]
                 raise UserError(f"could not write the checkpoint {final.name} in {self.root} (is the disk full? "
                                 f"{err}); {'the checkpoint ' + kept[-1] + ' is kept: ' if kept else ''}"
                                 f"free some space, then {how_to_go_on(self.root.parent)}") from err
@@ -116,9 +117,9 @@ class Checkpoints:
         shutil.rmtree(aside, ignore_errors=True)
         if kind == "step" and self.keep_all_steps:
             return final
-        older, n = [d for d in self._dirs(kind) if d.name < final.name], self.keep.get(kind, 1)
+        older, n = [d for d in self.dirs(kind) if d.name < final.name], self.keep.get(kind, 1)
         keep = {final, *(older[-(n - 1):] if n > 1 else [])}
-        for old in self._dirs(kind):
+        for old in self.dirs(kind):
             if old not in keep:
                 shutil.rmtree(old, ignore_errors=True)
         return final
@@ -169,7 +170,7 @@ class Checkpoints:
         for tmp in self.root.glob(".tmp-*"):
             shutil.rmtree(tmp, ignore_errors=True)
         if after_step is not None:
-            for best in self._dirs("best"):
+            for best in self.dirs("best"):
                 if self.step_of(best) > after_step:
                     shutil.rmtree(best, ignore_errors=True)
 

@@ -19,9 +19,9 @@ Decisions (applied to every source, so training, evaluation and the app see the 
   it is never a masking target, so the model is never asked to predict an unknown word. `unk="drop"`
   removes it instead. (`train.tokenizer` strips it from the BPE training text so no merges are spent on it.)
 - The other special tokens written out in a text (`<s>`, `</s>`, `<pad>`, `<mask>`; `<s>…</s>` is HTML's
-  strikethrough): pretraining text reads them as text (`tokenize_documents`), never as a sequence boundary, a
-  padding or a mask of its own; labelled texts are read as a classifier reads them in use, as the special
-  tokens, and a note says how many hold one.
+  strikethrough): pretraining text reads them as text (`train.packing.tokenize_documents`), never as a sequence
+  boundary, a padding or a mask of its own; labelled texts are read as a classifier reads them in use, as the
+  special tokens, and a note says how many hold one.
 
 Sampling (`load_mixture_with_stats`: a tokenizer's training text, a pretraining corpus) is keyed by the seed and by
 each source's path as it is written: `../shared/data/x` and `/work/shared/data/x`, the same file, give other
@@ -36,33 +36,23 @@ every step's inputs with them before the first step runs).
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import csv
-import functools
-import hashlib
 import io
-import json
 import lzma
 import math
 import os
 import random
 import re
-import shlex
 import sys
 from pathlib import Path, PureWindowsPath
 
-import numpy as np
-import torch
-
-from roberta.files import replaced_atomically
-from roberta.text import detokenize, sentiment_of
+from roberta.text import detokenize
 from roberta.tokenizer import SPECIAL_TOKENS
 
 from .exit_codes import with_option
 from . import runtime
 from .paths import DATA_ROOT
-from .runtime import progress_bars
 
 HUB_PREFIX = "hub:"
 TEXT_SUFFIXES = (".txt", ".tokens", ".raw")
@@ -129,6 +119,17 @@ def _note(message: str) -> None:
     _say_once(f"note: {message}")
 
 
+def is_wikitext(lines) -> bool:
+    """Whether text lines are in WikiText layout: any of them a ` = Title = ` line, which starts a document."""
+    return any(_TITLE.match(line.rstrip("\r\n")) for line in lines)
+
+
+def starts_document(line: str, wikitext: bool) -> bool:
+    """Whether `line` starts a document of a text in WikiText layout (`wikitext`, `is_wikitext`: a ` = Title = `
+    line) or not (one document a line: any line that is not blank)."""
+    return bool(_TITLE.match(line.rstrip("\r\n"))) if wikitext else bool(line.strip())
+
+
 def documents_from_lines(lines: list[str], unk: str = "token", source: str | None = None) -> list[str]:
     """Split text lines into documents (WikiText layout if it has ` = Title = ` lines, else one per line). With
     `source` (the file the lines come from), a note says when the guesses made from the lines change the text:
@@ -137,7 +138,7 @@ def documents_from_lines(lines: list[str], unk: str = "token", source: str | Non
         raise ValueError(f"unk must be 'token' or 'drop', got {unk!r}")
     lines = [line.rstrip("\r\n") for line in lines]
     tokenized = _looks_tokenized([line for line in lines if line.strip()])
-    wikitext = any(_TITLE.match(line) for line in lines)
+    wikitext = is_wikitext(lines)
     if source is not None and (tokenized or wikitext):
         how = [*(["in WikiText layout (a ` = Title = ` line starts a document)"] if wikitext else []),
                *(["detokenized (its punctuation looks spaced out, `word , word`)"] if tokenized else [])]
@@ -320,6 +321,9 @@ def read_documents(source: str, unk: str = "token") -> list[str]:
     A labelled file (.tsv or .csv, e.g. IMDB's train.tsv) gives its texts, one document each, without the
     labels and, in IMDB's layout (a `text` column), without the IMDB evaluation sample (`labeled_documents`).
     """
+    # imported here, not at the top: train.imdb_sample imports this module
+    from .imdb_sample import without_sample_copies
+
     source = os.fspath(source)
     if source.startswith(HUB_PREFIX):
         ds, column = _load_hub(source)
@@ -499,152 +503,6 @@ def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int
 
 
 # ----------------------------------------------------------------------------------------------------
-# Packing (documents end to end in full rows, as RoBERTa's FULL-SENTENCES but cut at the row length)
-# ----------------------------------------------------------------------------------------------------
-def _special_id(tokenizer, token: str) -> int:
-    token_id = tokenizer.token_to_id(token)
-    if token_id is None:
-        raise ValueError(f"the tokenizer has no {token} token")
-    return token_id
-
-
-def packing_cache_key(documents: list[str], tokenizer, max_length: int) -> str:
-    # v2: a special token written out in a document is read as text (`tokenize_documents`), no longer as the token
-    h = hashlib.sha256(f"full-sentences-v2|{max_length}|{len(documents)}|".encode())
-    h.update(tokenizer.to_str().encode())
-    for doc in documents:
-        h.update(doc.encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()[:24]
-
-
-def _special_tokens_as_text(tokenizer):
-    """A copy of `tokenizer` that reads a special token written out in a text ("<s>", "</s>", "<pad>", "<mask>")
-    as the text it is (`tokenizers`' encode_special_tokens); the caller's tokenizer is left as it is."""
-    from tokenizers import Tokenizer
-
-    copy = Tokenizer.from_str(tokenizer.to_str())
-    copy.encode_special_tokens = True
-    return copy
-
-
-def tokenize_documents(documents: list[str], tokenizer, show_progress: bool | None = None,
-                       batch_size: int = 1000) -> list[np.ndarray]:
-    """Token ids of every document (no special tokens), batch-encoded, with a progress bar if long. A special
-    token written out in a document is read as the text it is: an HTML strikethrough in a scraped review
-    (`<s>$20</s>`) is no sequence boundary, a "<pad>" no padding the model never attends to, a "<mask>" no mask
-    without a target. `<unk>` alone stays the special token, WikiText's unknown word (`_clean_line`)."""
-    from tqdm.auto import tqdm
-
-    if show_progress is None:
-        show_progress = sum(map(len, documents)) > 2_000_000 and progress_bars()
-    reader = _special_tokens_as_text(tokenizer)
-    encode = getattr(reader, "encode_batch_fast", reader.encode_batch)
-    unk_id = tokenizer.token_to_id(UNK)
-    out = []
-    with tqdm(total=len(documents), unit="doc", desc="tokenizing", disable=not show_progress) as bar:
-        for start in range(0, len(documents), batch_size):
-            batch = documents[start:start + batch_size]
-            # each document in its parts between <unk>s (the tokenizer's own matching of <unk> encodes them apart
-            # too), joined again by the <unk> id
-            parts = [doc.split(UNK) if unk_id is not None else [doc] for doc in batch]
-            encoded = iter(encode([part for doc in parts for part in doc], add_special_tokens=False))
-            for doc in parts:
-                ids = list(next(encoded).ids)
-                for _ in doc[1:]:
-                    ids += [unk_id, *next(encoded).ids]
-                out.append(np.asarray(ids, dtype=np.int32))
-            bar.update(len(batch))
-    return out
-
-
-def pack_sequences(documents: list[str], tokenizer, max_length: int, cache_dir=None,
-                   show_progress: bool | None = None) -> torch.Tensor:
-    """Documents packed end to end into rows of `max_length` tokens -> LongTensor (N, max_length).
-
-    Documents are tokenized and concatenated into one stream with `</s>` between documents, which is cut
-    into rows of `max_length - 2` tokens, each wrapped in `<s> ... </s>`. Rows cross document boundaries
-    (as in RoBERTa) so no token is wasted on padding; only the last row is padded with `<pad>`. This is
-    RoBERTa's FULL-SENTENCES input except for where a row ends: RoBERTa fills a row with whole sentences and
-    ends it at a sentence boundary, here a row ends after exactly `max_length - 2` tokens, wherever that falls.
-    With `cache_dir`, the result is saved as safetensors keyed by a hash of (documents, tokenizer.json,
-    max_length) and reused: a corpus is tokenized once. The cache is optional: an entry that cannot be read is
-    warned about and packed again (and replaced), and one that cannot be written (a read-only or full disk) is
-    warned about and left out (`read_packing_cache`, `write_packing_cache`).
-    """
-    if max_length < 3:
-        raise ValueError(f"max_length must be at least 3 (<s> token </s>), got {max_length}")
-    cache_file = None
-    if cache_dir is not None:
-        cache_file = Path(cache_dir) / f"packed-{packing_cache_key(documents, tokenizer, max_length)}.safetensors"
-        if (cached := read_packing_cache(cache_file, max_length)) is not None:
-            return cached
-    bos, eos, pad = (_special_id(tokenizer, t) for t in ("<s>", "</s>", "<pad>"))
-    pieces = []
-    for ids in tokenize_documents(documents, tokenizer, show_progress):
-        if len(ids):
-            if pieces:
-                pieces.append(np.array([eos], dtype=np.int32))
-            pieces.append(ids)
-    if not pieces:
-        raise DataError("nothing to pack: the documents hold no tokens")
-    stream = np.concatenate(pieces)
-    body = max_length - 2
-    full, rest = divmod(len(stream), body)
-    rows = np.full((full + (rest > 0), max_length), pad, dtype=np.int32)
-    rows[:, 0] = bos
-    rows[:full, 1:-1] = stream[:full * body].reshape(full, body)
-    rows[:full, -1] = eos
-    if rest:
-        rows[full, 1:1 + rest] = stream[full * body:]
-        rows[full, 1 + rest] = eos
-    packed = torch.from_numpy(rows)
-    if cache_file is not None:
-        write_packing_cache(cache_file, packed, max_length)
-    return packed.long()
-
-
-def read_packing_cache(cache_file: Path, max_length: int) -> torch.Tensor | None:
-    """The packed rows cached in `cache_file`, or None: no such file, or one that cannot be read or is not packed
-    rows of `max_length` tokens (truncated, corrupt: a warning; it is packed again and replaced). A damaged entry
-    was a traceback on every later run over the same data, until the user found and deleted the hashed file."""
-    from safetensors import SafetensorError
-    from safetensors.torch import load_file
-
-    if not cache_file.exists():
-        return None
-    try:
-        rows = load_file(str(cache_file)).get("input_ids")
-        if rows is None or rows.dim() != 2 or rows.shape[1] != max_length or rows.is_floating_point():
-            raise ValueError(f"not packed rows of {max_length} tokens")
-    except (SafetensorError, OSError, ValueError) as err:
-        print(f"warning: the packing cache {cache_file} cannot be read ({err}); packing again, and replacing it",
-              file=sys.stderr, flush=True)
-        return None
-    return rows.long()
-
-
-def write_packing_cache(cache_file: Path, packed: torch.Tensor, max_length: int) -> bool:
-    """Save `packed` as `cache_file` in one step (`roberta.files.replaced_atomically`: concurrent processes never
-    read a half-written file). The cache is optional: a folder that cannot be made or written (read-only, a full
-    disk) is a warning, the temporary file is removed, and the run goes on (the corpus is already tokenized); True
-    when written."""
-    from safetensors import SafetensorError
-    from safetensors.torch import save_file
-
-    try:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        with replaced_atomically(cache_file) as tmp:
-            save_file({"input_ids": packed}, str(tmp), metadata={"max_length": str(max_length)})
-        return True
-    except (SafetensorError, OSError) as err:
-        print(f"warning: could not write the packing cache {cache_file} ({getattr(err, 'strerror', None) or err}); "
-              "going on without it",
-              file=sys.stderr, flush=True)
-        return False
-
-
-# ----------------------------------------------------------------------------------------------------
 # Labelled data
 # ----------------------------------------------------------------------------------------------------
 def _default_label_names(source: str, labels: list[int]) -> dict[int, str]:
@@ -755,8 +613,8 @@ def read_table(path, columns: tuple[str, ...], what: str) -> list[tuple[int, dic
 
 
 def _expected_header(text_column: str | None = None, label_column: str | None = None) -> str:
-    """The header a labelled file read for these columns would have, as an error message suggests it: IMDB's
-    train.tsv is read by its `text` column (it said 'sentence<TAB>label' there too)."""
+    """The header a labelled file read for these columns would have, as an error message suggests it: the columns
+    it is read by (text<TAB>label for IMDB's train.tsv, read by its `text` column), else sentence<TAB>label."""
     return f"{text_column or 'sentence'}<TAB>{label_column or 'label'}"
 
 
@@ -873,73 +731,12 @@ def read_labeled(source: str, text_column: str | None = None, label_column: str 
 def _note_special_tokens_written(source: str, texts: list[str]) -> None:
     """A note when labelled texts hold a special token written out (`<s>`…`</s>` is HTML's strikethrough): a
     classifier reads each as that token, in fine-tuning as in `roberta.pipeline` and the app, not as the text it
-    is (pretraining text reads it as text: `tokenize_documents`)."""
+    is (pretraining text reads it as text: `train.packing.tokenize_documents`)."""
     held = [t for t in texts if any(token in t for token in SPECIAL_TOKENS_WRITTEN)]
     if held:
         found = [token for token in SPECIAL_TOKENS_WRITTEN if any(token in t for t in held)]
         _note(f"{source}: {len(held):,} of {len(texts):,} texts hold {', '.join(found)} written out; a classifier "
               "reads each as that special token, not as text, as it will in use")
-
-
-def _finetune_columns(command) -> tuple[str | None, str | None] | None:
-    """The --text-column and --label-column of a recorded `python -m train.finetune` command (None for one it does
-    not give), or None when it is not such a command."""
-    try:
-        words = shlex.split(command) if isinstance(command, str) else []
-    except ValueError:
-        return None
-    if words[1:3] != ["-m", "train.finetune"]:
-        return None
-    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)  # its two options, spelt as it allows
-    parser.add_argument("--text-column")
-    parser.add_argument("--label-column")
-    try:
-        known, _ = parser.parse_known_args(words[3:])
-    except (argparse.ArgumentError, SystemExit):
-        return None
-    return known.text_column, known.label_column
-
-
-def recorded_columns(model_folder) -> tuple[str | None, str | None]:
-    """The (text, label) columns a classifier was fine-tuned on, from its metrics.json (`columns_in_metrics`);
-    (None, None) for a folder without a readable one. The scripts that read a classifier's own data files
-    (train.evaluate, train.average, train.calibrate) read them by these columns."""
-    metrics = {}
-    with contextlib.suppress(OSError, ValueError):
-        metrics = json.loads((Path(model_folder) / "metrics.json").read_text(encoding="utf-8"))
-    return columns_in_metrics(metrics)
-
-
-def columns_in_metrics(metrics: dict) -> tuple[str | None, str | None]:
-    """The (text, label) columns of the `train.finetune` command a metrics.json records (its own, its run's for a
-    step checkpoint, the first member's for a weight average), else of its calibration slice; None for a column
-    it does not name (`read_labeled`'s defaults: sentence or text, and label)."""
-    if not isinstance(metrics, dict):
-        return None, None
-    members = metrics.get("members") if isinstance(metrics.get("members"), list) else []
-    for record in (metrics, metrics.get("checkpoint"), *members[:1]):
-        if isinstance(record, dict) and (columns := _finetune_columns(record.get("command"))):
-            return columns
-    calibration = metrics.get("calibration")
-    spec = calibration.get("slice") if isinstance(calibration, dict) else None
-    if not isinstance(spec, dict):
-        return None, None
-    return spec.get("text_column"), spec.get("label_column")
-
-
-def columns_for(source, columns: tuple[str | None, str | None]) -> tuple[str | None, str | None]:
-    """The (text, label) columns to read `source` in, for a model fine-tuned in `columns` (`columns_in_metrics`):
-    those when the file has them (the files the model recorded), else `read_labeled`'s defaults: a file of another
-    layout that a user names (SST-2's sentence,label for a model fine-tuned on review,sentiment) is read as it is
-    laid out, not refused. A hub: spec keeps them."""
-    source = os.fspath(source)
-    if source.startswith(HUB_PREFIX) or not any(columns):
-        return columns
-    try:
-        header, _ = _rows_from_file(Path(source), header_only=True)
-    except (OSError, DataError):
-        return columns  # the read that follows says what is wrong with the file
-    return columns if all(column is None or column in header for column in columns) else (None, None)
 
 
 def read_texts(source: str, text_column: str | None = None, column_options: bool = True) -> list[str]:
@@ -966,197 +763,21 @@ def read_texts(source: str, text_column: str | None = None, column_options: bool
     return texts
 
 
-def evaluation_sample(count: int, n: int = 1000, seed: int = 0) -> list[int]:
-    """The sorted row indices of a fixed random sample of n of `count` rows (the IMDB evaluation sample's)."""
-    return sorted(random.Random(seed).sample(range(count), min(n, count)))
-
-
-IMDB_TEXT_COLUMN = "text"  # the column `imdb_sample` reads: IMDB's train.tsv is text<TAB>label
-
-
-def check_imdb_n(n: int) -> None:
-    """--imdb-n's check, one message wherever the option is given (finetune, evaluate, `imdb_sample`)."""
-    if n < 1:
-        raise ValueError(f"--imdb-n must be at least 1 review (--imdb '' skips the IMDB sample), got {n}")
-
-
-def imdb_sample(path: str, n: int = 1000, seed: int = 0) -> tuple[list[str], list[int]]:
-    """A fixed random sample of n labelled reviews (IMDB train.tsv: header text<TAB>label, 1 = positive)."""
-    check_imdb_n(n)
-    texts, labels, _ = read_labeled(path, text_column=IMDB_TEXT_COLUMN, label_column="label")
-    picked = evaluation_sample(len(texts), n, seed)
-    return [texts[i] for i in picked], [labels[i] for i in picked]
-
-
-def imdb_label_ids(id2label: dict) -> dict[int, int] | None:
-    """The IMDB sample's label ids (0 negative, 1 positive) as the ids of a model with these labels, matched by
-    name (`roberta.text.sentiment_of`): {0: 1, 1: 0} for the labels positive,negative. None unless the labels are
-    exactly a negative and a positive one: scored by id, the IMDB figure of other labels would mean nothing."""
-    polarity = {sentiment_of(name): int(i) for i, name in id2label.items()}
-    if len(id2label) != 2 or polarity.keys() != {"negative", "positive"}:
-        return None
-    return {imdb_id: polarity[name] for imdb_id, name in SENTIMENT_LABELS.items()}
-
-
-def _not_imdb_labels(id2label: dict) -> str:
-    names = [str(name) for _, name in sorted(id2label.items())]
-    return (f"its reviews are labelled negative and positive, and the labels {names} are not a negative and a "
-            "positive label (neg and pos count as such)")
-
-
-def imdb_skip_note(id2label: dict) -> str | None:
-    """Why the IMDB check is skipped for a model with these labels (a `note:` line), or None when it is scored."""
-    if imdb_label_ids(id2label) is not None:
-        return None
-    return f"note: the IMDB check is skipped: {_not_imdb_labels(id2label)}"
-
-
-def imdb_sample_as(path: str, n: int, seed: int, id2label: dict) -> tuple[list[str], list[int]]:
-    """`imdb_sample` with its labels as the ids of a model with `id2label` (`imdb_label_ids`; a ValueError
-    when they are not a negative and a positive label, or for a review whose label is neither 0 nor 1)."""
-    ids = imdb_label_ids(id2label)
-    if ids is None:
-        raise ValueError(f"{path}: {_not_imdb_labels(id2label)}")
-    texts, labels = imdb_sample(path, n, seed=seed)
-    if unknown := sorted(set(labels) - ids.keys()):
-        raise DataError(f"{path}: label {unknown[0]} is not an IMDB label (0 = negative, 1 = positive)")
-    return texts, [ids[label] for label in labels]
-
-
-SHINGLE_WORDS = 8  # a near-copy's unit: runs of 8 words
-NEAR_COPY_SHARE = 0.9  # of a sample review's runs found in a text: a near-copy of it
-
-
-def _folded(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
-def _shingles(folded: str):
-    words = folded.split(" ")
-    return zip(*(words[i:] for i in range(SHINGLE_WORDS)))
-
-
-class SampleCopies:
-    """The reviews of an evaluation sample, to keep their copies out of training: `text in SampleCopies(sample)`
-    when `text` is one of them with whitespace collapsed and case folded, or a near-copy of one: a text holding at
-    least 90% of its 8-word runs (shingles, of the folded words). IMDB holds such near-copies: one character
-    changed, or the same review extended; in IMDB's train.tsv and unsup.txt every one found was at 100% or over
-    90%, and the nearest of the other texts at 63%. The one test for every reader of review text for training.
-
-    Fast, with the same answers as counting every shingle of every text: a near-copy of a review with S shingles,
-    `needed` of them required, lacks at most S - needed, so it holds at least one of any S - needed + 1 of them
-    (the review's anchors, chosen by their rarest word in the sample). A text is counted in full only when it
-    holds an anchor; most texts are let go after one look at their words (none is an anchor's rarest word)."""
-
-    def __init__(self, sample):
-        sample = [_folded(text) for text in sample]
-        self._folded = set(sample)
-        self._needed = []  # per sample review: how many of its shingles make a near-copy
-        self._owners = {}  # shingle -> the sample reviews that hold it
-        self._anchors = {}  # an anchor's rarest word -> [(its place in the anchor, the anchor)]
-        reviews_with = {}  # word -> how many sample reviews hold it
-        for text in sample:
-            for word in set(text.split(" ")):
-                reviews_with[word] = reviews_with.get(word, 0) + 1
-        # the words from the rarest: in the fewest sample reviews, then the longest (the rarer in other text too)
-        words = sorted(reviews_with, key=lambda word: (reviews_with[word], -len(word), word))
-        rank = {word: r for r, word in enumerate(words)}
-        for i, text in enumerate(sample):
-            shingles = set(_shingles(text))
-            needed = max(1, math.ceil(NEAR_COPY_SHARE * len(shingles)))
-            self._needed.append(needed)
-            for shingle in shingles:
-                self._owners.setdefault(shingle, []).append(i)
-            rarest = {shingle: min(map(rank.__getitem__, shingle)) for shingle in shingles}
-            for shingle in sorted(shingles, key=lambda s: (rarest[s], s))[:len(shingles) - needed + 1]:
-                key = words[rarest[shingle]]
-                self._anchors.setdefault(key, []).append((shingle.index(key), shingle))
-        self._keys = frozenset(self._anchors)
-
-    @classmethod
-    def of(cls, sample) -> "SampleCopies":
-        """`SampleCopies(sample)`, built once a process for the same reviews (1.5 s for IMDB's 1,000): pretraining
-        on IMDB's train.tsv and unsup.txt leaves the one sample out of both."""
-        return _sample_copies(tuple(sample))
-
-    def __contains__(self, text: str) -> bool:
-        words = text.casefold().split()  # the words of `_folded(text)`
-        if " ".join(words) in self._folded:
-            return True
-        keys = self._keys.intersection(words)
-        if not keys or not self._holds_an_anchor(words, keys):
-            return False
-        found = {}
-        for shingle in self._owners.keys() & _shingles(" ".join(words)):
-            for i in self._owners[shingle]:
-                found[i] = found.get(i, 0) + 1
-        return any(n >= self._needed[i] for i, n in found.items())
-
-    def _holds_an_anchor(self, words: list[str], keys) -> bool:
-        """Whether the 8-word runs of `words` include an anchor whose rarest word is one of `keys`."""
-        for key in keys:
-            place = -1
-            with contextlib.suppress(ValueError):  # (no further place)
-                while True:
-                    place = words.index(key, place + 1)
-                    for offset, anchor in self._anchors[key]:
-                        start = place - offset
-                        if start >= 0 and tuple(words[start:start + SHINGLE_WORDS]) == anchor:
-                            return True
-        return False
-
-
-@functools.lru_cache(maxsize=4)
-def _sample_copies(sample: tuple[str, ...]) -> SampleCopies:
-    """`SampleCopies.of`'s store: the last 4 samples' `SampleCopies`."""
-    return SampleCopies(sample)
-
-
-IMDB_UNSUP_NAME = "unsup.txt"  # IMDB's unlabelled reviews; the evaluation sample comes from train.tsv beside it
-IMDB_TRAIN_NAMES = ("train.tsv", "train.tsv.xz")
-
-
-@functools.lru_cache(maxsize=None)
-def imdb_sample_copies(path: str) -> SampleCopies | None:
-    """For IMDB's unlabelled reviews (a file named unsup.txt, or unsup.txt.xz), the IMDB evaluation sample drawn
-    from the train.tsv (or .xz) beside it as `SampleCopies`; None for any other file. With no train.tsv in IMDB's
-    layout there, None and a one-line warning (once a file): the sample cannot be drawn, so nothing is left out."""
-    path = Path(path)
-    if path.name not in (IMDB_UNSUP_NAME, IMDB_UNSUP_NAME + ".xz"):
-        return None
-    for name in IMDB_TRAIN_NAMES:
-        train = path.parent / name
-        if train.is_file() and IMDB_TEXT_COLUMN in _rows_from_file(train, header_only=True)[0]:
-            return SampleCopies.of(imdb_sample(str(train))[0])
-    print(f"warning: {path}: no IMDB train.tsv (text<TAB>label) beside it to draw the IMDB evaluation sample from, "
-          "so its copies of the sample's reviews are not left out", file=sys.stderr, flush=True)
-    return None
-
-
-def without_sample_copies(path, lines: list[str]) -> list[str]:
-    """`lines` of the text file `path`, less the copies of the IMDB evaluation sample's reviews when it is IMDB's
-    unsup.txt (`imdb_sample_copies`), with a note of how many; any other file's lines as they are."""
-    copies = imdb_sample_copies(str(path))
-    if copies is None:
-        return lines
-    kept = [line for line in lines if line not in copies]
-    if len(kept) < len(lines):
-        _note(f"{path}: {len(lines) - len(kept):,} lines left out: copies of the IMDB evaluation sample's reviews")
-    return kept
-
-
 def labeled_documents(path: str, unk: str = "token") -> list[str]:
     """A labelled file's texts as pretraining documents: no labels, and, for a file the IMDB evaluation can
     sample (IMDB's layout, a `text` column), without the rows of that evaluation sample.
 
-    Left out of such a file: the texts of the rows `imdb_sample(path)` picks (1,000 rows, seed 0), wherever they
-    occur in the file (IMDB repeats a few reviews): the reviews on which `train.evaluate --imdb` and fine-tuning
-    score IMDB. So IMDB's train.tsv can be pretraining text (7M tokens the unlabelled reviews do not hold) while
-    that figure stays on reviews the encoder never read; their copies too, near-copies included (`SampleCopies`).
-    A file without a `text` column (SST-2's
-    sentence<TAB>label) is never the one `imdb_sample` reads, so every row of it is kept: its 872-row dev.tsv
-    lost all of them, and a tokenizer could not be trained on it.
+    Left out of such a file: the texts of the rows `train.imdb_sample.imdb_sample(path)` picks (1,000 rows, seed 0),
+    wherever they occur in the file (IMDB repeats a few reviews): the reviews on which `train.evaluate --imdb` and
+    fine-tuning score IMDB. So IMDB's train.tsv can be pretraining text (7M tokens the unlabelled reviews do not
+    hold) while that figure stays on reviews the encoder never read; their copies too, near-copies included
+    (`SampleCopies`). A file without a `text` column (SST-2's sentence<TAB>label) is never the one `imdb_sample`
+    reads, so every row of it is kept: a sample of 1,000 rows would take the whole of a small file (all 872 rows of
+    SST-2's dev.tsv) and leave no text to train a tokenizer on.
     """
+    # imported here, not at the top: train.imdb_sample imports this module
+    from .imdb_sample import IMDB_TEXT_COLUMN, SampleCopies, evaluation_sample
+
     texts = read_texts(path, column_options=False)
     columns, _ = _rows_from_file(Path(path), header_only=True)
     if IMDB_TEXT_COLUMN not in columns:

@@ -47,8 +47,10 @@ from roberta.tokenizer import check_fits_model, encode_windows, mean_over_window
 
 from .arguments import seed_value
 from .calibrate import expected_calibration_error, probabilities
-from .data import (check_imdb_n, imdb_sample_as, imdb_skip_note, pack_sequences, read_documents, read_labeled,
-                   read_table, recorded_columns)
+from .data import read_documents, read_labeled, read_table
+from .imdb_sample import check_imdb_n, imdb_sample_as, imdb_skip_note
+from .packing import pack_sequences
+from .recorded_columns import recorded_columns
 from .runtime import (EXIT_USER_ERROR, USER_ERRORS, autocast, exit_code, naming, progress_bars, report_user_error,
                       resolve_precision, shown_command)
 
@@ -91,7 +93,7 @@ def evaluate_mlm(model, tokenizer, rows: torch.Tensor, batch_size: int = 32, see
     """{"loss", "accuracy", "perplexity", "tokens", "sequences"} of `model` on held-out text; `progress`: a bar
     over the batches (a string: its description).
 
-    `rows`: the text packed into rows, LongTensor (N, T) (`train.data.pack_sequences`). Loss is the mean
+    `rows`: the text packed into rows, LongTensor (N, T) (`train.packing.pack_sequences`). Loss is the mean
     cross-entropy per masked token (summed over batches, not averaged per batch), accuracy the share of masked
     tokens predicted exactly.
     """
@@ -297,7 +299,7 @@ def score_checks(model, tokenizer, checks, batch_size: int = 32, unsure_below: f
     "items": [{category, sentence, expected, verdict, label, score, right}]}. A report on the model, not a test
     that must pass. `source`: the file named in the result when `checks` are rows (a path names itself)."""
     if isinstance(checks, (str, Path)):
-        source, checks = _shown_path(checks), read_checks(checks)
+        source, checks = shown_path(checks), read_checks(checks)
     check_expected_labels(checks, model.config.id2label)
     temperature = temperature_of(model)
     probs = probabilities(classifier_logits(model, tokenizer, [r["sentence"] for r in checks], batch_size,
@@ -320,7 +322,7 @@ def score_checks(model, tokenizer, checks, batch_size: int = 32, unsure_below: f
             "categories": categories, "items": items}
 
 
-def _shown_path(path) -> str:
+def shown_path(path) -> str:
     """A path as the project names it: relative to the repository root when it lies inside."""
     try:
         return str(Path(path).resolve().relative_to(DEFAULT_CHECKS.parents[2]))
@@ -381,7 +383,7 @@ def take_chars(documents: list[str], max_chars: int | None) -> list[str]:
 
 def labeled_columns(args) -> tuple[str | None, str | None]:
     """--labeled's (text, label) columns: --text-column/--label-column, else those the model was fine-tuned on
-    (`train.data.recorded_columns`), else None (`read_labeled`'s defaults)."""
+    (`train.recorded_columns.recorded_columns`), else None (`read_labeled`'s defaults)."""
     text_column, label_column = recorded_columns(args.model)
     return args.text_column or text_column, args.label_column or label_column
 
@@ -405,7 +407,7 @@ def parse_args(argv=None):
     p.add_argument("--imdb-n", type=int, default=1000, help="IMDB sample size; default: %(default)s")
     p.add_argument("--checks", nargs="?", const=str(DEFAULT_CHECKS), default=None,
                    help="behaviour checks TSV (category, sentence, expected: a label or 'unsure'), scored per "
-                        f"category; without a value: {_shown_path(DEFAULT_CHECKS)}")
+                        f"category; without a value: {shown_path(DEFAULT_CHECKS)}")
     p.add_argument("--unsure-below", type=float, default=UNSURE_BELOW,
                    help="checks: the verdict is 'unsure' when the top (calibrated) probability is below this "
                         "(default: %(default)s)")
@@ -503,7 +505,7 @@ def run(args) -> dict:
             checks = read_checks(args.checks)
             check_expected_labels(checks, model.config.id2label, f"--checks {args.checks}")
         metrics["checks"] = score_checks(model, tokenizer, checks, args.batch_size, args.unsure_below, max_length,
-                                         source=_shown_path(args.checks))
+                                         source=shown_path(args.checks))
     return metrics
 
 

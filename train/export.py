@@ -66,8 +66,8 @@ def staged_folder(dst):
     holding a copy of dst's files; when the block ends without error, two renames put it in dst's place, so a
     crash at any moment leaves dst complete, as it was or as it is now (between the two renames dst is briefly
     absent: the next call puts the old one back). On an error the sibling is deleted and dst is untouched.
-    (An export used to write into dst file by file: killed half-way, new metrics and card sat beside the old
-    weights, and every loader took the folder as whole.)"""
+    (Written file by file, a folder killed half-way would hold new metrics and card beside the old weights, and
+    every loader would take it as whole.)"""
     dst = Path(dst)
     old = dst.parent / OLD.format(dst.name, "")
     if not dst.exists() and old.is_dir():

@@ -63,14 +63,15 @@ from roberta.tokenizer import encode_windows, save_tokenizer
 
 from .arguments import ModelArguments, TrainingArguments, check_seed, option, parse, redefault
 from .checkpointing import Checkpoints
-from .data import imdb_skip_note
-from .evaluate import (DEFAULT_CHECKS, UNSURE_BELOW, _shown_path, check_expected_labels, check_unsure_below,
-                       read_checks)
+from .evaluate import (DEFAULT_CHECKS, UNSURE_BELOW, check_expected_labels, check_unsure_below, read_checks,
+                       shown_path)
+from .imdb_sample import imdb_skip_note
 from . import paths
+from .out_folder import check_options, lock_out
 from .runtime import (EXIT_INTERRUPTED, Dist, UserError, hardware_info, naming, output_folder, run_main,
                       seed_everything)
 from .tokenizer import check_fits_init, load_run_tokenizer
-from .trainer import Task, Trainer, check_options, lock_out
+from .trainer import Task, Trainer
 
 DEFAULT_TRAIN = paths.SST2_TRAIN
 DEFAULT_DEV = paths.SST2_DEV
@@ -142,7 +143,7 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
                                  "that flatters it; dev stays untouched) (default: %(default)s)",
                          group=CALIBRATION, choices=SELECT)
     checks: str | None = option(None, f"behaviour checks TSV scored at the end, '' to skip (default: "
-                                      f"{_shown_path(DEFAULT_CHECKS)})", group=CALIBRATION)
+                                      f"{shown_path(DEFAULT_CHECKS)})", group=CALIBRATION)
     unsure_below: float = option(UNSURE_BELOW, "checks: a top probability below this is an 'unsure' verdict "
                                                "(default: %(default)s)", group=CALIBRATION)
     ema_decay: float = option(0.0, "keep an exponential moving average of the weights, updated after every "
@@ -178,9 +179,9 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
     def check(self, world_size: int = 1) -> None:
         """Every option check made before any data is read or the model built, in the order the command reports
         them (a UserError, or the ValueError of a check shared with train.evaluate, naming the option): the loop's
-        options and --out (`trainer.check_options`), then this script's. The data files' headers and the --checks
+        options and --out (`out_folder.check_options`), then this script's. The data files' headers and the --checks
         file's rows are read by `check_data_options`."""
-        from . import data
+        from .imdb_sample import check_imdb_n
 
         check_options(self, world_size)
         self.check_dropout()  # by its option's name, whatever --init (the config would say hidden_dropout_prob)
@@ -207,7 +208,7 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
             raise UserError(f"--checks {checks_path}: {what} ('' to skip the behaviour checks)")
         self.id2label()
         if self.imdb:
-            data.check_imdb_n(self.imdb_n)
+            check_imdb_n(self.imdb_n)
         if self.init == "random":  # --preset and its overrides by their names (a pretrained --init fixes them)
             self.check_shape()
 
@@ -356,7 +357,7 @@ def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: l
     """(training rows, calibration rows, counts) from the training file's rows: the calibration slice and the
     IMDB sample's reviews held out, then --train-n sampled."""
     from .calibrate import calibration_split
-    from .data import SampleCopies
+    from .imdb_sample import SampleCopies
 
     try:
         train_rows, cal_rows, cal_removed = calibration_split(texts, args.calibration_n, args.calibration_seed,
@@ -382,15 +383,15 @@ def check_data_options(args: FinetuneArguments, checks_path: str, id2label: dict
     default says how to point the command at the data, `data.missing_data`), and the --checks file's rows (a
     malformed file or a label outside --labels would fail after training). `option`: the words that name an option
     in the errors, from its field name (train.recipe's name the options its --finetune-args gave)."""
-    from . import data
+    from . import data, imdb_sample
 
     for name, default in (("train", DEFAULT_TRAIN), ("dev", DEFAULT_DEV)):
         path = getattr(args, name)
         data.check_labeled_source(path, option(name), default=path == default, text_column=args.text_column,
                                   label_column=args.label_column)
-    if args.imdb and data.imdb_label_ids(id2label) is not None:  # read as `data.imdb_sample` reads it
+    if args.imdb and imdb_sample.imdb_label_ids(id2label) is not None:  # read as `imdb_sample.imdb_sample` reads it
         data.check_labeled_source(args.imdb, option("imdb"), default=args.imdb == DEFAULT_IMDB,
-                                  text_column=data.IMDB_TEXT_COLUMN, label_column="label")
+                                  text_column=imdb_sample.IMDB_TEXT_COLUMN, label_column="label")
     if checks_path:
         with naming(option("checks")):
             check_expected_labels(read_checks(checks_path), id2label, f"{option('checks')} {checks_path}",
@@ -413,7 +414,7 @@ class FinetuneData:
 
 def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool = True) -> FinetuneData:
     """The run's data (`FinetuneData`); every error reading a file names its option."""
-    from . import data
+    from . import data, imdb_sample
 
     with naming("--train"):
         texts, labels, _ = data.read_labeled(args.train, args.text_column, args.label_column, id2label)
@@ -421,7 +422,7 @@ def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool =
         print(f"warning: --train {args.train}: every row has the label {labels[0]} ({id2label[labels[0]]}): a "
               "classifier trained on one label learns to answer it whatever the text", file=sys.stderr, flush=True)
     with naming("--imdb"):
-        imdb = data.imdb_sample_as(args.imdb, args.imdb_n, args.imdb_seed, id2label) if args.imdb else None
+        imdb = imdb_sample.imdb_sample_as(args.imdb, args.imdb_n, args.imdb_seed, id2label) if args.imdb else None
     train_rows, cal_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None)
     with naming("--dev"):
         dev_texts, dev_labels, _ = data.read_labeled(args.dev, args.text_column, args.label_column, id2label)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 # Where the scripts' default data paths point, relative to the current folder (the project's root, with the
 # data beside it); every default below is written from it, so that train.data's hint for missing data
-# (`missing_data_error`) knows them all. Written with "/" on every system: recorded commands carry them.
+# (`missing_data`) knows them all. Written with "/" on every system: recorded commands carry them.
 DATA_ROOT = Path("../shared/data")
 
 

@@ -35,9 +35,10 @@ from roberta.tokenizer import save_tokenizer, write_tokenizer_json
 
 from .arguments import ModelArguments, TrainingArguments, option, parse, redefault
 from . import paths
+from .out_folder import check_fresh_out, check_options, lock_out
 from .runtime import (EXIT_INTERRUPTED, Dist, UserError, autocast, hardware_info, naming, output_folder,
                       progress_bars, run_main, seed_everything)
-from .trainer import Task, Trainer, check_fresh_out, check_options, lock_out
+from .trainer import Task, Trainer
 
 # The pretraining mixture: every document of the text in ../shared/data, each once per pass (35.7M tokens in
 # 128-token rows). The weights are the sources' sizes in millions of characters, so no source is cut or
@@ -106,7 +107,7 @@ class PretrainArguments(ModelArguments, TrainingArguments):
     def check(self, world_size: int = 1) -> None:
         """Every option check made before the tokenizer and the data are read (minutes on the full corpus), in the
         order the command reports them (a UserError naming the option): the loop's options and --out
-        (`trainer.check_options`), then this script's. The data sources are checked by `run`
+        (`out_folder.check_options`), then this script's. The data sources are checked by `run`
         (`data.check_text_source`); the lengths once the model is built."""
         check_options(self, world_size)
         self.check_dropout()  # by the options' names, before the tokenizer
@@ -231,7 +232,7 @@ def write_model_files(out: Path, model: roberta.RobertaForMaskedLM, tokenizer) -
 
 
 def run(args: PretrainArguments, dist: Dist | None = None) -> int:
-    from . import data
+    from . import data, packing
     from .evaluate import evaluate_masked, first_rows, fixed_mask
     from .model_card import write_model_card
 
@@ -273,9 +274,9 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
         documents, sources = data.load_mixture_with_stats(args.corpus, char_budget=args.corpus_chars, seed=args.seed,
                                                           cut=True)
     show_progress = False if args.no_progress else None  # None: a bar when the corpus is long
-    rows = data.pack_sequences(documents, tokenizer, seq_length, cache_dir=cache, show_progress=show_progress)
-    valid_rows = data.pack_sequences(valid_documents, tokenizer, eval_length, cache_dir=cache,
-                                     show_progress=show_progress)
+    rows = packing.pack_sequences(documents, tokenizer, seq_length, cache_dir=cache, show_progress=show_progress)
+    valid_rows = packing.pack_sequences(valid_documents, tokenizer, eval_length, cache_dir=cache,
+                                        show_progress=show_progress)
     del valid_documents
     del documents
     say(f"{len(rows):,} training rows of {seq_length} tokens ({rows.ne(config.pad_token_id).sum():,} "

@@ -56,9 +56,9 @@ def check_folder(folder) -> Path:
 
 
 def check_metrics(folder: Path) -> None:
-    """folder/metrics.json, when there is one, must read: the card's model-index is taken from it (`card_for`), and a
-    corrupt one was a traceback in --dry-run, and in a push one after the folder was uploaded (the repo left with
-    the corrupt file and no model card)."""
+    """folder/metrics.json, when there is one, must read, checked before anything is uploaded: the card's
+    model-index is taken from it (`card_for`), and a corrupt one found later would stop the push after the upload,
+    leaving the repo with the corrupt file and no model card."""
     from roberta.run_metrics import RunMetrics
 
     try:

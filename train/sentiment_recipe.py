@@ -70,9 +70,9 @@ import roberta.hub
 from . import arguments, average, finetune, pretrain, runtime, summarize, tapt_corpus
 from .exit_codes import ended_interrupted
 from .experiment import ARGUMENTS, Step, finished, run_steps, script, shape_of, split_options, training
+from .out_folder import check_no_run
 from .runtime import (EXIT_INTERRUPTED, USER_ERRORS, UserError, exit_code, output_folder, report_user_error,
                       shown_command)
-from .trainer import check_no_run
 
 ROOT = Path(__file__).resolve().parent.parent  # where `python -m train.sentiment_recipe` finds the package
 
@@ -134,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def check_out(path) -> Path:
     """An experiment's --out (this one's, train.recipe's), checked before any work: not a file, and not a training
-    run's or a model's folder (train.trainer.check_no_run; a config.json too), into which the experiment would
+    run's or a model's folder (train.out_folder.check_no_run; a config.json too), into which the experiment would
     write its run folders. The experiment's own earlier run (run folders, summary files) is accepted: the same
     command continues it."""
     out = output_folder(path)
@@ -277,7 +277,7 @@ def data_inputs(args, steps: list[Step]) -> list[tuple[str, str, bool, str, dict
     kind "text", "labeled" or "lines", the check's column options). A fine-tuning's data options are named after
     the options that give them (`--finetune-args --dev`; an IMDB stage's --train is --imdb-train); TAPT's corpus is
     the tapt-corpus step's output, not an input."""
-    from .data import IMDB_TEXT_COLUMN
+    from .imdb_sample import IMDB_TEXT_COLUMN
 
     inputs, seen = [], set()
 

@@ -18,7 +18,7 @@ Writes two corpora, one document per line, for a `train.pretrain --corpus` mixtu
   Every row is a candidate, the whole sentences `train.finetune --calibration-n` later holds out to fit the
   temperature too: that slice is held out of the labelled fine-tuning, not of this unlabelled text.
 No dev or test text is read. The IMDB evaluation sample comes from the labelled train.tsv; the unlabelled reviews'
-copies of its reviews are left out (`train.data.imdb_sample_copies`: when --imdb-unsup is IMDB's unsup.txt, with
+copies of its reviews are left out (`train.imdb_sample.imdb_sample_copies`: when --imdb-unsup is IMDB's unsup.txt, with
 train.tsv beside it).
 """
 from __future__ import annotations
@@ -29,7 +29,8 @@ from pathlib import Path
 
 from roberta.text import normalize_for_classifier
 
-from .data import check_labeled_source, missing_data, open_text, read_texts, undecodable, without_sample_copies
+from .data import check_labeled_source, missing_data, open_text, read_texts, undecodable
+from .imdb_sample import without_sample_copies
 from . import paths
 from .runtime import EXIT_OK, exit_code, output_folder, report_user_error
 

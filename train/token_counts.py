@@ -32,7 +32,8 @@ from roberta import load_tokenizer
 from roberta.files import write_atomic
 from roberta.tokenizer import vocab_digest
 
-from .data import read_documents, tokenize_documents
+from .data import read_documents
+from .packing import tokenize_documents
 from . import paths
 from .runtime import EXIT_OK, exit_code, output_file, report_user_error
 

@@ -31,8 +31,8 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
   cannot be read (a truncated file), it is moved aside as bad-step-NNNNNNNN, the file is named, and the
   previous checkpoint is used. A checkpoint carries the run's training time and its wall time (`wall_time_s()`:
   the earlier sessions', to the checkpoint resumed, plus this one's since the script's `started`), so both cover
-  every session of a resumed run. --resume refuses other model shapes and attention heads (`does_not_fit`,
-  `architecture_differs`), and warns about other options and other training data at the same paths
+  every session of a resumed run. --resume refuses other model shapes and attention heads
+  (`train.resume_checks`), and warns about other options and other training data at the same paths
   (`Task.training_data`). One process at a time trains into --out: it holds OUT/.lock (`runtime.lock_folder`).
 - SIGINT/SIGTERM: finish the current step, save a checkpoint (its trainer state says `stopped_by` the signal;
   the checkpoint at the end of any fit says why it ended), exit with code 130. After the last step too: the
@@ -54,22 +54,16 @@ from pathlib import Path
 
 import torch
 
-from roberta.hub import CONFIG_NAME, TOKENIZER_NAME, WEIGHTS_NAME
-from roberta.run_metrics import METRICS_NAME
-
 from .arguments import NOT_RECIPE, TrainingArguments
-from .checkpointing import CHECKPOINTS, CheckpointError, Checkpoints
+from .checkpointing import CheckpointError, Checkpoints
 from .optim import lr_factor, make_optimizer
-from .paths import other_entries
+from .out_folder import check_fresh_out, check_options, check_restart_out, lock_out
 from .reporting import CURVES_NAME, LOG_NAME, append_log, plot_curves, truncate_log
-from .runtime import (LOCK_NAME, Dist, TrainingDiverged, UserError, autocast, check_not_locked, check_writable_folder,
-                      lock_folder, output_folder, progress_bars, resolve_precision, rng_state, set_rng_state)
+from .resume_checks import architecture_differs, does_not_fit, model_architecture, recorded_order_scheme
+from .runtime import (Dist, TrainingDiverged, UserError, autocast, progress_bars, resolve_precision, rng_state,
+                      set_rng_state)
 
 RESUME_HINT_ENV = "TRAIN_RESUME_HINT"  # how to go on after Ctrl-C, when the run is a step of an experiment
-FINISHED_FILES = (METRICS_NAME, WEIGHTS_NAME)  # a finished run's or a model folder's: never overwritten
-RUN_FILES = (LOG_NAME, CURVES_NAME, CHECKPOINTS)  # what a run writes into --out as it goes (a start that stopped: them)
-# what a run stopped after its loop leaves beside its log, so that its last checkpoint exports (train.pretrain)
-STOPPED_RUN_FILES = (CONFIG_NAME, TOKENIZER_NAME, "tokenizer_config.json")
 
 
 class Task:
@@ -156,9 +150,10 @@ def length_grouped(order: torch.Tensor, lengths: torch.Tensor, batch_size: int, 
     The trainer takes fixed slices of `batch_size` rows, the last one wrapping around to the epoch's start
     (`Trainer._next_indices`), so when the rows do not fill the batches the short one goes last, and the batch
     sorted just before it (the next shortest of its chunk) first: the wrapped slice is rows of one length group
-    too. A short batch shuffled into the middle shifted every slice after it across two groups (SST-2: 1.12x the
-    real tokens, not 1.04x). `scheme` 1 is that earlier order (`LENGTH_GROUPED_SCHEME`), for the rest of an
-    epoch that began in it (`Trainer._keep_epoch_order`)."""
+    too. A short batch in the middle would shift every slice after it across two groups (SST-2: 1.12x the real
+    tokens instead of 1.04x). `scheme` 1 shuffles the short batch with the others and lets the batches straddle
+    length groups: the order of checkpoints saved before scheme 2 (`LENGTH_GROUPED_SCHEME`), kept for the rest of
+    an epoch that began in it (`Trainer._keep_epoch_order`)."""
     size = batch_size * megabatch
     chunks = list(order.split(size))
     if len(chunks) > 1 and len(chunks[-1]) < size and scheme != 1:
@@ -187,105 +182,14 @@ class Result:
     last_eval: dict | None
 
 
-MODEL_KINDS = (("lm_head.", "masked LM (a pretraining run)"), ("classifier.", "classifier (a fine-tuning run)"))
-# what a state dict's shapes tell of its model's config, by the option that sets it for a new model
-SHAPE_OPTIONS = {"vocab_size": "the tokenizer's vocabulary", "hidden_size": "--hidden-size", "layers": "--layers",
-                 "intermediate_size": "--intermediate-size", "max_length": "--model-max-length",
-                 "labels": "--labels"}
-
-
-# what a model's config sets of the function its weights compute without showing in their shapes, by the option that
-# sets it: kept in the trainer state, and a --resume that changes one is refused as a change of shape is (the same
-# weights would compute another function from the resumed step on). A checkpoint from before they were kept:
-# its --heads option is compared (`architecture_differs`).
-ARCHITECTURE_OPTIONS = {"num_attention_heads": "--heads", "layer_norm_eps": "--init"}
-
-
-def recorded_order_scheme(state: dict) -> int:
-    """The `length_grouped` scheme of the epoch a checkpoint's trainer `state` stopped in; a checkpoint from before it
-    was recorded: 2 if it holds warmup_paused_s (saved from the change to 2 on), else 1."""
-    return int(state.get("batch_order_scheme", 2 if "warmup_paused_s" in state else 1))
-
-
-def model_architecture(model: torch.nn.Module) -> dict:
-    """The config fields of ARCHITECTURE_OPTIONS that `model` has (none for a model without a config)."""
-    config = getattr(model, "config", None)
-    return {name: getattr(config, name) for name in ARCHITECTURE_OPTIONS if hasattr(config, name)}
-
-
-def architecture_differs(path: Path, state: dict, model: torch.nn.Module, options: dict) -> str | None:
-    """Why the checkpoint `path` (its trainer state `state`) does not fit `model` although its weights load: the
-    config fields that differ (`ARCHITECTURE_OPTIONS`), in does_not_fit's words; None when they agree. A state from
-    before they were kept: the --heads option of its run and of this command (`options`), when they differ."""
-    how = "resume with the run's own model options"
-    if "architecture" not in state:
-        theirs, mine = state["args"].get("heads"), options.get("heads")
-        if "heads" not in options or theirs == mine:
-            return None
-        return (f"{path} does not fit this model: the checkpointed run was started with --heads "
-                f"{'not given' if theirs is None else theirs} (this command: {mine}); {how} (--heads)")
-    mine = model_architecture(model)
-    differ = [(name, old, mine[name]) for name, old in state["architecture"].items()
-              if name in mine and mine[name] != old]
-    if not differ:
-        return None
-    shown = ", ".join(f"{name} {old} (this command: {new})" for name, old, new in differ)
-    return f"{path} does not fit this model: the checkpointed run's has {shown}; {how} " \
-        f"({', '.join(ARCHITECTURE_OPTIONS[name] for name, _, _ in differ)})"
-
-
-def model_shape(weights: dict, pad_token_id: int = 1) -> dict:
-    """What the shapes of a state dict say of its model: its kind (masked LM, classifier) and the config fields
-    that size its weights (`SHAPE_OPTIONS`; the attention heads do not show in them)."""
-    def first(suffix):
-        return next((v for k, v in weights.items() if k.endswith(suffix)), None)
-
-    shape = {"kind": next((kind for prefix, kind in MODEL_KINDS if any(k.startswith(prefix) for k in weights)),
-                          "encoder")}
-    if (words := first("word_embeddings.weight")) is not None:
-        shape.update(vocab_size=words.shape[0], hidden_size=words.shape[1])
-    shape["layers"] = len({k.split("encoder.layer.")[1].split(".")[0] for k in weights if "encoder.layer." in k})
-    if (inner := first("layer.0.intermediate.dense.weight")) is not None:
-        shape["intermediate_size"] = inner.shape[0]
-    if (positions := first("position_embeddings.weight")) is not None:
-        shape["max_length"] = positions.shape[0] - pad_token_id - 1
-    if (labels := first("classifier.out_proj.weight")) is not None:
-        shape["labels"] = labels.shape[0]
-    return shape
-
-
-def does_not_fit(path: Path, weights: dict, model: torch.nn.Module, err: Exception) -> str:
-    """Why the checkpoint `path` does not load into `model`, in a line or two: the config fields that differ (the
-    checkpointed run's, then this command's), and how to go on. (It was load_state_dict's list of every mismatched
-    weight, kilobytes of it, with an --model-max-length hint that was right only when the length differed.)"""
-    pad = getattr(getattr(model, "config", None), "pad_token_id", 1)
-    theirs, mine = model_shape(weights, pad), model_shape(model.state_dict(), pad)
-    if theirs["kind"] != mine["kind"]:
-        return (f"{path} holds the checkpoint of a {theirs['kind']}, and this command trains a {mine['kind']}: resume "
-                "a run with the command that started it, or choose another --out")
-    differ = [(name, theirs.get(name), mine.get(name)) for name in SHAPE_OPTIONS if theirs.get(name) != mine.get(name)]
-    if not differ:  # something the shapes do not tell
-        detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        return f"{path} does not fit this model (were the model options changed?): {detail[:300]}"
-    shown = ", ".join(f"{name} {old} (this command: {new})" for name, old, new in differ)
-    options = sorted({SHAPE_OPTIONS[name] for name, _, _ in differ} - {"the tokenizer's vocabulary"})
-    how = f"resume with the run's own model options ({', '.join(options)})" if options else \
-        "resume with the run's own tokenizer"
-    if "max_length" in {name for name, _, _ in differ}:  # a run started before --max-length stopped setting it
-        length = theirs["max_length"]
-        how += (f"; the checkpoint's model takes {length} tokens: add --model-max-length {length} (a run started "
-                "before train.arguments set it with --max-length)")
-    return f"{path} does not fit this model: the checkpointed run's has {shown}; {how}"
-
-
 # ----------------------------------------------------------------------------------------------------------
 # The training loop
 # ----------------------------------------------------------------------------------------------------------
 def compile_encoder(model: torch.nn.Module, **compile_options) -> None:
     """`--compile`: torch.compile the encoder (`model.roberta`, else the whole model) in place, so parameter
     names, checkpoints and DDP are unchanged. Not the heads: the masked-only MLM loss gathers the masked
-    positions, whose count changes every batch, and compiled, each new count was a recompilation until
-    torch.compile's limit of 8 sent it back to eager (phase 25 on the H100: ~70 s of compiling for nothing).
+    positions, whose count changes every batch, and compiled, each new count is a recompilation until
+    torch.compile's limit of 8 sends it back to eager (about 70 s of compiling for nothing on an H100).
     The encoder's shapes are the batch's, fixed in pretraining; the head is matrix products either way."""
     getattr(model, "roberta", model).compile(**compile_options)
 
@@ -299,83 +203,6 @@ def make_ema(model: torch.nn.Module, decay: float) -> torch.optim.swa_utils.Aver
     from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
     return AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(decay))
-
-
-def check_options(args: TrainingArguments, world_size: int = 1, out=None) -> None:
-    """The loop's options that are wrong whatever the data (`TrainingArguments.check_loop`), then --out (or `out`):
-    writable, not being trained into by another process (the script takes the lock right after these checks:
-    `lock_out`), and new unless --resume finds a run there to continue. A UserError naming the option; the scripts
-    check them before reading any data (their arguments' `check`), the Trainer again."""
-    args.check_loop(world_size)
-    out = output_folder(out or args.out)
-    check_writable_folder(out)  # before the data is read and packed
-    if os.environ.get("RANK", "0") == "0":  # (the other processes of a torchrun job would find its rank 0's lock)
-        check_not_locked(out)
-    if not args.resume:
-        check_fresh_out(out, args.own_files())
-    elif (latest := Checkpoints(out).latest("step")) is None:  # --resume starts a new run there
-        check_restart_out(out, args.own_files())
-    elif args.max_steps is not None and args.max_steps < (step := Checkpoints.step_of(latest)):
-        # else no step is trained and the checkpoint's weights are saved as the run's
-        raise UserError(f"--resume: the checkpoint {latest} is at step {step:,} and --max-steps {args.max_steps:,} "
-                        f"is below it, so nothing would be trained: resume with --max-steps {step} or more (the "
-                        "run's own, to end it as planned), or choose another --out for a new run")
-
-
-def lock_out(out, dist: Dist) -> None:
-    """Rank 0 takes --out's lock (`runtime.lock_folder`, released when the script's main ends), every rank stopping
-    when another process holds it. The scripts take it right after their option checks, before the tokenizer or the
-    data are read into --out (minutes): two commands started together there would both prepare the folder, the second
-    writing over the first's tokenizer.json."""
-    refused = None
-    if dist.is_main:
-        try:
-            lock_folder(out)
-        except UserError as err:
-            refused = err
-    if dist.all_reduce(torch.tensor([float(refused is not None)], dtype=torch.float64)).item() > 0:
-        raise refused or UserError(f"{out} is being trained by another process")
-
-
-def finished_files(out: Path) -> list[str]:
-    """The files of a finished run or of a saved model in `out` (FINISHED_FILES), which a new run would overwrite."""
-    return [name for name in FINISHED_FILES if (out / name).exists()]
-
-
-def check_fresh_out(out: Path, own=()) -> None:
-    """A new run never overwrites another, nor anything else: an --out holding a run's checkpoints or log needs
-    --resume, one holding a finished run or a model folder (train.export's, a download: no log) is refused
-    (`check_no_run`), and so is one holding anything else (a README.md, a config.json; `--out .` in a project) but
-    `own`, what the script itself put there before its training loop (`TrainingArguments.own_files`)."""
-    check_no_run(out)
-    if held := other_entries(out, (*own, LOCK_NAME)):
-        raise UserError(f"{out} is not empty ({held}): a new run writes into a new or empty folder; choose another "
-                        "--out")
-
-
-def check_restart_out(out: Path, own=()) -> None:
-    """--resume finding no checkpoint in `out` starts a new run there: not over a finished run or a model, nor
-    beside anything but what a start of the same run left (its log, curves and checkpoints folder, and `own`; with
-    its log, the config and tokenizer files a run stopped after its loop writes: STOPPED_RUN_FILES)."""
-    if finished := finished_files(out):
-        raise UserError(f"{out} holds a finished run or model ({', '.join(finished)}) and no checkpoint to resume")
-    stopped = STOPPED_RUN_FILES if (out / LOG_NAME).is_file() else ()
-    if held := other_entries(out, (*RUN_FILES, LOCK_NAME, *stopped, *own)):
-        raise UserError(f"{out} is not empty ({held}) and holds no checkpoint to resume: choose another --out")
-
-
-def check_no_run(out: Path) -> None:
-    """No run or model in `out`: a run's checkpoints or log (which --resume continues), a finished run or a model
-    folder. (An experiment's --out, which holds its own run folders, is checked with this alone.)"""
-    finished = finished_files(out)
-    started = (out / LOG_NAME).exists() or (out / CHECKPOINTS).exists()
-    if started and not finished and Checkpoints(out).latest("step") is None:  # a diverged start, a second Ctrl-C
-        raise UserError(f"{out} holds a run that stopped before its first checkpoint; pass --resume to start it "
-                        "again there, or choose another --out")
-    if (out / CHECKPOINTS).exists():
-        raise UserError(f"{out} already holds a run; pass --resume to continue it, or choose another --out")
-    if finished:  # a finished run is never overwritten, log.jsonl or not
-        raise UserError(f"{out} already holds a run or model ({', '.join(finished)}): choose another --out")
 
 
 HEARTBEAT_S = 60.0  # with --no-progress (no bar), a progress line this often on stderr
@@ -418,7 +245,7 @@ class Trainer:
         self.clock = 0.0  # rank 0's training time at the end of the last step: the same on every process
         self.decay_start: float | None = None  # time-budget schedule: `clock` when warmup ended
         # time-budget warmup: the training time it does not count, each session's until its first step ended (the
-        # step-0 evaluation, and compiling: phase 26's 34 s on the H100 took its whole 23-s warmup)
+        # step-0 evaluation, and compiling: 34 s on an H100, more than a whole 23-s warmup)
         self.warmup_paused_s = 0.0
         self._session_began: tuple[float, float] | None = None  # (time.monotonic(), elapsed) when fit() began
         self._session_first_step = True  # the next step is this session's first
@@ -610,7 +437,7 @@ class Trainer:
     def _load_latest_readable(self, path: Path) -> tuple[dict, dict, Path]:
         """The newest step checkpoint that can be read, from `path` back; damaged ones are named, and moved
         aside (bad-step-NNNNNNNN) by rank 0, so that the next --resume does not trip over them again."""
-        candidates = [d for d in self.ckpt._dirs("step") if d.name <= path.name][::-1]
+        candidates = [d for d in self.ckpt.dirs("step") if d.name <= path.name][::-1]
         bad = []
         for candidate in candidates:
             try:
