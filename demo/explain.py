@@ -86,14 +86,17 @@ def integrated_gradients(model, input_ids: list[int], target: int, baseline_id: 
         table = model.roberta.embeddings.word_embeddings
         is_special = torch.isin(ids, torch.tensor(sorted(special_ids), dtype=torch.long, device=device))
         base_ids = torch.where(is_special, ids, torch.full_like(ids, baseline_id))
-        x, base = table(ids).detach(), table(base_ids).detach()  # (1, T, H)
-        alphas = (torch.arange(steps, dtype=x.dtype, device=device) + 0.5) / steps  # (S,)
-        path = base + alphas[:, None, None] * (x - base)  # (S, T, H)
+        x, base = table(ids).detach(), table(base_ids).detach()  # (1, T, H), in the model's dtype
+        # the path and the sums in float32, each point run in the model's dtype: a bfloat16 model's 8-bit mantissa
+        # would blur the steps and the attributions' sum, and numpy has no bfloat16
+        step = x.float() - base.float()  # (1, T, H)
+        alphas = (torch.arange(steps, dtype=torch.float32, device=device) + 0.5) / steps  # (S,)
+        path = (base.float() + alphas[:, None, None] * step).to(x.dtype)  # (S, T, H)
         grads = []
         for points in path.split(ig_batch_points(model.config, len(input_ids), budget, most)):
             points = points.detach().requires_grad_(True)
             grads.append(torch.autograd.grad(score(points).sum(), points)[0])  # the batch's graph is freed here
-        attributions = ((x - base)[0] * torch.cat(grads).mean(dim=0)).sum(dim=-1)  # (T,)
+        attributions = (step[0] * torch.cat(grads).float().mean(dim=0)).sum(dim=-1)  # (T,)
         with torch.no_grad():
             ends = score(torch.cat([x, base]))  # (2,)
     return attributions.detach().cpu().numpy(), float(ends[0]), float(ends[1])

@@ -43,6 +43,7 @@ from roberta.hub import (HubRepoNotFoundError, HubUnreachableError, hub_offline,
 from roberta.pipelines import TASKS
 from roberta.tokenizer import check_fits_model
 
+from . import models as app_models  # its DEVICE (APP_DEVICE), read as each chosen model loads
 from .formatting import millions
 from .models import KIND_OF_ARCHITECTURE, KINDS, LoadedModel, Models, without_paths
 from .validation import EXITS, WordedError, error_html
@@ -348,7 +349,7 @@ def load_choice(key: str, source: str, tab: str | None = None, allow_local: bool
         notes = check_fits_model(tokenizer, config, f"{tokenizer_from or source}'s tokenizer")
         model = kind.cls.from_pretrained(source, **hub)
         # checked above: the pipeline does not check (and warn) again
-        pipe = TASKS[kind.task](model, tokenizer, device="cpu", tokenizer_name=None)
+        pipe = TASKS[kind.task](model, tokenizer, device=app_models.DEVICE, tokenizer_name=None)
     pipe.model.eval().requires_grad_(False)  # shared by all requests; gradients only w.r.t. inputs
     extras = {"tokenizer_from": tokenizer_from} if tokenizer_from else {}
     if notes:

@@ -2,7 +2,7 @@
 
 MLM_MODEL / SENTIMENT_MODEL: a local model folder or a Hugging Face Hub repo id. Defaults: the trained
 models in assets/. A model that cannot be loaded does not stop the app: it is recorded with a message the
-UI shows, and the tabs that need it say so.
+UI shows, and the tabs that need it say so. APP_DEVICE: where every model the app loads computes (`DEVICE`).
 """
 from __future__ import annotations
 
@@ -31,6 +31,27 @@ ABSOLUTE_PATH_RE = re.compile(r"(?<![\w:/.~-])(?:/(?:[^/\s:'\"]+/)+([^/\s:'\"]+)
                               r"|[A-Za-z]:[\\/](?:[^\\/\s:'\"]+[\\/])+([^\\/\s:'\"]+))")
 ABLATION_DIR = ASSETS / "masking-ablation"
 TITLE_LABELS = 5  # the most labels a classifier's title names (`LoadedModel.title_naming`): the rest counted
+APP_DEVICE_RE = re.compile(r"cpu|cuda(?::\d+)?|auto")  # what APP_DEVICE may say (`app_device`)
+
+
+def app_device(value: str) -> torch.device:
+    """The device APP_DEVICE's `value` names: "cpu" (a Space's hardware, the default), "cuda", "cuda:N", or "auto"
+    (CUDA where this machine has it, else the CPU). Anything else, or a CUDA device this machine does not have,
+    stops the app in one line naming the variable, as a bad queue setting does (`demo.wiring.at_least_one`)."""
+    if not APP_DEVICE_RE.fullmatch(value):
+        raise SystemExit(f"app.py: APP_DEVICE must be cpu, cuda, cuda:N or auto, got {value!r}")
+    if value == "auto":
+        value = "cuda" if torch.cuda.is_available() else "cpu"
+    try:  # the package's own check (roberta.pipeline's device): a CUDA device this machine has
+        return roberta.hub.parse_device(value, "APP_DEVICE")
+    except ValueError as err:  # its hint names the Python forms (-1 for the CPU): the variable's instead
+        reason = str(err).split(" ('cpu' or -1")[0]
+        raise SystemExit(f"app.py: {reason}; APP_DEVICE=cpu or auto computes on the CPU") from None
+
+
+# where the app's models compute, the shipped ones (`load_model`) and those a visitor chooses
+# (`demo.model_choice.load_choice`); read once, at start-up
+DEVICE = app_device(os.environ.get("APP_DEVICE", "cpu"))
 
 
 @dataclass(frozen=True)
@@ -268,7 +289,7 @@ def load_model(key: str, source=None) -> LoadedModel:
     source = os.fspath(source or os.environ.get(kind.env_var) or kind.default)
     loaded = LoadedModel(key, source)
     try:
-        loaded.pipeline = roberta.pipeline(kind.task, model=source, device="cpu")
+        loaded.pipeline = roberta.pipeline(kind.task, model=source, device=DEVICE)
     except Exception as err:  # missing folder, offline Hub, wrong files: the app starts anyway
         loaded.error = _missing_message(key, source, err)
         loaded.console_error = _missing_message(key, source, err, as_typed=True)

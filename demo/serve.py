@@ -36,6 +36,8 @@ def environment_help() -> str:
       requests that may wait in each queue (default 64; at least 1)
   TORCH_THREADS
       torch threads per request (default: the CPUs shared among APP_CONCURRENCY, 1 to 4)
+  APP_DEVICE
+      where the models compute: cpu (default), cuda, cuda:N, or auto (CUDA where this machine has it)
   HF_HUB_OFFLINE
       1: nothing is downloaded; only Hub models already in the download cache load
   GRADIO_SERVER_NAME, GRADIO_SERVER_PORT

@@ -491,7 +491,8 @@ def test_help_lists_the_environment_and_starts_no_server(tiny_mlm_dir, tiny_clf_
     assert done.returncode == 0, done.stderr[-3000:]
     assert "--host" in done.stdout and "--port" in done.stdout and "Running on" not in done.stdout
     variables = environment_read()
-    assert {"MLM_MODEL", "APP_HUB_MODELS", "APP_QUEUE_SIZE", "GRADIO_SERVER_PORT", "HF_HUB_OFFLINE"} <= variables
+    assert {"MLM_MODEL", "APP_HUB_MODELS", "APP_QUEUE_SIZE", "APP_DEVICE", "GRADIO_SERVER_PORT",
+            "HF_HUB_OFFLINE"} <= variables
     assert [name for name in sorted(variables) if name not in done.stdout] == [], done.stdout
 
 
@@ -501,6 +502,15 @@ def test_a_queue_size_below_one_stops_the_app_in_one_line(tiny_mlm_dir, tiny_clf
     done = run_app(["--help"], {**app_env(tiny_mlm_dir, tiny_clf_dir), "APP_QUEUE_SIZE": "0"})
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.strip().splitlines() == ["app.py: APP_QUEUE_SIZE must be a whole number of at least 1, got '0'"]
+
+
+def test_a_device_the_app_cannot_use_stops_it_in_one_line(tiny_mlm_dir, tiny_clf_dir):
+    """APP_DEVICE that names no device (or one this machine lacks) stops the app at start-up, in one line naming the
+    variable, before the models load; APP_DEVICE=cpu starts it as before."""
+    done = run_app(["--help"], {**app_env(tiny_mlm_dir, tiny_clf_dir), "APP_DEVICE": "gpu"})
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == ["app.py: APP_DEVICE must be cpu, cuda, cuda:N or auto, got 'gpu'"]
+    assert run_app(["--help"], {**app_env(tiny_mlm_dir, tiny_clf_dir), "APP_DEVICE": "cpu"}).returncode == 0
 
 
 def test_a_port_in_use_is_one_line_naming_the_option_and_the_variable(tiny_mlm_dir, tiny_clf_dir):

@@ -482,6 +482,42 @@ def test_a_view_event_sent_before_the_page_drew_another_text_is_dropped(app):
     assert layer(me, old, 1, "average", token, "mlm", "heatmap")[0] != gr.skip()
 
 
+def test_a_view_event_during_which_a_new_texts_page_ended_is_dropped(app, monkeypatch):
+    """The other case of the test above: a layer picked while a new text's page ran, whose event started before
+    the page ended and ended after it. When it started, the page still showed the old text; when it ends, the page
+    has drawn the new one (`guarded`'s check after the handler), so it is dropped rather than drawing the old text's
+    views under the new text's notes. The page started first, so no later run supersedes the layer event."""
+    from concurrent.futures import ThreadPoolExecutor
+    from types import SimpleNamespace
+
+    events = {f.api_name: f for f in app.demo.fns.values()}
+    me = SimpleNamespace(session_hash="ended-while-it-ran")
+    old, new = "The cat sat on the mat.", "A dog barked at the mailman all night."
+    page, layer = events["attention_ui"].fn, events["attention_layer_ui"].fn
+    token = picked(page(me, old, 1, "average", "mlm", "heatmap"))  # the page shows the old text
+    real = app.handlers._attention_inputs
+    page_running, layer_running, page_ended = threading.Event(), threading.Event(), threading.Event()
+
+    def in_turn(text, *args):
+        """The new text's page waits until the layer event runs; the layer event, until the page has ended."""
+        if text == new:
+            page_running.set()
+            layer_running.wait(timeout=30)
+        else:
+            layer_running.set()
+            page_ended.wait(timeout=30)
+        return real(text, *args)
+
+    monkeypatch.setattr(app.handlers, "_attention_inputs", in_turn)
+    with ThreadPoolExecutor(2) as pool:
+        new_page = pool.submit(page, me, new, 2, "average", "mlm", "heatmap")
+        assert page_running.wait(timeout=30)
+        sent = pool.submit(layer, me, old, 2, "average", token, "mlm", "heatmap")
+        assert new_page.result(timeout=60)[-5:-3] == (new, "mlm")  # the page ended, drawing the new text
+        page_ended.set()
+        assert layer_running.is_set() and all(value == gr.skip() for value in sent.result(timeout=60))
+
+
 def test_a_view_event_that_read_a_token_the_new_text_replaced_is_dropped(app):
     """"zzz" typed in the token picker, the head view opened, a new text submitted: the sub-tab's event, sent before
     the new text's page, ran after it (Gradio reads the drawn text, a State, when the event runs, but the picker as

@@ -5,6 +5,7 @@ random `transformers.RobertaForMaskedLM` / `RobertaForSequenceClassification`, w
 `transformers` fast tokenizer), so the tests check our loader against `transformers`' own numbers, offline."""
 import contextlib
 import json
+import os
 import shutil
 import threading
 import urllib.request
@@ -19,7 +20,8 @@ import roberta
 from demo import model_choice as MC
 from demo.formatting import md_escape, word_label
 from demo.handlers import Handlers
-from demo.models import KINDS, load_model, without_paths
+from demo import models as app_models
+from demo.models import KINDS, app_device, load_model, without_paths
 
 transformers = pytest.importorskip("transformers")
 
@@ -1094,3 +1096,53 @@ def test_an_api_call_is_told_the_value_to_send_and_not_of_a_current_model(models
     status = chooser.choose("sentiment", "someone/other-roberta", MC.SHIPPED)[2]
     assert "Nothing was run with it, and the current model stays in use." in status, status
     assert "pick “ours: …” from the box's list" in refusal(lambda: chooser.get("mlm", "mlm"))
+
+
+# ----------------------------------------------------------------------------- the device the models compute on
+def test_app_device_names_cpu_cuda_or_auto_and_refuses_anything_else_in_one_line():
+    """The app computed on the CPU whatever the machine, and nothing said so: APP_DEVICE names the device, and a
+    value it cannot use stops the app at start-up, in one line naming the variable."""
+    assert app_device("cpu") == torch.device("cpu")
+    assert app_device("auto") == torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    for value in ("gpu", "", "CPU", " cpu", "cuda:x", "mps", "0"):
+        with pytest.raises(SystemExit) as stopped:
+            app_device(value)
+        assert str(stopped.value) == f"app.py: APP_DEVICE must be cpu, cuda, cuda:N or auto, got {value!r}"
+    beyond = f"cuda:{torch.cuda.device_count()}"  # one past this machine's last CUDA device (cuda:0 where none)
+    with pytest.raises(SystemExit) as stopped:
+        app_device(beyond)
+    said = str(stopped.value)
+    assert said.startswith(f"app.py: APP_DEVICE {beyond!r}: this machine has ") and "\n" not in said, said
+    assert said.endswith("; APP_DEVICE=cpu or auto computes on the CPU") and "-1" not in said, said
+
+
+@pytest.mark.skipif("APP_DEVICE" in os.environ, reason="the default is what this test checks")
+def test_by_default_the_app_computes_on_the_cpu(models):
+    assert app_models.DEVICE == torch.device("cpu")
+    for loaded in (models.mlm, models.sentiment):
+        assert loaded.pipeline.device == torch.device("cpu")
+        assert next(loaded.model.parameters()).device == torch.device("cpu")
+
+
+def test_the_app_device_reaches_the_shipped_and_the_chosen_pipelines(monkeypatch, tiny_mlm_dir, hf_mlm_dir):
+    """Both places that build the app's pipelines, the shipped models at start-up (`load_model`) and a model chosen
+    in a tab (`load_choice`), said device="cpu" whatever the machine; they ask for APP_DEVICE's now
+    (`demo.models.DEVICE`). This machine may have no GPU: the pipelines are asked for cuda:1, which is recorded,
+    and built on the CPU."""
+    asked = []
+    real_pipeline, real_fill_mask = roberta.pipeline, roberta.pipelines.TASKS["fill-mask"]
+
+    def pipeline(task, model, device=None, **kwargs):  # roberta.pipeline, as load_model calls it
+        asked.append(device)
+        return real_pipeline(task, model, device="cpu", **kwargs)
+
+    def fill_mask(model, tokenizer, device=None, **kwargs):  # the pipeline's class, as load_choice calls it
+        asked.append(device)
+        return real_fill_mask(model, tokenizer, device="cpu", **kwargs)
+
+    monkeypatch.setattr(app_models, "DEVICE", torch.device("cuda:1"))
+    monkeypatch.setattr(roberta, "pipeline", pipeline)
+    assert load_model("mlm", tiny_mlm_dir).available
+    monkeypatch.setitem(roberta.pipelines.TASKS, "fill-mask", fill_mask)  # after: roberta.pipeline calls it too
+    assert MC.load_choice("mlm", str(hf_mlm_dir), allow_local=True).available
+    assert asked == [torch.device("cuda:1")] * 2

@@ -332,6 +332,38 @@ def test_encode_windows_cover_every_token_with_overlap(tokenizer):
             encode_windows(tokenizer, texts, max_length, stride)
 
 
+@pytest.mark.timeout(10)  # a stride that never moves on grew the windows without end
+def test_a_window_must_hold_more_of_the_text_than_the_stride_whatever_the_post_processor_adds(tokenizer):
+    """The stride's own check counts <s> and </s>; a tokenizer whose post-processor adds more (here
+    `<s> <s> $A </s> </s>`) leaves less of a window for the text. A stride as large as that room would never move
+    on (the windows grew without end): it is refused; one less moves on by one token a window, losing none."""
+    from tokenizers import Tokenizer
+    from tokenizers.processors import TemplateProcessing
+
+    four = Tokenizer.from_str(tokenizer.to_str())
+    bos, eos = four.token_to_id("<s>"), four.token_to_id("</s>")
+    four.post_processor = TemplateProcessing(single="<s> <s> $A </s> </s>", special_tokens=[("<s>", bos),
+                                                                                            ("</s>", eos)])
+    text = "one two three four five six seven eight nine ten"
+    with pytest.raises(ValueError, match="^a window of 8 tokens holds 4 of the text, which must be more than the "
+                                         "stride, 4$"):
+        encode_windows(four, text, 8, stride=4)
+    ids, mask, _ = encode_windows(four, text, 8, stride=3)  # (W, T)
+    inner = [row[2:-2] for row in ids.tolist()]
+    assert mask.all() and all(row[:2] == [bos, bos] and row[-2:] == [eos, eos] for row in ids.tolist())
+    assert inner[0] + [row[-1] for row in inner[1:]] == four.encode(text, add_special_tokens=False).ids
+
+
+def test_an_empty_text_is_the_one_window_encode_gives(tokenizer):
+    """`encode_windows` reads an empty text as `encode` does, `<s></s>` attended to, beside a text that is not
+    empty (the pipelines refuse an empty text before; `train.evaluate` and fine-tuning over windows do not)."""
+    ids, mask, owner = encode_windows(tokenizer, ["", "x"], 16)
+    expected_ids, expected_mask, _ = encode(tokenizer, [""], 16)
+    assert owner.tolist() == [0, 1]
+    assert ids[0][mask[0].bool()].tolist() == expected_ids[0][expected_mask[0].bool()].tolist() == [
+        tokenizer.token_to_id("<s>"), tokenizer.token_to_id("</s>")]
+
+
 def test_encode_windows_do_not_rest_on_the_tokenizers_overflowing_windows(tokenizer, monkeypatch):
     """tokenizers 0.23.2 (the lent H200's) gave one short overflowing window after the first and lost the rest of a
     long text; here a `for_model` copy whose encodings carry no overflowing windows at all stands in for it, and the

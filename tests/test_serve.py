@@ -5,7 +5,7 @@ import socket
 import pytest
 from gradio.http_server import LOCALHOST_NAME
 
-from demo.serve import _port_in_use
+from demo.serve import _port_in_use, environment_help
 
 
 def _listening(family: int, host: str) -> socket.socket:
@@ -58,3 +58,10 @@ def test_a_free_port_is_not_in_use():
     assert not _port_in_use(LOCALHOST_NAME, port)
     if socket.has_ipv6:
         assert not _port_in_use("::1", port)
+
+
+def test_help_names_the_device_variable_and_what_it_takes():
+    """The app computed on the CPU on any machine, and --help said nothing of it: it lists APP_DEVICE, with each
+    form the variable takes (`demo.models.app_device`) and the default."""
+    entry = environment_help().split("\n  APP_DEVICE\n")[1].split("\n  ")[0]
+    assert all(form in entry for form in ("cpu (default)", "cuda", "cuda:N", "auto")), entry
