@@ -45,7 +45,8 @@ from roberta.text import normalize_for_classifier
 from train.export import DTYPES, check_export, export_into, partial_note, staged_folder, writes_named_in
 from train.model_card import (average_hardware_text, base_model_text, card_for, machine_of, with_base_model,
                               with_front_matter)
-from train.fill_mask_probe import DEFAULT_PROBE, read_probe, run_probe
+from train.fill_mask_probe import DEFAULT_PROBE, FIGURES_DEVICE, read_probe, run_probe
+from train.markdown import table_cell
 from train import summarize
 from train.runtime import (USER_ERRORS, UserError, check_writable_folder, exit_code, output_folder,
                            report_user_error)
@@ -75,11 +76,6 @@ def _table(header: list[str], rows: list[list]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def _cell(text: str) -> str:
-    """Markdown table cell: `<mask>` shown literally, pipes escaped."""
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _wall_time_words(phases) -> str:
@@ -205,20 +201,15 @@ def _fill_answer(prediction: dict) -> str:
     return f"`{word}` {format_probability(prediction['score'])}"
 
 
-# The cards' example answers and probe are computed on the CPU, as the app runs the models: the same digits on a
-# machine with a GPU, whose float32 sums differ in the last places
-CARD_DEVICE = "cpu"
-
-
 def fill_mask_section(folder, shown=None) -> str:
     """The app's fill-mask examples answered by `folder`; the text names it as `shown` (default: the folder)."""
-    fill = roberta.pipeline("fill-mask", model=folder, device=CARD_DEVICE)
+    fill = roberta.pipeline("fill-mask", model=folder, device=FIGURES_DEVICE)
     rows = []
     for text, top_k in FILL_MASK_EXAMPLES:
         result = fill(text, top_k=top_k)
         per_mask = result if result and isinstance(result[0], list) else [result]
         answers = " / ".join(", ".join(map(_fill_answer, preds)) for preds in per_mask)
-        rows.append([_cell(text), answers])
+        rows.append([table_cell(text), answers])
     return "\n\n".join([
         "### Fill-mask examples",
         "The app's examples, answered by this folder "
@@ -231,7 +222,7 @@ def fill_mask_section(folder, shown=None) -> str:
 def probe_section(folder) -> tuple[str, dict, list[str]]:
     """The fill-mask probe's scores (`train.fill_mask_probe`) for the card, the overall figures, and the sentences
     whose top prediction is the expected word as written (the card's widget examples: ones the model gets right)."""
-    result = run_probe(roberta.pipeline("fill-mask", model=folder, device=CARD_DEVICE), read_probe(DEFAULT_PROBE))
+    result = run_probe(roberta.pipeline("fill-mask", model=folder, device=FIGURES_DEVICE), read_probe(DEFAULT_PROBE))
     rows = [[name, c["sentences"], f"{c['top1']:.0%}", f"{c['top5']:.0%}"] for name, c in result["categories"].items()]
     rows.append(["**all**", result["sentences"], f"**{result['top1']:.1%}**", f"**{result['top5']:.1%}**"])
     text = "\n\n".join([
@@ -316,8 +307,8 @@ def _prediction(best: dict) -> str:
 
 def sentiment_section(folder, shown=None) -> str:
     """The app's sentiment examples answered by `folder`; the text names it as `shown` (default: the folder)."""
-    classify = roberta.pipeline("text-classification", model=folder, device=CARD_DEVICE)
-    rows = [[_cell(text), _prediction(classify(normalize_for_classifier(text))[0])] for text in SENTIMENT_EXAMPLES]
+    classify = roberta.pipeline("text-classification", model=folder, device=FIGURES_DEVICE)
+    rows = [[table_cell(text), _prediction(classify(normalize_for_classifier(text))[0])] for text in SENTIMENT_EXAMPLES]
     return "\n\n".join(["### Sentiment examples",
                         f"The app's examples, answered by this folder as the app asks it (the text normalised "
                         f"by `roberta.text.normalize_for_classifier`, then "

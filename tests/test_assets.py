@@ -356,3 +356,38 @@ def test_an_mlm_release_counts_its_phases_in_the_classifier_card_beside_it(tmp_p
     assert refresh_base_model(folder, phases)
     assert (folder / "README.md").read_text(encoding="utf-8") == card
     assert not refresh_base_model(folder, phases)  # up to date: left as it is
+
+
+def test_an_mlm_release_leaves_a_classifier_card_whose_encoder_another_history_does_not_begin_with(tmp_path):
+    """`refresh_base_model` rewrites the count only when the card's encoder is the first N phases of the new
+    history: a history rebuilt or reordered (here without its first phase), or a card whose Base model section
+    says other figures, is left as it is, not made to name a different model."""
+    import shutil
+
+    from scripts.release import read_phases, refresh_base_model
+
+    folder = tmp_path / "mini-roberta-sst2"
+    shutil.copytree(ASSETS / "mini-roberta-sst2", folder)
+    card = folder / "README.md"
+    phases = read_phases(ASSETS / "mini-roberta-mlm")
+    text = card.read_text(encoding="utf-8").replace(f"phase 7 of the {len(phases)} phases",
+                                                    "phase 7 of the 26 phases")
+    card.write_text(text, encoding="utf-8")
+    assert not refresh_base_model(folder, phases[1:])
+    assert card.read_text(encoding="utf-8") == text
+    tokens = f"({sum(m.train_tokens for m in phases[:7]):,} tokens;"
+    assert tokens in text
+    other = text.replace(tokens, "(1 tokens;")
+    card.write_text(other, encoding="utf-8")
+    assert not refresh_base_model(folder, phases)
+    assert card.read_text(encoding="utf-8") == other
+
+
+def test_a_one_phase_mlm_release_has_no_lead():
+    """The lead says the card's sections describe the last of several phases; a model of one phase has none (it
+    said "Trained in **1 pretraining phases**")."""
+    from scripts.release import LEAD, phases_lead, read_phases
+
+    phases = read_phases(ASSETS / "mini-roberta-mlm")
+    assert phases_lead(phases[:1]) is None
+    assert phases_lead(phases[:2]).startswith(f"{LEAD}2 pretraining phases**")

@@ -6,7 +6,9 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
+import roberta
 from train.fill_mask_probe import DEFAULT_PROBE, main, read_probe, run_probe
 from helpers import ROOT
 
@@ -158,3 +160,29 @@ def test_a_byte_order_mark_is_read_and_a_missing_column_is_named(tiny_mlm_dir, t
     short.write_text("category\tsentence\texpected\nx\n")
     assert main(["--model", str(tiny_mlm_dir), "--probe", str(short)]) == 2
     assert f"{short} line 2: no sentence, expected; each row needs" in capsys.readouterr().err
+
+
+def test_the_probe_runs_on_the_cpu_unless_told_even_beside_a_gpu(tiny_mlm_dir, tmp_path, monkeypatch, single_thread,
+                                                                 capsys):
+    """The published figures are the CPU's, as the app runs the models; on a machine with a GPU the probe took it,
+    and its figures differed from them in the last places. --device picks another, checked as train.evaluate's."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # a machine with one GPU
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    real, devices = roberta.pipeline, []
+
+    def pipeline(task, model, device=None):
+        devices.append(device)
+        return real(task, model=model, device="cpu")  # the model computes here on the CPU whatever it was asked
+
+    monkeypatch.setattr(roberta, "pipeline", pipeline)
+    probe = tmp_path / "probe.tsv"
+    probe.write_text("category\tsentence\texpected\nplaces\tThe cat likes <mask>.\tFrance\n")
+    for given in ([], ["--device", "cuda"], ["--device", "0"]):
+        assert main(["--model", str(tiny_mlm_dir), "--probe", str(probe), *given]) == 0
+    assert devices == ["cpu", "cuda", "cuda:0"]
+    for typed, said in (("mps", "--device must be 'cpu', 'cuda', 'cuda:N'"),
+                        ("3", "--device '3': this machine has 1 CUDA device(s)")):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["--model", str(tiny_mlm_dir), "--probe", str(probe), "--device", typed])
+        assert exit_info.value.code == 2 and said in capsys.readouterr().err
+    assert len(devices) == 3  # refused before the model was loaded

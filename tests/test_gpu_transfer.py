@@ -391,6 +391,27 @@ def test_gpu_session_retry_runs_without_torch_compile(tmp_path):
     assert retry[retry.index("--init") + 1] == "m" and retry[retry.index("--gpu-lr") + 1] == "5e-4"
 
 
+def test_gpu_session_retry_fine_tunes_the_first_seed_alone(tmp_path, monkeypatch, capsys):
+    """The retry's time is sized for one fine-tuning seed (RETRY_SETUP_S): it fine-tunes the first of --seeds, the
+    first run all of them (as the recipe reads its options: the last --seeds counts)."""
+    from train import gpu_session
+    from train.recipe import build_parser
+
+    commands = []
+
+    def failed(argv, deadline, log):  # every recipe fails at once, writing nothing
+        print("$ " + " ".join(argv), file=log, flush=True)
+        commands.append(argv)
+        return 1
+
+    monkeypatch.setattr(gpu_session, "run_until", failed)
+    empty_bundle(tmp_path / "up")
+    assert gpu_session.main(["--out", str(tmp_path / "OUT"), "--upload", str(tmp_path / "up"), "--work",
+                             str(tmp_path / "work"), "--tests", "", "--seeds", "3", "4", "--", "--quick"]) == 1
+    assert "retrying at lr" in (tmp_path / "work" / "session" / "recipe.log").read_text()
+    assert [build_parser().parse_args(argv[3:]).seeds for argv in commands] == [[3, 4], [3]]
+
+
 @pytest.mark.parametrize("options, match", [
     (["--upload", "{tmp}/nope"], "no data/ folder in it"), (["--minutes", "-1"], "must be at least 0"),
     (["--minutes", "0"], "give it after --, e.g. -- --init"),  # no pretraining and no encoder to fine-tune

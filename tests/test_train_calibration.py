@@ -387,6 +387,23 @@ def test_checks_scoring(tiny_clf_dir, tokenizer, tmp_path):
         evaluate.read_checks(bad)
 
 
+def test_a_check_sentence_shows_literally_in_the_cards_table():
+    """The card's table of wrong checks escaped only `|`: a sentence with `<s>` became an HTML strikethrough on the
+    Hub, and one with a line break ended its row. Every cell of it shows its text as written, on one line."""
+    item = {"category": "a <b>|c", "sentence": "It was <s>bad</s> | fine,\nreally & truly.", "expected": "positive",
+            "verdict": "unsure", "label": "negative", "score": 0.61, "right": False}
+    checks = {"n": 1, "right": 0, "accuracy": 0.0, "unsure_below": 0.7, "items": [item],
+              "categories": {item["category"]: {"right": 0, "n": 1, "accuracy": 0.0}}}
+    lines = evaluate.checks_markdown(checks).splitlines()
+    row = lines[-1]
+    assert row == ("| a &lt;b&gt;\\|c | It was &lt;s&gt;bad&lt;/s&gt; \\| fine, really &amp; truly. | positive | "
+                   "unsure (negative 0.61) |")
+    assert "| a &lt;b&gt;\\|c | 0/1 | 0% |" in lines
+    # read back as a Markdown table does: the row's cells, split at the pipes no backslash escapes
+    cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
+    assert len(cells) == 4 and "<" not in row and "\n" not in row
+
+
 def test_evaluate_cli_checks_and_ece(tiny_clf_dir, train_files, tmp_path, capsys):
     out = tmp_path / "metrics.json"
     assert evaluate.main(["--model", str(tiny_clf_dir), "--checks", "--labeled", str(train_files / "dev.tsv"),
@@ -831,6 +848,22 @@ def test_average_refuses_what_cannot_be_averaged(seeds, two_stage, tmp_path, cap
     assert "calibration slice" in capsys.readouterr().err
     assert average.main([str(seeds[0]), str(seeds[1]), "--out", str(seeds[0])]) == 2
     assert "--out" in capsys.readouterr().err
+    no_init = tmp_path / "no-init"  # a run whose metrics do not say where it started
+    shutil.copytree(seeds[1], no_init)
+    (no_init / "metrics.json").write_text(json.dumps({k: v for k, v in metrics.items()
+                                                      if k not in ("init", "init_root")}))
+    assert average.main([str(seeds[0]), str(no_init), "--out", str(tmp_path / "d")]) == 2
+    assert "does not say what it was fine-tuned from (init)" in capsys.readouterr().err
+    swapped = tmp_path / "other-ids"  # token ids that mean other words: its weights' rows are other words'
+    shutil.copytree(seeds[1], swapped)
+    tokenizer = json.loads((swapped / "tokenizer.json").read_text(encoding="utf-8"))
+    vocab = tokenizer["model"]["vocab"]
+    first, second = list(vocab)[-2:]
+    vocab[first], vocab[second] = vocab[second], vocab[first]
+    (swapped / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
+    assert average.main([str(seeds[0]), str(swapped), "--out", str(tmp_path / "e")]) == 2
+    assert f"{swapped}: tokenizer.json differs from {seeds[0]}'s" in capsys.readouterr().err
+    assert not any((tmp_path / name).exists() for name in "abcde")
 
 
 def test_average_checks_its_inputs_before_any_work(tiny_clf_dir, train_files, tmp_path, capsys):

@@ -422,6 +422,17 @@ def test_the_small_tables_skip_comments_and_blank_lines_alike(reader, tmp_path):
         read(table)
 
 
+def test_a_small_table_row_with_more_fields_than_its_header_is_refused(tmp_path):
+    """A third field (a note, or a sentence that holds a tab) was dropped without a word; the row is refused."""
+    table = tmp_path / "checks.tsv"
+    table.write_text("sentence\texpected\ngreat film\tpositive\t(a note)\n")
+    with pytest.raises(data.DataError, match=r"checks.tsv line 2: 3 fields, the header has 2$"):
+        data.read_table(table, ("sentence", "expected"), "checks")
+    table.write_text("sentence\texpected\ngreat film\tpositive\n")  # as many as the header: read
+    assert data.read_table(table, ("sentence", "expected"), "checks") == [
+        (2, {"sentence": "great film", "expected": "positive"})]
+
+
 def test_a_gzip_file_is_named_as_one(tmp_path):
     """Was "line 1: not UTF-8 text (byte 0x8b at column 2); save the file as UTF-8"; xz is what is read."""
     import gzip

@@ -15,6 +15,7 @@ import roberta
 from roberta.run_metrics import PHASES_NAME
 from roberta.text import lowercasing, normalize_for_classifier
 from train import checkpointing, finetune, imdb_sample, pretrain, recipe, reporting, runtime, summarize
+from train.markdown import table_cell
 from helpers import finetune_argv, pretrain_argv, run_module
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -717,7 +718,7 @@ def test_release_cards_show_probabilities_as_the_app_does(tiny_mlm_dir, tiny_clf
     from scripts import release
 
     def row_of(section: str, text: str) -> str:
-        return next(line for line in section.splitlines() if line.startswith(f"| {release._cell(text)} |"))
+        return next(line for line in section.splitlines() if line.startswith(f"| {table_cell(text)} |"))
 
     fill, section = roberta.pipeline("fill-mask", model=tiny_mlm_dir), release.fill_mask_section(tiny_mlm_dir)
     for text, top_k in FILL_MASK_EXAMPLES:
@@ -779,7 +780,7 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path, 
     # the examples' section names the shipped folder too (not the last example's answers)
     assert f'(`roberta.pipeline("fill-mask", model="{out / release.MLM_NAME}")`)' in mlm_card
     for text, _ in FILL_MASK_EXAMPLES:
-        row = next(line for line in mlm_card.splitlines() if line.startswith(f"| {release._cell(text)} |"))
+        row = next(line for line in mlm_card.splitlines() if line.startswith(f"| {table_cell(text)} |"))
         assert row.count(" / ") == text.count("<mask>") - 1  # one list of predictions per mask
     dev = json.loads((clf / "metrics.json").read_text())["dev_accuracy"]
     assert f"| this model | `{phase2}` | {dev:.1%} |" in clf_card
@@ -788,7 +789,7 @@ def test_release_ships_folders_with_finished_model_cards(train_files, tmp_path, 
     assert "| random-sst2 (mean ± std) | 1 |" in clf_card and (out / release.CLASSIFIER_NAME / "arms.png").is_file()
     assert json.loads((out / release.CLASSIFIER_NAME / "arms.json").read_text())["sst2"]["seeds"] == 1
     for text in SENTIMENT_EXAMPLES:
-        assert f"| {release._cell(text)} | " in clf_card
+        assert f"| {table_cell(text)} | " in clf_card
     shipped = roberta.RobertaForSequenceClassification.from_pretrained(out / release.CLASSIFIER_NAME).state_dict()
     trained = roberta.RobertaForSequenceClassification.from_pretrained(clf).state_dict()
     for key, value in trained.items():  # the run's weights, stored in float16

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-import re
 import sys
 from pathlib import Path
 
@@ -39,7 +38,6 @@ import torch
 import torch.nn.functional as F
 
 from roberta import DynamicMasker, RobertaForMaskedLM, auto_model, encode, load_tokenizer
-from roberta.hub import parse_device
 from roberta.masking import IGNORE_INDEX, MaskedBatch
 from roberta.run_metrics import RunMetrics
 from roberta.text import normalize_for_classifier, sentiment_of
@@ -49,10 +47,11 @@ from .arguments import seed_value
 from .calibrate import expected_calibration_error, probabilities
 from .data import read_documents, read_labeled, read_table
 from .imdb_sample import check_imdb_n, imdb_sample_as, imdb_skip_note
+from .markdown import table_cell
 from .packing import pack_sequences
 from .recorded_columns import recorded_columns
-from .runtime import (EXIT_USER_ERROR, USER_ERRORS, autocast, exit_code, naming, progress_bars, report_user_error,
-                      resolve_precision, shown_command)
+from .runtime import (EXIT_USER_ERROR, USER_ERRORS, autocast, device_option, exit_code, naming, progress_bars,
+                      report_user_error, resolve_precision, shown_command)
 
 
 def batch_starts(rows: int, batch_size: int, progress: str | None):
@@ -343,16 +342,15 @@ def checks_markdown(checks: dict | None, measured_on: str = "") -> str:
              f"is the expected one. A report on what the model does, not a test it must pass.{of}", "",
              "| category | right | accuracy |", "|---|---|---|"]
     for name, cat in checks["categories"].items():
-        lines.append(f"| {name} | {cat['right']}/{cat['n']} | {cat['accuracy']:.0%} |")
+        lines.append(f"| {table_cell(name)} | {cat['right']}/{cat['n']} | {cat['accuracy']:.0%} |")
     lines.append(f"| **all** | {checks['right']}/{checks['n']} | {checks['accuracy']:.0%} |")
     wrong = [i for i in checks["items"] if not i["right"]]
     if wrong:
         lines += ["", "Wrong:", "", "| category | sentence | expected | verdict (top label, probability) |",
                   "|---|---|---|---|"]
         for i in wrong:
-            sentence = i["sentence"].replace("|", "\\|")
-            lines.append(f"| {i['category']} | {sentence} | {i['expected']} | {i['verdict']} "
-                         f"({i['label']} {i['score']:.4g}) |")
+            lines.append(f"| {table_cell(i['category'])} | {table_cell(i['sentence'])} | {table_cell(i['expected'])} "
+                         f"| {table_cell(i['verdict'])} ({table_cell(i['label'])} {i['score']:.4g}) |")
     return "\n".join(lines)
 
 
@@ -441,12 +439,10 @@ def parse_args(argv=None):
         p.error(str(err))
     if args.cache_dir and Path(args.cache_dir).is_file():  # said before any work
         p.error(f"--cache-dir {args.cache_dir} is a file, not a folder")
-    # -1 or N, as the package's message offers ("01" is device 1)
-    number = int(args.device) if re.fullmatch(r"-?\d+", args.device) else None
-    try:  # the package's own check (roberta.pipeline's device): the CPU or a CUDA device of this machine
-        args.device = str(parse_device(args.device if number is None else number, "--device"))
-    except ValueError as err:  # named as typed: the package's check names the CUDA device an int N stands for
-        p.error(str(err).replace(f"--device 'cuda:{number}'", f"--device {args.device!r}"))
+    try:
+        args.device = device_option(args.device)
+    except ValueError as err:
+        p.error(str(err))
     return args
 
 

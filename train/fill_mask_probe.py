@@ -2,6 +2,7 @@
 
     python -m train.fill_mask_probe --model assets/mini-roberta-mlm [--out probe.json]
     python -m train.fill_mask_probe --model assets/mini-roberta-mlm --layers   # and layer by layer
+    python -m train.fill_mask_probe --model assets/mini-roberta-mlm --device cuda   # on a GPU
 
 The probe file (default `tests/data/fill_mask_probe.tsv`: columns category, sentence with one <mask>,
 expected word) is small and hand-written: capitals, animals, everyday objects, grammar. A prediction counts
@@ -23,10 +24,13 @@ import roberta
 from roberta.files import write_atomic
 
 from .data import DataError, read_table
-from .runtime import EXIT_OK, exit_code, output_file, report_user_error
+from .runtime import EXIT_OK, device_option, exit_code, output_file, report_user_error
 
 DEFAULT_PROBE = Path(__file__).resolve().parent.parent / "tests" / "data" / "fill_mask_probe.tsv"
 COLUMNS = ("category", "sentence", "expected")
+# Published figures (the cards' probe and example answers, the README's) are computed on the CPU, as the app runs the
+# models: the same digits on a machine with a GPU, whose float32 sums differ in the last places
+FIGURES_DEVICE = "cpu"
 
 
 def read_probe(path) -> list[dict]:
@@ -103,9 +107,16 @@ def main(argv=None) -> int:
     p.add_argument("--layers", action="store_true",
                    help="also score every layer's output through the MLM head (the logit lens)")
     p.add_argument("--out", help="write the result as JSON here")
+    p.add_argument("--device", default=FIGURES_DEVICE,
+                   help="where the model runs: 'cpu', 'cuda' or 'cuda:N' (default: %(default)s, as the app runs it and "
+                        "as the published figures were computed; a GPU may differ in the last digits)")
     args = p.parse_args(argv)
     if args.top_k < 1:  # by its option's name, before the model is loaded
         p.error(f"--top-k must be at least 1, got {args.top_k}")
+    try:
+        args.device = device_option(args.device)
+    except ValueError as err:
+        p.error(str(err))
     if not Path(args.probe).is_file():
         p.error(f"--probe {args.probe}: " + ("a folder, not a file" if Path(args.probe).is_dir() else "no such file"))
     try:
@@ -116,7 +127,7 @@ def main(argv=None) -> int:
     try:
         rows = read_probe(args.probe)
         roberta.hub.require_architecture(args.model, "RobertaForMaskedLM", "the probe needs a masked-LM model")
-        fill = roberta.pipeline("fill-mask", model=args.model)
+        fill = roberta.pipeline("fill-mask", model=args.model, device=args.device)
         result = run_probe(fill, rows, args.top_k)
         if args.layers:
             result["by_layer"] = run_layers(fill, rows, args.top_k)

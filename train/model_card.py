@@ -18,6 +18,7 @@ from roberta.run_metrics import (COMPRESSED, KNOWN_DATA_FILES, KNOWN_DATA_FOLDER
                                   Evaluation, RunMetrics, read_phase_history, said_list)
 
 from .data import HUB_PREFIX
+from .markdown import table_cell
 from .reporting import CURVES_NAME, LOG_NAME, read_log
 
 
@@ -105,7 +106,7 @@ def _fmt(value) -> str:
         return f"{value:.4g}"
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return table_cell(value)
 
 
 def _table(rows, header=("", "")) -> str:

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 import torch.distributed as torch_dist
 
+from roberta.hub import parse_device
 from roberta.loss import enable_fast_cpu_math
 
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, exit_code  # noqa: F401 (re-exported)
@@ -307,6 +308,15 @@ class Dist:
             tensor = moved.cpu()
         return tensor
 
+    def all_gather(self, tensor: torch.Tensor) -> list[torch.Tensor]:
+        """Every process's `tensor` (one shape and dtype on all), by rank, on the CPU."""
+        if not self.distributed:
+            return [tensor]
+        moved = tensor.to(self.device)
+        parts = [torch.empty_like(moved) for _ in range(self.world_size)]
+        torch_dist.all_gather(parts, moved)
+        return [part.cpu() for part in parts]
+
     def barrier(self) -> None:
         if self.distributed:
             torch_dist.barrier()
@@ -340,6 +350,17 @@ def init_distributed() -> Dist:
 # ----------------------------------------------------------------------------------------------------------
 # Device and precision
 # ----------------------------------------------------------------------------------------------------------
+def device_option(value: str, option: str = "--device") -> str:
+    """A script's device option as typed ("cpu", "cuda", "cuda:N", or -1 and N as the package's message offers them:
+    "01" is device 1), checked by the package's own rule (`roberta.hub.parse_device`: the CPU or a CUDA device of
+    this machine), as a torch device name. A ValueError names the value as typed."""
+    number = int(value) if re.fullmatch(r"-?\d+", value) else None
+    try:
+        return str(parse_device(value if number is None else number, option))
+    except ValueError as err:  # the package's check names the CUDA device an int N stands for
+        raise ValueError(str(err).replace(f"{option} 'cuda:{number}'", f"{option} {value!r}")) from None
+
+
 def _cpu_has_bf16_matmul() -> bool:
     """Native bf16 matrix products: AMX tiles (Intel Sapphire Rapids and later) or AVX512-BF16 (AMD Zen 4+,
     Intel Cooper Lake); on such CPUs bf16 autocast trains much faster than fp32 (docs/training-notes.md)."""
@@ -402,7 +423,10 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def rng_state() -> dict:
+def rng_state(device: torch.device = torch.device("cpu")) -> dict:
+    """This process's generators: the CPU's (torch, Python, numpy) and, when it computes on a GPU, that device's
+    alone (`cuda`), not every visible one's: the machine that resumes may show fewer. A checkpoint keeps every
+    process's (`checkpoint_rng_state`)."""
     np_state = np.random.get_state()
     state = {
         "torch": torch.get_rng_state(),
@@ -410,16 +434,46 @@ def rng_state() -> dict:
         "numpy": {"name": np_state[0], "keys": torch.from_numpy(np_state[1].astype(np.int64)),
                   "pos": int(np_state[2]), "has_gauss": int(np_state[3]), "gauss": float(np_state[4])},
     }
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
+    if device.type == "cuda":
+        state["cuda"] = torch.cuda.get_rng_state(device)
     return state
 
 
-def set_rng_state(state: dict) -> None:
+def set_rng_state(state: dict, device: torch.device = torch.device("cpu")) -> None:
+    """Restore `rng_state(device)`, or one process's share of a checkpoint's (`rng_state_of_rank`)."""
     torch.set_rng_state(state["torch"])
     version, internal, gauss = state["python"]
     random.setstate((version, tuple(internal), gauss))
     n = state["numpy"]
     np.random.set_state((n["name"], n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"], n["gauss"]))
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+    cuda = state.get("cuda")
+    if isinstance(cuda, (list, tuple)):
+        # a checkpoint from before: one state per GPU its machine showed; this device's, else (a machine that
+        # shows fewer) the first
+        index = device.index or 0
+        cuda = cuda[index] if index < len(cuda) else next(iter(cuda), None)
+    if cuda is not None and device.type == "cuda":
+        torch.cuda.set_rng_state(cuda, device)
+
+
+def checkpoint_rng_state(dist: Dist) -> dict:
+    """`rng_state` with every process's CUDA generator, by rank (`cuda_by_rank`), for rank 0's checkpoint: under DDP
+    each GPU draws its own dropout masks, which rank 0's generator alone would not give back. Gathers: every
+    process calls it."""
+    state = rng_state(dist.device)
+    own = state.pop("cuda", None)
+    if own is not None:
+        state["cuda_by_rank"] = dist.all_gather(own)
+    return state
+
+
+def rng_state_of_rank(state: dict, rank: int) -> dict:
+    """What process `rank` restores of a checkpoint's `checkpoint_rng_state`: the CPU generators and its own CUDA
+    one. A process the saved run did not have (resumed with more) keeps the CUDA generator its seed gave it."""
+    by_rank = state.get("cuda_by_rank")
+    if by_rank is None:  # a CPU run's, or a checkpoint from before (its `cuda` list: `set_rng_state`)
+        return state
+    own = {k: v for k, v in state.items() if k != "cuda_by_rank"}
+    if rank < len(by_rank):
+        own["cuda"] = by_rank[rank]
+    return own

@@ -60,8 +60,8 @@ from .optim import lr_factor, make_optimizer
 from .out_folder import check_fresh_out, check_options, check_restart_out, lock_out
 from .reporting import CURVES_NAME, LOG_NAME, append_log, plot_curves, truncate_log
 from .resume_checks import architecture_differs, does_not_fit, model_architecture, recorded_order_scheme
-from .runtime import (Dist, TrainingDiverged, UserError, autocast, progress_bars, resolve_precision, rng_state,
-                      set_rng_state)
+from .runtime import (Dist, TrainingDiverged, UserError, autocast, checkpoint_rng_state, progress_bars,
+                      resolve_precision, rng_state, rng_state_of_rank, set_rng_state)
 
 RESUME_HINT_ENV = "TRAIN_RESUME_HINT"  # how to go on after Ctrl-C, when the run is a step of an experiment
 
@@ -384,7 +384,7 @@ class Trainer:
         self.last_eval = state.get("last_eval")
         self.task.load_state_dict(state["task"])
         self._window = dict(state.get("window", self._window))  # a checkpoint from before it was saved: none
-        set_rng_state(state["rng"])
+        set_rng_state(rng_state_of_rank(state["rng"], self.dist.rank), self.dist.device)
         changed = {k: (v, now[k]) for k, v in state["args"].items()
                    if k in now and k not in NOT_RECIPE and now[k] != v}
         self.unrecorded_options = sorted(k for k in now if k not in state["args"])
@@ -463,13 +463,14 @@ class Trainer:
             self._training_data = self.task.training_data()
         return self._training_data
 
-    def _trainer_state(self) -> dict:
+    def _trainer_state(self, rng: dict) -> dict:
+        """What trainer.pt keeps, with `rng`, every process's generators (`checkpoint_rng_state`)."""
         args = self.args.recorded()
         return {
             "step": self.step, "tokens": self.tokens, "epoch": self.epoch, "batch_in_epoch": self.batch_in_epoch,
             "elapsed": self.elapsed, "decay_start": self.decay_start, "warmup_paused_s": self.warmup_paused_s,
             "total_steps": -1 if self.total_steps is None else self.total_steps,
-            "optimizer": self.optimizer.state_dict(), "rng": rng_state(), "task": self.task.state_dict(),
+            "optimizer": self.optimizer.state_dict(), "rng": rng, "task": self.task.state_dict(),
             "best": self.best, "last_eval": self.last_eval, "args": args, "world_size": self.dist.world_size,
             "resumed_with": self.resumed_with, "stopped_by": self.stopped_by, "wall_s": self.wall_time_s(),
             "window": {**self._window, "seconds": time.monotonic() - self._window_start},
@@ -490,10 +491,11 @@ class Trainer:
         it."""
         self._check_weights_finite()
         path, recorded = None, (self.step, self.last_eval, self.best, self.stopped_by)
+        rng = checkpoint_rng_state(self.dist)  # every process, before rank 0 alone decides whether to write
         if self.dist.is_main:
             if self._saved == recorded:
                 return self.ckpt.latest("step")
-            path = self.ckpt.save("step", self.step, self.model.state_dict(), self._trainer_state())
+            path = self.ckpt.save("step", self.step, self.model.state_dict(), self._trainer_state(rng))
         self._last_save, self._saved = time.monotonic(), recorded
         return path
 
@@ -601,7 +603,7 @@ class Trainer:
         self._check_weights_finite()
         metrics = None
         if self.dist.is_main:
-            saved_rng = rng_state()
+            saved_rng = rng_state(self.dist.device)
             self.model.eval()
             try:  # the closing evaluation may be stopped by a signal (`_closing_evaluation`): the state stays whole
                 try:
@@ -611,7 +613,7 @@ class Trainer:
                     self._stop_evaluation = False  # what follows (the log, a best checkpoint) is never cut
             finally:
                 self.model.train()
-                set_rng_state(saved_rng)
+                set_rng_state(saved_rng, self.dist.device)
             # the log's own fields win; a metric with the same name (e.g. "tokens" evaluated) gets a prefix
             metrics = {(f"eval_{k}" if k in ("type", "step", "tokens", "elapsed_s") else k): v
                        for k, v in metrics.items()}

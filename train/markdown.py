@@ -1,0 +1,12 @@
+"""Text inside the Markdown that train/ and scripts.release write (model cards, reports)."""
+from __future__ import annotations
+
+import html
+import re
+
+
+def table_cell(text) -> str:
+    """`text` as a Markdown table cell that shows it literally: on one line (a line break would end the row), its
+    `|` escaped (it would end the cell), and `<`, `>` and `&` written as HTML entities (a sentence's `<s>` or
+    `<mask>` would be read as an HTML tag, and vanish or strike the rest of the row through on the Hub)."""
+    return re.sub(r"\r\n?|\n", " ", html.escape(str(text), quote=False)).replace("|", "\\|")
