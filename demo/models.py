@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -297,7 +298,21 @@ def load_model(key: str, source=None) -> LoadedModel:
         return loaded
     loaded.pipeline.model.eval().requires_grad_(False)  # shared by all requests; gradients only w.r.t. inputs
     loaded.extras = _read_extras(source)
+    notes = _tokenizer_notes(loaded.pipeline, source)
+    if notes:
+        loaded.extras["tokenizer_notes"] = notes
     return loaded
+
+
+def _tokenizer_notes(pipe, source: str) -> list[str]:
+    """What the tokenizer rule warned about as the pipeline loaded (`roberta.tokenizer.check_fits_model`: a model
+    that runs, with a difference worth knowing), for the model box's status line (`model_choice.describe`), as a
+    model chosen there keeps them; the server's log had the warning already. Start-up only: `catch_warnings` is not
+    thread-safe."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", roberta.TokenizerFitWarning)
+        notes = roberta.tokenizer.check_fits_model(pipe.tokenizer, pipe.model.config, f"{source}'s tokenizer")
+    return [without_paths(note, source) for note in notes]
 
 
 def load_models(mlm=None, sentiment=None) -> Models:

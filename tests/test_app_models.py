@@ -840,6 +840,12 @@ def test_the_model_box_shows_the_visitor_what_the_tokenizer_rule_warns_about(mod
     assert [str(w.message) for w in caught if issubclass(w.category, TokenizerFitWarning)] == [note]
     assert f"<br>Note: {html.escape(note, quote=False)}.</div>" in status and "&amp; more" in status, status
     assert status.count("Note: ") == 1
+    # the same folder as the server's model (MLM_MODEL): the same note, where the box describes it
+    from demo.models import load_model
+
+    with pytest.warns(TokenizerFitWarning):
+        shipped = load_model("mlm", folder)
+    assert f"<br>Note: {html.escape(note, quote=False)}." in MC.describe(shipped)
 
 
 def test_a_space_offers_only_the_suggested_hub_models_by_default(monkeypatch):

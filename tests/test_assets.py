@@ -208,8 +208,8 @@ def test_the_mlm_cards_curves_say_which_rows_their_evaluation_reads():
                                 "line per run")
         assert caption.startswith(f"The curves are the training of the {metrics.averaged} runs averaged into this "
                                   "model, each labelled by its folder: averaging trains nothing")
-        assert (f"on all held-out rows ({metrics.eval_tokens:,} masked tokens, the mean of {metrics.mlm['masks']} "
-                f"fixed masks): accuracy {metrics.eval_accuracy:.1%}, loss {metrics.eval_loss:.2f}.") in caption
+        assert (f"on all held-out rows ({metrics.eval_tokens:,} masked tokens over {metrics.mlm['masks']} fixed masks, "
+                f"their mean): accuracy {metrics.eval_accuracy:.1%}, loss {metrics.eval_loss:.2f}.") in caption
         assert metrics.eval_tokens == metrics.mlm["tokens"] and metrics.mlm["masks"] > 1
         return
     last = [e for e in map(json.loads, (folder / "log.jsonl").read_text().splitlines()) if e["type"] == "eval"][-1]
@@ -244,6 +244,16 @@ def test_the_mlm_cards_metrics_name_no_members_gpu_as_the_machine_that_made_it()
     else:
         assert metrics.hardware == members[-1].hardware and "| hardware / " not in table
         assert "the machine that averaged them is not recorded" in said and "last member's" in said
+
+
+def test_the_classifier_cards_comparison_names_its_hardware_as_a_release_writes_it_today():
+    """The "What pretraining bought" section says where the classifier trained as `scripts.release` writes it: for a
+    weight average, its members' machines and the one that averaged them, never a member's record as its own."""
+    from scripts.release import _trained_on
+
+    folder = ASSETS / "mini-roberta-sst2"
+    section = (folder / "README.md").read_text(encoding="utf-8").split("### What pretraining bought")[1]
+    assert f"Hardware: {_trained_on(RunMetrics.read(folder))}." in section.split("\n### ")[0]
 
 
 def test_the_classifier_cards_figures_are_described_as_todays_generators_write_it():

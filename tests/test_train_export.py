@@ -585,6 +585,17 @@ def test_an_average_records_the_machine_that_made_it_and_each_members_apart(tiny
     assert (f"Hardware: an average of weights trained on NVIDIA H100 and NVIDIA H200; averaged on "
             f"{machine_of(metrics['hardware'])}.") in card
     assert "NVIDIA H200 |" not in card and "| hardware / device | cpu |" in card
+    # an average among the members (phase 28 is one: the next average takes it): its members' machines, not the
+    # CPU that averaged it, are where those weights trained
+    a100 = {"device": "cuda:0", "gpu": "NVIDIA A100", "precision": "bf16"}
+    later = shutil.copytree(tiny_mlm_dir, tmp_path / "phase-2")
+    (later / "metrics.json").write_text(json.dumps({
+        "command": "python -m train.pretrain --seed 2", "train_tokens": 100, "hardware": a100,
+        "eval_data": str(train_files / "valid.txt")}))
+    again = tmp_path / "avg-again"
+    assert average.main([str(out), str(later), "--out", str(again), "--mlm-seeds", "1", "--no-progress"]) == 0
+    assert json.loads((again / "metrics.json").read_text())["member_hardware"] == [*gpus, a100]
+    assert "trained on NVIDIA H100, NVIDIA H200 and NVIDIA A100; averaged on" in (again / "README.md").read_text()
 
 
 def test_a_folder_given_twice_under_two_spellings_is_refused(tiny_mlm_dir, tmp_path, capsys):

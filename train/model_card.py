@@ -372,11 +372,12 @@ def _average_curves_caption(metrics: RunMetrics) -> str:
         return ""
     mlm = metrics.mlm if isinstance(metrics.mlm, dict) else {}
     rows = f"the held-out text's first {mlm['max_chars']:,} characters" if mlm.get("max_chars") else "all held-out rows"
-    masks = f", the mean of {mlm['masks']} fixed masks" if (mlm.get("masks") or 1) > 1 else ""
+    masks = mlm.get("masks") or 1
+    scored = (f"{tokens:,} masked tokens over {masks} fixed masks, their mean" if masks > 1
+              else f"{tokens:,} masked tokens")
     return (f"The curves are the training of the {metrics.averaged} runs averaged into this model, each labelled by "
             "its folder: averaging trains nothing, so no curve ends at this model's own figures. Those are the "
-            f"Metrics table's eval_ figures, on {rows} ({tokens:,} masked tokens{masks}): accuracy {accuracy:.1%}, "
-            f"loss {loss:.2f}.")
+            f"Metrics table's eval_ figures, on {rows} ({scored}): accuracy {accuracy:.1%}, loss {loss:.2f}.")
 
 
 def _curves_alt(folder: Path, metrics: RunMetrics) -> str:
