@@ -46,15 +46,15 @@ def dev_is_sst2(facts: dict) -> bool:
 
 
 def training_hardware(metrics) -> dict:
-    """The machine `metrics`' weights trained on: the run's `hardware`; for a weight average, which trains nothing,
-    its members' `member_hardware` where they agree on device and cores ({} where they differ). An average recorded
-    before `member_hardware` was kept holds one member's hardware as its own, which is where that member trained."""
-    members = metrics.member_hardware if isinstance(metrics.averaged, int) and metrics.averaged > 1 else None
-    if not isinstance(members, list):
-        return metrics.hardware if isinstance(metrics.hardware, dict) else {}
+    """The machine `metrics`' weights trained on (`RunMetrics.trained_hardware`): the run's `hardware`; for a weight
+    average, which trains nothing, its members' machines where they agree on device and cores ({} where they
+    differ)."""
+    trained = metrics.trained_hardware()
+    if len(trained) == 1:
+        return trained[0] if isinstance(trained[0], dict) else {}
     machines = [{key: m.get(key) for key in ("device", "cpu_count")} if isinstance(m, dict) else None
-                for m in members]
-    return machines[0] if machines and machines[0] and all(m == machines[0] for m in machines) else {}
+                for m in trained]
+    return machines[0] if machines[0] and all(m == machines[0] for m in machines) else {}
 
 
 def gpu_of(phase) -> str | None:

@@ -268,6 +268,20 @@ class RunMetrics:
 
     # ----- what readers ask -----
     @property
+    def is_average(self) -> bool:
+        """A weight average of several runs (`train.average`), which trains nothing."""
+        return isinstance(self.averaged, int) and self.averaged > 1
+
+    def trained_hardware(self) -> list:
+        """The hardware that trained these weights: [the run's `hardware`]; for a weight average, its members'
+        machines (`member_hardware`), its `hardware` being the machine that averaged. A record of an average from
+        before `member_hardware` was kept holds one member's hardware as its own (a masked LM's last, a
+        classifier's first): that one machine, where that member trained."""
+        if self.is_average and isinstance(self.member_hardware, list):
+            return list(self.member_hardware)
+        return [self.hardware]
+
+    @property
     def classifier_accuracy(self) -> float | None:
         """The classifier's headline accuracy (dev set, else a later `train.evaluate --labeled`), a fraction."""
         return _number(self.dev_accuracy) if _number(self.dev_accuracy) is not None else _number(

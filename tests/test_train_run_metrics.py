@@ -132,3 +132,15 @@ def test_said_list_joins_items_as_a_sentence_each_between_quotes():
     assert said_list([0, 1, 2]) == "0, 1 and 2"  # seeds, as the card lists them
     assert said_list(["runs/a", "runs/b"], "`") == "`runs/a` and `runs/b`"
     assert said_list([]) == ""
+
+
+def test_the_hardware_that_trained_a_model_is_its_runs_or_its_members():
+    """One rule for train.average, the cards and the About tab: a weight average trains nothing, so its `hardware`
+    (the machine that averaged) is not where its weights trained; its `member_hardware` is. An average recorded
+    before that field holds one member's hardware, which is where that member trained."""
+    cpu, h100, h200 = {"device": "cpu", "cpu_count": 2}, {"gpu": "NVIDIA H100"}, {"gpu": "NVIDIA H200"}
+    assert RunMetrics(hardware=h100).trained_hardware() == [h100]
+    average = RunMetrics(averaged=2, hardware=cpu, member_hardware=[h100, h200])
+    assert average.is_average and average.trained_hardware() == [h100, h200]
+    assert RunMetrics(averaged=2, hardware=h200).trained_hardware() == [h200]
+    assert RunMetrics(averaged=1, hardware=cpu, member_hardware=[h100]).trained_hardware() == [cpu]

@@ -146,24 +146,14 @@ def check_member_files(folder: Path) -> None:
     roberta.load_tokenizer(folder)
 
 
-def trained_on(member: dict) -> list:
-    """The hardware that trained a member's weights: its own `hardware`; for a member that is itself a weight average
-    (which trains nothing: its `hardware` is the machine that averaged), its `member_hardware`, the machines its own
-    members trained on."""
-    nested = member.get("member_hardware")
-    if (member.get("averaged") or 0) > 1 and isinstance(nested, list):
-        return list(nested)
-    return [member.get("hardware")]
-
-
 def hardware_records(members: list[dict], precision: str) -> dict:
     """metrics.json's hardware of an average: `hardware` the machine that made it, as a training run records its own
     (`hardware_info`): this one's CPU, where an average is made and scored (`precision`: its scoring's); and
-    `member_hardware` the machines that trained the weights it averages, in order (`trained_on`: an average among the
-    members gives its own members' machines; None where a record names none). Its card names both, and never a
-    member's GPU, or the machine that averaged a member, as the machine that made it."""
-    return {"hardware": hardware_info(Dist(), precision),
-            "member_hardware": [hardware for m in members for hardware in trained_on(m)]}
+    `member_hardware` the machines that trained the weights it averages, in order (`RunMetrics.trained_hardware`: an
+    average among the members gives its own members' machines; None where a record names none). Its card names
+    both, and never a member's GPU, or the machine that averaged a member, as the machine that made it."""
+    trained = [hw for m in members for hw in RunMetrics.from_dict(m).trained_hardware()]
+    return {"hardware": hardware_info(Dist(), precision), "member_hardware": trained}
 
 
 def average_weights(folders: list[Path]) -> dict[str, torch.Tensor]:
