@@ -21,14 +21,14 @@ from roberta.files import write_atomic
 from demo.embedding_view import MAX_K, score_analogies
 from demo.examples import ANALOGY_PROBE
 from train.arguments import script_parser
-from train.data import read_table
+from train.tables import read_table
 from train.runtime import USER_ERRORS, exit_code, output_file, report_user_error
 
 COLUMNS = ("category", "a", "b", "c", "expected")
 
 
 def read_probe(path) -> list[tuple[str, str, str, str, str]]:
-    """A probe TSV (columns category, a, b, c, expected; `train.data.read_table`) as questions for
+    """A probe TSV (columns category, a, b, c, expected; `train.tables.read_table`) as questions for
     `score_analogies`."""
     return [tuple(row[column] for column in COLUMNS) for _, row in read_table(path, COLUMNS, "analogy probe")]
 

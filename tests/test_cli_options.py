@@ -13,7 +13,7 @@ import torch
 from safetensors.torch import load_file
 
 import roberta
-from train import ablation, average, calibrate, data, evaluate, finetune, imdb_sample, runtime
+from train import ablation, average, calibrate, data, evaluate, finetune, imdb_sample, runtime, tables
 from helpers import finetune_argv
 
 ENDPOINTS = ("/fill_mask", "/classify", "/attention", "/masking")  # the load check's mix, written out here
@@ -272,7 +272,7 @@ def test_average_no_calibration_keeps_temperature_one(two_inits, train_files, tm
     assert metrics["temperature"] == 1.0 and "calibration" not in metrics
     assert metrics.get("dev_ece_uncalibrated") is None
     model = roberta.RobertaForSequenceClassification.from_pretrained(out)  # T = 1: the ECE of the raw softmax
-    texts, labels, _ = data.read_labeled(str(train_files / "dev.tsv"), label_names=model.config.id2label)
+    texts, labels, _ = tables.read_labeled(str(train_files / "dev.tsv"), label_names=model.config.id2label)
     dev = evaluate.evaluate_classifier(model, roberta.load_tokenizer(out), texts, labels)
     assert 0 <= metrics["dev_ece"] <= 1 and metrics["dev_ece"] == pytest.approx(dev["ece"])
     assert not (out / calibrate.RELIABILITY_NAME).exists()  # no calibration: no reliability diagram

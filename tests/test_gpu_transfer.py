@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import roberta
-from train import checkpointing, data, gpu_transfer
+from train import checkpointing, data, gpu_transfer, tables
 from helpers import empty_bundle
 
 
@@ -30,7 +30,7 @@ def test_bundle_compresses_the_layout_and_reads_back(data_root, train_files, tmp
     # The training readers take the compressed files as they are.
     assert data.read_documents(out / "data" / "corpus") == data.read_documents(data_root / "corpus")
     assert data.read_documents(out / "data" / "valid.tokens.xz") == data.read_documents(data_root / "valid.tokens")
-    assert data.read_labeled(out / "data" / "train.tsv.xz") == data.read_labeled(data_root / "train.tsv")
+    assert tables.read_labeled(out / "data" / "train.tsv.xz") == tables.read_labeled(data_root / "train.tsv")
     with pytest.raises(ValueError, match="over --max-mib"):
         gpu_transfer.bundle(out, data_root, ["corpus"], tokenizer=train_files / "tokenizer.json", max_mib=1e-4)
     with pytest.raises(FileNotFoundError, match="missing"):

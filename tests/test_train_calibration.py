@@ -423,7 +423,7 @@ def test_evaluate_reports_the_log_loss_with_the_temperature_beside_the_raw_logit
     """"loss" was the raw logits' beside the calibrated ECE (the shipped card's 0.311 after T, printed 0.386)."""
     import torch.nn.functional as F
 
-    from train.data import read_labeled
+    from train.tables import read_labeled
 
     folder = shutil.copytree(tiny_clf_dir, tmp_path / "calibrated")
     config = json.loads((folder / "config.json").read_text())
@@ -509,7 +509,7 @@ def test_two_stage_finetune(two_stage, tiny_mlm_dir):
     model1 = roberta.RobertaForSequenceClassification.from_pretrained(stage1)
     tok = roberta.load_tokenizer(stage1)
     dev = json.loads((stage1 / "metrics.json").read_text())["dev_data"]
-    from train.data import read_labeled
+    from train.tables import read_labeled
     texts, labels, _ = read_labeled(dev)
     assert first["accuracy"] == pytest.approx(evaluate.evaluate_classifier(model1, tok, texts, labels)["accuracy"])
     # the tokenizer lower-cases once, not once per stage

@@ -1,12 +1,12 @@
-"""train.data and train.packing: corpus readers, mixtures, FULL-SENTENCES packing, labelled data, classifier
-normalisation."""
+"""train.data, train.packing and train.tables: corpus readers, mixtures, FULL-SENTENCES packing, labelled data,
+classifier normalisation."""
 import errno
 from pathlib import Path
 
 import pytest
 import torch
 
-from train import data, imdb_sample, packing
+from train import data, imdb_sample, packing, tables
 
 WIKITEXT = """ 
  = Homarus gammarus = 
@@ -91,10 +91,10 @@ def test_a_hub_specs_column_is_the_labelled_text_column(monkeypatch):
     --text-column names one."""
     datasets = pytest.importorskip("datasets")
     table = datasets.Dataset.from_dict({"text": ["wrong", "column"], "review": ["Great.", "Dull."], "label": [1, 0]})
-    monkeypatch.setattr(data, "_load_hub", lambda spec: (table, data.parse_hub_spec(spec)[3]))
-    assert data.read_labeled("hub:someone/reviews:default:train:review")[:2] == (["Great.", "Dull."], [1, 0])
-    assert data.read_labeled("hub:someone/reviews:default:train")[0] == ["wrong", "column"]
-    assert data.read_labeled("hub:someone/reviews:default:train:review", text_column="text")[0] == ["wrong", "column"]
+    monkeypatch.setattr(tables, "load_hub", lambda spec: (table, data.parse_hub_spec(spec)[3]))
+    assert tables.read_labeled("hub:someone/reviews:default:train:review")[:2] == (["Great.", "Dull."], [1, 0])
+    assert tables.read_labeled("hub:someone/reviews:default:train")[0] == ["wrong", "column"]
+    assert tables.read_labeled("hub:someone/reviews:default:train:review", text_column="text")[0] == ["wrong", "column"]
 
 
 def test_parse_mixture():
@@ -251,12 +251,12 @@ def test_labelled_texts_with_special_tokens_written_out_are_noted(tmp_path, caps
     (as `roberta.pipeline` and the app do): a note says how many texts hold one, and which."""
     path = tmp_path / "reviews.tsv"
     path.write_text("sentence\tlabel\nwas <s>$20</s> now $10\t1\na fine film\t1\nsee <mask>\t0\n")
-    texts, _, _ = data.read_labeled(str(path))
+    texts, _, _ = tables.read_labeled(str(path))
     assert texts[0] == "was <s>$20</s> now $10"
     err = capsys.readouterr().err
     assert f"note: {path}: 2 of 3 texts hold <s>, </s>, <mask> written out; a classifier reads each as" in err
     (tmp_path / "plain.tsv").write_text("sentence\tlabel\na fine film\t1\n")
-    data.read_labeled(str(tmp_path / "plain.tsv"))
+    tables.read_labeled(str(tmp_path / "plain.tsv"))
     assert "written out" not in capsys.readouterr().err
 
 
@@ -323,41 +323,41 @@ def test_read_labeled_tsv_and_csv(tmp_path):
     tsv = tmp_path / "sst2" / "dev.tsv"
     tsv.parent.mkdir()
     tsv.write_text('sentence\tlabel\nit \'s a " good " film .\t1\ndoes n\'t work\t0\n')
-    texts, labels, id2label = data.read_labeled(str(tsv))
+    texts, labels, id2label = tables.read_labeled(str(tsv))
     assert texts == ['it \'s a " good " film .', "does n't work"] and labels == [1, 0]
     assert id2label == {0: "negative", 1: "positive"}
     csv_file = tmp_path / "topics.csv"
     csv_file.write_text('id,body,topic\n1,"Hello, world",sport\n2,Plain text,news\n')
-    texts, labels, id2label = data.read_labeled(str(csv_file), text_column="body", label_column="topic",
+    texts, labels, id2label = tables.read_labeled(str(csv_file), text_column="body", label_column="topic",
                                                 label_names=["news", "sport"])
     assert texts == ["Hello, world", "Plain text"] and labels == [1, 0] and id2label == {0: "news", 1: "sport"}
 
 
 def test_read_labeled_errors_name_file_and_line(tmp_path):
     with pytest.raises(FileNotFoundError, match="missing.tsv"):
-        data.read_labeled(str(tmp_path / "missing.tsv"))
+        tables.read_labeled(str(tmp_path / "missing.tsv"))
     empty = tmp_path / "empty.tsv"
     empty.write_text("")
     with pytest.raises(data.DataError, match="empty.tsv: empty file"):
-        data.read_labeled(str(empty))
+        tables.read_labeled(str(empty))
     corpus = tmp_path / "wiki.train.tokens"  # a text corpus given as labelled data: it was "empty file"
     corpus.write_text(" \n = Valkyria Chronicles = \n")
     with pytest.raises(data.DataError, match="wiki.train.tokens: its first line is blank"):
-        data.read_labeled(str(corpus))
+        tables.read_labeled(str(corpus))
     wrong = tmp_path / "wrong.tsv"
     wrong.write_text("review\tstars\ngood\t1\n")
     with pytest.raises(data.DataError, match=r"wrong.tsv: no text column.*columns present: \['review', 'stars'\]"):
-        data.read_labeled(str(wrong))
+        tables.read_labeled(str(wrong))
     bad = tmp_path / "bad.tsv"
     bad.write_text("sentence\tlabel\ngood\t1\nbad\tnegative\n")
     with pytest.raises(data.DataError, match="bad.tsv line 3: label 'negative' is not an int"):
-        data.read_labeled(str(bad))
+        tables.read_labeled(str(bad))
     with pytest.raises(data.DataError, match=r"bad.tsv line 2: label 1 is not in the label set \[0\]"):
-        data.read_labeled(str(bad), label_names=["only"])
+        tables.read_labeled(str(bad), label_names=["only"])
     blank = tmp_path / "blank.tsv"
     blank.write_text("sentence\tlabel\nfine\t0\n \t1\n")
     with pytest.raises(data.DataError, match="blank.tsv line 3: empty text"):
-        data.read_labeled(str(blank))
+        tables.read_labeled(str(blank))
 
 
 def test_non_utf8_files_name_the_file_and_line(tmp_path):
@@ -369,16 +369,16 @@ def test_non_utf8_files_name_the_file_and_line(tmp_path):
         data.read_documents(str(corpus))
     tsv = tmp_path / "latin1.tsv"
     tsv.write_bytes(("text\tlabel\n" + "good film\t1\n" * 2000).encode() + "na\xefve\t0\n".encode("latin-1"))
-    for read in (lambda: data.read_labeled(str(tsv)), lambda: imdb_sample.imdb_sample(str(tsv), n=1)):
+    for read in (lambda: tables.read_labeled(str(tsv)), lambda: imdb_sample.imdb_sample(str(tsv), n=1)):
         with pytest.raises(data.DataError, match="latin1.tsv line 2002: not UTF-8 text"):
             read()
     header = tmp_path / "header.tsv"
     header.write_bytes("s\xe9ntence\tlabel\n".encode("latin-1"))
     with pytest.raises(data.DataError, match="header.tsv line 1: not UTF-8"):
-        data.read_labeled(str(header))
+        tables.read_labeled(str(header))
     bom = tmp_path / "bom.tsv"
     bom.write_bytes("\ufeffsentence\tlabel\nfine\t1\n".encode())  # a byte-order mark is not part of the header
-    assert data.read_labeled(str(bom))[:2] == (["fine"], [1])
+    assert tables.read_labeled(str(bom))[:2] == (["fine"], [1])
 
 
 def test_a_byte_order_mark_is_not_text(tmp_path):
@@ -403,7 +403,7 @@ def test_a_byte_order_mark_is_not_text(tmp_path):
 @pytest.mark.parametrize("reader", ["checks", "fill-mask probe", "analogy probe"])
 def test_the_small_tables_skip_comments_and_blank_lines_alike(reader, tmp_path):
     """train.evaluate's checks, train.fill_mask_probe's and scripts.analogy_probe's probes are one kind of file
-    (train.data.read_table): a '#' line or a blank one, above the header too, is skipped by all three (the probes
+    (train.tables.read_table): a '#' line or a blank one, above the header too, is skipped by all three (the probes
     read a comment as a row), and a row's line number counts every line."""
     from scripts import analogy_probe
     from train import evaluate, fill_mask_probe
@@ -427,9 +427,9 @@ def test_a_small_table_row_with_more_fields_than_its_header_is_refused(tmp_path)
     table = tmp_path / "checks.tsv"
     table.write_text("sentence\texpected\ngreat film\tpositive\t(a note)\n")
     with pytest.raises(data.DataError, match=r"checks.tsv line 2: 3 fields, the header has 2$"):
-        data.read_table(table, ("sentence", "expected"), "checks")
+        tables.read_table(table, ("sentence", "expected"), "checks")
     table.write_text("sentence\texpected\ngreat film\tpositive\n")  # as many as the header: read
-    assert data.read_table(table, ("sentence", "expected"), "checks") == [
+    assert tables.read_table(table, ("sentence", "expected"), "checks") == [
         (2, {"sentence": "great film", "expected": "positive"})]
 
 
@@ -443,7 +443,7 @@ def test_a_gzip_file_is_named_as_one(tmp_path):
         data.read_documents(str(tmp_path / "corpus.txt.gz"))
     assert "UTF-8" not in str(info.value)
     with pytest.raises(data.DataError, match=r"train.tsv.gz: a gzip file, which is not read"):
-        data.read_labeled(str(tmp_path / "train.tsv.gz"))
+        tables.read_labeled(str(tmp_path / "train.tsv.gz"))
 
 
 def test_imdb_sample_is_fixed(tmp_path):
@@ -488,7 +488,7 @@ def test_real_wikitext_valid_loads(tmp_path, shared_file):
 
 
 def test_real_sst2_and_imdb_load(shared_file):
-    texts, labels, id2label = data.read_labeled(str(shared_file("sst2/dev.tsv")))
+    texts, labels, id2label = tables.read_labeled(str(shared_file("sst2/dev.tsv")))
     assert len(texts) == 872 and set(labels) == {0, 1} and id2label == {0: "negative", 1: "positive"}
     imdb = str(shared_file("imdb/train.tsv"))
     texts, labels = imdb_sample.imdb_sample(imdb, n=200, seed=0)
@@ -544,15 +544,15 @@ def test_messages_name_the_option_that_fixes_them(tmp_path):
     csv_file = tmp_path / "reviews.csv"
     csv_file.write_text("review,sentiment\ngood,2\n")
     with pytest.raises(data.DataError, match="pass --text-column NAME"):
-        data.read_labeled(str(csv_file))
+        tables.read_labeled(str(csv_file))
     with pytest.raises(data.DataError, match=r"\[0, 1\] \(the labels negative,positive, --labels' default\); pass "
                                              "--labels"):
-        data.read_labeled(str(csv_file), "review", "sentiment", ["negative", "positive"])
+        tables.read_labeled(str(csv_file), "review", "sentiment", ["negative", "positive"])
     assert "hub:stanfordnlp/sst2" in str(data.missing_data("stanfordnlp/sst2", "--train"))
     tsv = tmp_path / "pandas.tsv"
     tsv.write_text("text\tlabel\n" + '"he said ""wow"""\t1\n' * 12 + '"two\nlines"\t0\n')
     with pytest.raises(data.DataError, match="without quoting"):
-        data.read_labeled(str(tsv))
+        tables.read_labeled(str(tsv))
 
 
 def test_a_guessed_layout_is_noted(capsys):
@@ -610,7 +610,7 @@ def test_the_csv_quoting_warning_is_said_once_a_file(tmp_path, capsys):
     tsv = tmp_path / "quoted.tsv"
     tsv.write_text("text\tlabel\n" + '"he said ""wow"""\t1\n' * 12)
     for _ in range(3):
-        data.read_labeled(str(tsv))
+        tables.read_labeled(str(tsv))
     assert capsys.readouterr().err.count("cells in CSV quoting") == 1
 
 
@@ -639,9 +639,9 @@ def test_labelled_text_is_read_without_its_labels(tmp_path):
     """A labelled file read as text (a TAPT corpus, pretraining text) failed on labels that are names."""
     tsv = tmp_path / "own.tsv"
     tsv.write_text("review\tsentiment\nA fine film.\tpos\nA dull one.\tneg\n")
-    assert data.read_texts(str(tsv), "review") == ["A fine film.", "A dull one."]
+    assert tables.read_texts(str(tsv), "review") == ["A fine film.", "A dull one."]
     with pytest.raises(data.DataError, match="pass --text-column NAME"):
-        data.read_texts(str(tsv))
+        tables.read_texts(str(tsv))
 
 
 def test_every_default_data_path_of_the_scripts_is_written_from_data_root():

@@ -335,7 +335,7 @@ def test_checkpoints_of_one_run_average_as_one_start_on_the_runs_data(kept_run, 
     """README: an exported step checkpoint lets train.average "average points along a run". For a classifier it
     refused them ("the members start from different weights": each init was "checkpoint RUN/..."), then ("do not
     share one calibration slice"), then wrote an average with "dev accuracy -" (no dev set) and train_steps 10."""
-    from train import average, data, evaluate
+    from train import average, evaluate, tables
     from train.checkpointing import CHECKPOINTS
 
     points = []
@@ -362,7 +362,7 @@ def test_checkpoints_of_one_run_average_as_one_start_on_the_runs_data(kept_run, 
     assert avg["init_root"] == run["init_root"] and avg["calibration"]["slice"] == run["calibration"]["slice"]
     assert avg["dev_examples"] == run["dev_examples"]
     model = roberta.RobertaForSequenceClassification.from_pretrained(out)
-    texts, labels, _ = data.read_labeled(run["dev_data"], label_names=model.config.id2label)
+    texts, labels, _ = tables.read_labeled(run["dev_data"], label_names=model.config.id2label)
     dev = evaluate.evaluate_classifier(model, roberta.load_tokenizer(out), texts, labels, max_length=run["max_length"])
     assert avg["dev_accuracy"] == dev["accuracy"]  # the averaged weights', on the run's dev set
     assert avg["imdb_examples"] == run["imdb_examples"] and avg["checks"]["n"] == run["checks"]["n"]

@@ -373,7 +373,7 @@ def _read_inputs(args, members: list[dict], config, out: Path) -> _Inputs:
     """The options, else the first member's records, with every file read or refused before any work: a missing
     --checks file or an --imdb-n 0 failed after the weights were averaged and the temperature fitted, leaving --out
     marked unfinished with a reliability.png."""
-    from . import data, imdb_sample
+    from . import imdb_sample, tables
     from .calibrate import held_out_slice
     from .recorded_columns import columns_for, columns_in_metrics
 
@@ -393,9 +393,9 @@ def _read_inputs(args, members: list[dict], config, out: Path) -> _Inputs:
     with naming("the members' calibration slice (metrics.json calibration.slice; --no-calibration to skip it)"):
         calibration_rows = held_out_slice(calibration_spec, labels) if calibration_spec else None
     with naming(_named("--dev", args.dev, "dev_data")):
-        dev = data.read_labeled(dev_source, *columns_for(dev_source, columns_in_metrics(ref)),
-                                label_names=labels, column_options=False,
-                                labels_fix="its labels must be the members'")[:2] if dev_source else None
+        dev = tables.read_labeled(dev_source, *columns_for(dev_source, columns_in_metrics(ref)),
+                                  label_names=labels, column_options=False,
+                                  labels_fix="its labels must be the members'")[:2] if dev_source else None
     with naming(_named("--imdb", args.imdb, "imdb_data")):
         imdb_rows = imdb_sample.imdb_sample_as(imdb_source, imdb_n, imdb_seed, labels) if imdb_source else None
     checks_path = _checks_file(checks_source, args.checks, labels) if checks_source else None

@@ -370,7 +370,7 @@ READ_AS_MODEL = {"column_options": False, "labels_fix": "its labels must be the 
 def held_out_slice(spec: dict, label_names=None) -> tuple[list[str], list[int]]:
     """The calibration (texts, labels) described by a metrics.json "calibration" entry
     ({"data", "n", "seed", "split"}), recomputed from the file."""
-    from .data import read_labeled
+    from .tables import read_labeled
 
     texts, labels, _ = read_labeled(spec["data"], spec.get("text_column"), spec.get("label_column"), label_names,
                                     **READ_AS_MODEL)
@@ -431,7 +431,7 @@ def main(argv=None) -> int:
     from roberta import RobertaForSequenceClassification, load_tokenizer
     from roberta.hub import require_architecture
 
-    from .data import read_labeled
+    from .tables import read_labeled
     from .recorded_columns import columns_for, columns_in_metrics
 
     folder = Path(args.model)
@@ -522,7 +522,7 @@ def _plot_only(folder: Path, model, tokenizer, dev_source, batch_size: int, metr
     """--plot-only: reliability.png redrawn on the dev set with the model's stored temperature (drawn aside and
     moved in, as a refit's is), at the length the run was scored at; nothing else is written. Prints the dev
     ECE beside metrics.json's (the figure's are measured again)."""
-    from .data import read_labeled
+    from .tables import read_labeled
     from .recorded_columns import columns_for, columns_in_metrics
 
     if not dev_source:

@@ -1,4 +1,5 @@
-"""Corpora for pretraining and labelled data for fine-tuning, from local files or the Hugging Face Hub.
+"""Corpora for pretraining, from local files or the Hugging Face Hub, and the checks of data options before any
+work. The labelled tables fine-tuning reads (TSV/CSV, or a `hub:` spec) are read by `train.tables`.
 
 Sources
 - A local path: a WikiText-style text file (` = Title = ` starts a document, one paragraph per line), a
@@ -37,7 +38,6 @@ every step's inputs with them before the first step runs).
 from __future__ import annotations
 
 import contextlib
-import csv
 import io
 import lzma
 import math
@@ -108,15 +108,17 @@ _SECTION = re.compile(r"^ ?(?:= ){2,}(.*?)(?: =){2,} ?$")  # ` = = Section = = `
 _SAID = set()  # notes and warnings already printed: once a process each
 
 
-def _say_once(line: str) -> None:
+def say_once(line: str) -> None:
     """`line` on stderr, unless this process said it already (a file read by several steps of one run)."""
     if line not in _SAID:
         _SAID.add(line)
         print(line, file=sys.stderr, flush=True)
 
 
-def _note(message: str) -> None:
-    _say_once(f"note: {message}")
+def note(message: str) -> None:
+    """`note: message` on stderr, once a process (`say_once`): what a reader did to a file (a layout guessed, rows
+    left out) that the user may not expect."""
+    say_once(f"note: {message}")
 
 
 def is_wikitext(lines) -> bool:
@@ -142,7 +144,7 @@ def documents_from_lines(lines: list[str], unk: str = "token", source: str | Non
     if source is not None and (tokenized or wikitext):
         how = [*(["in WikiText layout (a ` = Title = ` line starts a document)"] if wikitext else []),
                *(["detokenized (its punctuation looks spaced out, `word , word`)"] if tokenized else [])]
-        _note(f"{source}: read {' and '.join(how)}")
+        note(f"{source}: read {' and '.join(how)}")
     if not wikitext:
         docs = (_clean_line(line, tokenized, unk) for line in lines)
         return [d for d in docs if d]
@@ -210,11 +212,29 @@ def open_text(path, mode: str = "r", **kwargs):
     return open(path, mode, **kwargs)
 
 
-def _plain_suffix(path: Path) -> str:
+def plain_suffix(path: Path) -> str:
     """`.txt` for both corpus.txt and corpus.txt.xz."""
     return Path(path.stem).suffix.lower() if path.suffix == ".xz" else path.suffix.lower()
 
 
+GZIP_MAGIC = b"\x1f\x8b"  # the first bytes of every gzip file (never UTF-8: 0x8b cannot start a character)
+
+
+def undecodable(path: Path, err: UnicodeDecodeError) -> DataError:
+    """A DataError naming the file and its first line that is not UTF-8 (found by reading it again, as bytes), or
+    saying that it is gzip-compressed."""
+    with open_text(path, "rb") as f:
+        if f.read(2) == GZIP_MAGIC:
+            return DataError(f"{path}: a gzip file, which is not read; decompress it (gunzip), or compress it with xz "
+                             "instead (a .xz file is read as the text inside)")
+        f.seek(0)
+        for number, line in enumerate(f, 1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                return DataError(f"{path} line {number}: not UTF-8 text (byte {line[bad.start]:#04x} at column "
+                                 f"{bad.start + 1}); save the file as UTF-8")
+    return DataError(f"{path}: not UTF-8 text ({err.reason}); save the file as UTF-8")
 
 
 def link_data() -> str:
@@ -261,7 +281,7 @@ def _looks_like_hub_name(path: str) -> bool:
 
 def _text_files(path: Path) -> list[Path]:
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and _plain_suffix(p) in TEXT_SUFFIXES)
+        files = sorted(p for p in path.rglob("*") if p.is_file() and plain_suffix(p) in TEXT_SUFFIXES)
         if not files:
             raise DataError(f"{path}: folder holds no {'/'.join(TEXT_SUFFIXES)} files (or .xz-compressed ones)")
         return files
@@ -298,7 +318,9 @@ def _datasets_offline(offline: bool):
         datasets.config.HF_HUB_OFFLINE, constants.HF_HUB_OFFLINE = saved
 
 
-def _load_hub(spec: str):
+def load_hub(spec: str):
+    """(the dataset split a `hub:NAME[:CONFIG[:SPLIT[:COLUMN]]]` spec names, its COLUMN or None), loaded with
+    `datasets.load_dataset`; from the local cache alone when the Hub does not answer a short probe."""
     import datasets  # imported lazily: slow to import and only needed online
 
     from roberta.hub import HUB_PROBE_TIMEOUT_S, hub_offline, hub_reachable
@@ -326,10 +348,10 @@ def read_documents(source: str, unk: str = "token") -> list[str]:
 
     source = os.fspath(source)
     if source.startswith(HUB_PREFIX):
-        ds, column = _load_hub(source)
+        ds, column = load_hub(source)
         column = column or ("text" if "text" in ds.column_names else ds.column_names[0])
         documents = documents_from_lines(ds[column], unk=unk)
-    elif Path(source).is_file() and _plain_suffix(Path(source)) in LABELED_SUFFIXES:
+    elif Path(source).is_file() and plain_suffix(Path(source)) in LABELED_SUFFIXES:
         documents = labeled_documents(source, unk=unk)
     else:
         documents = []
@@ -411,6 +433,9 @@ def check_text_source(spec: str, option: str, default: bool = False) -> None:
     """The value of a text option (a corpus mixture or path, held-out text), checked before any work: each local
     source is there, and a folder holds text files (`read_documents`' own check; a .tsv/.csv source, its header).
     One error (`missing_data`, or a DataError) that names `option`; hub: sources are left to their loader."""
+    # imported here, not at the top: train.tables imports this module
+    from .tables import pick_column, rows_from_file
+
     spec = os.fspath(spec)
     try:
         mixture = parse_mixture(spec)
@@ -425,9 +450,9 @@ def check_text_source(spec: str, option: str, default: bool = False) -> None:
         try:
             if path.is_dir():
                 _text_files(path)
-            elif _plain_suffix(path) in LABELED_SUFFIXES:  # its texts are the documents (`labeled_documents`)
-                columns, _ = _rows_from_file(path, header_only=True)
-                _pick_column(columns, None, ["sentence", "text"], source, "text", option=False)
+            elif plain_suffix(path) in LABELED_SUFFIXES:  # its texts are the documents (`labeled_documents`)
+                columns, _ = rows_from_file(path, header_only=True)
+                pick_column(columns, None, ["sentence", "text"], source, "text", option=False)
         except (OSError, DataError) as err:
             raise _named(err, option) from None
 
@@ -435,20 +460,23 @@ def check_text_source(spec: str, option: str, default: bool = False) -> None:
 def check_labeled_source(source: str, option: str, default: bool = False, text_column: str | None = None,
                          label_column: str | None = None, labels: bool = True) -> None:
     """The value of a labelled-data option, checked before any work: a TSV/CSV file (not a folder, not missing)
-    whose header holds the text and label columns `read_labeled` will look for (only its first line is read; the
-    text column alone without `labels`, for `read_texts`). One error that names `option`; a hub: spec is left to
-    its loader."""
+    whose header holds the text and label columns `train.tables.read_labeled` will look for (only its first line is
+    read; the text column alone without `labels`, for `train.tables.read_texts`). One error that names `option`; a
+    hub: spec is left to its loader."""
+    # imported here, not at the top: train.tables imports this module
+    from .tables import expected_header, pick_column, rows_from_file
+
     source = os.fspath(source)
     if source.startswith(HUB_PREFIX):
         return
     if not os.path.exists(source):
         raise missing_data(source, option, default, what="no such file")
     try:
-        columns, _ = _rows_from_file(Path(source), header_only=True, expected=_expected_header(text_column,
-                                                                                               label_column))
-        _pick_column(columns, text_column, ["sentence", "text"], source, "text")
+        columns, _ = rows_from_file(Path(source), header_only=True,
+                                    expected=expected_header(text_column, label_column))
+        pick_column(columns, text_column, ["sentence", "text"], source, "text")
         if labels:
-            _pick_column(columns, label_column, ["label"], source, "label")
+            pick_column(columns, label_column, ["label"], source, "label")
     except (OSError, DataError) as err:
         raise _named(err, option) from None
 
@@ -503,266 +531,8 @@ def load_mixture_with_stats(spec: str, char_budget: int | None = None, seed: int
 
 
 # ----------------------------------------------------------------------------------------------------
-# Labelled data
+# Labelled files as pretraining text
 # ----------------------------------------------------------------------------------------------------
-def _default_label_names(source: str, labels: list[int]) -> dict[int, str]:
-    name = source.lower()
-    if set(labels) <= {0, 1} and any(k in name for k in ("sst", "imdb", "sentiment")):
-        return dict(SENTIMENT_LABELS)
-    return {i: f"LABEL_{i}" for i in range(max(labels) + 1)}
-
-
-def _shown_columns(columns) -> str:
-    """A header's columns for an error message, each cut to 40 characters (a text file read as a table has a
-    whole review for a header)."""
-    return str([c if len(c) <= 40 else c[:40] + "…" for c in columns])
-
-
-def _pick_column(columns, wanted, defaults, source, what, option: bool = True) -> str:
-    """The column of `columns` named `wanted`, else the first of `defaults` there; the error names the option that
-    picks it (--text-column, --label-column) unless `option` is False (pretraining text has no such option)."""
-    fix = f"; pass --{what}-column NAME" if option else ""
-    if wanted is not None:
-        if wanted not in columns:
-            raise DataError(f"{source}: no {what} column {wanted!r}; columns present: {_shown_columns(columns)}{fix}")
-        return wanted
-    for name in defaults:
-        if name in columns:
-            return name
-    raise DataError(f"{source}: no {what} column (looked for {list(defaults)}); columns present: "
-                    f"{_shown_columns(columns)}{fix}")
-
-
-LABELS_FIX = "pass --labels with your label names in id order (default negative,positive)"
-
-
-def _parse_label(value, where: str, label2id: dict[str, int] | None, id2label: dict[int, str] | None,
-                 fix: str | None = LABELS_FIX) -> int:
-    """A label cell as its id; an error ends with `fix` (how to give the right label set), if any."""
-    text = str(value).strip()
-    if label2id is not None and text in label2id:
-        return label2id[text]
-    fix = f"; {fix}" if fix else ""
-    try:
-        label = int(text)
-    except ValueError:
-        known = f"; expected an int or one of {sorted(label2id)}" if label2id else "; expected an int"
-        raise DataError(f"{where}: label {text!r} is not an int{known}{fix}") from None
-    if label < 0 or (id2label is not None and label not in id2label):
-        allowed = sorted(id2label) if id2label is not None else "ints >= 0"
-        default = (" (the labels negative,positive, --labels' default)"
-                   if fix == f"; {LABELS_FIX}" and id2label == SENTIMENT_LABELS else "")
-        raise DataError(f"{where}: label {label} is not in the label set {allowed}{default}{fix}")
-    return label
-
-
-GZIP_MAGIC = b"\x1f\x8b"  # the first bytes of every gzip file (never UTF-8: 0x8b cannot start a character)
-
-
-def undecodable(path: Path, err: UnicodeDecodeError) -> DataError:
-    """A DataError naming the file and its first line that is not UTF-8 (found by reading it again, as bytes), or
-    saying that it is gzip-compressed."""
-    with open_text(path, "rb") as f:
-        if f.read(2) == GZIP_MAGIC:
-            return DataError(f"{path}: a gzip file, which is not read; decompress it (gunzip), or compress it with xz "
-                             "instead (a .xz file is read as the text inside)")
-        f.seek(0)
-        for number, line in enumerate(f, 1):
-            try:
-                line.decode("utf-8")
-            except UnicodeDecodeError as bad:
-                return DataError(f"{path} line {number}: not UTF-8 text (byte {line[bad.start]:#04x} at column "
-                                 f"{bad.start + 1}); save the file as UTF-8")
-    return DataError(f"{path}: not UTF-8 text ({err.reason}); save the file as UTF-8")
-
-
-def read_table(path, columns: tuple[str, ...], what: str) -> list[tuple[int, dict[str, str]]]:
-    """(line number, {column: cell}) for each row of a small hand-written TSV whose header names `columns` (in
-    any order; other columns are ignored): behaviour checks, probes. UTF-8 (a byte-order mark dropped), cells
-    split at tabs as `read_labeled` splits them (no quoting) and stripped; blank lines and lines that start with
-    '#' are skipped, above the header too; every row fills every one of `columns`. Errors name the file, and the
-    line where one is at fault; `what` names the kind of file ("checks", "probe")."""
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"{path}: a folder, not a {what} file")
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such {what} file")
-    try:
-        with open_text(path, newline="") as f:
-            lines = list(enumerate(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE), start=1))
-    except UnicodeDecodeError as err:
-        raise undecodable(path, err) from None
-    lines = [(number, [cell.strip() for cell in cells]) for number, cells in lines
-             if any(cell.strip() for cell in cells) and not cells[0].startswith("#")]
-    header = lines[0][1] if lines else []
-    expected = "<TAB>".join(columns)
-    if not set(columns) <= set(header):
-        raise DataError(f"{path}: the header must be {expected}, got {header}")
-    rows = []
-    for number, cells in lines[1:]:
-        if len(cells) > len(header):
-            raise DataError(f"{path} line {number}: {len(cells)} fields, the header has {len(header)}")
-        row = dict(zip(header, cells))
-        if empty := [column for column in columns if not row.get(column)]:
-            raise DataError(f"{path} line {number}: no {', '.join(empty)}; each row needs {', '.join(columns)}, "
-                            "tab-separated")
-        rows.append((number, {column: row[column] for column in columns}))
-    if not rows:
-        raise DataError(f"{path}: no {what} rows (a header {expected}, then one row each)")
-    return rows
-
-
-def _expected_header(text_column: str | None = None, label_column: str | None = None) -> str:
-    """The header a labelled file read for these columns would have, as an error message suggests it: the columns
-    it is read by (text<TAB>label for IMDB's train.tsv, read by its `text` column), else sentence<TAB>label."""
-    return f"{text_column or 'sentence'}<TAB>{label_column or 'label'}"
-
-
-QUOTED_CELLS_WARNING = 10  # cells in CSV quoting in a .tsv before it is warned about
-
-
-def _csv_quoted(cell: str) -> bool:
-    """A cell as the csv module writes one that holds a quote: in quotes, its own quotes doubled."""
-    cell = cell.strip()
-    return len(cell) >= 2 and cell[0] == cell[-1] == '"' and '""' in cell
-
-
-def _rows_from_file(path: Path, header_only: bool = False, expected: str = _expected_header()):
-    """(columns, iterator of (line number, row dict)) from a TSV or CSV file with a header (UTF-8, a byte-order
-    mark allowed); `header_only`: the columns, and no rows (the file is closed). `expected`: the header an error
-    about a missing one suggests."""
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a folder, not a TSV/CSV file")
-    if not path.is_file():
-        raise missing_data(path, what="no such file")
-    f = open_text(path, newline="")
-    try:
-        header = f.readline()
-    except UnicodeDecodeError as err:
-        f.close()
-        raise undecodable(path, err) from None
-    if not header.strip():
-        f.close()
-        what = "its first line is blank" if path.stat().st_size > len(header) else "empty file"  # a text corpus?
-        raise DataError(f"{path}: {what} (expected a header line such as '{expected}')")
-    tsv = _plain_suffix(path) == ".tsv" or (_plain_suffix(path) != ".csv" and "\t" in header)
-    f.seek(0)
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    reader = (csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE) if tsv else csv.reader(f))
-    columns = [c.strip() for c in next(reader)]
-    if header_only:
-        f.close()
-        return columns, iter(())
-
-    quoting = (" (a .tsv is read without quoting, GLUE style: a quoted field cannot hold a tab or a line break; "
-               "write it with csv.QUOTE_NONE, or as a .csv)") if tsv else ""
-
-    def rows():
-        quoted = 0  # cells in CSV quoting ("a ""b"" c"), which a .tsv keeps as written
-        with f:
-            try:
-                for row in reader:
-                    if not any(cell.strip() for cell in row):
-                        continue
-                    if len(row) != len(columns):
-                        raise DataError(f"{path} line {reader.line_num}: {len(row)} fields, the header has "
-                                        f"{len(columns)}{quoting}")
-                    if tsv and quoted < QUOTED_CELLS_WARNING:
-                        quoted += sum(_csv_quoted(cell) for cell in row)
-                        if quoted >= QUOTED_CELLS_WARNING:
-                            _say_once(f'warning: {path}: cells in CSV quoting ("a ""b"" c") are read as written'
-                                      f'{quoting}')
-                    yield reader.line_num, dict(zip(columns, row))
-            except UnicodeDecodeError as err:
-                raise undecodable(path, err) from None
-
-    return columns, rows()
-
-
-def read_labeled(source: str, text_column: str | None = None, label_column: str | None = None,
-                 label_names=None, labels_fix: str | None = LABELS_FIX,
-                 column_options: bool = True) -> tuple[list[str], list[int], dict[int, str]]:
-    """(texts, labels, id2label) from a TSV/CSV with a header, or a `hub:NAME:CONFIG:SPLIT[:COLUMN]` spec.
-
-    Text column defaults to the spec's COLUMN, else `sentence` then `text`; label column to `label`. `label_names` (a
-    list in id order, or a dict id -> name) fixes the label set; labels may then also be given by name. Without it, a
-    Hub ClassLabel's names are used, SST-2/IMDB get {0: negative, 1: positive}, and anything else LABEL_i.
-    Texts are returned as stored (apply `roberta.text.normalize_for_classifier` before tokenizing). Errors say
-    how to fix them: a label outside the label set ends with `labels_fix` (by default, pass --labels:
-    train.finetune's option), a missing column names --text-column or --label-column unless `column_options` is
-    False.
-    """
-    source = os.fspath(source)
-    id2label = None
-    if label_names is not None:
-        id2label = dict(label_names) if isinstance(label_names, dict) else dict(enumerate(label_names))
-        id2label = {int(k): str(v) for k, v in id2label.items()}
-    if source.startswith(HUB_PREFIX):
-        ds, spec_column = _load_hub(source)  # a spec's :COLUMN is the text column, unless --text-column says
-        text_column = text_column or spec_column
-        columns = ds.column_names
-        label_col = _pick_column(columns, label_column, ["label"], source, "label", column_options)
-        feature = ds.features[label_col]
-        if id2label is None and hasattr(feature, "names"):
-            id2label = dict(enumerate(feature.names))
-        text_col = _pick_column(columns, text_column, ["sentence", "text"], source, "text", column_options)
-        rows = ((i + 1, row) for i, row in enumerate(ds))
-        place = "row"
-    else:
-        columns, rows = _rows_from_file(Path(source), expected=_expected_header(text_column, label_column))
-        text_col = _pick_column(columns, text_column, ["sentence", "text"], source, "text", column_options)
-        label_col = _pick_column(columns, label_column, ["label"], source, "label", column_options)
-        place = "line"
-    label2id = {v: k for k, v in id2label.items()} if id2label else None
-    texts, labels = [], []
-    for number, row in rows:
-        where = f"{source} {place} {number}"
-        text = str(row[text_col] or "").strip()
-        if not text:
-            raise DataError(f"{where}: empty text in column {text_col!r}")
-        texts.append(text)
-        labels.append(_parse_label(row[label_col], where, label2id, id2label, labels_fix))
-    if not texts:
-        raise DataError(f"{source}: no examples (only a header?)")
-    _note_special_tokens_written(source, texts)
-    return texts, labels, id2label or _default_label_names(source, labels)
-
-
-def _note_special_tokens_written(source: str, texts: list[str]) -> None:
-    """A note when labelled texts hold a special token written out (`<s>`…`</s>` is HTML's strikethrough): a
-    classifier reads each as that token, in fine-tuning as in `roberta.pipeline` and the app, not as the text it
-    is (pretraining text reads it as text: `train.packing.tokenize_documents`)."""
-    held = [t for t in texts if any(token in t for token in SPECIAL_TOKENS_WRITTEN)]
-    if held:
-        found = [token for token in SPECIAL_TOKENS_WRITTEN if any(token in t for t in held)]
-        _note(f"{source}: {len(held):,} of {len(texts):,} texts hold {', '.join(found)} written out; a classifier "
-              "reads each as that special token, not as text, as it will in use")
-
-
-def read_texts(source: str, text_column: str | None = None, column_options: bool = True) -> list[str]:
-    """The texts of a labelled TSV/CSV (or `hub:` spec) without its labels, which are not read (they may be names,
-    and no label set is known): labelled data as unlabelled text (`labeled_documents`, train.tapt_corpus). Text
-    column as `read_labeled`'s; `column_options`: as there."""
-    source = os.fspath(source)
-    if source.startswith(HUB_PREFIX):
-        ds, spec_column = _load_hub(source)
-        columns, rows = ds.column_names, ((i + 1, row) for i, row in enumerate(ds))
-        text_column, place = text_column or spec_column, "row"
-    else:
-        columns, rows = _rows_from_file(Path(source), expected=_expected_header(text_column))
-        place = "line"
-    text_col = _pick_column(columns, text_column, ["sentence", "text"], source, "text", column_options)
-    texts = []
-    for number, row in rows:
-        text = str(row[text_col] or "").strip()
-        if not text:
-            raise DataError(f"{source} {place} {number}: empty text in column {text_col!r}")
-        texts.append(text)
-    if not texts:
-        raise DataError(f"{source}: no examples (only a header?)")
-    return texts
-
-
 def labeled_documents(path: str, unk: str = "token") -> list[str]:
     """A labelled file's texts as pretraining documents: no labels, and, for a file the IMDB evaluation can
     sample (IMDB's layout, a `text` column), without the rows of that evaluation sample.
@@ -775,11 +545,12 @@ def labeled_documents(path: str, unk: str = "token") -> list[str]:
     reads, so every row of it is kept: a sample of 1,000 rows would take the whole of a small file (all 872 rows of
     SST-2's dev.tsv) and leave no text to train a tokenizer on.
     """
-    # imported here, not at the top: train.imdb_sample imports this module
+    # imported here, not at the top: train.imdb_sample and train.tables import this module
     from .imdb_sample import IMDB_TEXT_COLUMN, SampleCopies, evaluation_sample
+    from .tables import read_texts, rows_from_file
 
     texts = read_texts(path, column_options=False)
-    columns, _ = _rows_from_file(Path(path), header_only=True)
+    columns, _ = rows_from_file(Path(path), header_only=True)
     if IMDB_TEXT_COLUMN not in columns:
         return documents_from_lines(texts, unk=unk, source=path)
     sample = evaluation_sample(len(texts))

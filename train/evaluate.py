@@ -45,13 +45,14 @@ from roberta.tokenizer import check_fits_model, encode_windows, mean_over_window
 
 from .arguments import seed_value
 from .calibrate import expected_calibration_error, probabilities
-from .data import read_documents, read_labeled, read_table
+from .data import read_documents
 from .imdb_sample import check_imdb_n, imdb_sample_as, imdb_skip_note
 from .markdown import table_cell
 from .packing import pack_sequences
 from .recorded_columns import recorded_columns
 from .runtime import (EXIT_USER_ERROR, USER_ERRORS, autocast, device_option, exit_code, naming, progress_bars,
                       report_user_error, resolve_precision, shown_command)
+from .tables import read_labeled, read_table
 
 
 def batch_starts(rows: int, batch_size: int, progress: str | None):
@@ -241,7 +242,7 @@ CHECK_COLUMNS = ("category", "sentence", "expected")
 
 def read_checks(path) -> list[dict]:
     """Rows {category, sentence, expected} of a checks TSV (header category<TAB>sentence<TAB>expected;
-    `train.data.read_table`)."""
+    `train.tables.read_table`)."""
     return [row for _, row in read_table(path, CHECK_COLUMNS, "checks")]
 
 

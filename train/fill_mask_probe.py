@@ -23,8 +23,9 @@ from pathlib import Path
 import roberta
 from roberta.files import write_atomic
 
-from .data import DataError, read_table
+from .data import DataError
 from .runtime import EXIT_OK, device_option, exit_code, output_file, report_user_error
+from .tables import read_table
 
 DEFAULT_PROBE = Path(__file__).resolve().parent.parent / "tests" / "data" / "fill_mask_probe.tsv"
 COLUMNS = ("category", "sentence", "expected")
@@ -34,7 +35,7 @@ FIGURES_DEVICE = "cpu"
 
 
 def read_probe(path) -> list[dict]:
-    """Rows {category, sentence, expected} of a probe TSV (`train.data.read_table`), each sentence with one
+    """Rows {category, sentence, expected} of a probe TSV (`train.tables.read_table`), each sentence with one
     <mask>."""
     rows = read_table(path, COLUMNS, "probe")
     for number, row in rows:

@@ -414,10 +414,10 @@ class FinetuneData:
 
 def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool = True) -> FinetuneData:
     """The run's data (`FinetuneData`); every error reading a file names its option."""
-    from . import data, imdb_sample
+    from . import imdb_sample, tables
 
     with naming("--train"):
-        texts, labels, _ = data.read_labeled(args.train, args.text_column, args.label_column, id2label)
+        texts, labels, _ = tables.read_labeled(args.train, args.text_column, args.label_column, id2label)
     if len(set(labels)) == 1 and is_main:  # said, not refused (a dev set of one label may be meant)
         print(f"warning: --train {args.train}: every row has the label {labels[0]} ({id2label[labels[0]]}): a "
               "classifier trained on one label learns to answer it whatever the text", file=sys.stderr, flush=True)
@@ -425,7 +425,7 @@ def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool =
         imdb = imdb_sample.imdb_sample_as(args.imdb, args.imdb_n, args.imdb_seed, id2label) if args.imdb else None
     train_rows, cal_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None)
     with naming("--dev"):
-        dev_texts, dev_labels, _ = data.read_labeled(args.dev, args.text_column, args.label_column, id2label)
+        dev_texts, dev_labels, _ = tables.read_labeled(args.dev, args.text_column, args.label_column, id2label)
     return FinetuneData(train_texts=[texts[i] for i in train_rows], train_labels=[labels[i] for i in train_rows],
                         cal_texts=[texts[i] for i in cal_rows], cal_labels=[labels[i] for i in cal_rows],
                         dev_texts=dev_texts, dev_labels=dev_labels, imdb=imdb, held_out=held_out)

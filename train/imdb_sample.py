@@ -13,7 +13,8 @@ from pathlib import Path
 
 from roberta.text import sentiment_of
 
-from .data import SENTIMENT_LABELS, DataError, _note, _rows_from_file, read_labeled
+from .data import SENTIMENT_LABELS, DataError, note
+from .tables import read_labeled, rows_from_file
 
 
 def evaluation_sample(count: int, n: int = 1000, seed: int = 0) -> list[int]:
@@ -176,7 +177,7 @@ def imdb_sample_copies(path: str) -> SampleCopies | None:
         return None
     for name in IMDB_TRAIN_NAMES:
         train = path.parent / name
-        if train.is_file() and IMDB_TEXT_COLUMN in _rows_from_file(train, header_only=True)[0]:
+        if train.is_file() and IMDB_TEXT_COLUMN in rows_from_file(train, header_only=True)[0]:
             return SampleCopies.of(imdb_sample(str(train))[0])
     print(f"warning: {path}: no IMDB train.tsv (text<TAB>label) beside it to draw the IMDB evaluation sample from, "
           "so its copies of the sample's reviews are not left out", file=sys.stderr, flush=True)
@@ -191,5 +192,5 @@ def without_sample_copies(path, lines: list[str]) -> list[str]:
         return lines
     kept = [line for line in lines if line not in copies]
     if len(kept) < len(lines):
-        _note(f"{path}: {len(lines) - len(kept):,} lines left out: copies of the IMDB evaluation sample's reviews")
+        note(f"{path}: {len(lines) - len(kept):,} lines left out: copies of the IMDB evaluation sample's reviews")
     return kept

@@ -237,7 +237,7 @@ def check_finetune_data(args, fine) -> None:
     recipe's option that gave it, or as --finetune-args --NAME: the headers and the --checks file
     (`finetune.check_data_options`), then every label of --train and --dev (a label outside --labels stopped the
     fine-tuning after the tokenizer and pretraining; reading SST-2 train takes a quarter of a second)."""
-    from . import data
+    from . import data, tables
 
     def option(name: str) -> str:
         given = name in ("train", "dev", "imdb") and getattr(args, name) == getattr(fine, name)  # the recipe's own
@@ -250,7 +250,7 @@ def check_finetune_data(args, fine) -> None:
         source = getattr(fine, name)
         if not source.startswith(data.HUB_PREFIX):  # (a hub: spec is left to its loader, as its header is)
             with naming(option(name)):
-                data.read_labeled(source, fine.text_column, fine.label_column, id2label)
+                tables.read_labeled(source, fine.text_column, fine.label_column, id2label)
 
 
 def check_gpu_data(parser: argparse.ArgumentParser, args, steps: list[Step]) -> None:
@@ -446,7 +446,7 @@ def majority_share(fine) -> float | None:
     """The share of the commonest label of a fine-tuning's dev file (`fine`, its arguments: the file read in its
     columns and labels), the accuracy of always answering it: chance level for a classifier; None when the file
     cannot be read."""
-    from .data import read_labeled
+    from .tables import read_labeled
 
     try:
         labels = read_labeled(fine.dev, fine.text_column, fine.label_column, label_names=fine.id2label(),

@@ -10,7 +10,8 @@ import os
 import shlex
 from pathlib import Path
 
-from .data import HUB_PREFIX, DataError, _rows_from_file
+from .data import HUB_PREFIX, DataError
+from .tables import rows_from_file
 
 
 def _finetune_columns(command) -> tuple[str | None, str | None] | None:
@@ -68,7 +69,7 @@ def columns_for(source, columns: tuple[str | None, str | None]) -> tuple[str | N
     if source.startswith(HUB_PREFIX) or not any(columns):
         return columns
     try:
-        header, _ = _rows_from_file(Path(source), header_only=True)
+        header, _ = rows_from_file(Path(source), header_only=True)
     except (OSError, DataError):
         return columns  # the read that follows says what is wrong with the file
     return columns if all(column is None or column in header for column in columns) else (None, None)

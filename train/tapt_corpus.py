@@ -29,10 +29,11 @@ from pathlib import Path
 
 from roberta.text import normalize_for_classifier
 
-from .data import check_labeled_source, missing_data, open_text, read_texts, undecodable
+from .data import check_labeled_source, missing_data, open_text, undecodable
 from .imdb_sample import without_sample_copies
 from . import paths
 from .runtime import EXIT_OK, exit_code, output_folder, report_user_error
+from .tables import read_texts
 
 DEFAULT_UNSUP = paths.IMDB_UNSUP
 DEFAULT_SST2 = paths.SST2_TRAIN
