@@ -54,14 +54,14 @@ def training_hardware(metrics) -> dict:
         return trained[0] if isinstance(trained[0], dict) else {}
     machines = [{key: m.get(key) for key in ("device", "cpu_count")} if isinstance(m, dict) else None
                 for m in trained]
-    return machines[0] if machines[0] and all(m == machines[0] for m in machines) else {}
+    return machines[0] if machines and machines[0] and all(m == machines[0] for m in machines) else {}
 
 
 def gpu_of(phase) -> str | None:
     """The GPU a phase of phases.json trained on, as its hardware names it; None for a CPU's, and for a weight
     average, which trains nothing: its `hardware` is the machine that averaged or, in a record older than
     `member_hardware`, one member's, and neither trained the average's weights."""
-    if phase.averaged:
+    if phase.is_average:
         return None
     gpu = phase.hardware.get("gpu") if isinstance(phase.hardware, dict) else None
     return gpu if isinstance(gpu, str) else None
@@ -101,7 +101,7 @@ def model_facts(loaded) -> dict:
         total = _total([getattr(r, field) for r in runs])
         if total is not None:
             facts[key] = int(total) if scale == 1 else total / scale
-    if isinstance(metrics.averaged, int) and metrics.averaged > 1:
+    if metrics.is_average:
         facts["averaged"] = metrics.averaged
     hardware = training_hardware(metrics)
     if _number(hardware, "cpu_count"):

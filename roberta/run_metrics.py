@@ -160,7 +160,8 @@ class RunMetrics:
     train_time_s: float | None = None
     wall_time_s: float | None = None
     hardware: dict | None = None  # device, processes, precision, versions
-    # a weight average's (which trains nothing, on the machine of `hardware`): each member's hardware, in order
+    # a weight average's (which trains nothing, on the machine of `hardware`): the hardware of each run whose weights
+    # it averages, in order (a member that is itself an average gives its own runs')
     member_hardware: list | None = None
     # ----- a pretraining run's final held-out MLM evaluation -----
     eval_loss: float | None = None

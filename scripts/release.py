@@ -121,13 +121,13 @@ def _machines(phases: list[RunMetrics]) -> str:
     own `hardware` is the machine that averaged)."""
     spans: list[list] = []  # [machine, first phase, last phase]
     for number, m in enumerate(phases, 1):
-        machine = spans[-1][0] if m.averaged and spans else _machine(m)
+        machine = spans[-1][0] if m.is_average and spans else _machine(m)
         if spans and spans[-1][0] == machine:
             spans[-1][2] = number
         else:
             spans.append([machine, number, number])
     if len(spans) == 1:
-        return _hardware(next((m for m in reversed(phases) if m.hardware and not m.averaged), phases[-1]))
+        return _hardware(next((m for m in reversed(phases) if m.hardware and not m.is_average), phases[-1]))
     return ", ".join(f"{machine} (phase {a})" if a == b else f"{machine} (phases {a}-{b})" for machine, a, b in spans)
 
 
@@ -281,7 +281,8 @@ def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> s
         said += "; IMDB not scored (the fine-tuning skipped it: `--imdb ''`)"
     text = [
         "### What pretraining bought",
-        f"Same fine-tuning recipe, encoder pretrained or random. {said}. Hardware: {_trained_on(classifier)}.",
+        f"Same fine-tuning recipe, encoder pretrained or random. {said}. "
+        f"Hardware: {_classifier_hardware_text(classifier)}.",
         _table(["classifier", "encoder from", f"{dev} accuracy",
                 *(["IMDB, first tokens", "IMDB, whole reviews"] if imdb else []), "train minutes", "steps"], rows),
     ]
@@ -292,10 +293,10 @@ def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> s
     return "\n\n".join(text)
 
 
-def _trained_on(classifier: RunMetrics) -> str:
+def _classifier_hardware_text(classifier: RunMetrics) -> str:
     """The classifier's hardware as the comparison names it: its run's, or for a weight average, its members' and
     the machine that averaged them (`average_hardware_text`: the average's own `hardware` trained nothing)."""
-    return average_hardware_text(classifier) if classifier.averaged else _hardware(classifier)
+    return average_hardware_text(classifier) if classifier.is_average else _hardware(classifier)
 
 
 def _prediction(best: dict) -> str:

@@ -843,9 +843,10 @@ def test_the_model_box_shows_the_visitor_what_the_tokenizer_rule_warns_about(mod
     # the same folder as the server's model (MLM_MODEL): the same note, where the box describes it
     from demo.models import load_model
 
-    with pytest.warns(TokenizerFitWarning):
+    with pytest.warns(TokenizerFitWarning) as caught:
         shipped = load_model("mlm", folder)
     assert f"<br>Note: {html.escape(note, quote=False)}." in MC.describe(shipped)
+    assert len([w for w in caught if issubclass(w.category, TokenizerFitWarning)]) == 1  # the log's, once
 
 
 def test_a_space_offers_only_the_suggested_hub_models_by_default(monkeypatch):

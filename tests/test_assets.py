@@ -249,11 +249,11 @@ def test_the_mlm_cards_metrics_name_no_members_gpu_as_the_machine_that_made_it()
 def test_the_classifier_cards_comparison_names_its_hardware_as_a_release_writes_it_today():
     """The "What pretraining bought" section says where the classifier trained as `scripts.release` writes it: for a
     weight average, its members' machines and the one that averaged them, never a member's record as its own."""
-    from scripts.release import _trained_on
+    from scripts.release import _classifier_hardware_text
 
     folder = ASSETS / "mini-roberta-sst2"
     section = (folder / "README.md").read_text(encoding="utf-8").split("### What pretraining bought")[1]
-    assert f"Hardware: {_trained_on(RunMetrics.read(folder))}." in section.split("\n### ")[0]
+    assert f"Hardware: {_classifier_hardware_text(RunMetrics.read(folder))}." in section.split("\n### ")[0]
 
 
 def test_the_classifier_cards_figures_are_described_as_todays_generators_write_it():

@@ -888,70 +888,25 @@ def test_a_gpu_checkpoint_resumes_on_a_machine_that_shows_fewer_gpus(monkeypatch
     # checkpoint kept every visible GPU's generator and restoring them all raised IndexError, a traceback
     cuda0 = torch.device("cuda", 0)
     torch.rand(5, generator=simulated_gpus(monkeypatch, 2, seed=7)[0])
-    saved = runtime.checkpoint_rng_state(runtime.Dist(device=cuda0))
-    assert len(saved["cuda_by_rank"]) == 1  # the device the run used, alone
-    assert torch.equal(saved["cuda_by_rank"][0], drawn_state(7, 5))
+    saved = runtime.rng_state(cuda0)
+    assert torch.equal(saved["cuda"], drawn_state(7, 5))  # the device the run used, alone
     one_gpu = simulated_gpus(monkeypatch, 1, seed=7)
-    runtime.set_rng_state(runtime.rng_state_of_rank(saved, 0), cuda0)
+    runtime.set_rng_state(saved, cuda0)
     assert torch.equal(one_gpu[0].get_state(), drawn_state(7, 5))
     # a checkpoint from before, with one state per GPU of its machine: the run's own device's, else the first
     before = {**runtime.rng_state(), "cuda": [drawn_state(7, 3), drawn_state(7, 4)]}
-    runtime.set_rng_state(runtime.rng_state_of_rank(before, 0), cuda0)
+    runtime.set_rng_state(before, cuda0)
     assert torch.equal(one_gpu[0].get_state(), drawn_state(7, 3))
     two_gpus = simulated_gpus(monkeypatch, 2, seed=7)
-    runtime.set_rng_state(runtime.rng_state_of_rank(before, 1), torch.device("cuda", 1))
+    runtime.set_rng_state(before, torch.device("cuda", 1))
     assert torch.equal(two_gpus[1].get_state(), drawn_state(7, 4)) and torch.equal(two_gpus[0].get_state(),
                                                                                    drawn_state(7, 0))
-    runtime.set_rng_state(runtime.rng_state_of_rank({**before, "cuda": [drawn_state(7, 2)]}, 1),
-                          torch.device("cuda", 1))
+    runtime.set_rng_state({**before, "cuda": [drawn_state(7, 2)]}, torch.device("cuda", 1))
     assert torch.equal(two_gpus[1].get_state(), drawn_state(7, 2))
     # and on the CPU a GPU run's generator has no place; a CPU run's checkpoint leaves the GPU's as seeded
-    runtime.set_rng_state(runtime.rng_state_of_rank(saved, 0), torch.device("cpu"))
-    runtime.set_rng_state(runtime.rng_state_of_rank(runtime.rng_state(), 0), torch.device("cuda", 1))
+    runtime.set_rng_state(saved, torch.device("cpu"))
+    runtime.set_rng_state(runtime.rng_state(), torch.device("cuda", 1))
     assert torch.equal(two_gpus[1].get_state(), drawn_state(7, 2))
-
-
-def test_under_ddp_each_process_resumes_its_own_gpus_generator(monkeypatch):
-    # only rank 0 writes the checkpoint, and it held rank 0's generators: rank 1, whose own GPU's generator rank 0's
-    # process never draws from, restarted its dropout masks from the seed after every resume
-    draws = {0: 3, 1: 5, 2: 8}  # dropout draws so far on each process's own GPU
-
-    def process(rank: int, world: int) -> runtime.Dist:  # the generators process `rank` sees, and its place
-        torch.rand(draws[rank], generator=simulated_gpus(monkeypatch, world, seed=7)[rank])
-        return runtime.Dist(rank, world, rank, torch.device("cuda", rank))
-
-    def all_gather(self, own):  # each process gives its own GPU's state (own is rank 0's: the caller's)
-        states = [own] + [runtime.rng_state(process(r, self.world_size).device)["cuda"]
-                          for r in range(1, self.world_size)]
-        process(self.rank, self.world_size)  # back in the caller's process
-        return states
-
-    monkeypatch.setattr(runtime.Dist, "all_gather", all_gather)
-    saved = runtime.checkpoint_rng_state(process(0, 2))
-    for rank in (0, 1):  # resumed: each process starts seeded, then restores
-        generators = simulated_gpus(monkeypatch, 2, seed=7)
-        runtime.set_rng_state(runtime.rng_state_of_rank(saved, rank), torch.device("cuda", rank))
-        assert torch.equal(generators[rank].get_state(), drawn_state(7, draws[rank])), rank
-    # resumed with more processes than the run had: the new one keeps the generator its seed gave it
-    generators = simulated_gpus(monkeypatch, 3, seed=7)
-    runtime.set_rng_state(runtime.rng_state_of_rank(saved, 2), torch.device("cuda", 2))
-    assert torch.equal(generators[2].get_state(), drawn_state(7, 0))
-
-
-@pytest.mark.slow  # two processes
-def test_dist_all_gather_gives_every_process_every_tensor_by_rank(tmp_path):
-    code = ("import sys, torch, torch.distributed as d\n"
-            "from train.runtime import Dist\n"
-            "rank = int(sys.argv[2])\n"
-            "d.init_process_group('gloo', init_method=sys.argv[1], rank=rank, world_size=2)\n"
-            "print([t.tolist() for t in Dist(rank, 2).all_gather(torch.tensor([rank, 10 + rank], dtype=torch.uint8))])")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
-    init = f"file://{tmp_path / 'rendezvous'}"
-    processes = [subprocess.Popen([sys.executable, "-c", code, init, str(rank)], cwd=ROOT, env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for rank in (0, 1)]
-    outputs = [p.communicate(timeout=120) for p in processes]
-    assert [p.returncode for p in processes] == [0, 0], outputs
-    assert [out.strip() for out, _ in outputs] == ["[[0, 10], [1, 11]]"] * 2
 
 
 def test_no_readable_checkpoint_is_a_user_error_naming_the_files(train_files, interrupted, capsys):

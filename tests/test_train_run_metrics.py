@@ -144,3 +144,10 @@ def test_the_hardware_that_trained_a_model_is_its_runs_or_its_members():
     assert average.is_average and average.trained_hardware() == [h100, h200]
     assert RunMetrics(averaged=2, hardware=h200).trained_hardware() == [h200]
     assert RunMetrics(averaged=1, hardware=cpu, member_hardware=[h100]).trained_hardware() == [cpu]
+    # the About tab's machine from them: none for an average whose record names no run's
+    from demo.model_facts import training_hardware
+
+    assert training_hardware(RunMetrics(averaged=2, hardware=cpu, member_hardware=[])) == {}
+    gpu_box = {"device": "cuda:0", "cpu_count": 16, "gpu": "NVIDIA H100"}
+    assert training_hardware(RunMetrics(averaged=2, hardware=cpu, member_hardware=[gpu_box, gpu_box])) == {
+        "device": "cuda:0", "cpu_count": 16}

@@ -662,12 +662,12 @@ def test_release_says_an_averaged_classifiers_members_trained_and_a_cpu_averaged
     figures = dict(init="enc", dev_accuracy=0.9, train_time_s=60.0, train_steps=10, command="c", averaged=3)
     today = release.comparison_section(
         RunMetrics.from_dict({**figures, "hardware": xeon, "member_hardware": [epyc, epyc, None]}), None)
-    assert ("Hardware: an average of weights trained on AMD EPYC (2 cores) (2 of its 3 members; the others' "
-            "hardware is not recorded); averaged on Xeon (16 cores).") in today
+    assert ("Hardware: an average of weights trained on AMD EPYC (2 cores) (2 of the 3 runs it averages; the "
+            "others' hardware is not recorded); averaged on Xeon (16 cores).") in today
     earlier = release.comparison_section(RunMetrics(**figures, hardware=epyc), None)
-    assert ("Hardware: an average of weights trained on AMD EPYC (2 cores) (1 of its 3 members; the others' hardware "
-            "is not recorded); the machine that averaged them is not recorded (this metrics.json is from before "
-            "`train.average` recorded it: its `hardware` is the first member's).") in earlier
+    assert ("Hardware: an average of weights trained on AMD EPYC (2 cores) (1 of the 3 runs it averages; the "
+            "others' hardware is not recorded); the machine that averaged them is not recorded (this metrics.json is "
+            "from before `train.average` recorded it: its `hardware` is the first member's).") in earlier
 
 
 def test_release_of_runs_that_recorded_no_training_time_says_so():

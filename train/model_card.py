@@ -511,8 +511,8 @@ def average_hardware_text(metrics: RunMetrics, folder=None) -> str:
     else:
         trained = f"an average of weights trained on {said_list(known)}"
         if None in machines:
-            trained += (f" ({len(machines) - machines.count(None)} of its {len(machines)} members; the others' "
-                        "hardware is not recorded)")
+            trained += (f" ({len(machines) - machines.count(None)} of the {len(machines)} runs it averages; the "
+                        "others' hardware is not recorded)")
     if records_its_own_hardware(metrics):
         return f"{trained}; averaged on {machine_of(metrics.hardware) or 'a machine not recorded'}"
     whose = "last" if isinstance(metrics.mlm, dict) else "first"

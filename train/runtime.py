@@ -308,15 +308,6 @@ class Dist:
             tensor = moved.cpu()
         return tensor
 
-    def all_gather(self, tensor: torch.Tensor) -> list[torch.Tensor]:
-        """Every process's `tensor` (one shape and dtype on all), by rank, on the CPU."""
-        if not self.distributed:
-            return [tensor]
-        moved = tensor.to(self.device)
-        parts = [torch.empty_like(moved) for _ in range(self.world_size)]
-        torch_dist.all_gather(parts, moved)
-        return [part.cpu() for part in parts]
-
     def barrier(self) -> None:
         if self.distributed:
             torch_dist.barrier()
@@ -425,8 +416,8 @@ def seed_everything(seed: int) -> None:
 
 def rng_state(device: torch.device = torch.device("cpu")) -> dict:
     """This process's generators: the CPU's (torch, Python, numpy) and, when it computes on a GPU, that device's
-    alone (`cuda`), not every visible one's: the machine that resumes may show fewer. A checkpoint keeps every
-    process's (`checkpoint_rng_state`)."""
+    alone (`cuda`), not every visible one's: the machine that resumes may show fewer. A checkpoint keeps rank 0's
+    (the other ranks re-seed from the seed, their rank and the step: `train.trainer.Trainer`)."""
     np_state = np.random.get_state()
     state = {
         "torch": torch.get_rng_state(),
@@ -440,7 +431,7 @@ def rng_state(device: torch.device = torch.device("cpu")) -> dict:
 
 
 def set_rng_state(state: dict, device: torch.device = torch.device("cpu")) -> None:
-    """Restore `rng_state(device)`, or one process's share of a checkpoint's (`rng_state_of_rank`)."""
+    """Restore `rng_state(device)`."""
     torch.set_rng_state(state["torch"])
     version, internal, gauss = state["python"]
     random.setstate((version, tuple(internal), gauss))
@@ -448,32 +439,9 @@ def set_rng_state(state: dict, device: torch.device = torch.device("cpu")) -> No
     np.random.set_state((n["name"], n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"], n["gauss"]))
     cuda = state.get("cuda")
     if isinstance(cuda, (list, tuple)):
-        # a checkpoint from before: one state per GPU its machine showed; this device's, else (a machine that
-        # shows fewer) the first
+        # a checkpoint from before: one state per GPU its machine showed: this device's, or the first where that
+        # machine showed fewer GPUs than this device's index
         index = device.index or 0
         cuda = cuda[index] if index < len(cuda) else next(iter(cuda), None)
     if cuda is not None and device.type == "cuda":
         torch.cuda.set_rng_state(cuda, device)
-
-
-def checkpoint_rng_state(dist: Dist) -> dict:
-    """`rng_state` with every process's CUDA generator, by rank (`cuda_by_rank`), for rank 0's checkpoint: under DDP
-    each GPU draws its own dropout masks, which rank 0's generator alone would not give back. Gathers: every
-    process calls it."""
-    state = rng_state(dist.device)
-    own = state.pop("cuda", None)
-    if own is not None:
-        state["cuda_by_rank"] = dist.all_gather(own)
-    return state
-
-
-def rng_state_of_rank(state: dict, rank: int) -> dict:
-    """What process `rank` restores of a checkpoint's `checkpoint_rng_state`: the CPU generators and its own CUDA
-    one. A process the saved run did not have (resumed with more) keeps the CUDA generator its seed gave it."""
-    by_rank = state.get("cuda_by_rank")
-    if by_rank is None:  # a CPU run's, or a checkpoint from before (its `cuda` list: `set_rng_state`)
-        return state
-    own = {k: v for k, v in state.items() if k != "cuda_by_rank"}
-    if rank < len(by_rank):
-        own["cuda"] = by_rank[rank]
-    return own

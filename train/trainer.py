@@ -60,8 +60,8 @@ from .optim import lr_factor, make_optimizer
 from .out_folder import check_fresh_out, check_options, check_restart_out, lock_out
 from .reporting import CURVES_NAME, LOG_NAME, append_log, plot_curves, truncate_log
 from .resume_checks import architecture_differs, does_not_fit, model_architecture, recorded_order_scheme
-from .runtime import (Dist, TrainingDiverged, UserError, autocast, checkpoint_rng_state, progress_bars,
-                      resolve_precision, rng_state, rng_state_of_rank, set_rng_state)
+from .runtime import (Dist, TrainingDiverged, UserError, autocast, progress_bars, resolve_precision, rng_state,
+                      set_rng_state)
 
 RESUME_HINT_ENV = "TRAIN_RESUME_HINT"  # how to go on after Ctrl-C, when the run is a step of an experiment
 
@@ -384,7 +384,7 @@ class Trainer:
         self.last_eval = state.get("last_eval")
         self.task.load_state_dict(state["task"])
         self._window = dict(state.get("window", self._window))  # a checkpoint from before it was saved: none
-        set_rng_state(rng_state_of_rank(state["rng"], self.dist.rank), self.dist.device)
+        set_rng_state(state["rng"], self.dist.device)
         changed = {k: (v, now[k]) for k, v in state["args"].items()
                    if k in now and k not in NOT_RECIPE and now[k] != v}
         self.unrecorded_options = sorted(k for k in now if k not in state["args"])
@@ -464,7 +464,7 @@ class Trainer:
         return self._training_data
 
     def _trainer_state(self, rng: dict) -> dict:
-        """What trainer.pt keeps, with `rng`, every process's generators (`checkpoint_rng_state`)."""
+        """What trainer.pt keeps, with `rng`, rank 0's generators (`rng_state`)."""
         args = self.args.recorded()
         return {
             "step": self.step, "tokens": self.tokens, "epoch": self.epoch, "batch_in_epoch": self.batch_in_epoch,
@@ -491,11 +491,11 @@ class Trainer:
         it."""
         self._check_weights_finite()
         path, recorded = None, (self.step, self.last_eval, self.best, self.stopped_by)
-        rng = checkpoint_rng_state(self.dist)  # every process, before rank 0 alone decides whether to write
-        if self.dist.is_main:
+        if self.dist.is_main:  # rank 0 alone: no collective here, as each rank decides a timed save by its own clock
             if self._saved == recorded:
                 return self.ckpt.latest("step")
-            path = self.ckpt.save("step", self.step, self.model.state_dict(), self._trainer_state(rng))
+            path = self.ckpt.save("step", self.step, self.model.state_dict(),
+                                  self._trainer_state(rng_state(self.dist.device)))
         self._last_save, self._saved = time.monotonic(), recorded
         return path
 
