@@ -1078,9 +1078,8 @@ def test_a_run_that_diverged_before_its_first_checkpoint_says_how_to_start_again
     assert "no checkpoint" in capsys.readouterr().err and (out / "model.safetensors").exists()
 
 
-def test_non_finite_weights_after_the_last_step_stop_without_saving(train_files, tmp_path, monkeypatch, capsys):
-    # the last step's loss and gradients are finite but its update is not: no later step would notice
-    out = tmp_path / "run"
+def updates_to_inf(monkeypatch) -> None:
+    """Every optimizer step leaves its first parameter infinite, after a finite loss and finite gradients."""
     real_step = torch.optim.AdamW.step
 
     def step(self, *args, **kwargs):
@@ -1090,6 +1089,12 @@ def test_non_finite_weights_after_the_last_step_stop_without_saving(train_files,
         return result
 
     monkeypatch.setattr(torch.optim.AdamW, "step", step)
+
+
+def test_non_finite_weights_after_the_last_step_stop_without_saving(train_files, tmp_path, monkeypatch, capsys):
+    # the last step's loss and gradients are finite but its update is not: no later step would notice
+    out = tmp_path / "run"
+    updates_to_inf(monkeypatch)
     code = pretrain.main(open_ended_argv(train_files, out, "--max-steps", "1"))
     assert code == runtime.EXIT_DIVERGED
     err = capsys.readouterr().err
@@ -1136,15 +1141,7 @@ def test_a_checkpoint_never_holds_non_finite_weights(train_files, tmp_path, monk
     # a periodic save (as --save-every-min's, and the one a SIGTERM makes) comes without an evaluation: its own
     # check keeps non-finite weights out of the checkpoint that the error message then offers to --resume from
     out = tmp_path / "run"
-    real_step = torch.optim.AdamW.step
-
-    def step(self, *args, **kwargs):
-        result = real_step(self, *args, **kwargs)
-        with torch.no_grad():
-            self.param_groups[0]["params"][0].fill_(float("inf"))
-        return result
-
-    monkeypatch.setattr(torch.optim.AdamW, "step", step)
+    updates_to_inf(monkeypatch)
     code = pretrain.main(open_ended_argv(train_files, out, "--max-steps", "3", "--save-every", "1"))
     assert code == runtime.EXIT_DIVERGED
     err = capsys.readouterr().err
