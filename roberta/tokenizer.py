@@ -6,6 +6,7 @@ roberta-base's own `tokenizer.json` loads here with the same code. `encode` turn
 import hashlib
 import json
 import os
+import sys
 import warnings
 import weakref
 from collections.abc import Iterable
@@ -156,9 +157,18 @@ def check_fits_model(tokenizer: Tokenizer, config, source) -> list[str]:
         if token != "<pad>" and token_id != config_id:
             notes.append(f"{source} gives {token} the id {token_id}, but the model's config has {field} "
                          f"{config_id}: the tokenizer's id is used (the model does not read {field})")
-    for note in notes:
-        warnings.warn(note, TokenizerFitWarning, stacklevel=2)
+    for note in notes:  # at the caller's line: `roberta.pipeline(...)` in a script, not this package's
+        warnings.warn(note, TokenizerFitWarning, stacklevel=_first_frame_outside_package())
     return notes
+
+
+def _first_frame_outside_package() -> int:
+    """The `stacklevel` of `warnings.warn` (called in the function that calls this one) that names the first caller
+    outside the `roberta` package, however deep inside it the call came from (a pipeline, a loader)."""
+    frame, level = sys._getframe(2), 2  # the caller of the function that warns: stacklevel 2
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "roberta":
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 MIN_LENGTH = 3  # <s>, one token, </s>
