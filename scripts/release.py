@@ -286,7 +286,7 @@ def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> s
         _table(["classifier", "encoder from", f"{dev} accuracy",
                 *(["IMDB, first tokens", "IMDB, whole reviews"] if imdb else []), "train minutes", "steps"], rows),
     ]
-    if (classifier.averaged or 0) > 1:  # train.average sums its members' training
+    if classifier.is_average:  # train.average sums its members' training
         text.append(f"This model's train minutes and steps are those of the {classifier.averaged} runs it averages, "
                     "together (`train.average`: each run counted once).")
     text.append(f"```bash\n{commands}\n```")

@@ -341,7 +341,7 @@ def curves_section(folder, metrics: RunMetrics | None) -> str:
     table's eval_ figures the final evaluation's rows: the curve ends above or below the table beside it)."""
     folder, metrics = Path(folder), metrics or RunMetrics()
     image = f"![{_curves_alt(folder, metrics)}]({CURVES_NAME})"
-    if (metrics.averaged or 0) > 1:
+    if metrics.is_average:
         return "\n\n".join(filter(None, [image, _average_curves_caption(metrics), phases_figure(folder)]))
     log = folder / LOG_NAME
     evals = [e for e in read_log(log) if e.get("type") == "eval"] if log.is_file() else []
@@ -383,7 +383,7 @@ def _average_curves_caption(metrics: RunMetrics) -> str:
 def _curves_alt(folder: Path, metrics: RunMetrics) -> str:
     """The alt text of the folder's curves.png: a weight average's shows its members (`train.average`), a model
     pretrained in phases (phases.json) its last phase alone, any other its own run."""
-    if (metrics.averaged or 0) > 1:
+    if metrics.is_average:
         return curves_alt(f"the {metrics.averaged} runs averaged into this model", per_run=True)
     phases = read_phase_history(folder) if (folder / PHASES_NAME).is_file() else []
     if len(phases) > 1:
@@ -457,7 +457,7 @@ def card_for(folder, model: str, base_model: str | None = None) -> str:
     if base_model:
         card = with_base_model(card, base_model, base_model_text(base_model, metrics))
     card = replace_section(card, "Training curves", curves_section(folder, metrics))
-    if metrics is not None and (metrics.averaged or 0) > 1:
+    if metrics is not None and metrics.is_average:
         card = replace_section(card, "Metrics", metrics_markdown(card_table(metrics, folder), folder))
     usage = _usage(hub.task_of(hub.read_architecture(folder)), model, folder)
     return replace_section(card, "Usage", usage)
@@ -477,7 +477,7 @@ def machine_of(hardware) -> str | None:
 def records_its_own_hardware(metrics: RunMetrics) -> bool:
     """Whether metrics.json's `hardware` is the machine that made the model. A weight average's is since
     `train.average` records its members' apart (`member_hardware`); before, it was one member's (`members_hardware`)."""
-    return not metrics.averaged or "member_hardware" in metrics.to_dict()
+    return not metrics.is_average or metrics.member_hardware is not None
 
 
 def members_hardware(metrics: RunMetrics, folder=None) -> list:
@@ -485,9 +485,8 @@ def members_hardware(metrics: RunMetrics, folder=None) -> list:
     `train.average` records it. A record from before that is read as it was written: its `hardware` is one member's
     (a masked LM's last, a classifier's first), and a member that is a phase of the folder's phases.json (the phase
     with the command and tokens of its row in `members`) has that phase's."""
-    recorded = metrics.to_dict().get("member_hardware")
-    if isinstance(recorded, list):
-        return recorded
+    if isinstance(metrics.member_hardware, list):
+        return metrics.member_hardware
     rows = [row for row in metrics.members or [] if isinstance(row, dict)]
     found = [None] * max(metrics.averaged or 0, len(rows))
     phases = read_phase_history(folder) if folder and (Path(folder) / PHASES_NAME).is_file() else []
@@ -547,7 +546,7 @@ def metrics_markdown(metrics: RunMetrics, folder=None) -> str:
                   f"training file (`{metrics.train_data}`) held and that were removed from it before training")
         table += ("; an earlier stage it continued (`init`) removed those its own file held." if metrics.init and
                   "head" in (metrics.init_gave or "") else ".")
-    if (metrics.averaged or 0) > 1:
+    if metrics.is_average:
         table += f"\n\nHardware: {average_hardware_text(metrics, folder)}."
     return table
 
