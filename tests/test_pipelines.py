@@ -403,15 +403,31 @@ def test_encode_follows_a_tokenizer_changed_after_its_first_use(tokenizer):
     assert after[0].tolist() == changed.encode("Hello World").ids
 
 
-def test_sentiment_reads_a_long_text_in_windows(sentiment, tokenizer):
-    text = long_text() + " a dog barks at the house at night"
+def test_sentiment_reads_a_long_text_in_windows(tiny_clf_dir, tokenizer, sentences, monkeypatch):
+    """A long text's answer is the softmax of its windows' mean logits. The tiny random classifier gives every
+    window the same logits (to 1e-4), so here each window's logits are shifted by its first token: the mean
+    then differs from the first window's, the last one's and their max by far more than the tolerance."""
+    sentiment = roberta.pipeline("sentiment-analysis", model=tiny_clf_dir, device="cpu")
+    forward = sentiment.model.forward
+
+    def by_first_token(input_ids, attention_mask=None, **kwargs):
+        out = forward(input_ids, attention_mask, **kwargs)
+        shift = (input_ids[:, 1:2] % 7 - 3).float() * 0.3  # (W, 1): -0.9 to 0.9, by the window's first token
+        out.logits = out.logits + shift * torch.tensor([1.0, -1.0])  # (W, 2)
+        return out
+
+    monkeypatch.setattr(sentiment.model, "forward", by_first_token)
+    text = " ".join(sentences[:60])
     ids, mask, owner = encode_windows(tokenizer, [text], sentiment.max_length)
     with torch.no_grad():
         logits = sentiment.model(ids, mask).logits  # (W, L), one row per window
-    expected = logits.mean(0).softmax(-1).tolist()
+    expected = logits.mean(0).softmax(-1)
+    for other in (logits[0], logits[-1], logits.max(0).values):  # what a wrong reading would give
+        assert (other.softmax(-1) - expected).abs().max() > 0.01
     got = sentiment(text)
     assert all(r["windows"] == len(ids) > 1 and "truncated" not in r for r in got)
-    assert [r["score"] for r in sorted(got, key=lambda r: r["label"])] == pytest.approx(expected, abs=1e-5)
+    by_label = {r["label"]: r["score"] for r in got}
+    assert [by_label["negative"], by_label["positive"]] == pytest.approx(expected.tolist(), abs=1e-5)
     batched = sentiment(["short", text])
     assert "windows" not in batched[0][0] and batched[1][0]["windows"] == len(ids)
     assert [r["score"] for r in batched[1]] == pytest.approx([r["score"] for r in got], abs=1e-5)
