@@ -12,8 +12,8 @@ its cost; then JSON-encoding), for a ~20-token and a 128-token text:
   open sub-tab  `attention_view(..., view)`: what opening the sub-tab costs
 
 `view` is the visible sub-tab (the UI draws only that one): heads (the HTML head view), heatmap, grid (all
-heads of the layer), rollout, token (one token's bars); "all" is the API's default, every view at once (as
-the tab drew before). Browser time (receiving, painting) is not included. Reports the median of
+heads of the layer), rollout, token (one token's bars); "all" is the API's default, every view at once (what
+an API client gets). Browser time (receiving, painting) is not included. Reports the median of
 `--repeats` runs in milliseconds, and the size of what is sent, as a markdown table.
 
     python benchmarks/bench_attention_view.py                   # assets/ MLM (MLM_MODEL overrides)

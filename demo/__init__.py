@@ -19,7 +19,9 @@
 - wiring.py: how an event reaches its handler (error boxes, queues, the guards against stale redraws);
 - figures.py draws; examples.py holds the example inputs; uploads.py refuses file uploads;
   worst_case.py holds the hostile inputs the tests and benchmarks send; components.py the slider, number
-  field and plot where Gradio's own fall short; page.css and page.js are the page's styles and script.
+  field and plot where Gradio's own fall short; byte_level.py the byte-level BPE alphabet (formatting builds on
+  it); serve.py `python app.py`'s options, --help and a port in use; page.css and page.js are the page's styles
+  and script.
 
 Nothing here imports training code (`train/`).
 """

@@ -75,8 +75,8 @@ class TrainingCounts:
 
     def sentence(self, token_id: int, label: str | None = None) -> str:
         """The full count, said, after the token's `label` when given: "“␣movie”: 127,767 times in the pretraining
-        text (each document counted once): 595 in Wikipedia (13.3M tokens: 45 per million), 127,191 in movie reviews
-        (21.8M tokens: 5,842 per million)"."""
+        text (each document counted once): 595 in Wikipedia (13.3M tokens: 45 per million), 127,172 in movie reviews
+        (21.8M tokens: 5,843 per million)"."""
         per_source = self.seen(token_id)
         total = sum(per_source)
         times = "never" if total == 0 else f"{total:,} time{'s' if total != 1 else ''}"

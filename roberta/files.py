@@ -1,6 +1,7 @@
 """Writing a file in one step: a temporary file beside it, renamed into place. A reader never sees half a file, a
 stopped or failed write leaves the old file (and no temporary one), and the temporary name holds the process id,
-so two processes writing the same file never share one. roberta's saves and every script in train/ write this way.
+so two processes writing the same file never share one. roberta's saves and every script in train/ and scripts/
+write this way.
 A write that fails (a full disk) is a `WriteError` naming the file.
 """
 from __future__ import annotations

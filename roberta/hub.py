@@ -203,8 +203,8 @@ _ELSEWHERE = {"dtype": _TO_DTYPE, "torch_dtype": _TO_DTYPE,
 
 
 def check_hub_kwargs(hub_kwargs: dict) -> None:
-    """Refuse options other than HUB_KWARGS (they used to be dropped without a word: a misspelt `revison`
-    loaded the default revision)."""
+    """Refuse options other than HUB_KWARGS: dropped without a word, a misspelt `revison` would load the default
+    revision."""
     for name in hub_kwargs:
         if name not in HUB_KWARGS:
             close = difflib.get_close_matches(name, HUB_KWARGS, n=1)
@@ -652,7 +652,7 @@ def load_model(cls, model_id, config=None, map_location="cpu", strict=True, **hu
     state, metadata, weights_path = load_weights(model_id, "cpu", **hub_kwargs)
     check_weights(state, expected_shapes(cls, config), config, metadata, weights_path, config_path)
     model = cls(config)
-    result = model.load_state_dict(state, strict=False)  # reports missing and unexpected tensors; we name 5 of each
+    result = model.load_state_dict(state, strict=False)  # the strict error names 5 of each, the warning all
     missing, unexpected = result.missing_keys, result.unexpected_keys
     if strict and (missing or unexpected):
         raise ModelLoadError(f"{weights_path} does not fit {cls.__name__}: missing keys {_some(missing)}, "

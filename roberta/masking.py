@@ -145,8 +145,7 @@ class StaticMasker(Masker):
     """BERT: example i in epoch e always gets mask copy (e % dupe_factor), fixed by (seed, i, copy) and the row's
     tokens: the row is masked from its first to its last non-<pad> token, so its padding to the batch's width,
     on the right or on the left, changes nothing (a row without padding, as every packed training row but the
-    corpus's last, is masked whole, as before this cut; that last row, padded, got other masks before
-    2026-11-29)."""
+    corpus's last, is masked whole)."""
 
     def __init__(self, *args, dupe_factor: int = DUPE_FACTOR, **kwargs):
         super().__init__(*args, **kwargs)

@@ -173,7 +173,7 @@ class FillMaskPipeline(Pipeline):
         with torch.inference_mode():
             hidden = self.model.roberta(input_ids.to(self.device), attention_mask.to(self.device))[0]  # (B, T, H)
             at_masks = torch.cat([hidden[i, p.to(self.device)] for i, p in enumerate(positions)])  # (all M, H)
-            # the vocabulary projection at the masks only: for a short text it was half of the pipeline's work
+            # the vocabulary projection at the masks only: at every position it would be half of a short text's work
             logits = self.model.mlm_logits(at_masks).float().cpu()  # (all M, V)
         per_text = logits.split([len(p) for p in positions])  # B of (M, V)
         return [self._postprocess(per_text[i], positions[i], input_ids[i], top_k, target_ids, truncated[i])

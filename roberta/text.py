@@ -1,6 +1,8 @@
-"""The text normalisation the classifier needs, at training time (`train.data`, `train.finetune`,
-`train.evaluate`) and in the app (`demo.handlers`): one definition, so both sides see the same text.
-Lower-casing, the one step a saved classifier's tokenizer also does, lives here too (`lowercasing`).
+"""The text normalisation the classifier needs, at training time (`train.finetune`, `train.evaluate`,
+`train.tapt_corpus`; `train.data` uses `detokenize`) and in the app (`demo.tokens_view.classifier_text`,
+`demo.model_notes`): one definition, so both sides see the same text. Lower-casing, the one step a saved
+classifier's tokenizer also does, lives here too (`lowercasing`, `lower_cases`), and the spellings of the two
+sentiment labels (`sentiment_of`).
 
 Every function here runs in time linear in the length of the text, whatever the text: the app calls them
 inside a request, on up to 200,000 characters a visitor pasted. Python's `re` backtracks, so a pattern
@@ -15,7 +17,8 @@ import re
 
 from tokenizers import Tokenizer, normalizers
 
-__all__ = ["collapse_whitespace", "detokenize", "normalize_for_classifier", "lowercasing"]
+__all__ = ["collapse_whitespace", "detokenize", "normalize_for_classifier", "lowercasing", "lower_cases",
+           "sentiment_of", "SENTIMENT_ALIASES"]
 
 _WHITESPACE_RUN = re.compile(r"\s{2,}")
 

@@ -1,6 +1,6 @@
 """Where and how training runs: processes (DDP), device, precision, randomness, and how a script ends.
 
-Exit codes, the same for every script in `train/` (and `scripts/release.py`):
+Exit codes, the same for every script in `train/` and `scripts/`:
 
     0    finished
     1    failed: training diverged (nan/inf), or an unexpected error (with its traceback)
