@@ -39,6 +39,8 @@ class RobertaEmbeddings(nn.Module):
     def __init__(self, config: RobertaConfig):
         super().__init__()
         self.pad_token_id = config.pad_token_id
+        # padding_idx: the <pad> rows start at zero and the lookup never updates them; the word table's row still
+        # trains, as the MLM decoder tied to it (RobertaForMaskedLM) gives every row a gradient
         self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
         self.position_embeddings = nn.Embedding(
             config.max_position_embeddings, config.hidden_size, padding_idx=config.pad_token_id
