@@ -37,6 +37,11 @@ N_LAYERS, N_HEADS = (CFG.num_hidden_layers, CFG.num_attention_heads) if CFG else
 HIDDEN = CFG.hidden_size if CFG else 256
 FAILURES = model_notes.example_failures(MODELS)  # the showcase examples the models get wrong, checked now
 NOTES = {key: model_notes.model_note(MODELS, key, FAILURES) for key in KINDS}
+# the served classifier, which names the Sentiment tab, its boxes and its hint (none loaded: laid out for SST-2's);
+# each answer names them again for the classifier that gave it (handlers.classify_page: a model box's choice may be a
+# topic classifier, whose tab is "Classify")
+ST_SERVED = MODELS.sentiment.config if MODELS.sentiment.available else None
+ST_TAB = explain.tab_name(ST_SERVED)
 LINK_HINT = handlers.attention_hint(ATTENTION_TEXT, ATTENTION_LINK) if MODELS.mlm.available else ""
 # Winograd's schema: "big" or "small" decides what "it" is; the hint says whether the attention follows
 WINOGRAD_TEXT = "The trophy did not fit in the suitcase because it was too big."
@@ -159,27 +164,25 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 examples([[*example, ""] for example in FILL_MASK_EXAMPLES], [fm_text, fm_k, fm_targets], fm_page,
                          fm_ui, fm_error, "fill_mask", run_inputs=fm_ui_in, columns=[0, 1])
 
-        with gr.Tab(KINDS["sentiment"].tab, id="sentiment", elem_id="tab-sentiment"):
+        with gr.Tab(ST_TAB, id="sentiment", elem_id="tab-sentiment") as st_tab:
             notice(MODELS, "sentiment")
-            # the served classifier's names (none loaded: SST-2's); each answer renames them for the classifier that
-            # gave it (handlers.classify_page: a model box's choice may be a topic classifier)
-            st_served = MODELS.sentiment.config if MODELS.sentiment.available else None
-            st_hint = hint(explain.tab_hint(st_served))
+            st_hint = hint(explain.tab_hint(ST_SERVED))
             with gr.Row():
                 with gr.Column() as st_input_col:
                     st_text = Textbox(elem_id="st-text", label="Text", info=ENTER, **TEXT,
                                       value="A gorgeous, funny and deeply moving film.")
                     st_error = error_box("st-error")
-                    st_model, st_current = model_box("sentiment", "st")
+                    # the model box's messages name the tab as it opens ("the Classify tab needs a text classifier")
+                    st_model, st_current = model_box("sentiment", "st", tab=ST_TAB)
                     st_btn = gr.Button("Classify", variant="primary")
                 with gr.Column():
                     # every label of the classifier, however many (no num_top_classes): a chosen model has at most
                     # model_choice.LIMITS' 16, and SENTIMENT_MODEL is the operator's
-                    st_label = gr.Label(label=explain.answer_label(st_served), elem_id="st-label")
+                    st_label = gr.Label(label=explain.answer_label(ST_SERVED), elem_id="st-label")
                     model_note(NOTES["sentiment"])
             # fixed polarity: green = towards positive (or the classifier's second label), pink = away (the CSS
             # recolours Gradio's red and purple; the explanation words it)
-            st_words = gr.HighlightedText(label=explain.words_label(st_served), show_legend=False, elem_id="st-words")
+            st_words = gr.HighlightedText(label=explain.words_label(ST_SERVED), show_legend=False, elem_id="st-words")
             st_explain = gr.Markdown(elem_id="st-explain", label="explanation", show_label=False, **USER_TEXT)
             # what if the word that pushed most were removed or negated? (demo/counterfactual.py)
             st_whatif_btn = gr.Button("What if? (counterfactual)", elem_id="st-whatif-btn")
@@ -189,7 +192,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             st_whatif_data = gr.JSON(visible=False, label="counterfactual")  # the same as data, for API clients only
             st_whatif_out = [st_whatif, st_whatif_data]
             st_out = [st_label, st_words, st_explain]
-            st_page_out = [*st_out, st_hint]  # the page's answer also names the boxes and the hint for its classifier
+            # the page's answer also names the boxes, the hint and the tab for its classifier
+            st_page_out = [*st_out, st_hint, st_tab]
             st_ui_in = [st_text, st_current]  # the page reads the tab's model, not a box still loading one
             st_ui = wire([st_btn.click, st_text.submit, st_current.change], handlers.classify, [st_text, st_model],
                          st_out, st_error, "classify", on_load=True, ui_inputs=st_ui_in,

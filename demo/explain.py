@@ -166,6 +166,17 @@ def words_label(config=None) -> str:
     return f"Which words push towards {toward} (green) or {away} (pink)"
 
 
+# The Sentiment tab's name (`tab_name`): the sentiment classifier's kind's (demo/models.py), and the one it takes for a
+# classifier whose labels name no sentiment
+SENTIMENT_TAB, CLASSIFY_TAB = "Sentiment", "Classify"
+
+
+def tab_name(config=None) -> str:
+    """The Sentiment tab's name for the classifier that answers: "Sentiment" where the tab speaks of sentiment
+    (`speaks_of_sentiment`), else "Classify" (a topic classifier's tab is no sentiment tab)."""
+    return SENTIMENT_TAB if speaks_of_sentiment(config) else CLASSIFY_TAB
+
+
 def answer_label(config=None) -> str:
     """The Sentiment tab's answer box's name, which demo/page.js says before the answer: "Sentiment" where the tab
     speaks of sentiment (`speaks_of_sentiment`), else "Answer" (a topic classifier's "sports" is no sentiment)."""

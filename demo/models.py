@@ -102,7 +102,8 @@ KINDS = {kind.key: kind for kind in (
               suggested=("FacebookAI/roberta-base",)),
     ModelKind(key="sentiment", default=ASSETS / "mini-roberta-sst2", env_var="SENTIMENT_MODEL",
               task="sentiment-analysis", title="sentiment (fine-tuned on SST-2)",
-              architecture="RobertaForSequenceClassification", what="a text classifier (sentiment)", tab="Sentiment",
+              architecture="RobertaForSequenceClassification", what="a text classifier (sentiment)",
+              tab=explain.SENTIMENT_TAB,  # the page names it for its classifier ("Classify": explain.tab_name)
               shipped_name="the shipped SST-2 classifier", own_name="this server's classifier",
               suggested=("siebert/sentiment-roberta-large-english", "textattack/roberta-base-SST-2")))}
 KIND_OF_ARCHITECTURE = {kind.architecture: kind for kind in KINDS.values()}  # what config.json names -> its kind

@@ -117,10 +117,12 @@ class SentimentHandlers(HandlerBase):
         """`classify` as the page shows it, named for the classifier that answered, which may be another than the
         one the page was laid out for (a model box's choice): the answer box (`explain.answer_label`: "Sentiment",
         or "Answer" for labels that name no sentiment) and the words box (`explain.words_label`) as updates, then
-        the explanation and the tab's hint (`explain.tab_hint`)."""
+        the explanation, the tab's hint (`explain.tab_hint`) and the tab's name as an update (`explain.tab_name`:
+        "Sentiment", or "Classify")."""
         config, probabilities, highlighted, explanation = self._classify(text, model)
         return (gr.update(value=probabilities, label=explain.answer_label(config)),
-                gr.update(value=highlighted, label=explain.words_label(config)), explanation, explain.tab_hint(config))
+                gr.update(value=highlighted, label=explain.words_label(config)), explanation, explain.tab_hint(config),
+                gr.update(label=explain.tab_name(config)))
 
     def _classify(self, text, model):
         """(the answering classifier's config, then `classify`'s three results)."""

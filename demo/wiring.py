@@ -28,6 +28,7 @@ import gradio as gr
 
 from demo import model_choice
 from demo.formatting import md_escape
+from demo.models import KINDS
 from demo.repeats import InFlight, RepeatedEvents
 from demo.validation import error_html, held_warnings, keep_results, plain_errors, read_sliders, show_warnings
 
@@ -419,7 +420,11 @@ class Wiring:
         Loading runs in a queue of its own (`LOAD`), so a large download never holds the compute queue.
         `choose(choice, current, *inputs)` -> (box, current, status, *outputs) replaces the `key` tab's default
         one. `tab`: the tab's name in the messages, when it is not the `key` tab (a tab that reads the fill-mask
-        model too)."""
+        model too), or when the `key` tab is named otherwise (the Sentiment tab is "Classify" for a served topic
+        classifier: `explain.tab_name`); its own name is no other tab's (its failures are remembered with the
+        handlers', which name none)."""
+        if key in KINDS and tab == KINDS[key].tab:
+            tab = None
         box = gr.Dropdown(choices or model_choice.choices(key), value=value, label="Model",
                           allow_custom_value=True, info=model_choice.hub_note(), elem_id=f"{name}-model")
         status = gr.HTML(elem_id=f"{name}-model-status")

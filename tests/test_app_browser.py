@@ -283,8 +283,9 @@ def test_an_answer_that_comes_right_after_its_tab_opens_is_announced(app, browse
 def test_a_classifier_is_named_and_announced_by_its_kind_of_labels(tiny_mlm_dir, tiny_clf_dir, browser, tmp_path):
     """A topic classifier's answer was in a box named "Sentiment", announced "Sentiment: sports (51%)", under a hint
     about negation. Chosen in the model box, it answers in a box named "Answer", the hint names its labels, and a
-    screen reader hears "Answer: sports (…%)"; the served sentiment classifier chosen again names all of them as
-    before. (The page opens named for the served classifier: tests/test_app_layout.py.)"""
+    screen reader hears "Answer: sports (…%)", and the tab is renamed "Classify" (the one tab, still selected); the
+    served sentiment classifier chosen again names all of them as before. (The page opens named for the served
+    classifier: tests/test_app_layout.py.)"""
     topic = shutil.copytree(tiny_clf_dir, tmp_path / "topic")
     config = json.loads((topic / "config.json").read_text())
     config["id2label"], config["label2id"] = {"0": "world", "1": "sports"}, {"world": 0, "sports": 1}
@@ -307,12 +308,17 @@ def test_a_classifier_is_named_and_announced_by_its_kind_of_labels(tiny_mlm_dir,
         sync_api.expect(hint).to_contain_text("this classifier's labels are “world” and “sports”")
         sync_api.expect(words).to_contain_text("Which words push towards sports (green) or world (pink)")
         page.wait_for_function("() => window.announced.some(t => /^Answer: sports \\(\\d+%\\)/.test(t))")
+        tab = page.locator("#tab-sentiment-button")
+        sync_api.expect(tab).to_have_text("Classify")
+        sync_api.expect(tab).to_have_attribute("aria-selected", "true")
+        sync_api.expect(page.get_by_role("tab", name="Sentiment")).to_have_count(0)
         box.click()
         page.get_by_role("option", name="ours: this server's classifier").click()
         sync_api.expect(name).to_have_text("Sentiment")
         sync_api.expect(hint).to_contain_text("Try the negation")
         sync_api.expect(words).to_contain_text("Which words push towards positive (green) or negative (pink)")
         page.wait_for_function("() => window.announced.some(t => /^Sentiment: positive \\(\\d+%\\)/.test(t))")
+        sync_api.expect(tab).to_have_text("Sentiment")
         page.close()
 
 

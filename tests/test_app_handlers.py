@@ -2593,7 +2593,7 @@ def test_the_sentiment_tab_names_its_answer_and_hint_for_the_classifier_that_ans
     text = "the old man was good and the cat likes music at night."
 
     def page(owner, model="shipped"):
-        answer, words, explanation, hint = owner.classify_page(text, model)
+        answer, words, explanation, hint, _ = owner.classify_page(text, model)
         assert answer["value"] == owner.classify(text, model)[0] and words["value"] == owner.classify(text, model)[1]
         return answer["label"], words["label"], hint
 
@@ -2612,6 +2612,26 @@ def test_the_sentiment_tab_names_its_answer_and_hint_for_the_classifier_that_ans
     chooser = H.Handlers(handlers.models)
     assert page(chooser, topic_handlers.models.sentiment.source)[0] == "Answer"
     assert page(chooser)[0] == "Sentiment"
+
+
+def test_the_sentiment_tab_is_named_for_the_classifier_that_answers(handlers, topic_handlers, three_label_handlers,
+                                                                   monkeypatch):
+    """The tab was named "Sentiment" whatever classifier answered in it: the page's answer (`classify_page`) names it
+    "Classify" for a classifier whose labels name no sentiment (a topic classifier's), the one chosen in the model box
+    too, and "Sentiment" for a sentiment classifier, SST-2's or one of three labels."""
+    text = "the old man was good and the cat likes music at night."
+
+    def tab(owner, model="shipped"):
+        *_, named = owner.classify_page(text, model)
+        assert set(named) == {"__type__", "label"}  # the tab's name alone: its other settings as laid out
+        return named["label"]
+
+    assert tab(handlers) == tab(three_label_handlers) == "Sentiment"
+    assert tab(topic_handlers) == "Classify"
+    monkeypatch.setenv("APP_LOCAL_MODELS", "1")
+    chooser = H.Handlers(handlers.models)
+    assert tab(chooser, topic_handlers.models.sentiment.source) == "Classify"
+    assert tab(chooser) == "Sentiment"
 
 
 def test_a_text_box_hands_an_api_value_on_as_sent(handlers):

@@ -263,6 +263,37 @@ def test_the_sentiment_tab_opens_named_for_the_served_classifier(app, tiny_mlm_d
     assert "negat" not in hint and "positive" not in hint
 
 
+def test_the_sentiment_tab_is_named_classify_for_a_served_classifier_whose_labels_name_no_sentiment(
+        app, tiny_mlm_dir, tiny_clf_dir, tmp_path, monkeypatch):
+    """A served topic classifier's tab was still "Sentiment", and its model box's refusals named "the Sentiment tab":
+    the tab opens as "Classify" (`explain.tab_name`) and the box names it so; every event that shows an answer on the
+    page renames the tab for the classifier that answered (a model box's choice). SST-2's tab is "Sentiment" as
+    before."""
+    def opened_as(module):
+        (tab,) = [c["props"] for c in module.demo.get_config_file()["components"]
+                  if c["props"].get("elem_id") == "tab-sentiment"]
+        return tab["label"]
+
+    def refusal(module, folder):  # the tab's model box given a fill-mask model
+        (box,) = [f for f in module.demo.fns.values() if f.api_name == "st_model"]
+        *_, (_, _, status) = box.fn(None, str(folder), "shipped")
+        return status
+
+    assert opened_as(app) == "Sentiment"
+    events = {f.api_name: f for f in app.demo.fns.values()}
+    for event in ("classify_ui", "classify_example_run", "counterfactual_first_ui"):
+        assert app.st_tab._id in [block._id for block in events[event].outputs], event
+    monkeypatch.setenv("APP_LOCAL_MODELS", "1")
+    topic = _relabelled(tiny_clf_dir, tmp_path / "topic", ["world", "sports"])
+    with imported_app(tiny_mlm_dir, topic) as topic_app:
+        assert opened_as(topic_app) == "Classify"
+        assert "; the Classify tab needs a text classifier" in refusal(topic_app, tiny_mlm_dir)
+    with imported_app(tiny_mlm_dir, tiny_clf_dir) as served_sst2:
+        assert "; the Sentiment tab needs a text classifier" in refusal(served_sst2, tiny_mlm_dir)
+        # remembered for the tab's handlers too (the API's /classify), which name no tab: not loaded again there
+        assert served_sst2.handlers.chooser.is_loaded("sentiment", str(tiny_mlm_dir))
+
+
 def test_roberta_vs_bert_comes_right_after_the_comparison(app):
     """The accordion was the last thing of a 5,700-px About page (on a phone, its very bottom): it follows the
     comparison with the MiniRoBERTa reference instead."""
