@@ -21,7 +21,7 @@ from roberta.run_metrics import dataset_name, readable_dataset, said_list
 
 from .bpe_view import GPT2_VOCAB_SIZE
 from .formatting import code, large_count, md_escape, millions, minutes, pct
-from .model_facts import dev_is_sst2, finite_number, gpu_of, held_out_markdown, model_facts
+from .model_facts import dev_is_sst2, finite_number, gpu_of, held_out_dev_markdown, held_out_markdown, model_facts
 from .model_notes import TARGETS_SAID, phases_counted, pretraining_by_device, shipped_accuracy_said
 from .models import ROOT, Models, shown_source
 from .training_counts import counts_file, counts_for
@@ -172,6 +172,8 @@ def summary_card(loaded) -> str:
         rows.append(("SST-2 dev", f"**{pct(facts['dev_accuracy'])}** right"
                      + (f" of {facts['dev_examples']:,} sentences" if "dev_examples" in facts else "")
                      + (f" ({shipped})" if shipped else "")))
+    elif "dev_slice" in facts and "dev_accuracy" in facts:  # held out of its training file, said as such
+        rows.append(("dev set", f"**{pct(facts['dev_accuracy'])}** right of {held_out_dev_markdown(facts)}"))
     elif "dev_accuracy" in facts:  # the user's own dev set, by its file's name
         rows.append(("dev set", f"**{pct(facts['dev_accuracy'])}** right"
                      + (f" of {facts['dev_examples']:,} examples" if "dev_examples" in facts else "")

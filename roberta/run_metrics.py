@@ -78,6 +78,25 @@ def is_sst2(names) -> bool:
     return all(readable_dataset(name) == "SST-2" for name in names or ["sst2"])
 
 
+def dev_slice_said(spec: dict, file_name=str) -> str:
+    """A dev set held out of the training file (`train.finetune --dev-fraction`, metrics.json's `dev_slice`), as the
+    cards and the app say it, the file by `file_name` of it (Markdown gives `code`): "300 rows of `mine/train.csv`
+    held out from fine-tuning, seed 0" (whole sentences where they were drawn as the calibration slice's are)."""
+    n, data = spec.get("n"), spec.get("data")
+    unit = "whole sentences" if spec.get("split") == "sentences" else "rows"
+    count = f"{n:,} {unit}" if isinstance(n, int) else unit
+    source = dataset_said(dataset_name(data), file_name) if isinstance(data, str) and data else "the training file"
+    return f"{count} of {source} held out from fine-tuning, seed {spec.get('seed', 0)}"
+
+
+def dev_set_said(dev_data: str | None, dev_slice: dict | None, file_name=str) -> str:
+    """A classifier's dev set as the runs' output, cards and summaries name it: the slice held out of the training
+    file (`dev_slice_said`) when there is one, else its dev file by `file_name` of it ("the dev set" for none)."""
+    if isinstance(dev_slice, dict) and dev_slice.get("data"):
+        return dev_slice_said(dev_slice, file_name)
+    return file_name(dev_data) if dev_data else "the dev set"
+
+
 def said_list(items: list, quote: str = "") -> str:
     """"a", "a and b", "a, b and c", each item between `quote`s ("`a` and `b`"); "" for none."""
     shown = [f"{quote}{item}{quote}" for item in items]
@@ -113,7 +132,7 @@ def trained_on(metrics: RunMetrics | None) -> list[str] | None:
 @dataclass(frozen=True)
 class Evaluation:
     """One measured figure and the data it was measured on (what the model card's model-index lists)."""
-    name: str  # "held-out MLM", "dev", "IMDB", "IMDB read whole", "labeled"
+    name: str  # "held-out MLM", "dev", "held-out dev" (a slice of the training file), "IMDB", "labeled", ...
     data: str  # the source: a path or a hub: spec
     metric: str  # "accuracy", "perplexity"
     value: float
@@ -173,7 +192,11 @@ class RunMetrics:
     # ----- a classifier -----
     dev_accuracy: float | None = None
     dev_examples: int | None = None
-    dev_data: str | None = None
+    dev_data: str | None = None  # the dev file; None when the dev set is a slice of the training file (dev_slice)
+    # train.finetune --dev-fraction: the dev set held out of the training file, {"data", "fraction", "n", "seed",
+    # "split", "calibration_n", "calibration_seed", "text_column", "label_column", "removed_train_rows"}: drawn from
+    # the rows the calibration slice left (`train.finetune.held_out_dev` draws it again)
+    dev_slice: dict | None = None
     dev_ece: float | None = None  # expected calibration error after temperature scaling
     dev_ece_uncalibrated: float | None = None
     temperature: float | None = None
@@ -283,6 +306,17 @@ class RunMetrics:
         return [self.hardware]
 
     @property
+    def held_out_dev(self) -> dict | None:
+        """The dev slice held out of the training file (`dev_slice`, `train.finetune --dev-fraction`), or None when the
+        dev set is a file of its own (`dev_data`)."""
+        return self.dev_slice if isinstance(self.dev_slice, dict) and self.dev_slice.get("data") else None
+
+    def dev_is_sst2(self) -> bool:
+        """Whether the dev figures are SST-2 dev's: the dev set is a file of SST-2's (`is_sst2`; none recorded is the
+        shipped classifier's, SST-2), never a slice held out of the training file, even of SST-2 train."""
+        return self.held_out_dev is None and is_sst2([dataset_name(self.dev_data)] if self.dev_data else None)
+
+    @property
     def classifier_accuracy(self) -> float | None:
         """The classifier's headline accuracy (dev set, else a later `train.evaluate --labeled`), a fraction."""
         return _number(self.dev_accuracy) if _number(self.dev_accuracy) is not None else _number(
@@ -314,6 +348,8 @@ class RunMetrics:
         add("held-out MLM", self.eval_data, "accuracy", self.eval_accuracy)
         add("held-out MLM", self.eval_data, "perplexity", self.eval_perplexity)
         add("dev", self.dev_data, "accuracy", self.dev_accuracy)
+        if self.held_out_dev and not self.dev_data:
+            add("held-out dev", self.held_out_dev["data"], "accuracy", self.dev_accuracy)
         add("IMDB", self.imdb_data, "accuracy", self.imdb_accuracy)
         add("IMDB read whole", self.imdb_data, "accuracy", self.imdb_accuracy_whole)
         for name, section in (("held-out MLM", self.mlm), ("labeled", self.labeled), ("IMDB", self.imdb)):

@@ -39,7 +39,7 @@ from roberta.files import write_atomic
 from demo.embedding_view import score_analogies
 from demo.examples import ANALOGY_PROBE, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from demo.formatting import format_probability
-from roberta.run_metrics import (PHASES_NAME, RunMetrics, dataset_name, is_sst2, read_phase_history, said_list,
+from roberta.run_metrics import (PHASES_NAME, RunMetrics, dataset_name, dev_slice_said, read_phase_history, said_list,
                                   same_text_file, write_phase_history)
 from roberta.text import normalize_for_classifier
 from train.export import DTYPES, check_export, export_into, partial_note, staged_folder, writes_named_in
@@ -257,10 +257,11 @@ def analogy_section(folder) -> str:
 def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> str:
     """The classifier's figures beside the baseline's (the same fine-tuning from random weights). IMDB's columns
     and sentence only when a run scored it: one made with `--imdb ''` has none (its card read "nan%" and "a fixed
-    sample of ? reviews of `?`"); the dev set is called SST-2's only when it is."""
+    sample of ? reviews of `?`"); the dev set is called SST-2's only when it is, and a slice held out of the training
+    file (`train.finetune --dev-fraction`) is said as one."""
     runs = [("this model", classifier)] + ([("random initialisation", baseline)] if baseline else [])
     imdb = any(m.imdb_accuracy is not None for _, m in runs)
-    dev = "SST-2 dev" if is_sst2([dataset_name(classifier.dev_data)] if classifier.dev_data else None) else "Dev"
+    dev = "SST-2 dev" if classifier.dev_is_sst2() else "Held-out dev" if classifier.held_out_dev else "Dev"
 
     def row(name, m: RunMetrics):
         scores = [f"{v:.1%}" if v is not None else "not scored" for v in (m.imdb_accuracy, m.imdb_accuracy_whole)]
@@ -269,8 +270,11 @@ def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> s
 
     rows = [row(name, m) for name, m in runs]
     commands = "\n".join(f"# {name}\n{m.command}" for name, m in runs)
-    said = f"{dev}: `{classifier.dev_data}`" if classifier.dev_data else f"{dev} set"
-    said += f" ({classifier.dev_examples} sentences)" if classifier.dev_examples else ""
+    if classifier.held_out_dev:
+        said = f"{dev}: {dev_slice_said(classifier.held_out_dev, lambda file: f'`{file}`')}, never trained on"
+    else:
+        said = f"{dev}: `{classifier.dev_data}`" if classifier.dev_data else f"{dev} set"
+        said += f" ({classifier.dev_examples} sentences)" if classifier.dev_examples else ""
     if imdb:
         sample = f"{classifier.imdb_examples} reviews" if classifier.imdb_examples else "reviews"
         said += (f"; IMDB: a fixed sample of {sample}" + (f" of `{classifier.imdb_data}`" if classifier.imdb_data

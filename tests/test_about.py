@@ -519,6 +519,26 @@ def test_a_classifier_of_other_data_is_named_by_its_files_not_sst2(tiny_mlm_dir,
     assert "On the SST-2 dev set (100 sentences)" in calibration_note(models.sentiment.extras["metrics"])
 
 
+def test_a_dev_set_held_out_of_the_training_file_is_said_as_one_never_as_sst2_dev(tiny_clf_dir, tmp_path):
+    """A classifier fine-tuned with `train.finetune --dev-fraction` (a user's single labelled file, no dev file)
+    records its dev set as a slice of its training file (dev_slice, no dev_data): the About card names that slice and
+    never calls it SST-2 dev, nor sets it beside the reference's SST-2 validation figure, even when the training file
+    is SST-2's train.tsv (where a metrics.json naming no dev file was taken for SST-2 dev)."""
+    held = {key: value for key, value in OWN_METRICS.items() if key != "dev_data"}
+    for train, said in (("/home/x/data/three.csv", "`three.csv`"),
+                        ("/home/x/shared/data/sst2/train.tsv", "SST-2 (`sst2/train.tsv`)")):
+        metrics = {**held, "train_data": train, "dev_examples": 60,
+                   "dev_slice": {"data": train, "fraction": 0.2, "n": 60, "seed": 1, "split": "random"}}
+        models = load_models(None, _folder(tiny_clf_dir, tmp_path, f"clf-{len(said)}", metrics))
+        facts = model_facts.model_facts(models.sentiment)
+        assert not model_facts.dev_is_sst2(facts) and "dev_data" not in facts
+        card, sections = about.summary_card(models.sentiment), about.about_sections(models)
+        assert (f"- **dev set**: **19.0%** right of 60 rows of {said} held out from fine-tuning, seed 1\n"
+                in card), card
+        assert "SST-2 dev" not in card and "| SST-2 accuracy" not in sections["comparison"]
+        assert "SST-2 dev" not in model_notes.model_note(models, "sentiment", {})
+
+
 def test_a_classifier_of_other_data_has_that_title_and_label_wherever_the_app_names_it(tiny_mlm_dir, tiny_clf_dir,
                                                                                       tmp_path, monkeypatch):
     """SENTIMENT_MODEL set to a classifier fine-tuned on three.csv was "sentiment (fine-tuned on SST-2)" in the

@@ -182,9 +182,30 @@ def test_finetune_says_dev_is_required_when_it_is_given_empty(train_files, tiny_
     for empty in ("", " "):
         line = assert_user_error(finetune.main, finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--dev",
                                                               empty), capsys,
-                                 "--dev is required: an evaluation file with the same columns as --train")
+                                 "--dev is required: an evaluation file with the same columns as --train",
+                                 "--dev-fraction F holds a fraction F of --train out as the dev set instead")
         assert "no such file" not in line
     assert not out.exists()
+
+
+def test_finetune_dev_fraction_errors_name_the_option(train_files, tiny_mlm_dir, tmp_path, capsys):
+    """--dev-fraction (a dev set held out of --train, for a user without a dev file): a fraction outside (0, 1), a
+    --dev file of the user's beside it, and a fraction the training file cannot give are each one error naming it,
+    the first two before any data is read."""
+    out = tmp_path / "out"
+
+    def refused(*extra, words):
+        return assert_user_error(finetune.main, finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), *extra),
+                                 capsys, *words)
+
+    for fraction in ("1", "-0.1", "nan"):
+        refused("--dev-fraction", fraction, words=["--dev-fraction must be at least 0 and below 1 (0 = read --dev)"])
+    refused("--dev-fraction", "0.2", words=[f"--dev {train_files / 'dev.tsv'} and --dev-fraction 0.2 both give the "
+                                            "dev set: give --dev for a file of its own, or --dev-fraction"])
+    assert not out.exists()
+    refused("--dev", "", "--dev-fraction", "0.9", words=[
+        "--dev-fraction 0.9 asks for 270 dev examples of the 300 rows of --train", "pass a smaller --dev-fraction, "
+        "or --calibration-split random"])
 
 
 def test_a_hub_dataset_fails_fast_without_a_network(monkeypatch):

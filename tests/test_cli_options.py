@@ -606,3 +606,66 @@ def test_finetune_skips_the_imdb_check_for_labels_that_are_not_negative_and_posi
     # nor a sentence on the sample's reviews removed from training, an empty `imdb` row or zero IMDB figures
     assert "imdb_sample_removed_from_training" not in card and "| imdb |" not in card, card
     assert "| imdb_examples |" not in card and "| train_data |" in card
+
+
+# ----------------------------------------------------------------------------------------------------------
+# train.finetune --dev-fraction, --dev-seed
+# ----------------------------------------------------------------------------------------------------------
+def test_finetune_dev_fraction_holds_a_slice_of_train_out_beside_the_calibration_slice(train_files, tmp_path):
+    """A user with one labelled file and no dev file could not fine-tune (--dev cannot be skipped). --dev-fraction F
+    holds F of --train's rows out as the dev set: drawn from the rows the calibration slice left (which stays the
+    slice it is without --dev-fraction, so train.calibrate and train.average find it again), as --calibration-split
+    draws, seeded by --dev-seed whatever --seed, never trained on, and drawn again alike from its record
+    (`held_out_dev`, train.average's)."""
+    train = str(train_files / "train.tsv")
+    texts = tables.read_labeled(train)[0]
+
+    def read(*extra):
+        args = finetune.parse_args(finetune_argv(train_files, tmp_path / "clf", "--init", "x", "--imdb", "", *extra))
+        return args, finetune.read_data(args, args.id2label())
+
+    _, plain = read()
+    args, held = read("--dev-fraction", "0.2")
+    spec = held.dev_slice
+    assert spec == {"data": train, "fraction": 0.2, "n": round(0.2 * len(texts)), "seed": 0, "split": "sentences",
+                    "calibration_n": 40, "calibration_seed": 0, "text_column": None, "label_column": None,
+                    "removed_train_rows": spec["removed_train_rows"]}
+    dev, cal, trained = set(held.dev_texts), set(held.cal_texts), set(held.train_texts)
+    assert len(held.dev_texts) == len(dev) == spec["n"] == 60 and plain.dev_slice is None
+    assert held.cal_texts == plain.cal_texts  # the calibration slice is the one it was
+    assert not dev & cal and not dev & trained
+    # whole sentences: no training text is a word span of a dev text (SST-2 holds both)
+    assert not [t for t in trained for d in dev if f" {t} " in f" {d} "]
+    assert len(plain.train_texts) - len(held.train_texts) == 60 + spec["removed_train_rows"]
+    assert finetune.held_out_dev(spec, args.id2label()) == (held.dev_texts, held.dev_labels)
+    assert read("--dev-fraction", "0.2", "--seed", "3")[1].dev_texts == held.dev_texts  # every --seed's dev set
+    assert set(read("--dev-fraction", "0.2", "--dev-seed", "1")[1].dev_texts) != dev
+    _, rows = read("--dev-fraction", "0.2", "--calibration-split", "random")
+    assert rows.dev_slice["split"] == "random" and len(rows.dev_texts) == 60
+    assert not set(rows.dev_texts) & (set(rows.train_texts) | set(rows.cal_texts))
+
+
+@pytest.mark.slow  # three fine-tunings and an average, several seconds
+def test_average_scores_seeds_on_the_dev_slice_they_share_and_refuses_different_ones(train_files, tiny_mlm_dir,
+                                                                                      tmp_path, capsys):
+    """Seeds fine-tuned with --dev-fraction record no dev file: train.average scores their average on the slice they
+    share (metrics.json dev_slice, drawn again), and refuses members whose slices differ (one's dev rows may be
+    another's training rows) unless --dev names a file."""
+    runs = {}
+    for name, extra in (("s0", []), ("s1", ["--seed", "1"]), ("other", ["--dev-seed", "1"])):
+        argv = finetune_argv(train_files, tmp_path / name, "--init", str(tiny_mlm_dir), "--dev", "", "--dev-fraction",
+                             "0.2", "--max-steps", "1", "--eval-every", "0", "--checks", "", *extra)
+        assert finetune.main(argv) == 0
+        runs[name] = json.loads((tmp_path / name / "metrics.json").read_text())
+    assert runs["s0"]["dev_slice"] == runs["s1"]["dev_slice"] != runs["other"]["dev_slice"]
+    out = tmp_path / "avg"
+    assert average.main(average_argv([tmp_path / "s0", tmp_path / "s1"], out)) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["dev_slice"] == runs["s0"]["dev_slice"] and "dev_data" not in metrics
+    assert metrics["dev_examples"] == metrics["calibration"]["dev"]["n"] == 60 and 0 <= metrics["dev_accuracy"] <= 1
+    assert "SST-2 dev" not in (out / "README.md").read_text()
+    capsys.readouterr()
+    assert average.main(average_argv([tmp_path / "s0", tmp_path / "other"], tmp_path / "avg2")) == 2
+    assert "the members do not share one dev set" in capsys.readouterr().err
+    assert average.main(average_argv([tmp_path / "s0", tmp_path / "other"], tmp_path / "avg3", "--dev",
+                                     str(train_files / "dev.tsv"))) == 0

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from roberta.run_metrics import (PHASES_NAME, RunMetrics, read_phase_history, said_list, same_text_file,
+from roberta.run_metrics import (PHASES_NAME, RunMetrics, dev_slice_said, read_phase_history, said_list, same_text_file,
                                   write_phase_history)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,3 +151,20 @@ def test_the_hardware_that_trained_a_model_is_its_runs_or_its_members():
     gpu_box = {"device": "cuda:0", "cpu_count": 16, "gpu": "NVIDIA H100"}
     assert training_hardware(RunMetrics(averaged=2, hardware=cpu, member_hardware=[gpu_box, gpu_box])) == {
         "device": "cuda:0", "cpu_count": 16}
+
+
+def test_a_dev_set_held_out_of_the_training_file_is_a_classifiers_and_never_sst2_dev(tmp_path):
+    """train.finetune --dev-fraction records its dev set as a slice of the training file (dev_slice) and no dev file:
+    the run is a finished classifier for every reader, its dev figure is listed as the held-out slice's, and it is
+    never SST-2 dev (a metrics.json naming no dev file is taken for the shipped classifier's, SST-2 dev), even held
+    out of SST-2's train.tsv."""
+    spec = {"data": "../shared/data/sst2/train.tsv", "fraction": 0.1, "n": 6735, "seed": 0, "split": "sentences"}
+    (tmp_path / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.8, "dev_examples": 6735, "dev_slice": spec}))
+    metrics = RunMetrics.read_finished(tmp_path, classifier=True)
+    assert metrics.held_out_dev == spec and metrics.dev_data is None and not metrics.dev_is_sst2()
+    assert [(e.name, e.data, e.value) for e in metrics.evaluations()] == [("held-out dev", spec["data"], 0.8)]
+    assert dev_slice_said(spec) == "6,735 whole sentences of SST-2 (sst2/train.tsv) held out from fine-tuning, seed 0"
+    assert dev_slice_said({**spec, "data": "/home/me/mine.csv", "split": "random", "n": 12}, lambda f: f"`{f}`") == \
+        "12 rows of `me/mine.csv` held out from fine-tuning, seed 0"
+    assert RunMetrics(dev_data="../shared/data/sst2/dev.tsv").dev_is_sst2() and RunMetrics().dev_is_sst2()
+    assert not RunMetrics(dev_data="mine/dev.csv").dev_is_sst2() and RunMetrics(dev_slice={}).held_out_dev is None

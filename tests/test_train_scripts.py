@@ -146,6 +146,48 @@ def test_finetune_trains_on_every_window_of_long_texts(train_files, tmp_path, ti
 
 
 @pytest.mark.slow  # end-to-end script run, several seconds
+def test_finetune_with_dev_fraction_reports_a_slice_held_out_of_its_training_file(train_files, tmp_path, tiny_mlm_dir,
+                                                                                 capsys):
+    """A user fine-tuning on a single labelled file has no dev file, and --dev could not be skipped. With
+    --dev-fraction the run holds a seeded slice of --train out as its dev set and reports its accuracy; metrics.json
+    records the slice (dev_slice, no dev_data: --dev's default was not read), and the card names it as held out from
+    the training file, never as SST-2 dev, even when that file is SST-2's train.tsv."""
+    train = tmp_path / "sst2" / "train.tsv"  # a path the cards know as SST-2's
+    train.parent.mkdir()
+    shutil.copy(train_files / "train.tsv", train)
+    out = tmp_path / "held"
+    argv = finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--train", str(train), "--dev-fraction", "0.2",
+                         "--dev-seed", "1")
+    argv[argv.index("--dev"):argv.index("--dev") + 2] = []  # no dev file: the user has none
+    assert finetune.main(argv) == 0
+    printed = capsys.readouterr().out
+    metrics = assert_hub_folder(out)
+    spec = metrics["dev_slice"]
+    assert "dev_data" not in metrics and 0 <= metrics["dev_accuracy"] <= 1
+    assert (spec["data"], spec["fraction"], spec["n"], spec["seed"]) == (str(train), 0.2, 60, 1)
+    assert metrics["dev_examples"] == 60 and metrics["calibration"]["dev"]["n"] == 60
+    assert metrics["train_examples"] == (300 - 40 - metrics["calibration_removed_train_rows"] - 60
+                                         - spec["removed_train_rows"] - metrics["imdb_sample_removed_from_training"])
+    said = "60 whole sentences of SST-2 (`sst2/train.tsv`) held out from fine-tuning, seed 1"
+    assert f"60 dev ({said.replace('`', '')})" in printed
+    card = (out / "README.md").read_text()
+    assert f"The dev set is {said}: never trained on, it was evaluated during training" in card
+    assert "SST-2 dev" not in card and "sst2/dev.tsv" not in card and "| dev_fraction | 0.2 |" in card
+    assert ("name: 'stanfordnlp/sst2: 60-example slice of train held out from fine-tuning'\n"
+            "      type: stanfordnlp/sst2\n      split: train\n") in card  # the model-index: not SST-2's validation
+    # a finished classifier for every reader: the summary (its dev column not called SST-2's) and the release
+    assert summarize.summarize({"held": [str(out)]})["held"]["runs"][0]["dev_accuracy"] == metrics["dev_accuracy"]
+    table = summarize.to_markdown(summarize.summarize({"held": [str(out)]}))
+    assert "| dev acc % |" in table and f"Dev set: {said}." in table and "SST-2 dev" not in table
+    from roberta.run_metrics import RunMetrics
+    from scripts import release
+
+    section = release.comparison_section(RunMetrics.read(out), None)
+    assert f"Held-out dev: {said}, never trained on;" in section and "| Held-out dev accuracy |" in section
+    assert "SST-2 dev" not in section
+
+
+@pytest.mark.slow  # end-to-end script run, several seconds
 def test_finetune_never_selects_on_dev(train_files, tmp_path, tiny_mlm_dir):
     """Default: the end-of-run weights. --select calibration: the best checkpoint on the calibration slice."""
     out = tmp_path / "clf"

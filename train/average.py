@@ -17,10 +17,13 @@ The result is then finished as `train.finetune` finishes a run: the temperature 
 calibration slice (they share it: `--calibration-seed` does not follow `--seed`; refused if their slices
 differ, --no-calibration to skip), then dev accuracy and ECE (with reliability.png), the IMDB sample and the
 behaviour checks, all on the data the members' metrics.json name (or --dev/--imdb/--checks), each read (or
-refused) before any work. Writes config.json, model.safetensors, tokenizer.json, metrics.json (with each member's
-figures; train_steps and train_time_s are the training the members cost: their sum, a run counted once to its
-furthest member; hardware is the machine that averaged and scored, member_hardware each member's), reliability.png,
-curves.png (the members' training curves: the average has none of its own) and a model card.
+refused) before any work. Members whose dev set is a slice held out of their training file (`train.finetune
+--dev-fraction`, metrics.json's dev_slice) share it, as they share the calibration slice (refused if they differ:
+one member's dev rows may be another's training rows), and the average is scored on it, drawn again. Writes
+config.json, model.safetensors, tokenizer.json, metrics.json (with each member's figures; train_steps and
+train_time_s are the training the members cost: their sum, a run counted once to its furthest member; hardware is the
+machine that averaged and scored, member_hardware each member's), reliability.png, curves.png (the members' training
+curves: the average has none of its own) and a model card.
 
 Masked-LM members are pretraining phases of one lineage (a phase and its continuation, each `--init` from an
 earlier one: their metrics.json cannot show it, so it is not checked). The result is scored on held-out text
@@ -199,7 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-different-init", action="store_true",
                    help="average members fine-tuned from different weights (usually useless)")
     p.add_argument("--no-calibration", action="store_true", help="do not refit the temperature (T = 1)")
-    p.add_argument("--dev", default=None, help="dev set (default: the members' dev_data)")
+    p.add_argument("--dev", default=None, help="dev set (default: the members' dev_data, or the dev slice they held "
+                                               "out of their training file: metrics.json dev_slice)")
     p.add_argument("--imdb", default=None, help="IMDB TSV, '' to skip (default: the members' imdb_data)")
     p.add_argument("--imdb-n", type=int, default=None, help="default: the members' imdb_examples")
     p.add_argument("--imdb-seed", type=seed_value, default=None, help="default: the members' imdb_seed")
@@ -344,6 +348,7 @@ class _Inputs:
     calibration_spec: dict | None
     calibration_rows: tuple | None
     dev_source: str | None
+    dev_slice: dict | None  # the members' dev slice held out of their training file (then dev_source is None)
     dev: tuple | None
     imdb_source: str | None
     imdb_seed: int
@@ -369,18 +374,34 @@ def _shared_calibration_slice(members: list[dict], out: Path) -> dict:
     return slices[0]
 
 
+def _shared_dev_slice(members: list[dict]) -> dict | None:
+    """The dev slice the members held out of their training file (metrics.json dev_slice, `train.finetune
+    --dev-fraction`), None when their dev set is a file; refused when they differ, or when some hold one out and
+    others read a file: one member's dev rows may be another's training rows."""
+    slices = [RunMetrics.from_dict(m).held_out_dev for m in members]
+    if all(s is None for s in slices):
+        return None
+    if any(s != slices[0] for s in slices):
+        raise AverageError("the members do not share one dev set (see their metrics.json dev_slice and dev_data): "
+                           "one member's held-out dev rows may be another's training rows; pass --dev with a file "
+                           "none of them trained on")
+    return dict(slices[0])
+
+
 def _read_inputs(args, members: list[dict], config, out: Path) -> _Inputs:
     """The options, else the first member's records, with every file read or refused before any work: a missing
     --checks file or an --imdb-n 0 failed after the weights were averaged and the temperature fitted, leaving --out
     marked unfinished with a reliability.png."""
     from . import imdb_sample, tables
     from .calibrate import held_out_slice
+    from .finetune import held_out_dev
     from .recorded_columns import columns_for, columns_in_metrics
 
     ref, labels = members[0], config.id2label
     calibration_spec = None if args.no_calibration else _shared_calibration_slice(members, out)
     ref_checks = ref.get("checks") or (ref.get("checkpoint") or {}).get("checks") or {}  # a checkpoint's: its run's
-    dev_source = args.dev if args.dev is not None else ref.get("dev_data")
+    dev_slice = None if args.dev is not None else _shared_dev_slice(members)
+    dev_source = args.dev if args.dev is not None else None if dev_slice else ref.get("dev_data")
     imdb_source = args.imdb if args.imdb is not None else ref.get("imdb_data")
     imdb_n = args.imdb_n if args.imdb_n is not None else ref.get("imdb_examples") or 1000
     imdb_seed = args.imdb_seed if args.imdb_seed is not None else ref.get("imdb_seed", 0)
@@ -392,14 +413,18 @@ def _read_inputs(args, members: list[dict], config, out: Path) -> _Inputs:
                            "(--imdb '' skips the IMDB sample)")
     with naming("the members' calibration slice (metrics.json calibration.slice; --no-calibration to skip it)"):
         calibration_rows = held_out_slice(calibration_spec, labels) if calibration_spec else None
-    with naming(_named("--dev", args.dev, "dev_data")):
-        dev = tables.read_labeled(dev_source, *columns_for(dev_source, columns_in_metrics(ref)),
-                                  label_names=labels, column_options=False,
-                                  labels_fix="its labels must be the members'")[:2] if dev_source else None
+    if dev_slice:
+        with naming("the members' dev slice (metrics.json dev_slice; --dev to score on a file instead)"):
+            dev = held_out_dev(dev_slice, labels)
+    else:
+        with naming(_named("--dev", args.dev, "dev_data")):
+            dev = tables.read_labeled(dev_source, *columns_for(dev_source, columns_in_metrics(ref)),
+                                      label_names=labels, column_options=False,
+                                      labels_fix="its labels must be the members'")[:2] if dev_source else None
     with naming(_named("--imdb", args.imdb, "imdb_data")):
         imdb_rows = imdb_sample.imdb_sample_as(imdb_source, imdb_n, imdb_seed, labels) if imdb_source else None
     checks_path = _checks_file(checks_source, args.checks, labels) if checks_source else None
-    return _Inputs(calibration_spec, calibration_rows, dev_source, dev, imdb_source, imdb_seed, imdb_rows,
+    return _Inputs(calibration_spec, calibration_rows, dev_source, dev_slice, dev, imdb_source, imdb_seed, imdb_rows,
                    checks_path, unsure_below, ref.get("max_length") or config.max_length)
 
 
@@ -426,8 +451,9 @@ def _averaged_classifier(folders: list[Path], config):
 def _score(model, tokenizer, inputs: _Inputs, members: list[dict], out: Path, args) -> dict:
     """The average finished as `train.finetune` finishes a run: its temperature fitted on the members' slice (with
     out/reliability.png), then dev, the IMDB sample and the behaviour checks; each None where it has no data."""
-    from .calibrate import HELD_OUT, calibrate, reliability_title
+    from .calibrate import HELD_OUT, calibrate
     from .evaluate import evaluate_classifier, evaluate_reviews, score_checks
+    from .finetune import dev_title
 
     ref, progress = members[0], progress_bars(args.no_progress)
     batch_size, max_length = args.batch_size, inputs.max_length
@@ -435,7 +461,8 @@ def _score(model, tokenizer, inputs: _Inputs, members: list[dict], out: Path, ar
         calibration = None
         if inputs.calibration_rows:
             calibration = calibrate(model, tokenizer, inputs.calibration_rows, inputs.dev, out, batch_size,
-                                    max_length, title=reliability_title(inputs.dev_source), progress=progress)
+                                    max_length, title=dev_title(inputs.dev_source, inputs.dev_slice),
+                                    progress=progress)
             calibration["slice"] = inputs.calibration_spec
             calibration["source"] = (ref.get("calibration") or {}).get("source", "the members' calibration slice")
             if not all((m.get("calibration") or {}).get(HELD_OUT, True) for m in members):
@@ -470,7 +497,7 @@ def _classifier_metrics(model, folders: list[Path], members: list[dict], runs: d
     head_seeds = {m.get("head_seed") for m in members}  # one, recorded by every member: the average's too
     metrics = {
         "dev_accuracy": dev["accuracy"] if dev else None,
-        "dev_examples": dev["n"] if dev else 0, "dev_data": inputs.dev_source,
+        "dev_examples": dev["n"] if dev else 0, "dev_data": inputs.dev_source, "dev_slice": inputs.dev_slice,
         "dev_ece": dev["ece"] if dev else None,
         "dev_ece_uncalibrated": calibration["dev"]["ece_before"] if calibration and "dev" in calibration else None,
         "temperature": model.config.calibration_temperature,

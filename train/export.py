@@ -268,7 +268,7 @@ RUN_FIELDS = ("init", "init_root", "init_gave", "head_seed", "corpus", "corpus_s
               "train_data", "train_examples", "train_rows", "parameters", "layer_lr_decay", "calibration_examples",
               "calibration_removed_train_rows", "hardware")
 # ... and, from a finished run, the data its figures were measured on (an average of checkpoints scores on them)
-RUN_EVALUATION_FIELDS = ("eval_data", "eval_seed", "dev_data", "imdb_data", "imdb_seed", "imdb_examples",
+RUN_EVALUATION_FIELDS = ("eval_data", "eval_seed", "dev_data", "dev_slice", "imdb_data", "imdb_seed", "imdb_examples",
                          "imdb_sample_removed_from_training")
 
 

@@ -7,6 +7,9 @@ classifier (a second stage), or from scratch; then calibrate it and score it.
     python -m train.finetune --init runs/mini-roberta --train ../shared/data/imdb/train.tsv --epochs 1 \\
         --calibration-n 0 --out runs/imdb
     python -m train.finetune --init runs/imdb --out runs/imdb-sst2
+    # your own labelled file, with no dev file: 10% of its rows held out as the dev set
+    python -m train.finetune --init runs/mini-roberta --train mine.csv --dev-fraction 0.1 --calibration-split random \\
+        --imdb '' --checks '' --out runs/mine
 
 What it does, in order:
 - Data. Every text goes through `roberta.text.normalize_for_classifier` (as in evaluation and the app):
@@ -20,7 +23,10 @@ What it does, in order:
   seeded by --calibration-seed, the same for every --seed; see `train.calibrate`), and (2) the reviews of
   the fixed IMDB evaluation sample (--imdb, --imdb-n, --imdb-seed) wherever they occur in the training
   file: training on IMDB's train.tsv never sees the 1,000 reviews the IMDB figure is measured on
-  (matched by text: give --train and --imdb the same source; --keep-imdb-sample turns this off).
+  (matched by text: give --train and --imdb the same source; --keep-imdb-sample turns this off). (3) With
+  --dev-fraction F, the dev set: F of the training file's rows, drawn from those the calibration slice left, as
+  --calibration-split draws (whole sentences, their sub-phrases removed from training too), seeded by --dev-seed
+  (the same for every --seed); metrics.json records it as `dev_slice`, and the card names it as held out from --train.
 - Initialisation. --init an MLM folder: its encoder, a new classifier head. --init a classifier folder
   (e.g. the IMDB stage): its encoder and its head, whose labels must be this run's (else the run is refused:
   --new-head starts a fresh head); its calibration temperature is not carried over. --init random: a
@@ -57,7 +63,7 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.run_metrics import METRICS_NAME, RunMetrics
+from roberta.run_metrics import METRICS_NAME, RunMetrics, dev_set_said, dev_slice_said
 from roberta.text import lower_cases, lowercasing, normalize_for_classifier
 from roberta.tokenizer import encode_windows, save_tokenizer
 
@@ -99,9 +105,18 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
     train: str = option(DEFAULT_TRAIN, "TSV/CSV with a header (sentence or text, label) or hub:NAME:CONFIG:SPLIT, "
                                        f"e.g. hub:stanfordnlp/sst2:default:train or {paths.IMDB_TRAIN} "
                                        "(default: %(default)s)", group="data")
-    dev: str = option(DEFAULT_DEV, "evaluation set, required (it cannot be skipped): a file with the same "
-                                   "columns and labels as --train; reported, never used to choose a checkpoint "
-                                   "(default: %(default)s)", group="data")
+    dev: str = option(DEFAULT_DEV, "evaluation set, required unless --dev-fraction holds one out of --train (it "
+                                   "cannot be skipped): a file with the same columns and labels as --train; "
+                                   "reported, never used to choose a checkpoint (default: %(default)s)", group="data")
+    dev_fraction: float = option(0.0, "instead of --dev, hold this fraction of --train's rows out of training as the "
+                                      "dev set (e.g. 0.1 for a file of your own with no dev file): drawn from the rows "
+                                      "the calibration slice leaves, as --calibration-split draws ('sentences': whole "
+                                      "sentences, their sub-phrases removed from training too), seeded by --dev-seed; "
+                                      "never trained on, and named in metrics.json and the card as held out from "
+                                      "--train; 0 = read --dev (default: %(default)s)", group="data")
+    dev_seed: int = option(0, "seed of the --dev-fraction slice, the same for every --seed, so that the seeds of "
+                              "one recipe share one dev set (and train.average can score their average on it) "
+                              "(default: %(default)s)", group="data")
     imdb: str = option(DEFAULT_IMDB, "natural-text check: IMDB reviews TSV (text, label: 0 negative, 1 "
                                      "positive), scored through --labels' negative and positive labels and skipped "
                                      "for other labels; '' to skip (default: %(default)s)", group="data")
@@ -176,6 +191,15 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
             raise UserError(f"--labels must name two or more distinct labels, comma-separated, got {self.labels!r}")
         return id2label
 
+    def check_dev_fraction(self) -> None:
+        """--dev-fraction: a fraction below 1, and no --dev file of the user's beside it (the dev set is one or the
+        other; --dev's default, unread, is not one)."""
+        if not 0 < self.dev_fraction < 1:  # nan too
+            raise UserError(f"--dev-fraction must be at least 0 and below 1 (0 = read --dev), got {self.dev_fraction}")
+        if self.dev.strip() and self.dev != DEFAULT_DEV:
+            raise UserError(f"--dev {self.dev} and --dev-fraction {self.dev_fraction:g} both give the dev set: give "
+                            "--dev for a file of its own, or --dev-fraction to hold part of --train out")
+
     def check(self, world_size: int = 1) -> None:
         """Every option check made before any data is read or the model built, in the order the command reports
         them (a UserError, or the ValueError of a check shared with train.evaluate, naming the option): the loop's
@@ -196,7 +220,11 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
             raise UserError(f"--ema-decay must be at least 0 and below 1 (0 = off), got {self.ema_decay}")
         check_unsure_below(self.unsure_below)
         check_seed(self.head_seed, "--head-seed")  # (the parser refuses it too; an experiment builds its arguments)
-        check_dev(self.dev)
+        check_seed(self.dev_seed, "--dev-seed")
+        if self.dev_fraction:
+            self.check_dev_fraction()
+        else:
+            check_dev(self.dev)
         if self.ema_decay and self.select != "last":
             raise UserError("--ema-decay keeps the moving average of the weights: it goes with --select last only")
         if self.select == "calibration" and not (self.calibration_n > 0 and self.eval_every > 0):
@@ -218,10 +246,11 @@ def parse_args(argv=None) -> FinetuneArguments:
 
 
 def check_dev(dev: str, option: str = "--dev") -> None:
-    """--dev cannot be skipped as --imdb and --checks can: its figures are the run's reported accuracy."""
+    """--dev cannot be skipped as --imdb and --checks can: its figures are the run's reported accuracy (without a
+    dev file, --dev-fraction holds a part of --train out as the dev set)."""
     if not dev.strip():
         raise UserError(f"{option} is required: an evaluation file with the same columns as --train ('' does not "
-                        "skip it)")
+                        "skip it; --dev-fraction F holds a fraction F of --train out as the dev set instead)")
 
 
 def _trim(input_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
@@ -353,9 +382,54 @@ def build_model(args: FinetuneArguments, id2label: dict[int, str]):
     return model, tokenizer, gave
 
 
+def dev_slice_spec(args: FinetuneArguments, rows: int) -> dict | None:
+    """The dev slice --dev-fraction holds out of a training file of `rows` rows, as metrics.json records it
+    (`RunMetrics.dev_slice`, without the counts the draw gives); None without --dev-fraction."""
+    if not args.dev_fraction:
+        return None
+    return {"data": args.train, "fraction": args.dev_fraction, "n": max(1, round(args.dev_fraction * rows)),
+            "seed": args.dev_seed, "split": args.calibration_split, "calibration_n": args.calibration_n,
+            "calibration_seed": args.calibration_seed, "text_column": args.text_column,
+            "label_column": args.label_column}
+
+
+def draw_dev(texts: list[str], train_rows: list[int], spec: dict) -> tuple[list[int], list[int], int]:
+    """(training rows, dev rows, training rows removed for the dev slice's sake): `spec["n"]` texts drawn from
+    `train_rows` (the rows the calibration slice left) as `train.calibrate.calibration_split` draws the calibration
+    slice (its mode spec["split"], its seed spec["seed"]), so the two never overlap and no copy of a dev text, nor in
+    "sentences" mode a sub-phrase of one, is trained on. A UserError when the rows cannot give that many."""
+    from .calibrate import calibration_split
+
+    try:
+        kept, dev, removed = calibration_split([texts[i] for i in train_rows], spec["n"], spec["seed"], spec["split"])
+    except ValueError:
+        drawn = "whole sentences (--calibration-split sentences)" if spec["split"] == "sentences" else "distinct texts"
+        raise UserError(f"--dev-fraction {spec['fraction']:g} asks for {spec['n']:,} dev examples of the "
+                        f"{len(texts):,} rows of --train, not fewer than the {drawn} left to draw them from once the "
+                        "calibration slice is held out: nothing would be left to train on; pass a smaller "
+                        "--dev-fraction" + (", or --calibration-split random for data that are not SST-2-style "
+                                            "phrases" if spec["split"] == "sentences" else "")) from None
+    return [train_rows[i] for i in kept], [train_rows[i] for i in dev], removed
+
+
+def held_out_dev(spec: dict, label_names=None) -> tuple[list[str], list[int]]:
+    """The dev (texts, labels) a metrics.json `dev_slice` describes, drawn again from its training file: the
+    calibration slice of the whole file first (`calibration_split`, as train.finetune drew it), then the dev slice of
+    the rows it left (`draw_dev`). For train.average, whose members share one."""
+    from .calibrate import READ_AS_MODEL, calibration_split
+    from .tables import read_labeled
+
+    texts, labels, _ = read_labeled(spec["data"], spec.get("text_column"), spec.get("label_column"), label_names,
+                                    **READ_AS_MODEL)
+    train_rows, _, _ = calibration_split(texts, int(spec.get("calibration_n") or 0),
+                                         int(spec.get("calibration_seed") or 0), spec.get("split", "sentences"))
+    _, rows, _ = draw_dev(texts, train_rows, spec)
+    return [texts[i] for i in rows], [labels[i] for i in rows]
+
+
 def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: list[str] | None):
-    """(training rows, calibration rows, counts) from the training file's rows: the calibration slice and the
-    IMDB sample's reviews held out, then --train-n sampled."""
+    """(training rows, calibration rows, dev rows, counts) from the training file's rows: the calibration slice, the
+    --dev-fraction slice (none without it) and the IMDB sample's reviews held out, then --train-n sampled."""
     from .calibrate import calibration_split
     from .imdb_sample import SampleCopies
 
@@ -364,6 +438,9 @@ def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: l
                                                               args.calibration_split)
     except ValueError as err:
         raise UserError(f"{err}, or 0 to fit no temperature") from None
+    dev_rows, dev_removed = [], 0
+    if spec := dev_slice_spec(args, len(texts)):  # before the IMDB sample: the slice depends on the file alone
+        train_rows, dev_rows, dev_removed = draw_dev(texts, train_rows, spec)
     imdb_removed = 0
     if imdb_texts and not args.keep_imdb_sample:
         sample = SampleCopies.of(imdb_texts)  # near-copies too (IMDB repeats reviews, some edited)
@@ -372,9 +449,10 @@ def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: l
     if 0 < args.train_n < len(train_rows):
         train_rows = sorted(random.Random(args.seed).sample(train_rows, args.train_n))
     if not train_rows:
-        raise UserError("no training examples are left after holding out the calibration slice and the "
-                             "IMDB sample")
-    return train_rows, cal_rows, {"calibration_removed_train_rows": cal_removed, "imdb_sample_removed": imdb_removed}
+        raise UserError("no training examples are left after holding out the calibration slice, the dev slice and "
+                        "the IMDB sample")
+    return train_rows, cal_rows, dev_rows, {"calibration_removed_train_rows": cal_removed,
+                                            "dev_removed_train_rows": dev_removed, "imdb_sample_removed": imdb_removed}
 
 
 def check_data_options(args: FinetuneArguments, checks_path: str, id2label: dict[int, str],
@@ -387,6 +465,8 @@ def check_data_options(args: FinetuneArguments, checks_path: str, id2label: dict
 
     for name, default in (("train", DEFAULT_TRAIN), ("dev", DEFAULT_DEV)):
         path = getattr(args, name)
+        if name == "dev" and args.dev_fraction:  # held out of --train: --dev is not read
+            continue
         data.check_labeled_source(path, option(name), default=path == default, text_column=args.text_column,
                                   label_column=args.label_column)
     if args.imdb and imdb_sample.imdb_label_ids(id2label) is not None:  # read as `imdb_sample.imdb_sample` reads it
@@ -400,8 +480,9 @@ def check_data_options(args: FinetuneArguments, checks_path: str, id2label: dict
 
 @dataclass
 class FinetuneData:
-    """The texts and labels of a run: training rows, the calibration slice held out of them, dev, and the IMDB
-    sample ((texts, labels) or None); `held_out` counts the training rows removed with the slice and the sample."""
+    """The texts and labels of a run: training rows, the calibration slice held out of them, dev (--dev's file, or
+    with --dev-fraction the slice `dev_slice` describes), and the IMDB sample ((texts, labels) or None); `held_out`
+    counts the training rows removed with the slices and the sample."""
     train_texts: list[str]
     train_labels: list[int]
     cal_texts: list[str]
@@ -410,6 +491,7 @@ class FinetuneData:
     dev_labels: list[int]
     imdb: tuple[list[str], list[int]] | None
     held_out: dict[str, int]
+    dev_slice: dict | None = None
 
 
 def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool = True) -> FinetuneData:
@@ -423,16 +505,21 @@ def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool =
               "classifier trained on one label learns to answer it whatever the text", file=sys.stderr, flush=True)
     with naming("--imdb"):
         imdb = imdb_sample.imdb_sample_as(args.imdb, args.imdb_n, args.imdb_seed, id2label) if args.imdb else None
-    train_rows, cal_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None)
-    with naming("--dev"):
-        dev_texts, dev_labels, _ = tables.read_labeled(args.dev, args.text_column, args.label_column, id2label)
+    train_rows, cal_rows, dev_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None)
+    dev_slice = dev_slice_spec(args, len(texts))
+    if dev_slice:
+        dev_texts, dev_labels = [texts[i] for i in dev_rows], [labels[i] for i in dev_rows]
+        dev_slice["removed_train_rows"] = held_out["dev_removed_train_rows"]
+    else:
+        with naming("--dev"):
+            dev_texts, dev_labels, _ = tables.read_labeled(args.dev, args.text_column, args.label_column, id2label)
     return FinetuneData(train_texts=[texts[i] for i in train_rows], train_labels=[labels[i] for i in train_rows],
                         cal_texts=[texts[i] for i in cal_rows], cal_labels=[labels[i] for i in cal_rows],
-                        dev_texts=dev_texts, dev_labels=dev_labels, imdb=imdb, held_out=held_out)
+                        dev_texts=dev_texts, dev_labels=dev_labels, imdb=imdb, held_out=held_out, dev_slice=dev_slice)
 
 
 def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
-    from .calibrate import calibrate, reliability_title
+    from .calibrate import calibrate
     from .evaluate import encode_for_classifier, evaluate_classifier, evaluate_reviews, score_checks
 
     started, dist = time.time(), dist or Dist()
@@ -443,12 +530,15 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         if dist.is_main:
             print(note, file=sys.stderr, flush=True)
         args = dataclasses.replace(args, imdb="")
+    if args.dev_fraction:  # the dev set is held out of --train: --dev's default is not read, nor on the card
+        args = dataclasses.replace(args, dev="")
     seed_everything(args.seed)
     check_data_options(args, checks_path, id2label)
     read = read_data(args, id2label, dist.is_main)
     train_texts, train_labels, cal_texts, cal_labels = (read.train_texts, read.train_labels, read.cal_texts,
                                                         read.cal_labels)
     dev_texts, dev_labels, imdb, held_out = read.dev_texts, read.dev_labels, read.imdb, read.held_out
+    dev_named = dev_set_said(args.dev, read.dev_slice)
     model, tokenizer, init_gave = build_model(args, id2label)
     if not lower_cases(tokenizer):  # (a classifier given as --init does)
         tokenizer = lowercasing(tokenizer)  # SST-2 is lower-case; the saved tokenizer.json lower-cases every input
@@ -476,9 +566,11 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
 
     if dist.is_main:
         windows = f" in {len(train_labels):,} windows" if args.long_text == "windows" else ""
+        dev_out = (f", {len(dev_texts):,} for dev + {held_out['dev_removed_train_rows']:,} of their sub-phrases"
+                   if read.dev_slice else "")
         print(f"{len(train_texts):,} training examples{windows} ({args.train}; held out: {len(cal_texts):,} for "
-              f"calibration + {held_out['calibration_removed_train_rows']:,} of their sub-phrases, "
-              f"{held_out['imdb_sample_removed']:,} IMDB-sample reviews), {len(dev_texts):,} dev ({args.dev}); "
+              f"calibration + {held_out['calibration_removed_train_rows']:,} of their sub-phrases{dev_out}, "
+              f"{held_out['imdb_sample_removed']:,} IMDB-sample reviews), {len(dev_texts):,} dev ({dev_named}); "
               f"{model.num_parameters():,} parameters, init {args.init} ({init_gave})", flush=True)
     task = ClassificationTask(input_ids, torch.tensor(train_labels), pad_id, periodic_eval,
                               best_metric="calibration_accuracy" if args.select == "calibration" else None,
@@ -510,7 +602,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         calibration = None
         if cal_texts:
             calibration = calibrate(model, tokenizer, (cal_texts, cal_labels), (dev_texts, dev_labels), out,
-                                    eval_batch, max_length, title=reliability_title(args.dev))
+                                    eval_batch, max_length, title=dev_title(args.dev, read.dev_slice))
             calibration["slice"] = {"data": args.train, "n": args.calibration_n, "seed": args.calibration_seed,
                                     "split": args.calibration_split, "text_column": args.text_column,
                                     "label_column": args.label_column}
@@ -526,7 +618,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     model.save_pretrained(out)
     save_tokenizer(tokenizer, out, model.config.max_length)
     metrics = RunMetrics(
-        dev_accuracy=dev["accuracy"], dev_examples=dev["n"], dev_data=args.dev,
+        dev_accuracy=dev["accuracy"], dev_examples=dev["n"], dev_data=args.dev or None, dev_slice=read.dev_slice,
         dev_ece=dev["ece"], dev_ece_uncalibrated=calibration["dev"]["ece_before"] if calibration else dev["ece"],
         temperature=model.config.calibration_temperature,
         # a skipped IMDB check (--imdb '', or labels that are not negative and positive) records no sample: no
@@ -586,11 +678,23 @@ def write_card(out: Path, metrics: RunMetrics | dict, recipe: dict, title: str |
                     f"cut to their first {metrics.max_length or 128} tokens; "
                     f"{metrics.imdb_sample_removed_from_training or 0} of them were in the training file "
                     "and were removed from training, so the figure is on reviews the model never trained on.")
-        notes = (f"Fine-tuned from {start} on `{metrics.train_data}`; {kept}. The dev set "
-                 f"`{metrics.dev_data}` was evaluated during training for the curves only and chose no checkpoint, "
-                 f"so its figure is not the best of the run's.{imdb}")
+        if metrics.held_out_dev:  # --dev-fraction: a slice of the training file, said as one
+            said = dev_slice_said(metrics.held_out_dev, lambda file: f"`{file}`")
+            dev = f"The dev set is {said}: never trained on, it was"
+        else:
+            dev = f"The dev set `{metrics.dev_data}` was"
+        notes = (f"Fine-tuned from {start} on `{metrics.train_data}`; {kept}. {dev} evaluated during training for the "
+                 f"curves only and chose no checkpoint, so its figure is not the best of the run's.{imdb}")
     write_model_card(out, title=title, task="text-classification", metrics=card_table_metrics(metrics),
                      recipe=recipe, notes=notes, extra_sections=card_figure_sections(metrics))
+
+
+def dev_title(dev_data: str | None, dev_slice: dict | None) -> str:
+    """The reliability diagram's title: the dev set it was drawn on (`train.calibrate.reliability_title` of a dev
+    file; a slice held out of the training file, said as one)."""
+    from .calibrate import reliability_title
+
+    return f"dev: {dev_set_said(dev_data, dev_slice)}" if dev_slice else reliability_title(dev_data)
 
 
 def kept_weights(selection: str | None, kept_step: int | None = None) -> str:

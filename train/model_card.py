@@ -146,6 +146,10 @@ def _names(evaluation: Evaluation, metrics: RunMetrics, hub_id: str) -> tuple[st
         masks = _masks(evaluation, metrics)
         averaged = f" (mean of {masks} random maskings)" if masks and masks > 1 else ""
         return hub_id, f"{'masked-token accuracy' if metric == 'accuracy' else 'MLM perplexity'}{averaged}"
+    if name == "held-out dev":  # train.finetune --dev-fraction: a slice of the training file, not the data set's dev
+        n = (metrics.held_out_dev or {}).get("n")
+        size = f"{n:,}-example " if isinstance(n, int) else ""
+        return f"{hub_id}: {size}slice of train held out from fine-tuning", None
     if name in ("IMDB", "IMDB read whole") and metrics.imdb_examples:
         sample = f"{hub_id}: {metrics.imdb_examples:,}-review held-out sample of train"
         length = metrics.max_length or 128
@@ -166,6 +170,8 @@ def _eval_results(metrics: RunMetrics, task: str) -> list[EvalResult]:
         if ids:
             low = source.lower()
             split = "validation" if any(s in low for s in ("dev", "valid")) else "train" if "train" in low else None
+            if evaluation.name == "held-out dev":  # a slice of the training file (its path may say "dev" elsewhere)
+                split = "train"
             dataset_name, metric_name = _names(evaluation, metrics, ids[0])
             results[ids[0], split, metric] = EvalResult(task_type=task, dataset_type=ids[0], dataset_name=dataset_name,
                                                         dataset_config=_dataset_config(source), dataset_split=split,

@@ -1,4 +1,4 @@
-"""Mean and standard deviation over seeds of fine-tuning runs: SST-2 dev accuracy, IMDB accuracy, calibration.
+"""Mean and standard deviation over seeds of fine-tuning runs: dev accuracy, IMDB accuracy, calibration.
 
     python -m train.summarize runs/sst2-s0 runs/sst2-s1 runs/sst2-s2
     python -m train.summarize --arm sst2 runs/sst2-s* --arm imdb-sst2 runs/imdb-sst2-s* --out runs/summary.json
@@ -9,7 +9,9 @@ can differ from the next. An averaged model (`train.average`, metrics.json "aver
 row, not mixed into the seeds' mean. Also per run: the fitted temperature, dev ECE before and after it, the
 behaviour checks (all and per category), fine-tuning time. Writes a Markdown table (--out X.json also
 writes X.md next to it, and X.png: per arm, bars of the seeds' mean with their standard deviation, each seed
-a mark, the weight average a diamond; each arm has its own colour, hatch and mark).
+a mark, the weight average a diamond; each arm has its own colour, hatch and mark). The dev figures are called SST-2
+dev's only when every run's dev set is SST-2 dev; else the table names each dev set (a file, or a slice held out of
+the training file: `train.finetune --dev-fraction`).
 
 Two members of an arm that are the same run (the same recorded command, or the same seed and init: a copy of a
 run folder, an export beside its run) are warned about on stderr, naming both: one seed counted twice makes the
@@ -26,14 +28,14 @@ import sys
 from pathlib import Path
 
 from roberta.files import write_atomic
-from roberta.run_metrics import RunMetrics
+from roberta.run_metrics import RunMetrics, dev_set_said
 
 from .arguments import NOT_RECIPE
 from .runtime import EXIT_OK, exit_code, output_file, report_user_error
 
 OPTIONAL = {"end_weights_dev_accuracy"}  # a column only when some run has the figure
 FIELDS = [  # (metrics.json key, column title, as a percentage)
-    ("dev_accuracy", "SST-2 dev acc", True),
+    ("dev_accuracy", "{dev} acc", True),  # dev: `dev_name`
     ("end_weights_dev_accuracy", "dev acc of the end-of-run weights", True),  # runs that kept a moving average
     ("imdb_accuracy", "IMDB acc", True),
     ("imdb_accuracy_whole", "IMDB acc (whole)", True),
@@ -53,8 +55,26 @@ def read_run(folder) -> dict:
     row["checks_categories"] = {k: v["accuracy"] for k, v in (checks.get("categories") or {}).items()}
     row["averaged"] = m.get("averaged")
     row["max_length"] = m.get("max_length")  # the tokens a review was cut to for imdb_accuracy
+    row["dev_set"] = run_dev_set(RunMetrics.from_dict(m))
     row["folder"] = str(folder)
     return row
+
+
+SST2_DEV = "SST-2 dev"
+
+
+def run_dev_set(metrics: RunMetrics) -> str:
+    """A run's dev set as the summary names it: SST2_DEV, its file, or the slice held out of its training file."""
+    if metrics.dev_is_sst2():
+        return SST2_DEV
+    return dev_set_said(metrics.dev_data, metrics.held_out_dev, lambda file: f"`{file}`")
+
+
+def dev_name(summary: dict) -> str:
+    """What the summary calls its dev figures: "SST-2 dev" when every run's dev set is (a summary written before the
+    runs named theirs was of SST-2 runs), else "dev"."""
+    sets = {r.get("dev_set", SST2_DEV) for arm in summary.values() for r in arm["runs"]}
+    return SST2_DEV if sets <= {SST2_DEV} else "dev"
 
 
 def same_runs(folders) -> list[tuple[str, str, str]]:
@@ -132,7 +152,9 @@ def _shown_fields(summary: dict) -> list[tuple[str, str, bool]]:
 
 def to_markdown(summary: dict) -> str:
     fields = _shown_fields(summary)
-    head = "| arm | runs | " + " | ".join(title + (" %" if pct else "") for _, title, pct in fields) + " |"
+    dev = dev_name(summary)
+    head = "| arm | runs | " + " | ".join(title.format(dev=dev) + (" %" if pct else "") for _, title, pct in fields) \
+        + " |"
     lines = [head, "|" + "---|" * (len(fields) + 2)]
     for name, arm in summary.items():
         cells = []
@@ -154,10 +176,13 @@ def to_markdown(summary: dict) -> str:
                          " | ".join(_fmt(cats.get(c, {}).get("mean"), True) for c in categories) + " |")
     lines += ["", "Runs:"] + [f"- {name}: " + ", ".join(f"`{r['folder']}`" for r in arm["runs"])
                                for name, arm in summary.items()]
+    if dev != SST2_DEV:  # the runs' own dev sets, each once
+        sets = dict.fromkeys(r.get("dev_set", SST2_DEV) for arm in summary.values() for r in arm["runs"])
+        lines += ["", f"Dev set{'s' if len(sets) > 1 else ''}: {'; '.join(sets)}."]
     return "\n".join(lines) + "\n"
 
 
-PLOTTED = [("dev_accuracy", "SST-2 dev"), ("imdb_accuracy", "IMDB, {read}"),  # read: `cut_to`
+PLOTTED = [("dev_accuracy", "{dev}"), ("imdb_accuracy", "IMDB, {read}"),  # dev: `dev_name`, read: `cut_to`
            ("imdb_accuracy_whole", "IMDB, whole\nreviews"), ("checks_accuracy", "behaviour checks")]
 
 
@@ -173,7 +198,7 @@ def cut_to(summary: dict) -> str:
 def measure_titles(summary: dict) -> list[tuple[str, str]]:
     """(key, title) of each measure of PLOTTED, the IMDB one saying how far its reviews were read (`cut_to`): the
     figure's labels, and what its alt text (`scripts.release.summary_alt`) names."""
-    return [(key, title.format(read=cut_to(summary))) for key, title in PLOTTED]
+    return [(key, title.format(read=cut_to(summary), dev=dev_name(summary))) for key, title in PLOTTED]
 
 
 def summary_figure(summary: dict):
