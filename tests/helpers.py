@@ -1,7 +1,11 @@
 """What several test files share: the arguments of a tiny training run, running an entry point in this process or
-in a new one and reading its exit status and messages, an empty upload bundle. One place each, so that no test
-file imports from another."""
+in a new one and reading its exit status and messages, an empty upload bundle, running a docs page's Python blocks.
+One place each, so that no test file imports from another."""
+import ast
+import contextlib
+import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -93,3 +97,44 @@ def lock_is_free(out) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+# ----- a docs page whose Python blocks run (docs/code-tour.md, docs/training-tour.md) -----
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+
+
+def python_blocks(text: str) -> list[tuple[int, str]]:
+    """(line number of its first line in the page, code) of each ```python block, in order."""
+    return [(text.count("\n", 0, block.start(1)) + 1, block.group(1)) for block in PYTHON_BLOCK.finditer(text)]
+
+
+def shown_output(code: str) -> list[str]:
+    """The output a block shows: the comment lines directly under each `print(...)` statement (a print over
+    several lines, or in a loop or a `with`, too), without their "# ", in order. A comment under a print that is
+    not its output needs a line between them."""
+    lines = code.splitlines()
+    ends = [node.end_lineno for node in ast.walk(ast.parse(code))
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name) and node.value.func.id == "print"]
+    shown = []
+    for end in sorted(ends):
+        for line in lines[end:]:  # the lines after the statement's last one (end is 1-based)
+            if not line.lstrip().startswith("#"):
+                break
+            shown.append(line.lstrip()[1:].removeprefix(" ").rstrip())
+    return shown
+
+
+def run_page_blocks(page: Path, namespace: dict, min_blocks: int) -> None:
+    """Run `page`'s ```python blocks in order in `namespace` (from the current folder, as a reader pastes them into
+    one Python session) and check that each prints what the page shows under its prints (`shown_output`)."""
+    blocks = python_blocks(page.read_text(encoding="utf-8"))
+    assert len(blocks) >= min_blocks, f"{page.name}'s python blocks were not found"
+    for line, code in blocks:
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            # compiled as lines of the page: a traceback names the page's own line
+            exec(compile("\n" * (line - 1) + code, str(page), "exec"), namespace)
+        got = [text.rstrip() for text in printed.getvalue().splitlines()]
+        assert got == shown_output(code), f"docs/{page.name}, the block at line {line}, prints other lines than the " \
+                                          "page shows under its prints"
