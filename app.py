@@ -41,7 +41,7 @@ NOTES = {key: model_notes.model_note(MODELS, key, FAILURES) for key in KINDS}
 # each answer names them again for the classifier that gave it (handlers.classify_page: a model box's choice may be a
 # topic classifier, whose tab is "Classify")
 ST_SERVED = MODELS.sentiment.config if MODELS.sentiment.available else None
-ST_TAB = explain.tab_name(ST_SERVED)
+ST_TAB = MODELS.tab_name("sentiment")
 LINK_HINT = handlers.attention_hint(ATTENTION_TEXT, ATTENTION_LINK) if MODELS.mlm.available else ""
 # Winograd's schema: "big" or "small" decides what "it" is; the hint says whether the attention follows
 WINOGRAD_TEXT = "The trophy did not fit in the suitcase because it was too big."
@@ -172,8 +172,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     st_text = Textbox(elem_id="st-text", label="Text", info=ENTER, **TEXT,
                                       value="A gorgeous, funny and deeply moving film.")
                     st_error = error_box("st-error")
-                    # the model box's messages name the tab as it opens ("the Classify tab needs a text classifier")
-                    st_model, st_current = model_box("sentiment", "st", tab=ST_TAB)
+                    # the model box's messages name the tab as it opens ("the Classify tab needs a text classifier":
+                    # the chooser's `tab_names`)
+                    st_model, st_current = model_box("sentiment", "st")
                     st_btn = gr.Button("Classify", variant="primary")
                 with gr.Column():
                     # every label of the classifier, however many (no num_top_classes): a chosen model has at most
@@ -474,32 +475,35 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             # screen, Epochs, Seed and Mask, then the examples
             mk_examples_col = gr.Column()
             # what the hint asks to notice, before the epochs: under them it was 10 phone screens down (more at 40)
-            gr.Markdown("## What each scheme showed", elem_classes="section-title")  # the grid keeps its label as name
+            gr.Markdown("## What each scheme showed", elem_classes="section-title")
+            # the two tables as Markdown (handlers.masking_page), as wide as their words, headers wrapping on a phone;
+            # a Dataframe's columns were fixed shares of a narrow box, which wrapped every name over 3-4 lines. The
+            # API's outputs are the rows, in Dataframes of their own that the page does not show
+            mk_stats_view = gr.Markdown(elem_id="mk-stats", label="stats_table", show_label=False, **USER_TEXT)
             mk_stats = gr.Dataframe(headers=MASKING_COLUMNS, label="What each scheme showed", interactive=False,
-                                    show_label=False, wrap=True, elem_id="mk-stats", elem_classes="narrow-table",
-                                    column_widths=["24%", "24%", "27%", "25%"])  # shares of the box: .narrow-table
+                                    visible=False)
             gr.Markdown("## Epoch by epoch", elem_classes="section-title")
             mk_table = gr.HTML(elem_id="mk-table", label="epochs_html")
             mk_plot = Plot(label="Coverage against epochs", show_label=False, elem_id="mk-plot")
             mk_plot_text = gr.HTML(elem_id="mk-plot-text", label="coverage_text")  # the figure as text
             gr.Markdown("## Predictions at the targets", elem_classes="section-title")
-            mk_preds = gr.Dataframe(headers=PREDICTION_COLUMNS, interactive=False, wrap=True, elem_id="mk-preds",
-                                    elem_classes="wide-table", label="The MLM's top-1 prediction at every target of "
-                                    "the last epoch", column_widths=["130px", "95px", "100px", "120px", "100px",
-                                                                     "120px", "115px", "80px"])
+            mk_preds_view = gr.Markdown(elem_id="mk-preds", label="predictions_table", show_label=False, **USER_TEXT)
+            mk_preds = gr.Dataframe(headers=PREDICTION_COLUMNS, interactive=False, visible=False,
+                                    label="The MLM's top-1 prediction at every target of the last epoch")
             model_note(NOTES["mlm"])
             mk_out = [mk_table, mk_stats, mk_plot, mk_preds, mk_plot_text]  # the text version last: API order kept
+            mk_page_out = [*mk_out, mk_stats_view, mk_preds_view]
             # the button, Enter in a box, moving the slider (mouse or keys) or changing the seed (typed, or its
             # arrows) reruns it (a table that no longer matched its controls looked current); any of them with
             # nothing changed since the last run (Enter after a change that already ran, a second click) does
             # not run it again: the same seed draws the same masks
             mk_ui = wire([mk_btn.click, mk_text.submit, mk_epochs.input, mk_seed.input, mk_seed.submit],
                          handlers.masking, [mk_text, mk_epochs, mk_seed], mk_out, mk_error, "masking", on_load=True,
-                         skip_repeats=True)
+                         page=(handlers.masking_page, mk_page_out), skip_repeats=True)
             with mk_examples_col:  # above the tables, not below them
                 examples([["The quick brown fox jumps over the lazy dog near the river bank.", 12, 0],
                           ["Paris is the capital of France and the largest city of the country.", 40, 1]],
-                         [mk_text, mk_epochs, mk_seed], mk_out, mk_ui, mk_error, "masking")
+                         [mk_text, mk_epochs, mk_seed], mk_page_out, mk_ui, mk_error, "masking")
             gr.Markdown(ablation_markdown(ABLATION), elem_classes="section-title")
             if "curves" in ABLATION:
                 gr.Image(ABLATION["curves"], label="Ablation curves", show_label=False, interactive=False,

@@ -6,7 +6,8 @@ import torch
 
 from . import figures
 from .handler_base import HandlerBase, KeptResults
-from .masking_view import SCHEMES, coverage_html, masking_stats, masking_table, mlm_predictions, simulate_masking
+from .masking_view import (MASKING_COLUMNS, PREDICTION_COLUMNS, PREDICTIONS_SAID, SCHEMES, coverage_html,
+                           data_markdown, masking_stats, masking_table, mlm_predictions, simulate_masking)
 from .model_choice import ModelChooser
 from .models import Models
 from .tokens_view import Tokens, tokenize
@@ -26,6 +27,19 @@ class MaskingHandlers(HandlerBase):
         plot as text). The outputs of the last MASKINGS_KEPT (text, epochs, seed) are kept: an example or a setting
         run again is not computed again, and its figure, the same object, is not rendered again
         (`demo.components.Plot`)."""
+        return self._kept_masking(text, epochs, seed)
+
+    @user_errors
+    def masking_page(self, text, epochs=10, seed=0):
+        """`masking` as the page shows it: its outputs (the two tables' rows for the API), then the same two tables
+        as the page lays them out (`masking_view.data_markdown`: the statistics, then the predictions)."""
+        outputs = self._kept_masking(text, epochs, seed)
+        _, stats, _, predictions, _ = outputs
+        return (*outputs, data_markdown(MASKING_COLUMNS, stats),
+                data_markdown(PREDICTION_COLUMNS, predictions, PREDICTIONS_SAID))
+
+    def _kept_masking(self, text, epochs, seed) -> tuple:
+        """`masking`'s outputs for the inputs as sent: checked, then computed or found among those kept."""
         mlm = self.models.mlm
         loaded = mlm if mlm.available else self._need("sentiment")  # its tokenizer, at least
         tokenizer, max_length = loaded.tokenizer, loaded.config.max_length

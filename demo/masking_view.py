@@ -12,7 +12,7 @@ from roberta.masking import (DUPE_FACTOR, KEPT, MASK_FRACTION, MASKED, MLM_PROBA
                              OUTCOME_NAMES, RANDOM, RANDOM_FRACTION, DynamicMasker, StaticMasker)
 
 from .figures import expected_coverage
-from .formatting import PART_NOTE, format_probability, pct, piece_of, word_label
+from .formatting import PART_NOTE, format_probability, md_escape, pct, piece_of, word_label
 from .tokens_view import Tokens, token_text, word_spans
 
 SCHEMES = {
@@ -115,6 +115,25 @@ def coverage_html(curves: dict[str, list[float]], tokens: Tokens) -> str:
             '(special tokens never are)</caption><thead><tr><th scope="col">epoch</th>'
             f'{head}<th scope="col">expected, a new mask every epoch</th></tr></thead><tbody>{rows}</tbody></table>'
             "</details>")
+
+
+# the page's views of the two tables (`data_markdown`): a number's column is right-aligned, the others left
+NUMBER_COLUMNS = {"distinct masks", "positions ever a target", "coverage %", "position", "probability"}
+PREDICTIONS_SAID = "The MLM's top-1 prediction at every target of the last epoch:"
+
+
+def data_markdown(columns: list[str], rows: list[list], said: str = "") -> str:
+    """`masking_stats`' or `mlm_predictions`' rows as the page shows them: a Markdown table, as wide as its words
+    (a Dataframe's columns, fixed shares of its box, wrapped "BERT static, one fixed mask" over four lines at
+    1280 px), whose headers wrap between words on a phone and which scrolls sideways where it does not fit
+    (demo/page.css's `.md table`); `said` above it. The API returns the rows themselves."""
+    def cell(value) -> str:
+        return "" if value is None else md_escape(str(value))
+
+    head = "| " + " | ".join(cell(name) for name in columns) + " |"
+    rule = "|" + "|".join("--:" if name in NUMBER_COLUMNS else "---" for name in columns) + "|"
+    body = ["| " + " | ".join(cell(value) for value in row) + " |" for row in rows]
+    return "\n".join([*([said, ""] if said else []), head, rule, *body])
 
 
 def shown_token(tokenizer, token_id: int) -> str:

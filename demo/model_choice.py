@@ -323,20 +323,24 @@ def check_limits(config, source: str, kept: str) -> None:
         raise ModelChoiceError(f"{source} has a label name longer than {MAX_LABEL_CHARS} characters. {kept}")
 
 
-def load_choice(key: str, source: str, tab: str | None = None, allow_local: bool = False) -> LoadedModel:
+def load_choice(key: str, source: str, tab: str | None = None, allow_local: bool = False,
+                tab_names: dict | None = None) -> LoadedModel:
     """`source` (a Hub repo id, or a local folder where `allow_local`) loaded as the `key` tab's model, frozen for
-    sharing. `tab`: the tab that asked, named in the messages (default: the `key` tab). Cheapest checks first: the
-    config (architecture, `LIMITS`), then the tokenizer, then the weights; files are fetched as `hub_kwargs` says."""
+    sharing. `tab`: the tab that asked, named in the messages (default: the `key` tab); `tab_names`: each kind's
+    tab as the page names it (`Models.tab_name`: the Sentiment tab is "Classify" for a served topic classifier;
+    default: `KINDS`' names). Cheapest checks first: the config (architecture, `LIMITS`), then the tokenizer, then
+    the weights; files are fetched as `hub_kwargs` says."""
     kind = KINDS[key]
-    tab = tab or kind.tab
+    tab_names = tab_names or {other.key: other.tab for other in KINDS.values()}
+    tab = tab or tab_names[key]
     hub = hub_kwargs(source, allow_local)
     with _plain_errors(source, _kept(tab)):
         architecture = read_architecture(source, **hub)  # config.json only, before anything large
         if architecture != kind.architecture:  # said with where it does load: its kind's tab, and Attention
             its_kind = KIND_OF_ARCHITECTURE[architecture]
             raise ModelChoiceError(f"{source} is {_kind_said(its_kind)}; {_the_tab(tab)} needs "
-                                   f"{_kind_said(kind)}. It loads in the {its_kind.tab} and {ATTENTION_TAB} tabs. "
-                                   f"{_kept(tab)}")
+                                   f"{_kind_said(kind)}. It loads in the {tab_names[its_kind.key]} and {ATTENTION_TAB} "
+                                   f"tabs. {_kept(tab)}")
         config = roberta.load_config(source, **hub)
         check_limits(config, source, _kept(tab))
         if key == "sentiment" and config.problem_type == "regression":
@@ -421,8 +425,23 @@ def describe(loaded: LoadedModel) -> str:
         parts.append(f"calibration temperature {temperature:g}" if temperature != 1.0 else "scores uncalibrated")
     if loaded.extras.get("tokenizer_from"):
         parts.append(f"tokenizer of {loaded.extras['tokenizer_from']} (the repo has no tokenizer.json)")
-    notes = "".join(f"<br>Note: {html.escape(note, quote=False)}." for note in loaded.extras.get("tokenizer_notes", []))
-    return " · ".join(parts) + notes
+    notes = _tokenizer_notes_html(loaded)
+    return " · ".join(parts) + (f"<br>{notes}" if notes else "")
+
+
+def _tokenizer_notes_html(loaded: LoadedModel) -> str:
+    """A line for each warning the model's tokenizer gave as it loaded (`load_choice`, `demo.models.load_model`),
+    which would otherwise reach only the server's log: "Note: ….", escaped as HTML; "" without any."""
+    return "<br>".join(f"Note: {html.escape(note, quote=False)}." for note in loaded.extras.get("tokenizer_notes", []))
+
+
+def opening_status(models: Models, key: str, value=SHIPPED) -> str:
+    """A model box's status as the page opens on the served model (`value`: SHIPPED, or the Attention tab's "mlm"
+    or "sentiment"), laid out at start-up: its tokenizer's notes (a model of MLM_MODEL / SENTIMENT_MODEL whose
+    tokenizer fits loosely), which the box showed only once a model was chosen; "" without any (the shipped
+    models fit theirs)."""
+    notes = _tokenizer_notes_html(models[value if value in KINDS else key])
+    return f'<div class="model-status">{notes}</div>' if notes else ""
 
 
 class ModelChooser:
@@ -434,6 +453,8 @@ class ModelChooser:
         self.size = size
         self.allow_local = local_models_allowed() if allow_local is None else allow_local
         self.hub_mode = hub_models_mode() if hub_mode is None else hub_mode
+        # each kind's tab as the page opens it, named in the messages (read once: the served models are the page's)
+        self.tab_names = {key: models.tab_name(key) for key in KINDS}
         self._loaded: OrderedDict = OrderedDict()  # (key, source) -> LoadedModel
         self._locks: dict = {}  # (key, source) -> the lock its loading holds
         self._failed: OrderedDict = OrderedDict()  # (key or "any", source, tab) -> (when, the message), oldest first
@@ -526,7 +547,7 @@ class ModelChooser:
                 if loaded is None:
                     self._refuse_recent_failure((key, source, tab))  # the load it waited for failed
                     try:
-                        loaded = load_choice(key, source, tab, self.allow_local)
+                        loaded = load_choice(key, source, tab, self.allow_local, self.tab_names)
                     except ModelChoiceError as err:
                         self._remember_failure((key, source, tab), err)
                         raise

@@ -75,7 +75,7 @@ def example_failures(models: Models) -> dict:
     """The showcase examples the loaded models get wrong, checked by running them (at start-up): {"mlm": [(text,
     expected, [top 5 words], the expected word's rank among them or None)], "sentiment": [(text, expected,
     label, probability)]}. A fill-mask example is wrong when the expected word is not the first answer; a sentiment
-    one when the answer does not name the expected sentiment in any spelling (`explain.sentiment_of`), and a
+    one when the answer does not name the expected sentiment in any spelling (`roberta.text.sentiment_of`), and a
     classifier none of whose labels names one ("neutral", "LABEL_1") is not checked."""
     out = {"mlm": [], "sentiment": []}
     try:
@@ -102,7 +102,7 @@ SHIPPED_CLASSIFIER_ENCODER_PHASE = 7
 
 
 def phases_counted(phases: list, more: str = "") -> str:
-    """"26 pretraining phases (18 of training, 8 weight averages)", or "3 pretraining phases" without averages:
+    """"28 pretraining phases (19 of training, 9 weight averages)", or "3 pretraining phases" without averages:
     phases.json's entries, as the About tab's figure of the phases numbers them (a weight average trains
     nothing); `more`, said in the same parenthesis ("...; 45.5% of ...")."""
     trained = sum(1 for p in phases if p.train_tokens)
@@ -113,8 +113,8 @@ def phases_counted(phases: list, more: str = "") -> str:
 
 
 def classifier_encoder_said(models: Models) -> str:
-    """", the fill-mask model at phase 7 of its 26 pretraining phases (18 of training, 8 weight averages; 45.5%
-    of the held-out targets right by training's own check, 52.7% at its last phase)" for the shipped classifier
+    """", the fill-mask model at phase 7 of its 28 pretraining phases (19 of training, 9 weight averages; 45.5%
+    of the held-out targets right by training's own check, 53.0% at its last phase)" for the shipped classifier
     beside the shipped MLM (the figures from its phases.json: one measure for both); "" for any other pair, whose
     link the files do not say."""
     shipped = all(models[key].available and Path(models[key].source).resolve() == KINDS[key].default.resolve()

@@ -43,11 +43,18 @@ def app_device(value: str) -> torch.device:
         raise SystemExit(f"app.py: APP_DEVICE must be cpu, cuda, cuda:N or auto, got {value!r}")
     if value == "auto":
         value = "cuda" if torch.cuda.is_available() else "cpu"
-    try:  # the package's own check (roberta.pipeline's device): a CUDA device this machine has
+    # a CUDA device this machine lacks, said here in the variable's words (roberta.hub.parse_device's message names
+    # the Python forms, -1 for the CPU, which no environment variable takes)
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    _, _, index = value.partition(":")
+    if value != "cpu" and int(index or 0) >= count:
+        has = f"{count} CUDA device(s), cuda:0 to cuda:{count - 1}" if count else "no CUDA device"
+        raise SystemExit(f"app.py: APP_DEVICE {value!r}: this machine has {has}; APP_DEVICE=cpu or auto computes on "
+                         "the CPU")
+    try:  # the package's own check, as roberta.pipeline's device goes through it
         return roberta.hub.parse_device(value, "APP_DEVICE")
-    except ValueError as err:  # its hint names the Python forms (-1 for the CPU): the variable's instead
-        reason = str(err).split(" ('cpu' or -1")[0]
-        raise SystemExit(f"app.py: {reason}; APP_DEVICE=cpu or auto computes on the CPU") from None
+    except ValueError as err:  # a refusal of its own, beyond the app's checks above: said in one line still
+        raise SystemExit(f"app.py: {err}") from None
 
 
 # where the app's models compute, the shipped ones (`load_model`) and those a visitor chooses
@@ -185,6 +192,14 @@ class Models:
     def __getitem__(self, key: str) -> LoadedModel:
         return {"mlm": self.mlm, "sentiment": self.sentiment}[key]
 
+    def tab_name(self, key: str) -> str:
+        """The `key` kind's tab as the page opens it, for the model served there: its kind's name (`KINDS`), but the
+        Sentiment tab is "Classify" for a served classifier whose labels name no sentiment (`explain.tab_name`; none
+        loaded: the tab is laid out for SST-2's)."""
+        if key != "sentiment":
+            return KINDS[key].tab
+        return explain.tab_name(self.sentiment.config if self.sentiment.available else None)
+
 
 def shown_source(source: str) -> str:
     """Where a model came from, without the machine's paths: a Hub repo id as it is, a folder inside the
@@ -307,13 +322,13 @@ def load_model(key: str, source=None) -> LoadedModel:
 
 def _tokenizer_notes(pipe, source: str) -> list[str]:
     """What the tokenizer rule warned about as the pipeline loaded (`roberta.tokenizer.check_fits_model`: a model
-    that runs, with a difference worth knowing), for the model box's status line (`model_choice.describe`), as a
-    model chosen there keeps them; the server's log had the warning already. Start-up only: `catch_warnings` is not
-    thread-safe."""
+    that runs, with a difference worth knowing), for the model boxes' status lines (`model_choice.opening_status` on
+    the page's first view, then `model_choice.describe`), as a model chosen there keeps them; the server's log had
+    the warning already. Start-up only: `catch_warnings` is not thread-safe."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", roberta.TokenizerFitWarning)
         notes = roberta.tokenizer.check_fits_model(pipe.tokenizer, pipe.model.config, f"{source}'s tokenizer")
-    return [without_paths(note, source) for note in notes]
+    return [without_paths(note, source, shown_source(source)) for note in notes]  # its folder as the page names it
 
 
 def load_models(mlm=None, sentiment=None) -> Models:

@@ -57,7 +57,7 @@
     '#em-analogy h3': e => named('Analogy', said(e)),
     '#em-map-text': e => named('Word map', said(e.querySelector('summary'))),
     '#mk-stats': e => {  // each scheme and how many positions it made targets
-      const rows = [...e.querySelectorAll('[role="row"]')].map(r => cells(r, '[role="gridcell"]')).filter(c => c[2]);
+      const rows = [...e.querySelectorAll('tbody tr')].map(r => cells(r, 'td'));
       return named('Masking, positions ever a target', rows.map(c => `${c[0]} ${c[2]}`).join('; '));
     },
     '#fm-compare .fm-compare-summary': e => named('Comparison', said(e)),

@@ -28,7 +28,6 @@ import gradio as gr
 
 from demo import model_choice
 from demo.formatting import md_escape
-from demo.models import KINDS
 from demo.repeats import InFlight, RepeatedEvents
 from demo.validation import error_html, held_warnings, keep_results, plain_errors, read_sliders, show_warnings
 
@@ -420,14 +419,12 @@ class Wiring:
         Loading runs in a queue of its own (`LOAD`), so a large download never holds the compute queue.
         `choose(choice, current, *inputs)` -> (box, current, status, *outputs) replaces the `key` tab's default
         one. `tab`: the tab's name in the messages, when it is not the `key` tab (a tab that reads the fill-mask
-        model too), or when the `key` tab is named otherwise (the Sentiment tab is "Classify" for a served topic
-        classifier: `explain.tab_name`); its own name is no other tab's (its failures are remembered with the
-        handlers', which name none)."""
-        if key in KINDS and tab == KINDS[key].tab:
-            tab = None
+        model too); the `key` tab's own is the chooser's (`ModelChooser.tab_names`: the Sentiment tab is "Classify"
+        for a served topic classifier), as the handlers' messages name it."""
         box = gr.Dropdown(choices or model_choice.choices(key), value=value, label="Model",
                           allow_custom_value=True, info=model_choice.hub_note(), elem_id=f"{name}-model")
-        status = gr.HTML(elem_id=f"{name}-model-status")
+        # the served model's tokenizer notes, if any, on the page's first view (as a choice's status shows them)
+        status = gr.HTML(model_choice.opening_status(self.chooser.models, key, value), elem_id=f"{name}-model-status")
         current = gr.State(value)
         asked = ("any", model_choice.ATTENTION_TAB) if key == "attention" else (key, tab)  # get_any reads either
         chooser, loading = self.chooser, self.loading

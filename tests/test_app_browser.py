@@ -1462,11 +1462,11 @@ def test_a_fill_mask_tables_focus_shows_what_its_hovers_say(page):
 
 
 STATS_FIT_JS = """() => {  // the masking statistics in their box: every header and cell whole, nothing past the box
-  const e = document.querySelector('#mk-stats'), wrap = e.querySelector('.table-wrap');
-  const right = wrap.getBoundingClientRect().right;
-  return {box: wrap.clientWidth, table: e.querySelector('table').getBoundingClientRect().width,
-          cut: [...e.querySelectorAll('th span, [role=gridcell] span')].filter(s => s.scrollWidth > s.clientWidth + 1
-            || s.getBoundingClientRect().right > right + 1).map(s => s.textContent)};
+  const e = document.querySelector('#mk-stats'), table = e.querySelector('table');
+  const right = e.getBoundingClientRect().right;
+  return {box: e.clientWidth, table: table.scrollWidth,
+          cut: [...table.querySelectorAll('th, td')].filter(c => c.scrollWidth > c.clientWidth + 1
+            || c.getBoundingClientRect().right > right + 1).map(c => c.textContent)};
 }"""
 SCROLLING = ".md table, #at-grid .matplotlib, .ll-scroll"
 SCROLLERS_JS = f"() => [...document.querySelectorAll('{SCROLLING}')].filter(e => e.offsetParent)" + """
@@ -1490,6 +1490,25 @@ def check_scrollers(page):
     return boxes
 
 
+LINES_JS = """t => [...t.querySelectorAll('th, td')].filter(c => c.textContent.trim()).map(c => {
+  const range = document.createRange();  // the lines a cell's words take: the distinct tops of their boxes
+  range.selectNodeContents(c);
+  return [c.textContent.trim(), new Set([...range.getClientRects()].map(r => Math.round(r.top))).size];
+})"""
+
+
+def test_the_masking_tables_keep_each_name_on_one_line_at_1280_px(page):
+    """At 1280 px the masking statistics were a 400-px Dataframe whose headers and scheme names ("BERT static, one
+    fixed mask") wrapped over 3-4 lines, and the predictions' scheme names over 3. Both are tables as wide as their
+    words (demo/masking_view.py's `data_markdown`): every header and cell on one line, and the tables fit the page."""
+    open_tab(page, "Masking")
+    sync_api.expect(page.locator("#mk-preds td").first).to_be_visible()
+    for table in ("#mk-stats table", "#mk-preds table"):
+        lines = page.locator(table).evaluate(LINES_JS)
+        assert len(lines) > 8 and all(n == 1 for _, n in lines), (table, [cell for cell in lines if cell[1] > 1])
+        assert page.locator(table).evaluate("t => t.scrollWidth <= t.clientWidth + 1"), table
+
+
 def test_narrow_phones_fit_the_masking_statistics_and_reach_what_scrolls_by_keyboard(app, browser):
     """At 375 px the masking statistics' last column was cut ("coverag…": 370 px of table in a 354 px box), and more
     at 320 px: they fit both. A box that scrolls sideways (a wide Markdown table, every head of a layer) takes the
@@ -1500,7 +1519,7 @@ def test_narrow_phones_fit_the_masking_statistics_and_reach_what_scrolls_by_keyb
     page.goto(app.url)
     sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
     open_tab(page, "Masking")
-    sync_api.expect(page.locator("#mk-stats [role=gridcell]").first).to_be_visible()
+    sync_api.expect(page.locator("#mk-stats td").first).to_be_visible()
     for width in (320, 375):
         page.set_viewport_size({"width": width, "height": 800})
         page.wait_for_function(f"() => document.documentElement.clientWidth === {width} && ({SCROLLERS_SETTLED_JS})()")
@@ -1553,8 +1572,10 @@ def test_each_tabs_results_have_headings_to_jump_between(page):
         for name in names:
             sync_api.expect(page.get_by_role("heading", name=name, level=2, exact=True)).to_be_visible()
         check_heading_levels(page)
-    # the statistics' grid keeps its name, the heading's words, without showing them twice
-    sync_api.expect(page.get_by_role("grid", name="What each scheme showed")).to_be_visible()
+    # the statistics' table, right under its heading, without showing the heading's words twice
+    heading = page.get_by_role("heading", name="What each scheme showed", level=2, exact=True)
+    sync_api.expect(page.locator("#mk-stats table")).to_be_visible()
+    assert heading.bounding_box()["y"] < page.locator("#mk-stats table").bounding_box()["y"]
     assert page.locator("#mk-stats").get_by_text("What each scheme showed").count() == 0
 
 
@@ -1570,9 +1591,8 @@ def test_the_coverage_plot_has_a_text_version(page):
     text.locator("summary").click()
     sync_api.expect(text.locator("tbody tr")).to_have_count(epochs)
     last = text.locator("tbody tr").last.locator("td").all_inner_texts()[:3]  # each scheme's coverage at the end
-    stats = page.locator("#mk-stats [role=row]").evaluate_all(
-        "rows => rows.map(r => [...r.querySelectorAll('[role=gridcell]')].map(c => c.textContent.trim()))"
-        ".filter(c => c.length)")
+    stats = page.locator("#mk-stats tbody tr").evaluate_all(
+        "rows => rows.map(r => [...r.querySelectorAll('td')].map(c => c.textContent.trim()))")
     assert [float(v.rstrip("%")) for v in last] == [float(row[3]) for row in stats], (last, stats)
     text.locator("summary").click()  # closed again: the page is shared
 

@@ -2307,6 +2307,7 @@ NOT_WORST_CASES = {
     "fill_mask_page": "fill_mask's outputs, then fill_mask_layers': both are run on the worst-case inputs",
     "counterfactual_page": "counterfactual itself, without its long-text warning (Classify has said it)",
     "classify_page": "classify's outputs (the same `_classify`), named for the classifier that answered",
+    "masking_page": "masking's outputs (the same `_kept_masking`), then its two tables as Markdown",
     "attention_token": "run by the attention cases (`_attention`: token 5 of each text)",
     "attention_layer": "one view of the text `attention` drew, through the same checks (`_attention_inputs`)",
     "attention_head": "one view of the text `attention` drew, through the same checks (`_attention_inputs`)",
@@ -2632,6 +2633,27 @@ def test_the_sentiment_tab_is_named_for_the_classifier_that_answers(handlers, to
     chooser = H.Handlers(handlers.models)
     assert tab(chooser, topic_handlers.models.sentiment.source) == "Classify"
     assert tab(chooser) == "Sentiment"
+
+
+def test_a_model_of_the_other_kind_is_sent_to_the_tab_as_the_page_names_it(handlers, topic_handlers, tiny_mlm_dir,
+                                                                          tiny_clf_dir, monkeypatch):
+    """A served topic classifier's tab opens as "Classify", but the refusals of a model of the wrong kind still said
+    "Sentiment": a classifier in the Fill mask tab "loads in the Sentiment and Attention tabs", and an API call's
+    (`_need`, which names no tab) "the Sentiment tab needs a text classifier". They name the tab as the page opens
+    it (`Models.tab_name`, read once by the chooser); a served SST-2 classifier's tab is "Sentiment" as before."""
+    monkeypatch.setenv("APP_LOCAL_MODELS", "1")
+
+    def refusal(models, call) -> str:
+        with pytest.raises(gr.Error) as refused:
+            call(H.Handlers(models))  # a chooser of its own: no failure remembered from another app's
+        return refused.value.message
+
+    for models, tab in ((handlers.models, "Sentiment"), (topic_handlers.models, "Classify")):
+        said = refusal(models, lambda owner: owner.fill_mask("Paris is the <mask>.", 3, "", str(tiny_clf_dir)))
+        assert f"the Fill mask tab needs a masked language model (fill mask; RobertaForMaskedLM). It loads in the " \
+               f"{tab} and Attention tabs." in said, said
+        said = refusal(models, lambda owner: owner.classify("good", str(tiny_mlm_dir)))
+        assert f"; the {tab} tab needs a text classifier" in said, said
 
 
 def test_a_text_box_hands_an_api_value_on_as_sent(handlers):

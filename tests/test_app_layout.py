@@ -58,8 +58,8 @@ SLOW_HANDLERS = {"attention", "attention_page", "attention_token", "attention_la
 # the handlers the page's events run (each `Handlers` method wired in app.py, a `page=` function included)
 WIRED_HANDLERS = {"fill_mask", "fill_mask_page", "fill_mask_layers", "fill_mask_compare", "classify",
                   "classify_page", "counterfactual", "counterfactual_page", "attention", "attention_page",
-                  "attention_token", "attention_layer", "attention_head", "attention_view", "masking", "tokens",
-                  "bpe_merges", "neighbours", "analogy", "word_map", "positions"}
+                  "attention_token", "attention_layer", "attention_head", "attention_view", "masking", "masking_page",
+                  "tokens", "bpe_merges", "neighbours", "analogy", "word_map", "positions"}
 
 
 def test_every_compute_event_shares_one_concurrency_group(app):
@@ -274,8 +274,8 @@ def test_the_sentiment_tab_is_named_classify_for_a_served_classifier_whose_label
                   if c["props"].get("elem_id") == "tab-sentiment"]
         return tab["label"]
 
-    def refusal(module, folder):  # the tab's model box given a fill-mask model
-        (box,) = [f for f in module.demo.fns.values() if f.api_name == "st_model"]
+    def refusal(module, folder, box_name="st_model"):  # the tab's model box given a fill-mask model
+        (box,) = [f for f in module.demo.fns.values() if f.api_name == box_name]
         *_, (_, _, status) = box.fn(None, str(folder), "shipped")
         return status
 
@@ -288,10 +288,44 @@ def test_the_sentiment_tab_is_named_classify_for_a_served_classifier_whose_label
     with imported_app(tiny_mlm_dir, topic) as topic_app:
         assert opened_as(topic_app) == "Classify"
         assert "; the Classify tab needs a text classifier" in refusal(topic_app, tiny_mlm_dir)
+        # remembered for the tab's handlers too (the API's /classify), which name it alike: not loaded again there
+        assert topic_app.handlers.chooser.is_loaded("sentiment", str(tiny_mlm_dir))
+        # the Fill mask tab's box sends a classifier to the tab as the page names it
+        assert "It loads in the Classify and Attention tabs." in refusal(topic_app, topic, "fm_model")
     with imported_app(tiny_mlm_dir, tiny_clf_dir) as served_sst2:
         assert "; the Sentiment tab needs a text classifier" in refusal(served_sst2, tiny_mlm_dir)
-        # remembered for the tab's handlers too (the API's /classify), which name no tab: not loaded again there
         assert served_sst2.handlers.chooser.is_loaded("sentiment", str(tiny_mlm_dir))
+        assert "It loads in the Sentiment and Attention tabs." in refusal(served_sst2, tiny_clf_dir, "fm_model")
+
+
+def test_the_page_opens_with_a_served_models_tokenizer_notes(app, tiny_config, tiny_mlm_dir, tiny_clf_dir, tmp_path):
+    """A served model whose tokenizer fits loosely (MLM_MODEL: 32,768 embedding rows, fewer tokens) loads with a
+    TokenizerFitWarning, which a model box showed only once a model was chosen there: the page's first view said
+    nothing of it, the server's log alone had it. Every box that opens on that model shows its note at once, laid out
+    at start-up, naming its folder as the page does (not the server's path); a box whose model fits shows nothing,
+    as with the tiny models (which fit, as the shipped ones do)."""
+    import dataclasses
+    import html
+
+    import roberta
+
+    def statuses(module):
+        return {c["props"]["elem_id"]: c["props"].get("value") for c in module.demo.get_config_file()["components"]
+                if str(c["props"].get("elem_id")).endswith("-model-status")}
+
+    boxes = {"fm-model-status", "st-model-status", "at-model-status", "tk-model-status", "em-model-status"}
+    assert statuses(app).keys() == boxes and not any(statuses(app).values()), statuses(app)
+    folder = tmp_path / "loose & wide"  # a name to escape
+    roberta.RobertaForMaskedLM(dataclasses.replace(tiny_config, vocab_size=32_768)).save_pretrained(folder)
+    shutil.copy(tiny_mlm_dir / "tokenizer.json", folder / "tokenizer.json")
+    tokens = roberta.load_tokenizer(folder).get_vocab_size()
+    with pytest.warns(roberta.TokenizerFitWarning), imported_app(folder, tiny_clf_dir) as served:
+        shown = statuses(served)
+    note = html.escape(f"Note: {folder.name}'s tokenizer has {tokens:,} tokens but the model 32,768 embedding rows",
+                       quote=False)
+    for box in boxes - {"st-model-status"}:  # the MLM's: Fill mask, Tokens, Embeddings, and Attention's first
+        assert note in shown[box] and str(tmp_path) not in shown[box], (box, shown[box])
+    assert not shown["st-model-status"]  # the classifier fits its tokenizer
 
 
 def test_roberta_vs_bert_comes_right_after_the_comparison(app):

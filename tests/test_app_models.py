@@ -840,12 +840,15 @@ def test_the_model_box_shows_the_visitor_what_the_tokenizer_rule_warns_about(mod
     assert [str(w.message) for w in caught if issubclass(w.category, TokenizerFitWarning)] == [note]
     assert f"<br>Note: {html.escape(note, quote=False)}.</div>" in status and "&amp; more" in status, status
     assert status.count("Note: ") == 1
-    # the same folder as the server's model (MLM_MODEL): the same note, where the box describes it
+    # the same folder as the server's model (MLM_MODEL): the same note, where the box describes it, naming the
+    # folder as the page names a served one (`shown_source`: its name), not by the server's path
     from demo.models import load_model
 
     with pytest.warns(TokenizerFitWarning) as caught:
         shipped = load_model("mlm", folder)
-    assert f"<br>Note: {html.escape(note, quote=False)}." in MC.describe(shipped)
+    served_note = note.replace(str(folder), folder.name)
+    assert f"<br>Note: {html.escape(served_note, quote=False)}." in MC.describe(shipped)
+    assert str(tmp_path) not in MC.describe(shipped)
     assert len([w for w in caught if issubclass(w.category, TokenizerFitWarning)]) == 1  # the log's, once
 
 
@@ -1105,6 +1108,24 @@ def test_an_api_call_is_told_the_value_to_send_and_not_of_a_current_model(models
     assert "pick “ours: …” from the box's list" in refusal(lambda: chooser.get("mlm", "mlm"))
 
 
+# ----------------------------------------------------------------------------- the shipped models' notes
+def test_the_model_notes_worked_examples_are_what_they_say_of_the_shipped_models():
+    """The worked examples of demo/model_notes.py's docstrings quoted an older release ("26 pretraining phases (18 of
+    training, 8 weight averages)", "52.7% at its last phase"): each one is what its function says of the shipped
+    models now."""
+    import re
+
+    from demo import model_notes
+    from demo.models import load_models
+
+    shipped = load_models()
+    phases = shipped.mlm.extras["phases"]
+    for function, said in ((model_notes.phases_counted, model_notes.phases_counted(phases)),
+                           (model_notes.classifier_encoder_said, model_notes.classifier_encoder_said(shipped))):
+        example = re.match(r'"([^"]+)"', " ".join(function.__doc__.split()))  # its first quote, in one line
+        assert example and example[1] == said, (function.__name__, example and example[1], said)
+
+
 # ----------------------------------------------------------------------------- the device the models compute on
 def test_app_device_names_cpu_cuda_or_auto_and_refuses_anything_else_in_one_line():
     """The app computed on the CPU whatever the machine, and nothing said so: APP_DEVICE names the device, and a
@@ -1121,6 +1142,33 @@ def test_app_device_names_cpu_cuda_or_auto_and_refuses_anything_else_in_one_line
     said = str(stopped.value)
     assert said.startswith(f"app.py: APP_DEVICE {beyond!r}: this machine has ") and "\n" not in said, said
     assert said.endswith("; APP_DEVICE=cpu or auto computes on the CPU") and "-1" not in said, said
+
+
+def test_app_device_says_a_missing_cuda_device_in_its_own_words(monkeypatch):
+    """APP_DEVICE's message for a CUDA device this machine lacks was roberta.hub.parse_device's, cut where its hint
+    for Python callers began (" ('cpu' or -1"): a change of the package's wording changed the app's message, or
+    left the hint in it. The app checks the device itself and says it in one line of its own, whatever the package
+    says, on a machine without CUDA and on one with two devices (faked here: only their count is read)."""
+    def reworded(device, name):
+        raise ValueError(f"{name}={device} is not a device here; use -1 for the CPU")
+
+    monkeypatch.setattr(roberta.hub, "parse_device", reworded)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for value in ("cuda", "cuda:0", "cuda:3"):
+        with pytest.raises(SystemExit) as stopped:
+            app_device(value)
+        assert str(stopped.value) == (f"app.py: APP_DEVICE {value!r}: this machine has no CUDA device; APP_DEVICE=cpu "
+                                      "or auto computes on the CPU")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    with pytest.raises(SystemExit) as stopped:
+        app_device("cuda:2")
+    assert str(stopped.value) == ("app.py: APP_DEVICE 'cuda:2': this machine has 2 CUDA device(s), cuda:0 to cuda:1; "
+                                  "APP_DEVICE=cpu or auto computes on the CPU")
+    monkeypatch.undo()  # the package's own check again: cuda:1 of the two faked devices is one it takes
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert app_device("cuda:1") == torch.device("cuda:1")
 
 
 @pytest.mark.skipif("APP_DEVICE" in os.environ, reason="the default is what this test checks")

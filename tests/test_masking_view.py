@@ -259,3 +259,28 @@ def test_the_coverage_figure_has_a_text_version_that_says_what_its_lines_draw(mo
     # its last row is the statistics' coverage, and the expectation is 1 - 0.85^epoch
     assert [float(column[-1].rstrip("%")) for column in columns[:3]] == [row[3] for row in stats]
     assert columns[3][1] == f"{1 - (1 - MLM_PROBABILITY) ** 2:.1%}" and head[-1] == "expected, a new mask every epoch"
+
+
+# ----------------------------------------------------------------------------- the page's two data tables
+def test_the_page_shows_the_statistics_and_predictions_as_tables_as_wide_as_their_words(handlers):
+    """The statistics and the predictions were Dataframes whose columns were fixed shares of their box: at 1280 px
+    "BERT static, one fixed mask" and the headers wrapped over 3-4 lines. The page shows them as Markdown tables
+    (`masking_page`: `data_markdown`), sized by their words, which hold the API's rows cell by cell, numbers
+    right-aligned, a token of the user's text shown literally; the API's outputs are the rows, as before."""
+    from demo.formatting import md_escape
+
+    text = "The *old* man | the river."
+    outputs = handlers.masking(text, 6, 0)
+    *page_outputs, stats_view, predictions_view = handlers.masking_page(text, 6, 0)
+    assert len(page_outputs) == len(outputs) and page_outputs[1] == outputs[1] and page_outputs[3] == outputs[3]
+    for view, columns, rows in ((stats_view, masking_view.MASKING_COLUMNS, outputs[1]),
+                                (predictions_view, masking_view.PREDICTION_COLUMNS, outputs[3])):
+        lines = view.split("\n")
+        start = lines.index("| " + " | ".join(md_escape(c) for c in columns) + " |")
+        aligned = ["--:" if c in masking_view.NUMBER_COLUMNS else "---" for c in columns]
+        assert lines[start + 1] == "|" + "|".join(aligned) + "|"
+        assert lines[start + 2:] == ["| " + " | ".join("" if v is None else md_escape(str(v)) for v in row) + " |"
+                                     for row in rows]
+    assert predictions_view.startswith(masking_view.PREDICTIONS_SAID)
+    originals = {row[2] for row in outputs[3]}  # the targets' original tokens: this seed's include the "*" of *old*
+    assert "*" in originals and "\\*" in predictions_view  # shown as typed, not as emphasis
