@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 
 from roberta import figure_alts
-from roberta.run_metrics import RunMetrics, dataset_name, is_sst2
+from roberta.run_metrics import RunMetrics, dataset_name, dev_set_said, dev_slice_said, is_sst2
 
-from .formatting import format_probability, md_escape, pct
+from .formatting import code, format_probability, md_escape, pct
 from .model_facts import finite_number, held_out_markdown
 
 
@@ -52,11 +52,12 @@ def _data_file(path) -> str | None:
 
 
 def calibration_data_said(metrics: RunMetrics) -> tuple[str, str, str]:
-    """What the calibration note says of its data, from metrics.json's calibration slice and dev_data: the texts the
+    """What the calibration note says of its data, from metrics.json's calibration slice and dev set: the texts the
     calibration holds for, what the temperature was fitted on and the dev set, as ("SST-2-like sentences", "1,000
     held-out SST-2 training sentences", "the SST-2 dev set (872 sentences)"); for a classifier of other data, its
     files by name: ("texts like its training data", "100 held-out examples of `three.csv`", "its dev set
-    (`three_dev.csv`, 100 examples)")."""
+    (`three_dev.csv`, 100 examples)"), or for a dev set held out of its training file (`dev_slice`), that slice:
+    "its dev set (60 rows of `three.csv` held out from fine-tuning, seed 0)"."""
     cal = metrics.calibration
     fitted, dev = cal["calibration"]["n"], cal["dev"]["n"]
     slice_data = _data_file((cal.get("slice") or {}).get("data"))
@@ -66,8 +67,10 @@ def calibration_data_said(metrics: RunMetrics) -> tuple[str, str, str]:
         like = "texts like its training data"
         fitted_on = f"{fitted:,} held-out examples of " + (held_out_markdown(slice_data) if slice_data
                                                             else "its training data")
+    if metrics.held_out_dev:  # train.finetune --dev-fraction: a slice of its own training file, said as one
+        return like, fitted_on, f"its dev set ({dev_slice_said(metrics.held_out_dev, code)})"
     dev_data = _data_file(metrics.dev_data)
-    if is_sst2([dev_data] if dev_data else None):
+    if metrics.dev_is_sst2():
         return like, fitted_on, f"the SST-2 dev set ({dev:,} sentences)"
     return like, fitted_on, f"its dev set ({held_out_markdown(dev_data) + ', ' if dev_data else ''}{dev:,} examples)"
 
@@ -102,8 +105,14 @@ def calibration_note(metrics: RunMetrics | None, readme: str | None = None) -> s
 
 def reliability_diagram_alt(metrics: RunMetrics | None) -> str:
     """The reliability diagram's alt text (`roberta.figure_alts`, as the model card's), naming the dev set it was
-    drawn on as metrics.json names it (SST-2 dev, or the file: "three_dev.csv"), and where the app gives its
-    figures."""
-    dev_data = _data_file(metrics.dev_data) if metrics else None
-    dev_set = "SST-2 dev" if is_sst2([dev_data] if dev_data else None) else f"its dev set ({dev_data})"
+    drawn on as metrics.json names it (SST-2 dev, the file: "three_dev.csv", or the slice held out of the training
+    file: "60 rows of three.csv held out from fine-tuning, seed 0"), and where the app gives its figures."""
+    metrics = metrics or RunMetrics()
+    dev_data = _data_file(metrics.dev_data)
+    if metrics.dev_is_sst2():
+        dev_set = "SST-2 dev"
+    elif dev_data or metrics.held_out_dev:
+        dev_set = f"its dev set ({dev_set_said(dev_data, metrics.held_out_dev)})"
+    else:  # (a metrics.json of other training data that names no dev set)
+        dev_set = "its dev set"
     return figure_alts.reliability_alt(dev_set) + " (the diagram's ECE figures are in the text above)"

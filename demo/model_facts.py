@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 
-from roberta.run_metrics import RunMetrics, dataset_name, dataset_said, dev_slice_said, is_sst2, trained_on
+from roberta.run_metrics import RunMetrics, dataset_name, dataset_said, dev_slice_said, trained_on
 
 from .formatting import code
 
@@ -40,12 +40,9 @@ def held_out_markdown(name: str) -> str:
 
 
 def dev_is_sst2(facts: dict) -> bool:
-    """Whether a classifier's dev figures are SST-2's: its dev set (metrics.json's dev_data) is, or where that is
-    not recorded, its training data is (`is_sst2`); never a slice held out of its training file (`dev_slice`), even
-    of SST-2 train."""
-    if "dev_slice" in facts:
-        return False
-    return is_sst2([facts["dev_data"]] if "dev_data" in facts else facts.get("data"))
+    """Whether a classifier's dev figures are SST-2's, as `model_facts` recorded it from `RunMetrics.dev_is_sst2`
+    (facts of no model: as of a metrics.json that does not say, SST-2)."""
+    return facts.get("dev_is_sst2", True)
 
 
 def held_out_dev_markdown(facts: dict) -> str:
@@ -99,7 +96,8 @@ def model_facts(loaded) -> dict:
     mlm_masks (the release evaluation; mlm_masks where it averages several mask draws), eval_accuracy (the
     training script's own) and probe (train.fill_mask_probe's top1 / top5 / sentences), for a classifier
     dev_accuracy / dev_examples / dev_data (or dev_slice: a dev set held out of the training file, its data as
-    `dataset_name` shows it) / imdb_accuracy / imdb_examples / train_examples, stages
+    `dataset_name` shows it) / dev_is_sst2 (`RunMetrics.dev_is_sst2`: whether the dev figures are SST-2 dev's) /
+    imdb_accuracy / imdb_examples / train_examples, stages
     (`fine_tuning_stages`) and checks (train.evaluate.score_checks' dict)."""
     facts = {}
     if loaded.available:
@@ -140,6 +138,7 @@ def model_facts(loaded) -> dict:
         facts["dev_data"] = dataset_name(metrics.dev_data)
     if held_out := metrics.held_out_dev:  # the dev set is a slice of the training file, named as such
         facts["dev_slice"] = {**held_out, "data": dataset_name(held_out["data"])}
+    facts["dev_is_sst2"] = metrics.dev_is_sst2()
     if stages := fine_tuning_stages(metrics):
         facts["stages"] = stages
     checks = metrics.checks

@@ -218,7 +218,7 @@ class RunMetrics:
     checks: dict | None = None  # behaviour checks per category
     # ----- added after training: train.evaluate --out, the release's fill-mask probe -----
     mlm: dict | None = None  # {"source", "max_length", "loss", "accuracy", "perplexity", ...}
-    labeled: dict | None = None  # {"source", "accuracy", "ece", ...}
+    labeled: dict | None = None  # {"source", "accuracy", "ece", ...}; "dev_slice" too from train.evaluate --dev-slice
     imdb: dict | None = None  # {"source", "seed", "accuracy", ...}
     fill_mask_probe: dict | None = None  # {"top1", "top5", "sentences", ...}
     # keys this schema does not know, kept and written back as they are
@@ -312,9 +312,14 @@ class RunMetrics:
         return self.dev_slice if isinstance(self.dev_slice, dict) and self.dev_slice.get("data") else None
 
     def dev_is_sst2(self) -> bool:
-        """Whether the dev figures are SST-2 dev's: the dev set is a file of SST-2's (`is_sst2`; none recorded is the
-        shipped classifier's, SST-2), never a slice held out of the training file, even of SST-2 train."""
-        return self.held_out_dev is None and is_sst2([dataset_name(self.dev_data)] if self.dev_data else None)
+        """Whether the dev figures are SST-2 dev's: the dev set is a file of SST-2's (`is_sst2`), or where no dev file
+        is recorded, the training data is (`trained_on`; none recorded is the shipped classifier's, SST-2); never a
+        slice held out of the training file, even of SST-2 train."""
+        if self.held_out_dev is not None:
+            return False
+        if isinstance(self.dev_data, str) and self.dev_data:
+            return is_sst2([dataset_name(self.dev_data)])
+        return is_sst2(trained_on(self))
 
     @property
     def classifier_accuracy(self) -> float | None:
@@ -354,8 +359,10 @@ class RunMetrics:
         add("IMDB read whole", self.imdb_data, "accuracy", self.imdb_accuracy_whole)
         for name, section in (("held-out MLM", self.mlm), ("labeled", self.labeled), ("IMDB", self.imdb)):
             if isinstance(section, dict):
+                # train.evaluate --dev-slice: a slice of the training file (its source), not that file
+                held_out = name == "labeled" and isinstance(section.get("dev_slice"), dict)
                 for metric in ("accuracy", "perplexity"):
-                    add(name, section.get("source"), metric, section.get(metric))
+                    add("held-out dev" if held_out else name, section.get("source"), metric, section.get(metric))
         return found
 
 

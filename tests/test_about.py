@@ -537,6 +537,29 @@ def test_a_dev_set_held_out_of_the_training_file_is_said_as_one_never_as_sst2_de
                 in card), card
         assert "SST-2 dev" not in card and "| SST-2 accuracy" not in sections["comparison"]
         assert "SST-2 dev" not in model_notes.model_note(models, "sentiment", {})
+        # the calibration note and the diagram's alt text name the slice too ("On the SST-2 dev set (100 sentences)")
+        metrics_read = models.sentiment.extras["metrics"]
+        calibration, alt = calibration_note(metrics_read), reliability_diagram_alt(metrics_read)
+        assert (f"On its dev set (60 rows of {said} held out from fine-tuning, seed 1) the expected calibration "
+                "error") in calibration, calibration
+        assert alt.startswith(f"Reliability diagrams of the classifier on its dev set (60 rows of "
+                              f"{said.replace('`', '')} held out from fine-tuning, seed 1), before and after"), alt
+        assert "SST-2 dev" not in calibration and "SST-2 dev" not in alt
+
+
+def test_the_app_and_the_scripts_decide_alike_whether_dev_figures_are_sst2s(tiny_clf_dir, tmp_path):
+    """Two functions decided "are these SST-2 dev figures": the app's (model_facts.dev_is_sst2, which fell back on the
+    training data where no dev file is recorded) and the scripts' (RunMetrics.dev_is_sst2, which took such a
+    metrics.json for SST-2's). The app now reads the one RunMetrics gives, whose fallback is the training data's."""
+    no_dev_file = {key: value for key, value in OWN_METRICS.items() if key != "dev_data"}
+    cases = [(OWN_METRICS, False), (SST2_METRICS, True), ({**OWN_METRICS, "dev_data": "../shared/data/sst2/dev.tsv"},
+                                                           True), (no_dev_file, False), ({"dev_accuracy": 0.5}, True),
+             ({**SST2_METRICS, "dev_slice": {"data": SST2_METRICS["train_data"], "n": 60}}, False)]
+    for i, (metrics, sst2) in enumerate(cases):
+        models = load_models(None, _folder(tiny_clf_dir, tmp_path, f"clf-{i}", metrics))
+        assert RunMetrics.from_dict(metrics).dev_is_sst2() == sst2, metrics
+        assert model_facts.dev_is_sst2(model_facts.model_facts(models.sentiment)) == sst2, metrics
+    assert model_facts.dev_is_sst2({})  # no classifier loaded: as a metrics.json that does not say
 
 
 def test_a_classifier_of_other_data_has_that_title_and_label_wherever_the_app_names_it(tiny_mlm_dir, tiny_clf_dir,

@@ -294,8 +294,8 @@ def test_finetune_help_says_what_every_input_becomes_and_when_to_split_at_random
     assert "lower-cased and detokenized (normalize_for_classifier)" in words  # --max-length's
     assert "it is lower-cased and detokenized" in words and "a classifier never sees case" in words  # the Data part
     assert "'random': any rows, for data that are not SST-2-style phrases" in words
-    assert ("evaluation set, required (it cannot be skipped): a file with the same columns and labels as --train"
-            in words)
+    assert ("evaluation set, required unless --dev-fraction holds one out of --train (it cannot be skipped): a file "
+            "with the same columns and labels as --train" in words)
 
 
 @pytest.mark.parametrize("module", [analogy_probe, deploy_space, load_check, screenshots],

@@ -573,6 +573,16 @@ def test_gpu_session_report_reads_the_runs_metrics(tmp_path):
     assert "== TAPT: 4,000 tokens in 2.0 s (2,000 tokens/s)" in report
     assert "== sst2-s0: SST-2 dev 0.8125, 3.0 s of training" in report
     assert "== sst2-s1: SST-2 dev none, 1.0 s of training" in report
+    # a run scored on a slice of its own training file (--dev-fraction), or on a dev file of other data: not SST-2's
+    held_out = {"data": "/home/ana/mine.csv", "n": 60, "seed": 0, "split": "random"}
+    RunMetrics(dev_accuracy=0.7, dev_slice=held_out, train_data="/home/ana/mine.csv",
+               train_time_s=2.0).write(chosen / "sentiment" / "sst2-s2")
+    RunMetrics(dev_accuracy=0.6, dev_data="/home/ana/mine_dev.csv", train_time_s=2.0).write(chosen / "sentiment" /
+                                                                                             "sst2-s3")
+    report = gpu_session.report(chosen, logs)
+    assert "== sst2-s2: dev 0.7000 (60 rows of ana/mine.csv held out from fine-tuning, seed 0), 2.0 s of training" \
+        in report
+    assert "== sst2-s3: dev 0.6000 (ana/mine_dev.csv), 2.0 s of training" in report
     shutil.rmtree(chosen / "mlm")
     RunMetrics(**length).write(chosen / "ship" / gpu_transfer.PARTIAL_MLM)
     assert f"== pretraining cut ({chosen / 'mlm'}), stopped by time: 4,000 tokens, 20 steps" in gpu_session.report(

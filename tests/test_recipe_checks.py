@@ -421,6 +421,44 @@ def test_cpu_recipe_reads_the_labels_of_train_and_dev_before_the_first_step(tmp_
     assert no_steps == [["tokenizer", "pretrain", "finetune", "finetune-random"]]
 
 
+def test_recipes_with_a_dev_slice_held_out_of_train_read_no_dev_file(tmp_path, capsys, no_steps, data_files, gpu_data,
+                                                                     monkeypatch):
+    """`--finetune-args "--dev-fraction 0.1"` (one's own single labelled file, no dev file): the CPU recipe read
+    --dev's default before the first step anyway (refused where ../shared/data is not there, or its labels not the
+    file's), and --gpu --data relocated that default under --data and passed it on, which train.finetune took for a
+    dev file given beside --dev-fraction: each SST-2 run would have stopped, after pretraining. Neither reads nor
+    passes a --dev now; a --dev given beside --dev-fraction is refused before any work."""
+    files, _ = data_files
+    three = str(own_data(tmp_path)["three.tsv"])
+    monkeypatch.chdir(tmp_path)  # no ../shared/data here: --dev's default is not there
+    held = ["--finetune-args", "--dev-fraction 0.1 --labels negative,neutral,positive --checks ''"]
+    argv = ["--quick", "--out", str(tmp_path / "recipe"), "--corpus", str(files["--corpus"]), "--valid",
+            str(files["--valid"]), "--train", three, "--imdb", "", *held]
+    assert recipe.main(argv) == 1, capsys.readouterr().err  # the stub's code: the steps ran
+    assert no_steps == [["tokenizer", "pretrain", "finetune", "finetune-random"]]
+    for step in recipe.plan(recipe.build_parser().parse_args(argv)):
+        if step.kind == finetune.__name__:
+            assert step.args.dev_fraction == 0.1 and " --dev " not in step.command, step.command
+            step.args.check_dev_fraction()
+    dev = str(files["--dev"])
+    refused(recipe.main, [*argv, "--dev", dev], capsys, f"--dev {dev} and --dev-fraction 0.1 both give the dev set")
+    # --gpu: the default --dev under --data is neither checked (it may be missing) nor passed on
+    (gpu_data / "sst2" / "dev.tsv").unlink()
+    gpu = ["--gpu", "--out", str(tmp_path / "gpu"), "--time-budget-min", "0.1", "--seeds", "0", "--data",
+           str(gpu_data), *held]
+    assert recipe.main(gpu) == 1, capsys.readouterr().err
+    assert no_steps[-1] == ["pretrain", "sentiment"]
+    sentiment = next(step for step in recipe.plan_gpu(recipe.build_parser().parse_args(gpu))
+                     if step.name == "sentiment")
+    experiment_args = sentiment_recipe.build_parser().parse_args(shlex.split(sentiment.command)[3:])
+    runs = [step.args for step in sentiment_recipe.plan(experiment_args)[0] if step.kind == finetune.__name__]
+    assert runs and all(run.dev == finetune.DEFAULT_DEV and run.dev_fraction == 0.1 for run in runs)
+    for run in runs:
+        run.check_dev_fraction()  # as train.finetune checks it when the run starts
+    refused(recipe.main, [*gpu, "--dev", dev], capsys, f"--dev {dev} and --dev-fraction 0.1 both give the dev set")
+    assert no_steps[-1] == ["pretrain", "sentiment"] and len(no_steps) == 2
+
+
 def test_missing_default_data_names_its_option_and_how_to_point_at_the_data(tiny_mlm_dir, tmp_path, capsys, no_steps,
                                                                             data_files, monkeypatch):
     """From a clone whose data is not at ../shared/data: was `error: ../shared/data/wikitext-2/wiki.train.tokens:

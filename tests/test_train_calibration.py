@@ -613,6 +613,39 @@ def test_plot_only_redraws_the_diagram_with_the_stored_temperature_and_writes_no
         calibrate.main([str(folder), "--plot-only", "--calibration-data", str(folder / "x.tsv")])
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
+def test_recalibrate_and_plot_only_use_the_dev_slice_held_out_of_the_training_file(train_files, tiny_mlm_dir, tmp_path,
+                                                                                   capsys, monkeypatch):
+    """A classifier fine-tuned with --dev-fraction records no dev file, only the slice it held out (dev_slice): a refit
+    reported no dev ECE and left dev_ece at the old temperature's figure, and --plot-only stopped ("names no dev set
+    ... pass --dev"). Both draw the recorded slice again: the refit on fine-tuning's own slices gives fine-tuning's
+    figures back, and the diagram is titled by the slice."""
+    run = tmp_path / "held"
+    argv = finetune_argv(train_files, run, "--init", str(tiny_mlm_dir), "--dev-fraction", "0.2", "--dev-seed", "1")
+    argv[argv.index("--dev"):argv.index("--dev") + 2] = []  # no dev file
+    assert finetune.main(argv) == 0
+    before = json.loads((run / "metrics.json").read_text())
+    assert "dev_data" not in before and before["calibration"]["dev"]["n"] == 60
+    capsys.readouterr()
+    calibrate.set_temperature(run, 1.0)
+    assert calibrate.main([str(run)]) == 0
+    printed = capsys.readouterr().out
+    after = json.loads((run / "metrics.json").read_text())
+    assert after["calibration"]["dev"]["n"] == 60 and "; dev ECE " in printed
+    assert after["temperature"] == pytest.approx(before["temperature"], rel=1e-3)
+    assert after["dev_ece"] == after["calibration"]["dev"]["ece_after"] == pytest.approx(before["dev_ece"], abs=1e-3)
+    assert after["calibration"]["dev"]["accuracy"] == before["dev_accuracy"]  # the same 60 rows
+    drawn = []
+    save = calibrate.save_figure
+    monkeypatch.setattr(calibrate, "save_figure", lambda fig, path: drawn.append(fig) or save(fig, path))
+    assert calibrate.main([str(run), "--plot-only"]) == 0, capsys.readouterr().err
+    (figure,) = drawn
+    title = figure._suptitle.get_text()  # as fine-tuning titled its diagram
+    assert title == finetune.dev_title(None, before["dev_slice"]) and title.startswith("dev: 60 whole sentences of ")
+    assert title.endswith("/train.tsv held out from fine-tuning, seed 1")
+    assert "dev ECE " in capsys.readouterr().out
+
+
 def test_recalibrate_keeps_checks_it_cannot_score_again_and_says_so(two_stage, tmp_path, capsys):
     import shutil
 

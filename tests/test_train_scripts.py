@@ -185,6 +185,44 @@ def test_finetune_with_dev_fraction_reports_a_slice_held_out_of_its_training_fil
     section = release.comparison_section(RunMetrics.read(out), None)
     assert f"Held-out dev: {said}, never trained on;" in section and "| Held-out dev accuracy |" in section
     assert "SST-2 dev" not in section
+    # train.evaluate --dev-slice scores the classifier on that slice again (--labeled needs a file it has not): the
+    # same 60 rows, the same accuracy, recorded with the slice and named in the model-index as held out, not as train
+    from train import evaluate
+
+    assert evaluate.main(["--model", str(out), "--dev-slice", "--out", str(out)]) == 0
+    again = RunMetrics.read(out)
+    assert again.labeled["dev_slice"] == spec and again.labeled["source"] == str(train) and again.labeled["n"] == 60
+    assert again.labeled["accuracy"] == pytest.approx(metrics["dev_accuracy"])
+    assert [e.name for e in again.evaluations() if e.data == str(train)] == ["held-out dev", "held-out dev"]
+
+
+@pytest.mark.slow  # the quick recipe end to end, half a minute
+def test_recipe_quick_with_a_dev_slice_held_out_of_its_training_file(train_files, tmp_path, monkeypatch):
+    """The quick recipe on one's own single labelled file: `--finetune-args "--dev-fraction 0.2"` read --dev's default
+    anyway (refused here, where ../shared/data is not), its chance level was that file's, and results.md called the
+    figures SST-2 dev accuracy. Both fine-tunings hold out one slice (the --dev-seed's), the results name it, and the
+    chance level is that of the slice they were scored on."""
+    from collections import Counter
+
+    from roberta.run_metrics import dataset_name
+
+    monkeypatch.chdir(tmp_path)  # --dev's default is not there
+    out = tmp_path / "recipe"
+    argv = ["--out", str(out), "--quick", "--corpus", str(train_files / "corpus.txt"), "--valid",
+            str(train_files / "valid.txt"), "--train", str(train_files / "train.tsv"), "--imdb",
+            str(train_files / "imdb.tsv"), "--precision", "fp32", "--finetune-args", "--dev-fraction 0.2 --dev-seed 1"]
+    assert recipe.main(argv) == 0
+    runs = [json.loads((out / name / "metrics.json").read_text()) for name in ("sst2", "sst2-random")]
+    assert all("dev_data" not in m and m["dev_examples"] == 60 for m in runs)
+    assert runs[0]["dev_slice"] == runs[1]["dev_slice"] and runs[0]["dev_slice"]["seed"] == 1
+    text = (out / "results.md").read_text()
+    said = f"60 whole sentences of `{dataset_name(str(train_files / 'train.tsv'))}` held out from fine-tuning, seed 1"
+    assert f"| classifier | dev accuracy on {said} | IMDB accuracy" in text and "SST-2" not in text, text
+    labels = finetune.held_out_dev(runs[0]["dev_slice"], {0: "negative", 1: "positive"})[1]
+    assert len(labels) == 60
+    share = max(Counter(labels).values()) / 60
+    assert f"the dev set's majority class is {share:.1%} of it" in text, text
+    assert json.loads((out / "results.json").read_text())["dev_majority_class_share"] == share
 
 
 @pytest.mark.slow  # end-to-end script run, several seconds

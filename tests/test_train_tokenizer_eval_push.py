@@ -354,6 +354,20 @@ def test_evaluate_cli_rejects_wrong_head(tiny_mlm_dir, tmp_path, capsys):
     assert "masked-LM model" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+def test_evaluate_dev_slice_is_refused_without_one_recorded_or_beside_labeled(tiny_clf_dir, train_files, capsys):
+    """--dev-slice scores the dev set a classifier's fine-tuning held out of its training file: a classifier whose
+    metrics.json records none (its dev set is a file) is refused in one line naming what to give instead, and so is
+    --dev-slice given with --labeled (both the data to score)."""
+    assert evaluate.main(["--model", str(tiny_clf_dir), "--dev-slice"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --dev-slice: {tiny_clf_dir} records no dev set held out of its training file")
+    assert "give --labeled FILE" in err and "Traceback" not in err
+    with pytest.raises(SystemExit) as exit_info:
+        evaluate.main(["--model", str(tiny_clf_dir), "--dev-slice", "--labeled", str(train_files / "dev.tsv")])
+    assert exit_info.value.code == 2
+    assert "--labeled and --dev-slice both give the labelled data to score" in capsys.readouterr().err
+
+
 def test_evaluate_cli_bad_options_are_one_line_errors(tiny_clf_dir, train_files, tmp_path, capsys):
     labeled = ["--model", str(tiny_clf_dir), "--labeled", str(train_files / "dev.tsv")]
     expected = "--device must be 'cpu', 'cuda', 'cuda:N', -1 (the CPU) or N (a CUDA device), got "

@@ -31,7 +31,8 @@ Without --calibration-data the slice is the one metrics.json records (fine-tunin
 checkpoint exported by `train.export`); --calibration-n, --calibration-seed, --calibration-split and --all
 describe a slice of --calibration-data and are refused without it. The card says the examples were held out from
 fine-tuning only when they are fine-tuning's own slice: another slice (another seed or size, another file, --all)
-may hold rows the model trained on, and its card says so.
+may hold rows the model trained on, and its card says so. Without --dev the dev set is the one metrics.json records:
+its dev file, or the slice `train.finetune --dev-fraction` held out of the training file (dev_slice, drawn again).
 
 When this command runs on a finished folder, it rewrites config.json's calibration_temperature, merges the
 figures into metrics.json ("calibration"), redraws reliability.png, scores the behaviour checks again (their
@@ -400,7 +401,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"with --calibration-data (default: {SLICE_DEFAULTS['split']})")
     p.add_argument("--all", action="store_true",
                    help="with --calibration-data: fit on every row of the file (a file kept apart for calibration)")
-    p.add_argument("--dev", default=None, help="report ECE here (default: metrics.json's dev_data)")
+    p.add_argument("--dev", default=None, help="report ECE here (default: metrics.json's dev_data, or the dev slice "
+                                               "fine-tuning held out of its training file: dev_slice)")
     p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default: %(default)s)")
     p.add_argument("--plot-only", action="store_true",
                    help="fit nothing: redraw reliability.png on the dev set with the temperature config.json "
@@ -450,7 +452,7 @@ def main(argv=None) -> int:
             text_column, label_column = columns_for(source, recorded)
             return {"text_column": text_column, "label_column": label_column}
         if args.plot_only:
-            return _plot_only(folder, model, tokenizer, args.dev or metrics.get("dev_data"), args.batch_size, metrics)
+            return _plot_only(folder, model, tokenizer, args.dev, args.batch_size, metrics)
         stored = metrics.get("calibration") or {}
         if args.calibration_data:
             spec = {"data": args.calibration_data, "n": args.calibration_n, "seed": args.calibration_seed,
@@ -472,14 +474,12 @@ def main(argv=None) -> int:
         # replaced it, which kept it as OWN_SLICE), and no other
         own = stored.get(OWN_SLICE) or (stored.get("slice") if stored.get(HELD_OUT, True) else None)
         held_out = same_slice(spec, own)
-        dev_source = args.dev or metrics.get("dev_data")
-        dev = (read_labeled(dev_source, label_names=names, **READ_AS_MODEL, **columns(dev_source))[:2]
-               if dev_source else None)
+        dev, dev_named = dev_set(args.dev, metrics, names)
         # the reliability diagram is drawn aside (in the folder: one file system) and moved in with the rest
         figure_dir = tempfile.TemporaryDirectory(prefix=".calibrate-", dir=folder)
         with torch.no_grad():  # at the length the run was scored at, so that its figures are reproduced
             result = calibrate(model, tokenizer, calibration, dev, out=figure_dir.name, batch_size=args.batch_size,
-                               max_length=metrics.get("max_length"), title=reliability_title(dev_source))
+                               max_length=metrics.get("max_length"), title=dev_named)
         result["slice"], result["source"] = spec, _describe(spec, held_out)
         if not held_out:
             result[HELD_OUT] = False
@@ -518,21 +518,36 @@ def main(argv=None) -> int:
     return EXIT_OK
 
 
-def _plot_only(folder: Path, model, tokenizer, dev_source, batch_size: int, metrics: dict) -> int:
-    """--plot-only: reliability.png redrawn on the dev set with the model's stored temperature (drawn aside and
-    moved in, as a refit's is), at the length the run was scored at; nothing else is written. Prints the dev
-    ECE beside metrics.json's (the figure's are measured again)."""
+def dev_set(dev_option: str | None, metrics: dict, label_names) -> tuple[tuple[list, list] | None, str]:
+    """(dev (texts, labels), the reliability diagram's title) of a refit or a redraw: --dev's file, else the dev set
+    metrics.json records, a file (dev_data) or the slice fine-tuning held out of its training file (dev_slice,
+    drawn again: `train.finetune.held_out_dev`); (None, "") when it records none. A file is read in the model's
+    columns where it has them (`recorded_columns.columns_for`)."""
+    from . import finetune
     from .tables import read_labeled
     from .recorded_columns import columns_for, columns_in_metrics
 
-    if not dev_source:
+    recorded = RunMetrics.from_dict(metrics)
+    if not dev_option and (held_out := recorded.held_out_dev):
+        return finetune.held_out_dev(held_out, label_names), finetune.dev_title(None, held_out)
+    source = dev_option or recorded.dev_data
+    if not source:
+        return None, ""
+    dev = read_labeled(source, *columns_for(source, columns_in_metrics(metrics)), label_names=label_names,
+                       **READ_AS_MODEL)[:2]
+    return dev, reliability_title(source)
+
+
+def _plot_only(folder: Path, model, tokenizer, dev_option: str | None, batch_size: int, metrics: dict) -> int:
+    """--plot-only: reliability.png redrawn on the dev set (`dev_set`) with the model's stored temperature (drawn
+    aside and moved in, as a refit's is), at the length the run was scored at; nothing else is written. Prints the
+    dev ECE beside metrics.json's (the figure's are measured again)."""
+    dev, title = dev_set(dev_option, metrics, model.config.id2label)
+    if dev is None:
         raise ValueError(f"{folder / METRICS_NAME} names no dev set to draw the diagram on: pass --dev")
-    dev = read_labeled(dev_source, *columns_for(dev_source, columns_in_metrics(metrics)),
-                       label_names=model.config.id2label, **READ_AS_MODEL)[:2]
     temperature = model.config.calibration_temperature
     with tempfile.TemporaryDirectory(prefix=".calibrate-", dir=folder) as aside, torch.no_grad():
-        report = report_dev(model, tokenizer, dev, temperature, aside, batch_size, metrics.get("max_length"),
-                            reliability_title(dev_source))
+        report = report_dev(model, tokenizer, dev, temperature, aside, batch_size, metrics.get("max_length"), title)
         os.replace(Path(aside) / RELIABILITY_NAME, folder / RELIABILITY_NAME)
     stored = (metrics.get("calibration") or {}).get("dev") or {}
     was = (f" (metrics.json: {stored['ece_before']:.4f} -> {stored['ece_after']:.4f})"

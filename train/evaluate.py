@@ -5,6 +5,7 @@
     python -m train.evaluate --model runs/sst2 --labeled ../shared/data/sst2/dev.tsv \\
         --imdb ../shared/data/imdb/train.tsv --imdb-n 1000 --out runs/sst2/metrics.json
     python -m train.evaluate --model runs/sst2 --checks tests/data/sentiment_checks.tsv --out runs/sst2/metrics.json
+    python -m train.evaluate --model runs/mine --dev-slice --out runs/mine   # its dev set held out of its training file
 
 IMDB reviews are scored twice: cut to their first --max-length tokens ("accuracy"), and read whole in
 overlapping windows whose logits are averaged, as `roberta.pipeline` reads a long text ("accuracy_whole").
@@ -12,8 +13,9 @@ overlapping windows whose logits are averaged, as `roberta.pipeline` reads a lon
 Classifier probabilities are the calibrated ones (softmax of logits / config.calibration_temperature, as
 `roberta.pipeline` gives them); `--labeled` also reports the expected calibration error without the
 temperature ("ece_uncalibrated") and the log-loss with it ("loss_calibrated"; "loss" is the raw logits', as
-fine-tuning's dev curves measure it). `--checks` scores the behaviour checks (see `score_checks`): accuracy
-per category.
+fine-tuning's dev curves measure it). `--dev-slice` scores a classifier as `--labeled` does on the dev set its
+fine-tuning held out of its training file (`train.finetune --dev-fraction`: metrics.json's dev_slice, drawn again),
+recorded with that slice. `--checks` scores the behaviour checks (see `score_checks`): accuracy per category.
 
 With --precision bf16 (or auto where it picks bf16) the MLM text is scored under bf16 autocast: pretraining's
 final evaluation runs under its training precision (its metrics.json's hardware.precision), so a matching
@@ -387,6 +389,19 @@ def labeled_columns(args) -> tuple[str | None, str | None]:
     return args.text_column or text_column, args.label_column or label_column
 
 
+def held_out_dev(model_id: str, id2label: dict) -> tuple[list[str], list[int], dict]:
+    """--dev-slice: (texts, labels, slice) of the dev set the classifier `model_id` held out of its training file, as
+    its metrics.json records it (`RunMetrics.held_out_dev`), drawn again (`train.finetune.held_out_dev`)."""
+    from .finetune import held_out_dev as draw
+
+    metrics = RunMetrics.read(model_id, missing_ok=True) if Path(model_id).is_dir() else None
+    held_out = metrics.held_out_dev if metrics else None
+    if not held_out:
+        raise ValueError(f"--dev-slice: {model_id} records no dev set held out of its training file (metrics.json "
+                         "dev_slice, written by train.finetune --dev-fraction): give --labeled FILE")
+    return *draw(held_out, id2label), held_out
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m train.evaluate", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -398,6 +413,9 @@ def parse_args(argv=None):
                    help="tokens per row, <s> and </s> included: the MLM text is packed into rows of N tokens, "
                         "classifier inputs are cut to N (default: the model's longest input)")
     p.add_argument("--labeled", help="labelled TSV/CSV (header sentence|text, label) or hub: spec")
+    p.add_argument("--dev-slice", action="store_true",
+                   help="instead of --labeled: the dev set the classifier's fine-tuning held out of its training file "
+                        "(its metrics.json's dev_slice, train.finetune --dev-fraction), drawn again")
     p.add_argument("--text-column", help="--labeled's text column (default: the one the model was fine-tuned on, "
                    "recorded in its metrics.json, else sentence or text)")
     p.add_argument("--label-column", help="--labeled's label column (default: the one the model was fine-tuned on, "
@@ -429,8 +447,10 @@ def parse_args(argv=None):
     p.add_argument("--out", help="write the metrics as JSON: a .json file, or a folder (its metrics.json, as a run "
                                  "folder's); merged into the file if it exists")
     args = p.parse_args(argv)
-    if not (args.mlm_text or args.labeled or args.imdb or args.checks):
-        p.error("nothing to evaluate: give --mlm-text, --labeled, --imdb and/or --checks")
+    if not (args.mlm_text or args.labeled or args.dev_slice or args.imdb or args.checks):
+        p.error("nothing to evaluate: give --mlm-text, --labeled (or --dev-slice), --imdb and/or --checks")
+    if args.labeled and args.dev_slice:
+        p.error("--labeled and --dev-slice both give the labelled data to score: give one")
     if args.batch_size < 1 or args.mlm_max_chars < 0:
         p.error(f"--batch-size must be at least 1 and --mlm-max-chars at least 0 (0 = all), got {args.batch_size} "
                 f"and {args.mlm_max_chars}")
@@ -456,8 +476,9 @@ def run(args) -> dict:
     is_mlm = isinstance(model, RobertaForMaskedLM)
     if args.mlm_text and not is_mlm:
         raise ValueError(f"{args.model} is a classifier; --mlm-text needs a masked-LM model")
-    if (args.labeled or args.imdb or args.checks) and is_mlm:
-        raise ValueError(f"{args.model} is a masked-LM model; --labeled/--imdb/--checks need a classifier")
+    if (args.labeled or args.dev_slice or args.imdb or args.checks) and is_mlm:
+        raise ValueError(f"{args.model} is a masked-LM model; --labeled/--dev-slice/--imdb/--checks need a "
+                         "classifier")
     metrics = {}
     progress = progress_bars(args.no_progress)
     if args.mlm_text:
@@ -477,12 +498,18 @@ def run(args) -> dict:
         metrics["mlm"] = {"source": args.mlm_text, "seed": args.seed, "max_length": max_length,
                           **({"max_chars": args.mlm_max_chars} if args.mlm_max_chars else {}),
                           "precision": precision, **scored}
-    if args.labeled:
-        with naming("--labeled"):
-            texts, labels, _ = read_labeled(args.labeled, *labeled_columns(args), label_names=model.config.id2label,
-                                            labels_fix="its labels must be the model's")
+    if args.labeled or args.dev_slice:
+        if args.dev_slice:  # recorded with its slice: its source is the training file, of which it is a part
+            texts, labels, held_out = held_out_dev(args.model, model.config.id2label)
+            source = {"source": held_out["data"], "dev_slice": held_out}
+        else:
+            with naming("--labeled"):
+                texts, labels, _ = read_labeled(args.labeled, *labeled_columns(args),
+                                                label_names=model.config.id2label,
+                                                labels_fix="its labels must be the model's")
+            source = {"source": args.labeled}
         logits = classifier_logits(model, tokenizer, texts, args.batch_size, max_length, progress=progress)
-        metrics["labeled"] = {"source": args.labeled, "max_length": max_length,
+        metrics["labeled"] = {**source, "max_length": max_length,
                               **evaluate_classifier(model, tokenizer, texts, labels, logits=logits),
                               "temperature": temperature_of(model),
                               "ece_uncalibrated": expected_calibration_error(probabilities(logits), labels),

@@ -18,7 +18,8 @@ step runs train.pretrain / train.finetune in this process from an arguments obje
 command is printed (and recorded in its metrics.json), so any step can be rerun by hand. The input files of
 every step still to run are checked before the first one runs (`check_data`: one `error:` line naming the option;
 the labels of --train and --dev are read too). --finetune-args passes more train.finetune options to both
-fine-tunings, e.g. for your own data: --finetune-args "--text-column review --label-column sentiment --labels neg,pos".
+fine-tunings, e.g. for your own data: --finetune-args "--text-column review --label-column sentiment --labels neg,pos",
+and for a single labelled file without a dev file, --finetune-args "--dev-fraction 0.1" (then no --dev is read).
 --push-to-hub PREFIX uploads mlm/ to PREFIX-mlm and sst2/ to PREFIX-sst2 (train.push); the two repo ids are
 checked before the first step runs. Pretraining caches its packed rows in --cache-dir (default OUT/cache).
 
@@ -53,7 +54,7 @@ from pathlib import Path
 import torch
 
 from roberta.files import write_atomic
-from roberta.run_metrics import RunMetrics, dataset_name, dataset_said, is_sst2
+from roberta.run_metrics import RunMetrics, dataset_name, dataset_said, dev_slice_said
 
 from . import finetune, pretrain, sentiment_recipe, tapt_corpus, tokenizer
 from .arguments import seed_value
@@ -102,7 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                   f"with --quick {QUICK_CORPUS})")
     p.add_argument("--valid", default=pretrain.DEFAULT_VALID, help="held-out text (default: %(default)s)")
     p.add_argument("--train", default=finetune.DEFAULT_TRAIN, help="fine-tuning data (default: %(default)s)")
-    p.add_argument("--dev", default=finetune.DEFAULT_DEV, help="dev set (default: %(default)s)")
+    p.add_argument("--dev", default=finetune.DEFAULT_DEV, help="dev set (default: %(default)s; not read when "
+                                                               "--finetune-args hold one out of --train: "
+                                                               "--dev-fraction)")
     p.add_argument("--imdb", default=finetune.DEFAULT_IMDB, help="out-of-domain IMDB TSV, '' to skip "
                                                                  "(default: %(default)s)")
     p.add_argument("--finetune-args", default="",
@@ -236,17 +239,21 @@ def check_finetune_data(args, fine) -> None:
     """The data of a fine-tuning step (`fine`, its arguments) as train.finetune will read them, each named by the
     recipe's option that gave it, or as --finetune-args --NAME: the headers and the --checks file
     (`finetune.check_data_options`), then every label of --train and --dev (a label outside --labels stopped the
-    fine-tuning after the tokenizer and pretraining; reading SST-2 train takes a quarter of a second)."""
+    fine-tuning after the tokenizer and pretraining; reading SST-2 train takes a quarter of a second); --dev is not
+    read when --finetune-args hold the dev set out of --train (--dev-fraction)."""
     from . import data, tables
 
     def option(name: str) -> str:
         given = name in ("train", "dev", "imdb") and getattr(args, name) == getattr(fine, name)  # the recipe's own
         return f"--{name}" if given else f"--finetune-args --{name}"
 
-    finetune.check_dev(fine.dev, option("dev"))
+    if fine.dev_fraction:  # the dev set is held out of --train: no --dev file is read (nor one given beside it)
+        fine.check_dev_fraction()
+    else:
+        finetune.check_dev(fine.dev, option("dev"))
     id2label = fine.id2label()
     finetune.check_data_options(fine, fine.checks_path(), id2label, option)
-    for name in ("train", "dev"):
+    for name in ("train",) if fine.dev_fraction else ("train", "dev"):
         source = getattr(fine, name)
         if not source.startswith(data.HUB_PREFIX):  # (a hub: spec is left to its loader, as its header is)
             with naming(option(name)):
@@ -289,6 +296,15 @@ def check_gpu_data(parser: argparse.ArgumentParser, args, steps: list[Step]) -> 
             sentiment_recipe.check_input(option, path, default, kind, columns)
 
 
+def finetune_dev(args) -> str | None:
+    """The recipe's --dev as its fine-tunings get it: None (left out: train.finetune's default, which it then does not
+    read) when --finetune-args hold the dev set out of --train (--dev-fraction) and --dev is the recipe's default;
+    a --dev given beside --dev-fraction is passed on, and refused with it. (--gpu relocated the default under --data,
+    and train.finetune took it for a dev file given beside --dev-fraction.)"""
+    given = sentiment_recipe.check_extra_options(args.finetune_args, finetune, "--finetune-args")
+    return None if given.dev_fraction and args.dev == finetune.DEFAULT_DEV else args.dev
+
+
 def cache_dir(args) -> str:
     """Pretraining's --cache-dir: the recipe's own, else OUT/cache (not ./cache/packed in the folder the recipe
     was started from); --quick caches nothing."""
@@ -318,7 +334,7 @@ def plan(args) -> list[Step]:
         pre = {"time_budget_min": args.time_budget_min, "cache_dir": cache_dir(args)}
         fine = {}
     tok_path = args.tokenizer or str(out / "tokenizer" / "tokenizer.json")
-    data = {"train": args.train, "dev": args.dev, "imdb": args.imdb}
+    data = {"train": args.train, "dev": finetune_dev(args), "imdb": args.imdb}
     steps = []
     if args.tokenizer is None:
         tok_argv += ["--seed", str(args.seed), "--out", str(out / "tokenizer")]
@@ -365,7 +381,7 @@ def plan_gpu(args) -> list[Step]:
                    valid=relocate(args.valid, data), **start, dropout=0.0, lr=args.gpu_lr, warmup=0.06, **length,
                    save_every_min=2.0, seed=args.seed, precision=args.precision, compile=args.compile,
                    cache_dir=cache_dir(args), no_progress=True, out=str(out / "mlm"))
-    fine = [*argv_of({"train": relocate(args.train, data), "dev": relocate(args.dev, data),
+    fine = [*argv_of({"train": relocate(args.train, data), "dev": relocate(finetune_dev(args), data),
                       "imdb": relocate(args.imdb, data), "precision": args.precision, "no_progress": True,
                       **quick_fine}), *split_options(args.finetune_args, finetune.__name__)]
     arm = "imdb-sst2" if args.imdb_stage else "sst2"
@@ -443,26 +459,38 @@ def ship(out: Path) -> Path:
 
 
 def majority_share(fine) -> float | None:
-    """The share of the commonest label of a fine-tuning's dev file (`fine`, its arguments: the file read in its
-    columns and labels), the accuracy of always answering it: chance level for a classifier; None when the file
-    cannot be read."""
+    """The share of the commonest label of a fine-tuning's dev set (`fine`, its arguments), the accuracy of always
+    answering it: chance level for a classifier. The dev file read in its columns and labels, or with --dev-fraction
+    the slice the finished run held out of --train, as its metrics.json records it (drawn again:
+    `finetune.held_out_dev`); None when it cannot be read."""
     from .tables import read_labeled
 
     try:
-        labels = read_labeled(fine.dev, fine.text_column, fine.label_column, label_names=fine.id2label(),
-                              column_options=False)[1]
-    except (OSError, ValueError):
+        if fine.dev_fraction:
+            held_out = (RunMetrics.read(fine.out, missing_ok=True) or RunMetrics()).held_out_dev
+            labels = finetune.held_out_dev(held_out, fine.id2label())[1] if held_out else []
+        else:
+            labels = read_labeled(fine.dev, fine.text_column, fine.label_column, label_names=fine.id2label(),
+                                  column_options=False)[1]
+    except USER_ERRORS:
         return None
-    return max(Counter(labels).values()) / len(labels)
+    return max(Counter(labels).values()) / len(labels) if labels else None
 
 
-def dev_accuracy_named(dev_data: str | None) -> str:
-    """The results' heading of the dev figures: "SST-2 dev accuracy", or for a --dev of other data its file, named
-    as the app and the cards name data (`dataset_said`): "dev accuracy on `mine/dev.csv`"."""
-    name = dataset_name(dev_data) if dev_data else None
-    if is_sst2([name] if name else None):
+def dev_accuracy_named(metrics: RunMetrics) -> str:
+    """The results' heading of a fine-tuning's dev figures (`metrics`, its metrics.json): "SST-2 dev accuracy"
+    (`RunMetrics.dev_is_sst2`), or for a dev set of other data its file, named as the app and the cards name data
+    (`dataset_said`): "dev accuracy on `mine/dev.csv`", or the slice held out of the training file: "dev accuracy on
+    20 rows of `mine.csv` held out from fine-tuning, seed 0"."""
+    def code(file: str) -> str:
+        return f"`{file}`"
+
+    if metrics.dev_is_sst2():
         return "SST-2 dev accuracy"
-    return f"dev accuracy on {dataset_said(name, lambda file: f'`{file}`')}"
+    if metrics.held_out_dev:
+        return f"dev accuracy on {dev_slice_said(metrics.held_out_dev, code)}"
+    return f"dev accuracy on {dataset_said(dataset_name(metrics.dev_data), code)}" if metrics.dev_data else \
+        "dev accuracy"
 
 
 def summarize(out: Path, chance: float | None = None) -> dict:
@@ -498,7 +526,7 @@ def summarize(out: Path, chance: float | None = None) -> dict:
              f"Pretraining: {fmt(p['train_tokens'])} tokens, {fmt(p['train_steps'])} steps, "
              f"{fmt(p['train_time_s'], '.0f')} s; held-out MLM loss {fmt(p['eval_loss'])}, accuracy "
              f"{fmt(p['eval_accuracy'], '%')}, perplexity {fmt(p['eval_perplexity'], '.1f')}.", "",
-             f"| classifier | {dev_accuracy_named(pre.get('dev_data') or rnd.get('dev_data'))} | IMDB accuracy "
+             f"| classifier | {dev_accuracy_named(RunMetrics.from_dict(pre or rnd))} | IMDB accuracy "
              "(out of domain) |", "|---|---|---|"]
     for key, label in (("pretrained", "fine-tuned from the pretrained encoder"),
                        ("random_init", "same recipe, random encoder")):

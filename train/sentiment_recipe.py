@@ -156,13 +156,11 @@ def check_init(init: str, option: str = "--init") -> str:
         raise UserError(f"cannot load {option} {init}: {err}") from None
 
 
-def check_extra_options(extra: str, module, option: str) -> list[str]:
-    """A user's extra options for `module` (train.finetune, train.pretrain), e.g. --finetune-args, as words,
-    parsed by the module's own parser without running anything: a ValueError naming `option` if it refuses
-    them (an unknown option, a bad value), one line rather than argparse's usage."""
+def check_extra_options(extra: str, module, option: str) -> argparse.Namespace:
+    """A user's extra options for `module` (train.finetune, train.pretrain), e.g. --finetune-args, parsed by the
+    module's own parser without running anything (the options not given: the module's defaults): a ValueError naming
+    `option` if it refuses them (an unknown option, a bad value), one line rather than argparse's usage."""
     words = split_options(extra, module.__name__)
-    if not words:
-        return words
     parser = arguments.build_parser(ARGUMENTS[module], module.__name__, module.__doc__)
     for action in parser._actions:  # the options the experiment gives itself (finetune's --init)
         action.required = False
@@ -174,8 +172,7 @@ def check_extra_options(extra: str, module, option: str) -> list[str]:
     parser.error = refuse
     parser.exit = lambda status=0, message=None: refuse("--help or --version is not an option to pass on")
     with contextlib.redirect_stdout(io.StringIO()):  # --help's text
-        parser.parse_args(words)
-    return words
+        return parser.parse_args(words)
 
 
 def check_options(args) -> list[str]:
@@ -192,8 +189,10 @@ def check_options(args) -> list[str]:
                          f"[0, 1], got {args.tapt_minutes:g}, {args.ema_decay:g} and {args.dropout:g}")
     if repeated := sorted({s for s in args.seeds if args.seeds.count(s) > 1}):  # one run folder, averaged twice
         raise ValueError(f"--seeds names seed {', '.join(map(str, repeated))} more than once: each seed is one run")
-    check_extra_options(args.finetune_args, finetune, "--finetune-args")
-    check_extra_options(args.imdb_args, finetune, "--imdb-args")
+    for extra, option in ((args.finetune_args, "--finetune-args"), (args.imdb_args, "--imdb-args")):
+        given = check_extra_options(extra, finetune, option)
+        if given.dev_fraction:  # its range, and no dev file beside it: refused now, not by each run after TAPT
+            finetune.FinetuneArguments(**vars(given)).check_dev_fraction()
     check_extra_options(args.tapt_args, pretrain, "--tapt-args")
     return arms
 
@@ -303,7 +302,8 @@ def data_inputs(args, steps: list[Step]) -> list[tuple[str, str, bool, str, dict
                 add("--imdb-train", a.train, finetune.DEFAULT_IMDB, "labeled", **columns)
             else:
                 add(f"{extra} --train", a.train, finetune.DEFAULT_TRAIN, "labeled", **columns)
-            add(f"{extra} --dev", a.dev, finetune.DEFAULT_DEV, "labeled", **columns)
+            if not a.dev_fraction:  # (with it, the dev set is held out of --train: --dev is not read)
+                add(f"{extra} --dev", a.dev, finetune.DEFAULT_DEV, "labeled", **columns)
             add(f"{extra} --imdb", a.imdb, finetune.DEFAULT_IMDB, "labeled", text_column=IMDB_TEXT_COLUMN,
                 label_column="label")
     return inputs
