@@ -409,9 +409,9 @@ def training_text_figure(loaded) -> AboutFigure | None:
 
 
 def gpu_phases_text(loaded) -> str:
-    """", and for 3 of the encoder's 26 pretraining phases (18 of training, 8 weight averages) one GPU (NVIDIA H100
-    80GB HBM3), which trained 1.58B of the encoder's 2.02B tokens in 19 min" from phases.json's hardware, or ""
-    when no phase ran on a GPU (or the MLM is not there)."""
+    """", and for 4 of the encoder's 28 pretraining phases (19 of training, 9 weight averages) one GPU (NVIDIA H100
+    80GB HBM3 or NVIDIA H200), which trained 1.72B of the encoder's 2.16B tokens in 21 min" from phases.json's
+    hardware, or "" when no phase ran on a GPU (or the MLM is not there)."""
     phases = loaded.extras.get("phases") if loaded.available else None
     phases = phases if isinstance(phases, list) else []
     gpus = [gpu for gpu in map(gpu_of, phases) if gpu]

@@ -25,8 +25,9 @@ is a terminal; --no-progress turns them off.
 
 MLM figures use one fixed, seeded mask over the whole held-out set (the same positions are masked in
 every run and for every batch size), so numbers are comparable between checkpoints and runs. The draw of
-masks moves WikiText-2 valid's accuracy by up to about half a point (the phase-7 model: 45.0-45.6% over 5
-draws); `--mlm-seeds 5` averages five (seeds --seed to --seed + 4), as a comparison of two models should.
+masks moves WikiText-2 valid's accuracy by about half a point (the phase-7 model: 45.0-45.6% over 5 draws;
+phase 28, the shipped one: 52.67-53.32%); `--mlm-seeds 5` averages five (seeds --seed to --seed + 4), as a
+comparison of two models should.
 """
 from __future__ import annotations
 
