@@ -563,12 +563,15 @@ def interrupt_at(monkeypatch, step):
 @pytest.mark.slow  # end-to-end script run, several seconds
 @pytest.mark.parametrize("masking,precision", [("dynamic", "fp32"), ("static", "fp32"), ("dynamic", "bf16")])
 def test_resume_is_bit_identical(train_files, tmp_path, monkeypatch, capsys, masking, precision):
-    # dropout on, gradient accumulation, an evaluation in the middle: all must be restored exactly
+    # dropout on (pretraining's default is off: it draws from torch's global generator, which the checkpoint
+    # must restore), gradient accumulation, an evaluation in the middle: all must be restored exactly
     extra = ["--max-steps", "8", "--grad-accum", "2", "--eval-every", "3", "--masking", masking, "--dupe-factor", "2",
              "--log-every", "1", "--corpus-chars", "800",  # about 3 steps per epoch: resume crosses epochs
-             "--precision", precision]
+             "--dropout", "0.1", "--precision", precision]
     full, split = tmp_path / "full", tmp_path / "split"
     assert pretrain.main(open_ended_argv(train_files, full, *extra)) == 0
+    config = json.loads((full / "config.json").read_text())
+    assert config["hidden_dropout_prob"] == config["attention_probs_dropout_prob"] == 0.1
 
     with monkeypatch.context() as m:
         interrupt_at(m, 5)

@@ -95,8 +95,8 @@ class PretrainArguments(ModelArguments, TrainingArguments):
                                       "frequencies of the training rows (add-one smoothed), so the first prediction "
                                       "is the corpus's unigram distribution instead of a uniform one (default: "
                                       "%(default)s)", group="masking", choices=("zero", "unigram"))
-    # No dropout in pretraining: a run of ~1 pass over the data does not overfit, and dropout's random masks
-    # cost ~30% of a CPU training step (benchmarks/bench_train_step.py). Fine-tuning keeps 0.1.
+    # No dropout in pretraining (RoBERTa used 0.1): every shipped phase ran without it, and dropout's random masks
+    # cost 25-37% of a CPU training step's throughput (docs/performance.md). Fine-tuning keeps 0.1.
     dropout: float | None = redefault("dropout", 0.0)
     out: str = redefault("out", "runs/pretrain")  # the loop's other defaults are the pretraining recipe's
 

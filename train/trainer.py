@@ -15,9 +15,9 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
 - Data order: epoch e visits the rows in a permutation seeded by (seed, e). A step takes the next
   `--batch-size` rows (the *global* batch, wrapping around at the end of the epoch, so every batch is full).
   `--batch-order length` regroups each permutation so that a batch holds rows of similar length
-  (`length_grouped`): fine-tuning pads a batch to its longest row, and SST-2's phrases (1-68 tokens) in
-  random batches of 32 are 2.9x their real tokens, grouped 1.04x (the 55,841 rows beside the calibration
-  slice, two epochs). The trainer state records the version of that order (`LENGTH_GROUPED_SCHEME`): a run
+  (`length_grouped`): fine-tuning pads a batch to its longest row, and SST-2's phrases (3-66 tokens, <s> and
+  </s> included) in random batches of 32 are 2.9x their real tokens, grouped 1.04x (the 55,841 rows beside the
+  calibration slice, two epochs). The trainer state records the version of that order (`LENGTH_GROUPED_SCHEME`): a run
   resumed in the middle of an epoch that began in an earlier version's order finishes the epoch in it.
 - Several processes (`torchrun --nproc_per_node N`, DistributedDataParallel): every rank builds the same
   global batch (masking included, from identically seeded generators), keeps its own 1/N slice of the rows
