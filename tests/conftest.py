@@ -2,7 +2,8 @@
 (`scripts.tiny_models`, which the load check's --tiny shares).
 
 Everything here is built in seconds from data the tests generate; nothing is downloaded, and the Hugging Face
-cache is an empty one of the session's own (HF_HOME).
+cache is an empty one of the session's own (HF_HOME), in a folder of the session's own that Gradio's file cache
+shares (GRADIO_TEMP_DIR).
 """
 import atexit
 import os
@@ -10,15 +11,71 @@ import shutil
 import tempfile
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, and so no sweep of stopped sessions' folders
+    fcntl = None
+
+SESSION_PREFIX = "tests-session-"  # the session's folder in the system's temporary folder: tests-session-XXXXXXXX
+SESSION_LOCK = ".lock"  # in it, under the session's flock while it runs
+
+
+def remove_stopped_sessions_folders() -> None:
+    """Remove the folders of earlier sessions that ended without running their atexit (a SIGTERM, a SIGKILL: a CI
+    cancel, a timeout): those whose .lock no process holds. The kernel lets go of a flock however its process ends,
+    and a running session's .lock is held from the moment it has that name (`new_session_folder`), so a running
+    session's folder is never taken, whichever process namespace it runs in."""
+    if fcntl is None:
+        return
+    for lock in Path(tempfile.gettempdir()).glob(f"{SESSION_PREFIX}*/{SESSION_LOCK}"):
+        try:
+            fd = os.open(lock, os.O_RDONLY)
+        except OSError:  # removed meanwhile, or another user's
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: that session runs (or this file system has no flock: kept to be safe)
+            pass
+        else:
+            shutil.rmtree(lock.parent, ignore_errors=True)
+        finally:
+            os.close(fd)
+
+
+def new_session_folder() -> Path:
+    """A new folder for this session, removed at exit, and its .lock held until this process ends (the descriptor is
+    never closed, and no child started by subprocess inherits it). The lock is taken on .lock.new, then renamed, so
+    that another session's sweep never finds a free .lock in a folder that is just starting."""
+    folder = Path(tempfile.mkdtemp(prefix=SESSION_PREFIX))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    if fcntl is not None:
+        starting = folder / f"{SESSION_LOCK}.new"
+        fd = os.open(starting, os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a file system without flock: the folder stays unnamed to the sweep, and so is never swept
+            os.close(fd)
+        else:
+            starting.rename(folder / SESSION_LOCK)
+    return folder
+
+
 # No test reaches the network, here or in CI (which sets this too): set before huggingface_hub is imported,
 # which reads it once, so that a run here behaves as CI's does
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# ... nor a developer's Hugging Face cache: an empty one for the session (a cached FacebookAI/roberta-base would
-# load where the tests expect "not in its download cache"). In os.environ, so the apps and scripts the tests start
-# (scripts/app_process.py passes os.environ on) read the same one.
-HF_HOME = Path(tempfile.mkdtemp(prefix="tests-hf-home-"))
-atexit.register(shutil.rmtree, HF_HOME, ignore_errors=True)
+# The session's folder. Made here, at import, and not as a fixture: huggingface_hub and Gradio read the two variables
+# below once, when they are imported (by this file, or by a test file as it is collected, before any fixture runs)
+remove_stopped_sessions_folders()
+SESSION_FOLDER = new_session_folder()
+# ... no test reads a developer's Hugging Face cache either: an empty one for the session (a cached
+# FacebookAI/roberta-base would load where the tests expect "not in its download cache"). In os.environ, so the apps
+# and scripts the tests start (scripts/app_process.py passes os.environ on) read the same one.
+HF_HOME = SESSION_FOLDER / "hf-home"
+HF_HOME.mkdir()
 os.environ["HF_HOME"] = str(HF_HOME)
+# ... and the files Gradio serves (plots, uploads) are cached in the session's folder, not in a shared
+# $TMPDIR/gradio that outlives the run: the tests' apps, and the apps they start, alike
+os.environ["GRADIO_TEMP_DIR"] = str(SESSION_FOLDER / "gradio")
 for _name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ASSETS_CACHE", "HF_XET_CACHE", "TRANSFORMERS_CACHE",
               "HF_DATASETS_CACHE", "HF_TOKEN_PATH"):
     os.environ.pop(_name, None)  # each defaults to a folder in HF_HOME
@@ -33,6 +90,29 @@ from scripts.tiny_models import make_sentences, save_tiny_model, tiny_tokenizer 
 if not Path(hub_constants.HF_HUB_CACHE).is_relative_to(HF_HOME):  # huggingface_hub read its paths before this
     raise pytest.UsageError(f"huggingface_hub was imported before tests/conftest.py set HF_HOME: its cache is "
                             f"{hub_constants.HF_HUB_CACHE}, not in {HF_HOME}")
+
+
+def flush_denormal_is_on() -> bool:
+    """Whether float denormals are flushed to zero: torch sets it (`torch.set_flush_denormal`) but has no getter,
+    and a float32 denormal times one reads 0 when it is on."""
+    return (torch.tensor([1e-40]) * 1).item() == 0.0
+
+
+FLUSH_DENORMAL_AT_START = flush_denormal_is_on()
+
+
+@pytest.fixture(autouse=True)
+def flush_denormal_as_the_session_started():
+    """A training run or a benchmark in this process turns flush-to-zero on for the rest of it
+    (`roberta.loss.enable_fast_cpu_math`, as every training process should), in a test or in a module's fixture
+    that trains (set up before this one): each test starts and ends with the setting the session started with, so
+    that it computes as it does alone, whatever ran before it (a few microseconds a test)."""
+    def restore():
+        if flush_denormal_is_on() != FLUSH_DENORMAL_AT_START:
+            torch.set_flush_denormal(FLUSH_DENORMAL_AT_START)
+    restore()
+    yield
+    restore()
 
 
 @pytest.fixture(scope="session")
@@ -134,7 +214,7 @@ def roberta_base_style_tokenizer_file(tmp_path_factory, tokenizer):
                   "merges": [" ".join(m) if isinstance(m, list) else m for m in ours["model"]["merges"]]},
     }
     path = tmp_path_factory.mktemp("roberta-base-style") / "tokenizer.json"
-    path.write_text(json.dumps(data, ensure_ascii=False))
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     return path
 
 

@@ -1,13 +1,16 @@
 """What several test files share: the arguments of a tiny training run, running an entry point in this process or
-in a new one and reading its exit status and messages, an empty upload bundle, running a docs page's Python blocks.
-One place each, so that no test file imports from another."""
+in a new one and reading its exit status and messages, an empty upload bundle, a folder as if read-only, sys.path
+kept while a benchmark loads, running a docs page's Python blocks. One place each, so that no test file imports from
+another."""
 import ast
 import contextlib
+import errno
 import io
 import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from train import gpu_transfer, runtime
@@ -81,6 +84,30 @@ def empty_bundle(folder: Path) -> Path:
     (folder / "data").mkdir(parents=True)
     (folder / gpu_transfer.BUNDLE_NAME).write_text('{"files": {}}')
     return folder
+
+
+def read_only(monkeypatch, folder):
+    """`folder` as if on a read-only file system, for the write probe every script makes before its work
+    (`train.runtime.writable_folder`; a test runs as root, for whom no permission makes a folder read-only)."""
+    real = tempfile.TemporaryDirectory
+
+    def probe(*args, dir=None, **kwargs):
+        if dir is not None and Path(dir) == folder:
+            raise OSError(errno.EROFS, "Read-only file system", str(folder))
+        return real(*args, dir=dir, **kwargs)
+    monkeypatch.setattr(runtime.tempfile, "TemporaryDirectory", probe)
+
+
+@contextlib.contextmanager
+def sys_path_kept():
+    """sys.path as it was, after the block: a benchmark puts the repository on it as it loads (and
+    bench_tokens_embeddings benchmarks/ too), to run as a script from anywhere, and a later test's `import bench_...`
+    would work by accident in one order and not in another."""
+    before = sys.path[:]
+    try:
+        yield
+    finally:
+        sys.path[:] = before
 
 
 def lock_is_free(out) -> bool:

@@ -10,6 +10,8 @@ from demo.embedding_view import score_analogies
 from demo.examples import ANALOGY_PROBE
 from scripts import analogy_probe
 
+from helpers import ROOT
+
 WORDS = ["man", "woman", "king", "queen", "cat", "cats", "dog", "dogs", "red", "blue"]
 
 
@@ -55,7 +57,7 @@ def test_the_script_prints_a_table_and_writes_every_answer(tiny_mlm_dir, tmp_pat
     printed = capsys.readouterr().out
     assert f"| {tiny_mlm_dir} | " in printed and "| model | top-1 | top-5 | animals (top-1) |" in printed
     assert f"{tiny_mlm_dir}: cat : dog :: qxzjvkwpqxzjvkwp : ? not asked: Word c: " in printed
-    saved = json.loads(out.read_text())[str(tiny_mlm_dir)]
+    saved = json.loads(out.read_text(encoding="utf-8"))[str(tiny_mlm_dir)]
     assert saved["questions"] == 2 and len(saved["answers"]) == 2
 
 
@@ -66,7 +68,8 @@ def test_a_bad_probe_file_is_refused_plainly(tmp_path):
         analogy_probe.read_probe(bad)
     bad.write_text("category\ta\tb\tc\texpected\ncapital\tParis\tFrance\tBerlin\tGermany\n")
     assert analogy_probe.read_probe(bad) == [("capital", "Paris", "France", "Berlin", "Germany")]
-    bad.write_text("\ufeffcategory\ta\tb\tc\texpected\ncapital\tParis\tFrance\tBerlin\tGermany\n")  # a BOM: read
+    bad.write_text("\ufeffcategory\ta\tb\tc\texpected\ncapital\tParis\tFrance\tBerlin\tGermany\n",  # a BOM: read
+                   encoding="utf-8")
     assert analogy_probe.read_probe(bad) == [("capital", "Paris", "France", "Berlin", "Germany")]
     bad.write_text("category\ta\tb\tc\texpected\n")
     with pytest.raises(ValueError, match="no analogy probe rows"):
@@ -74,7 +77,7 @@ def test_a_bad_probe_file_is_refused_plainly(tmp_path):
 
 
 def test_the_default_questions_are_one_token_words_to_the_shipped_tokenizer():
-    tokenizer = roberta.load_tokenizer("assets/mini-roberta-mlm")
+    tokenizer = roberta.load_tokenizer(ROOT / "assets" / "mini-roberta-mlm")  # from the repository, whatever the cwd
     assert len(ANALOGY_PROBE) == 43 and len(set(ANALOGY_PROBE)) == 43
     for question in ANALOGY_PROBE:
         for word in question[1:]:

@@ -224,7 +224,8 @@ def test_sentiment_example(page):
     words = page.locator("#st-words")
     sync_api.expect(words).to_contain_text("bad")
     sync_api.expect(words).to_contain_text("not")
-    sync_api.expect(page.get_by_text("How to read it")).to_be_visible()
+    # within the tab's own explanation: the Embeddings tab's analogy note says "how to read it" too, once drawn
+    sync_api.expect(page.locator("#st-explain").get_by_text("How to read it")).to_be_visible()
     sync_api.expect(page.get_by_text("green words push towards positive")).to_be_visible()  # a worded legend
     sync_api.expect(page.get_by_text("pink words push towards negative")).to_be_visible()
     assert page.locator("#st-words [data-testid='highlighted-text:color-legend']").count() == 0  # not -1/0/+1

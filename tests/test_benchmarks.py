@@ -2,12 +2,16 @@
 test), so that a README table's command keeps working."""
 import importlib.util
 import re
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 from demo.models import configure_torch
+from roberta.loss import enable_fast_cpu_math
+
+from helpers import sys_path_kept
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 THREADS = torch.get_num_threads()  # as the session runs the other test modules
@@ -26,7 +30,8 @@ def torch_threads_restored():
 def load(name):
     spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    with sys_path_kept():  # it puts its folders on sys.path as it loads
+        spec.loader.exec_module(module)
     return module
 
 
@@ -43,6 +48,26 @@ def test_a_benchmark_sets_torchs_thread_count_for_its_own_run(monkeypatch):
 def test_the_next_test_runs_on_the_sessions_thread_count():
     """The test before this one set another count: the fixture gave the session's back."""
     assert torch.get_num_threads() == THREADS
+
+
+def test_a_loaded_benchmark_leaves_sys_path_as_it_was():
+    before = sys.path[:]
+    load("bench_tokens_embeddings")  # it puts the repository and benchmarks/ on sys.path as it loads
+    assert sys.path == before
+
+
+DENORMAL = 1e-40  # below float32's smallest normal number (1.2e-38)
+
+
+def test_a_benchmark_flushes_denormals_to_zero():
+    enable_fast_cpu_math()  # as the train-step and matmul benchmarks, and every training run, do in this process
+    assert (torch.tensor([DENORMAL]) * 1).item() == 0.0
+
+
+def test_the_next_test_keeps_denormals():
+    """The test before this one turned flush-to-zero on: the tests' fixture (conftest.py) put back the session's
+    setting (off), so that the files after this one compute as they do alone."""
+    assert (torch.tensor([DENORMAL]) * 1).item() > 0  # flushed, it reads 0
 
 
 def test_train_step_benchmark_reports_both_models(capsys):

@@ -12,10 +12,13 @@ import importlib.util
 import io
 import re
 import shlex
+import sys
 import typing
 from pathlib import Path
 
 import pytest
+
+from helpers import sys_path_kept
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -117,7 +120,8 @@ def command_parser(module: str) -> argparse.ArgumentParser:
     if module.endswith(".py"):
         spec = importlib.util.spec_from_file_location(Path(module).stem, ROOT / module)
         main = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(main)
+        with sys_path_kept():  # a benchmark puts its folders on sys.path as it loads
+            spec.loader.exec_module(main)
     else:
         main = importlib.import_module(module)
     with pytest.MonkeyPatch.context() as patch:
@@ -129,6 +133,14 @@ def command_parser(module: str) -> argparse.ArgumentParser:
             pass
     assert parsers, f"{module}: main() built no parser"
     return parsers[0]
+
+
+def test_a_benchmarks_parser_read_here_leaves_sys_path_as_it_was():
+    """bench_tokens_embeddings puts the repository and benchmarks/ on sys.path as it loads: after it, a later test's
+    `import bench_...` worked by accident (so in one order and not in another)."""
+    before = sys.path[:]
+    command_parser.__wrapped__("benchmarks/bench_tokens_embeddings.py")  # loaded again, whatever the cache holds
+    assert sys.path == before
 
 
 def parser_tree(parser: argparse.ArgumentParser):

@@ -375,7 +375,8 @@ def test_gpu_session_runs_every_test_that_waits_for_a_gpu():
     """A test skipped here for want of a GPU says it runs in train.gpu_session's tests: its file must be there."""
     from train import gpu_session
     waiting = {f"tests/{path.name}" for path in Path(__file__).parent.glob("test_*.py")
-               if "runs in train.gpu_session's tests" in path.read_text()} - {"tests/test_gpu_transfer.py"}
+               if "runs in train.gpu_session's tests" in path.read_text(encoding="utf-8")}
+    waiting -= {"tests/test_gpu_transfer.py"}
     assert waiting and waiting <= set(gpu_session.TESTS.split())
 
 

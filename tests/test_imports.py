@@ -9,7 +9,7 @@ def imported_modules(path: Path) -> set[str]:
     """What a module of the package imports, anywhere in it: `roberta.x` as "x", the package itself as
     "__init__", anything else by its top-level name ("torch", "train")."""
     dotted = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
         if isinstance(node, ast.Import):
             dotted |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):

@@ -617,7 +617,8 @@ def test_a_tokenizer_the_model_cannot_run_is_still_refused(tiny_clf_dir, tiny_ml
     with pytest.raises(ModelLoadError, match=f"^the tokenizer has {tokens:,} tokens but the model only 200: they do "
                                              "not belong together"):
         roberta.pipeline("text-classification", model=smaller, tokenizer=tokenizer)
-    data = json.loads((tiny_mlm_dir / "tokenizer.json").read_text())  # <mask> moved to id 5,000, leaving a gap
+    # <mask> moved to id 5,000, leaving a gap
+    data = json.loads((tiny_mlm_dir / "tokenizer.json").read_text(encoding="utf-8"))
     for added in data["added_tokens"]:
         added["id"] = 5000 if added["content"] == "<mask>" else added["id"]
     data["model"]["vocab"] = {t: (5000 if t == "<mask>" else i) for t, i in data["model"]["vocab"].items()}

@@ -683,7 +683,8 @@ def test_kept_checkpoints_are_every_step_and_export_as_model_folders_to_average(
                            roberta.RobertaForMaskedLM.from_pretrained(out).roberta.embeddings.word_embeddings.weight)
     metrics = json.loads((step2 / "metrics.json").read_text())
     assert metrics["train_steps"] == 2 and metrics["train_tokens"] == state["tokens"] > 0
-    assert (step2 / "tokenizer.json").read_text() == (out / "tokenizer.json").read_text()
+    assert (step2 / "tokenizer.json").read_text(encoding="utf-8") == \
+        (out / "tokenizer.json").read_text(encoding="utf-8")
     assert "held-out" not in (step2 / "README.md").read_text()  # the run's card describes its end, not this step
     assert "held-out" in (out / "README.md").read_text()
 
