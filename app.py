@@ -77,8 +77,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
     wiring = Wiring(demo, handlers.chooser)
     wire, examples, model_box, guarded, drawn_state = (wiring.wire, wiring.examples, wiring.model_box,
                                                        wiring.guarded, wiring.drawn_state)
-    gr.Markdown("# RoBERTa from scratch\nA small RoBERTa written from scratch in PyTorch, pretrained with masked "
-                "language modelling and fine-tuned on SST-2 sentiment. Try it, look inside, see how it learned.")
+    gr.Markdown("# RoBERTa from scratch\n" + about.page_header(MODELS))  # the served classifier's task
     with gr.Tabs(overflow_behavior="wrap"):  # never a "..." menu: short names fit at 390 px, else they wrap
         with gr.Tab(KINDS["mlm"].tab, id="fill", elem_id="tab-fill"):
             notice(MODELS, "mlm")
@@ -169,8 +168,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             st_hint = hint(explain.tab_hint(ST_SERVED))
             with gr.Row():
                 with gr.Column() as st_input_col:
+                    # a review, classified at start-up; no text for a classifier whose labels name no sentiment
                     st_text = Textbox(elem_id="st-text", label="Text", info=ENTER, **TEXT,
-                                      value="A gorgeous, funny and deeply moving film.")
+                                      value=explain.opening_text(ST_SERVED),
+                                      placeholder=explain.text_placeholder(ST_SERVED))
                     st_error = error_box("st-error")
                     # the model box's messages name the tab as it opens ("the Classify tab needs a text classifier":
                     # the chooser's `tab_names`)
@@ -181,8 +182,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     # model_choice.LIMITS' 16, and SENTIMENT_MODEL is the operator's
                     st_label = gr.Label(label=explain.answer_label(ST_SERVED), elem_id="st-label")
                     model_note(NOTES["sentiment"])
-            # fixed polarity: green = towards positive (or the classifier's second label), pink = away (the CSS
-            # recolours Gradio's red and purple; the explanation words it)
+            # fixed polarity: green = towards positive (or the classifier's second label), pink = away; for more
+            # than two labels, green = towards the answer (the CSS recolours Gradio's red and purple; the
+            # explanation words it)
             st_words = gr.HighlightedText(label=explain.words_label(ST_SERVED), show_legend=False, elem_id="st-words")
             st_explain = gr.Markdown(elem_id="st-explain", label="explanation", show_label=False, **USER_TEXT)
             # what if the word that pushed most were removed or negated? (demo/counterfactual.py)
@@ -197,7 +199,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             st_page_out = [*st_out, st_hint, st_tab]
             st_ui_in = [st_text, st_current]  # the page reads the tab's model, not a box still loading one
             st_ui = wire([st_btn.click, st_text.submit, st_current.change], handlers.classify, [st_text, st_model],
-                         st_out, st_error, "classify", on_load=True, ui_inputs=st_ui_in,
+                         st_out, st_error, "classify", on_load=bool(st_text.value), ui_inputs=st_ui_in,
                          page=(handlers.classify_page, st_page_out))
             with st_input_col:  # under the text, not below What if?
                 examples(SENTIMENT_EXAMPLES, st_text, st_page_out, st_ui, st_error, "classify", run_inputs=st_ui_in,
@@ -527,7 +529,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             with gr.Accordion("Architecture and parameter counts", open=False):
                 gr.Markdown(ABOUT["architecture"])
             with gr.Accordion("Training recipe", open=False):
-                gr.Markdown(about.RECIPE)
+                gr.Markdown(ABOUT["recipe"])
 
 wiring.queue()  # the compute, slow and loading queues, each with its own bound (APP_QUEUE_SIZE waiting)
 

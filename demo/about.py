@@ -19,32 +19,99 @@ from roberta.config import PRESETS
 from roberta.masking import DUPE_FACTOR
 from roberta.run_metrics import dataset_name, readable_dataset, said_list
 
+from . import explain
 from .bpe_view import GPT2_VOCAB_SIZE
 from .formatting import code, large_count, md_escape, millions, minutes, pct
-from .model_facts import dev_is_sst2, finite_number, gpu_of, held_out_dev_markdown, held_out_markdown, model_facts
+from .model_facts import (dev_is_sst2, finite_number, gpu_of, had_earlier_stages, held_out_dev_markdown,
+                          held_out_markdown, model_facts)
 from .model_notes import TARGETS_SAID, phases_counted, pretraining_by_device, shipped_accuracy_said
-from .models import ROOT, Models, shown_source
+from .models import KINDS, ROOT, Models, shown_source
 from .training_counts import counts_file, counts_for
 
-# the About tab shows it in an accordion titled "Training recipe": no heading of its own
-RECIPE = """- **Pretraining** (`python -m train.pretrain`): masked language modelling only, no next-sentence prediction;
+# the About tab shows the recipe (`recipe_text`) in an accordion titled "Training recipe": no heading of its own
+PRETRAINING_RECIPE = """\
+- **Pretraining** (`python -m train.pretrain`): masked language modelling only, no next-sentence prediction;
 documents concatenated across their boundaries, with `</s>` between them, and cut into full rows of the model's
 length (like RoBERTa's FULL-SENTENCES, except that RoBERTa ends each row at a sentence boundary); 15% of tokens
 selected, of which 80% become `<mask>`, 10% a random token and 10% stay unchanged, with a fresh mask every time a
 row is seen (dynamic masking); byte-level BPE tokenizer; AdamW with warm-up and a decaying learning rate.
+"""
+# why the head reads `<s>`, true of any RoBERTa classifier
+HEAD_ON_S = """BERT's `[CLS]` was pretrained by next-sentence prediction; RoBERTa has none, so `<s>` gets no
+sentence-level training before fine-tuning, where the head learns to read the sentence from it (the heads that
+park on `<s>` in the Attention tab are another matter)."""
+SHIPPED_FINE_TUNING = f"""\
 - **Fine-tuning** (`python -m train.sentiment_recipe`): a pretrained encoder (for the shipped classifier, an
 earlier phase of the fill-mask model's: the Sentiment tab's note says which) plus a new classification head
-on `<s>`. BERT's `[CLS]` was pretrained by next-sentence prediction; RoBERTa has none, so `<s>` gets no
-sentence-level training before fine-tuning, where the head learns to read the sentence from it (the heads that
-park on `<s>` in the Attention tab are another matter). In three stages: a short masked-language-model run on
+on `<s>`. {HEAD_ON_S} In three stages: a short masked-language-model run on
 lower-cased review text (task-adaptive pretraining), a stage on IMDB reviews, then SST-2 (texts detokenized and
 lower-cased, here as in training).
 Each SST-2 run keeps its end-of-run weights or their moving average (no checkpoint is chosen on the dev set), and the
-served classifier is the uniform weight average of several seeds' runs, with a temperature fitted on held-out
+shipped classifier is the uniform weight average of several seeds' runs, with a temperature fitted on held-out
 training sentences.
-
-The exact settings, data, hardware and times of each run are in its model card.
 """
+RECIPE_SOURCES = "\nThe exact settings, data, hardware and times of each run are in its model card.\n"
+RECIPE = PRETRAINING_RECIPE + SHIPPED_FINE_TUNING + RECIPE_SOURCES  # the shipped models'
+# how a classifier of other data started (metrics.json's init_gave), for `fine_tuning_said`
+STARTS = {"encoder": "a pretrained encoder plus a new classification head on `<s>`",
+          "random encoder": "a randomly initialised encoder plus a new classification head on `<s>`",
+          "encoder and classifier head": "the encoder and classification head of an earlier fine-tuning stage"}
+
+
+def follows_shipped_recipe(loaded) -> bool:
+    """Whether a classifier was made by the shipped classifier's recipe, as far as its metrics.json says: SST-2
+    (`LoadedModel.fine_tuned_on_sst2`) after task-adaptive pretraining and an IMDB stage, averaged over seeds."""
+    facts = model_facts(loaded)
+    return loaded.fine_tuned_on_sst2 and facts.get("stages") == ["tapt", "imdb"] and bool(facts.get("averaged"))
+
+
+def fine_tuning_said(loaded) -> str:
+    """The recipe's fine-tuning item for a classifier the shipped recipe did not make (`follows_shipped_recipe`),
+    from what its metrics.json records: how it started, its data and stages, a weight average, a temperature; or
+    that it records nothing."""
+    metrics = loaded.extras.get("metrics")
+    if metrics is None:
+        return (f"- **Fine-tuning**: this server's classifier, {classifier_title(loaded)}, has no metrics.json: how "
+                f"it was fine-tuned is not recorded here ({card_link(loaded)}). {HEAD_ON_S}\n")
+    facts = model_facts(loaded)
+    start = STARTS.get(metrics.init_gave, "a pretrained encoder plus a classification head on `<s>`")
+    data = f" on {data_markdown(facts['data'])}" if facts.get("data") else ""
+    labels = said_list([md_escape(label) for label in explain.label_names(loaded.config)])
+    after = {"tapt": "task-adaptive pretraining", "imdb": "a labelled IMDB stage"}
+    stages = [after[stage] for stage in facts.get("stages", [])]
+    said = (f"- **Fine-tuning** (this server's classifier, not the shipped one): {start}, fine-tuned{data} "
+            f"(labels {labels})" + (f" after {said_list(stages)}" if stages else "") + f". {HEAD_ON_S}")
+    if facts.get("averaged"):
+        said += f" It is the uniform weight average of {facts['averaged']} runs."
+    if metrics.calibration:
+        said += (" Its scores are divided by a temperature fitted on held-out examples (the "
+                 f"{explain.tab_name(loaded.config)} tab's calibration note).")
+    return said + "\n"
+
+
+def recipe_text(models: Models) -> str:
+    """The About tab's "Training recipe": pretraining, then the shipped classifier's recipe (`RECIPE`) where the
+    served classifier was made by it (`follows_shipped_recipe`) or none is loaded, else what the served
+    classifier's metrics.json records (`fine_tuning_said`)."""
+    loaded = models.sentiment
+    if not loaded.available or follows_shipped_recipe(loaded):
+        return RECIPE
+    return PRETRAINING_RECIPE + fine_tuning_said(loaded) + RECIPE_SOURCES
+
+
+HEADER = "A small RoBERTa written from scratch in PyTorch, pretrained with masked language modelling{tuned}. {more}"
+TRY = "Try it, look inside, see how it learned."
+
+
+def page_header(models: Models) -> str:
+    """The line under the page's title, for the classifier served: "... and fine-tuned on SST-2 sentiment" for the
+    shipped one, or one the app names as it (`LoadedModel.title`: SST-2's data or labels), and for none loaded (the
+    page is laid out for SST-2's); else "... modelling. This server's classifier: text classifier (labels world,
+    sports, business and science; fine-tuned on `topics.csv`)." (its title, `classifier_title`)."""
+    loaded = models.sentiment
+    if not loaded.available or loaded.title == KINDS["sentiment"].title:
+        return HEADER.format(tuned=" and fine-tuned on SST-2 sentiment", more=TRY)
+    return HEADER.format(tuned="", more=f"This server's classifier: {classifier_title(loaded)}. {TRY}")
 
 
 def parameter_table(model) -> tuple[str, int]:
@@ -209,9 +276,11 @@ def _training_row(loaded, facts: dict) -> tuple[str, str] | None:
     averages = len(phases) - len(trained)
     if "train_minutes" in facts and facts.get("averaged"):  # a weight average: its own wall time is the averaging
         spent = minutes(facts["train_minutes"])
-        if loaded.key != "mlm":
+        if loaded.key != "mlm" and had_earlier_stages(facts):
             training.append(f"a weight average of {facts['averaged']} fine-tuning runs, whose last stage took "
                             f"{spent} in all (the model card has the earlier stages)")
+        elif loaded.key != "mlm":
+            training.append(f"a weight average of {facts['averaged']} fine-tuning runs, which took {spent} in all")
         elif averages > 1:  # each average's members are a phase and that phase's start
             training.append(f"{spent} of training in {len(trained)} phases and {averages} weight averages, the last "
                             f"one of {facts['averaged']} phases")
@@ -321,6 +390,7 @@ def about_sections(models: Models) -> dict:
         f"\n\nOur SST-2 figure is not the encoder's alone: its classifier adds {said_list(added)}."
         if accuracy is not None and added else "")
     out["roberta_vs_bert"] = roberta_vs_bert(models)
+    out["recipe"] = recipe_text(models)
     out["intro"] = "Both are small teaching models, trained on a 2-core CPU" + gpu_phases_text(models.mlm) + (
         "; the figures below are read from each model's metrics.json.")
     for loaded in (models.mlm, models.sentiment):
@@ -486,10 +556,11 @@ def model_figures(loaded) -> list[AboutFigure]:
             figure_alts.curves_alt(f"the last training phase only (phase {last}, {tokens} tokens)")
             + " (the caption above says why its figures are not the card's)."))
     elif curves:
-        what = "fill-mask model" if loaded.key == "mlm" else "sentiment classifier"
+        what = ("fill-mask model" if loaded.key == "mlm" else
+                "sentiment classifier" if explain.speaks_of_sentiment(loaded.config) else "classifier")
         averaged = facts.get("averaged")
         whose = f"the {averaged} runs averaged into the {what}" if averaged else f"the {what}"
-        stage = " (their last stage)" if averaged and loaded.key != "mlm" else ""
+        stage = " (their last stage)" if averaged and loaded.key != "mlm" and had_earlier_stages(facts) else ""
         out.append(AboutFigure(curves, f"**Training curves** of {whose}{stage}.",
                                figure_alts.curves_alt(whose, per_run=bool(averaged))
                                + " (the card above has the final figures)."))

@@ -75,9 +75,17 @@ def calibration_data_said(metrics: RunMetrics) -> tuple[str, str, str]:
     return like, fitted_on, f"its dev set ({held_out_markdown(dev_data) + ', ' if dev_data else ''}{dev:,} examples)"
 
 
+def made_calibration_worse(dev: dict) -> bool:
+    """Whether the fitted temperature raised the dev set's expected calibration error (metrics.json's calibration
+    dev figures: `ece_after` above `ece_before`), as it can when it was fitted on few examples."""
+    before, after = finite_number(dev.get("ece_before")), finite_number(dev.get("ece_after"))
+    return before is not None and after is not None and after > before
+
+
 def calibration_note(metrics: RunMetrics | None, readme: str | None = None) -> str:
     """What the sentiment scores mean: the fitted temperature and the dev calibration error before and after it
-    (from the classifier's metrics.json), or a plain warning when the model was never calibrated. When the model
+    (from the classifier's metrics.json), said as a warning where the temperature made it worse
+    (`made_calibration_worse`), or a plain warning when the model was never calibrated. When the model
     card (`readme`) says the reliability diagram was redrawn from the shipped weights (`redrawn_diagram`), the
     diagram's own figures too, and why they differ from metrics.json's."""
     cal = metrics.calibration if metrics else None
@@ -86,12 +94,20 @@ def calibration_note(metrics: RunMetrics | None, readme: str | None = None) -> s
                 "100% even when it is wrong. Read them as a ranking, not as a probability.")
     dev = cal["dev"]
     like, fitted_on, dev_set = calibration_data_said(metrics)
-    text = (f"The scores are calibrated on average, over {like}: the logits are divided by a temperature "
-            f"T = {cal['temperature']:.2f} fitted on {fitted_on}, which changes how sure the model sounds, never "
-            f"which label wins. On {dev_set} the expected calibration error (the gap between confidence and accuracy, "
-            f"over 15 bins) goes from {pct(dev['ece_before'])} to {pct(dev['ece_after'])}, and the mean confidence "
-            f"from {pct(dev['mean_confidence_before'])} to {pct(dev['mean_confidence_after'])} at an accuracy of "
-            f"{pct(dev['accuracy'])}.{surest_wrong_check(metrics.checks)}")
+    divided = (f"the logits are divided by a temperature T = {cal['temperature']:.2f} fitted on {fitted_on}, which "
+               "changes how sure the model sounds, never which label wins")
+    worse = made_calibration_worse(dev)  # a temperature fitted on few examples may not carry over to the dev set
+    figures = (f"the expected calibration error (the gap between confidence and accuracy, over 15 bins) "
+               f"{'rises' if worse else 'goes'} from {pct(dev['ece_before'])} to {pct(dev['ece_after'])}, and the "
+               f"mean confidence {'goes ' if worse else ''}from {pct(dev['mean_confidence_before'])} to "
+               f"{pct(dev['mean_confidence_after'])} at an accuracy of {pct(dev['accuracy'])}")
+    if worse:
+        text = (f"**The temperature did not calibrate these scores**: {divided}. On {dev_set} "
+                f"{figures}: read the scores as rough. (`python -m train.calibrate` with a larger "
+                f"`--calibration-n` fits the temperature on more examples.){surest_wrong_check(metrics.checks)}")
+    else:
+        text = (f"The scores are calibrated on average, over {like}: {divided}. On {dev_set} {figures}."
+                f"{surest_wrong_check(metrics.checks)}")
     redrawn = redrawn_diagram(readme)
     if redrawn:
         dtype = md_escape(redrawn["dtype"])

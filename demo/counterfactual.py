@@ -131,7 +131,7 @@ def _positive_of(contraction: str) -> str | None:
 
 def strongest_word(words: list[tuple[int, int, float]], sign: float) -> tuple[int, int, float]:
     """The word that pushes most towards the answer: the largest `sign` * score (`sign` +1 when the answer is
-    the label a plus score pushes towards, `explain.polarity`, else -1)."""
+    the label a plus score pushes towards, `explain.push_target`, else -1)."""
     if not words:
         raise ValueError("The text has no words to change.")
     return max(words, key=lambda w: sign * w[2])

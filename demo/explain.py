@@ -20,6 +20,7 @@ from roberta.run_metrics import said_list
 from roberta.text import sentiment_of
 
 from .counterfactual import core_word
+from .examples import SENTIMENT_EXAMPLES
 from .formatting import format_probability, md_escape, short_text
 from .tokens_view import Tokens, word_spans
 
@@ -117,6 +118,9 @@ def merge_words(tokens: Tokens, token_scores) -> list[tuple[int, int, float]]:
     return [(*spans[k], totals[k]) for k in sorted(worded)]
 
 
+OTHER_LABELS = "the other labels"  # what a minus pushes towards, for more than two labels
+
+
 def polarity(config) -> tuple[int, str, str]:
     """(index of the label that plus means "towards", its name, the other side's name): the label that names
     "positive" (`sentiment_of`) when there is one, else the second label (index 1), so colours never flip with the
@@ -125,8 +129,26 @@ def polarity(config) -> tuple[int, str, str]:
     index = next((i for i, name in id2label.items() if sentiment_of(name) == "positive"),
                  1 if len(id2label) > 1 else 0)
     others = [name for i, name in sorted(id2label.items()) if i != index]
-    away = others[0] if len(others) == 1 else ("the other labels" if others else "the other label")
+    away = others[0] if len(others) == 1 else (OTHER_LABELS if others else "the other label")
     return index, id2label.get(index, f"LABEL_{index}"), away
+
+
+def measures_the_answer(config=None) -> bool:
+    """Whether the words' pushes are measured towards the classifier's answer rather than a fixed label
+    (`polarity`): for more than two labels, where one fixed label against the mean of the others says little of an
+    answer that is another (a "science" answer's "telescope" was listed as most towards "sports"). What if?
+    measures the same pushes."""
+    return config is not None and len(config.id2label or {}) > 2
+
+
+def push_target(config, answer: str) -> tuple[int, str, str]:
+    """(index of the label each word's push is measured towards, its name, the other side's name) for a text the
+    classifier answered `answer`: `polarity`'s fixed label for one or two labels, so that colours never flip with
+    the answer; for more (`measures_the_answer`), the answer itself, against the other labels."""
+    if not measures_the_answer(config):
+        return polarity(config)
+    index = {str(name): int(i) for i, name in config.id2label.items()}[answer]
+    return index, answer, OTHER_LABELS
 
 
 def label_names(config) -> list[str]:
@@ -154,15 +176,20 @@ def speaks_of_sentiment(config=None) -> bool:
 
 
 def _pushes(config=None) -> tuple[str, str]:
-    """(what green words push towards, what pink ones do) for the classifier `config` (`polarity`); without one,
-    SST-2's labels."""
-    return polarity(config)[1:] if config is not None else ("positive", "negative")
+    """(what green words push towards, what pink ones do) for the classifier `config` before it answers
+    (`polarity`; "the answer" for more than two labels: `measures_the_answer`); without one, SST-2's labels."""
+    if config is None:
+        return "positive", "negative"
+    return ("the answer", OTHER_LABELS) if measures_the_answer(config) else polarity(config)[1:]
 
 
-def words_label(config=None) -> str:
+def words_label(config=None, answer: str | None = None) -> str:
     """The Sentiment tab's words box's label for the classifier that answers (`polarity`: green towards the label
-    that names "positive", else its second label); without one (none loaded), SST-2's labels."""
+    that names "positive", else its second label); for more than two labels, green towards the answer, named when
+    given (`measures_the_answer`); without a classifier (none loaded), SST-2's labels."""
     toward, away = _pushes(config)
+    if measures_the_answer(config) and answer is not None:
+        return f"Which words push towards the answer, {answer} (green), or {away} (pink)"
     return f"Which words push towards {toward} (green) or {away} (pink)"
 
 
@@ -197,6 +224,24 @@ def tab_hint(config=None) -> str:
     named = said_list([f"“{md_escape(short_text(name))}”" for name in label_names(config)])
     return (f"**Try** a text of your own: this classifier's labels are {named} (the examples below are reviews, "
             f"for a sentiment classifier). {notice}removes the strongest one.")
+
+
+def opening_text(config=None) -> str:
+    """The Sentiment tab's text as the page opens, classified at start-up: its first example, a review, where the
+    tab speaks of sentiment (`speaks_of_sentiment`); else none, and nothing computed: a review's topic would be the
+    first answer a topic classifier gives, and a meaningless one (its hint says the examples are reviews)."""
+    return SENTIMENT_EXAMPLES[0] if speaks_of_sentiment(config) else ""
+
+
+def text_placeholder(config=None) -> str | None:
+    """What the Sentiment tab's text box says while empty, for a classifier whose tab opens on no text
+    (`opening_text`): "A text to classify as world, sports, business or science"; None for one that opens on a
+    review."""
+    if opening_text(config):
+        return None
+    labels = [short_text(name) for name in label_names(config)]
+    named = labels[0] if len(labels) < 2 else f"{', '.join(labels[:-1])} or {labels[-1]}"
+    return f"A text to classify as {named}"
 
 
 REST_CUT = " … (the rest was cut off)"
@@ -326,20 +371,27 @@ def ig_cut_note(window: int) -> str:
 
 
 def explanation_markdown(shown: str, words, toward: str, away: str, best: str, probability: float,
-                         baseline: float | None = None, cut_note: str = "") -> str:
+                         baseline: float | None = None, cut_note: str = "", of_answer: bool = False) -> str:
     """How to read the colours, and the words that pushed most each way; first a caveat when `shown` has no
     English word (`has_english_word`): the verdict stays, but it means little. `baseline`: P(`toward`) of the
     all-<pad> input the pushes are measured from (`score_probability`), said when given. `cut_note`: that only
-    the text's first IG_MAX_TOKENS tokens are coloured (`ig_cut_note`), said after how to read the colours."""
+    the text's first IG_MAX_TOKENS tokens are coloured (`ig_cut_note`), said after how to read the colours.
+    `of_answer`: the pushes are measured towards the answer `best` (`measures_the_answer`), not a fixed label."""
     pro, con = top_words(shown, words, 1.0), top_words(shown, words, -1.0)
     table = words_table(shown, words, toward, away)
     toward, away = md_escape(toward), md_escape(away)
     caveat = "" if has_english_word(shown) else NO_ENGLISH + "\n\n"
+    answered = f"**{md_escape(best)}**, {format_probability(probability)}"
+    if of_answer:
+        how = (f"{PLUS_SWATCH} words push towards the answer ({answered}), {MINUS_SWATCH} words away from it, "
+               f"towards **{away}**; the stronger the colour, the bigger the push. (Integrated gradients of the "
+               f"answer's logit minus the mean of the other labels' over {IG_STEPS} steps, from the ")
+    else:
+        how = (f"{PLUS_SWATCH} words push towards **{toward}**, {MINUS_SWATCH} words push towards **{away}**, "
+               f"whatever the model answers (here {answered}); the stronger the colour, the bigger the push. "
+               f"(Integrated gradients over {IG_STEPS} steps, from the ")
     return caveat + (
-        f"**How to read it:** {PLUS_SWATCH} words push towards **{toward}**, "
-        f"{MINUS_SWATCH} words push towards **{away}**, whatever the model "
-        f"answers (here **{md_escape(best)}**, {format_probability(probability)}); "
-        f"the stronger the colour, the bigger the push. (Integrated gradients over {IG_STEPS} steps, from the "
+        f"**How to read it:** {how}"
         "same input with &lt;s&gt; and &lt;/s&gt; kept and every word's tokens replaced by &lt;pad&gt;; summed "
         "over each word's pieces, scaled so the strongest word is ±1.)"
         + (" Pushes are measured from that all-&lt;pad&gt; input, which this model already scores "

@@ -89,6 +89,13 @@ def fine_tuning_stages(metrics: RunMetrics) -> list[str]:
                                        ("imdb", named(metrics.init, IMDB_STAGE_RE))) if found]
 
 
+def had_earlier_stages(facts: dict) -> bool:
+    """Whether a classifier's last fine-tuning stage came after others, as `model_facts` recorded them: task-adaptive
+    pretraining or a labelled IMDB stage (`stages`), or a start from a classifier's encoder and head (`continued`).
+    One fine-tuned straight from the pretrained encoder, or whose metrics.json says neither, had none."""
+    return bool(facts.get("stages")) or bool(facts.get("continued"))
+
+
 def model_facts(loaded) -> dict:
     """What the model's metrics.json (and phases.json) say, read at start-up through `RunMetrics`; a key is
     missing when its figure is. Keys: parameters, train_tokens, train_minutes, wall_minutes, averaged (members
@@ -98,7 +105,8 @@ def model_facts(loaded) -> dict:
     dev_accuracy / dev_examples / dev_data (or dev_slice: a dev set held out of the training file, its data as
     `dataset_name` shows it) / dev_is_sst2 (`RunMetrics.dev_is_sst2`: whether the dev figures are SST-2 dev's) /
     imdb_accuracy / imdb_examples / train_examples, stages
-    (`fine_tuning_stages`) and checks (train.evaluate.score_checks' dict)."""
+    (`fine_tuning_stages`), continued (it started from a classifier's encoder and head: metrics.json's init_gave)
+    and checks (train.evaluate.score_checks' dict)."""
     facts = {}
     if loaded.available:
         facts["parameters"] = loaded.model.num_parameters()
@@ -141,6 +149,8 @@ def model_facts(loaded) -> dict:
     facts["dev_is_sst2"] = metrics.dev_is_sst2()
     if stages := fine_tuning_stages(metrics):
         facts["stages"] = stages
+    if isinstance(metrics.init_gave, str) and "head" in metrics.init_gave:  # an earlier stage's classifier
+        facts["continued"] = True
     checks = metrics.checks
     if isinstance(checks, dict) and _number(checks, "n") and isinstance(checks.get("categories"), dict):
         facts["checks"] = checks

@@ -1,6 +1,6 @@
 """The Sentiment tab's handlers (`SentimentHandlers`): a text classified, each word's push towards the
-positive label (integrated gradients, `explain`), and what if its strongest word were removed or negated
-(`counterfactual`)."""
+positive label, or for more than two labels towards the answer (integrated gradients, `explain`), and what if its
+strongest word were removed or negated (`counterfactual`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,7 +38,7 @@ def word_pushes(loaded, tokens: Tokens, target: int) -> tuple[list[tuple[int, in
 @dataclass
 class SentimentReading:
     """A text as the chosen classifier read it (`Handlers._read_sentiment`): its answer, and each word's push
-    towards the `toward` label (integrated gradients, `explain.polarity`) as (start, end, score) in `shown`,
+    towards the `toward` label (integrated gradients, `explain.push_target`) as (start, end, score) in `shown`,
     the text as the user sees it (their own when normalising only changed the case and collapsed whitespace),
     and in `model_text`, the text the classifier read (the same length and places: `explain.in_users_case`);
     `windows_note`: for a text longer than the model reads at once, how it was read ("" otherwise). It holds no
@@ -90,9 +90,10 @@ class SentimentHandlers(HandlerBase):
         if windows > 1:
             read = len(tokenizer.encode(model_text, add_special_tokens=False).ids)
             note = windows_note(pipe.max_length, windows, cut=read >= LONG_TEXT_TOKENS)
-        # fixed polarity: every word's push towards the positive label, whatever the prediction (a plus is
-        # always "towards positive", so "gorgeous" and "bad" never share a colour)
-        target, toward, away = explain.polarity(loaded.model.config)
+        # fixed polarity for two labels: every word's push towards the positive label, whatever the prediction (a
+        # plus is always "towards positive", so "gorgeous" and "bad" never share a colour); for more, towards the
+        # answer (a push away from one fixed label may be one towards a third, not the answer)
+        target, toward, away = explain.push_target(loaded.model.config, results[0]["label"])
         words, base_score = word_pushes(loaded, tokens, target)
         cfg = loaded.model.config
         baseline = (explain.score_probability(base_score, getattr(cfg, "calibration_temperature", None) or 1.0,
@@ -107,10 +108,11 @@ class SentimentHandlers(HandlerBase):
     def classify(self, text, model=SHIPPED):
         """(label probabilities, per-word attribution in [-1, 1] for HighlightedText, explanation). A word's
         score is its push towards the positive label (`explain.polarity`; a classifier without one: its second
-        label): plus towards it, minus towards the other label (or labels), whatever the prediction. A long
+        label): plus towards it, minus towards the other label, whatever the prediction; for a classifier of more
+        than two labels, towards its answer (`explain.push_target`): minus towards the other labels. A long
         text's explanation starts with how it was read (in windows). `model`: "shipped" (ours) or a Hugging Face
         Hub repo id (`demo.model_choice`)."""
-        return self._classify(text, model)[1:]
+        return self._classify(text, model)[2:]
 
     @user_errors
     def classify_page(self, text, model=SHIPPED):
@@ -119,17 +121,17 @@ class SentimentHandlers(HandlerBase):
         or "Answer" for labels that name no sentiment) and the words box (`explain.words_label`) as updates, then
         the explanation, the tab's hint (`explain.tab_hint`) and the tab's name as an update (`explain.tab_name`:
         "Sentiment", or "Classify")."""
-        config, probabilities, highlighted, explanation = self._classify(text, model)
+        config, best, probabilities, highlighted, explanation = self._classify(text, model)
         return (gr.update(value=probabilities, label=explain.answer_label(config)),
-                gr.update(value=highlighted, label=explain.words_label(config)), explanation, explain.tab_hint(config),
-                gr.update(label=explain.tab_name(config)))
+                gr.update(value=highlighted, label=explain.words_label(config, best)), explanation,
+                explain.tab_hint(config), gr.update(label=explain.tab_name(config)))
 
     def _classify(self, text, model):
-        """(the answering classifier's config, then `classify`'s three results)."""
+        """(the answering classifier's config, its answer, then `classify`'s three results)."""
         loaded, r = self._read_sentiment(text, model)
         explanation = explain.explanation_markdown(r.shown, r.words, r.toward, r.away, r.best, r.probabilities[r.best],
-                                                   r.baseline, r.cut_note)
-        return (loaded.config, r.probabilities,
+                                                   r.baseline, r.cut_note, explain.measures_the_answer(loaded.config))
+        return (loaded.config, r.best, r.probabilities,
                 explain.highlighted_words(r.shown, r.words, r.tokens.truncated, rest=explain.REST_READ),
                 f"ℹ️ *{r.windows_note}*\n\n{explanation}" if r.windows_note else explanation)
 
@@ -138,8 +140,8 @@ class SentimentHandlers(HandlerBase):
         """What if the word that pushed most towards the answer were removed or negated (`demo.counterfactual`;
         only removed, for a classifier none of whose labels names a sentiment: `explain.names_a_sentiment`)?
         (Markdown table: each edited text with the change marked, the new answer and the change of P(positive)
-        in points, or for a classifier of more than two labels whose answer is another, of P(answer), the label the
-        pushes are then measured towards; the same as data.) The edited texts are classified in one batch,
+        in points, or for a classifier of more than two labels, of P(answer), the label the pushes are measured
+        towards, as the words box colours them; the same as data.) The edited texts are classified in one batch,
         normalised as `classify` normalises its text; an edit that leaves no words, only special tokens, is left
         out, as `classify` refuses such a text. `model`: "shipped" (ours) or a Hugging Face Hub repo id
         (`demo.model_choice`)."""
@@ -155,14 +157,8 @@ class SentimentHandlers(HandlerBase):
         loaded, r = self._read_sentiment(text, model)
         if warn and r.windows_note:  # the API's /counterfactual alone; the page's classify has said it
             warning(r.windows_note)
-        measured, words = r.toward, r.words
-        if r.best != r.toward and len(loaded.config.id2label) > 2:
-            # a push away from `toward` may be one towards a third label, not the answer: the pushes towards the
-            # answer itself, measured against the mean of the other labels (with two labels, the same words)
-            measured = r.best
-            index = next(i for i, name in loaded.config.id2label.items() if name == r.best)
-            words, _ = word_pushes(loaded, r.tokens, int(index))
-        word = counterfactual.strongest_word(words, 1.0 if r.best == measured else -1.0)
+        # the words box's pushes: towards the answer for more than two labels (`explain.push_target`)
+        word = counterfactual.strongest_word(r.words, 1.0 if r.best == r.toward else -1.0)
         labels = explain.label_names(loaded.config)
         negate = explain.names_a_sentiment(labels)  # negations are sentiment edits: a topic is not negated
         edits, texts = [], []
@@ -177,6 +173,6 @@ class SentimentHandlers(HandlerBase):
             raise fail(counterfactual.nothing_to_try(counterfactual.core_word(r.shown, word[0], word[1]), negate))
         results = loaded.pipeline(texts)  # one batch
         after = [{x["label"]: float(x["score"]) for x in row} for row in results]
-        args = (r.shown, word, measured, r.probabilities, edits, after)
+        args = (r.shown, word, r.toward, r.probabilities, edits, after)
         return (counterfactual.outcome_markdown(*args, labels=None if negate else labels),
                 counterfactual.outcome_data(*args))

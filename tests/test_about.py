@@ -202,7 +202,8 @@ def test_a_model_trained_in_phases_shows_every_phase_first_then_the_last_ones_cu
 
 def test_without_phases_the_curves_are_the_runs(tiny_mlm_dir, tiny_clf_dir, tmp_path):
     mlm = _folder(tiny_mlm_dir, tmp_path, "mlm", PHASE, files=("curves.png", "phases.png"))  # no phases.json
-    clf = _folder(tiny_clf_dir, tmp_path, "clf", {"averaged": 3, "dev_accuracy": 0.8}, files=("curves.png",))
+    clf = _folder(tiny_clf_dir, tmp_path, "clf", {"averaged": 3, "dev_accuracy": 0.8,
+                                                  "init_gave": "encoder and classifier head"}, files=("curves.png",))
     sections = about.about_sections(load_models(mlm, clf))
     (figure,) = sections["mlm_figures"]
     assert Path(figure.path).name == "curves.png" and figure.caption == "**Training curves** of the fill-mask model."
@@ -487,7 +488,7 @@ OWN_METRICS = {"train_data": "/home/x/data/three.csv", "train_examples": 284, "d
                "dev_accuracy": 0.19, "dev_examples": 100,
                "calibration": {"temperature": 1.5, "calibration": {"n": 50},
                                "slice": {"data": "/home/x/data/three.csv"},
-                               "dev": {"n": 100, "accuracy": 0.19, "ece_before": 0.15, "ece_after": 0.2,
+                               "dev": {"n": 100, "accuracy": 0.19, "ece_before": 0.15, "ece_after": 0.1,
                                        "mean_confidence_before": 0.34, "mean_confidence_after": 0.4}}}
 
 
@@ -641,6 +642,26 @@ def test_calibration_note_reads_the_metrics_and_warns_without_them():
     assert redrawn_diagram("# a card\n\n![reliability diagram](reliability.png)\n") is None
 
 
+def test_the_calibration_note_says_when_the_temperature_made_calibration_worse():
+    """The reviewer's topic classifier: a temperature fitted on 100 examples raised its dev set's calibration error
+    from 7.2% to 10.4%, and the note still said "The scores are calibrated on average". Where the error rises
+    (`made_calibration_worse`) the note says the temperature did not calibrate them, and to read them as rough."""
+    dev = {"n": 100, "accuracy": 0.58, "ece_before": 0.0717, "ece_after": 0.104, "mean_confidence_before": 0.555,
+           "mean_confidence_after": 0.673}
+    metrics = {"train_data": "/home/x/topics.csv", "dev_data": "/home/x/topics_dev.csv",
+               "calibration": {"temperature": 0.70, "calibration": {"n": 100}, "dev": dev,
+                               "slice": {"data": "/home/x/topics.csv", "n": 100}}}
+    text = calibration_note(RunMetrics.from_dict(metrics))
+    assert "calibrated on average" not in text
+    assert text.startswith("**The temperature did not calibrate these scores**: the logits are divided by a "
+                           "temperature T = 0.70 fitted on 100 held-out examples of `x/topics.csv`")
+    assert ("the expected calibration error (the gap between confidence and accuracy, over 15 bins) rises from 7.2% "
+            "to 10.4%, and the mean confidence goes from 55.5% to 67.3% at an accuracy of 58.0%: read the scores as "
+            "rough.") in text
+    dev["ece_after"] = 0.05  # better: said as before
+    assert calibration_note(RunMetrics.from_dict(metrics)).startswith("The scores are calibrated on average")
+
+
 @pytest.mark.skipif(not (ASSETS / "mini-roberta-sst2" / "reliability.png").is_file(), reason="no shipped classifier")
 def test_the_shipped_calibration_note_gives_the_figures_of_its_diagram_too():
     """The app quoted 7.5% -> 3.1% (metrics.json, the float32 average) above a diagram titled 7.6% and 3.0% (the
@@ -657,6 +678,68 @@ def test_the_shipped_calibration_note_gives_the_figures_of_its_diagram_too():
     app = (ROOT / "app.py").read_text(encoding="utf-8")
     assert re.search(r'calibration_note\(sentiment_extras\.get\("metrics"\),\s*'
                      r'sentiment_extras\.get\("readme"\)\)', app)
+
+
+def test_the_recipe_card_and_curves_say_only_the_stages_a_served_classifier_had(tiny_mlm_dir, tiny_clf_dir,
+                                                                                 tmp_path):
+    """A served topic classifier averaged from two runs fine-tuned straight from the pretrained encoder was
+    described by the shipped SST-2 recipe ("the served classifier is the uniform weight average...", "the Sentiment
+    tab's note", three stages), its card's training row sent the reader to "the earlier stages" in the model card,
+    and its curves were of "the sentiment classifier (their last stage)". The recipe's fine-tuning item says what its
+    metrics.json records (`about.recipe_text`), and the stages, and sentiment, are said only where they were."""
+    metrics = {"train_data": "/home/x/topics.csv", "init": "assets/mini-roberta-mlm", "init_gave": "encoder",
+               "averaged": 2, "train_time_s": 120.0, "dev_accuracy": 0.58,
+               "calibration": {"temperature": 0.7, "calibration": {"n": 100},
+                               "dev": {"n": 100, "accuracy": 0.58, "ece_before": 0.07, "ece_after": 0.1,
+                                       "mean_confidence_before": 0.55, "mean_confidence_after": 0.67}}}
+    topic = _relabelled(tiny_clf_dir, tmp_path, ["world", "sports"])
+    (topic / "metrics.json").write_text(json.dumps(metrics))
+    (topic / "curves.png").write_bytes(b"")
+    models = load_models(tiny_mlm_dir, topic)
+    recipe = about.recipe_text(models)
+    assert recipe.startswith(about.PRETRAINING_RECIPE) and recipe.endswith(about.RECIPE_SOURCES)
+    assert "SST-2" not in recipe and "Sentiment tab" not in recipe and "three stages" not in recipe
+    assert ("- **Fine-tuning** (this server's classifier, not the shipped one): a pretrained encoder plus a new "
+            "classification head on `<s>`, fine-tuned on `x/topics.csv` (labels world and sports). "
+            "BERT's `[CLS]`") in recipe
+    assert ("It is the uniform weight average of 2 runs. Its scores are divided by a temperature fitted on held-out "
+            "examples (the Classify tab's calibration note).") in recipe
+    card = about.summary_card(models.sentiment)
+    assert "- **training**: a weight average of 2 fine-tuning runs, which took 2 min in all\n" in card
+    assert "earlier stages" not in card
+    (figure,) = about.model_figures(models.sentiment)
+    assert figure.caption == "**Training curves** of the 2 runs averaged into the classifier."
+    # its last stage continued an earlier one: said so, and the shipped recipe where metrics.json records it
+    metrics["init_gave"] = "encoder and classifier head"
+    (topic / "metrics.json").write_text(json.dumps(metrics))
+    continued = load_models(tiny_mlm_dir, topic)
+    assert "whose last stage took 2 min in all (the model card has the earlier stages)" in about.summary_card(
+        continued.sentiment)
+    assert about.model_figures(continued.sentiment)[0].caption.endswith("into the classifier (their last stage).")
+    assert "the encoder and classification head of an earlier fine-tuning stage, fine-tuned on" in about.recipe_text(
+        continued)
+    assert about.recipe_text(load_models(tiny_mlm_dir, tmp_path / "none")) == about.RECIPE  # none loaded
+    shipped = ASSETS / "mini-roberta-sst2"
+    if (shipped / "metrics.json").is_file():
+        assert about.recipe_text(load_models(tiny_mlm_dir, shipped)) == about.RECIPE
+        assert "shipped classifier is the uniform weight average" in about.RECIPE
+        recorded = {key: value for key, value in json.loads((shipped / "metrics.json").read_text()).items()
+                    if key in ("train_data", "init", "init_root", "init_gave", "averaged")}
+        same = _folder(tiny_clf_dir, tmp_path, "same-recipe", recorded)  # made by that recipe, served from elsewhere
+        assert about.recipe_text(load_models(tiny_mlm_dir, same)) == about.RECIPE
+
+
+def test_the_page_header_names_the_served_classifier(tiny_mlm_dir, tiny_clf_dir, tmp_path):
+    """The header said "fine-tuned on SST-2 sentiment" whatever the served classifier: a topic classifier's names
+    it by its title; SST-2's (the shipped one, or the tiny one with SST-2's labels), or none loaded, as before."""
+    sst2 = ("A small RoBERTa written from scratch in PyTorch, pretrained with masked language modelling and "
+            "fine-tuned on SST-2 sentiment. Try it, look inside, see how it learned.")
+    assert about.page_header(load_models(tiny_mlm_dir, tiny_clf_dir)) == sst2
+    assert about.page_header(load_models(tiny_mlm_dir, tmp_path / "none")) == sst2
+    topic = load_models(tiny_mlm_dir, _relabelled(tiny_clf_dir, tmp_path, ["world", "sports"]))
+    assert about.page_header(topic) == (
+        "A small RoBERTa written from scratch in PyTorch, pretrained with masked language modelling. This server's "
+        "classifier: text classifier (labels world and sports). Try it, look inside, see how it learned.")
 
 
 def test_the_recipe_does_not_repeat_the_title_of_its_accordion():

@@ -420,7 +420,8 @@ def test_the_legend_swatches_are_the_colours_they_name_without_the_page_css(hand
     assert g > r + 50 and g > b + 50, swatches  # green as painted, page.css or not
     r, g, b = swatches["pink"]
     assert r > g + 50 and b > g + 50, swatches
-    css = re.sub(r"/\*.*?\*/", "", (Path(__file__).parent.parent / "demo" / "page.css").read_text(), flags=re.S)
+    css = re.sub(r"/\*.*?\*/", "", (Path(__file__).parent.parent / "demo" / "page.css").read_text(encoding="utf-8"),
+                 flags=re.S)
     rules = dict(re.findall(r'^#st-words \.score-token\[style\*="(\d+, \d+, \d+)"\] \{filter: hue-rotate\((\d+)deg\)\}',
                             css, flags=re.M))
     assert set(rules) == {"239, 68, 60", "128, 90, 213"}  # the words keep the filter (Gradio paints them)
@@ -518,7 +519,9 @@ def test_what_if_of_three_labels_edits_the_strongest_push_towards_the_answer(thr
                                                         loaded.tokenizer.token_to_id("<pad>"), special)
     pushes = {CF.core_word(text, s, e): v for s, e, v in explain.merge_words(tokens, towards_answer)}
     colours = {CF.core_word(word, 0, len(word)): score for word, score in highlighted if score is not None}
-    assert max(pushes, key=pushes.get) != min(colours, key=colours.get)  # the two readings differ here
+    # the words box colours the same pushes (it coloured those towards "positive", whose most negative word was
+    # another: a push away from "positive" may be one towards "neutral")
+    assert max(colours, key=colours.get) == max(pushes, key=pushes.get)
     view, data = handlers.counterfactual(text)
     assert data["word"] == max(pushes, key=pushes.get)
     assert data["attribution"] == pytest.approx(max(pushes.values()), abs=1e-4)
@@ -527,6 +530,37 @@ def test_what_if_of_three_labels_edits_the_strongest_push_towards_the_answer(thr
         now = handlers.classify(row["text"])[0]
         assert row["change_points"] == pytest.approx(100 * (now["negative"] - probabilities["negative"]), abs=0.01)
     assert "| P(negative) |" in view and "pushed the answer (**negative**, " in view
+
+
+def test_the_words_of_more_than_two_labels_push_towards_the_answer_as_what_if_says(three_label_handlers):
+    """For more than two labels the words box explained every text towards one fixed label ("positive" here, a
+    topic classifier's second label), whatever the answer, while What if? on the same screen measured the pushes
+    towards the answer: a "science" answer's "telescope" was the word most towards "sports" and the one that pushed
+    science most. The colours, the explanation, the numbers' table and the box's label now measure the pushes
+    towards the answer, as What if? does."""
+    handlers = three_label_handlers
+    loaded = handlers.models.sentiment
+    text = "the old man was good and the cat likes music at night."
+    probabilities, highlighted, explanation = handlers.classify(text)
+    answer = max(probabilities, key=probabilities.get)
+    assert answer == "negative"  # not "positive", the label the colours once measured towards
+    tokens = tokens_view.tokenize(loaded.tokenizer, text, loaded.config.max_length)
+    towards_answer, _, _ = explain.integrated_gradients(loaded.model, tokens.ids, 0,
+                                                        loaded.tokenizer.token_to_id("<pad>"),
+                                                        tokens_view.special_ids(loaded.tokenizer))
+    words = explain.merge_words(tokens, towards_answer)
+    scale = max(abs(v) for *_, v in words)
+    assert [s for _, s in highlighted if s is not None] == pytest.approx([v / scale for *_, v in words], abs=2e-3)
+    _, data = handlers.counterfactual(text)
+    most = re.search(r"Most towards \*negative\*: “([^”]+)”", explanation)
+    assert most and most[1] == data["word"]  # What if?'s word is the first the explanation lists
+    assert "green</span> words push towards the answer (**negative**, " in explanation
+    assert "whatever the model answers" not in explanation and "positive" not in explanation.split("<details>")[0]
+    rows = re.findall(r"<tr><td>(.*?)</td><td>([+-]\d\.\d\d)</td><td>(.*?)</td></tr>", explanation)
+    assert rows and all(way == ("negative" if float(v) > 0 else "the other labels" if float(v) < 0 else "–")
+                        for _, v, way in rows)
+    _, box, *_ = handlers.classify_page(text)
+    assert box["label"] == "Which words push towards the answer, negative (green), or the other labels (pink)"
 
 
 @pytest.fixture(scope="module")
@@ -2571,10 +2605,14 @@ def test_the_words_box_is_labelled_by_the_served_classifiers_labels():
 
     shipped = "Which words push towards positive (green) or negative (pink)"
     assert explain.words_label(config("negative", "positive")) == shipped == explain.words_label(None)
-    assert explain.words_label(config("world", "sports", "business", "sci/tech")) == (
-        "Which words push towards sports (green) or the other labels (pink)")
-    assert explain.words_label(config("negative", "neutral", "positive")) == (
-        "Which words push towards positive (green) or the other labels (pink)")
+    assert explain.words_label(config("negative", "positive"), "negative") == shipped  # whatever the answer
+    # more than two labels: towards the answer (`explain.push_target`), named once there is one
+    topics = config("world", "sports", "business", "sci/tech")
+    assert explain.words_label(topics) == "Which words push towards the answer (green) or the other labels (pink)"
+    assert explain.words_label(topics, "business") == (
+        "Which words push towards the answer, business (green), or the other labels (pink)")
+    assert explain.words_label(config("negative", "neutral", "positive"), "neutral") == (
+        "Which words push towards the answer, neutral (green), or the other labels (pink)")
     assert explain.words_label(config("spam", "ham")) == "Which words push towards ham (green) or spam (pink)"
 
 
@@ -2600,14 +2638,15 @@ def test_the_sentiment_tab_names_its_answer_and_hint_for_the_classifier_that_ans
 
     assert page(handlers) == ("Sentiment", "Which words push towards positive (green) or negative (pink)", SST2_HINT)
     name, words, hint = page(topic_handlers)
-    assert (name, words) == ("Answer", "Which words push towards sports (green) or the other labels (pink)")
+    assert (name, words) == ("Answer", "Which words push towards the answer, sports (green), or the other labels "
+                                       "(pink)")
     assert hint.startswith("**Try** a text of your own: this classifier's labels are “world”, “sports”, “business” "
                            "and “sci/tech”")
-    assert "which words push towards sports and which towards the other labels" in hint
+    assert "which words push towards the answer and which towards the other labels" in hint
     assert "negat" not in hint and "positive" not in hint and hint.endswith("**What if?** removes the strongest one.")
     name, words, hint = page(three_label_handlers)  # a sentiment classifier of three labels: still sentiment
     assert name == "Sentiment" and "the negation" in hint
-    assert "towards positive and which towards the other labels" in hint
+    assert "towards the answer and which towards the other labels" in hint
     # a classifier chosen in the model box is named as it answers, the served one again after it
     monkeypatch.setenv("APP_LOCAL_MODELS", "1")
     chooser = H.Handlers(handlers.models)

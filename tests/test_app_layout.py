@@ -263,6 +263,41 @@ def test_the_sentiment_tab_opens_named_for_the_served_classifier(app, tiny_mlm_d
     assert "negat" not in hint and "positive" not in hint
 
 
+def test_a_served_topic_classifier_is_not_said_to_be_sst2_sentiment_nor_opens_on_a_review(app, tiny_mlm_dir,
+                                                                                          tiny_clf_dir, tmp_path):
+    """With a topic classifier served, the page's header still said "fine-tuned on SST-2 sentiment" on every tab,
+    the About tab's recipe was the shipped SST-2 one, and the Classify tab opened on a film review already classified
+    ("sports 49%"). The header names the served classifier (`about.page_header`), the recipe says what its
+    metrics.json records (`about.recipe_text`), and the tab opens on an empty text, with nothing computed and a
+    placeholder that names the labels; a served SST-2 classifier's page is as it was."""
+    def opened(module):
+        shown = {c["props"].get("elem_id"): c["props"] for c in module.demo.get_config_file()["components"]
+                 if c["props"].get("elem_id")}
+        header = next(text for text in _markdown_texts(module) if text.startswith("# RoBERTa from scratch\n"))
+        recipe = next(text for text in _markdown_texts(module) if text.startswith("- **Pretraining**"))
+        return header, recipe, shown["st-text"], shown["st-label"].get("value")
+
+    header, recipe, text, answer = opened(app)
+    assert header == ("# RoBERTa from scratch\nA small RoBERTa written from scratch in PyTorch, pretrained with masked "
+                      "language modelling and fine-tuned on SST-2 sentiment. Try it, look inside, see how it learned.")
+    assert text["value"] == "A gorgeous, funny and deeply moving film." and answer
+    topic = _relabelled(tiny_clf_dir, tmp_path / "topic", ["world", "sports"])
+    (topic / "metrics.json").write_text(json.dumps({"train_data": "/home/x/topics.csv", "init": "assets/mlm",
+                                                    "init_gave": "encoder", "dev_accuracy": 0.6}))
+    with imported_app(tiny_mlm_dir, topic) as topic_app:
+        header, recipe, text, answer = opened(topic_app)
+        boxes = [c["props"] for c in topic_app.demo.get_config_file()["components"]
+                 if "input-error-box" in (c["props"].get("elem_classes") or [])]
+    assert "SST-2" not in header and "sentiment" not in header
+    assert ("This server's classifier: text classifier (labels world and sports; fine-tuned on `x/topics.csv`)."
+            in header)
+    assert "SST-2" not in recipe and "Sentiment tab" not in recipe and "three stages" not in recipe
+    assert ("- **Fine-tuning** (this server's classifier, not the shipped one): a pretrained encoder plus a new "
+            "classification head on `<s>`, fine-tuned on `x/topics.csv` (labels world and sports).") in recipe
+    assert text["value"] == "" and text["placeholder"] == "A text to classify as world or sports"
+    assert not answer and not any(box["visible"] for box in boxes)  # nothing classified, nothing refused
+
+
 def test_the_sentiment_tab_is_named_classify_for_a_served_classifier_whose_labels_name_no_sentiment(
         app, tiny_mlm_dir, tiny_clf_dir, tmp_path, monkeypatch):
     """A served topic classifier's tab was still "Sentiment", and its model box's refusals named "the Sentiment tab":

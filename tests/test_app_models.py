@@ -976,7 +976,7 @@ def _with_tokenizer_steps(folder, tmp_path, **steps):
     import json
 
     copy = shutil.copytree(folder, tmp_path / "copy")
-    data = json.loads((copy / "tokenizer.json").read_text())
+    data = json.loads((copy / "tokenizer.json").read_text(encoding="utf-8"))
     (copy / "tokenizer.json").write_text(json.dumps({**data, **steps}))
     return copy
 
