@@ -17,7 +17,7 @@ import torch
 
 from roberta.model import position_ids_from_input_ids
 from roberta.run_metrics import said_list
-from roberta.text import sentiment_of
+from roberta.text import names_a_sentiment, sentiment_of
 
 from .counterfactual import core_word
 from .examples import SENTIMENT_EXAMPLES
@@ -154,13 +154,6 @@ def push_target(config, answer: str) -> tuple[int, str, str]:
 def label_names(config) -> list[str]:
     """A classifier's label names in the order of their ids."""
     return [str(name) for _, name in sorted((config.id2label or {}).items(), key=lambda item: int(item[0]))]
-
-
-def names_a_sentiment(labels) -> bool:
-    """Whether any of a classifier's labels names a sentiment in any spelling (`sentiment_of`): "negative",
-    "neutral", "positive" does; a topic classifier's "world", "sports"... and "LABEL_0", "LABEL_1" do not, and
-    sentiment edits (What if?'s negations) and sentiment examples mean nothing to it."""
-    return any(sentiment_of(label) for label in labels)
 
 
 def has_sst2_labels(labels) -> bool:

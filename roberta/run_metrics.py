@@ -194,8 +194,9 @@ class RunMetrics:
     dev_examples: int | None = None
     dev_data: str | None = None  # the dev file; None when the dev set is a slice of the training file (dev_slice)
     # train.finetune --dev-fraction: the dev set held out of the training file, {"data", "fraction", "n", "seed",
-    # "split", "calibration_n", "calibration_seed", "text_column", "label_column", "removed_train_rows"}: drawn from
-    # the rows the calibration slice left (`train.finetune.held_out_dev` draws it again)
+    # "split", "calibration_n", "calibration_seed", "text_column", "label_column", "removed_train_rows", "data_rows",
+    # "data_sha256"}: drawn from the rows the calibration slice left (`train.finetune.held_out_dev` draws it again, from
+    # a file whose rows as read are still the recorded count and digest, `train.tables.rows_record`)
     dev_slice: dict | None = None
     dev_ece: float | None = None  # expected calibration error after temperature scaling
     dev_ece_uncalibrated: float | None = None
@@ -214,7 +215,8 @@ class RunMetrics:
     calibration_removed_train_rows: int | None = None
     averaged: int | None = None  # a weight average of this many members (train.average)
     members: list | None = None
-    calibration: dict | None = None  # train.calibrate's result (temperature, ECE before/after, the slice)
+    calibration: dict | None = None  # train.calibrate's result (temperature, ECE before/after, the slice and its file's
+    # data_rows and data_sha256, as dev_slice records them)
     checks: dict | None = None  # behaviour checks per category
     # ----- added after training: train.evaluate --out, the release's fill-mask probe -----
     mlm: dict | None = None  # {"source", "max_length", "loss", "accuracy", "perplexity", ...}

@@ -2,7 +2,7 @@
 `train.tapt_corpus`; `train.data` uses `detokenize`) and in the app (`demo.tokens_view.classifier_text`,
 `demo.model_notes`): one definition, so both sides see the same text. Lower-casing, the one step a saved
 classifier's tokenizer also does, lives here too (`lowercasing`, `lower_cases`), and the spellings of the two
-sentiment labels (`sentiment_of`).
+sentiment labels (`sentiment_of`) and whether a classifier's labels name one (`names_a_sentiment`).
 
 Every function here runs in time linear in the length of the text, whatever the text: the app calls them
 inside a request, on up to 200,000 characters a visitor pasted. Python's `re` backtracks, so a pattern
@@ -18,7 +18,7 @@ import re
 from tokenizers import Tokenizer, normalizers
 
 __all__ = ["collapse_whitespace", "detokenize", "normalize_for_classifier", "lowercasing", "lower_cases",
-           "sentiment_of", "SENTIMENT_ALIASES"]
+           "sentiment_of", "names_a_sentiment", "SENTIMENT_ALIASES"]
 
 _WHITESPACE_RUN = re.compile(r"\s{2,}")
 
@@ -50,6 +50,13 @@ def sentiment_of(label) -> str | None:
     """"positive" or "negative" for a label that names that sentiment in any of its spellings (`SENTIMENT_ALIASES`:
     "POSITIVE", "pos", "Neg"), else None ("neutral", "LABEL_1")."""
     return SENTIMENT_ALIASES.get(str(label).strip().lower())
+
+
+def names_a_sentiment(labels) -> bool:
+    """Whether any of a classifier's labels names a sentiment in any spelling (`sentiment_of`): "negative",
+    "positive" do; a topic classifier's "world", "sports"... and "LABEL_0", "LABEL_1" do not. The model cards and
+    the app say "sentiment" by it."""
+    return any(sentiment_of(label) for label in labels)
 
 
 def collapse_whitespace(text: str) -> str:

@@ -22,7 +22,7 @@ def test_shipped_folder_is_hub_ready_and_small(name):
     for file in HUB_FILES:
         assert (folder / file).is_file(), f"{folder / file} is missing"
     assert sum(f.stat().st_size for f in folder.iterdir()) < 50e6
-    card = (folder / "README.md").read_text()
+    card = (folder / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\n") and "\n---\n" in card[4:]  # YAML metadata block
     # the figures the model card's model-index, the About tab and the README read from it
     metrics = RunMetrics.read(folder / "metrics.json")

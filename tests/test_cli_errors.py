@@ -166,10 +166,14 @@ def test_an_out_that_cannot_be_written_is_named_before_the_data_is_read(train_fi
 
 
 def test_finetune_reads_the_behaviour_checks_before_training(train_files, tiny_mlm_dir, tmp_path, capsys):
-    """A checks file that did not fit --labels, or was malformed, failed after training: nothing was saved."""
+    """A checks file that did not fit --labels, or was malformed, failed after training: nothing was saved. (The
+    default checks, sentiment sentences, are skipped for other labels: `test_finetune_skips_the_default_checks_...`.)"""
     out = tmp_path / "out"
-    assert_user_error(finetune.main, finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--labels", "a,b,c"),
-                      capsys, "--checks ", "expected 'positive' is neither 'unsure' nor a label")
+    assert_user_error(finetune.main, finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--labels", "c,a,b",
+                                                   "--checks", str(evaluate.DEFAULT_CHECKS)),
+                      capsys, "--checks ", "expected 'positive' is neither 'unsure' nor a label of the model (['c', "
+                      "'a', 'b']); pass --checks '' to skip the sentiment checks, or write checks that expect the "
+                      "model's labels")  # the labels in id order
     assert_user_error(finetune.main, finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--checks",
                                                    str(train_files / "dev.tsv")), capsys, "the header must be")
     assert not out.exists()
@@ -206,6 +210,43 @@ def test_finetune_dev_fraction_errors_name_the_option(train_files, tiny_mlm_dir,
     refused("--dev", "", "--dev-fraction", "0.9", words=[
         "--dev-fraction 0.9 asks for 270 dev examples of the 300 rows of --train", "pass a smaller --dev-fraction, "
         "or --calibration-split random"])
+
+
+def test_finetune_says_the_default_dev_is_sst2_when_it_does_not_fit_the_training_file(train_files, tiny_mlm_dir,
+                                                                                     tmp_path, capsys, shared_file,
+                                                                                     monkeypatch):
+    """A user fine-tuning on a file of their own who forgot --dev-fraction was told "--dev ../shared/data/sst2/dev.tsv:
+    no label column 'topic' ...; pass --label-column NAME", an option they had passed: --dev had defaulted to SST-2
+    dev. The error says that --dev is SST-2 dev by default and how to give a dev set, for columns and for labels that
+    SST-2 dev does not have (a topic classifier would have read its 0 and 1 as its first two labels); a file of one's
+    own with SST-2's columns and labels keeps SST-2 dev."""
+    monkeypatch.chdir(ROOT)  # where --dev's default, ../shared/data/sst2/dev.tsv, is read from
+    shared_file("sst2/dev.tsv")
+    topics = tmp_path / "topics.csv"
+    topics.write_text("text,topic\n" + "".join(f"story {i} of the day,{'world' if i % 2 else 'sports'}\n"
+                                                  for i in range(40)))
+    out = tmp_path / "out"
+    fix = ("give --dev FILE, a dev file with --train's columns and labels, or --dev-fraction F (e.g. 0.1) to hold "
+           "that fraction of --train out as the dev set")
+
+    def refused(*extra) -> str:
+        argv = finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), "--train", str(topics), "--checks", "",
+                             "--imdb", "", *extra)
+        argv[argv.index("--dev"):argv.index("--dev") + 2] = []  # no --dev: its default
+        line = assert_user_error(finetune.main, argv, capsys, fix)
+        assert "pass --label-column" not in line and line.count("\n") == 1
+        return line
+
+    said = (f"error: --dev is SST-2 dev by default ({finetune.DEFAULT_DEV}), which does not fit --train {topics}: ")
+    assert refused("--label-column", "topic", "--labels", "world,sports") == (
+        f"{said}its labels are negative and positive (ids 0 and 1), this run's world,sports; {fix}\n")
+    assert refused("--label-column", "topic") == (f"{said}its columns are sentence and label, not --label-column "
+                                                  f"topic; {fix}\n")
+    own = tmp_path / "own.tsv"  # SST-2's columns and labels: SST-2 dev is a dev set it can be scored on
+    shutil.copy(train_files / "train.tsv", own)
+    args = finetune.parse_args(["--init", "x", "--train", str(own), "--out", str(out)])
+    finetune.check_data_options(args, "", args.id2label())
+    assert not out.exists()
 
 
 def test_a_hub_dataset_fails_fast_without_a_network(monkeypatch):
@@ -473,7 +514,7 @@ def test_pretrain_checks_its_data_and_out_before_training_a_tokenizer(train_file
 def test_a_tokenizer_that_is_not_the_init_models_vocabulary_is_refused(train_files, tiny_mlm_dir, tmp_path, capsys):
     """Same size, other ids: the --init model read nonsense, pretraining and fine-tuning went on without a word."""
     other = tmp_path / "other.json"
-    shuffled = json.loads((tiny_mlm_dir / "tokenizer.json").read_text())
+    shuffled = json.loads((tiny_mlm_dir / "tokenizer.json").read_text(encoding="utf-8"))
     vocab = shuffled["model"]["vocab"]
     movable = sorted((token for token, i in vocab.items() if i > 262), key=vocab.get)  # after bytes and specials
     for a, b in zip(movable[::2], movable[1::2]):  # swap ids pairwise: the same size and tokens, other ids

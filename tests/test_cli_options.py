@@ -358,7 +358,8 @@ def test_calibrate_seed_chooses_the_held_out_slice(tiny_clf_dir, train_files, tm
         assert len(texts) == 20 and len(set(texts)) == 20 and set(texts) <= set(rows)
     assert slice0 == again0 and slice0 != slice1 and set(slice0) != set(slice1)
     assert recorded0["slice"] == {"data": str(data), "n": 20, "seed": 0, "split": "random", "text_column": None,
-                                 "label_column": None}  # the columns it was read in, as fine-tuning records them
+                                 "label_column": None,  # the columns it was read in, as fine-tuning records them
+                                 **tables.rows_record(*tables.read_labeled(str(data))[:2])}  # a refit checks them
     assert recorded1["slice"]["seed"] == 1 and recorded1["source"].endswith("seed 1")
     assert recorded0["calibration"]["n"] == recorded1["calibration"]["n"] == 20
     # the same seed, the same slice: the same fit, to the bit
@@ -629,7 +630,8 @@ def test_finetune_dev_fraction_holds_a_slice_of_train_out_beside_the_calibration
     spec = held.dev_slice
     assert spec == {"data": train, "fraction": 0.2, "n": round(0.2 * len(texts)), "seed": 0, "split": "sentences",
                     "calibration_n": 40, "calibration_seed": 0, "text_column": None, "label_column": None,
-                    "removed_train_rows": spec["removed_train_rows"]}
+                    "removed_train_rows": spec["removed_train_rows"],
+                    **tables.rows_record(*tables.read_labeled(train)[:2])}  # what a redraw checks the file by
     dev, cal, trained = set(held.dev_texts), set(held.cal_texts), set(held.train_texts)
     assert len(held.dev_texts) == len(dev) == spec["n"] == 60 and plain.dev_slice is None
     assert held.cal_texts == plain.cal_texts  # the calibration slice is the one it was
@@ -643,6 +645,56 @@ def test_finetune_dev_fraction_holds_a_slice_of_train_out_beside_the_calibration
     _, rows = read("--dev-fraction", "0.2", "--calibration-split", "random")
     assert rows.dev_slice["split"] == "random" and len(rows.dev_texts) == 60
     assert not set(rows.dev_texts) & (set(rows.train_texts) | set(rows.cal_texts))
+
+
+def test_finetune_warns_when_its_slices_hold_out_much_of_the_training_file(train_files, tmp_path, capsys):
+    """--calibration-n's default, 1,000, fits SST-2's 67,349 rows; on a user's 2,400-row file it held out 42% of the
+    rows for calibration without a word (only the count line showed it). A `warning:` line says how much of --train
+    the slices hold out when it is more than a fifth, names --calibration-n and a size to pass; a slice that holds out
+    less is not warned about."""
+    rows = len(tables.read_labeled(str(train_files / "train.tsv"))[0])
+
+    def warnings(*extra):
+        args = finetune.parse_args(finetune_argv(train_files, tmp_path / "clf", "--init", "x", "--imdb", "", *extra))
+        read = finetune.read_data(args, args.id2label())
+        lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+        return read, lines
+
+    read, warned = warnings()  # 40 sentences and their sub-phrases of 300 rows
+    held = len(read.cal_texts) + read.held_out["calibration_removed_train_rows"]
+    assert held <= rows / 5 and warned == []
+    read, warned = warnings("--calibration-n", "80", "--calibration-split", "random", "--dev-fraction", "0.1")
+    calibration = len(read.cal_texts) + read.held_out["calibration_removed_train_rows"]
+    dev = len(read.dev_texts) + read.held_out["dev_removed_train_rows"]
+    assert warned == [f"warning: {calibration + dev} of the {rows} rows of --train ({(calibration + dev) / rows:.0%}) "
+                      f"are held out, not trained on: {calibration} for calibration (--calibration-n 80, with copies) "
+                      f"+ {dev} for dev; pass a smaller --calibration-n, e.g. {round(rows / 10)} (10% of the rows)"]
+    assert warnings("--calibration-n", "0", "--dev-fraction", "0.3")[1] == []  # the dev slice alone: asked for
+
+
+def test_finetune_skips_the_default_checks_for_labels_they_do_not_name(train_files, tmp_path):
+    """The default --checks (sentiment sentences that expect negative, positive or unsure) stopped a topic
+    classifier's run with an error, while the IMDB check, another default of sentiment's, was skipped with a note.
+    The default checks are skipped the same way for labels they do not fit; labels they fit keep them, and a --checks
+    file given explicitly is read whatever the labels (a file that does not fit stays an error)."""
+    def args(*extra):
+        return finetune.parse_args(finetune_argv(train_files, tmp_path / "clf", "--init", "x", *extra))
+
+    topics = args("--labels", "world,sports,business,science")
+    assert topics.checks_path() == ""
+    note = evaluate.default_checks_skip_note(topics.id2label())
+    assert note == ("note: the behaviour checks are skipped: tests/data/sentiment_checks.tsv, --checks' default, "
+                    "expects the verdicts positive, negative and unsure, and the labels ['world', 'sports', "
+                    "'business', 'science'] do not include them (--checks FILE scores checks of your own)")
+    finetune.check_data_options(topics, topics.checks_path(), topics.id2label())  # nothing to refuse
+    for labels in ("negative,positive", "neg,pos", "negative,neutral,positive"):
+        fitting = args("--labels", labels)
+        assert fitting.checks_path() == str(evaluate.DEFAULT_CHECKS)
+        assert evaluate.default_checks_skip_note(fitting.id2label()) is None
+    given = args("--labels", "world,sports,business,science", "--checks", str(evaluate.DEFAULT_CHECKS))
+    assert given.checks_path() == str(evaluate.DEFAULT_CHECKS)
+    with pytest.raises(ValueError, match="expected 'positive' is neither 'unsure' nor a label of the model"):
+        finetune.check_data_options(given, given.checks_path(), given.id2label())
 
 
 @pytest.mark.slow  # three fine-tunings and an average, several seconds

@@ -175,3 +175,13 @@ def test_lowercasing_tokenizer_lowercases_text_but_not_special_tokens(tokenizer)
     assert tokenizer.normalizer is None  # the original is left alone
     assert T.lower_cases(low) and not T.lower_cases(tokenizer)  # what train.finetune and the app ask
     assert T.lower_cases(T.lowercasing(low))  # a normalizer sequence that lower-cases is seen too
+
+
+def test_names_a_sentiment_tells_a_sentiment_classifier_from_a_topic_one():
+    """The model cards (`train/`, which cannot import the app's `demo.explain.names_a_sentiment`) titled a topic
+    classifier "Sentiment classifier": the rule lives here, by `sentiment_of`, for both sides."""
+    assert T.names_a_sentiment(["negative", "positive"]) and T.names_a_sentiment(["NEG", "Pos"])
+    assert T.names_a_sentiment(["negative", "neutral", "positive"])
+    assert not T.names_a_sentiment(["world", "sports", "business", "science"])
+    assert not T.names_a_sentiment(["LABEL_0", "LABEL_1"]) and not T.names_a_sentiment([])
+    assert "names_a_sentiment" in T.__all__

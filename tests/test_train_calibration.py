@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import roberta
-from train import (average, calibrate, evaluate, finetune, reporting, runtime, sentiment_recipe, summarize,
+from train import (average, calibrate, evaluate, finetune, reporting, runtime, sentiment_recipe, summarize, tables,
                    tapt_corpus, trainer)
 from helpers import finetune_argv, pretrain_argv
 
@@ -149,17 +149,26 @@ def test_t_at_its_lower_bound_is_explained_from_the_slices_accuracy():
 
 def test_a_calibration_slice_too_large_names_the_option_that_fixes_it(train_files, tmp_path, tiny_mlm_dir, capsys):
     """"--calibration-n 1000 is not smaller than the 577 texts it can be drawn from" said the problem, not the fix:
-    the message names --calibration-n below that count, and for train.finetune also 0 (no calibration)."""
+    the message names --calibration-n below that count, and for train.finetune also 0 (no calibration). It gives a
+    size to pick, a tenth of the file's rows (the default 1000 failed on a user's 1,000-row file with no size to
+    try), smaller than the texts it can be drawn from."""
     texts = [f"the film number {i} is good" for i in range(20)]
     with pytest.raises(ValueError) as err:
         calibrate.calibration_split(texts, 50)
-    assert str(err.value).endswith("nothing would be left to train on; pass --calibration-n below 20")
+    assert str(err.value).endswith("nothing would be left to train on; pass --calibration-n below 20, e.g. 2 (10% of "
+                                   "the 20 rows)")
     argv = finetune_argv(train_files, tmp_path / "clf", "--init", str(tiny_mlm_dir), "--calibration-n", "100000")
     assert finetune.main(argv) == 2
     message = capsys.readouterr().err
     count = re.match(r"error: --calibration-n 100000 is not smaller than the (\d+) texts ", message)
     assert count and message.count("\n") == 1, message
-    assert message.endswith(f"; pass --calibration-n below {count[1]}, or 0 to fit no temperature\n"), message
+    rows = len(tables.read_labeled(str(train_files / "train.tsv"))[0])
+    suggested = min(round(rows / 10), int(count[1]) - 1)
+    assert message.endswith(f"; pass --calibration-n below {count[1]}, e.g. {suggested} ({suggested / rows:.0%} of "
+                            f"the {rows:,} rows); or 0 to fit no temperature\n"), message
+    with pytest.raises(ValueError) as err:  # one distinct text: no size to suggest
+        calibrate.calibration_split(texts[:1] * 5, 1, mode="random")
+    assert str(err.value).endswith("; pass --calibration-n below 1")
 
 
 def test_a_model_near_chance_level_is_fitted_to_its_bound_not_left_at_t_1(monkeypatch, capsys):
@@ -298,6 +307,152 @@ def test_calibration_split_holds_out_whole_sentences_and_their_phrases():
     assert calibrate.calibration_split(texts, 0) == (list(range(len(texts))), [], 0)
     with pytest.raises(ValueError, match="nothing would be left"):
         calibrate.calibration_split(texts, 1000)
+
+
+def test_no_training_row_reads_as_a_held_out_one():
+    """The model reads every text normalised (lower-cased, detokenized: `normalize_for_classifier`), but the
+    calibration and dev slices removed training copies by their text as written: "Team 3 wins" held out and "team 3
+    wins" trained on is one input the model trained on (43 of 100 calibration rows and 53 of 130 dev rows of a
+    user's file with case variants). Training rows that read as a held-out row are removed too, and counted with the
+    rows the slice removed, in both modes and for the dev slice drawn from what the calibration slice left."""
+    read = roberta.text.normalize_for_classifier
+    base = [f"Team {i} wins the match number {i} at home" for i in range(60)]
+    texts = base + [t.lower() for t in base[:30]] + [t.upper() for t in base[30:]]
+    for mode in ("random", "sentences"):
+        train, cal, removed = calibrate.calibration_split(texts, 20, seed=0, mode=mode)
+        held = {read(texts[i]) for i in cal}
+        assert not [texts[i] for i in train if read(texts[i]) in held], mode
+        copies = [i for i in range(len(texts)) if i not in cal and read(texts[i]) in held]
+        assert removed == len(copies) > 0 and len(train) + len(cal) + removed == len(texts)
+        kept, dev, dev_removed = finetune.draw_dev(texts, train, {"n": 15, "seed": 0, "split": mode, "fraction": 0.1})
+        held_dev = {read(texts[i]) for i in dev}
+        assert not [texts[i] for i in kept if read(texts[i]) in held_dev | held], mode
+        assert dev_removed == len([i for i in train if i not in dev and read(texts[i]) in held_dev])
+
+
+@pytest.mark.slow  # SST-2 train read and split, a few seconds
+def test_sst2_keeps_its_split_and_its_default_slice_is_not_warned_about(shared_file, tmp_path, capsys):
+    """The shipped recipe stays reproducible: keying the draw by the normalised texts would change SST-2's slice and
+    training rows (SST-2's tokenized sub-phrases, "does n't", stop being word spans once detokenized), so the draw
+    stays keyed by the written text, and removing the normalised copies after it removes none of SST-2's rows (no
+    two of its distinct texts read alike). Its default slice, 1,000 sentences and their sub-phrases, holds out less
+    than the share `held_out_warning` warns about."""
+    train = str(shared_file("sst2/train.tsv"))
+    texts = tables.read_labeled(train)[0]
+    distinct = {text.strip() for text in texts}
+    assert len({roberta.text.normalize_for_classifier(text) for text in distinct}) == len(distinct)
+    args = finetune.parse_args(["--init", "x", "--train", train, "--imdb", "", "--out", str(tmp_path / "run")])
+    train_rows, cal_rows, _, held_out = finetune.split_training_data(args, texts, None)
+    assert len(cal_rows) == 1000 and len(train_rows) + 1000 + held_out["calibration_removed_train_rows"] == len(texts)
+    assert finetune.held_out_warning(args, len(texts), held_out, len(cal_rows), 0) is None
+    finetune.read_data(args, args.id2label())
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_a_slice_is_not_drawn_again_from_a_training_file_that_changed(train_files, tmp_path, capsys):
+    """train.evaluate --dev-slice, train.calibrate and train.average draw a run's dev and calibration slices again from
+    its training file: after 50 rows were appended, the draw picked other rows, some of them trained on, and the
+    figure was recorded as held out without a word. The slices record the rows fine-tuning read (their count and a
+    digest); a redraw from a file whose rows differ is refused in one line naming the file, and a missing file says
+    it is the one fine-tuning drew the slice from. A record from before the digest is drawn again unchecked, with a
+    note."""
+    train = tmp_path / "mine.tsv"
+    shutil.copy(train_files / "train.tsv", train)
+    args = finetune.parse_args(finetune_argv(train_files, tmp_path / "clf", "--init", "x", "--imdb", "", "--train",
+                                             str(train), "--dev-fraction", "0.2"))
+    labels = args.id2label()
+    read = finetune.read_data(args, labels)
+    dev_spec = read.dev_slice
+    cal_spec = {"data": str(train), "n": 40, "seed": 0, "split": "sentences", **read.train_record}  # as run() records
+    assert dev_spec["data_rows"] == read.train_record["data_rows"] == 300
+    assert finetune.held_out_dev(dev_spec, labels) == (read.dev_texts, read.dev_labels)
+    assert calibrate.held_out_slice(cal_spec, labels) == (read.cal_texts, read.cal_labels)
+    original = train.read_text()
+    with train.open("a") as f:
+        f.write("a row appended after fine-tuning\t1\n")
+    changed = f"{train} changed since fine-tuning drew the "
+    with pytest.raises(ValueError) as err:
+        finetune.held_out_dev(dev_spec, labels, fix="score a file of your own with --labeled FILE")
+    assert str(err.value) == (f"{changed}dev slice (metrics.json dev_slice) from it (300 rows then, 301 now): it "
+                              "cannot be drawn again, the held-out rows would not be the ones held out; score a file "
+                              "of your own with --labeled FILE")
+    with pytest.raises(ValueError, match=f"^{changed}calibration slice .* the held-out rows would not be the ones"):
+        calibrate.held_out_slice(cal_spec, labels)
+    first, rest = original.split("\n", 1)
+    row, others = rest.split("\n", 1)
+    text, label = row.rsplit("\t", 1)
+    train.write_text(f"{first}\n{text}\t{1 - int(label)}\n{others}")  # as many rows, one label changed
+    with pytest.raises(ValueError, match=r"\(its 300 rows hold other texts or labels\): it cannot be drawn again"):
+        finetune.held_out_dev(dev_spec, labels)
+    old = {key: value for key, value in dev_spec.items() if not key.startswith("data_")}  # before the digest
+    train.write_text(original)
+    capsys.readouterr()
+    assert finetune.held_out_dev(old, labels) == (read.dev_texts, read.dev_labels)
+    assert f"records no digest of {train} " in capsys.readouterr().err
+    train.unlink()
+    with pytest.raises(FileNotFoundError, match=r"fine-tuning drew the dev slice \(metrics.json dev_slice\) from this "
+                                                r"file, and it is drawn again from there; put it back"):
+        finetune.held_out_dev(dev_spec, labels)
+
+
+def test_a_temperature_that_makes_dev_calibration_worse_is_warned_about(monkeypatch, capsys):
+    """A run printed "T 0.688, dev ECE 0.0658 -> 0.1244" and nothing else: the temperature fitted on its 100
+    calibration examples nearly doubled the dev set's calibration error, and the user was told the model was
+    calibrated. A `warning:` line says so, with the figures, when the dev ECE gets worse, and nothing when it does
+    not."""
+    right = torch.tensor([[0.0, 0.4]] * 16 + [[0.4, 0.0]] * 4 + [[0.0, 0.4]] * 2)  # small margins, mostly right
+    right_labels = [1] * 16 + [0] * 6
+    dev = torch.tensor([[0.0, 0.4]] * 10 + [[0.4, 0.0]] * 10)  # the same margins, 60% right
+    dev_labels = [1] * 6 + [0] * 4 + [0] * 6 + [1] * 4
+    model = type("Model", (), {"config": type("Config", (), {})()})()
+    for calibration, worse in (((right, right_labels), True), ((dev, dev_labels), False)):
+        logits = iter([calibration[0], dev])  # the calibration slice's, then the dev set's
+        monkeypatch.setattr(evaluate, "classifier_logits", lambda *args, **kwargs: next(logits))
+        result = calibrate.calibrate(model, None, (["a text"] * len(calibration[1]), calibration[1]),
+                                     (["a text"] * 20, dev_labels))
+        d = result["dev"]
+        assert (d["ece_after"] > d["ece_before"]) == worse
+        warned = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+        assert warned == ([f"warning: the temperature T = {result['temperature']:.3f}, fitted on "
+                           f"{len(calibration[1])} calibration examples, makes the dev set's calibration worse: ECE "
+                           f"{d['ece_before']:.4f} -> {d['ece_after']:.4f} (mean confidence "
+                           f"{d['mean_confidence_before']:.1%} -> {d['mean_confidence_after']:.1%} at an accuracy of "
+                           f"{d['accuracy']:.1%}): read the probabilities as rough; a larger calibration slice "
+                           "(--calibration-n) fits T better"] if worse else [])
+
+
+def test_a_refit_on_a_whole_file_can_be_fitted_again_on_the_slice_it_recorded(tiny_clf_dir, train_files, tmp_path,
+                                                                               capsys):
+    """After `train.calibrate RUN --calibration-data FILE --all`, a plain `train.calibrate RUN` (which refits on the
+    slice metrics.json records) stopped with "--calibration-split must be 'sentences' or 'random', got 'all'". The
+    recorded slice, all of the file with its rows' record, is fitted on again: the same temperature."""
+    folder = shutil.copytree(tiny_clf_dir, tmp_path / "clf")
+    assert calibrate.main([str(folder), "--calibration-data", str(train_files / "dev.tsv"), "--all"]) == 0
+    first = json.loads((folder / "metrics.json").read_text())["calibration"]
+    assert first["slice"]["split"] == "all" and first["slice"]["data_rows"] == first["calibration"]["n"]
+    assert calibrate.main([str(folder)]) == 0, capsys.readouterr().err
+    again = json.loads((folder / "metrics.json").read_text())["calibration"]
+    assert again["temperature"] == pytest.approx(first["temperature"]) and again["slice"] == first["slice"]
+
+
+def test_members_with_different_calibration_slices_are_named_with_the_way_back(tmp_path):
+    """"the members do not share one calibration slice" named neither the member that differed nor how to fit it on
+    its fine-tuning's slice again (plain train.calibrate reuses the last slice it was given). Each member's slice is
+    named, and for a member a --calibration-data refit moved off its own slice, the command that restores it."""
+    own = {"data": "mine.csv", "n": 100, "seed": 0, "split": "random", "text_column": None, "label_column": "topic"}
+    other = {"data": "test.csv", "n": 200, "split": "all"}
+    members = [{"calibration": {"slice": own}},
+               {"calibration": {"slice": other, "held_out_from_training": False, "fine_tuning_slice": own}}]
+    folders = [tmp_path / "t0", tmp_path / "t1"]
+    with pytest.raises(average.AverageError) as err:
+        average._shared_calibration_slice(members, tmp_path / "avg", folders)
+    message = str(err.value)
+    assert message.startswith(f"the members do not share one calibration slice ({folders[0]}: 100 (random) of "
+                              f"mine.csv, seed 0; {folders[1]}: all of test.csv): pass --no-calibration"), message
+    assert message.endswith(f"fit a member on its fine-tuning's own slice again: `python -m train.calibrate "
+                            f"{folders[1]} --calibration-data mine.csv --calibration-n 100 --calibration-split random "
+                            "--calibration-seed 0`")
+    assert average._shared_calibration_slice(members[:1] * 2, tmp_path / "avg", folders) == own
 
 
 # ----- the temperature in config.json, the pipeline and transformers -----
@@ -530,7 +685,8 @@ def test_finetune_calibrates_and_reports(two_stage):
     assert metrics["dev_ece"] == pytest.approx(cal["dev"]["ece_after"], abs=1e-6)
     assert metrics["dev_ece_uncalibrated"] == pytest.approx(cal["dev"]["ece_before"])
     assert cal["slice"] == {"data": metrics["train_data"], "n": 40, "seed": 0, "split": "sentences",
-                            "text_column": None, "label_column": None}
+                            "text_column": None, "label_column": None,  # and the rows read, to check a redraw by
+                            **tables.rows_record(*tables.read_labeled(metrics["train_data"])[:2])}
     assert (out / calibrate.RELIABILITY_NAME).is_file()
     assert metrics["checks"]["n"] == len(evaluate.read_checks(CHECKS))
     card = (out / "README.md").read_text()
@@ -911,7 +1067,8 @@ def test_average_checks_its_inputs_before_any_work(tiny_clf_dir, train_files, tm
             "init": "mlm", "dev_data": str(train_files / "dev.tsv"), "imdb_data": str(train_files / "imdb.tsv"),
             "imdb_examples": 20, "checks": {"source": str(CHECKS), "unsure_below": 0.6},
             "calibration": {"slice": {"data": str(train_files / "train.tsv"), "n": 40, "seed": 0,
-                                      "split": "sentences"}}}))
+                                      "split": "sentences",
+                                      **tables.rows_record(*tables.read_labeled(train_files / "train.tsv")[:2])}}}))
         members.append(str(folder))
     out = tmp_path / "avg"
     missing = tmp_path / "nope.tsv"
@@ -987,7 +1144,7 @@ def test_summarize(seeds, tmp_path, capsys):
     assert summary["stats"]["dev_accuracy"]["std"] == pytest.approx(
         math.sqrt(sum((d - mean) ** 2 for d in devs) / 2))
     assert summary["averaged"][0]["averaged"] == 3 and summary["stats"]["dev_ece"]["n"] == 3
-    table = out.with_suffix(".md").read_text()
+    table = out.with_suffix(".md").read_text(encoding="utf-8")
     assert "| sst2 (mean ± std) | 3 |" in table and "weight average of 3" in table and "negated negative" in table
     assert out.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
     assert "end-of-run weights" not in table  # a column only for runs that kept a moving average
@@ -1004,8 +1161,8 @@ def test_summarize(seeds, tmp_path, capsys):
         (ema[-1] / "metrics.json").write_text(json.dumps({**metrics, "end_weights_dev_accuracy": 0.5 + i / 10}))
     assert summarize.main(["--arm", "ema", *map(str, ema), "--out", str(out)]) == 0
     assert json.loads(out.read_text())["ema"]["stats"]["end_weights_dev_accuracy"]["mean"] == pytest.approx(0.6)
-    assert "dev acc of the end-of-run weights %" in out.with_suffix(".md").read_text()
-    assert "| 60.0 ± 10.0 |" in out.with_suffix(".md").read_text()
+    assert "dev acc of the end-of-run weights %" in out.with_suffix(".md").read_text(encoding="utf-8")
+    assert "| 60.0 ± 10.0 |" in out.with_suffix(".md").read_text(encoding="utf-8")
 
 
 def test_the_summary_figure_tells_the_arms_apart_without_their_colours():

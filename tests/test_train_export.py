@@ -12,6 +12,8 @@ from roberta.run_metrics import RunMetrics
 from train import export
 from train.export import main
 
+from helpers import read_only
+
 pytestmark = pytest.mark.usefixtures("single_thread")
 
 
@@ -139,23 +141,6 @@ def test_an_export_that_fails_or_is_stopped_leaves_the_destination_as_it_was(tin
     assert E.export(run, out) == out
     assert (out / "README.md").read_text() == "another run's card"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "shipped"]
-
-
-def read_only(monkeypatch, folder):
-    """`folder` as if on a read-only file system, for the write probe every script makes before its work
-    (`train.runtime.writable_folder`; a test runs as root, for whom no permission makes a folder read-only)."""
-    import errno
-    import tempfile
-
-    from train import runtime
-
-    real = tempfile.TemporaryDirectory
-
-    def probe(*args, dir=None, **kwargs):
-        if dir is not None and Path(dir) == folder:
-            raise OSError(errno.EROFS, "Read-only file system", str(folder))
-        return real(*args, dir=dir, **kwargs)
-    monkeypatch.setattr(runtime.tempfile, "TemporaryDirectory", probe)
 
 
 def test_a_destination_that_cannot_be_written_or_fills_up_is_named_not_its_staged_copy(tiny_mlm_dir, tmp_path,
@@ -499,6 +484,45 @@ def test_a_classifier_cards_limitation_says_what_it_learnt_from_and_its_long_tex
     folder = shutil.copytree(tiny_clf_dir, tmp_path / "clf")
     card = write_model_card(folder, title="t", task="text-classification", metrics=staged, recipe={}).read_text()
     assert "after an earlier fine-tuning stage (`runs/imdb-s0`)" in card and "87.8% of the time read whole" in card
+
+
+def test_a_topic_classifiers_card_is_not_a_sentiment_classifiers(tiny_clf_dir, tmp_path):
+    """A topic classifier's card (world, sports, business, science), the one train.push would upload, was titled
+    "Sentiment classifier", tagged sentiment-analysis, warned of "Binary sentiment ... sarcasm, mixed opinions" and
+    showed a film review as its usage example, as was its weight average's. The card follows the labels
+    (`roberta.text.names_a_sentiment`): titled by them, tagged text-classification, its limitation and usage of no
+    sentiment; a classifier whose labels name a sentiment keeps the sentiment card (the shipped one: test_assets)."""
+    from train import average, finetune
+
+    folder = shutil.copytree(tiny_clf_dir, tmp_path / "topics")
+    config = json.loads((folder / "config.json").read_text())
+    topics = ["world", "sports", "business", "science"]
+    config["id2label"], config["label2id"] = dict(enumerate(topics)), {name: i for i, name in enumerate(topics)}
+    (folder / "config.json").write_text(json.dumps(config))
+    metrics = RunMetrics(train_data="mine/topics.csv", dev_data="mine/dev.csv", dev_accuracy=0.58,
+                         init="assets/mini-roberta-mlm", init_gave="encoder", max_length=128)
+    finetune.write_card(folder, metrics, {"command": "python -m train.finetune --train mine/topics.csv"})
+    card = (folder / "README.md").read_text()
+    assert "\n# Text classifier (world, sports, business, science) fine-tuned from assets/mini-roberta-mlm\n" in card
+    assert "\n- text-classification\n" in card.split("---")[1]  # the front matter's tags
+    assert ("\n- A 4-label classifier (world, sports, business, science) learnt from `mine/topics.csv`: expect errors "
+            "on other domains and long texts.\n") in card
+    assert 'roberta.pipeline("text-classification", ' in card and "SST-2" not in card
+    for word in ("sentiment", "sarcasm", "film"):
+        assert word not in card.lower(), word
+    rows = [{"folder": f"runs/t{i}", "seed": i, "init": "assets/mini-roberta-mlm", "dev_accuracy": 0.58,
+             "imdb_accuracy": None} for i in (0, 1)]
+    title, notes = average._describe_members([Path("runs/t0"), Path("runs/t1")], [{}, {}],
+                                             {"members": rows, "init_root": "assets/mini-roberta-mlm"},
+                                             {Path("runs/t0"): (1, 1.0), Path("runs/t1"): (1, 1.0)},
+                                             dict(enumerate(topics)))
+    assert title == "Text classifier (world, sports, business, science): weight average of 2 fine-tuning runs"
+    assert "- `runs/t0`: dev accuracy 58.0%\n" in notes and "IMDB" not in notes  # no member scored IMDB
+    sentiment = shutil.copytree(tiny_clf_dir, tmp_path / "sentiment")  # negative, positive
+    finetune.write_card(sentiment, metrics, {})
+    card = (sentiment / "README.md").read_text()
+    assert "\n# Sentiment classifier fine-tuned from " in card and "\n- sentiment-analysis\n" in card
+    assert "- Binary sentiment learnt from `mine/topics.csv`" in card and "A gripping, beautifully acted film." in card
 
 
 def test_an_exported_cards_usage_loads_the_export_not_the_run(tiny_mlm_dir, tmp_path):

@@ -16,7 +16,7 @@ from roberta.run_metrics import PHASES_NAME
 from roberta.text import lowercasing, normalize_for_classifier
 from train import checkpointing, finetune, imdb_sample, pretrain, recipe, reporting, runtime, summarize
 from train.markdown import table_cell
-from helpers import finetune_argv, pretrain_argv, run_module
+from helpers import finetune_argv, pretrain_argv, read_only, run_module
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -170,6 +170,9 @@ def test_finetune_with_dev_fraction_reports_a_slice_held_out_of_its_training_fil
                                          - spec["removed_train_rows"] - metrics["imdb_sample_removed_from_training"])
     said = "60 whole sentences of SST-2 (`sst2/train.tsv`) held out from fine-tuning, seed 1"
     assert f"60 dev ({said.replace('`', '')})" in printed
+    # the rows removed beside each slice: their copies and, as sentences are drawn, sub-phrases
+    assert (f"held out: 40 for calibration + {metrics['calibration_removed_train_rows']} of their copies and "
+            f"sub-phrases, 60 for dev + {spec['removed_train_rows']} of their copies and sub-phrases, ") in printed
     card = (out / "README.md").read_text()
     assert f"The dev set is {said}: never trained on, it was evaluated during training" in card
     assert "SST-2 dev" not in card and "sst2/dev.tsv" not in card and "| dev_fraction | 0.2 |" in card
@@ -194,6 +197,15 @@ def test_finetune_with_dev_fraction_reports_a_slice_held_out_of_its_training_fil
     assert again.labeled["dev_slice"] == spec and again.labeled["source"] == str(train) and again.labeled["n"] == 60
     assert again.labeled["accuracy"] == pytest.approx(metrics["dev_accuracy"])
     assert [e.name for e in again.evaluations() if e.data == str(train)] == ["held-out dev", "held-out dev"]
+    # rows appended to the training file since: the slice drawn again would hold other rows, some trained on
+    with train.open("a") as f:
+        f.write("a review appended after fine-tuning\t1\n")
+    capsys.readouterr()
+    assert evaluate.main(["--model", str(out), "--dev-slice"]) == 2
+    assert capsys.readouterr().err == (f"error: --dev-slice: {train} changed since fine-tuning drew the dev slice "
+                                       "(metrics.json dev_slice) from it (300 rows then, 301 now): it cannot be drawn "
+                                       "again, the held-out rows would not be the ones held out; score a file of your "
+                                       "own with --labeled FILE\n")
 
 
 @pytest.mark.slow  # the quick recipe end to end, half a minute
@@ -1001,7 +1013,6 @@ def test_release_names_an_out_it_cannot_write_and_leaves_no_empty_one(tiny_mlm_d
     """A read-only --out was "[Errno 30] Read-only file system: '.../assets'"; a refused release (a truncated
     model.safetensors) left the empty --out it had made."""
     from scripts import release
-    from test_train_export import read_only
 
     mlm, clf = shutil.copytree(tiny_mlm_dir, tmp_path / "mlm"), shutil.copytree(tiny_clf_dir, tmp_path / "clf")
     (mlm / "metrics.json").write_text(json.dumps({"eval_accuracy": 0.1, "train_tokens": 100}))

@@ -967,6 +967,28 @@ def test_a_check_of_a_label_the_model_lacks_names_the_option_that_skips_the_chec
                                        {0: "neg", 1: "pos"})
 
 
+def test_evaluate_out_says_when_it_replaces_a_result_on_other_data(tiny_clf_dir, train_files, tmp_path, capsys):
+    """metrics.json keeps one `labeled` result: a `--dev-slice` (or another --labeled file) written to the same --out
+    replaced the test file's figures without a word. A note says which result is replaced by which; scoring the
+    same data again is an update, not said."""
+    out = tmp_path / "m.json"
+    dev, train = str(train_files / "dev.tsv"), str(train_files / "train.tsv")
+
+    def evaluated(labeled: str) -> tuple[dict, list[str]]:
+        assert evaluate.main(["--model", str(tiny_clf_dir), "--labeled", labeled, "--max-length", "64",
+                              "--no-progress", "--out", str(out)]) == 0
+        notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: --out")]
+        return json.loads(out.read_text())["labeled"], notes
+
+    first, notes = evaluated(dev)
+    assert notes == []
+    assert evaluated(dev)[1] == []  # the same data again
+    second, notes = evaluated(train)
+    assert second["source"] == train
+    assert notes == [f"note: --out {out}: its labeled result on {dev} (accuracy {first['accuracy']:.4f}) is replaced "
+                     f"by this one on {train} (it keeps one labeled result: give another --out to keep both)"]
+
+
 def test_evaluate_imdb_scores_by_label_name_and_skips_other_labels(tiny_clf_dir, train_files, tmp_path, capsys):
     """`train.evaluate --imdb` compared IMDB's 0/1 with the model's ids: a classifier with id2label {0: positive,
     1: negative} was scored inverted, a 3-class one as if 1 were its second label. The reviews are scored by the

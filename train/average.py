@@ -326,7 +326,7 @@ def _run(args) -> dict:
     runs = training_runs(folders, members)
     metrics = _classifier_metrics(model, folders, members, runs, inputs, scores, args, started)
     RunMetrics.from_dict(metrics).write(out)
-    title, notes = _describe_members(folders, members, metrics, runs)
+    title, notes = _describe_members(folders, members, metrics, runs, config.id2label)
     write_card(out, metrics, {"command": metrics["command"], "members": [str(f) for f in folders]},
                title=title, notes=notes)
     return metrics
@@ -363,15 +363,37 @@ def _named(flag: str, given, key: str) -> str:
     return flag if given is not None else f"{flag} (the members' {key})"
 
 
-def _shared_calibration_slice(members: list[dict], out: Path) -> dict:
-    """The calibration slice every member's metrics.json names (calibration.slice); refused when they differ."""
+def _shared_calibration_slice(members: list[dict], out: Path, folders: list[Path] | None = None) -> dict:
+    """The calibration slice every member's metrics.json names (calibration.slice); refused when they differ, naming
+    each member's slice and, for a member a `train.calibrate --calibration-data` refit moved off its fine-tuning's
+    own slice (kept as fine_tuning_slice), the command that fits it on that slice again."""
     slices = [(m.get("calibration") or {}).get("slice") for m in members]
-    if slices[0] is None or any(s != slices[0] for s in slices):
-        calibrate = shown_command(["python", "-m", "train.calibrate", out, "--calibration-data", "FILE"])
-        raise AverageError("the members do not share one calibration slice (see their metrics.json "
-                           f"calibration.slice): pass --no-calibration, then `{calibrate}` with data none of them "
-                           "trained on")
-    return slices[0]
+    if slices[0] is not None and all(s == slices[0] for s in slices):
+        return slices[0]
+    calibrate = shown_command(["python", "-m", "train.calibrate", out, "--calibration-data", "FILE"])
+    names = [str(f) for f in folders] if folders else [f"member {i + 1}" for i in range(len(members))]
+    said = "; ".join(f"{name}: {_slice_said(s)}" for name, s in zip(names, slices))
+    back = [shown_command(["python", "-m", "train.calibrate", name, *_slice_options(own)])
+            for name, m, spec in zip(names, members, slices)
+            if (own := (m.get("calibration") or {}).get("fine_tuning_slice")) and own != spec]
+    back_said = f"; or fit a member on its fine-tuning's own slice again: `{'`, `'.join(back)}`" if back else ""
+    raise AverageError(f"the members do not share one calibration slice ({said}): pass --no-calibration, then "
+                       f"`{calibrate}` with data none of them trained on{back_said}")
+
+
+def _slice_said(spec: dict | None) -> str:
+    """A calibration slice as the error of members that do not share one names it."""
+    if not spec:
+        return "none"
+    if spec.get("split") == "all":
+        return f"all of {spec.get('data')}"
+    return f"{spec.get('n')} ({spec.get('split', 'sentences')}) of {spec.get('data')}, seed {spec.get('seed', 0)}"
+
+
+def _slice_options(spec: dict) -> list[str]:
+    """train.calibrate's options that draw the slice `spec` again."""
+    return ["--calibration-data", str(spec["data"]), "--calibration-n", str(spec["n"]), "--calibration-split",
+            spec.get("split", "sentences"), "--calibration-seed", str(spec.get("seed", 0))]
 
 
 def _shared_dev_slice(members: list[dict]) -> dict | None:
@@ -398,7 +420,8 @@ def _read_inputs(args, members: list[dict], config, out: Path) -> _Inputs:
     from .recorded_columns import columns_for, columns_in_metrics
 
     ref, labels = members[0], config.id2label
-    calibration_spec = None if args.no_calibration else _shared_calibration_slice(members, out)
+    folders = [Path(member) for member in args.members]
+    calibration_spec = None if args.no_calibration else _shared_calibration_slice(members, out, folders)
     ref_checks = ref.get("checks") or (ref.get("checkpoint") or {}).get("checks") or {}  # a checkpoint's: its run's
     dev_slice = None if args.dev is not None else _shared_dev_slice(members)
     dev_source = args.dev if args.dev is not None else None if dev_slice else ref.get("dev_data")
@@ -544,15 +567,21 @@ def training_runs(folders: list[Path], members: list[dict]) -> dict[Path, tuple[
     return runs
 
 
-def _describe_members(folders: list[Path], members: list[dict], metrics: dict, runs: dict) -> tuple[str, str]:
+def _describe_members(folders: list[Path], members: list[dict], metrics: dict, runs: dict,
+                      id2label: dict | None = None) -> tuple[str, str]:
     """The average's card title and notes: seeds of one recipe, or points along one run (checkpoints exported
-    with train.export), or a mix."""
+    with train.export), or a mix; titled by the labels (`model_card.classifier_title`; none given: the shipped
+    one's, a sentiment classifier). A member's IMDB figure is listed only where some member has one."""
     from .finetune import kept_weights
+    from .model_card import classifier_title
+
+    kind = classifier_title(id2label) if id2label else "Sentiment classifier"
+    imdb = any(row.get("imdb_accuracy") is not None for row in metrics["members"])
 
     def member_line(row):
         point = f" (step {row['step']:,} of `{row['run']}`)" if row.get("run") else ""
-        return (f"- `{row['folder']}`{point}: dev accuracy {_pct(row['dev_accuracy'])}, "
-                f"IMDB {_pct(row['imdb_accuracy'])}")
+        imdb_said = f", IMDB {_pct(row['imdb_accuracy'])}" if imdb else ""
+        return f"- `{row['folder']}`{point}: dev accuracy {_pct(row['dev_accuracy'])}{imdb_said}"
 
     lines = "\n".join(member_line(r) for r in metrics["members"])
     cost = ("train_steps and train_time_s are the training of the members, each run counted once to its furthest "
@@ -562,8 +591,7 @@ def _describe_members(folders: list[Path], members: list[dict], metrics: dict, r
         notes = (f"The uniform average of the weights of {len(folders)} points along one fine-tuning run "
                  f"`{next(iter(runs))}`, at steps {steps} ({cost}); the dev set chose no checkpoint and no member. "
                  f"{_start(metrics['members'], metrics['init_root'], one_run=True)}")
-        return f"Sentiment classifier: weight average of {len(folders)} points of one fine-tuning run", \
-            f"{notes}\n\n{lines}"
+        return f"{kind}: weight average of {len(folders)} points of one fine-tuning run", f"{notes}\n\n{lines}"
     kept = {"the weights of a step checkpoint of its run" if m.get("checkpoint") else
             kept_weights(m.get("selection"), m.get("kept_step")) for m in members}
     kept = (f"each member kept {kept.pop()}" if len(kept) == 1 else
@@ -578,7 +606,7 @@ def _describe_members(folders: list[Path], members: list[dict], metrics: dict, r
         notes += (" Not every member's metrics.json records the seed of its new classifier head (runs from before "
                   "train.finetune's --head-seed drew it from --seed): whether their heads started from the same "
                   "weights is unknown, and heads from different ones average poorly.")
-    return f"Sentiment classifier: weight average of {len(folders)} fine-tuning runs", f"{notes}\n\n{lines}"
+    return f"{kind}: weight average of {len(folders)} fine-tuning runs", f"{notes}\n\n{lines}"
 
 
 def _start(rows: list[dict], root, one_run: bool = False) -> str:

@@ -33,6 +33,8 @@ describe a slice of --calibration-data and are refused without it. The card says
 fine-tuning only when they are fine-tuning's own slice: another slice (another seed or size, another file, --all)
 may hold rows the model trained on, and its card says so. Without --dev the dev set is the one metrics.json records:
 its dev file, or the slice `train.finetune --dev-fraction` held out of the training file (dev_slice, drawn again).
+A recorded slice is drawn again only from a file whose rows are the ones it recorded (their count and digest): from a
+changed file it would hold other rows, some of them trained on, and it is refused.
 
 When this command runs on a finished folder, it rewrites config.json's calibration_temperature, merges the
 figures into metrics.json ("calibration"), redraws reliability.png, scores the behaviour checks again (their
@@ -50,6 +52,7 @@ import json
 import math
 import os
 import random
+import sys
 import tempfile
 from pathlib import Path
 
@@ -60,6 +63,7 @@ from roberta.figure_alts import reliability_alt
 from roberta.files import write_atomic
 from roberta.hub import CONFIG_NAME
 from roberta.run_metrics import METRICS_NAME, RunMetrics, dataset_name
+from roberta.text import normalize_for_classifier
 
 from .arguments import seed_value
 from .reporting import save_figure
@@ -201,9 +205,15 @@ def calibration_split(texts: list[str], n: int, seed: int = 0, mode: str = "sent
     """(training rows, calibration rows, rows removed for the slice's sake) as indices into `texts`.
 
     The calibration rows are `n` distinct texts (one row each); no row whose text is one of them is kept
-    for training, and in "sentences" mode neither is a row whose text is a word span of one of them (see the
-    module doc). The third value counts the training rows lost beyond the calibration rows themselves.
-    Deterministic for (texts, n, seed, mode)."""
+    for training, nor one that reads as one of them once normalised as the classifier reads every text
+    (`roberta.text.normalize_for_classifier`: "Apple wins" beside a held-out "apple wins" is the same input), and in
+    "sentences" mode neither is a row whose text is a word span of one of them (see the module doc). The third value
+    counts the training rows lost beyond the calibration rows themselves. Deterministic for (texts, n, seed, mode).
+
+    The draw itself is keyed by the texts as written: keyed by their normalised forms, SST-2's detokenized phrases
+    ("does n't" -> "doesn't") stop being word spans of their sentences, and its split would change (seed 0: 950 of
+    its 1,000 calibration rows others, 61,541 rows trained on instead of 55,841); removing the normalised copies
+    after the draw removes none of SST-2's rows (no two of its 66,978 distinct texts read alike)."""
     if mode not in ("sentences", "random"):
         raise ValueError(f"--calibration-split must be 'sentences' or 'random', got {mode!r}")
     if n <= 0:
@@ -220,9 +230,12 @@ def calibration_split(texts: list[str], n: int, seed: int = 0, mode: str = "sent
                 inside.update(s for s in _spans(words) if s != text and s in first)
         candidates = [t for t in candidates if t not in inside]
     if n >= len(candidates):
-        raise ValueError(f"--calibration-n {n} is not smaller than the {len(candidates)} texts it can be drawn "
+        suggested = min(suggested_calibration_n(len(texts)), len(candidates) - 1)
+        example = (f", e.g. {suggested} ({suggested / len(texts):.0%} of the {len(texts):,} rows)"
+                   if suggested > 0 else "")
+        raise ValueError(f"--calibration-n {n} is not smaller than the {len(candidates):,} texts it can be drawn "
                          f"from ({mode} mode): nothing would be left to train on; pass --calibration-n below "
-                         f"{len(candidates)}")
+                         f"{len(candidates)}{example}")
     picked = random.Random(f"calibration:{seed}").sample(candidates, n)
     removed = set(picked)
     if mode == "sentences":
@@ -231,8 +244,20 @@ def calibration_split(texts: list[str], n: int, seed: int = 0, mode: str = "sent
             if len(words) <= MAX_SPAN_WORDS:
                 removed.update(s for s in _spans(words) if s in first)
     calibration = sorted(first[t] for t in picked)
-    train = [i for i, text in enumerate(texts) if text.strip() not in removed]
+    read_as = {normalize_for_classifier(texts[i]) for i in calibration}  # as the model reads them
+    train = [i for i, text in enumerate(texts)
+             if text.strip() not in removed and normalize_for_classifier(text) not in read_as]
     return train, calibration, len(texts) - len(train) - len(calibration)
+
+
+HELD_OUT_SHARE_WARNED = 0.2  # train.finetune warns when its slices hold out more of the training file than this
+HELD_OUT_SHARE_SUGGESTED = 0.1  # ... and suggests a calibration slice of this share of the file
+
+
+def suggested_calibration_n(rows: int) -> int:
+    """A --calibration-n to suggest for a training file of `rows` rows: HELD_OUT_SHARE_SUGGESTED of them, at least
+    one (SST-2's 67,349 rows take the default 1,000, 1.5%)."""
+    return max(1, round(HELD_OUT_SHARE_SUGGESTED * rows))
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -314,7 +339,23 @@ def calibrate(model, tokenizer, calibration: tuple[list[str], list[int]], dev: t
         result["dev"] = report_dev(model, tokenizer, dev, temperature, out, batch_size, max_length, title, progress)
         if out is not None:
             result["diagram"] = RELIABILITY_NAME
+        if warning := dev_calibration_warning(result):
+            print(warning, file=sys.stderr, flush=True)
     return result
+
+
+def dev_calibration_warning(result: dict) -> str | None:
+    """A `warning:` line when the fitted temperature makes the dev set's calibration worse (its ECE after above its
+    ECE before: the probabilities are not calibrated on it, whatever T was fitted for), with the figures; None when
+    it does not, or there is no dev report. `result`: `calibrate`'s."""
+    dev, n = result.get("dev"), result["calibration"]["n"]
+    if not dev or dev["ece_after"] <= dev["ece_before"]:
+        return None
+    return (f"warning: the temperature T = {result['temperature']:.3f}, fitted on {n:,} calibration examples, makes "
+            f"the dev set's calibration worse: ECE {dev['ece_before']:.4f} -> {dev['ece_after']:.4f} (mean "
+            f"confidence {dev['mean_confidence_before']:.1%} -> {dev['mean_confidence_after']:.1%} at an accuracy of "
+            f"{dev['accuracy']:.1%}): read the probabilities as rough; a larger calibration slice (--calibration-n) "
+            "fits T better")
 
 
 HELD_OUT = "held_out_from_training"  # a calibration entry's flag: False when the slice is not fine-tuning's own
@@ -368,15 +409,60 @@ def calibration_markdown(cal: dict | None, dev_name: str = "dev") -> str:
 READ_AS_MODEL = {"column_options": False, "labels_fix": "its labels must be the model's"}
 
 
-def held_out_slice(spec: dict, label_names=None) -> tuple[list[str], list[int]]:
-    """The calibration (texts, labels) described by a metrics.json "calibration" entry
-    ({"data", "n", "seed", "split"}), recomputed from the file."""
+def read_slice_source(spec: dict, label_names=None, what: str = "calibration slice", key: str = "calibration.slice",
+                      drawn_by: str = "fine-tuning", fix: str = "") -> tuple[list[str], list[int]]:
+    """(texts, labels) of the file a recorded slice was drawn from (`spec["data"]`, read in its columns as the model
+    reads it), checked against what the slice recorded of it (`check_rows_record`): a slice drawn again from a
+    changed file would hold other rows, some of them trained on. `what` and `key`: the slice and its entry in
+    metrics.json, as the errors name them; `drawn_by`: what drew it; `fix`: how to go on, ending the errors."""
     from .tables import read_labeled
 
-    texts, labels, _ = read_labeled(spec["data"], spec.get("text_column"), spec.get("label_column"), label_names,
-                                    **READ_AS_MODEL)
+    try:
+        texts, labels, _ = read_labeled(spec["data"], spec.get("text_column"), spec.get("label_column"), label_names,
+                                        **READ_AS_MODEL)
+    except FileNotFoundError as err:
+        raise FileNotFoundError(f"{err}: {drawn_by} drew the {what} (metrics.json {key}) from this file, and it is "
+                                f"drawn again from there; put it back{f', or {fix}' if fix else ''}") from None
+    check_rows_record(spec, texts, labels, f"{what} (metrics.json {key})", drawn_by, fix)
+    return texts, labels
+
+
+def check_rows_record(spec: dict, texts: list[str], labels: list[int], what: str, drawn_by: str = "fine-tuning",
+                      fix: str = "") -> None:
+    """A ValueError naming the file when its rows as read now are not those the slice `spec` recorded
+    (`train.tables.rows_record`: their count and digest); a `note:` when it recorded none (a run from before they
+    were recorded: drawn again from the file as it is, unchecked)."""
+    from .tables import rows_record
+
+    if "data_sha256" not in spec:
+        print(f"note: the {what} records no digest of {spec['data']} (written before train.finetune recorded one): "
+              "it is drawn again from the file as it is now, unchecked", file=sys.stderr, flush=True)
+        return
+    now = rows_record(texts, labels)
+    if now["data_sha256"] == spec["data_sha256"]:
+        return
+    then = spec.get("data_rows")
+    rows = (f"{then:,} rows then, {now['data_rows']:,} now" if isinstance(then, int) and then != now["data_rows"]
+            else f"its {now['data_rows']:,} rows hold other texts or labels")
+    raise ValueError(f"{spec['data']} changed since {drawn_by} drew the {what} from it ({rows}): it cannot be drawn "
+                     f"again, the held-out rows would not be the ones held out{f'; {fix}' if fix else ''}")
+
+
+def slice_of(texts: list[str], labels: list[int], spec: dict) -> tuple[list[str], list[int]]:
+    """The calibration (texts, labels) a slice spec ({"n", "seed", "split"}) draws from a file's rows; "all" (a
+    refit with --all): every row."""
+    if spec.get("split") == "all":
+        return list(texts), list(labels)
     _, rows, _ = calibration_split(texts, int(spec["n"]), int(spec.get("seed", 0)), spec.get("split", "sentences"))
     return [texts[i] for i in rows], [labels[i] for i in rows]
+
+
+def held_out_slice(spec: dict, label_names=None, drawn_by: str = "fine-tuning",
+                   fix: str = "") -> tuple[list[str], list[int]]:
+    """The calibration (texts, labels) described by a metrics.json "calibration" entry's slice
+    ({"data", "n", "seed", "split", and what it recorded of the file}), drawn again from the file, which must hold
+    the rows it held then (`read_slice_source`)."""
+    return slice_of(*read_slice_source(spec, label_names, drawn_by=drawn_by, fix=fix), spec)
 
 
 # --calibration-n, --calibration-seed, --calibration-split: with --calibration-data only (without it the slice is
@@ -433,7 +519,7 @@ def main(argv=None) -> int:
     from roberta import RobertaForSequenceClassification, load_tokenizer
     from roberta.hub import require_architecture
 
-    from .tables import read_labeled
+    from .tables import read_labeled, rows_record
     from .recorded_columns import columns_for, columns_in_metrics
 
     folder = Path(args.model)
@@ -454,25 +540,24 @@ def main(argv=None) -> int:
         if args.plot_only:
             return _plot_only(folder, model, tokenizer, args.dev, args.batch_size, metrics)
         stored = metrics.get("calibration") or {}
+        # held out from fine-tuning: fine-tuning's own slice (the stored one, unless an earlier --calibration-data
+        # replaced it, which kept it as OWN_SLICE), and no other
+        own = stored.get(OWN_SLICE) or (stored.get("slice") if stored.get(HELD_OUT, True) else None)
         if args.calibration_data:
-            spec = {"data": args.calibration_data, "n": args.calibration_n, "seed": args.calibration_seed,
-                    "split": args.calibration_split, **columns(args.calibration_data)}
-            if args.all:
-                texts, labels, _ = read_labeled(args.calibration_data, label_names=names, **READ_AS_MODEL,
-                                                **columns(args.calibration_data))
-                spec = {"data": args.calibration_data, "n": len(texts), "split": "all",
-                        **columns(args.calibration_data)}
-                calibration = (texts, labels)
-            else:
-                calibration = held_out_slice(spec, names)
+            texts, labels, _ = read_labeled(args.calibration_data, label_names=names, **READ_AS_MODEL,
+                                            **columns(args.calibration_data))
+            spec = {"data": args.calibration_data, "n": len(texts) if args.all else args.calibration_n,
+                    **({"split": "all"} if args.all else {"seed": args.calibration_seed,
+                                                          "split": args.calibration_split}),
+                    **columns(args.calibration_data), **rows_record(texts, labels)}  # a later refit checks the file
+            calibration = slice_of(texts, labels, spec)
         else:
             spec = stored.get("slice")
             if not spec:
                 raise ValueError(f"{metrics_path} names no calibration slice: pass --calibration-data")
-            calibration = held_out_slice(spec, names)
-        # held out from fine-tuning: fine-tuning's own slice (the stored one, unless an earlier --calibration-data
-        # replaced it, which kept it as OWN_SLICE), and no other
-        own = stored.get(OWN_SLICE) or (stored.get("slice") if stored.get(HELD_OUT, True) else None)
+            drawn_by = "fine-tuning" if same_slice(spec, own) else "train.calibrate"
+            calibration = held_out_slice(spec, names, drawn_by, fix="pass --calibration-data FILE to fit on a file "
+                                                                   "of your own")
         held_out = same_slice(spec, own)
         dev, dev_named = dev_set(args.dev, metrics, names)
         # the reliability diagram is drawn aside (in the folder: one file system) and moved in with the rest
@@ -529,7 +614,8 @@ def dev_set(dev_option: str | None, metrics: dict, label_names) -> tuple[tuple[l
 
     recorded = RunMetrics.from_dict(metrics)
     if not dev_option and (held_out := recorded.held_out_dev):
-        return finetune.held_out_dev(held_out, label_names), finetune.dev_title(None, held_out)
+        return (finetune.held_out_dev(held_out, label_names, fix="pass --dev FILE to report on a file of your own"),
+                finetune.dev_title(None, held_out))
     source = dev_option or recorded.dev_data
     if not source:
         return None, ""

@@ -42,7 +42,7 @@ import torch.nn.functional as F
 
 from roberta import DynamicMasker, RobertaForMaskedLM, auto_model, encode, load_tokenizer
 from roberta.masking import IGNORE_INDEX, MaskedBatch
-from roberta.run_metrics import RunMetrics
+from roberta.run_metrics import RunMetrics, dev_slice_said, said_list
 from roberta.text import normalize_for_classifier, sentiment_of
 from roberta.tokenizer import check_fits_model, encode_windows, mean_over_windows
 
@@ -275,12 +275,33 @@ def check_expected_labels(checks: list[dict], id2label: dict, source=None, optio
     ending with how to skip the checks by `option`, default the options `source` starts with, else --checks)."""
     if option is None:
         option = " ".join(itertools.takewhile(lambda word: word.startswith("--"), str(source or "").split()))
-    names = sorted(str(v) for v in id2label.values())
     for row in checks:
         if expected_label(row["expected"], id2label) is None:
             raise ValueError(f"{f'{source}: ' if source else ''}check {row['sentence']!r}: expected "
-                             f"{row['expected']!r} is neither {UNSURE!r} nor a label of the model ({names}); "
-                             f"{_skip_checks(option or '--checks')}")
+                             f"{row['expected']!r} is neither {UNSURE!r} nor a label of the model "
+                             f"({_labels_in_order(id2label)}); {_skip_checks(option or '--checks')}, or write "
+                             "checks that expect the model's labels")
+
+
+def _labels_in_order(id2label: dict) -> list[str]:
+    """A model's label names in the order of their ids (a config's keys may be strings)."""
+    return [str(name) for _, name in sorted(id2label.items(), key=lambda item: int(item[0]))]
+
+
+def default_checks_skip_note(id2label: dict) -> str | None:
+    """Why the shipped behaviour checks (`DEFAULT_CHECKS`, --checks' default: sentiment sentences) are skipped for a
+    model with these labels, a `note:` line, as the IMDB check is skipped (`imdb_sample.imdb_skip_note`): some check
+    expects a verdict that is neither "unsure" nor one of the labels (`expected_label`: a topic classifier's). None
+    when every check fits, or when the file is not there (reported as missing where it is read)."""
+    if not DEFAULT_CHECKS.is_file():
+        return None
+    checks = read_checks(DEFAULT_CHECKS)
+    if all(expected_label(row["expected"], id2label) is not None for row in checks):
+        return None
+    expected = said_list(list(dict.fromkeys(row["expected"] for row in checks)))
+    return (f"note: the behaviour checks are skipped: {shown_path(DEFAULT_CHECKS)}, --checks' default, expects the "
+            f"verdicts {expected}, and the labels {_labels_in_order(id2label)} do not include them (--checks FILE "
+            "scores checks of your own)")
 
 
 def check_unsure_below(value: float) -> None:
@@ -392,7 +413,8 @@ def labeled_columns(args) -> tuple[str | None, str | None]:
 
 def held_out_dev(model_id: str, id2label: dict) -> tuple[list[str], list[int], dict]:
     """--dev-slice: (texts, labels, slice) of the dev set the classifier `model_id` held out of its training file, as
-    its metrics.json records it (`RunMetrics.held_out_dev`), drawn again (`train.finetune.held_out_dev`)."""
+    its metrics.json records it (`RunMetrics.held_out_dev`), drawn again (`train.finetune.held_out_dev`: refused when
+    the file changed since)."""
     from .finetune import held_out_dev as draw
 
     metrics = RunMetrics.read(model_id, missing_ok=True) if Path(model_id).is_dir() else None
@@ -400,7 +422,8 @@ def held_out_dev(model_id: str, id2label: dict) -> tuple[list[str], list[int], d
     if not held_out:
         raise ValueError(f"--dev-slice: {model_id} records no dev set held out of its training file (metrics.json "
                          "dev_slice, written by train.finetune --dev-fraction): give --labeled FILE")
-    return *draw(held_out, id2label), held_out
+    with naming("--dev-slice:"):
+        return *draw(held_out, id2label, fix="score a file of your own with --labeled FILE"), held_out
 
 
 def parse_args(argv=None):
@@ -534,6 +557,29 @@ def run(args) -> dict:
     return metrics
 
 
+def _data_said(section: dict) -> str:
+    """The data an evaluation section of metrics.json was measured on, as a note names it."""
+    source = section.get("source") or "?"
+    return f"the dev slice of {source}" if isinstance(section.get("dev_slice"), dict) else str(source)
+
+
+def replaced_notes(previous: RunMetrics, metrics: dict, out) -> list[str]:
+    """`note:` lines for the sections of --out's metrics.json (one `labeled`, `imdb`, `mlm`, `checks` each) that
+    this evaluation replaces with figures of other data: a --dev-slice after a --labeled test file replaced its
+    result without a word. A section measured again on the same data is an update, not said."""
+    notes = []
+    for name, section in metrics.items():
+        old = getattr(previous, name, None)
+        if not isinstance(old, dict) or not isinstance(section, dict) or _data_said(old) == _data_said(section):
+            continue
+        figure = next((f"{key} {old[key]:.4f}" for key in ("accuracy", "perplexity")
+                       if isinstance(old.get(key), (int, float))), None)
+        notes.append(f"note: --out {out}: its {name} result on {_data_said(old)}"
+                     f"{f' ({figure})' if figure else ''} is replaced by this one on {_data_said(section)} (it keeps "
+                     f"one {name} result: give another --out to keep both)")
+    return notes
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
@@ -551,8 +597,12 @@ def main(argv=None) -> int:
             print(checks_markdown(m))
             continue
         shown = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items() if k != "confusion"}
+        if isinstance(shown.get("dev_slice"), dict):  # said as the cards say it, not as its record (a digest)
+            shown["dev_slice"] = dev_slice_said(shown["dev_slice"])
         print(f"{name}: {shown}")
     if out:
+        for note in replaced_notes(previous, metrics, out):
+            print(note, file=sys.stderr)
         try:  # a read-only folder or a full disk: one line, not a traceback
             print(f"metrics -> {previous.updated(**metrics).write(out)}")
         except OSError as err:

@@ -20,13 +20,17 @@ What it does, in order:
   text's label (as `roberta.pipeline` reads a long text). Batches are padded to their longest row and, by
   default, hold rows of similar length (--batch-order length; 'random' was the recipe before).
 - Held out from training: (1) a calibration slice of the training file (--calibration-n whole sentences,
-  seeded by --calibration-seed, the same for every --seed; see `train.calibrate`), and (2) the reviews of
+  seeded by --calibration-seed, the same for every --seed; see `train.calibrate`; a warning says when the slices
+  hold out more than a fifth of the file), and (2) the reviews of
   the fixed IMDB evaluation sample (--imdb, --imdb-n, --imdb-seed) wherever they occur in the training
   file: training on IMDB's train.tsv never sees the 1,000 reviews the IMDB figure is measured on
   (matched by text: give --train and --imdb the same source; --keep-imdb-sample turns this off). (3) With
   --dev-fraction F, the dev set: F of the training file's rows, drawn from those the calibration slice left, as
   --calibration-split draws (whole sentences, their sub-phrases removed from training too), seeded by --dev-seed
   (the same for every --seed); metrics.json records it as `dev_slice`, and the card names it as held out from --train.
+  No training row reads as a held-out one (the same text, or the same once normalised: "Apple wins" beside a held-out
+  "apple wins"). Both slices record the training file's rows as read (their count and a digest): train.evaluate
+  --dev-slice, train.calibrate and train.average draw them again only from a file that still holds those rows.
 - Initialisation. --init an MLM folder: its encoder, a new classifier head. --init a classifier folder
   (e.g. the IMDB stage): its encoder and its head, whose labels must be this run's (else the run is refused:
   --new-head starts a fresh head); its calibration temperature is not carried over. --init random: a
@@ -69,8 +73,8 @@ from roberta.tokenizer import encode_windows, save_tokenizer
 
 from .arguments import ModelArguments, TrainingArguments, check_seed, option, parse, redefault
 from .checkpointing import Checkpoints
-from .evaluate import (DEFAULT_CHECKS, UNSURE_BELOW, check_expected_labels, check_unsure_below, read_checks,
-                       shown_path)
+from .evaluate import (DEFAULT_CHECKS, UNSURE_BELOW, check_expected_labels, check_unsure_below,
+                       default_checks_skip_note, read_checks, shown_path)
 from .imdb_sample import imdb_skip_note
 from . import paths
 from .out_folder import check_options, lock_out
@@ -142,7 +146,9 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
                                      "counts passes over them) (default: %(default)s)", group="data",
                             choices=("first", "windows"))
     calibration_n: int = option(1000, "hold this many examples of --train out of training to fit the temperature "
-                                      "(and for --select calibration); 0 = none, no calibration (default: "
+                                      "(and for --select calibration); 0 = none, no calibration; the default fits "
+                                      "SST-2's 67,349 rows: for a file of your own, about a tenth of its rows (a "
+                                      "warning says when the slices hold out more than a fifth) (default: "
                                       "%(default)s)", group=CALIBRATION)
     calibration_split: str = option("sentences", "'sentences': whole sentences, their sub-phrases removed from "
                                                  "training too (SST-2 holds both); 'random': any rows, for data "
@@ -181,8 +187,13 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
     out: str = redefault("out", "runs/finetune")
 
     def checks_path(self) -> str:
-        """The behaviour checks file scored at the end ('' = none): --checks, else the shipped one."""
-        return self.checks if self.checks is not None else str(DEFAULT_CHECKS)
+        """The behaviour checks file scored at the end ('' = none): --checks, else the shipped one (sentiment
+        sentences) where they fit --labels, as the IMDB check is scored: skipped, with a note
+        (`evaluate.default_checks_skip_note`), for other labels such as a topic classifier's, where an explicit
+        --checks file that does not fit is an error."""
+        if self.checks is not None:
+            return self.checks
+        return "" if default_checks_skip_note(self.id2label()) else str(DEFAULT_CHECKS)
 
     def id2label(self) -> dict[int, str]:
         """--labels as the model's id2label, or a UserError unless it names two or more distinct labels."""
@@ -412,15 +423,15 @@ def draw_dev(texts: list[str], train_rows: list[int], spec: dict) -> tuple[list[
     return [train_rows[i] for i in kept], [train_rows[i] for i in dev], removed
 
 
-def held_out_dev(spec: dict, label_names=None) -> tuple[list[str], list[int]]:
+def held_out_dev(spec: dict, label_names=None, fix: str = "") -> tuple[list[str], list[int]]:
     """The dev (texts, labels) a metrics.json `dev_slice` describes, drawn again from its training file: the
     calibration slice of the whole file first (`calibration_split`, as train.finetune drew it), then the dev slice of
-    the rows it left (`draw_dev`). For train.average, whose members share one."""
-    from .calibrate import READ_AS_MODEL, calibration_split
-    from .tables import read_labeled
+    the rows it left (`draw_dev`). For train.evaluate --dev-slice, train.calibrate and train.average, whose members
+    share one. Refused when the file's rows are not those fine-tuning read (`train.calibrate.read_slice_source`:
+    drawn from a changed file, the slice would hold other rows, some trained on); `fix` ends that error."""
+    from .calibrate import calibration_split, read_slice_source
 
-    texts, labels, _ = read_labeled(spec["data"], spec.get("text_column"), spec.get("label_column"), label_names,
-                                    **READ_AS_MODEL)
+    texts, labels = read_slice_source(spec, label_names, "dev slice", "dev_slice", fix=fix)
     train_rows, _, _ = calibration_split(texts, int(spec.get("calibration_n") or 0),
                                          int(spec.get("calibration_seed") or 0), spec.get("split", "sentences"))
     _, rows, _ = draw_dev(texts, train_rows, spec)
@@ -437,7 +448,7 @@ def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: l
         train_rows, cal_rows, cal_removed = calibration_split(texts, args.calibration_n, args.calibration_seed,
                                                               args.calibration_split)
     except ValueError as err:
-        raise UserError(f"{err}, or 0 to fit no temperature") from None
+        raise UserError(f"{err}; or 0 to fit no temperature") from None
     dev_rows, dev_removed = [], 0
     if spec := dev_slice_spec(args, len(texts)):  # before the IMDB sample: the slice depends on the file alone
         train_rows, dev_rows, dev_removed = draw_dev(texts, train_rows, spec)
@@ -455,6 +466,33 @@ def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: l
                                             "dev_removed_train_rows": dev_removed, "imdb_sample_removed": imdb_removed}
 
 
+def removed_said(removed: int, args: FinetuneArguments) -> str:
+    """The training rows a held-out slice removed beside its own, as the count line says them: copies (the same
+    text, or the same once normalised), and in "sentences" mode sub-phrases too."""
+    if args.calibration_split == "sentences":
+        return f"{removed:,} of their copies and sub-phrases"
+    return f"{removed:,} {'copy' if removed == 1 else 'copies'} of them"
+
+
+def held_out_warning(args: FinetuneArguments, rows: int, held_out: dict, cal_rows: int, dev_rows: int) -> str | None:
+    """A `warning:` line when the calibration slice (and the dev slice, with their copies and sub-phrases) hold out
+    more than `HELD_OUT_SHARE_WARNED` of the training file's `rows`: --calibration-n's default, 1,000, fits SST-2's
+    67,349 rows (17% held out with their sub-phrases), not a file of a few thousand (42% of 2,400 rows). None when
+    they do not, or without a calibration slice (the dev slice alone is --dev-fraction's share, asked for)."""
+    from .calibrate import HELD_OUT_SHARE_SUGGESTED, HELD_OUT_SHARE_WARNED, suggested_calibration_n
+
+    calibration = cal_rows + held_out["calibration_removed_train_rows"]
+    dev = dev_rows + held_out["dev_removed_train_rows"]
+    if not cal_rows or calibration + dev <= HELD_OUT_SHARE_WARNED * rows:
+        return None
+    dev_said = f" + {dev:,} for dev" if dev else ""
+    return (f"warning: {calibration + dev:,} of the {rows:,} rows of --train ({(calibration + dev) / rows:.0%}) are "
+            f"held out, not trained on: {calibration:,} for calibration (--calibration-n {args.calibration_n}, with "
+            f"{'their copies and sub-phrases' if args.calibration_split == 'sentences' else 'copies'}){dev_said}; "
+            "pass a smaller --calibration-n, e.g. "
+            f"{suggested_calibration_n(rows):,} ({HELD_OUT_SHARE_SUGGESTED:.0%} of the rows)")
+
+
 def check_data_options(args: FinetuneArguments, checks_path: str, id2label: dict[int, str],
                        option=lambda name: f"--{name}") -> None:
     """The data options, by their names, before any is read or the model built: each file's header (a missing
@@ -467,6 +505,9 @@ def check_data_options(args: FinetuneArguments, checks_path: str, id2label: dict
         path = getattr(args, name)
         if name == "dev" and args.dev_fraction:  # held out of --train: --dev is not read
             continue
+        if name == "dev" and path == DEFAULT_DEV and args.train != DEFAULT_TRAIN:  # a file of one's own, no --dev
+            check_default_dev(args, id2label, option)
+            continue
         data.check_labeled_source(path, option(name), default=path == default, text_column=args.text_column,
                                   label_column=args.label_column)
     if args.imdb and imdb_sample.imdb_label_ids(id2label) is not None:  # read as `imdb_sample.imdb_sample` reads it
@@ -476,6 +517,30 @@ def check_data_options(args: FinetuneArguments, checks_path: str, id2label: dict
         with naming(option("checks")):
             check_expected_labels(read_checks(checks_path), id2label, f"{option('checks')} {checks_path}",
                                   option("checks"))
+
+
+def check_default_dev(args: FinetuneArguments, id2label: dict[int, str], option=lambda name: f"--{name}") -> None:
+    """--dev left at its default, SST-2 dev, beside a --train of one's own: a UserError saying so when SST-2 dev does
+    not fit the run, its columns (sentence, label) not the ones --train is read by, or its labels (ids 0 negative, 1
+    positive) not --labels' (a topic classifier's would read them as its first two labels); the error about a column
+    advised "pass --label-column" to a user who had. A missing SST-2 dev says how to point at the data
+    (`data.missing_data`)."""
+    from . import data
+    from .imdb_sample import imdb_label_ids
+
+    fix = (f"{option('dev')} is SST-2 dev by default ({DEFAULT_DEV}), which does not fit --train {args.train}: "
+           f"{{}}; give {option('dev')} FILE, a dev file with --train's columns and labels, or "
+           f"{option('dev-fraction')} F (e.g. 0.1) to hold that fraction of --train out as the dev set")
+    if imdb_label_ids(id2label) != {0: 0, 1: 1}:  # SST-2's ids: 0 negative, 1 positive
+        labels = ",".join(str(name) for _, name in sorted(id2label.items()))
+        raise UserError(fix.format(f"its labels are negative and positive (ids 0 and 1), this run's {labels}"))
+    try:
+        data.check_labeled_source(DEFAULT_DEV, option("dev"), default=True, text_column=args.text_column,
+                                  label_column=args.label_column)
+    except data.DataError:  # a column --train has and SST-2 dev has not (a missing file is a FileNotFoundError)
+        columns = [f"{option(name)} {value}" for name, value in (("text-column", args.text_column),
+                                                                  ("label-column", args.label_column)) if value]
+        raise UserError(fix.format(f"its columns are sentence and label, not {' and '.join(columns)}")) from None
 
 
 @dataclass
@@ -492,6 +557,7 @@ class FinetuneData:
     imdb: tuple[list[str], list[int]] | None
     held_out: dict[str, int]
     dev_slice: dict | None = None
+    train_record: dict | None = None  # the training file's rows as read (`tables.rows_record`), which the slices record
 
 
 def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool = True) -> FinetuneData:
@@ -506,16 +572,20 @@ def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool =
     with naming("--imdb"):
         imdb = imdb_sample.imdb_sample_as(args.imdb, args.imdb_n, args.imdb_seed, id2label) if args.imdb else None
     train_rows, cal_rows, dev_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None)
+    if is_main and (warning := held_out_warning(args, len(texts), held_out, len(cal_rows), len(dev_rows))):
+        print(warning, file=sys.stderr, flush=True)
+    record = tables.rows_record(texts, labels)  # so that a redraw of the slices can tell the file changed since
     dev_slice = dev_slice_spec(args, len(texts))
     if dev_slice:
         dev_texts, dev_labels = [texts[i] for i in dev_rows], [labels[i] for i in dev_rows]
-        dev_slice["removed_train_rows"] = held_out["dev_removed_train_rows"]
+        dev_slice.update(removed_train_rows=held_out["dev_removed_train_rows"], **record)
     else:
         with naming("--dev"):
             dev_texts, dev_labels, _ = tables.read_labeled(args.dev, args.text_column, args.label_column, id2label)
     return FinetuneData(train_texts=[texts[i] for i in train_rows], train_labels=[labels[i] for i in train_rows],
                         cal_texts=[texts[i] for i in cal_rows], cal_labels=[labels[i] for i in cal_rows],
-                        dev_texts=dev_texts, dev_labels=dev_labels, imdb=imdb, held_out=held_out, dev_slice=dev_slice)
+                        dev_texts=dev_texts, dev_labels=dev_labels, imdb=imdb, held_out=held_out, dev_slice=dev_slice,
+                        train_record=record)
 
 
 def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
@@ -530,6 +600,8 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         if dist.is_main:
             print(note, file=sys.stderr, flush=True)
         args = dataclasses.replace(args, imdb="")
+    if args.checks is None and not checks_path and dist.is_main:  # the default checks, not of these labels
+        print(default_checks_skip_note(id2label), file=sys.stderr, flush=True)
     if args.dev_fraction:  # the dev set is held out of --train: --dev's default is not read, nor on the card
         args = dataclasses.replace(args, dev="")
     seed_everything(args.seed)
@@ -566,10 +638,10 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
 
     if dist.is_main:
         windows = f" in {len(train_labels):,} windows" if args.long_text == "windows" else ""
-        dev_out = (f", {len(dev_texts):,} for dev + {held_out['dev_removed_train_rows']:,} of their sub-phrases"
+        dev_out = (f", {len(dev_texts):,} for dev + {removed_said(held_out['dev_removed_train_rows'], args)}"
                    if read.dev_slice else "")
         print(f"{len(train_texts):,} training examples{windows} ({args.train}; held out: {len(cal_texts):,} for "
-              f"calibration + {held_out['calibration_removed_train_rows']:,} of their sub-phrases{dev_out}, "
+              f"calibration + {removed_said(held_out['calibration_removed_train_rows'], args)}{dev_out}, "
               f"{held_out['imdb_sample_removed']:,} IMDB-sample reviews), {len(dev_texts):,} dev ({dev_named}); "
               f"{model.num_parameters():,} parameters, init {args.init} ({init_gave})", flush=True)
     task = ClassificationTask(input_ids, torch.tensor(train_labels), pad_id, periodic_eval,
@@ -605,7 +677,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
                                     eval_batch, max_length, title=dev_title(args.dev, read.dev_slice))
             calibration["slice"] = {"data": args.train, "n": args.calibration_n, "seed": args.calibration_seed,
                                     "split": args.calibration_split, "text_column": args.text_column,
-                                    "label_column": args.label_column}
+                                    "label_column": args.label_column, **read.train_record}
             calibration["source"] = (f"{len(cal_texts):,} "
                                      f"{'whole sentences' if args.calibration_split == 'sentences' else 'rows'} "
                                      f"of `{args.train}` held out from fine-tuning, seed {args.calibration_seed}")
@@ -659,14 +731,16 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
 
 def write_card(out: Path, metrics: RunMetrics | dict, recipe: dict, title: str | None = None,
                notes: str | None = None):
-    """The classifier's model card: metrics, then calibration and behaviour-check sections."""
-    from .model_card import write_model_card
+    """The classifier's model card: metrics, then calibration and behaviour-check sections; titled by its labels
+    (`model_card.classifier_title`: a topic classifier's card is not a sentiment classifier's)."""
+    from .model_card import classifier_title, write_model_card
 
     if not isinstance(metrics, RunMetrics):
         metrics = RunMetrics.from_dict(metrics)
     init = metrics.init or "?"
     if title is None:
-        title = f"Sentiment classifier fine-tuned from {'scratch' if init == 'random' else init}"
+        kind = classifier_title(roberta.load_config(out).id2label)
+        title = f"{kind} fine-tuned from {'scratch' if init == 'random' else init}"
     if notes is None:
         start = ("a randomly initialised encoder (no pretraining)" if init == "random"
                  else f"`{init}` ({metrics.init_gave or 'encoder'})")

@@ -16,6 +16,7 @@ from roberta.figure_alts import curves_alt
 from roberta.files import write_atomic
 from roberta.run_metrics import (COMPRESSED, KNOWN_DATA_FILES, KNOWN_DATA_FOLDERS, METRICS_NAME, PHASES_NAME,
                                   Evaluation, RunMetrics, read_phase_history, said_list)
+from roberta.text import names_a_sentiment
 
 from .data import HUB_PREFIX
 from .markdown import table_cell
@@ -182,6 +183,23 @@ def _eval_results(metrics: RunMetrics, task: str) -> list[EvalResult]:
 
 # the fill-mask Usage examples' sentence: one the shipped model answers right (tests/test_assets.py runs it)
 FILL_MASK_USAGE = "Paris is the capital of <mask>."
+# the classifier Usage examples' text: a film review for a sentiment classifier (the shipped one), else a text that
+# suits no task in particular (a topic classifier's card showed a film review)
+SENTIMENT_USAGE = "A gripping, beautifully acted film."
+TEXT_USAGE = "The text to classify."
+
+
+def _label_names(config) -> list[str]:
+    """A classifier config's label names in the order of their ids."""
+    return [str(name) for _, name in sorted((config.id2label or {}).items(), key=lambda item: int(item[0]))]
+
+
+def classifier_title(id2label) -> str:
+    """A classifier card's title's first words, by its labels (`roberta.text.names_a_sentiment`): "Sentiment
+    classifier" for labels that name a sentiment (the shipped one's negative, positive), else "Text classifier"
+    with its labels, e.g. "Text classifier (world, sports, business, science)"."""
+    names = [str(name) for _, name in sorted(dict(id2label).items(), key=lambda item: int(item[0]))]
+    return "Sentiment classifier" if names_a_sentiment(names) else f"Text classifier ({', '.join(names)})"
 
 
 # safetensors' dtype names -> torch's
@@ -243,9 +261,12 @@ from transformers import pipeline
 fill = pipeline("fill-mask", model="{repo}", tokenizer_kwargs={{"truncation": True}})
 fill("{FILL_MASK_USAGE}")
 ```"""
+    sentiment = names_a_sentiment(_label_names(config))
+    example, task = (SENTIMENT_USAGE, "sentiment-analysis") if sentiment else (TEXT_USAGE, "text-classification")
+    sst2 = (" Text tokenized as SST-2 is (`it 's`,\n`does n't`) reads best detokenized first (the project's "
+            "`roberta.text.normalize_for_classifier`).") if sentiment else ""
     return f"""{weights}The classifier was trained on lower-cased text; its `tokenizer.json` lower-cases every input (a
-`tokenizers` normalizer), so `transformers` feeds it the same way. Text tokenized as SST-2 is (`it 's`,
-`does n't`) reads best detokenized first (the project's `roberta.text.normalize_for_classifier`).
+`tokenizers` normalizer), so `transformers` feeds it the same way.{sst2}
 The model reads {max_length} tokens at a time: `roberta.pipeline` reads a longer text whole, in overlapping
 windows whose logits it averages (`long_text="first"`: the first window only); with `transformers`,
 `truncation=True` keeps the first {max_length} tokens.
@@ -255,8 +276,8 @@ With this project's from-scratch code:
 ```python
 import roberta
 from roberta.text import normalize_for_classifier
-classify = roberta.pipeline("sentiment-analysis", model="{repo}")
-classify(normalize_for_classifier("A gripping, beautifully acted film."))
+classify = roberta.pipeline("{task}", model="{repo}")
+classify(normalize_for_classifier("{example}"))
 ```
 
 With `transformers`, dividing the logits by the calibration temperature stored in config.json (1.0 when
@@ -268,7 +289,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 model = AutoModelForSequenceClassification.from_pretrained("{repo}")
 tokenizer = AutoTokenizer.from_pretrained("{repo}")
 with torch.no_grad():
-    inputs = tokenizer(["A gripping, beautifully acted film."], truncation=True, return_tensors="pt")
+    inputs = tokenizer(["{example}"], truncation=True, return_tensors="pt")
     logits = model(**inputs).logits
 probs = (logits / getattr(model.config, "calibration_temperature", 1.0)).softmax(-1)
 ```{_widget_note(config)}"""
@@ -278,12 +299,13 @@ probs = (logits / getattr(model.config, "calibration_temperature", 1.0)).softmax
 TRAINED_ON = {"stanfordnlp/sst2": "SST-2's short movie-review phrases", "stanfordnlp/imdb": "IMDB movie reviews"}
 
 
-def _sentiment_limitation(metrics: RunMetrics | None, max_length: int) -> str:
+def _learnt_limitation(metrics: RunMetrics | None, max_length: int, labels: list[str] | None = None) -> str:
     """The classifier card's limitation on what it learnt from: its training file (`train_data`), after the earlier
     fine-tuning stage it continued, if any (`init_gave` with the head: the shipped one fine-tuned on IMDB reviews
     first); and on long texts, its IMDB figures read whole and on the first tokens when it has them (a measured
     figure, not a warning: the shipped one reads whole reviews about as well as SST-2 dev), else "long texts" among
-    the errors to expect, unmeasured."""
+    the errors to expect, unmeasured. Said of sentiment (sarcasm, mixed opinions) only when its `labels` name one
+    (`roberta.text.names_a_sentiment`; none given: the shipped one's), else of its labels."""
     metrics = metrics or RunMetrics()
     found = infer_datasets(metrics.train_data) if metrics.train_data else []
     learnt = (TRAINED_ON.get(found[0], f"`{metrics.train_data}`") if found else
@@ -292,6 +314,9 @@ def _sentiment_limitation(metrics: RunMetrics | None, max_length: int) -> str:
     if init and "head" in (metrics.init_gave or ""):  # a classifier's encoder and head: an earlier stage
         learnt += f", after an earlier fine-tuning stage (`{init}`)"
     whole, first, n = metrics.imdb_accuracy_whole, metrics.imdb_accuracy, metrics.imdb_examples
+    if labels is not None and not names_a_sentiment(labels):
+        return (f"A {len(labels)}-label classifier ({', '.join(labels)}) learnt from {learnt}: expect errors on other "
+                "domains and long texts.")
     if whole is None:
         return f"Binary sentiment learnt from {learnt}: expect errors on other domains, sarcasm, mixed opinions and " \
                "long texts."
@@ -302,7 +327,8 @@ def _sentiment_limitation(metrics: RunMetrics | None, max_length: int) -> str:
             f"{reviews} it is right {whole:.1%} of the time read whole{cut} (see Metrics).")
 
 
-def _limitations(task: str, max_length: int, metrics: RunMetrics | None = None) -> str:
+def _limitations(task: str, max_length: int, metrics: RunMetrics | None = None,
+                 labels: list[str] | None = None) -> str:
     items = [
         "A teaching model: small and trained on a small budget (see the recipe), so far weaker than "
         "`roberta-base`; not meant for production use.",
@@ -310,7 +336,7 @@ def _limitations(task: str, max_length: int, metrics: RunMetrics | None = None) 
         f"Inputs are limited to {max_length} tokens including `<s>` and `</s>`.",
     ]
     if task == "text-classification":
-        items.append(_sentiment_limitation(metrics, max_length))
+        items.append(_learnt_limitation(metrics, max_length, labels))
     else:
         items.append("WikiText-2 v1 marks rare words as `<unk>`; the model never learnt to predict them.")
     return "\n".join(f"- {item}" for item in items)
@@ -605,7 +631,8 @@ def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dic
     eval_results = _eval_results(metrics, task)
     card_data = ModelCardData(
         license="mit", language="en", library_name=LIBRARY_NAME, pipeline_tag=task,
-        tags=["roberta", "from-scratch", PROJECT_TAG, "masked-lm" if task == "fill-mask" else "sentiment-analysis"],
+        tags=["roberta", "from-scratch", PROJECT_TAG, "masked-lm" if task == "fill-mask" else
+              "sentiment-analysis" if names_a_sentiment(_label_names(config)) else "text-classification"],
         datasets=datasets or None, metrics=metric_names or None,
         model_name=title if eval_results else None, eval_results=eval_results or None,
     )
@@ -642,7 +669,7 @@ def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dic
             sections += [f"## {heading}", body.strip()]
     if (folder / CURVES_NAME).is_file():
         sections += ["## Training curves", curves_section(folder, metrics)]
-    sections += ["## Limitations", _limitations(task, config.max_length, metrics)]
+    sections += ["## Limitations", _limitations(task, config.max_length, metrics, _label_names(config))]
     sections += ["## Usage", _usage(task, repo, folder)]
     if notes:
         sections += ["## Notes", notes.strip()]

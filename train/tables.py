@@ -8,6 +8,8 @@ token, and a note says how many texts hold one (see `train.data`'s Decisions).""
 from __future__ import annotations
 
 import csv
+import hashlib
+import json
 import os
 import sys
 from pathlib import Path
@@ -219,6 +221,15 @@ def read_labeled(source: str, text_column: str | None = None, label_column: str 
         raise DataError(f"{source}: no examples (only a header?)")
     _note_special_tokens_written(source, texts)
     return texts, labels, id2label or _default_label_names(source, labels)
+
+
+def rows_record(texts: list[str], labels: list[int]) -> dict:
+    """What a slice held out of a labelled file records of the file, so that drawing it again can tell whether the
+    file changed since (`train.calibrate.check_rows_record`): {"data_rows": the rows read, "data_sha256": a sha256 of
+    their texts and label ids as `read_labeled` gives them} (the rows as read, not the file's bytes: a hub: spec has
+    none, and a file saved again with other line endings holds the same rows)."""
+    rows = json.dumps([texts, labels], ensure_ascii=False).encode("utf-8")
+    return {"data_rows": len(texts), "data_sha256": hashlib.sha256(rows).hexdigest()}
 
 
 def _note_special_tokens_written(source: str, texts: list[str]) -> None:
