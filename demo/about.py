@@ -22,7 +22,7 @@ from roberta.run_metrics import dataset_name, readable_dataset, said_list
 from . import explain
 from .bpe_view import GPT2_VOCAB_SIZE
 from .formatting import code, large_count, md_escape, millions, minutes, pct
-from .model_facts import (dev_is_sst2, finite_number, gpu_of, had_earlier_stages, held_out_dev_markdown,
+from .model_facts import (DEV_SLICE, SST2_DEV, dev_set, dev_set_markdown, finite_number, gpu_of, had_earlier_stages,
                           held_out_markdown, model_facts)
 from .model_notes import TARGETS_SAID, phases_counted, pretraining_by_device, shipped_accuracy_said
 from .models import KINDS, ROOT, Models, shown_source
@@ -234,17 +234,8 @@ def summary_card(loaded) -> str:
         n = int(facts["probe"]["sentences"])
         rows.append(("everyday sentences", f"the expected word first in {round(facts['probe']['top1'] * n)} of {n}, "
                                            f"in the top 5 in {round(facts['probe']['top5'] * n)} of {n}"))
-    if "dev_accuracy" in facts and dev_is_sst2(facts):
-        shipped = shipped_accuracy_said(loaded, facts)
-        rows.append(("SST-2 dev", f"**{pct(facts['dev_accuracy'])}** right"
-                     + (f" of {facts['dev_examples']:,} sentences" if "dev_examples" in facts else "")
-                     + (f" ({shipped})" if shipped else "")))
-    elif "dev_slice" in facts and "dev_accuracy" in facts:  # held out of its training file, said as such
-        rows.append(("dev set", f"**{pct(facts['dev_accuracy'])}** right of {held_out_dev_markdown(facts)}"))
-    elif "dev_accuracy" in facts:  # the user's own dev set, by its file's name
-        rows.append(("dev set", f"**{pct(facts['dev_accuracy'])}** right"
-                     + (f" of {facts['dev_examples']:,} examples" if "dev_examples" in facts else "")
-                     + (f" of {held_out_markdown(facts['dev_data'])}" if "dev_data" in facts else "")))
+    if "dev_accuracy" in facts:
+        rows.append(_dev_row(loaded, facts))
     if "imdb_accuracy_whole" in facts:
         rows.append(("IMDB reviews", f"**{pct(facts['imdb_accuracy_whole'])}** right"
                      + (f" of {facts['imdb_examples']:,}" if "imdb_examples" in facts else "")
@@ -295,6 +286,21 @@ def _training_row(loaded, facts: dict) -> tuple[str, str] | None:
         training.append(f"in {len(trained)} phases" + (f" and {averages} weight averages" if averages > 1 else
                                                          " and a weight average" if averages else ""))
     return ("training", ", ".join(training)) if training else None
+
+
+def _dev_row(loaded, facts: dict) -> tuple[str, str]:
+    """The card's row of a classifier's dev accuracy, named by its dev set (`dev_set`): SST-2 dev's sentences, a
+    slice held out of its training file, said as such, or its own dev file by name."""
+    right, named = f"**{pct(facts['dev_accuracy'])}** right", dev_set_markdown(facts)
+    kind = dev_set(facts)
+    if kind == SST2_DEV:
+        shipped = shipped_accuracy_said(loaded, facts)
+        return (SST2_DEV, right + (f" of {facts['dev_examples']:,} sentences" if "dev_examples" in facts else "")
+                + (f" ({shipped})" if shipped else ""))
+    if kind == DEV_SLICE:
+        return "dev set", f"{right} of {named}"
+    return "dev set", (right + (f" of {facts['dev_examples']:,} examples" if "dev_examples" in facts else "")
+                       + (f" of {named}" if named else ""))
 
 
 def _held_out_rows(loaded, facts: dict, cfg) -> list[tuple[str, str]]:
@@ -372,7 +378,7 @@ def about_sections(models: Models) -> dict:
 
     sentiment = model_facts(models.sentiment) if models.sentiment.available else {}
     # the reference's 80% is SST-2's: a classifier scored on other data has no figure to set beside it
-    compared = dev_is_sst2(sentiment)
+    compared = dev_set(sentiment) == SST2_DEV
     accuracy = sentiment.get("dev_accuracy") if compared else None
     parameters, same_encoder = parameters_compared(models.mlm)
     added = [said for stage, said in (("tapt", "TAPT"), ("imdb", "a labelled IMDB stage")) if stage in

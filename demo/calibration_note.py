@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 
 from roberta import figure_alts
-from roberta.run_metrics import RunMetrics, dataset_name, dev_set_said, dev_slice_said, is_sst2
+from roberta.run_metrics import RunMetrics, dataset_name, dev_set_said, is_sst2
 
-from .formatting import code, format_probability, md_escape, pct
-from .model_facts import finite_number, held_out_markdown
+from .formatting import format_probability, md_escape, pct
+from .model_facts import DEV_SLICE, SST2_DEV, dev_facts, dev_set, dev_set_markdown, finite_number, held_out_markdown
 
 
 # The model card's note on a reliability diagram redrawn from the shipped weights (`train.calibrate --plot-only`
@@ -67,12 +67,13 @@ def calibration_data_said(metrics: RunMetrics) -> tuple[str, str, str]:
         like = "texts like its training data"
         fitted_on = f"{fitted:,} held-out examples of " + (held_out_markdown(slice_data) if slice_data
                                                             else "its training data")
-    if metrics.held_out_dev:  # train.finetune --dev-fraction: a slice of its own training file, said as one
-        return like, fitted_on, f"its dev set ({dev_slice_said(metrics.held_out_dev, code)})"
-    dev_data = _data_file(metrics.dev_data)
-    if metrics.dev_is_sst2():
+    facts = dev_facts(metrics)
+    kind, named = dev_set(facts), dev_set_markdown(facts)
+    if kind == SST2_DEV:
         return like, fitted_on, f"the SST-2 dev set ({dev:,} sentences)"
-    return like, fitted_on, f"its dev set ({held_out_markdown(dev_data) + ', ' if dev_data else ''}{dev:,} examples)"
+    if kind == DEV_SLICE:  # train.finetune --dev-fraction: a slice of its own training file, said as one
+        return like, fitted_on, f"its dev set ({named})"
+    return like, fitted_on, f"its dev set ({named + ', ' if named else ''}{dev:,} examples)"
 
 
 def made_calibration_worse(dev: dict) -> bool:
@@ -123,12 +124,11 @@ def reliability_diagram_alt(metrics: RunMetrics | None) -> str:
     """The reliability diagram's alt text (`roberta.figure_alts`, as the model card's), naming the dev set it was
     drawn on as metrics.json names it (SST-2 dev, the file: "three_dev.csv", or the slice held out of the training
     file: "60 rows of three.csv held out from fine-tuning, seed 0"), and where the app gives its figures."""
-    metrics = metrics or RunMetrics()
-    dev_data = _data_file(metrics.dev_data)
-    if metrics.dev_is_sst2():
-        dev_set = "SST-2 dev"
-    elif dev_data or metrics.held_out_dev:
-        dev_set = f"its dev set ({dev_set_said(dev_data, metrics.held_out_dev)})"
+    facts = dev_facts(metrics or RunMetrics())
+    if dev_set(facts) == SST2_DEV:
+        named = SST2_DEV
+    elif "dev_data" in facts or "dev_slice" in facts:  # in plain text, as the model card's alt text names it
+        named = f"its dev set ({dev_set_said(facts.get('dev_data'), facts.get('dev_slice'))})"
     else:  # (a metrics.json of other training data that names no dev set)
-        dev_set = "its dev set"
-    return figure_alts.reliability_alt(dev_set) + " (the diagram's ECE figures are in the text above)"
+        named = "its dev set"
+    return figure_alts.reliability_alt(named) + " (the diagram's ECE figures are in the text above)"

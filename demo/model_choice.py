@@ -45,7 +45,7 @@ from roberta.tokenizer import check_fits_model
 
 from . import models as app_models  # its DEVICE (APP_DEVICE), read as each chosen model loads
 from .formatting import millions
-from .models import KIND_OF_ARCHITECTURE, KINDS, LoadedModel, Models, without_paths
+from .models import KIND_OF_ARCHITECTURE, KINDS, LoadedModel, Models, name_known_labels, without_paths
 from .validation import EXITS, WordedError, error_html
 
 log = logging.getLogger(__name__)
@@ -352,6 +352,7 @@ def load_choice(key: str, source: str, tab: str | None = None, allow_local: bool
         # warnings (a model that runs, with a difference worth knowing) for the visitor (`describe`) too
         notes = check_fits_model(tokenizer, config, f"{tokenizer_from or source}'s tokenizer")
         model = kind.cls.from_pretrained(source, **hub)
+        name_known_labels(key, source, model, from_hub=not _is_folder(source, allow_local))
         # checked above: the pipeline does not check (and warn) again
         pipe = TASKS[kind.task](model, tokenizer, device=app_models.DEVICE, tokenizer_name=None)
     pipe.model.eval().requires_grad_(False)  # shared by all requests; gradients only w.r.t. inputs

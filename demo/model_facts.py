@@ -45,6 +45,44 @@ def dev_is_sst2(facts: dict) -> bool:
     return facts.get("dev_is_sst2", True)
 
 
+def dev_facts(metrics: RunMetrics) -> dict:
+    """The facts of `model_facts` that say which dev set a classifier's figures are of, from its metrics.json:
+    dev_data (its dev file, as `dataset_name` shows it), dev_slice (a dev set held out of its training file, its data
+    so shown) and dev_is_sst2; for the notes that read a metrics.json alone (`demo.calibration_note`)."""
+    facts = {}
+    if isinstance(metrics.dev_data, str) and metrics.dev_data:
+        facts["dev_data"] = dataset_name(metrics.dev_data)
+    if held_out := metrics.held_out_dev:  # the dev set is a slice of the training file, named as such
+        facts["dev_slice"] = {**held_out, "data": dataset_name(held_out["data"])}
+    facts["dev_is_sst2"] = metrics.dev_is_sst2()
+    return facts
+
+
+# Which data a classifier's dev figures are of (`dev_set`): SST-2's dev set, rows held out of its own training file
+# (`train.finetune --dev-fraction`), or a dev file of its own (named where its metrics.json names it)
+SST2_DEV, DEV_SLICE, DEV_FILE = "SST-2 dev", "slice", "file"
+
+
+def dev_set(facts: dict) -> str:
+    """Which dev set a classifier's dev figures are of, from `dev_facts` (or `model_facts`): SST2_DEV (`dev_is_sst2`),
+    DEV_SLICE (facts' dev_slice) or DEV_FILE; the one place the app decides it, each note saying it in its words."""
+    if dev_is_sst2(facts):
+        return SST2_DEV
+    return DEV_SLICE if "dev_slice" in facts else DEV_FILE
+
+
+def dev_set_markdown(facts: dict) -> str | None:
+    """The dev set of `dev_set` in Markdown: "SST-2 dev"; a slice of the training file, "60 rows of `three.csv` held
+    out from fine-tuning, seed 0" (`held_out_dev_markdown`); a dev file, "`three_dev.csv`" (`held_out_markdown`);
+    None for a dev file its metrics.json does not name."""
+    kind = dev_set(facts)
+    if kind == SST2_DEV:
+        return SST2_DEV
+    if kind == DEV_SLICE:
+        return held_out_dev_markdown(facts)
+    return held_out_markdown(facts["dev_data"]) if "dev_data" in facts else None
+
+
 def held_out_dev_markdown(facts: dict) -> str:
     """A dev set held out of the training file (facts' `dev_slice`, `train.finetune --dev-fraction`) as the app
     says it: "60 rows of `three.csv` held out from fine-tuning, seed 0"."""
@@ -142,11 +180,7 @@ def model_facts(loaded) -> dict:
                        ("train_examples", metrics.train_examples)):
         if finite_number(value):
             facts[key] = int(value)
-    if isinstance(metrics.dev_data, str) and metrics.dev_data:
-        facts["dev_data"] = dataset_name(metrics.dev_data)
-    if held_out := metrics.held_out_dev:  # the dev set is a slice of the training file, named as such
-        facts["dev_slice"] = {**held_out, "data": dataset_name(held_out["data"])}
-    facts["dev_is_sst2"] = metrics.dev_is_sst2()
+    facts.update(dev_facts(metrics))
     if stages := fine_tuning_stages(metrics):
         facts["stages"] = stages
     if isinstance(metrics.init_gave, str) and "head" in metrics.init_gave:  # an earlier stage's classifier

@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 import roberta
+from roberta.config import default_labels
 from roberta.run_metrics import (PHASES_NAME, RunMetrics, datasets_said, is_sst2, read_phase_history, said_list,
                                  trained_on)
 
@@ -79,6 +80,9 @@ class ModelKind:
     shipped_name: str  # the shipped model in a model box, after "ours: "
     own_name: str  # the same for the model `env_var` names in its place
     suggested: tuple[str, ...]  # the Hub ids the tab's model box offers, first the one its messages give as example
+    # the label names of suggested Hub classifiers whose config.json leaves transformers' LABEL_0, LABEL_1, ...,
+    # as their model cards give them (`name_known_labels`)
+    known_labels: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
 
     @property
     def cls(self) -> type:
@@ -112,8 +116,22 @@ KINDS = {kind.key: kind for kind in (
               architecture="RobertaForSequenceClassification", what="a text classifier (sentiment)",
               tab=explain.SENTIMENT_TAB,  # the page names it for its classifier ("Classify": explain.tab_name)
               shipped_name="the shipped SST-2 classifier", own_name="this server's classifier",
-              suggested=("siebert/sentiment-roberta-large-english", "textattack/roberta-base-SST-2")))}
+              suggested=("siebert/sentiment-roberta-large-english", "textattack/roberta-base-SST-2"),
+              # its model card: LABEL_0 is negative, LABEL_1 positive (SST-2's order); unnamed, the tab took it
+              # for a topic classifier ("Classify", an empty text, "towards LABEL_1")
+              known_labels={"textattack/roberta-base-SST-2": ("negative", "positive")}))}
 KIND_OF_ARCHITECTURE = {kind.architecture: kind for kind in KINDS.values()}  # what config.json names -> its kind
+
+
+def name_known_labels(key: str, source: str, model, from_hub: bool) -> None:
+    """Give a suggested Hub classifier the label names its model card gives (`ModelKind.known_labels`), where its
+    config.json leaves transformers' LABEL_0, LABEL_1, ...: the pipeline's answers, the tab's name and its words
+    then read them. Only for that repo id read from the Hub (`from_hub`), and only while every label is still
+    unnamed: a local folder, any other model, or a config that names its labels keeps its own."""
+    names = KINDS[key].known_labels.get(source)
+    config = model.config
+    if names and from_hub and config.id2label == default_labels(len(names)):
+        config.id2label = dict(enumerate(names))
 
 
 @dataclass
@@ -313,6 +331,7 @@ def load_model(key: str, source=None) -> LoadedModel:
         log.warning(loaded.console_error)
         return loaded
     loaded.pipeline.model.eval().requires_grad_(False)  # shared by all requests; gradients only w.r.t. inputs
+    name_known_labels(key, source, loaded.pipeline.model, from_hub=not roberta.hub.is_local(source))
     loaded.extras = _read_extras(source)
     notes = _tokenizer_notes(loaded.pipeline, source)
     if notes:

@@ -548,6 +548,20 @@ def test_a_dev_set_held_out_of_the_training_file_is_said_as_one_never_as_sst2_de
         assert "SST-2 dev" not in calibration and "SST-2 dev" not in alt
 
 
+def test_the_tabs_note_says_a_held_out_dev_set_as_the_about_card_does(tiny_clf_dir, tmp_path):
+    """The Sentiment tab's note said "It labels 19.0% of the 60 dev examples right" for a dev set held out of the
+    training file (`train.finetune --dev-fraction`), never saying which rows they were, while the About card and the
+    calibration note name the slice: the note names it in the same words."""
+    held = {key: value for key, value in OWN_METRICS.items() if key != "dev_data"}
+    metrics = {**held, "train_data": "/home/x/data/three.csv", "dev_examples": 60,
+               "dev_slice": {"data": "/home/x/data/three.csv", "fraction": 0.2, "n": 60, "seed": 1, "split": "random"}}
+    models = load_models(None, _folder(tiny_clf_dir, tmp_path, "clf-slice-note", metrics))
+    slice_said = "60 rows of `three.csv` held out from fine-tuning, seed 1"
+    assert f"**19.0%** right of {slice_said}\n" in about.summary_card(models.sentiment)
+    note = model_notes.model_note(models, "sentiment", {})
+    assert f"It labels 19.0% of its dev set ({slice_said}) right." in note, note
+
+
 def test_the_app_and_the_scripts_decide_alike_whether_dev_figures_are_sst2s(tiny_clf_dir, tmp_path):
     """Two functions decided "are these SST-2 dev figures": the app's (model_facts.dev_is_sst2, which fell back on the
     training data where no dev file is recorded) and the scripts' (RunMetrics.dev_is_sst2, which took such a

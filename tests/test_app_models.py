@@ -20,7 +20,9 @@ import roberta
 from demo import model_choice as MC
 from demo.formatting import md_escape, word_label
 from demo.handlers import Handlers
+from demo import explain
 from demo import models as app_models
+from demo.examples import SENTIMENT_EXAMPLES
 from demo.models import KINDS, app_device, load_model, without_paths
 
 transformers = pytest.importorskip("transformers")
@@ -664,6 +666,61 @@ def test_hub_files_are_fetched_without_the_servers_token(models, tiny_mlm_dir, m
     fetched = {filename for filename, _ in calls}
     assert {"config.json", "tokenizer.json", "model.safetensors"} <= fetched
     assert all(token is False for _, token in calls), calls
+
+
+SST2_HUB_ID = "textattack/roberta-base-SST-2"  # a suggested sentiment classifier, labels LABEL_0 and LABEL_1
+
+
+@pytest.fixture
+def hub_of_label_0_1(hf_clf_dir, monkeypatch):
+    """Every Hub repo stood in for by the tiny classifier of labels LABEL_0 / LABEL_1 (`hf_clf_dir`), as
+    textattack/roberta-base-SST-2 names its labels in its config.json."""
+    from huggingface_hub.errors import EntryNotFoundError
+
+    def download(repo_id, filename, **kwargs):
+        path = hf_clf_dir / filename
+        if not path.is_file():
+            raise EntryNotFoundError(filename)
+        return str(path)
+
+    monkeypatch.setattr(roberta.hub, "hf_hub_download", download)
+
+
+def test_the_suggested_sst2_classifier_is_chosen_as_a_sentiment_classifier(models, hf_clf_dir, hub_of_label_0_1,
+                                                                          tokenizer):
+    """Choosing the suggested textattack/roberta-base-SST-2, whose config.json names its labels LABEL_0 and LABEL_1,
+    renamed the Sentiment tab "Classify" and its answers "LABEL_1": its labels are read as its model card gives
+    them, negative and positive (SST-2's order), for the answer, the tab, the words box and What if?. The same
+    files under another repo id, or as a local folder, keep their own labels."""
+    assert SST2_HUB_ID in KINDS["sentiment"].suggested
+    handlers = Handlers(models, MC.ModelChooser(models, allow_local=True))
+    text = "the cat likes good music."
+    answer, words, _, hint, tab = handlers.classify_page(text, SST2_HUB_ID)
+    expected, _ = _hf_probabilities(hf_clf_dir, tokenizer, text, transformers.RobertaForSequenceClassification)
+    assert answer["value"]["negative"] == pytest.approx(float(expected[0]), abs=1e-5)  # LABEL_0 is negative
+    assert answer["value"]["positive"] == pytest.approx(float(expected[1]), abs=1e-5)
+    assert (tab["label"], answer["label"]) == ("Sentiment", "Sentiment")
+    assert words["label"] == "Which words push towards positive (green) or negative (pink)"
+    assert "the negation" in hint
+    _, data = handlers.counterfactual(text, SST2_HUB_ID)
+    assert data["attribution_label"] == "positive" and data["towards"] in ("negative", "positive")
+    assert "labels negative, positive" in handlers.chooser.choose("sentiment", SST2_HUB_ID)[2]  # the model box
+    for other in ("owner/sst2-copy", str(hf_clf_dir)):  # not the suggested repo: its own labels
+        answer, *_, tab = handlers.classify_page(text, other)
+        assert set(answer["value"]) == {"LABEL_0", "LABEL_1"} and tab["label"] == "Classify"
+
+
+def test_the_suggested_sst2_classifier_served_opens_as_the_sentiment_tab(models, hub_of_label_0_1):
+    """SENTIMENT_MODEL=textattack/roberta-base-SST-2 opened the tab as "Classify", on an empty text, with a "text
+    classifier (labels LABEL_0 and LABEL_1)" header: served, it is named by its model card's labels too."""
+    loaded = load_model("sentiment", SST2_HUB_ID)
+    assert loaded.available and explain.label_names(loaded.config) == ["negative", "positive"]
+    served = app_models.Models(models.mlm, loaded)
+    assert served.tab_name("sentiment") == "Sentiment"
+    assert explain.opening_text(loaded.config) == SENTIMENT_EXAMPLES[0]
+    assert loaded.title == KINDS["sentiment"].title  # SST-2's two labels, no metrics.json: SST-2's classifier
+    assert loaded.pipeline("a good film")[0]["label"] in ("negative", "positive")
+    assert explain.label_names(load_model("sentiment", "owner/sst2-copy").config) == ["LABEL_0", "LABEL_1"]
 
 
 def test_a_failed_model_is_refused_at_once_for_a_while(models, monkeypatch):
