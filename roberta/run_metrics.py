@@ -91,10 +91,9 @@ def dev_slice_said(spec: dict, file_name=str) -> str:
 
 def dev_set_said(dev_data: str | None, dev_slice: dict | None, file_name=str) -> str:
     """A classifier's dev set as the runs' output, cards and summaries name it: the slice held out of the training
-    file (`dev_slice_said`) when there is one, else its dev file by `file_name` of it ("the dev set" for none)."""
-    if isinstance(dev_slice, dict) and dev_slice.get("data"):
-        return dev_slice_said(dev_slice, file_name)
-    return file_name(dev_data) if dev_data else "the dev set"
+    file (`dev_slice_said`) when there is one, else its dev file by `file_name` of it ("the dev set" for none);
+    `RunMetrics.dev_set_named` of a metrics.json's."""
+    return RunMetrics(dev_data=dev_data, dev_slice=dev_slice).dev_set_named(file_name)
 
 
 def said_list(items: list, quote: str = "") -> str:
@@ -195,8 +194,10 @@ class RunMetrics:
     dev_data: str | None = None  # the dev file; None when the dev set is a slice of the training file (dev_slice)
     # train.finetune --dev-fraction: the dev set held out of the training file, {"data", "fraction", "n", "seed",
     # "split", "calibration_n", "calibration_seed", "text_column", "label_column", "removed_train_rows", "data_rows",
-    # "data_sha256"}: drawn from the rows the calibration slice left (`train.finetune.held_out_dev` draws it again, from
-    # a file whose rows as read are still the recorded count and digest, `train.tables.rows_record`)
+    # "data_sha256"}: n texts (fraction x the file's whole sentences, or x its rows with split "random"; a record from
+    # before that took fraction x its rows) drawn from the rows the calibration slice left
+    # (`train.finetune.held_out_dev` draws it again at the recorded n, from a file whose rows as read are still the
+    # recorded count and digest, `train.tables.rows_record`)
     dev_slice: dict | None = None
     dev_ece: float | None = None  # expected calibration error after temperature scaling
     dev_ece_uncalibrated: float | None = None
@@ -312,6 +313,18 @@ class RunMetrics:
         """The dev slice held out of the training file (`dev_slice`, `train.finetune --dev-fraction`), or None when the
         dev set is a file of its own (`dev_data`)."""
         return self.dev_slice if isinstance(self.dev_slice, dict) and self.dev_slice.get("data") else None
+
+    def dev_set_named(self, file_name=str, sst2: str | None = None, dev_file=None, none: str = "the dev set") -> str:
+        """This classifier's dev set by name, the one choice between SST-2 dev, a slice held out of the training file
+        and a dev file that the training scripts, summaries and cards make: `sst2` where the dev figures are SST-2
+        dev's (`dev_is_sst2`; None: named as any other), the slice as `dev_slice_said` says it (its file by
+        `file_name`), else the dev file by `dev_file` of its path (default `file_name`), `none` where none is
+        recorded."""
+        if sst2 is not None and self.dev_is_sst2():
+            return sst2
+        if self.held_out_dev:
+            return dev_slice_said(self.held_out_dev, file_name)
+        return (dev_file or file_name)(self.dev_data) if self.dev_data else none
 
     def dev_is_sst2(self) -> bool:
         """Whether the dev figures are SST-2 dev's: the dev set is a file of SST-2's (`is_sst2`), or where no dev file

@@ -39,7 +39,7 @@ from roberta.files import write_atomic
 from demo.embedding_view import score_analogies
 from demo.examples import ANALOGY_PROBE, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from demo.formatting import format_probability
-from roberta.run_metrics import (PHASES_NAME, RunMetrics, dataset_name, dev_slice_said, read_phase_history, said_list,
+from roberta.run_metrics import (PHASES_NAME, RunMetrics, dataset_name, read_phase_history, said_list,
                                   same_text_file, write_phase_history)
 from roberta.text import normalize_for_classifier
 from train.export import DTYPES, check_export, export_into, partial_note, staged_folder, writes_named_in
@@ -270,10 +270,11 @@ def comparison_section(classifier: RunMetrics, baseline: RunMetrics | None) -> s
 
     rows = [row(name, m) for name, m in runs]
     commands = "\n".join(f"# {name}\n{m.command}" for name, m in runs)
+    named = classifier.dev_set_named(lambda file: f"`{file}`", none="")
     if classifier.held_out_dev:
-        said = f"{dev}: {dev_slice_said(classifier.held_out_dev, lambda file: f'`{file}`')}, never trained on"
+        said = f"{dev}: {named}, never trained on"
     else:
-        said = f"{dev}: `{classifier.dev_data}`" if classifier.dev_data else f"{dev} set"
+        said = f"{dev}: {named}" if named else f"{dev} set"
         said += f" ({classifier.dev_examples} sentences)" if classifier.dev_examples else ""
     if imdb:
         sample = f"{classifier.imdb_examples} reviews" if classifier.imdb_examples else "reviews"

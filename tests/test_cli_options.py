@@ -647,6 +647,50 @@ def test_finetune_dev_fraction_holds_a_slice_of_train_out_beside_the_calibration
     assert not set(rows.dev_texts) & (set(rows.train_texts) | set(rows.cal_texts))
 
 
+def test_finetune_dev_fraction_is_a_fraction_of_the_whole_sentences_where_sentences_are_drawn(train_files, tmp_path):
+    """--dev-fraction F drew F x every row of --train as whole sentences, each taking its sub-phrases out of training
+    with it: on SST-2 (a tenth of its rows whole sentences), 0.05 cut training from 55,841 rows to 22,924, and the
+    help's own 0.1 was refused. In "sentences" mode F is a fraction of the whole sentences (the rows that are no other
+    row's sub-phrase), so 0.1 holds out a tenth of them; a file of plain sentences gives F x its rows as before, and a
+    recorded slice is drawn again at its recorded size."""
+    file = tmp_path / "phrases.tsv"  # 100 sentences of 5 words, each with 4 of its phrases: 500 rows
+    rows = []
+    for i in range(100):
+        words = [f"w{i}{letter}" for letter in "abcde"]
+        rows += [" ".join(words), " ".join(words[:2]), " ".join(words[2:]), " ".join(words[1:3]), words[4]]
+    file.write_text("sentence\tlabel\n" + "".join(f"{text}\t{n % 2}\n" for n, text in enumerate(rows)))
+    sentences = set(rows[::5])
+
+    def read(*extra):
+        args = finetune.parse_args(["--init", "x", "--train", str(file), "--dev", "", "--imdb", "", "--out",
+                                    str(tmp_path / "clf"), "--calibration-n", "10", *extra])
+        return args, finetune.read_data(args, args.id2label())
+
+    args, held = read("--dev-fraction", "0.1")
+    assert held.dev_slice["n"] == len(held.dev_texts) == 10 and set(held.dev_texts) <= sentences  # was 50 of 100
+    assert held.held_out["dev_removed_train_rows"] == 4 * 10  # their phrases
+    assert len(held.train_texts) == 500 - 5 * 10 - 5 * 10  # 400 rows trained on (200 before)
+    assert len(read("--dev-fraction", "0.3")[1].dev_texts) == 30  # refused before: 150 of the 90 sentences left
+    assert finetune.held_out_dev(held.dev_slice, args.id2label()) == (held.dev_texts, held.dev_labels)
+    recorded = {**held.dev_slice, "n": 50}  # a record of the code before: drawn again at its own size
+    again = finetune.held_out_dev(recorded, args.id2label())[0]
+    assert len(again) == 50 and set(again) <= sentences
+    random_rows = read("--dev-fraction", "0.1", "--calibration-split", "random")[1]
+    assert random_rows.dev_slice["n"] == len(random_rows.dev_texts) == 50  # F x the rows, as before
+
+
+def test_finetune_computes_its_dev_slice_spec_once(train_files, tmp_path, monkeypatch):
+    """The dev slice's spec was computed twice per run (to draw it, then to record it), and only the second copy was
+    given the count of training rows it removed: one spec, computed once, is drawn and recorded."""
+    made = []
+    real = finetune.dev_slice_spec
+    monkeypatch.setattr(finetune, "dev_slice_spec", lambda *args: made.append(real(*args)) or made[-1])
+    args = finetune.parse_args(finetune_argv(train_files, tmp_path / "clf", "--init", "x", "--imdb", "", "--dev", "",
+                                             "--dev-fraction", "0.2"))
+    read = finetune.read_data(args, args.id2label())
+    assert len(made) == 1 and made[0] is read.dev_slice and "removed_train_rows" in read.dev_slice
+
+
 def test_finetune_warns_when_its_slices_hold_out_much_of_the_training_file(train_files, tmp_path, capsys):
     """--calibration-n's default, 1,000, fits SST-2's 67,349 rows; on a user's 2,400-row file it held out 42% of the
     rows for calibration without a word (only the count line showed it). A `warning:` line says how much of --train

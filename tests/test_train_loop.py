@@ -1751,6 +1751,53 @@ def test_a_run_resumed_from_before_head_seed_records_its_head_seed_as_unknown(tr
     assert "head_seed" not in json.loads((old / "metrics.json").read_text())
 
 
+def test_a_fine_tuning_resumed_with_other_held_out_rows_is_refused(train_files, tmp_path, tiny_mlm_dir, monkeypatch,
+                                                                  capsys):
+    """A fine-tuning resumed with another --dev-seed was only warned about ("options differ: dev_seed 0 -> 1"): its
+    first steps had trained on rows of the new dev slice, and the card called that slice never trained on. A resume
+    that changes which rows of --train are held out (--dev-fraction, --dev-seed, --calibration-n/-seed/-split,
+    --train) is refused in one line naming the options, as another model shape is; so is --dev-fraction beside a
+    checkpoint from before the option (which held no dev slice out). An option that draws no slice (--dev-seed without
+    --dev-fraction) is not compared."""
+    from train.resume_checks import held_out_rows_differ
+
+    argv = lambda *extra: finetune_argv(train_files, tmp_path / "run", "--init", str(tiny_mlm_dir), "--imdb", "",
+                                        "--checks", "", "--max-steps", "4", "--eval-every", "0", "--dev", "",
+                                        "--dev-fraction", "0.2", "--calibration-split", "random", *extra)
+    with monkeypatch.context() as m:
+        interrupt_at(m, 2)
+        assert finetune.main(argv()) == runtime.EXIT_INTERRUPTED
+    step2 = tmp_path / "run" / checkpointing.CHECKPOINTS / "step-00000002"
+    how = ("its steps trained on rows this command would hold out as never trained on: resume with the run's own "
+           "options ({}), or choose another --out for a new run")
+
+    def refused(*extra):
+        assert finetune.main(argv(*extra, "--resume")) == runtime.EXIT_USER_ERROR
+        return capsys.readouterr().err.strip().splitlines()[-1]
+
+    assert refused("--dev-seed", "1") == (
+        f"error: {step2} was trained with other rows of its training file held out: the checkpointed run's dev_seed 0 "
+        f"(this command: 1); {how.format('--dev-seed')}")
+    assert refused("--dev-fraction", "0.1", "--calibration-seed", "3") == (
+        f"error: {step2} was trained with other rows of its training file held out: the checkpointed run's "
+        f"calibration_seed 0 (this command: 3), dev_fraction 0.2 (this command: 0.1); "
+        f"{how.format('--calibration-seed, --dev-fraction')}")
+    other = tmp_path / "other.tsv"
+    shutil.copy(train_files / "train.tsv", other)
+    assert refused("--train", str(other)).endswith(how.format("--train"))
+    state_file = step2 / "trainer.pt"
+    saved = state_file.read_bytes()
+    state = torch.load(state_file, weights_only=True)
+    del state["args"]["dev_fraction"], state["args"]["dev_seed"]  # as a checkpoint written before the options
+    torch.save(state, state_file)
+    assert refused() == (f"error: {step2} was trained with other rows of its training file held out: the "
+                         f"checkpointed run's dev_fraction 0.0 (this command: 0.2); {how.format('--dev-fraction')}")
+    assert held_out_rows_differ(step2, state, {"dev_fraction": 0.0, "dev_seed": 1}) is None  # no dev slice drawn
+    state_file.write_bytes(saved)
+    assert finetune.main(argv("--resume")) == 0  # the run's own options
+    assert "resumed_with" not in json.loads((tmp_path / "run" / "metrics.json").read_text())
+
+
 def test_the_averaged_runs_curves_name_members_of_the_same_name_apart():
     """The average of phases 26 and 27 (`train.average assets/mini-roberta-mlm runs/gpu-4/mini-roberta-mlm`) drew
     two lines both labelled "mini-roberta-mlm": a label takes as many parent folders as it needs to differ."""

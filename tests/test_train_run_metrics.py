@@ -153,17 +153,37 @@ def test_the_hardware_that_trained_a_model_is_its_runs_or_its_members():
         "device": "cuda:0", "cpu_count": 16}
 
 
+def test_the_dev_set_is_named_in_one_place_for_every_reader():
+    """The choice between SST-2 dev, a slice held out of the training file and a dev file was made again by each
+    reader (the summary, the GPU report, the recipe's results, the release, the card), each its own way. They ask
+    `RunMetrics.dev_set_named`, which makes it once and leaves each only its words."""
+    from roberta.run_metrics import dataset_name, dev_set_said
+
+    code = lambda file: f"`{file}`"  # noqa: E731
+    spec = {"data": "../shared/data/sst2/train.tsv", "fraction": 0.1, "n": 689, "seed": 2, "split": "sentences"}
+    held = RunMetrics(dev_slice=spec, dev_data=None)
+    said = "689 whole sentences of SST-2 (`sst2/train.tsv`) held out from fine-tuning, seed 2"
+    assert held.dev_set_named(code, sst2="SST-2 dev") == said == dev_set_said(None, spec, code)
+    sst2 = RunMetrics(dev_data="../shared/data/sst2/dev.tsv")
+    assert sst2.dev_set_named(code, sst2="SST-2 dev") == "SST-2 dev"
+    assert sst2.dev_set_named(code) == "`../shared/data/sst2/dev.tsv`"  # without `sst2`: named as any file
+    mine = RunMetrics(dev_data="/home/me/data/mine/dev.csv")
+    assert mine.dev_set_named(code, sst2="SST-2 dev", dev_file=dataset_name) == "mine/dev.csv"
+    assert RunMetrics(train_data="mine.csv").dev_set_named(code, none="") == ""
+    assert RunMetrics(train_data="mine.csv").dev_set_named() == "the dev set" == dev_set_said(None, None)
+
+
 def test_a_dev_set_held_out_of_the_training_file_is_a_classifiers_and_never_sst2_dev(tmp_path):
     """train.finetune --dev-fraction records its dev set as a slice of the training file (dev_slice) and no dev file:
     the run is a finished classifier for every reader, its dev figure is listed as the held-out slice's, and it is
     never SST-2 dev (a metrics.json naming no dev file is taken for the shipped classifier's, SST-2 dev), even held
     out of SST-2's train.tsv."""
-    spec = {"data": "../shared/data/sst2/train.tsv", "fraction": 0.1, "n": 6735, "seed": 0, "split": "sentences"}
-    (tmp_path / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.8, "dev_examples": 6735, "dev_slice": spec}))
+    spec = {"data": "../shared/data/sst2/train.tsv", "fraction": 0.1, "n": 689, "seed": 0, "split": "sentences"}
+    (tmp_path / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.8, "dev_examples": 689, "dev_slice": spec}))
     metrics = RunMetrics.read_finished(tmp_path, classifier=True)
     assert metrics.held_out_dev == spec and metrics.dev_data is None and not metrics.dev_is_sst2()
     assert [(e.name, e.data, e.value) for e in metrics.evaluations()] == [("held-out dev", spec["data"], 0.8)]
-    assert dev_slice_said(spec) == "6,735 whole sentences of SST-2 (sst2/train.tsv) held out from fine-tuning, seed 0"
+    assert dev_slice_said(spec) == "689 whole sentences of SST-2 (sst2/train.tsv) held out from fine-tuning, seed 0"
     assert dev_slice_said({**spec, "data": "/home/me/mine.csv", "split": "random", "n": 12}, lambda f: f"`{f}`") == \
         "12 rows of `me/mine.csv` held out from fine-tuning, seed 0"
     assert RunMetrics(dev_data="../shared/data/sst2/dev.tsv").dev_is_sst2() and RunMetrics().dev_is_sst2()

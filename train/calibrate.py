@@ -200,6 +200,33 @@ def _spans(words: list[str]):
             yield " ".join(words[start:end])
 
 
+def _first_rows(texts: list[str]) -> dict[str, int]:
+    """Each distinct text (stripped) and the first row that holds it."""
+    first: dict[str, int] = {}
+    for i, text in enumerate(texts):
+        first.setdefault(text.strip(), i)
+    return first
+
+
+def _sub_phrases(texts: dict[str, int]) -> set[str]:
+    """The texts (`_first_rows`' keys) that are a proper word span of another of them: SST-2's phrases of its
+    sentences. Texts longer than MAX_SPAN_WORDS words are not searched for spans."""
+    inside = set()
+    for text in texts:
+        words = text.split()
+        if len(words) <= MAX_SPAN_WORDS:
+            inside.update(s for s in _spans(words) if s != text and s in texts)
+    return inside
+
+
+def whole_sentence_rows(texts: list[str]) -> int:
+    """How many rows of `texts` are whole sentences, no other row's sub-phrase (a proper word span of it): what
+    "sentences" mode draws from, and what `train.finetune --dev-fraction` takes its fraction of in that mode (SST-2's
+    train.tsv: 6,886 of its 67,349 rows; a file of one's own without phrases of its sentences: every row)."""
+    inside = _sub_phrases(_first_rows(texts))
+    return sum(text.strip() not in inside for text in texts)
+
+
 def calibration_split(texts: list[str], n: int, seed: int = 0, mode: str = "sentences"
                       ) -> tuple[list[int], list[int], int]:
     """(training rows, calibration rows, rows removed for the slice's sake) as indices into `texts`.
@@ -218,16 +245,10 @@ def calibration_split(texts: list[str], n: int, seed: int = 0, mode: str = "sent
         raise ValueError(f"--calibration-split must be 'sentences' or 'random', got {mode!r}")
     if n <= 0:
         return list(range(len(texts))), [], 0
-    first: dict[str, int] = {}
-    for i, text in enumerate(texts):
-        first.setdefault(text.strip(), i)
+    first = _first_rows(texts)
     candidates = list(first)
     if mode == "sentences":
-        inside = set()  # texts that are a proper word span of another text
-        for text in candidates:
-            words = text.split()
-            if len(words) <= MAX_SPAN_WORDS:
-                inside.update(s for s in _spans(words) if s != text and s in first)
+        inside = _sub_phrases(first)
         candidates = [t for t in candidates if t not in inside]
     if n >= len(candidates):
         suggested = min(suggested_calibration_n(len(texts)), len(candidates) - 1)

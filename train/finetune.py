@@ -25,7 +25,8 @@ What it does, in order:
   the fixed IMDB evaluation sample (--imdb, --imdb-n, --imdb-seed) wherever they occur in the training
   file: training on IMDB's train.tsv never sees the 1,000 reviews the IMDB figure is measured on
   (matched by text: give --train and --imdb the same source; --keep-imdb-sample turns this off). (3) With
-  --dev-fraction F, the dev set: F of the training file's rows, drawn from those the calibration slice left, as
+  --dev-fraction F, the dev set: F of the training file's whole sentences (its rows that are no other row's
+  sub-phrase; with --calibration-split random, F of its rows), drawn from those the calibration slice left, as
   --calibration-split draws (whole sentences, their sub-phrases removed from training too), seeded by --dev-seed
   (the same for every --seed); metrics.json records it as `dev_slice`, and the card names it as held out from --train.
   No training row reads as a held-out one (the same text, or the same once normalised: "Apple wins" beside a held-out
@@ -67,7 +68,7 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.run_metrics import METRICS_NAME, RunMetrics, dev_set_said, dev_slice_said
+from roberta.run_metrics import METRICS_NAME, RunMetrics, dev_set_said
 from roberta.text import lower_cases, lowercasing, normalize_for_classifier
 from roberta.tokenizer import encode_windows, save_tokenizer
 
@@ -112,12 +113,14 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
     dev: str = option(DEFAULT_DEV, "evaluation set, required unless --dev-fraction holds one out of --train (it "
                                    "cannot be skipped): a file with the same columns and labels as --train; "
                                    "reported, never used to choose a checkpoint (default: %(default)s)", group="data")
-    dev_fraction: float = option(0.0, "instead of --dev, hold this fraction of --train's rows out of training as the "
-                                      "dev set (e.g. 0.1 for a file of your own with no dev file): drawn from the rows "
-                                      "the calibration slice leaves, as --calibration-split draws ('sentences': whole "
-                                      "sentences, their sub-phrases removed from training too), seeded by --dev-seed; "
-                                      "never trained on, and named in metrics.json and the card as held out from "
-                                      "--train; 0 = read --dev (default: %(default)s)", group="data")
+    dev_fraction: float = option(0.0, "instead of --dev, hold this fraction of --train out of training as the dev set "
+                                      "(e.g. 0.1 for a file of your own with no dev file), as --calibration-split "
+                                      "draws: 'sentences', this fraction of its whole sentences (the rows that are no "
+                                      "other row's sub-phrase: every row of a file of plain sentences), their "
+                                      "sub-phrases removed from training too; 'random', this fraction of its rows; "
+                                      "drawn from the rows the calibration slice leaves, seeded by --dev-seed; never "
+                                      "trained on, and named in metrics.json and the card as held out from --train; "
+                                      "0 = read --dev (default: %(default)s)", group="data")
     dev_seed: int = option(0, "seed of the --dev-fraction slice, the same for every --seed, so that the seeds of "
                               "one recipe share one dev set (and train.average can score their average on it) "
                               "(default: %(default)s)", group="data")
@@ -393,15 +396,27 @@ def build_model(args: FinetuneArguments, id2label: dict[int, str]):
     return model, tokenizer, gave
 
 
-def dev_slice_spec(args: FinetuneArguments, rows: int) -> dict | None:
-    """The dev slice --dev-fraction holds out of a training file of `rows` rows, as metrics.json records it
-    (`RunMetrics.dev_slice`, without the counts the draw gives); None without --dev-fraction."""
+def dev_slice_spec(args: FinetuneArguments, texts: list[str]) -> dict | None:
+    """The dev slice --dev-fraction holds out of a training file of these `texts`, as metrics.json records it
+    (`RunMetrics.dev_slice`, without the counts the draw gives); None without --dev-fraction. Its size `n` is the
+    fraction of what the draw picks from (`dev_fraction_of`); a redraw (`held_out_dev`) takes the recorded `n`."""
     if not args.dev_fraction:
         return None
-    return {"data": args.train, "fraction": args.dev_fraction, "n": max(1, round(args.dev_fraction * rows)),
+    base = dev_fraction_of(texts, args.calibration_split)
+    return {"data": args.train, "fraction": args.dev_fraction, "n": max(1, round(args.dev_fraction * base)),
             "seed": args.dev_seed, "split": args.calibration_split, "calibration_n": args.calibration_n,
             "calibration_seed": args.calibration_seed, "text_column": args.text_column,
             "label_column": args.label_column}
+
+
+def dev_fraction_of(texts: list[str], split: str) -> int:
+    """The rows --dev-fraction takes its fraction of, as --calibration-split draws: in "sentences" mode the rows that
+    are whole sentences (`train.calibrate.whole_sentence_rows`: each drawn one takes its sub-phrases out of training
+    too, so a fraction of every row held out far more: on SST-2's 67,349 rows, --dev-fraction 0.05 left 22,924 of the
+    55,841 rows the calibration slice leaves to train on); in "random" mode every row."""
+    from .calibrate import whole_sentence_rows
+
+    return whole_sentence_rows(texts) if split == "sentences" else len(texts)
 
 
 def draw_dev(texts: list[str], train_rows: list[int], spec: dict) -> tuple[list[int], list[int], int]:
@@ -414,9 +429,12 @@ def draw_dev(texts: list[str], train_rows: list[int], spec: dict) -> tuple[list[
     try:
         kept, dev, removed = calibration_split([texts[i] for i in train_rows], spec["n"], spec["seed"], spec["split"])
     except ValueError:
-        drawn = "whole sentences (--calibration-split sentences)" if spec["split"] == "sentences" else "distinct texts"
+        sentences = spec["split"] == "sentences"
+        drawn = "whole sentences (--calibration-split sentences)" if sentences else "distinct texts"
+        of = (f"{dev_fraction_of(texts, 'sentences'):,} rows of --train that are whole sentences (no other row's "
+              "sub-phrase)" if sentences else f"{len(texts):,} rows of --train")
         raise UserError(f"--dev-fraction {spec['fraction']:g} asks for {spec['n']:,} dev examples of the "
-                        f"{len(texts):,} rows of --train, not fewer than the {drawn} left to draw them from once the "
+                        f"{of}, not fewer than the {drawn} left to draw them from once the "
                         "calibration slice is held out: nothing would be left to train on; pass a smaller "
                         "--dev-fraction" + (", or --calibration-split random for data that are not SST-2-style "
                                             "phrases" if spec["split"] == "sentences" else "")) from None
@@ -438,9 +456,11 @@ def held_out_dev(spec: dict, label_names=None, fix: str = "") -> tuple[list[str]
     return [texts[i] for i in rows], [labels[i] for i in rows]
 
 
-def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: list[str] | None):
+def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: list[str] | None,
+                        dev_slice: dict | None = None):
     """(training rows, calibration rows, dev rows, counts) from the training file's rows: the calibration slice, the
-    --dev-fraction slice (none without it) and the IMDB sample's reviews held out, then --train-n sampled."""
+    dev slice `dev_slice` (--dev-fraction's, `dev_slice_spec`, computed once by the caller; none without it) and the
+    IMDB sample's reviews held out, then --train-n sampled."""
     from .calibrate import calibration_split
     from .imdb_sample import SampleCopies
 
@@ -450,8 +470,8 @@ def split_training_data(args: FinetuneArguments, texts: list[str], imdb_texts: l
     except ValueError as err:
         raise UserError(f"{err}; or 0 to fit no temperature") from None
     dev_rows, dev_removed = [], 0
-    if spec := dev_slice_spec(args, len(texts)):  # before the IMDB sample: the slice depends on the file alone
-        train_rows, dev_rows, dev_removed = draw_dev(texts, train_rows, spec)
+    if dev_slice:  # before the IMDB sample: the slice depends on the file alone
+        train_rows, dev_rows, dev_removed = draw_dev(texts, train_rows, dev_slice)
     imdb_removed = 0
     if imdb_texts and not args.keep_imdb_sample:
         sample = SampleCopies.of(imdb_texts)  # near-copies too (IMDB repeats reviews, some edited)
@@ -571,11 +591,11 @@ def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool =
               "classifier trained on one label learns to answer it whatever the text", file=sys.stderr, flush=True)
     with naming("--imdb"):
         imdb = imdb_sample.imdb_sample_as(args.imdb, args.imdb_n, args.imdb_seed, id2label) if args.imdb else None
-    train_rows, cal_rows, dev_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None)
+    dev_slice = dev_slice_spec(args, texts)
+    train_rows, cal_rows, dev_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None, dev_slice)
     if is_main and (warning := held_out_warning(args, len(texts), held_out, len(cal_rows), len(dev_rows))):
         print(warning, file=sys.stderr, flush=True)
     record = tables.rows_record(texts, labels)  # so that a redraw of the slices can tell the file changed since
-    dev_slice = dev_slice_spec(args, len(texts))
     if dev_slice:
         dev_texts, dev_labels = [texts[i] for i in dev_rows], [labels[i] for i in dev_rows]
         dev_slice.update(removed_train_rows=held_out["dev_removed_train_rows"], **record)
@@ -752,11 +772,11 @@ def write_card(out: Path, metrics: RunMetrics | dict, recipe: dict, title: str |
                     f"cut to their first {metrics.max_length or 128} tokens; "
                     f"{metrics.imdb_sample_removed_from_training or 0} of them were in the training file "
                     "and were removed from training, so the figure is on reviews the model never trained on.")
+        named = metrics.dev_set_named(lambda file: f"`{file}`", none="")
         if metrics.held_out_dev:  # --dev-fraction: a slice of the training file, said as one
-            said = dev_slice_said(metrics.held_out_dev, lambda file: f"`{file}`")
-            dev = f"The dev set is {said}: never trained on, it was"
+            dev = f"The dev set is {named}: never trained on, it was"
         else:
-            dev = f"The dev set `{metrics.dev_data}` was"
+            dev = f"The dev set {named} was" if named else "The dev set was"
         notes = (f"Fine-tuned from {start} on `{metrics.train_data}`; {kept}. {dev} evaluated during training for the "
                  f"curves only and chose no checkpoint, so its figure is not the best of the run's.{imdb}")
     write_model_card(out, title=title, task="text-classification", metrics=card_table_metrics(metrics),

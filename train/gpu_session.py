@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from roberta.files import write_atomic
-from roberta.run_metrics import RunMetrics, dataset_name, dev_set_said
+from roberta.run_metrics import RunMetrics, dataset_name
 
 from .arguments import seed_value
 from .experiment import finished
@@ -221,8 +221,7 @@ def dev_figure(m: RunMetrics) -> str:
     dev = "none" if m.dev_accuracy is None else f"{m.dev_accuracy:.4f}"
     if m.dev_is_sst2():
         return f"SST-2 dev {dev}"
-    named = dev_set_said(dataset_name(m.dev_data) if m.dev_data else None, m.held_out_dev)
-    return f"dev {dev} ({named})"
+    return f"dev {dev} ({m.dev_set_named(dev_file=dataset_name)})"
 
 
 def report(chosen: Path, logs: Path) -> str:

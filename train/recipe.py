@@ -54,7 +54,7 @@ from pathlib import Path
 import torch
 
 from roberta.files import write_atomic
-from roberta.run_metrics import RunMetrics, dataset_name, dataset_said, dev_slice_said
+from roberta.run_metrics import RunMetrics, dataset_name, dataset_said
 
 from . import finetune, pretrain, sentiment_recipe, tapt_corpus, tokenizer
 from .arguments import seed_value
@@ -487,10 +487,8 @@ def dev_accuracy_named(metrics: RunMetrics) -> str:
 
     if metrics.dev_is_sst2():
         return "SST-2 dev accuracy"
-    if metrics.held_out_dev:
-        return f"dev accuracy on {dev_slice_said(metrics.held_out_dev, code)}"
-    return f"dev accuracy on {dataset_said(dataset_name(metrics.dev_data), code)}" if metrics.dev_data else \
-        "dev accuracy"
+    named = metrics.dev_set_named(code, dev_file=lambda file: dataset_said(dataset_name(file), code), none="")
+    return f"dev accuracy on {named}" if named else "dev accuracy"
 
 
 def summarize(out: Path, chance: float | None = None) -> dict:

@@ -1,8 +1,9 @@
 """Whether a checkpoint fits the model a --resume command builds: what a state dict's shapes say of its model
 (`model_shape`), the config fields that change the function its weights compute without showing in their shapes
 (`ARCHITECTURE_OPTIONS`, kept in the trainer state), and the line that says which differ and how to go on
-(`does_not_fit`, `architecture_differs`). `train.trainer.Trainer` refuses a checkpoint that does not fit before it
-loads anything else of it."""
+(`does_not_fit`, `architecture_differs`), and the options that choose a fine-tuning's held-out rows
+(`held_out_rows_differ`). `train.trainer.Trainer` refuses a checkpoint that does not fit before it loads anything else
+of it."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,6 +23,37 @@ SHAPE_OPTIONS = {"vocab_size": "the tokenizer's vocabulary", "hidden_size": "--h
 # weights would compute another function from the resumed step on). A checkpoint from before they were kept:
 # its --heads option is compared (`architecture_differs`).
 ARCHITECTURE_OPTIONS = {"num_attention_heads": "--heads", "layer_norm_eps": "--init"}
+
+
+# the options that choose which rows of the training file a fine-tuning holds out (its calibration and dev slices), by
+# field name: (the option, the options whose slice it draws: it matters when one of them is set in either run). A
+# --resume that changes one is refused: the steps before it trained on rows the new slices would hold out as never
+# trained on. A checkpoint from before --dev-fraction held no dev slice out (UNRECORDED_HELD_OUT).
+HELD_OUT_OPTIONS = {"train": ("--train", ()), "calibration_n": ("--calibration-n", ()),
+                    "calibration_seed": ("--calibration-seed", ("calibration_n",)),
+                    "calibration_split": ("--calibration-split", ("calibration_n", "dev_fraction")),
+                    "dev_fraction": ("--dev-fraction", ()), "dev_seed": ("--dev-seed", ("dev_fraction",))}
+UNRECORDED_HELD_OUT = {"dev_fraction": 0.0}
+
+
+def held_out_rows_differ(path: Path, state: dict, options: dict) -> str | None:
+    """Why the checkpoint `path` (its trainer state `state`) cannot be resumed by a command of these `options` (its
+    recorded ones): the options of HELD_OUT_OPTIONS that differ, in a line naming them; None when none does (or the
+    run is not a fine-tuning's)."""
+    before = {**UNRECORDED_HELD_OUT, **state["args"]}
+
+    def in_use(names) -> bool:
+        return not names or any(before.get(name) or options.get(name) for name in names)
+
+    differ = [(name, before[name], options[name]) for name, (_, used_with) in HELD_OUT_OPTIONS.items()
+              if name in options and name in before and before[name] != options[name] and in_use(used_with)]
+    if not differ:
+        return None
+    shown = ", ".join(f"{name} {old!r} (this command: {new!r})" for name, old, new in differ)
+    named = ", ".join(HELD_OUT_OPTIONS[name][0] for name, _, _ in differ)
+    return (f"{path} was trained with other rows of its training file held out: the checkpointed run's {shown}; its "
+            "steps trained on rows this command would hold out as never trained on: resume with the run's own "
+            f"options ({named}), or choose another --out for a new run")
 
 
 def recorded_order_scheme(state: dict) -> int:

@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 from roberta.files import write_atomic
-from roberta.run_metrics import RunMetrics, dev_set_said
+from roberta.run_metrics import RunMetrics
 
 from .arguments import NOT_RECIPE
 from .runtime import EXIT_OK, exit_code, output_file, report_user_error
@@ -65,9 +65,7 @@ SST2_DEV = "SST-2 dev"
 
 def run_dev_set(metrics: RunMetrics) -> str:
     """A run's dev set as the summary names it: SST2_DEV, its file, or the slice held out of its training file."""
-    if metrics.dev_is_sst2():
-        return SST2_DEV
-    return dev_set_said(metrics.dev_data, metrics.held_out_dev, lambda file: f"`{file}`")
+    return metrics.dev_set_named(lambda file: f"`{file}`", sst2=SST2_DEV)
 
 
 def dev_name(summary: dict) -> str:

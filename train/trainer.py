@@ -59,7 +59,8 @@ from .checkpointing import CheckpointError, Checkpoints
 from .optim import lr_factor, make_optimizer
 from .out_folder import check_fresh_out, check_options, check_restart_out, lock_out
 from .reporting import CURVES_NAME, LOG_NAME, append_log, plot_curves, truncate_log
-from .resume_checks import architecture_differs, does_not_fit, model_architecture, recorded_order_scheme
+from .resume_checks import (architecture_differs, does_not_fit, held_out_rows_differ, model_architecture,
+                            recorded_order_scheme)
 from .runtime import (Dist, TrainingDiverged, UserError, autocast, progress_bars, resolve_precision, rng_state,
                       set_rng_state)
 
@@ -360,7 +361,7 @@ class Trainer:
             self.model.load_state_dict(weights)
         except RuntimeError as err:
             raise UserError(does_not_fit(path, weights, self.model, err)) from None
-        if problem := architecture_differs(path, state, self.model, now):
+        if problem := architecture_differs(path, state, self.model, now) or held_out_rows_differ(path, state, now):
             raise UserError(problem)
         try:
             self.optimizer.load_state_dict(state["optimizer"])
