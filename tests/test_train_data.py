@@ -186,8 +186,14 @@ def test_a_cut_budget_is_a_cap(tmp_path):
         assert sum(map(len, whole)) > budget >= total >= budget - len(stats), (spec, budget)  # whole docs go past
         assert total == sum(s["chars"] for s in stats)
         assert [s["passes"] for s in stats] == [s["passes"] for s in whole_stats]
-        assert len(docs) == len(whole) and all(w.startswith(d) for w, d in zip(whole, docs))
-        assert sum(d != w for d, w in zip(docs, whole)) <= len(stats)  # one cut document per source at most
+        if len(docs) == len(whole):
+            assert all(w.startswith(d) for w, d in zip(whole, docs))
+            assert sum(d != w for d, w in zip(docs, whole)) <= len(stats)  # one cut document per source at most
+        else:  # a source's documents ended exactly at its share rounded down (the paths' spelling seeds the order:
+            # about 1 tmp_path in 150 here): there `cut` takes no further one, the whole run one more, which reorders
+            # the mixture's shuffle
+            assert len(whole) - len(stats) <= len(docs) < len(whole)
+            assert all(any(w.startswith(d) for w in whole) for d in docs)
     # no budget: every document whole, as without `cut`
     assert data.load_mixture_with_stats(f"{a}=0.5,{b}=0.5", cut=True) == \
         data.load_mixture_with_stats(f"{a}=0.5,{b}=0.5")
