@@ -260,3 +260,53 @@ def test_mean_and_std_are_summarize_s():
 
     assert summarize.mean_std([0.8, None, 0.84]) == (statistics.fmean([0.8, 0.84]), 0.028284271247461846, 2)
     assert summarize.mean_std([0.5]) == (0.5, None, 1) and summarize.mean_std([None]) == (None, None, 0)
+
+
+def test_the_figure_tells_the_arms_apart_without_colour(monkeypatch):
+    """curves.png told the arms' curves apart by colour alone (every arm's held-out line "o-", its training and
+    held-out lines plain, tab:orange at 2.5:1 against white), and the bars' hatches took the bars' opacity (35% on
+    the memorised masks' bars; dots lost on the 95% fills). Drawn from the shipped results.json: each arm keeps one
+    marker, its own, on every line of it in both loss panels (so no two lines of a panel share line style and
+    marker), the legends show the markers, every line is at least 3:1 against white, and the bars' outlines and
+    hatches are opaque."""
+    from pathlib import Path
+
+    from matplotlib.colors import to_rgb, to_rgba
+
+    from train import ablation_figure
+    from train.ablation_setup import ARMS
+
+    def contrast_with_white(colour) -> float:  # WCAG's ratio, 1 to 21
+        linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(colour)]
+        return 1.05 / (0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2] + 0.05)
+
+    def look(line):
+        return line.get_linestyle(), line.get_marker() if line.get_marker() not in ("", "None", None) else None
+
+    drawn = []
+    monkeypatch.setattr(ablation_figure, "save_figure", lambda fig, path: drawn.append(fig))
+    results = json.loads((Path(__file__).resolve().parents[1] / "assets" / "masking-ablation" / "results.json")
+                         .read_text(encoding="utf-8"))
+    ablation_figure.plot(results, Path("unused.png"))
+    ax_eval, ax_train, ax_probe, _ = drawn[0].axes
+    labels = {f"{info['label']} (n={info['n']})": arm for arm, info in results["arms"].items() if arm in ARMS}
+    assert len(labels) == len(ARMS)
+    held_out = {labels[line.get_label()]: line for line in ax_eval.get_lines()}
+    markers = {arm: look(line)[1] for arm, line in held_out.items()}
+    assert None not in markers.values() and len(set(markers.values())) == len(ARMS), markers
+    assert all(line.get_markersize() >= 4 for line in held_out.values())  # a shape one can see, not a dot
+    train_lines = ax_train.get_lines()
+    assert len(train_lines) == 2 * len(ARMS)  # each arm's training loss, and its held-out loss again, dashed
+    assert len({look(line) for line in train_lines}) == len(train_lines), [look(line) for line in train_lines]
+    for line in train_lines:  # an arm's lines carry its marker and colour, whichever the panel
+        arm = next(arm for arm, same in held_out.items() if same.get_color() == line.get_color())
+        assert look(line)[1] == markers[arm], (arm, look(line))
+    for ax in (ax_eval, ax_train):
+        shown = ax.get_legend()
+        labelled = [line for line in ax.get_lines() if not line.get_label().startswith("_")]
+        assert [look(handle) for handle in shown.get_lines()] == [look(line) for line in labelled]
+        assert [text.get_text() for text in shown.get_texts()] == [line.get_label() for line in labelled]
+    for line in [*ax_eval.get_lines(), *train_lines]:
+        assert contrast_with_white(line.get_color()) >= 3, (line.get_label(), line.get_color())
+    bars = [patch for patch in ax_probe.patches if patch.get_hatch()]
+    assert bars and all(to_rgba(patch.get_edgecolor())[3] == 1 for patch in bars)  # the hatch is the edge's colour

@@ -6,10 +6,13 @@ import textwrap
 from pathlib import Path
 
 from .ablation_setup import BASELINE
-from .reporting import save_figure
+from .reporting import BLUE, GREEN, VERMILLION, save_figure
 
-
-COLORS = {"dynamic": "tab:blue", "static-dupe1": "tab:red", "static-dupe10": "tab:orange", BASELINE: "tab:gray"}
+# Each arm's colour (Okabe and Ito's, at least 3:1 against white) and marker: its lines carry the marker too, so
+# that a reader who cannot tell the colours apart, or a greyscale print, still tells the arms apart (its bars are
+# told apart by their labels below them; the baseline has bars only)
+ARM_LOOKS = {"dynamic": {"color": BLUE, "marker": "o"}, "static-dupe1": {"color": VERMILLION, "marker": "s"},
+             "static-dupe10": {"color": GREEN, "marker": "^"}, BASELINE: {"color": "#767676"}}
 
 
 def _aligned(records: list[dict], curve: str, key: str):
@@ -39,6 +42,7 @@ def plot(results: dict, png: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.colors import to_rgba
     from matplotlib.patches import Patch
 
     arms = {k: v for k, v in results["arms"].items() if k != BASELINE}
@@ -46,18 +50,19 @@ def plot(results: dict, png: Path) -> None:
     (ax_eval, ax_train), (ax_probe, ax_sst) = axes
     for arm, info in arms.items():
         records = list(info["seeds"].values())
-        color, label = COLORS.get(arm), f"{info['label']} (n={info['n']})"
+        looks, label = ARM_LOOKS[arm], f"{info['label']} (n={info['n']})"
         held = _aligned(records, "eval_curve", "loss")
         if held:
             x, mean, lo, hi = held
-            ax_eval.plot(x, mean, "o-", ms=2.5, color=color, label=label)
-            ax_eval.fill_between(x, lo, hi, color=color, alpha=0.2, lw=0)
-            ax_train.plot(x, mean, "--", color=color, lw=1)
+            ax_eval.plot(x, mean, "-", ms=4.5, lw=1.2, label=label, **looks)
+            ax_eval.fill_between(x, lo, hi, color=looks["color"], alpha=0.2, lw=0)
+            ax_train.plot(x, mean, "--", ms=3.5, lw=1, **looks)
         train = _aligned(records, "train_curve", "loss")
         if train:
             x, mean, lo, hi = train
-            ax_train.plot(x, mean, color=color, lw=1.2, label=label)
-            ax_train.fill_between(x, lo, hi, color=color, alpha=0.2, lw=0)
+            # a marker on every few of the logged steps: enough to name the arm, not a blot
+            ax_train.plot(x, mean, "-", ms=4.5, lw=1.2, markevery=max(1, len(x) // 12), label=label, **looks)
+            ax_train.fill_between(x, lo, hi, color=looks["color"], alpha=0.2, lw=0)
     ax_eval.set(title="held-out MLM loss (wiki.valid), mean and min-max over seeds", xlabel="training tokens",
                 ylabel="loss")
     ax_train.set(title="training loss on the masks fed (solid) vs held-out (dashed)", xlabel="training tokens",
@@ -78,7 +83,8 @@ def plot(results: dict, png: Path) -> None:
             mean, std = arms[arm]["mean"].get(key), arms[arm]["std"].get(key)
             if mean is None:
                 continue
-            ax_probe.bar(x, mean, width, yerr=std or 0.0, color=COLORS.get(arm), alpha=0.35 + 0.3 * j,
+            # the fill alone lighter (the outline and hatch stay black and sharp), so the hatches show on any arm
+            ax_probe.bar(x, mean, width, yerr=std or 0.0, color=to_rgba(ARM_LOOKS[arm]["color"], 0.3 + 0.25 * j),
                          hatch=hatch, edgecolor="black", lw=0.5, capsize=3)
     shown = [arms[a]["mean"].get(k) for a in names for k, _, _ in kinds if arms[a]["mean"].get(k) is not None]
     if shown:  # the differences are a few percent of the loss: do not start the axis at 0
@@ -94,7 +100,7 @@ def plot(results: dict, png: Path) -> None:
     for i, arm in enumerate(bars):
         info = results["arms"][arm]
         ax_sst.bar(i, info["mean"]["sst2_accuracy"] * 100, 0.6, yerr=(info["std"]["sst2_accuracy"] or 0) * 100,
-                   color=COLORS.get(arm), capsize=4, alpha=0.8)
+                   color=ARM_LOOKS[arm]["color"], capsize=4, alpha=0.8)
         dots = [r["sst2_accuracy"] * 100 for r in info["seeds"].values()]
         ax_sst.plot([i] * len(dots), dots, "k.", ms=5)
     if bars:

@@ -16,7 +16,9 @@ LOG_NAME, CURVES_NAME = "log.jsonl", "curves.png"
 # The lines of a figure that has one per run or probe: Okabe and Ito's colour-blind-safe palette (its yellow left
 # out, too faint on white), and each line also its own marker and line style, so that a reader who cannot tell two
 # colours apart still tells the lines apart (WCAG 1.4.1)
-LINE_COLOURS = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7")
+BLACK, ORANGE, SKY_BLUE, GREEN, BLUE, VERMILLION, PINK = (
+    "#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7")
+LINE_COLOURS = (BLACK, ORANGE, SKY_BLUE, GREEN, BLUE, VERMILLION, PINK)
 LINE_MARKERS = "osD^v<>P"
 LINE_DASHES = ("-", "--", "-.", ":")
 
@@ -114,6 +116,14 @@ def save_figure(fig, png_path) -> Path:
     return Path(png_path)
 
 
+# curves.png's lines: the training loss thin, solid and plain (hundreds of points), every held-out line dashed with
+# a marker at each evaluation, and their colours far apart in grey too and at least 3:1 against white (WCAG
+# 1.4.11), so that the figure reads without colour (WCAG 1.4.1) and in a greyscale print
+TRAIN_LINE = {"color": BLACK, "linestyle": "-", "marker": "", "lw": 1}
+HELD_OUT_LINE = {"color": VERMILLION, "linestyle": "--", "marker": "o"}
+HELD_OUT_METRIC_LINES = {"accuracy": HELD_OUT_LINE, "f1": {"color": BLUE, "linestyle": ":", "marker": "s"}}
+
+
 def plot_curves(log_path: Path, png_path: Path) -> None:
     """Training loss and evaluation metrics against tokens seen."""
     if not Path(log_path).exists():
@@ -129,18 +139,18 @@ def plot_curves(log_path: Path, png_path: Path) -> None:
     fig, axes = plt.subplots(1, 1 + bool(other), figsize=(11 if other else 6, 4), squeeze=False)
     ax = axes[0][0]
     if train:
-        ax.plot([e["tokens"] for e in train], [e["loss"] for e in train], label="train loss", lw=1)
+        ax.plot([e["tokens"] for e in train], [e["loss"] for e in train], label="train loss", **TRAIN_LINE)
     if any("loss" in e for e in evals):
         ax.plot([e["tokens"] for e in evals if "loss" in e], [e["loss"] for e in evals if "loss" in e],
-                "o-", label="eval loss", ms=3)
+                label="eval loss", ms=4, lw=1.2, **HELD_OUT_LINE)
     ax.set(xlabel="tokens seen", ylabel="loss", title="loss")
     ax.legend()
     ax.grid(alpha=0.3)
     if other:
         ax = axes[0][1]
         for key in other:
-            ax.plot([e["tokens"] for e in evals if key in e], [e[key] for e in evals if key in e], "o-",
-                    label=f"eval {key}", ms=3)
+            ax.plot([e["tokens"] for e in evals if key in e], [e[key] for e in evals if key in e],
+                    label=f"eval {key}", ms=4, lw=1.2, **HELD_OUT_METRIC_LINES[key])
         ax.set(xlabel="tokens seen", title="evaluation")
         ax.legend()
         ax.grid(alpha=0.3)
