@@ -421,6 +421,41 @@ def test_a_temperature_that_makes_dev_calibration_worse_is_warned_about(monkeypa
                            "(--calibration-n) fits T better"] if worse else [])
 
 
+def test_the_advice_of_a_dev_calibration_warning_fits_what_the_temperature_was_fitted_on(tiny_clf_dir, train_files,
+                                                                                         tmp_path, monkeypatch,
+                                                                                         capsys):
+    """After `train.calibrate RUN --calibration-data FILE --all` the warning that T makes the dev set's calibration
+    worse advised "a larger calibration slice (--calibration-n)": --all fits every row of the file, no slice to
+    enlarge, and --calibration-n is refused beside it. A T fitted on every row of a file asks for more rows; a T
+    fitted on a slice (here --calibration-n 40), for a larger slice."""
+    folder = shutil.copytree(tiny_clf_dir, tmp_path / "clf")
+    rows = (train_files / "dev.tsv").read_text().splitlines()[1:]
+    label_of = {text: int(label) for text, label in (row.split("\t") for row in rows)}
+    scorings = []
+
+    def classifier_logits(model, tokenizer, texts, *args, **kwargs):  # small margins: the calibration rows 90% right,
+        right_share = 0.9 if not scorings else 0.6  # then the dev set's 60%: T sharpens them, dev gets worse
+        scorings.append(texts)
+        right = [i < right_share * len(texts) for i in range(len(texts))]
+        return torch.tensor([[0.0, 0.4] if (label_of[text] == 1) == ok else [0.4, 0.0]
+                             for text, ok in zip(texts, right)])
+
+    monkeypatch.setattr(evaluate, "classifier_logits", classifier_logits)
+
+    def warning(*options) -> str:
+        scorings.clear()
+        assert calibrate.main([str(folder), "--calibration-data", str(train_files / "dev.tsv"), "--dev",
+                               str(train_files / "dev.tsv"), *options]) == 0
+        return next(line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:"))
+
+    whole = warning("--all")
+    assert "fitted on 60 calibration examples" in whole and "--calibration-n" not in whole
+    assert whole.endswith("read the probabilities as rough; more labelled examples the model was not trained on (a "
+                          "larger --calibration-data file) fit T better"), whole
+    assert warning("--calibration-n", "40", "--calibration-split", "random").endswith(
+        "read the probabilities as rough; a larger calibration slice (--calibration-n) fits T better")
+
+
 def test_a_refit_on_a_whole_file_can_be_fitted_again_on_the_slice_it_recorded(tiny_clf_dir, train_files, tmp_path,
                                                                                capsys):
     """After `train.calibrate RUN --calibration-data FILE --all`, a plain `train.calibrate RUN` (which refits on the
@@ -453,6 +488,41 @@ def test_members_with_different_calibration_slices_are_named_with_the_way_back(t
                             f"{folders[1]} --calibration-data mine.csv --calibration-n 100 --calibration-split random "
                             "--calibration-seed 0`")
     assert average._shared_calibration_slice(members[:1] * 2, tmp_path / "avg", folders) == own
+
+
+def test_members_with_different_dev_slices_are_named_with_what_differs(tmp_path):
+    """"the members do not share one dev set (see their metrics.json dev_slice and dev_data)" named neither the member
+    that differed nor how: with five seeds, the user opened five metrics.json files. The first member that differs
+    from the first is named by its folder, with the dev_slice fields that differ (the choices, not the counts that
+    follow from them), or the dev file it reads instead. The same rows at another path (their digest recorded) are
+    one slice."""
+    spec = {"data": "mine.csv", "fraction": 0.2, "n": 60, "seed": 0, "split": "random", "calibration_n": 40,
+            "calibration_seed": 0, "text_column": None, "label_column": None, "removed_train_rows": 0,
+            "data_rows": 300, "data_sha256": "a" * 64}
+    folders = [tmp_path / "s0", tmp_path / "s1", tmp_path / "s2"]
+
+    def refusal(*slices) -> str:
+        members = [{"dev_slice": s} if s else {"dev_data": "dev.tsv"} for s in slices]
+        with pytest.raises(average.AverageError) as err:
+            average._shared_dev_slice(members, folders)
+        return str(err.value)
+
+    how = ("one member's held-out dev rows may be another's training rows; pass --dev with a file none of them trained "
+           "on")
+    assert refusal(spec, spec, {**spec, "seed": 1, "n": 59}) == (
+        f"the members do not share one dev set: {folders[2]}'s dev slice (metrics.json dev_slice) differs from "
+        f"{folders[0]}'s: seed 1 ({folders[0]}: 0); {how}")
+    assert refusal(spec, {**spec, "fraction": 0.1, "n": 30, "split": "sentences"}, spec) == (
+        f"the members do not share one dev set: {folders[1]}'s dev slice (metrics.json dev_slice) differs from "
+        f"{folders[0]}'s: fraction 0.1 ({folders[0]}: 0.2), split 'sentences' ({folders[0]}: 'random'); {how}")
+    assert refusal(spec, {**spec, "data_sha256": "b" * 64}, spec) == (
+        f"the members do not share one dev set: {folders[1]}'s dev slice (metrics.json dev_slice) differs from "
+        f"{folders[0]}'s: data 'mine.csv', other rows ({folders[0]}: 'mine.csv'); {how}")
+    assert refusal(spec, spec, None) == (
+        f"the members do not share one dev set: {folders[2]} reads its dev set from a file (metrics.json dev_data "
+        f"'dev.tsv'), {folders[0]} holds one out of its training file (dev_slice); {how}")
+    moved = {**spec, "data": "/home/me/mine.csv"}  # the same rows by another path
+    assert average._shared_dev_slice([{"dev_slice": s} for s in (spec, moved, spec)], folders) == spec
 
 
 # ----- the temperature in config.json, the pipeline and transformers -----

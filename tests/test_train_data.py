@@ -561,6 +561,32 @@ def test_messages_name_the_option_that_fixes_them(tmp_path):
         tables.read_labeled(str(tsv))
 
 
+def test_a_label_outside_the_label_set_says_the_default_once_and_only_for_the_default(tmp_path):
+    """A file of three labels read with --labels' default said it twice: "not in the label set [0, 1] (the labels
+    negative,positive, --labels' default); pass --labels with your label names in id order (default
+    negative,positive)"; a file read with --labels of one's own was told of a default that was not its label set; and
+    the IMDB sample, read without a label set (--labels does not choose how it is read), was told to pass --labels.
+    The default is said once, where it is the label set; --labels is advised where it sets the label set."""
+    def error(label, label_names) -> str:
+        path = tmp_path / "labels.tsv"
+        path.write_text(f"sentence\tlabel\ngood\t0\nbad\t{label}\n")
+        with pytest.raises(data.DataError) as err:
+            tables.read_labeled(str(path), label_names=label_names)
+        return str(err.value)
+
+    fix = "pass --labels with your label names in id order"
+    assert error("2", ["negative", "positive"]).endswith(
+        f"label 2 is not in the label set [0, 1] (the labels negative,positive, --labels' default); {fix}")
+    assert error("neutral", ["negative", "positive"]).endswith(
+        f"label 'neutral' is not an int; expected an int or one of ['negative', 'positive'] (--labels' default); {fix}")
+    for label in ("3", "tech"):  # a label set of one's own: no default to speak of
+        said = error(label, ["world", "sports", "business"])
+        assert said.endswith(fix) and "default" not in said, said
+    for label in ("pos", "-1"):  # no label set: ids
+        said = error(label, None)
+        assert "--labels" not in said and ("expected an int" in said or "ints >= 0" in said), said
+
+
 def test_a_guessed_layout_is_noted(capsys):
     data.documents_from_lines(["Il a dit : bonjour ; puis il est parti ."] * 3, source="fr.txt")
     assert "fr.txt: read detokenized" in capsys.readouterr().err

@@ -1409,6 +1409,53 @@ def test_the_averaged_runs_curves_tell_the_runs_apart_without_colour(tmp_path, m
         assert len({line.get_linestyle() for line in runs}) > 1 and len({line.get_color() for line in runs}) == 4
 
 
+def contrast_with_white(colour) -> float:
+    """WCAG's contrast ratio of `colour` against a white background (1 to 21)."""
+    from matplotlib.colors import to_rgb
+
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(colour)]
+    return 1.05 / (0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2] + 0.05)
+
+
+def test_a_runs_curves_tell_the_lines_apart_without_colour(tmp_path, monkeypatch):
+    """curves.png told the training loss from the held-out loss by colour (matplotlib's blue and orange, both
+    solid; the held-out line's 3-pixel dots the only other cue), and its orange stood at 2.5:1 against white: each
+    line has its own line style and marker, the legend shows them, every line is at least 3:1 against white and the
+    two differ in grey, and the held-out lines look alike in both panels (one meaning, one look)."""
+    from matplotlib.colors import to_hex
+    from PIL import ImageColor
+
+    drawn = []
+    monkeypatch.setattr(reporting, "save_figure", lambda fig, path: drawn.append(fig))
+    log = tmp_path / "log.jsonl"
+    for step in range(1, 41):
+        reporting.append_log(log, {"type": "train", "step": step, "tokens": 8 * step, "loss": 5.0 - step / 10})
+        if step % 10 == 0:
+            reporting.append_log(log, {"type": "eval", "step": step, "tokens": 8 * step, "loss": 5.2 - step / 10,
+                                       "accuracy": step / 100})
+    reporting.plot_curves(log, tmp_path / "curves.png")
+    loss_ax, eval_ax = drawn[0].axes
+    lines = {line.get_label(): line for ax in (loss_ax, eval_ax) for line in ax.get_lines()}
+    assert set(lines) == {"train loss", "eval loss", "eval accuracy"}
+
+    def look(line):
+        return line.get_linestyle(), line.get_marker() if line.get_marker() not in ("", "None", None) else None
+
+    train, held_out = lines["train loss"], lines["eval loss"]
+    assert look(train)[0] != look(held_out)[0] and look(held_out)[1] is not None, (look(train), look(held_out))
+    assert held_out.get_markersize() >= 4  # a shape one can see, not a dot
+    grey = [ImageColor.getcolor(to_hex(line.get_color()), "L") for line in (train, held_out)]
+    assert abs(grey[0] - grey[1]) >= 60, grey  # apart in a greyscale print too (PIL's own conversion)
+    accuracy = lines["eval accuracy"]
+    assert look(accuracy) == look(held_out) and accuracy.get_color() == held_out.get_color()
+    for ax in (loss_ax, eval_ax):
+        shown = ax.get_legend()
+        assert [look(handle) for handle in shown.get_lines()] == [look(line) for line in ax.get_lines()]
+        assert [text.get_text() for text in shown.get_texts()] == [line.get_label() for line in ax.get_lines()]
+    for label, line in lines.items():
+        assert contrast_with_white(line.get_color()) >= 3, (label, line.get_color())
+
+
 def test_a_log_that_cannot_be_written_names_the_file_and_the_way_on(tmp_path, monkeypatch):
     """A full disk was "[Errno 28] No space left on device", naming no file and not saying --resume. The way on
     said "--resume (from its last checkpoint)" before the run had one: it says so only when there is one, and in
@@ -1756,9 +1803,10 @@ def test_a_fine_tuning_resumed_with_other_held_out_rows_is_refused(train_files, 
     """A fine-tuning resumed with another --dev-seed was only warned about ("options differ: dev_seed 0 -> 1"): its
     first steps had trained on rows of the new dev slice, and the card called that slice never trained on. A resume
     that changes which rows of --train are held out (--dev-fraction, --dev-seed, --calibration-n/-seed/-split,
-    --train) is refused in one line naming the options, as another model shape is; so is --dev-fraction beside a
-    checkpoint from before the option (which held no dev slice out). An option that draws no slice (--dev-seed without
-    --dev-fraction) is not compared."""
+    --train's rows) is refused in one line naming the options, as another model shape is; so is --dev-fraction beside
+    a checkpoint from before the option (which held no dev slice out). An option that draws no slice (--dev-seed
+    without --dev-fraction) is not compared; --train is compared by its path in a checkpoint from before its rows'
+    digest was kept."""
     from train.resume_checks import held_out_rows_differ
 
     argv = lambda *extra: finetune_argv(train_files, tmp_path / "run", "--init", str(tiny_mlm_dir), "--imdb", "",
@@ -1768,34 +1816,97 @@ def test_a_fine_tuning_resumed_with_other_held_out_rows_is_refused(train_files, 
         interrupt_at(m, 2)
         assert finetune.main(argv()) == runtime.EXIT_INTERRUPTED
     step2 = tmp_path / "run" / checkpointing.CHECKPOINTS / "step-00000002"
-    how = ("its steps trained on rows this command would hold out as never trained on: resume with the run's own "
-           "options ({}), or choose another --out for a new run")
+    how = ("resumed with this command's values, the run could train on rows it scores as held out: resume with the "
+           "run's own options ({}), or choose another --out for a new run")
 
     def refused(*extra):
         assert finetune.main(argv(*extra, "--resume")) == runtime.EXIT_USER_ERROR
         return capsys.readouterr().err.strip().splitlines()[-1]
 
     assert refused("--dev-seed", "1") == (
-        f"error: {step2} was trained with other rows of its training file held out: the checkpointed run's dev_seed 0 "
-        f"(this command: 1); {how.format('--dev-seed')}")
+        f"error: {step2} was trained with other rows of its training file held out: the checkpointed run's "
+        f"--dev-seed 0 (this command: 1); {how.format('--dev-seed')}")
     assert refused("--dev-fraction", "0.1", "--calibration-seed", "3") == (
         f"error: {step2} was trained with other rows of its training file held out: the checkpointed run's "
-        f"calibration_seed 0 (this command: 3), dev_fraction 0.2 (this command: 0.1); "
+        f"--calibration-seed 0 (this command: 3), --dev-fraction 0.2 (this command: 0.1); "
         f"{how.format('--calibration-seed, --dev-fraction')}")
-    other = tmp_path / "other.tsv"
-    shutil.copy(train_files / "train.tsv", other)
-    assert refused("--train", str(other)).endswith(how.format("--train"))
+    other = tmp_path / "other.tsv"  # other rows: one label changed
+    rows = (train_files / "train.tsv").read_text().splitlines(keepends=True)
+    text, label = rows[1].rstrip("\n").split("\t")
+    other.write_text("".join([rows[0], f"{text}\t{1 - int(label)}\n", *rows[2:]]))
+    assert refused("--train", str(other)) == (
+        f"error: {step2} was trained with other rows of its training file held out: the checkpointed run's --train "
+        f"{str(train_files / 'train.tsv')!r} (this command: {str(other)!r}, other rows); {how.format('--train')}")
     state_file = step2 / "trainer.pt"
     saved = state_file.read_bytes()
     state = torch.load(state_file, weights_only=True)
     del state["args"]["dev_fraction"], state["args"]["dev_seed"]  # as a checkpoint written before the options
     torch.save(state, state_file)
     assert refused() == (f"error: {step2} was trained with other rows of its training file held out: the "
-                         f"checkpointed run's dev_fraction 0.0 (this command: 0.2); {how.format('--dev-fraction')}")
+                         f"checkpointed run's --dev-fraction 0.0 (this command: 0.2); {how.format('--dev-fraction')}")
     assert held_out_rows_differ(step2, state, {"dev_fraction": 0.0, "dev_seed": 1}) is None  # no dev slice drawn
+    digest = state["args"].pop("train_sha256")  # as a checkpoint written before it was kept
+    assert f"the checkpointed run's --train {str(train_files / 'train.tsv')!r} (this command: 'copy.tsv');" in \
+        held_out_rows_differ(step2, state, {**state["args"], "train": "copy.tsv", "train_sha256": digest})
     state_file.write_bytes(saved)
     assert finetune.main(argv("--resume")) == 0  # the run's own options
     assert "resumed_with" not in json.loads((tmp_path / "run" / "metrics.json").read_text())
+
+
+def test_a_fine_tuning_resumed_with_its_training_file_at_another_path_is_not_refused(train_files, tmp_path,
+                                                                                    tiny_mlm_dir, monkeypatch):
+    """`--train data/mine.csv` resumed as `--train /home/me/data/mine.csv`, or from a copy of the file, was refused as
+    "other rows of its training file held out": --train was compared as spelled. Its rows are compared (their digest,
+    as the dev slice records it): the same rows are resumed (said as a changed option), other rows are refused."""
+    argv = lambda train, *extra: finetune_argv(train_files, tmp_path / "run", "--init", str(tiny_mlm_dir), "--imdb",
+                                               "", "--checks", "", "--max-steps", "4", "--eval-every", "0", "--dev",
+                                               "", "--dev-fraction", "0.2", "--calibration-split", "random",
+                                               "--train", str(train), *extra)
+    with monkeypatch.context() as m:
+        interrupt_at(m, 2)
+        assert finetune.main(argv(train_files / "train.tsv")) == runtime.EXIT_INTERRUPTED
+    copy = tmp_path / "copy" / "train.tsv"
+    copy.parent.mkdir()
+    shutil.copy(train_files / "train.tsv", copy)
+    monkeypatch.chdir(tmp_path)
+    assert finetune.main(argv(Path("copy/train.tsv"), "--resume")) == 0
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["resumed_with"] == [{"step": 2, "changed": {"train": [str(train_files / "train.tsv"),
+                                                                          "copy/train.tsv"]}}]
+    assert metrics["dev_slice"]["data"] == "copy/train.tsv" and metrics["train_steps"] == 4
+
+
+def test_a_fine_tuning_resumed_with_another_imdb_sample_is_refused(train_files, tmp_path, tiny_mlm_dir, monkeypatch,
+                                                                   capsys):
+    """--imdb-n, --imdb-seed and --keep-imdb-sample choose the IMDB reviews held out of --train: a resume that changed
+    one was only warned about ("options differ"), and its steps trained on reviews the IMDB figure then scored as
+    never trained on (or held out reviews the run trained on). It is refused as another held-out slice is, in one
+    line naming the option, its recorded and its given value; without --imdb in either run they are not compared."""
+    argv = lambda *extra: finetune_argv(train_files, tmp_path / "run", "--init", str(tiny_mlm_dir), "--checks", "",
+                                        "--max-steps", "4", "--eval-every", "0", *extra)
+    with monkeypatch.context() as m:
+        interrupt_at(m, 2)
+        assert finetune.main(argv()) == runtime.EXIT_INTERRUPTED
+    step2 = tmp_path / "run" / checkpointing.CHECKPOINTS / "step-00000002"
+
+    def refused(*extra):
+        assert finetune.main(argv(*extra, "--resume")) == runtime.EXIT_USER_ERROR
+        return capsys.readouterr().err.strip().splitlines()[-1]
+
+    for extra, said, named in ((("--imdb-n", "10"), "--imdb-n 20 (this command: 10)", "--imdb-n"),
+                               (("--imdb-seed", "1"), "--imdb-seed 0 (this command: 1)", "--imdb-seed"),
+                               (("--keep-imdb-sample",), "--keep-imdb-sample not given (this command: given)",
+                                "--keep-imdb-sample")):
+        line = refused(*extra)
+        assert line.startswith(f"error: {step2} was trained with other rows of its training file held out: the "
+                               f"checkpointed run's {said}; ") and f"own options ({named}), or choose another --out" \
+            in line, line
+    from train.resume_checks import held_out_rows_differ
+
+    state = torch.load(step2 / "trainer.pt", weights_only=True)
+    state["args"]["imdb"] = ""
+    assert held_out_rows_differ(step2, state, {**state["args"], "imdb_seed": 1}) is None  # no IMDB sample drawn
+    assert finetune.main(argv("--resume")) == 0
 
 
 def test_the_averaged_runs_curves_name_members_of_the_same_name_apart():

@@ -396,18 +396,57 @@ def _slice_options(spec: dict) -> list[str]:
             spec.get("split", "sentences"), "--calibration-seed", str(spec.get("seed", 0))]
 
 
-def _shared_dev_slice(members: list[dict]) -> dict | None:
+# what a dev slice records of its choice (train.finetune's options), as against what follows from them (its size, the
+# training rows it removed) and its record of the file's rows
+DEV_SLICE_CHOICES = ("data", "fraction", "seed", "split", "calibration_n", "calibration_seed", "text_column",
+                     "label_column")
+
+
+def _shared_dev_slice(members: list[dict], folders: list[Path]) -> dict | None:
     """The dev slice the members held out of their training file (metrics.json dev_slice, `train.finetune
     --dev-fraction`), None when their dev set is a file; refused when they differ, or when some hold one out and
-    others read a file: one member's dev rows may be another's training rows."""
+    others read a file: one member's dev rows may be another's training rows. The error names the first member (of
+    `folders`) that differs from the first, and how."""
     slices = [RunMetrics.from_dict(m).held_out_dev for m in members]
     if all(s is None for s in slices):
         return None
-    if any(s != slices[0] for s in slices):
-        raise AverageError("the members do not share one dev set (see their metrics.json dev_slice and dev_data): "
-                           "one member's held-out dev rows may be another's training rows; pass --dev with a file "
-                           "none of them trained on")
+    first = folders[0]
+    for folder, member, spec in zip(folders[1:], members[1:], slices[1:]):
+        if spec is None or slices[0] is None:
+            how = ", ".join(f"{name} {_dev_set_kind(held, metrics)}" for name, held, metrics
+                            in ((folder, spec, member), (first, slices[0], members[0])))
+        elif differences := _dev_slice_differences(spec, slices[0]):
+            how = f"{folder}'s dev slice (metrics.json dev_slice) differs from {first}'s: " + ", ".join(
+                f"{key} {spec.get(key)!r}{', other rows' * (key == 'data' and _other_rows(spec, slices[0]))} "
+                f"({first}: {slices[0].get(key)!r})" for key in differences)
+        else:
+            continue
+        raise AverageError(f"the members do not share one dev set: {how}; one member's held-out dev rows may be "
+                           "another's training rows; pass --dev with a file none of them trained on")
     return dict(slices[0])
+
+
+def _dev_set_kind(held_out: dict | None, metrics: dict) -> str:
+    """Whether a member holds its dev set out of its training file or reads a file, as `_shared_dev_slice` says."""
+    if held_out:
+        return "holds one out of its training file (dev_slice)"
+    return f"reads its dev set from a file (metrics.json dev_data {metrics.get('dev_data')!r})"
+
+
+def _other_rows(spec: dict, first: dict) -> bool:
+    """Whether two dev slices record other rows of their training files (both record their digest: a file named by
+    another path, relative, absolute or a copy, is the same file when it holds the same rows)."""
+    digests = spec.get("data_sha256"), first.get("data_sha256")
+    return None not in digests and digests[0] != digests[1]
+
+
+def _dev_slice_differences(spec: dict, first: dict) -> list[str]:
+    """The fields of two dev slices that differ: the choices that do (DEV_SLICE_CHOICES; the file's rows count as
+    "data"), else every field that does. "data" by the digest of the file's rows where both record one."""
+    same_rows = spec.get("data_sha256") is not None and spec.get("data_sha256") == first.get("data_sha256")
+    differ = [key for key in {**first, **spec} if spec.get(key) != first.get(key) and not (key == "data" and same_rows)]
+    choices = [key for key in DEV_SLICE_CHOICES if key in differ or (key == "data" and _other_rows(spec, first))]
+    return choices or differ
 
 
 def _read_inputs(args, members: list[dict], config, out: Path) -> _Inputs:
@@ -423,7 +462,7 @@ def _read_inputs(args, members: list[dict], config, out: Path) -> _Inputs:
     folders = [Path(member) for member in args.members]
     calibration_spec = None if args.no_calibration else _shared_calibration_slice(members, out, folders)
     ref_checks = ref.get("checks") or (ref.get("checkpoint") or {}).get("checks") or {}  # a checkpoint's: its run's
-    dev_slice = None if args.dev is not None else _shared_dev_slice(members)
+    dev_slice = None if args.dev is not None else _shared_dev_slice(members, folders)
     dev_source = args.dev if args.dev is not None else None if dev_slice else ref.get("dev_data")
     imdb_source = args.imdb if args.imdb is not None else ref.get("imdb_data")
     imdb_n = args.imdb_n if args.imdb_n is not None else ref.get("imdb_examples") or 1000
@@ -485,7 +524,7 @@ def _score(model, tokenizer, inputs: _Inputs, members: list[dict], out: Path, ar
         if inputs.calibration_rows:
             calibration = calibrate(model, tokenizer, inputs.calibration_rows, inputs.dev, out, batch_size,
                                     max_length, title=dev_title(inputs.dev_source, inputs.dev_slice),
-                                    progress=progress)
+                                    progress=progress, spec=inputs.calibration_spec)
             calibration["slice"] = inputs.calibration_spec
             calibration["source"] = (ref.get("calibration") or {}).get("source", "the members' calibration slice")
             if not all((m.get("calibration") or {}).get(HELD_OUT, True) for m in members):

@@ -339,12 +339,13 @@ def calibration_notes(temperature: float, report: dict) -> list[str]:
 
 def calibrate(model, tokenizer, calibration: tuple[list[str], list[int]], dev: tuple[list[str], list[int]] | None,
               out=None, batch_size: int = 64, max_length: int | None = None, title: str = "",
-              progress: bool = False) -> dict:
+              progress: bool = False, spec: dict | None = None) -> dict:
     """Fit T on `calibration` (texts, labels), set model.config.calibration_temperature, and report on `dev`:
     {"temperature", "calibration": {n, nll before/after, ...}, "dev": calibration_report, "notes" (only when there
     is something to say, `calibration_notes`, each also printed as a `note:` line)}; with `out`, also
     out/reliability.png (dev, before and after). `progress`: a bar over the batches of each scoring (the caller
-    asks for it only where `progress_bars()` allows)."""
+    asks for it only where `progress_bars()` allows). `spec`: what `calibration` was drawn as, a slice spec (None: a
+    slice), which the warning's advice follows (`dev_calibration_warning`)."""
     from .evaluate import classifier_logits
 
     cal_logits = classifier_logits(model, tokenizer, calibration[0], batch_size, max_length, progress=progress)
@@ -360,23 +361,25 @@ def calibrate(model, tokenizer, calibration: tuple[list[str], list[int]], dev: t
         result["dev"] = report_dev(model, tokenizer, dev, temperature, out, batch_size, max_length, title, progress)
         if out is not None:
             result["diagram"] = RELIABILITY_NAME
-        if warning := dev_calibration_warning(result):
+        if warning := dev_calibration_warning(result, spec):
             print(warning, file=sys.stderr, flush=True)
     return result
 
 
-def dev_calibration_warning(result: dict) -> str | None:
+def dev_calibration_warning(result: dict, spec: dict | None = None) -> str | None:
     """A `warning:` line when the fitted temperature makes the dev set's calibration worse (its ECE after above its
-    ECE before: the probabilities are not calibrated on it, whatever T was fitted for), with the figures; None when
-    it does not, or there is no dev report. `result`: `calibrate`'s."""
+    ECE before: the probabilities are not calibrated on it, whatever T was fitted for), with the figures and how to
+    fit T on more examples: a larger slice, or where `spec` is every row of a file (`train.calibrate --all`, no slice
+    to enlarge) more rows; None when it does not, or there is no dev report. `result`: `calibrate`'s."""
     dev, n = result.get("dev"), result["calibration"]["n"]
     if not dev or dev["ece_after"] <= dev["ece_before"]:
         return None
+    more = ("more labelled examples the model was not trained on (a larger --calibration-data file) fit T better"
+            if (spec or {}).get("split") == "all" else "a larger calibration slice (--calibration-n) fits T better")
     return (f"warning: the temperature T = {result['temperature']:.3f}, fitted on {n:,} calibration examples, makes "
             f"the dev set's calibration worse: ECE {dev['ece_before']:.4f} -> {dev['ece_after']:.4f} (mean "
             f"confidence {dev['mean_confidence_before']:.1%} -> {dev['mean_confidence_after']:.1%} at an accuracy of "
-            f"{dev['accuracy']:.1%}): read the probabilities as rough; a larger calibration slice (--calibration-n) "
-            "fits T better")
+            f"{dev['accuracy']:.1%}): read the probabilities as rough; {more}")
 
 
 HELD_OUT = "held_out_from_training"  # a calibration entry's flag: False when the slice is not fine-tuning's own
@@ -585,7 +588,7 @@ def main(argv=None) -> int:
         figure_dir = tempfile.TemporaryDirectory(prefix=".calibrate-", dir=folder)
         with torch.no_grad():  # at the length the run was scored at, so that its figures are reproduced
             result = calibrate(model, tokenizer, calibration, dev, out=figure_dir.name, batch_size=args.batch_size,
-                               max_length=metrics.get("max_length"), title=dev_named)
+                               max_length=metrics.get("max_length"), title=dev_named, spec=spec)
         result["slice"], result["source"] = spec, _describe(spec, held_out)
         if not held_out:
             result[HELD_OUT] = False

@@ -31,7 +31,10 @@ What it does, in order:
   (the same for every --seed); metrics.json records it as `dev_slice`, and the card names it as held out from --train.
   No training row reads as a held-out one (the same text, or the same once normalised: "Apple wins" beside a held-out
   "apple wins"). Both slices record the training file's rows as read (their count and a digest): train.evaluate
-  --dev-slice, train.calibrate and train.average draw them again only from a file that still holds those rows.
+  --dev-slice, train.calibrate and train.average draw them again only from a file that still holds those rows. A
+  --resume that changes --calibration-n/-seed/-split, --dev-fraction, --dev-seed, --imdb-n, --imdb-seed or
+  --keep-imdb-sample, or gives a --train of other rows (the same rows by another path are no change), is refused
+  (`train.resume_checks`).
 - Initialisation. --init an MLM folder: its encoder, a new classifier head. --init a classifier folder
   (e.g. the IMDB stage): its encoder and its head, whose labels must be this run's (else the run is refused:
   --new-head starts a fresh head); its calibration temperature is not carried over. --init random: a
@@ -188,6 +191,9 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
     eval_every: int = redefault("eval_every", 500)
     batch_order: str = redefault("batch_order", "length")  # SST-2 batches: 1.04x their real tokens, not 2.9x
     out: str = redefault("out", "runs/finetune")
+    # set by `run` once --train is read: a sha256 of its rows (`tables.rows_record`), kept in the checkpoints, so that
+    # a --resume compares the rows, not --train's path as spelled (`resume_checks.ROWS_RECORDED`)
+    train_sha256: str | None = option(None, cli=False)
 
     def checks_path(self) -> str:
         """The behaviour checks file scored at the end ('' = none): --checks, else the shipped one (sentiment
@@ -627,6 +633,7 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     seed_everything(args.seed)
     check_data_options(args, checks_path, id2label)
     read = read_data(args, id2label, dist.is_main)
+    args = dataclasses.replace(args, train_sha256=read.train_record["data_sha256"])
     train_texts, train_labels, cal_texts, cal_labels = (read.train_texts, read.train_labels, read.cal_texts,
                                                         read.cal_labels)
     dev_texts, dev_labels, imdb, held_out = read.dev_texts, read.dev_labels, read.imdb, read.held_out

@@ -25,35 +25,61 @@ SHAPE_OPTIONS = {"vocab_size": "the tokenizer's vocabulary", "hidden_size": "--h
 ARCHITECTURE_OPTIONS = {"num_attention_heads": "--heads", "layer_norm_eps": "--init"}
 
 
-# the options that choose which rows of the training file a fine-tuning holds out (its calibration and dev slices), by
-# field name: (the option, the options whose slice it draws: it matters when one of them is set in either run). A
-# --resume that changes one is refused: the steps before it trained on rows the new slices would hold out as never
-# trained on. A checkpoint from before --dev-fraction held no dev slice out (UNRECORDED_HELD_OUT).
+# the options that choose which rows of the training file a fine-tuning holds out (its calibration and dev slices, the
+# IMDB sample's reviews), by field name: (the option, the options whose slice it draws: it matters when one of them is
+# set in either run). A --resume that changes one is refused: the run would train on rows its figures score as held
+# out (the steps before it on rows of the new slices, or the steps after it on rows the first ones held out), and its
+# metrics.json would record one choice for both. A checkpoint from before --dev-fraction held no dev slice out
+# (UNRECORDED_HELD_OUT).
 HELD_OUT_OPTIONS = {"train": ("--train", ()), "calibration_n": ("--calibration-n", ()),
                     "calibration_seed": ("--calibration-seed", ("calibration_n",)),
                     "calibration_split": ("--calibration-split", ("calibration_n", "dev_fraction")),
-                    "dev_fraction": ("--dev-fraction", ()), "dev_seed": ("--dev-seed", ("dev_fraction",))}
+                    "dev_fraction": ("--dev-fraction", ()), "dev_seed": ("--dev-seed", ("dev_fraction",)),
+                    "imdb_n": ("--imdb-n", ("imdb",)), "imdb_seed": ("--imdb-seed", ("imdb",)),
+                    "keep_imdb_sample": ("--keep-imdb-sample", ("imdb",))}
 UNRECORDED_HELD_OUT = {"dev_fraction": 0.0}
+# a file option compared by the digest of its rows that train.finetune records beside it, where both runs record one:
+# the same file by another path (relative or absolute, a copy) holds the same rows; a checkpoint from before: its path
+ROWS_RECORDED = {"train": "train_sha256"}
 
 
 def held_out_rows_differ(path: Path, state: dict, options: dict) -> str | None:
     """Why the checkpoint `path` (its trainer state `state`) cannot be resumed by a command of these `options` (its
-    recorded ones): the options of HELD_OUT_OPTIONS that differ, in a line naming them; None when none does (or the
-    run is not a fine-tuning's)."""
+    recorded ones): the options of HELD_OUT_OPTIONS that differ, in a line naming them with the checkpointed run's
+    values and this command's; None when none does (or the run is not a fine-tuning's)."""
     before = {**UNRECORDED_HELD_OUT, **state["args"]}
 
     def in_use(names) -> bool:
         return not names or any(before.get(name) or options.get(name) for name in names)
 
-    differ = [(name, before[name], options[name]) for name, (_, used_with) in HELD_OUT_OPTIONS.items()
-              if name in options and name in before and before[name] != options[name] and in_use(used_with)]
+    def by_rows(name) -> str | None:  # the digest field it is compared by, where both runs record one
+        digest = ROWS_RECORDED.get(name)
+        return digest if digest and before.get(digest) and options.get(digest) else None
+
+    def differs(name) -> bool:
+        compared = by_rows(name) or name
+        return before[compared] != options[compared]
+
+    def said(name) -> str:
+        old, new = (_value_said(run[name]) for run in (before, options))
+        rows = ", other rows" if by_rows(name) else ""
+        return f"{HELD_OUT_OPTIONS[name][0]} {old} (this command: {new}{rows})"
+
+    differ = [name for name, (_, used_with) in HELD_OUT_OPTIONS.items()
+              if name in options and name in before and differs(name) and in_use(used_with)]
     if not differ:
         return None
-    shown = ", ".join(f"{name} {old!r} (this command: {new!r})" for name, old, new in differ)
-    named = ", ".join(HELD_OUT_OPTIONS[name][0] for name, _, _ in differ)
-    return (f"{path} was trained with other rows of its training file held out: the checkpointed run's {shown}; its "
-            "steps trained on rows this command would hold out as never trained on: resume with the run's own "
-            f"options ({named}), or choose another --out for a new run")
+    named = ", ".join(HELD_OUT_OPTIONS[name][0] for name in differ)
+    return (f"{path} was trained with other rows of its training file held out: the checkpointed run's "
+            f"{', '.join(map(said, differ))}; resumed with this command's values, the run could train on rows it "
+            f"scores as held out: resume with the run's own options ({named}), or choose another --out for a new run")
+
+
+def _value_said(value) -> str:
+    """An option's value as a resume's refusal shows it: a flag given or not, else the value as Python writes it."""
+    if isinstance(value, bool):
+        return "given" if value else "not given"
+    return repr(value)
 
 
 def recorded_order_scheme(state: dict) -> int:

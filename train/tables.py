@@ -46,26 +46,34 @@ def pick_column(columns, wanted, defaults, source, what, option: bool = True) ->
                     f"{_shown_columns(columns)}{fix}")
 
 
-LABELS_FIX = "pass --labels with your label names in id order (default negative,positive)"
+# how to fix a label outside the label set that train.finetune's --labels sets; its default, where it is the label
+# set, is said with the label set (not in the fix: a file of other labels, read with a label set of one's own, is not
+# about the default)
+LABELS_FIX = "pass --labels with your label names in id order"
 
 
 def _parse_label(value, where: str, label2id: dict[str, int] | None, id2label: dict[int, str] | None,
                  fix: str | None = LABELS_FIX) -> int:
-    """A label cell as its id; an error ends with `fix` (how to give the right label set), if any."""
+    """A label cell as its id; an error ends with `fix` (how to give the right label set), if any. Where `fix` is
+    LABELS_FIX, the label set is --labels' (another fix names another one: the model's, the members'): its default is
+    said to be it, and a file read without a label set (ids only, as the IMDB sample is read) is not told to pass
+    --labels, which does not change how it is read."""
     text = str(value).strip()
     if label2id is not None and text in label2id:
         return label2id[text]
-    fix = f"; {fix}" if fix else ""
+    by_labels = fix == LABELS_FIX
+    default = by_labels and id2label == SENTIMENT_LABELS
+    fix = f"; {fix}" if fix and not (by_labels and id2label is None) else ""
     try:
         label = int(text)
     except ValueError:
         known = f"; expected an int or one of {sorted(label2id)}" if label2id else "; expected an int"
-        raise DataError(f"{where}: label {text!r} is not an int{known}{fix}") from None
+        said = " (--labels' default)" if default else ""
+        raise DataError(f"{where}: label {text!r} is not an int{known}{said}{fix}") from None
     if label < 0 or (id2label is not None and label not in id2label):
         allowed = sorted(id2label) if id2label is not None else "ints >= 0"
-        default = (" (the labels negative,positive, --labels' default)"
-                   if fix == f"; {LABELS_FIX}" and id2label == SENTIMENT_LABELS else "")
-        raise DataError(f"{where}: label {label} is not in the label set {allowed}{default}{fix}")
+        said = " (the labels negative,positive, --labels' default)" if default else ""
+        raise DataError(f"{where}: label {label} is not in the label set {allowed}{said}{fix}")
     return label
 
 
@@ -184,8 +192,8 @@ def read_labeled(source: str, text_column: str | None = None, label_column: str 
     Hub ClassLabel's names are used, SST-2/IMDB get {0: negative, 1: positive}, and anything else LABEL_i.
     Texts are returned as stored (apply `roberta.text.normalize_for_classifier` before tokenizing). Errors say
     how to fix them: a label outside the label set ends with `labels_fix` (by default, pass --labels:
-    train.finetune's option), a missing column names --text-column or --label-column unless `column_options` is
-    False.
+    train.finetune's option; not said of a file read without a label set, whose labels are ids), a missing column
+    names --text-column or --label-column unless `column_options` is False.
     """
     source = os.fspath(source)
     id2label = None

@@ -31,8 +31,8 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
   cannot be read (a truncated file), it is moved aside as bad-step-NNNNNNNN, the file is named, and the
   previous checkpoint is used. A checkpoint carries the run's training time and its wall time (`wall_time_s()`:
   the earlier sessions', to the checkpoint resumed, plus this one's since the script's `started`), so both cover
-  every session of a resumed run. --resume refuses other model shapes and attention heads
-  (`train.resume_checks`), and warns about other options and other training data at the same paths
+  every session of a resumed run. --resume refuses other model shapes and attention heads, and a fine-tuning's
+  other held-out rows (`train.resume_checks`), and warns about other options and other training data at the same paths
   (`Task.training_data`). One process at a time trains into --out: it holds OUT/.lock (`runtime.lock_folder`).
 - SIGINT/SIGTERM: finish the current step, save a checkpoint (its trainer state says `stopped_by` the signal;
   the checkpoint at the end of any fit says why it ended), exit with code 130. After the last step too: the
