@@ -282,6 +282,8 @@ def test_reliability_diagram(tmp_path, monkeypatch):
         accuracy = [b["accuracy"] for b in calibrate.reliability_bins(probs, labels) if b["n"]]
         heights = [bar.get_height() for bar in ax.containers[0]]  # the first bars: accuracy per bin
         assert heights == pytest.approx(accuracy)
+        # the gap bars' fill is light, their edge opaque: a greyscale print still shows where each gap ends
+        assert all(bar.get_edgecolor()[3] == 1 and bar.get_facecolor()[3] < 1 for bar in ax.containers[1])
     assert before.get_title() != after.get_title() and after.get_title().startswith("after: T = 2.5")
     for axis in (before.xaxis, before.yaxis, after.xaxis, after.yaxis):  # in % as the app shows a probability
         assert axis.get_major_formatter().format_ticks([0.5, 0.75, 1.0]) == ["50%", "75%", "100%"]

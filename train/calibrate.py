@@ -158,6 +158,7 @@ def plot_reliability(logits: torch.Tensor, labels, temperature: float, path, tit
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
     from matplotlib.ticker import PercentFormatter
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), sharey=True)
@@ -170,8 +171,8 @@ def plot_reliability(logits: torch.Tensor, labels, temperature: float, path, tit
         ax.bar([b["lower"] for b in full], [b["accuracy"] for b in full], width=width, align="edge",
                color="#4c72b0", edgecolor="white", label="accuracy")
         ax.bar([b["lower"] for b in full], [b["confidence"] - b["accuracy"] for b in full], width=width,
-               bottom=[b["accuracy"] for b in full], align="edge", color="#dd8452", alpha=0.45,
-               edgecolor="#dd8452", label="gap to confidence")
+               bottom=[b["accuracy"] for b in full], align="edge", color=to_rgba("#dd8452", 0.45),
+               edgecolor="#a0522d", label="gap to confidence")  # an opaque edge: the gap reads in grey too
         for b in full:
             ax.text(b["lower"] + width / 2, 0.02, str(b["n"]), ha="center", va="bottom", fontsize=7, rotation=90,
                     color="white")

@@ -121,7 +121,6 @@ def save_figure(fig, png_path) -> Path:
 # 1.4.11), so that the figure reads without colour (WCAG 1.4.1) and in a greyscale print
 TRAIN_LINE = {"color": BLACK, "linestyle": "-", "marker": "", "lw": 1}
 HELD_OUT_LINE = {"color": VERMILLION, "linestyle": "--", "marker": "o"}
-HELD_OUT_METRIC_LINES = {"accuracy": HELD_OUT_LINE, "f1": {"color": BLUE, "linestyle": ":", "marker": "s"}}
 
 
 def plot_curves(log_path: Path, png_path: Path) -> None:
@@ -135,7 +134,7 @@ def plot_curves(log_path: Path, png_path: Path) -> None:
     entries = read_log(log_path)
     train = [e for e in entries if e["type"] == "train"]
     evals = [e for e in entries if e["type"] == "eval"]
-    other = [k for k in ("accuracy", "f1") if any(k in e for e in evals)]
+    other = ["accuracy"] if any("accuracy" in e for e in evals) else []  # a classifier's held-out accuracy
     fig, axes = plt.subplots(1, 1 + bool(other), figsize=(11 if other else 6, 4), squeeze=False)
     ax = axes[0][0]
     if train:
@@ -150,7 +149,7 @@ def plot_curves(log_path: Path, png_path: Path) -> None:
         ax = axes[0][1]
         for key in other:
             ax.plot([e["tokens"] for e in evals if key in e], [e[key] for e in evals if key in e],
-                    label=f"eval {key}", ms=4, lw=1.2, **HELD_OUT_METRIC_LINES[key])
+                    label=f"eval {key}", ms=4, lw=1.2, **HELD_OUT_LINE)
         ax.set(xlabel="tokens seen", title="evaluation")
         ax.legend()
         ax.grid(alpha=0.3)
