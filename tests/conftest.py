@@ -79,6 +79,10 @@ os.environ["GRADIO_TEMP_DIR"] = str(SESSION_FOLDER / "gradio")
 for _name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_ASSETS_CACHE", "HF_XET_CACHE", "TRANSFORMERS_CACHE",
               "HF_DATASETS_CACHE", "HF_TOKEN_PATH"):
     os.environ.pop(_name, None)  # each defaults to a folder in HF_HOME
+# the apps the tests start answer on loopback: never through a proxy that HTTP(S)_PROXY names (urllib, httpx and
+# gradio_client follow those variables unless NO_PROXY lists the host: each app start then waited out its timeout)
+for _name in ("NO_PROXY", "no_proxy"):
+    os.environ[_name] = ",".join(filter(None, [os.environ.get(_name), "127.0.0.1,localhost,::1"]))
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
@@ -258,3 +262,13 @@ def train_files(tmp_path_factory, sentences, tokenizer):
                                ("imdb.tsv", "text", sentences[60:120])]:
         (folder / name).write_text(f"{column}\tlabel\n" + "".join(f"{s}\t{label(s)}\n" for s in rows))
     return folder
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Records on the test item whether its test itself failed (`item.call_failed`), for a fixture's teardown: the
+    browser test's shared page is not handed on from a failed test."""
+    report = yield
+    if report.when == "call":
+        item.call_failed = report.failed
+    return report

@@ -82,6 +82,21 @@ class Chromium:
             self._page = page
         return self._page
 
+    def close_page(self):
+        """After a failed test: whatever it left on the shared page (an open list, a hung renderer) is not the next
+        test's start."""
+        if self._page is not None and not self._page.is_closed():
+            self._page.context.close()
+        self._page = None
+
+    def close_pages_opened_since(self, contexts: set):
+        """The pages (contexts) a test opened itself and left open, as a failed check leaves them: a renderer each,
+        held for the rest of the module otherwise."""
+        if self._browser is not None and self._browser.is_connected():
+            shared = self._page.context if self._page is not None else None
+            for context in [c for c in self._browser.contexts if c not in contexts and c is not shared]:
+                context.close()
+
     def close(self):
         if self._browser is not None and self._browser.is_connected():
             self._browser.close()
@@ -110,13 +125,18 @@ def chromium(app):
 
 @pytest.fixture
 def browser(chromium):
-    return chromium.browser()
+    browser = chromium.browser()
+    before = set(browser.contexts)
+    yield browser
+    chromium.close_pages_opened_since(before)
 
 
 @pytest.fixture
-def page(chromium):
-    """One page for the module's tests (opened again only after a crash)."""
-    return chromium.page()
+def page(chromium, request):
+    """One page for the module's tests, opened again after a test on it failed (or Chromium crashed)."""
+    yield chromium.page()
+    if getattr(request.node, "call_failed", True):  # conftest.py's pytest_runtest_makereport records it
+        chromium.close_page()
 
 
 def open_tab(page, name):
@@ -1758,3 +1778,16 @@ def test_a_crashed_page_or_a_closed_browser_is_opened_anew(chromium, capsys):
     assert chromium.browser() is not first and chromium.browser().is_connected()
     assert "Chromium closed; memory available" in capsys.readouterr().out
     sync_api.expect(chromium.page().get_by_role("tab", name="Fill mask")).to_be_visible()
+
+
+def test_pages_a_failed_test_leaves_are_closed(chromium):
+    """What the `browser` and `page` fixtures' teardowns do after a failed test: the pages it opened itself are
+    closed (the shared one is kept), and the shared page it may have left in any state is not the next test's."""
+    shared = chromium.page()
+    browser = chromium.browser()
+    before = set(browser.contexts)
+    left = browser.new_page()
+    chromium.close_pages_opened_since(before)
+    assert left.is_closed() and not shared.is_closed()
+    chromium.close_page()
+    assert shared.is_closed() and chromium.page() is not shared

@@ -1236,11 +1236,15 @@ def test_two_process_ddp_matches_single_process(train_files, tmp_path, tiny_mlm_
     extra = ["--init", str(tiny_mlm_dir), "--max-steps", "4", "--warmup", "1", "--dropout", "0", "--lr", "1e-3",
              "--log-every", "1"]
     single, ddp = tmp_path / "single", tmp_path / "ddp"
-    # both on the CPU, also on a machine with one GPU (two processes there would ask for two devices)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
+    # both on the CPU, also on a machine with one GPU (two processes there would ask for two devices); torchrun's
+    # log folders (torchelastic_*) in tmp_path, not left in the machine's temporary folder
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": "",
+           "TMPDIR": str(tmp_path)}
     for nproc, out in ((1, single), (2, ddp)):
-        result = subprocess.run(
-            [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
+        result = subprocess.run(  # --local-addr: the workers meet on loopback, not at the machine's hostname (a
+            # fresh machine's may not resolve: then they retried it until the timeout)
+            [sys.executable, "-m", "torch.distributed.run", "--standalone", "--local-addr", "127.0.0.1",
+             "--nproc_per_node", str(nproc),
              "-m", "train.pretrain", *[a for a in open_ended_argv(train_files, out, *extra)
                                        if a not in ("--model-max-length", "32")]],  # the --init model's shape
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
