@@ -401,3 +401,18 @@ def test_a_one_phase_mlm_release_has_no_lead():
     phases = read_phases(ASSETS / "mini-roberta-mlm")
     assert phases_lead(phases[:1]) is None
     assert phases_lead(phases[:2]).startswith(f"{LEAD}2 pretraining phases**")
+
+
+def test_the_readmes_trophy_shares_are_the_shipped_models():
+    """The README quotes the largest it -> trophy share any head gives, with "big" and with "small", as the app
+    measures it on the shipped models at start-up (`swap_hint`): they were an earlier model's (36.7%, 39.4%)."""
+    import re
+
+    from demo.handlers import Handlers
+    from demo.models import load_models
+
+    readme = (ASSETS.parent / "README.md").read_text(encoding="utf-8")
+    quoted = re.search(r'it → trophy share with "big" \(([\d.]+%)\) and with "small" \(([\d.]+%)\)', readme)
+    text = re.search(r'^WINOGRAD_TEXT = "(.+)"$', (ASSETS.parent / "app.py").read_text(encoding="utf-8"), re.M)[1]
+    hint = Handlers(load_models()).swap_hint(text, ("big", "small"), ("it", "trophy"))
+    assert quoted and f"at most {quoted[1]} of a head's attention with “big”, {quoted[2]} with “small”" in hint, hint
