@@ -22,9 +22,10 @@ from roberta.run_metrics import dataset_name, readable_dataset, said_list
 from . import explain
 from .bpe_view import GPT2_VOCAB_SIZE
 from .formatting import code, large_count, md_escape, millions, minutes, pct
-from .model_facts import (DEV_SLICE, SST2_DEV, dev_set, dev_set_markdown, finite_number, gpu_of, had_earlier_stages,
-                          held_out_markdown, model_facts)
-from .model_notes import TARGETS_SAID, phases_counted, pretraining_by_device, shipped_accuracy_said
+from .model_facts import (DEV_SLICE, SST2_DEV, SST2_SAID, checks_said, dev_set, dev_set_markdown, finite_number,
+                          gpu_of, had_earlier_stages, held_out_markdown, model_facts, weakest_checks)
+from .model_notes import (TARGETS_SAID, gpu_phases, gpu_phases_said, phases_counted, pretraining_by_device,
+                          shipped_accuracy, shipped_accuracy_said)
 from .models import KINDS, ROOT, Models, shown_source
 from .training_counts import counts_file, counts_for
 
@@ -43,7 +44,7 @@ park on `<s>` in the Attention tab are another matter)."""
 SHIPPED_FINE_TUNING = f"""\
 - **Fine-tuning** (`python -m train.sentiment_recipe`): a pretrained encoder (for the shipped classifier, an
 earlier phase of the fill-mask model's: the Sentiment tab's note says which) plus a new classification head
-on `<s>`. {HEAD_ON_S} In three stages: a short masked-language-model run on
+on `<s>`. {HEAD_ON_S} In three stages: a short MLM run on
 lower-cased review text (task-adaptive pretraining), a stage on IMDB reviews, then SST-2 (texts detokenized and
 lower-cased, here as in training).
 Each SST-2 run keeps its end-of-run weights or their moving average (no checkpoint is chosen on the dev set), and the
@@ -181,16 +182,16 @@ def card_link(loaded) -> str:
     return f"full model card: {code(card)}, in the " + ("project's files" if inside else "model's folder")
 
 
-def data_markdown(names: list[str]) -> str:
+def data_markdown(names: list[str], expanded: dict[str, str] | None = None) -> str:
     """Data sets by their readable names, then the files they came from: "English Wikipedia, WikiText-2 and IMDB
     reviews, from `wikipedia-en`, `wikitext-2/wiki.train.tokens.xz`, `imdb/unsup.txt.xz`" (each name once; a
-    file of no known data set by its name alone)."""
+    file of no known data set by its name alone); `expanded`: a readable name said in full ({"SST-2": SST2_SAID})."""
     shown = []
     for name in names:
         label = readable_dataset(name) or code(name)
         if label not in shown:
             shown.append(label)
-    text = said_list(shown)
+    text = said_list([(expanded or {}).get(label, label) for label in shown])
     files = [code(name) for name in names if readable_dataset(name)]
     return f"{text}, from {', '.join(files)}" if files else text
 
@@ -221,7 +222,7 @@ def summary_card(loaded) -> str:
     rows = [("size", f"{millions(facts['parameters'])} parameters: {cfg.num_hidden_layers} layers, hidden "
                      f"{cfg.hidden_size}, {cfg.num_attention_heads} heads, up to {cfg.max_length} tokens")]
     if facts.get("data"):
-        data = data_markdown(facts["data"])
+        data = data_markdown(facts["data"], {"SST-2": SST2_SAID})  # the About tab's first SST-2: said in full
         if "train_examples" in facts:
             data += f" ({facts['train_examples']:,} examples)"
         if "imdb" in facts.get("stages", []):
@@ -248,7 +249,10 @@ def summary_card(loaded) -> str:
                      + " (longer texts than it was trained on)"))
     checks = facts.get("checks")
     if checks:
-        rows.append(("behaviour checks", f"{checks.get('right', 0)}/{int(checks['n'])} right"))
+        weakest = ", ".join(f"{md_escape(str(name))} ({c.get('right', 0)}/{c.get('n', 0)})"
+                            for name, c in weakest_checks(checks))
+        rows.append(("behaviour checks", f"{checks.get('right', 0)} of {checks_said(checks)} right"
+                     + (f"; weakest: {weakest}" if weakest else "")))
     table = "\n".join(f"- **{name}**: {value}" for name, value in rows)  # a list reads well on a phone too
     return (f"### {classifier_title(loaded)}\n\n{table}\n\nLoaded from {code(shown_source(loaded.source))}; "
             f"{card_link(loaded)}.")
@@ -390,9 +394,9 @@ def about_sections(models: Models) -> dict:
         f"{REFERENCE.vocab_size:,}-token vocabulary, pretrained on WikiText and fine-tuned on SST-2.\n\n"
         "| measure | this project | MiniRoBERTa reference |\n|---|---:|---:|\n"
         f"| parameters (with the MLM head) | {parameters} |"
-        + (f"\n| SST-2 accuracy (validation) | {dev_accuracy_cell(models.sentiment, sentiment)} | 80% |"
-           if compared else "")
-    ) + (f"\n\n{same_encoder}" if same_encoder else "") + (
+        + (f"\n| SST-2 accuracy (validation) | {dev_accuracy_cell(sentiment)} | 80% |" if compared else "")
+    ) + (f"\n\n{shipped}" if compared and (shipped := shipped_accuracy_line(models.sentiment, sentiment)) else ""
+         ) + (f"\n\n{same_encoder}" if same_encoder else "") + (
         f"\n\nOur SST-2 figure is not the encoder's alone: its classifier adds {said_list(added)}."
         if accuracy is not None and added else "")
     out["roberta_vs_bert"] = roberta_vs_bert(models)
@@ -425,13 +429,19 @@ def batch_sizes_said(loaded) -> str:
     return f"batches of {', '.join(said).replace(' on the', ' rows on the', 1)}" if said else ""
 
 
-def dev_accuracy_cell(loaded, facts: dict) -> str:
-    """The comparison table's SST-2 figure: "88.9% (float32 average; 88.8% as shipped in float16)", "88.9%" or
-    "not available"."""
-    if "dev_accuracy" not in facts:
-        return "not available"
-    shipped = shipped_accuracy_said(loaded, facts)
-    return pct(facts["dev_accuracy"]) + (f" ({shipped})" if shipped else "")
+def dev_accuracy_cell(facts: dict) -> str:
+    """The comparison table's SST-2 figure, "88.9%" or "not available": short, so that the table's three columns
+    fit a phone's width (`shipped_accuracy_line` says which weights it is of, under the table)."""
+    return pct(facts["dev_accuracy"]) if "dev_accuracy" in facts else "not available"
+
+
+def shipped_accuracy_line(loaded, facts: dict) -> str:
+    """The line under the comparison table where the shipped weights score otherwise than metrics.json's figure
+    (`shipped_accuracy`): "Our SST-2 accuracy, 88.9%, is the float32 average's; the weights as shipped, in
+    float16, score 88.8%."; "" otherwise."""
+    shipped = shipped_accuracy(loaded, facts)
+    return (f"Our SST-2 accuracy, {pct(facts['dev_accuracy'])}, is the {shipped.measured}'s; the weights as shipped, "
+            f"in {shipped.dtype}, score {shipped.accuracy}.") if shipped else ""
 
 
 def roberta_vs_bert(models: Models) -> str:
@@ -485,22 +495,24 @@ def training_text_figure(loaded) -> AboutFigure | None:
 
 
 def gpu_phases_text(loaded) -> str:
-    """", and for 4 of the encoder's 28 pretraining phases (19 of training, 9 weight averages) one GPU (NVIDIA H100
-    80GB HBM3 or NVIDIA H200), which trained 1.72B of the encoder's 2.16B tokens in 21 min" from phases.json's
-    hardware, or "" when no phase ran on a GPU (or the MLM is not there)."""
+    """", and for 4 of the encoder's 28 pretraining phases (19 of training, 9 weight averages) GPUs, which trained
+    1.72B of the encoder's 2.16B tokens in 21 min (3 phases on one NVIDIA H100 80GB HBM3, 1 on one NVIDIA H200)"
+    from phases.json's hardware ("one GPU (NVIDIA H200)" where every GPU phase ran on that model), or "" when no
+    phase ran on a GPU (or the MLM is not there)."""
     phases = loaded.extras.get("phases") if loaded.available else None
     phases = phases if isinstance(phases, list) else []
-    gpus = [gpu for gpu in map(gpu_of, phases) if gpu]
+    gpus = gpu_phases(phases)
     if not gpus:
         return ""
-    named = " or ".join(sorted(set(gpus)))
-    text = f", and for {len(gpus)} of the encoder's {phases_counted(phases)} one GPU ({md_escape(named)})"
+    named, detail = (f"one GPU ({md_escape(next(iter(gpus)))})", "") if len(gpus) == 1 else (
+        "GPUs", f" ({gpu_phases_said(gpus)})")
+    text = f", and for {sum(gpus.values())} of the encoder's {phases_counted(phases)} {named}"
     split = pretraining_by_device(loaded)
     if split:
         cpu, gpu = split
         text += (f", which trained {large_count(gpu.tokens)} of the encoder's {large_count(cpu.tokens + gpu.tokens)} "
                  f"tokens in {minutes(gpu.seconds / 60)}")
-    return text
+    return text + detail
 
 
 class AboutFigure(NamedTuple):
@@ -525,11 +537,46 @@ def _percent_of(phase, template: str) -> str:
     return template.format(pct(accuracy)) if accuracy is not None else ""
 
 
+def _member_phase(phases: list, member) -> int | None:
+    """The number in phases.json of a run a weight average (the last phase) was made from, as its `members` record
+    it: the latest earlier phase that trained its tokens (and scored its held-out accuracy, where both say); None
+    where none does."""
+    tokens = finite_number(member.get("train_tokens")) if isinstance(member, dict) else None
+    if not tokens:
+        return None
+    accuracy = finite_number(member.get("eval_accuracy"))
+    found = [i for i, phase in enumerate(phases[:-1], 1) if phase.train_tokens == tokens
+             and (accuracy is None or finite_number(phase.eval_accuracy) in (None, accuracy))]
+    return found[-1] if found else None
+
+
+def _averaged_curves(curves: str, phases: list) -> AboutFigure:
+    """curves.png of a model whose last phase is a weight average: `train.average` draws the training of the runs
+    it averaged, one line each, labelled by folder (`train.reporting.plot_member_curves`), which are earlier phases:
+    "phase 26 (627.4M tokens) and phase 27 (141.4M)" where phases.json says which (`_member_phase`)."""
+    average = phases[-1]
+    members = average.members if isinstance(average.members, list) else []
+    numbers = [_member_phase(phases, member) for member in members]
+    runs = (said_list([f"phase {n} ({large_count(phases[n - 1].train_tokens)}" + (" tokens)" if i == 0 else ")")
+                       for i, n in enumerate(numbers)])
+            if numbers and None not in numbers else "")
+    count = len(members) or average.averaged
+    return AboutFigure(curves, (
+        f"**The last phase's curves**: phase {len(phases)} averages the weights of {count} runs and trains nothing, so "
+        "the figure shows those runs" + (f", {runs}, one line each, labelled in this order" if runs else
+                                         ", one line each, labelled") + " by the folder each was averaged from: "
+        "training loss, and training's own periodic check of held-out accuracy on part of the held-out "
+        "text, so its figures are not the card's."),
+        figure_alts.curves_alt(f"the {count} runs averaged into phase {len(phases)}, the last"
+                               + (f": {runs}" if runs else ""), per_run=True)
+        + " (the caption above says why its figures are not the card's).")
+
+
 def model_figures(loaded) -> list[AboutFigure]:
     """The figures of a model, first the one whose figures the card gives. A model pretrained in phases (its
     phases.json and phases.png): held-out accuracy at the end of every phase against the tokens so far, then its
-    curves.png, which covers the last phase alone. Otherwise curves.png: the run's, or for a weight average its
-    members' (`train.average`)."""
+    curves.png: the last phase's, or where that phase is a weight average, the runs it averaged
+    (`_averaged_curves`). Otherwise curves.png: the run's, or for a weight average its members' (`train.average`)."""
     if not loaded.available:
         return []
     out = []
@@ -552,7 +599,9 @@ def model_figures(loaded) -> list[AboutFigure]:
             + "; a dashed line carries the recent rate forward, and a box beside the plot lists every phase's "
               "figure.")))
     curves = loaded.extras.get("curves")
-    if curves and out and trained:
+    if curves and out and phases[-1].is_average:
+        out.append(_averaged_curves(curves, phases))
+    elif curves and out and trained:
         last = trained[-1]
         tokens = large_count(phases[last - 1].train_tokens) + (f" of the {total}" if total else "")
         which = f"phase {last} alone" + (", the last one trained" if last < len(phases) else "")

@@ -11,7 +11,8 @@ from roberta import figure_alts
 from roberta.run_metrics import RunMetrics, dataset_name, dev_set_said, is_sst2
 
 from .formatting import format_probability, md_escape, pct
-from .model_facts import DEV_SLICE, SST2_DEV, dev_facts, dev_set, dev_set_markdown, finite_number, held_out_markdown
+from .model_facts import (DEV_SLICE, SST2_DEV, checks_said, dev_facts, dev_set, dev_set_markdown, finite_number,
+                          held_out_markdown)
 
 
 # The model card's note on a reliability diagram redrawn from the shipped weights (`train.calibrate --plot-only`
@@ -32,9 +33,10 @@ def redrawn_diagram(readme: str | None) -> dict | None:
 
 
 def surest_wrong_check(checks) -> str:
-    """" Other text can be wrong at a high score: of the behaviour checks, “The film is in English with French
-    subtitles.” (a neutral fact) comes out 93.6% positive.": the wrong answer given with the highest score among
-    the behaviour checks (train.evaluate.score_checks' items); "" when none is wrong or they are not there."""
+    """" Other text can be wrong at a high score: of the behaviour checks (47 test sentences of 8 kinds), “The film
+    is in English with French subtitles.” (neutral fact) comes out 93.6% positive.": the wrong answer given with the
+    highest score among the behaviour checks (train.evaluate.score_checks' items, what they are said by
+    `checks_said`); "" when none is wrong or they are not there."""
     items = checks.get("items") if isinstance(checks, dict) else None
     wrong = [it for it in items or [] if isinstance(it, dict) and it.get("right") is False
              and finite_number(it.get("score")) is not None and isinstance(it.get("sentence"), str)]
@@ -42,8 +44,10 @@ def surest_wrong_check(checks) -> str:
         return ""
     worst = max(wrong, key=lambda it: it["score"])
     kind = f" ({md_escape(str(worst['category']))})" if worst.get("category") else ""
-    return (f" Other text can be wrong at a high score: of the behaviour checks, “{md_escape(worst['sentence'])}”"
-            f"{kind} comes out {format_probability(worst['score'])} {md_escape(str(worst.get('label', '')))}.")
+    named = f" ({said})" if (said := checks_said(checks)) else ""
+    return (f" Other text can be wrong at a high score: of the behaviour checks{named}, "
+            f"“{md_escape(worst['sentence'])}”{kind} comes out {format_probability(worst['score'])} "
+            f"{md_escape(str(worst.get('label', '')))}.")
 
 
 def _data_file(path) -> str | None:

@@ -1,6 +1,7 @@
 """What a model folder's metrics.json (and phases.json) say, read at start-up through `RunMetrics` for the About
 tab's cards, the notes beside each tab's result and the calibration note: `model_facts`, the stages a classifier
-went through, the machine its weights trained on."""
+went through, the machine its weights trained on; and the words these texts share for SST-2 and the behaviour
+checks."""
 from __future__ import annotations
 
 import math
@@ -111,6 +112,29 @@ def gpu_of(phase) -> str | None:
     return gpu if isinstance(gpu, str) else None
 
 
+# SST-2 expanded, where the app first names it to a learner (the About tab's card of the classifier, the Sentiment
+# tab's note): GLUE's SST-2 is the Stanford Sentiment Treebank's sentences and the phrases parsed out of them
+SST2_SAID = "SST-2 (the Stanford Sentiment Treebank's movie-review sentences and phrases)"
+
+
+def checks_said(checks: dict) -> str:
+    """What metrics.json's behaviour checks are (`train.evaluate.score_checks`), for the three texts that give
+    their figures: "47 test sentences of 8 kinds" (its `n` and the number of its categories); "" without `n`."""
+    n = _number(checks, "n")
+    if not n:
+        return ""
+    kinds = checks.get("categories")
+    return f"{int(n)} test sentences" + (f" of {len(kinds)} kinds" if isinstance(kinds, dict) and kinds else "")
+
+
+def weakest_checks(checks: dict, count: int = 2) -> list[tuple[str, dict]]:
+    """The `count` kinds of behaviour check with the lowest accuracy, as (name, its figures {"right", "n",
+    "accuracy"}), the weakest first."""
+    kinds = [(name, figures) for name, figures in (checks.get("categories") or {}).items()
+             if isinstance(figures, dict)]
+    return sorted(kinds, key=lambda kind: kind[1].get("accuracy", 0))[:count]
+
+
 # train.sentiment_recipe's folders, which a classifier's metrics.json names as its start: OUT/tapt/mlm, the encoder
 # after task-adaptive pretraining (init_root), and OUT/imdb-sN, the labelled IMDB stage before SST-2 (init)
 TAPT_RUN_RE = re.compile(r"(?:^|/)tapt/mlm/?$")
@@ -119,7 +143,7 @@ IMDB_STAGE_RE = re.compile(r"(?:^|/)(?:random-)?imdb-s\d+/?$")
 
 def fine_tuning_stages(metrics: RunMetrics) -> list[str]:
     """The stages a classifier went through before its last one, as its metrics.json's init and init_root name
-    them: "tapt" (more masked-LM training on the task's text) and "imdb" (a labelled IMDB stage), in order."""
+    them: "tapt" (more MLM training on the task's text) and "imdb" (a labelled IMDB stage), in order."""
     def named(path, pattern) -> bool:
         return isinstance(path, str) and pattern.search(path.replace("\\", "/")) is not None
 

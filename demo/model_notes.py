@@ -5,6 +5,7 @@ it."""
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -15,52 +16,86 @@ from . import explain
 from .calibration_note import redrawn_diagram
 from .examples import FILL_MASK_EXPECTED, SENTIMENT_EXPECTED
 from .formatting import format_probability, large_count, md_escape, millions, minutes, pct, readable
-from .model_facts import DEV_SLICE, SST2_DEV, dev_set, dev_set_markdown, finite_number, gpu_of, model_facts
+from .model_facts import (DEV_SLICE, SST2_DEV, SST2_SAID, checks_said, dev_set, dev_set_markdown, finite_number,
+                          gpu_of, model_facts, weakest_checks)
 from .models import KINDS, Models
 from .training_counts import counts_for
 
 log = logging.getLogger(__name__)
 
 
-# What a masked-LM accuracy counts (`train.evaluate` scores every selected target, the unchanged ones too), from the
+# What an MLM accuracy counts (`train.evaluate` scores every selected target, the unchanged ones too), from the
 # masking rule's own rates: "15% of the tokens are targets, 1 in 10 of them left unchanged in the input"
 TARGETS_SAID = (f"{MLM_PROBABILITY:.0%} of the tokens are targets, 1 in "
                 f"{round(1 / (1 - MASK_FRACTION - RANDOM_FRACTION))} of them left unchanged in the input")
 
 
-def shipped_accuracy_said(loaded, facts: dict) -> str:
-    """"float32 average; 88.8% as shipped in float16": how the SST-2 dev accuracy of metrics.json (facts'
-    dev_accuracy, measured before the weights were stored in float16) compares with the shipped weights', when the
-    model card gives a different figure for those (`redrawn_diagram`); "" otherwise."""
+class ShippedAccuracy(NamedTuple):
+    """How metrics.json's SST-2 dev accuracy was measured ("float32 average"), and the shipped weights' own figure
+    ("88.8%") and dtype ("float16", Markdown-escaped), as the model card gives them."""
+    measured: str
+    accuracy: str
+    dtype: str
+
+
+def shipped_accuracy(loaded, facts: dict) -> ShippedAccuracy | None:
+    """How the SST-2 dev accuracy of metrics.json (facts' dev_accuracy, measured before the weights were stored in
+    float16) compares with the shipped weights', when the model card gives a different figure for those
+    (`redrawn_diagram`); None otherwise."""
     redrawn = redrawn_diagram(loaded.extras.get("readme")) if loaded.available else None
     if "dev_accuracy" not in facts or not redrawn or redrawn["accuracy"] in (None, pct(facts["dev_accuracy"])):
-        return ""
+        return None
     measured = "float32 average" if facts.get("averaged") else "float32"
-    return f"{measured}; {redrawn['accuracy']} as shipped in {md_escape(redrawn['dtype'])}"
+    return ShippedAccuracy(measured, redrawn["accuracy"], md_escape(redrawn["dtype"]))
+
+
+def shipped_accuracy_said(loaded, facts: dict) -> str:
+    """"float32 average; 88.8% as shipped in float16" (`shipped_accuracy`), or ""."""
+    shipped = shipped_accuracy(loaded, facts)
+    return f"{shipped.measured}; {shipped.accuracy} as shipped in {shipped.dtype}" if shipped else ""
 
 
 class DeviceShare(NamedTuple):
-    """What one kind of device trained of a model's pretraining: tokens, seconds, and the device in words."""
+    """What one kind of device trained of a model's pretraining: tokens, seconds, the device in words ("a 2-core
+    CPU", "one NVIDIA H200", "GPUs"), the numbers of its phases in phases.json, and for GPUs of several models how
+    many phases each ran (`gpu_phases_said`)."""
     tokens: int
     seconds: float
     named: str
+    phases: tuple[int, ...]
+    detail: str = ""
+
+
+def gpu_phases(phases: list) -> dict[str, int]:
+    """{GPU model: how many phases of phases.json trained on it}, in the order the models first ran (`gpu_of`)."""
+    return Counter(gpu for gpu in map(gpu_of, phases) if gpu)
+
+
+def gpu_phases_said(counts: dict[str, int]) -> str:
+    """"3 phases on one NVIDIA H100 80GB HBM3, 1 on one NVIDIA H200": `gpu_phases`' counts in words."""
+    return ", ".join(f"{n}{' phase' + ('s' if n > 1 else '') if i == 0 else ''} on one {md_escape(gpu)}"
+                     for i, (gpu, n) in enumerate(counts.items()))
 
 
 def pretraining_by_device(loaded) -> tuple[DeviceShare, DeviceShare] | None:
     """(the CPU's share, the GPU's share) of the trained phases of phases.json, when some ran on a GPU and every
     trained phase says its tokens, time and device; else None."""
     phases = loaded.extras.get("phases") if loaded.available else None
-    trained = [p for p in phases if p.train_tokens] if isinstance(phases, list) else []
-    if not any(gpu_of(p) for p in trained) or any(finite_number(p.train_tokens) is None
-                                                or finite_number(p.train_time_s) is None for p in trained):
+    trained = [(i, p) for i, p in enumerate(phases, 1) if p.train_tokens] if isinstance(phases, list) else []
+    if not any(gpu_of(p) for _, p in trained) or any(finite_number(p.train_tokens) is None
+                                                   or finite_number(p.train_time_s) is None for _, p in trained):
         return None
-    on_gpu, on_cpu = [p for p in trained if gpu_of(p)], [p for p in trained if not gpu_of(p)]
-    cores = {p.hardware.get("cpu_count") for p in on_cpu if isinstance(p.hardware, dict)}
+    on_gpu, on_cpu = [(i, p) for i, p in trained if gpu_of(p)], [(i, p) for i, p in trained if not gpu_of(p)]
+    cores = {p.hardware.get("cpu_count") for _, p in on_cpu if isinstance(p.hardware, dict)}
     cpu = f"a {cores.pop()}-core CPU" if len(cores) == 1 and None not in cores else "the CPU"
-    gpus = sorted({gpu_of(p) for p in on_gpu})
-    return (DeviceShare(int(sum(p.train_tokens for p in on_cpu)), sum(p.train_time_s for p in on_cpu), cpu),
-            DeviceShare(int(sum(p.train_tokens for p in on_gpu)), sum(p.train_time_s for p in on_gpu),
-                        "one " + md_escape(" or ".join(gpus))))
+    gpus = gpu_phases([p for _, p in on_gpu])
+    gpu, detail = (f"one {md_escape(next(iter(gpus)))}", "") if len(gpus) == 1 else ("GPUs", gpu_phases_said(gpus))
+
+    def share(part, named, detail=""):
+        return DeviceShare(int(sum(p.train_tokens for _, p in part)), sum(p.train_time_s for _, p in part), named,
+                           tuple(i for i, _ in part), detail)
+
+    return share(on_cpu, cpu), share(on_gpu, gpu, detail)
 
 
 def times_its_text(loaded, tokens: int) -> str:
@@ -114,17 +149,17 @@ def phases_counted(phases: list, more: str = "") -> str:
 
 def classifier_encoder_said(models: Models) -> str:
     """", the fill-mask model at phase 7 of its 28 pretraining phases (19 of training, 9 weight averages; 45.5%
-    of the held-out targets right by training's own check, 53.0% at its last phase)" for the shipped classifier
-    beside the shipped MLM (the figures from its phases.json: one measure for both); "" for any other pair, whose
-    link the files do not say."""
+    of the held-out targets right at the end of phase 7, 53.0% at the end of phase 28)" for the shipped classifier
+    beside the shipped MLM (the figures from its phases.json, as the About tab's figure of every phase plots them:
+    one measure for both); "" for any other pair, whose link the files do not say."""
     shipped = all(models[key].available and Path(models[key].source).resolve() == KINDS[key].default.resolve()
                   for key in KINDS)
     phases = models.mlm.extras.get("phases") if shipped else None
     if not isinstance(phases, list) or len(phases) <= SHIPPED_CLASSIFIER_ENCODER_PHASE:
         return ""
     then, last = (finite_number(phases[i].held_out[1]) for i in (SHIPPED_CLASSIFIER_ENCODER_PHASE - 1, -1))
-    figures = (f"{pct(then)} of the held-out targets right by training's own check, {pct(last)} at its last phase"
-               if then is not None and last is not None else "")
+    figures = (f"{pct(then)} of the held-out targets right at the end of phase {SHIPPED_CLASSIFIER_ENCODER_PHASE}, "
+               f"{pct(last)} at the end of phase {len(phases)}" if then is not None and last is not None else "")
     return f", the fill-mask model at phase {SHIPPED_CLASSIFIER_ENCODER_PHASE} of its {phases_counted(phases, figures)}"
 
 
@@ -188,14 +223,19 @@ def _opening(facts: dict, trained: str) -> str:
 def _mlm_note(loaded, facts: dict, failures: dict) -> str:
     """The fill-mask model's note: its pretraining (by device where a GPU trained part of it), its held-out and
     everyday-sentence figures, and the first showcase example it gets wrong."""
-    trained = (f", pretrained from scratch on {large_count(facts['train_tokens'])} tokens"
-               + times_its_text(loaded, facts["train_tokens"]) if "train_tokens" in facts
-               else ", pretrained from scratch")
+    # the Fill mask tab's note names the task once in full: the app says "MLM" for it everywhere else
+    trained = (", pretrained from scratch with masked language modelling (MLM)"
+               + (f" on {large_count(facts['train_tokens'])} tokens" + times_its_text(loaded, facts["train_tokens"])
+                  if "train_tokens" in facts else ""))
     split = pretraining_by_device(loaded)
     if split:  # a GPU's phases read most of the tokens in minutes: one total time would hide that
         cpu, gpu = split
-        trained += (f": {minutes(cpu.seconds / 60)} on {cpu.named} for {large_count(cpu.tokens)} tokens, then "
-                    f"{minutes(gpu.seconds / 60)} on {gpu.named} for {large_count(gpu.tokens)}")
+        # "then" only where every CPU phase came before every GPU phase: the shipped phase 23 ran on the CPU after
+        # GPU phase 22
+        joined = ", then" if not cpu.phases or max(cpu.phases) < min(gpu.phases) else " and"
+        trained += (f": {minutes(cpu.seconds / 60)} on {cpu.named} for {large_count(cpu.tokens)} tokens{joined} "
+                    f"{minutes(gpu.seconds / 60)} on {gpu.named} for {large_count(gpu.tokens)}"
+                    + (f" ({gpu.detail})" if gpu.detail else ""))
     elif "train_minutes" in facts:
         trained += f" in {facts['train_minutes'] / 60:.1f} hours"
         trained += f" on a {facts['cores']}-core CPU" if facts.get("device") == "cpu" and "cores" in facts else ""
@@ -242,6 +282,26 @@ def _dev_score(loaded, facts: dict) -> str:
             + "dev examples" + (f" ({named})" if named else ""))
 
 
+UNSURE = "unsure"  # a behaviour check's expected verdict for a neutral or mixed sentence (train.evaluate's)
+
+
+def weak_kind_said(checks: dict, name: str, figures: dict) -> str:
+    """"negated negative (0/6, such as “The movie was not bad.”, expected positive)": a kind of behaviour check
+    with its figures and its first sentence of the record (`items`), what it should get (for "unsure": under the
+    record's `unsure_below`); its figures alone where the record holds no sentence of it."""
+    said = f"{md_escape(str(name))} ({figures.get('right', 0)}/{figures.get('n', 0)}"
+    example = next((item for item in checks.get("items") or [] if isinstance(item, dict)
+                    and item.get("category") == name and isinstance(item.get("sentence"), str)), None)
+    if example is None:
+        return said + ")"
+    expected = str(example.get("expected", ""))
+    below = finite_number(checks.get("unsure_below"))
+    if expected == UNSURE and below is not None:
+        expected = f"under {below:.0%} sure"
+    return said + f", such as “{md_escape(example['sentence'])}”" + (
+        f", expected {md_escape(expected)})" if expected else ")")
+
+
 def _classifier_note(models: Models, loaded, facts: dict, failures: dict) -> str:
     """The classifier's note: its fine-tuning (from which encoder, through which stages), its dev and IMDB
     figures, its weakest behaviour checks and the showcase examples it gets wrong."""
@@ -252,16 +312,15 @@ def _classifier_note(models: Models, loaded, facts: dict, failures: dict) -> str
     stages = facts.get("stages", [])
     then = "labelled IMDB reviews, then on " if "imdb" in stages else ""
     if "train_examples" not in facts:
-        trained = f", fine-tuned on {then}SST-2" if sst2 else f", fine-tuned on {then}its task" if then else \
+        trained = f", fine-tuned on {then}{SST2_SAID}" if sst2 else f", fine-tuned on {then}its task" if then else \
             ", fine-tuned"
     elif sst2:
-        trained = (f", fine-tuned on {then}{facts['train_examples']:,} SST-2 training phrases (whole sentences and "
-                   "parts of them)")
+        trained = f", fine-tuned on {then}{facts['train_examples']:,} training examples of {SST2_SAID}"
     else:
         trained = f", fine-tuned on {then}{facts['train_examples']:,} training examples"
     start = classifier_encoder_said(models)
     if "tapt" in stages:
-        start += ", given more masked-LM training on review text (TAPT)"
+        start += ", given more MLM (fill-mask) training on review text (TAPT)"
     trained = (f":{start[1:]}, then{trained[1:]}" if start else trained) + (
         f"; the weight average of {facts['averaged']} seeds' runs" if facts.get("averaged") else "")
     scores = []
@@ -279,11 +338,8 @@ def _classifier_note(models: Models, loaded, facts: dict, failures: dict) -> str
         note += f" It labels {' and '.join(scores)} right."
     checks = facts.get("checks")
     if checks:
-        weak = sorted(((c.get("accuracy", 0), name, c) for name, c in checks["categories"].items()
-                       if isinstance(c, dict)), key=lambda t: t[0])[:2]
-        note += (f" Behaviour checks: {checks.get('right', 0)}/{int(checks['n'])} right; weakest: "
-                 + ", ".join(f"{md_escape(str(name))} ({c.get('right', 0)}/{c.get('n', 0)})" for _, name, c in weak)
-                 + ".")
+        note += (f" Behaviour checks: {checks.get('right', 0)} of {checks_said(checks)} right; weakest: "
+                 + ", ".join(weak_kind_said(checks, name, c) for name, c in weakest_checks(checks)) + ".")
     wrong = failures.get("sentiment") or []
     if wrong:
         note += " It gets " + ("this example" if len(wrong) == 1 else "these examples") + " wrong: " + "; ".join(

@@ -75,8 +75,10 @@ def test_the_card_names_the_data_sets_and_the_held_out_text(tiny_mlm_dir, tiny_c
     assert "- **data**: WikiText-2, from `wikitext-2/wiki.train.tokens`\n" in card
     assert "on WikiText-2 (`wikitext-2/wiki.valid.tokens`)" in card and "../" not in card
     clf = _folder(tiny_clf_dir, tmp_path, "clf", {"train_data": "/home/x/data/sst2/train.tsv", "train_examples": 9})
-    assert "- **data**: SST-2, from `sst2/train.tsv` (9 examples)\n" in about.summary_card(load_models(None, clf)
-                                                                                               .sentiment)
+    # SST-2 said in full where the About tab first names it (the student never met "SST-2" expanded)
+    assert (f"- **data**: {model_facts.SST2_SAID}, from `sst2/train.tsv` (9 examples)\n"
+            in about.summary_card(load_models(None, clf).sentiment))
+    assert model_facts.SST2_SAID.startswith("SST-2 (the Stanford Sentiment Treebank")
 
 
 # ----------------------------------------------------------------------------- the training time, said once
@@ -130,6 +132,29 @@ def test_the_intro_counts_the_gpu_phases_from_their_hardware(tiny_mlm_dir, tmp_p
     assert "GPU" not in about.about_sections(load_models(tmp_path / "nothing", None))["intro"]
 
 
+def test_the_intro_and_the_note_count_the_phases_of_each_gpu_model_and_say_then_only_in_that_order(tiny_mlm_dir,
+                                                                                                  tmp_path):
+    """"one NVIDIA H100 80GB HBM3 or NVIDIA H200" read as not knowing which GPU ran, and "CPU ..., then GPU" was
+    wrong where a CPU phase ran after a GPU phase (the shipped phase 23): phases.json says which ran where."""
+    cpu = {**PHASE, "train_tokens": 400_000, "train_time_s": 7200.0, "hardware": {"device": "cpu", "cpu_count": 2}}
+    h100 = {**PHASE, "hardware": {"device": "cuda:0", "gpu": "NVIDIA H100 80GB HBM3"}}
+    h200 = {**PHASE, "hardware": {"device": "cuda:0", "gpu": "NVIDIA H200"}}
+    folder = _folder(tiny_mlm_dir, tmp_path, "mixed", h200, phases=[cpu, h100, cpu, h100, h100, h200])
+    models = load_models(folder, None)
+    intro, note = about.about_sections(models)["intro"], model_notes.model_note(models, "mlm")
+    assert " or " not in intro and " or " not in note
+    # 4 GPU phases of 1.0M tokens in 10 min each: 4.0M of the 4.8M tokens in 40 min
+    assert ("and for 4 of the encoder's 6 pretraining phases GPUs, which trained 4.0M of the encoder's 4.8M tokens "
+            "in 40 min (3 phases on one NVIDIA H100 80GB HBM3, 1 on one NVIDIA H200);") in intro
+    assert ("4.0 h on a 2-core CPU for 0.8M tokens and 40 min on GPUs for 4.0M (3 phases on one NVIDIA H100 80GB "
+            "HBM3, 1 on one NVIDIA H200).") in note
+    assert "then" not in note.split("tokens:")[1].split(".")[0]
+    # every CPU phase first: "then" is true
+    folder = _folder(tiny_mlm_dir, tmp_path, "in-order", h200, phases=[cpu, cpu, h100, h200])
+    assert "4.0 h on a 2-core CPU for 0.8M tokens, then 20 min on GPUs for 2.0M (1 phase on one NVIDIA H100 80GB " \
+           "HBM3, 1 on one NVIDIA H200)." in model_notes.model_note(load_models(folder, None), "mlm")
+
+
 def test_the_note_says_what_the_cpu_and_what_the_gpu_trained(tiny_mlm_dir, tmp_path):
     """"pretrained from scratch on 2.02B tokens in 24.5 hours" hid that 78% of the tokens took 19 minutes on an
     H100: the note splits the tokens and the time by device, read from phases.json."""
@@ -139,8 +164,9 @@ def test_the_note_says_what_the_cpu_and_what_the_gpu_trained(tiny_mlm_dir, tmp_p
     folder = _folder(tiny_mlm_dir, tmp_path, "split", gpu, phases=[cpu, cpu, AVERAGE, gpu])
     note = model_notes.model_note(load_models(folder, None), "mlm")
     # two CPU phases of 0.4M tokens in 2 h each, one GPU phase of 3.0M in 5 min
-    assert ("pretrained from scratch on 3.8M tokens: 4.0 h on a 2-core CPU for 0.8M tokens, then 5 min on one NVIDIA "
-            "H100 80GB HBM3 for 3.0M.") in note
+    # the task named in full once, in the first tab's note ("MLM" and "masked-LM" were both used, neither expanded)
+    assert ("pretrained from scratch with masked language modelling (MLM) on 3.8M tokens: 4.0 h on a 2-core CPU for "
+            "0.8M tokens, then 5 min on one NVIDIA H100 80GB HBM3 for 3.0M.") in note
     assert "hours" not in note
     # every phase on the CPU: the one total, as before
     folder = _folder(tiny_mlm_dir, tmp_path, "cpu-only", cpu, phases=[cpu, cpu])
@@ -193,11 +219,31 @@ def test_a_model_trained_in_phases_shows_every_phase_first_then_the_last_ones_cu
     assert curves.alt == ("Training curves of the last training phase only (phase 3, 3.0M of the 4.0M tokens): "
                           "training and held-out loss, and held-out accuracy, against tokens seen (the caption above "
                           "says why its figures are not the card's).")
-    # the last phase an average: its curves are those of the phase it averaged, the last one trained
-    folder = _folder(tiny_mlm_dir, tmp_path, "avg", AVERAGE, phases=[PHASE, last, AVERAGE],
+
+
+def test_the_curves_of_a_last_phase_that_is_a_weight_average_are_said_to_be_its_runs(tiny_mlm_dir, tmp_path):
+    """The shipped MLM's last phase is a weight average, whose curves.png (`train.average`) draws the 2 runs it
+    averaged, training loss and accuracy per run; the caption said "phase 27 alone ...: training and held-out
+    loss". It names the runs by their phases (matched on the tokens and accuracy `members` record)."""
+    last = {**PHASE, "train_tokens": 3_000_000, "eval_accuracy": 0.3}
+    members = [{"folder": "assets/mlm", "train_tokens": PHASE["train_tokens"], "eval_accuracy": PHASE["eval_accuracy"]},
+               {"folder": "runs/gpu/mlm", "train_tokens": 3_000_000, "eval_accuracy": 0.3}]
+    average = {**AVERAGE, "members": members}
+    folder = _folder(tiny_mlm_dir, tmp_path, "avg", average, phases=[PHASE, last, average],
                      files=("phases.png", "curves.png"))
     curves = about.model_figures(load_models(folder, None).mlm)[1]
-    assert "(phase 2 alone, the last one trained: 3.0M of the 4.0M tokens)" in curves.caption
+    assert curves.caption.startswith("**The last phase's curves**: phase 3 averages the weights of 2 runs and trains "
+                                     "nothing, so the figure shows those runs, phase 1 (1.0M tokens) and phase 2 "
+                                     "(3.0M), one line each")
+    assert "held-out loss" not in curves.caption and "alone" not in curves.caption
+    assert curves.alt.startswith("Training curves of the 2 runs averaged into phase 3, the last: phase 1 (1.0M "
+                                 "tokens) and phase 2 (3.0M), one line per run: each run's training loss")
+    # a record that does not say its members: the runs unnumbered, never a phase that was not averaged
+    folder = _folder(tiny_mlm_dir, tmp_path, "avg-old", AVERAGE, phases=[PHASE, last, AVERAGE],
+                     files=("phases.png", "curves.png"))
+    curves = about.model_figures(load_models(folder, None).mlm)[1]
+    assert "averages the weights of 2 runs and trains nothing, so the figure shows those runs, one line each, " \
+           "labelled by the folder each was averaged from" in curves.caption and "phase 2" not in curves.caption
 
 
 def test_without_phases_the_curves_are_the_runs(tiny_mlm_dir, tiny_clf_dir, tmp_path):
@@ -237,6 +283,13 @@ def test_the_shipped_mlm_shows_the_figure_of_its_card(monkeypatch):
     assert f"the last point, {pct(facts['mlm_accuracy'])} after" in phases.caption
     assert Path(phases.path) == ASSETS / "mini-roberta-mlm" / "phases.png"
     assert Path(curves.path) == ASSETS / "mini-roberta-mlm" / "curves.png" and "last phase" in curves.caption
+    # its last phase is a weight average: the figure is its members' (train.average), named by their phases
+    phases = loaded.extras["phases"]
+    assert phases[-1].is_average and "held-out loss" not in curves.caption
+    numbers = [next(i for i in range(len(phases) - 1, 0, -1) if phases[i - 1].train_tokens == member["train_tokens"])
+               for member in phases[-1].members]
+    assert f"phase {len(phases)} averages the weights of {len(numbers)} runs" in curves.caption
+    assert all(f"phase {n} ({formatting.large_count(phases[n - 1].train_tokens)}" in curves.caption for n in numbers)
     hours = minutes(facts["train_minutes"])
     assert card.count(hours) == 1  # the wall time reads the same: said once
     assert "English Wikipedia, WikiText-2 and IMDB reviews, from `wikipedia-en`" in card
@@ -372,18 +425,49 @@ def test_model_notes_read_metrics_and_name_the_failed_examples(tiny_mlm_dir, tin
     note = model_notes.model_note(models, "sentiment", failures)
     assert "82.9% of the SST-2 dev sentences (872)" in note and "72.1% of 1,000 IMDB reviews" in note
     # SST-2's training rows are mostly phrases cut from its sentences: "67,349 SST-2 sentences" they are not
-    assert "fine-tuned on 67,349 SST-2 training phrases (whole sentences and parts of them)" in note
+    assert f"fine-tuned on 67,349 training examples of {model_facts.SST2_SAID}" in note
+    assert "sentences and phrases" in model_facts.SST2_SAID
     assert "67,349 SST-2 sentences" not in note
     assert "not bad at all" in note and "negative, 98.2%" in note
     checks = {"n": 10, "right": 6, "accuracy": 0.6, "categories": {"negation": {"right": 1, "n": 4, "accuracy": 0.25},
                                                                   "plain": {"right": 5, "n": 6, "accuracy": 5 / 6}}}
     clf = _folder(tiny_clf_dir, tmp_path, "clf-checks", {**SST2_METRICS, "checks": checks})
-    assert "Behaviour checks: 6/10 right; weakest: negation (1/4)" in model_notes.model_note(load_models(mlm, clf),
-                                                                                     "sentiment")
+    assert "Behaviour checks: 6 of 10 test sentences of 2 kinds right; weakest: negation (1/4)" in \
+        model_notes.model_note(load_models(mlm, clf), "sentiment")
     # no metrics.json: no figures invented, the size still said
     bare = load_models(tiny_mlm_dir, tiny_clf_dir)
     note = model_notes.model_note(bare, "sentiment", {})
     assert "parameters" in note and "%" not in note
+
+
+def test_the_behaviour_checks_say_what_they_are_and_give_an_example_of_the_weakest_kinds(tiny_mlm_dir, tiny_clf_dir,
+                                                                                          tmp_path):
+    """"Behaviour checks: 33/47 right; weakest: negated negative (0/6), mixed (0/3)" said neither what the checks
+    are nor what a negated negative is, nor that a mixed sentence is right only when the model is unsure: the
+    note, the card and the calibration note say them from metrics.json's checks."""
+    items = [{"category": "negated negative", "sentence": "The movie was not bad.", "expected": "positive",
+              "label": "negative", "score": 0.8, "right": False},
+             {"category": "mixed", "sentence": "Neither great nor terrible.", "expected": "unsure",
+              "label": "positive", "score": 0.9, "right": False},
+             {"category": "simple", "sentence": "A fine film.", "expected": "positive", "label": "positive",
+              "score": 0.97, "right": True}]
+    checks = {"n": 3, "right": 1, "unsure_below": 0.65, "items": items,
+              "categories": {"negated negative": {"right": 0, "n": 1, "accuracy": 0.0},
+                             "simple": {"right": 1, "n": 1, "accuracy": 1.0},
+                             "mixed": {"right": 0, "n": 1, "accuracy": 0.0}}}
+    clf = _folder(tiny_clf_dir, tmp_path, "clf", {**SST2_METRICS, "checks": checks})
+    models = load_models(_folder(tiny_mlm_dir, tmp_path, "mlm", MLM_METRICS), clf)
+    note = model_notes.model_note(models, "sentiment", {})
+    assert ("Behaviour checks: 1 of 3 test sentences of 3 kinds right; weakest: negated negative (0/1, such as “The "
+            "movie was not bad\\.”, expected positive), mixed (0/1, such as “Neither great nor terrible\\.”, expected "
+            "under 65% sure).") in note
+    assert ("- **behaviour checks**: 1 of 3 test sentences of 3 kinds right; weakest: negated negative (0/1), mixed "
+            "(0/1)\n") in about.summary_card(models.sentiment)
+    assert "of the behaviour checks (3 test sentences of 3 kinds), “Neither great" in calibration_note(
+        RunMetrics.from_dict({**SST2_METRICS, "checks": checks, "calibration": {
+            "temperature": 2.0, "calibration": {"n": 100}, "dev": {"n": 872, "accuracy": 0.88, "ece_before": 0.07,
+                                                                   "ece_after": 0.03, "mean_confidence_before": 0.95,
+                                                                   "mean_confidence_after": 0.87}}}))
 
 
 @pytest.mark.skipif(not (ASSETS / "mini-roberta-mlm" / "tokenizer.json").is_file(), reason="no shipped MLM")
@@ -450,7 +534,7 @@ def test_a_classifier_whose_labels_are_not_sst2s_is_not_said_to_be_fine_tuned_on
     for labels in (["world", "sports"], ["negative", "neutral"], ["LABEL_0", "LABEL_1"]):
         said = note(labels)
         assert "SST-2" not in said and ", a small teaching model, fine-tuned." in said, labels
-    assert ", fine-tuned on SST-2." in note(["neg", "pos"])
+    assert f", fine-tuned on {model_facts.SST2_SAID}." in note(["neg", "pos"])
 
 
 def test_a_classifier_whose_labels_name_no_sentiment_is_titled_a_text_classifier(tiny_clf_dir, tmp_path):
@@ -795,19 +879,20 @@ def test_the_classifier_note_says_its_stages_from_its_metrics(tiny_mlm_dir, tiny
                          _folder(tiny_clf_dir, tmp_path, "clf", staged))
     assert model_facts.model_facts(models.sentiment)["stages"] == ["tapt", "imdb"]
     note = model_notes.model_note(models, "sentiment")
-    assert ("given more masked-LM training on review text (TAPT), then fine-tuned on labelled IMDB reviews, then on "
-            "67,349 SST-2 training phrases (whole sentences and parts of them); the weight average of 3 seeds' runs"
+    assert ("given more MLM (fill-mask) training on review text (TAPT), then fine-tuned on labelled IMDB reviews, "
+            f"then on 67,349 training examples of {model_facts.SST2_SAID}; the weight average of 3 seeds' runs"
             ) in note
     assert "72.1% of 1,000 IMDB reviews (longer, held-out test reviews)" in note and "out of domain" not in note
     assert "never trained on" not in note  # after "fine-tuned on labelled IMDB reviews" it read as a contradiction
     card = about.summary_card(models.sentiment)
-    assert "- **data**: IMDB reviews (a labelled stage first), then SST-2, from `sst2/train.tsv`" in card
+    assert f"- **data**: IMDB reviews (a labelled stage first), then {model_facts.SST2_SAID}, from `sst2/train.tsv`" \
+        in card
     comparison = about.about_sections(models)["comparison"]
     assert ("Our SST-2 figure is not the encoder's alone: its classifier adds TAPT, a labelled IMDB stage and a "
             "3-seed weight average.") in comparison
     # without the stages: SST-2 alone, as before, and no footnote
     models = load_models(None, _folder(tiny_clf_dir, tmp_path, "plain", SST2_METRICS))
-    assert "fine-tuned on 67,349 SST-2" in model_notes.model_note(models, "sentiment")
+    assert "fine-tuned on 67,349 training examples of SST-2" in model_notes.model_note(models, "sentiment")
     assert "IMDB reviews (longer, out of domain)" in model_notes.model_note(models, "sentiment")
     assert "not the encoder's alone" not in about.about_sections(models)["comparison"]
 
@@ -822,11 +907,13 @@ def test_the_shipped_classifier_note_names_the_encoder_phase_it_started_from(tin
     then, last = (phases[i].held_out[1] for i in (model_notes.SHIPPED_CLASSIFIER_ENCODER_PHASE - 1, -1))
     trained = sum(1 for p in phases if p.train_tokens)
     note = model_notes.model_note(models, "sentiment")
-    # training's own check at both ends, as the About tab's figure of the phases gives it (the release evaluation
-    # measures otherwise), and the phases counted as the About tab's intro counts them
+    # one measure at both ends, as the About tab's figure of the phases gives it, said by the phases' numbers
+    # ("by training's own check" was a term the Sentiment tab never explains), and the phases counted as the About
+    # tab's intro counts them
     assert (f"a small teaching model: the fill-mask model at phase 7 of its {len(phases)} pretraining phases "
             f"({trained} of training, {len(phases) - trained} weight averages; {pct(then)} of the held-out targets "
-            f"right by training's own check, {pct(last)} at its last phase)") in note
+            f"right at the end of phase 7, {pct(last)} at the end of phase {len(phases)})") in note
+    assert "training's own check" not in note
     assert then < last and "Fill mask tab's model" not in note
     assert f"of the encoder's {len(phases)} pretraining phases ({trained} of training" in \
         about.about_sections(models)["intro"]
@@ -909,7 +996,11 @@ def test_the_sst2_figure_names_the_shipped_weights_when_the_card_gives_theirs(ti
     said = "float32 average; 82.8% as shipped in float16"
     sections = about.about_sections(models)
     assert f"**82.9%** right of 872 sentences ({said})" in sections["sentiment_card"]
-    assert f"| 82.9% ({said}) | 80% |" in sections["comparison"]
+    # the table's cell stays short (a long one pushed the reference's column off a phone's screen); which weights
+    # the figure is of goes under the table
+    assert "| SST-2 accuracy (validation) | 82.9% | 80% |" in sections["comparison"]
+    assert ("Our SST-2 accuracy, 82.9%, is the float32 average's; the weights as shipped, in float16, score 82.8%."
+            in sections["comparison"].split("| 80% |")[1])
     assert f"82.9% of the SST-2 dev sentences (872, {said})" in model_notes.model_note(models, "sentiment", {})
     # the same figure in the card, or none: nothing added
     (clf / "README.md").write_text("The diagram is drawn from this folder's float16 weights (`x`: ECE 9.3% -> "
