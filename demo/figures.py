@@ -126,29 +126,40 @@ def attention_heatmap(matrix: np.ndarray, labels: list[str], title: str, cbar_la
     return fig
 
 
+GRID_SCALE_NOTE = "One colour scale for every head (the bar on the right): a head that spreads its attention stays dark"
+
+
 def head_grid(layer_attention: np.ndarray, labels: list[str], layer: int):
-    """All heads of one layer, (nh, T, T), as small heatmaps. The tokens are the same in every cell, so only the
-    outer cells carry labels (the left column and the lowest cell of each column), and the margins are computed
-    from the label lengths: text and a layout engine were most of the drawing time (1.9 s -> 0.5 s here)."""
+    """All heads of one layer, (nh, T, T), as small heatmaps on one colour scale, 0% to 100%, with one colour bar:
+    a head that spreads its attention thin stays dark beside one that puts it all on one token (each cell scaled
+    to its own maximum, as it was, made both reach full yellow). 100% rather than the layer's largest weight: a
+    row's weights sum to 1, so the top of the bar means the same in every layer. The tokens are the same in every
+    cell, so only the outer cells carry labels (the left column and the lowest cell of each column), and the margins
+    are computed from the label lengths: text and a layout engine were most of the drawing time (1.9 s -> 0.5 s)."""
     nh, n = layer_attention.shape[0], len(labels)
     cols = min(4, nh)
     rows = math.ceil(nh / cols)
     cell = 3.2 if n <= 32 else 3.6  # inches per head
     font, step = _tick_layout(n, cell * 0.8)
     label = _label_inches(labels[::step], font)
-    left, bottom, top, right, gap_w, gap_h = label + 0.3, label + 0.3, 0.75, 0.2, 0.25, 0.45
-    width = left + cols * cell + (cols - 1) * gap_w + right
-    height = bottom + rows * cell + (rows - 1) * gap_h + top
+    bar_w, bar_label = 0.18, 0.95  # the colour bar and room for its ticks and label, inches
+    left, bottom, right, gap_w, gap_h = label + 0.3, label + 0.3, 0.35 + bar_w + bar_label, 0.25, 0.45
+    grid_w, grid_h = cols * cell + (cols - 1) * gap_w, rows * cell + (rows - 1) * gap_h
+    width = left + grid_w + right
+    note = textwrap.wrap(GRID_SCALE_NOTE, int(width * 72 / (9.5 * 0.55)))  # one line, two for a one-head model
+    top = 0.8 + 0.15 * len(note)
+    height = bottom + grid_h + top
     fig = Figure(figsize=(width, height), dpi=100)
     fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height, top=1 - top / height,
                         wspace=gap_w / cell, hspace=gap_h / cell)
     axes = fig.subplots(rows, cols, squeeze=False)
+    image = None
     for h in range(rows * cols):
         ax = axes[h // cols][h % cols]
         if h >= nh:
             ax.axis("off")
             continue
-        ax.imshow(layer_attention[h], cmap="viridis", vmin=0.0, interpolation="nearest")
+        image = ax.imshow(layer_attention[h], cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest")
         ax.set_title(f"head {h + 1}", fontsize=10)
         if h // cols == rows - 1 or h + cols >= nh:  # the lowest cell of its column
             _set_ticks(ax, "x", labels, font, step, rotation=90)
@@ -158,7 +169,13 @@ def head_grid(layer_attention: np.ndarray, labels: list[str], layer: int):
             _set_ticks(ax, "y", labels, font, step)
         else:
             ax.set_yticks([])
+    span = min(grid_h, 2 * cell)  # the bar beside the upper cells, at most two rows high
+    cax = fig.add_axes(((left + grid_w + 0.35) / width, (bottom + grid_h - span) / height, bar_w / width,
+                        span / height))
+    fig.colorbar(image, cax=cax, label="attention weight, every head")
+    cax.yaxis.set_major_formatter(PercentFormatter(1.0))  # a share, in % as the tables beside the figure
     fig.suptitle(f"Layer {layer}: every head (rows attend to columns)", fontsize=12)
+    fig.text(0.5, 1 - 0.5 / height, "\n".join(note), ha="center", va="top", fontsize=9.5)
     return fig
 
 

@@ -102,7 +102,9 @@ def typed_word(word: str, vocabulary=None) -> str:
 def _shown_char(c: str) -> str:
     """One character as `show_invisible` shows it: newline, carriage return and tab as signs (↵ ␍ ⇥), any other
     control or format character by its code point ("⟨U+200D⟩"), whitespace other than the space by its code point
-    and name ("⟨U+2009 thin space⟩"), anything else as it is."""
+    and name ("⟨U+2009 thin space⟩"), any other character that shows nothing (`VISIBLE_RE`'s: a variation selector,
+    a combining mark, would otherwise be drawn as an empty dotted circle) by its code point ("⟨U+FE0F⟩"), anything
+    else as it is."""
     if c in SIGNS:
         return SIGNS[c]
     category = unicodedata.category(c)
@@ -110,6 +112,8 @@ def _shown_char(c: str) -> str:
         return f"⟨U+{ord(c):04X}⟩"
     if c != " " and (c.isspace() or category in ("Zs", "Zl", "Zp")):
         return f"⟨U+{ord(c):04X} {unicodedata.name(c, 'space').lower()}⟩"
+    if not c.isspace() and not VISIBLE_RE.match(c):
+        return f"⟨U+{ord(c):04X}⟩"
     return c
 
 

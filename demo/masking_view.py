@@ -15,16 +15,21 @@ from .figures import expected_coverage
 from .formatting import PART_NOTE, format_probability, md_escape, pct, piece_of, word_label
 from .tokens_view import Tokens, token_text, word_spans
 
+# the epoch table's and the plot's names: BERT's preprocessing flag (dupe_factor) said in words, the copies of the
+# data it makes, each masked once
 SCHEMES = {
-    "static1": "BERT static, one fixed mask (dupe_factor=1)",
-    "static10": f"BERT static, {DUPE_FACTOR} masks cycling (dupe_factor={DUPE_FACTOR})",
+    "static1": "BERT static, one fixed mask (1 masked copy of the data)",
+    "static10": f"BERT static, {DUPE_FACTOR} masks cycling ({DUPE_FACTOR} masked copies of the data: BERT's "
+                "dupe_factor)",
     "dynamic": "RoBERTa dynamic (new mask every epoch)",
 }
-# the tables' and notes' names (a phone's table column is narrow; the epoch table and the plot give dupe_factor)
+# the tables' and notes' names (a phone's table column is narrow; the epoch table and the plot say what they are)
 SHORT_NAMES = {"static1": "BERT static, one fixed mask", "static10": f"BERT static, {DUPE_FACTOR} masks cycling",
                "dynamic": "RoBERTa dynamic"}
-MASKING_COLUMNS = ["scheme", "distinct masks", "positions ever a target", "coverage %"]
-PREDICTION_COLUMNS = ["scheme", "position", "original", "what happened", "model saw", "top-1 prediction",
+# a position counts the tokens from 0, the <s> the tokenizer adds (layers and heads count from 1: the header says so)
+POSITION = "position (0 = <s>)"
+MASKING_COLUMNS = ["scheme", "distinct masks", "positions ever a target", "coverage"]
+PREDICTION_COLUMNS = ["scheme", POSITION, "original", "what happened", "model saw", "top-1 prediction",
                       "probability", "correct"]
 
 
@@ -71,7 +76,7 @@ def maskable(tokens: Tokens) -> int:
 
 
 def masking_stats(tokens: Tokens, runs: dict) -> tuple[list[list], dict[str, list[float]]]:
-    """Per scheme: a row (scheme, distinct masks, positions ever a target, coverage %) and its coverage curve
+    """Per scheme: a row (scheme, distinct masks, positions ever a target, coverage: "21.4%") and its coverage curve
     (the share of the sentence that has been a target, after each epoch). Distinct masks: `distinct_masks`, an
     empty mask counted once (the note under the epoch table says so when one was shown)."""
     n_eligible = maskable(tokens)
@@ -83,7 +88,7 @@ def masking_stats(tokens: Tokens, runs: dict) -> tuple[list[list], dict[str, lis
             curve.append(float(ever.sum()) / n_eligible)
         curves[key] = curve
         stats.append([SHORT_NAMES[key], distinct_masks(batches), f"{int(ever.sum())} of {n_eligible}",
-                      round(100 * curve[-1], 1)])
+                      pct(curve[-1])])
     return stats, curves
 
 
@@ -118,7 +123,7 @@ def coverage_html(curves: dict[str, list[float]], tokens: Tokens) -> str:
 
 
 # the page's views of the two tables (`data_markdown`): a number's column is right-aligned, the others left
-NUMBER_COLUMNS = {"distinct masks", "positions ever a target", "coverage %", "position", "probability"}
+NUMBER_COLUMNS = {"distinct masks", "positions ever a target", "coverage", POSITION, "probability"}
 PREDICTIONS_SAID = "The MLM's top-1 prediction at every target of the last epoch:"
 
 
@@ -180,7 +185,11 @@ BERT_PICKS = (f"BERT's own code picks exactly {MLM_PROBABILITY:.0%} of the token
               "Hugging Face's collator, picks each token on its own")
 
 # .mk-special: a special token typed in the sentence ("<mask>"), as typed in every epoch and never a target, in a
-# dashed box (the text's colour, in either theme) as the Tokens tab draws special tokens
+# dashed box (the text's colour, in either theme) as the Tokens tab draws special tokens.
+# .mk-more: "more epochs below" at the box's foot while the box can still scroll down (at 1280 px the default's
+# epochs 9-12, where BERT's masks come round again, were below it with nothing to say so); of no height, its line
+# drawn upwards over the last row shown, so that it never changes what the box holds; a browser without
+# scroll-state queries shows none, as before (its comment here, not in the CSS: the table is sent at every run)
 MASKING_CSS = """<style>
 .mk-scroll{max-height:min(640px,70vh);overflow:auto;border:1px solid #d4d4d8}
 .mk-table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:13px;line-height:1.9}
@@ -213,11 +222,18 @@ MASKING_CSS = """<style>
 /* the keyboard: one tab stop, the table's box (not every target: 40 epochs make thousands), and while it has
    focus every target shows its original in line */
 .mk-scroll:focus-visible{outline:2px solid #4338ca;outline-offset:2px}
+.mk-scroll{container-type:scroll-state}
+.mk-more{position:sticky;bottom:0;z-index:1;height:0;visibility:hidden}
+.mk-more span{position:absolute;left:0;right:0;bottom:0;text-align:center;font-size:12px;font-weight:600;
+  line-height:1.9;background:var(--background-fill-secondary,#f4f4f5);color:var(--body-text-color,#18181b);
+  border-top:1px solid #d4d4d8}
+@container scroll-state(scrollable: bottom){.mk-more{visibility:visible}}
 .mk-scroll:focus-visible .mk-table i[title]::after{content:" (" attr(title) ")";position:static;background:none;
   color:inherit;padding:0;font-size:11px}
 .mk-legend span{margin-right:1em;padding:1px 6px;border-radius:3px;display:inline-block}
 @media (max-width:700px){
 .mk-scroll{max-height:none}  /* a phone scrolls the page: a box inside it showed one epoch and caught the swipes */
+.mk-more{display:none}
 .mk-table,.mk-table tbody,.mk-table tr,.mk-table td,.mk-table tbody th{display:block;width:auto}
 .mk-table colgroup,.mk-table thead{display:none}
 .mk-table td::before{display:block;font-size:11px;font-weight:600;opacity:.75}
@@ -309,6 +325,14 @@ def empty_note(runs: dict) -> str:
             f'(as it counts a mask drawn twice).</p>')
 
 
+def more_below(epochs: int) -> str:
+    """The cue at the foot of the epoch table's box while more epochs are below it (MASKING_CSS shows it only
+    then): how many epochs there are, and where BERT's masks come round again, the point of the table."""
+    again = (f": BERT's {DUPE_FACTOR} masks start again at epoch {DUPE_FACTOR + 1}" if epochs > DUPE_FACTOR
+             else "")
+    return f'<div class="mk-more" aria-hidden="true"><span>↓ More epochs below, {epochs} in all{again}</span></div>'
+
+
 def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
     """An HTML table, one row per epoch, one column per scheme; every token escaped and coloured by outcome.
 
@@ -365,4 +389,4 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
             f'<div class="mk-scroll" role="region" tabindex="0" '
             f'aria-label="The sentence epoch by epoch, one column per scheme"><table class="mk-table">'
             f'<colgroup><col class="mk-epoch"><col><col><col></colgroup><thead><tr><th>epoch</th>{head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table></div>{empty_note(runs)}{note}</div>')
+            f'<tbody>{"".join(rows)}</tbody></table>{more_below(epochs)}</div>{empty_note(runs)}{note}</div>')

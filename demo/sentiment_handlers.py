@@ -110,8 +110,8 @@ class SentimentHandlers(HandlerBase):
         score is its push towards the positive label (`explain.polarity`; a classifier without one: its second
         label): plus towards it, minus towards the other label, whatever the prediction; for a classifier of more
         than two labels, towards its answer (`explain.push_target`): minus towards the other labels. A long
-        text's explanation starts with how it was read (in windows). `model`: "shipped" (ours) or a Hugging Face
-        Hub repo id (`demo.model_choice`)."""
+        text's explanation starts with how it was read (in windows), one that may not be English with a caveat
+        (`explain.language_note`). `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
         return self._classify(text, model)[2:]
 
     @user_errors
@@ -130,7 +130,8 @@ class SentimentHandlers(HandlerBase):
         """(the answering classifier's config, its answer, then `classify`'s three results)."""
         loaded, r = self._read_sentiment(text, model)
         explanation = explain.explanation_markdown(r.shown, r.words, r.toward, r.away, r.best, r.probabilities[r.best],
-                                                   r.baseline, r.cut_note, explain.measures_the_answer(loaded.config))
+                                                   r.baseline, r.cut_note, explain.measures_the_answer(loaded.config),
+                                                   caveat=explain.language_note(r.shown, loaded.tokenizer))
         return (loaded.config, r.best, r.probabilities,
                 explain.highlighted_words(r.shown, r.words, r.tokens.truncated, rest=explain.REST_READ),
                 f"ℹ️ *{r.windows_note}*\n\n{explanation}" if r.windows_note else explanation)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 import math
-import textwrap
 
 import torch
 from matplotlib.figure import Figure
@@ -105,7 +104,8 @@ def word_map(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tuple[Fig
 
 
 def _map_html(mapped: tuple) -> str:
-    """The words left out and why, then (closed) each word's two coordinates, as `_map_figure` draws them."""
+    """The words left out and why (said here alone: text to select and read out), then (closed) each word's two
+    coordinates, as `_map_figure` draws them."""
     words, points, shares, left_out = mapped
     rows = "".join(f'<tr><th scope="row">{html.escape(w)}</th><td>{x:+.3f}</td><td>{y:+.3f}</td></tr>'
                    for w, (x, y) in zip(words, points.tolist()))
@@ -120,15 +120,12 @@ def _map_figure(mapped: tuple) -> Figure:
     """`word_map_points` as a scatter, each word's label beside its point: the side is picked where it covers
     the fewest labels and points already drawn (estimated from the text's length, no layout engine). Words
     the model uses alike land close together; the axes are the two directions along which these words'
-    vectors differ most (PCA), with the share of the variance each holds. The words left out are named under
-    the map, with the reason."""
-    words, points, shares, left_out = mapped
-    font, side = 10.0, 4.6  # points, inches of the square axes
-    note = textwrap.wrap("Left out: " + " ".join(left_out), 100) if left_out else []
-    below = 0.15 * len(note) + (0.15 if note else 0.0)  # inches under the axis labels for the note
-    height = 6.2 + below
+    vectors differ most (PCA), with the share of the variance each holds. The words left out, and why, are said
+    once, under the figure (`_map_html`): drawn in the figure as well, the page showed them twice."""
+    words, points, shares, _ = mapped
+    font, side, height = 10.0, 4.6, 6.2  # points, inches of the square axes, of the figure
     fig = Figure(figsize=(6.2, height), dpi=100)
-    ax = fig.add_axes((0.14, (0.74 + below) / height, side / 6.2, side / height))
+    ax = fig.add_axes((0.14, 0.74 / height, side / 6.2, side / height))
     xy = points.numpy()
     ax.scatter(xy[:, 0], xy[:, 1], s=22, color="#4338ca", zorder=3)
     # limits with room for labels, then data -> points, to place each label where it is least in the way
@@ -160,6 +157,4 @@ def _map_figure(mapped: tuple) -> Figure:
     ax.set_ylabel(f"PC 2 ({shares[1]:.0%} of variance)", fontsize=11)
     ax.set_title("Words on a map: their embeddings in 2-D", fontsize=12)
     ax.grid(alpha=0.3)
-    if note:
-        fig.text(0.02, 0.1 / height, "\n".join(note), fontsize=8, va="bottom")
     return fig

@@ -1668,7 +1668,7 @@ def test_the_coverage_plot_has_a_text_version(page):
     last = text.locator("tbody tr").last.locator("td").all_inner_texts()[:3]  # each scheme's coverage at the end
     stats = page.locator("#mk-stats tbody tr").evaluate_all(
         "rows => rows.map(r => [...r.querySelectorAll('td')].map(c => c.textContent.trim()))")
-    assert [float(v.rstrip("%")) for v in last] == [float(row[3]) for row in stats], (last, stats)
+    assert last == [row[3] for row in stats], (last, stats)  # both written "21.4%"
     text.locator("summary").click()  # closed again: the page is shared
 
 

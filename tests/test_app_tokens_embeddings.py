@@ -207,9 +207,11 @@ def test_word_map_and_positions_are_figures(handlers, models):
     # the default words, chosen for the shipped tokenizer: another one leaves out those it cuts in many pieces
     default, text = handlers.word_map(MAP_WORDS)
     assert handlers.word_map(MAP_WORDS)[0] is default  # drawn once per model and words: every page load asks for it
-    assert "Left out: " in text  # said in the page too, not only drawn
-    note, placed = default.texts[0].get_text().replace("\n", " "), {t.get_text() for t in default.axes[0].texts}
-    assert note.startswith("Left out:") and len(placed) >= word_map.MIN_MAP_WORDS
+    # the words left out are said once, under the figure: drawn in it too, the page showed them twice
+    assert text.count("Left out: ") == 1 and not default.texts
+    assert not any("Left out" in t.get_text() for ax in default.axes for t in ax.texts)
+    note, placed = html.unescape(text), {t.get_text() for t in default.axes[0].texts}
+    assert len(placed) >= word_map.MIN_MAP_WORDS
     assert all(word in placed or f"“{word}”" in note for word in word_map.parse_words(MAP_WORDS))
     positions, numbers = handlers.positions()
     assert handlers.positions()[0] is positions  # drawn once per model: every page load asks for it

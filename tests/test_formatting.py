@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from demo.byte_level import to_byte_level
-from demo.formatting import (bar, format_log_probability, format_probability, readable, reads_as_is, show_invisible,
-                             show_whitespace, token_label, word_label)
+from demo.formatting import (DOTTED_CIRCLE, bar, format_log_probability, format_probability, readable, reads_as_is,
+                             show_invisible, show_whitespace, token_label, word_label)
 
 _DIGITS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 
@@ -112,6 +112,22 @@ def test_a_combining_mark_with_no_letter_is_drawn_on_a_dotted_circle(text, shown
     assert readable(to_byte_level(text)) == shown
     assert reads_as_is(text) == (shown == text)  # a predicted token too: labelled, not shown bare
     assert word_label(text) == shown.lstrip("␣")
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("\u2764\ufe0f", "\u2764⟨U+FE0F⟩"),  # the reviewer's case: the red heart's emoji selector, VS16
+    ("\ufe0f", "⟨U+FE0F⟩"),  # a token of the selector alone: a code, not an empty dotted circle
+    ("\ufe0e", "⟨U+FE0E⟩"),
+    ("\u845b\U000e0100", "\u845b⟨U+E0100⟩"),  # an ideographic variation selector (VS17)
+    ("\u034f", "⟨U+034F⟩"),  # the combining grapheme joiner: a mark that shows nothing either
+])
+def test_a_variation_selector_shows_as_its_code_like_the_other_invisible_characters(text, shown):
+    """The reviewer's case: U+FE0F (a combining mark, Mn, that shows nothing) was drawn as an empty dotted circle
+    "◌" beside the zero-width joiner's "⟨U+200D⟩", where the Tokens tab says an invisible character shows as its
+    code. Every character that shows nothing (`VISIBLE_RE`'s) and is not whitespace is shown by its code."""
+    assert show_invisible(text) == shown
+    assert readable(to_byte_level(text)) == shown
+    assert DOTTED_CIRCLE not in show_whitespace(text)
 
 
 def test_a_figures_label_is_cut_as_a_message_cuts_a_word_and_kept_on_one_line():

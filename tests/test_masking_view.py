@@ -1,5 +1,6 @@
 """The Masking tab's views (demo/masking_view.py) and its coverage figure: the epoch column's width, epochs whose
 mask picked no token, targets a keyboard or a tap can reach, and a legend readable on a phone."""
+import html
 import re
 
 import pytest
@@ -32,6 +33,58 @@ def test_table_labels_every_epoch_up_to_the_maximum(models):
     table = masking_view.masking_table(tokenizer, tokens, runs)
     assert '<col class="mk-epoch">' in table
     assert [int(n) for n in re.findall(r"<tr><th>epoch (\d+)</th>", table)] == list(range(1, MAX_EPOCHS + 1))
+
+
+def test_the_box_says_more_epochs_are_below_and_where_berts_masks_repeat(models):
+    """At 1280 px the epoch table's box showed epochs 1-7 of the default 12, and nothing said there was more: epochs
+    11-12, where BERT's 10 masks come round again, were out of sight. A line at the box's foot says so, while the
+    box can still scroll down (MASKING_CSS: a scroll-state query; a phone, whose page scrolls, shows none)."""
+    for epochs in (12, 6):
+        tokenizer, tokens, runs = _runs(models, LONG, epochs)
+        table = masking_view.masking_table(tokenizer, tokens, runs)
+        box = re.search(r'<div class="mk-scroll"[^>]*>(.*?)</div>\s*(?:<p|</div>)', table, re.S)[1]
+        cue = re.fullmatch(r'.*</table><div class="mk-more" aria-hidden="true"><span>(.*?)</span>', box, re.S)
+        assert cue, box[-300:]  # inside the box, after the table: sticky at its foot
+        copies = {int(n) for n in re.findall(r"mask (\d+) of 10", table)}
+        repeats = epochs > len(copies)  # an epoch shows a mask already seen
+        assert cue[1].startswith(f"↓ More epochs below, {epochs} in all")
+        assert ("masks start again at epoch 11" in cue[1]) == repeats
+    css = table.split("</style>", 1)[0]
+    assert ".mk-more{position:sticky;bottom:0" in css and "visibility:hidden" in css
+    assert "@container scroll-state(scrollable: bottom){.mk-more{visibility:visible}}" in css
+    assert re.search(r"@media \(max-width:700px\)\{.*\.mk-more\{display:none\}", css, re.S)
+
+
+def test_bert_static_names_say_what_dupe_factor_is_in_words(models):
+    """The epoch table's headers and the coverage legend wrote "dupe_factor=1" and "dupe_factor=10", a flag of
+    BERT's preprocessing that the page never explains: the names say what it counts, copies of the data each
+    masked once, and the tables' short names and the API's rows keep the names they had."""
+    tokenizer, tokens, runs = _runs(models, LONG, 3)
+    table = masking_view.masking_table(tokenizer, tokens, runs)
+    head = [html.unescape(th) for th in re.findall(r"<th>(.*?)</th>", re.search(r"<thead>(.*?)</thead>", table)[1])]
+    curves = {key: [0.2] * 3 for key in masking_view.SCHEMES}
+    legend = [t.get_text().replace("\n", " ") for t in
+              figures.coverage_plot(curves, masking_view.SCHEMES).axes[0].get_legend().get_texts()]
+    for names in (head[1:], legend[:3]):
+        assert names == list(masking_view.SCHEMES.values()) and not any("dupe_factor=" in n for n in names)
+    assert "(1 masked copy of the data)" in masking_view.SCHEMES["static1"]
+    assert "(10 masked copies of the data: BERT's dupe_factor)" in masking_view.SCHEMES["static10"]
+    for key, name in masking_view.SCHEMES.items():
+        assert name.startswith(masking_view.SHORT_NAMES[key])  # the tables' short name, then what it means
+
+
+def test_positions_say_they_count_from_the_s_token(handlers, models):
+    """The predictions' "position" counted from 0, the <s> the tokenizer adds, beside layers and heads counted from
+    1: "position 2" was the 2nd word. The column says where it starts, in the API's headers and on the page, and
+    every position is the original token's index among the tokens, <s> at 0."""
+    column = masking_view.PREDICTION_COLUMNS[1]
+    assert column == "position (0 = <s>)" and column in masking_view.NUMBER_COLUMNS
+    tokens = tokens_view.tokenize(models.mlm.tokenizer, LONG, 64)
+    assert tokens.labels[0] == "<s>"
+    outputs = handlers.masking_page(LONG, 4, 0)
+    rows, view = outputs[3], outputs[-1]
+    assert rows and all(row[2] == tokens.labels[row[1]] for row in rows)
+    assert "| position \\(0 = &lt;s&gt;\\) |" in view  # escaped: shown as written, not as an HTML tag
 
 
 # ----------------------------------------------------------------------------- epochs where nothing was masked
@@ -206,7 +259,8 @@ def test_table_size_stays_bounded_with_the_tab_stops(models):
     tokenizer, tokens, runs = _runs(models, "the cat sees the house every day. " * 200, MAX_EPOCHS)
     n_tokens = sum(not s for s in tokens.special)
     table = masking_view.masking_table(tokenizer, tokens, runs)
-    assert len(table.encode()) < 20 * 3 * MAX_EPOCHS * n_tokens + 6_000
+    # 20 bytes a token, and what any table has whatever its size: the CSS, legend, notes and the "more below" line
+    assert len(table.encode()) < 20 * 3 * MAX_EPOCHS * n_tokens + 7_000
 
 
 # ----------------------------------------------------------------------------- the coverage figure
@@ -256,8 +310,8 @@ def test_the_coverage_figure_has_a_text_version_that_says_what_its_lines_draw(mo
     assert len(head) == 1 + len(lines) == 1 + len(columns), head
     for name, line, column in zip(head[1:], lines, columns):
         assert [f"{y / 100:.1%}" for y in line.get_ydata()] == list(column), name
-    # its last row is the statistics' coverage, and the expectation is 1 - 0.85^epoch
-    assert [float(column[-1].rstrip("%")) for column in columns[:3]] == [row[3] for row in stats]
+    # its last row is the statistics' coverage, written alike, and the expectation is 1 - 0.85^epoch
+    assert [column[-1] for column in columns[:3]] == [row[3] for row in stats]
     assert columns[3][1] == f"{1 - (1 - MLM_PROBABILITY) ** 2:.1%}" and head[-1] == "expected, a new mask every epoch"
 
 
