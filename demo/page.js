@@ -5,7 +5,7 @@
   // (aria-invalid, aria-describedby); a box that scrolls sideways takes the focus; and a table a visitor opened in a
   // result (a <details>) stays open when the result is redrawn for another layer, head or text; a dropdown's list
   // closes when the focus leaves its box; Gradio's bars, figures, dropdown arrows and example tables are not heard
-  // as buttons or unnamed images and grids
+  // as buttons or unnamed images and grids; a gr.Label's percentages read as the text beside them writes them
   // (app.py passes this file to gr.Blocks(js=...): the file is one arrow function, nothing before it)
   const live = document.createElement('div');
   live.id = 'sr-live';
@@ -18,6 +18,23 @@
   const said = e => (e ? e.textContent : '').replace(/\s+/g, ' ').trim();
   const first = e => said(e && (e.firstChild || e));  // a cell's own text, not its hidden "exact" one
   const cells = (row, tag = 'td, th') => [...row.querySelectorAll(tag)].map(said);
+  // A probability as every text of the page writes it (demo/formatting.py's format_probability, mirrored): three
+  // significant digits, trailing zeros kept ("93.0%"), "100%" for what rounds to it, under 0.001% a power of ten
+  const threeDigits = x => {  // x.toPrecision(3) rounded as Python rounds: an exact tie (3.125) to even, not up
+    // all of x's decimals: from 0.001 to 100 a double has at most 62 (and no tie is exact under 0.001)
+    const exact = x.toFixed(100).replace(/0+$/, '');
+    const tie = /^\d\d[02468]5$/.test(exact.replace(/^[0.]+/, '').replace('.', ''));
+    return (tie ? Number(exact.slice(0, -1)) : x).toPrecision(3);
+  };
+  const superscript = text => text.replace(/[-\d]/g, c => '⁻⁰¹²³⁴⁵⁶⁷⁸⁹'['-0123456789'.indexOf(c)]);
+  const probability = p => {
+    if (p <= 0) return '0%';
+    const percent = p * 100, shown = threeDigits(percent);
+    if (Number(shown) >= 100) return '100%';
+    if (Number(shown) >= 1e-3) return `${shown}%`;
+    const [mantissa, exponent] = percent.toExponential(2).split('e');
+    return `${mantissa} × 10${superscript(String(Number(exponent)))}%`;
+  };
   const named = (name, text) => text ? `${name}: ${text}` : '';  // nothing while the result is empty
   const figure = e => {  // the visible attention view, by its figure's name (a plot's alt: "“title”: plot ...")
     const shown = [...e.querySelectorAll('svg[aria-label], img[alt]')].find(f => f.getBoundingClientRect().width);
@@ -36,7 +53,7 @@
       // by the box's own name: "Sentiment", or "Answer" for a classifier whose labels name no sentiment (a topic
       // classifier's "sports"; demo/explain.py's answer_label)
       const name = said(e.querySelector('[data-testid="block-label"]')) || 'Answer';
-      return named(name, answer && `${answer}${meter ? ` (${meter.getAttribute('aria-valuenow')}%)` : ''}`);
+      return named(name, answer && `${answer}${meter ? ` (${probability(meter.value)})` : ''}`);
     },
     '#st-whatif': e => {  // its first line, then each edit's answer
       const head = cells(e.querySelector('thead tr') || e, 'th'), at = head.indexOf('answer');
@@ -135,6 +152,22 @@
       setAttr(t, 'aria-label', `${label}: ${cells(t.querySelector('thead tr') || t, 'th').join(', ')}`);
     });
   };
+  // gr.Label writes each confidence rounded to a whole percent ("80%"), next to an explanation and a What if? that
+  // write the same probability "80.1%": each row, and its meter's value for a screen reader, is written as they
+  // write it, from the meter's exact value. Rewritten whenever Gradio redraws a row: a new row, its text rewritten,
+  // or only its meter's value changed (Gradio keeps a text whose whole percent did not change; the text node is
+  // Gradio's own, its content changed in place, so that Gradio's next answer goes on writing to it)
+  const exactPercents = () => document.querySelectorAll('.confidence-set').forEach(row => {
+    const meter = row.querySelector('meter'), text = row.querySelector('.confidence')?.firstChild;
+    if (!meter || text?.nodeType !== Node.TEXT_NODE) return;
+    const shown = probability(meter.value);
+    if (text.nodeValue !== shown) text.nodeValue = shown;
+    setAttr(meter, 'aria-valuenow', String(meter.value * 100));
+    setAttr(meter, 'aria-valuetext', shown);
+  });
+  exactPercents();
+  new MutationObserver(exactPercents).observe(document.body, {subtree: true, childList: true, characterData: true,
+                                                             attributes: true, attributeFilter: ['value']});
   // An input error is tied to its field while it shows: the field is invalid (aria-invalid) and described by the
   // message (aria-describedby), so that a screen reader that comes back to it hears why; both go with the message.
   // Its field: the one of its tab the message names by its label ("Word c", "Head", "Seed") or the label's first word

@@ -18,6 +18,7 @@ from demo.masking_view import PREDICTION_COLUMNS
 from scripts.app_process import AppProcess
 from scripts.browser import CHROMIUM, TIMEOUT_MS, launch
 from demo.byte_level import to_byte_level
+from demo.formatting import format_probability
 from demo.validation import MAX_EPOCHS
 from train import token_counts
 
@@ -336,6 +337,49 @@ def test_sentiment_example(page):
     sync_api.expect(page.locator("#st-whatif-error .input-error")).to_have_count(0)
 
 
+# a gr.Label's rows as Gradio draws them (the meters' values: probabilities that format_probability writes in each of
+# its ways, "3.12%" for 0.03125 where JavaScript would round the tie up), for the page's script to rewrite
+FAKE_LABEL = """values => { const box = document.createElement('div'); box.id = 'fake-label';
+  box.innerHTML = values.map(v => `<button class="confidence-set"><meter min="0" max="1" value="${v}"
+    aria-valuenow="${Math.round(v * 100)}"></meter><dl><dt>x</dt><dd class="confidence">${Math.round(v * 100)}%</dd>
+    </dl></button>`).join(''); document.body.appendChild(box); }"""
+
+
+def test_the_answer_box_writes_each_probability_as_the_text_beside_it(page):
+    """gr.Label wrote "negative 80%" above an explanation and a What if? that wrote the same probability "80.1%".
+    Each row reads as the explanation writes it (format_probability, its meter's aria-valuetext too), and still
+    after the next text's answer redraws the box; any value, as format_probability writes it."""
+    open_tab(page, "Sentiment")
+    text, words = page.locator("#st-text textarea"), page.locator("#st-words")
+    for review, word in (("I don't hate this movie.", "hate"), ("A dull, lifeless and painfully slow mess.", "dull")):
+        text.fill(review)
+        text.press("Enter")
+        sync_api.expect(words).to_contain_text(word)
+        answer = page.locator("#st-label [data-testid=label-output-value]").inner_text().strip()
+        explained = re.search(re.escape(answer) + r", (\S+%)", page.locator("#st-explain").inner_text())
+        assert explained, page.locator("#st-explain").inner_text()
+        row = page.locator(f"#st-label [data-testid='{answer}-confidence-set']")
+        sync_api.expect(row.locator(".confidence")).to_have_text(explained[1])
+        sync_api.expect(row.locator("meter")).to_have_attribute("aria-valuetext", explained[1])
+        for meter in page.locator("#st-label meter").all():  # every label's row, not only the answer's
+            shown = format_probability(float(meter.get_attribute("value")))
+            sync_api.expect(meter).to_have_attribute("aria-valuetext", shown)
+            sync_api.expect(meter.locator("xpath=..").locator(".confidence")).to_have_text(shown)
+    values = [0.801234, 0.93, 0.9996, 0.99949, 1e-5, 1.36e-9, 0.03125, 0.1225, 0, 1]
+    page.evaluate(FAKE_LABEL, values)
+    try:
+        rows = page.locator("#fake-label .confidence")
+        sync_api.expect(rows).to_have_text([format_probability(v) for v in values])
+        # only a meter's value changed, as Gradio leaves a row's whole percent that did not change: rewritten too,
+        # at once (the script's observer answers before the next task: no other change on the page wakes it)
+        shown = page.locator("#fake-label meter").first.evaluate(
+            "async m => { m.setAttribute('value', '0.8049'); await null; return m.nextElementSibling.lastElementChild"
+            ".textContent; }")
+        assert shown == format_probability(0.8049)
+    finally:
+        page.evaluate("() => document.querySelector('#fake-label').remove()")
+
+
 def test_an_answer_that_comes_right_after_its_tab_opens_is_announced(app, browser):
     """What if? clicked at once on a tab just opened: its answer is news (the tab's first look was taken when it
     opened, not when the page next stayed still for a moment, by which time the answer was there)."""
@@ -378,7 +422,7 @@ def test_a_classifier_is_named_and_announced_by_its_kind_of_labels(tiny_mlm_dir,
         sync_api.expect(name).to_have_text("Answer")
         sync_api.expect(hint).to_contain_text("this classifier's labels are “world” and “sports”")
         sync_api.expect(words).to_contain_text("Which words push towards sports (green) or world (pink)")
-        page.wait_for_function("() => window.announced.some(t => /^Answer: sports \\(\\d+%\\)/.test(t))")
+        page.wait_for_function("() => window.announced.some(t => /^Answer: sports \\([\\d.]+%\\)/.test(t))")
         tab = page.locator("#tab-sentiment-button")
         sync_api.expect(tab).to_have_text("Classify")
         sync_api.expect(tab).to_have_attribute("aria-selected", "true")
@@ -388,7 +432,7 @@ def test_a_classifier_is_named_and_announced_by_its_kind_of_labels(tiny_mlm_dir,
         sync_api.expect(name).to_have_text("Sentiment")
         sync_api.expect(hint).to_contain_text("Try the negation")
         sync_api.expect(words).to_contain_text("Which words push towards positive (green) or negative (pink)")
-        page.wait_for_function("() => window.announced.some(t => /^Sentiment: positive \\(\\d+%\\)/.test(t))")
+        page.wait_for_function("() => window.announced.some(t => /^Sentiment: positive \\([\\d.]+%\\)/.test(t))")
         sync_api.expect(tab).to_have_text("Sentiment")
         page.close()
 
