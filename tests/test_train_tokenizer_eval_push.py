@@ -303,7 +303,7 @@ def test_evaluate_cli_writes_and_merges_json(tiny_mlm_dir, tiny_clf_dir, sentenc
 
 
 @pytest.mark.slow  # end-to-end script run, several seconds
-def test_evaluate_cli_mlm_max_length(tiny_mlm_dir, sentences, tmp_path, capsys):
+def test_evaluate_cli_mlm_max_length(tiny_mlm_dir, sentences, tmp_path, capsys, monkeypatch):
     text = tmp_path / "valid.txt"
     text.write_text(" ".join(sentences[:120]) + "\n")
     runs = {}
@@ -330,6 +330,10 @@ def test_evaluate_cli_mlm_max_length(tiny_mlm_dir, sentences, tmp_path, capsys):
     assert three["loss"] == pytest.approx(sum(d["loss"] for d in draws) / 3)
     assert three["tokens"] == sum(d["tokens"] for d in draws)
     assert runs[16]["sequences"] > runs[None]["sequences"]  # the same text in shorter rows
+    # --cache-dir '' is no cache, as it is to train.pretrain: it wrote packed-*.safetensors into the working folder
+    monkeypatch.chdir(tmp_path)
+    assert evaluate.main(list(map(str, ["--model", tiny_mlm_dir, "--mlm-text", text, "--cache-dir", ""]))) == 0
+    assert not list(tmp_path.glob("packed-*"))
     capsys.readouterr()
     assert evaluate.main(list(map(str, ["--model", tiny_mlm_dir, "--mlm-text", text, "--mlm-max-length", 10_000]))) == 2
     assert "--max-length must be between 3 and" in capsys.readouterr().err  # (the old name still works)

@@ -461,7 +461,7 @@ def parse_args(argv=None):
                         "the noise of one draw (default: %(default)s)")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
                    help="where the model runs (default: %(default)s, a GPU when there is one)")
-    p.add_argument("--cache-dir", help="cache the packed MLM text here")
+    p.add_argument("--cache-dir", help="cache the packed MLM text here (default, or '': no cache)")
     p.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="fp32",
                    help="autocast of the MLM scoring, as train.pretrain's --precision (auto: bf16 on a GPU or a CPU "
                         "with native bf16, else fp32). Pretraining's final evaluation runs under the run's training "
@@ -515,7 +515,7 @@ def run(args) -> dict:
     if args.mlm_text:
         if args.mlm_seeds < 1:
             raise ValueError(f"--mlm-seeds must be at least 1, got {args.mlm_seeds}")
-        rows = pack_sequences(docs, tokenizer, max_length, args.cache_dir)
+        rows = pack_sequences(docs, tokenizer, max_length, args.cache_dir or None)  # '' = no cache, as elsewhere
         precision = resolve_precision(args.precision, torch.device(args.device))
         with autocast(torch.device(args.device), precision):
             scored = evaluate_mlm_masks(model, tokenizer, rows, args.batch_size, args.seed, args.mlm_seeds, progress)

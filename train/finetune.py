@@ -375,8 +375,8 @@ def build_model(args: FinetuneArguments, id2label: dict[int, str]):
     if args.dropout is not None:
         overrides.update(hidden_dropout_prob=args.dropout, attention_probs_dropout_prob=args.dropout)
     # a new head from --head-seed, the same for every --seed: the heads of seeds started from unrelated random
-    # weights do not match unit for unit, and their average cancels (the shipped encoder frozen, 3 heads trained on
-    # SST-2: a mean logit gap of 0.40 and 73.2% dev, against 1.05 and 74.9% from one shared start)
+    # weights do not match unit for unit, and their average cancels (an encoder shipped before phase 28 frozen, 3
+    # heads trained on SST-2: a mean logit gap of 0.40 and 73.2% dev, against 1.05 and 74.9% from one shared start)
     torch.manual_seed(args.head_seed)
     with naming("--init"):
         model = roberta.RobertaForSequenceClassification.from_pretrained_encoder(args.init, id2label=id2label,
