@@ -289,8 +289,8 @@ def fresh_probe(monkeypatch):
     monkeypatch.setitem(hub._probe, "at", float("-inf"))
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # CI sets it before huggingface_hub is imported,
     monkeypatch.setattr(hub.constants, "HF_HUB_OFFLINE", False)  # which then reads it once
-    for name in ("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
+    for name in ("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)  # NO_PROXY: conftest.py lists loopback, where these tests' Hub is
 
 
 def test_no_network_reads_the_cache_at_once_instead_of_retrying(monkeypatch, fresh_probe, tmp_path):
