@@ -161,6 +161,13 @@ RECORD_ANNOUNCEMENTS = """() => { window.announced = [];  // every announcement,
     .observe(document.querySelector('#sr-live'), {childList: true, characterData: true, subtree: true}); }"""
 
 
+def record_announcements(page):
+    """From now on, every announcement in window.announced; once page.js has made the live region (it may run after
+    the first answer is drawn on a page just opened)."""
+    page.locator("#sr-live").wait_for(state="attached")
+    page.evaluate(RECORD_ANNOUNCEMENTS)
+
+
 def test_every_tab_opens_with_its_default_example_computed(app, browser):
     """No click: each tab shows its default example's result, a "what to try" line and the model note."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -303,7 +310,7 @@ def test_sentiment_example(page):
     check_word_colours(page)
     shot(page, "2-sentiment")
     # What if? the word that pushed most, removed or negated: a table, the change struck through
-    page.evaluate(RECORD_ANNOUNCEMENTS)
+    record_announcements(page)
     page.get_by_role("button", name="What if? (counterfactual)").click()
     whatif = page.locator("#st-whatif")
     sync_api.expect(whatif.locator("table")).to_be_visible()
@@ -387,7 +394,7 @@ def test_an_answer_that_comes_right_after_its_tab_opens_is_announced(app, browse
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(app.url)
     sync_api.expect(page.locator("#fm-filled")).to_contain_text("Paris is the capital of")  # the page is loaded
-    page.evaluate(RECORD_ANNOUNCEMENTS)
+    record_announcements(page)
     open_tab(page, "Sentiment")
     page.get_by_role("button", name="What if? (counterfactual)").click()
     sync_api.expect(page.locator("#st-whatif table")).to_be_visible()
@@ -415,7 +422,7 @@ def test_a_classifier_is_named_and_announced_by_its_kind_of_labels(tiny_mlm_dir,
         words = page.locator("#st-words")
         sync_api.expect(name).to_have_text("Sentiment")
         sync_api.expect(page.locator("#st-label [data-testid=label-output-value]")).to_have_text("positive")
-        page.evaluate(RECORD_ANNOUNCEMENTS)
+        record_announcements(page)
         box = page.locator("#st-model input")
         box.fill(str(topic))
         box.press("Enter")
@@ -787,7 +794,7 @@ def test_embeddings_tab(page):
     # checkbox or Neighbours changes the list under the same heading
     said = re.compile(r"Nearest words: Nearest to “house” \((\d+) words\): \S+ 0\.\d{3}, \S+ 0\.\d{3}, \S+ 0\.\d{3}, …")
     sync_api.expect(page.locator("#sr-live")).to_have_text(said)
-    page.evaluate(RECORD_ANNOUNCEMENTS)
+    record_announcements(page)
     words_only = page.get_by_label("Only tokens that begin a word (a space, then a letter or digit)")
     words_only.press("Space")
     page.wait_for_function("() => window.announced.some(t => t.startsWith("
@@ -1482,7 +1489,7 @@ def test_choosing_a_layer_or_a_head_is_announced(page):
     page.get_by_role("tab", name="Head view").click()
     sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
     layer = "2" if page.locator("#at-layer input").input_value() == "1" else "1"  # another one than the shown one
-    page.evaluate(RECORD_ANNOUNCEMENTS)
+    record_announcements(page)
     page.locator("#at-layer input").click()
     page.get_by_role("option", name=layer, exact=True).click()
     page.wait_for_function("layer => window.announced.some(t => t.startsWith(`Attention view: Layer ${layer}, "
@@ -1519,8 +1526,9 @@ def test_announcements_are_short_summaries_and_none_comes_at_load(app, browser):
     page.goto(app.url)
     sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
     # the live region looks for news 400 ms after the page is still (it counts its looks, data-looked): it has
-    # looked after the answer came, and again after the tabs were switched
-    page.wait_for_function("() => +document.querySelector('#sr-live').dataset.looked > 0")
+    # looked after the answer came, and again after the tabs were switched (page.js, which makes the region, may
+    # run after the first answer is drawn: until then there is none, and the wait goes on)
+    page.wait_for_function("() => +document.querySelector('#sr-live')?.dataset.looked > 0")
     open_tab(page, "Sentiment")
     open_tab(page, "Fill mask")
     looked = page.evaluate("+document.querySelector('#sr-live').dataset.looked")
