@@ -416,9 +416,10 @@ def _shared_dev_slice(members: list[dict], folders: list[Path]) -> dict | None:
             how = ", ".join(f"{name} {_dev_set_kind(held, metrics)}" for name, held, metrics
                             in ((folder, spec, member), (first, slices[0], members[0])))
         elif differences := _dev_slice_differences(spec, slices[0]):
+            rows = ", other rows" if _rows_differ(spec, slices[0]) else ""  # said beside "data"
             how = f"{folder}'s dev slice (metrics.json dev_slice) differs from {first}'s: " + ", ".join(
-                f"{key} {spec.get(key)!r}{', other rows' * (key == 'data' and _other_rows(spec, slices[0]))} "
-                f"({first}: {slices[0].get(key)!r})" for key in differences)
+                f"{key} {spec.get(key)!r}{rows if key == 'data' else ''} ({first}: {slices[0].get(key)!r})"
+                for key in differences)
         else:
             continue
         raise AverageError(f"the members do not share one dev set: {how}; one member's held-out dev rows may be "
@@ -433,19 +434,20 @@ def _dev_set_kind(held_out: dict | None, metrics: dict) -> str:
     return f"reads its dev set from a file (metrics.json dev_data {metrics.get('dev_data')!r})"
 
 
-def _other_rows(spec: dict, first: dict) -> bool:
-    """Whether two dev slices record other rows of their training files (both record their digest: a file named by
-    another path, relative, absolute or a copy, is the same file when it holds the same rows)."""
+def _rows_differ(spec: dict, first: dict) -> bool | None:
+    """Whether two dev slices' training files hold other rows, by the digest both record (a file named by another
+    path, relative, absolute or a copy, is the same file when it holds the same rows); None where one records none."""
     digests = spec.get("data_sha256"), first.get("data_sha256")
-    return None not in digests and digests[0] != digests[1]
+    return None if None in digests else digests[0] != digests[1]
 
 
 def _dev_slice_differences(spec: dict, first: dict) -> list[str]:
     """The fields of two dev slices that differ: the choices that do (DEV_SLICE_CHOICES; the file's rows count as
     "data"), else every field that does. "data" by the digest of the file's rows where both record one."""
-    same_rows = spec.get("data_sha256") is not None and spec.get("data_sha256") == first.get("data_sha256")
-    differ = [key for key in {**first, **spec} if spec.get(key) != first.get(key) and not (key == "data" and same_rows)]
-    choices = [key for key in DEV_SLICE_CHOICES if key in differ or (key == "data" and _other_rows(spec, first))]
+    rows_differ = _rows_differ(spec, first)
+    differ = [key for key in {**first, **spec}
+              if spec.get(key) != first.get(key) and not (key == "data" and rows_differ is False)]
+    choices = [key for key in DEV_SLICE_CHOICES if key in differ or (key == "data" and rows_differ)]
     return choices or differ
 
 
