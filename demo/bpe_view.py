@@ -33,7 +33,7 @@ MAX_PRETOKENS = 200  # the most (distinct) pre-tokens `pretokens` lists for a pi
 PRETOKEN_TEXT_CHARS = 4000  # `pretokens` reads at most this much of a text (cut before a word)
 GPT2_MERGES = 50_000  # GPT-2's tokenizer, which RoBERTa reuses, learned this many merges (its vocab.bpe)
 GPT2_VOCAB_SIZE = 256 + GPT2_MERGES + 1  # its 256 bytes, one token per merge and <|endoftext|>
-ROBERTA_VOCAB_SIZE = RobertaConfig.vocab_size  # roberta-base's vocabulary: GPT-2's, with RoBERTa's special tokens
+ROBERTA_VOCAB_SIZE = RobertaConfig.vocab_size  # roberta-base's: GPT-2's, 5 special tokens, 3 unused fillers
 COMPARE_WITH = "FacebookAI/roberta-base"  # the Hub model the Tokens tab's note suggests, offered in its model box
 
 
@@ -451,7 +451,7 @@ def tokens_html(rows: dict, counts=None, removed=(), shipped_vocab_size: int | N
             "tokens the model reads around the text (<s> starts it, </s> ends it).")
     if shipped_vocab_size is not None:
         note += (f" RoBERTa reuses GPT-2's tokenizer ({GPT2_MERGES:,} merges, {GPT2_VOCAB_SIZE:,} tokens; "
-                 f"roberta-base has {ROBERTA_VOCAB_SIZE:,} with its own special tokens); the "
+                 f"roberta-base has {ROBERTA_VOCAB_SIZE:,}: its special tokens and 3 unused fillers); the "
                  f"shipped model's was trained the same way on its own text, with {shipped_vocab_size:,} tokens. "
                  f"Choose {COMPARE_WITH} in the model box to compare the cuts.")
     if counts is not None:

@@ -2,8 +2,8 @@
 model.
 
 Position embeddings, (P, H): one learned row per position (RoBERTa learns them, where the original Transformer
-used fixed sinusoids). As in transformers' RoBERTa, positions count from pad_token_id + 1, so rows 0 and 1 are
-never read: the first token (<s>) uses row 2 (`roberta.model.position_ids_from_input_ids`).
+used fixed sinusoids). As in transformers' RoBERTa, positions count from pad_token_id + 1: the first token (<s>) uses
+row 2, every <pad> reads row 1 (pad_token_id) and row 0 is never read (`roberta.model.position_ids_from_input_ids`).
 `position_similarity_figure` shows how alike the used rows are, `positions_html` the same in numbers.
 """
 from __future__ import annotations
@@ -28,15 +28,16 @@ def positions_note(cfg) -> str:
     first = cfg.pad_token_id + 1
     base = PRESETS["roberta-base"]
     return ("Every position in the text (0 is &lt;s&gt;) has its own learned embedding, added to the word's (position "
-            f"0 is the table's row {first}: rows below it are never read, as in roberta-base's "
-            f"{base.max_position_embeddings} rows for {base.max_length} positions). The map compares every pair of "
+            f"0 is the table's row {first}; row {cfg.pad_token_id} is the one every &lt;pad&gt; reads and rows "
+            f"below it are never read, as in roberta-base's {base.max_position_embeddings} rows for "
+            f"{base.max_length} positions). The map compares every pair of "
             "positions: red is alike, blue is opposite. The red diagonal says a position is most like its "
             "neighbours; the stripes beside it, that likeness falls and rises again a few positions away, a "
             "wave-like pattern the model found by itself (the original Transformer used fixed sine waves; BERT and "
-            "RoBERTa learn theirs). Position 0 always holds &lt;s&gt;, and the shipped model's last position always "
-            "held &lt;/s&gt; in pretraining, because this project cuts every pretraining row to exactly "
-            f"{cfg.max_length} tokens, so both look unlike their neighbours. The lines under the map read three of "
-            "its rows.")
+            "RoBERTa learn theirs). Position 0 always holds &lt;s&gt;, and the shipped model's last position held "
+            "&lt;/s&gt; whenever pretraining reached it, because this project packs every pretraining row full, "
+            f"ending in &lt;/s&gt; (the model's {cfg.max_length} tokens, or a run's shorter --max-length), so both "
+            "look unlike their neighbours. The lines under the map read three of its rows.")
 
 
 def position_similarities(position_embeddings: torch.Tensor, first_position: int = 2) -> torch.Tensor:

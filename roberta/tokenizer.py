@@ -36,7 +36,7 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 50265, min_frequency
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=show_progress,
     )
     tokenizer.train_from_iterator(texts, trainer=trainer)
-    # <mask> absorbs the space before it, so "capital of <mask>." predicts " Paris" (a word with its space)
+    # <mask> absorbs the space before it: "Paris is the capital of <mask>." predicts " France" (a word with its space)
     tokenizer.add_special_tokens([AddedToken("<mask>", special=True, lstrip=True, normalized=False)])
     tokenizer.post_processor = processors.RobertaProcessing(
         ("</s>", tokenizer.token_to_id("</s>")), ("<s>", tokenizer.token_to_id("<s>")),

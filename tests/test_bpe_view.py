@@ -317,7 +317,7 @@ def test_the_note_defines_a_piece_and_compares_the_vocabulary_with_robertas(ship
     # GPT-2's own size, and roberta-base's with its special tokens, as transformers' configs give them
     assert (f"RoBERTa reuses GPT-2&#x27;s tokenizer ({bpe_view.GPT2_MERGES:,} merges, "
             f"{transformers.GPT2Config().vocab_size:,} tokens; roberta-base has "
-            f"{transformers.RobertaConfig().vocab_size:,} with its own special tokens)") in note
+            f"{transformers.RobertaConfig().vocab_size:,}: its special tokens and 3 unused fillers)") in note
     assert f"with {shipped.get_vocab_size():,} tokens. Choose {bpe_view.COMPARE_WITH} in the model box" in note
     assert bpe_view.COMPARE_WITH in KINDS["mlm"].suggested
     assert "GPT-2" not in tokens_html(rows)  # no size to compare: no sentence

@@ -180,13 +180,18 @@ def test_an_analogy_says_when_the_nearest_word_would_be_one_of_its_own(tok):
 
 
 def test_the_position_note_reads_the_offset_and_the_row_length_from_the_config():
-    """The note said "0 is <s>" without saying that position 0 is the table's row 2, and blamed RoBERTa's packing
-    for the odd last position, which comes from this project cutting every row to the model's length."""
+    """The note said "0 is <s>" without saying that position 0 is the table's row 2 (and called rows 0 and 1 never
+    read, where <pad> reads row 1), and blamed RoBERTa's packing for the odd last position, which comes from this
+    project packing every row full."""
     cfg = roberta.RobertaConfig(max_position_embeddings=66, pad_token_id=1)
     note = pv.positions_note(cfg)
-    assert "(position 0 is the table's row 2: rows below it are never read, as in roberta-base's 514 rows for 512 " \
-           "positions)" in note
-    assert "because this project cuts every pretraining row to exactly 64 tokens" in note
+    # row 1 is not unused: every <pad> reads it (position_ids_from_input_ids gives padding pad_token_id)
+    assert "(position 0 is the table's row 2; row 1 is the one every &lt;pad&gt; reads and rows below it are never " \
+           "read, as in roberta-base's 514 rows for 512 positions)" in note
+    assert roberta.model.position_ids_from_input_ids(torch.tensor([[0, 5, 2, 1]]), 1).tolist() == [[2, 3, 4, 1]]
+    # the rows are packed to the run's length (64 tokens in one early phase of the shipped model), not always 128
+    assert "because this project packs every pretraining row full, ending in &lt;/s&gt; (the model's 64 tokens, " \
+           "or a run's shorter --max-length)" in note
     assert "texts were packed into full rows" not in note
     # the note sits under the figure: the lines it points to are under the map, above the note
     assert "The lines under the map read three of its rows." in note and "lines below" not in note
