@@ -1413,12 +1413,43 @@ def test_the_averaged_runs_curves_tell_the_runs_apart_without_colour(tmp_path, m
         assert len({line.get_linestyle() for line in runs}) > 1 and len({line.get_color() for line in runs}) == 4
 
 
-def contrast_with_white(colour) -> float:
-    """WCAG's contrast ratio of `colour` against a white background (1 to 21)."""
+def linear_rgb(colour) -> list[float]:
+    """`colour`'s sRGB channels without their gamma (WCAG 2's formula), each 0 to 1."""
     from matplotlib.colors import to_rgb
 
-    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(colour)]
+    return [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(colour)]
+
+
+def contrast_with_white(colour) -> float:
+    """WCAG's contrast ratio of `colour` against a white background (1 to 21): 1.05 / (its relative luminance
+    + 0.05)."""
+    linear = linear_rgb(colour)
     return 1.05 / (0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2] + 0.05)
+
+
+def cie_lab(colour) -> tuple[float, float, float]:
+    """`colour` in CIE L*a*b* (D65 white), where the distance between two colours is how far apart they look."""
+    r, g, b = linear_rgb(colour)
+    xyz = [(0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, 0.2126 * r + 0.7152 * g + 0.0722 * b,
+           (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883]
+    fx, fy, fz = (t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116 for t in xyz)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def test_every_line_colour_stands_out_on_white_and_from_the_others():
+    """The lines of a figure with one per run, probe or arm (`reporting.line_style`, `arm_style`) took Okabe and
+    Ito's orange (#E69F00) and sky blue (#56B4E9), at 2.2:1 and 2.3:1 against white, under the 3:1 that WCAG 1.4.11
+    asks of the graphics one needs to read a figure: every colour is at least 3:1 against white, and no two look
+    alike (at least 30 apart in CIE L*a*b*: the darkened orange is not a second vermillion, nor the sky blue a
+    second blue)."""
+    import itertools
+
+    colours = reporting.LINE_COLOURS
+    assert len(set(colours)) == len(colours)
+    for colour in colours:
+        assert contrast_with_white(colour) >= 3.0, (colour, round(contrast_with_white(colour), 2))
+    for a, b in itertools.combinations(colours, 2):
+        assert math.dist(cie_lab(a), cie_lab(b)) >= 30, (a, b, round(math.dist(cie_lab(a), cie_lab(b)), 1))
 
 
 def test_a_runs_curves_tell_the_lines_apart_without_colour(tmp_path, monkeypatch):
@@ -1878,6 +1909,46 @@ def test_a_fine_tuning_resumed_with_its_training_file_at_another_path_is_not_ref
     assert metrics["resumed_with"] == [{"step": 2, "changed": {"train": [str(train_files / "train.tsv"),
                                                                           "copy/train.tsv"]}}]
     assert metrics["dev_slice"]["data"] == "copy/train.tsv" and metrics["train_steps"] == 4
+
+
+def test_a_fine_tuning_resumed_with_another_imdb_file_is_refused(train_files, tmp_path, tiny_mlm_dir, monkeypatch,
+                                                                 capsys):
+    """--imdb was not compared on --resume: resumed with another reviews file, the run's first steps had trained
+    without the first file's sample and its last ones without the second's, and its IMDB figure scored the second's
+    as never trained on. Its rows are compared as --train's are (their digest, `resume_checks.ROWS_RECORDED`): other
+    rows are refused in one line naming both files, the same rows by another path are resumed (said as a changed
+    option). A checkpoint from before the digest was kept compares --imdb as spelled: its own --imdb resumes it."""
+    from train.resume_checks import held_out_rows_differ
+
+    argv = lambda imdb, *extra: finetune_argv(train_files, tmp_path / "run", "--init", str(tiny_mlm_dir), "--checks",
+                                              "", "--max-steps", "4", "--eval-every", "0", "--imdb", str(imdb), *extra)
+    imdb = train_files / "imdb.tsv"
+    with monkeypatch.context() as m:
+        interrupt_at(m, 2)
+        assert finetune.main(argv(imdb)) == runtime.EXIT_INTERRUPTED
+    step2 = tmp_path / "run" / checkpointing.CHECKPOINTS / "step-00000002"
+    other = tmp_path / "other.tsv"  # other rows: one review's label changed
+    rows = imdb.read_text().splitlines(keepends=True)
+    text, label = rows[1].rstrip("\n").split("\t")
+    other.write_text("".join([rows[0], f"{text}\t{1 - int(label)}\n", *rows[2:]]))
+    assert finetune.main(argv(other, "--resume")) == runtime.EXIT_USER_ERROR
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"error: {step2} was trained with other rows of its training file held out: the checkpointed run's --imdb "
+        f"{str(imdb)!r} (this command: {str(other)!r}, other rows); resumed with this command's values, the run could "
+        "train on rows it scores as held out: resume with the run's own options (--imdb), or choose another --out for "
+        "a new run")
+    state = torch.load(step2 / "trainer.pt", weights_only=True)
+    digest = state["args"].pop("imdb_sha256")  # as a checkpoint written before it was kept
+    assert digest and f"the checkpointed run's --imdb {str(imdb)!r} (this command: 'copy.tsv');" in \
+        held_out_rows_differ(step2, state, {**state["args"], "imdb": "copy.tsv", "imdb_sha256": digest})
+    assert held_out_rows_differ(step2, state, {**state["args"], "imdb_sha256": digest}) is None
+    copy = tmp_path / "copy" / "imdb.tsv"
+    copy.parent.mkdir()
+    shutil.copy(imdb, copy)
+    assert finetune.main(argv(copy, "--resume")) == 0
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["resumed_with"] == [{"step": 2, "changed": {"imdb": [str(imdb), str(copy)]}}]
+    assert metrics["imdb_data"] == str(copy) and metrics["train_steps"] == 4
 
 
 def test_a_fine_tuning_resumed_with_another_imdb_sample_is_refused(train_files, tmp_path, tiny_mlm_dir, monkeypatch,

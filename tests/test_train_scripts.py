@@ -108,6 +108,7 @@ def test_finetune_from_pretrained_and_from_random(train_files, tmp_path, tiny_ml
     assert metrics["selection"] == "last" and metrics["kept_step"] == 6
     card = (pre / "README.md").read_text()  # the recipe the card shows: the --init's shape, the length used
     assert "preset" not in card and f"max_length | {metrics['max_length']}" in card
+    assert "sha256" not in card  # the digests of --train's and --imdb's rows kept for --resume: not the recipe's
 
     rnd = tmp_path / "random"
     assert finetune.main(finetune_argv(train_files, rnd, "--init", "random", "--preset", "tiny",

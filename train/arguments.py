@@ -35,8 +35,9 @@ MAX_NEW_MODEL_LENGTH = max(c.max_length for c in PRESETS.values())  # 512: RoBER
 MAX_SEED = 2**32 - 1
 # options that do not describe the run (left out of the model card's recipe, of the resume comparison and of an
 # experiment's "made by another command" check): where it is written or caches, how it shows progress, and the
-# digest of --train's rows that train.finetune keeps for its resume check (`resume_checks.ROWS_RECORDED`)
-NOT_RECIPE = ("command", "resume", "out", "no_progress", "keep_checkpoints", "cache_dir", "train_sha256")
+# digests of --train's and --imdb's rows that train.finetune keeps for its resume check (`resume_checks.ROWS_RECORDED`)
+NOT_RECIPE = ("command", "resume", "out", "no_progress", "keep_checkpoints", "cache_dir", "train_sha256",
+              "imdb_sha256")
 
 
 def option(default=None, help: str = "", *, group: str | None = None, choices=None, required: bool = False,

@@ -33,8 +33,8 @@ What it does, in order:
   "apple wins"). Both slices record the training file's rows as read (their count and a digest): train.evaluate
   --dev-slice, train.calibrate and train.average draw them again only from a file that still holds those rows. A
   --resume that changes --calibration-n/-seed/-split, --dev-fraction, --dev-seed, --imdb-n, --imdb-seed or
-  --keep-imdb-sample, or gives a --train of other rows (the same rows by another path are no change), is refused
-  (`train.resume_checks`).
+  --keep-imdb-sample, or gives a --train or an --imdb of other rows (the same rows by another path are no change),
+  is refused (`train.resume_checks`).
 - Initialisation. --init an MLM folder: its encoder, a new classifier head. --init a classifier folder
   (e.g. the IMDB stage): its encoder and its head, whose labels must be this run's (else the run is refused:
   --new-head starts a fresh head); its calibration temperature is not carried over. --init random: a
@@ -191,9 +191,11 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
     eval_every: int = redefault("eval_every", 500)
     batch_order: str = redefault("batch_order", "length")  # SST-2 batches: 1.04x their real tokens, not 2.9x
     out: str = redefault("out", "runs/finetune")
-    # set by `run` once --train is read: a sha256 of its rows (`tables.rows_record`), kept in the checkpoints, so that
-    # a --resume compares the rows, not --train's path as spelled (`resume_checks.ROWS_RECORDED`)
+    # set by `run` once --train and --imdb are read: a sha256 of each file's rows (`tables.rows_record`; None without
+    # an IMDB check), kept in the checkpoints, so that a --resume compares the rows, not the path as spelled
+    # (`resume_checks.ROWS_RECORDED`)
     train_sha256: str | None = option(None, cli=False)
+    imdb_sha256: str | None = option(None, cli=False)
 
     def checks_path(self) -> str:
         """The behaviour checks file scored at the end ('' = none): --checks, else the shipped one (sentiment
@@ -584,6 +586,7 @@ class FinetuneData:
     held_out: dict[str, int]
     dev_slice: dict | None = None
     train_record: dict | None = None  # the training file's rows as read (`tables.rows_record`), which the slices record
+    imdb_record: dict | None = None  # the --imdb file's rows as read (`tables.rows_record`), None without the sample
 
 
 def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool = True) -> FinetuneData:
@@ -597,6 +600,9 @@ def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool =
               "classifier trained on one label learns to answer it whatever the text", file=sys.stderr, flush=True)
     with naming("--imdb"):
         imdb = imdb_sample.imdb_sample_as(args.imdb, args.imdb_n, args.imdb_seed, id2label) if args.imdb else None
+        # the whole file's rows, as --train's are recorded (the sample alone would change with --imdb-n, --imdb-seed)
+        imdb_record = tables.rows_record(*tables.read_labeled(args.imdb, imdb_sample.IMDB_TEXT_COLUMN, "label")[:2]) \
+            if imdb else None
     dev_slice = dev_slice_spec(args, texts)
     train_rows, cal_rows, dev_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None, dev_slice)
     if is_main and (warning := held_out_warning(args, len(texts), held_out, len(cal_rows), len(dev_rows))):
@@ -611,7 +617,7 @@ def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool =
     return FinetuneData(train_texts=[texts[i] for i in train_rows], train_labels=[labels[i] for i in train_rows],
                         cal_texts=[texts[i] for i in cal_rows], cal_labels=[labels[i] for i in cal_rows],
                         dev_texts=dev_texts, dev_labels=dev_labels, imdb=imdb, held_out=held_out, dev_slice=dev_slice,
-                        train_record=record)
+                        train_record=record, imdb_record=imdb_record)
 
 
 def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
@@ -633,7 +639,8 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
     seed_everything(args.seed)
     check_data_options(args, checks_path, id2label)
     read = read_data(args, id2label, dist.is_main)
-    args = dataclasses.replace(args, train_sha256=read.train_record["data_sha256"])
+    args = dataclasses.replace(args, train_sha256=read.train_record["data_sha256"],
+                               imdb_sha256=read.imdb_record["data_sha256"] if read.imdb_record else None)
     train_texts, train_labels, cal_texts, cal_labels = (read.train_texts, read.train_labels, read.cal_texts,
                                                         read.cal_labels)
     dev_texts, dev_labels, imdb, held_out = read.dev_texts, read.dev_labels, read.imdb, read.held_out

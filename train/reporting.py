@@ -13,12 +13,15 @@ from .checkpointing import Checkpoints
 from .exit_codes import with_how_to_go_on
 
 LOG_NAME, CURVES_NAME = "log.jsonl", "curves.png"
-# The lines of a figure that has one per run or probe: Okabe and Ito's colour-blind-safe palette (its yellow left
-# out, too faint on white), and each line also its own marker and line style, so that a reader who cannot tell two
-# colours apart still tells the lines apart (WCAG 1.4.1)
-BLACK, ORANGE, SKY_BLUE, GREEN, BLUE, VERMILLION, PINK = (
-    "#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7")
-LINE_COLOURS = (BLACK, ORANGE, SKY_BLUE, GREEN, BLUE, VERMILLION, PINK)
+# The lines of a figure that has one per run or probe: Okabe and Ito's colour-blind-safe palette, every colour at
+# least 3:1 against white (WCAG 1.4.11): its yellow left out, and its orange (#E69F00, 2.2:1) and sky blue (#56B4E9,
+# 2.3:1) replaced by a brown (4.3:1) and an azure (4.1:1), each at least as far from its vermillion and blue, seen
+# with deuteranopia or protanopia (Machado et al.'s simulation), as the orange and sky blue were. Each line also has
+# its own marker and line style, so that a reader who cannot tell two colours apart still tells the lines apart
+# (WCAG 1.4.1)
+BLACK, BROWN, AZURE, GREEN, BLUE, VERMILLION, PINK = (
+    "#000000", "#AC6939", "#1B79F3", "#009E73", "#0072B2", "#D55E00", "#CC79A7")
+LINE_COLOURS = (BLACK, BROWN, AZURE, GREEN, BLUE, VERMILLION, PINK)
 LINE_MARKERS = "osD^v<>P"
 LINE_DASHES = ("-", "--", "-.", ":")
 

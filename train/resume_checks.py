@@ -26,21 +26,22 @@ ARCHITECTURE_OPTIONS = {"num_attention_heads": "--heads", "layer_norm_eps": "--i
 
 
 # the options that choose which rows of the training file a fine-tuning holds out (its calibration and dev slices, the
-# IMDB sample's reviews), by field name: (the option, the options whose slice it draws: it matters when one of them is
-# set in either run). A --resume that changes one is refused: the run would train on rows its figures score as held
-# out (the steps before it on rows of the new slices, or the steps after it on rows the first ones held out), and its
-# metrics.json would record one choice for both. A checkpoint from before --dev-fraction held no dev slice out
-# (UNRECORDED_HELD_OUT).
-HELD_OUT_OPTIONS = {"train": ("--train", ()), "calibration_n": ("--calibration-n", ()),
+# IMDB sample's reviews, drawn from the --imdb file), by field name: (the option, the options whose slice it draws: it
+# matters when one of them is set in either run). A --resume that changes one is refused: the run would train on rows
+# its figures score as held out (the steps before it on rows of the new slices, or the steps after it on rows the
+# first ones held out), and its metrics.json would record one choice for both. A checkpoint from before
+# --dev-fraction held no dev slice out (UNRECORDED_HELD_OUT).
+HELD_OUT_OPTIONS = {"train": ("--train", ()), "imdb": ("--imdb", ()), "calibration_n": ("--calibration-n", ()),
                     "calibration_seed": ("--calibration-seed", ("calibration_n",)),
                     "calibration_split": ("--calibration-split", ("calibration_n", "dev_fraction")),
                     "dev_fraction": ("--dev-fraction", ()), "dev_seed": ("--dev-seed", ("dev_fraction",)),
                     "imdb_n": ("--imdb-n", ("imdb",)), "imdb_seed": ("--imdb-seed", ("imdb",)),
                     "keep_imdb_sample": ("--keep-imdb-sample", ("imdb",))}
 UNRECORDED_HELD_OUT = {"dev_fraction": 0.0}
-# a file option compared by the digest of its rows that train.finetune records beside it, where both runs record one:
-# the same file by another path (relative or absolute, a copy) holds the same rows; a checkpoint from before: its path
-ROWS_RECORDED = {"train": "train_sha256"}
+# a file option compared by the digest of its rows that train.finetune records beside it (`tables.rows_record`), where
+# both runs record one: the same file by another path (relative or absolute, a copy) holds the same rows; a checkpoint
+# from before it was recorded (--train's, or --imdb's): its path as spelled, so that its own path resumes it
+ROWS_RECORDED = {"train": "train_sha256", "imdb": "imdb_sha256"}
 
 
 def held_out_rows_differ(path: Path, state: dict, options: dict) -> str | None:
