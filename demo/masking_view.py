@@ -184,12 +184,25 @@ WHY_NONE = f"each token is picked with p = {MLM_PROBABILITY:g}, so a short sente
 BERT_PICKS = (f"BERT's own code picks exactly {MLM_PROBABILITY:.0%} of the tokens, at least one; this demo, like "
               "Hugging Face's collator, picks each token on its own")
 
+# Each rule's why is said here, not in the CSS, which is sent with every run's table:
+# col.mk-epoch: "epoch 40" in bold and the cell's padding, with a little to spare (the digits' widths differ by font).
+# td direction and isolate: tokens in reading order whatever their script (Arabic pieces are not reordered across
+# their neighbours).
+# .mk-1/2/3: light backgrounds keep dark text in a dark theme too; a line under each kind tells them apart without
+# colour.
+# i[title]::after: the original under a target, on hover and on focus (a tap on a phone, Tab on a keyboard).
+# .mk-scroll focused: the keyboard's one tab stop is the table's box (not every target: 40 epochs make thousands),
+# and while it (or the later epochs' summary) has the focus, every target shows its original in line.
+# .mk-later: the epochs after the first few (`epoch_tables`), a native disclosure whose summary is a line as wide
+# as the table.
+# On a phone (max-width:700px) the page scrolls, not the box: a box inside it showed one epoch and caught the swipes.
 # .mk-special: a special token typed in the sentence ("<mask>"), as typed in every epoch and never a target, in a
 # dashed box (the text's colour, in either theme) as the Tokens tab draws special tokens.
 # .mk-more: "more epochs below" at the box's foot while the box can still scroll down (at 1280 px the default's
 # epochs 9-12, where BERT's masks come round again, were below it with nothing to say so); of no height, its line
 # drawn upwards over the last row shown, so that it never changes what the box holds; a browser without
-# scroll-state queries shows none, as before (its comment here, not in the CSS: the table is sent at every run)
+# scroll-state queries shows none, as before; since the later epochs are behind a disclosure (`epoch_tables`), it
+# shows once that is open.
 MASKING_CSS = """<style>
 .mk-scroll{max-height:min(640px,70vh);overflow:auto;border:1px solid #d4d4d8}
 .mk-table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:13px;line-height:1.9}
@@ -199,13 +212,10 @@ MASKING_CSS = """<style>
   color:var(--body-text-color,#18181b);z-index:1}
 .mk-scroll .mk-table tbody th{background:var(--background-fill-secondary,#f4f4f5);color:var(--body-text-color,#18181b);
   white-space:nowrap;font-weight:600}
-/* "epoch 40" in bold and the cell's padding, with a little to spare (the digits' widths differ by font) */
 .mk-table col.mk-epoch{width:calc(8.2ch + 14px)}
 .mk-table th:first-child{white-space:nowrap;overflow-wrap:normal}
 .mk-table td i{font-style:normal;border-radius:3px;padding:1px 1px;color:inherit}
-/* tokens in reading order whatever their script: Arabic pieces are not reordered across their neighbours */
 .mk-table td{direction:ltr}.mk-table td>*{unicode-bidi:isolate}
-/* light backgrounds keep dark text in a dark theme too; a line under each kind tells them apart without colour */
 .mk-wrap .mk-1,.mk-wrap .mk-table td i.mk-1{background:#fca5a5;color:#18181b;font-weight:600}
 .mk-wrap .mk-2,.mk-wrap .mk-table td i.mk-2{background:#fdba74;color:#18181b;text-decoration:underline dashed}
 .mk-wrap .mk-3,.mk-wrap .mk-table td i.mk-3{background:#93c5fd;color:#18181b;text-decoration:underline dotted}
@@ -213,14 +223,11 @@ MASKING_CSS = """<style>
 .mk-copy{font-size:11px;opacity:.75;margin-right:.4em}
 .mk-none{display:block;font-size:12px;font-style:italic;line-height:1.5}
 .mk-table .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
-/* the original under a target: on hover, and on focus (a tap on a phone, Tab on a keyboard) */
 .mk-table i[title]{position:relative;cursor:help}
 .mk-table i[title]:focus{outline:none}
 .mk-table i[title]:is(:hover,:focus)::after{content:attr(title);position:absolute;left:0;top:100%;z-index:2;
   background:#18181b;color:#fff;padding:0 5px;border-radius:3px;font-size:12px;font-weight:400;line-height:1.6;
   white-space:nowrap;text-decoration:none;pointer-events:none}
-/* the keyboard: one tab stop, the table's box (not every target: 40 epochs make thousands), and while it has
-   focus every target shows its original in line */
 .mk-scroll:focus-visible{outline:2px solid #4338ca;outline-offset:2px}
 .mk-scroll{container-type:scroll-state}
 .mk-more{position:sticky;bottom:0;z-index:1;height:0;visibility:hidden}
@@ -228,11 +235,14 @@ MASKING_CSS = """<style>
   line-height:1.9;background:var(--background-fill-secondary,#f4f4f5);color:var(--body-text-color,#18181b);
   border-top:1px solid #d4d4d8}
 @container scroll-state(scrollable: bottom){.mk-more{visibility:visible}}
-.mk-scroll:focus-visible .mk-table i[title]::after{content:" (" attr(title) ")";position:static;background:none;
-  color:inherit;padding:0;font-size:11px}
+.mk-scroll:is(:focus-visible,:has(>.mk-later>summary:focus-visible)) .mk-table i[title]::after{
+  content:" (" attr(title) ")";position:static;background:none;color:inherit;padding:0;font-size:11px}
+.mk-later>summary{cursor:pointer;padding:6px 8px;font-size:13px;font-weight:600;border:1px solid #d4d4d8;
+  border-top:none;background:var(--background-fill-secondary,#f4f4f5);color:var(--body-text-color,#18181b)}
+.mk-later>summary:focus-visible{outline:2px solid #4338ca;outline-offset:-2px}
 .mk-legend span{margin-right:1em;padding:1px 6px;border-radius:3px;display:inline-block}
 @media (max-width:700px){
-.mk-scroll{max-height:none}  /* a phone scrolls the page: a box inside it showed one epoch and caught the swipes */
+.mk-scroll{max-height:none}
 .mk-more{display:none}
 .mk-table,.mk-table tbody,.mk-table tr,.mk-table td,.mk-table tbody th{display:block;width:auto}
 .mk-table colgroup,.mk-table thead{display:none}
@@ -325,16 +335,45 @@ def empty_note(runs: dict) -> str:
             f'(as it counts a mask drawn twice).</p>')
 
 
+def _comes_round(epochs: int) -> str:
+    """Where BERT's masks come round again, the point of the table (": ... at epoch 11"), when they do."""
+    return (f": BERT's {DUPE_FACTOR} masks start again at epoch {DUPE_FACTOR + 1}" if epochs > DUPE_FACTOR
+            else "")
+
+
 def more_below(epochs: int) -> str:
     """The cue at the foot of the epoch table's box while more epochs are below it (MASKING_CSS shows it only
-    then): how many epochs there are, and where BERT's masks come round again, the point of the table."""
-    again = (f": BERT's {DUPE_FACTOR} masks start again at epoch {DUPE_FACTOR + 1}" if epochs > DUPE_FACTOR
-             else "")
-    return f'<div class="mk-more" aria-hidden="true"><span>↓ More epochs below, {epochs} in all{again}</span></div>'
+    then): how many epochs there are, and where BERT's masks come round again."""
+    return (f'<div class="mk-more" aria-hidden="true"><span>↓ More epochs below, {epochs} in all'
+            f'{_comes_round(epochs)}</span></div>')
+
+
+# the epochs the table shows before its disclosure (`masking_table`): BERT's one mask repeating, its 10 masks and
+# RoBERTa's changing. On a phone each epoch is a card a screen tall, and the default 12 made the tab 10,461 px.
+FIRST_EPOCHS = 3
+
+
+def _epoch_rows(head: str, rows: list[str]) -> str:
+    """One of the epoch tables: the same columns and headers whichever epochs it holds."""
+    return (f'<table class="mk-table"><colgroup><col class="mk-epoch"><col><col><col></colgroup><thead><tr>'
+            f'<th>epoch</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+
+
+def epoch_tables(head: str, rows: list[str]) -> str:
+    """The first FIRST_EPOCHS rows, then the others in a closed <details> (a native disclosure: the keyboard and a
+    screen reader open it) whose summary says which epochs it holds and where BERT's masks come round again."""
+    shown = _epoch_rows(head, rows[:FIRST_EPOCHS])
+    if len(rows) <= FIRST_EPOCHS:
+        return shown
+    which = (f"Epoch {len(rows)}" if len(rows) == FIRST_EPOCHS + 1
+             else f"Epochs {FIRST_EPOCHS + 1}–{len(rows)}")
+    return (f'{shown}<details class="mk-later"><summary>{which}{_comes_round(len(rows))}</summary>'
+            f'{_epoch_rows(head, rows[FIRST_EPOCHS:])}</details>')
 
 
 def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
-    """An HTML table, one row per epoch, one column per scheme; every token escaped and coloured by outcome.
+    """An HTML table, one row per epoch, one column per scheme; every token escaped and coloured by outcome. The
+    first epochs show, the others are one click away (`epoch_tables`), inside a box that scrolls on a computer.
 
     Sized for 128 tokens x 40 epochs x 3 schemes (15,360 tokens): each token is a bare `<i>` (styled by one
     CSS rule), and only the prediction targets carry a class, a title (the original token, which hover and a tap
@@ -387,6 +426,5 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
             'the model.</p>')
     return (f'{MASKING_CSS}<div class="mk-wrap">{_legend()}{special_note(tokens)}'
             f'<div class="mk-scroll" role="region" tabindex="0" '
-            f'aria-label="The sentence epoch by epoch, one column per scheme"><table class="mk-table">'
-            f'<colgroup><col class="mk-epoch"><col><col><col></colgroup><thead><tr><th>epoch</th>{head}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>{more_below(epochs)}</div>{empty_note(runs)}{note}</div>')
+            f'aria-label="The sentence epoch by epoch, one column per scheme">{epoch_tables(head, rows)}'
+            f'{more_below(epochs)}</div>{empty_note(runs)}{note}</div>')

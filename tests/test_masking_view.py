@@ -43,7 +43,8 @@ def test_the_box_says_more_epochs_are_below_and_where_berts_masks_repeat(models)
         tokenizer, tokens, runs = _runs(models, LONG, epochs)
         table = masking_view.masking_table(tokenizer, tokens, runs)
         box = re.search(r'<div class="mk-scroll"[^>]*>(.*?)</div>\s*(?:<p|</div>)', table, re.S)[1]
-        cue = re.fullmatch(r'.*</table><div class="mk-more" aria-hidden="true"><span>(.*?)</span>', box, re.S)
+        cue = re.fullmatch(r'.*</table>(?:</details>)?<div class="mk-more" aria-hidden="true"><span>(.*?)</span>',
+                           box, re.S)
         assert cue, box[-300:]  # inside the box, after the table: sticky at its foot
         copies = {int(n) for n in re.findall(r"mask (\d+) of 10", table)}
         repeats = epochs > len(copies)  # an epoch shows a mask already seen
@@ -53,6 +54,46 @@ def test_the_box_says_more_epochs_are_below_and_where_berts_masks_repeat(models)
     assert ".mk-more{position:sticky;bottom:0" in css and "visibility:hidden" in css
     assert "@container scroll-state(scrollable: bottom){.mk-more{visibility:visible}}" in css
     assert re.search(r"@media \(max-width:700px\)\{.*\.mk-more\{display:none\}", css, re.S)
+
+
+def _epochs_of(html_part):
+    return [int(n) for n in re.findall(r"<tr><th>epoch (\d+)</th>", html_part)]
+
+
+@pytest.mark.parametrize("case", ["the default 12", "the most", "one past the first", "the first", "one"])
+def test_the_first_epochs_show_and_the_rest_are_behind_a_closed_disclosure(models, case):
+    """On a phone every epoch was a tall card, the box around them let the page scroll (a box inside the page caught
+    the swipes): the default 12 epochs made the page 10,461 px tall with the shipped models, the MLM's predictions
+    9.5 screens down. The first FIRST_EPOCHS epochs show; the others wait in a native, closed <details> (a keyboard
+    and a screen reader open it), whose summary says which epochs it holds and where BERT's masks come round again.
+    Its table has the same columns and headers: every epoch is still there, in order."""
+    first = masking_view.FIRST_EPOCHS
+    assert 1 < first < 10  # a few epochs, BERT's masks changing; the rest on demand
+    epochs = {"the default 12": 12, "the most": MAX_EPOCHS, "one past the first": first + 1, "the first": first,
+              "one": 1}[case]
+    tokenizer, tokens, runs = _runs(models, LONG, epochs)
+    table = masking_view.masking_table(tokenizer, tokens, runs)
+    body = table.split("</style>", 1)[1]
+    shown, _, later = body.partition('<details class="mk-later">')
+    assert _epochs_of(table) == list(range(1, epochs + 1))  # each once, in order
+    assert _epochs_of(shown) == list(range(1, min(epochs, first) + 1))
+    if epochs <= first:
+        assert not later and "<details" not in body
+        return
+    summary = re.match(r"<summary>(.*?)</summary>", later)[1]
+    assert _epochs_of(later) == list(range(first + 1, epochs + 1))
+    rest = f"Epoch {epochs}" if epochs == first + 1 else f"Epochs {first + 1}–{epochs}"
+    again = ": BERT's 10 masks start again at epoch 11" if epochs > 10 else ""
+    assert summary == rest + again
+    assert body.count("<thead>") == 2 and body.count('<colgroup>') == 2  # the same columns, named the same
+    head = re.findall(r"<thead>.*?</thead>", body)
+    assert head[0] == head[1] and "RoBERTa dynamic" in head[0]
+    assert "<details open" not in body and body.count("<details") == 1
+    # inside the box: the region a keyboard focuses, whose focus shows the hidden epochs' originals too once open
+    box = re.search(r'<div class="mk-scroll"[^>]*>(.*)<div class="mk-more"', body, re.S)[1]
+    assert '<details class="mk-later">' in box and box.rstrip().endswith("</details>")
+    css = table.split("</style>", 1)[0]
+    assert ".mk-later>summary" in css and "summary:focus-visible" in css
 
 
 def test_bert_static_names_say_what_dupe_factor_is_in_words(models):
@@ -259,7 +300,8 @@ def test_table_size_stays_bounded_with_the_tab_stops(models):
     tokenizer, tokens, runs = _runs(models, "the cat sees the house every day. " * 200, MAX_EPOCHS)
     n_tokens = sum(not s for s in tokens.special)
     table = masking_view.masking_table(tokenizer, tokens, runs)
-    # 20 bytes a token, and what any table has whatever its size: the CSS, legend, notes and the "more below" line
+    # 20 bytes a token, and what any table has whatever its size: the CSS, legend, notes, the "more below" line, and
+    # the later epochs' disclosure (its summary, and its table's headers again)
     assert len(table.encode()) < 20 * 3 * MAX_EPOCHS * n_tokens + 7_000
 
 
