@@ -21,11 +21,11 @@ from roberta.run_metrics import dataset_name, readable_dataset, said_list
 
 from . import explain
 from .bpe_view import GPT2_VOCAB_SIZE
-from .formatting import code, large_count, md_escape, millions, minutes, pct
-from .model_facts import (DEV_SLICE, SST2_DEV, SST2_SAID, checks_said, dev_set, dev_set_markdown, finite_number,
-                          gpu_of, had_earlier_stages, held_out_markdown, model_facts, weakest_checks)
-from .model_notes import (TARGETS_SAID, gpu_phases, gpu_phases_said, phases_counted, pretraining_by_device,
-                          shipped_accuracy, shipped_accuracy_said)
+from .formatting import code, large_count, markdown_table, md_escape, millions, minutes, pct
+from .model_facts import (DEV_SLICE, SST2_DEV, SST2_SAID, checks_said, cpu_said, dev_set, dev_set_markdown,
+                          finite_number, gpu_of, had_earlier_stages, held_out_markdown, model_facts, weakest_checks)
+from .model_notes import (TARGETS_SAID, gpu_phases, gpu_phases_said, machine_said, phases_counted,
+                          pretraining_by_device, shipped_accuracy, shipped_accuracy_said)
 from .models import KINDS, ROOT, Models, shown_source
 from .training_counts import counts_file, counts_for
 
@@ -145,10 +145,8 @@ def parameter_table(model) -> tuple[str, int]:
         rows.append(("Classification head on <s>: dense + tanh + projection",
                      f"{H} × {H} + {H} + {H} × {cfg.num_labels} + {cfg.num_labels}", count("classifier")))
     total = sum(p.numel() for p in named.values())
-    lines = ["| component | shape | parameters |", "|---|---|---:|"]
-    lines += [f"| {html.escape(a)} | {b} | {c:,} |" for a, b, c in rows]
-    lines.append(f"| **total** | | **{total:,}** |")
-    return "\n".join(lines), total
+    cells = [[html.escape(a), b, f"{c:,}"] for a, b, c in rows] + [["**total**", "", f"**{total:,}**"]]
+    return markdown_table(["component", "shape", "parameters"], cells, numbers=[2]), total
 
 
 def position_rows_said(cfg) -> str:
@@ -284,8 +282,8 @@ def _training_row(loaded, facts: dict) -> tuple[str, str] | None:
                             f"{facts['averaged']}")
     elif "train_minutes" in facts:
         training.append(f"{minutes(facts['train_minutes'])} of training" + wall_time(facts))
-    if "cores" in facts and facts.get("device") == "cpu":
-        training.append(f"on a {facts['cores']}-core CPU")
+    if facts.get("device") == "cpu" and (cpu := cpu_said(facts.get("cores"))):
+        training.append(f"on {cpu}")
     if len(trained) > 1 and not facts.get("averaged"):  # the averages too: the figure of the phases numbers them
         training.append(f"in {len(trained)} phases" + (f" and {averages} weight averages" if averages > 1 else
                                                          " and a weight average" if averages else ""))
@@ -342,15 +340,15 @@ ENCODER_SHAPE = ("num_hidden_layers", "hidden_size", "num_attention_heads", "int
                  "max_position_embeddings")
 
 
-def parameters_compared(loaded) -> tuple[str, str]:
+def parameters_compared(loaded) -> tuple[list[str], str]:
     """The comparison table's parameter cells (this project's, then the reference's: plain counts, so that the
     table fits a phone's width) and a sentence for under the table: the shipped MLM has the reference's encoder (6
     layers of hidden size 256) and a smaller vocabulary, so the whole gap is the embedding rows (and MLM-head biases)
     of the tokens it lacks, not a smaller model. No sentence for a model of another shape."""
     if not loaded.available:
-        return f"not available | {REFERENCE_PARAMETERS}", ""
+        return ["not available", REFERENCE_PARAMETERS], ""
     cfg = loaded.config
-    cells = f"{millions(loaded.model.num_parameters())} | {REFERENCE_PARAMETERS}"
+    cells = [millions(loaded.model.num_parameters()), REFERENCE_PARAMETERS]
     if not all(getattr(cfg, key) == getattr(REFERENCE, key) for key in ENCODER_SHAPE):
         return cells, ""
     note = (f"Both have the same encoder ({cfg.num_hidden_layers} layers, hidden size {cfg.hidden_size}, "
@@ -392,17 +390,17 @@ def about_sections(models: Models) -> dict:
         f"The MiniRoBERTa reference is the model this project measures itself against: roberta-base's design cut to "
         f"{REFERENCE.num_hidden_layers} layers of hidden size {REFERENCE.hidden_size}, with roberta-base's own "
         f"{REFERENCE.vocab_size:,}-token vocabulary, pretrained on WikiText and fine-tuned on SST-2.\n\n"
-        "| measure | this project | MiniRoBERTa reference |\n|---|---:|---:|\n"
-        f"| parameters (with the MLM head) | {parameters} |"
-        + (f"\n| SST-2 accuracy (validation) | {dev_accuracy_cell(sentiment)} | 80% |" if compared else "")
+        + markdown_table(["measure", "this project", "MiniRoBERTa reference"],
+                         [["parameters (with the MLM head)", *parameters]]
+                         + ([["SST-2 accuracy (validation)", dev_accuracy_cell(sentiment), "80%"]] if compared else []),
+                         numbers=[1, 2])
     ) + (f"\n\n{shipped}" if compared and (shipped := shipped_accuracy_line(models.sentiment, sentiment)) else ""
          ) + (f"\n\n{same_encoder}" if same_encoder else "") + (
         f"\n\nOur SST-2 figure is not the encoder's alone: its classifier adds {said_list(added)}."
         if accuracy is not None and added else "")
     out["roberta_vs_bert"] = roberta_vs_bert(models)
     out["recipe"] = recipe_text(models)
-    out["intro"] = "Both are small teaching models, trained on a 2-core CPU" + gpu_phases_text(models.mlm) + (
-        "; the figures below are read from each model's metrics.json.")
+    out["intro"] = intro_text(models)
     for loaded in (models.mlm, models.sentiment):
         out[f"{loaded.key}_card"] = summary_card(loaded)
         out[f"{loaded.key}_curves"] = loaded.extras.get("curves")
@@ -494,11 +492,22 @@ def training_text_figure(loaded) -> AboutFigure | None:
         "occurrences."))
 
 
-def gpu_phases_text(loaded) -> str:
+def intro_text(models: Models) -> str:
+    """The About tab's first line: "Both are small teaching models, trained on a 2-core CPU, and for 4 of the
+    encoder's 28 pretraining phases ... GPUs, ...; the figures below are read from each model's metrics.json.", the
+    machines each once, as the records name them (`machine_said`, `gpu_phases_text`)."""
+    machines = list(dict.fromkeys(filter(None, (machine_said(models.mlm), machine_said(models.sentiment)))))
+    gpus = gpu_phases_text(models.mlm, first=not machines)
+    trained = f", trained on {said_list(machines)}" if machines else ""
+    return f"Both are small teaching models{trained}{gpus}; the figures below are read from each model's metrics.json."
+
+
+def gpu_phases_text(loaded, first: bool = False) -> str:
     """", and for 4 of the encoder's 28 pretraining phases (19 of training, 9 weight averages) GPUs, which trained
     1.72B of the encoder's 2.16B tokens in 21 min (3 phases on one NVIDIA H100 80GB HBM3, 1 on one NVIDIA H200)"
     from phases.json's hardware ("one GPU (NVIDIA H200)" where every GPU phase ran on that model), or "" when no
-    phase ran on a GPU (or the MLM is not there)."""
+    phase ran on a GPU (or the MLM is not there). `first`: no machine is named before it, so it names its own first:
+    ", trained on GPUs for 4 of the encoder's 28 pretraining phases, which trained ..."."""
     phases = loaded.extras.get("phases") if loaded.available else None
     phases = phases if isinstance(phases, list) else []
     gpus = gpu_phases(phases)
@@ -506,7 +515,8 @@ def gpu_phases_text(loaded) -> str:
         return ""
     named, detail = (f"one GPU ({md_escape(next(iter(gpus)))})", "") if len(gpus) == 1 else (
         "GPUs", f" ({gpu_phases_said(gpus)})")
-    text = f", and for {sum(gpus.values())} of the encoder's {phases_counted(phases)} {named}"
+    counted = f"{sum(gpus.values())} of the encoder's {phases_counted(phases)}"
+    text = f", trained on {named} for {counted}" if first else f", and for {counted} {named}"
     split = pretraining_by_device(loaded)
     if split:
         cpu, gpu = split

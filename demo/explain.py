@@ -347,10 +347,14 @@ COMMON_ENGLISH = frozenset("""
 # mind-numbingly bad"), and none of 1,000 IMDB training reviews drawn at random; "Der Film war wirklich wunderbar."
 # ("der", "film" and "war" are whole words) gets it
 ENGLISH_SHARE, ENGLISH_SHARE_ALONE = 0.5, 0.8
-LEARNED_FROM_ENGLISH = "classifier learned from English sentences (the shipped one from movie reviews, SST-2)"
-NO_ENGLISH = f"**This text has no English words:** the {LEARNED_FROM_ENGLISH}, so its verdict here means little."
-MAYBE_NOT_ENGLISH = ("**This text may not be English:** {found}. The " + LEARNED_FROM_ENGLISH
-                     + ", so its verdict on another language means little.")
+# What the caveat says of the classifier: the records do not say which languages a classifier learned from (nor does
+# `language_note` see them), and a server may load any classifier, of another language or of many: it says what holds
+# for one that learned from English alone, as the shipped one did
+LEARNED_FROM_ENGLISH = ("classifier that learned from English text alone (as the shipped one did, from SST-2's movie "
+                        "reviews)")
+NO_ENGLISH = f"**This text has no English words:** a {LEARNED_FROM_ENGLISH} gives a verdict here that means little."
+MAYBE_NOT_ENGLISH = ("**This text may not be English:** {found}. A " + LEARNED_FROM_ENGLISH
+                     + " gives a verdict on another language that means little.")
 WHOLE_WORD = "in the model's vocabulary (one token each)"
 
 
@@ -446,13 +450,14 @@ def explanation_markdown(shown: str, words, toward: str, away: str, best: str, p
 
 def words_table(shown: str, words, toward: str, away: str) -> str:
     """Every word's push in numbers, in a closed <details>: what the colours say, for a screen reader or a
-    colour-blind reader too, and the exact values (scaled as the colours are: the strongest word is ±1)."""
+    colour-blind reader too, and the exact values (scaled as the colours are: the strongest word is ±1), the push
+    right-aligned as a Markdown table's number column is (align="right", which the page's CSS keeps)."""
     scale = max((abs(v) for _, _, v in words), default=0.0) or 1.0
     toward, away = html.escape(toward), html.escape(away)
-    rows = "".join(f"<tr><td>{html.escape(shown[s:e])}</td><td>{v / scale:+.2f}</td>"
+    rows = "".join(f'<tr><td>{html.escape(shown[s:e])}</td><td align="right">{v / scale:+.2f}</td>'
                    f"<td>{toward if v > 0 else away if v < 0 else '–'}</td></tr>" for s, e, v in words)
-    return (f"<details><summary>Every word's push, in numbers</summary><table><thead><tr><th scope=\"col\">word</th>"
-            f"<th scope=\"col\">push (−1 to +1)</th><th scope=\"col\">towards</th></tr></thead><tbody>{rows}"
+    return ('<details><summary>Every word\'s push, in numbers</summary><table><thead><tr><th scope="col">word</th>'
+            f'<th scope="col" align="right">push (−1 to +1)</th><th scope="col">towards</th></tr></thead><tbody>{rows}'
             "</tbody></table></details>")
 
 

@@ -37,6 +37,21 @@ def md_cell(value) -> str:
     return html.escape(text).replace("|", "\\|").replace("\n", " ")
 
 
+def markdown_table(header: list[str], rows: list[list[str]], numbers=()) -> str:
+    """A Markdown table of `rows` under `header`, its cells as given (Markdown already, escaped by the caller), the
+    columns numbered in `numbers` right-aligned (`---:`) so that their digits line up (the page's CSS keeps the
+    renderer's align="right", which Gradio's own overrode)."""
+    numbers = set(numbers)
+    if numbers - set(range(len(header))):
+        raise ValueError(f"no column {max(numbers)} in a table of {len(header)}")
+    for row in rows:
+        if len(row) != len(header):
+            raise ValueError(f"a row of the table has {len(header)} cells, not {len(row)}: {row}")
+    return "\n".join(["| " + " | ".join(header) + " |",
+                      "|" + "".join("---:|" if i in numbers else "---|" for i in range(len(header))),
+                      *("| " + " | ".join(row) + " |" for row in rows)])
+
+
 def code(text) -> str:
     """Text as Markdown code (shown literally; a backtick inside would end it)."""
     return f"`{str(text).replace('`', '')}`"  # code spans escape < and & themselves

@@ -7,8 +7,11 @@ Rendered here as one SVG with CSS (Gradio's HTML component runs no scripts), so 
 draw, and hover and tap need nothing from the server. The keyboard gets one Tab stop, the first token's row;
 the page's script (demo/page.js) moves it with the arrow keys, Home and End (a "roving tabindex"), so that
 Tab leaves the view instead of walking through its up to 128 rows. Sized for the model's 128 tokens: a row
-per token, fixed-size labels, and a box of fixed height that scrolls. To keep the page small, a token's lines
-below `MIN_WEIGHT` and beyond its `TOP_K` strongest are not drawn (the caption says so).
+per token, fixed-size labels, and a box of fixed height that scrolls. The view takes its box's width, up to
+`MAX_WIDTH`: the labels keep their size and the lines between the columns grow (the right column is placed from
+the right edge, in percentages of the view's width); at its narrowest, `MIN_GAP` between the columns, it fits a
+390 px phone (with long labels its box scrolls sideways a little). To keep the page small, a token's lines below
+`MIN_WEIGHT` and beyond its `TOP_K` strongest are not drawn (the caption says so).
 """
 from __future__ import annotations
 
@@ -23,7 +26,9 @@ TOP_K = 10  # at most this many lines per attending token
 ROW = 18  # px per token row
 FONT = 12  # px
 CHAR = 7.2  # px: a rough width of one character at FONT, for the columns
-GAP = 130  # px between the two columns, where the lines run
+MIN_GAP = 48  # px between the two columns, where the lines run, at the view's narrowest
+MAX_WIDTH = 760  # px: the widest the view grows, centred in a wider box (flatter lines are harder to follow)
+VALUES = 50  # px for the values beside the right column ("0.670%")
 HEAD = 22  # px above the first row, for the column titles
 LABEL_CHARS = 16  # longer labels are shortened with "…" (the full label is in the tooltip)
 BOX_HEIGHT = 560  # px: the view scrolls inside a box this high
@@ -36,10 +41,10 @@ CSS = """<style>
 .hv-note{margin:0 0 6px 0;opacity:.85}
 .hv-box{max-height:%(box)dpx;overflow-y:auto;overflow-x:auto;border:1px solid var(--border-color-primary,#e5e7eb);
  border-radius:6px;padding:4px 0}
-.hv{display:block;max-width:100%%;height:auto;font-family:var(--font,sans-serif)}
+.hv{display:block;width:100%%;max-width:%(max)dpx;margin:0 auto;font-family:var(--font,sans-serif)}
 .hv text{font-size:%(font)dpx;fill:var(--body-text-color,#1f2937);dominant-baseline:central}
 .hv .hv-h{font-size:11px;opacity:.7}
-.hv path{stroke:#2563eb;fill:none;pointer-events:none}
+.hv line{stroke:#2563eb;pointer-events:none}
 .hv .hv-v{display:none;pointer-events:none}
 .hv .hv-v text{fill:#b91c1c;font-weight:600}
 .dark .hv .hv-v text{fill:#fca5a5}
@@ -48,16 +53,16 @@ CSS = """<style>
 .hv-r:focus-visible .hv-hit{stroke:#2563eb;stroke-width:2}
 .hv-r:hover .hv-hit,.hv-r:focus .hv-hit{fill:rgba(37,99,235,.14)}
 .hv-r:hover .hv-q,.hv-r:focus .hv-q{font-weight:700}
-.hv:has(.hv-r:hover) .hv-r:not(:hover) path,
-.hv:not(:has(.hv-r:hover)):has(.hv-r:focus) .hv-r:not(:focus) path{visibility:hidden}
-.hv-r:hover path,.hv:not(:has(.hv-r:hover)) .hv-r:focus path{stroke:#dc2626}
+.hv:has(.hv-r:hover) .hv-r:not(:hover) line,
+.hv:not(:has(.hv-r:hover)):has(.hv-r:focus) .hv-r:not(:focus) line{visibility:hidden}
+.hv-r:hover line,.hv:not(:has(.hv-r:hover)) .hv-r:focus line{stroke:#dc2626}
 .hv-r:hover .hv-v,.hv:not(:has(.hv-r:hover)) .hv-r:focus .hv-v{display:inline}
-.dark .hv path{stroke:#60a5fa}
-.dark .hv-r:hover path,.dark .hv:not(:has(.hv-r:hover)) .hv-r:focus path{stroke:#f87171}
+.dark .hv line{stroke:#60a5fa}
+.dark .hv-r:hover line,.dark .hv:not(:has(.hv-r:hover)) .hv-r:focus line{stroke:#f87171}
 .dark .hv-r:focus-visible .hv-hit{stroke:#60a5fa}
 .dark .hv-r:hover .hv-hit,.dark .hv-r:focus .hv-hit{fill:rgba(96,165,250,.25)}
 %(levels)s
-</style>""" % {"box": BOX_HEIGHT, "font": FONT, "levels": "".join(
+</style>""" % {"box": BOX_HEIGHT, "font": FONT, "max": MAX_WIDTH, "levels": "".join(
     f".hv .w{k}{{stroke-opacity:{0.15 + 0.85 * k / LEVELS:.2f};stroke-width:{0.6 + 3.4 * k / LEVELS:.1f}px}}"
     for k in range(1, LEVELS + 1))}
 
@@ -85,20 +90,22 @@ def head_view_html(labels: list[str], matrix, title: str = "", min_weight: float
     shown = [short_text(label, LABEL_CHARS) for label in labels]  # labels are one line (`Tokens.labels`)
     width = max(14, max((len(s) for s in shown), default=1)) * CHAR  # at least the column title's width
     x_left = round(8 + width)  # the left labels end here (text-anchor end)
-    x_from, x_to = x_left + 6, x_left + 6 + GAP  # where the lines start and end
-    x_right = x_to + 6  # the right labels start here
-    x_value = round(x_right + width + 10)  # the values, beside the right labels
-    total_w, total_h = x_value + 56, HEAD + n * ROW + 4
+    x_from = x_left + 6  # where the lines start
+    # the right side, in px from the view's right edge: a group moved left by that much from x="100%"
+    to_right = round(VALUES + 10 + width)  # the right labels start here
+    to_end = to_right + 6  # the lines end here
+    min_w, total_h = x_from + MIN_GAP + to_end, HEAD + n * ROW + 4
 
     def y(i):
         return HEAD + i * ROW + ROW // 2
 
     esc = [html.escape(s) for s in shown]
-    parts = [f'<svg class="hv" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {total_w} {total_h}" '
-             f'width="{total_w}" height="{total_h}" role="group" aria-label="{html.escape(title or "head view")}">',
-             f'<text class="hv-h" x="{x_left}" y="10" text-anchor="end">attending token</text>'
-             f'<text class="hv-h" x="{x_right}" y="10">attends to</text>',
-             '<g class="hv-k">', *[f'<text x="{x_right}" y="{y(j)}">{esc[j]}</text>' for j in range(n)], '</g>']
+    parts = [f'<svg class="hv" xmlns="http://www.w3.org/2000/svg" width="100%" height="{total_h}" '
+             f'style="min-width:{min_w}px" role="group" aria-label="{html.escape(title or "head view")}">',
+             f'<text class="hv-h" x="{x_left}" y="10" text-anchor="end">attending token</text>',
+             f'<text class="hv-h" x="100%" dx="-{to_right}" y="10">attends to</text>',
+             f'<g class="hv-k" transform="translate(-{to_right} 0)">',
+             *[f'<text x="100%" y="{y(j)}">{esc[j]}</text>' for j in range(n)], '</g>']
     for i in range(n):
         row = matrix[i]
         kept = kept_lines(row, min_weight, top_k)
@@ -111,9 +118,11 @@ def head_view_html(labels: list[str], matrix, title: str = "", min_weight: float
                      f'<title>{html.escape(tooltip)}</title>'
                      f'<rect class="hv-hit" x="0" y="{y(i) - ROW // 2}" width="{x_from}" height="{ROW}"/>'
                      f'<text class="hv-q" x="{x_left}" y="{y(i)}" text-anchor="end">{esc[i]}</text>')
-        parts.extend(f'<path class="w{level(row[j])}" d="M{x_from} {y(i)}L{x_to} {y(j)}"/>' for j in kept)
-        parts.append(f'<g class="hv-v" transform="translate({x_value} 0)">')
-        parts.extend(f'<text y="{y(j)}">{format_probability(row[j])}</text>' for j in kept)
+        parts.append(f'<g class="hv-l" transform="translate(-{to_end} 0)">')  # x2: the right edge, less to_end
+        parts.extend(f'<line class="w{level(row[j])}" x1="{x_from + to_end}" y1="{y(i)}" x2="100%" y2="{y(j)}"/>'
+                     for j in kept)
+        parts.append(f'</g><g class="hv-v" transform="translate(-{VALUES} 0)">')
+        parts.extend(f'<text x="100%" y="{y(j)}">{format_probability(row[j])}</text>' for j in kept)
         parts.append("</g></g>")
     parts.append("</svg>")
     note = (f"{html.escape(title)}: " if title else "") + (

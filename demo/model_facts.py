@@ -102,6 +102,14 @@ def training_hardware(metrics) -> dict:
     return machines[0] if machines and machines[0] and all(m == machines[0] for m in machines) else {}
 
 
+def cpu_said(cores) -> str | None:
+    """"a 2-core CPU", "an 8-core CPU": a CPU of `cores` (metrics.json's cpu_count) in words; None for a count that is
+    no whole number (not recorded)."""
+    if isinstance(cores, bool) or not isinstance(cores, int) or cores < 1:
+        return None
+    return f"{'an' if str(cores).startswith('8') or cores in (11, 18) else 'a'} {cores}-core CPU"
+
+
 def gpu_of(phase) -> str | None:
     """The GPU a phase of phases.json trained on, as its hardware names it; None for a CPU's, and for a weight
     average, which trains nothing: its `hardware` is the machine that averaged or, in a record older than

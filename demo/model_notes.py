@@ -16,8 +16,8 @@ from . import explain
 from .calibration_note import redrawn_diagram
 from .examples import FILL_MASK_EXPECTED, SENTIMENT_EXPECTED
 from .formatting import format_probability, large_count, md_escape, millions, minutes, pct, readable
-from .model_facts import (DEV_SLICE, SST2_DEV, SST2_SAID, checks_said, dev_set, dev_set_markdown, finite_number,
-                          gpu_of, model_facts, weakest_checks)
+from .model_facts import (DEV_SLICE, SST2_DEV, SST2_SAID, checks_said, cpu_said, dev_set, dev_set_markdown,
+                          finite_number, gpu_of, model_facts, training_hardware, weakest_checks)
 from .models import KINDS, Models
 from .training_counts import counts_for
 
@@ -87,7 +87,7 @@ def pretraining_by_device(loaded) -> tuple[DeviceShare, DeviceShare] | None:
         return None
     on_gpu, on_cpu = [(i, p) for i, p in trained if gpu_of(p)], [(i, p) for i, p in trained if not gpu_of(p)]
     cores = {p.hardware.get("cpu_count") for _, p in on_cpu if isinstance(p.hardware, dict)}
-    cpu = f"a {cores.pop()}-core CPU" if len(cores) == 1 and None not in cores else "the CPU"
+    cpu = (cpu_said(cores.pop()) if len(cores) == 1 else None) or "the CPU"
     gpus = gpu_phases([p for _, p in on_gpu])
     gpu, detail = (f"one {md_escape(next(iter(gpus)))}", "") if len(gpus) == 1 else ("GPUs", gpu_phases_said(gpus))
 
@@ -96,6 +96,28 @@ def pretraining_by_device(loaded) -> tuple[DeviceShare, DeviceShare] | None:
                            tuple(i for i, _ in part), detail)
 
     return share(on_cpu, cpu), share(on_gpu, gpu, detail)
+
+
+def machine_said(loaded) -> str | None:
+    """The machine a model's weights trained on, in words, as its records name it: for a model pretrained in phases
+    (phases.json), the CPU of its phases that ran on one ("a 2-core CPU"; its GPU phases are `gpu_phases`'); else its
+    run's (metrics.json; a weight average's members' where they agree, `training_hardware`): "an 8-core CPU", "one
+    NVIDIA H200", "a GPU". None where the records name none."""
+    if not loaded.available:
+        return None
+    phases = loaded.extras.get("phases")
+    trained = [p.hardware for p in phases if p.train_tokens] if isinstance(phases, list) else []
+    if trained:
+        cpus = {h.get("cpu_count") for h in trained if isinstance(h, dict) and h.get("device") == "cpu"}
+        return ((cpu_said(cpus.pop()) if len(cpus) == 1 else None) or "a CPU") if cpus else None
+    metrics = loaded.extras.get("metrics")
+    hardware = training_hardware(metrics) if metrics is not None else {}
+    device, gpu = hardware.get("device"), hardware.get("gpu")
+    if device == "cpu":
+        return cpu_said(hardware.get("cpu_count")) or "a CPU"
+    if isinstance(gpu, str):
+        return f"one {md_escape(gpu)}"
+    return "a GPU" if isinstance(device, str) and device.startswith("cuda") else None
 
 
 def times_its_text(loaded, tokens: int) -> str:
@@ -238,7 +260,7 @@ def _mlm_note(loaded, facts: dict, failures: dict) -> str:
                     + (f" ({gpu.detail})" if gpu.detail else ""))
     elif "train_minutes" in facts:
         trained += f" in {facts['train_minutes'] / 60:.1f} hours"
-        trained += f" on a {facts['cores']}-core CPU" if facts.get("device") == "cpu" and "cores" in facts else ""
+        trained += f" on {cpu}" if facts.get("device") == "cpu" and (cpu := cpu_said(facts.get("cores"))) else ""
     score = ""
     if "mlm_accuracy" in facts:
         rows = f", in {facts['mlm_rows']}-token rows" if "mlm_rows" in facts else ""

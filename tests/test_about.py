@@ -132,6 +132,38 @@ def test_the_intro_counts_the_gpu_phases_from_their_hardware(tiny_mlm_dir, tmp_p
     assert "GPU" not in about.about_sections(load_models(tmp_path / "nothing", None))["intro"]
 
 
+def test_the_intro_says_the_machines_the_records_name(tiny_mlm_dir, tiny_clf_dir, tmp_path):
+    """The intro said "trained on a 2-core CPU" whatever the models' records said: it names the CPU of the fill-mask
+    model's CPU phases (its GPU phases follow) and the machine of the classifier's run, each once, from phases.json and
+    metrics.json; nothing where they say nothing."""
+    def intro(mlm_phases, clf_hardware):
+        mlm = _folder(tiny_mlm_dir, tmp_path / str(len(list(tmp_path.iterdir()))), "mlm", mlm_phases[-1],
+                      phases=mlm_phases)
+        clf = tiny_clf_dir if clf_hardware is None else _folder(
+            tiny_clf_dir, mlm.parent, "clf", {**SST2_METRICS, "hardware": clf_hardware})
+        return about.about_sections(load_models(mlm, clf))["intro"]
+
+    def cpu(cores):
+        return {**PHASE, "hardware": {"device": "cpu", "cpu_count": cores}}
+
+    h100 = {**PHASE, "hardware": {"device": "cuda:0", "gpu": "NVIDIA H100 80GB HBM3"}}
+    tail = "; the figures below are read from each model's metrics.json."
+    eight = {"device": "cpu", "cpu_count": 8}
+    assert intro([cpu(8), cpu(8)], eight) == "Both are small teaching models, trained on an 8-core CPU" + tail
+    assert intro([cpu(2), cpu(2)], {"device": "cpu", "cpu_count": 16}) == (
+        "Both are small teaching models, trained on a 2-core CPU and a 16-core CPU" + tail)
+    assert intro([cpu(2), cpu(2)], {"device": "cuda:0", "gpu": "NVIDIA H200"}) == (
+        "Both are small teaching models, trained on a 2-core CPU and one NVIDIA H200" + tail)
+    assert intro([cpu(2), h100], eight).startswith(
+        "Both are small teaching models, trained on a 2-core CPU and an 8-core CPU, and for 1 of the encoder's 2 "
+        "pretraining phases one GPU (NVIDIA H100 80GB HBM3), which trained 1.0M of the encoder's 2.0M tokens")
+    # every phase on a GPU and no record of the classifier's machine: the GPUs alone
+    assert intro([h100, h100], None) == (
+        "Both are small teaching models, trained on one GPU (NVIDIA H100 80GB HBM3) for 2 of the encoder's 2 "
+        "pretraining phases, which trained 2.0M of the encoder's 2.0M tokens in 20 min" + tail)
+    assert intro([PHASE, PHASE], None) == "Both are small teaching models" + tail  # no machine recorded
+
+
 def test_the_intro_and_the_note_count_the_phases_of_each_gpu_model_and_say_then_only_in_that_order(tiny_mlm_dir,
                                                                                                   tmp_path):
     """"one NVIDIA H100 80GB HBM3 or NVIDIA H200" read as not knowing which GPU ran, and "CPU ..., then GPU" was
@@ -304,7 +336,7 @@ def test_the_comparison_says_the_reference_differs_in_its_vocabulary_only():
     loaded = load_models(ASSETS / "mini-roberta-mlm", ASSETS / "no-such-folder").mlm
     cells, note = about.parameters_compared(loaded)
     cfg, reference = loaded.config, about.REFERENCE
-    assert cells == f"{formatting.millions(loaded.model.num_parameters())} | 17.7M"  # plain: the table fits a phone
+    assert cells == [formatting.millions(loaded.model.num_parameters()), "17.7M"]  # plain: the table fits a phone
     assert cfg.vocab_size == 32_768 and reference.vocab_size == 50_265
     assert "the whole difference in parameters is the vocabulary, 50,265 tokens (roberta-base's) against this " \
            "project's 32,768" in note

@@ -451,7 +451,9 @@ def test_every_words_push_is_also_in_numbers(handlers):
     """What the colours say is also a table (in a closed <details>): each word, its push as the colours scale it,
     and which way, so that it reads without colour (a screen reader, a colour-blind reader)."""
     _, highlighted, explanation = handlers.classify("a gorgeous and <b>funny</b> film.")
-    rows = re.findall(r"<tr><td>(.*?)</td><td>([+-]\d\.\d\d)</td><td>(.*?)</td></tr>", explanation)
+    # the push, a number column, right-aligned (the page's CSS keeps align="right") so that its digits line up
+    rows = re.findall(r'<tr><td>(.*?)</td><td align="right">([+-]\d\.\d\d)</td><td>(.*?)</td></tr>', explanation)
+    assert '<th scope="col" align="right">push (−1 to +1)</th>' in explanation
     scored = [(text, score) for text, score in highlighted if score is not None]
     assert [(html.unescape(w), float(v)) for w, v, _ in rows] == [(t, pytest.approx(v, abs=0.006)) for t, v in scored]
     assert all(way == ("positive" if float(v) > 0 else "negative" if float(v) < 0 else "–") for _, v, way in rows)
@@ -573,7 +575,9 @@ def test_the_words_of_more_than_two_labels_push_towards_the_answer_as_what_if_sa
     assert most and most[1] == data["word"]  # What if?'s word is the first the explanation lists
     assert "green</span> words push towards the answer (**negative**, " in explanation
     assert "whatever the model answers" not in explanation and "positive" not in explanation.split("<details>")[0]
-    rows = re.findall(r"<tr><td>(.*?)</td><td>([+-]\d\.\d\d)</td><td>(.*?)</td></tr>", explanation)
+    # the push, a number column, right-aligned (the page's CSS keeps align="right") so that its digits line up
+    rows = re.findall(r'<tr><td>(.*?)</td><td align="right">([+-]\d\.\d\d)</td><td>(.*?)</td></tr>', explanation)
+    assert '<th scope="col" align="right">push (−1 to +1)</th>' in explanation
     assert rows and all(way == ("negative" if float(v) > 0 else "the other labels" if float(v) < 0 else "–")
                         for _, v, way in rows)
     _, box, *_ = handlers.classify_page(text)
@@ -900,23 +904,25 @@ def test_the_language_caveat_says_what_it_counted(shipped_tokenizer):
     vocabulary (one token each), and whether one is a common English word."""
     assert explain.language_note("Der Film war wirklich wunderbar.", shipped_tokenizer).startswith(
         "**This text may not be English:** none of its 5 words is a common English word such as “the” or “is”, "
-        "and only 3 are whole words in the model's vocabulary (one token each). The classifier learned from "
-        "English sentences (the shipped one from movie reviews, SST-2), so its verdict on another language means "
-        "little.")
+        "and only 3 are whole words in the model's vocabulary (one token each). A classifier that learned from "
+        "English text alone (as the shipped one did, from SST-2's movie reviews) gives a verdict on another language "
+        "that means little.")
     assert explain.language_note("La película fue muy buena.", shipped_tokenizer).startswith(
         "**This text may not be English:** only 1 of its 5 words is a common English word or a whole word in the "
         "model's vocabulary (one token each).")
 
 
 def test_classify_says_when_the_text_may_not_be_english(handlers):
-    """A verdict on "?!?!...", emoji or German still comes, with a caveat first: the model learned from English
-    reviews. English with common English words gets none, whatever the fixture's tiny vocabulary holds whole."""
+    """A verdict on "?!?!...", emoji or German still comes, with a caveat first: a classifier that learned from English
+    alone, as the shipped one did, says little of it. It claims nothing of the classifier served, which may be any
+    (one of another language, or many: "The classifier learned from English sentences" was said of every one).
+    English with common English words gets none, whatever the fixture's tiny vocabulary holds whole."""
     for text in ("?!?!...", "😀🔥👍", "这部电影很好看"):
         probabilities, _, explanation = handlers.classify(text)
         assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-5)
-        assert explanation.startswith("**This text has no English words:** the classifier learned from English "
-                                      "sentences (the shipped one from movie reviews, SST-2), so its verdict here "
-                                      "means little.\n\n**How to read it:**")
+        assert explanation.startswith("**This text has no English words:** a classifier that learned from English "
+                                      "text alone (as the shipped one did, from SST-2's movie reviews) gives a "
+                                      "verdict here that means little.\n\n**How to read it:**")
     # the reviewer's case (the fixture's tiny vocabulary has none of its words whole: "no English words")
     caveat, rest = handlers.classify("Der Film war wirklich wunderbar.")[2].split("\n\n", 1)
     assert caveat.startswith(("**This text has no English words:**", "**This text may not be English:**"))
@@ -1642,14 +1648,14 @@ def test_head_view_draws_lines_by_weight_and_escapes_labels():
     # script moves it with the arrow keys: tests/test_app_browser.py)
     assert page.count('class="hv-r" tabindex="0"') == 1 and page.count('class="hv-r" tabindex="-1"') == 4
     assert page.index('class="hv-r" tabindex="0"') < page.index('class="hv-r" tabindex="-1"')
-    lines = re.findall(r'<path class="w(\d+)" d="M(\d+) (\d+)L(\d+) (\d+)"/>', page)
+    lines = re.findall(r'<line class="w(\d+)" x1="\d+" y1="(\d+)" x2="100%" y2="(\d+)"/>', page)
     assert len(lines) == 1 + 2 + 3 + 5 + 1  # 0.01 is under MIN_WEIGHT: no line
-    levels = {(int(y1), int(y2)): int(level) for level, _, y1, _, y2 in lines}
+    levels = {(int(y1), int(y2)): int(level) for level, y1, y2 in lines}
     y = [head_view.HEAD + i * head_view.ROW + head_view.ROW // 2 for i in range(5)]
     assert levels[(y[2], y[1])] == 12 and levels[(y[2], y[0])] == 2 and levels[(y[0], y[0])] == head_view.LEVELS
     # the values a hover or tap shows, and the native tooltip
     assert "<title>“it” attends to: &lt;b&gt;x&lt;/b&gt; 60.0%, it 30.0%, &lt;s&gt; 10.0%</title>" in page
-    assert '<text y="%d">60.0%%</text>' % y[1] in page and ">100%<" in page
+    assert '<text x="100%%" y="%d">60.0%%</text>' % y[1] in page and ">100%<" in page
     assert "Layer 1, head 2" in page and "not drawn" in page
     with pytest.raises(ValueError, match="5 tokens"):
         head_view.head_view_html(labels, np.eye(4))
@@ -1662,10 +1668,31 @@ def test_head_view_of_128_tokens_is_small_and_scrolls():
         page = head_view.head_view_html(labels, rng.dirichlet(np.full(128, concentration), size=128), "Layer 6")
         assert len(page.encode()) < 200_000
         assert page.count('class="hv-r"') == 128 and page.count("word125") >= 2  # both columns, every token
-        assert page.count("<path ") <= 128 * head_view.TOP_K
+        assert page.count("<line ") <= 128 * head_view.TOP_K
     assert f"max-height:{head_view.BOX_HEIGHT}px;overflow-y:auto" in page
     long = head_view.head_view_html(["a" * 300, "b"], np.eye(2))
     assert "a" * 300 not in long.split("<title>")[0] and "a" * 15 + "…" in long  # shortened, whole in the tooltip
+
+
+def test_head_view_takes_its_boxs_width_its_text_unscaled():
+    """The view was drawn at a fixed width (418 px for the example), a third of its 1192 px box at 1280 px: it takes
+    the box's width, the lines between the columns growing with it (the right column anchored at the right edge),
+    its text at its own size (no viewBox to scale it), and is narrow enough at its narrowest for a 390 px phone's
+    345 px box."""
+    labels = ["<s>", "The", "cat", "sat", "because", "tired", "</s>"]
+    page = head_view.head_view_html(labels, np.full((7, 7), 1 / 7), "Layer 1")
+    svg = re.search(r"<svg [^>]*>", page).group(0)
+    assert 'width="100%"' in svg and "viewBox" not in svg
+    min_width = int(re.search(r"min-width:(\d+)px", svg).group(1))
+    assert min_width <= 345
+    assert "max-width:100%" not in page  # it no longer shrinks to fit: the box scrolls where it must
+    # every line runs from the left column to the right edge, less the right column's width
+    lines = re.findall(r'<line class="w\d+" x1="(\d+)" y1="\d+" x2="100%" y2="\d+"/>', page)
+    assert len(lines) == 7 * 7 and len(set(lines)) == 1
+    shift = re.findall(r'<g class="hv-l" transform="translate\(-(\d+) 0\)">', page)
+    assert len(shift) == 7 and len(set(shift)) == 1
+    start = int(lines[0]) - int(shift[0])  # the lines' left end, in the view's pixels
+    assert 0 < start < min_width - int(shift[0])  # ... left of their right end at the narrowest
 
 
 def test_a_layer_change_changes_the_head_view_of_the_model(handlers):

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from demo.byte_level import to_byte_level
-from demo.formatting import (DOTTED_CIRCLE, bar, format_log_probability, format_probability, readable, reads_as_is,
-                             show_invisible, show_whitespace, token_label, word_label)
+from demo.formatting import (DOTTED_CIRCLE, bar, format_log_probability, format_probability, markdown_table, readable,
+                             reads_as_is, show_invisible, show_whitespace, token_label, word_label)
 
 _DIGITS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 
@@ -139,3 +139,20 @@ def test_a_figures_label_is_cut_as_a_message_cuts_a_word_and_kept_on_one_line():
         assert short_label(label) == short_text(label, 14)
     assert short_label("a\tb\nc", 18) == "a\\tb\\nc"
     assert short_label("tab\t" * 9, 18) == short_text("tab\\t" * 9, 18) and len(short_label("tab\t" * 9, 18)) == 18
+
+
+def test_a_markdown_table_right_aligns_its_number_columns():
+    """A table's number columns are marked `---:` (the renderer writes align="right", and the page's CSS keeps it),
+    so that their digits line up; the others are left as text is. Every row has the header's cells."""
+    table = markdown_table(["component", "shape", "parameters"],
+                           [["Token embeddings", "32,768 × 256", "8,388,608"], ["**total**", "", "**13,260,000**"]],
+                           numbers=[2])
+    lines = table.split("\n")
+    assert lines[0] == "| component | shape | parameters |"
+    assert lines[1] == "|---|---|---:|"
+    assert lines[2:] == ["| Token embeddings | 32,768 × 256 | 8,388,608 |", "| **total** |  | **13,260,000** |"]
+    assert markdown_table(["a", "b"], [], numbers=[0, 1]).split("\n")[1] == "|---:|---:|"
+    with pytest.raises(ValueError, match="2 cells, not 3"):
+        markdown_table(["a", "b"], [["x", "y", "z"]])
+    with pytest.raises(ValueError, match="column 2"):
+        markdown_table(["a", "b"], [], numbers=[2])
