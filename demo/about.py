@@ -152,15 +152,19 @@ def parameter_table(model) -> tuple[str, int]:
 def position_rows_said(cfg) -> str:
     """The position table's row of the parameter table, short enough for a phone's table cell: its positions and
     the rows that hold none (`position_rows_explained` says why)."""
-    first = cfg.pad_token_id + 1
-    return f"Position embeddings ({cfg.max_position_embeddings - first} + {first} unused)"
+    first, unused = cfg.pad_token_id + 1, cfg.pad_token_id
+    return (f"Position embeddings ({cfg.max_position_embeddings - first} + 1 padding"
+            + (f" + {unused} unused)" if unused else ")"))
 
 
 def position_rows_explained(cfg) -> str:
     """Why the position table has more rows than positions, for the text above the parameter table."""
     first = cfg.pad_token_id + 1
-    return (f"The position table's first {first} rows hold no position: RoBERTa numbers positions from "
-            f"padding_idx + 1 = {first}, as roberta-base's 514 rows for 512 tokens show.")
+    below = (f", and rows 0 to {first - 2} are never read" if first > 2 else ", and row 0 is never read" if first > 1
+             else "")
+    return (f"The position table's first {first} rows hold no position of the text: RoBERTa numbers positions from "
+            f"padding_idx + 1 = {first}, as roberta-base's 514 rows for 512 tokens show; row {first - 1} (padding_idx) "
+            f"is the one every &lt;pad&gt; reads{below}.")
 
 
 def card_link(loaded) -> str:

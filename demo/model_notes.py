@@ -349,8 +349,9 @@ def _classifier_note(models: Models, loaded, facts: dict, failures: dict) -> str
     if "dev_accuracy" in facts:
         scores.append(_dev_score(loaded, facts))
     if "imdb_accuracy" in facts:
-        # after a labelled IMDB stage, "out of domain" would contradict the note: these are its held-out test reviews
-        held_out = "held-out test reviews" if "imdb" in stages else "out of domain"
+        # after a labelled IMDB stage, "out of domain" would contradict the note: these are reviews held out of it
+        # (drawn from IMDB's train split, train.imdb_sample: not "test reviews", not comparable with IMDB test figures)
+        held_out = "held out of training" if "imdb" in stages else "out of domain"
         scores.append(f"{pct(facts.get('imdb_accuracy_whole', facts['imdb_accuracy']))} of "
                       + (f"{facts['imdb_examples']:,} " if "imdb_examples" in facts else "")
                       + (f"IMDB reviews ({held_out}, read whole)" if "imdb_accuracy_whole" in facts

@@ -914,7 +914,9 @@ def test_the_classifier_note_says_its_stages_from_its_metrics(tiny_mlm_dir, tiny
     assert ("given more MLM (fill-mask) training on review text (TAPT), then fine-tuned on labelled IMDB reviews, "
             f"then on 67,349 training examples of {model_facts.SST2_SAID}; the weight average of 3 seeds' runs"
             ) in note
-    assert "72.1% of 1,000 IMDB reviews (longer, held-out test reviews)" in note and "out of domain" not in note
+    # held out of training, but drawn from IMDB's train split: not "test reviews" (not comparable with IMDB test)
+    assert "72.1% of 1,000 IMDB reviews (longer, held out of training)" in note and "out of domain" not in note
+    assert "test reviews" not in note
     assert "never trained on" not in note  # after "fine-tuned on labelled IMDB reviews" it read as a contradiction
     card = about.summary_card(models.sentiment)
     assert f"- **data**: IMDB reviews (a labelled stage first), then {model_facts.SST2_SAID}, from `sst2/train.tsv`" \
@@ -981,9 +983,12 @@ def test_the_architecture_explains_post_norm_and_the_position_rows(models):
     architecture = about.about_sections(models)["architecture"]
     first = cfg.pad_token_id + 1
     # the row's label stays short (it took 7 lines of a phone's table cell); the reason is in the text above
-    assert (f"| Position embeddings ({cfg.max_position_embeddings - first} + {first} unused) | "
+    # row pad_token_id is not unused: every <pad> reads it (roberta.model.position_ids_from_input_ids)
+    assert cfg.pad_token_id == 1
+    assert (f"| Position embeddings ({cfg.max_position_embeddings - first} + 1 padding + 1 unused) | "
             f"{cfg.max_position_embeddings} × ") in architecture
-    reason = f"RoBERTa numbers positions from padding_idx + 1 = {first}, as roberta-base's 514 rows for 512 tokens"
+    reason = (f"RoBERTa numbers positions from padding_idx + 1 = {first}, as roberta-base's 514 rows for 512 tokens "
+              "show; row 1 (padding_idx) is the one every &lt;pad&gt; reads, and row 0 is never read.")
     assert reason in architecture.split("| component |")[0]
     assert "Post-norm Transformer encoder (LayerNorm after each residual addition, as in BERT" in architecture
 
