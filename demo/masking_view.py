@@ -186,6 +186,9 @@ BERT_PICKS = (f"BERT's own code picks exactly {MLM_PROBABILITY:.0%} of the token
 
 # Each rule's why is said here, not in the CSS, which is sent with every run's table:
 # col.mk-epoch: "epoch 40" in bold and the cell's padding, with a little to spare (the digits' widths differ by font).
+# .mk-wrap before th and td: it outranks Gradio's `.prose td` (a border in the text's colour, its own padding),
+# as the phone's rule for the table and its rows does (each epoch was a dark box in a dark box).
+# td i: a word's pieces unpadded ("ninet" "een" with a pixel each side read as two words); the targets padded.
 # td direction and isolate: tokens in reading order whatever their script (Arabic pieces are not reordered across
 # their neighbours).
 # .mk-1/2/3: light backgrounds keep dark text in a dark theme too; a line under each kind tells them apart without
@@ -206,7 +209,7 @@ BERT_PICKS = (f"BERT's own code picks exactly {MLM_PROBABILITY:.0%} of the token
 MASKING_CSS = """<style>
 .mk-scroll{max-height:min(640px,70vh);overflow:auto;border:1px solid #d4d4d8}
 .mk-table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:13px;line-height:1.9}
-.mk-table th,.mk-table td{border:1px solid #d4d4d8;padding:4px 6px;vertical-align:top;text-align:left;
+.mk-wrap .mk-table :is(th,td){border:1px solid #d4d4d8;padding:4px 6px;vertical-align:top;text-align:left;
   overflow-wrap:anywhere}
 .mk-scroll .mk-table thead th{position:sticky;top:0;background:var(--background-fill-secondary,#f4f4f5);
   color:var(--body-text-color,#18181b);z-index:1}
@@ -214,7 +217,7 @@ MASKING_CSS = """<style>
   white-space:nowrap;font-weight:600}
 .mk-table col.mk-epoch{width:calc(8.2ch + 14px)}
 .mk-table th:first-child{white-space:nowrap;overflow-wrap:normal}
-.mk-table td i{font-style:normal;border-radius:3px;padding:1px 1px;color:inherit}
+.mk-table td i{font-style:normal;border-radius:3px;padding:0;color:inherit}.mk-table td i[class]{padding:1px}
 .mk-table td{direction:ltr}.mk-table td>*{unicode-bidi:isolate}
 .mk-wrap .mk-1,.mk-wrap .mk-table td i.mk-1{background:#fca5a5;color:#18181b;font-weight:600}
 .mk-wrap .mk-2,.mk-wrap .mk-table td i.mk-2{background:#fdba74;color:#18181b;text-decoration:underline dashed}
@@ -246,6 +249,7 @@ MASKING_CSS = """<style>
 .mk-more{display:none}
 .mk-table,.mk-table tbody,.mk-table tr,.mk-table td,.mk-table tbody th{display:block;width:auto}
 .mk-table colgroup,.mk-table thead{display:none}
+.mk-wrap :is(.mk-table,.mk-table tr){border:none}
 .mk-table td::before{display:block;font-size:11px;font-weight:600;opacity:.75}
 .mk-table td:nth-of-type(1)::before{content:"BERT static, one fixed mask"}
 .mk-table td:nth-of-type(2)::before{content:"BERT static, 10 masks cycling"}

@@ -4,8 +4,9 @@
   // announce); each accordion's button says whether it is open (aria-expanded); an input error is tied to its field
   // (aria-invalid, aria-describedby); a box that scrolls sideways takes the focus; and a table a visitor opened in a
   // result (a <details>) stays open when the result is redrawn for another layer, head or text; a dropdown's list
-  // closes when the focus leaves its box; Gradio's bars, figures, dropdown arrows and example tables are not heard
-  // as buttons or unnamed images and grids; a gr.Label's percentages read as the text beside them writes them
+  // closes when the focus leaves its box, and is no Tab stop; Gradio's bars, figures, dropdown arrows and example
+  // tables are not heard as buttons or unnamed images and grids; a gr.Label's percentages read as the text beside
+  // them writes them; a tab list is one Tab stop that the arrow keys move (ARIA's tabs pattern)
   // (app.py passes this file to gr.Blocks(js=...): the file is one arrow function, nothing before it)
   const live = document.createElement('div');
   live.id = 'sr-live';
@@ -138,7 +139,8 @@
   // text, then the image with the same alt: no Tab stop, and a group (its meter keeps its name and value) or a
   // figure (the image read once, by its alt) instead of a button; a figure's own fullscreen button stays one. A
   // dropdown's arrow is decoration, not an unnamed image; an Examples table is named by its block's label and its
-  // columns (the inputs an example fills), not an unnamed grid
+  // columns (the inputs an example fills), not an unnamed grid. A dropdown's open list is no Tab stop: Chromium made
+  // one that scrolls a stop, Gradio closed it as its box lost the focus, and the focus fell to the page's <body>
   const setAttr = (e, name, value) => { if (e.getAttribute(name) !== value) e.setAttribute(name, value); };
   const patchGradio = () => {
     const roles = [['#st-label button.confidence-set', 'group'], ['.static-figure button:has(img)', 'figure']];
@@ -147,6 +149,7 @@
       setAttr(b, 'role', role);
     }));
     document.querySelectorAll('svg.dropdown-arrow').forEach(s => setAttr(s, 'aria-hidden', 'true'));
+    document.querySelectorAll('ul[role="listbox"]').forEach(l => setAttr(l, 'tabindex', '-1'));
     document.querySelectorAll('.block > .table-wrap > table[role="grid"]').forEach(t => {
       const label = said(t.closest('.block').querySelector(':scope > .label')) || 'Examples';
       setAttr(t, 'aria-label', `${label}: ${cells(t.querySelector('thead tr') || t, 'th').join(', ')}`);
@@ -241,10 +244,30 @@
   };
   let measure = 0;  // once a frame at most: measuring lays the page out
   const remeasure = () => { if (!measure) measure = requestAnimationFrame(() => { measure = 0; scrollers(); }); };
-  const changed = () => { expanded(); patchGradio(); linkErrors(); remeasure(); };
+  // Gradio's tab lists (the tabs, Attention's views), as ARIA's tabs pattern has them: the open tab is the list's
+  // one Tab stop (Gradio made every tab one), kept in step with Gradio's choice however it redraws the list
+  const tabsOf = list => [...list.querySelectorAll(':scope > [role="tab"]')];
+  const tabStops = () => document.querySelectorAll('[role="tablist"]').forEach(list => {
+    const tabs = tabsOf(list), open = tabs.find(t => t.getAttribute('aria-selected') === 'true') || tabs[0];
+    tabs.forEach(t => setAttr(t, 'tabindex', t === open ? '0' : '-1'));
+  });
+  // Left and Right (round from end to end), Home and End move the focus to another tab and open it
+  const tabMoves = {ArrowRight: 1, ArrowLeft: -1, Home: -Infinity, End: Infinity};
+  document.addEventListener('keydown', e => {
+    const tab = e.target.closest?.('[role="tablist"] > [role="tab"]');
+    if (!tab || !(e.key in tabMoves) || e.altKey || e.ctrlKey || e.metaKey) return;  // Alt+Left: the browser's back
+    const tabs = tabsOf(tab.parentElement)  // those shown and enabled
+      .filter(t => t.getClientRects().length && t.getAttribute('aria-disabled') !== 'true');
+    const move = tabMoves[e.key], at = tabs.indexOf(tab);
+    const to = tabs[Number.isFinite(move) ? (at + move + tabs.length) % tabs.length : move < 0 ? 0 : tabs.length - 1];
+    e.preventDefault();  // no page scroll
+    to.focus();
+    to.click();
+  });
+  const changed = () => { expanded(); patchGradio(); tabStops(); linkErrors(); remeasure(); };
   changed();
   new MutationObserver(changed).observe(document.body, {subtree: true, childList: true, attributes: true,
-                                                       attributeFilter: ['class']});
+                                                       attributeFilter: ['class', 'aria-selected']});
   window.addEventListener('resize', remeasure);
   // opened <details>, named by the result they are in (its elem_id) and their summary's text; a visitor's
   // click says what they want (a redraw may reuse the element and drop its open attribute, or replace it)
