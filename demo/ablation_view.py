@@ -8,7 +8,7 @@ import logging
 
 from roberta.masking import DUPE_FACTOR
 
-from .formatting import md_cell, millions, pct
+from .formatting import markdown_table, md_cell, millions, pct
 
 log = logging.getLogger(__name__)
 
@@ -55,13 +55,13 @@ def ablation_arms_markdown(results: dict) -> str:
     arms = results["arms"]
     # the longer headers in two lines, the longest "training-row loss," (the page keeps a header on one line):
     # on one, the seven columns were 1259 px in a 1214-px box at 1280 px, the last header cut to "SST-2 dev accura…"
-    lines = ["| arm | seeds | held-out MLM loss | held-out MLM<br>accuracy | training-row loss,<br>mask trained on | "
-             "training-row loss,<br>fresh mask | SST-2 dev<br>accuracy |", "|---|---:|---:|---:|---:|---:|---:|"]
-    for name, arm in arms.items():
-        lines.append(f"| {md_cell(arm.get('label', name))} | {int(arm.get('n', 0))} | "
-                     f"{_mean_std(arm, 'mlm_loss')} | {_mean_std(arm, 'mlm_accuracy', True)} | "
-                     f"{_mean_std(arm, 'probe_seen_mask_loss')} | {_mean_std(arm, 'probe_fresh_mask_loss')} | "
-                     f"{_mean_std(arm, 'sst2_accuracy', True)} |")
+    header = ["arm", "seeds", "held-out MLM loss", "held-out MLM<br>accuracy", "training-row loss,<br>mask trained on",
+              "training-row loss,<br>fresh mask", "SST-2 dev<br>accuracy"]
+    table = markdown_table(header, [
+        [md_cell(arm.get("label", name)), str(int(arm.get("n", 0))), _mean_std(arm, "mlm_loss"),
+         _mean_std(arm, "mlm_accuracy", True), _mean_std(arm, "probe_seen_mask_loss"),
+         _mean_std(arm, "probe_fresh_mask_loss"), _mean_std(arm, "sst2_accuracy", True)]
+        for name, arm in arms.items()], numbers=range(1, len(header)))
     setup = results.get("setup", {})
     init = setup.get("init")
     # which weights: the checkpoint's own description when recorded (a folder may hold other weights since)
@@ -89,20 +89,19 @@ def ablation_arms_markdown(results: dict) -> str:
                  "that pretraining is measured against.")
     if results.get("status") != "complete":
         note += f" **Partial results: {results.get('runs_done')} of {results.get('runs_planned')} runs.**"
-    out = "\n".join(lines) + "\n\n" + note
+    out = table + "\n\n" + note
     paper = results.get("paper")
     if isinstance(paper, dict) and paper.get("rows"):
         def num(v):
             return f"{v:.1f}" if isinstance(v, (int, float)) else "–"
 
-        rows = ["| masking (paper) | our arm | SQuAD 2.0 F1 | MNLI-m | SST-2 |", "|---|---|---:|---:|---:|"]
-        for r in paper["rows"]:
-            ours = arms.get(r.get("ours"), {}).get("label", "–")
-            rows.append(f"| {md_cell(r.get('masking'))} | {md_cell(ours)} | {num(r.get('squad2_f1'))} | "
-                        f"{num(r.get('mnli_m_accuracy'))} | {num(r.get('sst2_accuracy'))} |")
+        rows = [[md_cell(r.get("masking")), md_cell(arms.get(r.get("ours"), {}).get("label", "–")),
+                 num(r.get("squad2_f1")), num(r.get("mnli_m_accuracy")), num(r.get("sst2_accuracy"))]
+                for r in paper["rows"]]
         out += (f"\n\nFor reference, {md_cell(paper.get('source', 'the RoBERTa paper'))} "
                 f"({md_cell(paper.get('model', 'BERT-base'))}; {md_cell(paper.get('note', ''))}):\n\n"
-                + "\n".join(rows))
+                + markdown_table(["masking (paper)", "our arm", "SQuAD 2.0 F1", "MNLI-m", "SST-2"], rows,
+                                 numbers=[2, 3, 4]))
     return out
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from roberta.run_metrics import said_list
 
-from .formatting import LINE_BREAK_RE, VISIBLE_RE, format_probability, md_escape, short_text
+from .formatting import LINE_BREAK_RE, VISIBLE_RE, format_probability, markdown_table, md_escape, short_text
 from .tokens_view import word_spans
 
 PAIRS = [("good", "bad"), ("great", "terrible"), ("excellent", "awful"), ("wonderful", "horrible"),
@@ -267,10 +267,10 @@ def outcome_data(text: str, word, toward: str, before: dict, edits: list[Edit], 
             "edits": rows}
 
 
-def _row(edit: str, text: str, probabilities: dict, toward: str, change: str) -> str:
+def _row(edit: str, text: str, probabilities: dict, toward: str, change: str) -> list[str]:
     label = max(probabilities, key=probabilities.get)
-    return (f"| {edit} | {text} | {md_escape(label)} {format_probability(probabilities[label])} | "
-            f"{format_probability(probabilities[toward])} | {change} |")
+    return [edit, text, f"{md_escape(label)} {format_probability(probabilities[label])}",
+            format_probability(probabilities[toward]), change]
 
 
 NEGATION_RULES = ("drop a “not”, “never” or “n't” before the word, swap it for its opposite from a short list "
@@ -291,13 +291,12 @@ def outcome_markdown(text: str, word, toward: str, before: dict, edits: list[Edi
     first = (f"“{strongest}” pushed the answer {said} the most." if towards_answer else
              f"No word pushed towards the answer {said}; “{strongest}” pushed against it least.")
     tried = "Remove it" if labels else "Remove it or negate it"
+    rows = [_row("original", Edit("", "", word[0], word[0]).marked(text), before, toward, "")]
+    rows += [_row(md_escape(edit.what), edit.marked(text), probabilities, toward,
+                  _points(probabilities[toward] - before[toward])) for edit, probabilities in zip(edits, after)]
+    # P(toward) and its change right-aligned, their digits lined up
     lines = [f"**What if?** {first} {tried}, and the model answers:", "",
-             f"| edit | text | answer | P({md_escape(toward)}) | change |",
-             "|---|---|---|---|---|",
-             _row("original", Edit("", "", word[0], word[0]).marked(text), before, toward, "")]
-    for edit, probabilities in zip(edits, after):
-        change = _points(probabilities[toward] - before[toward])
-        lines.append(_row(md_escape(edit.what), edit.marked(text), probabilities, toward, change))
+             markdown_table(["edit", "text", "answer", f"P({md_escape(toward)})", "change"], rows, numbers=[3, 4])]
     if labels:  # a topic classifier's answer is no sentiment for a negation to turn
         named = said_list([f"“{md_escape(short_text(label))}”" for label in labels])
         lines += ["", f"Only its removal is tried: this classifier's labels ({named}) name no sentiment, and the "

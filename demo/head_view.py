@@ -7,11 +7,12 @@ Rendered here as one SVG with CSS (Gradio's HTML component runs no scripts), so 
 draw, and hover and tap need nothing from the server. The keyboard gets one Tab stop, the first token's row;
 the page's script (demo/page.js) moves it with the arrow keys, Home and End (a "roving tabindex"), so that
 Tab leaves the view instead of walking through its up to 128 rows. Sized for the model's 128 tokens: a row
-per token, fixed-size labels, and a box of fixed height that scrolls. The view takes its box's width, up to
+per token, `ROW` high, a finger's target (WCAG 2.5.8's 24 px at least: rows of 18 px were hard to tap on a
+phone), fixed-size labels, and a box of fixed height that scrolls. The view takes its box's width, up to
 `MAX_WIDTH`: the labels keep their size and the lines between the columns grow (the right column is placed from
 the right edge, in percentages of the view's width); at its narrowest, `MIN_GAP` between the columns, it fits a
-390 px phone (with long labels its box scrolls sideways a little). To keep the page small, a token's lines below
-`MIN_WEIGHT` and beyond its `TOP_K` strongest are not drawn (the caption says so).
+320 px phone's 278 px box (with long labels its box scrolls sideways a little). To keep the page small, a token's
+lines below `MIN_WEIGHT` and beyond its `TOP_K` strongest are not drawn (the caption says so).
 """
 from __future__ import annotations
 
@@ -23,10 +24,12 @@ from .formatting import format_probability, short_text
 
 MIN_WEIGHT = 0.02  # lines weaker than this are not drawn
 TOP_K = 10  # at most this many lines per attending token
-ROW = 18  # px per token row
+ROW = 26  # px per token row: the left column's rows are tap targets
 FONT = 12  # px
 CHAR = 7.2  # px: a rough width of one character at FONT, for the columns
-MIN_GAP = 48  # px between the two columns, where the lines run, at the view's narrowest
+TITLES = ("attending token", "attends to")  # the columns' titles, at 11 px
+TITLE_CHAR = 6.3  # px: a rough width of one character of a title
+MIN_GAP = 32  # px between the two columns, where the lines run, at the view's narrowest
 MAX_WIDTH = 760  # px: the widest the view grows, centred in a wider box (flatter lines are harder to follow)
 VALUES = 50  # px for the values beside the right column ("0.670%")
 HEAD = 22  # px above the first row, for the column titles
@@ -88,11 +91,13 @@ def head_view_html(labels: list[str], matrix, title: str = "", min_weight: float
     if matrix.shape != (n, n):
         raise ValueError(f"the attention matrix is {matrix.shape}, but there are {n} tokens")
     shown = [short_text(label, LABEL_CHARS) for label in labels]  # labels are one line (`Tokens.labels`)
-    width = max(14, max((len(s) for s in shown), default=1)) * CHAR  # at least the column title's width
-    x_left = round(8 + width)  # the left labels end here (text-anchor end)
+    # each column as wide as its longest label, or its title
+    width = max((len(s) for s in shown), default=1) * CHAR
+    left, right = (max(width, len(title) * TITLE_CHAR) for title in TITLES)
+    x_left = round(8 + left)  # the left labels end here (text-anchor end)
     x_from = x_left + 6  # where the lines start
     # the right side, in px from the view's right edge: a group moved left by that much from x="100%"
-    to_right = round(VALUES + 10 + width)  # the right labels start here
+    to_right = round(VALUES + 10 + right)  # the right labels start here
     to_end = to_right + 6  # the lines end here
     min_w, total_h = x_from + MIN_GAP + to_end, HEAD + n * ROW + 4
 
@@ -102,8 +107,8 @@ def head_view_html(labels: list[str], matrix, title: str = "", min_weight: float
     esc = [html.escape(s) for s in shown]
     parts = [f'<svg class="hv" xmlns="http://www.w3.org/2000/svg" width="100%" height="{total_h}" '
              f'style="min-width:{min_w}px" role="group" aria-label="{html.escape(title or "head view")}">',
-             f'<text class="hv-h" x="{x_left}" y="10" text-anchor="end">attending token</text>',
-             f'<text class="hv-h" x="100%" dx="-{to_right}" y="10">attends to</text>',
+             f'<text class="hv-h" x="{x_left}" y="10" text-anchor="end">{TITLES[0]}</text>',
+             f'<text class="hv-h" x="100%" dx="-{to_right}" y="10">{TITLES[1]}</text>',
              f'<g class="hv-k" transform="translate(-{to_right} 0)">',
              *[f'<text x="100%" y="{y(j)}">{esc[j]}</text>' for j in range(n)], '</g>']
     for i in range(n):

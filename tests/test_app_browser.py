@@ -17,6 +17,7 @@ import pytest
 from demo.masking_view import PREDICTION_COLUMNS
 from scripts.app_process import AppProcess
 from scripts.browser import CHROMIUM, TIMEOUT_MS, launch
+from demo import head_view
 from demo.byte_level import to_byte_level
 from demo.formatting import format_probability
 from demo.validation import MAX_EPOCHS
@@ -308,6 +309,8 @@ def test_sentiment_example(page):
     sync_api.expect(page.get_by_text("pink words push towards negative")).to_be_visible()
     assert page.locator("#st-words [data-testid='highlighted-text:color-legend']").count() == 0  # not -1/0/+1
     check_word_colours(page)
+    page.locator("#st-explain").get_by_text("Every word's push, in numbers").click()  # its push column: numbers
+    check_number_columns(page, "#st-explain")
     shot(page, "2-sentiment")
     # What if? the word that pushed most, removed or negated: a table, the change struck through
     record_announcements(page)
@@ -459,6 +462,10 @@ def test_attention_example(page):
     sync_api.expect(rows.first).to_be_attached()
     n_rows = rows.count()
     assert n_rows > 5 and heads.locator(".hv-k text").count() == n_rows  # both columns, every token
+    # the view takes its box's width (it took 418 of 1192 px), up to its widest, its lines growing; labels unscaled
+    box, svg = (heads.locator(selector).bounding_box()["width"] for selector in (".hv-box", "svg.hv"))
+    assert svg >= min(0.6 * box, head_view.MAX_WIDTH), (svg, box)
+    assert heads.locator(".hv-k text").first.evaluate("e => e.getBoundingClientRect().height") >= 0.9 * head_view.FONT
     # hover over a token on the left: its lines and values show, no other row's
     row = rows.nth(2)
     row.locator(".hv-q").hover()
@@ -632,7 +639,7 @@ EPOCH_COLUMN_JS = """(table, font) => {
 
 def test_masking_example(page):
     open_tab(page, "Masking")
-    table = page.locator("#mk-table table.mk-table")
+    table = page.locator("#mk-table .mk-scroll")  # its tables: the first epochs', and the others' in a disclosure
     # another text first, so that the example's click is seen to redraw the table (the page opens on that
     # example, and a test run before this one may have left any text there)
     page.locator("#mk-text textarea").fill("A short sentence about something else entirely.")
@@ -642,7 +649,7 @@ def test_masking_example(page):
     sync_api.expect(table).to_contain_text("fox")
     sync_api.expect(table).not_to_contain_text("entirely")
     sync_api.expect(table.locator("tbody tr")).to_have_count(12)
-    sync_api.expect(table.locator("thead")).to_contain_text("RoBERTa dynamic")
+    sync_api.expect(table.locator("thead").first).to_contain_text("RoBERTa dynamic")
     assert table.locator("td i").count() > 3 * 12  # every token of every epoch of every scheme
     assert table.locator("i.mk-1").count() > 0  # some <mask>s
     target = table.locator("i.mk-1").first
@@ -666,6 +673,19 @@ def test_masking_example(page):
     inline = target.evaluate("e => getComputedStyle(e, '::after').position")
     assert inline == "static" and target.get_attribute("title") in target.evaluate(
         "e => getComputedStyle(e, '::after').content")
+    # the epochs after the first few, in a closed disclosure: the next Tab stop, opened by Enter, and while it has
+    # the focus every original shows in line there too
+    later = box.locator("details.mk-later")
+    sync_api.expect(later.locator("tbody tr").first).to_be_hidden()
+    page.keyboard.press("Tab")
+    sync_api.expect(later.locator("summary")).to_be_focused()
+    sync_api.expect(later.locator("summary")).to_have_text(re.compile(r"Epochs \d+–12: BERT's 10 masks start again"))
+    page.keyboard.press("Enter")
+    sync_api.expect(later.locator("tbody tr").last).to_be_visible()
+    late = later.locator("i[title]").last
+    assert late.get_attribute("title") in late.evaluate("e => getComputedStyle(e, '::after').content")
+    page.keyboard.press("Enter")  # closed again: the page is shared
+    sync_api.expect(later.locator("tbody tr").first).to_be_hidden()
     sync_api.expect(page.locator("#mk-plot img")).to_be_visible()
     assert page.locator("#mk-plot img").get_attribute("alt").startswith("“Coverage")
     check_heading_levels(page)
@@ -839,6 +859,7 @@ def test_about_tab(page):
         "img", name=re.compile("How often the pretraining text holds each token"))).to_be_visible()
     page.get_by_text("Architecture and parameter counts").click()
     sync_api.expect(page.get_by_role("cell", name="Token embeddings", exact=True)).to_be_visible()
+    check_number_columns(page, "#tab-about")
     # a static figure is read by its alt text but is no Tab stop (gr.Image wraps it in a button that does
     # nothing); its own fullscreen button is one
     figures = page.locator(".static-figure button:has(img)")
@@ -892,7 +913,7 @@ def test_script_is_shown_as_text(page):
     open_tab(page, "Masking")
     page.locator("#mk-text textarea").fill(payload)
     page.get_by_role("button", name="Mask", exact=True).click()
-    table = page.locator("#mk-table table.mk-table")
+    table = page.locator("#mk-table table.mk-table").first  # the first epochs' (the later ones are in a <details>)
     sync_api.expect(table).to_contain_text("script")
     assert page.locator("#mk-table script, #mk-table img").count() == 0
     # a dialog would come from the payload's image failing to load: an image of our own, inserted after the answer,
@@ -1016,6 +1037,17 @@ def eventually(measure, holds, timeout=TIMEOUT_MS / 1000):
     return value
 
 
+NUMBER_CELLS_JS = """scope => [...document.querySelectorAll(`${scope} .md table :is(th, td)[align="right"]`)]
+  .filter(c => c.offsetParent).map(c => [c.textContent.trim().slice(0, 20), getComputedStyle(c).textAlign])"""
+
+
+def check_number_columns(page, scope):
+    """A Markdown table's number columns (`|---:|`, which the renderer writes as align="right") are right-aligned, so
+    that their digits line up: Gradio's `.prose td {text-align: left}` overrode the attribute."""
+    cells = page.evaluate(NUMBER_CELLS_JS, scope)
+    assert cells and all(align == "right" for _, align in cells), cells
+
+
 def check_markdown_tables(page, name):
     """At the phone's width a Markdown table fits (its headers wrap between words), or, too wide to (the masking
     ablation's seven columns), scrolls in its box showing that it does: a shadow on the side that has more, gone
@@ -1059,10 +1091,21 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
         if name == "Masking":
             sync_api.expect(page.locator("#mk-table table.mk-table tbody tr")).to_have_count(12)
             sync_api.expect(page.locator("#mk-plot img")).to_be_visible()
+            # every epoch a card a screen tall made the tab 12 screens long (10,461 px with the shipped models): the
+            # first epochs show, the others wait in a closed disclosure
+            sync_api.expect(page.locator("#mk-table details.mk-later tbody tr").first).to_be_hidden()
+            shown = page.locator("#mk-table tbody tr:visible").count()
+            tall = page.evaluate("document.querySelector('#mk-table').getBoundingClientRect().height")
+            assert shown == 3 and tall < 3 * 844, (shown, tall)
             page.locator("#mk-plot-text summary").click()  # the coverage as text fits too
             sync_api.expect(page.locator("#mk-plot-text tbody tr")).to_have_count(12)
         if name == "Attention":
             sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
+            # the head view fits its box whole (no sideways scroll), its text at its own size (it was shrunk to 83%)
+            box = page.locator("#at-heads .hv-box")
+            assert box.evaluate("e => e.scrollWidth <= e.clientWidth"), box.evaluate("e => e.scrollWidth")
+            assert box.locator(".hv-k text").first.evaluate("e => e.getBoundingClientRect().height") >= \
+                0.9 * head_view.FONT
             row = page.locator("#at-heads .hv-r").nth(1)
             row.locator(".hv-q").tap()  # a tap focuses the token: its lines and values show
             sync_api.expect(row.locator(".hv-v")).to_be_visible()
@@ -1113,6 +1156,12 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
     # ... each under its scheme's name, as the table's header (hidden there) says it
     names = [cells.nth(k).evaluate("e => getComputedStyle(e, '::before').content") for k in range(3)]
     assert "RoBERTa dynamic" in names[2] and len(set(names)) == 3 and "none" not in names, names
+    # a tap opens the later epochs, in the page's own scroll: no box inside it catches the swipes
+    page.locator("#mk-table details.mk-later summary").tap()
+    sync_api.expect(page.locator("#mk-table tbody tr").last).to_be_visible()
+    assert page.locator("#mk-table tbody tr:visible").count() == 12
+    box = page.locator("#mk-table .mk-scroll").evaluate("e => [e.scrollHeight, e.clientHeight]")
+    assert box[0] <= box[1] + 1, box
     page.close()
 
 
@@ -1125,6 +1174,89 @@ def check_nothing_overflows(page, name):
         pass
     result = page.evaluate(OVERFLOW_JS)
     assert result["scrollWidth"] <= result["width"] and not result["overflowing"], (name, result)
+
+
+# a touch screen's targets (WCAG 2.5.5: 44 px): Gradio's tab buttons were 32 px high, accordion headers and <details>
+# summaries 20, the Examples chips 30
+TOUCH_TARGETS = {"tab": ".tab-container button", "accordion": "button.label-wrap", "summary": "details > summary",
+                 "example": "button.gallery-item"}
+HEIGHTS_JS = """sel => [...document.querySelectorAll(sel)].filter(e => e.offsetParent !== null)
+  .map(e => [e.textContent.trim().slice(0, 30), e.getBoundingClientRect().height])"""
+# each word of the text node that holds `words` (its first): [the word, the lines it is drawn on]
+WORD_LINES_JS = """words => { const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let node; while ((node = walker.nextNode()) && !node.textContent.includes(words));
+  return node ? [...node.textContent.matchAll(/\\S+/g)].map(m => { const range = document.createRange();
+    range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+    return [m[0], new Set([...range.getClientRects()].filter(r => r.width).map(r => Math.round(r.top))).size]; })
+    : null; }"""
+
+
+def test_a_touch_phone_has_targets_a_finger_can_tap(app, browser):
+    """A 360 px touch phone: the tab and sub-tab buttons, the accordions' headers, the <details> summaries and the
+    Examples chips are 44 px high; the head view's rows, the tokens a learner is told to tap, are 24 px high at least
+    (they were 18), and the view fits its box (it scrolled 14 px sideways in the 316 px box). On the Sentiment tab,
+    the note after a long text's coloured words wraps between words (Gradio breaks a HighlightedText anywhere: it
+    read "not colour" and "ed)" on the next line)."""
+    page = browser.new_page(viewport={"width": 360, "height": 740}, is_mobile=True, has_touch=True)
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(app.url)
+    sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
+    low, seen = [], set()
+    for name in PHONE_TABS:
+        open_tab(page, name)
+        if name == "Attention":
+            box = page.locator("#at-heads .hv-box")
+            sync_api.expect(box.locator("svg.hv")).to_be_visible()
+            assert box.evaluate("e => e.scrollWidth <= e.clientWidth"), box.evaluate("e => e.scrollWidth")
+            rows = box.locator(".hv-hit").evaluate_all("els => els.map(e => e.getBoundingClientRect().height)")
+            assert len(rows) > 5 and min(rows) >= 24, rows
+        if name == "Sentiment":
+            page.locator("#tab-sentiment button.gallery-item", has_text="A long review").click()
+            sync_api.expect(page.locator("#st-words")).to_contain_text("the rest was read for the score")
+            words = page.evaluate(WORD_LINES_JS, "the rest was read for the score")
+            assert max(lines for _, lines in words) == 1, words  # no word broken across two lines
+        for kind, selector in TOUCH_TARGETS.items():
+            for text, height in page.evaluate(HEIGHTS_JS, f"#tab-{name.split()[0].lower()} {selector}, "
+                                              f".tabs:has(#tab-fill) > .tab-wrapper {selector}"):
+                seen.add(kind)
+                if height < 43.5:
+                    low.append((name, kind, text, round(height, 1)))
+    assert seen == set(TOUCH_TARGETS) and not low, (seen, low)
+    page.close()
+
+
+def test_a_phone_reads_a_figure_at_its_natural_size_in_fullscreen(app, browser):
+    """About's figures are drawn 1,000 px wide or more: in a 360 px phone's column their small print was 3 px high,
+    and Gradio's fullscreen view fitted them to the screen, no larger. It shows a figure at its natural size, in a
+    box that scrolls both ways, its exit button in the screen's corner however far it scrolls; and the fullscreen
+    button sits above the figure, a finger's size, not on it (it hid a legend's first lines)."""
+    page = browser.new_page(viewport={"width": 360, "height": 740}, is_mobile=True, has_touch=True)
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(app.url)
+    open_tab(page, "About")
+    first = page.locator("#tab-about .static-figure", has=page.locator("button[aria-label=Fullscreen]")).first
+    alt = first.locator("img").get_attribute("alt")  # the figure by its image (its button is renamed in fullscreen)
+    figure = page.locator("#tab-about .static-figure", has=page.get_by_alt_text(alt, exact=True))
+    image, button = figure.locator("img"), figure.get_by_role("button", name="Fullscreen")
+    image.scroll_into_view_if_needed()
+    page.wait_for_function("i => i.complete && i.naturalWidth > 0", arg=image.element_handle())
+    natural = image.evaluate("i => [i.naturalWidth, i.naturalHeight]")
+    shown, at = image.bounding_box(), button.bounding_box()
+    assert natural[0] > 360 and shown["width"] < natural[0], (natural, shown)
+    assert at["y"] + at["height"] <= shown["y"] + 1, (at, shown)  # above the figure
+    assert min(at["width"], at["height"]) >= 43.5, at
+    button.tap()
+    sync_api.expect(figure).to_contain_class("fullscreen")
+    page.wait_for_function("([i, w]) => Math.abs(i.getBoundingClientRect().width - w) <= 1",
+                           arg=[image.element_handle(), natural[0]])
+    assert figure.evaluate("f => f.scrollWidth > f.clientWidth")  # it scrolls sideways to show the rest
+    figure.evaluate("f => { f.scrollLeft = f.scrollWidth; f.scrollTop = f.scrollHeight; }")
+    leave = figure.get_by_role("button", name="Exit fullscreen mode")
+    corner = leave.bounding_box()
+    assert corner["x"] >= 0 and corner["x"] + corner["width"] <= 360 and 0 <= corner["y"] <= 740 - corner["height"]
+    leave.tap()
+    sync_api.expect(figure).not_to_contain_class("fullscreen")
+    page.close()
 
 
 TABLES_FIT_JS = """() => [...document.querySelectorAll('table.fm-table, table.ev-table')]
@@ -1277,11 +1409,11 @@ def test_the_selected_tab_the_raw_json_and_the_head_views_lines_are_readable(app
     page.get_by_role("tab", name="Head view").click()
     assert page.evaluate(CONTRAST_JS, "#at-views .tab-container button.selected") >= 4.5  # a sub-tab's too
     sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
-    assert page.evaluate(CONTRAST_OF_JS, ["#at-heads .hv path", "stroke"]) >= 4.5
+    assert page.evaluate(CONTRAST_OF_JS, ["#at-heads .hv line", "stroke"]) >= 4.5
     page.mouse.move(0, 0)  # a row under the mouse shows its own lines, whatever has the focus
     page.locator("#at-heads .hv-r").first.focus()
     sync_api.expect(page.locator("#at-heads .hv-r").first.locator(".hv-v")).to_be_visible()
-    assert page.evaluate(CONTRAST_OF_JS, ["#at-heads .hv-r:focus path", "stroke"]) >= 4.5
+    assert page.evaluate(CONTRAST_OF_JS, ["#at-heads .hv-r:focus line", "stroke"]) >= 4.5
     assert page.evaluate(CONTRAST_OF_JS, ["#at-heads .hv-r:focus .hv-v text", "fill"]) >= 4.5
     page.close()
 
@@ -1301,6 +1433,57 @@ def test_a_dropdowns_list_closes_when_the_tab_key_leaves_it(page):
         assert lists.evaluate("(l, box) => !!l.closest(box)", box), box
     page.keyboard.press("Escape")
     sync_api.expect(lists).to_have_count(0)
+
+
+def test_tab_leaves_a_dropdown_whose_list_scrolls_for_the_next_control(page):
+    """Tab out of a dropdown whose open list scrolls (Tokens' "Word of the text" on a long text, Attention's Token
+    box) left the focus on the page's <body>: Chromium made the scrolling list a Tab stop, and Gradio closed it as its
+    box lost the focus. A list is no Tab stop: Tab goes on to the next control."""
+    open_tab(page, "Tokens")
+    text = page.locator("#tk-text textarea")
+    text.fill(" ".join("abcdefghijklmnopqrstuvwxyz"))  # 26 words of a token or two: the tiny model reads them all
+    text.press("Enter")
+    sync_api.expect(page.locator("#tk-word input")).to_have_value(re.compile(r"^␣?[a-z]$"))  # a word of the text
+    page.locator("#tk-word input").focus()
+    options = page.locator("#tk-word ul[role=listbox]")
+    sync_api.expect(options.get_by_role("option").first).to_have_attribute("aria-setsize", "26")
+    assert options.evaluate("l => l.scrollHeight > l.clientHeight + 1")  # the list scrolls
+    page.keyboard.press("Tab")
+    after = page.evaluate("""() => { const e = document.activeElement;
+      return [e.tagName, document.querySelector('#tk-word').compareDocumentPosition(e)]; }""")
+    assert after[0] != "BODY" and after[1] == 4, after  # a control after the box (following it, not inside it)
+
+
+def test_tab_lists_are_one_tab_stop_that_the_arrow_keys_move(page):
+    """Each tab button was its own Tab stop and the arrow keys did nothing, though the buttons say role=tab: a
+    keyboard passed every tab right of the open one to reach its panel (up to 6, then 5 more for Attention's views).
+    As ARIA's tabs pattern has it, a tab list is one Tab stop, the open tab; Left and Right (round from end to end),
+    Home and End move to another tab and open it."""
+    main = page.get_by_role("tablist").first
+    names = main.get_by_role("tab").all_inner_texts()
+    open_tab(page, "Fill mask")
+    page.get_by_role("tab", name="Fill mask").focus()
+    for key, at in (("ArrowRight", 1), ("ArrowRight", 2), ("ArrowLeft", 1), ("End", -1), ("ArrowRight", 0),
+                    ("ArrowLeft", -1), ("Home", 0), ("ArrowRight", 1)):
+        page.keyboard.press(key)
+        tab = main.get_by_role("tab", name=names[at], exact=True)
+        sync_api.expect(tab).to_be_focused()
+        sync_api.expect(tab).to_have_attribute("aria-selected", "true")
+        sync_api.expect(main.locator('[role=tab][tabindex="0"]')).to_have_text(names[at])  # the one stop
+    page.keyboard.press("Tab")  # into the open tab's panel, not on to the next tab
+    assert page.evaluate("() => !!document.activeElement.closest('#tab-sentiment')")
+    page.keyboard.press("Shift+Tab")  # back to the open tab
+    sync_api.expect(main.get_by_role("tab", name="Sentiment", exact=True)).to_be_focused()
+    # Attention's views: a tab list of their own, inside the tab
+    open_tab(page, "Attention")
+    views = page.locator("#at-views [role=tablist]")
+    views.get_by_role("tab", name="Head view").click()
+    for key, name in (("ArrowRight", "Heatmap"), ("End", "Where one token attends"), ("Home", "Head view")):
+        page.keyboard.press(key)
+        sync_api.expect(views.get_by_role("tab", name=name)).to_be_focused()
+        sync_api.expect(views.locator('[role=tab][tabindex="0"]')).to_have_text(name)
+    sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
+    sync_api.expect(main.locator('[role=tab][tabindex="0"]')).to_have_text("Attention")
 
 
 def test_screenshots_script_shoots_every_tab_after_its_example(app, browser, tmp_path):
@@ -1634,6 +1817,32 @@ def test_the_masking_tables_keep_each_name_on_one_line_at_1280_px(page):
             lines = lines[:len(PREDICTION_COLUMNS)]  # its headers
         assert len(lines) >= 7 and all(n == 1 for _, n in lines), (table, [cell for cell in lines if cell[1] > 1])
         assert page.locator(table).evaluate("t => t.scrollWidth <= t.clientWidth + 1"), table
+
+
+EPOCH_LINES_JS = """() => { const style = s => getComputedStyle(document.querySelector(`#mk-table ${s}`));
+  return {box: style('.mk-scroll').borderTopColor, cell: style('td').borderTopColor,
+          epoch: style('tbody th').borderTopColor, row: style('tbody tr').borderTopWidth,
+          piece: style('td i:not([class])').paddingLeft, target: style('td i[class]').paddingLeft}; }"""
+
+
+def test_the_epoch_tables_lines_are_light_and_its_words_show_no_gaps(app, browser):
+    """Gradio's `.prose td` border (the text's colour) beat the epoch table's own light grey: its lines were dark,
+    and on a phone, where its rows are blocks, each epoch was a dark box in a dark box. And every word piece was
+    padded, so that "ninet" + "een" read as two words. Its lines are its box's light grey, no row has a box on a
+    phone, and only the targets (coloured) are padded."""
+    for width in (1280, 360):
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(app.url)
+        sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
+        open_tab(page, "Masking")
+        sync_api.expect(page.locator("#mk-table td i[class]").first).to_be_visible()
+        lines = page.evaluate(EPOCH_LINES_JS)
+        assert lines["cell"] == lines["epoch"] == lines["box"], (width, lines)
+        assert lines["piece"] == "0px" and lines["target"] != "0px", (width, lines)
+        if width == 360:
+            assert lines["row"] == "0px", lines
+        page.close()
 
 
 def test_narrow_phones_fit_the_masking_statistics_and_reach_what_scrolls_by_keyboard(app, browser):
