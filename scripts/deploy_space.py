@@ -5,7 +5,9 @@
 
 Uploads what `python app.py` needs and nothing else (SPACE_FILES: the app, the `demo` and `roberta`
 packages, `assets/` with the models, LICENSE, README.md, whose front matter configures the Space, and `docs/`,
-which it links to) with `huggingface_hub`: `create_repo(repo_type="space", space_sdk="gradio")`, then one
+which it links to), and the files that Markdown links to (CONTRIBUTING.md, the training sources the docs walk
+through: `linked_files`), so that no link of the Space's pages is a 404, never a pickle (`train.push`'s
+PICKLE_PATTERNS), with `huggingface_hub`: `create_repo(repo_type="space", space_sdk="gradio")`, then one
 `upload_folder` commit (one build of the Space) that also deletes what a redeploy no longer has. The Space's
 requirements.txt is its own (`space_requirements`): a Space installs it with pip from PyPI, where torch is the
 CUDA build of several GB, so it takes torch's CPU build from PyTorch's index, and leaves out what only the
@@ -16,24 +18,47 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 from train.arguments import script_parser
-from train.push import PushError, call_hub, check_repo_id, hub_endpoint, upload_files
+from train.model_card import linked_files
+from train.push import (PICKLE_PATTERNS, PushError, call_hub, check_repo_id, hub_endpoint, pickles, pickles_note,
+                        upload_files)
 from train.runtime import exit_code, report_user_error
 
 ROOT = Path(__file__).resolve().parent.parent
 SPACE_FILES = ["app.py", "README.md", "LICENSE", "requirements.txt", "demo/**", "roberta/**", "assets/**", "docs/**"]
-SPACE_IGNORE = ["**/__pycache__/**", "*.pyc", "*.pyi", "**/.*"]  # .pyi: the stubs Gradio writes beside its components
+NOT_APP_FILES = ["**/__pycache__/**", "*.pyc", "*.pyi", "**/.*"]  # .pyi: the stubs Gradio writes beside its components
+SPACE_IGNORE = NOT_APP_FILES + PICKLE_PATTERNS
 REQUIREMENTS = "requirements.txt"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-NOT_ON_THE_SPACE = {"datasets", "tqdm"}  # imported by train/ only, which the Space does not get
+NOT_ON_THE_SPACE = {"datasets", "tqdm"}  # imported by train/ only, which the app never imports
 
 
 def space_files(root=ROOT) -> list[Path]:
-    """The files of `root` the Space gets (its requirements.txt written for it: `space_requirements`)."""
-    return upload_files(root, SPACE_FILES, SPACE_IGNORE)
+    """The files of `root` the Space gets (its requirements.txt written for it: `space_requirements`): SPACE_FILES,
+    and every file of `root` that their Markdown links, and the Markdown of those links, in turn (CONTRIBUTING.md,
+    `train/pretrain.py`), SPACE_IGNORE's aside."""
+    from huggingface_hub.utils import filter_repo_objects
+
+    root = Path(root)
+    files = set(upload_files(root, SPACE_FILES, SPACE_IGNORE))
+    pages = [path for path in files if path.suffix == ".md"]
+    while pages:
+        page = pages.pop()
+        linked = [p for p in linked_files((root / page).read_text(encoding="utf-8"), page)
+                  if not p.startswith("..") and (root / p).is_file() and Path(p) not in files]
+        for path in map(Path, filter_repo_objects(linked, ignore_patterns=SPACE_IGNORE)):
+            files.add(path)
+            pages += [path] if path.suffix == ".md" else []
+    return sorted(files)
+
+
+def pickles_left_out(root=ROOT) -> list[Path]:
+    """The pickle files of SPACE_FILES that the Space does not get, to name."""
+    return pickles(root, SPACE_FILES, NOT_APP_FILES)
 
 
 def space_requirements(text: str) -> str:
@@ -105,6 +130,8 @@ def main(argv=None) -> int:
         check_repo_id(args.repo_id)  # the dry run too: it names the Space it would create
     except PushError as err:
         return report_user_error(err)
+    if note := pickles_note(pickles_left_out()):
+        print(note, file=sys.stderr)
     if args.dry_run:
         files = space_files()
         for path in files:

@@ -43,8 +43,8 @@ from roberta.run_metrics import (PHASES_NAME, RunMetrics, dataset_name, read_pha
                                   same_text_file, write_phase_history)
 from roberta.text import normalize_for_classifier
 from train.export import DTYPES, check_export, export_into, partial_note, staged_folder, writes_named_in
-from train.model_card import (average_hardware_text, base_model_text, card_for, machine_of, with_base_model,
-                              with_front_matter)
+from train.model_card import (NOT_ON_THE_HUB, average_hardware_text, base_model_text, card_for, machine_of,
+                              with_base_model, with_front_matter)
 from train.fill_mask_probe import DEFAULT_PROBE, FIGURES_DEVICE, read_probe, run_probe
 from train.markdown import table_cell
 from train import summarize
@@ -470,7 +470,7 @@ def base_encoder_text(history: list[RunMetrics], alongside: list[RunMetrics], cl
         text += (f": `{MLM_NAME}`, shipped beside this model" if n == len(alongside) else
                  f": phase {n} of the {len(alongside)} phases of `{MLM_NAME}`, shipped beside this model (its card "
                  "lists every phase), not the weights that folder holds now")
-    text += ". That encoder is not on the Hub, so this card names no `base_model`."
+    text += f". {NOT_ON_THE_HUB}"  # train.push --base-model finds this sentence and links the Hub id there
     start = classifier.init_root or classifier.init
     if isinstance(start, str) and not start.startswith("random"):
         tapt = (", `train.sentiment_recipe`'s task-adaptive pretraining of that encoder on review text"

@@ -16,19 +16,60 @@ def test_space_files_are_the_app_and_its_models_only():
                    "assets/mini-roberta-mlm/model.safetensors", "assets/mini-roberta-sst2/config.json",
                    "assets/masking-ablation/results.json"):
         assert needed in files
-    assert not [f for f in files if f.split("/")[0] in ("tests", "train", "scripts", "runs", "benchmarks")]
+    assert not [f for f in files if f.split("/")[0] in ("runs", "benchmarks")]
     assert not [f for f in files if "__pycache__" in f or f.endswith((".pyc", ".pyi"))]
     # the README's links to docs/ work on the Space too (they were 404s there)
     assert "docs/pretraining.md" in files and "docs/gpu-training.md" in files
-    # what git tracks of those folders, nothing more (Gradio writes a .pyi stub beside app.py and demo/components.py)
+    # of train/, scripts/ and tests/, only the sources the docs link (the training tour's), which the app never imports
+    from train.model_card import linked_files
+
+    pages = [f for f in files if f.endswith(".md")]
+    linked = {path for page in pages
+              for path in linked_files((deploy_space.ROOT / page).read_text(encoding="utf-8"), page)}
+    sources = {f for f in files if f.split("/")[0] in ("tests", "train", "scripts")}
+    assert "train/pretrain.py" in sources and sources <= linked
+    # what git tracks of those folders and of the files linked, nothing more (Gradio writes a .pyi stub beside app.py
+    # and demo/components.py)
     tracked = subprocess.run(["git", "ls-files", "app.py", "README.md", "LICENSE", "requirements.txt", "demo",
-                              "roberta", "assets", "docs"], capture_output=True, text=True, cwd=deploy_space.ROOT)
+                              "roberta", "assets", "docs", *sorted(linked & files)],
+                             capture_output=True, text=True, cwd=deploy_space.ROOT)
     if tracked.returncode == 0 and tracked.stdout:  # a git checkout (CI's clean clone is one)
         in_git = set(tracked.stdout.split())
         untracked, left_out = sorted(files - in_git), sorted(in_git - files)
         assert not untracked, f"not tracked by git: {untracked}: git add it (or keep it out of the Space's folders)"
         assert not left_out, (f"tracked by git but not in the Space's files: {left_out}: deleted (git rm it) or left "
                               "out by scripts.deploy_space's SPACE_IGNORE")
+
+
+def test_every_relative_link_of_the_spaces_pages_resolves_in_the_upload():
+    """The Space's README.md, docs/ and model cards linked 23 files it did not get (CONTRIBUTING.md, the train/
+    sources the training tour walks through): 404s on the Space's pages. Every relative link of its Markdown is a
+    file it gets, or a folder holding some."""
+    from train.model_card import linked_files
+
+    files = {p.as_posix() for p in deploy_space.space_files()}
+    folders = {parent.as_posix() for p in deploy_space.space_files() for parent in p.parents}
+    pages = sorted(f for f in files if f.endswith(".md"))
+    assert {"README.md", "CONTRIBUTING.md", "docs/training-tour.md", "assets/mini-roberta-sst2/README.md"} <= set(pages)
+    broken = [f"{page} -> {target}" for page in pages
+              for target in linked_files((deploy_space.ROOT / page).read_text(encoding="utf-8"), page)
+              if target not in files and target not in folders]
+    assert not broken, f"the Space's pages link files it does not get: {broken}"
+
+
+def test_the_space_never_gets_a_pickle(tmp_path):
+    """SPACE_IGNORE left out *.pyc alone: a Trainer's training_args.bin, a pytorch_model.bin or a *.pkl under assets/
+    went up (train.push's PICKLE_PATTERNS, one list for both)."""
+    pickles = ["assets/m/training_args.bin", "assets/m/pytorch_model.bin", "assets/m/sub/x.pkl", "assets/state.pickle",
+               "assets/m/model.joblib", "assets/m/optimizer.pt", "demo/cache.pkl"]
+    for name in ["app.py", "assets/m/model.safetensors", "assets/m/README.md", *pickles]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"x")
+    assert {p.as_posix() for p in deploy_space.space_files(tmp_path)} == {"app.py", "assets/m/model.safetensors",
+                                                                           "assets/m/README.md"}
+    from train.push import PICKLE_PATTERNS
+
+    assert set(PICKLE_PATTERNS) <= set(deploy_space.SPACE_IGNORE)
 
 
 class FakeApi:

@@ -2,6 +2,7 @@
 import dataclasses
 import json
 import math
+import re
 import socket
 import subprocess
 from pathlib import Path
@@ -527,6 +528,56 @@ def test_push_dry_run_lists_what_would_be_uploaded_without_a_request(model_folde
     assert push.main([str(model_folder), "--repo-id", "not-a-repo-id", "--dry-run"]) == 2
 
 
+PICKLES = ["training_args.bin", "pytorch_model.bin", "sub/x.pkl", "state.pickle", "model.joblib", "optimizer.pt"]
+
+
+def test_push_leaves_out_every_pickle_and_names_it(model_folder, monkeypatch, capsys):
+    """Only *.pt, *.pth and *.ckpt were left out: a Trainer's training_args.bin (a torch.save pickle), a
+    pytorch_model.bin, *.pkl went up, and the Hub flags a repo for them. Every pickle is left out, and named."""
+    model_card.write_model_card(model_folder, title="MiniRoBERTa", task="fill-mask", metrics={}, recipe={})
+    for name in PICKLES + ["checkpoints/step-00000002/trainer.pt"]:
+        (model_folder / name).parent.mkdir(parents=True, exist_ok=True)
+        torch.save({"x": 1}, model_folder / name)
+    assert push.main([str(model_folder), "--repo-id", "someone/tiny", "--dry-run"]) == 0
+    out, err = capsys.readouterr()
+    listed = [line.split()[-1] for line in out.splitlines()[:-1]]
+    assert listed == ["README.md", "config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"]
+    assert err.startswith("note: not uploaded: ") and err.count("\n") == 1, err
+    assert all(name in err for name in PICKLES) and "checkpoints" not in err  # checkpoints are left out as folders
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", RecordingApi)
+    assert push.main([str(model_folder), "--repo-id", "someone/tiny"]) == 0
+    sent = push.upload_files(model_folder, ignore_patterns=RecordingApi.called()["upload_folder"]["ignore_patterns"])
+    assert [p.as_posix() for p in sent] == listed[1:]  # what upload_folder sends with those patterns
+    err = capsys.readouterr().err
+    assert err.startswith("note: not uploaded: ") and all(name in err for name in PICKLES), err
+
+
+def test_push_refuses_a_card_that_links_a_file_the_upload_lacks(model_folder, monkeypatch, capsys):
+    """A card whose figure was deleted from the folder was pushed, its image broken on the Hub."""
+    monkeypatch.setattr("huggingface_hub.HfApi", lambda *a, **k: pytest.fail("must not go online"))
+    card = (model_folder / "README.md").read_text()
+    (model_folder / "README.md").write_text(card + "\n![Curves](curves.png)\n\nSee [the notes](notes/more.md#a), "
+                                            "[the args](training_args.bin), [Usage](#usage) and "
+                                            "[roberta-base](https://huggingface.co/roberta-base).\n")
+    torch.save({}, model_folder / "training_args.bin")  # there, but a pickle: never uploaded
+    for argv in (["--dry-run"], []):
+        assert push.main([str(model_folder), "--repo-id", "someone/tiny", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {model_folder} is not uploaded: its model card links curves.png, "
+                              "notes/more.md, training_args.bin") and err.count("\n") == 1, err
+    (model_folder / "curves.png").write_bytes(b"png")
+    (model_folder / "notes").mkdir()
+    (model_folder / "notes" / "more.md").write_text("# A\n")
+    assert push.main([str(model_folder), "--repo-id", "someone/tiny", "--dry-run"]) == 2
+    assert "its model card links training_args.bin" in capsys.readouterr().err
+    (model_folder / "README.md").write_text(card + "\n![Curves](curves.png) [notes](notes/more.md)\n")
+    assert push.main([str(model_folder), "--repo-id", "someone/tiny", "--dry-run"]) == 0
+    listed = [line.split()[-1] for line in capsys.readouterr().out.splitlines()[:-1]]
+    assert {"curves.png", "notes/more.md"} <= set(listed)
+
+
 def test_push_uploads_through_huggingface_hub(model_folder, monkeypatch):
     calls = {}
 
@@ -909,6 +960,52 @@ def test_push_names_the_base_model_in_the_card(model_folder, tiny_clf_dir, tmp_p
     assert push.main([str(folder), "--repo-id", "someone/tiny-sst2", "--base-model", "runs/tapt/mlm",
                       "--dry-run"]) == 2
     assert "--base-model is the Hub id" in capsys.readouterr().err
+
+
+SHIPPED_CLASSIFIER = ROOT / "assets" / "mini-roberta-sst2"
+
+
+def test_push_refuses_a_base_model_when_the_card_names_an_earlier_phase_of_the_encoder(capsys):
+    """The shipped classifier was fine-tuned from an earlier phase of the shipped MLM, which its card's Base model
+    section says. `--base-model USER/mini-roberta-mlm` (the README's example) replaced that with "Fine-tuned from
+    [USER/mini-roberta-mlm]" and set base_model to weights it was not trained from: refused, before any request."""
+    shipped = (SHIPPED_CLASSIFIER / "README.md").read_text(encoding="utf-8")
+    phase = re.search(r"phase \d+ of the \d+ phases of `mini-roberta-mlm`", shipped).group(0)
+    with pytest.raises(push.PushError) as refused:
+        push.model_card(SHIPPED_CLASSIFIER, "someone/mini-roberta-sst2", "someone/mini-roberta-mlm")
+    message = str(refused.value)
+    assert message.startswith("--base-model someone/mini-roberta-mlm: ") and phase in message
+    assert "without --base-model" in message and "\n" not in message
+    assert push.main([str(SHIPPED_CLASSIFIER), "--repo-id", "someone/mini-roberta-sst2", "--base-model",
+                      "someone/mini-roberta-mlm", "--dry-run"]) == 2
+    assert capsys.readouterr().err == f"error: {message}\n"
+    kept = push.model_card(SHIPPED_CLASSIFIER, "someone/mini-roberta-sst2")  # without it: the section as shipped
+    assert "base_model" not in _front_matter(kept) and phase in kept
+
+
+def test_a_base_model_keeps_the_cards_account_of_the_encoder_and_links_it(tiny_clf_dir, tmp_path):
+    """A card whose Base model section describes the project's encoder (`scripts.release`: the whole shipped MLM,
+    "not on the Hub") keeps that account when --base-model names it on the Hub; only the "not on the Hub" sentence
+    becomes the link, and base_model is set."""
+    from roberta.run_metrics import RunMetrics
+    from scripts import release
+
+    folder = tmp_path / "clf"
+    folder.mkdir()
+    for name in ("config.json", "model.safetensors", "tokenizer.json"):
+        (folder / name).write_bytes((tiny_clf_dir / name).read_bytes())
+    roberta.save_tokenizer(roberta.load_tokenizer(folder), folder, roberta.load_config(folder).max_length)
+    RunMetrics.from_dict({"init_root": "runs/tapt/mlm", "dev_accuracy": 0.8}).write(folder / "metrics.json")
+    model_card.write_model_card(folder, title="SST-2 classifier", task="text-classification", metrics={}, recipe={})
+    phases = release.read_phases(ROOT / "assets" / "mini-roberta-mlm")
+    account = release.base_encoder_text(phases, phases, RunMetrics.read(folder))  # the whole MLM, shipped beside
+    (folder / "README.md").write_text(model_card.with_base_model((folder / "README.md").read_text(), None, account))
+    assert model_card.NOT_ON_THE_HUB in account and "not the weights" not in account
+    card = push.model_card(folder, "someone/sst2", "someone/mini-roberta-mlm")
+    assert _front_matter(card)["base_model"] == "someone/mini-roberta-mlm"
+    section = card.split("\n## Base model\n", 1)[1].split("\n## ", 1)[0].strip()
+    link = "[someone/mini-roberta-mlm](https://huggingface.co/someone/mini-roberta-mlm)"
+    assert section == account.replace(model_card.NOT_ON_THE_HUB, f"That encoder is on the Hub as {link}.")
 
 
 def test_a_card_of_float16_weights_says_so_and_what_loading_gives(model_folder, tmp_path):

@@ -6,6 +6,8 @@ folder), limitations, usage (with `roberta.pipeline` and with `transformers`).
 """
 from __future__ import annotations
 
+import posixpath
+import re
 from pathlib import Path
 
 import torch
@@ -266,7 +268,9 @@ fill("{FILL_MASK_USAGE}")
     sst2 = (" Text tokenized as SST-2 is (`it 's`,\n`does n't`) reads best detokenized first (the project's "
             "`roberta.text.normalize_for_classifier`).") if sentiment else ""
     return f"""{weights}The classifier was trained on lower-cased text; its `tokenizer.json` lower-cases every input (a
-`tokenizers` normalizer), so `transformers` feeds it the same way.{sst2}
+`tokenizers` normalizer), so `transformers` feeds it the same way when you load the tokenizer with `AutoTokenizer`
+or `pipeline`: `RobertaTokenizer` and `RobertaTokenizerFast` drop the lower-casing (they rebuild the tokenizer
+from its vocabulary and merges), and cased text then gets other answers.{sst2}
 The model reads {max_length} tokens at a time: `roberta.pipeline` reads a longer text whole, in overlapping
 windows whose logits it averages (`long_text="first"`: the first window only); with `transformers`,
 `truncation=True` keeps the first {max_length} tokens.
@@ -452,14 +456,33 @@ def with_front_matter(card: str, **fields) -> str:
 
 
 BASE_MODEL_HEADING = "Base model"
+# how a Base model section that describes the project's own encoder (`scripts.release`'s `base_encoder_text`) ends
+# its account of it, and how it names a phase of the shipped MLM that is not the weights that folder holds now
+NOT_ON_THE_HUB = "That encoder is not on the Hub, so this card names no `base_model`."
+EARLIER_PHASE = re.compile(r"phase \d+ of the \d+ phases of `[^`]+`")
+
+
+class BaseModelRefused(ValueError):
+    """A Hub id given as the base model of a card that says it was fine-tuned from other weights."""
 
 
 def with_base_model(card: str, hub_id: str | None, text: str) -> str:
     """`card` naming the model it was fine-tuned from: `hub_id` as the front matter's `base_model` (the Hub links
     the two; it takes Hub ids only, so an encoder that is not on the Hub goes without the key) and `text` as its
-    "Base model" section, before the first other section (an earlier one replaced)."""
+    "Base model" section, before the first other section (an earlier one replaced). A section that describes the
+    project's encoder (NOT_ON_THE_HUB) keeps its account, that sentence becoming the Hub link; one whose encoder is
+    an earlier phase of the shipped MLM (EARLIER_PHASE) is refused a Hub id (`BaseModelRefused`): the Hub would
+    link the card to weights it was not fine-tuned from."""
+    own = section_of(card, BASE_MODEL_HEADING)
+    if hub_id and own and NOT_ON_THE_HUB in own:
+        if phase := EARLIER_PHASE.search(own):
+            raise BaseModelRefused(f"--base-model {hub_id}: this model was fine-tuned from {phase.group(0)}, not the "
+                                   "weights that folder holds now (its card's Base model section), so the Hub's "
+                                   f"base_model would link it to weights it was not trained from: push it without "
+                                   "--base-model, its card keeps that section")
+        text = own.replace(NOT_ON_THE_HUB, f"That encoder is on the Hub as [{hub_id}](https://huggingface.co/{hub_id}).")
     card = with_front_matter(card, base_model=hub_id)
-    if f"\n## {BASE_MODEL_HEADING}\n" in card:
+    if own is not None:
         return replace_section(card, BASE_MODEL_HEADING, text)
     at = card.find("\n## ")
     at = len(card) if at < 0 else at
@@ -581,6 +604,33 @@ def metrics_markdown(metrics: RunMetrics, folder=None) -> str:
     if metrics.is_average:
         table += f"\n\nHardware: {average_hardware_text(metrics, folder)}."
     return table
+
+
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")  # [text](target) and ![alt](target), across line breaks
+FENCE = re.compile(r"^ *```.*?^ *```", re.S | re.M)  # a fenced code block (one in a list item is indented)
+
+
+def linked_files(markdown: str, page=".") -> list[str]:
+    """The files the relative links and images of `markdown` (outside its code blocks) point at, each once, as
+    paths relative to the folder `page` (the Markdown file's path there) is in, '/'-separated and normalized
+    (`docs/a.md`'s `../train/x.py#L3` is `train/x.py`); URLs and links to a heading of the page itself are none.
+    A path that leaves that folder begins with `..`."""
+    found = []
+    for target in LINK.findall(FENCE.sub("", markdown)):
+        file_part = target.split("#")[0]
+        if file_part and not re.match(r"[A-Za-z][\w+.-]*:", target):  # http:, https:, mailto: ...
+            path = posixpath.normpath(posixpath.join(posixpath.dirname(Path(page).as_posix()), file_part))
+            found += [] if path in found else [path]
+    return found
+
+
+def section_of(card: str, heading: str) -> str | None:
+    """The body of the card's `## heading` section, stripped; None when it has none."""
+    start = card.find(f"\n## {heading}\n")
+    if start < 0:
+        return None
+    end = card.find("\n## ", start + 1)
+    return card[start + len(f"\n## {heading}\n"):len(card) if end < 0 else end].strip()
 
 
 def replace_section(card: str, heading: str, body: str) -> str:

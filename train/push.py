@@ -10,23 +10,29 @@ relies on; `train.export` writes it) and README.md (the model card, see `train.m
 usage naming the repo id). It must load, strictly, with `roberta` (the model config.json names, with its
 tokenizer), and must not be a partial model (the last checkpoint of an unfinished run, exported by
 `train.export`: its metrics.json says `partial`; `train.export` and `scripts.release` refuse it too); a
-metrics.json must read, and the card is written for the repo id. All of this is checked before any request.
-Checkpoints and optimizer states (`checkpoint*/`, `*.pt`) are not uploaded. The token defaults to the one saved
-by `hf auth login` or the HF_TOKEN variable. Offline (no network, or HF_HUB_OFFLINE=1, which `huggingface_hub`
-honours itself), the command stops at the first request with "cannot reach the Hugging Face Hub" and exit code 2,
-as every user error (`train.runtime`).
+metrics.json must read, the card is written for the repo id, and every file it links (its figures) is in the
+upload. All of this is checked before any request. Checkpoints (`checkpoint*/`) and pickle files (PICKLE_PATTERNS:
+optimizer states, a Trainer's `training_args.bin`, a `pytorch_model.bin`) are not uploaded; the pickles left out
+are named. The token defaults to the one saved by `hf auth login` or the HF_TOKEN variable. Offline (no network,
+or HF_HUB_OFFLINE=1, which `huggingface_hub` honours itself), the command stops at the first request with "cannot
+reach the Hugging Face Hub" and exit code 2, as every user error (`train.runtime`).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from .runtime import exit_code, report_user_error, shown_command
 
 TOKENIZER_CONFIG = "tokenizer_config.json"
 REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json", TOKENIZER_CONFIG, "README.md")
-IGNORE_PATTERNS = ["checkpoint*", "checkpoint*/**", "*.pt", "*.pth", "*.ckpt", "__pycache__/**", ".*", "**/.*"]
+# pickle files (torch.save, pickle, joblib): loading one can run code, and the Hub flags a repo holding one; never
+# uploaded, here or by scripts.deploy_space (the weights go up as model.safetensors)
+PICKLE_PATTERNS = ["*.pt", "*.pth", "*.ckpt", "*.bin", "*.pkl", "*.pickle", "*.joblib"]
+CHECKPOINT_PATTERNS, HIDDEN_PATTERNS = ["checkpoint*", "checkpoint*/**"], ["__pycache__/**", ".*", "**/.*"]
+IGNORE_PATTERNS = CHECKPOINT_PATTERNS + PICKLE_PATTERNS + HIDDEN_PATTERNS
 # what upload_folder sends of the folder: the card goes up on its own, its usage written for the repo id
 FOLDER_IGNORE = IGNORE_PATTERNS + ["README.md"]
 
@@ -71,10 +77,12 @@ def model_card(folder: Path, repo_id: str, base_model: str | None = None) -> str
     """The card uploaded with `folder` (`card_for`; `base_model`: the Hub id it was fine-tuned from), written before
     any request: one that cannot be written (an unreadable README.md or metrics.json) is a PushError, never a push
     that stops after the upload."""
-    from .model_card import card_for
+    from .model_card import BaseModelRefused, card_for
 
     try:
         return card_for(folder, repo_id, base_model)
+    except BaseModelRefused as err:
+        raise PushError(str(err)) from None
     except (OSError, ValueError) as err:
         raise PushError(f"{folder}: its model card cannot be written, so nothing is uploaded: {err}") from None
 
@@ -101,15 +109,54 @@ def upload_files(folder, allow_patterns=None, ignore_patterns=None) -> list[Path
     return [Path(p) for p in filter_repo_objects(paths, allow_patterns=allow_patterns, ignore_patterns=ignore_patterns)]
 
 
+def pickles(folder, allow_patterns=None, ignore_patterns=None) -> list[Path]:
+    """The pickle files (PICKLE_PATTERNS) among `upload_files(folder, allow_patterns, ignore_patterns)`: what an
+    upload leaves out, to name."""
+    from huggingface_hub.utils import filter_repo_objects
+
+    files = [p.as_posix() for p in upload_files(folder, allow_patterns, ignore_patterns)]
+    return [Path(p) for p in filter_repo_objects(files, allow_patterns=PICKLE_PATTERNS)]
+
+
+def pickles_note(paths) -> str:
+    """The line that names the pickle files an upload left out; '' when it left out none."""
+    if not paths:
+        return ""
+    return (f"note: not uploaded: {', '.join(Path(p).as_posix() for p in paths)} (pickle files, never uploaded: "
+            "loading one can run code; the weights go up as model.safetensors)")
+
+
+def check_card_links(folder: Path, card: str) -> None:
+    """Every file the card links (its figures, relative links) must be in the upload: one missing (deleted, or a
+    pickle, which is never uploaded) is a broken image on the Hub."""
+    from .model_card import linked_files
+
+    uploaded = {p.as_posix() for p in upload_files(folder, ignore_patterns=FOLDER_IGNORE)} | {"README.md"}
+    folders = {parent.as_posix() for p in uploaded for parent in Path(p).parents}
+    missing = [path for path in linked_files(card) if path not in uploaded and path not in folders]
+    if missing:
+        raise PushError(f"{folder} is not uploaded: its model card links {', '.join(missing)}, which the upload "
+                        "lacks (a missing file, or a pickle, never uploaded): put the file in the folder, or take "
+                        "its link out of README.md")
+
+
+def checked_card(folder: Path, repo_id: str, base_model: str | None) -> str:
+    """The card `folder` is uploaded with (`model_card`), once every file it links is in the upload."""
+    card = model_card(folder, repo_id, base_model)
+    check_card_links(folder, card)
+    return card
+
+
 def dry_run(folder, repo_id: str, base_model: str | None = None) -> list[tuple[str, int]]:
     """What `push_folder` would upload, checked as it checks it, without a request: (path, bytes) of each file,
     the model card as it would be written for `repo_id`."""
     folder = check_folder(folder)
     check_repo_id(repo_id)
     check_base_model(base_model)
+    card = checked_card(folder, repo_id, base_model)
     files = [(p.as_posix(), (folder / p).stat().st_size)
              for p in upload_files(folder, ignore_patterns=FOLDER_IGNORE)]  # as upload_folder's
-    return sorted(files + [("README.md", len(model_card(folder, repo_id, base_model).encode("utf-8")))])
+    return sorted(files + [("README.md", len(card.encode("utf-8")))])
 
 
 def hub_endpoint() -> str:
@@ -173,7 +220,7 @@ def push_folder(folder, repo_id: str, token: str | None = None, private: bool = 
     folder = check_folder(folder)
     check_repo_id(repo_id)
     check_base_model(base_model)
-    card = model_card(folder, repo_id, base_model)  # before any request: a card that fails fails before the upload
+    card = checked_card(folder, repo_id, base_model)  # before any request: a card that fails, fails before the upload
     api = HfApi(endpoint=hub_endpoint(), token=token)
 
     def requests():
@@ -202,8 +249,12 @@ def main(argv=None) -> int:
                                                           "upload nothing (no request)")
     args = p.parse_args(argv)
     try:
+        # the pickles left out, named (those of checkpoint folders aside: those folders are left out whole)
+        left_out = pickles_note(pickles(args.folder, ignore_patterns=CHECKPOINT_PATTERNS + HIDDEN_PATTERNS))
         if args.dry_run:
             files = dry_run(args.folder, args.repo_id, args.base_model)
+            if left_out:
+                print(left_out, file=sys.stderr)
             for path, size in files:
                 print(f"{size:>14,} bytes  {path}")
             total = sum(size for _, size in files)
@@ -214,6 +265,8 @@ def main(argv=None) -> int:
                           commit_message=args.message, base_model=args.base_model)
     except (PushError, OSError, ValueError) as err:  # a folder's file that cannot be read: one line, as any user error
         return report_user_error(err)
+    if left_out:
+        print(left_out, file=sys.stderr)
     print(f"pushed {args.folder} -> {url}")
     return 0
 
