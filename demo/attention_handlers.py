@@ -11,12 +11,12 @@ from collections import OrderedDict
 import gradio as gr
 
 from . import explain, figures, head_roles, head_view
-from roberta.text import lower_cases
 
 from .formatting import format_probability, md_escape, short_text
 from .handler_base import HandlerBase
 from .model_choice import ModelChoiceError, ModelChooser, describe, is_shipped, refused
 from .models import KINDS, Models
+from .sentiment_handlers import reads_lower_case
 from .tokens_view import Tokens, classifier_text, cut_to_window, tokenize
 from .validation import clean_text, fail, parse_head, parse_int, user_errors, warn_truncated
 
@@ -34,11 +34,11 @@ VIEW_NAMES = ", ".join(VIEWS[:-1]) + " or " + VIEWS[-1]  # as the messages list 
 # The figures' text versions (HTML), drawn with their figure: each token's largest weights for the heatmaps, the
 # heads' roles for the layer's heads, every weight of one token's bars (`head_roles`)
 TEXTS = {"heatmap": "heatmap_text", "grid": "grid_text", "rollout": "rollout_text", "token": "token_text"}
-# The notes' line when the shipped classifier reads the text: its tokens are lower case, whatever was typed (the
-# Sentiment tab reads it so too)
+# The notes' line when the server's classifier reads lower-cased text (`reads_lower_case`: the shipped one does): its
+# tokens are lower case, whatever was typed (the Sentiment tab reads it so too)
 LOWER_CASE_NOTE = ("{classifier} reads lower-cased text, as it was fine-tuned on it: its tokens are lower case, "
                    "whatever the case typed. ")
-# ... and when a chosen model's tokenizer lower-cases the text itself (its normalizer)
+# ... and when a chosen model's tokenizer lower-cases the text (its normalizer; the app lower-cases a classifier's too)
 TOKENIZER_LOWER_CASE_NOTE = ("This model's tokenizer lower-cases the text: its tokens are lower case, whatever the "
                              "case typed. ")
 
@@ -93,7 +93,7 @@ class AttentionHandlers(HandlerBase):
         """The attention tab's model: "mlm" or "sentiment" (the shipped ones; SHIPPED is "mlm"), or a Hub
         repo id of either kind (`ModelChooser.get_any`); the shipped ones in any case, spaces around. Returns (its
         name: the shipped one's "mlm" or "sentiment", else the repo id, also its name in the attention cache; the
-        model; whether it reads lower-cased text: only the shipped classifier was fine-tuned on it)."""
+        model)."""
         if is_shipped(model):
             model = "mlm"
         if not isinstance(model, str):
@@ -101,29 +101,26 @@ class AttentionHandlers(HandlerBase):
                        f"{type(model).__name__}.")
         model = model.strip()
         if model.lower() in KINDS:
-            return model.lower(), self._need(model.lower()), self._reads_lower_case(model)
+            return model.lower(), self._need(model.lower())
         loaded = self.chooser.get_any(model)
-        return loaded.source, loaded, False
+        return loaded.source, loaded
 
     @staticmethod
-    def _reads_lower_case(model) -> bool:
-        """Whether the attention tab's `model` reads lower-cased text: the shipped classifier only, fine-tuned on
-        it (a Hub classifier may be cased)."""
-        return isinstance(model, str) and model.strip().lower() == "sentiment"
-
-    @classmethod
-    def _lower_case_note(cls, model, loaded) -> str:
-        """The notes' line on case: the shipped classifier's text is lower-cased by the app (as in its
-        fine-tuning); another model's tokenizer may lower-case it itself (`roberta.text.lower_cases`)."""
-        if cls._reads_lower_case(model):
+    def _lower_case_note(model, loaded) -> str:
+        """The notes' line on case, decided by the model (`reads_lower_case`: its tokenizer lower-cases), whichever
+        slot holds it: the server's classifier was fine-tuned on lower-cased text; another model's tokenizer
+        lower-cases it. "" for a model that reads the text in its own case."""
+        if not reads_lower_case(loaded):
+            return ""
+        if isinstance(model, str) and model.strip().lower() == "sentiment":
             sentiment = KINDS["sentiment"]
             return LOWER_CASE_NOTE.format(classifier=sentiment.own_name.capitalize() if sentiment.replaced
                                           else "The shipped classifier")
-        return TOKENIZER_LOWER_CASE_NOTE if lower_cases(loaded.tokenizer) else ""
+        return TOKENIZER_LOWER_CASE_NOTE
 
     def attention_data(self, model, text: str) -> tuple[Tokens, object]:
         """Tokens and attentions (L, nh, T, T) of one text as the model reads it, cached for the pickers."""
-        name, loaded, _ = self._attention_model(model)
+        name, loaded = self._attention_model(model)
         return self._cached_attention(name, loaded, text)
 
     def _cached_attention(self, name: str, loaded, text: str) -> tuple[Tokens, object]:
@@ -144,11 +141,11 @@ class AttentionHandlers(HandlerBase):
         return tokens, attentions
 
     def _attention_inputs(self, text, layer, head, model):
-        name, loaded, lowercase = self._attention_model(model)
+        name, loaded = self._attention_model(model)
         text = clean_text(text).strip()  # spaces at the ends would be tokens of their own, rows of the maps
         cfg = loaded.config
-        if loaded.key == "sentiment":  # a classifier reads text as in fine-tuning (the shipped one lower-cased)
-            text = classifier_text(text, loaded.tokenizer, cfg.max_length, lowercase=lowercase)
+        if loaded.key == "sentiment":  # a classifier reads text as the Sentiment tab gives it (lower-cased or not)
+            text = classifier_text(text, loaded.tokenizer, cfg.max_length, lowercase=reads_lower_case(loaded))
         text = cut_to_window(text, loaded.tokenizer, cfg.max_length)  # also what the cache keeps
         layer = parse_int(layer, "Layer", 1, cfg.num_hidden_layers)
         head = parse_head(head, cfg.num_attention_heads)
@@ -277,7 +274,7 @@ class AttentionHandlers(HandlerBase):
         needs the Hub)."""
         current = "mlm" if is_shipped(current) else current
         try:
-            value, loaded, _ = self._attention_model(choice)  # the box shows a shipped one as its list names it
+            value, loaded = self._attention_model(choice)  # the box shows a shipped one as its list names it
         except (ModelChoiceError, gr.Error) as err:
             message = err.message if isinstance(err, gr.Error) else str(err)
             return (*refused("mlm", choice, current, message), gr.skip(), gr.skip())

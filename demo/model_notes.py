@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from roberta.masking import MASK_FRACTION, MLM_PROBABILITY, RANDOM_FRACTION
-from roberta.text import normalize_for_classifier
+from roberta.text import detokenize, lower_cases, normalize_for_classifier
 
 from . import explain
 from .calibration_note import redrawn_diagram
@@ -143,8 +143,10 @@ def example_failures(models: Models) -> dict:
                     out["mlm"].append((text, expected, top, top.index(expected) + 1 if expected in top else None))
         labels = models.sentiment.config.id2label.values() if models.sentiment.available else []
         if explain.names_a_sentiment(labels):  # a classifier of other labels: nothing to check
+            # read as the Sentiment tab reads them: lower-cased where the classifier's tokenizer lower-cases
+            read = normalize_for_classifier if lower_cases(models.sentiment.tokenizer) else detokenize
             for text, expected in SENTIMENT_EXPECTED.items():
-                best = models.sentiment.pipeline(normalize_for_classifier(text))[0]
+                best = models.sentiment.pipeline(read(text))[0]
                 if explain.sentiment_of(best["label"]) != expected:  # "pos" is right for "positive"
                     out["sentiment"].append((text, expected, best["label"], float(best["score"])))
     except Exception:  # a note is not worth failing the start-up for

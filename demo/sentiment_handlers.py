@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from roberta.text import lower_cases
+
 from . import counterfactual, explain
 from .handler_base import HandlerBase, KeptResults
-from .model_choice import SHIPPED, ModelChooser, is_shipped
+from .model_choice import SHIPPED, ModelChooser
 from .models import Models
 from .tokens_view import Tokens, classifier_text, special_ids, tokenize
 from .validation import LONG_TEXT_TOKENS, clean_text, fail, user_errors, warning, windows_note
@@ -19,10 +21,17 @@ READINGS_KEPT = 8  # texts read, kept: the page's What if? reads the text its cl
 
 def classifier_input(loaded, text: str, lowercase: bool) -> str:
     """What the classifier `loaded` reads of `text` (`classifier_text`, as in fine-tuning): up to
-    LONG_TEXT_TOKENS tokens, which its pipeline reads in overlapping windows; `lowercase` for the shipped
-    classifier, fine-tuned on lower-cased text (a Hub classifier may be cased)."""
+    LONG_TEXT_TOKENS tokens, which its pipeline reads in overlapping windows; `lowercase` for a classifier that
+    reads lower-cased text (`reads_lower_case`)."""
     return classifier_text(text, loaded.tokenizer, loaded.pipeline.max_length, lowercase=lowercase,
                            read_tokens=LONG_TEXT_TOKENS)
+
+
+def reads_lower_case(loaded) -> bool:
+    """Whether the classifier `loaded` reads lower-cased text, decided by the model, whichever slot holds it: its
+    tokenizer lower-cases (`roberta.text.lower_cases`), as every classifier `train.finetune` saves does (fine-tuned
+    on lower-cased text); a cased one (roberta-large's, in the server's slot too) reads the text in its own case."""
+    return lower_cases(loaded.tokenizer)
 
 
 def word_pushes(loaded, tokens: Tokens, target: int) -> tuple[list[tuple[int, int, float]], float]:
@@ -61,17 +70,16 @@ class SentimentReading:
 class SentimentHandlers(HandlerBase):
     def __init__(self, models: Models, chooser: ModelChooser | None = None):
         super().__init__(models, chooser)
-        self._readings = KeptResults(READINGS_KEPT)  # per classifier: (lower-cased or not, text) -> its reading
+        self._readings = KeptResults(READINGS_KEPT)  # per classifier: text -> its reading
 
     def _read_sentiment(self, text, model) -> tuple[object, SentimentReading]:
         """The chosen classifier and one text as it reads it, as `classify` and `counterfactual` both need them.
         The readings of the last READINGS_KEPT texts are kept, each for its classifier while that lives: a Hub
         model evicted by the chooser is not kept alive, and the next one, given its id, finds nothing."""
-        lowercase = is_shipped(model)  # as the shipped classifier was fine-tuned; a Hub classifier may be cased
         loaded = self._need("sentiment", model)
         text = clean_text(text)
-        return loaded, self._readings.get(loaded.model, (lowercase, text),
-                                          lambda: self._new_reading(loaded, text, lowercase))
+        return loaded, self._readings.get(loaded.model, text,
+                                          lambda: self._new_reading(loaded, text, reads_lower_case(loaded)))
 
     @staticmethod
     def _new_reading(loaded, text: str, lowercase: bool) -> SentimentReading:

@@ -139,8 +139,8 @@ def classifier_text(text: str, tokenizer, max_length: int, lowercase: bool = Tru
                     read_tokens: int | None = None) -> str:
     """What the classifier reads, as in fine-tuning (detokenized, lower-cased: `roberta.text`), of no more
     text than it can read: `max_length` tokens, or with `read_tokens` the first `read_tokens` tokens (which
-    the pipeline reads in overlapping windows of `max_length`). `lowercase=False` for a Hub classifier,
-    which may be cased (e.g. roberta-large's)."""
+    the pipeline reads in overlapping windows of `max_length`). `lowercase=False` for a classifier whose
+    tokenizer does not lower-case (e.g. roberta-large's: `demo.sentiment_handlers.reads_lower_case`)."""
     max_chars = 8 * window_chars(tokenizer, read_tokens or max_length)
     text = normalize_for_classifier(text, max_chars) if lowercase else detokenize(text, max_chars)
     if read_tokens:

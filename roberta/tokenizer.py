@@ -321,14 +321,14 @@ def vocab_digest(tokenizer: Tokenizer) -> str:
 
 def save_tokenizer(tokenizer: Tokenizer, folder, model_max_length: int) -> None:
     """Write folder/tokenizer.json plus the tokenizer_config.json `transformers` reads (its length limit, and
-    the fast tokenizer class so it uses tokenizer.json exactly as saved, normalizer included). `model_max_length`:
+    the class that reads tokenizer.json as saved, normalizer included: `tokenizer_class`). `model_max_length`:
     the model's max_length, a whole number of at least MIN_LENGTH. `tokenizer`: what `as_tokenizer` takes."""
     tokenizer = as_tokenizer(tokenizer)  # before anything is written, as the length's check
     _check_max_length(model_max_length, "model_max_length")
     folder = local_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     write_tokenizer_json(tokenizer, folder / TOKENIZER_NAME)
-    save_tokenizer_config(folder, model_max_length)
+    save_tokenizer_config(folder, model_max_length, tokenizer)
 
 
 def write_tokenizer_json(tokenizer: Tokenizer, path) -> None:
@@ -338,10 +338,51 @@ def write_tokenizer_json(tokenizer: Tokenizer, path) -> None:
     write_atomic(path, tokenizer.to_str(pretty=True))
 
 
-def save_tokenizer_config(folder, model_max_length: int) -> None:
-    """folder/tokenizer_config.json alone, as `save_tokenizer` writes it beside tokenizer.json."""
+# transformers' tokenizer classes tokenizer_config.json may name (`tokenizer_class`)
+ROBERTA_TOKENIZER_CLASS, GENERIC_TOKENIZER_CLASS = "RobertaTokenizer", "PreTrainedTokenizerFast"
+
+
+def _steps(tokenizer: Tokenizer) -> dict:
+    """A tokenizer's steps as tokenizer.json writes them, its BPE's options without the vocabulary and merges (no
+    prefix or suffix, written None or "", is one)."""
+    data = json.loads(tokenizer.to_str())
+    model = {key: value for key, value in data["model"].items() if key not in ("vocab", "merges")}
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        model[key] = model.get(key) or None
+    return {"model": model, **{key: data.get(key) for key in ("normalizer", "pre_tokenizer", "post_processor",
+                                                               "decoder")}}
+
+
+def tokenizer_class(tokenizer: Tokenizer) -> str:
+    """The `tokenizer_class` tokenizer_config.json names for `tokenizer`. `transformers.RobertaTokenizer` (5.x)
+    does not read tokenizer.json's steps: it rebuilds the tokenizer from the vocabulary, merges and added tokens,
+    as a byte-level BPE around `<s> ... </s>` with no normalizer. For a tokenizer that is exactly that (this
+    project's MLM's) it is ROBERTA_TOKENIZER_CLASS: the same ids, and `add_prefix_space=True` (pre-split words)
+    works, which the generic class ignores. For any other (a lower-casing classifier's, whose normalizer the
+    rebuild would drop; SentencePiece's) GENERIC_TOKENIZER_CLASS, which reads tokenizer.json as saved."""
+    if any(tokenizer.token_to_id(token) is None for token in SPECIAL_TOKENS):
+        return GENERIC_TOKENIZER_CLASS
+    rebuilt = Tokenizer(models.BPE(dropout=None, continuing_subword_prefix="", end_of_word_suffix="", fuse_unk=False))
+    rebuilt.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    rebuilt.decoder = decoders.ByteLevel()
+    rebuilt.post_processor = processors.RobertaProcessing(("</s>", tokenizer.token_to_id("</s>")),
+                                                          ("<s>", tokenizer.token_to_id("<s>")),
+                                                          trim_offsets=True, add_prefix_space=False)
+    return ROBERTA_TOKENIZER_CLASS if _steps(tokenizer) == _steps(rebuilt) else GENERIC_TOKENIZER_CLASS
+
+
+def save_tokenizer_config(folder, model_max_length: int, tokenizer: Tokenizer | None = None) -> None:
+    """folder/tokenizer_config.json alone, as `save_tokenizer` writes it beside tokenizer.json: the class for
+    `tokenizer` (`tokenizer_class`; None: for the folder's tokenizer.json, the generic class without one)."""
     model_max_length = _check_max_length(model_max_length, "model_max_length")  # never -5 or None in the file
-    config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": model_max_length,
+    folder = local_folder(folder)
+    if tokenizer is None and (folder / TOKENIZER_NAME).is_file():
+        try:
+            tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_NAME))
+        except Exception:  # tokenizers' bare Exception: a file that does not load is refused where it is loaded
+            tokenizer = None
+    config = {"tokenizer_class": tokenizer_class(tokenizer) if tokenizer is not None else GENERIC_TOKENIZER_CLASS,
+              "model_max_length": model_max_length,
               "bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "sep_token": "</s>",
               "cls_token": "<s>", "pad_token": "<pad>", "mask_token": "<mask>"}
-    write_atomic(local_folder(folder) / "tokenizer_config.json", json.dumps(config, indent=2) + "\n")
+    write_atomic(folder / "tokenizer_config.json", json.dumps(config, indent=2) + "\n")

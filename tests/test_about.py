@@ -11,6 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
+import roberta
+import roberta.text
 from demo import ablation_view, about, formatting, model_facts, model_notes
 from demo.calibration_note import calibration_note, redrawn_diagram, reliability_diagram_alt
 from demo.formatting import minutes, pct
@@ -703,7 +705,10 @@ def test_a_classifier_of_other_data_has_that_title_and_label_wherever_the_app_na
     from demo import model_choice
     from demo.attention_handlers import AttentionHandlers
 
-    monkeypatch.setenv("SENTIMENT_MODEL", str(_folder(tiny_clf_dir, tmp_path, "clf", OWN_METRICS)))
+    own = _folder(tiny_clf_dir, tmp_path, "clf", OWN_METRICS)
+    # its tokenizer lower-cases, as every classifier train.finetune saves (the app then says it reads lower-cased text)
+    roberta.text.lowercasing(roberta.load_tokenizer(own)).save(str(own / "tokenizer.json"))
+    monkeypatch.setenv("SENTIMENT_MODEL", str(own))
     models = load_models(_folder(tiny_mlm_dir, tmp_path, "mlm", MLM_METRICS))
     assert models.sentiment.title == "sentiment (fine-tuned on three.csv)"
     notes = AttentionHandlers(models).attention("a good film.", 1, "average", "sentiment", "heads")[5]

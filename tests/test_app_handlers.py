@@ -4,6 +4,7 @@ import html
 import inspect
 import math
 import re
+import shutil
 import unicodedata
 import warnings
 from pathlib import Path
@@ -948,8 +949,18 @@ def test_classify_refuses_text_of_special_tokens_only(handlers, text):
     assert highlighted[0] == ("<mask> ", None) and highlighted[-1] == (" <pad>", None)
 
 
-def test_classify_shows_the_text_in_the_users_case(handlers):
+@pytest.fixture(scope="module")
+def lowering_handlers(tmp_path_factory, tiny_mlm_dir, tiny_clf_dir, tokenizer):
+    """The app's handlers with the tiny classifier whose tokenizer lower-cases, as the shipped one's does (and every
+    classifier `train.finetune` saves): the app reads its text lower-cased (`reads_lower_case`)."""
+    folder = Path(shutil.copytree(tiny_clf_dir, tmp_path_factory.mktemp("lowering") / "clf"))
+    roberta.text.lowercasing(tokenizer).save(str(folder / "tokenizer.json"))
+    return H.Handlers(load_models(tiny_mlm_dir, folder))
+
+
+def test_classify_shows_the_text_in_the_users_case(lowering_handlers):
     """The shipped classifier reads lower-cased, whitespace-collapsed text; the page shows the user's case."""
+    handlers = lowering_handlers
     _, highlighted, explanation = handlers.classify("  Great film.  Loved   it.")
     assert "".join(part for part, _ in highlighted) == "Great film. Loved it."
     assert "Great" in explanation and "great" not in explanation
@@ -1104,6 +1115,10 @@ def test_counterfactual_probabilities_read_as_every_tab_reads_them():
     removal = next(line for line in view.split("\n") if line.startswith("| remove “good” |"))
     assert f"| negative {format_probability(0.9996)} | {format_probability(0.0004)} |" in removal
     assert "0.0%" not in view and "0.0400%" in removal
+    # P(positive) and its change right-aligned (`---:`), their digits lined up; the edit, the text and the answer
+    # (a label before its probability) left-aligned
+    header = view.split("\n").index("| edit | text | answer | P(positive) | change |")
+    assert view.split("\n")[header + 1] == "|---|---|---|---:|---:|"
 
 
 @pytest.mark.parametrize("text, word, edits", [
@@ -1232,8 +1247,8 @@ def test_counterfactual_offers_no_edit_that_classify_refuses(handlers):
         handlers.counterfactual("film <mask>")  # its removal was the only edit
 
 
-def test_counterfactual_handler_escapes_and_is_one_batch(handlers, models, monkeypatch):
-    read = []
+def test_counterfactual_handler_escapes_and_is_one_batch(lowering_handlers, monkeypatch):
+    handlers, read = lowering_handlers, []
     call = roberta.pipelines.TextClassificationPipeline.__call__
     monkeypatch.setattr(roberta.pipelines.TextClassificationPipeline, "__call__",
                         lambda self, text, **kw: read.append(text) or call(self, text, **kw))
@@ -1458,10 +1473,11 @@ def test_attention_outputs(handlers, models):
     assert isinstance(handlers.attention_token(text, 1, 3, 0)[0], Figure)
 
 
-def test_attention_notes_say_the_shipped_classifier_reads_lower_cased_text(handlers):
+def test_attention_notes_say_the_shipped_classifier_reads_lower_cased_text(lowering_handlers):
     """The reviewer's case: with the shipped SST-2 classifier the Attention tab showed "The Cat sat." as `the`,
     `cat` without saying why; its notes now say that the classifier reads lower-cased text. The fill-mask model
     reads the text as typed: no such line."""
+    handlers = lowering_handlers
     picker, notes = handlers.attention("The Cat sat.", 1, "average", "sentiment", "heads")[4:6]
     labels = "".join(label.split(": ", 1)[1] for label, _ in picker["choices"][1:-1])  # the tiny model: "t", "he"...
     assert labels.startswith("thecat") and "T" not in labels and "C" not in labels
@@ -1677,14 +1693,19 @@ def test_head_view_of_128_tokens_is_small_and_scrolls():
 def test_head_view_takes_its_boxs_width_its_text_unscaled():
     """The view was drawn at a fixed width (418 px for the example), a third of its 1192 px box at 1280 px: it takes
     the box's width, the lines between the columns growing with it (the right column anchored at the right edge),
-    its text at its own size (no viewBox to scale it), and is narrow enough at its narrowest for a 390 px phone's
-    345 px box."""
+    its text at its own size (no viewBox to scale it), and is narrow enough at its narrowest for a 320 px phone's
+    278 px box (it was 330 px wide at its narrowest, in a 360 px phone's 316 px box: the view scrolled sideways).
+    Each row, the target a tap focuses, is at least 24 px high (WCAG 2.5.8; it was 18)."""
     labels = ["<s>", "The", "cat", "sat", "because", "tired", "</s>"]
     page = head_view.head_view_html(labels, np.full((7, 7), 1 / 7), "Layer 1")
     svg = re.search(r"<svg [^>]*>", page).group(0)
     assert 'width="100%"' in svg and "viewBox" not in svg
     min_width = int(re.search(r"min-width:(\d+)px", svg).group(1))
-    assert min_width <= 345
+    assert min_width <= 278
+    hits = re.findall(r'<rect class="hv-hit" x="0" y="(\d+)" width="\d+" height="(\d+)"/>', page)
+    assert len(hits) == 7 and all(int(h) >= 24 for _, h in hits)
+    tops = [int(y) for y, _ in hits]  # one under the other, touching: no gap between two rows' targets
+    assert all(b - a == int(hits[0][1]) for a, b in zip(tops, tops[1:])), tops
     assert "max-width:100%" not in page  # it no longer shrinks to fit: the box scrolls where it must
     # every line runs from the left column to the right edge, less the right column's width
     lines = re.findall(r'<line class="w\d+" x1="(\d+)" y1="\d+" x2="100%" y2="\d+"/>', page)

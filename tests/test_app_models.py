@@ -105,15 +105,36 @@ def test_classify_runs_the_chosen_model_with_its_labels(handlers, hf_clf_dir, to
     assert set(handlers.classify("the cat likes good music.")[0]) == {"negative", "positive"}
 
 
-def test_a_hub_classifier_reads_the_text_in_its_own_case(handlers, hf_clf_dir, monkeypatch):
-    """Only the shipped classifier was fine-tuned on lower-cased text; a Hub one (roberta-large's) may be cased."""
+def test_the_servers_classifier_reads_the_text_as_its_tokenizer_does(tiny_mlm_dir, tokenizer, tmp_path, monkeypatch):
+    """The reviewer's case: whatever classifier SENTIMENT_MODEL named was lower-cased, decided by its slot, and
+    the Attention notes said it "reads lower-cased text, as it was fine-tuned on it": a cased `transformers`
+    classifier answered otherwise than `transformers` and than the same folder in the model box. The model now
+    decides (`roberta.text.lower_cases`, as `train.finetune` saves this project's classifiers), in both tabs and
+    both slots."""
+    text = "The Cat likes GOOD music."
+    torch.manual_seed(2)  # larger weights than `hf_clf_dir`'s, whose answers the case hardly moves
+    model = transformers.RobertaForSequenceClassification(_hf_config(tokenizer, num_labels=2, initializer_range=0.2))
+    cased_dir = _save_hf(tmp_path / "cased", model, tokenizer)
+    expected, _ = _hf_probabilities(cased_dir, tokenizer, text, transformers.RobertaForSequenceClassification)
+    lowered, _ = _hf_probabilities(cased_dir, tokenizer, text.lower(), transformers.RobertaForSequenceClassification)
+    assert abs(float(expected[1] - lowered[1])) > 1e-3
+    lowering_dir = _with_tokenizer_steps(cased_dir, tmp_path, normalizer={"type": "Lowercase"})  # as ours are
     read = []
     call = roberta.pipelines.TextClassificationPipeline.__call__
     monkeypatch.setattr(roberta.pipelines.TextClassificationPipeline, "__call__",
                         lambda self, text, **kw: read.append(text) or call(self, text, **kw))
-    handlers.classify("The Cat likes GOOD music.", str(hf_clf_dir))
-    handlers.classify("The Cat likes GOOD music.")
-    assert read == ["The Cat likes GOOD music.", "the cat likes good music."]
+    for folder, reads, probability in ((cased_dir, text, expected[1]), (lowering_dir, text.lower(), lowered[1])):
+        server = Handlers(app_models.load_models(tiny_mlm_dir, folder),
+                          MC.ModelChooser(app_models.load_models(tiny_mlm_dir, folder), allow_local=True))
+        for model_choice in (MC.SHIPPED, str(folder)):  # the server's slot and the model box alike
+            read.clear()
+            probabilities = server.classify(text, model_choice)[0]
+            assert read == [reads] and probabilities["LABEL_1"] == pytest.approx(float(probability), abs=1e-5)
+        for attention_model in ("sentiment", str(folder)):
+            picker, notes = server.attention(text, 1, "average", attention_model, "heads")[4:6]
+            labels = "".join(label.split(": ", 1)[1] for label, _ in picker["choices"][1:-1])
+            assert labels.replace("␣", "").startswith("TheCat" if reads == text else "thecat")
+            assert ("lower-cases" in notes or "lower-cased" in notes) == (reads != text)
 
 
 def test_counterfactual_runs_the_chosen_model_in_its_own_case(handlers, hf_clf_dir, monkeypatch):
@@ -181,9 +202,8 @@ def test_the_attention_tab_reads_its_model_and_view_names_in_any_case(handlers):
     and " ALL " were read: every name is read in any case, spaces around."""
     text = "The Cat sees the house."
     for typed, name in [("Sentiment", "sentiment"), (" MLM ", "mlm"), ("SENTIMENT", "sentiment")]:
-        drawn = handlers.attention(text, 1, "average", typed)
-        assert drawn[6] == handlers.attention(text, 1, "average", name)[6]
-        assert ("reads lower-cased text" in drawn[5]) == (name == "sentiment")  # the shipped classifier's note
+        drawn, named = handlers.attention(text, 1, "average", typed), handlers.attention(text, 1, "average", name)
+        assert drawn[6] == named[6] and drawn[5] == named[5]  # the same head view and notes (the model's name)
         assert handlers.attention_model(typed, "mlm", 1, "average")[:2] == (name, name)  # as the box lists it
     for view in ("HEADS", " heads ", "Heads"):
         drawn = handlers.attention(text, 1, "average", "mlm", view)

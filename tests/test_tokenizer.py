@@ -267,3 +267,100 @@ def test_a_full_disk_keeps_the_saved_tokenizer_files_and_names_the_file(tokenize
     assert {name: (tmp_path / name).read_bytes() for name in before} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before)  # no temporary file left
     assert roberta.load_tokenizer(tmp_path).get_vocab() == tokenizer.get_vocab()
+
+
+def test_the_classifier_card_loads_its_lower_casing_tokenizer_as_transformers_keeps_it(tiny_clf_dir, tokenizer,
+                                                                                        tmp_path):
+    """The reviewer's case: `RobertaTokenizer(Fast).from_pretrained(folder)` rebuilds the tokenizer from its
+    vocabulary and merges without tokenizer.json's Lowercase normalizer (transformers 5): the shipped classifier
+    then read "Not Good." as cased tokens it was never fine-tuned on, and answered positive. The card's Usage
+    loads the tokenizer as `AutoTokenizer` (which keeps it) and says that the RoBERTa classes drop it."""
+    import shutil
+
+    transformers = pytest.importorskip("transformers")
+
+    from roberta.text import lowercasing
+    from train.model_card import _usage
+
+    folder = shutil.copytree(tiny_clf_dir, tmp_path / "clf")
+    roberta.save_tokenizer(lowercasing(tokenizer), folder, 64)  # as train.finetune and train.export save it
+    text, lowered = "The Cat LIKES music.", tokenizer.encode("the cat likes music.").ids
+    assert transformers.AutoTokenizer.from_pretrained(str(folder))(text)["input_ids"] == lowered
+    for cls in (transformers.RobertaTokenizerFast, transformers.RobertaTokenizer):  # what the card warns of
+        assert cls.from_pretrained(str(folder))(text)["input_ids"] != lowered
+    usage = _usage("sentiment-analysis", "USER/clf", folder)
+    code = usage.split("With `transformers`")[1]
+    assert 'AutoTokenizer.from_pretrained("USER/clf")' in code and "RobertaTokenizer" not in code.split("```")[1]
+    assert ("load the tokenizer with `AutoTokenizer` or `pipeline`: `RobertaTokenizer` and "
+            "`RobertaTokenizerFast` drop the lower-casing") in " ".join(usage.split())
+
+
+def test_a_plain_byte_level_bpe_is_saved_as_a_roberta_tokenizer_that_transformers_reads_alike(tokenizer, tmp_path):
+    """The reviewer's case: tokenizer_config.json named "PreTrainedTokenizerFast" for every tokenizer, which
+    transformers 5 loads as its generic class: `AutoTokenizer.from_pretrained(folder, add_prefix_space=True)` was
+    silently ignored, so pre-split words (`is_split_into_words`, RoBERTa's token-classification recipe) lost their
+    word-start "Ġ". A tokenizer that `RobertaTokenizer` rebuilds exactly (a byte-level BPE with no normalizer: the
+    MLM's) is now saved as one, with the same ids; a lower-casing one (a classifier's), whose normalizer the rebuild
+    would drop, keeps the generic class."""
+    import json
+
+    transformers = pytest.importorskip("transformers")
+
+    from roberta.text import lowercasing
+
+    roberta.save_tokenizer(tokenizer, tmp_path / "mlm", 64)
+    roberta.save_tokenizer(lowercasing(tokenizer), tmp_path / "clf", 64)
+    config = json.loads((tmp_path / "mlm" / "tokenizer_config.json").read_text())
+    assert config["tokenizer_class"] == "RobertaTokenizer" and config["model_max_length"] == 64
+    assert json.loads((tmp_path / "clf" / "tokenizer_config.json").read_text())["tokenizer_class"] == (
+        "PreTrainedTokenizerFast")
+    for name in ("mlm", "clf"):  # as `train.export` writes a run's missing one: for the folder's tokenizer.json
+        written = (tmp_path / name / "tokenizer_config.json").read_text()
+        (tmp_path / name / "tokenizer_config.json").unlink()
+        roberta.tokenizer.save_tokenizer_config(tmp_path / name, 64)
+        assert (tmp_path / name / "tokenizer_config.json").read_text() == written
+    theirs = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "mlm"))
+    generic = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "mlm" / "tokenizer.json"),
+                                                   model_max_length=64, **{k: v for k, v in config.items()
+                                                                           if k.endswith("_token")})
+    assert isinstance(theirs, transformers.RobertaTokenizer)
+    texts = ["The cat likes <mask>.", "of<mask> and  <mask>", "<s>x</s><pad>", "a dog " * 40, "", *UNICODE_TEXTS]
+    for text in texts:
+        for kwargs in ({}, {"truncation": True}, {"add_special_tokens": False}):
+            assert theirs(text, **kwargs)["input_ids"] == generic(text, **kwargs)["input_ids"]
+        assert theirs(text)["input_ids"] == tokenizer.encode(text).ids
+        assert theirs(text, "a pair", truncation=True)["input_ids"] == generic(text, "a pair", truncation=True)[
+            "input_ids"]
+        assert (theirs(text, truncation=True, return_offsets_mapping=True)["offset_mapping"]
+                == generic(text, truncation=True, return_offsets_mapping=True)["offset_mapping"])
+        ids = theirs(text)["input_ids"]
+        for skip in (False, True):
+            assert theirs.decode(ids, skip_special_tokens=skip) == generic.decode(ids, skip_special_tokens=skip)
+    assert theirs(texts[:3], padding=True)["input_ids"] == generic(texts[:3], padding=True)["input_ids"]
+    split = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "mlm"), add_prefix_space=True)
+    words = ["The", "cat", "likes", "music"]
+    assert split(words, is_split_into_words=True)["input_ids"] == tokenizer.encode(" " + " ".join(words)).ids
+
+
+def test_only_a_tokenizer_roberta_tokenizer_rebuilds_exactly_is_named_one(tokenizer):
+    """`RobertaTokenizer` rebuilds the tokenizer from its vocabulary and merges, with its own steps: any other step
+    (a normalizer, a prefix space, BPE dropout, SentencePiece's Metaspace) would be lost, so such a tokenizer is
+    named by the generic class, which reads tokenizer.json as saved."""
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers
+
+    from roberta.tokenizer import tokenizer_class
+
+    assert tokenizer_class(tokenizer) == "RobertaTokenizer"
+
+    def changed(**steps):
+        copy = Tokenizer.from_str(tokenizer.to_str())
+        for name, step in steps.items():
+            setattr(copy, name, step)
+        return copy
+
+    for other in (changed(normalizer=normalizers.NFKC()), changed(pre_tokenizer=pre_tokenizers.ByteLevel(True)),
+                  changed(pre_tokenizer=pre_tokenizers.Metaspace()), changed(post_processor=None)):
+        assert tokenizer_class(other) == "PreTrainedTokenizerFast"
+    dropout = json.loads(tokenizer.to_str())
+    dropout["model"]["dropout"] = 0.1
+    assert tokenizer_class(Tokenizer.from_str(json.dumps(dropout))) == "PreTrainedTokenizerFast"
