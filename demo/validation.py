@@ -327,8 +327,11 @@ def candidate_words(targets, vocabulary=None) -> list[str]:
     model's tokenizer; without one, always: `typed_word`), as the mask's place chooses the spaced form."""
     if targets is not None and not isinstance(targets, str):
         raise fail(f"The candidate words must be a string, got {type(targets).__name__}.")
-    words = split_words(clean_text(targets, "The candidate words", required=False))
-    words = [bare for word in words if (bare := typed_word(word, vocabulary))]
+    typed = split_words(clean_text(targets, "The candidate words", required=False))
+    words = [bare for word in typed if (bare := typed_word(word, vocabulary))]
+    if typed and not words:  # "␣" alone named no word: the answers would read as the candidates' (a stray one goes)
+        raise fail(f"“{typed[0]}” is only the sign of a space: type a word after it (“{typed[0]}France”), or the "
+                   "word alone.")
     if len(words) > MAX_TARGETS:
         raise fail(f"There are {len(words):,} candidate words; at most {MAX_TARGETS} are allowed.")
     for word in words:

@@ -399,12 +399,14 @@ class Wiring:
         (default: all); the others are still set, e.g. a box an example clears. `model_state`: (the model box an
         example sets, the tab's model State), set to the box's value once the example ran, so that the box and the tab
         agree (it is set without an event of its own: the example ran on the box's model already)."""
-        shown = gr.Examples(rows, inputs, api_name=f"{name}_example", example_labels=labels, visible_columns=columns)
+        # the page's own events, not the API (a client that called them got a traceback for a bad index): private
+        shown = gr.Examples(rows, inputs, api_name=f"{name}_example", example_labels=labels, visible_columns=columns,
+                            api_visibility="private")
         run_inputs = components(run_inputs or inputs)
         outputs = [*components(outputs), error, *ui.clears]
         run = shown.load_input_event.then(
             self.guarded(ui, f"{name}_example_run", outputs, inputs=run_inputs), run_inputs,
-            outputs, api_name=f"{name}_example_run", api_visibility="undocumented", **ui.queue)
+            outputs, api_name=f"{name}_example_run", api_visibility="private", **ui.queue)
         if model_state:
             box, current = model_state
             run.then(lambda choice: choice, box, current, queue=False, api_name=f"{name}_example_model",

@@ -14,6 +14,7 @@ from .figures import short_label  # importing figures also sets the Agg backend,
 from .validation import split_words
 
 MIN_MAP_WORDS, MAX_MAP_WORDS = 3, 30  # two words make a line, not a map
+REASONS_SAID = 3  # a refused map names this many words' reasons, then counts the others (30 made 2,700 characters)
 
 
 def parse_words(text: str) -> list[str]:
@@ -29,8 +30,8 @@ def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tu
     of the variance each component holds, and why each word the map leaves out was left out (a word in too
     many pieces, a special token...: `look_up_word`'s message). Signs are fixed (each component's largest
     coordinate is positive), so the same words always give the same map. ValueError for fewer than
-    MIN_MAP_WORDS or more than MAX_MAP_WORDS words, or when fewer than MIN_MAP_WORDS can be placed (naming every
-    bad word)."""
+    MIN_MAP_WORDS or more than MAX_MAP_WORDS words, or when fewer than MIN_MAP_WORDS can be placed (naming the
+    first REASONS_SAID bad words' reasons, counting the others)."""
     words = list(dict.fromkeys(w.strip() for w in words if w.strip()))
     if not MIN_MAP_WORDS <= len(words) <= MAX_MAP_WORDS:
         raise ValueError(f"Give {MIN_MAP_WORDS} to {MAX_MAP_WORDS} different words, separated by commas, "
@@ -46,7 +47,9 @@ def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tu
             placed.append(shown)
             vectors.append(vector)
     if len(placed) < MIN_MAP_WORDS:
-        raise ValueError(f"Fewer than {MIN_MAP_WORDS} of the words can be placed. " + " ".join(left_out))
+        more = len(left_out) - REASONS_SAID
+        raise ValueError(f"Fewer than {MIN_MAP_WORDS} of the words can be placed. " + " ".join(left_out[:REASONS_SAID])
+                         + (f" And {more} more word{'s' * (more > 1)} cannot be placed." if more > 0 else ""))
     words = placed
     x = torch.stack(vectors).double().cpu()  # (N, H)
     x = x / x.norm(dim=-1, keepdim=True).clamp_min(1e-12)  # (N, H)

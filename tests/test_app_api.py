@@ -87,6 +87,15 @@ def test_api_endpoints_and_parameters(client):
         assert all(p["parameter_has_default"] for p in info[len(params):]), f"{name}: extra inputs need defaults"
 
 
+@pytest.mark.parametrize("api_name", ["/fill_mask_example", "/fill_mask_example_run", "/attention_example"])
+def test_the_examples_events_are_the_pages_not_the_apis(client, api_name):
+    """The Examples' events were callable ("undocumented"): a client's bad example index got Gradio's "upstream app
+    has raised an exception" and the server a traceback. They are private: a client is told there is no such
+    endpoint, as for the page's `_ui` copies."""
+    with pytest.raises(ValueError, match="Cannot find a function with"):
+        client.predict(0, api_name=api_name)
+
+
 def test_fill_mask_compare(client, tiny_mlm_dir, biased_mlm_dir):
     """Two models side by side; `other` defaults to roberta-base, which this offline server cannot fetch."""
     view, data = client.predict(TEXT, 3, "", "shipped", str(tiny_mlm_dir), api_name="/fill_mask_compare")

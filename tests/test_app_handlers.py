@@ -2109,6 +2109,11 @@ def test_candidate_words_may_start_with_the_apps_space_sign(handlers):
     text = "The cat sees the <mask>."
     assert handlers.fill_mask(text, 3, "␣sea, Ġday")[-2] == handlers.fill_mask(text, 3, "sea, day")[-2]
     assert V.candidate_words("␣sea; Ġday, ␣") == ["sea", "day"]
+    # a space sign alone named no word: the ordinary answers came back as if they were the candidates' (an API
+    # client could not tell); it is refused, saying what to type
+    for sign in ("␣", "Ġ", "␣, Ġ"):
+        with pytest.raises(gr.Error, match="is only the sign of a space: type a word after it"):
+            handlers.fill_mask("The cat sees the <mask>.", 3, sign)
 
 
 def test_a_candidates_leading_g_is_a_space_only_in_a_vocabulary_entry(tokenizer):

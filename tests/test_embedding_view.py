@@ -364,6 +364,13 @@ def test_word_map_leaves_out_bad_words_naming_each(tok, table):
     with pytest.raises(ValueError) as err:
         wm.word_map(table, tok, ["cat", "qxzjvkwp", "<mask>"])
     assert "Fewer than 3" in str(err.value) and "qxzjvkwp" in str(err.value) and "<mask>" in str(err.value)
+    assert "more word" not in str(err.value)
+    # 30 bad words: three reasons, then a count (each word's reason made a 2,700-character message)
+    with pytest.raises(ValueError) as err:
+        wm.word_map(table, tok, ["<s>", "<pad>", "</s>", *(f"{'x' * 45}{i}" for i in range(27))])
+    message = str(err.value)
+    assert message.count("special token") == 3 and "longer than" not in message
+    assert message.endswith(" And 27 more words cannot be placed.") and len(message) < 600, message
     with pytest.raises(ValueError, match="3 to 30"):
         wm.word_map(table, tok, ["cat", " cat "])
     with pytest.raises(ValueError, match="3 to 30"):
