@@ -196,6 +196,7 @@ BERT_PICKS = (f"BERT's own code picks exactly {MLM_PROBABILITY:.0%} of the token
 # i[title]::after: the original under a target, on hover and on focus (a tap on a phone, Tab on a keyboard).
 # .mk-scroll focused: the keyboard's one tab stop is the table's box (not every target: 40 epochs make thousands),
 # and while it (or the later epochs' summary) has the focus, every target shows its original in line.
+# table.mk-table: no margin (Gradio's .prose table rule's 16 px parted the first epochs from the later ones' bar).
 # .mk-later: the epochs after the first few (`epoch_tables`), a native disclosure whose summary is a line as wide
 # as the table.
 # On a phone (max-width:700px) the page scrolls, not the box: a box inside it showed one epoch and caught the swipes.
@@ -209,6 +210,7 @@ BERT_PICKS = (f"BERT's own code picks exactly {MLM_PROBABILITY:.0%} of the token
 MASKING_CSS = """<style>
 .mk-scroll{max-height:min(640px,70vh);overflow:auto;border:1px solid #d4d4d8}
 .mk-table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:13px;line-height:1.9}
+.mk-wrap table.mk-table{margin:0}
 .mk-wrap .mk-table :is(th,td){border:1px solid #d4d4d8;padding:4px 6px;vertical-align:top;text-align:left;
   overflow-wrap:anywhere}
 .mk-scroll .mk-table thead th{position:sticky;top:0;background:var(--background-fill-secondary,#f4f4f5);

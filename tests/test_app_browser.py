@@ -1822,14 +1822,15 @@ def test_the_masking_tables_keep_each_name_on_one_line_at_1280_px(page):
 EPOCH_LINES_JS = """() => { const style = s => getComputedStyle(document.querySelector(`#mk-table ${s}`));
   return {box: style('.mk-scroll').borderTopColor, cell: style('td').borderTopColor,
           epoch: style('tbody th').borderTopColor, row: style('tbody tr').borderTopWidth,
-          piece: style('td i:not([class])').paddingLeft, target: style('td i[class]').paddingLeft}; }"""
+          piece: style('td i:not([class])').paddingLeft, target: style('td i[class]').paddingLeft,
+          gap: style('table.mk-table').marginBottom}; }"""
 
 
 def test_the_epoch_tables_lines_are_light_and_its_words_show_no_gaps(app, browser):
     """Gradio's `.prose td` border (the text's colour) beat the epoch table's own light grey: its lines were dark,
     and on a phone, where its rows are blocks, each epoch was a dark box in a dark box. And every word piece was
     padded, so that "ninet" + "een" read as two words. Its lines are its box's light grey, no row has a box on a
-    phone, and only the targets (coloured) are padded."""
+    phone, and only the targets (coloured) are padded; no margin parts its first epochs from the later ones' bar."""
     for width in (1280, 360):
         page = browser.new_page(viewport={"width": width, "height": 900})
         page.set_default_timeout(TIMEOUT_MS)
@@ -1840,6 +1841,8 @@ def test_the_epoch_tables_lines_are_light_and_its_words_show_no_gaps(app, browse
         lines = page.evaluate(EPOCH_LINES_JS)
         assert lines["cell"] == lines["epoch"] == lines["box"], (width, lines)
         assert lines["piece"] == "0px" and lines["target"] != "0px", (width, lines)
+        # the first epochs' table touches the later epochs' bar (Gradio's table margin left 16 px between them)
+        assert lines["gap"] == "0px", (width, lines)
         if width == 360:
             assert lines["row"] == "0px", lines
         page.close()
