@@ -441,7 +441,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                             handlers.neighbours, [*em_nb_in, em_model],
                             em_nb_out, em_nb_error, "neighbours", on_load=True, ui_inputs=[*em_nb_in, em_current])
             # the API's k and words_only (the page shows 10 tokens that begin a word): hidden inputs with the defaults
-            em_an_in = [*em_abc, gr.Number(10, visible=False), gr.Checkbox(True, visible=False)]
+            em_an_in = [*em_abc, Number(10, precision=0, visible=False, label="k"), gr.Checkbox(True, visible=False)]
             em_an_ui = wire([em_an_btn.click, *[box.submit for box in em_abc], *em_changed], handlers.analogy,
                             [*em_an_in, em_model], em_an_out, em_an_error, "analogy", on_load=True,
                             ui_inputs=[*em_an_in, em_current])

@@ -22,6 +22,14 @@ class Slider(gr.Slider):
     def preprocess(self, payload):
         return payload
 
+    def api_info(self) -> dict:
+        """Gradio's, as an integer where every value the slider takes is whole (top-k, k, epochs: view_api listed
+        them as float, and 2.5 was then refused)."""
+        info = super().api_info()
+        if all(float(v).is_integer() for v in (self.minimum, self.maximum, self.step)):
+            info = {**info, "type": "integer"}
+        return info
+
 
 class Number(gr.Number):
     """gr.Number that passes API values on as sent ("seed", NaN, 1.5), so the handler's message names the field

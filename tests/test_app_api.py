@@ -231,6 +231,16 @@ def test_attention_layer_head_and_view(client):
         client.predict(text, 2, 2, "mlm", "everything", api_name="/attention")
 
 
+def test_whole_number_sliders_are_documented_as_integers(client):
+    """view_api listed top_k, k and epochs as float, and a client that sent 2.5 was refused: they are whole numbers,
+    documented as int."""
+    api = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    for name, parameter in (("/fill_mask", "top_k"), ("/fill_mask_compare", "top_k"), ("/neighbours", "k"),
+                            ("/analogy", "k"), ("/masking", "epochs")):
+        (info,) = [p for p in api[name]["parameters"] if p["parameter_name"] == parameter]
+        assert info["python_type"]["type"] == "int", (name, info)
+
+
 def test_the_layer_and_head_pickers_are_documented_as_numbers(client):
     """The API page and view_api listed Layer as Literal['1', '2'] and Head as Literal['average', '1', ...]: strings,
     and only the start-up model's count (Gradio documents a dropdown as a string enum, whose values gradio_client
