@@ -91,9 +91,11 @@ def position_similarity_figure(position_embeddings: torch.Tensor, first_position
     top.set_title(title, fontsize=12)
     fig.colorbar(im, ax=top, label="cosine similarity", shrink=0.85)
     styles = ["-", "--", ":"]
-    for ref, style, marker in zip(_reference_positions(n), styles, "os^"):
+    # black, blue and vermillion (Okabe and Ito's): each at least 3:1 on white (matplotlib's second, orange, was 2.5)
+    colours = ["#000000", "#0072B2", "#D55E00"]
+    for ref, style, marker, colour in zip(_reference_positions(n), styles, "os^", colours):
         name = f"position {ref}" + (" (<s>)" if ref == 0 else "")
-        bottom.plot(range(n), sim[ref], style, linewidth=1.6, label=f"{name} vs every position")
+        bottom.plot(range(n), sim[ref], style, color=colour, linewidth=1.6, label=f"{name} vs every position")
         bottom.plot([ref], [sim[ref, ref]], marker, color=bottom.lines[-1].get_color(), markersize=6)
     bottom.axhline(0.0, color="gray", linewidth=0.8, alpha=0.6)
     bottom.set_xlim(-0.5, n - 0.5)

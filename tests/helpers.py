@@ -1,7 +1,7 @@
 """What several test files share: the arguments of a tiny training run, running an entry point in this process or
 in a new one and reading its exit status and messages, an empty upload bundle, a folder as if read-only, sys.path
-kept while a benchmark loads, running a docs page's Python blocks. One place each, so that no test file imports from
-another."""
+kept while a benchmark loads, running a docs page's Python blocks, a figure colour's contrast against white. One
+place each, so that no test file imports from another."""
 import ast
 import contextlib
 import errno
@@ -165,3 +165,17 @@ def run_page_blocks(page: Path, namespace: dict, min_blocks: int) -> None:
         got = [text.rstrip() for text in printed.getvalue().splitlines()]
         assert got == shown_output(code), f"docs/{page.name}, the block at line {line}, prints other lines than the " \
                                           "page shows under its prints"
+
+
+def linear_rgb(colour) -> list[float]:
+    """`colour`'s sRGB channels without their gamma (WCAG 2's formula), each 0 to 1."""
+    from matplotlib.colors import to_rgb
+
+    return [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(colour)]
+
+
+def contrast_with_white(colour) -> float:
+    """WCAG's contrast ratio of `colour` against a white background (1 to 21): 1.05 / (its relative luminance
+    + 0.05). A figure's line needs 3 (WCAG 1.4.11)."""
+    linear = linear_rgb(colour)
+    return 1.05 / (0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2] + 0.05)

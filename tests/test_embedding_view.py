@@ -12,6 +12,7 @@ from demo import embedding_view as ev
 from demo import position_view as pv
 from demo import word_map as wm
 from demo.examples import MAP_WORDS
+from helpers import contrast_with_white
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 # A corpus whose tokenizer has the forms the tests need as single tokens: " cat", "cat" (no space), " Cat",
@@ -317,6 +318,10 @@ def test_position_figure_has_a_heatmap_a_colorbar_and_lines():
     assert labels == ["position 0 (<s>) vs every position", "position 5 vs every position",
                       "position 20 vs every position"]
     assert len({line.get_linestyle() for line in lines.lines[:-1:2]}) == 3  # told apart without colour
+    # each line at least 3:1 on white (WCAG 1.4.11; matplotlib's default orange was 2.5:1), and three colours
+    assert all(contrast_with_white(line.get_color()) >= 3 for line in lines.lines[:-1]), \
+        [(line.get_color(), round(contrast_with_white(line.get_color()), 2)) for line in lines.lines[:-1]]
+    assert len({line.get_color() for line in lines.lines[:-1:2]}) == 3
     fig.savefig(__import__("io").BytesIO(), format="png")  # draws
     assert plt.get_fignums() == before  # a plain Figure: nothing left open in pyplot
 

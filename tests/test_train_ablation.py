@@ -10,7 +10,7 @@ import torch
 from demo.ablation_view import ablation_markdown
 from demo.models import read_ablation
 from train import ablation, ablation_plan, ablation_probe
-from helpers import refused
+from helpers import contrast_with_white, refused
 
 PRETRAINED_ARMS = ["dynamic", "static-dupe1", "static-dupe10"]
 
@@ -271,14 +271,10 @@ def test_the_figure_tells_the_arms_apart_without_colour(monkeypatch):
     hatches are opaque."""
     from pathlib import Path
 
-    from matplotlib.colors import to_rgb, to_rgba
+    from matplotlib.colors import to_rgba
 
     from train import ablation_figure
     from train.ablation_setup import ARMS
-
-    def contrast_with_white(colour) -> float:  # WCAG's ratio, 1 to 21
-        linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(colour)]
-        return 1.05 / (0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2] + 0.05)
 
     def look(line):
         return line.get_linestyle(), line.get_marker() if line.get_marker() not in ("", "None", None) else None

@@ -18,7 +18,7 @@ from safetensors.torch import load_file
 
 import roberta
 from train import checkpointing, finetune, optim, out_folder, pretrain, reporting, runtime, trainer
-from helpers import finetune_argv, lock_is_free, pretrain_argv
+from helpers import contrast_with_white, finetune_argv, linear_rgb, lock_is_free, pretrain_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -1411,20 +1411,6 @@ def test_the_averaged_runs_curves_tell_the_runs_apart_without_colour(tmp_path, m
         assert len(runs) == 4 and all(line.get_marker() not in ("", "None", None) for line in runs)
         assert len({(line.get_marker(), line.get_linestyle()) for line in runs}) == 4
         assert len({line.get_linestyle() for line in runs}) > 1 and len({line.get_color() for line in runs}) == 4
-
-
-def linear_rgb(colour) -> list[float]:
-    """`colour`'s sRGB channels without their gamma (WCAG 2's formula), each 0 to 1."""
-    from matplotlib.colors import to_rgb
-
-    return [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(colour)]
-
-
-def contrast_with_white(colour) -> float:
-    """WCAG's contrast ratio of `colour` against a white background (1 to 21): 1.05 / (its relative luminance
-    + 0.05)."""
-    linear = linear_rgb(colour)
-    return 1.05 / (0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2] + 0.05)
 
 
 def cie_lab(colour) -> tuple[float, float, float]:
