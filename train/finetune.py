@@ -598,11 +598,13 @@ def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool =
     if len(set(labels)) == 1 and is_main:  # said, not refused (a dev set of one label may be meant)
         print(f"warning: --train {args.train}: every row has the label {labels[0]} ({id2label[labels[0]]}): a "
               "classifier trained on one label learns to answer it whatever the text", file=sys.stderr, flush=True)
-    with naming("--imdb"):
-        imdb = imdb_sample.imdb_sample_as(args.imdb, args.imdb_n, args.imdb_seed, id2label) if args.imdb else None
-        # the whole file's rows, as --train's are recorded (the sample alone would change with --imdb-n, --imdb-seed)
-        imdb_record = tables.rows_record(*tables.read_labeled(args.imdb, imdb_sample.IMDB_TEXT_COLUMN, "label")[:2]) \
-            if imdb else None
+    imdb = imdb_record = None
+    if args.imdb:
+        with naming("--imdb"):
+            imdb_rows = imdb_sample.read_imdb(args.imdb)  # read once: the sample, and the file's record
+            imdb = imdb_sample.imdb_sample_as(args.imdb, args.imdb_n, args.imdb_seed, id2label, rows=imdb_rows)
+            # the whole file's rows, as --train's are recorded (the sample alone would change with --imdb-n/-seed)
+            imdb_record = tables.rows_record(*imdb_rows)
     dev_slice = dev_slice_spec(args, texts)
     train_rows, cal_rows, dev_rows, held_out = split_training_data(args, texts, imdb[0] if imdb else None, dev_slice)
     if is_main and (warning := held_out_warning(args, len(texts), held_out, len(cal_rows), len(dev_rows))):

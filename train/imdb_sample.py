@@ -31,10 +31,17 @@ def check_imdb_n(n: int) -> None:
         raise ValueError(f"--imdb-n must be at least 1 review (--imdb '' skips the IMDB sample), got {n}")
 
 
-def imdb_sample(path: str, n: int = 1000, seed: int = 0) -> tuple[list[str], list[int]]:
-    """A fixed random sample of n labelled reviews (IMDB train.tsv: header text<TAB>label, 1 = positive)."""
-    check_imdb_n(n)
+def read_imdb(path: str) -> tuple[list[str], list[int]]:
+    """Every labelled review of an IMDB file (train.tsv: header text<TAB>label, 1 = positive), as read."""
     texts, labels, _ = read_labeled(path, text_column=IMDB_TEXT_COLUMN, label_column="label")
+    return texts, labels
+
+
+def imdb_sample(path: str, n: int = 1000, seed: int = 0, rows=None) -> tuple[list[str], list[int]]:
+    """A fixed random sample of n labelled reviews (IMDB train.tsv: header text<TAB>label, 1 = positive); `rows`:
+    the file's (texts, labels) when the caller has read them already (`read_imdb`)."""
+    check_imdb_n(n)
+    texts, labels = rows if rows is not None else read_imdb(path)
     picked = evaluation_sample(len(texts), n, seed)
     return [texts[i] for i in picked], [labels[i] for i in picked]
 
@@ -62,13 +69,14 @@ def imdb_skip_note(id2label: dict) -> str | None:
     return f"note: the IMDB check is skipped: {_not_imdb_labels(id2label)}"
 
 
-def imdb_sample_as(path: str, n: int, seed: int, id2label: dict) -> tuple[list[str], list[int]]:
-    """`imdb_sample` with its labels as the ids of a model with `id2label` (`imdb_label_ids`; a ValueError
-    when they are not a negative and a positive label, or for a review whose label is neither 0 nor 1)."""
+def imdb_sample_as(path: str, n: int, seed: int, id2label: dict, rows=None) -> tuple[list[str], list[int]]:
+    """`imdb_sample` (of `rows`, the file as read, if given) with its labels as the ids of a model with `id2label`
+    (`imdb_label_ids`; a ValueError when they are not a negative and a positive label, or for a review whose label
+    is neither 0 nor 1)."""
     ids = imdb_label_ids(id2label)
     if ids is None:
         raise ValueError(f"{path}: {_not_imdb_labels(id2label)}")
-    texts, labels = imdb_sample(path, n, seed=seed)
+    texts, labels = imdb_sample(path, n, seed=seed, rows=rows)
     if unknown := sorted(set(labels) - ids.keys()):
         raise DataError(f"{path}: label {unknown[0]} is not an IMDB label (0 = negative, 1 = positive)")
     return texts, [ids[label] for label in labels]
