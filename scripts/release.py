@@ -334,22 +334,6 @@ def parse_summary(spec: str) -> tuple[str, Path]:
     return name, path
 
 
-def read_summary(summary_json) -> dict:
-    """A `train.summarize` JSON, read before anything is exported (a misspelt path left the classifier half
-    replaced in the output folder)."""
-    summary_json = Path(summary_json)
-    if not summary_json.is_file():
-        raise FileNotFoundError(f"{summary_json}: no such file (give a summary.json that train.summarize wrote)")
-    try:
-        summary = json.loads(summary_json.read_text(encoding="utf-8"))
-    except ValueError as err:
-        raise ValueError(f"{summary_json}: not a summary.json ({err})") from None
-    # {arm: {"seeds", "stats", ...}}: another JSON (a metrics.json, the ablation's results) is refused before the
-    # masked LM is swapped in
-    if not isinstance(summary, dict) or not summary or not all(
-            isinstance(arm, dict) and isinstance(arm.get("stats"), dict) for arm in summary.values()):
-        raise ValueError(f"{summary_json}: not a summary.json that train.summarize wrote (arms with their stats)")
-    return summary
 
 
 def experiment_section(summary_json, folder, name: str, summary: dict | None = None) -> str:
@@ -357,7 +341,7 @@ def experiment_section(summary_json, folder, name: str, summary: dict | None = N
     JSON (`summary`, else read from `summary_json`; so a summary shipped by an earlier release, whose run folders
     are gone, can be shipped again) and stored in the shipped folder as NAME.json and NAME.png."""
     summary_json = Path(summary_json)
-    summary = read_summary(summary_json) if summary is None else summary
+    summary = summarize.read_summary(summary_json) if summary is None else summary
     write_atomic(Path(folder) / f"{name}.json", json.dumps(summary, indent=2) + "\n")
     summarize.plot_summary(summary, Path(folder) / f"{name}.png")
     return "\n\n".join([
@@ -554,7 +538,7 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
     if baseline_metrics and not root.startswith("random"):  # the card would call a pretrained encoder random
         raise ValueError(f"--baseline {baseline}: its encoder came from {root or 'an unrecorded start'}, not from "
                          "random initialisation (train.finetune --init random, and the stages after it)")
-    summaries = [(name, path, read_summary(path)) for name, path in summaries]
+    summaries = [(name, path, summarize.read_summary(path)) for name, path in summaries]
     base = base_model_of(base_model, classifier, phases or shipped_history(Path(out) / MLM_NAME))
     # each shipped folder is built beside its destination and swapped in whole (train.export.staged_folder), so a
     # release stopped half-way leaves each folder as it was or complete: never a new export without its

@@ -17,7 +17,7 @@ import torch
 import roberta
 from train import (average, calibrate, evaluate, finetune, reporting, runtime, sentiment_recipe, summarize, tables,
                    tapt_corpus, trainer)
-from helpers import finetune_argv, pretrain_argv
+from helpers import contrast_with_white, finetune_argv, pretrain_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKS = ROOT / "tests" / "data" / "sentiment_checks.tsv"
@@ -284,6 +284,13 @@ def test_reliability_diagram(tmp_path, monkeypatch):
         assert heights == pytest.approx(accuracy)
         # the gap bars' fill is light, their edge opaque: a greyscale print still shows where each gap ends
         assert all(bar.get_edgecolor()[3] == 1 and bar.get_facecolor()[3] < 1 for bar in ax.containers[1])
+        # and at least 3:1 (WCAG 1.4.11) against the white above an accuracy bar and against the accuracy bar, which
+        # an under-confident bin's gap is drawn on (its brown edge was 1.2:1 there): the ratio of two colours is
+        # the ratio of their ratios against white
+        accuracy = contrast_with_white(ax.containers[0][0].get_facecolor())
+        for bar in ax.containers[1]:
+            edge = contrast_with_white(bar.get_edgecolor())
+            assert edge >= 3 and max(edge, accuracy) / min(edge, accuracy) >= 3, (bar.get_edgecolor(), edge, accuracy)
     assert before.get_title() != after.get_title() and after.get_title().startswith("after: T = 2.5")
     for axis in (before.xaxis, before.yaxis, after.xaxis, after.yaxis):  # in % as the app shows a probability
         assert axis.get_major_formatter().format_ticks([0.5, 0.75, 1.0]) == ["50%", "75%", "100%"]
@@ -1275,6 +1282,11 @@ def test_the_summary_figure_tells_the_arms_apart_without_their_colours():
     assert [t.get_text() for t in legend.get_texts()] == ["pretrained", "pretrained: weight average", "random",
                                                           "tapt"]
     assert [legend.legend_handles[i].get_hatch() or "" for i in (0, 2, 3)] == [h.pop() for h in hatches]
+    # the fill is faint (1.4-1.7:1 against white) and the first arm has no hatch: each bar, and its legend patch,
+    # is outlined in its arm's colour at full strength, at least 3:1 against white (WCAG 1.4.11)
+    for bar in [*bars, *(legend.legend_handles[i] for i in (0, 2, 3))]:
+        assert bar.get_linewidth() >= 1 and bar.get_edgecolor()[3] == 1, (bar.get_linewidth(), bar.get_edgecolor())
+        assert contrast_with_white(bar.get_edgecolor()) >= 3, bar.get_edgecolor()
     plt.close(fig)
 
 

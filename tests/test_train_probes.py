@@ -56,10 +56,12 @@ def test_the_figure_tells_the_probes_apart_without_colour(monkeypatch, tmp_path)
     """The 8 probes' lines differed by colour alone (one marker for all), and lr-5e-4 (green) against lr-2e-3 (red),
     the docs' stuck probe, are hard to tell apart for a deuteranope: each probe has its own marker, and no two
     neighbours share a line style, in both panels."""
+    from pathlib import Path
+
     from matplotlib.figure import Figure
 
-    drawn = []
-    monkeypatch.setattr(Figure, "savefig", lambda fig, path, **kw: drawn.append(fig))
+    drawn = []  # (the figure is written to a temporary name that is then renamed: one to rename)
+    monkeypatch.setattr(Figure, "savefig", lambda fig, path, **kw: drawn.append(fig) or Path(path).touch())
     curve = [{"tokens": t, "step": t, "loss": 7.0 - t / 1e6, "accuracy": 0.05 + t / 1e7} for t in (0, 5e5, 1e6)]
     probes.plot({name: {"curve": curve} for name in probes.PROBES}, tmp_path / "curves.png")
     for ax in drawn[0].axes:

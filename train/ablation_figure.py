@@ -1,12 +1,21 @@
 """The masking ablation's figure, curves.png: held-out and training loss, the mask probe and SST-2 dev accuracy,
-per arm (mean and spread over seeds)."""
+per arm (mean and spread over seeds).
+
+`train.ablation` draws it beside its results.json. Run as a script, this draws it again from a results.json alone
+(results shipped after their runs were deleted, once the figure's look changed); nothing else is read or run:
+
+    python -m train.ablation_figure                   # assets/masking-ablation/curves.png, in place
+    python -m train.ablation_figure runs/ablation     # FOLDER/curves.png from FOLDER/results.json
+"""
 from __future__ import annotations
 
 import textwrap
 from pathlib import Path
 
 from .ablation_setup import BASELINE
-from .reporting import BLUE, GREEN, VERMILLION, save_figure
+from .arguments import script_parser
+from .reporting import BLUE, GREEN, VERMILLION, read_record, save_figure
+from .runtime import EXIT_OK, USER_ERRORS, exit_code, report_user_error
 
 # Each arm's colour (Okabe and Ito's, at least 3:1 against white) and marker: its lines carry the marker too, so
 # that a reader who cannot tell the colours apart, or a greyscale print, still tells the arms apart (its bars are
@@ -99,8 +108,9 @@ def plot(results: dict, png: Path) -> None:
     bars = [a for a in results["arms"] if results["arms"][a]["mean"].get("sst2_accuracy") is not None]
     for i, arm in enumerate(bars):
         info = results["arms"][arm]
+        # at full colour: at 80% the vermillion and green bars were under 3:1 against white (WCAG 1.4.11)
         ax_sst.bar(i, info["mean"]["sst2_accuracy"] * 100, 0.6, yerr=(info["std"]["sst2_accuracy"] or 0) * 100,
-                   color=ARM_LOOKS[arm]["color"], capsize=4, alpha=0.8)
+                   color=ARM_LOOKS[arm]["color"], capsize=4)
         dots = [r["sst2_accuracy"] * 100 for r in info["seeds"].values()]
         ax_sst.plot([i] * len(dots), dots, "k.", ms=5)
     if bars:
@@ -116,3 +126,30 @@ def plot(results: dict, png: Path) -> None:
                  f"({setup.get('train_tokens_per_run') or '?':,} tokens per run), status {results['status']}"
                  if setup.get("parameters") else "Static vs dynamic masking", fontsize=11)
     save_figure(fig, png)
+
+
+def redraw(folder) -> Path:
+    """FOLDER/curves.png drawn again from the FOLDER/results.json that `train.ablation` wrote (or shipped)."""
+    results = read_record(Path(folder) / "results.json", lambda r: isinstance(r.get("arms"), dict) and "setup" in r,
+                          "a results.json that train.ablation wrote (its arms and setup)")
+    plot(results, Path(folder) / "curves.png")
+    return Path(folder) / "curves.png"
+
+
+def main(argv=None) -> int:
+    from .ablation import SHIP  # (train.ablation imports this module)
+
+    p = script_parser("train.ablation_figure", __doc__)
+    p.add_argument("folder", nargs="?", default=SHIP, metavar="FOLDER",
+                   help="a folder holding the ablation's results.json: FOLDER/curves.png is drawn again from it "
+                        "(default: %(default)s)")
+    args = p.parse_args(argv)
+    try:
+        print(f"drew {redraw(args.folder)} again")
+    except USER_ERRORS as err:
+        return report_user_error(err)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(exit_code(main))

@@ -172,7 +172,10 @@ def plot_reliability(logits: torch.Tensor, labels, temperature: float, path, tit
                color="#4c72b0", edgecolor="white", label="accuracy")
         ax.bar([b["lower"] for b in full], [b["confidence"] - b["accuracy"] for b in full], width=width,
                bottom=[b["accuracy"] for b in full], align="edge", color=to_rgba("#dd8452", 0.45),
-               edgecolor="#a0522d", label="gap to confidence")  # an opaque edge: the gap reads in grey too
+               edgecolor="black", label="gap to confidence")
+        # the gap's edge opaque and black, so that the gap reads in grey too, and where it ends shows at 3:1 (WCAG
+        # 1.4.11) against the white above a bar and against the accuracy bar that an under-confident bin's gap
+        # lies on (21:1 and 4.3:1; the sienna edge it had was 1.2:1 on the accuracy bar)
         for b in full:
             ax.text(b["lower"] + width / 2, 0.02, str(b["n"]), ha="center", va="bottom", fontsize=7, rotation=90,
                     color="white")

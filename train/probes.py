@@ -4,6 +4,7 @@
     python -m train.probes --only reference lr-5e-4       # run some (resumable: finished probes are skipped)
     OMP_NUM_THREADS=1 python -m train.probes --only reference & OMP_NUM_THREADS=1 python -m train.probes --only lr-5e-4
     python -m train.probes --summarize-only               # table + figure of the probes finished so far
+    python -m train.probes --redraw                       # the shipped figure again, from the shipped results.json
 
 Every probe is `train.pretrain` from random weights on the same data (the default mixture, seed 0), with the
 same token budget and a linear decay to zero at it, evaluated every --eval-every steps on the same held-out
@@ -32,9 +33,10 @@ from roberta.run_metrics import RunMetrics
 from . import pretrain, tokenizer
 from .experiment import run_steps, script, training
 from .recipe import SHIPPED_TOKENIZER
-from .reporting import line_style, read_log
-from .runtime import exit_code, shown_command
+from .reporting import line_style, read_log, read_record, save_figure
+from .runtime import exit_code, report_user_error, shown_command
 
+SHIP = "assets/pretrain-probes"  # where the probes' results go: docs/pretraining.md shows them
 PLATEAU_EXIT_LOSS = 6.0
 UNIGRAM_MARGIN = 0.3
 # 1,024 tokens per optimizer step. The reference starts at the plateau (the unigram output bias): from a zero
@@ -63,7 +65,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--eval-every", type=int, default=100, help="steps between evaluations (default: %(default)s)")
     p.add_argument("--eval-rows", type=int, default=256, help="held-out rows (default: %(default)s)")
     p.add_argument("--out", default="runs/probes", help="folder of the probes (default: %(default)s)")
-    p.add_argument("--ship", default="assets/pretrain-probes",
+    p.add_argument("--ship", default=SHIP,
                    help="where the results are copied ('' = nowhere; default: %(default)s, which the README shows)")
     p.add_argument("--tokenizer", default=SHIPPED_TOKENIZER, help="the reference tokenizer (default: %(default)s)")
     p.add_argument("--corpus", default=pretrain.PRETRAIN_CORPUS, help="training text (default: the shipped mixture)")
@@ -75,6 +77,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--cache-dir", default=None, help="train.pretrain's --cache-dir (default: its own)")
     p.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     p.add_argument("--summarize-only", action="store_true", help="only write the results of finished probes")
+    p.add_argument("--redraw", nargs="?", const=SHIP, metavar="FOLDER",
+                   help="run nothing, read no probe: draw FOLDER/curves.png again from FOLDER/results.json (shipped "
+                        "results whose probes are gone, after the figure's look changed) (FOLDER default: %(const)s)")
     args = p.parse_args(argv)
     if not args.token_budget > 0:  # once, not by train.pretrain for each probe
         p.error(f"--token-budget must be positive, got {args.token_budget:g}")
@@ -182,12 +187,26 @@ def plot(results: dict, path: Path) -> None:
     loss_ax.set(xlabel="training tokens (millions)", ylabel="held-out MLM loss", title="Held-out loss (64-token rows)")
     acc_ax.set(xlabel="training tokens (millions)", ylabel="held-out accuracy (%)", title="Held-out accuracy")
     acc_ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
+
+
+def redraw(folder) -> Path:
+    """FOLDER/curves.png drawn again from the FOLDER/results.json that `main` wrote (or shipped)."""
+    results = read_record(Path(folder) / "results.json", lambda r: all(isinstance(p, dict) and "curve" in p
+                                                                       for p in r.values()),
+                          "a results.json that train.probes wrote (probes and their curves)")
+    plot(results, Path(folder) / "curves.png")
+    return Path(folder) / "curves.png"
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.redraw is not None:
+        try:
+            print(f"drew {redraw(args.redraw)} again")
+        except (OSError, ValueError) as err:
+            return report_user_error(err)
+        return 0
     out = Path(args.out)
     steps = plan(args)
     if args.dry_run:

@@ -106,17 +106,32 @@ def arm_style(i: int) -> dict:
             "marker": ARM_MARKERS[i % len(ARM_MARKERS)]}
 
 
-def save_figure(fig, png_path) -> Path:
+def save_figure(fig, png_path, dpi: int = 100) -> Path:
     """Lay out `fig`, write it as a PNG in one step (a reader never sees half a file) and close it."""
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
     try:
         with replaced_atomically(png_path) as tmp:
-            fig.savefig(tmp, dpi=100, format="png")  # the temporary name does not end in .png
+            fig.savefig(tmp, dpi=dpi, format="png")  # the temporary name does not end in .png
     finally:
         plt.close(fig)
     return Path(png_path)
+
+
+def read_record(path, looks_right, what: str) -> dict:
+    """The JSON record at `path` that a script wrote (a figure is drawn again from it), if `looks_right(record)`:
+    else FileNotFoundError or ValueError naming the file and `what` it should be (not a KeyError from a figure)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file (give {what})")
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise ValueError(f"{path}: not {what} ({err})") from None
+    if not isinstance(record, dict) or not looks_right(record):
+        raise ValueError(f"{path}: not {what}")
+    return record
 
 
 # curves.png's lines: the training loss thin, solid and plain (hundreds of points), every held-out line dashed with

@@ -2,6 +2,7 @@
 
     python -m train.summarize runs/sst2-s0 runs/sst2-s1 runs/sst2-s2
     python -m train.summarize --arm sst2 runs/sst2-s* --arm imdb-sst2 runs/imdb-sst2-s* --out runs/summary.json
+    python -m train.summarize --redraw assets/mini-roberta-sst2/arms.json   # arms.png again, from the JSON alone
 
 Each run is the model its fine-tuning kept (by default the end of the run, never a best-of-dev checkpoint),
 so the mean over seeds is an honest estimate and the standard deviation (sample, n - 1) says how much one run
@@ -31,6 +32,7 @@ from roberta.files import write_atomic
 from roberta.run_metrics import RunMetrics
 
 from .arguments import NOT_RECIPE
+from .reporting import arm_style, read_record, save_figure
 from .runtime import EXIT_OK, exit_code, output_file, report_user_error
 
 OPTIONAL = {"end_weights_dev_accuracy"}  # a column only when some run has the figure
@@ -210,7 +212,6 @@ def summary_figure(summary: dict):
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from .reporting import arm_style
 
     arms = list(summary)
     width = 0.8 / max(1, len(arms))
@@ -218,10 +219,11 @@ def summary_figure(summary: dict):
     legend = []  # (handle, label): the arm's bar with its seeds' mark on it, then its weight average if any
     for a, name in enumerate(arms):
         arm, style = summary[name], arm_style(a)
-        # the fill faint (the marks and error bars drawn on it stay readable), the hatch at full colour (a hatch
-        # takes the edge's colour; no outline is drawn)
+        # the fill faint (the marks and error bars drawn on it stay readable; 1.4-1.7:1 against white), the outline
+        # and the hatch (a hatch takes the edge's colour) at full colour: at least 3:1 (WCAG 1.4.11), the first
+        # arm's bars, which have no hatch, too
         bar = {"facecolor": to_rgba(style["color"], 0.35), "edgecolor": style["color"], "hatch": style["hatch"],
-               "linewidth": 0}
+               "linewidth": 1}
         seed = {"marker": style["marker"], "color": style["color"]}
         legend.append(((Patch(**bar), Line2D([], [], linestyle="none", markersize=4, **seed)), name))
         for m, (key, _) in enumerate(PLOTTED):
@@ -255,12 +257,16 @@ def summary_figure(summary: dict):
 
 
 def plot_summary(summary: dict, path) -> None:
-    """`summary_figure` of `summary`, written as a PNG at `path`."""
-    import matplotlib.pyplot as plt
+    """`summary_figure` of `summary`, written as a PNG at `path` in one step."""
+    save_figure(summary_figure(summary), path, dpi=110)
 
-    fig = summary_figure(summary)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+
+def read_summary(path) -> dict:
+    """A summary JSON this script wrote (`--out`), checked: {arm: {"runs", "stats", ...}} (another JSON, such as a
+    metrics.json or the ablation's results, is refused before anything uses it)."""
+    return read_record(path, lambda s: s and all(isinstance(arm, dict) and isinstance(arm.get("stats"), dict)
+                                                 for arm in s.values()),
+                       "a summary.json that train.summarize wrote (arms with their stats)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -271,12 +277,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arm", nargs="+", action="append", default=[], metavar=("NAME", "RUN"),
                    help="a named arm and its run folders; repeat for several arms")
     p.add_argument("--out", default=None, help="write the summary as JSON here (and the table as .md beside it)")
+    p.add_argument("--redraw", nargs="+", default=[], metavar="X.json",
+                   help="read no run: draw the figure of each summary X.json that --out wrote again, as X.png "
+                        "beside it, from the JSON alone (a shipped one whose runs are gone, after the figure's look "
+                        "changed)")
     return p
+
+
+def redraw(summaries) -> int:
+    """Each summary JSON's figure drawn again beside it (`--redraw`)."""
+    for path in map(Path, summaries):
+        try:
+            plot_summary(read_summary(path), path.with_suffix(".png"))
+        except (OSError, ValueError) as err:
+            return report_user_error(err)
+        print(f"drew {path.with_suffix('.png')} again")
+    return EXIT_OK
 
 
 def main(argv=None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
+    if args.redraw:
+        if args.runs or args.arm or args.out:
+            p.error("--redraw reads summaries this script wrote: give no run folders, --arm or --out with it")
+        return redraw(args.redraw)
     arms = {}
     if args.runs:
         arms["runs"] = args.runs
