@@ -6,7 +6,9 @@ from __future__ import annotations
 import html
 import math
 
+import numpy as np
 import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .embedding_view import EMBEDDING_CSS, look_up_word
@@ -68,10 +70,14 @@ def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tu
 _OFFSETS = [(6, 0, "left", "center"), (-6, 0, "right", "center"), (0, 7, "center", "bottom"),
             (0, -7, "center", "top"), (6, 8, "left", "bottom"), (6, -8, "left", "top"),
             (-6, 8, "right", "bottom"), (-6, -8, "right", "top")]
+GAP = 3.0  # points kept between two labels: "Monday" and "Sunday" 1 px apart read as "MondaySunday"
+CLEAR = 8.0  # points kept between a label and another word's point (a label is 6 from its own: never seems another's)
+DOT = 3.0  # points, half the side of the box a point's dot is taken to fill
 
 
-def _far_offsets(distance: float, directions: int = 12) -> list[tuple]:
-    """Label places `distance` points from the point, all round, for a crowded map (a line leads to the point)."""
+def _far_offsets(distance: float, directions: int) -> list[tuple]:
+    """`directions` label places `distance` points from the point, all round, for a crowded map (a line leads to the
+    point)."""
     out = []
     for k in range(directions):
         angle = 2 * math.pi * k / directions
@@ -82,21 +88,67 @@ def _far_offsets(distance: float, directions: int = 12) -> list[tuple]:
     return out
 
 
-# the near places first, then rings further out: a far place is taken only where every nearer one covers more
-_PLACES = [(o, 0) for o in _OFFSETS] + [(o, ring) for ring, d in enumerate((22, 38, 56), 1) for o in _far_offsets(d)]
+# the near places first, then rings further out, each place with its ring (0: beside the point, no line); a ring's
+# places about 31 points apart (2 pi d / (d // 5)), 12 at least: 28 words in a cluster found room
+_PLACES = [(o, 0) for o in _OFFSETS] + [(o, ring) for ring, d in enumerate((22, 38, 56, 76, 100, 128), 1)
+                                        for o in _far_offsets(d, max(12, d // 5))]
+_ALIGN = {"left": 0, "bottom": 0, "center": 0.5, "right": 1, "top": 1}  # a label's share left of (under) its place
+_SHIFTS = np.array([(dx, dy, _ALIGN[ha], _ALIGN[va]) for (dx, dy, ha, va), _ in _PLACES])  # (P, 4)
+_LED = np.array([ring > 0 for _, ring in _PLACES])  # (P,): a line leads from the place to the point
 
 
-def _label_box(x: float, y: float, text: str, font: float, offset) -> tuple[float, float, float, float]:
-    """A label's rough box in points (x0, y0, x1, y1), placed at `offset` from its point at (x, y) points."""
-    dx, dy, ha, va = offset
-    w, h = len(text) * font * 0.6, font * 1.2
-    x0 = x + dx - (w if ha == "right" else w / 2 if ha == "center" else 0)
-    y0 = y + dy - (h if va == "top" else h / 2 if va == "center" else 0)
-    return x0, y0, x0 + w, y0 + h
+def _label_boxes(x: float, y: float, width: float, height: float) -> np.ndarray:
+    """A label's box (x0, y0, x1, y1) in points at each of _PLACES around its point at (x, y): (P, 4)."""
+    x0 = x + _SHIFTS[:, 0] - width * _SHIFTS[:, 2]
+    y0 = y + _SHIFTS[:, 1] - height * _SHIFTS[:, 3]
+    return np.stack([x0, y0, x0 + width, y0 + height], axis=1)
 
 
-def _overlap(a, b) -> float:
-    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+def _covered(boxes: np.ndarray, others: np.ndarray, margin: float) -> np.ndarray:
+    """The area of the boxes `others` (M, 4) that each of `boxes` (P, 4), grown by `margin`, covers: (P,)."""
+    low = np.maximum(boxes[:, None, :2] - margin, others[None, :, :2])  # (P, M, 2)
+    high = np.minimum(boxes[:, None, 2:] + margin, others[None, :, 2:])  # (P, M, 2)
+    return (high - low).clip(min=0).prod(axis=2).sum(axis=1)
+
+
+def _crossed(x: float, y: float, points: np.ndarray) -> np.ndarray:
+    """How many of `points` (N, 2) the line from (x, y) to each far place passes over: (P,)."""
+    line, to = _SHIFTS[:, None, :2], points[None] - (x, y)  # (P, 1, 2), (1, N, 2)
+    along = ((to * line).sum(axis=2) / (line ** 2).sum(axis=2).clip(min=1e-9)).clip(0, 1)  # (P, N)
+    near = np.linalg.norm(to - along[..., None] * line, axis=2) < DOT + 1  # (P, N)
+    return near.sum(axis=1) * _LED
+
+
+def _label_sizes(ax, labels: list[str], font: float) -> list[tuple[float, float]]:
+    """Each label's (width, height) in points as the figure draws it (its fonts, its glyphs' widths: a guess from
+    the number of characters was 10% short for "Monday", and "Monday" and "Sunday" touched)."""
+    renderer = FigureCanvasAgg(ax.figure).get_renderer()
+    probe, to_pt = ax.text(0, 0, "", fontsize=font), 72 / ax.figure.dpi
+    sizes = []
+    for label in labels:
+        probe.set_text(label)
+        box = probe.get_window_extent(renderer)
+        sizes.append((box.width * to_pt, box.height * to_pt))
+    probe.remove()
+    return sizes
+
+
+def _place_labels(xy: np.ndarray, sizes: list[tuple[float, float]], side: float) -> list[int]:
+    """Each label's place (an index into _PLACES), for the points `xy` (N, 2) and labels of `sizes`, in points, in
+    axes `side` points square. Left to right, each label takes the first place that stays inside the axes, GAP from
+    the labels placed before and CLEAR from the other words' points, and whose line (a far place's) passes over no
+    other point. Where every place covers something (a crowd of words at one spot), it takes the one that covers
+    the least area of labels and points (a line over points only where there is no other choice)."""
+    dots = np.concatenate([xy - DOT, xy + DOT], axis=1)  # (N, 4)
+    placed, chosen = np.zeros((0, 4)), [0] * len(xy)
+    for i in np.argsort(xy[:, 0], kind="stable"):
+        others = np.linalg.norm(xy - xy[i], axis=1) > DOT  # a point under its own: taken as its own
+        boxes = _label_boxes(*xy[i], *sizes[i])
+        outside = (boxes[:, :2] < 0).any(axis=1) | (boxes[:, 2:] > side).any(axis=1)
+        covered = _covered(boxes, placed, GAP) + _covered(boxes, dots[others], CLEAR - DOT)
+        chosen[i] = int(np.lexsort((_crossed(*xy[i], xy[others]), covered.round(6), outside))[0])  # first of the best
+        placed = np.concatenate([placed, boxes[chosen[i]][None]])
+    return chosen
 
 
 def word_map(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tuple[Figure, str]:
@@ -120,13 +172,14 @@ def _map_html(mapped: tuple) -> str:
 
 
 def _map_figure(mapped: tuple) -> Figure:
-    """`word_map_points` as a scatter, each word's label beside its point: the side is picked where it covers
-    the fewest labels and points already drawn (estimated from the text's length, no layout engine). Words
-    the model uses alike land close together; the axes are the two directions along which these words'
-    vectors differ most (PCA), with the share of the variance each holds. The words left out, and why, are said
-    once, under the figure (`_map_html`): drawn in the figure as well, the page showed them twice."""
+    """`word_map_points` as a scatter, each word's label beside its point, or further out with a line to it where
+    the map is crowded (`_place_labels`, on the labels' sizes as drawn). Words the model uses alike land close
+    together; the axes are the two directions along which these words' vectors differ most (PCA), with the share
+    of the variance each holds. The words left out, and why, are said once, under the figure (`_map_html`): drawn
+    in the figure as well, the page showed them twice. Its text is 12 pt or 11 (the ticks) in a 6.2-inch figure:
+    about 10 px on a 390 px phone, which shows it 370 px wide (10 pt read 8 px)."""
     words, points, shares, _ = mapped
-    font, side, height = 10.0, 4.6, 6.2  # points, inches of the square axes, of the figure
+    font, side, height = 12.0, 4.6, 6.2  # points, inches of the square axes, of the figure
     fig = Figure(figsize=(6.2, height), dpi=100)
     ax = fig.add_axes((0.14, 0.74 / height, side / 6.2, side / height))
     xy = points.numpy()
@@ -137,27 +190,17 @@ def _map_figure(mapped: tuple) -> Figure:
     ax.set_xlim(lo[0] - 0.12 * span[0], hi[0] + 0.22 * span[0])
     ax.set_ylim(lo[1] - 0.1 * span[1], hi[1] + 0.1 * span[1])
     (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
-    to_pt = [(p[0] - x0) / (x1 - x0) * side * 72 for p in xy], [(p[1] - y0) / (y1 - y0) * side * 72 for p in xy]
-    dots = [(px - 3, py - 3, px + 3, py + 3) for px, py in zip(*to_pt)]
-    placed = []
-    for i in sorted(range(len(words)), key=lambda i: to_pt[0][i]):
-        label = short_label(words[i], 18)
-        boxes = [_label_box(to_pt[0][i], to_pt[1][i], label, font, o) for o, _ in _PLACES]
-
-        def cost(j):
-            box, ring = boxes[j], _PLACES[j][1]
-            outside = box[0] < 0 or box[2] > side * 72 or box[1] < 0 or box[3] > side * 72
-            return sum(_overlap(box, b) for b in placed + dots) + (1e4 if outside else 0) + 4.0 * ring
-
-        best = min(range(len(_PLACES)), key=cost)
-        placed.append(boxes[best])
-        (dx, dy, ha, va), ring = _PLACES[best]
+    in_pt = (xy - (x0, y0)) / (x1 - x0, y1 - y0) * side * 72  # (N, 2)
+    labels = [short_label(w, 18) for w in words]
+    for i, place in enumerate(_place_labels(in_pt, _label_sizes(ax, labels, font), side * 72)):
+        (dx, dy, ha, va), ring = _PLACES[place]
         leader = ({"arrowprops": {"arrowstyle": "-", "color": "0.55", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}}
                   if ring else {})
-        ax.annotate(label, (xy[i, 0], xy[i, 1]), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va,
+        ax.annotate(labels[i], (xy[i, 0], xy[i, 1]), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va,
                     fontsize=font, **leader)
-    ax.set_xlabel(f"PC 1 ({shares[0]:.0%} of variance)", fontsize=11)
-    ax.set_ylabel(f"PC 2 ({shares[1]:.0%} of variance)", fontsize=11)
-    ax.set_title("Words on a map: their embeddings in 2-D", fontsize=12)
+    ax.set_xlabel(f"PC 1 ({shares[0]:.0%} of variance)", fontsize=font)
+    ax.set_ylabel(f"PC 2 ({shares[1]:.0%} of variance)", fontsize=font)
+    ax.tick_params(labelsize=font - 1)
+    ax.set_title("Words on a map: their embeddings in 2-D", fontsize=font + 1)
     ax.grid(alpha=0.3)
     return fig

@@ -1,6 +1,7 @@
 """The Embeddings tab's modules (demo.embedding_view, demo.word_map, demo.position_view): nearest words, analogies,
 the neighbour table and the two figures, on hand-made embedding tables whose answers are known, and one check on the
 shipped model."""
+import math
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -382,14 +383,19 @@ def test_word_map_leaves_out_bad_words_naming_each(tok, table):
         wm.word_map_points(table, tok, [f"w{i}" for i in range(31)])
 
 
-def test_the_shipped_model_learned_weekdays_and_positions():
+@pytest.fixture(scope="module")
+def shipped():
+    """The shipped fill-mask model's embeddings module and its tokenizer."""
+    model = roberta.RobertaForMaskedLM.from_pretrained(ASSETS / "mini-roberta-mlm")
+    return model.roberta.embeddings, roberta.load_tokenizer(ASSETS / "mini-roberta-mlm")
+
+
+def test_the_shipped_model_learned_weekdays_and_positions(shipped):
     """Measured on assets/mini-roberta-mlm (32,768 x 256 words, 130 x 256 positions): " Monday"'s nearest words
     are Thursday 0.96, Wednesday 0.96, Sundays, weekends, sunny, updates, Saturday 0.94; the default map's words
     are one token each; adjacent positions have cosine 0.88 on average (0.79 to 0.92 away from the first and
     last), positions 10 apart 0.20. Asserted with a wide margin."""
-    model = roberta.RobertaForMaskedLM.from_pretrained(ASSETS / "mini-roberta-mlm")
-    tokenizer = roberta.load_tokenizer(ASSETS / "mini-roberta-mlm")
-    embeddings = model.roberta.embeddings
+    embeddings, tokenizer = shipped
     top = ev.nearest_words(embeddings.word_embeddings.weight, tokenizer, "Monday", k=3)["neighbours"]
     assert {n["token_str"].strip() for n in top} & {"Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
                                                      "Sunday"}
@@ -460,21 +466,86 @@ def test_the_position_figure_in_numbers():
     assert text.count("<tr><td>") == 16 and f"<tr><td>2</td><td>{float(sim.diagonal(2).mean()):.2f}</td>" in text
 
 
-def test_a_crowded_word_map_moves_labels_out_with_a_line_to_their_point():
-    """18 words in a tight cluster beside two far ones: the labels next to their points overlapped (23 pairs
-    here); placed further out with a leader line where the near places are taken, at most a few still touch."""
+def drawn_labels(fig, words) -> tuple[list, list]:
+    """The map's labels, each word's once, and their boxes as drawn (the text, not its line) in pixels, each
+    checked to lie inside the axes."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.text import Text
 
-    g = torch.Generator().manual_seed(0)
-    points = torch.cat([torch.randn(18, 2, generator=g) * 0.02, torch.tensor([[1.0, 1.0], [-1.0, 0.8]])])
-    words = [f"word{i}" for i in range(18)] + ["far", "away"]
-    fig = wm._map_figure((words, points, (0.3, 0.1), []))
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
-    labels = fig.axes[0].texts
-    boxes = [Text.get_window_extent(label, canvas.get_renderer()) for label in labels]  # the text, not its line
+    ax = fig.axes[0]
+    labels = ax.texts
     assert sorted(label.get_text() for label in labels) == sorted(words)
-    assert sum(boxes[i].overlaps(boxes[j]) for i in range(len(boxes)) for j in range(i)) <= 3
-    led = {label.get_text() for label in labels if label.arrow_patch is not None}
-    assert len(led) >= 8 and not led & {"far", "away"}  # the lone words keep their label beside them
+    boxes = [Text.get_window_extent(label, canvas.get_renderer()) for label in labels]
+    for label, box in zip(labels, boxes):
+        assert ax.bbox.x0 <= box.x0 and box.x1 <= ax.bbox.x1 and ax.bbox.y0 <= box.y0 and box.y1 <= ax.bbox.y1, (
+            label.get_text(), box)
+    return labels, boxes
+
+
+def assert_labels_apart(fig, words):
+    """Each word labelled once, inside the axes (`drawn_labels`); no two labels closer than 2 px (1 px apart,
+    "Monday" and "Sunday" read "MondaySunday"), none over another word's point."""
+    labels, boxes = drawn_labels(fig, words)
+    close = [(labels[i].get_text(), labels[j].get_text()) for i in range(len(boxes)) for j in range(i)
+             if boxes[i].padded(1).overlaps(boxes[j].padded(1))]
+    assert not close, close
+    points = fig.axes[0].transData.transform([label.xy for label in labels])  # (N, 2) pixels
+    dot = wm.DOT * fig.dpi / 72  # a point this near another is drawn as one dot with it
+    for label, box, own in zip(labels, boxes, points):
+        under = [other.get_text() for other, at in zip(labels, points)
+                 if math.dist(at, own) > dot and box.padded(dot).contains(*at)]
+        assert not under, (label.get_text(), under)
+
+
+def test_the_default_word_map_labels_stand_apart(shipped):
+    """The page's default map: "Monday" and "Sunday" were drawn 1 px apart ("MondaySunday")."""
+    embeddings, tokenizer = shipped
+    words = wm.parse_words(MAP_WORDS)
+    assert_labels_apart(wm.word_map(embeddings.word_embeddings.weight.detach(), tokenizer, words)[0], words)
+
+
+def test_two_words_at_one_point_get_a_label_each_apart(tok, table):
+    cat, big = tid(tok, " cat"), tid(tok, " Cat")
+    table[big] = table[cat]  # identical vectors: one point
+    words = ["cat", "Cat", "dog", "horse", "good", "bad", "Monday"]
+    placed, points, *_ = wm.word_map_points(table, tok, words)
+    assert torch.equal(points[placed.index("cat")], points[placed.index("Cat")])
+    assert_labels_apart(wm.word_map(table, tok, words)[0], words)
+
+
+def crowded(n: int, seed: int = 0) -> torch.Tensor:
+    """n - 2 points in a tight cluster beside two far ones: (n, 2)."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.cat([torch.randn(n - 2, 2, generator=g) * 0.02, torch.tensor([[1.0, 1.0], [-1.0, 0.8]])])
+
+
+@pytest.mark.parametrize("points", [crowded(20), crowded(wm.MAX_MAP_WORDS, 1), torch.zeros(wm.MAX_MAP_WORDS, 2),
+                                    torch.linspace(0, 1, wm.MAX_MAP_WORDS)[:, None] * torch.tensor([1.0, 0.0])],
+                         ids=["cluster of 18", "cluster of 28", "30 at one point", "30 in a row"])
+def test_a_crowded_word_map_keeps_its_labels_apart(points):
+    """Many words close together (with more around them than the near places hold): no two labels touch
+    (the labels next to their points overlapped: 23 pairs of 20 words in a cluster); some are placed further out,
+    with a line to their point."""
+    words = [f"word{i}" for i in range(len(points))]
+    fig = wm._map_figure((words, points, (0.3, 0.1), []))
+    assert_labels_apart(fig, words)
+    led = {label.get_text() for label in fig.axes[0].texts if label.arrow_patch is not None}
+    assert len(led) >= 8
+
+
+def test_the_lone_words_of_a_crowded_map_keep_their_label_beside_them():
+    words = [f"word{i}" for i in range(18)] + ["far", "away"]
+    fig = wm._map_figure((words, crowded(20), (0.3, 0.1), []))
+    beside = {label.get_text() for label in fig.axes[0].texts if label.arrow_patch is None}
+    assert {"far", "away"} <= beside
+
+
+def test_a_map_too_crowded_for_its_labels_still_draws_each_inside_the_axes():
+    """30 words of 18 characters at one point: more than the places around it hold. Each label still takes a place
+    inside the axes, the one that covers least (some labels touch): never two on one place beside the point (9 of
+    the 8 places there were taken), the others further out, with a line."""
+    words = [f"{'x' * 16}{i:02d}" for i in range(wm.MAX_MAP_WORDS)]
+    labels, _ = drawn_labels(wm._map_figure((words, torch.zeros(len(words), 2), (0.3, 0.1), [])), words)
+    assert sum(label.arrow_patch is not None for label in labels) >= len(words) - len(wm._OFFSETS)
