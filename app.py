@@ -7,24 +7,25 @@ are loaded once, here, from MLM_MODEL / SENTIMENT_MODEL (a folder or a Hub repo 
 """
 from pathlib import Path
 
-import gradio as gr
-
 from demo import about, explain, model_choice, model_notes, position_view
 from demo.ablation_view import ablation_alt, ablation_markdown
 from demo.calibration_note import calibration_note, reliability_diagram_alt
 from demo.components import Number, Plot, Slider, Textbox
 from demo.examples import (ANALOGIES, ATTENTION_LINK, ATTENTION_TEXT, FILL_MASK_EXAMPLES, MAP_WORDS,
                            NEIGHBOURS_WORDS, SENTIMENT_EXAMPLES, TOKENS_EXAMPLES, TOKENS_TEXT, example_label)
-from demo.attention_handlers import HEAD_API_TYPE, LAYER_API_TYPE, api_typed, head_choices, layer_choices
+from demo.attention_handlers import (HEAD_API_TYPE, LAYER_API_TYPE, api_typed, attention_primer, attention_tab_hint,
+                                     head_choices, layer_choices)
 from demo.embedding_handlers import EMBEDDINGS_TAB
 from demo.handlers import Handlers
-from demo.masking_view import MASKING_COLUMNS, PREDICTION_COLUMNS
+from demo.masking_view import MASKING_COLUMNS, MASKING_TAB, PREDICTION_COLUMNS, TARGETS_WHY
 from demo.models import KINDS, configure_torch, load_models, read_ablation
 from demo.serve import parse_options, serve
 from demo.tokens_handlers import TOKENS_TAB
 from demo.uploads import launch_options
 from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results
 from demo.wiring import CONCURRENCY, SLOW, Wiring, api, error_box, hint, left_on_success, model_note, notice
+
+import gradio as gr  # after demo: the package refuses a GRADIO_SERVER_PORT that is no number before Gradio reads it
 
 OPTIONS = parse_options() if __name__ == "__main__" else None  # --help answers before the models load
 configure_torch(concurrency=CONCURRENCY)  # each queue's requests share the cores (both full: twice as many)
@@ -43,6 +44,9 @@ NOTES = {key: model_notes.model_note(MODELS, key, FAILURES) for key in KINDS}
 ST_SERVED = MODELS.sentiment.config if MODELS.sentiment.available else None
 ST_TAB = MODELS.tab_name("sentiment")
 LINK_HINT = handlers.attention_hint(ATTENTION_TEXT, ATTENTION_LINK) if MODELS.mlm.available else ""
+# the head that looks most at the previous token, (layer, head, share), found in the shipped MLM now: an example
+# and the hint show it (None: no head's role is that)
+PREVIOUS_HEAD = handlers.previous_token_head(ATTENTION_TEXT) if MODELS.mlm.available else None
 # Winograd's schema: "big" or "small" decides what "it" is; the hint says whether the attention follows
 WINOGRAD_TEXT = "The trophy did not fit in the suitcase because it was too big."
 SWAP_HINT = handlers.swap_hint(WINOGRAD_TEXT, ("big", "small"), ("it", "trophy")) if MODELS.mlm.available else ""
@@ -225,11 +229,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             notice(MODELS, "mlm", "sentiment")
             # short, as it comes before the text box (on a phone, 17 lines with the measured hints): those are
             # under the views, in "What to look for"
-            hint("**Try** single heads of one layer, and hover over (or tap) “it” in the head view to see where it "
-                 "looks; then FacebookAI/roberta-base, the same code with a far bigger training budget. **Notice** "
-                 "how many heads park their attention on &lt;s&gt;, &lt;/s&gt; or the full stop (“All heads of the "
-                 "layer” counts them): attention shows how each token mixes the others' vectors, not how much "
-                 "information actually moves, nor why the model decides.")
+            hint(attention_tab_hint(PREVIOUS_HEAD))
             with gr.Row():
                 with gr.Column(scale=3) as at_text_col:
                     at_text = Textbox(elem_id="at-text", label="Text", info=ENTER, **TEXT, value=ATTENTION_TEXT)
@@ -250,6 +250,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                                                      handlers.attention_model, [at_layer, at_head],
                                                      [at_layer, at_head])
                     at_btn = gr.Button("Show attention", variant="primary")
+            with gr.Accordion("What attention computes, in 30 seconds", open=False, elem_id="at-primer"):
+                gr.Markdown(attention_primer(N_LAYERS, N_HEADS, HIDDEN))
             gr.Markdown("## Attention views", elem_classes="section-title")
             at_notes = gr.Markdown(elem_id="at-notes", label="notes", show_label=False, **USER_TEXT)
             # Only the visible sub-tab is drawn (a matplotlib figure costs ~0.5 s): `at_visible` names it, the
@@ -332,6 +334,7 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                            view_in, view_out, api_name=f"attention_view_{view}", api_visibility="private", **SLOW)
             with at_text_col:  # under the text box, not below the views and What to look for
                 examples([[ATTENTION_TEXT, N_LAYERS, "average", "mlm"],
+                          *([[ATTENTION_TEXT, *PREVIOUS_HEAD[:2], "mlm"]] if PREVIOUS_HEAD else []),
                           [WINOGRAD_TEXT, 1, 1, "mlm"],
                           ["Not bad at all, a really fun film.", N_LAYERS, "average", "sentiment"]], at_in, at_page,
                          at_ui, at_error, "attention", run_inputs=[*at_in, at_visible],
@@ -456,10 +459,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                 examples([list(row) for row in ANALOGIES], em_abc, em_an_out, em_an_ui, em_an_error, "analogy",
                          run_inputs=[*em_an_in, em_current], labels=[f"{a} : {b} :: {c} : ?" for a, b, c in ANALOGIES])
 
-        with gr.Tab("Masking", id="masking", elem_id="tab-masking"):
+        with gr.Tab(MASKING_TAB, id="masking", elem_id="tab-masking"):
             gr.Markdown("BERT masked its training data once, at preprocessing (*static*; it duplicated the data "
                         "10 times with different masks). RoBERTa draws a new mask every time a sentence is fed "
-                        "to the model (*dynamic*). Same sentence, same seed, epoch by epoch:")
+                        f"to the model (*dynamic*). {TARGETS_WHY} Same sentence, same seed, epoch by epoch:")
             notice(MODELS, "mlm")
             hint("**Try** 40 epochs and another seed. **Notice** that the one static mask asks for the same ~15% "
                  "of the sentence every epoch, BERT's 10 copies cycle, and dynamic masking keeps asking for new "

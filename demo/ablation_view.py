@@ -1,6 +1,7 @@
 """The masking ablation's results (assets/masking-ablation/results.json, written by `train.ablation`) as the
-Masking tab shows them: one row per arm, mean ± std over seeds, the paper's table beside it; and the alt text of
-the ablation's figure under that table, its figures read from the same results."""
+Masking tab shows them: what they show, in a few bullets, then one row per arm, mean ± std over seeds, the paper's
+table beside it; and the alt text of the ablation's figure under that table, its figures read from the same
+results."""
 from __future__ import annotations
 
 import html
@@ -49,9 +50,115 @@ def masks_seen_said(arms: dict, epochs) -> str:
             f"{BERT_EPOCHS / DUPE_FACTOR:g} times, its {DUPE_FACTOR} masks over {BERT_EPOCHS} epochs).")
 
 
+def _start(setup: dict) -> str:
+    """Which weights every pretraining arm started from: the checkpoint's own description when recorded (a folder
+    may hold other weights since), else its folder; "" for random weights or none recorded."""
+    init = setup.get("init")
+    if not init or init == "random":
+        return ""
+    return str(setup.get("init_checkpoint") or init).split(":")[0].replace(chr(92), "/")
+
+
+def _most_memorised(arms: dict) -> str | None:
+    """The pretraining arm whose held-out MLM loss stands furthest above its loss on its training rows under the
+    mask it was trained on (what it memorised of its masks); None without such a probed arm."""
+    probed = [name for name, arm in arms.items() if arm.get("masking") and arm["mean"].get("mlm_loss") is not None
+              and arm["mean"].get("probe_seen_mask_loss") is not None]
+    return max(probed, key=lambda name: arms[name]["mean"]["mlm_loss"] - arms[name]["mean"]["probe_seen_mask_loss"],
+               default=None)
+
+
+def _memorised_said(arms: dict, dynamic: str | None, epochs) -> str:
+    """The arm that memorised its masks most: its losses under the mask it was trained on, under a fresh one and
+    held out (dynamic masking's beside them), and how often it saw each mask."""
+    most = _most_memorised(arms)
+    if most is None:
+        return ""
+    arm, mean = arms[most], arms[most]["mean"]
+    fresh = mean.get("probe_fresh_mask_loss")
+    if (fresh if fresh is not None else mean["mlm_loss"]) <= mean["probe_seen_mask_loss"]:
+        return ""  # no better on the masks it saw than on others: nothing memorised
+    masks = arm.get("dupe_factor")
+    fed = (f" (each fed {epochs / masks:g} times)" if isinstance(epochs, (int, float)) and masks and epochs >= masks
+           else "")
+    text = (f"**“{md_cell(arm.get('label', most))}” memorised its masks**{fed}: MLM loss "
+            f"{mean['probe_seen_mask_loss']:.2f} on its training rows under the mask it was trained on, "
+            + (f"{fresh:.2f} under a fresh one, " if fresh is not None else "")
+            + f"{mean['mlm_loss']:.2f} held out")
+    if dynamic and dynamic != most and arms[dynamic]["mean"].get("mlm_loss") is not None:
+        text += f" (“{md_cell(arms[dynamic].get('label', dynamic))}”: {arms[dynamic]['mean']['mlm_loss']:.2f})"
+    return text + "."
+
+
+def _against_dynamic_said(arms: dict, dynamic: str | None, name: str) -> str:
+    """A static arm's held-out MLM loss against dynamic masking's: by how much, and on how many seeds it is higher
+    (train.ablation's `minus_dynamic`, paired by seed)."""
+    arm = arms[name]
+    diff = (arm.get("minus_dynamic") or {}).get("mlm_loss") or {}
+    ours, theirs = arm["mean"].get("mlm_loss"), arms[dynamic]["mean"].get("mlm_loss") if dynamic else None
+    if diff.get("mean") is None or ours is None or theirs is None:
+        return ""
+    seeds, base = arm.get("seeds") or {}, arms[dynamic].get("seeds") or {}
+    pairs = [(seeds[s]["mlm_loss"], base[s]["mlm_loss"]) for s in seeds
+             if s in base and seeds[s].get("mlm_loss") is not None and base[s].get("mlm_loss") is not None]
+    higher = sum(a > b for a, b in pairs)
+    seed_said = ("" if not pairs else ", higher on every seed" if higher == len(pairs) else
+                 ", lower on every seed" if not higher else f", higher on {higher} of {len(pairs)} seeds")
+    spread = f" ± {diff['std']:.3f}" if diff.get("std") is not None else ""
+    return (f"**“{md_cell(arm.get('label', name))}” comes within {abs(diff['mean']):.2f} of "
+            f"“{md_cell(arms[dynamic].get('label', dynamic))}”** in held-out MLM loss ({ours:.2f} against "
+            f"{theirs:.2f}){seed_said} ({diff['mean']:+.3f}{spread}, paired by seed).")
+
+
+def _sst2_said(arms: dict) -> str:
+    """The pretraining arms' SST-2 dev accuracies: a spread no wider than their seeds' standard deviation says
+    that SST-2 cannot tell them apart; a wider one is said as a range, by arm. With the no-pretraining arm's."""
+    scored = sorted((arm["mean"]["sst2_accuracy"], name) for name, arm in arms.items()
+                    if arm.get("masking") and arm["mean"].get("sst2_accuracy") is not None)
+    if len(scored) < 2:
+        return ""
+    (low, low_name), (high, high_name) = scored[0], scored[-1]
+    noise = max((arms[name].get("std", {}).get("sst2_accuracy") or 0 for _, name in scored), default=0)
+    if noise and high - low <= noise:
+        text = (f"**SST-2 cannot tell the pretraining arms apart**: {pct(low)} to {pct(high)}, within the "
+                f"seeds' standard deviation (up to {noise * 100:.1f} points)")
+    else:
+        text = (f"**SST-2 dev accuracy** ranges from {pct(low)} (“{md_cell(arms[low_name].get('label', low_name))}”) "
+                f"to {pct(high)} (“{md_cell(arms[high_name].get('label', high_name))}”)")
+    floor = [arm["mean"]["sst2_accuracy"] for arm in arms.values()
+             if "masking" in arm and arm["masking"] is None and arm["mean"].get("sst2_accuracy") is not None]
+    return text + (f"; no pretraining: {pct(floor[0])}." if floor else ".")
+
+
+def what_it_shows(results: dict) -> str:
+    """What the ablation shows, above its table: the arm that memorised its masks, each other static arm against
+    dynamic masking, and whether SST-2 tells the arms apart, every figure read from `results`; first, that it is a
+    short run from the recorded start, whose arms compare with each other, not with the shipped model. "" when
+    there is nothing to conclude (or a layout `train.ablation` does not write)."""
+    try:
+        arms, setup = results["arms"], results.get("setup") or {}
+        dynamic = next((name for name, arm in arms.items() if arm.get("masking") == "dynamic"), None)
+        most = _most_memorised(arms)
+        others = [name for name, arm in arms.items() if arm.get("masking") == "static" and name != most]
+        bullets = [_memorised_said(arms, dynamic, setup.get("epochs")),
+                   *[_against_dynamic_said(arms, dynamic, name) for name in others], _sst2_said(arms)]
+    except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError) as err:
+        log.warning("unexpected ablation results layout for what it shows: %s", err)
+        return ""
+    bullets = [bullet for bullet in bullets if bullet]
+    if not bullets:
+        return ""
+    tokens, start = setup.get("train_tokens_per_run"), _start(setup)
+    short = (f" (a short run: {millions(int(tokens))} tokens per run"
+             + (f" from {html.escape(start)}" if start else "")
+             + "; compare the arms with each other, not with the shipped model)" if tokens else "")
+    return "**What it shows**" + short + ":\n\n" + "\n".join(f"- {bullet}" for bullet in bullets) + "\n\n"
+
+
 def ablation_arms_markdown(results: dict) -> str:
-    """train.ablation's results.json: arm | seeds | MLM loss | MLM accuracy | the mask probe's training-row
-    losses | SST-2 (mean ± std), the paper's Table 1 beside it, and the setup in one line."""
+    """train.ablation's results.json: what it shows (`what_it_shows`), then arm | seeds | MLM loss | MLM
+    accuracy | the mask probe's training-row losses | SST-2 (mean ± std), the paper's Table 1 beside it, and the
+    setup in one line."""
     arms = results["arms"]
     # the longer headers in two lines, the longest "training-row loss," (the page keeps a header on one line):
     # on one, the seven columns were 1259 px in a 1214-px box at 1280 px, the last header cut to "SST-2 dev accura…"
@@ -63,10 +170,8 @@ def ablation_arms_markdown(results: dict) -> str:
          _mean_std(arm, "probe_fresh_mask_loss"), _mean_std(arm, "sst2_accuracy", True)]
         for name, arm in arms.items()], numbers=range(1, len(header)))
     setup = results.get("setup", {})
-    init = setup.get("init")
-    # which weights: the checkpoint's own description when recorded (a folder may hold other weights since)
-    shown = str(setup.get("init_checkpoint") or init).split(":")[0].replace(chr(92), "/")
-    start = f"the same warm start ({html.escape(shown)})" if init and init != "random" else "the same model"
+    shown = _start(setup)
+    start = f"the same warm start ({html.escape(shown)})" if shown else "the same model"
     # an arm without masking (train.ablation's random-init baseline, "masking": null) was never pretrained
     unpretrained = [arm for arm in arms.values() if "masking" in arm and arm["masking"] is None]
     every = "Every pretraining arm" if unpretrained else "Every arm"
@@ -89,7 +194,7 @@ def ablation_arms_markdown(results: dict) -> str:
                  "that pretraining is measured against.")
     if results.get("status") != "complete":
         note += f" **Partial results: {results.get('runs_done')} of {results.get('runs_planned')} runs.**"
-    out = table + "\n\n" + note
+    out = what_it_shows(results) + table + "\n\n" + note
     paper = results.get("paper")
     if isinstance(paper, dict) and paper.get("rows"):
         def num(v):
@@ -134,10 +239,9 @@ def _ablation_alt(results: dict) -> str:
                      + ([f"{int(tokens):,} training tokens per run"] if tokens else []))
     mean = {name: arm["mean"] for name, arm in arms.items()}
     pretrained = [name for name, arm in arms.items() if arm.get("masking")]  # the random-init row has none
-    probed = [name for name in pretrained if mean[name].get("probe_seen_mask_loss") is not None]
+    most = _most_memorised(arms)
     bars = ""
-    if probed:
-        most = max(probed, key=lambda name: mean[name]["mlm_loss"] - mean[name]["probe_seen_mask_loss"])
+    if most is not None:
         held_out = sorted(mean[name]["mlm_loss"] for name in pretrained if name != most)
         others = (f" (the other arms {held_out[0]:.2f}" + (f" to {held_out[-1]:.2f}" if len(held_out) > 1 else "")
                   + " on held-out rows)" if held_out else "")

@@ -6,7 +6,6 @@ MiniRoBERTa reference, what RoBERTa changed in BERT's recipe, and the recipe. Th
 from __future__ import annotations
 
 import html
-import os
 import re
 from pathlib import Path
 from typing import NamedTuple
@@ -21,12 +20,16 @@ from roberta.run_metrics import dataset_name, readable_dataset, said_list
 
 from . import explain
 from .bpe_view import GPT2_VOCAB_SIZE
-from .formatting import code, large_count, markdown_table, md_escape, millions, minutes, pct
+from .embedding_handlers import EMBEDDINGS_TAB
+from .formatting import code, large_count, markdown_table, md_escape, millions, minutes, pct, space_page
 from .model_facts import (DEV_SLICE, SST2_DEV, SST2_SAID, checks_said, cpu_said, dev_set, dev_set_markdown,
                           finite_number, gpu_of, had_earlier_stages, held_out_markdown, model_facts, weakest_checks)
 from .model_notes import (TARGETS_SAID, gpu_phases, gpu_phases_said, machine_said, phases_counted,
                           pretraining_by_device, shipped_accuracy, shipped_accuracy_said)
+from .masking_view import MASKING_TAB
+from .model_choice import ATTENTION_TAB
 from .models import KINDS, ROOT, Models, shown_source
+from .tokens_handlers import TOKENS_TAB
 from .training_counts import counts_file, counts_for
 
 # the About tab shows the recipe (`recipe_text`) in an accordion titled "Training recipe": no heading of its own
@@ -105,14 +108,32 @@ TRY = "Try it, look inside, see how it learned."
 
 
 def page_header(models: Models) -> str:
-    """The line under the page's title, for the classifier served: "... and fine-tuned on SST-2 sentiment" for the
+    """The lines under the page's title, for the classifier served: "... and fine-tuned on SST-2 sentiment" for the
     shipped one, or one the app names as it (`LoadedModel.title`: SST-2's data or labels), and for none loaded (the
     page is laid out for SST-2's); else "... modelling. This server's classifier: text classifier (labels world,
-    sports, business and science; fine-tuned on `topics.csv`)." (its title, `classifier_title`)."""
+    sports, business and science; fine-tuned on `topics.csv`)." (its title, `classifier_title`). Then where a
+    learner starts (`learning_path`)."""
     loaded = models.sentiment
     if not loaded.available or loaded.title == KINDS["sentiment"].title:
-        return HEADER.format(tuned=" and fine-tuned on SST-2 sentiment", more=TRY)
-    return HEADER.format(tuned="", more=f"This server's classifier: {classifier_title(loaded)}. {TRY}")
+        line = HEADER.format(tuned=" and fine-tuned on SST-2 sentiment", more=TRY)
+    else:
+        line = HEADER.format(tuned="", more=f"This server's classifier: {classifier_title(loaded)}. {TRY}")
+    return f"{line}\n\n{learning_path(models)}"
+
+
+def learning_path(models: Models) -> str:
+    """The tabs in the order a text goes through the model, each with what it shows, for a learner new to
+    transformers: the page's tabs follow the showcase instead (the Fill mask tab first). The layers counted from the
+    model where one is loaded; the classifier's tab by its name as the page opens (`Models.tab_name`)."""
+    reference = models.mlm if models.mlm.available else models.sentiment
+    layers = f"{reference.config.num_hidden_layers} layers" if reference.available else "the layers"
+    steps = [(TOKENS_TAB, "text → pieces"), (EMBEDDINGS_TAB, "pieces → vectors"),
+             (ATTENTION_TAB, f"{layers} mix the vectors"),
+             (KINDS["mlm"].tab, "the last vector → a word: the pretraining task"),
+             (MASKING_TAB, "how pretraining picks its blanks"),
+             (models.tab_name("sentiment"), "the same kind of encoder, fine-tuned to give a label")]
+    return ("**Start here** if transformers are new to you, and follow the text through the model: "
+            + " → ".join(f"**{tab}** ({what})" for tab, what in steps) + ".")
 
 
 def parameter_table(model) -> tuple[str, int]:
@@ -178,9 +199,8 @@ def card_link(loaded) -> str:
         return "no model card"
     card = f"{source}/README.md"
     inside = Path(loaded.source).resolve().is_relative_to(ROOT)
-    space = os.environ.get("SPACE_ID", "").strip()
-    if inside and space:
-        return f"full model card: [{card}](https://huggingface.co/spaces/{space}/blob/main/{card}) on the Hub"
+    if inside and (page := space_page(card)):
+        return f"full model card: [{card}]({page}) on the Hub"
     return f"full model card: {code(card)}, in the " + ("project's files" if inside else "model's folder")
 
 
@@ -404,7 +424,7 @@ def about_sections(models: Models) -> dict:
         if accuracy is not None and added else "")
     out["roberta_vs_bert"] = roberta_vs_bert(models)
     out["recipe"] = recipe_text(models)
-    out["intro"] = intro_text(models)
+    out["intro"] = f"{what_roberta_is(models)}\n\n{intro_text(models)}"
     for loaded in (models.mlm, models.sentiment):
         out[f"{loaded.key}_card"] = summary_card(loaded)
         out[f"{loaded.key}_curves"] = loaded.extras.get("curves")
@@ -461,8 +481,9 @@ def roberta_vs_bert(models: Models) -> str:
         "What RoBERTa (Liu et al. 2019) changed in BERT's pretraining:\n\n"
         f"- **Dynamic masking**: a fresh mask every time a row is seen, where BERT fixed {DUPE_FACTOR} masks at "
         "preprocessing (the Masking tab).\n"
-        "- **No next-sentence prediction**: inputs are packed across documents; the paper found that dropping NSP "
-        "matches or beats keeping it (its Table 2).\n"
+        "- **No next-sentence prediction** (NSP, BERT's second pretraining task: given two segments of text, guess "
+        "whether the second really followed the first): inputs are packed across documents; the paper found that "
+        "dropping NSP matches or beats keeping it (its Table 2).\n"
         "- **Larger batches, longer training**: 8K sequences a batch, against BERT's 256.\n"
         f"- **Byte-level BPE**: GPT-2's, {GPT2_VOCAB_SIZE:,} tokens ({base.vocab_size:,} in roberta-base, with its "
         "special ones), where BERT had a 30K WordPiece vocabulary with "
@@ -494,6 +515,16 @@ def training_text_figure(loaded) -> AboutFigure | None:
         "How often the pretraining text holds each token, against the token's rank from the commonest, both on log "
         "scales: one line per kind of text and one for both, a few tokens marked, and a dotted line at 100 "
         "occurrences."))
+
+
+def what_roberta_is(models: Models) -> str:
+    """The About tab's first paragraph, for a learner who looks there for an overview: what RoBERTa is, and which
+    tab shows each of its two kinds of model (the classifier's by the tab's name, `Models.tab_name`)."""
+    return ("**What RoBERTa is**: BERT's model with a better training recipe (Liu et al. 2019; “RoBERTa vs BERT” "
+            f"below). A stack of layers turns each token of a text into a vector that takes in the rest of the text "
+            f"(the {ATTENTION_TAB} tab). It is pretrained once on plain text by filling in masked words (the "
+            f"{KINDS['mlm'].tab} tab), then fine-tuned for one task at a time, with a small new layer on top (the "
+            f"{models.tab_name('sentiment')} tab).")
 
 
 def intro_text(models: Models) -> str:
@@ -551,6 +582,31 @@ def _percent_of(phase, template: str) -> str:
     return template.format(pct(accuracy)) if accuracy is not None else ""
 
 
+def _climb_said(phases: list) -> str:
+    """What the figure of every phase shows, where its figures show it: " Half of the climb from 14.3% after phase 1
+    to 53.0% came in the first 104.1M tokens, 5% of them (to phase 3): more pretraining keeps helping, but ever more
+    slowly, ...", read from phases.json (the tokens so far, as the figure's axis counts them); "" where the first
+    phase end to reach half of the climb came after half of the tokens, did not stay below the last, or where a
+    phase lacks its figures."""
+    points, total = [], 0
+    for phase in phases:
+        accuracy = finite_number(phase.held_out[1])
+        if accuracy is None:
+            return ""
+        total += finite_number(phase.train_tokens) or 0  # a weight average trains none
+        points.append((total, accuracy))
+    if len(points) < 3 or not total or points[-1][1] <= points[0][1]:
+        return ""
+    first, last = points[0][1], points[-1][1]
+    half = next(i for i, (_, accuracy) in enumerate(points) if accuracy >= (first + last) / 2)
+    tokens, accuracy = points[half]
+    if tokens >= total / 2 or accuracy >= last:
+        return ""
+    return (f" Half of the climb from {pct(first)} after phase 1 to {pct(last)} came in the first "
+            f"{large_count(tokens)} tokens, {tokens / total:.0%} of them (to phase {half + 1}): more pretraining keeps "
+            "helping, but ever more slowly, as RoBERTa found when it trained far longer than BERT.")
+
+
 def _member_phase(phases: list, member) -> int | None:
     """The number in phases.json of a run a weight average (the last phase) was made from, as its `members` record
     it: the latest earlier phase that trained its tokens (and scored its held-out accuracy, where both say); None
@@ -606,7 +662,8 @@ def model_figures(loaded) -> list[AboutFigure]:
         end = _percent_of(phases[-1], "{}") + (f" after {total} tokens" if total else "")
         out.append(AboutFigure(plot, (
             f"**Every phase**: held-out accuracy at the end of each of the {count}, against the tokens trained on "
-            "so far" + (f"; the last point, {end}, is the model the card describes." if end else ".")), (
+            "so far" + (f"; the last point, {end}, is the model the card describes." if end else ".")
+            + _climb_said(phases)), (
             f"Held-out masked-word accuracy (top-1) at the end of each of the {count}, against the total training "
             "tokens on a log scale" + _percent_of(phases[0], ", from {} after phase 1")
             + _percent_of(phases[-1], f" to {{}} after phase {len(phases)}") + (f" ({total} tokens)" if total else "")

@@ -1,7 +1,8 @@
 """The Attention tab's handlers (`AttentionHandlers`): one text's attention maps, computed once and kept for
 the layer, head and token pickers, drawn as the head view, heatmap, the layer's heads, rollout and one token's
-bars, each with its text version (`explain`, `head_view`, `head_roles`, `figures`); the tab's model box, and
-the start-up hint of where to look."""
+bars, each with its text version (`explain`, `head_view`, `head_roles`, `figures`); the tab's model box; and
+what the tab says before its views: its hint, with a previous-token head found in the model at start-up, and what
+attention computes."""
 from __future__ import annotations
 
 import logging
@@ -9,10 +10,11 @@ import threading
 from collections import OrderedDict
 
 import gradio as gr
+import numpy as np
 
 from . import explain, figures, head_roles, head_view
 
-from .formatting import format_probability, md_escape, short_text
+from .formatting import code, format_probability, md_escape, short_text, space_page
 from .handler_base import HandlerBase
 from .model_choice import ModelChoiceError, ModelChooser, describe, is_shipped, refused
 from .models import KINDS, Models
@@ -41,6 +43,56 @@ LOWER_CASE_NOTE = ("{classifier} reads lower-cased text, as it was fine-tuned on
 # ... and when a chosen model's tokenizer lower-cases the text (its normalizer; the app lower-cases a classifier's too)
 TOKENIZER_LOWER_CASE_NOTE = ("This model's tokenizer lower-cases the text: its tokens are lower case, whatever the "
                              "case typed. ")
+
+
+# The code tour's section that computes one encoder layer by hand from the shipped weights (a heading's anchor)
+CODE_TOUR = ("docs/code-tour.md", "4-one-encoder-layer")
+
+
+def doc_link(path: str, anchor: str, text: str) -> str:
+    """A link to a section of a page of docs/ that works where the app runs: on a Hugging Face Space (SPACE_ID
+    set; the Space holds docs/, `scripts.deploy_space`) its page there, else the file named (the app serves no
+    files but its figures)."""
+    page = space_page(path)
+    return f"[{text}]({page}#{anchor})" if page else f"{text}, in {code(path)} of the project's files"
+
+
+def attention_primer(n_layers: int, n_heads: int, hidden: int) -> str:
+    """What attention, a head and a layer compute, in a few sentences with the model's own sizes, and where the
+    code tour computes one layer by hand (the tab's closed accordion above its views)."""
+    return (f"Each of the model's {n_layers} layers updates every token's vector twice. First **attention**: each "
+            "token scores every token (its *query* · their *key*, scaled), a softmax turns that row of scores into "
+            "weights that sum to 1 (one row of the heatmap), and the token takes in that weighted mix of the "
+            f"tokens' vectors. A **head** is one such set of weights; a layer runs {n_heads} side by side, each on "
+            f"{hidden // n_heads} of the {hidden} numbers of a vector, so they can follow different relations. "
+            "Then a small two-layer network (**feed-forward**) works on each token alone. Each block adds its "
+            "input back (the **residual connection**) and normalises the sum (LayerNorm). One layer by hand, from "
+            f"the shipped weights: {doc_link(*CODE_TOUR, 'A tour of the code, section 4')}.")
+
+
+def previous_token_head(tokens: Tokens, attentions: np.ndarray) -> tuple[int, int, float] | None:
+    """The head that gives the previous token the largest share of its attention, as "All heads of the layer"
+    counts it (`head_roles.pattern_shares`): (layer, head, that share), both numbered from 1; None when even that
+    head's role (`head_roles.role`) is not "previous token"."""
+    shares = head_roles.pattern_shares(attentions, tokens.labels)  # (L, nh, P)
+    previous = shares[..., head_roles.PATTERNS.index("previous token")]
+    layer, head = np.unravel_index(int(np.argmax(previous)), previous.shape)
+    if head_roles.role(shares[layer, head]) != "previous token":
+        return None
+    return int(layer) + 1, int(head) + 1, float(previous[layer, head])
+
+
+def attention_tab_hint(previous: tuple[int, int, float] | None = None) -> str:
+    """The tab's hint, above its text box (short: on a phone, all of it comes first); `previous`
+    (`previous_token_head` in the served MLM, found at start-up): the head that follows one relation most clearly,
+    one example away."""
+    clear = (f" (in ours, layer {previous[0]}, head {previous[1]}: each token looks at the one before it)"
+             if previous else "")
+    return (f"**Try** single heads{clear}, and hover over (or tap) “it” in the head view; then "
+            "FacebookAI/roberta-base, the same code with far more training. **Notice** how many heads "
+            "park their attention on &lt;s&gt;, &lt;/s&gt; or the full stop (“All heads of the layer” counts "
+            "them): attention shows how each token mixes the others' vectors, not how much information actually "
+            "moves, nor why the model decides.")
 
 
 def layer_choices(n_layers: int) -> list[int]:
@@ -215,7 +267,9 @@ class AttentionHandlers(HandlerBase):
         notes = (f"{len(labels)} tokens{' (cut to the maximum length)' if tokens.truncated else ''} · "
                  f"{md_escape(loaded.title)} · {n_layers} layers × {n_heads} heads. "
                  f"{self._lower_case_note(model, loaded)}"
-                 "Each row of a heatmap is one token's attention over all tokens (it sums to 1). "
+                 "Each row of a heatmap is one token's attention over all tokens (it sums to 1); its colours run "
+                 "from 0 to its own largest weight (the bar beside it), where “All heads of the layer” uses one "
+                 "0-100% scale for every head. "
                  "Rollout multiplies attention through every layer, counting the residual connection: it counts "
                  "every attention weight as information moved, so heads that park on &lt;s&gt; make &lt;s&gt; look "
                  "like every token's main source. A rough heuristic, not a measurement.")
@@ -312,6 +366,15 @@ class AttentionHandlers(HandlerBase):
         return (f"In the trophy example, swap “{a}” for “{b}” and “{it}” means the other noun: does any head follow? "
                 f"“{it}” gives “{noun}” at most {format_probability(before)} of a head's attention with "
                 f"“{a}”, {format_probability(after)} with “{b}”: {verdict}.")
+
+    def previous_token_head(self, text: str) -> tuple[int, int, float] | None:
+        """`previous_token_head` in the loaded MLM's attention on `text`, found at start-up for the tab's example
+        and hint; None when it has none, or on a crash (logged)."""
+        try:
+            return previous_token_head(*self.attention_data("mlm", text))
+        except Exception:  # an example is not worth failing the start-up for, but a crash is logged, not hidden
+            log.exception("could not find the previous-token head")
+            return None
 
     def attention_hint(self, text: str, link: tuple[str, str]) -> str:
         """Where to look in the attention tab, found in the loaded MLM at start-up (`explain.link_hint`)."""

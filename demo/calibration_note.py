@@ -99,8 +99,9 @@ def calibration_note(metrics: RunMetrics | None, readme: str | None = None) -> s
                 "100% even when it is wrong. Read them as a ranking, not as a probability.")
     dev = cal["dev"]
     like, fitted_on, dev_set = calibration_data_said(metrics)
-    divided = (f"the logits are divided by a temperature T = {cal['temperature']:.2f} fitted on {fitted_on}, which "
-               "changes how sure the model sounds, never which label wins")
+    divided = ("the logits (the raw scores, one per label, before the softmax) are divided by a temperature "
+               f"T = {cal['temperature']:.2f} fitted on {fitted_on}, which changes how sure the model sounds, never "
+               "which label wins")
     worse = made_calibration_worse(dev)  # a temperature fitted on few examples may not carry over to the dev set
     figures = (f"the expected calibration error (the gap between confidence and accuracy, over 15 bins) "
                f"{'rises' if worse else 'goes'} from {pct(dev['ece_before'])} to {pct(dev['ece_after'])}, and the "

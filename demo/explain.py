@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from roberta.model import position_ids_from_input_ids
+from roberta.pipelines import score_kind
 from roberta.run_metrics import said_list
 from roberta.text import names_a_sentiment, sentiment_of
 
@@ -208,20 +209,33 @@ def answer_label(config=None) -> str:
     return "Sentiment" if speaks_of_sentiment(config) else "Answer"
 
 
+SCORES_SAID = {"softmax": "which a softmax turns into the probabilities shown",
+               "sigmoid": "each of which a sigmoid turns into a probability of its own",
+               "regression": "which are the scores shown"}
+
+
+def fine_tuning_said(config=None) -> str:
+    """What a classifier is, for the Sentiment tab's hint: a pretrained encoder fine-tuned, with a new layer on
+    `<s>` whose scores (the logits) become what is shown as `roberta.pipelines.score_kind` says (a softmax)."""
+    scores = SCORES_SAID[score_kind(config) if config is not None else "softmax"]
+    return ("This classifier is a pretrained encoder **fine-tuned** on labelled examples: a new small layer reads the "
+            f"last layer's vector at `<s>` and gives one score per label (its *logits*), {scores}. ")
+
+
 def tab_hint(config=None) -> str:
-    """The Sentiment tab's "what to try, what to notice" (Markdown) for the classifier that answers: its words'
-    pushes named as the words box names them (`words_label`); the negation and the "but" example only where the
-    tab speaks of sentiment (`speaks_of_sentiment`): What if? only removes a word for another classifier, and the
-    tab's examples are reviews."""
+    """The Sentiment tab's "what to try, what to notice" (Markdown) for the classifier that answers, after what a
+    classifier is (`fine_tuning_said`): its words' pushes named as the words box names them (`words_label`); the
+    negation and the "but" example only where the tab speaks of sentiment (`speaks_of_sentiment`): What if? only
+    removes a word for another classifier, and the tab's examples are reviews."""
     toward, away = (md_escape(short_text(name)) for name in _pushes(config))
     notice = (f"**Notice** which words push towards {toward} and which towards {away}, and whether the answer "
               "follows the words that matter: **What if?** ")
     if speaks_of_sentiment(config):
-        return ("**Try** the negation (“The acting was not bad at all.”) and the “but” example below. "
-                f"{notice}removes or negates the strongest one.")
+        return (f"{fine_tuning_said(config)}**Try** the negation (“The acting was not bad at all.”) and the “but” "
+                f"example below. {notice}removes or negates the strongest one.")
     named = said_list([f"“{md_escape(short_text(name))}”" for name in label_names(config)])
-    return (f"**Try** a text of your own: this classifier's labels are {named} (the examples below are reviews, "
-            f"for a sentiment classifier). {notice}removes the strongest one.")
+    return (f"{fine_tuning_said(config)}**Try** a text of your own: this classifier's labels are {named} (the "
+            f"examples below are reviews, for a sentiment classifier). {notice}removes the strongest one.")
 
 
 def opening_text(config=None) -> str:
@@ -329,6 +343,12 @@ def in_users_case(text: str, model_text: str) -> str:
     return "".join(shown)
 
 
+# How the words' pushes are measured, in plain words, before the technical account (`explanation_markdown`): integrated
+# gradients move the input from the baseline to the text in IG_STEPS steps, and the pushes add up to how far the
+# class score moved (completeness)
+PUSHES_PLAIN = ("How it is measured: the text is faded in from a blank one, where every word is &lt;pad&gt;, in "
+                f"{IG_STEPS} steps, and each word is credited with its share of how far the answer moves; a word's "
+                "push depends on the words around it, so even a neutral word can push hard.")
 TOP_WORDS = 3  # words listed each way under "Most towards"
 # A text's words, as `english_words` counts them: runs of two or more letters of any script ("don't" is "don" and a
 # "t", left out with the other single letters), and the one-letter words "a" and "I"
@@ -410,6 +430,31 @@ def score_probability(score: float, temperature: float, labels: int) -> float | 
     return 1 / (1 + np.exp(-score / temperature)) if labels <= 2 else None
 
 
+def before_calibration(probabilities: dict[str, float], temperature: float, config) -> dict[str, float] | None:
+    """The probabilities a classifier gives before its calibration (T = 1: the softmax of its logits), from the
+    calibrated ones it gave, softmax(logits / T): their log is logits / T less a constant, so softmax(T · log p) is
+    softmax(logits), with no second forward pass. None for T = 1 and for scores that are no softmax (a regression's,
+    or a sigmoid per label: `roberta.pipelines.score_kind`)."""
+    if temperature == 1.0 or score_kind(config) != "softmax" or not probabilities:
+        return None
+    with np.errstate(divide="ignore"):  # a probability of 0 stays 0
+        logs = temperature * np.log(np.array(list(probabilities.values()), dtype=np.float64))
+    raw = np.exp(logs - logs.max())
+    return dict(zip(probabilities, (raw / raw.sum()).tolist()))
+
+
+def calibration_said(best: str, probabilities: dict[str, float], temperature: float, config) -> str:
+    """"**Before calibration** (T = 1): 99.8% positive; the logits divided by T = 2.07 give the 95.0% shown (the
+    calibration note below says why).": the answer's probability before calibration (`before_calibration`); ""
+    where there is none."""
+    raw = before_calibration(probabilities, temperature, config)
+    if raw is None:
+        return ""
+    return (f"**Before calibration** (T = 1): {format_probability(raw[best])} {md_escape(best)}; the logits divided "
+            f"by T = {temperature:.2f} give the {format_probability(probabilities[best])} shown (the calibration "
+            "note below says why).")
+
+
 def ig_cut_note(window: int) -> str:
     """What a model that reads `window` tokens at once, more than IG_MAX_TOKENS, has explained of a text that
     the cut shortened (`IG_CUT_NOTE`)."""
@@ -430,12 +475,13 @@ def explanation_markdown(shown: str, words, toward: str, away: str, best: str, p
     answered = f"**{md_escape(best)}**, {format_probability(probability)}"
     if of_answer:
         how = (f"{PLUS_SWATCH} words push towards the answer ({answered}), {MINUS_SWATCH} words away from it, "
-               f"towards **{away}**; the stronger the colour, the bigger the push, and {UNDERLINED}. (Integrated "
-               f"gradients of the answer's logit minus the mean of the other labels' over {IG_STEPS} steps, from the ")
+               f"towards **{away}**; the stronger the colour, the bigger the push, and {UNDERLINED}. {PUSHES_PLAIN} "
+               "(Technically: integrated gradients of the answer's logit minus the mean of the other labels' over "
+               f"{IG_STEPS} steps, from the ")
     else:
         how = (f"{PLUS_SWATCH} words push towards **{toward}**, {MINUS_SWATCH} words push towards **{away}**, "
                f"whatever the model answers (here {answered}); the stronger the colour, the bigger the push, and "
-               f"{UNDERLINED}. (Integrated gradients over {IG_STEPS} steps, from the ")
+               f"{UNDERLINED}. {PUSHES_PLAIN} (Technically: integrated gradients over {IG_STEPS} steps, from the ")
     return (f"{caveat}\n\n" if caveat else "") + (
         f"**How to read it:** {how}"
         "same input with &lt;s&gt; and &lt;/s&gt; kept and every word's tokens replaced by &lt;pad&gt;; summed "

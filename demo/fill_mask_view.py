@@ -143,11 +143,17 @@ def exact(*parts: str, whole: bool = True) -> str:
     return f'<span class="fm-exact"> ({said})</span>'
 
 
+# what hovering a special chip says (the Tokens tab explains them, three tabs later)
+SPECIAL_SAID = {"<s>": "<s>: the start of every text, added by the tokenizer",
+                "</s>": "</s>: the end of every text, added by the tokenizer"}
+
+
 def tokens_html(tokens, heading: str = "h2", counts=None) -> str:
     """The text as the model reads it: one chip per token, the pieces of one word side by side (a dashed line
     between them), special tokens dimmed and each mask in red. A word the tokenizer met rarely comes in
     pieces (" barked": " b" + "arked"), and the model has to know it from them. A long word (a URL, a text without
-    spaces, as Japanese is written) wraps between its chips instead of running off the edge. Given `counts`
+    spaces, as Japanese is written) wraps between its chips instead of running off the edge. Hovering <s> or </s>
+    says what it is (`SPECIAL_SAID`), and the caption what "␣" stands for. Given `counts`
     (`demo.training_counts.TrainingCounts`), a chip's hover says how often the pretraining text holds its token, and
     so does a closed <details> under the chips, for a keyboard, a phone or a screen reader (each token once)."""
     words: list[list[str]] = []
@@ -158,7 +164,8 @@ def tokens_html(tokens, heading: str = "h2", counts=None) -> str:
         kind = " fm-masked" if piece == MASK else " fm-special" if special else ""
         if counts is not None and not special:
             said.setdefault(token_id, counts.sentence(token_id, readable(piece)))  # the token, its space: "␣b"
-        seen = f' title="{html.escape(said[token_id])}"' if counts is not None and not special else ""
+        hover = SPECIAL_SAID.get(label) if special else said.get(token_id) if counts is not None else None
+        seen = f' title="{html.escape(hover)}"' if hover else ""
         chip = f'<span class="fm-tok{kind}"{seen}>{html.escape(label)}</span>'
         outside = special and end <= start  # <s>, </s>: not in the text
         # the same word: no whitespace since the last token ended (the bytes of one character share their
@@ -178,7 +185,8 @@ def tokens_html(tokens, heading: str = "h2", counts=None) -> str:
     in_full = (f'<details class="fm-counts fm-tok-counts"><summary>Each token’s count in the pretraining text '
                f"<small>(what a chip’s hover says)</small></summary><ul>{items}</ul></details>" if said else "")
     return (f'<div class="fm-tokens"><{heading}>How the model reads it <small>({read}; the pieces of one word '
-            f'sit together)</small></{heading}><div class="fm-strip">{strip}</div>{in_full}</div>')
+            f'sit together; {SPACE_LABEL} is the space a token starts with; the Tokens tab shows the whole cut)'
+            f'</small></{heading}><div class="fm-strip">{strip}</div>{in_full}</div>')
 
 
 def answer_seen_cell(result: dict, counts, tokenizer=None) -> tuple[str, str]:

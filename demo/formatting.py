@@ -3,6 +3,7 @@ as every tab shows them (built on `demo.byte_level`, the byte-level alphabet).""
 from __future__ import annotations
 
 import html
+import os
 import re
 import unicodedata
 from collections import Counter
@@ -293,3 +294,11 @@ def format_log_probability(p: float) -> str:
         return MINUS + "∞"
     shown = f"{np.log(p):.2f}"
     return "0.00" if float(shown) == 0 else shown.replace("-", MINUS)
+
+
+def space_page(path: str) -> str | None:
+    """The Hub page of `path`, a file of the project, where the app runs on a Hugging Face Space (SPACE_ID set; the
+    Space holds the files it links: `scripts.deploy_space`); None elsewhere (the app serves no files but its
+    figures: the file is named instead)."""
+    space = os.environ.get("SPACE_ID", "").strip()
+    return f"https://huggingface.co/spaces/{space}/blob/main/{path}" if space else None

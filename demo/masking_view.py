@@ -15,6 +15,8 @@ from .figures import expected_coverage
 from .formatting import PART_NOTE, format_probability, md_escape, pct, piece_of, word_label
 from .tokens_view import Tokens, token_text, word_spans
 
+MASKING_TAB = "Masking"  # the tab's name (app.py), which the page's "Start here" line names
+
 # the epoch table's and the plot's names: BERT's preprocessing flag (dupe_factor) said in words, the copies of the
 # data it makes, each masked once
 SCHEMES = {
@@ -26,6 +28,12 @@ SCHEMES = {
 # the tables' and notes' names (a phone's table column is narrow; the epoch table and the plot say what they are)
 SHORT_NAMES = {"static1": "BERT static, one fixed mask", "static10": f"BERT static, {DUPE_FACTOR} masks cycling",
                "dynamic": "RoBERTa dynamic"}
+KEPT_FRACTION = 1 - MASK_FRACTION - RANDOM_FRACTION  # the targets left as they are
+# why a target is not always <mask> (the tab's intro, above the epochs that show the three outcomes)
+TARGETS_WHY = (f"Of the ~{MLM_PROBABILITY:.0%} of tokens picked as targets, {MASK_FRACTION:.0%} show &lt;mask&gt;, "
+               f"{RANDOM_FRACTION:.0%} a random token, {KEPT_FRACTION:.0%} themselves: fine-tuning never shows "
+               "&lt;mask&gt;, and a model that cannot tell which words are targets must build a useful vector for "
+               "every one.")
 # a position counts the tokens from 0, the <s> the tokenizer adds (layers and heads count from 1: the header says so)
 POSITION = "position (0 = <s>)"
 MASKING_COLUMNS = ["scheme", "distinct masks", "positions ever a target", "coverage"]
@@ -262,10 +270,9 @@ MASKING_CSS = """<style>
 
 def _legend() -> str:
     """The colours' key, with each outcome's share."""
-    kept = 1 - MASK_FRACTION - RANDOM_FRACTION
     return (f'<div class="mk-legend"><span class="mk-1">&lt;mask&gt; ({MASK_FRACTION:.0%} of targets)</span>'
             f'<span class="mk-2">random token ({RANDOM_FRACTION:.0%})</span><span class="mk-3">unchanged, still a '
-            f'target ({kept:.0%})</span><span style="border:1px solid #d4d4d8">not selected '
+            f'target ({KEPT_FRACTION:.0%})</span><span style="border:1px solid #d4d4d8">not selected '
             f'({1 - MLM_PROBABILITY:.0%} of tokens)</span></div>')
 
 

@@ -119,7 +119,8 @@ class SentimentHandlers(HandlerBase):
         label): plus towards it, minus towards the other label, whatever the prediction; for a classifier of more
         than two labels, towards its answer (`explain.push_target`): minus towards the other labels. A long
         text's explanation starts with how it was read (in windows), one that may not be English with a caveat
-        (`explain.language_note`). `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
+        (`explain.language_note`); a calibrated classifier's ends with the answer's probability before calibration
+        (`explain.calibration_said`). `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
         return self._classify(text, model)[2:]
 
     @user_errors
@@ -140,6 +141,9 @@ class SentimentHandlers(HandlerBase):
         explanation = explain.explanation_markdown(r.shown, r.words, r.toward, r.away, r.best, r.probabilities[r.best],
                                                    r.baseline, r.cut_note, explain.measures_the_answer(loaded.config),
                                                    caveat=explain.language_note(r.shown, loaded.tokenizer))
+        # what the calibration changed of this answer, from the probabilities given (`explain.before_calibration`)
+        if said := explain.calibration_said(r.best, r.probabilities, loaded.pipeline.temperature, loaded.config):
+            explanation += f"\n\n{said}"
         return (loaded.config, r.best, r.probabilities,
                 explain.highlighted_words(r.shown, r.words, r.tokens.truncated, rest=explain.REST_READ),
                 f"ℹ️ *{r.windows_note}*\n\n{explanation}" if r.windows_note else explanation)

@@ -334,22 +334,30 @@ class TextClassificationPipeline(Pipeline):
         return long_text
 
     def scores(self, logits):
-        """Logits (B, L) -> the scores shown, as `transformers` reads config.problem_type: the raw outputs of a
-        regression; a sigmoid per label for multi-label classification or a single output; else the softmax.
-        Probabilities are calibrated first (divided by `temperature`: the ranking of the labels does not change)."""
-        problem = self.model.config.problem_type
-        if problem == "regression":
+        """Logits (B, L) -> the scores shown (`score_kind`): the raw outputs of a regression, a sigmoid per label,
+        or the softmax. Probabilities are calibrated first (divided by `temperature`: the ranking of the labels does
+        not change)."""
+        kind = score_kind(self.model.config)
+        if kind == "regression":
             return logits
         logits = logits / self.temperature
-        if problem == "multi_label_classification" or logits.shape[-1] == 1:
-            return logits.sigmoid()
-        return logits.softmax(dim=-1)
+        return logits.sigmoid() if kind == "sigmoid" else logits.softmax(dim=-1)
 
     def _forward_windows(self, texts):
         """Logits (B, L) averaged over each text's windows, and the number of windows of each text (B,)."""
         input_ids, attention_mask, owner = encode_windows(self.tokenizer, texts, self.max_length)  # (W, T), (W,)
         logits = self._logits(input_ids, attention_mask)  # (W, L)
         return mean_over_windows(logits, owner, len(texts)), torch.bincount(owner, minlength=len(texts))
+
+
+def score_kind(config) -> str:
+    """How a classifier's logits become the scores shown, as `transformers` reads config.problem_type: "regression"
+    (the raw outputs), "sigmoid" (one per label: multi-label classification, or a single output) or "softmax"."""
+    if config.problem_type == "regression":
+        return "regression"
+    if config.problem_type == "multi_label_classification" or config.num_labels == 1:
+        return "sigmoid"
+    return "softmax"
 
 
 TASKS = {

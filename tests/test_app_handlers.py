@@ -2,6 +2,7 @@
 import copy
 import html
 import inspect
+import json
 import math
 import re
 import shutil
@@ -101,7 +102,7 @@ def test_fill_mask_view_shows_how_the_model_reads_the_text(handlers):
     tokens = tokens_view.tokenize(handlers.models.mlm.tokenizer, text, 64)
     assert strip.count('class="fm-tok') == len(tokens.ids) and f"({len(tokens.ids)} tokens;" in view
     assert strip.count('class="fm-tok fm-masked">&lt;mask&gt;<') == 1
-    assert strip.count('class="fm-tok fm-special">') == 2  # <s> and </s>
+    assert strip.count('class="fm-tok fm-special" title="') == 2  # <s> and </s>, each saying what it is
     words = [html.unescape(re.sub(r"<[^>]+>", "", w))
              for w in re.findall(r'<span class="fm-w">(.*?)</span>(?:<b class="fm-sr">[^<]*</b>)?</span>', strip)]
     # a token of the space alone ("␣") belongs to the word after it
@@ -861,6 +862,42 @@ def test_most_towards_lists_name_each_word_once_without_its_punctuation(handlers
     for side in line.split(" · "):
         names = [name.lower() for name in re.findall(r"“(.*?)”", side)]
         assert len(names) == len(set(names)) and not any(name.endswith(".") for name in names)
+
+
+def test_the_explanation_says_how_pushes_are_measured_in_plain_words_first(handlers):
+    """The words' pushes were explained only as "integrated gradients over 20 steps, from ... &lt;pad&gt;": the
+    explanation says it in plain words first (faded in from a blank text; a push depends on the other words), then
+    the technical account."""
+    _, _, explanation = handlers.classify("this film is not bad at all, i loved it.")
+    plain = explanation.index("How it is measured: the text is faded in from a blank one, where every word is "
+                              f"&lt;pad&gt;, in {explain.IG_STEPS} steps")
+    assert "a word's push depends on the words around it, so even a neutral word can push hard" in explanation
+    assert plain < explanation.index(f"(Technically: integrated gradients over {explain.IG_STEPS} steps")
+
+
+def test_the_explanation_gives_the_probability_before_calibration(handlers, tiny_mlm_dir, tiny_clf_dir, tmp_path):
+    """The calibration note says the logits are divided by a temperature, and the page showed only the calibrated
+    probability: for a classifier with a temperature the explanation gives the answer's probability before it
+    (T = 1), the softmax of the model's own logits; none for a classifier whose temperature is 1."""
+    folder = shutil.copytree(tiny_clf_dir, tmp_path / "calibrated")
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "calibration_temperature": 2.5}))
+    calibrated = H.Handlers(load_models(tiny_mlm_dir, folder))
+    text = "this film is not bad at all, i loved it."
+    probabilities, _, explanation = calibrated.classify(text)
+    loaded = calibrated.models.sentiment
+    read = tokens_view.tokenize(loaded.tokenizer, classifier_input(loaded, text, True), loaded.pipeline.max_length)
+    with torch.no_grad():
+        logits = loaded.model(torch.tensor([read.ids])).logits[0].float()
+    best = max(probabilities, key=probabilities.get)
+    index = {name: int(i) for i, name in loaded.config.id2label.items()}[best]
+    assert probabilities[best] == pytest.approx(float((logits / 2.5).softmax(-1)[index]), abs=1e-5)
+    assert (f"**Before calibration** (T = 1): {format_probability(float(logits.softmax(-1)[index]))} {best}; the "
+            f"logits divided by T = 2.50 give the {format_probability(probabilities[best])} shown") in explanation
+    assert "Before calibration" not in handlers.classify(text)[2]  # the tiny classifier's temperature is 1
+    assert explain.before_calibration({"a": 0.2, "b": 0.8}, 1.0, loaded.config) is None
+    raw = explain.before_calibration({"a": 0.2, "b": 0.8}, 2.0, loaded.config)  # softmax(T log p)
+    assert raw == pytest.approx({"a": 0.04 / 0.68, "b": 0.64 / 0.68})
 
 
 @pytest.fixture(scope="module")
@@ -2780,9 +2817,12 @@ def test_the_words_box_is_labelled_by_the_served_classifiers_labels():
 
 
 # the Sentiment tab's hint as it was for every classifier, and still is for SST-2's labels
-SST2_HINT = ("**Try** the negation (“The acting was not bad at all.”) and the “but” example below. **Notice** which "
-             "words push towards positive and which towards negative, and whether the answer follows the words that "
-             "matter: **What if?** removes or negates the strongest one.")
+FINE_TUNED = ("This classifier is a pretrained encoder **fine-tuned** on labelled examples: a new small layer reads "
+              "the last layer's vector at `<s>` and gives one score per label (its *logits*), which a softmax turns "
+              "into the probabilities shown. ")
+SST2_HINT = (FINE_TUNED + "**Try** the negation (“The acting was not bad at all.”) and the “but” example below. "
+             "**Notice** which words push towards positive and which towards negative, and whether the answer follows "
+             "the words that matter: **What if?** removes or negates the strongest one.")
 
 
 def test_the_sentiment_tab_names_its_answer_and_hint_for_the_classifier_that_answers(handlers, topic_handlers,
@@ -2803,8 +2843,8 @@ def test_the_sentiment_tab_names_its_answer_and_hint_for_the_classifier_that_ans
     name, words, hint = page(topic_handlers)
     assert (name, words) == ("Answer", "Which words push towards the answer, sports (green), or the other labels "
                                        "(pink)")
-    assert hint.startswith("**Try** a text of your own: this classifier's labels are “world”, “sports”, “business” "
-                           "and “sci/tech”")
+    assert hint.startswith(FINE_TUNED + "**Try** a text of your own: this classifier's labels are “world”, “sports”, "
+                           "“business” and “sci/tech”")
     assert "which words push towards the answer and which towards the other labels" in hint
     assert "negat" not in hint and "positive" not in hint and hint.endswith("**What if?** removes the strongest one.")
     name, words, hint = page(three_label_handlers)  # a sentiment classifier of three labels: still sentiment

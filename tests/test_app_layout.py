@@ -4,6 +4,7 @@ import ast
 import contextlib
 import importlib
 import json
+import re
 import shutil
 import sys
 import threading
@@ -208,6 +209,32 @@ def test_the_pages_texts_teach_what_the_review_found_missing(app):
     assert position_view.positions_note(app.MODELS.mlm.config) in texts
 
 
+def test_the_attention_and_masking_tabs_explain_what_they_show(tiny_mlm_dir, tiny_clf_dir):
+    """Review R1: a closed “What attention computes” accordion above the views, with the model's own sizes; an
+    example of the previous-token head that the head-role counts find in the served MLM at start-up, named by the
+    hint too (a stand-in here: the tiny model has none); the Masking intro says why a target is not always
+    <mask>, with the masker's own fractions."""
+    from demo import masking_view
+    from demo.attention_handlers import attention_primer, attention_tab_hint
+    patch = pytest.MonkeyPatch()
+    patch.setattr(Handlers, "previous_token_head", lambda self, text: (2, 3, 0.6))
+    with imported_app(tiny_mlm_dir, tiny_clf_dir) as app:
+        patch.undo()
+        blocks = list(app.demo.blocks.values())
+        texts = _markdown_texts(app)
+        rows = next(block for block in blocks if isinstance(block, gr.Dataset)
+                    and block.samples and block.samples[0][0] == app.ATTENTION_TEXT).samples
+        primer = next(block for block in blocks if isinstance(block, gr.Accordion) and block.elem_id == "at-primer")
+        views = next(block for block in blocks
+                     if isinstance(block, gr.Markdown) and block.value == "## Attention views")
+        assert primer.open is False and blocks.index(primer) < blocks.index(views)
+        assert [block.value for block in primer.children] == [attention_primer(app.N_LAYERS, app.N_HEADS, app.HIDDEN)]
+        assert app.PREVIOUS_HEAD == (2, 3, 0.6) and [app.ATTENTION_TEXT, 2, 3, "mlm"] in [row[:4] for row in rows]
+        assert attention_tab_hint((2, 3, 0.6)) in texts
+    assert masking_view.TARGETS_WHY in next(text for text in texts if text.startswith("BERT masked its training"))
+    assert "80%" in masking_view.TARGETS_WHY and "fine-tuning never shows &lt;mask&gt;" in masking_view.TARGETS_WHY
+
+
 def test_the_measured_attention_hints_are_under_the_views_not_before_the_text(tiny_mlm_dir, tiny_clf_dir):
     """The Attention tab's top hint was ~17 lines on a phone before the text box: the two hints measured in the
     model (it → cat, the trophy swap) are in a closed accordion under the views, and the top hint is short."""
@@ -278,8 +305,9 @@ def test_a_served_topic_classifier_is_not_said_to_be_sst2_sentiment_nor_opens_on
         return header, recipe, shown["st-text"], shown["st-label"].get("value")
 
     header, recipe, text, answer = opened(app)
-    assert header == ("# RoBERTa from scratch\nA small RoBERTa written from scratch in PyTorch, pretrained with masked "
-                      "language modelling and fine-tuned on SST-2 sentiment. Try it, look inside, see how it learned.")
+    assert header.split("\n\n")[0] == (
+        "# RoBERTa from scratch\nA small RoBERTa written from scratch in PyTorch, pretrained with masked language "
+        "modelling and fine-tuned on SST-2 sentiment. Try it, look inside, see how it learned.")
     assert text["value"] == "A gorgeous, funny and deeply moving film." and answer
     topic = _relabelled(tiny_clf_dir, tmp_path / "topic", ["world", "sports"])
     (topic / "metrics.json").write_text(json.dumps({"train_data": "/home/x/topics.csv", "init": "assets/mlm",
@@ -1122,6 +1150,16 @@ def test_the_masking_statistics_come_before_the_epoch_table(app):
     stats, table = _by_id(app, "mk-stats"), _by_id(app, "mk-table")
     assert stats.parent is table.parent
     assert stats.parent.children.index(stats) < table.parent.children.index(table)
+
+
+def test_the_headers_path_names_the_pages_tabs(app):
+    """The header's "Start here" line (`about.learning_path`) names tabs in the order a text goes through the
+    model: each is a tab of the page, by its label, and the page's own order is another (the showcase's)."""
+    header = next(text for text in _markdown_texts(app) if text.startswith("# RoBERTa from scratch\n"))
+    named = re.findall(r"\*\*([^*]+)\*\* \(", header.split("**Start here**")[1])
+    tabs = [block.label for block in app.demo.blocks.values() if isinstance(block, gr.Tab)
+            and not _inside(block, _by_id(app, "at-views"))]
+    assert len(named) == 6 and set(named) <= set(tabs) and named != [tab for tab in tabs if tab in named]
 
 
 def test_every_tab_names_the_panel_it_controls(app):

@@ -178,8 +178,28 @@ def test_a_newline_starts_a_new_word_among_the_chips(tokenizer):
 
     view = fill_mask_view.tokens_html(tokenize(tokenizer, "one\nline", 64))
     words = [re.sub("<[^>]+>", "", word)
-             for word in re.findall(r'<span class="fm-w">((?:<span class="fm-tok[^"]*">[^<]*</span>)+)', view)]
+             for word in re.findall(r'<span class="fm-w">((?:<span class="fm-tok[^"]*"[^>]*>[^<]*</span>)+)', view)]
     assert words == ["&lt;s&gt;", "one", "↵line", "&lt;/s&gt;"]
+
+
+def test_the_special_chips_and_the_space_sign_are_explained(tokenizer):
+    """The first tab showed <s>, </s> and "␣" with no word on them (the Tokens tab explains them, three tabs
+    later): hovering <s> or </s> says what it is, and the caption says what ␣ stands for."""
+    from demo.tokens_view import tokenize
+
+    view = fill_mask_view.tokens_html(tokenize(tokenizer, "the cat <mask>.", 64))
+    titles = dict(re.findall(r'<span class="fm-tok fm-special" title="([^"]*)">([^<]*)</span>', view))
+    assert {html.unescape(chip): html.unescape(title) for title, chip in titles.items()} == {
+        "<s>": "<s>: the start of every text, added by the tokenizer",
+        "</s>": "</s>: the end of every text, added by the tokenizer"}
+    assert "␣ is the space a token starts with; the Tokens tab shows the whole cut" in view
+
+
+def test_the_layer_note_says_what_the_mlm_head_is():
+    """“MLM head” was used on the first tab and defined nowhere in the app."""
+    note = layer_lens.layers_html(_lens(FRAGMENTS)).split('class="ll-note">')[1]
+    assert note.startswith("The model's MLM head (the small layer on top that turns the last vector into one score "
+                           "per vocabulary token, softmaxed into the probabilities above) reads each layer's output")
 
 
 # ----------------------------------------------------------------------------- candidates
@@ -269,7 +289,8 @@ def test_each_chips_count_is_in_a_closed_details_too(handlers):
     counts = TrainingCounts(("tiny text", "tiny reviews"), (1000, 2000), np.arange(2 * size).reshape(2, size), "x")
     tokens = tokenize(tokenizer, "the cat sees the <mask> and the house.", 64)
     view = fill_mask_view.tokens_html(tokens, counts=counts)
-    titles = list(dict.fromkeys(html.unescape(t) for t in re.findall(r'class="fm-tok[^"]*" title="([^"]*)"', view)))
+    counted = r'class="fm-tok(?! fm-special)[^"]*" title="([^"]*)"'  # <s> and </s> say what they are instead
+    titles = list(dict.fromkeys(html.unescape(t) for t in re.findall(counted, view)))
     in_full = re.search(r'<details class="fm-counts fm-tok-counts"><summary>(.*?)</summary><ul>(.*?)</ul></details>',
                         view)
     assert in_full and in_full[1].startswith("Each token’s count in the pretraining text")
