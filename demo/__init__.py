@@ -25,3 +25,16 @@
 
 Nothing here imports training code (`train/`).
 """
+import os as _os
+import sys as _sys
+
+# Gradio reads GRADIO_SERVER_PORT as it is imported (`int(...)`): a value that is no number ended `python app.py`,
+# --help included, in that ValueError's traceback. Said here instead, in one line and exit 2 as `--port 0` is
+# (demo/serve.py's parse_options checks the range), before any module of the package imports Gradio: app.py imports
+# the package first.
+try:
+    int(_os.environ.get("GRADIO_SERVER_PORT", "7860"))
+except ValueError:
+    print(f"python app.py: error: GRADIO_SERVER_PORT={_os.environ['GRADIO_SERVER_PORT']!r} is not a port number: "
+          "1 to 65535", file=_sys.stderr)
+    raise SystemExit(2) from None

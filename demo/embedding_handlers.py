@@ -4,6 +4,8 @@ positions are (`position_view`); the figures kept for the requests that ask for 
 the analogy probe."""
 from __future__ import annotations
 
+import logging
+
 from . import embedding_view, position_view, word_map
 from .examples import ANALOGY_PROBE
 from .formatting import short_text
@@ -12,6 +14,8 @@ from .model_choice import SHIPPED, ModelChooser
 from .models import Models
 from .training_counts import counts_for
 from .validation import fail, parse_int, user_errors
+
+log = logging.getLogger(__name__)
 
 FIGURE_CACHE_SIZE = 8  # embedding figures kept: the default word map and the positions, per model, and a few more
 EMBEDDINGS_TAB = "Embeddings"  # named in the model messages of the tab (it reads the fill-mask model's embeddings)
@@ -42,7 +46,8 @@ class EmbeddingHandlers(HandlerBase):
             result = embedding_view.score_analogies(loaded.model.roberta.embeddings.word_embeddings.weight,
                                                     loaded.tokenizer, ANALOGY_PROBE)
             return embedding_view.probe_markdown(result, "the shipped model's embeddings")
-        except Exception:  # a note is not worth failing the start-up for (no model, another tokenizer...)
+        except Exception:  # a note is not worth failing the start-up for (another tokenizer...): logged, not raised
+            log.exception("could not score the analogy probe for the Embeddings tab's note")
             return ""
 
     def _embeddings(self, model):

@@ -1,5 +1,6 @@
 """How `python app.py` starts: its options (--host, --port), a --help that lists every environment variable the app
-reads, answered before the models load, and a port in use said in one line.
+reads, answered before the models load, and a port in use said in one line. (A GRADIO_SERVER_PORT that is no number
+is said in one line by demo/__init__.py: Gradio reads it as it is imported, before this module's code runs.)
 
 app.py reads the options first (`parse_options`), builds the page, then serves it (`serve`).
 """

@@ -1185,6 +1185,129 @@ def test_an_api_call_is_told_the_value_to_send_and_not_of_a_current_model(models
     assert "pick “ours: …” from the box's list" in refusal(lambda: chooser.get("mlm", "mlm"))
 
 
+
+@pytest.fixture
+def held_loads(models, monkeypatch):
+    """`load_choice` replaced by one that records each source it loads and waits for the test's `release`; the
+    loads still waiting are released when the test ends, and their threads' ends waited for."""
+    release, calls = threading.Event(), []
+
+    def held(key, source, *_):
+        calls.append(source)
+        assert release.wait(20), "the test never released the load"
+        return models[key]
+
+    monkeypatch.setattr(MC, "load_choice", held)
+    yield release, calls
+    release.set()
+    _loads_ended()
+
+
+def _loading_threads() -> list[threading.Thread]:
+    """The threads loading a model aside (`ModelChooser._load_aside` names each "load <source>")."""
+    return [thread for thread in threading.enumerate() if thread.name.startswith("load ")]
+
+
+def _loads_ended() -> None:
+    for thread in _loading_threads():
+        thread.join(10)
+
+
+def _refusal(call) -> str:
+    with pytest.raises(MC.ModelChoiceError) as refused:
+        call()
+    return str(refused.value)
+
+
+def test_an_api_call_is_refused_while_as_many_models_as_the_server_loads_at_once_are_loading(models, held_loads):
+    """A busy Space: LOADS_AT_ONCE models loading aside (each call told it "is loading"), a call naming yet another
+    is refused at once, without starting its load, and told to try again; once the loads end, it loads."""
+    release, calls = held_loads
+    chooser = MC.ModelChooser(models, hub_mode="any")
+    loading = [f"someone/roberta-{i}" for i in range(MC.LOADS_AT_ONCE)]
+    with MC.loading_aside(wait_s=0.05):
+        for source in loading:
+            assert "is loading" in _refusal(lambda: chooser.get("mlm", source))
+        busy = _refusal(lambda: chooser.get("mlm", "someone/one-more"))
+    assert busy == ("someone/one-more is not loaded, and this server is loading other models now: try again in a "
+                    "moment. Nothing was run with it.")
+    assert calls == loading  # its load never started
+    release.set()
+    _loads_ended()
+    with MC.loading_aside(wait_s=20):
+        assert chooser.get("mlm", "someone/one-more") is models.mlm
+    assert calls == [*loading, "someone/one-more"]
+
+
+def test_a_second_api_call_for_a_model_loading_aside_joins_its_load(models, held_loads):
+    """Two visitors choosing the same Hub model at once: the second call waits for the first call's load (one
+    download, not two), takes no second place among the LOADS_AT_ONCE, and gets the same model."""
+    release, calls = held_loads
+    chooser = MC.ModelChooser(models, hub_mode="any")
+    started, load_into = [], chooser._load_into  # each load started aside (a thread of its own)
+    chooser._load_into = lambda loading, aside_key: started.append(aside_key[1]) or load_into(loading, aside_key)
+    with MC.loading_aside(wait_s=0.05):
+        first = _refusal(lambda: chooser.get("sentiment", "someone/big-roberta"))
+    got = []
+    second = threading.Thread(target=lambda: got.append(_joined(chooser, "someone/big-roberta")))
+    second.start()  # before or after the calls below, it joins the load (else one of them, or it, is refused)
+    others = [f"someone/other-{i}" for i in range(MC.LOADS_AT_ONCE - 1)]
+    with MC.loading_aside(wait_s=0.05):  # the places left: the one load took one
+        for source in others:
+            assert "is loading" in _refusal(lambda: chooser.get("sentiment", source))
+    assert "is loading" in first and not release.is_set()
+    release.set()
+    second.join(20)
+    assert got == [models.sentiment]
+    assert started == calls == ["someone/big-roberta", *others]  # the model the two calls asked for loaded once
+
+
+def _joined(chooser, source):
+    with MC.loading_aside(wait_s=20):
+        return chooser.get("sentiment", source)
+
+
+def test_a_model_with_a_label_name_longer_than_the_app_shows_is_refused(tiny_config):
+    """A classifier's label names are shown in the page's bars and messages: at most MAX_LABEL_CHARS characters."""
+    import dataclasses
+
+    longest = dataclasses.replace(tiny_config, id2label={0: "no", 1: "y" * MC.MAX_LABEL_CHARS})
+    MC.check_limits(longest, "someone/labels", MC.KEPT)  # the longest taken
+    too_long = dataclasses.replace(tiny_config, id2label={0: "no", 1: "y" * (MC.MAX_LABEL_CHARS + 1)})
+    with pytest.raises(MC.ModelChoiceError) as refused:
+        MC.check_limits(too_long, "someone/labels", MC.KEPT)
+    assert str(refused.value) == (f"someone/labels has a label name longer than {MC.MAX_LABEL_CHARS} characters. "
+                                  f"{MC.KEPT}")
+
+
+@pytest.mark.parametrize("error", [MemoryError(), RuntimeError("a library's panic at /srv/secret/path")])
+def test_an_unexpected_failure_while_loading_is_said_plainly_and_its_traceback_logged(models, monkeypatch, caplog,
+                                                                                        error):
+    """Out of memory, or any error the loader does not expect: the visitor reads its kind only (no message, which
+    may hold a server path), the server's log has the traceback, and the tab keeps its model."""
+    def fails(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(MC, "read_architecture", fails)
+    with caplog.at_level("ERROR", logger=MC.log.name):
+        value, current, status = MC.ModelChooser(models, hub_mode="any").choose("mlm", "someone/huge-roberta")
+    said = f"Could not load someone/huge-roberta ({type(error).__name__}). {MC.KEPT}"
+    assert current == MC.SHIPPED and value == "someone/huge-roberta" and said in status, status
+    assert "/srv" not in status
+    logged = [record for record in caplog.records if record.name == MC.log.name]
+    assert [record.getMessage() for record in logged] == ["loading someone/huge-roberta"]
+    assert logged[0].exc_info and logged[0].exc_info[1] is error
+
+
+def test_an_interrupt_while_loading_is_not_made_a_message(models, monkeypatch):
+    """A KeyboardInterrupt (the server being stopped) passes through the loader's catch-all."""
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(MC, "read_architecture", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        MC.ModelChooser(models, hub_mode="any").get("mlm", "someone/huge-roberta")
+
 # ----------------------------------------------------------------------------- the shipped models' notes
 def test_the_model_notes_worked_examples_are_what_they_say_of_the_shipped_models():
     """The worked examples of demo/model_notes.py's docstrings quoted an older release ("26 pretraining phases (18 of

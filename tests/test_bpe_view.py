@@ -204,6 +204,25 @@ def test_not_byte_level_bpe_is_a_plain_value_error():
         merge_steps(plain_bpe, "ab")
 
 
+
+@pytest.mark.parametrize("wrapped", [
+    [pre_tokenizers.ByteLevel(add_prefix_space=False)],
+    [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)],
+])
+def test_a_byte_level_pre_tokenizer_inside_a_sequence_is_byte_level_bpe(wrapped):
+    """A Hub tokenizer may wrap its ByteLevel step in a Sequence (after a digit split, say): still byte-level BPE,
+    whose merges are replayed as the library applies them; a BPE with no pre-tokenizer at all is not."""
+    tok = _bpe_tokenizer(["a", "b", "ab", "Ġ", "Ġab", "1", "2"], [("a", "b"), ("Ġ", "ab")])
+    tok.pre_tokenizer = pre_tokenizers.Sequence(wrapped)
+    assert pretokens(tok, "ab ab") == ["ab", "Ġab"]
+    steps = merge_steps(tok, " ab")
+    assert [step["pieces"] for step in steps] == [["Ġ", "a", "b"], ["Ġ", "ab"], ["Ġab"]]
+    assert steps[-1]["pieces"] == library_pieces(tok, "Ġab")
+    bare = _bpe_tokenizer(["a", "b", "ab"], [("a", "b")])
+    bare.pre_tokenizer = None
+    with pytest.raises(ValueError, match="not byte-level BPE"):
+        merge_steps(bare, "ab")
+
 def test_bpe_is_parsed_once_per_tokenizer(shipped):
     merge_steps(shipped, " the")
     assert bpe_view._bpe(shipped) is bpe_view._bpe(shipped)

@@ -1,11 +1,15 @@
 """`python app.py`'s start (demo/serve.py): whether a failed launch was a port in use, checked where Gradio binds
 it, without starting the app (tests/test_app_api.py runs `python app.py` on a port in use)."""
+import os
 import socket
+import subprocess
+import sys
 
 import pytest
 from gradio.http_server import LOCALHOST_NAME
 
-from demo.serve import _port_in_use, environment_help
+from demo.serve import _port_in_use, environment_help, parse_options
+from helpers import ROOT
 
 
 def _listening(family: int, host: str) -> socket.socket:
@@ -65,3 +69,33 @@ def test_help_names_the_device_variable_and_what_it_takes():
     form the variable takes (`demo.models.app_device`) and the default."""
     entry = environment_help().split("\n  APP_DEVICE\n")[1].split("\n  ")[0]
     assert all(form in entry for form in ("cpu (default)", "cuda", "cuda:N", "auto")), entry
+
+
+@pytest.mark.parametrize("argv, variable", [(["--port", "0"], None), (["--port", "70000"], None), ([], "65536")])
+def test_a_port_out_of_range_is_refused_in_one_line(argv, variable, capsys, monkeypatch):
+    """--port 0, 70000, or a GRADIO_SERVER_PORT out of range (--port's default): argparse's usage and one error
+    line naming both, exit 2, before the models load."""
+    if variable is None:
+        monkeypatch.delenv("GRADIO_SERVER_PORT", raising=False)
+    else:
+        monkeypatch.setenv("GRADIO_SERVER_PORT", variable)
+    with pytest.raises(SystemExit) as exited:
+        parse_options(argv)
+    assert exited.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    port = argv[1] if argv else variable
+    assert error == f"python app.py: error: --port {port} (or GRADIO_SERVER_PORT) is not a port number: 1 to 65535"
+
+
+@pytest.mark.parametrize("variable", ["abc", "", "80.5"])
+def test_a_port_variable_that_is_no_number_is_refused_in_one_line_before_gradio_reads_it(variable):
+    """Gradio reads GRADIO_SERVER_PORT as it is imported (`int(...)`): `GRADIO_SERVER_PORT=abc python app.py --help`
+    ended in its ValueError's traceback. The demo package refuses it first, in one line (exit 2, as --port 0), at
+    once: nothing large is imported before it."""
+    env = {**os.environ, "GRADIO_SERVER_PORT": variable}
+    done = subprocess.run([sys.executable, "app.py", "--help"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == "" and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"python app.py: error: GRADIO_SERVER_PORT={variable!r} is not a port number: 1 to 65535"], done.stderr
