@@ -8,13 +8,14 @@ import shutil
 import socket
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 import roberta
 
 from train import (ablation, average, calibrate, evaluate, export, fill_mask_probe, finetune, gpu_transfer, out_folder,
-                   pretrain, probes, runtime, tapt_corpus, tokenizer)
+                   pretrain, probes, recipe, runtime, summarize, tapt_corpus, tokenizer)
 from helpers import assert_user_error, finetune_argv, outcome, pretrain_argv, run_module
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -423,7 +424,6 @@ def test_json_outputs_never_replace_another_file(tiny_mlm_dir, tmp_path, capsys)
     """`--out README.md` replaced the project's README with the probe's JSON (exit 0): a JSON output must be
     named .json, and an existing .json file that is not JSON is kept; a figure's name must be an image's."""
     from scripts import analogy_probe, phase_curve
-    from train import summarize
 
     readme, notes = tmp_path / "README.md", tmp_path / "notes.json"
     readme.write_text("# mine\n"), notes.write_text("my notes, not JSON\n")
@@ -565,8 +565,6 @@ def test_an_init_folder_whose_tokenizer_is_not_its_models_is_named(train_files, 
 
 def test_recipe_refuses_gpu_options_without_gpu(tmp_path, capsys):
     """They were ignored without a word (--seeds 7 8 ran seed 0, --data /nonexistent was never looked at)."""
-    from train import recipe
-
     out = tmp_path / "recipe"
     assert_user_error(recipe.main, ["--out", str(out), "--quick", "--seeds", "7", "8", "--data", "/nonexistent"],
                       capsys, "--data, --seeds need --gpu")
@@ -576,8 +574,6 @@ def test_recipe_refuses_gpu_options_without_gpu(tmp_path, capsys):
 
 def test_summarize_refuses_a_run_given_twice(tiny_clf_dir, tiny_mlm_dir, capsys):
     """It counted twice: 2 runs, a std of 0."""
-    from train import summarize
-
     code, _, err = outcome(summarize.main, [str(tiny_clf_dir), f"{tiny_clf_dir}/"], capsys)
     assert code == runtime.EXIT_USER_ERROR and f"{tiny_clf_dir} is given twice" in err
     code, _, err = outcome(summarize.main, ["--arm", "a", str(tiny_clf_dir), str(tiny_clf_dir)], capsys)
@@ -647,7 +643,7 @@ def test_train_debug_raises_the_user_error_of_every_script(tiny_mlm_dir, tmp_pat
     """One line and exit 2; with TRAIN_DEBUG=1 the error itself, traceback and all. These scripts printed the
     line by hand (train.runtime's reporter was not used), and TRAIN_DEBUG=1 showed nothing more."""
     from scripts import load_check, phase_curve
-    from train import summarize, token_counts
+    from train import token_counts
 
     missing = str(tmp_path / "missing")
     (tmp_path / "phases.json").write_text("{not json")
@@ -727,3 +723,149 @@ def test_a_full_disk_in_export_or_average_names_the_file_and_leaves_no_half_fold
                                        "device): free some space, then run the same command again\n")
     monkeypatch.undo()
     assert average.main(argv) == 0 and roberta.pipeline("sentiment-analysis", model=str(avg))("fine")
+
+
+def test_pretrain_refuses_what_it_cannot_do_with_these_options_before_reading_the_corpus(train_files, tiny_mlm_dir,
+                                                                                         tmp_path, capsys):
+    """--output-bias unigram with --init, and --batch-order length (pretraining's packed rows have no lengths to
+    group by), were refused after the corpus was read and packed: minutes on the default mixture, for an error the
+    options alone give. (A shape option with --init comes once the --init folder is found: test_cli_messages.)"""
+    init = ["--corpus", str(train_files / "corpus.txt"), "--valid", str(train_files / "valid.txt"), "--init",
+            str(tiny_mlm_dir), "--max-steps", "1", "--cache-dir", "", "--no-progress", "--out", str(tmp_path / "out")]
+    new = pretrain_argv(train_files, tmp_path / "out")
+    for argv, message in [([*init, "--output-bias", "unigram"], "--output-bias unigram initialises a new model"),
+                          ([*init, "--layers", "3"], "--layers cannot change the shape of the --init model"),
+                          ([*new, "--batch-order", "length"], "--batch-order length: pretraining's rows")]:
+        code, out, err = outcome(pretrain.main, argv, capsys)
+        assert code == runtime.EXIT_USER_ERROR and message in err and "Traceback" not in err, err
+        assert out == "", out  # no "reading CORPUS" line, nor the model's
+    assert not (tmp_path / "out").exists()
+
+
+def _copy(p, folder, name: str) -> Path:
+    return shutil.copytree(folder, p.tmp / name)
+
+
+def _relabelled(p) -> str:
+    """The tiny classifier with other label names."""
+    folder = _copy(p, p.clf, "relabelled")
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    config.update(id2label={"0": "bad", "1": "good"}, label2id={"bad": 0, "good": 1})
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return str(folder)
+
+
+def _headless(p) -> str:
+    """The tiny classifier without the bias of its output layer."""
+    from safetensors.torch import load_file, save_file
+
+    folder = _copy(p, p.clf, "headless")
+    weights = load_file(folder / "model.safetensors")
+    del weights["classifier.out_proj.bias"]
+    save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
+    return str(folder)
+
+
+def _with_metrics(p, metrics: dict) -> str:
+    """The tiny classifier with this metrics.json."""
+    folder = _copy(p, p.clf, "with-metrics")
+    (folder / "metrics.json").write_text(json.dumps(metrics), encoding="utf-8")
+    return str(folder)
+
+
+def _damaged(p) -> str:
+    """The tiny masked LM with its weights cut in half."""
+    folder = _copy(p, p.mlm, "damaged")
+    weights = (folder / "model.safetensors").read_bytes()
+    (folder / "model.safetensors").write_bytes(weights[:len(weights) // 2])
+    return str(folder)
+
+
+def _imdb_as_train(p) -> str:
+    """A training file of the IMDB sample's 60 rows alone (in --train's layout)."""
+    path = p.tmp / "imdb-rows.tsv"
+    rows = (p.files / "imdb.tsv").read_text(encoding="utf-8").split("\n", 1)[1]
+    path.write_text("sentence\tlabel\n" + rows, encoding="utf-8")
+    return str(path)
+
+
+def _pretrain_init(p, init: str, *extra) -> list[str]:
+    return ["--corpus", str(p.files / "corpus.txt"), "--valid", str(p.files / "valid.txt"), "--init", init,
+            "--max-steps", "1", "--cache-dir", "", "--no-progress", "--out", str(p.out), *extra]
+
+
+def _gone(argv: list[str], option: str, p) -> list[str]:
+    """`argv` with a file that does not exist for `option`: a refusal it names comes before that file is read."""
+    argv[argv.index(option) + 1] = str(p.tmp / "gone")
+    return argv
+
+
+# R2's table of the train/ commands' refusals that no fast test ran: each reached without training, exit 2 and one
+# error line (argv of the fixtures' paths `p`; a data file given as `gone` is refused before it is read). Not here:
+# the Trainer's "the run would have 0 steps" (the options' checks leave no length below one step, and an empty
+# --train or --corpus is refused when read) and the --resume refusals (a checkpoint: test_train_interrupts).
+REFUSALS_BEFORE_TRAINING = {
+    "evaluate: nothing": (evaluate.main, lambda p: ["--model", str(p.mlm)], "nothing to evaluate: give --mlm-text"),
+    "evaluate: --mlm-text of a classifier": (
+        evaluate.main, lambda p: ["--model", str(p.clf), "--mlm-text", str(p.files / "valid.txt")],
+        "is a classifier; --mlm-text needs a masked-LM model"),
+    "evaluate: --mlm-seeds 0": (
+        evaluate.main, lambda p: ["--model", str(p.mlm), "--mlm-text", str(p.files / "valid.txt"), "--mlm-seeds", "0"],
+        "--mlm-seeds must be at least 1, got 0"),
+    "finetune: --select calibration without a slice": (
+        finetune.main, lambda p: _gone(finetune_argv(p.files, p.out, "--init", str(p.mlm), "--select", "calibration",
+                                                     "--calibration-n", "0"), "--train", p),
+        "--select calibration needs a calibration slice (--calibration-n > 0)"),
+    "finetune: a shape option with a pretrained --init": (
+        finetune.main, lambda p: _gone(finetune_argv(p.files, p.out, "--init", str(p.mlm), "--layers", "2"),
+                                       "--train", p),
+        "--layers only apply with --init random"),
+    "finetune: --init random without --tokenizer": (
+        finetune.main, lambda p: finetune_argv(p.files, p.out, "--init", "random"),
+        "--init random needs --tokenizer"),
+    "finetune: --init classifier of other labels": (
+        finetune.main, lambda p: finetune_argv(p.files, p.out, "--init", _relabelled(p)),
+        "classifies into {0: 'bad', 1: 'good'}, this run into {0: 'negative', 1: 'positive'}: pass --new-head"),
+    "finetune: --init classifier of another head": (
+        finetune.main, lambda p: finetune_argv(p.files, p.out, "--init", _headless(p)),
+        "the classifier head's weights ['classifier.dense.bias', 'classifier.dense.weight', "
+        "'classifier.out_proj.weight'] do not fit"),
+    "finetune: no training rows left": (
+        finetune.main, lambda p: finetune_argv(p.files, p.out, "--init", str(p.mlm), "--train", _imdb_as_train(p),
+                                               "--calibration-n", "0", "--imdb-n", "60"),
+        "no training examples are left after holding out the calibration slice, the dev slice and the IMDB "
+        "sample"),
+    "loop: --eval-every -1": (
+        pretrain.main, lambda p: _gone(pretrain_argv(p.files, p.out, "--eval-every", "-1"), "--corpus", p),
+        "--eval-every and --save-every must be at least 0 (0 = off), got -1"),
+    "pretrain: --init that cannot be loaded": (
+        pretrain.main, lambda p: _pretrain_init(p, _damaged(p)), "cannot load --init"),
+    "summarize: --arm without runs": (summarize.main, lambda p: ["--arm", "a"],
+                                      "--arm a: give the arm's name and at least one run folder"),
+    "summarize: nothing": (summarize.main, lambda p: [], "give run folders, or --arm NAME RUN..."),
+    "recipe: --gpu --time-budget-min 0 without --init": (
+        recipe.main, lambda p: ["--gpu", "--out", str(p.out), "--time-budget-min", "0"],
+        "--time-budget-min 0 (no pretraining) fine-tunes the --init encoder: give --init MLM-FOLDER"),
+    "recipe: a negative --time-budget-min": (
+        recipe.main, lambda p: ["--gpu", "--out", str(p.out), "--time-budget-min", "-1"],
+        "--time-budget-min must be at least 0 (0 = no pretraining), got -1"),
+    "average: --mlm-seeds 0": (
+        average.main, lambda p: [str(p.mlm), str(_copy(p, p.mlm, "twin")), "--out", str(p.out), "--mlm-seeds", "0"],
+        "--mlm-seeds must be at least 1"),
+    "average: members with no held-out text": (
+        average.main, lambda p: [str(p.mlm), str(_copy(p, p.mlm, "twin")), "--out", str(p.out)],
+        "name no held-out text (eval_data): pass --mlm-text"),
+    "calibrate: no metrics.json": (calibrate.main, lambda p: [str(p.clf)],
+                                   "has no metrics.json to name the calibration slice: pass --calibration-data"),
+    "calibrate: no calibration slice": (calibrate.main, lambda p: [_with_metrics(p, {"final_eval": {}})],
+                                        "metrics.json names no calibration slice: pass --calibration-data"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSALS_BEFORE_TRAINING)
+def test_a_refusal_before_training_is_one_error_line(case, train_files, tiny_mlm_dir, tiny_clf_dir, tmp_path,
+                                                     capsys):
+    main, argv, message = REFUSALS_BEFORE_TRAINING[case]
+    p = SimpleNamespace(files=train_files, mlm=tiny_mlm_dir, clf=tiny_clf_dir, tmp=tmp_path, out=tmp_path / "out")
+    assert_user_error(main, argv(p), capsys, message)
+    assert not p.out.exists()

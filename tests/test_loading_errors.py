@@ -98,6 +98,58 @@ def test_hub_offline_fails_at_once_without_retries(monkeypatch, tmp_path):
         roberta.RobertaForMaskedLM.from_pretrained("me/mlm", revision="v2", cache_dir=str(tmp_path))
 
 
+def test_gated_repos_and_unknown_revisions_of_the_hub_are_named(monkeypatch):
+    """What the Hub answers for a gated repo without access and for a revision it lacks, said as one
+    ModelNotFoundError naming the repo (the errors built as huggingface_hub's own tests build them)."""
+    import httpx
+    from huggingface_hub.errors import GatedRepoError, RevisionNotFoundError
+
+    def answer(error, status):
+        def download(**kwargs):
+            url = f"https://huggingface.co/{kwargs['repo_id']}/resolve/main/{kwargs['filename']}"
+            raise error("refused", response=httpx.Response(status, request=httpx.Request("GET", url)))
+        return download
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no reachability probe: the download below answers
+    monkeypatch.setattr(hub, "hf_hub_download", answer(GatedRepoError, 403))
+    with pytest.raises(ModelNotFoundError, match=re.escape("the Hub repo 'me/gated' is gated: accept its terms on "
+                                                           "the Hub and pass token=")):
+        roberta.RobertaForMaskedLM.from_pretrained("me/gated")
+    monkeypatch.setattr(hub, "hf_hub_download", answer(RevisionNotFoundError, 404))
+    with pytest.raises(ModelNotFoundError, match=re.escape("the Hub repo 'me/mlm' has no revision 'v9'")):
+        roberta.pipeline("fill-mask", model="me/mlm", revision="v9")
+
+
+def test_from_pretrained_takes_a_config_instead_of_config_json(folder, tiny_mlm_dir):
+    """`config=`, a RobertaConfig or a dict, is used instead of the folder's config.json (here made unreadable),
+    and checked against the weights as config.json is."""
+    saved = json.loads((tiny_mlm_dir / "config.json").read_text())
+    edit_config(folder, hidden_size="broken")
+    for config in (saved, roberta.RobertaConfig.from_dict(saved)):
+        assert_loaded_from(roberta.RobertaForMaskedLM.from_pretrained(folder, config=config), tiny_mlm_dir)
+    wider = {**saved, "intermediate_size": 2 * saved["intermediate_size"]}
+    with pytest.raises(ModelLoadError, match="but the given config describes a model that needs"):
+        roberta.RobertaForMaskedLM.from_pretrained(folder, config=wider)
+    deeper = roberta.RobertaConfig.from_dict({**saved, "num_hidden_layers": saved["num_hidden_layers"] + 1})
+    layer = saved["num_hidden_layers"]
+    with pytest.raises(ModelLoadError, match=re.escape(f"does not fit RobertaForMaskedLM: missing keys "
+                                                       f"['roberta.encoder.layer.{layer}.")):
+        roberta.RobertaForMaskedLM.from_pretrained(folder, config=deeper)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: roberta.RobertaConfig(problem_type="ranking"), "problem_type must be one of (None, "),
+    (lambda: roberta.RobertaConfig.from_preset("huge"), "unknown preset 'huge'; choose one of ["),
+    (lambda: roberta.RobertaConfig.from_dict({"num_labels": 0}), "num_labels must be a whole number >= 1, got 0"),
+    (lambda: roberta.RobertaConfig(id2label={"zero": "a"}), "id2label: key 'zero' is not a label id (0, 1, ...)"),
+    (lambda: roberta.RobertaConfig(id2label={0: ["a"]}), "id2label: the name of label 0 must be a string, got ['a']"),
+    (lambda: roberta.RobertaConfig(layer_norm_eps="small"), "layer_norm_eps must be a number, got 'small'"),
+])
+def test_a_config_built_in_code_names_its_bad_field(make, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make()
+
+
 @pytest.mark.parametrize("field, value, message", [
     ("hidden_size", "256", "hidden_size must be an integer, got '256'"),
     ("num_attention_heads", 0, "num_attention_heads must be at least 1"),

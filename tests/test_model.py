@@ -191,6 +191,44 @@ def test_classifier_loss_and_logits_shape(tiny_config):
 
 
 
+def test_a_regression_over_several_outputs_has_transformers_loss(tiny_config, tmp_path):
+    """problem_type "regression" with num_labels > 1: the mean squared error over every output of every text, as
+    transformers computes it (test_convert compares the one-output regression)."""
+    transformers = pytest.importorskip("transformers")
+    config = dataclasses.replace(tiny_config, id2label={0: "x", 1: "y", 2: "z"}, problem_type="regression")
+    ours = roberta.RobertaForSequenceClassification(config).eval()
+    ours.save_pretrained(tmp_path)
+    theirs = transformers.RobertaForSequenceClassification.from_pretrained(tmp_path, dtype=torch.float32).eval()
+    assert theirs.config.problem_type == "regression" and theirs.num_labels == 3
+    ids, mask = padded_batch(config)
+    labels = torch.randn(3, 3, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        got = ours(ids, mask, labels=labels)
+        expected = theirs(input_ids=ids, attention_mask=mask, labels=labels)
+    torch.testing.assert_close(got.logits, expected.logits, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(got.loss, expected.loss, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(got.loss, F.mse_loss(got.logits, labels))
+
+
+def test_the_hub_mixins_own_loader_reaches_this_packages_checks(tiny_mlm_dir, tmp_path):
+    """huggingface_hub's `ModelHubMixin.from_pretrained` (which `from_pretrained` above replaces) calls the class's
+    `_from_pretrained`: overridden, it loads through `roberta.hub` (the same weights, the same refusals), not the
+    mixin's loader, which would take a pickle checkpoint and load a partial one without a word."""
+    from huggingface_hub import PyTorchModelHubMixin
+
+    mixin_load = PyTorchModelHubMixin.from_pretrained.__func__
+    model = mixin_load(roberta.RobertaForMaskedLM, str(tiny_mlm_dir))
+    expected = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir).state_dict()
+    assert isinstance(model, roberta.RobertaForMaskedLM) and not model.training
+    assert all(tensor.equal(expected[name]) for name, tensor in model.state_dict().items())
+    damaged = shutil.copytree(tiny_mlm_dir, tmp_path / "damaged")
+    weights = load_file(damaged / "model.safetensors")
+    del weights["lm_head.bias"]
+    save_file(weights, damaged / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(roberta.ModelLoadError, match="lm_head.bias"):
+        mixin_load(roberta.RobertaForMaskedLM, str(damaged))
+
+
 def test_outputs_index_as_transformers_outputs_do(mlm, tiny_config):
     """transformers-style calling code: out[0], out["logits"], "loss" in out, return_dict=False; a
     tokenizer's all-zero token_type_ids are taken, any other type refused."""

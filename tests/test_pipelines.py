@@ -280,6 +280,16 @@ def test_sentiment_scores_are_divided_by_the_calibration_temperature(sentiment, 
         assert [got["negative"], got["positive"]] == pytest.approx(expected.tolist(), abs=1e-6)
 
 
+@pytest.mark.parametrize("temperature", [0.0, -1.0, float("nan"), float("inf")])
+def test_a_temperature_that_is_not_positive_is_refused_not_applied(sentiment, monkeypatch, temperature):
+    """config.json refuses it when read (RobertaConfig); a config changed afterwards, as a hand-made model's, is
+    refused when the scores are computed (0 divided the logits into nan or inf, a negative one reversed them)."""
+    monkeypatch.setattr(sentiment.model.config, "calibration_temperature", temperature)
+    with pytest.raises(ValueError, match=re.escape(f"the model's calibration_temperature must be a positive number, "
+                                                   f"got {temperature!r}")):
+        sentiment("the sea")
+
+
 def test_sentiment_batch(sentiment):
     texts = ["The film is good.", "a dog", "The old man hates the house at night."]
     batched = sentiment(texts)

@@ -581,8 +581,10 @@ def main(argv=None) -> int:
             calibration = slice_of(texts, labels, spec)
         else:
             spec = stored.get("slice")
-            if not spec:
-                raise ValueError(f"{metrics_path} names no calibration slice: pass --calibration-data")
+            if not spec:  # a folder train.finetune did not write (train.export's, a download) has no metrics.json
+                raise ValueError(f"{metrics_path} names no calibration slice: pass --calibration-data"
+                                 if metrics_path.is_file() else f"{folder} has no {METRICS_NAME} to name the "
+                                 "calibration slice: pass --calibration-data")
             drawn_by = "fine-tuning" if same_slice(spec, own) else "train.calibrate"
             calibration = held_out_slice(spec, names, drawn_by, fix="pass --calibration-data FILE to fit on a file "
                                                                    "of your own")

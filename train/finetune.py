@@ -261,6 +261,8 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
             check_imdb_n(self.imdb_n)
         if self.init == "random":  # --preset and its overrides by their names (a pretrained --init fixes them)
             self.check_shape()
+        elif given := self.shape_options_given():
+            raise UserError(f"{', '.join(given)} only apply with --init random (the pretrained model fixes its shape)")
 
 
 def parse_args(argv=None) -> FinetuneArguments:
@@ -360,8 +362,8 @@ def init_root(init: str) -> str:
 def build_model(args: FinetuneArguments, id2label: dict[int, str]):
     """(model, tokenizer, what the init gave): a pretrained encoder with a new head, an earlier classifier
     (encoder and head), or a random one (--init random)."""
-    if args.init == "random":
-        if not args.tokenizer:
+    if args.init == "random":  # (no shape option with another --init: `FinetuneArguments.check`)
+        if not args.tokenizer:  # (after the data options: a missing default data file is named first)
             raise UserError("--init random needs --tokenizer")
         with naming("--tokenizer"):
             tokenizer = roberta.load_tokenizer(args.tokenizer)
@@ -369,8 +371,6 @@ def build_model(args: FinetuneArguments, id2label: dict[int, str]):
         config.id2label = dict(id2label)
         torch.manual_seed(args.seed)
         return roberta.RobertaForSequenceClassification(config), tokenizer, "random encoder"
-    if given := args.shape_options_given():
-        raise UserError(f"{', '.join(given)} only apply with --init random (the pretrained model fixes its shape)")
     tokenizer = load_run_tokenizer(args.tokenizer, args.init, named=True)  # errors name --tokenizer or --init
     # from_pretrained_encoder resets a classifier --init's temperature and problem type (its head's, not this run's)
     overrides = {}

@@ -120,7 +120,13 @@ class PretrainArguments(ModelArguments, TrainingArguments):
             from .tokenizer import check_vocab_size
             check_vocab_size(self.vocab_size)
         if not self.init:
-            self.check_shape()  # --preset and its overrides, by their option names
+            self.check_shape()  # --preset and its overrides, by their option names (with --init: `build_model`,
+            # once the --init folder is found)
+        elif self.output_bias == "unigram":
+            raise UserError("--output-bias unigram initialises a new model; the --init model keeps its bias")
+        if self.batch_order == "length":  # (the Trainer's own check comes after the corpus is packed)
+            raise UserError("--batch-order length: pretraining's rows are packed full, with no lengths to group by; "
+                            "use --batch-order random")
         if not 0 < self.mlm_probability < 1:  # by its option's name, before the corpus is packed
             raise UserError(f"--mlm-probability must be between 0 and 1 (a share of the tokens), got "
                             f"{self.mlm_probability}")
@@ -296,9 +302,7 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     def periodic_eval(model):
         return evaluate_masked(model, periodic_rows, batch_size=eval_batch)
 
-    if args.output_bias == "unigram":
-        if args.init:
-            raise UserError("--output-bias unigram initialises a new model; the --init model keeps its bias")
+    if args.output_bias == "unigram":  # a new model's (`PretrainArguments.check` refuses it with --init)
         with torch.no_grad():
             model.lm_head.bias.copy_(unigram_log_probs(rows, config.vocab_size, config.pad_token_id))
     # On a GPU the rows live there (35.7M tokens: 0.3 GB) and each batch is masked there: only the masker's
