@@ -44,7 +44,7 @@ NOTES = {key: model_notes.model_note(MODELS, key, FAILURES) for key in KINDS}
 ST_SERVED = MODELS.sentiment.config if MODELS.sentiment.available else None
 ST_TAB = MODELS.tab_name("sentiment")
 LINK_HINT = handlers.attention_hint(ATTENTION_TEXT, ATTENTION_LINK) if MODELS.mlm.available else ""
-# the head that looks most at the previous token, (layer, head, share), found in the shipped MLM now: an example
+# the head that looks most at the previous token, (layer, head, share), found in the served MLM now: an example
 # and the hint show it (None: no head's role is that)
 PREVIOUS_HEAD = handlers.previous_token_head(ATTENTION_TEXT) if MODELS.mlm.available else None
 # Winograd's schema: "big" or "small" decides what "it" is; the hint says whether the attention follows

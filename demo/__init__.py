@@ -31,10 +31,12 @@ import sys as _sys
 # Gradio reads GRADIO_SERVER_PORT as it is imported (`int(...)`): a value that is no number ended `python app.py`,
 # --help included, in that ValueError's traceback. Said here instead, in one line and exit 2 as `--port 0` is
 # (demo/serve.py's parse_options checks the range), before any module of the package imports Gradio: app.py imports
-# the package first.
+# the package first. Any program that imports the package is named (a script's file name; app.py's as its --help is).
 try:
     int(_os.environ.get("GRADIO_SERVER_PORT", "7860"))
 except ValueError:
-    print(f"python app.py: error: GRADIO_SERVER_PORT={_os.environ['GRADIO_SERVER_PORT']!r} is not a port number: "
-          "1 to 65535", file=_sys.stderr)
+    _program = _os.path.basename(_sys.argv[0]) if _sys.argv and _sys.argv[0] else "python"
+    print(f"{'python app.py' if _program == 'app.py' else _program}: error: "
+          f"GRADIO_SERVER_PORT={_os.environ['GRADIO_SERVER_PORT']!r} is not a port number: 1 to 65535",
+          file=_sys.stderr)
     raise SystemExit(2) from None

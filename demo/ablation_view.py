@@ -105,7 +105,9 @@ def _against_dynamic_said(arms: dict, dynamic: str | None, name: str) -> str:
     seed_said = ("" if not pairs else ", higher on every seed" if higher == len(pairs) else
                  ", lower on every seed" if not higher else f", higher on {higher} of {len(pairs)} seeds")
     spread = f" ± {diff['std']:.3f}" if diff.get("std") is not None else ""
-    return (f"**“{md_cell(arm.get('label', name))}” comes within {abs(diff['mean']):.2f} of "
+    gap = f"{abs(diff['mean']):.2f}"  # a higher loss is worse
+    side = "level with" if float(gap) == 0 else f"{gap} above" if diff["mean"] > 0 else f"{gap} below"
+    return (f"**“{md_cell(arm.get('label', name))}” ends {side} "
             f"“{md_cell(arms[dynamic].get('label', dynamic))}”** in held-out MLM loss ({ours:.2f} against "
             f"{theirs:.2f}){seed_said} ({diff['mean']:+.3f}{spread}, paired by seed).")
 
@@ -152,6 +154,8 @@ def what_it_shows(results: dict) -> str:
     short = (f" (a short run: {millions(int(tokens))} tokens per run"
              + (f" from {html.escape(start)}" if start else "")
              + "; compare the arms with each other, not with the shipped model)" if tokens else "")
+    if results.get("status") != "complete":  # the bullets rest on the seeds finished so far
+        short += f" (**so far: {results.get('runs_done')} of {results.get('runs_planned')} runs**)"
     return "**What it shows**" + short + ":\n\n" + "\n".join(f"- {bullet}" for bullet in bullets) + "\n\n"
 
 

@@ -523,14 +523,14 @@ def what_roberta_is(models: Models) -> str:
     return ("**What RoBERTa is**: BERT's model with a better training recipe (Liu et al. 2019; “RoBERTa vs BERT” "
             f"below). A stack of layers turns each token of a text into a vector that takes in the rest of the text "
             f"(the {ATTENTION_TAB} tab). It is pretrained once on plain text by filling in masked words (the "
-            f"{KINDS['mlm'].tab} tab), then fine-tuned for one task at a time, with a small new layer on top (the "
+            f"{KINDS['mlm'].tab} tab), then fine-tuned for one task at a time, with a small new head on top (the "
             f"{models.tab_name('sentiment')} tab).")
 
 
 def intro_text(models: Models) -> str:
-    """The About tab's first line: "Both are small teaching models, trained on a 2-core CPU, and for 4 of the
-    encoder's 28 pretraining phases ... GPUs, ...; the figures below are read from each model's metrics.json.", the
-    machines each once, as the records name them (`machine_said`, `gpu_phases_text`)."""
+    """The About tab's line after `what_roberta_is`: "Both are small teaching models, trained on a 2-core CPU, and
+    for 4 of the encoder's 28 pretraining phases ... GPUs, ...; the figures below are read from each model's
+    metrics.json.", the machines each once, as the records name them (`machine_said`, `gpu_phases_text`)."""
     machines = list(dict.fromkeys(filter(None, (machine_said(models.mlm), machine_said(models.sentiment)))))
     gpus = gpu_phases_text(models.mlm, first=not machines)
     trained = f", trained on {said_list(machines)}" if machines else ""

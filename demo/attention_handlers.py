@@ -63,8 +63,9 @@ def attention_primer(n_layers: int, n_heads: int, hidden: int) -> str:
     return (f"Each of the model's {n_layers} layers updates every token's vector twice. First **attention**: each "
             "token scores every token (its *query* · their *key*, scaled), a softmax turns that row of scores into "
             "weights that sum to 1 (one row of the heatmap), and the token takes in that weighted mix of the "
-            f"tokens' vectors. A **head** is one such set of weights; a layer runs {n_heads} side by side, each on "
-            f"{hidden // n_heads} of the {hidden} numbers of a vector, so they can follow different relations. "
+            f"tokens' *values*. A **head** is one such set of weights; a layer runs {n_heads} side by side, each "
+            f"projecting the whole {hidden}-number vector down to {hidden // n_heads} numbers for its query, key and "
+            "value, so they can follow different relations; their outputs are joined and projected back. "
             "Then a small two-layer network (**feed-forward**) works on each token alone. Each block adds its "
             "input back (the **residual connection**) and normalises the sum (LayerNorm). One layer by hand, from "
             f"the shipped weights: {doc_link(*CODE_TOUR, 'A tour of the code, section 4')}.")
@@ -86,7 +87,7 @@ def attention_tab_hint(previous: tuple[int, int, float] | None = None) -> str:
     """The tab's hint, above its text box (short: on a phone, all of it comes first); `previous`
     (`previous_token_head` in the served MLM, found at start-up): the head that follows one relation most clearly,
     one example away."""
-    clear = (f" (in ours, layer {previous[0]}, head {previous[1]}: each token looks at the one before it)"
+    clear = (f" (in the served model, layer {previous[0]}, head {previous[1]}: each token looks at the one before it)"
              if previous else "")
     return (f"**Try** single heads{clear}, and hover over (or tap) “it” in the head view; then "
             "FacebookAI/roberta-base, the same code with far more training. **Notice** how many heads "

@@ -218,8 +218,8 @@ def fine_tuning_said(config=None) -> str:
     """What a classifier is, for the Sentiment tab's hint: a pretrained encoder fine-tuned, with a new layer on
     `<s>` whose scores (the logits) become what is shown as `roberta.pipelines.score_kind` says (a softmax)."""
     scores = SCORES_SAID[score_kind(config) if config is not None else "softmax"]
-    return ("This classifier is a pretrained encoder **fine-tuned** on labelled examples: a new small layer reads the "
-            f"last layer's vector at `<s>` and gives one score per label (its *logits*), {scores}. ")
+    return ("This classifier is a pretrained encoder **fine-tuned** on labelled examples: a small new head (two "
+            f"layers) reads the last layer's vector at `<s>` and gives one score per label (its *logits*), {scores}. ")
 
 
 def tab_hint(config=None) -> str:
@@ -444,15 +444,16 @@ def before_calibration(probabilities: dict[str, float], temperature: float, conf
 
 
 def calibration_said(best: str, probabilities: dict[str, float], temperature: float, config) -> str:
-    """"**Before calibration** (T = 1): 99.8% positive; the logits divided by T = 2.07 give the 95.0% shown (the
-    calibration note below says why).": the answer's probability before calibration (`before_calibration`); ""
-    where there is none."""
+    """"**Before calibration** (T = 1): 99.8% positive; the logits divided by T = 2.07 (the model's calibration
+    temperature) give the 95.0% shown.": the answer's probability before calibration (`before_calibration`); ""
+    where there is none. (The calibration note under the tab is the served classifier's: not said to be this
+    answer's, which may be another model's.)"""
     raw = before_calibration(probabilities, temperature, config)
     if raw is None:
         return ""
     return (f"**Before calibration** (T = 1): {format_probability(raw[best])} {md_escape(best)}; the logits divided "
-            f"by T = {temperature:.2f} give the {format_probability(probabilities[best])} shown (the calibration "
-            "note below says why).")
+            f"by T = {temperature:.2f} (the model's calibration temperature) give the "
+            f"{format_probability(probabilities[best])} shown.")
 
 
 def ig_cut_note(window: int) -> str:

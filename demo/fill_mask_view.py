@@ -185,7 +185,8 @@ def tokens_html(tokens, heading: str = "h2", counts=None) -> str:
     in_full = (f'<details class="fm-counts fm-tok-counts"><summary>Each token’s count in the pretraining text '
                f"<small>(what a chip’s hover says)</small></summary><ul>{items}</ul></details>" if said else "")
     return (f'<div class="fm-tokens"><{heading}>How the model reads it <small>({read}; the pieces of one word '
-            f'sit together; {SPACE_LABEL} is the space a token starts with; the Tokens tab shows the whole cut)'
+            f'sit together; {SPACE_LABEL} marks a space, which a word\'s first token carries (“{SPACE_LABEL}b”; the '
+            f'chips leave it out); the Tokens tab shows the whole cut)'
             f'</small></{heading}><div class="fm-strip">{strip}</div>{in_full}</div>')
 
 

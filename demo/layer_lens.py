@@ -106,10 +106,10 @@ def layers_html(per_mask: list[dict], tokenizer=None) -> str:
                       f'<th scope="col">its top {k} guesses</th>'
                       f'<th scope="col" colspan="2">“{word}” there: rank · probability</th></tr>'
                       f'{"".join(rows)}</table></div></div>')
-    note = ("The model's MLM head (the small layer on top that turns the last vector into one score per "
-            "vocabulary token, softmaxed into the probabilities above) reads each layer's output at the mask as if "
-            "it were the last layer's (the "
-            "“logit lens”); the last row is the model's own answer, its top prediction. RoBERTa is post-norm, so "
+    note = ("The model's MLM head (a layer on top, then a projection onto every vocabulary token, tied to the "
+            "embeddings: one score per vocabulary token, softmaxed into the probabilities above) reads each layer's "
+            "output at the mask as if it were the last layer's (the “logit lens”); the last row is the model's own "
+            "answer, its top prediction. RoBERTa is post-norm, so "
             "every layer's output has just been through a LayerNorm and the head can read it as is, but it was "
             "only trained on the last layer: read the middle rows as a rough picture. The embeddings row sees the "
             "mask and its position only, so it guesses the same for every sentence with the mask at that place.")

@@ -334,8 +334,6 @@ def parse_summary(spec: str) -> tuple[str, Path]:
     return name, path
 
 
-
-
 def experiment_section(summary_json, folder, name: str, summary: dict | None = None) -> str:
     """The seeds' experiment behind this classifier: `train.summarize`'s table and figure, rendered from its
     JSON (`summary`, else read from `summary_json`; so a summary shipped by an earlier release, whose run folders

@@ -53,7 +53,7 @@ def test_the_bullets_follow_a_small_results_file():
     assert bullets == [
         "**“one mask” memorised its masks** (each fed 8 times): MLM loss 0.50 on its training rows under the mask "
         "it was trained on, 3.90 under a fresh one, 4.10 held out (“dyn”: 3.10).",
-        "**“four masks” comes within 0.05 of “dyn”** in held-out MLM loss (3.15 against 3.10), higher on 1 of 2 "
+        "**“four masks” ends 0.05 above “dyn”** in held-out MLM loss (3.15 against 3.10), higher on 1 of 2 "
         "seeds (+0.050 ± 0.200, paired by seed).",
         "**SST-2 cannot tell the pretraining arms apart**: 70.0% to 72.0%, within the seeds' standard deviation "
         "(up to 3.0 points); no pretraining: 60.0%."]
@@ -85,7 +85,7 @@ def test_the_shipped_ablation_says_the_readmes_three_conclusions():
     assert ("**“static, one fixed mask” memorised its masks** (each fed 20 times): MLM loss 0.93 on its training "
             "rows under the mask it was trained on, 6.70 under a fresh one, 7.33 held out (“dynamic (RoBERTa)”: "
             "5.74).") in text
-    assert ("**“static, 10 masks (BERT)” comes within 0.05 of “dynamic (RoBERTa)”** in held-out MLM loss (5.79 "
+    assert ("**“static, 10 masks (BERT)” ends 0.05 above “dynamic (RoBERTa)”** in held-out MLM loss (5.79 "
             "against 5.74), higher on every seed (+0.050 ± 0.008, paired by seed).") in text
     assert "**SST-2 cannot tell the pretraining arms apart**: 77.7% to 78.1%" in text
     assert text.strip().endswith("no pretraining: 75.4%.")

@@ -893,7 +893,8 @@ def test_the_explanation_gives_the_probability_before_calibration(handlers, tiny
     index = {name: int(i) for i, name in loaded.config.id2label.items()}[best]
     assert probabilities[best] == pytest.approx(float((logits / 2.5).softmax(-1)[index]), abs=1e-5)
     assert (f"**Before calibration** (T = 1): {format_probability(float(logits.softmax(-1)[index]))} {best}; the "
-            f"logits divided by T = 2.50 give the {format_probability(probabilities[best])} shown") in explanation
+            f"logits divided by T = 2.50 (the model's calibration temperature) give the "
+            f"{format_probability(probabilities[best])} shown.") in explanation
     assert "Before calibration" not in handlers.classify(text)[2]  # the tiny classifier's temperature is 1
     assert explain.before_calibration({"a": 0.2, "b": 0.8}, 1.0, loaded.config) is None
     raw = explain.before_calibration({"a": 0.2, "b": 0.8}, 2.0, loaded.config)  # softmax(T log p)
@@ -2817,9 +2818,9 @@ def test_the_words_box_is_labelled_by_the_served_classifiers_labels():
 
 
 # the Sentiment tab's hint as it was for every classifier, and still is for SST-2's labels
-FINE_TUNED = ("This classifier is a pretrained encoder **fine-tuned** on labelled examples: a new small layer reads "
-              "the last layer's vector at `<s>` and gives one score per label (its *logits*), which a softmax turns "
-              "into the probabilities shown. ")
+FINE_TUNED = ("This classifier is a pretrained encoder **fine-tuned** on labelled examples: a small new head (two "
+              "layers) reads the last layer's vector at `<s>` and gives one score per label (its *logits*), which a "
+              "softmax turns into the probabilities shown. ")
 SST2_HINT = (FINE_TUNED + "**Try** the negation (“The acting was not bad at all.”) and the “but” example below. "
              "**Notice** which words push towards positive and which towards negative, and whether the answer follows "
              "the words that matter: **What if?** removes or negates the strongest one.")

@@ -204,7 +204,6 @@ def test_not_byte_level_bpe_is_a_plain_value_error():
         merge_steps(plain_bpe, "ab")
 
 
-
 @pytest.mark.parametrize("wrapped", [
     [pre_tokenizers.ByteLevel(add_prefix_space=False)],
     [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)],
@@ -222,6 +221,7 @@ def test_a_byte_level_pre_tokenizer_inside_a_sequence_is_byte_level_bpe(wrapped)
     bare.pre_tokenizer = None
     with pytest.raises(ValueError, match="not byte-level BPE"):
         merge_steps(bare, "ab")
+
 
 def test_bpe_is_parsed_once_per_tokenizer(shipped):
     merge_steps(shipped, " the")

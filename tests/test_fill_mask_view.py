@@ -192,14 +192,16 @@ def test_the_special_chips_and_the_space_sign_are_explained(tokenizer):
     assert {html.unescape(chip): html.unescape(title) for title, chip in titles.items()} == {
         "<s>": "<s>: the start of every text, added by the tokenizer",
         "</s>": "</s>: the end of every text, added by the tokenizer"}
-    assert "␣ is the space a token starts with; the Tokens tab shows the whole cut" in view
+    assert "␣ marks a space, which a word's first token carries (“␣b”; the chips leave it out); the Tokens tab " \
+           "shows the whole cut" in html.unescape(view)
 
 
 def test_the_layer_note_says_what_the_mlm_head_is():
     """“MLM head” was used on the first tab and defined nowhere in the app."""
     note = layer_lens.layers_html(_lens(FRAGMENTS)).split('class="ll-note">')[1]
-    assert note.startswith("The model's MLM head (the small layer on top that turns the last vector into one score "
-                           "per vocabulary token, softmaxed into the probabilities above) reads each layer's output")
+    assert note.startswith("The model's MLM head (a layer on top, then a projection onto every vocabulary token, "
+                           "tied to the embeddings: one score per vocabulary token, softmaxed into the probabilities "
+                           "above) reads each layer's output")
 
 
 # ----------------------------------------------------------------------------- candidates

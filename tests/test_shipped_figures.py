@@ -2,6 +2,7 @@
 palette retired for being under 3:1 against white (WCAG 1.4.11). A figure whose runs are gone is drawn again from
 the record shipped beside it, with one command (`REDRAWN`)."""
 import importlib
+import json
 import re
 import shutil
 from pathlib import Path
@@ -94,4 +95,11 @@ def test_a_redraw_refuses_a_missing_or_foreign_record_in_one_line(figure, tmp_pa
     refused(main, argv, capsys, record)
     (tmp_path / record).write_text('{"arms": {"x": {"n": 1}}}', encoding="utf-8")
     refused(main, argv, capsys, record, "not")
+    # the script's outline with insides the figure cannot read (a probe with no points, an arm with no seeds, an arm
+    # with no runs): a KeyError from deep in the figure was a traceback
+    inside = {"pretrain-probes/curves.png": {"p": {"curve": [{"tokens": 1}]}},
+              "masking-ablation/curves.png": {"arms": {"x": {"n": 1}}, "setup": {}},
+              "mini-roberta-sst2/arms.png": {"a": {"stats": {}}}}[figure]
+    (tmp_path / record).write_text(json.dumps(inside), encoding="utf-8")
+    assert "KeyError" in refused(main, argv, capsys, record, "not")
     assert not (tmp_path / Path(figure).name).exists()

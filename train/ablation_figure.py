@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .ablation_setup import BASELINE
 from .arguments import script_parser
-from .reporting import BLUE, GREEN, VERMILLION, read_record, save_figure
+from .reporting import BLUE, GREEN, VERMILLION, redraw_record, save_figure
 from .runtime import EXIT_OK, USER_ERRORS, exit_code, report_user_error
 
 # Each arm's colour (Okabe and Ito's, at least 3:1 against white) and marker: its lines carry the marker too, so
@@ -130,10 +130,9 @@ def plot(results: dict, png: Path) -> None:
 
 def redraw(folder) -> Path:
     """FOLDER/curves.png drawn again from the FOLDER/results.json that `train.ablation` wrote (or shipped)."""
-    results = read_record(Path(folder) / "results.json", lambda r: isinstance(r.get("arms"), dict) and "setup" in r,
-                          "a results.json that train.ablation wrote (its arms and setup)")
-    plot(results, Path(folder) / "curves.png")
-    return Path(folder) / "curves.png"
+    return redraw_record(Path(folder) / "results.json", lambda r: isinstance(r.get("arms"), dict) and "setup" in r,
+                         "a results.json that train.ablation wrote (its arms and setup)", plot,
+                         Path(folder) / "curves.png")
 
 
 def main(argv=None) -> int:

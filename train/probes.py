@@ -33,7 +33,7 @@ from roberta.run_metrics import RunMetrics
 from . import pretrain, tokenizer
 from .experiment import run_steps, script, training
 from .recipe import SHIPPED_TOKENIZER
-from .reporting import line_style, read_log, read_record, save_figure
+from .reporting import line_style, read_log, redraw_record, save_figure
 from .runtime import exit_code, report_user_error, shown_command
 
 SHIP = "assets/pretrain-probes"  # where the probes' results go: docs/pretraining.md shows them
@@ -192,11 +192,10 @@ def plot(results: dict, path: Path) -> None:
 
 def redraw(folder) -> Path:
     """FOLDER/curves.png drawn again from the FOLDER/results.json that `main` wrote (or shipped)."""
-    results = read_record(Path(folder) / "results.json", lambda r: all(isinstance(p, dict) and "curve" in p
-                                                                       for p in r.values()),
-                          "a results.json that train.probes wrote (probes and their curves)")
-    plot(results, Path(folder) / "curves.png")
-    return Path(folder) / "curves.png"
+    return redraw_record(Path(folder) / "results.json", lambda r: all(isinstance(p, dict) and "curve" in p
+                                                                      for p in r.values()),
+                         "a results.json that train.probes wrote (probes and their curves)", plot,
+                         Path(folder) / "curves.png")
 
 
 def main(argv=None) -> int:

@@ -134,6 +134,18 @@ def read_record(path, looks_right, what: str) -> dict:
     return record
 
 
+def redraw_record(path, looks_right, what: str, draw, png) -> Path:
+    """`draw(record, png)` of the record at `path` (`read_record`): a figure drawn again from its record alone. A
+    record of the right outline whose insides the figure cannot read is refused as `read_record` refuses (a KeyError
+    from deep in the figure was a traceback)."""
+    record = read_record(path, looks_right, what)
+    try:
+        draw(record, png)
+    except (KeyError, IndexError, TypeError) as err:
+        raise ValueError(f"{path}: not {what} ({type(err).__name__}: {err})") from None
+    return Path(png)
+
+
 # curves.png's lines: the training loss thin, solid and plain (hundreds of points), every held-out line dashed with
 # a marker at each evaluation, and their colours far apart in grey too and at least 3:1 against white (WCAG
 # 1.4.11), so that the figure reads without colour (WCAG 1.4.1) and in a greyscale print

@@ -32,7 +32,7 @@ from roberta.files import write_atomic
 from roberta.run_metrics import RunMetrics
 
 from .arguments import NOT_RECIPE
-from .reporting import arm_style, read_record, save_figure
+from .reporting import arm_style, read_record, redraw_record, save_figure
 from .runtime import EXIT_OK, exit_code, output_file, report_user_error
 
 OPTIONAL = {"end_weights_dev_accuracy"}  # a column only when some run has the figure
@@ -212,7 +212,6 @@ def summary_figure(summary: dict):
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-
     arms = list(summary)
     width = 0.8 / max(1, len(arms))
     fig, ax = plt.subplots(figsize=(2 + 1.8 * len(PLOTTED), 3.8))
@@ -261,12 +260,18 @@ def plot_summary(summary: dict, path) -> None:
     save_figure(summary_figure(summary), path, dpi=110)
 
 
+SUMMARY_WHAT = "a summary.json that train.summarize wrote (arms with their stats)"
+
+
+def looks_like_summary(summary: dict) -> bool:
+    """{arm: {"runs", "stats", ...}}, as `--out` writes it (not a metrics.json or the ablation's results)."""
+    return bool(summary) and all(isinstance(arm, dict) and isinstance(arm.get("stats"), dict)
+                                 for arm in summary.values())
+
+
 def read_summary(path) -> dict:
-    """A summary JSON this script wrote (`--out`), checked: {arm: {"runs", "stats", ...}} (another JSON, such as a
-    metrics.json or the ablation's results, is refused before anything uses it)."""
-    return read_record(path, lambda s: s and all(isinstance(arm, dict) and isinstance(arm.get("stats"), dict)
-                                                 for arm in s.values()),
-                       "a summary.json that train.summarize wrote (arms with their stats)")
+    """A summary JSON this script wrote (`--out`), checked (`looks_like_summary`) before anything uses it."""
+    return read_record(path, looks_like_summary, SUMMARY_WHAT)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -288,7 +293,7 @@ def redraw(summaries) -> int:
     """Each summary JSON's figure drawn again beside it (`--redraw`)."""
     for path in map(Path, summaries):
         try:
-            plot_summary(read_summary(path), path.with_suffix(".png"))
+            redraw_record(path, looks_like_summary, SUMMARY_WHAT, plot_summary, path.with_suffix(".png"))
         except (OSError, ValueError) as err:
             return report_user_error(err)
         print(f"drew {path.with_suffix('.png')} again")
