@@ -8,8 +8,8 @@ import html
 import numpy as np
 import torch
 
-from roberta.masking import (DUPE_FACTOR, KEPT, MASK_FRACTION, MASKED, MLM_PROBABILITY, NOT_SELECTED,
-                             OUTCOME_NAMES, RANDOM, RANDOM_FRACTION, DynamicMasker, StaticMasker)
+from roberta.masking import (DUPE_FACTOR, KEPT, KEPT_FRACTION, MASK_FRACTION, MASKED, MLM_PROBABILITY,
+                             NOT_SELECTED, OUTCOME_NAMES, RANDOM, RANDOM_FRACTION, DynamicMasker, StaticMasker)
 
 from .figures import expected_coverage
 from .formatting import PART_NOTE, format_probability, md_escape, pct, piece_of, word_label
@@ -28,7 +28,6 @@ SCHEMES = {
 # the tables' and notes' names (a phone's table column is narrow; the epoch table and the plot say what they are)
 SHORT_NAMES = {"static1": "BERT static, one fixed mask", "static10": f"BERT static, {DUPE_FACTOR} masks cycling",
                "dynamic": "RoBERTa dynamic"}
-KEPT_FRACTION = 1 - MASK_FRACTION - RANDOM_FRACTION  # the targets left as they are
 # why a target is not always <mask> (the tab's intro, above the epochs that show the three outcomes)
 TARGETS_WHY = (f"Of the ~{MLM_PROBABILITY:.0%} of tokens picked as targets, {MASK_FRACTION:.0%} show &lt;mask&gt;, "
                f"{RANDOM_FRACTION:.0%} a random token, {KEPT_FRACTION:.0%} themselves: fine-tuning never shows "

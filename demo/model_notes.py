@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
-from roberta.masking import MASK_FRACTION, MLM_PROBABILITY, RANDOM_FRACTION
+from roberta.masking import KEPT_FRACTION, MLM_PROBABILITY
 from roberta.text import detokenize, lower_cases, normalize_for_classifier
 
 from . import explain
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 # What an MLM accuracy counts (`train.evaluate` scores every selected target, the unchanged ones too), from the
 # masking rule's own rates: "15% of the tokens are targets, 1 in 10 of them left unchanged in the input"
 TARGETS_SAID = (f"{MLM_PROBABILITY:.0%} of the tokens are targets, 1 in "
-                f"{round(1 / (1 - MASK_FRACTION - RANDOM_FRACTION))} of them left unchanged in the input")
+                f"{round(1 / KEPT_FRACTION)} of them left unchanged in the input")
 
 
 class ShippedAccuracy(NamedTuple):

@@ -26,6 +26,7 @@ from .tokenizer import SPECIAL_TOKENS, as_tokenizer
 # The rule's rates (BERT's and RoBERTa's): select 15% of the regular tokens; of those, 80% become <mask>, 10% a
 # random regular token, the rest stay. BERT's static masking keeps DUPE_FACTOR masks per sequence.
 MLM_PROBABILITY, MASK_FRACTION, RANDOM_FRACTION = 0.15, 0.8, 0.1
+KEPT_FRACTION = 1 - MASK_FRACTION - RANDOM_FRACTION  # the targets left as they are
 DUPE_FACTOR = 10
 # A masker's generator seed is folded into 64 bits (what torch.Generator.manual_seed takes), so any seed and any
 # example id work; every seed torch took before (below 2**64, or a negative one as its 64-bit pattern) is unchanged.
