@@ -21,7 +21,8 @@ from roberta.run_metrics import dataset_name, readable_dataset, said_list
 from . import explain
 from .bpe_view import GPT2_VOCAB_SIZE
 from .embedding_handlers import EMBEDDINGS_TAB
-from .formatting import code, large_count, markdown_table, md_escape, millions, minutes, pct, space_page
+from .formatting import (code, large_count, markdown_table, md_escape, millions, minutes, pct, space_page,
+                         token_label)
 from .model_facts import (DEV_SLICE, SST2_DEV, SST2_SAID, checks_said, cpu_said, dev_set, dev_set_markdown,
                           finite_number, gpu_of, had_earlier_stages, held_out_markdown, model_facts, weakest_checks)
 from .model_notes import (TARGETS_SAID, gpu_phases, gpu_phases_said, machine_said, phases_counted,
@@ -341,7 +342,7 @@ def _held_out_rows(loaded, facts: dict, cfg) -> list[tuple[str, str]]:
             + f" on {held_out_markdown(where)}"
             + (f" in {facts['mlm_rows']}-token rows, the length it last trained on" if "mlm_rows" in facts else "")
             + (f", the mean of {facts['mlm_masks']} random maskings" if "mlm_masks" in facts else "")
-            + f"; {TARGETS_SAID}"
+            + f"; {TARGETS_SAID}" + _constant_guess_said(loaded.extras["metrics"].mlm)
             + (f". Perplexity {facts['mlm_perplexity']:.0f}: e^loss on the targets, as unsure as a pick among "
                f"{facts['mlm_perplexity']:.0f} tokens (comparable only between models of the same vocabulary)"
                if "mlm_perplexity" in facts else ""))))
@@ -356,6 +357,17 @@ def _held_out_rows(loaded, facts: dict, cfg) -> list[tuple[str, str]]:
         rows.append(("held-out masked tokens", f"**{pct(facts['eval_accuracy'])}** of the prediction targets guessed "
                                                f"right (top-1; {TARGETS_SAID})"))
     return rows
+
+
+def _constant_guess_said(mlm: dict) -> str:
+    """The yardstick of the held-out accuracy, where `train.evaluate` recorded it (its `constant_guess`): what a
+    model that always guessed the commonest of the same targets would score, the token as the Tokens tab shows
+    it; '' without the record."""
+    token, accuracy = mlm.get("constant_guess_token"), finite_number(mlm.get("constant_guess_accuracy"))
+    if not isinstance(token, str) or accuracy is None:
+        return ""
+    return (f"; a model that always guessed {code(token_label(token))}, the commonest of these targets, would score "
+            f"{pct(accuracy)}")
 
 
 REFERENCE = PRESETS["mini"]  # the MiniRoBERTa reference's shape; its vocabulary is roberta-base's 50,265

@@ -901,6 +901,21 @@ def test_the_accuracy_counts_prediction_targets_with_the_masking_rates(tiny_mlm_
             "models of the same vocabulary)") in card
 
 
+def test_the_held_out_accuracy_comes_with_its_yardstick_where_the_record_has_one(tiny_mlm_dir, tmp_path):
+    """53% of masked tokens means little alone: where train.evaluate recorded the best constant guess over the same
+    targets, the card's row says what always guessing that token would score (the token as the Tokens tab shows
+    it); a record without it says nothing of one."""
+    plain = _card(_folder(tiny_mlm_dir, tmp_path, "plain", MLM_METRICS))
+    assert "always guessed" not in plain
+    guessed = {**MLM_METRICS, "mlm": {**MLM_METRICS["mlm"], "constant_guess_token": " the",
+                                      "constant_guess_accuracy": 0.0561}}
+    card = _card(_folder(tiny_mlm_dir, tmp_path, "guessed", guessed))
+    row = next(line for line in card.splitlines() if "**held-out masked tokens**" in line)
+    assert (f"; a model that always guessed {formatting.code(formatting.token_label(' the'))}, the commonest of "
+            "these targets, would score 5.6%.") in row
+    assert row.index("**34.0%**") < row.index("always guessed") < row.index("Perplexity 104")
+
+
 def test_the_recipe_says_how_rows_are_packed_and_why_the_head_reads_s():
     """"documents packed into full rows (RoBERTa's FULL-SENTENCES)": this project cuts the stream into rows of
     the model's length, mid-sentence, where RoBERTa ends each row at a sentence boundary; and why <s>."""

@@ -201,6 +201,48 @@ def test_evaluate_mlm_fixed_mask(tiny_mlm_dir, tokenizer, sentences):
     assert model.training is False
 
 
+def test_the_constant_guess_is_one_token_for_every_mask_and_scores_their_mean(tokenizer):
+    """The yardstick of a masked-LM accuracy: the single token that is most often the target over all the masks
+    (not each mask's own), scored on each mask's targets, the mean over the masks, as the model's accuracy is."""
+    from roberta.masking import IGNORE_INDEX, MaskedBatch
+
+    def masked(targets):  # a (1, 6) row whose first positions are targets
+        labels = torch.tensor([targets + [IGNORE_INDEX] * (6 - len(targets))])
+        return MaskedBatch(torch.zeros_like(labels), labels, torch.zeros_like(labels))
+
+    a, b = (tokenizer.token_to_id(entry) for entry in ("Ġthe", "Ġa"))  # " the", " a"
+    guess = evaluate.constant_guess([masked([a, a, b]), masked([b, b, b, a])], tokenizer)  # b: 4 of 7, a: 3 of 7
+    assert guess == {"constant_guess_token": tokenizer.decode([b]), "constant_guess_accuracy": (1 / 3 + 3 / 4) / 2}
+    assert evaluate.constant_guess([masked([a, a, b])], tokenizer)["constant_guess_accuracy"] == 2 / 3
+    assert guess["constant_guess_token"] == " a"
+
+
+def test_evaluate_records_and_prints_the_constant_guess_of_the_same_masks(tiny_mlm_dir, sentences, tmp_path,
+                                                                           capsys):
+    """train.evaluate's MLM section carries its yardstick: the best constant guess over the very targets its
+    masks drew (counted here from `fixed_mask`'s labels), next to the accuracy, and the CLI prints it."""
+    from collections import Counter
+
+    from roberta.masking import IGNORE_INDEX
+
+    text = tmp_path / "valid.txt"
+    text.write_text(" ".join(sentences[:120]) + "\n")
+    out = tmp_path / "metrics.json"
+    assert evaluate.main(list(map(str, ["--model", tiny_mlm_dir, "--mlm-text", text, "--mlm-seeds", 2,
+                                        "--out", out]))) == 0
+    mlm = json.loads(out.read_text())["mlm"]
+    model, tokenizer = evaluate.load_model(str(tiny_mlm_dir))
+    rows = pack_sequences([" ".join(sentences[:120])], tokenizer, model.config.max_length)
+    targets = [[t for t in evaluate.fixed_mask(tokenizer, rows, seed).labels.flatten().tolist() if t != IGNORE_INDEX]
+               for seed in (0, 1)]
+    counts = Counter(targets[0] + targets[1])
+    token = min(counts, key=lambda t: (-counts[t], t))  # a tie: the lowest id
+    assert mlm["constant_guess_token"] == tokenizer.decode([token])
+    assert mlm["constant_guess_accuracy"] == pytest.approx(sum(t.count(token) / len(t) for t in targets) / 2)
+    assert 0 < mlm["constant_guess_accuracy"] < 1 and mlm["masks"] == 2
+    assert f"'constant_guess_accuracy': {round(mlm['constant_guess_accuracy'], 4)}" in capsys.readouterr().out
+
+
 def test_evaluate_classifier(tiny_clf_dir, tokenizer, sentences):
     model = roberta.RobertaForSequenceClassification.from_pretrained(tiny_clf_dir)
     model.train()
@@ -709,6 +751,23 @@ def test_model_card_fill_mask(model_folder):
     config = roberta.RobertaConfig.from_dict(json.loads((model_folder / "config.json").read_text()))
     n_params = roberta.RobertaForMaskedLM(config).num_parameters()
     assert f"| parameters | {n_params:,} |" in text
+
+
+def test_model_card_gives_the_constant_guess_as_the_yardstick_of_the_accuracy_when_recorded(model_folder):
+    """A learner cannot tell whether 53% of masked tokens is good: under the Metrics table the card says what always
+    guessing the commonest target scores on the same targets (train.evaluate's record), and says nothing of it
+    where the record has none (shipped before train.evaluate measured it)."""
+    mlm = {"source": "../shared/data/wikitext-2/wiki.valid.tokens", "accuracy": 0.53, "tokens": 31337, "masks": 5}
+    plain = model_card.write_model_card(model_folder, title="M", task="fill-mask", metrics={"mlm": mlm},
+                                        recipe={}).read_text()
+    assert "always guessed" not in plain and "constant_guess" not in plain
+    guessed = {**mlm, "constant_guess_token": " the", "constant_guess_accuracy": 0.0561}
+    text = model_card.write_model_card(model_folder, title="M", task="fill-mask", metrics={"mlm": guessed},
+                                       recipe={}).read_text()
+    table = text.split("\n## Metrics\n")[1].split("\n## ")[0]
+    assert ("The yardstick of mlm / accuracy (53.0%) is mlm / constant_guess_accuracy: a model that always guessed "
+            "' the', the commonest of the same targets (the same rows and masks), would score 5.6%.") in table
+    assert "| mlm / constant_guess_accuracy | 0.0561 |" in table
 
 
 def test_model_card_curves_caption_says_which_rows_the_curve_reads(model_folder):

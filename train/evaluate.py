@@ -27,7 +27,8 @@ MLM figures use one fixed, seeded mask over the whole held-out set (the same pos
 every run and for every batch size), so numbers are comparable between checkpoints and runs. The draw of
 masks moves WikiText-2 valid's accuracy by about half a point (the phase-7 model: 45.0-45.6% over 5 draws;
 phase 28, the shipped one: 52.67-53.32%); `--mlm-seeds 5` averages five (seeds --seed to --seed + 4), as a
-comparison of two models should.
+comparison of two models should. Next to the accuracy goes its yardstick, the best constant guess over the same
+targets ("constant_guess_token" and "constant_guess_accuracy": what always guessing the commonest target scores).
 """
 from __future__ import annotations
 
@@ -73,17 +74,33 @@ def evaluate_mlm_masks(model, tokenizer, rows: torch.Tensor, batch_size: int, fi
                        progress: bool = False) -> dict:
     """`evaluate_mlm` under `masks` fixed mask draws (seeds first_seed, first_seed + 1, ...) -> one result: the
     mean loss (perplexity from it) and accuracy, the masked tokens of all draws, and each draw's accuracy. One
-    draw is returned as it is. `progress`: a bar per draw."""
-    draws = [evaluate_mlm(model, tokenizer, rows, batch_size, seed,
-                          progress=(f"MLM scoring, mask {i + 1}/{masks}" if masks > 1 else True) if progress else False)
-             for i, seed in enumerate(range(first_seed, first_seed + masks))]
+    draw is returned as it is. Either way with its yardstick, the best constant guess over the same targets
+    (`constant_guess`). `progress`: a bar per draw."""
+    masked = [fixed_mask(tokenizer, rows, seed) for seed in range(first_seed, first_seed + masks)]
+    bars = [(f"MLM scoring, mask {i + 1}/{masks}" if masks > 1 else True) if progress else False for i in range(masks)]
+    draws = [evaluate_masked(model, mask, batch_size, progress=bar) for mask, bar in zip(masked, bars)]
+    guess = constant_guess(masked, tokenizer)
     if len(draws) == 1:
-        return draws[0]
+        return {**draws[0], **guess}
     loss = sum(d["loss"] for d in draws) / len(draws)
     return {"loss": loss, "accuracy": sum(d["accuracy"] for d in draws) / len(draws),
             "perplexity": math.exp(min(loss, 700.0)), "tokens": sum(d["tokens"] for d in draws),
             "sequences": draws[0]["sequences"], "masks": len(draws),
-            "accuracy_per_mask": [d["accuracy"] for d in draws]}
+            "accuracy_per_mask": [d["accuracy"] for d in draws], **guess}
+
+
+def constant_guess(masked: list[MaskedBatch], tokenizer) -> dict:
+    """The yardstick of a masked-LM accuracy: the best constant guess over the same targets. The one token that is
+    the target most often over all of `masked` (fixed masks of the same rows, as `evaluate_mlm_masks` draws them;
+    a tie: the lowest id) and its accuracy, the share of each mask's targets it is, their mean (as the model's
+    accuracy is averaged). No guess that ignores the text scores more on these targets: a unigram guess from the
+    training text, drawn or always its commonest token, expects a mix of the targets' shares, at most the largest.
+    {"constant_guess_token": the token as text (" the"), "constant_guess_accuracy"}."""
+    targets = [m.labels[m.labels.ne(IGNORE_INDEX)] for m in masked]  # each (N,)
+    token = int(torch.bincount(torch.cat(targets)).argmax())
+    accuracy = sum(t.eq(token).sum().item() / t.numel() for t in targets) / len(targets)
+    return {"constant_guess_token": tokenizer.decode([token], skip_special_tokens=False),
+            "constant_guess_accuracy": accuracy}
 
 
 def _device(model) -> torch.device:

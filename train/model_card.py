@@ -601,9 +601,23 @@ def metrics_markdown(metrics: RunMetrics, folder=None) -> str:
                   f"training file (`{metrics.train_data}`) held and that were removed from it before training")
         table += ("; an earlier stage it continued (`init`) removed those its own file held." if metrics.init and
                   "head" in (metrics.init_gave or "") else ".")
+    if yardstick := constant_guess_text(metrics):
+        table += f"\n\n{yardstick}"
     if metrics.is_average:
         table += f"\n\nHardware: {average_hardware_text(metrics, folder)}."
     return table
+
+
+def constant_guess_text(metrics: RunMetrics) -> str:
+    """What the held-out masked-token accuracy is measured against: the best constant guess over the same targets
+    (`train.evaluate.constant_guess`, recorded in metrics.json's mlm section); '' where the record has none."""
+    mlm = metrics.mlm if isinstance(metrics.mlm, dict) else {}
+    token, guessed, accuracy = (mlm.get(k) for k in ("constant_guess_token", "constant_guess_accuracy", "accuracy"))
+    if not isinstance(token, str) or not isinstance(guessed, (int, float)) or not isinstance(accuracy, (int, float)):
+        return ""
+    return (f"The yardstick of mlm / accuracy ({accuracy:.1%}) is mlm / constant_guess_accuracy: a model that always "
+            f"guessed {table_cell(repr(token))}, the commonest of the same targets (the same rows and masks), would "
+            f"score {guessed:.1%}.")
 
 
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")  # [text](target) and ![alt](target), across line breaks
