@@ -8,6 +8,9 @@ import os
 from dataclasses import dataclass, field
 
 
+MIN_LENGTH = 3  # the shortest input: <s>, one token, </s>
+
+
 @dataclass
 class RobertaConfig:
     vocab_size: int = 50265
@@ -46,18 +49,24 @@ class RobertaConfig:
             self.eos_token_id = self.eos_token_id[0]
         if self.hidden_act == "gelu_python":  # transformers' other name of exact GELU, the same function
             self.hidden_act = "gelu"
+        # numbers are kept as Python ints and floats, which config.json can hold (a numpy integer becomes an int)
         for name, low in _INTS.items():
-            value = getattr(self, name)
-            if not _is_int(value):
+            given, value = getattr(self, name), whole_number(getattr(self, name))
+            if value is None:
                 why = _WHY_NEEDED.get(name, "")
-                raise ValueError(f"{name} must be an integer, got {value!r}" + (f": {why}" if why else ""))
+                raise ValueError(f"{name} must be an integer, got {given!r}" + (f": {why}" if why else ""))
             if value < low:
                 raise ValueError(f"{name} must be at least {low}, got {value}")
+            setattr(self, name, value)
         for name, (low, high, low_open) in _FLOATS.items():
             value = getattr(self, name)
             if value is None and name in _OPTIONAL:
                 continue
-            if not (_is_int(value) or isinstance(value, float)) or not math.isfinite(value):
+            whole = whole_number(value)
+            if whole is not None:
+                value = whole
+                setattr(self, name, value)
+            elif not (isinstance(value, float) and math.isfinite(value)):
                 raise ValueError(f"{name} must be a number, got {value!r}")
             if value < low or (low_open and value == low) or (high is not None and value > high):
                 bounds = f"{'above' if low_open else 'at least'} {low}" + (f" and at most {high}" if high else "")
@@ -71,9 +80,10 @@ class RobertaConfig:
         for name in ("pad_token_id", "bos_token_id", "eos_token_id"):
             if getattr(self, name) >= self.vocab_size:
                 raise ValueError(f"{name} ({getattr(self, name)}) must be below vocab_size ({self.vocab_size})")
-        if self.max_length < 3:  # <s>, one token, </s>; positions start after pad_token_id
+        if self.max_length < MIN_LENGTH:  # positions start after pad_token_id
             raise ValueError(f"max_position_embeddings ({self.max_position_embeddings}) must be at least "
-                             f"pad_token_id + 4 = {self.pad_token_id + 4} (room for <s>, a token and </s>)")
+                             f"pad_token_id + {MIN_LENGTH + 1} = {self.pad_token_id + MIN_LENGTH + 1} (room for <s>, "
+                             "a token and </s>)")
         self.id2label = _check_id2label(self.id2label)
         if self.problem_type not in PROBLEM_TYPES:
             raise ValueError(f"problem_type must be one of {PROBLEM_TYPES}, got {self.problem_type!r}")
@@ -179,10 +189,6 @@ MODEL_TYPES = ("roberta", "xlm-roberta", "camembert")
 PROBLEM_TYPES = (None, "single_label_classification", "multi_label_classification", "regression")
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def whole_number(value) -> int | None:
     """`value` as a Python int when it is a whole number (a Python, numpy or one-element torch integer; not a
     bool), else None: what the package's integer arguments take (a config.json's fields are Python ints only)."""
@@ -196,9 +202,10 @@ def whole_number(value) -> int | None:
 
 def default_labels(num_labels) -> dict[int, str]:
     """`transformers`' label names for `num_labels` labels: {0: "LABEL_0", 1: "LABEL_1", ...}."""
-    if not _is_int(num_labels) or num_labels < 1:
+    count = whole_number(num_labels)
+    if count is None or count < 1:
         raise ValueError(f"num_labels must be a whole number >= 1, got {num_labels!r}")
-    return {i: f"LABEL_{i}" for i in range(num_labels)}
+    return {i: f"LABEL_{i}" for i in range(count)}
 
 
 def _check_id2label(id2label) -> dict[int, str]:
@@ -207,10 +214,12 @@ def _check_id2label(id2label) -> dict[int, str]:
         raise ValueError(f"id2label must be a non-empty mapping {{id: label name}}, got {id2label!r}")
     out = {}
     for key, name in id2label.items():
-        try:
-            label_id = key if _is_int(key) else int(str(key).strip())
-        except ValueError:
-            raise ValueError(f"id2label: key {key!r} is not a label id (0, 1, ...)") from None
+        label_id = whole_number(key)
+        if label_id is None:
+            try:
+                label_id = int(str(key).strip())
+            except ValueError:
+                raise ValueError(f"id2label: key {key!r} is not a label id (0, 1, ...)") from None
         if not isinstance(name, (str, int)) or isinstance(name, bool):
             raise ValueError(f"id2label: the name of label {key!r} must be a string, got {name!r}")
         out[label_id] = str(name)

@@ -354,11 +354,16 @@ def task_of(architecture: str) -> str:
     return ARCHITECTURES[architecture][1]
 
 
+def _first_architecture(config: dict):
+    """The first entry of a config.json's `architectures` as written; None when it lists none."""
+    names = config.get("architectures")
+    return names[0] if isinstance(names, list) and names else None
+
+
 def named_architecture(config: dict) -> str | None:
     """The class a config.json's `architectures` names first, XLM-RoBERTa's and CamemBERT's read as the RoBERTa
     class they are (`ALIASES`); None when it names none, or one this package does not load."""
-    names = config.get("architectures")
-    name = names[0] if isinstance(names, list) and names else None
+    name = _first_architecture(config)
     name = ALIASES.get(name, name) if isinstance(name, str) else None
     return name if name in ARCHITECTURES else None
 
@@ -366,7 +371,12 @@ def named_architecture(config: dict) -> str | None:
 def read_architecture(model_id, **hub_kwargs) -> str:
     """The model class config.json names (`named_architecture`; RobertaForMaskedLM when it names none)."""
     path = resolve_file(model_id, CONFIG_NAME, **hub_kwargs)
-    config = read_json(path)
+    return _architecture_of(read_json(path), path)
+
+
+def _architecture_of(config: dict, path) -> str:
+    """`read_architecture` of the config.json dict `config` read from `path`: a ModelLoadError naming the file for
+    an architecture this package does not load."""
     name = named_architecture(config) if config.get("architectures") else "RobertaForMaskedLM"
     if name is None:
         raise ModelLoadError(f"{path}: architectures is {config['architectures']!r}; this package loads "
@@ -374,13 +384,34 @@ def read_architecture(model_id, **hub_kwargs) -> str:
     return name
 
 
+def check_architecture(model_id, config: dict, wanted: str, why: str, advice=None, *, option: str = "",
+                       none_is_mlm: bool = False) -> None:
+    """The one check, before any weight is read, that the config.json dict `config` is of the class `wanted`: an
+    ArchitectureMismatch naming the model as `option` and `model_id` ("--init runs/clf") when it names the other
+    class, saying `why` it was wanted ("the probe needs a masked-LM model") and `advice(name)` on where a model of
+    class `name` goes ("load it with ...", when given); and one when it names `transformers`' encoder without a
+    head (BARE_ENCODERS), which no class here loads whole (it listed the head's tensors as missing), saying how to
+    start a classifier from it. A config that names no architecture is a masked LM with `none_is_mlm`
+    (`read_architecture`'s rule), else left to the loader, as is one this package does not load."""
+    shown = f"{option} {model_id}".lstrip()
+    first = _first_architecture(config)
+    if first in BARE_ENCODERS:
+        raise ArchitectureMismatch(f"{shown} is an encoder without a head ({first}); {why}. Start a classifier from "
+                                   "its encoder with RobertaForSequenceClassification.from_pretrained_encoder"
+                                   f"({str(model_id)!r})")
+    name = "RobertaForMaskedLM" if none_is_mlm and not config.get("architectures") else named_architecture(config)
+    if name is not None and name != wanted:
+        raise ArchitectureMismatch.of(shown, name, f"{why}: {advice(name)}" if advice else why)
+
+
 def require_architecture(model_id, wanted: str, why: str, option: str = "", **hub_kwargs) -> str:
-    """`read_architecture`, refusing any but `wanted` before a weight is read: an ArchitectureMismatch naming the
-    model as `option` and `model_id` ("--init runs/clf") and saying `why` ("the probe needs a masked-LM model")."""
-    architecture = read_architecture(model_id, **hub_kwargs)
-    if architecture != wanted:
-        raise ArchitectureMismatch.of(f"{option} {model_id}".lstrip(), architecture, why)
-    return architecture
+    """`read_architecture`, refusing any but `wanted` before a weight is read (`check_architecture`): an
+    ArchitectureMismatch naming the model as `option` and `model_id` ("--init runs/clf") and saying `why` ("the
+    probe needs a masked-LM model")."""
+    path = resolve_file(model_id, CONFIG_NAME, **hub_kwargs)
+    config = read_json(path)
+    check_architecture(model_id, config, wanted, why, option=option, none_is_mlm=True)
+    return _architecture_of(config, path)
 
 
 # ----- model.safetensors -----
@@ -631,11 +662,12 @@ class _NoInit(torch.overrides.TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
-def load_model(cls, model_id, config=None, map_location="cpu", strict=True, **hub_kwargs):
+def load_model(cls, model_id, config=None, map_location="cpu", strict=True, *, why=None, advice=None, **hub_kwargs):
     """A `cls` model (RobertaForMaskedLM, ...) with the weights of a folder or Hub repo, in eval mode, on the
     device `map_location` names. `config`: a RobertaConfig or a dict instead of the folder's config.json. Every
     file is checked before the model is built, so a bad config allocates nothing. `strict=False` loads what fits
-    (a folder of another head, or missing tensors, left as initialised) with a `PartialLoadWarning` naming them."""
+    (a folder of another head, or missing tensors, left as initialised) with a `PartialLoadWarning` naming them.
+    `why`, `advice`: how a folder of the other head is refused (`refuse_other_head`; a pipeline's words)."""
     device = _device(map_location)
     if isinstance(config, RobertaConfig):
         config_path = "the given config"
@@ -646,7 +678,7 @@ def load_model(cls, model_id, config=None, map_location="cpu", strict=True, **hu
         data = read_json(config_path)
         config = config_from_dict(data, config_path)
         if strict:
-            refuse_other_head(cls, model_id, data)
+            refuse_other_head(cls, model_id, data, why, advice)
     # read to the CPU, where the model is built, then moved to `device` once (as PyTorchModelHubMixin does): read
     # to a GPU first, every tensor would go there and back
     state, metadata, weights_path = load_weights(model_id, "cpu", **hub_kwargs)
@@ -674,31 +706,19 @@ def _some(names: list[str]) -> str:
     return f"{names[:5]}{' ...' if len(names) > 5 else ''}"
 
 
-def refuse_other_head(cls, model_id, config: dict) -> None:
-    """An ArchitectureMismatch, before any weight is read, when the `config` (config.json's dict) names the other
-    head than `cls`, or `transformers`' bare encoder (`refuse_bare_encoder`) (a classifier's folder given to
-    RobertaForMaskedLM.from_pretrained listed the missing and unexpected tensors)."""
-    refuse_bare_encoder(model_id, config, f"{cls.__name__} needs {ARCHITECTURES[cls.architecture][0]}")
-    name = named_architecture(config)
-    if name is None or name == cls.architecture:
-        return
-    why = f"{cls.__name__} needs {ARCHITECTURES[cls.architecture][0]}: load it with {name}.from_pretrained"
-    if cls.architecture == "RobertaForSequenceClassification":
-        why += f", or start fine-tuning from its encoder with {cls.__name__}.from_pretrained_encoder"
-    raise ArchitectureMismatch.of(model_id, name, why)
+def refuse_other_head(cls, model_id, config: dict, why: str | None = None, advice=None) -> None:
+    """`check_architecture` for a `cls` model (RobertaForMaskedLM, ...) loaded from `model_id`, whose config.json
+    dict is `config` (a classifier's folder given to RobertaForMaskedLM.from_pretrained listed the missing and
+    unexpected tensors). `why` and `advice`: the caller's words (a pipeline's); None: the class's own ("load it
+    with RobertaForSequenceClassification.from_pretrained")."""
+    if why is None:
+        why = f"{cls.__name__} needs {ARCHITECTURES[cls.architecture][0]}"
+        also = (f", or start fine-tuning from its encoder with {cls.__name__}.from_pretrained_encoder"
+                if cls.architecture == "RobertaForSequenceClassification" else "")
 
-
-def refuse_bare_encoder(model_id, config: dict, needs: str) -> None:
-    """An ArchitectureMismatch when the `config` (config.json's dict) names `transformers`' encoder without a head
-    (BARE_ENCODERS), which no class here loads whole: `needs` says what was wanted ("RobertaForMaskedLM needs a
-    masked-LM model"), and the message how to start a classifier from it (it listed the head's tensors as
-    missing)."""
-    names = config.get("architectures")
-    name = names[0] if isinstance(names, list) and names else None
-    if name in BARE_ENCODERS:
-        raise ArchitectureMismatch(f"{model_id} is an encoder without a head ({name}); {needs}. Start a classifier "
-                                   "from its encoder with RobertaForSequenceClassification.from_pretrained_encoder"
-                                   f"({str(model_id)!r})")
+        def advice(name: str) -> str:
+            return f"load it with {name}.from_pretrained{also}"
+    check_architecture(model_id, config, cls.architecture, why, advice)
 
 
 # The config fields that belong to a classifier's head, and their values for a new head (`load_encoder`)

@@ -57,10 +57,10 @@ class LinearCrossEntropy(torch.autograd.Function):
             logits = (x_mm[rows] @ w_mm.t()).float() + bias.float()  # (c, V)
             lse = torch.logsumexp(logits, dim=-1)  # (c,)
             tc = targets[rows]  # (c,)
-            loss += (lse - logits.gather(1, tc[:, None]).squeeze(1)).sum()
+            loss += (lse - logits.gather(1, tc[:, None]).squeeze(1)).sum()  # (c,) summed: a scalar
             probs = logits.sub_(lse[:, None]).exp_()  # softmax, in place (c, V)
             probs[torch.arange(len(tc), device=x.device), tc] -= 1.0  # d(loss_i)/d(logits_i)
-            grad_bias += probs.sum(0)
+            grad_bias += probs.sum(0)  # (V,)
             grad_logits[rows] = probs
         n = max(N, 1)  # no target: a loss of 0 (and zero gradients), not NaN
         ctx.save_for_backward(x_mm, w_mm, grad_logits, grad_bias)
@@ -90,5 +90,5 @@ def masked_lm_loss(features, weight, bias, targets, chunk_size: int | None = Non
         dtype = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else torch.float32
         return LinearCrossEntropy.apply(features, weight, bias, targets, chunk_size, dtype), None
     logits = F.linear(features, weight, bias)  # (N, V)
-    loss = F.cross_entropy(logits.float(), targets, reduction="sum") / max(len(targets), 1)
+    loss = F.cross_entropy(logits.float(), targets, reduction="sum") / max(len(targets), 1)  # a scalar
     return loss, logits

@@ -13,9 +13,10 @@ and is replaced by <mask> 80% of the time, by a random regular token 10% of the 
   from its first non-<pad> one to its last: the same row padded to any batch width, on the right or on the
   left, gets the same mask (its padding is never drawn for). That is exactly what precomputing them would
   store, without holding dupe_factor copies of the corpus in memory.
+
+Shapes: B batch, T sequence length, V vocabulary, S special ids, R regular ids (the other V - S).
 """
 import numbers
-import operator
 from dataclasses import dataclass
 
 import torch
@@ -58,18 +59,18 @@ class Masker:
         if mask_fraction + random_fraction > 1:
             raise ValueError(f"mask_fraction and random_fraction must sum to at most 1, got {mask_fraction} + "
                              f"{random_fraction}")
-        if not _is_int(seed):
+        self.seed = whole_number(seed)  # a Python int: a numpy one overflowed in the static masker's seeds
+        if self.seed is None:
             raise ValueError(f"seed must be a whole number, got {seed!r}")
         self.mask_token_id = mask_token_id
         self.mlm_probability = mlm_probability
         self.mask_fraction = mask_fraction
         self.random_fraction = random_fraction
-        self.seed = whole_number(seed)  # a Python int: a numpy one overflowed in the static masker's seeds
         self.pad_token_id = pad_token_id
-        self.special_ids = torch.tensor(sorted(set(special_ids) | {mask_token_id}), dtype=torch.long)
-        is_special = torch.zeros(vocab_size, dtype=torch.bool)
+        self.special_ids = torch.tensor(sorted(set(special_ids) | {mask_token_id}), dtype=torch.long)  # (S,)
+        is_special = torch.zeros(vocab_size, dtype=torch.bool)  # (V,)
         is_special[self.special_ids] = True
-        self.regular_ids = torch.nonzero(~is_special).squeeze(1)  # random replacements come from these
+        self.regular_ids = torch.nonzero(~is_special).squeeze(1)  # (R,): random replacements come from these
         self._ids_by_device = {}
 
     @classmethod
@@ -150,12 +151,12 @@ class StaticMasker(Masker):
 
     def __init__(self, *args, dupe_factor: int = DUPE_FACTOR, **kwargs):
         super().__init__(*args, **kwargs)
-        if not _is_int(dupe_factor) or dupe_factor < 1:
+        self.dupe_factor = whole_number(dupe_factor)  # a Python int, as the seed: numpy's overflowed in the seeds
+        if self.dupe_factor is None or self.dupe_factor < 1:
             raise ValueError(f"dupe_factor must be a whole number >= 1, got {dupe_factor!r}")
         if self.pad_token_id is None or self.pad_token_id not in self.special_ids.tolist():
             raise ValueError(f"the static masker needs pad_token_id, one of the special ids (from_tokenizer gives "
                              f"it), got {self.pad_token_id!r}")
-        self.dupe_factor = dupe_factor
 
     def __call__(self, input_ids, example_ids, epoch: int) -> MaskedBatch:
         """input_ids (B, T), example_ids (B,): a stable id per sequence (its index in the dataset), integers;
@@ -164,16 +165,18 @@ class StaticMasker(Masker):
         if example_ids is None or len(example_ids) != len(input_ids):
             got = "none" if example_ids is None else len(example_ids)
             raise ValueError(f"example_ids must give one id per row of input_ids ({len(input_ids)}), got {got}")
-        if not _is_int(epoch):
+        number = whole_number(epoch)
+        if number is None:
             raise ValueError(f"epoch must be a whole number, got {epoch!r}")
-        copy = operator.index(epoch) % self.dupe_factor
+        copy = number % self.dupe_factor
         example_ids = [_example_id(ex) for ex in example_ids]
         if not example_ids:  # an empty batch: nothing to mask, as the dynamic masker gives it
             return MaskedBatch(input_ids.clone(), torch.full_like(input_ids, IGNORE_INDEX),
-                               torch.full_like(input_ids, NOT_SELECTED))
+                               torch.full_like(input_ids, NOT_SELECTED))  # each (0, T)
         spans = self.unpadded_spans(input_ids)
-        rows = [pad_to(self.fixed_mask(input_ids[i:i + 1, start:end], ex, copy), input_ids[i:i + 1], start)
+        rows = [widen_to_row(self.fixed_mask(input_ids[i:i + 1, start:end], ex, copy), input_ids[i:i + 1], start)
                 for i, (ex, (start, end)) in enumerate(zip(example_ids, spans))]  # each (1, T)
+        # the rows (1, T) stacked: each field (B, T)
         return MaskedBatch(*(torch.cat([getattr(r, f) for r in rows]) for f in ("input_ids", "labels", "outcome")))
 
     def unpadded_spans(self, input_ids: torch.Tensor) -> list[tuple[int, int]]:
@@ -199,7 +202,7 @@ class StaticMasker(Masker):
         pass
 
 
-def pad_to(masked: MaskedBatch, original: torch.Tensor, start: int = 0) -> MaskedBatch:
+def widen_to_row(masked: MaskedBatch, original: torch.Tensor, start: int = 0) -> MaskedBatch:
     """A mask of the n tokens of a row from `start` on (1, n), widened to the whole row `original` (1, T): the cut
     positions (its padding, on either side) keep their tokens, as padding always does: not selected, label -100."""
     end = start + masked.input_ids.shape[1]
@@ -234,16 +237,12 @@ def _fraction(name: str, value, open_interval: bool = False) -> float:
     return float(value)
 
 
-def _is_int(value) -> bool:
-    """A whole number (a Python or numpy integer, not a bool)."""
-    return whole_number(value) is not None
-
-
 def _example_id(value) -> int:
     """An example id as a Python int (an integer, or a one-element integer tensor); else a ValueError."""
-    if not _is_int(value):
+    example_id = whole_number(value)
+    if example_id is None:
         raise ValueError(f"example_ids must be whole numbers, got {value!r}")
-    return operator.index(value)
+    return example_id
 
 
 def make_masker(kind: str, tokenizer, seed: int = 0, dupe_factor: int = DUPE_FACTOR, **kwargs) -> Masker:

@@ -28,7 +28,7 @@ from .loss import IGNORE_INDEX, masked_lm_loss
 def position_ids_from_input_ids(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     """RoBERTa's positions: count from pad_token_id + 1 over real tokens; padding gets pad_token_id."""
     not_pad = input_ids.ne(pad_token_id).long()  # (B, T)
-    return torch.cumsum(not_pad, dim=1) * not_pad + pad_token_id
+    return torch.cumsum(not_pad, dim=1) * not_pad + pad_token_id  # (B, T)
 
 
 class RobertaEmbeddings(nn.Module):
@@ -96,7 +96,7 @@ class RobertaSelfAttention(nn.Module):
         if explicit:
             scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_size)  # (B, nh, T, T)
             if keep_mask is not None:
-                scores = scores.masked_fill(~keep_mask, torch.finfo(scores.dtype).min)
+                scores = scores.masked_fill(~keep_mask, torch.finfo(scores.dtype).min)  # (B, nh, T, T)
             probs = scores.softmax(dim=-1)  # (B, nh, T, T)
             context = F.dropout(probs, dropout_p, self.training).to(v.dtype) @ v  # (B, nh, T, hd)
         else:
@@ -218,7 +218,7 @@ class RobertaLMHead(nn.Module):
         super().__init__()
         self.dense = nn.Linear(config.hidden_size, config.hidden_size)
         self.layer_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
+        self.bias = nn.Parameter(torch.zeros(config.vocab_size))  # (V,)
 
     def transform(self, features):
         return self.layer_norm(F.gelu(self.dense(features)))  # (..., H)
@@ -315,6 +315,7 @@ class RobertaPreTrainedModel(
         other head or with missing or unexpected tensors: the missing ones keep their random initialisation (a
         classifier loaded from a masked LM's folder has a random head: `from_pretrained_encoder` is the way to
         start one), and a `roberta.hub.PartialLoadWarning` lists both."""
+        hub.check_hub_kwargs(hub_kwargs)  # before load_model, whose own keywords (why=, advice=) are no option here
         return hub.load_model(cls, os.fspath(pretrained_model_name_or_path), config, map_location, strict,
                               **hub_kwargs)
 
@@ -322,6 +323,7 @@ class RobertaPreTrainedModel(
     def _from_pretrained(cls, *, model_id, config=None, map_location="cpu", strict=True, **hub_kwargs):
         """The mixin's loader, replaced: never its pickle path. `from_pretrained` above does not reach it; it is
         here for code that calls the `PyTorchModelHubMixin` hook directly."""
+        hub.check_hub_kwargs(hub_kwargs)
         return hub.load_model(cls, model_id, config, map_location, strict, **hub_kwargs)
 
 
@@ -366,7 +368,7 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=hub.task_of("Rober
         else:
             logits = self.mlm_logits(hidden)  # (B, T, V)
             loss = None
-            if labels is not None:
+            if labels is not None:  # logits (B*T, V) against labels (B*T,)
                 loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(), ignore_index=IGNORE_INDEX)
         return head_output(ModelOutput(loss=loss, logits=logits, last_hidden_state=hidden, attentions=attentions,
                                        hidden_states=hidden_states), return_dict)
@@ -415,14 +417,14 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel,
                        if not labels.is_floating_point() else "multi_label_classification")
         if problem == "regression":  # one output: (B,) against labels (B,) or (B, 1), as transformers squeezes both
             if self.config.num_labels == 1:
-                return F.mse_loss(logits.view(-1), labels.float().view(-1))
-            return F.mse_loss(logits, labels.float())
+                return F.mse_loss(logits.view(-1), labels.float().view(-1))  # (B,) against (B,)
+            return F.mse_loss(logits, labels.float())  # (B, num_labels) against (B, num_labels)
         if problem == "single_label_classification":
             if labels.dim() == 2 and labels.shape[1] == 1:  # (B, 1), read as (B,) as transformers reads it
-                labels = labels.view(-1)
+                labels = labels.view(-1)  # (B,)
             check_labels(labels, logits.shape[:1], "one class id per text, (batch,)")
-            return F.cross_entropy(logits.view(-1, self.config.num_labels), labels.view(-1))
-        return F.binary_cross_entropy_with_logits(logits, labels.float())
+            return F.cross_entropy(logits.view(-1, self.config.num_labels), labels.view(-1))  # (B, num_labels), (B,)
+        return F.binary_cross_entropy_with_logits(logits, labels.float())  # (B, num_labels), 0/1 targets alike
 
     @classmethod
     def from_pretrained_encoder(cls, model_id, id2label=None, map_location="cpu", **options):

@@ -17,7 +17,6 @@ Shapes: B batch, T sequence length, V vocabulary, M masks in one text, L labels,
 """
 import os
 import warnings
-from collections.abc import Mapping
 
 import torch
 
@@ -25,7 +24,7 @@ from . import hub
 from .config import whole_number
 from .model import RobertaForMaskedLM, RobertaForSequenceClassification
 from .tokenizer import (as_tokenizer, check_fits_model, check_special_tokens, encode, encode_windows, load_tokenizer,
-                        mean_over_windows)
+                        mean_over_windows, refuse_lone_surrogate, text_list, which_text)
 
 MAX_MASKS = 5  # most <mask> tokens one fill-mask input may hold
 TOP_K = 5  # fill-mask results per mask unless asked (transformers' default, also what its top_k=None means)
@@ -39,33 +38,15 @@ class TargetPieceWarning(UserWarning):
 
 
 def _check_texts(texts) -> list[str]:
-    """Validate one text or a list of texts (any other iterable of them too: a generator, a pandas Series); return
-    them as a list of clean strings. An error in a list names the text ("text 2 of 3 is empty")."""
-    batch = None
-    if isinstance(texts, str):
-        batch = [texts]
-    elif not isinstance(texts, (bytes, bytearray, Mapping)):  # bytes iterate as numbers, a dict as its keys
-        try:
-            batch = list(texts)
-        except TypeError:  # not iterable
-            pass
+    """One text or a list of texts (`text_list`, a lone surrogate read as "?"), none of them empty; an error in a
+    list names the text ("text 2 of 3 is empty")."""
+    batch = text_list(texts, surrogates="replace")
     if not batch:
-        raise ValueError(f"expected a text or a non-empty list of texts, got {type(texts).__name__}")
-    clean = []
+        raise ValueError(f"expected a text or a non-empty list of texts, got an empty {type(texts).__name__}")
     for i, text in enumerate(batch):
-        which = _which(texts, i, len(batch))
-        if not isinstance(text, str):
-            raise ValueError(f"expected text (a string), got {type(text).__name__} ({which})")
         if not text.strip():
-            raise ValueError(f"{which} is empty: type a sentence")
-        # Lone surrogates (from broken copy-paste) cannot be encoded as UTF-8: turn them into "?"
-        clean.append(text.encode("utf-8", errors="replace").decode("utf-8"))
-    return clean
-
-
-def _which(texts, i: int, n: int) -> str:
-    """How an error names text `i` of `n`: "the text" when the call was given one, else "text 2 of 3"."""
-    return "the text" if isinstance(texts, str) else f"text {i + 1} of {n}"
+            raise ValueError(f"{which_text(texts, i, len(batch))} is empty: type a sentence")
+    return batch
 
 
 def _masked(text: str, which: str = "the text") -> str:
@@ -148,7 +129,7 @@ class FillMaskPipeline(Pipeline):
         (a word or list) restricts the candidates to those tokens."""
         top_k = TOP_K if top_k is None else _count("top_k", top_k)
         texts = _check_texts(text)
-        texts = [_masked(t, _which(text, i, len(texts))) for i, t in enumerate(texts)]
+        texts = [_masked(t, which_text(text, i, len(texts))) for i, t in enumerate(texts)]
         target_ids = None if targets is None else self.target_ids(targets)
         # every batch encoded, and every text's masks found, before the first forward pass: a mask that truncation
         # cut off in the last text is refused before the model has run on the others
@@ -164,7 +145,7 @@ class FillMaskPipeline(Pipeline):
         truncation cut off one of its masks."""
         input_ids, attention_mask, truncated = encode(self.tokenizer, texts[rows], self.max_length)  # (B, T)
         first = rows.start
-        positions = [self._mask_positions(ids, text.count(MASK), _which(given, first + i, len(texts)))
+        positions = [self._mask_positions(ids, text.count(MASK), which_text(given, first + i, len(texts)))
                      for i, (ids, text) in enumerate(zip(input_ids, texts[rows]))]  # B of (M,)
         return input_ids, attention_mask, truncated, positions
 
@@ -231,11 +212,7 @@ class FillMaskPipeline(Pipeline):
         """The token a target is scored by and how many tokens the target is: a vocabulary entry as it is (1), else
         its first token; None for a target of no token at all (""). A ValueError naming a target that holds a lone
         surrogate: unlike a text's (read as "?"), its "?" would be scored as if it were the word."""
-        try:
-            target.encode("utf-8")
-        except UnicodeEncodeError as err:
-            raise ValueError(f"the target {target!r} holds a lone surrogate ({target[err.start]!r} at character "
-                             f"{err.start}), half of a UTF-16 pair and not a character: remove it") from None
+        refuse_lone_surrogate(target, f"the target {target!r}")
         if (token_id := self.tokenizer.token_to_id(target)) is not None:
             return token_id, 1
         pieces = self.tokenizer.encode(target, add_special_tokens=False).ids
@@ -383,20 +360,17 @@ def auto_model(model_id, **hub_kwargs):
     return model_class(hub.read_architecture(model_id, **hub_kwargs)).from_pretrained(model_id, **hub_kwargs)
 
 
-def _check_architecture(task: str, cls, model_id: str, **hub_kwargs) -> None:
-    """Refuse a folder whose config.json names another architecture than the task's, before any weight is read
-    (a masked LM given to "sentiment-analysis" was a raw "does not fit ...: missing keys [...]"). A config that
-    names none, or one this package does not load, is left to the loader (not `hub.require_architecture`, which
-    takes the first for a masked LM and refuses the second), except `transformers`' bare encoder, refused here with
-    a pointer to `from_pretrained_encoder`."""
-    config = hub.read_json(hub.resolve_file(model_id, hub.CONFIG_NAME, **hub_kwargs))
-    wanted = cls.model_class.architecture
-    hub.refuse_bare_encoder(model_id, config, f"the {task!r} pipeline needs {hub.ARCHITECTURES[wanted][0]} ({wanted})")
-    name = hub.named_architecture(config)
-    if name is not None and name != wanted:
-        why = (f"the {task!r} pipeline needs {hub.ARCHITECTURES[wanted][0]} ({wanted}): use "
-               f"pipeline({hub.task_of(name)!r}, ...) for this one")
-        raise hub.ArchitectureMismatch.of(model_id, name, why)
+def _load(task: str, model_class, model_id: str, **hub_kwargs):
+    """`model_class.from_pretrained(model_id)`, a folder of another architecture than the task's refused in the
+    pipeline's words, before any weight is read (a masked LM given to "sentiment-analysis" was a raw "does not fit
+    ...: missing keys [...]"): `hub.check_architecture`, on the loader's one read of config.json."""
+    hub.check_hub_kwargs(hub_kwargs)  # as from_pretrained: why= and advice= are the loader's, no option
+    wanted = model_class.architecture
+    why = f"the {task!r} pipeline needs {hub.ARCHITECTURES[wanted][0]} ({wanted})"
+
+    def advice(name: str) -> str:
+        return f"use pipeline({hub.task_of(name)!r}, ...) for this one"
+    return hub.load_model(model_class, model_id, why=why, advice=advice, **hub_kwargs)
 
 
 def pipeline(task: str, model, tokenizer=None, device=None, batch_size: int = 32, **hub_kwargs) -> Pipeline:
@@ -413,8 +387,7 @@ def pipeline(task: str, model, tokenizer=None, device=None, batch_size: int = 32
     tokenizer_name = "the tokenizer"
     if isinstance(model, (str, os.PathLike)):
         model_id = os.fspath(model)
-        _check_architecture(task, cls, model_id, **hub_kwargs)
-        model = cls.model_class.from_pretrained(model_id, **hub_kwargs)
+        model = _load(task, cls.model_class, model_id, **hub_kwargs)
         if tokenizer is None:  # the folder's own, named by its file in what the pipeline's checks say
             tokenizer, tokenizer_name = load_tokenizer(model_id, **hub_kwargs), f"{model_id}'s {hub.TOKENIZER_NAME}"
     elif tokenizer is None:

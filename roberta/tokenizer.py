@@ -9,12 +9,12 @@ import os
 import sys
 import warnings
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import torch
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
-from .config import whole_number
+from .config import MIN_LENGTH, whole_number
 from .files import write_atomic
 from .hub import TOKENIZER_NAME, ModelLoadError, ModelNotFoundError, local_folder, resolve_file
 
@@ -30,14 +30,13 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 50265, min_frequency
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
+    # <mask> absorbs the space before it: "Paris is the capital of <mask>." predicts " France" (a word with its space)
     specials = [AddedToken(t, special=True, lstrip=(t == "<mask>"), normalized=False) for t in SPECIAL_TOKENS]
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=specials,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=show_progress,
     )
-    tokenizer.train_from_iterator(texts, trainer=trainer)
-    # <mask> absorbs the space before it: "Paris is the capital of <mask>." predicts " France" (a word with its space)
-    tokenizer.add_special_tokens([AddedToken("<mask>", special=True, lstrip=True, normalized=False)])
+    tokenizer.train_from_iterator(texts, trainer=trainer)  # the specials keep their lstrip (tokenizers 0.23.3)
     tokenizer.post_processor = processors.RobertaProcessing(
         ("</s>", tokenizer.token_to_id("</s>")), ("<s>", tokenizer.token_to_id("<s>")),
         add_prefix_space=False, trim_offsets=True,
@@ -171,9 +170,6 @@ def _first_frame_outside_package() -> int:
     return level
 
 
-MIN_LENGTH = 3  # <s>, one token, </s>
-
-
 def _check_max_length(max_length, name: str = "max_length") -> int:
     """`max_length` as an int; a ValueError naming `name` for a length that holds no token of the text: <s> and
     </s> take two (0 and 1 were ignored, 2 gave every text as <s></s>)."""
@@ -184,24 +180,47 @@ def _check_max_length(max_length, name: str = "max_length") -> int:
     return length
 
 
-def _texts(texts) -> list[str]:
-    """`texts` (a string or an iterable of strings) as a list; a ValueError naming the argument for anything else,
-    and for a lone surrogate (half of a UTF-16 pair, from broken copy-paste), which is no text the tokenizer can
-    read (both were `tokenizers`' "TextEncodeInput must be Union[...]")."""
-    try:
-        texts = [texts] if isinstance(texts, str) else list(texts)
-    except TypeError:
-        raise ValueError(f"texts must be a string or a list of strings, got {type(texts).__name__}") from None
-    for i, text in enumerate(texts):
-        which = f"text {i + 1} of {len(texts)}"
-        if not isinstance(text, str):
-            raise ValueError(f"texts must be strings, got {type(text).__name__} ({which})")
+def text_list(texts, *, surrogates: str = "refuse") -> list[str]:
+    """`texts` (a text, or any iterable of texts: a list, a generator, a pandas Series) as a list of strings, empty
+    when it is; a ValueError in plain words for anything else (bytes and a dict too: they iterate as numbers and as
+    keys; both were `tokenizers`' "TextEncodeInput must be Union[...]"). A lone surrogate (half of a UTF-16 pair,
+    from broken copy-paste) cannot be tokenized: `surrogates="refuse"` names the text in a ValueError
+    (`refuse_lone_surrogate`), "replace" reads it as "?" (the pipelines: text as people paste it)."""
+    if surrogates not in ("refuse", "replace"):
+        raise ValueError(f"surrogates must be 'refuse' or 'replace', got {surrogates!r}")
+    batch = None
+    if isinstance(texts, str):
+        batch = [texts]
+    elif not isinstance(texts, (bytes, bytearray, Mapping)):
         try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as err:
-            raise ValueError(f"{which} holds a lone surrogate ({text[err.start]!r} at character {err.start}), half "
-                             "of a UTF-16 pair and not a character: remove it") from None
-    return texts
+            batch = list(texts)
+        except TypeError:  # not iterable
+            pass
+    if batch is None:
+        raise ValueError(f"expected a text or a list of texts, got {type(texts).__name__}")
+    for i, text in enumerate(batch):
+        which = which_text(texts, i, len(batch))
+        if not isinstance(text, str):
+            raise ValueError(f"expected text (a string), got {type(text).__name__} ({which})")
+        if surrogates == "refuse":
+            refuse_lone_surrogate(text, which)
+    if surrogates == "replace":
+        batch = [text.encode("utf-8", errors="replace").decode("utf-8") for text in batch]
+    return batch
+
+
+def which_text(texts, i: int, n: int) -> str:
+    """How an error names text `i` of `n`: "the text" when the call was given one, else "text 2 of 3"."""
+    return "the text" if isinstance(texts, str) else f"text {i + 1} of {n}"
+
+
+def refuse_lone_surrogate(text: str, named: str) -> None:
+    """A ValueError naming the text (`named`: "the text", "the target 'a\\udc80'") when it holds a lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValueError(f"{named} holds a lone surrogate ({text[err.start]!r} at character {err.start}), half of a "
+                         "UTF-16 pair and not a character: remove it") from None
 
 
 def for_model(tokenizer: Tokenizer, max_length: int | None, stride: int = 0) -> Tokenizer:
@@ -233,11 +252,11 @@ _FOR_MODEL: "weakref.WeakKeyDictionary[Tokenizer, dict[tuple, Tokenizer]]" = wea
 def encode(tokenizer: Tokenizer, texts, max_length: int):
     """Model inputs for `texts` (a string or a list): input_ids (B, T) long, attention_mask (B, T) long, and
     truncated: list[bool], whether each text was cut to `max_length` tokens (see `for_model`). `tokenizer`: what
-    `as_tokenizer` takes. A text with a lone surrogate is refused (`_texts`); the pipelines, which take text as
+    `as_tokenizer` takes. A text with a lone surrogate is refused (`text_list`); the pipelines, which take text as
     people paste it, read one as "?" instead, before they call this."""
     tokenizer = as_tokenizer(tokenizer)
-    _check_max_length(max_length)
-    texts = _texts(texts)
+    max_length = _check_max_length(max_length)
+    texts = text_list(texts)
     if not texts:
         return torch.zeros(0, 0, dtype=torch.long), torch.zeros(0, 0, dtype=torch.long), []
     encodings = for_model(tokenizer, max_length).encode_batch(texts)
@@ -263,13 +282,14 @@ def encode_windows(tokenizer: Tokenizer, texts, max_length: int, stride: int | N
     of one text are consecutive, its first window first (the one `encode` gives). `tokenizer`: what
     `as_tokenizer` takes."""
     tokenizer = as_tokenizer(tokenizer)
-    _check_max_length(max_length)
-    texts = _texts(texts)
-    stride = window_stride(max_length) if stride is None else stride
-    if isinstance(stride, bool) or not isinstance(stride, int) or not 0 <= stride < max_length - 2:
+    max_length = _check_max_length(max_length)
+    texts = text_list(texts)
+    given = window_stride(max_length) if stride is None else stride
+    stride = whole_number(given)
+    if stride is None or not 0 <= stride < max_length - 2:
         raise ValueError(f"stride must be a whole number from 0 to {max_length - 3} (a window of {max_length} "
                          f"tokens holds {max_length - 2} of the text, and must move on by at least one), "
-                         f"got {stride!r}")
+                         f"got {given!r}")
     if not texts:
         empty = torch.zeros(0, 0, dtype=torch.long)
         return empty, empty, torch.zeros(0, dtype=torch.long)
@@ -324,7 +344,7 @@ def save_tokenizer(tokenizer: Tokenizer, folder, model_max_length: int) -> None:
     the class that reads tokenizer.json as saved, normalizer included: `tokenizer_class`). `model_max_length`:
     the model's max_length, a whole number of at least MIN_LENGTH. `tokenizer`: what `as_tokenizer` takes."""
     tokenizer = as_tokenizer(tokenizer)  # before anything is written, as the length's check
-    _check_max_length(model_max_length, "model_max_length")
+    model_max_length = _check_max_length(model_max_length, "model_max_length")
     folder = local_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
     write_tokenizer_json(tokenizer, folder / TOKENIZER_NAME)

@@ -150,6 +150,23 @@ def test_a_config_built_in_code_names_its_bad_field(make, message):
         make()
 
 
+def test_a_config_takes_numpy_integers_as_python_ints():
+    """num_hidden_layers=np.int64(3) was "must be an integer", where the masker and the pipelines take numpy
+    integers (`roberta.config.whole_number`, the one rule); kept as Python ints, so config.json is still written."""
+    import numpy as np
+
+    config = roberta.RobertaConfig.from_preset("tiny", num_hidden_layers=np.int64(3), pad_token_id=np.int32(1),
+                                               layer_norm_eps=np.int64(1), id2label={np.int64(0): "a", 1: "b"})
+    assert config == roberta.RobertaConfig.from_preset("tiny", num_hidden_layers=3, layer_norm_eps=1,
+                                                       id2label={0: "a", 1: "b"})
+    assert all(type(getattr(config, name)) is int for name in ("num_hidden_layers", "pad_token_id", "layer_norm_eps"))
+    assert json.loads(json.dumps(config.to_hf_dict("RobertaForMaskedLM")))["num_hidden_layers"] == 3
+    assert roberta.RobertaConfig.from_dict({"num_labels": np.int64(3)}).num_labels == 3
+    for bad in (np.float64(3.0), True, np.True_):
+        with pytest.raises(ValueError, match="num_hidden_layers must be an integer"):
+            roberta.RobertaConfig.from_preset("tiny", num_hidden_layers=bad)
+
+
 @pytest.mark.parametrize("field, value, message", [
     ("hidden_size", "256", "hidden_size must be an integer, got '256'"),
     ("num_attention_heads", 0, "num_attention_heads must be at least 1"),
@@ -596,6 +613,49 @@ def test_loading_a_folder_reads_its_config_json_once(folder, monkeypatch):
     monkeypatch.setattr(hub, "read_json", lambda path: reads.append(path) or real_read_json(path))
     roberta.RobertaForMaskedLM.from_pretrained(folder)
     assert [p for p in reads if str(p).endswith("config.json")] == [str(folder / "config.json")]
+    reads.clear()  # a pipeline's architecture check too: it read the file, then its loader read it again
+    roberta.pipeline("fill-mask", folder, device="cpu")
+    assert [p for p in reads if str(p).endswith("config.json")] == [str(folder / "config.json")]
+
+
+def test_the_three_architecture_checks_are_one(folder, tiny_clf_dir):
+    """`require_architecture` (the scripts), `refuse_other_head` (from_pretrained) and the pipeline each had a check
+    of their own: one rule now (`hub.check_architecture`), each caller saying why it needed the other kind. A bare
+    encoder was an ArchitectureMismatch for two of them, and for `require_architecture` "architectures is
+    ['RobertaModel']; this package loads [...]"."""
+    clf = f"{tiny_clf_dir} is a classifier (RobertaForSequenceClassification); "
+    for call, why in ((lambda: hub.require_architecture(tiny_clf_dir, "RobertaForMaskedLM", "the probe needs one"),
+                       "the probe needs one"),
+                      (lambda: roberta.RobertaForMaskedLM.from_pretrained(tiny_clf_dir),
+                       "RobertaForMaskedLM needs a masked-LM model: load it with "
+                       "RobertaForSequenceClassification.from_pretrained"),
+                      (lambda: roberta.pipeline("fill-mask", tiny_clf_dir),
+                       "the 'fill-mask' pipeline needs a masked-LM model (RobertaForMaskedLM): use "
+                       "pipeline('text-classification', ...) for this one")):
+        with pytest.raises(hub.ArchitectureMismatch) as info:
+            call()
+        assert str(info.value) == clf + why
+    for option in ("why", "advice"):  # the pipeline's words to the loader (`hub.load_model`), no from_pretrained option
+        for load in (roberta.RobertaForMaskedLM.from_pretrained, functools.partial(roberta.pipeline, "fill-mask")):
+            with pytest.raises(TypeError, match=f"unknown option '{option}'"):
+                load(tiny_clf_dir, **{option: "the probe needs one"})
+    edit_config(folder, architectures=["RobertaModel"])
+    hint = ("Start a classifier from its encoder with RobertaForSequenceClassification.from_pretrained_encoder"
+            f"({str(folder)!r})")
+    with pytest.raises(hub.ArchitectureMismatch) as info:
+        hub.require_architecture(folder, "RobertaForMaskedLM", "the probe needs a masked-LM model", "--model")
+    assert str(info.value) == (f"--model {folder} is an encoder without a head (RobertaModel); the probe needs a "
+                               f"masked-LM model. {hint}")
+    # a config that names no architecture: a masked LM for the scripts (`read_architecture`), left to the loader
+    # by the others (which load it as the class they are)
+    edit_config(folder, architectures=[])
+    assert hub.require_architecture(folder, "RobertaForMaskedLM", "unused") == "RobertaForMaskedLM"
+    with pytest.raises(hub.ArchitectureMismatch, match=f"^{folder} is a masked-LM model "):
+        hub.require_architecture(folder, "RobertaForSequenceClassification", "calibration needs a classifier")
+    hub.check_architecture(folder, {"architectures": []}, "RobertaForSequenceClassification", "unused")
+    edit_config(folder, architectures=["BertForMaskedLM"])  # one this package does not load: named, as before
+    with pytest.raises(ModelLoadError, match=r"architectures is \['BertForMaskedLM'\]; this package loads"):
+        hub.require_architecture(folder, "RobertaForMaskedLM", "unused")
 
 
 def test_the_finite_check_reads_one_byte_floats():

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from roberta.masking import (IGNORE_INDEX, KEPT, MASKED, NOT_SELECTED, RANDOM, DynamicMasker, StaticMasker,
-                             make_masker)
+from roberta.masking import (IGNORE_INDEX, KEPT, MASKED, NOT_SELECTED, RANDOM, DynamicMasker, MaskedBatch,
+                             StaticMasker, make_masker, widen_to_row)
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -122,6 +122,18 @@ def test_both_maskers_take_any_whole_number_seed_folded_into_64_bits(tokenizer):
         assert torch.equal(call(make_masker(kind, tokenizer, seed=-1)).labels,
                            call(make_masker(kind, tokenizer, seed=2 ** 64 - 1)).labels), kind
     assert type(make_masker("static", tokenizer, seed=np.int64(3)).seed) is int
+
+
+def test_a_numpy_dupe_factor_is_a_python_int(tokenizer):
+    """dupe_factor=np.int64(2) was taken, then overflowed numpy in the static masker's seeds (an OverflowError at the
+    first batch, or a warning): it is a Python int, as the seed is."""
+    ids = small_batch(tokenizer)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's overflow warning
+        masker = make_masker("static", tokenizer, dupe_factor=np.int64(2))
+        assert type(masker.dupe_factor) is int
+        assert torch.equal(masker(ids, [2 ** 62, 1, 2, 3], np.int64(3)).labels,
+                           make_masker("static", tokenizer, dupe_factor=2)(ids, [2 ** 62, 1, 2, 3], 1).labels)
 
 
 def test_dynamic_state_dict_resumes_the_stream(tokenizer):
@@ -412,3 +424,15 @@ def test_static_masker_takes_any_integer_example_id(tokenizer):
     assert torch.equal(masker(ids, [2 ** 64 + 5], 0).labels, masker(ids, [5], 0).labels)  # seed = id here
     assert torch.equal(masker(ids, [-1], 0).labels, masker(ids, [2 ** 64 - 1], 0).labels)
     assert torch.equal(masker(ids, torch.tensor([3, 4])[:1], 0).labels, masker(ids, [3], 0).labels)
+
+
+def test_widen_to_row_puts_a_slices_mask_back_in_its_row():
+    """The static masker masks a row's tokens without its padding, then widens that mask to the whole row (it was
+    named `pad_to`, but pads nothing): the cut positions keep their tokens, are not selected and have no label."""
+    row = torch.tensor([[1, 1, 0, 7, 8, 2, 1]])  # (1, T): <pad> <pad> <s> 7 8 </s> <pad>
+    sliced = MaskedBatch(torch.tensor([[0, 4, 8, 2]]), torch.tensor([[IGNORE_INDEX, 7, IGNORE_INDEX, IGNORE_INDEX]]),
+                         torch.tensor([[NOT_SELECTED, MASKED, NOT_SELECTED, NOT_SELECTED]]))  # (1, n): row[:, 2:6]
+    wide = widen_to_row(sliced, row, start=2)
+    assert wide.input_ids.tolist() == [[1, 1, 0, 4, 8, 2, 1]]
+    assert wide.labels.tolist() == [[IGNORE_INDEX] * 3 + [7] + [IGNORE_INDEX] * 3]
+    assert wide.outcome.tolist() == [[NOT_SELECTED] * 3 + [MASKED] + [NOT_SELECTED] * 3]

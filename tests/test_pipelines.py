@@ -1,4 +1,5 @@
 """roberta.pipeline: fill-mask and sentiment outputs, targets, [MASK], bad inputs, truncation, batches."""
+import json
 import re
 import warnings
 
@@ -516,6 +517,23 @@ def test_numpy_integers_count_as_whole_numbers(tiny_mlm_dir, fill, sentiment):
             fill(text, top_k=bad)
 
 
+def test_the_encoders_take_numpy_integers_as_their_lengths_and_stride(tokenizer, tmp_path):
+    """encode_windows(..., max_length=np.int64(16)) was "stride must be a whole number from 0 to 13, got
+    np.int64(4)": a stride the caller never gave, from the unchecked length; a numpy stride was refused too."""
+    texts = ["A dog.", long_text(60)]
+    windows = encode_windows(tokenizer, texts, 16)  # (W, T) ids, (W, T) mask, (W,) owner
+    for got in (encode_windows(tokenizer, texts, np.int64(16)), encode_windows(tokenizer, texts, 16, np.int64(4)),
+                encode_windows(tokenizer, texts, torch.tensor(16), torch.tensor(4))):
+        assert all(torch.equal(a, b) for a, b in zip(got, windows))
+    ids, mask, truncated = encode(tokenizer, texts, np.int32(16))  # (B, T)
+    assert ids.shape == (2, 16) and truncated == [False, True]
+    roberta.save_tokenizer(tokenizer, tmp_path, np.int64(16))
+    assert json.loads((tmp_path / "tokenizer_config.json").read_text())["model_max_length"] == 16
+    for bad in (np.float64(4.0), np.int64(14), np.True_):
+        with pytest.raises(ValueError, match=r"^stride must be a whole number from 0 to 13 .*got "):
+            encode_windows(tokenizer, texts, np.int64(16), bad)
+
+
 def _flat(results):
     """Fill-mask results as (token, score) pairs, for approximate comparison."""
     return [(r["token"], r["score"]) for result in results for r in result]
@@ -671,9 +689,16 @@ def test_any_iterable_of_texts_is_a_list_of_texts(fill, sentiment):
     assert fill(t for t in texts) == fill(texts) == fill(tuple(texts))
     reviews = ["a dog", "the sea"]
     assert sentiment(iter(reviews)) == sentiment(reviews)
-    for bad in ({"a <mask>": 1}, b"a <mask>", (t for t in []), 3):  # a dict is no list of texts, nor are bytes
-        with pytest.raises(ValueError, match="expected a text or a non-empty list of texts"):
-            fill(bad)
+    for bad in ({"a <mask>": 1}, b"a <mask>", 3):  # a dict is no list of texts, nor are bytes
+        for pipe in (fill, sentiment):  # in the words `encode` refuses them with (`roberta.tokenizer.text_list`)
+            with pytest.raises(ValueError, match=f"^expected a text or a list of texts, got {type(bad).__name__}$"):
+                pipe(bad)
+        with pytest.raises(ValueError, match=f"^expected a text or a list of texts, got {type(bad).__name__}$"):
+            encode(fill.tokenizer, bad, 16)
+    for empty in ((t for t in []), []):  # what `encode` takes (no rows), but no call of a pipeline
+        with pytest.raises(ValueError, match=f"^expected a text or a non-empty list of texts, got an empty "
+                                             f"{type(empty).__name__}$"):
+            fill(empty)
 
 
 def test_the_classifier_reads_truncation_true_as_long_text_first(sentiment):
@@ -700,3 +725,9 @@ def test_a_target_with_a_lone_surrogate_is_refused_in_plain_words(fill):
     for targets in (["\ud800"], [" the", "a\udc80"]):
         with pytest.raises(ValueError, match="the target .* holds a lone surrogate .* remove it"):
             fill("The cat likes <mask>.", targets=targets)
+    with pytest.raises(ValueError) as target:
+        fill("The cat likes <mask>.", targets="a\udc80")
+    with pytest.raises(ValueError) as text:
+        encode(fill.tokenizer, "a\udc80", 16)
+    said = "holds a lone surrogate ('\\udc80' at character 1), half of a UTF-16 pair and not a character: remove it"
+    assert str(target.value) == f"the target 'a\\udc80' {said}" and str(text.value) == f"the text {said}"

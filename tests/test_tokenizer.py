@@ -52,6 +52,10 @@ def test_mask_absorbs_the_space_before_it(tokenizer):
     # The space went into <mask>: the token before it is "of" (with its own leading space), no lone "Ġ".
     assert "Ġ" not in encoding.tokens
     assert encoding.tokens[mask_at] == " <mask>"  # the matched text includes the space
+    # ... by the lstrip the trainer's special tokens carry (re-adding <mask> after training changed nothing), kept in
+    # the tokenizer.json written
+    added = {t["content"]: t for t in json.loads(tokenizer.to_str())["added_tokens"]}
+    assert [t for t in SPECIAL_TOKENS if added[t]["lstrip"]] == ["<mask>"]
     assert encoding.ids[:mask_at] == tokenizer.encode("The capital of").ids[:-1]
     # So a predicted word carries its space: putting " London" in the mask's place reads back as the text.
     london = tokenizer.encode(" London", add_special_tokens=False).ids
@@ -124,17 +128,40 @@ def test_train_tokenizer_refuses_one_string_for_a_list_of_texts():
 
 
 @pytest.mark.parametrize("texts, message", [
-    ([1], r"texts must be strings, got int \(text 1 of 1\)"),
-    (["fine", None], r"texts must be strings, got NoneType \(text 2 of 2\)"),
-    (None, "texts must be a string or a list of strings, got NoneType"),
-    ("\ud800lone", r"text 1 of 1 holds a lone surrogate \('\\ud800' at character 0\)"),
+    ([1], r"^expected text \(a string\), got int \(text 1 of 1\)$"),
+    (["fine", None], r"^expected text \(a string\), got NoneType \(text 2 of 2\)$"),
+    (None, "^expected a text or a list of texts, got NoneType$"),
+    (b"hello", "^expected a text or a list of texts, got bytes$"),  # was five "texts", the bytes' numbers
+    ({"a text": 1}, "^expected a text or a list of texts, got dict$"),  # was its keys, encoded without a word
+    ("\ud800lone", r"^the text holds a lone surrogate \('\\ud800' at character 0\), half of a UTF-16 pair and not "
+                   "a character: remove it$"),
+    (["fine", "a\udc80"], r"^text 2 of 2 holds a lone surrogate \('\\udc80' at character 1\)"),
 ])
 def test_encode_names_texts_that_are_not_text(tokenizer, texts, message):
-    """tokenizers' "TextEncodeInput must be Union[TextInputSequence, ...]" named neither the argument nor the text."""
+    """tokenizers' "TextEncodeInput must be Union[TextInputSequence, ...]" named neither the argument nor the text.
+    The words are the pipelines' (one check of "a text or a list of texts", `roberta.tokenizer.text_list`), but a
+    lone surrogate is refused here, where the pipelines read it as "?"."""
     from roberta.tokenizer import encode_windows
     for encoder in (roberta.encode, encode_windows):
         with pytest.raises(ValueError, match=message):
             encoder(tokenizer, texts, 10)
+
+
+def test_the_shortest_input_is_one_length_for_the_config_and_the_encoders(tokenizer):
+    """The least length, <s> a token </s>, was written twice (config.py's `< 3`, tokenizer.py's MIN_LENGTH): one
+    constant now, in config.py, which the encoders' check reads too."""
+    from roberta.config import MIN_LENGTH
+    from roberta.tokenizer import encode_windows
+
+    shortest = roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer, max_position_embeddings=MIN_LENGTH + 2)
+    assert shortest.max_length == MIN_LENGTH == 3
+    assert roberta.encode(tokenizer, "a long text", shortest.max_length)[0].shape == (1, MIN_LENGTH)
+    assert encode_windows(tokenizer, "a long text", shortest.max_length)[0].shape[1] == MIN_LENGTH
+    with pytest.raises(ValueError, match=f"max_position_embeddings .{MIN_LENGTH + 1}. must be at least"):
+        roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer, max_position_embeddings=MIN_LENGTH + 1)
+    for encoder in (roberta.encode, encode_windows):
+        with pytest.raises(ValueError, match=f"max_length must be a whole number of at least {MIN_LENGTH} "):
+            encoder(tokenizer, "a long text", MIN_LENGTH - 1)
 
 
 def test_roberta_base_layout_loads_with_the_same_code(tokenizer, roberta_base_style_tokenizer_file):
