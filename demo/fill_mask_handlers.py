@@ -151,7 +151,7 @@ class FillMaskHandlers(HandlerBase):
                     unscorable.setdefault(word, "part of a character" if piece.strip() else
                                           "a lone space" if piece == " " else "whitespace alone")
         if unscorable:
-            quoted = " and ".join(f"“{w}”" for w in unscorable)
+            quoted = said_list([f"“{w}”" for w in unscorable])
             one = len(unscorable) == 1
             raise fail(f"{quoted} cannot be scored: {'its' if one else 'each one’s'} first piece is "
                        f"{' or '.join(dict.fromkeys(unscorable.values()))}, which says nothing about the word. "

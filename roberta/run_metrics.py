@@ -143,7 +143,7 @@ def same_text_file(a: str | None, b: str | None) -> bool:
     `gpu-upload/data/wikitext-2/wiki.valid.tokens.xz` (the folder and the file name, `.xz` aside)."""
     if not a or not b:
         return False
-    return a == b or Path(a.removesuffix(".xz")).parts[-2:] == Path(b.removesuffix(".xz")).parts[-2:]
+    return a == b or Path(a.removesuffix(COMPRESSED)).parts[-2:] == Path(b.removesuffix(COMPRESSED)).parts[-2:]
 
 
 @dataclass
@@ -250,11 +250,11 @@ class RunMetrics:
         return out
 
     @staticmethod
-    def path_of(path: str | os.PathLike) -> Path:
-        """A folder's metrics.json, or `path` itself when it names a .json file (a folder may have a dot in its
-        name: runs/phase1.5)."""
+    def path_of(path: str | os.PathLike, name: str = METRICS_NAME) -> Path:
+        """A folder's metrics.json (or its file `name`: phases.json), or `path` itself when it names a .json file (a
+        folder may have a dot in its name: runs/phase1.5)."""
         path = Path(path)
-        return path / METRICS_NAME if path.is_dir() or path.suffix.lower() != ".json" else path
+        return path / name if path.is_dir() or path.suffix.lower() != ".json" else path
 
     @classmethod
     def read(cls, path: str | os.PathLike, missing_ok: bool = False) -> "RunMetrics | None":
@@ -384,8 +384,7 @@ class RunMetrics:
 def read_phase_history(path: str | os.PathLike) -> list[RunMetrics]:
     """The phases of a folder's phases.json (or of the file `path`), in order: FileNotFoundError if there is
     none, ValueError naming the file if it is not a list of metrics."""
-    path = Path(path)
-    file = path / PHASES_NAME if path.is_dir() or path.suffix.lower() != ".json" else path
+    file = RunMetrics.path_of(path, PHASES_NAME)
     try:
         phases = json.loads(file.read_text(encoding="utf-8"))
         if not isinstance(phases, list):

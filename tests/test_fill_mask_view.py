@@ -210,6 +210,7 @@ def test_the_layer_note_says_what_the_mlm_head_is():
                                      "about the word. Leave it out, or try a word the vocabulary has."),
     ("The (<mask>) is good.", "house, 🍕", "“🍕” cannot be scored: its first piece is part of a character"),
     ("I ate a <mask>.", "🍕, 🍔", "“🍕” and “🍔” cannot be scored: each one’s first piece is a lone space"),
+    ("I ate a <mask>.", "🍕, 🍔, 🌮", "“🍕”, “🍔” and “🌮” cannot be scored: each one’s first piece is a lone space"),
 ])
 def test_a_candidate_scored_by_a_lone_space_or_a_byte_is_refused(handlers, text, targets, match):
     with pytest.raises(gr.Error, match=re.escape(match)):

@@ -667,6 +667,26 @@ def test_a_classifiers_columns_are_read_from_the_command_that_made_it(tmp_path):
     assert recorded({"calibration": {"slice": {"text_column": "body", "label_column": None}}}) == ("body", None)
 
 
+def test_a_classifiers_columns_are_read_as_every_metrics_file_is(tmp_path):
+    """`recorded_columns` read metrics.json on its own (`RunMetrics` is the one reader): a folder or the file itself
+    reads, and a folder without one, or with one that is not a metrics object, records no columns."""
+    import json
+
+    from train.recorded_columns import recorded_columns
+
+    file = tmp_path / "metrics.json"
+    file.write_text(json.dumps({"command": "python -m train.finetune --text-column review --out x"}))
+    assert recorded_columns(tmp_path) == recorded_columns(file) == ("review", None)
+    for broken in ("{not json", "[1]", '"text"'):
+        file.write_text(broken)
+        assert recorded_columns(tmp_path) == (None, None)
+    file.write_bytes(b"\xff\xfe{")  # not UTF-8
+    assert recorded_columns(tmp_path) == (None, None)
+    file.unlink()
+    file.mkdir()  # not a file at all
+    assert recorded_columns(tmp_path) == (None, None)
+
+
 def test_labelled_text_is_read_without_its_labels(tmp_path):
     """A labelled file read as text (a TAPT corpus, pretraining text) failed on labels that are names."""
     tsv = tmp_path / "own.tsv"

@@ -1039,6 +1039,37 @@ def test_missing_tokenizer_and_non_utf8_corpus_are_one_line_errors(train_files, 
     assert err.startswith(f"error: --corpus {corpus} line 2: not UTF-8 text") and err.count("\n") == 1
 
 
+def test_an_mlm_batchs_loss_is_its_mean_times_its_targets_as_num_targets_counts_them(tiny_config, monkeypatch):
+    """`MLMTask.loss_sum` counted the batch's targets a second time beside `num_targets` (the count the trainer
+    divides by, and on a GPU one more host sync a micro-batch): the loss sum is scaled by that one count."""
+    torch.manual_seed(0)
+    model = roberta.RobertaForMaskedLM(tiny_config).eval()
+    ids = torch.randint(5, tiny_config.vocab_size, (2, 8))  # (B, T)
+    labels = torch.full_like(ids, roberta.IGNORE_INDEX)
+    labels[0, 1], labels[1, 3], labels[1, 6] = ids[0, 1], ids[1, 3], ids[1, 6]  # three targets
+    batch = {"input_ids": ids, "labels": labels}
+    task = pretrain.MLMTask(ids, masker=None, pad_id=tiny_config.pad_token_id)
+    mean = model(input_ids=ids, labels=labels, masked_only=True).loss
+    assert task.num_targets(batch) == 3
+    assert task.loss_sum(model, batch).item() == pytest.approx(3 * mean.item())
+    counted = []
+    monkeypatch.setattr(pretrain.MLMTask, "num_targets", lambda self, b: counted.append(b) or 5)
+    assert task.loss_sum(model, batch).item() == pytest.approx(5 * mean.item()) and counted == [batch]
+    no_targets = {"input_ids": ids, "labels": torch.full_like(ids, roberta.IGNORE_INDEX)}
+    monkeypatch.undo()
+    assert task.loss_sum(model, no_targets).item() == 0  # a slice with no target: 0, a zero gradient
+
+
+def test_pretraining_takes_the_ignored_label_from_the_loss_that_defines_it():
+    """IGNORE_INDEX is defined by roberta.loss; train.pretrain took it through roberta.masking's re-export."""
+    import ast
+
+    tree = ast.parse((ROOT / "train" / "pretrain.py").read_text(encoding="utf-8"))
+    sources = [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+               and any(alias.name == "IGNORE_INDEX" for alias in node.names)]
+    assert sources == ["roberta.loss"]
+
+
 # ----- divergence -----
 def test_nan_loss_stops_without_saving(train_files, tmp_path, monkeypatch, capsys):
     out = tmp_path / "run"

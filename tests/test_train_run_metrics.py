@@ -84,12 +84,28 @@ def test_the_gpu_uploads_xz_copy_of_the_held_out_text_is_the_same_text():
     assert not same_text_file(None, "valid.txt")
 
 
+def test_the_upload_copies_suffix_is_known_in_one_place(monkeypatch):
+    """`same_text_file` wrote ".xz" again beside COMPRESSED, which `readable_dataset` reads: both follow it."""
+    from roberta import run_metrics
+
+    monkeypatch.setattr(run_metrics, "COMPRESSED", ".zst")
+    original, copy = "../shared/data/wikitext-2/wiki.valid.tokens", "gpu-upload/data/wikitext-2/wiki.valid.tokens"
+    assert same_text_file(original, copy + ".zst") and not same_text_file(original, copy + ".xz")
+    assert run_metrics.readable_dataset("wikitext-2/wiki.valid.tokens.zst") == "WikiText-2"
+
+
 def test_a_folder_with_a_dot_in_its_name_gets_a_metrics_file(tmp_path):
     RunMetrics(command="x").write(tmp_path / "runs" / "phase1.5")
     assert (tmp_path / "runs" / "phase1.5" / "metrics.json").is_file()
     assert RunMetrics.read(tmp_path / "runs" / "phase1.5").command == "x"
     RunMetrics(command="y").write(tmp_path / "copy.json")  # a .json name is the file itself
     assert RunMetrics.read(tmp_path / "copy.json").command == "y"
+    # phases.json is found by the same rule (`read_phase_history` had its own copy of it)
+    dotted = tmp_path / "runs" / "phase1.5"
+    assert RunMetrics.path_of(dotted, PHASES_NAME) == dotted / PHASES_NAME
+    assert RunMetrics.path_of(tmp_path / "copy.json", PHASES_NAME) == tmp_path / "copy.json"
+    write_phase_history(dotted, [RunMetrics(command="z")])
+    assert read_phase_history(dotted)[0].command == "z"
 
 
 def test_held_out_survives_a_malformed_later_evaluation():

@@ -29,7 +29,8 @@ from pathlib import Path
 import torch
 
 import roberta
-from roberta.masking import DUPE_FACTOR, IGNORE_INDEX, MLM_PROBABILITY, to_device
+from roberta.loss import IGNORE_INDEX
+from roberta.masking import DUPE_FACTOR, MLM_PROBABILITY, to_device
 from roberta.run_metrics import RunMetrics
 from roberta.tokenizer import save_tokenizer, write_tokenizer_json
 
@@ -100,9 +101,13 @@ class PretrainArguments(ModelArguments, TrainingArguments):
     dropout: float | None = redefault("dropout", 0.0)
     out: str = redefault("out", "runs/pretrain")  # the loop's other defaults are the pretraining recipe's
 
+    def trains_tokenizer(self) -> bool:
+        """Whether the run trains its tokenizer on --corpus (no --tokenizer, no --init to take one from)."""
+        return not (self.tokenizer or self.init)
+
     def own_files(self) -> tuple[str, ...]:
         """The tokenizer this run trains is saved in OUT before training (`get_tokenizer`)."""
-        return () if self.tokenizer or self.init else ("tokenizer.json",)
+        return ("tokenizer.json",) if self.trains_tokenizer() else ()
 
     def check(self, world_size: int = 1) -> None:
         """Every option check made before the tokenizer and the data are read (minutes on the full corpus), in the
@@ -116,7 +121,7 @@ class PretrainArguments(ModelArguments, TrainingArguments):
                             f"{self.eval_rows} and {self.final_eval_rows}")
         if self.corpus_chars is not None and self.corpus_chars < 1:
             raise UserError(f"--corpus-chars must be at least 1, got {self.corpus_chars}")
-        if not (self.tokenizer or self.init):  # a tokenizer trained on --corpus (minutes): its size first
+        if self.trains_tokenizer():  # a tokenizer trained on --corpus (minutes): its size first
             from .tokenizer import check_vocab_size
             check_vocab_size(self.vocab_size)
         if not self.init:
@@ -164,7 +169,7 @@ class MLMTask(Task):
     def loss_sum(self, model, batch):
         # masked_only (roberta.loss): only the masked positions meet the vocabulary, by the fused training loss
         out = model(input_ids=batch["input_ids"], labels=batch["labels"], masked_only=True)
-        return out.loss * int(batch["labels"].ne(IGNORE_INDEX).sum())  # no target in this slice: 0, a zero gradient
+        return out.loss * self.num_targets(batch)  # no target in this slice: 0, a zero gradient
 
     def evaluate(self, model):
         return self._evaluate(model) if self._evaluate else {}
@@ -180,7 +185,7 @@ def get_tokenizer(args: PretrainArguments, out: Path, dist: Dist):
     """--tokenizer, or one trained on --corpus (rank 0 trains and saves it, the others read it). A resumed run
     reads the one it trained; a new run trains its own (one a failed start left there was made with that
     start's options)."""
-    if args.tokenizer or args.init:
+    if not args.trains_tokenizer():
         from .tokenizer import load_run_tokenizer
         return load_run_tokenizer(args.tokenizer, args.init, named=True)  # errors name --tokenizer or --init
     path = out / "tokenizer.json"
@@ -238,22 +243,20 @@ def write_model_files(out: Path, model: roberta.RobertaForMaskedLM, tokenizer) -
 
 
 def run(args: PretrainArguments, dist: Dist | None = None) -> int:
-    from . import data, packing
+    """The recipe: the options and the data sources checked, the tokenizer and the model, the corpus and the held-out
+    text packed into rows, the masks, the training loop, then (rank 0) the Hub-ready folder."""
     from .evaluate import evaluate_masked, first_rows, fixed_mask
-    from .model_card import write_model_card
 
     started, dist = time.time(), dist or Dist()
     out = Path(args.out)
     args.check(dist.world_size)  # before the tokenizer and the data: minutes on the full corpus
     lock_out(output_folder(args.out), dist)
-    # the data options by their names (`train.data`'s checks; a missing default says how to point the command at
-    # the data), before anything is written: --valid first, and --corpus now if a tokenizer is trained on it
-    # (minutes on the full corpus), else once the model's lengths are checked (they are named first)
-    data.check_text_source(args.valid, "--valid", default=args.valid == DEFAULT_VALID)
+    # the data options by their names, before anything is written: --valid first, and --corpus now if a tokenizer is
+    # trained on it (minutes on the full corpus), else once the model's lengths are checked (`prepare_rows`)
+    check_source(args, "--valid")
     warn_if_valid_is_trained_on(args.corpus, args.valid)
-    corpus_checked = not (args.tokenizer or args.init)
-    if corpus_checked:
-        data.check_text_source(args.corpus, "--corpus", default=args.corpus == PRETRAIN_CORPUS)
+    if args.trains_tokenizer():
+        check_source(args, "--corpus")
     seed_everything(args.seed)
     tokenizer = get_tokenizer(args, out, dist)
     say = print if dist.is_main else (lambda *a, **k: None)
@@ -262,41 +265,14 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     config = model.config
     say(f"model: {args.init or args.preset + ' preset'}, {model.num_parameters():,} parameters, "
         f"vocabulary {config.vocab_size:,}", flush=True)
-    seq_length = args.max_length or config.max_length
-    if not 8 <= seq_length <= config.max_length:
-        raise UserError(f"--max-length must be between 8 and the model's longest input {config.max_length} "
-                        f"(a new model's is --model-max-length), got {seq_length}")
-    eval_length = args.eval_length or config.max_length
-    if not 8 <= eval_length <= config.max_length:
-        raise UserError(f"--eval-length must be between 8 and the model's longest input {config.max_length}, "
-                        f"got {eval_length}")
-    if not corpus_checked:
-        data.check_text_source(args.corpus, "--corpus", default=args.corpus == PRETRAIN_CORPUS)
-    cache = args.cache_dir or None
-    with naming("--valid"):  # before the corpus: a misspelt --valid fails in seconds
-        valid_documents = data.read_documents(args.valid)
-    say(f"reading {args.corpus}", flush=True)
-    with naming("--corpus"):  # --corpus-chars is a cap: the last document of each source cut at its share
-        documents, sources = data.load_mixture_with_stats(args.corpus, char_budget=args.corpus_chars, seed=args.seed,
-                                                          cut=True)
-    show_progress = False if args.no_progress else None  # None: a bar when the corpus is long
-    rows = packing.pack_sequences(documents, tokenizer, seq_length, cache_dir=cache, show_progress=show_progress)
-    valid_rows = packing.pack_sequences(valid_documents, tokenizer, eval_length, cache_dir=cache,
-                                        show_progress=show_progress)
-    del valid_documents
-    del documents
-    say(f"{len(rows):,} training rows of {seq_length} tokens ({rows.ne(config.pad_token_id).sum():,} "
-        f"tokens), {len(valid_rows):,} held-out rows", flush=True)
+    rows, valid_rows, sources, row_length = prepare_rows(args, tokenizer, config, say)
 
     masker = roberta.make_masker(args.masking, tokenizer, seed=args.seed, dupe_factor=args.dupe_factor,
                                  mlm_probability=args.mlm_probability)
     eval_batch = max(8, args.batch_size // max(1, args.grad_accum))
-
     # the held-out rows masked once, the final evaluation's masks; the periodic points score the first --eval-rows
     # of them as they are (masked on their own, the same positions got other corruptions: not the final figure's)
-    if args.final_eval_rows:
-        valid_rows = valid_rows[:args.final_eval_rows]
-    held_out = fixed_mask(tokenizer, valid_rows, args.eval_seed)
+    held_out = fixed_mask(tokenizer, valid_rows[:args.final_eval_rows or None], args.eval_seed)
     periodic_rows = first_rows(held_out, args.eval_rows)
 
     def periodic_eval(model):
@@ -316,20 +292,81 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
         return EXIT_INTERRUPTED
     if not dist.is_main:
         return 0
+    final = final_evaluation(args, trainer, held_out, eval_batch, dist)
+    write_folder(out, args, trainer, result, final, dist, train_rows=len(rows), row_length=row_length, sources=sources)
+    print(f"held-out MLM loss {final['loss']:.4f}, accuracy {final['accuracy']:.4f}, perplexity "
+          f"{final['perplexity']:.2f}; wrote {out}", flush=True)
+    return 0
 
-    # ----- the Hub-ready folder -----
+
+def check_source(args: PretrainArguments, option: str) -> None:
+    """--valid or --corpus by its option's name (`data.check_text_source`; a missing default says how to point the
+    command at the data)."""
+    from . import data
+
+    value, default = {"--valid": (args.valid, DEFAULT_VALID), "--corpus": (args.corpus, PRETRAIN_CORPUS)}[option]
+    data.check_text_source(value, option, default=value == default)
+
+
+def prepare_rows(args: PretrainArguments, tokenizer, config, say) -> tuple[torch.Tensor, torch.Tensor, list, int]:
+    """(training rows, held-out rows, the mixture's sources as read, tokens per training row): the row lengths
+    checked against the model (--max-length, --eval-length), then --valid and --corpus read and packed
+    (`packing.pack_sequences`, cached in --cache-dir). --corpus is checked here unless a tokenizer was trained on it."""
+    from . import data, packing
+
+    row_length = args.max_length or config.max_length
+    if not 8 <= row_length <= config.max_length:
+        raise UserError(f"--max-length must be between 8 and the model's longest input {config.max_length} "
+                        f"(a new model's is --model-max-length), got {row_length}")
+    eval_length = args.eval_length or config.max_length
+    if not 8 <= eval_length <= config.max_length:
+        raise UserError(f"--eval-length must be between 8 and the model's longest input {config.max_length}, "
+                        f"got {eval_length}")
+    if not args.trains_tokenizer():
+        check_source(args, "--corpus")
+    cache = args.cache_dir or None
+    with naming("--valid"):  # before the corpus: a misspelt --valid fails in seconds
+        valid_documents = data.read_documents(args.valid)
+    say(f"reading {args.corpus}", flush=True)
+    with naming("--corpus"):  # --corpus-chars is a cap: the last document of each source cut at its share
+        documents, sources = data.load_mixture_with_stats(args.corpus, char_budget=args.corpus_chars, seed=args.seed,
+                                                          cut=True)
+    show_progress = False if args.no_progress else None  # None: a bar when the corpus is long
+    rows = packing.pack_sequences(documents, tokenizer, row_length, cache_dir=cache, show_progress=show_progress)
+    valid_rows = packing.pack_sequences(valid_documents, tokenizer, eval_length, cache_dir=cache,
+                                        show_progress=show_progress)
+    say(f"{len(rows):,} training rows of {row_length} tokens ({rows.ne(config.pad_token_id).sum():,} "
+        f"tokens), {len(valid_rows):,} held-out rows", flush=True)
+    return rows, valid_rows, sources, row_length
+
+
+def final_evaluation(args: PretrainArguments, trainer: Trainer, held_out, eval_batch: int, dist: Dist) -> dict:
+    """The trained model's held-out figures (`evaluate.evaluate_masked`) on every held-out row, under the masks the
+    periodic evaluations scored the first of."""
+    from .evaluate import evaluate_masked
+
     model = trainer.model.eval()
-    print(f"final evaluation on {len(valid_rows):,} held-out rows of {args.valid}", flush=True)
+    print(f"final evaluation on {len(held_out.input_ids):,} held-out rows of {args.valid}", flush=True)
     with torch.no_grad(), autocast(dist.device, trainer.precision):
-        final = evaluate_masked(model, held_out, batch_size=eval_batch,
-                                progress="final evaluation" if progress_bars(args.no_progress) else False)
+        return evaluate_masked(model, held_out, batch_size=eval_batch,
+                               progress="final evaluation" if progress_bars(args.no_progress) else False)
+
+
+def write_folder(out: Path, args: PretrainArguments, trainer: Trainer, result, final: dict, dist: Dist, *,
+                 train_rows: int, row_length: int, sources: list) -> None:
+    """The Hub-ready folder, beside the config and tokenizer files (`write_model_files`): the weights, curves.png,
+    the model card, then metrics.json (the run's `final` evaluation, its length and cost, its data and options); the
+    checkpoints cleaned up."""
+    from .model_card import write_model_card
+
+    model = trainer.model
     model.save_pretrained(out)  # the weights beside the config and tokenizer files
     metrics = RunMetrics(
         eval_loss=final["loss"], eval_accuracy=final["accuracy"], eval_perplexity=final["perplexity"],
         eval_tokens=final["tokens"], eval_data=args.valid, eval_seed=args.eval_seed,
         train_tokens=result.tokens, train_steps=result.step, stopped_by=result.status,
         resumed_with=trainer.resumed_with or None,
-        train_rows=len(rows), max_length=seq_length, init=args.init or "random", corpus=args.corpus,
+        train_rows=train_rows, max_length=row_length, init=args.init or "random", corpus=args.corpus,
         corpus_sources=sources, masking=args.masking,
         parameters=model.num_parameters(), train_time_s=round(result.elapsed, 1),
         wall_time_s=round(trainer.wall_time_s(), 1), hardware=hardware_info(dist, trainer.precision),
@@ -342,9 +379,6 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
               f"{result.tokens:,} tokens of `{args.corpus}`; held-out figures on `{args.valid}`.")
     metrics.write(out)  # the last file: it marks the folder whole (`train.experiment.finished`)
     trainer.cleanup()
-    print(f"held-out MLM loss {final['loss']:.4f}, accuracy {final['accuracy']:.4f}, perplexity "
-          f"{final['perplexity']:.2f}; wrote {out}", flush=True)
-    return 0
 
 
 def warn_if_valid_is_trained_on(corpus: str, valid: str) -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import shlex
 from pathlib import Path
+
+from roberta.run_metrics import RunMetrics
 
 from .data import HUB_PREFIX, DataError
 from .tables import rows_from_file
@@ -37,10 +38,10 @@ def recorded_columns(model_folder) -> tuple[str | None, str | None]:
     """The (text, label) columns a classifier was fine-tuned on, from its metrics.json (`columns_in_metrics`);
     (None, None) for a folder without a readable one. The scripts that read a classifier's own data files
     (train.evaluate, train.average, train.calibrate) read them by these columns."""
-    metrics = {}
+    metrics = RunMetrics()  # none recorded
     with contextlib.suppress(OSError, ValueError):
-        metrics = json.loads((Path(model_folder) / "metrics.json").read_text(encoding="utf-8"))
-    return columns_in_metrics(metrics)
+        metrics = RunMetrics.read(model_folder, missing_ok=True) or metrics  # a folder, or its metrics.json itself
+    return columns_in_metrics(metrics.to_dict())
 
 
 def columns_in_metrics(metrics: dict) -> tuple[str | None, str | None]:
