@@ -60,7 +60,9 @@ MINUS_SWATCH = SWATCH.format(rgb=MINUS_RGB, name="pink", more=f"; {MINUS_UNDERLI
 
 # ----------------------------------------------------------------------------- integrated gradients
 def class_score(logits: torch.Tensor, target: int) -> torch.Tensor:
-    """Evidence for `target`: its logit minus the mean of the other logits (the log-odds for two labels)."""
+    """Evidence for `target`: its logit minus the mean of the other logits (the log-odds for two labels); a
+    one-output classifier's logit itself (the log-odds of its sigmoid: `transformers` saves num_labels=1 with no
+    problem_type, which the Sentiment tab serves; only a regression is refused)."""
     if logits.shape[-1] == 1:
         return logits[:, 0]
     others = torch.cat([logits[:, :target], logits[:, target + 1:]], dim=-1)

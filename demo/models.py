@@ -18,8 +18,8 @@ import torch
 
 import roberta
 from roberta.config import default_labels
-from roberta.run_metrics import (PHASES_NAME, RunMetrics, datasets_said, is_sst2, read_phase_history, said_list,
-                                 trained_on)
+from roberta.run_metrics import (METRICS_NAME, PHASES_NAME, RunMetrics, datasets_said, is_sst2, read_phase_history,
+                                 said_list, trained_on)
 
 from . import explain
 
@@ -299,7 +299,7 @@ def _read_extras(source: str) -> dict:
     `RunMetrics` each), curves.png and reliability.png (a calibrated classifier's reliability diagram) of a
     model folder (or Hub repo), when they exist and read."""
     extras = {}
-    for name in ("README.md", "metrics.json", PHASES_NAME, "curves.png", "reliability.png"):
+    for name in ("README.md", METRICS_NAME, PHASES_NAME, "curves.png", "reliability.png"):
         try:
             path = roberta.hub.resolve_file(source, name)
         except Exception:  # missing file, or offline: the About tab says "not available"
@@ -307,7 +307,7 @@ def _read_extras(source: str) -> dict:
         try:
             if name == "README.md":
                 extras["readme"] = Path(path).read_text(encoding="utf-8")
-            elif name == "metrics.json":
+            elif name == METRICS_NAME:
                 extras["metrics"] = RunMetrics.read(path)
             elif name == PHASES_NAME:
                 extras["phases"] = read_phase_history(path)

@@ -20,6 +20,7 @@ from contextvars import ContextVar
 import gradio as gr
 
 import roberta
+from roberta.run_metrics import said_list
 
 from .formatting import LINE_BREAK_RE, VISIBLE_RE, short_text, typed_word
 
@@ -338,7 +339,7 @@ def candidate_words(targets, vocabulary=None) -> list[str]:
         one_word(word)
     if special := [w for w in dict.fromkeys(words) if w in roberta.tokenizer.SPECIAL_TOKENS or w == ALT_MASK]:
         one = len(special) == 1
-        raise fail(f"{' and '.join(f'“{w}”' for w in special)} {'is a special token' if one else 'are special tokens'}"
+        raise fail(f"{said_list([f'“{w}”' for w in special])} {'is a special token' if one else 'are special tokens'}"
                    f", not {'a word' if one else 'words'}: leave {'it' if one else 'them'} out of the candidates.")
     return words
 

@@ -2324,7 +2324,7 @@ def test_layer_by_layer_view_escapes_tokens_and_checks_input(handlers):
 @pytest.mark.parametrize("targets, match", [(", ".join(f"w{i}" for i in range(101)), "at most 100"),
                                             ("x" * (V.MAX_CHARS + 1), "too long"), (5, "must be a string"),
                                             ("France, <mask>", "“&lt;mask&gt;” is a special token, not a word"),
-                                            ("<s>, </s>, [MASK]", "“&lt;s&gt;” and “&lt;/s&gt;” and “\\[MASK\\]” "
+                                            ("<s>, </s>, [MASK]", "“&lt;s&gt;”, “&lt;/s&gt;” and “\\[MASK\\]” "
                                                                   "are special tokens")])
 def test_fill_mask_bad_targets(handlers, targets, match):
     with _error(match):

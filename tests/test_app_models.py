@@ -18,12 +18,13 @@ from matplotlib.figure import Figure
 
 import roberta
 from demo import model_choice as MC
-from demo.formatting import md_escape, word_label
+from demo.formatting import format_probability, md_escape, word_label
 from demo.handlers import Handlers
 from demo import explain
 from demo import models as app_models
 from demo.examples import SENTIMENT_EXAMPLES
 from demo.models import KINDS, app_device, load_model, without_paths
+from demo.tokens_view import special_ids, tokenize
 
 transformers = pytest.importorskip("transformers")
 
@@ -510,6 +511,34 @@ def test_a_regression_model_is_refused_by_the_sentiment_tab(tmp_path, tokenizer,
         _hf_config(tokenizer, num_labels=3, problem_type="multi_label_classification")), tokenizer)
     scores = MC.load_choice("sentiment", str(multi), allow_local=True).pipeline("a good film")
     assert len(scores) == 3 and sum(r["score"] for r in scores) != pytest.approx(1.0)
+
+
+def test_a_one_label_classifier_is_served_with_a_sigmoid_and_its_words_push_its_one_logit(tmp_path, tokenizer,
+                                                                                           handlers):
+    """A one-output classifier as `transformers` saves it (num_labels=1, no problem_type) is no regression to the
+    app: served with a sigmoid, as `transformers`' pipeline serves it (`roberta.pipelines.score_kind`). Its words'
+    pushes are integrated gradients of its one logit (`explain.class_score`: there are no other logits to subtract),
+    which add up to how far that logit moves from the all-<pad> input; the baseline said is that input's sigmoid."""
+    torch.manual_seed(5)
+    folder = _save_hf(tmp_path / "one-label", transformers.RobertaForSequenceClassification(
+        _hf_config(tokenizer, num_labels=1, initializer_range=0.2)), tokenizer)
+    assert "problem_type" not in json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    text = "the cat likes good music."
+    hf = transformers.RobertaForSequenceClassification.from_pretrained(folder).eval()
+    with torch.no_grad():
+        logit = float(hf(torch.tensor([tokenizer.encode(text).ids])).logits[0, 0])
+    label, words, explanation = handlers.classify(text, str(folder))
+    assert label == {"LABEL_0": pytest.approx(float(torch.sigmoid(torch.tensor(logit))), abs=1e-5)}
+    pushes = [score for _, score in words if score is not None]
+    assert len(pushes) == 5 and all(np.isfinite(pushes)) and max(map(abs, pushes)) == 1.0
+    loaded = MC.load_choice("sentiment", str(folder), allow_local=True)
+    ids = tokenize(tokenizer, text, loaded.pipeline.max_length).ids
+    attributions, fx, fbase = explain.integrated_gradients(loaded.model, ids, 0, tokenizer.token_to_id("<pad>"),
+                                                           special_ids(tokenizer))
+    assert fx == pytest.approx(logit, abs=1e-4) and abs(fx - fbase) > 0.1  # the logit itself, not one less another
+    assert attributions.sum() == pytest.approx(fx - fbase, rel=1e-2)
+    baseline = format_probability(float(torch.sigmoid(torch.tensor(fbase))))
+    assert f"which this model already scores {baseline} LABEL\\_0." in explanation
 
 
 def test_handlers_refuse_a_bad_choice_plainly(handlers, monkeypatch):

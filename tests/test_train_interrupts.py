@@ -1,7 +1,9 @@
 """A run or an experiment stopped between two of its files, or while its seeds' processes end: what it leaves,
 and what it says. Each case was found by trying it (the reviewer's kill and signal harnesses); the comment says
 what it did before."""
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -12,7 +14,7 @@ import pytest
 
 from roberta.run_metrics import RunMetrics
 from train import checkpointing, experiment, finetune, model_card, pretrain, runtime, sentiment_recipe
-from helpers import finetune_argv, lock_is_free, pretrain_argv
+from helpers import finetune_argv, lock_is_free, pretrain_argv, refused
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -266,3 +268,91 @@ def test_a_full_disk_in_a_copy_names_the_file_the_copy_wrote():
     said = with_how_to_go_on(err, "/runs/b", lambda: "run the same command again")
     assert str(said) == ("could not write /runs/b/dst.bin (No space left on device): free some space, then run the "
                          "same command again")
+
+
+# ----- --resume of a checkpoint that the command's optimizer or moving average does not fit
+# A tiny fine-tuning with layer-wise lr decay (AdamW groups with an lr_scale each), stopped as it wrote its card: the
+# checkpoint of its last step is kept for the tests below, each resuming a copy of its own
+STOPPED_FINETUNE = ["--imdb", "", "--checks", "", "--max-steps", "2", "--eval-every", "0", "--layer-lr-decay", "0.8"]
+
+
+@pytest.fixture(scope="module")
+def stopped_finetune(train_files, tiny_mlm_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("stopped-finetune") / "run"
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # a SIGTERM as the card is written, after the last step's checkpoint
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(model_card, "write_model_card", stopped)
+        assert finetune.main(finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), *STOPPED_FINETUNE)) == \
+            runtime.EXIT_INTERRUPTED
+    assert [p.name for p in (out / checkpointing.CHECKPOINTS).iterdir()] == ["step-00000002"]
+    return out
+
+
+def resume_argv(stopped, tmp_path, train_files, tiny_mlm_dir, *extra) -> list[str]:
+    """--resume of a copy of the `stopped_finetune` run in tmp_path, with its own options, then `extra`."""
+    out = shutil.copytree(stopped, tmp_path / "run")
+    return finetune_argv(train_files, out, "--init", str(tiny_mlm_dir), *STOPPED_FINETUNE, "--resume", *extra)
+
+
+def listing(out: Path) -> dict:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_a_resume_whose_optimizer_groups_differ_is_refused_naming_the_option(stopped_finetune, train_files,
+                                                                             tiny_mlm_dir, tmp_path, capsys):
+    """--layer-lr-decay 1 (one lr: two AdamW groups) for a run of --layer-lr-decay 0.8 (a group per layer) was
+    refused as "its optimizer state does not fit this model: loaded state dict has a different number of parameter
+    groups": the same model, and no option named. The line now names the options that differ from the checkpointed
+    run, and how to go on; nothing in the run is changed."""
+    argv = resume_argv(stopped_finetune, tmp_path, train_files, tiny_mlm_dir, "--layer-lr-decay", "1")
+    out = Path(argv[argv.index("--out") + 1])
+    before = listing(out)
+    line = refused(finetune.main, argv, capsys,
+                   "/checkpoints/step-00000002/trainer.pt: its optimizer state does not fit this command's",
+                   "--layer-lr-decay 0.8 (this command: 1.0)", "resume with the run's own options")
+    assert "different number of parameter groups" in line
+    assert listing(out) == before
+
+
+def test_a_resume_that_adds_a_moving_average_is_refused_and_the_run_still_resumes(stopped_finetune, train_files,
+                                                                                 tiny_mlm_dir, tmp_path, capsys):
+    """--ema-decay given to resume a run that kept no moving average of its weights (there is none to go on from):
+    refused in a line that names the option, leaving the run as it was, which its own options then finish."""
+    argv = resume_argv(stopped_finetune, tmp_path, train_files, tiny_mlm_dir)
+    out = Path(argv[argv.index("--out") + 1])
+    before = listing(out)
+    refused(finetune.main, [*argv, "--ema-decay", "0.5"], capsys, "/checkpoints/step-00000002: the checkpointed run "
+            "kept no moving average of the weights; resume it without --ema-decay")
+    assert listing(out) == before
+    assert finetune.main(argv) == 0
+    assert experiment.finished(out) and not (out / checkpointing.CHECKPOINTS).exists()
+
+
+def test_options_of_the_optimizer_changed_on_resume_take_effect(stopped_finetune, train_files, tiny_mlm_dir,
+                                                                tmp_path, monkeypatch, capsys):
+    """--weight-decay and --layer-lr-decay changed on --resume were said ("options differ from the checkpointed run:
+    weight_decay 0.1 -> 0.0") and recorded with the run (metrics.json's resumed_with), but the optimizer kept the
+    checkpoint's: AdamW's load_state_dict puts back each group's settings with its moments. The command's own
+    settings are now the ones its steps run with."""
+    from train import trainer
+
+    seen = []
+    original = trainer.Trainer._resume
+
+    def resume(self):
+        original(self)
+        seen.append([(group["weight_decay"], group.get("lr_scale")) for group in self.optimizer.param_groups])
+
+    monkeypatch.setattr(trainer.Trainer, "_resume", resume)
+    argv = resume_argv(stopped_finetune, tmp_path, train_files, tiny_mlm_dir, "--weight-decay", "0",
+                       "--layer-lr-decay", "0.5", "--max-steps", "3")
+    assert finetune.main(argv) == 0
+    warned = capsys.readouterr().err
+    assert "weight_decay 0.1 -> 0.0" in warned and "layer_lr_decay 0.8 -> 0.5" in warned
+    (groups,) = seen
+    layers = json.loads((tiny_mlm_dir / "config.json").read_text(encoding="utf-8"))["num_hidden_layers"]
+    assert {decay for decay, _ in groups} == {0.0}  # (the checkpoint's: 0.1 on the matrices)
+    assert {scale for _, scale in groups} == {0.5 ** k for k in range(layers + 2)}  # head 1, ..., embeddings 0.5^(L+1)

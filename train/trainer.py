@@ -32,8 +32,10 @@ A script describes *what* to train as a `Task` (how to build a batch, its loss, 
   previous checkpoint is used. A checkpoint carries the run's training time and its wall time (`wall_time_s()`:
   the earlier sessions', to the checkpoint resumed, plus this one's since the script's `started`), so both cover
   every session of a resumed run. --resume refuses other model shapes and attention heads, and a fine-tuning's
-  other held-out rows (`train.resume_checks`), and warns about other options and other training data at the same paths
-  (`Task.training_data`). One process at a time trains into --out: it holds OUT/.lock (`runtime.lock_folder`).
+  other held-out rows (`train.resume_checks`), other optimizer groups (`optimizer_does_not_fit`) and a moving average
+  the run did not keep, and warns about other options, which take effect (the optimizer's too: `OWN_GROUP_SETTINGS`),
+  and other training data at the same paths (`Task.training_data`). One process at a time trains into --out: it
+  holds OUT/.lock (`runtime.lock_folder`).
 - SIGINT/SIGTERM: finish the current step, save a checkpoint (its trainer state says `stopped_by` the signal;
   the checkpoint at the end of any fit says why it ended), exit with code 130. After the last step too: the
   closing evaluation is cut short (on one process), the last step's checkpoint is saved, and --resume evaluates
@@ -193,6 +195,26 @@ def compile_encoder(model: torch.nn.Module, **compile_options) -> None:
     torch.compile's limit of 8 sends it back to eager (about 70 s of compiling for nothing on an H100).
     The encoder's shapes are the batch's, fixed in pretraining; the head is matrix products either way."""
     getattr(model, "roberta", model).compile(**compile_options)
+
+
+# the settings of an optimizer's parameter group that the command sets (--weight-decay, --layer-lr-decay's lr scales):
+# a resumed run's steps run with its command's, not with those its checkpoint's optimizer state holds, which
+# `torch.optim.Optimizer.load_state_dict` puts back with the moments (the lr is set at every step)
+OWN_GROUP_SETTINGS = ("weight_decay", "lr_scale")
+
+
+def optimizer_does_not_fit(path: Path, changed: dict, err: Exception) -> str:
+    """Why the optimizer state in the checkpoint's trainer.pt `path` does not load into this command's optimizer (its
+    groups, which --layer-lr-decay sets, differ): `err`'s first line and the options that differ from the
+    checkpointed run (`changed`: field -> (the run's value, this command's)), then how to go on."""
+    detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    if not changed:
+        return (f"{path}: its optimizer state does not fit this command's ({detail[:300]}): resume the run with the "
+                "command that started it, or choose another --out")
+    shown = ", ".join(f"--{name.replace('_', '-')} {old!r} (this command: {new!r})"
+                      for name, (old, new) in changed.items())
+    return (f"{path}: its optimizer state does not fit this command's ({detail[:300]}): the checkpointed run's "
+            f"{shown}; resume with the run's own options")
 
 
 def make_ema(model: torch.nn.Module, decay: float) -> torch.optim.swa_utils.AveragedModel:
@@ -363,14 +385,21 @@ class Trainer:
             raise UserError(does_not_fit(path, weights, self.model, err)) from None
         if problem := architecture_differs(path, state, self.model, now) or held_out_rows_differ(path, state, now):
             raise UserError(problem)
+        changed = {k: (v, now[k]) for k, v in state["args"].items()
+                   if k in now and k not in NOT_RECIPE and now[k] != v}
+        own = [{k: group[k] for k in OWN_GROUP_SETTINGS if k in group} for group in self.optimizer.param_groups]
         try:
             self.optimizer.load_state_dict(state["optimizer"])
         except (ValueError, KeyError) as err:
-            raise UserError(f"{path / 'trainer.pt'}: its optimizer state does not fit this model: {err}") from None
+            raise UserError(optimizer_does_not_fit(path / "trainer.pt", changed, err)) from None
+        for group, settings in zip(self.optimizer.param_groups, own):  # not the checkpoint's (load_state_dict's)
+            for key in OWN_GROUP_SETTINGS:
+                group.pop(key, None)
+            group.update(settings)
         if self.ema is not None:
             if "ema" not in state:
                 raise UserError(f"{path}: the checkpointed run kept no moving average of the weights; resume "
-                                "it without the option that asks for one")
+                                "it without --ema-decay, or choose another --out for a run that keeps one")
             self.ema.load_state_dict(state["ema"])
         for key in ("step", "tokens", "epoch", "batch_in_epoch"):
             setattr(self, key, int(state[key]))
@@ -386,8 +415,6 @@ class Trainer:
         self.task.load_state_dict(state["task"])
         self._window = dict(state.get("window", self._window))  # a checkpoint from before it was saved: none
         set_rng_state(state["rng"], self.dist.device)
-        changed = {k: (v, now[k]) for k, v in state["args"].items()
-                   if k in now and k not in NOT_RECIPE and now[k] != v}
         self.unrecorded_options = sorted(k for k in now if k not in state["args"])
         data_before = state.get("training_data")  # a checkpoint from before it was kept: not compared
         if data_before is not None and self.dist.is_main and data_before != self.training_data():
