@@ -203,6 +203,12 @@ def compile_encoder(model: torch.nn.Module, **compile_options) -> None:
 OWN_GROUP_SETTINGS = ("weight_decay", "lr_scale")
 
 
+def options_changed(recorded: dict, now: dict) -> dict:
+    """The options of the recipe that this command (`now`, `TrainingArguments.recorded()`) sets otherwise than a
+    checkpointed run did (`recorded`, its trainer state's "args"): field -> (the run's value, this command's)."""
+    return {k: (v, now[k]) for k, v in recorded.items() if k in now and k not in NOT_RECIPE and now[k] != v}
+
+
 def optimizer_does_not_fit(path: Path, changed: dict, err: Exception) -> str:
     """Why the optimizer state in the checkpoint's trainer.pt `path` does not load into this command's optimizer (its
     groups, which --layer-lr-decay sets, differ): `err`'s first line and the options that differ from the
@@ -232,6 +238,22 @@ HEARTBEAT_S = 60.0  # with --no-progress (no bar), a progress line this often on
 
 
 class Trainer:
+    """Runs one training run of a `Task` under `TrainingArguments`, the same way for pretraining and fine-tuning.
+
+    Its life, as a script uses it:
+
+    1. `Trainer(model, task, args)`: checks the options, plans the run's length (`total_steps`), builds the
+       optimizer (and the moving average, `ema`), holds OUT/.lock, then either prepares a fresh --out or, with
+       --resume, puts back the latest checkpoint's state (`_resume`).
+    2. `fit()`: the loop. Steps until a length limit, the time budget or a signal ends the run, with a log entry
+       every --log-every steps, an evaluation every --eval-every and checkpoints along the way; then the closing
+       evaluation and the last checkpoint (`_finish`). It returns a `Result`.
+    3. The script reads the `Result` (with `model`, `ema`, `wall_time_s()`, `resumed_with`), writes its final
+       folder, and calls `cleanup()` to drop the checkpoints.
+
+    `model` is the bare model (saving, evaluation); `train_model` is what forward and backward run through (DDP's
+    wrapper on several processes)."""
+
     def __init__(self, model: torch.nn.Module, task: Task, args: TrainingArguments, dist: Dist | None = None,
                  out: Path | None = None, ema_decay: float = 0.0, started: float | None = None):
         """`ema_decay` > 0: also keep an exponential moving average of the weights (`self.ema`, updated after
@@ -243,18 +265,13 @@ class Trainer:
         self.ckpt = Checkpoints(self.out, keep_all_steps=args.keep_checkpoints)
         self.precision = resolve_precision(args.precision, dist.device)
         check_options(args, dist.world_size, self.out)
-        batch = args.batch_size
-        if task.num_rows < 1:
-            raise UserError("there are no training rows")
-        if batch > task.num_rows and dist.is_main:  # a batch wraps around the epoch (`_next_indices`): said, not silent
-            print(f"warning: --batch-size {batch:,} is more than the {task.num_rows:,} training rows: every step "
-                  f"repeats rows (each about {batch / task.num_rows:.1f} times)", file=sys.stderr, flush=True)
-        self.steps_per_epoch = math.ceil(task.num_rows / batch)
+        self.steps_per_epoch = self._steps_per_epoch()
 
         self.model = model.to(dist.device)  # the bare model: saving, evaluation
         self.optimizer = make_optimizer(self.model, args.lr, args.weight_decay,
                                         task.param_groups(self.model, args.weight_decay))
         self.ema = make_ema(self.model, ema_decay) if ema_decay else None
+        # where the run is (what a checkpoint keeps, and --resume puts back)
         self.step = self.tokens = self.epoch = self.batch_in_epoch = 0
         self.elapsed = 0.0
         self.started = time.time() if started is None else started
@@ -270,8 +287,10 @@ class Trainer:
         # time-budget warmup: the training time it does not count, each session's until its first step ended (the
         # step-0 evaluation, and compiling: 34 s on an H100, more than a whole 23-s warmup)
         self.warmup_paused_s = 0.0
+        # this session of fit() (`fit` sets them)
         self._session_began: tuple[float, float] | None = None  # (time.monotonic(), elapsed) when fit() began
         self._session_first_step = True  # the next step is this session's first
+        self._last_beat = 0.0  # with no progress bar: the time.monotonic() of the last progress line
         self._stop_signal: int | None = None
         self._stop_evaluation = False  # a signal now stops the evaluation at once (`_closing_evaluation`)
         self._curves_drawn_from: tuple[int, int] | None = None  # the log's (size, mtime) when curves.png was drawn
@@ -291,10 +310,9 @@ class Trainer:
         self._order: tuple[int, torch.Tensor] | None = None  # (epoch, its permutation of the rows)
         # (epoch, scheme): a resumed epoch that began in an earlier `length_grouped` scheme, finished in it
         self._earlier_scheme: tuple[int, int] | None = None
-        self._row_lengths = task.row_lengths() if args.batch_order == "length" else None  # (rows,)
-        if args.batch_order == "length" and self._row_lengths is None:
-            raise UserError("--batch-order length: this task's rows have no lengths to group by")
-        self._lock_out()
+        self._row_lengths = self._lengths_to_group_by()  # (rows,), or None
+
+        lock_out(self.out, self.dist)  # taken already by a script (right after its checks): kept
         if args.resume:
             self._resume()
         else:
@@ -303,13 +321,39 @@ class Trainer:
         # their own (dropout differs per rank, as with any data-parallel run).
         if dist.rank > 0:
             torch.manual_seed(args.seed * 1000 + dist.rank + self.step * 7919)
+        self.train_model = self._training_model()
 
-        self.train_model = self.model
-        if dist.distributed:
+    def _steps_per_epoch(self) -> int:
+        """Global batches in an epoch (the last one wraps around to the epoch's start, `_next_indices`). Refuses a
+        task with no rows; a batch larger than the rows is said, not silent."""
+        batch, rows = self.args.batch_size, self.task.num_rows
+        if rows < 1:
+            raise UserError("there are no training rows")
+        if batch > rows and self.dist.is_main:
+            print(f"warning: --batch-size {batch:,} is more than the {rows:,} training rows: every step "
+                  f"repeats rows (each about {batch / rows:.1f} times)", file=sys.stderr, flush=True)
+        return math.ceil(rows / batch)
+
+    def _lengths_to_group_by(self) -> torch.Tensor | None:
+        """--batch-order length: the real tokens of every row, (rows,) (`length_grouped`); else None."""
+        if self.args.batch_order != "length":
+            return None
+        lengths = self.task.row_lengths()
+        if lengths is None:
+            raise UserError("--batch-order length: this task's rows have no lengths to group by")
+        return lengths
+
+    def _training_model(self) -> torch.nn.Module:
+        """What forward and backward run through: on several processes DDP's wrapper of `model`, else `model`
+        itself. --compile compiles the encoder in place (`compile_encoder`), under the wrapper."""
+        train_model = self.model
+        if self.dist.distributed:
             from torch.nn.parallel import DistributedDataParallel as DDP
-            self.train_model = DDP(self.model, device_ids=[dist.local_rank] if dist.device.type == "cuda" else None)
-        if args.compile:
+            device_ids = [self.dist.local_rank] if self.dist.device.type == "cuda" else None
+            train_model = DDP(self.model, device_ids=device_ids)
+        if self.args.compile:
             compile_encoder(self.model)
+        return train_model
 
     # ----- length of the run -----
     def _planned_steps(self) -> int | None:
@@ -354,9 +398,6 @@ class Trainer:
                   "a --warmup below the run's steps, or a share of the run (e.g. 0.06)", file=sys.stderr, flush=True)
 
     # ----- output folder, resume -----
-    def _lock_out(self) -> None:
-        lock_out(self.out, self.dist)  # taken already by a script (right after its checks): kept
-
     def _prepare_fresh_out(self) -> None:
         if self.dist.is_main:
             check_fresh_out(self.out, self.args.own_files())
@@ -364,38 +405,50 @@ class Trainer:
         self.dist.barrier()
 
     def _resume(self) -> None:
+        """--resume: go on from the latest readable checkpoint in --out (`_restore`), keeping and saying what this
+        command changes in the run (`_record_changes`); with no checkpoint there, a new run starts (`_start_over`)."""
         if self.dist.is_main:
             self.ckpt.put_back_set_aside()  # a kill in the middle of saving a step for the second time
         self.dist.barrier()
         path = self.ckpt.latest("step")
         if path is None:
-            check_restart_out(self.out, self.args.own_files())
-            if self.dist.is_main:
-                self._say(f"--resume: no checkpoint in {self.out}; starting a new run")
-                self.out.mkdir(parents=True, exist_ok=True)
-                self.ckpt.clean_partial(after_step=-1)
-                truncate_log(self.out / LOG_NAME, -1)  # from a run stopped before its first checkpoint
-            self.dist.barrier()
+            self._start_over()
             return
         weights, state, path = self._load_latest_readable(path)
         now = self.args.recorded()  # options of runs from before train.arguments that no longer exist: ignored
+        self._restore(path, weights, state, now)
+        self._record_changes(state, now)
+        if self.dist.is_main:
+            self.ckpt.clean_partial(after_step=self.step)
+            # an evaluation logged at this step after its checkpoint was saved (the closing one, cut by a kill) is
+            # made again: fit() evaluates when the checkpoint's last evaluation is not this step's
+            truncate_log(self.out / LOG_NAME, self.step,
+                         keep_eval_at_step=(self.last_eval or {}).get("step") == self.step)
+            self._say(f"resumed from {path} (step {self.step}, {self.tokens:,} tokens)")
+
+    def _start_over(self) -> None:
+        """--resume with no checkpoint in --out: a new run there (what a run stopped before its first checkpoint
+        left, partial checkpoints and log entries, cleared)."""
+        check_restart_out(self.out, self.args.own_files())
+        if self.dist.is_main:
+            self._say(f"--resume: no checkpoint in {self.out}; starting a new run")
+            self.out.mkdir(parents=True, exist_ok=True)
+            self.ckpt.clean_partial(after_step=-1)
+            truncate_log(self.out / LOG_NAME, -1)  # from a run stopped before its first checkpoint
+        self.dist.barrier()
+
+    def _restore(self, path: Path, weights: dict, state: dict, now: dict) -> None:
+        """Put back the run checkpointed in `path` (its `weights` and trainer `state`): the model (refused if it has
+        another architecture or, fine-tuning, other held-out rows), the optimizer (`_restore_optimizer`), the moving
+        average, where the run is, its clocks, best and last evaluation, the task's state, the log window and the
+        random generators. `now`: this command's recorded options."""
         try:
             self.model.load_state_dict(weights)
         except RuntimeError as err:
             raise UserError(does_not_fit(path, weights, self.model, err)) from None
         if problem := architecture_differs(path, state, self.model, now) or held_out_rows_differ(path, state, now):
             raise UserError(problem)
-        changed = {k: (v, now[k]) for k, v in state["args"].items()
-                   if k in now and k not in NOT_RECIPE and now[k] != v}
-        own = [{k: group[k] for k in OWN_GROUP_SETTINGS if k in group} for group in self.optimizer.param_groups]
-        try:
-            self.optimizer.load_state_dict(state["optimizer"])
-        except (ValueError, KeyError) as err:
-            raise UserError(optimizer_does_not_fit(path / "trainer.pt", changed, err)) from None
-        for group, settings in zip(self.optimizer.param_groups, own):  # not the checkpoint's (load_state_dict's)
-            for key in OWN_GROUP_SETTINGS:
-                group.pop(key, None)
-            group.update(settings)
+        self._restore_optimizer(path, state, now)
         if self.ema is not None:
             if "ema" not in state:
                 raise UserError(f"{path}: the checkpointed run kept no moving average of the weights; resume "
@@ -415,6 +468,28 @@ class Trainer:
         self.task.load_state_dict(state["task"])
         self._window = dict(state.get("window", self._window))  # a checkpoint from before it was saved: none
         set_rng_state(state["rng"], self.dist.device)
+
+    def _restore_optimizer(self, path: Path, state: dict, now: dict) -> None:
+        """The checkpoint's optimizer state (AdamW's moments), with this command's own group settings
+        (`OWN_GROUP_SETTINGS`), not the checkpoint's that `load_state_dict` puts back. Groups that do not fit
+        (another --layer-lr-decay) are refused, naming the options that differ (`optimizer_does_not_fit`)."""
+        own = [{k: group[k] for k in OWN_GROUP_SETTINGS if k in group} for group in self.optimizer.param_groups]
+        try:
+            self.optimizer.load_state_dict(state["optimizer"])
+        except (ValueError, KeyError) as err:
+            changed = options_changed(state["args"], now)
+            raise UserError(optimizer_does_not_fit(path / "trainer.pt", changed, err)) from None
+        for group, settings in zip(self.optimizer.param_groups, own):
+            for key in OWN_GROUP_SETTINGS:
+                group.pop(key, None)
+            group.update(settings)
+
+    def _record_changes(self, state: dict, now: dict) -> None:
+        """What this command changes in the checkpointed run (`state`), kept with the run and warned about: the
+        options it sets otherwise (they take effect) and, compared on rank 0, other training data at the same paths
+        (`resumed_with`, which its metrics.json reports); the options the checkpoint did not record
+        (`unrecorded_options`). `now`: this command's recorded options."""
+        changed = options_changed(state["args"], now)
         self.unrecorded_options = sorted(k for k in now if k not in state["args"])
         data_before = state.get("training_data")  # a checkpoint from before it was kept: not compared
         if data_before is not None and self.dist.is_main and data_before != self.training_data():
@@ -425,23 +500,18 @@ class Trainer:
         if changed:
             self.resumed_with.append({"step": self.step,
                                       "changed": {k: [old, new] for k, (old, new) in changed.items()}})
-        if self.dist.is_main:
-            options = {k: v for k, v in changed.items() if k != "training_data"}
-            if options:
-                self._say("warning: options differ from the checkpointed run: " +
-                          ", ".join(f"{k} {old!r} -> {new!r}" for k, (old, new) in options.items()))
-            if "training_data" in changed:
-                before, after = changed["training_data"]
-                rows = f"{before['rows']:,} rows" + (f" -> {after['rows']:,}" if after["rows"] != before["rows"] else
-                                                     ", other token ids")
-                self._say(f"warning: the training data differ from the checkpointed run's ({rows}): were the "
-                          "tokenizer or the corpus changed at the same path?")
-            self.ckpt.clean_partial(after_step=self.step)
-            # an evaluation logged at this step after its checkpoint was saved (the closing one, cut by a kill) is
-            # made again: fit() evaluates when the checkpoint's last evaluation is not this step's
-            truncate_log(self.out / LOG_NAME, self.step,
-                         keep_eval_at_step=(self.last_eval or {}).get("step") == self.step)
-            self._say(f"resumed from {path} (step {self.step}, {self.tokens:,} tokens)")
+        if not self.dist.is_main:
+            return
+        options = {k: v for k, v in changed.items() if k != "training_data"}
+        if options:
+            self._say("warning: options differ from the checkpointed run: " +
+                      ", ".join(f"{k} {old!r} -> {new!r}" for k, (old, new) in options.items()))
+        if "training_data" in changed:
+            before, after = changed["training_data"]
+            rows = f"{before['rows']:,} rows" + (f" -> {after['rows']:,}" if after["rows"] != before["rows"] else
+                                                 ", other token ids")
+            self._say(f"warning: the training data differ from the checkpointed run's ({rows}): were the "
+                      "tokenizer or the corpus changed at the same path?")
 
     def _keep_epoch_order(self, state: dict) -> None:
         """A checkpoint that stopped in the middle of an epoch of length-grouped batches ordered by an earlier
@@ -662,89 +732,44 @@ class Trainer:
 
     # ----- the loop -----
     def fit(self) -> Result:
+        """Train to the end of the run: the step-0 evaluation (the curves' starting point), then steps until
+        --max-steps, --epochs or --token-budget is reached, the time budget is up or a process got a signal. After
+        each step: the progress shown (`_show_progress`), a log entry every --log-every steps (`_log_window`), an
+        evaluation every --eval-every, a checkpoint when one is due (`_checkpoint_due`). Then the closing evaluation
+        and the last checkpoint (`_finish`). -> where the run ended (`Result`)."""
         a = self.args
         self._session_began = (time.monotonic(), self.elapsed)
         self._session_first_step = True
         self._last_save = time.monotonic()
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         bar = self._progress_bar()
-        window = self._window
-        last_beat = time.monotonic()
-        self._window_start = last_beat - window["seconds"]
+        self._last_beat = time.monotonic()
+        self._window_start = self._last_beat - self._window["seconds"]
         status = "done"
         last_eval_step = self.last_eval["step"] if self.last_eval else None
         try:
             if self.step == 0 and a.eval_every:
                 self.evaluate()  # the starting point of the curves
                 last_eval_step = 0
-            while True:
-                if self.total_steps is not None and self.step >= self.total_steps:
-                    break
-                if a.token_budget is not None and self.tokens >= a.token_budget:
-                    break
+            while not self._length_reached():
                 self.elapsed = self._training_time()
                 time_up = a.time_budget_min is not None and self.elapsed >= a.time_budget_min * 60
                 self.step += 1
                 loss, lr, tokens, interrupted, time_up = self._train_step(time_up)
                 self.elapsed = self._training_time()
-
-                window["loss"], window["tokens"], window["steps"] = (window["loss"] + loss, window["tokens"] + tokens,
-                                                                     window["steps"] + 1)
-                now = time.monotonic()
-                tok_s = window["tokens"] / max(now - self._window_start, 1e-9)
-                if bar is not None:
-                    if bar.total != self.total_steps:
-                        bar.total = self.total_steps
-                    shown = {"loss": f"{loss:.4f}", "lr": f"{lr:.2e}", "tok_s": f"{tok_s:,.0f}"}
-                    if self.total_steps is None and a.time_budget_min is not None:  # no step total: the time left
-                        left = max(a.time_budget_min * 60 - self.elapsed, 0)
-                        shown["left"] = f"{int(left // 60)}:{int(left % 60):02d}"
-                    bar.set_postfix(shown, refresh=False)
-                    bar.update(1)
-                elif now - last_beat >= HEARTBEAT_S:  # --no-progress: a plain line now and then, for logs
-                    last_beat = now
-                    of = f" of {self.total_steps:,}" if self.total_steps is not None else ""
-                    left = (f", {max(a.time_budget_min * 60 - self.elapsed, 0) / 60:.1f} min left"
-                            if a.time_budget_min is not None else "")
-                    self._say(f"step {self.step:,}{of}: loss {loss:.4f}, lr {lr:.2e}, {tok_s:,.0f} tokens/s{left}")
+                now, tok_s = self._add_to_window(loss, tokens)
+                self._show_progress(bar, now, loss, lr, tok_s)
                 if self.step % a.log_every == 0 or self.step == self.total_steps:
-                    self._log({"type": "train", "step": self.step, "tokens": self.tokens,
-                               "loss": round(window["loss"] / window["steps"], 6), "lr": lr,
-                               "tokens_per_s": round(tok_s, 1), "elapsed_s": round(self.elapsed, 2),
-                               "epoch": self.epoch})
-                    window.update(loss=0.0, tokens=0, steps=0)
-                    self._window_start = now
+                    self._log_window(now, lr, tok_s)
                 if a.eval_every and self.step % a.eval_every == 0:
                     self.evaluate()
                     last_eval_step = self.step
                 if interrupted or time_up:
                     status = "interrupted" if interrupted else "time"
                     break
-                due_minutes = a.save_every_min and time.monotonic() - self._last_save >= a.save_every_min * 60
-                if (a.save_every and self.step % a.save_every == 0) or due_minutes:
+                if self._checkpoint_due():
                     self.save_checkpoint()
-            # After the loop a signal stops the run too, as it would stop the script once fit() is over (exit code
-            # 130): one that came in the last step's evaluation skips the closing one, one in the closing
-            # evaluation cuts it short (`_closing_evaluation`), one in the save below stops the run after it. The
-            # last step's checkpoint is saved either way, with `stopped_by` the loop's own end ("done", "time":
-            # every step ran); --resume from it evaluates again (a cut closing evaluation left no trace) and goes on
-            # to the script's final evaluation and folder.
-            ended = status
-            if status != "interrupted" and self._signalled():
-                status = "interrupted"
-            if status != "interrupted" and last_eval_step != self.step:
-                self._closing_evaluation()  # the end point of the curves (and a candidate for the best checkpoint)
-            self.elapsed = self._training_time()
-            signalled = ended == "interrupted" and self._stop_signal is not None  # else another process's signal
-            self.stopped_by = signal.Signals(self._stop_signal).name if signalled else ended
-            path = self.save_checkpoint()
-            if status != "interrupted" and self._signalled():  # in the closing evaluation or the save
-                status = "interrupted"
-            if status == "interrupted" and self.dist.is_main:
-                hint = os.environ.get(RESUME_HINT_ENV) or "continue with the same command plus --resume"
-                when = f"at step {self.step}" if ended == "interrupted" else \
-                    f"after the last step ({self.step}), before the final evaluation"
-                self._say(f"interrupted {when}: checkpoint saved to {path}; {hint}")
+            status = self._finish(status, last_eval_step)
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -754,6 +779,94 @@ class Trainer:
             self.write_curves()
         best_path = self.ckpt.latest("best") if self.task.best_metric else None
         return Result(status, self.step, self.tokens, self.elapsed, self.best, best_path, self.last_eval)
+
+    def _length_reached(self) -> bool:
+        """The run's length is reached: its steps (--max-steps, --epochs) or --token-budget. (The time budget is
+        checked in the step, so that every process stops after the same one.)"""
+        a = self.args
+        if self.total_steps is not None and self.step >= self.total_steps:
+            return True
+        return a.token_budget is not None and self.tokens >= a.token_budget
+
+    def _add_to_window(self, loss: float, tokens: int) -> tuple[float, float]:
+        """Add the step's loss and tokens to the log window. -> (time.monotonic() now, the window's tokens/s)."""
+        window = self._window
+        window["loss"], window["tokens"], window["steps"] = (window["loss"] + loss, window["tokens"] + tokens,
+                                                             window["steps"] + 1)
+        now = time.monotonic()
+        return now, window["tokens"] / max(now - self._window_start, 1e-9)
+
+    def _show_progress(self, bar, now: float, loss: float, lr: float, tok_s: float) -> None:
+        """The step on the progress bar (loss, lr, tokens/s; the time left when only a time budget sets the run's
+        length). With no bar (--no-progress, or not rank 0): a plain line every HEARTBEAT_S, for logs."""
+        a = self.args
+        if bar is not None:
+            if bar.total != self.total_steps:
+                bar.total = self.total_steps
+            shown = {"loss": f"{loss:.4f}", "lr": f"{lr:.2e}", "tok_s": f"{tok_s:,.0f}"}
+            if self.total_steps is None and a.time_budget_min is not None:  # no step total: the time left
+                left = max(a.time_budget_min * 60 - self.elapsed, 0)
+                shown["left"] = f"{int(left // 60)}:{int(left % 60):02d}"
+            bar.set_postfix(shown, refresh=False)
+            bar.update(1)
+        elif now - self._last_beat >= HEARTBEAT_S:
+            self._last_beat = now
+            of = f" of {self.total_steps:,}" if self.total_steps is not None else ""
+            left = (f", {max(a.time_budget_min * 60 - self.elapsed, 0) / 60:.1f} min left"
+                    if a.time_budget_min is not None else "")
+            self._say(f"step {self.step:,}{of}: loss {loss:.4f}, lr {lr:.2e}, {tok_s:,.0f} tokens/s{left}")
+
+    def _log_window(self, now: float, lr: float, tok_s: float) -> None:
+        """A train entry in log.jsonl for the window's steps (their mean loss, tokens/s; this step's lr), then a new
+        window from `now`."""
+        window = self._window
+        self._log({"type": "train", "step": self.step, "tokens": self.tokens,
+                   "loss": round(window["loss"] / window["steps"], 6), "lr": lr,
+                   "tokens_per_s": round(tok_s, 1), "elapsed_s": round(self.elapsed, 2), "epoch": self.epoch})
+        window.update(loss=0.0, tokens=0, steps=0)
+        self._window_start = now
+
+    def _checkpoint_due(self) -> bool:
+        """A periodic checkpoint now: every --save-every steps, or --save-every-min after the last save."""
+        a = self.args
+        due_minutes = a.save_every_min and time.monotonic() - self._last_save >= a.save_every_min * 60
+        return bool((a.save_every and self.step % a.save_every == 0) or due_minutes)
+
+    def _finish(self, status: str, last_eval_step: int | None) -> str:
+        """After the loop, which ended with `status` ("done", "time" or "interrupted"; `last_eval_step`: its last
+        evaluation's): the closing evaluation and the last checkpoint, which says why the run ended (`stopped_by`).
+        -> the run's status, "interrupted" also when a signal came after the loop.
+
+        After the loop a signal stops the run too, as it would stop the script once fit() is over (exit code 130):
+        one that came in the last step's evaluation skips the closing one, one in the closing evaluation cuts it
+        short (`_closing_evaluation`), one in the save below stops the run after it. The last step's checkpoint is
+        saved either way, with `stopped_by` the loop's own end ("done", "time": every step ran); --resume from it
+        evaluates again (a cut closing evaluation left no trace) and goes on to the script's final evaluation and
+        folder."""
+        ended = status
+        if status != "interrupted" and self._signalled():
+            status = "interrupted"
+        if status != "interrupted" and last_eval_step != self.step:
+            self._closing_evaluation()  # the end point of the curves (and a candidate for the best checkpoint)
+        self.elapsed = self._training_time()
+        signalled = ended == "interrupted" and self._stop_signal is not None  # else another process's signal
+        self.stopped_by = signal.Signals(self._stop_signal).name if signalled else ended
+        path = self.save_checkpoint()
+        if status != "interrupted" and self._signalled():  # in the closing evaluation or the save
+            status = "interrupted"
+        if status == "interrupted":
+            self._say_how_to_go_on(ended, path)
+        return status
+
+    def _say_how_to_go_on(self, ended: str, path: Path | None) -> None:
+        """An interrupted run: where it stopped (`ended`: the loop's end), its checkpoint `path`, and how to go on
+        (`RESUME_HINT_ENV`, else --resume)."""
+        if not self.dist.is_main:
+            return
+        hint = os.environ.get(RESUME_HINT_ENV) or "continue with the same command plus --resume"
+        when = f"at step {self.step}" if ended == "interrupted" else \
+            f"after the last step ({self.step}), before the final evaluation"
+        self._say(f"interrupted {when}: checkpoint saved to {path}; {hint}")
 
     def _check_weights_finite(self):
         """A step's loss and gradients can be finite while its update is not (a huge lr), and the next step, whose
