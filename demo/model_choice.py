@@ -38,8 +38,8 @@ from contextvars import ContextVar
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
 import roberta
-from roberta.hub import (HubRepoNotFoundError, HubUnreachableError, hub_offline, is_local, read_architecture,
-                         written_as_path)
+from roberta.checkpoint import read_architecture
+from roberta.hub import HubRepoNotFoundError, HubUnreachableError, hub_offline, is_local, written_as_path
 from roberta.pipelines import TASKS
 from roberta.tokenizer import check_fits_model
 

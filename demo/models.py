@@ -44,7 +44,7 @@ def app_device(value: str) -> torch.device:
         raise SystemExit(f"app.py: APP_DEVICE must be cpu, cuda, cuda:N or auto, got {value!r}")
     if value == "auto":
         value = "cuda" if torch.cuda.is_available() else "cpu"
-    # a CUDA device this machine lacks, said here in the variable's words (roberta.hub.parse_device's message names
+    # a CUDA device this machine lacks, said here in the variable's words (roberta.devices.parse_device's message names
     # the Python forms, -1 for the CPU, which no environment variable takes)
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
     _, _, index = value.partition(":")
@@ -53,7 +53,7 @@ def app_device(value: str) -> torch.device:
         raise SystemExit(f"app.py: APP_DEVICE {value!r}: this machine has {has}; APP_DEVICE=cpu or auto computes on "
                          "the CPU")
     try:  # the package's own check, as roberta.pipeline's device goes through it
-        return roberta.hub.parse_device(value, "APP_DEVICE")
+        return roberta.devices.parse_device(value, "APP_DEVICE")
     except ValueError as err:  # a refusal of its own, beyond the app's checks above: said in one line still
         raise SystemExit(f"app.py: {err}") from None
 
@@ -275,7 +275,7 @@ def _missing_message(key: str, source: str, err: Exception, as_typed: bool = Fal
     shown = source if as_typed else shown_source(source)
     said = without_paths(str(err), typed=source, shown=None if as_typed else shown)
     instead = f"set {kind.env_var} to a model folder or a Hugging Face Hub repo id"
-    if isinstance(err, roberta.hub.ArchitectureMismatch):  # "X is a classifier (...); the pipeline needs ...: ..."
+    if isinstance(err, roberta.loading.ArchitectureMismatch):  # "X is a classifier (...); the pipeline needs ...: ..."
         other = next((k for k in KINDS.values() if f"({k.architecture})" in said.split(";")[0]), None)
         reason = f"{said.split(';')[0]}, not {kind.what}" + (f": it goes in {other.env_var}" if other else "")
         todo = f"Set {kind.env_var} to a folder or Hugging Face Hub repo id of that kind"

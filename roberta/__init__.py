@@ -1,9 +1,10 @@
 """RoBERTa from scratch: model, tokenizer, masking and pipelines, weight-compatible with `transformers`."""
 from . import convert  # roberta.convert.from_transformers / to_transformers (transformers imported when called)
+from .checkpoint import load_config
 from .config import PRESETS, RobertaConfig
-from .hub import (HubRepoNotFoundError, HubUnreachableError, ModelLoadError, ModelNotFoundError, PartialLoadWarning,
-                  load_config)
+from .hub import HubRepoNotFoundError, HubUnreachableError, ModelLoadError, ModelNotFoundError
 from .inputs import ModelOutput
+from .loading import PartialLoadWarning
 from .loss import IGNORE_INDEX
 from .masking import DynamicMasker, StaticMasker, make_masker
 from .model import RobertaForMaskedLM, RobertaForSequenceClassification, RobertaModel

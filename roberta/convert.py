@@ -3,12 +3,12 @@
 Same function given an `attention_mask`. Called without one, our models do not attend to <pad> tokens, where
 `transformers` attends to every token: the outputs of a padded row then differ (pass the mask to compare).
 
-The state-dict mapping itself (the folded token-type row, the tied decoder copies) is `roberta.hub`'s, the
-one `save_pretrained`/`from_pretrained` use. `transformers` is imported only when these are called.
+The state-dict mapping itself (the folded token-type row, the tied decoder copies) is `roberta.checkpoint`'s,
+the one `save_pretrained`/`from_pretrained` use. `transformers` is imported only when these are called.
 """
 from . import model as ours
+from .checkpoint import ALIASES, ARCHITECTURES, TIED_COPIES, from_hf_state_dict, to_hf_state_dict
 from .config import RobertaConfig
-from .hub import ALIASES, ARCHITECTURES, TIED_COPIES, from_hf_state_dict, to_hf_state_dict
 
 # the version tested (requirements-test.txt pins it; pyproject.toml's `convert` extra too)
 INSTALL_TRANSFORMERS = "pip install transformers==5.23.0"

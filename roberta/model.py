@@ -1,11 +1,12 @@
 """RoBERTa written from scratch (Liu et al. 2019): modules and heads, weight-compatible with `transformers`.
 
 Module and parameter names follow Hugging Face's `modeling_roberta.py`, so the tensors of the two map one to
-one, with three differences that `roberta.hub` handles when it reads or writes a checkpoint: RoBERTa has no
-segments, so we keep no token-type embedding (on load `transformers`' single row is added into our position
+one, with three differences that `roberta.checkpoint` handles when it reads or writes a checkpoint: RoBERTa has
+no segments, so we keep no token-type embedding (on load `transformers`' single row is added into our position
 table; on save an all-zero one is written, which `transformers` expects); `transformers`' tied copy of the word
 embeddings as the MLM decoder (`lm_head.decoder.*`) is not kept; tensors we do not use (the pooler, the
-position-id buffers) are dropped. Files, checks and the Hub: `roberta.hub`; the checks of a forward pass's
+position-id buffers) are dropped. Finding the files (a folder or the Hub): `roberta.hub`; reading, checking and
+writing them: `roberta.checkpoint`; building a model from them: `roberta.loading`; the checks of a forward pass's
 inputs, the attention mask and the output object: `roberta.inputs`; the masked-only training loss: `roberta.loss`.
 
 Shapes: B batch, T sequence length, H hidden size, nh heads, hd head size, V vocabulary, N labelled tokens.
@@ -18,7 +19,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from huggingface_hub import PyTorchModelHubMixin
 
-from . import hub
+from . import checkpoint, hub, loading
 from .config import RobertaConfig
 from .inputs import (ModelOutput, attention_keep_mask, check_inputs, check_labels, check_positions, check_token_ids,
                      head_output)
@@ -249,7 +250,7 @@ class RobertaPreTrainedModel(
     library_name="transformers",  # the folders load in transformers: the Hub shows its snippet and widget
     license="mit",
     tags=["roberta", "from-scratch", "roberta-from-scratch"],
-    model_card_template=hub.MODEL_CARD_TEMPLATE,
+    model_card_template=checkpoint.MODEL_CARD_TEMPLATE,
 ):
     """Initialisation, save/load (`save_pretrained`, `from_pretrained`, `push_to_hub`) shared by the heads."""
 
@@ -280,27 +281,27 @@ class RobertaPreTrainedModel(
         return sum(p.numel() for p in self.parameters())
 
     def generate_model_card(self, *args, **kwargs):
-        """The README.md `save_pretrained` writes where there is none (`hub.MODEL_CARD_TEMPLATE`): what this model
-        is and how it loads. `save_pretrained(..., model_card_kwargs={...})` fills or replaces the fields."""
+        """The README.md `save_pretrained` writes where there is none (`checkpoint.MODEL_CARD_TEMPLATE`): what this
+        model is and how it loads. `save_pretrained(..., model_card_kwargs={...})` fills or replaces the fields."""
         labels = ", ".join(self.config.id2label.values())
         fields = {"architecture": self.architecture, "config": self.config,
                   "head": self.card_head.format(labels=labels),
-                  "task": hub.ARCHITECTURES.get(self.architecture, (None, None))[1]}
+                  "task": checkpoint.ARCHITECTURES.get(self.architecture, (None, None))[1]}
         return super().generate_model_card(*args, **{**fields, **kwargs})
 
-    # persistence: config.json + model.safetensors, readable by transformers too (roberta.hub)
+    # persistence: config.json + model.safetensors, readable by transformers too (roberta.checkpoint)
     def save_pretrained(self, save_directory, *, push_to_hub=False, model_card_kwargs=None, **options):
         """The mixin's `save_pretrained`: config.json, model.safetensors, a README.md where there is none (its
         fields filled or replaced by `model_card_kwargs`), `~` read as the home folder as `from_pretrained` reads
         it. With `push_to_hub=True` the folder is pushed to the Hub too, `options` being `push_to_hub`'s (repo_id,
         token, private, commit_message, ...). Any other option is a TypeError naming it (`transformers`'
         max_shard_size and safe_serialization among them: the weights are always one safetensors file)."""
-        hub.check_save_kwargs(push_to_hub, options, self.push_to_hub, self.config)
+        checkpoint.check_save_kwargs(push_to_hub, options, self.push_to_hub, self.config)
         return super().save_pretrained(hub.local_folder(save_directory), push_to_hub=push_to_hub,
                                        model_card_kwargs=model_card_kwargs, **options)
 
     def _save_pretrained(self, save_directory) -> None:
-        hub.save_model(save_directory, self.config, self.architecture, self.state_dict())
+        checkpoint.save_model(save_directory, self.config, self.architecture, self.state_dict())
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *, config=None, map_location="cpu", strict=True,
@@ -308,26 +309,26 @@ class RobertaPreTrainedModel(
         """A model folder written by `save_pretrained` (or by `transformers`, sharded too) or a Hub repo id, in eval
         mode. `hub_kwargs`: revision, token, cache_dir, force_download, local_files_only, hub_only (the name is a
         Hub repo id whatever the disk holds; any other name is a TypeError).
-        Every file is checked before any weight is used (`roberta.hub`); problems raise `roberta.ModelLoadError`
+        Every file is checked before any weight is used (`roberta.checkpoint`); problems raise `roberta.ModelLoadError`
         naming the file and the field or tensor. `config`: a RobertaConfig or dict used instead of config.json.
         The model is float32, on `map_location` ("cpu", "cuda", "cuda:N" or a torch.device), as
         `PyTorchModelHubMixin` places it. `strict=False` loads what fits instead of refusing a checkpoint of the
         other head or with missing or unexpected tensors: the missing ones keep their random initialisation (a
         classifier loaded from a masked LM's folder has a random head: `from_pretrained_encoder` is the way to
-        start one), and a `roberta.hub.PartialLoadWarning` lists both."""
+        start one), and a `roberta.loading.PartialLoadWarning` lists both."""
         hub.check_hub_kwargs(hub_kwargs)  # before load_model, whose own keywords (why=, advice=) are no option here
-        return hub.load_model(cls, os.fspath(pretrained_model_name_or_path), config, map_location, strict,
-                              **hub_kwargs)
+        return loading.load_model(cls, os.fspath(pretrained_model_name_or_path), config, map_location, strict,
+                                  **hub_kwargs)
 
     @classmethod
     def _from_pretrained(cls, *, model_id, config=None, map_location="cpu", strict=True, **hub_kwargs):
         """The mixin's loader, replaced: never its pickle path. `from_pretrained` above does not reach it; it is
         here for code that calls the `PyTorchModelHubMixin` hook directly."""
         hub.check_hub_kwargs(hub_kwargs)
-        return hub.load_model(cls, model_id, config, map_location, strict, **hub_kwargs)
+        return loading.load_model(cls, model_id, config, map_location, strict, **hub_kwargs)
 
 
-class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=hub.task_of("RobertaForMaskedLM")):
+class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=checkpoint.task_of("RobertaForMaskedLM")):
     """The encoder and the masked-language-model head (dense, GELU, LayerNorm, then the word embeddings as the
     output layer): a score for every vocabulary word at every position."""
     architecture = "RobertaForMaskedLM"
@@ -380,7 +381,7 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=hub.task_of("Rober
 
 
 class RobertaForSequenceClassification(RobertaPreTrainedModel,
-                                       pipeline_tag=hub.task_of("RobertaForSequenceClassification")):
+                                       pipeline_tag=checkpoint.task_of("RobertaForSequenceClassification")):
     """The encoder and a classification head on the first token's (<s>) final hidden state: dropout, dense,
     tanh, dropout, out_proj to num_labels logits."""
     architecture = "RobertaForSequenceClassification"
@@ -435,4 +436,4 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel,
         for the new model. The model is on `map_location`, as `from_pretrained` places it."""
         if id2label is not None:
             options["id2label"] = id2label
-        return hub.load_encoder(cls, model_id, map_location, **options)
+        return loading.load_encoder(cls, model_id, map_location, **options)

@@ -20,8 +20,9 @@ import warnings
 
 import torch
 
-from . import hub
+from . import checkpoint, hub, loading
 from .config import whole_number
+from .devices import parse_device
 from .model import RobertaForMaskedLM, RobertaForSequenceClassification
 from .tokenizer import (as_tokenizer, check_fits_model, check_special_tokens, encode, encode_windows, load_tokenizer,
                         mean_over_windows, refuse_lone_surrogate, text_list, which_text)
@@ -100,7 +101,7 @@ class Pipeline:
             check_fits_model(tokenizer, model.config, tokenizer_name)
         batch_size = _count("batch_size", batch_size)
         self.device = (torch.device("cuda" if torch.cuda.is_available() else "cpu") if device is None
-                       else hub.parse_device(device, "device"))
+                       else parse_device(device, "device"))
         self.model = model.to(self.device).eval()
         self.tokenizer = tokenizer
         self.max_length = model.config.max_length
@@ -311,14 +312,8 @@ class TextClassificationPipeline(Pipeline):
         return long_text
 
     def scores(self, logits):
-        """Logits (B, L) -> the scores shown (`score_kind`): the raw outputs of a regression, a sigmoid per label,
-        or the softmax. Probabilities are calibrated first (divided by `temperature`: the ranking of the labels does
-        not change)."""
-        kind = score_kind(self.model.config)
-        if kind == "regression":
-            return logits
-        logits = logits / self.temperature
-        return logits.sigmoid() if kind == "sigmoid" else logits.softmax(dim=-1)
+        """Logits (B, L) -> the scores shown: `scores_of` at the model's calibration `temperature`."""
+        return scores_of(logits, self.model.config, self.temperature)  # (B, L)
 
     def _forward_windows(self, texts):
         """Logits (B, L) averaged over each text's windows, and the number of windows of each text (B,)."""
@@ -337,6 +332,18 @@ def score_kind(config) -> str:
     return "softmax"
 
 
+def scores_of(logits, config, temperature: float = 1.0):
+    """A classifier's logits (B, L) -> the scores shown, as `score_kind(config)` reads them: a regression's raw
+    outputs, else the probabilities of logits / `temperature` (config.calibration_temperature; 1.0: uncalibrated),
+    a sigmoid per label or a softmax over the labels. Dividing by the temperature never changes the ranking of the
+    labels. The one place for this: the pipeline (and so the app) and `train.evaluate` call it."""
+    kind = score_kind(config)
+    if kind == "regression":
+        return logits  # (B, L)
+    logits = logits / temperature  # (B, L)
+    return logits.sigmoid() if kind == "sigmoid" else logits.softmax(dim=-1)  # (B, L)
+
+
 TASKS = {
     "fill-mask": FillMaskPipeline,
     "sentiment-analysis": TextClassificationPipeline,
@@ -349,28 +356,28 @@ MODEL_CLASSES = {cls.architecture: cls for cls in (RobertaForMaskedLM, RobertaFo
 
 
 def model_class(architecture: str):
-    """The model class for an architecture name of `hub.ARCHITECTURES` (what config.json's `architectures` names,
-    `hub.read_architecture`): "RobertaForMaskedLM" -> RobertaForMaskedLM."""
+    """The model class for an architecture name of `checkpoint.ARCHITECTURES` (what config.json's `architectures` names,
+    `checkpoint.read_architecture`): "RobertaForMaskedLM" -> RobertaForMaskedLM."""
     return MODEL_CLASSES[architecture]
 
 
 def auto_model(model_id, **hub_kwargs):
     """The model a folder or Hub repo holds, as the class its config.json names (a masked LM where it names none),
     loaded strictly."""
-    return model_class(hub.read_architecture(model_id, **hub_kwargs)).from_pretrained(model_id, **hub_kwargs)
+    return model_class(checkpoint.read_architecture(model_id, **hub_kwargs)).from_pretrained(model_id, **hub_kwargs)
 
 
 def _load(task: str, model_class, model_id: str, **hub_kwargs):
     """`model_class.from_pretrained(model_id)`, a folder of another architecture than the task's refused in the
     pipeline's words, before any weight is read (a masked LM given to "sentiment-analysis" was a raw "does not fit
-    ...: missing keys [...]"): `hub.check_architecture`, on the loader's one read of config.json."""
+    ...: missing keys [...]"): `loading.check_architecture`, on the loader's one read of config.json."""
     hub.check_hub_kwargs(hub_kwargs)  # as from_pretrained: why= and advice= are the loader's, no option
     wanted = model_class.architecture
-    why = f"the {task!r} pipeline needs {hub.ARCHITECTURES[wanted][0]} ({wanted})"
+    why = f"the {task!r} pipeline needs {checkpoint.ARCHITECTURES[wanted][0]} ({wanted})"
 
     def advice(name: str) -> str:
-        return f"use pipeline({hub.task_of(name)!r}, ...) for this one"
-    return hub.load_model(model_class, model_id, why=why, advice=advice, **hub_kwargs)
+        return f"use pipeline({checkpoint.task_of(name)!r}, ...) for this one"
+    return loading.load_model(model_class, model_id, why=why, advice=advice, **hub_kwargs)
 
 
 def pipeline(task: str, model, tokenizer=None, device=None, batch_size: int = 32, **hub_kwargs) -> Pipeline:

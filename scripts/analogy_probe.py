@@ -52,8 +52,8 @@ def main(argv=None) -> int:
             output_file(args.out, "probe.json")
         rows = read_probe(args.probe) if args.probe else ANALOGY_PROBE
         for source in args.model:
-            roberta.hub.require_architecture(source, "RobertaForMaskedLM",
-                                             "the probe reads a masked-LM model's word embeddings", "--model")
+            roberta.loading.require_architecture(source, "RobertaForMaskedLM",
+                                                 "the probe reads a masked-LM model's word embeddings", "--model")
             model = roberta.RobertaForMaskedLM.from_pretrained(source)
             results[source] = score_analogies(model.roberta.embeddings.word_embeddings.weight,
                                               roberta.load_tokenizer(source), rows, args.top_k)

@@ -493,8 +493,8 @@ def base_model_of(base_model: str | None, classifier, alongside: list[RunMetrics
             return check_base_model(base_model), base_model_text(base_model, metrics)
         except PushError as err:
             raise ValueError(f"{err} (or an MLM folder: no such folder {base_model})") from None
-    roberta.hub.require_architecture(base_model, "RobertaForMaskedLM", "--base-model takes a masked-LM folder "
-                                     "(the encoder the classifier was fine-tuned from) or a Hub id", "--base-model")
+    roberta.loading.require_architecture(base_model, "RobertaForMaskedLM", "--base-model takes a masked-LM folder "
+                                         "(the encoder the classifier was fine-tuned from) or a Hub id", "--base-model")
     shape = ("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "vocab_size")
     encoder, ours = roberta.load_config(base_model), roberta.load_config(classifier)
     if differ := [f"{k} {getattr(encoder, k)} (the classifier's: {getattr(ours, k)})" for k in shape
@@ -521,8 +521,8 @@ def release(mlm_phases: list, classifier=None, baseline=None, out="assets", dtyp
     phases = [phase for history in histories for phase in history]
     check_writable_folder(output_folder(out), "--out")  # the folders are built in it, beside their destinations
     for i, run in enumerate(mlm_phases):  # every input is checked before anything is written
-        roberta.hub.require_architecture(run, "RobertaForMaskedLM", "--mlm takes masked-LM runs (train.pretrain)",
-                                         "--mlm")
+        roberta.loading.require_architecture(run, "RobertaForMaskedLM", "--mlm takes masked-LM runs (train.pretrain)",
+                                             "--mlm")
         if i and histories[i][-1].init in (None, "random"):  # was shipped as "phase 2, started from random"
             raise ValueError(f"--mlm {run} was trained from random weights, not from {mlm_phases[i - 1]}: give "
                              "the phases of one model, each continuing the one before")

@@ -746,7 +746,7 @@ def test_the_shipped_classifier_runs_its_integrated_gradients_in_batches_of_four
     (benchmarks/bench_integrated_gradients.py); one batch of 20 held 300 MB a request, two requests at once on a
     Space. Its config.json is all this reads: that the batches are `ig_batch_points`' and give the attributions of
     one batch is `test_integrated_gradients_in_batches_equal_one_batch`'s."""
-    config = roberta.hub.load_config(SHIPPED_CLASSIFIER)
+    config = roberta.checkpoint.load_config(SHIPPED_CLASSIFIER)
     defaults = inspect.signature(explain.integrated_gradients).parameters  # the app passes neither
     assert config.max_length <= explain.IG_MAX_TOKENS
     assert explain.ig_batch_points(config, config.max_length, defaults["budget"].default,

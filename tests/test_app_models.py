@@ -580,7 +580,7 @@ def test_each_kind_of_model_is_described_as_loading_finds_it(key, tiny_mlm_dir, 
     monkeypatch.delenv(kind.env_var, raising=False)
     shipped = load_model(key)
     assert shipped.available and shipped.source == str(kind.default) and shipped.title == kind.title
-    assert roberta.hub.read_architecture(kind.default) == kind.architecture
+    assert roberta.checkpoint.read_architecture(kind.default) == kind.architecture
     assert type(shipped.model) is kind.cls and isinstance(shipped.pipeline, roberta.pipelines.TASKS[kind.task])
     assert MC.architecture_key(str(kind.default), allow_local=True) == key  # a chosen folder is read as its kind
     replacement = str({"mlm": tiny_mlm_dir, "sentiment": tiny_clf_dir}[key])
@@ -1374,14 +1374,14 @@ def test_app_device_names_cpu_cuda_or_auto_and_refuses_anything_else_in_one_line
 
 
 def test_app_device_says_a_missing_cuda_device_in_its_own_words(monkeypatch):
-    """APP_DEVICE's message for a CUDA device this machine lacks was roberta.hub.parse_device's, cut where its hint
+    """APP_DEVICE's message for a CUDA device this machine lacks was roberta.devices.parse_device's, cut where its hint
     for Python callers began (" ('cpu' or -1"): a change of the package's wording changed the app's message, or
     left the hint in it. The app checks the device itself and says it in one line of its own, whatever the package
     says, on a machine without CUDA and on one with two devices (faked here: only their count is read)."""
     def reworded(device, name):
         raise ValueError(f"{name}={device} is not a device here; use -1 for the CPU")
 
-    monkeypatch.setattr(roberta.hub, "parse_device", reworded)
+    monkeypatch.setattr(roberta.devices, "parse_device", reworded)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     for value in ("cuda", "cuda:0", "cuda:3"):
         with pytest.raises(SystemExit) as stopped:

@@ -41,7 +41,7 @@ def test_export_refuses_a_destination_holding_another_kind_of_model(tiny_mlm_dir
     assert snapshot(shipped) == before  # nothing overwritten, nothing removed
     # a re-export of the same kind still replaces the earlier one, and keeps the release's own files
     assert export.main([str(tiny_clf_dir), str(shipped), "--dtype", "float32"]) == 0
-    assert (shipped / "arms.json").is_file() and roberta.hub.read_architecture(shipped) == \
+    assert (shipped / "arms.json").is_file() and roberta.checkpoint.read_architecture(shipped) == \
         "RobertaForSequenceClassification"
     # and the other way round: a classifier into a masked LM's folder
     mlm = tmp_path / "mini-roberta-mlm"

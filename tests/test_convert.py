@@ -259,7 +259,8 @@ def test_another_model_type_is_refused_and_xlm_roberta_camembert_load(tokenizer,
         hf.save_pretrained(tmp_path / name)
         ours = roberta.RobertaForMaskedLM.from_pretrained(tmp_path / name)
         # the scripts' and the app's architecture check reads it as the RoBERTa class it is
-        assert roberta.hub.require_architecture(tmp_path / name, "RobertaForMaskedLM", "a test") == "RobertaForMaskedLM"
+        assert roberta.loading.require_architecture(tmp_path / name, "RobertaForMaskedLM",
+                                                    "a test") == "RobertaForMaskedLM"
         ids, mask = padded_batch(CONFIGS[1][3])
         with torch.no_grad():
             torch.testing.assert_close(ours(ids, mask).logits, hf(input_ids=ids, attention_mask=mask).logits,
@@ -435,15 +436,16 @@ def test_a_bare_roberta_model_folder_given_to_a_head_class_or_pipeline_points_to
             f"({str(tmp_path)!r})")
     for cls, needs in ((roberta.RobertaForMaskedLM, "a masked-LM model"),
                        (roberta.RobertaForSequenceClassification, "a classifier")):
-        with pytest.raises(roberta.hub.ArchitectureMismatch) as info:
+        with pytest.raises(roberta.loading.ArchitectureMismatch) as info:
             cls.from_pretrained(tmp_path)
         assert str(info.value) == f"{tmp_path} is an encoder without a head (RobertaModel); {cls.__name__} needs " \
                                   f"{needs}. {hint}"
-    with pytest.raises(roberta.hub.ArchitectureMismatch, match=re.escape(
+    with pytest.raises(roberta.loading.ArchitectureMismatch, match=re.escape(
             f"{tmp_path} is an encoder without a head (RobertaModel); the 'fill-mask' pipeline needs a masked-LM "
             f"model (RobertaForMaskedLM). {hint}")):
         roberta.pipeline("fill-mask", tmp_path)
-    with pytest.raises(roberta.hub.ArchitectureMismatch, match="the 'sentiment-analysis' pipeline needs a classifier"):
+    with pytest.raises(roberta.loading.ArchitectureMismatch,
+                       match="the 'sentiment-analysis' pipeline needs a classifier"):
         roberta.pipeline("sentiment-analysis", str(tmp_path))
 
 
@@ -536,7 +538,7 @@ def test_an_untied_decoder_is_refused(copy, original, tmp_path):
     state[copy] = state[original] + 0.5
     message = f"{re.escape(copy)} differs from {re.escape(original)}: this package needs tied decoder weights"
     with pytest.raises(ValueError, match=message):
-        roberta.hub.from_hf_state_dict(state)
+        roberta.checkpoint.from_hf_state_dict(state)
     hf.config.save_pretrained(tmp_path)
     weights = tmp_path / "model.safetensors"
     # copies: save_file refuses tensors that share memory, as lm_head.bias and the decoder's bias do

@@ -188,7 +188,7 @@ def test_pack_ship_returns_what_finished_in_a_stopped_recipe(tiny_mlm_dir, tiny_
     assert (back / gpu_transfer.SHIPPED_FROM).read_text() == "mini-roberta-sst2: sst2-s1 (one seed, no average)\n"
     assert json.loads((back / "mini-roberta-sst2" / "metrics.json").read_text()) == {"dev_accuracy": 0.8}
     assert sorted(p.name for p in (back / "sentiment").iterdir()) == ["random-sst2-s0", "sst2-s1"]
-    weights = roberta.hub.read_weights(back / "mini-roberta-mlm" / "model.safetensors")[0]
+    weights = roberta.checkpoint.read_weights(back / "mini-roberta-mlm" / "model.safetensors")[0]
     assert {str(t.dtype) for t in weights.values()} == {"torch.float16"}
     classifier = roberta.RobertaForSequenceClassification.from_pretrained(back / "mini-roberta-sst2")
     assert classifier.config.id2label == {0: "negative", 1: "positive"}
@@ -349,7 +349,7 @@ def test_gpu_session_returns_a_pretraining_cut_by_its_deadline_as_a_partial_enco
     assert (partial / "log.jsonl").is_file()  # its training up to the cut
     # the weights of the checkpoint the SIGTERM saved, in float16, with the config and tokenizer of its run
     saved, _ = checkpointing.Checkpoints.load(work / "run" / "mlm" / "checkpoints" / "step-00000001")
-    stored = roberta.hub.read_weights(partial / "model.safetensors")[0]
+    stored = roberta.checkpoint.read_weights(partial / "model.safetensors")[0]
     assert {str(t.dtype) for t in stored.values()} == {"torch.float16"}
     model = roberta.RobertaForMaskedLM.from_pretrained(partial)
     assert all(value.equal(saved[name].half().float()) for name, value in model.state_dict().items())

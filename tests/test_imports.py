@@ -53,10 +53,20 @@ def test_no_import_cycles_in_the_package():
 
 def test_layers_below_the_model_do_not_import_it():
     graph = package_graph()
-    assert "model" not in (graph["hub"] | graph["loss"] | graph["config"] | graph["masking"] | graph["tokenizer"]
-                           | graph["inputs"] | graph["files"])
-    assert graph["model"] <= {"hub", "config", "inputs", "loss"}  # no pipelines, tokenizer or convert
+    assert "model" not in (graph["hub"] | graph["checkpoint"] | graph["loading"] | graph["devices"] | graph["loss"]
+                           | graph["config"] | graph["masking"] | graph["tokenizer"] | graph["inputs"] | graph["files"])
+    # no pipelines, tokenizer or convert
+    assert graph["model"] <= {"hub", "checkpoint", "loading", "config", "inputs", "loss"}
     assert not graph["inputs"] and not graph["files"]  # the bottom layer: torch (inputs) or the standard library
+
+
+def test_finding_reading_and_building_a_model_are_separate_layers():
+    """roberta/hub.py did six jobs in one module; now finding a model's files (hub) and naming a device (devices)
+    import nothing of the package, and reading and writing the files (checkpoint) builds no model (loading)."""
+    graph = package_graph()
+    assert not graph["hub"] and not graph["devices"]
+    assert not graph["checkpoint"] & {"loading", "model"}
+    assert "model" not in graph["loading"]  # the model class is passed in
 
 
 def test_the_package_imports_neither_training_nor_the_app():

@@ -19,7 +19,7 @@ from safetensors.torch import load_file, save_file
 
 import roberta
 from roberta import ModelLoadError, ModelNotFoundError
-from roberta import hub
+from roberta import checkpoint, hub, loading
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -280,7 +280,7 @@ def test_weights_saved_without_metadata_still_load(folder):
 def test_weights_holding_nan_or_infinity_are_refused_naming_the_file_and_tensor(folder, bad):
     """One NaN in a float16 file loaded without a word: the app showed NaN scores as answers (or, with one NaN that
     the CPU's fused attention swallowed, finite but different ones), and evaluate, calibrate, average and release
-    went on with them. Every loader reads weights through `hub.load_weights`, which now refuses them."""
+    went on with them. Every loader reads weights through `checkpoint.load_weights`, which now refuses them."""
     weights = folder / "model.safetensors"
     tensors = {name: tensor.half() for name, tensor in load_file(str(weights)).items()}
     name = "roberta.encoder.layer.1.attention.self.query.weight"
@@ -288,7 +288,7 @@ def test_weights_holding_nan_or_infinity_are_refused_naming_the_file_and_tensor(
     save_file(tensors, str(weights), metadata={"format": "pt"})
     said = re.escape(f"{weights}: {name} holds 1 NaN or infinite value: the file is damaged or was saved from a run "
                      "that diverged; copy, export or download it again")
-    for load in (roberta.RobertaForMaskedLM.from_pretrained, hub.load_state_dict,
+    for load in (roberta.RobertaForMaskedLM.from_pretrained, checkpoint.load_state_dict,
                  roberta.RobertaForSequenceClassification.from_pretrained_encoder,
                  functools.partial(roberta.pipeline, "fill-mask")):
         with pytest.raises(ModelLoadError, match=f"^{said}$"):
@@ -442,7 +442,7 @@ def test_a_hub_repo_with_pickled_weights_only_says_how_to_get_safetensors(monkey
     monkeypatch.setattr(hub, "hf_hub_download", download)
     monkeypatch.setattr(hub, "list_repo_files", lambda repo_id, **kwargs: ["config.json", "pytorch_model.bin"])
     with pytest.raises(ModelNotFoundError) as info:
-        hub.weights_files("owner/old-model")
+        checkpoint.weights_files("owner/old-model")
     message = str(info.value)
     assert message.startswith("the Hub repo 'owner/old-model' holds pytorch_model.bin but no model.safetensors: "
                               "pickled weights are never loaded here, only safetensors")
@@ -452,7 +452,7 @@ def test_a_hub_repo_with_pickled_weights_only_says_how_to_get_safetensors(monkey
     assert "pytorch_model.bin" not in asked  # named from the file list, never downloaded
     monkeypatch.setattr(hub, "list_repo_files", lambda repo_id, **kwargs: ["config.json"])
     with pytest.raises(ModelNotFoundError, match="^the Hub repo 'owner/empty' has no model.safetensors$"):
-        hub.weights_files("owner/empty")  # no weights at all: no conversion hint
+        checkpoint.weights_files("owner/empty")  # no weights at all: no conversion hint
 
 
 def test_the_hub_probe_connects_once_per_ttl_and_trusts_a_proxy(monkeypatch, fresh_probe):
@@ -558,31 +558,31 @@ def test_a_broken_shard_index_is_named(folder):
 
 
 def test_require_architecture_words_a_model_of_the_other_kind(tiny_mlm_dir, tiny_clf_dir):
-    """The one check that a folder is a masked LM or a classifier, worded from hub.ARCHITECTURES (the scripts'
+    """The one check that a folder is a masked LM or a classifier, worded from checkpoint.ARCHITECTURES (the scripts'
     --init, --model and --mlm, train.calibrate's folder)."""
-    assert hub.require_architecture(tiny_mlm_dir, "RobertaForMaskedLM", "unused") == "RobertaForMaskedLM"
-    with pytest.raises(hub.ArchitectureMismatch) as info:
-        hub.require_architecture(tiny_clf_dir, "RobertaForMaskedLM", "the probe needs a masked-LM model", "--init")
+    assert loading.require_architecture(tiny_mlm_dir, "RobertaForMaskedLM", "unused") == "RobertaForMaskedLM"
+    with pytest.raises(loading.ArchitectureMismatch) as info:
+        loading.require_architecture(tiny_clf_dir, "RobertaForMaskedLM", "the probe needs a masked-LM model", "--init")
     assert str(info.value) == (f"--init {tiny_clf_dir} is a classifier (RobertaForSequenceClassification); the probe "
                                "needs a masked-LM model") and isinstance(info.value, ModelLoadError)
-    with pytest.raises(hub.ArchitectureMismatch,
+    with pytest.raises(loading.ArchitectureMismatch,
                        match=f"^{tiny_mlm_dir} is a masked-LM model \\(RobertaForMaskedLM\\); "):
-        hub.require_architecture(tiny_mlm_dir, "RobertaForSequenceClassification", "calibration needs a classifier")
+        loading.require_architecture(tiny_mlm_dir, "RobertaForSequenceClassification", "calibration needs a classifier")
     with pytest.raises(ModelNotFoundError):  # a folder that cannot be read: the loader's own error, unworded
-        hub.require_architecture(tiny_mlm_dir.parent / "missing", "RobertaForMaskedLM", "unused")
+        loading.require_architecture(tiny_mlm_dir.parent / "missing", "RobertaForMaskedLM", "unused")
 
 
 def test_from_pretrained_words_a_folder_of_the_other_head_as_the_pipeline_does(tiny_mlm_dir, tiny_clf_dir):
     """A classifier's folder given to RobertaForMaskedLM.from_pretrained listed missing and unexpected keys."""
-    with pytest.raises(hub.ArchitectureMismatch) as info:
+    with pytest.raises(loading.ArchitectureMismatch) as info:
         roberta.RobertaForMaskedLM.from_pretrained(tiny_clf_dir)
     assert str(info.value) == (f"{tiny_clf_dir} is a classifier (RobertaForSequenceClassification); RobertaForMaskedLM "
                                "needs a masked-LM model: load it with RobertaForSequenceClassification.from_pretrained")
-    with pytest.raises(hub.ArchitectureMismatch, match=f"^{tiny_mlm_dir} is a masked-LM model .*: load it with "
+    with pytest.raises(loading.ArchitectureMismatch, match=f"^{tiny_mlm_dir} is a masked-LM model .*: load it with "
                                                        r"RobertaForMaskedLM\.from_pretrained, or start fine-tuning "
                                                        r"from its encoder with .*\.from_pretrained_encoder$"):
         roberta.RobertaForSequenceClassification.from_pretrained(tiny_mlm_dir)
-    with pytest.warns(hub.PartialLoadWarning) as caught:  # asked for, and told what was not loaded
+    with pytest.warns(loading.PartialLoadWarning) as caught:  # asked for, and told what was not loaded
         partial = roberta.RobertaForSequenceClassification.from_pretrained(tiny_mlm_dir, strict=False)
     assert isinstance(partial, roberta.RobertaForSequenceClassification)
     assert len(caught) == 1 and caught[0].filename == __file__  # pointed at the caller's line
@@ -594,7 +594,7 @@ def test_strict_false_warns_which_tensors_are_new_and_which_unused(tiny_mlm_dir)
     head = sorted(k for k in clf.state_dict() if k.startswith("classifier."))
     mlm_head = sorted(k for k in roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir).state_dict()
                       if k.startswith("lm_head."))
-    with pytest.warns(hub.PartialLoadWarning) as caught:
+    with pytest.warns(loading.PartialLoadWarning) as caught:
         roberta.RobertaForSequenceClassification.from_pretrained(tiny_mlm_dir, strict=False)
     message = str(caught[0].message)
     assert message.startswith(f"{tiny_mlm_dir / 'model.safetensors'} does not fit RobertaForSequenceClassification "
@@ -609,8 +609,8 @@ def test_strict_false_warns_which_tensors_are_new_and_which_unused(tiny_mlm_dir)
 def test_loading_a_folder_reads_its_config_json_once(folder, monkeypatch):
     """The config and the other-head check share one read of config.json."""
     reads = []
-    real_read_json = hub.read_json
-    monkeypatch.setattr(hub, "read_json", lambda path: reads.append(path) or real_read_json(path))
+    real_read_json = checkpoint.read_json
+    monkeypatch.setattr(checkpoint, "read_json", lambda path: reads.append(path) or real_read_json(path))
     roberta.RobertaForMaskedLM.from_pretrained(folder)
     assert [p for p in reads if str(p).endswith("config.json")] == [str(folder / "config.json")]
     reads.clear()  # a pipeline's architecture check too: it read the file, then its loader read it again
@@ -620,11 +620,11 @@ def test_loading_a_folder_reads_its_config_json_once(folder, monkeypatch):
 
 def test_the_three_architecture_checks_are_one(folder, tiny_clf_dir):
     """`require_architecture` (the scripts), `refuse_other_head` (from_pretrained) and the pipeline each had a check
-    of their own: one rule now (`hub.check_architecture`), each caller saying why it needed the other kind. A bare
+    of their own: one rule now (`loading.check_architecture`), each caller saying why it needed the other kind. A bare
     encoder was an ArchitectureMismatch for two of them, and for `require_architecture` "architectures is
     ['RobertaModel']; this package loads [...]"."""
     clf = f"{tiny_clf_dir} is a classifier (RobertaForSequenceClassification); "
-    for call, why in ((lambda: hub.require_architecture(tiny_clf_dir, "RobertaForMaskedLM", "the probe needs one"),
+    for call, why in ((lambda: loading.require_architecture(tiny_clf_dir, "RobertaForMaskedLM", "the probe needs one"),
                        "the probe needs one"),
                       (lambda: roberta.RobertaForMaskedLM.from_pretrained(tiny_clf_dir),
                        "RobertaForMaskedLM needs a masked-LM model: load it with "
@@ -632,36 +632,36 @@ def test_the_three_architecture_checks_are_one(folder, tiny_clf_dir):
                       (lambda: roberta.pipeline("fill-mask", tiny_clf_dir),
                        "the 'fill-mask' pipeline needs a masked-LM model (RobertaForMaskedLM): use "
                        "pipeline('text-classification', ...) for this one")):
-        with pytest.raises(hub.ArchitectureMismatch) as info:
+        with pytest.raises(loading.ArchitectureMismatch) as info:
             call()
         assert str(info.value) == clf + why
-    for option in ("why", "advice"):  # the pipeline's words to the loader (`hub.load_model`), no from_pretrained option
+    for option in ("why", "advice"):  # the pipeline's words to the loader (`loading.load_model`), no option
         for load in (roberta.RobertaForMaskedLM.from_pretrained, functools.partial(roberta.pipeline, "fill-mask")):
             with pytest.raises(TypeError, match=f"unknown option '{option}'"):
                 load(tiny_clf_dir, **{option: "the probe needs one"})
     edit_config(folder, architectures=["RobertaModel"])
     hint = ("Start a classifier from its encoder with RobertaForSequenceClassification.from_pretrained_encoder"
             f"({str(folder)!r})")
-    with pytest.raises(hub.ArchitectureMismatch) as info:
-        hub.require_architecture(folder, "RobertaForMaskedLM", "the probe needs a masked-LM model", "--model")
+    with pytest.raises(loading.ArchitectureMismatch) as info:
+        loading.require_architecture(folder, "RobertaForMaskedLM", "the probe needs a masked-LM model", "--model")
     assert str(info.value) == (f"--model {folder} is an encoder without a head (RobertaModel); the probe needs a "
                                f"masked-LM model. {hint}")
     # a config that names no architecture: a masked LM for the scripts (`read_architecture`), left to the loader
     # by the others (which load it as the class they are)
     edit_config(folder, architectures=[])
-    assert hub.require_architecture(folder, "RobertaForMaskedLM", "unused") == "RobertaForMaskedLM"
-    with pytest.raises(hub.ArchitectureMismatch, match=f"^{folder} is a masked-LM model "):
-        hub.require_architecture(folder, "RobertaForSequenceClassification", "calibration needs a classifier")
-    hub.check_architecture(folder, {"architectures": []}, "RobertaForSequenceClassification", "unused")
+    assert loading.require_architecture(folder, "RobertaForMaskedLM", "unused") == "RobertaForMaskedLM"
+    with pytest.raises(loading.ArchitectureMismatch, match=f"^{folder} is a masked-LM model "):
+        loading.require_architecture(folder, "RobertaForSequenceClassification", "calibration needs a classifier")
+    loading.check_architecture(folder, {"architectures": []}, "RobertaForSequenceClassification", "unused")
     edit_config(folder, architectures=["BertForMaskedLM"])  # one this package does not load: named, as before
     with pytest.raises(ModelLoadError, match=r"architectures is \['BertForMaskedLM'\]; this package loads"):
-        hub.require_architecture(folder, "RobertaForMaskedLM", "unused")
+        loading.require_architecture(folder, "RobertaForMaskedLM", "unused")
 
 
 def test_the_finite_check_reads_one_byte_floats():
     """float8 weights loaded before the check, which then stopped them with torch's "max_values_cpu not
     implemented for 'Float8_e4m3fn'"."""
-    from roberta.hub import refuse_non_finite
+    from roberta.checkpoint import refuse_non_finite
 
     fine = torch.tensor([0.5, -2.0, 448.0]).to(torch.float8_e4m3fn)
     refuse_non_finite({"w": fine}, "f.safetensors")  # raises nothing

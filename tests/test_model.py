@@ -313,7 +313,7 @@ def test_a_save_writes_through_its_own_temporary_files_and_leaves_none_when_it_f
 
     monkeypatch.setattr(os, "replace", full_disk)
     with pytest.raises(OSError, match="No space left"):  # save_model: the mixin's save_pretrained first deletes
-        roberta.hub.save_model(tmp_path, mlm.config, "RobertaForMaskedLM", {})  # config.json
+        roberta.checkpoint.save_model(tmp_path, mlm.config, "RobertaForMaskedLM", {})  # config.json
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == saved  # nothing changed, nothing left
 
     def full_disk_for_the_weights(src, dst):
@@ -355,7 +355,7 @@ def test_save_pretrained_writes_a_short_true_model_card(mlm, tiny_config, tmp_pa
         model.save_pretrained(folder)
         card = (folder / "README.md").read_text()
         assert "[More Information Needed]" not in card and "pushed to the Hub" not in card
-        assert card.startswith("---\n") and f"pipeline_tag: {roberta.hub.task_of(model.architecture)}" in card
+        assert card.startswith("---\n") and f"pipeline_tag: {roberta.checkpoint.task_of(model.architecture)}" in card
         assert f"# {model.architecture}\n" in card and head in card
         assert f"{tiny_config.num_hidden_layers} layers, hidden size {tiny_config.hidden_size}" in card
         code = card.split("```python\n", 1)[1].split("```", 1)[0]
@@ -434,20 +434,20 @@ def test_classifier_round_trip_keeps_labels(tiny_clf_dir):
 
 
 def test_each_head_class_is_the_one_hub_architectures_names():
-    """hub.ARCHITECTURES is the one list of the classes this package loads: each model class with a head is in
+    """checkpoint.ARCHITECTURES is the one list of the classes this package loads: each model class with a head is in
     it, saves that name into config.json and carries its task as the Hub pipeline tag, and each pipeline task
     builds the class whose task it is (a new head class must be added there, or it could not be loaded back)."""
     classes = [roberta.RobertaForMaskedLM, roberta.RobertaForSequenceClassification]
-    assert sorted(cls.architecture for cls in classes) == sorted(roberta.hub.ARCHITECTURES)
+    assert sorted(cls.architecture for cls in classes) == sorted(roberta.checkpoint.ARCHITECTURES)
     config = roberta.RobertaConfig.from_preset("tiny")
     for cls in classes:
         assert cls.__name__ == cls.architecture
-        assert cls._hub_mixin_info.model_card_data.pipeline_tag == roberta.hub.task_of(cls.architecture)
+        assert cls._hub_mixin_info.model_card_data.pipeline_tag == roberta.checkpoint.task_of(cls.architecture)
         assert cls(config).config.to_hf_dict(cls.architecture)["architectures"] == [cls.architecture]
     for task, pipeline_class in roberta.pipelines.TASKS.items():
-        assert pipeline_class.model_class.architecture in roberta.hub.ARCHITECTURES, task
-    assert {roberta.hub.task_of(cls.architecture) for cls in classes} <= set(roberta.pipelines.TASKS)
-    assert [roberta.model_class(name) for name in roberta.hub.ARCHITECTURES] == classes  # the one name -> class map
+        assert pipeline_class.model_class.architecture in roberta.checkpoint.ARCHITECTURES, task
+    assert {roberta.checkpoint.task_of(cls.architecture) for cls in classes} <= set(roberta.pipelines.TASKS)
+    assert [roberta.model_class(name) for name in roberta.checkpoint.ARCHITECTURES] == classes  # one name -> class map
 
 
 def test_auto_model_loads_the_class_config_json_names(tiny_mlm_dir, tiny_clf_dir, tmp_path):
@@ -490,13 +490,13 @@ def test_the_shapes_a_checkpoint_is_checked_against_are_a_built_models(arch, tin
     order as the state dict of the model built for real."""
     cls = getattr(roberta, arch)
     built = [(name, tuple(t.shape)) for name, t in cls(tiny_config).state_dict().items()]
-    assert list(roberta.hub.expected_shapes(cls, tiny_config).items()) == built
+    assert list(roberta.loading.expected_shapes(cls, tiny_config).items()) == built
 
 
 def test_the_shapes_a_checkpoint_is_checked_against_take_no_torch_dynamo():
     """Initialising on the meta device imported torch._dynamo (`normal_` is a Python decomposition there), about a
     second of the app's start-up, for values a shape check never reads."""
-    code = ("import sys, roberta; from roberta.hub import expected_shapes; "
+    code = ("import sys, roberta; from roberta.loading import expected_shapes; "
             "[expected_shapes(cls, roberta.RobertaConfig.from_preset('tiny')) "
             "for cls in (roberta.RobertaForMaskedLM, roberta.RobertaForSequenceClassification)]; "
             "print('torch._dynamo' in sys.modules)")

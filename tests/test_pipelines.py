@@ -281,6 +281,33 @@ def test_sentiment_scores_are_divided_by_the_calibration_temperature(sentiment, 
         assert [got["negative"], got["positive"]] == pytest.approx(expected.tolist(), abs=1e-6)
 
 
+@pytest.mark.parametrize("problem, num_labels, expected", [
+    (None, 2, lambda z: z.softmax(-1)), ("multi_label_classification", 2, torch.sigmoid), (None, 1, torch.sigmoid),
+    ("regression", 1, None)])  # None: the raw outputs, no temperature
+def test_scores_of_is_what_the_pipeline_shows_for_each_problem_type(problem, num_labels, expected, tokenizer):
+    """`roberta.pipelines.scores_of(logits, config, temperature)`: the one place where a classifier's logits become
+    the scores shown (`score_kind`), which the pipeline wraps and train.evaluate calls (train.calibrate's softmax of
+    two logits gave a multi-label model [0.731, 0.269] where its pipeline showed a sigmoid per label,
+    [0.881, 0.731])."""
+    from roberta.pipelines import scores_of
+
+    labels = {0: "negative", 1: "positive"} if num_labels == 2 else {0: "score"}
+    config = roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer, id2label=labels, problem_type=problem,
+                                               calibration_temperature=2.0)
+    logits = torch.tensor([[2.0, 1.0]])[:, :num_labels]  # (1, L)
+    want = logits if expected is None else expected(logits / 2.0)
+    assert scores_of(logits, config, 2.0)[0].tolist() == pytest.approx(want[0].tolist())
+    if expected is not None:
+        assert scores_of(logits, config)[0].tolist() == pytest.approx(expected(logits)[0].tolist())  # T = 1: raw
+    torch.manual_seed(0)
+    model = roberta.RobertaForSequenceClassification(config)
+    pipe = roberta.pipeline("text-classification", model=model, tokenizer=tokenizer, device="cpu")
+    with torch.no_grad():
+        shown = scores_of(model(torch.tensor([tokenizer.encode("the sea").ids])).logits, config, 2.0)[0]  # (L,)
+    got = {r["label"]: r["score"] for r in pipe("the sea")}
+    assert [got[labels[i]] for i in range(num_labels)] == pytest.approx(shown.tolist(), abs=1e-6)
+
+
 @pytest.mark.parametrize("temperature", [0.0, -1.0, float("nan"), float("inf")])
 def test_a_temperature_that_is_not_positive_is_refused_not_applied(sentiment, monkeypatch, temperature):
     """config.json refuses it when read (RobertaConfig); a config changed afterwards, as a hand-made model's, is
@@ -563,11 +590,11 @@ def test_a_device_other_than_the_cpu_or_cuda_is_refused_by_name(tiny_mlm_dir, mo
     # a CUDA device this machine does not have (one GPU: cuda:0 only)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
-    assert roberta.hub.parse_device("cuda:0", "device") == torch.device("cuda:0")
+    assert roberta.devices.parse_device("cuda:0", "device") == torch.device("cuda:0")
     for device in ("cuda:1", 3):
         with pytest.raises(ValueError, match=r"device 'cuda:\d': this machine has 1 CUDA device\(s\), cuda:0 to "
                                              r"cuda:0"):
-            roberta.hub.parse_device(device, "device")
+            roberta.devices.parse_device(device, "device")
 
 
 def test_a_tokenizer_object_without_robertas_special_tokens_is_refused(tiny_mlm_dir):

@@ -17,7 +17,7 @@ import torch
 import roberta
 from train import (average, calibrate, evaluate, finetune, reporting, runtime, sentiment_recipe, summarize, tables,
                    tapt_corpus, trainer)
-from helpers import contrast_with_white, finetune_argv, pretrain_argv
+from helpers import contrast_with_white, finetune_argv, pretrain_argv, refused
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKS = ROOT / "tests" / "data" / "sentiment_checks.tsv"
@@ -672,6 +672,37 @@ def test_evaluate_reports_the_log_loss_with_the_temperature_beside_the_raw_logit
     assert labeled["loss"] == pytest.approx(F.cross_entropy(logits, gold).item(), rel=1e-4)
     assert labeled["loss_calibrated"] == pytest.approx(F.cross_entropy(logits / 2.5, gold).item(), rel=1e-4)
     assert labeled["loss_calibrated"] != pytest.approx(labeled["loss"], rel=1e-3)
+
+
+NOT_SOFTMAX = {  # a classifier whose scores are no softmax over its labels: problem_type, labels, as it is named
+    "multi-label": ("multi_label_classification", {0: "negative", 1: "positive"},
+                    "a multi-label classifier (config.problem_type 'multi_label_classification': a sigmoid per label)"),
+    "regression": ("regression", {0: "score"}, "a regression model (config.problem_type 'regression': raw outputs)"),
+    "one output": (None, {0: "positive"}, "a one-output classifier (num_labels 1: a sigmoid of its logit)"),
+}
+
+
+@pytest.mark.parametrize("kind", NOT_SOFTMAX)
+def test_evaluate_and_calibrate_refuse_a_classifier_whose_scores_are_no_softmax(kind, tokenizer, tmp_path, capsys):
+    """Their probabilities, temperature, log-loss, ECE and checks' verdicts are a softmax's over the labels, one
+    label per text: a multi-label Hub model (its pipeline, and so the app, shows a sigmoid per label:
+    `roberta.pipelines.scores_of`) was scored on a softmax the app never shows, a one-output model on a softmax of
+    one logit (always 1), a regression's outputs as probabilities. Refused in one line that names why, before any
+    data is read (the files given are not there)."""
+    problem, labels, said = NOT_SOFTMAX[kind]
+    folder = tmp_path / "model"
+    config = roberta.RobertaConfig.from_preset("tiny", tokenizer=tokenizer, id2label=labels, problem_type=problem)
+    roberta.RobertaForSequenceClassification(config).save_pretrained(folder)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    saved = {path.name: path.read_bytes() for path in folder.iterdir()}
+    gone = str(tmp_path / "gone.tsv")
+    for data in (["--labeled", gone], ["--dev-slice"], ["--imdb", gone], ["--checks", gone]):
+        refused(evaluate.main, ["--model", str(folder), *data], capsys, f"error: {folder} is {said}; ",
+                "need a single-label classifier (a softmax over its labels)")
+    for options in (["--calibration-data", gone], ["--plot-only", "--dev", gone]):
+        refused(calibrate.main, [str(folder), *options], capsys, f"error: {folder} is {said}; ",
+                "temperature scaling needs a single-label classifier (a softmax over its labels)")
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == saved  # nothing written
 
 
 # ----- layer-wise lr decay -----

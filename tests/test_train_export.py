@@ -76,12 +76,12 @@ def test_a_re_export_of_the_same_weights_keeps_the_destinations_file(tiny_mlm_di
     assert shipped != written
     assert main([str(run), str(out), "--dtype", "float16"]) == 0
     assert (out / "model.safetensors").read_bytes() == shipped  # kept: the same tensors and metadata
-    tensors, metadata = roberta.hub.read_weights(out / "model.safetensors")
+    tensors, metadata = roberta.checkpoint.read_weights(out / "model.safetensors")
     tensors["extra.bias"] = torch.zeros(1, dtype=torch.float16)
     save_file(tensors, out / "model.safetensors", metadata)  # the same names and metadata, and one tensor more
     assert main([str(run), str(out), "--dtype", "float16"]) == 0
     assert "extra.bias" not in load_file(out / "model.safetensors")
-    weights, metadata = roberta.hub.read_weights(run / "model.safetensors")
+    weights, metadata = roberta.checkpoint.read_weights(run / "model.safetensors")
     name = next(iter(weights))
     weights[name] = weights[name] + 1  # the run trained on: the same names, other values
     save_file(weights, run / "model.safetensors", metadata)
@@ -176,11 +176,11 @@ def test_an_export_whose_weights_do_not_load_back_is_refused(tiny_mlm_dir, tmp_p
     out = tmp_path / "shipped"
     assert main([str(tiny_mlm_dir), str(out)]) == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    save_weights = roberta.hub.save_weights
+    save_weights = roberta.checkpoint.save_weights
 
     def without_a_tensor(tensors, path, metadata):
         save_weights({k: v for k, v in tensors.items() if k != "lm_head.bias"}, path, metadata)
-    monkeypatch.setattr(roberta.hub, "save_weights", without_a_tensor)
+    monkeypatch.setattr(roberta.checkpoint, "save_weights", without_a_tensor)
     assert main([str(tiny_mlm_dir), str(out), "--dtype", "float32"]) == 2
     err = capsys.readouterr().err
     assert "missing keys ['lm_head.bias']" in err

@@ -43,10 +43,10 @@ from pathlib import Path
 import torch
 
 import roberta
+from roberta.checkpoint import load_state_dict
 from roberta.files import write_atomic
-from roberta.run_metrics import RunMetrics, said_list
 from roberta.hub import TOKENIZER_NAME
-from roberta.hub import load_state_dict
+from roberta.run_metrics import RunMetrics, said_list
 
 from .arguments import seed_value
 from .evaluate import DEFAULT_CHECKS, UNSURE_BELOW, check_expected_labels, check_unsure_below, read_checks
@@ -80,7 +80,7 @@ def check_members(folders: list[Path], allow_different_init: bool = False) -> li
             raise AverageError(f"{folder} is a partial model, not a finished run to average: {note}")
     configs = [roberta.load_config(f) for f in folders]
     first = configs[0].to_dict()
-    kinds = [roberta.hub.read_architecture(f) for f in folders]
+    kinds = [roberta.checkpoint.read_architecture(f) for f in folders]
     for folder, config, kind in zip(folders[1:], configs[1:], kinds[1:]):
         if kind != kinds[0]:  # before the configs: a classifier's labels are not the difference that matters
             raise AverageError(f"{folder} is a {kind}, {folders[0]} a {kinds[0]}: average models of one kind")
@@ -140,7 +140,7 @@ def check_member_files(folder: Path) -> None:
         raise AverageError(f"{folder}: no such model folder" if not folder.exists() else
                            f"{folder} is a file, not a model folder")
     roberta.load_config(folder)
-    for file in roberta.hub.weights_files(folder)[1]:
+    for file in roberta.checkpoint.weights_files(folder)[1]:
         try:
             with safe_open(file, framework="pt") as weights:
                 weights.keys()
@@ -313,7 +313,7 @@ def _run(args) -> dict:
     started = time.time()
     folders = [Path(m) for m in args.members]
     out = _fresh_out(args.out, folders)
-    if roberta.hub.read_architecture(folders[0]) == "RobertaForMaskedLM":
+    if roberta.checkpoint.read_architecture(folders[0]) == "RobertaForMaskedLM":
         return run_mlm(args, folders, out, started)
     members = check_members(folders, args.allow_different_init)
     config = roberta.load_config(folders[0])

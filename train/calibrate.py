@@ -9,8 +9,9 @@ slice of the training file that `train.finetune --calibration-n` set aside and n
 `train.tapt_corpus` puts the text of its longer sentences, unlabelled, in the task-adaptive masked-LM corpus): T
 minimises the negative log-likelihood of softmax(logits / T) (L-BFGS on log T). Dividing by T never changes
 which label wins, so accuracy is untouched; only the probabilities move (T > 1 softens an over-confident
-model). T is stored in the model's config.json as `calibration_temperature`; `roberta.pipeline` (and so the
-app) applies it. A `transformers` user applies it by hand:
+model). A classifier whose scores are no softmax over its labels (config.problem_type multi-label or regression, or a
+single output) is refused. T is stored in the model's config.json as `calibration_temperature`; `roberta.pipeline`
+(and so the app) applies it. A `transformers` user applies it by hand:
 
     logits = model(**inputs).logits
     probs = (logits / model.config.calibration_temperature).softmax(-1)
@@ -62,6 +63,7 @@ import torch.nn.functional as F
 from roberta.figure_alts import reliability_alt
 from roberta.files import write_atomic
 from roberta.hub import CONFIG_NAME
+from roberta.pipelines import score_kind
 from roberta.run_metrics import METRICS_NAME, RunMetrics, dataset_name
 from roberta.text import normalize_for_classifier
 
@@ -79,9 +81,28 @@ RELIABILITY_NAME = "reliability.png"
 # Calibration error and temperature
 # ----------------------------------------------------------------------------------------------------------
 def probabilities(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
-    """softmax(logits / T) (sigmoid for a single logit), float32."""
-    logits = logits.float() / temperature
-    return logits.softmax(-1) if logits.shape[-1] > 1 else logits.sigmoid()
+    """softmax(logits / T), float32: a single-label classifier's scores, as `roberta.pipelines.scores_of` gives them
+    (the only kind calibrated here: `require_softmax`)."""
+    return (logits.float() / temperature).softmax(-1)
+
+
+NOT_SOFTMAX_SAID = {  # a classifier whose scores are no softmax (`roberta.pipelines.score_kind`), as errors name it
+    "regression": "a regression model (config.problem_type 'regression': raw outputs)",
+    "multi_label_classification": "a multi-label classifier (config.problem_type 'multi_label_classification': a "
+                                  "sigmoid per label)",
+    None: "a one-output classifier (num_labels 1: a sigmoid of its logit)",
+}
+
+
+def require_softmax(config, model_id, needs: str) -> None:
+    """A ValueError, "`model_id` is ...; `needs` a single-label classifier", for a classifier whose scores are no
+    softmax over its labels (`roberta.pipelines.score_kind`: a multi-label model's sigmoid per label, a one-output
+    model's sigmoid, a regression's raw outputs). Temperature scaling, the ECE, the log-loss and the checks' verdicts
+    are measured here on that softmax, against one label per text: such a model was scored on probabilities its
+    pipeline (and the app) never shows. Called before any data is read."""
+    if score_kind(config) != "softmax":
+        said = NOT_SOFTMAX_SAID.get(config.problem_type, NOT_SOFTMAX_SAID[None])
+        raise ValueError(f"{model_id} is {said}; {needs} a single-label classifier (a softmax over its labels)")
 
 
 def reliability_bins(probs: torch.Tensor, labels, n_bins: int = N_BINS) -> list[dict]:
@@ -545,7 +566,7 @@ def main(argv=None) -> int:
         if getattr(args, f"calibration_{key}") is None:
             setattr(args, f"calibration_{key}", SLICE_DEFAULTS[key])
     from roberta import RobertaForSequenceClassification, load_tokenizer
-    from roberta.hub import require_architecture
+    from roberta.loading import require_architecture
 
     from .tables import read_labeled, rows_record
     from .recorded_columns import columns_for, columns_in_metrics
@@ -558,6 +579,7 @@ def main(argv=None) -> int:
                              "calibration needs a classifier (train.finetune output)")
         metrics = (RunMetrics.read(metrics_path, missing_ok=True) or RunMetrics()).to_dict()
         model = RobertaForSequenceClassification.from_pretrained(folder)
+        require_softmax(model.config, folder, "temperature scaling needs")  # before any data is read
         tokenizer = load_tokenizer(folder)
         names = model.config.id2label
         recorded = columns_in_metrics(metrics)  # the model's own, as train.finetune read them

@@ -11,11 +11,13 @@ IMDB reviews are scored twice: cut to their first --max-length tokens ("accuracy
 overlapping windows whose logits are averaged, as `roberta.pipeline` reads a long text ("accuracy_whole").
 
 Classifier probabilities are the calibrated ones (softmax of logits / config.calibration_temperature, as
-`roberta.pipeline` gives them); `--labeled` also reports the expected calibration error without the
-temperature ("ece_uncalibrated") and the log-loss with it ("loss_calibrated"; "loss" is the raw logits', as
-fine-tuning's dev curves measure it). `--dev-slice` scores a classifier as `--labeled` does on the dev set its
-fine-tuning held out of its training file (`train.finetune --dev-fraction`: metrics.json's dev_slice, drawn again),
-recorded with that slice. `--checks` scores the behaviour checks (see `score_checks`): accuracy per category.
+`roberta.pipeline` gives them: `roberta.pipelines.scores_of`); a classifier whose scores are no softmax over its
+labels (config.problem_type multi-label or regression, or a single output) is refused. `--labeled` also reports the
+expected calibration error without the temperature ("ece_uncalibrated") and the log-loss with it ("loss_calibrated";
+"loss" is the raw logits', as fine-tuning's dev curves measure it). `--dev-slice` scores a classifier as `--labeled`
+does on the dev set its fine-tuning held out of its training file (`train.finetune --dev-fraction`: metrics.json's
+dev_slice, drawn again), recorded with that slice. `--checks` scores the behaviour checks (see `score_checks`):
+accuracy per category.
 
 With --precision bf16 (or auto where it picks bf16) the MLM text is scored under bf16 autocast: pretraining's
 final evaluation runs under its training precision (its metrics.json's hardware.precision), so a matching
@@ -43,12 +45,13 @@ import torch.nn.functional as F
 
 from roberta import DynamicMasker, RobertaForMaskedLM, auto_model, encode, load_tokenizer
 from roberta.masking import IGNORE_INDEX, MaskedBatch
+from roberta.pipelines import scores_of
 from roberta.run_metrics import RunMetrics, dev_slice_said, said_list
 from roberta.text import normalize_for_classifier, sentiment_of
 from roberta.tokenizer import check_fits_model, encode_windows, mean_over_windows
 
 from .arguments import seed_value
-from .calibrate import expected_calibration_error, probabilities
+from .calibrate import expected_calibration_error, require_softmax
 from .data import read_documents
 from .imdb_sample import check_imdb_n, imdb_sample_as, imdb_skip_note
 from .markdown import table_cell
@@ -234,7 +237,7 @@ def evaluate_classifier(model, tokenizer, texts: list[str], labels: list[int], b
     tp = confusion.diag().float()
     f1 = 2 * tp / (confusion.sum(0) + confusion.sum(1)).clamp(min=1)
     present = confusion.sum(1) > 0
-    ece = expected_calibration_error(probabilities(logits, temperature_of(model)), gold)
+    ece = expected_calibration_error(scores_of(logits, model.config, temperature_of(model)), gold)
     return {"accuracy": (pred == gold).float().mean().item(), "n": len(labels),
             "loss": F.cross_entropy(logits, gold).item(), "macro_f1": f1[present].mean().item(),
             "confusion": confusion.tolist(), "ece": ece}
@@ -343,8 +346,8 @@ def score_checks(model, tokenizer, checks, batch_size: int = 32, unsure_below: f
         source, checks = shown_path(checks), read_checks(checks)
     check_expected_labels(checks, model.config.id2label)
     temperature = temperature_of(model)
-    probs = probabilities(classifier_logits(model, tokenizer, [r["sentence"] for r in checks], batch_size,
-                                            max_length), temperature)
+    logits = classifier_logits(model, tokenizer, [r["sentence"] for r in checks], batch_size, max_length)
+    probs = scores_of(logits, model.config, temperature)  # (N, L)
     items, categories = [], {}
     for row, p in zip(checks, probs):
         score, index = p.max(-1)
@@ -520,6 +523,8 @@ def run(args) -> dict:
     if (args.labeled or args.dev_slice or args.imdb or args.checks) and is_mlm:
         raise ValueError(f"{args.model} is a masked-LM model; --labeled/--dev-slice/--imdb/--checks need a "
                          "classifier")
+    if not is_mlm:  # (one of them is given) accuracy, log-loss, ECE and verdicts of a softmax, one label per text
+        require_softmax(model.config, args.model, "--labeled/--dev-slice/--imdb/--checks need")
     metrics = {}
     progress = progress_bars(args.no_progress)
     if args.mlm_text:
@@ -553,7 +558,7 @@ def run(args) -> dict:
         metrics["labeled"] = {**source, "max_length": max_length,
                               **evaluate_classifier(model, tokenizer, texts, labels, logits=logits),
                               "temperature": temperature_of(model),
-                              "ece_uncalibrated": expected_calibration_error(probabilities(logits), labels),
+                              "ece_uncalibrated": expected_calibration_error(scores_of(logits, model.config), labels),
                               # the card's "after" log-loss ("loss" is the raw logits': 0.386 against 0.311 shipped)
                               "loss_calibrated": F.cross_entropy(logits / temperature_of(model),
                                                                  torch.tensor(labels)).item()}

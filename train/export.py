@@ -220,7 +220,7 @@ def export_into(src, dst: Path, dtype="float32", final: Path | None = None) -> P
             shutil.copy2(src / name, dst / name)
         else:  # left by an earlier export into this folder: it would describe another model
             (dst / name).unlink(missing_ok=True)
-    weights, metadata = roberta.hub.read_weights(src / WEIGHTS_NAME)  # metadata: the config it fits
+    weights, metadata = roberta.checkpoint.read_weights(src / WEIGHTS_NAME)  # metadata: the config it fits
     stored = _store(weights, metadata, dst, dtype, final)
     if (dst / "README.md").is_file():  # the run's card loads the run folder: its usage names where the export lives
         (dst / "README.md").write_text(card_for(dst, str(final or dst)), encoding="utf-8")
@@ -246,7 +246,7 @@ def _check_same_kind(src: Path, dst: Path) -> None:
     same kind of model) still replaces the earlier one."""
     if not (dst / CONFIG_NAME).is_file():
         return
-    ours, theirs = roberta.hub.read_architecture(src), roberta.hub.read_architecture(dst)
+    ours, theirs = roberta.checkpoint.read_architecture(src), roberta.checkpoint.read_architecture(dst)
     if ours != theirs:
         raise ValueError(f"the destination {dst} holds a {theirs} model, not a {ours} like {src}: choose "
                          "another destination (an export only replaces a model of the same kind)")
@@ -314,10 +314,10 @@ def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32", final: Path 
     `dst`: not a staged copy's name)."""
     run = checkpoint.parent.parent
     weights, state = Checkpoints.load(checkpoint)
-    architecture = roberta.hub.read_architecture(run)
+    architecture = roberta.checkpoint.read_architecture(run)
     model = roberta.model_class(architecture)(roberta.load_config(run))
     model.load_state_dict(weights)  # strict: the checkpoint is of this run's model
-    classifier = roberta.hub.task_of(architecture) == "text-classification"
+    classifier = roberta.checkpoint.task_of(architecture) == "text-classification"
     run_temperature = model.config.calibration_temperature
     model.config.calibration_temperature = 1.0  # the run's T was fitted on the weights it kept, not on these
     dst.mkdir(parents=True, exist_ok=True)
@@ -365,10 +365,10 @@ def export_checkpoint(checkpoint: Path, dst: Path, dtype="float32", final: Path 
     if classifier:
         from .calibrate import calibration_markdown
         extra = [("Calibration", calibration_markdown(metrics.calibration))]
-    write_model_card(dst, title=title, task=roberta.hub.task_of(architecture), metrics=metrics, notes=notes,
+    write_model_card(dst, title=title, task=roberta.checkpoint.task_of(architecture), metrics=metrics, notes=notes,
                      recipe=recipe, extra_sections=extra, repo_id=str(final or dst))
     metrics.write(dst)
-    return _store(*roberta.hub.read_weights(dst / WEIGHTS_NAME), dst, dtype, final)
+    return _store(*roberta.checkpoint.read_weights(dst / WEIGHTS_NAME), dst, dtype, final)
 
 
 def _store(weights: dict, metadata: dict, dst: Path, dtype: str, final: Path | None = None) -> Path:
@@ -381,7 +381,7 @@ def _store(weights: dict, metadata: dict, dst: Path, dtype: str, final: Path | N
     tensors = {k: v.to(DTYPES[dtype]).contiguous() for k, v in weights.items()}
     metadata = {**metadata, "format": "pt", "stored_dtype": dtype}
     if not _holds(dst / WEIGHTS_NAME, tensors, metadata):
-        roberta.hub.save_weights(tensors, dst / WEIGHTS_NAME, metadata)
+        roberta.checkpoint.save_weights(tensors, dst / WEIGHTS_NAME, metadata)
     write_tokenizer_config(dst)
     try:
         roberta.auto_model(dst)  # a strict load: the copy is complete
@@ -399,7 +399,7 @@ def _holds(path: Path, tensors: dict, metadata: dict) -> bool:
     if not path.is_file():
         return False
     try:
-        held, held_metadata = roberta.hub.read_weights(path)
+        held, held_metadata = roberta.checkpoint.read_weights(path)
     except roberta.hub.ModelLoadError:  # truncated or corrupt: written anew
         return False
     return held_metadata == metadata and held.keys() == tensors.keys() and all(

@@ -127,7 +127,7 @@ def main(argv=None) -> int:
         p.error(str(err))
     try:
         rows = read_probe(args.probe)
-        roberta.hub.require_architecture(args.model, "RobertaForMaskedLM", "the probe needs a masked-LM model")
+        roberta.loading.require_architecture(args.model, "RobertaForMaskedLM", "the probe needs a masked-LM model")
         fill = roberta.pipeline("fill-mask", model=args.model, device=args.device)
         result = run_probe(fill, rows, args.top_k)
         if args.layers:

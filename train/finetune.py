@@ -345,7 +345,7 @@ class ClassificationTask(Task):
 
 
 def _init_architecture(init: str) -> str:
-    return roberta.hub.read_architecture(init)
+    return roberta.checkpoint.read_architecture(init)
 
 
 def init_root(init: str) -> str:
@@ -387,7 +387,7 @@ def build_model(args: FinetuneArguments, id2label: dict[int, str]):
     torch.manual_seed(args.seed)  # what follows (dropout): --seed's
     gave = "encoder"
     if "SequenceClassification" in architecture and not args.new_head:
-        from roberta.hub import load_state_dict
+        from roberta.checkpoint import load_state_dict
 
         init_labels = roberta.load_config(args.init).id2label
         if init_labels != model.config.id2label:

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
-from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification, hub
+from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification, checkpoint
 from roberta.figure_alts import curves_alt
 from roberta.files import write_atomic
 from roberta.run_metrics import (COMPRESSED, KNOWN_DATA_FILES, KNOWN_DATA_FOLDERS, METRICS_NAME, PHASES_NAME,
@@ -25,7 +25,7 @@ from .markdown import table_cell
 from .reporting import CURVES_NAME, LOG_NAME, read_log
 
 
-TASKS = tuple(task for _, task in hub.ARCHITECTURES.values())  # ("fill-mask", "text-classification")
+TASKS = tuple(task for _, task in checkpoint.ARCHITECTURES.values())  # ("fill-mask", "text-classification")
 # The card's library: the folders load in transformers, and the Hub shows its "Use in Transformers" snippet and
 # inference widget for this name only (a name of our own hid both); this project is one of the tags.
 LIBRARY_NAME, PROJECT_TAG = "transformers", "roberta-from-scratch"
@@ -225,7 +225,7 @@ def _weights_note(folder) -> str:
     """The Usage's sentence on a folder whose weights are stored below float32: what a user downloads is not what
     runs (`roberta` always loads float32; `transformers` loads the dtype config.json names); '' otherwise."""
     stored, weights = stored_dtype(folder), Path(folder) / "model.safetensors"
-    loads = hub.read_json(Path(folder) / "config.json").get("dtype", "float32")
+    loads = checkpoint.read_json(Path(folder) / "config.json").get("dtype", "float32")
     if stored in (None, "float32"):
         return ""
     return (f"The weights are stored in {stored} (`model.safetensors`, {weights.stat().st_size / 1e6:.1f} MB); "
@@ -244,7 +244,7 @@ def _widget_note(config: RobertaConfig) -> str:
 
 
 def _usage(task: str, repo: str, folder) -> str:
-    config = hub.load_config(folder)
+    config = checkpoint.load_config(folder)
     max_length, weights = config.max_length, _weights_note(folder)
     if task == "fill-mask":
         return f"""{weights}With this project's from-scratch code (`pip install` its requirements, then from its root):
@@ -514,7 +514,7 @@ def card_for(folder, model: str, base_model: str | None = None) -> str:
     card = replace_section(card, "Training curves", curves_section(folder, metrics))
     if metrics is not None and metrics.is_average:
         card = replace_section(card, "Metrics", metrics_markdown(card_table(metrics, folder), folder))
-    usage = _usage(hub.task_of(hub.read_architecture(folder)), model, folder)
+    usage = _usage(checkpoint.task_of(checkpoint.read_architecture(folder)), model, folder)
     return replace_section(card, "Usage", usage)
 
 
@@ -579,7 +579,7 @@ def card_table(metrics: RunMetrics, folder) -> RunMetrics:
     (`train.finetune.card_table_metrics`), a masked LM's is all of metrics.json."""
     from .finetune import card_table_metrics  # (train.finetune writes its cards with this module)
 
-    return metrics if hub.read_architecture(folder) == "RobertaForMaskedLM" else card_table_metrics(metrics)
+    return metrics if checkpoint.read_architecture(folder) == "RobertaForMaskedLM" else card_table_metrics(metrics)
 
 
 def metrics_markdown(metrics: RunMetrics, folder=None) -> str:
@@ -686,7 +686,7 @@ def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dic
     folder = Path(folder)
     if task not in TASKS:
         raise ValueError(f"task must be one of {sorted(TASKS)}, got {task!r}")
-    config = hub.load_config(folder)  # ModelNotFoundError (a FileNotFoundError) without config.json
+    config = checkpoint.load_config(folder)  # ModelNotFoundError (a FileNotFoundError) without config.json
     repo = repo_id or str(folder)
     if not isinstance(metrics, RunMetrics):
         metrics = RunMetrics.from_dict(metrics)

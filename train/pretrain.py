@@ -217,10 +217,10 @@ def build_model(args: PretrainArguments, config, tokenizer) -> roberta.RobertaFo
     if given := args.shape_options_given():
         raise UserError(f"{', '.join(given)} cannot change the shape of the --init model")
     try:
-        roberta.hub.require_architecture(args.init, "RobertaForMaskedLM", "pretraining continues a masked-LM folder "
-                                         "(train.pretrain output)", "--init")
+        roberta.loading.require_architecture(args.init, "RobertaForMaskedLM", "pretraining continues a masked-LM "
+                                             "folder (train.pretrain output)", "--init")
         model = roberta.RobertaForMaskedLM.from_pretrained(args.init)
-    except roberta.hub.ArchitectureMismatch:
+    except roberta.loading.ArchitectureMismatch:
         raise
     except (OSError, ValueError) as err:
         raise UserError(f"cannot load --init {args.init}: {err}") from None
@@ -238,7 +238,7 @@ def write_model_files(out: Path, model: roberta.RobertaForMaskedLM, tokenizer) -
     `train.export RUN/checkpoints/step-00001000` makes a model folder, a partial one (`train.recipe.ship` returns it
     from a GPU call cut by its deadline). Not before the loop: a folder holding them and no checkpoint would be taken
     for a model folder, not the start of a run."""
-    roberta.hub.save_config(out, model.config, model.architecture)
+    roberta.checkpoint.save_config(out, model.config, model.architecture)
     save_tokenizer(tokenizer, out, model.config.max_length)
 
 

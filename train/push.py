@@ -94,9 +94,9 @@ def check_loads(folder: Path) -> None:
     import roberta
 
     try:
-        task = roberta.hub.task_of(roberta.hub.read_architecture(folder))
+        task = roberta.checkpoint.task_of(roberta.checkpoint.read_architecture(folder))
         roberta.pipeline(task, model=folder, device="cpu")
-        roberta.hub.read_json(folder / TOKENIZER_CONFIG)
+        roberta.checkpoint.read_json(folder / TOKENIZER_CONFIG)
     except (OSError, ValueError) as err:  # ModelLoadError is a ValueError
         raise PushError(f"{folder} does not load, so it is not uploaded: {err}") from None
 

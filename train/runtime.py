@@ -28,7 +28,7 @@ import numpy as np
 import torch
 import torch.distributed as torch_dist
 
-from roberta.hub import parse_device
+from roberta.devices import parse_device
 from roberta.loss import enable_fast_cpu_math
 
 from .exit_codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER_ERROR, exit_code  # noqa: F401 (re-exported)
@@ -343,7 +343,7 @@ def init_distributed() -> Dist:
 # ----------------------------------------------------------------------------------------------------------
 def device_option(value: str, option: str = "--device") -> str:
     """A script's device option as typed ("cpu", "cuda", "cuda:N", or -1 and N as the package's message offers them:
-    "01" is device 1), checked by the package's own rule (`roberta.hub.parse_device`: the CPU or a CUDA device of
+    "01" is device 1), checked by the package's own rule (`roberta.devices.parse_device`: the CPU or a CUDA device of
     this machine), as a torch device name. A ValueError names the value as typed."""
     number = int(value) if re.fullmatch(r"-?\d+", value) else None
     try:

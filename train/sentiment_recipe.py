@@ -66,6 +66,7 @@ import time
 from pathlib import Path
 
 import roberta.hub
+import roberta.loading
 
 from . import arguments, average, finetune, pretrain, runtime, summarize, tapt_corpus
 from .exit_codes import ended_interrupted
@@ -148,9 +149,9 @@ def check_init(init: str, option: str = "--init") -> str:
     """The pretrained masked-LM folder (or Hub repo) the experiment starts from, checked before any work: it
     exists, with a config.json, and is not a classifier. Returns its architecture."""
     try:
-        return roberta.hub.require_architecture(init, "RobertaForMaskedLM", "give a pretrained masked-LM folder "
-                                                "(train.pretrain output, e.g. assets/mini-roberta-mlm)", option)
-    except roberta.hub.ArchitectureMismatch:
+        return roberta.loading.require_architecture(init, "RobertaForMaskedLM", "give a pretrained masked-LM folder "
+                                                    "(train.pretrain output, e.g. assets/mini-roberta-mlm)", option)
+    except roberta.loading.ArchitectureMismatch:
         raise
     except (OSError, ValueError) as err:
         raise UserError(f"cannot load {option} {init}: {err}") from None
