@@ -15,6 +15,9 @@ import matplotlib
 matplotlib.use("Agg")
 matplotlib.rcParams["text.parse_math"] = False  # a token like "$x$" is text, not math
 matplotlib.rcParams["text.usetex"] = False
+# Gradio's Plot saves a figure with savefig's own defaults: white, pinned, whatever a style or a figure says, so that
+# a dark page (the app's dark mode) never shows through its black text and lines
+matplotlib.rcParams["savefig.facecolor"] = "white"
 import numpy as np  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 from matplotlib import lines as mlines  # noqa: E402

@@ -10,6 +10,7 @@ import torch
 
 from roberta.masking import (DUPE_FACTOR, KEPT, KEPT_FRACTION, MASK_FRACTION, MASKED, MLM_PROBABILITY,
                              NOT_SELECTED, OUTCOME_NAMES, RANDOM, RANDOM_FRACTION, DynamicMasker, StaticMasker)
+from roberta.run_metrics import said_list
 
 from .figures import expected_coverage
 from .formatting import PART_NOTE, format_probability, md_escape, pct, piece_of, word_label
@@ -104,8 +105,8 @@ def masking_stats(tokens: Tokens, runs: dict) -> tuple[list[list], dict[str, lis
 COVERAGE_CSS = """<style>
 .mk-coverage table{border-collapse:collapse;font-size:13px;margin:4px 0 0;max-width:100%}
 .mk-coverage caption{text-align:left;font-size:12px;opacity:.8;padding:0 0 4px;caption-side:top}
-.mk-coverage :is(th,td){padding:2px 6px !important;border-bottom:1px solid #d4d4d8;text-align:right;
-  font-variant-numeric:tabular-nums}
+.mk-coverage :is(th,td){padding:2px 6px !important;border-bottom:1px solid var(--border-color-primary,#d4d4d8);
+  text-align:right;font-variant-numeric:tabular-nums}
 .mk-coverage thead th{vertical-align:bottom;white-space:normal;overflow-wrap:normal;word-break:normal}
 .mk-coverage td{white-space:nowrap}
 @media (max-width:600px){.mk-coverage :is(th,td){padding:2px 3px !important;font-size:12px}}
@@ -200,9 +201,12 @@ BERT_PICKS = (f"BERT's own code picks exactly {MLM_PROBABILITY:.0%} of the token
 # their neighbours).
 # .mk-1/2/3: light backgrounds keep dark text in a dark theme too; a line under each kind tells them apart without
 # colour.
-# i[title]::after: the original under a target, on hover and on focus (a tap on a phone, Tab on a keyboard).
+# i[title]::after: the original under a target, on hover and on focus (a tap on a phone, Tab on a keyboard); in
+# dark mode a grey box with an edge (the near-black one vanished on the dark page: white text over the next line).
 # .mk-scroll focused: the keyboard's one tab stop is the table's box (not every target: 40 epochs make thousands),
-# and while it (or the later epochs' summary) has the focus, every target shows its original in line.
+# and while it (or the later epochs' summary) has the focus, every target shows its original in line. Their rings
+# lighter in dark mode (the light mode's indigo was 2.4:1 there), as page.css's.
+# --mk-line: the lines in the theme's border colour (a light grey was a bright grid on the dark page).
 # table.mk-table: no margin (Gradio's .prose table rule's 16 px parted the first epochs from the later ones' bar).
 # .mk-later: the epochs after the first few (`epoch_tables`), a native disclosure whose summary is a line as wide
 # as the table.
@@ -215,15 +219,16 @@ BERT_PICKS = (f"BERT's own code picks exactly {MLM_PROBABILITY:.0%} of the token
 # scroll-state queries shows none, as before; since the later epochs are behind a disclosure (`epoch_tables`), it
 # shows once that is open.
 MASKING_CSS = """<style>
-.mk-scroll{max-height:min(640px,70vh);overflow:auto;border:1px solid #d4d4d8}
+.mk-wrap{--mk-line:var(--border-color-primary,#d4d4d8)}
+.mk-scroll{max-height:min(640px,70vh);overflow:auto;border:1px solid var(--mk-line)}
 .mk-table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:13px;line-height:1.9}
 .mk-wrap table.mk-table{margin:0}
-.mk-wrap .mk-table :is(th,td){border:1px solid #d4d4d8;padding:4px 6px;vertical-align:top;text-align:left;
+.mk-wrap .mk-table :is(th,td){border:1px solid var(--mk-line);padding:4px 6px;vertical-align:top;text-align:left;
   overflow-wrap:anywhere}
-.mk-scroll .mk-table thead th{position:sticky;top:0;background:var(--background-fill-secondary,#f4f4f5);
-  color:var(--body-text-color,#18181b);z-index:1}
-.mk-scroll .mk-table tbody th{background:var(--background-fill-secondary,#f4f4f5);color:var(--body-text-color,#18181b);
-  white-space:nowrap;font-weight:600}
+.mk-scroll .mk-table th,.mk-more span,.mk-later>summary{background:var(--background-fill-secondary,#f4f4f5);
+  color:var(--body-text-color,#18181b)}
+.mk-scroll .mk-table thead th{position:sticky;top:0;z-index:1}
+.mk-scroll .mk-table tbody th{white-space:nowrap;font-weight:600}
 .mk-table col.mk-epoch{width:calc(8.2ch + 14px)}
 .mk-table th:first-child{white-space:nowrap;overflow-wrap:normal}
 .mk-table td i{font-style:normal;border-radius:3px;padding:0;color:inherit}.mk-table td i[class]{padding:1px}
@@ -240,18 +245,19 @@ MASKING_CSS = """<style>
 .mk-table i[title]:is(:hover,:focus)::after{content:attr(title);position:absolute;left:0;top:100%;z-index:2;
   background:#18181b;color:#fff;padding:0 5px;border-radius:3px;font-size:12px;font-weight:400;line-height:1.6;
   white-space:nowrap;text-decoration:none;pointer-events:none}
+.dark .mk-table i[title]::after{background:#374151;border:1px solid #9ca3af}
 .mk-scroll:focus-visible{outline:2px solid #4338ca;outline-offset:2px}
 .mk-scroll{container-type:scroll-state}
 .mk-more{position:sticky;bottom:0;z-index:1;height:0;visibility:hidden}
 .mk-more span{position:absolute;left:0;right:0;bottom:0;text-align:center;font-size:12px;font-weight:600;
-  line-height:1.9;background:var(--background-fill-secondary,#f4f4f5);color:var(--body-text-color,#18181b);
-  border-top:1px solid #d4d4d8}
+  line-height:1.9;border-top:1px solid var(--mk-line)}
 @container scroll-state(scrollable: bottom){.mk-more{visibility:visible}}
 .mk-scroll:is(:focus-visible,:has(>.mk-later>summary:focus-visible)) .mk-table i[title]::after{
-  content:" (" attr(title) ")";position:static;background:none;color:inherit;padding:0;font-size:11px}
-.mk-later>summary{cursor:pointer;padding:6px 8px;font-size:13px;font-weight:600;border:1px solid #d4d4d8;
-  border-top:none;background:var(--background-fill-secondary,#f4f4f5);color:var(--body-text-color,#18181b)}
+  content:" (" attr(title) ")";position:static;background:none;border:0;color:inherit;padding:0;font-size:11px}
+.mk-later>summary{cursor:pointer;padding:6px 8px;font-size:13px;font-weight:600;border:1px solid var(--mk-line);
+  border-top:none}
 .mk-later>summary:focus-visible{outline:2px solid #4338ca;outline-offset:-2px}
+.dark .mk-wrap :focus-visible{outline-color:#a5b4fc}
 .mk-legend span{margin-right:1em;padding:1px 6px;border-radius:3px;display:inline-block}
 @media (max-width:700px){
 .mk-scroll{max-height:none}
@@ -271,7 +277,7 @@ def _legend() -> str:
     """The colours' key, with each outcome's share."""
     return (f'<div class="mk-legend"><span class="mk-1">&lt;mask&gt; ({MASK_FRACTION:.0%} of targets)</span>'
             f'<span class="mk-2">random token ({RANDOM_FRACTION:.0%})</span><span class="mk-3">unchanged, still a '
-            f'target ({KEPT_FRACTION:.0%})</span><span style="border:1px solid #d4d4d8">not selected '
+            f'target ({KEPT_FRACTION:.0%})</span><span style="border:1px solid var(--mk-line)">not selected '
             f'({1 - MLM_PROBABILITY:.0%} of tokens)</span></div>')
 
 
@@ -289,7 +295,7 @@ def special_note(tokens: Tokens) -> str:
     if not names:
         return ""
     one = len(names) == 1
-    quoted = " and ".join(f"“{html.escape(name)}”" for name in names)
+    quoted = said_list([f"“{html.escape(name)}”" for name in names])
     return (f'<p class="mk-special-note">{quoted} typed in the sentence '
             f'{"is a special token" if one else "are special tokens"}'
             f' (in a dashed box): {"it stays" if one else "they stay"} as typed in every epoch and '

@@ -60,7 +60,8 @@ class Chromium:
 
     def __init__(self, playwright, url):
         self.playwright, self.url = playwright, url
-        self._browser = self._page = None
+        self._browser = None
+        self._pages = {}  # a colour scheme ("light", "dark") -> the page its tests share
 
     def browser(self):
         if self._browser is None or not self._browser.is_connected():
@@ -68,35 +69,38 @@ class Chromium:
             self._browser.on("disconnected", lambda _: print(f"Chromium closed; {machine_left()}"))
         return self._browser
 
-    def page(self):
-        """The 1280 x 900 page on the app that the `page` tests share; every JavaScript dialog (alert, confirm) is
-        recorded and dismissed."""
+    def page(self, scheme="light"):
+        """The 1280 x 900 page on the app that the `page` tests share, or with "dark" the one the dark-mode tests
+        share (the system's dark theme, which Gradio follows); every JavaScript dialog (alert, confirm) is recorded
+        and dismissed."""
         browser = self.browser()
-        old = self._page
+        old = self._pages.get(scheme)
         if old is None or old.is_closed() or old.crashed or old.context.browser is not browser:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page = browser.new_page(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
             page.set_default_timeout(TIMEOUT_MS)
             page.dialogs, page.crashed = [], False
             page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
             page.on("crash", lambda _: (setattr(page, "crashed", True), print(f"page crashed; {machine_left()}")))
             page.goto(self.url)
             page.get_by_role("heading", name="RoBERTa from scratch").wait_for()
-            self._page = page
-        return self._page
+            if scheme == "dark":
+                page.wait_for_function("() => document.body.classList.contains('dark')")
+            self._pages[scheme] = page
+        return self._pages[scheme]
 
-    def close_page(self):
+    def close_page(self, scheme="light"):
         """After a failed test: whatever it left on the shared page (an open list, a hung renderer) is not the next
         test's start."""
-        if self._page is not None and not self._page.is_closed():
-            self._page.context.close()
-        self._page = None
+        page = self._pages.pop(scheme, None)
+        if page is not None and not page.is_closed():
+            page.context.close()
 
     def close_pages_opened_since(self, contexts: set):
         """The pages (contexts) a test opened itself and left open, as a failed check leaves them: a renderer each,
         held for the rest of the module otherwise."""
         if self._browser is not None and self._browser.is_connected():
-            shared = self._page.context if self._page is not None else None
-            for context in [c for c in self._browser.contexts if c not in contexts and c is not shared]:
+            shared = [page.context for page in self._pages.values()]
+            for context in [c for c in self._browser.contexts if c not in contexts and c not in shared]:
                 context.close()
 
     def close(self):
@@ -133,12 +137,30 @@ def browser(chromium):
     chromium.close_pages_opened_since(before)
 
 
+def shared_page(chromium, request, scheme):
+    """The page the module's tests of a colour scheme share, opened again after a test on it failed (or Chromium
+    crashed)."""
+    yield chromium.page(scheme)
+    if getattr(request.node, "call_failed", True):  # conftest.py's pytest_runtest_makereport records it
+        chromium.close_page(scheme)
+
+
 @pytest.fixture
 def page(chromium, request):
-    """One page for the module's tests, opened again after a test on it failed (or Chromium crashed)."""
-    yield chromium.page()
-    if getattr(request.node, "call_failed", True):  # conftest.py's pytest_runtest_makereport records it
-        chromium.close_page()
+    """One page for the module's tests (light)."""
+    yield from shared_page(chromium, request, "light")
+
+
+@pytest.fixture
+def dark_page(chromium, request):
+    """One page for the module's dark-mode tests."""
+    yield from shared_page(chromium, request, "dark")
+
+
+@pytest.fixture
+def themed_page(chromium, request, theme):
+    """The shared page of the test's `theme` parameter ("light" or "dark")."""
+    yield from shared_page(chromium, request, theme)
 
 
 def open_tab(page, name):
@@ -1586,6 +1608,18 @@ def test_stale_results_stay_readable_and_a_screen_reader_is_told_they_are_stale(
     sync_api.expect(page.locator("#tab-fill .input-error")).to_have_count(0)
 
 
+# the colour painted behind an element (or, with `under`, under it): the first opaque background from its parent
+# (or itself) up, the canvas's white if none
+BEHIND = """((el, under) => { let back = under ? el : el.parentElement;
+  while (back && /rgba\\(.*, 0\\)/.test(getComputedStyle(back).backgroundColor)) back = back.parentElement;
+  return back ? getComputedStyle(back).backgroundColor : 'rgb(255, 255, 255)'; })"""
+
+
+def css_rgb(colour: str) -> list[int]:
+    """A CSS colour's red, green and blue (0-255), as getComputedStyle writes it ("rgb(...)" or "rgba(...)")."""
+    return [round(float(v)) for v in re.findall(r"[\d.]+", colour)[:3]]
+
+
 def test_dark_theme_keeps_stale_results_and_hovered_buttons_readable(app, browser):
     """In dark mode too: the stale results' texts at 4.5:1, and the white text of a hovered button (Predict, and
     Compare, a secondary one), whose hover colour was #6366f1 (4.47:1)."""
@@ -1604,7 +1638,145 @@ def test_dark_theme_keeps_stale_results_and_hovered_buttons_readable(app, browse
         assert contrast(fg, bg) >= 4.5, colours
     page.mouse.move(0, 0)
     check_stale_texts(page)
+    # the message itself: a dark box on the dark page (it was a light-mode pink panel, 17.5:1 against the page),
+    # its text at 4.5:1
+    error = page.locator("#tab-fill .input-error")
+    back, around = (css_rgb(c) for c in error.evaluate(f"e => [getComputedStyle(e).backgroundColor, {BEHIND}(e)]"))
+    assert contrast(back, around) < 3, (back, around)
+    assert error.evaluate(PAINTED_CONTRAST_JS) >= 4.5
     page.close()
+
+
+# every visible text of the page with its contrast as painted (PAINTED_CONTRAST_JS), where under 4.5:1; but a text
+# that is visually hidden for a screen reader (clipped to nothing), and the Sentiment tab's words, whose colours a
+# CSS filter changes (which PAINTED_CONTRAST_JS does not apply; `check_word_colours` reads them from a screenshot)
+UNREADABLE_JS = """() => { const painted = """ + PAINTED_CONTRAST_JS + """;
+  const skipped = el => { for (let e = el; e; e = e.parentElement) { const s = getComputedStyle(e);
+    if (s.clipPath.startsWith('inset(50%') || !['none', 'grayscale(1)'].includes(s.filter)) return true; }
+    return false; };
+  return [...document.querySelectorAll('body *')].filter(el =>
+    [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())
+    && el.checkVisibility({visibilityProperty: true, opacityProperty: true})
+    && el.getBoundingClientRect().width >= 2 && el.getBoundingClientRect().height >= 2 && !skipped(el))
+    .map(el => [el.tagName, el.id, String(el.className), el.textContent.trim().slice(0, 40), painted(el)])
+    .filter(row => row[4] < 4.5); }"""
+SWEPT_TABS = {  # each tab's panel and a result it shows once its default example is computed
+    "Fill mask": ("tab-fill", "#fm-view .fm-mask"), "Sentiment": ("tab-sentiment", "#st-words .score-token"),
+    "Attention": ("tab-attention", "#at-heads svg.hv"), "Tokens": ("tab-tokens", "#tk-merges table.bpe-table"),
+    "Embeddings": ("tab-embeddings", "#em-analogy table.ev-table"), "Masking": ("tab-masking", "#mk-table table"),
+    "About": ("tab-about", ".static-figure img")}
+
+
+@pytest.mark.parametrize("tab", SWEPT_TABS)
+def test_dark_mode_keeps_every_text_readable_and_draws_boxes_dark(dark_page, tab):
+    """With the system's dark theme (the page the dark-mode tests share): every visible text of each tab, its
+    accordions and disclosures open, is at 4.5:1 or more as painted. The page asks for the browser's dark
+    scrollbars and form controls (`color-scheme`: an inner box that scrolls, the epoch table's, had a white one),
+    and its figures, white panels, are dimmed a little, never inverted (that would change their colour maps)."""
+    page = dark_page
+    open_tab(page, tab)
+    panel_id, result = SWEPT_TABS[tab]
+    panel = page.locator(f"#{panel_id}")
+    sync_api.expect(panel.locator(result).first).to_be_visible()
+    closed = panel.locator("button.label-wrap:not(.open):visible")
+    for _ in range(closed.count()):
+        closed.first.click()
+    panel.evaluate("e => e.querySelectorAll('details').forEach(d => { d.open = true; })")
+    try:  # every answer drawn (an opened accordion may compute one; a pending one is dimmed)
+        page.wait_for_function(f"() => ({UNREADABLE_JS})().length === 0", timeout=TIMEOUT_MS)
+    except sync_api.TimeoutError:
+        pass
+    assert page.evaluate(UNREADABLE_JS) == []
+    assert panel.evaluate("e => getComputedStyle(e).colorScheme") == "dark"
+    for figure in panel.locator(":is(.matplotlib, .static-figure) img:visible").all():
+        dimmed = figure.evaluate("e => getComputedStyle(e).filter")
+        assert re.fullmatch(r"brightness\(0\.9\d*\)", dimmed), dimmed
+
+
+# an element's focus ring: its style, its colour and what is painted around it (under it for a ring drawn inside,
+# by a negative outline-offset)
+RING_JS = f"""el => {{ const style = getComputedStyle(el);
+  return [style.outlineStyle, style.outlineColor, {BEHIND}(el, parseFloat(style.outlineOffset) < 0)]; }}"""
+# an element's ::after (the epoch table's tooltip, over the line below): its background, its edge (the background
+# where it has no border) and what is painted around the element
+TOOLTIP_JS = f"""el => {{ const style = getComputedStyle(el, '::after');
+  return [style.backgroundColor, parseFloat(style.borderTopWidth) ? style.borderTopColor : style.backgroundColor,
+          {BEHIND}(el)]; }}"""
+# the epoch table's lines and the theme's border colour (a probe in the table, coloured by the theme's variable)
+TABLE_LINES_JS = """t => { const probe = t.appendChild(document.createElement('i'));
+  probe.style.color = 'var(--border-color-primary)';
+  const theme = getComputedStyle(probe).color;
+  probe.remove();
+  return [getComputedStyle(t.querySelector('td')).borderTopColor, getComputedStyle(t.querySelector('tbody th'))
+    .borderTopColor, getComputedStyle(t.closest('.mk-scroll')).borderTopColor, theme]; }"""
+
+
+def check_ring(locator):
+    """`locator` (focused) shows a solid ring at 3:1 or more against what is painted around it (WCAG 1.4.11)."""
+    style, ring, around = locator.evaluate(RING_JS)
+    assert style == "solid" and contrast(css_rgb(ring), css_rgb(around)) >= 3, (style, ring, around)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_masking_tabs_focus_rings_lines_and_tooltip_suit_the_theme(themed_page, theme):
+    """The epoch table's box and its later epochs' summary (the tab's Tab stops) had a light-mode ring in dark mode
+    too, 2.4:1 and 2.2:1; its lines were a light grey (13:1 on the dark page, a bright grid), and its tooltip's dark
+    box vanished on the dark page (1.1:1: bare white text over the next line). In both themes: every ring (these
+    two and the text and number boxes') at 3:1 against what is around it, the lines in the theme's border colour,
+    and the tooltip's box, or its edge, at 3:1 against the table."""
+    page = themed_page
+    open_tab(page, "Masking")
+    table = page.locator("#mk-table table.mk-table").first
+    sync_api.expect(table).to_be_visible()
+    cell, epoch, box, theirs = table.evaluate(TABLE_LINES_JS)
+    assert cell == epoch == box == theirs, (cell, epoch, box, theirs)
+    target = table.locator("i[title]").first
+    target.hover()
+    back, edge, around = target.evaluate(TOOLTIP_JS)
+    assert max(contrast(css_rgb(back), css_rgb(around)), contrast(css_rgb(edge), css_rgb(around))) >= 3, \
+        (back, edge, around)
+    page.mouse.move(0, 0)
+    text, seed = page.locator("#mk-text textarea"), page.locator("#mk-seed input")
+    for field in (text, seed):
+        field.focus()
+        check_ring(field)
+    scroll, summary = page.locator("#mk-table .mk-scroll"), page.locator("#mk-table .mk-later > summary")
+    for stop in (scroll, summary):  # by the keyboard, as :focus-visible asks
+        for _ in range(12):
+            if stop.evaluate("e => e === document.activeElement"):
+                break
+            page.keyboard.press("Tab")
+        check_ring(stop)
+
+
+MIXED_REVIEW = "The visuals are stunning, but the story is a boring mess."
+STRENGTH = re.compile(r"rgba?\((?:239, 68, 60|128, 90, 213)(?:, ([\d.]+))?\)")  # a word's |push|: 1 reads rgb(...)
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_sentiment_words_colour_stands_out_more_the_bigger_its_push(themed_page, theme):
+    """The legend says "the stronger the colour, the bigger the push". In dark mode the words' colours were darkened
+    on the dark block: the strongest word 2.7:1 against it (4.2:1 in light mode), and pushes of 0.2 to 0.5 one dark
+    green. In both themes each word's colour, as painted, stands out from the block more the bigger its push, the
+    strongest at 3:1 or more (WCAG 1.4.11), its text at 4.5:1 (`check_word_colours`)."""
+    page = themed_page
+    open_tab(page, "Sentiment")
+    page.get_by_text(MIXED_REVIEW, exact=True).click()
+    sync_api.expect(page.locator("#st-words")).to_contain_text("visuals")
+    check_word_colours(page)
+    page.wait_for_function("() => [...document.querySelectorAll('#st-words .score-token')]"
+                           ".every(e => e.getAnimations().every(a => a.playState !== 'running'))")
+    block = painted(page.locator("#st-words .textfield"))
+    words = page.locator("#st-words .score-token[style]")
+    pushes = []
+    for word in words.all():
+        strength = STRENGTH.search(word.get_attribute("style")).group(1)
+        pushes.append((float(strength or 1), contrast(painted(word), block), word.inner_text()))
+    pushes.sort()
+    assert pushes[-1][0] == 1 and pushes[-1][1] >= 3, pushes
+    # a bigger push (by 0.15 or more: the two colours differ a little at one strength) stands out more
+    assert all(weaker[1] < stronger[1] for weaker in pushes for stronger in pushes
+               if stronger[0] - weaker[0] >= 0.15), pushes
 
 
 FIELD_JS = """el => [el.getAttribute('aria-invalid'), (el.getAttribute('aria-describedby') || '').split(' ')

@@ -267,6 +267,13 @@ def test_a_typed_mask_shows_in_every_cell_as_an_untouched_special_token(models):
     assert "mk-special-note" not in table and 'class="mk-special"' not in table
 
 
+
+def test_three_typed_special_tokens_are_listed_with_commas(models):
+    """The note joined every name with "and" ("“<s>” and “<mask>” and “</s>”"): a list reads "a, b and c"."""
+    tokenizer, tokens, runs = _runs(models, "<s> The <mask> sat. </s>", 2)
+    note = re.search(r'<p class="mk-special-note">(.*?)</p>', masking_view.masking_table(tokenizer, tokens, runs))[1]
+    assert note.startswith("“&lt;s&gt;”, “&lt;mask&gt;” and “&lt;/s&gt;” typed in the sentence are special tokens")
+
 # ----------------------------------------------------------------------------- targets: keyboard, tap, screen reader
 def test_every_target_is_focusable_and_tells_its_original(models):
     tokenizer, tokens, runs = _runs(models, LONG, 12)
@@ -380,3 +387,18 @@ def test_the_page_shows_the_statistics_and_predictions_as_tables_as_wide_as_thei
     assert predictions_view.startswith(masking_view.PREDICTIONS_SAID)
     originals = {row[2] for row in outputs[3]}  # the targets' original tokens: this seed's include the "*" of *old*
     assert "*" in originals and "\\*" in predictions_view  # shown as typed, not as emphasis
+
+
+def test_a_figure_saves_on_white_even_when_it_asks_for_a_transparent_background():
+    """Gradio's Plot saves the app's figures with savefig's defaults; on the dark page a transparent figure would
+    show the page through its black text and lines. demo.figures pins savefig's background to white."""
+    import io
+
+    from PIL import Image
+
+    curves = {k: [0.15, 0.3] for k in masking_view.SCHEMES}
+    fig = figures.coverage_plot(curves, masking_view.SCHEMES)
+    fig.set_facecolor("none")  # what a style or a figure of its own might ask for
+    png = io.BytesIO()
+    fig.savefig(png, format="png")
+    assert Image.open(png).convert("RGBA").getpixel((0, 0)) == (255, 255, 255, 255)
