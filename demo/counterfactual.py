@@ -238,7 +238,8 @@ def _points(delta: float) -> str:
 
 def pushed_towards(attribution: float, toward: str, labels) -> str | None:
     """The label a word pushes the answer towards: `toward` (the label its attribution is measured against) for
-    a plus, the other label for a minus (the most likely other one, when there are more than two), None for 0."""
+    a plus, the other label for a minus (the most likely other one, when there are more than two; None for a
+    one-output classifier, which has none), None for 0."""
     if attribution > 0:
         return toward
     others = [label for label in labels if label != toward]

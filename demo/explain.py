@@ -127,18 +127,29 @@ def merge_words(tokens: Tokens, token_scores) -> list[tuple[int, int, float]]:
 
 
 OTHER_LABELS = "the other labels"  # what a minus pushes towards, for more than two labels
+# a one-output (sigmoid) classifier's minus side: there is no other label, a minus pushes its one label's score down
+AWAY_FROM = "away from "
 
 
 def polarity(config) -> tuple[int, str, str]:
     """(index of the label that plus means "towards", its name, the other side's name): the label that names
     "positive" (`sentiment_of`) when there is one, else the second label (index 1), so colours never flip with the
-    answer."""
+    answer. A one-output classifier's other side is "away from" its one label (`towards`)."""
     id2label = {int(k): str(v) for k, v in (config.id2label or {}).items()}
     index = next((i for i, name in id2label.items() if sentiment_of(name) == "positive"),
                  1 if len(id2label) > 1 else 0)
     others = [name for i, name in sorted(id2label.items()) if i != index]
-    away = others[0] if len(others) == 1 else (OTHER_LABELS if others else "the other label")
-    return index, id2label.get(index, f"LABEL_{index}"), away
+    name = id2label.get(index, f"LABEL_{index}")
+    away = others[0] if len(others) == 1 else (OTHER_LABELS if others else f"{AWAY_FROM}{name}")
+    return index, name, away
+
+
+def towards(side: str, mark: str = "") -> str:
+    """Where a push goes, said: "towards" a side (`polarity`'s), or "away from" a one-output classifier's one label;
+    `mark` (Markdown's "**" or "*") around the side's name."""
+    if side.startswith(AWAY_FROM):
+        return f"{AWAY_FROM}{mark}{side.removeprefix(AWAY_FROM)}{mark}"
+    return f"towards {mark}{side}{mark}"
 
 
 def measures_the_answer(config=None) -> bool:
@@ -230,7 +241,7 @@ def tab_hint(config=None) -> str:
     negation and the "but" example only where the tab speaks of sentiment (`speaks_of_sentiment`): What if? only
     removes a word for another classifier, and the tab's examples are reviews."""
     toward, away = (md_escape(short_text(name)) for name in _pushes(config))
-    notice = (f"**Notice** which words push towards {toward} and which towards {away}, and whether the answer "
+    notice = (f"**Notice** which words push towards {toward} and which {towards(away)}, and whether the answer "
               "follows the words that matter: **What if?** ")
     if speaks_of_sentiment(config):
         return (f"{fine_tuning_said(config)}**Try** the negation (“The acting was not bad at all.”) and the “but” "
@@ -482,7 +493,7 @@ def explanation_markdown(shown: str, words, toward: str, away: str, best: str, p
                "(Technically: integrated gradients of the answer's logit minus the mean of the other labels' over "
                f"{IG_STEPS} steps, from the ")
     else:
-        how = (f"{PLUS_SWATCH} words push towards **{toward}**, {MINUS_SWATCH} words push towards **{away}**, "
+        how = (f"{PLUS_SWATCH} words push towards **{toward}**, {MINUS_SWATCH} words push {towards(away, '**')}, "
                f"whatever the model answers (here {answered}); the stronger the colour, the bigger the push, and "
                f"{UNDERLINED}. {PUSHES_PLAIN} (Technically: integrated gradients over {IG_STEPS} steps, from the ")
     return (f"{caveat}\n\n" if caveat else "") + (
@@ -492,7 +503,7 @@ def explanation_markdown(shown: str, words, toward: str, away: str, best: str, p
         + (" Pushes are measured from that all-&lt;pad&gt; input, which this model already scores "
            f"{format_probability(baseline)} {toward}." if baseline is not None else "")
         + (f" {cut_note}" if cut_note else "") + "\n\n"
-        f"Most towards *{toward}*: {', '.join(pro) or '—'} · most towards *{away}*: {', '.join(con) or '—'}\n\n"
+        f"Most towards *{toward}*: {', '.join(pro) or '—'} · most {towards(away, '*')}: {', '.join(con) or '—'}\n\n"
         f"{table}"
     )
 

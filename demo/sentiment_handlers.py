@@ -116,9 +116,10 @@ class SentimentHandlers(HandlerBase):
     def classify(self, text, model=SHIPPED):
         """(label probabilities, per-word attribution in [-1, 1] for HighlightedText, explanation). A word's
         score is its push towards the positive label (`explain.polarity`; a classifier without one: its second
-        label): plus towards it, minus towards the other label, whatever the prediction; for a classifier of more
-        than two labels, towards its answer (`explain.push_target`): minus towards the other labels. A long
-        text's explanation starts with how it was read (in windows), one that may not be English with a caveat
+        label): plus towards it, minus towards the other label (away from it, for a one-output classifier),
+        whatever the prediction; for a classifier of more than two labels, towards its answer
+        (`explain.push_target`): minus towards the other labels. A long text's explanation starts with how it was
+        read (in windows), one that may not be English with a caveat
         (`explain.language_note`); a calibrated classifier's ends with the answer's probability before calibration
         (`explain.calibration_said`). `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
         return self._classify(text, model)[2:]

@@ -1,4 +1,5 @@
-"""Where a model runs: the CPU or a CUDA device of this machine, named as `torch` or `transformers` name them."""
+"""Where a model runs: the CPU or a CUDA device of this machine, named as `torch` or `transformers` name them; and
+copying a CPU tensor there without waiting for the GPU."""
 import torch
 
 
@@ -22,6 +23,14 @@ def parse_device(device, name: str) -> torch.device:
         raise ValueError(f"{name} {str(parsed)!r}: this machine has {torch.cuda.device_count()} CUDA device(s), "
                          f"cuda:0 to cuda:{torch.cuda.device_count() - 1}")
     return parsed
+
+
+def to_device(cpu_tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """A CPU tensor on `device` (pretraining's batch indices, the masker's draws); to a GPU through pinned memory,
+    without waiting for the GPU (a plain copy waits for everything queued there: a host sync)."""
+    if device.type != "cuda":
+        return cpu_tensor.to(device)
+    return cpu_tensor.pin_memory().to(device, non_blocking=True)
 
 
 def map_location_device(map_location) -> torch.device:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from .config import whole_number
+from .devices import to_device
 from .loss import IGNORE_INDEX  # the label of every position that is not selected
 from .tokenizer import SPECIAL_TOKENS, as_tokenizer
 # The rule's rates (BERT's and RoBERTa's): select 15% of the regular tokens; of those, 80% become <mask>, 10% a
@@ -114,14 +115,6 @@ class Masker:
         if device not in self._ids_by_device:
             self._ids_by_device[device] = (self.special_ids.to(device), self.regular_ids.to(device))
         return self._ids_by_device[device]
-
-
-def to_device(cpu_tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
-    """A CPU tensor on `device`; to a GPU through pinned memory, without waiting for the GPU (a plain copy
-    waits for everything queued there: a host sync)."""
-    if device.type != "cuda":
-        return cpu_tensor.to(device)
-    return cpu_tensor.pin_memory().to(device, non_blocking=True)
 
 
 class DynamicMasker(Masker):

@@ -518,7 +518,8 @@ def test_a_one_label_classifier_is_served_with_a_sigmoid_and_its_words_push_its_
     """A one-output classifier as `transformers` saves it (num_labels=1, no problem_type) is no regression to the
     app: served with a sigmoid, as `transformers`' pipeline serves it (`roberta.pipelines.score_kind`). Its words'
     pushes are integrated gradients of its one logit (`explain.class_score`: there are no other logits to subtract),
-    which add up to how far that logit moves from the all-<pad> input; the baseline said is that input's sigmoid."""
+    which add up to how far that logit moves from the all-<pad> input; the baseline said is that input's sigmoid.
+    There is no other label for a minus to push towards: pink words push away from its one label."""
     torch.manual_seed(5)
     folder = _save_hf(tmp_path / "one-label", transformers.RobertaForSequenceClassification(
         _hf_config(tokenizer, num_labels=1, initializer_range=0.2)), tokenizer)
@@ -539,6 +540,12 @@ def test_a_one_label_classifier_is_served_with_a_sigmoid_and_its_words_push_its_
     assert attributions.sum() == pytest.approx(fx - fbase, rel=1e-2)
     baseline = format_probability(float(torch.sigmoid(torch.tensor(fbase))))
     assert f"which this model already scores {baseline} LABEL\\_0." in explanation
+    config = loaded.model.config
+    assert "other label" not in explanation + explain.words_label(config) + explain.tab_hint(config)
+    assert "words push away from **LABEL\\_0**, whatever the model answers" in explanation
+    assert "most away from *LABEL\\_0*:" in explanation
+    assert explain.words_label(config) == "Which words push towards LABEL_0 (green) or away from LABEL_0 (pink)"
+    assert "which words push towards LABEL\\_0 and which away from LABEL\\_0," in explain.tab_hint(config)
 
 
 def test_handlers_refuse_a_bad_choice_plainly(handlers, monkeypatch):

@@ -190,6 +190,22 @@ def test_masking_on_a_gpu_never_waits_for_it(tokenizer):
         assert torch.equal(getattr(on_gpu, field).cpu(), getattr(on_cpu, field)), field
 
 
+
+def test_the_copy_to_a_device_is_a_device_helper_the_masker_and_training_share():
+    """`to_device` (a CPU tensor on a device; to a GPU through pinned memory, without a host sync) is no masking
+    concept: it lives in roberta.devices, beside `parse_device`, and the masker and pretraining's batch indices
+    use that one."""
+    from roberta import devices, masking
+    from train import pretrain
+
+    ids = torch.arange(6).view(2, 3)  # (2, 3)
+    moved = devices.to_device(ids, torch.device("cpu"))
+    assert torch.equal(moved, ids) and moved.device == torch.device("cpu")
+    assert masking.to_device is devices.to_device and pretrain.to_device is devices.to_device
+    if torch.cuda.is_available():
+        assert torch.equal(devices.to_device(ids, torch.device("cuda")).cpu(), ids)
+
+
 # ----- static masking -----
 def test_static_masks_cycle_with_period_dupe_factor(tokenizer):
     ids = small_batch(tokenizer)

@@ -77,13 +77,13 @@ def test_eval_seed_fixes_the_held_out_masks_whatever_the_seed(train_files, tmp_p
     evaluation of both runs draws; the training itself follows --seed."""
     from train import evaluate
 
-    seeds, fixed_mask = [], evaluate.fixed_mask
+    seeds, held_out_mask = [], evaluate.held_out_mask
 
     def recorded(tokenizer, rows, seed):
         seeds.append(seed)
-        return fixed_mask(tokenizer, rows, seed)
+        return held_out_mask(tokenizer, rows, seed)
 
-    monkeypatch.setattr(evaluate, "fixed_mask", recorded)  # what pretrain imports when it runs
+    monkeypatch.setattr(evaluate, "held_out_mask", recorded)  # what pretrain imports when it runs
     logs = {}
     for seed in (3, 4):
         out = tmp_path / f"seed-{seed}"

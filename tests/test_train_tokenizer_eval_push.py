@@ -185,10 +185,16 @@ def test_tokens_per_word(tokenizer):
 
 
 # ----- evaluate -----
-def test_evaluate_mlm_fixed_mask(tiny_mlm_dir, tokenizer, sentences):
+def test_evaluate_mlm_held_out_mask(tiny_mlm_dir, tokenizer, sentences):
     model = roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir)
     rows = pack_sequences([" ".join(sentences[i:i + 5]) for i in range(0, 100, 5)], tokenizer,
                           model.config.max_length)
+    # the held-out mask is one seeded draw of the dynamic masker over the whole set (not a static masker's copy,
+    # `StaticMasker.fixed_mask`): its own name, so that the two are not read as one
+    held_out = evaluate.held_out_mask(tokenizer, rows, 3)
+    drawn = roberta.masking.DynamicMasker.from_tokenizer(tokenizer, seed=3)(rows)
+    assert torch.equal(held_out.input_ids, drawn.input_ids) and torch.equal(held_out.labels, drawn.labels)
+    assert not hasattr(evaluate, "fixed_mask")
     a = evaluate.evaluate_mlm(model, tokenizer, rows, batch_size=4, seed=0)
     assert a["tokens"] > 0 and math.isfinite(a["loss"]) and 0 <= a["accuracy"] <= 1
     assert a["perplexity"] == pytest.approx(math.exp(a["loss"]))
@@ -220,7 +226,7 @@ def test_the_constant_guess_is_one_token_for_every_mask_and_scores_their_mean(to
 def test_evaluate_records_and_prints_the_constant_guess_of_the_same_masks(tiny_mlm_dir, sentences, tmp_path,
                                                                            capsys):
     """train.evaluate's MLM section carries its yardstick: the best constant guess over the very targets its
-    masks drew (counted here from `fixed_mask`'s labels), next to the accuracy, and the CLI prints it."""
+    masks drew (counted here from `held_out_mask`'s labels), next to the accuracy, and the CLI prints it."""
     from collections import Counter
 
     from roberta.masking import IGNORE_INDEX
@@ -233,7 +239,7 @@ def test_evaluate_records_and_prints_the_constant_guess_of_the_same_masks(tiny_m
     mlm = json.loads(out.read_text())["mlm"]
     model, tokenizer = evaluate.load_model(str(tiny_mlm_dir))
     rows = pack_sequences([" ".join(sentences[:120])], tokenizer, model.config.max_length)
-    targets = [[t for t in evaluate.fixed_mask(tokenizer, rows, seed).labels.flatten().tolist() if t != IGNORE_INDEX]
+    targets = [[t for t in evaluate.held_out_mask(tokenizer, rows, seed).labels.flatten().tolist() if t != IGNORE_INDEX]
                for seed in (0, 1)]
     counts = Counter(targets[0] + targets[1])
     token = min(counts, key=lambda t: (-counts[t], t))  # a tie: the lowest id
@@ -768,6 +774,7 @@ def test_model_card_gives_the_constant_guess_as_the_yardstick_of_the_accuracy_wh
     assert ("The yardstick of mlm / accuracy (53.0%) is mlm / constant_guess_accuracy: a model that always guessed "
             "' the', the commonest of the same targets (the same rows and masks), would score 5.6%.") in table
     assert "| mlm / constant_guess_accuracy | 0.0561 |" in table
+    assert "| mlm / constant_guess_token | ' the' |" in table  # its space shown: a table cell would trim it
 
 
 def test_model_card_curves_caption_says_which_rows_the_curve_reads(model_folder):

@@ -28,7 +28,7 @@ is a terminal; --no-progress turns them off.
 MLM figures use one fixed, seeded mask over the whole held-out set (the same positions are masked in
 every run and for every batch size), so numbers are comparable between checkpoints and runs. The draw of
 masks moves WikiText-2 valid's accuracy by about half a point (the phase-7 model: 45.0-45.6% over 5 draws;
-phase 28, the shipped one: 52.67-53.32%); `--mlm-seeds 5` averages five (seeds --seed to --seed + 4), as a
+phase 28, the shipped one: 52.67-53.33%); `--mlm-seeds 5` averages five (seeds --seed to --seed + 4), as a
 comparison of two models should. Next to the accuracy goes its yardstick, the best constant guess over the same
 targets ("constant_guess_token" and "constant_guess_accuracy": what always guessing the commonest target scores).
 """
@@ -79,7 +79,7 @@ def evaluate_mlm_masks(model, tokenizer, rows: torch.Tensor, batch_size: int, fi
     mean loss (perplexity from it) and accuracy, the masked tokens of all draws, and each draw's accuracy. One
     draw is returned as it is. Either way with its yardstick, the best constant guess over the same targets
     (`constant_guess`). `progress`: a bar per draw."""
-    masked = [fixed_mask(tokenizer, rows, seed) for seed in range(first_seed, first_seed + masks)]
+    masked = [held_out_mask(tokenizer, rows, seed) for seed in range(first_seed, first_seed + masks)]
     bars = [(f"MLM scoring, mask {i + 1}/{masks}" if masks > 1 else True) if progress else False for i in range(masks)]
     draws = [evaluate_masked(model, mask, batch_size, progress=bar) for mask, bar in zip(masked, bars)]
     guess = constant_guess(masked, tokenizer)
@@ -120,12 +120,14 @@ def evaluate_mlm(model, tokenizer, rows: torch.Tensor, batch_size: int = 32, see
     cross-entropy per masked token (summed over batches, not averaged per batch), accuracy the share of masked
     tokens predicted exactly.
     """
-    return evaluate_masked(model, fixed_mask(tokenizer, rows, seed), batch_size, progress)
+    return evaluate_masked(model, held_out_mask(tokenizer, rows, seed), batch_size, progress)
 
 
-def fixed_mask(tokenizer, rows: torch.Tensor, seed: int = 0) -> MaskedBatch:
-    """One fixed, seeded mask over the whole of `rows` (`evaluate_mlm`'s). Its first rows (`first_rows`) are not
-    those rows masked alone: the masker draws which tokens it selects, then what becomes of them, over the whole set."""
+def held_out_mask(tokenizer, rows: torch.Tensor, seed: int = 0) -> MaskedBatch:
+    """The held-out rows masked once: one draw of the dynamic masker, seeded by `seed` (`--eval-seed`), over the
+    whole of `rows` (`evaluate_mlm`'s; not static masking, whose copies are `StaticMasker.fixed_mask`). Its first
+    rows (`first_rows`) are not those rows masked alone: the masker draws which tokens it selects, then what becomes
+    of them, over the whole set."""
     return DynamicMasker.from_tokenizer(tokenizer, seed=seed)(rows.long())
 
 
@@ -137,7 +139,7 @@ def first_rows(masked: MaskedBatch, n: int) -> MaskedBatch:
 
 @torch.no_grad()
 def evaluate_masked(model, masked: MaskedBatch, batch_size: int = 32, progress: bool | str = False) -> dict:
-    """`evaluate_mlm` of rows already masked (`fixed_mask`)."""
+    """`evaluate_mlm` of rows already masked (`held_out_mask`)."""
     rows = masked.input_ids
     was_training = model.training
     model.eval()

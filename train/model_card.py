@@ -109,6 +109,8 @@ def _fmt(value) -> str:
         return f"{value:.4g}"
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
+    if isinstance(value, str) and value != value.strip():  # a token's space (" the"), which the cell would trim
+        value = repr(value)
     return table_cell(value)
 
 

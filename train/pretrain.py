@@ -29,8 +29,9 @@ from pathlib import Path
 import torch
 
 import roberta
+from roberta.devices import to_device
 from roberta.loss import IGNORE_INDEX
-from roberta.masking import DUPE_FACTOR, MLM_PROBABILITY, to_device
+from roberta.masking import DUPE_FACTOR, MLM_PROBABILITY
 from roberta.run_metrics import RunMetrics
 from roberta.tokenizer import save_tokenizer, write_tokenizer_json
 
@@ -245,7 +246,7 @@ def write_model_files(out: Path, model: roberta.RobertaForMaskedLM, tokenizer) -
 def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     """The recipe: the options and the data sources checked, the tokenizer and the model, the corpus and the held-out
     text packed into rows, the masks, the training loop, then (rank 0) the Hub-ready folder."""
-    from .evaluate import evaluate_masked, first_rows, fixed_mask
+    from .evaluate import evaluate_masked, first_rows, held_out_mask
 
     started, dist = time.time(), dist or Dist()
     out = Path(args.out)
@@ -272,7 +273,7 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
     eval_batch = max(8, args.batch_size // max(1, args.grad_accum))
     # the held-out rows masked once, the final evaluation's masks; the periodic points score the first --eval-rows
     # of them as they are (masked on their own, the same positions got other corruptions: not the final figure's)
-    held_out = fixed_mask(tokenizer, valid_rows[:args.final_eval_rows or None], args.eval_seed)
+    held_out = held_out_mask(tokenizer, valid_rows[:args.final_eval_rows or None], args.eval_seed)
     periodic_rows = first_rows(held_out, args.eval_rows)
 
     def periodic_eval(model):
