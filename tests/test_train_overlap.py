@@ -96,6 +96,65 @@ def test_words_are_lowercased_alphanumeric_runs_without_unk_and_wikitext_joins()
     assert list(overlap.runs(("a",), 2)) == []
 
 
+def test_words_run_through_combining_marks_in_nfc():
+    """A word goes on through a script's marks (Devanagari's vowel signs, the dot a lower-cased İ keeps); text
+    decomposed (NFD) is read as composed (NFC); a script written without spaces is one word a run of it."""
+    assert overlap.words("हिन्दी भाषा") == ("हिन्दी", "भाषा")
+    assert overlap.words("İstanbul's") == ("İstanbul".lower(), "s")
+    assert overlap.words("cafe\u0301 au lait") == overlap.words("caf\u00e9 au lait") == ("caf\u00e9", "au", "lait")
+    assert overlap.title_words("Cafe\u0301 <unk>") == ("caf\u00e9", None)
+    assert overlap.words("我爱北京 天安门") == ("我爱北京", "天安门")
+
+
+def test_decomposed_text_is_found_in_composed_text(files):
+    (files / "nfd.txt").write_text("Un cafe\u0301 au lait en terrasse\n", encoding="utf-8")
+    (files / "nfc.txt").write_text("Le caf\u00e9 au lait en terrasse\n", encoding="utf-8")
+    result = measured(files / "nfd.txt", str(files / "nfc.txt"), 4)
+    assert (result.runs, result.found.runs_found) == (3, 2)
+
+
+class Sliced(tuple):
+    """A line's words that count the slices taken of them: the work of cutting a line into runs."""
+    slices = 0
+
+    def __getitem__(self, key):
+        Sliced.slices += isinstance(key, slice)
+        return super().__getitem__(key)
+
+
+@pytest.mark.parametrize("n", [4, 10**6])
+def test_lines_shorter_than_n_are_not_cut_into_runs(files, monkeypatch, n):
+    """A line of fewer than n words costs nothing, whatever n; nor does the corpus when no held-out line has a run
+    (the wiki file's lines of 4 or more words are not cut)."""
+    words = overlap.words
+    monkeypatch.setattr(overlap, "words", lambda text: Sliced(words(text)))
+    monkeypatch.setattr(Sliced, "slices", 0)
+    (files / "short.txt").write_text("a dull movie\nlifeless\n", encoding="utf-8")
+    result = measured(files / "short.txt", corpus_of(files), n)
+    assert (result.runs, result.found.runs_found, Sliced.slices) == (0, 0, 0)
+    assert result.found.words == len(overlap.words(CORPUS_WIKI + REVIEWS))  # the corpus was read
+    assert list(overlap.runs(("a", "b", "c"), n)) == []
+
+
+def test_short_sentences_are_found_when_no_row_has_a_run(files):
+    (files / "short.tsv").write_text("sentence\tlabel\na dull movie .\t0\nlifeless .\t0\n", encoding="utf-8")
+    result = measured(files / "short.tsv", corpus_of(files), 4)
+    assert (result.runs, result.sentences, result.found.sentences_found) == (0, 2, 1)
+    assert result.found.sentence_examples() == ["a dull movie"]
+
+
+def test_text_before_the_first_wikitext_title_is_no_title(files):
+    """Held out, a preamble is no article (2 titles, not 3); in the corpus, the preamble `Grey Seals` is no title."""
+    (files / "preamble.tokens").write_text(" Some preamble words . \n \n = Blue Whales = \n \n They swim . \n \n"
+                                           " = Grey Seals = \n \n They bask . \n", encoding="utf-8")
+    (files / "corpus.tokens").write_text(" Grey Seals \n \n = Blue Whales = \n \n They swim . \n \n"
+                                         " = Some preamble words = \n", encoding="utf-8")
+    result = measured(files / "preamble.tokens", str(files / "corpus.tokens"), 4)
+    assert (result.titles, result.found.titles_found, result.found.titles_found_with_unk) == (2, 1, 0)
+    assert result.found.title_examples(exact=True) == ["blue whales"]
+    assert result.found.documents == 3  # the preamble is read as text: a document, its words in the runs
+
+
 def test_wikitext_runs_and_titles_found_by_source(files):
     result = measured(files / "valid.tokens", corpus_of(files), 4)
     assert (result.runs, result.found.runs_found) == (16, 7)

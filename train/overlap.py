@@ -8,15 +8,19 @@ Prints, for the held-out file (--held-out: a text file, WikiText layout or one d
 `sentence` or `text` column is read, every row; .xz files are read as the text inside):
 - the share of its distinct n-word runs (--n, default 10) that occur in the corpus, in all and by source;
 - in WikiText layout, its articles whose title is a corpus document's title (its first line): word for word, and
-  with each `<unk>` of a held-out title as any one word (candidates to read: `Frank <unk>` = `Frank Slide`);
+  with each `<unk>` of a held-out title as any one word (candidates to read: `Frank <unk>` = `Frank Slide`); on
+  both sides, text before a WikiText file's first ` = Title = ` line is read, but is no article;
 - a TSV/CSV, its rows (sentences) whose words occur in a line of the corpus, in order and together.
 
 Text on both sides is read as `train.pretrain` reads it (`train.data.read_documents`: WikiText markup and spaced
 punctuation undone, `it 's` -> `it's`; IMDB's train.tsv without the evaluation sample, unsup.txt without its copies).
-Its words are its lower-cased runs of letters and digits, in any script (`café` is one word; `well @-@ known` is
-`well known`, `it's` is `it s`), `<unk>` left out (a title's aside). A run is looked for within a line (a paragraph,
-a heading, a review, a row), never across two. Every document of every --corpus source is read, whatever its weight
-(the mixture syntax of `train.pretrain --corpus`): a superset of what a run samples from it.
+Its words are its lower-cased runs of letters and digits, in any script, with the marks (accents, vowel signs) that
+follow a letter, read in NFC (`café` is one word, composed or decomposed, and so is `हिन्दी`; `well @-@ known` is
+`well known`, `it's` is `it s`), `<unk>` left out (a title's aside). Text in a script written without spaces (Chinese,
+Japanese) has no word runs: all of it from one space or punctuation mark to the next is one word. A run is looked
+for within a line (a paragraph, a heading, a review, a row), never across two. Every document of every --corpus
+source is read, whatever its weight (the mixture syntax of `train.pretrain --corpus`): a superset of what a run
+samples from it.
 
 Memory: the held-out side is kept as the 64-bit hashes of its distinct runs (Python's `hash` of the word tuple; a
 chance collision between a held-out run and one of the corpus's M runs has odds of about M x runs / 2^64, under one
@@ -26,30 +30,51 @@ is confirmed word for word once a hash matches.
 from __future__ import annotations
 
 import argparse
+import itertools
 import re
+import sys
 import time
+import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 # _text_files: the one list of the files a folder source is read as (read_documents' own), here read one at a time
 from .data import (HUB_PREFIX, LABELED_SUFFIXES, UNK, DataError, _text_files, check_text_source, documents_from_lines,
-                   is_wikitext, missing_data, open_text, parse_mixture, plain_suffix, read_documents, undecodable)
+                   missing_data, open_text, parse_mixture, plain_suffix, read_documents, starts_document, undecodable)
 from .runtime import EXIT_OK, exit_code, naming, progress_bars, report_user_error
 from .tables import read_texts
 
-WORD = re.compile(r"[^\W_]+")  # a run of letters and digits, in any script
+
+def _marks() -> str:
+    """Unicode's marks (categories Mn, Mc, Me: accents, vowel signs) as the ranges of a regex set (`a-b`: matched
+    about 4 times as fast as their 2,000-odd characters one by one)."""
+    marks = [c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)).startswith("M")]
+    runs = [[c for _, c in run] for _, run in itertools.groupby(enumerate(marks), lambda pair: pair[1] - pair[0])]
+    return "".join(f"{re.escape(chr(run[0]))}-{re.escape(chr(run[-1]))}" for run in runs)
+
+
+# a run of letters and digits, in any script, going on through the marks after its first letter or digit
+WORD = re.compile(rf"[^\W_]+(?:[{_marks()}]+[^\W_]*)*")
+ASCII_WORD = re.compile(r"[^\W_]+")  # WORD in ASCII text, which holds no mark (twice as fast)
 EXAMPLES = 3  # titles or sentences found, shown after their count
 
 
+def word_list(text: str) -> list[str]:
+    """The lower-cased words (`WORD`) of `text`, read in NFC: `cafe` + U+0301 is `café`."""
+    if text.isascii():
+        return ASCII_WORD.findall(text.lower())
+    return WORD.findall(unicodedata.normalize("NFC", text).lower())
+
+
 def words(text: str) -> tuple[str, ...]:
-    """The words of `text`: its lower-cased runs of letters and digits, `<unk>` left out."""
-    return tuple(WORD.findall(text.replace(UNK, " ").lower()))
+    """The words of `text` (`word_list`), `<unk>` left out."""
+    return tuple(word_list(text.replace(UNK, " ")))
 
 
 def runs(line: tuple[str, ...], n: int):
-    """The n-word runs of a line's words, in order (none for a line of fewer than n words)."""
-    return zip(*(line[k:] for k in range(n)))
+    """The n-word runs of a line's words, in order (none for a line of fewer than n words, at no cost)."""
+    return () if len(line) < n else (line[i:i + n] for i in range(len(line) - n + 1))
 
 
 def title_words(text: str) -> tuple[str | None, ...]:
@@ -57,8 +82,15 @@ def title_words(text: str) -> tuple[str | None, ...]:
     <unk>`, 33 of the 60 titles of its validation text), so it matches any one word (`same_title`)."""
     title = []
     for k, part in enumerate(text.lower().split(UNK)):
-        title += [None] * (k > 0) + WORD.findall(part)
+        title += [None] * (k > 0) + word_list(part)
     return tuple(title)
+
+
+def title_lines(lines) -> int:
+    """How many text lines are ` = Title = ` lines. Of the documents `documents_from_lines` makes of the lines, the
+    last that many are WikiText articles, each opened by its title; one before them is the text before the first
+    title, which is no article."""
+    return sum(starts_document(line, wikitext=True) for line in lines)
 
 
 def same_title(title: tuple, corpus_title: tuple) -> bool:
@@ -117,7 +149,8 @@ def read_held_out(path: str) -> HeldOut:
     documents = documents_from_lines(lines, source=path)
     if not documents:
         raise DataError(f"{path}: no text (the file is empty or blank)")
-    titles = [title_words(document.split("\n", 1)[0]) for document in documents] if is_wikitext(lines) else []
+    articles = documents[len(documents) - title_lines(lines):]  # none unless WikiText layout
+    titles = [title_words(document.split("\n", 1)[0]) for document in articles]
     return HeldOut(path, [words(line) for document in documents for line in document.split("\n")], titles)
 
 
@@ -187,23 +220,28 @@ class Index:
             else:
                 self.short[sentence[0]].add(sentence)
 
-    def scan(self, document: str, found: Found) -> None:
-        """Look up one corpus document's lines, adding what they hold to `found`."""
+    def scan(self, document: str, found: Found, titled: bool = True) -> None:
+        """Look up one corpus document's lines, adding what they hold to `found`; its first line is its title
+        unless it is not `titled` (a WikiText file's text before its first title)."""
         found.documents += 1
         for number, text in enumerate(document.split("\n")):
             line = words(text)
             found.words += len(line)
-            if number == 0 and len(line) <= self.longest_title:  # its title (a title's <unk>s are not in `line`)
+            if number == 0 and titled and len(line) <= self.longest_title:  # (a title's <unk>s are not in `line`)
                 self.match_title(title_words(text), found)
-            hashes = list(map(hash, runs(line, self.n)))
-            hits = self.runs.intersection(hashes)
-            found.runs |= hits
-            if any(h in self.long for h in hits):  # a sentence's first n words: the rest, word for word
-                found.sentences.update(s for i, h in enumerate(hashes) for s in self.long.get(h, ())
-                                       if line[i:i + len(s)] == s)
+            if self.runs:  # else every held-out line, and so every sentence, is shorter than n words
+                self.match_runs(line, found)
             if self.short and not self.short.keys().isdisjoint(line):
                 found.sentences.update(s for i, word in enumerate(line) for s in self.short.get(word, ())
                                        if line[i:i + len(s)] == s)
+
+    def match_runs(self, line: tuple[str, ...], found: Found) -> None:
+        hashes = list(map(hash, runs(line, self.n)))
+        hits = self.runs.intersection(hashes)
+        found.runs |= hits
+        if any(h in self.long for h in hits):  # a sentence's first n words: the rest, word for word
+            found.sentences.update(s for i, h in enumerate(hashes) for s in self.long.get(h, ())
+                                   if line[i:i + len(s)] == s)
 
     def match_title(self, corpus_title: tuple, found: Found) -> None:
         for title in self.titles.get(len(corpus_title), ()):
@@ -232,6 +270,18 @@ def source_files(corpus: str) -> list[tuple[str, list[str]]]:
              else [str(file) for file in _text_files(Path(source))]) for source, _ in parse_mixture(corpus)]
 
 
+def untitled(file: str, documents: list[str]) -> int:
+    """How many of a corpus file's `documents` (`read_documents`) have no title: 1 when a WikiText file begins with
+    text before its first ` = Title = ` line, else 0. In a file of one document a line (no title line) each line is
+    its document's first line, taken as its title, as is a hub: split's first line (not read twice: WikiText's splits
+    begin with a title)."""
+    if file.startswith(HUB_PREFIX) or plain_suffix(Path(file)) in LABELED_SUFFIXES:
+        return 0
+    with open_text(file) as f:  # read_documents has read it as UTF-8 already
+        titled = title_lines(f)
+    return len(documents) - titled if titled else 0
+
+
 def measure(held: HeldOut, corpus: str, n: int = 10, progress: bool = False) -> Overlap:
     """How much of the held-out text (`read_held_out`) the `corpus` mixture holds: its distinct n-word runs, titles,
     sentences."""
@@ -241,8 +291,10 @@ def measure(held: HeldOut, corpus: str, n: int = 10, progress: bool = False) -> 
     for source, files in source_files(corpus):
         found = Found(source)
         for file in files:
-            for document in _bar(read_documents(file), Path(file).name, progress):
-                index.scan(document, found)
+            documents = read_documents(file)
+            before = untitled(file, documents)
+            for number, document in enumerate(_bar(documents, Path(file).name, progress)):
+                index.scan(document, found, titled=number >= before)
         sources.append(found)
     total = Found("all")
     for found in sources:
