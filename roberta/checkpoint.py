@@ -1,7 +1,7 @@
 """A model's checkpoint: config.json and model.safetensors read, checked and written, in `transformers`' layout.
 
     config.json        RobertaConfig (checked field by field: types, ranges, ids within the vocabulary); its
-                       `architectures` names the model class (ARCHITECTURES)
+                       `architectures` names the model class (ARCHITECTURES), as `architecture_named` reads it
     model.safetensors  the weights (safetensors only: nothing is ever unpickled), every value finite (no NaN or
                        infinity), or the shards `transformers` writes for a large model, with their index
 
@@ -41,6 +41,18 @@ ALIASES = {f"{family}{head}": f"Roberta{head}" for family in ("XLMRoberta", "Cam
 # code before it wrote them) do not carry them, and then an edited value of these fields cannot be detected.
 SHAPELESS_FIELDS = ("num_attention_heads", "pad_token_id", "layer_norm_eps")
 _META_PREFIX = "config."
+# `transformers`' encoder without a head (its bare RobertaModel), under the three families' names: its folder gives
+# a classifier its encoder (RobertaForSequenceClassification.from_pretrained_encoder), and is no model of ours
+BARE_ENCODERS = ("RobertaModel", "XLMRobertaModel", "CamembertModel")
+
+
+class ArchitectureMismatch(ModelLoadError):
+    """A model of another kind than the one needed (a classifier where a masked LM is needed, a bare encoder)."""
+
+    @classmethod
+    def of(cls, shown: str, architecture: str, why: str) -> "ArchitectureMismatch":
+        """Worded from ARCHITECTURES: "`shown` is a classifier (RobertaForSequenceClassification); `why`"."""
+        return cls(f"{shown} is {ARCHITECTURES[architecture][0]} ({architecture}); {why}")
 
 
 # ----- config.json -----
@@ -117,15 +129,38 @@ def named_architecture(config: dict) -> str | None:
     return name if name in ARCHITECTURES else None
 
 
-def read_architecture(model_id, **hub_kwargs) -> str:
-    """The model class config.json names (`named_architecture`; RobertaForMaskedLM when it names none)."""
-    return architecture_of(*read_config_json(model_id, **hub_kwargs))
+def architecture_named(model_id, config: dict, why: str, *, option: str = "", none_is_mlm: bool = False,
+                       encoder_ok: bool = False) -> str | None:
+    """The class the config.json dict `config` of `model_id` names (`named_architecture`): the one rule every
+    reader of `architectures` follows. A config that names none is a masked LM with `none_is_mlm` (the scripts'
+    rule, `read_architecture`'s), else None (left to the loader, which loads it as the class it is), as is one this
+    package does not load. `transformers`' encoder without a head (BARE_ENCODERS), which no class here loads whole
+    (it listed the head's tensors as missing), is an ArchitectureMismatch naming the model as `option` and
+    `model_id` ("--init runs/bare"), saying `why` it was wanted and how to start a classifier from it; with
+    `encoder_ok` (where its encoder is all that is wanted), its name as written."""
+    first = first_architecture(config)
+    if first in BARE_ENCODERS:
+        if encoder_ok:
+            return first
+        raise ArchitectureMismatch(f"{option} {model_id}".lstrip() + f" is an encoder without a head ({first}); "
+                                   f"{why}. Start a classifier from its encoder with RobertaForSequenceClassification"
+                                   f".from_pretrained_encoder({str(model_id)!r})")
+    if none_is_mlm and not config.get("architectures"):
+        return "RobertaForMaskedLM"
+    return named_architecture(config)
 
 
-def architecture_of(config: dict, path) -> str:
-    """`read_architecture` of the config.json dict `config` read from `path`: a ModelLoadError naming the file for
-    an architecture this package does not load."""
-    name = named_architecture(config) if config.get("architectures") else "RobertaForMaskedLM"
+def read_architecture(model_id, *, encoder_ok: bool = False, **hub_kwargs) -> str:
+    """The model class config.json names (`architecture_of`; RobertaForMaskedLM when it names none)."""
+    return architecture_of(model_id, *read_config_json(model_id, **hub_kwargs), encoder_ok=encoder_ok)
+
+
+def architecture_of(model_id, config: dict, path, encoder_ok: bool = False) -> str:
+    """`read_architecture` of the config.json dict `config` of `model_id`, read from `path` (`architecture_named`):
+    an ArchitectureMismatch pointing to from_pretrained_encoder for a bare encoder (unless `encoder_ok`: its
+    name), a ModelLoadError naming the file for an architecture this package does not load."""
+    name = architecture_named(model_id, config, f"this package loads {' or '.join(ARCHITECTURES)}, each with its "
+                              "head", none_is_mlm=True, encoder_ok=encoder_ok)
     if name is None:
         raise ModelLoadError(f"{path}: architectures is {config['architectures']!r}; this package loads "
                              f"{list(ARCHITECTURES)}")

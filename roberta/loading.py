@@ -11,24 +11,11 @@ import warnings
 
 import torch
 
-from .checkpoint import (ARCHITECTURES, architecture_of, check_weights, config_from_dict, find_config,
-                         first_architecture, load_weights, named_architecture, read_config_json)
+from .checkpoint import (ARCHITECTURES, ArchitectureMismatch, architecture_named, architecture_of, check_weights,
+                         config_from_dict, find_config, load_weights, read_config_json)
 from .config import RobertaConfig, default_labels
 from .devices import map_location_device
 from .hub import HUB_KWARGS, ModelLoadError
-
-# `transformers`' encoder without a head (its bare RobertaModel), under the three families' names: its folder gives
-# a classifier its encoder (RobertaForSequenceClassification.from_pretrained_encoder), and is no model of ours
-BARE_ENCODERS = ("RobertaModel", "XLMRobertaModel", "CamembertModel")
-
-
-class ArchitectureMismatch(ModelLoadError):
-    """A model of another kind than the one needed (a classifier where a masked LM is needed)."""
-
-    @classmethod
-    def of(cls, shown: str, architecture: str, why: str) -> "ArchitectureMismatch":
-        """Worded from ARCHITECTURES: "`shown` is a classifier (RobertaForSequenceClassification); `why`"."""
-        return cls(f"{shown} is {ARCHITECTURES[architecture][0]} ({architecture}); {why}")
 
 
 # ----- the model class a folder holds -----
@@ -38,17 +25,12 @@ def check_architecture(model_id, config: dict, wanted: str, why: str, advice=Non
     ArchitectureMismatch naming the model as `option` and `model_id` ("--init runs/clf") when it names the other
     class, saying `why` it was wanted ("the probe needs a masked-LM model") and `advice(name)` on where a model of
     class `name` goes ("load it with ...", when given); and one when it names `transformers`' encoder without a
-    head (BARE_ENCODERS), which no class here loads whole (it listed the head's tensors as missing), saying how to
-    start a classifier from it. A config that names no architecture is a masked LM with `none_is_mlm`
-    (`read_architecture`'s rule), else left to the loader, as is one this package does not load."""
-    shown = f"{option} {model_id}".lstrip()
-    first = first_architecture(config)
-    if first in BARE_ENCODERS:
-        raise ArchitectureMismatch(f"{shown} is an encoder without a head ({first}); {why}. Start a classifier from "
-                                   "its encoder with RobertaForSequenceClassification.from_pretrained_encoder"
-                                   f"({str(model_id)!r})")
-    name = "RobertaForMaskedLM" if none_is_mlm and not config.get("architectures") else named_architecture(config)
+    head (`checkpoint.BARE_ENCODERS`), saying how to start a classifier from it. The class is read as every reader
+    reads it (`checkpoint.architecture_named`: a config that names none is a masked LM with `none_is_mlm`, else
+    left to the loader, as is one this package does not load)."""
+    name = architecture_named(model_id, config, why, option=option, none_is_mlm=none_is_mlm)
     if name is not None and name != wanted:
+        shown = f"{option} {model_id}".lstrip()
         raise ArchitectureMismatch.of(shown, name, f"{why}: {advice(name)}" if advice else why)
 
 
@@ -58,7 +40,7 @@ def require_architecture(model_id, wanted: str, why: str, option: str = "", **hu
     probe needs a masked-LM model")."""
     config, path = read_config_json(model_id, **hub_kwargs)
     check_architecture(model_id, config, wanted, why, option=option, none_is_mlm=True)
-    return architecture_of(config, path)
+    return architecture_of(model_id, config, path)
 
 
 def refuse_other_head(cls, model_id, config: dict, why: str | None = None, advice=None) -> None:

@@ -322,14 +322,28 @@ class TextClassificationPipeline(Pipeline):
         return mean_over_windows(logits, owner, len(texts)), torch.bincount(owner, minlength=len(texts))
 
 
+# How a classifier's logits become the scores shown, as `transformers` reads its config: the rule that decides
+# (`score_rule`) -> the kind of scores (`score_kind`): "regression" (the raw outputs), "sigmoid" (one per label) or
+# "softmax" (over the labels)
+SCORE_RULES = {"regression": "regression",  # config.problem_type "regression"
+               "multi_label_classification": "sigmoid",  # config.problem_type "multi_label_classification"
+               "one_output": "sigmoid",  # num_labels 1 (as `transformers` saves one, with no problem_type)
+               "single_label_classification": "softmax"}  # the rest
+
+
+def score_rule(config) -> str:
+    """Which rule of SCORE_RULES decides how a classifier of `config` is scored: its problem_type when that is
+    "regression" or "multi_label_classification", else "one_output" for num_labels 1, else
+    "single_label_classification"."""
+    if config.problem_type in ("regression", "multi_label_classification"):
+        return config.problem_type
+    return "one_output" if config.num_labels == 1 else "single_label_classification"
+
+
 def score_kind(config) -> str:
-    """How a classifier's logits become the scores shown, as `transformers` reads config.problem_type: "regression"
-    (the raw outputs), "sigmoid" (one per label: multi-label classification, or a single output) or "softmax"."""
-    if config.problem_type == "regression":
-        return "regression"
-    if config.problem_type == "multi_label_classification" or config.num_labels == 1:
-        return "sigmoid"
-    return "softmax"
+    """How a classifier's logits become the scores shown (`score_rule`): "regression" (the raw outputs), "sigmoid"
+    (one per label: multi-label classification, or a single output) or "softmax"."""
+    return SCORE_RULES[score_rule(config)]
 
 
 def scores_of(logits, config, temperature: float = 1.0):
@@ -363,7 +377,8 @@ def model_class(architecture: str):
 
 def auto_model(model_id, **hub_kwargs):
     """The model a folder or Hub repo holds, as the class its config.json names (a masked LM where it names none),
-    loaded strictly."""
+    loaded strictly; `transformers`' bare encoder is an ArchitectureMismatch pointing to from_pretrained_encoder
+    (`checkpoint.read_architecture`)."""
     return model_class(checkpoint.read_architecture(model_id, **hub_kwargs)).from_pretrained(model_id, **hub_kwargs)
 
 

@@ -334,6 +334,19 @@ def test_evaluation_scripts_bad_numbers_and_wrong_models(tiny_mlm_dir, tiny_clf_
         assert_user_error(fill_mask_probe.main, ["--model", str(tiny_mlm_dir), *extra], capsys, message)
 
 
+def test_a_bare_encoder_given_as_a_scripts_model_points_to_from_pretrained_encoder(tiny_mlm_dir, tmp_path, capsys):
+    """`transformers`' bare RobertaModel folder given to train.evaluate --model was "--model BARE/config.json:
+    architectures is ['RobertaModel']; this package loads [...]", with no word of how such a folder is used (the
+    README promises the hint for a script's model option). Refused before the data is read (it is not there)."""
+    bare = shutil.copytree(tiny_mlm_dir, tmp_path / "bare")
+    config = json.loads((bare / "config.json").read_text())
+    (bare / "config.json").write_text(json.dumps({**config, "architectures": ["RobertaModel"]}))
+    assert_user_error(evaluate.main, ["--model", str(bare), "--mlm-text", str(tmp_path / "gone.txt")], capsys,
+                      f"error: --model {bare} is an encoder without a head (RobertaModel); ",
+                      "Start a classifier from its encoder with RobertaForSequenceClassification"
+                      f".from_pretrained_encoder({str(bare)!r})")
+
+
 def test_export_keeps_a_training_run_in_its_destination(tiny_mlm_dir, tmp_path, capsys):
     """An export into a run folder replaced its model and deleted its metrics.json and log.jsonl; an earlier
     export is still replaced (scripts.release ships again into assets/)."""

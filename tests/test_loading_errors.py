@@ -658,6 +658,39 @@ def test_the_three_architecture_checks_are_one(folder, tiny_clf_dir):
         loading.require_architecture(folder, "RobertaForMaskedLM", "unused")
 
 
+def test_a_bare_encoder_read_as_a_whole_model_points_to_from_pretrained_encoder(folder):
+    """`checkpoint.read_architecture` (a script's --model, train.export, the app's model box) and `roberta.auto_model`
+    said "architectures is ['RobertaModel']; this package loads [...]", not the ArchitectureMismatch of every other
+    loader (`loading.check_architecture`) that says how such a folder is used. With `encoder_ok` (train.finetune's
+    --init, which wants the encoder alone) its class is read as it is named."""
+    hint = ("Start a classifier from its encoder with RobertaForSequenceClassification.from_pretrained_encoder"
+            f"({str(folder)!r})")
+    for bare in checkpoint.BARE_ENCODERS:
+        edit_config(folder, architectures=[bare])
+        for read in (checkpoint.read_architecture, roberta.auto_model):
+            with pytest.raises(loading.ArchitectureMismatch) as info:
+                read(folder)
+            assert str(info.value) == (f"{folder} is an encoder without a head ({bare}); this package loads "
+                                       f"RobertaForMaskedLM or RobertaForSequenceClassification, each with its head. "
+                                       f"{hint}")
+        assert checkpoint.read_architecture(folder, encoder_ok=True) == bare
+    edit_config(folder, architectures=["RobertaForMaskedLM"])
+    assert checkpoint.read_architecture(folder, encoder_ok=True) == "RobertaForMaskedLM"
+
+
+def test_a_config_that_names_no_architecture_is_a_masked_lm_for_every_reader(folder):
+    """The rule was written twice (`checkpoint.architecture_of`, `loading.check_architecture`'s none_is_mlm): one
+    helper (`checkpoint.architecture_named`) now, which both readers agree on, whatever names no class."""
+    for unnamed in ({}, {"architectures": None}, {"architectures": []}):
+        config = {k: v for k, v in json.loads((folder / "config.json").read_text()).items() if k != "architectures"}
+        (folder / "config.json").write_text(json.dumps({**config, **unnamed}))
+        assert checkpoint.architecture_named(folder, unnamed, "unused", none_is_mlm=True) == "RobertaForMaskedLM"
+        assert checkpoint.architecture_named(folder, unnamed, "unused") is None  # left to the loader
+        assert checkpoint.read_architecture(folder) == "RobertaForMaskedLM"
+        with pytest.raises(loading.ArchitectureMismatch, match=f"^{re.escape(str(folder))} is a masked-LM model "):
+            loading.require_architecture(folder, "RobertaForSequenceClassification", "calibration needs a classifier")
+
+
 def test_the_finite_check_reads_one_byte_floats():
     """float8 weights loaded before the check, which then stopped them with torch's "max_values_cpu not
     implemented for 'Float8_e4m3fn'"."""

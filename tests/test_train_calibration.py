@@ -682,6 +682,14 @@ NOT_SOFTMAX = {  # a classifier whose scores are no softmax over its labels: pro
 }
 
 
+def test_every_rule_that_scores_a_classifier_with_no_softmax_is_worded():
+    """`require_softmax` words the rule of `roberta.pipelines.score_rule` that decided: a second copy of the
+    problem_type rule, keyed on problem_type, fell back to the one-output words for any key it did not know."""
+    from roberta.pipelines import SCORE_RULES
+
+    assert set(calibrate.NOT_SOFTMAX_SAID) == {rule for rule, kind in SCORE_RULES.items() if kind != "softmax"}
+
+
 @pytest.mark.parametrize("kind", NOT_SOFTMAX)
 def test_evaluate_and_calibrate_refuse_a_classifier_whose_scores_are_no_softmax(kind, tokenizer, tmp_path, capsys):
     """Their probabilities, temperature, log-loss, ECE and checks' verdicts are a softmax's over the labels, one

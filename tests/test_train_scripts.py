@@ -1145,6 +1145,28 @@ def test_finetune_from_a_multi_label_classifier_trains_with_label_ids(train_file
     assert roberta.load_config(out).problem_type is None  # softmax over the labels, as the run trained them
 
 
+@pytest.mark.slow  # end-to-end script run, several seconds
+def test_finetune_starts_from_a_bare_encoders_folder(train_files, tiny_mlm_dir, tmp_path):
+    """`transformers`' bare RobertaModel folder (its tensors without the `roberta.` prefix, no head) is where
+    fine-tuning starts, through `from_pretrained_encoder` like a masked LM's folder; --init refused it
+    ("architectures is ['RobertaModel']; this package loads [...]") after loading its encoder."""
+    from safetensors.torch import load_file, save_file
+
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(tiny_mlm_dir / "tokenizer.json", bare)
+    config = json.loads((tiny_mlm_dir / "config.json").read_text())
+    (bare / "config.json").write_text(json.dumps({**config, "architectures": ["RobertaModel"]}))
+    encoder = {k.removeprefix("roberta."): v for k, v in load_file(tiny_mlm_dir / "model.safetensors").items()
+               if k.startswith("roberta.")}
+    save_file(encoder, bare / "model.safetensors", metadata={"format": "pt"})
+    out = tmp_path / "sst2"
+    assert finetune.main(finetune_argv(train_files, out, "--init", str(bare))) == 0
+    metrics = assert_hub_folder(out)
+    assert metrics["init"] == str(bare) and metrics["init_gave"] == "encoder"
+    assert roberta.checkpoint.read_architecture(out) == "RobertaForSequenceClassification"
+
+
 def test_release_refuses_a_partial_model_as_any_phase(tiny_mlm_dir, tmp_path, capsys):
     """A partial model (a cut run's last checkpoint) given as an earlier --mlm phase, before the phase continued
     from it: release failed with a traceback ("unsupported format string passed to NoneType") on its missing

@@ -63,7 +63,7 @@ import torch.nn.functional as F
 from roberta.figure_alts import reliability_alt
 from roberta.files import write_atomic
 from roberta.hub import CONFIG_NAME
-from roberta.pipelines import score_kind
+from roberta.pipelines import score_kind, score_rule
 from roberta.run_metrics import METRICS_NAME, RunMetrics, dataset_name
 from roberta.text import normalize_for_classifier
 
@@ -86,11 +86,12 @@ def probabilities(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tenso
     return (logits.float() / temperature).softmax(-1)
 
 
-NOT_SOFTMAX_SAID = {  # a classifier whose scores are no softmax (`roberta.pipelines.score_kind`), as errors name it
+NOT_SOFTMAX_SAID = {  # a classifier whose scores are no softmax, as errors name it: by the rule that decided
+    # (`roberta.pipelines.score_rule`; each rule whose `score_kind` is not "softmax")
     "regression": "a regression model (config.problem_type 'regression': raw outputs)",
     "multi_label_classification": "a multi-label classifier (config.problem_type 'multi_label_classification': a "
                                   "sigmoid per label)",
-    None: "a one-output classifier (num_labels 1: a sigmoid of its logit)",
+    "one_output": "a one-output classifier (num_labels 1: a sigmoid of its logit)",
 }
 
 
@@ -101,8 +102,8 @@ def require_softmax(config, model_id, needs: str) -> None:
     are measured here on that softmax, against one label per text: such a model was scored on probabilities its
     pipeline (and the app) never shows. Called before any data is read."""
     if score_kind(config) != "softmax":
-        said = NOT_SOFTMAX_SAID.get(config.problem_type, NOT_SOFTMAX_SAID[None])
-        raise ValueError(f"{model_id} is {said}; {needs} a single-label classifier (a softmax over its labels)")
+        raise ValueError(f"{model_id} is {NOT_SOFTMAX_SAID[score_rule(config)]}; {needs} a single-label classifier "
+                         "(a softmax over its labels)")
 
 
 def reliability_bins(probs: torch.Tensor, labels, n_bins: int = N_BINS) -> list[dict]:

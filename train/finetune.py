@@ -345,7 +345,9 @@ class ClassificationTask(Task):
 
 
 def _init_architecture(init: str) -> str:
-    return roberta.checkpoint.read_architecture(init)
+    """The class --init's config.json names; `transformers`' bare encoder (RobertaModel, ...) too, which gives
+    fine-tuning its encoder as a masked LM's folder does (`from_pretrained_encoder`)."""
+    return roberta.checkpoint.read_architecture(init, encoder_ok=True)
 
 
 def init_root(init: str) -> str:
