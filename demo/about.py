@@ -354,16 +354,19 @@ def _held_out_rows(loaded, facts: dict, cfg) -> list[tuple[str, str]]:
                 f"{pct(facts['eval_accuracy'])} at the end of training, in rows of up to {cfg.max_length} tokens: "
                 "longer rows are predicted worse, so the two figures differ")))
     elif "eval_accuracy" in facts:
+        own = _constant_guess_said(loaded.extras["metrics"].to_dict(), "eval_")  # train.pretrain's record of it
         rows.append(("held-out masked tokens", f"**{pct(facts['eval_accuracy'])}** of the prediction targets guessed "
-                                               f"right (top-1; {TARGETS_SAID})"))
+                                               f"right (top-1; {TARGETS_SAID}{own})"))
     return rows
 
 
-def _constant_guess_said(mlm: dict) -> str:
-    """The yardstick of the held-out accuracy, where `train.evaluate` recorded it (its `constant_guess`): what a
+def _constant_guess_said(record: dict, prefix: str = "") -> str:
+    """The yardstick of the held-out accuracy, where `train.evaluate` (an mlm section) or `train.pretrain`'s final
+    evaluation (beside its eval_ figures: `prefix` "eval_") recorded it (`train.evaluate.constant_guess`): what a
     model that always guessed the commonest of the same targets would score, the token as the Tokens tab shows
     it; '' without the record."""
-    token, accuracy = mlm.get("constant_guess_token"), finite_number(mlm.get("constant_guess_accuracy"))
+    token = record.get(f"{prefix}constant_guess_token")
+    accuracy = finite_number(record.get(f"{prefix}constant_guess_accuracy"))
     if not isinstance(token, str) or accuracy is None:
         return ""
     return (f"; a model that always guessed {code(token_label(token))}, the commonest of these targets, would score "

@@ -916,6 +916,20 @@ def test_the_held_out_accuracy_comes_with_its_yardstick_where_the_record_has_one
     assert row.index("**34.0%**") < row.index("always guessed") < row.index("Perplexity 104")
 
 
+def test_a_runs_own_held_out_accuracy_comes_with_the_yardstick_its_pretraining_recorded(tiny_mlm_dir, tmp_path):
+    """A folder `train.pretrain` wrote, with no later `train.evaluate`: its row is training's own figure, and the
+    yardstick its final evaluation recorded beside it (eval_constant_guess_*) is said there."""
+    own = {k: v for k, v in MLM_METRICS.items() if k != "mlm"}
+    plain = _card(_folder(tiny_mlm_dir, tmp_path, "plain", own))
+    assert "**held-out masked tokens**: **21.9%**" in plain and "always guessed" not in plain
+    guessed = {**own, "eval_constant_guess_token": " the", "eval_constant_guess_accuracy": 0.0561}
+    card = _card(_folder(tiny_mlm_dir, tmp_path, "guessed", guessed))
+    row = next(line for line in card.splitlines() if "**held-out masked tokens**" in line)
+    assert row.index("**21.9%**") < row.index(
+        f"; a model that always guessed {formatting.code(formatting.token_label(' the'))}, the commonest of these "
+        "targets, would score 5.6%")
+
+
 def test_the_recipe_says_how_rows_are_packed_and_why_the_head_reads_s():
     """"documents packed into full rows (RoBERTa's FULL-SENTENCES)": this project cuts the stream into rows of
     the model's length, mid-sentence, where RoBERTa ends each row at a sentence boundary; and why <s>."""

@@ -305,16 +305,31 @@ def test_a_resume_whose_optimizer_groups_differ_is_refused_naming_the_option(sto
                                                                              tiny_mlm_dir, tmp_path, capsys):
     """--layer-lr-decay 1 (one lr: two AdamW groups) for a run of --layer-lr-decay 0.8 (a group per layer) was
     refused as "its optimizer state does not fit this model: loaded state dict has a different number of parameter
-    groups": the same model, and no option named. The line now names the options that differ from the checkpointed
-    run, and how to go on; nothing in the run is changed."""
-    argv = resume_argv(stopped_finetune, tmp_path, train_files, tiny_mlm_dir, "--layer-lr-decay", "1")
+    groups": the same model, and no option named. The line now names the option that shapes the groups and differs
+    from the checkpointed run, and how to go on; nothing in the run is changed. Not the other options changed with it:
+    a longer --max-steps (how a run is extended) or another --lr would resume, and reverting them is no remedy."""
+    argv = resume_argv(stopped_finetune, tmp_path, train_files, tiny_mlm_dir, "--layer-lr-decay", "1",
+                       "--max-steps", "10", "--lr", "1e-4")
     out = Path(argv[argv.index("--out") + 1])
     before = listing(out)
     line = refused(finetune.main, argv, capsys,
                    "/checkpoints/step-00000002/trainer.pt: its optimizer state does not fit this command's",
-                   "--layer-lr-decay 0.8 (this command: 1.0)", "resume with the run's own options")
+                   "the checkpointed run's --layer-lr-decay 0.8 (this command: 1.0); resume with the run's own "
+                   "--layer-lr-decay, or choose another --out")
     assert "different number of parameter groups" in line
+    assert "--max-steps" not in line and "--lr " not in line and "run's own options" not in line
     assert listing(out) == before
+
+
+def test_optimizer_groups_that_differ_with_no_group_option_changed_name_no_option(tmp_path):
+    """Groups that differ while every option that shapes them is the run's (another cause: a code change): no option
+    is named, not even those that did change, and the user is not told to undo them."""
+    from train.trainer import optimizer_does_not_fit
+
+    line = optimizer_does_not_fit(tmp_path / "trainer.pt", {"max_steps": (2, 10), "lr": (1e-3, 1e-4)},
+                                  ValueError("loaded state dict has a different number of parameter groups"))
+    assert line.startswith(f"{tmp_path / 'trainer.pt'}: its optimizer state does not fit this command's (loaded")
+    assert "--max-steps" not in line and "--lr" not in line and "run's own" not in line
 
 
 def test_a_resume_that_adds_a_moving_average_is_refused_and_the_run_still_resumes(stopped_finetune, train_files,

@@ -121,6 +121,28 @@ def test_the_periodic_evaluations_score_the_final_evaluations_masks_on_its_first
     assert periodic[0]["accuracy"] == correct / count
 
 
+def test_a_pretraining_run_records_the_yardstick_of_its_final_evaluation_and_its_card_says_it(train_files,
+                                                                                              tmp_path):
+    """A fresh run's held-out accuracy came with no yardstick until `train.evaluate` was run on its folder: its
+    final evaluation now records the best constant guess over the same targets (`train.evaluate.constant_guess` of
+    its masks) beside its eval_ figures, and the card says what always guessing that token would score."""
+    from train import data, evaluate, packing
+
+    out = tmp_path / "run"
+    assert pretrain.main(pretrain_argv(train_files, out, "--eval-seed", "3", max_steps=2, eval_every=2)) == 0
+    tokenizer = roberta.load_tokenizer(out)
+    rows = packing.pack_sequences(data.read_documents(str(train_files / "valid.txt")), tokenizer, 32)
+    guess = evaluate.constant_guess([evaluate.held_out_mask(tokenizer, rows, 3)], tokenizer)  # the same masks
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["eval_constant_guess_token"] == guess["constant_guess_token"]
+    assert metrics["eval_constant_guess_accuracy"] == pytest.approx(guess["constant_guess_accuracy"])
+    assert 0 < metrics["eval_constant_guess_accuracy"] < 1 and "mlm" not in metrics  # not a later train.evaluate's
+    card = (out / "README.md").read_text()
+    assert (f"The yardstick of eval_accuracy ({metrics['eval_accuracy']:.1%}) is eval_constant_guess_accuracy: a "
+            f"model that always guessed {guess['constant_guess_token']!r}, the commonest of the same targets (the "
+            f"same rows and masks), would score {guess['constant_guess_accuracy']:.1%}.") in card
+
+
 class SteppingClock:
     """The trainer's `time` module with a clock that moves `tick` seconds at every reading: a run under a time
     budget takes as many steps whatever the machine's speed or load (the rest of `time` is the real one)."""
@@ -1039,35 +1061,33 @@ def test_missing_tokenizer_and_non_utf8_corpus_are_one_line_errors(train_files, 
     assert err.startswith(f"error: --corpus {corpus} line 2: not UTF-8 text") and err.count("\n") == 1
 
 
-def test_an_mlm_batchs_loss_is_its_mean_times_its_targets_as_num_targets_counts_them(tiny_config, monkeypatch):
-    """`MLMTask.loss_sum` counted the batch's targets a second time beside `num_targets` (the count the trainer
-    divides by, and on a GPU one more host sync a micro-batch): the loss sum is scaled by that one count."""
+def test_an_mlm_batchs_loss_sum_is_its_cross_entropy_summed_over_the_masked_targets(tiny_config, tokenizer,
+                                                                                   sentences):
+    """`MLMTask.loss_sum` of a batch the masker drew (what the trainer divides by `num_targets` and sums over
+    micro-batches): the cross-entropy summed over exactly the positions whose label is not ignored, that is the
+    model's mean loss times their number; a slice with no target adds 0 (a zero gradient)."""
+    import torch.nn.functional as F
+
+    from train.packing import pack_sequences
+
     torch.manual_seed(0)
     model = roberta.RobertaForMaskedLM(tiny_config).eval()
-    ids = torch.randint(5, tiny_config.vocab_size, (2, 8))  # (B, T)
-    labels = torch.full_like(ids, roberta.IGNORE_INDEX)
-    labels[0, 1], labels[1, 3], labels[1, 6] = ids[0, 1], ids[1, 3], ids[1, 6]  # three targets
-    batch = {"input_ids": ids, "labels": labels}
-    task = pretrain.MLMTask(ids, masker=None, pad_id=tiny_config.pad_token_id)
-    mean = model(input_ids=ids, labels=labels, masked_only=True).loss
-    assert task.num_targets(batch) == 3
-    assert task.loss_sum(model, batch).item() == pytest.approx(3 * mean.item())
-    counted = []
-    monkeypatch.setattr(pretrain.MLMTask, "num_targets", lambda self, b: counted.append(b) or 5)
-    assert task.loss_sum(model, batch).item() == pytest.approx(5 * mean.item()) and counted == [batch]
-    no_targets = {"input_ids": ids, "labels": torch.full_like(ids, roberta.IGNORE_INDEX)}
-    monkeypatch.undo()
-    assert task.loss_sum(model, no_targets).item() == 0  # a slice with no target: 0, a zero gradient
-
-
-def test_pretraining_takes_the_ignored_label_from_the_loss_that_defines_it():
-    """IGNORE_INDEX is defined by roberta.loss; train.pretrain took it through roberta.masking's re-export."""
-    import ast
-
-    tree = ast.parse((ROOT / "train" / "pretrain.py").read_text(encoding="utf-8"))
-    sources = [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-               and any(alias.name == "IGNORE_INDEX" for alias in node.names)]
-    assert sources == ["roberta.loss"]
+    rows = pack_sequences(sentences[:40], tokenizer, 32)
+    task = pretrain.MLMTask(rows, roberta.DynamicMasker.from_tokenizer(tokenizer, seed=0),
+                            pad_id=tiny_config.pad_token_id)
+    batch = task.make_batch(torch.arange(4), epoch=0)
+    labels = batch["labels"]
+    targets = labels.ne(roberta.IGNORE_INDEX)
+    assert 0 < int(targets.sum()) < labels.numel()
+    with torch.no_grad():
+        summed = task.loss_sum(model, batch).item()
+        logits = model(input_ids=batch["input_ids"]).logits  # (B, T, V), every position
+        mean = model(input_ids=batch["input_ids"], labels=labels).loss.item()
+    assert summed == pytest.approx(F.cross_entropy(logits[targets], labels[targets], reduction="sum").item(),
+                                   rel=1e-5)
+    assert summed == pytest.approx(mean * int(targets.sum()), rel=1e-5)
+    no_targets = {"input_ids": batch["input_ids"], "labels": torch.full_like(labels, roberta.IGNORE_INDEX)}
+    assert task.loss_sum(model, no_targets).item() == 0
 
 
 # ----- divergence -----

@@ -84,14 +84,19 @@ def test_the_gpu_uploads_xz_copy_of_the_held_out_text_is_the_same_text():
     assert not same_text_file(None, "valid.txt")
 
 
-def test_the_upload_copies_suffix_is_known_in_one_place(monkeypatch):
-    """`same_text_file` wrote ".xz" again beside COMPRESSED, which `readable_dataset` reads: both follow it."""
-    from roberta import run_metrics
+def test_the_upload_copies_xz_names_are_the_same_text_and_the_same_data_set():
+    """The GPU upload's copies (`train.gpu_transfer bundle`: the corpora's layout, each file `.xz`) are the same text
+    as the original for `same_text_file`, either way round, and the same data set for `readable_dataset`; another
+    compression's suffix is another name."""
+    from roberta.run_metrics import readable_dataset
 
-    monkeypatch.setattr(run_metrics, "COMPRESSED", ".zst")
     original, copy = "../shared/data/wikitext-2/wiki.valid.tokens", "gpu-upload/data/wikitext-2/wiki.valid.tokens"
-    assert same_text_file(original, copy + ".zst") and not same_text_file(original, copy + ".xz")
-    assert run_metrics.readable_dataset("wikitext-2/wiki.valid.tokens.zst") == "WikiText-2"
+    assert same_text_file(original, copy + ".xz") and same_text_file(copy + ".xz", original)
+    assert not same_text_file(original, copy + ".zst")
+    assert not same_text_file(original, "gpu-upload/data/wikitext-2/wiki.test.tokens.xz")
+    assert readable_dataset("wikitext-2/wiki.valid.tokens.xz") == readable_dataset("wikitext-2/wiki.valid.tokens") \
+        == "WikiText-2"
+    assert readable_dataset("sst2/dev.tsv.xz") == "SST-2" and readable_dataset("sst2/relabelled.csv.xz") is None
 
 
 def test_a_folder_with_a_dot_in_its_name_gets_a_metrics_file(tmp_path):

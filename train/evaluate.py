@@ -75,10 +75,10 @@ def batch_starts(rows: int, batch_size: int, progress: str | None):
 
 def evaluate_mlm_masks(model, tokenizer, rows: torch.Tensor, batch_size: int, first_seed: int, masks: int,
                        progress: bool = False) -> dict:
-    """`evaluate_mlm` under `masks` fixed mask draws (seeds first_seed, first_seed + 1, ...) -> one result: the
-    mean loss (perplexity from it) and accuracy, the masked tokens of all draws, and each draw's accuracy. One
-    draw is returned as it is. Either way with its yardstick, the best constant guess over the same targets
-    (`constant_guess`). `progress`: a bar per draw."""
+    """`evaluate_masked` under `masks` held-out mask draws (`held_out_mask`, seeds first_seed, first_seed + 1, ...)
+    -> one result: the mean loss (perplexity from it) and accuracy, the masked tokens of all draws, and each draw's
+    accuracy. One draw is returned as it is. Either way with its yardstick, the best constant guess over the same
+    targets (`constant_guess`). `progress`: a bar per draw."""
     masked = [held_out_mask(tokenizer, rows, seed) for seed in range(first_seed, first_seed + masks)]
     bars = [(f"MLM scoring, mask {i + 1}/{masks}" if masks > 1 else True) if progress else False for i in range(masks)]
     draws = [evaluate_masked(model, mask, batch_size, progress=bar) for mask, bar in zip(masked, bars)]
@@ -110,24 +110,19 @@ def _device(model) -> torch.device:
     return next(model.parameters()).device
 
 
-@torch.no_grad()
 def evaluate_mlm(model, tokenizer, rows: torch.Tensor, batch_size: int = 32, seed: int = 0,
                  progress: bool | str = False) -> dict:
-    """{"loss", "accuracy", "perplexity", "tokens", "sequences"} of `model` on held-out text; `progress`: a bar
-    over the batches (a string: its description).
-
-    `rows`: the text packed into rows, LongTensor (N, T) (`train.packing.pack_sequences`). Loss is the mean
-    cross-entropy per masked token (summed over batches, not averaged per batch), accuracy the share of masked
-    tokens predicted exactly.
-    """
+    """`evaluate_masked` of `rows`, the held-out text packed into rows (LongTensor (N, T),
+    `train.packing.pack_sequences`), masked by `held_out_mask` with `seed`: the two in one call, for a check at the
+    prompt (docs/gpu-training.md's) and under the name the masking ablation's results.json gives its scoring."""
     return evaluate_masked(model, held_out_mask(tokenizer, rows, seed), batch_size, progress)
 
 
 def held_out_mask(tokenizer, rows: torch.Tensor, seed: int = 0) -> MaskedBatch:
-    """The held-out rows masked once: one draw of the dynamic masker, seeded by `seed` (`--eval-seed`), over the
-    whole of `rows` (`evaluate_mlm`'s; not static masking, whose copies are `StaticMasker.fixed_mask`). Its first
-    rows (`first_rows`) are not those rows masked alone: the masker draws which tokens it selects, then what becomes
-    of them, over the whole set."""
+    """The held-out rows masked once, for `evaluate_masked`: one draw of the dynamic masker, seeded by `seed`
+    (`--eval-seed`), over the whole of `rows` (not static masking, whose copies are `StaticMasker.fixed_mask`). Its
+    first rows (`first_rows`) are not those rows masked alone: the masker draws which tokens it selects, then what
+    becomes of them, over the whole set."""
     return DynamicMasker.from_tokenizer(tokenizer, seed=seed)(rows.long())
 
 
@@ -139,7 +134,12 @@ def first_rows(masked: MaskedBatch, n: int) -> MaskedBatch:
 
 @torch.no_grad()
 def evaluate_masked(model, masked: MaskedBatch, batch_size: int = 32, progress: bool | str = False) -> dict:
-    """`evaluate_mlm` of rows already masked (`held_out_mask`)."""
+    """{"loss", "accuracy", "perplexity", "tokens", "sequences"} of `model` on held-out rows already masked
+    (`held_out_mask`); `progress`: a bar over the batches (a string: its description).
+
+    Loss is the mean cross-entropy per masked token (summed over batches, not averaged per batch), accuracy the share
+    of masked tokens predicted exactly.
+    """
     rows = masked.input_ids
     was_training = model.training
     model.eval()

@@ -612,14 +612,18 @@ def metrics_markdown(metrics: RunMetrics, folder=None) -> str:
 
 def constant_guess_text(metrics: RunMetrics) -> str:
     """What the held-out masked-token accuracy is measured against: the best constant guess over the same targets
-    (`train.evaluate.constant_guess`, recorded in metrics.json's mlm section); '' where the record has none."""
+    (`train.evaluate.constant_guess`), recorded in metrics.json's mlm section (`train.evaluate`) or else beside the
+    run's own eval_ figures (`train.pretrain`'s final evaluation), each named as the Metrics table names it; '' where
+    the record has none."""
     mlm = metrics.mlm if isinstance(metrics.mlm, dict) else {}
-    token, guessed, accuracy = (mlm.get(k) for k in ("constant_guess_token", "constant_guess_accuracy", "accuracy"))
-    if not isinstance(token, str) or not isinstance(guessed, (int, float)) or not isinstance(accuracy, (int, float)):
-        return ""
-    return (f"The yardstick of mlm / accuracy ({accuracy:.1%}) is mlm / constant_guess_accuracy: a model that always "
-            f"guessed {table_cell(repr(token))}, the commonest of the same targets (the same rows and masks), would "
-            f"score {guessed:.1%}.")
+    for record, prefix in (({f"mlm / {k}": v for k, v in mlm.items()}, "mlm / "), (metrics.to_dict(), "eval_")):
+        names = [f"{prefix}{key}" for key in ("accuracy", "constant_guess_token", "constant_guess_accuracy")]
+        accuracy, token, guessed = map(record.get, names)
+        if isinstance(token, str) and isinstance(guessed, (int, float)) and isinstance(accuracy, (int, float)):
+            return (f"The yardstick of {names[0]} ({accuracy:.1%}) is {names[2]}: a model that always guessed "
+                    f"{table_cell(repr(token))}, the commonest of the same targets (the same rows and masks), would "
+                    f"score {guessed:.1%}.")
+    return ""
 
 
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")  # [text](target) and ![alt](target), across line breaks

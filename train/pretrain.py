@@ -293,7 +293,7 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
         return EXIT_INTERRUPTED
     if not dist.is_main:
         return 0
-    final = final_evaluation(args, trainer, held_out, eval_batch, dist)
+    final = final_evaluation(args, trainer, held_out, tokenizer, eval_batch, dist)
     write_folder(out, args, trainer, result, final, dist, train_rows=len(rows), row_length=row_length, sources=sources)
     print(f"held-out MLM loss {final['loss']:.4f}, accuracy {final['accuracy']:.4f}, perplexity "
           f"{final['perplexity']:.2f}; wrote {out}", flush=True)
@@ -341,16 +341,19 @@ def prepare_rows(args: PretrainArguments, tokenizer, config, say) -> tuple[torch
     return rows, valid_rows, sources, row_length
 
 
-def final_evaluation(args: PretrainArguments, trainer: Trainer, held_out, eval_batch: int, dist: Dist) -> dict:
+def final_evaluation(args: PretrainArguments, trainer: Trainer, held_out, tokenizer, eval_batch: int,
+                     dist: Dist) -> dict:
     """The trained model's held-out figures (`evaluate.evaluate_masked`) on every held-out row, under the masks the
-    periodic evaluations scored the first of."""
-    from .evaluate import evaluate_masked
+    periodic evaluations scored the first of, with their yardstick: the best constant guess over the same targets
+    (`evaluate.constant_guess`, as `train.evaluate` records it)."""
+    from .evaluate import constant_guess, evaluate_masked
 
     model = trainer.model.eval()
     print(f"final evaluation on {len(held_out.input_ids):,} held-out rows of {args.valid}", flush=True)
     with torch.no_grad(), autocast(dist.device, trainer.precision):
-        return evaluate_masked(model, held_out, batch_size=eval_batch,
-                               progress="final evaluation" if progress_bars(args.no_progress) else False)
+        scored = evaluate_masked(model, held_out, batch_size=eval_batch,
+                                 progress="final evaluation" if progress_bars(args.no_progress) else False)
+    return {**scored, **constant_guess([held_out], tokenizer)}
 
 
 def write_folder(out: Path, args: PretrainArguments, trainer: Trainer, result, final: dict, dist: Dist, *,
@@ -371,7 +374,10 @@ def write_folder(out: Path, args: PretrainArguments, trainer: Trainer, result, f
         corpus_sources=sources, masking=args.masking,
         parameters=model.num_parameters(), train_time_s=round(result.elapsed, 1),
         wall_time_s=round(trainer.wall_time_s(), 1), hardware=hardware_info(dist, trainer.precision),
-        command=args.command)
+        command=args.command,
+    ).updated(  # the yardstick of eval_accuracy, beside it (RunMetrics has no field for it: kept in its `extra`)
+        eval_constant_guess_token=final["constant_guess_token"],
+        eval_constant_guess_accuracy=final["constant_guess_accuracy"])
     trainer.write_curves()
     write_model_card(
         out, title=f"MiniRoBERTa ({args.preset}) pretrained from scratch", task="fill-mask", metrics=metrics,

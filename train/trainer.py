@@ -109,7 +109,7 @@ class Task:
 
     def param_groups(self, model, weight_decay: float) -> list[dict] | None:
         """The optimizer's parameter groups, each may carry an "lr_scale" (e.g. layer-wise lr decay);
-        None: `param_groups` (one lr for all)."""
+        None: `param_groups` (one lr for all). The options it reads are listed in `GROUP_OPTIONS`."""
         return None
 
     def state_dict(self) -> dict:
@@ -209,18 +209,24 @@ def options_changed(recorded: dict, now: dict) -> dict:
     return {k: (v, now[k]) for k, v in recorded.items() if k in now and k not in NOT_RECIPE and now[k] != v}
 
 
+# the recorded options that shape the optimizer's parameter groups (what `Task.param_groups` reads: fine-tuning's
+# --layer-lr-decay, a group per layer below 1): the only ones that can make a checkpoint's optimizer state not fit
+GROUP_OPTIONS = ("layer_lr_decay",)
+
+
 def optimizer_does_not_fit(path: Path, changed: dict, err: Exception) -> str:
     """Why the optimizer state in the checkpoint's trainer.pt `path` does not load into this command's optimizer (its
-    groups, which --layer-lr-decay sets, differ): `err`'s first line and the options that differ from the
-    checkpointed run (`changed`: field -> (the run's value, this command's)), then how to go on."""
+    groups differ): `err`'s first line and, of the options that differ from the checkpointed run (`changed`: field ->
+    (the run's value, this command's)), those that shape the groups (`GROUP_OPTIONS`), then how to go on. Not the
+    others: a longer --max-steps or another --lr resumes, and undoing them would not help."""
     detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    if not changed:
-        return (f"{path}: its optimizer state does not fit this command's ({detail[:300]}): resume the run with the "
-                "command that started it, or choose another --out")
-    shown = ", ".join(f"--{name.replace('_', '-')} {old!r} (this command: {new!r})"
-                      for name, (old, new) in changed.items())
+    differ = {f"--{name.replace('_', '-')}": changed[name] for name in GROUP_OPTIONS if name in changed}
+    if not differ:
+        return (f"{path}: its optimizer state does not fit this command's ({detail[:300]}): choose another --out for "
+                "a new run")
+    shown = ", ".join(f"{option} {old!r} (this command: {new!r})" for option, (old, new) in differ.items())
     return (f"{path}: its optimizer state does not fit this command's ({detail[:300]}): the checkpointed run's "
-            f"{shown}; resume with the run's own options")
+            f"{shown}; resume with the run's own {', '.join(differ)}, or choose another --out")
 
 
 def make_ema(model: torch.nn.Module, decay: float) -> torch.optim.swa_utils.AveragedModel:
@@ -472,7 +478,7 @@ class Trainer:
     def _restore_optimizer(self, path: Path, state: dict, now: dict) -> None:
         """The checkpoint's optimizer state (AdamW's moments), with this command's own group settings
         (`OWN_GROUP_SETTINGS`), not the checkpoint's that `load_state_dict` puts back. Groups that do not fit
-        (another --layer-lr-decay) are refused, naming the options that differ (`optimizer_does_not_fit`)."""
+        (another --layer-lr-decay) are refused, naming the option that shapes them (`optimizer_does_not_fit`)."""
         own = [{k: group[k] for k in OWN_GROUP_SETTINGS if k in group} for group in self.optimizer.param_groups]
         try:
             self.optimizer.load_state_dict(state["optimizer"])
