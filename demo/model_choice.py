@@ -38,14 +38,14 @@ from contextvars import ContextVar
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
 import roberta
-from roberta.checkpoint import read_architecture
+from roberta.checkpoint import BARE_ENCODERS, read_architecture
 from roberta.hub import HubRepoNotFoundError, HubUnreachableError, hub_offline, is_local, written_as_path
 from roberta.pipelines import TASKS
 from roberta.tokenizer import check_fits_model
 
 from . import models as app_models  # its DEVICE (APP_DEVICE), read as each chosen model loads
 from .formatting import millions
-from .models import KIND_OF_ARCHITECTURE, KINDS, LoadedModel, Models, name_known_labels, without_paths
+from .models import KIND_OF_ARCHITECTURE, KINDS, LoadedModel, ModelKind, Models, name_known_labels, without_paths
 from .validation import EXITS, WordedError, error_html
 
 log = logging.getLogger(__name__)
@@ -306,10 +306,30 @@ def hub_kwargs(source: str, allow_local: bool) -> dict:
     return {} if _is_folder(source, allow_local) else {"token": False, "hub_only": True}
 
 
-def architecture_key(source: str, tab: str = ATTENTION_TAB, allow_local: bool = False) -> str:
-    """"mlm" or "sentiment": which of our two classes the checkpoint `source` is (its config.json only)."""
+def _read_kind(source: str, hub: dict, kept: str, tab_names: dict) -> ModelKind:
+    """The kind of model (`KINDS`) that `source`'s config.json names. `transformers`' encoder without a head
+    (RobertaModel, ...), which no tab runs, is refused in the app's words, each tab named as `tab_names` says (the
+    loader's advice, a class method to call, is for a library user)."""
+    architecture = read_architecture(source, encoder_ok=True, **hub)
+    if architecture in BARE_ENCODERS:
+        mlm, clf = KINDS["mlm"], KINDS["sentiment"]
+        raise ModelChoiceError(f"{source} is an encoder without a head ({architecture}): the {tab_names[mlm.key]} tab "
+                               f"needs {mlm.what} and the {tab_names[clf.key]} tab {clf.what}. Fine-tune it into a "
+                               f"classifier first (python -m train.finetune --init {source}). {kept}")
+    return KIND_OF_ARCHITECTURE[architecture]
+
+
+def _default_tab_names() -> dict:
+    """Each kind's tab as `KINDS` names it (the page may name the Sentiment tab otherwise: `Models.tab_name`)."""
+    return {kind.key: kind.tab for kind in KINDS.values()}
+
+
+def architecture_key(source: str, tab: str = ATTENTION_TAB, allow_local: bool = False,
+                     tab_names: dict | None = None) -> str:
+    """"mlm" or "sentiment": which of our two classes the checkpoint `source` is (its config.json only).
+    `tab_names`: as in `load_choice`."""
     with _plain_errors(source, _kept(tab)):
-        return KIND_OF_ARCHITECTURE[read_architecture(source, **hub_kwargs(source, allow_local))].key
+        return _read_kind(source, hub_kwargs(source, allow_local), _kept(tab), tab_names or _default_tab_names()).key
 
 
 def check_limits(config, source: str, kept: str) -> None:
@@ -331,13 +351,12 @@ def load_choice(key: str, source: str, tab: str | None = None, allow_local: bool
     default: `KINDS`' names). Cheapest checks first: the config (architecture, `LIMITS`), then the tokenizer, then
     the weights; files are fetched as `hub_kwargs` says."""
     kind = KINDS[key]
-    tab_names = tab_names or {other.key: other.tab for other in KINDS.values()}
+    tab_names = tab_names or _default_tab_names()
     tab = tab or tab_names[key]
     hub = hub_kwargs(source, allow_local)
     with _plain_errors(source, _kept(tab)):
-        architecture = read_architecture(source, **hub)  # config.json only, before anything large
-        if architecture != kind.architecture:  # said with where it does load: its kind's tab, and Attention
-            its_kind = KIND_OF_ARCHITECTURE[architecture]
+        its_kind = _read_kind(source, hub, _kept(tab), tab_names)  # config.json only, before anything large
+        if its_kind is not kind:  # said with where it does load: its kind's tab, and Attention
             raise ModelChoiceError(f"{source} is {_kind_said(its_kind)}; {_the_tab(tab)} needs "
                                    f"{_kind_said(kind)}. It loads in the {tab_names[its_kind.key]} and {ATTENTION_TAB} "
                                    f"tabs. {_kept(tab)}")
@@ -591,7 +610,7 @@ class ModelChooser:
                     return loaded
             self._refuse_recent_failure(("any", source, tab))  # its config.json could not be read lately
             try:
-                key = architecture_key(source, tab, self.allow_local)
+                key = architecture_key(source, tab, self.allow_local, self.tab_names)
             except ModelChoiceError as err:
                 self._remember_failure(("any", source, tab), err)
                 raise

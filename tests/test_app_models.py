@@ -499,6 +499,30 @@ def test_wrong_architecture_is_refused_by_name(models, hf_mlm_dir, hf_clf_dir, h
     assert ") (" not in error.value.message  # the reviewer's case: "(sentiment) (RobertaForSequenceClassification)"
 
 
+def test_a_bare_encoder_is_refused_in_the_apps_words(models, tmp_path, tokenizer, handlers):
+    """`transformers`' RobertaModel (no head) in a model box was refused with the library's advice
+    ("this package loads ...; ... RobertaForSequenceClassification.from_pretrained_encoder('X')"): the visitor is
+    told what each tab needs and how to make a classifier of it, in the app's words, wherever it is chosen."""
+    folder = str(_save_hf(tmp_path / "bare", transformers.RobertaModel(_hf_config(tokenizer)), tokenizer))
+    assert json.loads((tmp_path / "bare" / "config.json").read_text())["architectures"] == ["RobertaModel"]
+    chooser = MC.ModelChooser(models, allow_local=True)
+    said = (f"{folder} is an encoder without a head (RobertaModel): the Fill mask tab needs a masked language model "
+            f"(fill mask) and the {chooser.tab_names['sentiment']} tab a text classifier (sentiment). Fine-tune it "
+            f"into a classifier first (python -m train.finetune --init {folder}).")
+    for key in KINDS:
+        value, current, status = chooser.choose(key, folder, MC.SHIPPED)
+        assert (value, current) == (folder, MC.SHIPPED) and 'class="input-error"' in status
+        assert f"{said} {MC.KEPT}" in status, status
+        assert "from_pretrained_encoder" not in status and "this package" not in status
+    with pytest.raises(MC.ModelChoiceError, match="encoder without a head") as error:
+        chooser.get_any(folder)  # the Attention tab, which reads either kind
+    assert said in str(error.value) and "from_pretrained_encoder" not in str(error.value)
+    with pytest.raises(gr.Error, match="Fine-tune it into a classifier first") as error:
+        handlers.fill_mask_compare(TEXT, 3, "", MC.SHIPPED, folder)
+    assert "The comparison was not run" in error.value.message
+    assert not chooser.loaded()
+
+
 def test_a_regression_model_is_refused_by_the_sentiment_tab(tmp_path, tokenizer, models):
     """Its output is a number, not label probabilities; a multi-label classifier is served, a sigmoid per label
     (`transformers`' reading of problem_type)."""
