@@ -230,9 +230,10 @@ def _indexed_shard(model_id, index, shard: str, hub_kwargs: dict) -> str:
 
 
 def _class_of(model_id, hub_kwargs) -> str:
-    """The transformers class that loads `model_id` whole (its config's architecture), for a message."""
+    """The transformers class that loads `model_id` whole (its config's architecture, a bare encoder's RobertaModel as
+    written: no head to add), for a message; AutoModelForMaskedLM where its config cannot say."""
     try:
-        return read_architecture(model_id, **hub_kwargs)
+        return read_architecture(model_id, encoder_ok=True, **hub_kwargs)
     except (ModelLoadError, OSError):
         return "AutoModelForMaskedLM"
 

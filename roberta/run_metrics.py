@@ -188,6 +188,11 @@ class RunMetrics:
     eval_tokens: int | None = None
     eval_data: str | None = None
     eval_seed: int | None = None  # seed of the held-out masks (absent: the run's own --seed, before phase 8)
+    # the yardstick of eval_accuracy: the best constant guess over the same targets (`train.evaluate.constant_guess`,
+    # recorded by train.pretrain's final evaluation; absent before it): the commonest target as text (" the") and
+    # the share of the targets it is
+    eval_constant_guess_token: str | None = None
+    eval_constant_guess_accuracy: float | None = None
     # ----- a classifier -----
     dev_accuracy: float | None = None
     dev_examples: int | None = None

@@ -455,6 +455,24 @@ def test_a_hub_repo_with_pickled_weights_only_says_how_to_get_safetensors(monkey
         checkpoint.weights_files("owner/empty")  # no weights at all: no conversion hint
 
 
+@pytest.mark.parametrize("architecture", ["RobertaModel", "XLMRobertaModel"])
+def test_pickled_weights_of_a_bare_encoder_are_converted_as_the_encoder_they_are(folder, architecture):
+    """The conversion advice for a folder of pickled weights named its config's class, but a bare encoder's config
+    (RobertaModel, `transformers`' encoder without a head) raised as no model of ours and the advice fell back to
+    AutoModelForMaskedLM, which would add an untrained head; it now names the encoder's own class."""
+    (folder / "model.safetensors").unlink()
+    (folder / "pytorch_model.bin").write_bytes(b"never unpickled")
+    convert = f".from_pretrained({str(folder)!r}).save_pretrained(\"FOLDER\")"
+    with pytest.raises(ModelNotFoundError) as info:
+        checkpoint.weights_files(folder)
+    assert f"import transformers; transformers.RobertaForMaskedLM{convert}" in str(info.value)  # its config's class
+    edit_config(folder, architectures=[architecture])
+    with pytest.raises(ModelNotFoundError) as info:
+        checkpoint.weights_files(folder)
+    assert f"import transformers; transformers.{architecture}{convert}" in str(info.value)
+    assert "AutoModelForMaskedLM" not in str(info.value)
+
+
 def test_the_hub_probe_connects_once_per_ttl_and_trusts_a_proxy(monkeypatch, fresh_probe):
     import socket
 

@@ -367,7 +367,8 @@ NOT_FROM_THE_RUN = {
     # the checkpoint's own: its step, tokens and training time, where it stopped (a partial model), its identity
     "train_steps", "kept_step", "train_tokens", "train_time_s", "stopped_by", "checkpoint",
     # of the run's end: its figures, its wall time, the weights it kept, its resumes (some after the checkpoint's step)
-    "eval_loss", "eval_accuracy", "eval_perplexity", "eval_tokens", "dev_accuracy", "dev_examples", "dev_ece",
+    "eval_loss", "eval_accuracy", "eval_perplexity", "eval_tokens", "eval_constant_guess_token",
+    "eval_constant_guess_accuracy", "dev_accuracy", "dev_examples", "dev_ece",
     "dev_ece_uncalibrated", "imdb_accuracy", "imdb_accuracy_whole", "selection", "end_weights_dev_accuracy",
     "wall_time_s", "resumed_with",
     # a classifier's temperature (reset to 1.0), calibration (its slice only) and checks (named in `checkpoint`)

@@ -147,6 +147,23 @@ def test_a_step_checkpoints_identity_is_a_field_of_the_schema(tmp_path):
     assert again.evaluations() == []  # no figure of its own
 
 
+def test_the_held_out_accuracys_yardstick_is_a_field_of_the_schema(tmp_path):
+    """train.pretrain records the best constant guess over its final evaluation's targets beside eval_accuracy; it
+    was kept in `extra` (no field of the schema), and is now typed fields that round-trip as themselves."""
+    record = {"eval_accuracy": 0.41, "eval_data": "wikitext-2/wiki.valid.tokens",
+              "eval_constant_guess_token": " the", "eval_constant_guess_accuracy": 0.0561}
+    (tmp_path / "metrics.json").write_text(json.dumps(record))
+    metrics = RunMetrics.read(tmp_path)
+    assert metrics.extra == {}
+    assert (metrics.eval_constant_guess_token, metrics.eval_constant_guess_accuracy) == (" the", 0.0561)
+    written = RunMetrics(eval_accuracy=0.41, eval_constant_guess_token=" the", eval_constant_guess_accuracy=0.0561)
+    written.write(tmp_path / "again")
+    assert RunMetrics.read(tmp_path / "again") == written and written.to_dict()["eval_constant_guess_token"] == " the"
+    # train.pretrain's way of setting them (`updated`) gives the fields too
+    updated = RunMetrics(eval_accuracy=0.41).updated(eval_constant_guess_accuracy=0.05)
+    assert updated.eval_constant_guess_accuracy == 0.05 and updated.extra == {}
+
+
 def test_said_list_joins_items_as_a_sentence_each_between_quotes():
     """One "a, b and c" for the app's messages and the model cards (train.average wrote its own, with quotes)."""
     assert [said_list(items) for items in (["a"], ["a", "b"], ["a", "b", "c"])] == ["a", "a and b", "a, b and c"]

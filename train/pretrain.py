@@ -368,6 +368,9 @@ def write_folder(out: Path, args: PretrainArguments, trainer: Trainer, result, f
     metrics = RunMetrics(
         eval_loss=final["loss"], eval_accuracy=final["accuracy"], eval_perplexity=final["perplexity"],
         eval_tokens=final["tokens"], eval_data=args.valid, eval_seed=args.eval_seed,
+        # the yardstick of eval_accuracy: the best constant guess over the same targets
+        eval_constant_guess_token=final["constant_guess_token"],
+        eval_constant_guess_accuracy=final["constant_guess_accuracy"],
         train_tokens=result.tokens, train_steps=result.step, stopped_by=result.status,
         resumed_with=trainer.resumed_with or None,
         train_rows=train_rows, max_length=row_length, init=args.init or "random", corpus=args.corpus,
@@ -375,9 +378,7 @@ def write_folder(out: Path, args: PretrainArguments, trainer: Trainer, result, f
         parameters=model.num_parameters(), train_time_s=round(result.elapsed, 1),
         wall_time_s=round(trainer.wall_time_s(), 1), hardware=hardware_info(dist, trainer.precision),
         command=args.command,
-    ).updated(  # the yardstick of eval_accuracy, beside it (RunMetrics has no field for it: kept in its `extra`)
-        eval_constant_guess_token=final["constant_guess_token"],
-        eval_constant_guess_accuracy=final["constant_guess_accuracy"])
+    )
     trainer.write_curves()
     write_model_card(
         out, title=f"MiniRoBERTa ({args.preset}) pretrained from scratch", task="fill-mask", metrics=metrics,
