@@ -497,6 +497,13 @@ def test_members_with_different_calibration_slices_are_named_with_the_way_back(t
                             f"{folders[1]} --calibration-data mine.csv --calibration-n 100 --calibration-split random "
                             "--calibration-seed 0`")
     assert average._shared_calibration_slice(members[:1] * 2, tmp_path / "avg", folders) == own
+    # the same rows by another path are one slice, as for the dev slice; other rows under the same name are not
+    recorded = {**own, "data_rows": 900, "data_sha256": "a" * 64}
+    moved = [{"calibration": {"slice": s}} for s in (recorded, {**recorded, "data": "/home/me/mine.csv"})]
+    assert average._shared_calibration_slice(moved, tmp_path / "avg", folders) == recorded
+    changed = [{"calibration": {"slice": s}} for s in (recorded, {**recorded, "data_sha256": "b" * 64})]
+    with pytest.raises(average.AverageError, match="do not share one calibration slice"):
+        average._shared_calibration_slice(changed, tmp_path / "avg", folders)
 
 
 def test_members_with_different_dev_slices_are_named_with_what_differs(tmp_path):
@@ -918,6 +925,35 @@ def test_recalibrate_and_plot_only_use_the_dev_slice_held_out_of_the_training_fi
     assert title == finetune.dev_title(None, before["dev_slice"]) and title.startswith("dev: 60 whole sentences of ")
     assert title.endswith("/train.tsv held out from fine-tuning, seed 1")
     assert "dev ECE " in capsys.readouterr().out
+
+
+def test_recalibrate_counts_the_checks_file_as_it_is_and_a_failed_write_ends_in_one_line(two_stage, tmp_path, capsys,
+                                                                                      monkeypatch):
+    """The re-scored behaviour checks were printed over the old file's count ("40/47 -> 5/47" for a file of 6), and
+    a write that failed after the fit (a full disk) ended in a traceback, leaving the folder's temporary figure
+    folder behind: now the new file's count, and one error line saying how to go on."""
+    import errno
+
+    folder = Path(shutil.copytree(two_stage[1], tmp_path / "copy"))
+    metrics = json.loads((folder / "metrics.json").read_text())
+    fewer = tmp_path / "six.tsv"
+    fewer.write_text("".join(CHECKS.read_text().splitlines(keepends=True)[:7]))  # the header and 6 checks
+    metrics["checks"]["source"] = str(fewer)
+    (folder / "metrics.json").write_text(json.dumps(metrics))
+    assert calibrate.main([str(folder)]) == 0
+    now = json.loads((folder / "metrics.json").read_text())["checks"]
+    assert now["n"] == 6 and metrics["checks"]["n"] == 47
+    assert f"; behaviour checks {metrics['checks']['right']}/47 -> {now['right']}/6;" in capsys.readouterr().out
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(calibrate.RunMetrics, "write", full)
+    assert calibrate.main([str(folder), "--calibration-data", str(two_stage[0].parent / "reviews.tsv"), "--all"]) \
+        == runtime.EXIT_USER_ERROR
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == (f"error: could not write {folder} (No space left on device): free some "
+                                            "space, then run the same command again"), err
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == []  # the figure's folder removed
 
 
 def test_recalibrate_keeps_checks_it_cannot_score_again_and_says_so(two_stage, tmp_path, capsys):

@@ -171,6 +171,16 @@ def test_time_budget_stops_cleanly_with_decayed_lr(train_files, tmp_path, monkey
     assert all(a >= b for a, b in zip(lrs, lrs[1:]))
 
 
+def test_the_last_steps_of_a_time_budget_are_logged(train_files, tmp_path, monkeypatch):
+    """A run ended by its time budget (no step total) logged its steps only every --log-every: the losses of the
+    steps after the last multiple never reached log.jsonl or the curves. The last window is logged at the end."""
+    monkeypatch.setattr(trainer, "time", SteppingClock(0.1))  # 3 s: about 8 steps
+    out = tmp_path / "run"
+    assert pretrain.main(open_ended_argv(train_files, out, "--time-budget-min", "0.05", "--log-every", "1000")) == 0
+    steps = json.loads((out / "metrics.json").read_text())["train_steps"]
+    assert [e["step"] for e in reporting.read_log(out / "log.jsonl") if e["type"] == "train"] == [steps]
+
+
 @pytest.mark.slow  # end-to-end script run, several seconds
 def test_a_fractional_warmup_with_only_a_time_budget_is_that_share_of_the_time(train_files, tmp_path, monkeypatch):
     # the GPU recipe's pretraining (--warmup 0.06 and only --time-budget-min): how many steps the machine gets
@@ -812,6 +822,25 @@ def test_a_resume_with_max_steps_below_the_checkpoint_is_refused_before_the_data
         "--max-steps 3 is below it, so nothing would be trained: resume with --max-steps 5 or more (the run's own, "
         "to end it as planned), or choose another --out for a new run"), err
     assert sorted(p.name for p in split.rglob("*")) == before
+    assert pretrain.main(open_ended_argv(train_files, split, *RESUMED, "--resume")) == 0
+
+
+def test_a_resume_with_a_length_below_the_checkpoint_is_refused(train_files, interrupted, capsys):
+    """--resume with an --epochs or --token-budget that ends the run before the checkpoint's step trained nothing
+    and saved the checkpoint's weights as the finished run, as a lower --max-steps did; refused too, once the data
+    says how many steps the options make, and the folder is left as it was."""
+    _, split = interrupted  # checkpoints at steps 4 and 5
+    before = sorted(p.name for p in split.rglob("*"))
+    unbounded = [arg for arg in RESUMED if arg not in ("--max-steps", "6")]
+    for length in (["--token-budget", "1"], ["--epochs", "0.001"]):
+        assert pretrain.main(open_ended_argv(train_files, split, *unbounded, *length, "--resume")) == \
+            runtime.EXIT_USER_ERROR
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert err == (f"error: --resume: the checkpoint {split / checkpointing.CHECKPOINTS / 'step-00000005'} is "
+                       "at step 5, and this command's length options end the run at step 1, so nothing would be "
+                       "trained: resume with the run's own --epochs or --token-budget, or choose another --out for "
+                       "a new run"), err
+        assert sorted(p.name for p in split.rglob("*")) == before
     assert pretrain.main(open_ended_argv(train_files, split, *RESUMED, "--resume")) == 0
 
 
@@ -1541,7 +1570,7 @@ def test_a_log_that_cannot_be_written_names_the_file_and_the_way_on(tmp_path, mo
     with pytest.raises(OSError, match=r"\(Is a directory\): run the same command again with --resume \(it goes on "
                                       r"from its last checkpoint\)$"):
         reporting.append_log(tmp_path / reporting.LOG_NAME, {"type": "train", "step": 2})
-    monkeypatch.setenv(trainer.RESUME_HINT_ENV, "run the recipe again to continue (no --resume needed)")
+    monkeypatch.setenv(reporting.RESUME_HINT_ENV, "run the recipe again to continue (no --resume needed)")
     with pytest.raises(OSError, match=r"\(Is a directory\): run the recipe again to continue \(no --resume needed\)$"):
         reporting.append_log(tmp_path / reporting.LOG_NAME, {"type": "train", "step": 2})
 

@@ -353,7 +353,7 @@ def test_experiment_runner_skips_finished_steps_and_stops_at_a_failure(tmp_path,
     out, err = capsys.readouterr()
     assert "== a: already done" in out and "== b: (make b)" in out and "step c stopped (exit code 3)" in err
     # a step interrupted by Ctrl-C: its trainer's hint says to run the experiment again, not to add --resume
-    from train.trainer import RESUME_HINT_ENV
+    from train.reporting import RESUME_HINT_ENV
     hints = []
     hinted = experiment.function("e", tmp_path / "e", "metrics.json",
                                  lambda: hints.append(os.environ.get(RESUME_HINT_ENV)) or 130, "(make e)")

@@ -49,7 +49,7 @@ from roberta.hub import TOKENIZER_NAME
 from roberta.run_metrics import RunMetrics, said_list
 
 from .arguments import seed_value
-from .evaluate import DEFAULT_CHECKS, UNSURE_BELOW, check_expected_labels, check_unsure_below, read_checks
+from .evaluate import UNSURE_BELOW, check_expected_labels, check_unsure_below, path_shown_as, read_checks
 from .exit_codes import with_how_to_go_on
 from .export import partial_note
 from .out_folder import FINISHED_FILES, check_fresh_out
@@ -363,15 +363,16 @@ def _named(flag: str, given, key: str) -> str:
     return flag if given is not None else f"{flag} (the members' {key})"
 
 
-def _shared_calibration_slice(members: list[dict], out: Path, folders: list[Path] | None = None) -> dict:
+def _shared_calibration_slice(members: list[dict], out: Path, folders: list[Path]) -> dict:
     """The calibration slice every member's metrics.json names (calibration.slice); refused when they differ, naming
     each member's slice and, for a member a `train.calibrate --calibration-data` refit moved off its fine-tuning's
     own slice (kept as fine_tuning_slice), the command that fits it on that slice again."""
     slices = [(m.get("calibration") or {}).get("slice") for m in members]
-    if slices[0] is not None and all(s == slices[0] for s in slices):
+    # the same rows by another path (relative, absolute, a copy) are one slice, as for the dev slice
+    if slices[0] is not None and all(s is not None and not _slice_differences(s, slices[0]) for s in slices):
         return slices[0]
     calibrate = shown_command(["python", "-m", "train.calibrate", out, "--calibration-data", "FILE"])
-    names = [str(f) for f in folders] if folders else [f"member {i + 1}" for i in range(len(members))]
+    names = [str(f) for f in folders]
     said = "; ".join(f"{name}: {_slice_said(s)}" for name, s in zip(names, slices))
     back = [shown_command(["python", "-m", "train.calibrate", name, *_slice_options(own)])
             for name, m, spec in zip(names, members, slices)
@@ -415,7 +416,7 @@ def _shared_dev_slice(members: list[dict], folders: list[Path]) -> dict | None:
         if spec is None or slices[0] is None:
             how = ", ".join(f"{name} {_dev_set_kind(held, metrics)}" for name, held, metrics
                             in ((folder, spec, member), (first, slices[0], members[0])))
-        elif differences := _dev_slice_differences(spec, slices[0]):
+        elif differences := _slice_differences(spec, slices[0]):
             rows = ", other rows" if _rows_differ(spec, slices[0]) else ""  # said beside "data"
             how = f"{folder}'s dev slice (metrics.json dev_slice) differs from {first}'s: " + ", ".join(
                 f"{key} {spec.get(key)!r}{rows if key == 'data' else ''} ({first}: {slices[0].get(key)!r})"
@@ -435,15 +436,16 @@ def _dev_set_kind(held_out: dict | None, metrics: dict) -> str:
 
 
 def _rows_differ(spec: dict, first: dict) -> bool | None:
-    """Whether two dev slices' training files hold other rows, by the digest both record (a file named by another
+    """Whether two slices' files hold other rows, by the digest both record (a file named by another
     path, relative, absolute or a copy, is the same file when it holds the same rows); None where one records none."""
     digests = spec.get("data_sha256"), first.get("data_sha256")
     return None if None in digests else digests[0] != digests[1]
 
 
-def _dev_slice_differences(spec: dict, first: dict) -> list[str]:
-    """The fields of two dev slices that differ: the choices that do (DEV_SLICE_CHOICES; the file's rows count as
-    "data"), else every field that does. "data" by the digest of the file's rows where both record one."""
+def _slice_differences(spec: dict, first: dict) -> list[str]:
+    """The fields of two slices (dev or calibration) that differ: the choices that do (DEV_SLICE_CHOICES; the
+    file's rows count as "data"), else every field that does. "data" by the digest of the file's rows where both
+    record one."""
     rows_differ = _rows_differ(spec, first)
     differ = [key for key in {**first, **spec}
               if spec.get(key) != first.get(key) and not (key == "data" and rows_differ is False)]
@@ -494,11 +496,9 @@ def _read_inputs(args, members: list[dict], config, out: Path) -> _Inputs:
 
 def _checks_file(checks_source: str, given, labels) -> Path:
     """The behaviour checks file (a member's records it relative to the project root), its labels the model's."""
-    checks_path = Path(checks_source)
-    if not checks_path.is_file():
-        checks_path = DEFAULT_CHECKS.parents[2] / checks_source  # stored relative to the project root
+    checks_path = path_shown_as(checks_source)  # a member's metrics.json records it relative to the project root
     with naming(_named("--checks", given, "checks file")):
-        if not checks_path.is_file():
+        if checks_path is None:
             raise FileNotFoundError(f"{checks_source}: no such checks file ('' to skip the behaviour checks)")
         check_expected_labels(read_checks(checks_path), labels, checks_source)
     return checks_path
@@ -513,31 +513,24 @@ def _averaged_classifier(folders: list[Path], config):
 
 
 def _score(model, tokenizer, inputs: _Inputs, members: list[dict], out: Path, args) -> dict:
-    """The average finished as `train.finetune` finishes a run: its temperature fitted on the members' slice (with
-    out/reliability.png), then dev, the IMDB sample and the behaviour checks; each None where it has no data."""
-    from .calibrate import HELD_OUT, calibrate
-    from .evaluate import evaluate_classifier, evaluate_reviews, score_checks
+    """The average finished as `train.finetune` finishes a run (`train.evaluate.score_classifier`): its temperature
+    fitted on the members' slice (with out/reliability.png), then dev, the IMDB sample and the behaviour checks; each
+    None where it has no data."""
+    from .calibrate import HELD_OUT
+    from .evaluate import score_classifier
     from .finetune import dev_title
 
-    ref, progress = members[0], progress_bars(args.no_progress)
-    batch_size, max_length = args.batch_size, inputs.max_length
-    with torch.no_grad():
-        calibration = None
-        if inputs.calibration_rows:
-            calibration = calibrate(model, tokenizer, inputs.calibration_rows, inputs.dev, out, batch_size,
-                                    max_length, title=dev_title(inputs.dev_source, inputs.dev_slice),
-                                    progress=progress, spec=inputs.calibration_spec)
-            calibration["slice"] = inputs.calibration_spec
-            calibration["source"] = (ref.get("calibration") or {}).get("source", "the members' calibration slice")
-            if not all((m.get("calibration") or {}).get(HELD_OUT, True) for m in members):
-                calibration[HELD_OUT] = False  # a slice given to train.calibrate, not the one fine-tuning held out
-        dev = evaluate_classifier(model, tokenizer, *inputs.dev, batch_size, max_length,
-                                  progress=progress) if inputs.dev else None
-        imdb = evaluate_reviews(model, tokenizer, *inputs.imdb_rows, batch_size, max_length,
-                                progress) if inputs.imdb_rows else None
-        checks = score_checks(model, tokenizer, inputs.checks_path, batch_size, inputs.unsure_below, max_length) \
-            if inputs.checks_path else None
-    return {"calibration": calibration, "dev": dev, "imdb": imdb, "checks": checks}
+    ref = members[0]
+    scored = score_classifier(model, tokenizer, inputs.calibration_rows, inputs.dev, inputs.imdb_rows,
+                              inputs.checks_path, args.batch_size, inputs.max_length, inputs.unsure_below, out,
+                              title=dev_title(inputs.dev_source, inputs.dev_slice), spec=inputs.calibration_spec,
+                              progress=progress_bars(args.no_progress))
+    if calibration := scored["calibration"]:
+        calibration["slice"] = inputs.calibration_spec
+        calibration["source"] = (ref.get("calibration") or {}).get("source", "the members' calibration slice")
+        if not all((m.get("calibration") or {}).get(HELD_OUT, True) for m in members):
+            calibration[HELD_OUT] = False  # a slice given to train.calibrate, not the one fine-tuning held out
+    return scored
 
 
 def _member_row(folder: Path, m: dict) -> dict:

@@ -69,6 +69,7 @@ from roberta.text import normalize_for_classifier
 
 from .arguments import seed_value
 from .reporting import save_figure
+from .exit_codes import with_how_to_go_on
 from .runtime import EXIT_OK, exit_code, report_user_error
 
 N_BINS = 15
@@ -634,18 +635,24 @@ def main(argv=None) -> int:
         if figure_dir is not None:
             figure_dir.cleanup()
         return report_user_error(err)
-    set_temperature(folder, result["temperature"])  # written once everything is computed: never half a change
-    written.write(metrics_path)
-    figure = Path(figure_dir.name) / RELIABILITY_NAME
-    drawn = figure.is_file()  # with a dev set
-    if drawn:
-        os.replace(figure, folder / RELIABILITY_NAME)
-    figure_dir.cleanup()
     from .finetune import card_figure_sections, card_table_metrics
     from .model_card import metrics_markdown, rewrite_card_sections
 
-    card = rewrite_card_sections(folder, [("Metrics", metrics_markdown(card_table_metrics(written))),
-                                          *card_figure_sections(written)])
+    # written once everything is computed, each file atomically; a write that fails (a full disk) can leave the files
+    # of two temperatures side by side, and the same command, which fits the same T again, writes them all again
+    try:
+        set_temperature(folder, result["temperature"])
+        written.write(metrics_path)
+        figure = Path(figure_dir.name) / RELIABILITY_NAME
+        drawn = figure.is_file()  # with a dev set
+        if drawn:
+            os.replace(figure, folder / RELIABILITY_NAME)
+        card = rewrite_card_sections(folder, [("Metrics", metrics_markdown(card_table_metrics(written))),
+                                              *card_figure_sections(written)])
+    except OSError as err:
+        return report_user_error(with_how_to_go_on(err, folder, lambda: "run the same command again", always=True))
+    finally:
+        figure_dir.cleanup()
     shown = f"T = {result['temperature']:.4f}" + (" (at its bound)" if T_MIN >= result["temperature"] or
                                                   result["temperature"] >= T_MAX else "")
     if "dev" in result:
@@ -700,21 +707,20 @@ def _rescore_checks(metrics: dict, model, tokenizer, batch_size: int) -> str:
     """Score the behaviour checks metrics.json holds again with the new temperature (a verdict is "unsure" below
     a calibrated probability), in place; returns what to say of them. Checks whose file is gone are kept as
     they were, and said to be."""
-    from .evaluate import DEFAULT_CHECKS, score_checks
+    from .evaluate import path_shown_as, score_checks
 
     checks = metrics.get("checks")
     if not checks:
         return ""
-    source = Path(checks.get("source", ""))
-    path = next((p for p in (source, DEFAULT_CHECKS.parents[2] / source) if checks.get("source") and p.is_file()),
-                None)
+    path = path_shown_as(checks.get("source", ""))
     if path is None:
         return (f"; behaviour checks not scored again ({checks.get('source') or 'their file'} not found): they "
                 f"keep the verdicts of T = {checks.get('temperature', 1.0):.4f}")
     with torch.no_grad():
         metrics["checks"] = score_checks(model, tokenizer, str(path), batch_size, checks["unsure_below"],
                                          metrics.get("max_length"))
-    return f"; behaviour checks {checks['right']}/{checks['n']} -> {metrics['checks']['right']}/{checks['n']}"
+    now = metrics["checks"]
+    return f"; behaviour checks {checks['right']}/{checks['n']} -> {now['right']}/{now['n']}"
 
 
 def same_slice(spec: dict | None, other: dict | None) -> bool:

@@ -376,6 +376,12 @@ def shown_path(path) -> str:
         return str(path)
 
 
+def path_shown_as(shown: str) -> Path | None:
+    """The file a path `shown_path` wrote names: as written when that is a file (an absolute path, or one relative to
+    the working folder), else relative to the repository root; None when neither is a file."""
+    return next((p for p in (Path(shown), DEFAULT_CHECKS.parents[2] / shown) if shown and p.is_file()), None)
+
+
 def checks_markdown(checks: dict | None, measured_on: str = "") -> str:
     """The model card's behaviour-check section: accuracy per category and the sentences it gets wrong.
     `measured_on`: which weights the probabilities are of, when they are not the folder's own (an export stored
@@ -431,6 +437,27 @@ def labeled_columns(args) -> tuple[str | None, str | None]:
     (`train.recorded_columns.recorded_columns`), else None (`read_labeled`'s defaults)."""
     text_column, label_column = recorded_columns(args.model)
     return args.text_column or text_column, args.label_column or label_column
+
+
+def score_classifier(model, tokenizer, calibration_rows, dev, imdb_rows, checks_path, batch_size: int,
+                     max_length: int | None, unsure_below: float, out=None, title: str = "", spec: dict | None = None,
+                     progress: bool = False) -> dict:
+    """A classifier's closing figures, in float32 as roberta.pipeline and transformers compute them, as
+    `train.finetune` ends a run and `train.average` an average: the temperature fitted on `calibration_rows` (texts,
+    labels) with out/reliability.png (`train.calibrate.calibrate`, `title` and `spec` its), then accuracy on `dev`
+    (texts, labels), on the IMDB sample `imdb_rows` and the behaviour checks in `checks_path`. -> {"calibration",
+    "dev", "imdb", "checks"}, each None where it has no data."""
+    from .calibrate import calibrate
+
+    with torch.no_grad():
+        calibration = calibrate(model, tokenizer, calibration_rows, dev, out, batch_size, max_length, title=title,
+                                progress=progress, spec=spec) if calibration_rows else None
+        dev_figures = evaluate_classifier(model, tokenizer, *dev, batch_size, max_length,
+                                          progress=progress) if dev else None
+        imdb = evaluate_reviews(model, tokenizer, *imdb_rows, batch_size, max_length, progress) if imdb_rows else None
+        checks = score_checks(model, tokenizer, checks_path, batch_size, unsure_below,
+                              max_length) if checks_path else None
+    return {"calibration": calibration, "dev": dev_figures, "imdb": imdb, "checks": checks}
 
 
 def held_out_dev(model_id: str, id2label: dict) -> tuple[list[str], list[int], dict]:

@@ -37,7 +37,7 @@ from .arguments import NOT_RECIPE
 from .checkpointing import CHECKPOINTS
 from .paths import COMMAND_FILE
 from .runtime import EXIT_INTERRUPTED, UserError, run_main
-from .trainer import RESUME_HINT_ENV
+from .reporting import RESUME_HINT_ENV
 
 
 ARGUMENTS = {pretrain: pretrain.PretrainArguments, finetune: finetune.FinetuneArguments}

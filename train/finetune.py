@@ -81,6 +81,7 @@ from .evaluate import (DEFAULT_CHECKS, UNSURE_BELOW, check_expected_labels, chec
                        default_checks_skip_note, read_checks, shown_path)
 from .imdb_sample import imdb_skip_note
 from . import paths
+from .optim import takes_weight_decay
 from .out_folder import check_options, lock_out
 from .runtime import (EXIT_INTERRUPTED, Dist, UserError, hardware_info, naming, output_folder, run_main,
                       seed_everything)
@@ -293,13 +294,13 @@ def layer_of(name: str, num_layers: int) -> int:
 
 def layer_decay_groups(model, weight_decay: float, decay: float) -> list[dict]:
     """AdamW groups with an "lr_scale" of decay^(L+1-depth) (head 1, top layer decay, ..., embeddings
-    decay^(L+1)); weight decay on matrices only, as `train.optim.param_groups`."""
+    decay^(L+1)); weight decay as `train.optim.param_groups` gives it (`takes_weight_decay`)."""
     num_layers = model.config.num_hidden_layers
     groups: dict[tuple[int, bool], dict] = {}
     for name, param in model.named_parameters():
         if not param.requires_grad:
             continue
-        depth, matrix = layer_of(name, num_layers), param.ndim >= 2
+        depth, matrix = layer_of(name, num_layers), takes_weight_decay(param)
         group = groups.setdefault((depth, matrix), {"params": [], "weight_decay": weight_decay if matrix else 0.0,
                                                     "lr_scale": decay ** (num_layers + 1 - depth)})
         group["params"].append(param)
@@ -625,8 +626,7 @@ def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool =
 
 
 def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
-    from .calibrate import calibrate
-    from .evaluate import encode_for_classifier, evaluate_classifier, evaluate_reviews, score_checks
+    from .evaluate import encode_for_classifier, evaluate_classifier, score_classifier
 
     started, dist = time.time(), dist or Dist()
     args.check(dist.world_size)  # before the data is read and the model built
@@ -707,24 +707,17 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         model.load_state_dict(trainer.ema.module.state_dict())
         print(f"dev accuracy of the end-of-run weights {end_weights_dev:.4f}; kept: their moving average "
               f"(decay {args.ema_decay})", flush=True)
-    # Final figures in float32, as roberta.pipeline and transformers compute them
-    with torch.no_grad():
-        calibration = None
-        if cal_texts:
-            calibration = calibrate(model, tokenizer, (cal_texts, cal_labels), (dev_texts, dev_labels), out,
-                                    eval_batch, max_length, title=dev_title(args.dev, read.dev_slice))
-            calibration["slice"] = {"data": args.train, "n": args.calibration_n, "seed": args.calibration_seed,
-                                    "split": args.calibration_split, "text_column": args.text_column,
-                                    "label_column": args.label_column, **read.train_record}
-            calibration["source"] = (f"{len(cal_texts):,} "
-                                     f"{'whole sentences' if args.calibration_split == 'sentences' else 'rows'} "
-                                     f"of `{args.train}` held out from fine-tuning, seed {args.calibration_seed}")
-        dev = evaluate_classifier(model, tokenizer, dev_texts, dev_labels, eval_batch, max_length=max_length)
-        ood = None
-        if imdb is not None:
-            ood = evaluate_reviews(model, tokenizer, imdb[0], imdb[1], batch_size=eval_batch, max_length=max_length)
-        checks = (score_checks(model, tokenizer, checks_path, eval_batch, args.unsure_below, max_length)
-                  if checks_path else None)
+    scored = score_classifier(model, tokenizer, (cal_texts, cal_labels) if cal_texts else None,
+                              (dev_texts, dev_labels), imdb, checks_path, eval_batch, max_length, args.unsure_below,
+                              out, title=dev_title(args.dev, read.dev_slice))
+    calibration, dev, ood, checks = scored["calibration"], scored["dev"], scored["imdb"], scored["checks"]
+    if calibration:
+        calibration["slice"] = {"data": args.train, "n": args.calibration_n, "seed": args.calibration_seed,
+                                "split": args.calibration_split, "text_column": args.text_column,
+                                "label_column": args.label_column, **read.train_record}
+        calibration["source"] = (f"{len(cal_texts):,} "
+                                 f"{'whole sentences' if args.calibration_split == 'sentences' else 'rows'} "
+                                 f"of `{args.train}` held out from fine-tuning, seed {args.calibration_seed}")
     model.save_pretrained(out)
     save_tokenizer(tokenizer, out, model.config.max_length)
     metrics = RunMetrics(

@@ -29,8 +29,6 @@ TASKS = tuple(task for _, task in checkpoint.ARCHITECTURES.values())  # ("fill-m
 # The card's library: the folders load in transformers, and the Hub shows its "Use in Transformers" snippet and
 # inference widget for this name only (a name of our own hid both); this project is one of the tags.
 LIBRARY_NAME, PROJECT_TAG = "transformers", "roberta-from-scratch"
-# The data files as the shared data folder lays them out, (folder, file name) in lower case -> the Hub dataset each
-# is a local copy of; a file is known by both (a user's `imdb-style/` or `my-sst2-run/` folder is not that data)
 # the recipe's options that name data (train.pretrain's and train.finetune's)
 DATA_KEYS = ("corpus", "valid", "train", "dev", "imdb", "tokenizer")
 
@@ -358,8 +356,7 @@ def _model_index_of_metrics(folder: Path, card: str) -> str:
     results = _eval_results(metrics, parsed.data.pipeline_tag)
     if not results or results == parsed.data.eval_results:
         return card
-    parsed.data.eval_results = results
-    return f"---\n{parsed.data.to_yaml()}\n---\n{parsed.text}"
+    return with_front_matter(card, eval_results=results)
 
 
 def _library_of_today(card: str) -> str:
@@ -368,9 +365,8 @@ def _library_of_today(card: str) -> str:
     parsed = ModelCard(card) if card.startswith("---\n") else None
     if parsed is None or parsed.data.library_name == LIBRARY_NAME and PROJECT_TAG in (parsed.data.tags or []):
         return card
-    parsed.data.library_name = LIBRARY_NAME
-    parsed.data.tags = [*(t for t in parsed.data.tags or [] if t != PROJECT_TAG), PROJECT_TAG]
-    return f"---\n{parsed.data.to_yaml()}\n---\n{parsed.text}"
+    return with_front_matter(card, library_name=LIBRARY_NAME,
+                             tags=[*(t for t in parsed.data.tags or [] if t != PROJECT_TAG), PROJECT_TAG])
 
 
 def curves_section(folder, metrics: RunMetrics | None) -> str:

@@ -8,12 +8,17 @@ import torch
 BETAS, EPS = (0.9, 0.98), 1e-6  # RoBERTa's Adam settings (Liu et al. 2019, table 9)
 
 
-def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
+def takes_weight_decay(param: torch.Tensor) -> bool:
     """Weight decay on matrices (linear and embedding weights) only, not on biases and LayerNorm weights."""
+    return param.ndim >= 2
+
+
+def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
+    """Two AdamW groups: the weights that take weight decay (`takes_weight_decay`) and the rest."""
     decay, no_decay = [], []
     for _, param in model.named_parameters():
         if param.requires_grad:
-            (decay if param.ndim >= 2 else no_decay).append(param)
+            (decay if takes_weight_decay(param) else no_decay).append(param)
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 

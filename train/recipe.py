@@ -1,6 +1,6 @@
 """The whole recipe with one command: tokenizer -> pretraining -> fine-tuning (pretrained and random init).
 
-    python -m train.recipe --out runs/mini                              # the shipped recipe (80 min of pretraining)
+    python -m train.recipe --out runs/mini                              # the first recipe: 80-min pretraining, SST-2
     python -m train.recipe --out runs/quick --quick                      # a tiny version in well under a minute
     python -m train.recipe --out runs/mini ... --push-to-hub USER/mini-roberta
     python -m train.recipe --gpu --out runs/gpu --time-budget-min 5      # one CUDA device, see below

@@ -36,12 +36,19 @@ def append_log(path: Path, entry: dict) -> None:
                                 always=True) from None
 
 
+RESUME_HINT_ENV = "TRAIN_RESUME_HINT"  # how to go on after Ctrl-C, when the run is a step of an experiment
+
+
+def resume_hint() -> str:
+    """How to go on with a run stopped after a checkpoint: the experiment's command again for a step of one
+    (RESUME_HINT_ENV), else the same command with --resume."""
+    return os.environ.get(RESUME_HINT_ENV) or "continue with the same command plus --resume"
+
+
 def how_to_go_on(out: Path) -> str:
     """How to go on with the run in `out` once it stopped: a step of an experiment, the experiment's command again
     (RESUME_HINT_ENV); else the same command with --resume, from the last checkpoint or, before the first one, from
     the start (--resume all the same: without it the command refuses a folder holding the run's log)."""
-    from .trainer import RESUME_HINT_ENV  # (the trainer imports this module)
-
     if hint := os.environ.get(RESUME_HINT_ENV):
         return hint
     if Checkpoints(out).latest("step") is not None:

@@ -165,15 +165,13 @@ def _interrupted(args) -> str:
     or scores; or in the setup of a resumed run), or, when it stopped before its first checkpoint (a second Ctrl-C
     cut that save short), --resume all the same, which starts the run over."""
     from .checkpointing import CHECKPOINTS, Checkpoints
-    from .reporting import LOG_NAME, how_to_go_on
-    from .trainer import RESUME_HINT_ENV
+    from .reporting import LOG_NAME, how_to_go_on, resume_hint
 
     out = getattr(args, "out", None)
     if not out:
         return "interrupted"
     if Checkpoints(out).latest("step") is not None:
-        hint = os.environ.get(RESUME_HINT_ENV) or "continue with the same command plus --resume"
-        return f"interrupted: {out} holds the run's last checkpoint; {hint}"
+        return f"interrupted: {out} holds the run's last checkpoint; {resume_hint()}"
     if (Path(out) / CHECKPOINTS).is_dir() or (Path(out) / LOG_NAME).is_file():  # without --resume: refused
         return f"interrupted: {how_to_go_on(Path(out))}"
     return "interrupted"

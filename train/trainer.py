@@ -60,13 +60,12 @@ from .arguments import NOT_RECIPE, TrainingArguments
 from .checkpointing import CheckpointError, Checkpoints
 from .optim import lr_factor, make_optimizer
 from .out_folder import check_fresh_out, check_options, check_restart_out, lock_out
-from .reporting import CURVES_NAME, LOG_NAME, append_log, plot_curves, truncate_log
+from .reporting import CURVES_NAME, LOG_NAME, append_log, plot_curves, resume_hint, truncate_log
 from .resume_checks import (architecture_differs, does_not_fit, held_out_rows_differ, model_architecture,
                             recorded_order_scheme)
 from .runtime import (Dist, TrainingDiverged, UserError, autocast, progress_bars, resolve_precision, rng_state,
                       set_rng_state)
 
-RESUME_HINT_ENV = "TRAIN_RESUME_HINT"  # how to go on after Ctrl-C, when the run is a step of an experiment
 
 
 class Task:
@@ -179,7 +178,7 @@ class Result:
     status: str  # "done" (a length limit was reached), "time" (time budget), "interrupted"
     step: int
     tokens: int
-    elapsed: float  # training wall time, summed over resumed sessions (seconds)
+    elapsed: float  # training time, summed over resumed sessions (seconds)
     best: dict | None  # {"step": ..., metric: ...} of the best evaluation
     best_path: Path | None  # its checkpoint folder
     last_eval: dict | None
@@ -423,6 +422,11 @@ class Trainer:
         weights, state, path = self._load_latest_readable(path)
         now = self.args.recorded()  # options of runs from before train.arguments that no longer exist: ignored
         self._restore(path, weights, state, now)
+        if self.total_steps is not None and self.step > self.total_steps:  # (a --max-steps below it: refused earlier,
+            # by `check_options`, before the data); else no step is trained and the checkpoint is saved as the run
+            raise UserError(f"--resume: the checkpoint {path} is at step {self.step:,}, and this command's length "
+                            f"options end the run at step {self.total_steps:,}, so nothing would be trained: resume "
+                            "with the run's own --epochs or --token-budget, or choose another --out for a new run")
         self._record_changes(state, now)
         if self.dist.is_main:
             self.ckpt.clean_partial(after_step=self.step)
@@ -765,7 +769,9 @@ class Trainer:
                 self.elapsed = self._training_time()
                 now, tok_s = self._add_to_window(loss, tokens)
                 self._show_progress(bar, now, loss, lr, tok_s)
-                if self.step % a.log_every == 0 or self.step == self.total_steps:
+                # and the run's last steps' window, however its length was set (an interrupted run's window goes on
+                # in its checkpoint)
+                if self.step % a.log_every == 0 or (not interrupted and (time_up or self._length_reached())):
                     self._log_window(now, lr, tok_s)
                 if a.eval_every and self.step % a.eval_every == 0:
                     self.evaluate()
@@ -807,8 +813,6 @@ class Trainer:
         length). With no bar (--no-progress, or not rank 0): a plain line every HEARTBEAT_S, for logs."""
         a = self.args
         if bar is not None:
-            if bar.total != self.total_steps:
-                bar.total = self.total_steps
             shown = {"loss": f"{loss:.4f}", "lr": f"{lr:.2e}", "tok_s": f"{tok_s:,.0f}"}
             if self.total_steps is None and a.time_budget_min is not None:  # no step total: the time left
                 left = max(a.time_budget_min * 60 - self.elapsed, 0)
@@ -869,7 +873,7 @@ class Trainer:
         (`RESUME_HINT_ENV`, else --resume)."""
         if not self.dist.is_main:
             return
-        hint = os.environ.get(RESUME_HINT_ENV) or "continue with the same command plus --resume"
+        hint = resume_hint()
         when = f"at step {self.step}" if ended == "interrupted" else \
             f"after the last step ({self.step}), before the final evaluation"
         self._say(f"interrupted {when}: checkpoint saved to {path}; {hint}")
