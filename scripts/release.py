@@ -165,8 +165,9 @@ def pretraining_section(phases: list[RunMetrics]) -> str:
         per_mask = ", ".join(f"{a:.2%}" for a in later.get("accuracy_per_mask", [later["accuracy"]]))
         later = (f"The last row is the uniform average of the weights of {phases[-1].averaged} phases (`python -m "
                  f"train.average`, no training of its own): its held-out figures are the mean over "
-                 f"{later.get('masks', 1)} fixed masks of all rows (seeds from {later.get('seed', 0)}: accuracy "
-                 f"{per_mask}).")
+                 f"{later.get('masks', 1)} fixed masks of all rows, measured on the float32 average as it was made "
+                 f"(seeds from {later.get('seed', 0)}: accuracy {per_mask}; the folder's metrics.json holds those of "
+                 "its float16 weights).")
     elif later:
         masks = later.get("masks", 1)
         command = (f"python -m train.evaluate --model RUN --mlm-text {later['source']} --max-length "
