@@ -290,6 +290,8 @@ OPTION = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")  # --name in a code span (--n
 NOT_OUR_OPTIONS = {  # an option a code span in the prose names that is another program's (where, whose)
     "--depth": "README's Quickstart: `git clone --depth 1`, git's",
     "--nproc_per_node": "README's Training: `torchrun --nproc_per_node N -m train.pretrain ...`, torchrun's",
+    "--dist": "README's Tests: pytest.ini's `-n auto --dist loadfile`, pytest-xdist's",
+    "--pdb": "CONTRIBUTING's Test loop: `-n 0` runs the tests in one process, as `--pdb` needs, pytest's",
 }
 OLD_SPELLINGS_NAMED = {  # an older spelling a parser still takes (hidden from --help), named on purpose (where)
     "--seq-length": "README's Training: train.pretrain's --max-length 'still takes its old spelling'",
