@@ -137,7 +137,7 @@ def learning_path(models: Models) -> str:
             + " → ".join(f"**{tab}** ({what})" for tab, what in steps) + ".")
 
 
-def parameter_table(model) -> tuple[str, int]:
+def parameter_table(model) -> str:
     """Markdown table of components with their parameter counts, and the total."""
     cfg = model.config
     named = dict(model.named_parameters())
@@ -168,7 +168,7 @@ def parameter_table(model) -> tuple[str, int]:
                      f"{H} × {H} + {H} + {H} × {cfg.num_labels} + {cfg.num_labels}", count("classifier")))
     total = sum(p.numel() for p in named.values())
     cells = [[html.escape(a), b, f"{c:,}"] for a, b, c in rows] + [["**total**", "", f"**{total:,}**"]]
-    return markdown_table(["component", "shape", "parameters"], cells, numbers=[2]), total
+    return markdown_table(["component", "shape", "parameters"], cells, numbers=[2])
 
 
 def position_rows_said(cfg) -> str:
@@ -299,6 +299,9 @@ def _training_row(loaded, facts: dict) -> tuple[str, str] | None:
                             f"{spent} in all (the model card has the earlier stages)")
         elif loaded.key != "mlm":
             training.append(f"a weight average of {facts['averaged']} fine-tuning runs, which took {spent} in all")
+        elif not trained:  # train.average's own folder, no phases.json: its members' tokens and time are not known
+            training = [f"a weight average of {facts['averaged']} pretraining phases, no training of its own (its "
+                        "metrics.json names them)"]
         elif averages > 1:  # each average's members are a phase and that phase's start
             training.append(f"{spent} of training in {len(trained)} phases and {averages} weight averages, the last "
                             f"one of {facts['averaged']} phases")
@@ -399,14 +402,14 @@ def parameters_compared(loaded) -> tuple[list[str], str]:
 
 def about_sections(models: Models) -> dict:
     """Markdown for the About tab, built once at start-up from whatever exists: per model a summary card
-    ("{key}_card"), its curves.png ("{key}_curves", or None) and its figures with their captions and alt texts
-    ("{key}_figures", `model_figures`), then the architecture and the comparison. No raw metrics, no machine
+    ("{key}_card") and its figures (curves.png among them) with their captions and alt texts ("{key}_figures",
+    `model_figures`), then the architecture and the comparison. No raw metrics, no machine
     paths in the text (the figures' paths are for gr.Image)."""
     out = {}
     reference = models.mlm if models.mlm.available else models.sentiment
     if reference.available:
         cfg = reference.config
-        table, _ = parameter_table(reference.model)
+        table = parameter_table(reference.model)
         out["architecture"] = (
             f"Post-norm Transformer encoder (LayerNorm after each residual addition, as in BERT; GPT-2 and most newer "
             f"models normalise before), {cfg.num_hidden_layers} layers, hidden size {cfg.hidden_size}, "
@@ -442,7 +445,6 @@ def about_sections(models: Models) -> dict:
     out["intro"] = f"{what_roberta_is(models)}\n\n{intro_text(models)}"
     for loaded in (models.mlm, models.sentiment):
         out[f"{loaded.key}_card"] = summary_card(loaded)
-        out[f"{loaded.key}_curves"] = loaded.extras.get("curves")
         out[f"{loaded.key}_figures"] = model_figures(loaded)
     if text := training_text_figure(models.mlm):
         out["mlm_figures"].append(text)

@@ -186,8 +186,10 @@ def _top(sims: torch.Tensor, allowed: torch.Tensor, vocab: _Vocab, k: int, one_p
 
 
 def _excluded(vocab: _Vocab, words: list[str], ids: list[int]) -> list[int]:
-    """The query's own tokens and every case and space variant of each of its words."""
-    return sorted(set(ids).union(*(vocab.forms.get(_form(w), []) for w in words)))
+    """The query's own tokens and every case and space variant of each of its words (of each word of a query of
+    several: " A" and " B" for "a b")."""
+    parts = {part for w in words for part in (w, *w.split())}
+    return sorted(set(ids).union(*(vocab.forms.get(_form(part), []) for part in parts)))
 
 
 def _allowed(vocab: _Vocab, rows: int, words_only: bool, words: list[str], ids: list[int]) -> torch.Tensor:

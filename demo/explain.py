@@ -269,12 +269,11 @@ def text_placeholder(config=None) -> str | None:
     return f"A text to classify as {named}"
 
 
-REST_CUT = " … (the rest was cut off)"
 REST_READ = " … (the rest was read for the score, not coloured)"
 
 
 def highlighted_words(shown: str, words: list[tuple[int, int, float]], truncated: bool,
-                      rest: str = REST_CUT) -> list[tuple]:
+                      rest: str = REST_READ) -> list[tuple]:
     """HighlightedText pairs of `shown`: every word with its score scaled so the strongest is ±1, the text
     before, between and after the words unscored (a special token such as <mask> is no word); `truncated` (the
     words cover only the first window): `rest` instead of the text after the last word."""
@@ -303,8 +302,9 @@ def in_users_case(text: str, model_text: str) -> str:
     (SST-2's "``" and "-lrb-" read as '"' and "(", "do n't" as "don't"), those show as the model read them and
     the user's case comes back after them. The one letter whose lower case is longer, Turkish "İ" ("i" and a
     combining dot), shows decomposed, "I" and the combining dot: it looks the same and has that length; a
-    capital sigma that lower-cases to the final "ς" at a word's end shows as typed, "Σ". Else
-    (the texts part for longer than RESYNC_SPAN characters) `model_text` itself. Linear in the length."""
+    capital sigma that lower-cases to the final "ς" at a word's end shows as typed, "Σ". Where the texts part for
+    longer than RESYNC_SPAN characters, the rest of `model_text` from there on, as the model read it. Linear in the
+    length."""
     def as_typed(i: int, at: int) -> tuple[str, int] | None:
         """(text[i] as shown where it stands for model_text[at:], the next i), skipping whitespace normalising
         collapsed or dropped; None where the model read something else there."""
@@ -349,8 +349,8 @@ def in_users_case(text: str, model_text: str) -> str:
             part, i = step
         elif (skips := resync(i, at)) is not None:
             part, i = model_text[at:at + skips[1]], i + skips[0]  # what normalising wrote there, as the model read it
-        else:
-            return model_text
+        else:  # no agreement within reach: the rest as the model read it
+            return "".join(shown) + model_text[at:]
         shown.append(part)
         at += len(part)
     return "".join(shown)

@@ -69,12 +69,14 @@ SAFE_PATTERNS = {" {2,}"}  # the one regex SentencePiece's conversion writes (a 
 HUB_CACHE_SIZE = 3
 MAX_CHOICE_CHARS = 200
 HUB_NOTE = "Hub models are downloaded on first use (roberta-base ~0.5 GB, roberta-large ~1.4 GB), then kept loaded."
-# What a visitor's model may be: roberta-large's size at most (its config is read before anything else is
-# downloaded), so that a small repo cannot ask the server for a 20,000-token window, a million-word vocabulary or
-# 128 heads (each head's (T, T) attention map is computed and kept: a 10 MB model with 128 heads held 3 GiB per
-# attention request)
+# What a visitor's model may be: roberta-large's shape at most, a vocabulary twice roberta-large's and 16 labels (its
+# config is read before anything else is downloaded), so that a small repo cannot ask the server for a 20,000-token
+# window, a million-word vocabulary or 128 heads (each head's (T, T) attention map is computed and kept: a 10 MB
+# model with 128 heads held 3 GiB per attention request)
 LIMITS = {"max_position_embeddings": 514, "vocab_size": 100_000, "num_hidden_layers": 24, "hidden_size": 1024,
           "num_attention_heads": 16, "intermediate_size": 4096, "num_labels": 16}
+LARGES_SHAPE = {"max_position_embeddings", "num_hidden_layers", "hidden_size", "num_attention_heads",
+                "intermediate_size"}  # the limits that are roberta-large's own
 MAX_LABEL_CHARS = 64
 FAILED_TTL_S = 300  # a model that failed to load is refused at once for this long (a retry costs a download)
 MAX_FAILED = 64  # failures remembered at most (the oldest forgotten first)
@@ -337,8 +339,9 @@ def check_limits(config, source: str, kept: str) -> None:
     for field_name, limit in LIMITS.items():
         value = getattr(config, field_name)
         if value > limit:
+            whose = ": roberta-large's" if field_name in LARGES_SHAPE else ""
             raise ModelChoiceError(f"{source} is larger than this app serves ({field_name} {value:,}, at most "
-                                   f"{limit:,}: roberta-large's size). {kept}")
+                                   f"{limit:,}{whose}). {kept}")
     if any(len(str(name)) > MAX_LABEL_CHARS for name in config.id2label.values()):
         raise ModelChoiceError(f"{source} has a label name longer than {MAX_LABEL_CHARS} characters. {kept}")
 

@@ -362,7 +362,7 @@ def test_about_sections(models, tiny_clf_dir, tmp_path):
     assert f"**{models.mlm.model.num_parameters():,}**" in sections["architecture"]
     assert "| 17.7M |" in sections["comparison"] and "80%" in sections["comparison"]
     assert "same encoder" not in sections["comparison"]  # the tiny model is not the reference's shape
-    assert sections["sentiment_curves"] is None and "%" not in sections["sentiment_card"]  # no metrics: no figures
+    assert sections["sentiment_figures"] == [] and "%" not in sections["sentiment_card"]  # no metrics: no figures
     # a fine-tuned folder with metrics and a model card
     folder = tmp_path / "sst2"
     shutil.copytree(tiny_clf_dir, folder)
@@ -413,6 +413,10 @@ def test_about_card_of_an_averaged_masked_lm(tiny_mlm_dir, tmp_path):
     card = about.about_sections(load_models(mlm, None))["mlm_card"]
     assert "30 min of training in 3 phases and 2 weight averages, the last one of 2 phases" in card
     assert "3.0M tokens" in card
+    # train.average's own folder, with no phases.json: "in 0 phases, then the weight average of the last 2"
+    card = about.about_sections(load_models(_folder(tiny_mlm_dir, tmp_path, "mlm3", average), None))["mlm_card"]
+    assert ("- **training**: a weight average of 2 pretraining phases, no training of its own (its metrics.json "
+            "names them), on a 2-core CPU") in card
 
 
 def test_an_average_says_where_its_members_trained_not_where_it_was_averaged(tiny_mlm_dir, tmp_path):

@@ -1009,6 +1009,9 @@ def test_classify_shows_the_text_in_the_users_case(lowering_handlers):
     assert explain.in_users_case(typed, roberta.text.normalize_for_classifier(typed)) == (
         'A GREAT (really) film, "Wow"! It doesN\'T age')
     assert explain.in_users_case("Great film", "an entirely different text") == "an entirely different text"
+    # a rewrite longer than RESYNC_SPAN ("-LRB- A -RRB-", 13 characters, read as "(a)"): the user's case up to it
+    # (the whole text was lower-cased), the model's text after
+    assert explain.in_users_case("Great -LRB- A -RRB- Film", "great (a) film") == "Great (a) film"
     # the reviewer's case: "İ" lower-cases to two characters ("i" and a combining dot), and the whole text was
     # shown lower-cased; it shows as typed (decomposed: "I" and the dot, the length the model's text has there)
     _, highlighted, _ = handlers.classify("İstanbul is a GREAT city")

@@ -707,7 +707,8 @@ def test_a_model_larger_than_the_app_serves_is_refused_before_its_weights(tmp_pa
                                                                           field, value):
     """A few-MB repo must not get a 20,000-token window, a million-word vocabulary or 128 heads (each head's
     (T, T) attention map is computed and kept): its config is checked
-    against LIMITS (roberta-large's size) before the tokenizer or the weights are read."""
+    against LIMITS (roberta-large's shape; a vocabulary of 100,000, which is not roberta-large's, said without its
+    name) before the tokenizer or the weights are read."""
     import json
     import shutil
 
@@ -719,8 +720,9 @@ def test_a_model_larger_than_the_app_serves_is_refused_before_its_weights(tmp_pa
     monkeypatch.setattr(roberta.RobertaForMaskedLM, "from_pretrained",
                         classmethod(lambda cls, *a, **k: pytest.fail("the weights were read")))
     monkeypatch.setattr(MC.roberta, "load_tokenizer", lambda *a, **k: pytest.fail("the tokenizer was read"))
+    whose = "" if field == "vocab_size" else ": roberta-large's"
     with pytest.raises(MC.ModelChoiceError, match=f"larger than this app serves .{field} {value:,}, at most "
-                                                  f"{MC.LIMITS[field]:,}: roberta-large's size.") as refused:
+                                                  f"{MC.LIMITS[field]:,}{whose}.") as refused:
         MC.load_choice("mlm", str(folder), allow_local=True)
     assert str(refused.value).startswith(f"{folder} is larger than this app serves")  # named as the user typed it
 

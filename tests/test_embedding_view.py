@@ -81,6 +81,16 @@ def test_the_query_its_variants_and_special_tokens_are_never_neighbours(tok, tab
         assert result["neighbours"][0]["similarity"] < 0.999
 
 
+def test_a_query_of_two_words_never_lists_either_words_variants(tok, table):
+    """Only the whole query's form was left out: "cat dog" listed " Cat" and " Dog", its own words, first."""
+    query = ev.look_up_word(table, tok, "cat dog")[1]
+    variants = [tid(tok, w) for w in (" cat", " Cat", "cat", " dog", " Dog")]
+    with torch.no_grad():
+        table[variants] = query.clone()  # each would be at similarity 1
+    shown = {n["token"] for n in ev.nearest_words(table, tok, "cat dog", k=ev.MAX_K)["neighbours"]}
+    assert shown and not shown & set(variants)
+
+
 def test_words_only_keeps_word_forms_one_per_word(tok, table):
     good = tid(tok, " good")
     close = [tid(tok, "."), tid(tok, "dog"), tid(tok, " The"), tid(tok, " the")]
