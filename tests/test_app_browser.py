@@ -1669,13 +1669,22 @@ SWEPT_TABS = {  # each tab's panel and a result it shows once its default exampl
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("tab", SWEPT_TABS)
-def test_every_text_is_readable_in_both_themes_and_dark_mode_draws_boxes_dark(themed_page, theme, tab):
+def test_every_text_is_readable_in_both_themes_and_dark_mode_draws_boxes_dark(themed_page, theme, tab, chromium):
     """In either theme (the page its tests share): every visible text of each tab, its accordions and disclosures
     open, and the page's footer, is at 4.5:1 or more as painted (light mode's footer dots, Gradio's #9ca3af on white,
     were 2.5:1). With the dark theme the page asks for the browser's dark scrollbars and form controls
     (`color-scheme`: an inner box that scrolls, the epoch table's, had a white one), and its figures, white panels,
-    are dimmed a little, never inverted (that would change their colour maps)."""
-    page = themed_page
+    are dimmed a little, never inverted (that would change their colour maps). The sweep opens every accordion and
+    disclosure of the tab: the shared light page, which the other tests start from with them closed, is opened anew
+    after it."""
+    try:
+        _check_every_text_is_readable(themed_page, theme, tab)
+    finally:
+        if theme == "light":
+            chromium.close_page("light")
+
+
+def _check_every_text_is_readable(page, theme, tab):
     open_tab(page, tab)
     panel_id, result = SWEPT_TABS[tab]
     panel = page.locator(f"#{panel_id}")
