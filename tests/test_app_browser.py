@@ -1693,8 +1693,9 @@ def _check_every_text_is_readable(page, theme, tab):
     for _ in range(closed.count()):
         closed.first.click()
     panel.evaluate("e => e.querySelectorAll('details').forEach(d => { d.open = true; })")
-    try:  # every answer drawn (an opened accordion may compute one; a pending one is dimmed)
-        page.wait_for_function(f"() => ({UNREADABLE_JS})().length === 0", timeout=TIMEOUT_MS)
+    try:  # every answer drawn (an opened accordion may compute one; a pending one is dimmed, with Gradio's timer)
+        page.wait_for_function(f"() => !document.querySelector('.progress-text') && ({UNREADABLE_JS})().length === 0",
+                               timeout=TIMEOUT_MS)
     except sync_api.TimeoutError:
         pass
     assert page.evaluate(UNREADABLE_JS) == []
