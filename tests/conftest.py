@@ -60,13 +60,17 @@ def new_session_folder() -> Path:
     return folder
 
 
+def usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 # Several worker processes (pytest-xdist, `pytest_xdist_auto_num_workers` below) share the cores: each computes on
 # its share of them, it and the processes its tests start (torch's threads spin waiting for a core otherwise: the
 # suite took 10 min 58 s on 2 cores in 2 workers of 2 threads, 10 min 12 s of 1). Set before torch is imported; a
 # thread count the user set is kept.
 WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 if WORKERS > 1:
-    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // WORKERS)))
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, usable_cores() // WORKERS)))
 
 # No test reaches the network, here or in CI (which sets this too): set before huggingface_hub is imported,
 # which reads it once, so that a run here behaves as CI's does
@@ -120,7 +124,7 @@ def pytest_xdist_auto_num_workers(config) -> int:
         path = Path(arg.split("::")[0])
         files.update(path.rglob("test_*.py") if path.is_dir() else [path])
         if len(files) > FEW_FILES:
-            return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+            return usable_cores()
     return 0
 
 

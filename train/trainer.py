@@ -67,7 +67,6 @@ from .runtime import (Dist, TrainingDiverged, UserError, autocast, progress_bars
                       set_rng_state)
 
 
-
 class Task:
     """A training job seen by the Trainer. Batches are dicts of CPU tensors whose first dimension is the row."""
 
@@ -769,8 +768,8 @@ class Trainer:
                 self.elapsed = self._training_time()
                 now, tok_s = self._add_to_window(loss, tokens)
                 self._show_progress(bar, now, loss, lr, tok_s)
-                # and the run's last steps' window, however its length was set (an interrupted run's window goes on
-                # in its checkpoint)
+                # every --log-every steps, and the last steps' window however the run's length was set (an
+                # interrupted run's window goes on in its checkpoint)
                 if self.step % a.log_every == 0 or (not interrupted and (time_up or self._length_reached())):
                     self._log_window(now, lr, tok_s)
                 if a.eval_every and self.step % a.eval_every == 0:
