@@ -69,7 +69,7 @@ class FillMaskHandlers(HandlerBase):
         if len(read) < full_length:
             filled.append((" …", None))
         raw = [[dict(r) for r in row] for row in per_mask]
-        outputs = (filled, *mask_labels(per_mask, loaded.tokenizer), raw,
+        outputs = (filled, *mask_labels(per_mask, loaded.tokenizer, mask_spaces(text)), raw,
                    predictions_html(per_mask, words, tokens, heading, loaded.tokenizer, counts_for(loaded.tokenizer)))
         return outputs, loaded, text, per_mask
 

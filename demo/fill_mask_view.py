@@ -23,10 +23,10 @@ FILL_MASK_CSS = """<style>
 .fm-mask th.fm-word{font-weight:400;text-align:left;padding:2px 6px}
 .fm-mask td{padding:2px 6px;vertical-align:middle}
 .fm-mask .fm-word{white-space:nowrap;max-width:12em;overflow:hidden;text-overflow:ellipsis}
-.fm-mask .fm-cand{white-space:normal;overflow-wrap:anywhere;min-width:7em;
+.fm-mask :is(.fm-cand,.fm-glued){white-space:normal;overflow-wrap:anywhere;min-width:7em;
   max-width:16em}  /* a long word breaks, a short one never */
 .fm-mask .fm-label{white-space:normal}
-.fm-mask .fm-cand small{display:block;opacity:.75}
+.fm-mask :is(.fm-cand,.fm-glued) small{display:block;opacity:.75}
 .fm-mask td.fm-track{width:55%;min-width:40px}
 .fm-mask td.fm-score{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 .fm-mask thead th{font-size:12px;font-weight:400;opacity:.75;text-align:left;padding:0 6px}
@@ -82,7 +82,10 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
     that is whitespace or part of a character reads as a label (`demo.formatting.word_label`: "␣", "⟨byte 0xE6⟩ (part
     of a character)"; its bytes are named given the model's `tokenizer`). Given `counts`
     (`demo.training_counts.TrainingCounts` of the model's vocabulary), a last column says how often the pretraining
-    text held each answer (`answer_seen_cell`)."""
+    text held each answer (`answer_seen_cell`). Given `tokens`, a predicted word piece without a space before it, at a
+    mask with one, says that it ends the word before (`ends_the_word_before`: "row" after "Seth " reads "Sethrow"),
+    where its row alone would read as a word of its own."""
+    spaces = None if tokens is None else mask_spaces(tokens.text)
     blocks = []
     for i, row in enumerate(per_mask):
         top = max((float(r["score"]) for r in row), default=0.0) or 1.0
@@ -97,6 +100,9 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
                     every = exact(f"all {len(r['candidates'])}: {', '.join(r['candidates'])}", whole=False)
                 note = f"<small>{html.escape(how)}</small>" if how else ""
                 cell = f'<th scope="row" class="fm-word fm-cand"{hover}>{html.escape(words)}{note}{every}</th>'
+            elif spaces is not None and ends_the_word_before(r["token_str"], spaces[i]):  # "Seth" + "row"
+                cell = (f'<th scope="row" class="fm-word fm-glued">{html.escape(word)}'
+                        f'<small>{GLUED_NOTE}</small></th>')
             else:  # a label ("⟨byte 0xE6⟩ (part of a character)") may take two lines, a word is cut with "…"
                 kind = "" if reads_as_is(r["token_str"]) else " fm-label"
                 cell = f'<th scope="row" class="fm-word{kind}">{html.escape(word)}</th>'
@@ -133,6 +139,17 @@ def predictions_html(per_mask: list[list[dict]], candidates: list[str] | None = 
     if tokens is not None:
         blocks.append(tokens_html(tokens, heading, counts))
     return f'{FILL_MASK_CSS}<div class="fm-view">{"".join(blocks)}<p class="fm-note">{note}</p></div>'
+
+
+GLUED_SHORT = "ends the word before"
+GLUED_NOTE = f"no space before it: it {GLUED_SHORT}"
+
+
+def ends_the_word_before(token_str: str, space: str) -> bool:
+    """True for a predicted token that starts with a letter or digit, not a space, at a mask that has whitespace
+    before it (`space`, from `mask_spaces`): filled in, it joins the word before ("Seth <mask>" with "row" reads
+    "Sethrow")."""
+    return bool(space) and token_str[:1].isalnum()
 
 
 def exact(*parts: str, whole: bool = True) -> str:
@@ -281,18 +298,22 @@ def completed_sentence(text: str, fills: list[str]) -> list[tuple[str, str | Non
     return [(t, c) for t, c in parts if t]
 
 
-def mask_labels(per_mask: list[list[dict]], tokenizer=None) -> list[dict | None]:
+def mask_labels(per_mask: list[list[dict]], tokenizer=None, spaces: list[str] | None = None) -> list[dict | None]:
     """One `gr.Label` value ({word: probability}) per mask slot, MAX_MASKS of them, None when unused. Words are
     named as the view names them (`predictions_html`; the bytes of part of a character given a `tokenizer`); the
     user's candidate words all of them, with what their row says of how they were scored when not simply as one
-    token (`candidate_label`): "france (scored by its first piece ‘f’)", the probability of that piece."""
+    token (`candidate_label`): "france (scored by its first piece ‘f’)", the probability of that piece. Given
+    `spaces` (`mask_spaces`), a word piece that ends the word before says so, as its row does: "row (ends the word
+    before)"."""
     labels = []
-    for row in per_mask:
+    for i, row in enumerate(per_mask):
         scores = {}
         for r, word in zip(row, prediction_labels(row, tokenizer)):
             name = word
             if r.get("candidates"):  # the user's candidate word(s)
                 name = " ".join(filter(None, [", ".join(r["candidates"]), candidate_label(r)[1]]))
+            elif spaces is not None and ends_the_word_before(r["token_str"], spaces[i]):
+                name += f" ({GLUED_SHORT})"
             while name in scores:  # two tokens that still read the same
                 name += "\u200b"
             scores[name] = float(r["score"])
@@ -313,12 +334,13 @@ def comparison_html(text: str, columns: list[tuple[str, list[list[dict]], str, o
     per mask that says each model's top answer and its probability, named as that model's answers table names it
     (`top_answers`), then each model's own predictions view. `columns`: (the model's title, its predictions per
     mask, its `predictions_html`, its tokenizer or None)."""
-    lines = []
+    lines, spaces = [], mask_spaces(text)
     for i in range(max(len(per_mask) for _, per_mask, _, _ in columns)):
         tops = [(title, per_mask[i], tokenizer) for title, per_mask, _, tokenizer in columns
                 if i < len(per_mask) and per_mask[i]]
+        space = spaces[i] if i < len(spaces) else " "  # a mask past the text shown (cut at 300 characters)
         answers = [f"{html.escape(title)} “{html.escape(word)}” ({'; '.join(filter(None, [score, how]))})"
-                   for (title, _, _), (word, score, how) in zip(tops, top_answers(tops))]
+                   for (title, _, _), (word, score, how) in zip(tops, top_answers(tops, space))]
         lines.append(f"&lt;mask&gt; {i + 1}: " + "; ".join(answers))
     sections = "".join(f'<section aria-label="{html.escape(title)}"><h2 class="fm-model">{html.escape(title)}</h2>'
                        f"{view}</section>" for title, _, view, _ in columns)
@@ -326,16 +348,19 @@ def comparison_html(text: str, columns: list[tuple[str, list[list[dict]], str, o
             f'{"<br>".join(lines)}</p><div class="fm-compare">{sections}</div>')
 
 
-def top_answers(tops: list[tuple[str, list[dict], object]]) -> list[tuple[str, str, str]]:
+def top_answers(tops: list[tuple[str, list[dict], object]], space: str = "") -> list[tuple[str, str, str]]:
     """Per model (its title, its predictions at one mask, its tokenizer or None), its top answer as its answers
     table names it: (the word(s), the probability, how a candidate word was scored when not as one token). A
     token of the vocabulary reads as its row does (`prediction_labels`: "␣The" where "The" is also in the table,
     the bytes of part of a character named), and where two models' top tokens still read the same but are not the
-    same token (" Paris" after a space, "Paris" glued to what precedes it), the one with the space says so."""
+    same token (" Paris" after a space, "Paris" glued to what precedes it), the one with the space says so. At a
+    mask with whitespace before it (`space`), a word piece that ends the word before says so, as its row does."""
     words, scores, hows, tokens = [], [], [], []
     for _, row, tokenizer in tops:
         top = row[0]
         word, how = how_scored(top) if top.get("candidates") else (prediction_labels(row, tokenizer)[0], "")
+        if not top.get("candidates") and ends_the_word_before(top["token_str"], space):
+            how = GLUED_SHORT
         words.append(word)
         scores.append(format_probability(float(top["score"])))
         hows.append(how)

@@ -10,6 +10,7 @@ import pytest
 
 from demo import fill_mask_view, layer_lens
 from demo.formatting import PART_LABEL, format_exact_probability, token_label, word_label, word_labels
+from demo.tokens_view import tokenize
 
 
 class Vocabulary:
@@ -131,9 +132,29 @@ def test_the_comparison_tells_apart_two_models_top_tokens_that_read_the_same():
     spaced, glued = [{"token": 1, "token_str": " Paris", "score": 0.5}], [{"token": 2, "token_str": "Paris",
                                                                             "score": 0.4}]
     summary = _summary([("a", [spaced], "", None), ("b", [glued], "", None)])
-    assert "a “␣Paris” (50.0%); b “Paris” (40.0%)" in summary
+    assert "a “␣Paris” (50.0%); b “Paris” (40.0%; ends the word before)" in summary  # "a <mask>": "aParis"
     summary = _summary([("a", [spaced], "", None), ("b", [spaced], "", None)])
     assert "a “Paris” (50.0%); b “Paris” (50.0%)" in summary
+
+
+def test_a_word_piece_that_ends_the_word_before_says_so(tokenizer):
+    """"Seth <mask> is an actor." gave "row" and "eth" among the shipped model's answers: pieces with no space
+    before them, which end "Seth" ("Sethrow"), yet whose rows read as words of their own. The table, the Label and
+    the comparison say so; a word after a space, a comma, and a piece at a mask with no space before it
+    ("foot<mask>", where a glued piece is the ordinary answer) do not."""
+    row = [{"token": 1, "token_str": " Paltrow", "score": 0.6}, {"token": 2, "token_str": "row", "score": 0.01},
+           {"token": 3, "token_str": ",", "score": 0.005}]
+    note = fill_mask_view.GLUED_NOTE
+    for text, glued in (("Seth <mask> is an actor.", True), ("foot<mask> is a game.", False)):
+        view = _body(fill_mask_view.predictions_html([row], tokens=tokenize(tokenizer, text, 64)))
+        cells = re.findall(r'<th scope="row" class="fm-word[^"]*">(.*?)</th>', view)
+        assert cells == ["Paltrow", f"row<small>{note}</small>" if glued else "row", ","]
+        labels = fill_mask_view.mask_labels([row], spaces=fill_mask_view.mask_spaces(text))[0]
+        assert list(labels) == ["Paltrow", "row (ends the word before)" if glued else "row", ","]
+    assert note not in _body(fill_mask_view.predictions_html([row]))  # no text given: nothing is said
+    summary = re.search(r'<p class="fm-compare-summary">(.*?)</p>', fill_mask_view.comparison_html(
+        "Seth <mask>", [("ours", [row[1:]], "", None)]), re.S)[1]
+    assert "ours “row” (1.00%; ends the word before)" in summary
 
 
 def test_the_completed_sentence_shows_a_readable_fill():
