@@ -298,6 +298,16 @@
     const row = e.target.closest?.('.hv-r');
     if (row) row.closest('svg').querySelectorAll('.hv-r').forEach(r => { r.tabIndex = r === row ? 0 : -1; });
   });
+  // Gradio's slider brings a number typed in its box into its range only when the box loses the focus: after Enter,
+  // the box said 50 where the slider, and the value a click on the tab's button sent, were 20. Enter does it there
+  // and then, as leaving the box would (the focus stays in the box)
+  document.addEventListener('keydown', e => {
+    const box = e.target;
+    if (e.key !== 'Enter' || !(box instanceof HTMLInputElement) || box.type !== 'number'
+        || !box.closest('.block')?.querySelector('input[type=range]')) return;
+    const value = box.valueAsNumber;
+    if (value < Number(box.min) || value > Number(box.max)) { box.blur(); box.focus(); }
+  });
   // Gradio 6.31's dropdowns open their list on focus and leave it open when Tab moves on: the lists of the boxes
   // passed pile up over the next controls, the focused one included. The list of a box the focus leaves for
   // another part of the page is closed as Escape closes it (a click on an option keeps the focus in the box's block)

@@ -1457,6 +1457,21 @@ def test_a_dropdowns_list_closes_when_the_tab_key_leaves_it(page):
     sync_api.expect(lists).to_have_count(0)
 
 
+def test_enter_brings_a_sliders_typed_number_into_its_range(page):
+    """Gradio's slider brings a typed number into its range only when its box loses the focus: after 50 and Enter,
+    Fill mask's top-k box said 50 where the slider, and what Predict sent, said 20. Enter does it there and then,
+    the focus staying in the box; a number within the range is left as typed."""
+    open_tab(page, "Fill mask")
+    box = page.get_by_label("number input for Predictions per mask (top-k)")
+    slider = box.locator("xpath=ancestor::*[contains(@class,'block')][1]").locator("input[type=range]")
+    for typed, shown in (("50", "20"), ("0", "1"), ("7", "7"), ("5", "5")):
+        box.fill(typed)
+        box.press("Enter")
+        sync_api.expect(box).to_have_value(shown)
+        sync_api.expect(slider).to_have_value(shown)
+        sync_api.expect(box).to_be_focused()
+
+
 def test_tab_leaves_a_dropdown_whose_list_scrolls_for_the_next_control(page):
     """Tab out of a dropdown whose open list scrolls (Tokens' "Word of the text" on a long text, Attention's Token
     box) left the focus on the page's <body>: Chromium made the scrolling list a Tab stop, and Gradio closed it as its
