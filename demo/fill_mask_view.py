@@ -215,8 +215,7 @@ def answer_seen_cell(result: dict, counts, tokenizer=None) -> tuple[str, str]:
     words = result.get("candidates")
     if words and (len(words) > 1 or words[0] != result["token_str"].strip()):
         said = (f"“{', '.join(words)}”: scored by {'its' if len(words) == 1 else 'their shared'} first piece, whose "
-                "count says nothing of how often the text holds the word (python -m train.token_counts --words WORD "
-                "counts whole words)")
+                "count says nothing of how often the text holds the word")
         return f'<td class="fm-seen" title="{html.escape(said)}">–</td>', said
     token_id = int(result["token"])
     label = token_label(result["token_str"], piece_of(tokenizer, token_id))
