@@ -175,7 +175,8 @@ def test_the_fill_mask_view_says_how_often_each_answer_was_seen():
     # the hover names the exact token, its leading space included
     assert f'title="{counts.sentence(movie, "␣movie")}">{count}' in out and "“␣movie”: " in out
     cell, said = answer_seen_cell(row[1], counts, tokenizer)  # the first piece's count is not the word's
-    assert cell.endswith(">–</td>") and said.startswith("“barked”: scored by its first piece") and said.endswith("holds the word")
+    assert cell.endswith(">–</td>") and said.startswith("“barked”: scored by its first piece")
+    assert said.endswith("says nothing of how often the text holds the word")  # in the app's words, no command
     assert f'title="{counts.sentence(tokenizer.token_to_id("arked"), "arked")}">arked</span>' in out  # the chips
     assert f'title="{counts.sentence(b, "␣b")}">b</span>' in out  # the exact token: " b", not "b"
     # every count again in a <details>, for a phone or a keyboard: the same sentences as the hovers
