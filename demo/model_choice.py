@@ -627,7 +627,8 @@ class ModelChooser:
     def choose(self, key: str, choice=None, current=SHIPPED, tab: str | None = None) -> tuple[str, str, str]:
         """The model box's event: (the box's value, the tab's model, a status line in HTML). A model that
         loads becomes the tab's model; one that does not leaves the tab on `current` and the box on what was
-        typed (to be corrected, not typed again: `refused`), with the reason next to the box. `tab`: as in `get`."""
+        typed (to be corrected, not typed again; a suggested one back on `current`: `refused`), with the reason next
+        to the box. `tab`: as in `get`."""
         current = SHIPPED if is_shipped(current) else current
         try:
             loaded = self.get(key, choice, tab)
@@ -649,10 +650,12 @@ def running_label(key: str, current) -> str:
 
 def refused(key: str, choice, current, message: str) -> tuple[str, str, str]:
     """A model box's answer to a choice that cannot be used: (the box's value, the tab's model, the status in
-    HTML). The box keeps the choice as typed, so that a typo is corrected rather than typed again (a choice
-    that is no text, or empty, gives the box back the tab's model), the tab keeps `current`, and the status
-    gives the reason and names the model the tab still runs, since the box no longer shows it."""
-    typed = choice.strip() if isinstance(choice, str) and choice.strip() else current
+    HTML). The box keeps a choice as typed, so that a typo is corrected rather than typed again, the tab keeps
+    `current`, and the status gives the reason and names the model the tab still runs, since the box no longer
+    shows it. A choice picked from the box's list (a suggested Hub model, offline), or one that is no text or
+    empty, has nothing to correct: the box gives back the tab's model, as it showed before."""
+    listed = {*KINDS[key].suggested, ""}  # the Attention tab's box lists the MLMs' (its `key` here: "mlm")
+    typed = choice.strip() if isinstance(choice, str) and choice.strip() not in listed else current
     running = "" if typed == current else f" This tab still runs {running_label(key, current)}."
     message = html.escape(f"{message}{running}", quote=False)
     return typed, current, error_html(message)

@@ -417,7 +417,8 @@ class Wiring:
         """A tab's model chooser: the shipped model (default) or a Hub repo id, loaded into our code on first
         use (`demo.model_choice`). Returns (the box, the tab's model as a State: its change reruns the tab). A
         choice that cannot be loaded leaves the tab on its current model and the box on the choice as typed (to be
-        corrected), the reason and the model still in use next to the box.
+        corrected; a suggested one, picked from the list, gives the box back the tab's model), the reason and the
+        model still in use next to the box.
         Loading runs in a queue of its own (`LOAD`), so a large download never holds the compute queue.
         `choose(choice, current, *inputs)` -> (box, current, status, *outputs) replaces the `key` tab's default
         one. `tab`: the tab's name in the messages, when it is not the `key` tab (a tab that reads the fill-mask

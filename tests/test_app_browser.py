@@ -638,6 +638,12 @@ def test_attention_model_box(page):
     box.click()
     page.get_by_role("option", name="ours: this server's fill-mask model").click()
     sync_api.expect(page.locator("#at-notes")).to_contain_text("fill-mask (pretrained MLM)")
+    # a suggested Hub model picked from the list, offline: said next to the box, which shows the tab's model again
+    box.click()
+    page.get_by_role("option", name="FacebookAI/roberta-base").click()
+    sync_api.expect(page.locator("#at-model-status")).to_contain_text("cannot be reached from this server")
+    sync_api.expect(box).to_have_value("ours: this server's fill-mask model")
+    sync_api.expect(page.locator("#at-notes")).to_contain_text("fill-mask (pretrained MLM)")
 
 
 EPOCH_COLUMN_JS = """(table, font) => {

@@ -183,12 +183,15 @@ def test_attention_model_box(models, handlers, hf_mlm_dir, hf_clf_dir, monkeypat
     value, current, status, *_ = handlers.attention_model("sentiment", str(hf_mlm_dir), 1, "average")
     assert value == current == "sentiment" and "model-status" in status
     assert handlers.attention_model(MC.SHIPPED, "sentiment", 1, "average")[:2] == ("mlm", "mlm")
-    # offline, a Hub model is refused in plain words; the tab keeps its model and the shipped ones answer
+    # offline, a Hub model is refused in plain words; the tab keeps its model and the shipped ones answer. One
+    # picked from the list has no typo to correct: the box shows the tab's model again (the status need not name it)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     value, current, status, layers, heads = handlers.attention_model("FacebookAI/roberta-base", "sentiment", 1, 1)
-    assert (value, current) == ("FacebookAI/roberta-base", "sentiment") and layers == heads == gr.skip()
+    assert (value, current) == ("sentiment", "sentiment") and layers == heads == gr.skip()
     assert "The Hugging Face Hub cannot be reached" in status and MC._kept(MC.ATTENTION_TAB) in status
-    assert "current model stays in use. This tab still runs ours: the shipped SST-2 classifier." in status, status
+    assert "current model stays in use.<" in status and "This tab still runs" not in status, status
+    value, current, status, *_ = handlers.attention_model("owner/typo", "sentiment", 1, 1)  # typed: kept to correct
+    assert (value, current) == ("owner/typo", "sentiment") and "This tab still runs ours: the shipped SST-2" in status
     with pytest.raises(gr.Error, match="cannot be reached"):
         handlers.attention("the cat.", 1, "average", "FacebookAI/roberta-base")
     assert handlers.attention("the cat.", 1, "average", "sentiment")[6].count('class="hv-r"') > 2
@@ -251,9 +254,10 @@ def test_a_model_that_cannot_load_is_explained_to_a_page_visitor_and_an_api_call
         message = error.value.message
         assert message.startswith("The Hugging Face Hub cannot be reached") and message.endswith(kept), message
         assert " tab" not in message, message
-    # the page's model box says the same, in its status next to the box, and keeps the tab's model
+    # the page's model box says the same, in its status next to the box, and keeps the tab's model (and shows it
+    # again: the choice was the box's own suggestion)
     value, current, status = handlers.chooser.choose("mlm", "FacebookAI/roberta-base", MC.SHIPPED)
-    assert (value, current) == ("FacebookAI/roberta-base", MC.SHIPPED) and kept in status
+    assert (value, current) == (MC.SHIPPED, MC.SHIPPED) and kept in status
 
 
 # ----------------------------------------------------------------------------- the model box
@@ -334,7 +338,7 @@ def test_a_slow_load_blocks_only_that_model(models, monkeypatch):
 @pytest.mark.parametrize("key, choice, allow_local, message", [
     ("mlm", "someone/no-such-roberta", True, "The Hugging Face Hub cannot be reached from this server "
                                              "(HF_HUB_OFFLINE is set)"),
-    ("sentiment", "FacebookAI/roberta-base", True, "cannot be reached"),
+    ("sentiment", "FacebookAI/roberta-base", True, "cannot be reached"),  # typed: the box lists other ones
     ("mlm", "not a repo id!", True, "“not a repo id!” is neither an existing folder nor a Hugging Face Hub repo id"),
     ("mlm", "<b>x</b>/y", True, "&lt;b&gt;"),
     ("mlm", "a" * 300, True, "That is not a Hugging Face Hub repo id"),
@@ -352,6 +356,16 @@ def test_a_model_that_cannot_load_keeps_the_current_one(models, monkeypatch, key
     assert 'class="input-error"' in status and message in status and "Traceback" not in status
     assert "This tab still runs owner/current." in status
     assert not chooser.loaded()  # nothing cached: it can be tried again
+
+
+@pytest.mark.parametrize("key", ["mlm", "sentiment"])
+def test_a_suggested_model_that_cannot_load_gives_the_box_back_the_tabs_model(models, monkeypatch, key):
+    """Offline, a suggested Hub model picked from the box's list failed, and the box went on showing it while the
+    tab ran another model: there is no typo to correct, so the box shows the tab's model again."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for current in (MC.SHIPPED, "owner/current"):
+        value, now, status = MC.ModelChooser(models).choose(key, MC.KINDS[key].suggested[0], current)
+        assert value == now == current and "cannot be reached" in status and "This tab still runs" not in status
 
 
 @pytest.mark.parametrize("choice, allow_local, message", [
