@@ -100,7 +100,8 @@ class EmbeddingHandlers(HandlerBase):
     @user_errors
     def word_map(self, words, model=SHIPPED):
         """The words' embeddings projected to two dimensions (PCA): (a figure, the same in words: the words left
-        out and why, each word's coordinates). `words`: separated by commas, semicolons or new lines (`split_words`)."""
+        out and why, each word's coordinates). `words`: separated by commas, semicolons or new lines, or by spaces
+        where there is none of those (`word_map.parse_words`)."""
         loaded, embeddings = self._embeddings(model)
         words = word_map.parse_words(self._word(words, "The words", limit=""))  # a box of several: a text's limit
         table = embeddings.word_embeddings.weight

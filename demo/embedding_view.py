@@ -199,9 +199,12 @@ def _allowed(vocab: _Vocab, rows: int, words_only: bool, words: list[str], ids: 
 
 
 def _baseline(sims: torch.Tensor, vocab: _Vocab) -> float:
-    """How alike a token picked at random is to the query: the mean of `sims` (V,) over the ordinary tokens. A
-    small model's rows share one large direction, so this is far above 0 (about 0.88 for "Monday" in the shipped
-    model), and a neighbour's score means what it rises above it."""
+    """How alike a token picked at random is to the query: the mean of `sims` (V,) over the ordinary tokens, and so
+    the query's unit vector times the mean of the rows' unit vectors, the direction they share. A small model's
+    rows share one large direction (the shipped model's mean unit row is 0.94 long), so for nearly every word this
+    is far above 0 (0.88 for "Monday"; over 0.5 for 99.8% of the shipped vocabulary), but a dozen of the commonest
+    tokens point away from it and score below 0 ("the" -0.32, "and" -0.40, "," -0.46): a neighbour's score means
+    what it rises above it, whatever its sign (`baseline_said`)."""
     ordinary = vocab.allowed(len(sims), words_only=False)  # (V,)
     return float(sims[ordinary].mean()) if bool(ordinary.any()) else 0.0
 
@@ -385,7 +388,7 @@ def neighbours_html(result: dict, title: str, counts=None) -> str:
                 + f"): here a token picked at random scores {baseline:.2f} on average, where the bars start."
                 + ("" if words_only else " " + which))
     else:
-        note = nearest_note(baseline, which, counts is not None)
+        note = nearest_note(baseline, which, counts is not None, result["word"])
     pieces = "".join(f'<p class="ev-pieces">{line}</p>' for line in lines)
     return (f'{EMBEDDING_CSS}<div class="ev-view"><h3>{html.escape(title)}</h3>{pieces}'
             f'<table class="ev-table"><tr><th scope="col">rank</th><th scope="col">word</th>'
@@ -397,13 +400,37 @@ def neighbours_html(result: dict, title: str, counts=None) -> str:
             + f'<p class="ev-note">{html.escape(note)}</p></div>')
 
 
-def nearest_note(baseline: float, which: str, counted: bool) -> str:
-    """What the nearest words' similarities mean and how to read them against `baseline`; `which` says which
-    tokens compete; `counted`: the table has the pretraining-text column."""
-    note = (f"Cosine similarity of the learned input embeddings (1 = the same direction). Here a token picked at "
-            f"random scores {baseline:.2f} on average: the embeddings of a small model share one large common "
-            f"direction, so read the order and how far a score rises above {baseline:.2f}, not the number itself; "
-            f"the bars start at {baseline:.2f}. The same table is the output layer (the model scores a predicted "
+LEANING = 0.2  # a baseline at least this far from 0: the word leans along (or away from) the rows' shared direction
+ALONG = 0.5  # a baseline from here up: the word points along that direction (cosine with it over 0.5)
+
+
+def baseline_said(baseline: float, word: str) -> str:
+    """The baseline (`_baseline`) in words, true whatever its sign: it is the word's unit vector times the mean of
+    the rows' unit vectors, so it is far above 0 when the word points along the direction the rows share (as
+    nearly every word of the shipped model does: "Monday" 0.88), below 0 when it points away from it (as a few of
+    the commonest words do there: "the" -0.32, and 99.8% of the tokens score below 0 with it), and near 0 when it
+    stands at about right angles to it (the shipped model's mean unit row is 0.94 long: |baseline| < LEANING is an
+    angle of 78 to 102 degrees). "Share one large common direction" alone, said of "the", read as if "the" shared
+    it too, beside its -0.32."""
+    score, word = f"{baseline:.2f}", f"“{word}”"
+    if baseline >= LEANING:
+        where = (f"most embeddings of a small model share one large common direction, and {word} "
+                 + ("points along it" if baseline >= ALONG else "leans toward it"))
+    elif baseline <= -LEANING:
+        where = (f"most embeddings of a small model share one large common direction, and {word} points away from "
+                 "it (very common words can), so most tokens score below 0 with it")
+    else:
+        where = (f"{word} stands at about right angles to the large common direction that most embeddings of a small "
+                 "model share")
+    return (f"Here a token picked at random scores {score} on average: {where}. Read the order and how far a score "
+            f"rises above {score}, not the number itself; the bars start at {score}.")
+
+
+def nearest_note(baseline: float, which: str, counted: bool, word: str) -> str:
+    """What the nearest words' similarities mean and how to read them against `baseline` (`baseline_said`, of the
+    query `word`); `which` says which tokens compete; `counted`: the table has the pretraining-text column."""
+    note = ("Cosine similarity of the learned input embeddings (1 = the same direction). "
+            + baseline_said(baseline, word) + " The same table is the output layer (the model scores a predicted "
             "word by its row), and training places tokens that appear in similar contexts close together, which is not "
             "the same as meaning the same: opposites such as good and bad fit the same sentences, so they are "
             "often each other's neighbours. " + which)

@@ -74,7 +74,10 @@ MAP_WORDS = ("Monday, Wednesday, Friday, Sunday, five, six, seven, eight, France
              "dog, cat, horse, bird, red, blue, green, yellow")
 
 # The embeddings tab: words whose neighbours it offers (the first shown at start), and analogies (a is to b as c
-# is to ?; the first shown at start): some the shipped model solves, some it does not
+# is to ?; the first shown at start): each a question of ANALOGY_PROBE below that the shipped model answers first
+# (tests/test_embedding_view.py checks it): gender, capitals, comparatives, a past tense. Monday : Tuesday :: Friday
+# was one and answered "cymbals": " Tuesday" is three pieces to the shipped tokenizer (␣T ues day), whose mean is no
+# weekday (its nearest words: Bahamians, Pulse, cymbals).
 NEIGHBOURS_WORDS = ["Monday", "good", "France", "seven", "red"]
 ANALOGIES = [
     ("man", "king", "woman"),
@@ -83,7 +86,7 @@ ANALOGIES = [
     ("good", "better", "bad"),
     ("big", "bigger", "small"),
     ("he", "she", "his"),
-    ("Monday", "Tuesday", "Friday"),
+    ("take", "took", "write"),
 ]
 
 # The analogy probe (`scripts.analogy_probe`, and the Embeddings tab's note on the shipped model): questions

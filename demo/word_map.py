@@ -13,16 +13,20 @@ from matplotlib.figure import Figure
 
 from .embedding_view import EMBEDDING_CSS, look_up_word
 from .figures import short_label  # importing figures also sets the Agg backend, fonts, and text never read as math
-from .validation import split_words
+from .validation import WORD_SEPARATORS_RE, split_words
 
 MIN_MAP_WORDS, MAX_MAP_WORDS = 3, 30  # two words make a line, not a map
 REASONS_SAID = 3  # a refused map names this many words' reasons, then counts the others (30 made 2,700 characters)
+SEPARATED = "separated by commas, semicolons or new lines (or by spaces, where there is none of those)"  # `parse_words`
 
 
 def parse_words(text: str) -> list[str]:
     """A textbox's words (`demo.examples.MAP_WORDS`) separated as the fill-mask candidates are (commas,
-    semicolons or new lines: `split_words`), blanks dropped, each word once."""
-    return list(dict.fromkeys(split_words(text)))
+    semicolons or new lines: `split_words`), blanks dropped, each word once. A text without any of those is split
+    at its spaces: "cat dog bird fish" is four words (read as one, the map was refused as "1 given"), while a list
+    with commas keeps a word of two ("New York, Paris, Rome": the mean of its pieces, as any word in pieces)."""
+    words = split_words(text) if WORD_SEPARATORS_RE.search(text) else text.split()
+    return list(dict.fromkeys(words))
 
 
 def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tuple[list[str], torch.Tensor,
@@ -36,8 +40,8 @@ def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tu
     first REASONS_SAID bad words' reasons, counting the others)."""
     words = list(dict.fromkeys(w.strip() for w in words if w.strip()))
     if not MIN_MAP_WORDS <= len(words) <= MAX_MAP_WORDS:
-        raise ValueError(f"Give {MIN_MAP_WORDS} to {MAX_MAP_WORDS} different words, separated by commas, "
-                         f"semicolons or new lines ({len(words)} given).")
+        raise ValueError(f"Give {MIN_MAP_WORDS} to {MAX_MAP_WORDS} different words, {SEPARATED}: "
+                         f"{len(words)} given.")
     placed, vectors, left_out = [], [], []
     for w in words:
         try:

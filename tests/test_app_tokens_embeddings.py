@@ -200,10 +200,14 @@ def test_word_map_and_positions_are_figures(handlers, models):
     assert {t.get_text() for t in figure.axes[0].texts} >= {"cat", "dog", "house", "river"}
     # the same in words: each word's coordinates, in a closed table
     assert "<details><summary>The map as a table (4 words)" in text and '<th scope="row">river</th>' in text
-    with _error("Give 3 to 30 different words, separated by commas, semicolons or new lines"):
+    with _error("Give 3 to 30 different words, separated by commas, semicolons or new lines.*: 1 given"):
         handlers.word_map("cat")
     # the box has several lines: a word a line is a list too (it was one word of 3), as in the candidates' box
     assert handlers.word_map("cat\ndog\nhouse;river")[1] == handlers.word_map("cat, dog, house, river")[1]
+    # and words separated by spaces alone are words too: "cat dog bird fish" was refused as "(1 given)"
+    assert handlers.word_map("cat dog house river")[1] == handlers.word_map("cat, dog, house, river")[1]
+    with _error(r"\(or by spaces, where there is none of those\): 2 given\."):
+        handlers.word_map("cat  dog")
     # the default words, chosen for the shipped tokenizer: another one leaves out those it cuts in many pieces
     default, text = handlers.word_map(MAP_WORDS)
     assert handlers.word_map(MAP_WORDS)[0] is default  # drawn once per model and words: every page load asks for it

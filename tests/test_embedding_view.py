@@ -12,7 +12,7 @@ import roberta
 from demo import embedding_view as ev
 from demo import position_view as pv
 from demo import word_map as wm
-from demo.examples import MAP_WORDS
+from demo.examples import ANALOGIES, ANALOGY_PROBE, MAP_WORDS
 from helpers import contrast_with_white
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -323,7 +323,7 @@ def test_position_figure_has_a_heatmap_a_colorbar_and_lines():
     heat, lines, bar = fig.axes[0], fig.axes[1], fig.axes[2]
     assert heat.get_xlabel() == heat.get_ylabel() == "position" and heat.get_title() == "<Positions>"
     assert heat.images[0].get_array().shape == (40, 40)
-    assert bar.get_ylabel() == "cosine similarity"
+    assert bar.get_xlabel() == "cosine similarity"  # under the map
     assert lines.get_xlabel() == "position" and lines.get_ylabel() == "cosine similarity"
     labels = [t.get_text() for t in lines.get_legend().get_texts()]
     assert labels == ["position 0 (<s>) vs every position", "position 5 vs every position",
@@ -341,6 +341,16 @@ def test_parse_words_and_the_default_list():
     assert wm.parse_words(" cat, dog,, cat ,\n") == ["cat", "dog"]
     words = wm.parse_words(MAP_WORDS)
     assert wm.MIN_MAP_WORDS <= len(words) <= wm.MAX_MAP_WORDS and len(set(words)) == len(words)
+    # without commas, semicolons or new lines, spaces separate: "cat dog bird fish" was one word ("1 given")
+    assert wm.parse_words(" cat dog\tbird  fish dog ") == ["cat", "dog", "bird", "fish"]
+    assert wm.parse_words("New York, Paris; Rome") == ["New York", "Paris", "Rome"]  # with them, a word of two
+
+
+def test_the_word_map_counts_the_words_given(tok, table):
+    """The refusal counts the words as they were split: "cat dog" is two (it said 1 of "cat dog bird fish")."""
+    with pytest.raises(ValueError, match=r"different words, separated by .* spaces, .*: 2 given\.$"):
+        wm.word_map(table, tok, wm.parse_words("cat dog"))
+    assert wm.word_map_points(table, tok, wm.parse_words("cat dog horse good"))[0] == ["cat", "dog", "horse", "good"]
 
 
 def test_word_map_points_are_deterministic_and_sign_fixed(tok, table):
@@ -416,6 +426,32 @@ def test_the_shipped_model_learned_weekdays_and_positions(shipped):
     assert sim.diagonal(1)[1:-1].mean() > 0.7 > 0.4 > sim.diagonal(10).mean()
 
 
+def test_the_shipped_model_answers_every_analogy_example_first(shipped):
+    """Each analogy example of the Embeddings tab is a probe question (its expected word known) that the shipped
+    model answers first. Monday : Tuesday :: Friday answered "cymbals" (" Tuesday" is 3 pieces there); measured:
+    queen 0.878, Germany 0.900, Tokyo 0.884, worse 0.831, smaller 0.885, her 0.879, wrote 0.888."""
+    embeddings, tokenizer = shipped
+    expected = {(a, b, c): answer for _, a, b, c, answer in ANALOGY_PROBE}
+    assert not [chip for chip in ANALOGIES if chip not in expected], "an example the probe does not ask"
+    answers = {chip: ev.analogy(embeddings.word_embeddings.weight, tokenizer, *chip, k=1)["neighbours"][0][
+        "token_str"].strip() for chip in ANALOGIES}
+    assert answers == {chip: expected[chip] for chip in ANALOGIES}
+
+
+def test_the_shipped_notes_say_which_way_a_word_points(shipped):
+    """Measured: "the" scores -0.32 with a token picked at random (99.8% of the tokens below 0), "Monday" 0.88,
+    "is" -0.11: the note says "the" points away from the shared direction, "Monday" along it, "is" at right
+    angles."""
+    table, tokenizer = shipped[0].word_embeddings.weight, shipped[1]
+    said = {}
+    for word in ("the", "Monday", "is"):
+        result = ev.nearest_words(table, tokenizer, word, k=1)
+        said[word] = (round(result["baseline"], 2), ev.neighbours_html(result, "t").split('class="ev-note">')[1])
+    assert said["the"][0] <= -0.3 and "“the” points away from it" in said["the"][1]
+    assert said["Monday"][0] >= 0.8 and "“Monday” points along it" in said["Monday"][1]
+    assert abs(said["is"][0]) < ev.LEANING and "“is” stands at about right angles" in said["is"][1]
+
+
 def test_the_baseline_is_the_querys_mean_similarity_and_the_bars_start_there(tok, table):
     """Every row of a small model's table shares one large direction, so raw scores are all high: the result
     carries the query's baseline (its mean cosine similarity to every ordinary token) and the bars run from it
@@ -434,6 +470,29 @@ def test_the_baseline_is_the_querys_mean_similarity_and_the_bars_start_there(tok
     out = ev.neighbours_html(at_baseline, "Nearest")
     assert 'style="width:0.0%"' in out and 'style="width:100.0%"' in out
     assert f"scores {result['baseline']:.2f} on average" in out
+
+
+def test_the_note_says_which_way_the_word_points_as_its_baseline_shows(tok, table):
+    """The note said "the embeddings share one large common direction" beside "the"'s baseline of -0.32 in the
+    shipped model: a word pointing away from the shared direction is said to, one along it too, and one at right
+    angles (a baseline near 0) as such, each with its own baseline."""
+    shifted = table + 5.0  # a common direction every row shares
+    the = tid(tok, " the")
+    shifted[the] = -shifted[the]  # " the" points away from it
+    notes = {}
+    for word in ("cat", "the"):
+        result = ev.nearest_words(shifted, tok, word, k=3)
+        notes[word] = ev.neighbours_html(result, "Nearest").split('class="ev-note">')[1]
+        assert f"scores {result['baseline']:.2f} on average" in notes[word]
+        assert f"how far a score rises above {result['baseline']:.2f}" in notes[word]
+    assert ev.nearest_words(shifted, tok, "the")["baseline"] < -0.9 < 0.9 < ev.nearest_words(shifted, tok, "cat")[
+        "baseline"]
+    assert "“the” points away from it" in notes["the"] and "score below 0" in notes["the"]
+    assert "points along it" not in notes["the"] and "right angles" not in notes["the"]
+    assert "“cat” points along it" in notes["cat"] and "away" not in notes["cat"] and "below 0" not in notes["cat"]
+    assert "“a” leans toward it" in ev.baseline_said(0.37, "a")
+    near = ev.baseline_said(-0.11, "is")
+    assert "“is” stands at about right angles" in near and "away" not in near and "along" not in near
 
 
 def test_every_token_shows_its_leading_space_when_all_tokens_compete(tok, table):
