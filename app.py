@@ -416,8 +416,8 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             with gr.Row():
                 with gr.Column(elem_id="em-map-col"):
                     gr.Markdown("## Word map", elem_classes="section-title")
-                    em_map_words = Textbox(MAP_WORDS,
-                                           label="Words (3 to 30; commas, semicolons, new lines or spaces between them)",
+                    em_map_words = Textbox(MAP_WORDS, label="Words (3 to 30, separated by commas, semicolons, new "
+                                                            "lines or spaces)",
                                            info="Enter runs it; Shift+Enter starts a new line.",
                                            elem_id="em-map-words", max_lines=4)
                     em_map_error = error_box()
