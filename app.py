@@ -279,7 +279,9 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     at_bars = Plot(label="Where the token attends", show_label=False, elem_id="at-bars")
                     at_bars_text = gr.HTML(elem_id="at-bars-text", label="bars_text")  # its weights as a table
             if LINK_HINT or SWAP_HINT:  # measured in the shipped MLM at start-up
-                with gr.Accordion("What to look for: “it” in this model's heads", open=False, elem_id="at-look-for"):
+                # the fill-mask model's, whichever model the tab runs (an example runs the classifier)
+                with gr.Accordion("What to look for: “it” in the fill-mask model's heads", open=False,
+                                  elem_id="at-look-for"):
                     gr.Markdown("\n\n".join(text for text in (LINK_HINT, SWAP_HINT) if text))
             at_in = [at_text, at_layer, at_head, at_model]
             at_out = [at_heat, at_grid, at_roll, at_bars, at_token, at_notes, at_heads, at_layer, at_head,

@@ -87,8 +87,8 @@ def attention_tab_hint(previous: tuple[int, int, float] | None = None) -> str:
     """The tab's hint, above its text box (short: on a phone, all of it comes first); `previous`
     (`previous_token_head` in the served MLM, found at start-up): the head that follows one relation most clearly,
     one example away."""
-    clear = (f" (in the served model, layer {previous[0]}, head {previous[1]}: each token looks at the one before it)"
-             if previous else "")
+    clear = (f" (in the fill-mask model, layer {previous[0]}, head {previous[1]}: each token looks at the one before "
+             "it)" if previous else "")
     return (f"**Try** single heads{clear}, and hover over (or tap) “it” in the head view; then "
             "FacebookAI/roberta-base, the same code with far more training. **Notice** how many heads "
             "park their attention on &lt;s&gt;, &lt;/s&gt; or the full stop (“All heads of the layer” counts "

@@ -603,7 +603,7 @@ def link_hint(tokens: Tokens, attentions: np.ndarray, link: tuple[str, str]) -> 
     weights = attentions[:, :, labels.index(link[0]), labels.index(link[1])]  # (L, nh)
     even = 1 / len(labels)
     unclear = f": no head here clearly links “{link[0]}” to “{link[1]}”" if weight < CLEAR_LINK * even else ""
-    return (f"In this model, layer {layer}, head {head} is where “{link[0]}” attends most to "
+    return (f"In the fill-mask model, layer {layer}, head {head} is where “{link[0]}” attends most to "
             f"“{link[1]}” ({format_probability(weight)} of its attention; "
             f"{format_probability(float(weights[layer - 1].mean()))} in layer {layer}'s average of heads, "
             f"{format_probability(float(weights.mean()))} over all {weights.size} heads of the {len(weights)} "
