@@ -264,7 +264,17 @@
     to.focus();
     to.click();
   });
-  const changed = () => { expanded(); patchGradio(); tabStops(); linkErrors(); remeasure(); };
+  // Gradio lists the toasts of one kind in one box: a warning that a later run said again while the first still
+  // showed (a long text, run twice within its 10 s) was listed twice. The box shows each message once, the latest
+  const onceEach = () => document.querySelectorAll('.toast-body').forEach(body => {
+    const seen = new Set();
+    [...body.querySelectorAll('.toast-message-item')].reverse().forEach(item => {
+      const shown = item.style.display !== 'none', again = seen.has(item.textContent.trim());
+      seen.add(item.textContent.trim());
+      if (shown === again) item.style.display = again ? 'none' : '';
+    });
+  });
+  const changed = () => { expanded(); patchGradio(); tabStops(); linkErrors(); onceEach(); remeasure(); };
   changed();
   new MutationObserver(changed).observe(document.body, {subtree: true, childList: true, attributes: true,
                                                        attributeFilter: ['class', 'aria-selected']});

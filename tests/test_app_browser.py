@@ -1478,6 +1478,26 @@ def test_enter_brings_a_sliders_typed_number_into_its_range(page):
         sync_api.expect(box).to_be_focused()
 
 
+def test_a_warning_said_again_while_it_shows_is_listed_once(page):
+    """Gradio lists the toasts of one kind in one box: the Masking tab's warning of a long text, said by two runs
+    within its 10 s, was listed twice in it. The box shows it once."""
+    open_tab(page, "Masking")
+    text, button = page.locator("#mk-text textarea"), page.locator("#tab-masking button.primary")
+    said = re.compile(r"The text is longer than the \d+ tokens the model reads")
+    warnings = page.locator(".toast-body .toast-message-item:visible").filter(has_text=said)
+    for start in ("", "Again. "):  # another text each time (a run of the same inputs is skipped), where it is read
+        text.fill(start + "The quick brown fox jumps over the lazy dog. " * 30)
+        button.click()
+        if start:  # the second run answered (its warning comes before its answer)
+            sync_api.expect(page.locator("#mk-table")).to_contain_text("Again")
+        sync_api.expect(warnings).to_have_count(1)
+    page.locator("[data-testid=toast-close]").click()
+    sync_api.expect(warnings).to_have_count(0)
+    text.fill("The quick brown fox jumps over the lazy dog near the river bank.")  # the page's own example again
+    button.click()
+    sync_api.expect(page.locator("#mk-table")).not_to_contain_text("Again")
+
+
 def test_tab_leaves_a_dropdown_whose_list_scrolls_for_the_next_control(page):
     """Tab out of a dropdown whose open list scrolls (Tokens' "Word of the text" on a long text, Attention's Token
     box) left the focus on the page's <body>: Chromium made the scrolling list a Tab stop, and Gradio closed it as its
