@@ -123,18 +123,20 @@ def page_header(models: Models) -> str:
 
 
 def learning_path(models: Models) -> str:
-    """The tabs in the order a text goes through the model, each with what it shows, for a learner new to
-    transformers: the page's tabs follow the showcase instead (the Fill mask tab first). The layers counted from the
-    model where one is loaded; the classifier's tab by its name as the page opens (`Models.tab_name`)."""
+    """The tabs in the order a text goes through the model, each with what it shows and a link that opens it, for a
+    learner new to transformers: the page's tabs follow the showcase instead (the Fill mask tab first). The layers
+    counted from the model where one is loaded; the classifier's tab by its name as the page opens
+    (`Models.tab_name`)."""
     reference = models.mlm if models.mlm.available else models.sentiment
     layers = f"{reference.config.num_hidden_layers} layers" if reference.available else "the layers"
-    steps = [(TOKENS_TAB, "text → pieces"), (EMBEDDINGS_TAB, "pieces → vectors"),
-             (ATTENTION_TAB, f"{layers} mix the vectors"),
-             (KINDS["mlm"].tab, "the last vector → a word: the pretraining task"),
-             (MASKING_TAB, "how pretraining picks its blanks"),
-             (models.tab_name("sentiment"), "the same kind of encoder, fine-tuned to give a label")]
+    steps = [(TOKENS_TAB, "tokens", "text → pieces"), (EMBEDDINGS_TAB, "embeddings", "pieces → vectors"),
+             (ATTENTION_TAB, "attention", f"{layers} mix the vectors"),
+             (KINDS["mlm"].tab, "fill", "the last vector → a word: the pretraining task"),
+             (MASKING_TAB, "masking", "how pretraining picks its blanks"),
+             (models.tab_name("sentiment"), "sentiment", "the same kind of encoder, fine-tuned to give a label")]
+    # each a link to its tab (its id in app.py), which page.js opens: the order is not the tabs' own
     return ("**Start here** if transformers are new to you, and follow the text through the model: "
-            + " → ".join(f"**{tab}** ({what})" for tab, what in steps) + ".")
+            + " → ".join(f"[**{tab}**](#{tab_id}) ({what})" for tab, tab_id, what in steps) + ".")
 
 
 def parameter_table(model) -> str:

@@ -264,6 +264,15 @@
     to.focus();
     to.click();
   });
+  // A link to a tab ("#tokens", the tab's id: the header's "Start here" line, whose order is not the tabs') opens it
+  document.addEventListener('click', e => {
+    const link = e.target.closest?.('a[href^="#"]');
+    const tab = link && document.querySelector(`[role="tab"][data-tab-id="${CSS.escape(link.hash.slice(1))}"]`);
+    if (!tab) return;
+    e.preventDefault();
+    tab.click();
+    tab.focus();
+  });
   // Gradio lists the toasts of one kind in one box: a warning that a later run said again while the first still
   // showed (a long text, run twice within its 10 s) was listed twice. The box shows each message once, the latest
   const onceEach = () => document.querySelectorAll('.toast-body').forEach(body => {

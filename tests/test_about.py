@@ -1144,11 +1144,11 @@ def test_the_page_header_names_a_path_through_the_tabs_in_the_models_order(tiny_
     first, path = header.split("\n\n")
     assert first.endswith("Try it, look inside, see how it learned.")
     assert path.startswith("**Start here** if transformers are new to you")
-    assert re.findall(r"\*\*([^*]+)\*\* \(", path) == ["Tokens", "Embeddings", "Attention", "Fill mask", "Masking",
-                                                      "Sentiment"]
+    assert re.findall(r"\[\*\*([^*]+)\*\*\]\(#\w+\) \(", path) == ["Tokens", "Embeddings", "Attention", "Fill mask",
+                                                                 "Masking", "Sentiment"]  # each a link to its tab
     assert f"({models.mlm.config.num_hidden_layers} layers mix the vectors)" in path
     topic = load_models(tiny_mlm_dir, _relabelled(tiny_clf_dir, tmp_path, ["world", "sports"]))
-    assert re.findall(r"\*\*([^*]+)\*\* \(", about.page_header(topic))[-1] == "Classify"
+    assert re.findall(r"\*\*([^*]+)\*\*\]\(#sentiment\) \(", about.page_header(topic)) == ["Classify"]
     assert "(the layers mix the vectors)" in about.page_header(load_models(tmp_path / "none", tmp_path / "none"))
 
 

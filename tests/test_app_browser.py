@@ -1517,6 +1517,17 @@ def test_tab_leaves_a_dropdown_whose_list_scrolls_for_the_next_control(page):
     assert after[0] != "BODY" and after[1] == 4, after  # a control after the box (following it, not inside it)
 
 
+def test_the_headers_start_here_links_open_their_tabs(page):
+    """The header's "Start here" line names the tabs in the model's order, not the page's: each name is a link that
+    opens its tab (and gives its button the focus, as a click on it would)."""
+    for name in ("Tokens", "Sentiment", "Fill mask"):
+        page.get_by_role("link", name=name, exact=True).click()
+        tab = page.get_by_role("tab", name=name, exact=True)
+        sync_api.expect(tab).to_have_attribute("aria-selected", "true")
+        sync_api.expect(tab).to_be_focused()
+    assert page.evaluate("location.hash") == ""  # the page's address is left as it was
+
+
 def test_tab_lists_are_one_tab_stop_that_the_arrow_keys_move(page):
     """Each tab button was its own Tab stop and the arrow keys did nothing, though the buttons say role=tab: a
     keyboard passed every tab right of the open one to reach its panel (up to 6, then 5 more for Attention's views).

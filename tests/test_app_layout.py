@@ -1154,12 +1154,14 @@ def test_the_masking_statistics_come_before_the_epoch_table(app):
 
 def test_the_headers_path_names_the_pages_tabs(app):
     """The header's "Start here" line (`about.learning_path`) names tabs in the order a text goes through the
-    model: each is a tab of the page, by its label, and the page's own order is another (the showcase's)."""
+    model: each is a tab of the page, by its label, and a link to it by its id (page.js opens it), and the page's
+    own order is another (the showcase's)."""
     header = next(text for text in _markdown_texts(app) if text.startswith("# RoBERTa from scratch\n"))
-    named = re.findall(r"\*\*([^*]+)\*\* \(", header.split("**Start here**")[1])
-    tabs = [block.label for block in app.demo.blocks.values() if isinstance(block, gr.Tab)
-            and not _inside(block, _by_id(app, "at-views"))]
-    assert len(named) == 6 and set(named) <= set(tabs)
+    named = re.findall(r"\[\*\*([^*]+)\*\*\]\(#(\w+)\) \(", header.split("**Start here**")[1])
+    tabs = {block.label: block.id for block in app.demo.blocks.values() if isinstance(block, gr.Tab)
+            and not _inside(block, _by_id(app, "at-views"))}
+    assert len(named) == 6 and all(tabs.get(label) == tab_id for label, tab_id in named), (named, tabs)
+    assert [label for label, _ in named] != [label for label in tabs if label != "About"]  # another order
 
 
 def test_every_tab_names_the_panel_it_controls(app):
