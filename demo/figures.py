@@ -6,8 +6,10 @@ length stay readable; beyond what fits, every k-th token is labelled.
 """
 from __future__ import annotations
 
+import functools
 import math
 import textwrap
+import unicodedata
 import warnings
 
 import matplotlib
@@ -35,17 +37,65 @@ _FALLBACKS = ["Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans Arabic", "Noto 
 _INSTALLED = {f.name for f in font_manager.fontManager.ttflist}
 matplotlib.rcParams["font.family"] = ["DejaVu Sans"] + [f for f in _FALLBACKS if f in _INSTALLED]
 
-# Glyphs the font lacks (CJK, emoji) are drawn as boxes; the warnings would only fill the server log.
+# A character no font has is written by its name (`drawable`): these keep the server log clear of what slips through
+# (a glyph a font lists but draws as a box) and of scripts drawn without their shaping (Devanagari)
 warnings.filterwarnings("ignore", message=r"Glyph .* missing from", category=UserWarning)
 warnings.filterwarnings("ignore", message=r"Matplotlib currently does not support", category=UserWarning)
 
 SCHEME_COLORS = {"static1": "#7f7f7f", "static10": "#1f77b4", "dynamic": "#d62728"}
-MIN_FONT, MAX_FONT, MAX_FONT_SKIPPING = 6.0, 11.0, 9.0
+MIN_FONT, MAX_FONT, MAX_FONT_SKIPPING = 6.0, 12.0, 9.0
+# The page shows a figure at its own size, or shrunk to its column where that is narrower: 370 px on a 390 px phone.
+# So a figure is drawn little wider than its data and its labels need, with text large enough to read at 11 px or
+# more once shrunk (a short text's: a long one's figure grows with its tokens); on a computer it is shown as drawn.
+PHONE_COLUMN_PX = 370
+TEXT_FONT, TICK_FONT, TITLE_FONT = 12.0, 11.5, 13.0  # points: axis titles; tick labels; figure titles
+
+
+@functools.cache
+def _drawable_chars(families: tuple[str, ...]) -> frozenset[int]:
+    """The code points that some font of the figures' font list has a glyph for (a generic family, "sans-serif",
+    stands for the fonts its own list names): what matplotlib can draw, by its font fallback."""
+    names = [name for family in families
+             for name in (matplotlib.rcParams[f"font.{family}"] if f"font.{family}" in matplotlib.rcParams
+                          else [family])]
+    chars = set()
+    for name in names:
+        try:
+            path = font_manager.findfont(font_manager.FontProperties(family=name), fallback_to_default=False)
+        except ValueError:  # not installed
+            continue
+        chars.update(font_manager.get_font(path).get_charmap())
+    return frozenset(chars)
+
+
+def _char_name(c: str) -> str:
+    """A character no font can draw, in words: "⟨slice of pizza⟩"; by its code where its name is only that code
+    ("CJK UNIFIED IDEOGRAPH-65E5": "⟨U+65E5⟩") or it has none (a control character: "⟨U+0009⟩")."""
+    code = f"{ord(c):04X}"
+    name = unicodedata.name(c, "")
+    return f"⟨U+{code}⟩" if not name or code in name else f"⟨{name.lower()}⟩"
+
+
+def drawable(text: str) -> str:
+    """`text` as the figures' fonts can draw it: a character none of them has (an emoji, a CJK character on a
+    server with DejaVu Sans alone, as a Hugging Face Space is) written by its name, "🍕" as "⟨slice of pizza⟩",
+    where matplotlib drew an empty box, the same for every character it lacks. A new line stays one."""
+    chars = _drawable_chars(tuple(matplotlib.rcParams["font.family"]))
+    if all(ord(c) in chars or c == "\n" for c in text):
+        return text
+    return "".join(c if ord(c) in chars or c == "\n" else _char_name(c) for c in text)
+
+
+NAMED_ROOM = 16  # characters a label may grow by when a character in it is written by its name
 
 
 def short_label(label: str, width: int = 14) -> str:
-    """A label as a figure writes it: on one line (a new line or a tab shown as \\n, \\t), cut as `short_text`."""
-    return short_text(label.replace("\n", "\\n").replace("\t", "\\t"), width)
+    """A label as a figure writes it: on one line (a new line or a tab shown as \\n, \\t), a character no font
+    has by its name (`drawable`), cut as `short_text`. A label that a name lengthened may run NAMED_ROOM characters
+    longer, so that an emoji's byte piece "🍕·1" reads "⟨slice of pizza⟩·1" whole, its piece number kept."""
+    one_line = label.replace("\n", "\\n").replace("\t", "\\t")
+    shown = drawable(one_line)
+    return short_text(shown, width if shown == one_line else width + NAMED_ROOM)
 
 
 def _tick_layout(n: int, axis_inches: float) -> tuple[float, int]:
@@ -92,44 +142,92 @@ def token_labels(ax, axis: str) -> list:
 
 
 def _square_size(n: int) -> float:
-    """Inches of a heatmap's side for n tokens: up to 128 tokens, every one labelled at 6 pt or more."""
-    return float(min(12.5, max(4.0, 2.4 + 0.08 * n)))
+    """Inches of a heatmap's side for n tokens: up to 128 tokens, every one labelled at 6 pt or more; a short text's
+    as narrow as its labels allow, for a phone's column."""
+    return float(min(12.5, max(3.4, 2.4 + 0.08 * n)))
 
 
 def _label_inches(labels, font: float) -> float:
-    """Rough width of the longest (shortened) tick label, for margins without a costly layout engine."""
-    longest = max((len(short_label(label)) for label in labels), default=1)
-    return longest * font * 0.62 / 72
+    """Width of the longest (shortened) tick label, for margins without a costly layout engine."""
+    return max((_text_inches(short_label(label), font) for label in labels), default=font / 72)
+
+
+def _slanted_inches(label: float, font: float) -> float:
+    """How far below the axes a label `label` inches wide reaches, slanted at 60 degrees (its line's height too)."""
+    return label * 0.87 + 0.6 * font / 72
+
+
+def _text_inches(text: str, size: float) -> float:
+    """The width of one line of `text` at `size` points in the figures' first font (DejaVu Sans), without drawing
+    anything: FreeType's, 5% more, as matplotlib's drawing at 100 dpi came out up to 4% wider."""
+    prop = font_manager.FontProperties(family=matplotlib.rcParams["font.family"], size=size)
+    font = font_manager.get_font(font_manager.findfont(prop))
+    font.set_size(size, 72)
+    font.set_text(text)
+    return font.get_width_height()[0] / 64 / 72 * 1.05
+
+
+def _wrap(text: str, size: float, inches: float) -> list[str]:
+    """`text` in lines of at most `inches` at `size` points, broken between words as matplotlib wraps a text
+    (`wrap=True`): greedily, word by word, each line measured."""
+    lines = [""]
+    for word in text.split(" "):
+        longer = f"{lines[-1]} {word}" if lines[-1] else word
+        if lines[-1] and _text_inches(longer, size) > inches:
+            lines.append(word)
+        else:
+            lines[-1] = longer
+    return lines
+
+
+def _title(title: str, size: float, centre: float, width: float) -> tuple[str, int]:
+    """A title of axes whose centre lies `centre` inches from the left of a figure `width` inches wide: written as
+    the fonts can draw it, and the number of lines it takes when matplotlib wraps it (`wrap=True`: a centred text at
+    twice its distance to the nearer edge of the figure), for the room above the axes. It stays one line of text,
+    as the page's alt text reads it."""
+    title = drawable(title)
+    return title, len(_wrap(title, size, 2 * min(centre, width - centre) - 0.1))
 
 
 def attention_heatmap(matrix: np.ndarray, labels: list[str], title: str, cbar_label: str = "attention weight"):
     """A (T, T) matrix: row = the token that attends (query), column = the token attended to (key).
-    Margins are computed from the label lengths (a layout engine would double the drawing time)."""
+    Margins are computed from the label lengths (a layout engine would double the drawing time). The colour bar
+    lies under the map, not beside it: the figure is hardly wider than the map and its labels (5.1 in for the
+    default sentence's 13 tokens; 6.6 in with the bar beside it, whose text a phone showed at 8 px)."""
     n = len(labels)
     side = _square_size(n)  # the square axes, inches
     font, step = _tick_layout(n, side)
     label = _label_inches(labels[::step], font)
-    left, bottom, top, right = label + 0.6, label * 0.87 + 0.6, 0.45, 1.3
-    width, height = left + side + right, bottom + side + top
+    left, right = label + 0.6, 0.3
+    width = left + side + right
+    bar_w = 0.8 * side
+    bar_lines = len(_wrap(cbar_label, TEXT_FONT, 2 * right + side - 0.1))  # wrapped where it is drawn (centred)
+    under = _slanted_inches(label, font) + _TICK_PAD + 0.5  # the token labels and the axis title, to the bar
+    bar_y = 0.1 + 0.21 * bar_lines + 0.3  # the bar's bottom: its title's lines and its ticks under it
+    bottom = bar_y + 0.16 + under
+    title, lines = _title(title, TITLE_FONT, left + side / 2, width)
+    height = bottom + side + 0.2 + 0.24 * lines
     fig = Figure(figsize=(width, height), dpi=100)
     ax = fig.add_axes((left / width, bottom / height, side / width, side / height))
+    ax.set_title(title, fontsize=TITLE_FONT, wrap=True)
     im = ax.imshow(matrix, cmap="viridis", vmin=0.0, vmax=max(float(np.max(matrix)), 1e-9), aspect="equal",
                    interpolation="nearest")
     _set_ticks(ax, "x", labels, font, step, rotation=60)
     _set_ticks(ax, "y", labels, font, step)
-    ax.set_xlabel("attended to (key)", fontsize=10)
-    ax.set_ylabel("attending token (query)", fontsize=10)
-    ax.xaxis.set_label_coords(0.5, -(label * 0.87 + _TICK_PAD + 0.1) / side)  # below the token labels
+    ax.set_xlabel("attended to (key)", fontsize=TEXT_FONT)
+    ax.set_ylabel("attending token (query)", fontsize=TEXT_FONT)
+    ax.xaxis.set_label_coords(0.5, -(_slanted_inches(label, font) + _TICK_PAD + 0.1) / side)  # below the token labels
     ax.yaxis.set_label_coords(-(label + _TICK_PAD + 0.1) / side, 0.5)
-    ax.set_title(title, fontsize=12)
-    cax = fig.add_axes(((left + side + 0.2) / width, (bottom + 0.1 * side) / height, 0.18 / width,
-                        0.8 * side / height))
-    fig.colorbar(im, cax=cax, label=cbar_label)
-    cax.yaxis.set_major_formatter(PercentFormatter(1.0))  # a share, in % as every table beside the figure
+    cax = fig.add_axes(((left + (side - bar_w) / 2) / width, bar_y / height, bar_w / width, 0.16 / height))
+    # a share, in % as every table beside the figure; four steps, so that the ticks fit the bar's width
+    fig.colorbar(im, cax=cax, orientation="horizontal", ticks=MaxNLocator(4), format=PercentFormatter(1.0))
+    cax.set_xlabel(cbar_label, fontsize=TEXT_FONT, wrap=True)
+    cax.tick_params(labelsize=TICK_FONT)
     return fig
 
 
 GRID_SCALE_NOTE = "One colour scale for every head (the bar on the right): a head that spreads its attention stays dark"
+GRID_COLUMNS = 2  # heads a row: the page shows the grid at least 640 px wide, scrolling sideways on a phone
 
 
 def head_grid(layer_attention: np.ndarray, labels: list[str], layer: int):
@@ -138,19 +236,21 @@ def head_grid(layer_attention: np.ndarray, labels: list[str], layer: int):
     to its own maximum, as it was, made both reach full yellow). 100% rather than the layer's largest weight: a
     row's weights sum to 1, so the top of the bar means the same in every layer. The tokens are the same in every
     cell, so only the outer cells carry labels (the left column and the lowest cell of each column), and the margins
-    are computed from the label lengths: text and a layout engine were most of the drawing time (1.9 s -> 0.5 s)."""
+    are computed from the label lengths: text and a layout engine were most of the drawing time (1.9 s -> 0.5 s).
+    Two heads a row (GRID_COLUMNS): four made a figure 16 in wide, which a phone's 640 px showed at 5-6 px text; two
+    are 7.5 in, their text 11 px there, each head as large on a computer as the four a row were when shrunk to it."""
     nh, n = layer_attention.shape[0], len(labels)
-    cols = min(4, nh)
+    cols = min(GRID_COLUMNS, nh)
     rows = math.ceil(nh / cols)
-    cell = 3.2 if n <= 32 else 3.6  # inches per head
+    cell = 2.4 if n <= 32 else 2.8  # inches per head
     font, step = _tick_layout(n, cell * 0.8)
     label = _label_inches(labels[::step], font)
-    bar_w, bar_label = 0.18, 0.95  # the colour bar and room for its ticks and label, inches
-    left, bottom, right, gap_w, gap_h = label + 0.3, label + 0.3, 0.35 + bar_w + bar_label, 0.25, 0.45
+    bar_w, bar_label = 0.18, 1.05  # the colour bar and room for its ticks and label, inches
+    left, bottom, right, gap_w, gap_h = label + 0.3, label + 0.3, 0.35 + bar_w + bar_label, 0.25, 0.5
     grid_w, grid_h = cols * cell + (cols - 1) * gap_w, rows * cell + (rows - 1) * gap_h
     width = left + grid_w + right
-    note = textwrap.wrap(GRID_SCALE_NOTE, int(width * 72 / (9.5 * 0.55)))  # one line, two for a one-head model
-    top = 0.8 + 0.15 * len(note)
+    note = textwrap.wrap(GRID_SCALE_NOTE, int(width * 72 / (TICK_FONT * 0.6)))
+    top = 0.85 + 0.2 * len(note)
     height = bottom + grid_h + top
     fig = Figure(figsize=(width, height), dpi=100)
     fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height, top=1 - top / height,
@@ -163,7 +263,7 @@ def head_grid(layer_attention: np.ndarray, labels: list[str], layer: int):
             ax.axis("off")
             continue
         image = ax.imshow(layer_attention[h], cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest")
-        ax.set_title(f"head {h + 1}", fontsize=10)
+        ax.set_title(f"head {h + 1}", fontsize=TEXT_FONT)
         if h // cols == rows - 1 or h + cols >= nh:  # the lowest cell of its column
             _set_ticks(ax, "x", labels, font, step, rotation=90)
         else:
@@ -175,25 +275,32 @@ def head_grid(layer_attention: np.ndarray, labels: list[str], layer: int):
     span = min(grid_h, 2 * cell)  # the bar beside the upper cells, at most two rows high
     cax = fig.add_axes(((left + grid_w + 0.35) / width, (bottom + grid_h - span) / height, bar_w / width,
                         span / height))
-    fig.colorbar(image, cax=cax, label="attention weight, every head")
+    fig.colorbar(image, cax=cax)
+    cax.set_ylabel("attention weight, every head", fontsize=TEXT_FONT)
+    cax.tick_params(labelsize=TICK_FONT)
     cax.yaxis.set_major_formatter(PercentFormatter(1.0))  # a share, in % as the tables beside the figure
-    fig.suptitle(f"Layer {layer}: every head (rows attend to columns)", fontsize=12)
-    fig.text(0.5, 1 - 0.5 / height, "\n".join(note), ha="center", va="top", fontsize=9.5)
+    fig.suptitle(f"Layer {layer}: every head (rows attend to columns)", fontsize=TITLE_FONT)
+    fig.text(0.5, 1 - 0.55 / height, "\n".join(note), ha="center", va="top", fontsize=TICK_FONT)
     return fig
 
 
 def attention_bars(weights: np.ndarray, labels: list[str], query: int, title: str):
     """Where one token (query) attends: one bar per token it can see. The query's own bar is told apart by more
     than its colour (red, the others blue): it is hatched and outlined in black, and its label is bold, so that it
-    stands out in grey or to a colour-blind reader, and among tokens that read the same ("the … the")."""
+    stands out in grey or to a colour-blind reader, and among tokens that read the same ("the … the"). As narrow
+    as a short text's bars allow (4.8 in for 13 tokens), its title wrapped, so that a phone shows its text at 11 px
+    or more."""
     n = len(labels)
-    axis = float(min(14.0, max(5.0, 1.0 + 0.11 * n)))
+    axis = float(min(14.0, max(3.6, 1.0 + 0.11 * n)))
     font, step = _tick_layout(n, axis)
     label = _label_inches(labels[::step], font)
-    left, bottom, top, right, plot_h = 0.9, label * 0.87 + 0.25, 0.4, 0.2, 2.6
-    width, height = left + axis + right, bottom + plot_h + top
+    left, bottom, right, plot_h = 1.0, _slanted_inches(label, font) + 0.25, 0.2, 2.6
+    width = left + axis + right
+    title, lines = _title(title, TEXT_FONT, left + axis / 2, width)
+    height = bottom + plot_h + 0.2 + 0.22 * lines
     fig = Figure(figsize=(width, height), dpi=100)
     ax = fig.add_axes((left / width, bottom / height, axis / width, plot_h / height))
+    ax.set_title(title, fontsize=TEXT_FONT, wrap=True)
     colors = ["#d62728" if i == query else "#1f77b4" for i in range(n)]
     bars = ax.bar(range(n), weights, color=colors)
     if 0 <= query < n:
@@ -203,9 +310,9 @@ def attention_bars(weights: np.ndarray, labels: list[str], query: int, title: st
         if round(text.get_position()[0]) == query:
             text.set_fontweight("bold")
     ax.set_xlim(-0.6, n - 0.4)
-    ax.set_ylabel("attention weight")
+    ax.set_ylabel("attention weight", fontsize=TEXT_FONT)
+    ax.tick_params(labelsize=TICK_FONT)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))  # as the table beside it ("76.6%")
-    ax.set_title(title, fontsize=11)
     ax.grid(axis="y", alpha=0.3)
     return fig
 

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from roberta.config import PRESETS
 
-from . import figures  # noqa: F401  importing figures sets the Agg backend, fonts, and text never read as math
+from . import figures  # importing figures sets the Agg backend, fonts, and text never read as math
 from .embedding_view import EMBEDDING_CSS, plain_table
 
 
@@ -80,16 +80,21 @@ def position_similarity_figure(position_embeddings: torch.Tensor, first_position
     """The position rows' cosine similarities (`position_similarities`) as a heatmap, and below it, as lines,
     the similarity of a few positions to every other. A bright band along the diagonal means the model learned
     nearby positions alike, far ones apart: learned, not the original Transformer's fixed sinusoids. Positions
-    are counted from the text's first token (<s> = 0), row `first_position` of the table."""
+    are counted from the text's first token (<s> = 0), row `first_position` of the table. Narrow, its text large
+    (`figures.TEXT_FONT`...), its colour bar under the map, as the coverage plot: a phone shrinks it to its column
+    (6.2 in wide, its legend read 7.5 px there; 4.8 in, 12 px), a computer shows it as drawn."""
     sim = position_similarities(position_embeddings, first_position).numpy()  # (N, N)
     n = len(sim)
-    fig = Figure(figsize=(6.2, 9.0), dpi=100, layout="constrained")
+    fig = Figure(figsize=(4.8, 8.4), dpi=100, layout="constrained")
     top, bottom = fig.subplots(2, 1, height_ratios=[2.2, 1])
     im = top.imshow(sim, cmap="RdBu_r", vmin=-1.0, vmax=1.0, interpolation="antialiased", aspect="equal")
-    top.set_xlabel("position", fontsize=11)
-    top.set_ylabel("position", fontsize=11)
-    top.set_title(title, fontsize=12)
-    fig.colorbar(im, ax=top, label="cosine similarity", shrink=0.85)
+    top.set_xlabel("position", fontsize=figures.TEXT_FONT)
+    top.set_ylabel("position", fontsize=figures.TEXT_FONT)
+    top.set_title(figures.drawable(title), fontsize=figures.TITLE_FONT, wrap=True)
+    bar = fig.colorbar(im, ax=top, location="bottom", shrink=0.8, aspect=30)  # under: the map as wide as the lines
+    bar.set_label("cosine similarity", fontsize=figures.TEXT_FONT)
+    bar.ax.tick_params(labelsize=figures.TICK_FONT)
+    top.tick_params(labelsize=figures.TICK_FONT)
     styles = ["-", "--", ":"]
     # black, blue and vermillion (Okabe and Ito's): each at least 3:1 on white (matplotlib's second, orange, was 2.5)
     colours = ["#000000", "#0072B2", "#D55E00"]
@@ -100,8 +105,9 @@ def position_similarity_figure(position_embeddings: torch.Tensor, first_position
     bottom.axhline(0.0, color="gray", linewidth=0.8, alpha=0.6)
     bottom.set_xlim(-0.5, n - 0.5)
     bottom.set_ylim(min(-0.2, float(sim.min()) - 0.05), 1.05)
-    bottom.set_xlabel("position", fontsize=11)
-    bottom.set_ylabel("cosine similarity", fontsize=11)
+    bottom.set_xlabel("position", fontsize=figures.TEXT_FONT)
+    bottom.set_ylabel("cosine similarity", fontsize=figures.TEXT_FONT)
+    bottom.tick_params(labelsize=figures.TICK_FONT)
     bottom.grid(alpha=0.3)
-    bottom.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=1, frameon=False)
+    bottom.legend(fontsize=figures.TICK_FONT, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=1, frameon=False)
     return fig

@@ -22,5 +22,6 @@ def reliability_alt(dev_set: str) -> str:
     """reliability.png (`train.calibrate.plot_reliability`), drawn on `dev_set` ("SST-2 dev", "the dev set
     (872 examples)")."""
     return (f"Reliability diagrams of the classifier on {dev_set}, before and after temperature scaling: accuracy "
-            "per confidence bin as bars, the gap up to the bin's confidence shaded, against the diagonal of perfect "
+            "per confidence bin as bars, the gap to the bin's confidence as a bar of its own (orange where the model "
+            "is over-confident, hatched blue where it is under-confident), against the diagonal of perfect "
             "calibration")

@@ -1793,10 +1793,11 @@ def test_attention_figures_label_128_tokens_legibly():
 
 
 def test_the_attention_figures_give_weights_in_percent():
-    """The colour bar and the bars' axis read 0.0–0.8 beside tables in % (“76.6%”): their ticks are percentages."""
+    """The colour bar (under the heatmap) and the bars' axis read 0.0–0.8 beside tables in % (“76.6%”): their ticks
+    are percentages."""
     weights = np.array([0.8, 0.15, 0.05])
     labels = ["<s>", "w", "</s>"]
-    for fig, axis in [(figures.attention_heatmap(np.tile(weights, (3, 1)), labels, "t"), lambda f: f.axes[-1].yaxis),
+    for fig, axis in [(figures.attention_heatmap(np.tile(weights, (3, 1)), labels, "t"), lambda f: f.axes[-1].xaxis),
                       (figures.attention_bars(weights, labels, 1, "t"), lambda f: f.axes[0].yaxis)]:
         FigureCanvasAgg(fig).draw()
         ticks = [t.get_text() for t in axis(fig).get_ticklabels() if t.get_text()]
@@ -2669,8 +2670,8 @@ def test_rollout_is_a_weight_and_its_notes_say_how_it_overcounts(handlers):
     counts every weight as information moved."""
     outputs = handlers.attention("the cat sees the house.", 2, "average")
     rollout, notes = outputs[2], outputs[5]
-    assert rollout.axes[-1].get_ylabel() == "rollout weight (attention multiplied through the layers)"
-    assert "information from each input token" not in rollout.axes[-1].get_ylabel()
+    assert rollout.axes[-1].get_xlabel() == "rollout weight (attention multiplied through the layers)"  # the bar's
+    assert "information from each input token" not in rollout.axes[-1].get_xlabel()
     assert "counts every attention weight as information moved" in notes and "not a measurement" in notes
 
 

@@ -282,18 +282,60 @@ def test_reliability_diagram(tmp_path, monkeypatch):
         accuracy = [b["accuracy"] for b in calibrate.reliability_bins(probs, labels) if b["n"]]
         heights = [bar.get_height() for bar in ax.containers[0]]  # the first bars: accuracy per bin
         assert heights == pytest.approx(accuracy)
-        # the gap bars' fill is light, their edge opaque: a greyscale print still shows where each gap ends
-        assert all(bar.get_edgecolor()[3] == 1 and bar.get_facecolor()[3] < 1 for bar in ax.containers[1])
+        # the gap bars' edge is opaque: a greyscale print still shows where each gap ends
+        gaps = [bar for container in ax.containers[1:] for bar in container]
+        assert gaps and all(bar.get_edgecolor()[3] == 1 for bar in gaps)
         # and at least 3:1 (WCAG 1.4.11) against the white above an accuracy bar and against the accuracy bar, which
         # an under-confident bin's gap is drawn on (its brown edge was 1.2:1 there): the ratio of two colours is
         # the ratio of their ratios against white
         accuracy = contrast_with_white(ax.containers[0][0].get_facecolor())
-        for bar in ax.containers[1]:
+        for bar in gaps:
             edge = contrast_with_white(bar.get_edgecolor())
             assert edge >= 3 and max(edge, accuracy) / min(edge, accuracy) >= 3, (bar.get_edgecolor(), edge, accuracy)
     assert before.get_title() != after.get_title() and after.get_title().startswith("after: T = 2.5")
     for axis in (before.xaxis, before.yaxis, after.xaxis, after.yaxis):  # in % as the app shows a probability
         assert axis.get_major_formatter().format_ticks([0.5, 0.75, 1.0]) == ["50%", "75%", "100%"]
+
+
+def test_the_reliability_legend_names_every_colour_drawn_and_covers_no_bar(tmp_path, monkeypatch):
+    """The legend sat in the first panel's upper left corner, over the bars of its lowest bins, and named one gap
+    colour: an under-confident bin's gap, a translucent orange drawn on its blue accuracy bar, came out a mauve it
+    did not show. Every bar is opaque now (the colour drawn is its own), each colour is a legend entry's (the
+    under-confident gap's hatch too), and the one legend lies under the panels, clear of every bar and of the
+    axes."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import to_hex
+    from matplotlib.patches import Rectangle
+
+    z, labels = synthetic(n=500)  # over-confident bins before the temperature, under-confident ones too
+    drawn = []
+    save = calibrate.save_figure
+    monkeypatch.setattr(calibrate, "save_figure", lambda fig, path: drawn.append(fig) or save(fig, path))
+    calibrate.plot_reliability(z, labels, 2.5, tmp_path / "reliability.png", title="synthetic")
+    fig = drawn[0]
+    bars = [bar for ax in fig.axes for bar in ax.patches]
+    assert all(bar.get_facecolor()[3] == 1 for bar in bars)  # opaque: nothing blends into a colour of its own
+    drawn_colours = {(to_hex(bar.get_facecolor()), bar.get_hatch() or "") for bar in bars}
+    assert {colour for colour, _ in drawn_colours} == {calibrate.ACCURACY_COLOUR, calibrate.OVER_COLOUR,
+                                                      calibrate.UNDER_COLOUR}  # both kinds of gap are drawn
+    legends = fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    assert len(legends) == 1
+    legend = legends[0]
+    handles = legend.legend_handles
+    shown = {(to_hex(h.get_facecolor()), h.get_hatch() or "") for h in handles if isinstance(h, Rectangle)}
+    assert drawn_colours <= shown
+    named = dict(zip([t.get_text() for t in legend.get_texts()], handles))
+    assert set(named) == {"accuracy", "perfect calibration", *calibrate.GAP_LABELS.values()}
+    assert to_hex(named["perfect calibration"].get_color()) == to_hex(fig.axes[0].lines[0].get_color())
+    canvas = FigureCanvasAgg(fig)  # drawn again, laid out as saved (pyplot let go of it)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    box = legend.get_window_extent(renderer)
+    assert not any(box.overlaps(bar.get_window_extent(renderer)) for bar in bars)
+    assert not any(box.overlaps(ax.get_window_extent(renderer)) for ax in fig.axes)
+    assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= fig.bbox.width and box.y1 <= fig.bbox.height  # not cut off
+    # a panel's x-axis title stays clear of it
+    assert all(box.y1 <= ax.xaxis.label.get_window_extent(renderer).y0 for ax in fig.axes)
 
 
 # ----- the held-out calibration slice -----

@@ -174,17 +174,42 @@ def calibration_report(logits: torch.Tensor, labels, temperature: float, n_bins:
             "mean_confidence_after": scaled.max(-1).values.mean().item(), "bins": n_bins}
 
 
+# The reliability diagram's colours. Each gap between a bin's accuracy and its confidence is a bar of its own, opaque:
+# drawn as one translucent orange, an under-confident bin's gap (inside its accuracy bar) came out a mauve that the
+# legend did not show. Over-confident: the confidence above the accuracy bar, orange; under-confident: the part of the
+# accuracy bar above the confidence, light blue and hatched, told apart from the orange in grey too.
+ACCURACY_COLOUR, OVER_COLOUR, UNDER_COLOUR = "#4c72b0", "#f0c8b1", "#aec7e8"
+GAP_LABELS = {"over": "over-confident: confidence above accuracy",
+              "under": "under-confident: accuracy above confidence"}
+
+
+def _gap_bars(ax, full: list[dict], width: float) -> None:
+    """The gap between each bin's accuracy and confidence, as a bar outlined in black: the edge shows where each
+    gap ends at 3:1 (WCAG 1.4.11) against the white above a bar and against the accuracy bar an under-confident
+    bin's gap lies on (21:1 and 4.3:1). Only the kinds the panel has: an empty bar set has no colour to show."""
+    over = [b for b in full if b["confidence"] >= b["accuracy"]]
+    under = [b for b in full if b["confidence"] < b["accuracy"]]
+    if over:
+        ax.bar([b["lower"] for b in over], [b["confidence"] - b["accuracy"] for b in over], width=width,
+               bottom=[b["accuracy"] for b in over], align="edge", color=OVER_COLOUR, edgecolor="black",
+               label=GAP_LABELS["over"])
+    if under:
+        ax.bar([b["lower"] for b in under], [b["accuracy"] - b["confidence"] for b in under], width=width,
+               bottom=[b["confidence"] for b in under], align="edge", color=UNDER_COLOUR, edgecolor="black",
+               hatch="//", label=GAP_LABELS["under"])
+
+
 def plot_reliability(logits: torch.Tensor, labels, temperature: float, path, title: str = "",
                      n_bins: int = N_BINS) -> Path:
     """Reliability diagrams before and after temperature scaling, side by side (accuracy per confidence bin
-    against the diagonal of perfect calibration; the bars' labels are the examples in each bin)."""
+    against the diagonal of perfect calibration; the bars' labels are the examples in each bin). One legend for
+    both, under them: in a panel's corner it covered a bin's bar, and it names every colour the panels draw."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.colors import to_rgba
     from matplotlib.ticker import PercentFormatter
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 5.0), sharey=True, layout="constrained")
     for ax, (name, t) in zip(axes, [("before: T = 1", 1.0), (f"after: T = {temperature:.3g}", temperature)]):
         probs = probabilities(logits, t)
         bins = reliability_bins(probs, labels, n_bins)
@@ -192,13 +217,8 @@ def plot_reliability(logits: torch.Tensor, labels, temperature: float, path, tit
         width = 1 / n_bins
         full = [b for b in bins if b["n"]]
         ax.bar([b["lower"] for b in full], [b["accuracy"] for b in full], width=width, align="edge",
-               color="#4c72b0", edgecolor="white", label="accuracy")
-        ax.bar([b["lower"] for b in full], [b["confidence"] - b["accuracy"] for b in full], width=width,
-               bottom=[b["accuracy"] for b in full], align="edge", color=to_rgba("#dd8452", 0.45),
-               edgecolor="black", label="gap to confidence")
-        # the gap's edge opaque and black, so that the gap reads in grey too, and where it ends shows at 3:1 (WCAG
-        # 1.4.11) against the white above a bar and against the accuracy bar that an under-confident bin's gap
-        # lies on (21:1 and 4.3:1; the sienna edge it had was 1.2:1 on the accuracy bar)
+               color=ACCURACY_COLOUR, edgecolor="white", label="accuracy")
+        _gap_bars(ax, full, width)
         for b in full:
             ax.text(b["lower"] + width / 2, 0.02, str(b["n"]), ha="center", va="bottom", fontsize=7, rotation=90,
                     color="white")
@@ -210,7 +230,13 @@ def plot_reliability(logits: torch.Tensor, labels, temperature: float, path, tit
             axis.set_major_formatter(PercentFormatter(1.0))
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("accuracy")
-    axes[0].legend(loc="upper left", fontsize=8)
+    named = {}  # label -> handle, over both panels: a gap kind one panel lacks is still named once
+    for ax in axes:
+        named.update(zip(*reversed(ax.get_legend_handles_labels())))
+    order = ["accuracy", GAP_LABELS["over"], "perfect calibration", GAP_LABELS["under"]]  # in two columns
+    shown = sorted(named, key=order.index)
+    fig.legend([named[label] for label in shown], shown, loc="outside lower center", ncols=2, fontsize=9,
+               frameon=False)
     if title:
         fig.suptitle(title, fontsize=10)
     return save_figure(fig, path)

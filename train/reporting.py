@@ -114,10 +114,12 @@ def arm_style(i: int) -> dict:
 
 
 def save_figure(fig, png_path, dpi: int = 100) -> Path:
-    """Lay out `fig`, write it as a PNG in one step (a reader never sees half a file) and close it."""
+    """Lay out `fig` (tightly, unless it has a layout engine of its own: a constrained one places a legend outside
+    its axes), write it as a PNG in one step (a reader never sees half a file) and close it."""
     import matplotlib.pyplot as plt
 
-    fig.tight_layout()
+    if fig.get_layout_engine() is None:
+        fig.tight_layout()
     try:
         with replaced_atomically(png_path) as tmp:
             fig.savefig(tmp, dpi=dpi, format="png")  # the temporary name does not end in .png
