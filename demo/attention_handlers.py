@@ -265,11 +265,16 @@ class AttentionHandlers(HandlerBase):
         views = self._draw(tokens, attentions, layer, head, query, wanted)
         picker = gr.update(choices=[(f"{i}: {label}", i) for i, label in enumerate(labels)], value=query)
         n_layers, n_heads = attentions.shape[:2]
-        notes = (f"{len(labels)} tokens{' (cut to the maximum length)' if tokens.truncated else ''} · "
-                 f"{md_escape(loaded.title)} · {n_layers} layers × {n_heads} heads. "
+        # the text named: Layer, Head, Token and the sub-tabs redraw this one, not a text edited since in the box
+        shown = short_text(text.strip(), 60)
+        shown = shown if shown == text.strip() else shown[:-1].rsplit(" ", 1)[0].rstrip() + "…"  # at a word's end
+        notes = (f"Drawn for “{md_escape(shown)}”: {len(labels)} tokens"
+                 f"{' (cut to the maximum length)' if tokens.truncated else ''} · "
+                 f"{md_escape(loaded.title)} · {n_layers} layers × {n_heads} heads. Layer, Head and the views "
+                 "redraw this text; after editing it, press Show attention (or Enter). "
                  f"{self._lower_case_note(model, loaded)}"
-                 "Each row of a heatmap is one token's attention over all tokens (it sums to 1); its colours run "
-                 "from 0 to its own largest weight (the bar beside it), where “All heads of the layer” uses one "
+                 "Each row of a heatmap is one token's attention over all tokens (it sums to 1); the map's colours "
+                 "run from 0 to its largest weight (the colour bar under it), where “All heads of the layer” uses one "
                  "0-100% scale for every head. "
                  "Rollout multiplies attention through every layer, counting the residual connection: it counts "
                  "every attention weight as information moved, so heads that park on &lt;s&gt; make &lt;s&gt; look "

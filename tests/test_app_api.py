@@ -575,7 +575,7 @@ def _attention_answer(result):
     heatmap, grid, rollout, bars, picker, notes, heads, *_ = result
     assert all(plot["type"] == "matplotlib" and plot["plot"].startswith("data:image/")
                for plot in (heatmap, grid, rollout, bars))
-    assert notes.startswith("4 tokens") and heads.count('class="hv-r"') == 4  # <s> x , </s>
+    assert re.match(r"Drawn for “.*”: 4 tokens", notes) and heads.count('class="hv-r"') == 4  # <s> x , </s>
 
 
 def _masking_answer(result):

@@ -2454,7 +2454,7 @@ def _attention(handlers, text, model):
 
 def _check_attention(handlers, text, outputs):
     (heatmap, grid, rollout, bars, picker, notes, heads, *_), (token, error) = outputs
-    n = int(notes.split(" ", 1)[0])  # "N tokens ..."
+    n = int(re.search(r"”: (\d+) tokens", notes)[1])  # "Drawn for “…”: N tokens ..."
     assert 3 <= n <= 64 and len(picker["choices"]) == n and heads.count('class="hv-r"') == n
     assert all(isinstance(figure, Figure) for figure in (heatmap, grid, rollout, bars))
     if n > 5:

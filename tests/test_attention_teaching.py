@@ -102,4 +102,14 @@ def test_the_notes_say_the_heatmaps_colour_scale(handlers):
     """A heatmap's colours run from 0 to its own largest weight, the grid's from 0 to 100%: the notes say so (a
     student switching heads compared colours that meant different things)."""
     notes = handlers.attention("the cat sees the house.", 1, 1)[5]
-    assert "colours run from 0 to its own largest weight" in notes and "one 0-100% scale for every head" in notes
+    assert "colours run from 0 to its largest weight (the colour bar under it)" in notes  # tests/test_figure_text.py
+    assert "one 0-100% scale for every head" in notes
+
+
+def test_the_notes_name_the_text_the_views_are_drawn_for(handlers):
+    """Layer and Head redraw the text drawn last, not one edited since in the box, and the page did not say so: a
+    learner took the old sentence's views for their own. The notes, which only a new text redraws, name it."""
+    notes = handlers.attention("the cat sees the house.", 1, 1)[5]
+    assert notes.startswith("Drawn for “the cat sees the house\\.”: ") and "press Show attention" in notes
+    long = handlers.attention("the cat sees the house " * 10, 1, 1)[5]
+    assert long.startswith("Drawn for “the cat sees the house the cat sees the house the cat sees…”: ")
