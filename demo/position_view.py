@@ -36,8 +36,8 @@ def positions_note(cfg) -> str:
             "wave-like pattern the model found by itself (the original Transformer used fixed sine waves; BERT and "
             "RoBERTa learn theirs). Position 0 always holds &lt;s&gt;, and the shipped model's last position held "
             "&lt;/s&gt; whenever pretraining reached it, because this project packs every pretraining row full, "
-            f"ending in &lt;/s&gt; (the model's {cfg.max_length} tokens, or a run's shorter --max-length), so both "
-            "look unlike their neighbours. The lines under the map read three of its rows.")
+            f"ending in &lt;/s&gt; (the model's {cfg.max_length} tokens, or fewer where a run was set a shorter "
+            "length), so both look unlike their neighbours. The lines under the map read three of its rows.")
 
 
 def position_similarities(position_embeddings: torch.Tensor, first_position: int = 2) -> torch.Tensor:

@@ -203,7 +203,7 @@ def test_the_position_note_reads_the_offset_and_the_row_length_from_the_config()
     assert roberta.model.position_ids_from_input_ids(torch.tensor([[0, 5, 2, 1]]), 1).tolist() == [[2, 3, 4, 1]]
     # the rows are packed to the run's length (64 tokens in one early phase of the shipped model), not always 128
     assert "because this project packs every pretraining row full, ending in &lt;/s&gt; (the model's 64 tokens, " \
-           "or a run's shorter --max-length)" in note
+           "or fewer where a run was set a shorter length)" in note
     assert "texts were packed into full rows" not in note
     # the note sits under the figure: the lines it points to are under the map, above the note
     assert "The lines under the map read three of its rows." in note and "lines below" not in note
