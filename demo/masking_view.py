@@ -288,6 +288,17 @@ def typed_specials(tokens: Tokens) -> list[int]:
             if special and end > start]
 
 
+def cut_note(tokens: Tokens) -> str:
+    """Above the table, when the text was longer than the model reads: only its first tokens are masked, said where
+    the results are (a toast alone went in 10 s, and the counts beside it, "126 of 126", read as the whole text)."""
+    if not tokens.truncated:
+        return ""
+    words = sum(1 for special in tokens.special if not special)
+    return (f'<p class="mk-special-note">Your text is longer than the model reads: only its first {words} tokens '
+            f"are shown and masked here ({len(tokens.ids)} with &lt;s&gt; and &lt;/s&gt;), and every count on this "
+            "tab is of them.</p>")
+
+
 def special_note(tokens: Tokens) -> str:
     """Above the table, when the sentence holds a special token typed in it: it stays as typed and is never a
     target (so the counts of targets leave it out)."""
@@ -442,7 +453,7 @@ def masking_table(tokenizer, tokens: Tokens, runs: dict) -> str:
             'Static masking repeats its masks (BERT duplicated its data 10 times with different masks, so over 40 '
             'epochs each mask was seen 4 times); dynamic masking draws a new one every time the sentence is fed to '
             'the model.</p>')
-    return (f'{MASKING_CSS}<div class="mk-wrap">{_legend()}{special_note(tokens)}'
+    return (f'{MASKING_CSS}<div class="mk-wrap">{_legend()}{cut_note(tokens)}{special_note(tokens)}'
             f'<div class="mk-scroll" role="region" tabindex="0" '
             f'aria-label="The sentence epoch by epoch, one column per scheme">{epoch_tables(head, rows)}'
             f'{more_below(epochs)}</div>{empty_note(runs)}{note}</div>')

@@ -128,6 +128,18 @@ def test_positions_say_they_count_from_the_s_token(handlers, models):
     assert "| position \\(0 = &lt;s&gt;\\) |" in view  # escaped: shown as written, not as an HTML tag
 
 
+def test_a_text_cut_to_the_models_length_is_said_above_the_table(handlers):
+    """A text longer than the model reads was cut with only a toast, gone in 10 s, while the counts ("126 of 126")
+    read as the whole text's: the table says so where the results are, and a text that fits says nothing."""
+    with pytest.warns(UserWarning, match="longer than"):
+        table, stats, *_ = handlers.masking("word " * 200, 3, 0)
+    said = re.search(r'<p class="mk-special-note">(.*?)</p>', table)[1]
+    n = int(stats[0][2].split(" of ")[1])  # "19 of 62": the positions that count
+    assert said == (f"Your text is longer than the model reads: only its first {n} tokens are shown and masked "
+                    f"here ({n + 2} with &lt;s&gt; and &lt;/s&gt;), and every count on this tab is of them.")
+    assert "longer than the model reads" not in handlers.masking("A short text.", 3, 0)[0]
+
+
 # ----------------------------------------------------------------------------- epochs where nothing was masked
 def test_a_cell_without_a_target_says_so(models):
     tokenizer, tokens, runs = _runs(models, SHORT, MAX_EPOCHS)
@@ -308,8 +320,8 @@ def test_table_size_stays_bounded_with_the_tab_stops(models):
     n_tokens = sum(not s for s in tokens.special)
     table = masking_view.masking_table(tokenizer, tokens, runs)
     # 20 bytes a token, and what any table has whatever its size: the CSS, legend, notes, the "more below" line, and
-    # the later epochs' disclosure (its summary, and its table's headers again)
-    assert len(table.encode()) < 20 * 3 * MAX_EPOCHS * n_tokens + 7_000
+    # the later epochs' disclosure (its summary, and its table's headers again), and the note that the text was cut
+    assert len(table.encode()) < 20 * 3 * MAX_EPOCHS * n_tokens + 7_300
 
 
 # ----------------------------------------------------------------------------- the coverage figure
