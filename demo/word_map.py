@@ -30,28 +30,31 @@ def parse_words(text: str) -> list[str]:
 
 
 def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tuple[list[str], torch.Tensor,
-                                                                                      list[float], list[str]]:
+                                                                                      list[float], list[str],
+                                                                                      list[int]]:
     """The words (blanks and repeats dropped), their (N, 2) coordinates on the first two principal components
     of their vectors (each at unit length, so direction is what counts, as for cosine similarity), the share
     of the variance each component holds, and why each word the map leaves out was left out (a word in too
     many pieces, a special token...: `look_up_word`'s message). Signs are fixed (each component's largest
-    coordinate is positive), so the same words always give the same map. ValueError for fewer than
+    coordinate is positive), so the same words always give the same map. Last, how many pieces each placed word
+    is (more than 1: it stands at the mean of its pieces' vectors, as in Nearest words). ValueError for fewer than
     MIN_MAP_WORDS or more than MAX_MAP_WORDS words, or when fewer than MIN_MAP_WORDS can be placed (naming the
     first REASONS_SAID bad words' reasons, counting the others)."""
     words = list(dict.fromkeys(w.strip() for w in words if w.strip()))
     if not MIN_MAP_WORDS <= len(words) <= MAX_MAP_WORDS:
         raise ValueError(f"Give {MIN_MAP_WORDS} to {MAX_MAP_WORDS} different words, {SEPARATED}: "
                          f"{len(words)} given.")
-    placed, vectors, left_out = [], [], []
+    placed, vectors, left_out, pieces = [], [], [], []
     for w in words:
         try:
-            shown, vector, *_ = look_up_word(embeddings, tokenizer, w)
+            shown, vector, _, ids = look_up_word(embeddings, tokenizer, w)
         except ValueError as err:
             left_out.append(str(err))
             continue
         if shown not in placed:  # "cat" and "␣cat" are one word
             placed.append(shown)
             vectors.append(vector)
+            pieces.append(len(ids))
     if len(placed) < MIN_MAP_WORDS:
         more = len(left_out) - REASONS_SAID
         raise ValueError(f"Fewer than {MIN_MAP_WORDS} of the words can be placed. " + " ".join(left_out[:REASONS_SAID])
@@ -68,7 +71,16 @@ def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tu
     flip[flip == 0] = 1
     points = (u * flip * s).float()  # (N, 2)
     total = float((x ** 2).sum()) or 1.0
-    return words, points, [float(v) ** 2 / total for v in s], left_out
+    return words, points, [float(v) ** 2 / total for v in s], left_out, pieces
+
+
+IN_PIECES = "*"  # marks a word in several pieces, on the map and in its table
+
+
+def map_label(word: str, pieces: int) -> str:
+    """A word as the map labels it: IN_PIECES after a word in several pieces ("serendipity*"), which the note
+    under the map explains, and which a plain dot does not show."""
+    return short_label(word, 18) + (IN_PIECES if pieces > 1 else "")
 
 
 _OFFSETS = [(6, 0, "left", "center"), (-6, 0, "right", "center"), (0, 7, "center", "bottom"),
@@ -165,10 +177,14 @@ def word_map(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tuple[Fig
 def _map_html(mapped: tuple) -> str:
     """The words left out and why (said here alone: text to select and read out), then (closed) each word's two
     coordinates, as `_map_figure` draws them."""
-    words, points, shares, left_out = mapped
-    rows = "".join(f'<tr><th scope="row">{html.escape(w)}</th><td>{x:+.3f}</td><td>{y:+.3f}</td></tr>'
-                   for w, (x, y) in zip(words, points.tolist()))
+    words, points, shares, left_out, pieces = mapped
+    rows = "".join(f'<tr><th scope="row">{html.escape(w + (IN_PIECES if n > 1 else ""))}</th><td>{x:+.3f}</td>'
+                   f'<td>{y:+.3f}</td></tr>' for w, n, (x, y) in zip(words, pieces, points.tolist()))
     out = f'<p class="ev-note">Left out: {html.escape(" ".join(left_out))}</p>' if left_out else ""
+    split = [f"“{w}” ({n})" for w, n in zip(words, pieces) if n > 1]
+    if split:  # the dots of these words are no token's row
+        out += (f'<p class="ev-note">{IN_PIECES} In several pieces, each placed at the mean of its pieces\' vectors '
+                f'(no token of the vocabulary is the word): {html.escape(", ".join(split))}.</p>')
     return (f'{EMBEDDING_CSS}<div class="ev-view">{out}<details><summary>The map as a table '
             f'({len(words)} words)</summary><table class="ev-table"><tr><th scope="col">word</th>'
             f'<th scope="col">PC 1 ({shares[0]:.0%} of variance)</th><th scope="col">PC 2 ({shares[1]:.0%})</th>'
@@ -182,7 +198,7 @@ def _map_figure(mapped: tuple) -> Figure:
     of the variance each holds. The words left out, and why, are said once, under the figure (`_map_html`): drawn
     in the figure as well, the page showed them twice. Its text is 12 pt or 11 (the ticks) in a 6.2-inch figure:
     about 10 px on a 390 px phone, which shows it 370 px wide (10 pt read 8 px)."""
-    words, points, shares, _ = mapped
+    words, points, shares, _, pieces = mapped
     font, side, height = 12.0, 4.6, 6.2  # points, inches of the square axes, of the figure
     fig = Figure(figsize=(6.2, height), dpi=100)
     ax = fig.add_axes((0.14, 0.74 / height, side / 6.2, side / height))
@@ -195,11 +211,13 @@ def _map_figure(mapped: tuple) -> Figure:
     ax.set_ylim(lo[1] - 0.1 * span[1], hi[1] + 0.1 * span[1])
     (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
     in_pt = (xy - (x0, y0)) / (x1 - x0, y1 - y0) * side * 72  # (N, 2)
-    labels = [short_label(w, 18) for w in words]
+    labels = [map_label(w, n) for w, n in zip(words, pieces)]
     for i, place in enumerate(_place_labels(in_pt, _label_sizes(ax, labels, font), side * 72)):
         (dx, dy, ha, va), ring = _PLACES[place]
+        # a line to the point from a far place, and from a corner place too: "Germany" below and left of its dot,
+        # with no line, read as the label of the dot beside it
         leader = ({"arrowprops": {"arrowstyle": "-", "color": "0.55", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}}
-                  if ring else {})
+                  if ring or (dx and dy) else {})
         ax.annotate(labels[i], (xy[i, 0], xy[i, 1]), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va,
                     fontsize=font, **leader)
     ax.set_xlabel(f"PC 1 ({shares[0]:.0%} of variance)", fontsize=font)

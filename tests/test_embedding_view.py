@@ -355,7 +355,7 @@ def test_the_word_map_counts_the_words_given(tok, table):
 
 def test_word_map_points_are_deterministic_and_sign_fixed(tok, table):
     words = ["cat", "dog", "horse", "good", "bad", "Monday"]
-    names, points, shares, left_out = wm.word_map_points(table, tok, words)
+    names, points, shares, left_out, _ = wm.word_map_points(table, tok, words)
     assert names == words and points.shape == (6, 2) and left_out == []
     again = wm.word_map_points(table, tok, list(words))[1]
     flipped = wm.word_map_points(-table, tok, words)[1]  # every vector reversed: the same map
@@ -517,7 +517,7 @@ def test_the_word_map_in_words_names_the_left_out_and_every_coordinate(tok, tabl
     coordinates, the same numbers as the map's points."""
     words = ["cat", "dog", "horse", "qxzjvkwp"]
     text = wm.word_map(table, tok, words)[1]
-    placed, points, shares, _ = wm.word_map_points(table, tok, words)
+    placed, points, shares, *_ = wm.word_map_points(table, tok, words)
     assert "Left out: “qxzjvkwp”" in text and f"PC 1 ({shares[0]:.0%} of variance)" in text
     for word, (x, y) in zip(placed, points.tolist()):
         assert f'<th scope="row">{word}</th><td>{x:+.3f}</td><td>{y:+.3f}</td>' in text
@@ -575,6 +575,35 @@ def test_the_default_word_map_labels_stand_apart(shipped):
     assert_labels_apart(wm.word_map(embeddings.word_embeddings.weight.detach(), tokenizer, words)[0], words)
 
 
+def test_a_word_in_pieces_is_marked_on_the_map_and_said_under_it(shipped):
+    """A word the vocabulary has no token for is placed at the mean of its pieces' vectors (as Nearest words says),
+    and its dot looked like any word's: "serendipity" and "xqzt" are marked, and named under the map with their
+    pieces."""
+    embeddings, tokenizer = shipped
+    words = ["serendipity", "xqzt", "dog", "cat", "horse"]
+    fig, text = wm.word_map(embeddings.word_embeddings.weight.detach(), tokenizer, words)
+    labels = {t.get_text() for t in fig.axes[0].texts}
+    assert {"serendipity*", "xqzt*", "dog", "cat", "horse"} == labels
+    pieces = [len(tokenizer.encode(" " + w, add_special_tokens=False).ids) for w in words[:2]]
+    assert (f"* In several pieces, each placed at the mean of its pieces' vectors (no token of the vocabulary "
+            f"is the word): “serendipity” ({pieces[0]}), “xqzt” ({pieces[1]}).") in text
+    assert "In several pieces" not in wm.word_map(embeddings.word_embeddings.weight.detach(), tokenizer,
+                                                  ["dog", "cat", "horse"])[1]
+
+
+def test_a_label_at_a_corner_of_its_point_has_a_line_to_it(shipped):
+    """The default map's "Germany" sat below and left of its dot with no line, and read as the label of the dot
+    beside it: a label beside its point (left, right, above or below) needs none, one at a corner or further out
+    has one."""
+    embeddings, tokenizer = shipped
+    fig = wm.word_map(embeddings.word_embeddings.weight.detach(), tokenizer, wm.parse_words(MAP_WORDS))[0]
+    labels = fig.axes[0].texts
+    corner = [label.get_text() for label in labels if all(label.xyann)]  # offset in both directions
+    assert "Germany" in corner
+    assert all((label.arrow_patch is not None) == bool(all(label.xyann)) for label in labels
+               if math.hypot(*label.xyann) < 15), [(t.get_text(), t.xyann) for t in labels]
+
+
 def test_two_words_at_one_point_get_a_label_each_apart(tok, table):
     cat, big = tid(tok, " cat"), tid(tok, " Cat")
     table[big] = table[cat]  # identical vectors: one point
@@ -598,7 +627,7 @@ def test_a_crowded_word_map_keeps_its_labels_apart(points):
     (the labels next to their points overlapped: 23 pairs of 20 words in a cluster); some are placed further out,
     with a line to their point."""
     words = [f"word{i}" for i in range(len(points))]
-    fig = wm._map_figure((words, points, (0.3, 0.1), []))
+    fig = wm._map_figure((words, points, (0.3, 0.1), [], [1] * len(words)))
     assert_labels_apart(fig, words)
     led = {label.get_text() for label in fig.axes[0].texts if label.arrow_patch is not None}
     assert len(led) >= 8
@@ -606,7 +635,7 @@ def test_a_crowded_word_map_keeps_its_labels_apart(points):
 
 def test_the_lone_words_of_a_crowded_map_keep_their_label_beside_them():
     words = [f"word{i}" for i in range(18)] + ["far", "away"]
-    fig = wm._map_figure((words, crowded(20), (0.3, 0.1), []))
+    fig = wm._map_figure((words, crowded(20), (0.3, 0.1), [], [1] * 20))
     beside = {label.get_text() for label in fig.axes[0].texts if label.arrow_patch is None}
     assert {"far", "away"} <= beside
 
@@ -616,5 +645,6 @@ def test_a_map_too_crowded_for_its_labels_still_draws_each_inside_the_axes():
     inside the axes, the one that covers least (some labels touch): never two on one place beside the point (9 of
     the 8 places there were taken), the others further out, with a line."""
     words = [f"{'x' * 16}{i:02d}" for i in range(wm.MAX_MAP_WORDS)]
-    labels, _ = drawn_labels(wm._map_figure((words, torch.zeros(len(words), 2), (0.3, 0.1), [])), words)
+    mapped = (words, torch.zeros(len(words), 2), (0.3, 0.1), [], [1] * len(words))
+    labels, _ = drawn_labels(wm._map_figure(mapped), words)
     assert sum(label.arrow_patch is not None for label in labels) >= len(words) - len(wm._OFFSETS)
