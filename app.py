@@ -103,8 +103,11 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
                     fm_model, fm_current = model_box("mlm", "fm")
                     fm_btn = gr.Button("Predict", variant="primary")
                 with gr.Column():
+                    # every mask one colour, the page's: Gradio's own drew mask 1 red and mask 2 green (wrong and
+                    # right, or the Sentiment tab's negative and positive)
                     fm_filled = gr.HighlightedText(label="Completed sentence (top prediction for each mask)",
-                                                   elem_id="fm-filled")
+                                                   elem_id="fm-filled", color_map={
+                                                       f"<mask> {i}": "#6366f1" for i in range(1, MAX_MASKS + 1)})
                     # every mask's predictions, readable scores
                     fm_view = gr.HTML(elem_id="fm-view", label="predictions_html")
                     # the exact probabilities as gr.Label values, for API clients only (the UI shows fm_view)

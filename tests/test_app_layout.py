@@ -1165,6 +1165,14 @@ def test_the_headers_path_names_the_pages_tabs(app):
     assert [label for label, _ in named] != [label for label in tabs if label != "About"]  # another order
 
 
+def test_every_masks_fill_is_one_colour(app):
+    """Gradio's own colours drew the completed sentence's mask 1 red and mask 2 green, which read as wrong and
+    right (and as the Sentiment tab's negative and positive): every mask has the page's one colour."""
+    from demo.validation import MAX_MASKS
+    colours = _by_id(app, "fm-filled").color_map
+    assert set(colours) == {f"<mask> {i}" for i in range(1, MAX_MASKS + 1)} and len(set(colours.values())) == 1
+
+
 def test_every_tab_names_the_panel_it_controls(app):
     """Gradio's tab button says which panel it controls (aria-controls) by the tab's elem_id: About's said None."""
     tabs = [block for block in app.demo.blocks.values() if isinstance(block, gr.Tab)]
