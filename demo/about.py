@@ -379,7 +379,8 @@ def _constant_guess_said(record: dict, prefix: str = "") -> str:
 
 
 REFERENCE = PRESETS["mini"]  # the MiniRoBERTa reference's shape; its vocabulary is roberta-base's 50,265
-REFERENCE_PARAMETERS = "17.7M"  # its size with the MLM head as the README's comparison gives it (17,756,761 counted)
+REFERENCE_PARAMETERS = "17.7M"  # its size with the MLM head as the README's comparison gives it
+REFERENCE_COUNTED = 17_756_761  # its shape's parameters with the MLM head, counted by this code (tests/test_about.py)
 ENCODER_SHAPE = ("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size",
                  "max_position_embeddings")
 
@@ -398,7 +399,9 @@ def parameters_compared(loaded) -> tuple[list[str], str]:
     note = (f"Both have the same encoder ({cfg.num_hidden_layers} layers, hidden size {cfg.hidden_size}, "
             f"{cfg.num_attention_heads} heads, feed-forward {cfg.intermediate_size}): the whole difference in "
             f"parameters is the vocabulary, {REFERENCE.vocab_size:,} tokens (roberta-base's) against this project's "
-            f"{cfg.vocab_size:,}, each with its own embedding row and its own output bias.")
+            f"{cfg.vocab_size:,}, each with its own embedding row and its own output bias. Counted exactly: "
+            f"{REFERENCE_COUNTED:,} for the reference's shape (“{REFERENCE_PARAMETERS}” as it gives it) against "
+            f"{loaded.model.num_parameters():,}.")
     return cells, note
 
 

@@ -349,6 +349,11 @@ def test_the_comparison_says_the_reference_differs_in_its_vocabulary_only():
         same = roberta.RobertaForMaskedLM(roberta.RobertaConfig(**{**reference.to_dict(),
                                                                    "vocab_size": cfg.vocab_size}))
     assert same.num_parameters() == loaded.model.num_parameters()
+    # and the exact counts are said, the reference's as counted here: "17.7M" as it gives it rounds 17,756,761 down
+    with torch.device("meta"):
+        assert roberta.RobertaForMaskedLM(reference).num_parameters() == about.REFERENCE_COUNTED == 17_756_761
+    assert note.endswith(f"Counted exactly: 17,756,761 for the reference's shape (“17.7M” as it gives it) against "
+                         f"{loaded.model.num_parameters():,}.")
 
 
 def test_the_about_tab_says_which_model_is_missing(tmp_path):
