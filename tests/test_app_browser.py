@@ -1528,6 +1528,16 @@ def test_the_headers_start_here_links_open_their_tabs(page):
     assert page.evaluate("location.hash") == ""  # the page's address is left as it was
 
 
+def test_the_small_print_of_counts_and_mask_chips_is_12_px(page):
+    """The asides of the counts' summaries ("(each document counted once; ...)") and the completed sentence's
+    "<mask> 1" chips read 9.6-9.8 px, on a phone too: 12 px, as the text around them."""
+    open_tab(page, "Fill mask")
+    sync_api.expect(page.locator("#fm-filled .label").first).to_be_visible()
+    sizes = page.evaluate("""() => [...document.querySelectorAll(
+        '#tab-fill .fm-counts summary small, #fm-filled .label')].map(e => parseFloat(getComputedStyle(e).fontSize))""")
+    assert len(sizes) >= 3 and min(sizes) >= 12, sizes
+
+
 def test_tab_lists_are_one_tab_stop_that_the_arrow_keys_move(page):
     """Each tab button was its own Tab stop and the arrow keys did nothing, though the buttons say role=tab: a
     keyboard passed every tab right of the open one to reach its panel (up to 6, then 5 more for Attention's views).
