@@ -1538,6 +1538,16 @@ def test_the_small_print_of_counts_and_mask_chips_is_12_px(page):
     assert len(sizes) >= 3 and min(sizes) >= 12, sizes
 
 
+def test_an_accordions_title_starts_at_the_left(page):
+    """Gradio centred an accordion's title: one that wraps on a phone ("What to look for: ...") was centred under
+    the one-line ones, which start at the left."""
+    open_tab(page, "Attention")
+    sync_api.expect(page.locator("#at-look-for")).to_be_visible()
+    aligns = page.evaluate("""() => [...document.querySelectorAll('button.label-wrap')].filter(b => b.offsetParent)
+        .map(b => getComputedStyle(b).textAlign)""")
+    assert aligns and set(aligns) == {"left"}, aligns
+
+
 def test_tab_lists_are_one_tab_stop_that_the_arrow_keys_move(page):
     """Each tab button was its own Tab stop and the arrow keys did nothing, though the buttons say role=tab: a
     keyboard passed every tab right of the open one to reach its panel (up to 6, then 5 more for Attention's views).
