@@ -1538,6 +1538,17 @@ def test_the_small_print_of_counts_and_mask_chips_is_12_px(page):
     assert len(sizes) >= 3 and min(sizes) >= 12, sizes
 
 
+def test_the_completed_sentence_has_no_gap_before_the_text_after_a_fill(page):
+    """Gradio's 8 px margin after a highlighted fill read "Paris is the capital of France ." (the text after it
+    brings its own space, where it has one)."""
+    open_tab(page, "Fill mask")
+    fill = page.locator("#fm-filled .token.highlighted").first
+    sync_api.expect(fill).to_be_visible()
+    after = fill.evaluate("""f => { const next = f.closest('.token-container').nextElementSibling;
+        return next.getBoundingClientRect().left - f.getBoundingClientRect().right; }""")
+    assert 0 <= after < 2, after
+
+
 def test_an_accordions_title_starts_at_the_left(page):
     """Gradio centred an accordion's title: one that wraps on a phone ("What to look for: ...") was centred under
     the one-line ones, which start at the left."""
