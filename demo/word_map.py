@@ -77,10 +77,15 @@ def word_map_points(embeddings: torch.Tensor, tokenizer, words: list[str]) -> tu
 IN_PIECES = "*"  # marks a word in several pieces, on the map and in its table
 
 
+def in_pieces_mark(pieces: int) -> str:
+    """IN_PIECES for a word in several pieces, which the note under the map explains and a plain dot does not
+    show; "" for one token."""
+    return IN_PIECES if pieces > 1 else ""
+
+
 def map_label(word: str, pieces: int) -> str:
-    """A word as the map labels it: IN_PIECES after a word in several pieces ("serendipity*"), which the note
-    under the map explains, and which a plain dot does not show."""
-    return short_label(word, 18) + (IN_PIECES if pieces > 1 else "")
+    """A word as the map labels it: shortened, then marked ("serendipity*", `in_pieces_mark`)."""
+    return short_label(word, 18) + in_pieces_mark(pieces)
 
 
 _OFFSETS = [(6, 0, "left", "center"), (-6, 0, "right", "center"), (0, 7, "center", "bottom"),
@@ -178,7 +183,7 @@ def _map_html(mapped: tuple) -> str:
     """The words left out and why (said here alone: text to select and read out), then (closed) each word's two
     coordinates, as `_map_figure` draws them."""
     words, points, shares, left_out, pieces = mapped
-    rows = "".join(f'<tr><th scope="row">{html.escape(w + (IN_PIECES if n > 1 else ""))}</th><td>{x:+.3f}</td>'
+    rows = "".join(f'<tr><th scope="row">{html.escape(w + in_pieces_mark(n))}</th><td>{x:+.3f}</td>'
                    f'<td>{y:+.3f}</td></tr>' for w, n, (x, y) in zip(words, pieces, points.tolist()))
     out = f'<p class="ev-note">Left out: {html.escape(" ".join(left_out))}</p>' if left_out else ""
     split = [f"“{w}” ({n})" for w, n in zip(words, pieces) if n > 1]
