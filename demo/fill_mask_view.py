@@ -284,14 +284,18 @@ def prediction_fill(result: dict, tokenizer=None) -> str:
 
 def completed_sentence(text: str, fills: list[str]) -> list[tuple[str, str | None]]:
     """The text with each mask (and the space it absorbs) replaced by its top prediction, highlighted; a fill
-    that is whitespace or part of a character shown by its label (`fill_text`), not blank or "�"."""
+    that is whitespace or part of a character shown by its label (`fill_text`), not blank or "�". The space a
+    word comes with goes before its highlight, with the text: inside it, a line that wrapped there began with a
+    blank in the highlight ("␣tea")."""
     parts, last = [], 0
     for i, match in enumerate(MASK_WITH_SPACE_RE.finditer(text)):
         if i >= len(fills):
             break
-        parts.append((text[last:match.start()], None))
-        fill = fills[i].lstrip() if match.start() == 0 and fills[i].strip() else fills[i]  # no space opens the text
-        parts.append((fill_text(fill), f"<mask> {i + 1}"))
+        shown = fill_text(fills[i])
+        word = shown.lstrip() if fills[i].strip() else shown  # a fill of whitespace alone is shown by its label
+        space = shown[:len(shown) - len(word)] if match.start() else ""  # no space opens the text
+        parts.append((text[last:match.start()] + space, None))
+        parts.append((word, f"<mask> {i + 1}"))
         last = match.end()
     parts.append((text[last:], None))
     return [(t, c) for t, c in parts if t]

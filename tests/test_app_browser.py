@@ -1549,6 +1549,37 @@ def test_the_completed_sentence_has_no_gap_before_the_text_after_a_fill(page):
     assert 0 <= after < 2, after
 
 
+# the spaces that begin a line of an element's text (x within 1 px of the element's content box's left edge)
+SPACES_OPENING_A_LINE = """el => {
+  const left = el.getBoundingClientRect().left + parseFloat(getComputedStyle(el).paddingLeft);
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT), found = [];
+  for (let node; (node = walker.nextNode());) for (let i = 0; i < node.data.length; i++) {
+    if (node.data[i] !== ' ') continue;
+    const range = document.createRange(); range.setStart(node, i); range.setEnd(node, i + 1);
+    const rect = range.getClientRects()[0];
+    if (rect && rect.width > 0 && Math.abs(rect.left - left) < 1) found.push(node.data.slice(i, i + 20)); }
+  return found; }"""
+
+
+def test_the_completed_sentence_flows_as_one_text(app, browser):
+    """Gradio laid the completed sentence out as a row of boxes that wrap: on a phone, the text after a fill that did
+    not fit on the fill's line began a line of its own with its space (" to bed early, ..."), and the fill's word
+    began its box with its space. It flows as one text, the space before a fill outside its box: no line begins
+    with a space."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(app.url)
+    open_tab(page, "Fill mask")
+    box = page.locator("#fm-text textarea")
+    box.fill("She went home and made herself a hot cup of <mask> before <mask> to bed early, as she did on Mondays.")
+    box.press("Enter")
+    filled = page.locator("#fm-filled .textfield")
+    sync_api.expect(filled.locator(".token.highlighted")).to_have_count(2)
+    assert filled.evaluate("e => e.getBoundingClientRect().height") > 100  # wrapped over several lines
+    assert filled.evaluate(SPACES_OPENING_A_LINE) == []
+    page.close()
+
+
 def test_an_accordions_title_starts_at_the_left(page):
     """Gradio centred an accordion's title: one that wraps on a phone ("What to look for: ...") was centred under
     the one-line ones, which start at the left."""
@@ -1979,11 +2010,12 @@ def test_announcements_are_short_summaries_and_none_comes_at_load(app, browser):
     sync_api.expect(page.locator("#fm-view .fm-mask")).to_have_count(1)
     # the live region looks for news 400 ms after the page is still (it counts its looks, data-looked): it has
     # looked after the answer came, and again after the tabs were switched (page.js, which makes the region, may
-    # run after the first answer is drawn: until then there is none, and the wait goes on)
+    # run after the first answer is drawn: until then there is none, and the wait goes on). The count is read
+    # before the switch: read after it, on a loaded machine the look could already have come, and the wait timed out
     page.wait_for_function("() => +document.querySelector('#sr-live')?.dataset.looked > 0")
+    looked = page.evaluate("+document.querySelector('#sr-live').dataset.looked")
     open_tab(page, "Sentiment")
     open_tab(page, "Fill mask")
-    looked = page.evaluate("+document.querySelector('#sr-live').dataset.looked")
     page.wait_for_function("n => +document.querySelector('#sr-live').dataset.looked > n", arg=looked)
     assert page.evaluate("window.announced") == []
     page.get_by_text("The <mask> sat on the <mask> all day.", exact=True).click()

@@ -53,9 +53,11 @@ def test_fill_mask_one_mask(handlers):
     assert len(raw) == 1 and len(raw[0]) == 4
     assert set(raw[0][0]) >= {"score", "token", "token_str", "sequence"}
     # the completed sentence: the text around the mask, the top prediction highlighted as "<mask> 1"
-    assert filled[0] == ("Paris is the capital of", None)
-    # "␣" for a lone space, "⟨byte 0xE8⟩ (part of a character)" for a byte (the tiny model's answers)
-    assert filled[1] == (fill_mask_view.prediction_fill(raw[0][0], handlers.models.mlm.tokenizer), "<mask> 1")
+    # "␣" for a lone space, "⟨byte 0xE8⟩ (part of a character)" for a byte (the tiny model's answers); a word's
+    # space goes with the text before it, not into the highlight
+    fill = fill_mask_view.prediction_fill(raw[0][0], handlers.models.mlm.tokenizer)
+    assert filled[0][0].rstrip() == "Paris is the capital of" and filled[0][1] is None and filled[1][1] == "<mask> 1"
+    assert filled[0][0] + filled[1][0] == "Paris is the capital of" + fill
     # the readable view: one block per mask, named as the chip; the top bar is full width
     assert view.count('class="fm-mask"') == 1 and "&lt;mask&gt; 1" in view
     assert 'style="width:100.0%"' in view and format_probability(raw[0][0]["score"]) in view
@@ -163,15 +165,16 @@ def _first_piece(handlers, text):
 
 @pytest.mark.parametrize("text, spaced, completed", [
     # at the start of the text and after a space: the "Ġ" form ("sea" is one token there), as the model reads it
-    ("<mask> sees the <mask>.", [True, True], ["{0}", " sees the", " {1}", "."]),
+    ("<mask> sees the <mask>.", [True, True], ["{0}", " sees the ", "{1}", "."]),
     ("  <mask> sees the day.", [True], ["{0}", " sees the day."]),
     ("The house (<mask>) sees the sea.", [False], ["The house (", "{0}", ") sees the sea."]),  # after "("
-    ("The foot<mask> sees the <mask>.", [False, True], ["The foot", "{0}", " sees the", " {1}", "."]),
-    ("The day\n<mask> sees the sea.", [True], ["The day", "\n{0}", " sees the sea."]),  # the newline kept
+    ("The foot<mask> sees the <mask>.", [False, True], ["The foot", "{0}", " sees the ", "{1}", "."]),
+    ("The day\n<mask> sees the sea.", [True], ["The day\n", "{0}", " sees the sea."]),  # the newline kept
 ])
 def test_fill_mask_candidates_take_the_token_form_of_each_mask(handlers, text, spaced, completed):
     """Each mask scores the candidates in the form a word takes there, from the text just before it (not one
-    choice for all masks from the first one), and the completed sentence keeps the text's spacing."""
+    choice for all masks from the first one), and the completed sentence keeps the text's spacing (a fill's space
+    with the text before it, outside its highlight)."""
     words = ["sea", "day"]
     filled, *labels, raw, view = handlers.fill_mask(text, 1, ", ".join(words))
     assert len(raw) == len(spaced)
@@ -220,7 +223,7 @@ def test_fill_mask_candidate_rows_name_the_users_words(handlers):
     assert ">Ġ" not in body and ">b</td>" not in body  # no row is named by its token piece
     # the completed sentence shows the top row's word, not its piece (the piece itself for a shared row)
     top = raw[0][0]["candidates"]
-    assert filled[1] == (" " + (top[0] if len(top) == 1 else "sea"), "<mask> 1")
+    assert filled[1] == (top[0] if len(top) == 1 else "sea", "<mask> 1") and filled[0][0].endswith(" ")
 
 
 @pytest.mark.parametrize("token_str, candidates, label", [
@@ -322,7 +325,7 @@ def test_fill_mask_long_text_warns_and_controls_are_removed(handlers):
     with pytest.warns(UserWarning, match="only the first 64 tokens"):
         handlers.fill_mask("<mask> " + "the cat sees the house. " * 4000, 3)  # about 100 KB
     filled, *_ = handlers.fill_mask("Paris\x00 is\x1b the capital of <mask>.", 2)
-    assert filled[0] == ("Paris is the capital of", None)
+    assert filled[0][0].rstrip() == "Paris is the capital of"
 
 
 def test_ui_errors_keep_the_results_and_show_next_to_the_input(handlers):
