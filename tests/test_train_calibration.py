@@ -910,7 +910,7 @@ def test_plot_only_redraws_the_diagram_with_the_stored_temperature_and_writes_no
     by refitting, which rewrote config.json, metrics.json and the card too."""
     import shutil
 
-    from roberta.run_metrics import dataset_name
+    from roberta.run_metrics import dataset_name, dataset_said
 
     folder = tmp_path / "copy"
     shutil.copytree(two_stage[1], folder)
@@ -924,7 +924,7 @@ def test_plot_only_redraws_the_diagram_with_the_stored_temperature_and_writes_no
     assert {p.name: p.read_bytes() for p in folder.iterdir() if p.name != calibrate.RELIABILITY_NAME} == kept
     assert (folder / calibrate.RELIABILITY_NAME).read_bytes()[:4] == b"\x89PNG"
     (figure,) = drawn
-    assert figure._suptitle.get_text() == f"held out: {dataset_name(metrics['dev_data'])}"
+    assert figure._suptitle.get_text() == f"held out: {dataset_said(dataset_name(metrics['dev_data']))}"
     assert figure.axes[1].get_title().startswith(f"after: T = {metrics['temperature']:.3g}  (ECE ")
     out = capsys.readouterr().out  # the stored figures again (float reductions aside), and metrics.json's beside
     t, ece = out.split(" (metrics.json: ")[0].removeprefix("T = ").split(" (config.json's, not refitted); dev ECE ")

@@ -64,7 +64,7 @@ from roberta.figure_alts import reliability_alt
 from roberta.files import write_atomic
 from roberta.hub import CONFIG_NAME
 from roberta.pipelines import score_kind, score_rule
-from roberta.run_metrics import METRICS_NAME, RunMetrics, dataset_name
+from roberta.run_metrics import METRICS_NAME, RunMetrics, dataset_name, dataset_said
 from roberta.text import normalize_for_classifier
 
 from .arguments import seed_value
@@ -346,8 +346,9 @@ def set_temperature(folder, temperature: float) -> None:
 
 
 def reliability_title(dev_source) -> str:
-    """The reliability diagram's title: the data set it was drawn on, as a reader knows it."""
-    return f"held out: {dataset_name(dev_source)}"
+    """The reliability diagram's title: the data set it was drawn on, as a reader knows it, its file after it
+    ("held out: SST-2 (sst2/dev.tsv)"; a file of no known data set alone)."""
+    return f"held out: {dataset_said(dataset_name(dev_source))}"
 
 
 def report_dev(model, tokenizer, dev: tuple[list[str], list[int]], temperature: float, out=None,
