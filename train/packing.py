@@ -44,6 +44,10 @@ def _special_tokens_as_text(tokenizer):
     return copy
 
 
+# text longer than this gets a bar while it is tokenized (where bars are drawn; else a line says it: pretrain)
+LONG_TEXT_CHARS = 2_000_000
+
+
 def tokenize_documents(documents: list[str], tokenizer, show_progress: bool | None = None,
                        batch_size: int = 1000) -> list[np.ndarray]:
     """Token ids of every document (no special tokens), batch-encoded, with a progress bar if long. A special
@@ -53,7 +57,7 @@ def tokenize_documents(documents: list[str], tokenizer, show_progress: bool | No
     from tqdm.auto import tqdm
 
     if show_progress is None:
-        show_progress = sum(map(len, documents)) > 2_000_000 and progress_bars()
+        show_progress = sum(map(len, documents)) > LONG_TEXT_CHARS and progress_bars()
     reader = _special_tokens_as_text(tokenizer)
     encode = getattr(reader, "encode_batch_fast", reader.encode_batch)
     unk_id = tokenizer.token_to_id(UNK)

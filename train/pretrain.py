@@ -333,6 +333,10 @@ def prepare_rows(args: PretrainArguments, tokenizer, config, say) -> tuple[torch
         documents, sources = data.load_mixture_with_stats(args.corpus, char_budget=args.corpus_chars, seed=args.seed,
                                                           cut=True)
     show_progress = False if args.no_progress else None  # None: a bar when the corpus is long
+    chars = sum(map(len, documents))
+    if chars > packing.LONG_TEXT_CHARS and not progress_bars(args.no_progress):  # no bar: a line, not a silent minute
+        say(f"tokenizing {chars:,} characters into rows of {row_length} tokens"
+            f"{f' (or reading them from the cache in {cache})' if cache else ''}", flush=True)
     rows = packing.pack_sequences(documents, tokenizer, row_length, cache_dir=cache, show_progress=show_progress)
     valid_rows = packing.pack_sequences(valid_documents, tokenizer, eval_length, cache_dir=cache,
                                         show_progress=show_progress)
