@@ -151,7 +151,7 @@ def test_tokenizer_max_chars_is_about_that_many_characters(tmp_path, train_files
             "--max-chars", "1000", "--eval-text", "", "--quiet", "--out", str(tmp_path / "tok")]
     assert tokenizer_script.main(argv) == 0
     out = capsys.readouterr().out
-    assert f"reading {train_files / 'corpus.txt'} (about 1,000 chars, in whole documents)" in out
+    assert f"reading {train_files / 'corpus.txt'} (up to about 1,000 chars, in whole documents)" in out
     chars = int(out.split("corpus.txt: ")[1].split(" chars")[0].replace(",", ""))
     assert 1000 <= chars < 1000 + max(map(len, (train_files / "corpus.txt").read_text().splitlines()))
 

@@ -180,7 +180,7 @@ class TrainingArguments:
     seed: int = option(0, "seed of initialisation, data order, masks, dropout (default: %(default)s)", group="run")
     eval_every: int = option(250, "evaluate every N steps, 0 = only at the end (default: %(default)s)", group="run")
     log_every: int = option(10, "write a log line every N steps (default: %(default)s)", group="run")
-    save_every_min: float = option(30.0, "checkpoint every N minutes (default: %(default)s)", group="run")
+    save_every_min: float = option(30.0, "checkpoint every N minutes (0 = off; default: %(default)s)", group="run")
     save_every: int = option(0, "also checkpoint every N steps, 0 = off", group="run")
     keep_checkpoints: bool = option(False, "keep every step checkpoint, and OUT/checkpoints after a "
                                            "finished run (default: the newest two while it runs, removed at the "

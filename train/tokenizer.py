@@ -187,7 +187,7 @@ def main(argv=None) -> int:
         with naming("--eval-text"):
             eval_documents = read_documents(args.eval_text) if given else None
         # about: whole documents are taken (the shipped tokenizer's sample; `train.data.load_mixture_with_stats`)
-        amount = f"about {args.max_chars:,} chars, in whole documents" if args.max_chars else "all of it"
+        amount = f"up to about {args.max_chars:,} chars, in whole documents" if args.max_chars else "all of it"
         print(f"reading {args.corpus} ({amount})", flush=True)
         with naming("--corpus"):
             tokenizer, stats = build_tokenizer(args.corpus, args.vocab_size, args.min_frequency, args.max_chars or None,
