@@ -1565,7 +1565,7 @@ def test_the_completed_sentence_flows_as_one_text(app, browser):
     """Gradio laid the completed sentence out as a row of boxes that wrap: on a phone, the text after a fill that did
     not fit on the fill's line began a line of its own with its space (" to bed early, ..."), and the fill's word
     began its box with its space. It flows as one text, the space before a fill outside its box: no line begins
-    with a space."""
+    with a space, and a fill has no margin (one glued to the word before it read as a word of its own)."""
     page = browser.new_page(viewport={"width": 390, "height": 844})
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(app.url)
@@ -1577,6 +1577,15 @@ def test_the_completed_sentence_flows_as_one_text(app, browser):
     sync_api.expect(filled.locator(".token.highlighted")).to_have_count(2)
     assert filled.evaluate("e => e.getBoundingClientRect().height") > 100  # wrapped over several lines
     assert filled.evaluate(SPACES_OPENING_A_LINE) == []
+    # a fill glued to the word before it: no gap between them (Gradio's 4 px margin and the padding read "foot ball")
+    page.set_viewport_size({"width": 1280, "height": 900})  # the tiny model's fill (a byte's label) on one line
+    box.fill("The foot<mask> is round.")
+    box.press("Enter")
+    sync_api.expect(filled.locator(".token.highlighted")).to_have_count(1)
+    sync_api.expect(filled.locator(".token-container").first).to_have_text("The foot")
+    gap = filled.locator(".token.highlighted").evaluate("""f => f.getBoundingClientRect().left -
+        f.closest('.token-container').previousElementSibling.querySelector('.text').getBoundingClientRect().right""")
+    assert 0 <= gap < 2, gap
     page.close()
 
 
