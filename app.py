@@ -216,10 +216,10 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
             wire([st_whatif_btn.click], handlers.counterfactual, [st_text, st_model], st_whatif_out, st_whatif_error,
                  "counterfactual", first=(st_ui, st_page_out, st_error), ui_inputs=st_ui_in,
                  page=(handlers.counterfactual_page, st_whatif_out), queue=SLOW)
-            # a new answer makes the last counterfactual (or its error) stale: clear it
-            st_explain.change(lambda: ("", None, gr.update(value="", visible=False)), None,
-                              [*st_whatif_out, st_whatif_error], queue=False, show_progress="hidden",
-                              api_name="counterfactual_clear", api_visibility="private")
+            # a new answer makes the last counterfactual (or its error) stale: cleared in the browser, at once (a
+            # request of its own, on a loaded server, came back after What if?'s next answer and cleared that)
+            st_explain.change(None, None, [*st_whatif_out, st_whatif_error], show_progress="hidden",
+                              js="() => ['', null, {__type__: 'update', value: '', visible: false}]")
             with gr.Accordion("How far to trust the score (calibration)", open=False, elem_id="st-calibration"):
                 sentiment_extras = MODELS.sentiment.extras
                 gr.Markdown(calibration_note(sentiment_extras.get("metrics"), sentiment_extras.get("readme")))
