@@ -56,7 +56,7 @@ def test_tokenizer_cli_refuses_bad_sizes_and_outputs_before_training(tmp_path, t
             "--eval-text", "", "--quiet", "--out", str(tmp_path / "tok")]
     cases = [(["--vocab-size", "0"], "--vocab-size must be at least 261"),  # was a 261-token vocabulary, exit 0
              (["--vocab-size", "-5"], "--vocab-size must be at least 261"),  # was an OverflowError traceback
-             (["--max-chars", "-1"], "--max-chars at least 1 (0 = all), got 1 and -1"),  # was trained on nothing
+             (["--max-chars", "-1"], "--max-chars 0 (all) or at least 1, got 1 and -1"),  # was trained on nothing
              (["--out", str(a_file)], f"--out {a_file} is a file, not a folder"),  # was a traceback after training
              (["--eval-text", str(empty)], f"{empty}: no documents found")]  # was a traceback after training
     for extra, message in cases:
@@ -78,7 +78,7 @@ def test_tokenizer_cli_checks_its_numbers_before_reading_any_text(tmp_path, trai
     monkeypatch.setattr(tokenizer_script, "load_mixture_with_stats", never)
     base = ["--corpus", str(train_files / "corpus.txt"), "--eval-text", str(train_files / "valid.txt"), "--quiet",
             "--out", str(tmp_path / "tok")]
-    for extra, message in [(["--max-chars", "-1"], "--max-chars at least 1 (0 = all), got 2 and -1"),
+    for extra, message in [(["--max-chars", "-1"], "--max-chars 0 (all) or at least 1, got 2 and -1"),
                            (["--min-frequency", "-1"], "--min-frequency must be at least 0"),
                            (["--vocab-size", "0"], "--vocab-size must be at least 261")]:
         assert tokenizer_script.main([*base, *extra]) == 2, extra

@@ -112,7 +112,7 @@ def check_sizes(vocab_size: int, min_frequency: int, max_chars: int | None) -> N
     """The numbers of a tokenizer, checked before any text is read (`max_chars` None: all)."""
     check_vocab_size(vocab_size)
     if min_frequency < 0 or (max_chars is not None and max_chars < 1):
-        raise ValueError(f"--min-frequency must be at least 0 and --max-chars at least 1 (0 = all), got "
+        raise ValueError(f"--min-frequency must be at least 0 and --max-chars 0 (all) or at least 1, got "
                          f"{min_frequency} and {max_chars}")
 
 
