@@ -10,12 +10,13 @@ from .masking import DynamicMasker, StaticMasker, make_masker
 from .model import RobertaForMaskedLM, RobertaForSequenceClassification, RobertaModel
 from .pipelines import (FillMaskPipeline, TargetPieceWarning, TextClassificationPipeline, auto_model, model_class,
                         pipeline)
-from .tokenizer import TokenizerFitWarning, encode, load_tokenizer, save_tokenizer, train_tokenizer
+from .tokenizer import TokenizerFitWarning, encode, encode_windows, load_tokenizer, save_tokenizer, train_tokenizer
 
 __all__ = [
     "PRESETS", "RobertaConfig", "load_config", "ModelLoadError", "ModelNotFoundError", "HubRepoNotFoundError",
     "HubUnreachableError", "PartialLoadWarning", "TargetPieceWarning", "TokenizerFitWarning", "IGNORE_INDEX",
     "RobertaModel", "RobertaForMaskedLM", "RobertaForSequenceClassification", "ModelOutput",
-    "DynamicMasker", "StaticMasker", "make_masker", "load_tokenizer", "save_tokenizer", "train_tokenizer", "encode",
-    "pipeline", "FillMaskPipeline", "TextClassificationPipeline", "auto_model", "model_class", "convert",
+    "DynamicMasker", "StaticMasker", "make_masker", "load_tokenizer", "save_tokenizer", "train_tokenizer",
+    "encode", "encode_windows", "pipeline", "FillMaskPipeline", "TextClassificationPipeline", "auto_model",
+    "model_class", "convert",
 ]

@@ -37,6 +37,12 @@ def _placed_like(converted, source):
 def to_transformers(model):
     """Our RobertaForMaskedLM / RobertaForSequenceClassification -> the `transformers` class of the same name, on
     the same device and in the same dtype."""
+    if not isinstance(model, (ours.RobertaForMaskedLM, ours.RobertaForSequenceClassification)):
+        # a bare encoder was "'RobertaModel' object has no attribute 'architecture'"
+        hint = (": convert the model that holds it (its .roberta is the encoder)"
+                if isinstance(model, ours.RobertaModel) else "")
+        raise TypeError(f"to_transformers takes this package's RobertaForMaskedLM or RobertaForSequenceClassification,"
+                        f" got {type(model).__module__}.{type(model).__name__}{hint}")
     transformers = import_transformers()
     hf_config = transformers.RobertaConfig(**model.config.to_hf_dict(model.architecture))
     hf_model = getattr(transformers, model.architecture)(hf_config)

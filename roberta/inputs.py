@@ -54,7 +54,7 @@ def head_output(out: ModelOutput, return_dict=None):
 def check_inputs(input_ids, inputs_embeds, token_type_ids, hidden_size: int) -> None:
     """Exactly one of input_ids (B, T) and inputs_embeds (B, T, H) (a single text's 1-D ids failed deep inside
     with "not enough values to unpack"), and token_type_ids, which `transformers`' tokenizers may return, all zeros
-    or None."""
+    (a tensor of integers broadcastable to the inputs' (B, T)) or None."""
     if (input_ids is None) == (inputs_embeds is None):
         raise ValueError("pass exactly one of input_ids and inputs_embeds")
     if input_ids is not None:
@@ -68,9 +68,26 @@ def check_inputs(input_ids, inputs_embeds, token_type_ids, hidden_size: int) -> 
     if inputs_embeds is not None and (inputs_embeds.dim() != 3 or inputs_embeds.shape[-1] != hidden_size):
         raise ValueError(f"inputs_embeds must be (batch, length, hidden_size={hidden_size}), got shape "
                          f"{tuple(inputs_embeds.shape)}")
-    if token_type_ids is not None and bool(token_type_ids.ne(0).any()):
-        raise ValueError("token_type_ids must be all zeros: RoBERTa has a single token type (its embedding is "
-                         "folded into the position embeddings), got other values")
+    if token_type_ids is not None:
+        check_integer_tensor("token_type_ids", token_type_ids, "zeros, (batch, length)")
+        shape = tuple(input_ids.shape) if input_ids is not None else tuple(inputs_embeds.shape[:2])
+        check_broadcasts_to("token_type_ids", token_type_ids, shape)
+        if bool(token_type_ids.ne(0).any()):
+            raise ValueError("token_type_ids must be all zeros: RoBERTa has a single token type (its embedding is "
+                             "folded into the position embeddings), got other values")
+
+
+def check_broadcasts_to(name: str, value: torch.Tensor, shape: tuple) -> None:
+    """A ValueError naming `name` unless `value` broadcasts to `shape` (B, T) without changing it: token_type_ids
+    (1, 3) beside input_ids (2, 10) were taken silently, position_ids of another length failed deep inside with
+    "The size of tensor a (10) must match the size of tensor b (3)"."""
+    try:
+        fits = torch.broadcast_shapes(tuple(value.shape), shape) == torch.Size(shape)
+    except RuntimeError:  # shapes that do not broadcast at all
+        fits = False
+    if not fits:
+        raise ValueError(f"{name} must be (batch, length) = {shape} (or broadcastable to it), got shape "
+                         f"{tuple(value.shape)}")
 
 
 def check_integer_tensor(name: str, value, what: str) -> None:
@@ -83,11 +100,30 @@ def check_integer_tensor(name: str, value, what: str) -> None:
         raise TypeError(f"{name} must be integers ({what}), got {value.dtype}: .long() converts them")
 
 
-def check_labels(labels, shape: tuple, what: str) -> None:
+def check_labels(labels, shape: tuple, what: str, num_classes: int | None = None,
+                 ignore_index: int | None = None) -> None:
     """A TypeError or ValueError unless `labels` are integers of the `shape` the head needs (`what`: what they
     are), before the loss fails on them: masked-LM labels of another shape than input_ids were torch's "Expected
-    input batch_size (3) to match target batch_size (1)", which calls batch x length the batch size."""
+    input batch_size (3) to match target batch_size (1)", which calls batch x length the batch size. With
+    `num_classes`, a label outside 0 .. num_classes - 1 other than `ignore_index` (-100: nothing to predict) is a
+    ValueError naming the range, where it was torch's "Target 99999 is out of bounds"; on the CPU only, as
+    `check_token_ids` (on a GPU reading the answer would wait for it every step)."""
     check_integer_tensor("labels", labels, what)
+    if tuple(labels.shape) != tuple(shape):
+        raise ValueError(f"labels must be {what}: {tuple(shape)} here, got shape {tuple(labels.shape)}")
+    if num_classes is None or torch.compiler.is_compiling() or labels.device.type != "cpu":
+        return
+    wrong = labels.ne(ignore_index) & ((labels < 0) | (labels >= num_classes))  # same shape as labels
+    if bool(wrong.any()):
+        raise ValueError(f"labels must be class ids from 0 to {num_classes - 1}, or {ignore_index} where nothing "
+                         f"is predicted, got {int(labels[wrong][0])}")
+
+
+def check_targets(labels: torch.Tensor, shape: tuple, what: str) -> None:
+    """A ValueError unless a classifier's number targets (a regression's, multi-label 0/1 ones) have the `shape`
+    its logits give (`what`: what they are): torch broadcast a regression's (B,) against (B, L) with only a warning,
+    and multi-label targets (B,) beside (B, L) logits were its "Target size (torch.Size([2])) must be the same as
+    input size"."""
     if tuple(labels.shape) != tuple(shape):
         raise ValueError(f"labels must be {what}: {tuple(shape)} here, got shape {tuple(labels.shape)}")
 
@@ -103,6 +139,13 @@ def check_token_ids(input_ids: torch.Tensor, vocab_size: int) -> None:
     if bool(((input_ids < 0) | (input_ids >= vocab_size)).any()):
         raise ValueError(f"input_ids must be from 0 to {vocab_size - 1} (the model's vocabulary has {vocab_size} "
                          f"tokens), got {int(input_ids.min())} to {int(input_ids.max())}")
+
+
+def check_position_ids(position_ids, shape: tuple) -> None:
+    """Given `position_ids` checked before the lookup: a tensor of integers (a list was "'list' object has no
+    attribute 'min'", floats a RuntimeError from the embedding) that broadcasts to the inputs' `shape` (B, T)."""
+    check_integer_tensor("position_ids", position_ids, "positions, (batch, length)")
+    check_broadcasts_to("position_ids", position_ids, shape)
 
 
 def check_positions(position_ids: torch.Tensor, T: int, given: bool, table_size: int, pad_token_id: int) -> None:
@@ -130,6 +173,10 @@ def attention_keep_mask(attention_mask, B: int, T: int, num_heads: int):
     are) or additive floats (0 = attend, a large negative number = not; read as booleans of that shape)."""
     if attention_mask is None:
         return None
+    if not isinstance(attention_mask, torch.Tensor):  # a list was "'list' object has no attribute 'shape'"
+        hint = ": torch.tensor(attention_mask)" if isinstance(attention_mask, (list, tuple)) else ""
+        raise TypeError(f"attention_mask must be a torch.Tensor, (batch, tokens) = {(B, T)} of ones and zeros, "
+                        f"got {type(attention_mask).__name__}{hint}")
     shape = tuple(attention_mask.shape)
     if attention_mask.dim() == 2 and shape == (B, T):
         keep = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, T)

@@ -86,6 +86,9 @@ def load_model(cls, model_id, config=None, map_location="cpu", strict=True, *, w
     (a folder of another head, or missing tensors, left as initialised) with a `PartialLoadWarning` naming them.
     `why`, `advice`: how a folder of the other head is refused (`refuse_other_head`; a pipeline's words)."""
     device = map_location_device(map_location)
+    if config is not None and not isinstance(config, (RobertaConfig, dict)):  # was "'int' object has no .get"
+        raise TypeError(f"config must be a RobertaConfig or a dict of its fields (None: the folder's config.json), "
+                        f"got {type(config).__name__}")
     if isinstance(config, RobertaConfig):
         config_path = "the given config"
     elif config is not None:

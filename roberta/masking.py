@@ -211,8 +211,15 @@ def widen_to_row(masked: MaskedBatch, original: torch.Tensor, start: int = 0) ->
 
 
 def as_batch(input_ids) -> torch.Tensor:
-    """`input_ids` as a (B, T) tensor; a ValueError for any other shape (both maskers take a batch of rows)."""
+    """`input_ids` as a (B, T) tensor of signed integers (the labels keep their dtype and must hold -100); a
+    ValueError for any other shape (both maskers take a batch of rows), a TypeError for other values: float ids
+    were masked silently (float labels, which the loss refuses), uint8 ones had their -100 labels wrap to 156 (a
+    target on every token), bools failed in torch.isin."""
     input_ids = torch.as_tensor(input_ids)
+    if input_ids.is_floating_point() or input_ids.is_complex() or input_ids.dtype == torch.bool \
+            or torch.iinfo(input_ids.dtype).min > IGNORE_INDEX:
+        raise TypeError(f"input_ids must be token ids of a signed integer type (their labels hold {IGNORE_INDEX}), "
+                        f"got {input_ids.dtype}: .long() converts them")
     if input_ids.dim() != 2:
         hint = " (one sequence: input_ids[None])" if input_ids.dim() == 1 else ""
         raise ValueError(f"input_ids must be (batch, length), got shape {tuple(input_ids.shape)}{hint}")

@@ -21,8 +21,8 @@ from huggingface_hub import PyTorchModelHubMixin
 
 from . import checkpoint, hub, loading
 from .config import RobertaConfig
-from .inputs import (ModelOutput, attention_keep_mask, check_inputs, check_labels, check_positions, check_token_ids,
-                     head_output)
+from .inputs import (ModelOutput, attention_keep_mask, check_inputs, check_labels, check_position_ids, check_positions,
+                     check_targets, check_token_ids, head_output)
 from .loss import IGNORE_INDEX, masked_lm_loss
 
 
@@ -58,6 +58,8 @@ class RobertaEmbeddings(nn.Module):
             inputs_embeds = self.word_embeddings(input_ids)  # (B, T, H)
         B, T, _ = inputs_embeds.shape
         given = position_ids is not None
+        if given:
+            check_position_ids(position_ids, (B, T))
         if position_ids is None and input_ids is not None:
             position_ids = position_ids_from_input_ids(input_ids, self.pad_token_id)  # (B, T)
         elif position_ids is None:  # only embeddings given: no padding to see, count on from pad_token_id + 1
@@ -357,7 +359,7 @@ class RobertaForMaskedLM(RobertaPreTrainedModel, pipeline_tag=checkpoint.task_of
                                                          token_type_ids)  # (B, T, H)
         if labels is not None:
             check_labels(labels, hidden.shape[:2], "token ids of input_ids' shape (batch, length), -100 where "
-                                                   "nothing is predicted")
+                                                   "nothing is predicted", self.config.vocab_size, IGNORE_INDEX)
         if masked_only:
             if labels is None:
                 raise ValueError("masked_only=True needs labels")
@@ -418,13 +420,23 @@ class RobertaForSequenceClassification(RobertaPreTrainedModel,
                        if not labels.is_floating_point() else "multi_label_classification")
         if problem == "regression":  # one output: (B,) against labels (B,) or (B, 1), as transformers squeezes both
             if self.config.num_labels == 1:
+                squeezed = labels.squeeze()  # (B,) from (B,) or (B, 1), as transformers squeezes them
+                if squeezed.dim() > 1 or squeezed.numel() != len(logits):  # refused, named by the shape given
+                    check_targets(labels, logits.shape[:1], "one number per text, (batch,) or (batch, 1), for a "
+                                                            "regression")
                 return F.mse_loss(logits.view(-1), labels.float().view(-1))  # (B,) against (B,)
+            check_targets(labels, logits.shape, "one number per output, (batch, num_labels), for a regression")
             return F.mse_loss(logits, labels.float())  # (B, num_labels) against (B, num_labels)
         if problem == "single_label_classification":
             if labels.dim() == 2 and labels.shape[1] == 1:  # (B, 1), read as (B,) as transformers reads it
                 labels = labels.view(-1)  # (B,)
-            check_labels(labels, logits.shape[:1], "one class id per text, (batch,)")
+            check_labels(labels, logits.shape[:1], "one class id per text, (batch,)", self.config.num_labels,
+                         IGNORE_INDEX)
             return F.cross_entropy(logits.view(-1, self.config.num_labels), labels.view(-1))  # (B, num_labels), (B,)
+        guessed = (" (float labels are read as multi-label targets when config.problem_type is None, as in "
+                   "transformers; class ids are integers: labels.long())" if self.config.problem_type is None else "")
+        check_targets(labels, logits.shape,
+                      f"0/1 targets, (batch, num_labels), for multi-label classification{guessed}")
         return F.binary_cross_entropy_with_logits(logits, labels.float())  # (B, num_labels), 0/1 targets alike
 
     @classmethod

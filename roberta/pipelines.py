@@ -407,6 +407,8 @@ def pipeline(task: str, model, tokenizer=None, device=None, batch_size: int = 32
         raise ValueError(f"unknown task {task!r}; choose one of {sorted(TASKS)}")
     cls = TASKS[task]
     tokenizer_name = "the tokenizer"
+    if not isinstance(model, (str, os.PathLike, torch.nn.Module)):  # None was "pass tokenizer= with a model object"
+        raise TypeError(f"model must be a model folder, a Hub repo id or a model object, got {type(model).__name__}")
     if isinstance(model, (str, os.PathLike)):
         model_id = os.fspath(model)
         model = _load(task, cls.model_class, model_id, **hub_kwargs)

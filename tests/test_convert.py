@@ -215,6 +215,18 @@ def test_unsupported_models_are_refused():
             from_transformers(transformers.RobertaForMaskedLM(hf_config(1, 2, 16, 64, 2, hidden_act=activation)))
 
 
+def test_to_transformers_names_what_it_takes(tiny_config):
+    """A bare encoder was "'RobertaModel' object has no attribute 'architecture'", None "'NoneType' object has no
+    attribute 'config'"."""
+    mlm = roberta.RobertaForMaskedLM(tiny_config)
+    with pytest.raises(TypeError, match=re.escape("to_transformers takes this package's RobertaForMaskedLM or "
+                                                  "RobertaForSequenceClassification, got roberta.model.RobertaModel: "
+                                                  "convert the model that holds it")):
+        to_transformers(mlm.roberta)
+    with pytest.raises(TypeError, match="got builtins.NoneType$"):
+        to_transformers(None)
+
+
 def test_gelu_python_is_transformers_gelu():
     """transformers' "gelu_python" is exact GELU written out: converted, it gives the same logits."""
     hf = randomise(transformers.RobertaForMaskedLM(hf_config(*CONFIGS[1], hidden_act="gelu_python")))

@@ -135,6 +135,10 @@ def test_from_pretrained_takes_a_config_instead_of_config_json(folder, tiny_mlm_
     with pytest.raises(ModelLoadError, match=re.escape(f"does not fit RobertaForMaskedLM: missing keys "
                                                        f"['roberta.encoder.layer.{layer}.")):
         roberta.RobertaForMaskedLM.from_pretrained(folder, config=deeper)
+    for wrong in (5, "config.json", [saved]):  # an int was "'int' object has no attribute 'get'"
+        with pytest.raises(TypeError, match=f"config must be a RobertaConfig or a dict of its fields .*, got "
+                                            f"{type(wrong).__name__}"):
+            roberta.RobertaForMaskedLM.from_pretrained(folder, config=wrong)
 
 
 @pytest.mark.parametrize("make, message", [

@@ -247,6 +247,21 @@ def test_both_maskers_refuse_a_single_row_without_its_batch_axis(tokenizer):
             masker(row, [0], 0)
 
 
+def test_both_maskers_refuse_ids_that_are_not_signed_integers(tokenizer):
+    """Float ids were masked silently (float labels), uint8 ids had their -100 labels wrap to 156 (every token a
+    target), bools failed in torch.isin; int32 ids keep their dtype, as before."""
+    ids = small_batch(tokenizer)  # (B, T)
+    rows = list(range(len(ids)))
+    for masker in (make_masker("dynamic", tokenizer), make_masker("static", tokenizer)):
+        for wrong in (ids.float(), ids.to(torch.uint8), ids.bool()):
+            with pytest.raises(TypeError, match=rf"input_ids must be token ids of a signed integer type \(their "
+                                                rf"labels hold -100\), got {wrong.dtype}: \.long\(\) converts them"):
+                masker(wrong, rows, 0)
+        out = masker(ids.int(), rows, 0)
+        assert out.input_ids.dtype == out.labels.dtype == torch.int32
+        assert set(out.labels[out.outcome == NOT_SELECTED].tolist()) == {IGNORE_INDEX}
+
+
 def test_static_examples_with_same_tokens_get_different_masks(tokenizer):
     ids = small_batch(tokenizer)[:1].repeat(2, 1)
     out = StaticMasker.from_tokenizer(tokenizer, dupe_factor=2)(ids, [10, 11], epoch=0)

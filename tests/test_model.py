@@ -653,6 +653,84 @@ def test_inputs_and_labels_of_the_wrong_type_or_shape_say_what_is_expected(mlm, 
     assert clf(batch, labels=torch.tensor([1, 0])).loss == clf(batch, labels=torch.tensor([[1], [0]])).loss
 
 
+def test_masks_positions_and_token_types_of_the_wrong_type_or_shape_are_named(mlm, tiny_config):
+    """A list as attention_mask was "'list' object has no attribute 'shape'", position_ids of another length
+    torch's "The size of tensor a (10) must match the size of tensor b (3)", float ones a RuntimeError from the
+    embedding, a list "'list' object has no attribute 'min'"; token_type_ids (1, 3) beside (B, T) ids were taken
+    silently."""
+    ids, mask = padded_batch(tiny_config)  # (B, T)
+    B, T = ids.shape
+    with pytest.raises(TypeError, match=re.escape(f"attention_mask must be a torch.Tensor, (batch, tokens) = {(B, T)}"
+                                                  " of ones and zeros, got list: torch.tensor(attention_mask)")):
+        mlm(ids, mask.tolist())
+    positions = position_ids_from_input_ids(ids, tiny_config.pad_token_id)  # (B, T)
+    with pytest.raises(ValueError, match=re.escape(f"position_ids must be (batch, length) = {(B, T)} (or "
+                                                   "broadcastable to it), got shape (3, 3)")):
+        mlm(ids, mask, position_ids=positions[:, :3])
+    with pytest.raises(TypeError, match=re.escape("position_ids must be integers (positions, (batch, length)), got "
+                                                  "torch.float32")):
+        mlm(ids, mask, position_ids=positions.float())
+    with pytest.raises(TypeError, match=re.escape("position_ids must be a torch.Tensor of positions, (batch, "
+                                                  "length), got list")):
+        mlm(ids, mask, position_ids=positions.tolist())
+    with pytest.raises(ValueError, match=re.escape(f"token_type_ids must be (batch, length) = {(B, T)} (or "
+                                                   "broadcastable to it), got shape (1, 3)")):
+        mlm(ids, mask, token_type_ids=torch.zeros(1, 3, dtype=torch.long))
+    with pytest.raises(TypeError, match="token_type_ids must be a torch.Tensor"):
+        mlm(ids, mask, token_type_ids=torch.zeros_like(ids).tolist())
+    with torch.no_grad():  # what broadcasts, as in transformers, still runs: one row of positions or types for all
+        expected = mlm(ids, mask).logits
+        torch.testing.assert_close(mlm(ids[:1], mask[:1], position_ids=positions[0]).logits, expected[:1])
+        torch.testing.assert_close(mlm(ids, mask, token_type_ids=torch.zeros(1, T, dtype=torch.long)).logits,
+                                   expected)
+
+
+def test_labels_outside_the_classes_are_named_on_the_cpu(mlm, tiny_config):
+    """A masked-LM label past the vocabulary, or a class id past the labels, was torch's "Target 99999 is out of
+    bounds"; -100 (nothing to predict) stays allowed in both heads, as in transformers."""
+    ids, mask = padded_batch(tiny_config)
+    V = tiny_config.vocab_size
+    for bad in (V, -5):
+        labels = torch.full_like(ids, -100)
+        labels[0, 1] = bad
+        for masked_only in (False, True):
+            with pytest.raises(ValueError, match=re.escape(f"labels must be class ids from 0 to {V - 1}, or -100 "
+                                                           f"where nothing is predicted, got {bad}")):
+                mlm(ids, mask, labels=labels, masked_only=masked_only)
+    labels = torch.full_like(ids, -100)
+    labels[0, 1] = V - 1
+    assert mlm(ids, mask, labels=labels).loss > 0
+    clf = roberta.RobertaForSequenceClassification(tiny_config).eval()
+    with pytest.raises(ValueError, match=re.escape("labels must be class ids from 0 to 1, or -100 where nothing is "
+                                                   "predicted, got 2")):
+        clf(ids, mask, labels=torch.tensor([0, 2, 1]))
+    assert clf(ids, mask, labels=torch.tensor([0, -100, 1])).loss > 0
+
+
+def test_number_targets_of_the_wrong_shape_are_named(tiny_config):
+    """Float labels (B,) on a two-label model without problem_type are multi-label targets (as transformers reads
+    them), which failed in torch with "Target size (torch.Size([3])) must be the same as input size"; a regression
+    over several outputs broadcast (B,) targets against (B, L) with only a warning."""
+    ids, mask = padded_batch(tiny_config)
+    clf = roberta.RobertaForSequenceClassification(tiny_config).eval()
+    with pytest.raises(ValueError, match=re.escape("labels must be 0/1 targets, (batch, num_labels), for multi-label "
+                                                   "classification (float labels are read as multi-label targets")):
+        clf(ids, mask, labels=torch.tensor([0.0, 1.0, 1.0]))
+    assert clf(ids, mask, labels=torch.tensor([[0.0, 1.0]] * 3)).loss > 0
+    regression = roberta.RobertaForSequenceClassification(
+        dataclasses.replace(tiny_config, id2label={0: "a", 1: "b", 2: "c"}, problem_type="regression")).eval()
+    with pytest.raises(ValueError, match=re.escape("labels must be one number per output, (batch, num_labels), for a "
+                                                   "regression: (3, 3) here, got shape (3,)")):
+        regression(ids, mask, labels=torch.tensor([0.5, 1.0, 2.0]))
+    one = roberta.RobertaForSequenceClassification(dataclasses.replace(tiny_config, id2label={0: "score"})).eval()
+    loss = one(ids, mask, labels=torch.tensor([0.5, 1.0, 2.0])).loss
+    assert loss == one(ids, mask, labels=torch.tensor([[0.5], [1.0], [2.0]])).loss  # (B,) or (B, 1)
+    assert one(ids[:1], mask[:1], labels=torch.tensor(0.5)).loss >= 0  # one text's number alone, as transformers
+    with pytest.raises(ValueError, match=re.escape("labels must be one number per text, (batch,) or (batch, 1), for "
+                                                   "a regression: (3,) here, got shape (2,)")):
+        one(ids, mask, labels=torch.tensor([0.5, 1.0]))
+
+
 def test_roberta_model_from_pretrained_says_how_to_load_an_encoder():
     with pytest.raises(TypeError, match=r"RobertaModel has no from_pretrained here: .*"
                                         r"RobertaForMaskedLM\.from_pretrained\('m'\)\.roberta"):

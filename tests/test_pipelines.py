@@ -501,6 +501,10 @@ def test_pipeline_bad_arguments(tiny_mlm_dir, tiny_clf_dir, tokenizer):
     # named from config.json
     with pytest.raises(ValueError, match="is a classifier .*pipeline needs a masked-LM model"):
         roberta.pipeline("fill-mask", model=tiny_clf_dir)
+    for wrong in (None, 5):  # None was "pass tokenizer= together with a model object", a model object it is not
+        with pytest.raises(TypeError, match=f"model must be a model folder, a Hub repo id or a model object, got "
+                                            f"{type(wrong).__name__}"):
+            roberta.pipeline("fill-mask", model=wrong, tokenizer=tokenizer)
 
 
 def _rows_per_forward(pipe):

@@ -164,6 +164,15 @@ def test_the_shortest_input_is_one_length_for_the_config_and_the_encoders(tokeni
             encoder(tokenizer, "a long text", MIN_LENGTH - 1)
 
 
+def test_encode_windows_is_encodes_sibling_at_the_top_of_the_package(tokenizer):
+    """The code tour names `roberta.encode_windows` beside `roberta.encode`; only `roberta.tokenizer` had it."""
+    from roberta.tokenizer import encode_windows
+
+    assert roberta.encode_windows is encode_windows and "encode_windows" in roberta.__all__
+    ids, mask, owner = roberta.encode_windows(tokenizer, ["a b c d e f g h"], 6)  # (W, T), (W, T), (W,)
+    torch.testing.assert_close(ids[:1], roberta.encode(tokenizer, ["a b c d e f g h"], 6)[0])  # its first window
+
+
 def test_roberta_base_layout_loads_with_the_same_code(tokenizer, roberta_base_style_tokenizer_file):
     """roberta-base's tokenizer.json puts <mask> last (50264) and uses the older file format."""
     theirs = roberta.load_tokenizer(roberta_base_style_tokenizer_file)
