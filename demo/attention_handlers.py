@@ -265,9 +265,11 @@ class AttentionHandlers(HandlerBase):
         views = self._draw(tokens, attentions, layer, head, query, wanted)
         picker = gr.update(choices=[(f"{i}: {label}", i) for i, label in enumerate(labels)], value=query)
         n_layers, n_heads = attentions.shape[:2]
-        # the text named: Layer, Head, Token and the sub-tabs redraw this one, not a text edited since in the box
-        shown = short_text(text.strip(), 60)
-        shown = shown if shown == text.strip() else shown[:-1].rsplit(" ", 1)[0].rstrip() + "…"  # at a word's end
+        # the text named: Layer, Head, Token and the sub-tabs redraw this one, not a text edited since in the box;
+        # as read (no control characters) and on one line (its line breaks split the notes into paragraphs)
+        quoted = " ".join(clean_text(text).split())
+        shown = short_text(quoted, 60)
+        shown = shown if shown == quoted else shown[:-1].rsplit(" ", 1)[0].rstrip() + "…"  # at a word's end
         notes = (f"Drawn for “{md_escape(shown)}”: {len(labels)} tokens"
                  f"{' (cut to the maximum length)' if tokens.truncated else ''} · "
                  f"{md_escape(loaded.title)} · {n_layers} layers × {n_heads} heads. Layer, Head and the views "

@@ -408,7 +408,9 @@ def tokens_html(rows: dict, counts=None, removed=(), shipped_vocab_size: int | N
         chips.append(_chip(readable(t["token"]), tint, extra, classes, title,
                            f'{part.strip()}, id {t["id"]}'.lstrip(", ")))
         tint += 1
-    if rows["read_words"] > 1 or rows["read_characters"] <= 1:
+    if not regular:  # special tokens alone ("<s></s>"): no ratio, "0.00 per character" said nothing
+        per = ""
+    elif rows["read_words"] > 1 or rows["read_characters"] <= 1:
         per = f' ({rows["tokens_per_word"]:.2f} per word)' if rows["read_words"] else ""
     else:  # one "word": a language written without spaces, or one long word
         per = f' ({len(regular) / rows["read_characters"]:.2f} per character)'

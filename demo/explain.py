@@ -394,7 +394,10 @@ WHOLE_WORD = "in the model's vocabulary (one token each)"
 def english_words(text: str, tokenizer) -> tuple[int, int, int]:
     """(words, words that are common English words or whole words in `tokenizer`'s vocabulary, common English
     words) of `text` (`WORD_RE`'s words; `COMMON_ENGLISH`). A whole word is one token after a space, as typed or
-    lower-cased ("Terrible" and "terrible")."""
+    lower-cased ("Terrible" and "terrible"). Special tokens typed in the text (`<s>`, `<mask>`) are no words
+    ("<s> great </s>" was 3 words, "s" not English)."""
+    for special in (t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special):
+        text = text.replace(special, " ")
     words = WORD_RE.findall(text)
     forms = sorted({form for word in words for form in (word, word.lower())})
     whole = {form for form, encoded in zip(forms, tokenizer.encode_batch([" " + f for f in forms],

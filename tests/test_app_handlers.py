@@ -932,6 +932,14 @@ def test_short_english_gets_no_caveat(shipped_tokenizer, text):
     assert explain.language_note(text, shipped_tokenizer) == ""
 
 
+def test_special_tokens_typed_in_the_text_are_no_words_to_the_language_caveat(shipped_tokenizer):
+    """"<s> a great film </s> <pad> <unk> <mask>" was "only 3 of its 7 words are common English words ...": the
+    special tokens' letters ("s", "pad", "unk") counted as words. They are left out; a text of them alone has none."""
+    assert explain.english_words("<s> a great film </s> <pad> <unk> <mask>", shipped_tokenizer)[:2] == (3, 3)
+    assert explain.language_note("<s> a great film </s> <pad> <unk> <mask>", shipped_tokenizer) == ""
+    assert explain.english_words("<s></s><mask>", shipped_tokenizer)[0] == 0
+
+
 def test_the_language_caveat_seldom_doubts_english_reviews(shipped_tokenizer, shared_file):
     """Film reviews' rare words ("stultifyingly", names) are no sign of another language: of SST-2's 872 dev
     sentences, 8 got the caveat as measured (0.9%); at most 2% do."""
@@ -1515,6 +1523,15 @@ def test_attention_outputs(handlers, models):
     heatmap, *_ = handlers.attention(text, "1", "2", "sentiment")
     assert isinstance(heatmap, Figure)
     assert isinstance(handlers.attention_token(text, 1, 3, 0)[0], Figure)
+
+
+def test_attention_notes_quote_the_text_on_one_line_as_read(handlers):
+    """The notes' "Drawn for “…”" quoted the text as typed: a text of several lines split the sentence into
+    paragraphs ("Drawn for “Great film." on a line of its own), and a control character the model never reads
+    (U+0007, removed as in every tab) was quoted too. It is quoted as read, its line breaks as spaces."""
+    notes = handlers.attention("the cat sat.\n\nthe dog\x07 ran.", 1, 1, view="heads")[5]
+    assert notes.startswith("Drawn for “the cat sat\\. the dog ran\\.”: ")
+    assert "\n" not in notes.split("”: ")[0] and "\x07" not in notes
 
 
 def test_attention_notes_say_the_shipped_classifier_reads_lower_cased_text(lowering_handlers):

@@ -386,6 +386,9 @@ def test_pretokens_for_a_picker(shipped):
 def test_summaries_read_well_for_unspaced_scripts_single_tokens_and_invisible_characters(shipped):
     rows = token_rows(shipped, "東京は日本の首都です。", 128)
     assert "1 word (split at spaces) → 33 tokens (3.00 per character)" in tokens_html(rows)
+    # special tokens alone: no ratio of tokens to characters (it said "0 tokens (0.00 per character)")
+    specials = tokens_html(token_rows(shipped, "<s></s><pad>", 128))
+    assert "→ 0 tokens, plus 5 special tokens" in specials and "per character" not in specials
     joiner = token_rows(shipped, "a\u200db", 128)
     assert "⟨U+200D⟩" in tokens_html(joiner)
     assert "the whole word is one token: ␣The." in merges_html("ĠThe", merge_steps(shipped, "ĠThe"))
