@@ -139,6 +139,10 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
                                     group="data")
     train_n: int = option(0, "use a seeded random sample of this many training examples (after the held-out rows "
                              "are removed), 0 = all (default: %(default)s)", group="data")
+    negation_augment: int = option(0, "add the rows of train.negation (\"the film is not dull .\": positive; "
+                                      "written from the training rows' own sentiment adjectives, half of them, the "
+                                      "other half kept for its probe) this many times over; negative,positive "
+                                      "labels only; 0 = none (default: %(default)s)", group="data")
     labels: str = option("negative,positive", "label names in id order; labels in the files are ids or these "
                                               "names (default: %(default)s)", group="data")
     text_column: str | None = option(None, "default: sentence, else text", group="data")
@@ -232,9 +236,9 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
 
         check_options(self, world_size)
         self.check_dropout()  # by its option's name, whatever --init (the config would say hidden_dropout_prob)
-        if self.calibration_n < 0 or self.train_n < 0:
-            raise UserError(f"--calibration-n and --train-n must be at least 0, got {self.calibration_n} and "
-                            f"{self.train_n}")
+        if self.calibration_n < 0 or self.train_n < 0 or self.negation_augment < 0:
+            raise UserError(f"--calibration-n, --train-n and --negation-augment must be at least 0, got "
+                            f"{self.calibration_n}, {self.train_n} and {self.negation_augment}")
         if self.max_length is not None and self.max_length < 3:  # <s>, a token, </s>
             raise UserError(f"--max-length must be at least 3, got {self.max_length}")
         if not 0 < self.layer_lr_decay <= 1:
@@ -257,6 +261,9 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
         if checks_path and not Path(checks_path).is_file():
             what = "a folder, not a file" if Path(checks_path).is_dir() else "no such file"
             raise UserError(f"--checks {checks_path}: {what} ('' to skip the behaviour checks)")
+        if self.negation_augment and list(self.id2label().values()) != ["negative", "positive"]:
+            raise UserError(f"--negation-augment writes negative and positive rows: it needs --labels "
+                            f"negative,positive, got {self.labels}")
         self.id2label()
         if self.imdb:
             check_imdb_n(self.imdb_n)
@@ -590,6 +597,7 @@ class FinetuneData:
     dev_slice: dict | None = None
     train_record: dict | None = None  # the training file's rows as read (`tables.rows_record`), which the slices record
     imdb_record: dict | None = None  # the --imdb file's rows as read (`tables.rows_record`), None without the sample
+    negation_rows: int = 0  # --negation-augment's rows among the training rows (train.negation), copies counted
 
 
 def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool = True) -> FinetuneData:
@@ -619,7 +627,18 @@ def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool =
     else:
         with naming("--dev"):
             dev_texts, dev_labels, _ = tables.read_labeled(args.dev, args.text_column, args.label_column, id2label)
-    return FinetuneData(train_texts=[texts[i] for i in train_rows], train_labels=[labels[i] for i in train_rows],
+    train_texts, train_labels = [texts[i] for i in train_rows], [labels[i] for i in train_rows]
+    negation = 0
+    if args.negation_augment:  # after the slices, from every row but theirs: a one-word row ("dull") is often a
+        from .negation import training_rows  # sub-phrase of a held-out sentence, taken out of training with it
+
+        held = set(cal_rows) | set(dev_rows)
+        rows, row_labels = training_rows(*zip(*[(t, label) for i, (t, label) in enumerate(zip(texts, labels))
+                                                if i not in held]))
+        train_texts += rows * args.negation_augment
+        train_labels += row_labels * args.negation_augment
+        negation = len(rows) * args.negation_augment
+    return FinetuneData(train_texts=train_texts, train_labels=train_labels, negation_rows=negation,
                         cal_texts=[texts[i] for i in cal_rows], cal_labels=[labels[i] for i in cal_rows],
                         dev_texts=dev_texts, dev_labels=dev_labels, imdb=imdb, held_out=held_out, dev_slice=dev_slice,
                         train_record=record, imdb_record=imdb_record)
@@ -678,8 +697,10 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
         windows = f" in {len(train_labels):,} windows" if args.long_text == "windows" else ""
         dev_out = (f", {len(dev_texts):,} for dev + {removed_said(held_out['dev_removed_train_rows'], args)}"
                    if read.dev_slice else "")
-        print(f"{len(train_texts):,} training examples{windows} ({args.train}; held out: {len(cal_texts):,} for "
-              f"calibration + {removed_said(held_out['calibration_removed_train_rows'], args)}{dev_out}, "
+        negation = f" + {read.negation_rows:,} negation rows (train.negation)" if read.negation_rows else ""
+        print(f"{len(train_texts):,} training examples{windows} ({args.train}{negation}; held out: "
+              f"{len(cal_texts):,} for calibration + "
+              f"{removed_said(held_out['calibration_removed_train_rows'], args)}{dev_out}, "
               f"{held_out['imdb_sample_removed']:,} IMDB-sample reviews), {len(dev_texts):,} dev ({dev_named}); "
               f"{model.num_parameters():,} parameters, init {args.init} ({init_gave})", flush=True)
     task = ClassificationTask(input_ids, torch.tensor(train_labels), pad_id, periodic_eval,
