@@ -59,6 +59,10 @@ def from_transformers(hf_model):
     """A `transformers` RobertaForMaskedLM / RobertaForSequenceClassification -> ours; XLM-RoBERTa's and
     CamemBERT's classes too, which are the same architecture (`ALIASES`), as `from_pretrained` loads them; on the
     same device and in the same dtype."""
+    if isinstance(hf_model, (ours.RobertaModel, ours.RobertaForMaskedLM, ours.RobertaForSequenceClassification)):
+        # this package's class has transformers' name: it was converted "back" into a copy of itself
+        raise TypeError(f"from_transformers takes a transformers model; this is this package's "
+                        f"{type(hf_model).__name__} already (to_transformers converts it the other way)")
     name = ALIASES.get(type(hf_model).__name__, type(hf_model).__name__)
     if name not in ARCHITECTURES:
         raise TypeError(f"cannot convert {type(hf_model).__name__}; expected one of "

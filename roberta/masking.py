@@ -215,7 +215,11 @@ def as_batch(input_ids) -> torch.Tensor:
     ValueError for any other shape (both maskers take a batch of rows), a TypeError for other values: float ids
     were masked silently (float labels, which the loss refuses), uint8 ones had their -100 labels wrap to 156 (a
     target on every token), bools failed in torch.isin."""
-    input_ids = torch.as_tensor(input_ids)
+    try:
+        input_ids = torch.as_tensor(input_ids)
+    except (TypeError, ValueError, RuntimeError) as err:  # rows of unequal length, a str: torch's own words
+        raise TypeError(f"input_ids must be a (batch, length) tensor, or lists of token ids of one length, got "
+                        f"{type(input_ids).__name__} ({err})") from None
     if input_ids.is_floating_point() or input_ids.is_complex() or input_ids.dtype == torch.bool \
             or torch.iinfo(input_ids.dtype).min > IGNORE_INDEX:
         raise TypeError(f"input_ids must be token ids of a signed integer type (their labels hold {IGNORE_INDEX}), "

@@ -13,6 +13,7 @@ Shapes: B batch, T sequence length, H hidden size, nh heads, hd head size, V voc
 """
 import math
 import os
+from pathlib import Path
 
 import torch
 import torch.nn as nn
@@ -299,7 +300,10 @@ class RobertaPreTrainedModel(
         token, private, commit_message, ...). Any other option is a TypeError naming it (`transformers`'
         max_shard_size and safe_serialization among them: the weights are always one safetensors file)."""
         checkpoint.check_save_kwargs(push_to_hub, options, self.push_to_hub, self.config)
-        return super().save_pretrained(hub.local_folder(save_directory), push_to_hub=push_to_hub,
+        if (folder := Path(hub.local_folder(save_directory))).exists() and not folder.is_dir():
+            raise NotADirectoryError(f"{folder} is a file: save_pretrained writes a folder (config.json, "
+                                     "model.safetensors) there")  # was FileExistsError from os.makedirs
+        return super().save_pretrained(folder, push_to_hub=push_to_hub,
                                        model_card_kwargs=model_card_kwargs, **options)
 
     def _save_pretrained(self, save_directory) -> None:

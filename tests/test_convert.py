@@ -227,6 +227,16 @@ def test_to_transformers_names_what_it_takes(tiny_config):
         to_transformers(None)
 
 
+def test_from_transformers_refuses_this_packages_model(tiny_config):
+    """Our RobertaForMaskedLM has `transformers`' class name, so from_transformers(ours) returned a copy of it without
+    a word: a user who meant to_transformers got no transformers model."""
+    mlm = roberta.RobertaForMaskedLM(tiny_config)
+    with pytest.raises(TypeError, match=re.escape("from_transformers takes a transformers model; this is this "
+                                                  "package's RobertaForMaskedLM already (to_transformers converts it "
+                                                  "the other way)")):
+        from_transformers(mlm)
+
+
 def test_gelu_python_is_transformers_gelu():
     """transformers' "gelu_python" is exact GELU written out: converted, it gives the same logits."""
     hf = randomise(transformers.RobertaForMaskedLM(hf_config(*CONFIGS[1], hidden_act="gelu_python")))

@@ -260,6 +260,12 @@ def test_both_maskers_refuse_ids_that_are_not_signed_integers(tokenizer):
         out = masker(ids.int(), rows, 0)
         assert out.input_ids.dtype == out.labels.dtype == torch.int32
         assert set(out.labels[out.outcome == NOT_SELECTED].tolist()) == {IGNORE_INDEX}
+        # rows of unequal length and a str were torch's own "expected sequence of length 2 at dim 1" and
+        # "new(): invalid data type 'str'", which named no argument
+        for wrong, kind in (([[5, 6], [7]], "list"), ("hello", "str")):
+            with pytest.raises(TypeError, match=rf"input_ids must be a \(batch, length\) tensor, or lists of token "
+                                                rf"ids of one length, got {kind} \("):
+                masker(wrong, [0, 1], 0)
 
 
 def test_static_examples_with_same_tokens_get_different_masks(tokenizer):

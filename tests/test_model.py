@@ -381,6 +381,15 @@ def test_the_model_card_names_transformers_as_the_library(mlm, tmp_path):
     assert {"roberta", "roberta-from-scratch"} <= set(data.tags)
 
 
+def test_save_pretrained_onto_a_file_says_it_writes_a_folder(mlm, tmp_path):
+    """A path that is a file was os.makedirs' FileExistsError ("[Errno 17] File exists"); the file is left as it was."""
+    file = tmp_path / "model.bin"
+    file.write_text("mine")
+    with pytest.raises(NotADirectoryError, match=re.escape(f"{file} is a file: save_pretrained writes a folder")):
+        mlm.save_pretrained(file)
+    assert file.read_text() == "mine"
+
+
 def test_save_pretrained_refuses_an_option_it_would_drop(mlm, tmp_path):
     """huggingface_hub reads unknown keywords only when it pushes: max_shard_size= wrote one file, a misspelt
     push_to_hub pushed nothing, config= left config.json as it was, all without a word."""
