@@ -58,6 +58,15 @@ def test_negation_rows_flip_the_label_and_keep_the_probes_words_and_frames_apart
     assert ("the script is not dull .", 1) in zip(*held[:2])  # "dull": the probe's half
 
 
+def test_the_file_s_own_negated_adjectives_are_counted_per_kind():
+    """What the probe prints of the training file: rows with "not", "n't" or "never" right before a sentiment
+    adjective, per kind, and how many of them carry the flipped label; a row counts once, "nothing" is no negator."""
+    texts = ["it 's not dull", "never dull , never slow", "is n't dull at all", "not fun", "nothing dull", "dull"]
+    labels = [1, 1, 0, 0, 0, 0]
+    assert negation.negated_in_file(texts, labels, {0: ["dull", "slow"], 1: ["fun"]}) == {
+        "negative adjective": {"rows": 3, "positive": 2}, "positive adjective": {"rows": 1, "negative": 1}}
+
+
 def test_the_halves_are_fixed_by_the_word():
     """The same split on every machine and every run (a hash of the word, not Python's salted `hash`): published
     probe figures depend on it. The words of the behaviour checks' negated negatives ("not bad", "never boring",
@@ -124,6 +133,9 @@ def test_the_probe_scores_a_classifier_per_kind_on_the_held_out_half(sst2_like, 
         assert [sum(c[k] for c in parts) for k in ("right", "n")] == [counts["right"], counts["n"]]
     assert len(result["wrong"]) == result["n"] - sum(c["right"] for c in result["kinds"].values())
     assert f"held-out negation probe: {result['accuracy']:.1%} of {result['n']} sentences" in printed
+    assert result["negated_in_train"] == negation.negated_in_file(*map(list, zip(*sst2_like_rows())),
+                                                                  {0: sorted(NEGATIVE), 1: sorted(POSITIVE)})
+    assert printed.startswith(f"{sst2_like}: {len(sst2_like_rows())} rows, 16 sentiment adjectives; ")
     code, _, err = outcome(negation.main, ["--model", "assets/mini-roberta-mlm", "--train", str(sst2_like)], capsys)
     assert code != 0 and err.startswith("error: assets/mini-roberta-mlm is a masked-LM model") and \
         err.strip().count("\n") == 0, err

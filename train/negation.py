@@ -3,9 +3,10 @@
     python -m train.negation --model assets/mini-roberta-sst2          # the held-out probe, per kind
     python -m train.finetune --init assets/mini-roberta-sst2 --negation-augment 3 ...   # train on the rows
 
-SST-2's 67,349 training rows hold about a dozen negated negatives ("it 's not bad prose"), so a small classifier
-learns "not" as a sign of a negative review: the shipped one called every "the script is not X ." with a negative
-X ("dull", "boring") negative. The rows here come from the training rows alone, no word list typed in:
+Of SST-2's 67,349 training rows, 27 put "not", "n't" or "never" right before a negative adjective ("the film is
+never dull") and 92 before a positive one (the probe prints these counts): a classifier trained on it meets "not"
+mostly in negative rows, and the shipped one called every "the script is not X ." with a negative X ("dull",
+"boring") negative. The rows here come from the training rows alone, no word list typed in:
 - a sentiment adjective is a one-word row of a single label (one-word rows of both labels are left out) that also
   follows a degree adverb ("too", "so", "very", ...) at the end of a clause somewhere in the file ("too slow .",
   "so boring ,"), not an adverb in -ly, a noun in -ness, a word negated already ("not-at-all-good") or one of
@@ -94,6 +95,20 @@ def training_rows(texts, labels) -> tuple[list[str], list[int]]:
     return rows, row_labels
 
 
+def negated_in_file(texts, labels, adjectives: dict[int, list[str]]) -> dict:
+    """How often the training file itself puts "not", "n't" or "never" right before one of its sentiment adjectives:
+    {"negative adjective": {"rows": n, "positive": rows labelled positive}, "positive adjective": {..., "negative":
+    ...}} (a row counted once per kind; SST-2's sub-phrases repeat one another: "is never dull", "the film is never
+    dull")."""
+    counts = {}
+    for label, words in adjectives.items():
+        words, flipped = set(words), LABEL_NAMES[1 - label]
+        hits = [row_label for text, row_label in zip(texts, labels)
+                if any(a in {"not", "n't", "never"} and b in words for a, b in zip(text.split(), text.split()[1:]))]
+        counts[f"{LABEL_NAMES[label]} adjective"] = {"rows": len(hits), flipped: hits.count(1 - label)}
+    return counts
+
+
 def run_probe(classify, adjectives: dict[int, list[str]]) -> dict:
     """Accuracy of a sentiment pipeline on the held-out half, overall, per kind ("negated positive": a negated
     negative adjective, expected positive) and per kind and negator ("negated positive, n't really"), with every
@@ -150,9 +165,15 @@ def main(argv=None) -> int:
         if [classify.model.config.id2label[i] for i in range(classify.model.config.num_labels)] != list(LABEL_NAMES):
             raise ValueError(f"{args.model} is no negative/positive classifier: its labels are "
                              f"{classify.model.config.id2label}")
-        result = run_probe(classify, sentiment_adjectives(texts, labels))
+        adjectives = sentiment_adjectives(texts, labels)
+        result = run_probe(classify, adjectives)
     except (OSError, ValueError) as err:
         return report_user_error(err)
+    result["negated_in_train"] = negated_in_file(texts, labels, adjectives)
+    said = [f"{c['rows']:,} before a {kind} ({c[flipped]:,} of them {flipped})"
+            for kind, c in result["negated_in_train"].items() for flipped in [k for k in c if k != "rows"]]
+    print(f"{args.train}: {len(texts):,} rows, {sum(map(len, adjectives.values())):,} sentiment adjectives; rows with "
+          f"\"not\", \"n't\" or \"never\" right before one: {' and '.join(said)}")
     for kind, counts in [*result["kinds"].items(), *result["negators"].items()]:
         print(f"{kind:<30} {counts['right']:>4} of {counts['n']:<4} {counts['accuracy']:6.1%}")
     print(f"held-out negation probe: {result['accuracy']:.1%} of {result['n']} sentences (words and sentence frames "
