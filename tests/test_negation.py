@@ -51,8 +51,10 @@ def test_negation_rows_flip_the_label_and_keep_the_probes_words_and_frames_apart
             negated = any(n in text.split() for n in ("not", "never", "n't"))
             assert kind == ("negated" if negated else "plain")
             assert label == (1 - own if negated else own), text  # "the film is not dull ." positive
-    per_word = len(negation.TRAINING_TEMPLATES) * (len(negation.TRAINING_NEGATORS) + 1)
+    # every frame plain and with each negator, but "n't" after "'s" ("it 's n't dull": no English)
+    per_word = len(negation.TRAINING_TEMPLATES) * (len(negation.TRAINING_NEGATORS) + 1) - 1
     assert len(trained[0]) == per_word * len(used[0])
+    assert not [text for text in trained[0] if "'s n't" in text] and [t for t in trained[0] if "is n't" in t]
     assert [(text, label) for text, label in zip(*trained[:2]) if text.startswith("the film is never slow")] == \
         [("the film is never slow .", 1)]  # "slow": the training half
     assert ("the script is not dull .", 1) in zip(*held[:2])  # "dull": the probe's half
@@ -103,6 +105,15 @@ def test_finetune_negation_augment_adds_the_rows_after_the_held_out_slices(sst2_
     assert removed and all(any(f" {w} " in f" {text} " for text in rows) for w in removed)
     held = {w for w in NEGATIVE + POSITIVE if negation.half(w) == 1}
     assert not [text for text in rows for w in held if f" {w} " in f" {text} "]
+
+
+def test_finetune_negation_augment_warns_when_the_file_gives_no_rows(tmp_path, capsys):
+    """A file of plain sentences (no one-word rows) gives train.negation no adjectives: said, not silently nothing."""
+    plain = tmp_path / "plain.tsv"
+    plain.write_text("sentence\tlabel\n" + "".join(f"the film number {i} was seen .\t{i % 2}\n" for i in range(40)))
+    read = _read(plain, tmp_path, "--negation-augment", "3")
+    assert read.negation_rows == 0 and len(read.train_texts) == 40 - 4
+    assert f"warning: --negation-augment: --train {plain} has no sentiment adjectives" in capsys.readouterr().err
 
 
 def test_finetune_negation_augment_is_refused_below_zero_and_for_other_labels(sst2_like, tmp_path):

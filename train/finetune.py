@@ -635,6 +635,10 @@ def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool =
         held = set(cal_rows) | set(dev_rows)
         rows, row_labels = training_rows(*zip(*[(t, label) for i, (t, label) in enumerate(zip(texts, labels))
                                                 if i not in held]))
+        if not rows and is_main:  # a file of plain sentences has no one-word rows to find adjectives in
+            print(f"warning: --negation-augment: --train {args.train} has no sentiment adjectives train.negation "
+                  "finds (one-word rows of one label that follow a degree adverb such as \"too\" elsewhere in it): "
+                  "no rows added", file=sys.stderr, flush=True)
         train_texts += rows * args.negation_augment
         train_labels += row_labels * args.negation_augment
         negation = len(rows) * args.negation_augment

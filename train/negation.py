@@ -12,7 +12,7 @@ mostly in negative rows, and the shipped one called every "the script is not X .
   "so boring ,"), not an adverb in -ly, a noun in -ness, a word negated already ("not-at-all-good") or one of
   `NOT_ADJECTIVES` (words that pass the test and are no adjectives: "enough", "least");
 - the adjectives are split in two halves by a hash of the word (`half`), the same in every run: the first half
-  is written into `TRAINING_TEMPLATES` (negated with "not" and "never": the label flips; plain: it stays), the
+  is written into `TRAINING_TEMPLATES` (negated with "not", "never" and "n't": the label flips; plain: it stays), the
   second into `HELD_OUT_TEMPLATES`, which no training row uses, for the probe. The probe's figure is thus on words
   and sentence frames the augmented runs never read: what generalised, not what was memorised.
 "Not X" is no exact opposite of X ("not brilliant" is no praise, "not boring" faint praise); SST-2's own phrases
@@ -42,7 +42,7 @@ TRAINING_TEMPLATES = [("the film is {n} {w} .", "the film is {w} ."), ("it 's {n
                       ("the acting was {n} {w} .", "the acting was {w} ."),
                       ("this movie is {n} {w} at all .", "this movie is {w} ."),
                       ("the story is {n} {w} , really .", "the story is really {w} .")]
-TRAINING_NEGATORS = ("not", "never")
+TRAINING_NEGATORS = ("not", "never", "n't")  # "n't" not after "'s" ("it 's n't": no English)
 HELD_OUT_TEMPLATES = [("the script is {n} {w} .", "the script is {w} ."),
                       ("i thought the direction was {n} {w} .", "i thought the direction was {w} .")]
 HELD_OUT_NEGATORS = ("not", "n't really")  # "was n't really", as SST-2 writes "was n't"
@@ -83,6 +83,8 @@ def negation_rows(adjectives: dict[int, list[str]], which: int) -> tuple[list[st
         for word in (w for w in words if half(w) == which):
             for negated, plain in templates:
                 for negator in negators:
+                    if negator == "n't" and "'s {n}" in negated:
+                        continue
                     texts.append(negated.format(n=negator, w=word)), labels.append(1 - label), kinds.append("negated")
                 texts.append(plain.format(w=word)), labels.append(label), kinds.append("plain")
     return texts, labels, kinds
