@@ -732,7 +732,7 @@ def test_finetune_bad_data_options(train_files, tmp_path, tiny_mlm_dir, capsys):
              (["--labels", ""], "--labels must name two or more distinct labels"),  # "label 1 is not in the label
              # set [0]"
              (["--max-length", "2"], "--max-length must be at least 3"),  # "input has 33 tokens ... truncate it"
-             (["--calibration-n", "-1"], "--calibration-n and --train-n must be at least 0")]  # ran
+             (["--calibration-n", "-1"], "--calibration-n, --train-n and --negation-augment must be at least 0")]  # ran
     for extra, message in cases:
         assert finetune.main(finetune_argv(train_files, tmp_path / "out", "--init", str(tiny_mlm_dir),
                                            *extra)) == runtime.EXIT_USER_ERROR, extra
