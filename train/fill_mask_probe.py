@@ -16,14 +16,13 @@ per layer, how many expected words are top-1 and top-k there, and each sentence'
 from __future__ import annotations
 
 import argparse
-import json
 from collections import defaultdict
 from pathlib import Path
 
 import roberta
-from roberta.files import write_atomic
 
 from .data import DataError
+from .paths import write_output_json
 from .runtime import EXIT_OK, device_option, exit_code, output_file, report_user_error
 from .tables import read_table
 
@@ -151,8 +150,7 @@ def main(argv=None) -> int:
         print(f"{lens['better_at_an_earlier_layer']} of {result['sentences']} expected words rank better at an "
               "earlier layer than at the last")
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(args.out, json.dumps(result, indent=1) + "\n")
+        write_output_json(args.out, result)
     return EXIT_OK
 
 

@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import re
 from collections import Counter
 from pathlib import Path
 
 import roberta
-from roberta.files import write_atomic
 
-from .paths import SST2_TRAIN
+from .paths import SST2_TRAIN, write_output_json
 from .runtime import EXIT_OK, device_option, exit_code, output_file, report_user_error
 
 DEGREE_ADVERBS = {"too", "so", "very", "rather", "quite", "pretty", "extremely", "incredibly", "fairly"}
@@ -181,8 +179,7 @@ def main(argv=None) -> int:
     print(f"held-out negation probe: {result['accuracy']:.1%} of {result['n']} sentences (words and sentence frames "
           "that no --negation-augment row uses)")
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(args.out, json.dumps(result, indent=1) + "\n")
+        write_output_json(args.out, result)
     return EXIT_OK
 
 

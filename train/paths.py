@@ -58,6 +58,15 @@ def output_file(path, example: str, option: str = "--out", suffixes: tuple[str, 
     return path
 
 
+def write_output_json(path, data) -> Path:
+    """A command's --out JSON (checked by `output_file` before the work): its folder made, `data` written in one
+    step."""
+    from roberta.files import write_atomic  # here: importing roberta loads torch
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return write_atomic(path, json.dumps(data, indent=1) + "\n")
+
+
 # in a script step's folder: the command that made it (`train.experiment`), `.STEP.command`
 COMMAND_FILE = ".{}.command"
 
