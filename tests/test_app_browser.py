@@ -1593,6 +1593,13 @@ def test_the_completed_sentence_flows_as_one_text(app, browser):
     gap = filled.locator(".token.highlighted").evaluate("""f => f.getBoundingClientRect().left -
         f.closest('.token-container').previousElementSibling.querySelector('.text').getBoundingClientRect().right""")
     assert 0 <= gap < 2, gap
+    # the text's own line breaks, which the model reads, are kept (the sentence was shown on one line): a blank line
+    # between the fill and the next paragraph
+    box.fill("The cat <mask>\n\nThe end.")
+    box.press("Enter")
+    sync_api.expect(filled).to_contain_text("The end.")  # the new answer
+    fill_bottom = filled.locator(".token.highlighted").evaluate("e => e.getBoundingClientRect().bottom")
+    assert filled.locator(".text").last.evaluate("e => e.getBoundingClientRect().top") > fill_bottom + 8
     page.close()
 
 
