@@ -383,8 +383,8 @@ ENGLISH_SHARE, ENGLISH_SHARE_ALONE = 0.5, 0.8
 # What the caveat says of the classifier: the records do not say which languages a classifier learned from (nor does
 # `language_note` see them), and a server may load any classifier, of another language or of many: it says what holds
 # for one that learned from English alone, as the shipped one did
-LEARNED_FROM_ENGLISH = ("classifier that learned from English text alone (as the shipped one did, from SST-2's movie "
-                        "reviews)")
+LEARNED_FROM_ENGLISH = ("classifier that learned from English text alone (as the shipped one did, from Wikipedia and "
+                        "movie reviews)")
 NO_ENGLISH = f"**This text has no English words:** a {LEARNED_FROM_ENGLISH} gives a verdict here that means little."
 MAYBE_NOT_ENGLISH = ("**This text may not be English:** {found}. A " + LEARNED_FROM_ENGLISH
                      + " gives a verdict on another language that means little.")

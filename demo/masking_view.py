@@ -187,10 +187,10 @@ def mlm_predictions(model, tokenizer, tokens: Tokens, runs: dict) -> list[list]:
 SAID = {MASKED: " (was {})", RANDOM: " (random; was {})", KEPT: " (kept, a target)"}  # screen-reader text
 NONE_PICKED = "no token picked this time"
 WHY_NONE = f"each token is picked with p = {MLM_PROBABILITY:g}, so a short sentence sometimes gets none"
-# the note under the table says where that rule comes from: BERT's create_pretraining_data.py picks exactly
-# round(15% of the tokens), at least one, so a row of BERT's own always has a target
-BERT_PICKS = (f"BERT's own code picks exactly {MLM_PROBABILITY:.0%} of the tokens, at least one; this demo, like "
-              "Hugging Face's collator, picks each token on its own")
+# the note under the table says where that rule comes from: BERT's create_pretraining_data.py picks
+# min(max_predictions_per_seq, max(1, round(15% of the tokens))), so a row of BERT's own always has a target
+BERT_PICKS = (f"BERT's own code picks {MLM_PROBABILITY:.0%} of a row's tokens, rounded, at least one (and at most its "
+              "max_predictions_per_seq); this demo, like Hugging Face's collator, picks each token on its own")
 
 # Each rule's why is said here, not in the CSS, which is sent with every run's table:
 # col.mk-epoch: "epoch 40" in bold and the cell's padding, with a little to spare (the digits' widths differ by font).

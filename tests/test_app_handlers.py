@@ -955,8 +955,8 @@ def test_the_language_caveat_says_what_it_counted(shipped_tokenizer):
     assert explain.language_note("Der Film war wirklich wunderbar.", shipped_tokenizer).startswith(
         "**This text may not be English:** none of its 5 words is a common English word such as “the” or “is”, "
         "and only 3 are whole words in the model's vocabulary (one token each). A classifier that learned from "
-        "English text alone (as the shipped one did, from SST-2's movie reviews) gives a verdict on another language "
-        "that means little.")
+        "English text alone (as the shipped one did, from Wikipedia and movie reviews) gives a verdict on another "
+        "language that means little.")
     assert explain.language_note("La película fue muy buena.", shipped_tokenizer).startswith(
         "**This text may not be English:** only 1 of its 5 words is a common English word or a whole word in the "
         "model's vocabulary (one token each).")
@@ -971,8 +971,8 @@ def test_classify_says_when_the_text_may_not_be_english(handlers):
         probabilities, _, explanation = handlers.classify(text)
         assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-5)
         assert explanation.startswith("**This text has no English words:** a classifier that learned from English "
-                                      "text alone (as the shipped one did, from SST-2's movie reviews) gives a "
-                                      "verdict here that means little.\n\n**How to read it:**")
+                                      "text alone (as the shipped one did, from Wikipedia and movie reviews) gives "
+                                      "a verdict here that means little.\n\n**How to read it:**")
     # the reviewer's case (the fixture's tiny vocabulary has none of its words whole: "no English words")
     caveat, rest = handlers.classify("Der Film war wirklich wunderbar.")[2].split("\n\n", 1)
     assert caveat.startswith(("**This text has no English words:**", "**This text may not be English:**"))

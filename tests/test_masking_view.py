@@ -218,15 +218,16 @@ def test_the_empty_note_lists_few_epochs_and_counts_many():
 
 
 def test_the_empty_note_says_bert_itself_never_has_an_empty_mask():
-    """A "BERT static" column with no target showed BERT with a property its own code lacks: it picks exactly 15%
-    of a row's tokens, at least one. The note says so, with the rate the masker uses."""
+    """A "BERT static" column with no target showed BERT with a property its own code lacks: it picks 15% of a
+    row's tokens, rounded, at least one (create_pretraining_data.py's num_to_predict). The note says so, with the
+    rate the masker uses."""
     class Batch:
         input_ids = torch.tensor([[0, 5, 2]])
         outcome = torch.tensor([[0, 0, 0]])
 
     note = masking_view.empty_note({"static10": [Batch()] * 3})
-    assert (f"(BERT's own code picks exactly {MLM_PROBABILITY:.0%} of the tokens, at least one; this demo, like "
-            "Hugging Face's collator, picks each token on its own)") in note
+    assert (f"(BERT's own code picks {MLM_PROBABILITY:.0%} of a row's tokens, rounded, at least one (and at most its "
+            "max_predictions_per_seq); this demo, like Hugging Face's collator, picks each token on its own)") in note
 
 
 def test_predictions_say_no_token_picked(handlers):
