@@ -69,7 +69,7 @@ TRUNCATED_WARNING = ("The text is longer than the {n} tokens the model reads; on
 # The sentiment tab reads a long text whole, in overlapping windows of the model's length (roberta.pipeline),
 # up to this many tokens (about 11 windows of 128 tokens: a long review), so one request stays quick.
 LONG_TEXT_TOKENS = 1024
-WINDOWS_NOTE = ("The text is longer than the {n} tokens the model reads at once: its score averages {k} "
+WINDOWS_NOTE = ("The text is longer than the {n} tokens the model reads at once: its score averages the logits of {k} "
                 "overlapping windows of {n} tokens. The colours show at most the first window's words.")
 WINDOWS_CUT_NOTE = " Only its first {limit:,} tokens were read."
 

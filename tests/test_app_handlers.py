@@ -1043,8 +1043,8 @@ def test_a_final_capital_sigma_shows_as_typed(handlers):
 
 def test_classify_long_and_unusual_text(handlers):
     probabilities, highlighted, explanation = handlers.classify("a good film. " * 8000)  # about 100 KB
-    assert re.match(r"ℹ️ \*The text is longer .* averages \d+ overlapping windows of 64 tokens.*first 1,024 tokens",
-                    explanation)  # said with the answer it qualifies, not in a toast over it
+    assert re.match(r"ℹ️ \*The text is longer .* averages the logits of \d+ overlapping windows of 64 tokens"
+                    r".*first 1,024 tokens", explanation)  # said with the answer it qualifies, not in a toast over it
     assert highlighted[-1] == (explain.REST_READ, None)
     probabilities, highlighted, _ = handlers.classify("مرحبا بالعالم 😀😀 東京 \u202eevil\u202c")
     assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-5)
@@ -1062,7 +1062,7 @@ def test_classify_reads_a_long_review_whole(handlers, models):
         warnings.simplefilter("always")
         probabilities, highlighted, explanation = handlers.classify(text)
     assert not any("overlapping windows" in str(w.message) for w in caught)  # no toast: it is in the explanation
-    assert f"averages {windows} overlapping windows" in explanation.split("\n")[0]
+    assert f"averages the logits of {windows} overlapping windows" in explanation.split("\n")[0]
     assert windows > 2 and "Only its first" not in explanation
     assert "overlapping windows" not in handlers.classify("the film is good.")[2]
     whole = {r["label"]: r["score"] for r in loaded.pipeline(model_text)}
@@ -1094,7 +1094,7 @@ def test_a_review_read_in_two_windows_says_it_averages_them(handlers, models):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         explanation = handlers.classify(text)[2]
-    assert "averages 2 overlapping windows" in explanation.split("\n")[0]
+    assert "averages the logits of 2 overlapping windows" in explanation.split("\n")[0]
     assert "overlapping windows" not in handlers.classify(text.replace("the film is good. ", "", 1))[2]
 
 
