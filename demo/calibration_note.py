@@ -103,7 +103,8 @@ def calibration_note(metrics: RunMetrics | None, readme: str | None = None) -> s
                f"T = {cal['temperature']:.2f} fitted on {fitted_on}, which changes how sure the model sounds, never "
                "which label wins")
     worse = made_calibration_worse(dev)  # a temperature fitted on few examples may not carry over to the dev set
-    figures = (f"the expected calibration error (the gap between confidence and accuracy, over 15 bins) "
+    bins = f", over {dev['bins']} bins" if isinstance(dev.get("bins"), int) else ""  # a record of before "bins"
+    figures = (f"the expected calibration error (the gap between confidence and accuracy{bins}) "
                f"{'rises' if worse else 'goes'} from {pct(dev['ece_before'])} to {pct(dev['ece_after'])}, and the "
                f"mean confidence {'goes ' if worse else ''}from {pct(dev['mean_confidence_before'])} to "
                f"{pct(dev['mean_confidence_after'])} at an accuracy of {pct(dev['accuracy'])}")
