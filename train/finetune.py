@@ -633,8 +633,8 @@ def read_data(args: FinetuneArguments, id2label: dict[int, str], is_main: bool =
         from .negation import training_rows  # sub-phrase of a held-out sentence, taken out of training with it
 
         held = set(cal_rows) | set(dev_rows)
-        rows, row_labels = training_rows(*zip(*[(t, label) for i, (t, label) in enumerate(zip(texts, labels))
-                                                if i not in held]))
+        kept = [i for i in range(len(texts)) if i not in held]
+        rows, row_labels = training_rows([texts[i] for i in kept], [labels[i] for i in kept])
         if not rows and is_main:  # a file of plain sentences has no one-word rows to find adjectives in
             print(f"warning: --negation-augment: --train {args.train} has no sentiment adjectives train.negation "
                   "finds (one-word rows of one label that follow a degree adverb such as \"too\" elsewhere in it): "

@@ -76,15 +76,14 @@ def negation_rows(adjectives: dict[int, list[str]], which: int) -> tuple[list[st
     template of that half, negated by each negator (the label flipped) and plain; kinds "negated" or "plain"."""
     templates, negators = ((TRAINING_TEMPLATES, TRAINING_NEGATORS) if which == 0 else
                            (HELD_OUT_TEMPLATES, HELD_OUT_NEGATORS))
-    texts, labels, kinds = [], [], []
+    rows = []  # (text, label, kind)
     for label, words in adjectives.items():
         for word in (w for w in words if half(w) == which):
             for negated, plain in templates:
-                for negator in negators:
-                    if negator == "n't" and "'s {n}" in negated:
-                        continue
-                    texts.append(negated.format(n=negator, w=word)), labels.append(1 - label), kinds.append("negated")
-                texts.append(plain.format(w=word)), labels.append(label), kinds.append("plain")
+                rows += [(negated.format(n=negator, w=word), 1 - label, "negated") for negator in negators
+                         if not (negator == "n't" and "'s {n}" in negated)]
+                rows.append((plain.format(w=word), label, "plain"))
+    texts, labels, kinds = (list(column) for column in zip(*rows)) if rows else ([], [], [])
     return texts, labels, kinds
 
 
