@@ -249,11 +249,15 @@ def _example_id(value) -> int:
     return example_id
 
 
-def make_masker(kind: str, tokenizer, seed: int = 0, dupe_factor: int = DUPE_FACTOR, **kwargs) -> Masker:
-    """`kind` is "dynamic" (RoBERTa) or "static" (BERT, with `dupe_factor` copies); `tokenizer`: what
-    `roberta.tokenizer.as_tokenizer` takes."""
+def make_masker(kind: str, tokenizer, seed: int = 0, dupe_factor: int | None = None, **kwargs) -> Masker:
+    """`kind` is "dynamic" (RoBERTa) or "static" (BERT, with `dupe_factor` copies, DUPE_FACTOR if None);
+    `tokenizer`: what `roberta.tokenizer.as_tokenizer` takes."""
     if kind == "dynamic":
+        if dupe_factor is not None:
+            raise ValueError(f"dupe_factor={dupe_factor} is for static masking: dynamic masking draws a new mask "
+                             "every time a row is seen")
         return DynamicMasker.from_tokenizer(tokenizer, seed=seed, **kwargs)
     if kind == "static":
-        return StaticMasker.from_tokenizer(tokenizer, seed=seed, dupe_factor=dupe_factor, **kwargs)
+        return StaticMasker.from_tokenizer(tokenizer, seed=seed, dupe_factor=DUPE_FACTOR if dupe_factor is None
+                                           else dupe_factor, **kwargs)
     raise ValueError(f"masking must be 'dynamic' or 'static', got {kind!r}")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from roberta.masking import (IGNORE_INDEX, KEPT, MASKED, NOT_SELECTED, RANDOM, DynamicMasker, MaskedBatch,
+from roberta.masking import (DUPE_FACTOR, IGNORE_INDEX, KEPT, MASKED, NOT_SELECTED, RANDOM, DynamicMasker, MaskedBatch,
                              StaticMasker, make_masker, widen_to_row)
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -312,6 +312,13 @@ def test_static_statistics_match_dynamic(tokenizer, batch):
 def test_make_masker_kinds(tokenizer):
     assert isinstance(make_masker("dynamic", tokenizer), DynamicMasker)
     assert make_masker("static", tokenizer, dupe_factor=4).dupe_factor == 4
+    assert make_masker("static", tokenizer).dupe_factor == DUPE_FACTOR  # BERT's 10
+
+
+def test_dynamic_masking_refuses_a_dupe_factor(tokenizer):
+    """A dupe factor asked of dynamic masking was dropped without a word: the run would not be what was asked."""
+    with pytest.raises(ValueError, match="dupe_factor=3 is for static masking"):
+        make_masker("dynamic", tokenizer, dupe_factor=3)
 
 
 # ----- bad parameters -----

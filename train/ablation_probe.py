@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 from roberta.files import write_atomic
-from roberta.masking import DUPE_FACTOR
 
 from . import pretrain
 from .ablation_setup import ARMS, corpus_path, tokenizer_path
@@ -33,7 +32,7 @@ def count_distinct_masks(masking: str, dupe_factor, tok, rows, seed: int, epochs
 
     import roberta
 
-    masker = roberta.make_masker(masking, tok, seed=seed, dupe_factor=dupe_factor or DUPE_FACTOR)
+    masker = roberta.make_masker(masking, tok, seed=seed, dupe_factor=dupe_factor)
     task = pretrain.MLMTask(rows, masker, pad_id=tok.token_to_id("<pad>"))
     indices = torch.arange(len(rows))
     seen = [set() for _ in range(len(rows))]

@@ -268,8 +268,8 @@ def run(args: PretrainArguments, dist: Dist | None = None) -> int:
         f"vocabulary {config.vocab_size:,}", flush=True)
     rows, valid_rows, sources, row_length = prepare_rows(args, tokenizer, config, say)
 
-    masker = roberta.make_masker(args.masking, tokenizer, seed=args.seed, dupe_factor=args.dupe_factor,
-                                 mlm_probability=args.mlm_probability)
+    masker = roberta.make_masker(args.masking, tokenizer, seed=args.seed, mlm_probability=args.mlm_probability,
+                                 **({"dupe_factor": args.dupe_factor} if args.masking == "static" else {}))
     eval_batch = max(8, args.batch_size // max(1, args.grad_accum))
     # the held-out rows masked once, the final evaluation's masks; the periodic points score the first --eval-rows
     # of them as they are (masked on their own, the same positions got other corruptions: not the final figure's)
