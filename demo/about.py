@@ -551,7 +551,7 @@ def what_roberta_is(models: Models) -> str:
 
 def intro_text(models: Models) -> str:
     """The About tab's line after `what_roberta_is`: "Both are small teaching models, trained on a 2-core CPU, and
-    for 4 of the encoder's 28 pretraining phases ... GPUs, ...; the figures below are read from each model's
+    on GPUs for 4 of the encoder's 28 pretraining phases ..., ...; the figures below are read from each model's
     metrics.json.", the machines each once, as the records name them (`machine_said`, `gpu_phases_text`)."""
     machines = list(dict.fromkeys(filter(None, (machine_said(models.mlm), machine_said(models.sentiment)))))
     gpus = gpu_phases_text(models.mlm, first=not machines)
@@ -560,7 +560,7 @@ def intro_text(models: Models) -> str:
 
 
 def gpu_phases_text(loaded, first: bool = False) -> str:
-    """", and for 4 of the encoder's 28 pretraining phases (19 of training, 9 weight averages) GPUs, which trained
+    """", and on GPUs for 4 of the encoder's 28 pretraining phases (19 of training, 9 weight averages), which trained
     1.72B of the encoder's 2.16B tokens in 21 min (3 phases on one NVIDIA H100 80GB HBM3, 1 on one NVIDIA H200)"
     from phases.json's hardware ("one GPU (NVIDIA H200)" where every GPU phase ran on that model), or "" when no
     phase ran on a GPU (or the MLM is not there). `first`: no machine is named before it, so it names its own first:
@@ -573,7 +573,9 @@ def gpu_phases_text(loaded, first: bool = False) -> str:
     named, detail = (f"one GPU ({md_escape(next(iter(gpus)))})", "") if len(gpus) == 1 else (
         "GPUs", f" ({gpu_phases_said(gpus)})")
     counted = f"{sum(gpus.values())} of the encoder's {phases_counted(phases)}"
-    text = f", trained on {named} for {counted}" if first else f", and for {counted} {named}"
+    # the machine before its phases, as when it is named first ("and for 4 of the encoder's 28 pretraining phases
+    # (19 of training, 9 weight averages) GPUs, which trained ..." was hard to parse)
+    text = f", {'trained' if first else 'and'} on {named} for {counted}"
     split = pretraining_by_device(loaded)
     if split:
         cpu, gpu = split

@@ -12,7 +12,9 @@ edit in one batch). The rules are deliberately simple, so a learner can predict 
   ("isn't bad" -> "is bad", "won't" -> "will"); a word that is itself the negation loses it;
 - opposite: the word is swapped for its opposite from a short list (`ANTONYMS`: good <-> bad,
   great <-> terrible, love <-> hate, ...), in the same case;
-- add "not": after is/was/are/were/am/be/been (and "it's", "they're", "I'm"), "not" is inserted before the word.
+- add "not": after is/was/are/were/am/be/been (and "it's", "they're", "I'm"), "not" is inserted before the word;
+  a word that is itself one of them (not "be" or "been": "has not been") gets "not" after it ("was terrible" ->
+  "was not terrible"), unless it opens a sentence (a question: "Is it good?").
 
 No part of speech is checked: "was a" becomes "was not a", which is still English. Every rule that applies
 gives one row; two edits that give the same text are shown once. The negation rules are sentiment edits: for a
@@ -40,6 +42,7 @@ NEGATORS = {"not", "never"}
 # "n't" forms whose positive is not the word without "n't"
 NOT_CONTRACTIONS = {"can't": "can", "won't": "will", "shan't": "shall", "ain't": "is", "cannot": "can"}
 COPULAS = {"is", "was", "are", "were", "am", "be", "been"}
+FINITE_COPULAS = COPULAS - {"be", "been"}  # "not" after these; "has been not great" is no English
 COPULA_CONTRACTIONS = ("'s", "'re", "'m")  # it's, they're, I'm (and, sometimes wrongly, a possessive 's)
 SENTENCE_END_RE = re.compile(r"[.!?…]+$")
 # what a word's edges lose when it is named ("film." -> "film", "(great)" -> "great"); "<", ">", "&", "#", "@",
@@ -198,6 +201,11 @@ def _negations(text: str, spans: list[tuple[int, int]], k: int) -> list[Edit]:
             edits.append(Edit("negate", f"“{word}” → “{positive}”", pc_start, pc_end, positive))
         elif before in COPULAS or before.endswith(COPULA_CONTRACTIONS):
             edits.append(Edit("negate", f"add “not” after “{word}”", spans[k][0], spans[k][0], "not "))
+    following = _plain(core_word(text, *spans[k + 1])) if k + 1 < len(spans) else None
+    asks = k == 0 or SENTENCE_END_RE.search(text[spans[k - 1][0]:spans[k - 1][1]])  # "Is it good?": no "Is not it"
+    if lower in FINITE_COPULAS and core_end == spans[k][1] and following and following not in NEGATORS and not asks:
+        # the copula itself ("the service was terrible"): "not" after it, as the rules say, not "no rule applies"
+        edits.append(Edit("negate", f"add “not” after “{core}”", core_end, core_end, " not"))
     if lower in ANTONYMS:
         opposite = _same_case(ANTONYMS[lower], core)
         edits.append(Edit("negate", f"“{core}” → “{opposite}”", core_start, core_end, opposite))
@@ -231,9 +239,13 @@ def nothing_to_try(word: str, negate: bool = True) -> str:
 
 
 def _points(delta: float) -> str:
-    """A change of probability in percentage points: "+12.3 points", "−4.0 points", "0.0 points"."""
+    """A change of probability in percentage points: "+12.3 points", "−4.0 points", one more decimal under 0.1
+    ("+0.04 points": 6.08% -> 6.12% read "0.0 points" beside two different probabilities), "0.0 points" for what
+    rounds to nothing even so."""
     shown = f"{delta * 100:+.1f}"
-    return ("0.0" if shown in ("+0.0", "-0.0") else shown.replace("-", "−")) + " points"
+    if shown in ("+0.0", "-0.0"):
+        shown = f"{delta * 100:+.2f}"
+    return ("0.0" if shown in ("+0.00", "-0.00") else shown.replace("-", "−")) + " points"
 
 
 def pushed_towards(attribution: float, toward: str, labels) -> str | None:

@@ -21,10 +21,13 @@ PATTERNS = ("<s>", "</s>", "punctuation", "itself", "previous token", "next toke
 ROLE_SHARE = 0.5  # a head whose largest share reaches this is named by it; below, by its two largest
 TOP_TARGETS = 3  # a heatmap's text version: this many targets per token
 
+# a wide table's caption wraps at the width of its scroll box and stays in view as the table scrolls (on a phone
+# it was one line as wide as the table, cut at the box's edge)
 CSS = """<style>
 .hr-view{display:flex;flex-direction:column;gap:6px;font-size:14px}
 .hr-view p{margin:0}
-.hr-scroll{overflow-x:auto}
+.hr-scroll{overflow-x:auto;container-type:inline-size}
+.hr-scroll caption{position:sticky;left:0;max-width:100cqw;box-sizing:border-box}
 .hr-scroll:focus-visible{outline:2px solid #6366f1;outline-offset:2px}
 .hr-view th.hr-current{text-decoration:underline}
 .hr-view td.hr-num small{display:block;opacity:.8}

@@ -134,6 +134,7 @@ def head_view_html(labels: list[str], matrix, title: str = "", min_weight: float
         "each line joins a token (left) to a token it attends to (right); the bolder and thicker the line, "
         "the more attention. <b>Hover over a token on the left, or tap it,</b> to see only its lines and their values "
         "(with the keyboard: Tab to the first token, then the arrow keys). "
-        f"Lines under {format_probability(min_weight)}, and beyond a token's {top_k} strongest, are not drawn.")
+        # a threshold as set ("2%"), not a measured share's three digits ("2.00%")
+        f"Lines under {100 * min_weight:g}%, and beyond a token's {top_k} strongest, are not drawn.")
     return (f'<div class="hv-wrap">{CSS}<p class="hv-note">{note}</p>'
             f'<div class="hv-box">{"".join(parts)}</div></div>')

@@ -120,12 +120,12 @@ def test_the_intro_counts_the_gpu_phases_from_their_hardware(tiny_mlm_dir, tmp_p
     intro = about.intro_text(load_models(folder, None))
     # each phase trained 1.0M tokens in 10 min: the GPU's two, 2.0M of the 3.0M, in 20 min
     # the phases counted as the Sentiment note and the figure of the phases count them: the average too
-    assert ("and for 2 of the encoder's 4 pretraining phases (3 of training, 1 weight average) one GPU (NVIDIA H100 "
-            "80GB HBM3), which trained 2.0M of the encoder's 3.0M tokens in 20 min;") in intro
+    assert ("and on one GPU (NVIDIA H100 80GB HBM3) for 2 of the encoder's 4 pretraining phases (3 of training, 1 "
+            "weight average), which trained 2.0M of the encoder's 3.0M tokens in 20 min;") in intro
     # a weight average records its last member's hardware (phase 28 an H200's): it trained nothing on a GPU
     gpu_average = {**AVERAGE, "hardware": gpu["hardware"]}
     folder = _folder(tiny_mlm_dir, tmp_path, "gpu-average", gpu_average, phases=[PHASE, gpu, gpu_average])
-    assert "and for 1 of the encoder's 3 pretraining phases (2 of training, 1 weight average) one GPU" in \
+    assert "and on one GPU (NVIDIA H100 80GB HBM3) for 1 of the encoder's 3 pretraining phases (2 of training, 1" in \
         about.intro_text(load_models(folder, None))
     folder = _folder(tiny_mlm_dir, tmp_path, "cpu", PHASE, phases=[PHASE, PHASE])
     assert about.intro_text(load_models(folder, None)) == (
@@ -157,8 +157,8 @@ def test_the_intro_says_the_machines_the_records_name(tiny_mlm_dir, tiny_clf_dir
     assert intro([cpu(2), cpu(2)], {"device": "cuda:0", "gpu": "NVIDIA H200"}) == (
         "Both are small teaching models, trained on a 2-core CPU and one NVIDIA H200" + tail)
     assert intro([cpu(2), h100], eight).startswith(
-        "Both are small teaching models, trained on a 2-core CPU and an 8-core CPU, and for 1 of the encoder's 2 "
-        "pretraining phases one GPU (NVIDIA H100 80GB HBM3), which trained 1.0M of the encoder's 2.0M tokens")
+        "Both are small teaching models, trained on a 2-core CPU and an 8-core CPU, and on one GPU (NVIDIA H100 80GB "
+        "HBM3) for 1 of the encoder's 2 pretraining phases, which trained 1.0M of the encoder's 2.0M tokens")
     # every phase on a GPU and no record of the classifier's machine: the GPUs alone
     assert intro([h100, h100], None) == (
         "Both are small teaching models, trained on one GPU (NVIDIA H100 80GB HBM3) for 2 of the encoder's 2 "
@@ -178,7 +178,7 @@ def test_the_intro_and_the_note_count_the_phases_of_each_gpu_model_and_say_then_
     intro, note = about.about_sections(models)["intro"], model_notes.model_note(models, "mlm")
     assert " or " not in intro and " or " not in note
     # 4 GPU phases of 1.0M tokens in 10 min each: 4.0M of the 4.8M tokens in 40 min
-    assert ("and for 4 of the encoder's 6 pretraining phases GPUs, which trained 4.0M of the encoder's 4.8M tokens "
+    assert ("and on GPUs for 4 of the encoder's 6 pretraining phases, which trained 4.0M of the encoder's 4.8M tokens "
             "in 40 min (3 phases on one NVIDIA H100 80GB HBM3, 1 on one NVIDIA H200);") in intro
     assert ("4.0 h on a 2-core CPU for 0.8M tokens and 40 min on GPUs for 4.0M (3 phases on one NVIDIA H100 80GB "
             "HBM3, 1 on one NVIDIA H200).") in note

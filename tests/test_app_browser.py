@@ -1148,6 +1148,16 @@ def test_phone_viewport_nothing_overflows_and_every_tab_fits(app, browser):
             sync_api.expect(page.locator("#at-grid-text table").first).to_be_visible()
             page.locator("#at-grid-text").get_by_text("Every layer at a glance").click()
             sync_api.expect(page.locator("#at-grid-text table").nth(1)).to_be_visible()
+            # each table's caption wraps at its box's width and stays in view as the table scrolls (it was one
+            # line as wide as the table, cut at the phone's edge)
+            captions = page.locator("#at-grid-text .hr-scroll caption")
+            assert captions.count() == 2
+            page.locator("#at-grid-text .hr-scroll").first.evaluate("e => { e.scrollLeft = e.scrollWidth; }")
+            cut = captions.evaluate_all("els => els.filter(e => { const r = e.getBoundingClientRect(), "
+                                        "box = e.closest('.hr-scroll').getBoundingClientRect(); "
+                                        "return r.left < box.left - 1 || r.right > box.right + 1; })"
+                                        ".map(e => e.textContent)")
+            assert not cut, cut
         if name == "Fill mask":
             # a prediction named by a long label ("⟨byte 0xE8⟩ (part of a character)", the tiny model's) wraps:
             # shown whole, not cut to "…" as a long word is

@@ -1173,6 +1173,23 @@ def test_counterfactual_probabilities_read_as_every_tab_reads_them():
     assert view.split("\n")[header + 1] == "|---|---|---|---:|---:|"
 
 
+def test_counterfactual_a_small_change_is_not_written_as_none():
+    """P(positive) 6.08% -> 6.12% (a word swapped in a long text) read "0.0 points" beside two different
+    probabilities: under 0.1 points the change gets a second decimal; only what rounds to 0.00 is "0.0"."""
+    text = "the film was terrible."
+    start = text.index("terrible")
+    word = (start, start + 8, -0.9)
+    before = {"positive": 0.0608, "negative": 0.9392}
+    changes = {after: {"positive": after, "negative": 1 - after} for after in (0.0612, 0.0604, 0.06080001, 0.0708)}
+    edits = CF.propose(text, word)[:1]
+    rows = {after: next(line for line in CF.outcome_markdown(text, word, "positive", before, edits, [probs])
+                        .split("\n") if line.startswith("| remove")) for after, probs in changes.items()}
+    assert rows[0.0612].endswith("| +0.04 points |") and "6.12%" in rows[0.0612]
+    assert rows[0.0604].endswith("| −0.04 points |")
+    assert rows[0.06080001].endswith("| 0.0 points |")
+    assert rows[0.0708].endswith("| +1.0 points |")
+
+
 @pytest.mark.parametrize("text, word, edits", [
     ("The acting was not bad at all.", "bad", {"drop “not”": "The acting was bad at all.",
                                                "“bad” → “good”": "The acting was not good at all."}),
@@ -1185,6 +1202,13 @@ def test_counterfactual_probabilities_read_as_every_tab_reads_them():
     ("it's GREAT", "GREAT", {"add “not” after “it's”": "it's not GREAT", "“GREAT” → “TERRIBLE”": "it's TERRIBLE"}),
     ("The plot is a mess", "mess", {}),  # no rule: removal only
     ("The plot was, frankly, dull", "frankly,", {}),  # "was," is followed by punctuation: no "not"
+    # the copula itself the strongest word: "not" after it, as the rules the table lists say (it read "No negation
+    # rule applies to “was”" under "add “not” after is/was/are/were")
+    ("the service was terrible.", "was", {"add “not” after “was”": "the service was not terrible."}),
+    ("It was not bad", "was", {}),  # already negated: no "was not not"
+    ("Fine. Is it good?", "Is", {}),  # a question's: no "Is not it good?"
+    ("It has been terrible", "been", {}),  # "has not been", not "has been not": no rule
+    ("The plot was, frankly, dull", "was,", {}),
 ])
 def test_counterfactual_negation_rules(text, word, edits):
     proposed = _edits(text, word)
@@ -1734,6 +1758,8 @@ def test_head_view_draws_lines_by_weight_and_escapes_labels():
     assert "<title>“it” attends to: &lt;b&gt;x&lt;/b&gt; 60.0%, it 30.0%, &lt;s&gt; 10.0%</title>" in page
     assert '<text x="100%%" y="%d">60.0%%</text>' % y[1] in page and ">100%<" in page
     assert "Layer 1, head 2" in page and "not drawn" in page
+    # the threshold as it is set, not as a measured share is written ("Lines under 2.00%")
+    assert "Lines under 2%, and beyond a token's 10 strongest, are not drawn." in page
     with pytest.raises(ValueError, match="5 tokens"):
         head_view.head_view_html(labels, np.eye(4))
 
