@@ -39,11 +39,7 @@ WORD = re.compile(r"[a-z][a-z-]+")
 TRAINING_TEMPLATES = [("the film is {n} {w} .", "the film is {w} ."), ("it 's {n} {w} .", "it 's {w} ."),
                       ("the acting was {n} {w} .", "the acting was {w} ."),
                       ("this movie is {n} {w} at all .", "this movie is {w} ."),
-                      ("the story is {n} {w} , really .", "the story is really {w} ."),
-                      # words between the negator and the adjective ("is not very dull", "is n't a dull film")
-                      ("the film is {n} very {w} .", "the film is very {w} ."),
-                      ("the acting was {n} particularly {w} .", "the acting was particularly {w} ."),
-                      ("it is {n} a {w} film .", "it is a {w} film .")]
+                      ("the story is {n} {w} , really .", "the story is really {w} .")]
 TRAINING_NEGATORS = ("not", "never", "n't")  # "n't" not after "'s" ("it 's n't": no English)
 HELD_OUT_TEMPLATES = [("the script is {n} {w} .", "the script is {w} ."),
                       ("i thought the direction was {n} {w} .", "i thought the direction was {w} .")]
