@@ -12,9 +12,10 @@ edit in one batch). The rules are deliberately simple, so a learner can predict 
   ("isn't bad" -> "is bad", "won't" -> "will"); a word that is itself the negation loses it;
 - opposite: the word is swapped for its opposite from a short list (`ANTONYMS`: good <-> bad,
   great <-> terrible, love <-> hate, ...), in the same case;
-- add "not": after is/was/are/were/am/be/been (and "it's", "they're", "I'm"), "not" is inserted before the word;
+- add "not": after is/was/are/were/am/be/been (and "it's", "they're", "I'm"), "not" is inserted before the word
+  (not where a bare copula opens a sentence, or in a question: "Is it good?", "Where was the plot going?");
   a word that is itself one of them (not "be" or "been": "has not been") gets "not" after it ("was terrible" ->
-  "was not terrible"), unless it opens a sentence (a question: "Is it good?").
+  "was not terrible"), with the same exception.
 
 No part of speech is checked: "was a" becomes "was not a", which is still English. Every rule that applies
 gives one row; two edits that give the same text are shown once. The negation rules are sentiment edits: for a
@@ -177,6 +178,18 @@ def _plain(word: str) -> str:
     return word.lower().replace("’", "'")
 
 
+def _no_not_after(text: str, spans: list[tuple[int, int]], k: int, bare: bool = True) -> bool:
+    """Whether "not" after word `k`, a copula, would be no English: a `bare` one ("is", not "it's") opens a sentence
+    ("Is it good?": no "Is not it good?"), or its sentence is a question ("Where was the plot going?": the first
+    word from `k` on that ends a sentence ends it with "?")."""
+    if bare and (k == 0 or SENTENCE_END_RE.search(text[spans[k - 1][0]:spans[k - 1][1]])):
+        return True
+    for start, end in spans[k:]:
+        if found := SENTENCE_END_RE.search(text[start:end]):
+            return "?" in found.group()
+    return False
+
+
 def _negations(text: str, spans: list[tuple[int, int]], k: int) -> list[Edit]:
     """The negation rules that apply to word `k` (see the module's docstring); a "not" or "never" itself is
     negated by its removal (`propose`)."""
@@ -199,11 +212,12 @@ def _negations(text: str, spans: list[tuple[int, int]], k: int) -> list[Edit]:
             edits.append(_removal(text, spans, k - 1, "negate", "drop"))
         elif (positive := _positive_of(word)) is not None:
             edits.append(Edit("negate", f"“{word}” → “{positive}”", pc_start, pc_end, positive))
-        elif before in COPULAS or before.endswith(COPULA_CONTRACTIONS):
+        elif ((before in COPULAS or before.endswith(COPULA_CONTRACTIONS))
+              and not _no_not_after(text, spans, k - 1, bare=before in COPULAS)):
             edits.append(Edit("negate", f"add “not” after “{word}”", spans[k][0], spans[k][0], "not "))
     following = _plain(core_word(text, *spans[k + 1])) if k + 1 < len(spans) else None
-    asks = k == 0 or SENTENCE_END_RE.search(text[spans[k - 1][0]:spans[k - 1][1]])  # "Is it good?": no "Is not it"
-    if lower in FINITE_COPULAS and core_end == spans[k][1] and following and following not in NEGATORS and not asks:
+    if (lower in FINITE_COPULAS and core_end == spans[k][1] and following and following not in NEGATORS
+            and not _no_not_after(text, spans, k)):
         # the copula itself ("the service was terrible"): "not" after it, as the rules say, not "no rule applies"
         edits.append(Edit("negate", f"add “not” after “{core}”", core_end, core_end, " not"))
     if lower in ANTONYMS:

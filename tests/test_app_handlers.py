@@ -1208,6 +1208,11 @@ def test_counterfactual_a_small_change_is_not_written_as_none():
     ("It was not bad", "was", {}),  # already negated: no "was not not"
     ("Fine. Is it good?", "Is", {}),  # a question's: no "Is not it good?"
     ("It has been terrible", "been", {}),  # "has not been", not "has been not": no rule
+    ("Where was the plot going?", "was", {}),  # a question's: no "Where was not the plot going?"
+    ("Is it good?", "it", {}),  # no "Is not it good?"
+    ("It's great, right?", "great,", {"“great” → “terrible”": "It's terrible, right?"}),  # a question: no "not"
+    ("Where was the plot going?", "the", {}),  # no "Where was not the plot going?"
+    ("Why? The service was terrible.", "was", {"add “not” after “was”": "Why? The service was not terrible."}),
     ("The plot was, frankly, dull", "was,", {}),
 ])
 def test_counterfactual_negation_rules(text, word, edits):
