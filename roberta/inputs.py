@@ -109,8 +109,7 @@ def check_labels(labels, shape: tuple, what: str, num_classes: int | None = None
     ValueError naming the range, where it was torch's "Target 99999 is out of bounds"; on the CPU only, as
     `check_token_ids` (on a GPU reading the answer would wait for it every step)."""
     check_integer_tensor("labels", labels, what)
-    if tuple(labels.shape) != tuple(shape):
-        raise ValueError(f"labels must be {what}: {tuple(shape)} here, got shape {tuple(labels.shape)}")
+    check_targets(labels, shape, what)
     if num_classes is None or torch.compiler.is_compiling() or labels.device.type != "cpu":
         return
     wrong = labels.ne(ignore_index) & ((labels < 0) | (labels >= num_classes))  # same shape as labels
@@ -120,8 +119,9 @@ def check_labels(labels, shape: tuple, what: str, num_classes: int | None = None
 
 
 def check_targets(labels: torch.Tensor, shape: tuple, what: str) -> None:
-    """A ValueError unless a classifier's number targets (a regression's, multi-label 0/1 ones) have the `shape`
-    its logits give (`what`: what they are): torch broadcast a regression's (B,) against (B, L) with only a warning,
+    """A ValueError unless `labels` have the `shape` the head needs (`what`: what they are): class ids
+    (`check_labels`), and a classifier's number targets (a regression's, multi-label 0/1 ones), whose `shape` is
+    what its logits give: torch broadcast a regression's (B,) against (B, L) with only a warning,
     and multi-label targets (B,) beside (B, L) logits were its "Target size (torch.Size([2])) must be the same as
     input size"."""
     if tuple(labels.shape) != tuple(shape):
