@@ -201,12 +201,14 @@ def _map_figure(mapped: tuple) -> Figure:
     the map is crowded (`_place_labels`, on the labels' sizes as drawn). Words the model uses alike land close
     together; the axes are the two directions along which these words' vectors differ most (PCA), with the share
     of the variance each holds. The words left out, and why, are said once, under the figure (`_map_html`): drawn
-    in the figure as well, the page showed them twice. Its text is 12 pt or 11 (the ticks) in a 6.2-inch figure:
-    about 10 px on a 390 px phone, which shows it 370 px wide (10 pt read 8 px)."""
+    in the figure as well, the page showed them twice. Its text is 12 pt (13 the title), in margins fitted to it
+    (`_fit_margins`): a 390 px phone shows the figure 370 px wide, where its text is 11 px or more (the 6.2-inch
+    figure of before, a fifth of it blank margin, drew the words 10 px and the ticks 9; 14 pt crowded the labels of
+    a cluster until their lines crossed)."""
     words, points, shares, _, pieces = mapped
-    font, side, height = 12.0, 4.6, 6.2  # points, inches of the square axes, of the figure
-    fig = Figure(figsize=(6.2, height), dpi=100)
-    ax = fig.add_axes((0.14, 0.74 / height, side / 6.2, side / height))
+    font, side = 12.0, 4.6  # points, inches of the square axes
+    fig = Figure(figsize=(side + 2, side + 2), dpi=100)  # resized to its text at the end
+    ax = fig.add_axes((1 / (side + 2), 1 / (side + 2), side / (side + 2), side / (side + 2)))
     xy = points.numpy()
     ax.scatter(xy[:, 0], xy[:, 1], s=22, color="#4338ca", zorder=3)
     # limits with room for labels, then data -> points, to place each label where it is least in the way
@@ -227,7 +229,25 @@ def _map_figure(mapped: tuple) -> Figure:
                     fontsize=font, **leader)
     ax.set_xlabel(f"PC 1 ({shares[0]:.0%} of variance)", fontsize=font)
     ax.set_ylabel(f"PC 2 ({shares[1]:.0%} of variance)", fontsize=font)
-    ax.tick_params(labelsize=font - 1)
+    ax.tick_params(labelsize=font)
     ax.set_title("Words on a map: their embeddings in 2-D", fontsize=font + 1)
     ax.grid(alpha=0.3)
+    _fit_margins(fig, ax, side)
     return fig
+
+
+FIGURE_PAD = 0.08  # inches of figure left clear around the word map's text
+
+
+def _fit_margins(fig: Figure, ax, side: float) -> None:
+    """Resize the figure to its `side`-inch square axes and the text around them (tick labels, axis labels, title),
+    FIGURE_PAD clear on each side: margins as wide as the data's tick labels need ("−0.0125" is wider than "0.2"),
+    and no more (a phone shrinks the whole figure to its column, the text with it). The axes keep their size in
+    inches, so the labels placed in them (in points) stay where they were put."""
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    text, axes = ax.get_tightbbox(renderer), ax.get_window_extent(renderer)  # pixels
+    left, bottom = (axes.x0 - text.x0) / fig.dpi + FIGURE_PAD, (axes.y0 - text.y0) / fig.dpi + FIGURE_PAD
+    right, top = (text.x1 - axes.x1) / fig.dpi + FIGURE_PAD, (text.y1 - axes.y1) / fig.dpi + FIGURE_PAD
+    width, height = left + side + right, bottom + side + top
+    fig.set_size_inches(width, height)
+    ax.set_position((left / width, bottom / height, side / width, side / height))

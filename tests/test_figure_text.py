@@ -12,7 +12,7 @@ import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
 
-from demo import figures, masking_view, position_view
+from demo import figures, masking_view, position_view, word_map
 
 ROOT = Path(__file__).resolve().parents[1]
 # the default sentence of the Attention tab, as the shipped tokenizer cuts it
@@ -149,6 +149,26 @@ def test_the_position_and_coverage_figures_read_on_a_phone():
                 figures.coverage_plot(curves, masking_view.SCHEMES)):
         sizes = [_phone_px(fig, t) for t in _texts(fig)]
         assert min(sizes) >= READABLE_PX, (fig.axes[0].get_title(), min(sizes))
+
+
+@pytest.mark.parametrize("scale", [1e-7, 0.0125, 0.3, 12.5])
+def test_the_word_map_reads_on_a_phone_and_its_text_stays_inside_it(scale):
+    """The word map was a 6.2-inch figure, a fifth of it blank margin: its words 10 px on a phone, its ticks 9. Its
+    margins are now fitted to its text, which must still lie inside it whatever tick labels the coordinates' scale
+    gives ("−0.0125", "1e−7" above the axis), and read on a phone at the scales of real maps (0.3: the default
+    map's coordinates lie within ±0.4)."""
+    rng = np.random.default_rng(2)
+    words = [f"word{i}" for i in range(12)] + ["serendipity"]
+    points = torch.tensor(rng.uniform(-1.5, 1.0, size=(len(words), 2)) * scale, dtype=torch.float32)
+    fig = word_map._map_figure((words, points, [0.31, 0.12], [], [1] * 12 + [3]))
+    texts = _texts(fig)
+    if scale == 0.3:
+        assert min(_phone_px(fig, t) for t in texts) >= READABLE_PX
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= fig.bbox.width and box.y1 <= fig.bbox.height, \
+            (text.get_text(), box, fig.bbox)
 
 
 @pytest.mark.parametrize("labels", [SENTENCE, ["<s>", "I", "love", "pizza", "🍕·1", "🍕·2", "🍕·3", "🍕·4",
