@@ -208,6 +208,11 @@ def default_labels(num_labels) -> dict[int, str]:
     return {i: f"LABEL_{i}" for i in range(count)}
 
 
+def label_names(id2label: dict) -> list[str]:
+    """A classifier's label names in the order of their ids (the keys may be strings, as in a config.json)."""
+    return [str(name) for _, name in sorted(id2label.items(), key=lambda item: int(item[0]))]
+
+
 def _check_id2label(id2label) -> dict[int, str]:
     """{0: name, 1: name, ...}: ids 0..n-1 (JSON's string keys "0", "1" accepted), distinct names."""
     if not isinstance(id2label, dict) or not id2label:

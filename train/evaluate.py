@@ -44,6 +44,7 @@ import torch
 import torch.nn.functional as F
 
 from roberta import DynamicMasker, RobertaForMaskedLM, auto_model, encode, load_tokenizer
+from roberta.config import label_names
 from roberta.masking import IGNORE_INDEX, MaskedBatch
 from roberta.pipelines import scores_of
 from roberta.run_metrics import RunMetrics, dev_slice_said, said_list
@@ -301,13 +302,8 @@ def check_expected_labels(checks: list[dict], id2label: dict, source=None, optio
         if expected_label(row["expected"], id2label) is None:
             raise ValueError(f"{f'{source}: ' if source else ''}check {row['sentence']!r}: expected "
                              f"{row['expected']!r} is neither {UNSURE!r} nor a label of the model "
-                             f"({_labels_in_order(id2label)}); {_skip_checks(option or '--checks')}, or write "
+                             f"({label_names(id2label)}); {_skip_checks(option or '--checks')}, or write "
                              "checks that expect the model's labels")
-
-
-def _labels_in_order(id2label: dict) -> list[str]:
-    """A model's label names in the order of their ids (a config's keys may be strings)."""
-    return [str(name) for _, name in sorted(id2label.items(), key=lambda item: int(item[0]))]
 
 
 def default_checks_skip_note(id2label: dict) -> str | None:
@@ -322,7 +318,7 @@ def default_checks_skip_note(id2label: dict) -> str | None:
         return None
     expected = said_list(list(dict.fromkeys(row["expected"] for row in checks)))
     return (f"note: the behaviour checks are skipped: {shown_path(DEFAULT_CHECKS)}, --checks' default, expects the "
-            f"verdicts {expected}, and the labels {_labels_in_order(id2label)} do not include them (--checks FILE "
+            f"verdicts {expected}, and the labels {label_names(id2label)} do not include them (--checks FILE "
             "scores checks of your own)")
 
 

@@ -14,6 +14,7 @@ import torch
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from roberta import RobertaConfig, RobertaForMaskedLM, RobertaForSequenceClassification, checkpoint
+from roberta.config import label_names
 from roberta.figure_alts import curves_alt
 from roberta.files import write_atomic
 from roberta.run_metrics import (COMPRESSED, KNOWN_DATA_FILES, KNOWN_DATA_FOLDERS, METRICS_NAME, PHASES_NAME,
@@ -191,16 +192,11 @@ SENTIMENT_USAGE = "A gripping, beautifully acted film."
 TEXT_USAGE = "The text to classify."
 
 
-def _label_names(config) -> list[str]:
-    """A classifier config's label names in the order of their ids."""
-    return [str(name) for _, name in sorted((config.id2label or {}).items(), key=lambda item: int(item[0]))]
-
-
 def classifier_title(id2label) -> str:
     """A classifier card's title's first words, by its labels (`roberta.text.names_a_sentiment`): "Sentiment
     classifier" for labels that name a sentiment (the shipped one's negative, positive), else "Text classifier"
     with its labels, e.g. "Text classifier (world, sports, business, science)"."""
-    names = [str(name) for _, name in sorted(dict(id2label).items(), key=lambda item: int(item[0]))]
+    names = label_names(id2label)
     return "Sentiment classifier" if names_a_sentiment(names) else f"Text classifier ({', '.join(names)})"
 
 
@@ -263,7 +259,7 @@ from transformers import pipeline
 fill = pipeline("fill-mask", model="{repo}", tokenizer_kwargs={{"truncation": True}})
 fill("{FILL_MASK_USAGE}")
 ```"""
-    sentiment = names_a_sentiment(_label_names(config))
+    sentiment = names_a_sentiment(label_names(config.id2label))
     example, task = (SENTIMENT_USAGE, "sentiment-analysis") if sentiment else (TEXT_USAGE, "text-classification")
     sst2 = (" Text tokenized as SST-2 is (`it 's`,\n`does n't`) reads best detokenized first (the project's "
             "`roberta.text.normalize_for_classifier`).") if sentiment else ""
@@ -698,7 +694,7 @@ def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dic
     card_data = ModelCardData(
         license="mit", language="en", library_name=LIBRARY_NAME, pipeline_tag=task,
         tags=["roberta", "from-scratch", PROJECT_TAG, "masked-lm" if task == "fill-mask" else
-              "sentiment-analysis" if names_a_sentiment(_label_names(config)) else "text-classification"],
+              "sentiment-analysis" if names_a_sentiment(label_names(config.id2label)) else "text-classification"],
         datasets=datasets or None, metrics=metric_names or None,
         model_name=title if eval_results else None, eval_results=eval_results or None,
     )
@@ -735,7 +731,7 @@ def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dic
             sections += [f"## {heading}", body.strip()]
     if (folder / CURVES_NAME).is_file():
         sections += ["## Training curves", curves_section(folder, metrics)]
-    sections += ["## Limitations", _limitations(task, config.max_length, metrics, _label_names(config))]
+    sections += ["## Limitations", _limitations(task, config.max_length, metrics, label_names(config.id2label))]
     sections += ["## Usage", _usage(task, repo, folder)]
     if notes:
         sections += ["## Notes", notes.strip()]
