@@ -27,6 +27,7 @@ import argparse
 import os
 from pathlib import Path
 
+from roberta.files import temporary_prefix
 from roberta.text import normalize_for_classifier
 
 from .data import check_labeled_source, missing_data, open_text, undecodable
@@ -52,7 +53,7 @@ def write_corpora(out, imdb_unsup: str = DEFAULT_UNSUP, sst2_train: str = DEFAUL
     check_inputs(imdb_unsup, sst2_train, text_column)
     out.mkdir(parents=True, exist_ok=True)
     counts = {"imdb-lower.txt": 0, "sst2-lower.txt": 0}
-    tmp = {name: out / f".{name}.tmp-{os.getpid()}" for name in counts}
+    tmp = {name: out / f"{temporary_prefix(name)}{os.getpid()}" for name in counts}
     try:
         _write(imdb_unsup, sst2_train, text_column, min_words, tmp, counts)
         for name, n in counts.items():  # an empty file failed later, in train.pretrain ("no documents found")
