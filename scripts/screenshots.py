@@ -18,12 +18,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from scripts.app_process import AppProcess, check_app_url
+from scripts.app_process import ROOT, AppProcess, check_app_url
 from scripts.browser import CHROMIUM, TIMEOUT_MS, launch
 from train.arguments import script_parser
 from train.runtime import exit_code, output_folder, report_user_error
 
-ROOT = Path(__file__).resolve().parent.parent
 VIEWPORT = {"width": 1280, "height": 900}
 
 # tab name, file name, the example to click ("" = the tab's default), an element that shows once it is
