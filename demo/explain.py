@@ -15,6 +15,7 @@ from collections import Counter
 import numpy as np
 import torch
 
+from roberta.config import label_names as config_label_names
 from roberta.model import position_ids_from_input_ids
 from roberta.pipelines import score_kind
 from roberta.run_metrics import said_list
@@ -171,8 +172,8 @@ def push_target(config, answer: str) -> tuple[int, str, str]:
 
 
 def label_names(config) -> list[str]:
-    """A classifier's label names in the order of their ids."""
-    return [str(name) for _, name in sorted((config.id2label or {}).items(), key=lambda item: int(item[0]))]
+    """A classifier's label names in the order of their ids (none for a config without labels)."""
+    return config_label_names(config.id2label or {})
 
 
 def has_sst2_labels(labels) -> bool:

@@ -4,19 +4,11 @@ went through, the machine its weights trained on; and the words these texts shar
 checks."""
 from __future__ import annotations
 
-import math
 import re
 
-from roberta.run_metrics import RunMetrics, dataset_name, dataset_said, dev_slice_said, trained_on
+from roberta.run_metrics import RunMetrics, dataset_name, dataset_said, dev_slice_said, finite_number, trained_on
 
 from .formatting import code
-
-
-def finite_number(value) -> float | None:
-    """`value` when it is a finite real number (not a bool, NaN or infinity: a diverged run's), else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
 
 
 def _number(d, *keys) -> float | None:

@@ -344,8 +344,9 @@ class RunMetrics:
     @property
     def classifier_accuracy(self) -> float | None:
         """The classifier's headline accuracy (dev set, else a later `train.evaluate --labeled`), a fraction."""
-        return _number(self.dev_accuracy) if _number(self.dev_accuracy) is not None else _number(
-            (self.labeled or {}).get("accuracy") if isinstance(self.labeled, dict) else None)
+        if finite_number(self.dev_accuracy) is not None:
+            return finite_number(self.dev_accuracy)
+        return finite_number(self.labeled.get("accuracy")) if isinstance(self.labeled, dict) else None
 
     @property
     def held_out(self) -> tuple[float | None, float | None, float | None, int]:
@@ -355,9 +356,10 @@ class RunMetrics:
         (`--mlm-max-chars`, recorded as max_chars) is not the same text."""
         later = self.mlm if isinstance(self.mlm, dict) else {}
         same_text = same_text_file(later.get("source"), self.eval_data) and not later.get("max_chars")
-        if (_number(later.get("masks")) or 1) > 1 and same_text and _number(later.get("accuracy")) is not None:
-            return _number(later.get("loss")), later["accuracy"], _number(later.get("perplexity")), later["masks"]
-        return _number(self.eval_loss), _number(self.eval_accuracy), _number(self.eval_perplexity), 1
+        number = finite_number
+        if (number(later.get("masks")) or 1) > 1 and same_text and number(later.get("accuracy")) is not None:
+            return number(later.get("loss")), later["accuracy"], number(later.get("perplexity")), later["masks"]
+        return number(self.eval_loss), number(self.eval_accuracy), number(self.eval_perplexity), 1
 
     def evaluations(self) -> list[Evaluation]:
         """Every figure that names the data it was measured on, in a fixed order: a fuller evaluation of the
@@ -366,7 +368,7 @@ class RunMetrics:
         found: list[Evaluation] = []
 
         def add(name, data, metric, value):
-            value = _number(value)
+            value = finite_number(value)
             if isinstance(data, str) and value is not None:
                 found.append(Evaluation(name, data, metric, value))
 
@@ -404,8 +406,9 @@ def write_phase_history(folder: str | os.PathLike, phases: list[RunMetrics]) -> 
     return write_atomic(Path(folder) / PHASES_NAME, json.dumps([p.to_dict() for p in phases], indent=1) + "\n")
 
 
-def _number(value) -> float | None:
-    """A finite number, else None (bool is not a number here)."""
+def finite_number(value) -> float | None:
+    """`value` as a float when it is a finite real number (not a bool, NaN or infinity: a diverged run's), else None
+    (metrics.json is free-form: whatever a field holds, its readers ask this)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
-    return value
+    return float(value)
