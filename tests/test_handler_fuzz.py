@@ -164,6 +164,15 @@ def check_figure(figure, where="a figure"):
     figure.savefig(io.BytesIO(), format="png")
 
 
+def strings_in(value) -> list[str]:
+    """Every string in `value` (lists, tuples and dicts walked): what a model answered, which joins the inputs of
+    `check_sane` (a fill-mask answer "f" after a typed "in" shows "inf": the model wrote it, no number did)."""
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else []
+    return [s for item in items for s in strings_in(item)]
+
+
 def check_sane(value, inputs, where="result"):
     """Every float in `value` finite, no string showing "nan" or "inf" unless the inputs held one, and in every HTML
     table each row as many cells wide as the others (a colspan counted as its width). Walks lists, tuples and
@@ -231,7 +240,7 @@ def check_fill_mask_page(result, top_k, targets, inputs):
     check_fill_mask(outputs, V.parse_int(top_k, "Top-k", 1, V.MAX_TOP_K), candidates)
     check_layers(lens_view, lens)
     assert len(lens) == len(outputs[-2])
-    check_sane(result, inputs)
+    check_sane(result, (*inputs, *strings_in(outputs[-2]), *strings_in(lens)))  # the answers', layer by layer too
 
 
 def check_layers(view, per_mask):
@@ -269,7 +278,7 @@ def test_fill_mask_on_any_options(handlers, text, top_k, targets):
     if error is None:
         candidates = isinstance(targets, str) and bool(V.candidate_words(targets))
         check_fill_mask(result, V.parse_int(top_k, "Top-k", 1, V.MAX_TOP_K), candidates)
-        check_sane(result, (text, top_k, targets))
+        check_sane(result, (text, top_k, targets, *strings_in(result[-2])))
 
 
 @fuzz(30)
@@ -280,7 +289,7 @@ def test_fill_mask_layers_on_any_text(handlers, text, model):
     result, error = outcome(handlers.fill_mask_layers, text, model)
     if error is None:
         check_layers(*result)
-        check_sane(result, (text, model))
+        check_sane(result, (text, model, *strings_in(result[1])))
 
 
 @fuzz(25)
@@ -397,7 +406,7 @@ def check_masking(result, inputs):
     assert all(len(row) == len(PREDICTION_COLUMNS) for row in predictions)
     for row in predictions:  # a probability as shown ("12.3%", "1.36 × 10⁻⁷%"), or None where no token was picked
         assert row[6] is None or re.fullmatch(r"[0-9.]+(?: × 10⁻[⁰-⁹]+)?%", row[6]), row
-    check_sane((table, stats, plot, predictions, plot_text, *markdown), inputs)
+    check_sane((table, stats, plot, predictions, plot_text, *markdown), (*inputs, *strings_in(predictions)))
 
 
 @fuzz(30)
