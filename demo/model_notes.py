@@ -373,7 +373,7 @@ def _classifier_note(models: Models, loaded, facts: dict, failures: dict) -> str
                  + ", ".join(weak_kind_said(checks, name, c) for name, c in weakest_checks(checks)) + ".")
     wrong = failures.get("sentiment") or []
     if wrong:
-        note += " It gets " + ("this example" if len(wrong) == 1 else "these examples") + " wrong: " + "; ".join(
-            f"“{md_escape(text)}” ({md_escape(label)}, {format_probability(p)})"
-            for text, _, label, p in wrong) + "."
+        said = "; ".join(f"“{md_escape(text)}” ({md_escape(label)}, {format_probability(p)})"
+                         for text, _, label, p in wrong)
+        note += f" Of the tab's examples, it gets {'this one' if len(wrong) == 1 else 'these'} wrong: {said}."
     return note
