@@ -12,7 +12,8 @@ from train.push import PushError
 
 def test_space_files_are_the_app_and_its_models_only():
     files = {p.as_posix() for p in deploy_space.space_files()}
-    for needed in ("app.py", "README.md", "LICENSE", "requirements.txt", "demo/handlers.py", "roberta/model.py",
+    for needed in ("app.py", "README.md", "LICENSE", "requirements.txt", "packages.txt", "demo/handlers.py",
+                   "roberta/model.py",
                    "assets/mini-roberta-mlm/model.safetensors", "assets/mini-roberta-sst2/config.json",
                    "assets/masking-ablation/results.json"):
         assert needed in files
@@ -30,8 +31,8 @@ def test_space_files_are_the_app_and_its_models_only():
     assert "train/pretrain.py" in sources and sources <= linked
     # what git tracks of those folders and of the files linked, nothing more (Gradio writes a .pyi stub beside app.py
     # and demo/components.py)
-    tracked = subprocess.run(["git", "ls-files", "app.py", "README.md", "LICENSE", "requirements.txt", "demo",
-                              "roberta", "assets", "docs", *sorted(linked & files)],
+    tracked = subprocess.run(["git", "ls-files", "app.py", "README.md", "LICENSE", "requirements.txt", "packages.txt",
+                              "demo", "roberta", "assets", "docs", *sorted(linked & files)],
                              capture_output=True, text=True, cwd=deploy_space.ROOT)
     if tracked.returncode == 0 and tracked.stdout:  # a git checkout (CI's clean clone is one)
         in_git = set(tracked.stdout.split())
@@ -263,3 +264,29 @@ def test_the_spaces_models_are_the_hub_models_the_app_offers():
     offered = [model for kind in KINDS.values() for model in kind.suggested]
     assert sorted(front.get("models") or []) == sorted(offered), (
         f"README.md's front matter lists models {front.get('models')}; the app offers {offered}: list those")
+
+
+# the Debian package of each font demo.figures falls back to that packages.txt may name
+FONT_PACKAGES = {"fonts-noto-cjk": ["Noto Sans CJK JP", "Noto Sans CJK SC"]}
+
+
+def test_the_spaces_debian_packages_are_fonts_the_figures_fall_back_to():
+    """packages.txt, which a Space installs line by line with apt (a line is a package name: no comments), names
+    fonts that `demo.figures` falls back to: on a Space without it, a CJK token is drawn by its code, ⟨U+65E5⟩."""
+    from demo import figures
+
+    packages = (deploy_space.ROOT / "packages.txt").read_text(encoding="utf-8").splitlines()
+    assert packages and all(re.fullmatch(r"[a-z0-9][a-z0-9+.-]+", line) for line in packages), packages
+    for package in packages:
+        assert package in FONT_PACKAGES, f"packages.txt installs {package}: a font of demo.figures' _FALLBACKS?"
+        assert set(FONT_PACKAGES[package]) <= set(figures._FALLBACKS)
+
+
+def test_with_the_spaces_cjk_font_a_cjk_label_is_drawn_as_itself():
+    from demo import figures
+
+    installed = {f.name for f in figures.font_manager.fontManager.ttflist}
+    if not installed & set(FONT_PACKAGES["fonts-noto-cjk"]):
+        pytest.skip("no Noto Sans CJK font on this machine (Debian: apt-get install fonts-noto-cjk)")
+    assert figures.drawable("東京は日本") == "東京は日本"
+    assert figures.short_label("東·2") == "東·2"
