@@ -9,7 +9,8 @@ headless Chromium (`scripts.browser`) at 1280 x 900, waits until the tab's own e
 the visible page; then the fill-mask tab's "Layer by layer" accordion, opened on its first example, alone.
 Exit code 2 without Chromium or Playwright, when --out is a file, when no app answers at --url, or when a model
 the app would serve is not available; 1 when a tab does not show its example (then no picture is replaced: they
-are taken aside and moved into --out together).
+are taken aside and moved into --out together). The Tokens tab's examples hold Japanese and an emoji, which a
+visitor's browser draws: here too, with Debian's `fonts-noto-cjk` and `fonts-noto-color-emoji` (else boxes).
 """
 from __future__ import annotations
 
