@@ -52,20 +52,28 @@ TEXT_FONT, TICK_FONT, TITLE_FONT = 12.0, 11.5, 13.0  # points: axis titles; tick
 
 
 @functools.cache
-def _drawable_chars(families: tuple[str, ...]) -> frozenset[int]:
-    """The code points that some font of the figures' font list has a glyph for (a generic family, "sans-serif",
-    stands for the fonts its own list names): what matplotlib can draw, by its font fallback."""
+def _font_files(families: tuple[str, ...]) -> tuple[str, ...]:
+    """The font files of the figures' font list, in its order (a generic family, "sans-serif", stands for the fonts
+    its own list names; a font not installed is left out): the fonts matplotlib falls back through."""
     names = [name for family in families
              for name in (matplotlib.rcParams[f"font.{family}"] if f"font.{family}" in matplotlib.rcParams
                           else [family])]
-    chars = set()
+    files = []
     for name in names:
         try:
             path = font_manager.findfont(font_manager.FontProperties(family=name), fallback_to_default=False)
         except ValueError:  # not installed
             continue
-        chars.update(font_manager.get_font(path).get_charmap())
-    return frozenset(chars)
+        if path not in files:
+            files.append(path)
+    return tuple(files) or (font_manager.findfont(font_manager.FontProperties()),)
+
+
+@functools.cache
+def _drawable_chars(families: tuple[str, ...]) -> frozenset[int]:
+    """The code points that some font of the figures' font list has a glyph for: what matplotlib can draw, by its
+    font fallback."""
+    return frozenset(c for path in _font_files(families) for c in font_manager.get_font(path).get_charmap())
 
 
 def _char_name(c: str) -> str:
@@ -159,10 +167,10 @@ def _slanted_inches(label: float, font: float) -> float:
 
 
 def _text_inches(text: str, size: float) -> float:
-    """The width of one line of `text` at `size` points in the figures' first font (DejaVu Sans), without drawing
-    anything: FreeType's, 5% more, as matplotlib's drawing at 100 dpi came out up to 4% wider."""
-    prop = font_manager.FontProperties(family=matplotlib.rcParams["font.family"], size=size)
-    font = font_manager.get_font(font_manager.findfont(prop))
+    """The width of one line of `text` at `size` points in the figures' fonts (DejaVu Sans, then the fonts it falls
+    back to for a character it lacks, as matplotlib draws it), without drawing anything: FreeType's, 5% more, as
+    matplotlib's drawing at 100 dpi came out up to 4% wider."""
+    font = font_manager.get_font(list(_font_files(tuple(matplotlib.rcParams["font.family"]))))
     font.set_size(size, 72)
     font.set_text(text)
     return font.get_width_height()[0] / 64 / 72 * 1.05

@@ -2,6 +2,7 @@
 (faked here: no network), and a refusal or no network is a user error with a message."""
 import re
 import subprocess
+import warnings
 from types import SimpleNamespace
 
 import pytest
@@ -290,3 +291,8 @@ def test_with_the_spaces_cjk_font_a_cjk_label_is_drawn_as_itself():
         pytest.skip("no Noto Sans CJK font on this machine (Debian: apt-get install fonts-noto-cjk)")
     assert figures.drawable("東京は日本") == "東京は日本"
     assert figures.short_label("東·2") == "東·2"
+    # and measured in it, for the figures' margins and label spacing (it was measured in DejaVu Sans, whose missing
+    # glyph's box is another width, with a warning each time): an ideograph is one em wide
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert figures._text_inches("東京", 10) == pytest.approx(2 * 10 / 72 * 1.05, rel=0.02)
