@@ -7,6 +7,7 @@ length stay readable; beyond what fits, every k-th token is labelled.
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import textwrap
 import unicodedata
@@ -41,6 +42,15 @@ matplotlib.rcParams["font.family"] = ["DejaVu Sans"] + [f for f in _FALLBACKS if
 # (a glyph a font lists but draws as a box) and of scripts drawn without their shaping (Devanagari)
 warnings.filterwarnings("ignore", message=r"Glyph .* missing from", category=UserWarning)
 warnings.filterwarnings("ignore", message=r"Matplotlib currently does not support", category=UserWarning)
+
+
+def _not_a_missing_weight(record: logging.LogRecord) -> bool:
+    """False for matplotlib's "findfont: Failed to find font weight bold for Symbola": a fallback font with no bold
+    face (Symbola, the Space's emoji font) draws a bold title's emoji in its regular face, once per size logged."""
+    return not record.getMessage().startswith("findfont: Failed to find font weight")
+
+
+logging.getLogger("matplotlib.font_manager").addFilter(_not_a_missing_weight)
 
 SCHEME_COLORS = {"static1": "#7f7f7f", "static10": "#1f77b4", "dynamic": "#d62728"}
 MIN_FONT, MAX_FONT, MAX_FONT_SKIPPING = 6.0, 12.0, 9.0

@@ -5,9 +5,9 @@
 
 Uploads what `python app.py` needs and nothing else (SPACE_FILES: the app, the `demo` and `roberta`
 packages, `assets/` with the models, LICENSE, README.md, whose front matter configures the Space, packages.txt, the
-Debian packages the Space installs (a font with CJK glyphs for the figures' labels), and `docs/`, which it links to),
-and the files that Markdown links to (CONTRIBUTING.md, the training sources the docs walk through: `linked_files`),
-so that no link of the Space's pages is a 404, never a pickle (`train.push`'s
+Debian packages the Space installs (fonts with CJK and emoji glyphs for the figures' labels), and `docs/`, which it
+links to), and the files that Markdown links to (CONTRIBUTING.md, the training sources the docs walk through:
+`linked_files`), so that no link of the Space's pages is a 404, never a pickle (`train.push`'s
 PICKLE_PATTERNS), with `huggingface_hub`: `create_repo(repo_type="space", space_sdk="gradio")`, then one
 `upload_folder` commit (one build of the Space) that also deletes what a redeploy no longer has. The Space's
 requirements.txt is its own (`space_requirements`): a Space installs it with pip from PyPI, where torch is the
@@ -30,7 +30,7 @@ from train.push import (PICKLE_PATTERNS, PushError, call_hub, check_repo_id, hub
 from train.runtime import exit_code, report_user_error
 
 ROOT = Path(__file__).resolve().parent.parent
-# packages.txt: the Debian packages a Space installs with apt (a font for the figures' CJK labels: `demo.figures`)
+# packages.txt: the Debian packages a Space installs with apt (fonts for the figures' CJK and emoji labels)
 SPACE_FILES = ["app.py", "README.md", "LICENSE", "requirements.txt", "packages.txt", "demo/**", "roberta/**",
                "assets/**", "docs/**"]
 NOT_APP_FILES = ["**/__pycache__/**", "*.pyc", "*.pyi", "**/.*"]  # .pyi: the stubs Gradio writes beside its components

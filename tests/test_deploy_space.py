@@ -1,5 +1,6 @@
 """scripts.deploy_space: the Space gets what `python app.py` needs and nothing else, through huggingface_hub
 (faked here: no network), and a refusal or no network is a user error with a message."""
+import io
 import re
 import subprocess
 import warnings
@@ -268,7 +269,7 @@ def test_the_spaces_models_are_the_hub_models_the_app_offers():
 
 
 # the Debian package of each font demo.figures falls back to that packages.txt may name
-FONT_PACKAGES = {"fonts-noto-cjk": ["Noto Sans CJK JP", "Noto Sans CJK SC"]}
+FONT_PACKAGES = {"fonts-noto-cjk": ["Noto Sans CJK JP", "Noto Sans CJK SC"], "fonts-symbola": ["Symbola"]}
 
 
 def test_the_spaces_debian_packages_are_fonts_the_figures_fall_back_to():
@@ -296,3 +297,21 @@ def test_with_the_spaces_cjk_font_a_cjk_label_is_drawn_as_itself():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert figures._text_inches("東京", 10) == pytest.approx(2 * 10 / 72 * 1.05, rel=0.02)
+
+
+def test_with_the_spaces_emoji_font_an_emoji_label_is_drawn_as_itself_and_logs_nothing(caplog):
+    """Symbola (fonts-symbola) has emoji to Unicode 9: "🍕·1" is drawn as itself, not as "⟨slice of pizza⟩·1";
+    a later emoji is still named. It has no bold face, and a bold title's emoji logged matplotlib's "Failed to
+    find font weight bold" once per size: `demo.figures` drops that line."""
+    from demo import figures
+
+    installed = {f.name for f in figures.font_manager.fontManager.ttflist}
+    if "Symbola" not in installed:
+        pytest.skip("no Symbola font on this machine (Debian: apt-get install fonts-symbola)")
+    assert figures.short_label("🍕·1") == "🍕·1" and figures.drawable("😀👍") == "😀👍"
+    assert figures.drawable("🫠") == "⟨melting face⟩"  # Unicode 14: no font here has it
+    figure = figures.Figure()
+    figure.suptitle("Where 🍕 attends", fontweight="bold", fontsize=13.7)  # a size no other test draws
+    with caplog.at_level("INFO", logger="matplotlib.font_manager"):
+        figure.savefig(io.BytesIO(), format="png")
+    assert not [r for r in caplog.records if "Failed to find font weight" in r.getMessage()]
