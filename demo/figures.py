@@ -96,7 +96,7 @@ def _char_name(c: str) -> str:
 
 def drawable(text: str) -> str:
     """`text` as the figures' fonts can draw it: a character none of them has (an emoji, a CJK character on a
-    server with DejaVu Sans alone, as a Hugging Face Space is without packages.txt's font) written by its name, "🍕"
+    server with DejaVu Sans alone, as a Hugging Face Space is without packages.txt's fonts) written by its name, "🍕"
     as "⟨slice of pizza⟩", where matplotlib drew an empty box, the same for every character it lacks. A new line
     stays one."""
     chars = _drawable_chars(tuple(matplotlib.rcParams["font.family"]))
