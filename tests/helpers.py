@@ -3,6 +3,7 @@ in a new one and reading its exit status and messages, an empty upload bundle, a
 kept while a benchmark loads, running a docs page's Python blocks, a figure colour's contrast against white. One
 place each, so that no test file imports from another."""
 import ast
+import code
 import contextlib
 import errno
 import io
@@ -11,6 +12,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import traceback
 from pathlib import Path
 
 from train import gpu_transfer, runtime
@@ -152,19 +154,55 @@ def shown_output(code: str) -> list[str]:
     return shown
 
 
+class PastedPrompt(code.InteractiveConsole):
+    """Python's interactive prompt (the plain one of Python 3.11 and 3.12) with a page's block pasted into it line
+    by line: each statement is compiled as the prompt compiles it ("single" mode: a statement after an indented block
+    needs a blank line before it, and an expression's value other than None is shown), and any error fails the test,
+    naming the page's line where the statement began."""
+
+    def __init__(self, namespace: dict, page: Path):
+        super().__init__(namespace, filename=str(page))
+        self.page, self.line, self.statement_line = page, 0, 0
+
+    def paste(self, first_line: int, block: str) -> None:
+        """Type `block` (whose first line is the page's `first_line`) at the prompt, then the blank line a reader
+        ends a paste with."""
+        for offset, text in enumerate(block.splitlines() + [""]):
+            self.line = first_line + offset
+            if not self.buffer:  # the prompt is at ">>>": this line begins a statement
+                self.statement_line = self.line
+            self.push(text)
+
+    def _failed(self, statement_offset: int, what: str):
+        """Fail with the page's line: `statement_offset` is the line's number within the statement the prompt
+        compiled (1 for its first)."""
+        raise AssertionError(f"docs/{self.page.name}, line {self.statement_line + statement_offset - 1}, pasted at "
+                             f"Python's prompt: {what}") from sys.exc_info()[1]
+
+    def showsyntaxerror(self, filename=None, **kwargs):
+        error = sys.exc_info()[1]
+        self._failed(error.lineno or 1, f"SyntaxError: {error.msg}")
+
+    def showtraceback(self):
+        error = sys.exc_info()[1]
+        on_the_page = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == str(self.page)]
+        self._failed(on_the_page[-1].lineno if on_the_page else 1, f"{type(error).__name__}: {error}")
+
+
 def run_page_blocks(page: Path, namespace: dict, min_blocks: int) -> None:
-    """Run `page`'s ```python blocks in order in `namespace` (from the current folder, as a reader pastes them into
-    one Python session) and check that each prints what the page shows under its prints (`shown_output`)."""
+    """Paste `page`'s ```python blocks in order into one Python prompt (`PastedPrompt`, from the current folder, as
+    the page tells a reader to) and check that each shows what the page shows under its prints (`shown_output`)."""
     blocks = python_blocks(page.read_text(encoding="utf-8"))
     assert len(blocks) >= min_blocks, f"{page.name}'s python blocks were not found"
-    for line, code in blocks:
+    prompt = PastedPrompt(namespace, page)
+    for line, block in blocks:
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            # compiled as lines of the page: a traceback names the page's own line
-            exec(compile("\n" * (line - 1) + code, str(page), "exec"), namespace)
+            prompt.paste(line, block)
         got = [text.rstrip() for text in printed.getvalue().splitlines()]
-        assert got == shown_output(code), f"docs/{page.name}, the block at line {line}, prints other lines than the " \
-                                          "page shows under its prints"
+        shown = shown_output(block)
+        assert got == shown, f"docs/{page.name}, the block at line {line}, shows other lines at Python's prompt " \
+                             f"than the page shows under its prints: {got} against the page's {shown}"
 
 
 def linear_rgb(colour) -> list[float]:
