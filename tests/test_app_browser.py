@@ -625,13 +625,17 @@ def test_a_new_text_clears_a_message_about_the_last_ones_token(page):
 
 def test_attention_model_box(page):
     """The attention tab's model box: the shipped classifier instead of the fill-mask model reruns the tab;
-    a choice that cannot be used is named next to the box, stays in the box and the tab keeps its model."""
+    a choice that cannot be used is named next to the box, stays in the box and the tab keeps its model. The status
+    line takes no room until it has something to say."""
     open_tab(page, "Attention")
     page.get_by_role("tab", name="Head view").click()
+    status = page.locator("#at-model-status")
+    sync_api.expect(status).to_be_hidden()
     box = page.locator("#at-model input")
     box.click()
     page.get_by_role("option", name="ours: this server's classifier").click()
-    sync_api.expect(page.locator("#at-model-status")).to_contain_text("parameters")
+    sync_api.expect(status).to_contain_text("parameters")
+    sync_api.expect(status).to_be_visible()
     sync_api.expect(page.locator("#at-notes")).to_contain_text("sentiment (fine-tuned on SST-2)")
     sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
     box.fill("/etc")
@@ -2272,9 +2276,12 @@ def test_narrow_phones_fit_the_masking_statistics_and_reach_what_scrolls_by_keyb
     sync_api.expect(grid).to_have_attribute("role", "region")
     sync_api.expect(grid).to_have_attribute("aria-label", "All heads of the layer (scrolls sideways)")
     sync_api.expect(grid).to_have_attribute("tabindex", "0")
+    hint = "e => getComputedStyle(e, '::before').content"  # a line over the grid says so to the eye
+    assert "Swipe the figure sideways for every head" in page.locator("#at-grid").evaluate(hint)
     check_scrollers(page)
     page.set_viewport_size({"width": 1280, "height": 900})  # it fits: a box like any other again
     sync_api.expect(grid).not_to_have_attribute("role", "region")
+    assert page.locator("#at-grid").evaluate(hint) == "none"
     check_scrollers(page)
     open_tab(page, "Fill mask")
     sync_api.expect(layers).not_to_have_attribute("tabindex", "0")
