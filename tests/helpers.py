@@ -162,15 +162,14 @@ class PastedPrompt(code.InteractiveConsole):
 
     def __init__(self, namespace: dict, page: Path):
         super().__init__(namespace, filename=str(page))
-        self.page, self.line, self.statement_line = page, 0, 0
+        self.page, self.statement_line = page, 0
 
     def paste(self, first_line: int, block: str) -> None:
         """Type `block` (whose first line is the page's `first_line`) at the prompt, then the blank line a reader
         ends a paste with."""
         for offset, text in enumerate(block.splitlines() + [""]):
-            self.line = first_line + offset
             if not self.buffer:  # the prompt is at ">>>": this line begins a statement
-                self.statement_line = self.line
+                self.statement_line = first_line + offset
             self.push(text)
 
     def _failed(self, statement_offset: int, what: str):

@@ -3,9 +3,8 @@ root, as a reader pastes them into one Python session. The page's by-hand reprod
 layer, the MLM and classification heads, the loss) check themselves with `torch.testing.assert_close` against the
 modules, so a change to the model that the page no longer describes fails here; and the outputs the page shows
 (the comment lines right under a `print(...)`) must be what the block prints, so its numbers cannot go stale."""
-import torch
-
 import pytest
+import torch
 
 from helpers import ROOT, PastedPrompt, run_page_blocks, shown_output
 
