@@ -21,7 +21,7 @@ from demo.masking_view import MASKING_COLUMNS, MASKING_TAB, PREDICTION_COLUMNS, 
 from demo.models import KINDS, configure_torch, load_models, read_ablation
 from demo.serve import parse_options, serve
 from demo.tokens_handlers import TOKENS_TAB
-from demo.uploads import launch_options
+from demo.request_guards import launch_options
 from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results
 from demo.wiring import CONCURRENCY, SLOW, Wiring, api, error_box, hint, left_on_success, model_note, notice
 
@@ -542,4 +542,4 @@ with gr.Blocks(title="RoBERTa from scratch") as demo:
 wiring.queue()  # the compute, slow and loading queues, each with its own bound (APP_QUEUE_SIZE waiting)
 
 if __name__ == "__main__":
-    serve(demo, OPTIONS, theme=THEME, css=CSS, js=PAGE_JS, **launch_options())  # launch_options: no file uploads
+    serve(demo, OPTIONS, theme=THEME, css=CSS, js=PAGE_JS, **launch_options())  # the request guards

@@ -17,11 +17,11 @@
 - model_choice.py: which model a tab runs (the shipped one or a Hub id, loaded on first use); repeats.py: which
   events would only draw again what the page shows, and which runs are out of date;
 - wiring.py: how an event reaches its handler (error boxes, queues, the guards against stale redraws);
-- figures.py draws; examples.py holds the example inputs; uploads.py refuses file uploads;
-  worst_case.py holds the hostile inputs the tests and benchmarks send; components.py the slider, number
-  field and plot where Gradio's own fall short; byte_level.py the byte-level BPE alphabet (formatting builds on
-  it); serve.py `python app.py`'s options, --help and a port in use; page.css and page.js are the page's styles
-  and script.
+- figures.py draws; examples.py holds the example inputs; request_guards.py refuses file uploads, oversized bodies
+  and calls of no public endpoint; worst_case.py holds the hostile inputs the tests and benchmarks send;
+  components.py the slider, number field and plot where Gradio's own fall short; byte_level.py the byte-level BPE
+  alphabet (formatting builds on it); serve.py `python app.py`'s options, --help and a port in use; page.css and
+  page.js are the page's styles and script.
 
 Nothing here imports training code (`train/`).
 """

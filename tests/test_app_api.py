@@ -18,7 +18,7 @@ from gradio_client import Client
 from gradio_client.exceptions import AppError
 
 from demo.formatting import md_escape
-from demo.uploads import MAX_BODY_BYTES
+from demo.request_guards import MAX_BODY_BYTES
 from demo.validation import MAX_CHARS
 from scripts.app_process import AppProcess
 
@@ -469,6 +469,25 @@ def test_a_direct_post_cannot_skip_the_queues(app, client):
     assert refused.value.code == 404
     label, *_ = client.predict("A fine film.", api_name="/classify")
     assert len(label["confidences"]) == 2
+
+
+def test_a_call_of_no_public_endpoint_is_answered_404(app):
+    """POST /gradio_api/call/<name>: a misspelt name was answered 500 (a traceback in the log), and the page's own
+    events ran when named there; both are answered 404 naming the name. A public endpoint answers its event id."""
+    def call(name: str, data: list):
+        request = urllib.request.Request(app.url + f"gradio_api/call/{name}", method="POST",
+                                         data=json.dumps({"data": data}).encode(),
+                                         headers={"Content-Type": "application/json"})
+        return urllib.request.urlopen(request, timeout=30)
+
+    for name in ("nosuch", "fill_mask_ui"):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            call(name, ["Paris is the capital of <mask>.", 5, "", "shipped"])
+        assert refused.value.code == 404
+        assert refused.value.read().decode().startswith(f"This app has no public endpoint /{name}: ")
+    with call("fill_mask", ["Paris is the capital of <mask>.", 5, "", "shipped"]) as answer:
+        assert "event_id" in json.loads(answer.read())
+    assert "Traceback" not in app.output(), app.output()[-3000:]
 
 
 def test_missing_models_start_and_explain(tmp_path):

@@ -113,7 +113,7 @@ def code(*folders):
 
 
 def test_every_imported_package_has_its_version_fixed_by_the_pins():
-    """starlette (demo/uploads.py), PIL and yaml (tests) came only within gradio's ranges: a gradio release could
+    """starlette (demo/request_guards.py), PIL and yaml (tests) came only within gradio's ranges: a gradio release could
     change the upload guard's starlette unseen."""
     optional = {"transformers"}  # roberta.convert's, which names its pip command (requirements-test.txt pins it)
     loose = (distributions_imported_by([ROOT / "app.py", *code("demo", "roberta", "train")]) - optional

@@ -1,12 +1,13 @@
-"""The public Space's guards against stored files and huge bodies (demo/uploads.py), driven here directly as ASGI
-middlewares in front of a recording app: no server is started (tests/test_app_api.py sends the same requests to a
-running app.py, in the slow suite)."""
+"""The public Space's guards against stored files, huge bodies and calls of no public endpoint
+(demo/request_guards.py), driven here directly as ASGI middlewares in front of a recording app: no server is started
+(tests/test_app_api.py sends the same requests to a running app.py, in the slow suite)."""
 import asyncio
+from types import SimpleNamespace
 
 import pytest
 
-from demo.uploads import (MAX_BODY_BYTES, MAX_FILE_SIZE, MESSAGE, TOO_LARGE, RefuseLargeBodies, RefuseUploads,
-                          launch_options)
+from demo.request_guards import (MAX_BODY_BYTES, MAX_FILE_SIZE, MESSAGE, TOO_LARGE, RefuseLargeBodies,
+                                 RefuseUnknownCalls, RefuseUploads, launch_options, no_endpoint)
 
 
 class Client:
@@ -128,7 +129,57 @@ def test_other_requests_reach_the_app(request_scope):
     assert client.answer() == (200, b"ok")
 
 
-@pytest.mark.parametrize("middleware", [RefuseUploads, RefuseLargeBodies])
+class Served:
+    """What Starlette puts in a request's scope as its "app": Gradio's, whose blocks list the page's events."""
+
+    def __init__(self, *events: tuple[str | None, str]):
+        self.blocks = SimpleNamespace(fns={i: SimpleNamespace(api_name=name, api_visibility=visibility)
+                                           for i, (name, visibility) in enumerate(events)})
+
+    def get_blocks(self):
+        return self.blocks
+
+
+SERVED = Served(("fill_mask", "public"), ("fill_mask_ui", "private"), (None, "private"))
+
+
+@pytest.mark.parametrize("path", ["/gradio_api/call/fill_mask", "/gradio_api/call/fill_mask/",
+                                  "/gradio_api/call/v2/fill_mask"])
+def test_a_call_of_a_public_endpoint_reaches_the_app(path):
+    client = Client([b'{"data": ["Paris is <mask>."]}'])
+    inner = served(RefuseUnknownCalls, {**scope(path=path), "app": SERVED}, client)
+    assert inner.calls == 1 and client.answer() == (200, b"ok")
+
+
+@pytest.mark.parametrize("path, name", [("/gradio_api/call/fill_mask_ui", "fill_mask_ui"),  # the page's own
+                                        ("/gradio_api/call/v2/fill_mask_ui/", "fill_mask_ui"),
+                                        ("/gradio_api/call/nosuch", "nosuch"),  # was 500, a traceback in the log
+                                        ("/gradio_api/call/v2", "v2")])
+def test_a_call_of_no_public_endpoint_is_answered_404_naming_it(path, name):
+    client = Client([b'{"data": []}'])
+    inner = served(RefuseUnknownCalls, {**scope(path=path), "app": SERVED}, client)
+    assert inner.calls == 0 and client.read == 0
+    status, message = client.answer()
+    assert status == 404 and message == no_endpoint(name)
+    assert message.decode().startswith(f"This app has no public endpoint /{name}: its endpoints are listed at ")
+
+
+def test_a_long_unknown_name_is_cut_in_the_message():
+    assert no_endpoint("x" * 500).decode().startswith(f"This app has no public endpoint /{'x' * 59}…:")
+
+
+@pytest.mark.parametrize("request_scope", [
+    scope(path="/gradio_api/queue/join"),  # the page's own route for every event, by its index
+    scope(method="GET", path="/gradio_api/call/nosuch/some-event-id"),  # reading a result: Gradio's to answer
+    {**scope(path="/gradio_api/call/nosuch"), "app": object()},  # an app that lists no blocks: left to it
+])
+def test_other_routes_are_left_to_the_app(request_scope):
+    client = Client([b'{"data": []}'])
+    inner = served(RefuseUnknownCalls, {"app": SERVED, **request_scope}, client)
+    assert inner.calls == 1 and client.answer() == (200, b"ok")
+
+
+@pytest.mark.parametrize("middleware", [RefuseUploads, RefuseLargeBodies, RefuseUnknownCalls])
 def test_a_scope_other_than_http_is_handed_on_untouched(middleware):
     """The server's lifespan messages (and a websocket) are not requests with a body: handed on as they are."""
     client = Client([])
@@ -136,9 +187,10 @@ def test_a_scope_other_than_http_is_handed_on_untouched(middleware):
     assert inner.calls == 1 and client.read == 0 and client.sent == []
 
 
-def test_launch_options_put_both_guards_in_front_of_every_route():
-    """Gradio's own file limit, and the two middlewares: uploads refused first, then the size bound."""
+def test_launch_options_put_the_guards_in_front_of_every_route():
+    """Gradio's own file limit, and the three middlewares: uploads refused first, then the size bound, then a call
+    of no public endpoint."""
     options = launch_options()
     assert options["max_file_size"] == MAX_FILE_SIZE == 0
-    assert [middleware.cls for middleware in options["app_kwargs"]["middleware"]] == [RefuseUploads,
-                                                                                     RefuseLargeBodies]
+    assert [middleware.cls for middleware in options["app_kwargs"]["middleware"]] == [
+        RefuseUploads, RefuseLargeBodies, RefuseUnknownCalls]
