@@ -256,7 +256,8 @@ class AttentionHandlers(HandlerBase):
         """(heatmap, all heads of the layer, rollout, bars of the default token, token picker update, notes,
         head view HTML, layer picker update, head picker update, then the text versions of the heatmap, the
         layer's heads, the rollout and the bars). `model`: "mlm", "sentiment" or a Hub repo id; `view`: "all"
-        draws every view, one of VIEWS only that one, with its text version (the others are None)."""
+        draws every view; "heads", "heatmap", "grid", "rollout" or "token" only that one, with its text
+        version (the others are None)."""
         wanted = _wanted(view, VIEWS)
         loaded, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
         if tokens.truncated:

@@ -68,7 +68,9 @@ class EmbeddingHandlers(HandlerBase):
     @user_errors
     def neighbours(self, word, k=10, words_only=True, model=SHIPPED):
         """The word's nearest tokens by cosine similarity of their embeddings: (the HTML table, the same as data:
-        {"word", "pieces", "words_only", "neighbours": [{"token", "token_str", "similarity"}]})."""
+        {"word", "pieces", "words_only", "neighbours": [{"token" (id), "token_str", "label" (as the table shows
+        it), "similarity", "seen" (how often each kind of pretraining text holds it)}], "baseline" (the word's mean
+        similarity to every ordinary token)})."""
         k, words_only = self._neighbours_options(k, words_only)
         loaded, embeddings = self._embeddings(model)
         result = embedding_view.nearest_words(embeddings.word_embeddings.weight, loaded.tokenizer,
@@ -78,8 +80,9 @@ class EmbeddingHandlers(HandlerBase):
 
     @user_errors
     def analogy(self, a, b, c, k=10, words_only=True, model=SHIPPED):
-        """“a is to b as c is to ?”: the tokens nearest to b − a + c (`embedding_view.analogy`), as
-        `neighbours` returns them; the title names the best one."""
+        """“a is to b as c is to ?”: the tokens nearest to b − a + c, as `neighbours` returns them, with "query"
+        ([a, b, c]), "query_pieces" and "nearest_unruled" (the nearest word were a, b and c allowed); the title names
+        the best one."""
         k, words_only = self._neighbours_options(k, words_only)
         loaded, embeddings = self._embeddings(model)
         words = [self._word(w, f"Word {name}") for w, name in zip((a, b, c), "abc")]
@@ -101,7 +104,7 @@ class EmbeddingHandlers(HandlerBase):
     def word_map(self, words, model=SHIPPED):
         """The words' embeddings projected to two dimensions (PCA): (a figure, the same in words: the words left
         out and why, each word's coordinates). `words`: separated by commas, semicolons or new lines, or by spaces
-        where there is none of those (`word_map.parse_words`)."""
+        where there is none of those."""
         loaded, embeddings = self._embeddings(model)
         words = word_map.parse_words(self._word(words, "The words", limit=""))  # a box of several: a text's limit
         table = embeddings.word_embeddings.weight

@@ -138,8 +138,11 @@ def look_up_word(embeddings: torch.Tensor, tokenizer, word: str, name: str = "Th
     encoding = tokenizer.encode(" " + shown, add_special_tokens=False)
     ids = list(getattr(encoding, "ids", encoding))
     vocab = _vocab(tokenizer)
-    if any(i in vocab.special for i in ids):
-        raise ValueError(f"“{shown}” holds a special token such as <mask>, not a word the model has a row for.")
+    special = next((i for i in ids if i in vocab.special), None)
+    if special is not None:
+        token = tokenizer.decode([special], skip_special_tokens=False).strip()
+        what = f"is the special token {token}" if shown == token else f"holds the special token {token}"
+        raise ValueError(f"“{shown}” {what}, not a word the model has a row for.")
     if len(ids) > MAX_PIECES:
         raise ValueError(f"“{shown}” is {len(ids)} pieces to this tokenizer; words of up to {MAX_PIECES} pieces "
                          "are shown (the mean of more says little).")

@@ -22,9 +22,9 @@ from .validation import (MASK, MASK_RE, MAX_TOP_K, candidate_words, clean_text, 
 class FillMaskHandlers(HandlerBase):
     @user_errors
     def fill_mask(self, text, top_k=5, targets=None, model=SHIPPED):
-        """Predictions for every <mask>: (completed sentence, {token: probability} per mask slot or None, raw,
-        the readable view: per mask, every prediction with its probability and a bar scaled to the top one).
-        `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
+        """Predictions for every <mask>: (completed sentence, {token: probability} per mask slot (an unused slot:
+        empty), raw, the readable view: per mask, every prediction with its probability and a bar scaled to the top
+        one). `model`: "shipped" (ours) or a Hugging Face Hub repo id."""
         return self._fill_mask(text, top_k, targets, model)[0]
 
     @user_errors
@@ -89,7 +89,7 @@ class FillMaskHandlers(HandlerBase):
 
     @user_errors
     def fill_mask_compare(self, text, top_k=5, targets=None, model=SHIPPED, other=KINDS["mlm"].suggested[0]):
-        """The text through the tab's model and `other` (a Hub repo id, or SHIPPED when the tab runs another
+        """The text through the tab's model and `other` (a Hub repo id, or "shipped" when the tab runs another
         model), side by side: (the HTML view, the same as data: per model its title and, per mask, the
         predictions in `transformers`' format). An empty `other` is no choice (not the shipped model)."""
         if other is None or (isinstance(other, str) and not other.strip()):  # not the shipped model: no choice
@@ -106,7 +106,8 @@ class FillMaskHandlers(HandlerBase):
             try:
                 outputs, loaded, read, per_mask = self._fill_mask(text, top_k, targets, choice, "h3", COMPARISON)
             except (gr.Error, ValueError) as err:  # say which model, whatever failed: one may read fewer tokens
-                raise fail(f"{name}: {getattr(err, 'message', err)}") from None  # or not load (a ValueError)
+                message = str(getattr(err, "message", err))  # or not load (a ValueError), a message naming it
+                raise fail(message if name in message else f"{name}: {message}") from None
             title = name if is_shipped(choice) else loaded.title
             columns.append((title, per_mask, outputs[-1], loaded.tokenizer))
             data.append({"model": title, "predictions": outputs[-2]})
@@ -117,7 +118,7 @@ class FillMaskHandlers(HandlerBase):
 
     @user_errors
     def fill_mask_layers(self, text, model=SHIPPED):
-        """How each mask's answer forms, layer by layer (`demo.layer_lens`): (the HTML view, the same as data:
+        """How each mask's answer forms, layer by layer: (the HTML view, the same as data:
         per mask, the answer and per layer, the embeddings first, the top guesses and the answer's rank and
         probability there)."""
         loaded = self._need("mlm", model)

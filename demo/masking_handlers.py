@@ -24,9 +24,8 @@ class MaskingHandlers(HandlerBase):
     @user_errors
     def masking(self, text, epochs=10, seed=0):
         """(HTML table epoch by epoch, summary rows, coverage plot, MLM predictions at the last epoch, the coverage
-        plot as text). The outputs of the last MASKINGS_KEPT (text, epochs, seed) are kept: an example or a setting
-        run again is not computed again, and its figure, the same object, is not rendered again
-        (`demo.components.Plot`)."""
+        plot as text). A text, epochs and seed run lately are not computed again, and their figure, the same
+        object, is not rendered again."""
         return self._kept_masking(text, epochs, seed)
 
     @user_errors

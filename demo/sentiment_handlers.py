@@ -115,13 +115,12 @@ class SentimentHandlers(HandlerBase):
     @user_errors
     def classify(self, text, model=SHIPPED):
         """(label probabilities, per-word attribution in [-1, 1] for HighlightedText, explanation). A word's
-        score is its push towards the positive label (`explain.polarity`; a classifier without one: its second
-        label): plus towards it, minus towards the other label (away from it, for a one-output classifier),
-        whatever the prediction; for a classifier of more than two labels, towards its answer
-        (`explain.push_target`): minus towards the other labels. A long text's explanation starts with how it was
-        read (in windows), one that may not be English with a caveat
-        (`explain.language_note`); a calibrated classifier's ends with the answer's probability before calibration
-        (`explain.calibration_said`). `model`: "shipped" (ours) or a Hugging Face Hub repo id (`demo.model_choice`)."""
+        score is its push towards the positive label (a classifier without one: its second label): plus towards
+        it, minus towards the other label (away from it, for a one-output classifier), whatever the prediction; for
+        a classifier of more than two labels, towards its answer: minus towards the other labels. A long text's
+        explanation starts with how it was read (in windows), one that may not be English with a caveat; a
+        calibrated classifier's ends with the answer's probability before calibration. `model`: "shipped" (ours) or
+        a Hugging Face Hub repo id."""
         return self._classify(text, model)[2:]
 
     @user_errors
@@ -151,14 +150,13 @@ class SentimentHandlers(HandlerBase):
 
     @user_errors
     def counterfactual(self, text, model=SHIPPED):
-        """What if the word that pushed most towards the answer were removed or negated (`demo.counterfactual`;
-        only removed, for a classifier none of whose labels names a sentiment: `explain.names_a_sentiment`)?
+        """What if the word that pushed most towards the answer were removed or negated (only removed, for a
+        classifier none of whose labels names a sentiment)?
         (Markdown table: each edited text with the change marked, the new answer and the change of P(positive)
         in points, or for a classifier of more than two labels, of P(answer), the label the pushes are measured
         towards, as the words box colours them; the same as data.) The edited texts are classified in one batch,
         normalised as `classify` normalises its text; an edit that leaves no words, only special tokens, is left
-        out, as `classify` refuses such a text. `model`: "shipped" (ours) or a Hugging Face Hub repo id
-        (`demo.model_choice`)."""
+        out, as `classify` refuses such a text. `model`: "shipped" (ours) or a Hugging Face Hub repo id."""
         return self._counterfactual(text, model, warn=True)
 
     @user_errors

@@ -19,7 +19,9 @@ TOKENS_TAB = "Tokens"  # named in the model messages of the tab (it reads the fi
 class TokensHandlers(HandlerBase):
     @user_errors
     def tokens(self, text, model=SHIPPED):
-        """(the text's tokens in HTML, the same as data (`bpe_view.token_rows`), the word picker update (the words
+        """(the text's tokens in HTML, the same as data: {"tokens": [{"token", "id", "text", "start",
+        "end", "special", "word_start", "seen"}], "characters", "bytes", "words", "truncated", "max_length",
+        "read_characters", "read_words", "tokens_per_word"}, the word picker update (the words
         of the part the model reads that merge by merge can replay, the default one picked), merge by merge for
         that word in HTML, its steps as data). A cut text is said in the view itself (no pop-up warning)."""
         loaded = self._need("mlm", model, TOKENS_TAB)

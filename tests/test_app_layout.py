@@ -392,6 +392,28 @@ def test_the_page_opens_with_a_served_models_tokenizer_notes(app, tiny_config, t
     assert not shown["st-model-status"]  # the classifier fits its tokenizer
 
 
+def test_the_api_page_describes_each_endpoint_in_a_clients_words(app):
+    """The API page (and gradio_client's view_api) shows each public endpoint's handler docstring: it named code a
+    client cannot look up ("one of VIEWS", "SHIPPED", `explain.polarity`), and left out fields the data has. No
+    constant of demo/ and no dotted name in backticks; /attention's views spelt out; every key of /tokens' and
+    /neighbours' data named."""
+    from demo import attention_handlers
+
+    constants = {name for module in sys.modules.values() if getattr(module, "__name__", "").startswith("demo.")
+                 for name in vars(module) if re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*", name) and len(name) > 4}
+    described = {name: endpoint["description"] for name, endpoint in app.demo.get_api_info()["named_endpoints"].items()}
+    assert len(described) >= 16
+    for name, text in described.items():
+        assert not re.search(r"`\w+\.\w", text), (name, text)
+        assert not {word for word in re.findall(r"\b[A-Z][A-Z0-9_]+\b", text)} & constants, (name, text)
+    assert all(f'"{view}"' in described["/attention"] for view in attention_handlers.VIEWS)
+    data = app.handlers.tokens("Tokenization splits rare words.")[1]
+    neighbours = app.handlers.neighbours("dog")[1]
+    for endpoint, keys in (("/tokens", [*data, *data["tokens"][1]]),
+                           ("/neighbours", [*neighbours, *neighbours["neighbours"][0]])):
+        assert [key for key in keys if f'"{key}"' not in described[endpoint]] == [], endpoint
+
+
 def test_roberta_vs_bert_comes_right_after_the_comparison(app):
     """The accordion was the last thing of a 5,700-px About page (on a phone, its very bottom): it follows the
     comparison with the MiniRoBERTa reference instead."""

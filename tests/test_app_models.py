@@ -1104,6 +1104,7 @@ def test_a_compare_model_that_fails_says_so_once_and_leaves_the_tab_as_it_was(ha
         handlers.fill_mask_compare(TEXT, 3, "", MC.SHIPPED, missing)
     assert error.value.message.endswith("cannot be reached from this server (HF_HUB_OFFLINE is set), and "
                                         f"{missing} is not in its download cache. The comparison was not run.")
+    assert error.value.message.count(missing) == 1  # named by the load's message: not again before it
     assert chooser.is_loaded("mlm", missing, MC.COMPARISON)  # refused at once within FAILED_TTL_S: no loading
     assert not chooser.is_loaded("mlm", missing)  # the tab's own box has not tried it: its message differs
     with pytest.raises(gr.Error, match="needs a masked language model"):

@@ -123,7 +123,8 @@ def test_a_word_in_pieces_is_the_mean_of_their_rows(tok, table):
 
 @pytest.mark.parametrize("word, message", [
     ("", "empty"), ("   \n", "empty"), ("a" * 41, "longer than 40 characters"),
-    ("qxzjvkwp", "pieces"), ("<mask>", "special token"),
+    ("qxzjvkwp", "pieces"), ("<mask>", "^“<mask>” is the special token <mask>, not a word"),
+    ("cat</s>", "^“cat</s>” holds the special token </s>, not a word"),
     ("cat東", "“cat東” has characters this tokenizer cuts into bytes"),  # its bytes' rows are every such character's
     ("\ud800", "broken character"), ("ca\udc80t", "broken character"),  # lone surrogates, as JSON can send
 ])
