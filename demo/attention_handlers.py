@@ -257,7 +257,7 @@ class AttentionHandlers(HandlerBase):
         head view HTML, layer picker update, head picker update, then the text versions of the heatmap, the
         layer's heads, the rollout and the bars). `model`: "mlm", "sentiment" or a Hub repo id; `view`: "all"
         draws every view; "heads", "heatmap", "grid", "rollout" or "token" only that one, with its text
-        version (the others are None)."""
+        version (the others are None). A picker update arrives as {"__type__": "update", "choices", "value"}."""
         wanted = _wanted(view, VIEWS)
         loaded, tokens, attentions, layer, head = self._attention_inputs(text, layer, head, model)
         if tokens.truncated:

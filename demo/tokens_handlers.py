@@ -23,7 +23,8 @@ class TokensHandlers(HandlerBase):
         "end", "special", "word_start", "seen"}], "characters", "bytes", "words", "truncated", "max_length",
         "read_characters", "read_words", "tokens_per_word"}, the word picker update (the words
         of the part the model reads that merge by merge can replay, the default one picked), merge by merge for
-        that word in HTML, its steps as data). A cut text is said in the view itself (no pop-up warning)."""
+        that word in HTML, its steps as data). A cut text is said in the view itself (no pop-up warning). The picker
+        update arrives as {"__type__": "update", "choices", "value"}."""
         loaded = self._need("mlm", model, TOKENS_TAB)
         cleaned = clean_text(text)
         # said in the view, as this tab shows what the model reads: what was removed, and whether anything was composed
