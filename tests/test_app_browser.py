@@ -1435,6 +1435,26 @@ def test_dark_theme_keeps_the_custom_views_readable(app, browser):
     page.close()
 
 
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_markdown_table_has_one_frame_and_dark_mode_draws_its_lines_grey(app, browser, theme):
+    """A Markdown table (made a scrolling block for a phone) took Gradio's table padding inside its own border: a
+    second frame 10 px around the cells, in both themes; in dark mode every line was the text's near-white
+    (#f3f4f6). One frame, the cells' own; dark lines in the page's border grey."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(app.url + ("?__theme=dark" if theme == "dark" else ""))
+    open_tab(page, "About")
+    table = page.locator("#tab-about .md table").first
+    sync_api.expect(table).to_be_visible()
+    style = table.evaluate("t => { const s = getComputedStyle(t), c = getComputedStyle(t.querySelector('td'));"
+                           " return [s.paddingTop, s.borderTopWidth, c.borderTopWidth, c.borderTopColor]; }")
+    assert style[:3] == ["0px", "0px", "1px"], style
+    channels = [int(v) for v in re.findall(r"\d+", style[3])[:3]]
+    if theme == "dark":
+        assert max(channels) < 128, style  # a grey, not near-white
+    page.close()
+
+
 # CONTRAST_JS for another colour property of the element (a line's stroke)
 CONTRAST_OF_JS = CONTRAST_JS.replace("sel => {", "([sel, property]) => {").replace(
     "getComputedStyle(el).color", "getComputedStyle(el)[property]")
