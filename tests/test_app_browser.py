@@ -1744,9 +1744,9 @@ def test_screenshots_script_shoots_every_tab_after_its_example(app, browser, tmp
 
 
 # ----------------------------------------------------------------------------- accessibility
-PAINTED_CONTRAST_JS = """el => {  // an element's text against its background as painted: every ancestor's background,
-  // opacity and grayscale filter composited, top down (getComputedStyle applies none of them; CSS filter functions
-  // work on sRGB values)
+PAINTED_CONTRAST_JS = """(el, colour) => {  // an element's text (or `colour`) against its background as painted:
+  // every ancestor's background, opacity and grayscale filter composited, top down (getComputedStyle applies none
+  // of them; CSS filter functions work on sRGB values)
   const rgba = c => { const v = c.match(/[\\d.]+/g).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
   const over = (top, under) => {  // one colour over another, straight alpha
     const a = top[3] + under[3] * (1 - top[3]);
@@ -1758,7 +1758,7 @@ PAINTED_CONTRAST_JS = """el => {  // an element's text against its background as
     const style = getComputedStyle(chain[i]);
     let layer = rgba(style.backgroundColor);
     if (i + 1 < chain.length) layer = over(paint(i + 1, text), layer);
-    else if (text) layer = over(rgba(style.color), layer);
+    else if (text) layer = over(rgba(colour || style.color), layer);
     if (style.filter.includes('grayscale(1)')) {
       const y = 0.2126 * layer[0] + 0.7152 * layer[1] + 0.0722 * layer[2];
       layer = [y, y, y, layer[3]];
@@ -1877,6 +1877,10 @@ UNREADABLE_JS = """() => { const painted = """ + PAINTED_CONTRAST_JS + """;
     && el.checkVisibility({visibilityProperty: true, opacityProperty: true})
     && el.getBoundingClientRect().width >= 2 && el.getBoundingClientRect().height >= 2 && !skipped(el))
     .map(el => [el.tagName, el.id, String(el.className), el.textContent.trim().slice(0, 40), painted(el)])
+    .concat([...document.querySelectorAll('input[placeholder], textarea[placeholder]')].filter(el =>
+      el.placeholder.trim() && !el.value && el.checkVisibility({visibilityProperty: true}) && !skipped(el))
+      .map(el => ['::placeholder', el.id, String(el.className), el.placeholder.slice(0, 40),
+                  painted(el, getComputedStyle(el, '::placeholder').color)]))
     .filter(row => row[4] < 4.5); }"""
 SWEPT_TABS = {  # each tab's panel and a result it shows once its default example is computed
     "Fill mask": ("tab-fill", "#fm-view .fm-mask"), "Sentiment": ("tab-sentiment", "#st-words .score-token"),
@@ -1888,13 +1892,13 @@ SWEPT_TABS = {  # each tab's panel and a result it shows once its default exampl
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("tab", SWEPT_TABS)
 def test_every_text_is_readable_in_both_themes_and_dark_mode_draws_boxes_dark(themed_page, theme, tab, chromium):
-    """In either theme (the page its tests share): every visible text of each tab, its accordions and disclosures
-    open, and the page's footer, is at 4.5:1 or more as painted (light mode's footer dots, Gradio's #9ca3af on white,
-    were 2.5:1). With the dark theme the page asks for the browser's dark scrollbars and form controls
-    (`color-scheme`: an inner box that scrolls, the epoch table's, had a white one), and its figures, white panels,
-    are dimmed a little, never inverted (that would change their colour maps). The sweep opens every accordion and
-    disclosure of the tab: the shared light page, which the other tests start from with them closed, is opened anew
-    after it."""
+    """In either theme (the page its tests share): every visible text of each tab, its accordions and disclosures open,
+    and the page's footer, is at 4.5:1 or more as painted (light mode's footer dots, Gradio's #9ca3af on white, were
+    2.5:1), and so is an empty box's placeholder (2.5:1, and 2.1:1 in dark mode). With the dark theme the page asks
+    for the browser's dark scrollbars and form controls (`color-scheme`: an inner box that scrolls, the epoch
+    table's, had a white one), and its figures, white panels, are dimmed a little, never inverted (that would change
+    their colour maps). The sweep opens every accordion and disclosure of the tab: the shared light page, which the
+    other tests start from with them closed, is opened anew after it."""
     try:
         _check_every_text_is_readable(themed_page, theme, tab)
     finally:
