@@ -1924,6 +1924,9 @@ def _check_every_text_is_readable(page, theme, tab):
     if theme == "light":
         return
     assert panel.evaluate("e => getComputedStyle(e).colorScheme") == "dark"
+    # the canvas under the page (past its end, an overscroll) takes the body's background: dark, not white
+    canvas = [int(v) for v in re.findall(r"\d+", page.evaluate("getComputedStyle(document.body).backgroundColor"))]
+    assert max(canvas[:3]) < 64, canvas
     for figure in panel.locator(":is(.matplotlib, .static-figure) img:visible").all():
         dimmed = figure.evaluate("e => getComputedStyle(e).filter")
         assert re.fullmatch(r"brightness\(0\.9\d*\)", dimmed), dimmed
