@@ -273,17 +273,25 @@
     tab.click();
     tab.focus();
   });
-  // Gradio lists the toasts of one kind in one box: a warning that a later run said again while the first still
-  // showed (a long text, run twice within its 10 s) was listed twice. The box shows each message once, the latest
-  const onceEach = () => document.querySelectorAll('.toast-body').forEach(body => {
-    const seen = new Set();
-    [...body.querySelectorAll('.toast-message-item')].reverse().forEach(item => {
-      const shown = item.style.display !== 'none', again = seen.has(item.textContent.trim());
-      seen.add(item.textContent.trim());
-      if (shown === again) item.style.display = again ? 'none' : '';
+  // A popup warning is about the run that said it, and Gradio keeps it up to 10 s: beside the next run's results it
+  // spoke of another text. Once the visitor has acted again (a click, a key) and a run starts (Gradio marks its
+  // outputs pending), the popups shown before that act are closed; a warning the new run says again shows anew
+  const shownAt = new WeakMap();  // a popup's message -> when it showed (Infinity: its popup was closed)
+  let actedAt = -Infinity;
+  for (const type of ['pointerdown', 'keydown']) document.addEventListener(type, e => {
+    if (e.isTrusted && !e.target.closest?.('.toast-wrap')) actedAt = performance.now();
+  }, true);
+  const closeOld = () => {
+    const running = document.querySelector('.pending');
+    document.querySelectorAll('.toast-body').forEach(box => {  // one box a kind: the warnings together
+      const messages = [...box.querySelectorAll('.toast-message-item')];
+      messages.forEach(m => { if (!shownAt.has(m)) shownAt.set(m, performance.now()); });
+      if (!running || !messages.some(m => shownAt.get(m) < actedAt)) return;
+      messages.forEach(m => shownAt.set(m, Infinity));  // closed once: it fades out for a moment
+      box.querySelector('[data-testid=toast-close]')?.click();
     });
-  });
-  const changed = () => { expanded(); patchGradio(); tabStops(); linkErrors(); onceEach(); remeasure(); };
+  };
+  const changed = () => { expanded(); patchGradio(); tabStops(); linkErrors(); closeOld(); remeasure(); };
   changed();
   new MutationObserver(changed).observe(document.body, {subtree: true, childList: true, attributes: true,
                                                        attributeFilter: ['class', 'aria-selected']});
