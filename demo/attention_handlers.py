@@ -355,26 +355,39 @@ class AttentionHandlers(HandlerBase):
                 gr.update(choices=head_choices(cfg.num_attention_heads), value=head))
 
     def swap_hint(self, text: str, swap: tuple[str, str], link: tuple[str, str]) -> str:
-        """What the loaded MLM's attention does when one word of `text` is swapped for another that changes what
-        "it" means (Winograd's trophy and suitcase, too big or too small): the largest share any head gives from
-        `link[0]` to `link[1]`, in each version, and what that says: a head that follows the referent gives
-        `link[1]` less once "it" means the other noun. "" when a version lacks either word as one token."""
+        """Whether a head of the loaded MLM follows what "it" means when one word of `text` is swapped for another
+        that changes it (Winograd's trophy and suitcase, too big or too small): such a head gives `link[1]` less of
+        `link[0]`'s attention once "it" means the other noun. The head whose share falls most, and whether the fall
+        is clear: at least `explain.CLEAR_LINK` times the share an even spread would give, as a clear link's share
+        must be. "" when a version lacks either word as one token."""
         try:
-            found = [explain.strongest_link(*self.attention_data("mlm", text.replace(swap[0], word)), link)
-                     for word in swap]
+            versions = [self.attention_data("mlm", text.replace(swap[0], word)) for word in swap]
+            weights = [explain.link_weights(tokens, attentions, link) for tokens, attentions in versions]
         except Exception:  # a hint is not worth failing the start-up for, but a crash is logged, not hidden
             log.exception("could not compare the swapped texts' attention")
             return ""
-        if None in found:
+        if any(w is None for w in weights):
             return ""
         (a, b), (it, noun) = swap, link
-        before, after = found[0][2], found[1][2]
-        change = f"when “{it}” means the other noun"
-        verdict = (f"no head follows, as the largest share on “{noun}” does not fall {change}" if after >= before
-                   else f"the largest share on “{noun}” falls {change}, as it would if a head followed")
-        return (f"In the trophy example, swap “{a}” for “{b}” and “{it}” means the other noun: does any head follow? "
-                f"“{it}” gives “{noun}” at most {format_probability(before)} of a head's attention with "
-                f"“{a}”, {format_probability(after)} with “{b}”: {verdict}.")
+        before, after = weights  # (L, nh) each: the share of its attention "it" gives the noun, in each version
+        fall = before - after  # (L, nh)
+        layer, head = np.unravel_index(int(np.argmax(fall)), fall.shape)
+        n_tokens = len(versions[0][0].labels)
+        question = (f"In the trophy example, swap “{a}” for “{b}” and “{it}” means the other noun: does any head "
+                    f"follow it, giving “{noun}” less of “{it}”'s attention?")
+        if fall[layer, head] <= 0:
+            return f"{question} No head does: none of the {fall.size} gives “{noun}” less with “{b}” than with “{a}”."
+        was, now = (format_probability(float(w[layer, head])) for w in weights)
+        points = f"{100 * float(fall[layer, head]):.3g} points (from {was} of “{it}”'s attention with “{a}” to {now} " \
+                 f"with “{b}”)"
+        clear = explain.CLEAR_LINK / n_tokens
+        bar = (f"{100 * clear:.3g} points a clear one takes: twice the {format_probability(1 / n_tokens)} an even "
+               f"spread over the {n_tokens} tokens would give")
+        if fall[layer, head] >= clear:
+            return (f"{question} Layer {layer + 1}, head {head + 1} does: its share on “{noun}” falls {points}, the "
+                    f"largest fall of the {fall.size} heads, at least the {bar}.")
+        return (f"{question} No head clearly does: the largest fall of the {fall.size} heads, layer {layer + 1}, "
+                f"head {head + 1}'s, is {points}, under the {bar}.")
 
     def previous_token_head(self, text: str) -> tuple[int, int, float] | None:
         """`previous_token_head` in the loaded MLM's attention on `text`, found at start-up for the tab's example

@@ -583,13 +583,21 @@ def default_token(tokens: Tokens) -> int:
 CLEAR_LINK = 2  # a head links two words clearly when it gives the second at least twice the even share
 
 
-def strongest_link(tokens: Tokens, attentions: np.ndarray, link: tuple[str, str]) -> tuple[int, int, float] | None:
-    """(layer, head, weight), 1-based: the head in which the first word of `link` ("it") gives the largest share
-    of its attention to the second ("cat"); None when the text lacks either as one token."""
+def link_weights(tokens: Tokens, attentions: np.ndarray, link: tuple[str, str]) -> np.ndarray | None:
+    """(L, nh): the share of its attention the first word of `link` ("it") gives the second ("cat") in each head;
+    None when the text lacks either as one token."""
     labels = [label.strip().lower() for label in tokens.labels]
     if link[0] not in labels or link[1] not in labels:
         return None
-    weights = attentions[:, :, labels.index(link[0]), labels.index(link[1])]  # (L, nh)
+    return attentions[:, :, labels.index(link[0]), labels.index(link[1])]  # (L, nh)
+
+
+def strongest_link(tokens: Tokens, attentions: np.ndarray, link: tuple[str, str]) -> tuple[int, int, float] | None:
+    """(layer, head, weight), 1-based: the head in which the first word of `link` ("it") gives the largest share
+    of its attention to the second ("cat"); None when the text lacks either as one token."""
+    weights = link_weights(tokens, attentions, link)  # (L, nh)
+    if weights is None:
+        return None
     layer, head = np.unravel_index(int(np.argmax(weights)), weights.shape)
     return int(layer) + 1, int(head) + 1, float(weights[layer, head])
 
@@ -604,7 +612,7 @@ def link_hint(tokens: Tokens, attentions: np.ndarray, link: tuple[str, str]) -> 
         return ""
     layer, head, weight = found
     labels = [label.strip().lower() for label in tokens.labels]
-    weights = attentions[:, :, labels.index(link[0]), labels.index(link[1])]  # (L, nh)
+    weights = link_weights(tokens, attentions, link)  # (L, nh)
     even = 1 / len(labels)
     unclear = f": no head here clearly links “{link[0]}” to “{link[1]}”" if weight < CLEAR_LINK * even else ""
     return (f"In the fill-mask model, layer {layer}, head {head} is where “{link[0]}” attends most to "

@@ -2687,35 +2687,51 @@ def test_the_attention_hint_says_the_even_share_and_whether_the_head_links_the_w
     assert "no head here clearly links" not in hint
 
 
-def test_the_swap_hint_gives_each_versions_largest_share(handlers):
-    """The trophy example (layer 1, head 1) was never explained: the hint says, for "big" and for "small", the
-    largest share of its attention any head gives from “it” to “trophy”, so a learner can see whether any head
-    follows the referent."""
+def test_the_swap_hint_names_the_head_whose_share_falls_most(handlers):
+    """The trophy example (layer 1, head 1) was never explained: the hint names the head whose share of “it”'s
+    attention on “trophy” falls most from "big" to "small", with both shares and the fall, so a learner can see
+    whether any head follows the referent. (It compared the largest share of all heads in each version, which can
+    stay put while one head follows.)"""
     text = "the cat sees the house."  # "." and " the" are single tokens of the fixture's tokenizer
     hint = handlers.swap_hint(text, ("cat", "dog"), (".", "the"))
     shares = []
     for word in ("cat", "dog"):
         tokens, attentions = handlers.attention_data("mlm", text.replace("cat", word))
         labels = [label.strip() for label in tokens.labels]
-        shares.append(float(np.asarray(attentions)[:, :, labels.index("."), labels.index("the")].max()))
+        shares.append(np.asarray(attentions)[:, :, labels.index("."), labels.index("the")])  # (L, nh)
+    fall = shares[0] - shares[1]
+    layer, head = np.unravel_index(int(np.argmax(fall)), fall.shape)
     assert "swap “cat” for “dog”" in hint
-    assert (f"at most {format_probability(shares[0])} of a head's attention with “cat”, "
-            f"{format_probability(shares[1])} with “dog”") in hint
+    if fall.max() > 0:
+        assert f"layer {layer + 1}, head {head + 1}" in hint.lower()
+        assert (f"{100 * fall.max():.3g} points (from {format_probability(float(shares[0][layer, head]))} of “.”'s "
+                f"attention with “cat” to {format_probability(float(shares[1][layer, head]))} with “dog”)") in hint
+    else:
+        assert "No head does" in hint
     assert handlers.swap_hint(text, ("cat", "dog"), (".", "nowhere")) == ""  # a word not in the text
 
 
 def test_the_swap_hint_says_whether_a_head_follows(handlers, monkeypatch):
-    """The hint gave “36.7% with “big”, 39.4% with “small”” and left the reader to conclude: it now says that no
-    head follows when the share does not fall once "it" means the other noun, and that it falls when it does."""
+    """The hint left the reader to conclude: it says whether a head follows, clearly (its share falls by at least
+    twice the even share, the bar of a clear link), not clearly, or not at all (no head's share falls)."""
     text = "the cat sees the house."
-    for shares, verdict in [((0.3, 0.4), "no head follows, as the largest share on “the” does not fall"),
-                            ((0.3, 0.3), "no head follows"),
-                            ((0.4, 0.1), "the largest share on “the” falls when “.” means the other noun")]:
-        found = iter([(1, 1, shares[0]), (2, 3, shares[1])])
-        monkeypatch.setattr(explain, "strongest_link", lambda *args, found=found: next(found))
+    n = len(handlers.attention_data("mlm", text)[0].labels)
+    even = 1 / n
+    cases = [(2.5 * even, "Layer 2, head 3 does: its share on “the” falls", "at least the"),
+             (1.5 * even, "No head clearly does: the largest fall of the 6 heads, layer 2, head 3's", "under the"),
+             (0.0, "No head does: none of the 6 gives “the” less with “dog” than with “cat”.", "")]
+    for fall, verdict, bar in cases:
+        before = np.full((2, 3), 0.3)
+        after = before.copy()
+        after[1, 2] -= fall
+        found = iter([before, after])
+        monkeypatch.setattr(explain, "link_weights", lambda *args, found=found: next(found))
         hint = handlers.swap_hint(text, ("cat", "dog"), (".", "the"))
-        assert verdict in hint and hint.endswith(".")
-        assert ("no head follows" in hint) == (shares[1] >= shares[0])
+        assert verdict in hint and bar in hint and hint.endswith("."), hint
+        if bar:
+            assert f"{100 * fall:.3g} points" in hint
+            assert f"{100 * explain.CLEAR_LINK * even:.3g} points a clear one takes: twice the " \
+                   f"{format_probability(even)} an even spread over the {n} tokens would give" in hint
 
 
 def test_rollout_is_a_weight_and_its_notes_say_how_it_overcounts(handlers):

@@ -18,7 +18,7 @@ def crash(*args, **kwargs):
 
 
 def _swap_hint(handlers, monkeypatch):
-    monkeypatch.setattr(explain, "strongest_link", crash)
+    monkeypatch.setattr(explain, "link_weights", crash)
     return handlers.swap_hint("The trophy did not fit in the suitcase because it was too big.", ("big", "small"),
                               ("it", "trophy"))
 
