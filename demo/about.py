@@ -355,9 +355,11 @@ def _held_out_rows(loaded, facts: dict, cfg) -> list[tuple[str, str]]:
         # in rows of the model's length are the better figure for the same thing)
         same_rows_more_masks = "mlm_masks" in facts and facts.get("mlm_rows") == cfg.max_length
         if "eval_accuracy" in facts and facts["eval_accuracy"] != facts["mlm_accuracy"] and not same_rows_more_masks:
+            other_rows = facts.get("mlm_rows", cfg.max_length) != cfg.max_length
             rows.append(("the same, training's own check", (
-                f"{pct(facts['eval_accuracy'])} at the end of training, in rows of up to {cfg.max_length} tokens: "
-                "longer rows are predicted worse, so the two figures differ")))
+                f"{pct(facts['eval_accuracy'])} at the end of training, in rows of up to {cfg.max_length} tokens"
+                + (f" (the figure above: {facts['mlm_rows']}-token rows)" if other_rows else "")
+                + " and on masks of its own draw, which is why the two figures differ")))
     elif "eval_accuracy" in facts:
         own = _constant_guess_said(loaded.extras["metrics"].to_dict(), "eval_")  # train.pretrain's record of it
         rows.append(("held-out masked tokens", f"**{pct(facts['eval_accuracy'])}** of the prediction targets guessed "

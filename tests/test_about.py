@@ -404,6 +404,19 @@ def test_about_cards_summarise_metrics_without_paths(tiny_mlm_dir, tiny_clf_dir,
     assert about.shown_source("FacebookAI/roberta-base") == "FacebookAI/roberta-base"
 
 
+def test_the_mlm_card_says_how_trainings_own_check_differs(tiny_mlm_dir, tmp_path):
+    """Training's own held-out figure, beside the release evaluation's where they differ: it said "longer rows are
+    predicted worse", true only of a model that last trained on shorter rows, and shown as well where only the masks
+    differ. It says what differs: the rows where they do, and always the masks."""
+    length = load_models(tiny_mlm_dir, None).mlm.config.max_length
+    for rows, other in ((length // 2, f" (the figure above: {length // 2}-token rows)"), (length, "")):
+        metrics = {**MLM_METRICS, "mlm": {**MLM_METRICS["mlm"], "max_length": rows}}
+        card = about.about_sections(load_models(_folder(tiny_mlm_dir, tmp_path, f"mlm{rows}", metrics), None))
+        assert (f"21.9% at the end of training, in rows of up to {length} tokens{other} and on masks of its own "
+                "draw, which is why the two figures differ") in card["mlm_card"]
+        assert "predicted worse" not in card["mlm_card"]
+
+
 def test_about_card_of_an_averaged_masked_lm(tiny_mlm_dir, tmp_path):
     # the shipped MLM may be the weight average of its last phases (train.average): a phase of no tokens
     average = {**MLM_METRICS, "train_tokens": 0, "train_time_s": 0.0, "wall_time_s": 200.0, "averaged": 2,
