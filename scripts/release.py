@@ -115,6 +115,11 @@ def _hardware(metrics: RunMetrics) -> str:
             f"torch {hw.get('torch', '?')}")
 
 
+# said after `_machines` where the phases hold a weight average: its machine is the phase's before it, not the one
+# that averaged (a CPU, for the shipped MLM's phase 28 after an H200's phase 27)
+AVERAGES_COUNTED = "; a weight average, which trains nothing, is counted with the phase before it"
+
+
 def _machines(phases: list[RunMetrics]) -> str:
     """Where the phases ran, in order: 'A (phases 1-3), B (phases 4-21), C (phase 22)'; one machine: the
     last trained phase's hardware in full. A weight average trains nothing, so it joins the machine before it (its
@@ -184,7 +189,8 @@ def pretraining_section(phases: list[RunMetrics]) -> str:
         "### Pretraining phases",
         f"{len(phases)} phase(s), {'at least ' * bool(unrecorded)}{_minutes(total_s)} minutes of training "
         f"({'; '.join(times)}) and {total_tokens:,} tokens in all, on "
-        f"{_machines(phases)}. Held-out figures: masked-LM loss, accuracy and perplexity on "
+        f"{_machines(phases)}{AVERAGES_COUNTED * any(m.is_average for m in phases)}. Held-out figures: masked-LM "
+        f"loss, accuracy and perplexity on "
         f"`{_held_out_text(phases[-1])}` at the end of each phase, all rows: the mean over several fixed masks "
         "where the phase was scored so (a weight average always, `train.evaluate --mlm-seeds N` after training), "
         "else the one fixed mask of the end-of-training evaluation.",

@@ -819,6 +819,11 @@ def test_release_of_runs_that_recorded_no_training_time_says_so():
     section = release.pretraining_section([timed, timed.updated(init="runs/p1", train_time_s=None)])
     assert "2 phase(s), at least 2.0 minutes of training (phase 2 recorded no training time; " in section
     assert "| 2 | `runs/p1` | 128 | not recorded | 5 | 1,000 |" in section
+    # a weight average joins the machine of the phase before it (`_machines`): the card says so, as "NVIDIA H200
+    # (phases 27-28)" read as if the average (phase 28, made on a CPU) had run there
+    assert release.AVERAGES_COUNTED not in section
+    averaged = release.pretraining_section([timed, timed.updated(averaged=2, train_time_s=0.0, train_tokens=0)])
+    assert f"torch ?{release.AVERAGES_COUNTED}. Held-out figures" in averaged
 
 
 def test_release_of_a_classifier_that_skipped_imdb_says_so_without_nan_or_question_marks():
