@@ -4,9 +4,10 @@
   // announce); each accordion's button says whether it is open (aria-expanded); an input error is tied to its field
   // (aria-invalid, aria-describedby); a box that scrolls sideways takes the focus; and a table a visitor opened in a
   // result (a <details>) stays open when the result is redrawn for another layer, head or text; a dropdown's list
-  // closes when the focus leaves its box, and is no Tab stop; Gradio's bars, figures, dropdown arrows and example
-  // tables are not heard as buttons or unnamed images and grids; a gr.Label's percentages read as the text beside
-  // them writes them; a tab list is one Tab stop that the arrow keys move (ARIA's tabs pattern)
+  // closes when the focus leaves its box, and is no Tab stop, and the box keeps the focus after a choice; Gradio's
+  // bars, figures, dropdown arrows and example tables are not heard as buttons or unnamed images and grids; a
+  // gr.Label's percentages read as the text beside them writes them; a tab list is one Tab stop that the arrow keys
+  // move (ARIA's tabs pattern); a popup warning closes when the next run starts
   // (app.py passes this file to gr.Blocks(js=...): the file is one arrow function, nothing before it)
   const live = document.createElement('div');
   live.id = 'sr-live';
@@ -142,6 +143,7 @@
   // columns (the inputs an example fills), not an unnamed grid. A dropdown's open list is no Tab stop: Chromium made
   // one that scrolls a stop, Gradio closed it as its box lost the focus, and the focus fell to the page's <body>
   const setAttr = (e, name, value) => { if (e.getAttribute(name) !== value) e.setAttribute(name, value); };
+  const settled = new WeakSet();  // dropdowns that took a choice and kept the focus (patchGradio, `reopen`)
   const patchGradio = () => {
     const roles = [['#st-label button.confidence-set', 'group'], ['.static-figure button:has(img)', 'figure']];
     roles.forEach(([selector, role]) => document.querySelectorAll(selector).forEach(b => {
@@ -150,6 +152,17 @@
     }));
     document.querySelectorAll('svg.dropdown-arrow').forEach(s => setAttr(s, 'aria-hidden', 'true'));
     document.querySelectorAll('ul[role="listbox"]').forEach(l => setAttr(l, 'tabindex', '-1'));
+    // a dropdown's choice (Enter on an option, a typed model and Enter, a click on an option) ends with Gradio
+    // blurring the box: the focus fell to the page's <body>, and the next Tab started from the page's top. The box
+    // is told it was left (Gradio's blur handler takes the choice, closes the list and sends the event) and keeps
+    // the focus, settled until the next key, click or text in it (`reopen`)
+    document.querySelectorAll('input[role="combobox"]').forEach(box => {
+      if (Object.hasOwn(box, 'blur')) return;
+      box.blur = () => {
+        settled.add(box);
+        box.dispatchEvent(new FocusEvent('blur'));
+      };
+    });
     document.querySelectorAll('.block > .table-wrap > table[role="grid"]').forEach(t => {
       const label = said(t.closest('.block').querySelector(':scope > .label')) || 'Examples';
       setAttr(t, 'aria-label', `${label}: ${cells(t.querySelector('thead tr') || t, 'th').join(', ')}`);
@@ -335,12 +348,35 @@
     const value = box.valueAsNumber;
     if (value < Number(box.min) || value > Number(box.max)) { box.blur(); box.focus(); }
   });
-  // Gradio 6.31's dropdowns open their list on focus and leave it open when Tab moves on: the lists of the boxes
-  // passed pile up over the next controls, the focused one included. The list of a box the focus leaves for
-  // another part of the page is closed as Escape closes it (a click on an option keeps the focus in the box's block)
+  // Gradio 6.31's dropdowns open their list on focus, and on any key (Tab too, once the key's handling is over):
+  // the lists of the boxes passed piled up over the next controls, the focused one included. The list of a box the
+  // focus leaves for another part of the page is closed as Escape closes it, open or about to open (a click on an
+  // option keeps the focus in the box's block)
   document.addEventListener('focusout', e => {
     const block = e.target.closest?.('.block');
-    if (!block || !e.relatedTarget || block.contains(e.relatedTarget) || !block.querySelector('[role="listbox"]')) return;
+    if (!block || !e.relatedTarget || block.contains(e.relatedTarget) || e.target.getAttribute('role') !== 'combobox') {
+      return;
+    }
     e.target.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true}));
   });
+  // A dropdown that keeps the focus after a choice (patchGradio) starts anew on the next key, click or text put in it
+  // (a paste, an autofill), as focusing it does: Gradio's focus handler opens the list at the option chosen and
+  // readies the box for typing (without it, Down after choosing layer 5 went to layer 1, and a model's name typed
+  // next was not taken)
+  const STAY = new Set(['Tab', 'Escape', 'Enter', 'Shift', 'Control', 'Alt', 'Meta']);  // keys that open nothing
+  const reopen = e => {
+    const box = e.target;
+    if (STAY.has(e.key) || !settled.delete(box)) return;  // (Gradio may have opened the list on a Control already)
+    box.dispatchEvent(new FocusEvent('focus'));
+  };
+  document.addEventListener('keydown', reopen, true);
+  document.addEventListener('pointerdown', reopen, true);
+  document.addEventListener('beforeinput', reopen, true);
+  // ... and when the focus leaves a settled box, Gradio's blur handler does not run again: it sent the box's event a
+  // second time, late, its progress covering the results under the visitor's next click (a table's summary, which
+  // the click then missed)
+  document.addEventListener('blur', e => {
+    if (!e.isTrusted || !settled.delete(e.target)) return;
+    e.stopImmediatePropagation();
+  }, true);
 }

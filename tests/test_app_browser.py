@@ -1487,6 +1487,51 @@ def test_the_selected_tab_the_raw_json_and_the_head_views_lines_are_readable(app
     page.close()
 
 
+def test_a_dropdown_keeps_the_focus_after_a_choice(page):
+    """Gradio 6.31 blurs a dropdown once it has taken a choice (Enter on an option, a click on one, a typed model and
+    Enter): the focus fell to the page's <body>, and the next Tab started from the page's top. The box keeps it, its
+    list closed and its event sent; Down opens the list at the option chosen (it opened at the first: Down after layer
+    5 chose layer 1), and Tab goes on to the next box with only that one's list open."""
+    open_tab(page, "Attention")
+    figure = page.locator("#at-views svg.hv:visible")
+    layer, lists = page.locator("#at-layer input"), page.locator("#tab-attention ul[role=listbox]:visible")
+    last = int(layer.input_value())  # the page opens on the last layer
+    sync_api.expect(figure).to_have_attribute("aria-label", re.compile(rf"^Layer {last},"))
+    layer.focus()
+    for key, chosen in (("ArrowUp", last - 1), ("ArrowDown", last)):
+        page.keyboard.press(key)
+        sync_api.expect(lists).to_have_count(1)
+        page.keyboard.press("Enter")
+        sync_api.expect(layer).to_have_value(str(chosen))
+        sync_api.expect(layer).to_be_focused()
+        sync_api.expect(lists).to_have_count(0)
+        sync_api.expect(figure).to_have_attribute("aria-label", re.compile(rf"^Layer {chosen},"))
+    page.keyboard.press("Tab")
+    sync_api.expect(page.locator("#at-head input")).to_be_focused()
+    sync_api.expect(lists).to_have_count(1)
+    assert lists.evaluate("l => !!l.closest('#at-head')")
+    page.keyboard.press("Escape")
+    layer.click()  # a click on an option keeps it too
+    page.locator("#at-layer").get_by_role("option", name=str(last - 1), exact=True).click()
+    sync_api.expect(layer).to_have_value(str(last - 1))
+    sync_api.expect(layer).to_be_focused()
+    sync_api.expect(figure).to_have_attribute("aria-label", re.compile(rf"^Layer {last - 1},"))
+    layer.press("ArrowDown")  # as the page opened, for the next tests
+    layer.press("Enter")
+    sync_api.expect(figure).to_have_attribute("aria-label", re.compile(rf"^Layer {last},"))
+    model = page.locator("#at-model input")
+    shipped = model.input_value()
+    model.fill("no-such/model-here")
+    model.press("Enter")
+    sync_api.expect(page.locator("#at-model-status")).to_contain_text("no-such/model-here")
+    sync_api.expect(model).to_be_focused()
+    model.press("Control+a")  # typed on, the focus still there: back to the shipped model, as the page opened
+    model.press_sequentially(shipped)
+    model.press("Enter")
+    sync_api.expect(page.locator("#at-model-status")).not_to_contain_text("no-such/model-here")
+    sync_api.expect(model).to_be_focused()
+
+
 def test_a_dropdowns_list_closes_when_the_tab_key_leaves_it(page):
     """Gradio 6.31's dropdowns open their list on focus and left it open when Tab moved on: with the keyboard,
     Layer's, Head's and the model's lists piled up over the controls after them, the focused button included. Only
