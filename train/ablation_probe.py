@@ -20,7 +20,7 @@ PROBE_SEED_OFFSET = 1_000_000  # fresh probe masks: a stream no training or eval
 
 
 def _mlm_scores(model, masked, batch_size: int = 64) -> dict:
-    """Mean loss and accuracy over the targets of an already masked batch (as train.evaluate.evaluate_mlm)."""
+    """Mean loss and accuracy over the targets of an already masked batch (as train.evaluate.evaluate_masked)."""
     loss_sum, correct, count = masked_lm_sums(model, masked, batch_size)
     return {"loss": loss_sum / max(count, 1), "accuracy": correct / max(count, 1), "targets": count}
 

@@ -135,8 +135,9 @@ def summarize(args, steps: list[dict], corpus_info: dict | None, started_total: 
             "model_args": argv_of(recipe["model"]), "pretrain_args": argv_of(recipe["pretrain"]),
             "finetune_args": argv_of(recipe["finetune"]),
             "probe_rows": recipe["probe_rows"],
-            "held_out": "final: every row of --valid, one fixed mask per seed (train.evaluate.evaluate_mlm); "
-                        "curves: the first --eval-rows rows, same mask",
+            "held_out": "final: every row of --valid under one fixed mask (train.pretrain's --eval-seed, the same "
+                        "for every seed and arm: train.evaluate.held_out_mask + evaluate_masked); curves: the first "
+                        "--eval-rows rows, same mask",
             "sst2": "dev accuracy of the last fine-tuning step (no checkpoint selection)",
             "spread": "std = sample standard deviation over seeds (None with one seed); minus_dynamic = "
                       "per-seed difference to the dynamic run of the same seed",

@@ -115,7 +115,8 @@ def evaluate_mlm(model, tokenizer, rows: torch.Tensor, batch_size: int = 32, see
                  progress: bool | str = False) -> dict:
     """`evaluate_masked` of `rows`, the held-out text packed into rows (LongTensor (N, T),
     `train.packing.pack_sequences`), masked by `held_out_mask` with `seed`: the two in one call, for a check at the
-    prompt (docs/gpu-training.md's) and under the name the masking ablation's results.json gives its scoring."""
+    prompt (docs/gpu-training.md's) and under the name the shipped masking ablation's results.json
+    (assets/masking-ablation) gives its scoring."""
     return evaluate_masked(model, held_out_mask(tokenizer, rows, seed), batch_size, progress)
 
 

@@ -19,9 +19,9 @@ What it does, in order:
   or with --long-text windows becomes every overlapping window of --max-length tokens, each a row with the
   text's label (as `roberta.pipeline` reads a long text). Batches are padded to their longest row and, by
   default, hold rows of similar length (--batch-order length; 'random' was the recipe before).
-- Held out from training: (1) a calibration slice of the training file (--calibration-n whole sentences,
-  seeded by --calibration-seed, the same for every --seed; see `train.calibrate`; a warning says when the slices
-  hold out more than a fifth of the file), and (2) the reviews of
+- Held out from training: (1) a calibration slice of the training file (--calibration-n whole sentences, or
+  rows with --calibration-split random, seeded by --calibration-seed, the same for every --seed; see
+  `train.calibrate`; a warning says when the slices hold out more than a fifth of the file), and (2) the reviews of
   the fixed IMDB evaluation sample (--imdb, --imdb-n, --imdb-seed) wherever they occur in the training
   file: training on IMDB's train.tsv never sees the 1,000 reviews the IMDB figure is measured on
   (matched by text: give --train and --imdb the same source; --keep-imdb-sample turns this off). (3) With
@@ -149,8 +149,10 @@ class FinetuneArguments(ModelArguments, TrainingArguments):
     label_column: str | None = option(None, "default: label", group="data")
     max_length: int | None = option(128, "tokens per input, <s> and </s> included, after every text is "
                                          "lower-cased and detokenized (normalize_for_classifier): longer texts are "
-                                         "cut to their first tokens, as evaluation and the app cut them (at most "
-                                         "the model's longest input; default: %(default)s)", group="data")
+                                         "cut to their first tokens, as the dev, calibration and checks scoring cut "
+                                         "them (the app and roberta.pipeline read a long text whole, in windows: "
+                                         "see --long-text) (at most the model's longest input; default: "
+                                         "%(default)s)", group="data")
     long_text: str = option("first", "training texts longer than --max-length: 'first' = their first tokens, one "
                                      "row each; 'windows' = every overlapping window of the text a row with the "
                                      "text's label, as roberta.pipeline reads a long text (more rows: --epochs "
@@ -681,7 +683,8 @@ def run(args: FinetuneArguments, dist: Dist | None = None) -> int:
               f"are cut to {max_length} tokens", flush=True)
     pad_id = model.config.pad_token_id
 
-    # normalize_for_classifier, <s> text </s>, truncated: exactly what evaluation (and the app) feed the model
+    # normalize_for_classifier, <s> text </s>, truncated: what evaluation feeds the model (the app reads a long
+    # text whole, in windows)
     if args.long_text == "windows":  # every window a row, labelled as its text
         input_ids, _, owner = encode_windows(tokenizer, [normalize_for_classifier(t) for t in train_texts],
                                              max_length)  # (W, T), (W,)
