@@ -1,7 +1,9 @@
 """Writing a file in one step: a temporary file beside it, renamed into place. A reader never sees half a file, a
 stopped or failed write leaves the old file (and no temporary one), and the temporary name holds the process id,
-so two processes writing the same file never share one. roberta's saves and every script in train/ and scripts/
-write this way.
+so two processes writing the same file never share one. roberta's saves write this way, and so do the scripts in
+train/ and scripts/ for the files they make (JSON, figures, cards, tokenizers, weights), but for copies of files
+(`shutil`), logs written as a command runs, and the few writes in place that tests/test_atomic_writes.py allows,
+each with its reason (a file inside a temporary folder renamed whole, an archive's parts).
 A write that fails (a full disk) is a `WriteError` naming the file.
 """
 from __future__ import annotations

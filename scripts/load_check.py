@@ -17,7 +17,6 @@ twice the quiet p95; the exit code is 1 above it).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -29,7 +28,7 @@ from pathlib import Path
 from gradio_client import Client
 
 from train.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USER_ERROR, exit_code, report_user_error
-from train.paths import output_file
+from train.paths import output_file, write_output_json
 
 from .app_process import AppProcess, check_app_url
 
@@ -274,7 +273,7 @@ def main(argv=None) -> int:
             (latencies2, errors2, wall2), _ = hostile_figures
             figures["beside_worst_case"] = {"latencies": latencies2, "errors": errors2, "wall": wall2,
                                             "p95_ratio": ratio}
-        Path(args.json).write_text(json.dumps(figures, indent=1), encoding="utf-8")
+        write_output_json(args.json, figures)  # its folder made, written in one step (torch loaded only now)
     return EXIT_FAILED if all_errors or (ratio is not None and ratio > 2) else EXIT_OK
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import roberta
 from roberta.run_metrics import PHASES_NAME, dataset_name, read_phase_history
+from train.reporting import save_figure
 from train.runtime import EXIT_OK, EXIT_USER_ERROR, exit_code, output_file, report_user_error
 
 
@@ -202,8 +203,7 @@ def plot(points, per_doubling, intercept, target, path: Path, labels: list[str] 
     ax.set(xlabel="total training tokens (millions, log scale)", ylabel="held-out MLM accuracy (%)")
     ax.set_title(textwrap.fill(title, 100))  # phases scored on different data list each group
     ax.legend(fontsize=7 if crowded else 8, loc="lower right", bbox_to_anchor=(0.995, 0.42) if crowded else None)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)  # laid out tightly, written in one step
     return fig
 
 

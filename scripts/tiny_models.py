@@ -9,6 +9,7 @@ from pathlib import Path
 import torch
 
 import roberta
+from roberta.tokenizer import write_tokenizer_json
 
 SUBJECTS = ["the cat", "a dog", "my friend", "the old man", "this film", "the river", "our team", "Paris"]
 VERBS = ["likes", "sees", "finds", "loves", "hates", "follows", "remembers", "is near"]
@@ -38,5 +39,5 @@ def save_tiny_model(folder, tokenizer, classifier: bool = False) -> Path:
     torch.manual_seed(0)
     model = (roberta.RobertaForSequenceClassification if classifier else roberta.RobertaForMaskedLM)(config)
     model.save_pretrained(folder)
-    tokenizer.save(str(folder / "tokenizer.json"))
+    write_tokenizer_json(tokenizer, folder / "tokenizer.json")
     return folder

@@ -24,8 +24,6 @@ ALLOWED = {
                                                     "extracted",
     ("train/gpu_session.py", "session", "logs / 'tests.txt'"): "the test run's output, streamed while it runs",
     ("scripts/deploy_space.py", "stage", "dst"): "inside the temporary folder staged for one upload",
-    ("scripts/load_check.py", "main", "Path(args.json)"): "the load check does not load torch, which importing "
-                                                         "roberta.files would; a rerun measures its figures again",
 }
 
 

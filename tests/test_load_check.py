@@ -45,3 +45,16 @@ def test_a_tiny_load_check_reports_every_endpoint_answered(tmp_path):
     assert saved["errors"] == [] and saved["wall"] > 0
     assert {e: len(v) for e, v in saved["latencies"].items()} == {e: 2 for e in load_check.ENDPOINTS}
     assert all(0 < s <= saved["wall"] for v in saved["latencies"].values() for s in v)
+
+
+def test_json_goes_into_a_new_folder(tmp_path, monkeypatch, capsys):
+    """--json in a folder that does not exist yet: the folder is made and the figures written there, not a
+    traceback after the whole load (the load itself stubbed: no app is started)."""
+    monkeypatch.setattr(load_check, "check_app_url", lambda url: None)
+    monkeypatch.setattr(load_check, "run_load", lambda url, clients, requests: ({"/classify": [0.5]}, [], 1.0))
+    figures = tmp_path / "new" / "folder" / "load.json"
+    assert load_check.main(["--url", "http://127.0.0.1:1/", "--clients", "1", "--requests", "1",
+                            "--json", str(figures)]) == 0
+    assert json.loads(figures.read_text(encoding="utf-8")) == {"latencies": {"/classify": [0.5]}, "errors": [],
+                                                               "wall": 1.0}
+    assert "| /classify | 1 | 0 |" in capsys.readouterr().out

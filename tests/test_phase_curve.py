@@ -19,6 +19,10 @@ def test_extrapolation_through_the_phase_ends_of_the_last_doubling(tmp_path, cap
     out = capsys.readouterr().out
     assert "+5.00 points per doubling" in out and "16M tokens: 12M more, 3.3 h" in out
     assert (tmp_path / "phases.png").read_bytes()[:4] == b"\x89PNG"
+    # an --out of another format is written in that format, in one step (no temporary file left beside it)
+    assert phase_curve.main(["--model", str(tmp_path), "--out", str(tmp_path / "curve.svg")]) == 0
+    assert b"<svg" in (tmp_path / "curve.svg").read_bytes()[:1000]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["curve.svg", "phases.json", "phases.png"]
 
 
 def test_no_gain_means_no_extrapolation(tmp_path, capsys):
@@ -38,6 +42,10 @@ def test_a_first_release_draws_its_one_phase_without_a_line(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "phase 1: 1.0M tokens in all, held-out accuracy 10.0%" in out and "no rate to extrapolate yet" in out
     assert (tmp_path / "phases.png").read_bytes()[:4] == b"\x89PNG"
+    # an --out of another format is written in that format, in one step (no temporary file left beside it)
+    assert phase_curve.main(["--model", str(tmp_path), "--out", str(tmp_path / "curve.svg")]) == 0
+    assert b"<svg" in (tmp_path / "curve.svg").read_bytes()[:1000]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["curve.svg", "phases.json", "phases.png"]
 
 
 def test_a_target_far_beyond_the_line_is_out_of_reach_not_a_huge_number(tmp_path, capsys):

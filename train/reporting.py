@@ -113,19 +113,21 @@ def arm_style(i: int) -> dict:
             "marker": ARM_MARKERS[i % len(ARM_MARKERS)]}
 
 
-def save_figure(fig, png_path, dpi: int = 100) -> Path:
+def save_figure(fig, path, dpi: int = 100) -> Path:
     """Lay out `fig` (tightly, unless it has a layout engine of its own: a constrained one places a legend outside
-    its axes), write it as a PNG in one step (a reader never sees half a file) and close it."""
+    its axes), write it in one step (a reader never sees half a file) and close it: an SVG or a PDF where `path`
+    ends in .svg or .pdf, else a PNG."""
     import matplotlib.pyplot as plt
 
+    fmt = {".svg": "svg", ".pdf": "pdf"}.get(Path(path).suffix.lower(), "png")
     if fig.get_layout_engine() is None:
         fig.tight_layout()
     try:
-        with replaced_atomically(png_path) as tmp:
-            fig.savefig(tmp, dpi=dpi, format="png")  # the temporary name does not end in .png
+        with replaced_atomically(path) as tmp:
+            fig.savefig(tmp, dpi=dpi, format=fmt)  # the temporary name does not end in the format
     finally:
         plt.close(fig)
-    return Path(png_path)
+    return Path(path)
 
 
 def read_record(path, looks_right, what: str) -> dict:
