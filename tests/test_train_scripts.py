@@ -70,6 +70,19 @@ def test_pretrain_token_budget_and_model_overrides(train_files, tmp_path):
     assert (config.num_hidden_layers, config.hidden_size, config.num_attention_heads) == (1, 16, 2)
 
 
+def test_pretrain_card_names_the_init_not_the_ignored_preset(train_files, tmp_path):
+    """With --init the card said "MiniRoBERTa (roberta-base) pretrained from scratch" and listed --preset in its
+    recipe, whatever model --init held: --preset (and --vocab-size, no tokenizer being trained) is ignored then."""
+    argv = pretrain_argv(train_files, tmp_path / "mlm", "--init", "runs/mlm", "--preset", "roberta-base")
+    argv[argv.index("--tokenizer"):argv.index("--tokenizer") + 2] = []  # the --init folder's
+    title, recipe = pretrain.card_title_and_recipe(pretrain.parse_args(argv))
+    assert title == "MiniRoBERTa pretrained further from runs/mlm"
+    assert recipe["init"] == "runs/mlm" and not {"preset", "model_max_length", "vocab_size"} & set(recipe)
+    title, recipe = pretrain.card_title_and_recipe(pretrain.parse_args(pretrain_argv(train_files, tmp_path / "new")))
+    assert title == "MiniRoBERTa (tiny) pretrained from scratch"
+    assert recipe["preset"] == "tiny" and recipe["model_max_length"] == 32 and "vocab_size" not in recipe
+
+
 @pytest.mark.slow  # end-to-end script run, several seconds
 def test_pretrain_continuation_phase_starts_from_init_weights(train_files, tmp_path):
     phase1, phase2 = tmp_path / "phase1", tmp_path / "phase2"
@@ -89,6 +102,8 @@ def test_pretrain_continuation_phase_starts_from_init_weights(train_files, tmp_p
     assert first_of_phase2["loss"] == pytest.approx(last_of_phase1["loss"], rel=1e-5)
     config = roberta.RobertaForMaskedLM.from_pretrained(phase2).config
     assert config.hidden_dropout_prob == 0.1 and config.max_length == 32
+    card = (phase2 / "README.md").read_text()  # titled by the --init, its recipe without --preset's "tiny"
+    assert f"MiniRoBERTa pretrained further from {phase1}" in card and "| preset |" not in card
     assert pretrain.main(argv + ["--layers", "3"]) == 2  # cannot reshape a pretrained model
     assert pretrain.main(argv + ["--max-length", "33"]) == 2  # rows longer than the model takes
 

@@ -228,9 +228,9 @@ def build_model(args: PretrainArguments, config, tokenizer) -> roberta.RobertaFo
     from .tokenizer import check_fits_init
     check_fits_init(tokenizer, model.config.vocab_size, args.tokenizer, args.init)
     p = config.hidden_dropout_prob  # from --dropout; layers read it when built, so rebuild with it
-    resized = roberta.RobertaForMaskedLM(replace(model.config, hidden_dropout_prob=p, attention_probs_dropout_prob=p))
-    resized.load_state_dict(model.state_dict())
-    return resized
+    rebuilt = roberta.RobertaForMaskedLM(replace(model.config, hidden_dropout_prob=p, attention_probs_dropout_prob=p))
+    rebuilt.load_state_dict(model.state_dict())
+    return rebuilt
 
 
 def write_model_files(out: Path, model: roberta.RobertaForMaskedLM, tokenizer) -> None:
@@ -384,13 +384,23 @@ def write_folder(out: Path, args: PretrainArguments, trainer: Trainer, result, f
         command=args.command,
     )
     trainer.write_curves()
+    title, recipe = card_title_and_recipe(args)
     write_model_card(
-        out, title=f"MiniRoBERTa ({args.preset}) pretrained from scratch", task="fill-mask", metrics=metrics,
-        recipe=args.recipe(drop=["vocab_size"] if args.tokenizer else []),
+        out, title=title, task="fill-mask", metrics=metrics, recipe=recipe,
         notes=f"Masked-language-model pretraining ({args.masking} masking, no next-sentence prediction) on "
               f"{result.tokens:,} tokens of `{args.corpus}`; held-out figures on `{args.valid}`.")
     metrics.write(out)  # the last file: it marks the folder whole (`train.experiment.finished`)
     trainer.cleanup()
+
+
+def card_title_and_recipe(args: PretrainArguments) -> tuple[str, dict]:
+    """The model card's title and recipe. With --init the --init folder shaped the model, not --preset and its
+    overrides (ignored then): neither names them. --vocab-size only counts where the run trains its tokenizer."""
+    drop = [] if args.trains_tokenizer() else ["vocab_size"]
+    if args.init:
+        return (f"MiniRoBERTa pretrained further from {args.init}",
+                args.recipe(drop=[*drop, "preset", *ModelArguments.SHAPE]))
+    return f"MiniRoBERTa ({args.preset}) pretrained from scratch", args.recipe(drop=drop)
 
 
 def warn_if_valid_is_trained_on(corpus: str, valid: str) -> None:
