@@ -2,9 +2,10 @@
 
 The page's fill-mask event (`Handlers.fill_mask_page`) answers as `/fill_mask` does, then runs the logit lens
 (`FillMaskPipeline.logit_lens`: a second forward pass keeping every layer's hidden states, each read through
-the MLM head at the masks) on the same text. Times the handlers alone, as the app calls them (one thread per
-request, `demo.models.configure_torch`), for a one-mask and a two-mask text; reports the median of `--repeats`
-calls in milliseconds as a markdown table. Browser and queue time are not included.
+the MLM head at the masks) on the same text. Times the handlers alone, as the app calls them (threads per
+request as the app sets them, `demo.models.configure_torch`: one on the 2-core Space), for a one-mask and a
+two-mask text; reports the median of `--repeats` calls in milliseconds as a markdown table. Browser and queue
+time are not included.
 
     python benchmarks/bench_fill_mask_page.py            # assets/ MLM (MLM_MODEL overrides)
     python benchmarks/bench_fill_mask_page.py --repeats 9

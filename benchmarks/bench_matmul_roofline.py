@@ -1,8 +1,10 @@
 """Benchmark: this CPU's matrix-product throughput at the model's shapes, and the training step's share of it.
 
 The roofline for a training step is what the CPU does on the step's own matrix products (fp32 and bf16):
-a step cannot beat the time those products take at the measured rate. The script times each product shape
-of one MLM training step (forward and the two backward products), then compares with a measured step.
+a step cannot beat the time those products take at the measured rate. The script times the forward product of
+each shape of one MLM training step, counts its two backward products (the same FLOPs) at the same rate, and the
+attention products at the average rate of the others; compare the bound with `bench_train_step.py`'s measured
+tokens/s (this script runs no step).
 
     python benchmarks/bench_matmul_roofline.py                 # mini preset, batch 32 x 128, vocab 32768
     python benchmarks/bench_matmul_roofline.py --precision fp32 bf16 --repeats 5   # the README table
@@ -36,7 +38,8 @@ def step_matmuls(config, tokens, masked):
 
 
 def attention_flops(config, batch, seq):
-    """Scores and weighted sum: 2 products of (seq x head_dim) @ (head_dim x seq) per head, times 3 for backward."""
+    """Scores (seq x head_dim) @ (head_dim x seq) and weighted sum (seq x seq) @ (seq x head_dim): 2 products of
+    2 * seq * seq * head_dim FLOPs per head and layer, times 3 for backward."""
     return 3 * 2 * 2 * batch * config.num_attention_heads * seq * seq \
         * (config.hidden_size // config.num_attention_heads) * config.num_hidden_layers
 

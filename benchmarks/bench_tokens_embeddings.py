@@ -1,10 +1,10 @@
 """Benchmark: the Tokens and Embeddings tabs' handlers with the shipped fill-mask model.
 
-Times each handler as the app calls it (one thread per request, `demo.models.configure_torch`), the median of
-`--repeats` calls in milliseconds, as a markdown table; for the two figures (the word map, the positions) the
-time includes Gradio's `gr.Plot.postprocess`, where a matplotlib figure is rendered to an image, which is most of
-their cost. A table of neighbours is one matrix-vector product over the vocabulary. Browser and queue time are
-not included.
+Times each handler as the app calls it (threads per request as the app sets them, `demo.models.configure_torch`:
+one on the 2-core Space), the median of `--repeats` calls in milliseconds, as a markdown table; for the two
+figures (the word map, the positions) the time includes Gradio's `gr.Plot.postprocess`, where a matplotlib figure
+is rendered to an image, which is most of their cost. A table of neighbours is one matrix-vector product over the
+vocabulary. Browser and queue time are not included.
 
     python benchmarks/bench_tokens_embeddings.py            # assets/ MLM (MLM_MODEL overrides)
     python benchmarks/bench_tokens_embeddings.py --repeats 9

@@ -2,10 +2,10 @@
 
 Every input of the corpus (texts up to the app's 200,000-character cap: long runs of whitespace, of one
 character, of masks, combining marks, zero-width characters, mixed scripts, unclosed quotes...) goes
-through every handler as the app calls it (fill mask with a mask before and after the text, classify,
-attention with either model and the token picker, masking over 40 epochs); a plain error message (gr.Error)
-counts as an answer. Reports, per handler, the slowest input and its time, the median over the corpus, and
-a normal sentence for scale, as a markdown table.
+through every handler as the app calls it (fill mask and its layer-by-layer view, `fill_mask_layers`, with a
+mask before and after the text; classify; attention with either model and the token picker; masking over 40
+epochs); a plain error message (gr.Error) counts as an answer. Reports, per handler, the slowest input and its
+time, the median over the corpus, and a normal sentence for scale, as a markdown table.
 
     python benchmarks/bench_worst_case_inputs.py              # assets/ models (MLM_MODEL / SENTIMENT_MODEL)
     python benchmarks/bench_worst_case_inputs.py --chars 20000 --only spaces

@@ -57,6 +57,7 @@ MIN_FONT, MAX_FONT, MAX_FONT_SKIPPING = 6.0, 12.0, 9.0
 # The page shows a figure at its own size, or shrunk to its column where that is narrower: 370 px on a 390 px phone.
 # So a figure is drawn little wider than its data and its labels need, with text large enough to read at 11 px or
 # more once shrunk (a short text's: a long one's figure grows with its tokens); on a computer it is shown as drawn.
+# No code here reads PHONE_COLUMN_PX: it is the tests' check of that rule (tests/test_figure_text.py).
 PHONE_COLUMN_PX = 370
 TEXT_FONT, TICK_FONT, TITLE_FONT = 12.0, 11.5, 13.0  # points: axis titles; tick labels; figure titles
 

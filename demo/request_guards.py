@@ -53,7 +53,7 @@ def _header(scope, name: bytes) -> bytes | None:
 
 
 class RefuseUploads:
-    """ASGI middleware: 403 for POST/PUT to an upload route or with a multipart/form-data body."""
+    """ASGI middleware: 403 for POST/PUT/PATCH to an upload route or with a multipart/form-data body."""
 
     def __init__(self, app):
         self.app = app

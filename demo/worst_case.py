@@ -54,9 +54,3 @@ def with_masks(texts: dict[str, str], n: int = N) -> dict[str, str]:
         out[f"<mask> + {name}"] = "<mask> " + text[:n - 7]
         out[f"{name} + <mask>"] = text[:n - 7] + " <mask>"
     return out
-
-
-def with_mask_inside(texts: dict[str, str], n: int = N, after: int = 10) -> dict[str, str]:
-    """Fill-mask variants the model answers: a mask after the text's first `after` characters (at most 4 bytes
-    each, so within the first 64 tokens whatever the tokenizer), the text then going on to `n` characters."""
-    return {f"<mask> inside {name}": text[:after] + " <mask> " + text[after:n - 8] for name, text in texts.items()}

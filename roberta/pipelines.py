@@ -247,8 +247,8 @@ class FillMaskPipeline(Pipeline):
 
 
 class TextClassificationPipeline(Pipeline):
-    """Label a text (e.g. sentiment): every label with its score (`scores`: a calibrated probability), best
-    first."""
+    """Label a text (e.g. sentiment): every label with its score, best first (`scores`: a probability, calibrated
+    where the model has a calibration_temperature; a regression's raw output)."""
 
     model_class = RobertaForSequenceClassification
 

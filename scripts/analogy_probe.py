@@ -7,9 +7,10 @@ gender, plurals, past tenses, every word one token to the shipped tokenizer; `--
 category, a, b, c, expected) is answered as the app's Embeddings tab answers it (`demo.embedding_view.analogy`:
 the tokens nearest to b − a + c by cosine similarity, a, b and c themselves excluded, tokens that begin a word
 only; `score_analogies`).
-An answer counts when its word (stripped, case-insensitive) is the expected one: top-1 and top-5. A question
-whose words the model cannot look up (too many pieces) is a miss, named in the output. This reads the input
-embeddings only; held-out MLM accuracy and `train.fill_mask_probe` measure what the whole model predicts.
+An answer counts when its word (stripped, case-insensitive) is the expected one: top-1 and top-k (--top-k, 5 by
+default). A question whose words the model cannot look up (too many pieces) is a miss, named in the output. This
+reads the input embeddings only; held-out MLM accuracy and `train.fill_mask_probe` measure what the whole model
+predicts.
 """
 from __future__ import annotations
 

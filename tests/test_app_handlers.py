@@ -26,7 +26,7 @@ from demo.ablation_view import ablation_markdown
 from demo.formatting import format_probability, readable, word_label
 from demo.models import load_models
 from demo.sentiment_handlers import classifier_input
-from demo.worst_case import with_mask_inside, with_masks, worst_case_texts
+from demo.worst_case import N, with_masks, worst_case_texts
 
 # Not a speed bound (benchmarks/bench_worst_case_inputs.py measures these; a test never asserts a duration):
 # a guard that no input can hang a handler, where a pathological one (e.g. quadratic in its length) takes many
@@ -2400,6 +2400,14 @@ def test_completed_sentence_is_linear_in_whitespace():
 # Every handler on every worst-case input (demo/worst_case.py, 200,000 characters each): either an answer from
 # the model, checked, or the plain message that kind of input calls for (asserted: not just any gr.Error).
 WORST = worst_case_texts()
+
+
+def with_mask_inside(texts: dict[str, str], n: int = N, after: int = 10) -> dict[str, str]:
+    """Fill-mask variants the model answers: a mask after the text's first `after` characters (at most 4 bytes
+    each, so within the first 64 tokens whatever the tokenizer), the text then going on to `n` characters."""
+    return {f"<mask> inside {name}": text[:after] + " <mask> " + text[after:n - 8] for name, text in texts.items()}
+
+
 EMPTY = {"newlines", "tabs, spaces and newlines", "zero-width characters only"}  # nothing visible
 # fill mask: no mask (the plain texts), one before the text, one after it (beyond the 64 tokens read), one inside
 WORST_FILL = {**WORST, **with_masks(WORST), **with_mask_inside(WORST)}

@@ -84,7 +84,8 @@ SHORT_TEXTS = st.one_of(st.text(ANY_CHAR, max_size=12), st.lists(st.one_of(st.sa
     PIECES)), max_size=6).map(" ".join))  # within the 64 tokens the tiny models read
 MASK_WRITTEN = st.sampled_from(["<mask>", " <mask>", "<mask> ", "[MASK]", "<mask><mask>"])
 # a fill-mask text: mostly a mask within what the model reads, among any characters; one near the end of what it
-# reads (the 62nd of its 64 tokens is the last a text's own: `with_mask_inside`'s window); now and then any text
+# reads (the 62nd of its 64 tokens is the last a text's own: test_app_handlers' `with_mask_inside`'s window);
+# now and then any text
 MASKED = st.one_of(st.builds(lambda a, mask, b: f"{a}{mask}{b}", SHORT_TEXTS, MASK_WRITTEN, TEXTS),
                    st.builds(lambda n, piece, mask, b: piece * n + mask + b, st.integers(50, 70),
                              st.sampled_from([" the", "a", " 😀", "東", ".", " <mask>", "\u200b x"]), MASK_WRITTEN,

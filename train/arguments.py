@@ -30,8 +30,9 @@ from roberta.config import PRESETS
 from .runtime import CPU_DEFAULT_PRECISION, EXIT_CODES_HELP, UserError
 
 MAX_NEW_MODEL_LENGTH = max(c.max_length for c in PRESETS.values())  # 512: RoBERTa's longest input
-# the largest seed: numpy's generators take 32 bits, and the trainer seeds torch's with the seed times 100,003 (a
-# seed above 2**64 / 100,003 passed start-up and failed at step 1 with "Overflow when unpacking long long")
+# the largest seed: 32 bits, well within torch's limit. The trainer seeds torch's generators with the seed times
+# 100,003 (a seed above 2**64 / 100,003 passed start-up and failed at step 1 with "Overflow when unpacking long
+# long"); numpy's is seeded with seed % 2**32 (`runtime.seed_everything`), so numpy takes any seed
 MAX_SEED = 2**32 - 1
 # options that do not describe the run (left out of the model card's recipe, of the resume comparison and of an
 # experiment's "made by another command" check): where it is written or caches, how it shows progress, and the

@@ -1,4 +1,4 @@
-"""Fill-mask probe: everyday sentences with one expected word, scored top-1 and top-5.
+"""Fill-mask probe: everyday sentences with one expected word, scored top-1 and top-k (--top-k, 5 by default).
 
     python -m train.fill_mask_probe --model assets/mini-roberta-mlm [--out probe.json]
     python -m train.fill_mask_probe --model assets/mini-roberta-mlm --layers   # and layer by layer

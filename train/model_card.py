@@ -677,7 +677,7 @@ def write_model_card(folder, *, title: str, task: str, metrics: RunMetrics | dic
     `task`: "fill-mask" or "text-classification". `metrics`: a RunMetrics (or its dict, the metrics.json
     schema); every value is shown, and the evaluations that name their data go into the model-index.
     `recipe`: how it was trained; a "command" entry is shown as a code block, every other entry in a table
-    (e.g. tokens_seen, wall_time, hardware). The datasets are those recognised in the recipe's data options
+    (e.g. batch_size, lr, masking). The datasets are those recognised in the recipe's data options
     and the metrics' sources. `extra_sections`: (heading, markdown) pairs placed after the metrics (e.g.
     calibration, behaviour checks).
     """
