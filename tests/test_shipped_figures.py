@@ -27,6 +27,8 @@ EXEMPT = {  # a shipped figure that cannot be drawn again from what is shipped -
     "mini-roberta-mlm/curves.png": "the training logs of the runs averaged into the shipped MLM are gone (its folder "
                                    "ships metrics.json, not log.jsonl): the next MLM release draws it anew",
 }
+VISIBLE = 32  # of 255, in any channel: a pixel that changed, not a glyph's edge antialiased by another font build
+REDRAW_DRIFT = 0.002  # the share of a redrawn figure's pixels that may be VISIBLE-ly off the shipped one's
 # a shipped figure -> the record shipped beside it, and the command that draws the figure again from it, in place
 # (`python -m MODULE WORDS...`, {} the folder)
 REDRAWN = {
@@ -74,7 +76,12 @@ def test_every_figure_redrawn_or_exempt_is_shipped():
 @pytest.mark.parametrize("figure", REDRAWN)
 def test_a_shipped_figure_is_drawn_again_from_its_shipped_record(figure, tmp_path, capsys):
     """The figure's command, in a folder holding a copy of its record alone, draws the figure again there (from
-    the record: no run is read), at the shipped figure's size, in today's palette."""
+    the record: no run is read), at the shipped figure's size, in today's palette, and it is the shipped figure.
+
+    This checked only the size and the palette, so a redraw that plotted wrong numbers (bars at 100 minus the
+    accuracy, every loss curve at the seeds' maximum) or no data at all passed. Now the redrawn pixels are compared
+    with the shipped ones: here they are identical, and the bound (a share of pixels visibly different, REDRAW_DRIFT)
+    leaves room only for another matplotlib or font build's antialiasing, far below what a wrong value moves."""
     shipped = ASSETS / figure
     record, module, *words = REDRAWN[figure]
     shutil.copyfile(shipped.parent / record, tmp_path / record)
@@ -83,6 +90,9 @@ def test_a_shipped_figure_is_drawn_again_from_its_shipped_record(figure, tmp_pat
     assert f"drew {redrawn} again" in capsys.readouterr().out and redrawn.is_file()
     assert Image.open(redrawn).size == Image.open(shipped).size
     assert not any(n > NOTICEABLE for n in retired_pixels(redrawn).values())
+    new, old = (np.asarray(Image.open(png).convert("RGB"), dtype=int) for png in (redrawn, shipped))
+    differ = float((np.abs(new - old).max(-1) > VISIBLE).mean())
+    assert differ < REDRAW_DRIFT, f"{figure} redrawn differs from the shipped one in {differ:.2%} of its pixels"
 
 
 @pytest.mark.parametrize("figure", ["pretrain-probes/curves.png", "masking-ablation/curves.png",
