@@ -528,6 +528,29 @@ def three_label_handlers(tmp_path_factory, tiny_mlm_dir, tokenizer):
     return H.Handlers(load_models(tiny_mlm_dir, folder))
 
 
+def test_the_class_score_of_three_labels_is_its_logit_minus_the_mean_of_the_others(three_label_handlers):
+    """With three labels the pushes were checked only against `explain.integrated_gradients`, the code the handler
+    runs, so a score of the logit minus the largest other logit (not their mean) passed. Now the score is checked
+    against values worked out by hand, and the score integrated gradients reports for the 3-label classifier
+    against the model's own logits."""
+    logits = torch.tensor([[3.0, 1.0, -2.0], [0.5, 4.0, 1.5]])
+    np.testing.assert_allclose(explain.class_score(logits, 0).numpy(), [3 - (1 - 2) / 2, 0.5 - (4 + 1.5) / 2])
+    np.testing.assert_allclose(explain.class_score(logits, 2).numpy(), [-2 - (3 + 1) / 2, 1.5 - (0.5 + 4) / 2])
+    assert explain.class_score(torch.tensor([[2.0, -1.0]]), 1).item() == pytest.approx(-3.0)  # two: the log-odds
+    loaded = three_label_handlers.models.sentiment
+    text = "the old man was good and the cat likes music at night."
+    tokens = tokens_view.tokenize(loaded.tokenizer, text, loaded.config.max_length)
+    with torch.no_grad():
+        own = loaded.model(torch.tensor([tokens.ids])).logits[0].double()
+    for target in range(3):
+        others = torch.cat([own[:target], own[target + 1:]])
+        _, score, _ = explain.integrated_gradients(loaded.model, tokens.ids, target,
+                                                   loaded.tokenizer.token_to_id("<pad>"),
+                                                   tokens_view.special_ids(loaded.tokenizer), steps=2)
+        assert score == pytest.approx(float(own[target] - others.mean()), abs=1e-4)
+    assert abs(float(own[1] - own[2])) > 1e-3  # the others' mean is not their max: the logits differ
+
+
 def test_what_if_of_three_labels_edits_the_strongest_push_towards_the_answer(three_label_handlers):
     """With three labels a push away from "positive" (the colours' polarity) may be one towards "neutral": What if?
     took the most negative colour for a "negative" answer's strongest word. The word is now the strongest push
@@ -1555,6 +1578,22 @@ def test_attention_outputs(handlers, models):
     assert isinstance(handlers.attention_token(text, 1, 3, 0)[0], Figure)
 
 
+def test_the_average_of_heads_view_is_the_mean_of_the_layers_heads(handlers):
+    """The default view, "average of heads", was checked by its label alone: a view that drew head 1 (or any one
+    head) under that label passed. Now the matrix `explain.head_matrix` gives, and the heatmap the tab draws from
+    it, are the mean over the layer's heads of the attention the model returns (the tiny model's heads differ)."""
+    text = "The cat sees the house."
+    _, attentions = handlers.attention_data("mlm", text)
+    mean = attentions[1].mean(0)
+    assert np.abs(attentions[1] - mean).max() > 1e-3  # one head alone is not the average
+    matrix, name = explain.head_matrix(attentions, 2, None)
+    np.testing.assert_allclose(matrix, mean, rtol=0, atol=1e-7)
+    assert name == "layer 2, average of 4 heads"
+    np.testing.assert_allclose(explain.head_matrix(attentions, 2, 3)[0], attentions[1][2])
+    heatmap = handlers.attention(text, 2, "average")[0]
+    np.testing.assert_allclose(np.asarray(heatmap.axes[0].images[0].get_array()), mean, rtol=0, atol=1e-7)
+
+
 def test_attention_notes_quote_the_text_on_one_line_as_read(handlers):
     """The notes' "Drawn for “…”" quoted the text as typed: a text of several lines split the sentence into
     paragraphs ("Drawn for “Great film." on a line of its own), and a control character the model never reads
@@ -1900,6 +1939,10 @@ def test_token_labels_sit_at_their_cells_outside_the_axes():
 
 
 def test_attention_rollout_rows_sum_to_one(handlers):
+    """Rows summing to one and the identity as a fixed point hold for any product of row-stochastic matrices, in
+    either order, with or without the residual: they could not tell the rule from a wrong one. A hand-computed
+    two-layer case whose layers do not commute now pins the rule: average the heads, 0.5 A + 0.5 I, and multiply
+    bottom to top (the upper layer's matrix on the left)."""
     _, attentions = handlers.attention_data("mlm", "The old man follows the river.")
     L, nh, T, _ = attentions.shape
     assert (L, nh) == (2, 4)
@@ -1909,6 +1952,15 @@ def test_attention_rollout_rows_sum_to_one(handlers):
     np.testing.assert_allclose(rollout.sum(-1), 1.0, atol=1e-6)
     # attention that only looks at itself leaves every token with its own information
     np.testing.assert_allclose(explain.attention_rollout(np.broadcast_to(np.eye(T), (L, nh, T, T))), np.eye(T))
+    lower = np.array([[1, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=float)  # layer 1: tokens 1 and 2 move their input
+    upper = np.array([[0, 0, 1], [0, 1, 0], [1, 0, 0]], dtype=float)  # layer 2: tokens 0 and 2 swap
+    # 0.5 A + 0.5 I: lower -> [[1,0,0],[.5,.5,0],[0,.5,.5]], upper -> [[.5,0,.5],[0,1,0],[.5,0,.5]]; upper @ lower:
+    expected = [[.5, .25, .25], [.5, .5, 0], [.5, .25, .25]]  # (lower @ upper: [[.5,0,.5],[.25,.5,.25],[.25,.5,.25]])
+    two_heads = np.stack([np.stack([lower, lower]), np.stack([upper, upper])])  # (L=2, nh=2, 3, 3)
+    np.testing.assert_allclose(explain.attention_rollout(two_heads), expected, rtol=0, atol=1e-12)
+    # the heads are averaged: a layer whose two heads are lower and the identity has the mean of them as its A
+    np.testing.assert_allclose(explain.attention_rollout(np.stack([lower, np.eye(3)])[None]),
+                               0.25 * lower + 0.75 * np.eye(3), rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("layer, head, model, match", [

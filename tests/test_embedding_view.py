@@ -5,6 +5,7 @@ import math
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 import torch
 
@@ -367,6 +368,30 @@ def test_word_map_points_are_deterministic_and_sign_fixed(tok, table):
             assert column[column.abs().argmax()] > 0
     assert 0 < shares[1] <= shares[0] <= 1 and sum(shares) <= 1 + 1e-6
     assert abs(float(points.mean(dim=0).abs().max())) < 1e-5  # centred
+
+
+def test_the_word_map_is_the_projection_on_the_first_two_principal_components(tok, table):
+    """The map's points were checked for determinism, signs and centring, and its text against the points
+    themselves: points with the singular values dropped (both axes stretched to unit length, so distances no longer
+    match the variance shares printed) passed. Now they are checked against a PCA computed here with numpy (rows
+    at unit length, centred, SVD; each axis up to its sign), and the shares against the points' own spread."""
+    words = ["cat", "dog", "horse", "good", "bad", "Monday"]
+    names, points, shares, _, _ = wm.word_map_points(table, tok, words)
+    assert names == words
+    ids = [tok.encode(" " + w, add_special_tokens=False).ids[0] for w in words]
+    x = table[ids].double().numpy()
+    x = x / np.linalg.norm(x, axis=1, keepdims=True)
+    x = x - x.mean(axis=0)
+    _, s, vt = np.linalg.svd(x, full_matrices=False)
+    expected = x @ vt[:2].T  # (N, 2)
+    got = points.double().numpy()
+    for axis in range(2):  # a component's sign is arbitrary: the map fixes it its own way
+        assert min(np.abs(got[:, axis] - expected[:, axis]).max(),
+                   np.abs(got[:, axis] + expected[:, axis]).max()) < 1e-5, axis
+    total = (x ** 2).sum()
+    np.testing.assert_allclose(shares, s[:2] ** 2 / total, rtol=1e-6)
+    np.testing.assert_allclose((got ** 2).sum(axis=0) / total, shares, rtol=1e-5)
+    assert shares[0] > shares[1] + 0.01  # the two axes hold different shares: unit-length axes would not show it
 
 
 def test_the_word_map_labels_every_word(tok, table):

@@ -52,6 +52,21 @@ def test_a_head_with_one_job_is_named_by_it(columns, role, share):
     assert " and " in heads[1]["role"]  # no pattern takes half: its two largest
 
 
+def test_a_heads_spread_is_the_mean_over_its_rows():
+    """Spread was checked on one-hot and uniform matrices only, whose rows all spread alike, so the max (or min)
+    over rows passed for the mean. Now rows differ: half one-hot (1 token each), half uniform (N tokens), and
+    one over two tokens (2: exp of the entropy, not the entropy); the layer table's column reads the same mean."""
+    half = N // 2
+    matrix = np.vstack([one_hot_rows([0] * N)[:half], np.full((N - half, N), 1 / N)])
+    assert R.spread(matrix) == pytest.approx((half + (N - half) * N) / N)
+    two = one_hot_rows([0] * N)
+    two[-1] = 0
+    two[-1, :2] = 0.5
+    assert R.spread(two) == pytest.approx((N - 1 + 2) / N)
+    np.testing.assert_allclose(R.spread(np.stack([matrix, two])), [R.spread(matrix), R.spread(two)])
+    assert R.layer_roles(np.stack([matrix, two]), LABELS)[0]["spread"] == pytest.approx(R.spread(matrix))
+
+
 def test_the_layer_table_reads_its_heads():
     layer = np.stack([one_hot_rows([0] * N), one_hot_rows([0] * N), one_hot_rows([max(i - 1, 0) for i in range(N)]),
                       np.full((N, N), 1 / N)])
