@@ -4,10 +4,10 @@
   // announce); each accordion's button says whether it is open (aria-expanded); an input error is tied to its field
   // (aria-invalid, aria-describedby); a box that scrolls sideways takes the focus; and a table a visitor opened in a
   // result (a <details>) stays open when the result is redrawn for another layer, head or text; a dropdown's list
-  // closes when the focus leaves its box, and is no Tab stop, and the box keeps the focus after a choice; Gradio's
-  // bars, figures, dropdown arrows and example tables are not heard as buttons or unnamed images and grids; a
-  // gr.Label's percentages read as the text beside them writes them; a tab list is one Tab stop that the arrow keys
-  // move (ARIA's tabs pattern); a popup warning closes when the next run starts
+  // closes when the focus leaves its box, and is no Tab stop, and the box keeps the focus after a choice made with
+  // keys; Gradio's bars, figures, dropdown arrows and example tables are not heard as buttons or unnamed images and
+  // grids; a gr.Label's percentages read as the text beside them writes them; a tab list is one Tab stop that the
+  // arrow keys move (ARIA's tabs pattern); a popup warning closes when the next run starts
   // (app.py passes this file to gr.Blocks(js=...): the file is one arrow function, nothing before it)
   const live = document.createElement('div');
   live.id = 'sr-live';
@@ -144,6 +144,9 @@
   // one that scrolls a stop, Gradio closed it as its box lost the focus, and the focus fell to the page's <body>
   const setAttr = (e, name, value) => { if (e.getAttribute(name) !== value) e.setAttribute(name, value); };
   const settled = new WeakSet();  // dropdowns that took a choice and kept the focus (patchGradio, `reopen`)
+  let byKeys = false;  // whether the visitor's last act was a key (not a click or a tap)
+  document.addEventListener('keydown', e => { if (e.isTrusted) byKeys = true; }, true);
+  document.addEventListener('pointerdown', e => { if (e.isTrusted) byKeys = false; }, true);
   const patchGradio = () => {
     const roles = [['#st-label button.confidence-set', 'group'], ['.static-figure button:has(img)', 'figure']];
     roles.forEach(([selector, role]) => document.querySelectorAll(selector).forEach(b => {
@@ -152,13 +155,15 @@
     }));
     document.querySelectorAll('svg.dropdown-arrow').forEach(s => setAttr(s, 'aria-hidden', 'true'));
     document.querySelectorAll('ul[role="listbox"]').forEach(l => setAttr(l, 'tabindex', '-1'));
-    // a dropdown's choice (Enter on an option, a typed model and Enter, a click on an option) ends with Gradio
+    // a dropdown's choice made with the keyboard (Enter on an option, a typed model and Enter) ends with Gradio
     // blurring the box: the focus fell to the page's <body>, and the next Tab started from the page's top. The box
     // is told it was left (Gradio's blur handler takes the choice, closes the list and sends the event) and keeps
-    // the focus, settled until the next key, click or text in it (`reopen`)
+    // the focus, settled until the next key, click or text in it (`reopen`). A tapped or clicked option still
+    // blurs it: a phone would keep its keyboard up over the page for a box that kept the focus
     document.querySelectorAll('input[role="combobox"]').forEach(box => {
       if (Object.hasOwn(box, 'blur')) return;
       box.blur = () => {
+        if (!byKeys) return HTMLElement.prototype.blur.call(box);
         settled.add(box);
         box.dispatchEvent(new FocusEvent('blur'));
       };
