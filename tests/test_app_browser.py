@@ -576,6 +576,12 @@ def test_head_view_is_one_tab_stop_that_the_arrow_keys_move(page):
     assert page.evaluate(focused) == 1
 
 
+def input_messages(page, tab):
+    """The messages of a tab's inputs, not of its model box: a refused model choice is said there until the next
+    choice, and the page is shared (the model box's test, run first, left one)."""
+    return page.locator(f"#tab-{tab} .input-error-box .input-error")
+
+
 def test_attention_layer_and_head_errors_show_next_to_their_boxes(page):
     open_tab(page, "Attention")
     sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
@@ -583,10 +589,10 @@ def test_attention_layer_and_head_errors_show_next_to_their_boxes(page):
     head.fill("head 9")
     head.press("Enter")
     sync_api.expect(page.locator("#at-view-error")).to_contain_text("Head must be between 1 and")
-    sync_api.expect(page.locator("#tab-attention .input-error")).to_have_count(1)  # not under the text box too
+    sync_api.expect(input_messages(page, "attention")).to_have_count(1)  # not under the text box too
     head.click()  # the page is shared by the tests: the head back to the average, and the message goes
     page.get_by_role("option", name="average of heads", exact=True).click()
-    sync_api.expect(page.locator("#tab-attention .input-error")).to_have_count(0)
+    sync_api.expect(input_messages(page, "attention")).to_have_count(0)
 
 
 # sets window.answered once an event's progress on the block `selector` has shown and gone (its answer is in)
@@ -614,14 +620,12 @@ def test_a_new_text_clears_a_message_about_the_last_ones_token(page):
     page.wait_for_function("() => window.answered")  # the head view's own event has answered
     sync_api.expect(page.locator("#at-heads svg.hv")).to_be_visible()
     sync_api.expect(message).to_have_count(1)  # still there, greying the views...
-    # the inputs' messages (not the model box's: a refused model choice is said there until the next choice)
-    said = page.locator("#tab-attention .input-error-box .input-error")
-    sync_api.expect(said).to_have_count(1)  # ... and said once, by the token
+    sync_api.expect(input_messages(page, "attention")).to_have_count(1)  # ... and said once, by the token
     text = page.locator("#at-text textarea")
     text.fill("The cat sat on the mat.")
     text.press("Enter")
     sync_api.expect(page.locator("#at-notes")).to_contain_text("13 tokens")  # the tiny tokenizer's pieces
-    sync_api.expect(said).to_have_count(0)
+    sync_api.expect(input_messages(page, "attention")).to_have_count(0)
     sync_api.expect(page.locator("#sr-live")).to_contain_text("13 tokens")  # said, before the next test listens
 
 
