@@ -629,10 +629,14 @@ def test_a_new_text_clears_a_message_about_the_last_ones_token(page):
     sync_api.expect(page.locator("#sr-live")).to_contain_text("13 tokens")  # said, before the next test listens
 
 
-def test_attention_model_box(page):
+def test_attention_model_box(app, browser):
     """The attention tab's model box: the shipped classifier instead of the fill-mask model reruns the tab;
     a choice that cannot be used is named next to the box, stays in the box and the tab keeps its model. The status
-    line takes no room until it has something to say."""
+    line takes no room until it has something to say. (A page of its own: the shared page's tab may run another
+    model, chosen by an example, and the refusal this test leaves would be the shared page's.)"""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(app.url)
     open_tab(page, "Attention")
     page.get_by_role("tab", name="Head view").click()
     status = page.locator("#at-model-status")
@@ -661,6 +665,7 @@ def test_attention_model_box(page):
     sync_api.expect(page.locator("#at-model-status")).to_contain_text("cannot be reached from this server")
     sync_api.expect(box).to_have_value("ours: this server's fill-mask model")
     sync_api.expect(page.locator("#at-notes")).to_contain_text("fill-mask (pretrained MLM)")
+    page.close()
 
 
 EPOCH_COLUMN_JS = """(table, font) => {
