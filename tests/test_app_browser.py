@@ -578,7 +578,7 @@ def test_head_view_is_one_tab_stop_that_the_arrow_keys_move(page):
 
 def input_messages(page, tab):
     """The messages of a tab's inputs, not of its model box: a refused model choice is said there until the next
-    choice, and the page is shared (the model box's test, run first, left one)."""
+    choice, and the page is shared (in a random order the model box's test, then on this page, left one first)."""
     return page.locator(f"#tab-{tab} .input-error-box .input-error")
 
 
@@ -632,8 +632,8 @@ def test_a_new_text_clears_a_message_about_the_last_ones_token(page):
 def test_attention_model_box(app, browser):
     """The attention tab's model box: the shipped classifier instead of the fill-mask model reruns the tab;
     a choice that cannot be used is named next to the box, stays in the box and the tab keeps its model. The status
-    line takes no room until it has something to say. (A page of its own: the shared page's tab may run another
-    model, chosen by an example, and the refusal this test leaves would be the shared page's.)"""
+    line takes no room until it has something to say. (A page of its own: it checks the tab's first state, which
+    the tests before it on the shared page may have changed, and the refusal it leaves would be the shared page's.)"""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(app.url)
