@@ -7,6 +7,14 @@ are loaded once, here, from MLM_MODEL / SENTIMENT_MODEL (a folder or a Hub repo 
 """
 from pathlib import Path
 
+from demo import settings
+from demo.serve import parse_options, refuse_a_port_in_use, serve
+
+# First, before torch, Gradio and the models load (10 to 20 s on a 2-core CPU): a bad setting stops the app in one
+# line, and --help, a bad option and a port in use answer at once
+settings.check()
+OPTIONS = refuse_a_port_in_use(parse_options()) if __name__ == "__main__" else None
+
 from demo import about, explain, model_choice, model_notes, position_view
 from demo.ablation_view import ablation_alt, ablation_markdown
 from demo.calibration_note import calibration_note, reliability_diagram_alt
@@ -19,7 +27,6 @@ from demo.embedding_handlers import EMBEDDINGS_TAB
 from demo.handlers import Handlers
 from demo.masking_view import MASKING_COLUMNS, MASKING_TAB, PREDICTION_COLUMNS, TARGETS_WHY
 from demo.models import KINDS, configure_torch, load_models, read_ablation
-from demo.serve import parse_options, serve
 from demo.tokens_handlers import TOKENS_TAB
 from demo.request_guards import launch_options
 from demo.validation import MAX_EPOCHS, MAX_MASKS, MAX_TOP_K, keep_results
@@ -27,7 +34,6 @@ from demo.wiring import CONCURRENCY, SLOW, Wiring, api, error_box, hint, left_on
 
 import gradio as gr  # after demo: the package refuses a GRADIO_SERVER_PORT that is no number before Gradio reads it
 
-OPTIONS = parse_options() if __name__ == "__main__" else None  # --help answers before the models load
 configure_torch(concurrency=CONCURRENCY)  # each queue's requests share the cores (both full: twice as many)
 MODELS = load_models()
 handlers = Handlers(MODELS)

@@ -20,23 +20,14 @@
 - figures.py draws; examples.py holds the example inputs; request_guards.py refuses file uploads, oversized bodies
   and calls of no public endpoint; worst_case.py holds the hostile inputs the tests and benchmarks send;
   components.py the slider, number field and plot where Gradio's own fall short; byte_level.py the byte-level BPE
-  alphabet (formatting builds on it); serve.py `python app.py`'s options, --help and a port in use; page.css and
-  page.js are the page's styles and script.
+  alphabet (formatting builds on it); serve.py `python app.py`'s options, --help and a port in use; settings.py
+  the environment variables the app reads, each checked as it starts (the standard library only: answered at
+  once); page.css and page.js are the page's styles and script.
 
 Nothing here imports training code (`train/`).
 """
-import os as _os
-import sys as _sys
+from . import settings as _settings
 
-# Gradio reads GRADIO_SERVER_PORT as it is imported (`int(...)`): a value that is no number ended `python app.py`,
-# --help included, in that ValueError's traceback. Said here instead, in one line and exit 2 as `--port 0` is
-# (demo/serve.py's parse_options checks the range), before any module of the package imports Gradio: app.py imports
-# the package first. Any program that imports the package is named (a script's file name; app.py's as its --help is).
-try:
-    int(_os.environ.get("GRADIO_SERVER_PORT", "7860"))
-except ValueError:
-    _program = _os.path.basename(_sys.argv[0]) if _sys.argv and _sys.argv[0] else "python"
-    print(f"{'python app.py' if _program == 'app.py' else _program}: error: "
-          f"GRADIO_SERVER_PORT={_os.environ['GRADIO_SERVER_PORT']!r} is not a port number: 1 to 65535",
-          file=_sys.stderr)
-    raise SystemExit(2) from None
+# Gradio reads GRADIO_SERVER_PORT as it is imported: a value that is no number is said in one line before any module
+# of the package imports Gradio (app.py imports the package first)
+_settings.refuse_a_port_variable_that_is_no_number()

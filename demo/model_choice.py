@@ -27,7 +27,6 @@ import contextlib
 import html
 import json
 import logging
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -46,6 +45,7 @@ from roberta.tokenizer import check_fits_model
 from . import models as app_models  # its DEVICE (APP_DEVICE), read as each chosen model loads
 from .formatting import millions
 from .models import KIND_OF_ARCHITECTURE, KINDS, LoadedModel, ModelKind, Models, name_known_labels, without_paths
+from .settings import HUB_ENV, LOADS_AT_ONCE, LOCAL_ENV, hub_models_mode, local_models_allowed
 from .validation import EXITS, WordedError, error_html
 
 log = logging.getLogger(__name__)
@@ -80,13 +80,8 @@ LARGES_SHAPE = {"max_position_embeddings", "num_hidden_layers", "hidden_size", "
 MAX_LABEL_CHARS = 64
 FAILED_TTL_S = 300  # a model that failed to load is refused at once for this long (a retry costs a download)
 MAX_FAILED = 64  # failures remembered at most (the oldest forgotten first)
-LOCAL_ENV = "APP_LOCAL_MODELS"
-HUB_ENV = "APP_HUB_MODELS"
-HUB_MODES = ("any", "suggested", "off")
-# An API call that names a model not loaded yet (`loading_aside`): the model loads in the background, at most
-# LOADS_AT_ONCE at a time (the page's model boxes load in a queue of as many, demo.wiring's LOAD), and the call
-# waits LOAD_WAIT_S for it (a small or cached model is answered at once) before it is told to try again
-LOADS_AT_ONCE = 2
+# An API call that names a model not loaded yet (`loading_aside`) waits LOAD_WAIT_S for it (a small or cached
+# model is answered at once) before it is told to try again; at most settings.LOADS_AT_ONCE load at a time
 LOAD_WAIT_S = 1.0
 # The last sentence of a model's refusal: on the page the tab keeps its model (`_kept`); an API call has none
 NOT_RUN = "Nothing was run with it."
@@ -126,19 +121,6 @@ def attention_choices() -> list[tuple[str, str]]:
 
 def is_shipped(choice) -> bool:
     return choice is None or (isinstance(choice, str) and choice.strip().lower() in ("", SHIPPED))
-
-
-def local_models_allowed() -> bool:
-    return os.environ.get(LOCAL_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-def hub_models_mode() -> str:
-    """`APP_HUB_MODELS`: any (the default; suggested on a Hugging Face Space, where the visitors are the public),
-    suggested or off; an unknown value is refused at start-up."""
-    mode = os.environ.get(HUB_ENV, "").strip().lower() or ("suggested" if os.environ.get("SPACE_ID") else "any")
-    if mode not in HUB_MODES:
-        raise ValueError(f"{HUB_ENV} must be one of {', '.join(HUB_MODES)}, got {mode!r}")
-    return mode
 
 
 def _is_repo_id(source: str) -> bool:

@@ -21,7 +21,7 @@ from roberta.config import default_labels
 from roberta.run_metrics import (METRICS_NAME, PHASES_NAME, RunMetrics, datasets_said, is_sst2, read_phase_history,
                                  said_list, trained_on)
 
-from . import explain
+from . import explain, settings
 
 log = logging.getLogger(__name__)
 
@@ -33,15 +33,13 @@ ABSOLUTE_PATH_RE = re.compile(r"(?<![\w:/.~-])(?:/(?:[^/\s:'\"]+/)+([^/\s:'\"]+)
                               r"|[A-Za-z]:[\\/](?:[^\\/\s:'\"]+[\\/])+([^\\/\s:'\"]+))")
 ABLATION_DIR = ASSETS / "masking-ablation"
 TITLE_LABELS = 5  # the most labels a classifier's title names (`LoadedModel.title_naming`): the rest counted
-APP_DEVICE_RE = re.compile(r"cpu|cuda(?::\d+)?|auto")  # what APP_DEVICE may say (`app_device`)
 
 
 def app_device(value: str) -> torch.device:
     """The device APP_DEVICE's `value` names: "cpu" (a Space's hardware, the default), "cuda", "cuda:N", or "auto"
     (CUDA where this machine has it, else the CPU). Anything else, or a CUDA device this machine does not have,
-    stops the app in one line naming the variable, as a bad queue setting does (`demo.wiring.at_least_one`)."""
-    if not APP_DEVICE_RE.fullmatch(value):
-        raise SystemExit(f"app.py: APP_DEVICE must be cpu, cuda, cuda:N or auto, got {value!r}")
+    stops the app in one line naming the variable, as a bad queue setting does (`demo.settings`)."""
+    settings.device_named(value)
     if value == "auto":
         value = "cuda" if torch.cuda.is_available() else "cpu"
     # a CUDA device this machine lacks, said here in the variable's words (roberta.devices.parse_device's message names
@@ -60,7 +58,7 @@ def app_device(value: str) -> torch.device:
 
 # where the app's models compute, the shipped ones (`load_model`) and those a visitor chooses
 # (`demo.model_choice.load_choice`); read once, at start-up
-DEVICE = app_device(os.environ.get("APP_DEVICE", "cpu"))
+DEVICE = app_device(settings.device())
 
 
 @dataclass(frozen=True)
@@ -106,12 +104,13 @@ class ModelKind:
 
 
 KINDS = {kind.key: kind for kind in (
-    ModelKind(key="mlm", default=ASSETS / "mini-roberta-mlm", env_var="MLM_MODEL", task="fill-mask",
-              title="fill-mask (pretrained MLM)", architecture="RobertaForMaskedLM",
+    ModelKind(key="mlm", default=ASSETS / settings.SHIPPED_FOLDER["mlm"], env_var=settings.MODEL_ENV["mlm"],
+              task="fill-mask", title="fill-mask (pretrained MLM)", architecture="RobertaForMaskedLM",
               what="a masked language model (fill mask)", tab="Fill mask",
               shipped_name="the shipped fill-mask model", own_name="this server's fill-mask model",
               suggested=("FacebookAI/roberta-base",)),
-    ModelKind(key="sentiment", default=ASSETS / "mini-roberta-sst2", env_var="SENTIMENT_MODEL",
+    ModelKind(key="sentiment", default=ASSETS / settings.SHIPPED_FOLDER["sentiment"],
+              env_var=settings.MODEL_ENV["sentiment"],
               task="sentiment-analysis", title="sentiment (fine-tuned on SST-2)",
               architecture="RobertaForSequenceClassification", what="a text classifier (sentiment)",
               tab=explain.SENTIMENT_TAB,  # the page names it for its classifier ("Classify": explain.tab_name)
@@ -386,5 +385,5 @@ def available_cpus() -> int:
 
 def configure_torch(concurrency: int = 1) -> None:
     """Share the CPU cores (`available_cpus`) between the requests computed at once (TORCH_THREADS overrides)."""
-    threads = int(os.environ.get("TORCH_THREADS", "0")) or max(1, min(4, available_cpus() // concurrency))
+    threads = settings.torch_threads() or max(1, min(4, available_cpus() // concurrency))
     torch.set_num_threads(threads)

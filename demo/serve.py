@@ -1,8 +1,10 @@
 """How `python app.py` starts: its options (--host, --port), a --help that lists every environment variable the app
-reads, answered before the models load, and a port in use said in one line. (A GRADIO_SERVER_PORT that is no number
-is said in one line by demo/__init__.py: Gradio reads it as it is imported, before this module's code runs.)
+reads, and a port in use said in one line. (A GRADIO_SERVER_PORT that is no number is said in one line by
+demo/__init__.py: Gradio reads it as it is imported, before this module's code runs.)
 
-app.py reads the options first (`parse_options`), builds the page, then serves it (`serve`).
+app.py checks its settings (demo/settings.py), reads the options (`parse_options`) and refuses a port in use
+(`refuse_a_port_in_use`) first, at once: this module and demo/settings.py import the standard library only, and
+torch, Gradio and the models load after. Then it builds the page and serves it (`serve`).
 """
 from __future__ import annotations
 
@@ -12,31 +14,30 @@ import os
 import socket
 import sys
 
-from demo import model_choice, training_counts
-from demo.models import KINDS
+from demo import settings
 
 
 def environment_help() -> str:
     """The environment variables the app reads, for --help (tests/test_app_api.py checks every one is named)."""
-    mlm, sentiment = KINDS["mlm"], KINDS["sentiment"]
+    models, folders = settings.MODEL_ENV, settings.SHIPPED_FOLDER
     return f"""environment variables:
-  {mlm.env_var}, {sentiment.env_var}
+  {models["mlm"]}, {models["sentiment"]}
       a folder or Hub repo id to serve in place of the shipped model
-      (assets/{mlm.default.name}, assets/{sentiment.default.name})
-  {training_counts.ENV_VAR}
+      (assets/{folders["mlm"]}, assets/{folders["sentiment"]})
+  {settings.TOKEN_COUNTS_ENV}
       another token counts file (python -m train.token_counts), for a model pretrained on other text
-  {model_choice.HUB_ENV}
-      the Hub models a visitor may choose in a model box: {", ".join(model_choice.HUB_MODES)}
+  {settings.HUB_ENV}
+      the Hub models a visitor may choose in a model box: {", ".join(settings.HUB_MODES)}
       (default: any; suggested on a Hugging Face Space)
-  {model_choice.LOCAL_ENV}
+  {settings.LOCAL_ENV}
       1: a visitor may also choose a folder on this machine
   APP_CONCURRENCY
       requests computed at once (default 2), in each of the compute and slow queues;
-      the queue that loads models runs {model_choice.LOADS_AT_ONCE} at once
+      the queue that loads models runs {settings.LOADS_AT_ONCE} at once
   APP_QUEUE_SIZE
       requests that may wait in each queue (default 64; at least 1)
   TORCH_THREADS
-      torch threads per request (default: the CPUs shared among APP_CONCURRENCY, 1 to 4)
+      torch threads per request (default, or 0: the CPUs shared among APP_CONCURRENCY, 1 to 4)
   APP_DEVICE
       where the models compute: cpu (default), cuda, cuda:N, or auto (CUDA where this machine has it)
   HF_HUB_OFFLINE
@@ -44,7 +45,7 @@ def environment_help() -> str:
   GRADIO_SERVER_NAME, GRADIO_SERVER_PORT
       the defaults of --host and --port
   SPACE_ID
-      set by Hugging Face Spaces: the app listens on 0.0.0.0, and {model_choice.HUB_ENV} defaults to suggested"""
+      set by Hugging Face Spaces: the app listens on 0.0.0.0, and {settings.HUB_ENV} defaults to suggested"""
 
 
 def parse_options(argv=None) -> argparse.Namespace:
@@ -64,13 +65,17 @@ def parse_options(argv=None) -> argparse.Namespace:
     return options
 
 
+def gradio_probe_address() -> str:
+    """Where Gradio's launch first binds the port, whatever the host: GRADIO_SERVER_NAME, else 127.0.0.1, as
+    `gradio.http_server.LOCALHOST_NAME` reads it (read here without importing Gradio; tests/test_serve.py checks
+    the two agree)."""
+    return os.getenv("GRADIO_SERVER_NAME", "127.0.0.1")
+
+
 def _port_in_use(host: str, port: int) -> bool:
     """Whether another process holds `port` where Gradio's launch binds it: on Gradio's own probe address (IPv4,
-    GRADIO_SERVER_NAME's, else 127.0.0.1: `gradio.http_server.LOCALHOST_NAME`, whatever the host), then on `host`
-    (each of its addresses, IPv4 or IPv6, as uvicorn serves them; "[::1]" as Gradio reads it; a host that does not
-    resolve, on Gradio's address only)."""
-    from gradio.http_server import LOCALHOST_NAME
-
+    `gradio_probe_address`, whatever the host), then on `host` (each of its addresses, IPv4 or IPv6, as uvicorn
+    serves them; "[::1]" as Gradio reads it; a host that does not resolve, on Gradio's address only)."""
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     try:
         served = [(family, address) for family, _, _, _, address in
@@ -78,7 +83,7 @@ def _port_in_use(host: str, port: int) -> bool:
     except socket.gaierror:
         served = []
     return any(_bound_elsewhere(family, address) for family, address in
-               [(socket.AF_INET, (LOCALHOST_NAME, port)), *served])
+               [(socket.AF_INET, (gradio_probe_address(), port)), *served])
 
 
 def _bound_elsewhere(family: int, address: tuple) -> bool:
@@ -92,6 +97,20 @@ def _bound_elsewhere(family: int, address: tuple) -> bool:
     return False
 
 
+def _port_in_use_message(port: int) -> str:
+    return f"app.py: port {port} is in use by another process: choose another with --port or GRADIO_SERVER_PORT"
+
+
+def refuse_a_port_in_use(options: argparse.Namespace) -> argparse.Namespace:
+    """`options`, if their port is free; a port another process listens on (a second `python app.py`, say) ends
+    the program at once, in one line naming --port and GRADIO_SERVER_PORT (exit 1): it was said only after the
+    models had loaded and the page was built, some 20 s on a 2-core CPU. (`serve` says it too, for a process that
+    takes the port meanwhile.)"""
+    if _port_in_use(options.host, options.port):
+        sys.exit(_port_in_use_message(options.port))
+    return options
+
+
 def serve(blocks, options: argparse.Namespace, **launch_kwargs) -> None:
     """`blocks.launch` on the options' host and port; a port another process listens on ends the program in one
     line naming --port and GRADIO_SERVER_PORT (exit 1), rather than Gradio's traceback."""
@@ -100,5 +119,4 @@ def serve(blocks, options: argparse.Namespace, **launch_kwargs) -> None:
     except OSError:
         if not _port_in_use(options.host, options.port):
             raise
-        sys.exit(f"app.py: port {options.port} is in use by another process: choose another with --port or "
-                 "GRADIO_SERVER_PORT")
+        sys.exit(_port_in_use_message(options.port))

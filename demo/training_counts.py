@@ -16,11 +16,11 @@ import numpy as np
 from roberta.tokenizer import vocab_digest
 
 from .formatting import large_count
+from .settings import TOKEN_COUNTS_ENV
 
 log = logging.getLogger(__name__)
 
 COUNTS_FILE = Path(__file__).resolve().parent.parent / "assets" / "training-text" / "token-counts.json"
-ENV_VAR = "TOKEN_COUNTS"  # another counts file, for models trained on other text (or with another tokenizer)
 
 
 def short_count(n: int) -> str:
@@ -142,7 +142,7 @@ def read_counts(path: Path = COUNTS_FILE) -> TrainingCounts | None:
         return parse_counts(json.loads(Path(path).read_text(encoding="utf-8")))
     except FileNotFoundError:
         if Path(path) != COUNTS_FILE:
-            log.warning("no token-counts file at %s ($%s): the views show no counts", path, ENV_VAR)
+            log.warning("no token-counts file at %s ($%s): the views show no counts", path, TOKEN_COUNTS_ENV)
         return None
     except (OSError, ValueError) as err:
         log.warning("could not read %s: %s", path, err)
@@ -155,7 +155,7 @@ _FOR_TOKENIZER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def counts_file() -> Path:
     """The counts file the app reads: $TOKEN_COUNTS, else the shipped one (its figure: the same name in .png)."""
-    return Path(os.environ.get(ENV_VAR) or COUNTS_FILE)
+    return Path(os.environ.get(TOKEN_COUNTS_ENV) or COUNTS_FILE)
 
 
 def counts_for(tokenizer, path: Path | None = None) -> TrainingCounts | None:

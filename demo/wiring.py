@@ -22,33 +22,19 @@ One `Wiring` per page (gr.Blocks): it holds what the page's guards remember per 
 from __future__ import annotations
 
 import functools
-import os
 
 import gradio as gr
 
-from demo import model_choice
+from demo import model_choice, settings
 from demo.formatting import md_escape
 from demo.repeats import InFlight, RepeatedEvents
 from demo.validation import error_html, held_warnings, keep_results, plain_errors, read_sliders, show_warnings
 
 
-def at_least_one(name: str, value: str) -> int:
-    """The whole number `value` of the environment variable `name`, at least 1; else the app stops, in one line
-    naming it: a queue that computes 0 requests at once answers none, and one where 0 may wait refuses every
-    request, however idle the app."""
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise SystemExit(f"app.py: {name} must be a whole number of at least 1, got {value!r}")
-    return number
-
-
 # requests computed at once in the compute and slow queues below (the loading queue: `LOAD`)
-CONCURRENCY = at_least_one("APP_CONCURRENCY", os.environ.get("APP_CONCURRENCY", "2"))
+CONCURRENCY = settings.concurrency()
 # requests that may wait in each queue below (`admission`)
-WAITING = at_least_one("APP_QUEUE_SIZE", os.environ.get("APP_QUEUE_SIZE", "64"))
+WAITING = settings.queue_size()
 COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one queue, CONCURRENCY at a time...
 # ... but the slow ones (seconds on a long text: the attention views, up to four matplotlib figures a request;
 # What if?, the classifier run on every edit; a comparison with a second model, up to roberta-large's size): a
@@ -56,7 +42,7 @@ COMPUTE = {"concurrency_id": "compute"}  # every event that runs a model: one qu
 # the quick answers (fill mask, sentiment, masking, tokens, embeddings) never wait behind them
 SLOW = {"concurrency_id": "slow", "concurrency_limit": CONCURRENCY}
 # loading a chosen model (a Hub download): its own queue, as many at a time as the API's loads in the background
-LOAD = {"concurrency_id": "load", "concurrency_limit": model_choice.LOADS_AT_ONCE}
+LOAD = {"concurrency_id": "load", "concurrency_limit": settings.LOADS_AT_ONCE}
 # a step chained after another (What if? after its classification) that finds the text edited meanwhile
 EDITED = "The text changed while this ran: press What if? again."
 # what the requests in each queue wait for, as the message of a request it refuses says it (`busy`)
@@ -161,13 +147,13 @@ def start_with(component, result):
     is). Gradio builds the component again from its arguments and the update, as it does for an update an event
     sends (`postprocess_data`); the laid-out one takes the values that changed."""
     update = result if isinstance(result, dict) and result.get("__type__") == "update" else {"value": result}
-    settings = {key: value for key, value in update.items() if key != "__type__"}
-    if not settings:  # gr.skip()
+    changes = {key: value for key, value in update.items() if key != "__type__"}
+    if not changes:  # gr.skip()
         return
-    built = type(component)(**{**component.constructor_args, **settings, "render": False})
-    for key in settings:
+    built = type(component)(**{**component.constructor_args, **changes, "render": False})
+    for key in changes:
         setattr(component, key, getattr(built, key))
-    component.constructor_args.update({key: value for key, value in settings.items() if key != "value"})
+    component.constructor_args.update({key: value for key, value in changes.items() if key != "value"})
 
 
 def model_loader(chooser, key, tab):

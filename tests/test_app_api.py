@@ -511,15 +511,13 @@ def run_app(args, env, timeout=120) -> subprocess.CompletedProcess:
 def environment_read() -> set[str]:
     """The variables the app's code reads: os.environ.get("NAME") in app.py, demo/ and roberta/, and the names it
     keeps in constants."""
-    from demo import model_choice, training_counts
-    from demo.models import KINDS
+    from demo import settings
 
     root = AppProcess.script.parent
     code = "".join(path.read_text(encoding="utf-8")
                    for path in [root / "app.py", *(root / "demo").glob("*.py"), *(root / "roberta").glob("*.py")])
     named = set(re.findall(r"""(?:environ\.get|getenv)\(["']([A-Z0-9_]+)["']""", code))
-    return named | {kind.env_var for kind in KINDS.values()} | {training_counts.ENV_VAR, model_choice.LOCAL_ENV,
-                                                                 model_choice.HUB_ENV}
+    return named | set(settings.MODEL_ENV.values()) | {settings.TOKEN_COUNTS_ENV, settings.LOCAL_ENV, settings.HUB_ENV}
 
 
 def test_help_lists_the_environment_and_starts_no_server(tiny_mlm_dir, tiny_clf_dir):
@@ -532,23 +530,6 @@ def test_help_lists_the_environment_and_starts_no_server(tiny_mlm_dir, tiny_clf_
     assert {"MLM_MODEL", "APP_HUB_MODELS", "APP_QUEUE_SIZE", "APP_DEVICE", "GRADIO_SERVER_PORT",
             "HF_HUB_OFFLINE"} <= variables
     assert [name for name in sorted(variables) if name not in done.stdout] == [], done.stdout
-
-
-def test_a_queue_size_below_one_stops_the_app_in_one_line(tiny_mlm_dir, tiny_clf_dir):
-    """APP_QUEUE_SIZE=0 started an app that refused every request, however idle: it stops at start-up now, in one
-    line naming the variable, before the models load."""
-    done = run_app(["--help"], {**app_env(tiny_mlm_dir, tiny_clf_dir), "APP_QUEUE_SIZE": "0"})
-    assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr.strip().splitlines() == ["app.py: APP_QUEUE_SIZE must be a whole number of at least 1, got '0'"]
-
-
-def test_a_device_the_app_cannot_use_stops_it_in_one_line(tiny_mlm_dir, tiny_clf_dir):
-    """APP_DEVICE that names no device (or one this machine lacks) stops the app at start-up, in one line naming the
-    variable, before the models load; APP_DEVICE=cpu starts it as before."""
-    done = run_app(["--help"], {**app_env(tiny_mlm_dir, tiny_clf_dir), "APP_DEVICE": "gpu"})
-    assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr.strip().splitlines() == ["app.py: APP_DEVICE must be cpu, cuda, cuda:N or auto, got 'gpu'"]
-    assert run_app(["--help"], {**app_env(tiny_mlm_dir, tiny_clf_dir), "APP_DEVICE": "cpu"}).returncode == 0
 
 
 def test_a_port_in_use_is_one_line_naming_the_option_and_the_variable(tiny_mlm_dir, tiny_clf_dir):

@@ -1076,7 +1076,7 @@ def test_the_attention_views_api_token_is_none_unless_sent(app):
 def test_queue_settings_below_one_stop_the_app_in_one_line():
     """APP_QUEUE_SIZE=0 refused every request, however idle the app: a setting below 1 (or not a number) stops
     the app at start-up, in one line naming it."""
-    from demo.wiring import at_least_one
+    from demo.settings import at_least_one
 
     assert at_least_one("APP_QUEUE_SIZE", "3") == 3
     for value in ("0", "-1", "many"):

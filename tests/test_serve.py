@@ -1,5 +1,6 @@
-"""`python app.py`'s start (demo/serve.py): whether a failed launch was a port in use, checked where Gradio binds
-it, without starting the app (tests/test_app_api.py runs `python app.py` on a port in use)."""
+"""`python app.py`'s start (demo/serve.py, demo/settings.py): whether a failed launch was a port in use, checked where
+Gradio binds it, without starting the app; and what the app answers before torch and Gradio load (--help, a bad
+setting, a port in use), at once (tests/test_app_api.py runs `python app.py` on a port in use too)."""
 import os
 import socket
 import subprocess
@@ -8,7 +9,8 @@ import sys
 import pytest
 from gradio.http_server import LOCALHOST_NAME
 
-from demo.serve import _port_in_use, environment_help, parse_options
+from demo import settings
+from demo.serve import _port_in_use, environment_help, gradio_probe_address, parse_options, serve
 from helpers import ROOT
 
 
@@ -54,6 +56,98 @@ def test_a_port_in_use_where_gradio_probes_it_is_found_whatever_the_host():
         except OSError as err:
             pytest.skip(f"cannot bind {other} here: {err}")
         assert _port_in_use(other, port)
+
+
+def test_the_probe_address_is_gradios():
+    """The port is probed where Gradio binds it first, read without importing Gradio (app.py probes it before
+    Gradio loads): the same address as Gradio's own, for this process's GRADIO_SERVER_NAME."""
+    assert gradio_probe_address() == LOCALHOST_NAME
+
+
+def test_a_port_taken_between_the_check_and_the_launch_is_one_line_too():
+    """app.py refuses a port in use as it starts; a process that takes the port while the models load makes
+    Gradio's launch fail: `serve` says that in the same line, and leaves another failure as it is."""
+    class Blocks:
+        def launch(self, server_name, server_port, **_):
+            raise OSError(f"Cannot find empty port in range: {server_port}-{server_port}")
+
+    with _listening(socket.AF_INET, LOCALHOST_NAME) as listener:
+        port = listener.getsockname()[1]
+        with pytest.raises(SystemExit) as stopped:
+            serve(Blocks(), parse_options(["--host", LOCALHOST_NAME, "--port", str(port)]))
+    assert str(stopped.value) == (f"app.py: port {port} is in use by another process: choose another with --port "
+                                  "or GRADIO_SERVER_PORT")
+    with pytest.raises(OSError, match="Cannot find empty port"):  # a free port: Gradio's own error
+        serve(Blocks(), parse_options(["--host", LOCALHOST_NAME, "--port", str(_free_port(LOCALHOST_NAME))]))
+
+
+def _app_start(args, env) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """`python app.py ARGS` under `python -X importtime`: its end, and the modules it imported (a server it started
+    would run into the timeout)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "app.py", *args], cwd=ROOT,
+                          env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", **env}, capture_output=True,
+                          text=True, timeout=60)
+    lines = done.stderr.splitlines()
+    imported = {line.rsplit("|", 1)[-1].strip() for line in lines if line.startswith("import time:")}
+    done.stderr = "".join(f"{line}\n" for line in lines if not line.startswith("import time:"))
+    return done, imported
+
+
+HEAVY = {"torch", "gradio", "numpy", "transformers", "tokenizers", "huggingface_hub", "roberta"}
+
+
+@pytest.mark.parametrize("variable, value, said", [
+    ("APP_QUEUE_SIZE", "0", "APP_QUEUE_SIZE must be a whole number of at least 1, got '0'"),
+    ("APP_CONCURRENCY", "two", "APP_CONCURRENCY must be a whole number of at least 1, got 'two'"),
+    ("TORCH_THREADS", "abc", "TORCH_THREADS must be a whole number of at least 1, got 'abc'"),
+    ("TORCH_THREADS", "-2", "TORCH_THREADS must be a whole number of at least 1, got '-2'"),
+    ("APP_DEVICE", "gpu", "APP_DEVICE must be cpu, cuda, cuda:N or auto, got 'gpu'"),
+    ("APP_HUB_MODELS", "some", "APP_HUB_MODELS must be one of any, suggested, off, got 'some'"),
+    ("APP_LOCAL_MODELS", "maybe", "APP_LOCAL_MODELS must be 1 or 0 (true or false, yes or no, on or off), "
+                                  "got 'maybe'"),
+])
+def test_a_bad_setting_stops_the_app_in_one_line_before_torch_and_gradio_load(variable, value, said):
+    """A bad setting stopped the app after some 10 s of imports (a queue size, the device), after the models had
+    loaded (TORCH_THREADS=abc, in a ValueError's traceback), or in a traceback as the page was built
+    (APP_HUB_MODELS=some); APP_LOCAL_MODELS=maybe was read as no, unsaid. Each is one line naming the variable now,
+    exit 1, before anything large is imported."""
+    done, imported = _app_start([], {variable: value})
+    assert done.returncode == 1 and done.stdout == "", done.stderr[-3000:]
+    assert done.stderr.splitlines() == [f"app.py: {said}"]
+    assert imported & HEAVY == set()
+
+
+def test_every_setting_the_help_names_is_accepted_as_its_help_says(monkeypatch):
+    """The values --help gives for each setting pass the start-up check (`settings.check`)."""
+    for variable, values in {"APP_QUEUE_SIZE": ["1", "64"], "APP_CONCURRENCY": ["1", "2"],
+                             "TORCH_THREADS": ["", "0", "3"], "APP_DEVICE": ["cpu", "cuda", "cuda:1", "auto"],
+                             "APP_HUB_MODELS": ["any", "suggested", "off", "Off", ""],
+                             "APP_LOCAL_MODELS": ["1", "true", "yes", "on", "0", "false", "no", "off", ""]}.items():
+        for value in values:
+            monkeypatch.setenv(variable, value)
+            settings.check()
+        monkeypatch.delenv(variable)
+    monkeypatch.setenv("TORCH_THREADS", "3")
+    assert settings.torch_threads() == 3
+    monkeypatch.setenv("APP_LOCAL_MODELS", "Yes")
+    assert settings.local_models_allowed() is True
+    monkeypatch.setenv("APP_LOCAL_MODELS", "off")
+    assert settings.local_models_allowed() is False
+
+
+def test_help_and_a_port_in_use_answer_before_torch_and_gradio_load():
+    """`python app.py --help` took some 12 s here (torch, Gradio and the app's modules imported first), and a
+    second `python app.py` on a port in use said so only after the models had loaded and the page was built
+    (about 25 s): both answer at once now, having imported nothing large."""
+    done, imported = _app_start(["--help"], {})
+    assert done.returncode == 0 and "--port" in done.stdout and "APP_DEVICE" in done.stdout, done.stderr[-3000:]
+    assert imported & HEAVY == set()
+    with _listening(socket.AF_INET, "127.0.0.1") as listener:
+        port = listener.getsockname()[1]
+        done, imported = _app_start(["--host", "127.0.0.1", "--port", str(port)], {"GRADIO_SERVER_NAME": "127.0.0.1"})
+    assert done.returncode == 1 and done.stderr.splitlines() == [
+        f"app.py: port {port} is in use by another process: choose another with --port or GRADIO_SERVER_PORT"]
+    assert imported & HEAVY == set()
 
 
 def test_a_free_port_is_not_in_use():
