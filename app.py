@@ -8,12 +8,12 @@ are loaded once, here, from MLM_MODEL / SENTIMENT_MODEL (a folder or a Hub repo 
 from pathlib import Path
 
 from demo import settings
-from demo.serve import parse_options, refuse_a_port_in_use, serve
+from demo.serve import check_address, parse_options, serve
 
 # First, before torch, Gradio and the models load (10 to 20 s on a 2-core CPU): a bad setting stops the app in one
-# line, and --help, a bad option and a port in use answer at once
+# line, and --help, a bad option, a host it cannot listen on and a port in use answer at once
 settings.check()
-OPTIONS = refuse_a_port_in_use(parse_options()) if __name__ == "__main__" else None
+OPTIONS = check_address(parse_options()) if __name__ == "__main__" else None
 
 from demo import about, explain, model_choice, model_notes, position_view
 from demo.ablation_view import ablation_alt, ablation_markdown

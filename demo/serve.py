@@ -1,10 +1,10 @@
 """How `python app.py` starts: its options (--host, --port), a --help that lists every environment variable the app
-reads, and a port in use said in one line. (A GRADIO_SERVER_PORT that is no number is said in one line by
-demo/__init__.py: Gradio reads it as it is imported, before this module's code runs.)
+reads, and a host it cannot listen on or a port in use said in one line. (A GRADIO_SERVER_PORT that is no number is
+said in one line by demo/__init__.py: Gradio reads it as it is imported, before this module's code runs.)
 
-app.py checks its settings (demo/settings.py), reads the options (`parse_options`) and refuses a port in use
-(`refuse_a_port_in_use`) first, at once: this module and demo/settings.py import the standard library only, and
-torch, Gradio and the models load after. Then it builds the page and serves it (`serve`).
+app.py checks its settings (demo/settings.py), reads the options (`parse_options`) and checks the host and port
+(`check_address`) first, at once: this module and demo/settings.py import the standard library only, and torch,
+Gradio and the models load after. Then it builds the page and serves it (`serve`).
 """
 from __future__ import annotations
 
@@ -72,40 +72,62 @@ def gradio_probe_address() -> str:
     return os.getenv("GRADIO_SERVER_NAME", "127.0.0.1")
 
 
+def _served_addresses(host: str, port: int) -> list[tuple[int, tuple]]:
+    """Each (family, address) of `host` that uvicorn serves, IPv4 or IPv6 ("[::1]" as Gradio reads it);
+    socket.gaierror for a host that does not resolve."""
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    return [(family, address) for family, _, _, _, address in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
+
+
 def _port_in_use(host: str, port: int) -> bool:
     """Whether another process holds `port` where Gradio's launch binds it: on Gradio's own probe address (IPv4,
-    `gradio_probe_address`, whatever the host), then on `host` (each of its addresses, IPv4 or IPv6, as uvicorn
-    serves them; "[::1]" as Gradio reads it; a host that does not resolve, on Gradio's address only)."""
-    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    `gradio_probe_address`, whatever the host), then on each of `host`'s addresses (`_served_addresses`; a host
+    that does not resolve, on Gradio's address only)."""
     try:
-        served = [(family, address) for family, _, _, _, address in
-                  socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
+        served = _served_addresses(host, port)
     except socket.gaierror:
         served = []
-    return any(_bound_elsewhere(family, address) for family, address in
+    return any(_bind_error(family, address) == errno.EADDRINUSE for family, address in
                [(socket.AF_INET, (gradio_probe_address(), port)), *served])
 
 
-def _bound_elsewhere(family: int, address: tuple) -> bool:
-    """Whether binding `address` fails because another socket holds it (any other failure: False)."""
+def _bind_error(family: int, address: tuple) -> int | None:
+    """The errno with which binding `address` fails (EADDRINUSE: another socket holds it), None if it binds."""
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Gradio binds: no old connection counts
         try:
             probe.bind(address)
         except OSError as err:
-            return err.errno == errno.EADDRINUSE
-    return False
+            return err.errno
+    return None
+
+
+def _host_problem(host: str, port: int) -> str | None:
+    """Why this machine cannot listen on `host`: a name that does not resolve, or no address of it that is this
+    machine's (an address of another machine, IPv6 where this one has none); None if it can."""
+    try:
+        served = _served_addresses(host, port)
+    except socket.gaierror:
+        return "does not resolve to an address"
+    if all(_bind_error(family, address) in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT) for family, address in served):
+        return "is not an address of this machine"
+    return None
 
 
 def _port_in_use_message(port: int) -> str:
     return f"app.py: port {port} is in use by another process: choose another with --port or GRADIO_SERVER_PORT"
 
 
-def refuse_a_port_in_use(options: argparse.Namespace) -> argparse.Namespace:
-    """`options`, if their port is free; a port another process listens on (a second `python app.py`, say) ends
-    the program at once, in one line naming --port and GRADIO_SERVER_PORT (exit 1): it was said only after the
-    models had loaded and the page was built, some 20 s on a 2-core CPU. (`serve` says it too, for a process that
-    takes the port meanwhile.)"""
+def check_address(options: argparse.Namespace) -> argparse.Namespace:
+    """`options`, if the app can listen on their host and port. A host this machine cannot listen on (a typo, an
+    address of another machine) and a port another process listens on (a second `python app.py`, say) end the
+    program at once, in one line naming the option and its variable (exit 1): they were said after the models had
+    loaded and the page was built, some 20 s on a 2-core CPU, the host in Gradio's traceback about the port.
+    (`serve` says a port in use too, for a process that takes it meanwhile.)"""
+    problem = _host_problem(options.host, options.port)
+    if problem:
+        sys.exit(f"app.py: --host {options.host!r} (or GRADIO_SERVER_NAME) {problem}: use 127.0.0.1 for this "
+                 "machine alone, or 0.0.0.0 for every network it is on")
     if _port_in_use(options.host, options.port):
         sys.exit(_port_in_use_message(options.port))
     return options

@@ -10,7 +10,7 @@ import pytest
 from gradio.http_server import LOCALHOST_NAME
 
 from demo import settings
-from demo.serve import _port_in_use, environment_help, gradio_probe_address, parse_options, serve
+from demo.serve import _port_in_use, check_address, environment_help, gradio_probe_address, parse_options, serve
 from helpers import ROOT
 
 
@@ -148,6 +148,22 @@ def test_help_and_a_port_in_use_answer_before_torch_and_gradio_load():
     assert done.returncode == 1 and done.stderr.splitlines() == [
         f"app.py: port {port} is in use by another process: choose another with --port or GRADIO_SERVER_PORT"]
     assert imported & HEAVY == set()
+
+
+@pytest.mark.parametrize("host, problem", [("nosuchhost.invalid", "does not resolve to an address"),
+                                           ("192.0.2.1", "is not an address of this machine")])
+def test_a_host_the_app_cannot_listen_on_is_one_line_at_once(host, problem):
+    """A --host that does not resolve (a typo), or an address of another machine (192.0.2.1: TEST-NET-1, no
+    machine's): Gradio's traceback after the models had loaded, about the port ("Cannot find empty port in range"),
+    which was free. Now one line naming --host and GRADIO_SERVER_NAME, at once; this machine's addresses pass."""
+    done, imported = _app_start(["--host", host, "--port", str(_free_port("127.0.0.1"))], {})
+    assert done.returncode == 1 and done.stderr.splitlines() == [
+        f"app.py: --host {host!r} (or GRADIO_SERVER_NAME) {problem}: use 127.0.0.1 for this machine alone, or "
+        "0.0.0.0 for every network it is on"]
+    assert imported & HEAVY == set()
+    for here in ("127.0.0.1", "0.0.0.0", "localhost"):
+        options = parse_options(["--host", here, "--port", str(_free_port("127.0.0.1"))])
+        assert check_address(options) is options
 
 
 def test_a_free_port_is_not_in_use():
