@@ -14,6 +14,8 @@ from demo.serve import check_address, parse_options, serve
 # line, and --help, a bad option, a host it cannot listen on and a port in use answer at once
 settings.check()
 OPTIONS = check_address(parse_options()) if __name__ == "__main__" else None
+if OPTIONS:  # what follows took 15 s on a quiet 2-core CPU before Gradio's "Running on": said, so it is no hang
+    print(f"app.py: loading the models and laying out the page; then serving it on port {OPTIONS.port}", flush=True)
 
 from demo import about, explain, model_choice, model_notes, position_view
 from demo.ablation_view import ablation_alt, ablation_markdown

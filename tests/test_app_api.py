@@ -455,6 +455,9 @@ def test_still_serving_after_bad_inputs(app, client):
     assert label["confidences"]
     assert app.alive()
     assert "Traceback" not in app.output(), app.output()[-3000:]
+    # the app's first line, said before the wait for the models (app.py printed nothing until Gradio's "Running on")
+    assert app.output().splitlines()[0] == f"app.py: loading the models and laying out the page; then serving it on " \
+                                          f"port {app.port}"
 
 
 def test_a_direct_post_cannot_skip_the_queues(app, client):
