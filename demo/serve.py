@@ -120,9 +120,10 @@ def _port_in_use_message(port: int) -> str:
 
 def check_address(options: argparse.Namespace) -> argparse.Namespace:
     """`options`, if the app can listen on their host and port. A host this machine cannot listen on (a typo, an
-    address of another machine) and a port another process listens on (a second `python app.py`, say) end the
-    program at once, in one line naming the option and its variable (exit 1): they were said after the models had
-    loaded and the page was built, some 20 s on a 2-core CPU, the host in Gradio's traceback about the port.
+    address of another machine), a port another process listens on (a second `python app.py`, say) and a port this
+    user may not open (below 1024 without root) end the program at once, in one line naming the option and its
+    variable (exit 1): they were said after the models had loaded and the page was built, some 20 s on a 2-core
+    CPU, the host and the privileged port in Gradio's traceback about a port in use.
     (`serve` says a port in use too, for a process that takes it meanwhile.)"""
     problem = _host_problem(options.host, options.port)
     if problem:
@@ -130,6 +131,9 @@ def check_address(options: argparse.Namespace) -> argparse.Namespace:
                  "machine alone, or 0.0.0.0 for every network it is on")
     if _port_in_use(options.host, options.port):
         sys.exit(_port_in_use_message(options.port))
+    if _bind_error(socket.AF_INET, (gradio_probe_address(), options.port)) == errno.EACCES:
+        sys.exit(f"app.py: port {options.port} needs privileges this user lacks (a port below 1024, as a rule): "
+                 "choose another with --port or GRADIO_SERVER_PORT")
     return options
 
 

@@ -1,6 +1,7 @@
 """`python app.py`'s start (demo/serve.py, demo/settings.py): whether a failed launch was a port in use, checked where
 Gradio binds it, without starting the app; and what the app answers before torch and Gradio load (--help, a bad
 setting, a port in use), at once (tests/test_app_api.py runs `python app.py` on a port in use too)."""
+import errno
 import os
 import socket
 import subprocess
@@ -164,6 +165,18 @@ def test_a_host_the_app_cannot_listen_on_is_one_line_at_once(host, problem):
     for here in ("127.0.0.1", "0.0.0.0", "localhost"):
         options = parse_options(["--host", here, "--port", str(_free_port("127.0.0.1"))])
         assert check_address(options) is options
+
+
+def test_a_port_this_user_may_not_open_is_one_line(monkeypatch):
+    """A port below 1024 without root: Gradio's traceback about a port in use, after the models had loaded. The bind
+    refused with EACCES (as it is for a user who is not root; these tests may run as root) is one line now."""
+    from demo import serve as serving
+
+    monkeypatch.setattr(serving, "_bind_error", lambda family, address: errno.EACCES)
+    with pytest.raises(SystemExit) as stopped:
+        check_address(parse_options(["--host", "127.0.0.1", "--port", "80"]))
+    assert str(stopped.value) == ("app.py: port 80 needs privileges this user lacks (a port below 1024, as a rule): "
+                                  "choose another with --port or GRADIO_SERVER_PORT")
 
 
 def test_a_free_port_is_not_in_use():
