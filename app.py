@@ -8,13 +8,14 @@ are loaded once, here, from MLM_MODEL / SENTIMENT_MODEL (a folder or a Hub repo 
 from pathlib import Path
 
 from demo import settings
-from demo.serve import check_address, parse_options, serve
+from demo.serve import check_address, parse_options, serve, stop_quietly_while_loading
 
 # First, before torch, Gradio and the models load (10 to 20 s on a 2-core CPU): a bad setting stops the app in one
 # line, and --help, a bad option, a host it cannot listen on and a port in use answer at once
 settings.check()
 OPTIONS = check_address(parse_options()) if __name__ == "__main__" else None
 if OPTIONS:  # what follows took 15 s on a quiet 2-core CPU before Gradio's "Running on": said, so it is no hang
+    stop_quietly_while_loading()  # Ctrl-C meanwhile: one line, not a traceback
     print(f"app.py: loading the models and laying out the page; then serving it on port {OPTIONS.port}", flush=True)
 
 from demo import about, explain, model_choice, model_notes, position_view

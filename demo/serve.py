@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import signal
 import socket
 import sys
 
@@ -137,9 +138,27 @@ def check_address(options: argparse.Namespace) -> argparse.Namespace:
     return options
 
 
+STOPPED_LOADING = "app.py: stopped (Ctrl-C) before it served the page"
+
+
+def stop_quietly_while_loading() -> None:
+    """Ctrl-C while the models load and the page is laid out (15 s on a quiet 2-core CPU) ended in a
+    KeyboardInterrupt's traceback through whatever was being imported or computed: one line now
+    (`STOPPED_LOADING`), exit code 130. `serve` hands Ctrl-C back to Gradio, which closes the server. A process
+    that ignores SIGINT (started in the background by a shell) goes on ignoring it."""
+    def stop(signum, frame):
+        print(STOPPED_LOADING, file=sys.stderr, flush=True)
+        raise SystemExit(130)
+
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, stop)
+
+
 def serve(blocks, options: argparse.Namespace, **launch_kwargs) -> None:
     """`blocks.launch` on the options' host and port; a port another process listens on ends the program in one
     line naming --port and GRADIO_SERVER_PORT (exit 1), rather than Gradio's traceback."""
+    if signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, signal.SIG_DFL):  # Ctrl-C: Gradio's again
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         blocks.launch(server_name=options.host, server_port=options.port, **launch_kwargs)
     except OSError:

@@ -3,6 +3,7 @@ Gradio binds it, without starting the app; and what the app answers before torch
 setting, a port in use), at once (tests/test_app_api.py runs `python app.py` on a port in use too)."""
 import errno
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -177,6 +178,25 @@ def test_a_port_this_user_may_not_open_is_one_line(monkeypatch):
         check_address(parse_options(["--host", "127.0.0.1", "--port", "80"]))
     assert str(stopped.value) == ("app.py: port 80 needs privileges this user lacks (a port below 1024, as a rule): "
                                   "choose another with --port or GRADIO_SERVER_PORT")
+
+
+def test_ctrl_c_while_the_models_load_is_one_line():
+    """Ctrl-C in the 15 s before the page is served ended in a KeyboardInterrupt's traceback through whatever was
+    being imported; it is one line now, exit code 130. (Once the page is served, Gradio's own handling closes the
+    server, as before.)"""
+    app = subprocess.Popen([sys.executable, "app.py", "--host", "127.0.0.1", "--port", str(_free_port("127.0.0.1"))],
+                           cwd=ROOT, env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"},
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert app.stdout.readline().startswith("app.py: loading the models")  # said once the handler is in place
+        app.send_signal(signal.SIGINT)
+        printed, said = app.communicate(timeout=60)
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.communicate()
+    assert app.returncode == 130 and printed == "", printed
+    assert said.splitlines() == ["app.py: stopped (Ctrl-C) before it served the page"], said[-3000:]
 
 
 def test_a_free_port_is_not_in_use():
