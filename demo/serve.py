@@ -138,26 +138,24 @@ def check_address(options: argparse.Namespace) -> argparse.Namespace:
     return options
 
 
-STOPPED_LOADING = "app.py: stopped (Ctrl-C) before it served the page"
+def _stopped_while_loading(signum, frame):
+    print("app.py: stopped (Ctrl-C) before it served the page", file=sys.stderr, flush=True)
+    raise SystemExit(130)
 
 
 def stop_quietly_while_loading() -> None:
     """Ctrl-C while the models load and the page is laid out (15 s on a quiet 2-core CPU) ended in a
-    KeyboardInterrupt's traceback through whatever was being imported or computed: one line now
-    (`STOPPED_LOADING`), exit code 130. `serve` hands Ctrl-C back to Gradio, which closes the server. A process
-    that ignores SIGINT (started in the background by a shell) goes on ignoring it."""
-    def stop(signum, frame):
-        print(STOPPED_LOADING, file=sys.stderr, flush=True)
-        raise SystemExit(130)
-
+    KeyboardInterrupt's traceback through whatever was being imported or computed: one line now, exit code 130.
+    `serve` hands Ctrl-C back to Python's own handler, with which Gradio closes the server. A process that ignores
+    SIGINT (started in the background by a shell) goes on ignoring it."""
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGINT, _stopped_while_loading)
 
 
 def serve(blocks, options: argparse.Namespace, **launch_kwargs) -> None:
     """`blocks.launch` on the options' host and port; a port another process listens on ends the program in one
     line naming --port and GRADIO_SERVER_PORT (exit 1), rather than Gradio's traceback."""
-    if signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, signal.SIG_DFL):  # Ctrl-C: Gradio's again
+    if signal.getsignal(signal.SIGINT) is _stopped_while_loading:  # Ctrl-C: Gradio's again
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         blocks.launch(server_name=options.host, server_port=options.port, **launch_kwargs)

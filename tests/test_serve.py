@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 from gradio.http_server import LOCALHOST_NAME
@@ -180,23 +181,36 @@ def test_a_port_this_user_may_not_open_is_one_line(monkeypatch):
                                   "choose another with --port or GRADIO_SERVER_PORT")
 
 
+def _app_loading(sigint) -> subprocess.Popen:
+    """`python app.py` started with SIGINT set to `sigint` (set either way: a test run started in the background,
+    nohup or `&`, passes on an ignored SIGINT), once it has said that it is loading the models."""
+    app = subprocess.Popen([sys.executable, "app.py", "--host", "127.0.0.1", "--port", str(_free_port("127.0.0.1"))],
+                           cwd=ROOT, env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"},
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, sigint))
+    assert app.stdout.readline().startswith("app.py: loading the models")  # said once the handler is in place
+    return app
+
+
 def test_ctrl_c_while_the_models_load_is_one_line():
     """Ctrl-C in the 15 s before the page is served ended in a KeyboardInterrupt's traceback through whatever was
     being imported; it is one line now, exit code 130. (Once the page is served, Gradio's own handling closes the
-    server, as before.)"""
-    app = subprocess.Popen([sys.executable, "app.py", "--host", "127.0.0.1", "--port", str(_free_port("127.0.0.1"))],
-                           cwd=ROOT, env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"},
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert app.stdout.readline().startswith("app.py: loading the models")  # said once the handler is in place
-        app.send_signal(signal.SIGINT)
-        printed, said = app.communicate(timeout=60)
-    finally:
-        if app.poll() is None:
-            app.kill()
-            app.communicate()
-    assert app.returncode == 130 and printed == "", printed
-    assert said.splitlines() == ["app.py: stopped (Ctrl-C) before it served the page"], said[-3000:]
+    server, as before.) Started with SIGINT ignored, as a shell starts `python app.py &`, it goes on ignoring it."""
+    for sigint in (signal.SIG_DFL, signal.SIG_IGN):
+        app = _app_loading(sigint)
+        try:
+            app.send_signal(signal.SIGINT)
+            if sigint == signal.SIG_IGN:
+                time.sleep(2)
+                assert app.poll() is None
+                continue
+            printed, said = app.communicate(timeout=60)
+        finally:
+            if app.poll() is None:
+                app.kill()
+                app.communicate()
+        assert app.returncode == 130 and printed == "", printed
+        assert said.splitlines() == ["app.py: stopped (Ctrl-C) before it served the page"], said[-3000:]
 
 
 def test_a_free_port_is_not_in_use():
