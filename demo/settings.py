@@ -1,11 +1,11 @@
 """The app's settings: the environment variables it reads, what each may say, and the checks made as it starts.
 
-The standard library only: app.py checks every setting (`check`) and reads its options before it imports torch and
-Gradio and loads the models, which takes some 10 to 20 s on a 2-core CPU; so `python app.py --help`, a bad option and
-a bad setting answer at once. Each bad setting stops the app in one line naming the variable (exit 1); the modules
-that use a setting read it through this module (demo/wiring.py the queues, demo/models.py the device and threads,
-demo/model_choice.py the model boxes, demo/training_counts.py the counts file), so a test or a benchmark that imports
-them alone refuses it alike.
+The standard library only: app.py checks every setting (`check`) and reads its options (demo/serve.py) before it
+imports torch and Gradio and loads the models, which took 15 s on a quiet 2-core CPU; so `python app.py --help`, a bad
+option and a bad setting answer at once. Each bad setting stops the app in one line naming the variable (exit 1);
+the modules that use a setting read it through this module (demo/wiring.py the queues, demo/models.py the device and
+threads, demo/model_choice.py the model boxes, demo/training_counts.py the counts file), so a test or a benchmark
+that imports them alone refuses it alike.
 """
 from __future__ import annotations
 
