@@ -1082,7 +1082,8 @@ def test_compare_follows_the_tabs_model_and_names_the_model_that_fails(handlers,
     assert MC.default_comparison(MC.SHIPPED) == "FacebookAI/roberta-base"
     assert MC.default_comparison("FacebookAI/roberta-base") == MC.SHIPPED  # the tab runs another: ours
     long_text = "Paris is the capital of <mask>. " + "blah " * 2000
-    view, _ = handlers.fill_mask_compare(long_text, 3, "", MC.SHIPPED, str(hf_mlm_dir))
+    with pytest.warns(UserWarning, match="longer than the 64 tokens the model reads; only the first 64 tokens"):
+        view, _ = handlers.fill_mask_compare(long_text, 3, "", MC.SHIPPED, str(hf_mlm_dir))
     assert view.count("blah") < 150  # the summary shows what the models read (a 64-token window), not all 2,000
     with pytest.raises(gr.Error, match=f"{hf_mlm_dir}: The mask is beyond the first"):  # the model that failed
         handlers.fill_mask_compare("blah " * 400 + "<mask>.", 3, "", str(hf_mlm_dir), MC.SHIPPED)
