@@ -19,7 +19,6 @@ from pathlib import Path
 
 import roberta
 from roberta.files import write_atomic
-from demo.embedding_view import MAX_K, score_analogies
 from demo.examples import ANALOGY_PROBE
 from train.arguments import script_parser
 from train.tables import read_table
@@ -42,6 +41,7 @@ def main(argv=None) -> int:
     parser.add_argument("--top-k", type=int, default=5, help="answers kept per question (default: %(default)s)")
     parser.add_argument("--out", type=Path, help="write every model's scores and answers as JSON")
     args = parser.parse_args(argv)
+    from demo.embedding_view import MAX_K, score_analogies  # after --help: it imports Gradio (5 s) for the app's errors
     if not 1 <= args.top_k <= MAX_K:  # by its option's name, once, not per question
         parser.error(f"--top-k must be between 1 and {MAX_K}, got {args.top_k}")
     if args.probe and not Path(args.probe).is_file():

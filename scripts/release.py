@@ -36,7 +36,6 @@ from pathlib import Path
 
 import roberta
 from roberta.files import write_atomic
-from demo.embedding_view import score_analogies
 from demo.examples import ANALOGY_PROBE, FILL_MASK_EXAMPLES, SENTIMENT_EXAMPLES
 from demo.formatting import format_probability
 from roberta.run_metrics import (PHASES_NAME, RunMetrics, dataset_name, read_phase_history, said_list,
@@ -246,6 +245,7 @@ def probe_section(folder) -> tuple[str, dict, list[str]]:
 def analogy_section(folder) -> str:
     """How many of the analogy probe's questions the model's word embeddings answer (`scripts.analogy_probe`,
     as the app's Embeddings tab asks them), per category, for the card."""
+    from demo.embedding_view import score_analogies  # here, not above: it imports Gradio (5 s) for the app's errors
     model = roberta.RobertaForMaskedLM.from_pretrained(folder)
     result = score_analogies(model.roberta.embeddings.word_embeddings.weight, roberta.load_tokenizer(folder),
                              ANALOGY_PROBE)

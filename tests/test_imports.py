@@ -1,5 +1,7 @@
 """The package's import graph: no cycles (lazy imports inside functions count too), and no layer above it."""
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "roberta"
@@ -89,6 +91,22 @@ def test_training_imports_neither_the_app_nor_the_scripts():
     found = {path.name: imported_modules(path) & {"demo", "app", "scripts", "tests", "conftest"}
              for path in (PACKAGE.parent / "train").glob("*.py")}
     assert found and not {name: names for name, names in found.items() if names}
+
+
+def test_no_command_line_script_imports_gradio_before_it_needs_it():
+    """Importing any script of train/ and scripts/ (what `--help` does) loads no Gradio: `scripts.release --help`
+    and `scripts.analogy_probe --help` took 8 to 10 s, 5 of them Gradio's import (pulled in by the demo's
+    `demo.embedding_view`, through its errors), for a page of options; each now imports the view where it scores."""
+    root = PACKAGE.parent
+    modules = [f"{path.parent.name}.{path.stem}" for folder in ("train", "scripts")
+               for path in sorted((root / folder).glob("*.py")) if path.stem != "__init__"]
+    assert "scripts.release" in modules and "scripts.analogy_probe" in modules
+    probe = ("import importlib, sys\n"
+             f"for name in {modules!r}:\n"
+             "    importlib.import_module(name)\n"
+             "    assert 'gradio' not in sys.modules, name\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def readme_package_graph() -> dict[str, set[str]]:
