@@ -1,6 +1,8 @@
 """The benchmarks run end to end on tiny inputs (their numbers are not checked: a benchmark is never a timed
 test), so that a README table's command keeps working."""
 import importlib.util
+import os
+import random
 import re
 import sys
 from pathlib import Path
@@ -116,3 +118,65 @@ def test_tokens_embeddings_benchmark_times_every_handler(capsys):
     assert [row.split("`")[1] for row in rows] == ["/tokens", "/tokens", "/bpe_merges", "/neighbours", "/analogy",
                                                    "/word_map", "/positions"]
     assert all(re.search(r"\| [\d.]+ \|$", row) for row in rows)
+
+
+FAKE_API = {"named_endpoints": {
+    "/fill_mask": {"parameters": [{"parameter_name": "text", "parameter_default": "Paris is the capital of <mask>."},
+                                  {"parameter_name": "top_k", "parameter_default": 5},
+                                  {"parameter_name": "model", "parameter_default": "shipped"}]},
+    "/fill_mask_compare": {"parameters": [{"parameter_name": "text", "parameter_default": "A <mask>."},
+                                          {"parameter_name": "other", "parameter_default": "FacebookAI/roberta-base"}]},
+    "/bpe_merges": {"parameters": [{"parameter_name": "word", "parameter_default": " tokenization"}]},
+    "/analogy": {"parameters": [{"parameter_name": name, "parameter_default": default}
+                                for name, default in (("a", "man"), ("b", "king"), ("c", "woman"), ("k", 10))]},
+    "/word_map": {"parameters": [{"parameter_name": "words", "parameter_default": "Monday, cat"}]},
+}}
+
+
+def test_memory_benchmark_sends_new_texts_and_the_other_defaults():
+    """Each call's text is new (a mask put in where the default text has one), a word's inputs are words of it
+    (a, b and c different, as /analogy requires; a leading space kept where the default has one), the rest the
+    endpoint's defaults; an endpoint whose defaults name a Hub model is left out (it would download one)."""
+    bench = load("bench_app_memory")
+    calls, left_out = bench.endpoint_calls(FAKE_API)
+    assert [name for name, _ in calls] == ["/fill_mask", "/bpe_merges", "/analogy", "/word_map"]
+    assert left_out == ["/fill_mask_compare"]
+    rng = random.Random(0)
+    parameters = dict(calls)
+    for text in ["The quick brown fox jumps over the lazy dog.", "It is."]:
+        masked, top_k, model = bench.arguments(parameters["/fill_mask"], text, rng)
+        assert masked.count("<mask>") == 1 and len(masked.split()) == len(text.split()) and (top_k, model) == (
+            5, "shipped")
+        assert masked.replace("<mask>", "") != text
+        word, = bench.arguments(parameters["/bpe_merges"], text, rng)
+        assert word.startswith(" ") and word[1:].isalpha()
+        a, b, c, k = bench.arguments(parameters["/analogy"], text, rng)
+        assert len({a, b, c}) == 3 and k == 10 and not a.startswith(" ")
+        words, = bench.arguments(parameters["/word_map"], text, rng)
+        assert len(words.split(", ")) == bench.MAP_WORDS
+    texts = bench.read_texts(None)
+    assert len(set(texts)) > 1000 and all(6 <= len(t.split()) <= 14 for t in texts)
+
+
+def test_memory_benchmark_reads_its_own_resident_memory_and_a_tsvs_first_column(tmp_path):
+    bench = load("bench_app_memory")
+    assert 10 < bench.resident_mib(os.getpid()) < 64 * 1024
+    tsv = tmp_path / "dev.tsv"
+    tsv.write_text("sentence\tlabel\nit 's a charming and often affecting journey .\t1\nbad .\t0\n")
+    assert bench.read_texts(str(tsv)) == ["it 's a charming and often affecting journey ."]  # header, short row out
+
+
+@pytest.mark.slow  # starts app.py on the tiny models, then 30 requests
+def test_memory_benchmark_runs_every_endpoint_of_a_tiny_app(capsys):
+    bench = load("bench_app_memory")
+    assert bench.main(["--tiny", "--requests", "30", "--every", "15"]) == 0
+    out = capsys.readouterr().out
+    endpoints = re.search(r"^(\d+) endpoints: (.*) \(left out: /fill_mask_compare, whose defaults name a Hub model\)$",
+                          out, re.M)
+    assert endpoints and int(endpoints[1]) == len(endpoints[2].split(", ")) >= 15
+    assert {"/fill_mask", "/classify", "/attention", "/masking", "/word_map"} <= set(endpoints[2].split(", "))
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in out.splitlines()
+            if re.match(r"\| [\d,]+ \|", line)]
+    assert [row[0] for row in rows] == ["0", "15", "30"]
+    assert all(float(row[3].replace(",", "")) > 50 for row in rows)  # MiB: an app with torch and Gradio
+    assert re.search(r"over the second half \(15 to 30 requests\) [+-][\d,]+ MiB\.$", out, re.M)
