@@ -2063,3 +2063,20 @@ def test_the_averaged_runs_curves_name_members_of_the_same_name_apart():
         "assets/mini-roberta-mlm", "gpu-4/mini-roberta-mlm"]
     assert reporting.distinct_labels([Path("runs/sentiment/s0"), Path("runs/sentiment/s1")]) == ["s0", "s1"]
     assert reporting.distinct_labels([Path("a/x/run"), Path("b/x/run")]) == ["a/x/run", "b/x/run"]
+
+
+def test_the_averaged_runs_curves_say_each_members_tokens_and_machine():
+    """A folder name alone ("assets/mini-roberta-mlm", "gpu-4/mini-roberta-mlm") says nothing to a reader of the
+    card about which run was which: each line's label adds, under its folder, the tokens that member trained on
+    and its machine, as far as its metrics.json says; a member that is itself an average names its members'
+    machines."""
+    from train.average import member_label
+
+    h100 = {"device": "cuda:0", "gpu": "NVIDIA H100 80GB HBM3"}
+    epyc = {"device": "cpu", "cpu": "AMD EPYC", "cpu_count": 2}
+    assert member_label("assets/mini-roberta-mlm", {"train_tokens": 627_375_832, "hardware": h100}) == (
+        "assets/mini-roberta-mlm\n627.4M tokens on NVIDIA H100 80GB HBM3")
+    average = {"averaged": 2, "hardware": epyc, "member_hardware": [h100, {"gpu": "NVIDIA H200"}]}
+    assert member_label("x", average) == "x\nNVIDIA H100 80GB HBM3 and NVIDIA H200"
+    assert member_label("s0", {"train_tokens": 1_532_000, "hardware": epyc}) == "s0\n1.5M tokens on AMD EPYC (2 cores)"
+    assert member_label("run", {}) == "run"

@@ -23,7 +23,8 @@ one member's dev rows may be another's training rows), and the average is scored
 config.json, model.safetensors, tokenizer.json, metrics.json (with each member's figures; train_steps and
 train_time_s are the training the members cost: their sum, a run counted once to its furthest member; hardware is the
 machine that averaged and scored, member_hardware each member's), reliability.png, curves.png (the members' training
-curves: the average has none of its own) and a model card.
+curves, each line labelled by its folder, the tokens it trained on and its machine: the average has none of its
+own) and a model card.
 
 Masked-LM members are pretraining phases of one lineage (a phase and its continuation, each `--init` from an
 earlier one: their metrics.json cannot show it, so it is not checked). The result is scored on held-out text
@@ -52,6 +53,7 @@ from .arguments import seed_value
 from .evaluate import UNSURE_BELOW, check_expected_labels, check_unsure_below, path_shown_as, read_checks
 from .exit_codes import with_how_to_go_on
 from .export import partial_note
+from .model_card import machine_of
 from .out_folder import FINISHED_FILES, check_fresh_out
 from .reporting import distinct_labels, plot_member_curves
 from .runtime import (EXIT_OK, Dist, UserError, autocast, exit_code, hardware_info, naming, output_folder,
@@ -179,17 +181,29 @@ def average_weights(folders: list[Path]) -> dict[str, torch.Tensor]:
     return {k: v / len(folders) if v.is_floating_point() else v for k, v in total.items()}
 
 
-def save_average(model, folders: list[Path], out: Path) -> None:
+def member_label(folder_label: str, metrics: dict) -> str:
+    """A member's line in curves.png: its folder, and under it the tokens it trained on and the machine it trained
+    on, where its metrics.json says ("gpu-4/mini-roberta-mlm" above "141.4M tokens on NVIDIA H200"): a folder name
+    alone tells a reader of the Hub card nothing about which run was which."""
+    record = RunMetrics.from_dict(metrics)
+    machines = list(dict.fromkeys(filter(None, map(machine_of, record.trained_hardware()))))
+    tokens = f"{record.train_tokens / 1e6:,.1f}M tokens" if isinstance(record.train_tokens, int) else ""
+    said = " on ".join(filter(None, [tokens, said_list(machines)]))
+    return f"{folder_label}\n{said}" if said else folder_label
+
+
+def save_average(model, folders: list[Path], members: list[dict], out: Path) -> None:
     """The averaged model, the first member's tokenizer files, and curves.png of the members' training (the
-    average has none of its own; a rerun into the same folder drops the old log and figure)."""
+    average has none of its own; a rerun into the same folder drops the old log and figure). `members`: the
+    members' metrics, in the folders' order, for the figure's labels."""
     model.save_pretrained(out)
     for name in (TOKENIZER_NAME, "tokenizer_config.json"):
         if (folders[0] / name).is_file():
             shutil.copy2(folders[0] / name, out / name)
     for stale in ("log.jsonl", "curves.png"):
         (out / stale).unlink(missing_ok=True)
-    plot_member_curves([(label, f / "log.jsonl") for label, f in zip(distinct_labels(folders), folders)],
-                       out / "curves.png")
+    labels = [member_label(label, m) for label, m in zip(distinct_labels(folders), members)]
+    plot_member_curves([(label, f / "log.jsonl") for label, f in zip(labels, folders)], out / "curves.png")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -255,7 +269,7 @@ def run_mlm(args, folders: list[Path], out: Path, started: float) -> dict:
         result = evaluate_mlm_masks(model, tokenizer, rows, args.batch_size, seed, args.mlm_seeds,
                                     progress_bars(args.no_progress))
     start_writing(out)
-    save_average(model, folders, out)
+    save_average(model, folders, members, out)
     metrics = {
         "eval_loss": result["loss"], "eval_accuracy": result["accuracy"], "eval_perplexity": result["perplexity"],
         "eval_tokens": result["tokens"], "eval_data": source, "eval_seed": seed,
@@ -322,7 +336,7 @@ def _run(args) -> dict:
     model, tokenizer = _averaged_classifier(folders, config)
     start_writing(out)
     scores = _score(model, tokenizer, inputs, members, out, args)
-    save_average(model, folders, out)
+    save_average(model, folders, members, out)
     runs = training_runs(folders, members)
     metrics = _classifier_metrics(model, folders, members, runs, inputs, scores, args, started)
     RunMetrics.from_dict(metrics).write(out)
