@@ -149,13 +149,42 @@ def test_memory_benchmark_sends_new_texts_and_the_other_defaults():
             5, "shipped")
         assert masked.replace("<mask>", "") != text
         word, = bench.arguments(parameters["/bpe_merges"], text, rng)
-        assert word.startswith(" ") and word[1:].isalpha()
+        assert word.startswith(" ") and word[1:].isalpha() and 3 <= len(word[1:]) <= 4  # at most 5 BPE pieces
         a, b, c, k = bench.arguments(parameters["/analogy"], text, rng)
         assert len({a, b, c}) == 3 and k == 10 and not a.startswith(" ")
         words, = bench.arguments(parameters["/word_map"], text, rng)
         assert len(words.split(", ")) == bench.MAP_WORDS
     texts = bench.read_texts(None)
     assert len(set(texts)) > 1000 and all(6 <= len(t.split()) <= 14 for t in texts)
+
+
+def test_memory_benchmark_turns_the_model_boxes_over_local_folders(tmp_path):
+    """With local folders the comparison is in (its Hub-id box takes them), a model box names the served model and
+    the folders in turn, and two boxes of one call never name the same folder (a model compared with itself is
+    refused); --model-copies copies the files a model box reads of each served model."""
+    bench = load("bench_app_memory")
+    calls, left_out = bench.endpoint_calls(FAKE_API, folders=True)
+    assert "/fill_mask_compare" in dict(calls) and left_out == []
+    compare = [*FAKE_API["named_endpoints"]["/fill_mask_compare"]["parameters"],
+               {"parameter_name": "model", "parameter_default": "shipped"}]
+    assert bench.model_boxes(compare) == (["model"], ["other"])
+    assert bench.model_boxes(FAKE_API["named_endpoints"]["/word_map"]["parameters"]) == ([], [])
+    boxes = {"other": ["a", "b"], "model": ["shipped", "b"]}
+    assert [bench.turn_of(boxes, turn) for turn in range(5)] == [
+        {"other": "a", "model": "shipped"}, {"other": "b", "model": "shipped"}, {"other": "a", "model": "b"},
+        {"other": "b", "model": "shipped"},  # b beside b: the next value
+        {"other": "a", "model": "shipped"}]
+    assert [bench.turn_of({"model": ["shipped", "x", "y"]}, turn)["model"] for turn in range(4)] == [
+        "shipped", "x", "y", "shipped"]
+    served = tmp_path / "served"
+    served.mkdir()
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "README.md"):
+        (served / name).write_text(name)
+    copies = bench.model_copies([served], 2, tmp_path)
+    assert len(copies) == 2 and len(set(copies)) == 2
+    for copy in map(Path, copies):
+        assert sorted(f.name for f in copy.iterdir()) == ["config.json", "model.safetensors", "tokenizer.json"]
+    assert bench.served_folders({"MLM_MODEL": str(served), "SENTIMENT_MODEL": "org/not-a-folder"}) == [served]
 
 
 def test_memory_benchmark_reads_its_own_resident_memory_and_a_tsvs_first_column(tmp_path):
@@ -171,6 +200,7 @@ def test_memory_benchmark_runs_every_endpoint_of_a_tiny_app(capsys):
     bench = load("bench_app_memory")
     assert bench.main(["--tiny", "--requests", "30", "--every", "15"]) == 0
     out = capsys.readouterr().out
+    assert re.search(r"^\| 30 \| [\d,]+ \| 0 \|", out, re.M)  # no request refused
     endpoints = re.search(r"^(\d+) endpoints: (.*) \(left out: /fill_mask_compare, whose defaults name a Hub model\)$",
                           out, re.M)
     assert endpoints and int(endpoints[1]) == len(endpoints[2].split(", ")) >= 15
@@ -180,3 +210,19 @@ def test_memory_benchmark_runs_every_endpoint_of_a_tiny_app(capsys):
     assert [row[0] for row in rows] == ["0", "15", "30"]
     assert all(float(row[3].replace(",", "")) > 50 for row in rows)  # MiB: an app with torch and Gradio
     assert re.search(r"over the second half \(15 to 30 requests\) [+-][\d,]+ MiB\.$", out, re.M)
+
+
+@pytest.mark.slow  # starts app.py on the tiny models, copies them, probes and 34 requests
+def test_memory_benchmark_turns_every_model_box_over_copies_of_a_tiny_apps_models(capsys):
+    """With --model-copies the comparison is in, each box takes the copies of its kind of model (the MLM's for
+    the fill-mask boxes, the classifier's for Sentiment's, both for Attention's), and no request is refused."""
+    bench = load("bench_app_memory")
+    assert bench.main(["--tiny", "--model-copies", "1", "--requests", "34", "--every", "17"]) == 0
+    out = capsys.readouterr().out
+    endpoints = re.search(r"^(\d+) endpoints: (.*)$", out, re.M)
+    assert endpoints and "/fill_mask_compare" in endpoints[2].split(", ") and "left out" not in endpoints[2]
+    taken = dict(re.findall(r"(/\w+ \w+): (\d+)", out.split("the model boxes take", 1)[1].splitlines()[0]))
+    assert taken["/fill_mask model"] == taken["/classify model"] == taken["/fill_mask_compare other"] == "1"
+    assert taken["/attention model"] == "2" and taken["/fill_mask_compare model"] == "0"  # the copy is the other
+    assert re.search(r"^\| 34 \| [\d,]+ \| 0 \|", out, re.M)  # 34 requests (16 endpoints, 2-3 times each), none refused
+
