@@ -15,9 +15,13 @@ import tempfile
 import traceback
 from pathlib import Path
 
+import torch
+
 from train import gpu_transfer, runtime
 
 ROOT = Path(__file__).resolve().parents[1]
+# where a training script run in a test trains (train.runtime.init_distributed: CUDA device 0 where there is one)
+TRAINING_DEVICE = "cuda:0" if torch.cuda.is_available() else "cpu"
 
 
 def pretrain_argv(files, out, *extra, max_steps=6, eval_every=3, final_eval_rows=None) -> list[str]:

@@ -516,7 +516,8 @@ def test_problem_type_gives_transformers_scores_and_loss(problem, num_labels, to
     fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "hf" / "tokenizer.json"),
                                                 bos_token="<s>", eos_token="</s>", pad_token="<pad>",
                                                 unk_token="<unk>", mask_token="<mask>")
-    expected = transformers.pipeline("text-classification", model=hf, tokenizer=fast, top_k=None)([text])[0]
+    expected = transformers.pipeline("text-classification", model=hf, tokenizer=fast, top_k=None,  # hf stays on
+                                     device="cpu")([text])[0]                                    # the ids' device
     got = roberta.pipeline("text-classification", model=tmp_path / "hf")(text)
     assert [r["label"] for r in got] == [r["label"] for r in expected]
     assert [r["score"] for r in got] == pytest.approx([r["score"] for r in expected], abs=1e-5)

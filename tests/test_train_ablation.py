@@ -10,7 +10,7 @@ import torch
 from demo.ablation_view import ablation_markdown
 from demo.models import read_ablation
 from train import ablation, ablation_plan, ablation_probe
-from helpers import contrast_with_white, refused
+from helpers import TRAINING_DEVICE, contrast_with_white, refused
 
 PRETRAINED_ARMS = ["dynamic", "static-dupe1", "static-dupe10"]
 
@@ -54,7 +54,7 @@ def test_ablation_quick_end_to_end(train_files, tmp_path, capsys, single_thread,
     assert {r["ours"] for r in results["paper"]["rows"] if "ours" in r} == {"static-dupe10", "dynamic"}
     assert sum("train.pretrain" in c for c in results["commands"]) == 6
     assert sum("train.finetune" in c for c in results["commands"]) == 8
-    assert results["setup"]["corpus"]["chars"] >= 20_000 and results["hardware"]["device"] == "cpu"
+    assert results["setup"]["corpus"]["chars"] >= 20_000 and results["hardware"]["device"] == TRAINING_DEVICE
     epochs = results["setup"]["epochs"]
 
     tokens = {}

@@ -13,6 +13,7 @@ from helpers import ROOT, run_page_blocks
 
 def test_the_training_tour_runs_and_prints_what_it_shows(monkeypatch, single_thread):
     monkeypatch.chdir(ROOT)  # the page's paths (assets/...) are the repository root's
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # the page's CUDA_VISIBLE_DEVICES= on a GPU machine
     namespace = {"__name__": "__training_tour__"}
     try:
         with torch.random.fork_rng():  # the page seeds torch for the whole session: undone for the tests that follow
