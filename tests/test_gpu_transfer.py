@@ -1,4 +1,5 @@
 """train.gpu_transfer and the .xz corpora it ships: bundle, pack into parts, unpack, read compressed text."""
+import importlib.util
 import json
 import lzma
 import shutil
@@ -494,10 +495,11 @@ def test_gpu_recipe_end_to_end_on_cpu(train_files, tmp_path):
     parts = gpu_transfer.pack(ship, tmp_path / "returned")
     assert len(parts) <= 8
     back = gpu_transfer.unpack(tmp_path / "returned", tmp_path / "runs-gpu-1")
-    assert release.main(["--mlm", str(back / "mini-roberta-mlm"), "--classifier", str(back / "mini-roberta-sst2"),
-                         "--out", str(tmp_path / "assets")]) == 0
-    fill = roberta.pipeline("fill-mask", model=tmp_path / "assets" / "mini-roberta-mlm")
-    assert len(fill("The cat likes <mask>.", top_k=3)) == 3
+    if importlib.util.find_spec("gradio"):  # the release is made back here; the GPU machine, which runs this test
+        assert release.main(["--mlm", str(back / "mini-roberta-mlm"),  # in train.gpu_session, has no Gradio
+                             "--classifier", str(back / "mini-roberta-sst2"), "--out", str(tmp_path / "assets")]) == 0
+        fill = roberta.pipeline("fill-mask", model=tmp_path / "assets" / "mini-roberta-mlm")
+        assert len(fill("The cat likes <mask>.", top_k=3)) == 3
 
     # A second 10-minute run continues from the first run's returned weights.
     second = tmp_path / "gpu-2"
