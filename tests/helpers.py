@@ -24,6 +24,17 @@ ROOT = Path(__file__).resolve().parents[1]
 TRAINING_DEVICE = "cuda:0" if torch.cuda.is_available() else "cpu"
 
 
+def padded_batch(config, lengths=(9, 5, 12), seed=0):
+    """input_ids (B, T): <s> random regular tokens </s>, then <pad>; attention_mask (B, T)."""
+    g = torch.Generator().manual_seed(seed)
+    T = max(lengths)
+    ids = torch.full((len(lengths), T), config.pad_token_id)
+    for i, n in enumerate(lengths):
+        ids[i, :n] = torch.randint(5, config.vocab_size, (n,), generator=g)
+        ids[i, 0], ids[i, n - 1] = config.bos_token_id, config.eos_token_id
+    return ids, ids.ne(config.pad_token_id).long()
+
+
 def pretrain_argv(files, out, *extra, max_steps=6, eval_every=3, final_eval_rows=None) -> list[str]:
     """train.pretrain's arguments for a tiny run on the `train_files` fixture's `files` into `out`, then `extra`.
     A keyword given None leaves its option out: `max_steps=None` for a run whose length `extra` gives (a budget,

@@ -17,19 +17,9 @@ from safetensors.torch import load_file, save_file
 import roberta
 from roberta.loss import masked_lm_loss
 from roberta.model import position_ids_from_input_ids
+from helpers import padded_batch
 
 pytestmark = pytest.mark.usefixtures("single_thread")
-
-
-def padded_batch(config, lengths=(9, 5, 12), seed=0):
-    """input_ids (B, T): <s> random regular tokens </s>, then <pad>; attention_mask (B, T)."""
-    g = torch.Generator().manual_seed(seed)
-    T = max(lengths)
-    ids = torch.full((len(lengths), T), config.pad_token_id)
-    for i, n in enumerate(lengths):
-        ids[i, :n] = torch.randint(5, config.vocab_size, (n,), generator=g)
-        ids[i, 0], ids[i, n - 1] = config.bos_token_id, config.eos_token_id
-    return ids, ids.ne(config.pad_token_id).long()
 
 
 @pytest.fixture

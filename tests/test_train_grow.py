@@ -6,23 +6,18 @@ import pytest
 import torch
 
 import roberta
-from helpers import outcome, pretrain_argv, refused
+from helpers import outcome, padded_batch, pretrain_argv, refused
 from train import grow, pretrain
-
-
-def padded_batch(vocab_size, lengths=(9, 5, 12)):
-    """input_ids (B, T): <s> random regular tokens </s>, then <pad>; attention_mask (B, T)."""
-    g = torch.Generator().manual_seed(0)
-    ids = torch.full((len(lengths), max(lengths)), 1)
-    for i, n in enumerate(lengths):
-        ids[i, :n] = torch.randint(5, vocab_size, (n,), generator=g)
-        ids[i, 0], ids[i, n - 1] = 0, 2
-    return ids, ids.ne(1).long()
 
 
 @pytest.fixture(scope="module")
 def small(tiny_mlm_dir):
     return roberta.RobertaForMaskedLM.from_pretrained(tiny_mlm_dir).eval()
+
+
+def first_ffn(model):
+    """The first layer's feed-forward input weights, (I, H)."""
+    return model.roberta.encoder.layer[0].intermediate.dense.weight
 
 
 def logits(model, batch):
@@ -37,16 +32,15 @@ def test_without_noise_the_wider_model_computes_the_same_function(small, factor)
     assert grown.config.intermediate_size == factor * config.intermediate_size and small.config is config
     added = (factor - 1) * config.num_hidden_layers * config.intermediate_size * (2 * config.hidden_size + 1)
     assert grown.num_parameters() == small.num_parameters() + added
-    batch = padded_batch(config.vocab_size)
+    batch = padded_batch(config)
     torch.testing.assert_close(logits(grown, batch), logits(small, batch), atol=1e-5, rtol=1e-5)
-    layer = grown.roberta.encoder.layer[0].intermediate.dense.weight  # (factor * I, H): copy c of unit u at c*I + u
-    assert all(torch.equal(part, small.roberta.encoder.layer[0].intermediate.dense.weight)
-               for part in layer.split(config.intermediate_size))
+    # (factor * I, H): copy c of unit u at row c * I + u
+    assert all(torch.equal(part, first_ffn(small)) for part in first_ffn(grown).split(config.intermediate_size))
 
 
 def test_noise_tells_the_copies_apart_in_pairs_and_moves_the_function_to_its_second_order(small):
     inter = small.config.intermediate_size
-    batch = padded_batch(small.config.vocab_size)
+    batch = padded_batch(small.config)
     grown = grow.widen_ffn(small, 4 * inter, noise=0.01, seed=1)
     for big, old in zip(grown.roberta.encoder.layer, small.roberta.encoder.layer):
         w, copies = old.intermediate.dense.weight, big.intermediate.dense.weight.split(inter)  # 4 of (I, H)
@@ -58,11 +52,7 @@ def test_noise_tells_the_copies_apart_in_pairs_and_moves_the_function_to_its_sec
               for noise in (0.02, 0.2)}
     assert change[0.2] > 40 * change[0.02] > 0
     # an odd number of copies: the last has no partner and stays the unit's own weights
-    last = grow.widen_ffn(small, 3 * inter, noise=0.01).roberta.encoder.layer[0].intermediate.dense.weight
-    assert torch.equal(last[2 * inter:], small.roberta.encoder.layer[0].intermediate.dense.weight)
-    def first_ffn(model):
-        return model.roberta.encoder.layer[0].intermediate.dense.weight
-
+    assert torch.equal(first_ffn(grow.widen_ffn(small, 3 * inter, noise=0.01))[2 * inter:], first_ffn(small))
     assert torch.equal(first_ffn(grow.widen_ffn(small, 2 * inter, 0.01, seed=1)),  # the seed fixes the draws
                        first_ffn(grow.widen_ffn(small, 2 * inter, 0.01, seed=1)))
 
@@ -86,7 +76,7 @@ def test_the_grown_folder_loads_in_transformers_and_pretrains_with_init(tiny_mlm
     assert printed.startswith(f"grew {tiny_mlm_dir}: feed-forward 64 -> 128 units a layer") and str(out) in printed
     assert json.loads((out / "config.json").read_text())["intermediate_size"] == 128
     ours = roberta.RobertaForMaskedLM.from_pretrained(out)
-    batch = padded_batch(ours.config.vocab_size)
+    batch = padded_batch(ours.config)
     torch.testing.assert_close(logits(ours, batch), logits(grow.widen_ffn(small, 128, 0.01), batch))
     theirs = transformers.AutoModelForMaskedLM.from_pretrained(out).eval()
     with torch.no_grad():

@@ -27,6 +27,7 @@ import roberta
 from roberta.loading import require_architecture
 
 from .export import staged_folder
+from .paths import other_entries
 from .runtime import EXIT_OK, UserError, check_writable_folder, exit_code, report_user_error
 
 CHECK_TEXTS = ("The cat sat on the <mask>.", "Paris is the capital of <mask>.", "This movie was <mask>.",
@@ -93,8 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(args) -> str:
     out = check_writable_folder(args.out)
-    if out.exists() and any(out.iterdir()):
-        raise UserError(f"--out {args.out} is not empty: give a new folder")
+    if held := other_entries(out):
+        raise UserError(f"--out {args.out} is not empty ({held}): give a new folder")
     require_architecture(args.model, "RobertaForMaskedLM", "growing widens a masked LM's feed-forward layers",
                          "--model")
     model = roberta.RobertaForMaskedLM.from_pretrained(args.model).eval()
